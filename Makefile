@@ -1,0 +1,20 @@
+# The two README commands: `make demo` (main job on embedded defaults) and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test test-all bench venv
+
+venv:
+	scripts/bootstrap dev
+
+demo: venv
+	$(VENV)/bin/evotree demo
+
+test: venv
+	$(PY) -m pytest -q -m "not slow and not gpu"
+
+test-all: venv
+	$(PY) -m pytest -q
+
+bench: venv
+	$(PY) bench/bench_branch.py && $(PY) bench/bench_tree.py && $(PY) bench/bench_startup.py

@@ -1,0 +1,313 @@
+"""The ``evotree`` command line: thin click commands over library functions.
+
+Each command parses its arguments, calls one library function that returns a dataclass, and
+prints it: as rich text for people, or with ``--json`` as the documented schema for agents
+(``evotree schema NAME``). Errors become one message plus a fix, and a documented exit code.
+Heavy modules are imported inside the commands that need them, keeping start-up fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from dataclasses import asdict, is_dataclass
+from typing import Any, Callable
+
+import click
+
+from evotree import __version__
+from evotree.errors import EXIT_CODES, EvotreeError
+
+__all__ = ["main", "cli"]
+
+_EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>2}  {text}" for code, text in EXIT_CODES.items())
+
+
+def _to_data(result: Any) -> Any:
+    if hasattr(result, "to_dict"):
+        return result.to_dict()
+    if is_dataclass(result) and not isinstance(result, type):
+        return asdict(result)
+    return result
+
+
+def _fail(exc: EvotreeError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": exc.to_dict()}, indent=2))
+    else:
+        click.secho(f"evotree: error: {exc.message}", fg="red", err=True)
+        if exc.fix:
+            click.echo(f"  fix: {exc.fix}", err=True)
+    raise click.exceptions.Exit(exc.exit_code)
+
+
+def outputs(render: Callable[[Any], None]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add ``--json`` to a command; print its result with ``render`` or as JSON; map errors."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`).")
+        @functools.wraps(func)
+        def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
+            try:
+                result = func(*args, **kwargs)
+            except EvotreeError as exc:
+                _fail(exc, as_json)
+                return
+            if as_json:
+                click.echo(json.dumps(_to_data(result), indent=2, default=str))
+            else:
+                render(result)
+
+        return wrapper
+
+    return decorate
+
+
+def _render(name: str) -> Callable[[Any], None]:
+    """A renderer from :mod:`evotree.render`, imported only when text output is printed."""
+
+    def call(result: Any) -> None:
+        from evotree import render
+
+        getattr(render, name)(result)
+
+    return call
+
+
+def _workspace() -> Any:
+    from evotree.workspace import Workspace
+
+    return Workspace.open(click.get_current_context().find_root().obj["dir"])
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=_EXIT_CODE_HELP,
+)
+@click.version_option(__version__, prog_name="evotree")
+@click.option(
+    "-C", "directory", default=".", metavar="PATH", type=click.Path(file_okay=False),
+    help="Run as if evotree was started in PATH (like git -C).",
+)
+@click.pass_context
+def cli(ctx: click.Context, directory: str) -> None:
+    """evotree: a git-native version tree for RL post-training experiments.
+
+    \b
+    Every version of your training recipe is a git branch (evotree/vN) with its own
+    worktree; every event is a commit on refs/evotree/ledger. Share the tree with
+      git push origin 'refs/evotree/*' 'refs/heads/evotree/*'
+
+    \b
+    The loop:  init -> branch -> (edit, commit) -> run -> diagnose -> audit -> compare
+               -> promote (human sign-off).  `evotree demo` walks through it.
+    Every command takes --json (schemas: `evotree schema`).
+    """
+    ctx.obj = {"dir": directory}
+
+
+# ---------------------------------------------------------------------------- init
+@cli.command()
+@click.option(
+    "--domain", type=click.Choice(["custom", "math", "gym"]), default="custom", show_default=True,
+    help="Domain template written into evotree.toml.",
+)
+@outputs(_render("init_result"))
+def init(domain: str) -> Any:
+    """Turn the current git repository into an evotree workspace.
+
+    Writes a commented evotree.toml (committed on its own if new), creates .evotree/
+    (ignored by git) and records v0 = HEAD as the root and champion.
+    """
+    from evotree.workspace import init_workspace
+
+    return init_workspace(click.get_current_context().find_root().obj["dir"], domain=domain)
+
+
+# ---------------------------------------------------------------------------- branch
+@cli.command()
+@click.option("--from", "parent", default="champion", show_default=True, metavar="VERSION",
+              help="Version to branch from (or 'champion').")
+@click.option("--name", default=None, metavar="ID", help="Version id (default: next vN).")
+@click.option("-m", "--message", "hypothesis", required=True, metavar="TEXT",
+              help="The hypothesis: what this version changes and what you expect.")
+@click.option("--worktree", default=None, type=click.Path(), metavar="PATH",
+              help="Worktree location (default: <worktree_dir>/<id>).")
+@outputs(_render("version_created"))
+def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None) -> Any:
+    """Create a new version: branch evotree/vN plus its own worktree.
+
+    Records the parent, hypothesis, creator and base commit in the ledger. Safe to run from
+    several processes at once: every call gets its own id.
+    """
+    from evotree.versions import create_version
+
+    return create_version(_workspace(), hypothesis=hypothesis, parent=parent, name=name, worktree=worktree)
+
+
+# ---------------------------------------------------------------------------- merge
+@cli.command()
+@click.argument("first", metavar="A")
+@click.argument("second", metavar="B")
+@click.option("-m", "--message", required=True, metavar="TEXT", help="Why these two are combined.")
+@click.option("--name", default=None, metavar="ID", help="Version id (default: next vN).")
+@click.option("--worktree", default=None, type=click.Path(), metavar="PATH", help="Worktree location.")
+@outputs(_render("version_created"))
+def merge(first: str, second: str, message: str, name: str | None, worktree: str | None) -> Any:
+    """Create a new version whose commit merges versions A and B.
+
+    The ledger records both parents (the tree becomes a DAG). A conflict is reported with
+    the files involved and nothing is created.
+    """
+    from evotree.versions import merge_versions
+
+    return merge_versions(_workspace(), first, second, message=message, name=name, worktree=worktree)
+
+
+# ---------------------------------------------------------------------------- tree / show / log
+@cli.command()
+@outputs(_render("tree"))
+def tree() -> Any:
+    """Show the version tree: id, status, hypothesis, headline score, champion (★).
+
+    Abandoned and failed versions are shown dimmed: they are negative evidence and are
+    never deleted.
+    """
+    from evotree.versions import tree_view
+
+    return tree_view(_workspace())
+
+
+@cli.command()
+@click.argument("version")
+@outputs(_render("version_detail"))
+def show(version: str) -> Any:
+    """Show one version: record, commits since branching, worktree state, its events."""
+    from evotree.versions import show_version
+
+    return show_version(_workspace(), version)
+
+
+@cli.command()
+@click.option("--version", "version", default=None, metavar="V", help="Only events of this version.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="At most this many events.")
+@outputs(_render("log"))
+def log(version: str | None, limit: int | None) -> Any:
+    """Show the ledger's events, newest first."""
+    from evotree.versions import log_entries
+
+    return {"v": 1, "events": log_entries(_workspace(), version=version, limit=limit)}
+
+
+# ---------------------------------------------------------------------------- abandon
+@cli.command()
+@click.argument("version")
+@click.option("--reason", required=True, metavar="TEXT", help="Why it is abandoned (kept as negative evidence).")
+@click.option("--force", is_flag=True, help="Discard uncommitted changes in its worktree.")
+@outputs(_render("version_abandoned"))
+def abandon(version: str, reason: str, force: bool) -> Any:
+    """Abandon a version: record why, remove its worktree, keep its branch."""
+    from evotree.versions import abandon_version
+
+    return abandon_version(_workspace(), version, reason=reason, force=force)
+
+
+# ---------------------------------------------------------------------------- worktree
+@cli.group()
+def worktree() -> None:
+    """Manage version worktrees (prune inactive ones, restore one)."""
+
+
+@worktree.command("prune")
+@click.option("--force", is_flag=True, help="Also remove worktrees with uncommitted changes.")
+@outputs(_render("prune_result"))
+def worktree_prune(force: bool) -> Any:
+    """Remove worktrees of abandoned and failed versions; forget ones deleted by hand."""
+    from evotree.versions import prune_worktrees
+
+    return prune_worktrees(_workspace(), force=force)
+
+
+@worktree.command("restore")
+@click.argument("version")
+@click.option("--worktree", "path", default=None, type=click.Path(), metavar="PATH", help="Where to put it.")
+@outputs(_render("version_restored"))
+def worktree_restore(version: str, path: str | None) -> Any:
+    """Give VERSION a worktree again (abandoned versions too, to inspect them)."""
+    from evotree.versions import restore_worktree
+
+    return restore_worktree(_workspace(), version, worktree=path)
+
+
+# ---------------------------------------------------------------------------- config / schema
+@cli.group()
+def config() -> None:
+    """Inspect and validate evotree.toml."""
+
+
+@config.command("show")
+@outputs(_render("config"))
+def config_show() -> Any:
+    """Print the configuration in force (read from the champion's tree)."""
+    return _workspace().config
+
+
+@config.command("check")
+@click.argument("path", required=False, type=click.Path(dir_okay=False))
+@outputs(_render("config_check"))
+def config_check(path: str | None) -> Any:
+    """Validate an evotree.toml (default: the one in the current checkout)."""
+    from pathlib import Path
+
+    from evotree.config import CONFIG_FILE, parse_config
+    from evotree.errors import ConfigError
+
+    if path is None:
+        from evotree.gitio import Git
+
+        target = Git(click.get_current_context().find_root().obj["dir"]).root / CONFIG_FILE
+    else:
+        target = Path(path)
+    if not target.is_file():
+        raise ConfigError(f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target))
+    parse_config(target.read_text(), source=str(target))
+    return {"v": 1, "path": str(target), "valid": True}
+
+
+@cli.command()
+@click.argument("name", required=False)
+@outputs(_render("schema"))
+def schema(name: str | None) -> Any:
+    """List the JSON schemas of --json outputs, or print one (e.g. `evotree schema tree`)."""
+    from evotree.schemas import load_schema, schema_names
+
+    if name is None:
+        return {"v": 1, "schemas": schema_names()}
+    return load_schema(name)
+
+
+# ---------------------------------------------------------------------------- demo
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--keep/--no-keep", default=True, show_default=True, help="Keep the demo workspace.")
+def demo(path: str | None, keep: bool) -> None:
+    """Walk through the loop in a fresh demo repository (default: a temp folder).
+
+    Runs the real commands as subprocesses and prints each one, so you can repeat them.
+    """
+    from evotree.demo import run_demo
+
+    try:
+        run_demo(path, keep=keep, echo=click.echo)
+    except EvotreeError as exc:
+        _fail(exc, False)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="evotree")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

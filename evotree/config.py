@@ -1,0 +1,368 @@
+"""``evotree.toml``: the workspace configuration, as validated dataclasses.
+
+Every field carries its help text; every error names the key, the line and the fix. The
+configuration that judges a version is always read from the champion's tree (see
+:func:`evotree.workspace.Workspace.config`), never from the candidate's branch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from evotree.errors import ConfigError
+
+__all__ = [
+    "CONFIG_FILE",
+    "DOMAINS",
+    "Config",
+    "WorkspaceSection",
+    "PhaseSection",
+    "ProtectSection",
+    "BudgetSection",
+    "GatesSection",
+    "ExecutorSection",
+    "parse_config",
+    "render_template",
+]
+
+CONFIG_FILE = "evotree.toml"
+DOMAINS = ("custom", "math", "gym")
+EXECUTORS = ("local", "ray")
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass
+class WorkspaceSection:
+    # --- what this workspace trains
+    domain: str = field(default="custom", metadata=_help("Domain template: custom, math or gym."))
+    # --- where things live (relative to the repository root)
+    worktree_dir: str = field(
+        default=".evotree/worktrees", metadata=_help("Where version worktrees are created.")
+    )
+    runs_dir: str = field(default=".evotree/runs", metadata=_help("Where run evidence is written."))
+
+    def __post_init__(self) -> None:
+        if self.domain not in DOMAINS:
+            raise _value_error("workspace.domain", f"one of {', '.join(DOMAINS)}", self.domain)
+        for key in ("worktree_dir", "runs_dir"):
+            value = getattr(self, key)
+            if not value:
+                raise _value_error(f"workspace.{key}", "a non-empty path", value)
+
+
+@dataclass
+class PhaseSection:
+    command: str = field(default="", metadata=_help("Shell command of the phase, run in the exported tree."))
+    timeout_seconds: int = field(default=3600, metadata=_help("Wall-clock limit of the phase."))
+
+    def __post_init__(self) -> None:
+        if self.timeout_seconds <= 0:
+            raise _value_error("timeout_seconds", "a positive number of seconds", self.timeout_seconds)
+
+
+@dataclass
+class ProtectSection:
+    paths: list[str] = field(
+        default_factory=lambda: ["evotree.toml", "judge/", "gates/"],
+        metadata=_help("Paths a candidate version may not change (judge, gate policy, hidden data)."),
+    )
+
+
+@dataclass
+class BudgetSection:
+    max_episodes: int = field(default=128, metadata=_help("Evaluation episodes per version (EvoPolicyGym: 128)."))
+    max_wall_seconds: int = field(default=3600, metadata=_help("Wall-clock budget per run."))
+    max_runs_per_version: int = field(default=20, metadata=_help("Runs (seeds included) per version."))
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if getattr(self, f.name) <= 0:
+                raise _value_error(f"budget.{f.name}", "a positive integer", getattr(self, f.name))
+
+
+@dataclass
+class GatesSection:
+    min_delta: float = field(default=0.0, metadata=_help("Lower CI bound of Δ vs champion must exceed this."))
+    alpha: float = field(default=0.05, metadata=_help("Significance level after multiple-comparison correction."))
+    min_tasks: int = field(default=20, metadata=_help("Minimum evaluated tasks for a comparison."))
+    min_seeds: int = field(default=3, metadata=_help("Minimum seeds per version for a comparison."))
+    bootstrap_samples: int = field(default=10_000, metadata=_help("Paired bootstrap resamples (B)."))
+    require_signoff: bool = field(default=True, metadata=_help("Promotion needs a human's signed approval."))
+    allowed_signers: str = field(
+        default="gates/allowed_signers", metadata=_help("Allowed-signers file, read from the champion's tree.")
+    )
+    train_approval_above_seconds: int = field(
+        default=0, metadata=_help("Runs budgeted above this many seconds need approval first (0: never).")
+    )
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise _value_error("gates.alpha", "a number in (0, 1)", self.alpha)
+        if self.bootstrap_samples < 100:
+            raise _value_error("gates.bootstrap_samples", "at least 100", self.bootstrap_samples)
+        for key in ("min_tasks", "min_seeds"):
+            if getattr(self, key) < 1:
+                raise _value_error(f"gates.{key}", "at least 1", getattr(self, key))
+        if self.train_approval_above_seconds < 0:
+            raise _value_error("gates.train_approval_above_seconds", "0 or more", self.train_approval_above_seconds)
+
+
+@dataclass
+class ExecutorSection:
+    kind: str = field(default="local", metadata=_help("Executor: local (processes) or ray."))
+    jobs: int = field(default=1, metadata=_help("Runs executed at once by the local executor."))
+    address: str = field(default="", metadata=_help("Ray cluster address ('' starts a local one)."))
+    cpus: float = field(default=1.0, metadata=_help("CPUs per run (Ray resources)."))
+    gpus: float = field(default=0.0, metadata=_help("GPUs per run (Ray resources)."))
+    memory_gb: float = field(default=0.0, metadata=_help("Memory per run in GiB (0: unspecified)."))
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTORS:
+            raise _value_error("executor.kind", f"one of {', '.join(EXECUTORS)}", self.kind)
+        if self.jobs < 1:
+            raise _value_error("executor.jobs", "at least 1", self.jobs)
+        for key in ("cpus", "gpus", "memory_gb"):
+            if getattr(self, key) < 0:
+                raise _value_error(f"executor.{key}", "0 or more", getattr(self, key))
+
+
+@dataclass
+class Config:
+    """The whole ``evotree.toml``; every section optional, defaults as documented."""
+
+    workspace: WorkspaceSection = field(default_factory=WorkspaceSection)
+    train: PhaseSection = field(default_factory=lambda: PhaseSection(command="python train.py"))
+    eval: PhaseSection = field(default_factory=lambda: PhaseSection(command="python eval.py"))
+    protect: ProtectSection = field(default_factory=ProtectSection)
+    budget: BudgetSection = field(default_factory=BudgetSection)
+    gates: GatesSection = field(default_factory=GatesSection)
+    executor: ExecutorSection = field(default_factory=ExecutorSection)
+
+
+class _FieldError(Exception):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _value_error(key: str, expected: str, actual: Any) -> _FieldError:
+    return _FieldError(key, f"expected {expected}, actually: {actual!r}")
+
+
+def parse_config(text: str, *, source: str = CONFIG_FILE) -> Config:
+    """Parse and validate the text of an ``evotree.toml``.
+
+    Raises :class:`ConfigError` whose message names the file, line and key and how to fix it.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = _line_from_decode_error(str(exc))
+        raise ConfigError(
+            f"{source}:{line or '?'}: not valid TOML: {exc}",
+            fix=f"fix the syntax of {source} at line {line or '?'}",
+            path=source,
+            line=line,
+            key=None,
+        ) from None
+    sections: dict[str, Any] = {}
+    config_fields = {f.name: f for f in fields(Config)}
+    for name, value in data.items():
+        if name not in config_fields:
+            raise _config_error(text, source, name, f"unknown section [{name}]", list(config_fields))
+        section_type = _section_type(config_fields[name])
+        if not isinstance(value, dict):
+            raise _config_error(text, source, name, f"[{name}] must be a table, actually: {value!r}", [])
+        sections[name] = _build_section(text, source, name, section_type, value)
+    return Config(**sections)
+
+
+def _section_type(f: Any) -> type:
+    return typing.get_type_hints(Config)[f.name]
+
+
+def _build_section(text: str, source: str, name: str, section_type: type, values: dict[str, Any]) -> Any:
+    hints = typing.get_type_hints(section_type)
+    known = {f.name: f for f in fields(section_type)}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        full = f"{name}.{key}"
+        if key not in known:
+            raise _config_error(text, source, full, f"unknown key {full!r}", [f"{name}.{k}" for k in known])
+        expected = hints[key]
+        if not _type_ok(value, expected):
+            raise _config_error(
+                text, source, full, f"{full}: expected {_type_name(expected)}, actually: {value!r}", []
+            )
+        kwargs[key] = float(value) if expected is float else value
+    if name in ("train", "eval") and "command" not in kwargs:
+        default = Config().train if name == "train" else Config().eval
+        kwargs["command"] = default.command
+    try:
+        return section_type(**kwargs)
+    except _FieldError as exc:
+        key = exc.key if "." in exc.key else f"{name}.{exc.key}"
+        raise _config_error(text, source, key, f"{key}: {exc}", []) from None
+
+
+def _type_ok(value: Any, expected: Any) -> bool:
+    origin = typing.get_origin(expected)
+    if origin in (list,):
+        (item,) = typing.get_args(expected)
+        return isinstance(value, list) and all(_type_ok(v, item) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, a) for a in typing.get_args(expected))
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is type(None):
+        return value is None
+    return isinstance(value, expected)
+
+
+def _type_name(expected: Any) -> str:
+    origin = typing.get_origin(expected)
+    if origin is list:
+        return f"a list of {_type_name(typing.get_args(expected)[0])}"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+        expected, str(expected)
+    )
+
+
+def _config_error(text: str, source: str, key: str, message: str, choices: list[str]) -> ConfigError:
+    line = locate_key(text, key)
+    hint = ""
+    close = difflib.get_close_matches(key, choices, n=1)
+    if close:
+        hint = f" (did you mean {close[0]!r}?)"
+    return ConfigError(
+        f"{source}:{line or '?'}: {message}{hint}",
+        fix=f"edit {source} line {line or '?'} (key {key!r}); `evotree config --help` lists every key",
+        path=source,
+        key=key,
+        line=line,
+    )
+
+
+_TABLE_RE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\s*(#.*)?$")
+_KEY_RE = re.compile(r"^\s*([A-Za-z0-9_\-\"']+)\s*=")
+
+
+def locate_key(text: str, dotted: str) -> int | None:
+    """1-based line where ``section.key`` (or ``[section]`` for a bare section) is defined."""
+    section, _, key = dotted.partition(".")
+    current = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        table = _TABLE_RE.match(line)
+        if table:
+            current = table.group(1).strip().strip("\"'")
+            if not key and current == section:
+                return number
+            continue
+        m = _KEY_RE.match(line)
+        if not m:
+            continue
+        name = m.group(1).strip("\"'")
+        if key and current == section and name == key:
+            return number
+        if not key and current == "" and name == section:
+            return number
+    return None
+
+
+def _line_from_decode_error(message: str) -> int | None:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------- the template
+_DOMAIN_COMMANDS = {
+    "custom": ("python train.py", "python eval.py"),
+    "math": ("python -P -m domains.math.train", "python -P -m domains.math.judge"),
+    "gym": ("python -P -m domains.gym.train", "python -P -m domains.gym.judge"),
+}
+
+_TEMPLATE = '''\
+# evotree workspace configuration.
+#
+# evotree reads this file from the CHAMPION's tree, never from a candidate's branch:
+# a candidate version cannot change what judges it. Change it on the champion (or promote a
+# version that changes it) for a new policy to take effect. Every key is optional.
+
+[workspace]
+# Domain template: "custom", "math" (TRL GRPO on a tiny local model) or "gym" (policy as code).
+domain = "{domain}"
+# Where version worktrees are created (relative to the repository root).
+worktree_dir = ".evotree/worktrees"
+# Where run evidence is written (ignored by git).
+runs_dir = ".evotree/runs"
+
+[train]
+# Train phase: runs in the version's exported tree (no .git), sees only the train split.
+command = "{train}"
+timeout_seconds = 3600
+
+[eval]
+# Judge phase: read from the champion's protected tree; the only phase that reads hidden splits.
+command = "{eval}"
+timeout_seconds = 3600
+
+[protect]
+# Paths a candidate version may not change: the judge, the gate policy, hidden data.
+paths = ["evotree.toml", "judge/", "gates/"]
+
+[budget]
+# Evaluation episodes per version (EvoPolicyGym uses 128).
+max_episodes = 128
+# Wall-clock seconds per run, and runs (seeds included) per version.
+max_wall_seconds = 3600
+max_runs_per_version = 20
+
+[gates]
+# Evidence gates: the lower CI bound of the delta vs the champion must exceed min_delta,
+# with p < alpha after correction, on at least min_tasks tasks and min_seeds seeds.
+min_delta = 0.0
+alpha = 0.05
+min_tasks = 20
+min_seeds = 3
+bootstrap_samples = 10000
+# Promotion needs a human's signed approval, checked against this allowed-signers file
+# (read from the champion's tree).
+require_signoff = true
+allowed_signers = "gates/allowed_signers"
+# Runs budgeted above this many seconds need `evotree approve-run` first (0: never).
+train_approval_above_seconds = 0
+
+[executor]
+# "local" runs processes on this machine; "ray" schedules runs on a Ray cluster.
+kind = "local"
+jobs = 1
+address = ""
+cpus = 1.0
+gpus = 0.0
+memory_gb = 0.0
+'''
+
+
+def render_template(domain: str = "custom") -> str:
+    """The commented ``evotree.toml`` written by ``evotree init --domain DOMAIN``."""
+    if domain not in DOMAINS:
+        raise ConfigError(
+            f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}",
+            fix="pass --domain custom, math or gym",
+            key="workspace.domain",
+        )
+    train, evaluate = _DOMAIN_COMMANDS[domain]
+    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate)

@@ -1,0 +1,144 @@
+"""One error hierarchy for evotree, each error with a stable exit code and a fix.
+
+The CLI turns any :class:`EvotreeError` into a one-line message (plus the fix) and exits
+with the error's ``exit_code``; with ``--json`` it prints ``{"error": {...}}`` instead.
+Exit codes are part of the documented interface (``docs/cli.md``) that agents rely on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "EvotreeError",
+    "NotAGitRepository",
+    "NoCommits",
+    "NotAWorkspace",
+    "AlreadyInitialized",
+    "MissingIdentity",
+    "UnknownVersion",
+    "InvalidVersionId",
+    "ConfigError",
+    "AlreadyExists",
+    "DirtyState",
+    "MergeConflict",
+    "InvalidState",
+    "LedgerConflict",
+    "GitCommandError",
+    "EXIT_CODES",
+]
+
+
+class EvotreeError(Exception):
+    """Base of every error evotree raises on purpose.
+
+    ``message`` says what is wrong (expectation and actual value); ``fix`` says what to do.
+    """
+
+    exit_code: int = 1
+    code: str = "error"
+
+    def __init__(self, message: str, *, fix: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form printed by ``--json`` commands (schema: ``error.schema.json``)."""
+        out: dict[str, Any] = {"code": self.code, "exit_code": self.exit_code, "message": self.message}
+        if self.fix:
+            out["fix"] = self.fix
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+class NotAGitRepository(EvotreeError):
+    exit_code = 3
+    code = "not_a_git_repository"
+
+
+class NoCommits(EvotreeError):
+    exit_code = 3
+    code = "no_commits"
+
+
+class NotAWorkspace(EvotreeError):
+    exit_code = 3
+    code = "not_a_workspace"
+
+
+class AlreadyInitialized(EvotreeError):
+    exit_code = 7
+    code = "already_initialized"
+
+
+class MissingIdentity(EvotreeError):
+    exit_code = 4
+    code = "missing_identity"
+
+
+class UnknownVersion(EvotreeError):
+    exit_code = 5
+    code = "unknown_version"
+
+
+class InvalidVersionId(EvotreeError):
+    exit_code = 5
+    code = "invalid_version_id"
+
+
+class ConfigError(EvotreeError):
+    """A problem in ``evotree.toml``; ``details`` carries ``path``, ``key`` and ``line``."""
+
+    exit_code = 6
+    code = "config_error"
+
+
+class AlreadyExists(EvotreeError):
+    exit_code = 7
+    code = "already_exists"
+
+
+class DirtyState(EvotreeError):
+    exit_code = 8
+    code = "dirty_state"
+
+
+class MergeConflict(EvotreeError):
+    exit_code = 9
+    code = "merge_conflict"
+
+
+class InvalidState(EvotreeError):
+    exit_code = 10
+    code = "invalid_state"
+
+
+class LedgerConflict(EvotreeError):
+    exit_code = 11
+    code = "ledger_conflict"
+
+
+class GitCommandError(EvotreeError):
+    exit_code = 12
+    code = "git_failed"
+
+
+#: Documented exit codes (also in docs/cli.md). 2 is click's usage error.
+EXIT_CODES: dict[int, str] = {
+    0: "success",
+    1: "unexpected internal error (a bug: please report it)",
+    2: "usage error (bad option or argument)",
+    3: "not a git repository / repository has no commits / not an evotree workspace",
+    4: "missing git identity (user.name / user.email)",
+    5: "unknown or invalid version id",
+    6: "malformed evotree.toml",
+    7: "already exists (workspace, version id, branch or worktree path)",
+    8: "dirty state (uncommitted changes where they matter)",
+    9: "merge conflict",
+    10: "operation not allowed in the version's current state",
+    11: "ledger update lost too many compare-and-swap races",
+    12: "a git command failed",
+}

@@ -1,0 +1,191 @@
+"""The one git access layer: pygit2 for objects and refs, the git CLI for worktree porcelain.
+
+pygit2 writes ledger commits without a worktree and gives compare-and-swap ref updates
+(:meth:`Git.cas_ref`). Worktrees go through ``git worktree`` because git's porcelain runs the
+user's checkout filters (LFS, eol, sparse checkout) that libgit2 does not.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from evotree.errors import (
+    GitCommandError,
+    MissingIdentity,
+    NoCommits,
+    NotAGitRepository,
+)
+
+__all__ = ["Git", "Identity", "RefRaceLost"]
+
+
+class RefRaceLost(Exception):
+    """A compare-and-swap ref update found another value than expected (retry on fresh state)."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A git identity (``Name <email>``) used as creator, actor and commit author."""
+
+    name: str
+    email: str
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+    def signature(self) -> pygit2.Signature:
+        return pygit2.Signature(self.name, self.email)
+
+
+class Git:
+    """A repository opened at its main worktree, whatever subdirectory or worktree we start in."""
+
+    def __init__(self, start: str | os.PathLike[str] = ".") -> None:
+        start_path = Path(start).resolve()
+        found = pygit2.discover_repository(str(start_path))
+        if found is None:
+            raise NotAGitRepository(
+                f"not a git repository (or any parent up to /): {start_path}",
+                fix="run `git init` and commit your recipe first, or cd into a repository",
+            )
+        repo = pygit2.Repository(found)
+        common = Path(repo.path)
+        commondir_file = common / "commondir"
+        if commondir_file.exists():  # a linked worktree: switch to the main repository
+            common = (common / commondir_file.read_text().strip()).resolve()
+            repo = pygit2.Repository(str(common))
+        if repo.is_bare or repo.workdir is None:
+            raise NotAGitRepository(
+                f"{found} is a bare repository; evotree needs a repository with a working tree",
+                fix="clone it (`git clone`) and run evotree inside the clone",
+            )
+        self.repo = repo
+        self.root = Path(repo.workdir).resolve()
+
+    # ----------------------------------------------------------------- commits and refs
+    def head_commit(self) -> pygit2.Oid:
+        """The commit at HEAD; :class:`NoCommits` when the repository has none yet."""
+        if self.repo.head_is_unborn:
+            raise NoCommits(
+                f"the repository at {self.root} has no commits yet",
+                fix="commit your recipe first: git add -A && git commit -m 'initial recipe'",
+            )
+        return self.repo.head.target
+
+    def ref_target(self, name: str) -> pygit2.Oid | None:
+        """The object a ref points to, or None when the ref does not exist."""
+        try:
+            return self.repo.references[name].resolve().target
+        except KeyError:
+            return None
+
+    def create_ref(self, name: str, target: pygit2.Oid, message: str = "evotree") -> bool:
+        """Create ``name`` -> ``target`` only if it does not exist; True when we created it."""
+        try:
+            self.repo.create_reference_direct(name, target, False, message=message)
+            return True
+        except pygit2.AlreadyExistsError:
+            return False
+
+    def cas_ref(
+        self, name: str, new: pygit2.Oid, expected: pygit2.Oid | None, message: str = "evotree"
+    ) -> None:
+        """Set ``name`` to ``new`` if it still points at ``expected`` (None: must not exist).
+
+        Raises :class:`RefRaceLost` when another process changed it first or holds its lock.
+        """
+        try:
+            if expected is None:
+                self.repo.create_reference_direct(name, new, False, message=message)
+                return
+            ref = self.repo.references.get(name)
+            if ref is None or ref.target != expected:
+                raise RefRaceLost(name)
+            # libgit2 checks the old value under the ref lock (git_reference_create_matching).
+            ref.set_target(new, message)
+        except (pygit2.AlreadyExistsError, pygit2.GitError) as exc:
+            raise RefRaceLost(f"{name}: {exc}") from exc
+
+    def delete_ref(self, name: str) -> None:
+        """Delete a ref if it exists."""
+        ref = self.repo.references.get(name)
+        if ref is not None:
+            ref.delete()
+
+    # ----------------------------------------------------------------- identity
+    def identity(self) -> Identity:
+        """The author identity git itself would use (env vars first, then config)."""
+        name = os.environ.get("GIT_AUTHOR_NAME")
+        email = os.environ.get("GIT_AUTHOR_EMAIL")
+        config = self.repo.config
+        if not name:
+            name = _config_get(config, "user.name")
+        if not email:
+            email = _config_get(config, "user.email")
+        if not name or not email:
+            missing = " and ".join(k for k, v in (("user.name", name), ("user.email", email)) if not v)
+            raise MissingIdentity(
+                f"git identity is not set: {missing} missing; evotree records who created each version",
+                fix='git config user.name "Your Name" && git config user.email you@example.com',
+            )
+        return Identity(name, email)
+
+    # ----------------------------------------------------------------- git CLI
+    def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, check: bool = True) -> str:
+        """Run ``git args...`` (in the main worktree by default) and return its stdout."""
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=str(cwd or self.root),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+        if check and proc.returncode != 0:
+            raise GitCommandError(
+                f"`git {' '.join(args)}` failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}",
+                fix="fix the git problem shown above and retry",
+                returncode=proc.returncode,
+            )
+        return proc.stdout
+
+    def status_porcelain(self, worktree: str | os.PathLike[str]) -> list[str]:
+        """Paths with uncommitted changes (tracked or untracked) in ``worktree``."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=worktree)
+        entries = [e for e in out.split("\0") if e]
+        paths: list[str] = []
+        skip_next = False
+        for entry in entries:
+            if skip_next:  # the source path of a rename
+                skip_next = False
+                continue
+            status, path = entry[:2], entry[3:]
+            if status[0] in "RC":
+                skip_next = True
+            paths.append(path)
+        return paths
+
+    def add_worktree(self, path: Path, branch: str) -> None:
+        """``git worktree add`` for an existing branch."""
+        self.run("worktree", "add", "--quiet", str(path), branch)
+
+    def remove_worktree(self, path: Path, *, force: bool = False) -> None:
+        """``git worktree remove`` (``--force`` discards uncommitted changes)."""
+        args = ["worktree", "remove"] + (["--force", "--force"] if force else []) + [str(path)]
+        self.run(*args)
+
+    def prune_worktrees(self) -> None:
+        """Drop git's bookkeeping for worktrees whose directories are gone."""
+        self.run("worktree", "prune")
+
+
+def _config_get(config: pygit2.Config, key: str) -> str | None:
+    try:
+        value = config[key]
+    except KeyError:
+        return None
+    return value or None

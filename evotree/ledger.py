@@ -1,0 +1,315 @@
+"""The ledger: an append-only, git-native record of every event, on ``refs/evotree/ledger``.
+
+One commit per event. The commit message carries the event as one line of JSON (``"v": 1``);
+the commit's tree is the materialized state after the event:
+
+    meta.json                     {"v": 1, "champion": "v0", "last_number": 7, "events": 12}
+    versions/<shard>/<id>.json    one VersionRecord per version (shard = sha1(id)[:2])
+
+Sharding keeps each event's new tree objects small (a shard of a few entries, not one tree of
+10,000 versions). Appends go through :meth:`Ledger.transact`: read the head, apply the change,
+write a commit, compare-and-swap the ref; on a lost race retry on the new head. Concurrent
+processes therefore never lose or duplicate an event, and nothing touches a worktree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Callable, Iterator
+
+import pygit2
+
+from evotree.errors import LedgerConflict, NotAWorkspace, UnknownVersion
+from evotree.gitio import Git, Identity, RefRaceLost
+from evotree.refs import LEDGER_REF
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "EventKind",
+    "VersionStatus",
+    "VersionRecord",
+    "Event",
+    "LedgerEntry",
+    "LedgerTxn",
+    "Ledger",
+    "utcnow",
+]
+
+SCHEMA_VERSION = 1
+_MAX_ATTEMPTS = 200
+
+
+def utcnow() -> str:
+    """Current UTC time as ISO 8601 with microseconds (sortable)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+class EventKind(str, Enum):
+    WORKSPACE_INITIALIZED = "workspace.initialized"
+    VERSION_CREATED = "version.created"
+    VERSION_ABANDONED = "version.abandoned"
+    VERSION_STATUS = "version.status"
+    WORKTREE_PRUNED = "worktree.pruned"
+    WORKTREE_RESTORED = "worktree.restored"
+    RUN_STARTED = "run.started"
+    RUN_FINISHED = "run.finished"
+    FINDING = "finding"
+    DECISION = "decision"
+    PROMOTION = "promotion"
+
+
+class VersionStatus(str, Enum):
+    ACTIVE = "active"
+    RUNNING = "running"
+    EVALUATED = "evaluated"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+    @property
+    def is_negative_evidence(self) -> bool:
+        """Abandoned and failed versions: kept forever, shown dimmed."""
+        return self in (VersionStatus.ABANDONED, VersionStatus.FAILED)
+
+
+@dataclass
+class VersionRecord:
+    """What the ledger knows of one version (schema: ``version.schema.json``)."""
+
+    id: str
+    parents: list[str]
+    branch: str
+    status: str
+    hypothesis: str
+    created_by: str
+    created_at: str
+    base_commit: str
+    worktree: str | None = None
+    headline: dict[str, Any] | None = None
+    reason: str | None = None
+    skills: list[str] = field(default_factory=list)
+    updated_at: str | None = None
+
+    @property
+    def parent(self) -> str | None:
+        """The first parent (None for the root)."""
+        return self.parents[0] if self.parents else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "VersionRecord":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Event:
+    """One ledger event, stored as one line of JSON in its commit message."""
+
+    kind: str
+    version: str | None
+    actor: str
+    at: str = field(default_factory=utcnow)
+    data: dict[str, Any] = field(default_factory=dict)
+    v: int = SCHEMA_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> "Event | None":
+        """Parse an event line; None for lines of a schema version this evotree does not know."""
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(data, dict) or data.get("v") != SCHEMA_VERSION:
+            return None
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class LedgerEntry:
+    """An event with the ledger commit that recorded it."""
+
+    commit: str
+    event: Event
+
+
+def _shard(version_id: str) -> str:
+    return hashlib.sha1(version_id.encode()).hexdigest()[:2]
+
+
+def _json_bytes(data: Any) -> bytes:
+    return (json.dumps(data, sort_keys=True, indent=1) + "\n").encode()
+
+
+class LedgerTxn:
+    """A change being prepared on top of one ledger head; re-run from scratch on a lost race."""
+
+    def __init__(self, repo: pygit2.Repository, head: pygit2.Commit | None) -> None:
+        self._repo = repo
+        self.head = head
+        self._tree = head.tree if head is not None else None
+        self.meta: dict[str, Any] = (
+            json.loads(self._read("meta.json")) if self._tree is not None else
+            {"v": SCHEMA_VERSION, "champion": None, "last_number": -1, "events": 0}
+        )
+        self._changed: dict[str, VersionRecord] = {}
+
+    def _read(self, path: str) -> bytes:
+        assert self._tree is not None
+        return self._repo[self._tree[path].id].data
+
+    def version(self, version_id: str) -> VersionRecord | None:
+        """The record of ``version_id`` as of this transaction, or None."""
+        if version_id in self._changed:
+            return self._changed[version_id]
+        if self._tree is None:
+            return None
+        try:
+            blob = self._read(f"versions/{_shard(version_id)}/{version_id}.json")
+        except KeyError:
+            return None
+        return VersionRecord.from_dict(json.loads(blob))
+
+    def require(self, version_id: str) -> VersionRecord:
+        """The record of ``version_id``; :class:`UnknownVersion` when there is none."""
+        record = self.version(version_id)
+        if record is None:
+            raise UnknownVersion(
+                f"unknown version {version_id!r}", fix="`evotree tree` lists the versions"
+            )
+        return record
+
+    def put(self, record: VersionRecord) -> None:
+        """Stage a new or updated version record."""
+        self._changed[record.id] = record
+
+    def write_tree(self) -> pygit2.Oid:
+        repo = self._repo
+        root = repo.TreeBuilder(self._tree) if self._tree is not None else repo.TreeBuilder()
+        versions_tree = None
+        if self._tree is not None and "versions" in self._tree:
+            versions_tree = repo[self._tree["versions"].id]
+        versions = repo.TreeBuilder(versions_tree) if versions_tree is not None else repo.TreeBuilder()
+        by_shard: dict[str, list[VersionRecord]] = {}
+        for record in self._changed.values():
+            by_shard.setdefault(_shard(record.id), []).append(record)
+        for shard, records in by_shard.items():
+            existing = None
+            if versions_tree is not None and shard in versions_tree:
+                existing = repo[versions_tree[shard].id]
+            builder = repo.TreeBuilder(existing) if existing is not None else repo.TreeBuilder()
+            for record in records:
+                blob = repo.create_blob(_json_bytes(record.to_dict()))
+                builder.insert(f"{record.id}.json", blob, pygit2.GIT_FILEMODE_BLOB)
+            versions.insert(shard, builder.write(), pygit2.GIT_FILEMODE_TREE)
+        root.insert("versions", versions.write(), pygit2.GIT_FILEMODE_TREE)
+        root.insert("meta.json", repo.create_blob(_json_bytes(self.meta)), pygit2.GIT_FILEMODE_BLOB)
+        return root.write()
+
+
+class Ledger:
+    """Reads and appends the event ledger of a repository."""
+
+    def __init__(self, git: Git, ref: str = LEDGER_REF) -> None:
+        self.git = git
+        self.ref = ref
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        return self.git.repo
+
+    def head(self) -> pygit2.Commit | None:
+        """The newest ledger commit, or None before ``evotree init``."""
+        target = self.git.ref_target(self.ref)
+        return self.repo[target] if target is not None else None
+
+    def exists(self) -> bool:
+        return self.git.ref_target(self.ref) is not None
+
+    def snapshot(self) -> LedgerTxn:
+        """A read-only view of the current state (a transaction that is never committed)."""
+        return LedgerTxn(self.repo, self.head())
+
+    def transact(
+        self, change: Callable[[LedgerTxn], Event], *, actor: Identity, create: bool = False
+    ) -> LedgerEntry:
+        """Apply ``change`` to the newest state and append its event, retrying lost races.
+
+        ``change`` may raise an :class:`~evotree.errors.EvotreeError` to abort (nothing is
+        written); it is called again on the fresh state after a lost race, so it must have no
+        side effects outside the transaction.
+        """
+        signature = actor.signature()
+        for attempt in range(_MAX_ATTEMPTS):
+            head = self.head()
+            if head is None and not create:
+                raise NotAWorkspace(f"no ledger at {self.ref}", fix="run `evotree init`")
+            txn = LedgerTxn(self.repo, head)
+            event = change(txn)
+            txn.meta["events"] = int(txn.meta.get("events", 0)) + 1
+            tree = txn.write_tree()
+            subject = f"evotree: {event.kind}" + (f" {event.version}" if event.version else "")
+            message = f"{subject}\n\n{event.to_json()}\n"
+            parents = [head.id] if head is not None else []
+            commit = self.repo.create_commit(None, signature, signature, message, tree, parents)
+            try:
+                self.git.cas_ref(self.ref, commit, head.id if head is not None else None, subject)
+            except RefRaceLost:
+                time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 20))
+                continue
+            return LedgerEntry(str(commit), event)
+        raise LedgerConflict(
+            f"could not append to {self.ref} after {_MAX_ATTEMPTS} compare-and-swap attempts",
+            fix="another process is writing the ledger heavily; retry the command",
+        )
+
+    # ------------------------------------------------------------------ reading
+    def versions(self) -> list[VersionRecord]:
+        """Every version record in the current state (unordered)."""
+        head = self.head()
+        if head is None:
+            return []
+        repo = self.repo
+        tree = head.tree
+        if "versions" not in tree:
+            return []
+        records = []
+        for shard in repo[tree["versions"].id]:
+            for entry in repo[shard.id]:
+                records.append(VersionRecord.from_dict(json.loads(repo[entry.id].data)))
+        return records
+
+    def meta(self) -> dict[str, Any]:
+        return self.snapshot().meta
+
+    def entries(self, *, version: str | None = None, limit: int | None = None) -> Iterator[LedgerEntry]:
+        """Events newest first (optionally only those of ``version``, at most ``limit``)."""
+        head = self.head()
+        if head is None:
+            return
+        count = 0
+        commit: pygit2.Commit | None = head
+        while commit is not None:
+            event = _event_of(commit)
+            if event is not None and (version is None or event.version == version):
+                yield LedgerEntry(str(commit.id), event)
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+            commit = commit.parents[0] if commit.parents else None
+
+
+def _event_of(commit: pygit2.Commit) -> Event | None:
+    lines = [line for line in commit.message.strip().splitlines() if line.strip()]
+    return Event.from_json(lines[-1]) if lines else None

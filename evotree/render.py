@@ -1,0 +1,172 @@
+"""Rich text output for people. Only the CLI calls this; the library never prints."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+_console = Console(highlight=False, soft_wrap=False)
+
+_STATUS_STYLE = {
+    "active": "green",
+    "running": "yellow",
+    "evaluated": "cyan",
+    "failed": "red",
+    "abandoned": "grey50",
+}
+
+
+def _headline(headline: dict[str, Any] | None) -> str:
+    if not headline:
+        return ""
+    value = headline.get("value")
+    shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
+    return f" · {escape(str(headline.get('metric', 'score')))}={shown}"
+
+
+def _label(view: Any, *, extra: str = "") -> str:
+    status_style = _STATUS_STYLE.get(view.status, "white")
+    star = " [bold yellow]★ champion[/]" if view.champion else ""
+    text = (
+        f"[bold]{escape(view.id)}[/]{star} [{status_style}]{view.status}[/]"
+        f"{_headline(view.headline)} · {escape(view.hypothesis)}{extra}"
+    )
+    if view.status in ("abandoned", "failed"):
+        reason = f" ({escape(view.reason)})" if view.reason else ""
+        return f"[dim]{text}{reason}[/dim]"
+    return text
+
+
+def tree(result: Any) -> None:
+    """``evotree tree``: versions as a tree under their first parent; merges name both parents."""
+    by_id = {v.id: v for v in result.versions}
+    roots = [v for v in result.versions if v.parent is None or v.parent not in by_id]
+    top = Tree(f"[bold]evotree[/] · champion [bold yellow]{escape(result.champion)}[/]", guide_style="grey50")
+
+    def add(node: Tree, view: Any) -> None:
+        extra = ""
+        if len(view.parents) > 1:
+            extra = f" [magenta](merge of {' + '.join(map(escape, view.parents))})[/]"
+        branch = node.add(_label(view, extra=extra))
+        for child_id in view.children:
+            child = by_id[child_id]
+            if child.parent == view.id:
+                add(branch, child)
+
+    for root in roots:
+        add(top, root)
+    _console.print(top)
+    negative = sum(1 for v in result.versions if v.status in ("abandoned", "failed"))
+    _console.print(
+        f"[grey50]{len(result.versions)} versions · {negative} kept as negative evidence[/]"
+    )
+
+
+def init_result(result: Any) -> None:
+    _console.print(f"[green]✓[/] initialized evotree workspace in {escape(result.root)}")
+    if result.config_committed:
+        _console.print(f"  wrote and committed {escape(result.config_path)}")
+    _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {escape(result.branch)}")
+    _console.print('  next: [bold]evotree branch -m "your hypothesis"[/]')
+
+
+def version_created(record: Any) -> None:
+    parents = " + ".join(record.parents)
+    _console.print(f"[green]✓[/] created [bold]{escape(record.id)}[/] from {escape(parents)} "
+                   f"on branch {escape(record.branch)}")
+    _console.print(f"  worktree: {escape(record.worktree or '-')}")
+    _console.print(f"  hypothesis: {escape(record.hypothesis)}")
+
+
+def version_abandoned(record: Any) -> None:
+    _console.print(f"[yellow]✓[/] abandoned [bold]{escape(record.id)}[/]: {escape(record.reason or '')}")
+    _console.print(f"  branch {escape(record.branch)} kept as negative evidence; worktree removed")
+
+
+def version_restored(record: Any) -> None:
+    _console.print(f"[green]✓[/] restored the worktree of [bold]{escape(record.id)}[/] at "
+                   f"{escape(record.worktree or '-')}")
+
+
+def prune_result(result: Any) -> None:
+    if not (result.removed or result.forgotten or result.skipped_dirty):
+        _console.print("nothing to prune")
+    for version in result.removed:
+        _console.print(f"[green]✓[/] removed worktree of {escape(version)}")
+    for version in result.forgotten:
+        _console.print(f"[green]✓[/] forgot missing worktree of {escape(version)}")
+    for version, paths in result.skipped_dirty.items():
+        _console.print(f"[yellow]![/] kept {escape(version)}: uncommitted changes in {len(paths)} file(s) "
+                       "(use --force to discard)")
+
+
+def version_detail(detail: Any) -> None:
+    view = detail.version
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        ("version", view.id + ("  ★ champion" if view.champion else "")),
+        ("status", view.status + (f" ({view.reason})" if view.reason else "")),
+        ("parents", ", ".join(view.parents) or "-"),
+        ("children", ", ".join(view.children) or "-"),
+        ("branch", view.branch),
+        ("hypothesis", view.hypothesis),
+        ("created", f"{view.created_at} by {view.created_by}"),
+        ("base commit", view.base_commit[:12]),
+        ("tip", (detail.tip or "missing")[:12]),
+        ("worktree", (view.worktree or "-") + ("" if detail.worktree_exists or not view.worktree else " (missing)")),
+    ]
+    if view.headline:
+        rows.append(("headline", _headline(view.headline).lstrip(" ·")))
+    if detail.uncommitted:
+        rows.append(("uncommitted", f"{len(detail.uncommitted)} file(s): " + ", ".join(detail.uncommitted[:5])))
+    for key, value in rows:
+        table.add_row(key, escape(str(value)))
+    _console.print(table)
+    if detail.commits:
+        _console.print(f"\n[bold]commits since branching[/] ({len(detail.commits)})")
+        for commit in detail.commits:
+            _console.print(f"  {commit['commit'][:10]} {escape(commit['summary'])}")
+    _console.print(f"\n[bold]events[/] ({len(detail.events)})")
+    for event in detail.events:
+        _console.print(f"  {event['at'][:19]}  {escape(event['kind'])}  {escape(event['actor'])}")
+
+
+def log(result: dict[str, Any]) -> None:
+    table = Table(box=None)
+    for column in ("time (UTC)", "event", "version"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("actor", overflow="ellipsis", no_wrap=True, max_width=24)
+    table.add_column("ledger commit", no_wrap=True)
+    for event in result["events"]:
+        actor = event["actor"].split(" <")[0]
+        table.add_row(event["at"][:19].replace("T", " "), event["kind"], event.get("version") or "-",
+                      escape(actor), event["commit"][:10])
+    _console.print(table)
+
+
+def config(cfg: Any) -> None:
+    for section, values in asdict(cfg).items():
+        _console.print(f"[bold]\\[{section}][/]")
+        for key, value in values.items():
+            _console.print(f"  {key} = {escape(repr(value))}")
+
+
+def config_check(result: dict[str, Any]) -> None:
+    _console.print(f"[green]✓[/] {escape(result['path'])} is valid")
+
+
+def schema(result: dict[str, Any]) -> None:
+    import json
+
+    if "schemas" in result:
+        for name in result["schemas"]:
+            _console.print(name)
+    else:
+        _console.print_json(json.dumps(result))

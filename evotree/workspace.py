@@ -1,0 +1,240 @@
+"""The workspace: a git repository with an evotree ledger, and ``evotree init``.
+
+A workspace is recognised by its ledger ref, not by a local folder, so a fresh clone that
+fetched ``refs/evotree/*`` is a workspace too (``.evotree/`` is created on demand).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from evotree.config import CONFIG_FILE, Config, parse_config, render_template
+from evotree.errors import (
+    AlreadyExists,
+    AlreadyInitialized,
+    EvotreeError,
+    NotAWorkspace,
+    UnknownVersion,
+)
+from evotree.gitio import Git
+from evotree.ledger import Event, EventKind, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
+from evotree.refs import CHAMPION_ALIAS, CHAMPION_REF, LEDGER_REF, VersionId, branch_name, branch_ref
+
+__all__ = ["STATE_DIR", "Workspace", "InitResult", "init_workspace"]
+
+STATE_DIR = ".evotree"
+ROOT_VERSION = "v0"
+
+
+class Workspace:
+    """An evotree workspace: the repository, its ledger and its (champion's) configuration."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self.ledger = Ledger(git)
+
+    @classmethod
+    def open(cls, start: str | os.PathLike[str] = ".") -> "Workspace":
+        """Open the workspace containing ``start``; :class:`NotAWorkspace` if there is none."""
+        git = Git(start)
+        ws = cls(git)
+        if not ws.ledger.exists():
+            raise NotAWorkspace(
+                f"{git.root} is a git repository but not an evotree workspace (no {LEDGER_REF})",
+                fix="run `evotree init`, or fetch the tree of a shared one: "
+                "git fetch origin 'refs/evotree/*:refs/evotree/*' 'refs/heads/evotree/*:refs/heads/evotree/*'",
+            )
+        return ws
+
+    @property
+    def root(self) -> Path:
+        return self.git.root
+
+    @property
+    def state_dir(self) -> Path:
+        """``.evotree/`` (created on first use, with a ``.gitignore`` that ignores all of it)."""
+        return ensure_state_dir(self.root)
+
+    @cached_property
+    def config(self) -> Config:
+        """The configuration in force: ``evotree.toml`` of the champion's commit (never a candidate's)."""
+        target = self.git.ref_target(CHAMPION_REF)
+        if target is None:
+            champion = self.ledger.meta().get("champion")
+            record = self.ledger.snapshot().version(champion) if champion else None
+            if record is None:
+                return Config()
+            target = self.git.repo[record.base_commit].id
+        tree = self.git.repo[target].tree
+        if CONFIG_FILE not in tree:
+            return Config()
+        text = self.git.repo[tree[CONFIG_FILE].id].data.decode("utf-8", errors="replace")
+        return parse_config(text, source=f"{CONFIG_FILE} (champion {str(target)[:10]})")
+
+    def champion(self) -> str:
+        """The id of the current champion version."""
+        champion = self.ledger.meta().get("champion")
+        if not champion:
+            raise NotAWorkspace("the ledger names no champion", fix="re-run `evotree init`")
+        return str(champion)
+
+    def resolve(self, name: str, txn: LedgerTxn | None = None) -> VersionRecord:
+        """The record of ``name`` (a version id or ``champion``); a clear error if unknown."""
+        view = txn or self.ledger.snapshot()
+        if name == CHAMPION_ALIAS:
+            name = str(view.meta.get("champion"))
+        else:
+            VersionId.parse(name)
+        record = view.version(name)
+        if record is None:
+            known = sorted(r.id for r in self.ledger.versions())
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UnknownVersion(
+                f"unknown version {name!r}{hint}", fix="`evotree tree` lists the versions", version=name
+            )
+        return record
+
+    def worktree_path(self, version: str) -> Path:
+        """Default worktree location of ``version`` (``[workspace].worktree_dir``/id)."""
+        base = Path(self.config.workspace.worktree_dir)
+        if not base.is_absolute():
+            base = self.root / base
+        return base / version
+
+    def display_path(self, path: Path) -> str:
+        """A path as stored in the ledger: relative to the root when inside it."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path.resolve())
+
+    def absolute(self, stored: str) -> Path:
+        """The absolute path of a path stored by :meth:`display_path`."""
+        path = Path(stored)
+        return path if path.is_absolute() else self.root / path
+
+
+def ensure_state_dir(root: Path) -> Path:
+    """Create ``.evotree/`` with a ``.gitignore`` of ``*`` so git never tracks evotree's files."""
+    state = root / STATE_DIR
+    state.mkdir(exist_ok=True)
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# evotree's local state: worktrees, runs, caches. Never committed.\n*\n")
+    return state
+
+
+@dataclass
+class InitResult:
+    """What ``evotree init`` did (schema: ``init.schema.json``)."""
+
+    root: str
+    champion: str
+    commit: str
+    branch: str
+    config_path: str
+    config_committed: bool
+    ledger_commit: str
+
+
+def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom") -> InitResult:
+    """Turn the repository at ``start`` into a workspace with ``v0`` = HEAD as root and champion.
+
+    Writes a commented ``evotree.toml`` when there is none (an existing one is validated) and
+    commits it alone if it is not committed yet, so the champion's tree holds the policy.
+    On any failure nothing evotree created is left behind.
+    """
+    git = Git(start)
+    head = git.head_commit()
+    actor = git.identity()
+    ledger = Ledger(git)
+    if ledger.exists():
+        champion = ledger.meta().get("champion")
+        raise AlreadyInitialized(
+            f"{git.root} is already an evotree workspace (champion {champion})",
+            fix="use `evotree tree` to see it; nothing was changed",
+        )
+    if git.ref_target(branch_ref(ROOT_VERSION)) is not None:
+        raise AlreadyExists(
+            f"branch {branch_name(ROOT_VERSION)} already exists but there is no ledger",
+            fix=f"rename or delete it (git branch -m {branch_name(ROOT_VERSION)} old/v0) and re-run init",
+        )
+
+    config_path = git.root / CONFIG_FILE
+    created_file = False
+    if config_path.exists():
+        parse_config(config_path.read_text(), source=CONFIG_FILE)  # raises ConfigError with line
+    else:
+        config_path.write_text(render_template(domain))
+        created_file = True
+
+    committed = False
+    try:
+        head_tree = git.repo[head].tree
+        on_disk = config_path.read_bytes()
+        in_head = git.repo[head_tree[CONFIG_FILE].id].data if CONFIG_FILE in head_tree else None
+        if in_head != on_disk:
+            git.run("add", "--", CONFIG_FILE)
+            git.run("commit", "--quiet", "-m", "evotree: initialize workspace (evotree.toml)",
+                    "--", CONFIG_FILE)
+            committed = True
+            head = git.head_commit()
+    except EvotreeError:
+        if created_file:
+            git.run("reset", "--quiet", "--", CONFIG_FILE, check=False)
+            config_path.unlink(missing_ok=True)
+        raise
+
+    created_refs: list[str] = []
+    try:
+        if not git.create_ref(branch_ref(ROOT_VERSION), head, "evotree init: v0"):
+            raise AlreadyExists(f"branch {branch_name(ROOT_VERSION)} appeared while initializing")
+        created_refs.append(branch_ref(ROOT_VERSION))
+        git.cas_ref(CHAMPION_REF, head, git.ref_target(CHAMPION_REF), "evotree init: champion v0")
+        created_refs.append(CHAMPION_REF)
+        now = utcnow()
+        record = VersionRecord(
+            id=ROOT_VERSION,
+            parents=[],
+            branch=branch_name(ROOT_VERSION),
+            status=VersionStatus.ACTIVE.value,
+            hypothesis="root: the recipe at init",
+            created_by=str(actor),
+            created_at=now,
+            base_commit=str(head),
+            worktree=None,
+        )
+
+        def change(txn: LedgerTxn) -> Event:
+            if txn.head is not None:
+                raise AlreadyInitialized(f"{git.root} was initialized concurrently")
+            txn.meta.update({"champion": ROOT_VERSION, "last_number": 0, "created_at": now})
+            txn.put(record)
+            return Event(
+                kind=EventKind.WORKSPACE_INITIALIZED.value,
+                version=ROOT_VERSION,
+                actor=str(actor),
+                at=now,
+                data={"commit": str(head), "domain": domain, "config_committed": committed},
+            )
+
+        entry = ledger.transact(change, actor=actor, create=True)
+    except BaseException:
+        for ref in created_refs:
+            git.delete_ref(ref)
+        raise
+    ensure_state_dir(git.root)
+    return InitResult(
+        root=str(git.root),
+        champion=ROOT_VERSION,
+        commit=str(head),
+        branch=branch_name(ROOT_VERSION),
+        config_path=str(config_path),
+        config_committed=committed,
+        ledger_commit=entry.commit,
+    )

@@ -1,0 +1,6 @@
+"""Running a version: export of the committed tree, train and judge phases, evidence, budgets,
+the recorder SDK, TRL hooks, executors, and audits of what runs saw.
+
+Reads the workspace and domains; never decides promotion (that is :mod:`gates`). Any Python
+subprocess it starts goes through :mod:`evotree.proc` so user folders cannot shadow packages.
+"""
