@@ -1,0 +1,129 @@
+"""Shared fixtures: real git repositories in temp dirs, with an isolated git configuration.
+
+The environment is set up at import time, before pygit2 is imported anywhere, because libgit2
+reads the location of the global configuration once, when it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_HOME = Path(tempfile.mkdtemp(prefix="evotree-test-home-"))
+os.environ["HOME"] = str(_HOME)
+os.environ["XDG_CONFIG_HOME"] = str(_HOME / ".config")
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+os.environ["GIT_CONFIG_GLOBAL"] = str(_HOME / ".gitconfig")
+for _var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+             "GIT_DIR", "GIT_WORK_TREE", "PYTHONPATH"):
+    os.environ.pop(_var, None)
+(_HOME / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+
+from click.testing import CliRunner  # noqa: E402
+
+from evotree.cli import cli  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "evotree" / "schemas"
+EVOTREE_BIN = Path(sys.executable).parent / "evotree"
+
+IDENTITY = ("Ada Tester", "ada@example.com")
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    """Run git in ``repo`` and return stdout."""
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout.strip()
+
+
+def make_repo(path: Path, *, identity: bool = True, commit: bool = True) -> Path:
+    """A fresh git repository with a small recipe committed."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "--quiet", "-b", "main")
+    if identity:
+        git(path, "config", "user.name", IDENTITY[0])
+        git(path, "config", "user.email", IDENTITY[1])
+    (path / "recipe.toml").write_text("learning_rate = 1e-5\nstd_filter = false\n")
+    (path / "train.py").write_text("print('train')\n")
+    if commit:
+        git(path, "add", "-A")
+        git(path, "commit", "--quiet", "-m", "initial recipe")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def ws(repo: Path) -> Any:
+    from evotree.workspace import Workspace, init_workspace
+
+    init_workspace(repo)
+    return Workspace.open(repo)
+
+
+class Cli:
+    """Runs the click CLI in-process against one repository."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, code: int = 0) -> Any:
+        result = self.runner.invoke(cli, ["-C", str(self.repo), *args], catch_exceptions=False)
+        assert result.exit_code == code, (
+            f"evotree {' '.join(args)} exited {result.exit_code}, expected {code}:\n{result.output}"
+        )
+        return result
+
+    def json(self, *args: str, code: int = 0) -> Any:
+        result = self(*args, "--json", code=code)
+        return json.loads(result.stdout)
+
+
+@pytest.fixture
+def run(repo: Path) -> Cli:
+    return Cli(repo)
+
+
+def ledger_commits(repo: Path) -> int:
+    out = git(repo, "rev-list", "--count", "refs/evotree/ledger", check=False)
+    return int(out) if out.isdigit() else 0
+
+
+def commit_file(worktree: Path, name: str, text: str, message: str) -> None:
+    (worktree / name).write_text(text)
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "--quiet", "-m", message)
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+
+
+def validate(instance: Any, name: str) -> None:
+    """Validate against a shipped schema, resolving its relative $refs."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
+        (f"evotree/{p.name}", Resource.from_contents(json.loads(p.read_text())))
+        for p in SCHEMAS.glob("*.schema.json")
+    )
+    jsonschema.Draft202012Validator(load_schema(name), registry=registry).validate(instance)
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    shutil.rmtree(_HOME, ignore_errors=True)
