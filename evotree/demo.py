@@ -39,14 +39,15 @@ std_threshold = 0.05
 def _git(repo: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise GitCommandError(f"`git {' '.join(args)}` failed in the demo repository: {proc.stderr.strip()}")
+        raise GitCommandError(f"`git {' '.join(args)}` failed in the demo repository: {proc.stderr.strip()}",
+                              fix="check that git works here (git --version)")
     return proc.stdout
 
 
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     if old not in text:
-        raise EvotreeError(f"demo: expected {old!r} in {path}")
+        raise EvotreeError(f"demo: expected {old!r} in {path}", fix="re-run the demo in an empty folder")
     path.write_text(text.replace(old, new))
 
 
@@ -74,7 +75,10 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
             if out:
                 echo(out)
             if proc.returncode != 0:
-                raise EvotreeError(f"demo step `evotree {' '.join(args)}` failed with exit code {proc.returncode}")
+                raise EvotreeError(
+                    f"demo step `evotree {' '.join(args)}` failed with exit code {proc.returncode}",
+                    fix="see the output above; the demo workspace is left as it was for inspection",
+                )
         return step
 
     def setup_repo() -> None:

@@ -7,8 +7,12 @@ user's checkout filters (LFS, eol, sparse checkout) that libgit2 does not.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +95,10 @@ class Git:
             return True
         except pygit2.AlreadyExistsError:
             return False
+        except OSError as exc:
+            if _is_lock_failure(exc):  # another process is creating the same ref right now
+                return False
+            raise
 
     def cas_ref(
         self, name: str, new: pygit2.Oid, expected: pygit2.Oid | None, message: str = "evotree"
@@ -110,6 +118,10 @@ class Git:
             ref.set_target(new, message)
         except (pygit2.AlreadyExistsError, pygit2.GitError) as exc:
             raise RefRaceLost(f"{name}: {exc}") from exc
+        except OSError as exc:
+            if _is_lock_failure(exc):  # another process holds the ref's lock file
+                raise RefRaceLost(f"{name}: {exc}") from exc
+            raise
 
     def delete_ref(self, name: str) -> None:
         """Delete a ref if it exists."""
@@ -169,18 +181,49 @@ class Git:
             paths.append(path)
         return paths
 
+    @contextmanager
+    def worktree_lock(self) -> Iterator[None]:
+        """Serialize ``git worktree`` calls across processes.
+
+        ``git worktree add`` reads every other worktree's admin files while checking that a
+        branch is not checked out twice; one being written at the same moment makes it fail
+        ("failed to read .git/worktrees/vN/commondir"). An ``flock`` in the common git dir
+        orders them; the kernel drops it if a process dies.
+        """
+        with open(Path(self.repo.path) / "evotree-worktrees.lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def add_worktree(self, path: Path, branch: str) -> None:
         """``git worktree add`` for an existing branch."""
-        self.run("worktree", "add", "--quiet", str(path), branch)
+        with self.worktree_lock():
+            self.run("worktree", "add", "--quiet", str(path), branch)
 
     def remove_worktree(self, path: Path, *, force: bool = False) -> None:
         """``git worktree remove`` (``--force`` discards uncommitted changes)."""
         args = ["worktree", "remove"] + (["--force", "--force"] if force else []) + [str(path)]
-        self.run(*args)
+        with self.worktree_lock():
+            self.run(*args)
+
+    def discard_worktree(self, path: Path) -> None:
+        """Remove a worktree we just created, even a half-created one (used to roll back)."""
+        with self.worktree_lock():
+            self.run("worktree", "remove", "--force", "--force", str(path), check=False)
+            shutil.rmtree(path, ignore_errors=True)
+            self.run("worktree", "prune", check=False)
 
     def prune_worktrees(self) -> None:
         """Drop git's bookkeeping for worktrees whose directories are gone."""
-        self.run("worktree", "prune")
+        with self.worktree_lock():
+            self.run("worktree", "prune")
+
+
+def _is_lock_failure(exc: OSError) -> bool:
+    message = str(exc)
+    return "lock" in message and (".lock" in message or "failed to lock" in message)
 
 
 def _config_get(config: pygit2.Config, key: str) -> str | None:

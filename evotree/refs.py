@@ -46,7 +46,8 @@ class VersionId:
         """Parse and validate ``text``; raise :class:`InvalidVersionId` naming the rule broken."""
         if text == CHAMPION_ALIAS:
             raise InvalidVersionId(
-                f"'{CHAMPION_ALIAS}' is reserved (it names the current champion), not a version id"
+                f"'{CHAMPION_ALIAS}' is reserved (it names the current champion), not a version id",
+                fix="choose another --name",
             )
         if (
             not _NAME_RE.match(text)
@@ -56,7 +57,8 @@ class VersionId:
         ):
             raise InvalidVersionId(
                 f"expected a version id like 'v7' or 'v7-std-filter' (letters, digits, '.', '_', '-';"
-                f" at most 64 characters), actually: {text!r}"
+                f" at most 64 characters), actually: {text!r}",
+                fix="`evotree tree` lists the version ids",
             )
         return cls(text)
 

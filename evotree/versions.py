@@ -128,8 +128,8 @@ def _new_version(
         _check_free_path(path)
         ws.state_dir  # noqa: B018 - make sure .evotree/ (and its .gitignore) exists first
         path.parent.mkdir(parents=True, exist_ok=True)
+        created_worktree = True  # the path was free: whatever is there from here on is ours
         git.add_worktree(path, branch_name(version_id))
-        created_worktree = True
         now = utcnow()
         record = VersionRecord(
             id=version_id,
@@ -145,7 +145,8 @@ def _new_version(
 
         def change(txn: LedgerTxn) -> Event:
             if txn.version(version_id) is not None:
-                raise AlreadyExists(f"version {version_id} already exists in the ledger")
+                raise AlreadyExists(f"version {version_id} already exists in the ledger",
+                                    fix="choose another --name; nothing was created")
             for parent in parents:
                 txn.require(parent)
             number = VersionId(version_id).number
@@ -168,7 +169,7 @@ def _new_version(
         ws.ledger.transact(change, actor=actor)
     except BaseException:
         if created_worktree:
-            git.remove_worktree(path, force=True)
+            git.discard_worktree(path)
         git.delete_ref(branch_ref(version_id))
         raise
     return record
@@ -337,7 +338,7 @@ def restore_worktree(ws: Workspace, version: str, *, worktree: str | Path | None
     try:
         _record_worktree(ws, record.id, ws.display_path(path), EventKind.WORKTREE_RESTORED, actor)
     except BaseException:
-        ws.git.remove_worktree(path, force=True)
+        ws.git.discard_worktree(path)
         raise
     return ws.resolve(record.id)
 

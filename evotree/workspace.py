@@ -193,7 +193,8 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
     created_refs: list[str] = []
     try:
         if not git.create_ref(branch_ref(ROOT_VERSION), head, "evotree init: v0"):
-            raise AlreadyExists(f"branch {branch_name(ROOT_VERSION)} appeared while initializing")
+            raise AlreadyExists(f"branch {branch_name(ROOT_VERSION)} appeared while initializing",
+                                    fix="another evotree init ran at the same time; run `evotree tree`")
         created_refs.append(branch_ref(ROOT_VERSION))
         git.cas_ref(CHAMPION_REF, head, git.ref_target(CHAMPION_REF), "evotree init: champion v0")
         created_refs.append(CHAMPION_REF)
@@ -212,7 +213,7 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
 
         def change(txn: LedgerTxn) -> Event:
             if txn.head is not None:
-                raise AlreadyInitialized(f"{git.root} was initialized concurrently")
+                raise AlreadyInitialized(f"{git.root} was initialized concurrently", fix="run `evotree tree`")
             txn.meta.update({"champion": ROOT_VERSION, "last_number": 0, "created_at": now})
             txn.put(record)
             return Event(

@@ -1,0 +1,86 @@
+"""Many evotree processes at once: no lost or duplicated ids or events."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import EVOTREE_BIN, git, ledger_commits
+
+N_PROCESSES = 8
+
+
+def test_eight_processes_branching_at_once(ws: Any, repo: Path) -> None:
+    procs = [
+        subprocess.Popen(
+            [str(EVOTREE_BIN), "-C", str(repo), "branch", "-m", f"hypothesis {i}", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for i in range(N_PROCESSES)
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out))
+    ids = sorted(r["id"] for r in results)
+    assert ids == sorted(f"v{i}" for i in range(1, N_PROCESSES + 1))
+    # each hypothesis landed on exactly one version
+    assert sorted(r["hypothesis"] for r in results) == sorted(f"hypothesis {i}" for i in range(N_PROCESSES))
+    # the ledger: one init + one event per process, none lost, none duplicated
+    assert ledger_commits(repo) == 1 + N_PROCESSES
+    log = git(repo, "log", "--format=%s", "refs/evotree/ledger").splitlines()
+    created = sorted(line.split()[-1] for line in log if "version.created" in line)
+    assert created == ids
+    tree = {v["id"]: v for v in json.loads(
+        subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "tree", "--json"], capture_output=True,
+                       text=True, check=True).stdout)["versions"]}
+    assert set(tree) == {"v0", *ids}
+    for r in results:
+        assert tree[r["id"]]["hypothesis"] == r["hypothesis"]
+        assert Path(repo / r["worktree"]).is_dir()
+    worktrees = git(repo, "worktree", "list").splitlines()
+    assert len(worktrees) == 1 + N_PROCESSES
+
+
+def _append_events(args: tuple[str, int, int]) -> list[str]:
+    repo, worker, count = args
+    from evotree.gitio import Git
+    from evotree.ledger import Event, Ledger
+
+    git_ = Git(repo)
+    ledger = Ledger(git_)
+    actor = git_.identity()
+    commits = []
+    for i in range(count):
+        entry = ledger.transact(
+            lambda txn, i=i: Event(kind="finding", version="v0", actor=str(actor), data={"w": worker, "i": i}),
+            actor=actor,
+        )
+        commits.append(entry.commit)
+    return commits
+
+
+def test_concurrent_ledger_appends_lose_nothing(ws: Any, repo: Path) -> None:
+    per_worker = 15
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(N_PROCESSES) as pool:
+        commits = pool.map(_append_events, [(str(repo), w, per_worker) for w in range(N_PROCESSES)])
+    flat = [c for worker in commits for c in worker]
+    assert len(set(flat)) == N_PROCESSES * per_worker
+    on_ref = git(repo, "rev-list", "refs/evotree/ledger").splitlines()
+    assert set(flat) <= set(on_ref)  # every reported commit is on the ledger's single chain
+    assert len(on_ref) == 1 + N_PROCESSES * per_worker
+    seen = sorted(
+        (e["data"]["w"], e["data"]["i"])
+        for e in (json.loads(line) for line in git(repo, "log", "--format=%b", "refs/evotree/ledger").splitlines()
+                  if line.startswith("{"))
+        if e["kind"] == "finding"
+    )
+    assert seen == sorted((w, i) for w in range(N_PROCESSES) for i in range(per_worker))
+    assert ws.ledger.meta()["events"] == 1 + N_PROCESSES * per_worker
+    assert sys.modules  # the spawned workers imported evotree on their own
