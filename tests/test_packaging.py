@@ -76,8 +76,9 @@ def test_bootstrap_skips_cpu_pin_with_gpu(tmp_path: Path) -> None:
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     readme = (ROOT / "README.md").read_text()
-    blocks = [b for b in readme.split("```")[1::2]]
-    commands = [line.strip() for line in blocks[0].splitlines() if line.strip() and not line.startswith("#")]
+    assert readme.startswith("# evotree\n\n```bash\n"), "the README must open with the commands"
+    first_block = readme.split("```")[1].splitlines()[1:]
+    commands = [line.split("#")[0].strip() for line in first_block if line.split("#")[0].strip()]
     assert commands == ["make demo", "make test"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
