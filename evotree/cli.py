@@ -25,6 +25,8 @@ _EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>2}  {text}" for cod
 
 
 def _to_data(result: Any) -> Any:
+    if isinstance(result, list):
+        return {"v": 1, "runs": [_to_data(item) for item in result]}
     if hasattr(result, "to_dict"):
         return result.to_dict()
     if is_dataclass(result) and not isinstance(result, type):
@@ -42,13 +44,20 @@ def _fail(exc: EvotreeError, as_json: bool) -> None:
     raise click.exceptions.Exit(exc.exit_code)
 
 
-def outputs(render: Callable[[Any], None]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add ``--json`` to a command; print its result with ``render`` or as JSON; map errors."""
+def outputs(
+    render: Callable[[Any], None], *, pass_json: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add ``--json`` to a command; print its result with ``render`` or as JSON; map errors.
+
+    With ``pass_json`` the command also receives ``as_json`` (to stay quiet while it works).
+    """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`).")
         @functools.wraps(func)
         def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
+            if pass_json:
+                kwargs["as_json"] = as_json
             try:
                 result = func(*args, **kwargs)
             except EvotreeError as exc:
@@ -76,9 +85,19 @@ def _render(name: str) -> Callable[[Any], None]:
 
 
 def _workspace() -> Any:
+    """Open the workspace; first mark runs whose driving process died as crashed."""
     from evotree.workspace import Workspace
 
-    return Workspace.open(click.get_current_context().find_root().obj["dir"])
+    ws = Workspace.open(click.get_current_context().find_root().obj["dir"])
+    active = ws.absolute(ws.config.workspace.runs_dir) / ".active"
+    if active.is_dir() and any(active.iterdir()):  # cheap check first: most calls have no runs alive
+        from harness.runs import recover_crashed_runs
+
+        crashed = recover_crashed_runs(ws)
+        if crashed:
+            click.secho(f"evotree: marked {len(crashed)} run(s) whose process died as crashed: "
+                        f"{', '.join(crashed)}", fg="yellow", err=True)
+    return ws
 
 
 @click.group(
@@ -238,6 +257,99 @@ def worktree_restore(version: str, path: str | None) -> Any:
     from evotree.versions import restore_worktree
 
     return restore_worktree(_workspace(), version, worktree=path)
+
+
+# ---------------------------------------------------------------------------- run / runs
+@cli.command()
+@click.argument("versions", nargs=-1, required=True, metavar="VERSION...")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per version, with seeds 0..N-1.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Runs executed at once (default: [executor].jobs).")
+@outputs(_render("runs"), pass_json=True)
+def run(versions: tuple[str, ...], seeds: int, jobs: int | None, as_json: bool) -> Any:
+    """Run versions under the harness: train phase, then the champion's judge.
+
+    \b
+    Each run exports the version's committed tree (uncommitted changes are refused) into
+    .evotree/runs/<run_id>/candidate, runs [train].command there, then runs the judge
+    ([eval].command) from the champion's tree; only the judge sees hidden splits.
+    Evidence (signals, rollouts, evals) is written as JSONL while running and compacted
+    to Parquet at the end. Budgets are checked before anything starts. Ctrl-C stops the
+    runs cleanly and marks them cancelled.
+    """
+    from harness.runs import run_versions
+
+    ws = _workspace()
+    view = None
+    if not as_json:
+        from evotree.render import RunProgress
+
+        view = RunProgress()
+    try:
+        if view is not None:
+            with view:
+                return run_versions(ws, list(versions), seeds=seeds, jobs=jobs, progress=view)
+        return run_versions(ws, list(versions), seeds=seeds, jobs=jobs)
+    except KeyboardInterrupt:  # a second Ctrl-C while stopping
+        raise click.exceptions.Exit(130) from None
+
+
+@cli.command()
+@click.option("--version", "version", default=None, metavar="V", help="Only runs of this version.")
+@outputs(_render("runs"))
+def runs(version: str | None) -> Any:
+    """List the runs recorded on this machine, oldest first."""
+    from harness.runs import list_runs
+
+    return list_runs(_workspace(), version=version)
+
+
+@cli.command()
+@click.argument("sql")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
+@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Rows shown in the table (JSON and CSV get all rows).")
+@outputs(_render("sql_result"), pass_json=True)
+def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
+    """Query all evidence with DuckDB SQL.
+
+    \b
+    Views: runs (one row per run.json), signals, rollouts, evals (the evidence of every run,
+    finished or still running, with version and seed) and findings. Example:
+      evotree sql "SELECT version, split, avg(score) FROM evals GROUP BY ALL"
+    """
+    from harness.query import query
+    from harness.runs import runs_dir
+
+    ws = _workspace()
+    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings")
+    rows = table.to_pylist()
+    if as_csv and not as_json:
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(table.column_names)
+        for row in rows:
+            writer.writerow([row[c] for c in table.column_names])
+        raise click.exceptions.Exit(0)
+    return {"v": 1, "columns": table.column_names, "rows": rows, "limit": limit}
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--version", "version", required=True, metavar="V", help="Version the training belongs to.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of that training.")
+@outputs(_render("runs"))
+def ingest(path: str, version: str, seed: int) -> Any:
+    """Import a TRL/transformers trainer_state.json as a run of VERSION.
+
+    Its log_history becomes signals; the run has no judge phase, so no score, and it is not
+    charged to budgets.
+    """
+    from harness.ingest import ingest_trainer_state
+
+    return [ingest_trainer_state(_workspace(), path, version=version, seed=seed)]
 
 
 # ---------------------------------------------------------------------------- config / schema

@@ -23,6 +23,7 @@ __all__ = [
     "Config",
     "WorkspaceSection",
     "PhaseSection",
+    "EvalSection",
     "ProtectSection",
     "BudgetSection",
     "GatesSection",
@@ -70,6 +71,21 @@ class PhaseSection:
 
 
 @dataclass
+class EvalSection(PhaseSection):
+    judge_paths: list[str] = field(
+        default_factory=lambda: ["judge/"],
+        metadata=_help("Judge code and hidden splits: taken from the champion for the eval phase, "
+                       "never exported into a candidate's run directory."),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for path in self.judge_paths:
+            if not path or path.startswith("/") or ".." in path.split("/"):
+                raise _value_error("eval.judge_paths", "relative paths inside the repository", path)
+
+
+@dataclass
 class ProtectSection:
     paths: list[str] = field(
         default_factory=lambda: ["evotree.toml", "judge/", "gates/"],
@@ -79,14 +95,27 @@ class ProtectSection:
 
 @dataclass
 class BudgetSection:
-    max_episodes: int = field(default=128, metadata=_help("Evaluation episodes per version (EvoPolicyGym: 128)."))
-    max_wall_seconds: int = field(default=3600, metadata=_help("Wall-clock budget per run."))
+    # --- per run
+    max_wall_seconds: int = field(default=3600, metadata=_help("Wall-clock limit of one run (both phases)."))
+    # --- per version (0: unlimited)
     max_runs_per_version: int = field(default=20, metadata=_help("Runs (seeds included) per version."))
+    max_episodes: int = field(default=0, metadata=_help("Episodes (recorded rollouts) per version; gym: 128 as in EvoPolicyGym."))
+    max_steps: int = field(default=0, metadata=_help("Training steps per version (0: unlimited)."))
+    max_wall_hours: float = field(default=0.0, metadata=_help("Wall-clock hours per version (0: unlimited)."))
+    max_gpu_hours: float = field(default=0.0, metadata=_help("GPU hours per version (0: unlimited)."))
+    # --- per tree (0: unlimited)
+    tree_max_episodes: int = field(default=0, metadata=_help("Episodes over the whole tree (0: unlimited)."))
+    tree_max_steps: int = field(default=0, metadata=_help("Training steps over the whole tree (0: unlimited)."))
+    tree_max_wall_hours: float = field(default=0.0, metadata=_help("Wall-clock hours over the whole tree."))
+    tree_max_gpu_hours: float = field(default=0.0, metadata=_help("GPU hours over the whole tree."))
 
     def __post_init__(self) -> None:
+        for key in ("max_wall_seconds", "max_runs_per_version"):
+            if getattr(self, key) <= 0:
+                raise _value_error(f"budget.{key}", "a positive integer", getattr(self, key))
         for f in fields(self):
-            if getattr(self, f.name) <= 0:
-                raise _value_error(f"budget.{f.name}", "a positive integer", getattr(self, f.name))
+            if getattr(self, f.name) < 0:
+                raise _value_error(f"budget.{f.name}", "0 (unlimited) or more", getattr(self, f.name))
 
 
 @dataclass
@@ -141,7 +170,7 @@ class Config:
 
     workspace: WorkspaceSection = field(default_factory=WorkspaceSection)
     train: PhaseSection = field(default_factory=lambda: PhaseSection(command="python train.py"))
-    eval: PhaseSection = field(default_factory=lambda: PhaseSection(command="python eval.py"))
+    eval: EvalSection = field(default_factory=lambda: EvalSection(command="python eval.py"))
     protect: ProtectSection = field(default_factory=ProtectSection)
     budget: BudgetSection = field(default_factory=BudgetSection)
     gates: GatesSection = field(default_factory=GatesSection)
@@ -205,8 +234,7 @@ def _build_section(text: str, source: str, name: str, section_type: type, values
             )
         kwargs[key] = float(value) if expected is float else value
     if name in ("train", "eval") and "command" not in kwargs:
-        default = Config().train if name == "train" else Config().eval
-        kwargs["command"] = default.command
+        kwargs["command"] = getattr(Config(), name).command
     try:
         return section_type(**kwargs)
     except _FieldError as exc:
@@ -315,20 +343,34 @@ command = "{train}"
 timeout_seconds = 3600
 
 [eval]
-# Judge phase: read from the champion's protected tree; the only phase that reads hidden splits.
+# Judge phase: runs in the CHAMPION's tree (never the candidate's), after training has ended;
+# the only phase that reads hidden splits. The candidate's exported tree is $EVOTREE_CANDIDATE_DIR.
 command = "{eval}"
 timeout_seconds = 3600
+# Judge code and hidden splits (validation, held-out): never exported into a candidate's run.
+judge_paths = ["judge/"]
 
 [protect]
 # Paths a candidate version may not change: the judge, the gate policy, hidden data.
 paths = ["evotree.toml", "judge/", "gates/"]
 
 [budget]
-# Evaluation episodes per version (EvoPolicyGym uses 128).
-max_episodes = 128
-# Wall-clock seconds per run, and runs (seeds included) per version.
+# A run that would exceed a budget is refused before it starts; one that exceeds while
+# running is stopped and marked budget_exceeded. Failed runs are charged; refused ones are not.
+# Wall-clock seconds of one run (train + judge).
 max_wall_seconds = 3600
+# Per version (0: unlimited): runs (seeds included), episodes (recorded rollouts; EvoPolicyGym
+# uses 128), training steps, wall-clock hours, GPU hours.
 max_runs_per_version = 20
+max_episodes = {max_episodes}
+max_steps = 0
+max_wall_hours = 0.0
+max_gpu_hours = 0.0
+# Over the whole tree (0: unlimited).
+tree_max_episodes = 0
+tree_max_steps = 0
+tree_max_wall_hours = 0.0
+tree_max_gpu_hours = 0.0
 
 [gates]
 # Evidence gates: the lower CI bound of the delta vs the champion must exceed min_delta,
@@ -365,4 +407,5 @@ def render_template(domain: str = "custom") -> str:
             key="workspace.domain",
         )
     train, evaluate = _DOMAIN_COMMANDS[domain]
-    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate)
+    max_episodes = 128 if domain == "gym" else 0
+    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate, max_episodes=max_episodes)

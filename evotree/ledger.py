@@ -94,6 +94,8 @@ class VersionRecord:
     reason: str | None = None
     skills: list[str] = field(default_factory=list)
     updated_at: str | None = None
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def parent(self) -> str | None:

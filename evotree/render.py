@@ -170,3 +170,89 @@ def schema(result: dict[str, Any]) -> None:
             _console.print(name)
     else:
         _console.print_json(json.dumps(result))
+
+
+def runs(records: list[Any]) -> None:
+    """``evotree run`` / ``evotree runs``: one row per run."""
+    if not records:
+        _console.print("no runs yet: `evotree run VERSION`")
+        return
+    table = Table(box=None)
+    for column in ("run", "status", "headline", "wall", "steps"):  # the run id names version and seed
+        table.add_column(column, no_wrap=True)
+    table.add_column("note", overflow="fold", ratio=1)
+    style = {"succeeded": "green", "running": "yellow", "failed": "red", "crashed": "red",
+             "budget_exceeded": "magenta", "cancelled": "grey50", "ingested": "cyan"}
+    for r in records:
+        headline = "—" if not r.headline else f"{r.headline['metric'].split('/')[0]}={r.headline['value']:.4g}"
+        table.add_row(r.run_id, f"[{style.get(r.status, 'white')}]{r.status}[/]",
+                      escape(headline), f"{r.wall_seconds:.1f}s", str(r.usage.get("steps", "")),
+                      escape((r.error or "; ".join(r.notes))[:80]))
+    _console.print(table)
+
+
+class RunProgress:
+    """Live progress of ``evotree run`` on stderr: a bar per run (steps when the budget is known).
+
+    Called from the runs' worker threads; rich's Progress is thread-safe. On a terminal that is
+    not interactive it prints one line per phase change instead of redrawing bars.
+    """
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True, highlight=False)
+        self.live = self.console.is_terminal
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=self.console,
+            disable=not self.live,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.last_metric: dict[str, str] = {}
+
+    def __enter__(self) -> "RunProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.__exit__(*exc)
+
+    def __call__(self, run_id: str, event: str, info: dict[str, Any]) -> None:
+        if event == "started":
+            self.tasks[run_id] = self.progress.add_task(
+                f"{run_id}", total=info.get("max_steps"), info="starting")
+            if not self.live:
+                self.console.print(f"{run_id}: started ({info['version']}, seed {info['seed']})")
+        elif event == "phase":
+            self.progress.update(self.tasks[run_id], info=f"{info['phase']}")
+            if not self.live:
+                self.console.print(f"{run_id}: {info['phase']} phase")
+        elif event == "step":
+            self.progress.update(self.tasks[run_id], completed=info["step"],
+                                 info=f"{info['phase']} step {info['step']} {self.last_metric.get(run_id, '')}")
+        elif event == "metric" and info.get("metric") in ("loss", "reward", "train/loss", "train/reward"):
+            value = info.get("value")
+            self.last_metric[run_id] = f"{info['metric']}={value:.4g}" if isinstance(value, float) else ""
+        elif event == "finished":
+            headline = info.get("headline")
+            text = f"{info['status']}" + (f" {headline['metric']}={headline['value']:.4g}" if headline else "")
+            self.progress.update(self.tasks[run_id], info=text)
+            if not self.live:
+                self.console.print(f"{run_id}: {text}")
+
+
+def sql_result(result: dict[str, Any]) -> None:
+    """``evotree sql``: the rows as a table (at most ``limit``)."""
+    table = Table(*result["columns"], box=None)
+    for row in result["rows"][: result["limit"]]:
+        table.add_row(*(escape(_cell(row[c])) for c in result["columns"]))
+    _console.print(table)
+    shown = min(len(result["rows"]), result["limit"])
+    _console.print(f"[grey50]{len(result['rows'])} row(s)" + (f", {shown} shown" if shown < len(result["rows"]) else "") + "[/]")
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "NULL" if value is None else str(value)

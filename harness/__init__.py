@@ -4,3 +4,7 @@ the recorder SDK, TRL hooks, executors, and audits of what runs saw.
 Reads the workspace and domains; never decides promotion (that is :mod:`gates`). Any Python
 subprocess it starts goes through :mod:`evotree.proc` so user folders cannot shadow packages.
 """
+
+from harness.recorder import Recorder, RecorderError, get_recorder
+
+__all__ = ["Recorder", "RecorderError", "get_recorder"]
