@@ -141,4 +141,11 @@ EXIT_CODES: dict[int, str] = {
     10: "operation not allowed in the version's current state",
     11: "ledger update lost too many compare-and-swap races",
     12: "a git command failed",
+    13: "recorder misuse (outside a run, hidden split from the train phase, bad values)",
+    14: "query error (bad SQL over the evidence views)",
+    15: "unsupported or missing TRL version",
+    16: "budget exceeded (the request was refused before it started)",
+    17: "run directory cannot be created or written",
+    18: "ingest error (missing or malformed trainer_state.json)",
+    130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

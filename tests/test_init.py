@@ -126,7 +126,7 @@ def test_already_initialized_changes_nothing(repo: Path) -> None:
 def test_malformed_existing_config_names_key_and_line(repo: Path) -> None:
     (repo / "evotree.toml").write_text("[workspace]\ndomain = 'math'\n[budget]\nmax_episodes = -3\n")
     head = git(repo, "rev-parse", "HEAD")
-    with pytest.raises(ConfigError, match=r"evotree.toml:4: budget.max_episodes: expected a positive integer"):
+    with pytest.raises(ConfigError, match=r"evotree.toml:4: budget.max_episodes: expected 0 \(unlimited\) or more"):
         init_workspace(repo)
     assert git(repo, "rev-parse", "HEAD") == head
     assert _evotree_refs(repo) == []

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo
+from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
 from evotree.errors import ConfigError, DirtyState, InvalidState
 from evotree.versions import abandon_version, create_version
 from evotree.workspace import Workspace, init_workspace
@@ -329,6 +329,8 @@ def test_cli_run_and_runs(rws: Workspace) -> None:
     v1 = _version(rws, "skill = 0.7\nsteps = 2\n")
     cli = Cli(rws.root)
     data = cli.json("run", v1, "--seeds", "2")
+    for run in data["runs"]:
+        validate(run, "run")
     assert [r["status"] for r in data["runs"]] == ["succeeded", "succeeded"]
     listed = cli.json("runs", "--version", v1)
     assert sorted(r["run_id"] for r in listed["runs"]) == sorted(r["run_id"] for r in data["runs"])
