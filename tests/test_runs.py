@@ -380,3 +380,15 @@ def test_ingest_trainer_state(rws: Workspace, tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     assert "not valid JSON" in Cli(rws.root).json("ingest", str(tmp_path / "bad.json"), "--version", "v0",
                                                  code=18)["error"]["message"]
+
+
+def test_progress_lines_when_not_a_terminal(rws: Workspace) -> None:
+    v1 = _version(rws, "skill = 0.4\nsteps = 2\n")
+    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(rws.root), "run", v1], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert any(": started (v1, seed 0)" in line for line in lines)
+    assert any(line.endswith(": train phase") for line in lines)
+    assert any(line.endswith(": eval phase") for line in lines)
+    assert any("succeeded validation/mean_score=0.4" in line for line in lines)
+    assert "succeeded" in proc.stdout

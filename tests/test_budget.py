@@ -1,0 +1,58 @@
+"""Budget planning: per-run limits from version and tree budgets, refusals that name the budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from evotree.config import BudgetSection
+from harness.budget import BudgetExceeded, add_usage, plan_limits
+
+
+def _plan(budget: BudgetSection, *, version_usage=None, tree_usage=None, version_runs=1, total_runs=1, gpus=0.0):
+    return plan_limits(budget, version="v1", version_usage=version_usage, tree_usage=tree_usage,
+                       version_runs=version_runs, total_runs=total_runs, gpus=gpus)
+
+
+def test_unlimited_by_default_except_wall() -> None:
+    limits = _plan(BudgetSection())
+    assert limits.max_steps is None and limits.max_episodes is None and limits.wall_seconds == 3600
+
+
+def test_remaining_steps_split_over_the_runs_of_a_request() -> None:
+    budget = BudgetSection(max_steps=100, tree_max_steps=1000)
+    limits = _plan(budget, version_usage={"steps": 40}, tree_usage={"steps": 500}, version_runs=3, total_runs=3)
+    assert limits.max_steps == 20  # (100 - 40) / 3, tighter than (1000 - 500) / 3
+    tree_tight = _plan(budget, version_usage={"steps": 0}, tree_usage={"steps": 990}, version_runs=2, total_runs=5)
+    assert tree_tight.max_steps == 2  # (1000 - 990) / 5
+
+
+def test_tree_budget_spent_is_named() -> None:
+    budget = BudgetSection(tree_max_episodes=50)
+    with pytest.raises(BudgetExceeded, match=r"budget.tree_max_episodes is spent: 50 of 50 episodes") as info:
+        _plan(budget, tree_usage={"episodes": 50})
+    assert info.value.details["budget"] == "tree_max_episodes"
+
+
+def test_wall_hours_and_gpu_hours_cap_the_wall_clock() -> None:
+    budget = BudgetSection(max_wall_seconds=3600, max_wall_hours=1.0, max_gpu_hours=2.0)
+    limits = _plan(budget, version_usage={"wall_hours": 0.75}, version_runs=1)
+    assert limits.wall_seconds == pytest.approx(900)
+    gpu = _plan(budget, version_usage={"gpu_hours": 1.5}, gpus=2.0)
+    assert gpu.wall_seconds == pytest.approx(900)  # 0.5 GPU hours left on 2 GPUs
+    with pytest.raises(BudgetExceeded, match="budget.max_gpu_hours is spent"):
+        _plan(budget, version_usage={"gpu_hours": 2.0}, gpus=1.0)
+
+
+def test_runs_per_version() -> None:
+    with pytest.raises(BudgetExceeded, match="has used 19 of its 20 runs; 2 more"):
+        _plan(BudgetSection(), version_usage={"runs": 19}, version_runs=2, total_runs=2)
+
+
+def test_fraction_of_a_step_is_refused() -> None:
+    with pytest.raises(BudgetExceeded, match="nothing left for 3 more run"):
+        _plan(BudgetSection(max_steps=10), version_usage={"steps": 8}, version_runs=3, total_runs=3)
+
+
+def test_add_usage() -> None:
+    assert add_usage({"runs": 1, "steps": 3, "wall_hours": 0.1}, {"runs": 1, "episodes": 4, "wall_hours": 0.2}) == {
+        "runs": 2, "episodes": 4, "steps": 3, "wall_hours": pytest.approx(0.3), "gpu_hours": 0}
