@@ -266,8 +266,10 @@ def worktree_restore(version: str, path: str | None) -> Any:
               help="Runs per version, with seeds 0..N-1.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Runs executed at once (default: [executor].jobs).")
+@click.option("--heldout", is_flag=True,
+              help="Also score the held-out split (for the candidate selected on validation).")
 @outputs(_render("runs"), pass_json=True)
-def run(versions: tuple[str, ...], seeds: int, jobs: int | None, as_json: bool) -> Any:
+def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, as_json: bool) -> Any:
     """Run versions under the harness: train phase, then the champion's judge.
 
     \b
@@ -289,8 +291,8 @@ def run(versions: tuple[str, ...], seeds: int, jobs: int | None, as_json: bool) 
     try:
         if view is not None:
             with view:
-                return run_versions(ws, list(versions), seeds=seeds, jobs=jobs, progress=view)
-        return run_versions(ws, list(versions), seeds=seeds, jobs=jobs)
+                return run_versions(ws, list(versions), seeds=seeds, jobs=jobs, heldout=heldout, progress=view)
+        return run_versions(ws, list(versions), seeds=seeds, jobs=jobs, heldout=heldout)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
 

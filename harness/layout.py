@@ -35,6 +35,8 @@ __all__ = [
     "ENV_EVIDENCE_DIR",
     "ENV_CANDIDATE_DIR",
     "ENV_MAX_STEPS",
+    "ENV_JUDGE_SPLITS",
+    "INVALID_SUBMISSION_EXIT",
     "RunPaths",
 ]
 
@@ -51,6 +53,12 @@ ENV_PHASE = "EVOTREE_PHASE"
 ENV_EVIDENCE_DIR = "EVOTREE_EVIDENCE_DIR"
 ENV_CANDIDATE_DIR = "EVOTREE_CANDIDATE_DIR"
 ENV_MAX_STEPS = "EVOTREE_MAX_STEPS"
+#: Splits the judge is asked to score, comma-separated (default "validation"; `evotree run
+#: --heldout` adds "heldout", for the candidate selected on validation).
+ENV_JUDGE_SPLITS = "EVOTREE_JUDGE_SPLITS"
+#: Exit code of a train phase that found the submission invalid (e.g. policy.py does not
+#: define a policy): the run is marked `invalid` and charged nothing.
+INVALID_SUBMISSION_EXIT = 65
 
 #: Column -> type name per kind. Types: str, int, float, bool, list[str]. Every row also has
 #: run_id (str), phase (str), ts (float, unix seconds) and nonfinite (bool: a NaN/inf value).

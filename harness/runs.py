@@ -48,12 +48,14 @@ from harness.export import export_tree
 from harness.layout import (
     ENV_CANDIDATE_DIR,
     ENV_EVIDENCE_DIR,
+    ENV_JUDGE_SPLITS,
     ENV_MAX_STEPS,
     ENV_PHASE,
     ENV_RUN_DIR,
     ENV_RUN_ID,
     ENV_SEED,
     ENV_VERSION,
+    INVALID_SUBMISSION_EXIT,
     RunPaths,
 )
 
@@ -98,6 +100,7 @@ class RunStatus(str, Enum):
     CRASHED = "crashed"
     BUDGET_EXCEEDED = "budget_exceeded"
     CANCELLED = "cancelled"
+    INVALID = "invalid"
     INGESTED = "ingested"
 
 
@@ -158,6 +161,7 @@ class RunPlan:
     judge_commit: str
     judge_version: str
     limits: RunLimits
+    judge_splits: tuple[str, ...] = ("validation",)
 
 
 def runs_dir(ws: Workspace) -> Path:
@@ -183,7 +187,7 @@ def _package_versions() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- planning
-def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1) -> list[RunPlan]:
+def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bool = False) -> list[RunPlan]:
     """Check every requested run and budget; nothing starts unless all of them may.
 
     Refuses abandoned versions, uncommitted changes in a version's worktree (naming the files),
@@ -242,7 +246,8 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1) -> list[Run
             run_id = f"{record.id}-s{seed}-{_now_stamp()}-{secrets.token_hex(3)}"
             plans.append(RunPlan(run_id=run_id, version=record.id, seed=seed, commit=tip,
                                  judge_commit=str(judge_commit), judge_version=champion.id,
-                                 limits=limits_of[record.id]))
+                                 limits=limits_of[record.id],
+                                 judge_splits=("validation", "heldout") if heldout else ("validation",)))
     return plans
 
 
@@ -253,11 +258,15 @@ def run_versions(
     *,
     seeds: int = 1,
     jobs: int | None = None,
+    heldout: bool = False,
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
 ) -> list[RunRecord]:
-    """Plan and execute runs of ``versions`` × ``seeds``, ``jobs`` at a time; return their records."""
-    plans = plan_runs(ws, versions, seeds=seeds)
+    """Plan and execute runs of ``versions`` × ``seeds``, ``jobs`` at a time; return their records.
+
+    ``heldout`` asks the judge to score the held-out split too (for the selected candidate).
+    """
+    plans = plan_runs(ws, versions, seeds=seeds, heldout=heldout)
     jobs = jobs or ws.config.executor.jobs
     cancel = cancel or threading.Event()
     base = runs_dir(ws)
@@ -338,7 +347,7 @@ def execute_run(
                 shutil.rmtree(judge_dir, ignore_errors=True)
         record.status = {
             "ok": RunStatus.SUCCEEDED, "failed": RunStatus.FAILED, "budget": RunStatus.BUDGET_EXCEEDED,
-            "cancelled": RunStatus.CANCELLED,
+            "cancelled": RunStatus.CANCELLED, "invalid": RunStatus.INVALID,
         }[outcome].value
     except BaseException as exc:  # noqa: BLE001 - the run must still be closed and charged
         record.status = RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
@@ -368,7 +377,7 @@ def _phase_env(plan: RunPlan, paths: RunPaths, phase: str) -> dict[str, str]:
     env.update({
         ENV_RUN_DIR: str(paths.root), ENV_RUN_ID: plan.run_id, ENV_VERSION: plan.version,
         ENV_SEED: str(plan.seed), ENV_PHASE: phase, ENV_EVIDENCE_DIR: str(paths.evidence_dir(phase)),
-        ENV_CANDIDATE_DIR: str(paths.candidate),
+        ENV_CANDIDATE_DIR: str(paths.candidate), ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
     })
     if plan.limits.max_steps is not None:
         env[ENV_MAX_STEPS] = str(plan.limits.max_steps)
@@ -476,6 +485,10 @@ def _supervise(
     record.cpu_seconds = round(record.cpu_seconds + cpu, 3)
     if stop_reason is not None:
         return stop_reason
+    if phase == "train" and proc.returncode == INVALID_SUBMISSION_EXIT:
+        record.error = f"invalid submission (the train phase exited with {INVALID_SUBMISSION_EXIT}): see " \
+                       f"{paths.log(phase, 'err')}"
+        return "invalid"
     if proc.returncode != 0:
         hint = " (command not found)" if proc.returncode == 127 else ""
         record.error = (f"{phase} phase exited with {proc.returncode}{hint}: see "
@@ -506,6 +519,7 @@ def _finish(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | 
     record.headline = _headline(paths)
     steps, episodes = _train_counts(paths)
     gpus = ws.config.executor.gpus
+    charge = charge and record.status != RunStatus.INVALID.value  # invalid submissions cost nothing
     record.usage = {
         "runs": 1, "episodes": episodes, "steps": steps,
         "wall_hours": round(record.wall_seconds / 3600, 9),
@@ -605,8 +619,11 @@ def _refresh_version_status(version: Any) -> None:
     """A version's status and headline from its runs (mean over scored runs of one metric)."""
     if version.status == VersionStatus.ABANDONED.value:
         return
-    runs = [r for r in version.runs if r["status"] != RunStatus.INGESTED.value]  # evidence, not attempts
+    runs = [r for r in version.runs  # ingested runs are evidence and invalid ones cost nothing: not attempts
+            if r["status"] not in (RunStatus.INGESTED.value, RunStatus.INVALID.value)]
     if not runs:
+        if version.status == VersionStatus.RUNNING.value:
+            version.status = VersionStatus.ACTIVE.value
         return
     if any(r["status"] == RunStatus.RUNNING.value for r in runs):
         version.status = VersionStatus.RUNNING.value

@@ -24,6 +24,8 @@ import json, os, sys, time, tomllib
 from harness import get_recorder
 rec = get_recorder()
 recipe = tomllib.load(open("recipe.toml", "rb"))
+if recipe.get("invalid"):
+    sys.exit(65)
 steps = int(recipe.get("steps", 3))
 skill = float(recipe.get("skill", 0.5))
 for step in range(1, steps + 1):
@@ -47,7 +49,10 @@ from harness import get_recorder
 rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 hidden = json.load(open("judge/hidden.json"))
+wanted = os.environ["EVOTREE_JUDGE_SPLITS"].split(",")
 for split, tasks in hidden.items():
+    if split not in wanted:
+        continue
     for i, task in enumerate(tasks):
         rec.eval_result(split, task, 1.0 if (i + 1) / len(tasks) <= model["skill"] else 0.0)
 '''
@@ -117,7 +122,8 @@ def test_run_end_to_end(rws: Workspace) -> None:
     rollouts = _rows(run_dir / "rollouts.parquet")
     assert len(rollouts) == 12 and {r["group_id"] for r in rollouts} == {"g1", "g2", "g3"}
     evals = _rows(run_dir / "evals.parquet")
-    assert len(evals) == 14 and {r["phase"] for r in evals} == {"eval"}
+    assert len(evals) == 10 and {r["phase"] for r in evals} == {"eval"}
+    assert {r["split"] for r in evals} == {"validation"}  # held-out only when asked for
     validation = [r["score"] for r in evals if r["split"] == "validation"]
     assert sum(validation) / len(validation) == pytest.approx(0.8)
     assert record.headline == {"metric": "validation/mean_score", "value": pytest.approx(0.8), "n": 10, "scored": 10}
@@ -137,8 +143,9 @@ def test_visibility_boundary(rws: Workspace) -> None:
     wt = rws.root / rws.resolve(v1).worktree
     commit_file(wt, "judge/eval.py", JUDGE.replace('1.0 if (i + 1) / len(tasks) <= model["skill"] else 0.0', "1.0"),
                 "judge myself")
-    (record,) = run_versions(rws, [v1])
+    (record,) = run_versions(rws, [v1], heldout=True)
     run_dir = rws.root / ".evotree" / "runs" / record.run_id
+    assert {r["split"] for r in _rows(run_dir / "evals.parquet")} == {"validation", "heldout"}
     assert not (run_dir / "candidate" / "judge").exists()
     assert not (rws.root / ".evotree" / "judge" / record.run_id).exists()  # judge dir removed after
     # nothing the candidate could reach holds hidden data (only the judge's own evidence names its tasks)
@@ -392,3 +399,12 @@ def test_progress_lines_when_not_a_terminal(rws: Workspace) -> None:
     assert any(line.endswith(": eval phase") for line in lines)
     assert any("succeeded validation/mean_score=0.4" in line for line in lines)
     assert "succeeded" in proc.stdout
+
+
+def test_invalid_submission_costs_nothing(rws: Workspace) -> None:
+    v1 = _version(rws, "invalid = true\n")
+    (record,) = run_versions(rws, [v1])
+    assert record.status == "invalid" and "invalid submission" in record.error
+    assert record.usage == {} and "eval" not in record.phases
+    version = rws.ledger.snapshot().version(v1)
+    assert version.usage.get("runs", 0) == 0 and version.status == "active"
