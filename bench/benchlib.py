@@ -10,6 +10,7 @@ same run (the machine is noisy): only medians and same-run ratios are reported.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -21,9 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 # ----------------------------------------------------------------------------- environment
 _HOME = Path(tempfile.mkdtemp(prefix="evotree-bench-home-"))
@@ -31,10 +33,18 @@ os.environ["HOME"] = str(_HOME)
 os.environ["XDG_CONFIG_HOME"] = str(_HOME / ".config")
 os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 os.environ["GIT_CONFIG_GLOBAL"] = str(_HOME / ".gitconfig")
-for _var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-             "GIT_DIR", "GIT_WORK_TREE", "PYTHONPATH"):
+for _var in (
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "PYTHONPATH",
+):
     os.environ.pop(_var, None)
 (_HOME / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -50,34 +60,71 @@ def cleanup_home() -> None:
 
 # ----------------------------------------------------------------------------- git helpers
 def git(repo: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
     return proc.stdout
 
 
 def evotree(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*EVOTREE, *args], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run([*EVOTREE, *args], cwd=repo, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
-        raise RuntimeError(f"evotree {' '.join(args)} failed ({proc.returncode}): "
-                           f"{proc.stderr.strip() or proc.stdout.strip()}")
+        raise RuntimeError(
+            f"evotree {' '.join(args)} failed ({proc.returncode}): "
+            f"{proc.stderr.strip() or proc.stdout.strip()}"
+        )
     return proc
 
 
-_WORDS = ("reward", "policy", "rollout", "group", "advantage", "kl", "entropy", "clip", "batch",
-          "tokenizer", "sampler", "filter", "std", "threshold", "lr", "warmup", "schedule",
-          "verifier", "format", "length", "penalty", "temperature", "beam", "judge", "dataset")
+_WORDS = (
+    "reward",
+    "policy",
+    "rollout",
+    "group",
+    "advantage",
+    "kl",
+    "entropy",
+    "clip",
+    "batch",
+    "tokenizer",
+    "sampler",
+    "filter",
+    "std",
+    "threshold",
+    "lr",
+    "warmup",
+    "schedule",
+    "verifier",
+    "format",
+    "length",
+    "penalty",
+    "temperature",
+    "beam",
+    "judge",
+    "dataset",
+)
 
 
 def _py_file(rng: random.Random, lines: int) -> str:
-    out = ['"""Module of the training recipe (generated for the benchmark)."""', "", "import math", ""]
+    out = [
+        '"""Module of the training recipe (generated for the benchmark)."""',
+        "",
+        "import math",
+        "",
+    ]
     while len(out) < lines:
         name = "_".join(rng.sample(_WORDS, 2))
         args = ", ".join(rng.sample(_WORDS, 3))
-        out += [f"def {name}({args}):",
-                f"    \"\"\"Compute the {name.replace('_', ' ')} term.\"\"\"",
-                f"    value = {rng.choice(_WORDS)} * {rng.random():.6f} + math.log1p(abs({rng.choice(_WORDS)}))",
-                f"    return value if value > {rng.random():.3f} else -value", ""]
+        out += [
+            f"def {name}({args}):",
+            f'    """Compute the {name.replace("_", " ")} term."""',
+            (
+                f"    value = {rng.choice(_WORDS)} * {rng.random():.6f}"
+                f" + math.log1p(abs({rng.choice(_WORDS)}))"
+            ),
+            f"    return value if value > {rng.random():.3f} else -value",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -92,11 +139,22 @@ def make_recipe_repo(path: Path, *, files: int = 200, seed: int = 0) -> Path:
     git(path, "init", "--quiet", "-b", "main")
     git(path, "config", "user.name", IDENTITY[0])
     git(path, "config", "user.email", IDENTITY[1])
-    packages = ["recipe", "recipe/rewards", "recipe/data", "recipe/models", "recipe/filters",
-                "configs", "scripts", "tests", "judge", "data"]
+    packages = [
+        "recipe",
+        "recipe/rewards",
+        "recipe/data",
+        "recipe/models",
+        "recipe/filters",
+        "configs",
+        "scripts",
+        "tests",
+        "judge",
+        "data",
+    ]
     (path / "README.md").write_text("# GRPO recipe\n\nGenerated for the evotree benchmarks.\n")
     (path / "recipe.toml").write_text(
-        "[grpo]\nlearning_rate = 1e-5\nnum_generations = 8\n\n[filters]\nstd_group_filter = false\n")
+        "[grpo]\nlearning_rate = 1e-5\nnum_generations = 8\n\n[filters]\nstd_group_filter = false\n"
+    )
     made = 2
     i = 0
     while made < files:
@@ -104,12 +162,22 @@ def make_recipe_repo(path: Path, *, files: int = 200, seed: int = 0) -> Path:
         d = path / pkg
         d.mkdir(parents=True, exist_ok=True)
         if pkg == "configs":
-            (d / f"exp_{i:04d}.yaml").write_text("".join(
-                f"{w}: {rng.random():.5f}\n" for w in rng.sample(_WORDS, 12)) * 4)
+            (d / f"exp_{i:04d}.yaml").write_text(
+                "".join(f"{w}: {rng.random():.5f}\n" for w in rng.sample(_WORDS, 12)) * 4
+            )
         elif pkg == "data":
-            (d / f"prompts_{i:04d}.jsonl").write_text("".join(
-                json.dumps({"prompt": " ".join(rng.choices(_WORDS, k=20)), "answer": rng.randint(0, 999)})
-                + "\n" for _ in range(12)))
+            (d / f"prompts_{i:04d}.jsonl").write_text(
+                "".join(
+                    json.dumps(
+                        {
+                            "prompt": " ".join(rng.choices(_WORDS, k=20)),
+                            "answer": rng.randint(0, 999),
+                        }
+                    )
+                    + "\n"
+                    for _ in range(12)
+                )
+            )
         else:
             if not (d / "__init__.py").exists():
                 (d / "__init__.py").write_text("")
@@ -147,16 +215,21 @@ def no_worktree_porcelain() -> Iterator[None]:
         Git.add_worktree, Git.prune_worktrees = saved  # type: ignore[method-assign]
 
 
-_REASONS = ("reward curve flat after 200 steps; the {a} change did not help",
-            "diverged: KL blew up at step {n}, {a} too aggressive",
-            "no gain over the parent on the held-out split ({a})",
-            "superseded by a sibling that combines {a} and {b}")
+_REASONS = (
+    "reward curve flat after 200 steps; the {a} change did not help",
+    "diverged: KL blew up at step {n}, {a} too aggressive",
+    "no gain over the parent on the held-out split ({a})",
+    "superseded by a sibling that combines {a} and {b}",
+)
 
 
 def _hypothesis(rng: random.Random, n: int) -> str:
     a, b, c = rng.sample(_WORDS, 3)
-    return (f"v{n}: raise {a} {rng.choice(['by 2x', 'to 0.1', 'slightly', 'per group'])} and gate on {b}; "
-            f"expect steadier {c} and +{rng.randint(1, 9)}% pass@1")
+    return (
+        f"v{n}: raise {a} {rng.choice(['by 2x', 'to 0.1', 'slightly', 'per group'])} "
+        f"and gate on {b}; "
+        f"expect steadier {c} and +{rng.randint(1, 9)}% pass@1"
+    )
 
 
 @dataclass
@@ -169,8 +242,14 @@ class Population:
     ids: list[str] = field(default_factory=list)
 
 
-def populate(repo: Path, n: int, *, active: int, seed: int = 0,
-             progress: Callable[[int, float], None] | None = None) -> Population:
+def populate(
+    repo: Path,
+    n: int,
+    *,
+    active: int,
+    seed: int = 0,
+    progress: Callable[[int, float], None] | None = None,
+) -> Population:
     """Add ``n`` versions to the workspace at ``repo`` through evotree's own library.
 
     Every version is made by :func:`evotree.versions.create_version` (30 % from the champion,
@@ -197,7 +276,9 @@ def populate(repo: Path, n: int, *, active: int, seed: int = 0,
             number = len(ids)
             record = create_version(ws, hypothesis=_hypothesis(rng, number), parent=parent)
             a, b = rng.sample(_WORDS, 2)
-            abandon_version(ws, record.id, reason=rng.choice(_REASONS).format(a=a, b=b, n=rng.randint(10, 900)))
+            abandon_version(
+                ws, record.id, reason=rng.choice(_REASONS).format(a=a, b=b, n=rng.randint(10, 900))
+            )
             ids.append(record.id)
             made.append(record.id)
             depth[record.id] = depth[parent] + 1
@@ -209,8 +290,14 @@ def populate(repo: Path, n: int, *, active: int, seed: int = 0,
         ids.append(record.id)
         made.append(record.id)
         depth[record.id] = depth[parent] + 1
-    return Population(versions=len(ids), active=n - fast, abandoned=fast,
-                      seconds=time.perf_counter() - started, max_depth=max(depth.values()), ids=made)
+    return Population(
+        versions=len(ids),
+        active=n - fast,
+        abandoned=fast,
+        seconds=time.perf_counter() - started,
+        max_depth=max(depth.values()),
+        ids=made,
+    )
 
 
 def check_state(repo: Path, *, versions: int, worktrees: int) -> dict[str, int]:
@@ -221,10 +308,17 @@ def check_state(repo: Path, *, versions: int, worktrees: int) -> dict[str, int]:
     records = ws.ledger.versions()
     branches = len(git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/evotree/").split())
     listed = git(repo, "worktree", "list", "--porcelain").count("\nworktree ") + 1
-    state = {"ledger_versions": len(records), "evotree_branches": branches,
-             "git_worktrees_incl_main": listed,
-             "ledger_events": int(ws.ledger.meta().get("events", 0))}
-    expected = {"ledger_versions": versions, "evotree_branches": versions, "git_worktrees_incl_main": worktrees + 1}
+    state = {
+        "ledger_versions": len(records),
+        "evotree_branches": branches,
+        "git_worktrees_incl_main": listed,
+        "ledger_events": int(ws.ledger.meta().get("events", 0)),
+    }
+    expected = {
+        "ledger_versions": versions,
+        "evotree_branches": versions,
+        "git_worktrees_incl_main": worktrees + 1,
+    }
     for key, want in expected.items():
         if state[key] != want:
             raise RuntimeError(f"populated state is wrong: {key} = {state[key]}, expected {want}")
@@ -238,30 +332,41 @@ def check_state(repo: Path, *, versions: int, worktrees: int) -> dict[str, int]:
 def timed_run(cmd: list[str], cwd: Path, *, stdout: Any = subprocess.PIPE) -> tuple[float, str]:
     """Run ``cmd`` and return (wall seconds, stdout); raise if it fails."""
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
+    proc = subprocess.run(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')}")
+        raise RuntimeError(
+            f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')}"
+        )
     out = proc.stdout.decode(errors="replace") if isinstance(proc.stdout, bytes) else ""
     return elapsed, out
 
 
-def interleave(variants: dict[str, Callable[[], float]], *, repeats: int, warmup: int,
-               label: str = "") -> dict[str, list[float]]:
+def interleave(
+    variants: dict[str, Callable[[], float | dict[str, float]]],
+    *,
+    repeats: int,
+    warmup: int,
+    label: str = "",
+) -> dict[str, list[float]]:
     """Run every variant once per repetition, in an order rotated each repetition.
 
     Each variant callable does its own untimed setup/cleanup and returns the seconds of its
-    timed part. ``warmup`` extra repetitions run first and are discarded.
+    timed part (or a dict of named seconds, for one run timed at several points).
+    ``warmup`` extra repetitions run first and are discarded.
     """
     names = list(variants)
-    samples: dict[str, list[float]] = {name: [] for name in names}
+    samples: dict[str, list[float]] = {}
     total = warmup + repeats
     for rep in range(total):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
-            seconds = variants[name]()
+            result = variants[name]()
             if rep >= warmup:
-                samples[name].append(seconds)
+                for key, seconds in (
+                    result.items() if isinstance(result, dict) else [(name, result)]
+                ):
+                    samples.setdefault(key, []).append(seconds)
         if label and (rep + 1) % 5 == 0:
             print(f"  {label}: repetition {rep + 1}/{total}", file=sys.stderr, flush=True)
     return samples
@@ -275,7 +380,7 @@ def summary(samples: list[float]) -> dict[str, float]:
         "min": ordered[0],
         "max": ordered[-1],
         "mean": statistics.fmean(ordered),
-        "p90": ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))],
+        "p90": ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))],
     }
 
 
@@ -293,7 +398,10 @@ def print_table(title: str, rows: list[tuple[str, dict[str, float]]], *, note: s
     width = max(len(name) for name, _ in rows)
     print(f"  {'':{width}}  {'median ms':>9}  {'min ms':>8}  {'max ms':>8}  {'n':>3}")
     for name, s in rows:
-        print(f"  {name:{width}}  {ms(s['median']):>9}  {ms(s['min']):>8}  {ms(s['max']):>8}  {s['n']:>3}")
+        print(
+            f"  {name:{width}}  {ms(s['median']):>9}  {ms(s['min']):>8}"
+            f"  {ms(s['max']):>8}  {s['n']:>3}"
+        )
     if note:
         print(f"  {note}")
 

@@ -36,7 +36,7 @@ def _to_data(result: Any) -> Any:
 
 def _fail(exc: EvotreeError, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps({"error": exc.to_dict()}, indent=2))
+        click.echo(json.dumps({"error": exc.to_dict()}))
     else:
         click.secho(f"evotree: error: {exc.message}", fg="red", err=True)
         if exc.fix:
@@ -64,7 +64,9 @@ def outputs(
                 _fail(exc, as_json)
                 return
             if as_json:
-                click.echo(json.dumps(_to_data(result), indent=2, default=str))
+                # indented for a person at a terminal; compact (and 2-3x faster to encode) for agents
+                indent = 2 if sys.stdout.isatty() else None
+                click.echo(json.dumps(_to_data(result), indent=indent, default=str))
             else:
                 render(result)
 

@@ -43,6 +43,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 _MAX_ATTEMPTS = 200
+_GC_EVERY_EVENTS = 1000
 
 
 def utcnow() -> str:
@@ -107,8 +108,10 @@ class VersionRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "VersionRecord":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**{k: v for k, v in data.items() if k in _RECORD_FIELDS})
+
+
+_RECORD_FIELDS = frozenset(f.name for f in fields(VersionRecord))
 
 
 @dataclass
@@ -270,11 +273,24 @@ class Ledger:
             except RefRaceLost:
                 time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 20))
                 continue
+            if int(txn.meta["events"]) % _GC_EVERY_EVENTS == 0:
+                self._pack_in_background()
             return LedgerEntry(str(commit), event)
         raise LedgerConflict(
             f"could not append to {self.ref} after {_MAX_ATTEMPTS} compare-and-swap attempts",
             fix="another process is writing the ledger heavily; retry the command",
         )
+
+    def _pack_in_background(self) -> None:
+        """Each event leaves a few loose objects; let git pack them now and then (detached)."""
+        import subprocess
+
+        try:
+            subprocess.Popen(["git", "gc", "--auto", "--quiet"], cwd=str(self.git.root),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            pass  # packing is an optimisation only
 
     # ------------------------------------------------------------------ reading
     def versions(self) -> list[VersionRecord]:
@@ -287,9 +303,11 @@ class Ledger:
         if "versions" not in tree:
             return []
         records = []
-        for shard in repo[tree["versions"].id]:
-            for entry in repo[shard.id]:
-                records.append(VersionRecord.from_dict(json.loads(repo[entry.id].data)))
+        known = _RECORD_FIELDS
+        for shard in tree["versions"]:  # tree entries are objects already: no lookups by id
+            for entry in shard:
+                data = json.loads(entry.data)
+                records.append(VersionRecord(**{k: v for k, v in data.items() if k in known}))
         return records
 
     def meta(self) -> dict[str, Any]:

@@ -49,14 +49,21 @@ def tree(result: Any) -> None:
     top = Tree(f"[bold]evotree[/] · champion [bold yellow]{escape(result.champion)}[/]", guide_style="grey50")
 
     def add(node: Tree, view: Any) -> None:
-        extra = ""
-        if len(view.parents) > 1:
-            extra = f" [magenta](merge of {' + '.join(map(escape, view.parents))})[/]"
-        branch = node.add(_label(view, extra=extra))
-        for child_id in view.children:
-            child = by_id[child_id]
-            if child.parent == view.id:
-                add(branch, child)
+        continues = False
+        while True:
+            extra = ""
+            if len(view.parents) > 1:
+                extra = f" [magenta](merge of {' + '.join(map(escape, view.parents))})[/]"
+            elif continues:
+                extra = f" [grey50](from {escape(view.parent or '')})[/]"
+            branch = node.add(_label(view, extra=extra))
+            children = [by_id[c] for c in view.children if by_id[c].parent == view.id]
+            if len(children) != 1:
+                for child in children:
+                    add(branch, child)
+                return
+            # a linear chain stays at one level, so long lineages never run off the screen
+            view, continues = children[0], True
 
     for root in roots:
         add(top, root)
@@ -76,11 +83,13 @@ def init_result(result: Any) -> None:
 
 
 def version_created(record: Any) -> None:
-    parents = " + ".join(record.parents)
-    _console.print(f"[green]✓[/] created [bold]{escape(record.id)}[/] from {escape(parents)} "
-                   f"on branch {escape(record.branch)}")
-    _console.print(f"  worktree: {escape(record.worktree or '-')}")
-    _console.print(f"  hypothesis: {escape(record.hypothesis)}")
+    # plain click output: `evotree branch` is on agents' hot path, and this spares it rich's import
+    import click
+
+    click.echo(f"{click.style('✓', fg='green')} created {click.style(record.id, bold=True)} from "
+               f"{' + '.join(record.parents)} on branch {record.branch}")
+    click.echo(f"  worktree: {record.worktree or '-'}")
+    click.echo(f"  hypothesis: {record.hypothesis}")
 
 
 def version_abandoned(record: Any) -> None:

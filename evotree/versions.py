@@ -388,7 +388,8 @@ class TreeView:
     versions: list[VersionView]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "champion": self.champion, "versions": [v.to_dict() for v in self.versions]}
+        # a shallow dict per row: asdict() deep-copies and is 10x slower on large trees
+        return {"v": 1, "champion": self.champion, "versions": [dict(v.__dict__) for v in self.versions]}
 
 
 def _sort_key(record: VersionRecord) -> tuple[Any, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -129,6 +130,29 @@ def ensure_state_dir(root: Path) -> Path:
     return state
 
 
+def _differs_from_head(git: Git, head_tree: object, rel: str) -> bool:
+    path = git.root / rel
+    try:
+        entry = head_tree[rel]  # type: ignore[index]
+    except KeyError:
+        return True
+    return git.repo[entry.id].data != path.read_bytes()
+
+
+def _materialize_domain(root: Path, domain: str) -> list[str]:
+    """Write the domain's workspace files (never overwriting); return the paths written."""
+    if domain == "custom":
+        return []
+    import importlib
+
+    module = importlib.import_module(f"domains.{domain}")
+    materialize = getattr(module, "materialize", None)
+    if materialize is None:
+        raise EvotreeError(f"the {domain} domain has no workspace template in this evotree",
+                           fix="use --domain custom")
+    return list(materialize(root))
+
+
 @dataclass
 class InitResult:
     """What ``evotree init`` did (schema: ``init.schema.json``)."""
@@ -166,28 +190,35 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         )
 
     config_path = git.root / CONFIG_FILE
-    created_file = False
+    created: list[str] = []
     if config_path.exists():
         parse_config(config_path.read_text(), source=CONFIG_FILE)  # raises ConfigError with line
     else:
-        config_path.write_text(render_template(domain))
-        created_file = True
-
+        render_template(domain)  # validates the domain before anything is written
     committed = False
     try:
+        created += _materialize_domain(git.root, domain)
+        if not config_path.exists():
+            config_path.write_text(render_template(domain))
+            created.append(CONFIG_FILE)
+        paths = [CONFIG_FILE, *[p for p in created if p != CONFIG_FILE]]
         head_tree = git.repo[head].tree
-        on_disk = config_path.read_bytes()
-        in_head = git.repo[head_tree[CONFIG_FILE].id].data if CONFIG_FILE in head_tree else None
-        if in_head != on_disk:
-            git.run("add", "--", CONFIG_FILE)
-            git.run("commit", "--quiet", "-m", "evotree: initialize workspace (evotree.toml)",
-                    "--", CONFIG_FILE)
+        changed = [p for p in paths if _differs_from_head(git, head_tree, p)]
+        if changed:
+            git.run("add", "--", *changed)
+            git.run("commit", "--quiet", "-m", f"evotree: initialize workspace ({domain} domain)",
+                    "--", *changed)
             committed = True
             head = git.head_commit()
-    except EvotreeError:
-        if created_file:
-            git.run("reset", "--quiet", "--", CONFIG_FILE, check=False)
-            config_path.unlink(missing_ok=True)
+    except BaseException:
+        if created:
+            git.run("reset", "--quiet", "--", *created, check=False)
+            for rel in created:
+                target = git.root / rel
+                if target.is_dir():
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    target.unlink(missing_ok=True)
         raise
 
     created_refs: list[str] = []

@@ -318,3 +318,15 @@ def test_commands_work_from_inside_a_version_worktree(ws: Any, repo: Path) -> No
     assert inner.root == repo.resolve()
     v2 = create_version(inner, hypothesis="from inside")
     assert (repo / ".evotree" / "worktrees" / "v2").exists() and v2.worktree == ".evotree/worktrees/v2"
+
+
+def test_long_lineage_renders_every_version(ws: Any, repo: Path) -> None:
+    from conftest import Cli
+
+    parent = "v0"
+    for _ in range(30):
+        parent = create_version(ws, hypothesis=f"step after {parent}", parent=parent).id
+    out = Cli(repo)("tree").output
+    for n in range(31):
+        assert f"v{n} " in out, f"v{n} missing from the text tree"
+    assert "(from v29)" in out
