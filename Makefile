@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 .PHONY: demo test test-all bench venv
 
 venv:
-	scripts/bootstrap dev
+	scripts/bootstrap dev,llm
 
 demo: venv
 	$(VENV)/bin/evotree demo
@@ -18,3 +18,4 @@ test-all: venv
 
 bench: venv
 	$(PY) bench/bench_branch.py && $(PY) bench/bench_tree.py && $(PY) bench/bench_startup.py
+	$(PY) bench/bench_compaction.py && $(PY) bench/bench_dead_groups.py && $(PY) bench/bench_recorder_overhead.py

@@ -121,7 +121,7 @@ class Recorder:
             handle.flush()
             self.rows[kind] += len(rows)
 
-    def signal(self, step: int, **metrics: Any) -> None:
+    def signal(self, step: int, /, **metrics: Any) -> None:
         """Record scalar metrics at a training step (``rec.signal(3, loss=0.2, kl=0.01)``)."""
         step = self._step(step)
         rows = []
@@ -165,6 +165,9 @@ class Recorder:
             reward, bad = _finite(rewards[i], f"reward of sample {i} in group {group_id!r}")
             parts: dict[str, float | None] = {}
             for name, values in (components or {}).items():
+                if values[i] is None:  # the component does not apply to this sample (TRL's None)
+                    parts[name] = None
+                    continue
                 parts[name], part_bad = _finite(values[i], f"component {name!r} of sample {i}")
                 bad = bad or part_bad
             self.nonfinite += bad

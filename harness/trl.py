@@ -1,0 +1,544 @@
+"""The TRL seam: how a GRPO run built on Hugging Face TRL leaves evotree evidence.
+
+Supported: ``trl`` >= 1.14, < 1.17. Verified end to end (``tests/test_trl_hooks.py``: real
+GRPO training on CPU) with trl 1.14.2 and 1.16.0 on transformers 5.24. For trl 1.15.0 the
+reward-function call (``_calculate_rewards``), the reward combination and ``RepeatSampler`` are
+source-identical and the hooks' direct tests pass, but its GRPO cannot train on a CPU-only
+torch (its chunked log-prob kernel needs Triton), so its end-to-end test cannot run on CPU.
+:func:`check_trl_version` enforces the range; every entry point below calls it, so an
+unverified TRL fails at once with :class:`UnsupportedTRL` (exit code 15) instead of recording
+wrong evidence. Widening the range means re-running ``tests/test_trl_hooks.py`` against the new
+release and moving :data:`SUPPORTED_TRL`.
+
+Usage (the only two things a training script adds)::
+
+    from harness.recorder import get_recorder
+    from harness.trl import EvotreeCallback, record_rewards
+
+    rec = get_recorder()
+    trainer = GRPOTrainer(
+        model=model, args=config, train_dataset=dataset, processing_class=tokenizer,
+        reward_funcs=record_rewards([correct, fmt], recorder=rec, model=model,
+                                    num_generations=config.num_generations,
+                                    weights=config.reward_weights, task_id_column="task_id"),
+        callbacks=[EvotreeCallback(rec)],
+    )
+
+Contract, and the public TRL / transformers interfaces it rests on:
+
+* **Signals.** :class:`EvotreeCallback` is a ``transformers.TrainerCallback``. ``on_log``
+  records every numeric value TRL logs (``loss``, ``reward``, ``rewards/<func>/mean``,
+  ``kl``, ``entropy``, ``eval_*``, ``train_runtime``...) as a signal at
+  ``state.global_step``, on the main process only; strings and booleans are skipped, NaN/inf
+  are passed on so the recorder flags them. A (step, metric) pair is written at most once.
+* **Step budget.** ``on_step_end`` asks ``recorder.budget_exceeded(state.global_step)``; when
+  it is, the callback sets ``control.should_training_stop`` (the trainer finishes the step,
+  logs it and ends normally) and records ``budget/stopped = 1`` once.
+* **Rollouts.** :func:`record_rewards` wraps the Python reward functions given to
+  ``GRPOTrainer(reward_funcs=...)``. Each wrapper calls its function with exactly the
+  arguments TRL passes (``prompts``, ``completions``, ``completion_ids``, ``trainer_state``,
+  the extra dataset columns, ...) and returns its result object unchanged (a generator is
+  turned into a list of its values), so training is the same with or without it. TRL calls
+  every reward function once per generation batch (all get the same ``prompts`` list); when
+  the last one has returned, the batch is written as one ``rollout_group`` per prompt. The
+  batch layout relied on is TRL's ``RepeatSampler``: the ``num_generations`` samples of a
+  prompt are consecutive, so group ``g`` is samples ``[g*G, (g+1)*G)``. This is checked (a
+  batch that is not whole groups, or a group whose prompts differ, raises
+  :class:`RolloutLayoutError`), and one process is required: with several, TRL splits groups
+  across processes' batches.
+* **The recorded reward** of a sample is TRL's combination of the functions' values: the sum
+  of ``weight * value`` over functions, skipping those that returned ``None`` (TRL's
+  ``nansum`` of ``reward_weights * rewards_per_func``), and NaN when every function returned
+  ``None`` (TRL's "unscorable" completion). It is summed in double precision, in function
+  order; TRL sums the same values in float32. ``components`` holds each function's own value
+  (``None`` recorded as NaN, so the recorder flags it). Pass ``weights=config.reward_weights``:
+  the wrapper cannot see the trainer's config.
+* **Steps.** A rollout row's step is ``trainer_state.global_step + 1``: the optimizer step the
+  samples are trained in, which is also the step at which TRL logs their ``reward`` signal,
+  so rollouts and signals of one step join on ``step``. (With ``steps_per_generation`` or
+  ``num_iterations`` above 1 one batch serves several steps and carries the first one.)
+  Without ``trainer_state`` (a direct call) the step is the batch count, from 1.
+* **Evaluation.** Batches scored while ``model`` (when given) is in eval mode, i.e. TRL's
+  in-training evaluation, are not recorded as train rollouts (the judge's eval phase
+  scores models). Without ``model`` they cannot be told apart: pass it, or keep
+  ``eval_strategy="no"`` in the train phase.
+* Per-group statistics (reward std, dead groups, ...) are computed by evotree from these
+  rows: TRL's own ``frac_reward_zero_std`` loses its per-group meaning when
+  ``scale_rewards="batch"``.
+
+Not supported: reward models (``nn.Module`` or model-id strings in ``reward_funcs``: TRL
+scores them itself, out of the wrapper's reach), multi-process training (see above), and
+pickling the wrapped functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import math
+import numbers
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from evotree.errors import EvotreeError
+from harness.recorder import Recorder, RecorderError, get_recorder
+
+try:  # transformers comes with trl; without it the module still imports and the check explains
+    from transformers import TrainerCallback as _TrainerCallback
+except ImportError:  # pragma: no cover - exercised only where the llm extra is not installed
+    _TrainerCallback = object  # type: ignore[assignment,misc]
+
+__all__ = [
+    "SUPPORTED_TRL",
+    "EvotreeCallback",
+    "RolloutLayoutError",
+    "UnsupportedTRL",
+    "check_trl_version",
+    "record_rewards",
+]
+
+#: The TRL releases this seam is verified against: (lowest supported, first unsupported).
+SUPPORTED_TRL: tuple[str, str] = ("1.14", "1.17")
+_SUPPORTED_TEXT = f">={SUPPORTED_TRL[0]},<{SUPPORTED_TRL[1]}"
+_INSTALL_FIX = f"pip install 'trl{_SUPPORTED_TEXT}' (or install evotree's llm extra)"
+
+
+class UnsupportedTRL(EvotreeError):
+    """TRL is missing, or its version is outside the range the hooks are verified against."""
+
+    exit_code = 15
+    code = "unsupported_trl"
+
+
+class RolloutLayoutError(RecorderError):
+    """A reward batch is not laid out as TRL's GRPO groups, so it cannot be recorded as groups."""
+
+    code = "rollout_layout"
+
+
+def check_trl_version() -> str:
+    """The installed TRL version; raises :class:`UnsupportedTRL` if missing or unsupported."""
+    try:
+        import trl
+    except ImportError as exc:
+        raise UnsupportedTRL(
+            f"TRL is not installed (import failed: {exc}); "
+            f"evotree's TRL hooks need trl{_SUPPORTED_TEXT}",
+            fix=_INSTALL_FIX, supported=_SUPPORTED_TEXT, installed=None,
+        ) from None
+    installed = str(getattr(trl, "__version__", "unknown"))
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = Version(installed)
+    except InvalidVersion:
+        version = None
+    # Compare the release only, so 1.16.1.dev0 or 1.16.0+local count as 1.16.
+    if version is None or not (
+        Version(SUPPORTED_TRL[0]) <= Version(version.base_version) < Version(SUPPORTED_TRL[1])
+    ):
+        raise UnsupportedTRL(
+            f"TRL {installed} is installed; evotree's TRL hooks support trl{_SUPPORTED_TEXT}",
+            fix=_INSTALL_FIX
+            + "; a newer TRL needs the hooks re-verified (tests/test_trl_hooks.py)",
+            supported=_SUPPORTED_TEXT, installed=installed,
+        )
+    return installed
+
+
+def _check_recorder(recorder: Any, who: str) -> Recorder:
+    if recorder is None:
+        return get_recorder()
+    if not isinstance(recorder, Recorder):
+        raise RecorderError(
+            f"{who}: recorder must be a harness.recorder.Recorder, "
+            f"actually: {type(recorder).__name__}",
+            fix="pass get_recorder() (inside `evotree run`) or "
+            "Recorder(path, run_id=..., phase='train')",
+        )
+    return recorder
+
+
+# ---------------------------------------------------------------------------------- signals
+_RESERVED = frozenset({"self", "step"})  # names Recorder.signal takes itself
+
+
+def _as_number(value: Any) -> float | int | None:
+    """A loggable number (NaN/inf included), or None for anything that is not one."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, bytes)):
+        return None
+    if isinstance(value, numbers.Real):
+        return value
+    item = getattr(value, "item", None)  # 0-d torch tensors and numpy scalars
+    if callable(item) and getattr(value, "ndim", 0) == 0:
+        try:
+            number = item()
+        except (TypeError, ValueError, RuntimeError):
+            return None
+        return None if isinstance(number, bool) or not isinstance(number, numbers.Real) else number
+    return None
+
+
+class EvotreeCallback(_TrainerCallback):
+    """Records TRL's logged metrics as signals and stops training cleanly at the step budget.
+
+    ``recorder``: the run's :class:`~harness.recorder.Recorder` (default: :func:`get_recorder`,
+    the run set up by ``evotree run``). ``stop_on_budget=False`` records without stopping.
+    """
+
+    def __init__(self, recorder: Recorder | None = None, *, stop_on_budget: bool = True) -> None:
+        check_trl_version()
+        self.recorder = _check_recorder(recorder, "EvotreeCallback")
+        self.stop_on_budget = bool(stop_on_budget)
+        self._last_step: dict[str, int] = {}  # metric -> last step written (steps only grow)
+        self._budget_recorded = False
+        self._warned_reserved = False
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+               **kwargs: Any) -> None:
+        if not logs or not getattr(state, "is_world_process_zero", True):
+            return
+        step = int(state.global_step)
+        metrics: dict[str, Any] = {}
+        for name, value in logs.items():
+            number = _as_number(value)
+            if number is None:
+                continue
+            if name in _RESERVED:
+                if not self._warned_reserved:
+                    warnings.warn(f"EvotreeCallback: a logged metric named {name!r} cannot be "
+                                  "recorded (the name is taken by Recorder.signal); rename it",
+                                  stacklevel=2)
+                    self._warned_reserved = True
+                continue
+            if self._last_step.get(name, -1) >= step:  # already written at this step
+                continue
+            self._last_step[name] = step
+            metrics[name] = number
+        if metrics:
+            self.recorder.signal(step, **metrics)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        step = int(state.global_step)
+        if not self.stop_on_budget or not self.recorder.budget_exceeded(step):
+            return
+        control.should_training_stop = True
+        if not self._budget_recorded and getattr(state, "is_world_process_zero", True):
+            self._budget_recorded = True
+            self._last_step["budget/stopped"] = step
+            self.recorder.signal(step, **{"budget/stopped": 1})
+
+
+# ---------------------------------------------------------------------------------- rollouts
+def _callable_name(func: Any) -> str:
+    """The name TRL gives a reward function (metric ``rewards/<name>/mean``)."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", type(func).__name__)
+
+
+def _is_async(func: Any) -> bool:
+    while isinstance(func, functools.partial):
+        func = func.func
+    return inspect.iscoroutinefunction(func) or (
+        callable(func) and inspect.iscoroutinefunction(func.__call__))
+
+
+def _prompt_key(prompt: Any) -> str:
+    """A stable task id for a prompt (plain text or chat messages)."""
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str,
+                                                             ensure_ascii=False)
+    return "p" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _completion_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):  # conversational: a list of messages
+        parts = []
+        for message in completion:
+            content = message.get("content", "") if isinstance(message, dict) else message
+            if isinstance(content, list):  # content blocks
+                content = "".join(str(b.get("text", "")) if isinstance(b, dict) else str(b)
+                                  for b in content)
+            parts.append(str(content))
+        return "\n".join(parts)
+    return str(completion)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _reusable(output: Any) -> Any:
+    """The reward function's result, as is; a one-shot iterator (a generator) becomes a list
+    of the same values, since both the recorder and TRL read it."""
+    return list(output) if isinstance(output, Iterator) else output
+
+
+class _Batch:
+    __slots__ = ("kwargs", "outputs", "prompts")
+
+    def __init__(self, prompts: Any, kwargs: dict[str, Any]) -> None:
+        self.prompts = prompts
+        self.kwargs = kwargs
+        self.outputs: dict[int, list[Any]] = {}
+
+
+class _RewardGroups:
+    """Collects each reward function's output for a batch; writes the groups when all are in."""
+
+    def __init__(self, recorder: Recorder, names: list[str], weights: list[float],
+                 num_generations: int, task_id_column: str | None,
+                 eos_token_ids: frozenset[int] | None, model: Any) -> None:
+        self.recorder = recorder
+        self.names = names
+        self.weights = weights
+        self.num_generations = num_generations
+        self.task_id_column = task_id_column
+        self.eos_token_ids = eos_token_ids
+        self.model = model
+        self.batches = 0          # batches written
+        self.skipped_eval = 0     # eval-mode batches not recorded
+        self._batch: _Batch | None = None
+        self._group_counter: tuple[int, int] = (-1, 0)  # (step, groups written at that step)
+        self._lock = threading.Lock()
+
+    def wrap(self, index: int, func: Callable[..., Any]) -> Callable[..., Any]:
+        name = self.names[index]
+        if _is_async(func):
+            async def wrapped(*args: Any, **kwargs: Any) -> Any:
+                output = _reusable(await func(*args, **kwargs))
+                self.collect(index, name, output, args, kwargs)
+                return output
+        else:
+            def wrapped(*args: Any, **kwargs: Any) -> Any:
+                output = _reusable(func(*args, **kwargs))
+                self.collect(index, name, output, args, kwargs)
+                return output
+        functools.update_wrapper(wrapped, func, assigned=("__module__", "__doc__"), updated=())
+        wrapped.__name__ = wrapped.__qualname__ = _callable_name(func)  # TRL's metric names stay
+        return wrapped
+
+    def collect(self, index: int, name: str, output: Any, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> None:
+        if args or "prompts" not in kwargs or "completions" not in kwargs:
+            raise RolloutLayoutError(
+                f"reward function {name!r} was called without prompts=/completions= keywords",
+                fix="record_rewards wraps reward functions for trl.GRPOTrainer, which calls them "
+                "as f(prompts=..., completions=..., completion_ids=..., **columns)",
+            )
+        if self.model is not None and not getattr(self.model, "training", True):
+            self.skipped_eval += index == 0
+            return
+        prompts = kwargs["prompts"]
+        done: _Batch | None = None
+        with self._lock:
+            batch = self._batch
+            if batch is None or batch.prompts is not prompts or index in batch.outputs:
+                if batch is not None and batch.outputs:
+                    warnings.warn(
+                        f"record_rewards: a batch scored by {len(batch.outputs)} of "
+                        f"{len(self.names)} reward functions was dropped (a new batch began)",
+                        stacklevel=3,
+                    )
+                batch = self._batch = _Batch(prompts, kwargs)
+            batch.outputs[index] = list(output)
+            if len(batch.outputs) == len(self.names):
+                done, self._batch = batch, None
+        if done is not None:
+            self.write(done)
+
+    def write(self, batch: _Batch) -> None:
+        kwargs, prompts, g = batch.kwargs, batch.prompts, self.num_generations
+        completions = kwargs["completions"]
+        n = len(prompts)
+        for i, name in enumerate(self.names):
+            if len(batch.outputs[i]) != n:
+                raise RolloutLayoutError(
+                    f"reward function {name!r} returned {len(batch.outputs[i])} rewards for "
+                    f"{n} completions", fix="return one reward (or None) per completion")
+        if len(completions) != n:
+            raise RolloutLayoutError(f"{len(completions)} completions for {n} prompts")
+        self._check_single_process()
+        if n == 0 or n % g:
+            raise RolloutLayoutError(
+                f"a reward batch of {n} samples is not a whole number of groups of "
+                f"num_generations={g}",
+                fix="pass record_rewards(num_generations=...) the GRPOConfig's num_generations",
+            )
+        task_ids = self._task_ids(kwargs, prompts)
+        completion_ids = kwargs.get("completion_ids")
+        if completion_ids is not None and len(completion_ids) != n:
+            completion_ids = None
+        state = kwargs.get("trainer_state")
+        self.batches += 1
+        step = int(state.global_step) + 1 if state is not None else self.batches
+        components = {
+            name: [math.nan if v is None else v for v in batch.outputs[i]]
+            for i, name in enumerate(self.names)
+        }
+        rewards = [self._combine(batch, s) for s in range(n)]
+        texts = [_completion_text(c) for c in completions]
+        lengths = ([len(ids) for ids in completion_ids] if completion_ids is not None
+                   else [len(t) for t in texts])
+        truncated = finish = None
+        if completion_ids is not None and self.eos_token_ids is not None:
+            truncated = [not ids or int(ids[-1]) not in self.eos_token_ids
+                         for ids in completion_ids]
+            finish = ["length" if t else "stop" for t in truncated]
+        last_step, counter = self._group_counter
+        first = counter if last_step == step else 0
+        for k in range(n // g):
+            lo, hi = k * g, (k + 1) * g
+            for j in range(lo + 1, hi):
+                if prompts[j] != prompts[lo]:
+                    raise RolloutLayoutError(
+                        f"samples {lo}..{hi - 1} should be the {g} completions of one prompt, but "
+                        f"sample {j} has prompt {_short(prompts[j])} and sample {lo} has "
+                        f"{_short(prompts[lo])}",
+                        fix="pass record_rewards(num_generations=...) the GRPOConfig's "
+                        "num_generations, and train on one process",
+                    )
+                if task_ids[j] != task_ids[lo]:
+                    raise RolloutLayoutError(
+                        f"the samples of one prompt have different {self.task_id_column!r} values: "
+                        f"{task_ids[lo]!r} and {task_ids[j]!r}",
+                        fix="give every row of a prompt one task id",
+                    )
+            self.recorder.rollout_group(
+                step,
+                group_id=f"s{step}-g{first + k}",
+                task_id=task_ids[lo],
+                rewards=rewards[lo:hi],
+                components={name: values[lo:hi] for name, values in components.items()},
+                lengths=lengths[lo:hi],
+                truncated=truncated[lo:hi] if truncated is not None else None,
+                finish_reasons=finish[lo:hi] if finish is not None else None,
+                texts=texts[lo:hi],
+            )
+        self._group_counter = (step, first + n // g)
+
+    def _combine(self, batch: _Batch, sample: int) -> float:
+        """TRL's reward of one sample: nansum of weight * value; NaN when nothing scored it."""
+        total, scored = 0.0, False
+        for i, weight in enumerate(self.weights):
+            value = batch.outputs[i][sample]
+            if value is None:
+                continue
+            value = float(value)
+            if math.isnan(value):
+                continue
+            total += weight * value
+            scored = True
+        return total if scored else math.nan
+
+    def _task_ids(self, kwargs: dict[str, Any], prompts: Sequence[Any]) -> list[str]:
+        column = self.task_id_column
+        if column is None:
+            return [_prompt_key(p) for p in prompts]
+        if column not in kwargs:
+            known = sorted(k for k in kwargs if k not in
+                           ("prompts", "completions", "completion_ids", "trainer_state",
+                            "log_extra", "log_metric", "environments"))
+            raise RolloutLayoutError(
+                f"task_id_column {column!r} is not among the dataset columns TRL passed to the "
+                f"reward functions: {', '.join(known) or '(none)'}",
+                fix="add the column to the train dataset, or pass task_id_column=None "
+                "(the task id is then a hash of the prompt)",
+            )
+        values = kwargs[column]
+        if len(values) != len(prompts):
+            raise RolloutLayoutError(f"column {column!r} has {len(values)} values for "
+                                     f"{len(prompts)} prompts")
+        return [str(v) for v in values]
+
+    @staticmethod
+    def _check_single_process() -> None:
+        try:
+            import torch.distributed as dist
+        except ImportError:  # pragma: no cover
+            return
+        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            raise RolloutLayoutError(
+                f"record_rewards records from one process, and this run has "
+                f"{dist.get_world_size()}: TRL splits a prompt's completions across processes",
+                fix="train the recorded run on one process (one GPU)",
+            )
+
+
+def record_rewards(
+    reward_funcs: Callable[..., Any] | Sequence[Callable[..., Any]],
+    *,
+    recorder: Recorder | None = None,
+    num_generations: int,
+    weights: Sequence[float] | None = None,
+    task_id_column: str | None = None,
+    eos_token_id: int | Sequence[int] | None = None,
+    model: Any = None,
+) -> list[Callable[..., Any]]:
+    """Wrap GRPO reward functions so each scored batch is recorded as rollout groups.
+
+    Pass the result to ``GRPOTrainer(reward_funcs=...)``. ``num_generations`` and ``weights``
+    must be the trainer's ``GRPOConfig.num_generations`` / ``reward_weights`` (``None``: all 1).
+    ``task_id_column``: a dataset column naming the task (default: a hash of the prompt).
+    ``eos_token_id``: the token id(s) that end a completion (TRL: the eos ids and the pad id);
+    when given, rows get ``truncated`` / ``finish_reason`` ("stop" or "length").
+    ``model``: the model being trained; batches scored while it is in eval mode (TRL's
+    in-training evaluation) are then not recorded. See the module docstring for the contract.
+    """
+    check_trl_version()
+    recorder = _check_recorder(recorder, "record_rewards")
+    funcs = list(reward_funcs) if isinstance(reward_funcs, (list, tuple)) else [reward_funcs]
+    if not funcs:
+        raise RecorderError("record_rewards: reward_funcs is empty",
+                            fix="pass one or more reward functions")
+    for func in funcs:
+        if isinstance(func, str) or not callable(func) or _is_module(func):
+            raise RecorderError(
+                f"record_rewards wraps Python reward functions, actually: {_short(func)}",
+                fix="reward models (nn.Module or a model id) are scored by TRL itself and cannot "
+                "be recorded here; wrap the model in a Python reward function instead",
+            )
+    if (isinstance(num_generations, bool) or not isinstance(num_generations, int)
+            or num_generations < 1):
+        raise RecorderError(f"record_rewards: num_generations must be a positive integer, "
+                            f"actually: {num_generations!r}")
+    if weights is None:
+        weights = [1.0] * len(funcs)
+    weights = list(weights)
+    if len(weights) != len(funcs):
+        raise RecorderError(
+            f"record_rewards: {len(weights)} weights for {len(funcs)} reward functions",
+            fix="pass the GRPOConfig's reward_weights (one per function), or None for all 1",
+        )
+    for w in weights:
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w):
+            raise RecorderError(f"record_rewards: weights must be finite numbers, actually: {w!r}")
+    eos: frozenset[int] | None = None
+    if eos_token_id is not None:
+        eos = frozenset([int(eos_token_id)] if isinstance(eos_token_id, numbers.Integral)
+                        else (int(i) for i in eos_token_id))
+    names: list[str] = []
+    for func in funcs:  # components are keyed by name: make repeated names distinct
+        base = name = _callable_name(func)
+        k = 2
+        while name in names:
+            name, k = f"{base}_{k}", k + 1
+        names.append(name)
+    groups = _RewardGroups(recorder, names, [float(w) for w in weights], num_generations,
+                           task_id_column, eos, model)
+    return [groups.wrap(i, func) for i, func in enumerate(funcs)]
+
+
+def _is_module(obj: Any) -> bool:
+    try:
+        import torch.nn
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(obj, torch.nn.Module)
