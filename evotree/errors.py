@@ -147,5 +147,6 @@ EXIT_CODES: dict[int, str] = {
     16: "budget exceeded (the request was refused before it started)",
     17: "run directory cannot be created or written",
     18: "ingest error (missing or malformed trainer_state.json)",
+    19: "compaction error (a run's evidence could not be read or its Parquet written)",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

@@ -1,0 +1,423 @@
+"""The query layer: DuckDB views over every run's evidence, and the questions asked of it.
+
+:func:`connect` opens an in-memory DuckDB connection with five views:
+
+``runs``
+    One row per ``<runs_dir>/<run>/run.json``: ``run_id``, ``version``, ``seed``, ``status``
+    first (VARCHAR, VARCHAR, BIGINT, VARCHAR; a non-integer seed is null), then every other key
+    of any record as a column (union by name; nested objects become structs; a key whose JSON
+    type differs between runs is JSON text). A run.json that is not a JSON object
+    (half-written) is left out. Built when :func:`connect` runs (a temp table; see
+    :func:`_create_runs` for why not ``read_json`` over the files).
+``signals``, ``rollouts``, ``evals``
+    Exactly the columns and types of :data:`harness.layout.SCHEMAS`, then ``version`` and
+    ``seed`` joined from run.json on ``run_id``. Each is the union of the finished runs'
+    ``<run>/<kind>.parquet`` and, for runs with no Parquet file of that kind yet (running, or
+    crashed before compaction), their ``evidence/<phase>/<kind>.jsonl`` files read in place,
+    with the rules of compaction (:mod:`harness.evidence`): malformed lines skipped, forged
+    hidden-split evals dropped.
+``findings``
+    ``<findings_dir>/*.jsonl`` with columns version, layer, code, severity, title, run_id (all
+    VARCHAR) and ts (DOUBLE); empty without ``findings_dir``.
+
+Each evidence view ``<kind>`` is ``_<kind>`` (the files, schema columns only) left-joined with
+run.json's version and seed; internal queries that need neither read ``_<kind>`` directly.
+A view with no files behind it still exists, empty, with its columns. The set of files and the
+run records are taken when :func:`connect` is called (rows appended to a running run's JSONL
+files later are seen): connect again to see runs that started or finished since.
+
+:func:`query` / :func:`query_df` run one SQL statement and return Arrow / pandas;
+:func:`dead_group_ratio` is the share of GRPO groups whose rewards are all equal (no learning
+signal), the "dead-group ratio" of EvoTrainer. A SQL error raises :class:`QueryError` naming
+the problem and the views.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evotree.errors import EvotreeError
+from harness.evidence import (
+    all_null_sql,
+    duckdb_columns,
+    hidden_forged_sql,
+    jsonl_select,
+    select_list_sql,
+    sql_ident,
+    sql_string,
+)
+from harness.layout import KINDS, RunPaths
+
+__all__ = [
+    "QueryError",
+    "VIEWS",
+    "RUN_COLUMNS",
+    "FINDINGS_COLUMNS",
+    "EvidenceSources",
+    "scan_runs",
+    "connect",
+    "query",
+    "query_df",
+    "dead_group_ratio",
+]
+
+VIEWS = ("runs", "signals", "rollouts", "evals", "findings")
+#: Columns the ``runs`` view always has (first, in this order), and their DuckDB types.
+RUN_COLUMNS = {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT", "status": "VARCHAR"}
+#: Columns of the ``findings`` view.
+FINDINGS_COLUMNS = {"version": "VARCHAR", "layer": "VARCHAR", "code": "VARCHAR",
+                    "severity": "VARCHAR", "title": "VARCHAR", "run_id": "VARCHAR", "ts": "DOUBLE"}
+#: Columns joined from run.json onto every evidence view.
+JOINED_COLUMNS = {"version": "VARCHAR", "seed": "BIGINT"}
+
+
+class QueryError(EvotreeError):
+    """A query over the evidence failed: bad SQL, an unknown view or column, an unreadable file."""
+
+    exit_code = 14
+    code = "query_error"
+
+
+# ----------------------------------------------------------------------------- discovery
+@dataclass
+class EvidenceSources:
+    """The files behind the views, as found by :func:`scan_runs`."""
+
+    runs_dir: str
+    run_records: list[Path] = field(default_factory=list)
+    #: run.json files that are not a JSON object (half-written, garbage): left out of ``runs``
+    bad_run_records: list[Path] = field(default_factory=list)
+    #: parsed run.json records, in the order of ``run_records``
+    records: list[dict[str, Any]] = field(default_factory=list)
+    parquet: dict[str, list[Path]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    #: kind -> phase directory name -> JSONL files of runs without that kind's Parquet file
+    jsonl: dict[str, dict[str, list[Path]]] = field(default_factory=lambda: {k: {} for k in KINDS})
+
+
+def scan_runs(runs_dir: str | os.PathLike[str]) -> EvidenceSources:
+    """Find every run.json, Parquet and (not yet compacted) JSONL file under ``runs_dir``.
+
+    A missing ``runs_dir`` has no runs (nothing has run yet); a file in its place is an error.
+    """
+    root = Path(runs_dir)
+    sources = EvidenceSources(runs_dir=str(root))
+    if not root.exists():
+        return sources
+    if not root.is_dir():
+        raise QueryError(f"runs directory {root} is not a directory",
+                         fix="pass the directory that holds one folder per run")
+    for run_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        paths = RunPaths(run_dir)
+        record = paths.record
+        if record.is_file():
+            try:
+                data = json.loads(record.read_bytes())
+            except (OSError, ValueError):
+                data = None
+            if isinstance(data, dict):
+                sources.run_records.append(record)
+                sources.records.append(data)
+            else:
+                sources.bad_run_records.append(record)
+        evidence = run_dir / "evidence"
+        phase_dirs = sorted(p for p in evidence.iterdir() if p.is_dir()) if evidence.is_dir() else []
+        for kind in KINDS:
+            parquet = paths.parquet(kind)
+            if parquet.is_file():
+                sources.parquet[kind].append(parquet)
+                continue
+            for phase_dir in phase_dirs:
+                jsonl = phase_dir / f"{kind}.jsonl"
+                if jsonl.is_file():
+                    sources.jsonl[kind].setdefault(phase_dir.name, []).append(jsonl)
+    return sources
+
+
+# ----------------------------------------------------------------------------- views
+def _empty_select(columns: dict[str, str]) -> str:
+    cols = ", ".join(f"CAST(NULL AS {t}) AS {sql_ident(c)}" for c, t in columns.items())
+    return f"SELECT {cols} WHERE false"
+
+
+def _evidence_sql(kind: str, sources: EvidenceSources) -> str:
+    """The raw view of ``kind``: the schema's columns only, Parquet and JSONL files unioned."""
+    columns = duckdb_columns(kind)
+    typed = ", ".join(f"CAST({sql_ident(c)} AS {t}) AS {sql_ident(c)}" for c, t in columns.items())
+    parts = []
+    if sources.parquet[kind]:
+        files = "[" + ", ".join(sql_string(str(p)) for p in sources.parquet[kind]) + "]"
+        # can_have_nan: Parquet min/max statistics leave NaN out; without it DuckDB folds
+        # isnan(x) to false on pyarrow-written files (duckdb/duckdb#25521)
+        parts.append(f"SELECT {typed} FROM read_parquet({files}, can_have_nan=true)")
+    for phase_dir, files in sorted(sources.jsonl[kind].items()):
+        where = f"NOT {all_null_sql(kind)}"
+        if kind == "evals":
+            where += f" AND NOT coalesce({hidden_forged_sql(phase_dir)}, false)"
+        parts.append(f"SELECT {select_list_sql(kind)} FROM {jsonl_select(kind, files)} WHERE {where}")
+    return " UNION ALL ".join(parts) if parts else _empty_select(columns)
+
+
+def _joined_sql(kind: str) -> str:
+    """The public view of ``kind``: the raw view plus version and seed from run.json."""
+    joined = ", ".join(f"_m.{sql_ident(c)}" for c in JOINED_COLUMNS)
+    return f"SELECT _e.*, {joined} FROM _{kind} AS _e LEFT JOIN _run_meta AS _m ON _e.run_id = _m.run_id"
+
+
+def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if -(2**63) <= number < 2**63 else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats replaced by None (DuckDB's JSON rejects NaN tokens)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _null_to_json(structure: Any) -> Any:
+    """A json_group_structure with "NULL" leaves (always-null keys) made "JSON"."""
+    if structure == "NULL":
+        return "JSON"
+    if isinstance(structure, dict):
+        return {k: _null_to_json(v) for k, v in structure.items()}
+    if isinstance(structure, list):
+        return [_null_to_json(v) for v in structure]
+    return structure
+
+
+def _create_runs(con: Any, sources: EvidenceSources) -> None:
+    """``runs``: one row per valid run.json, core columns first (typed), then every other key.
+
+    Built from the records :func:`scan_runs` parsed (DuckDB's own ``read_json`` over many small
+    files costs ~1 s per 1,000 runs, at connect and again at every query). SQL column names are
+    case-insensitive: a key spelled differently only in case goes to the column of its first
+    spelling (``Budget`` then ``budget``: one column ``Budget``); one that collides with a core
+    column (``VERSION``) is dropped.
+    Values of a key whose JSON type differs between runs are kept as JSON text.
+    """
+    import pyarrow as pa
+
+    spelling: dict[str, str] = {c.lower(): c for c in RUN_COLUMNS}
+    core: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
+    rests: list[str] = []
+    for record in sources.records:
+        core["run_id"].append(_str_or_none(record.get("run_id")))
+        core["version"].append(_str_or_none(record.get("version")))
+        core["seed"].append(_int_or_none(record.get("seed")))
+        core["status"].append(_str_or_none(record.get("status")))
+        rest: dict[str, Any] = {}
+        for key, value in record.items():
+            if not key or key in RUN_COLUMNS:
+                continue
+            first = spelling.setdefault(key.lower(), key)
+            if first not in RUN_COLUMNS and first not in rest:
+                rest[first] = _finite(value)
+        rests.append(json.dumps(rest, default=str))
+    table = pa.table({"run_id": pa.array(core["run_id"], pa.string()),
+                      "version": pa.array(core["version"], pa.string()),
+                      "seed": pa.array(core["seed"], pa.int64()),
+                      "status": pa.array(core["status"], pa.string()),
+                      "_rest": pa.array(rests, pa.string())})
+    con.register("_runs_src", table)
+    try:
+        structure = None
+        if any(r != "{}" for r in rests):
+            (raw,), = con.execute("SELECT json_group_structure(_rest::JSON) FROM _runs_src").fetchall()
+            parsed = json.loads(raw) if raw else None
+            structure = _null_to_json(parsed) if isinstance(parsed, dict) and parsed else None
+        extra = ""
+        if structure:
+            extra = f", unnest(json_transform(_rest, {sql_string(json.dumps(structure))}))"
+        con.execute(f"CREATE TEMP TABLE runs AS SELECT run_id, version, seed, status{extra} FROM _runs_src")
+    finally:
+        con.unregister("_runs_src")
+
+
+def _create_run_meta(con: Any, sources: EvidenceSources) -> None:
+    """``_run_meta(run_id, version, seed)``: one row per run id, for the evidence views' join."""
+    import pyarrow as pa
+
+    seen: dict[str, tuple[str | None, int | None]] = {}
+    for record in sources.records:
+        run_id = _str_or_none(record.get("run_id"))
+        if run_id is None or run_id in seen:
+            continue
+        seen[run_id] = (_str_or_none(record.get("version")), _int_or_none(record.get("seed")))
+    table = pa.table({"run_id": pa.array(list(seen), pa.string()),
+                      "version": pa.array([v for v, _ in seen.values()], pa.string()),
+                      "seed": pa.array([s for _, s in seen.values()], pa.int64())})
+    con.register("_run_meta_src", table)
+    try:
+        con.execute("CREATE TEMP TABLE _run_meta AS SELECT * FROM _run_meta_src")
+    finally:
+        con.unregister("_run_meta_src")
+
+
+def _create_findings_view(con: Any, findings_dir: Path | None) -> None:
+    files = sorted(Path(findings_dir).glob("*.jsonl")) if findings_dir and Path(findings_dir).is_dir() else []
+    if not files:
+        con.execute(f"CREATE VIEW findings AS {_empty_select(FINDINGS_COLUMNS)}")
+        return
+    columns = "{" + ", ".join(f"{sql_string(c)}: {sql_string(t)}" for c, t in FINDINGS_COLUMNS.items()) + "}"
+    listing = "[" + ", ".join(sql_string(str(p)) for p in files) + "]"
+    not_all_null = " OR ".join(f"{sql_ident(c)} IS NOT NULL" for c in FINDINGS_COLUMNS)
+    con.execute(f"CREATE VIEW findings AS SELECT * FROM read_json({listing}, columns={columns}, "
+                f"format='newline_delimited', ignore_errors=true) WHERE {not_all_null}")
+
+
+def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike[str] | None = None,
+            threads: int | None = None) -> Any:
+    """An in-memory DuckDB connection with the views ``runs``, ``signals``, ``rollouts``,
+    ``evals`` and ``findings`` over everything under ``runs_dir`` (see the module doc)."""
+    import duckdb
+
+    sources = scan_runs(runs_dir)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        if threads:
+            con.execute(f"SET threads = {int(threads)}")
+        _create_run_meta(con, sources)
+        _create_runs(con, sources)
+        for kind in KINDS:
+            con.execute(f"CREATE VIEW _{kind} AS {_evidence_sql(kind, sources)}")
+            con.execute(f"CREATE VIEW {kind} AS {_joined_sql(kind)}")
+        _create_findings_view(con, Path(findings_dir) if findings_dir is not None else None)
+    except duckdb.Error as exc:
+        con.close()
+        raise QueryError(f"cannot open the evidence under {runs_dir}: {_first_line(exc)}",
+                         fix="check that the run directories are readable; a corrupt Parquet file "
+                         "can be rebuilt from its JSONL files by compacting the run again") from None
+    return con
+
+
+# ----------------------------------------------------------------------------- queries
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _views_help(con: Any) -> str:
+    parts = []
+    for view in VIEWS:
+        try:
+            cols = [row[0] for row in con.execute(f"DESCRIBE {view}").fetchall()]
+        except Exception:  # noqa: BLE001, S112 - help text only: leave the view out
+            continue
+        parts.append(f"{view}({', '.join(cols)})")
+    return "; ".join(parts)
+
+
+def _run(con: Any, sql: str) -> Any:
+    import duckdb
+
+    if not sql or not sql.strip():
+        raise QueryError("the SQL query is empty",
+                         fix=f"query one of the views {', '.join(VIEWS)}, e.g. SELECT * FROM runs")
+    try:
+        return con.sql(sql)
+    except duckdb.Error as exc:
+        raise _query_error(con, sql, exc) from None
+
+
+def _query_error(con: Any, sql: str, exc: BaseException) -> QueryError:
+    return QueryError(
+        f"SQL error: {_first_line(exc)} (views: {', '.join(VIEWS)})",
+        fix=f"fix the query; the views and their columns are: {_views_help(con)}",
+        sql=sql, views=list(VIEWS),
+    )
+
+
+def query(runs_dir: str | os.PathLike[str], sql: str, *,
+          findings_dir: str | os.PathLike[str] | None = None) -> Any:
+    """Run ``sql`` over the views of ``runs_dir`` and return a ``pyarrow.Table``."""
+    import duckdb
+
+    con = connect(runs_dir, findings_dir=findings_dir)
+    try:
+        relation = _run(con, sql)
+        if relation is None:  # a statement without a result (SET, CREATE, ...)
+            import pyarrow as pa
+
+            return pa.table({})
+        try:
+            return relation.to_arrow_table()
+        except duckdb.Error as exc:
+            raise _query_error(con, sql, exc) from None
+    finally:
+        con.close()
+
+
+def query_df(runs_dir: str | os.PathLike[str], sql: str, *,
+             findings_dir: str | os.PathLike[str] | None = None) -> Any:
+    """Run ``sql`` over the views of ``runs_dir`` and return a ``pandas.DataFrame``."""
+    import duckdb
+
+    con = connect(runs_dir, findings_dir=findings_dir)
+    try:
+        relation = _run(con, sql)
+        if relation is None:
+            import pandas as pd
+
+            return pd.DataFrame()
+        try:
+            return relation.df()
+        except duckdb.Error as exc:
+            raise _query_error(con, sql, exc) from None
+    finally:
+        con.close()
+
+
+def dead_group_ratio(con: Any, run_id: str | None = None, threshold: float = 1e-6) -> float:
+    """Fraction of rollout groups whose rewards have population std <= ``threshold``.
+
+    Groups are ``(run_id, step, group_id)`` over the rollouts (of one run with ``run_id``),
+    read from ``_rollouts``, the ``rollouts`` view without its run.json join (DuckDB does not
+    eliminate an unused LEFT JOIN; skipping it saves ~10 % on 10M rows). Null, NaN and ±inf
+    rewards are left out of a group's std; a group with no finite reward is left out entirely.
+    A one-sample group has std 0 (dead: no advantage signal). Returns NaN when there is no
+    group (nothing to judge).
+    """
+    import duckdb
+
+    where = "isfinite(reward)"  # false for null, NaN and ±inf
+    params: list[Any] = [float(threshold)]
+    if run_id is not None:
+        where += " AND run_id = ?"
+        params.append(str(run_id))
+    sql = ("SELECT count(*) FILTER (WHERE sd <= ?) AS dead, count(*) AS groups FROM ("
+           f"SELECT stddev_pop(reward) AS sd FROM _rollouts WHERE {where} "
+           "GROUP BY run_id, step, group_id)")
+    try:
+        ((dead, groups),) = con.execute(sql, params).fetchall()  # fetchall: leave no open result
+    except duckdb.Error as exc:
+        raise _query_error(con, sql, exc) from None
+    return math.nan if not groups else dead / groups
