@@ -1,0 +1,218 @@
+#!/usr/bin/env python
+"""Benchmark: the gym judge's episodes/s on CartPole-v1 against a plain Gymnasium loop.
+
+Target (issue 4): the judge plays at least 0.9x the episodes/s of a plain loop running the
+same policy on the same seeds.
+
+Arms, timed in the same process, in an order rotated every repetition (--repeats):
+
+* ``plain``          — ``gym.make`` once, then for each seed ``reset(seed)``, a fresh policy,
+  ``act``/``step`` to the end: what a user would write;
+* ``judge``          — the judge's own loop (:func:`domains.gym.judge.judge_episodes`): one
+  worker process plays whole episodes (no per-step IPC), the judge replays every episode's
+  actions on a clean env (``verify_by_replay``) and scores it;
+* ``judge-noreplay`` — the same without the replay (what the replay costs);
+* ``judge-2workers`` — two worker processes (the machine has 2 cores);
+* ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
+  seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
+  one observation); this row is the plain vector loop, for reference.
+
+For the judge arms two rates are kept: *steady* (episodes after the first result over the time
+from the first result to the last: workers warm) and *total* (all episodes over the wall time
+including starting the worker processes, ~0.5 s each: they import gymnasium and the policy).
+Every arm must produce exactly the plain loop's returns (checked). Policies: ``long`` (a linear
+controller that balances for all 500 steps) and ``short`` (angle-only, ~40-step episodes: the
+per-episode overhead dominates). Run:
+
+    .venv/bin/python bench/bench_gym_judge.py [--repeats 5] [--episodes-long 100]
+        [--episodes-short 400] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+POLICIES = {
+    "long": """\
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        pass
+    def reset(self):
+        pass
+    def act(self, obs):
+        x, x_dot, theta, theta_dot = obs
+        return int(theta + 0.5 * theta_dot + 0.05 * x + 0.1 * x_dot > 0.0)
+""",
+    "short": """\
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        pass
+    def reset(self):
+        pass
+    def act(self, obs):
+        return int(obs[2] > 0)
+""",
+}
+ENV_ID = "CartPole-v1"
+
+
+def load_policy(path: Path) -> type:
+    spec = importlib.util.spec_from_file_location(f"bench_policy_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.Policy
+
+
+def arm_plain(policy: type, seeds: list[int]) -> tuple[list[float], dict[str, float]]:
+    import gymnasium as gym
+
+    env = gym.make(ENV_ID)
+    start = time.perf_counter()
+    returns = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        pol = policy(ENV_ID, env.observation_space, env.action_space)
+        pol.reset()
+        total = 0.0
+        while True:
+            obs, reward, terminated, truncated, _ = env.step(pol.act(obs))
+            total += float(reward)
+            if terminated or truncated:
+                break
+        returns.append(total)
+    wall = time.perf_counter() - start
+    env.close()
+    return returns, {"total": len(seeds) / wall, "steady": len(seeds) / wall}
+
+
+def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[float], dict[str, float]]:
+    import gymnasium as gym
+    import numpy as np
+
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make(ENV_ID) for _ in range(width)])
+    start = time.perf_counter()
+    returns: list[float] = []
+    for at in range(0, len(seeds), width):
+        batch = seeds[at:at + width]
+        padded = batch + [batch[-1]] * (width - len(batch))
+        obs, _ = envs.reset(seed=padded)
+        pols = [policy(ENV_ID, envs.single_observation_space, envs.single_action_space) for _ in range(width)]
+        for pol in pols:
+            pol.reset()
+        totals = np.zeros(width)
+        done = np.zeros(width, dtype=bool)
+        while not done.all():
+            actions = np.array([pols[i].act(obs[i]) for i in range(width)])
+            obs, reward, terminated, truncated, _ = envs.step(actions)
+            totals += np.where(done, 0.0, reward)
+            done |= terminated | truncated  # a finished sub-env auto-resets; its later steps are ignored
+        returns.extend(float(t) for t in totals[: len(batch)])
+    wall = time.perf_counter() - start
+    envs.close()
+    return returns, {"total": len(seeds) / wall, "steady": len(seeds) / wall}
+
+
+def arm_judge(candidate: Path, seeds: list[int], *, workers: int, replay: bool) -> tuple[list[float], dict[str, float]]:
+    from domains.gym.judge import judge_episodes
+    from domains.gym.runner import Task
+    from domains.gym.settings import JudgeSettings, References
+
+    settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=workers, verify_by_replay=replay,
+                             episode_timeout_seconds=60.0)
+    refs = References(envs={ENV_ID: {"random": 0.0, "expert": 500.0}})
+    tasks = [Task(ENV_ID, i, seed) for i, seed in enumerate(seeds)]
+    by_index: dict[int, float] = {}
+    start = time.perf_counter()
+    first = last = None
+    for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
+        assert not mismatch and not episode.failed, episode.message
+        by_index[episode.index] = episode.ret
+        last = time.perf_counter()
+        if first is None:
+            first = last
+    wall = time.perf_counter() - start
+    steady = (len(seeds) - 1) / (last - first) if last and first and last > first else float("nan")
+    return [by_index[i] for i in range(len(seeds))], {"total": len(seeds) / wall, "steady": steady}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--episodes-long", type=int, default=100)
+    parser.add_argument("--episodes-short", type=int, default=400)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    results: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                           "platform": platform.platform()}, "policies": {}}
+    import gymnasium
+
+    results["machine"]["gymnasium"] = gymnasium.__version__
+    with tempfile.TemporaryDirectory(prefix="evotree-bench-gym-") as tmp:
+        for name, source in POLICIES.items():
+            candidate = Path(tmp) / name
+            candidate.mkdir()
+            (candidate / "policy.py").write_text(source)
+            policy = load_policy(candidate / "policy.py")
+            count = args.episodes_long if name == "long" else args.episodes_short
+            seeds = [1_000_000 + 7919 * i for i in range(count)]
+            arms = {
+                "plain": lambda: arm_plain(policy, seeds),
+                "judge": lambda: arm_judge(candidate, seeds, workers=1, replay=True),
+                "judge-noreplay": lambda: arm_judge(candidate, seeds, workers=1, replay=False),
+                "judge-2workers": lambda: arm_judge(candidate, seeds, workers=2, replay=True),
+                "vector-plain": lambda: arm_vector(policy, seeds),
+            }
+            order = list(arms)
+            rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": []} for a in arms}
+            ratios: dict[str, list[float]] = {a: [] for a in arms}
+            reference: list[float] | None = None
+            for rep in range(args.repeats):
+                shift = rep % len(order)
+                rep_rates = {}
+                for arm in order[shift:] + order[:shift]:
+                    returns, rate = arms[arm]()
+                    if reference is None:
+                        reference = returns
+                    assert returns == reference, f"{arm} returned different returns than the first arm"
+                    rep_rates[arm] = rate
+                    for kind in ("total", "steady"):
+                        rates[arm][kind].append(rate[kind])
+                for arm in arms:
+                    ratios[arm].append(rep_rates[arm]["steady"] / rep_rates["plain"]["steady"])
+            steps = sum(reference or [])
+            summary = {}
+            for arm in arms:
+                summary[arm] = {
+                    "episodes_per_s_steady": statistics.median(rates[arm]["steady"]),
+                    "episodes_per_s_total": statistics.median(rates[arm]["total"]),
+                    "ratio_to_plain_steady": statistics.median(ratios[arm]),
+                }
+            results["policies"][name] = {"episodes": count, "steps_per_episode": steps / count, "arms": summary}
+            print(f"\npolicy {name}: {count} episodes of CartPole-v1, {steps / count:.1f} steps each, "
+                  f"median of {args.repeats} interleaved repetitions")
+            print(f"{'arm':16s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s}")
+            for arm, row in summary.items():
+                print(f"{arm:16s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
+                      f"{row['ratio_to_plain_steady']:15.3f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
