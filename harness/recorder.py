@@ -37,6 +37,9 @@ from harness.layout import (
 
 __all__ = ["Recorder", "RecorderError", "get_recorder"]
 
+#: Built once: ``json.dumps`` with non-default options builds a new encoder per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
 
 class RecorderError(EvotreeError):
     """Misuse of the recorder: outside a run, a hidden split from the train phase, bad arguments."""
@@ -101,10 +104,9 @@ class Recorder:
         if not rows:
             return
         now = time.time()
+        encode = _ENCODER.encode
         text = "".join(
-            json.dumps({"run_id": self.run_id, "phase": self.phase, **row, "ts": now},
-                       separators=(",", ":"), allow_nan=False) + "\n"
-            for row in rows
+            encode({"run_id": self.run_id, "phase": self.phase, **row, "ts": now}) + "\n" for row in rows
         )
         with self._lock:
             handle = self._files.get(kind)
