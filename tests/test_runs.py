@@ -408,3 +408,19 @@ def test_invalid_submission_costs_nothing(rws: Workspace) -> None:
     assert record.usage == {} and "eval" not in record.phases
     version = rws.ledger.snapshot().version(v1)
     assert version.usage.get("runs", 0) == 0 and version.status == "active"
+
+
+def test_two_evotree_run_processes_at_once(rws: Workspace) -> None:
+    v1 = _version(rws, "skill = 0.25\nsteps = 2\n")
+    v2 = _version(rws, "skill = 0.75\nsteps = 2\n")
+    drivers = [_start_driver(rws.root, v, "--seeds", "2") for v in (v1, v2)]
+    outputs = [d.communicate(timeout=120) for d in drivers]
+    for driver, (out, err) in zip(drivers, outputs):
+        assert driver.returncode == 0, err
+        assert [r["status"] for r in json.loads(out)["runs"]] == ["succeeded", "succeeded"]
+    snap = Workspace.open(rws.root).ledger.snapshot()
+    assert snap.meta["usage"]["runs"] == 4
+    assert snap.version(v1).headline["value"] == pytest.approx(0.25)
+    assert snap.version(v2).headline["value"] == pytest.approx(0.75)
+    kinds = [e.event.kind for e in Workspace.open(rws.root).ledger.entries()]
+    assert kinds.count("run.started") == 4 and kinds.count("run.finished") == 4
