@@ -411,8 +411,8 @@ def test_invalid_submission_costs_nothing(rws: Workspace) -> None:
 
 
 def test_two_evotree_run_processes_at_once(rws: Workspace) -> None:
-    v1 = _version(rws, "skill = 0.25\nsteps = 2\n")
-    v2 = _version(rws, "skill = 0.75\nsteps = 2\n")
+    v1 = _version(rws, "skill = 0.3\nsteps = 2\n")
+    v2 = _version(rws, "skill = 0.7\nsteps = 2\n")
     drivers = [_start_driver(rws.root, v, "--seeds", "2") for v in (v1, v2)]
     outputs = [d.communicate(timeout=120) for d in drivers]
     for driver, (out, err) in zip(drivers, outputs):
@@ -420,7 +420,7 @@ def test_two_evotree_run_processes_at_once(rws: Workspace) -> None:
         assert [r["status"] for r in json.loads(out)["runs"]] == ["succeeded", "succeeded"]
     snap = Workspace.open(rws.root).ledger.snapshot()
     assert snap.meta["usage"]["runs"] == 4
-    assert snap.version(v1).headline["value"] == pytest.approx(0.25)
-    assert snap.version(v2).headline["value"] == pytest.approx(0.75)
+    assert snap.version(v1).headline["value"] == pytest.approx(0.3)
+    assert snap.version(v2).headline["value"] == pytest.approx(0.7)
     kinds = [e.event.kind for e in Workspace.open(rws.root).ledger.entries()]
     assert kinds.count("run.started") == 4 and kinds.count("run.finished") == 4
