@@ -35,6 +35,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import statistics
 import sys
 import tempfile
@@ -149,6 +150,13 @@ def arm_judge(candidate: Path, seeds: list[int], *, workers: int, replay: bool) 
     return [by_index[i] for i in range(len(seeds))], {"total": len(seeds) / wall, "steady": steady}
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its reaped children (the worker processes)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -178,19 +186,22 @@ def main() -> int:
                 "vector-plain": lambda: arm_vector(policy, seeds),
             }
             order = list(arms)
-            rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": []} for a in arms}
+            rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": [], "cpu_ms_per_episode": []}
+                                                        for a in arms}
             ratios: dict[str, list[float]] = {a: [] for a in arms}
             reference: list[float] | None = None
             for rep in range(args.repeats):
                 shift = rep % len(order)
                 rep_rates = {}
                 for arm in order[shift:] + order[:shift]:
+                    cpu0 = _cpu()
                     returns, rate = arms[arm]()
+                    rate["cpu_ms_per_episode"] = (_cpu() - cpu0) / len(seeds) * 1000
                     if reference is None:
                         reference = returns
                     assert returns == reference, f"{arm} returned different returns than the first arm"
                     rep_rates[arm] = rate
-                    for kind in ("total", "steady"):
+                    for kind in ("total", "steady", "cpu_ms_per_episode"):
                         rates[arm][kind].append(rate[kind])
                 for arm in arms:
                     ratios[arm].append(rep_rates[arm]["steady"] / rep_rates["plain"]["steady"])
@@ -201,14 +212,16 @@ def main() -> int:
                     "episodes_per_s_steady": statistics.median(rates[arm]["steady"]),
                     "episodes_per_s_total": statistics.median(rates[arm]["total"]),
                     "ratio_to_plain_steady": statistics.median(ratios[arm]),
+                    "cpu_ms_per_episode": statistics.median(rates[arm]["cpu_ms_per_episode"]),
                 }
             results["policies"][name] = {"episodes": count, "steps_per_episode": steps / count, "arms": summary}
             print(f"\npolicy {name}: {count} episodes of CartPole-v1, {steps / count:.1f} steps each, "
                   f"median of {args.repeats} interleaved repetitions")
-            print(f"{'arm':16s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s}")
+            print(f"{'arm':16s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
+                  f"{'CPU ms/episode':>15s}")
             for arm, row in summary.items():
                 print(f"{arm:16s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
-                      f"{row['ratio_to_plain_steady']:15.3f}")
+                      f"{row['ratio_to_plain_steady']:15.3f} {row['cpu_ms_per_episode']:15.3f}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0
