@@ -9,17 +9,22 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 * ``plain``          — ``gym.make`` once, then for each seed ``reset(seed)``, a fresh policy,
   ``act``/``step`` to the end: what a user would write;
 * ``judge``          — the judge's own loop (:func:`domains.gym.judge.judge_episodes`): one
-  worker process plays whole episodes (no per-step IPC), the judge replays every episode's
-  actions on a clean env (``verify_by_replay``) and scores it;
-* ``judge-noreplay`` — the same without the replay (what the replay costs);
-* ``judge-2workers`` — two worker processes (the machine has 2 cores);
+  worker process plays whole episodes (no per-step IPC) while the judge's process replays a
+  random quarter of them from their actions on a clean env (``replay_fraction = 0.25``, the
+  default) and scores them;
+* ``judge-replay-all`` — every episode replayed (``replay_fraction = 1``);
+* ``judge-noreplay`` — none replayed (what the replay costs);
+* ``judge-2workers`` — two worker processes (the machine has 2 cores), default replay;
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
   one observation); this row is the plain vector loop, for reference.
 
-For the judge arms two rates are kept: *steady* (episodes after the first result over the time
-from the first result to the last: workers warm) and *total* (all episodes over the wall time
-including starting the worker processes, ~0.5 s each: they import gymnasium and the policy).
+For the judge arms two rates are kept: *steady* (the start-up, measured by a one-episode judge
+run just before, subtracted: workers warm) and *total* (all episodes over the wall time
+including starting the worker processes, ~0.5 s each: they import gymnasium and the policy);
+the ratio is steady over plain. *CPU ms/episode* counts this process and its worker processes
+(start-up subtracted the same way): the machine is shared, so wall rates of a two-process
+design vary with the load; the CPU cost does not. The load average is printed with the results.
 Every arm must produce exactly the plain loop's returns (checked). Policies: ``long`` (a linear
 controller that balances for all 500 steps) and ``short`` (angle-only, ~40-step episodes: the
 per-episode overhead dominates). Run:
@@ -40,6 +45,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -127,27 +133,32 @@ def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[flo
     return returns, {"total": len(seeds) / wall, "steady": len(seeds) / wall}
 
 
-def arm_judge(candidate: Path, seeds: list[int], *, workers: int, replay: bool) -> tuple[list[float], dict[str, float]]:
+def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
+              replay: float) -> tuple[list[float], dict[str, float]]:
+    """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
+    policy) is measured by a one-episode run just before and subtracted for the steady rates."""
     from domains.gym.judge import judge_episodes
     from domains.gym.runner import Task
     from domains.gym.settings import JudgeSettings, References
 
-    settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=workers, verify_by_replay=replay,
+    settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=workers, replay_fraction=replay,
                              episode_timeout_seconds=60.0)
     refs = References(envs={ENV_ID: {"random": 0.0, "expert": 500.0}})
-    tasks = [Task(ENV_ID, i, seed) for i, seed in enumerate(seeds)]
-    by_index: dict[int, float] = {}
-    start = time.perf_counter()
-    first = last = None
-    for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
-        assert not mismatch and not episode.failed, episode.message
-        by_index[episode.index] = episode.ret
-        last = time.perf_counter()
-        if first is None:
-            first = last
-    wall = time.perf_counter() - start
-    steady = (len(seeds) - 1) / (last - first) if last and first and last > first else float("nan")
-    return [by_index[i] for i in range(len(seeds))], {"total": len(seeds) / wall, "steady": steady}
+
+    def once(chosen: list[int]) -> tuple[list[float], float, float]:
+        tasks = [Task(ENV_ID, i, seed) for i, seed in enumerate(chosen)]
+        cpu, start = _cpu(), time.perf_counter()
+        by_index: dict[int, float] = {}
+        for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
+            assert not mismatch and not episode.failed, episode.message
+            by_index[episode.index] = episode.ret
+        return [by_index[i] for i in range(len(chosen))], time.perf_counter() - start, _cpu() - cpu
+
+    _, wall_one, cpu_one = once(seeds[:1])
+    returns, wall, cpu = once(seeds)
+    n = len(seeds)
+    return returns, {"total": n / wall, "steady": (n - 1) / max(1e-9, wall - wall_one),
+                     "cpu_ms_per_episode": (cpu - cpu_one) / (n - 1) * 1000, "startup_s": wall_one}
 
 
 def _cpu() -> float:
@@ -179,11 +190,12 @@ def main() -> int:
             count = args.episodes_long if name == "long" else args.episodes_short
             seeds = [1_000_000 + 7919 * i for i in range(count)]
             arms = {
-                "plain": lambda: arm_plain(policy, seeds),
-                "judge": lambda: arm_judge(candidate, seeds, workers=1, replay=True),
-                "judge-noreplay": lambda: arm_judge(candidate, seeds, workers=1, replay=False),
-                "judge-2workers": lambda: arm_judge(candidate, seeds, workers=2, replay=True),
-                "vector-plain": lambda: arm_vector(policy, seeds),
+                "plain": partial(arm_plain, policy, seeds),
+                "judge": partial(arm_judge, candidate, seeds, workers=1, replay=0.25),
+                "judge-replay-all": partial(arm_judge, candidate, seeds, workers=1, replay=1.0),
+                "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0),
+                "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25),
+                "vector-plain": partial(arm_vector, policy, seeds),
             }
             order = list(arms)
             rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": [], "cpu_ms_per_episode": []}
@@ -196,7 +208,7 @@ def main() -> int:
                 for arm in order[shift:] + order[:shift]:
                     cpu0 = _cpu()
                     returns, rate = arms[arm]()
-                    rate["cpu_ms_per_episode"] = (_cpu() - cpu0) / len(seeds) * 1000
+                    rate.setdefault("cpu_ms_per_episode", (_cpu() - cpu0) / len(seeds) * 1000)
                     if reference is None:
                         reference = returns
                     assert returns == reference, f"{arm} returned different returns than the first arm"
@@ -214,8 +226,10 @@ def main() -> int:
                     "ratio_to_plain_steady": statistics.median(ratios[arm]),
                     "cpu_ms_per_episode": statistics.median(rates[arm]["cpu_ms_per_episode"]),
                 }
-            results["policies"][name] = {"episodes": count, "steps_per_episode": steps / count, "arms": summary}
-            print(f"\npolicy {name}: {count} episodes of CartPole-v1, {steps / count:.1f} steps each, "
+            results["policies"][name] = {"load_average": os.getloadavg()[0], "episodes": count,
+                                         "steps_per_episode": steps / count, "arms": summary}
+            print(f"\nload average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+            print(f"policy {name}: {count} episodes of CartPole-v1, {steps / count:.1f} steps each, "
                   f"median of {args.repeats} interleaved repetitions")
             print(f"{'arm':16s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
                   f"{'CPU ms/episode':>15s}")

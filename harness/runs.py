@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -279,23 +279,36 @@ def run_versions(
         raise RunDirError(f"the runs directory {base} is not writable",
                           fix="check its permissions, or set [workspace].runs_dir to a writable place")
     root = ws.root
-    # Runs execute in worker threads even for jobs=1, so this thread stays free to turn Ctrl-C
-    # into a clean cancellation: each run stops its processes and is marked `cancelled`.
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(execute_run, root, plan, progress=progress, cancel=cancel) for plan in plans]
-        try:
-            while not all(f.done() for f in futures):
-                wait(futures, timeout=0.5)
-        except KeyboardInterrupt:
-            cancel.set()
-            wait(futures)
-            done = [f.result() for f in futures if not f.cancelled() and f.exception() is None]
-            raise RunsCancelled(
-                f"cancelled: {sum(r.status == RunStatus.CANCELLED.value for r in done)} run(s) stopped "
-                "and marked cancelled; finished runs are kept",
-                fix="`evotree runs` lists them", runs=[r.run_id for r in done],
-            ) from None
-        return [f.result() for f in futures]
+    # Runs execute in worker threads even for jobs=1. Ctrl-C only sets the cancel event (a
+    # handler, not a KeyboardInterrupt that could strike while a future's lock is held): each
+    # run then stops its processes and is marked `cancelled`. A second Ctrl-C aborts.
+    interrupted = threading.Event()
+    previous = _install_sigint(lambda *_: (interrupted.set(), cancel.set(), _restore_sigint(previous)))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(execute_run, root, plan, progress=progress, cancel=cancel) for plan in plans]
+            records = [f.result() for f in futures]
+    finally:
+        _restore_sigint(previous)
+    if interrupted.is_set():
+        raise RunsCancelled(
+            f"cancelled: {sum(r.status == RunStatus.CANCELLED.value for r in records)} run(s) stopped "
+            "and marked cancelled; runs that had finished are kept",
+            fix="`evotree runs` lists them", runs=[r.run_id for r in records],
+        )
+    return records
+
+
+def _install_sigint(handler: Callable[..., Any]) -> Any:
+    """Install a SIGINT handler when called from the main thread; return the previous one."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, handler)
+
+
+def _restore_sigint(previous: Any) -> None:
+    if previous is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, previous)
 
 
 def execute_run(
