@@ -148,5 +148,7 @@ EXIT_CODES: dict[int, str] = {
     17: "run directory cannot be created or written",
     18: "ingest error (missing or malformed trainer_state.json)",
     19: "compaction error (a run's evidence could not be read or its Parquet written)",
+    20: "pool mismatch: versions scored on different task pools (ask for the intersection)",
+    21: "invalid scores or parameters for a statistic",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

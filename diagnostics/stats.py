@@ -1,0 +1,884 @@
+"""Statistics of evotree's score layer: is version B better than version A, and how sure are we?
+
+Every function here is pure: arrays in, a small frozen dataclass (or an array, for element-wise
+transforms) out; nothing is read from or written to the evidence store. Randomness comes only
+from the ``np.random.Generator`` the caller passes as ``rng`` (never the global ``np.random``),
+so the same seed gives the same interval.
+
+Shapes used throughout:
+
+- per-task scores of one version: ``(n_tasks,)``
+- several seeds (runs) of one version: ``(n_seeds, n_tasks)``, the rows being independent runs
+  of the recipe scored on the same task pool (rliable calls this ``(num_runs, num_tasks)``).
+
+What is here, bottom to top:
+
+- sample metrics: :func:`avg_at_k`, :func:`pass_at_k` (unbiased, Chen et al. 2021),
+  :func:`normalized_score`;
+- paired tests on one pool: :func:`paired_bootstrap` (BCa, percentile fallback),
+  :func:`wilcoxon_signed_rank`, :func:`mcnemar_exact`, :func:`benjamini_hochberg`;
+- across seeds (rliable's definitions): :func:`iqm`, :func:`stratified_bootstrap_ci`,
+  :func:`probability_of_improvement`;
+- :func:`compare_versions`: the seed-aware (two-level bootstrap) comparison the gates use;
+- :func:`require_same_pool` and :func:`alpha_spending` (sequential looks).
+
+numpy is imported here; scipy only inside :func:`wilcoxon_signed_rank` (it costs ~0.3 s).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+
+from evotree.errors import EvotreeError
+
+__all__ = [
+    "SINGLE_SEED_CAVEAT",
+    "AlphaSpend",
+    "AtK",
+    "BHResult",
+    "BootstrapCI",
+    "Comparison",
+    "ImprovementProbability",
+    "InvalidScores",
+    "McNemarResult",
+    "PairedBootstrap",
+    "PoolMismatch",
+    "WilcoxonResult",
+    "alpha_spending",
+    "avg_at_k",
+    "benjamini_hochberg",
+    "compare_versions",
+    "iqm",
+    "mcnemar_exact",
+    "normalized_score",
+    "paired_bootstrap",
+    "pass_at_k",
+    "probability_of_improvement",
+    "require_same_pool",
+    "stratified_bootstrap_ci",
+    "wilcoxon_signed_rank",
+]
+
+#: ``statistic(x, axis=-1)`` reducing the last axis, like ``np.mean`` or ``np.median``.
+Reduction = Callable[..., Any]
+#: ``statistic(scores)`` with scores ``(..., n_runs, n_tasks)`` returning ``(...)``, like :func:`iqm`.
+RunsStatistic = Callable[[np.ndarray], Any]
+
+SINGLE_SEED_CAVEAT = "single seed: between-seed variance is not included; the CI is too narrow"
+
+_NORMAL = NormalDist()
+#: Elements per resampling block. Small on purpose: the temporaries stay in cache and under
+#: malloc's mmap threshold; 2M-element blocks were mmapped afresh each time and cost ~20 ms of
+#: page faults per 10,000-resample bootstrap of 500 tasks (bench/stats_results.md).
+_CHUNK_ELEMENTS = 1 << 16
+#: Largest n * n table of pairwise sums used by the fast bootstrap of the mean (8 MiB).
+_PAIR_TABLE_MAX = 1 << 20
+#: Resamples a percentile CI end must have beyond it; fewer and the end is just the extreme
+#: draw (too narrow), which matters at the tiny alphas of early sequential looks.
+_MIN_TAIL_RESAMPLES = 5
+
+
+# ----------------------------------------------------------------------------- errors
+class PoolMismatch(EvotreeError):
+    """The two versions were scored on different task pools; a paired comparison is invalid."""
+
+    exit_code = 20
+    code = "pool_mismatch"
+
+
+class InvalidScores(EvotreeError, ValueError):
+    """Scores, counts or parameters a statistic cannot use (wrong shape, NaN, out of range)."""
+
+    exit_code = 21
+    code = "invalid_scores"
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class AtK:
+    """A per-task sample metric (avg@k or pass@k) and its mean over tasks."""
+
+    metric: str  #: "avg@k" or "pass@k"
+    k: int
+    per_task: np.ndarray  #: (n_tasks,)
+    mean: float
+
+
+@dataclass(frozen=True)
+class PairedBootstrap:
+    """Bootstrap CI of ``statistic(b - a)`` over the tasks of one pool."""
+
+    delta: float  #: statistic of the per-task differences b - a (the mean by default)
+    ci: tuple[float, float]
+    confidence: float
+    method: str  #: the method used: "bca" or "percentile"
+    fallback_reason: str | None  #: why BCa was not usable (None when it was, or not asked)
+    se: float  #: standard deviation of the bootstrap distribution
+    #: Monte-Carlo SE of each CI end (normal approximation of the quantile's SE; BCa ends,
+    #: whose levels are estimated too, vary ~25 % more: bench/stats_results.md)
+    mc_se: tuple[float, float]
+    B: int
+    n_tasks: int
+
+
+@dataclass(frozen=True)
+class WilcoxonResult:
+    statistic: float
+    p_value: float
+    n_tasks: int
+    n_zero: int  #: tasks with b == a (dropped under zero_method="wilcox")
+    zero_method: str
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    p_value: float
+    a_only: int  #: tasks A solved and B did not
+    b_only: int  #: tasks B solved and A did not
+    n_tasks: int
+
+
+@dataclass(frozen=True)
+class BHResult:
+    adjusted: np.ndarray  #: (m,) BH-adjusted p-values, in the input order
+    rejected: np.ndarray  #: (m,) bool, adjusted <= alpha
+    alpha: float
+    n_rejected: int
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    point: float
+    ci: tuple[float, float]
+    confidence: float
+    method: str
+    B: int
+
+
+@dataclass(frozen=True)
+class ImprovementProbability:
+    """P(X > Y) of rliable: per-task Mann-Whitney U / (n_x n_y), averaged over tasks."""
+
+    probability: float
+    ci: tuple[float, float]  #: stratified-bootstrap percentile CI
+    per_task: np.ndarray  #: (n_tasks,)
+    confidence: float
+    B: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Version B against version A on one task pool (see :func:`compare_versions`)."""
+
+    delta: float  #: mean over tasks of (mean over seeds of B) - (mean over seeds of A)
+    ci: tuple[float, float]  #: at confidence 1 - alpha
+    p_value: float
+    test: str  #: "wilcoxon_signed_rank" or "mcnemar_exact"
+    n_tasks: int
+    n_seeds: tuple[int, int]  #: (A, B)
+    seed_aware: bool  #: True when both sides have >= 2 seeds
+    caveat: str | None
+    alpha: float
+    ci_method: str  #: "hierarchical_percentile", "bca" or "percentile"
+    B: int
+
+
+@dataclass(frozen=True)
+class AlphaSpend:
+    """The alpha to spend at one interim look of a sequential evaluation."""
+
+    nominal: float  #: alpha to test at this look (this look's share of the budget)
+    spent: float  #: cumulative alpha spent up to and including this look (<= alpha)
+    fraction: float  #: information fraction look / max_looks
+    look: int
+    max_looks: int
+    kind: str
+
+
+# ----------------------------------------------------------------------------- validation
+def _vector(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise InvalidScores(
+            f"expected `{name}` to be a non-empty 1-D array of per-task scores (n_tasks,), "
+            f"got shape {arr.shape}",
+            fix="pass one score per task",
+        )
+    _finite(arr, name)
+    return arr
+
+
+def _matrix(x: Any, name: str) -> np.ndarray:
+    """(n_seeds, n_tasks); a 1-D array is one seed."""
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.size == 0:
+        raise InvalidScores(
+            f"expected `{name}` to be a non-empty array of shape (n_seeds, n_tasks), "
+            f"got shape {arr.shape}",
+            fix="stack the per-task scores of each seed as rows",
+        )
+    _finite(arr, name)
+    return arr
+
+
+def _finite(arr: np.ndarray, name: str) -> None:
+    bad = int(np.count_nonzero(~np.isfinite(arr)))
+    if bad:
+        raise InvalidScores(
+            f"expected finite scores in `{name}`, got {bad} NaN/inf value(s) of {arr.size}",
+            fix="drop the tasks without a score (in both versions) or re-run their eval",
+        )
+
+
+def _same_tasks(a: np.ndarray, b: np.ndarray) -> None:
+    if a.shape[-1] != b.shape[-1]:
+        raise InvalidScores(
+            f"expected both versions scored on the same number of tasks, "
+            f"got {a.shape[-1]} (A) and {b.shape[-1]} (B)",
+            fix="align both on the same task ids first (require_same_pool)",
+        )
+
+
+def _confidence(confidence: float, B: int) -> float:
+    """``confidence``, checked against B: each CI end must rest on >= 5 resamples beyond it."""
+    if not 0.0 < confidence < 1.0:
+        raise InvalidScores(f"expected 0 < confidence < 1, got {confidence}")
+    needed = math.ceil(_MIN_TAIL_RESAMPLES / ((1.0 - confidence) / 2.0))
+    if B < needed:
+        raise InvalidScores(
+            f"expected B >= {needed} resamples for a {confidence:.6g} CI (each end needs "
+            f"{_MIN_TAIL_RESAMPLES} resamples beyond it), got B={B}",
+            fix=f"pass B={needed} or more (small alphas of early sequential looks need large B)",
+        )
+    return float(confidence)
+
+
+def _generator(rng: Any, B: int) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidScores(
+            f"expected `rng` to be a numpy.random.Generator, got {type(rng).__name__}",
+            fix="pass rng=np.random.default_rng(seed)",
+        )
+    if int(B) != B or B < 1:
+        raise InvalidScores(f"expected B (bootstrap resamples) to be a positive integer, got {B}")
+    return rng
+
+
+def _chunks(total: int, per_row: int, elements: int = _CHUNK_ELEMENTS) -> Iterator[tuple[int, int]]:
+    """(start, rows) blocks of ``total`` rows of ``per_row`` elements, ~``elements`` each."""
+    rows = max(1, elements // max(1, per_row))
+    for start in range(0, total, rows):
+        yield start, min(rows, total - start)
+
+
+def _index_dtype(n: int) -> type:
+    return np.int32 if n < 2**31 else np.int64
+
+
+# ----------------------------------------------------------------------------- sample metrics
+def avg_at_k(correct: Any) -> AtK:
+    """avg@k: the mean of k sampled scores per task, then the mean over tasks.
+
+    ``correct``: (n_tasks, k), 0/1 outcomes (or graded scores in [0, 1]) of k samples per task.
+    It estimates the expected single-sample score with k times less variance than one sample.
+    """
+    arr = np.asarray(correct, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise InvalidScores(
+            f"expected `correct` of shape (n_tasks, k) with n_tasks, k >= 1, got {arr.shape}"
+        )
+    _finite(arr, "correct")
+    per_task = arr.mean(axis=1)
+    per_task.setflags(write=False)
+    return AtK("avg@k", int(arr.shape[1]), per_task, float(per_task.mean()))
+
+
+def pass_at_k(n: Any, c: Any, k: int) -> AtK:
+    """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k) per task, and its mean.
+
+    ``n``: samples drawn per task and ``c``: correct ones, each an int or (n_tasks,) ints.
+    The product form ``1 - prod_{i=n-c+1}^{n} (1 - k/i)`` avoids the huge binomials. A task
+    with fewer than k incorrect samples (n - c < k) has pass@k = 1 exactly.
+    """
+    n_arr, c_arr = np.broadcast_arrays(np.atleast_1d(np.asarray(n)), np.atleast_1d(np.asarray(c)))
+    if n_arr.ndim != 1 or n_arr.size == 0:
+        raise InvalidScores(f"expected n and c as ints or (n_tasks,) arrays, got {n_arr.shape}")
+    for name, arr in (("n", n_arr), ("c", c_arr)):
+        if not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise InvalidScores(f"expected integer `{name}` (sample counts), got {arr.tolist()}")
+    n_int, c_int = n_arr.astype(np.int64), c_arr.astype(np.int64)
+    if int(k) != k or k < 1:
+        raise InvalidScores(f"expected k to be a positive integer, got {k}")
+    k = int(k)
+    if np.any(c_int < 0) or np.any(c_int > n_int):
+        raise InvalidScores(
+            f"expected 0 <= c <= n for every task, got c={c_int.tolist()} n={n_int.tolist()}"
+        )
+    if np.any(n_int < k):
+        raise InvalidScores(
+            f"expected at least k={k} samples per task, got n={int(n_int.min())} on some task",
+            fix=f"draw at least {k} samples per task, or lower k",
+        )
+    per_task = np.empty(n_int.size)
+    for i, (ni, ci) in enumerate(zip(n_int.tolist(), c_int.tolist())):
+        if ni - ci < k:
+            per_task[i] = 1.0
+        else:
+            per_task[i] = 1.0 - float(np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1)))
+    per_task.setflags(write=False)
+    return AtK("pass@k", k, per_task, float(per_task.mean()))
+
+
+def normalized_score(
+    R: Any, random: Any, expert: Any, clip: tuple[float, float] | None = (0.0, 1.2)
+) -> np.ndarray:
+    """(R - random) / (expert - random), clipped to ``clip`` (None: no clipping).
+
+    ``R``: (..., n_tasks); ``random``, ``expert``: scalars or (n_tasks,) reference scores.
+    Puts tasks with different score scales on one scale (0 = random, 1 = expert) before they
+    are averaged; clipping keeps one runaway task from dominating the mean.
+    """
+    r = np.asarray(R, dtype=float)
+    lo, hi = np.asarray(random, dtype=float), np.asarray(expert, dtype=float)
+    span = hi - lo
+    if np.any(span == 0):
+        raise InvalidScores(
+            f"expected expert != random on every task, got equal references on "
+            f"{int(np.count_nonzero(span == 0))} task(s)",
+            fix="drop those tasks or give them distinct reference scores",
+        )
+    out = (r - lo) / span
+    if clip is not None:
+        out = np.clip(out, clip[0], clip[1])
+    return out
+
+
+# ----------------------------------------------------------------------------- paired, one pool
+def _resample_reduce(
+    d: np.ndarray, statistic: Reduction, B: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(B,) statistic of B bootstrap resamples of ``d`` (n,): one (rows, n) index block at a time."""
+    n = d.size
+    if statistic is np.mean and 2 <= n and n * n <= _PAIR_TABLE_MAX:
+        return _resample_mean_pairs(d, B, rng)
+    out = np.empty(B)
+    for start, rows in _chunks(B, n):
+        idx = rng.integers(0, n, size=(rows, n), dtype=_index_dtype(n))
+        out[start : start + rows] = statistic(np.take(d, idx), axis=-1)
+    return out
+
+
+def _resample_mean_pairs(d: np.ndarray, B: int, rng: np.random.Generator) -> np.ndarray:
+    """(B,) bootstrap means of ``d`` (n,), drawing the n indices of a resample two at a time.
+
+    One uniform draw k from [0, n*n) is exactly two independent uniform indices
+    (i, j) = divmod(k, n), so summing ``pairs[k] = d[i] + d[j]`` over n // 2 draws (plus one
+    single index when n is odd) is an exact bootstrap resample sum with half the random
+    draws and half the gathers of the plain path.
+    """
+    n = d.size
+    half = n // 2
+    pairs = (d[:, None] + d[None, :]).ravel()
+    out = np.empty(B)
+    for start, rows in _chunks(B, half, _CHUNK_ELEMENTS // 4):
+        idx = rng.integers(0, n * n, size=(rows, half), dtype=np.int32)
+        total = np.take(pairs, idx).sum(axis=1)
+        if n % 2:
+            total += np.take(d, rng.integers(0, n, size=rows, dtype=np.int32))
+        out[start : start + rows] = total / n
+    return out
+
+
+def _jackknife(d: np.ndarray, statistic: Reduction) -> np.ndarray:
+    """(n,) statistic of ``d`` with task i left out, batched as (rows, n - 1) blocks."""
+    n = d.size
+    out = np.empty(n)
+    cols = np.arange(n - 1)
+    for start, rows in _chunks(n, n - 1):
+        left_out = np.arange(start, start + rows)[:, None]
+        out[start : start + rows] = statistic(d[cols + (cols >= left_out)], axis=-1)
+    return out
+
+
+def _bca_levels(
+    theta_b: np.ndarray,
+    theta_hat: float,
+    d: np.ndarray,
+    statistic: Reduction,
+    alpha: float,
+    scale: float,
+) -> tuple[float, float] | str:
+    """BCa quantile levels (Efron & Tibshirani 1993, 14.3), or why BCa is degenerate here.
+
+    ``scale``: the largest |score|; differences within rounding error of it count as equal
+    ((a + 0.1) - a is not exactly 0.1 on every task).
+    """
+    if d.size < 2 or np.ptp(d) <= 64 * np.finfo(float).eps * scale:
+        return "all differences are equal"
+    B = theta_b.size
+    # Mid-rank proportion below the estimate (scipy's convention): ties count half, which
+    # matters for binary scores, where many resampled means equal the estimate.
+    ties_half = np.count_nonzero(theta_b < theta_hat) + np.count_nonzero(theta_b <= theta_hat)
+    below = ties_half / (2 * B)
+    if not 0.0 < below < 1.0:
+        return "the estimate lies outside the bootstrap distribution (infinite bias correction)"
+    z0 = _NORMAL.inv_cdf(below)
+    jack = _jackknife(d, statistic)
+    u = jack.mean() - jack
+    ss = float(np.sum(u * u))
+    if not ss > 0.0:
+        return "zero-variance jackknife"
+    accel = float(np.sum(u**3)) / (6.0 * ss**1.5)
+    if not math.isfinite(accel):
+        return "non-finite acceleration"
+    levels = []
+    for z in (_NORMAL.inv_cdf(alpha / 2), _NORMAL.inv_cdf(1 - alpha / 2)):
+        den = 1.0 - accel * (z0 + z)
+        if not den > 0.0:
+            return f"acceleration {accel:.3g} too large for this confidence"
+        levels.append(_NORMAL.cdf(z0 + (z0 + z) / den))
+    if not all(math.isfinite(p) for p in levels):
+        return "non-finite BCa levels"
+    return levels[0], levels[1]
+
+
+def _quantile_mc_se(se: float, level: float, B: int) -> float:
+    """Monte-Carlo SE of the ``level`` quantile of B draws, if they were ~ Normal(., se)."""
+    if not (0.0 < level < 1.0) or se <= 0.0:
+        return 0.0
+    return se * math.sqrt(level * (1 - level) / B) / _NORMAL.pdf(_NORMAL.inv_cdf(level))
+
+
+def paired_bootstrap(
+    a: Any,
+    b: Any,
+    *,
+    statistic: Reduction = np.mean,
+    B: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator,
+    method: Literal["bca", "percentile"] = "bca",
+) -> PairedBootstrap:
+    """Bootstrap CI of ``statistic(b - a)`` over tasks: how much B beats A on this pool.
+
+    ``a``, ``b``: (n_tasks,) per-task scores of two versions on the SAME tasks, in the same
+    order. Tasks are resampled with replacement (the pairing kept); ``statistic(x, axis=-1)``
+    reduces the last axis (``np.mean``: the mean difference; ``np.median`` works too).
+
+    ``method="bca"`` (bias-corrected and accelerated, Efron & Tibshirani 1993) falls back to
+    the percentile interval when BCa is degenerate: all differences equal, a zero-variance
+    jackknife, an estimate outside the bootstrap distribution, or a non-finite/too large
+    acceleration; ``method`` and ``fallback_reason`` of the result say which was used.
+    Resampling is vectorized: one (rows, n_tasks) index block per ~64k elements; for
+    ``np.mean`` (up to 1024 tasks) an exact pairwise-sum table halves the work.
+    """
+    a, b = _vector(a, "a"), _vector(b, "b")
+    _same_tasks(a, b)
+    rng = _generator(rng, B)
+    conf = _confidence(confidence, int(B))
+    if method not in ("bca", "percentile"):
+        raise InvalidScores(f"expected method 'bca' or 'percentile', got {method!r}")
+    d = b - a
+    theta_hat = float(statistic(d, axis=-1))
+    theta_b = _resample_reduce(d, statistic, int(B), rng)
+    alpha = 1.0 - conf
+    levels: tuple[float, float] = (alpha / 2, 1 - alpha / 2)
+    used, reason = "percentile", None
+    if method == "bca":
+        scale = float(max(np.abs(a).max(), np.abs(b).max()))
+        bca = _bca_levels(theta_b, theta_hat, d, statistic, alpha, scale)
+        if isinstance(bca, str):
+            reason = bca
+        else:
+            levels, used = bca, "bca"
+    lo, hi = (float(v) for v in np.quantile(theta_b, levels))
+    se = float(theta_b.std(ddof=1)) if theta_b.size > 1 else 0.0
+    mc_se = (
+        _quantile_mc_se(se, levels[0], theta_b.size),
+        _quantile_mc_se(se, levels[1], theta_b.size),
+    )
+    return PairedBootstrap(theta_hat, (lo, hi), conf, used, reason, se, mc_se, int(B), d.size)
+
+
+def wilcoxon_signed_rank(
+    a: Any, b: Any, *, zero_method: Literal["wilcox", "pratt", "zsplit"] = "wilcox"
+) -> WilcoxonResult:
+    """Two-sided Wilcoxon signed-rank test of b - a over tasks (scipy.stats.wilcoxon).
+
+    ``a``, ``b``: (n_tasks,) continuous per-task scores on the same pool. Zero differences
+    (tasks where both versions score the same) carry no sign: "wilcox" (default) drops them
+    before ranking, "pratt" ranks them and then drops them, "zsplit" splits them between the
+    signs. If every difference is zero there is no evidence either way: p = 1, statistic 0
+    (scipy would warn or, in older versions, raise).
+    """
+    a, b = _vector(a, "a"), _vector(b, "b")
+    _same_tasks(a, b)
+    d = b - a
+    n_zero = int(np.count_nonzero(d == 0))
+    if n_zero == d.size:
+        return WilcoxonResult(0.0, 1.0, d.size, n_zero, zero_method)
+    from scipy.stats import wilcoxon
+
+    res = wilcoxon(d, zero_method=zero_method, alternative="two-sided")
+    return WilcoxonResult(float(res.statistic), float(res.pvalue), d.size, n_zero, zero_method)
+
+
+def _binary(arr: np.ndarray) -> bool:
+    return bool(np.all((arr == 0) | (arr == 1)))
+
+
+def mcnemar_exact(a: Any, b: Any) -> McNemarResult:
+    """Exact two-sided McNemar test for binary per-task outcomes (solved = 1) of A and B.
+
+    ``a``, ``b``: (n_tasks,) of 0/1. Only discordant tasks carry information: under H0 the
+    b_only of the n = a_only + b_only discordant tasks is Binomial(n, 1/2), and
+    p = min(1, 2 P(X <= min(a_only, b_only))), computed exactly. No discordant task: p = 1.
+    """
+    a, b = _vector(a, "a"), _vector(b, "b")
+    _same_tasks(a, b)
+    for name, arr in (("a", a), ("b", b)):
+        if not _binary(arr):
+            raise InvalidScores(
+                f"expected binary (0/1) outcomes in `{name}`, got values like "
+                f"{np.unique(arr)[:5].tolist()}",
+                fix="use wilcoxon_signed_rank for continuous scores",
+            )
+    a_only = int(np.count_nonzero((a == 1) & (b == 0)))
+    b_only = int(np.count_nonzero((a == 0) & (b == 1)))
+    n = a_only + b_only
+    if n == 0:
+        return McNemarResult(1.0, 0, 0, a.size)
+    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
+    return McNemarResult(min(1.0, 2 * tail / 2**n), a_only, b_only, a.size)
+
+
+def benjamini_hochberg(p_values: Any, alpha: float = 0.05) -> BHResult:
+    """Benjamini-Hochberg step-up: adjusted p-values and which hypotheses to reject at FDR alpha.
+
+    ``p_values``: (m,). adjusted_(i) = min_{j >= i} p_(j) m / j (capped at 1), the same as
+    ``scipy.stats.false_discovery_control(p, method="bh")``; rejected = adjusted <= alpha.
+    Use when one candidate is compared on many task families or many candidates at once.
+    """
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1:
+        raise InvalidScores(f"expected a 1-D array of p-values, got shape {p.shape}")
+    if p.size and (not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1):
+        raise InvalidScores("expected p-values in [0, 1] (finite), got values outside it")
+    if not 0.0 < alpha < 1.0:
+        raise InvalidScores(f"expected 0 < alpha < 1, got {alpha}")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted_sorted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    adjusted = np.empty(m)
+    adjusted[order] = adjusted_sorted
+    rejected = adjusted <= alpha
+    adjusted.setflags(write=False)
+    rejected.setflags(write=False)
+    return BHResult(adjusted, rejected, float(alpha), int(rejected.sum()))
+
+
+# ----------------------------------------------------------------------------- across seeds
+def iqm(scores: Any) -> Any:
+    """Interquartile mean (rliable): the mean of the middle 50 % of all runs x tasks scores.
+
+    ``scores``: (n_runs, n_tasks) -> float; leading batch axes (..., n_runs, n_tasks) give an
+    array (...). floor(N/4) of the N = n_runs * n_tasks values are cut from each end (as
+    ``scipy.stats.trim_mean(x, 0.25, axis=None)``): robust to outlier runs, yet less noisy
+    than the median.
+    """
+    arr = np.asarray(scores, dtype=float)
+    if arr.ndim < 2 or arr.shape[-1] == 0 or arr.shape[-2] == 0:
+        raise InvalidScores(f"expected scores of shape (n_runs, n_tasks), got {arr.shape}")
+    flat = arr.reshape(*arr.shape[:-2], -1)
+    n = flat.shape[-1]
+    cut = int(0.25 * n)
+    if cut:  # a partial sort puts exactly the middle n - 2 cut values in [cut, n - cut)
+        flat = np.partition(flat, (cut, n - cut - 1), axis=-1)
+    out = flat[..., cut : n - cut].mean(axis=-1)
+    return float(out) if out.ndim == 0 else out
+
+
+def _percentile_ci(theta_b: np.ndarray, conf: float) -> tuple[float, float]:
+    alpha = 1.0 - conf
+    lo, hi = np.quantile(theta_b, (alpha / 2, 1 - alpha / 2))
+    return float(lo), float(hi)
+
+
+def stratified_bootstrap_ci(
+    scores: Any,
+    statistic: RunsStatistic = iqm,
+    *,
+    B: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator,
+) -> BootstrapCI:
+    """Percentile CI of ``statistic(scores)`` by rliable's stratified bootstrap.
+
+    ``scores``: (n_runs, n_tasks). Each replicate resamples the runs with replacement within
+    each task (the task set is fixed: it is the benchmark, not a sample). ``statistic`` takes
+    (..., n_runs, n_tasks) and reduces the last two axes, like :func:`iqm` or
+    ``lambda s: s.mean(axis=(-2, -1))``; it is called on (rows, n_runs, n_tasks) blocks.
+    """
+    x = _matrix(scores, "scores")
+    rng = _generator(rng, B)
+    conf = _confidence(confidence, int(B))
+    point = float(statistic(x))
+    n_runs, n_tasks = x.shape
+    flat, tasks = x.ravel(), np.arange(n_tasks)
+    theta_b = np.empty(int(B))
+    for start, rows in _chunks(int(B), x.size):
+        idx = rng.integers(0, n_runs, size=(rows, n_runs, n_tasks))
+        idx *= n_tasks
+        idx += tasks  # run r of task t, drawn independently per (replicate, slot, task)
+        values = np.asarray(statistic(np.take(flat, idx)), dtype=float)
+        if values.shape != (rows,):
+            raise InvalidScores(
+                f"expected the statistic to reduce the last two axes of (..., n_runs, n_tasks), "
+                f"got output shape {values.shape} for input {(rows, n_runs, n_tasks)}",
+                fix="write it like `lambda s: s.mean(axis=(-2, -1))`",
+            )
+        theta_b[start : start + rows] = values
+    return BootstrapCI(point, _percentile_ci(theta_b, conf), conf, "percentile", int(B))
+
+
+def _counts(rng: np.random.Generator, shape: tuple[int, ...], k: int) -> np.ndarray:
+    """Multinomial(k; 1/k, ...) resampling counts: shape + (k,), from k uniform draws each."""
+    size = math.prod(shape)
+    idx = rng.integers(0, k, size=(size, k))
+    idx += (np.arange(size) * k)[:, None]
+    return np.bincount(idx.ravel(), minlength=size * k).reshape(*shape, k).astype(float)
+
+
+def probability_of_improvement(
+    x: Any,
+    y: Any,
+    *,
+    B: int = 10_000,
+    confidence: float = 0.95,
+    rng: np.random.Generator,
+) -> ImprovementProbability:
+    """P(X > Y) (rliable): the chance a run of X beats a run of Y on a task, averaged over tasks.
+
+    ``x``: (n_runs_x, n_tasks), ``y``: (n_runs_y, n_tasks). Per task it is the Mann-Whitney
+    U / (n_x n_y) = mean over all run pairs of [x > y] + 0.5 [x == y]; identical arrays give
+    0.5 exactly. The CI is a stratified bootstrap: runs of x and of y resampled independently
+    within each task; a replicate is sum_ij cx_i K_ij cy_j / (n_x n_y) with K the pair kernel
+    and c the resampling counts, one batched matrix product per task.
+    """
+    x, y = _matrix(x, "x"), _matrix(y, "y")
+    _same_tasks(x, y)
+    rng = _generator(rng, B)
+    conf = _confidence(confidence, int(B))
+    nx, ny, n_tasks = x.shape[0], y.shape[0], x.shape[1]
+    # kernel[t, i, j] = [x_i > y_j] + 0.5 [x_i == y_j] on task t
+    kernel = (x.T[:, :, None] > y.T[:, None, :]) + 0.5 * (x.T[:, :, None] == y.T[:, None, :])
+    if x.shape == y.shape and np.array_equal(x, y):
+        per_task = np.full(n_tasks, 0.5)  # identical arrays: no run beats its own copy
+    else:
+        per_task = kernel.mean(axis=(1, 2))
+    theta_b = np.empty(int(B))
+    for start, rows in _chunks(int(B), n_tasks * 2 * (nx + 2 * ny)):
+        cx = _counts(rng, (n_tasks, rows), nx)  # (T, rows, nx)
+        cy = _counts(rng, (n_tasks, rows), ny)  # (T, rows, ny)
+        per = np.einsum("trj,trj->tr", cx @ kernel, cy) / (nx * ny)  # (T, rows)
+        theta_b[start : start + rows] = per.mean(axis=0)
+    per_task.setflags(write=False)
+    return ImprovementProbability(
+        float(per_task.mean()), _percentile_ci(theta_b, conf), per_task, conf, int(B)
+    )
+
+
+# ----------------------------------------------------------------------------- seed-aware
+def _hierarchical_deltas(
+    a: np.ndarray, b: np.ndarray, B: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(B,) mean differences of two-level resamples: seeds within each side, then tasks paired."""
+    (sa, n_tasks), sb = a.shape, b.shape[0]
+    out = np.empty(B)
+    for start, rows in _chunks(B, 3 * n_tasks):
+        wa = _counts(rng, (rows,), sa) / sa if sa > 1 else np.ones((rows, 1))
+        wb = _counts(rng, (rows,), sb) / sb if sb > 1 else np.ones((rows, 1))
+        diff = wb @ b - wa @ a  # (rows, n_tasks): per-task differences of seed-resampled means
+        tasks = rng.integers(0, n_tasks, size=(rows, n_tasks), dtype=_index_dtype(n_tasks))
+        out[start : start + rows] = np.take_along_axis(diff, tasks, axis=1).mean(axis=1)
+    return out
+
+
+def compare_versions(
+    a: Any,
+    b: Any,
+    *,
+    rng: np.random.Generator,
+    B: int = 10_000,
+    alpha: float = 0.05,
+    binary: bool | None = None,
+) -> Comparison:
+    """Is B better than A on one task pool, with the between-seed noise counted?
+
+    ``a``: (n_seeds_a, n_tasks), ``b``: (n_seeds_b, n_tasks): per-task scores of each seed
+    (run) of the two versions on the same tasks in the same order; seed counts may differ and
+    may be 1 (a 1-D array is one seed). ``delta`` = mean over tasks of the per-task seed means
+    of B minus those of A.
+
+    CI (confidence 1 - alpha): with several seeds on a side, a two-level bootstrap — seeds
+    resampled with replacement within each version (whole runs, so a seed's shift across all
+    tasks is kept), then tasks resampled with the same indices for both sides (paired) —
+    and a percentile interval. With one seed on both sides it is :func:`paired_bootstrap`
+    (BCa) and ``caveat`` says the CI is too narrow: a lucky seed looks like an improvement.
+    With few seeds the seed level is itself poorly estimated and the CI undercovers (simulated
+    in bench/stats_results.md, nominal 95 %: ~72 % coverage with 2 seeds per side, ~80 % with
+    3, ~86 % with 5, ~93 % with 10; a seed-blind CI: ~20 %): more seeds, not a larger B.
+
+    p_value: exact McNemar (:func:`mcnemar_exact`) when the scores are binary and there is one
+    seed per side; otherwise Wilcoxon signed-rank on the per-task seed means (tasks as units;
+    it ignores seed noise, so decide on the CI). ``binary=None`` detects 0/1 scores.
+    """
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    _same_tasks(a, b)
+    if not 0.0 < alpha < 1.0:
+        raise InvalidScores(f"expected 0 < alpha < 1, got {alpha}")
+    rng = _generator(rng, B)
+    _confidence(1.0 - alpha, int(B))
+    is_binary = _binary(a) and _binary(b)
+    if binary is None:
+        binary = is_binary
+    elif binary and not is_binary:
+        raise InvalidScores(
+            "expected binary (0/1) scores because binary=True, got other values",
+            fix="pass binary=False (or None to detect) for continuous scores",
+        )
+    (sa, n_tasks), sb = a.shape, b.shape[0]
+    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
+    delta = float(np.mean(mean_b - mean_a))
+    if sa == 1 and sb == 1:
+        boot = paired_bootstrap(mean_a, mean_b, B=int(B), confidence=1 - alpha, rng=rng)
+        ci, ci_method = boot.ci, boot.method
+    else:
+        ci = _percentile_ci(_hierarchical_deltas(a, b, int(B), rng), 1 - alpha)
+        ci_method = "hierarchical_percentile"
+    if binary and sa == 1 and sb == 1:
+        p_value, test = mcnemar_exact(a[0], b[0]).p_value, "mcnemar_exact"
+    else:
+        p_value, test = wilcoxon_signed_rank(mean_a, mean_b).p_value, "wilcoxon_signed_rank"
+    return Comparison(
+        delta=delta,
+        ci=ci,
+        p_value=p_value,
+        test=test,
+        n_tasks=n_tasks,
+        n_seeds=(sa, sb),
+        seed_aware=sa >= 2 and sb >= 2,
+        caveat=SINGLE_SEED_CAVEAT if min(sa, sb) == 1 else None,
+        alpha=float(alpha),
+        ci_method=ci_method,
+        B=int(B),
+    )
+
+
+# ----------------------------------------------------------------------------- pool, sequential
+def _examples(ids: list[str], k: int = 3) -> str:
+    shown = ", ".join(repr(t) for t in ids[:k])
+    return shown + (", ..." if len(ids) > k else "")
+
+
+def _unique(ids: Iterable[str], side: str) -> set[str]:
+    counts = Counter(str(t) for t in ids)
+    dupes = sorted(t for t, count in counts.items() if count > 1)
+    if dupes:
+        raise InvalidScores(
+            f"expected each task once in pool {side}, got {len(dupes)} duplicated task id(s) "
+            f"({_examples(dupes)})",
+            fix="keep one score per task (average repeated evals first)",
+        )
+    return set(counts)
+
+
+def require_same_pool(
+    tasks_a: Iterable[str], tasks_b: Iterable[str], *, intersect: bool = False
+) -> list[str]:
+    """The sorted task ids both versions were scored on; raise :class:`PoolMismatch` if they differ.
+
+    A paired comparison is only valid on one task pool: a version scored on easier tasks would
+    look better. With ``intersect=True`` a mismatch is accepted and the common tasks returned
+    (still an error if there are none).
+    """
+    set_a, set_b = _unique(tasks_a, "A"), _unique(tasks_b, "B")
+    common = sorted(set_a & set_b)
+    only_a, only_b = sorted(set_a - set_b), sorted(set_b - set_a)
+    if (only_a or only_b) and not intersect:
+        raise PoolMismatch(
+            f"expected both versions scored on the same task pool, got {len(only_a)} task(s) "
+            f"only in A ({_examples(only_a) or 'none'}) and {len(only_b)} only in B "
+            f"({_examples(only_b) or 'none'}); {len(common)} in common",
+            fix="re-run the eval of both versions on the same pool, or compare on the common "
+            "tasks (intersect=True)",
+            only_a=len(only_a),
+            only_b=len(only_b),
+            common=len(common),
+            examples_only_a=only_a[:3],
+            examples_only_b=only_b[:3],
+        )
+    if not common:
+        raise PoolMismatch(
+            f"expected at least one task in common, got 0 ({len(set_a)} in A, {len(set_b)} in B)",
+            fix="score both versions on the same task pool",
+            only_a=len(only_a),
+            only_b=len(only_b),
+            common=0,
+        )
+    return common
+
+
+def _spend(kind: str, alpha: float, t: float) -> float:
+    """Cumulative alpha spent at information fraction t (Lan & DeMets 1983), two-sided."""
+    if t >= 1.0:
+        return alpha
+    if kind == "obrien_fleming":
+        return 2.0 * (1.0 - _NORMAL.cdf(_NORMAL.inv_cdf(1.0 - alpha / 2.0) / math.sqrt(t)))
+    return alpha * math.log1p((math.e - 1.0) * t)  # pocock
+
+
+def alpha_spending(
+    alpha: float,
+    look: int,
+    max_looks: int,
+    kind: Literal["obrien_fleming", "pocock"] = "obrien_fleming",
+) -> AlphaSpend:
+    """The alpha to test at interim look ``look`` (1-based) of ``max_looks`` equally spaced looks.
+
+    Lan-DeMets spending: the cumulative alpha at information fraction t = look / max_looks is
+    2 (1 - Phi(z_{1-alpha/2} / sqrt(t))) (O'Brien-Fleming type: almost nothing early, nearly
+    all of alpha at the last look) or alpha ln(1 + (e - 1) t) (Pocock type). ``nominal`` is
+    this look's increment; the increments sum to alpha, so by the union bound the chance of
+    ever promoting a version that is not better stays <= alpha however many looks are taken.
+
+    Decision rule at each look: compute the CI at confidence 1 - nominal (e.g.
+    ``compare_versions(..., alpha=spend.nominal)``); promote only if it lies entirely above
+    the threshold (0, or the minimum gain worth having); reject if it lies entirely below;
+    if it straddles the threshold and looks remain, "need more seeds" — run the next batch
+    and look again; at the last look a straddling CI means not promoted. A bootstrap CI at a
+    tiny nominal alpha needs B >= 10 / nominal resamples (early O'Brien-Fleming looks spend
+    ~1e-5); the bootstrap functions refuse a B too small for their confidence.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise InvalidScores(f"expected 0 < alpha < 1, got {alpha}")
+    if int(max_looks) != max_looks or max_looks < 1:
+        raise InvalidScores(f"expected max_looks to be a positive integer, got {max_looks}")
+    if int(look) != look or not 1 <= look <= max_looks:
+        raise InvalidScores(f"expected 1 <= look <= max_looks={max_looks}, got look={look}")
+    if kind not in ("obrien_fleming", "pocock"):
+        raise InvalidScores(f"expected kind 'obrien_fleming' or 'pocock', got {kind!r}")
+    t = look / max_looks
+    spent = min(alpha, _spend(kind, alpha, t))
+    before = min(spent, _spend(kind, alpha, (look - 1) / max_looks)) if look > 1 else 0.0
+    return AlphaSpend(spent - before, spent, t, int(look), int(max_looks), kind)
