@@ -356,6 +356,29 @@ def ingest(path: str, version: str, seed: int) -> Any:
     return [ingest_trainer_state(_workspace(), path, version=version, seed=seed)]
 
 
+@cli.command()
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--split", default="validation", show_default=True, help="Eval split to compare on.")
+@click.option("--intersect", is_flag=True, help="Compare on the tasks both were scored on, if pools differ.")
+@click.option("--bootstrap", "B", type=click.IntRange(min=100), default=None,
+              help="Bootstrap resamples (default: [gates].bootstrap_samples).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap's generator.")
+@outputs(_render("comparison"))
+def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: int) -> Any:
+    """Compare version B against A (delta = B - A) on the same task pool.
+
+    \b
+    Paired over tasks and seed-aware: every run is one seed, and with two or more seeds per
+    side the bootstrap resamples seeds as well as tasks (a single seed cannot show the
+    between-seed variance, and the output says so). Versions scored on different task pools
+    are refused unless --intersect.
+    """
+    from diagnostics.compare import compare as compare_fn
+
+    return compare_fn(_workspace(), a, b, split=split, intersect=intersect, B=B, seed=seed)
+
+
 # ---------------------------------------------------------------------------- config / schema
 @cli.group()
 def config() -> None:

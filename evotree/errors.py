@@ -150,5 +150,6 @@ EXIT_CODES: dict[int, str] = {
     19: "compaction error (a run's evidence could not be read or its Parquet written)",
     20: "pool mismatch: versions scored on different task pools (ask for the intersection)",
     21: "invalid scores or parameters for a statistic",
+    22: "no scores: a version has no scored run to compare",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

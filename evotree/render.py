@@ -265,3 +265,19 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return "NULL" if value is None else str(value)
+
+
+def comparison(result: Any) -> None:
+    """``evotree compare``: Δ with its CI, the test, and the caveat when there is one."""
+    lo, hi = result.ci
+    verdict = ("[green]B is better[/]" if lo > 0 else "[red]B is worse[/]" if hi < 0
+               else "[yellow]no significant difference[/]")
+    _console.print(f"[bold]{escape(result.b)}[/] vs [bold]{escape(result.a)}[/] on {escape(result.split)} "
+                   f"({result.n_tasks} tasks, seeds {result.n_seeds[1]} vs {result.n_seeds[0]}): {verdict}")
+    _console.print(f"  Δ = {result.delta:+.4f}  CI{100 * (1 - result.alpha):.0f}% [{lo:+.4f}, {hi:+.4f}]  "
+                   f"({result.ci_method}, B={result.B})")
+    _console.print(f"  p = {result.p_value:.4g} ({result.test});  means {result.mean_a:.4f} → {result.mean_b:.4f}")
+    if result.intersected:
+        _console.print("  [yellow]compared on the intersection of two different task pools[/]")
+    if result.caveat:
+        _console.print(f"  [yellow]caveat:[/] {escape(result.caveat)}")

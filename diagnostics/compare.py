@@ -1,0 +1,120 @@
+"""`evotree compare A B`: a seed-aware paired comparison of two versions from their evidence.
+
+Reads the judge's per-sample scores of every finished run of both versions, averages them per
+(run, task), and hands the two (n_runs, n_tasks) matrices to
+:func:`diagnostics.stats.compare_versions`: each run is one seed, tasks are paired. Versions
+scored on different task pools are refused unless the intersection is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from diagnostics.stats import compare_versions, require_same_pool
+from evotree.errors import EvotreeError
+from evotree.workspace import Workspace
+
+__all__ = ["NoScores", "VersionComparison", "version_scores", "compare"]
+
+
+class NoScores(EvotreeError):
+    exit_code = 22
+    code = "no_scores"
+
+
+@dataclass
+class VersionComparison:
+    """What ``evotree compare --json`` prints (schema: ``compare.schema.json``)."""
+
+    a: str
+    b: str
+    split: str
+    delta: float
+    ci: list[float]
+    p_value: float
+    test: str
+    n_tasks: int
+    n_seeds: list[int]
+    seed_aware: bool
+    caveat: str | None
+    alpha: float
+    ci_method: str
+    B: int
+    runs: dict[str, list[str]]
+    mean_a: float
+    mean_b: float
+    intersected: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["v"] = 1
+        return out
+
+
+def version_scores(ws: Workspace, version: str, *, split: str = "validation") -> tuple[list[str], np.ndarray, list[str]]:
+    """(task ids, scores of shape (n_runs, n_tasks), run ids) of a version's succeeded runs.
+
+    A task's score in a run is the mean over its samples (Avg@k). Every run must cover the
+    same tasks; a run that does not is reported, not silently dropped.
+    """
+    from harness.query import connect
+    from harness.runs import runs_dir
+
+    record = ws.resolve(version)
+    con = connect(runs_dir(ws))
+    try:
+        rows = con.execute(
+            "SELECT e.run_id, e.task_id, avg(e.score) FROM evals e JOIN runs r USING (run_id) "
+            "WHERE r.version = ? AND r.status = 'succeeded' AND e.split = ? AND e.phase = 'eval' "
+            "AND e.score IS NOT NULL GROUP BY ALL ORDER BY 1, 2",
+            [record.id, split],
+        ).fetchall()
+    finally:
+        con.close()
+    if not rows:
+        raise NoScores(
+            f"{record.id} has no scored run on split {split!r} on this machine",
+            fix=f"run it first: evotree run {record.id} --seeds 3", version=record.id, split=split,
+        )
+    by_run: dict[str, dict[str, float]] = {}
+    for run_id, task_id, score in rows:
+        by_run.setdefault(run_id, {})[task_id] = float(score)
+    run_ids = sorted(by_run)
+    tasks = sorted(by_run[run_ids[0]])
+    for run_id in run_ids[1:]:
+        if sorted(by_run[run_id]) != tasks:
+            raise NoScores(
+                f"the runs of {record.id} were scored on different tasks ({run_ids[0]}: {len(tasks)}, "
+                f"{run_id}: {len(by_run[run_id])})", fix="re-run the version so all runs use one pool",
+            )
+    matrix = np.array([[by_run[r][t] for t in tasks] for r in run_ids], dtype=float)
+    return tasks, matrix, run_ids
+
+
+def compare(
+    ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
+    B: int | None = None, alpha: float | None = None, seed: int = 0,
+) -> VersionComparison:
+    """Compare version ``b`` against ``a`` (Δ = b − a) on their common task pool."""
+    gates = ws.config.gates
+    tasks_a, scores_a, runs_a = version_scores(ws, a, split=split)
+    tasks_b, scores_b, runs_b = version_scores(ws, b, split=split)
+    common = require_same_pool(tasks_a, tasks_b, intersect=intersect)
+    if common != tasks_a or common != tasks_b:
+        scores_a = scores_a[:, [tasks_a.index(t) for t in common]]
+        scores_b = scores_b[:, [tasks_b.index(t) for t in common]]
+    result = compare_versions(
+        scores_a, scores_b, rng=np.random.default_rng(seed), B=B or gates.bootstrap_samples,
+        alpha=alpha if alpha is not None else gates.alpha,
+    )
+    return VersionComparison(
+        a=ws.resolve(a).id, b=ws.resolve(b).id, split=split, delta=float(result.delta),
+        ci=[float(result.ci[0]), float(result.ci[1])], p_value=float(result.p_value), test=result.test,
+        n_tasks=int(result.n_tasks), n_seeds=[int(n) for n in result.n_seeds], seed_aware=result.seed_aware,
+        caveat=result.caveat, alpha=float(result.alpha), ci_method=result.ci_method, B=int(result.B),
+        runs={"a": runs_a, "b": runs_b}, mean_a=float(scores_a.mean()), mean_b=float(scores_b.mean()),
+        intersected=len(common) != len(tasks_a) or len(common) != len(tasks_b),
+    )
