@@ -76,8 +76,10 @@ def tree(result: Any) -> None:
 
 def init_result(result: Any) -> None:
     _console.print(f"[green]✓[/] initialized evotree workspace in {escape(result.root)}")
+    if result.files:
+        _console.print(f"  wrote {len(result.files)} file(s): {escape(', '.join(result.files))}")
     if result.config_committed:
-        _console.print(f"  wrote and committed {escape(result.config_path)}")
+        _console.print("  committed the workspace files on their own")
     _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {escape(result.branch)}")
     _console.print('  next: [bold]evotree branch -m "your hypothesis"[/]')
 

@@ -164,6 +164,7 @@ class InitResult:
     config_path: str
     config_committed: bool
     ledger_commit: str
+    files: list[str]
 
 
 def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom") -> InitResult:
@@ -269,4 +270,5 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         config_path=str(config_path),
         config_committed=committed,
         ledger_commit=entry.commit,
+        files=sorted(created),
     )

@@ -35,6 +35,7 @@ __all__ = [
     "ENV_EVIDENCE_DIR",
     "ENV_CANDIDATE_DIR",
     "ENV_MAX_STEPS",
+    "ENV_MAX_EPISODES",
     "ENV_JUDGE_SPLITS",
     "INVALID_SUBMISSION_EXIT",
     "RunPaths",
@@ -53,6 +54,8 @@ ENV_PHASE = "EVOTREE_PHASE"
 ENV_EVIDENCE_DIR = "EVOTREE_EVIDENCE_DIR"
 ENV_CANDIDATE_DIR = "EVOTREE_CANDIDATE_DIR"
 ENV_MAX_STEPS = "EVOTREE_MAX_STEPS"
+#: Episodes (recorded rollouts) the train phase may still spend; set only when budgeted.
+ENV_MAX_EPISODES = "EVOTREE_MAX_EPISODES"
 #: Splits the judge is asked to score, comma-separated (default "validation"; `evotree run
 #: --heldout` adds "heldout", for the candidate selected on validation).
 ENV_JUDGE_SPLITS = "EVOTREE_JUDGE_SPLITS"

@@ -49,6 +49,7 @@ from harness.layout import (
     ENV_CANDIDATE_DIR,
     ENV_EVIDENCE_DIR,
     ENV_JUDGE_SPLITS,
+    ENV_MAX_EPISODES,
     ENV_MAX_STEPS,
     ENV_PHASE,
     ENV_RUN_DIR,
@@ -394,6 +395,8 @@ def _phase_env(plan: RunPlan, paths: RunPaths, phase: str) -> dict[str, str]:
     })
     if plan.limits.max_steps is not None:
         env[ENV_MAX_STEPS] = str(plan.limits.max_steps)
+    if plan.limits.max_episodes is not None and phase == "train":
+        env[ENV_MAX_EPISODES] = str(plan.limits.max_episodes)
     return env
 
 

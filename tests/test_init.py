@@ -31,7 +31,9 @@ def test_init_records_v0_as_root_and_champion(repo: Path) -> None:
     # evotree.toml was new, so it was committed alone on top of the user's HEAD
     assert result.config_committed
     assert git(repo, "rev-parse", "HEAD~1") == before
-    assert git(repo, "show", "--name-only", "--format=", "HEAD") == "evotree.toml"
+    committed = set(git(repo, "show", "--name-only", "--format=", "HEAD").splitlines())
+    assert committed == set(result.files) and "evotree.toml" in committed
+    assert "judge/math.toml" in committed  # the domain's hidden judge config, committed with it
     assert result.commit == head
     assert git(repo, "rev-parse", "refs/evotree/champion") == head
     assert git(repo, "rev-parse", "refs/heads/evotree/v0") == head

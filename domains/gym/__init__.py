@@ -1,0 +1,96 @@
+"""The gym domain: policy-as-code evolution on Gymnasium environments (the EvoPolicyGym protocol).
+
+A version is a ``policy.py`` (class ``Policy`` with ``reset()`` and ``act(obs)``). Its train
+phase (``python -P -m domains.gym.train``) rolls it out on the candidate-visible train pool of
+``gym.toml`` and records one rollout row per episode, each charged to the version's episode
+budget (128). The judge (``python -P -m domains.gym.judge``, the champion's tree) rolls it out
+on the hidden validation (and, when asked, held-out) pools of ``judge/gym.toml`` and records
+normalized scores against ``judge/references.json``. See ``docs/domains/gym.md``.
+
+Importing this package is cheap: gymnasium and numpy load only when something runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["materialize", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
+
+POLICY_FILE = "policy.py"
+TRAIN_FILE = "gym.toml"
+JUDGE_FILE = "judge/gym.toml"
+REFERENCES_FILE = "judge/references.json"
+
+
+def materialize(
+    root: Path,
+    *,
+    envs: Sequence[str] | None = None,
+    train_episodes: int = 8,
+    validation_episodes: int = 16,
+    heldout_episodes: int = 16,
+    episode_timeout: float = 30.0,
+) -> list[str]:
+    """Write the gym workspace files into ``root`` (never overwriting); return the paths written.
+
+    ``policy.py`` (the v0 baseline) and ``gym.toml`` (train feedback: ``envs`` ×
+    ``train_episodes`` per run) are the candidate's; ``judge/gym.toml`` (validation and
+    held-out seed pools, drawn at random) and ``judge/references.json`` (random and expert mean
+    returns on the validation pool, computed here by rolling both policies out) are hidden. An
+    existing ``judge/gym.toml`` is kept and its pools are used for missing references.
+    """
+    from domains.gym.catalog import DEFAULT_ENVS, GymMissing, require_gymnasium, unavailable_reason
+    from domains.gym.settings import SettingsError
+    from domains.gym.templates import POLICY_PY, draw_hidden_pools, render_gym_toml, render_judge_toml
+    from evotree.errors import EvotreeError
+
+    root = Path(root)
+    envs = list(envs or DEFAULT_ENVS)
+    try:
+        require_gymnasium()
+    except GymMissing as exc:
+        raise EvotreeError(str(exc), fix='pip install "evotree[gym]"') from None
+    missing = [reason for env_id in envs if (reason := unavailable_reason(env_id))]
+    if missing:
+        raise EvotreeError("; ".join(missing), fix="install the packages named, or choose other environments")
+    written: list[str] = []
+
+    def write(rel: str, text: str) -> None:
+        target = root / rel
+        if target.exists():
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(rel)
+
+    write(POLICY_FILE, POLICY_PY)
+    write(TRAIN_FILE, render_gym_toml(envs, episodes_per_env=train_episodes, timeout=episode_timeout))
+    judge_path = root / JUDGE_FILE
+    if not judge_path.exists():
+        pools = draw_hidden_pools(envs, {"validation": validation_episodes, "heldout": heldout_episodes})
+        write(JUDGE_FILE, render_judge_toml(envs, pools, timeout=episode_timeout))
+    if not (root / REFERENCES_FILE).exists():
+        try:
+            write(REFERENCES_FILE, references_text(root))
+        except (SettingsError, RuntimeError) as exc:
+            for rel in written:
+                (root / rel).unlink(missing_ok=True)
+            if (root / "judge").is_dir() and not any((root / "judge").iterdir()):
+                (root / "judge").rmdir()
+            raise EvotreeError(f"cannot compute the gym references: {exc}",
+                               fix="check judge/gym.toml, or install the environments' packages") from None
+    return written
+
+
+def references_text(root: Path) -> str:
+    """``judge/references.json`` for the judged environments of ``root/judge/gym.toml``."""
+    from domains.gym.scoring import compute_references
+    from domains.gym.settings import load_judge_settings
+
+    settings = load_judge_settings(Path(root) / JUDGE_FILE)
+    pools = {env_id: settings.seeds("validation", env_id) for env_id in settings.envs}
+    empty = [env_id for env_id, seeds in pools.items() if not seeds]
+    if empty:
+        raise RuntimeError(f"the validation pool has no seeds for {', '.join(empty)}")
+    return compute_references(pools).to_json()

@@ -1,0 +1,114 @@
+"""``python -P -m domains.gym envs|references|pools``: maintenance of a gym workspace.
+
+* ``envs`` — the environments the domain knows and whether each can run here (and if not, why
+  and what to install);
+* ``references [--root DIR]`` — recompute ``judge/references.json`` from the validation pool of
+  ``judge/gym.toml`` (after changing the judged environments or the pool);
+* ``pools ENV... [--root DIR] [--validation N] [--heldout N]`` — add hidden seed pools for
+  environments that have none yet in ``judge/gym.toml`` (existing pools are kept) and add them
+  to ``[judge].envs``; then run ``references``.
+
+These rewrite files of the champion's judge: commit the result on the champion's branch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+
+def _envs() -> int:
+    from domains.gym.catalog import CATALOG, DEFAULT_ENVS, unavailable_reason
+    from domains.gym.experts import EXPERTS
+
+    for env_id, info in CATALOG.items():
+        reason = unavailable_reason(env_id)
+        state = "available" if reason is None else "unavailable"
+        flags = ", ".join(f for f, on in (("default", env_id in DEFAULT_ENVS), ("expert", env_id in EXPERTS)) if on)
+        print(f"{env_id:28s} {info.category:9s} {state:12s} {flags}")
+        if reason:
+            print(f"    {reason}")
+    return 0
+
+
+def _references(root: Path) -> int:
+    from domains.gym import REFERENCES_FILE, references_text
+
+    text = references_text(root)
+    (root / REFERENCES_FILE).write_text(text, encoding="utf-8")
+    print(f"wrote {root / REFERENCES_FILE}")
+    return 0
+
+
+def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
+    from domains.gym import JUDGE_FILE
+    from domains.gym.catalog import unavailable_reason
+    from domains.gym.experts import EXPERTS
+    from domains.gym.settings import load_judge_settings
+    from domains.gym.templates import draw_hidden_pools
+
+    path = root / JUDGE_FILE
+    settings = load_judge_settings(path)
+    for env_id in envs:
+        if env_id not in EXPERTS:
+            print(f"{env_id} has no expert policy, so it cannot be judged; experts: {', '.join(EXPERTS)}",
+                  file=sys.stderr)
+            return 2
+        reason = unavailable_reason(env_id)
+        if reason:
+            print(reason, file=sys.stderr)
+            return 2
+    new = [e for e in envs if not any(e in table for table in settings.pools.values())]
+    taken = {s for table in settings.pools.values() for seeds in table.values() for s in seeds}
+    text = path.read_text(encoding="utf-8")
+    while True:
+        pools = draw_hidden_pools(new, {"validation": validation, "heldout": heldout})
+        if not taken & {s for table in pools.values() for seeds in table.values() for s in seeds}:
+            break
+    for split, table in pools.items():
+        lines = "".join(f'"{env_id}" = [{", ".join(map(str, seeds))}]\n' for env_id, seeds in table.items())
+        header = f"[pools.{split}]\n"
+        if header in text:
+            at = text.index(header) + len(header)
+            end = text.find("\n[", at)
+            end = len(text) if end < 0 else end + 1
+            body = text[at:end].rstrip("\n") + "\n"
+            text = text[:at] + body + lines + ("\n" if end < len(text) else "") + text[end:]
+        else:
+            text = text.rstrip("\n") + f"\n\n{header}{lines}"
+    judged = settings.envs + [e for e in envs if e not in settings.envs]
+    quoted = ", ".join(f'"{e}"' for e in judged)
+    text, count = re.subn(r"(?m)^envs\s*=\s*\[[^\]]*\]", lambda _: f"envs = [{quoted}]", text, count=1)
+    if not count:
+        print(f"{path}: no `envs = [...]` line in [judge] to update", file=sys.stderr)
+        return 2
+    path.write_text(text, encoding="utf-8")
+    load_judge_settings(path)  # still valid
+    print(f"added pools for {', '.join(new) or 'nothing (all had pools)'} to {path}; now run: "
+          "python -P -m domains.gym references")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -P -m domains.gym", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("envs", help="list the known environments and whether they can run here")
+    refs = sub.add_parser("references", help="recompute judge/references.json")
+    refs.add_argument("--root", type=Path, default=Path("."))
+    pools = sub.add_parser("pools", help="add hidden pools for more environments to judge/gym.toml")
+    pools.add_argument("envs", nargs="+")
+    pools.add_argument("--root", type=Path, default=Path("."))
+    pools.add_argument("--validation", type=int, default=16)
+    pools.add_argument("--heldout", type=int, default=16)
+    args = parser.parse_args(argv)
+    if args.command == "envs":
+        return _envs()
+    if args.command == "references":
+        return _references(args.root)
+    return _pools(args.root, args.envs, args.validation, args.heldout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""The gym domain's judge: ``python -P -m domains.gym.judge`` in the champion's tree.
+
+Reads the hidden ``judge/gym.toml`` and ``judge/references.json`` of the champion, loads the
+candidate's ``policy.py`` from ``$EVOTREE_CANDIDATE_DIR`` in worker processes, plays the pools
+of the splits in ``$EVOTREE_JUDGE_SPLITS`` (default ``validation``) and records per episode
+``eval_result(split, "ENV#i", score)`` with the normalized score of :mod:`domains.gym.scoring`.
+Failed episodes (error, timeout, invalid action) score 0. Signals at step 0:
+``SPLIT/ENV/mean_return``, ``SPLIT/ENV/mean_score``, ``SPLIT/ENV/failed``, ``SPLIT/ENV#i/return``
+and ``replay_mismatches``.
+
+The policy's worker process also runs the environment. A secret random ``replay_fraction``
+(default 0.25) of the episodes is replayed from their actions on a clean environment in this
+process; if any replay disagrees, every episode is replayed and the replays are scored, so a
+policy that tampers with its process's environment gains nothing (``replay_fraction = 1``
+replays all of them, always). Afterwards the judge checks that nobody else appended to
+its evidence (a policy could try to forge eval rows); if so it exits 1 and the run fails.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.layout import ENV_CANDIDATE_DIR, ENV_EVIDENCE_DIR, ENV_JUDGE_SPLITS
+
+__all__ = ["main", "judge_episodes"]
+
+
+def _say(message: str) -> None:
+    print(f"evotree gym judge: {message}", file=sys.stderr)
+
+
+def main(cwd: Path | None = None) -> int:
+    cwd = Path(cwd or os.getcwd())
+    from domains.gym import JUDGE_FILE, REFERENCES_FILE
+    from domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
+    from domains.gym.settings import SPLITS, SettingsError, load_judge_settings, load_references
+
+    try:
+        require_gymnasium()
+        settings = load_judge_settings(cwd / JUDGE_FILE)
+        refs = load_references(cwd / REFERENCES_FILE)
+    except (GymMissing, SettingsError) as exc:
+        _say(str(exc))
+        return 1
+    candidate = os.environ.get(ENV_CANDIDATE_DIR)
+    if not candidate or not Path(candidate).is_dir():
+        _say(f"${ENV_CANDIDATE_DIR} does not name the candidate's directory ({candidate!r})")
+        return 1
+    splits = [s.strip() for s in os.environ.get(ENV_JUDGE_SPLITS, "validation").split(",") if s.strip()]
+    for split in splits:
+        if split not in SPLITS:
+            _say(f"split {split!r} has no pool in the gym domain (it has {', '.join(SPLITS)}); not scored")
+    envs = []
+    for env_id in settings.envs:
+        reason = unavailable_reason(env_id)
+        if reason:
+            _say(reason + " — it is not judged on this machine")
+            continue
+        try:
+            refs.pair(env_id)
+        except SettingsError as exc:
+            _say(str(exc))
+            return 1
+        envs.append(env_id)
+
+    from domains.gym.episode import Episode
+    from domains.gym.runner import InvalidPolicy, Task, WorkerBroken
+    from harness.recorder import get_recorder
+
+    split_of: dict[tuple[str, int], str] = {}
+    tasks = []
+    for split in (s for s in splits if s in SPLITS):
+        for env_id in envs:
+            for index, seed in enumerate(settings.seeds(split, env_id)):
+                tasks.append(Task(env_id, index, seed))
+                split_of[(env_id, seed)] = split
+    rec = get_recorder()
+    stats: dict[tuple[str, str], dict[str, float]] = {}
+    mismatches = 0
+
+    def record(split: str, episode: Episode, score: float) -> None:
+        rec.eval_result(split, f"{episode.env_id}#{episode.index}", score)
+        entry = stats.setdefault((split, episode.env_id), {"n": 0, "ret": 0.0, "score": 0.0, "failed": 0})
+        entry["n"] += 1
+        entry["ret"] += episode.ret
+        entry["score"] += score
+        entry["failed"] += episode.failed
+        rec.signal(0, **{f"{split}/{episode.env_id}#{episode.index}/return": episode.ret})
+
+    done: set[tuple[str, int]] = set()
+    try:
+        for episode, score, mismatch in judge_episodes(Path(candidate), tasks, settings, refs):
+            split = split_of[(episode.env_id, episode.seed)]
+            if mismatch:
+                mismatches += 1
+                _say(f"{split} {episode.env_id}#{episode.index}: {episode.message}")
+            elif episode.failed:
+                _say(f"{split} {episode.env_id}#{episode.index}: {episode.finish_reason}: {episode.message}")
+            record(split, episode, score)
+            done.add((episode.env_id, episode.seed))
+    except InvalidPolicy as exc:
+        _say(f"the candidate's policy cannot be loaded, every remaining episode scores 0: {exc}")
+        for task in tasks:
+            if (task.env_id, task.seed) not in done:
+                record(split_of[(task.env_id, task.seed)],
+                       Episode(env_id=task.env_id, index=task.index, seed=task.seed, message=str(exc)), 0.0)
+    except WorkerBroken as exc:
+        _say(str(exc))
+        return 1
+    metrics: dict[str, float] = {"replay_mismatches": mismatches}
+    for (split, env_id), entry in sorted(stats.items()):
+        metrics[f"{split}/{env_id}/mean_return"] = entry["ret"] / entry["n"]
+        metrics[f"{split}/{env_id}/mean_score"] = entry["score"] / entry["n"]
+        metrics[f"{split}/{env_id}/failed"] = entry["failed"]
+    rec.signal(0, **metrics)
+    written = rec.rows["evals"]
+    rec.close()
+    print(f"{'split':10s} {'environment':28s} {'episodes':>8s} {'failed':>6s} {'mean return':>12s} {'score':>6s}")
+    for (split, env_id), entry in sorted(stats.items()):
+        print(f"{split:10s} {env_id:28s} {int(entry['n']):8d} {int(entry['failed']):6d} "
+              f"{entry['ret'] / entry['n']:12.3f} {entry['score'] / entry['n']:6.3f}")
+    return _check_evidence(written)
+
+
+def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any, *,
+                   rng: random.Random | None = None) -> list[tuple[Any, float, bool]]:
+    """Play ``tasks`` with the candidate's policy; return (episode, normalized score, replay mismatch).
+
+    The policy's worker process also runs the environment, so it could tamper with it. A
+    secretly chosen ``settings.replay_fraction`` of the episodes is replayed from their actions
+    on a clean environment of this process while the worker goes on playing; if any replay
+    disagrees with what the worker reported, every episode is replayed and the replays are
+    scored (with ``replay_fraction = 1`` every episode always is). Mismatching episodes carry
+    the flag and a message. Results come in completion order, once all episodes are played.
+    Raises :class:`~domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
+    """
+    from domains.gym.catalog import make_env
+    from domains.gym.episode import replay
+    from domains.gym.runner import run_episodes
+    from domains.gym.scoring import normalized_score
+
+    fraction = settings.replay_fraction
+    rng = rng or random.Random(secrets.randbits(64))
+    clean_envs: dict[str, Any] = {}
+
+    def verify(episode: Any) -> bool:
+        """Replay ``episode``; on a mismatch score the replay instead and return True."""
+        env = clean_envs.get(episode.env_id)
+        if env is None:
+            env = clean_envs[episode.env_id] = make_env(episode.env_id)
+        ret, length, reason, problem = replay(env, episode.seed, episode.actions or [])
+        if not problem and (ret, length, reason) == (episode.ret, episode.length, episode.finish_reason):
+            return False
+        detail = problem or (f"the policy's process reported return {episode.ret} in {episode.length} "
+                             f"steps ({episode.finish_reason}), the replay of its actions on a clean "
+                             f"environment gives {ret} in {length} steps ({reason})")
+        episode.ret, episode.length = ret, length
+        episode.finish_reason = reason if reason in ("terminated", "truncated") and not problem else "error"
+        episode.message = f"replay mismatch: {detail}"
+        return True
+
+    played: list[tuple[Any, bool | None]] = []  # (episode, mismatch; None: not replayed)
+    suspect = False
+    try:
+        for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
+                                    workers=settings.workers, record_actions=fraction > 0,
+                                    summarize=False, max_timeouts=settings.max_timeouts_per_env):
+            mismatch = None
+            if not episode.failed and (fraction >= 1 or (fraction > 0 and rng.random() < fraction)):
+                mismatch = verify(episode)
+                suspect = suspect or mismatch
+            played.append((episode, mismatch))
+        if suspect:
+            played = [(e, verify(e) if m is None and not e.failed else m) for e, m in played]
+        results = []
+        for episode, mismatch in played:
+            episode.actions = None
+            random_ret, expert_ret = refs.pair(episode.env_id)
+            score = 0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret,
+                                                                 settings.clip_max)
+            results.append((episode, score, bool(mismatch)))
+        return results
+    finally:
+        for env in clean_envs.values():
+            env.close()
+
+
+def _check_evidence(written: int) -> int:
+    """1 when the eval evidence holds rows this judge did not write (a forging policy)."""
+    evidence = os.environ.get(ENV_EVIDENCE_DIR)
+    if not evidence:
+        return 0
+    path = Path(evidence) / "evals.jsonl"
+    try:
+        with open(path, "rb") as handle:
+            lines = sum(1 for line in handle if line.strip())
+    except FileNotFoundError:
+        lines = 0
+    if lines != written:
+        _say(f"{path} has {lines} rows but the judge wrote {written}: something else (the policy?) wrote "
+             "into the judge's evidence; the run fails")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

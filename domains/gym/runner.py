@@ -1,0 +1,346 @@
+"""Running a candidate's policy on many episodes, safely: worker processes, time limits, restarts.
+
+No per-step IPC: a worker process holds the environment *and* the policy and plays a whole
+episode per request (:mod:`domains.gym.worker`). The parent only sends ``(env, index, seed)``
+and receives the result, so an episode costs what it costs in a plain Gymnasium loop plus one
+small message each way.
+
+The parent enforces the per-episode time limit: the worker's own alarm normally stops a slow
+episode with a traceback (finish_reason ``timeout``); a worker that does not answer within the
+limit plus a grace period is killed and replaced, and so is one that died (a segfault,
+``os._exit``, out of memory). A policy therefore cannot hang or crash the train phase or the
+judge: every episode ends with a result. After ``max_timeouts`` timeouts in one environment the
+rest of its episodes are not run (``skipped``), so a policy that always hangs costs a bounded
+time.
+
+The worker's environment has no ``EVOTREE_*`` variables (the policy cannot reach the run's
+recorder through them), ``PYTHONHASHSEED=0`` (set iteration order is the same every run) and
+one BLAS/OpenMP thread unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from domains.gym.episode import Episode
+from domains.gym.worker import FrameReader, InvalidPolicy, ProtocolError, send
+
+__all__ = ["Task", "Worker", "WorkerBroken", "InvalidPolicy", "run_episodes", "worker_env"]
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class Task:
+    env_id: str
+    index: int
+    seed: int
+
+
+class WorkerBroken(RuntimeError):
+    """The worker cannot run at all on this machine (not the policy's fault)."""
+
+
+def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("EVOTREE_")}
+    env["PYTHONSAFEPATH"] = "1"
+    env["PYTHONHASHSEED"] = "0"
+    for var in _THREAD_VARS:
+        env.setdefault(var, "1")
+    if "PYTHONPATH" in env:  # an empty entry would put the working directory back on sys.path
+        parts = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and p != "."]
+        if parts:
+            env["PYTHONPATH"] = os.pathsep.join(parts)
+        else:
+            del env["PYTHONPATH"]
+    return env
+
+
+class Worker:
+    """One worker process (started on first use, restarted after a crash or a hang)."""
+
+    def __init__(self, candidate_dir: Path, *, startup_timeout: float = 60.0, grace: float | None = None) -> None:
+        self.candidate_dir = Path(candidate_dir).resolve()
+        self.startup_timeout = startup_timeout
+        self.grace = grace
+        self.proc: subprocess.Popen | None = None
+        self.request_fd = -1
+        self.reader: FrameReader | None = None
+        self.starts = 0
+        self.inflight: deque[tuple[Task, float, float]] = deque()  # (task, sent at, time limit)
+        self.last_done = 0.0
+
+    # ------------------------------------------------------------------ life cycle
+    def start(self) -> None:
+        """Start the process and wait until the policy is loaded; :class:`InvalidPolicy` if it cannot be."""
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", "domains.gym.worker", str(request_r), str(reply_w),
+                 str(self.candidate_dir / "policy.py")],
+                cwd=self.candidate_dir, env=worker_env(), pass_fds=(request_r, reply_w),
+                stdin=subprocess.DEVNULL, stdout=2,  # the worker's prints go to our stderr (the log)
+            )
+        except BaseException:
+            for fd in (request_w, reply_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(request_r)
+            os.close(reply_w)
+        self.starts += 1
+        self.request_fd = request_w
+        self.reader = FrameReader(reply_r)
+        try:
+            message = self.reader.read(time.monotonic() + self.startup_timeout)
+        except TimeoutError:
+            self.stop()
+            raise InvalidPolicy(f"policy.py did not finish importing within {self.startup_timeout:g} s "
+                                "(does it loop or block at import time?)") from None
+        except ProtocolError as exc:
+            self.stop()
+            raise InvalidPolicy(f"the policy's process wrote garbage on the domain's pipe: {exc}") from None
+        if message is None:
+            code = self.stop()
+            raise InvalidPolicy(f"the process loading policy.py died ({_exit_text(code)}) before it was "
+                                "ready; its stderr is in the phase's log")
+        kind = message.get("kind")
+        if kind == "ready":
+            return
+        self.stop()
+        if kind == "broken":
+            raise WorkerBroken(str(message.get("message")))
+        raise InvalidPolicy(str(message.get("message")))
+
+    def stop(self) -> int | None:
+        """Kill the process (if any) and return its exit code."""
+        code = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    self.proc.kill()
+                except ProcessLookupError:
+                    pass
+            code = self.proc.wait()
+            self.proc = None
+        for fd in (self.request_fd, self.reader.fd if self.reader else -1):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.request_fd, self.reader = -1, None
+        return code
+
+    def close(self) -> None:
+        """Let the worker exit on end of input, then make sure it is gone."""
+        if self.proc is not None and self.request_fd >= 0:
+            try:
+                os.close(self.request_fd)
+            except OSError:
+                pass
+            self.request_fd = -1
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self.stop()
+
+    # ------------------------------------------------------------------ episodes
+    def submit(self, task: Task, *, timeout: float, record_actions: bool, summarize: bool) -> None:
+        """Queue an episode (the worker plays its requests in order). Starts the worker if needed."""
+        if self.proc is None:
+            self.start()
+            self.last_done = time.monotonic()
+        try:
+            send(self.request_fd, {"env_id": task.env_id, "index": task.index, "seed": task.seed,
+                                   "timeout": timeout, "record_actions": record_actions,
+                                   "summarize": summarize})
+        except OSError:
+            pass  # the worker died: collect() reports it
+        self.inflight.append((task, time.monotonic(), timeout))
+
+    def collect(self) -> tuple[Episode, list[Task]]:
+        """The result of the oldest queued episode, and the tasks to re-queue if the worker failed.
+
+        Always returns an Episode: a worker past the episode's time limit plus a grace period
+        is killed (``timeout``), one that died or broke the protocol is reported (``error``);
+        the episodes queued behind it were not played and are handed back.
+        """
+        task, sent, timeout = self.inflight[0]
+        assert self.reader is not None
+        grace = self.grace if self.grace is not None else max(1.0, 0.25 * timeout)
+        started = max(sent, self.last_done)  # it starts when the one before it is done
+        failure: tuple[str, str] | None = None
+        message: dict[str, Any] | None = None
+        try:
+            message = self.reader.read(started + timeout + grace)
+        except TimeoutError:
+            failure = ("timeout", f"the episode did not finish within its time limit of {timeout:g} s and the "
+                                  "policy's process did not respond to the alarm; it was killed (does act() "
+                                  "block in C code or ignore signals?)")
+        except (ProtocolError, OSError) as exc:
+            failure = ("error", f"the policy's process broke the domain's protocol ({exc}); it was restarted")
+        if failure is None and message is None:
+            failure = ("error", "the policy's process died during the episode ({code}): e.g. a segfault, "
+                                "os._exit() or running out of memory; it was restarted")
+        episode = None
+        if failure is None and message is not None:
+            if message.get("kind") != "episode":
+                failure = ("error", f"unexpected message from the policy's process: {str(message)[:200]}")
+            else:
+                try:
+                    episode = Episode.from_dict(message)
+                    episode.ret = float(episode.ret)
+                    episode.length = int(episode.length)
+                except (TypeError, ValueError) as exc:
+                    failure = ("error", f"a malformed episode result: {exc}")
+                if episode is not None and (episode.env_id, episode.index, episode.seed) != (
+                        task.env_id, task.index, task.seed):
+                    failure = ("error", "the policy's process answered for another episode")
+        if failure is not None:
+            lost = [t for t, _, _ in list(self.inflight)[1:]]
+            self.inflight.clear()
+            code = self.stop()
+            reason, text = failure
+            return self._failed(task, reason, started, text.replace("{code}", _exit_text(code))), lost
+        self.inflight.popleft()
+        self.last_done = time.monotonic()
+        assert episode is not None
+        return episode, []
+
+    def play(self, task: Task, *, timeout: float, record_actions: bool = False, summarize: bool = True) -> Episode:
+        """Play one episode and wait for it (no queueing)."""
+        self.submit(task, timeout=timeout, record_actions=record_actions, summarize=summarize)
+        episode, _ = self.collect()
+        return episode
+
+    @staticmethod
+    def _failed(task: Task, reason: str, started: float, message: str) -> Episode:
+        return Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason=reason,
+                       message=message, seconds=round(time.monotonic() - started, 6))
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+_DONE = object()
+
+
+def run_episodes(
+    candidate_dir: Path,
+    tasks: Iterable[Task],
+    *,
+    timeout: float,
+    workers: int = 1,
+    record_actions: bool = False,
+    summarize: bool = True,
+    max_timeouts: int = 3,
+    startup_timeout: float = 60.0,
+    depth: int = 4,
+) -> Iterator[Episode]:
+    """Play ``tasks`` with ``workers`` worker processes; yield each Episode as it finishes.
+
+    Each worker has up to ``depth`` requests queued, so it starts the next episode while the
+    parent handles the last result. Results come in completion order (task order with one
+    worker). After ``max_timeouts`` timeouts in one environment (0: never) its remaining
+    episodes are yielded unplayed with ``skipped`` set. Raises :class:`InvalidPolicy` if
+    policy.py cannot be loaded and :class:`WorkerBroken` if the domain cannot run here.
+    """
+    pending: queue.Queue[Task | object] = queue.Queue()
+    todo = list(tasks)
+    for task in todo:
+        pending.put(task)
+    workers = max(1, min(workers, len(todo) or 1))
+    for _ in range(workers):
+        pending.put(_DONE)
+    results: queue.Queue[Any] = queue.Queue()
+    timeouts: dict[str, int] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def skip(task: Task) -> bool:
+        with lock:
+            return bool(max_timeouts) and timeouts.get(task.env_id, 0) >= max_timeouts
+
+    def slot() -> None:
+        worker = Worker(candidate_dir, startup_timeout=startup_timeout)
+        again: deque[Task] = deque()  # queued on a worker that failed: not played yet
+        exhausted = False
+        try:
+            while not stop.is_set():
+                while len(worker.inflight) < max(1, depth):
+                    if again:
+                        task = again.popleft()
+                    elif exhausted:
+                        break
+                    else:
+                        item = pending.get()
+                        if item is _DONE:
+                            exhausted = True
+                            break
+                        task = item  # type: ignore[assignment]
+                    if skip(task):
+                        results.put(Episode(env_id=task.env_id, index=task.index, seed=task.seed,
+                                            finish_reason="timeout", skipped=True,
+                                            message=f"not run: {max_timeouts} episodes of {task.env_id} "
+                                                    "already timed out"))
+                        continue
+                    worker.submit(task, timeout=timeout, record_actions=record_actions, summarize=summarize)
+                if not worker.inflight:
+                    break
+                episode, lost = worker.collect()
+                again.extend(lost)
+                if episode.finish_reason == "timeout":
+                    with lock:
+                        timeouts[episode.env_id] = timeouts.get(episode.env_id, 0) + 1
+                results.put(episode)
+        except BaseException as exc:  # noqa: BLE001 - InvalidPolicy, WorkerBroken: handed to the caller
+            results.put(exc)
+        finally:
+            worker.close()
+            results.put(_DONE)
+
+    # the parent's own work (the judge's replay) holds the GIL; switching often keeps the
+    # threads that feed the workers responsive
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, 0.0005))
+    threads = [threading.Thread(target=slot, name=f"gym-worker-{i}", daemon=True) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    finished = 0
+    try:
+        while finished < workers:
+            item = results.get()
+            if item is _DONE:
+                finished += 1
+            elif isinstance(item, BaseException):
+                stop.set()
+                raise item
+            else:
+                yield item
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=timeout + 10)
+        sys.setswitchinterval(interval)

@@ -1,0 +1,120 @@
+"""The gym domain's train phase: ``python -P -m domains.gym.train`` in the candidate's tree.
+
+Loads ``policy.py`` (in a worker process) and rolls it out on the train pool of ``gym.toml``;
+records, through the run's recorder:
+
+* one rollout row per episode: ``group_id`` = env id, ``task_id`` = ``ENV#i``, reward = the
+  return, length = steps, truncated, ``finish_reason`` (terminated, truncated, error, timeout,
+  invalid_action) and ``text`` = a short trajectory summary or the error;
+* signals at step 0: per environment ``ENV/mean_return``, ``ENV/episodes``, ``ENV/failed``.
+
+Every rollout row is an episode charged to the version's budget, failed ones included.
+Exit codes: 0 when the episodes ran; 65 (invalid submission, charged nothing) when policy.py or
+gym.toml cannot be used, before any episode ran; 1 when the domain cannot run on this machine.
+Nothing here reads the judge's pools or references, and the train feedback never contains them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from harness.layout import INVALID_SUBMISSION_EXIT
+
+__all__ = ["main", "ENV_MAX_EPISODES"]
+
+#: Episodes the run may still record, when the harness says so (not set by evotree today:
+#: then the train pool's size is the limit and the harness stops a run past the budget).
+ENV_MAX_EPISODES = "EVOTREE_MAX_EPISODES"
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"evotree gym train: {message}", file=sys.stderr)
+    return code
+
+
+def main(cwd: Path | None = None) -> int:
+    cwd = Path(cwd or os.getcwd())
+    from domains.gym import POLICY_FILE, TRAIN_FILE
+    from domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
+    from domains.gym.settings import SettingsError, load_train_settings
+
+    try:
+        require_gymnasium()
+    except GymMissing as exc:
+        return _fail(str(exc), 1)
+    if not (cwd / POLICY_FILE).is_file():
+        return _fail(f"invalid submission: {POLICY_FILE} is missing from the version's tree", INVALID_SUBMISSION_EXIT)
+    try:
+        settings = load_train_settings(cwd / TRAIN_FILE)
+    except SettingsError as exc:
+        return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
+
+    from domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
+    from harness.recorder import get_recorder
+
+    envs = []
+    for env_id in settings.envs:
+        reason = unavailable_reason(env_id)
+        if reason:
+            print(f"evotree gym train: {reason}", file=sys.stderr)
+        else:
+            envs.append(env_id)
+    tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(settings.seeds())]
+    limit = os.environ.get(ENV_MAX_EPISODES)
+    if limit and limit.isdigit() and int(limit) < len(tasks):
+        print(f"evotree gym train: the run may record {limit} episodes; the train pool has {len(tasks)}, "
+              f"the first {limit} are played", file=sys.stderr)
+        tasks = tasks[: int(limit)]
+    rec = get_recorder()
+    returns: dict[str, list[float]] = {env_id: [] for env_id in envs}
+    failed: dict[str, int] = {env_id: 0 for env_id in envs}
+    skipped = 0
+    recorded = 0
+    try:
+        for episode in run_episodes(cwd, tasks, timeout=settings.episode_timeout_seconds,
+                                    workers=settings.workers):
+            if episode.skipped:
+                skipped += 1
+                continue
+            rec.rollout_group(
+                0, group_id=episode.env_id, task_id=f"{episode.env_id}#{episode.index}",
+                rewards=[episode.ret], lengths=[episode.length], truncated=[episode.truncated],
+                finish_reasons=[episode.finish_reason], texts=[episode.text()],
+            )
+            recorded += 1
+            returns[episode.env_id].append(episode.ret)
+            failed[episode.env_id] += episode.failed
+            if episode.failed:
+                print(f"{episode.env_id}#{episode.index}: {episode.text()}", file=sys.stderr)
+    except InvalidPolicy as exc:
+        if recorded == 0:
+            return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
+        # it loaded before: the episodes played stay recorded (and charged); the rest cannot run
+        print(f"evotree gym train: policy.py stopped loading after {recorded} episodes: {exc}", file=sys.stderr)
+    except WorkerBroken as exc:
+        return _fail(str(exc), 1)
+    metrics: dict[str, float] = {}
+    for env_id in envs:
+        if returns[env_id]:
+            metrics[f"{env_id}/mean_return"] = sum(returns[env_id]) / len(returns[env_id])
+        metrics[f"{env_id}/episodes"] = len(returns[env_id])
+        metrics[f"{env_id}/failed"] = failed[env_id]
+    metrics["episodes"] = recorded
+    if skipped:
+        metrics["skipped_episodes"] = skipped
+        print(f"evotree gym train: {skipped} episodes were not played (repeated timeouts); they are not "
+              "charged", file=sys.stderr)
+    rec.signal(0, **metrics)
+    rec.close()
+    print(f"{'environment':28s} {'episodes':>8s} {'failed':>6s} {'mean return':>12s}")
+    for env_id in envs:
+        mean = metrics.get(f"{env_id}/mean_return")
+        print(f"{env_id:28s} {len(returns[env_id]):8d} {failed[env_id]:6d} "
+              f"{'-' if mean is None else f'{mean:.3f}':>12s}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
