@@ -1,0 +1,60 @@
+"""The math domain's two GRPO reward functions: ``correctness`` and ``format``.
+
+Both follow TRL's reward-function protocol (``f(prompts=, completions=, completion_ids=,
+**dataset_columns) -> list[float]``); the train phase wraps them with
+:func:`harness.trl.record_rewards` so every scored batch is recorded as rollout groups, and
+combines them with the recipe's ``[rewards]`` weights (TRL's ``reward_weights``).
+
+* ``correctness``: 1.0 when the completion's first number is the answer (:func:`is_correct`),
+  else 0.0.
+* ``format``: 0.5 when the completion starts with a number, +0.25 when it is nothing but that
+  number, +0.25 when it ended with the end-of-sequence token rather than being cut off at
+  ``max_completion_length`` (so ``" 7"`` + eos scores 1.0). The parts are independent, which
+  gives a freshly initialised model a gradient towards short numeric answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from domains.math.data import extract_answer, is_correct, is_well_formed
+
+__all__ = ["correctness_score", "format_score", "make_reward_functions"]
+
+
+def correctness_score(completion: str, answer: int) -> float:
+    return 1.0 if is_correct(completion, answer) else 0.0
+
+
+def format_score(completion: str, ended: bool) -> float:
+    return (0.5 * (extract_answer(completion) is not None) + 0.25 * is_well_formed(completion)
+            + 0.25 * bool(ended))
+
+
+def make_reward_functions(stop_token_ids: Iterable[int]) -> list[Callable[..., list[float]]]:
+    """``[correctness, format]`` for TRL; ``stop_token_ids``: the ids that end a completion
+    (the tokenizer's eos and pad ids: TRL keeps the token that ended a completion in
+    ``completion_ids``)."""
+    stops = frozenset(int(i) for i in stop_token_ids)
+
+    def correctness(prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str],
+                    **kwargs: Any) -> list[float]:
+        return [correctness_score(_text(c), int(a)) for c, a in zip(completions, answer, strict=True)]
+
+    def format_(prompts: Sequence[Any], completions: Sequence[Any],
+                completion_ids: Sequence[Sequence[int]] | None = None, **kwargs: Any) -> list[float]:
+        ids = completion_ids if completion_ids is not None else [[]] * len(completions)
+        return [format_score(_text(c), bool(i) and int(i[-1]) in stops)
+                for c, i in zip(completions, ids, strict=True)]
+
+    format_.__name__ = format_.__qualname__ = "format"
+    return [correctness, format_]
+
+
+def _text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        return str(completion[-1].get("content", ""))  # conversational: the assistant message
+    return str(completion)

@@ -1,0 +1,226 @@
+"""The math domain's train phase: ``python -P -m domains.math.train`` in the candidate's tree.
+
+Reads ``recipe.toml`` and the train problems of ``math.toml``, builds (or loads) the model and
+trains it with ``trl.GRPOTrainer`` on the two reward functions of :mod:`domains.math.rewards`,
+through the harness's TRL seam:
+
+* :func:`harness.trl.record_rewards` records every scored batch as rollout groups
+  (``num_generations`` samples per group, ``sample_index`` 0..n-1, ``task_id`` from the
+  dataset's ``task_id`` column, components ``correctness`` and ``format``);
+* :class:`harness.trl.EvotreeCallback` records every logged metric as a signal (loss, reward,
+  kl, entropy, ...) and stops training at the run's step budget (``EVOTREE_MAX_STEPS``).
+
+The trained model and its tokenizer are saved to ``output/model/`` (with LoRA: the merged
+model; the adapter in ``output/adapter/``): what the judge evaluates.
+
+Exit codes: 0 trained; 65 (invalid submission, charged nothing) when recipe.toml or math.toml
+is invalid, the model cannot be loaded, or ``use_vllm = true`` cannot work here, all before
+any training; 1 when training itself fails. Outside ``evotree run`` (no ``EVOTREE_EVIDENCE_DIR``)
+the evidence goes to ``output/evidence/`` of the current directory (``EVOTREE_MAX_STEPS`` is
+still obeyed). On CPU, ``cpu_threads = 0`` trains models under 20M parameters on one thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_STEPS, INVALID_SUBMISSION_EXIT
+
+__all__ = ["grpo_config_kwargs", "main"]
+
+
+def _say(message: str) -> None:
+    print(f"evotree math train: {message}", file=sys.stderr, flush=True)
+
+
+def _invalid(message: str) -> int:
+    _say(f"invalid submission: {message}")
+    return INVALID_SUBMISSION_EXIT
+
+
+def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool) -> dict[str, Any]:
+    """The ``trl.GRPOConfig`` arguments of a recipe (its ``[trl]`` table applied last)."""
+    from trl import GRPOConfig
+
+    fields = {f.name for f in dataclasses.fields(GRPOConfig)}
+    kwargs: dict[str, Any] = {
+        "output_dir": str(output_dir), "use_cpu": not cuda, "bf16": False, "fp16": False,
+        "seed": recipe.seed, "data_seed": recipe.seed, "learning_rate": recipe.learning_rate,
+        "max_steps": recipe.max_steps, "num_generations": recipe.num_generations,
+        "per_device_train_batch_size": recipe.per_device_train_batch_size,
+        "gradient_accumulation_steps": recipe.gradient_accumulation_steps,
+        "max_completion_length": recipe.max_completion_length, "temperature": recipe.temperature,
+        "top_p": recipe.top_p, "beta": recipe.beta, "epsilon": recipe.epsilon,
+        "num_iterations": recipe.num_iterations, "loss_type": recipe.loss_type,
+        "scale_rewards": recipe.scale_rewards, "lr_scheduler_type": recipe.lr_scheduler_type,
+        "warmup_steps": recipe.warmup_steps, "weight_decay": recipe.weight_decay,
+        "max_grad_norm": recipe.max_grad_norm, "use_vllm": recipe.use_vllm,
+        "reward_weights": recipe.reward_weights,
+        "logging_steps": 1, "report_to": "none", "save_strategy": "no", "eval_strategy": "no",
+        "disable_tqdm": True,
+    }
+    # transformers 5 renamed gradient_checkpointing (TRL's default: on) to activation_checkpointing;
+    # off by default here (tiny models, CPU), a [trl] entry can turn it on.
+    checkpointing = "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
+    kwargs[checkpointing] = False
+    kwargs = {k: v for k, v in kwargs.items() if k in fields}
+    kwargs.update(recipe.trl)
+    return kwargs
+
+
+def main(cwd: Path | None = None) -> int:
+    cwd = Path(cwd or os.getcwd())
+    from domains.math import ADAPTER_DIR, MODEL_DIR, OUTPUT_DIR, RECIPE_FILE, TRAIN_FILE
+    from domains.math.data import SplitError, generate, problems_table
+    from domains.math.model import (
+        ModelUnavailable,
+        check_model_name,
+        load_policy,
+        offline,
+        set_cpu_threads,
+    )
+    from domains.math.settings import SettingsError, load_recipe, load_train_split
+
+    started = time.monotonic()
+    offline()
+    # TRL 1.16 itself calls transformers' deprecated is_gradient_checkpointing
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing", category=FutureWarning)
+    # ------------------------------------------------------------ everything checked first (exit 65)
+    try:
+        recipe = load_recipe(cwd / RECIPE_FILE)
+        spec = load_train_split(cwd / TRAIN_FILE)
+        problems = generate(spec, judge_region=False)
+        if not recipe.is_tiny:
+            check_model_name(recipe.model, cwd=cwd)
+    except (SettingsError, SplitError, ModelUnavailable) as exc:
+        return _invalid(str(exc))
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - the llm extra is missing
+        _say(f"the math domain needs torch, transformers and trl ({exc}); pip install 'evotree[llm]'")
+        return 1
+    cuda = torch.cuda.is_available()
+    if recipe.use_vllm:
+        if not cuda:
+            return _invalid("use_vllm = true, but vLLM rollouts need a CUDA GPU and this machine has none; "
+                            "set use_vllm = false to generate with transformers on CPU")
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            return _invalid("use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
+                            "or set use_vllm = false")
+    from evotree.errors import EvotreeError
+    from harness.trl import UnsupportedTRL, check_trl_version
+
+    try:
+        check_trl_version()
+    except UnsupportedTRL as exc:
+        _say(f"{exc.message}; {exc.fix}")
+        return 1
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    output = cwd / OUTPUT_DIR
+    try:
+        config = GRPOConfig(**grpo_config_kwargs(recipe, output / "trainer", cuda=cuda))
+    except (TypeError, ValueError) as exc:
+        return _invalid(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}")
+    try:
+        model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=recipe.seed)
+    except ModelUnavailable as exc:
+        return _invalid(str(exc))
+    threads = set_cpu_threads(model, recipe.cpu_threads) if not cuda else None
+    peft_config = None
+    if recipe.lora:
+        try:
+            from peft import LoraConfig
+        except ImportError:
+            return _invalid("lora = true, but peft is not installed here; pip install peft")
+        peft_config = LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha,
+                                 lora_dropout=recipe.lora_dropout,
+                                 target_modules=list(recipe.lora_target_modules), task_type="CAUSAL_LM")
+        names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+        unknown = [m for m in recipe.lora_target_modules if m not in names]
+        if unknown:
+            return _invalid(f"lora_target_modules: {', '.join(unknown)} are not modules of the model "
+                            f"(it has e.g. {', '.join(sorted(n for n in names if n.endswith('_proj'))[:8])})")
+    if (recipe.beta > 0 or recipe.use_vllm) and not getattr(model.config, "_name_or_path", ""):
+        # TRL rebuilds the KL reference model, and vLLM loads the policy, from the model's path:
+        # give the model built in memory one.
+        initial = output / "initial_model"
+        model.save_pretrained(initial)
+        tokenizer.save_pretrained(initial)
+        model.config._name_or_path = str(initial)
+
+    # ------------------------------------------------------------ training
+    from domains.math.rewards import make_reward_functions
+    from harness.recorder import Recorder, get_recorder
+    from harness.trl import EvotreeCallback, record_rewards
+
+    if os.environ.get(ENV_EVIDENCE_DIR):
+        rec = get_recorder()
+    else:
+        limit = os.environ.get(ENV_MAX_STEPS, "")
+        rec = Recorder(output / "evidence", run_id="local", phase="train",
+                       max_steps=int(limit) if limit.isdigit() else None)
+        _say(f"not inside `evotree run`: evidence goes to {output / 'evidence'}")
+    if rec.max_steps is not None and rec.max_steps < recipe.max_steps:
+        _say(f"the run's step budget is {rec.max_steps} (max_steps = {recipe.max_steps}): training stops there")
+    stops = [tokenizer.eos_token_id, tokenizer.pad_token_id]
+    stops = sorted({int(i) for i in stops if i is not None})
+    try:
+        reward_funcs = record_rewards(
+            make_reward_functions(stops), recorder=rec, num_generations=recipe.num_generations,
+            weights=recipe.reward_weights, task_id_column="task_id", eos_token_id=stops, model=model,
+        )
+        trainer = GRPOTrainer(
+            model=model, reward_funcs=reward_funcs, args=config,
+            train_dataset=Dataset.from_dict(problems_table(problems)),
+            processing_class=tokenizer, callbacks=[EvotreeCallback(rec)], peft_config=peft_config,
+        )
+    except EvotreeError as exc:
+        _say(f"{exc.message}" + (f"; {exc.fix}" if exc.fix else ""))
+        return 1
+    rec.signal(0, **{"train/problems": len(problems),
+                     "model/parameters": sum(p.numel() for p in model.parameters()),
+                     "model/trainable_parameters": sum(p.numel() for p in trainer.model.parameters()
+                                                       if p.requires_grad)})
+    _say(f"training {described} on {len(problems)} problems for up to {recipe.max_steps} steps "
+         f"({'LoRA' if recipe.lora else 'full'}, {'cuda' if cuda else f'cpu, {threads} thread(s)'}"
+         f"{', vLLM' if recipe.use_vllm else ''})")
+    result = trainer.train()
+
+    # ------------------------------------------------------------ what the judge evaluates
+    model_dir = cwd / MODEL_DIR
+    if recipe.lora:
+        trainer.model.save_pretrained(cwd / ADAPTER_DIR)
+        tokenizer.save_pretrained(cwd / ADAPTER_DIR)
+        merged = trainer.model.merge_and_unload()
+        merged.save_pretrained(model_dir, safe_serialization=True)
+    else:
+        trainer.model.save_pretrained(model_dir, safe_serialization=True)
+    tokenizer.save_pretrained(model_dir)
+    history = [entry for entry in trainer.state.log_history if "reward" in entry]
+    summary = {
+        "model": described, "steps": int(trainer.state.global_step), "max_steps": recipe.max_steps,
+        "train_problems": len(problems), "lora": recipe.lora,
+        "train_loss": result.training_loss,
+        "first_reward": history[0]["reward"] if history else None,
+        "last_reward": history[-1]["reward"] if history else None,
+        "wall_seconds": round(time.monotonic() - started, 3),
+    }
+    (output / "train_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    rec.close()
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
