@@ -12,8 +12,8 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from evotree.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.proc import python_command, safe_env

@@ -18,10 +18,11 @@ import hashlib
 import json
 import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from enum import Enum
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pygit2
 
@@ -48,7 +49,7 @@ _GC_EVERY_EVENTS = 1000
 
 def utcnow() -> str:
     """Current UTC time as ISO 8601 with microseconds (sortable)."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class EventKind(str, Enum):
@@ -107,7 +108,7 @@ class VersionRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "VersionRecord":
+    def from_dict(cls, data: dict[str, Any]) -> VersionRecord:
         return cls(**{k: v for k, v in data.items() if k in _RECORD_FIELDS})
 
 
@@ -129,7 +130,7 @@ class Event:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, line: str) -> "Event | None":
+    def from_json(cls, line: str) -> Event | None:
         """Parse an event line; None for lines of a schema version this evotree does not know."""
         try:
             data = json.loads(line)
@@ -298,7 +299,6 @@ class Ledger:
         head = self.head()
         if head is None:
             return []
-        repo = self.repo
         tree = head.tree
         if "versions" not in tree:
             return []

@@ -42,7 +42,7 @@ class VersionId:
     name: str
 
     @classmethod
-    def parse(cls, text: str) -> "VersionId":
+    def parse(cls, text: str) -> VersionId:
         """Parse and validate ``text``; raise :class:`InvalidVersionId` naming the rule broken."""
         if text == CHAMPION_ALIAS:
             raise InvalidVersionId(

@@ -210,7 +210,13 @@ class RunProgress:
     """
 
     def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.console = Console(stderr=True, highlight=False)
         self.live = self.console.is_terminal
@@ -222,7 +228,7 @@ class RunProgress:
         self.tasks: dict[str, Any] = {}
         self.last_metric: dict[str, str] = {}
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         self.progress.__enter__()
         return self
 

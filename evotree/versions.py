@@ -20,7 +20,15 @@ from evotree.errors import (
     InvalidState,
     MergeConflict,
 )
-from evotree.ledger import Event, EventKind, LedgerEntry, LedgerTxn, VersionRecord, VersionStatus, utcnow
+from evotree.ledger import (
+    Event,
+    EventKind,
+    LedgerEntry,
+    LedgerTxn,
+    VersionRecord,
+    VersionStatus,
+    utcnow,
+)
 from evotree.refs import CHAMPION_ALIAS, VersionId, branch_name, branch_ref
 from evotree.workspace import Workspace
 

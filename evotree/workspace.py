@@ -23,7 +23,14 @@ from evotree.errors import (
 )
 from evotree.gitio import Git
 from evotree.ledger import Event, EventKind, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
-from evotree.refs import CHAMPION_ALIAS, CHAMPION_REF, LEDGER_REF, VersionId, branch_name, branch_ref
+from evotree.refs import (
+    CHAMPION_ALIAS,
+    CHAMPION_REF,
+    LEDGER_REF,
+    VersionId,
+    branch_name,
+    branch_ref,
+)
 
 __all__ = ["STATE_DIR", "Workspace", "InitResult", "init_workspace"]
 
@@ -39,7 +46,7 @@ class Workspace:
         self.ledger = Ledger(git)
 
     @classmethod
-    def open(cls, start: str | os.PathLike[str] = ".") -> "Workspace":
+    def open(cls, start: str | os.PathLike[str] = ".") -> Workspace:
         """Open the workspace containing ``start``; :class:`NotAWorkspace` if there is none."""
         git = Git(start)
         ws = cls(git)

@@ -35,7 +35,7 @@ class Usage:
     gpu_hours: float = 0.0
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "Usage":
+    def from_dict(cls, data: dict[str, Any] | None) -> Usage:
         data = data or {}
         return cls(**{k: data.get(k, 0) for k in asdict(cls())})
 

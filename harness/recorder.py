@@ -85,7 +85,7 @@ class Recorder:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "Recorder":
+    def from_env(cls, environ: dict[str, str] | None = None) -> Recorder:
         """The recorder of the run this process belongs to (set up by ``evotree run``)."""
         env = os.environ if environ is None else environ
         evidence = env.get(ENV_EVIDENCE_DIR)
@@ -214,7 +214,7 @@ class Recorder:
                 handle.close()
             self._files.clear()
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -31,12 +31,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from evotree.errors import ConfigError, DirtyState, EvotreeError, InvalidState
 from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
@@ -139,7 +140,7 @@ class RunRecord:
         return asdict(self)
 
     @classmethod
-    def load(cls, path: Path) -> "RunRecord":
+    def load(cls, path: Path) -> RunRecord:
         data = json.loads(path.read_text())
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
@@ -172,7 +173,7 @@ def runs_dir(ws: Workspace) -> Path:
 
 
 def _now_stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
 
 
 def _package_versions() -> dict[str, str]:

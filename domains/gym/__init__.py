@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from domains import write_if_absent
+
 __all__ = ["materialize", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
 
 POLICY_FILE = "policy.py"
@@ -42,7 +44,12 @@ def materialize(
     """
     from domains.gym.catalog import DEFAULT_ENVS, GymMissing, require_gymnasium, unavailable_reason
     from domains.gym.settings import SettingsError
-    from domains.gym.templates import POLICY_PY, draw_hidden_pools, render_gym_toml, render_judge_toml
+    from domains.gym.templates import (
+        POLICY_PY,
+        draw_hidden_pools,
+        render_gym_toml,
+        render_judge_toml,
+    )
     from evotree.errors import EvotreeError
 
     root = Path(root)
@@ -57,12 +64,7 @@ def materialize(
     written: list[str] = []
 
     def write(rel: str, text: str) -> None:
-        target = root / rel
-        if target.exists():
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        written.append(rel)
+        write_if_absent(root, rel, text, written)
 
     write(POLICY_FILE, POLICY_PY)
     write(TRAIN_FILE, render_gym_toml(envs, episodes_per_env=train_episodes, timeout=episode_timeout))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from domains import write_if_absent
+
 __all__ = [
     "ADAPTER_DIR",
     "JUDGE_FILE",
@@ -52,12 +54,7 @@ def materialize(root: Path, *, validation_seed: int | None = None,
     written: list[str] = []
 
     def write(rel: str, text: str) -> None:
-        target = root / rel
-        if target.exists():
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        written.append(rel)
+        write_if_absent(root, rel, text, written)
 
     judge_text = None
     if not (root / JUDGE_FILE).exists():
