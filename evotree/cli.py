@@ -380,6 +380,23 @@ def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: in
     return compare_fn(_workspace(), a, b, split=split, intersect=intersect, B=B, seed=seed)
 
 
+@cli.command()
+@click.argument("version")
+@click.option("--layer", "layers", multiple=True, type=click.Choice(["score", "signal", "behavior"]),
+              help="Only these layers (repeatable; default: all).")
+@outputs(_render("diagnosis"))
+def diagnose(version: str, layers: tuple[str, ...]) -> Any:
+    """Diagnose a version's runs: score, signal and behavior findings.
+
+    Findings (layer, code, severity, title, evidence with the query that produced it,
+    suggestion and the skills that address it) are written to .evotree/findings/ (the
+    `findings` view of `evotree sql`) and summarised in the ledger.
+    """
+    from diagnostics.diagnose import diagnose as diagnose_fn
+
+    return diagnose_fn(_workspace(), version, layers=list(layers) or None)
+
+
 # ---------------------------------------------------------------------------- config / schema
 @cli.group()
 def config() -> None:

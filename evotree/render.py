@@ -289,3 +289,23 @@ def comparison(result: Any) -> None:
         _console.print("  [yellow]compared on the intersection of two different task pools[/]")
     if result.caveat:
         _console.print(f"  [yellow]caveat:[/] {escape(result.caveat)}")
+
+
+_SEVERITY_STYLE = {"info": "grey50", "warn": "yellow", "high": "red", "critical": "bold red"}
+
+
+def diagnosis(result: Any) -> None:
+    """``evotree diagnose``: findings most severe first, per layer."""
+    _console.print(f"[bold]{escape(result.version)}[/]: {len(result.findings)} finding(s) over "
+                   f"{len(result.runs)} run(s); worst: {result.worst or '-'} ({result.seconds:.1f}s)")
+    table = Table(box=None)
+    for column in ("severity", "layer", "code"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("finding", overflow="fold", ratio=1)
+    for f in result.findings:
+        note = f["title"] + (f" → {f['suggestion']}" if f.get("suggestion") else "")
+        if f.get("skills"):
+            note += f" [skills: {', '.join(f['skills'])}]"
+        style = _SEVERITY_STYLE.get(f["severity"], "white")
+        table.add_row(f"[{style}]{f['severity']}[/]", f["layer"], f["code"], escape(note))
+    _console.print(table)

@@ -1,0 +1,135 @@
+"""`evotree diagnose V`: run the analyzers over a version's runs, record what they find.
+
+The signal and behavior layers come from the analyzer registry (:mod:`diagnostics.findings`);
+the score layer here summarises the judge's evals per split and flags runs without them. The
+findings are written to ``.evotree/findings/<version>.jsonl`` (the ``findings`` view of
+``evotree sql`` reads them) and summarised in one ``finding`` event on the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from diagnostics.findings import Finding, max_severity, run_analyzers, sort_findings
+from evotree.errors import EvotreeError
+from evotree.ledger import Event, EventKind, LedgerTxn
+from evotree.workspace import Workspace
+
+__all__ = ["DiagnoseResult", "diagnose", "LAYERS"]
+
+LAYERS = ("score", "signal", "behavior")
+_LEDGER_FINDINGS = 50  # findings listed in the ledger event (all of them are in the JSONL file)
+
+
+@dataclass
+class DiagnoseResult:
+    """What ``evotree diagnose --json`` prints (schema: ``diagnose.schema.json``)."""
+
+    version: str
+    runs: list[str]
+    layers: list[str]
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    worst: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "version": self.version, "runs": self.runs, "layers": self.layers,
+                "worst": self.worst, "seconds": round(self.seconds, 3), "findings": self.findings}
+
+
+def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
+    findings = []
+    for run_id in run_ids:
+        query = ("SELECT split, count(DISTINCT task_id) AS tasks, count(*) AS samples, avg(score) AS mean, "
+                 "count(score) AS scored FROM _evals WHERE run_id = ? AND phase = 'eval' GROUP BY split ORDER BY split")
+        rows = con.execute(query, [run_id]).fetchall()
+        if not rows:
+            findings.append(Finding(
+                layer="score", code="score.no_eval_results", severity="warn",
+                title="the judge recorded no eval results: this run has no score (not a score of 0)",
+                evidence={"query": query}, suggestion="check the judge's log (logs/eval.err) and re-run",
+                run_id=run_id, version=version))
+            continue
+        for split, tasks, samples, mean, scored in rows:
+            findings.append(Finding(
+                layer="score", code="score.split_summary", severity="info",
+                title=f"{split}: mean score {mean:.4g} over {tasks} tasks ({samples} samples)"
+                if mean is not None else f"{split}: no finite score",
+                evidence={"split": split, "tasks": tasks, "samples": samples, "mean": mean,
+                          "scored": scored, "query": query},
+                run_id=run_id, version=version))
+    return findings
+
+
+def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, record: bool = True) -> DiagnoseResult:
+    """Diagnose every run of ``version`` recorded on this machine; record the findings."""
+    from harness.query import connect
+    from harness.runs import list_runs, runs_dir
+
+    started = time.monotonic()
+    record_v = ws.resolve(version)
+    chosen = list(layers or LAYERS)
+    for layer in chosen:
+        if layer not in LAYERS:
+            raise EvotreeError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}",
+                               fix="the version layer is `evotree compare` for now")
+    runs = [r for r in list_runs(ws, version=record_v.id) if r.status not in ("invalid", "running")]
+    if not runs:
+        raise EvotreeError(f"{record_v.id} has no finished run to diagnose on this machine",
+                           fix=f"run it first: evotree run {record_v.id}")
+    run_ids = [r.run_id for r in runs]
+    parent_runs = []
+    if record_v.parent:
+        parent_runs = [r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"]
+    findings_dir = ws.state_dir / "findings"
+    con = connect(runs_dir(ws), findings_dir=findings_dir)
+    try:
+        found: list[Finding] = []
+        if "score" in chosen:
+            found += _score_layer(con, run_ids, record_v.id)
+        other = [layer for layer in chosen if layer != "score"]
+        if other:
+            found += run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
+                                   parent_run_ids=parent_runs)
+    finally:
+        con.close()
+    found = sort_findings(found)
+    worst = max_severity(found)
+    result = DiagnoseResult(version=record_v.id, runs=run_ids, layers=chosen,
+                            findings=[f.to_dict() for f in found],
+                            worst=worst.label if worst is not None else None,
+                            seconds=time.monotonic() - started)
+    if record:
+        _record(ws, result)
+    return result
+
+
+def _record(ws: Workspace, result: DiagnoseResult) -> None:
+    """Replace the version's findings file atomically; append one summary event to the ledger."""
+    directory = ws.state_dir / "findings"
+    directory.mkdir(exist_ok=True)
+    now = time.time()
+    target = directory / f"{result.version}.jsonl"
+    tmp = directory / f".{result.version}.jsonl.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for finding in result.findings:
+            handle.write(json.dumps({**finding, "ts": now}, default=str) + "\n")
+    os.replace(tmp, target)
+    actor = ws.git.identity()
+    counts: dict[str, int] = {}
+    for finding in result.findings:
+        counts[finding["severity"]] = counts.get(finding["severity"], 0) + 1
+    listed = [{k: f.get(k) for k in ("code", "severity", "title", "run_id", "layer")}
+              for f in result.findings[:_LEDGER_FINDINGS]]
+
+    def change(txn: LedgerTxn) -> Event:
+        txn.require(result.version)
+        return Event(kind=EventKind.FINDING.value, version=result.version, actor=str(actor),
+                     data={"runs": result.runs, "layers": result.layers, "worst": result.worst,
+                           "counts": counts, "findings": listed, "total": len(result.findings)})
+
+    ws.ledger.transact(change, actor=actor)

@@ -1,0 +1,44 @@
+"""`evotree diagnose`: findings over real runs, recorded in the ledger and the findings view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import Cli, commit_file, validate
+from evotree.versions import create_version
+from evotree.workspace import Workspace
+from harness.runs import run_versions
+from test_runs import make_run_repo
+
+
+def test_diagnose_records_findings(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    rec = create_version(ws, hypothesis="dead groups")
+    # a train script whose groups all have equal rewards: dead groups everywhere
+    train = (ws.root / rec.worktree / "train.py").read_text().replace(
+        "rewards=[skill, 0.0, skill, 1.0]", "rewards=[skill, skill, skill, skill]")
+    commit_file(ws.root / rec.worktree, "train.py", train, "constant rewards")
+    commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 4\n", "recipe")
+    run_versions(ws, [rec.id])
+    cli = Cli(ws.root)
+    data = cli.json("diagnose", rec.id)
+    validate(data, "diagnose")
+    codes = {f["code"]: f for f in data["findings"]}
+    assert "score.split_summary" in codes
+    dead = [f for f in data["findings"] if f["code"].startswith("signal.dead_groups")]
+    assert dead and dead[0]["severity"] == "critical" and "StdGroupFilter" in dead[0]["skills"]
+    assert "query" in dead[0]["evidence"]
+    assert data["worst"] == "critical"
+    # recorded: the ledger has a finding event, the findings view has the rows
+    events = cli.json("log", "--version", rec.id, "-n", "1")["events"]
+    assert events[0]["kind"] == "finding" and events[0]["data"]["counts"]["critical"] >= 1
+    rows = cli.json("sql", "SELECT code, severity FROM findings WHERE severity = 'critical'")["rows"]
+    assert any(r["code"].startswith("signal.dead_groups") for r in rows)
+    text = cli("diagnose", rec.id, "--layer", "score").output
+    assert "validation: mean score" in text
+
+
+def test_diagnose_without_runs_is_explained(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    err = Cli(ws.root).json("diagnose", "v0", code=1)["error"]
+    assert "no finished run" in err["message"] and "evotree run v0" in err["fix"]
