@@ -151,5 +151,6 @@ EXIT_CODES: dict[int, str] = {
     20: "pool mismatch: versions scored on different task pools (ask for the intersection)",
     21: "invalid scores or parameters for a statistic",
     22: "no scores: a version has no scored run to compare",
+    23: "invalid finding (a finding or analyzer that breaks the findings model)",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }
