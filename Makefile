@@ -19,4 +19,4 @@ test-all: venv
 bench: venv
 	$(PY) bench/bench_branch.py && $(PY) bench/bench_tree.py && $(PY) bench/bench_startup.py
 	$(PY) bench/bench_compaction.py && $(PY) bench/bench_dead_groups.py && $(PY) bench/bench_recorder_overhead.py
-	$(PY) bench/bench_bootstrap.py && $(PY) -P bench/bench_gym_judge.py && $(PY) bench/bench_math.py
+	$(PY) bench/bench_bootstrap.py && $(PY) bench/bench_diagnose.py && $(PY) -P bench/bench_gym_judge.py && $(PY) bench/bench_math.py
