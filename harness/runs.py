@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -346,7 +346,7 @@ def execute_run(
                                         "max_steps": plan.limits.max_steps})
         export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
         deadline = started + plan.limits.wall_seconds
-        outcome = _run_phase(ws, plan, paths, "train", cfg.train.command, paths.candidate,
+        outcome = _run_phase(plan, paths, "train", cfg.train.command, paths.candidate,
                              deadline, cfg.train.timeout_seconds, cancel, notify, record)
         if outcome == "ok":
             judge_dir = base.parent / "judge" / plan.run_id
@@ -356,7 +356,7 @@ def execute_run(
                 record.notes.append("the train phase wrote into evidence/eval; it was discarded")
             try:
                 export_tree(ws.git.repo, plan.judge_commit, judge_dir)
-                outcome = _run_phase(ws, plan, paths, "eval", cfg.eval.command, judge_dir,
+                outcome = _run_phase(plan, paths, "eval", cfg.eval.command, judge_dir,
                                      deadline, cfg.eval.timeout_seconds, cancel, notify, record)
             finally:
                 shutil.rmtree(judge_dir, ignore_errors=True)
@@ -430,7 +430,7 @@ class _Tail:
 
 
 def _run_phase(
-    ws: Workspace, plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
+    plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
     deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``."""
@@ -441,7 +441,7 @@ def _run_phase(
                                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
     notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
     try:
-        return _supervise(plan, paths, phase, command, proc, start_wall, started_at, deadline,
+        return _supervise(plan, paths, phase, command, proc, start_wall, started_at,
                           min(deadline, start_wall + timeout), cancel, notify, record)
     except BaseException:
         _signal_group(proc.pid, signal.SIGKILL)
@@ -450,7 +450,7 @@ def _run_phase(
 
 def _supervise(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, proc: subprocess.Popen, start_wall: float,
-    started_at: str, deadline: float, phase_deadline: float, cancel: threading.Event,
+    started_at: str, phase_deadline: float, cancel: threading.Event,
     notify: ProgressFn, record: RunRecord,
 ) -> str:
     """Watch a phase's process: progress, budgets, cancellation; reap it and record its costs."""
