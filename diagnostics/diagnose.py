@@ -1,7 +1,9 @@
 """`evotree diagnose V`: run the analyzers over a version's runs, record what they find.
 
 The signal and behavior layers come from the analyzer registry (:mod:`diagnostics.findings`);
-the score layer here summarises the judge's evals per split and flags runs without them. The
+the score layer here summarises the judge's evals per split and flags runs without them; the
+version layer (:mod:`diagnostics.version`) places the version in its tree (Δ vs parent and
+champion, historical best, post-peak regression, saturation, escalation, too-good jumps). The
 findings are written to ``.evotree/findings/<version>.jsonl`` (the ``findings`` view of
 ``evotree sql`` reads them) and summarised in one ``finding`` event on the ledger.
 """
@@ -21,7 +23,7 @@ from evotree.workspace import Workspace
 
 __all__ = ["DiagnoseResult", "diagnose", "LAYERS"]
 
-LAYERS = ("score", "signal", "behavior")
+LAYERS = ("score", "signal", "behavior", "version")
 _LEDGER_FINDINGS = 50  # findings listed in the ledger event (all of them are in the JSONL file)
 
 
@@ -76,7 +78,7 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
     for layer in chosen:
         if layer not in LAYERS:
             raise EvotreeError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}",
-                               fix="the version layer is `evotree compare` for now")
+                               fix="pass --layer score, signal, behavior or version")
     runs = [r for r in list_runs(ws, version=record_v.id) if r.status not in ("invalid", "running")]
     if not runs:
         raise EvotreeError(f"{record_v.id} has no finished run to diagnose on this machine",
@@ -91,12 +93,16 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
         found: list[Finding] = []
         if "score" in chosen:
             found += _score_layer(con, run_ids, record_v.id)
-        other = [layer for layer in chosen if layer != "score"]
+        other = [layer for layer in chosen if layer in ("signal", "behavior")]
         if other:
             found += run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
                                    parent_run_ids=parent_runs)
     finally:
         con.close()
+    if "version" in chosen:
+        from diagnostics.version import version_findings
+
+        found += version_findings(ws, record_v.id, B=min(ws.config.gates.bootstrap_samples, 2000))
     found = sort_findings(found)
     worst = max_severity(found)
     result = DiagnoseResult(version=record_v.id, runs=run_ids, layers=chosen,

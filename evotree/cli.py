@@ -382,11 +382,11 @@ def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: in
 
 @cli.command()
 @click.argument("version")
-@click.option("--layer", "layers", multiple=True, type=click.Choice(["score", "signal", "behavior"]),
+@click.option("--layer", "layers", multiple=True, type=click.Choice(["score", "signal", "behavior", "version"]),
               help="Only these layers (repeatable; default: all).")
 @outputs(_render("diagnosis"))
 def diagnose(version: str, layers: tuple[str, ...]) -> Any:
-    """Diagnose a version's runs: score, signal and behavior findings.
+    """Diagnose a version's runs: score, signal, behavior and version findings.
 
     Findings (layer, code, severity, title, evidence with the query that produced it,
     suggestion and the skills that address it) are written to .evotree/findings/ (the

@@ -36,6 +36,10 @@ def test_diagnose_records_findings(tmp_path: Path) -> None:
     assert any(r["code"].startswith("signal.dead_groups") for r in rows)
     text = cli("diagnose", rec.id, "--layer", "score").output
     assert "validation: mean score" in text
+    version_layer = cli.json("diagnose", rec.id, "--layer", "version")
+    validate(version_layer, "diagnose")
+    codes = {f["code"] for f in version_layer["findings"]}
+    assert "version.historical_best" in codes and "version.delta_parent" in codes
 
 
 def test_diagnose_without_runs_is_explained(tmp_path: Path) -> None:
