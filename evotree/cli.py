@@ -397,6 +397,40 @@ def diagnose(version: str, layers: tuple[str, ...]) -> Any:
     return diagnose_fn(_workspace(), version, layers=list(layers) or None)
 
 
+@cli.command()
+@click.argument("version")
+@click.option("--transform", default=None, metavar="EXPR",
+              help='Candidate reward, e.g. "reward + 0.1*instruction_following" (components by name).')
+@click.option("--threshold", "overrides", multiple=True, metavar="ANALYZER.KEY=VALUE",
+              help="Override an analyzer threshold (another harness version); repeatable.")
+@outputs(_render("backtest"))
+def backtest(version: str, transform: str | None, overrides: tuple[str, ...]) -> Any:
+    """Re-run the analyzers over a version's stored rollouts, without retraining.
+
+    \b
+    Compares the findings and the dead-group ratio of the rollouts as recorded with those
+    under a candidate reward transform and/or other thresholds, e.g.
+      evotree backtest v3 --transform "reward + 0.1*instruction_following"
+    """
+    from diagnostics.backtest import backtest as backtest_fn
+    from harness.runs import list_runs, runs_dir
+
+    ws = _workspace()
+    run_ids = [r.run_id for r in list_runs(ws, version=version) if r.status not in ("invalid", "running")]
+    if not run_ids:
+        raise EvotreeError(f"{ws.resolve(version).id} has no stored run to backtest on this machine",
+                           fix=f"run it first: evotree run {version}")
+    thresholds: dict[str, dict[str, Any]] = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        analyzer, dot, name = key.partition(".")
+        if not sep or not dot:
+            raise EvotreeError(f"--threshold expects ANALYZER.KEY=VALUE, actually: {item!r}",
+                               fix="e.g. --threshold dead_groups.warn_ratio=0.2")
+        thresholds.setdefault(analyzer, {})[name] = json.loads(value) if value[:1] in "-0123456789tf[" else value
+    return backtest_fn(runs_dir(ws), run_ids, transform=transform, thresholds=thresholds or None)
+
+
 # ---------------------------------------------------------------------------- config / schema
 @cli.group()
 def config() -> None:

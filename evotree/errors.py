@@ -152,5 +152,6 @@ EXIT_CODES: dict[int, str] = {
     21: "invalid scores or parameters for a statistic",
     22: "no scores: a version has no scored run to compare",
     23: "invalid finding (a finding or analyzer that breaks the findings model)",
+    24: "backtest error (bad reward transform or runs)",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

@@ -309,3 +309,22 @@ def diagnosis(result: Any) -> None:
         style = _SEVERITY_STYLE.get(f["severity"], "white")
         table.add_row(f"[{style}]{f['severity']}[/]", f["layer"], f["code"], escape(note))
     _console.print(table)
+
+
+def backtest(result: Any) -> None:
+    """``evotree backtest``: per run, dead groups and findings before → after."""
+    data = result.to_dict()
+    _console.print(f"backtest of {len(data['run_ids'])} run(s) under [bold]{escape(str(result.transform))}[/] "
+                   f"(harness {escape(str(data['harness']['harness_version']))})")
+    for run in data["runs"]:
+        before, after = run.get("dead_group_ratio_before"), run.get("dead_group_ratio_after")
+        revived = run.get("revived_fraction")
+        _console.print(f"  {escape(run['run_id'])}: dead groups {_pct(before)} → {_pct(after)}"
+                       + (f" (revived {_pct(revived)})" if revived is not None else ""))
+        for change in run.get("changes", []):
+            _console.print(f"    {change['kind']}: {escape(change['code'])} "
+                           f"{change.get('before') or '-'} → {change.get('after') or '-'}")
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"

@@ -46,3 +46,25 @@ def test_diagnose_without_runs_is_explained(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
     err = Cli(ws.root).json("diagnose", "v0", code=1)["error"]
     assert "no finished run" in err["message"] and "evotree run v0" in err["fix"]
+
+
+def test_backtest_cli_revives_dead_groups(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    rec = create_version(ws, hypothesis="constant rewards, a varying component")
+    train = (ws.root / rec.worktree / "train.py").read_text().replace(
+        "rewards=[skill, 0.0, skill, 1.0],",
+        "rewards=[skill, skill, skill, skill], components={'follow': [0.0, 1.0, 0.0, 1.0]},")
+    commit_file(ws.root / rec.worktree, "train.py", train, "constant rewards")
+    commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 2\n", "recipe")
+    run_versions(ws, [rec.id])
+    cli = Cli(ws.root)
+    data = cli.json("backtest", rec.id, "--transform", "reward + 0.1*follow")
+    (run,) = data["runs"]
+    assert run["dead_group_ratio_before"] == 1.0 and run["dead_group_ratio_after"] == 0.0
+    assert run["revived_fraction"] == 1.0
+    assert any(c["code"] == "signal.dead_groups_high" and c["kind"] == "resolved" for c in run["changes"])
+    text = cli("backtest", rec.id, "--transform", "reward + 0.1*follow").output
+    assert "dead groups 100.0% → 0.0%" in text and "resolved" in text
+    err = cli.json("backtest", rec.id, "--transform", "reward / 2", code=24)["error"]
+    assert err["code"] == "backtest_error"
+    cli.json("backtest", rec.id, "--threshold", "nonsense", code=1)
