@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from diagnostics.findings import Finding, max_severity, run_analyzers, sort_findings
+from diagnostics.harnesses import active_harness
 from evotree.errors import EvotreeError
 from evotree.ledger import Event, EventKind, LedgerTxn
 from evotree.workspace import Workspace
@@ -95,8 +96,12 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
             found += _score_layer(con, run_ids, record_v.id)
         other = [layer for layer in chosen if layer in ("signal", "behavior")]
         if other:
-            found += run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
-                                   parent_run_ids=parent_runs)
+            harness = active_harness(ws)  # from refs/evotree/harness, never the candidate's tree
+            found += [
+                replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
+                for f in run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
+                                       parent_run_ids=parent_runs, thresholds=harness.thresholds or None)
+            ]
     finally:
         con.close()
     if "version" in chosen:

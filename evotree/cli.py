@@ -423,12 +423,47 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...]) ->
     thresholds: dict[str, dict[str, Any]] = {}
     for item in overrides:
         key, sep, value = item.partition("=")
-        analyzer, dot, name = key.partition(".")
-        if not sep or not dot:
+        analyzer, dot, name = key.rpartition(".")  # analyzer names contain dots: signal.dead_groups
+        if not sep or not dot or not analyzer:
             raise EvotreeError(f"--threshold expects ANALYZER.KEY=VALUE, actually: {item!r}",
-                               fix="e.g. --threshold dead_groups.warn_ratio=0.2")
+                               fix="e.g. --threshold signal.dead_groups.warn_ratio=0.2")
         thresholds.setdefault(analyzer, {})[name] = json.loads(value) if value[:1] in "-0123456789tf[" else value
     return backtest_fn(runs_dir(ws), run_ids, transform=transform, thresholds=thresholds or None)
+
+
+@cli.group()
+def harness() -> None:
+    """Harness versions: the diagnostic thresholds' own lineage (evotree/harness/hN)."""
+
+
+@harness.command("branch")
+@click.option("-m", "--message", "hypothesis", required=True, metavar="TEXT",
+              help="What the new thresholds should catch.")
+@outputs(_render("harness_created"))
+def harness_branch(hypothesis: str) -> Any:
+    """Create harness version hN from the active one: a branch plus a worktree with harness.toml."""
+    from diagnostics.harnesses import create_harness
+
+    return create_harness(_workspace(), hypothesis=hypothesis)
+
+
+@harness.command("list")
+@outputs(_render("harness_list"))
+def harness_list() -> Any:
+    """List harness versions; the active one judges every `evotree diagnose`."""
+    from diagnostics.harnesses import list_harnesses
+
+    return list_harnesses(_workspace())
+
+
+@harness.command("promote")
+@click.argument("harness_id", metavar="HN")
+@outputs(_render("harness_list"))
+def harness_promote(harness_id: str) -> Any:
+    """Make harness version HN the one in force (validated; recorded in the ledger)."""
+    from diagnostics.harnesses import promote_harness
+
+    return promote_harness(_workspace(), harness_id)
 
 
 # ---------------------------------------------------------------------------- config / schema

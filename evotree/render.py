@@ -328,3 +328,15 @@ def backtest(result: Any) -> None:
 
 def _pct(value: Any) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def harness_created(record: Any) -> None:
+    _console.print(f"[green]✓[/] created harness [bold]{escape(record.id)}[/] from {escape(record.parent or '-')} "
+                   f"on branch {escape(record.branch or '-')}; edit harness.toml in {escape(record.worktree or '-')}, "
+                   f"commit, then `evotree harness promote {escape(record.id)}`")
+
+
+def harness_list(result: dict[str, Any]) -> None:
+    for h in result["harnesses"]:
+        star = " [bold yellow]★ active[/]" if h["active"] else ""
+        _console.print(f"[bold]{escape(h['id'])}[/]{star} · {escape(h['hypothesis'])}")

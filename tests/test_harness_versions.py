@@ -1,0 +1,62 @@
+"""Harness versions: their own lineage, read only from the promoted ref, stamped on findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import Cli, commit_file, git
+from evotree.versions import create_version
+from evotree.workspace import Workspace
+from harness.runs import run_versions
+from test_runs import make_run_repo
+
+
+def _dead_group_version(ws: Workspace) -> str:
+    rec = create_version(ws, hypothesis="some dead groups")
+    train = (ws.root / rec.worktree / "train.py").read_text().replace(
+        "rewards=[skill, 0.0, skill, 1.0]",
+        "rewards=[skill] * 4 if step % 5 == 0 else [skill, 0.0, skill, 1.0]")
+    commit_file(ws.root / rec.worktree, "train.py", train, "one dead group in five")
+    commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 10\n", "10 steps")
+    return rec.id
+
+
+def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    v1 = _dead_group_version(ws)
+    run_versions(ws, [v1])
+    cli = Cli(ws.root)
+    before = cli.json("diagnose", v1, "--layer", "signal")
+    assert not [f for f in before["findings"] if f["code"] == "signal.dead_groups_high"]  # 20 % < 25 %
+    assert {f["harness_version"] for f in before["findings"]} == {"h0"}
+
+    created = cli.json("harness", "branch", "-m", "catch 10 % dead groups")
+    assert created["id"] == "h1" and created["parent"] == "h0"
+    worktree = ws.root / created["worktree"]
+    commit_file(worktree, "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratio = 0.1\n", "stricter")
+    # a policy version writing its own harness.toml changes nothing
+    policy_wt = ws.root / ws.resolve(v1).worktree
+    commit_file(policy_wt, "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratio = 0.99\n", "self-serving")
+    still = cli.json("diagnose", v1, "--layer", "signal")
+    assert not [f for f in still["findings"] if f["code"] == "signal.dead_groups_high"]  # h1 not promoted
+
+    listed = cli.json("harness", "promote", "h1")
+    assert listed["active"] == "h1"
+    assert git(ws.root, "rev-parse", "refs/evotree/harness") == git(ws.root, "rev-parse", "evotree/harness/h1")
+    after = cli.json("diagnose", v1, "--layer", "signal")
+    dead = [f for f in after["findings"] if f["code"] == "signal.dead_groups_high"]
+    assert dead and dead[0]["severity"] == "warn" and dead[0]["harness_version"] == "h1"
+    kinds = [e["kind"] for e in cli.json("log", "-n", "5")["events"]]
+    assert "harness.promoted" in kinds and "harness.created" in kinds
+    assert [h["id"] for h in cli.json("harness", "list")["harnesses"]] == ["h0", "h1"]
+
+
+def test_bad_harness_is_refused_at_promotion(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    cli = Cli(ws.root)
+    created = cli.json("harness", "branch", "-m", "typo")
+    commit_file(ws.root / created["worktree"], "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratoi = 0.1\n", "t")
+    err = cli.json("harness", "promote", "h1", code=6)["error"]
+    assert "warn_ratoi" in err["message"]
+    assert cli.json("harness", "list")["active"] == "h0"
+    cli.json("harness", "promote", "h9", code=5)
