@@ -8,12 +8,13 @@ scored on different task pools are refused unless the intersection is asked for.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from diagnostics.stats import compare_versions, require_same_pool
+from diagnostics.stats import alpha_spending, compare_versions, require_same_pool
 from evotree.errors import EvotreeError
 from evotree.workspace import Workspace
 
@@ -47,6 +48,11 @@ class VersionComparison:
     mean_a: float
     mean_b: float
     intersected: bool
+    threshold: float = 0.0
+    decision: str = "inconclusive"
+    look: int | None = None
+    max_looks: int | None = None
+    next_step: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -97,9 +103,25 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation") ->
 def compare(
     ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
     B: int | None = None, alpha: float | None = None, seed: int = 0,
+    look: int | None = None, max_looks: int | None = None, threshold: float | None = None,
 ) -> VersionComparison:
-    """Compare version ``b`` against ``a`` (Δ = b − a) on their common task pool."""
+    """Compare version ``b`` against ``a`` (Δ = b − a) on their common task pool.
+
+    ``decision``: ``better`` when the CI lies above ``threshold`` (default ``[gates].min_delta``),
+    ``worse`` when below, else ``inconclusive`` — or, in a sequential evaluation (``look`` of
+    ``max_looks``), ``need_more_seeds`` while looks remain. A sequential look tests at the
+    alpha this look may spend (Pocock-type Lan-DeMets spending, so that looking again does not
+    inflate false promotions), with enough resamples for that level.
+    """
     gates = ws.config.gates
+    alpha = alpha if alpha is not None else gates.alpha
+    threshold = gates.min_delta if threshold is None else threshold
+    if (look is None) != (max_looks is None):
+        raise EvotreeError("--look and --max-looks go together", fix="pass both, e.g. --look 1 --max-looks 3")
+    if look is not None:
+        spend = alpha_spending(alpha, look, max_looks, kind="pocock")  # type: ignore[arg-type]
+        alpha = spend.nominal
+        B = max(B or gates.bootstrap_samples, int(math.ceil(20 / alpha)))
     tasks_a, scores_a, runs_a = version_scores(ws, a, split=split)
     tasks_b, scores_b, runs_b = version_scores(ws, b, split=split)
     common = require_same_pool(tasks_a, tasks_b, intersect=intersect)
@@ -107,9 +129,19 @@ def compare(
         scores_a = scores_a[:, [tasks_a.index(t) for t in common]]
         scores_b = scores_b[:, [tasks_b.index(t) for t in common]]
     result = compare_versions(
-        scores_a, scores_b, rng=np.random.default_rng(seed), B=B or gates.bootstrap_samples,
-        alpha=alpha if alpha is not None else gates.alpha,
+        scores_a, scores_b, rng=np.random.default_rng(seed), B=B or gates.bootstrap_samples, alpha=alpha,
     )
+    lo, hi = float(result.ci[0]), float(result.ci[1])
+    if lo > threshold:
+        decision, next_step = "better", None
+    elif hi < threshold:
+        decision, next_step = "worse", None
+    elif look is not None and look < (max_looks or 0):
+        decision = "need_more_seeds"
+        next_step = (f"evotree run {ws.resolve(a).id} {ws.resolve(b).id} --seeds {len(runs_a) + len(runs_b)}; "
+                     f"then evotree compare {a} {b} --look {look + 1} --max-looks {max_looks}")
+    else:
+        decision, next_step = "inconclusive", None
     return VersionComparison(
         a=ws.resolve(a).id, b=ws.resolve(b).id, split=split, delta=float(result.delta),
         ci=[float(result.ci[0]), float(result.ci[1])], p_value=float(result.p_value), test=result.test,
@@ -117,4 +149,5 @@ def compare(
         caveat=result.caveat, alpha=float(result.alpha), ci_method=result.ci_method, B=int(result.B),
         runs={"a": runs_a, "b": runs_b}, mean_a=float(scores_a.mean()), mean_b=float(scores_b.mean()),
         intersected=len(common) != len(tasks_a) or len(common) != len(tasks_b),
+        threshold=float(threshold), decision=decision, look=look, max_looks=max_looks, next_step=next_step,
     )

@@ -365,8 +365,12 @@ def ingest(path: str, version: str, seed: int) -> Any:
 @click.option("--bootstrap", "B", type=click.IntRange(min=100), default=None,
               help="Bootstrap resamples (default: [gates].bootstrap_samples).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap's generator.")
+@click.option("--look", type=click.IntRange(min=1), default=None,
+              help="Sequential evaluation: this is look K (tests at the alpha this look may spend).")
+@click.option("--max-looks", type=click.IntRange(min=1), default=None, help="Sequential evaluation: N looks in all.")
 @outputs(_render("comparison"))
-def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: int) -> Any:
+def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: int,
+            look: int | None, max_looks: int | None) -> Any:
     """Compare version B against A (delta = B - A) on the same task pool.
 
     \b
@@ -377,7 +381,8 @@ def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: in
     """
     from diagnostics.compare import compare as compare_fn
 
-    return compare_fn(_workspace(), a, b, split=split, intersect=intersect, B=B, seed=seed)
+    return compare_fn(_workspace(), a, b, split=split, intersect=intersect, B=B, seed=seed,
+                      look=look, max_looks=max_looks)
 
 
 @cli.command()

@@ -289,6 +289,10 @@ def comparison(result: Any) -> None:
         _console.print("  [yellow]compared on the intersection of two different task pools[/]")
     if result.caveat:
         _console.print(f"  [yellow]caveat:[/] {escape(result.caveat)}")
+    look = f" (look {result.look} of {result.max_looks})" if result.look else ""
+    _console.print(f"  decision vs threshold {result.threshold:+.4g}: [bold]{result.decision}[/]{look}")
+    if result.next_step:
+        _console.print(f"  next: {escape(result.next_step)}")
 
 
 _SEVERITY_STYLE = {"info": "grey50", "warn": "yellow", "high": "red", "critical": "bold red"}

@@ -66,3 +66,23 @@ def test_no_scores_is_explained(tmp_path: Path) -> None:
     v1 = _version(ws, "skill = 0.6\n")
     err = Cli(ws.root).json("compare", "v0", v1, code=22)["error"]
     assert "has no scored run" in err["message"] and "evotree run v0" in err["fix"]
+
+
+def test_sequential_look_spends_alpha_and_asks_for_more_seeds(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    a, b = _version(ws, "skill = 0.5\nsteps = 1\n"), _version(ws, "skill = 0.6\nsteps = 1\n")
+    run_versions(ws, [a, b], seeds=2, jobs=2)
+    cli = Cli(ws.root)
+    plain = cli.json("compare", a, b, "--bootstrap", "2000")
+    assert plain["decision"] in ("better", "inconclusive") and plain["look"] is None
+    first = cli.json("compare", a, b, "--look", "1", "--max-looks", "3")
+    validate(first, "compare")
+    assert first["alpha"] < plain["alpha"]  # an interim look spends only part of alpha
+    assert first["B"] >= 20 / first["alpha"]
+    lo, hi = first["ci"]
+    assert hi - lo >= plain["ci"][1] - plain["ci"][0]  # a stricter level, a wider interval
+    assert lo <= 0 <= hi  # one task in ten differs: the interval reaches 0
+    assert first["decision"] == "need_more_seeds" and "--look 2" in first["next_step"]
+    last = cli.json("compare", a, b, "--look", "3", "--max-looks", "3")
+    assert last["decision"] != "need_more_seeds"
+    cli.json("compare", a, b, "--look", "1", code=1)  # --look needs --max-looks
