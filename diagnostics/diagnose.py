@@ -94,21 +94,20 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
         found: list[Finding] = []
         if "score" in chosen:
             found += _score_layer(con, run_ids, record_v.id)
+        harness = active_harness(ws)  # from refs/evotree/harness, never the candidate's tree
         other = [layer for layer in chosen if layer in ("signal", "behavior")]
         if other:
-            harness = active_harness(ws)  # from refs/evotree/harness, never the candidate's tree
-            found += [
-                replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
-                for f in run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
-                                       parent_run_ids=parent_runs, thresholds=harness.thresholds or None)
-            ]
+            found += run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
+                                   parent_run_ids=parent_runs, thresholds=harness.thresholds or None)
     finally:
         con.close()
     if "version" in chosen:
         from diagnostics.version import version_findings
 
         found += version_findings(ws, record_v.id, B=min(ws.config.gates.bootstrap_samples, 2000))
-    found = sort_findings(found)
+    # every finding names the harness version that produced it (plug-ins may name their own)
+    found = sort_findings(replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
+                          for f in found)
     worst = max_severity(found)
     result = DiagnoseResult(version=record_v.id, runs=run_ids, layers=chosen,
                             findings=[f.to_dict() for f in found],

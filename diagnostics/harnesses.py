@@ -22,7 +22,7 @@ from evotree.refs import NAMESPACE
 from evotree.workspace import Workspace
 
 __all__ = ["HARNESS_FILE", "HARNESS_REF", "HarnessVersion", "ActiveHarness", "create_harness",
-           "list_harnesses", "promote_harness", "active_harness"]
+           "list_harnesses", "promote_harness", "active_harness", "harness_thresholds"]
 
 HARNESS_FILE = "harness.toml"
 HARNESS_REF = NAMESPACE + "harness"
@@ -193,3 +193,16 @@ def active_harness(ws: Workspace) -> ActiveHarness:
     text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""
     return ActiveHarness(hid, str(target), _parse(text, f"{HARNESS_FILE} of {hid}"))
 
+
+
+def harness_thresholds(ws: Workspace, hid: str) -> dict[str, dict[str, Any]]:
+    """The threshold overrides of harness version ``hid`` (its branch tip; ``h0``: none)."""
+    if hid == BUILTIN:
+        return {}
+    records = ws.ledger.meta().get("harnesses") or {}
+    if hid not in records:
+        raise UnknownVersion(f"unknown harness version {hid!r}", fix="`evotree harness list` lists them")
+    target = ws.git.ref_target(f"refs/heads/{records[hid]['branch']}")
+    tree = ws.git.repo[target].tree
+    text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""
+    return _parse(text, f"{HARNESS_FILE} of {hid}")

@@ -408,8 +408,10 @@ def diagnose(version: str, layers: tuple[str, ...]) -> Any:
               help='Candidate reward, e.g. "reward + 0.1*instruction_following" (components by name).')
 @click.option("--threshold", "overrides", multiple=True, metavar="ANALYZER.KEY=VALUE",
               help="Override an analyzer threshold (another harness version); repeatable.")
+@click.option("--harness", "harness_id", default=None, metavar="HN",
+              help="Use harness version HN's thresholds (default: the active harness).")
 @outputs(_render("backtest"))
-def backtest(version: str, transform: str | None, overrides: tuple[str, ...]) -> Any:
+def backtest(version: str, transform: str | None, overrides: tuple[str, ...], harness_id: str | None) -> Any:
     """Re-run the analyzers over a version's stored rollouts, without retraining.
 
     \b
@@ -425,7 +427,10 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...]) ->
     if not run_ids:
         raise EvotreeError(f"{ws.resolve(version).id} has no stored run to backtest on this machine",
                            fix=f"run it first: evotree run {version}")
-    thresholds: dict[str, dict[str, Any]] = {}
+    from diagnostics.harnesses import active_harness, harness_thresholds
+
+    harness = harness_id or active_harness(ws).id
+    thresholds: dict[str, dict[str, Any]] = {k: dict(v) for k, v in harness_thresholds(ws, harness).items()}
     for item in overrides:
         key, sep, value = item.partition("=")
         analyzer, dot, name = key.rpartition(".")  # analyzer names contain dots: signal.dead_groups
@@ -433,7 +438,9 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...]) ->
             raise EvotreeError(f"--threshold expects ANALYZER.KEY=VALUE, actually: {item!r}",
                                fix="e.g. --threshold signal.dead_groups.warn_ratio=0.2")
         thresholds.setdefault(analyzer, {})[name] = json.loads(value) if value[:1] in "-0123456789tf[" else value
-    return backtest_fn(runs_dir(ws), run_ids, transform=transform, thresholds=thresholds or None)
+    label = harness + ("+overrides" if overrides else "")
+    return backtest_fn(runs_dir(ws), run_ids, transform=transform, thresholds=thresholds or None,
+                       harness_version=label)
 
 
 @cli.group()

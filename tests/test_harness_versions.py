@@ -49,6 +49,13 @@ def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path) -> Non
     kinds = [e["kind"] for e in cli.json("log", "-n", "5")["events"]]
     assert "harness.promoted" in kinds and "harness.created" in kinds
     assert [h["id"] for h in cli.json("harness", "list")["harnesses"]] == ["h0", "h1"]
+    assert {f["harness_version"] for f in cli.json("diagnose", v1)["findings"]} == {"h1"}
+    # backtest under another harness version: h0 does not flag the 20 % dead groups, h1 does
+    for hid, flagged in (("h0", False), ("h1", True)):
+        result = cli.json("backtest", v1, "--harness", hid)
+        assert result["harness"]["harness_version"] == hid
+        codes = {f["code"] for f in result["runs"][0]["findings_before"]}
+        assert ("signal.dead_groups_high" in codes) is flagged
 
 
 def test_bad_harness_is_refused_at_promotion(tmp_path: Path) -> None:
