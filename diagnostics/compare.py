@@ -14,7 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from diagnostics.stats import alpha_spending, compare_versions, require_same_pool
+from diagnostics.stats import (
+    alpha_spending,
+    benjamini_hochberg,
+    compare_versions,
+    iqm,
+    probability_of_improvement,
+    require_same_pool,
+    stratified_bootstrap_ci,
+    wilcoxon_signed_rank,
+)
 from evotree.errors import EvotreeError
 from evotree.workspace import Workspace
 
@@ -53,6 +62,9 @@ class VersionComparison:
     look: int | None = None
     max_looks: int | None = None
     next_step: str | None = None
+    iqm: dict[str, Any] | None = None
+    probability_of_improvement: dict[str, Any] | None = None
+    per_group: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -70,6 +82,7 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation") ->
     from harness.runs import runs_dir
 
     record = ws.resolve(version)
+    since = _champion_since(ws, record.id)
     con = connect(runs_dir(ws))
     try:
         rows = con.execute(
@@ -85,6 +98,15 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation") ->
             f"{record.id} has no scored run on split {split!r} on this machine",
             fix=f"run it first: evotree run {record.id} --seeds 3", version=record.id, split=split,
         )
+    if since is not None:
+        fresh = set(_runs_started_after(ws, record.id, since))
+        rows = [row for row in rows if row[0] in fresh]
+        if not rows:
+            raise NoScores(
+                f"{record.id} is the champion and has no run since it became champion: the runs that "
+                "got it promoted are biased upward (the winner's curse), so they are not reused",
+                fix=f"re-evaluate it on the same pool: evotree run {record.id} --seeds 3",
+                version=record.id, split=split)
     by_run: dict[str, dict[str, float]] = {}
     for run_id, task_id, score in rows:
         by_run.setdefault(run_id, {})[task_id] = float(score)
@@ -98,6 +120,51 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation") ->
             )
     matrix = np.array([[by_run[r][t] for t in tasks] for r in run_ids], dtype=float)
     return tasks, matrix, run_ids
+
+
+def _champion_since(ws: Workspace, version: str) -> str | None:
+    """When ``version`` became champion (by promotion), or None if it is not the champion.
+
+    The root ``v0`` became champion at ``evotree init``, before any of its runs, so all its runs
+    count; a promoted version's earlier runs do not.
+    """
+    if ws.champion() != version:
+        return None
+    for entry in ws.ledger.entries(version=version):
+        if entry.event.kind in ("promotion", "workspace.initialized"):
+            return entry.event.at
+    return None
+
+
+def _runs_started_after(ws: Workspace, version: str, since: str) -> list[str]:
+    from harness.runs import list_runs
+
+    return [r.run_id for r in list_runs(ws, version=version) if r.started_at > since]
+
+
+def _per_group(tasks: list[str], a: np.ndarray, b: np.ndarray, alpha: float) -> list[dict[str, Any]] | None:
+    """Per environment (task ids ``ENV#i``): Δ and Wilcoxon p, Benjamini–Hochberg adjusted."""
+    groups: dict[str, list[int]] = {}
+    for index, task in enumerate(tasks):
+        if "#" not in task:
+            return None
+        groups.setdefault(task.rsplit("#", 1)[0], []).append(index)
+    if len(groups) < 2:
+        return None
+    names = sorted(groups)
+    rows, p_values = [], []
+    for name in names:
+        cols = groups[name]
+        mean_a, mean_b = a[:, cols].mean(axis=0), b[:, cols].mean(axis=0)
+        test = wilcoxon_signed_rank(mean_a, mean_b)
+        p_values.append(float(test.p_value))
+        rows.append({"group": name, "n_tasks": len(cols), "delta": float(mean_b.mean() - mean_a.mean()),
+                     "p_value": float(test.p_value)})
+    adjusted = benjamini_hochberg(p_values, alpha)
+    for row, p_adj, rejected in zip(rows, adjusted.adjusted, adjusted.rejected):
+        row["p_adjusted"] = float(p_adj)
+        row["significant"] = bool(rejected)
+    return rows
 
 
 def compare(
@@ -142,6 +209,17 @@ def compare(
                      f"then evotree compare {a} {b} --look {look + 1} --max-looks {max_looks}")
     else:
         decision, next_step = "inconclusive", None
+    rng = np.random.default_rng(seed + 1)
+    extra_b = min(B or gates.bootstrap_samples, 2000)  # the across-seed summaries are secondary
+    iqm_summary = None
+    poi = None
+    if scores_a.shape[0] >= 2 and scores_b.shape[0] >= 2:
+        ci_a = stratified_bootstrap_ci(scores_a, iqm, B=extra_b, rng=rng)
+        ci_b = stratified_bootstrap_ci(scores_b, iqm, B=extra_b, rng=rng)
+        iqm_summary = {"a": float(iqm(scores_a)), "a_ci": [float(x) for x in ci_a.ci],
+                       "b": float(iqm(scores_b)), "b_ci": [float(x) for x in ci_b.ci]}
+        improvement = probability_of_improvement(scores_b, scores_a, B=extra_b, rng=rng)
+        poi = {"b_over_a": float(improvement.probability), "ci": [float(x) for x in improvement.ci]}
     return VersionComparison(
         a=ws.resolve(a).id, b=ws.resolve(b).id, split=split, delta=float(result.delta),
         ci=[float(result.ci[0]), float(result.ci[1])], p_value=float(result.p_value), test=result.test,
@@ -150,4 +228,6 @@ def compare(
         runs={"a": runs_a, "b": runs_b}, mean_a=float(scores_a.mean()), mean_b=float(scores_b.mean()),
         intersected=len(common) != len(tasks_a) or len(common) != len(tasks_b),
         threshold=float(threshold), decision=decision, look=look, max_looks=max_looks, next_step=next_step,
+        iqm=iqm_summary, probability_of_improvement=poi,
+        per_group=_per_group(common, scores_a, scores_b, alpha),
     )

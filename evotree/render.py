@@ -289,6 +289,17 @@ def comparison(result: Any) -> None:
         _console.print("  [yellow]compared on the intersection of two different task pools[/]")
     if result.caveat:
         _console.print(f"  [yellow]caveat:[/] {escape(result.caveat)}")
+    if result.iqm:
+        q = result.iqm
+        _console.print(f"  IQM {q['a']:.4f} [{q['a_ci'][0]:.4f}, {q['a_ci'][1]:.4f}] → "
+                       f"{q['b']:.4f} [{q['b_ci'][0]:.4f}, {q['b_ci'][1]:.4f}]")
+    if result.probability_of_improvement:
+        p = result.probability_of_improvement
+        _console.print(f"  P(B > A) = {p['b_over_a']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}]")
+    for group in result.per_group or []:
+        mark = "*" if group["significant"] else " "
+        _console.print(f"  {mark} {escape(group['group'])}: Δ {group['delta']:+.4f}, p {group['p_value']:.3g} "
+                       f"(BH {group['p_adjusted']:.3g})")
     look = f" (look {result.look} of {result.max_looks})" if result.look else ""
     _console.print(f"  decision vs threshold {result.threshold:+.4g}: [bold]{result.decision}[/]{look}")
     if result.next_step:

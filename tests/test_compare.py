@@ -86,3 +86,48 @@ def test_sequential_look_spends_alpha_and_asks_for_more_seeds(tmp_path: Path) ->
     last = cli.json("compare", a, b, "--look", "3", "--max-looks", "3")
     assert last["decision"] != "need_more_seeds"
     cli.json("compare", a, b, "--look", "1", code=1)  # --look needs --max-looks
+
+
+def test_iqm_probability_of_improvement_and_per_environment_bh(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    import json
+    from conftest import git
+
+    hidden = {"validation": [f"EnvA#{i}" for i in range(10)] + [f"EnvB#{i}" for i in range(10)], "heldout": []}
+    (ws.root / "judge" / "hidden.json").write_text(json.dumps(hidden))
+    git(ws.root, "commit", "-qam", "two environments")
+    git(ws.root, "update-ref", "refs/evotree/champion", "HEAD")
+    a, b = _version(ws, "skill = 0.2\nsteps = 1\n"), _version(ws, "skill = 0.9\nsteps = 1\n")
+    run_versions(ws, [a, b], seeds=2, jobs=2)
+    data = Cli(ws.root).json("compare", a, b, "--bootstrap", "2000")
+    validate(data, "compare")
+    assert data["iqm"]["b"] > data["iqm"]["a"]
+    assert data["probability_of_improvement"]["b_over_a"] > 0.5
+    groups = {g["group"]: g for g in data["per_group"]}
+    assert set(groups) == {"EnvA", "EnvB"}
+    # the judge scores task i of 20 as solved when (i + 1) / 20 <= skill
+    assert groups["EnvA"]["delta"] == pytest.approx(0.6) and groups["EnvB"]["delta"] == pytest.approx(0.8)
+    for g in groups.values():
+        assert g["p_adjusted"] >= g["p_value"]
+
+
+def test_champion_is_judged_on_runs_since_it_became_champion(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
+    run_versions(ws, [v1])
+    # pretend v1 was promoted now (the promotion gate is a later piece): its earlier runs no longer count
+    from evotree.ledger import Event
+
+    actor = ws.git.identity()
+
+    def promote(txn):
+        txn.meta["champion"] = v1
+        return Event(kind="promotion", version=v1, actor=str(actor))
+
+    ws.ledger.transact(promote, actor=actor)
+    run_versions(ws, ["v0"])
+    err = Cli(ws.root).json("compare", "v0", v1, code=22)["error"]
+    assert "winner's curse" in err["message"] and f"evotree run {v1}" in err["fix"]
+    run_versions(Workspace.open(ws.root), [v1])
+    data = Cli(ws.root).json("compare", "v0", v1, "--bootstrap", "2000")
+    assert len(data["runs"]["b"]) == 1  # only the re-evaluation
