@@ -38,10 +38,12 @@ class DiagnoseResult:
     findings: list[dict[str, Any]] = field(default_factory=list)
     worst: str | None = None
     seconds: float = 0.0
+    interventions: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "version": self.version, "runs": self.runs, "layers": self.layers,
-                "worst": self.worst, "seconds": round(self.seconds, 3), "findings": self.findings}
+                "worst": self.worst, "seconds": round(self.seconds, 3), "findings": self.findings,
+                "interventions": self.interventions}
 
 
 def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
@@ -58,14 +60,31 @@ def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
                 run_id=run_id, version=version))
             continue
         for split, tasks, samples, mean, scored in rows:
-            findings.append(Finding(
-                layer="score", code="score.split_summary", severity="info",
-                title=f"{split}: mean score {mean:.4g} over {tasks} tasks ({samples} samples)"
-                if mean is not None else f"{split}: no finite score",
-                evidence={"split": split, "tasks": tasks, "samples": samples, "mean": mean,
-                          "scored": scored, "query": query},
-                run_id=run_id, version=version))
+            evidence = {"split": split, "tasks": tasks, "samples": samples, "mean": mean,
+                        "scored": scored, "query": query, **_at_k(con, run_id, split)}
+            title = (f"{split}: mean score {mean:.4g} over {tasks} tasks ({samples} samples)"
+                     if mean is not None else f"{split}: no finite score")
+            if "pass_at_k" in evidence:
+                title += f"; avg@{evidence['k']} {evidence['avg_at_k']:.4g}, pass@{evidence['k']} {evidence['pass_at_k']:.4g}"
+            findings.append(Finding(layer="score", code="score.split_summary", severity="info", title=title,
+                                    evidence=evidence, run_id=run_id, version=version))
     return findings
+
+
+def _at_k(con: Any, run_id: str, split: str) -> dict[str, Any]:
+    """Avg@k and unbiased pass@k of a split whose per-sample scores are binary (k = fewest samples)."""
+    from diagnostics.stats import pass_at_k
+
+    query = ("SELECT task_id, count(score) AS n, sum(score) AS c, bool_and(score IN (0, 1)) AS binary "
+             "FROM _evals WHERE run_id = ? AND split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY task_id")
+    rows = con.execute(query, [run_id, split]).fetchall()
+    if not rows or not all(binary for *_, binary in rows):
+        return {}
+    n = [int(r[1]) for r in rows]
+    c = [int(round(r[2])) for r in rows]
+    k = min(n)
+    return {"k": k, "avg_at_k": sum(ci / ni for ci, ni in zip(c, n)) / len(n),
+            "pass_at_k": float(pass_at_k(n, c, k).mean), "query_at_k": query}
 
 
 def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, record: bool = True) -> DiagnoseResult:
@@ -101,10 +120,12 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
                                    parent_run_ids=parent_runs, thresholds=harness.thresholds or None)
     finally:
         con.close()
+    interventions = None
     if "version" in chosen:
-        from diagnostics.version import version_findings
+        from diagnostics.version import intervention_table, version_findings
 
         found += version_findings(ws, record_v.id, B=min(ws.config.gates.bootstrap_samples, 2000))
+        interventions = intervention_table(ws)
     # every finding names the harness version that produced it (plug-ins may name their own)
     found = sort_findings(replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
                           for f in found)
@@ -112,7 +133,7 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
     result = DiagnoseResult(version=record_v.id, runs=run_ids, layers=chosen,
                             findings=[f.to_dict() for f in found],
                             worst=worst.label if worst is not None else None,
-                            seconds=time.monotonic() - started)
+                            seconds=time.monotonic() - started, interventions=interventions)
     if record:
         _record(ws, result)
     return result

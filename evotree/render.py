@@ -324,6 +324,13 @@ def diagnosis(result: Any) -> None:
         style = _SEVERITY_STYLE.get(f["severity"], "white")
         table.add_row(f"[{style}]{f['severity']}[/]", f["layer"], f["code"], escape(note))
     _console.print(table)
+    if result.interventions:
+        rows = Table("version", "parent", "Δ headline", "status", "what changed", box=None)
+        for row in result.interventions:
+            delta = "—" if row.get("delta") is None else f"{row['delta']:+.4f}"
+            rows.add_row(row["id"], row["parent"] or "-", delta, row["status"], escape(row["hypothesis"]))
+        _console.print("\n[bold]interventions[/]")
+        _console.print(rows)
 
 
 def backtest(result: Any) -> None:

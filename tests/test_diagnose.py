@@ -40,6 +40,11 @@ def test_diagnose_records_findings(tmp_path: Path) -> None:
     validate(version_layer, "diagnose")
     codes = {f["code"] for f in version_layer["findings"]}
     assert "version.historical_best" in codes and "version.delta_parent" in codes
+    assert [row["id"] for row in version_layer["interventions"]] == [rec.id]
+    summary = [f for f in data["findings"] if f["code"] == "score.split_summary"][0]
+    # the test judge's scores are binary with one sample per task: avg@1 == pass@1 == the mean
+    assert summary["evidence"]["k"] == 1
+    assert summary["evidence"]["pass_at_k"] == summary["evidence"]["avg_at_k"] == summary["evidence"]["mean"]
 
 
 def test_diagnose_without_runs_is_explained(tmp_path: Path) -> None:
