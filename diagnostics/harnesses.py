@@ -2,7 +2,9 @@
 
 A harness version ``hN`` is a branch ``evotree/harness/hN`` with a worktree, whose tree holds
 ``harness.toml`` (threshold overrides per analyzer, e.g. ``[thresholds.dead_groups]``).
-``h0`` is the built-in harness. ``evotree harness promote hN`` points ``refs/evotree/harness``
+``h0`` is the built-in harness. A harness may also carry ``analyzers.py``: plug-in
+analyzers registered with :func:`diagnostics.findings.register_analyzer`, loaded from the
+promoted commit only. ``evotree harness promote hN`` points ``refs/evotree/harness``
 at the branch's tip; ``evotree diagnose`` reads the thresholds from that ref only, so a policy
 version's branch (which may hold any ``harness.toml`` it likes) can never change the harness
 that judges it, and every finding records the harness version that produced it.
@@ -25,6 +27,7 @@ __all__ = ["HARNESS_FILE", "HARNESS_REF", "HarnessVersion", "ActiveHarness", "cr
            "list_harnesses", "promote_harness", "active_harness", "harness_thresholds"]
 
 HARNESS_FILE = "harness.toml"
+ANALYZERS_FILE = "analyzers.py"
 HARNESS_REF = NAMESPACE + "harness"
 BUILTIN = "h0"
 _BRANCH_PREFIX = "evotree/harness/"
@@ -56,11 +59,44 @@ class HarnessVersion:
 
 @dataclass
 class ActiveHarness:
-    """The harness in force: its id and the threshold overrides read from its commit."""
+    """The harness in force: its id, the threshold overrides and plug-in analyzers of its commit."""
 
     id: str
     commit: str | None
     thresholds: dict[str, dict[str, Any]]
+    analyzers_source: str | None = None
+
+    def load_analyzers(self) -> list[str]:
+        """Import the harness's ``analyzers.py`` (once per commit); return the analyzers it registered.
+
+        The module registers :class:`~diagnostics.findings.Analyzer` subclasses with
+        ``register_analyzer``; each is stamped with this harness version. The code comes from the
+        promoted harness ref only, never from a policy version's tree.
+        """
+        if not self.analyzers_source or self.commit is None:
+            return []
+        import importlib.util
+        import sys
+
+        from diagnostics.findings import analyzer_classes
+
+        name = f"evotree_harness_{self.commit[:12]}"
+        if name in sys.modules:
+            return list(getattr(sys.modules[name], "_EVOTREE_REGISTERED", []))
+        before = {cls.name: cls for cls in analyzer_classes()}
+        spec = importlib.util.spec_from_loader(name, loader=None)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        try:
+            exec(compile(self.analyzers_source, f"<harness {self.id}: {ANALYZERS_FILE}>", "exec"), module.__dict__)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must say where it broke
+            raise EvotreeError(f"{ANALYZERS_FILE} of harness {self.id} failed to load: {type(exc).__name__}: {exc}",
+                               fix=f"fix it on branch {_BRANCH_PREFIX}{self.id} and promote again") from None
+        added = [cls for cls in analyzer_classes() if before.get(cls.name) is not cls]
+        for cls in added:
+            cls.harness_version = self.id
+        module._EVOTREE_REGISTERED = [cls.name for cls in added]
+        sys.modules[name] = module
+        return module._EVOTREE_REGISTERED
 
 
 def _parse(text: str, source: str) -> dict[str, dict[str, Any]]:
@@ -190,8 +226,12 @@ def active_harness(ws: Workspace) -> ActiveHarness:
     if hid == BUILTIN or target is None:
         return ActiveHarness(BUILTIN, None, {})
     tree = ws.git.repo[target].tree
+    source = ws.git.repo[tree[ANALYZERS_FILE].id].data.decode() if ANALYZERS_FILE in tree else None
+    harness = ActiveHarness(hid, str(target), {}, source)
+    harness.load_analyzers()  # plug-ins first: harness.toml may set their thresholds too
     text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""
-    return ActiveHarness(hid, str(target), _parse(text, f"{HARNESS_FILE} of {hid}"))
+    harness.thresholds = _parse(text, f"{HARNESS_FILE} of {hid}")
+    return harness
 
 
 

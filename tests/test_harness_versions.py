@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import Cli, commit_file, git
 from evotree.versions import create_version
 from evotree.workspace import Workspace
@@ -67,3 +69,54 @@ def test_bad_harness_is_refused_at_promotion(tmp_path: Path) -> None:
     assert "warn_ratoi" in err["message"]
     assert cli.json("harness", "list")["active"] == "h0"
     cli.json("harness", "promote", "h9", code=5)
+
+
+PLUGIN = '''
+from diagnostics.findings import Analyzer, register_analyzer
+
+
+@register_analyzer
+class LongRuns(Analyzer):
+    """A workspace's own analyzer: flags runs with more than `max_steps` steps."""
+
+    name = "signal.long_runs"
+    layer = "signal"
+    codes = ("signal.long_run",)
+
+    def analyze(self, con, *, run_id, version, context=None):
+        (steps,) = con.execute("SELECT max(step) FROM _signals WHERE run_id = ?", [run_id]).fetchone()
+        if steps is not None and steps > 5:
+            return [self.finding("signal.long_run", "warn", f"{steps} steps", run_id=run_id,
+                                 version=version, evidence={"steps": steps})]
+        return []
+'''
+
+
+@pytest.fixture
+def isolated_registry():
+    """Plug-ins register process-wide: restore the registry so other tests see the built-ins only."""
+    import sys
+
+    from diagnostics import findings
+
+    saved = dict(findings._REGISTRY)
+    modules = set(sys.modules)
+    yield
+    findings._REGISTRY.clear()
+    findings._REGISTRY.update(saved)
+    for name in set(sys.modules) - modules:
+        if name.startswith("evotree_harness_"):
+            del sys.modules[name]
+
+
+def test_harness_plugin_analyzer_runs_only_once_promoted(tmp_path: Path, isolated_registry: None) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    v1 = _dead_group_version(ws)
+    run_versions(ws, [v1])
+    cli = Cli(ws.root)
+    created = cli.json("harness", "branch", "-m", "flag long runs")
+    commit_file(ws.root / created["worktree"], "analyzers.py", PLUGIN, "plug-in analyzer")
+    assert not [f for f in cli.json("diagnose", v1)["findings"] if f["code"] == "signal.long_run"]
+    cli.json("harness", "promote", created["id"])
+    found = [f for f in cli.json("diagnose", v1)["findings"] if f["code"] == "signal.long_run"]
+    assert found and found[0]["harness_version"] == created["id"]
