@@ -272,6 +272,10 @@ class Ledger:
             try:
                 self.git.cas_ref(self.ref, commit, head.id if head is not None else None, subject)
             except RefRaceLost:
+                if self._landed(commit):
+                    # the ref moved to our commit but a later step (e.g. the reflog append, which
+                    # takes its own lock) failed: the event is recorded, do not append it twice
+                    return LedgerEntry(str(commit), event)
                 time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 20))
                 continue
             if int(txn.meta["events"]) % _GC_EVERY_EVENTS == 0:
@@ -281,6 +285,13 @@ class Ledger:
             f"could not append to {self.ref} after {_MAX_ATTEMPTS} compare-and-swap attempts",
             fix="another process is writing the ledger heavily; retry the command",
         )
+
+    def _landed(self, commit: pygit2.Oid) -> bool:
+        """True when ``commit`` is on the ledger (its head, or an ancestor of it)."""
+        current = self.git.ref_target(self.ref)
+        if current is None:
+            return False
+        return current == commit or self.repo.descendant_of(current, commit)
 
     def _pack_in_background(self) -> None:
         """Each event leaves a few loose objects; let git pack them now and then (detached)."""

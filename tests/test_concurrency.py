@@ -25,7 +25,7 @@ def test_eight_processes_branching_at_once(ws: Any, repo: Path) -> None:
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
+        assert proc.returncode == 0, out + err  # --json puts the error on stdout
         results.append(json.loads(out))
     ids = sorted(r["id"] for r in results)
     assert ids == sorted(f"v{i}" for i in range(1, N_PROCESSES + 1))
@@ -84,3 +84,26 @@ def test_concurrent_ledger_appends_lose_nothing(ws: Any, repo: Path) -> None:
     assert seen == sorted((w, i) for w in range(N_PROCESSES) for i in range(per_worker))
     assert ws.ledger.meta()["events"] == 1 + N_PROCESSES * per_worker
     assert sys.modules  # the spawned workers imported evotree on their own
+
+
+def test_append_whose_ref_update_raised_after_landing_is_not_repeated(ws: Any, repo: Path) -> None:
+    """A CAS that moved the ref but then failed (e.g. on the reflog lock) must not append twice."""
+    from evotree.gitio import RefRaceLost
+    from evotree.ledger import Event
+
+    git_ = ws.git
+    original = git_.cas_ref
+    calls = []
+
+    def flaky(name: str, new: Any, expected: Any, message: str = "evotree") -> None:
+        original(name, new, expected, message)
+        calls.append(new)
+        if len(calls) == 1:
+            raise RefRaceLost(f"{name}: failed to lock file 'logs/{name}.lock' for writing")
+
+    git_.cas_ref = flaky  # the real update happens; only the report of it fails
+    actor = git_.identity()
+    before = ledger_commits(repo)
+    entry = ws.ledger.transact(lambda txn: Event(kind="finding", version="v0", actor=str(actor)), actor=actor)
+    assert ledger_commits(repo) == before + 1 and len(calls) == 1
+    assert git(repo, "rev-parse", "refs/evotree/ledger") == entry.commit
