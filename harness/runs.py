@@ -533,8 +533,12 @@ def _finish(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | 
         record.evidence = _evidence_summary(result)
     except Exception as exc:  # noqa: BLE001 - evidence problems must not lose the run record
         record.notes.append(f"compaction failed: {type(exc).__name__}: {exc}")
-    record.headline = _headline(paths)
-    steps, episodes = _train_counts(paths)
+    con = _duck()  # one in-memory connection for both summaries
+    try:
+        record.headline = _headline(con, paths)
+        steps, episodes = _train_counts(con, paths)
+    finally:
+        con.close()
     gpus = ws.config.executor.gpus
     charge = charge and record.status != RunStatus.INVALID.value  # invalid submissions cost nothing
     record.usage = {
@@ -560,12 +564,11 @@ def _duck() -> Any:
     return duckdb.connect()
 
 
-def _headline(paths: RunPaths) -> dict[str, Any] | None:
+def _headline(con: Any, paths: RunPaths) -> dict[str, Any] | None:
     """Mean score of the preferred split, from the judge's evals; None when there are none."""
     evals = paths.parquet("evals")
     if not evals.exists():
         return None
-    con = _duck()
     rows = con.execute(
         "SELECT split, avg(score), count(*), count(score) FROM read_parquet(?) "
         "WHERE phase = 'eval' GROUP BY split", [str(evals)]
@@ -578,17 +581,16 @@ def _headline(paths: RunPaths) -> dict[str, Any] | None:
     return None
 
 
-def _train_counts(paths: RunPaths) -> tuple[int, int]:
+def _train_counts(con: Any, paths: RunPaths) -> tuple[int, int]:
     """(highest step, rollouts) the train phase recorded: what the run is charged."""
-    con = _duck()
     steps = episodes = 0
     if paths.parquet("signals").exists():
         value = con.execute("SELECT max(step) FROM read_parquet(?) WHERE phase = 'train'",
-                            [str(paths.parquet("signals"))]).fetchone()[0]
+                            [str(paths.parquet("signals"))]).fetchall()[0][0]
         steps = int(value or 0)
     if paths.parquet("rollouts").exists():
         episodes = int(con.execute("SELECT count(*) FROM read_parquet(?) WHERE phase = 'train'",
-                                   [str(paths.parquet("rollouts"))]).fetchone()[0])
+                                   [str(paths.parquet("rollouts"))]).fetchall()[0][0])
     return steps, episodes
 
 

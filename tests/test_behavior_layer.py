@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_findings import build_run, codes, one
+from test_findings import analyze, build_run, codes, one
 
 from diagnostics.behavior import (
     Diversity,
@@ -27,18 +27,7 @@ from diagnostics.behavior import (
     is_gym_run,
     ks_from_histograms,
 )
-from diagnostics.findings import AnalysisContext, Analyzer
 from harness.query import connect
-
-
-def analyze(runs: Path, analyzer: Analyzer, run_id: str = "r1", **context: Any) -> list:
-    con = connect(runs)
-    ctx = AnalysisContext(**context)
-    try:
-        return analyzer.analyze(con, run_id=run_id, version="v1", context=ctx)
-    finally:
-        ctx.close()
-        con.close()
 
 
 def group(step: int, n: int, group_id: str = "g", **columns: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import pytest
 
 from diagnostics import findings as F
 from diagnostics.findings import (
+    AnalysisContext,
     Analyzer,
     Finding,
     FindingError,
@@ -66,6 +67,17 @@ def build_run(runs: Path, run_id: str, *, version: str = "v1", seed: int = 0,
     if compact:
         compact_run(run_dir)
     return run_dir
+
+
+def analyze(runs: Path, analyzer: Analyzer, run_id: str = "r1", **context: Any) -> list:
+    """Run one analyzer over ``run_id`` of ``runs`` on a fresh connection (shared by the layer tests)."""
+    con = connect(runs)
+    ctx = AnalysisContext(**context)
+    try:
+        return analyzer.analyze(con, run_id=run_id, version="v1", context=ctx)
+    finally:
+        ctx.close()
+        con.close()
 
 
 def codes(found: Iterable[Finding]) -> list[str]:

@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_findings import build_run, codes, one
+from test_findings import analyze, build_run, codes, one
 
-from diagnostics.findings import AnalysisContext, Analyzer
 from diagnostics.signal import (
     DeadGroups,
     DeadGroupsThresholds,
@@ -27,16 +26,6 @@ from diagnostics.signal import (
     spikes,
 )
 from harness.query import connect, dead_group_ratio
-
-
-def analyze(runs: Path, analyzer: Analyzer, run_id: str = "r1", **context: Any) -> list:
-    con = connect(runs)
-    ctx = AnalysisContext(**context)
-    try:
-        return analyzer.analyze(con, run_id=run_id, version="v1", context=ctx)
-    finally:
-        ctx.close()
-        con.close()
 
 
 def groups_at(step: int, *reward_lists: list[float], **kwargs: Any) -> list[dict[str, Any]]:
