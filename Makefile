@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 .PHONY: demo test test-all bench venv
 
 venv:
-	scripts/bootstrap dev,llm,gym
+	scripts/bootstrap dev,llm,gym,ray,report
 
 demo: venv
 	$(VENV)/bin/evotree demo

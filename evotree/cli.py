@@ -542,6 +542,19 @@ def demo(path: str | None, keep: bool) -> None:
         _fail(exc, False)
 
 
+# Commands of the later packages live in their own modules, each with ``register(cli)``: they
+# import only click and evotree.cli at module level (start-up stays fast) and the library
+# lazily inside the commands.
+def _register_extensions() -> None:
+    from evotree import cli_audit, cli_gates, cli_memory, cli_report, cli_skills
+
+    for module in (cli_skills, cli_memory, cli_audit, cli_gates, cli_report):
+        module.register(cli)
+
+
+_register_extensions()
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="evotree")

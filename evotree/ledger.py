@@ -64,6 +64,9 @@ class EventKind(str, Enum):
     FINDING = "finding"
     DECISION = "decision"
     PROMOTION = "promotion"
+    SKILL_APPLIED = "skill.applied"
+    AUDIT = "audit"
+    RUN_APPROVED = "run.approved"
 
 
 class VersionStatus(str, Enum):
