@@ -79,12 +79,13 @@ __all__ = [
 ]
 
 FINDING_SCHEMA_VERSION = 1
-LAYERS = ("score", "signal", "behavior", "version")
+#: The four diagnostic layers, and ``audit`` for the leak audits (:mod:`harness.audit`).
+LAYERS = ("score", "signal", "behavior", "version", "audit")
 SEVERITIES = ("info", "warn", "high", "critical")
 #: Modules whose import registers the built-in analyzers (the score and version layers add theirs).
 BUILTIN_MODULES = ("diagnostics.signal", "diagnostics.behavior")
 
-_CODE = re.compile(r"^(score|signal|behavior|version)\.[a-z][a-z0-9_]*$")
+_CODE = re.compile(r"^(score|signal|behavior|version|audit)\.[a-z][a-z0-9_]*$")
 
 
 class FindingError(EvotreeError, ValueError):
