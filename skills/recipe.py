@@ -1,0 +1,355 @@
+"""Skills in a version's recipe: ``skills.toml`` on the version's branch, and the ledger event.
+
+``evotree skill apply NAME --to V`` validates the skill for the workspace's domain, writes
+``skills.toml`` (one ``[[skill]]`` entry per skill, with every parameter resolved) as a commit
+on ``evotree/V`` (in V's worktree when it has one), then appends a ``skill.applied`` event
+that also updates the version record's ``skills``. The train phase reads the committed file
+at run time (:func:`load_skills_file`) and activates the skills through :mod:`harness.trl`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skills.catalog import SkillInfo, get_skill, parse_params
+from skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evotree.workspace import Workspace
+
+__all__ = [
+    "SKILLS_FILE",
+    "AppliedSkill",
+    "ApplyResult",
+    "applied_skills",
+    "apply_skill",
+    "check_applicable",
+    "load_skills_file",
+    "parse_skills_text",
+    "render_skills_text",
+]
+
+#: The recipe file, at the root of a version's tree.
+SKILLS_FILE = "skills.toml"
+_HEADER = (
+    "# Skills this version trains with, in the order they are activated.\n"
+    "# Written by `evotree skill apply` (docs/skills.md); the train phase reads it at run time.\n"
+)
+
+
+@dataclass
+class AppliedSkill:
+    """A skill named in a version's recipe, with every parameter resolved."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ApplyResult:
+    """What ``evotree skill apply`` did. ``changed`` is False when the recipe already had the
+    skill with these parameters (then there is no commit and no event)."""
+
+    version: str
+    skill: str
+    params: dict[str, Any]
+    changed: bool
+    commit: str
+    previous_commit: str
+    file: str
+    skills: list[AppliedSkill]
+    ledger_commit: str | None = None
+    worktree: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["v"] = 1
+        return out
+
+
+# ------------------------------------------------------------------------------ the file
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    escaped = (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\t", "\\t").replace("\r", "\\r"))
+    return f'"{escaped}"'
+
+
+def render_skills_text(skills: list[AppliedSkill]) -> str:
+    """``skills.toml`` for ``skills`` (deterministic: same skills, same bytes)."""
+    parts = [_HEADER]
+    for skill in skills:
+        params = ", ".join(f"{k} = {_toml_value(v)}" for k, v in skill.params.items())
+        parts.append(f'\n[[skill]]\nname = "{skill.name}"\nparams = {{ {params} }}\n'
+                     if params else f'\n[[skill]]\nname = "{skill.name}"\nparams = {{}}\n')
+    return "".join(parts)
+
+
+def parse_skills_text(text: str, *, source: str = SKILLS_FILE,
+                      domain: str | None = None) -> list[AppliedSkill]:
+    """The skills listed in a ``skills.toml``, validated: known names, each at most once,
+    parameters of the right type and range (defaults filled in); with ``domain``, each must
+    apply to it. Raises :class:`SkillsFileError` (exit 25) naming the file and the entry, or
+    :class:`SkillNotApplicable` (exit 26)."""
+    fix = f"fix {source} (`evotree skill show NAME` lists a skill's parameters), or re-apply " \
+          "the skill with `evotree skill apply`"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SkillsFileError(f"{source}: not valid TOML: {exc}", fix=fix) from None
+    unknown = sorted(set(data) - {"skill"})
+    if unknown:
+        raise SkillsFileError(f"{source}: unknown top-level key(s) {', '.join(unknown)}; only "
+                              "[[skill]] entries are allowed", fix=fix)
+    entries = data.get("skill", [])
+    if not isinstance(entries, list):
+        raise SkillsFileError(f"{source}: 'skill' must be an array of tables ([[skill]])", fix=fix)
+    out: list[AppliedSkill] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries, 1):
+        where = f"{source}: [[skill]] #{i}"
+        if not isinstance(entry, dict):
+            raise SkillsFileError(f"{where} is not a table", fix=fix)
+        extra = sorted(set(entry) - {"name", "params"})
+        if extra:
+            raise SkillsFileError(f"{where}: unknown key(s) {', '.join(extra)} (expected name, "
+                                  "params)", fix=fix)
+        name = entry.get("name")
+        if not isinstance(name, str):
+            raise SkillsFileError(f"{where}: 'name' must be a string, actually: {name!r}", fix=fix)
+        params = entry.get("params", {})
+        if not isinstance(params, dict):
+            raise SkillsFileError(f"{where} ({name}): 'params' must be a table", fix=fix)
+        try:
+            info = get_skill(name)
+            resolved = parse_params(info, params)
+        except (UnknownSkill, InvalidSkillParam) as exc:
+            raise SkillsFileError(f"{where}: {exc.message}", fix=exc.fix or fix) from None
+        if name in seen:
+            raise SkillsFileError(f"{where}: {name} is listed twice", fix=fix)
+        seen.add(name)
+        if domain is not None:
+            check_applicable(info, domain)
+        out.append(AppliedSkill(name, resolved))
+    return out
+
+
+def load_skills_file(path: str | Path, *, domain: str | None = None) -> list[AppliedSkill]:
+    """The skills of a ``skills.toml`` on disk (none when the file does not exist), validated
+    as :func:`parse_skills_text` does. Used by train phases at run time."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkillsFileError(f"{path}: cannot be read: {exc}",
+                              fix="commit a readable UTF-8 skills.toml") from None
+    return parse_skills_text(text, source=str(path.name), domain=domain)
+
+
+def check_applicable(info: SkillInfo, domain: str) -> None:
+    """Raise :class:`SkillNotApplicable` (exit 26) when ``info`` does not apply to ``domain``."""
+    why = info.why_not(domain)
+    if why is not None:
+        raise SkillNotApplicable(
+            why, fix=f"`evotree skill list` shows each skill's domains; this workspace's domain "
+                     f"is {domain!r}", skill=info.name, domain=domain)
+
+
+# ------------------------------------------------------------------------------ the repository
+def _tip(ws: Workspace, version_id: str) -> Any:
+    from evotree.errors import InvalidState
+    from evotree.refs import branch_ref
+
+    tip = ws.git.ref_target(branch_ref(version_id))
+    if tip is None:
+        raise InvalidState(f"the branch of {version_id} is missing from this repository",
+                           fix=f"fetch it: git fetch origin {branch_ref(version_id)}:"
+                               f"{branch_ref(version_id)}")
+    return tip
+
+
+def _file_at(ws: Workspace, commit: Any) -> str | None:
+    tree = ws.git.repo[commit].tree
+    if SKILLS_FILE not in tree:
+        return None
+    blob = ws.git.repo[tree[SKILLS_FILE].id]
+    return blob.data.decode("utf-8", errors="replace")
+
+
+def applied_skills(ws: Workspace, version: str) -> list[AppliedSkill]:
+    """The skills recorded in ``version``'s committed recipe (its branch tip's ``skills.toml``)."""
+    record = ws.resolve(version)
+    text = _file_at(ws, _tip(ws, record.id))
+    if text is None:
+        return []
+    return parse_skills_text(text, source=f"{SKILLS_FILE} of {record.id}")
+
+
+def apply_skill(ws: Workspace, version: str, name: str,
+                params: dict[str, Any] | None = None) -> ApplyResult:
+    """Record skill ``name`` with ``params`` in ``version``'s recipe: a commit on its branch
+    (in its worktree if it has one) and a ``skill.applied`` ledger event.
+
+    Refuses (nothing written): an unknown skill or parameter, a bad value (exit 25); a skill
+    that does not apply to the workspace's domain (exit 26); the champion (branch from it
+    instead), an abandoned version (exit 10); a version whose worktree has uncommitted
+    changes (exit 8). Re-applying a skill replaces its parameters; applying it again with the
+    same ones changes nothing. If the ledger append fails, the commit is undone.
+    """
+    from evotree.errors import DirtyState, InvalidState
+    from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+
+    info = get_skill(name)
+    resolved = parse_params(info, dict(params or {}))
+    domain = ws.config.workspace.domain
+    check_applicable(info, domain)
+    record = ws.resolve(version)
+    if record.status == VersionStatus.ABANDONED.value:
+        raise InvalidState(f"{record.id} is abandoned ({record.reason}); its recipe is negative "
+                           "evidence and stays as it is",
+                           fix=f"branch a new version: evotree branch --from {record.id} "
+                               f"--skill {name} -m '...'", version=record.id)
+    if record.id == ws.champion():
+        raise InvalidState(f"{record.id} is the champion; a skill changes training, so it goes "
+                           "on a new version that is then judged against the champion",
+                           fix=f"evotree branch --skill {name} -m 'why {name} should help'",
+                           version=record.id)
+    actor = ws.git.identity()
+    tip = _tip(ws, record.id)
+    old_text = _file_at(ws, tip)
+    source = f"{SKILLS_FILE} of {record.id}"
+    current = parse_skills_text(old_text, source=source) if old_text is not None else []
+    skills = [s for s in current]
+    entry = AppliedSkill(info.name, resolved)
+    for i, s in enumerate(skills):
+        if s.name == info.name:
+            skills[i] = entry
+            break
+    else:
+        skills.append(entry)
+    text = render_skills_text(skills)
+    worktree = ws.absolute(record.worktree) if record.worktree else None
+    if worktree is not None and not worktree.is_dir():
+        worktree = None
+    if worktree is not None:
+        dirty = ws.git.status_porcelain(worktree)
+        if dirty:
+            shown = ", ".join(dirty[:10]) + (" …" if len(dirty) > 10 else "")
+            raise DirtyState(
+                f"the worktree of {record.id} ({record.worktree}) has uncommitted changes: {shown}",
+                fix=f"commit or discard them in {record.worktree} first; the skill is recorded "
+                    "as a commit of its own", paths=dirty)
+        head = ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
+        if head != str(tip):
+            raise InvalidState(
+                f"the worktree of {record.id} is at {head[:10]}, not at the tip of "
+                f"{record.branch} ({str(tip)[:10]})",
+                fix=f"check out {record.branch} in {record.worktree}", version=record.id)
+    if old_text is not None and old_text == text:
+        return ApplyResult(version=record.id, skill=info.name, params=resolved, changed=False,
+                           commit=str(tip), previous_commit=str(tip), file=SKILLS_FILE,
+                           skills=skills, worktree=record.worktree)
+    shown_params = ", ".join(f"{k}={v}" for k, v in resolved.items())
+    message = (f"evotree: skill {info.name}" + (f" ({shown_params})" if shown_params else "")
+               + f"\n\n{info.title}.\nRecorded by `evotree skill apply`; see {SKILLS_FILE}.\n")
+    if worktree is not None:
+        commit = _commit_in_worktree(ws, worktree, text, old_text, message)
+    else:
+        commit = _commit_on_branch(ws, record.id, tip, text, message)
+    now = utcnow()
+
+    def change(txn: LedgerTxn) -> Event:
+        current_record = txn.require(record.id)
+        if current_record.status == VersionStatus.ABANDONED.value:
+            raise InvalidState(f"{record.id} was abandoned meanwhile", fix="nothing was applied")
+        current_record.skills = [s.name for s in skills]
+        current_record.updated_at = now
+        txn.put(current_record)
+        return Event(kind=EventKind.SKILL_APPLIED.value, version=record.id, actor=str(actor),
+                     at=now, data={"skill": info.name, "params": resolved, "commit": str(commit),
+                                   "previous_commit": str(tip), "file": SKILLS_FILE,
+                                   "domain": domain, "skills": [s.name for s in skills]})
+
+    try:
+        entry_written = ws.ledger.transact(change, actor=actor)
+    except BaseException:
+        _undo_commit(ws, record.id, worktree, tip, commit)
+        raise
+    return ApplyResult(version=record.id, skill=info.name, params=resolved, changed=True,
+                       commit=str(commit), previous_commit=str(tip), file=SKILLS_FILE,
+                       skills=skills, ledger_commit=entry_written.commit,
+                       worktree=record.worktree)
+
+
+def _commit_in_worktree(ws: Workspace, worktree: Path, text: str, old_text: str | None,
+                        message: str) -> str:
+    """Write ``skills.toml`` in the (clean) worktree and commit it there; restore on failure."""
+    path = worktree / SKILLS_FILE
+    try:
+        path.write_text(text, encoding="utf-8")
+        ws.git.run("add", "--", SKILLS_FILE, cwd=worktree)
+        ws.git.run("commit", "--quiet", "--no-verify", "-m", message, "--", SKILLS_FILE,
+                   cwd=worktree)
+    except BaseException:
+        ws.git.run("reset", "--quiet", "--", SKILLS_FILE, cwd=worktree, check=False)
+        if old_text is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(old_text, encoding="utf-8")
+        raise
+    return ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
+
+
+def _commit_on_branch(ws: Workspace, version_id: str, tip: Any, text: str, message: str) -> str:
+    """A commit of ``skills.toml`` on the branch without a worktree (pygit2, compare-and-swap)."""
+    import pygit2
+
+    from evotree.errors import InvalidState
+    from evotree.gitio import RefRaceLost
+    from evotree.refs import branch_ref
+
+    repo = ws.git.repo
+    builder = repo.TreeBuilder(repo[tip].tree)
+    builder.insert(SKILLS_FILE, repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
+    signature = ws.git.identity().signature()
+    commit = repo.create_commit(None, signature, signature, message, builder.write(), [tip])
+    try:
+        ws.git.cas_ref(branch_ref(version_id), commit, tip, f"evotree skill apply {version_id}")
+    except RefRaceLost:
+        raise InvalidState(f"the branch of {version_id} moved while the skill was being applied",
+                           fix="retry `evotree skill apply`") from None
+    return str(commit)
+
+
+def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any,
+                 commit: str) -> None:
+    """Put the branch (and the worktree, which was clean) back where it was."""
+    import pygit2
+
+    from evotree.gitio import RefRaceLost
+    from evotree.refs import branch_ref
+
+    if worktree is not None:
+        head = ws.git.run("rev-parse", "HEAD", cwd=worktree, check=False).strip()
+        if head == commit:
+            ws.git.run("reset", "--hard", "--quiet", str(tip), cwd=worktree, check=False)
+        return
+    try:
+        ws.git.cas_ref(branch_ref(version_id), pygit2.Oid(hex=str(tip)), pygit2.Oid(hex=commit),
+                       f"evotree skill apply {version_id}: undone")
+    except RefRaceLost:
+        pass  # someone moved the branch on: leave their commit alone
