@@ -6,10 +6,119 @@ Registered on the ``evotree`` group by :func:`register`; imports only click and
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 __all__ = ["register"]
 
 
+def _render_report(result: Any) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    verdict = result.verdict
+    console.print(f"{verdict['icon']} {verdict['line']}", markup=False)
+    for note in verdict.get("notes") or []:
+        console.print(f"  {note}", markup=False)
+    console.print(f"wrote {result.format}: {result.path}", markup=False)
+    for extra in result.files[1:]:
+        console.print(f"  + {extra}", markup=False)
+    if result.posted:
+        posted = result.posted
+        console.print(f"{posted['action']} comment {posted['comment_id']} on pull request "
+                      f"#{posted['pull_request']} of {posted['repository']}"
+                      + (f": {posted['url']}" if posted.get("url") else ""), markup=False)
+
+
+def _render_ci(result: Any) -> None:
+    click.echo(f"{result.action} {result.path}")
+    click.echo("It runs on pull requests from evotree/* branches: " + ", ".join(result.commands) + ".")
+    click.echo("Commit it, push, and set the repository variable EVOTREE_RUN_SEEDS to run versions in CI.")
+
+
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
+    from evotree.cli import _workspace, outputs
+
+    @cli.command()
+    @click.argument("version")
+    @click.option("--against", default="champion", show_default=True, metavar="champion|VERSION",
+                  help="The version compared against (Δ = VERSION − AGAINST).")
+    @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True,
+                  help="md: a GitHub PR comment with PNG plots beside it; html: one self-contained file; "
+                       "json: the report's data (schema `report`).")
+    @click.option("--out", default=None, metavar="PATH",
+                  help="File, or folder (existing or ending in /), to write to "
+                       "[default: .evotree/reports/VERSION/report.FORMAT].")
+    @click.option("--split", default="validation", show_default=True, help="Eval split compared.")
+    @click.option("--post", is_flag=True,
+                  help="Create or update the report comment on the pull request of the version's branch "
+                       "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL from the environment).")
+    @click.option("--pr", "pull_request", type=click.IntRange(min=1), default=None, metavar="NUMBER",
+                  help="With --post: the pull request to comment on (default: the open one from the branch).")
+    @click.option("--no-audit", is_flag=True,
+                  help="Do not compute the audit now; show the last recorded audit event instead.")
+    @outputs(_render_report, pass_json=True)
+    def report(version: str, against: str, fmt: str, out: str | None, split: str, post: bool,
+               pull_request: int | None, no_audit: bool, as_json: bool) -> Any:
+        """Write the report of VERSION: verdict, scores with Δ and CI, findings per layer, audit,
+        gates, lineage and plots.
+
+        \b
+        The Markdown is a GitHub pull-request comment (a hidden marker lets CI update its own
+        comment); plots are PNG files beside it. The HTML is one self-contained file (tree,
+        plots, tables). A section whose evidence is missing says why instead of failing.
+        Examples:
+          evotree report v3                       # .evotree/reports/v3/report.md + PNGs
+          evotree report v3 --format html --out report.html
+          evotree report v3 --post                # in CI: comment on the PR of evotree/v3
+        """
+        import os
+
+        from evotree.report.collect import build_report
+        from evotree.report.files import write_report
+
+        ws = _workspace()
+
+        def progress(message: str) -> None:
+            if not as_json:
+                click.echo(f"report: {message}…", err=True)
+
+        data = build_report(ws, version, against=against, split=split, run_audit=not no_audit, progress=progress)
+        progress(f"writing {fmt}")
+        result = write_report(ws, data, fmt=fmt, out=out)
+        if post:
+            from evotree.report.github import post_comment
+            from evotree.report.markdown import render_markdown
+
+            progress("posting to GitHub")
+            body = render_markdown(data, images=None, images_note=(
+                "Plots (reward, entropy, dead groups, per-task Δ) are in the `evotree-report` artifact "
+                "of this workflow run, or run `evotree report` locally."))
+            result.posted = post_comment(body, version=data.version, branch=data.subject["branch"],
+                                         env=os.environ, pull_request=pull_request).to_dict()
+        return result
+
+    @cli.group()
+    def ci() -> None:
+        """Continuous integration: a GitHub Actions workflow for evotree/* pull requests."""
+
+    @ci.command("init")
+    @click.option("--path", default=".github/workflows/evotree.yml", show_default=True,
+                  help="Workflow file, relative to the repository root.")
+    @click.option("--install", default="evotree[report]", show_default=True, metavar="REQUIREMENT",
+                  help="pip requirement that installs evotree in CI.")
+    @click.option("--force", is_flag=True, help="Overwrite an existing workflow file.")
+    @outputs(_render_ci)
+    def ci_init(path: str, install: str, force: bool) -> Any:
+        """Write a GitHub Actions workflow that runs audit, diagnose and report on pull
+        requests from evotree/* branches and posts the report as a PR comment.
+
+        It uses the pull_request trigger (code from forks never gets a write token) and a
+        read-only checkout; runs happen in CI only when the repository variable
+        EVOTREE_RUN_SEEDS is set. The file is written, not committed.
+        """
+        from evotree.report.ci import write_workflow
+
+        return write_workflow(_workspace().root, path=path, force=force, install=install)

@@ -1,0 +1,181 @@
+"""The HTML report: one self-contained file (inline CSS, plots as data URIs, no network).
+
+A Content-Security-Policy allows only inline styles, ``data:`` images and the one inline script
+by its hash (it marks on ``<body>`` whether every image decoded, which the browser test reads),
+so nothing in the file can load or run anything else. All text is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from evotree.report.collect import LAYER_ORDER
+from evotree.report.model import ReportData
+from evotree.report.plots import PLOTS
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:980px;color:#1f2328;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;border-bottom:1px solid #d0d7de;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.verdict{font-size:1.1em;padding:.6em .9em;border-radius:6px;background:#f6f8fa;border-left:5px solid #8c959f}
+.verdict.better{border-color:#1a7f37}.verdict.worse,.verdict.blocked{border-color:#cf222e}.verdict.need_more_seeds{border-color:#9a6700}
+.na{color:#6e7781;font-style:italic}.sev-critical{color:#a40e26;font-weight:600}.sev-high{color:#bc4c00;font-weight:600}
+.sev-warn{color:#9a6700}.sev-info{color:#57606a}ul.tree,ul.tree ul{list-style:none;padding-left:1.4em;margin:0}
+ul.tree li{position:relative;margin:.15em 0}ul.tree ul li:before{content:"└─";position:absolute;left:-1.3em;color:#8c959f}
+.node{display:inline-block;padding:1px 6px;border:1px solid #d0d7de;border-radius:4px}
+.node.subject{border:2px solid #1f6feb}.node.dead{color:#8c959f;text-decoration:line-through}
+.plots img{max-width:100%;display:block;margin:.6em 0;border:1px solid #eaeef2}code{background:#f6f8fa;padding:0 3px}
+"""
+
+# Marks on <body> whether every image decoded: read back by the headless-browser test.
+_SCRIPT = ("window.addEventListener('load',function(){var i=Array.prototype.slice.call(document.images);"
+           "document.body.setAttribute('data-images',String(i.length));"
+           "document.body.setAttribute('data-images-ok',String(i.every(function(x){"
+           "return x.complete&&x.naturalWidth>0;})));});")
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _num(value: Any, fmt: str = ".3f") -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def _na(section: dict[str, Any]) -> str:
+    return f'<p class="na">Not available: {_e(section.get("reason"))}</p>'
+
+
+def _scores(data: ReportData) -> str:
+    s = data.scores
+    if not s.get("available"):
+        return _na(s)
+    lo, hi = s["ci"]
+    level = round((1 - s["alpha"]) * 100)
+    rows = [
+        f"<tr><th>{_e(s['split'])}</th><th>{_e(s['a'])}</th><th>{_e(s['b'])}</th><th>Δ</th>"
+        f"<th>{level}% CI</th><th>p</th></tr>",
+        f'<tr id="score-row"><td>mean score</td><td class="num">{s["mean_a"]:.3f}</td>'
+        f'<td class="num">{s["mean_b"]:.3f}</td><td class="num" id="delta">{s["delta"]:+.3f}</td>'
+        f'<td>[{lo:+.3f}, {hi:+.3f}]</td><td class="num">{s["p_value"]:.3g} ({_e(s["test"])})</td></tr>',
+        f'<tr><td>runs (seeds)</td><td class="num">{s["n_seeds"][0]}</td><td class="num">{s["n_seeds"][1]}</td>'
+        '<td></td><td></td><td></td></tr>',
+        f'<tr><td>tasks</td><td class="num">{s["n_tasks"]}</td><td class="num">{s["n_tasks"]}</td>'
+        '<td></td><td></td><td></td></tr>',
+    ]
+    extra = f"<p>Decision at threshold {s['threshold']:+g}: <b>{_e(s['decision'])}</b> ({_e(s['ci_method'])}).</p>"
+    if s.get("caveat"):
+        extra += f"<p class=\"na\">{_e(s['caveat'])}</p>"
+    if data.per_task.get("available"):
+        c = data.per_task["counts"]
+        extra += f"<p>Per task: {c['improved']} improved, {c['worse']} worse, {c['unchanged']} unchanged.</p>"
+    return f'<table id="scores">{"".join(rows)}</table>{extra}'
+
+
+def _findings(data: ReportData) -> str:
+    f = data.findings
+    if not f.get("available"):
+        return _na(f)
+    if not f["total"]:
+        return "<p>No findings: every analyzer passed.</p>"
+    parts = [f"<p>{f['total']} findings; worst: <b>{_e(f['worst'])}</b>.</p>"]
+    for layer in [*LAYER_ORDER, *sorted(set(f["by_layer"]) - set(LAYER_ORDER))]:
+        items = f["by_layer"].get(layer)
+        if not items:
+            continue
+        rows = "".join(
+            f'<tr class="finding" data-code="{_e(i["code"])}"><td class="sev-{_e(i["severity"])}">{_e(i["severity"])}</td>'
+            f"<td><code>{_e(i['code'])}</code></td><td>{_e(i['title'])}</td><td>{_e(i.get('suggestion'))}</td></tr>"
+            for i in items)
+        parts.append(f'<h3>{_e(layer)} ({len(items)})</h3><table class="findings" data-layer="{_e(layer)}">'
+                     f"<tr><th>severity</th><th>code</th><th>finding</th><th>suggestion</th></tr>{rows}</table>")
+    return "".join(parts)
+
+
+def _audit(data: ReportData) -> str:
+    a = data.audit
+    if not a.get("available"):
+        return _na(a)
+    items = "".join(f"<li>{_e(i.get('severity'))} <code>{_e(i.get('code'))}</code>: {_e(i.get('title'))}</li>"
+                    for i in a.get("findings") or [] if isinstance(i, dict))
+    return (f"<p><b>{'passed' if a['passed'] else 'failed'}</b> (source: {_e(a['source'])}). Raw score "
+            f"{_num(a.get('raw_score'))}, leak-adjusted {_num(a.get('leak_adjusted_score'))}.</p>"
+            + (f"<ul>{items}</ul>" if items else ""))
+
+
+def _gates(data: ReportData) -> str:
+    g = data.gates
+    if not g.get("available"):
+        return f'<p class="na">{_e(g.get("reason"))}</p>'
+    items = "".join(f"<li>{'✅' if x.get('passed') else '❌'} {_e(x.get('name'))}: {_e(x.get('detail') or x.get('reason'))}</li>"
+                    for x in g.get("gates") or [] if isinstance(x, dict))
+    return f"<p>Gates: <b>{'passed' if g.get('passed') else 'not passed'}</b>.</p><ul>{items}</ul>"
+
+
+def _tree(data: ReportData) -> str:
+    nodes = {n["id"]: n for n in data.lineage["nodes"]}
+    children: dict[str, list[str]] = {n: [] for n in nodes}
+    roots = []
+    for node in data.lineage["nodes"]:
+        if node["parents"]:
+            children[node["parents"][0]].append(node["id"])  # first parent places it; merges noted
+        else:
+            roots.append(node["id"])
+
+    def item(node_id: str) -> str:
+        n = nodes[node_id]
+        classes = ["node"] + (["subject"] if n["subject"] else []) + (["dead"] if n["status"] in ("abandoned", "failed") else [])
+        score = f" {n['score']:.3f}" if n.get("score") is not None else ""
+        merged = f" (merges {', '.join(_e(p) for p in n['parents'][1:])})" if len(n["parents"]) > 1 else ""
+        label = (f'<span class="{" ".join(classes)}" data-version="{_e(node_id)}" title="{_e(n["hypothesis"])}">'
+                 f"{_e(node_id)}{' ★' if n['champion'] else ''} · {_e(n['status'])}{score}</span>{merged}")
+        kids = "".join(item(c) for c in children[node_id])
+        return f"<li>{label}{f'<ul>{kids}</ul>' if kids else ''}</li>"
+
+    return f'<ul class="tree" id="tree">{"".join(item(r) for r in roots)}</ul>'
+
+
+def _plots(data: ReportData, plots: dict[str, str]) -> str:
+    if not plots:
+        return '<p class="na">No plots: no curve or comparison data.</p>'
+    parts = []
+    for name, path in plots.items():
+        encoded = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+        parts.append(f'<img id="plot-{_e(name)}" alt="{_e(PLOTS[name][0])}" src="data:image/png;base64,{encoded}">')
+    return f'<div class="plots">{"".join(parts)}</div>'
+
+
+def render_html(data: ReportData, plots: dict[str, str]) -> str:
+    """The report as one HTML document; ``plots`` (name -> PNG path) are embedded as data URIs."""
+    script_hash = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
+    csp = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'"
+    v = data.verdict
+    subject = data.subject
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>evotree report: {_e(data.version)}</title><style>{_CSS}</style></head>
+<body data-version="{_e(data.version)}">
+<h1>evotree report: {_e(data.version)}</h1>
+<p class="verdict {_e(v['status'])}" id="verdict" data-status="{_e(v['status'])}">{_e(v['icon'])} {_e(v['line'])}</p>
+{''.join(f'<p>{_e(n)}</p>' for n in v.get('notes') or [])}
+<p>Hypothesis: <span id="hypothesis">{_e(subject['hypothesis'])}</span><br>Branch <code>{_e(subject['branch'])}</code>,
+status {_e(subject['status'])}, by {_e(subject['created_by'])}; against {_e(data.against)}.</p>
+<h2>Scores</h2>{_scores(data)}
+<h2>Findings</h2><div id="findings">{_findings(data)}</div>
+<h2>Audit</h2><div id="audit">{_audit(data)}</div>
+<h2>Gates</h2><div id="gates">{_gates(data)}</div>
+<h2>Tree</h2>{_tree(data)}
+<h2>Plots</h2>{_plots(data, plots)}
+<p class="na">Generated {_e(data.generated_at)} by evotree.</p>
+<script>{_SCRIPT}</script>
+</body></html>
+"""

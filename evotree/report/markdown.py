@@ -1,0 +1,180 @@
+"""The Markdown report: a GitHub pull-request comment.
+
+Text that a candidate controls (hypotheses, finding titles quoting its output) is escaped, so a
+version cannot inject HTML, a fake marker or table breaks into its own report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evotree.report.collect import LAYER_ORDER
+from evotree.report.model import ReportData, marker
+from evotree.report.plots import PLOTS
+
+__all__ = ["render_markdown", "escape_md", "mermaid", "GITHUB_COMMENT_LIMIT"]
+
+#: GitHub refuses comment bodies longer than this many characters.
+GITHUB_COMMENT_LIMIT = 65536
+_SEVERITY_ICON = {"critical": "🟥", "high": "🟧", "warn": "🟨", "info": "⬜"}
+
+
+def escape_md(text: Any, limit: int = 300) -> str:
+    """One line of untrusted text, safe inside Markdown tables and free of HTML."""
+    value = " ".join(str(text if text is not None else "").split())
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+
+
+def _num(value: Any, fmt: str = ".3f") -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def _mermaid_label(node: dict[str, Any]) -> str:
+    parts = [node["id"]]
+    if node["champion"]:
+        parts.append("★")
+    parts.append(node["status"])
+    if node.get("score") is not None:
+        parts.append(f"{node['score']:.3f}")
+    return " ".join(parts).replace('"', "#quot;")
+
+
+def mermaid(lineage: dict[str, Any]) -> str:
+    """The lineage as a Mermaid flowchart (GitHub renders ```mermaid blocks)."""
+    lines = ["graph TD"]
+    ids = {n["id"]: f"n{i}" for i, n in enumerate(lineage["nodes"])}
+    for node in lineage["nodes"]:
+        lines.append(f'  {ids[node["id"]]}["{_mermaid_label(node)}"]')
+    for node in lineage["nodes"]:
+        for parent in node["parents"]:
+            lines.append(f"  {ids[parent]} --> {ids[node['id']]}")
+    for node in lineage["nodes"]:
+        if node["subject"]:
+            lines.append(f"  style {ids[node['id']]} stroke-width:3px,stroke:#1f6feb")
+        elif node["status"] in ("abandoned", "failed"):
+            lines.append(f"  style {ids[node['id']]} stroke-dasharray: 4 3,color:#888")
+    return "\n".join(lines)
+
+
+def _scores_table(data: ReportData) -> list[str]:
+    s = data.scores
+    if not s.get("available"):
+        return [f"_Not available: {escape_md(s.get('reason'), 500)}_"]
+    a, b = s["a"], s["b"]
+    lo, hi = s["ci"]
+    level = round((1 - s["alpha"]) * 100)
+    seeds_a, seeds_b = s["n_seeds"]
+    lines = [
+        f"| {s['split']} | {a} | {b} | Δ ({b} − {a}) | {level}% CI | p |",
+        "|---|---:|---:|---:|---|---:|",
+        f"| mean score | {s['mean_a']:.3f} | {s['mean_b']:.3f} | {s['delta']:+.3f} | "
+        f"[{lo:+.3f}, {hi:+.3f}] | {s['p_value']:.3g} ({s['test']}) |",
+        f"| runs (seeds) | {seeds_a} | {seeds_b} | | | |",
+        f"| tasks | {s['n_tasks']} | {s['n_tasks']} | | | |",
+    ]
+    if s.get("iqm"):
+        iq = s["iqm"]
+        lines.append(f"| IQM | {iq['a']:.3f} | {iq['b']:.3f} | {iq['b'] - iq['a']:+.3f} | | |")
+    lines.append("")
+    lines.append(f"Decision at threshold {s['threshold']:+g}: **{s['decision']}** ({s['ci_method']}).")
+    if s.get("caveat"):
+        lines.append(f"> {escape_md(s['caveat'], 500)}")
+    if data.per_task.get("available"):
+        c = data.per_task["counts"]
+        lines.append(f"Per task: {c['improved']} improved, {c['worse']} worse, {c['unchanged']} unchanged.")
+    return lines
+
+
+def _findings_section(data: ReportData) -> list[str]:
+    f = data.findings
+    if not f.get("available"):
+        return [f"_Not available: {escape_md(f.get('reason'), 500)}_"]
+    if not f["total"]:
+        return ["No findings: every analyzer passed."]
+    counts = ", ".join(f"{n} {sev}" for sev, n in sorted(f["counts"].items()))
+    lines = [f"{f['total']} findings ({counts}); worst: **{f['worst']}**.", ""]
+    for layer in [*LAYER_ORDER, *sorted(set(f["by_layer"]) - set(LAYER_ORDER))]:
+        items = f["by_layer"].get(layer)
+        if not items:
+            continue
+        lines.append(f"<details{' open' if any(i['severity'] in ('high', 'critical') for i in items) else ''}>"
+                     f"<summary><b>{layer}</b> — {len(items)}</summary>")
+        lines.append("")
+        lines.append("| severity | code | finding | suggestion |")
+        lines.append("|---|---|---|---|")
+        for item in items:
+            skills = f" (skills: {escape_md(', '.join(item.get('skills') or []))})" if item.get("skills") else ""
+            lines.append(f"| {_SEVERITY_ICON.get(item['severity'], '')} {item['severity']} | `{escape_md(item['code'])}` "
+                         f"| {escape_md(item['title'])} | {escape_md(item.get('suggestion'), 200)}{skills} |")
+        lines.append("")
+        lines.append("</details>")
+        lines.append("")
+    return lines
+
+
+def _audit_section(data: ReportData) -> list[str]:
+    a = data.audit
+    if not a.get("available"):
+        return [f"_Not available: {escape_md(a.get('reason'), 500)}_"]
+    verdict = "✅ passed" if a["passed"] else "❌ failed"
+    lines = [f"**{verdict}** (source: {escape_md(a['source'])}). Raw score {_num(a.get('raw_score'))}, "
+             f"leak-adjusted score {_num(a.get('leak_adjusted_score'))}."]
+    for item in a.get("findings") or []:
+        if isinstance(item, dict):
+            lines.append(f"- {escape_md(item.get('severity'))} `{escape_md(item.get('code'))}`: "
+                         f"{escape_md(item.get('title'))}")
+    return lines
+
+
+def _gates_section(data: ReportData) -> list[str]:
+    g = data.gates
+    if not g.get("available"):
+        return [f"_{escape_md(g.get('reason'), 500)}_"]
+    lines = [f"Gates: **{'passed' if g.get('passed') else 'not passed'}**."]
+    for gate in g.get("gates") or []:
+        if isinstance(gate, dict):
+            ok = "✅" if gate.get("passed") else "❌"
+            lines.append(f"- {ok} {escape_md(gate.get('name'))}: {escape_md(gate.get('detail') or gate.get('reason'))}")
+    return lines
+
+
+def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
+                    images_note: str | None = None, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """The report as Markdown. ``images``: plot name -> link (relative to the Markdown file);
+    without them ``images_note`` says where the plots are (a PR comment cannot embed local files).
+    The body is kept under ``limit`` characters by dropping finding tables first."""
+    head = [marker(data.version), f"## evotree report: {data.version}", "",
+            f"{data.verdict['icon']} **{escape_md(data.verdict['line'], 500)}**"]
+    for note in data.verdict.get("notes") or []:
+        head.append(f"- {escape_md(note)}")
+    subject = data.subject
+    head += ["", f"Hypothesis: {escape_md(subject['hypothesis'], 500)}  ",
+             f"Branch `{escape_md(subject['branch'])}`, status {subject['status']}, by {escape_md(subject['created_by'])}, "
+             f"parents: {', '.join(subject['parents']) or '—'}."]
+    scores = ["", "### Scores", "", *_scores_table(data)]
+    findings = ["", "### Findings", "", *_findings_section(data)]
+    rest = ["", "### Audit", "", *_audit_section(data), "", "### Gates", "", *_gates_section(data)]
+    rest += ["", "### Lineage", "", "```mermaid", mermaid(data.lineage), "```"]
+    if data.lineage.get("cut"):
+        rest.append(f"_Showing the versions around {data.version} of {data.lineage['total_versions']}._")
+    rest += ["", "### Plots", ""]
+    if images:
+        for name, link in images.items():
+            rest.append(f"![{PLOTS[name][0]}]({link})")
+        missing = [PLOTS[n][0] for n in PLOTS if n not in images]
+        if missing:
+            rest.append(f"_No data for: {', '.join(missing)}._")
+    else:
+        rest.append(f"_{images_note or 'No plots: no curve or comparison data.'}_")
+    rest += ["", f"<sub>evotree report · {data.generated_at} · against {data.against}</sub>", ""]
+    body = "\n".join(head + scores + findings + rest)
+    if len(body) > limit:
+        short = ["", "### Findings", "", "_Finding tables left out to fit the comment size limit; "
+                 "see the full report (artifact or `evotree report`)._"]
+        body = "\n".join(head + scores + short + rest)
+    if len(body) > limit:
+        body = body[: limit - 80] + "\n\n_…truncated to fit the comment size limit._\n"
+    return body
