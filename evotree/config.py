@@ -153,6 +153,16 @@ class ExecutorSection:
     cpus: float = field(default=1.0, metadata=_help("CPUs per run (Ray resources)."))
     gpus: float = field(default=0.0, metadata=_help("GPUs per run (Ray resources)."))
     memory_gb: float = field(default=0.0, metadata=_help("Memory per run in GiB (0: unspecified)."))
+    evidence_uri: str = field(
+        default="", metadata=_help("Where Ray workers write evidence: a path or fsspec URL all nodes reach "
+                                   "('' = .evotree/store, one machine only).")
+    )
+    max_retries: int = field(
+        default=1, metadata=_help("Ray: new attempts of a run whose worker or node died (not of failed code).")
+    )
+    sync_seconds: float = field(
+        default=10.0, metadata=_help("Ray: how often a worker copies its partial evidence to the store.")
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in EXECUTORS:
@@ -162,6 +172,10 @@ class ExecutorSection:
         for key in ("cpus", "gpus", "memory_gb"):
             if getattr(self, key) < 0:
                 raise _value_error(f"executor.{key}", "0 or more", getattr(self, key))
+        if self.max_retries < 0:
+            raise _value_error("executor.max_retries", "0 or more", self.max_retries)
+        if self.sync_seconds <= 0:
+            raise _value_error("executor.sync_seconds", "a positive number of seconds", self.sync_seconds)
 
 
 @dataclass
@@ -395,6 +409,11 @@ address = ""
 cpus = 1.0
 gpus = 0.0
 memory_gb = 0.0
+# Ray: evidence store all nodes can reach (a path, or an fsspec URL such as s3://bucket/evotree);
+# "" = .evotree/store on this machine. Worker/node deaths are retried max_retries times.
+evidence_uri = ""
+max_retries = 1
+sync_seconds = 10.0
 '''
 
 
