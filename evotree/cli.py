@@ -148,6 +148,12 @@ def init(domain: str) -> Any:
 
 
 # ---------------------------------------------------------------------------- branch
+def _render_branch(record: Any) -> None:
+    _render("version_created")(record)
+    if record.skills:
+        click.echo(f"  skills: {', '.join(record.skills)} (recorded in skills.toml)")
+
+
 @cli.command()
 @click.option("--from", "parent", default="champion", show_default=True, metavar="VERSION",
               help="Version to branch from (or 'champion').")
@@ -156,13 +162,26 @@ def init(domain: str) -> Any:
               help="The hypothesis: what this version changes and what you expect.")
 @click.option("--worktree", default=None, type=click.Path(), metavar="PATH",
               help="Worktree location (default: <worktree_dir>/<id>).")
-@outputs(_render("version_created"))
-def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None) -> Any:
+@click.option("--skill", "skill_names", multiple=True, metavar="NAME",
+              help="Apply this skill to the new version (repeatable; `evotree skill list`).")
+@click.option("--param", "skill_params", multiple=True, metavar="NAME.KEY=VALUE",
+              help="A parameter of a --skill, e.g. --param StdGroupFilter.min_std=0.1 (repeatable).")
+@outputs(_render_branch)
+def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None,
+           skill_names: tuple[str, ...], skill_params: tuple[str, ...]) -> Any:
     """Create a new version: branch evotree/vN plus its own worktree.
 
     Records the parent, hypothesis, creator and base commit in the ledger. Safe to run from
-    several processes at once: every call gets its own id.
+    several processes at once: every call gets its own id. With --skill, each skill is
+    checked first (nothing is created if one is refused), then recorded in the new version's
+    recipe like `evotree skill apply` (a commit and a skill.applied event each).
     """
+    if skill_names or skill_params:
+        from skills.recipe import branch_with_skills, split_skill_params
+
+        requested = split_skill_params(list(skill_names), list(skill_params))
+        return branch_with_skills(_workspace(), hypothesis=hypothesis, parent=parent, name=name,
+                                  worktree=worktree, requested=requested)
     from evotree.versions import create_version
 
     return create_version(_workspace(), hypothesis=hypothesis, parent=parent, name=name, worktree=worktree)
@@ -232,7 +251,16 @@ def abandon(version: str, reason: str, force: bool) -> Any:
     """Abandon a version: record why, remove its worktree, keep its branch."""
     from evotree.versions import abandon_version
 
-    return abandon_version(_workspace(), version, reason=reason, force=force)
+    ws = _workspace()
+    record = abandon_version(ws, version, reason=reason, force=force)
+    try:  # negative evidence for memory; the abandonment above stands whatever happens here
+        from memory.record import record_abandonment
+
+        record_abandonment(ws, record.id, reason)
+    except Exception as exc:  # noqa: BLE001 - memory is advice: never undo or fail the abandonment
+        click.secho(f"evotree: warning: {record.id} is abandoned, but memory was not updated: {exc}",
+                    fg="yellow", err=True)
+    return record
 
 
 # ---------------------------------------------------------------------------- worktree

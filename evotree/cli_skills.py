@@ -6,10 +6,174 @@ Registered on the ``evotree`` group by :func:`register`; imports only click and
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-__all__ = ["register"]
+__all__ = ["register", "parse_param_options"]
 
 
+def parse_param_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``--param k=v`` options as a dict; a malformed one is a usage error (exit 2)."""
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE (e.g. --param min_std=0.1)",
+                                     param_hint="--param")
+        out[key.strip()] = value
+    return out
+
+
+def _domain_here() -> str | None:
+    """The workspace's domain when run inside one, else None (listing needs no workspace)."""
+    from evotree.errors import EvotreeError
+    from evotree.workspace import Workspace
+
+    try:
+        return Workspace.open(click.get_current_context().find_root().obj["dir"]).config.workspace.domain
+    except EvotreeError:
+        return None
+
+
+def _info_data(info: Any, domain: str | None) -> dict[str, Any]:
+    data = info.to_dict()
+    data["applies"] = None if domain is None else info.why_not(domain) is None
+    data["why_not"] = None if domain is None else info.why_not(domain)
+    return data
+
+
+# ------------------------------------------------------------------------------ renderers
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _render_list(data: dict[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    domain = data["domain"]
+    table = Table(title="skills" + (f" (workspace domain: {domain})" if domain else ""),
+                  title_justify="left")
+    table.add_column("skill", style="bold", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("what it does")
+    table.add_column("domains")
+    for skill in data["skills"]:
+        name = escape(skill["name"])
+        if skill["applies"] is False:
+            name = f"[dim]{name} (n/a)[/]"
+        table.add_row(name, skill["kind"], escape(skill["title"]), ", ".join(skill["domains"]))
+    console = _console()
+    console.print(table)
+    console.print("`evotree skill show NAME` for the details; "
+                  "`evotree skill apply NAME --to V [--param k=v]` to use one.")
+
+
+def _render_show(data: dict[str, Any]) -> None:
+    from rich.markup import escape
+
+    console = _console()
+    console.print(f"[bold]{escape(data['name'])}[/] — {escape(data['title'])}  "
+                  f"[dim]({data['kind']} skill)[/]")
+    for key, label in (("trigger", "Trigger"), ("intervention", "Intervention"),
+                       ("expected_outcome", "Expected outcome"), ("validation", "Validation")):
+        console.print(f"\n[bold]{label}[/]\n  {escape(data[key])}")
+    console.print(f"\n[bold]Domains[/]  {', '.join(data['domains'])}")
+    if data["applies"] is False:
+        console.print(f"  [yellow]does not apply here:[/] {escape(data['why_not'])}")
+    console.print(f"[bold]Addresses[/]  {', '.join(data['addresses'])}")
+    console.print(f"[bold]Provenance[/]  {escape(data['provenance'])}")
+    console.print("\n[bold]Parameters[/]" + ("" if data["params"] else "  (none)"))
+    for p in data["params"]:
+        accepted = ""
+        if p["range"] is not None:
+            low, high = p["range"]
+            accepted = f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+        if p["choices"]:
+            accepted = f" one of {', '.join(p['choices'])}"
+        default = str(p["default"]).lower() if isinstance(p["default"], bool) else p["default"]
+        console.print(f"  [bold]{escape(p['name'])}[/] ({p['type']}{accepted}, default "
+                      f"{escape(repr(default) if isinstance(default, str) else str(default))})")
+        console.print(f"      {escape(p['help'])}")
+
+
+def _render_apply(result: Any) -> None:
+    from rich.markup import escape
+
+    console = _console()
+    params = ", ".join(f"{k}={v}" for k, v in result.params.items())
+    if not result.changed:
+        console.print(f"[dim]✓ {escape(result.version)} already has {escape(result.skill)} "
+                      f"({escape(params)}); nothing changed[/]")
+    else:
+        console.print(f"[green]✓[/] applied [bold]{escape(result.skill)}[/] to "
+                      f"[bold]{escape(result.version)}[/] ({escape(params) or 'defaults'})")
+        console.print(f"  commit {result.commit[:10]} on evotree/{escape(result.version)}: "
+                      f"{result.file}" + (f" (in {escape(result.worktree)})" if result.worktree else ""))
+    console.print(f"  skills of {escape(result.version)}: "
+                  f"{', '.join(s.name for s in result.skills) or '-'}; the train phase "
+                  "activates them at run time")
+
+
+# ------------------------------------------------------------------------------ commands
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
+    from evotree.cli import _workspace, outputs
+
+    @cli.group()
+    def skill() -> None:
+        """The skill library: interventions that change training (StdGroupFilter, ...).
+
+        \b
+        Each skill has a trigger, an intervention, an expected outcome, a validation and the
+        domains it applies to (EvoTrainer's format), typed parameters and its provenance.
+        `skill apply` records one in a version's recipe (skills.toml, a commit on its
+        branch) and in the ledger; the train phase activates it when the version runs.
+        """
+
+    @skill.command("list")
+    @outputs(_render_list)
+    def list_() -> Any:
+        """List the built-in skills; inside a workspace, those that do not apply to its domain
+        are marked."""
+        from skills import list_skills
+
+        domain = _domain_here()
+        return {"v": 1, "domain": domain,
+                "skills": [_info_data(info, domain) for info in list_skills()]}
+
+    @skill.command()
+    @click.argument("name")
+    @outputs(_render_show)
+    def show(name: str) -> Any:
+        """Show one skill: trigger, intervention, expected outcome, validation, domains, the
+        finding codes it addresses, its parameters (type, default, range) and provenance."""
+        from skills import get_skill
+
+        info = get_skill(name)
+        return {"v": 1, **_info_data(info, _domain_here())}
+
+    @skill.command()
+    @click.argument("name")
+    @click.option("--to", "version", required=True, metavar="V",
+                  help="The version whose recipe gets the skill (not the champion: branch first).")
+    @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+                  help="A skill parameter (repeatable), e.g. --param min_std=0.1. "
+                       "Others keep their defaults (`evotree skill show NAME`).")
+    @outputs(_render_apply)
+    def apply(name: str, version: str, params: tuple[str, ...]) -> Any:
+        """Record skill NAME in version V's recipe: skills.toml, committed on V's branch (in its
+        worktree when it has one), and a skill.applied event in the ledger.
+
+        \b
+        Applying a skill again replaces its parameters. Refused, with nothing written:
+        an unknown skill or parameter or a bad value (exit 25), a skill that does not apply
+        to the workspace's domain (exit 26), a dirty worktree (exit 8), the champion or an
+        abandoned version (exit 10).
+        """
+        from skills import apply_skill
+
+        return apply_skill(_workspace(), version, name, parse_param_options(params))

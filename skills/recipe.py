@@ -26,10 +26,12 @@ __all__ = [
     "ApplyResult",
     "applied_skills",
     "apply_skill",
+    "branch_with_skills",
     "check_applicable",
     "load_skills_file",
     "parse_skills_text",
     "render_skills_text",
+    "split_skill_params",
 ]
 
 #: The recipe file, at the root of a version's tree.
@@ -353,3 +355,65 @@ def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any
                        f"evotree skill apply {version_id}: undone")
     except RefRaceLost:
         pass  # someone moved the branch on: leave their commit alone
+
+
+def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champion",
+                       name: str | None = None, worktree: str | Path | None = None,
+                       requested: list[tuple[str, dict[str, Any]]]) -> Any:
+    """``evotree branch --skill NAME [--param NAME.k=v]``: a new version with skills applied.
+
+    Every skill, parameter and the domain are checked before the version is created, so a
+    bad request creates nothing. Then the version is created and each skill applied (one
+    commit and one ``skill.applied`` event each). Should an apply still fail (a git or ledger
+    failure), the new version is abandoned with the reason, worktree removed: never left
+    looking like a version that has its skills. Returns the version's record.
+    """
+    from evotree.versions import abandon_version, create_version
+
+    domain = ws.config.workspace.domain
+    names = [n for n, _ in requested]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InvalidSkillParam(f"--skill {', '.join(twice)} given more than once",
+                                fix="name each skill once; its parameters go in --param NAME.k=v")
+    for skill_name, params in requested:
+        info = get_skill(skill_name)
+        parse_params(info, params)
+        check_applicable(info, domain)
+    record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name,
+                            worktree=worktree)
+    try:
+        for skill_name, params in requested:
+            apply_skill(ws, record.id, skill_name, params)
+    except BaseException as exc:
+        reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        try:
+            abandon_version(ws, record.id, reason=f"`evotree branch --skill` failed: {reason}",
+                            force=True)
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass
+        raise
+    return ws.resolve(record.id)
+
+
+def split_skill_params(skill_names: list[str], options: list[str]) -> list[tuple[str, dict[str, str]]]:
+    """``--skill`` names and ``--param NAME.k=v`` options as (skill, params) pairs.
+
+    A ``--param`` must name one of the ``--skill`` skills; raises :class:`InvalidSkillParam`
+    otherwise, or when it is not of the form ``NAME.k=v``.
+    """
+    grouped: dict[str, dict[str, str]] = {n: {} for n in skill_names}
+    for option in options:
+        target, sep, value = option.partition("=")
+        skill_name, dot, key = target.partition(".")
+        if not sep or not dot or not skill_name or not key:
+            raise InvalidSkillParam(
+                f"--param {option!r} is not SKILL.KEY=VALUE",
+                fix="e.g. --skill StdGroupFilter --param StdGroupFilter.min_std=0.1")
+        if skill_name not in grouped:
+            raise InvalidSkillParam(
+                f"--param {option!r} is for {skill_name}, which is not among the --skill "
+                f"options ({', '.join(skill_names) or 'none'})",
+                fix=f"add --skill {skill_name}, or fix the skill name in --param")
+        grouped[skill_name][key.strip()] = value
+    return [(n, grouped[n]) for n in skill_names]

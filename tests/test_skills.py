@@ -233,3 +233,108 @@ def test_a_failed_ledger_append_undoes_the_commit(ws: Any, repo: Path, monkeypat
     assert git(repo / rec.worktree, "rev-parse", "HEAD") == tip
     assert git(repo / rec.worktree, "status", "--porcelain") == ""
     assert ledger_commits(repo) == count
+
+
+# ------------------------------------------------------------------------------ CLI
+def test_cli_list_show_and_schemas(run: Any, repo: Path, ws: Any) -> None:
+    from tests.conftest import validate
+
+    data = run.json("skill", "list")
+    validate(data, "skill_list")
+    assert data["domain"] == "custom" and [s["name"] for s in data["skills"]] == BUILTIN
+    assert all(s["applies"] is True for s in data["skills"])
+    text = run("skill", "list").output
+    assert all(name in text for name in BUILTIN) and "math, custom" in text
+    shown = run.json("skill", "show", "OverlongPenalty")
+    validate(shown, "skill_show")
+    assert shown["name"] == "OverlongPenalty" and shown["kind"] == "reward"
+    assert {p["name"] for p in shown["params"]} == {"max_length", "cache_length", "weight"}
+    text = run("skill", "show", "StdGroupFilter").output
+    for label in ("Trigger", "Intervention", "Expected outcome", "Validation", "Provenance",
+                  "min_std", "arXiv:2503.14476", "signal.dead_groups_high"):
+        assert label in " ".join(text.split()), label
+    err = run.json("skill", "show", "StdGroupFiltr", code=25)["error"]
+    assert err["code"] == "unknown_skill" and "StdGroupFilter" in err["message"]
+    assert "skill_list" in run.json("schema")["schemas"]
+
+
+def test_cli_list_outside_a_workspace(tmp_path: Path) -> None:
+    from tests.conftest import Cli
+
+    data = Cli(tmp_path).json("skill", "list")
+    assert data["domain"] is None and all(s["applies"] is None for s in data["skills"])
+
+
+def test_cli_apply(run: Any, repo: Path, ws: Any) -> None:
+    from tests.conftest import validate
+
+    created = run.json("branch", "-m", "h")
+    out = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"],
+                   "--param", "min_std=0.2", "--param", "max_resample_batches=1")
+    validate(out, "skill_apply")
+    assert out["changed"] and out["params"] == {"min_std": 0.2, "max_resample_batches": 1}
+    assert git(repo, "rev-parse", f"evotree/{created['id']}") == out["commit"]
+    again = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"],
+                     "--param", "min_std=0.2", "--param", "max_resample_batches=1")
+    validate(again, "skill_apply")
+    assert again["changed"] is False and again["ledger_commit"] is None
+    text = run("skill", "apply", "OverlongPenalty", "--to", created["id"]).output
+    assert "applied OverlongPenalty" in text
+    err = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"], "--param", "min_std=x",
+                   code=25)["error"]
+    assert err["code"] == "invalid_skill_param" and "fix" in err
+    result = run("skill", "apply", "StdGroupFilter", "--to", created["id"], "--param", "nonsense",
+                 code=2)
+    assert "KEY=VALUE" in result.output
+    err = run.json("skill", "apply", "StdGroupFilter", "--to", "v0", code=10)["error"]
+    assert "champion" in err["message"]
+
+
+def test_cli_branch_with_skills(run: Any, repo: Path, ws: Any) -> None:
+    from tests.conftest import validate
+
+    before = ledger_commits(repo)
+    data = run.json("branch", "-m", "filter dead groups, penalize long answers",
+                    "--skill", "StdGroupFilter", "--param", "StdGroupFilter.min_std=0.1",
+                    "--skill", "OverlongPenalty")
+    validate(data, "version")
+    assert data["skills"] == ["StdGroupFilter", "OverlongPenalty"]
+    assert ledger_commits(repo) == before + 3  # version.created + two skill.applied
+    kinds = [json.loads(git(repo, "log", "-1", "--format=%B", f"refs/evotree/ledger~{i}").splitlines()[-1])["kind"]
+             for i in range(3)]
+    assert kinds == ["skill.applied", "skill.applied", "version.created"]
+    files = tomllib.loads(git(repo, "show", f"evotree/{data['id']}:skills.toml"))["skill"]
+    assert [(s["name"], s["params"].get("min_std")) for s in files] == [
+        ("StdGroupFilter", 0.1), ("OverlongPenalty", None)]
+    assert "skills: PartialPassReward" in run("branch", "-m", "x", "--skill", "PartialPassReward").output
+
+
+def test_cli_branch_with_a_bad_skill_creates_nothing(run: Any, repo: Path, ws: Any) -> None:
+    before = ledger_commits(repo)
+    branches = git(repo, "branch", "--list", "evotree/*")
+    run.json("branch", "-m", "h", "--skill", "StdGroupFilter", "--param", "StdGroupFilter.min_std=-1",
+             code=25)
+    run.json("branch", "-m", "h", "--skill", "NoSuch", code=25)
+    run.json("branch", "-m", "h", "--skill", "StdGroupFilter", "--param", "OverlongPenalty.weight=1",
+             code=25)
+    run.json("branch", "-m", "h", "--skill", "StdGroupFilter", "--skill", "StdGroupFilter", code=25)
+    assert ledger_commits(repo) == before
+    assert git(repo, "branch", "--list", "evotree/*") == branches
+
+
+def test_branch_with_skills_abandons_the_version_if_an_apply_fails(ws: Any, repo: Path,
+                                                                   monkeypatch: Any) -> None:
+    """A failure after the version exists (fault injected into the commit step) leaves an
+    abandoned version with the reason, not a live version missing its skills."""
+    from evotree.errors import GitCommandError
+    from skills import recipe
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise GitCommandError("`git commit` failed (1): disk full", fix="free some space")
+
+    monkeypatch.setattr(recipe, "_commit_in_worktree", broken)
+    with pytest.raises(GitCommandError):
+        recipe.branch_with_skills(ws, hypothesis="h", requested=[("StdGroupFilter", {})])
+    (created,) = [r for r in ws.ledger.versions() if r.id != "v0"]
+    assert created.status == "abandoned" and "disk full" in created.reason
+    assert created.skills == [] and not (repo / ".evotree" / "worktrees" / created.id).exists()
