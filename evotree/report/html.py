@@ -165,7 +165,7 @@ def render_html(data: ReportData, plots: dict[str, str]) -> str:
 <title>evotree report: {_e(data.version)}</title><style>{_CSS}</style></head>
 <body data-version="{_e(data.version)}">
 <h1>evotree report: {_e(data.version)}</h1>
-<p class="verdict {_e(v['status'])}" id="verdict" data-status="{_e(v['status'])}">{_e(v['icon'])} {_e(v['line'])}</p>
+<p class="verdict {_e(v["status"])}" id="verdict" data-status="{_e(v["status"])}">{_e(v['line'])}</p>
 {''.join(f'<p>{_e(n)}</p>' for n in v.get('notes') or [])}
 <p>Hypothesis: <span id="hypothesis">{_e(subject['hypothesis'])}</span><br>Branch <code>{_e(subject['branch'])}</code>,
 status {_e(subject['status'])}, by {_e(subject['created_by'])}; against {_e(data.against)}.</p>

@@ -1,0 +1,269 @@
+"""`evotree report`: content checked against the evidence it summarizes, degraded sections,
+the marker-based PR comment against a local stub of the GitHub API, bad input."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from conftest import Cli, commit_file, validate
+from evotree.versions import create_version
+from evotree.workspace import Workspace
+from harness.runs import run_versions
+from test_runs import make_run_repo
+
+HYPOTHESIS = "more skill <script>alert(1)</script> | <!-- evotree-report version=v0 -->"
+
+
+@pytest.fixture(scope="module")
+def rws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """v0 (skill 0.5) and v1 (skill 0.8), two seeds each, v1 diagnosed; v2 branched, never run."""
+    ws = Workspace.open(make_run_repo(tmp_path_factory.mktemp("report") / "w"))
+    v1 = create_version(ws, hypothesis=HYPOTHESIS, parent="champion")
+    commit_file(ws.root / v1.worktree, "recipe.toml", "skill = 0.8\nsteps = 3\n", "more skill")
+    records = run_versions(ws, ["v0", "v1"], seeds=2)
+    assert all(r.status == "succeeded" for r in records), [r.error for r in records]
+    Cli(ws.root)("diagnose", "v1")
+    create_version(ws, hypothesis="not run yet", parent="v1")
+    return ws
+
+
+def _sql(ws: Workspace, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    from harness.query import connect
+    from harness.runs import runs_dir
+
+    con = connect(runs_dir(ws))
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def test_report_data_matches_the_evidence(rws: Workspace) -> None:
+    from diagnostics.compare import compare
+    from evotree.report.collect import build_report
+
+    data = build_report(rws, "v1")
+    validate(data.to_dict(), "report")
+    assert data.version == "v1" and data.against == "v0"
+    s = data.scores
+    # the means are the judge's scores of the evals view, independently of compare()
+    ((mean_v0,),) = _sql(rws, "SELECT avg(score) FROM evals WHERE version = 'v0' AND split = 'validation'")
+    ((mean_v1,),) = _sql(rws, "SELECT avg(score) FROM evals WHERE version = 'v1' AND split = 'validation'")
+    assert (s["mean_a"], s["mean_b"]) == (pytest.approx(mean_v0), pytest.approx(mean_v1))
+    assert (mean_v0, mean_v1) == (pytest.approx(0.5), pytest.approx(0.8))
+    expected = compare(rws, "v0", "v1")
+    assert s["delta"] == pytest.approx(expected.delta) and s["ci"] == pytest.approx(expected.ci)
+    assert s["p_value"] == pytest.approx(expected.p_value) and s["decision"] == expected.decision
+    assert s["n_seeds"] == [2, 2] and s["n_tasks"] == 10
+    # per-task deltas: 3 tasks flip from 0 to 1 (tasks 6..8 of 10 are solved at skill 0.8, not at 0.5)
+    deltas = {t["task"]: t["delta"] for t in data.per_task["tasks"]}
+    assert sum(deltas.values()) / len(deltas) == pytest.approx(s["delta"])
+    assert data.per_task["counts"] == {"improved": 3, "worse": 0, "unchanged": 7}
+    assert sorted(t for t, d in deltas.items() if d > 0) == ["val-5", "val-6", "val-7"]
+    # curves: rewards per group are [skill, 0, skill, 1] at steps 1..3
+    assert data.curves["reward"]["v1"] == [[1, pytest.approx(0.65)], [2, pytest.approx(0.65)], [3, pytest.approx(0.65)]]
+    assert data.curves["reward"]["v0"] == [[step, pytest.approx(0.5)] for step in (1, 2, 3)]
+    assert data.curves["dead_groups"]["v1"] == [[1, 0.0], [2, 0.0], [3, 0.0]]
+    # findings: exactly the lines of the diagnose file, grouped by layer
+    lines = [json.loads(x) for x in (rws.state_dir / "findings" / "v1.jsonl").read_text().splitlines()]
+    assert data.findings["total"] == len(lines) > 0
+    assert sorted(f["code"] for items in data.findings["by_layer"].values() for f in items) == sorted(x["code"] for x in lines)
+    assert all(f["layer"] == layer for layer, items in data.findings["by_layer"].items() for f in items)
+    # lineage: the tree, with v1 marked as the subject and v0 as champion
+    nodes = {n["id"]: n for n in data.lineage["nodes"]}
+    assert set(nodes) == {"v0", "v1", "v2"} and nodes["v1"]["subject"] and nodes["v0"]["champion"]
+    assert nodes["v2"]["parents"] == ["v1"] and nodes["v1"]["score"] == pytest.approx(0.8)
+    assert data.verdict["status"] == expected.decision and f"{s['delta']:+.3f}" in data.verdict["line"]
+    assert not data.gates["available"] and "not evaluated" in data.gates["reason"]
+
+
+def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
+    out = tmp_path / "pr" / "comment.md"
+    result = Cli(rws.root).json("report", "v1", "--out", str(out))
+    validate(result, "report-output")
+    text = out.read_text()
+    assert text.splitlines()[0] == "<!-- evotree-report version=v1 -->"
+    assert text.count("<!-- evotree-report") == 1  # the hypothesis cannot forge a second marker
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    s = result["report"]["scores"]
+    assert f"| mean score | {s['mean_a']:.3f} | {s['mean_b']:.3f} | {s['delta']:+.3f} |" in text
+    assert result["verdict"]["line"].split(":")[0] in text
+    for items in result["report"]["findings"]["by_layer"].values():
+        for finding in items:
+            assert f"`{finding['code']}`" in text
+    assert "```mermaid\ngraph TD" in text and "n0 --> n1" in text and "n1 --> n2" in text
+    assert "Gates" in text and "not evaluated" in text
+    # plots: real PNGs beside the Markdown, linked by relative name
+    assert set(result["report"]["plots"]) == {"reward", "dead_groups", "task_delta"}  # no entropy signal
+    for name, file in result["report"]["plots"].items():
+        png = out.parent / file
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
+        assert f"]({file})" in text
+    assert "No data for: Policy entropy per step" in text
+    assert result["files"][0] == str(out) and len(result["files"]) == 4
+
+
+def test_report_without_evidence_says_what_is_missing(rws: Workspace) -> None:
+    cli = Cli(rws.root)
+    result = cli.json("report", "v2", "--format", "json")
+    report = json.loads(Path(result["path"]).read_text())
+    assert report == {**report, "version": "v2"}
+    validate(report, "report")
+    assert result["path"].endswith(".evotree/reports/v2/report.json")
+    assert report["verdict"]["status"] == "not_compared"
+    assert not report["scores"]["available"] and "no scored run" in report["scores"]["reason"]
+    assert not report["findings"]["available"] and "evotree diagnose v2" in report["findings"]["reason"]
+    assert report["curves"]["reward"] == {"v0": [[s, pytest.approx(0.5)] for s in (1, 2, 3)]}
+    # the champion against itself: compared with nothing, and says how to fix it
+    own = cli.json("report", "v0", "--format", "json")
+    assert "--against" in own["report"]["scores"]["reason"]
+    against = cli.json("report", "v1", "--against", "v2", "--format", "json")
+    assert against["against"] == "v2" and against["verdict"]["status"] == "not_compared"
+
+
+def test_report_bad_input_writes_nothing(rws: Workspace, tmp_path: Path) -> None:
+    cli = Cli(rws.root)
+    err = cli.json("report", "v1", "--against", "v99", "--out", str(tmp_path / "x.md"), code=5)
+    assert err["error"]["code"] == "unknown_version" and not (tmp_path / "x.md").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    err = cli.json("report", "v1", "--out", str(blocker / "r.md"), code=34)
+    assert err["error"]["code"] == "report_error" and "--out" in err["error"]["fix"]
+    assert blocker.read_text() == "not a folder"
+    cli("report", "v1", "--format", "pdf", code=2)
+
+
+# ----------------------------------------------------------------------------- GitHub stub
+class _Stub:
+    """A tiny GitHub REST API: pulls by head, issue comments (list, create, update)."""
+
+    def __init__(self, token: str, pulls: dict[str, int]) -> None:
+        self.token, self.pulls = token, pulls
+        self.comments: dict[int, list[dict[str, Any]]] = {n: [] for n in pulls.values()}
+        self.requests: list[tuple[str, str]] = []
+        self.next_id = 1000
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: Any) -> None:
+                raw = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def _route(self, method: str) -> None:
+                stub.requests.append((method, self.path))
+                if self.headers.get("Authorization") != f"Bearer {stub.token}":
+                    return self._send(401, {"message": "Bad credentials"})
+                url = urlparse(self.path)
+                parts = url.path.strip("/").split("/")
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if parts[:3] != ["repos", "acme", "recipes"]:
+                    return self._send(404, {"message": "Not Found"})
+                rest = parts[3:]
+                if method == "GET" and rest == ["pulls"]:
+                    head = parse_qs(url.query)["head"][0]
+                    owner, branch = head.split(":", 1)
+                    found = [{"number": stub.pulls[branch]}] if owner == "acme" and branch in stub.pulls else []
+                    return self._send(200, found)
+                if rest[:1] == ["issues"] and rest[2:] == ["comments"]:
+                    number = int(rest[1])
+                    if method == "GET":
+                        query = parse_qs(url.query)
+                        page, per = int(query["page"][0]), int(query["per_page"][0])
+                        return self._send(200, stub.comments[number][(page - 1) * per: page * per])
+                    stub.next_id += 1
+                    comment = {"id": stub.next_id, "body": body["body"], "html_url": f"http://pr/{number}#{stub.next_id}"}
+                    stub.comments[number].append(comment)
+                    return self._send(201, comment)
+                if method == "PATCH" and rest[:2] == ["issues", "comments"]:
+                    for comments in stub.comments.values():
+                        for comment in comments:
+                            if comment["id"] == int(rest[2]):
+                                comment["body"] = body["body"]
+                                return self._send(200, comment)
+                return self._send(404, {"message": "Not Found"})
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._route("GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._route("POST")
+
+            def do_PATCH(self) -> None:  # noqa: N802
+                self._route("PATCH")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _Stub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_post_creates_then_updates_its_own_comment(rws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    token = "ghs_secret_token_value"
+    with _Stub(token, {"evotree/v1": 7}) as stub:
+        # someone else's comment, and 120 others before ours: the marker is found across pages
+        stub.comments[7].append({"id": 1, "body": "LGTM"})
+        stub.comments[7] += [{"id": 2 + i, "body": f"note {i}"} for i in range(120)]
+        for key, value in {"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": "acme/recipes", "GITHUB_API_URL": stub.url}.items():
+            monkeypatch.setenv(key, value)
+        cli = Cli(rws.root)
+        first = cli.json("report", "v1", "--post")
+        assert first["posted"]["action"] == "created" and first["posted"]["pull_request"] == 7
+        ours = [c for c in stub.comments[7] if "<!-- evotree-report version=v1 -->" in c["body"]]
+        assert len(ours) == 1 and ours[0]["id"] == first["posted"]["comment_id"]
+        assert "### Scores" in ours[0]["body"] and "evotree-report` artifact" in ours[0]["body"]
+        assert "![" not in ours[0]["body"]  # local PNGs cannot be embedded in a comment
+        ours[0]["body"] = "<!-- evotree-report version=v1 -->\nold report"  # found again by its marker
+        second = cli.json("report", "v1", "--post")
+        assert second["posted"] == {**first["posted"], "action": "updated"}
+        assert len(stub.comments[7]) == 122 and "old report" not in ours[0]["body"]
+        assert stub.comments[7][0]["body"] == "LGTM"
+        assert [m for m, _ in stub.requests].count("POST") == 1 and [m for m, _ in stub.requests].count("PATCH") == 1
+        # no pull request from the branch: said plainly, exit 34
+        no_pr = cli("report", "v2", "--post", code=34)
+        assert "no open pull request from branch evotree/v2 in acme/recipes" in no_pr.output
+        # an explicit --pr skips the lookup; a bad token is HTTP 401, and the token is never printed
+        monkeypatch.setenv("GITHUB_TOKEN", "wrong-token")
+        bad = cli("report", "v1", "--post", "--pr", "7", code=34)
+        assert "HTTP 401" in bad.output and "wrong-token" not in bad.output and token not in bad.output
+        # no token at all
+        monkeypatch.delenv("GITHUB_TOKEN")
+        monkeypatch.delenv("GH_TOKEN", raising=False)
+        err = cli.json("report", "v1", "--post", code=34)
+        assert "no GitHub token" in err["error"]["message"] and "GITHUB_TOKEN" in err["error"]["fix"]
+
+
+def test_post_unreachable_api_is_a_clear_error(rws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port with nothing listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("GITHUB_TOKEN", "t")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/recipes")
+    monkeypatch.setenv("GITHUB_API_URL", f"http://127.0.0.1:{port}")
+    err = Cli(rws.root).json("report", "v1", "--post", "--no-audit", code=34)
+    assert "cannot reach the GitHub API" in err["error"]["message"]
+    monkeypatch.setenv("GITHUB_REPOSITORY", "no-slash")
+    err = Cli(rws.root).json("report", "v1", "--post", code=34)
+    assert "owner/name" in err["error"]["message"]
