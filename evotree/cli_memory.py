@@ -1,15 +1,301 @@
 """Commands of memory and suggestions (issue 6): `evotree memory ...`, `evotree suggest`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command.
+:mod:`evotree.cli` at module level, the library inside each command. The text renderers are
+here too (rich, imported when text is printed).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 __all__ = ["register"]
 
+_KINDS = ("skill_verification", "lesson", "negative_evidence", "incident")
+_KIND_LABEL = {"skill_verification": "verify", "lesson": "lesson", "negative_evidence": "negative",
+               "incident": "incident"}
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _short(text: str, width: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _entry_row(entry: dict[str, Any]) -> list[str]:
+    origin = entry.get("origin")
+    where = f"{entry['domain']}" + (" (imported)" if origin else "")
+    return [entry["id"], _KIND_LABEL.get(entry["kind"], entry["kind"]), entry.get("version") or "",
+            entry.get("skill") or "", where, _short(entry["text"], 160)]
+
+
+def _render_entries(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = _console()
+    if not result["entries"]:
+        console.print("memory is empty" + (" for this filter" if result.get("filtered") else "")
+                      + ": it fills on promotion, rejection, abandonment and `evotree memory add`.")
+    else:
+        table = Table(title=f"memory ({len(result['entries'])} entries)", show_lines=False)
+        for column in ("id", "kind", "version", "skill", "domain", "text"):
+            table.add_column(column, no_wrap=column in ("id", "skill"),
+                             overflow="fold" if column == "text" else "ellipsis", ratio=3 if column == "text" else None)
+        for entry in result["entries"]:
+            table.add_row(*_entry_row(entry))
+        console.print(table)
+    if result.get("skills"):
+        _render_skills({"skills": result["skills"], "min_domains": result.get("min_domains", 2)})
+
+
+def _render_skills(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = _console()
+    if not result["skills"]:
+        console.print("no skill has been verified yet (verifications are recorded on promotion).")
+        return
+    table = Table(title=f"skills in memory (verified across domains = significant gains in "
+                        f">= {result['min_domains']} domains)")
+    for column in ("skill", "status", "significant domains", "tried", "significant", "negative"):
+        table.add_column(column, no_wrap=column in ("skill", "status"))
+    for status in result["skills"]:
+        label = "[green]verified across domains[/]" if status["verified_across_domains"] else (
+            "verified in one domain" if status["domains"] else "not verified")
+        table.add_row(status["skill"], label, ", ".join(status["domains"]) or "-",
+                      str(status["verifications"]), str(status["significant"]), str(status["negative"]))
+    console.print(table)
+
+
+def _render_entry(entry: dict[str, Any]) -> None:
+    import json
+
+    console = _console()
+    console.print(f"[bold]{entry['id']}[/]  {entry['kind']}" + (f"  skill {entry['skill']}" if entry.get("skill") else ""))
+    console.print(f"version {entry.get('version') or '-'}  domain {entry['domain']}  workspace {entry['workspace']}")
+    console.print(f"by {entry['created_by']} at {entry['created_at']}")
+    if entry.get("origin"):
+        origin = entry["origin"]
+        console.print(f"[yellow]imported[/] from workspace {origin.get('imported_from')} "
+                      f"({origin.get('imported_domain')}) at {origin.get('imported_at')} by {origin.get('imported_by')}")
+    if entry.get("tags"):
+        console.print("tags: " + ", ".join(entry["tags"]))
+    console.print()
+    console.print(entry["text"])
+    for name in ("data", "evidence"):
+        if entry.get(name):
+            console.print(f"\n[bold]{name}[/]")
+            console.print(json.dumps(entry[name], indent=2, ensure_ascii=False))
+
+
+def _render_added(entry: dict[str, Any]) -> None:
+    _console().print(f"added {entry['kind']} {entry['id']} to memory (refs/evotree/memory)")
+
+
+def _render_hits(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = _console()
+    if not result["hits"]:
+        console.print(f"no memory entry matches {result['query']!r} (every word must match; word* matches a prefix)")
+        return
+    table = Table(title=f"memory search: {result['query']}")
+    for column in ("score", "id", "kind", "version", "skill", "text"):
+        table.add_column(column, no_wrap=column in ("id", "skill"),
+                         overflow="fold" if column == "text" else "ellipsis", ratio=3 if column == "text" else None)
+    for hit in result["hits"]:
+        entry = hit["entry"]
+        table.add_row(f"{hit['score']:.2f}", entry["id"], _KIND_LABEL.get(entry["kind"], entry["kind"]),
+                      entry.get("version") or "",
+                      entry.get("skill") or "", _short(entry["text"], 110))
+    console.print(table)
+
+
+def _render_export(result: dict[str, Any]) -> None:
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(result["kinds"].items())) or "nothing"
+    _console().print(f"exported {result['entries']} entries ({kinds}) to {result['path']}")
+
+
+def _render_import(result: dict[str, Any]) -> None:
+    verb = "would add" if result["dry_run"] else "added"
+    _console().print(f"{verb} {len(result['added'])} entries from workspace {result['source_workspace']} "
+                     f"({result['source_domain']} domain); {len(result['skipped'])} already present"
+                     + (f"; memory commit {result['commit'][:10]}" if result.get("commit") else ""))
+
+
+def _render_suggest(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = _console()
+    if not result["suggestions"]:
+        console.print(f"no skill addresses the findings of {result['version']} "
+                      f"({result['findings']} findings from the {result['source']}).")
+    else:
+        table = Table(title=f"suggestions for {result['version']} ({result['domain']} domain; "
+                            f"{result['findings']} findings, {result['memory_entries']} memory entries)")
+        for column in ("#", "skill", "score", "severity", "memory", "why"):
+            table.add_column(column, overflow="fold" if column == "why" else "ellipsis")
+        for rank, item in enumerate(result["suggestions"], 1):
+            mem = item["memory"]
+            label = ("verified across domains" if mem["verified_across_domains"] else
+                     "verified here" if mem["verified_in_domain"] else
+                     f"verified in {', '.join(mem['domains'])}" if mem["domains"] else
+                     "untested" if not mem["verifications"] else "no significant gain yet")
+            style = "dim" if item["applied"] or item["applies"] is False else ""
+            table.add_row(str(rank), item["skill"], f"{item['score']:.2f}", item["severity"], label,
+                          "; ".join(item["reasons"]), style=style)
+        console.print(table)
+    if result["unaddressed"]:
+        codes = ", ".join(sorted({f["code"] for f in result["unaddressed"]}))
+        console.print(f"findings no skill addresses yet: {codes}")
+
+
+def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
+    from memory.model import InvalidMemory
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InvalidMemory(f"--evidence: expected KEY=VALUE, actually: {pair!r}",
+                                fix="e.g. --evidence run=r-20260101-abc --evidence finding=signal.dead_groups_high")
+        out[key.strip()] = value.strip()
+    return out
+
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
+    from evotree.cli import _workspace, outputs
+
+    @cli.group()
+    def memory() -> None:
+        """What the tree learned, kept on refs/evotree/memory (advice, never gate evidence).
+
+        \b
+        Entries: skill verifications (recorded on promotion: skill, domain, version, Δ with
+        CI and p), lessons, negative evidence (rejected and abandoned versions with their
+        findings and reasons) and audit incidents. Memory travels with
+          git push origin 'refs/evotree/*'
+        and between workspaces with `evotree memory export` / `evotree memory import`.
+        A skill is "verified across domains" after significant gains in >= 2 domains.
+        """
+
+    @memory.command("add")
+    @click.argument("text")
+    @click.option("--kind", type=click.Choice(["lesson", "negative_evidence"]), default="lesson",
+                  show_default=True, help="What it is (verifications and incidents are recorded automatically).")
+    @click.option("--version", "version", default=None, metavar="V", help="The version it is about (linked as evidence).")
+    @click.option("--skill", default=None, metavar="NAME", help="The skill it is about.")
+    @click.option("--evidence", "evidence", multiple=True, metavar="KEY=VALUE",
+                  help="Link evidence (a run id, a finding code, a commit...); repeatable.")
+    @click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag to find it by; repeatable.")
+    @outputs(_render_added)
+    def memory_add(text: str, kind: str, version: str | None, skill: str | None,
+                   evidence: tuple[str, ...], tags: tuple[str, ...]) -> Any:
+        """Add a lesson (TEXT) to memory, linked to a version and evidence."""
+        from memory.record import add_entry
+
+        return add_entry(_workspace(), text, kind=kind, version=version, skill=skill,
+                         evidence=_parse_evidence(evidence), tags=list(tags)).to_dict()
+
+    @memory.command("list")
+    @click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+    @click.option("--skill", default=None, metavar="NAME", help="Only entries about this skill.")
+    @click.option("--version", "version", default=None, metavar="V", help="Only entries about this version.")
+    @click.option("--domain", default=None, metavar="DOMAIN", help="Only entries learned in this domain.")
+    @outputs(_render_entries)
+    def memory_list(kind: str | None, skill: str | None, version: str | None, domain: str | None) -> Any:
+        """List memory entries, oldest first, and the skills' verification status."""
+        from memory.query import MIN_DOMAINS, list_entries, skill_status
+
+        ws = _workspace()
+        entries = list_entries(ws, kind, skill=skill, version=version, domain=domain)
+        statuses = [s.to_dict() for s in skill_status(ws) if skill is None or s.skill == skill]
+        return {"v": 1, "entries": [e.to_dict() for e in entries], "skills": statuses,
+                "min_domains": MIN_DOMAINS, "filtered": any((kind, skill, version, domain))}
+
+    @memory.command("show")
+    @click.argument("entry_id", metavar="ID")
+    @outputs(_render_entry)
+    def memory_show(entry_id: str) -> Any:
+        """Show one entry in full (ID or a unique prefix of at least 4 characters)."""
+        from memory.query import get_entry
+
+        return get_entry(_workspace(), entry_id).to_dict()
+
+    @memory.command("search")
+    @click.argument("words", nargs=-1, required=True)
+    @click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+    @click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many hits.")
+    @outputs(_render_hits)
+    def memory_search(words: tuple[str, ...], kind: str | None, limit: int) -> Any:
+        """Full-text search (BM25): every word must match; word* matches a prefix.
+
+        \b
+        Searches the text, version, skill, domain, tags and the data of every entry
+        (feedback, reasons, hypotheses, finding codes and titles), e.g.
+          evotree memory search dead groups
+          evotree memory search "StdGroup*" --kind skill_verification
+        """
+        from memory.query import search
+
+        query = " ".join(words)
+        hits = search(_workspace(), query, limit=limit, kind=kind)
+        return {"v": 1, "query": query, "hits": [h.to_dict() for h in hits]}
+
+    @memory.command("skills")
+    @outputs(_render_skills)
+    def memory_skills() -> Any:
+        """Each skill's status: domains with significant gains, verified across domains or not."""
+        from memory.query import MIN_DOMAINS, skill_status
+
+        return {"v": 1, "skills": [s.to_dict() for s in skill_status(_workspace())], "min_domains": MIN_DOMAINS}
+
+    @memory.command("export")
+    @click.argument("path", type=click.Path(dir_okay=False))
+    @click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+    @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+    @outputs(_render_export)
+    def memory_export(path: str, kind: str | None, force: bool) -> Any:
+        """Write memory to PATH (one JSON document with a digest) for another workspace."""
+        from memory.transfer import export_memory
+
+        return export_memory(_workspace(), path, kind=kind, force=force).to_dict()
+
+    @memory.command("import")
+    @click.argument("path", type=click.Path(dir_okay=False))
+    @click.option("--dry-run", is_flag=True, help="Validate and say what would be added; write nothing.")
+    @outputs(_render_import)
+    def memory_import(path: str, dry_run: bool) -> Any:
+        """Add the entries of an export at PATH (validated first; all or nothing; no duplicates).
+
+        \b
+        Imported entries are marked with where they came from. They are advice: they can
+        make a skill "verified across domains" in suggestions, never pass a gate.
+        """
+        from memory.transfer import import_memory
+
+        return import_memory(_workspace(), path, dry_run=dry_run).to_dict()
+
+    @cli.command()
+    @click.argument("version")
+    @outputs(_render_suggest)
+    def suggest(version: str) -> Any:
+        """Suggest skills for VERSION: its findings mapped to skills, ranked by memory.
+
+        \b
+        Reads the findings of `evotree diagnose VERSION`; each finding names the skills that
+        address it (e.g. a high dead-group ratio -> StdGroupFilter). Skills verified in this
+        domain or across domains rank first; negative evidence and failed verifications rank
+        a skill down; skills already applied to VERSION come last. See docs/memory.md.
+        """
+        from memory.suggest import suggest as make_suggestions
+
+        return make_suggestions(_workspace(), version).to_dict()

@@ -1,4 +1,73 @@
 """What the tree learned: skill verifications, lessons, negative evidence, incidents.
 
-Kept on ``refs/evotree/memory`` with the same mechanics as the ledger.
+Kept on ``refs/evotree/memory`` with the same mechanics as the ledger (one commit per append,
+compare-and-swap on the ref, no worktree touched), so it travels with ``git push/fetch
+'refs/evotree/*'``; ``evotree memory export|import`` carries it between workspaces.
+
+Memory is **advice, never evidence**: suggestions read it, gates never do. An imported entry
+cannot change a version's record, a run, a finding or a sign-off.
+
+Public API (imported lazily so ``import memory`` stays cheap):
+
+* writing: :func:`record_promotion`, :func:`record_rejection`, :func:`record_abandonment`,
+  :func:`record_incident`, :func:`add_entry`
+* reading: :func:`list_entries`, :func:`get_entry`, :func:`search`, :func:`skill_status`
+* moving: :func:`export_memory`, :func:`import_memory`
+* suggestions: :func:`suggest`
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "EntryKind",
+    "InvalidMemory",
+    "MemoryEntry",
+    "SearchHit",
+    "SkillStatus",
+    "MemoryStore",
+    "record_promotion",
+    "record_rejection",
+    "record_abandonment",
+    "record_incident",
+    "add_entry",
+    "list_entries",
+    "get_entry",
+    "search",
+    "skill_status",
+    "export_memory",
+    "import_memory",
+    "suggest",
+]
+
+_WHERE = {
+    "EntryKind": "memory.model",
+    "InvalidMemory": "memory.model",
+    "MemoryEntry": "memory.model",
+    "MemoryStore": "memory.store",
+    "SearchHit": "memory.query",
+    "SkillStatus": "memory.query",
+    "record_promotion": "memory.record",
+    "record_rejection": "memory.record",
+    "record_abandonment": "memory.record",
+    "record_incident": "memory.record",
+    "add_entry": "memory.record",
+    "list_entries": "memory.query",
+    "get_entry": "memory.query",
+    "search": "memory.query",
+    "skill_status": "memory.query",
+    "export_memory": "memory.transfer",
+    "import_memory": "memory.transfer",
+    "suggest": "memory.suggest",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,295 @@
+"""Memory on refs/evotree/memory: entries, ids, recording on promotion/rejection/abandonment,
+incidents, lessons by hand, search, skill status, and sharing through git."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli, commit_file, git, make_repo, validate
+from evotree.versions import create_version
+from evotree.workspace import Workspace, init_workspace
+
+import memory
+from memory.model import EntryKind, InvalidMemory, MemoryEntry
+from memory.store import MemoryStore
+
+MEMORY_REF = "refs/evotree/memory"
+
+
+def _comparison(version: str, delta: float, ci: tuple[float, float], p: float, a: str = "v0") -> dict[str, Any]:
+    return {"a": a, "b": version, "delta": delta, "ci": list(ci), "p_value": p, "test": "wilcoxon",
+            "n_tasks": 10, "alpha": 0.05, "decision": "better" if ci[0] > 0 else "inconclusive"}
+
+
+def _with_skills(ws: Workspace, hypothesis: str, skills: list[str]) -> str:
+    """A version whose ledger record names ``skills`` (what `skills.applied_skills` falls back to)."""
+    from evotree.ledger import Event, LedgerTxn
+
+    record = create_version(ws, hypothesis=hypothesis)
+    commit_file(ws.root / record.worktree, "recipe.toml", f"# {hypothesis}\n", hypothesis)
+
+    def change(txn: LedgerTxn) -> Event:
+        current = txn.require(record.id)
+        current.skills = list(skills)
+        txn.put(current)
+        return Event(kind="skill.applied", version=record.id, actor="test <t@example.com>",
+                     data={"skills": [{"name": s, "params": {}} for s in skills]})
+
+    ws.ledger.transact(change, actor=ws.git.identity())
+    return record.id
+
+
+@pytest.fixture(autouse=True)
+def _no_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests pin the skills through the ledger record, whatever the skill library says."""
+    import skills
+
+    monkeypatch.delattr(skills, "applied_skills", raising=False)
+
+
+def test_promotion_records_verifications_and_a_lesson(ws: Workspace, repo: Path) -> None:
+    v1 = _with_skills(ws, "filter dead groups", ["StdGroupFilter", "OverlongPenalty"])
+    entries = memory.record_promotion(ws, v1, previous_champion="v0",
+                                      comparison=_comparison(v1, 0.08, (0.02, 0.14), 0.004))
+    kinds = [e.kind for e in entries]
+    assert kinds.count("skill_verification") == 2 and kinds.count("lesson") == 1
+    std = next(e for e in entries if e.skill == "StdGroupFilter")
+    assert std.domain == "custom" and std.version == v1 and std.significant
+    assert std.data["delta"] == pytest.approx(0.08) and std.data["ci"] == [0.02, 0.14]
+    assert std.data["p_value"] == pytest.approx(0.004) and std.data["previous_champion"] == "v0"
+    assert std.evidence["version_commit"] == git(repo, "rev-parse", f"evotree/{v1}")
+    # one commit for the promotion, on the memory ref, nothing else touched
+    assert git(repo, "rev-list", "--count", MEMORY_REF) == "1"
+    assert "promotion v1" in git(repo, "log", "-1", "--format=%s", MEMORY_REF)
+    assert git(repo, "status", "--porcelain") == ""
+    stored = {e.id for e in memory.list_entries(ws)}
+    assert stored == {e.id for e in entries}
+    assert [e.id for e in memory.list_entries(ws, "skill_verification", skill="OverlongPenalty")] == \
+        [next(e.id for e in entries if e.skill == "OverlongPenalty")]
+
+
+def test_significance_needs_ci_above_zero_and_p_below_alpha(ws: Workspace) -> None:
+    v1 = _with_skills(ws, "a", ["StdGroupFilter"])
+    (ver, _) = memory.record_promotion(ws, v1, previous_champion="v0",
+                                       comparison=_comparison(v1, 0.05, (-0.01, 0.1), 0.03))
+    assert not ver.significant  # CI crosses 0
+    v2 = _with_skills(ws, "b", ["StdGroupFilter"])
+    (ver, _) = memory.record_promotion(ws, v2, previous_champion="v0",
+                                       comparison=_comparison(v2, 0.05, (0.01, 0.1), 0.2))
+    assert not ver.significant  # p too large
+    # a comparison run the other way round (a = candidate) is oriented as candidate - champion
+    v3 = _with_skills(ws, "c", ["StdGroupFilter"])
+    flipped = {**_comparison("v0", -0.07, (-0.12, -0.02), 0.001), "a": v3, "b": "v0"}
+    (ver, lesson) = memory.record_promotion(ws, v3, previous_champion="v0", comparison=flipped)
+    assert ver.significant and ver.data["delta"] == pytest.approx(0.07) and ver.data["ci"] == [0.02, 0.12]
+    # without a comparison: recorded, not significant
+    v4 = _with_skills(ws, "d", ["StdGroupFilter"])
+    (ver, lesson) = memory.record_promotion(ws, v4, previous_champion="v3", comparison=None)
+    assert not ver.significant and "no comparison" in ver.text
+
+
+def test_rejection_abandonment_incident_are_negative_evidence(ws: Workspace, repo: Path) -> None:
+    v1 = _with_skills(ws, "reward tweak", ["AuxRewardTerm"])
+    rejected = memory.record_rejection(ws, v1, decision="REVISE", feedback="gain within noise",
+                                       evidence={"comparison_p": 0.4})
+    assert rejected.kind == "negative_evidence" and rejected.data["decision"] == "REVISE"
+    assert rejected.data["skills"] == [{"name": "AuxRewardTerm", "params": {}}]
+    assert rejected.evidence["comparison_p"] == 0.4 and "revise" in rejected.tags
+    incident = memory.record_incident(ws, v1, [
+        {"layer": "audit", "code": "audit.git_history_read", "severity": "critical", "title": "ran git show",
+         "evidence": {"command": "git show HEAD~1"}},
+        {"layer": "audit", "code": "audit.judge_path_read", "severity": "high", "title": "read judge/"}])
+    assert incident.kind == "incident" and incident.data["worst"] == "critical" and incident.data["total"] == 2
+    with pytest.raises(InvalidMemory, match="at least one finding"):
+        memory.record_incident(ws, v1, [])
+    with pytest.raises(InvalidMemory, match="code and severity"):
+        memory.record_incident(ws, v1, [{"title": "x"}])
+    with pytest.raises(InvalidMemory, match="decision"):
+        memory.record_rejection(ws, v1, decision=" ", feedback="x")
+    # the CLI's abandon writes negative evidence too
+    Cli(repo).json("abandon", v1, "--reason", "reward hacking suspected")
+    (abandoned,) = memory.list_entries(ws, "negative_evidence", version=v1)[1:]
+    assert abandoned.data["decision"] == "abandoned" and "reward hacking suspected" in abandoned.text
+    assert ws.resolve(v1).status == "abandoned"
+    assert git(repo, "rev-list", "--count", MEMORY_REF) == "3"
+
+
+def test_abandonment_carries_the_latest_findings(ws: Workspace) -> None:
+    from evotree.ledger import Event, LedgerTxn
+
+    v1 = _with_skills(ws, "x", [])
+
+    def finding(txn: LedgerTxn) -> Event:
+        txn.require(v1)
+        return Event(kind="finding", version=v1, actor="t <t@e>",
+                     data={"worst": "high", "counts": {"high": 1}, "total": 1,
+                           "findings": [{"code": "signal.dead_groups_high", "severity": "high",
+                                         "title": "62% of groups are dead", "layer": "signal"}]})
+
+    ws.ledger.transact(finding, actor=ws.git.identity())
+    entry = memory.record_abandonment(ws, v1, "no learning signal")
+    assert entry.data["findings"]["worst"] == "high"
+    assert entry.data["findings"]["codes"] == ["signal.dead_groups_high"]
+    assert "signal.dead_groups_high" in entry.text
+    assert [h.entry.id for h in memory.search(ws, "dead groups")] == [entry.id]
+
+
+def test_abandon_stands_when_memory_fails(ws: Workspace, repo: Path) -> None:
+    v1 = create_version(ws, hypothesis="x").id
+    # a memory ref that points at a blob makes every memory write fail
+    (repo / "junk").write_text("junk")
+    blob = git(repo, "hash-object", "-w", "junk")
+    (repo / "junk").unlink()
+    git(repo, "update-ref", MEMORY_REF, blob)
+    result = Cli(repo)("abandon", v1, "--reason", "worse", "--json")
+    assert json.loads(result.stdout)["status"] == "abandoned"
+    assert "memory was not updated" in result.stderr
+    assert ws.resolve(v1).status == "abandoned"
+
+
+def test_add_lesson_by_hand_and_refusals(ws: Workspace, repo: Path) -> None:
+    run = Cli(repo)
+    v1 = create_version(ws, hypothesis="x").id
+    entry = run.json("memory", "add", "dead groups vanish once std < 0.05 groups are dropped",
+                     "--version", v1, "--evidence", "run=r-1", "--tag", "grpo")
+    validate(entry, "memory_entry")
+    assert entry["kind"] == "lesson" and entry["version"] == v1 and entry["evidence"]["run"] == "r-1"
+    assert entry["evidence"]["version_commit"] == git(repo, "rev-parse", f"evotree/{v1}")
+    assert set(entry["tags"]) == {"grpo", "manual"}
+    shown = run.json("memory", "show", entry["id"][:6])
+    assert shown == entry
+    assert run.json("memory", "add", "x", "--evidence", "novalue", code=27)["error"]["code"] == "memory_error"
+    assert run.json("memory", "add", "   ", code=27)["error"]["message"].startswith("memory entry text")
+    assert run.json("memory", "add", "x", "--version", "v99", code=5)["error"]["code"] == "unknown_version"
+    assert run.json("memory", "show", "mzzzz", code=27)["error"]["message"].startswith("no memory entry")
+    run("memory", "add", "x", "--kind", "skill_verification", code=2)  # not a choice by hand
+    with pytest.raises(InvalidMemory, match="recorded automatically"):
+        memory.add_entry(ws, "forged", kind="skill_verification", skill="StdGroupFilter")
+    assert len(memory.list_entries(ws)) == 1  # refusals wrote nothing
+
+
+def test_entry_ids_are_content_hashes_and_tampering_is_refused(ws: Workspace) -> None:
+    entry = memory.add_entry(ws, "lesson one")
+    data = entry.to_dict()
+    assert MemoryEntry.from_dict(data) == entry
+    assert entry.id.startswith("m") and len(entry.id) == 21
+    data["text"] = "lesson one, edited"
+    with pytest.raises(InvalidMemory, match="changed after it was written"):
+        MemoryEntry.from_dict(data)
+    with pytest.raises(InvalidMemory, match="unknown fields"):
+        MemoryEntry.from_dict({**entry.to_dict(), "extra": 1})
+    with pytest.raises(InvalidMemory, match="kind"):
+        MemoryEntry.from_dict({**entry.to_dict(), "kind": "gossip"})
+    # origin is not part of the id
+    assert MemoryEntry.from_dict({**entry.to_dict(), "origin": {"imported_from": "x"}}).id == entry.id
+
+
+def test_search_ranks_and_requires_every_word(ws: Workspace) -> None:
+    a = memory.add_entry(ws, "StdGroupFilter removed dead groups in math; dead groups fell from 55% to 27%")
+    b = memory.add_entry(ws, "a dead end: the length penalty made answers too short")
+    c = memory.add_entry(ws, "learning rate 1e-5 was stable")
+    assert [h.entry.id for h in memory.search(ws, "dead groups")] == [a.id]
+    hits = memory.search(ws, "dead")
+    assert [h.entry.id for h in hits] == [a.id, b.id]  # a says it twice
+    assert hits[0].score > hits[1].score > 0
+    assert [h.entry.id for h in memory.search(ws, "group filter")] == [a.id]  # camelCase parts
+    assert [h.entry.id for h in memory.search(ws, "stdgroup*")] == [a.id]
+    assert [h.entry.id for h in memory.search(ws, "learn*")] == [c.id]
+    assert memory.search(ws, "nothing-like-this") == []
+    with pytest.raises(InvalidMemory, match="words"):
+        memory.search(ws, "  ")
+
+
+def test_skill_status_needs_significant_gains_in_two_domains(tmp_path: Path) -> None:
+    math_repo = make_repo(tmp_path / "m")
+    (math_repo / "evotree.toml").write_text('[workspace]\ndomain = "math"\n')
+    git(math_repo, "add", "-A")
+    git(math_repo, "commit", "-qm", "math")
+    init_workspace(math_repo)
+    ws = Workspace.open(math_repo)
+    assert ws.config.workspace.domain == "math"
+    v1 = _with_skills(ws, "a", ["StdGroupFilter"])
+    memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.03, 0.2), 0.001))
+    v2 = _with_skills(ws, "b", ["StdGroupFilter"])
+    memory.record_promotion(ws, v2, previous_champion=v1, comparison=_comparison(v2, 0.1, (0.04, 0.2), 0.002, a=v1))
+    (status,) = memory.skill_status(ws)
+    # two significant gains, but in ONE domain: not verified across domains
+    assert status.skill == "StdGroupFilter" and status.domains == ["math"] and status.significant == 2
+    assert not status.verified_across_domains
+    out = Cli(math_repo).json("memory", "skills")
+    validate(out, "memory_skills")
+    assert out["skills"][0]["verified_across_domains"] is False and out["min_domains"] == 2
+
+
+def test_memory_survives_push_and_clone(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    v1 = _with_skills(ws, "filter", ["StdGroupFilter"])
+    memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01))
+    memory.add_entry(ws, "keep the historical best")
+    before = Cli(repo).json("memory", "list")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "--quiet", str(bare), str(clone))
+    git(clone, "config", "user.name", "Bo")
+    git(clone, "config", "user.email", "bo@example.com")
+    git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    after = Cli(clone).json("memory", "list")
+    validate(after, "memory_list")
+    assert after["entries"] == before["entries"] and len(after["entries"]) == 3
+    assert after["skills"] == before["skills"]
+    # the clone appends on top; pushing back and fetching gives the original both
+    Cli(clone).json("memory", "add", "learned in the clone")
+    git(clone, "push", "--quiet", "origin", "refs/evotree/memory")
+    git(repo, "fetch", "--quiet", "origin", "+refs/evotree/memory:refs/evotree/memory")
+    assert [e["text"] for e in Cli(repo).json("memory", "list")["entries"]][-1] == "learned in the clone"
+
+
+def test_concurrent_appends_lose_nothing(ws: Workspace, repo: Path) -> None:
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            own = Workspace.open(repo)  # pygit2 repositories are not shared across threads
+            for j in range(5):
+                memory.add_entry(own, f"lesson {i}-{j}")
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    texts = sorted(e.text for e in memory.list_entries(ws))
+    assert texts == sorted(f"lesson {i}-{j}" for i in range(4) for j in range(5))
+    assert git(repo, "rev-list", "--count", MEMORY_REF) == "20"
+    assert MemoryStore(ws.git).commits() == 20
+
+
+def test_list_search_show_cli_and_schemas(ws: Workspace, repo: Path) -> None:
+    run = Cli(repo)
+    empty = run.json("memory", "list")
+    assert empty["entries"] == [] and empty["skills"] == []
+    assert "memory is empty" in run("memory", "list").stdout
+    v1 = _with_skills(ws, "filter", ["StdGroupFilter"])
+    memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01))
+    listed = run.json("memory", "list")
+    validate(listed, "memory_list")
+    assert {e["kind"] for e in listed["entries"]} == {"skill_verification", "lesson"}
+    assert [e["kind"] for e in run.json("memory", "list", "--kind", "lesson")["entries"]] == ["lesson"]
+    found = run.json("memory", "search", "StdGroupFilter", "significant")
+    validate(found, "memory_search")
+    assert found["hits"] and all("stdgroupfilter" in h["matched"] for h in found["hits"])
+    text = run("memory", "list").stdout
+    assert "StdGroupFilter" in text and "verified in one domain" in text
+    assert "significant gain" in run("memory", "show", found["hits"][0]["entry"]["id"]).stdout
+    assert "BM25" in run("memory", "search", "--help").stdout
+    assert EntryKind.LESSON.value == "lesson"
