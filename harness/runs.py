@@ -1,8 +1,14 @@
-"""Running a version: export, train phase, judge phase, evidence, ledger — and crash recovery.
+"""Running a version: planning, run records, finishing, the ledger — and crash recovery.
 
 One run = one (version, seed). :func:`run_versions` plans every run of a request (budgets are
-checked before anything starts), then executes them, ``jobs`` at a time, each in its own
-thread that drives two subprocesses:
+checked before anything starts), then hands the plans to an executor (``harness.executors``):
+
+- ``local`` (default): ``jobs`` runs at a time, each a thread of this process driving two
+  subprocesses;
+- ``ray``: each run a Ray task on a cluster, with the resources of ``[executor]``; workers
+  write evidence to an evidence store, this process imports it and writes the ledger.
+
+Either way a run has two phases:
 
 1. **train** — the version's committed tree exported into ``<run>/candidate`` (no ``.git``, no
    judge paths), the workspace's ``[train].command`` run there;
@@ -24,15 +30,11 @@ import json
 import os
 import platform
 import secrets
-import shutil
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -41,25 +43,10 @@ from typing import Any
 
 from evotree.errors import ConfigError, DirtyState, EvotreeError, InvalidState
 from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
-from evotree.proc import safe_env
 from evotree.refs import CHAMPION_REF, branch_ref
 from evotree.workspace import Workspace
 from harness.budget import RunLimits, add_usage, plan_limits
-from harness.export import export_tree
-from harness.layout import (
-    ENV_CANDIDATE_DIR,
-    ENV_EVIDENCE_DIR,
-    ENV_JUDGE_SPLITS,
-    ENV_MAX_EPISODES,
-    ENV_MAX_STEPS,
-    ENV_PHASE,
-    ENV_RUN_DIR,
-    ENV_RUN_ID,
-    ENV_SEED,
-    ENV_VERSION,
-    INVALID_SUBMISSION_EXIT,
-    RunPaths,
-)
+from harness.layout import ENV_RUN_ID, RunPaths
 
 __all__ = [
     "RunStatus",
@@ -70,6 +57,7 @@ __all__ = [
     "plan_runs",
     "run_versions",
     "execute_run",
+    "outcome_status",
     "recover_crashed_runs",
     "list_runs",
     "runs_dir",
@@ -79,8 +67,6 @@ __all__ = [
 #: Split whose mean score is a run's headline, in order of preference.
 HEADLINE_SPLITS = ("validation", "heldout", "test", "train")
 _PACKAGES = ("evotree", "torch", "transformers", "trl", "peft", "gymnasium", "duckdb", "pyarrow", "pygit2")
-_TERM_GRACE_SECONDS = 5.0
-_POLL_SECONDS = 0.2
 
 ProgressFn = Callable[[str, str, dict[str, Any]], None]
 
@@ -134,6 +120,9 @@ class RunRecord:
     evidence: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Where it ran: {"kind": "local"} or, for Ray, kind, address, node_id, worker_pid, attempt,
+    #: retry_of (the attempt whose worker died) and evidence_uri.
+    executor: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -235,6 +224,10 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bo
     per_version: dict[str, int] = {}
     for record, _ in records:
         per_version[record.id] = per_version.get(record.id, 0) + seeds
+    if cfg.gates.train_approval_above_seconds > 0:  # costly runs need a person's signed approval
+        from gates.train_gate import train_gate
+
+        train_gate(ws, per_version)
     limits_of = {
         vid: plan_limits(
             cfg.budget, version=vid, version_usage=snapshot.version(vid).usage,  # type: ignore[union-attr]
@@ -263,13 +256,20 @@ def run_versions(
     heldout: bool = False,
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
+    executor: str | None = None,
+    address: str | None = None,
 ) -> list[RunRecord]:
-    """Plan and execute runs of ``versions`` × ``seeds``, ``jobs`` at a time; return their records.
+    """Plan and execute runs of ``versions`` × ``seeds``; return their records in plan order.
 
     ``heldout`` asks the judge to score the held-out split too (for the selected candidate).
+    ``executor`` (``local`` / ``ray``, default ``[executor].kind``) decides where runs execute;
+    ``jobs`` bounds the local executor, ``address`` names the Ray cluster (default
+    ``[executor].address``; empty starts a local Ray instance for this call).
     """
+    from harness.executors import make_executor
+
     plans = plan_runs(ws, versions, seeds=seeds, heldout=heldout)
-    jobs = jobs or ws.config.executor.jobs
+    runner = make_executor(ws.config.executor, kind=executor, jobs=jobs, address=address)
     cancel = cancel or threading.Event()
     base = runs_dir(ws)
     try:
@@ -280,16 +280,13 @@ def run_versions(
     if not os.access(base, os.W_OK):
         raise RunDirError(f"the runs directory {base} is not writable",
                           fix="check its permissions, or set [workspace].runs_dir to a writable place")
-    root = ws.root
-    # Runs execute in worker threads even for jobs=1. Ctrl-C only sets the cancel event (a
-    # handler, not a KeyboardInterrupt that could strike while a future's lock is held): each
-    # run then stops its processes and is marked `cancelled`. A second Ctrl-C aborts.
+    # Ctrl-C only sets the cancel event (a handler, not a KeyboardInterrupt that could strike
+    # while a lock is held): each run then stops its processes (or Ray tasks) and is marked
+    # `cancelled`. A second Ctrl-C aborts.
     interrupted = threading.Event()
     previous = _install_sigint(lambda *_: (interrupted.set(), cancel.set(), _restore_sigint(previous)))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(execute_run, root, plan, progress=progress, cancel=cancel) for plan in plans]
-            records = [f.result() for f in futures]
+        records = runner.execute(ws, plans, progress=progress, cancel=cancel)
     finally:
         _restore_sigint(previous)
     if interrupted.is_set():
@@ -316,214 +313,28 @@ def _restore_sigint(previous: Any) -> None:
 def execute_run(
     root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
 ) -> RunRecord:
-    """Execute one planned run to the end; always leaves a final run.json and a ledger event."""
-    ws = Workspace.open(root)  # a Repository per thread: pygit2 objects are not thread-safe
-    cfg = ws.config
-    cancel = cancel or threading.Event()
-    notify = progress or (lambda *_: None)
-    base = runs_dir(ws)
-    paths = RunPaths(base / plan.run_id)
-    try:
-        paths.root.mkdir(parents=True)
-        (paths.root / "logs").mkdir()
-    except OSError as exc:
-        raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
-                          fix="check permissions and free space of the runs directory") from None
-    marker = base / ".active" / plan.run_id
-    lock = open(marker, "a+")
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    record = RunRecord(
-        run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
-        commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-        train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
-        packages=_package_versions(), limits=plan.limits.to_dict(),
-    )
-    record.save(paths.record)
-    started = time.monotonic()
-    try:
-        _ledger_run_started(ws, record)
-        notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
-                                        "max_steps": plan.limits.max_steps})
-        export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
-        deadline = started + plan.limits.wall_seconds
-        outcome = _run_phase(plan, paths, "train", cfg.train.command, paths.candidate,
-                             deadline, cfg.train.timeout_seconds, cancel, notify, record)
-        if outcome == "ok":
-            judge_dir = base.parent / "judge" / plan.run_id
-            planted = paths.evidence_dir("eval")
-            if planted.exists():  # the train phase wrote where only the judge may write
-                shutil.rmtree(planted)
-                record.notes.append("the train phase wrote into evidence/eval; it was discarded")
-            try:
-                export_tree(ws.git.repo, plan.judge_commit, judge_dir)
-                outcome = _run_phase(plan, paths, "eval", cfg.eval.command, judge_dir,
-                                     deadline, cfg.eval.timeout_seconds, cancel, notify, record)
-            finally:
-                shutil.rmtree(judge_dir, ignore_errors=True)
-        record.status = {
-            "ok": RunStatus.SUCCEEDED, "failed": RunStatus.FAILED, "budget": RunStatus.BUDGET_EXCEEDED,
-            "cancelled": RunStatus.CANCELLED, "invalid": RunStatus.INVALID,
-        }[outcome].value
-    except BaseException as exc:  # noqa: BLE001 - the run must still be closed and charged
-        record.status = RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
-        record.error = record.error or f"{type(exc).__name__}: {exc}"
-        if not isinstance(exc, Exception):
-            try:
-                _finish(ws, record, paths, started)
-            finally:
-                marker.unlink(missing_ok=True)
-                lock.close()
-            raise
-    try:
-        _finish(ws, record, paths, started)
-    finally:
-        marker.unlink(missing_ok=True)
-        lock.close()
-    notify(plan.run_id, "finished", {"status": record.status, "headline": record.headline})
-    return record
+    """Execute one planned run on this machine (the local executor's unit of work)."""
+    from harness.executors.local import execute_run as local_execute_run
+
+    return local_execute_run(root, plan, progress=progress, cancel=cancel)
 
 
-def _phase_env(plan: RunPlan, paths: RunPaths, phase: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EVOTREE_")}
-    env = safe_env(env)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    # git run inside the run directory must not discover the user's repository (and its history)
-    env["GIT_CEILING_DIRECTORIES"] = str(paths.root)
-    env.update({
-        ENV_RUN_DIR: str(paths.root), ENV_RUN_ID: plan.run_id, ENV_VERSION: plan.version,
-        ENV_SEED: str(plan.seed), ENV_PHASE: phase, ENV_EVIDENCE_DIR: str(paths.evidence_dir(phase)),
-        ENV_CANDIDATE_DIR: str(paths.candidate), ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
-    })
-    if plan.limits.max_steps is not None:
-        env[ENV_MAX_STEPS] = str(plan.limits.max_steps)
-    if plan.limits.max_episodes is not None and phase == "train":
-        env[ENV_MAX_EPISODES] = str(plan.limits.max_episodes)
-    return env
-
-
-class _Tail:
-    """Follows a JSONL file as it grows: complete lines only."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.buffer = b""
-
-    def new_rows(self) -> list[dict[str, Any]]:
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.offset)
-                chunk = handle.read()
-        except FileNotFoundError:
-            return []
-        self.offset += len(chunk)
-        data = self.buffer + chunk
-        lines = data.split(b"\n")
-        self.buffer = lines.pop()
-        rows = []
-        for line in lines:
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                continue
-        return rows
-
-
-def _run_phase(
-    plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
-    deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
-) -> str:
-    """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``."""
-    paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
-    start_wall, started_at = time.monotonic(), utcnow()
-    with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=_phase_env(plan, paths, phase),
-                                stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
-    notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
-    try:
-        return _supervise(plan, paths, phase, command, proc, start_wall, started_at,
-                          min(deadline, start_wall + timeout), cancel, notify, record)
-    except BaseException:
-        _signal_group(proc.pid, signal.SIGKILL)
-        raise
-
-
-def _supervise(
-    plan: RunPlan, paths: RunPaths, phase: str, command: str, proc: subprocess.Popen, start_wall: float,
-    started_at: str, phase_deadline: float, cancel: threading.Event,
-    notify: ProgressFn, record: RunRecord,
-) -> str:
-    """Watch a phase's process: progress, budgets, cancellation; reap it and record its costs."""
-    signals, rollouts = _Tail(paths.jsonl(phase, "signals")), _Tail(paths.jsonl(phase, "rollouts"))
-    max_step, episodes, stop_reason, kill_at = -1, 0, None, 0.0
-    status, rusage = None, None
-    while True:
-        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        for row in signals.new_rows():
-            step = row.get("step")
-            if isinstance(step, int) and step > max_step:
-                max_step = step
-                notify(plan.run_id, "step", {"phase": phase, "step": step})
-            if isinstance(step, int):
-                notify(plan.run_id, "metric", {"phase": phase, "step": step, "metric": row.get("metric"),
-                                               "value": row.get("value")})
-        episodes += len(rollouts.new_rows())
-        if stop_reason is None:
-            if cancel.is_set():
-                stop_reason = "cancelled"
-            elif time.monotonic() > phase_deadline:
-                stop_reason = "budget"
-                record.error = (f"{phase} phase stopped: wall-clock limit of "
-                                f"{phase_deadline - start_wall:.0f}s reached")
-            elif plan.limits.max_steps is not None and max_step > plan.limits.max_steps:
-                stop_reason = "budget"
-                record.error = f"{phase} phase stopped: step budget {plan.limits.max_steps} exceeded"
-            elif phase == "train" and plan.limits.max_episodes is not None and episodes > plan.limits.max_episodes:
-                stop_reason = "budget"
-                record.error = f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
-            if stop_reason is not None:
-                _signal_group(proc.pid, signal.SIGTERM)
-                kill_at = time.monotonic() + _TERM_GRACE_SECONDS
-        elif time.monotonic() > kill_at:
-            _signal_group(proc.pid, signal.SIGKILL)
-        time.sleep(_POLL_SECONDS)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    _signal_group(proc.pid, signal.SIGKILL)  # nothing a phase started may outlive it
-    signals.new_rows()
-    episodes += len(rollouts.new_rows())
-    wall = time.monotonic() - start_wall
-    cpu = (rusage.ru_utime + rusage.ru_stime) if rusage is not None else 0.0
-    record.phases[phase] = {
-        "command": command, "returncode": proc.returncode, "started_at": started_at, "ended_at": utcnow(),
-        "wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-    }
-    record.cpu_seconds = round(record.cpu_seconds + cpu, 3)
-    if stop_reason is not None:
-        return stop_reason
-    if phase == "train" and proc.returncode == INVALID_SUBMISSION_EXIT:
-        record.error = f"invalid submission (the train phase exited with {INVALID_SUBMISSION_EXIT}): see " \
-                       f"{paths.log(phase, 'err')}"
-        return "invalid"
-    if proc.returncode != 0:
-        hint = " (command not found)" if proc.returncode == 127 else ""
-        record.error = (f"{phase} phase exited with {proc.returncode}{hint}: see "
-                        f"{paths.log(phase, 'err')}")
-        return "failed"
-    return "ok"
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+def outcome_status(outcome: str) -> str:
+    """The run status of a phase outcome (ok / failed / budget / cancelled / invalid)."""
+    return {
+        "ok": RunStatus.SUCCEEDED, "failed": RunStatus.FAILED, "budget": RunStatus.BUDGET_EXCEEDED,
+        "cancelled": RunStatus.CANCELLED, "invalid": RunStatus.INVALID,
+    }[outcome].value
 
 
 def _finish(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | None,
-            wall_seconds: float | None = None, *, charge: bool = True) -> None:
-    """Compact evidence, compute headline and usage, write run.json, append run.finished."""
+            wall_seconds: float | None = None, *, charge: bool = True, complete: bool = True) -> None:
+    """Compact evidence, compute headline and usage, write run.json, append run.finished.
+
+    ``complete=False`` (a remote run whose evidence did not all arrive): what arrived is kept
+    and compacted for inspection, but the run gets no headline and ``evidence.complete`` is
+    false, so partial evidence is never taken for a result.
+    """
     from harness.evidence import compact_run
 
     record.ended_at = utcnow()
@@ -533,9 +344,11 @@ def _finish(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | 
         record.evidence = _evidence_summary(result)
     except Exception as exc:  # noqa: BLE001 - evidence problems must not lose the run record
         record.notes.append(f"compaction failed: {type(exc).__name__}: {exc}")
+    if not complete:
+        record.evidence["complete"] = False
     con = _duck()  # one in-memory connection for both summaries
     try:
-        record.headline = _headline(con, paths)
+        record.headline = _headline(con, paths) if complete else None
         steps, episodes = _train_counts(con, paths)
     finally:
         con.close()
