@@ -1,15 +1,287 @@
-"""Commands of gates (issue 8): `evotree promote`, `evotree verify`, `evotree approve-run`.
+"""Commands of gates (issue 8): `evotree gates`, `evotree promote`, `evotree verify`, `evotree approve-run`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command.
+:mod:`evotree.cli` at module level, the library inside each command. The interactive sign-off
+(one-time code, typed version id, decision) lives here because it talks to the person; the
+checks and the signing are library functions in :mod:`gates`.
 """
 
 from __future__ import annotations
+
+import sys
+from typing import Any
 
 import click
 
 __all__ = ["register"]
 
 
+def _console(err: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False, stderr=err)
+
+
+_STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "unavailable": "[red]unavailable[/]"}
+
+
+def render_gates(report: Any, *, err: bool = False) -> None:
+    """The evidence dossier for people: scores with CIs, findings, audit, the gate table."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = _console(err)
+    con.print(f"[bold]{escape(report.version)}[/] @ {report.commit[:10]} vs champion [bold yellow]"
+              f"{escape(report.champion)}[/] @ {report.champion_commit[:10]}")
+    con.print(f"hypothesis: {escape(report.hypothesis)} · created by {escape(report.created_by)}")
+    cmp = report.comparison
+    if cmp:
+        con.print(f"score ({cmp.get('split')}): champion {cmp.get('mean_a'):.4f} → candidate {cmp.get('mean_b'):.4f}"
+                  f"  Δ {cmp.get('delta'):+.4f}  CI [{cmp['ci'][0]:+.4f}, {cmp['ci'][1]:+.4f}] at alpha "
+                  f"{cmp.get('alpha'):.3g}  seeds {cmp.get('n_seeds')}  tasks {cmp.get('n_tasks')}")
+    if report.findings:
+        con.print("findings (high and above): " + "; ".join(
+            f"{escape(str(f.get('severity')))} {escape(str(f.get('code')))}" for f in report.findings[:8]))
+    table = Table(title="gates", show_lines=False)
+    for col in ("gate", "status", "evidence", "what would satisfy it"):
+        table.add_column(col)
+    for gate in report.gates:
+        table.add_row(gate.name, _STATUS.get(gate.status, gate.status), escape(gate.summary),
+                      escape(gate.fix or "") if not gate.passed else "")
+    con.print(table)
+    verdict = "[green]all gates pass[/]" if report.passed else \
+        f"[red]{len(report.failed)} gate(s) block promotion: {', '.join(g.name for g in report.failed)}[/]"
+    con.print(verdict)
+
+
+def render_promotion(result: Any) -> None:
+    con = _console()
+    if result.decision == "approve":
+        con.print(f"[green]promoted[/] {result.version} (was {result.previous_champion}); signed by "
+                  f"{result.approver}; tag {result.tag}; evidence sha256 {result.evidence_hash[:16]}…")
+        if result.merged:
+            con.print(f"merged into {result.merged}")
+    else:
+        con.print(f"recorded [yellow]{result.decision}[/] for {result.version}, signed by {result.approver};"
+                  f" champion stays {result.champion}")
+    for warning in result.warnings:
+        con.print(f"[yellow]warning:[/] {warning}")
+
+
+def render_verify(report: Any) -> None:
+    con = _console()
+    anchor = report.anchor or {}
+    con.print(f"anchor: {anchor.get('version')} @ {str(anchor.get('commit'))[:10]} (allowed signers: "
+              f"{', '.join(anchor.get('allowed_signers') or []) or 'none'})")
+    for p in report.promotions:
+        con.print(f"  ✓ {p['previous']} → {p['version']} @ {p['commit'][:10]} signed by {p['approver']}")
+    for a in report.approvals:
+        con.print(f"  ✓ run approval {a['version']} ({a['runs']} runs) signed by {a['approver']}")
+    for note in report.notes:
+        con.print(f"  [dim]note: {note}[/]")
+    if report.ok:
+        con.print(f"[green]verified[/]: champion {report.champion} @ {report.champion_commit[:10]} is backed by "
+                  f"{len(report.promotions)} signed promotion(s); {report.checked}")
+    else:
+        for p in report.problems:
+            con.print(f"  [red]✗ {p.kind}[/]: {p.message}")
+        con.print(f"[red]tampering found[/]: {len(report.problems)} problem(s)")
+
+
+def render_run_approval(result: Any) -> None:
+    _console().print(f"[green]approved[/] up to {result.runs} run(s) of {result.version} @ {result.commit[:10]}"
+                     f" (≤ {result.max_wall_seconds} s each), signed by {result.approver}")
+
+
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
+    from evotree.cli import _fail, _workspace, outputs
+
+    @cli.command("gates")
+    @click.argument("version")
+    @click.option("--B", "B", type=int, default=None, help="Bootstrap resamples (default [gates].bootstrap_samples).")
+    @outputs(lambda r: render_gates(r), pass_json=True)
+    def gates_cmd(version: str, B: int | None, as_json: bool) -> Any:
+        """Evaluate every promotion gate for VERSION without promoting (for agents and people).
+
+        Gates: score (seed-aware CI and a seed-level test vs the champion re-evaluated on the
+        same pool), audit (no leak finding of high severity or above), signal (no critical
+        signal finding), protected (judge, policy and signers identical to the champion's),
+        budget, harness (diagnosed with the harness in force). The policy is read from the
+        champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
+        """
+        from gates.evidence import evaluate_gates
+
+        ws = _workspace()
+        if not as_json:
+            click.echo(f"evaluating gates for {version} …", err=True)
+        return evaluate_gates(ws, version, B=B)
+
+    @cli.command("promote")
+    @click.argument("version")
+    @click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+                  "then git config user.signingkey).")
+    @click.option("--merge", is_flag=True, help="After promotion, merge the promoted commit into the branch "
+                  "checked out in the main worktree.")
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the dossier and prompts "
+                  "go to stderr). Still needs a person at a terminal.")
+    def promote_cmd(version: str, key: str | None, merge: bool, as_json: bool) -> None:
+        """Ask a person to promote VERSION to champion, with a signed sign-off.
+
+        Evaluates every gate and prints the evidence dossier, then asks the person at the
+        terminal to type the version id and a one-time code and to decide: APPROVE (only when
+        every gate passes), REVISE (with feedback for the next version) or ABORT. The decision
+        is signed with the approver's SSH key (`ssh-keygen -Y sign`), who must be listed in the
+        champion's allowed signers and must not be the version's creator. APPROVE creates the
+        signed tag evotree/promoted/VERSION and moves refs/evotree/champion atomically.
+
+        Refused when stdin or stdout is not a terminal or a CI variable is set: agents read the
+        evidence with `evotree gates VERSION --json`.
+        """
+        from evotree.errors import EvotreeError
+
+        try:
+            result = _promote(version, key, merge, as_json, _workspace)
+        except EvotreeError as exc:
+            _fail(exc, as_json)
+            return
+        if result is None:
+            return
+        if as_json:
+            import json
+
+            click.echo(json.dumps(result.to_dict(), default=str))
+        else:
+            render_promotion(result)
+
+    @cli.command("verify")
+    @click.option("--no-tags", is_flag=True, help="Skip checking the signed tags (e.g. in a clone without tags).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema verify`).")
+    def verify_cmd(no_tags: bool, as_json: bool) -> None:
+        """Re-check every signed approval in the ledger and where the champion stands.
+
+        For each promotion: the signature over its statement is valid, the signer is in the
+        allowed signers of the champion it replaced, the evidence hash equals the sha256 of the
+        recorded dossier, it follows the previous champion, and its signed tag verifies. The
+        champion ref and the ledger's champion must be the end of that chain. Exit 33 when
+        anything was tampered with (an edited ledger, a champion moved without a signed approval).
+        """
+        from evotree.errors import EvotreeError
+        from gates.verify import verify_workspace
+
+        try:
+            report = verify_workspace(_workspace(), check_tags=not no_tags)
+        except EvotreeError as exc:
+            _fail(exc, as_json)
+            return
+        if as_json:
+            import json
+
+            click.echo(json.dumps(report.to_dict(), default=str))
+        else:
+            render_verify(report)
+        if not report.ok:
+            raise click.exceptions.Exit(33)
+
+    @cli.command("approve-run")
+    @click.argument("version")
+    @click.option("--runs", type=int, required=True, help="How many runs (seeds) of VERSION's current commit to allow.")
+    @click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+                  "then git config user.signingkey).")
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr).")
+    def approve_run_cmd(version: str, runs: int, key: str | None, as_json: bool) -> None:
+        """Approve costly training runs of VERSION (the train gate), with a signed sign-off.
+
+        Runs whose budgeted cost (runs × [budget].max_wall_seconds) exceeds
+        [gates].train_approval_above_seconds start only with such an approval of the version's
+        current commit. Same rules as promote: a person at a terminal, an allowed key, not the
+        version's creator, the version id and a one-time code typed back.
+        """
+        from evotree.errors import EvotreeError
+
+        try:
+            result = _approve_run(version, runs, key, as_json, _workspace)
+        except EvotreeError as exc:
+            _fail(exc, as_json)
+            return
+        if as_json:
+            import json
+
+            click.echo(json.dumps(result.to_dict(), default=str))
+        else:
+            render_run_approval(result)
+
+
+def _ask(text: str, as_json: bool) -> str:
+    return str(click.prompt(text, err=as_json, default="", show_default=False))
+
+
+def _challenge(version: str, as_json: bool) -> None:
+    """Show a one-time code; the person types the version id and the code back."""
+    from gates.signoff import check_typed, new_code
+
+    code = new_code()
+    click.echo(f"\nTo sign off, type the version id and the one-time code {click.style(code, bold=True)}", err=as_json)
+    typed_version = _ask("version id", as_json)
+    typed_code = _ask("one-time code", as_json)
+    check_typed(version, code, typed_version, typed_code)
+
+
+def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspace: Any) -> Any:
+    from evotree.errors import InvalidState
+    from gates.errors import SignoffRefused
+    from gates.evidence import evaluate_gates
+    from gates.policy import trusted_policy
+    from gates.promote import record_decision, record_promotion
+    from gates.signing import resolve_key
+    from gates.signoff import approver_for, require_human_terminal
+
+    require_human_terminal(action="promote")
+    ws = workspace()
+    policy = trusted_policy(ws)
+    record = ws.resolve(version)
+    if record.id == policy.champion:
+        raise InvalidState(f"{record.id} is already the champion", fix="branch a new version and promote that")
+    approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
+    click.echo(f"evaluating gates for {record.id} against {policy.champion} …", err=True)
+    report = evaluate_gates(ws, record.id, policy=policy)
+    render_gates(report, err=as_json)
+    _challenge(record.id, as_json)
+    choices = ("approve", "revise", "abort") if report.passed else ("revise", "abort")
+    if not report.passed:
+        click.echo("APPROVE is not offered: the gates above block promotion.", err=as_json)
+    decision = _ask(f"decision [{'/'.join(choices)}]", as_json).strip().lower()
+    if decision not in choices:
+        raise SignoffRefused(f"decision {decision!r} is not one of {', '.join(choices)}; nothing was recorded",
+                             fix="run the command again and type one of the choices")
+    click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
+    if decision == "approve":
+        return record_promotion(ws, policy, report, approver, merge=merge)
+    feedback = ""
+    while not feedback.strip():
+        feedback = _ask("feedback for the next version" if decision == "revise" else "reason", as_json)
+    return record_decision(ws, policy, report, approver, decision, feedback.strip())
+
+
+def _approve_run(version: str, runs: int, key: str | None, as_json: bool, workspace: Any) -> Any:
+    from gates.errors import SignoffRefused
+    from gates.policy import trusted_policy
+    from gates.promote import record_run_approval
+    from gates.signing import resolve_key
+    from gates.signoff import approver_for, require_human_terminal
+
+    require_human_terminal(action="approve runs")
+    ws = workspace()
+    policy = trusted_policy(ws)
+    record = ws.resolve(version)
+    approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
+    budget = policy.config.budget
+    threshold = policy.config.gates.train_approval_above_seconds
+    click.echo(f"{record.id}: {record.hypothesis} (created by {record.created_by})", err=as_json)
+    click.echo(f"request: up to {runs} run(s) × {budget.max_wall_seconds} s = {runs * budget.max_wall_seconds} s "
+               f"(approval needed above {threshold} s; used so far: {record.usage or {}})", err=as_json)
+    _challenge(record.id, as_json)
+    answer = _ask("approve these runs? [yes/no]", as_json).strip().lower()
+    if answer != "yes":
+        raise SignoffRefused("not approved; nothing was recorded", fix="type yes to approve")
+    return record_run_approval(ws, policy, record.id, approver, runs=runs)

@@ -1,0 +1,323 @@
+"""Evidence gates: score, audits, signal findings, protected paths, budget, harness version.
+
+:func:`evaluate_gates` reads the policy of the (verified) champion, evaluates every gate for a
+candidate and returns a :class:`GateReport`: each gate passes, fails or is unavailable (which
+counts as a failure: the gates fail closed), with its numbers and what would satisfy it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evotree.ledger import utcnow
+
+if TYPE_CHECKING:
+    from evotree.workspace import Workspace
+    from gates.policy import Policy
+
+__all__ = ["GateResult", "GateReport", "evaluate_gates", "GATE_NAMES", "json_safe"]
+
+GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "harness")
+_LEAK_BLOCKS = ("high", "critical")
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with non-finite floats as None and tuples as lists (a canonical, hashable form)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
+        return json_safe(value.item())
+    return value
+
+
+@dataclass
+class GateResult:
+    """One gate: ``status`` is pass, fail or unavailable (unavailable blocks like a failure)."""
+
+    name: str
+    status: str
+    summary: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+    fix: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+@dataclass
+class GateReport:
+    """What ``evotree gates V --json`` prints (schema: ``gates.schema.json``); the dossier's core."""
+
+    version: str
+    commit: str
+    created_by: str
+    hypothesis: str
+    champion: str
+    champion_commit: str
+    policy: dict[str, Any]
+    gates: list[GateResult]
+    comparison: dict[str, Any] | None
+    findings: list[dict[str, Any]]
+    audit: dict[str, Any] | None
+    evaluated_at: str = field(default_factory=utcnow)
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.gates)
+
+    @property
+    def failed(self) -> list[GateResult]:
+        return [g for g in self.gates if not g.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = json_safe(asdict(self))
+        out["passed"] = self.passed
+        out["v"] = 1
+        return out
+
+
+def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None, run_audit: bool = True,
+                   B: int | None = None) -> GateReport:
+    """Evaluate every evidence gate for ``version`` against the champion's policy."""
+    from evotree.refs import branch_ref
+    from gates.policy import trusted_policy
+
+    policy = policy or trusted_policy(ws)
+    record = ws.resolve(version)
+    tip = ws.git.ref_target(branch_ref(record.id))
+    commit = str(tip) if tip is not None else record.base_commit
+    gates_cfg = policy.config.gates
+    pol = {"commit": policy.commit, "gates": asdict(gates_cfg), "protect": list(policy.config.protect.paths),
+           "allowed_signers": policy.principals, "budget_max_runs_per_version": policy.config.budget.max_runs_per_version}
+    results: list[GateResult] = []
+    comparison = None
+    if record.id == policy.champion:
+        results.append(GateResult("score", "fail", f"{record.id} is already the champion",
+                                  fix="branch a new version and promote that"))
+    else:
+        score, comparison = _score_gate(ws, policy, record.id, B=B)
+        results.append(score)
+    audit_result, audit = _audit_gate(ws, record.id, run_audit)
+    results.append(audit_result)
+    signal_result, findings = _signal_gate(ws, record.id)
+    results.append(signal_result)
+    results.append(_protected_gate(ws, policy, record.id, commit))
+    results.append(_budget_gate(ws, policy, record))
+    results.append(_harness_gate(ws, record.id))
+    return GateReport(version=record.id, commit=commit, created_by=record.created_by, hypothesis=record.hypothesis,
+                      champion=policy.champion, champion_commit=policy.commit, policy=pol, gates=results,
+                      comparison=json_safe(comparison), findings=findings, audit=json_safe(audit))
+
+
+# ------------------------------------------------------------------ score
+def _score_gate(ws: Workspace, policy: Policy, version: str, *, B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
+    from diagnostics.compare import compare, version_scores
+    from evotree.errors import EvotreeError
+    from gates.score import ScoreRule, decide_score, looks_for
+    from harness.runs import list_runs
+
+    g = policy.config.gates
+    rule = ScoreRule(min_delta=g.min_delta, alpha=g.alpha, min_tasks=g.min_tasks, min_seeds=g.min_seeds,
+                     max_runs=policy.config.budget.max_runs_per_version)
+    try:
+        _, scores_a, runs_a = version_scores(ws, policy.champion)
+        tasks_b, scores_b, runs_b = version_scores(ws, version)
+        look, max_looks, _ = looks_for(rule, scores_b.shape[0])
+        if max_looks > 1:
+            comparison = compare(ws, policy.champion, version, look=look, max_looks=max_looks, B=B)
+        else:
+            comparison = compare(ws, policy.champion, version, B=B)
+    except EvotreeError as exc:
+        return GateResult("score", "unavailable", f"no comparison with {policy.champion}: {exc.message}",
+                          fix=exc.fix or f"evotree run {policy.champion} {version} --seeds {rule.seeds_needed}"), None
+    judged = {r.run_id: r.judge_commit for r in list_runs(ws) if r.run_id in set(runs_a) | set(runs_b)}
+    foreign = sorted(rid for rid, jc in judged.items() if jc != policy.commit)
+    data = comparison.to_dict()
+    decision = decide_score(scores_a, scores_b, rule, ci=(comparison.ci[0], comparison.ci[1]),
+                            alpha_look=comparison.alpha)
+    numbers = {**decision.to_dict(), "mean_champion": comparison.mean_a, "mean_candidate": comparison.mean_b,
+               "compare_decision": comparison.decision, "foreign_judge_runs": foreign}
+    reasons = list(decision.reasons)
+    if foreign:
+        reasons.append(f"{len(foreign)} run(s) were judged by another champion's judge ({', '.join(foreign[:3])})")
+    if not reasons:
+        return GateResult("score", "pass", f"Δ {decision.delta:+.4f}, CI [{decision.ci[0]:+.4f}, {decision.ci[1]:+.4f}]"
+                          f" above {rule.min_delta:+.4f}; seed-level p {decision.p_seed:.3g} < {decision.alpha_look:.3g}",
+                          numbers), data
+    fix = _score_fix(policy, version, decision, rule, len(runs_a), len(runs_b), bool(foreign))
+    return GateResult("score", "fail", f"Δ {decision.delta:+.4f}, CI [{decision.ci[0]:+.4f}, {decision.ci[1]:+.4f}]: "
+                      + "; ".join(reasons), numbers, fix), data
+
+
+def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, na: int, nb: int, foreign: bool) -> str:
+    if foreign:
+        return f"re-run both on the current champion's judge: evotree run {policy.champion} {version} --seeds {rule.seeds_needed}"
+    if decision.n_tasks < rule.min_tasks:
+        return f"evaluate on a pool of at least {rule.min_tasks} tasks (the judge's validation split)"
+    if decision.seeds_to_settle is None:
+        return ("the observed Δ is not above min_delta: more seeds are unlikely to settle it in the candidate's "
+                "favour; revise the version")
+    more_a, more_b = max(0, decision.seeds_to_settle - na), max(0, decision.seeds_to_settle - nb)
+    if more_a == more_b == 0:
+        more_a = more_b = rule.seeds_needed
+    return (f"about {decision.seeds_to_settle} seeds per side would likely settle it (80 % power at the observed Δ"
+            f" and seed spread): evotree run {policy.champion} --seeds {more_a}; evotree run {version} --seeds {more_b}")
+
+
+# ------------------------------------------------------------------ audit
+def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResult, dict[str, Any] | None]:
+    if not run_audit:
+        return GateResult("audit", "unavailable", "audit not run (asked to skip it)",
+                          fix=f"evotree gates {version} (without skipping the audit)"), None
+    try:
+        from harness.audit import audit_version
+    except ImportError as exc:
+        return GateResult("audit", "unavailable", f"audit unavailable in this evotree ({exc}); failing closed",
+                          fix="install an evotree with harness.audit, then re-evaluate"), None
+    from evotree.errors import EvotreeError
+
+    try:
+        report = audit_version(ws, version, record=True)
+    except EvotreeError as exc:
+        code = getattr(exc, "code", "")
+        data = {"error": exc.to_dict()}
+        if getattr(exc, "exit_code", 0) == 28:  # audit failed: leak findings
+            return GateResult("audit", "fail", f"audit failed: {exc.message}", data, exc.fix), data
+        return GateResult("audit", "unavailable", f"audit could not run ({code}): {exc.message}", data,
+                          exc.fix or f"evotree audit {version}"), data
+    data = report.to_dict() if hasattr(report, "to_dict") else {"passed": bool(report.passed)}
+    blocking = []
+    for f in getattr(report, "findings", []) or []:
+        fd = f.to_dict() if hasattr(f, "to_dict") else dict(f)
+        if fd.get("severity") in _LEAK_BLOCKS:
+            blocking.append(fd)
+    numbers = {"passed": bool(report.passed), "blocking": [
+        {k: b.get(k) for k in ("code", "severity", "title")} for b in blocking],
+        "raw_score": getattr(report, "raw_score", None), "leak_adjusted_score": getattr(report, "leak_adjusted_score", None)}
+    if report.passed and not blocking:
+        return GateResult("audit", "pass", "no leak finding of high severity or above", numbers), data
+    titles = "; ".join(f"{b.get('severity')}: {b.get('title')}" for b in blocking[:3]) or "audit did not pass"
+    return GateResult("audit", "fail", f"{len(blocking)} leak finding(s) of high severity or above: {titles}", numbers,
+                      f"remove the leak in {version} (see `evotree audit {version}`), branch a clean version"), data
+
+
+# ------------------------------------------------------------------ signal findings
+def _signal_gate(ws: Workspace, version: str) -> tuple[GateResult, list[dict[str, Any]]]:
+    """Re-analyses the evidence now (the recorded findings file is not trusted)."""
+    from diagnostics.diagnose import diagnose
+    from evotree.errors import EvotreeError
+
+    try:
+        result = diagnose(ws, version, layers=["signal"], record=False)
+    except EvotreeError as exc:
+        return GateResult("signal", "unavailable", f"signal layer could not run: {exc.message}",
+                          fix=exc.fix or f"evotree diagnose {version}"), []
+    critical = [f for f in result.findings if f.get("severity") == "critical"]
+    shown = [{k: f.get(k) for k in ("layer", "code", "severity", "title", "run_id", "harness_version")}
+             for f in result.findings if f.get("severity") in ("high", "critical")]
+    numbers = {"critical": len(critical), "total": len(result.findings),
+               "codes": sorted({f.get("code") for f in critical})}
+    if not critical:
+        return GateResult("signal", "pass", f"no critical signal finding ({len(result.findings)} finding(s) in all)",
+                          numbers), shown
+    return GateResult("signal", "fail", f"{len(critical)} critical signal finding(s): "
+                      + "; ".join(str(f.get("title")) for f in critical[:3]), numbers,
+                      f"fix the training signal (see `evotree diagnose {version}`) in a new version"), shown
+
+
+# ------------------------------------------------------------------ protected paths
+def _protected_gate(ws: Workspace, policy: Policy, version: str, commit: str) -> GateResult:
+    """The candidate's tree must equal the champion's at every protected path (judge, policy, signers)."""
+    changed = protected_changes(ws, policy.commit, commit, list(policy.config.protect.paths)
+                                + [policy.allowed_signers_path, "evotree.toml"])
+    numbers = {"paths": sorted(set(policy.config.protect.paths)), "changed": changed}
+    if not changed:
+        return GateResult("protected", "pass", "protected paths identical to the champion's", numbers)
+    return GateResult("protected", "fail", f"{version} changes protected path(s): {', '.join(changed[:5])}"
+                      + (" …" if len(changed) > 5 else ""), numbers,
+                      f"restore them from the champion in a new version (git checkout {policy.commit[:10]} -- "
+                      f"{' '.join(changed[:3])}); policy changes go through the champion, not a candidate")
+
+
+def protected_changes(ws: Workspace, base: str, other: str, paths: list[str]) -> list[str]:
+    """Files under ``paths`` that differ between the trees of commits ``base`` and ``other``."""
+    import pygit2
+
+    repo = ws.git.repo
+    diff = repo.diff(repo.revparse_single(base).peel(pygit2.Commit).tree,
+                     repo.revparse_single(other).peel(pygit2.Commit).tree)
+    out = set()
+    for delta in diff.deltas:
+        for path in {delta.old_file.path, delta.new_file.path}:
+            if _under(path, paths):
+                out.add(path)
+    return sorted(out)
+
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    for prefix in prefixes:
+        p = prefix.strip("/")
+        if not p:
+            continue
+        if path == p or path.startswith(p + "/"):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ budget
+def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
+    from harness.budget import Usage
+
+    b = policy.config.budget
+    used = Usage.from_dict(record.usage)
+    tree = Usage.from_dict(ws.ledger.meta().get("usage"))
+    over = []
+    for name, value, limit in (("max_runs_per_version", used.runs, b.max_runs_per_version),
+                               ("max_episodes", used.episodes, b.max_episodes),
+                               ("max_steps", used.steps, b.max_steps),
+                               ("max_wall_hours", used.wall_hours, b.max_wall_hours),
+                               ("max_gpu_hours", used.gpu_hours, b.max_gpu_hours),
+                               ("tree_max_episodes", tree.episodes, b.tree_max_episodes),
+                               ("tree_max_steps", tree.steps, b.tree_max_steps),
+                               ("tree_max_wall_hours", tree.wall_hours, b.tree_max_wall_hours),
+                               ("tree_max_gpu_hours", tree.gpu_hours, b.tree_max_gpu_hours)):
+        if limit and value > limit:
+            over.append(f"budget.{name}: {value:g} used of {limit:g}")
+    numbers = {"version_usage": used.to_dict(), "tree_usage": tree.to_dict(), "over": over}
+    if not over:
+        return GateResult("budget", "pass", f"within budget ({used.runs} run(s) of {b.max_runs_per_version})", numbers)
+    return GateResult("budget", "fail", "budget exceeded: " + "; ".join(over), numbers,
+                      "a version that overspent its budget is not promoted; rerun within budget in a new version")
+
+
+# ------------------------------------------------------------------ harness version
+def _harness_gate(ws: Workspace, version: str) -> GateResult:
+    """The candidate must have been diagnosed (``evotree diagnose``) with the harness in force."""
+    import json
+
+    from diagnostics.harnesses import active_harness
+
+    active = active_harness(ws).id
+    path = ws.state_dir / "findings" / f"{version}.jsonl"
+    diagnosed = any(e.event.kind == "finding" for e in ws.ledger.entries(version=version, limit=200))
+    if not path.exists() or not diagnosed:
+        return GateResult("harness", "fail", f"{version} has not been diagnosed on this machine",
+                          {"active_harness": active}, f"evotree diagnose {version}")
+    stamps = set()
+    for line in path.read_text().splitlines():
+        try:
+            stamps.add(json.loads(line).get("harness_version"))
+        except (json.JSONDecodeError, AttributeError):
+            stamps.add("<unreadable>")
+    numbers = {"active_harness": active, "diagnosed_with": sorted(s for s in stamps if s)}
+    if not stamps or stamps == {active}:
+        return GateResult("harness", "pass", f"diagnosed with the harness in force ({active})", numbers)
+    return GateResult("harness", "fail", f"diagnosed with {', '.join(sorted(map(str, stamps)))}, the harness in force "
+                      f"is {active}", numbers, f"re-diagnose: evotree diagnose {version}")

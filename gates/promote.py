@@ -1,0 +1,248 @@
+"""Recording a person's signed decision: promotion, revise/abort, and run approvals.
+
+Every record is a statement (canonical JSON) signed with the approver's SSH key and checked
+against the champion's allowed signers before anything is written. A promotion then creates the
+signed tag ``evotree/promoted/V``, appends the ``promotion`` event (statement, signature and the
+dossier whose sha256 the statement names) and compare-and-swaps ``refs/evotree/champion`` from
+the previous champion's commit to the candidate's.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evotree.errors import InvalidState
+from evotree.ledger import Event, EventKind, LedgerTxn, utcnow
+from evotree.refs import CHAMPION_REF
+from gates.errors import GateFailed, SignatureError, TamperingFound
+from gates.signing import canonical, sha256_hex, sign, sign_tag, verify
+from gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
+
+if TYPE_CHECKING:
+    from evotree.workspace import Workspace
+    from gates.evidence import GateReport
+    from gates.policy import Policy
+    from gates.signoff import Approver
+
+__all__ = ["PromotionResult", "DecisionResult", "RunApprovalResult", "anchor_commit", "sign_statement",
+           "record_promotion", "record_decision", "record_run_approval"]
+
+
+@dataclass
+class PromotionResult:
+    """What ``evotree promote --json`` prints after a decision (schema: ``promote.schema.json``)."""
+
+    version: str
+    decision: str
+    previous_champion: str
+    champion: str
+    commit: str
+    evidence_hash: str
+    approver: str
+    ledger_commit: str
+    tag: str | None = None
+    feedback: str | None = None
+    merged: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    dossier: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["v"] = 1
+        return out
+
+
+DecisionResult = PromotionResult
+
+
+@dataclass
+class RunApprovalResult:
+    """What ``evotree approve-run --json`` prints (schema: ``gates-run-approval.schema.json``)."""
+
+    version: str
+    commit: str
+    runs: int
+    max_wall_seconds: int
+    approver: str
+    ledger_commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["v"] = 1
+        return out
+
+
+def anchor_commit(ws: Workspace) -> str:
+    """The root commit of the workspace (``workspace.initialized``): the statements' workspace id."""
+    *_, first = ws.ledger.entries()
+    return str(first.event.data.get("commit", ""))
+
+
+def sign_statement(policy: Policy, approver: Approver, statement: dict[str, Any]) -> str:
+    """Sign ``statement`` and check the signature against ``policy`` before it is used anywhere."""
+    signature = sign(approver.key, canonical(statement))
+    ok, message = verify(policy.allowed_signers_text, approver.principal, canonical(statement), signature)
+    if not ok:
+        raise SignatureError(f"the signature made with {approver.key} does not verify as {approver.principal}: {message}",
+                             fix="check that the key is the one listed in the champion's allowed signers")
+    return signature
+
+
+def _statement(ws: Workspace, kind: str, approver: Approver, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "v": 1, "workspace": anchor_commit(ws), "approver": approver.principal,
+            "key": approver.fingerprint, "at": utcnow(), "nonce": secrets.token_hex(16), **fields}
+
+
+def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, *,
+                     merge: bool = False) -> PromotionResult:
+    """Sign and record APPROVE: signed tag, ``promotion`` event, champion ref moved (CAS)."""
+    if not report.passed:
+        failed = ", ".join(g.name for g in report.failed)
+        raise GateFailed(f"{report.version} cannot be approved: gate(s) failed: {failed}",
+                         fix="revise the version, or abort; `evotree gates V` explains each gate")
+    if report.champion != policy.champion or report.champion_commit != policy.commit:
+        raise InvalidState("the champion changed while the gates were evaluated", fix="run evotree promote again")
+    dossier = report.to_dict()
+    evidence_hash = sha256_hex(canonical(dossier))
+    statement = _statement(ws, PROMOTION_TYPE, approver, decision="approve", version=report.version,
+                           commit=report.commit, created_by=report.created_by, previous_champion=policy.champion,
+                           previous_commit=policy.commit, evidence_hash=evidence_hash)
+    signature = sign_statement(policy, approver, statement)
+    tag = tag_name(report.version)
+    tag_object = sign_tag(ws.root, tag, report.commit, _tag_message(statement), approver.key) \
+        if _tag_free(ws, tag) else _stale_tag(ws, tag, report.commit, statement, approver)
+
+    def change(txn: LedgerTxn) -> Event:
+        if txn.meta.get("champion") != policy.champion:
+            raise InvalidState(f"the ledger's champion is now {txn.meta.get('champion')}, not {policy.champion}",
+                               fix="another promotion landed first; evaluate again against the new champion")
+        record = txn.require(report.version)
+        record.updated_at = statement["at"]
+        txn.put(record)
+        txn.meta["champion"] = report.version
+        return Event(kind=EventKind.PROMOTION.value, version=report.version, actor=str(ws.git.identity()),
+                     at=statement["at"],
+                     data={"statement": statement, "signature": signature, "dossier": dossier, "tag": tag,
+                           "tag_object": tag_object, "previous_champion": policy.champion, "commit": report.commit})
+
+    try:
+        entry = ws.ledger.transact(change, actor=ws.git.identity())
+    except BaseException:
+        subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True)
+        raise
+    from evotree.gitio import RefRaceLost
+
+    try:
+        ws.git.cas_ref(CHAMPION_REF, ws.git.repo[report.commit].id, ws.git.repo[policy.commit].id,
+                       f"evotree promote {report.version} (signed by {approver.principal})")
+    except RefRaceLost as exc:
+        raise TamperingFound(
+            f"the promotion of {report.version} is recorded and signed, but {CHAMPION_REF} was moved by someone "
+            f"else meanwhile ({exc})", fix="run `evotree verify`; reset the champion ref to the signed chain: "
+            f"git update-ref {CHAMPION_REF} {report.commit}") from exc
+    warnings: list[str] = []
+    merged = _merge(ws, report.commit, warnings) if merge else None
+    try:
+        import memory
+
+        memory.record_promotion(ws, report.version, previous_champion=policy.champion, comparison=report.comparison)
+    except Exception as exc:  # noqa: BLE001 - memory never blocks or undoes a signed decision
+        warnings.append(f"memory: the promotion was not recorded in memory ({type(exc).__name__}: {exc})")
+    return PromotionResult(version=report.version, decision="approve", previous_champion=policy.champion,
+                           champion=report.version, commit=report.commit, evidence_hash=evidence_hash,
+                           approver=approver.principal, ledger_commit=entry.commit, tag=tag, merged=merged,
+                           warnings=warnings, dossier=dossier)
+
+
+def _tag_message(statement: dict[str, Any]) -> str:
+    return (f"evotree: promote {statement['version']} (previous champion {statement['previous_champion']})\n\n"
+            f"approved by {statement['approver']}\nevidence sha256 {statement['evidence_hash']}\n")
+
+
+def _tag_free(ws: Workspace, tag: str) -> bool:
+    return ws.git.ref_target(f"refs/tags/{tag}") is None
+
+
+def _stale_tag(ws: Workspace, tag: str, commit: str, statement: dict[str, Any], approver: Approver) -> str:
+    """A tag of that name exists but no valid promotion made it (verify trusts only tags of valid
+    promotions): replace it, so a planted tag cannot block or impersonate a promotion."""
+    subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True)
+    return sign_tag(ws.root, tag, commit, _tag_message(statement), approver.key)
+
+
+def _merge(ws: Workspace, commit: str, warnings: list[str]) -> str | None:
+    """Merge the promoted commit into the branch checked out in the main worktree (fast-forward or merge)."""
+    head = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=ws.root, capture_output=True,
+                          text=True).stdout.strip()
+    if not head:
+        warnings.append("--merge: the main worktree is on a detached HEAD; nothing merged")
+        return None
+    if ws.git.status_porcelain(ws.root):
+        warnings.append(f"--merge: {head} has uncommitted changes; nothing merged (git merge {commit[:10]} later)")
+        return None
+    proc = subprocess.run(["git", "merge", "--no-edit", "-m", f"evotree: merge promoted {commit[:10]}", commit],
+                          cwd=ws.root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        subprocess.run(["git", "merge", "--abort"], cwd=ws.root, capture_output=True)
+        warnings.append(f"--merge: merging into {head} failed and was aborted: {proc.stderr.strip()[:200]}")
+        return None
+    return head
+
+
+def record_decision(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, decision: str,
+                    feedback: str) -> PromotionResult:
+    """Sign and record REVISE (feedback for the next version) or ABORT; the champion stays."""
+    if decision not in ("revise", "abort"):
+        raise InvalidState(f"decision must be revise or abort here, not {decision!r}", fix="choose revise or abort")
+    dossier = report.to_dict()
+    evidence_hash = sha256_hex(canonical(dossier))
+    statement = _statement(ws, DECISION_TYPE, approver, decision=decision, version=report.version,
+                           commit=report.commit, created_by=report.created_by, champion=policy.champion,
+                           evidence_hash=evidence_hash, feedback=feedback)
+    signature = sign_statement(policy, approver, statement)
+
+    def change(txn: LedgerTxn) -> Event:
+        txn.require(report.version)
+        return Event(kind=EventKind.DECISION.value, version=report.version, actor=str(ws.git.identity()),
+                     at=statement["at"], data={"decision": decision, "feedback": feedback, "statement": statement,
+                                               "signature": signature, "dossier": dossier})
+
+    entry = ws.ledger.transact(change, actor=ws.git.identity())
+    warnings: list[str] = []
+    try:
+        import memory
+
+        memory.record_rejection(ws, report.version, decision=decision, feedback=feedback, evidence=dossier)
+    except Exception as exc:  # noqa: BLE001
+        warnings.append(f"memory: the decision was not recorded in memory ({type(exc).__name__}: {exc})")
+    return PromotionResult(version=report.version, decision=decision, previous_champion=policy.champion,
+                           champion=policy.champion, commit=report.commit, evidence_hash=evidence_hash,
+                           approver=approver.principal, ledger_commit=entry.commit, feedback=feedback,
+                           warnings=warnings, dossier=dossier)
+
+
+def record_run_approval(ws: Workspace, policy: Policy, version: str, approver: Approver, *, runs: int) -> RunApprovalResult:
+    """Sign and record ``run.approved``: up to ``runs`` runs of the version's current commit."""
+    from evotree.refs import branch_ref
+
+    if runs < 1:
+        raise InvalidState(f"--runs: expected at least 1, actually: {runs}", fix="pass --runs N")
+    record = ws.resolve(version)
+    tip = ws.git.ref_target(branch_ref(record.id))
+    commit = str(tip) if tip is not None else record.base_commit
+    seconds = policy.config.budget.max_wall_seconds
+    statement = _statement(ws, RUN_APPROVAL_TYPE, approver, version=record.id, commit=commit, runs=runs,
+                           max_wall_seconds=seconds, created_by=record.created_by, champion=policy.champion)
+    signature = sign_statement(policy, approver, statement)
+
+    def change(txn: LedgerTxn) -> Event:
+        txn.require(record.id)
+        return Event(kind=EventKind.RUN_APPROVED.value, version=record.id, actor=str(ws.git.identity()),
+                     at=statement["at"], data={"statement": statement, "signature": signature, "runs": runs})
+
+    entry = ws.ledger.transact(change, actor=ws.git.identity())
+    return RunApprovalResult(version=record.id, commit=commit, runs=runs, max_wall_seconds=seconds,
+                             approver=approver.principal, ledger_commit=entry.commit)

@@ -1,0 +1,267 @@
+"""`evotree verify`: re-check every signed approval in the ledger and where the champion stands.
+
+The chain of trust starts at the ledger's ``workspace.initialized`` event (the anchor: the root
+commit and its allowed signers). Each ``promotion`` must carry a statement signed by a principal
+of the allowed signers of the champion it replaces, naming that champion's commit as its
+predecessor and the sha256 of the recorded dossier as its evidence hash. The champion ref and the
+ledger's ``meta.json`` must name the end of that chain. Anyone can write refs and ledger commits;
+only the approver's private key can produce the signatures, so a forged entry, an edited dossier
+or a champion moved by hand is reported here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evotree.ledger import EventKind
+from evotree.refs import CHAMPION_REF, LEDGER_REF
+from gates.signing import canonical, sha256_hex, verify, verify_tag
+
+if TYPE_CHECKING:
+    from evotree.ledger import LedgerEntry
+    from evotree.workspace import Workspace
+    from gates.policy import Policy
+
+__all__ = ["Problem", "VerifyReport", "verify_workspace", "email_of", "check_signed_statement",
+           "PROMOTION_TYPE", "DECISION_TYPE", "RUN_APPROVAL_TYPE", "tag_name"]
+
+PROMOTION_TYPE = "evotree.promotion"
+DECISION_TYPE = "evotree.decision"
+RUN_APPROVAL_TYPE = "evotree.run-approval"
+
+
+def tag_name(version: str) -> str:
+    """The signed tag of a promotion: ``evotree/promoted/<V>``."""
+    return f"evotree/promoted/{version}"
+
+
+def email_of(identity: str | None) -> str:
+    """``"Ada <ada@x.org>"`` -> ``ada@x.org``; a bare principal is returned lower-cased."""
+    if not identity:
+        return ""
+    match = re.search(r"<([^>]*)>", identity)
+    return (match.group(1) if match else identity).strip().lower()
+
+
+@dataclass
+class Problem:
+    """One thing verify found wrong."""
+
+    kind: str
+    message: str
+    version: str | None = None
+    ledger_commit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class VerifyReport:
+    """What ``evotree verify --json`` prints (schema: ``verify.schema.json``)."""
+
+    ok: bool
+    anchor: dict[str, Any]
+    champion: str
+    champion_commit: str
+    promotions: list[dict[str, Any]] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["v"] = 1
+        return out
+
+
+def check_signed_statement(policy: Policy, statement: Any, signature: Any, *, expect_type: str,
+                           anchor: str, version: str | None) -> list[str]:
+    """Reasons why ``statement``/``signature`` is not a valid signed approval under ``policy`` ([] = valid)."""
+    if not isinstance(statement, dict):
+        return ["no signed statement"]
+    reasons = []
+    if statement.get("type") != expect_type:
+        reasons.append(f"statement type {statement.get('type')!r}, expected {expect_type!r}")
+    if statement.get("workspace") != anchor:
+        reasons.append("statement names another workspace (anchor commit differs)")
+    if version is not None and statement.get("version") != version:
+        reasons.append(f"statement is for {statement.get('version')!r}, the event for {version!r}")
+    approver = str(statement.get("approver") or "")
+    if policy.signers_error:
+        reasons.append(f"no allowed signers: {policy.signers_error}")
+    elif not any(s.allows(approver) for s in policy.signers):
+        reasons.append(f"signer {approver!r} is not in {policy.allowed_signers_path} of {policy.champion}")
+    else:
+        ok, message = verify(policy.allowed_signers_text, approver, canonical(statement), signature)
+        if not ok:
+            reasons.append(f"signature invalid: {message.splitlines()[-1] if message else 'no signature'}")
+    created_by = email_of(statement.get("created_by"))
+    if created_by and email_of(approver) == created_by:
+        reasons.append(f"approver {approver} created the version")
+    return reasons
+
+
+def _ledger_entries(ws: Workspace) -> list[LedgerEntry]:
+    return list(reversed(list(ws.ledger.entries())))
+
+
+def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bool = True) -> VerifyReport:
+    """Walk the ledger oldest first and check every signed approval, the champion ref and meta."""
+    from gates.policy import policy_at
+
+    entries = _ledger_entries(ws)
+    problems: list[Problem] = []
+    checked = {"events": len(entries), "promotions": 0, "decisions": 0, "run_approvals": 0, "tags": 0,
+               "reflog_entries": 0}
+    if not entries or entries[0].event.kind != EventKind.WORKSPACE_INITIALIZED.value:
+        first = entries[0].event.kind if entries else "nothing"
+        return VerifyReport(False, {}, "", "", problems=[Problem(
+            "ledger_root", f"the ledger does not start with workspace.initialized (it starts with {first})")],
+            checked=checked)
+    init = entries[0]
+    anchor_commit = str(init.event.data.get("commit", ""))
+    champion, commit = str(init.event.version), anchor_commit
+    chain_commits = {anchor_commit}
+    policy = policy_at(ws, champion, commit)
+    anchor = {"version": champion, "commit": anchor_commit, "ledger_commit": init.commit,
+              "allowed_signers": policy.principals}
+    report = VerifyReport(True, anchor, champion, commit, checked=checked)
+    records = {r.id: r for r in ws.ledger.versions()}
+    for entry in entries[1:]:
+        event = entry.event
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == EventKind.WORKSPACE_INITIALIZED.value:
+            problems.append(Problem("ledger_reinit", "a second workspace.initialized event", event.version,
+                                    entry.commit))
+        elif event.kind == EventKind.PROMOTION.value:
+            checked["promotions"] += 1
+            reasons = _check_promotion(ws, policy, data, event.version, anchor_commit, champion, commit,
+                                       records, check_tags, checked)
+            if reasons:
+                problems.append(Problem("promotion", f"promotion of {event.version} at ledger "
+                                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                                        event.version, entry.commit))
+                continue
+            statement = data["statement"]
+            report.promotions.append({"version": event.version, "commit": statement["commit"],
+                                      "previous": statement["previous_champion"], "approver": statement.get("approver"),
+                                      "evidence_hash": statement.get("evidence_hash"), "at": event.at,
+                                      "signed": bool(data.get("signature")), "ledger_commit": entry.commit})
+            champion, commit = str(event.version), str(statement["commit"])
+            chain_commits.add(commit)
+            policy = policy_at(ws, champion, commit)
+        elif event.kind == EventKind.DECISION.value and isinstance(data.get("statement"), dict):
+            checked["decisions"] += 1
+            reasons = _check_decision(policy, data, event.version, anchor_commit)
+            if reasons:
+                problems.append(Problem("decision", f"decision on {event.version} at ledger {entry.commit[:10]}"
+                                        " is not valid: " + "; ".join(reasons), event.version, entry.commit))
+        elif event.kind == EventKind.RUN_APPROVED.value:
+            checked["run_approvals"] += 1
+            reasons = check_signed_statement(policy, data.get("statement"), data.get("signature"),
+                                             expect_type=RUN_APPROVAL_TYPE, anchor=anchor_commit,
+                                             version=event.version)
+            if reasons:
+                problems.append(Problem("run_approval", f"run approval of {event.version} at ledger "
+                                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                                        event.version, entry.commit))
+            else:
+                report.approvals.append({"version": event.version, "approver": data["statement"].get("approver"),
+                                         "runs": data["statement"].get("runs"), "at": event.at,
+                                         "ledger_commit": entry.commit})
+    meta_champion = ws.ledger.meta().get("champion")
+    if meta_champion != champion:
+        problems.append(Problem("ledger_champion", f"the ledger names {meta_champion} as champion, but the last "
+                                f"signed promotion made {champion} champion", meta_champion))
+    ref = ws.git.ref_target(CHAMPION_REF)
+    if ref is None or str(ref) != commit:
+        problems.append(Problem("champion_ref", f"{CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'},"
+                                f" not to {commit[:10]} ({champion}, the end of the signed chain): it was moved "
+                                "without a signed approval", champion))
+    if check_reflog:
+        _check_reflogs(ws, chain_commits, problems, checked, report.notes)
+    report.champion, report.champion_commit = champion, commit
+    report.problems = problems
+    report.ok = not problems
+    return report
+
+
+def _check_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], version: str | None, anchor: str,
+                     champion: str, commit: str, records: dict[str, Any], check_tags: bool,
+                     checked: dict[str, int]) -> list[str]:
+    statement = data.get("statement")
+    if not isinstance(statement, dict):
+        return ["no signed statement"]
+    reasons: list[str] = []
+    if statement.get("previous_champion") != champion or statement.get("previous_commit") != commit:
+        reasons.append(f"it replaces {statement.get('previous_champion')} @ "
+                       f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's champion is "
+                       f"{champion} @ {commit[:10]}")
+    dossier = data.get("dossier")
+    if sha256_hex(canonical(dossier)) != statement.get("evidence_hash"):
+        reasons.append("evidence hash differs from the recorded dossier (dossier edited)")
+    if not isinstance(dossier, dict) or dossier.get("version") != version or dossier.get("commit") != statement.get("commit"):
+        reasons.append("the dossier is not the candidate's")
+    if statement.get("decision") != "approve":
+        reasons.append(f"decision {statement.get('decision')!r} is not approve")
+    record = records.get(str(version))
+    if record is not None and statement.get("created_by") != record.created_by:
+        reasons.append("the statement's creator differs from the ledger's")
+    if statement.get("commit") not in ws.git.repo:
+        reasons.append(f"the promoted commit {str(statement.get('commit'))[:10]} is not in this repository")
+    if policy.config.gates.require_signoff or data.get("signature"):
+        reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=PROMOTION_TYPE,
+                                          anchor=anchor, version=version)
+    if check_tags and not reasons:
+        checked["tags"] += 1
+        tag = verify_tag(ws.root, tag_name(str(version)), policy.allowed_signers_text)
+        if not tag.valid:
+            reasons.append(f"tag {tag_name(str(version))}: {tag.message}")
+        elif tag.target != statement.get("commit"):
+            reasons.append(f"tag {tag_name(str(version))} points to {str(tag.target)[:10]}, not the promoted commit")
+        elif email_of(tag.principal) != email_of(statement.get("approver")):
+            reasons.append(f"tag {tag_name(str(version))} is signed by {tag.principal}, not the approver")
+    return reasons
+
+
+def _check_decision(policy: Policy, data: dict[str, Any], version: str | None, anchor: str) -> list[str]:
+    statement = data.get("statement")
+    reasons = check_signed_statement(policy, statement, data.get("signature"), expect_type=DECISION_TYPE,
+                                     anchor=anchor, version=version)
+    if "dossier" in data and isinstance(statement, dict) and \
+            sha256_hex(canonical(data.get("dossier"))) != statement.get("evidence_hash"):
+        reasons.append("evidence hash differs from the recorded dossier")
+    return reasons
+
+
+def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], checked: dict[str, int],
+                   notes: list[str]) -> None:
+    """Every value the champion ref took must be a signed champion; the ledger must only grow."""
+    repo = ws.git.repo
+    zero = "0" * 40
+    for name in (CHAMPION_REF, LEDGER_REF):
+        ref = repo.references.get(name)
+        if ref is None:
+            continue
+        try:
+            log = list(ref.log())
+        except Exception:  # noqa: BLE001 - no reflog is a note, not tampering
+            log = []
+        if not log:
+            notes.append(f"{name} has no reflog here (git logs refs outside refs/heads only with "
+                         "core.logAllRefUpdates=always); its current value was checked")
+            continue
+        for item in log:
+            checked["reflog_entries"] += 1
+            old, new = str(item.oid_old), str(item.oid_new)
+            if name == CHAMPION_REF and new != zero and new not in chain:
+                problems.append(Problem("champion_reflog", f"{CHAMPION_REF} once pointed to {new[:10]} "
+                                        f"({item.message}), which no signed promotion made champion"))
+            if name == LEDGER_REF and old != zero and new != zero and old in repo and new in repo \
+                    and old != new and not repo.descendant_of(new, old):
+                problems.append(Problem("ledger_rewritten", f"{LEDGER_REF} moved from {old[:10]} to {new[:10]}, "
+                                        f"which does not extend it: the ledger's history was rewritten"))
