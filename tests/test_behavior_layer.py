@@ -301,3 +301,23 @@ def test_gym_quiet(tmp_path: Path) -> None:
     build_run(tmp_path, "llm", groups=[group(0, 2, texts="actions 0:5")])  # not a gym run
     assert analyze(tmp_path, Gym(), "llm") == []
     assert not is_gym_run(connect(tmp_path), "llm")
+
+
+def test_kstwo_closed_form_equals_scipy_where_it_is_used() -> None:
+    """The scipy.special branch of the KS p-value (used instead of importing scipy.stats) is
+    scipy's kstwo.sf wherever it answers, and answers for clearly significant shifts."""
+    from scipy.stats import kstwo
+
+    from diagnostics.behavior import _kstwo_sf_special
+
+    answered = 0
+    for n in (141, 1_000, 12_000, 1_000_000):
+        for d in np.r_[np.linspace(0.0005, 0.7, 120), 0.0, 1.0]:
+            mine = _kstwo_sf_special(float(d), n)
+            if mine is None:
+                continue
+            answered += 1
+            assert min(max(mine, 0.0), 1.0) == pytest.approx(float(kstwo.sf(d, n)), rel=1e-9, abs=1e-300)
+    assert answered > 300
+    assert _kstwo_sf_special(0.01, 100) is None  # small n: the full algorithm
+    assert _kstwo_sf_special(0.1, 1_000) is not None  # n d^2 = 10: a clear shift

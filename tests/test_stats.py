@@ -387,3 +387,27 @@ def test_alpha_spending_obrien_fleming_values() -> None:
     assert alpha_spending(0.05, 1, 5).nominal < 1e-4 < alpha_spending(0.05, 1, 5, "pocock").nominal
     with pytest.raises(InvalidScores, match="look=6"):
         alpha_spending(0.05, 6, 5)
+
+
+def test_wilcoxon_equals_scipy_on_every_branch() -> None:
+    """Exact table (no ties), 2^n sign flips (ties or zeros, n <= 13), normal approximation
+    (ties above 13 tasks, or more than 50): each zero method, against scipy.stats.wilcoxon."""
+    r = rng(11)
+    checked = 0
+    for n in (5, 9, 13, 14, 30, 50, 51, 77):
+        for continuous in (True, False):
+            a = r.normal(size=n) if continuous else r.integers(0, 5, n) / 4
+            b = a + r.normal(0.1, 1, size=n) if continuous else r.integers(0, 5, n) / 4
+            for zero_method in ("wilcox", "pratt", "zsplit"):
+                if np.count_nonzero(b - a) < 2:
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ref = scipy.stats.wilcoxon(b - a, zero_method=zero_method)
+                res = wilcoxon_signed_rank(a, b, zero_method=zero_method)
+                assert res.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+                assert res.p_value == pytest.approx(float(ref.pvalue), rel=1e-9, abs=1e-300)
+                checked += 1
+    assert checked >= 40
+    with pytest.raises(InvalidScores, match="zero_method"):
+        wilcoxon_signed_rank([0.1, 0.2], [0.3, 0.1], zero_method="median")  # type: ignore[arg-type]
