@@ -26,30 +26,15 @@ def _comparison(version: str, delta: float, ci: tuple[float, float], p: float, a
             "n_tasks": 10, "alpha": 0.05, "decision": "better" if ci[0] > 0 else "inconclusive"}
 
 
-def _with_skills(ws: Workspace, hypothesis: str, skills: list[str]) -> str:
-    """A version whose ledger record names ``skills`` (what `skills.applied_skills` falls back to)."""
-    from evotree.ledger import Event, LedgerTxn
+def _with_skills(ws: Workspace, hypothesis: str, names: list[str]) -> str:
+    """A version with one commit and ``names`` applied through the skill library."""
+    from skills import apply_skill
 
     record = create_version(ws, hypothesis=hypothesis)
     commit_file(ws.root / record.worktree, "recipe.toml", f"# {hypothesis}\n", hypothesis)
-
-    def change(txn: LedgerTxn) -> Event:
-        current = txn.require(record.id)
-        current.skills = list(skills)
-        txn.put(current)
-        return Event(kind="skill.applied", version=record.id, actor="test <t@example.com>",
-                     data={"skills": [{"name": s, "params": {}} for s in skills]})
-
-    ws.ledger.transact(change, actor=ws.git.identity())
+    for name in names:
+        apply_skill(ws, record.id, name)
     return record.id
-
-
-@pytest.fixture(autouse=True)
-def _no_library(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests pin the skills through the ledger record, whatever the skill library says."""
-    import skills
-
-    monkeypatch.delattr(skills, "applied_skills", raising=False)
 
 
 def test_promotion_records_verifications_and_a_lesson(ws: Workspace, repo: Path) -> None:
@@ -98,7 +83,8 @@ def test_rejection_abandonment_incident_are_negative_evidence(ws: Workspace, rep
     rejected = memory.record_rejection(ws, v1, decision="REVISE", feedback="gain within noise",
                                        evidence={"comparison_p": 0.4})
     assert rejected.kind == "negative_evidence" and rejected.data["decision"] == "REVISE"
-    assert rejected.data["skills"] == [{"name": "AuxRewardTerm", "params": {}}]
+    assert [s["name"] for s in rejected.data["skills"]] == ["AuxRewardTerm"]
+    assert rejected.data["skills"][0]["params"]  # resolved by the skill library
     assert rejected.evidence["comparison_p"] == 0.4 and "revise" in rejected.tags
     incident = memory.record_incident(ws, v1, [
         {"layer": "audit", "code": "audit.git_history_read", "severity": "critical", "title": "ran git show",
