@@ -131,27 +131,26 @@ def _render_import(result: dict[str, Any]) -> None:
 
 
 def _render_suggest(result: dict[str, Any]) -> None:
-    from rich.table import Table
+    from rich.markup import escape
 
     console = _console()
+    source = "findings file" if result["source"] == "file" else "ledger (no local findings file)"
+    console.print(f"[bold]suggestions for {result['version']}[/] ({result['domain']} domain; "
+                  f"{result['findings']} findings from the {source}; {result['memory_entries']} memory entries)")
     if not result["suggestions"]:
-        console.print(f"no skill addresses the findings of {result['version']} "
-                      f"({result['findings']} findings from the {result['source']}).")
-    else:
-        table = Table(title=f"suggestions for {result['version']} ({result['domain']} domain; "
-                            f"{result['findings']} findings, {result['memory_entries']} memory entries)")
-        for column in ("#", "skill", "score", "severity", "memory", "why"):
-            table.add_column(column, overflow="fold" if column == "why" else "ellipsis")
-        for rank, item in enumerate(result["suggestions"], 1):
-            mem = item["memory"]
-            label = ("verified across domains" if mem["verified_across_domains"] else
-                     "verified here" if mem["verified_in_domain"] else
-                     f"verified in {', '.join(mem['domains'])}" if mem["domains"] else
-                     "untested" if not mem["verifications"] else "no significant gain yet")
-            style = "dim" if item["applied"] or item["applies"] is False else ""
-            table.add_row(str(rank), item["skill"], f"{item['score']:.2f}", item["severity"], label,
-                          "; ".join(item["reasons"]), style=style)
-        console.print(table)
+        console.print("no skill addresses these findings.")
+    for rank, item in enumerate(result["suggestions"], 1):
+        mem = item["memory"]
+        label = ("[green]verified across domains[/]" if mem["verified_across_domains"] else
+                 "[green]verified in this domain[/]" if mem["verified_in_domain"] else
+                 f"verified in {', '.join(mem['domains'])}" if mem["domains"] else
+                 "untested" if not mem["verifications"] else "no significant gain yet")
+        dim = item["applied"] or item["applies"] is False
+        head = f"{rank:>2}. [bold]{item['skill']}[/]  score {item['score']:.2f}  {label}"
+        console.print(f"[dim]{head}[/]" if dim else head)
+        codes = ", ".join(sorted({f"{f['code']} ({f['severity']})" for f in item["addresses"]}))
+        console.print(f"    addresses {escape(codes)}")
+        console.print(f"    why: {escape('; '.join(item['reasons']))}")
     if result["unaddressed"]:
         codes = ", ".join(sorted({f["code"] for f in result["unaddressed"]}))
         console.print(f"findings no skill addresses yet: {codes}")

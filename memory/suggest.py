@@ -8,7 +8,8 @@ adds every skill whose ``addresses`` lists the finding's code.
 Each candidate skill gets a score (documented in ``docs/memory.md``)::
 
     severity   worst finding it addresses: info 0.5, warn 1, high 2, critical 3,
-               + 0.25 for each further finding it addresses (at most +1)
+               + 0.25 for each further finding code it addresses (at most +1)
+               + 0.5 when a finding names the skill itself (not only the library's addresses)
     memory     + 3  verified across domains (significant gains in >= 2 domains)
                + 2  a significant gain in this workspace's domain
                + 1  a significant gain in one other domain (offered across domains)
@@ -166,8 +167,10 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
     statuses = {s.skill: s for s in skill_status_of(entries)}
 
     addressed: dict[str, list[dict[str, Any]]] = {}
+    named: set[str] = set()  # skills a finding names itself (the analyzer's own recommendation)
     unaddressed = []
     for finding in findings:
+        named.update(finding.get("skills") or [])
         names = list(dict.fromkeys([*(finding.get("skills") or []), *by_code.get(finding["code"], [])]))
         brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
         if not names:
@@ -184,6 +187,9 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
         codes = sorted({b["code"] for b in briefs})
         score = _SEVERITY_WEIGHT[worst] + min(0.25 * (len(codes) - 1), 1.0)
         reasons.append(f"addresses {', '.join(codes)} (worst: {worst})")
+        if name in named:
+            score += 0.5
+            reasons.append("named by the finding itself")
         related = [e for e in entries if e.skill == name or _names(e, name)]
         negatives = sum(1 for e in related if e.kind == EntryKind.NEGATIVE_EVIDENCE.value)
         bonus, summary = _memory_score(statuses.get(name), domain, negatives, reasons)
