@@ -81,7 +81,13 @@ def test_report_data_matches_the_evidence(rws: Workspace) -> None:
     assert set(nodes) == {"v0", "v1", "v2"} and nodes["v1"]["subject"] and nodes["v0"]["champion"]
     assert nodes["v2"]["parents"] == ["v1"] and nodes["v1"]["score"] == pytest.approx(0.8)
     assert data.verdict["status"] == expected.decision and f"{s['delta']:+.3f}" in data.verdict["line"]
-    assert not data.gates["available"] and "not evaluated" in data.gates["reason"]
+    # gates: as the gates package evaluates them, without promoting
+    from gates.evidence import evaluate_gates
+
+    gates = evaluate_gates(rws, "v1").to_dict()
+    assert data.gates["available"] and data.gates["passed"] == gates["passed"]
+    assert [(g["name"], g["status"]) for g in data.gates["gates"]] == [(g["name"], g["status"]) for g in gates["gates"]]
+    assert rws.ledger.snapshot().meta["champion"] == "v0"  # evaluating gates promoted nothing
 
 
 def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
@@ -99,7 +105,8 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
         for finding in items:
             assert f"`{finding['code']}`" in text
     assert "```mermaid\ngraph TD" in text and "n0 --> n1" in text and "n1 --> n2" in text
-    assert "Gates" in text and "not evaluated" in text
+    for gate in result["report"]["gates"]["gates"]:
+        assert f" {gate['name']} ({gate['status']}): " in text
     # plots: real PNGs beside the Markdown, linked by relative name
     assert set(result["report"]["plots"]) == {"reward", "dead_groups", "task_delta"}  # no entropy signal
     for name, file in result["report"]["plots"].items():

@@ -102,4 +102,6 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
     proc = _browser(out.as_uri(), tmp_path / "profile", f"--screenshot={shot}", "--window-size=1000,1400")
     assert proc.returncode == 0 and shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 20_000
-    assert "not evaluated" in dom.find(id="gates")[0]["text"]
+    gates = [e for e in dom.elements if e["tag"] == "li" and "gate" in (e["attrs"].get("class") or "")]
+    assert [(g["text"].split(" (")[0], g["attrs"]["data-status"]) for g in gates] == \
+        [(g["name"], g["status"]) for g in report["gates"]["gates"]] != []

@@ -62,7 +62,8 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
     findings = _findings(ws, subject_id)
     say("auditing")
     audit = _audit(ws, subject_id, run_audit)
-    gates = _gates(ws, subject_id)
+    say("evaluating gates")
+    gates = _gates(ws, subject_id, run_audit)
     say("reading the tree and the evidence curves")
     lineage = _lineage(ws, subject_id, against_id)
     curves = _curves(ws, [against_id, subject_id] if against_id != subject_id else [subject_id])
@@ -169,6 +170,8 @@ def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
                 report = audit_version(ws, version, record=False)
             except EvotreeError as exc:
                 reasons.append(f"the audit could not run: {exc.message}")
+            except Exception as exc:  # noqa: BLE001 - a broken optional section must not hide the report
+                reasons.append(f"the audit failed: {type(exc).__name__}: {exc}")
             else:
                 data = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
                 return {"available": True, "source": "computed", "passed": bool(data.get("passed")),
@@ -187,23 +190,25 @@ def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- gates
-def _gates(ws: Workspace, version: str) -> dict[str, Any]:
-    """Gate status without promoting, when the gates package offers it."""
+def _gates(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
+    """Gate status without promoting (``gates.evidence.evaluate_gates``), when it is available."""
     try:
-        import gates
+        from gates.evidence import evaluate_gates
     except ImportError as exc:
-        return section_unavailable(f"gates: not evaluated (the gates package cannot be imported: {exc})")
-    evaluate = getattr(gates, "evaluate_gates", None)
-    if evaluate is None:
-        return section_unavailable("gates: not evaluated (this evotree has no gate evaluation yet)")
+        return section_unavailable(f"gates: not evaluated (no gate evaluation in this evotree: {exc})")
     try:
-        result = evaluate(ws, version)
+        result = evaluate_gates(ws, version, run_audit=run_audit)
     except EvotreeError as exc:
         return section_unavailable(f"gates: not evaluated ({exc.message})")
+    except Exception as exc:  # noqa: BLE001 - a broken optional section must not hide the report
+        return section_unavailable(f"gates: not evaluated (the gate evaluation failed: {type(exc).__name__}: {exc})")
     data = result.to_dict() if hasattr(result, "to_dict") else result
     if not isinstance(data, dict):
         return section_unavailable("gates: not evaluated (the gate evaluation returned no data)")
-    return {"available": True, **data}
+    gates = [{"name": g.get("name"), "status": g.get("status"), "summary": g.get("summary"), "fix": g.get("fix")}
+             for g in data.get("gates") or [] if isinstance(g, dict)]
+    return {"available": True, "passed": bool(data.get("passed")), "gates": gates,
+            "policy_commit": (data.get("policy") or {}).get("commit")}
 
 
 # ----------------------------------------------------------------------------- lineage

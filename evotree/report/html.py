@@ -114,8 +114,8 @@ def _gates(data: ReportData) -> str:
     g = data.gates
     if not g.get("available"):
         return f'<p class="na">{_e(g.get("reason"))}</p>'
-    items = "".join(f"<li>{'✅' if x.get('passed') else '❌'} {_e(x.get('name'))}: {_e(x.get('detail') or x.get('reason'))}</li>"
-                    for x in g.get("gates") or [] if isinstance(x, dict))
+    items = "".join(f'<li class="gate" data-status="{_e(x.get("status"))}"><b>{_e(x.get("name"))}</b> '
+                    f"({_e(x.get('status'))}): {_e(x.get('summary'))}</li>" for x in g.get("gates") or [])
     return f"<p>Gates: <b>{'passed' if g.get('passed') else 'not passed'}</b>.</p><ul>{items}</ul>"
 
 

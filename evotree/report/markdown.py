@@ -133,11 +133,11 @@ def _gates_section(data: ReportData) -> list[str]:
     g = data.gates
     if not g.get("available"):
         return [f"_{escape_md(g.get('reason'), 500)}_"]
-    lines = [f"Gates: **{'passed' if g.get('passed') else 'not passed'}**."]
+    lines = [f"Gates: **{'passed' if g.get('passed') else 'not passed'}** (policy from the champion)."]
+    icons = {"pass": "✅", "fail": "❌"}
     for gate in g.get("gates") or []:
-        if isinstance(gate, dict):
-            ok = "✅" if gate.get("passed") else "❌"
-            lines.append(f"- {ok} {escape_md(gate.get('name'))}: {escape_md(gate.get('detail') or gate.get('reason'))}")
+        lines.append(f"- {icons.get(gate.get('status'), '⚪')} {escape_md(gate.get('name'))} ({gate.get('status')}): "
+                     f"{escape_md(gate.get('summary'), 300)}")
     return lines
 
 
