@@ -16,7 +16,7 @@ import math
 import random
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,12 +66,17 @@ class Episode:
         return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A shallow dict (``dataclasses.asdict`` deep-copies the action list: ~0.5 ms an
+        episode of 500 steps, a tenth of playing it)."""
+        return {name: getattr(self, name) for name in _EPISODE_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Episode:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+_EPISODE_FIELDS = tuple(Episode.__dataclass_fields__)
 
 
 def _fmt(value: float) -> str:
