@@ -73,6 +73,7 @@ pickling the wrapped functions.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -95,6 +96,9 @@ except ImportError:  # pragma: no cover - exercised only where the llm extra is 
 __all__ = [
     "SUPPORTED_TRL",
     "EvotreeCallback",
+    "SkillBatchReport",
+    "activate_skills",
+    "skill_trainer_class",
     "RolloutLayoutError",
     "UnsupportedTRL",
     "check_trl_version",
@@ -542,3 +546,235 @@ def _is_module(obj: Any) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(obj, torch.nn.Module)
+
+
+# ---------------------------------------------------------------------------------- skills
+# The batch seam, for skills (skills/runtime.py) that change what a GRPO step trains on.
+#
+# A subclass of the given GRPOTrainer class overrides two methods of TRL's GRPOTrainer, each
+# calling TRL's own first (no TRL code is copied):
+#   _calculate_rewards(inputs, prompts, completions, completion_ids_list) -> rewards_per_func
+#       unchanged; the subclass keeps the scored batch (rewards per function, completions,
+#       completion ids) for the skills.
+#   _generate_and_score_completions(inputs) -> dict
+#       in training mode, after TRL has built the generation batch (prompt_ids, prompt_mask,
+#       completion_ids, completion_mask, advantages, num_items_in_batch, old/ref log-probs),
+#       the batch skills select the groups and samples that keep their weight: the others get
+#       completion_mask 0 on every token (out of the loss and its token count) and advantage 0,
+#       and num_items_in_batch is recounted from the new mask (TRL's dapo/cispo/vespo loss
+#       divides by it). The selection happens before TRL shuffles and splits the batch into
+#       steps, so every loss type and steps_per_generation see it.
+# Both methods exist with these signatures in the supported releases (SUPPORTED_TRL);
+# skill_trainer_class checks that they do and fails with UnsupportedTRL otherwise.
+_SEAM_METHODS = ("_calculate_rewards", "_generate_and_score_completions")
+#: Generation-batch keys a refill (StdGroupFilter's max_resample_batches) knows how to merge.
+_LEFT_PADDED = frozenset({"prompt_ids", "prompt_mask"})
+_MERGEABLE = frozenset({"prompt_ids", "prompt_mask", "completion_ids", "completion_mask",
+                        "advantages", "num_items_in_batch", "old_per_token_logps",
+                        "ref_per_token_logps", "sampling_per_token_logps",
+                        "importance_sampling_ratio"})
+
+
+def activate_skills(applied: Sequence[Any], *, hooks: Any, reward_funcs: Sequence[Callable[..., Any]],
+                    reward_weights: Sequence[float] | None, max_completion_length: int) -> Any:
+    """A version's skills (``skills.recipe.AppliedSkill``, e.g. from ``load_skills_file``)
+    made ready for ``GRPOTrainer``: returns a ``skills.runtime.Activation`` whose
+    ``reward_funcs`` / ``reward_weights`` replace the domain's (pass the functions through
+    :func:`record_rewards`, the weights as ``GRPOConfig.reward_weights``) and whose batch
+    skills go to :func:`skill_trainer_class`. Checks the TRL version first."""
+    check_trl_version()
+    from skills.runtime import activate
+
+    return activate(applied, hooks=hooks, reward_funcs=reward_funcs, reward_weights=reward_weights,
+                    max_completion_length=max_completion_length)
+
+
+def skill_trainer_class(base: type, activation: Any, *, recorder: Recorder | None = None) -> type:
+    """``base`` (``trl.GRPOTrainer`` or a subclass) with the activation's batch skills in
+    force; ``base`` itself when there are none. Counts go to ``recorder`` as signals
+    ``skill/<Name>/<count>`` at the step the batch trains in. See the comment above."""
+    check_trl_version()
+    batch_skills = list(activation.batch_skills)
+    if not batch_skills:
+        return base
+    missing = [m for m in _SEAM_METHODS if not callable(getattr(base, m, None))]
+    if missing:
+        import trl
+
+        raise UnsupportedTRL(
+            f"{base.__name__} of TRL {trl.__version__} lacks {', '.join(missing)}, the methods "
+            f"evotree's batch skills hook into",
+            fix=_INSTALL_FIX, supported=_SUPPORTED_TEXT, installed=str(trl.__version__))
+    rec = _check_recorder(recorder, "skill_trainer_class")
+
+    class SkillGRPOTrainer(base):  # type: ignore[misc,valid-type]
+        """GRPOTrainer with evotree's batch skills (harness.trl.skill_trainer_class)."""
+
+        evotree_batch_skills = tuple(batch_skills)
+
+        def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any,
+                               completion_ids_list: Any) -> Any:
+            rewards_per_func = super()._calculate_rewards(inputs, prompts, completions,
+                                                          completion_ids_list)
+            self._evotree_scored = (rewards_per_func, list(completions),
+                                    [list(ids) for ids in completion_ids_list])
+            return rewards_per_func
+
+        def _generate_and_score_completions(self, inputs: Any) -> Any:
+            parent = super(SkillGRPOTrainer, self)._generate_and_score_completions
+            output = parent(inputs)
+            if not self.model.training:  # in-training evaluation: scored as it is
+                return output
+            return _apply_batch_skills(self, inputs, output, parent, rec)
+
+    SkillGRPOTrainer.__name__ = SkillGRPOTrainer.__qualname__ = f"Skill{base.__name__}"
+    return SkillGRPOTrainer
+
+
+@dataclasses.dataclass
+class SkillBatchReport:
+    """What the batch skills did to one generation batch (kept on the trainer as
+    ``evotree_last_batch``; the counts are also recorded as signals)."""
+
+    step: int
+    groups: int
+    keep_groups: list[bool]
+    keep_samples: list[bool]
+    counts: dict[str, dict[str, int]]
+    resample_batches: int
+    refilled_groups: int
+
+
+def _scored_batch(trainer: Any, num_generations: int) -> Any:
+    """The batch the last ``_calculate_rewards`` call scored, as the skills see it."""
+    import torch
+
+    from skills.runtime import ScoredBatch
+
+    rewards_per_func, completions, completion_ids = trainer._evotree_scored
+    if rewards_per_func.shape[0] != len(completions):
+        raise RolloutLayoutError(
+            "evotree's batch skills need one training process: the scored batch spans "
+            f"{rewards_per_func.shape[0]} samples, this process holds {len(completions)}",
+            fix="train with batch skills on one process (one GPU)")
+    values = rewards_per_func.detach().to("cpu", torch.float64)
+    weights = trainer.reward_weights.detach().to("cpu", torch.float64)
+    scored = ~torch.isnan(values)
+    combined = torch.where(scored, values * weights.unsqueeze(0), torch.zeros_like(values)).sum(1)
+    combined[~scored.any(1)] = math.nan
+    # TRL's own test for a truncated completion: its last id is neither an eos id nor pad
+    eos = getattr(trainer, "eos_token_ids", None) or [trainer._tokenizer.eos_token_id]
+    stops = {int(i) for i in [*eos, trainer._tokenizer.pad_token_id] if i is not None}
+    truncated = [not ids or int(ids[-1]) not in stops for ids in completion_ids]
+    return ScoredBatch(rewards=combined.tolist(), num_generations=num_generations,
+                       truncated=truncated, completions=[_completion_text(c) for c in completions])
+
+
+def _select(skills: Sequence[Any], batch: Any) -> tuple[list[bool], list[bool], list[Any]]:
+    """Every skill's selection, combined: a group or sample keeps its weight only if every
+    skill keeps it."""
+    selections = [s.select(batch) for s in skills]
+    groups = [all(sel.keep_groups[g] for sel in selections) for g in range(batch.groups)]
+    samples = [all(sel.keep_samples[i] for sel in selections) for i in range(len(batch.rewards))]
+    return groups, samples, selections
+
+
+def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
+                        generate: Callable[[Any], dict[str, Any]], recorder: Recorder) -> dict[str, Any]:
+    import torch
+
+    g = int(trainer.num_generations)
+    skills = trainer.evotree_batch_skills
+    batch = _scored_batch(trainer, g)
+    n = len(batch.rewards)
+    if n % g or output["advantages"].shape[0] != n:
+        raise RolloutLayoutError(f"a generation batch of {n} samples is not whole groups of "
+                                 f"{g} on one process", fix="train on one process")
+    keep_groups, keep_samples, selections = _select(skills, batch)
+    counts: dict[str, dict[str, int]] = {sel.skill: dict(sel.counts) for sel in selections}
+    budget = max((sel.max_resample_batches for sel in selections), default=0)
+    extra, refilled = 0, 0
+    dropped = [k for k, kept in enumerate(keep_groups) if not kept]
+    while dropped and extra < budget:
+        unknown = sorted(k for k in output if k not in _MERGEABLE)
+        if unknown:
+            from skills.errors import SkillNotApplicable
+
+            raise SkillNotApplicable(
+                f"refilling dropped groups (max_resample_batches) merges text-only GRPO batches; "
+                f"this one also has {', '.join(unknown)}",
+                fix="apply the skill with --param max_resample_batches=0")
+        rows = [k * g + j for k in dropped for j in range(g)]
+        sub = generate([inputs[r] for r in rows])
+        extra += 1
+        sub_batch = _scored_batch(trainer, g)
+        sub_groups, sub_samples, sub_selections = _select(skills, sub_batch)
+        for sel in sub_selections:
+            for key, value in sel.counts.items():
+                if key != "kept":
+                    counts[sel.skill][key] = counts[sel.skill].get(key, 0) + value
+        still = []
+        for j, k in enumerate(dropped):
+            if not sub_groups[j]:
+                still.append(k)
+                continue
+            _replace_rows(trainer, output, sub, list(range(k * g, (k + 1) * g)),
+                          list(range(j * g, (j + 1) * g)))
+            keep_groups[k] = True
+            keep_samples[k * g:(k + 1) * g] = sub_samples[j * g:(j + 1) * g]
+            refilled += 1
+        dropped = still
+    keep = torch.tensor(keep_samples, dtype=output["completion_mask"].dtype,
+                        device=output["completion_mask"].device)
+    output["completion_mask"] = output["completion_mask"] * keep.unsqueeze(1)
+    output["advantages"] = output["advantages"] * keep.to(output["advantages"].dtype)
+    if "tool_mask" in output:
+        output["tool_mask"] = output["tool_mask"] * keep.to(output["tool_mask"].dtype).unsqueeze(1)
+    loss_mask = output["completion_mask"] if "tool_mask" not in output else (
+        output["completion_mask"] * output["tool_mask"])
+    output["num_items_in_batch"] = trainer.accelerator.gather(loss_mask.sum()).sum()
+    step = int(trainer.state.global_step) + 1
+    for sel in selections:
+        counts[sel.skill]["kept"] = sum(keep_groups)
+        if "kept_samples" in counts[sel.skill]:
+            counts[sel.skill]["kept_samples"] = sum(keep_samples)
+        if budget:
+            counts[sel.skill]["resample_batches"] = extra
+            counts[sel.skill]["refilled"] = refilled
+    trainer.evotree_last_batch = SkillBatchReport(step, len(keep_groups), list(keep_groups),
+                                                  list(keep_samples), counts, extra, refilled)
+    if getattr(trainer.state, "is_world_process_zero", True):
+        recorder.signal(step, **{f"skill/{name}/{key}": value for name, values in counts.items()
+                                 for key, value in values.items()})
+    return output
+
+
+def _replace_rows(trainer: Any, output: dict[str, Any], sub: dict[str, Any], rows: list[int],
+                  sub_rows: list[int]) -> None:
+    """Put rows ``sub_rows`` of the refill batch ``sub`` in place of ``rows`` of ``output``,
+    padding the narrower side (prompts on the left, completions on the right)."""
+    import torch
+
+    pad_id = getattr(trainer._tokenizer, "pad_token_id", None) or 0
+    for key, value in list(output.items()):
+        if key == "num_items_in_batch" or not isinstance(value, torch.Tensor):
+            continue
+        other = sub[key]
+        if value.dim() == 2 and value.shape[1] != other.shape[1]:
+            fill = pad_id if key in ("prompt_ids", "completion_ids") else 0
+            width = max(value.shape[1], other.shape[1])
+            value = _pad_to(value, width, fill, left=key in _LEFT_PADDED)
+            other = _pad_to(other, width, fill, left=key in _LEFT_PADDED)
+        value = value.clone()
+        value[rows] = other[sub_rows].to(value.dtype)
+        output[key] = value
+
+
+def _pad_to(tensor: Any, width: int, fill: Any, *, left: bool) -> Any:
+    import torch
+
+    extra = width - tensor.shape[1]
+    if extra <= 0:
+        return tensor
+    pad = torch.full((tensor.shape[0], extra), fill, dtype=tensor.dtype, device=tensor.device)
+    return torch.cat([pad, tensor] if left else [tensor, pad], dim=1)

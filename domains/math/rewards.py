@@ -20,7 +20,8 @@ from typing import Any
 
 from domains.math.data import extract_answer, is_correct, is_well_formed
 
-__all__ = ["correctness_score", "format_score", "make_reward_functions"]
+__all__ = ["answer_checks", "correctness_score", "format_score", "make_reward_functions",
+           "skill_hooks"]
 
 
 def correctness_score(completion: str, answer: int) -> float:
@@ -50,6 +51,49 @@ def make_reward_functions(stop_token_ids: Iterable[int]) -> list[Callable[..., l
 
     format_.__name__ = format_.__qualname__ = "format"
     return [correctness, format_]
+
+
+def answer_checks(completion: str, answer: int) -> list[bool]:
+    """The checks PartialPassReward counts: the answer has the right number of digits, and each
+    digit of the expected answer is right in its place (units first). All pass exactly when
+    the answer is correct; no number at all passes none."""
+    expected = str(answer)
+    got = extract_answer(completion)
+    if got is None:
+        return [False] * (len(expected) + 1)
+    digits = str(got)
+    return [len(digits) == len(expected)] + [
+        i < len(digits) and digits[-1 - i] == expected[-1 - i] for i in range(len(expected))]
+
+
+def skill_hooks(stop_token_ids: Iterable[int], max_completion_length: int) -> Any:
+    """What the math domain offers skills (``skills.runtime.SkillHooks``): per-digit checks
+    for PartialPassReward (replacing ``correctness``), the auxiliary terms
+    ``instruction_following`` (exactly a number, ended by the end token) and ``brevity``
+    (1 - tokens / max_completion_length), and the output-format check (the completion starts
+    with a number) for DualLevelFilter."""
+    from skills.runtime import SkillHooks
+
+    stops = frozenset(int(i) for i in stop_token_ids)
+    limit = max(1, int(max_completion_length))
+
+    def checks(prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str],
+               **kwargs: Any) -> list[list[bool]]:
+        return [answer_checks(_text(c), int(a)) for c, a in zip(completions, answer, strict=True)]
+
+    def instruction_following(prompts: Sequence[Any], completions: Sequence[Any],
+                              completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
+        return [1.0 if is_well_formed(_text(c)) and bool(i) and int(i[-1]) in stops else 0.0
+                for c, i in zip(completions, completion_ids, strict=True)]
+
+    def brevity(prompts: Sequence[Any], completions: Sequence[Any],
+                completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
+        return [max(0.0, 1.0 - len(i) / limit) for i in completion_ids]
+
+    return SkillHooks(domain="math", checks=checks, all_or_nothing="correctness",
+                      aux_terms={"instruction_following": instruction_following,
+                                 "brevity": brevity},
+                      format_ok=lambda text: extract_answer(text) is not None)
 
 
 def _text(completion: Any) -> str:
