@@ -1,0 +1,472 @@
+"""The ``ray`` executor: each run is a Ray task; this process stays the driver.
+
+The driver (the ``evotree run`` process) keeps everything that decides or records: planning
+and budgets (done before it is called), the run directory with ``run.json`` and its ``.active``
+flock, the ledger, and the judging policy. Per run it submits one task
+(:func:`harness.executors.ray_worker.run_in_worker`) with
+
+- the resources of ``[executor]`` (``cpus``, ``gpus``, ``memory_gb``) and no Ray retries (the
+  driver retries, so every attempt is visible);
+- ``runtime_env={"working_dir": gcs://_ray_pkg_<sha>.zip}``: a package holding only
+  ``candidate.tar``, the version's exported commit without the judge paths (never the live
+  worktree). It is content-addressed, uploaded once per commit and cached by Ray on each node;
+- the champion's judge tree as an archive in the object store, passed nested in a list: the
+  worker fetches it only after the train phase's process group is dead. The judge is never in
+  the candidate's runtime_env.
+
+Workers write evidence to the evidence store (:mod:`harness.executors.store`); when a task ends
+the driver imports it into ``<runs_dir>/<run_id>`` and finishes the run as the local executor
+does (compaction, headline, usage, ``run.finished``). Faults:
+
+- the worker or node dies (``WorkerCrashedError``, ``NodeDiedError``, ...): the attempt is
+  finished ``failed`` with the cause, what it had copied to the store is kept but marked
+  incomplete (no headline), its leftover processes on the node are killed by a clean-up task,
+  and a new attempt ``<run_id>-r<k>`` is submitted, up to ``[executor].max_retries``;
+- the run's own code fails: ``failed``, not retried (it would fail again);
+- a manifest missing or not matching the files: ``failed``, evidence incomplete;
+- cancellation (Ctrl-C): ``ray.cancel`` on every task (KeyboardInterrupt in the worker, which
+  stops its phase and reports ``cancelled``), forced after a grace period; queued tasks are
+  removed and their runs marked ``cancelled`` without charge.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import logging
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from evotree.ledger import utcnow
+from harness.executors import ExecutorError
+from harness.executors.phases import TERM_GRACE_SECONDS
+from harness.layout import RunPaths
+
+if TYPE_CHECKING:
+    from evotree.config import ExecutorSection
+    from evotree.workspace import Workspace
+    from harness.executors.store import EvidenceStore
+    from harness.runs import ProgressFn, RunPlan, RunRecord
+
+__all__ = ["RayExecutor", "connect", "evidence_uri"]
+
+#: Seconds a cancelled task gets to stop its phase and report, before it is killed.
+CANCEL_GRACE_SECONDS = TERM_GRACE_SECONDS + 10.0
+_WAIT_SECONDS = 0.25
+_CLEANUP_SECONDS = 20.0
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ExecutorError("the ray executor needs Ray, which is not installed",
+                            fix="pip install 'evotree[ray]' (on the driver and every node), "
+                                "or run with --executor local") from None
+    return ray
+
+
+def connect(address: str) -> bool:
+    """Connect to the Ray cluster at ``address`` ('' starts a local one); True if we started it.
+
+    A process already connected (``ray.is_initialized()``) is reused as it is.
+    """
+    ray = _import_ray()
+    if ray.is_initialized():
+        return False
+    try:
+        ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING, configure_logging=True)
+    except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
+        raise ExecutorError(
+            f"cannot connect to the Ray cluster at {address or '(a new local instance)'}: {exc}",
+            fix="start the head (`ray start --head`) and pass its address with --address "
+                "(or [executor].address), or pass --address '' to start a local Ray",
+        ) from None
+    return True
+
+
+def evidence_uri(ws: Workspace, section: ExecutorSection) -> str:
+    """The store URI of ``[executor].evidence_uri``: '' = .evotree/store, relative = from the root."""
+    from harness.executors.store import EvidenceStore
+
+    uri = section.evidence_uri
+    if not uri:
+        return str(ws.state_dir / "store")
+    if EvidenceStore.is_url(uri):
+        return uri
+    path = Path(uri).expanduser()
+    return str(path if path.is_absolute() else ws.root / path)
+
+
+@dataclass
+class _Attempt:
+    plan: RunPlan
+    record: RunRecord
+    paths: RunPaths
+    lock: IO[str]
+    marker: Path
+    attempt: int
+    submitted: float = field(default_factory=time.monotonic)
+    worker: dict[str, Any] = field(default_factory=dict)
+
+
+class RayExecutor:
+    """Runs each planned run as a Ray task with the resources of ``[executor]``."""
+
+    kind = "ray"
+
+    def __init__(self, section: ExecutorSection, *, address: str | None = None) -> None:
+        self.section = section
+        self.address = section.address if address is None else address
+
+    def execute(
+        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
+    ) -> list[RunRecord]:
+        """Run every plan on the cluster; return every attempt's final record, in plan order."""
+        started_here = connect(self.address)
+        try:
+            return _Driver(ws, self.section, self.address, plans, progress, cancel).run()
+        finally:
+            if started_here:
+                _import_ray().shutdown()
+
+
+class _Driver:
+    """One ``evotree run`` request on Ray: submits, watches, imports evidence, retries, cancels."""
+
+    def __init__(self, ws: Workspace, section: ExecutorSection, address: str, plans: list[RunPlan],
+                 progress: ProgressFn | None, cancel: threading.Event) -> None:
+        from harness.executors.store import EvidenceStore
+        from harness.runs import runs_dir
+
+        self.ray = _import_ray()
+        self.ws, self.section, self.address, self.plans = ws, section, address, plans
+        self.notify = progress or (lambda *_: None)
+        self.cancel = cancel
+        self.base = runs_dir(ws)
+        self.uri = evidence_uri(ws, section)
+        self.store: EvidenceStore = EvidenceStore(self.uri)
+        self.packages: dict[str, tuple[str, int]] = {}
+        self.judges: dict[str, Any] = {}
+        self.running: dict[Any, _Attempt] = {}
+        self.done: dict[str, list[RunRecord]] = {p.run_id: [] for p in plans}
+        self.origin: dict[str, str] = {}  # attempt run_id -> the plan's run_id
+        self.cancelling_since: float | None = None
+        self.forced = False
+        longest = max((p.limits.wall_seconds for p in plans), default=3600.0)
+        self.pin_seconds = int(longest * (section.max_retries + 1) + 3600)
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> list[RunRecord]:
+        from harness.executors.ray_worker import ProgressSink
+
+        self.sink = self.ray.remote(num_cpus=0)(ProgressSink).remote()
+        self.task = self.ray.remote(_task_body())
+        try:
+            for plan in self.plans:
+                if self.cancel.is_set():
+                    self._finish_unstarted(plan, attempt=0)
+                else:
+                    self._submit(plan, attempt=0)
+            while self.running:
+                ready, _ = self.ray.wait(list(self.running), num_returns=len(self.running), timeout=_WAIT_SECONDS)
+                self._drain()
+                self._check_cancel()
+                for ref in ready:
+                    self._settle(ref)
+            self._drain()
+        except BaseException:
+            for ref in list(self.running):  # a driver bug must not leave tasks running
+                self.ray.cancel(ref, force=True)
+            raise
+        finally:
+            self.ray.kill(self.sink)
+        return [record for plan in self.plans for record in self.done[plan.run_id]]
+
+    def _check_cancel(self) -> None:
+        if not self.cancel.is_set():
+            return
+        now = time.monotonic()
+        if self.cancelling_since is None:
+            self.cancelling_since = now
+            for ref in self.running:
+                self.ray.cancel(ref, force=False)
+        elif not self.forced and now - self.cancelling_since > CANCEL_GRACE_SECONDS:
+            self.forced = True
+            for ref in self.running:
+                self.ray.cancel(ref, force=True)
+
+    def _drain(self) -> None:
+        try:
+            events = self.ray.get(self.sink.drain.remote(), timeout=10)
+        except Exception:  # noqa: BLE001 - progress is best effort
+            return
+        by_id = {a.record.run_id: a for a in self.running.values()}
+        for run_id, event, info in events:
+            if event == "worker":
+                if run_id in by_id:
+                    by_id[run_id].worker = info
+                continue
+            self.notify(run_id, event, info)
+
+    # ------------------------------------------------------------------ submitting
+    def _open_run(self, plan: RunPlan, run_id: str, attempt: int) -> _Attempt:
+        from harness.runs import RunDirError, RunRecord, RunStatus, _package_versions
+
+        cfg = self.ws.config
+        paths = RunPaths(self.base / run_id)
+        try:
+            paths.root.mkdir(parents=True)
+            (paths.root / "logs").mkdir()
+        except OSError as exc:
+            raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
+                              fix="check permissions and free space of the runs directory") from None
+        marker = self.base / ".active" / run_id
+        lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = RunRecord(
+            run_id=run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
+            commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
+            train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
+            packages=_package_versions(), limits=plan.limits.to_dict(),
+            executor={"kind": "ray", "address": self.address or "local", "attempt": attempt,
+                      "retry_of": None, "evidence_uri": self.uri, "driver_host": socket.gethostname()},
+        )
+        record.save(paths.record)
+        return _Attempt(plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt)
+
+    def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
+        from harness.runs import _ledger_run_started
+
+        cfg = self.ws.config
+        run_id = plan.run_id if attempt == 0 else f"{plan.run_id}-r{attempt}"
+        package, files = self._package(plan.commit)
+        judge = self._judge(plan.judge_commit)
+        att = self._open_run(plan, run_id, attempt)
+        att.record.executor["retry_of"] = retry_of
+        att.record.save(att.paths.record)
+        self.origin[run_id] = plan.run_id
+        _ledger_run_started(self.ws, att.record)
+        self.notify(run_id, "started", {"version": plan.version, "seed": plan.seed,
+                                        "max_steps": plan.limits.max_steps})
+        spec = {
+            "run_id": run_id, "version": plan.version, "seed": plan.seed, "commit": plan.commit,
+            "judge_commit": plan.judge_commit, "judge_version": plan.judge_version,
+            "limits": plan.limits.to_dict(), "judge_splits": list(plan.judge_splits),
+            "train_command": cfg.train.command, "eval_command": cfg.eval.command,
+            "train_timeout": cfg.train.timeout_seconds, "eval_timeout": cfg.eval.timeout_seconds,
+            "store_uri": self.uri, "sync_seconds": self.section.sync_seconds,
+            "candidate_files": files, "attempt": attempt,
+        }
+        options: dict[str, Any] = {
+            "num_cpus": self.section.cpus, "num_gpus": self.section.gpus, "max_retries": 0,
+            "retry_exceptions": False, "runtime_env": {"working_dir": package},
+        }
+        if self.section.memory_gb > 0:
+            options["memory"] = int(self.section.memory_gb * 2**30)
+        ref = self.task.options(**options).remote(spec, [judge], self.sink)
+        self.running[ref] = att
+
+    def _package(self, commit: str) -> tuple[str, int]:
+        """The runtime_env package of ``commit`` (judge paths excluded): (gcs URI, file count)."""
+        if commit in self.packages:
+            return self.packages[commit]
+        from ray._private.runtime_env.packaging import (
+            GCS_STORAGE_MAX_SIZE,
+            package_exists,
+            pin_runtime_env_uri,
+            upload_package_to_gcs,
+        )
+
+        tar_bytes, files = _tar_commit(self.ws, commit, exclude=list(self.ws.config.eval.judge_paths))
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            info = zipfile.ZipInfo("candidate.tar", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, tar_bytes)
+        data = buffer.getvalue()
+        if len(data) >= GCS_STORAGE_MAX_SIZE:
+            raise ExecutorError(
+                f"the exported commit {commit[:10]} is {len(data) / 2**20:.0f} MiB zipped, over Ray's "
+                f"package limit of {GCS_STORAGE_MAX_SIZE / 2**20:.0f} MiB",
+                fix="keep data and checkpoints out of the version's commit (download them in the train "
+                    "command) or raise RAY_max_grpc_message_size / the GCS package limit on the cluster")
+        uri = f"gcs://_ray_pkg_{hashlib.sha256(data).hexdigest()[:32]}.zip"
+        if not package_exists(uri):
+            upload_package_to_gcs(uri, data)
+        pin_runtime_env_uri(uri, expiration_s=self.pin_seconds)
+        self.packages[commit] = (uri, files)
+        return self.packages[commit]
+
+    def _judge(self, commit: str) -> Any:
+        """The champion's whole tree (judge paths included) as an object-store archive."""
+        if commit not in self.judges:
+            data, _ = _tar_commit(self.ws, commit, exclude=[], compress=True)
+            self.judges[commit] = self.ray.put(data)
+        return self.judges[commit]
+
+    # ------------------------------------------------------------------ settling
+    def _settle(self, ref: Any) -> None:
+        from harness.runs import RunStatus
+
+        att = self.running.pop(ref)
+        exc_types = self.ray.exceptions
+        result: dict[str, Any] | None = None
+        kind, cause = "returned", None
+        try:
+            result = self.ray.get(ref)
+        except exc_types.TaskCancelledError:
+            kind = "cancelled"
+        except exc_types.RuntimeEnvSetupError as exc:
+            kind, cause = "failed", f"the Ray runtime_env (the candidate package) could not be set up: {_first(exc)}"
+        except exc_types.RayTaskError as exc:
+            kind, cause = "failed", f"the harness failed in the Ray worker: {_first(exc)}"
+        except exc_types.RayError as exc:
+            kind = "cancelled" if self.cancelling_since is not None else "lost"
+            cause = f"the Ray worker running this run died ({type(exc).__name__}: {_first(exc)})"
+        fetched = self.store.fetch(att.record.run_id, att.paths.root)
+        worker = fetched.worker or att.worker
+        record = att.record
+        if worker:
+            record.host = str(worker.get("host", record.host))
+            record.executor.update({k: worker[k] for k in ("node_id", "worker_pid") if k in worker})
+        complete, charge = fetched.complete, True
+        manifest = fetched.manifest
+        if kind == "returned" and result is not None and complete:
+            self._apply(record, manifest or result)
+        elif kind == "cancelled":
+            if manifest is not None:
+                self._apply(record, manifest)
+            record.status = RunStatus.CANCELLED.value
+            if not worker:
+                charge = False
+                record.error = "cancelled before a Ray worker started it"
+            elif manifest is None:
+                record.error = record.error or (cause or "cancelled; the worker did not report back")
+        else:
+            if manifest is not None:
+                self._apply(record, manifest)
+            record.status = RunStatus.FAILED.value
+            problems = "; ".join(fetched.problems[:3])
+            record.error = cause or f"the evidence in the store is incomplete: {problems}"
+            complete = False
+        retry = kind == "lost" and self.cancelling_since is None and att.attempt < self.section.max_retries
+        if kind == "lost":
+            self._cleanup(record, wait=retry)
+            if retry:
+                record.error = f"{record.error}; retried (attempt {att.attempt + 1} of {self.section.max_retries})"
+            elif self.section.max_retries:
+                record.error = f"{record.error}; not retried: {self._no_retry_reason(att)}"
+        if not complete:
+            record.notes.append(f"evidence incomplete ({'; '.join(fetched.problems[:3])}): what arrived is "
+                                "kept for inspection and not taken as a result")
+        self._close(att, wall=_wall(manifest, worker, att), charge=charge, complete=complete)
+        if retry:
+            self._submit(att.plan, attempt=att.attempt + 1, retry_of=record.run_id)
+
+    def _no_retry_reason(self, att: _Attempt) -> str:
+        if self.cancelling_since is not None:
+            return "the request was cancelled"
+        return f"max_retries = {self.section.max_retries} reached"
+
+    @staticmethod
+    def _apply(record: RunRecord, manifest: dict[str, Any]) -> None:
+        record.status = str(manifest.get("status", record.status))
+        record.error = manifest.get("error")
+        record.notes.extend(manifest.get("notes") or [])
+        record.phases = dict(manifest.get("phases") or {})
+        record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
+
+    def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
+        from harness.runs import _finish
+
+        try:
+            _finish(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
+        finally:
+            att.marker.unlink(missing_ok=True)
+            att.lock.close()
+        self.done[self.origin[att.record.run_id]].append(att.record)
+        self.notify(att.record.run_id, "finished", {"status": att.record.status, "headline": att.record.headline})
+
+    def _finish_unstarted(self, plan: RunPlan, *, attempt: int) -> None:
+        from harness.runs import RunStatus, _ledger_run_started
+
+        att = self._open_run(plan, plan.run_id, attempt)
+        self.origin[plan.run_id] = plan.run_id
+        _ledger_run_started(self.ws, att.record)
+        att.record.status = RunStatus.CANCELLED.value
+        att.record.error = "cancelled before it was submitted"
+        self._close(att, wall=0.0, charge=False, complete=True)
+
+    def _cleanup(self, record: RunRecord, *, wait: bool) -> None:
+        """Kill what a dead worker's phases left on its node and delete its scratch directory."""
+        node_id = record.executor.get("node_id")
+        if not node_id:
+            record.notes.append("the worker's node is unknown: nothing was cleaned up on it")
+            return
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from harness.executors.ray_worker import cleanup_run
+
+        task = self.ray.remote(cleanup_run).options(
+            num_cpus=0, max_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
+        ref = task.remote(record.run_id)
+        if not wait:
+            return
+        try:
+            done = self.ray.get(ref, timeout=_CLEANUP_SECONDS)
+            if done.get("killed"):
+                record.notes.append(f"killed {len(done['killed'])} process(es) the dead worker left on "
+                                    f"{done.get('host')}")
+        except Exception as exc:  # noqa: BLE001 - a dead node has nothing left to clean
+            record.notes.append(f"clean-up on the worker's node did not complete: {type(exc).__name__}")
+
+
+def _task_body() -> Any:
+    from harness.executors.ray_worker import run_in_worker
+
+    return run_in_worker
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, att: _Attempt) -> float:
+    """Seconds the run occupied its worker: reported by the worker, else since it started."""
+    if manifest and isinstance(manifest.get("wall_seconds"), (int, float)):
+        return float(manifest["wall_seconds"])
+    if worker and isinstance(worker.get("started_at"), (int, float)):
+        return max(0.0, time.time() - float(worker["started_at"]))
+    return 0.0
+
+
+def _tar_commit(ws: Workspace, commit: str, *, exclude: list[str], compress: bool = False) -> tuple[bytes, int]:
+    """A deterministic tar of ``commit``'s exported tree; (bytes, number of files and links)."""
+    from harness.export import export_tree
+
+    with tempfile.TemporaryDirectory(prefix="evotree-export-") as tmp:
+        root = Path(tmp) / "tree"
+        count = export_tree(ws.git.repo, commit, root, exclude=exclude)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz" if compress else "w") as archive:
+            for path in sorted(root.rglob("*")):
+                info = archive.gettarinfo(str(path), arcname=path.relative_to(root).as_posix())
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                if info.isfile():
+                    with open(path, "rb") as handle:
+                        archive.addfile(info, handle)
+                else:
+                    archive.addfile(info)
+        return buffer.getvalue(), count

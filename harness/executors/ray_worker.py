@@ -1,0 +1,229 @@
+"""What runs inside a Ray worker: one run's two phases, on the node the task landed on.
+
+:func:`run_in_worker` is the body of the Ray task the driver (:mod:`harness.executors.ray`)
+submits per run. The task's ``runtime_env`` ``working_dir`` is a package holding only
+``candidate.tar``: the version's exported commit (judge paths excluded), so the worker's
+working directory and ``sys.path`` contain nothing importable that could shadow evotree. The
+worker then
+
+1. extracts the candidate into a node-local scratch run directory and checks its file count;
+2. writes ``worker.json`` to the evidence store (node, pid: what the driver needs to clean up
+   after a dead worker);
+3. runs the train phase (``RAY_*`` variables dropped from its environment), copying partial
+   evidence to the store every ``sync_seconds``;
+4. only once the train process group is dead, fetches the champion's judge archive (an object
+   the driver put; passed nested in a list so Ray does not fetch it before the task starts),
+   extracts it outside the run directory, runs the eval phase there and deletes it;
+5. copies all evidence to the store and writes ``manifest.json`` last, then returns it.
+
+It never touches the ledger or the driver's run.json. ``ray.cancel`` raises KeyboardInterrupt
+here: the phase's process group is killed and the run reported ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CANDIDATE_ARCHIVE", "ProgressSink", "cleanup_run", "kill_run_processes", "run_in_worker",
+           "scratch_dirs"]
+
+#: The one file of a candidate package (the runtime_env working_dir).
+CANDIDATE_ARCHIVE = "candidate.tar"
+_FLUSH_SECONDS = 0.5
+
+
+def scratch_dirs(run_id: str) -> tuple[Path, Path]:
+    """(node-local run directory, judge directory outside it) of ``run_id`` on this node."""
+    base = Path(tempfile.gettempdir())
+    return base / "evotree-ray" / run_id, base / "evotree-ray-judge" / run_id
+
+
+class ProgressSink:
+    """A Ray actor (created by the driver) that buffers progress events from workers."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, dict[str, Any]]] = []
+
+    def push(self, events: list[tuple[str, str, dict[str, Any]]]) -> None:
+        self.events.extend(events)
+
+    def drain(self) -> list[tuple[str, str, dict[str, Any]]]:
+        events, self.events = self.events, []
+        return events
+
+
+class _Notifier:
+    """Progress callback of the phases: batches events to the driver's sink actor."""
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        self.buffer: list[tuple[str, str, dict[str, Any]]] = []
+        self.last = time.monotonic()
+        self.lock = threading.Lock()
+
+    def __call__(self, run_id: str, event: str, info: dict[str, Any]) -> None:
+        with self.lock:
+            self.buffer.append((run_id, event, info))
+        if event != "metric" or time.monotonic() - self.last > _FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        with self.lock:
+            events, self.buffer = self.buffer, []
+        self.last = time.monotonic()
+        if events and self.sink is not None:
+            try:
+                self.sink.push.remote(events)
+            except Exception:  # noqa: BLE001 - progress is best effort, never a reason to fail a run
+                pass
+
+
+class _Syncer(threading.Thread):
+    """Copies a running run's evidence files to the store every ``period`` seconds."""
+
+    def __init__(self, store: Any, run_id: str, root: Path, period: float) -> None:
+        super().__init__(daemon=True, name=f"evotree-sync-{run_id}")
+        self.store, self.run_id, self.root, self.period = store, run_id, root, period
+        self.stop = threading.Event()
+        self.sent: dict[str, int] = {}
+        self.error: str | None = None
+
+    def sync(self) -> None:
+        from harness.executors.store import evidence_files
+
+        changed = []
+        for rel in evidence_files(self.root):
+            size = (self.root / rel).stat().st_size
+            if self.sent.get(rel) != size:
+                changed.append(rel)
+                self.sent[rel] = size
+        if changed:
+            self.store.put_files(self.run_id, self.root, changed)
+
+    def run(self) -> None:
+        while not self.stop.wait(self.period):
+            try:
+                self.sync()
+            except Exception as exc:  # noqa: BLE001 - a failed partial copy is retried next time
+                self.error = f"{type(exc).__name__}: {exc}"
+
+
+def _extract(data: bytes | Path, target: Path) -> int:
+    """Extract a tar archive (ours: an exported commit) into ``target``; return its file count."""
+    target.mkdir(parents=True, exist_ok=True)
+    source = tarfile.open(data) if isinstance(data, Path) else tarfile.open(fileobj=io.BytesIO(data))
+    with source as archive:
+        members = archive.getmembers()
+        archive.extractall(target, filter="fully_trusted")  # built by the driver from a commit
+    return sum(1 for m in members if m.isfile() or m.issym())
+
+
+def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict[str, Any]:
+    """Execute one run in this Ray worker; return its manifest (also written to the store)."""
+    import ray
+
+    from harness.budget import RunLimits
+    from harness.executors.phases import train_then_judge
+    from harness.executors.store import WORKER, EvidenceStore
+    from harness.layout import RunPaths
+    from harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
+
+    started = time.monotonic()
+    run_id = spec["run_id"]
+    store = EvidenceStore(spec["store_uri"])
+    scratch, judge_dir = scratch_dirs(run_id)
+    shutil.rmtree(scratch, ignore_errors=True)
+    paths = RunPaths(scratch)
+    (paths.root / "logs").mkdir(parents=True)
+    notify = _Notifier(sink)
+    node_id = ray.get_runtime_context().get_node_id()
+    worker = {"run_id": run_id, "node_id": node_id, "worker_pid": os.getpid(), "host": socket.gethostname(),
+              "started_at": time.time(), "attempt": spec["attempt"]}
+    store.put_json(run_id, WORKER, worker)
+    notify(run_id, "worker", worker)
+    plan = RunPlan(run_id=run_id, version=spec["version"], seed=spec["seed"], commit=spec["commit"],
+                   judge_commit=spec["judge_commit"], judge_version=spec["judge_version"],
+                   limits=RunLimits(**spec["limits"]), judge_splits=tuple(spec["judge_splits"]))
+    record = RunRecord(run_id=run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
+                       commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
+                       train_command=spec["train_command"], eval_command=spec["eval_command"],
+                       started_at="", limits=spec["limits"])
+    syncer = _Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
+    cancel = threading.Event()  # ray.cancel arrives as KeyboardInterrupt, not through this event
+
+    def provide_judge(target: Path) -> None:
+        data = ray.get(judge_box[0])  # fetched only now: the train process group is dead
+        _extract(data, target)
+
+    try:
+        count = _extract(Path.cwd() / CANDIDATE_ARCHIVE, paths.candidate)
+        if count != spec["candidate_files"]:
+            raise RuntimeError(f"the candidate package has {count} files, the exported commit "
+                               f"{spec['candidate_files']}")
+        syncer.start()
+        outcome = train_then_judge(
+            plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
+            train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
+            deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
+            cancel=cancel, notify=notify, drop_env=("RAY_",),
+        )
+        record.status = outcome_status(outcome)
+    except KeyboardInterrupt:
+        record.status = RunStatus.CANCELLED.value
+        record.error = record.error or "cancelled (ray.cancel) while running"
+    except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
+        record.status = RunStatus.FAILED.value
+        record.error = record.error or f"{type(exc).__name__}: {exc}"
+    finally:
+        syncer.stop.set()
+    try:
+        if syncer.is_alive():
+            syncer.join(timeout=30)
+        if syncer.error:
+            record.notes.append(f"a partial copy to the evidence store failed once: {syncer.error}")
+        summary = {
+            "status": record.status, "error": record.error, "notes": record.notes, "phases": record.phases,
+            "cpu_seconds": record.cpu_seconds, "wall_seconds": round(time.monotonic() - started, 3),
+            **{k: worker[k] for k in ("node_id", "worker_pid", "host", "started_at", "attempt")},
+        }
+        manifest = store.finish(run_id, paths.root, summary)
+        notify.flush()
+        return manifest
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(judge_dir, ignore_errors=True)
+
+
+def kill_run_processes(run_id: str) -> list[int]:
+    """SIGKILL this node's processes of ``run_id`` (found by EVOTREE_RUN_ID in their environment)."""
+    import signal
+
+    from harness.layout import ENV_RUN_ID
+
+    needle = f"{ENV_RUN_ID}={run_id}".encode()
+    killed = []
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            if needle in (proc_dir / "environ").read_bytes().split(b"\0"):
+                os.kill(int(proc_dir.name), signal.SIGKILL)
+                killed.append(int(proc_dir.name))
+        except (OSError, ValueError):
+            continue
+    return killed
+
+
+def cleanup_run(run_id: str) -> dict[str, Any]:
+    """After a worker died: kill what its phases left running on this node, delete its scratch."""
+    killed = kill_run_processes(run_id)
+    for path in scratch_dirs(run_id):
+        shutil.rmtree(path, ignore_errors=True)
+    return {"run_id": run_id, "killed": killed, "host": socket.gethostname()}
