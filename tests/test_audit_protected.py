@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git
+from test_runs import make_run_repo
 
-from conftest import commit_file, git
 from diagnostics.findings import Finding
 from evotree.config import parse_config
 from evotree.versions import create_version, merge_versions
 from evotree.workspace import Workspace
 from harness.audit.errors import AuditInputError
 from harness.audit.protected import PatchGate, check_protected_paths, protected_patterns, row_shape
-from test_runs import make_run_repo
 
 
 @pytest.fixture
@@ -193,9 +193,10 @@ def test_patterns_and_row_shapes() -> None:
 
 def test_gate_reads_protect_keys_when_the_config_has_them() -> None:
     class Protect:
-        paths: list[str] = []
-        max_row_lines = 5
-        patch_allow = ["data/"]
+        def __init__(self) -> None:
+            self.paths: list[str] = []
+            self.max_row_lines = 5
+            self.patch_allow = ["data/"]
 
     gate: Any = PatchGate.from_protect(Protect())
     assert gate.max_row_lines == 5 and gate.allow == ["data/"] and gate.max_file_bytes == 1_000_000

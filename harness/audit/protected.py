@@ -261,13 +261,13 @@ def check_patch(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit,
                        "branch; change them on the champion (a reviewed promotion), never from a candidate",
             version=version))
     titles = {
-        "audit.patch_data": ("high", "the patch adds data files", "keep data out of the recipe; "
-                             "load it at run time from the domain's train split"),
-        "audit.patch_weights": ("high", "the patch adds model weights", "a candidate is a recipe that "
-                                "retrains from scratch; remove the weights"),
+        "audit.patch_data": ("high", "the patch adds data files",
+                             "keep data out of the recipe; load it at run time from the domain's train split"),
+        "audit.patch_weights": ("high", "the patch adds model weights",
+                                "a candidate is a recipe that retrains from scratch; remove the weights"),
         "audit.patch_binary": ("high", "the patch adds binary files", "remove them; a recipe is source"),
-        "audit.patch_large_file": ("high", "the patch adds large files", "remove or shrink them, or list "
-                                   "them in [protect].patch_allow if they are legitimate"),
+        "audit.patch_large_file": ("high", "the patch adds large files",
+                                   "remove or shrink them, or list them in [protect].patch_allow if legitimate"),
         "audit.patch_payload": ("high", "the patch embeds row-shaped data in text files",
                                 "remove the embedded rows (answers or labels pasted into code)"),
         "audit.patch_symlink": ("high", "the patch adds symlinks out of the tree or into protected paths",

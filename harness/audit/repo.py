@@ -221,7 +221,7 @@ def _git(gitdir: Path, *args: str, stdin: bytes | None = None, cwd: Path | None 
     if extra_env:
         env.update(extra_env)
     proc = subprocess.run(["git", "--no-replace-objects", *args], input=stdin, capture_output=True,
-                          env=env, cwd=cwd or gitdir)
+                          env=env, cwd=cwd or gitdir, check=False)
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise AuditInputError(f"git {args[0]} failed on {gitdir}: {message[-1] if message else proc.returncode}",
@@ -236,9 +236,11 @@ def _resolve(r: _Repo, rev: str | None) -> pygit2.Commit:
         obj = r.repo.revparse_single(name)
         commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
-        fix = ("the repository has no commits: nothing to audit" if rev is None and r.repo.head_is_unborn
-               else "pass --base with a commit, branch or tag of this repository")
-        raise AuditInputError(f"base {name!r} does not name a commit in {r.path}: {exc}", fix=fix) from None
+        if rev is None and r.repo.head_is_unborn:
+            raise AuditInputError(f"{r.path} has no commits: there is no base to audit against",
+                                  fix="commit the task's base first, or pass --base") from None
+        raise AuditInputError(f"base {name!r} does not name a commit in {r.path}: {exc}",
+                              fix="pass --base with a commit, branch or tag of this repository") from None
     return commit
 
 
@@ -503,7 +505,7 @@ def _ref_findings(repo: pygit2.Repository, refs: dict[str, str], allowed: list[s
         code, title, fix = specs[key]
         labels = [e["reach"] for e in entries]
         severity = _severity_for(labels) if key in ("future", "stash") else "high"
-        if key in ("stash", "notes", "original") and any(k in ("descendant", "newer") for k in labels):
+        if key in ("stash", "original") and any(k in ("descendant", "newer") for k in labels):
             severity = "critical"
         out.append(_finding(code, severity, f"{title}: {len(entries)} ref(s)",
                             {"count": len(entries), "refs": entries[:SAMPLE],
@@ -660,12 +662,12 @@ def _worktree_findings(r: _Repo, classify: Any) -> list[Finding]:
     admin = r.commondir / "worktrees"
     if not admin.is_dir():
         return []
+    heads = [(entry.name, entry / "HEAD") for entry in sorted(admin.iterdir()) if entry.resolve() != r.gitdir]
+    if r.gitdir != r.commondir:  # from a linked worktree, the main checkout is another one
+        heads.insert(0, ("(main)", r.commondir / "HEAD"))
     others = []
     labels = []
-    for entry in sorted(admin.iterdir()):
-        if entry.resolve() == r.gitdir:
-            continue
-        head = entry / "HEAD"
+    for name, head in heads:
         if not head.is_file():
             continue
         text = head.read_text("utf-8", "replace").strip()
@@ -675,7 +677,7 @@ def _worktree_findings(r: _Repo, classify: Any) -> list[Finding]:
                 target = str(r.repo.references[text[5:]].resolve().target)
             except (KeyError, pygit2.GitError):
                 target = ""
-        item: dict[str, Any] = {"worktree": entry.name, "head": text[:200]}
+        item: dict[str, Any] = {"worktree": name, "head": text[:200]}
         if len(target) == 40:
             peeled, label = classify(target)
             item.update(commit=peeled, reach=label)
@@ -757,8 +759,9 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         target.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="evotree-empty-template-") as template:
             init = ["init", "--quiet", f"--template={template}", "--initial-branch", name]
+            env = {k: v for k, v in _git_env(target).items() if k != "GIT_DIR"}
             subprocess.run(["git", *init, *(["--bare"] if bare else []), str(target)], check=True,
-                           capture_output=True, env=_git_env(target / "unused"), cwd=target)
+                           capture_output=True, env=env, cwd=target)
         gitdir = target if bare else target / ".git"
         _git(gitdir, "config", "core.logAllRefUpdates", "false")
         pack = subprocess.Popen(["git", "--no-replace-objects", "pack-objects", "--revs", "--stdout", "--quiet"],
