@@ -8,10 +8,11 @@ or forged). ``origin`` records where an imported entry came from; it is not part
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -160,7 +161,7 @@ class MemoryEntry:
 
     def content(self) -> dict[str, Any]:
         """The hashed part of the entry (everything but ``id`` and ``origin``)."""
-        return {k: v for k, v in asdict(self).items() if k in _HASHED}
+        return {k: getattr(self, k) for k in _HASHED}
 
     @property
     def significant(self) -> bool:
@@ -168,8 +169,11 @@ class MemoryEntry:
         return bool(self.data.get("significant")) if self.kind == EntryKind.SKILL_VERIFICATION.value else False
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (schema ``memory_entry``)."""
-        return asdict(self)
+        """The JSON form (schema ``memory_entry``); a copy the caller may change."""
+        out = {name: getattr(self, name) for name in _FIELDS}
+        out.update(data=copy.deepcopy(self.data), evidence=copy.deepcopy(self.evidence), tags=list(self.tags),
+                   origin=copy.deepcopy(self.origin))
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> MemoryEntry:
@@ -193,3 +197,6 @@ class MemoryEntry:
             return cls(**data)
         except TypeError as exc:  # e.g. a field of the wrong shape that dataclass init refuses
             raise InvalidMemory(f"memory entry {data.get('id')}: {exc}", fix="the export is malformed") from None
+
+
+_FIELDS = tuple(f.name for f in fields(MemoryEntry))

@@ -279,3 +279,14 @@ def test_list_search_show_cli_and_schemas(ws: Workspace, repo: Path) -> None:
     assert "significant gain" in run("memory", "show", found["hits"][0]["entry"]["id"]).stdout
     assert "BM25" in run("memory", "search", "--help").stdout
     assert EntryKind.LESSON.value == "lesson"
+
+
+def test_memory_commands_import_nothing_heavy(ws: Workspace, repo: Path) -> None:
+    from test_startup import HEAVY, _modules_after
+
+    memory.add_entry(ws, "dead groups need a filter")
+    for args in (["memory", "list", "--json"], ["memory", "search", "dead"], ["memory", "skills"],
+                 ["memory", "--help"]):
+        code, modules = _modules_after(["-C", str(repo), *args], repo)
+        assert code == 0, args
+        assert not modules & set(HEAVY), (args, modules & set(HEAVY))

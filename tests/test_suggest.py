@@ -151,3 +151,8 @@ def test_a_clone_suggests_from_the_ledger_and_undiagnosed_is_explained(tmp_path:
     std = _by_skill(from_ledger)["StdGroupFilter"]
     assert std["severity"] == "critical" and std["addresses"][0]["code"] == "signal.dead_groups_high"
     assert json.loads(json.dumps(from_ledger))
+    # suggest stays light: no duckdb, torch, numpy... (the ledger path reads git only)
+    from test_startup import HEAVY, _modules_after
+
+    code, modules = _modules_after(["-C", str(clone), "suggest", v1, "--json"], clone)
+    assert code == 0 and not modules & set(HEAVY), modules & set(HEAVY)
