@@ -7,6 +7,7 @@ the next version; nothing here is evidence that a gate may rely on.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from evotree.ledger import EventKind, utcnow
@@ -32,14 +33,16 @@ MANUAL_KINDS = (EntryKind.LESSON.value, EntryKind.NEGATIVE_EVIDENCE.value)
 
 
 def workspace_id(ws: Workspace) -> str:
-    """A stable id of the workspace: the first 12 hex digits of its root version's commit.
+    """A stable id of the workspace: 12 hex digits hashing its root commit and ``init`` time.
 
-    The same in every clone (it is in the ledger), different for another workspace.
+    Both are in the ledger, so every clone has the same id; two workspaces initialized from
+    the same commit still differ (their ``init`` times differ).
     """
-    record = ws.ledger.snapshot().version(_ROOT)
-    if record is not None:
-        return record.base_commit[:12]
-    return str(ws.git.head_commit())[:12]
+    snapshot = ws.ledger.snapshot()
+    record = snapshot.version(_ROOT)
+    base = record.base_commit if record is not None else str(ws.git.head_commit())
+    seed = f"{base}\n{snapshot.meta.get('created_at') or ''}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:12]
 
 
 def applied_skills(ws: Workspace, version: str) -> list[dict[str, Any]]:

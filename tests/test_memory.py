@@ -4,6 +4,8 @@ incidents, lessons by hand, search, skill status, and sharing through git."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -227,6 +229,9 @@ def test_memory_survives_push_and_clone(ws: Workspace, repo: Path, tmp_path: Pat
     git(clone, "config", "user.email", "bo@example.com")
     git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
     after = Cli(clone).json("memory", "list")
+    from memory.record import workspace_id
+
+    assert workspace_id(Workspace.open(clone)) == workspace_id(ws)  # the same workspace, cloned
     validate(after, "memory_list")
     assert after["entries"] == before["entries"] and len(after["entries"]) == 3
     assert after["skills"] == before["skills"]
@@ -290,3 +295,26 @@ def test_memory_commands_import_nothing_heavy(ws: Workspace, repo: Path) -> None
         code, modules = _modules_after(["-C", str(repo), *args], repo)
         assert code == 0, args
         assert not modules & set(HEAVY), (args, modules & set(HEAVY))
+
+
+def test_a_tampered_memory_ref_is_reported(ws: Workspace, repo: Path) -> None:
+    """Someone rewrites an entry's blob in a new memory commit: reading memory says so."""
+    entry = memory.add_entry(ws, "the honest lesson")
+    tree = git(repo, "rev-parse", f"{MEMORY_REF}^{{tree}}")
+    path = f"entries/{entry.id[1:3]}/{entry.id}.json"
+    data = json.loads(git(repo, "cat-file", "-p", f"{MEMORY_REF}:{path}"))
+    data["text"] = "a convenient lesson"
+    index = repo / ".git" / "tampered-index"
+    (repo / "forged.json").write_text(json.dumps(data))
+    blob = git(repo, "hash-object", "-w", "forged.json")
+    (repo / "forged.json").unlink()
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    subprocess.run(["git", "read-tree", tree], cwd=repo, env=env, check=True)
+    subprocess.run(["git", "update-index", "--cacheinfo", f"100644,{blob},{path}"], cwd=repo, env=env, check=True)
+    new_tree = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True,
+                              text=True).stdout.strip()
+    commit = git(repo, "commit-tree", new_tree, "-p", MEMORY_REF, "-m", "edit")
+    git(repo, "update-ref", MEMORY_REF, commit)
+    err = Cli(repo).json("memory", "list", code=27)["error"]
+    assert entry.id in err["message"] and "changed after it was written" in err["message"]
+    assert "git log -p refs/evotree/memory" in err["fix"]
