@@ -83,13 +83,16 @@ def trusted_policy(ws: Workspace) -> Policy:
     from gates.errors import TamperingFound
 
     report = verify_workspace(ws, check_tags=False)
-    if not report.ok:
-        first = report.problems[0]
+    # an invalid decision or run approval grants nothing (it is ignored where approvals are
+    # looked up, and `evotree verify` reports it); anything about the champion chain blocks
+    chain = [p for p in report.problems if p.kind not in ("decision", "run_approval")]
+    if chain:
+        first = chain[0]
         raise TamperingFound(
-            f"refusing: the champion is not backed by signed approvals ({len(report.problems)} problem(s);"
+            f"refusing: the champion is not backed by signed approvals ({len(chain)} problem(s);"
             f" first: {first.message})",
             fix="run `evotree verify` for the full list; restore refs/evotree/champion and refs/evotree/ledger "
                 "from a trusted copy (e.g. the remote) before promoting or approving",
-            problems=[p.to_dict() for p in report.problems],
+            problems=[p.to_dict() for p in chain],
         )
     return policy_at(ws, report.champion, report.champion_commit)

@@ -1,0 +1,376 @@
+"""Gates (issue 8): threat tests — each attempt fails clearly and leaves the champion unchanged —
+and the honest path: a person at a pseudo-terminal with an allowed key promotes, verify passes.
+
+Real git repositories, real SSH keys (ssh-keygen), the real CLI as a subprocess under a pty
+(pexpect), real runs judged by the champion's judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
+from evotree.ledger import Event, EventKind, LedgerTxn
+from evotree.versions import create_version
+from evotree.workspace import Workspace, init_workspace
+from gates.signoff import CI_VARIABLES
+
+CODE_RE = re.compile(r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})")
+BOB = "bob@example.com"  # the human approver; the agent's git identity is Ada (conftest)
+
+
+def keypair(directory: Path, name: str) -> tuple[Path, str]:
+    """A fresh ed25519 key without passphrase: (private key path, 'type base64' public part)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    key = directory / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True)
+    kind, blob, *_ = (directory / f"{name}.pub").read_text().split()
+    return key, f"{kind} {blob}"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    base = tmp_path_factory.mktemp("keys")
+    return {who: keypair(base, who) for who in ("bob", "ada", "mallory")}
+
+
+CONFIG = """\
+[train]
+command = "python train.py"
+[eval]
+command = "python judge/eval.py"
+judge_paths = ["judge/"]
+[gates]
+min_delta = 0.0
+alpha = 0.05
+min_tasks = {min_tasks}
+min_seeds = 3
+bootstrap_samples = 1000
+train_approval_above_seconds = {train_threshold}
+[budget]
+max_wall_seconds = 60
+max_runs_per_version = 6
+"""
+
+
+def gate_repo(path: Path, keys: dict[str, tuple[Path, str]], *, signers: tuple[str, ...] = ("bob", "ada"),
+              min_tasks: int = 20, train_threshold: int = 0, judge: str | None = None, train: str | None = None) -> Path:
+    """A workspace whose champion's tree holds [gates] and gates/allowed_signers (bob, ada)."""
+    repo = make_repo(path)
+    (repo / "gates").mkdir()
+    emails = {"bob": BOB, "ada": "ada@example.com", "mallory": "mallory@example.com"}
+    (repo / "gates" / "allowed_signers").write_text(
+        "# approvers of promotions\n" + "".join(f"{emails[w]} {keys[w][1]}\n" for w in signers))
+    (repo / "evotree.toml").write_text(CONFIG.format(min_tasks=min_tasks, train_threshold=train_threshold))
+    (repo / "judge").mkdir()
+    (repo / "judge" / "eval.py").write_text(judge or "print('judge')\n")
+    if train:
+        (repo / "train.py").write_text(train)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "recipe, judge, gate policy")
+    init_workspace(repo)
+    return repo
+
+
+def new_version(repo: Path, text: str = "skill = 0.9\n", *, files: dict[str, str] | None = None) -> str:
+    ws = Workspace.open(repo)
+    rec = create_version(ws, hypothesis="better skill", parent="champion")
+    wt = ws.root / rec.worktree
+    for name, content in (files or {}).items():
+        (wt / name).parent.mkdir(parents=True, exist_ok=True)
+        (wt / name).write_text(content)
+    commit_file(wt, "recipe.toml", text, "recipe")
+    return rec.id
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
+    env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "160", **extra})
+    return env
+
+
+def spawn(repo: Path, *args: str, **env: str) -> pexpect.spawn:
+    return pexpect.spawn(str(EVOTREE_BIN), ["-C", str(repo), *args], cwd=str(repo), env=child_env(**env),
+                         encoding="utf-8", timeout=120, dimensions=(50, 160))
+
+
+def answer_challenge(child: pexpect.spawn, version: str, *, code: str | None = None) -> str:
+    child.expect(CODE_RE)
+    shown = child.match.group(1)
+    child.expect("version id: ")
+    child.sendline(version)
+    child.expect("one-time code: ")
+    child.sendline(code or shown)
+    return shown
+
+
+def finish(child: pexpect.spawn) -> tuple[int, str]:
+    child.expect(pexpect.EOF)
+    out = child.before or ""
+    child.close()
+    return child.exitstatus, out
+
+
+def state(repo: Path) -> tuple[str, str, int]:
+    """(champion ref, ledger champion, signed events): what no refused attempt may change.
+
+    (Evaluating the gates may append an ``audit`` event: the audit records itself.)"""
+    ws = Workspace.open(repo)
+    signed = sum(1 for e in ws.ledger.entries() if e.event.kind in ("promotion", "decision", "run.approved"))
+    return git(repo, "rev-parse", "refs/evotree/champion"), ws.ledger.meta()["champion"], signed
+
+
+@pytest.fixture
+def gws(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
+    return gate_repo(tmp_path / "w", keys)
+
+
+# ---------------------------------------------------------------------------- refusals
+def test_promote_refused_without_a_terminal(gws: Path, keys: dict[str, Any]) -> None:
+    v1 = new_version(gws)
+    before = state(gws)
+    for cmd in (["promote", v1], ["approve-run", v1, "--runs", "1"]):
+        proc = subprocess.run([str(EVOTREE_BIN), "-C", str(gws), *cmd, "--key", str(keys["bob"][0])],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, env=child_env())
+        assert proc.returncode == 31, proc.stderr
+        assert "not a terminal" in proc.stderr and "fix:" in proc.stderr
+        proc = subprocess.run([str(EVOTREE_BIN), "-C", str(gws), *cmd, "--json"], input="v1\n",
+                              capture_output=True, text=True, env=child_env())
+        assert proc.returncode == 31
+        error = json.loads(proc.stdout)["error"]
+        assert error["code"] == "signoff_refused"
+        validate(json.loads(proc.stdout), "error")
+    assert state(gws) == before
+
+
+@pytest.mark.parametrize("variable", ["CI", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_URL"])
+def test_promote_refused_in_ci_even_at_a_terminal(gws: Path, keys: dict[str, Any], variable: str) -> None:
+    v1 = new_version(gws)
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]), **{variable: "true"})
+    code, out = finish(child)
+    assert code == 31 and "CI environment" in out and variable in out
+    assert state(gws) == before
+
+
+def test_approver_may_not_be_the_creator(gws: Path, keys: dict[str, Any]) -> None:
+    v1 = new_version(gws)  # created by Ada (the repository's git identity)
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["ada"][0]))
+    code, out = finish(child)
+    assert code == 31 and "created this version" in out and "cannot approve itself" in out
+    assert state(gws) == before
+
+
+def test_key_not_in_allowed_signers_is_refused(gws: Path, keys: dict[str, Any]) -> None:
+    v1 = new_version(gws)
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["mallory"][0]))
+    code, out = finish(child)
+    assert code == 32 and "is not in gates/allowed_signers of the champion" in out
+    assert state(gws) == before
+    # no key at all: a clear error, not a prompt
+    child = spawn(gws, "promote", v1, EVOTREE_SIGNING_KEY="")
+    code, out = finish(child)
+    assert code == 32 and "no signing key" in out
+
+
+def test_candidate_editing_policy_or_signers_in_its_branch_changes_nothing(gws: Path, keys: dict[str, Any]) -> None:
+    cfg = (gws / "evotree.toml").read_text().replace("min_delta = 0.0", "min_delta = -1.0").replace(
+        "alpha = 0.05", "alpha = 0.9")
+    v1 = new_version(gws, files={"gates/allowed_signers": f"mallory@example.com {keys['mallory'][1]}\n",
+                                 "evotree.toml": cfg})
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["mallory"][0]))
+    code, out = finish(child)
+    assert code == 32 and "not in gates/allowed_signers of the champion" in out
+    assert state(gws) == before
+    report = Cli(gws).json("gates", v1)
+    validate(report, "gates")
+    assert report["policy"]["gates"]["min_delta"] == 0.0 and report["policy"]["gates"]["alpha"] == 0.05
+    assert report["policy"]["allowed_signers"] == [BOB, "ada@example.com"][::-1] or \
+        sorted(report["policy"]["allowed_signers"]) == sorted([BOB, "ada@example.com"])
+    protected = next(g for g in report["gates"] if g["name"] == "protected")
+    assert protected["status"] == "fail"
+    assert set(protected["numbers"]["changed"]) == {"evotree.toml", "gates/allowed_signers"}
+    assert not report["passed"]
+
+
+def test_wrong_code_or_version_records_nothing(gws: Path, keys: dict[str, Any]) -> None:
+    v1 = new_version(gws)
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]))
+    answer_challenge(child, v1, code="AAAA-AAAA")
+    code, out = finish(child)
+    assert code == 31 and "does not match the code shown" in out
+    child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]))
+    answer_challenge(child, "v0")
+    code, out = finish(child)
+    assert code == 31 and "is not 'v1'" in out
+    assert state(gws) == before
+
+
+def test_failed_gates_offer_only_revise_and_abort_signed(gws: Path, keys: dict[str, Any]) -> None:
+    v1 = new_version(gws)  # no runs: the score gate cannot pass
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]))
+    answer_challenge(child, v1)
+    child.expect(r"decision \[revise/abort\]: ")
+    child.sendline("approve")
+    code, out = finish(child)
+    assert code == 31 and "not one of revise, abort" in out
+    assert state(gws) == before
+    child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]), "--json")
+    answer_challenge(child, v1)
+    child.expect(r"decision \[revise/abort\]: ")
+    child.sendline("revise")
+    child.expect("feedback for the next version: ")
+    child.sendline("run it with three seeds first")
+    code, out = finish(child)
+    assert code == 0, out
+    result = json.loads(out[out.index('{"'):])
+    validate(result, "promote")
+    assert result["decision"] == "revise" and result["champion"] == "v0" and result["approver"] == BOB
+    assert state(gws)[:2] == before[:2] and state(gws)[2] == before[2] + 1
+    ws = Workspace.open(gws)
+    event = next(ws.ledger.entries(limit=1)).event
+    assert event.kind == "decision" and event.data["feedback"] == "run it with three seeds first"
+    report = Cli(gws).json("verify")
+    validate(report, "verify")
+    assert report["ok"] and report["checked"]["decisions"] == 1
+
+
+# ---------------------------------------------------------------------------- forgery
+def _forge_promotion(repo: Path, version: str, *, signature: str, approver: str = BOB) -> None:
+    """What an agent with shell access can do: append a promotion to the ledger and move the ref."""
+    ws = Workspace.open(repo)
+    commit = git(repo, "rev-parse", f"evotree/{version}")
+    previous = git(repo, "rev-parse", "refs/evotree/champion")
+    dossier = {"version": version, "commit": commit, "gates": [], "passed": True}
+    from gates.signing import canonical, sha256_hex
+
+    statement = {"type": "evotree.promotion", "v": 1, "workspace": previous, "approver": approver,
+                 "decision": "approve", "version": version, "commit": commit, "previous_champion": "v0",
+                 "previous_commit": previous, "evidence_hash": sha256_hex(canonical(dossier)),
+                 "created_by": ws.resolve(version).created_by}
+
+    def change(txn: LedgerTxn) -> Event:
+        txn.meta["champion"] = version
+        return Event(kind=EventKind.PROMOTION.value, version=version, actor="mallory",
+                     data={"statement": statement, "signature": signature, "dossier": dossier})
+
+    ws.ledger.transact(change, actor=ws.git.identity())
+    git(repo, "update-ref", "refs/evotree/champion", commit)
+    git(repo, "tag", f"evotree/promoted/{version}", commit)  # an unsigned tag
+
+
+def test_forged_ledger_entry_is_caught_and_blocks_sign_offs(gws: Path, keys: dict[str, Any]) -> None:
+    from gates.signing import canonical, sign
+
+    v1, v2 = new_version(gws), new_version(gws, "skill = 0.7\n")
+    assert Cli(gws).json("verify")["ok"]
+    # signed by Mallory's key in Bob's name, and a garbage signature: neither verifies
+    fake = sign(keys["mallory"][0], canonical({"x": 1}))
+    _forge_promotion(gws, v1, signature=fake)
+    report = Cli(gws).json("verify", code=33)
+    validate(report, "verify")
+    kinds = {p["kind"] for p in report["problems"]}
+    assert {"promotion", "ledger_champion", "champion_ref"} <= kinds
+    assert report["champion"] == "v0"  # the end of the signed chain
+    assert any("signature invalid" in p["message"] for p in report["problems"])
+    out = Cli(gws)("verify", code=33).output
+    assert "tampering found" in out
+    # nothing that needs the champion's policy trusts a forged champion
+    child = spawn(gws, "promote", v2, "--key", str(keys["bob"][0]))
+    code, text = finish(child)
+    assert code == 33 and "not backed by signed approvals" in text
+    child = spawn(gws, "approve-run", v2, "--runs", "1", "--key", str(keys["bob"][0]))
+    code, text = finish(child)
+    assert code == 33
+
+
+def test_champion_ref_moved_by_hand_is_caught(gws: Path, keys: dict[str, Any]) -> None:
+    v1 = new_version(gws)
+    git(gws, "update-ref", "refs/evotree/champion", git(gws, "rev-parse", f"evotree/{v1}"))
+    report = Cli(gws).json("verify", code=33)
+    assert [p["kind"] for p in report["problems"]] == ["champion_ref"]
+    assert "without a signed approval" in report["problems"][0]["message"]
+
+
+# ---------------------------------------------------------------------------- signatures
+def test_allowed_signers_parsing_and_signature_checks(keys: dict[str, Any], tmp_path: Path) -> None:
+    from gates.errors import SignatureError
+    from gates.signing import canonical, parse_allowed_signers, sign, verify
+
+    text = f"{BOB} {keys['bob'][1]}\nada@example.com namespaces=\"git\" {keys['ada'][1]}\n"
+    signers = parse_allowed_signers(text)
+    assert [s.principals for s in signers] == [(BOB,), ("ada@example.com",)]
+    assert signers[0].allows(BOB) and not signers[1].allows("ada@example.com")  # not for our namespace
+    with pytest.raises(SignatureError, match="line 2"):
+        parse_allowed_signers(f"{BOB} {keys['bob'][1]}\nnot a key line\n")
+    with pytest.raises(SignatureError, match="cert-authority"):
+        parse_allowed_signers(f"*@example.com cert-authority {keys['bob'][1]}\n")
+    data = canonical({"b": 1, "a": [1, 2]})
+    assert data == b'{"a":[1,2],"b":1}'
+    sig = sign(keys["bob"][0], data)
+    assert verify(text, BOB, data, sig)[0]
+    assert not verify(text, BOB, data + b" ", sig)[0]
+    assert not verify(text, "ada@example.com", data, sig)[0]
+    assert not verify(text, BOB, data, sig.replace("A", "B", 5))[0]
+    assert not verify(text, BOB, data, "unsigned")[0]
+
+
+# ---------------------------------------------------------------------------- train gate
+def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, Any]) -> None:
+    from gates.errors import GateFailed
+    from harness.runs import plan_runs
+
+    repo = gate_repo(tmp_path / "t", keys, train_threshold=100)
+    v1 = new_version(repo)
+    ws = Workspace.open(repo)
+    assert len(plan_runs(ws, [v1], seeds=1)) == 1  # 60 s <= 100 s: no approval needed
+    with pytest.raises(GateFailed, match=r"train gate: 2 run\(s\) of v1 may cost up to 120 s") as err:
+        plan_runs(ws, [v1], seeds=2)
+    assert "evotree approve-run v1 --runs 2" in (err.value.fix or "")
+    out = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "run", v1, "--seeds", "2"], capture_output=True,
+                         text=True, env=child_env())
+    assert out.returncode == 30 and "train gate" in out.stderr
+    # a forged approval (signed by a key that is not allowed) opens nothing
+    from gates.promote import anchor_commit
+    from gates.signing import canonical, sign
+
+    statement = {"type": "evotree.run-approval", "v": 1, "workspace": anchor_commit(ws), "approver": BOB,
+                 "version": v1, "commit": git(repo, "rev-parse", f"evotree/{v1}"), "runs": 10,
+                 "created_by": ws.resolve(v1).created_by}
+    forged = sign(keys["mallory"][0], canonical(statement))
+    ws.ledger.transact(lambda txn: Event(kind="run.approved", version=v1, actor="mallory",
+                                         data={"statement": statement, "signature": forged, "runs": 10}),
+                       actor=ws.git.identity())
+    with pytest.raises(GateFailed, match="no valid signed approval"):
+        plan_runs(Workspace.open(repo), [v1], seeds=2)
+    assert Cli(repo).json("verify", code=33)["problems"][0]["kind"] == "run_approval"
+    # the person approves 2 runs at a terminal
+    child = spawn(repo, "approve-run", v1, "--runs", "2", "--key", str(keys["bob"][0]), "--json")
+    answer_challenge(child, v1)
+    child.expect(r"approve these runs\? \[yes/no\]: ")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 0, out
+    result = json.loads(out[out.index('{"'):])
+    validate(result, "gates-run-approval")
+    assert result["runs"] == 2 and result["approver"] == BOB
+    assert len(plan_runs(Workspace.open(repo), [v1], seeds=2)) == 2
+    with pytest.raises(GateFailed, match="covers 2 run"):
+        plan_runs(Workspace.open(repo), [v1], seeds=3)
+    # a new commit of the version needs a new approval
+    commit_file(repo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.95\n", "tweak")
+    with pytest.raises(GateFailed, match="no valid signed approval"):
+        plan_runs(Workspace.open(repo), [v1], seeds=2)
