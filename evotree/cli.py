@@ -299,8 +299,14 @@ def worktree_restore(version: str, path: str | None) -> Any:
               help="Runs executed at once (default: [executor].jobs).")
 @click.option("--heldout", is_flag=True,
               help="Also score the held-out split (for the candidate selected on validation).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Where runs execute (default: [executor].kind): local processes, or Ray tasks.")
+@click.option("--address", default=None, metavar="ADDR",
+              help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
+                   "'' starts a local Ray for this command).")
 @outputs(_render("runs"), pass_json=True)
-def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, as_json: bool) -> Any:
+def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, executor: str | None,
+        address: str | None, as_json: bool) -> Any:
     """Run versions under the harness: train phase, then the champion's judge.
 
     \b
@@ -310,10 +316,18 @@ def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, 
     Evidence (signals, rollouts, evals) is written as JSONL while running and compacted
     to Parquet at the end. Budgets are checked before anything starts. Ctrl-C stops the
     runs cleanly and marks them cancelled.
+
+    \b
+    --executor ray schedules each (version, seed) as a Ray task with the resources of
+    [executor] (cpus, gpus, memory_gb); the version travels as its exported commit, the
+    workers write evidence to [executor].evidence_uri and this command imports it and
+    writes the ledger. A run whose worker or node dies is marked failed with the cause and
+    retried up to [executor].max_retries times. See docs/cluster.md.
     """
     from harness.runs import run_versions
 
     ws = _workspace()
+    options = {"seeds": seeds, "jobs": jobs, "heldout": heldout, "executor": executor, "address": address}
     view = None
     if not as_json:
         from evotree.render import RunProgress
@@ -322,8 +336,8 @@ def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, 
     try:
         if view is not None:
             with view:
-                return run_versions(ws, list(versions), seeds=seeds, jobs=jobs, heldout=heldout, progress=view)
-        return run_versions(ws, list(versions), seeds=seeds, jobs=jobs, heldout=heldout)
+                return run_versions(ws, list(versions), progress=view, **options)
+        return run_versions(ws, list(versions), **options)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
 
