@@ -318,3 +318,28 @@ def test_a_tampered_memory_ref_is_reported(ws: Workspace, repo: Path) -> None:
     err = Cli(repo).json("memory", "list", code=27)["error"]
     assert entry.id in err["message"] and "changed after it was written" in err["message"]
     assert "git log -p refs/evotree/memory" in err["fix"]
+
+
+def test_promotion_with_a_real_comparison(tmp_path: Path) -> None:
+    """The dict of diagnostics.compare over real runs, as the promotion gate passes it."""
+    from diagnostics.compare import compare
+    from harness.runs import run_versions
+    from test_runs import make_run_repo
+
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    rec = create_version(ws, hypothesis="a better recipe")
+    commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 1.0\nsteps = 2\n", "recipe")
+    from skills import apply_skill
+
+    apply_skill(ws, rec.id, "StdGroupFilter", {"min_std": 0.05})
+    records = run_versions(ws, ["v0", rec.id], seeds=2)
+    assert all(r.status == "succeeded" for r in records), [r.error for r in records]
+    comparison = compare(ws, "v0", rec.id, B=2000).to_dict()
+    verification, lesson = memory.record_promotion(ws, rec.id, previous_champion="v0", comparison=comparison)
+    assert verification.skill == "StdGroupFilter" and verification.data["params"]["min_std"] == 0.05
+    assert verification.data["delta"] == pytest.approx(comparison["delta"]) and comparison["delta"] > 0
+    assert verification.data["ci"] == pytest.approx(comparison["ci"])
+    assert verification.significant == (comparison["ci"][0] > 0 and comparison["p_value"] < comparison["alpha"])
+    assert lesson.data["n_tasks"] == comparison["n_tasks"] == 10
+    (status,) = memory.skill_status(ws)
+    assert status.domains == (["custom"] if verification.significant else [])
