@@ -21,8 +21,8 @@ from evotree.errors import EvotreeError
 __all__ = [
     "ENTRY_SCHEMA_VERSION",
     "EntryKind",
-    "MemoryEntry",
     "InvalidMemory",
+    "MemoryEntry",
     "entry_id",
     "json_safe",
 ]

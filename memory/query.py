@@ -23,15 +23,15 @@ from memory.model import EntryKind, InvalidMemory, MemoryEntry
 from memory.store import MemoryStore
 
 __all__ = [
+    "MIN_DOMAINS",
     "SearchHit",
     "SkillStatus",
-    "list_entries",
     "get_entry",
+    "list_entries",
     "search",
     "search_entries",
     "skill_status",
     "tokenize",
-    "MIN_DOMAINS",
 ]
 
 #: EvoTrainer's rule: a skill is verified across domains after significant gains in this many.

@@ -16,14 +16,14 @@ from memory.model import EntryKind, InvalidMemory, MemoryEntry
 from memory.store import MemoryStore
 
 __all__ = [
-    "workspace_id",
+    "add_entry",
     "applied_skills",
     "findings_summary",
-    "record_promotion",
-    "record_rejection",
     "record_abandonment",
     "record_incident",
-    "add_entry",
+    "record_promotion",
+    "record_rejection",
+    "workspace_id",
 ]
 
 _ROOT = "v0"
@@ -225,7 +225,7 @@ def record_incident(ws: Workspace, version: str, findings: list[dict[str, Any]])
             raise InvalidMemory(f"incident finding: expected a dict with code and severity, actually: {item!r}"[:300],
                                 fix="pass Finding.to_dict() values")
         parsed.append(item)
-    worst = max((Severity.parse(f["severity"]) for f in parsed)).label
+    worst = max(Severity.parse(f["severity"]) for f in parsed).label
     kept = [{k: f.get(k) for k in ("layer", "code", "severity", "title", "run_id", "evidence")}
             for f in parsed[:_INCIDENT_FINDINGS]]
     titles = "; ".join(str(f.get("title") or f["code"]) for f in parsed[:5])

@@ -30,7 +30,7 @@ from evotree.gitio import Git, Identity, RefRaceLost
 from evotree.refs import MEMORY_REF
 from memory.model import InvalidMemory, MemoryEntry
 
-__all__ = ["MemoryStore", "AppendResult"]
+__all__ = ["AppendResult", "MemoryStore"]
 
 STORE_SCHEMA_VERSION = 1
 _MAX_ATTEMPTS = 200

@@ -34,7 +34,7 @@ from memory.query import SkillStatus, skill_status_of
 from memory.record import applied_skills
 from memory.store import MemoryStore
 
-__all__ = ["NotDiagnosed", "Suggestion", "SuggestResult", "suggest", "load_findings"]
+__all__ = ["NotDiagnosed", "SuggestResult", "Suggestion", "load_findings", "suggest"]
 
 _SEVERITY_WEIGHT = {"info": 0.5, "warn": 1.0, "high": 2.0, "critical": 3.0}
 _SEVERITY_ORDER = ("info", "warn", "high", "critical")

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import Cli, commit_file, git, make_repo, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
 
 import memory
+from evotree.versions import create_version
+from evotree.workspace import Workspace, init_workspace
 from memory.model import EntryKind, InvalidMemory, MemoryEntry
 from memory.store import MemoryStore
 
@@ -72,11 +71,11 @@ def test_significance_needs_ci_above_zero_and_p_below_alpha(ws: Workspace) -> No
     # a comparison run the other way round (a = candidate) is oriented as candidate - champion
     v3 = _with_skills(ws, "c", ["StdGroupFilter"])
     flipped = {**_comparison("v0", -0.07, (-0.12, -0.02), 0.001), "a": v3, "b": "v0"}
-    (ver, lesson) = memory.record_promotion(ws, v3, previous_champion="v0", comparison=flipped)
+    (ver, _) = memory.record_promotion(ws, v3, previous_champion="v0", comparison=flipped)
     assert ver.significant and ver.data["delta"] == pytest.approx(0.07) and ver.data["ci"] == [0.02, 0.12]
     # without a comparison: recorded, not significant
     v4 = _with_skills(ws, "d", ["StdGroupFilter"])
-    (ver, lesson) = memory.record_promotion(ws, v4, previous_champion="v3", comparison=None)
+    (ver, _lesson) = memory.record_promotion(ws, v4, previous_champion="v3", comparison=None)
     assert not ver.significant and "no comparison" in ver.text
 
 
@@ -322,9 +321,10 @@ def test_a_tampered_memory_ref_is_reported(ws: Workspace, repo: Path) -> None:
 
 def test_promotion_with_a_real_comparison(tmp_path: Path) -> None:
     """The dict of diagnostics.compare over real runs, as the promotion gate passes it."""
+    from test_runs import make_run_repo
+
     from diagnostics.compare import compare
     from harness.runs import run_versions
-    from test_runs import make_run_repo
 
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
     rec = create_version(ws, hypothesis="a better recipe")

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import Cli, commit_file, git, make_repo, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
 
 import memory
+from evotree.versions import create_version
+from evotree.workspace import Workspace, init_workspace
 from memory.model import InvalidMemory
 from memory.transfer import _digest
 
@@ -131,7 +130,7 @@ def test_a_skill_is_verified_across_domains_after_gains_in_two(math_ws: Workspac
     assert out["skills"][0]["verified_across_domains"] is True
     assert "verified across domains" in Cli(custom.root)("memory", "skills").stdout
     # the math workspace alone still has one domain
-    assert not [s for s in memory.skill_status(math_ws) if s.skill == "StdGroupFilter"][0].verified_across_domains
+    assert not next(s for s in memory.skill_status(math_ws) if s.skill == "StdGroupFilter").verified_across_domains
 
 
 def _doc(math_ws: Workspace, tmp_path: Path) -> dict[str, Any]:

@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import Cli, commit_file, git, make_repo, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from harness.runs import run_versions
 from test_runs import make_run_repo
 
 import memory
 from diagnostics.diagnose import diagnose
+from evotree.versions import create_version
+from evotree.workspace import Workspace, init_workspace
+from harness.runs import run_versions
 
 
 def _dead_group_version(ws: Workspace, *, dead: bool = True) -> str:
