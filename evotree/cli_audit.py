@@ -1,15 +1,194 @@
-"""Commands of leak audits (issue 7): `evotree audit V`, `evotree audit repo PATH`.
+"""Commands of leak audits (issue 7): `evotree audit V`, `evotree audit trajectories FILE...`,
+`evotree audit repo PATH` (the last from :mod:`evotree.cli_audit_repo`).
 
-Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command.
+Registered on the ``evotree`` group by :func:`register`; imports only click at module level,
+the library (and rich) inside each command.
 """
 
 from __future__ import annotations
 
+import json
+import sys
+from typing import Any
+
 import click
 
-__all__ = ["register"]
+__all__ = ["register", "render_audit", "render_trajectory_audit"]
+
+_STYLE = {"critical": "bold red", "high": "red", "warn": "yellow", "info": "dim"}
+
+
+class _AuditGroup(click.Group):
+    """``evotree audit V`` audits a version; ``evotree audit SUBCOMMAND ...`` runs a subcommand.
+
+    The first word that is not an option and not a subcommand's name is taken as a version id.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        first = next((a for a in args if not a.startswith("-")), None)
+        if first is not None and first not in self.commands and not any(a in ("-h", "--help") for a in args[:1]):
+            args = ["version", *args]
+        return super().parse_args(ctx, args)
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def _findings_table(console: Any, findings: list[Any]) -> None:
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    for column in ("severity", "code", "finding", "run"):
+        table.add_column(column)
+    for f in findings:
+        examples = f.evidence.get("examples") or []
+        detail = f.title
+        if examples and isinstance(examples[0], dict) and examples[0].get("command"):
+            detail += f"\n[dim]e.g. {examples[0]['command'][:100]}[/]"
+        if f.suggestion:
+            detail += f"\n[dim]fix: {f.suggestion}[/]"
+        table.add_row(f"[{_STYLE.get(f.severity, '')}]{f.severity}[/]", f.code, detail, f.run_id or "")
+    console.print(table)
+
+
+def render_audit(report: Any) -> None:
+    """Print an :class:`~harness.audit.version.AuditReport` for people."""
+    from rich.console import Console
+
+    console = Console()
+    console.print(f"[bold]audit of {report.version}[/bold]: {len(report.runs)} run(s), "
+                  f"{report.trajectories} trajectories, {report.flagged} flagged, "
+                  f"git history in {report.git_history_rate:.1%}")
+    if report.score_metric:
+        console.print(f"score ({report.score_metric}): raw [bold]{_score(report.raw_score)}[/bold]   "
+                      f"leak-adjusted (flagged left out) [bold]{_score(report.leak_adjusted_score)}[/bold]   "
+                      f"flagged as failures {_score(report.leak_zeroed_score)}")
+    for name, state in report.checks.items():
+        console.print(f"  [dim]{name}: {state}[/]")
+    if report.findings:
+        _findings_table(console, report.findings)
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    if report.passed:
+        console.print("[green]passed[/green]: no finding of severity high or above")
+    else:
+        console.print("[bold red]FAILED[/bold red]: leaks of severity high or above — this version must not be "
+                      "promoted on this score" + (f" (incident {report.incident} in memory)" if report.incident else ""))
+
+
+def render_trajectory_audit(result: Any) -> None:
+    """Print a :class:`~harness.audit.trajectories.TrajectoryAudit` for people."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"{result.trajectories} trajectories ({result.steps} steps, {result.nbytes / 1e6:.1f} MB in "
+                  f"{result.seconds:.2f} s): {result.flagged} flagged, git history in {result.git_history_rate:.1%}")
+    flagged = [v for v in result.verdicts if v.hits]
+    if flagged:
+        table = Table()
+        for column in ("trajectory", "worst", "rule", "command"):
+            table.add_column(column)
+        for v in flagged[:50]:
+            top = max(v.hits, key=lambda h: ("info", "warn", "high", "critical").index(h.severity))
+            table.add_row(v.id, f"[{_STYLE.get(top.severity, '')}]{top.severity}[/]", top.rule, top.command[:80])
+        console.print(table)
+    if result.findings:
+        _findings_table(console, result.findings)
+    console.print("[green]passed[/green]" if result.passed else "[bold red]FAILED[/bold red]: leaks of severity high "
+                  "or above")
+
+
+def _emit(result: Any, as_json: bool, render: Any, passed: bool, data: dict[str, Any] | None = None) -> None:
+    if as_json:
+        indent = 2 if sys.stdout.isatty() else None
+        click.echo(json.dumps(data if data is not None else result.to_dict(), indent=indent, default=str))
+    else:
+        render(result)
+    if not passed:
+        from harness.audit.errors import AuditFailed
+
+        raise click.exceptions.Exit(AuditFailed.exit_code)
 
 
 def register(cli: click.Group) -> None:
-    """Add this module's commands to ``cli``."""
+    """Add the ``audit`` group to ``cli``."""
+    from evotree.cli import _fail, _workspace
+
+    @cli.group("audit", cls=_AuditGroup, invoke_without_command=False)
+    def audit() -> None:
+        """Leak audits: `evotree audit V` audits version V (run before any promotion).
+
+        \b
+        evotree audit V [--trajectory FILE] [--hidden PATH] [--json]
+            every check over V's runs: the trajectory audit of recorded commands (git history
+            beyond the task's base, .git internals, network fetches, hidden data, writes to
+            tests), hash ancestry in the recorded task repositories, contamination of the
+            hidden splits, protected paths; the raw and leak-adjusted scores. Exit 28 when a
+            finding is high or above.
+        evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden PATH]
+            the trajectory audit of files: evotree rollouts, shell history, SWE-agent /
+            mini-swe-agent JSON, Claude Code / Codex JSONL.
+        evotree audit repo PATH [--sanitize]
+            repository hygiene: refs, reflogs and objects beyond the task's base.
+        """
+
+    @audit.command("version", hidden=True)
+    @click.argument("version")
+    @click.option("--trajectory", "trajectories", multiple=True, metavar="FILE", type=click.Path(dir_okay=False),
+                  help="Also audit this trajectory file (any supported format); repeatable.")
+    @click.option("--hidden", "hidden", multiple=True, metavar="PATH",
+                  help="A path no trajectory may touch, besides [eval].judge_paths; repeatable.")
+    @click.option("--no-record", is_flag=True, help="Do not write findings, the ledger event or a memory incident.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (schema: `evotree schema audit`).")
+    def audit_version_cmd(version: str, trajectories: tuple[str, ...], hidden: tuple[str, ...], no_record: bool,
+                          as_json: bool) -> None:
+        """Audit version VERSION (see `evotree audit --help`)."""
+        from evotree.errors import EvotreeError
+
+        try:
+            from harness.audit.version import audit_version
+
+            ws = _workspace()
+            progress = None if as_json else (lambda line: click.echo(f"audit: {line}", err=True))
+            report = audit_version(ws, version, record=not no_record, trajectory_files=trajectories,
+                                   hidden_paths=hidden, progress=progress)
+        except EvotreeError as exc:
+            _fail(exc, as_json)
+            return
+        _emit(report, as_json, render_audit, report.passed)
+
+    @audit.command("trajectories")
+    @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+    @click.option("--hidden", "hidden", multiple=True, metavar="PATH",
+                  help="A path no trajectory may touch (hidden tests, judge data); repeatable.")
+    @click.option("--repo", metavar="PATH", type=click.Path(file_okay=False), default=None,
+                  help="The task repository, for hash ancestry (hashes not behind --base are leaks).")
+    @click.option("--base", metavar="REV", default=None, help="The task's base commit in --repo (default: HEAD).")
+    @click.option("--all", "show_all", is_flag=True, help="List every trajectory in --json, not only those with hits.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (schema: `evotree schema audit`).")
+    def audit_trajectories_cmd(files: tuple[str, ...], hidden: tuple[str, ...], repo: str | None, base: str | None,
+                               show_all: bool, as_json: bool) -> None:
+        """Audit trajectory FILES for leaks (no workspace needed). Exit 28 when one leaked."""
+        from evotree.errors import EvotreeError
+
+        try:
+            from harness.audit.trajectories import audit_trajectories
+
+            if base is not None and repo is None:
+                from harness.audit.errors import AuditInputError
+
+                raise AuditInputError("--base needs --repo (the repository the base commit is in)",
+                                      fix="pass --repo PATH as well")
+            result = audit_trajectories(files, hidden_paths=hidden, repo=repo, base=base)
+        except EvotreeError as exc:
+            _fail(exc, as_json)
+            return
+        _emit(result, as_json, render_trajectory_audit, result.passed, result.to_dict(all_verdicts=show_all))
+
+    try:
+        from evotree.cli_audit_repo import register_repo
+    except ImportError:
+        return
+    register_repo(audit)

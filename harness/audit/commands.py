@@ -1,0 +1,980 @@
+"""Shell commands, parsed properly, and the leak rules applied to each simple command.
+
+:func:`parse_shell` turns one command line (as an agent issued it) into the simple commands it
+runs: it splits at ``|``, ``&&``, ``||``, ``;``, ``&`` and newlines, enters subshells
+``( ... )`` and groups ``{ ...; }``, command substitutions ``$( ... )`` and backticks, process
+substitutions ``<( ... )``, honours single/double quotes, backslashes and ``$'...'``, skips
+comments and here-document bodies (but parses a body fed to a shell: ``bash <<EOF``), keeps
+redirections apart from arguments, drops ``NAME=value`` prefixes and shell keywords
+(``if``, ``then``, ``while``, ``!``, ...), and unwraps the wrappers a command hides behind:
+``env``, ``sudo``, ``timeout``, ``nice``, ``nohup``, ``time``, ``command``, ``exec``,
+``xargs``, ``stdbuf``, ``watch``, ``bash|sh|zsh -c "..."`` (also ``-lc``), ``eval`` and
+``python -c "..."`` (its ``os.system``/``subprocess`` calls, ``open()`` and URL fetches, read
+with :mod:`ast`). A hand-written lexer, not bashlex: it never gives up on odd input (an
+unterminated quote ends at the end of the line), and it is ~10x faster.
+
+:func:`classify` applies the leak rules to one :class:`SimpleCommand` and returns
+:class:`Hit` s. The rules (``docs/audit.md`` has the table):
+
+* ``audit.git_history_leak`` — history or references beyond the task's base: ``git log`` /
+  ``rev-list`` / ``shortlog`` / ``rev-parse`` with ``--all``, ``--branches``, ``--remotes``,
+  ``--tags``, ``--reflog``, ``--glob``, ``-g``; ``git reflog``, ``fsck``, ``cat-file``,
+  ``for-each-ref``, ``show-ref``, ``ls-remote``-less ref listings, ``stash show|list|apply|pop``,
+  ``bundle``; ``git show|diff|checkout|switch|restore|cherry-pick|merge|rebase|reset|ls-tree|
+  blame|grep|archive|format-patch|worktree add`` naming a revision that is not HEAD-relative
+  (a hash, ``rev:path``, ``refs/...``, ``origin/...``, ``x@{n}``; for ``switch``,
+  ``cherry-pick``, ``merge`` and ``rebase`` any name) — high. A hash may be cleared later
+  (:mod:`harness.audit.trajectories`): when the task repository shows it is an ancestor of the
+  base, or when the trajectory first saw it in the output of ordinary HEAD history. Pickaxe
+  (``-S``, ``-G``, ``--grep``) over HEAD's history alone is a warn: it cannot see the future.
+* ``audit.git_internals_read`` — reading ``.git/objects``, ``refs``, ``packed-refs``, ``logs``,
+  ``ORIG_HEAD``, ... with any program, or searching ``.git`` recursively — high.
+* ``audit.network_fetch`` — ``curl``, ``wget``, ``aria2c``, httpie, ``nc``, ``scp``/``ssh``/
+  ``rsync host:``, ``git fetch|pull|clone|ls-remote|remote update``, ``pip download``,
+  ``pip install`` of a URL, Python ``urlopen``/``requests`` — high; ``pip install NAME`` warn.
+* ``audit.hidden_data_read`` — any argument or redirection naming a hidden path (the caller's
+  list: ``[eval].judge_paths``, hidden test folders) — high.
+* ``audit.test_write`` — writing, moving, deleting or editing in place ``conftest.py``,
+  ``sitecustomize.py``, ``usercustomize.py``, ``*.pth``, or a file under ``tests/``, ``test/``,
+  ``testing/`` (redirections, ``tee``, ``cp``/``mv``/``install``/``ln``/``rsync`` targets,
+  ``sed -i``, ``perl -i``, ``touch``, ``rm``, ``truncate``, ``dd of=``, ``git rm``,
+  Python ``open(..., "w")``) — high; a ``test_*.py`` elsewhere — warn.
+
+Ordinary use of the current history is not a leak: ``git status``, ``git diff``,
+``git log -3``, ``git log -p -- file``, ``git show HEAD~1``, ``git blame``.
+
+What a parser cannot see is not claimed: ``g=git; $g log --all`` (a command held in a
+variable), a script file run with ``bash x.sh`` whose content is not in the trajectory.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+__all__ = [
+    "Hit",
+    "SimpleCommand",
+    "RuleSet",
+    "parse_shell",
+    "classify",
+    "classify_command",
+    "is_head_relative",
+    "prefilter",
+    "HEX_REV",
+]
+
+#: Parsing nested ``bash -c`` / ``eval`` / substitutions stops at this depth.
+MAX_DEPTH = 8
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One program invocation: its words (quotes removed) and its redirections."""
+
+    argv: tuple[str, ...]
+    redirects: tuple[tuple[str, str], ...] = ()  # (operator, target): (">", "out.txt")
+    heredoc: str | None = None  # the body of a here-document fed to it, if any
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One rule that fired on one simple command."""
+
+    code: str  # audit.git_history_leak, ...
+    severity: str  # info | warn | high | critical
+    rule: str  # short name of the rule: "git log --all", "reads .git/packed-refs", ...
+    command: str  # the simple command, re-joined
+    revisions: tuple[str, ...] = ()  # revisions named (may be cleared by ancestry / provenance)
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"code": self.code, "severity": self.severity, "rule": self.rule,
+                                  "command": self.command}
+        if self.revisions:
+            out["revisions"] = list(self.revisions)
+        return out
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """What the rules need to know about the task: its hidden paths."""
+
+    hidden_paths: tuple[str, ...] = ()
+    _hidden_re: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        patterns = []
+        for path in self.hidden_paths:
+            clean = path.strip().strip("/")
+            if clean.startswith("./"):
+                clean = clean[2:]
+            if not clean:
+                continue
+            patterns.append(re.compile(r"(?:^|[\s/'\"=(:,])" + re.escape(clean) + r"(?=$|[/\s'\"),:])"))
+        object.__setattr__(self, "_hidden_re", tuple(patterns))
+
+    def hidden_match(self, word: str) -> bool:
+        """True when ``word`` names a hidden path (or a file under one)."""
+        return any(p.search(word) for p in self._hidden_re)
+
+    @property
+    def hidden_needles(self) -> tuple[str, ...]:
+        """Plain strings the prefilter must let through (a hidden path's last component)."""
+        return tuple(p.strip("/").rsplit("/", 1)[-1] for p in self.hidden_paths if p.strip("/"))
+
+
+# ----------------------------------------------------------------------------- lexer
+_OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")", "\n")
+_REDIRS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", ">", "<")
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
+                       "time", "esac", "[[", "]]", "coproc"})
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_ANSI_ESC = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+             "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+class _Lexer:
+    """Tokens of one shell command line: ("w", word), ("op", op), ("r", redirection op).
+
+    Substitutions (``$(...)``, backticks, ``<(...)``) found anywhere are collected in
+    :attr:`subs` to be parsed as commands of their own.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.i = 0
+        self.n = len(text)
+        self.tokens: list[tuple[str, str]] = []
+        self.subs: list[str] = []
+        self.heredocs: list[tuple[int, str, bool]] = []  # (token index, delimiter, strip tabs)
+        self.bodies: dict[int, str] = {}
+
+    def _matching(self, start: int, open_: str, close: str) -> int:
+        """Index just past the ``close`` matching an already consumed ``open_`` at ``start``."""
+        s, depth, i = self.s, 1, start
+        while i < self.n:
+            c = s[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == "'":
+                j = s.find("'", i + 1)
+                i = self.n if j < 0 else j + 1
+                continue
+            if c == '"':
+                i = self._dq_end(i + 1)
+                continue
+            if c == open_:
+                depth += 1
+            elif c == close:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return self.n
+
+    def _dq_end(self, i: int) -> int:
+        s = self.s
+        while i < self.n:
+            c = s[i]
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                return i + 1
+            if c == "$" and s.startswith("$(", i):
+                i = self._matching(i + 2, "(", ")")
+                continue
+            if c == "`":
+                j = s.find("`", i + 1)
+                i = self.n if j < 0 else j + 1
+                continue
+            i += 1
+        return self.n
+
+    def _dollar(self, i: int, buf: list[str]) -> int:
+        """Handle ``$`` at ``i``; returns the next index. Substitutions go to :attr:`subs`."""
+        s = self.s
+        if s.startswith("$((", i):  # arithmetic: keep as text
+            end = self._matching(i + 3, "(", ")")
+            end = end + 1 if end < self.n and s[end] == ")" else end
+            buf.append(s[i:end])
+            return end
+        if s.startswith("$(", i):
+            end = self._matching(i + 2, "(", ")")
+            self.subs.append(s[i + 2:end - 1])
+            buf.append(s[i:end])
+            return end
+        if s.startswith("${", i):
+            end = self._matching(i + 2, "{", "}")
+            buf.append(s[i:end])
+            return end
+        if s.startswith("$'", i):  # ANSI-C quoting: escapes decoded (g$'\x69't is git)
+            j, out = i + 2, []
+            while j < self.n and s[j] != "'":
+                if s[j] == "\\" and j + 1 < self.n:
+                    k = s[j + 1]
+                    if k == "x":
+                        m = re.match(r"[0-9a-fA-F]{1,2}", s[j + 2:j + 4])
+                        if m:
+                            out.append(chr(int(m.group(), 16)))
+                            j += 2 + len(m.group())
+                            continue
+                    if k in "01234567":
+                        m = re.match(r"[0-7]{1,3}", s[j + 1:j + 4])
+                        assert m
+                        out.append(chr(int(m.group(), 8)))
+                        j += 1 + len(m.group())
+                        continue
+                    out.append(_ANSI_ESC.get(k, k))
+                    j += 2
+                    continue
+                out.append(s[j])
+                j += 1
+            buf.append("".join(out))
+            return j + 1
+        buf.append("$")
+        return i + 1
+
+    def run(self) -> _Lexer:
+        s = self.s
+        buf: list[str] = []
+        in_word = False
+
+        def flush() -> None:
+            nonlocal in_word
+            if in_word:
+                self.tokens.append(("w", "".join(buf)))
+                buf.clear()
+                in_word = False
+
+        i = 0
+        while i < self.n:
+            c = s[i]
+            if c in " \t\r":
+                flush()
+                i += 1
+                continue
+            if c == "\\":
+                if i + 1 < self.n and s[i + 1] == "\n":  # line continuation
+                    i += 2
+                    continue
+                buf.append(s[i + 1] if i + 1 < self.n else "")
+                in_word = True
+                i += 2
+                continue
+            if c == "'":
+                j = s.find("'", i + 1)
+                j = self.n if j < 0 else j
+                buf.append(s[i + 1:j])
+                in_word = True
+                i = j + 1
+                continue
+            if c == '"':
+                i = self._double(i + 1, buf)
+                in_word = True
+                continue
+            if c == "$":
+                i = self._dollar(i, buf)
+                in_word = True
+                continue
+            if c == "`":
+                j = s.find("`", i + 1)
+                j = self.n if j < 0 else j
+                self.subs.append(s[i + 1:j].replace("\\`", "`"))
+                buf.append(s[i:j + 1])
+                in_word = True
+                i = j + 1
+                continue
+            if c == "#" and not in_word:
+                j = s.find("\n", i)
+                i = self.n if j < 0 else j
+                continue
+            if c in "<>" and s.startswith("(", i + 1):  # process substitution
+                flush()
+                end = self._matching(i + 2, "(", ")")
+                self.subs.append(s[i + 2:end - 1])
+                self.tokens.append(("w", s[i:end]))
+                i = end
+                continue
+            redir = next((r for r in _REDIRS if s.startswith(r, i)), None)
+            if redir is not None:
+                if in_word and buf and "".join(buf).isdigit():  # 2>err: the fd belongs to the op
+                    buf.clear()
+                    in_word = False
+                flush()
+                self.tokens.append(("r", redir))
+                if redir in ("<<", "<<-"):
+                    self.heredocs.append((len(self.tokens) - 1, "", redir == "<<-"))
+                i += len(redir)
+                continue
+            op = next((o for o in _OPERATORS if s.startswith(o, i)), None)
+            if op is not None:
+                flush()
+                self.tokens.append(("op", op))
+                i += len(op)
+                if op == "\n" and self.heredocs:
+                    i = self._bodies(i)
+                continue
+            buf.append(c)
+            in_word = True
+            i += 1
+        flush()
+        return self
+
+    def _double(self, i: int, buf: list[str]) -> int:
+        s = self.s
+        while i < self.n:
+            c = s[i]
+            if c == '"':
+                return i + 1
+            if c == "\\" and i + 1 < self.n and s[i + 1] in '"\\$`\n':
+                if s[i + 1] != "\n":
+                    buf.append(s[i + 1])
+                i += 2
+                continue
+            if c == "$" and (s.startswith("$(", i) or s.startswith("${", i)):
+                i = self._dollar(i, buf)
+                continue
+            if c == "`":
+                j = s.find("`", i + 1)
+                j = self.n if j < 0 else j
+                self.subs.append(s[i + 1:j])
+                buf.append(s[i:j + 1])
+                i = j + 1
+                continue
+            buf.append(c)
+            i += 1
+        return i
+
+    def _bodies(self, i: int) -> int:
+        """Consume the bodies of pending here-documents starting at ``i``."""
+        for index, _, strip in self.heredocs:
+            delim = ""
+            if index + 1 < len(self.tokens) and self.tokens[index + 1][0] == "w":
+                delim = self.tokens[index + 1][1]
+            lines = []
+            while i < self.n:
+                j = self.s.find("\n", i)
+                j = self.n if j < 0 else j
+                line = self.s[i:j]
+                i = j + 1
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
+                lines.append(line)
+            self.bodies[index] = "\n".join(lines)
+        self.heredocs.clear()
+        return min(i, self.n)
+
+
+def _split(lexer: _Lexer) -> list[SimpleCommand]:
+    """Group tokens into simple commands (operators separate them)."""
+    out: list[SimpleCommand] = []
+    words: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    heredoc: list[str] = []
+    tokens = lexer.tokens
+    k = 0
+
+    def end() -> None:
+        argv = list(words)
+        while argv and (argv[0] in _KEYWORDS or _ASSIGN.match(argv[0])):
+            argv.pop(0)
+        if argv and argv[0] in ("for", "select", "case", "function"):
+            argv = []
+        if argv or redirects:
+            out.append(SimpleCommand(tuple(argv), tuple(redirects), "\n".join(heredoc) or None))
+        words.clear()
+        redirects.clear()
+        heredoc.clear()
+
+    while k < len(tokens):
+        kind, value = tokens[k]
+        if kind == "op":
+            end()
+        elif kind == "r":
+            target = tokens[k + 1][1] if k + 1 < len(tokens) and tokens[k + 1][0] == "w" else ""
+            if value in ("<<", "<<-"):
+                heredoc.append(lexer.bodies.get(k, ""))
+            else:
+                redirects.append((value, target))
+            k += 1 if target or (k + 1 < len(tokens) and tokens[k + 1][0] == "w") else 0
+        else:
+            words.append(value)
+        k += 1
+    end()
+    return out
+
+
+# ----------------------------------------------------------------------------- unwrapping
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish", "busybox"})
+_PYTHONS = re.compile(r"^(python|pypy)[0-9.]*$")
+# wrappers: name -> (options that take an argument, positional args to skip before the command)
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "ionice": (frozenset({"-c", "-n", "-p", "-t"}), 0),
+    "nohup": (frozenset(), 0),
+    "time": (frozenset({"-f", "-o"}), 0),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
+    "unbuffer": (frozenset(), 0),
+    "watch": (frozenset({"-n", "--interval", "-d"}), 0),
+    "xargs": (frozenset({"-I", "-i", "-n", "-L", "-l", "-P", "-d", "-E", "-e", "-s", "-a",
+                         "--max-args", "--max-procs", "--delimiter", "--arg-file"}), 0),
+    "taskset": (frozenset(), 1),
+    "chronic": (frozenset(), 0),
+    "caffeinate": (frozenset(), 0),
+    "strace": (frozenset({"-e", "-o", "-p", "-s"}), 0),
+    "flock": (frozenset({"-w", "-E", "--timeout"}), 1),
+}
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _after_options(argv: Sequence[str], with_arg: frozenset[str], skip: int) -> list[str]:
+    """The words after a wrapper's options (and ``skip`` positional words)."""
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word == "--":
+            k += 1
+            break
+        if word.startswith("-") and len(word) > 1:
+            name = word.split("=", 1)[0]
+            k += 2 if (name in with_arg and "=" not in word and not (len(word) > 2 and word[:2] in with_arg
+                                                                     and not word.startswith("--"))) else 1
+            continue
+        break
+    return list(argv[k + skip:])
+
+
+def _unwrap(cmd: SimpleCommand, depth: int, sink: list[SimpleCommand]) -> None:
+    """Append ``cmd`` (wrappers removed) and whatever it runs to ``sink``."""
+    argv = list(cmd.argv)
+    while argv and _ASSIGN.match(argv[0]):
+        argv.pop(0)
+    if not argv:
+        if cmd.redirects:
+            sink.append(SimpleCommand((), cmd.redirects, cmd.heredoc))
+        return
+    name = _basename(argv[0])
+    if name == "env":
+        k = 1
+        while k < len(argv):
+            word = argv[k]
+            if word in ("-u", "--unset", "-C", "--chdir"):
+                k += 2
+            elif word in ("-S", "--split-string") and k + 1 < len(argv):
+                rest = argv[k + 2:]
+                _parse_into(argv[k + 1] + (" " + " ".join(rest) if rest else ""), depth + 1, sink)
+                return
+            elif word.startswith("-") or _ASSIGN.match(word):
+                k += 1
+            else:
+                break
+        inner = argv[k:]
+        if inner:
+            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc), depth, sink)
+        else:
+            sink.append(cmd)
+        return
+    if name in _WRAPPERS:
+        if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
+            return
+        with_arg, skip = _WRAPPERS[name]
+        inner = _after_options(argv, with_arg, skip)
+        if inner:
+            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc), depth, sink)
+        else:
+            sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+        return
+    if name in _SHELLS:
+        args = argv[1:]
+        if name == "busybox" and args:
+            _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc), depth, sink)
+            return
+        for k, word in enumerate(args):
+            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+                if k + 1 < len(args):
+                    _parse_into(args[k + 1], depth + 1, sink)
+                sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
+                return
+            if not word.startswith("-"):
+                break
+        if cmd.heredoc and not [w for w in args if not w.startswith("-")]:
+            _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
+            sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
+            return
+        sink.append(cmd)
+        return
+    if name == "eval":
+        _parse_into(" ".join(argv[1:]), depth + 1, sink)
+        return
+    if _PYTHONS.match(name):
+        args = argv[1:]
+        if len(args) >= 2 and args[0] == "-m" and args[1] in ("pip", "pip3"):
+            _unwrap(SimpleCommand(tuple(["pip", *args[2:]]), cmd.redirects, cmd.heredoc), depth, sink)
+            return
+        code = None
+        for k, word in enumerate(args):
+            if word == "-c" and k + 1 < len(args):
+                code = args[k + 1]
+                break
+            if not word.startswith("-"):
+                break
+        if code is None and cmd.heredoc and (not args or args[0] == "-"):
+            code = cmd.heredoc
+        if code is not None:
+            for inner in _python_calls(code):
+                if isinstance(inner, str):
+                    _parse_into(inner, depth + 1, sink)
+                else:
+                    sink.append(inner)
+    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+
+
+_PY_SHELL_CALLS = frozenset({"system", "popen", "getoutput", "getstatusoutput"})
+_PY_EXEC_CALLS = frozenset({"run", "call", "check_call", "check_output", "Popen", "spawnlp", "execvp",
+                            "execlp", "spawnvp"})
+_PY_NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "request", "Request", "create_connection"})
+
+
+@lru_cache(maxsize=4096)
+def _python_calls(code: str) -> tuple[str | SimpleCommand, ...]:
+    """Commands a ``python -c`` program runs: shell strings, argv lists, file opens, URL fetches.
+
+    Opens become ``cat PATH`` / ``tee PATH`` (so the path rules apply) and URL fetches
+    ``curl URL``; an unparsable program yields nothing (its words are still checked as text).
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    found: list[str | SimpleCommand] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        first = node.args[0] if node.args else None
+        literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        if fname in _PY_SHELL_CALLS and literal is not None:
+            found.append(literal)
+        elif fname in _PY_EXEC_CALLS and first is not None:
+            if literal is not None:
+                found.append(literal)
+            elif isinstance(first, (ast.List, ast.Tuple)):
+                words = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if words and len(words) == len(first.elts):
+                    found.append(SimpleCommand(tuple(words)))
+        elif fname == "open" and literal is not None:
+            mode = ""
+            if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+                mode = str(node.args[1].value)
+            for kw in node.keywords:
+                if kw.arg == "mode" and isinstance(kw.value, ast.Constant):
+                    mode = str(kw.value.value)
+            writing = any(m in mode for m in "wax+")
+            found.append(SimpleCommand(("tee", literal) if writing else ("cat", literal)))
+        elif fname in _PY_NET_CALLS and literal is not None and re.match(r"^(https?|ftp)://", literal):
+            found.append(SimpleCommand(("curl", literal)))
+    return tuple(found)
+
+
+def _parse_into(text: str, depth: int, sink: list[SimpleCommand]) -> None:
+    if depth > MAX_DEPTH or not text.strip():
+        return
+    lexer = _Lexer(text).run()
+    for sub in lexer.subs:
+        _parse_into(sub, depth + 1, sink)
+    for cmd in _split(lexer):
+        _unwrap(cmd, depth, sink)
+
+
+@lru_cache(maxsize=65536)
+def parse_shell(text: str) -> tuple[SimpleCommand, ...]:
+    """Every simple command ``text`` runs (substitutions and ``bash -c`` bodies first)."""
+    sink: list[SimpleCommand] = []
+    _parse_into(text, 0, sink)
+    return tuple(sink)
+
+
+# ----------------------------------------------------------------------------- prefilter
+_PREFILTER = re.compile(
+    r"git|curl|wget|aria2|https?\b|fetch|scp|sftp|ssh|rsync|\bnc\b|ncat|telnet|socket|urlopen|requests|"
+    r"urllib|pip|test|conftest|customize|\.pth|\$'|\\x|eval|base64|xxd|\bperl\b|\$\{|lynx|links",
+    re.I)
+_UNQUOTE = str.maketrans("", "", "\"'\\")
+
+
+def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
+    """Cheap test: can ``command`` possibly trigger a rule? (False = certainly not.)
+
+    Quotes and backslashes are removed first, so ``g"i"t`` and ``g\\it`` still pass.
+    """
+    flat = command.translate(_UNQUOTE)
+    if _PREFILTER.search(flat):
+        return True
+    return any(n and n in flat for n in needles)
+
+
+# ----------------------------------------------------------------------------- revisions
+HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
+_HEAD_REL = re.compile(r"^(HEAD|@|ORIG_HEAD)?([~^][0-9]*)*$")
+
+
+def is_head_relative(rev: str) -> bool:
+    """``HEAD``, ``HEAD~3``, ``@^``, ``HEAD~2..HEAD``, ``HEAD:path``: the task's own history."""
+    rev = rev.strip()
+    if not rev:
+        return True
+    if ":" in rev and not rev.startswith(":"):
+        rev = rev.split(":", 1)[0]
+    elif rev.startswith(":"):  # :path is the index
+        return True
+    for part in re.split(r"\.\.\.?", rev):
+        part = part.lstrip("^")
+        if part and not _HEAD_REL.match(part):
+            return False
+        if part in ("",):
+            continue
+    return True
+
+
+def _rev_kind(word: str) -> str | None:
+    """'hash' / 'ref' when ``word`` certainly names a revision outside HEAD; 'name' when it may
+    be a branch or a path; None when it is HEAD-relative or clearly a path."""
+    if is_head_relative(word):
+        return None
+    base = word.split(":", 1)[0] if ":" in word else word
+    parts = [p.lstrip("^") for p in re.split(r"\.\.\.?", base) if p]
+    parts = [re.sub(r"([~^][0-9]*)+$", "", p) for p in parts]
+    kinds = set()
+    for part in parts:
+        if not part or _HEAD_REL.match(part):
+            continue
+        if HEX_REV.match(part):
+            kinds.add("hash")
+        elif (part.startswith(("refs/", "origin/", "upstream/", "remotes/")) or "@{" in part
+              or ":" in word or ".." in word or part in ("FETCH_HEAD", "MERGE_HEAD", "stash", "-")):
+            kinds.add("ref")
+        elif "/" in part or "." in part or part.startswith("*"):
+            continue  # a path
+        else:
+            kinds.add("name")
+    if "hash" in kinds:
+        return "hash"
+    if "ref" in kinds:
+        return "ref"
+    return "name" if "name" in kinds else None
+
+
+def _hashes(word: str) -> tuple[str, ...]:
+    base = word.split(":", 1)[0]
+    return tuple(h for h in (re.sub(r"([~^][0-9]*)+$", "", p.lstrip("^"))
+                             for p in re.split(r"\.\.\.?", base)) if HEX_REV.match(h))
+
+
+# ----------------------------------------------------------------------------- git rules
+_GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                             "--super-prefix", "--config-env"})
+_ALL_REFS = frozenset({"--all", "--branches", "--remotes", "--tags", "--reflog", "--glob", "-g",
+                       "--walk-reflogs", "--bisect", "--alternate-refs", "--indexed-objects",
+                       "--exclude-hidden", "--disk-usage"})
+_ALL_REFS_PREFIX = ("--branches=", "--remotes=", "--tags=", "--glob=", "--exclude-hidden=")
+_PICKAXE_PREFIX = ("-S", "-G", "--grep", "--find-object", "--pickaxe-regex", "-L")
+# options of git subcommands that take a separate argument (not a revision)
+_GIT_OPT_ARG = frozenset({"-n", "--max-count", "--skip", "--since", "--until", "--after", "--before",
+                          "--author", "--committer", "--format", "--pretty", "-S", "-G", "--grep", "-L",
+                          "-m", "-e", "-f", "-U", "--date", "-o", "--output", "--prefix", "--remote",
+                          "-b", "-B", "-c", "-C", "--orphan", "-s", "--source", "--strategy", "-X",
+                          "--abbrev", "--diff-filter", "--find-object", "--encoding", "--exec", "--onto",
+                          "--conflict", "--pathspec-from-file", "--message", "--file", "--template"})
+_REV_SUBS = frozenset({"show", "diff", "checkout", "restore", "reset", "ls-tree", "blame", "grep",
+                       "archive", "format-patch", "log", "shortlog", "whatchanged", "rev-list", "show-branch",
+                       "difftool", "annotate", "name-rev", "describe", "cherry", "range-diff"})
+_REF_SUBS = frozenset({"switch", "cherry-pick", "merge", "rebase", "revert", "pull"})
+_ALWAYS = {
+    "reflog": "git reflog lists commits beyond the base",
+    "fsck": "git fsck finds dangling and unreachable objects",
+    "cat-file": "git cat-file reads the object store directly",
+    "for-each-ref": "git for-each-ref lists every reference",
+    "show-ref": "git show-ref lists every reference",
+    "bundle": "git bundle packs references beyond the base",
+    "unpack-objects": "git unpack-objects reads raw packs",
+    "verify-pack": "git verify-pack lists packed objects",
+    "count-objects": None,
+    "fast-export": "git fast-export dumps history",
+    "rev-parse": None,
+    "notes": "git notes reads notes attached to other commits",
+    "replace": "git replace rewrites what commits resolve to",
+}
+_NET_SUBS = frozenset({"fetch", "pull", "clone", "ls-remote", "fetch-pack", "remote-https", "http-fetch"})
+
+
+def _git_split(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """(subcommand, its arguments) after git's global options."""
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in _GIT_GLOBAL_ARG:
+            k += 2
+            continue
+        if word.startswith("-"):
+            k += 1
+            continue
+        return word, list(argv[k + 1:])
+    return "", []
+
+
+def _positionals(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(positional words before ``--``, words after ``--``), skipping options and their values."""
+    pos: list[str] = []
+    k = 0
+    while k < len(args):
+        word = args[k]
+        if word == "--":
+            return pos, list(args[k + 1:])
+        if word.startswith("-") and len(word) > 1:
+            name = word.split("=", 1)[0]
+            k += 2 if name in _GIT_OPT_ARG and "=" not in word else 1
+            continue
+        pos.append(word)
+        k += 1
+    return pos, []
+
+
+def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
+    sub, args = _git_split(argv)
+    hits: list[Hit] = []
+    if not sub:
+        return hits
+    code = "audit.git_history_leak"
+
+    def hit(severity: str, rule: str, revisions: tuple[str, ...] = ()) -> None:
+        hits.append(Hit(code, severity, rule, joined, revisions))
+
+    if sub in _NET_SUBS:
+        hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network", joined))
+        if sub != "pull":
+            return hits
+    if sub == "remote" and args and args[0] in ("update", "add", "set-url"):
+        hits.append(Hit("audit.network_fetch", "high" if args[0] == "update" else "warn",
+                        f"git remote {args[0]}", joined))
+        return hits
+    if sub == "submodule" and "update" in args:
+        hits.append(Hit("audit.network_fetch", "warn", "git submodule update may fetch", joined))
+        return hits
+    if sub in _ALWAYS:
+        why = _ALWAYS[sub]
+        if sub == "rev-parse":
+            flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
+                         or a in ("--symbolic-full-name",) and "--all" in args), None)
+            if flag:
+                hit("high", f"git rev-parse {flag} lists references beyond the base")
+            return hits
+        if why:
+            hit("high", why)
+        return hits
+    if sub == "stash":
+        action = args[0] if args else ""
+        if action in ("show", "list", "apply", "pop", "branch"):
+            hit("high", f"git stash {action} reads stashed work (not the task's base)")
+        return hits
+    if sub == "branch":
+        if any(a in ("-a", "-r", "--all", "--remotes", "--contains", "--merged", "--no-merged") for a in args):
+            hit("warn", "git branch lists other branches")
+        return hits
+    if sub == "tag" and any(a in ("--contains", "--merged", "--points-at") for a in args):
+        hit("warn", "git tag lists tags by commit")
+        return hits
+    if sub == "worktree" and args[:1] == ["add"]:
+        pos, _ = _positionals(args[1:])
+        for word in pos[1:]:
+            kind = _rev_kind(word)
+            if kind:
+                hit("high" if kind != "name" else "warn", f"git worktree add of revision {word}", _hashes(word))
+        return hits
+    if sub in _REV_SUBS or sub in _REF_SUBS:
+        flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None)
+        if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show", "name-rev",
+                            "describe", "grep", "diff", "cherry"):
+            hit("high", f"git {sub} {flag} walks references beyond the base")
+            return hits
+        pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
+        if sub in _REF_SUBS:
+            if sub == "pull":
+                return hits
+            pos, _ = _positionals(args)
+            if sub in ("merge", "rebase", "cherry-pick", "revert") and any(
+                    a in ("--abort", "--continue", "--skip", "--quit") for a in args):
+                return hits
+            if sub == "switch" and any(a in ("-c", "-C", "--create", "--force-create", "--orphan") for a in args):
+                pos = pos[1:]  # the new branch name; a start point after it is a revision
+            for word in pos:
+                kind = _rev_kind(word)
+                if kind is None and sub == "switch" and word == "-":
+                    kind = "ref"
+                if kind:
+                    hit("high", f"git {sub} {word} moves to a revision outside the task's base",
+                        _hashes(word))
+            if sub == "switch" and "--detach" in args:
+                pass
+            return hits
+        # revision-taking subcommands
+        if sub == "restore":
+            revs = [a.split("=", 1)[1] for a in args if a.startswith("--source=")]
+            revs += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-s", "--source")]
+            revs += [a[2:] for a in args if a.startswith("-s") and len(a) > 2 and not a.startswith("--")]
+        elif sub == "grep":
+            pos, _ = _positionals(args)
+            has_e = any(a == "-e" or a.startswith("-e") for a in args)
+            revs = pos if has_e else pos[1:]
+        elif sub == "checkout":
+            if any(a in ("-b", "-B", "--orphan") for a in args):
+                pos, _ = _positionals(args)
+                revs = pos  # the start point (the new name was consumed as the option's value)
+            else:
+                pos, after = _positionals(args)
+                revs = pos
+        elif sub == "reset":
+            pos, _ = _positionals(args)
+            revs = pos[:1] if any(a in ("--hard", "--soft", "--mixed", "--keep", "--merge") for a in args) else \
+                [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+        elif sub == "blame" or sub == "annotate":
+            pos, _ = _positionals(args)
+            revs = [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+        elif sub == "archive":
+            pos, _ = _positionals(args)
+            revs = pos[:1]
+        else:
+            pos, _ = _positionals(args)
+            revs = pos
+        for word in revs:
+            kind = _rev_kind(word)
+            if kind in ("hash", "ref"):
+                hit("high", f"git {sub} {word} reads a revision outside HEAD's history", _hashes(word))
+            elif kind == "name" and sub in ("show", "checkout", "diff", "log", "ls-tree", "archive",
+                                           "format-patch", "whatchanged", "shortlog", "rev-list"):
+                hit("warn", f"git {sub} {word}: a branch or tag name (or a path) — not HEAD", ())
+        if pickaxe and not hits and sub in ("log", "whatchanged", "rev-list", "shortlog"):
+            hit("warn", f"git {sub} {pickaxe.split('=', 1)[0][:9]} searches history (HEAD's only: no future "
+                "commits)")
+    return hits
+
+
+# ----------------------------------------------------------------------------- other rules
+_GIT_INTERNAL = re.compile(
+    r"(?:^|[\s/'\"=(:,])\.git/(objects|refs|packed-refs|logs|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|"
+    r"worktrees|modules|rr-cache|lost-found|shallow|index)\b")
+_RECURSIVE = frozenset({"find", "grep", "egrep", "fgrep", "rg", "ag", "ack", "tree", "tar", "cp", "rsync",
+                        "du", "zip", "strings", "zgrep", "git-filter-repo"})
+_NET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "lynx", "links", "w3m", "nc", "ncat",
+                  "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh"})
+_WRITE_LAST = frozenset({"cp", "mv", "install", "ln", "rsync"})
+_WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee"})
+_TEST_DIR = re.compile(r"(?:^|/)(tests?|testing)/")
+_TEST_NAMES = re.compile(r"(?:^|/)(conftest\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth)$")
+_TEST_FILE = re.compile(r"(?:^|/)(test_[^/]*\.py|[^/]*_tests?\.py)$")
+_OUT_REDIRS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+def _write_targets(argv: Sequence[str], redirects: Sequence[tuple[str, str]]) -> list[str]:
+    targets = [t for op, t in redirects if op in _OUT_REDIRS and t]
+    if not argv:
+        return targets
+    name = _basename(argv[0])
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if name in _WRITE_LAST and args:
+        target = next((argv[k + 1] for k, a in enumerate(argv[:-1]) if a in ("-t", "--target-directory")), None)
+        targets.append(target or args[-1])
+    elif name in _WRITE_ALL:
+        targets += args
+    elif name == "dd":
+        targets += [a[3:] for a in argv[1:] if a.startswith("of=")]
+    elif name in ("sed", "perl") and any(a == "-i" or a.startswith(("-i", "--in-place")) or
+                                          (name == "perl" and a.startswith("-") and "i" in a) for a in argv[1:]):
+        has_e = any(a in ("-e", "--expression") for a in argv[1:])
+        targets += args if has_e else args[1:]
+    elif name == "git" and len(argv) > 1:
+        sub, rest = _git_split(argv)
+        if sub in ("rm", "mv"):
+            targets += [a for a in rest if not a.startswith("-")]
+    elif name == "patch":
+        targets += args[:1]
+    return targets
+
+
+def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
+    """The leak rules that fire on one simple command (module doc)."""
+    argv = cmd.argv
+    joined = " ".join(argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
+    hits: list[Hit] = []
+    name = _basename(argv[0]) if argv else ""
+    if name == "git":
+        hits += _git_rules(argv, joined)
+    elif name in _NET:
+        hits.append(Hit("audit.network_fetch", "high", f"{name} reaches the network", joined))
+    elif name in ("pip", "pip3", "uv", "conda") and len(argv) > 1:
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        action = words[0] if words else ""
+        if name == "uv" and action == "pip":
+            words = words[1:]
+            action = words[0] if words else ""
+        if action == "download":
+            hits.append(Hit("audit.network_fetch", "high", f"{name} download fetches packages", joined))
+        elif action == "install":
+            urls = [w for w in words[1:] if re.match(r"^(git\+|https?://|ftp://)", w) or "@ http" in w]
+            if urls:
+                hits.append(Hit("audit.network_fetch", "high", f"{name} install from a URL: {urls[0]}", joined))
+            elif words[1:] and not all(w in (".", "-e") or w.startswith((".", "/")) for w in words[1:]):
+                hits.append(Hit("audit.network_fetch", "warn", f"{name} install reaches the package index",
+                                joined))
+    # .git internals (any program but git's own --git-dir)
+    words = list(argv[1:]) + [t for _, t in cmd.redirects]
+    if name != "git" or any(w.startswith(("show", "cat")) for w in argv[1:2]):
+        internal = next((w for w in words if _GIT_INTERNAL.search(w)), None)
+        if internal:
+            hits.append(Hit("audit.git_internals_read", "high", f"reads git internals: {internal[:80]}", joined))
+        elif name in _RECURSIVE and any(w.rstrip("/") == ".git" or w.rstrip("/").endswith("/.git") for w in words):
+            hits.append(Hit("audit.git_internals_read", "high", f"{name} searches .git", joined))
+        elif name == "ls" and any(w.rstrip("/").endswith(".git") for w in words):
+            hits.append(Hit("audit.git_internals_read", "warn", "lists .git", joined))
+    # hidden data
+    if rules.hidden_paths:
+        hidden = next((w for w in [*argv, *(t for _, t in cmd.redirects)] if rules.hidden_match(w)), None)
+        if hidden:
+            hits.append(Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}", joined))
+    # writes to tests
+    for target in _write_targets(argv, cmd.redirects):
+        clean = target.strip()
+        if clean.startswith("./"):
+            clean = clean[2:]
+        if _TEST_NAMES.search(clean) or _TEST_DIR.search(clean):
+            verb = "deletes" if name in ("rm", "unlink", "shred") else "writes"
+            hits.append(Hit("audit.test_write", "high", f"{verb} {clean[:80]}", joined))
+            break
+        if _TEST_FILE.search(clean):
+            hits.append(Hit("audit.test_write", "warn", f"writes a test file {clean[:80]}", joined))
+            break
+    return hits
+
+
+def classify_command(text: str, rules: RuleSet = RuleSet()) -> list[Hit]:
+    """Parse one command line and apply the rules to each simple command it runs."""
+    hits: list[Hit] = []
+    for cmd in parse_shell(text):
+        hits += classify(cmd, rules)
+    return hits

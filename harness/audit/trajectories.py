@@ -1,0 +1,322 @@
+"""The trajectory audit and hash ancestry: which trajectories reached beyond the task.
+
+:func:`audit_trajectory` runs every step's command through the cheap :func:`prefilter`, parses
+only the candidates (:func:`~harness.audit.commands.parse_shell`) and applies the leak rules.
+Then two checks about commit hashes:
+
+* **Clearing by ancestry or provenance.** A rule that fired only because a command named a hash
+  (``git show 1a2b3c4``) is dropped when the task repository shows that every such hash is the
+  task's base or an ancestor of it; without a repository it becomes ``info`` when the hash was
+  first printed by an earlier step that broke no rule (``git log -3`` printed it: HEAD's own
+  history), and stays ``high`` otherwise.
+* **Hash ancestry** (:class:`Ancestry`). Every hex word of 7-40 characters in the outputs,
+  the observation text and the commands is looked up in the task repository; one that names a
+  commit that is neither the base nor an ancestor of it is an ``audit.future_hash`` finding
+  (high): the trajectory saw a commit from the task's future, however it got there.
+
+:func:`audit_trajectories` audits many trajectories (files or :class:`Trajectory` objects) and
+returns :class:`TrajectoryAudit`: per-trajectory verdicts, the rate of trajectories that used
+git history, and findings grouped by code and run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from diagnostics.findings import Finding, Severity, sort_findings
+from harness.audit.commands import Hit, RuleSet, classify, parse_shell, prefilter
+from harness.audit.errors import AuditInputError
+from harness.audit.transcripts import Trajectory, read_trajectories
+
+__all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory", "audit_trajectories",
+           "findings_from_verdicts", "HISTORY_CODES"]
+
+#: Codes that count a trajectory as "using git history" for the rate.
+HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read", "audit.future_hash"})
+_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_EXAMPLES = 5
+
+
+class Ancestry:
+    """Answers "is this hash the base or an ancestor of it?" for one task repository."""
+
+    def __init__(self, repo: str | os.PathLike[str], base: str | None = None) -> None:
+        import pygit2
+
+        try:
+            self.repo = pygit2.Repository(str(repo))
+        except (pygit2.GitError, KeyError, ValueError) as exc:
+            raise AuditInputError(f"{repo}: not a git repository ({exc})",
+                                  fix="pass the task repository (--repo) the trajectory ran in") from None
+        try:
+            obj = self.repo.revparse_single(base or "HEAD")
+            self.base = obj.peel(pygit2.Commit).id
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise AuditInputError(f"{repo}: base {base or 'HEAD'!r} is not a commit ({exc})",
+                                  fix="pass the task's base commit (--base HASH)") from None
+        self.path = str(repo)
+        self._cache: dict[str, str] = {}
+
+    def status(self, word: str) -> str:
+        """'ancestor' (the base or before it), 'future' (a commit not behind the base), or
+        'unknown' (no such commit, ambiguous, or not a commit)."""
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        import pygit2
+
+        try:
+            obj = self.repo.revparse_single(word)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            result = "unknown"
+        else:
+            cid = commit.id
+            result = "ancestor" if cid == self.base or self.repo.descendant_of(self.base, cid) else "future"
+        self._cache[word] = result
+        return result
+
+
+@dataclass
+class TrajectoryVerdict:
+    """What the audit found in one trajectory."""
+
+    id: str
+    format: str
+    source: str | None
+    task_id: str | None
+    run_id: str | None
+    phase: str | None
+    steps: int
+    hits: list[Hit] = field(default_factory=list)
+    cleared: list[dict[str, Any]] = field(default_factory=list)  # hits dropped by ancestry/provenance
+    future_hashes: list[str] = field(default_factory=list)
+
+    @property
+    def worst(self) -> Severity | None:
+        return max((Severity.parse(h.severity) for h in self.hits), default=None)
+
+    @property
+    def flagged(self) -> bool:
+        """A hit of severity high or above: the trajectory leaked."""
+        worst = self.worst
+        return worst is not None and worst >= Severity.HIGH
+
+    @property
+    def uses_git_history(self) -> bool:
+        return any(h.code in HISTORY_CODES and h.severity != "info" for h in self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "format": self.format, "source": self.source, "task_id": self.task_id,
+                "run_id": self.run_id, "phase": self.phase, "steps": self.steps, "flagged": self.flagged,
+                "uses_git_history": self.uses_git_history,
+                "worst": self.worst.label if self.worst is not None else None,
+                "hits": [h.to_dict() for h in self.hits], "cleared": self.cleared,
+                "future_hashes": self.future_hashes}
+
+
+def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Ancestry | None = None) -> TrajectoryVerdict:
+    """Apply the leak rules to every step of ``traj``, then clear or confirm named hashes."""
+    verdict = TrajectoryVerdict(traj.id, traj.format, traj.source, traj.task_id, traj.run_id, traj.phase,
+                                len(traj.steps))
+    needles = rules.hidden_needles
+    step_hits: list[list[Hit]] = []
+    for step in traj.steps:
+        hits: list[Hit] = []
+        if step.command and prefilter(step.command, needles):
+            for cmd in parse_shell(step.command):
+                hits += classify(cmd, rules)
+        step_hits.append(hits)
+    # clear hits that rest only on hashes shown to be in the task's own history
+    for k, hits in enumerate(step_hits):
+        kept = []
+        for hit in hits:
+            if hit.revisions and hit.severity == "high" and hit.code == "audit.git_history_leak":
+                reason = _clear_reason(hit, k, traj, step_hits, ancestry)
+                if reason == "ancestor":
+                    verdict.cleared.append({**hit.to_dict(), "why": "every hash is the base or its ancestor"})
+                    continue
+                if reason == "seen":
+                    hit = Hit(hit.code, "info", hit.rule + " (hash first printed by HEAD's own history)",
+                              hit.command, hit.revisions)
+            kept.append(hit)
+        verdict.hits += kept
+    if ancestry is not None:
+        future = _future_hashes(traj, ancestry)
+        if future:
+            verdict.future_hashes = future
+            verdict.hits.append(Hit("audit.future_hash", "high",
+                                    f"saw {len(future)} commit(s) not behind the task's base",
+                                    future[0], tuple(future[:_EXAMPLES])))
+    return verdict
+
+
+def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]],
+                  ancestry: Ancestry | None) -> str | None:
+    if ancestry is not None:
+        states = {ancestry.status(h) for h in hit.revisions}
+        if states == {"ancestor"}:
+            return "ancestor"
+        if "future" in states:
+            return None
+    # provenance: every hash printed earlier by a step that broke no rule
+    for rev in hit.revisions:
+        seen = False
+        for j in range(k):
+            out = traj.steps[j].output
+            if out and rev in out and not any(Severity.parse(h.severity) >= Severity.WARN for h in step_hits[j]):
+                seen = True
+                break
+        if not seen:
+            return None
+    return "seen"
+
+
+def _future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
+    words: dict[str, None] = {}
+    texts = [s.output for s in traj.steps if s.output] + [s.command for s in traj.steps]
+    if traj.text:
+        texts.append(traj.text)
+    for text in texts:
+        for word in _HEX.findall(text):
+            if not word.isdigit():
+                words.setdefault(word, None)
+    return [w for w in words if ancestry.status(w) == "future"]
+
+
+@dataclass
+class TrajectoryAudit:
+    """The audit of many trajectories (``evotree audit trajectories --json``)."""
+
+    trajectories: int
+    flagged: int
+    git_history: int
+    git_history_rate: float
+    verdicts: list[TrajectoryVerdict]
+    findings: list[Finding]
+    steps: int = 0
+    nbytes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return not any(f.rank >= Severity.HIGH for f in self.findings)
+
+    def to_dict(self, *, all_verdicts: bool = False) -> dict[str, Any]:
+        shown = self.verdicts if all_verdicts else [v for v in self.verdicts if v.hits or v.cleared]
+        return {"v": 1, "passed": self.passed, "trajectories": self.trajectories, "flagged": self.flagged,
+                "git_history": self.git_history, "git_history_rate": self.git_history_rate,
+                "steps": self.steps, "bytes": self.nbytes, "seconds": round(self.seconds, 4),
+                "findings": [f.to_dict() for f in self.findings],
+                "verdicts": [v.to_dict() for v in shown]}
+
+
+_TITLES = {
+    "audit.git_history_leak": "read git history or references beyond the task's base",
+    "audit.git_internals_read": "read git's internals (.git/objects, refs, packed-refs, logs)",
+    "audit.future_hash": "saw commits that are not ancestors of the task's base",
+    "audit.network_fetch": "fetched from the network",
+    "audit.hidden_data_read": "touched hidden data (judge files, hidden tests, eval splits)",
+    "audit.test_write": "wrote, moved or deleted tests, conftest.py or sitecustomize",
+}
+_SUGGESTIONS = {
+    "audit.git_history_leak": "sanitize the task repositories (`evotree audit repo PATH --sanitize`: only the base "
+                              "commit and its ancestors) and re-run; do not promote on this score",
+    "audit.git_internals_read": "sanitize the task repositories and re-run; do not promote on this score",
+    "audit.future_hash": "the task repository holds its own future: sanitize it and re-run",
+    "audit.network_fetch": "run without network access; a fetched answer is not a learned one",
+    "audit.hidden_data_read": "keep hidden data outside the candidate's reach (judge paths are exported only to "
+                              "the judge); re-run",
+    "audit.test_write": "tests are the judge's: make them read-only or restore them before judging; re-run",
+}
+
+
+def findings_from_verdicts(verdicts: Sequence[TrajectoryVerdict], *, version: str | None = None,
+                           totals: dict[str | None, int] | None = None) -> list[Finding]:
+    """One finding per (code, run): the worst severity, counts, rules and a few examples."""
+    groups: dict[tuple[str, str | None], list[tuple[TrajectoryVerdict, Hit]]] = {}
+    for v in verdicts:
+        seen_codes: set[str] = set()
+        for hit in v.hits:
+            if hit.severity == "info":
+                continue
+            groups.setdefault((hit.code, v.run_id), [])
+            if hit.code in seen_codes:
+                groups[(hit.code, v.run_id)].append((v, hit))
+                continue
+            seen_codes.add(hit.code)
+            groups[(hit.code, v.run_id)].append((v, hit))
+    findings = []
+    for (code, run_id), pairs in groups.items():
+        worst = max(Severity.parse(h.severity) for _, h in pairs)
+        trajs = {v.id for v, _ in pairs}
+        high_trajs = {v.id for v, h in pairs if Severity.parse(h.severity) >= Severity.HIGH}
+        total = (totals or {}).get(run_id)
+        rules = Counter(h.rule.split(" (")[0] if code != "audit.git_history_leak" else _rule_key(h) for _, h in pairs)
+        examples = []
+        for v, h in pairs:
+            if len(examples) >= _EXAMPLES:
+                break
+            if Severity.parse(h.severity) == worst:
+                examples.append({"trajectory": v.id, "task_id": v.task_id, "phase": v.phase, "source": v.source,
+                                 "command": h.command[:300], "rule": h.rule})
+        count = len(high_trajs) if worst >= Severity.HIGH else len(trajs)
+        of = f" of {total}" if total else ""
+        title = f"{count}{of} trajector{'y' if count == 1 else 'ies'} {_TITLES.get(code, code)}"
+        evidence: dict[str, Any] = {"trajectories": count, "total": total,
+                                    "rate": (count / total) if total else None,
+                                    "commands": sum(1 for _ in pairs), "rules": dict(rules.most_common(10)),
+                                    "examples": examples}
+        findings.append(Finding(layer="audit", code=code, severity=worst.label, title=title, evidence=evidence,
+                                suggestion=_SUGGESTIONS.get(code, ""), run_id=run_id, version=version))
+    return sort_findings(findings)
+
+
+def _rule_key(hit: Hit) -> str:
+    """``git log --all`` / ``git show <rev>`` style key of a git rule."""
+    words = hit.rule.split()
+    if len(words) >= 3 and words[0] == "git" and (words[2].startswith("-") and words[2] in hit.rule[:40]):
+        return " ".join(words[:3])
+    if len(words) >= 2 and words[0] == "git":
+        return f"git {words[1]}" + (" <rev>" if "revision" in hit.rule else "")
+    return hit.rule[:40]
+
+
+def audit_trajectories(items: Iterable[str | os.PathLike[str] | Trajectory], *,
+                       hidden_paths: Sequence[str] = (), repo: str | os.PathLike[str] | None = None,
+                       base: str | None = None, version: str | None = None,
+                       ancestries: dict[str, Ancestry] | None = None) -> TrajectoryAudit:
+    """Audit trajectory files (any format of :mod:`harness.audit.transcripts`) or objects.
+
+    ``hidden_paths``: paths no trajectory may touch. ``repo``/``base``: the task repository and
+    base commit for hash ancestry (``base`` defaults to the repository's HEAD). ``ancestries``:
+    task id -> :class:`Ancestry`, for trajectories of several tasks (evotree runs).
+    """
+    started = time.perf_counter()
+    rules = RuleSet(hidden_paths=tuple(hidden_paths))
+    default = Ancestry(repo, base) if repo is not None else None
+    verdicts: list[TrajectoryVerdict] = []
+    totals: Counter[str | None] = Counter()
+    steps = nbytes = 0
+    for item in items:
+        trajs = [item] if isinstance(item, Trajectory) else read_trajectories(Path(item))
+        for traj in trajs:
+            ancestry = (ancestries or {}).get(traj.task_id or "", default)
+            verdict = audit_trajectory(traj, rules, ancestry)
+            verdicts.append(verdict)
+            totals[traj.run_id] += 1
+            steps += len(traj.steps)
+            nbytes += traj.nbytes
+    flagged = sum(v.flagged for v in verdicts)
+    history = sum(v.uses_git_history for v in verdicts)
+    findings = findings_from_verdicts(verdicts, version=version, totals=dict(totals))
+    return TrajectoryAudit(trajectories=len(verdicts), flagged=flagged, git_history=history,
+                           git_history_rate=history / len(verdicts) if verdicts else 0.0, verdicts=verdicts,
+                           findings=findings, steps=steps, nbytes=nbytes, seconds=time.perf_counter() - started)

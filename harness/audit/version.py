@@ -1,0 +1,444 @@
+"""`evotree audit V`: every leak check over a version's runs, the leak-adjusted score, the record.
+
+:func:`audit_version` reads the version's finished runs on this machine and runs:
+
+1. the **trajectory audit** over every rollout that recorded commands (``commands`` column;
+   the ``text`` column is its observation text), both phases — the judge's (eval) rollouts are
+   the trusted record, the train phase's are the candidate's own;
+2. **hash ancestry** for rollouts whose task repository the run recorded with
+   :func:`record_task` (``evidence/<phase>/audit_tasks.jsonl``: task id, repository, base);
+3. **contamination** of the hidden splits (``[eval].judge_paths`` in the champion's tree) by
+   the version's tree (:mod:`harness.audit.contamination`);
+4. **protected paths** (:func:`harness.audit.protected.check_protected_paths`) and the
+   **hygiene** of the recorded task repositories (:func:`harness.audit.repo.audit_repository`;
+   capped at ``warn``: an unclean environment is not the version's fault, but it is why a
+   leak was possible).
+
+A check that crashes becomes an ``audit.check_error`` finding of severity high: the audit fails
+closed. ``passed`` means no finding of severity high or above.
+
+**Scores.** ``raw_score``: the mean judge score (eval phase) of the headline split
+(validation > heldout > test > train) over the runs. ``leak_adjusted_score``: the same mean with
+the evals of flagged trajectories (same run and task id) left out — the score of the
+trajectories that did not leak; None when every one leaked. ``leak_zeroed_score``: the
+flagged ones counted as failures (score 0) — the lower bound, the score a leak-free
+environment would at worst have given.
+
+With ``record`` the findings go to ``.evotree/findings/<V>.audit.jsonl`` (the ``findings``
+view of ``evotree sql`` reads them), one ``audit`` event goes on the ledger, and a failed
+audit is recorded in memory as an incident (:func:`memory.record.record_incident`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from diagnostics.findings import Finding, Severity, sort_findings
+from harness.audit.commands import RuleSet
+from harness.audit.errors import AuditInputError
+from harness.audit.trajectories import (
+    Ancestry,
+    TrajectoryVerdict,
+    audit_trajectory,
+    findings_from_verdicts,
+)
+
+__all__ = ["AuditReport", "audit_version", "record_task", "TASKS_FILE"]
+
+#: Where :func:`record_task` writes, inside ``evidence/<phase>/``.
+TASKS_FILE = "audit_tasks.jsonl"
+_LEDGER_FINDINGS = 50
+_MAX_REPOS = 50
+_SQL_PREFILTER = (r"git|curl|wget|aria2|https?\b|fetch|scp|sftp|ssh|rsync|\bnc\b|ncat|telnet|socket|urlopen|"
+                  r"requests|urllib|pip|test|conftest|customize|\.pth|\$|\\x|eval|base64|xxd|\bperl\b|lynx|links")
+
+
+def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = None, *,
+                environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Record, from inside a run, the task repository (and base commit) a trajectory ran in.
+
+    Called by a policy or a judge next to ``rec.rollout_group(..., task_id=...)``; the audit
+    uses it for hash ancestry and repository hygiene. ``base`` defaults to the repository's
+    HEAD at the time of the call (record it before the trajectory starts).
+    """
+    from harness.layout import ENV_EVIDENCE_DIR, ENV_PHASE
+    from harness.recorder import RecorderError
+
+    env = os.environ if environ is None else environ
+    evidence = env.get(ENV_EVIDENCE_DIR)
+    if not evidence:
+        raise RecorderError(f"no evotree run: {ENV_EVIDENCE_DIR} is not set",
+                            fix="call record_task from a script started by `evotree run`")
+    repo_path = str(Path(repo).resolve())
+    if base is None:
+        proc = subprocess.run(["git", "-C", repo_path, "rev-parse", "HEAD"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AuditInputError(f"{repo_path}: cannot read HEAD ({proc.stderr.strip()})",
+                                  fix="pass base= explicitly, or a repository with a commit")
+        base = proc.stdout.strip()
+    row = {"task_id": str(task_id), "repo": repo_path, "base": base, "phase": env.get(ENV_PHASE, "train"),
+           "ts": time.time()}
+    path = Path(evidence) / TASKS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+    return row
+
+
+@dataclass
+class AuditReport:
+    """What ``evotree audit V --json`` prints (schema: ``audit.schema.json``)."""
+
+    version: str
+    passed: bool
+    findings: list[Finding]
+    trajectories: int
+    flagged: int
+    git_history_rate: float
+    raw_score: float | None
+    leak_adjusted_score: float | None
+    leak_zeroed_score: float | None = None
+    score_metric: str | None = None
+    git_history: int = 0
+    runs: list[str] = field(default_factory=list)
+    checks: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    verdicts: list[TrajectoryVerdict] = field(default_factory=list)  # flagged or with hits
+    contamination: dict[str, Any] | None = None
+    incident: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def worst(self) -> str | None:
+        worst = max((f.rank for f in self.findings), default=None)
+        return worst.label if worst is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "version": self.version, "passed": self.passed, "worst": self.worst,
+                "findings": [f.to_dict() for f in self.findings], "trajectories": self.trajectories,
+                "flagged": self.flagged, "git_history": self.git_history,
+                "git_history_rate": self.git_history_rate, "raw_score": self.raw_score,
+                "leak_adjusted_score": self.leak_adjusted_score, "leak_zeroed_score": self.leak_zeroed_score,
+                "score_metric": self.score_metric, "runs": self.runs, "checks": self.checks,
+                "warnings": self.warnings, "contamination": self.contamination, "incident": self.incident,
+                "seconds": round(self.seconds, 3),
+                "verdicts": [v.to_dict() for v in self.verdicts[:200]]}
+
+
+def _tasks(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """task id -> {repo, base} recorded by the run (the judge's records win over the train phase's)."""
+    found: dict[str, dict[str, Any]] = {}
+    for phase in ("train", "eval"):
+        path = run_dir / "evidence" / phase / TASKS_FILE
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and row.get("task_id") and row.get("repo"):
+                found[str(row["task_id"])] = {"repo": str(row["repo"]), "base": row.get("base"), "phase": phase}
+    return found
+
+
+def _check_error(name: str, exc: BaseException, version: str) -> Finding:
+    return Finding(layer="audit", code="audit.check_error", severity="high",
+                   title=f"the {name} check could not run: the audit fails closed",
+                   evidence={"check": name, "error": f"{type(exc).__name__}: {exc}"[:500]},
+                   suggestion="fix the cause and re-run `evotree audit`", version=version)
+
+
+def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_files: Sequence[str] = (),
+                  hidden_paths: Sequence[str] = (), progress: Any = None) -> AuditReport:
+    """Run every leak check over ``version``'s runs (module doc); record unless ``record=False``.
+
+    ``trajectory_files``: more trajectories to audit (any format of
+    :mod:`harness.audit.transcripts`); ``hidden_paths``: paths beyond ``[eval].judge_paths``
+    that no trajectory may touch; ``progress``: a callable taking one line of text (stderr).
+    """
+    from harness.query import connect
+    from harness.runs import HEADLINE_SPLITS, list_runs, runs_dir
+
+    started = time.monotonic()
+    say = progress or (lambda _line: None)
+    rec = ws.resolve(version)
+    vid = rec.id
+    runs = [r for r in list_runs(ws, version=vid) if r.status not in ("invalid", "running")]
+    run_ids = [r.run_id for r in runs]
+    hidden = tuple(ws.config.eval.judge_paths) + tuple(hidden_paths)
+    rules = RuleSet(hidden_paths=hidden)
+    findings: list[Finding] = []
+    checks: dict[str, str] = {}
+    warnings: list[str] = []
+    base_dir = runs_dir(ws)
+
+    # ---- task repositories recorded by the runs
+    tasks: dict[tuple[str, str], dict[str, Any]] = {}
+    for run_id in run_ids:
+        for task_id, info in _tasks(base_dir / run_id).items():
+            tasks[(run_id, task_id)] = info
+    ancestries: dict[tuple[str, str], Ancestry | None] = {}
+    by_repo: dict[tuple[str, str | None], Ancestry | None] = {}
+    for key, info in tasks.items():
+        repo_key = (info["repo"], info.get("base"))
+        if repo_key not in by_repo:
+            try:
+                by_repo[repo_key] = Ancestry(info["repo"], info.get("base"))
+            except AuditInputError as exc:
+                by_repo[repo_key] = None
+                warnings.append(f"hash ancestry skipped for {info['repo']}: {exc.message}")
+        ancestries[key] = by_repo[repo_key]
+
+    # ---- trajectory audit over the rollouts
+    verdicts: list[TrajectoryVerdict] = []
+    totals: Counter[str | None] = Counter()
+    if run_ids:
+        say(f"auditing trajectories of {len(run_ids)} run(s)")
+        try:
+            verdicts, totals = _rollout_verdicts(connect(base_dir), run_ids, rules, ancestries, tasks)
+            checks["trajectories"] = f"{sum(totals.values())} trajectories"
+            checks["hash_ancestry"] = (f"{len([a for a in by_repo.values() if a])} task repositories"
+                                       if by_repo else "skipped: no run recorded its task repositories")
+        except Exception as exc:  # noqa: BLE001 - fail closed, say why
+            findings.append(_check_error("trajectory", exc, vid))
+            checks["trajectories"] = f"error: {exc}"
+    else:
+        checks["trajectories"] = "skipped: no finished run of this version on this machine"
+        findings.append(Finding(layer="audit", code="audit.no_runs", severity="info",
+                                title="no finished run of this version on this machine: no trajectory to audit",
+                                suggestion=f"run it first: evotree run {vid}", version=vid))
+    if trajectory_files:
+        from harness.audit.transcripts import read_trajectories
+
+        for path in trajectory_files:
+            for traj in read_trajectories(path):
+                verdicts.append(audit_trajectory(traj, rules, None))
+                totals[traj.run_id] += 1
+        checks["trajectory_files"] = f"{len(trajectory_files)} file(s)"
+    n_traj = sum(totals.values())
+    if run_ids and not n_traj and not checks.get("trajectories", "").startswith("error"):
+        findings.append(Finding(layer="audit", code="audit.no_trajectories", severity="info",
+                                title="the runs recorded no commands (rollouts' commands column is empty): "
+                                      "the trajectory audit had nothing to read",
+                                suggestion="record tool calls with rec.rollout_group(..., commands=[...])",
+                                version=vid))
+    findings += findings_from_verdicts(verdicts, version=vid, totals=dict(totals))
+
+    # ---- contamination
+    say("checking contamination of the hidden splits")
+    try:
+        from harness.audit.contamination import contamination, tree_documents
+
+        git_repo = ws.git.repo
+        champion_tree = _champion_tree(ws)
+        from evotree.refs import branch_ref
+
+        version_tree = git_repo.revparse_single(branch_ref(vid)).peel(_commit_type()).tree
+        hidden_files, hidden_docs = tree_documents(git_repo, champion_tree, include=list(ws.config.eval.judge_paths),
+                                                   data_only=True)
+        train_files, train_docs = tree_documents(git_repo, version_tree, exclude=list(ws.config.eval.judge_paths))
+        result = contamination((d for _, d in train_docs), hidden_docs)
+        result.hidden_files, result.train_files = hidden_files, train_files
+        findings += result.findings(version=vid)
+        contamination_data = result.to_dict()
+        checks["contamination"] = f"{result.checked} hidden documents checked"
+    except Exception as exc:  # noqa: BLE001
+        findings.append(_check_error("contamination", exc, vid))
+        contamination_data = None
+        checks["contamination"] = f"error: {exc}"
+
+    # ---- protected paths (the other audit module)
+    try:
+        from harness.audit.protected import check_protected_paths
+    except ImportError:
+        checks["protected_paths"] = "skipped: harness.audit.protected is not installed"
+    else:
+        try:
+            found = check_protected_paths(ws, vid)
+            findings += found
+            checks["protected_paths"] = f"{len(found)} finding(s)"
+        except Exception as exc:  # noqa: BLE001
+            findings.append(_check_error("protected paths", exc, vid))
+            checks["protected_paths"] = f"error: {exc}"
+
+    # ---- hygiene of the task repositories the runs recorded
+    repos = sorted({info["repo"]: info.get("base") for info in tasks.values()}.items())
+    if repos:
+        try:
+            from harness.audit.repo import audit_repository
+        except ImportError:
+            checks["repo_hygiene"] = "skipped: harness.audit.repo is not installed"
+        else:
+            checked = 0
+            by_code: dict[str, list[tuple[str, Finding]]] = {}
+            for path, base in repos[:_MAX_REPOS]:
+                if not Path(path).exists():
+                    warnings.append(f"task repository {path} is gone: its hygiene was not checked")
+                    continue
+                try:
+                    for f in audit_repository(path, base=base):
+                        by_code.setdefault(f.code, []).append((path, f))
+                    checked += 1
+                except Exception as exc:  # noqa: BLE001 - an unreadable environment is a warning
+                    warnings.append(f"hygiene of {path} not checked: {exc}")
+            for code, found_in in by_code.items():
+                worst_found = max(f.rank for _, f in found_in)
+                first = found_in[0][1]
+                capped = "warn" if worst_found >= Severity.WARN else worst_found.label
+                findings.append(Finding(
+                    layer="audit", code=code, severity=capped,
+                    title=f"{len(found_in)} of {checked} task repositories: {first.title}",
+                    evidence={"repositories": [p for p, _ in found_in[:5]], "count": len(found_in),
+                              "severity_as_found": worst_found.label, "first": first.evidence,
+                              "note": "the task environment, not the version: capped at warn"},
+                    suggestion=first.suggestion, version=vid, harness_version=first.harness_version))
+            checks["repo_hygiene"] = f"{checked} task repositories" + (
+                f" (first {_MAX_REPOS} of {len(repos)})" if len(repos) > _MAX_REPOS else "")
+    else:
+        checks["repo_hygiene"] = "skipped: no run recorded its task repositories"
+
+    # ---- scores
+    raw = adjusted = zeroed = None
+    metric = None
+    if run_ids:
+        flagged_keys = {(v.run_id, v.task_id) for v in verdicts if v.flagged and v.task_id is not None}
+        raw, adjusted, zeroed, metric = _scores(connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS)
+
+    findings = sort_findings(findings)
+    passed = not any(f.rank >= Severity.HIGH for f in findings)
+    flagged = sum(v.flagged for v in verdicts)
+    history = sum(v.uses_git_history for v in verdicts)
+    report = AuditReport(
+        version=vid, passed=passed, findings=findings, trajectories=n_traj, flagged=flagged,
+        git_history_rate=history / n_traj if n_traj else 0.0, raw_score=raw, leak_adjusted_score=adjusted,
+        leak_zeroed_score=zeroed, score_metric=metric, git_history=history, runs=run_ids, checks=checks,
+        warnings=warnings, verdicts=[v for v in verdicts if v.hits], contamination=contamination_data)
+    report.seconds = time.monotonic() - started
+    if record:
+        _record(ws, report)
+    return report
+
+
+def _commit_type() -> Any:
+    import pygit2
+
+    return pygit2.Commit
+
+
+def _champion_tree(ws: Any) -> Any:
+    from evotree.refs import CHAMPION_REF
+
+    return ws.git.repo.revparse_single(CHAMPION_REF).peel(_commit_type()).tree
+
+
+def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
+                      ancestries: dict[tuple[str, str], Ancestry | None],
+                      tasks: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[TrajectoryVerdict], Counter[str | None]]:
+    """Verdicts of the rollouts with commands; only prefilter candidates (and rollouts of tasks
+    with a recorded repository: hash ancestry reads their text) leave DuckDB."""
+    from harness.audit.transcripts import rollout_trajectory
+    from harness.evidence import sql_string
+
+    try:
+        ids = ", ".join(sql_string(r) for r in run_ids)
+        totals: Counter[str | None] = Counter(dict(con.execute(
+            f"SELECT run_id, count(*) FROM _rollouts WHERE run_id IN ({ids}) AND len(commands) > 0 "
+            "GROUP BY run_id").fetchall()))
+        with_repo = sorted({run for run, _ in tasks})
+        repo_runs = ", ".join(sql_string(r) for r in with_repo) or "NULL"
+        pattern = sql_string(_SQL_PREFILTER)
+        cursor = con.execute(
+            "SELECT run_id, phase, step, group_id, task_id, sample_index, commands, text FROM _rollouts "
+            f"WHERE run_id IN ({ids}) AND len(commands) > 0 AND (run_id IN ({repo_runs}) OR "
+            f"list_bool_or(list_transform(commands, lambda c: regexp_matches(translate(c, '\"''\\', ''), {pattern}, 'i'))))")
+        columns = [d[0] for d in cursor.description]
+        verdicts = []
+        while True:
+            rows = cursor.fetchmany(10000)
+            if not rows:
+                break
+            for row in rows:
+                traj = rollout_trajectory(dict(zip(columns, row)))
+                ancestry = ancestries.get((traj.run_id or "", traj.task_id or ""))
+                verdicts.append(audit_trajectory(traj, rules, ancestry))
+        return verdicts, totals
+    finally:
+        con.close()
+
+
+def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | None]],
+            splits: Sequence[str]) -> tuple[float | None, float | None, float | None, str | None]:
+    """(raw, leak-adjusted, leak-zeroed, metric) over the eval phase's headline split."""
+    from harness.evidence import sql_string
+
+    try:
+        ids = ", ".join(sql_string(r) for r in run_ids)
+        rows = con.execute(f"SELECT split, run_id, task_id, score FROM _evals WHERE run_id IN ({ids}) "
+                           "AND phase = 'eval' AND score IS NOT NULL").fetchall()
+    finally:
+        con.close()
+    by_split: dict[str, list[tuple[str, str, float]]] = {}
+    for split, run_id, task_id, score in rows:
+        by_split.setdefault(split, []).append((run_id, task_id, float(score)))
+    split = next((s for s in splits if by_split.get(s)), None)
+    if split is None:
+        return None, None, None, None
+    values = by_split[split]
+    raw = sum(s for _, _, s in values) / len(values)
+    clean = [s for r, t, s in values if (r, t) not in flagged]
+    adjusted = sum(clean) / len(clean) if clean else None
+    zeroed = sum(0.0 if (r, t) in flagged else s for r, t, s in values) / len(values)
+    return raw, adjusted, zeroed, f"{split}/mean_score"
+
+
+def _record(ws: Any, report: AuditReport) -> None:
+    """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
+    from evotree.ledger import Event, EventKind
+
+    directory = ws.state_dir / "findings"
+    directory.mkdir(exist_ok=True)
+    now = time.time()
+    target = directory / f"{report.version}.audit.jsonl"
+    tmp = directory / f".{report.version}.audit.jsonl.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for finding in report.findings:
+            handle.write(json.dumps({**finding.to_dict(), "ts": now}, default=str) + "\n")
+    os.replace(tmp, target)
+    if not report.passed:
+        try:
+            from memory.record import record_incident
+        except ImportError:
+            report.warnings.append("memory.record.record_incident is not available: the incident is not in memory")
+        else:
+            try:
+                high = [f.to_dict() for f in report.findings if f.rank >= Severity.HIGH]
+                entry = record_incident(ws, report.version, high)
+                report.incident = str(getattr(entry, "id", None) or getattr(entry, "key", None) or entry)
+            except Exception as exc:  # noqa: BLE001 - memory must not hide the audit's verdict
+                report.warnings.append(f"the incident could not be recorded in memory: {exc}")
+    actor = ws.git.identity()
+    counts: dict[str, int] = {}
+    for finding in report.findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    listed = [{"code": f.code, "severity": f.severity, "title": f.title, "run_id": f.run_id}
+              for f in report.findings[:_LEDGER_FINDINGS]]
+    data = {"passed": report.passed, "worst": report.worst, "runs": report.runs, "trajectories": report.trajectories,
+            "flagged": report.flagged, "git_history_rate": report.git_history_rate, "raw_score": report.raw_score,
+            "leak_adjusted_score": report.leak_adjusted_score, "leak_zeroed_score": report.leak_zeroed_score,
+            "score_metric": report.score_metric, "counts": counts, "findings": listed,
+            "total": len(report.findings), "incident": report.incident}
+
+    def change(txn: Any) -> Event:
+        txn.require(report.version)
+        return Event(kind=EventKind.AUDIT.value, version=report.version, actor=str(actor), data=data)
+
+    ws.ledger.transact(change, actor=actor)
