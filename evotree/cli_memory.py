@@ -209,16 +209,20 @@ def register(cli: click.Group) -> None:
     @click.option("--skill", default=None, metavar="NAME", help="Only entries about this skill.")
     @click.option("--version", "version", default=None, metavar="V", help="Only entries about this version.")
     @click.option("--domain", default=None, metavar="DOMAIN", help="Only entries learned in this domain.")
+    @click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Only the newest N entries.")
     @outputs(_render_entries)
-    def memory_list(kind: str | None, skill: str | None, version: str | None, domain: str | None) -> Any:
+    def memory_list(kind: str | None, skill: str | None, version: str | None, domain: str | None,
+                    limit: int | None) -> Any:
         """List memory entries, oldest first, and the skills' verification status."""
         from memory.query import MIN_DOMAINS, list_entries, skill_status
 
         ws = _workspace()
         entries = list_entries(ws, kind, skill=skill, version=version, domain=domain)
+        if limit is not None:
+            entries = entries[-limit:]
         statuses = [s.to_dict() for s in skill_status(ws) if skill is None or s.skill == skill]
         return {"v": 1, "entries": [e.to_dict() for e in entries], "skills": statuses,
-                "min_domains": MIN_DOMAINS, "filtered": any((kind, skill, version, domain))}
+                "min_domains": MIN_DOMAINS, "filtered": any((kind, skill, version, domain, limit))}
 
     @memory.command("show")
     @click.argument("entry_id", metavar="ID")

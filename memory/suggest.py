@@ -208,8 +208,7 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
         suggestions.append(Suggestion(
             skill=name, title=getattr(info, "title", None), score=score + bonus, severity=worst,
             addresses=briefs, memory=summary, reasons=reasons, applied=name in already, applies=applies,
-            entries=[e.id for e in related if e.kind in (EntryKind.SKILL_VERIFICATION.value,
-                                                         EntryKind.NEGATIVE_EVIDENCE.value)]))
+            entries=[e.id for e in related]))
     suggestions.sort(key=lambda s: (s.applied, s.applies is False, -s.score, s.skill))
     return SuggestResult(version=record.id, domain=domain, source=source, findings=len(findings),
                          suggestions=suggestions, unaddressed=unaddressed, memory_entries=len(entries))

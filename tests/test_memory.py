@@ -343,3 +343,41 @@ def test_promotion_with_a_real_comparison(tmp_path: Path) -> None:
     assert lesson.data["n_tasks"] == comparison["n_tasks"] == 10
     (status,) = memory.skill_status(ws)
     assert status.domains == (["custom"] if verification.significant else [])
+
+
+def test_schemas_are_valid_and_list_limits(ws: Workspace, repo: Path) -> None:
+    import jsonschema
+    from conftest import load_schema
+
+    for name in ("memory_entry", "memory_list", "memory_search", "memory_skills", "memory_export",
+                 "memory_import", "suggest"):
+        jsonschema.Draft202012Validator.check_schema(load_schema(name))
+        assert name in Cli(repo).json("schema")["schemas"]
+    for i in range(3):
+        memory.add_entry(ws, f"lesson {i}")
+    newest = Cli(repo).json("memory", "list", "-n", "2")
+    validate(newest, "memory_list")
+    assert [e["text"] for e in newest["entries"]] == ["lesson 1", "lesson 2"]
+
+
+_ADDER = """
+import sys
+from evotree.workspace import Workspace
+import memory
+ws = Workspace.open(sys.argv[1])
+for j in range(3):
+    memory.add_entry(ws, f"process {sys.argv[2]} lesson {j}")
+"""
+
+
+def test_concurrent_processes_lose_nothing(ws: Workspace, repo: Path) -> None:
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-P", "-c", _ADDER, str(repo), str(i)], stderr=subprocess.PIPE,
+                              text=True) for i in range(4)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    texts = sorted(e.text for e in memory.list_entries(ws))
+    assert texts == sorted(f"process {i} lesson {j}" for i in range(4) for j in range(3))
+    assert git(repo, "rev-list", "--count", MEMORY_REF) == "12"
