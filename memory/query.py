@@ -5,7 +5,8 @@ no extension to download): every entry's text, kind, version, domain, skill, tag
 values of its data (feedback, reasons, hypotheses, finding codes and titles) are cut into
 lower-case word tokens; identifiers are also split at ``_``, ``.`` and camelCase
 (``StdGroupFilter`` → ``stdgroupfilter``, ``std``, ``group``, ``filter``); a plural ``s`` is
-dropped. A hit must contain every query term (``term*`` matches a prefix); hits are ranked by
+dropped. A hit must contain every query word (``word*`` matches a prefix; a compound word such
+as ``dead-groups`` that is not indexed as a whole must match all its parts); hits are ranked by
 BM25 (k1 = 1.2, b = 0.75).
 """
 
@@ -137,14 +138,15 @@ class SearchHit:
 
 def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None = None) -> list[SearchHit]:
     """Rank ``entries`` against the query ``text`` (every term must match; BM25)."""
-    raw_terms = [t for t in re.split(r"\s+", (text or "").strip()) if t]
-    terms: list[tuple[str, bool]] = []  # (token, is_prefix)
-    for raw in raw_terms:
+    wanted: list[tuple[str, bool, list[str]]] = []  # (whole token, is_prefix, its parts)
+    for raw in (t for t in re.split(r"\s+", (text or "").strip()) if t):
         prefix = raw.endswith("*")
-        tokens = tokenize(raw.rstrip("*"))
-        if tokens:
-            terms.append((tokens[0] if prefix else _stem(tokens[0]), prefix))
-    if not terms:
+        words = _WORD.findall(raw.rstrip("*"))
+        for k, word in enumerate(words):
+            is_prefix = prefix and k == len(words) - 1
+            tokens = tokenize(word)
+            wanted.append((tokens[0], is_prefix, list(dict.fromkeys(tokens[1:]))))
+    if not wanted:
         raise InvalidMemory(f"search: expected words to search for, actually: {text!r}",
                             fix='e.g. evotree memory search "dead groups"')
     docs = [Counter(_document(e)) for e in entries]
@@ -156,17 +158,24 @@ def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None =
         for token in doc:
             postings.setdefault(token, []).append(i)
     vocabulary = sorted(postings)
-    expanded: list[list[str]] = []
-    for token, prefix in terms:
-        expanded.append([t for t in vocabulary if t.startswith(token)] if prefix else
-                        ([token] if token in postings else []))
+    # each term: (label, the tokens that count as it). A compound word not indexed as a whole
+    # ("dead-groups") must match all of its parts instead.
+    terms: list[tuple[str, list[str]]] = []
+    for whole, prefix, parts in wanted:
+        if prefix:
+            terms.append((whole, [t for t in vocabulary if t.startswith(whole)]))
+        elif whole in postings or not parts:
+            terms.append((whole, [whole] if whole in postings else []))
+        else:
+            terms.extend((part, [part] if part in postings else []) for part in parts)
+    expanded = [group for _, group in terms]
     hits = []
     candidate_sets = [set().union(*(postings[t] for t in group)) if group else set() for group in expanded]
     matching = set.intersection(*candidate_sets) if candidate_sets else set()
     for i in matching:
         score = 0.0
         matched = []
-        for (token, _), group in zip(terms, expanded):
+        for token, group in terms:
             hit = False
             for t in group:
                 tf = docs[i].get(t, 0)

@@ -186,6 +186,10 @@ def test_search_ranks_and_requires_every_word(ws: Workspace) -> None:
     assert hits[0].score > hits[1].score > 0
     assert [h.entry.id for h in memory.search(ws, "group filter")] == [a.id]  # camelCase parts
     assert [h.entry.id for h in memory.search(ws, "stdgroup*")] == [a.id]
+    # a compound word not indexed as a whole matches all its parts; punctuation separates words
+    assert [h.entry.id for h in memory.search(ws, "dead-groups")] == [a.id]
+    assert [h.entry.id for h in memory.search(ws, "dead,groups")] == [a.id]
+    assert [h.entry.id for h in memory.search(ws, "groups*")] == [a.id]
     assert [h.entry.id for h in memory.search(ws, "learn*")] == [c.id]
     assert memory.search(ws, "nothing-like-this") == []
     with pytest.raises(InvalidMemory, match="words"):
