@@ -8,13 +8,18 @@ through the harness's TRL seam:
   (``num_generations`` samples per group, ``sample_index`` 0..n-1, ``task_id`` from the
   dataset's ``task_id`` column, components ``correctness`` and ``format``);
 * :class:`harness.trl.EvotreeCallback` records every logged metric as a signal (loss, reward,
-  kl, entropy, ...) and stops training at the run's step budget (``EVOTREE_MAX_STEPS``).
+  kl, entropy, ...) and stops training at the run's step budget (``EVOTREE_MAX_STEPS``);
+* the version's skills (``skills.toml``, written by ``evotree skill apply``) are activated
+  through the same seam: :func:`harness.trl.activate_skills` (reward skills change the reward
+  functions and weights) and :func:`harness.trl.skill_trainer_class` (batch skills change
+  which groups and samples the policy loss sees), with the domain's hooks
+  (:func:`domains.math.rewards.skill_hooks`).
 
 The trained model and its tokenizer are saved to ``output/model/`` (with LoRA: the merged
 model; the adapter in ``output/adapter/``): what the judge evaluates.
 
-Exit codes: 0 trained; 65 (invalid submission, charged nothing) when recipe.toml or math.toml
-is invalid, the model cannot be loaded, or ``use_vllm = true`` cannot work here, all before
+Exit codes: 0 trained; 65 (invalid submission, charged nothing) when recipe.toml, math.toml or
+skills.toml is invalid (or names a skill the math domain cannot apply), the model cannot be loaded, or ``use_vllm = true`` cannot work here, all before
 any training; 1 when training itself fails. Outside ``evotree run`` (no ``EVOTREE_EVIDENCE_DIR``)
 the evidence goes to ``output/evidence/`` of the current directory (``EVOTREE_MAX_STEPS`` is
 still obeyed). On CPU, ``cpu_threads = 0`` trains models under 20M parameters on one thread.
@@ -87,6 +92,8 @@ def main(cwd: Path | None = None) -> int:
         set_cpu_threads,
     )
     from domains.math.settings import SettingsError, load_recipe, load_train_split
+    from evotree.errors import EvotreeError
+    from skills.recipe import SKILLS_FILE, load_skills_file
 
     started = time.monotonic()
     offline()
@@ -102,6 +109,10 @@ def main(cwd: Path | None = None) -> int:
     except (SettingsError, SplitError, ModelUnavailable) as exc:
         return _invalid(str(exc))
     try:
+        applied = load_skills_file(cwd / SKILLS_FILE, domain="math")
+    except EvotreeError as exc:
+        return _invalid(f"{exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
+    try:
         import torch
     except ImportError as exc:  # pragma: no cover - the llm extra is missing
         _say(f"the math domain needs torch, transformers and trl ({exc}); pip install 'evotree[llm]'")
@@ -116,7 +127,6 @@ def main(cwd: Path | None = None) -> int:
         except ImportError:
             return _invalid("use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
                             "or set use_vllm = false")
-    from evotree.errors import EvotreeError
     from harness.trl import UnsupportedTRL, check_trl_version
 
     try:
@@ -136,6 +146,20 @@ def main(cwd: Path | None = None) -> int:
         model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=recipe.seed)
     except ModelUnavailable as exc:
         return _invalid(str(exc))
+    from domains.math.rewards import make_reward_functions, skill_hooks
+    from harness.trl import activate_skills
+
+    # the version's skills, activated now so a skill that cannot work is refused before training
+    stops = [tokenizer.eos_token_id, tokenizer.pad_token_id]
+    stops = sorted({int(i) for i in stops if i is not None})
+    try:
+        activation = activate_skills(
+            applied, hooks=skill_hooks(stops, recipe.max_completion_length),
+            reward_funcs=make_reward_functions(stops), reward_weights=recipe.reward_weights,
+            max_completion_length=recipe.max_completion_length)
+    except EvotreeError as exc:
+        return _invalid(f"{SKILLS_FILE}: {exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
+    config.reward_weights = list(activation.reward_weights)
     threads = set_cpu_threads(model, recipe.cpu_threads) if not cuda else None
     peft_config = None
     if recipe.lora:
@@ -160,9 +184,9 @@ def main(cwd: Path | None = None) -> int:
         model.config._name_or_path = str(initial)
 
     # ------------------------------------------------------------ training
-    from domains.math.rewards import make_reward_functions
     from harness.recorder import Recorder, get_recorder
-    from harness.trl import EvotreeCallback, record_rewards
+    from harness.trl import EvotreeCallback, record_rewards, skill_trainer_class
+
 
     if os.environ.get(ENV_EVIDENCE_DIR):
         rec = get_recorder()
@@ -173,14 +197,14 @@ def main(cwd: Path | None = None) -> int:
         _say(f"not inside `evotree run`: evidence goes to {output / 'evidence'}")
     if rec.max_steps is not None and rec.max_steps < recipe.max_steps:
         _say(f"the run's step budget is {rec.max_steps} (max_steps = {recipe.max_steps}): training stops there")
-    stops = [tokenizer.eos_token_id, tokenizer.pad_token_id]
-    stops = sorted({int(i) for i in stops if i is not None})
     try:
         reward_funcs = record_rewards(
-            make_reward_functions(stops), recorder=rec, num_generations=recipe.num_generations,
-            weights=recipe.reward_weights, task_id_column="task_id", eos_token_id=stops, model=model,
+            activation.reward_funcs, recorder=rec, num_generations=recipe.num_generations,
+            weights=activation.reward_weights, task_id_column="task_id", eos_token_id=stops,
+            model=model,
         )
-        trainer = GRPOTrainer(
+        trainer_class = skill_trainer_class(GRPOTrainer, activation, recorder=rec)
+        trainer = trainer_class(
             model=model, reward_funcs=reward_funcs, args=config,
             train_dataset=Dataset.from_dict(problems_table(problems)),
             processing_class=tokenizer, callbacks=[EvotreeCallback(rec)], peft_config=peft_config,
@@ -191,10 +215,12 @@ def main(cwd: Path | None = None) -> int:
     rec.signal(0, **{"train/problems": len(problems),
                      "model/parameters": sum(p.numel() for p in model.parameters()),
                      "model/trainable_parameters": sum(p.numel() for p in trainer.model.parameters()
-                                                       if p.requires_grad)})
+                                                       if p.requires_grad)},
+                     **{f"skill/{name}/active": 1 for name in activation.names})
     _say(f"training {described} on {len(problems)} problems for up to {recipe.max_steps} steps "
          f"({'LoRA' if recipe.lora else 'full'}, {'cuda' if cuda else f'cpu, {threads} thread(s)'}"
-         f"{', vLLM' if recipe.use_vllm else ''})")
+         f"{', vLLM' if recipe.use_vllm else ''})"
+         + (f" with skills {', '.join(activation.names)}" if activation.names else ""))
     result = trainer.train()
 
     # ------------------------------------------------------------ what the judge evaluates
@@ -210,7 +236,7 @@ def main(cwd: Path | None = None) -> int:
     history = [entry for entry in trainer.state.log_history if "reward" in entry]
     summary = {
         "model": described, "steps": int(trainer.state.global_step), "max_steps": recipe.max_steps,
-        "train_problems": len(problems), "lora": recipe.lora,
+        "train_problems": len(problems), "lora": recipe.lora, "skills": activation.names,
         "train_loss": result.training_loss,
         "first_reward": history[0]["reward"] if history else None,
         "last_reward": history[-1]["reward"] if history else None,
