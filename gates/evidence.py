@@ -118,7 +118,11 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
 
 # ------------------------------------------------------------------ score
 def _score_gate(ws: Workspace, policy: Policy, version: str, *, B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
+    """Seed-aware comparison with the champion re-evaluated on the same pool (seeds as units)."""
+    import numpy as np
+
     from diagnostics.compare import compare, version_scores
+    from diagnostics.stats import require_same_pool
     from evotree.errors import EvotreeError
     from gates.score import ScoreRule, decide_score, looks_for
     from harness.runs import list_runs
@@ -127,33 +131,51 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, *, B: int | None) -
     rule = ScoreRule(min_delta=g.min_delta, alpha=g.alpha, min_tasks=g.min_tasks, min_seeds=g.min_seeds,
                      max_runs=policy.config.budget.max_runs_per_version)
     try:
-        _, scores_a, runs_a = version_scores(ws, policy.champion)
+        tasks_a, scores_a, runs_a = version_scores(ws, policy.champion)
         tasks_b, scores_b, runs_b = version_scores(ws, version)
-        look, max_looks, _ = looks_for(rule, scores_b.shape[0])
-        if max_looks > 1:
-            comparison = compare(ws, policy.champion, version, look=look, max_looks=max_looks, B=B)
-        else:
-            comparison = compare(ws, policy.champion, version, B=B)
+        common = require_same_pool(tasks_a, tasks_b)
     except EvotreeError as exc:
         return GateResult("score", "unavailable", f"no comparison with {policy.champion}: {exc.message}",
                           fix=exc.fix or f"evotree run {policy.champion} {version} --seeds {rule.seeds_needed}"), None
-    judged = {r.run_id: r.judge_commit for r in list_runs(ws) if r.run_id in set(runs_a) | set(runs_b)}
-    foreign = sorted(rid for rid, jc in judged.items() if jc != policy.commit)
-    data = comparison.to_dict()
-    decision = decide_score(scores_a, scores_b, rule, ci=(comparison.ci[0], comparison.ci[1]),
-                            alpha_look=comparison.alpha)
-    numbers = {**decision.to_dict(), "mean_champion": comparison.mean_a, "mean_candidate": comparison.mean_b,
-               "compare_decision": comparison.decision, "foreign_judge_runs": foreign}
+    records = {r.run_id: r for r in list_runs(ws)}
+    scores_a, seeds_a = _by_seed(scores_a[:, [tasks_a.index(t) for t in common]], runs_a, records)
+    scores_b, seeds_b = _by_seed(scores_b[:, [tasks_b.index(t) for t in common]], runs_b, records)
+    foreign = sorted(rid for rid in (*runs_a, *runs_b)
+                     if rid in records and records[rid].judge_commit != policy.commit)
+    look, max_looks, _ = looks_for(rule, scores_b.shape[0])
+    decision = decide_score(scores_a, scores_b, rule, B=B or g.bootstrap_samples, rng=np.random.default_rng(0))
+    data = None
+    try:  # the full comparison (IQM, probability of improvement, per environment) for the dossier
+        kwargs: dict[str, Any] = {"look": look, "max_looks": max_looks} if max_looks > 1 else {}
+        data = compare(ws, policy.champion, version, B=B, **kwargs).to_dict()
+    except EvotreeError as exc:
+        data = {"error": exc.to_dict()}
+    numbers = {**decision.to_dict(), "mean_champion": float(scores_a.mean()), "mean_candidate": float(scores_b.mean()),
+               "seeds": {"champion": seeds_a, "candidate": seeds_b}, "runs": {"champion": runs_a, "candidate": runs_b},
+               "foreign_judge_runs": foreign}
     reasons = list(decision.reasons)
     if foreign:
         reasons.append(f"{len(foreign)} run(s) were judged by another champion's judge ({', '.join(foreign[:3])})")
     if not reasons:
         return GateResult("score", "pass", f"Δ {decision.delta:+.4f}, CI [{decision.ci[0]:+.4f}, {decision.ci[1]:+.4f}]"
-                          f" above {rule.min_delta:+.4f}; seed-level p {decision.p_seed:.3g} < {decision.alpha_look:.3g}",
-                          numbers), data
-    fix = _score_fix(policy, version, decision, rule, len(runs_a), len(runs_b), bool(foreign))
+                          f" above {rule.min_delta:+.4f}; seed-level p {decision.p_seed:.3g} < {decision.alpha_look:.3g}"
+                          f" (look {decision.look} of {decision.max_looks})", numbers), data
+    fix = _score_fix(policy, version, decision, rule, len(seeds_a), len(seeds_b), bool(foreign))
     return GateResult("score", "fail", f"Δ {decision.delta:+.4f}, CI [{decision.ci[0]:+.4f}, {decision.ci[1]:+.4f}]: "
                       + "; ".join(reasons), numbers, fix), data
+
+
+def _by_seed(matrix: Any, run_ids: list[str], records: dict[str, Any]) -> tuple[Any, list[int]]:
+    """One row per distinct seed (repeated runs of a seed averaged): seeds, not runs, are the units,
+    so re-running a lucky seed cannot shrink the spread the gate sees."""
+    import numpy as np
+
+    by_seed: dict[int, list[int]] = {}
+    for row, rid in enumerate(run_ids):
+        seed = records[rid].seed if rid in records else -1 - row
+        by_seed.setdefault(int(seed), []).append(row)
+    seeds = sorted(by_seed)
+    return np.array([matrix[by_seed[s]].mean(axis=0) for s in seeds]), seeds
 
 
 def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, na: int, nb: int, foreign: bool) -> str:
@@ -167,8 +189,10 @@ def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, na: int, 
     more_a, more_b = max(0, decision.seeds_to_settle - na), max(0, decision.seeds_to_settle - nb)
     if more_a == more_b == 0:
         more_a = more_b = rule.seeds_needed
+    want = max(decision.seeds_to_settle, na + more_a, nb + more_b)
     return (f"about {decision.seeds_to_settle} seeds per side would likely settle it (80 % power at the observed Δ"
-            f" and seed spread): evotree run {policy.champion} --seeds {more_a}; evotree run {version} --seeds {more_b}")
+            f" and seed spread; now {na} and {nb}): evotree run {policy.champion} {version} --seeds {want}"
+            f" (seeds 0..{want - 1}; a repeated seed is averaged, not counted twice)")
 
 
 # ------------------------------------------------------------------ audit

@@ -374,3 +374,97 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
     commit_file(repo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.95\n", "tweak")
     with pytest.raises(GateFailed, match="no valid signed approval"):
         plan_runs(Workspace.open(repo), [v1], seeds=2)
+
+
+# ---------------------------------------------------------------------------- the honest path
+SEEDED_JUDGE = '''\
+import json, os, random
+from harness import get_recorder
+rec = get_recorder()
+model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
+seed = int(os.environ.get("EVOTREE_SEED", "0"))
+shift = random.Random(1000 + seed).gauss(0, 0.03)  # a run's luck, shared by all its tasks
+for i in range(24):
+    u = random.Random(i * 7919).random()  # the task's difficulty
+    rec.eval_result("validation", f"task-{i}", 1.0 if u < model["skill"] + shift else 0.0)
+'''
+
+
+def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: dict[str, Any]) -> None:
+    from harness.runs import run_versions
+    from test_runs import TRAIN
+
+    repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
+    v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
+    ws = Workspace.open(repo)
+    runs = run_versions(ws, ["v0", v1], seeds=2)
+    assert all(r.status == "succeeded" for r in runs), [r.error for r in runs]
+    # too few seeds: the score gate says so, with the numbers and what would settle it
+    report = Cli(repo).json("gates", v1)
+    score = next(g for g in report["gates"] if g["name"] == "score")
+    assert score["status"] == "fail" and "needs at least 3" in score["summary"]
+    assert "seeds per side would likely settle it" in score["fix"]
+    harness_gate = next(g for g in report["gates"] if g["name"] == "harness")
+    assert harness_gate["status"] == "fail" and harness_gate["fix"] == f"evotree diagnose {v1}"
+    runs = run_versions(Workspace.open(repo), ["v0", v1], seeds=3)  # seeds 0, 1 again and 2
+    assert all(r.status == "succeeded" for r in runs)
+    Cli(repo)("diagnose", v1)
+    report = Cli(repo).json("gates", v1)
+    validate(report, "gates")
+    assert report["passed"], [(g["name"], g["summary"]) for g in report["gates"] if g["status"] != "pass"]
+    score = next(g for g in report["gates"] if g["name"] == "score")
+    assert score["numbers"]["n_seeds"] == [3, 3] and score["numbers"]["ci"][0] > 0
+    candidate = git(repo, "rev-parse", f"evotree/{v1}")
+
+    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--json")
+    child.expect("all gates pass")
+    answer_challenge(child, v1)
+    child.expect(r"decision \[approve/revise/abort\]: ")
+    child.sendline("approve")
+    code, out = finish(child)
+    assert code == 0, out
+    result = json.loads(out[out.index('{"'):])
+    validate(result, "promote")
+    assert result["decision"] == "approve" and result["champion"] == v1 and result["previous_champion"] == "v0"
+    assert git(repo, "rev-parse", "refs/evotree/champion") == candidate
+    ws = Workspace.open(repo)
+    assert ws.champion() == v1
+    event = next(ws.ledger.entries(limit=1)).event
+    assert event.kind == "promotion" and event.data["statement"]["evidence_hash"] == result["evidence_hash"]
+    # the tag is signed by the approver, checked by git itself against the champion's signers
+    allowed = tmp_path / "allowed"
+    allowed.write_text(f"{BOB} {keys['bob'][1]}\n")
+    tag = subprocess.run(["git", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", f"evotree/promoted/{v1}"],
+                         cwd=repo, capture_output=True, text=True)
+    assert tag.returncode == 0 and f'Good "git" signature for {BOB}' in tag.stderr
+    assert git(repo, "rev-parse", f"evotree/promoted/{v1}^{{commit}}") == candidate
+    verified = Cli(repo).json("verify")
+    validate(verified, "verify")
+    assert verified["ok"] and verified["champion"] == v1
+    assert [p["version"] for p in verified["promotions"]] == [v1] and verified["checked"]["tags"] == 1
+    # the champion's own score is now judged only on runs since its promotion
+    from diagnostics.compare import NoScores, version_scores
+
+    with pytest.raises(NoScores, match="winner's curse"):
+        version_scores(ws, v1)
+
+    # tampering after the fact: an unsigned tag in place of the signed one
+    signed_tag = git(repo, "rev-parse", f"refs/tags/evotree/promoted/{v1}")
+    git(repo, "tag", "-f", f"evotree/promoted/{v1}", candidate)
+    report = Cli(repo).json("verify", code=33)
+    assert report["problems"][0]["kind"] == "promotion" and "not signed" in report["problems"][0]["message"]
+    git(repo, "update-ref", f"refs/tags/evotree/promoted/{v1}", signed_tag)
+    assert Cli(repo).json("verify")["ok"]
+    # ... and an edited dossier: the ledger commit rewritten with a better-looking delta
+    head = git(repo, "rev-parse", "refs/evotree/ledger")
+    message = git(repo, "log", "-1", "--format=%B", head)
+    subject, body = message.split("\n\n", 1)
+    data = json.loads(body.strip().splitlines()[-1])
+    data["data"]["dossier"]["comparison"]["delta"] = 0.99
+    forged_message = f"{subject}\n\n{json.dumps(data, sort_keys=True, separators=(',', ':'))}\n"
+    forged = subprocess.run(["git", "commit-tree", f"{head}^{{tree}}", "-p", f"{head}^", "-F", "-"], cwd=repo,
+                            input=forged_message, capture_output=True, text=True, check=True).stdout.strip()
+    git(repo, "update-ref", "refs/evotree/ledger", forged)
+    report = Cli(repo).json("verify", code=33)
+    assert any("evidence hash differs" in p["message"] for p in report["problems"])
+    git(repo, "update-ref", "refs/evotree/ledger", head)
