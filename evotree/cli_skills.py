@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-__all__ = ["register", "parse_param_options"]
+__all__ = ["parse_param_options", "register"]
 
 
 def parse_param_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:

@@ -96,13 +96,13 @@ except ImportError:  # pragma: no cover - exercised only where the llm extra is 
 __all__ = [
     "SUPPORTED_TRL",
     "EvotreeCallback",
-    "SkillBatchReport",
-    "activate_skills",
-    "skill_trainer_class",
     "RolloutLayoutError",
+    "SkillBatchReport",
     "UnsupportedTRL",
+    "activate_skills",
     "check_trl_version",
     "record_rewards",
+    "skill_trainer_class",
 ]
 
 #: The TRL releases this seam is verified against: (lowest supported, first unsupported).
@@ -621,7 +621,7 @@ def skill_trainer_class(base: type, activation: Any, *, recorder: Recorder | Non
             return rewards_per_func
 
         def _generate_and_score_completions(self, inputs: Any) -> Any:
-            parent = super(SkillGRPOTrainer, self)._generate_and_score_completions
+            parent = super()._generate_and_score_completions
             output = parent(inputs)
             if not self.model.training:  # in-training evaluation: scored as it is
                 return output

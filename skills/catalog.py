@@ -16,12 +16,12 @@ from typing import Any
 from skills.errors import InvalidSkillParam, UnknownSkill
 
 __all__ = [
+    "PARAM_TYPES",
     "ParamSpec",
     "SkillInfo",
-    "list_skills",
     "get_skill",
+    "list_skills",
     "parse_params",
-    "PARAM_TYPES",
 ]
 
 #: The types a skill parameter may have (as written in ``skills.toml`` and ``--param k=v``).
@@ -74,7 +74,7 @@ class ParamSpec:
             else:
                 raise bad("not a boolean (true/false)")
         elif self.type == "int":
-            if isinstance(value, bool) or isinstance(value, float):
+            if isinstance(value, (bool, float)):
                 raise bad("not an integer")
             try:
                 converted = int(value.strip()) if isinstance(value, str) else int(value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evotree.errors import EvotreeError
 
-__all__ = ["UnknownSkill", "InvalidSkillParam", "SkillNotApplicable", "SkillsFileError"]
+__all__ = ["InvalidSkillParam", "SkillNotApplicable", "SkillsFileError", "UnknownSkill"]
 
 
 class UnknownSkill(EvotreeError):

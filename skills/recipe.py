@@ -390,7 +390,7 @@ def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champio
         try:
             abandon_version(ws, record.id, reason=f"`evotree branch --skill` failed: {reason}",
                             force=True)
-        except Exception:  # noqa: BLE001 - the original error is the one to report
+        except Exception:  # noqa: BLE001, S110 - the original error is the one to report
             pass
         raise
     return ws.resolve(record.id)

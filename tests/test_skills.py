@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import git, ledger_commits
-
 import skills
 from skills import (
     InvalidSkillParam,
@@ -23,6 +21,7 @@ from skills import (
     list_skills,
     parse_skills_text,
 )
+from tests.conftest import git, ledger_commits
 
 BUILTIN = ["StdGroupFilter", "DualLevelFilter", "OverlongPenalty", "PartialPassReward",
            "AuxRewardTerm"]

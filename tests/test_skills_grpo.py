@@ -13,7 +13,7 @@ import math
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -110,7 +110,7 @@ def train(tmp: Path, applied: list[AppliedSkill], *, problems: list[tuple[int, i
     class Capture(base):  # type: ignore[misc,valid-type]
         """Keeps a copy of every batch that reaches TRL's loss (the thing trained on)."""
 
-        captured: list[dict[str, Any]] = []
+        captured: ClassVar[list[dict[str, Any]]] = []
 
         def compute_loss(self, model: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
             self.captured.append({k: v.detach().clone() if isinstance(v, torch.Tensor) else v
