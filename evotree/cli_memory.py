@@ -130,6 +130,15 @@ def _render_import(result: dict[str, Any]) -> None:
                      + (f"; memory commit {result['commit'][:10]}" if result.get("commit") else ""))
 
 
+def _render_merge(result: dict[str, Any]) -> None:
+    if result["commit"] is None:
+        _console().print(f"nothing to merge: memory already holds {result['source']} ({len(result['skipped'])} entries)")
+        return
+    how = "fast-forwarded to" if result["fast_forward"] else "merged"
+    _console().print(f"{how} {result['source']}: {len(result['added'])} entries added, "
+                     f"{len(result['skipped'])} already present; memory commit {result['commit'][:10]}")
+
+
 def _render_suggest(result: dict[str, Any]) -> None:
     from rich.markup import escape
 
@@ -286,6 +295,24 @@ def register(cli: click.Group) -> None:
         from memory.transfer import import_memory
 
         return import_memory(_workspace(), path, dry_run=dry_run).to_dict()
+
+    @memory.command("merge")
+    @click.argument("rev", metavar="REF")
+    @outputs(_render_merge)
+    def memory_merge(rev: str) -> Any:
+        """Join a diverged copy of memory (fetched to REF) into refs/evotree/memory.
+
+        \b
+        When a clone and this workspace both added entries, a plain fetch of
+        refs/evotree/memory is refused (not a fast-forward). Fetch theirs aside, merge, push:
+          git fetch origin refs/evotree/memory:refs/remotes/origin/evotree-memory
+          evotree memory merge refs/remotes/origin/evotree-memory
+          git push origin refs/evotree/memory
+        Every entry of REF is validated first; nothing is written if one is bad.
+        """
+        from memory.transfer import merge_memory
+
+        return merge_memory(_workspace(), rev).to_dict()
 
     @cli.command()
     @click.argument("version")

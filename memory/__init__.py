@@ -12,7 +12,7 @@ Public API (imported lazily so ``import memory`` stays cheap):
 * writing: :func:`record_promotion`, :func:`record_rejection`, :func:`record_abandonment`,
   :func:`record_incident`, :func:`add_entry`
 * reading: :func:`list_entries`, :func:`get_entry`, :func:`search`, :func:`skill_status`
-* moving: :func:`export_memory`, :func:`import_memory`
+* moving: :func:`export_memory`, :func:`import_memory`, :func:`merge_memory` (a diverged clone's)
 * suggestions: :func:`suggest`
 """
 
@@ -33,6 +33,7 @@ __all__ = [
     "get_entry",
     "import_memory",
     "list_entries",
+    "merge_memory",
     "record_abandonment",
     "record_incident",
     "record_promotion",
@@ -60,6 +61,7 @@ _WHERE = {
     "skill_status": "memory.query",
     "export_memory": "memory.transfer",
     "import_memory": "memory.transfer",
+    "merge_memory": "memory.transfer",
     "suggest": "memory.suggest",
 }
 

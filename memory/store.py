@@ -77,7 +77,11 @@ class MemoryStore:
             return []
         return sorted(self._entries_of(head.tree), key=lambda e: (e.created_at, e.id))
 
-    def _entries_of(self, tree: pygit2.Tree) -> Iterable[MemoryEntry]:
+    def entries_of(self, tree: pygit2.Tree, where: str) -> list[MemoryEntry]:
+        """Every entry in a memory tree (another ref's, e.g. a clone's), each validated."""
+        return list(self._entries_of(tree, where))
+
+    def _entries_of(self, tree: pygit2.Tree, where: str | None = None) -> Iterable[MemoryEntry]:
         if "entries" not in tree:
             return
         for shard in tree["entries"]:
@@ -87,9 +91,9 @@ class MemoryStore:
                     yield MemoryEntry.from_dict(data)
                 except (ValueError, InvalidMemory) as exc:
                     raise InvalidMemory(
-                        f"memory entry {shard.name}/{item.name} on {self.ref} is unreadable: {exc}",
+                        f"memory entry {shard.name}/{item.name} on {where or self.ref} is unreadable: {exc}",
                         fix="the memory ref was written by another tool; inspect it with "
-                            f"`git log -p {self.ref}`") from None
+                            f"`git log -p {where or self.ref}`") from None
 
     def ids(self, tree: pygit2.Tree | None = None) -> set[str]:
         """The ids present (cheap: names only, no blob is parsed)."""
@@ -124,11 +128,14 @@ class MemoryStore:
         return count
 
     # ------------------------------------------------------------------ writing
-    def append(self, entries: list[MemoryEntry], *, actor: Identity, what: str) -> AppendResult:
+    def append(self, entries: list[MemoryEntry], *, actor: Identity, what: str,
+               merge: pygit2.Oid | None = None) -> AppendResult:
         """Add ``entries`` in one commit (those already present are skipped), retrying lost races.
 
         ``what`` is the commit subject's tail (``promotion v3``). Nothing is written when every
-        entry is already present.
+        entry is already present. ``merge``: another memory commit whose entries these are (a
+        diverged clone's memory); it becomes a second parent, so the result fast-forwards both
+        sides (or the ref simply moves to it when it already contains ours).
         """
         unique: dict[str, MemoryEntry] = {}
         for entry in entries:
@@ -139,14 +146,22 @@ class MemoryStore:
             present = self.ids(head.tree) if head is not None else set()
             new = [e for e in unique.values() if e.id not in present]
             skipped = [i for i in unique if i in present]
-            if not new:
+            contained = merge is None or (head is not None and (head.id == merge or
+                                                                 self.repo.descendant_of(head.id, merge)))
+            if not new and contained:
                 return AppendResult(added=[], skipped=skipped, commit=None)
-            tree = self._write_tree(head, new, len(present) + len(new))
-            subject = f"evotree: memory {what}".strip()
-            line = json.dumps({"v": STORE_SCHEMA_VERSION, "op": "add", "ids": [e.id for e in new],
-                               "kinds": sorted({e.kind for e in new})}, separators=(",", ":"))
-            parents = [head.id] if head is not None else []
-            commit = self.repo.create_commit(None, signature, signature, f"{subject}\n\n{line}\n", tree, parents)
+            if merge is not None and (head is None or self.repo.descendant_of(merge, head.id)):
+                commit = merge  # theirs already holds ours: fast-forward
+                subject = f"evotree: memory {what} (fast-forward)"
+            else:
+                tree = self._write_tree(head, new, len(present) + len(new))
+                subject = f"evotree: memory {what}".strip()
+                line = json.dumps({"v": STORE_SCHEMA_VERSION, "op": "merge" if merge is not None else "add",
+                                   "ids": [e.id for e in new], "kinds": sorted({e.kind for e in new})},
+                                  separators=(",", ":"))
+                parents = ([head.id] if head is not None else []) + ([merge] if merge is not None else [])
+                commit = self.repo.create_commit(None, signature, signature, f"{subject}\n\n{line}\n", tree,
+                                                 parents)
             try:
                 self.git.cas_ref(self.ref, commit, head.id if head is not None else None, subject)
             except RefRaceLost:

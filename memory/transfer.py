@@ -30,7 +30,8 @@ from memory.model import EntryKind, InvalidMemory, MemoryEntry
 from memory.record import workspace_id
 from memory.store import MemoryStore
 
-__all__ = ["EXPORT_FORMAT", "ExportResult", "ImportResult", "export_memory", "import_memory", "read_export"]
+__all__ = ["EXPORT_FORMAT", "ExportResult", "ImportResult", "MergeResult", "export_memory", "import_memory",
+           "merge_memory", "read_export"]
 
 EXPORT_FORMAT = "evotree-memory"
 EXPORT_VERSION = 1
@@ -176,3 +177,49 @@ def import_memory(ws: Workspace, path: str | os.PathLike[str], *, dry_run: bool 
     return ImportResult(path=str(path), source_workspace=doc["workspace"], source_domain=doc["domain"],
                         added=[e.id for e in result.added], skipped=result.skipped, commit=result.commit,
                         dry_run=False)
+
+
+@dataclass
+class MergeResult:
+    """What ``evotree memory merge`` did (schema: ``memory_merge.schema.json``)."""
+
+    source: str
+    source_commit: str
+    added: list[str]
+    skipped: list[str]
+    commit: str | None
+    fast_forward: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "source": self.source, "source_commit": self.source_commit, "added": self.added,
+                "skipped": self.skipped, "commit": self.commit, "fast_forward": self.fast_forward}
+
+
+def merge_memory(ws: Workspace, rev: str) -> MergeResult:
+    """Join another memory history (a clone's, fetched to ``rev``) into ``refs/evotree/memory``.
+
+    Every entry of ``rev``'s tree is validated first (nothing is written if one is bad); the
+    entries not present are added in one commit whose second parent is ``rev``, so pushing the
+    result fast-forwards the remote. When ``rev`` already contains ours, the ref just moves to it.
+    Entries keep their content and origin: a clone's memory is this workspace's memory.
+    """
+    import pygit2
+
+    store = MemoryStore(ws.git)
+    fix = ("fetch the other memory to a ref of its own first, e.g. git fetch origin "
+           "refs/evotree/memory:refs/remotes/origin/evotree-memory")
+    try:
+        commit = ws.git.repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise InvalidMemory(f"{rev!r} does not name a commit ({exc})", fix=fix, rev=rev) from None
+    tree = commit.tree
+    if "meta.json" not in tree or "entries" not in tree:
+        raise InvalidMemory(f"{rev} ({str(commit.id)[:10]}) is not a memory commit (no meta.json and entries/)",
+                            fix=fix, rev=rev)
+    entries = store.entries_of(tree, rev)
+    head = store.head()
+    fast_forward = head is None or ws.git.repo.descendant_of(commit.id, head.id)
+    result = store.append(entries, actor=ws.git.identity(), what=f"merge {rev}", merge=commit.id)
+    return MergeResult(source=rev, source_commit=str(commit.id), added=[e.id for e in result.added],
+                       skipped=result.skipped, commit=result.commit,
+                       fast_forward=bool(result.commit) and fast_forward)

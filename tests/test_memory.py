@@ -317,6 +317,11 @@ def test_a_tampered_memory_ref_is_reported(ws: Workspace, repo: Path) -> None:
     new_tree = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True,
                               text=True).stdout.strip()
     commit = git(repo, "commit-tree", new_tree, "-p", MEMORY_REF, "-m", "edit")
+    # offered for a merge, the edited history is refused and memory stays as it was
+    git(repo, "update-ref", "refs/remotes/other/evotree-memory", commit)
+    head = git(repo, "rev-parse", MEMORY_REF)
+    err = Cli(repo).json("memory", "merge", "refs/remotes/other/evotree-memory", code=27)["error"]
+    assert "changed after it was written" in err["message"] and git(repo, "rev-parse", MEMORY_REF) == head
     git(repo, "update-ref", MEMORY_REF, commit)
     err = Cli(repo).json("memory", "list", code=27)["error"]
     assert entry.id in err["message"] and "changed after it was written" in err["message"]
@@ -354,7 +359,7 @@ def test_schemas_are_valid_and_list_limits(ws: Workspace, repo: Path) -> None:
     from conftest import load_schema
 
     for name in ("memory_entry", "memory_list", "memory_search", "memory_skills", "memory_export",
-                 "memory_import", "suggest"):
+                 "memory_import", "memory_merge", "suggest"):
         jsonschema.Draft202012Validator.check_schema(load_schema(name))
         assert name in Cli(repo).json("schema")["schemas"]
     for i in range(3):
@@ -385,3 +390,42 @@ def test_concurrent_processes_lose_nothing(ws: Workspace, repo: Path) -> None:
     texts = sorted(e.text for e in memory.list_entries(ws))
     assert texts == sorted(f"process {i} lesson {j}" for i in range(4) for j in range(3))
     assert git(repo, "rev-list", "--count", MEMORY_REF) == "12"
+
+
+def test_diverged_clones_merge_their_memory(ws: Workspace, repo: Path, tmp_path: Path) -> None:
+    memory.add_entry(ws, "shared lesson")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "--quiet", str(bare), str(clone))
+    git(clone, "config", "user.name", "Bo")
+    git(clone, "config", "user.email", "bo@example.com")
+    git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    Cli(clone).json("memory", "add", "learned in the clone")
+    git(clone, "push", "--quiet", "origin", "refs/evotree/memory")
+    memory.add_entry(ws, "learned here meanwhile")
+    # the histories diverged: a plain fetch is refused, nothing is lost
+    assert "rejected" in subprocess.run(["git", "fetch", "origin", "refs/evotree/memory:refs/evotree/memory"],
+                                        check=False, cwd=repo, capture_output=True, text=True).stderr
+    git(repo, "fetch", "--quiet", "origin", "refs/evotree/memory:refs/remotes/origin/evotree-memory")
+    merged = Cli(repo).json("memory", "merge", "refs/remotes/origin/evotree-memory")
+    validate(merged, "memory_merge")
+    assert len(merged["added"]) == 1 and len(merged["skipped"]) == 1 and not merged["fast_forward"]
+    assert sorted(e.text for e in memory.list_entries(ws)) == \
+        ["learned here meanwhile", "learned in the clone", "shared lesson"]
+    parents = git(repo, "log", "-1", "--format=%P", MEMORY_REF).split()
+    assert git(repo, "rev-parse", "refs/remotes/origin/evotree-memory") in parents and len(parents) == 2
+    git(repo, "push", "--quiet", "origin", "refs/evotree/memory")  # a fast-forward for the remote now
+    # merging again changes nothing; the clone fast-forwards to the merge
+    assert Cli(repo).json("memory", "merge", "refs/remotes/origin/evotree-memory")["commit"] is None
+    git(clone, "fetch", "--quiet", "origin", "refs/evotree/memory:refs/remotes/origin/evotree-memory")
+    ff = Cli(clone).json("memory", "merge", "refs/remotes/origin/evotree-memory")
+    assert ff["fast_forward"] and ff["commit"] == git(repo, "rev-parse", MEMORY_REF)
+    assert git(clone, "rev-parse", MEMORY_REF) == git(repo, "rev-parse", MEMORY_REF)
+    # refusals: not a commit, not a memory commit; memory untouched
+    head = git(repo, "rev-parse", MEMORY_REF)
+    assert "does not name a commit" in Cli(repo).json("memory", "merge", "nope", code=27)["error"]["message"]
+    assert "not a memory commit" in Cli(repo).json("memory", "merge", "main", code=27)["error"]["message"]
+    assert git(repo, "rev-parse", MEMORY_REF) == head
