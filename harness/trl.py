@@ -66,6 +66,16 @@ Contract, and the public TRL / transformers interfaces it rests on:
   rows: TRL's own ``frac_reward_zero_std`` loses its per-group meaning when
   ``scale_rewards="batch"``.
 
+* **Skills** (``skills/``, docs/skills.md). :func:`activate_skills` turns a version's skills
+  into the reward functions and ``reward_weights`` to give ``GRPOTrainer`` (reward skills:
+  OverlongPenalty, PartialPassReward, AuxRewardTerm — TRL's public interface only), and
+  :func:`skill_trainer_class` returns a subclass of the given trainer class for the batch
+  skills (StdGroupFilter, DualLevelFilter): it overrides ``_calculate_rewards`` (result
+  unchanged, the scored batch kept) and ``_generate_and_score_completions`` (after TRL's own:
+  dropped groups / masked samples get ``completion_mask`` 0 and advantage 0, and
+  ``num_items_in_batch`` is recounted), checking that both methods exist. Counts are signals
+  ``skill/<Name>/<count>`` at the step of the batch's rollouts.
+
 Not supported: reward models (``nn.Module`` or model-id strings in ``reward_funcs``: TRL
 scores them itself, out of the wrapper's reach), multi-process training (see above), and
 pickling the wrapped functions.
