@@ -154,7 +154,7 @@ def _spec(prefix: str, i: int, n: int) -> dict[str, Any]:
     return {"id": f"{prefix}-{i:02d}", "a": 2 + i % 5, "b": i, "difficulty": round(((i * 5) % n + 0.5) / n, 4)}
 
 
-def make_swe_workspace(path: Path, *, eval_tasks: int = 12, train_tasks: int = 4) -> Path:
+def make_swe_workspace(path: Path, *, eval_tasks: int = 8, train_tasks: int = 2) -> Path:
     """The swe-like workspace of the module doc; v0 (the champion) is the honest policy, skill 0.5."""
     repo = make_repo(path)
     files = {"swetask.py": SWETASK, "policy.py": POLICY, "train.py": TRAIN, "judge/eval.py": JUDGE,
@@ -201,11 +201,11 @@ def test_the_leaky_policy_scores_higher_and_the_audit_blocks_it(incident: dict[s
     commands = {e["command"] for e in leak["evidence"]["examples"]}
     assert any(c.startswith("git log --all") for c in commands)
     assert "audit.future_hash" in codes and codes["audit.future_hash"]["severity"] == "high"
-    # 6 of 12 eval trajectories and 2 of 4 train trajectories leaked
-    assert report["trajectories"] == 16 and report["flagged"] == 8
+    # 4 of 8 eval trajectories and 1 of 2 train trajectories leaked
+    assert report["trajectories"] == 10 and report["flagged"] == 5
     assert report["git_history_rate"] == pytest.approx(0.5)
     flagged = {v["task_id"] for v in report["verdicts"] if v["flagged"]}
-    assert flagged == {f"task-{i:02d}" for i in range(0, 12, 2)} | {"train-00", "train-02"}
+    assert flagged == {"task-00", "task-02", "task-04", "task-06", "train-00"}
     # leak-adjusted: the flagged trajectories left out -> the honest policy's score
     assert report["raw_score"] == pytest.approx(0.75)
     assert report["leak_adjusted_score"] == pytest.approx(0.5)
@@ -225,11 +225,11 @@ def test_the_honest_policy_passes(incident: dict[str, Any]) -> None:
     report = Cli(repo).json("audit", "v0")
     validate(report, "audit")
     assert report["passed"] is True
-    assert report["trajectories"] == 16 and report["flagged"] == 0 and report["git_history_rate"] == 0.0
+    assert report["trajectories"] == 10 and report["flagged"] == 0 and report["git_history_rate"] == 0.0
     assert report["raw_score"] == pytest.approx(0.5) == report["leak_adjusted_score"]
     assert not [f for f in report["findings"] if f["severity"] in ("high", "critical")]
     # the unclean task repositories are reported, as the environment's problem (warn at most)
-    assert report["checks"]["hash_ancestry"].startswith("16 task repositories")
+    assert report["checks"]["hash_ancestry"].startswith("10 task repositories")
 
 
 def test_text_output_shows_both_scores(incident: dict[str, Any]) -> None:

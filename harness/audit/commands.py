@@ -80,6 +80,7 @@ class SimpleCommand:
     argv: tuple[str, ...]
     redirects: tuple[tuple[str, str], ...] = ()  # (operator, target): (">", "out.txt")
     heredoc: str | None = None  # the body of a here-document fed to it, if any
+    assigns: tuple[tuple[str, str], ...] = ()  # NAME=value words before it (alone: shell variables)
 
 
 @dataclass(frozen=True)
@@ -383,12 +384,16 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
 
     def end() -> None:
         argv = list(words)
+        assigns = []
         while argv and (argv[0] in _KEYWORDS or _ASSIGN.match(argv[0])):
-            argv.pop(0)
+            word = argv.pop(0)
+            if word not in _KEYWORDS:
+                name, _, value = word.partition("=")
+                assigns.append((name.rstrip("+"), value))
         if argv and argv[0] in ("for", "select", "case", "function"):
             argv = []
-        if argv or redirects:
-            out.append(SimpleCommand(tuple(argv), tuple(redirects), "\n".join(heredoc) or None))
+        if argv or redirects or assigns:
+            out.append(SimpleCommand(tuple(argv), tuple(redirects), "\n".join(heredoc) or None, tuple(assigns)))
         words.clear()
         redirects.clear()
         heredoc.clear()
@@ -460,16 +465,114 @@ def _after_options(argv: Sequence[str], with_arg: frozenset[str], skip: int) -> 
     return list(argv[k + skip:])
 
 
-def _unwrap(cmd: SimpleCommand, depth: int, sink: list[SimpleCommand]) -> None:
+class ShellContext(list):  # type: ignore[type-arg]
+    """The simple commands found so far, and what earlier commands defined: shell variables
+    (``G=git``), aliases (``alias gl='git log --all'``) and scripts written from the command
+    line (``cat > s.sh <<EOF``, ``echo ... > s.sh``), so ``$G log --all``, ``gl`` and
+    ``bash s.sh`` are seen for what they run. One context may span a trajectory's steps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vars: dict[str, str] = {}
+        self.aliases: dict[str, str] = {}
+        self.scripts: dict[str, str] = {}
+
+    @property
+    def defines(self) -> bool:
+        return bool(self.vars or self.aliases or self.scripts)
+
+
+_VAR_WORD = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$")
+_VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+
+
+def _expand(argv: list[str], vars_: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for word in argv:
+        m = _VAR_WORD.match(word)
+        if m and (m.group(1) or m.group(2)) in vars_:
+            out.extend(vars_[m.group(1) or m.group(2)].split())
+        elif "$" in word:
+            out.append(_VAR_REF.sub(lambda r: vars_.get(r.group(1) or r.group(2), r.group(0)), word))
+        else:
+            out.append(word)
+    return out
+
+
+def _norm_path(path: str) -> str:
+    return path[2:] if path.startswith("./") else path
+
+
+def _remember_script(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> None:
+    targets = [t for op, t in cmd.redirects if op in (">", ">>", ">|") and t]
+    if name == "tee":
+        targets += [a for a in argv[1:] if not a.startswith("-")]
+    if not targets:
+        return
+    if cmd.heredoc is not None and name in ("cat", "tee"):
+        body = cmd.heredoc
+    elif name in ("echo", "printf"):
+        body = " ".join(a for a in argv[1:] if not (name == "echo" and a in ("-e", "-n", "-E")))
+        body = body.replace("\\n", "\n")
+    else:
+        return
+    for target in targets:
+        sink.scripts[_norm_path(target)] = body
+
+
+def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
     """Append ``cmd`` (wrappers removed) and whatever it runs to ``sink``."""
     argv = list(cmd.argv)
     while argv and _ASSIGN.match(argv[0]):
         argv.pop(0)
     if not argv:
+        for name, value in cmd.assigns:
+            sink.vars[name] = value
         if cmd.redirects:
             sink.append(SimpleCommand((), cmd.redirects, cmd.heredoc))
         return
+    if sink.vars:
+        argv = _expand(argv, sink.vars)
+        if not argv:
+            return
     name = _basename(argv[0])
+    alias_value = sink.aliases.get(name)
+    if alias_value is not None and depth < MAX_DEPTH and alias_value.split()[:1] != [name]:
+        _parse_into(alias_value + " " + " ".join(argv[1:]), depth + 1, sink)
+        return
+    if name == "alias":
+        for word in argv[1:]:
+            alias, eq, value = word.partition("=")
+            if eq:
+                sink.aliases[alias] = value
+        return
+    if name in ("export", "declare", "local", "readonly", "typeset"):
+        for word in argv[1:]:
+            var, eq, value = word.partition("=")
+            if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", var):
+                sink.vars[var] = value
+        return
+    if name in ("cat", "tee", "echo", "printf"):
+        _remember_script(name, argv, cmd, sink)
+    script = None
+    if name in ("source", ".") and len(argv) > 1:
+        script = argv[1]
+    elif argv[0].startswith(("./", "/")) and _norm_path(argv[0]) in sink.scripts:
+        script = argv[0]
+    elif name in _SHELLS or _PYTHONS.match(name):
+        script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in argv[1:2]):
+            script = None
+    if script is not None and _norm_path(script) in sink.scripts:
+        body = sink.scripts[_norm_path(script)]
+        if _PYTHONS.match(name):
+            for inner in _python_calls(body):
+                if isinstance(inner, str):
+                    _parse_into(inner, depth + 1, sink)
+                else:
+                    sink.append(inner)
+        else:
+            _parse_into(body, depth + 1, sink)
     if name == "env":
         k = 1
         while k < len(argv):
@@ -593,7 +696,7 @@ def _python_calls(code: str) -> tuple[str | SimpleCommand, ...]:
     return tuple(found)
 
 
-def _parse_into(text: str, depth: int, sink: list[SimpleCommand]) -> None:
+def _parse_into(text: str, depth: int, sink: ShellContext) -> None:
     if depth > MAX_DEPTH or not text.strip():
         return
     lexer = _Lexer(text).run()
@@ -604,9 +707,25 @@ def _parse_into(text: str, depth: int, sink: list[SimpleCommand]) -> None:
 
 
 @lru_cache(maxsize=65536)
-def parse_shell(text: str) -> tuple[SimpleCommand, ...]:
-    """Every simple command ``text`` runs (substitutions and ``bash -c`` bodies first)."""
-    sink: list[SimpleCommand] = []
+def _parse_cached(text: str) -> tuple[tuple[SimpleCommand, ...], bool]:
+    sink = ShellContext()
+    _parse_into(text, 0, sink)
+    return tuple(sink), sink.defines
+
+
+def parse_shell(text: str, context: ShellContext | None = None) -> tuple[SimpleCommand, ...]:
+    """Every simple command ``text`` runs (substitutions and ``bash -c`` bodies first).
+
+    ``context`` carries variables, aliases and scripts from earlier commands of the same
+    trajectory (and receives this command's); without it each command stands alone.
+    """
+    if context is None or not context.defines:
+        found, defines = _parse_cached(text)
+        if context is None or not defines:
+            return found
+    sink = ShellContext()
+    if context is not None:
+        sink.vars, sink.aliases, sink.scripts = context.vars, context.aliases, context.scripts
     _parse_into(text, 0, sink)
     return tuple(sink)
 
@@ -862,6 +981,11 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
         else:
             pos, _ = _positionals(args)
             revs = pos
+            if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry"):
+                # A..HEAD lists only commits HEAD reaches (A merely subtracts)
+                revs = [w for w in revs if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and
+                                                is_head_relative(w.split("..", 1)[1]))]
+                revs = [w for w in revs if not w.startswith("^")]
         for word in revs:
             kind = _rev_kind(word)
             if kind in ("hash", "ref"):
@@ -883,8 +1007,10 @@ _RECURSIVE = frozenset({"find", "grep", "egrep", "fgrep", "rg", "ag", "ack", "tr
                         "du", "zip", "strings", "zgrep", "git-filter-repo"})
 _NET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "lynx", "links", "w3m", "nc", "ncat",
                   "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh"})
-_WRITE_LAST = frozenset({"cp", "mv", "install", "ln", "rsync"})
-_WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee"})
+_WRITE_LAST = frozenset({"cp", "install", "ln", "rsync"})
+_WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee", "mv"})
+_CACHE_PATH = re.compile(r"(?:^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(?:/|$)|\.py[co]$")
+_LOOPBACK = re.compile(r"^(?:[a-z]+://)?(?:[^@/]*@)?(localhost|127(?:\.\d+){3}|\[::1\]|::1|0\.0\.0\.0)(?::\d+)?(?:/|$)")
 _TEST_DIR = re.compile(r"(?:^|/)(tests?|testing)/")
 _TEST_NAMES = re.compile(r"(?:^|/)(conftest\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth)$")
 _TEST_FILE = re.compile(r"(?:^|/)(test_[^/]*\.py|[^/]*_tests?\.py)$")
@@ -926,7 +1052,12 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     if name == "git":
         hits += _git_rules(argv, joined)
     elif name in _NET:
-        hits.append(Hit("audit.network_fetch", "high", f"{name} reaches the network", joined))
+        hosts = [a for a in argv[1:] if not a.startswith("-")]
+        if hosts and all(_LOOPBACK.match(h) or not re.search(r"[.:/]", h) for h in hosts) and any(
+                _LOOPBACK.match(h) for h in hosts):
+            hits.append(Hit("audit.network_fetch", "info", f"{name} to this machine (loopback) only", joined))
+        else:
+            hits.append(Hit("audit.network_fetch", "high", f"{name} reaches the network", joined))
     elif name in ("pip", "pip3", "uv", "conda") and len(argv) > 1:
         words = [a for a in argv[1:] if not a.startswith("-")]
         action = words[0] if words else ""
@@ -962,6 +1093,8 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         clean = target.strip()
         if clean.startswith("./"):
             clean = clean[2:]
+        if _CACHE_PATH.search(clean):
+            continue
         if _TEST_NAMES.search(clean) or _TEST_DIR.search(clean):
             verb = "deletes" if name in ("rm", "unlink", "shred") else "writes"
             hits.append(Hit("audit.test_write", "high", f"{verb} {clean[:80]}", joined))
