@@ -11,6 +11,8 @@ Strategies compared on the same candidates:
 
 - ``greedy``: one run of the candidate against the champion's own score from when it was
   promoted (keep-if-better on one run; the winner's curse included);
+- ``single_seed``: a strict gate on one run per side (paired bootstrap CI of Δ above 0 at
+  ``alpha``, the champion re-run once): seed-blind, so a lucky run still fools it;
 - ``gate``: the score gate of :mod:`gates.score` (the champion re-evaluated on the same pool,
   ``seeds`` runs per side, sequential looks when ``sequential``).
 """
@@ -145,8 +147,8 @@ def simulate_tree(strategy: str, *, loops: int, steps: int, rule: ScoreRule, mod
                   B: int = 2000) -> TreeStats:
     """Run ``loops`` improvement loops of ``steps`` candidates each; candidates are neutral,
     a real gain (+``gain``) or a harm (−``gain``) with the given probabilities."""
-    if strategy not in ("greedy", "gate"):
-        raise ValueError(f"strategy: expected greedy or gate, actually: {strategy!r}")
+    if strategy not in ("greedy", "single_seed", "gate"):
+        raise ValueError(f"strategy: expected greedy, single_seed or gate, actually: {strategy!r}")
     rng = np.random.default_rng(seed)
     stats = TreeStats(strategy, loops, 0, 0, 0, 0, 0, 0, 0.0, 0)
     finals = []
@@ -169,6 +171,13 @@ def simulate_tree(strategy: str, *, loops: int, steps: int, rule: ScoreRule, mod
                 promote = score > recorded
                 if promote:
                     recorded = score
+            elif strategy == "single_seed":
+                from diagnostics.stats import compare_versions
+
+                a = evaluate(model, pool, quality, 1, rng)
+                b = evaluate(model, pool, quality + effect, 1, rng)
+                stats.runs += 2
+                promote = compare_versions(a, b, rng=rng, B=B, alpha=rule.alpha).ci[0] > rule.min_delta
             else:
                 a = evaluate(model, pool, quality, rule.seeds_needed, rng)
                 b = evaluate(model, pool, quality + effect, rule.seeds_needed, rng)

@@ -5,8 +5,9 @@ Promote only when all hold:
 
 - at least ``min_tasks`` tasks and ``max(2, min_seeds)`` seeds on each side (the champion
   re-evaluated on the same pool: :func:`diagnostics.compare.version_scores`);
-- the seed-aware CI of Δ (two-level bootstrap of :func:`diagnostics.stats.compare_versions`)
-  at confidence ``1 - a`` lies above ``min_delta``;
+- the one-sided lower confidence bound (level ``1 - a``) of Δ from the seed-aware two-level
+  bootstrap of :func:`diagnostics.stats.compare_versions` lies above ``min_delta`` (reported as
+  the two-sided ``1 - 2a`` interval whose lower end it is);
 - a one-sided Welch t-test with seeds as units (each run's mean over the pool) rejects
   Δ <= ``min_delta`` at level ``a``.
 
@@ -127,7 +128,8 @@ def decide_score(scores_a: Any, scores_b: Any, rule: ScoreRule, *, B: int = 2000
         nominal = alpha_look
     if ci is None:
         rng = rng if rng is not None else np.random.default_rng(0)
-        result = compare_versions(a, b, rng=rng, B=max(B, int(math.ceil(20 / nominal))), alpha=nominal)
+        two_sided = min(0.5, 2 * nominal)  # its lower end is the one-sided (1 - nominal) bound
+        result = compare_versions(a, b, rng=rng, B=max(B, int(math.ceil(20 / two_sided))), alpha=two_sided)
         ci = (float(result.ci[0]), float(result.ci[1]))
     delta = float(b.mean(axis=0).mean() - a.mean(axis=0).mean())
     a_means, b_means = a.mean(axis=1), b.mean(axis=1)
