@@ -57,6 +57,7 @@ from functools import lru_cache
 
 __all__ = [
     "Hit",
+    "ShellContext",
     "SimpleCommand",
     "RuleSet",
     "parse_shell",
@@ -733,7 +734,7 @@ def parse_shell(text: str, context: ShellContext | None = None) -> tuple[SimpleC
 # ----------------------------------------------------------------------------- prefilter
 _PREFILTER = re.compile(
     r"git|curl|wget|aria2|https?\b|fetch|scp|sftp|ssh|rsync|\bnc\b|ncat|telnet|socket|urlopen|requests|"
-    r"urllib|pip|test|conftest|customize|\.pth|\$'|\\x|eval|base64|xxd|\bperl\b|\$\{|lynx|links",
+    r"urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|\bperl\b|\$\{|lynx|links",
     re.I)
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
@@ -743,6 +744,8 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
 
     Quotes and backslashes are removed first, so ``g"i"t`` and ``g\\it`` still pass.
     """
+    if "$'" in command:  # ANSI-C quoting can spell anything
+        return True
     flat = command.translate(_UNQUOTE)
     if _PREFILTER.search(flat):
         return True

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnostics.findings import Finding, Severity, sort_findings
-from harness.audit.commands import Hit, RuleSet, classify, parse_shell, prefilter
+from harness.audit.commands import Hit, RuleSet, ShellContext, classify, parse_shell, prefilter
 from harness.audit.errors import AuditInputError
 from harness.audit.transcripts import Trajectory, read_trajectories
 
@@ -128,10 +128,11 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                                 len(traj.steps))
     needles = rules.hidden_needles
     step_hits: list[list[Hit]] = []
+    context = ShellContext()  # variables, aliases and scripts carry over between steps
     for step in traj.steps:
         hits: list[Hit] = []
-        if step.command and prefilter(step.command, needles):
-            for cmd in parse_shell(step.command):
+        if step.command and (context.defines or prefilter(step.command, needles)):
+            for cmd in parse_shell(step.command, context):
                 hits += classify(cmd, rules)
         step_hits.append(hits)
     # clear hits that rest only on hashes shown to be in the task's own history
@@ -243,16 +244,9 @@ def findings_from_verdicts(verdicts: Sequence[TrajectoryVerdict], *, version: st
     """One finding per (code, run): the worst severity, counts, rules and a few examples."""
     groups: dict[tuple[str, str | None], list[tuple[TrajectoryVerdict, Hit]]] = {}
     for v in verdicts:
-        seen_codes: set[str] = set()
         for hit in v.hits:
-            if hit.severity == "info":
-                continue
-            groups.setdefault((hit.code, v.run_id), [])
-            if hit.code in seen_codes:
-                groups[(hit.code, v.run_id)].append((v, hit))
-                continue
-            seen_codes.add(hit.code)
-            groups[(hit.code, v.run_id)].append((v, hit))
+            if hit.severity != "info":
+                groups.setdefault((hit.code, v.run_id), []).append((v, hit))
     findings = []
     for (code, run_id), pairs in groups.items():
         worst = max(Severity.parse(h.severity) for _, h in pairs)
