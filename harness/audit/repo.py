@@ -37,6 +37,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,27 +246,41 @@ def _resolve(r: _Repo, rev: str | None) -> pygit2.Commit:
 
 
 # ---------------------------------------------------------------------------- object store
-def _all_objects(gitdir: Path) -> dict[str, str]:
-    """Every object id in the store (loose, packed, alternates) -> its type."""
-    out = _git(gitdir, "cat-file", "--batch-all-objects", "--unordered",
-               "--batch-check=%(objectname) %(objecttype)")
-    objects: dict[str, str] = {}
+def _all_object_ids(gitdir: Path) -> set[bytes]:
+    """Every object id in the store: loose, packed, and in alternates (hex, as bytes)."""
+    return set(_git(gitdir, "cat-file", "--batch-all-objects", "--unordered",
+                    "--batch-check=%(objectname)").split())
+
+
+def _object_types(gitdir: Path, ids: Iterable[bytes]) -> dict[str, str]:
+    """Object id -> type (commit, tree, blob, tag) of ``ids``."""
+    wanted = b"\n".join(ids)
+    if not wanted:
+        return {}
+    out = _git(gitdir, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=wanted + b"\n")
+    types: dict[str, str] = {}
     for line in out.decode("ascii", "replace").splitlines():
         oid, _, kind = line.partition(" ")
-        objects[oid] = kind
-    return objects
+        types[oid] = kind
+    return types
 
 
 def _rev_list_objects(gitdir: Path, include: Iterable[str], *, exclude: Iterable[str] = (),
-                      extra: Sequence[str] = ()) -> set[str]:
+                      extra: Sequence[str] = ()) -> set[bytes]:
     """Ids of the objects reachable from ``include`` (and ``extra`` options), minus ``exclude``'s."""
     lines = [*include, *(f"^{x}" for x in exclude)]
     if not lines and not extra:
         return set()
     out = _git(gitdir, "rev-list", "--objects", "--no-object-names", "--missing=allow-any",
                *extra, "--stdin", stdin=("\n".join(lines) + "\n").encode())
-    return {line for line in out.decode("ascii", "replace").split()
-            if len(line) == 40}
+    return set(out.split())
+
+
+def _count(types: dict[str, str], ids: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for oid in ids:
+        counts[types[oid]] = counts.get(types[oid], 0) + 1
+    return counts
 
 
 def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
@@ -276,32 +291,32 @@ def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
     The objects beyond base are counted by type; each commit among them is classified
     (descendant of base / newer / older than base) and those that no ref, reflog or index
     entry reaches are counted as ``dangling`` (only the object store still holds them).
+    Listing the store and walking base's history run at the same time (two git processes).
     """
     started = time.perf_counter()
     r = _open(path)
     base_commit = _resolve(r, base)
     base_id = str(base_commit.id)
-    objects = _all_objects(r.gitdir)
     roots = [base_id, *(str(x) for x in also_reachable)]
-    reachable = _rev_list_objects(r.gitdir, roots)
-    beyond_ids = [oid for oid in objects if oid not in reachable]
-    beyond: dict[str, int] = {}
-    for oid in beyond_ids:
-        beyond[objects[oid]] = beyond.get(objects[oid], 0) + 1
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        listing = pool.submit(_all_object_ids, r.gitdir)
+        walk = pool.submit(_rev_list_objects, r.gitdir, roots)
+        objects, reachable = listing.result(), walk.result()
+    beyond_raw = objects - reachable
+    types = _object_types(r.gitdir, sorted(beyond_raw))
+    beyond_ids = set(types)
     dangling_ids: set[str] = set()
     if beyond_ids:
         # what refs (all of them, worktrees' HEADs included), reflogs and the index still reach
         referenced = _rev_list_objects(r.gitdir, [], exclude=roots,
                                        extra=["--all", "--reflog", "--indexed-objects"])
-        dangling_ids = {oid for oid in beyond_ids if oid not in referenced}
-    dangling: dict[str, int] = {}
-    for oid in dangling_ids:
-        dangling[objects[oid]] = dangling.get(objects[oid], 0) + 1
-    commits = _classify(r.repo, [oid for oid in beyond_ids if objects[oid] == "commit"], base_commit)
+        dangling_ids = {oid for oid in beyond_ids if oid.encode() not in referenced}
+    commits = _classify(r.repo, [oid for oid, kind in types.items() if kind == "commit"], base_commit)
     ordered = sorted(commits.values(), key=lambda c: (-c.time, c.id))
     counts = {k: sum(1 for c in ordered if c.kind == k) for k in ("descendant", "newer", "older")}
     return ObjectScan(path=str(r.path), base=base_id, objects=len(objects),
-                      reachable=len(objects) - len(beyond_ids), beyond=beyond, dangling=dangling,
+                      reachable=len(objects) - len(beyond_ids), beyond=_count(types, beyond_ids),
+                      dangling=_count(types, dangling_ids),
                       descendants=counts["descendant"], newer=counts["newer"], older=counts["older"],
                       future_commits=ordered, seconds=time.perf_counter() - started,
                       commits=commits, dangling_ids=dangling_ids)
@@ -565,12 +580,14 @@ def _reflog_findings(r: _Repo, classify: Any) -> list[Finding]:
             continue
         logs.append(name)
         total += len(entries)
+        seen: set[str] = set()
         for old, new, message in entries:
             for m in re.finditer(r"(?:from|of) (\S+://\S+|\S+@\S+:\S+)", message):
                 urls.add(m.group(1))
             for oid in (old, new):
-                if oid == _ZERO:
+                if oid == _ZERO or oid in seen:
                     continue
+                seen.add(oid)
                 peeled, label = classify(oid)
                 if label != "inside":
                     labels.append(label)
@@ -580,7 +597,7 @@ def _reflog_findings(r: _Repo, classify: Any) -> list[Finding]:
         return []
     if labels:
         severity = _severity_for(labels)
-        title = f"reflogs name {len(labels)} commit(s) beyond base ({total} entries in {len(logs)} log(s))"
+        title = f"reflogs name commits beyond base {len(labels)} time(s) ({total} entries in {len(logs)} log(s))"
     else:
         severity = "warn"
         title = f"reflogs present ({total} entries in {len(logs)} log(s)), none beyond base"
@@ -796,7 +813,7 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
             for child in target.iterdir():
                 shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() else child.unlink()
         raise
-    source_objects = len(_all_objects(r.gitdir))
+    source_objects = len(_all_object_ids(r.gitdir))
     return SanitizeResult(source=str(r.path), out=str(target), base=base_id, branch=name, bare=bare,
                           commits=commits, objects=clean.objects,
                           removed_objects=max(0, source_objects - clean.objects), audit=report,
