@@ -328,8 +328,9 @@ class _Driver:
             kind = "cancelled"
         except exc_types.RuntimeEnvSetupError as exc:
             kind, cause = "failed", f"the Ray runtime_env (the candidate package) could not be set up: {_first(exc)}"
-        except exc_types.RayTaskError as exc:
-            kind, cause = "failed", f"the harness failed in the Ray worker: {_first(exc)}"
+        except exc_types.RayTaskError as exc:  # (a KeyboardInterrupt outside the phases, when cancelling)
+            kind = "cancelled" if self.cancelling_since is not None else "failed"
+            cause = f"the harness failed in the Ray worker: {_first(exc)}"
         except exc_types.RayError as exc:
             kind = "cancelled" if self.cancelling_since is not None else "lost"
             cause = f"the Ray worker running this run died ({type(exc).__name__}: {_first(exc)})"
@@ -347,8 +348,8 @@ class _Driver:
             if manifest is not None:
                 self._apply(record, manifest)
             record.status = RunStatus.CANCELLED.value
-            if not worker:
-                charge = False
+            if not worker:  # never started: nothing to charge, no evidence to be incomplete
+                charge, complete = False, True
                 record.error = "cancelled before a Ray worker started it"
             elif manifest is None:
                 record.error = record.error or (cause or "cancelled; the worker did not report back")

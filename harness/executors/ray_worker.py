@@ -158,11 +158,27 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
                        train_command=spec["train_command"], eval_command=spec["eval_command"],
                        started_at="", limits=spec["limits"])
     syncer = _Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
-    cancel = threading.Event()  # ray.cancel arrives as KeyboardInterrupt, not through this event
+    cancel = threading.Event()  # set when ray.cancel raises KeyboardInterrupt in this thread
 
     def provide_judge(target: Path) -> None:
         data = ray.get(judge_box[0])  # fetched only now: the train process group is dead
         _extract(data, target)
+
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def phases() -> None:
+        try:
+            outcome["value"] = train_then_judge(
+                plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
+                train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
+                deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
+                cancel=cancel, notify=notify, drop_env=("RAY_",),
+            )
+        except BaseException as exc:  # noqa: BLE001 - reported to the driver in the manifest
+            outcome["error"] = exc
+        finally:
+            done.set()
 
     try:
         count = _extract(Path.cwd() / CANDIDATE_ARCHIVE, paths.candidate)
@@ -170,16 +186,22 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
             raise RuntimeError(f"the candidate package has {count} files, the exported commit "
                                f"{spec['candidate_files']}")
         syncer.start()
-        outcome = train_then_judge(
-            plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
-            train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
-            deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
-            cancel=cancel, notify=notify, drop_env=("RAY_",),
-        )
-        record.status = outcome_status(outcome)
-    except KeyboardInterrupt:
-        record.status = RunStatus.CANCELLED.value
-        record.error = record.error or "cancelled (ray.cancel) while running"
+        # The phases run in a thread; this (main) thread is where ray.cancel raises
+        # KeyboardInterrupt, which becomes the cancel event: the phase is stopped the way the
+        # local executor stops it (SIGTERM, grace, SIGKILL) and its costs are still recorded.
+        # (An Event, not Thread.join: a KeyboardInterrupt inside join can leave the thread
+        # marked finished while it still runs, in Python 3.11.)
+        threading.Thread(target=phases, name=f"evotree-run-{run_id}", daemon=True).start()
+        while not done.is_set():
+            try:
+                done.wait(0.2)
+            except KeyboardInterrupt:
+                cancel.set()
+        if "error" in outcome:
+            raise outcome["error"]
+        record.status = outcome_status(outcome["value"])
+        if record.status == RunStatus.CANCELLED.value:
+            record.error = record.error or "cancelled (ray.cancel) while running"
     except Exception as exc:  # noqa: BLE001 - reported to the driver in the manifest
         record.status = RunStatus.FAILED.value
         record.error = record.error or f"{type(exc).__name__}: {exc}"
