@@ -213,6 +213,25 @@ def test_alternates_grafts_unindexed_packs_stray_state_and_the_index(tmp_path: P
     assert found["audit.repo_unreachable_objects"].severity == "critical"
 
 
+def test_untracked_changed_and_ignored_files_in_the_checkout(tmp_path: Path) -> None:
+    repo, base, _ = _task_repo(tmp_path / "r")
+    git(repo, "reset", "-q", "--hard", base)
+    _scrub(repo)
+    git(repo, "gc", "-q", "--prune=now")
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore logs")
+    (repo / "reference.patch").write_text("+    return 'REFERENCE-FIX-7f3a'\n")
+    (repo / "train.py").write_text("print('edited')\n")
+    (repo / "run.log").write_text("answer 42\n")
+    found = _codes(inspect_repository(repo).findings)
+    dirty = found["audit.repo_dirty"]
+    assert dirty.severity == "high"
+    assert dirty.evidence["untracked"] == ["reference.patch"] and dirty.evidence["changed"] == ["train.py"]
+    assert found["audit.repo_ignored_files"].evidence["paths"] == ["run.log"]
+    assert found["audit.repo_ignored_files"].severity == "warn"
+
+
 def test_linked_worktree_sees_the_repositorys_refs(tmp_path: Path) -> None:
     repo, base, fix = _task_repo(tmp_path / "r")
     wt = tmp_path / "wt"

@@ -10,6 +10,7 @@ reachable is reported here as an ``audit`` finding:
 * remotes (a URL to fetch the future from), alternates (another object store), grafts;
 * reflog entries, ``ORIG_HEAD`` / ``FETCH_HEAD`` / ``MERGE_HEAD`` ..., in-progress rebase or
   sequencer state, submodule repositories, packs without an index;
+* files in the checkout that HEAD does not have (an untracked ``fix.patch``), ignored files;
 * the object store itself (:func:`scan_object_store`): every object, loose, packed or borrowed
   from an alternate, that is not reachable from the base (and the allowed refs). SWE-bench's
   fix deleted refs but left such objects in the packs, where ``git cat-file --batch-all-objects``
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
-from pygit2.enums import ObjectType, RepositoryOpenFlag
+from pygit2.enums import FileStatus, ObjectType, RepositoryOpenFlag
 
 from diagnostics.findings import Finding, Severity, sort_findings
 from harness.audit.errors import AuditInputError
@@ -443,6 +444,7 @@ def inspect_repository(path: str | os.PathLike[str], *, base: str | None = None,
     findings += _worktree_findings(r, classify_target)
     findings += _dangling_findings(scan)
     findings += _index_findings(r, base_commit)
+    findings += _checkout_findings(r)
     findings = sort_findings(findings)
     passed = not any(f.rank >= Severity.HIGH for f in findings)
     return RepoAudit(path=str(r.path), base=base_id, allowed_refs=allowed, passed=passed,
@@ -743,6 +745,37 @@ def _index_findings(r: _Repo, base: pygit2.Commit) -> list[Finding]:
                      f"the index stages {len(paths)} path(s) that differ from base",
                      {"count": len(paths), "paths": paths[:SAMPLE]},
                      f"reset the index to base (git read-tree BASE); {_SANITIZE}")]
+
+
+def _checkout_findings(r: _Repo) -> list[Finding]:
+    """Files in the checkout that are not HEAD's: an untracked ``fix.patch`` is a leak too.
+
+    libgit2's status (no fsmonitor hook or other configured program runs); untracked folders
+    are reported as one entry, not walked.
+    """
+    if r.repo.is_bare:
+        return []
+    try:
+        status = r.repo.status(untracked_files="normal", ignored=True)
+    except pygit2.GitError:
+        return []
+    untracked = sorted(p for p, s in status.items() if s & FileStatus.WT_NEW)
+    changed = sorted(p for p, s in status.items()
+                     if s & (FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE))
+    ignored = sorted(p for p, s in status.items() if s & FileStatus.IGNORED)
+    out: list[Finding] = []
+    if untracked or changed:
+        out.append(_finding("audit.repo_dirty", "high",
+                            f"the checkout differs from HEAD: {len(untracked)} untracked, {len(changed)} changed path(s)",
+                            {"untracked": untracked[:SAMPLE], "changed": changed[:SAMPLE],
+                             "counts": {"untracked": len(untracked), "changed": len(changed)}},
+                            f"hand rollouts a checkout of base and nothing else; {_SANITIZE}"))
+    if ignored:
+        out.append(_finding("audit.repo_ignored_files", "warn",
+                            f"{len(ignored)} ignored path(s) in the checkout (git status does not show them)",
+                            {"count": len(ignored), "paths": ignored[:SAMPLE]},
+                            "check that none holds a reference solution or hidden data"))
+    return out
 
 
 # ---------------------------------------------------------------------------- sanitize
