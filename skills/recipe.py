@@ -10,6 +10,8 @@ at run time (:func:`load_skills_file`) and activates the skills through :mod:`ha
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -212,8 +214,8 @@ def apply_skill(ws: Workspace, version: str, name: str,
     changes (exit 8). Re-applying a skill replaces its parameters; applying it again with the
     same ones changes nothing. If the ledger append fails, the commit is undone.
     """
-    from evotree.errors import DirtyState, InvalidState
-    from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+    from evotree.errors import InvalidState
+    from evotree.ledger import VersionStatus
 
     info = get_skill(name)
     resolved = parse_params(info, dict(params or {}))
@@ -231,6 +233,33 @@ def apply_skill(ws: Workspace, version: str, name: str,
                            fix=f"evotree branch --skill {name} -m 'why {name} should help'",
                            version=record.id)
     actor = ws.git.identity()
+    with _version_lock(ws, record.id):
+        return _apply_locked(ws, record, info, resolved, domain, actor)
+
+
+@contextmanager
+def _version_lock(ws: Workspace, version_id: str) -> Iterator[None]:
+    """Serialize skill applies to one version across processes (an ``flock`` in the git dir,
+    freed by the kernel if the process dies): each one reads the tip the previous one left."""
+    import fcntl
+
+    path = Path(ws.git.repo.path) / f"evotree-skills-{version_id}.lock"
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any],
+                  domain: str, actor: Any) -> ApplyResult:
+    from evotree.errors import DirtyState, InvalidState
+    from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+
+    record = ws.resolve(record.id)  # as of now, under the lock
+    if record.status == VersionStatus.ABANDONED.value:
+        raise InvalidState(f"{record.id} was abandoned meanwhile", fix="nothing was applied")
     tip = _tip(ws, record.id)
     old_text = _file_at(ws, tip)
     source = f"{SKILLS_FILE} of {record.id}"
@@ -256,6 +285,12 @@ def apply_skill(ws: Workspace, version: str, name: str,
                 fix=f"commit or discard them in {record.worktree} first; the skill is recorded "
                     "as a commit of its own", paths=dirty)
         head = ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
+        on = ws.git.run("symbolic-ref", "--quiet", "HEAD", cwd=worktree, check=False).strip()
+        if on != f"refs/heads/{record.branch}":
+            raise InvalidState(
+                f"the worktree of {record.id} ({record.worktree}) is not on its branch "
+                f"{record.branch} (HEAD: {on or 'detached'})",
+                fix=f"git -C {record.worktree} switch {record.branch}", version=record.id)
         if head != str(tip):
             raise InvalidState(
                 f"the worktree of {record.id} is at {head[:10]}, not at the tip of "

@@ -337,3 +337,36 @@ def test_branch_with_skills_abandons_the_version_if_an_apply_fails(ws: Any, repo
     (created,) = [r for r in ws.ledger.versions() if r.id != "v0"]
     assert created.status == "abandoned" and "disk full" in created.reason
     assert created.skills == [] and not (repo / ".evotree" / "worktrees" / created.id).exists()
+
+
+def test_concurrent_applies_to_one_version_all_land(run: Any, repo: Path, ws: Any) -> None:
+    """Five `evotree skill apply` processes started at once on one version all land: one commit
+    each, on top of one another, and skills.toml and the record list all five. (Applies are
+    serialized per version by an flock; process start-up jitter means this test does not
+    prove that lock is needed, only that concurrent use ends consistent.)"""
+    import subprocess
+    import sys
+
+    created = run.json("branch", "-m", "h")
+    names = BUILTIN
+    procs = [subprocess.Popen([sys.executable, "-P", "-m", "evotree", "-C", str(repo), "skill", "apply",
+                               name, "--to", created["id"], "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name in names]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * len(names), outs
+    files = tomllib.loads(git(repo, "show", f"evotree/{created['id']}:skills.toml"))["skill"]
+    assert sorted(s["name"] for s in files) == sorted(names)
+    assert git(repo, "rev-list", "--count", f"evotree/{created['id']}", "^evotree/v0") == str(len(names))
+    assert sorted(ws.resolve(created["id"]).skills) == sorted(names)
+    assert git(repo / created["worktree"], "status", "--porcelain") == ""
+
+
+def test_apply_refuses_a_worktree_off_its_branch(ws: Any, repo: Path) -> None:
+    from evotree.errors import InvalidState
+    from evotree.versions import create_version
+
+    rec = create_version(ws, hypothesis="h")
+    git(repo / rec.worktree, "checkout", "--quiet", "--detach")
+    with pytest.raises(InvalidState, match="not on its branch"):
+        apply_skill(ws, rec.id, "StdGroupFilter", {})
