@@ -303,7 +303,8 @@ def _jsonl(text: str, source: str, stem: str) -> list[Trajectory]:
             continue
         good += 1
         if kind == "evotree":
-            out.append(_rollout(obj, f"{source}:{number}", len(line)))
+            if obj.get("commands"):  # a rollout without tool calls is no agent trajectory
+                out.append(_rollout(obj, f"{source}:{number}", len(line)))
             continue
         if session is None:
             session = _Session(stem, kind, source)
@@ -375,7 +376,7 @@ def _read_parquet(path: Path) -> list[Trajectory]:
     if "commands" not in table.column_names:
         raise AuditInputError(f"{path}: a Parquet file without a 'commands' column is not a rollouts file",
                               fix="pass <run>/rollouts.parquet")
-    return [_rollout(row, f"{path}:{i}") for i, row in enumerate(table.to_pylist())]
+    return [_rollout(row, f"{path}:{i}") for i, row in enumerate(table.to_pylist()) if row.get("commands")]
 
 
 def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
