@@ -1,0 +1,120 @@
+"""Executor selection, [executor] validation and the evidence store (no Ray cluster needed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Cli, ROOT
+from evotree.config import ExecutorSection, parse_config
+from evotree.errors import ConfigError
+from harness.executors import ExecutorError, make_executor
+from harness.executors.local import LocalExecutor
+from harness.executors.store import MANIFEST, EvidenceStore, evidence_files
+
+
+def _run_dir(root: Path) -> Path:
+    (root / "evidence" / "train").mkdir(parents=True)
+    (root / "evidence" / "eval").mkdir(parents=True)
+    (root / "logs").mkdir()
+    (root / "evidence" / "train" / "signals.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
+    (root / "evidence" / "eval" / "evals.jsonl").write_text('{"split": "validation", "score": 1.0}\n')
+    (root / "logs" / "train.err").write_text("")
+    (root / "candidate").mkdir()
+    (root / "candidate" / "model.bin").write_bytes(b"\0" * 10)  # not evidence: never copied
+    (root / "run.json").write_text("{}")
+    return root
+
+
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_store_round_trip_with_manifest(tmp_path: Path, scheme: str) -> None:
+    local = _run_dir(tmp_path / "worker")
+    store = EvidenceStore(f"{scheme}{tmp_path / 'store'}")
+    manifest = store.finish("r1", local, {"status": "succeeded"})
+    assert set(manifest["files"]) == {"evidence/train/signals.jsonl", "evidence/eval/evals.jsonl", "logs/train.err"}
+    assert not (tmp_path / "store" / "runs" / "r1" / "candidate").exists()
+    fetched = store.fetch("r1", tmp_path / "driver")
+    assert fetched.complete and fetched.manifest["status"] == "succeeded" and not fetched.problems
+    assert (tmp_path / "driver" / "evidence" / "train" / "signals.jsonl").read_text().count("\n") == 2
+
+
+def test_store_without_manifest_is_incomplete_but_imported(tmp_path: Path) -> None:
+    local = _run_dir(tmp_path / "worker")
+    store = EvidenceStore(str(tmp_path / "store"))
+    store.put_files("r1", local, evidence_files(local))  # a partial sync, then the worker died
+    fetched = store.fetch("r1", tmp_path / "driver")
+    assert not fetched.complete and "no manifest.json" in fetched.problems[0]
+    assert sorted(fetched.files) == sorted(evidence_files(local))
+
+
+def test_store_detects_a_file_changed_or_missing_after_the_manifest(tmp_path: Path) -> None:
+    local = _run_dir(tmp_path / "worker")
+    store = EvidenceStore(str(tmp_path / "store"))
+    store.finish("r1", local, {"status": "succeeded"})
+    remote = tmp_path / "store" / "runs" / "r1"
+    (remote / "evidence" / "train" / "signals.jsonl").write_text('{"step": 1}\n')  # truncated
+    (remote / "logs" / "train.err").unlink()
+    fetched = store.fetch("r1", tmp_path / "driver")
+    assert not fetched.complete
+    assert any("signals.jsonl does not match the manifest" in p for p in fetched.problems)
+    assert any("logs/train.err is listed in the manifest but missing" in p for p in fetched.problems)
+
+
+def test_store_imports_only_run_evidence_names(tmp_path: Path) -> None:
+    local = _run_dir(tmp_path / "worker")
+    store = EvidenceStore(str(tmp_path / "store"))
+    store.finish("r1", local, {"status": "succeeded"})
+    remote = tmp_path / "store" / "runs" / "r1"
+    (remote / "run.json").write_text('{"status": "succeeded", "headline": {"value": 1.0}}')  # forged
+    manifest = json.loads((remote / MANIFEST).read_text())
+    manifest["files"]["../../escape.txt"] = {"size": 1, "sha256": "x"}
+    (remote / MANIFEST).write_text(json.dumps(manifest))
+    fetched = store.fetch("r1", tmp_path / "driver" / "run")
+    assert not (tmp_path / "driver" / "run" / "run.json").exists()
+    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "driver" / "escape.txt").exists()
+    assert not fetched.complete and any("not run evidence" in p for p in fetched.problems)
+
+
+def test_store_unknown_protocol_is_an_executor_error() -> None:
+    with pytest.raises(ExecutorError, match="cannot open the evidence store") as info:
+        EvidenceStore("nosuchproto://bucket/x")
+    assert info.value.exit_code == 35 and "fsspec" in info.value.fix
+
+
+def test_executor_section_validation() -> None:
+    section = parse_config('[executor]\nkind = "ray"\nevidence_uri = "s3://b/evotree"\nmax_retries = 3\n').executor
+    assert (section.kind, section.evidence_uri, section.max_retries, section.sync_seconds) == (
+        "ray", "s3://b/evotree", 3, 10.0)
+    for bad, key in (("max_retries = -1", "executor.max_retries"), ("sync_seconds = 0", "executor.sync_seconds"),
+                     ('kind = "slurm"', "executor.kind"), ("gpus = -1", "executor.gpus")):
+        with pytest.raises(ConfigError) as info:
+            parse_config(f"[executor]\n{bad}\n")
+        assert info.value.details["key"] == key, bad
+
+
+def test_make_executor_chooses_and_overrides() -> None:
+    local = make_executor(ExecutorSection(jobs=3))
+    assert isinstance(local, LocalExecutor) and local.jobs == 3
+    assert make_executor(ExecutorSection(jobs=3), jobs=1).jobs == 1
+    ray_executor = make_executor(ExecutorSection(kind="ray", address="10.0.0.1:6379"), address="auto")
+    assert ray_executor.kind == "ray" and ray_executor.address == "auto"
+    assert make_executor(ExecutorSection(kind="ray"), kind="local").kind == "local"
+    with pytest.raises(ExecutorError, match="unknown executor 'slurm'"):
+        make_executor(ExecutorSection(), kind="slurm")
+
+
+def test_cli_rejects_unknown_executor(ws: object, run: Cli) -> None:
+    result = run("run", "v0", "--executor", "slurm", code=2)
+    assert "'slurm' is not one of 'local', 'ray'" in result.output
+
+
+def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
+    code = ("import sys; from harness.executors import make_executor; from evotree.config import ExecutorSection;"
+            "import harness.runs; make_executor(ExecutorSection(kind='local'));"
+            "print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-P", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
