@@ -574,7 +574,8 @@ def _is_module(obj: Any) -> bool:
 #       and num_items_in_batch is recounted from the new mask (TRL's dapo/cispo/vespo loss
 #       divides by it). The selection happens before TRL shuffles and splits the batch into
 #       steps, so every loss type and steps_per_generation see it.
-# Both methods exist with these signatures in the supported releases (SUPPORTED_TRL);
+# Both methods exist with these signatures and output keys in the supported releases
+# (SUPPORTED_TRL: tested end to end on 1.16.0, read in the source of 1.14.2 and 1.15.0);
 # skill_trainer_class checks that they do and fails with UnsupportedTRL otherwise.
 _SEAM_METHODS = ("_calculate_rewards", "_generate_and_score_completions")
 #: Generation-batch keys a refill (StdGroupFilter's max_resample_batches) knows how to merge.

@@ -298,6 +298,9 @@ def test_reward_skills_change_the_rewards_trained_on(tmp_path: Path) -> None:
                                               + 0.5 * comp["overlong_penalty"]
                                               + 0.1 * comp["aux_instruction_following"])
     assert any(json.loads(r["components"])["overlong_penalty"] < 0 for r in rows)
+    # TRL trained on these rewards: its own logged mean reward is the mean of the recorded ones
+    assert signal(out["signals"], 1, "reward") == pytest.approx(
+        sum(r["reward"] for r in rows) / len(rows), rel=1e-5)
     metrics = {s["metric"] for s in out["signals"]}
     assert {"rewards/overlong_penalty/mean", "rewards/aux_instruction_following/mean"} <= metrics
 
