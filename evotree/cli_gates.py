@@ -250,9 +250,13 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspac
     choices = ("approve", "revise", "abort") if report.passed else ("revise", "abort")
     if not report.passed:
         click.echo("APPROVE is not offered: the gates above block promotion.", err=as_json)
-    decision = _ask(f"decision [{'/'.join(choices)}]", as_json).strip().lower()
-    if decision not in choices:
-        raise SignoffRefused(f"decision {decision!r} is not one of {', '.join(choices)}; nothing was recorded",
+    for _attempt in range(3):
+        decision = _ask(f"decision [{'/'.join(choices)}]", as_json).strip().lower()
+        if decision in choices:
+            break
+        click.echo(f"{decision!r} is not one of {', '.join(choices)}", err=as_json)
+    else:
+        raise SignoffRefused(f"no valid decision after 3 tries (choices: {', '.join(choices)}); nothing was recorded",
                              fix="run the command again and type one of the choices")
     click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
     if decision == "approve":
