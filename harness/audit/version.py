@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from collections import Counter
@@ -311,7 +312,10 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     metric = None
     if run_ids:
         flagged_keys = {(v.run_id, v.task_id) for v in verdicts if v.flagged and v.task_id is not None}
-        raw, adjusted, zeroed, metric = _scores(connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS)
+        try:
+            raw, adjusted, zeroed, metric = _scores(connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS)
+        except Exception as exc:  # noqa: BLE001 - no score is better than a wrong one; the audit goes on
+            warnings.append(f"scores not computed: {exc}")
 
     findings = sort_findings(findings)
     passed = not any(f.rank >= Severity.HIGH for f in findings)
@@ -355,7 +359,8 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
             "GROUP BY run_id").fetchall()))
         with_repo = sorted({run for run, _ in tasks})
         repo_runs = ", ".join(sql_string(r) for r in with_repo) or "NULL"
-        pattern = sql_string(_SQL_PREFILTER)
+        needles = "".join("|" + re.escape(n) for n in rules.hidden_needles if n)
+        pattern = sql_string(_SQL_PREFILTER + needles)
         cursor = con.execute(
             "SELECT run_id, phase, step, group_id, task_id, sample_index, commands, text FROM _rollouts "
             f"WHERE run_id IN ({ids}) AND len(commands) > 0 AND (run_id IN ({repo_runs}) OR "

@@ -1,0 +1,211 @@
+"""`evotree audit V` / audit_version: every check over a version's real runs, the record
+(findings file, ledger event, memory incident), contamination, failing closed, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli, commit_file, git, make_repo, validate
+from evotree.versions import create_version
+from evotree.workspace import Workspace, init_workspace
+from harness.audit.version import audit_version
+from harness.runs import run_versions
+
+TRAIN = '''\
+import json, tomllib
+from harness import get_recorder
+rec = get_recorder()
+recipe = tomllib.load(open("recipe.toml", "rb"))
+for i, commands in enumerate(recipe.get("commands", [])):
+    rec.rollout_group(i, group_id=f"g{i}", task_id=f"t{i}", rewards=[recipe["skill"]], commands=[commands],
+                      texts=["transcript"])
+json.dump({"skill": recipe["skill"]}, open("model.json", "w"))
+'''
+
+JUDGE = '''\
+import json, os
+from harness import get_recorder
+rec = get_recorder()
+model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
+prompts = [json.loads(line) for line in open("judge/prompts.jsonl")]
+for i, p in enumerate(prompts):
+    rec.eval_result("validation", p["id"], 1.0 if (i + 1) / len(prompts) <= model["skill"] else 0.0)
+'''
+
+CONFIG = '''\
+[train]
+command = "python train.py"
+[eval]
+command = "python judge/eval.py"
+judge_paths = ["judge/"]
+'''
+
+WORDS = ("alpha bravo carbon delta echo fjord glacier harbor island jungle kernel lantern meadow nebula ocean "
+         "prairie quartz river summit tundra umber valley willow xenon yonder zephyr amber basalt cobalt dune "
+         "ember flint garnet hollow indigo jasper").split()
+
+
+def _prompts(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(24)) for _ in range(n)]
+
+
+HIDDEN = _prompts(1, 10)
+
+
+def _recipe(skill: float, commands: list[list[str]]) -> str:
+    return f"skill = {skill}\ncommands = {json.dumps(commands)}\n"
+
+
+def make_audit_workspace(path: Path) -> Path:
+    repo = make_repo(path)
+    files = {"train.py": TRAIN, "judge/eval.py": JUDGE, "evotree.toml": CONFIG,
+             "recipe.toml": _recipe(0.5, [["git status", "git diff"]]),
+             "judge/prompts.jsonl": "".join(json.dumps({"id": f"v{i}", "prompt": p}) + "\n"
+                                            for i, p in enumerate(HIDDEN)),
+             "data/train.jsonl": "".join(json.dumps({"prompt": p}) + "\n" for p in _prompts(2, 20))}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "recipe, trainer, judge, data")
+    init_workspace(repo)
+    return repo
+
+
+def _version(ws: Workspace, name: str, text: str, message: str) -> str:
+    rec = create_version(ws, hypothesis=message)
+    commit_file(ws.root / rec.worktree, name, text, message)
+    return rec.id
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    repo = make_audit_workspace(tmp_path_factory.mktemp("audit") / "ws")
+    ws = Workspace.open(repo)
+    clean = _version(ws, "recipe.toml", _recipe(0.5, [["git status", "git log -3 --oneline"],
+                                                      ["python -m pytest -q", "git diff HEAD~1"]]), "clean")
+    leaky = _version(ws, "recipe.toml", _recipe(0.7, [
+        ["git status", "curl -s https://example.com/answers.json"],
+        ["cat ../../judge/prompts.jsonl"],
+        ["echo 'def test_ok(): pass' > tests/test_x.py"],
+        ["bash -c 'git log --all --oneline | head'"],
+        ["git diff"]]), "leaky")
+    copied = _prompts(2, 20)[:15] + [p.upper().replace(" ", ", ", 3) + "!" for p in HIDDEN[:3]]
+    contaminated = _version(ws, "data/train.jsonl", "".join(json.dumps({"prompt": p}) + "\n" for p in copied),
+                            "train on some hidden prompts")
+    records = run_versions(ws, [clean, leaky])
+    assert all(r.status == "succeeded" for r in records), [r.error for r in records]
+    return {"repo": repo, "ws": ws, "clean": clean, "leaky": leaky, "contaminated": contaminated}
+
+
+def test_a_clean_version_passes_and_is_recorded(env: dict[str, Any]) -> None:
+    repo, clean = env["repo"], env["clean"]
+    report = Cli(repo).json("audit", clean)
+    validate(report, "audit")
+    assert report["passed"] is True and report["flagged"] == 0 and report["trajectories"] == 2
+    assert report["raw_score"] == pytest.approx(0.5) == report["leak_adjusted_score"]
+    assert report["contamination"]["checked"] == 10 and report["contamination"]["contaminated"] == 0
+    assert report["checks"]["hash_ancestry"].startswith("skipped")
+    event = json.loads(git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1])
+    assert event["kind"] == "audit" and event["data"]["passed"] is True and event["data"]["incident"] is None
+    assert (repo / ".evotree" / "findings" / f"{clean}.audit.jsonl").exists()
+
+
+def test_each_kind_of_leak_is_found_and_fails_the_audit(env: dict[str, Any]) -> None:
+    repo, leaky = env["repo"], env["leaky"]
+    report = Cli(repo).json("audit", leaky, code=28)
+    validate(report, "audit")
+    codes = {f["code"] for f in report["findings"] if f["severity"] == "high"}
+    assert codes == {"audit.network_fetch", "audit.hidden_data_read", "audit.test_write", "audit.git_history_leak"}
+    assert report["trajectories"] == 5 and report["flagged"] == 4
+    assert report["git_history"] == 1 and report["git_history_rate"] == pytest.approx(0.2)
+    # the leaks were in the train phase (other task ids): the judge's score stands
+    assert report["raw_score"] == pytest.approx(0.7) == report["leak_adjusted_score"]
+    assert report["incident"]
+    # the findings view of evotree sql reads the audit's findings
+    rows = Cli(repo).json("sql", f"SELECT DISTINCT code FROM findings WHERE version = '{leaky}' ORDER BY code")
+    assert {r["code"] for r in rows["rows"]} >= codes
+
+
+def test_contamination_of_the_hidden_split(env: dict[str, Any]) -> None:
+    ws = env["ws"]
+    report = audit_version(ws, env["contaminated"], record=False)
+    (finding,) = [f for f in report.findings if f.code == "audit.contamination"]
+    assert finding.severity == "high" and not report.passed
+    assert finding.evidence["contaminated"] == 3 and finding.evidence["checked"] == 10
+    assert finding.evidence["short_n"] == 8  # 24-word prompts are short: 8-grams
+    # no run: the trajectory audit says so, and nothing was recorded
+    assert "audit.no_runs" in {f.code for f in report.findings}
+    assert not (ws.root / ".evotree" / "findings" / f"{env['contaminated']}.audit.jsonl").exists()
+
+
+def test_trajectory_files_join_the_version_audit(env: dict[str, Any], tmp_path: Path) -> None:
+    history = tmp_path / "agent_history"
+    history.write_text("git status\ngit fsck --lost-found\n")
+    report = audit_version(env["ws"], env["clean"], record=False, trajectory_files=[str(history)])
+    assert not report.passed and report.trajectories == 3 and report.flagged == 1
+    assert report.checks["trajectory_files"] == "1 file(s)"
+
+
+def test_extra_hidden_paths(env: dict[str, Any]) -> None:
+    report = audit_version(env["ws"], env["clean"], record=False, hidden_paths=["HEAD~1"])
+    assert "audit.hidden_data_read" in {f.code for f in report.findings}
+
+
+def test_the_audit_fails_closed_when_a_check_breaks(env: dict[str, Any], tmp_path: Path) -> None:
+    ws = env["ws"]
+    (run,) = [p for p in (ws.root / ".evotree" / "runs").iterdir() if p.name.startswith(env["clean"] + "-")]
+    parquet = run / "rollouts.parquet"
+    saved = parquet.read_bytes()
+    try:
+        parquet.write_bytes(b"not parquet at all")
+        report = audit_version(ws, env["clean"], record=False)
+    finally:
+        parquet.write_bytes(saved)
+    (error,) = [f for f in report.findings if f.code == "audit.check_error"]
+    assert error.severity == "high" and not report.passed and "trajectory" in error.evidence["check"]
+
+
+def test_bad_version_and_no_record(env: dict[str, Any]) -> None:
+    repo = env["repo"]
+    out = Cli(repo).json("audit", "v99", code=5)
+    assert out["error"]["code"] == "unknown_version"
+    before = git(repo, "rev-parse", "refs/evotree/ledger")
+    Cli(repo).json("audit", env["clean"], "--no-record")
+    assert git(repo, "rev-parse", "refs/evotree/ledger") == before
+
+
+def test_audit_group_dispatch(env: dict[str, Any]) -> None:
+    cli = Cli(env["repo"])
+    assert "evotree audit V" in cli("audit", "--help").output
+    assert "Usage" in cli("audit", env["clean"], "--help").output
+    assert "trajectories" in cli("audit", "trajectories", "--help").output
+
+
+def test_audit_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    from test_startup import HEAVY, _modules_after
+
+    code, modules = _modules_after(["audit", "--help"], tmp_path)
+    assert code == 0 and not modules & set(HEAVY), modules & set(HEAVY)
+
+
+def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None:
+    import duckdb
+
+    from harness.audit.commands import prefilter
+    from harness.audit.version import _SQL_PREFILTER
+
+    corpus = Path(__file__).parent / "data" / "audit" / "corpus.jsonl"
+    commands = [json.loads(line)["command"] for line in corpus.read_text().splitlines()]
+    commands += ["cat ../../judge/x", "g\\it log", "$'\\x67it' log --all", 'G=g"i"t']
+    con = duckdb.connect()
+    for command in commands:
+        (sql,), = con.execute("SELECT regexp_matches(translate(?, '\"''\\', ''), ? || '|judge', 'i')",
+                              [command, _SQL_PREFILTER]).fetchall()
+        assert sql or not prefilter(command, ("judge",)), command
