@@ -87,6 +87,9 @@ def _approved_runs(ws: Workspace, policy: object, version: str) -> tuple[int, in
         if check_signed_statement(policy, statement, data.get("signature"),  # type: ignore[arg-type]
                                   expect_type=RUN_APPROVAL_TYPE, anchor=anchor, version=record.id):
             continue  # forged or from a key that is not allowed: ignored
-        used = sum(1 for r in list_runs(ws, version=record.id) if r.started_at > entry.event.at)
+        # counted from the signed time, not the event's: a replayed copy of an approval (same
+        # statement and signature in a new event) does not reset what was already used
+        since = str(statement.get("at") or "")
+        used = sum(1 for r in list_runs(ws, version=record.id) if r.started_at > since)
         return int(statement.get("runs", 0)), used
     return 0, 0

@@ -347,9 +347,10 @@ def test_allowed_signers_parsing_and_signature_checks(keys: dict[str, Any], tmp_
 # ---------------------------------------------------------------------------- train gate
 def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, Any]) -> None:
     from gates.errors import GateFailed
-    from harness.runs import plan_runs
+    from harness.runs import plan_runs, run_versions
+    from test_runs import TRAIN
 
-    repo = gate_repo(tmp_path / "t", keys, train_threshold=100)
+    repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
     v1 = new_version(repo)
     ws = Workspace.open(repo)
     assert len(plan_runs(ws, [v1], seeds=1)) == 1  # 60 s <= 100 s: no approval needed
@@ -386,6 +387,15 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
     assert len(plan_runs(Workspace.open(repo), [v1], seeds=2)) == 2
     with pytest.raises(GateFailed, match="covers 2 run"):
         plan_runs(Workspace.open(repo), [v1], seeds=3)
+    # the approval is used up by runs that start; replaying its event in the ledger does not renew it
+    (started,) = run_versions(Workspace.open(repo), [v1], seeds=1)
+    assert started.status == "succeeded", started.error
+    ws = Workspace.open(repo)
+    approval = next(e for e in ws.ledger.entries() if e.event.kind == "run.approved" and e.event.actor != "mallory")
+    ws.ledger.transact(lambda txn: Event(kind="run.approved", version=v1, actor="mallory", data=approval.event.data),
+                       actor=ws.git.identity())
+    with pytest.raises(GateFailed, match="covers 2 run.*1 already started"):
+        plan_runs(Workspace.open(repo), [v1], seeds=2)
     # a new commit of the version needs a new approval
     commit_file(repo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.95\n", "tweak")
     with pytest.raises(GateFailed, match="no valid signed approval"):
