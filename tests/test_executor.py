@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Cli, ROOT
+from conftest import EVOTREE_BIN, ROOT, Cli
 from evotree.config import ExecutorSection, parse_config
 from evotree.errors import ConfigError
 from harness.executors import ExecutorError, make_executor
@@ -118,3 +118,21 @@ def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
             "print('ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-P", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_unreachable_ray_address_fails_fast_with_a_fix(ws: object, repo: Path) -> None:
+    pytest.importorskip("ray")
+    import socket
+    import time
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    started = time.monotonic()
+    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "run", "v0", "--executor", "ray",
+                           "--address", f"127.0.0.1:{port}", "--json"], capture_output=True, text=True)
+    assert time.monotonic() - started < 30
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 35 and error["code"] == "executor_error", proc.stderr
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in error["message"] and "ray start" in error["fix"]
+    assert not list((repo / ".evotree" / "runs").glob("v0-*"))  # nothing was started

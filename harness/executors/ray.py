@@ -82,6 +82,7 @@ def connect(address: str) -> bool:
     ray = _import_ray()
     if ray.is_initialized():
         return False
+    _probe(address)
     try:
         ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING, configure_logging=True)
@@ -92,6 +93,23 @@ def connect(address: str) -> bool:
                 "(or [executor].address), or pass --address '' to start a local Ray",
         ) from None
     return True
+
+
+def _probe(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a ``host:port`` nobody listens on (``ray.init`` would retry for minutes)."""
+    if not address or "://" in address or address == "auto" or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        raise ExecutorError(
+            f"cannot reach the Ray cluster at {address}: {reason}",
+            fix="start the head there (`ray start --head --port PORT`), check the address and the "
+                "firewall, or pass --address '' to start a local Ray",
+        ) from None
 
 
 def evidence_uri(ws: Workspace, section: ExecutorSection) -> str:
