@@ -123,12 +123,19 @@ def test_unrelated_future_history_is_newer_and_old_unreachable_commits_are_older
     env_old = {**os.environ, "GIT_COMMITTER_DATE": "1990-01-01T00:00:00 +0000", "GIT_AUTHOR_DATE": "1990-01-01T00:00:00 +0000"}
     older = subprocess.run(["git", "commit-tree", tree, "-m", "ancient"], cwd=repo, env=env_old,
                            capture_output=True, text=True, check=True).stdout.strip()
+    # clock skew: a fix committed "in 1980" on top of base, and a child of it: both descendants
+    skewed = subprocess.run(["git", "commit-tree", tree, "-p", base, "-m", "skewed fix"], cwd=repo,
+                            env={**env_old, "GIT_COMMITTER_DATE": "1980-01-01T00:00:00 +0000"},
+                            capture_output=True, text=True, check=True).stdout.strip()
+    child = subprocess.run(["git", "commit-tree", tree, "-p", skewed, "-m", "on top"], cwd=repo, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
     _scrub(repo)
     scan = scan_object_store(repo)
     kinds = {c.id: c.kind for c in scan.future_commits}
     assert kinds[newer] == "newer" and kinds[older] == "older"
-    assert scan.future_commits[0].id == newer and scan.future_commits[-1].id == older  # newest first
-    assert (scan.newer, scan.older, scan.descendants) == (1, 1, 1)
+    assert kinds[skewed] == kinds[child] == "descendant"
+    assert scan.future_commits[0].time >= scan.future_commits[-1].time  # newest first
+    assert (scan.newer, scan.older, scan.descendants) == (1, 1, 3)  # + the reference fix
     # an explicit older base: everything after it is beyond, as descendants
     first = git(repo, "rev-list", "--max-parents=0", "HEAD")
     scan2 = scan_object_store(repo, first)

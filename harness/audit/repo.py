@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -247,23 +248,11 @@ def _resolve(r: _Repo, rev: str | None) -> pygit2.Commit:
 
 
 # ---------------------------------------------------------------------------- object store
-def _all_object_ids(gitdir: Path) -> set[bytes]:
-    """Every object id in the store: loose, packed, and in alternates (hex, as bytes)."""
-    return set(_git(gitdir, "cat-file", "--batch-all-objects", "--unordered",
-                    "--batch-check=%(objectname)").split())
-
-
-def _object_types(gitdir: Path, ids: Iterable[bytes]) -> dict[str, str]:
-    """Object id -> type (commit, tree, blob, tag) of ``ids``."""
-    wanted = b"\n".join(ids)
-    if not wanted:
-        return {}
-    out = _git(gitdir, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=wanted + b"\n")
-    types: dict[str, str] = {}
-    for line in out.decode("ascii", "replace").splitlines():
-        oid, _, kind = line.partition(" ")
-        types[oid] = kind
-    return types
+def _all_objects(gitdir: Path) -> dict[bytes, bytes]:
+    """Every object in the store (loose, packed, alternates): hex id -> type, both as bytes."""
+    parts = _git(gitdir, "cat-file", "--batch-all-objects", "--unordered",
+                 "--batch-check=%(objectname) %(objecttype)").split()
+    return dict(zip(parts[0::2], parts[1::2]))
 
 
 def _rev_list_objects(gitdir: Path, include: Iterable[str], *, exclude: Iterable[str] = (),
@@ -275,13 +264,6 @@ def _rev_list_objects(gitdir: Path, include: Iterable[str], *, exclude: Iterable
     out = _git(gitdir, "rev-list", "--objects", "--no-object-names", "--missing=allow-any",
                *extra, "--stdin", stdin=("\n".join(lines) + "\n").encode())
     return set(out.split())
-
-
-def _count(types: dict[str, str], ids: Iterable[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for oid in ids:
-        counts[types[oid]] = counts.get(types[oid], 0) + 1
-    return counts
 
 
 def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
@@ -300,55 +282,65 @@ def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
     base_id = str(base_commit.id)
     roots = [base_id, *(str(x) for x in also_reachable)]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        listing = pool.submit(_all_object_ids, r.gitdir)
+        listing = pool.submit(_all_objects, r.gitdir)
         walk = pool.submit(_rev_list_objects, r.gitdir, roots)
         objects, reachable = listing.result(), walk.result()
-    beyond_raw = objects - reachable
-    types = _object_types(r.gitdir, sorted(beyond_raw))
-    beyond_ids = set(types)
-    dangling_ids: set[str] = set()
-    if beyond_ids:
+    beyond_raw = objects.keys() - reachable
+    dangling_raw: set[bytes] = set()
+    if beyond_raw:
         # what refs (all of them, worktrees' HEADs included), reflogs and the index still reach
         referenced = _rev_list_objects(r.gitdir, [], exclude=roots,
                                        extra=["--all", "--reflog", "--indexed-objects"])
-        dangling_ids = {oid for oid in beyond_ids if oid.encode() not in referenced}
-    commits = _classify(r.repo, [oid for oid, kind in types.items() if kind == "commit"], base_commit)
+        dangling_raw = beyond_raw - referenced
+    beyond = {k.decode(): n for k, n in Counter(map(objects.__getitem__, beyond_raw)).items()}
+    dangling = {k.decode(): n for k, n in Counter(map(objects.__getitem__, dangling_raw)).items()}
+    commit_ids = [oid.decode() for oid in beyond_raw if objects[oid] == b"commit"]
+    commits = _classify(r.gitdir, commit_ids, base_commit)
     ordered = sorted(commits.values(), key=lambda c: (-c.time, c.id))
-    counts = {k: sum(1 for c in ordered if c.kind == k) for k in ("descendant", "newer", "older")}
+    counts = Counter(c.kind for c in ordered)
     return ObjectScan(path=str(r.path), base=base_id, objects=len(objects),
-                      reachable=len(objects) - len(beyond_ids), beyond=_count(types, beyond_ids),
-                      dangling=_count(types, dangling_ids),
+                      reachable=len(objects) - len(beyond_raw), beyond=beyond, dangling=dangling,
                       descendants=counts["descendant"], newer=counts["newer"], older=counts["older"],
                       future_commits=ordered, seconds=time.perf_counter() - started,
-                      commits=commits, dangling_ids=dangling_ids)
+                      commits=commits, dangling_ids={oid.decode() for oid in dangling_raw})
 
 
-def _classify(repo: pygit2.Repository, ids: list[str], base: pygit2.Commit) -> dict[str, FutureCommit]:
-    """Commits beyond base -> descendant / newer / older, in one pass over their parents."""
+def _classify(gitdir: Path, ids: list[str], base: pygit2.Commit) -> dict[str, FutureCommit]:
+    """Commits beyond base -> descendant / newer / older, in one pass over their parents.
+
+    Parents, times and subjects come from one ``git rev-list --no-walk`` (plumbing: no
+    ``log.*`` configuration of the audited repository applies).
+    """
+    if not ids:
+        return {}
     base_id = str(base.id)
     base_time = base.commit_time
+    out_raw = _git(gitdir, "rev-list", "--no-walk=unsorted", "--no-commit-header", "--stdin",
+                   "--format=%H%x1f%P%x1f%ct%x1f%s%x1e", stdin=("\n".join(ids) + "\n").encode())
     info: dict[str, tuple[list[str], int, str]] = {}
-    for oid in ids:
-        try:
-            commit = repo[oid]
-        except (KeyError, ValueError):
+    for record in out_raw.decode("utf-8", "replace").split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) != 4:
             continue
-        info[oid] = ([str(p) for p in commit.parent_ids], commit.commit_time,
-                     commit.message.split("\n", 1)[0][:120])
+        oid, parents, when, subject = fields
+        info[oid] = (parents.split(), int(when or 0), subject[:120])
     descendant: dict[str, bool] = {}
-    for start in info:
+    # oldest first, so parents are usually decided before their children; an iterative
+    # post-order walk covers clock skew (history chains are 100k commits deep: no recursion)
+    for start in sorted(info, key=lambda o: info[o][1]):
         if start in descendant:
             continue
         stack = [start]
-        while stack:  # iterative post-order: history chains are 100k commits deep
+        while stack:
             oid = stack[-1]
             parents = info[oid][0]
-            pending = [p for p in parents if p in info and p not in descendant]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            descendant[oid] = any(p == base_id or descendant.get(p, False) for p in parents)
+            for p in parents:
+                if p in info and p not in descendant:
+                    stack.append(p)
+                    break
+            else:
+                stack.pop()
+                descendant[oid] = any(p == base_id or descendant.get(p, False) for p in parents)
     out: dict[str, FutureCommit] = {}
     for oid, (_, when, summary) in info.items():
         kind = "descendant" if descendant[oid] else ("newer" if when > base_time else "older")
@@ -834,7 +826,7 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         _git(gitdir, "symbolic-ref", "HEAD", f"refs/heads/{name}")
         if not bare:
             _git(gitdir, "read-tree", "--reset", "-u", "HEAD", cwd=target,
-                 extra_env={"GIT_WORK_TREE": str(target)})
+                 extra_env={"GIT_WORK_TREE": str(target), "GIT_LFS_SKIP_SMUDGE": "1"})
         shutil.rmtree(gitdir / "logs", ignore_errors=True)
         report = inspect_repository(target)
         clean = scan_object_store(target)  # the copy's own counts (the audit scanned it too)
@@ -846,7 +838,7 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
             for child in target.iterdir():
                 shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() else child.unlink()
         raise
-    source_objects = len(_all_object_ids(r.gitdir))
+    source_objects = len(_all_objects(r.gitdir))
     return SanitizeResult(source=str(r.path), out=str(target), base=base_id, branch=name, bare=bare,
                           commits=commits, objects=clean.objects,
                           removed_objects=max(0, source_objects - clean.objects), audit=report,
