@@ -214,7 +214,11 @@ def test_candidate_editing_policy_or_signers_in_its_branch_changes_nothing(gws: 
     protected = next(g for g in report["gates"] if g["name"] == "protected")
     assert protected["status"] == "fail"
     assert set(protected["numbers"]["changed"]) == {"evotree.toml", "gates/allowed_signers"}
+    assert "git checkout" in protected["fix"]
     assert not report["passed"]
+    text = Cli(gws)("gates", v1).output  # the dossier for people: exit 0, the table says what blocks
+    assert "protected" in text and "FAIL" in text and "gate(s) block promotion" in text
+    Cli(gws)("gates", "v9", code=5)  # an unknown version: the usual clear error
 
 
 def test_wrong_code_or_version_records_nothing(gws: Path, keys: dict[str, Any]) -> None:
@@ -496,3 +500,24 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     report = Cli(repo).json("verify", code=33)
     assert any("evidence hash differs" in p["message"] for p in report["problems"])
     git(repo, "update-ref", "refs/evotree/ledger", head)
+
+
+def test_reflogs_reveal_a_champion_moved_and_moved_back(gws: Path, keys: dict[str, Any]) -> None:
+    git(gws, "config", "core.logAllRefUpdates", "always")
+    v1 = new_version(gws)
+    champion = git(gws, "rev-parse", "refs/evotree/champion")
+    # the agent points the champion at its version for a while, then restores it
+    git(gws, "update-ref", "refs/evotree/champion", git(gws, "rev-parse", f"evotree/{v1}"))
+    git(gws, "update-ref", "refs/evotree/champion", champion)
+    # ... and rewrites the ledger's last event away
+    head = git(gws, "rev-parse", "refs/evotree/ledger")
+    git(gws, "update-ref", "refs/evotree/ledger", git(gws, "rev-parse", f"{head}^"))
+    report = Cli(gws).json("verify", code=33)
+    kinds = [p["kind"] for p in report["problems"]]
+    assert "champion_reflog" in kinds and "ledger_rewritten" in kinds, report
+    assert report["champion"] == "v0" and report["checked"]["reflog_entries"] >= 3
+    # a champion moved only through its signed chain leaves a clean reflog (fresh workspace)
+    other = gate_repo(gws.parent / "clean", keys)
+    git(other, "config", "core.logAllRefUpdates", "always")
+    new_version(other)
+    assert Cli(other).json("verify")["ok"]
