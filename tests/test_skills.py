@@ -370,3 +370,13 @@ def test_apply_refuses_a_worktree_off_its_branch(ws: Any, repo: Path) -> None:
     git(repo / rec.worktree, "checkout", "--quiet", "--detach")
     with pytest.raises(InvalidState, match="not on its branch"):
         apply_skill(ws, rec.id, "StdGroupFilter", {})
+
+
+def test_skill_commands_import_nothing_heavy(ws: Any, repo: Path) -> None:
+    from test_startup import HEAVY, _modules_after
+
+    for args in (["skill", "list", "--json"], ["skill", "show", "StdGroupFilter"],
+                 ["branch", "-m", "x", "--skill", "StdGroupFilter", "--json"]):
+        code, modules = _modules_after(["-C", str(repo), *args], repo)
+        assert code == 0, args
+        assert not modules & set(HEAVY), (args, modules & set(HEAVY))
