@@ -37,10 +37,11 @@ def tag_name(version: str) -> str:
     return f"evotree/promoted/{version}"
 
 
-def email_of(identity: str | None) -> str:
+def email_of(identity: Any) -> str:
     """``"Ada <ada@x.org>"`` -> ``ada@x.org``; a bare principal is returned lower-cased."""
     if not identity:
         return ""
+    identity = str(identity)
     match = re.search(r"<([^>]*)>", identity)
     return (match.group(1) if match else identity).strip().lower()
 
@@ -211,8 +212,8 @@ def _check_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], versio
     record = records.get(str(version))
     if record is not None and statement.get("created_by") != record.created_by:
         reasons.append("the statement's creator differs from the ledger's")
-    if statement.get("commit") not in ws.git.repo:
-        reasons.append(f"the promoted commit {str(statement.get('commit'))[:10]} is not in this repository")
+    if not _is_commit(ws, statement.get("commit")):
+        reasons.append(f"the promoted commit {str(statement.get('commit'))[:10]} is not a commit of this repository")
     if policy.config.gates.require_signoff or data.get("signature"):
         reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=PROMOTION_TYPE,
                                           anchor=anchor, version=version)
@@ -226,6 +227,17 @@ def _check_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], versio
         elif email_of(tag.principal) != email_of(statement.get("approver")):
             reasons.append(f"tag {tag_name(str(version))} is signed by {tag.principal}, not the approver")
     return reasons
+
+
+def _is_commit(ws: Workspace, sha: Any) -> bool:
+    import pygit2
+
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{40}", sha):
+        return False
+    try:
+        return isinstance(ws.git.repo[sha], pygit2.Commit)
+    except (KeyError, ValueError):
+        return False
 
 
 def _check_decision(policy: Policy, data: dict[str, Any], version: str | None, anchor: str) -> list[str]:

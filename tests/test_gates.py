@@ -521,3 +521,17 @@ def test_reflogs_reveal_a_champion_moved_and_moved_back(gws: Path, keys: dict[st
     git(other, "config", "core.logAllRefUpdates", "always")
     new_version(other)
     assert Cli(other).json("verify")["ok"]
+
+
+@pytest.mark.parametrize("data", [
+    {}, {"statement": "approve"}, {"statement": {}, "signature": None, "dossier": None},
+    {"statement": {"commit": None, "previous_commit": 7, "approver": ["x"], "created_by": {"a": 1}}, "signature": 3,
+     "dossier": []},
+    {"statement": {"type": "evotree.promotion", "commit": "0" * 40, "approver": BOB}, "signature": "-----BEGIN SSH SIGNATURE-----"},
+])
+def test_verify_reports_malformed_promotions_without_crashing(gws: Path, data: dict[str, Any]) -> None:
+    v1 = new_version(gws)
+    ws = Workspace.open(gws)
+    ws.ledger.transact(lambda txn: Event(kind="promotion", version=v1, actor="x", data=data), actor=ws.git.identity())
+    report = Cli(gws).json("verify", code=33)
+    assert [p["kind"] for p in report["problems"]] == ["promotion"] and report["champion"] == "v0"
