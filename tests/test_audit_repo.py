@@ -304,6 +304,24 @@ def test_sanitize_a_bare_repository_at_an_explicit_base(tmp_path: Path) -> None:
     assert git(tmp_path / "clean.git", "symbolic-ref", "HEAD") == "refs/heads/task"
 
 
+def test_sanitize_a_shallow_clone_keeps_it_shallow(tmp_path: Path) -> None:
+    upstream, _, _ = _task_repo(tmp_path / "up")
+    for i in range(3):
+        (upstream / "solver.py").write_text(f"step {i}\n")
+        git(upstream, "commit", "-qam", f"step {i}")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{upstream}", str(shallow))
+    audit = inspect_repository(shallow)
+    found = _codes(audit.findings)
+    assert found["audit.repo_remote"].evidence["remotes"][0]["url"] == f"file://{upstream}"
+    result = sanitize_repository(shallow, tmp_path / "clean")
+    assert result.passed and result.commits == 2
+    clean = tmp_path / "clean"
+    assert (clean / ".git" / "shallow").read_text().split() == (shallow / ".git" / "shallow").read_text().split()
+    assert len(git(clean, "log", "--format=%H").split()) == 2
+    git(clean, "fsck", "--strict")
+
+
 def test_sanitize_refuses_a_non_empty_out_and_overlaps_and_writes_nothing(tmp_path: Path) -> None:
     repo, _, _ = _task_repo(tmp_path / "r")
     taken = tmp_path / "taken"

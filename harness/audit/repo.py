@@ -806,6 +806,9 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
                            capture_output=True, env=env, cwd=target)
         gitdir = target if bare else target / ".git"
         _git(gitdir, "config", "core.logAllRefUpdates", "false")
+        shallow = _shallow_within(r, base_id)
+        if shallow:  # a shallow source: the copy is shallow at the same commits
+            (gitdir / "shallow").write_text("".join(f"{oid}\n" for oid in shallow))
         pack = subprocess.Popen(["git", "--no-replace-objects", "pack-objects", "--revs", "--stdout", "--quiet"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=_git_env(r.gitdir), cwd=r.gitdir)
@@ -843,6 +846,18 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
                           commits=commits, objects=clean.objects,
                           removed_objects=max(0, source_objects - clean.objects), audit=report,
                           seconds=time.perf_counter() - started)
+
+
+def _shallow_within(r: _Repo, base_id: str) -> list[str]:
+    """The source's shallow boundary commits that are in base's history (sorted)."""
+    path = r.commondir / "shallow"
+    if not path.is_file():
+        return []
+    boundary = set(_HEX.findall(path.read_text("ascii", "replace")))
+    if not boundary:
+        return []
+    history = set(_git(r.gitdir, "rev-list", base_id).decode("ascii", "replace").split())
+    return sorted(boundary & history)
 
 
 def _short_branch(repo: pygit2.Repository) -> str | None:
