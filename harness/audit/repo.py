@@ -413,13 +413,16 @@ def inspect_repository(path: str | os.PathLike[str], *, base: str | None = None,
         refs["HEAD"] = str(repo.head.target)
     except (pygit2.GitError, KeyError):
         pass
-    allowed_targets = sorted({_peel(repo, t)[0] for n, t in refs.items() if _matches(n, allowed)})
-    scan = scan_object_store(r.path, base_id,
-                             also_reachable=[t for t in allowed_targets if t != base_id and t in _known(repo, t)])
+    allowed_commits: set[str] = set()  # the history of allowed refs counts as reachable
+    for name, target in refs.items():
+        peeled, kind = _peel(repo, target)
+        if kind == "commit" and peeled != base_id and _matches(name, allowed):
+            allowed_commits.add(peeled)
+    scan = scan_object_store(r.path, base_id, also_reachable=sorted(allowed_commits))
     beyond_commits = scan.commits
 
     def classify_target(oid: str) -> tuple[str, str]:
-        """(kind, severity-relevant label) of a target: inside, descendant/newer/older, nocommit."""
+        """(peeled id, reach) of a target: inside, descendant / newer / older, or not_a_commit."""
         peeled, kind = _peel(repo, oid)
         if peeled in beyond_commits:
             return peeled, beyond_commits[peeled].kind
@@ -441,14 +444,6 @@ def inspect_repository(path: str | os.PathLike[str], *, base: str | None = None,
     passed = not any(f.rank >= Severity.HIGH for f in findings)
     return RepoAudit(path=str(r.path), base=base_id, allowed_refs=allowed, passed=passed,
                      findings=findings, scan=scan, seconds=time.perf_counter() - started)
-
-
-def _known(repo: pygit2.Repository, oid: str) -> set[str]:
-    try:
-        repo[oid]
-        return {oid}
-    except (KeyError, ValueError):
-        return set()
 
 
 def audit_repository(path: str | os.PathLike[str], *, base: str | None = None,
