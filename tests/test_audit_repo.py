@@ -335,6 +335,10 @@ def test_sanitize_refuses_a_non_empty_out_and_overlaps_and_writes_nothing(tmp_pa
     with pytest.raises(AuditInputError, match="does not name a commit"):
         sanitize_repository(repo, tmp_path / "new", base="no-such-rev")
     assert not (tmp_path / "new").exists()
+    git(repo, "config", "extensions.partialClone", "origin")
+    with pytest.raises(AuditInputError, match="partial clone"):
+        sanitize_repository(repo, tmp_path / "new")  # pack-objects would fetch from the promisor
+    git(repo, "config", "--unset", "extensions.partialClone")
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(AuditInputError, match="not a valid git branch name"):

@@ -787,6 +787,9 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
     if target == r.path or r.path in target.parents or target in r.path.parents:
         raise AuditInputError(f"--out {target} overlaps the source repository {r.path}",
                               fix="write the clean copy outside the source repository")
+    if _config_value(r.repo, "extensions.partialclone"):
+        raise AuditInputError(f"{r.path} is a partial clone: some objects are only on its promisor remote",
+                              fix="fetch the missing objects first (git fetch --refetch), or sanitize a full clone")
     name = branch or _short_branch(r.repo) or "main"
     if not pygit2.reference_is_valid_name(f"refs/heads/{name}"):
         raise AuditInputError(f"branch name {name!r} is not a valid git branch name", fix="pass another --branch")
@@ -853,6 +856,13 @@ def _shallow_within(r: _Repo, base_id: str) -> list[str]:
         return []
     history = set(_git(r.gitdir, "rev-list", base_id).decode("ascii", "replace").split())
     return sorted(boundary & history)
+
+
+def _config_value(repo: pygit2.Repository, key: str) -> str | None:
+    try:
+        return str(repo.config[key])
+    except (KeyError, pygit2.GitError):
+        return None
 
 
 def _short_branch(repo: pygit2.Repository) -> str | None:
