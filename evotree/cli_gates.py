@@ -8,7 +8,6 @@ checks and the signing are library functions in :mod:`gates`.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evotree.errors import EvotreeError
 
-__all__ = ["GateFailed", "SignoffRefused", "SignatureError", "TamperingFound"]
+__all__ = ["GateFailed", "SignatureError", "SignoffRefused", "TamperingFound"]
 
 
 class GateFailed(EvotreeError):

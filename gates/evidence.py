@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from evotree.workspace import Workspace
     from gates.policy import Policy
 
-__all__ = ["GateResult", "GateReport", "evaluate_gates", "GATE_NAMES", "json_safe"]
+__all__ = ["GATE_NAMES", "GateReport", "GateResult", "evaluate_gates", "json_safe"]
 
 GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "harness")
 _LEAK_BLOCKS = ("high", "critical")

@@ -65,7 +65,7 @@ def policy_at(ws: Workspace, champion: str, commit: str) -> Policy:
     else:
         try:
             signers = parse_allowed_signers(allowed, source=f"{path} of {champion}")
-        except Exception as exc:  # SignatureError: a malformed file allows nobody (fail closed)
+        except Exception as exc:  # noqa: BLE001 - a malformed file allows nobody (fail closed)
             error = str(exc)
             signers = []
         if not signers and error is None:
@@ -79,8 +79,8 @@ def trusted_policy(ws: Workspace) -> Policy:
     Raises :class:`gates.errors.TamperingFound` when the champion ref or the ledger's champion
     is not the end of that chain (a ref moved by hand, a forged ledger entry).
     """
-    from gates.verify import verify_workspace
     from gates.errors import TamperingFound
+    from gates.verify import verify_workspace
 
     report = verify_workspace(ws, check_tags=False)
     # an invalid decision or run approval grants nothing (it is ignored where approvals are

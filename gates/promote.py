@@ -27,8 +27,16 @@ if TYPE_CHECKING:
     from gates.policy import Policy
     from gates.signoff import Approver
 
-__all__ = ["PromotionResult", "DecisionResult", "RunApprovalResult", "anchor_commit", "sign_statement",
-           "record_promotion", "record_decision", "record_run_approval"]
+__all__ = [
+    "DecisionResult",
+    "PromotionResult",
+    "RunApprovalResult",
+    "anchor_commit",
+    "record_decision",
+    "record_promotion",
+    "record_run_approval",
+    "sign_statement",
+]
 
 
 @dataclass
@@ -131,7 +139,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
     try:
         entry = ws.ledger.transact(change, actor=ws.git.identity())
     except BaseException:
-        subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True)
+        subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True, check=False)
         raise
     from evotree.gitio import RefRaceLost
 
@@ -169,13 +177,13 @@ def _tag_free(ws: Workspace, tag: str) -> bool:
 def _stale_tag(ws: Workspace, tag: str, commit: str, statement: dict[str, Any], approver: Approver) -> str:
     """A tag of that name exists but no valid promotion made it (verify trusts only tags of valid
     promotions): replace it, so a planted tag cannot block or impersonate a promotion."""
-    subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True)
+    subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True, check=False)
     return sign_tag(ws.root, tag, commit, _tag_message(statement), approver.key)
 
 
 def _merge(ws: Workspace, commit: str, warnings: list[str]) -> str | None:
     """Merge the promoted commit into the branch checked out in the main worktree (fast-forward or merge)."""
-    head = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=ws.root, capture_output=True,
+    head = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=ws.root, capture_output=True, check=False,
                           text=True).stdout.strip()
     if not head:
         warnings.append("--merge: the main worktree is on a detached HEAD; nothing merged")
@@ -184,9 +192,9 @@ def _merge(ws: Workspace, commit: str, warnings: list[str]) -> str | None:
         warnings.append(f"--merge: {head} has uncommitted changes; nothing merged (git merge {commit[:10]} later)")
         return None
     proc = subprocess.run(["git", "merge", "--no-edit", "-m", f"evotree: merge promoted {commit[:10]}", commit],
-                          cwd=ws.root, capture_output=True, text=True)
+                          cwd=ws.root, capture_output=True, check=False, text=True)
     if proc.returncode != 0:
-        subprocess.run(["git", "merge", "--abort"], cwd=ws.root, capture_output=True)
+        subprocess.run(["git", "merge", "--abort"], cwd=ws.root, capture_output=True, check=False)
         warnings.append(f"--merge: merging into {head} failed and was aborted: {proc.stderr.strip()[:200]}")
         return None
     return head

@@ -25,7 +25,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["ScoreRule", "ScoreDecision", "looks_for", "seed_test", "decide_score", "seeds_to_settle"]
+__all__ = ["ScoreDecision", "ScoreRule", "decide_score", "looks_for", "seed_test", "seeds_to_settle"]
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def seeds_to_settle(a_means: Any, b_means: Any, rule: ScoreRule, alpha: float) -
     if sd == 0.0:
         return rule.seeds_needed
     z = stats.norm.ppf(1 - alpha) + stats.norm.ppf(0.8)
-    return max(rule.seeds_needed, int(math.ceil(2 * (z * sd / effect) ** 2)) + 1)
+    return max(rule.seeds_needed, math.ceil(2 * (z * sd / effect) ** 2) + 1)
 
 
 def decide_score(scores_a: Any, scores_b: Any, rule: ScoreRule, *, B: int = 2000, rng: Any = None,
@@ -129,7 +129,7 @@ def decide_score(scores_a: Any, scores_b: Any, rule: ScoreRule, *, B: int = 2000
     if ci is None:
         rng = rng if rng is not None else np.random.default_rng(0)
         two_sided = min(0.5, 2 * nominal)  # its lower end is the one-sided (1 - nominal) bound
-        result = compare_versions(a, b, rng=rng, B=max(B, int(math.ceil(20 / two_sided))), alpha=two_sided)
+        result = compare_versions(a, b, rng=rng, B=max(B, math.ceil(20 / two_sided)), alpha=two_sided)
         ci = (float(result.ci[0]), float(result.ci[1]))
     delta = float(b.mean(axis=0).mean() - a.mean(axis=0).mean())
     a_means, b_means = a.mean(axis=1), b.mean(axis=1)

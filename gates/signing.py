@@ -24,18 +24,18 @@ from gates.errors import SignatureError
 
 __all__ = [
     "NAMESPACE",
-    "canonical",
-    "sha256_hex",
     "AllowedSigner",
-    "parse_allowed_signers",
-    "resolve_key",
-    "public_key",
-    "principals_for",
-    "sign",
-    "verify",
-    "sign_tag",
-    "verify_tag",
+    "canonical",
     "fingerprint",
+    "parse_allowed_signers",
+    "principals_for",
+    "public_key",
+    "resolve_key",
+    "sha256_hex",
+    "sign",
+    "sign_tag",
+    "verify",
+    "verify_tag",
 ]
 
 NAMESPACE = "evotree"
@@ -105,7 +105,7 @@ def resolve_key(explicit: str | None, *, git_root: Path | None = None) -> Path:
     candidate = explicit or os.environ.get("EVOTREE_SIGNING_KEY")
     origin = "--key" if explicit else "EVOTREE_SIGNING_KEY"
     if not candidate and git_root is not None:
-        proc = subprocess.run(["git", "config", "user.signingkey"], cwd=git_root, capture_output=True, text=True)
+        proc = subprocess.run(["git", "config", "user.signingkey"], cwd=git_root, capture_output=True, check=False, text=True)
         candidate = proc.stdout.strip() or None
         origin = "git config user.signingkey"
     if not candidate:
@@ -126,7 +126,7 @@ def public_key(key: Path) -> tuple[str, str]:
     if pub.is_file():
         text = pub.read_text()
     else:
-        proc = subprocess.run(["ssh-keygen", "-y", "-f", str(key)], capture_output=True, text=True)
+        proc = subprocess.run(["ssh-keygen", "-y", "-f", str(key)], capture_output=True, check=False, text=True)
         if proc.returncode != 0:
             raise SignatureError(f"cannot read the public half of {key}: {proc.stderr.strip()}",
                                  fix="check the key file (ssh-keygen -y -f KEY)")
@@ -171,7 +171,7 @@ def sign(key: Path, data: bytes) -> str:
         payload = tmp / "payload"
         payload.write_bytes(data)
         proc = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key), str(payload)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              capture_output=True, check=False, text=True)
         sig = tmp / "payload.sig"
         if proc.returncode != 0 or not sig.is_file():
             raise SignatureError(f"ssh-keygen could not sign with {key}: {proc.stderr.strip() or proc.returncode}",
@@ -195,7 +195,7 @@ def verify(allowed_text: str, principal: str, data: bytes, signature: str) -> tu
         sig.write_text(signature)
         proc = subprocess.run(
             ["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
-            input=data, capture_output=True,
+            input=data, capture_output=True, check=False,
         )
         message = (proc.stdout + proc.stderr).decode(errors="replace").strip()
         return proc.returncode == 0, message
@@ -205,12 +205,12 @@ def sign_tag(root: Path, name: str, target: str, message: str, key: Path) -> str
     """Create the annotated tag ``name`` on ``target``, signed by git with ``key``; return its object id."""
     proc = subprocess.run(
         ["git", "-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "tag", "-s", "-m", message, name, target],
-        cwd=root, capture_output=True, text=True,
+        cwd=root, capture_output=True, check=False, text=True,
     )
     if proc.returncode != 0:
         raise SignatureError(f"git could not create the signed tag {name}: {proc.stderr.strip()}",
                              fix="check the key (git -c gpg.format=ssh -c user.signingkey=KEY tag -s ...)")
-    out = subprocess.run(["git", "rev-parse", f"refs/tags/{name}"], cwd=root, capture_output=True, text=True)
+    out = subprocess.run(["git", "rev-parse", f"refs/tags/{name}"], cwd=root, capture_output=True, check=False, text=True)
     return out.stdout.strip()
 
 
@@ -230,15 +230,15 @@ class TagCheck:
 def verify_tag(root: Path, name: str, allowed_text: str) -> TagCheck:
     """Check tag ``name``: annotated, SSH-signed, by a principal of ``allowed_text``."""
     obj = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{name}"], cwd=root,
-                         capture_output=True, text=True).stdout.strip()
+                         capture_output=True, check=False, text=True).stdout.strip()
     if not obj:
         return TagCheck(False, False, False, None, None, None, f"tag {name} does not exist")
-    kind = subprocess.run(["git", "cat-file", "-t", obj], cwd=root, capture_output=True, text=True).stdout.strip()
-    target = subprocess.run(["git", "rev-parse", f"{obj}^{{commit}}"], cwd=root, capture_output=True,
+    kind = subprocess.run(["git", "cat-file", "-t", obj], cwd=root, capture_output=True, check=False, text=True).stdout.strip()
+    target = subprocess.run(["git", "rev-parse", f"{obj}^{{commit}}"], cwd=root, capture_output=True, check=False,
                             text=True).stdout.strip() or None
     if kind != "tag":
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is a lightweight tag, not signed")
-    body = subprocess.run(["git", "cat-file", "tag", obj], cwd=root, capture_output=True, text=True).stdout
+    body = subprocess.run(["git", "cat-file", "tag", obj], cwd=root, capture_output=True, check=False, text=True).stdout
     if "-----BEGIN SSH SIGNATURE-----" not in body:
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is not signed")
     with _tmpdir() as tmp:
@@ -246,7 +246,7 @@ def verify_tag(root: Path, name: str, allowed_text: str) -> TagCheck:
         allowed.write_text(allowed_text)
         proc = subprocess.run(
             ["git", "-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", obj],
-            cwd=root, capture_output=True, text=True,
+            cwd=root, capture_output=True, check=False, text=True,
         )
     message = (proc.stdout + proc.stderr).strip()
     match = re.search(r'Good "git" signature for (\S+) with', message)

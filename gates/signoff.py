@@ -21,7 +21,7 @@ from gates.errors import SignatureError, SignoffRefused
 from gates.signing import fingerprint, principals_for, public_key
 from gates.verify import email_of
 
-__all__ = ["CI_VARIABLES", "require_human_terminal", "new_code", "check_typed", "Approver", "approver_for"]
+__all__ = ["CI_VARIABLES", "Approver", "approver_for", "check_typed", "new_code", "require_human_terminal"]
 
 #: Environment variables that CI systems set; any of them (non-empty, not "0"/"false") refuses.
 CI_VARIABLES = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL",

@@ -24,8 +24,17 @@ if TYPE_CHECKING:
     from evotree.workspace import Workspace
     from gates.policy import Policy
 
-__all__ = ["Problem", "VerifyReport", "verify_workspace", "email_of", "check_signed_statement",
-           "PROMOTION_TYPE", "DECISION_TYPE", "RUN_APPROVAL_TYPE", "tag_name"]
+__all__ = [
+    "DECISION_TYPE",
+    "PROMOTION_TYPE",
+    "RUN_APPROVAL_TYPE",
+    "Problem",
+    "VerifyReport",
+    "check_signed_statement",
+    "email_of",
+    "tag_name",
+    "verify_workspace",
+]
 
 PROMOTION_TYPE = "evotree.promotion"
 DECISION_TYPE = "evotree.decision"

@@ -17,8 +17,8 @@ from typing import Any
 
 import pexpect
 import pytest
-
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
+
 from evotree.ledger import Event, EventKind, LedgerTxn
 from evotree.versions import create_version
 from evotree.workspace import Workspace, init_workspace
@@ -140,11 +140,11 @@ def test_promote_refused_without_a_terminal(gws: Path, keys: dict[str, Any]) -> 
     before = state(gws)
     for cmd in (["promote", v1], ["approve-run", v1, "--runs", "1"]):
         proc = subprocess.run([str(EVOTREE_BIN), "-C", str(gws), *cmd, "--key", str(keys["bob"][0])],
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, env=child_env())
+                              stdin=subprocess.DEVNULL, capture_output=True, check=False, text=True, env=child_env())
         assert proc.returncode == 31, proc.stderr
         assert "not a terminal" in proc.stderr and "fix:" in proc.stderr
         proc = subprocess.run([str(EVOTREE_BIN), "-C", str(gws), *cmd, "--json"], input="v1\n",
-                              capture_output=True, text=True, env=child_env())
+                              capture_output=True, check=False, text=True, env=child_env())
         assert proc.returncode == 31
         error = json.loads(proc.stdout)["error"]
         assert error["code"] == "signoff_refused"
@@ -350,9 +350,10 @@ def test_allowed_signers_parsing_and_signature_checks(keys: dict[str, Any], tmp_
 
 # ---------------------------------------------------------------------------- train gate
 def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, Any]) -> None:
+    from test_runs import TRAIN
+
     from gates.errors import GateFailed
     from harness.runs import plan_runs, run_versions
-    from test_runs import TRAIN
 
     repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
     v1 = new_version(repo)
@@ -361,7 +362,7 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
     with pytest.raises(GateFailed, match=r"train gate: 2 run\(s\) of v1 may cost up to 120 s") as err:
         plan_runs(ws, [v1], seeds=2)
     assert "evotree approve-run v1 --runs 2" in (err.value.fix or "")
-    out = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "run", v1, "--seeds", "2"], capture_output=True,
+    out = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "run", v1, "--seeds", "2"], capture_output=True, check=False,
                          text=True, env=child_env())
     assert out.returncode == 30 and "train gate" in out.stderr
     # a forged approval (signed by a key that is not allowed) opens nothing
@@ -421,8 +422,9 @@ for i in range(24):
 
 
 def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: dict[str, Any]) -> None:
-    from harness.runs import run_versions
     from test_runs import TRAIN
+
+    from harness.runs import run_versions
 
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
@@ -467,7 +469,7 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     allowed = tmp_path / "allowed"
     allowed.write_text(f"{BOB} {keys['bob'][1]}\n")
     tag = subprocess.run(["git", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", f"evotree/promoted/{v1}"],
-                         cwd=repo, capture_output=True, text=True)
+                         cwd=repo, capture_output=True, check=False, text=True)
     assert tag.returncode == 0 and f'Good "git" signature for {BOB}' in tag.stderr
     assert git(repo, "rev-parse", f"evotree/promoted/{v1}^{{commit}}") == candidate
     verified = Cli(repo).json("verify")
