@@ -91,6 +91,24 @@ class ProtectSection:
         default_factory=lambda: ["evotree.toml", "judge/", "gates/"],
         metadata=_help("Paths a candidate version may not change (judge, gate policy, hidden data)."),
     )
+    # --- the patch gate (evotree audit): what a candidate's own diff may add
+    max_file_bytes: int = field(default=1_000_000, metadata=_help("Added or changed files larger than this fail."))
+    max_row_lines: int = field(
+        default=200, metadata=_help("Added lines of one literal row shape (CSV/JSON records) a text file may gain.")
+    )
+    max_line_chars: int = field(default=20_000, metadata=_help("Longest added line a text file may have."))
+    patch_allow: list[str] = field(
+        default_factory=list, metadata=_help("Paths exempt from the patch gate (not from `paths`).")
+    )
+
+    def __post_init__(self) -> None:
+        for key in ("max_file_bytes", "max_row_lines", "max_line_chars"):
+            if getattr(self, key) < 1:
+                raise _value_error(f"protect.{key}", "a positive integer", getattr(self, key))
+        for key in ("paths", "patch_allow"):
+            for path in getattr(self, key):
+                if not path or path.startswith("/") or ".." in path.split("/"):
+                    raise _value_error(f"protect.{key}", "relative paths inside the repository", path)
 
 
 @dataclass
@@ -367,6 +385,13 @@ judge_paths = ["judge/"]
 [protect]
 # Paths a candidate version may not change: the judge, the gate policy, hidden data.
 paths = ["evotree.toml", "judge/", "gates/"]
+# Patch gate: a candidate's diff may not add data, weights or binaries, files over
+# max_file_bytes, more than max_row_lines lines of one row shape (records pasted into code)
+# or lines over max_line_chars. patch_allow exempts paths from the gate.
+max_file_bytes = 1000000
+max_row_lines = 200
+max_line_chars = 20000
+patch_allow = []
 
 [budget]
 # A run that would exceed a budget is refused before it starts; one that exceeds while

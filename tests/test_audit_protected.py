@@ -201,3 +201,34 @@ def test_gate_reads_protect_keys_when_the_config_has_them() -> None:
     gate: Any = PatchGate.from_protect(Protect())
     assert gate.max_row_lines == 5 and gate.allow == ["data/"] and gate.max_file_bytes == 1_000_000
     assert PatchGate.from_protect(parse_config("").protect) == PatchGate()
+
+
+def test_protect_section_holds_the_gate_thresholds_with_sensible_defaults() -> None:
+    from evotree.config import ConfigError, ProtectSection, render_template
+
+    defaults = ProtectSection()
+    assert PatchGate.from_protect(defaults) == PatchGate()  # one set of defaults, not two
+    assert parse_config(render_template()).protect == defaults
+    cfg = parse_config('[protect]\nmax_row_lines = 50\nmax_file_bytes = 2048\npatch_allow = ["fixtures/"]\n')
+    gate = PatchGate.from_protect(cfg.protect)
+    assert (gate.max_row_lines, gate.max_file_bytes, gate.allow) == (50, 2048, ["fixtures/"])
+    assert cfg.protect.paths == ["evotree.toml", "judge/", "gates/"]
+    for bad, key in (("max_row_lines = 0", "protect.max_row_lines"), ("max_line_chars = -1", "protect.max_line_chars"),
+                     ('patch_allow = ["../up"]', "protect.patch_allow"), ('paths = ["/etc"]', "protect.paths"),
+                     ("max_file_bytes = 1.5", "protect.max_file_bytes")):
+        with pytest.raises(ConfigError) as info:
+            parse_config(f"[protect]\n{bad}\n")
+        assert info.value.details["key"] == key and info.value.details["line"] == 2
+
+
+def test_the_champions_protect_section_sets_the_gate(pws: Workspace) -> None:
+    text = (pws.root / "evotree.toml").read_text() + '\n[protect]\npatch_allow = ["fixtures/"]\nmax_row_lines = 3\n'
+    (pws.root / "evotree.toml").write_text(text)
+    git(pws.root, "commit", "-qam", "champion: allow fixtures, strict rows")
+    git(pws.root, "update-ref", "refs/evotree/champion", "HEAD")
+    ws = Workspace.open(pws.root)
+    v, wt = _branch(ws)
+    _commit(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "rows.py": "\n".join(f"{i},{i}" for i in range(5)) + "\n"})
+    found = _codes(check_protected_paths(ws, v))
+    assert set(found) == {"audit.patch_payload"}
+    assert found["audit.patch_payload"].evidence["paths"][0]["limit"] == 3
