@@ -18,9 +18,8 @@ so later commits on the parent are not blamed on the child.
   into a ``.py`` — or one enormous line), symlinks out of the tree or into protected paths
   (``audit.patch_symlink``) or submodules (``audit.patch_submodule``).
 
-Thresholds: :class:`PatchGate`, read from ``[protect]`` when the workspace's configuration has
-the keys (``max_file_bytes``, ``max_row_lines``, ``max_line_chars``, ``patch_allow``), else the
-defaults here.
+Thresholds: :class:`PatchGate`, read from the champion's ``[protect]`` (``max_file_bytes``,
+``max_row_lines``, ``max_line_chars``, ``patch_allow``; same defaults as here).
 """
 
 from __future__ import annotations
