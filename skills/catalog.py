@@ -16,6 +16,7 @@ from typing import Any
 from skills.errors import InvalidSkillParam, UnknownSkill
 
 __all__ = [
+    "DOMAIN_CHOICES",
     "PARAM_TYPES",
     "ParamSpec",
     "SkillInfo",
@@ -339,6 +340,12 @@ _BUILTIN: tuple[SkillInfo, ...] = (
     ),
 )
 _BY_NAME = {s.name: s for s in _BUILTIN}
+
+#: (skill, parameter, domain) -> the values that domain offers, checked when a skill is applied
+#: (a ``custom`` training script supplies its own, so nothing is checked there).
+DOMAIN_CHOICES: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("AuxRewardTerm", "term", "math"): ("instruction_following", "brevity"),
+}
 
 
 def list_skills() -> list[SkillInfo]:

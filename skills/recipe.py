@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skills.catalog import SkillInfo, get_skill, parse_params
+from skills.catalog import DOMAIN_CHOICES, SkillInfo, get_skill, parse_params
 from skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -145,7 +145,10 @@ def parse_skills_text(text: str, *, source: str = SKILLS_FILE,
             raise SkillsFileError(f"{where}: {name} is listed twice", fix=fix)
         seen.add(name)
         if domain is not None:
-            check_applicable(info, domain)
+            try:
+                check_applicable(info, domain, resolved)
+            except (SkillNotApplicable, InvalidSkillParam) as exc:
+                raise type(exc)(f"{where}: {exc.message}", fix=exc.fix, **exc.details) from None
         out.append(AppliedSkill(name, resolved))
     return out
 
@@ -164,13 +167,21 @@ def load_skills_file(path: str | Path, *, domain: str | None = None) -> list[App
     return parse_skills_text(text, source=str(path.name), domain=domain)
 
 
-def check_applicable(info: SkillInfo, domain: str) -> None:
-    """Raise :class:`SkillNotApplicable` (exit 26) when ``info`` does not apply to ``domain``."""
+def check_applicable(info: SkillInfo, domain: str, params: dict[str, Any] | None = None) -> None:
+    """Raise :class:`SkillNotApplicable` (exit 26) when ``info`` does not apply to ``domain``,
+    and :class:`InvalidSkillParam` (exit 25) for a parameter value that domain does not offer
+    (e.g. an auxiliary term the math domain does not have)."""
     why = info.why_not(domain)
     if why is not None:
         raise SkillNotApplicable(
             why, fix=f"`evotree skill list` shows each skill's domains; this workspace's domain "
                      f"is {domain!r}", skill=info.name, domain=domain)
+    for key, value in (params or {}).items():
+        offered = DOMAIN_CHOICES.get((info.name, key, domain))
+        if offered is not None and value not in offered:
+            raise InvalidSkillParam(
+                f"{info.name}.{key}: the {domain} domain offers {', '.join(offered)}, not {value!r}",
+                fix=f"--param {key}={offered[0]}", skill=info.name, param=key, domain=domain)
 
 
 # ------------------------------------------------------------------------------ the repository
@@ -220,7 +231,7 @@ def apply_skill(ws: Workspace, version: str, name: str,
     info = get_skill(name)
     resolved = parse_params(info, dict(params or {}))
     domain = ws.config.workspace.domain
-    check_applicable(info, domain)
+    check_applicable(info, domain, resolved)
     record = ws.resolve(version)
     if record.status == VersionStatus.ABANDONED.value:
         raise InvalidState(f"{record.id} is abandoned ({record.reason}); its recipe is negative "
@@ -413,8 +424,7 @@ def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champio
                                 fix="name each skill once; its parameters go in --param NAME.k=v")
     for skill_name, params in requested:
         info = get_skill(skill_name)
-        parse_params(info, params)
-        check_applicable(info, domain)
+        check_applicable(info, domain, parse_params(info, params))
     record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name,
                             worktree=worktree)
     try:

@@ -138,6 +138,9 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
     # one ledger event, and the version record lists the skill
     assert ledger_commits(repo) == before + 1
     event = json.loads(git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1])
+    from tests.conftest import validate
+
+    validate(event, "event")
     assert event["kind"] == "skill.applied" and event["version"] == rec.id
     assert event["data"]["skill"] == "StdGroupFilter" and event["data"]["commit"] == tip
     assert event["data"]["params"] == {"min_std": 0.05, "max_resample_batches": 0}
@@ -212,6 +215,18 @@ def test_apply_refuses_a_skill_that_does_not_apply_to_the_domain(ws: Any, repo: 
         apply_skill(ws, rec.id, "StdGroupFilter", {})
     assert err.value.exit_code == 26 and "gym" in err.value.message
     assert ledger_commits(repo) == count
+
+
+def test_apply_checks_values_the_domain_offers(ws: Any, repo: Path) -> None:
+    from evotree.versions import create_version
+    from evotree.workspace import Workspace
+
+    _set_domain(repo, "math")
+    ws = Workspace.open(repo)
+    rec = create_version(ws, hypothesis="h")
+    with pytest.raises(InvalidSkillParam, match="offers instruction_following, brevity"):
+        apply_skill(ws, rec.id, "AuxRewardTerm", {"term": "politeness"})
+    assert apply_skill(ws, rec.id, "AuxRewardTerm", {"term": "brevity"}).changed
 
 
 def test_a_failed_ledger_append_undoes_the_commit(ws: Any, repo: Path, monkeypatch: Any) -> None:

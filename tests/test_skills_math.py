@@ -86,7 +86,7 @@ def test_the_train_phase_activates_the_skills(tmp_path: Path, capsys: pytest.Cap
     ('[[skill]]\nname = "StdGroupFilter"\nparams = { min_std = -1.0 }\n', "min_std: out of range"),
     ('[[skill]]\nname = "StdGroupFiltr"\n', "did you mean StdGroupFilter"),
     ('[[skill]]\nname = "AuxRewardTerm"\nparams = { term = "politeness" }\n',
-     "no auxiliary term 'politeness'"),
+     "the math domain offers instruction_following, brevity, not 'politeness'"),
 ])
 def test_a_skill_the_domain_cannot_use_is_an_invalid_submission(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
