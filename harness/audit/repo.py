@@ -70,7 +70,7 @@ SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "R
                  "BISECT_HEAD", "REBASE_HEAD", "AUTO_MERGE")
 #: In-progress operations and side stores inside a git directory that may hold other history.
 STRAY_STATE = ("rebase-merge", "rebase-apply", "sequencer", "BISECT_LOG", "BISECT_START",
-               "MERGE_MSG", "SQUASH_MSG", "modules", "lfs/objects", "patches", "refs/original")
+               "MERGE_MSG", "SQUASH_MSG", "modules", "lfs/objects", "patches")
 #: Git environment variables that would point a subprocess at another repository or history view.
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
