@@ -108,6 +108,7 @@ class RuleSet:
 
     hidden_paths: tuple[str, ...] = ()
     _hidden_re: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
+    _needles: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         patterns = []
@@ -119,6 +120,12 @@ class RuleSet:
                 continue
             patterns.append(re.compile(r"(?:^|[\s/'\"=(:,])" + re.escape(clean) + r"(?=$|[/\s'\"),:])"))
         object.__setattr__(self, "_hidden_re", tuple(patterns))
+        object.__setattr__(self, "_needles", tuple(p.strip("/").rsplit("/", 1)[-1] for p in self.hidden_paths
+                                                   if p.strip("/")))
+
+    def mentions_hidden(self, text: str) -> bool:
+        """Cheap test: could ``text`` name a hidden path at all (its last component occurs)?"""
+        return any(n in text for n in self.hidden_needles)
 
     def hidden_match(self, word: str) -> bool:
         """True when ``word`` names a hidden path (or a file under one)."""
@@ -127,11 +134,15 @@ class RuleSet:
     @property
     def hidden_needles(self) -> tuple[str, ...]:
         """Plain strings the prefilter must let through (a hidden path's last component)."""
-        return tuple(p.strip("/").rsplit("/", 1)[-1] for p in self.hidden_paths if p.strip("/"))
+        return self._needles
 
 
 # ----------------------------------------------------------------------------- lexer
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "&", "|", "(", ")", "\n")
+#: characters with no meaning to the shell (inside a word); digits are left out (2>file)
+_PLAIN = re.compile(r"[^\s\\'\"$`#<>|&;()0-9]+")
+#: a command line without any of these is just words separated by blanks
+_SPECIAL = re.compile(r"[\\'\"$`#<>|&;()\n{}!]")
 _REDIRS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", ">", "<")
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
                        "time", "esac", "[[", "]]", "coproc"})
@@ -256,7 +267,14 @@ class _Lexer:
                 in_word = False
 
         i = 0
+        plain = _PLAIN.match
         while i < self.n:
+            m = plain(s, i)
+            if m is not None:  # a run of ordinary characters (the common case): one slice
+                buf.append(m.group())
+                in_word = True
+                i = m.end()
+                continue
             c = s[i]
             if c in " \t\r":
                 flush()
@@ -304,7 +322,7 @@ class _Lexer:
                 self.tokens.append(("w", s[i:end]))
                 i = end
                 continue
-            redir = next((r for r in _REDIRS if s.startswith(r, i)), None)
+            redir = next((r for r in _REDIRS if s.startswith(r, i)), None) if c in "<>&" or c.isdigit() else None
             if redir is not None:
                 if in_word and buf and "".join(buf).isdigit():  # 2>err: the fd belongs to the op
                     buf.clear()
@@ -710,6 +728,11 @@ def _parse_into(text: str, depth: int, sink: ShellContext) -> None:
 @lru_cache(maxsize=65536)
 def _parse_cached(text: str) -> tuple[tuple[SimpleCommand, ...], bool]:
     sink = ShellContext()
+    if not _SPECIAL.search(text):  # plain words: no lexer needed
+        words = text.split()
+        if words and not _ASSIGN.match(words[0]) and words[0] not in _KEYWORDS:
+            _unwrap(SimpleCommand(tuple(words)), 0, sink)
+            return tuple(sink), sink.defines
     _parse_into(text, 0, sink)
     return tuple(sink), sink.defines
 
@@ -732,10 +755,14 @@ def parse_shell(text: str, context: ShellContext | None = None) -> tuple[SimpleC
 
 
 # ----------------------------------------------------------------------------- prefilter
-_PREFILTER = re.compile(
-    r"git|curl|wget|aria2|https?\b|fetch|scp|sftp|ssh|rsync|\bnc\b|ncat|telnet|socket|urlopen|requests|"
-    r"urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|\bperl\b|\$\{|lynx|links",
-    re.I)
+#: Substrings (of the lower-cased command, quotes and backslashes removed) without which no rule
+#: can fire: program names of the rules, git, test paths, URL schemes, Python's fetchers, and
+#: shell features that can spell a word indirectly (eval, ``${``). A plain ``in`` per keyword is
+#: ~5x faster than one alternation regex. ``_SQL_PREFILTER`` in :mod:`harness.audit.version`
+#: must stay a superset (tested).
+PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "ssh", "scp", "rsync", "nc",
+                      "telnet", "socat", "w3m", "lynx", "links", "xh", "socket", "urlopen", "requests", "urllib",
+                      "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${")
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
@@ -746,10 +773,11 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
     """
     if "$'" in command:  # ANSI-C quoting can spell anything
         return True
-    flat = command.translate(_UNQUOTE)
-    if _PREFILTER.search(flat):
-        return True
-    return any(n and n in flat for n in needles)
+    flat = command.translate(_UNQUOTE).lower()
+    for keyword in PREFILTER_KEYWORDS:
+        if keyword in flat:
+            return True
+    return any(n and n.lower() in flat for n in needles)
 
 
 # ----------------------------------------------------------------------------- revisions
@@ -1012,6 +1040,7 @@ _NET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "lynx", "
                   "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh"})
 _WRITE_LAST = frozenset({"cp", "install", "ln", "rsync"})
 _WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee", "mv"})
+_WRITERS = _WRITE_LAST | _WRITE_ALL | {"dd", "sed", "perl", "git", "patch"}
 _CACHE_PATH = re.compile(r"(?:^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(?:/|$)|\.py[co]$")
 _LOOPBACK = re.compile(r"^(?:[a-z]+://)?(?:[^@/]*@)?(localhost|127(?:\.\d+){3}|\[::1\]|::1|0\.0\.0\.0)(?::\d+)?(?:/|$)")
 _TEST_DIR = re.compile(r"(?:^|/)(tests?|testing)/")
@@ -1078,7 +1107,7 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
                                 joined))
     # .git internals (any program but git's own --git-dir)
     words = list(argv[1:]) + [t for _, t in cmd.redirects]
-    if name != "git" or any(w.startswith(("show", "cat")) for w in argv[1:2]):
+    if ".git" in joined and (name != "git" or any(w.startswith(("show", "cat")) for w in argv[1:2])):
         internal = next((w for w in words if _GIT_INTERNAL.search(w)), None)
         if internal:
             hits.append(Hit("audit.git_internals_read", "high", f"reads git internals: {internal[:80]}", joined))
@@ -1087,12 +1116,12 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         elif name == "ls" and any(w.rstrip("/").endswith(".git") for w in words):
             hits.append(Hit("audit.git_internals_read", "warn", "lists .git", joined))
     # hidden data
-    if rules.hidden_paths:
+    if rules.hidden_paths and rules.mentions_hidden(joined):
         hidden = next((w for w in [*argv, *(t for _, t in cmd.redirects)] if rules.hidden_match(w)), None)
         if hidden:
             hits.append(Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}", joined))
     # writes to tests
-    for target in _write_targets(argv, cmd.redirects):
+    for target in (_write_targets(argv, cmd.redirects) if cmd.redirects or name in _WRITERS else ()):
         clean = target.strip()
         if clean.startswith("./"):
             clean = clean[2:]

@@ -337,32 +337,36 @@ def _shell_history(text: str, source: str, stem: str) -> Trajectory:
     return Trajectory(stem, "shell", steps, source=source)
 
 
+def _detect(text: str) -> tuple[str, Any]:
+    """(format, the whole text parsed as JSON or None)."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return "shell", None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, Mapping):
+        if "trajectory" in data or "history" in data:
+            return "swe-agent", data
+        if "messages" in data:
+            return "mini-swe-agent", data
+        return (_jsonl_kind(data) or "unknown-json"), data
+    if isinstance(data, list):
+        return "chat", data
+    if data is not None:
+        return "unknown-json", data
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return "unknown-json", None
+    return ((_jsonl_kind(obj) or "unknown-json") if isinstance(obj, Mapping) else "unknown-json"), None
+
+
 def detect_format(text: str) -> str:
     """The format of a file's text (module doc); ``shell`` when it is no JSON at all."""
-    head = text.lstrip()[:1]
-    if head in ("{", "["):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, Mapping):
-            if "trajectory" in data or "history" in data:
-                return "swe-agent"
-            if "messages" in data:
-                return "mini-swe-agent"
-            kind = _jsonl_kind(data)
-            if kind:
-                return kind
-            return "unknown-json"
-        if isinstance(data, list):
-            return "chat"
-        first = text.lstrip().split("\n", 1)[0]
-        try:
-            obj = json.loads(first)
-        except ValueError:
-            return "unknown-json"
-        return (_jsonl_kind(obj) or "unknown-json") if isinstance(obj, Mapping) else "unknown-json"
-    return "shell"
+    return _detect(text)[0]
 
 
 def _read_parquet(path: Path) -> list[Trajectory]:
@@ -395,7 +399,7 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
         text = raw.decode("utf-8", errors="replace")
     stem = p.name
     source = str(p)
-    fmt = detect_format(text)
+    fmt, data = _detect(text)
     if fmt == "shell":
         if "\x00" in text:
             raise AuditInputError(f"{p}: a binary file, not a trajectory",
@@ -403,31 +407,22 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
         traj = _shell_history(text, source, stem)
         traj.nbytes = len(raw)
         return [traj]
-    if fmt in ("swe-agent", "mini-swe-agent", "chat") and text.lstrip()[:1] in "{[":
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if data is not None:
-            if fmt == "swe-agent":
-                traj = _swe_agent(data, stem, source)
-            elif isinstance(data, Mapping):
-                traj = _messages(data.get("messages") or [], stem, source, fmt)
-            else:
-                traj = _messages(data, stem, source, "chat")
-            traj.nbytes = len(raw)
-            return [traj]
-    if fmt == "unknown-json":
-        try:
-            json.loads(text)
-            whole = True
-        except ValueError:
-            whole = False
-        if whole:
+    if data is not None and fmt not in ("claude-code", "codex"):  # one JSON document (not a 1-line session)
+        if fmt == "swe-agent":
+            traj = _swe_agent(data, stem, source)
+        elif fmt == "mini-swe-agent":
+            traj = _messages(data.get("messages") or [], stem, source, fmt)
+        elif fmt == "chat":
+            traj = _messages(data, stem, source, "chat")
+        elif fmt == "evotree":  # one rollout row
+            return [_rollout(data, source, len(raw))] if data.get("commands") else []
+        else:
             raise AuditInputError(
                 f"{p}: JSON, but not a known trajectory format (no 'trajectory', 'history' or 'messages')",
                 fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
                     "Claude Code / Codex JSONL (see docs/audit.md)")
+        traj.nbytes = len(raw)
+        return [traj]
     trajs = _jsonl(text, source, stem)
     if len(trajs) == 1 and trajs[0].format != "evotree":
         trajs[0].nbytes = len(raw)

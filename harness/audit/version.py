@@ -58,8 +58,9 @@ __all__ = ["AuditReport", "audit_version", "record_task", "TASKS_FILE"]
 TASKS_FILE = "audit_tasks.jsonl"
 _LEDGER_FINDINGS = 50
 _MAX_REPOS = 50
-_SQL_PREFILTER = (r"git|curl|wget|aria2|https?\b|fetch|scp|sftp|ssh|rsync|\bnc\b|ncat|telnet|socket|urlopen|"
-                  r"requests|urllib|pip|test|conftest|customize|\.pth|\$|\\x|eval|base64|xxd|\bperl\b|lynx|links")
+#: The prefilter in SQL: a superset of :data:`harness.audit.commands.PREFILTER_KEYWORDS` (tested).
+_SQL_PREFILTER = (r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|socat|w3m|lynx|links|xh|socket|"
+                  r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$")
 
 
 def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = None, *,
