@@ -18,7 +18,7 @@ from evotree.errors import InvalidState
 from evotree.ledger import Event, EventKind, LedgerTxn, utcnow
 from evotree.refs import CHAMPION_REF
 from gates.errors import GateFailed, SignatureError, TamperingFound
-from gates.signing import canonical, sha256_hex, sign, sign_tag, verify
+from gates.signing import canonical, git_command, sha256_hex, sign, sign_tag, verify
 from gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
     try:
         entry = ws.ledger.transact(change, actor=ws.git.identity())
     except BaseException:
-        subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True, check=False)
+        subprocess.run(git_command("tag", "-d", tag), cwd=ws.root, capture_output=True, check=False)
         raise
     from evotree.gitio import RefRaceLost
 
@@ -177,24 +177,26 @@ def _tag_free(ws: Workspace, tag: str) -> bool:
 def _stale_tag(ws: Workspace, tag: str, commit: str, statement: dict[str, Any], approver: Approver) -> str:
     """A tag of that name exists but no valid promotion made it (verify trusts only tags of valid
     promotions): replace it, so a planted tag cannot block or impersonate a promotion."""
-    subprocess.run(["git", "tag", "-d", tag], cwd=ws.root, capture_output=True, check=False)
+    subprocess.run(git_command("tag", "-d", tag), cwd=ws.root, capture_output=True, check=False)
     return sign_tag(ws.root, tag, commit, _tag_message(statement), approver.key)
 
 
 def _merge(ws: Workspace, commit: str, warnings: list[str]) -> str | None:
     """Merge the promoted commit into the branch checked out in the main worktree (fast-forward or merge)."""
-    head = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=ws.root, capture_output=True, check=False,
+    head = subprocess.run(git_command("symbolic-ref", "--quiet", "--short", "HEAD"), cwd=ws.root, capture_output=True, check=False,
                           text=True).stdout.strip()
     if not head:
         warnings.append("--merge: the main worktree is on a detached HEAD; nothing merged")
         return None
-    if ws.git.status_porcelain(ws.root):
+    dirty = subprocess.run(git_command("status", "--porcelain", "--untracked-files=no"), cwd=ws.root,
+                           capture_output=True, check=False, text=True).stdout.strip()
+    if dirty:
         warnings.append(f"--merge: {head} has uncommitted changes; nothing merged (git merge {commit[:10]} later)")
         return None
-    proc = subprocess.run(["git", "merge", "--no-edit", "-m", f"evotree: merge promoted {commit[:10]}", commit],
+    proc = subprocess.run(git_command("merge", "--no-edit", "-m", f"evotree: merge promoted {commit[:10]}", commit),
                           cwd=ws.root, capture_output=True, check=False, text=True)
     if proc.returncode != 0:
-        subprocess.run(["git", "merge", "--abort"], cwd=ws.root, capture_output=True, check=False)
+        subprocess.run(git_command("merge", "--abort"), cwd=ws.root, capture_output=True, check=False)
         warnings.append(f"--merge: merging into {head} failed and was aborted: {proc.stderr.strip()[:200]}")
         return None
     return head

@@ -42,6 +42,28 @@ NAMESPACE = "evotree"
 _KEY_TYPE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp\d+|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)$")
 
 
+def ssh_keygen() -> str:
+    """The absolute path of ``ssh-keygen`` on this machine's PATH (never a repository setting)."""
+    import shutil
+
+    found = shutil.which("ssh-keygen")
+    if not found:
+        raise SignatureError("ssh-keygen is not installed: signatures are made and checked with OpenSSH",
+                             fix="install OpenSSH's client tools (e.g. apt-get install openssh-client)")
+    return found
+
+
+def git_command(*args: str) -> list[str]:
+    """``git`` with the repository's code-running settings overridden.
+
+    A person runs ``evotree promote`` in a repository an agent could write to: its ``.git/config``
+    could point ``gpg.ssh.program`` at a script that fakes verification or steals the key, set a
+    ``core.fsmonitor`` or hooks. These are pinned here for every git call the gates make.
+    """
+    return ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "gpg.format=ssh",
+            "-c", f"gpg.ssh.program={ssh_keygen()}", "-c", "gpg.ssh.defaultKeyCommand=", *args]
+
+
 def canonical(data: Any) -> bytes:
     """The one byte form of a JSON value that is signed and hashed: sorted keys, no spaces."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -105,7 +127,7 @@ def resolve_key(explicit: str | None, *, git_root: Path | None = None) -> Path:
     candidate = explicit or os.environ.get("EVOTREE_SIGNING_KEY")
     origin = "--key" if explicit else "EVOTREE_SIGNING_KEY"
     if not candidate and git_root is not None:
-        proc = subprocess.run(["git", "config", "user.signingkey"], cwd=git_root, capture_output=True, check=False, text=True)
+        proc = subprocess.run(git_command("config", "user.signingkey"), cwd=git_root, capture_output=True, check=False, text=True)
         candidate = proc.stdout.strip() or None
         origin = "git config user.signingkey"
     if not candidate:
@@ -126,7 +148,7 @@ def public_key(key: Path) -> tuple[str, str]:
     if pub.is_file():
         text = pub.read_text()
     else:
-        proc = subprocess.run(["ssh-keygen", "-y", "-f", str(key)], capture_output=True, check=False, text=True)
+        proc = subprocess.run([ssh_keygen(), "-y", "-f", str(key)], capture_output=True, check=False, text=True)
         if proc.returncode != 0:
             raise SignatureError(f"cannot read the public half of {key}: {proc.stderr.strip()}",
                                  fix="check the key file (ssh-keygen -y -f KEY)")
@@ -170,7 +192,7 @@ def sign(key: Path, data: bytes) -> str:
     with _tmpdir() as tmp:
         payload = tmp / "payload"
         payload.write_bytes(data)
-        proc = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key), str(payload)],
+        proc = subprocess.run([ssh_keygen(), "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key), str(payload)],
                               capture_output=True, check=False, text=True)
         sig = tmp / "payload.sig"
         if proc.returncode != 0 or not sig.is_file():
@@ -194,7 +216,7 @@ def verify(allowed_text: str, principal: str, data: bytes, signature: str) -> tu
         sig = tmp / "sig"
         sig.write_text(signature)
         proc = subprocess.run(
-            ["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
+            [ssh_keygen(), "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
             input=data, capture_output=True, check=False,
         )
         message = (proc.stdout + proc.stderr).decode(errors="replace").strip()
@@ -204,13 +226,13 @@ def verify(allowed_text: str, principal: str, data: bytes, signature: str) -> tu
 def sign_tag(root: Path, name: str, target: str, message: str, key: Path) -> str:
     """Create the annotated tag ``name`` on ``target``, signed by git with ``key``; return its object id."""
     proc = subprocess.run(
-        ["git", "-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "tag", "-s", "-m", message, name, target],
+        git_command("-c", f"user.signingkey={key}", "tag", "-s", "-f", "-m", message, name, target),
         cwd=root, capture_output=True, check=False, text=True,
     )
     if proc.returncode != 0:
         raise SignatureError(f"git could not create the signed tag {name}: {proc.stderr.strip()}",
                              fix="check the key (git -c gpg.format=ssh -c user.signingkey=KEY tag -s ...)")
-    out = subprocess.run(["git", "rev-parse", f"refs/tags/{name}"], cwd=root, capture_output=True, check=False, text=True)
+    out = subprocess.run(git_command("rev-parse", f"refs/tags/{name}"), cwd=root, capture_output=True, check=False, text=True)
     return out.stdout.strip()
 
 
@@ -229,23 +251,23 @@ class TagCheck:
 
 def verify_tag(root: Path, name: str, allowed_text: str) -> TagCheck:
     """Check tag ``name``: annotated, SSH-signed, by a principal of ``allowed_text``."""
-    obj = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{name}"], cwd=root,
+    obj = subprocess.run(git_command("rev-parse", "--verify", "--quiet", f"refs/tags/{name}"), cwd=root,
                          capture_output=True, check=False, text=True).stdout.strip()
     if not obj:
         return TagCheck(False, False, False, None, None, None, f"tag {name} does not exist")
-    kind = subprocess.run(["git", "cat-file", "-t", obj], cwd=root, capture_output=True, check=False, text=True).stdout.strip()
-    target = subprocess.run(["git", "rev-parse", f"{obj}^{{commit}}"], cwd=root, capture_output=True, check=False,
+    kind = subprocess.run(git_command("cat-file", "-t", obj), cwd=root, capture_output=True, check=False, text=True).stdout.strip()
+    target = subprocess.run(git_command("rev-parse", f"{obj}^{{commit}}"), cwd=root, capture_output=True, check=False,
                             text=True).stdout.strip() or None
     if kind != "tag":
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is a lightweight tag, not signed")
-    body = subprocess.run(["git", "cat-file", "tag", obj], cwd=root, capture_output=True, check=False, text=True).stdout
+    body = subprocess.run(git_command("cat-file", "tag", obj), cwd=root, capture_output=True, check=False, text=True).stdout
     if "-----BEGIN SSH SIGNATURE-----" not in body:
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is not signed")
     with _tmpdir() as tmp:
         allowed = tmp / "allowed_signers"
         allowed.write_text(allowed_text)
         proc = subprocess.run(
-            ["git", "-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", obj],
+            git_command("-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", obj),
             cwd=root, capture_output=True, check=False, text=True,
         )
     message = (proc.stdout + proc.stderr).strip()

@@ -537,3 +537,21 @@ def test_verify_reports_malformed_promotions_without_crashing(gws: Path, data: d
     ws.ledger.transact(lambda txn: Event(kind="promotion", version=v1, actor="x", data=data), actor=ws.git.identity())
     report = Cli(gws).json("verify", code=33)
     assert [p["kind"] for p in report["problems"]] == ["promotion"] and report["champion"] == "v0"
+
+
+def test_repository_config_cannot_swap_the_signature_program(tmp_path: Path, keys: dict[str, Any]) -> None:
+    """An agent can write .git/config; gpg.ssh.program there must not fake a verification or see the key."""
+    from gates.signing import sign_tag, verify_tag
+
+    repo = make_repo(tmp_path / "r")
+    marker = tmp_path / "ran"
+    fake = tmp_path / "fake-ssh-keygen"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\necho 'Good \"git\" signature for {BOB} with ED25519 key SHA256:x' >&2\n"
+                    "exit 0\n")
+    fake.chmod(0o755)
+    git(repo, "config", "gpg.ssh.program", str(fake))
+    git(repo, "config", "core.fsmonitor", str(fake))
+    sign_tag(repo, "evotree/promoted/v1", "HEAD", "forged", keys["mallory"][0])
+    check = verify_tag(repo, "evotree/promoted/v1", f"{BOB} {keys['bob'][1]}\n")
+    assert check.signed and not check.valid and check.principal is None
+    assert not marker.exists()
