@@ -145,6 +145,14 @@ def test_symlinks_out_of_the_tree_or_into_the_judge(pws: Workspace) -> None:
     assert why == {"abs": "absolute", "up": "outside the tree", "peek.json": "into judge/"}
 
 
+def test_a_submodule_is_a_warning(pws: Workspace) -> None:
+    v, wt = _branch(pws)
+    git(wt, "update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},vendor/answers")
+    git(wt, "commit", "-qm", "vendor a submodule")
+    f = _codes(check_protected_paths(pws, v))["audit.patch_submodule"]
+    assert f.severity == "warn" and f.evidence["paths"] == [{"path": "vendor/answers", "commit": "a" * 40}]
+
+
 def test_allow_list_and_thresholds_from_the_gate(pws: Workspace) -> None:
     v, wt = _branch(pws)
     _commit(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "recipe.toml": "skill = 0.6\n" + "#" * 50 + "\n"})

@@ -168,6 +168,18 @@ def test_future_tags_branches_remotes_and_special_heads(tmp_path: Path) -> None:
     assert audit.scan.descendants == 1 and audit.scan.dangling == {}
 
 
+def test_filter_branch_backups_are_backup_refs(tmp_path: Path) -> None:
+    repo, base, fix = _task_repo(tmp_path / "r")
+    git(repo, "update-ref", "refs/original/refs/heads/main", fix)
+    git(repo, "reset", "-q", "--hard", base)
+    _scrub(repo)
+    found = _codes(inspect_repository(repo).findings)
+    assert found["audit.repo_backup_ref"].severity == "critical"
+    assert found["audit.repo_backup_ref"].evidence["refs"][0] == {
+        "ref": "refs/original/refs/heads/main", "target": fix, "reach": "descendant", "summary": "reference fix"}
+    assert "audit.repo_future_ref" not in found and "audit.repo_stray_state" not in found
+
+
 def test_fetch_head_with_a_url_stash_notes_and_replace_refs(tmp_path: Path) -> None:
     upstream, base, fix = _task_repo(tmp_path / "upstream")
     repo = tmp_path / "task"
