@@ -511,7 +511,8 @@ def _ref_findings(repo: pygit2.Repository, refs: dict[str, str], allowed: list[s
         severity = _severity_for(labels) if key in ("future", "stash") else "high"
         if key in ("stash", "original") and any(k in ("descendant", "newer") for k in labels):
             severity = "critical"
-        out.append(_finding(code, severity, f"{title}: {len(entries)} ref(s)",
+        names = ", ".join(e["ref"] for e in entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+        out.append(_finding(code, severity, f"{title}: {names}",
                             {"count": len(entries), "refs": entries[:SAMPLE],
                              "reach": {k: labels.count(k) for k in sorted(set(labels))}},
                             f"{fix}; {_SANITIZE}"))
