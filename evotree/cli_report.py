@@ -58,7 +58,7 @@ def register(cli: click.Group) -> None:
     @click.option("--pr", "pull_request", type=click.IntRange(min=1), default=None, metavar="NUMBER",
                   help="With --post: the pull request to comment on (default: the open one from the branch).")
     @click.option("--no-audit", is_flag=True,
-                  help="Do not compute the audit now; show the last recorded audit event instead.")
+                  help="Do not run the audit (nor the gates' audit gate); show the last recorded audit event.")
     @outputs(_render_report, pass_json=True)
     def report(version: str, against: str, fmt: str, out: str | None, split: str, post: bool,
                pull_request: int | None, no_audit: bool, as_json: bool) -> Any:

@@ -227,7 +227,7 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
     def tree_reports() -> None:
         evotree("tree")
         for fmt in ("md", "html"):
-            evotree("report", "v1", "--format", fmt, "--no-audit")
+            evotree("report", "v1", "--format", fmt)
             result.reports.append(str(repo / ".evotree" / "reports" / "v1" / f"report.{fmt}"))
 
     steps: list[tuple[str, Callable[[], None]]] = [

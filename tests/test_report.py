@@ -50,6 +50,7 @@ def test_report_data_matches_the_evidence(rws: Workspace) -> None:
     from evotree.report.collect import build_report
 
     data = build_report(rws, "v1")
+    events = [e for e in rws.ledger.entries(version="v1") if e.event.kind == "audit"]  # newest first
     validate(data.to_dict(), "report")
     assert data.version == "v1" and data.against == "v0"
     s = data.scores
@@ -88,7 +89,20 @@ def test_report_data_matches_the_evidence(rws: Workspace) -> None:
     assert data.gates["available"] and data.gates["passed"] == gates["passed"]
     assert [(g["name"], g["status"]) for g in data.gates["gates"]] == [(g["name"], g["status"]) for g in gates["gates"]]
     assert rws.ledger.snapshot().meta["champion"] == "v0"  # evaluating gates promoted nothing
+    # audit: the one the gate evaluation ran and recorded, as harness.audit computes it
+    from harness.audit import audit_version
 
+    audit = audit_version(rws, "v1", record=False).to_dict()
+    assert len(events) == 1  # recorded once, by the gate evaluation
+    assert data.audit["available"] and data.audit["source"].startswith(f"ledger event {events[0].commit[:10]}")
+    assert data.audit["passed"] == audit["passed"] and data.audit["raw_score"] == pytest.approx(audit["raw_score"])
+    assert [g["status"] for g in data.gates["gates"] if g["name"] == "audit"] == ["pass" if audit["passed"] else "fail"]
+    # without the audit nothing is written, and the gates say the audit was not run
+    quick = build_report(rws, "v1", run_audit=False)
+    after = [e for e in rws.ledger.entries(version="v1") if e.event.kind == "audit"]
+    assert [g["status"] for g in quick.gates["gates"] if g["name"] == "audit"] == ["unavailable"]
+    assert quick.audit["source"].startswith(f"ledger event {after[0].commit[:10]}")
+    assert next(iter(rws.ledger.entries(version="v1"))).commit == after[0].commit  # nothing written since
 
 def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
     out = tmp_path / "pr" / "comment.md"
@@ -119,6 +133,9 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
 
 def test_report_without_evidence_says_what_is_missing(rws: Workspace) -> None:
     cli = Cli(rws.root)
+    # with --no-audit nothing is written, and no audit was ever recorded for v2: said so
+    quick = cli.json("report", "v2", "--format", "json", "--no-audit")["report"]
+    assert not quick["audit"]["available"] and "no audit recorded for v2 (run: evotree audit v2)" in quick["audit"]["reason"]
     result = cli.json("report", "v2", "--format", "json")
     report = json.loads(Path(result["path"]).read_text())
     assert report == {**report, "version": "v2"}

@@ -47,8 +47,11 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
                  run_audit: bool = True, progress: Callable[[str], None] | None = None) -> ReportData:
     """Build the report of ``version`` compared against ``against`` (a version id or ``champion``).
 
-    ``run_audit``: compute the audit now (``harness.audit.audit_version(record=False)``) when that
-    module exists; otherwise, or when it fails, the last recorded ``audit`` event is used.
+    ``run_audit``: evaluate the gates with the audit, which records it as an ``audit`` ledger
+    event exactly as ``evotree gates`` does, and show that audit; when the gates cannot be
+    evaluated, compute it with ``harness.audit.audit_version(record=False)``. Without
+    ``run_audit`` nothing is written: the last recorded ``audit`` event is shown, and the gates'
+    audit gate is unavailable.
     """
     say = progress or (lambda _msg: None)
     record = ws.resolve(version)
@@ -60,10 +63,12 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
     scores, per_task = _scores(ws, subject_id, against_id, split)
     say("reading findings")
     findings = _findings(ws, subject_id)
-    say("auditing")
-    audit = _audit(ws, subject_id, run_audit)
     say("evaluating gates")
     gates = _gates(ws, subject_id, run_audit)
+    say("reading the audit")
+    # the gate evaluation runs the audit and records it as an `audit` event (as `evotree gates`
+    # does): show that one rather than auditing twice; compute it only when the gates could not
+    audit = _audit(ws, subject_id, run_audit and not gates.get("available"))
     say("reading the tree and the evidence curves")
     lineage = _lineage(ws, subject_id, against_id)
     curves = _curves(ws, [against_id, subject_id] if against_id != subject_id else [subject_id])
