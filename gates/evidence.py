@@ -84,8 +84,14 @@ class GateReport:
 
 
 def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None, run_audit: bool = True,
-                   B: int | None = None) -> GateReport:
-    """Evaluate every evidence gate for ``version`` against the champion's policy."""
+                   B: int | None = None, run_plugins: bool = True) -> GateReport:
+    """Evaluate every evidence gate for ``version`` against the champion's policy.
+
+    ``run_plugins=False`` (the sign-off process of ``evotree promote``): no code from the
+    workspace runs — a harness's plug-in ``analyzers.py`` could otherwise read the approver's
+    key in their own process. The signal gate then re-runs the built-in analyzers and adds the
+    critical findings of the recorded diagnosis (which ran the plug-ins, in the agent's process).
+    """
     from evotree.refs import branch_ref
     from gates.policy import trusted_policy
 
@@ -106,7 +112,7 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
         results.append(score)
     audit_result, audit = _audit_gate(ws, record.id, run_audit)
     results.append(audit_result)
-    signal_result, findings = _signal_gate(ws, record.id)
+    signal_result, findings = _signal_gate(ws, record.id, run_plugins)
     results.append(signal_result)
     results.append(_protected_gate(ws, policy, record.id, commit))
     results.append(_budget_gate(ws, policy, record))
@@ -233,27 +239,93 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
 
 
 # ------------------------------------------------------------------ signal findings
-def _signal_gate(ws: Workspace, version: str) -> tuple[GateResult, list[dict[str, Any]]]:
-    """Re-analyses the evidence now (the recorded findings file is not trusted)."""
+def _signal_gate(ws: Workspace, version: str, run_plugins: bool = True) -> tuple[GateResult, list[dict[str, Any]]]:
+    """Re-analyses the evidence now (the recorded findings file is not trusted on its own)."""
     from diagnostics.diagnose import diagnose
     from evotree.errors import EvotreeError
 
+    hid, plugin_source, thresholds = _harness_data(ws)
+    note = ""
     try:
-        result = diagnose(ws, version, layers=["signal"], record=False)
+        if run_plugins or plugin_source is None:
+            found = diagnose(ws, version, layers=["signal"], record=False).findings
+        else:
+            found = _builtin_signal(ws, version, thresholds) + _recorded_critical(ws, version)
+            note = f" (plug-in analyzers of harness {hid} not executed here; their recorded criticals counted)"
     except EvotreeError as exc:
         return GateResult("signal", "unavailable", f"signal layer could not run: {exc.message}",
                           fix=exc.fix or f"evotree diagnose {version}"), []
-    critical = [f for f in result.findings if f.get("severity") == "critical"]
+    critical = [f for f in found if f.get("severity") == "critical"]
     shown = [{k: f.get(k) for k in ("layer", "code", "severity", "title", "run_id", "harness_version")}
-             for f in result.findings if f.get("severity") in ("high", "critical")]
-    numbers = {"critical": len(critical), "total": len(result.findings),
-               "codes": sorted({f.get("code") for f in critical})}
+             for f in found if f.get("severity") in ("high", "critical")]
+    numbers = {"critical": len(critical), "total": len(found), "codes": sorted({str(f.get("code")) for f in critical}),
+               "harness": hid, "plugin_code_executed": bool(plugin_source) and (run_plugins or plugin_source is None)}
     if not critical:
-        return GateResult("signal", "pass", f"no critical signal finding ({len(result.findings)} finding(s) in all)",
+        return GateResult("signal", "pass", f"no critical signal finding ({len(found)} finding(s) in all){note}",
                           numbers), shown
     return GateResult("signal", "fail", f"{len(critical)} critical signal finding(s): "
-                      + "; ".join(str(f.get("title")) for f in critical[:3]), numbers,
+                      + "; ".join(str(f.get("title")) for f in critical[:3]) + note, numbers,
                       f"fix the training signal (see `evotree diagnose {version}`) in a new version"), shown
+
+
+def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any]]:
+    """(harness id, plug-in source or None, threshold overrides) of the harness in force, read as data."""
+    import tomllib
+
+    from diagnostics.harnesses import ANALYZERS_FILE, BUILTIN, HARNESS_FILE, HARNESS_REF
+
+    hid = ws.ledger.meta().get("harness_active") or BUILTIN
+    target = ws.git.ref_target(HARNESS_REF)
+    if hid == BUILTIN or target is None:
+        return BUILTIN, None, {}
+    tree = ws.git.repo[target].tree
+    source = ws.git.repo[tree[ANALYZERS_FILE].id].data.decode() if ANALYZERS_FILE in tree else None
+    text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""
+    try:
+        thresholds = tomllib.loads(text).get("thresholds", {})
+    except tomllib.TOMLDecodeError:
+        thresholds = {}
+    return str(hid), source, thresholds if isinstance(thresholds, dict) else {}
+
+
+def _builtin_signal(ws: Workspace, version: str, thresholds: dict[str, Any]) -> list[dict[str, Any]]:
+    """The built-in signal analyzers over the version's runs (no plug-in code loaded)."""
+    from diagnostics.findings import analyzer_classes, run_analyzers
+    from evotree.errors import EvotreeError
+    from harness.query import connect
+    from harness.runs import list_runs, runs_dir
+
+    record = ws.resolve(version)
+    runs = [r.run_id for r in list_runs(ws, version=record.id) if r.status not in ("invalid", "running")]
+    if not runs:
+        raise EvotreeError(f"{record.id} has no finished run to analyse", fix=f"evotree run {record.id}")
+    parents = [r.run_id for r in list_runs(ws, version=record.parent) if r.status == "succeeded"] \
+        if record.parent else []
+    known = {cls.name for cls in analyzer_classes()}
+    con = connect(runs_dir(ws), findings_dir=ws.state_dir / "findings")
+    try:
+        found = run_analyzers(con, run_ids=runs, version=record.id, layers=["signal"], parent_run_ids=parents,
+                              thresholds={k: v for k, v in thresholds.items() if k in known} or None)
+    finally:
+        con.close()
+    return [f.to_dict() for f in found]
+
+
+def _recorded_critical(ws: Workspace, version: str) -> list[dict[str, Any]]:
+    """Critical signal findings of the recorded diagnosis (``evotree diagnose``)."""
+    import json
+
+    path = ws.state_dir / "findings" / f"{version}.jsonl"
+    out = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                f = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(f, dict) and f.get("layer") == "signal" and f.get("severity") == "critical":
+                out.append(f)
+    return out
 
 
 # ------------------------------------------------------------------ protected paths
@@ -326,9 +398,7 @@ def _harness_gate(ws: Workspace, version: str) -> GateResult:
     """The candidate must have been diagnosed (``evotree diagnose``) with the harness in force."""
     import json
 
-    from diagnostics.harnesses import active_harness
-
-    active = active_harness(ws).id
+    active = _harness_data(ws)[0]  # read as data: active_harness() would load plug-in code
     path = ws.state_dir / "findings" / f"{version}.jsonl"
     diagnosed = any(e.event.kind == "finding" for e in ws.ledger.entries(version=version, limit=200))
     if not path.exists() or not diagnosed:

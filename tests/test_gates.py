@@ -440,7 +440,17 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     assert harness_gate["status"] == "fail" and harness_gate["fix"] == f"evotree diagnose {v1}"
     runs = run_versions(Workspace.open(repo), ["v0", v1], seeds=3)  # seeds 0, 1 again and 2
     assert all(r.status == "succeeded" for r in runs)
+    # a harness whose plug-in code runs wherever analyzers load: fine in the agent's process,
+    # never in the approver's (it could read their key)
+    marker = tmp_path / "plugin-ran"
+    harness = Cli(repo).json("harness", "branch", "-m", "a plug-in")
+    hid = harness["id"]
+    commit_file(repo / harness["worktree"], "analyzers.py",
+                f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n", "plug-in")
+    Cli(repo)("harness", "promote", hid)
     Cli(repo)("diagnose", v1)
+    assert marker.exists()
+    marker.unlink()
     report = Cli(repo).json("gates", v1)
     validate(report, "gates")
     assert report["passed"], [(g["name"], g["summary"]) for g in report["gates"] if g["status"] != "pass"]
@@ -459,6 +469,9 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     validate(result, "promote")
     assert result["decision"] == "approve" and result["champion"] == v1 and result["previous_champion"] == "v0"
     assert result["warnings"] == [] and result["merged"] == "main"  # memory recorded it; merged into main
+    assert not marker.exists()  # no plug-in code ran in the approver's process
+    signal = next(g for g in result["dossier"]["gates"] if g["name"] == "signal")
+    assert signal["numbers"]["plugin_code_executed"] is False and signal["numbers"]["harness"] == hid
     git(repo, "merge-base", "--is-ancestor", git(repo, "rev-parse", f"evotree/{v1}"), "main")
     assert git(repo, "rev-parse", "refs/evotree/champion") == candidate
     ws = Workspace.open(repo)
