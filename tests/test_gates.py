@@ -568,3 +568,20 @@ def test_repository_config_cannot_swap_the_signature_program(tmp_path: Path, key
     check = verify_tag(repo, "evotree/promoted/v1", f"{BOB} {keys['bob'][1]}\n")
     assert check.signed and not check.valid and check.principal is None
     assert not marker.exists()
+
+
+def test_budget_gate_names_the_budget_overspent(gws: Path) -> None:
+    v1 = new_version(gws)
+    ws = Workspace.open(gws)
+
+    def overspend(txn: LedgerTxn) -> Event:  # e.g. runs charged before the champion lowered the budget
+        record = txn.require(v1)
+        record.usage = {"runs": 9, "episodes": 0, "steps": 0, "wall_hours": 0.5, "gpu_hours": 0.0}
+        txn.put(record)
+        return Event(kind="version.status", version=v1, actor="test")
+
+    ws.ledger.transact(overspend, actor=ws.git.identity())
+    report = Cli(gws).json("gates", v1)
+    budget = next(g for g in report["gates"] if g["name"] == "budget")
+    assert budget["status"] == "fail" and "budget.max_runs_per_version: 9 used of 6" in budget["summary"]
+    assert budget["fix"]
