@@ -18,6 +18,12 @@ Variants, interleaved in rotated order, each --repeats times (median reported):
              cheap prefilter, shell parsing of the candidates, the rules, provenance
   audit_all  the same with the prefilter disabled (every command parsed): what the prefilter buys
 
+Then the evidence-store path of ``evotree audit V``: the rollout rows of the corpus (a third of
+it) compacted into one run's ``rollouts.parquet`` and audited through DuckDB (the SQL prefilter,
+then the same rules on the candidates: ``harness.audit.version._rollout_verdicts``), against
+the baseline ``store_read``: one DuckDB scan reading the same columns (commands, text) of every
+row. Its throughput is counted in the rows' JSONL bytes.
+
 Throughput = corpus bytes / seconds. The audit's flagged count is checked against the number
 of leaky sessions written. Run:
 
@@ -131,6 +137,51 @@ def read_baseline(paths: list[Path]) -> int:
     return n
 
 
+def _store(folder: Path, repeats: int) -> dict[str, Any]:
+    """The evidence-store path (module doc): median seconds and MB/s of store_read and store_audit."""
+    from harness.audit.commands import RuleSet
+    from harness.audit.version import _rollout_verdicts
+    from harness.evidence import compact_run
+    from harness.query import connect
+
+    runs = folder / "store"
+    run = runs / "r"
+    (run / "evidence" / "eval").mkdir(parents=True)
+    nbytes = rows = 0
+    with open(run / "evidence" / "eval" / "rollouts.jsonl", "w", encoding="utf-8") as out:
+        for path in sorted(folder.glob("rollouts*.jsonl")):
+            text = path.read_text(encoding="utf-8")
+            out.write(text)
+            nbytes += len(text.encode())
+            rows += text.count("\n")
+    (run / "run.json").write_text(json.dumps({"run_id": "r", "version": "v1", "seed": 0, "status": "succeeded"}))
+    compact_run(run)
+    rules = RuleSet(hidden_paths=HIDDEN)
+    times: dict[str, list[float]] = {"store_read": [], "store_audit": []}
+    flagged = None
+    for rep in range(repeats):
+        for variant in (("store_read", "store_audit") if rep % 2 == 0 else ("store_audit", "store_read")):
+            start = time.perf_counter()
+            if variant == "store_read":
+                con = connect(runs)
+                con.execute("SELECT count(*), sum(length(text)), sum(len(commands)) FROM _rollouts").fetchall()
+                con.close()
+            else:
+                import harness.audit.commands as commands_mod
+
+                commands_mod._parse_cached.cache_clear()
+                verdicts, totals = _rollout_verdicts(connect(runs), ["r"], rules, {}, {})
+                flagged = sum(v.flagged for v in verdicts)
+                assert sum(totals.values()) == rows
+            times[variant].append(time.perf_counter() - start)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"  store: {rows} rollouts, {nbytes / 1e6:.1f} MB: read {med['store_read']:.2f} s, "
+          f"audit {med['store_audit']:.2f} s ({nbytes / 1e6 / med['store_audit']:.1f} MB/s)", file=sys.stderr)
+    return {"rows": rows, "bytes": nbytes, "flagged": flagged, "median_seconds": med,
+            "mb_per_s": {k: nbytes / 1e6 / v for k, v in med.items()},
+            "audit_vs_read": med["store_read"] / med["store_audit"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=100.0)
@@ -177,6 +228,7 @@ def main() -> None:
                     assert out.trajectories == corpus["sessions"], (out.trajectories, corpus["sessions"])
                     assert out.flagged == corpus["leaky_sessions"], (variant, out.flagged, corpus["leaky_sessions"])
                 print(f"  {variant:9s} {seconds:6.2f} s  {corpus['bytes'] / 1e6 / seconds:7.1f} MB/s", file=sys.stderr)
+        store = _store(folder, args.repeats)
     med = {v: statistics.median(t) for v, t in times.items()}
     mbps = {v: corpus["bytes"] / 1e6 / s for v, s in med.items()}
     result = {
@@ -184,6 +236,7 @@ def main() -> None:
         "corpus": corpus, "repeats": args.repeats, "median_seconds": med, "mb_per_s": mbps,
         "audit_vs_read": med["read"] / med["audit"], "prefilter_speedup": med["audit_all"] / med["audit"],
         "target_mb_per_s": TARGET_MBPS, "meets_target": mbps["audit"] >= TARGET_MBPS,
+        "store": store,
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -773,7 +773,8 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
     """
     if "$'" in command:  # ANSI-C quoting can spell anything
         return True
-    flat = command.translate(_UNQUOTE).lower()
+    flat = command.translate(_UNQUOTE) if ('"' in command or "'" in command or "\\" in command) else command
+    flat = flat.lower()
     for keyword in PREFILTER_KEYWORDS:
         if keyword in flat:
             return True

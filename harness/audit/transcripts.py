@@ -214,7 +214,7 @@ def _jsonl_kind(obj: Mapping[str, Any]) -> str | None:
 
 def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Trajectory:
     run_id = str(obj.get("run_id") or "")
-    tid = "/".join(str(obj.get(k, "")) for k in ("run_id", "phase", "group_id", "sample_index"))
+    tid = "/".join(str(obj.get(k, "")) for k in ("run_id", "phase", "step", "group_id", "sample_index"))
     commands = obj.get("commands") or []
     return Trajectory(tid, "evotree", [Step(str(c)) for c in commands], source=source,
                       task_id=None if obj.get("task_id") is None else str(obj.get("task_id")),
