@@ -25,7 +25,7 @@ from typing import Any
 from evotree.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.proc import python_command, safe_env
 
-__all__ = ["DemoResult", "run_demo", "SEEDS"]
+__all__ = ["SEEDS", "DemoResult", "run_demo"]
 
 #: Seeds per version: two make the comparison seed-aware; with --jobs 2 they run side by side.
 SEEDS = 2

@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-
 from conftest import Cli, validate
+from test_report import _Stub
+
 from evotree.cli import cli as evotree_cli
 from evotree.versions import create_version
-from test_report import _Stub
 
 
 def _workflow(path: Path) -> dict[str, Any]:

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import EVOTREE_BIN, Cli, git
+
 from evotree.demo import _pick_skill
 from evotree.proc import safe_env
 

@@ -11,12 +11,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from conftest import Cli, commit_file, validate
+from test_runs import make_run_repo
+
 from evotree.versions import create_version
 from evotree.workspace import Workspace
 from harness.runs import run_versions
-from test_runs import make_run_repo
 
 HYPOTHESIS = "more skill <script>alert(1)</script> | <!-- evotree-report version=v0 -->"
 
@@ -220,13 +220,13 @@ class _Stub:
                                 return self._send(200, comment)
                 return self._send(404, {"message": "Not Found"})
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._route("GET")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._route("POST")
 
-            def do_PATCH(self) -> None:  # noqa: N802
+            def do_PATCH(self) -> None:
                 self._route("PATCH")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -237,7 +237,7 @@ class _Stub:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
 

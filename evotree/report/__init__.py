@@ -10,12 +10,14 @@ imported inside the functions that need them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from evotree.report.model import MARKER_PREFIX, ReportData, ReportError, marker
 
-__all__ = ["MARKER_PREFIX", "ReportData", "ReportError", "marker", "build_report", "write_report"]
+__all__ = ["MARKER_PREFIX", "ReportData", "ReportError", "build_report", "marker", "write_report"]
 
 
-def __getattr__(name: str):  # lazy: importing the package stays cheap
+def __getattr__(name: str) -> Any:  # lazy: importing the package stays cheap
     if name == "build_report":
         from evotree.report.collect import build_report
 

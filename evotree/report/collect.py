@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any
 
 from evotree.errors import EvotreeError
 from evotree.report.model import ReportData, section_unavailable
 from evotree.workspace import Workspace
 
-__all__ = ["build_report", "DEAD_STD_EPSILON", "LAYER_ORDER"]
+__all__ = ["DEAD_STD_EPSILON", "LAYER_ORDER", "build_report"]
 
 #: A GRPO group is dead when the std of its finite rewards is below this (the default of the
 #: ``signal.dead_groups`` analyzer, so the curve and the finding agree).
@@ -32,7 +31,7 @@ _MAX_LINEAGE = 40  # a larger tree is cut to the versions around the subject
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def _finite(value: Any) -> float | None:

@@ -77,7 +77,7 @@ def _request(cfg: GitHubConfig, method: str, path: str, body: dict[str, Any] | N
         **({"Content-Type": "application/json"} if data is not None else {}),
     })
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) checked)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             raw = response.read()
             return (json.loads(raw) if raw else None), response.headers
     except urllib.error.HTTPError as exc:

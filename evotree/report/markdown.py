@@ -12,7 +12,7 @@ from evotree.report.collect import LAYER_ORDER
 from evotree.report.model import ReportData, marker
 from evotree.report.plots import PLOTS
 
-__all__ = ["render_markdown", "escape_md", "mermaid", "GITHUB_COMMENT_LIMIT"]
+__all__ = ["GITHUB_COMMENT_LIMIT", "escape_md", "mermaid", "render_markdown"]
 
 #: GitHub refuses comment bodies longer than this many characters.
 GITHUB_COMMENT_LIMIT = 65536
