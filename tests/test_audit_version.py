@@ -209,3 +209,38 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
         (sql,), = con.execute("SELECT regexp_matches(translate(?, '\"''\\', ''), ? || '|judge', 'i')",
                               [command, _SQL_PREFILTER]).fetchall()
         assert sql or not prefilter(command, ("judge",)), command
+
+
+def test_contamination_ngrams_long_and_short_documents() -> None:
+    from harness.audit.contamination import LONG_N, SHORT_WORDS, contamination, documents
+
+    long_doc = " ".join(f"{w}{i % 7}" for i, w in enumerate(WORDS * 3))  # > SHORT_WORDS words
+    assert len(long_doc.split()) >= SHORT_WORDS
+    train = ["Preamble. " + long_doc.upper().replace(" ", ",  ") + " trailing words", HIDDEN[0]]
+    hidden = [("a", long_doc), ("b", HIDDEN[0]), ("c", HIDDEN[1]), ("d", "too short to judge")]
+    result = contamination(train, hidden)
+    assert (result.hidden_docs, result.checked, result.too_short, result.contaminated) == (4, 3, 1, 2)
+    assert {e["source"]: e["n"] for e in result.examples} == {"a": LONG_N, "b": 8}
+    # half the n-grams is the line: a prompt whose first half was trained on is contaminated
+    half = HIDDEN[2].split()
+    assert contamination([" ".join(half[:16])], [("x", HIDDEN[2])]).contaminated == 1
+    assert contamination([" ".join(half[:10])], [("x", HIDDEN[2])]).contaminated == 0
+    with pytest.raises(ValueError, match="min_overlap"):
+        contamination([], [], min_overlap=0)
+    assert documents("x.jsonl", b'{"q": "one two"}\n\n{"q": "three"}\n') == ["one two", "three"]
+    assert documents("x.json", b'[{"q": "a", "a": "b"}, {"q": "c"}]') == ["a b", "c"]
+    assert documents("x.txt", b"para one\n\npara two\n") == ["para one", "para two\n"]
+    assert documents("x.bin", b"\x00\x01abc") == []
+
+
+def test_tree_documents_stop_at_the_byte_limit(env: dict[str, Any]) -> None:
+    import pygit2
+
+    from harness.audit.contamination import tree_documents
+
+    ws = env["ws"]
+    tree = ws.git.repo.revparse_single("HEAD").peel(pygit2.Commit).tree
+    files, docs, truncated = tree_documents(ws.git.repo, tree, include=["judge/"], data_only=True)
+    assert files == 1 and len(docs) == 10 and not truncated
+    files, docs, truncated = tree_documents(ws.git.repo, tree, max_bytes=10)
+    assert truncated and files == 0

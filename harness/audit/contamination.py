@@ -37,6 +37,8 @@ _WORD = re.compile(r"[^0-9a-z]+")
 _DATA_EXT = frozenset({".json", ".jsonl", ".txt", ".csv", ".tsv", ".md", ".jsonl.txt", ".yaml", ".yml", ".xml",
                        ".html", ".tex", ".rst", ".ndjson", ""})
 _MAX_FILE = 32 * 1024 * 1024
+#: Bytes read per side at most; beyond it the check reports ``truncated`` (a partial answer).
+MAX_BYTES = 512 * 1024 * 1024
 _EXAMPLES = 5
 
 
@@ -108,6 +110,7 @@ class ContaminationResult:
     contaminated: int = 0
     min_overlap: float = 0.5
     max_overlap: float = 0.0
+    truncated: bool = False
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -118,7 +121,8 @@ class ContaminationResult:
         return {"hidden_files": self.hidden_files, "train_files": self.train_files, "hidden_docs": self.hidden_docs,
                 "checked": self.checked, "too_short": self.too_short, "contaminated": self.contaminated,
                 "rate": self.rate, "min_overlap": self.min_overlap, "max_overlap": round(self.max_overlap, 4),
-                "long_n": LONG_N, "short_n": SHORT_N, "short_words": SHORT_WORDS, "examples": self.examples}
+                "long_n": LONG_N, "short_n": SHORT_N, "short_words": SHORT_WORDS, "truncated": self.truncated,
+                "examples": self.examples}
 
     def findings(self, *, version: str | None = None) -> list[Finding]:
         """``audit.contamination`` (high) when any hidden document is contaminated; an info when
@@ -184,12 +188,16 @@ def _in(path: str, roots: Sequence[str]) -> bool:
 
 
 def tree_documents(repo: Any, tree: Any, *, include: Sequence[str] | None = None,
-                   exclude: Sequence[str] = (), data_only: bool = False) -> tuple[int, list[tuple[str, str]]]:
-    """(files read, (path, document) pairs) of a pygit2 tree: files under ``include`` (all when
-    None), not under ``exclude``; ``data_only`` skips code files (by extension)."""
+                   exclude: Sequence[str] = (), data_only: bool = False,
+                   max_bytes: int = MAX_BYTES) -> tuple[int, list[tuple[str, str]], bool]:
+    """(files read, (path, document) pairs, truncated) of a pygit2 tree: files under ``include``
+    (all when None), not under ``exclude``; ``data_only`` skips code files (by extension);
+    files over 32 MB are skipped and reading stops after ``max_bytes`` (truncated = True)."""
     import pygit2
 
     files = 0
+    total = 0
+    truncated = False
     docs: list[tuple[str, str]] = []
     stack = [("", tree)]
     while stack:
@@ -209,9 +217,13 @@ def tree_documents(repo: Any, tree: Any, *, include: Sequence[str] | None = None
                 continue
             blob = repo[entry.id]
             if blob.size > _MAX_FILE:
+                truncated = True
                 continue
+            if total + blob.size > max_bytes:
+                return files, docs, True
+            total += blob.size
             found = documents(path, blob.data)
             if found:
                 files += 1
                 docs += [(path, d) for d in found]
-    return files, docs
+    return files, docs, truncated

@@ -245,11 +245,16 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         from evotree.refs import branch_ref
 
         version_tree = git_repo.revparse_single(branch_ref(vid)).peel(_commit_type()).tree
-        hidden_files, hidden_docs = tree_documents(git_repo, champion_tree, include=list(ws.config.eval.judge_paths),
-                                                   data_only=True)
-        train_files, train_docs = tree_documents(git_repo, version_tree, exclude=list(ws.config.eval.judge_paths))
+        hidden_files, hidden_docs, cut_hidden = tree_documents(
+            git_repo, champion_tree, include=list(ws.config.eval.judge_paths), data_only=True)
+        train_files, train_docs, cut_train = tree_documents(git_repo, version_tree,
+                                                            exclude=list(ws.config.eval.judge_paths))
         result = contamination((d for _, d in train_docs), hidden_docs)
         result.hidden_files, result.train_files = hidden_files, train_files
+        result.truncated = cut_hidden or cut_train
+        if result.truncated:
+            warnings.append("contamination: files over 32 MB were skipped or the 512 MB read limit was reached; "
+                            "the check is partial")
         findings += result.findings(version=vid)
         contamination_data = result.to_dict()
         checks["contamination"] = f"{result.checked} hidden documents checked"
