@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
+
 from evotree.ledger import EventKind
 from evotree.versions import create_version
 from evotree.workspace import Workspace, init_workspace
@@ -252,9 +252,11 @@ def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path)
     thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1], seeds=3, cancel=cancel)))
     thread.start()
     try:
-        started = wait_for(lambda: [p.parent.name for p in store.glob("*/worker.json")
-                                    if run_pids(p.parent.name)] if len(list(store.glob("*/worker.json"))) >= 2
-                           else None, 60, "two running tasks")
+        def running() -> list[str] | None:
+            live = [p.parent.name for p in store.glob("*/worker.json") if run_pids(p.parent.name)]
+            return live if len(live) == 2 else None
+
+        started = wait_for(running, 60, "two running train phases")
         t0 = time.monotonic()
         cancel.set()
         thread.join(timeout=60)

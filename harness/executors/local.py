@@ -74,7 +74,7 @@ def execute_run(
         raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
                           fix="check permissions and free space of the runs directory") from None
     marker = base / ".active" / plan.run_id
-    lock = open(marker, "a+")
+    lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
     fcntl.flock(lock, fcntl.LOCK_EX)
     record = RunRecord(
         run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
@@ -97,7 +97,7 @@ def execute_run(
             cancel=cancel, notify=notify,
         )
         record.status = outcome_status(outcome)
-    except BaseException as exc:  # noqa: BLE001 - the run must still be closed and charged
+    except BaseException as exc:
         record.status = RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, Exception):

@@ -41,7 +41,7 @@ from harness.layout import (
 if TYPE_CHECKING:
     from harness.runs import ProgressFn, RunPlan, RunRecord
 
-__all__ = ["phase_env", "run_phase", "train_then_judge", "supervise", "signal_group", "Tail", "TERM_GRACE_SECONDS"]
+__all__ = ["TERM_GRACE_SECONDS", "Tail", "phase_env", "run_phase", "signal_group", "supervise", "train_then_judge"]
 
 TERM_GRACE_SECONDS = 5.0
 _POLL_SECONDS = 0.2

@@ -83,7 +83,7 @@ class _Notifier:
         if events and self.sink is not None:
             try:
                 self.sink.push.remote(events)
-            except Exception:  # noqa: BLE001 - progress is best effort, never a reason to fail a run
+            except Exception:  # noqa: BLE001, S110 - progress is best effort, never a reason to fail a run
                 pass
 
 
@@ -120,8 +120,8 @@ class _Syncer(threading.Thread):
 def _extract(data: bytes | Path, target: Path) -> int:
     """Extract a tar archive (ours: an exported commit) into ``target``; return its file count."""
     target.mkdir(parents=True, exist_ok=True)
-    source = tarfile.open(data) if isinstance(data, Path) else tarfile.open(fileobj=io.BytesIO(data))
-    with source as archive:
+    options = {"name": data} if isinstance(data, Path) else {"fileobj": io.BytesIO(data)}
+    with tarfile.open(**options) as archive:
         members = archive.getmembers()
         archive.extractall(target, filter="fully_trusted")  # built by the driver from a commit
     return sum(1 for m in members if m.isfile() or m.issym())

@@ -32,9 +32,8 @@ __all__ = ["MANIFEST", "WORKER", "EvidenceStore", "FetchResult", "evidence_files
 
 MANIFEST = "manifest.json"
 WORKER = "worker.json"
-_ALLOWED = re.compile(
-    r"^(evidence/(%s)/(%s)\.jsonl|logs/(%s)\.(out|err))$" % ("|".join(PHASES), "|".join(KINDS), "|".join(PHASES))
-)
+_PHASES, _KINDS = "|".join(PHASES), "|".join(KINDS)
+_ALLOWED = re.compile(rf"^(evidence/({_PHASES})/({_KINDS})\.jsonl|logs/({_PHASES})\.(out|err))$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
