@@ -22,10 +22,10 @@ audits the result. The source repository is only read, never changed.
 
 Object-level work: ``git cat-file --batch-all-objects`` enumerates the object store and
 ``git rev-list --objects`` computes reachability (both in C, 100k commits in a few seconds; a
-Python walk over trees would be far slower); pygit2 reads refs, reflogs, remotes and the
-commits beyond base. Every git subprocess runs with replace objects and grafts disabled (they
-could hide history from the scan) and with no lazy fetch (a partial clone must not reach the
-network).
+Python walk over trees would be far slower); pygit2 reads refs, reflogs, remotes and config.
+Every git subprocess runs with replace objects, grafts, the commit-graph and bitmaps disabled
+(the repository's own files could otherwise hide history from the scan) and with no lazy fetch
+(a partial clone must not reach the network).
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "R
 #: In-progress operations and side stores inside a git directory that may hold other history.
 STRAY_STATE = ("rebase-merge", "rebase-apply", "sequencer", "BISECT_LOG", "BISECT_START",
                "MERGE_MSG", "SQUASH_MSG", "modules", "lfs/objects", "patches")
+#: git, without the shortcuts a repository's own files could make lie: replace refs, the
+#: commit-graph (parents) and reachability bitmaps (which objects a walk reaches).
+_GIT = ("git", "--no-replace-objects", "-c", "core.commitGraph=false", "-c", "pack.useBitmaps=false")
 #: Git environment variables that would point a subprocess at another repository or history view.
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
@@ -223,7 +226,7 @@ def _git(gitdir: Path, *args: str, stdin: bytes | None = None, cwd: Path | None 
     env = _git_env(gitdir)
     if extra_env:
         env.update(extra_env)
-    proc = subprocess.run(["git", "--no-replace-objects", *args], input=stdin, capture_output=True,
+    proc = subprocess.run([*_GIT, *args], input=stdin, capture_output=True,
                           env=env, cwd=cwd or gitdir, check=False)
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -808,7 +811,7 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         shallow = _shallow_within(r, base_id)
         if shallow:  # a shallow source: the copy is shallow at the same commits
             (gitdir / "shallow").write_text("".join(f"{oid}\n" for oid in shallow))
-        pack = subprocess.Popen(["git", "--no-replace-objects", "pack-objects", "--revs", "--stdout", "--quiet"],
+        pack = subprocess.Popen([*_GIT, "pack-objects", "--revs", "--stdout", "--quiet"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=_git_env(r.gitdir), cwd=r.gitdir)
         index = subprocess.Popen(["git", "index-pack", "--stdin", "--strict"], stdin=pack.stdout,
