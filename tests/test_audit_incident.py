@@ -21,7 +21,6 @@ import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
 from evotree.versions import create_version
 from evotree.workspace import Workspace, init_workspace
-from harness.runs import run_versions
 
 SWETASK = '''\
 """Task repositories: base commit = buggy calc.py; a later commit on branch `upstream` = the fix."""
@@ -181,16 +180,17 @@ def incident(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     repo = make_swe_workspace(tmp_path_factory.mktemp("incident") / "swe")
     ws = Workspace.open(repo)
     v1 = leaky_version(ws)
-    honest, leaky = run_versions(ws, ["v0", v1])
+    runs = Cli(repo).json("run", "v0", v1)["runs"]  # the real `evotree run`
+    honest, leaky = (next(r for r in runs if r["version"] == v) for v in ("v0", v1))
     return {"repo": repo, "ws": ws, "v1": v1, "honest": honest, "leaky": leaky}
 
 
 def test_the_leaky_policy_scores_higher_and_the_audit_blocks_it(incident: dict[str, Any]) -> None:
     honest, leaky, repo, v1 = incident["honest"], incident["leaky"], incident["repo"], incident["v1"]
-    assert honest.status == leaky.status == "succeeded", (honest.error, leaky.error)
+    assert honest["status"] == leaky["status"] == "succeeded", (honest["error"], leaky["error"])
     # a score-only loop would promote v1: 0.75 against 0.5
-    assert honest.headline["value"] == pytest.approx(0.5)
-    assert leaky.headline["value"] == pytest.approx(0.75)
+    assert honest["headline"]["value"] == pytest.approx(0.5)
+    assert leaky["headline"]["value"] == pytest.approx(0.75)
 
     report = Cli(repo).json("audit", v1, code=28)
     validate(report, "audit")
