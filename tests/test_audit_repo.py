@@ -416,6 +416,11 @@ def test_cli_json_exit_codes_and_schema(tmp_path: Path) -> None:
 
     text = runner.invoke(group, ["repo", str(repo)])
     assert text.exit_code == 28 and "audit.repo_unreachable_objects" in text.output and "FAILED" in text.output
+    text = runner.invoke(group, ["repo", str(repo), "--sanitize", "--out", str(tmp_path / "clean2"),
+                                 "--branch", "task"])
+    assert text.exit_code == 0, text.output
+    words = " ".join(text.output.split())  # rich wraps lines at the terminal width
+    assert "sanitized copy" in words and "(branch task at" in words and "re-audited: clean" in words
 
     for args, message in ((["--sanitize"], "--sanitize needs --out"), (["--out", str(tmp_path / "x")], "only used with")):
         bad = runner.invoke(group, ["repo", str(repo), *args, "--json"])
