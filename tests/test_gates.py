@@ -585,3 +585,21 @@ def test_budget_gate_names_the_budget_overspent(gws: Path) -> None:
     budget = next(g for g in report["gates"] if g["name"] == "budget")
     assert budget["status"] == "fail" and "budget.max_runs_per_version: 9 used of 6" in budget["summary"]
     assert budget["fix"]
+
+
+def test_passphrase_protected_key_asks_the_person_at_the_terminal(tmp_path: Path) -> None:
+    keys = {w: keypair(tmp_path / "k", w) for w in ("bob", "ada")}
+    subprocess.run(["ssh-keygen", "-q", "-p", "-P", "", "-N", "secret", "-f", str(keys["bob"][0])], check=True)
+    repo = gate_repo(tmp_path / "w", keys)
+    v1 = new_version(repo)
+    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]))
+    answer_challenge(child, v1)
+    child.expect(r"decision \[revise/abort\]: ")
+    child.sendline("abort")
+    child.expect("reason: ")
+    child.sendline("not worth a run")
+    child.expect("passphrase")  # ssh-keygen asks the terminal, not evotree
+    child.sendline("secret")
+    code, out = finish(child)
+    assert code == 0 and "recorded abort for v1" in out
+    assert Cli(repo).json("verify")["checked"]["decisions"] == 1
