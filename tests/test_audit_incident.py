@@ -236,3 +236,12 @@ def test_text_output_shows_both_scores(incident: dict[str, Any]) -> None:
     result = Cli(incident["repo"])("audit", incident["v1"], "--no-record", code=28)
     assert "leak-adjusted" in result.output and "0.75" in result.output and "0.5" in result.output
     assert "FAILED" in result.output
+
+
+def test_the_promotion_gates_block_the_leaky_version(incident: dict[str, Any]) -> None:
+    evidence = pytest.importorskip("gates.evidence")
+    report = evidence.evaluate_gates(incident["ws"], incident["v1"], B=200)
+    (audit,) = [g for g in report.gates if g.name == "audit"]
+    assert audit.status == "fail" and not report.passed
+    assert audit.numbers["raw_score"] == pytest.approx(0.75)
+    assert audit.numbers["leak_adjusted_score"] == pytest.approx(0.5)
