@@ -194,6 +194,11 @@ def test_key_not_in_allowed_signers_is_refused(gws: Path, keys: dict[str, Any]) 
     child = spawn(gws, "promote", v1, EVOTREE_SIGNING_KEY="")
     code, out = finish(child)
     assert code == 32 and "no signing key" in out
+    # a root without allowed signers: nobody can promote (fail closed), and the error says why
+    bare = gate_repo(gws.parent / "nobody", keys, signers=())
+    child = spawn(bare, "promote", new_version(bare), "--key", str(keys["bob"][0]))
+    code, out = finish(child)
+    assert code == 32 and "names no signer" in out
 
 
 def test_candidate_editing_policy_or_signers_in_its_branch_changes_nothing(gws: Path, keys: dict[str, Any]) -> None:
