@@ -122,9 +122,12 @@ def register(cli: click.Group) -> None:
                   "then git config user.signingkey).")
     @click.option("--merge", is_flag=True, help="After promotion, merge the promoted commit into the branch "
                   "checked out in the main worktree.")
+    @click.option("--allow-policy-change", is_flag=True, help="Let the person accept a version that changes "
+                  "protected paths (gate policy, allowed signers, judge): they type 'change policy' after "
+                  "seeing the paths; the signed dossier records it.")
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the dossier and prompts "
                   "go to stderr). Still needs a person at a terminal.")
-    def promote_cmd(version: str, key: str | None, merge: bool, as_json: bool) -> None:
+    def promote_cmd(version: str, key: str | None, merge: bool, allow_policy_change: bool, as_json: bool) -> None:
         """Ask a person to promote VERSION to champion, with a signed sign-off.
 
         Evaluates every gate and prints the evidence dossier, then asks the person at the
@@ -140,7 +143,7 @@ def register(cli: click.Group) -> None:
         from evotree.errors import EvotreeError
 
         try:
-            result = _promote(version, key, merge, as_json, _workspace)
+            result = _promote(version, key, merge, as_json, _workspace, allow_policy_change)
         except EvotreeError as exc:
             _fail(exc, as_json)
             return
@@ -226,10 +229,11 @@ def _challenge(version: str, as_json: bool) -> None:
     check_typed(version, code, typed_version, typed_code)
 
 
-def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspace: Any) -> Any:
+def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspace: Any,
+             allow_policy_change: bool = False) -> Any:
     from evotree.errors import InvalidState
     from gates.errors import SignoffRefused
-    from gates.evidence import evaluate_gates
+    from gates.evidence import acknowledge_protected, evaluate_gates
     from gates.policy import trusted_policy
     from gates.promote import record_decision, record_promotion
     from gates.signing import resolve_key
@@ -245,6 +249,17 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspac
     click.echo(f"evaluating gates for {record.id} against {policy.champion} …", err=True)
     report = evaluate_gates(ws, record.id, policy=policy, run_plugins=False)  # no workspace code near the key
     render_gates(report, err=as_json)
+    protected = next(g for g in report.gates if g.name == "protected")
+    if allow_policy_change and not protected.passed:
+        paths = ", ".join(protected.numbers.get("changed") or [])
+        click.echo(f"\n{record.id} changes protected paths: {paths}\nIf promoted, these become the policy and "
+                   "judge of every later version.", err=as_json)
+        if _ask("type 'change policy' to accept them", as_json).strip().lower() != "change policy":
+            raise SignoffRefused("the protected-path change was not accepted; nothing was recorded",
+                                 fix="promote without --allow-policy-change, or type 'change policy'")
+        acknowledge_protected(report, approver.principal)
+        click.echo("protected paths accepted; " + ("all gates pass" if report.passed else
+                   f"still blocking: {', '.join(g.name for g in report.failed)}"), err=as_json)
     _challenge(record.id, as_json)
     choices = ("approve", "revise", "abort") if report.passed else ("revise", "abort")
     if not report.passed:

@@ -122,6 +122,23 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
                       comparison=json_safe(comparison), findings=findings, audit=json_safe(audit))
 
 
+def acknowledge_protected(report: GateReport, approver: str) -> list[str]:
+    """Let the approver accept a change of protected paths (a deliberate policy or judge change).
+
+    The protected gate then passes, with ``acknowledged_by`` in its numbers: the dossier, and so
+    the signed evidence hash, records that a person accepted exactly these paths. Returns them.
+    """
+    gate = next((g for g in report.gates if g.name == "protected"), None)
+    if gate is None or gate.passed:
+        return []
+    changed = list(gate.numbers.get("changed") or [])
+    gate.status = "pass"
+    gate.numbers = {**gate.numbers, "acknowledged_by": approver}
+    gate.summary = f"changes protected path(s) {', '.join(changed[:5])}: accepted by {approver} at sign-off"
+    gate.fix = None
+    return changed
+
+
 # ------------------------------------------------------------------ score
 def _score_gate(ws: Workspace, policy: Policy, version: str, *, B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
     """Seed-aware comparison with the champion re-evaluated on the same pool (seeds as units)."""

@@ -608,3 +608,26 @@ def test_passphrase_protected_key_asks_the_person_at_the_terminal(tmp_path: Path
     code, out = finish(child)
     assert code == 0 and "recorded abort for v1" in out
     assert Cli(repo).json("verify")["checked"]["decisions"] == 1
+
+
+def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: dict[str, Any]) -> None:
+    from gates.evidence import acknowledge_protected, evaluate_gates
+
+    carol = keypair(gws.parent / "k", "carol")
+    signers = (gws / "gates" / "allowed_signers").read_text() + f"carol@example.com {carol[1]}\n"
+    v1 = new_version(gws, files={"gates/allowed_signers": signers})
+    before = state(gws)
+    child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]), "--allow-policy-change")
+    child.expect("changes protected paths: gates/allowed_signers")
+    child.expect("type 'change policy' to accept them: ")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 31 and "was not accepted" in out
+    assert state(gws) == before
+    ws = Workspace.open(gws)
+    report = evaluate_gates(ws, v1, run_audit=False)
+    assert not next(g for g in report.gates if g.name == "protected").passed
+    assert acknowledge_protected(report, BOB) == ["gates/allowed_signers"]
+    gate = next(g for g in report.gates if g.name == "protected")
+    assert gate.passed and gate.numbers["acknowledged_by"] == BOB  # in the signed dossier
+    assert report.to_dict()["gates"][3]["numbers"]["acknowledged_by"] == BOB
