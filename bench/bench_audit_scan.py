@@ -170,6 +170,7 @@ def _store(folder: Path, repeats: int) -> dict[str, Any]:
                 import harness.audit.commands as commands_mod
 
                 commands_mod._parse_cached.cache_clear()
+                commands_mod._hits_cached.cache_clear()
                 verdicts, totals = _rollout_verdicts(connect(runs), ["r"], rules, {}, {})
                 flagged = sum(v.flagged for v in verdicts)
                 assert sum(totals.values()) == rows
@@ -207,6 +208,7 @@ def main() -> None:
                 traj_mod.prefilter = lambda *_a, **_k: True
             try:
                 commands_mod._parse_cached.cache_clear()  # no variant starts with another's parses
+                commands_mod._hits_cached.cache_clear()
                 commands_mod._python_calls.cache_clear()
                 start = time.perf_counter()
                 if variant == "read":

@@ -63,6 +63,7 @@ __all__ = [
     "parse_shell",
     "classify",
     "classify_command",
+    "classify_step",
     "is_head_relative",
     "prefilter",
     "HEX_REV",
@@ -1135,6 +1136,25 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         if _TEST_FILE.search(clean):
             hits.append(Hit("audit.test_write", "warn", f"writes a test file {clean[:80]}", joined))
             break
+    return hits
+
+
+@lru_cache(maxsize=65536)
+def _hits_cached(text: str, rules: RuleSet) -> tuple[Hit, ...]:
+    return tuple(h for cmd in _parse_cached(text)[0] for h in classify(cmd, rules))
+
+
+def classify_step(text: str, rules: RuleSet, context: ShellContext) -> list[Hit]:
+    """The hits of one step of a trajectory: parsed with the trajectory's ``context`` when a
+    definition (variable, alias, script) is involved, otherwise memoized by text — agents repeat
+    ``git status``, ``git diff`` and test runs all the time."""
+    if not context.defines:
+        _, defines = _parse_cached(text)
+        if not defines:
+            return list(_hits_cached(text, rules))
+    hits: list[Hit] = []
+    for cmd in parse_shell(text, context):
+        hits += classify(cmd, rules)
     return hits
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnostics.findings import Finding, Severity, sort_findings
-from harness.audit.commands import Hit, RuleSet, ShellContext, classify, parse_shell, prefilter
+from harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from harness.audit.errors import AuditInputError
 from harness.audit.transcripts import Trajectory, read_trajectories
 
@@ -132,8 +132,7 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
     for step in traj.steps:
         hits: list[Hit] = []
         if step.command and (context.defines or prefilter(step.command, needles)):
-            for cmd in parse_shell(step.command, context):
-                hits += classify(cmd, rules)
+            hits = classify_step(step.command, rules, context)
         step_hits.append(hits)
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):
