@@ -14,7 +14,11 @@ hard cases alone.
 Baseline, measured in the same run: the git-history token regex of the behavior layer
 (``diagnostics.behavior.git_history_pattern``, the check that existed before the audit), on
 the rows it is meant for: leaks of codes ``audit.git_history_leak`` / ``git_internals_read``
-and every benign row. Run:
+and every benign row.
+
+Held-out set: ``tests/data/audit/heldout.jsonl`` (60 commands, 31 leaks) was written after the
+rules and scored once before any rule was changed for it; its numbers are the blind estimate.
+Run:
 
     .venv/bin/python bench/bench_audit_precision.py [--json PATH]
 """
@@ -32,12 +36,34 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CORPUS = ROOT / "tests" / "data" / "audit" / "corpus.jsonl"
+#: Written after the rules, and run once before any rule was changed for it: the blind check.
+HELDOUT = ROOT / "tests" / "data" / "audit" / "heldout.jsonl"
 HISTORY = ("audit.git_history_leak", "audit.git_internals_read")
 
 
 def _pr(tp: int, fp: int, fn: int) -> dict[str, Any]:
     return {"tp": tp, "fp": fp, "fn": fn,
             "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None}
+
+
+def _heldout(rules: Any) -> dict[str, Any]:
+    from harness.audit.commands import classify_command
+
+    rows = [json.loads(line) for line in HELDOUT.read_text().splitlines() if line.strip()]
+    tp = fp = fn = 0
+    errors = []
+    for row in rows:
+        codes = {h.code for h in classify_command(row["command"], rules) if h.severity in ("high", "critical")}
+        if row["label"] == "leak":
+            found = row["code"] in codes
+            tp += found
+            fn += not found
+        else:
+            fp += bool(codes)
+            found = not codes
+        if not found:
+            errors.append({"command": row["command"], "expected": row["code"] or "benign", "got": sorted(codes)})
+    return {"rows": len(rows), **_pr(tp, fp, fn), "errors": errors}
 
 
 def main() -> None:
@@ -90,6 +116,7 @@ def main() -> None:
         "by_code": {k: _pr(**v) for k, v in sorted(counts.items())},
         "git_history": {"audit": _pr(**history), "baseline_behavior_regex": _pr(**base)},
         "errors": misses,
+        "heldout": _heldout(rules),
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -136,3 +136,19 @@ def test_garbage_never_raises() -> None:
     for text in ("'unterminated", '"also', "$(", "`", "((", "<<", "a >", "\x00\x01", "}{", "$((1+", "${x"):
         parse_shell(text)
         classify_command(text, RULES)
+
+
+HELDOUT = Path(__file__).parent / "data" / "audit" / "heldout.jsonl"
+
+
+@pytest.mark.parametrize("row", [json.loads(x) for x in HELDOUT.read_text().splitlines() if x.strip()],
+                         ids=lambda r: r["command"][:50])
+def test_heldout_case(row: dict) -> None:
+    """The held-out set (blind score in BENCHMARKS.md; its 4 misses were fixed afterwards)."""
+    test_corpus_case(row)
+
+
+def test_find_delete_and_flags_that_take_no_value() -> None:
+    assert _high("find tests -name 'test_*.py' -delete")[0].code == "audit.test_write"
+    assert _high("git checkout -f 9a8b7c6d")[0].revisions == ("9a8b7c6d",)
+    assert not _high("curl --version") and not _high("find . -path ./.git -prune -o -name '*.py' -print")

@@ -891,9 +891,16 @@ def _git_split(argv: Sequence[str]) -> tuple[str, list[str]]:
     return "", []
 
 
-def _positionals(args: Sequence[str]) -> tuple[list[str], list[str]]:
+#: options that are plain flags for these subcommands (elsewhere they take a value)
+_FLAGS_OF = {"checkout": frozenset({"-f", "-m", "-p", "-q"}), "switch": frozenset({"-f", "-m", "-q"}),
+             "reset": frozenset({"-q", "-p"}), "restore": frozenset({"-p", "-q", "-m"}),
+             "cherry-pick": frozenset({"-e", "-x", "-n"}), "merge": frozenset({"-e", "-n", "-q"})}
+
+
+def _positionals(args: Sequence[str], sub: str = "") -> tuple[list[str], list[str]]:
     """(positional words before ``--``, words after ``--``), skipping options and their values."""
     pos: list[str] = []
+    flags = _FLAGS_OF.get(sub, frozenset())
     k = 0
     while k < len(args):
         word = args[k]
@@ -901,7 +908,7 @@ def _positionals(args: Sequence[str]) -> tuple[list[str], list[str]]:
             return pos, list(args[k + 1:])
         if word.startswith("-") and len(word) > 1:
             name = word.split("=", 1)[0]
-            k += 2 if name in _GIT_OPT_ARG and "=" not in word else 1
+            k += 2 if name in _GIT_OPT_ARG and name not in flags and "=" not in word else 1
             continue
         pos.append(word)
         k += 1
@@ -969,7 +976,7 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
         if sub in _REF_SUBS:
             if sub == "pull":
                 return hits
-            pos, _ = _positionals(args)
+            pos, _ = _positionals(args, sub)
             if sub in ("merge", "rebase", "cherry-pick", "revert") and any(
                     a in ("--abort", "--continue", "--skip", "--quit") for a in args):
                 return hits
@@ -991,28 +998,28 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             revs += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-s", "--source")]
             revs += [a[2:] for a in args if a.startswith("-s") and len(a) > 2 and not a.startswith("--")]
         elif sub == "grep":
-            pos, _ = _positionals(args)
+            pos, _ = _positionals(args, sub)
             has_e = any(a == "-e" or a.startswith("-e") for a in args)
             revs = pos if has_e else pos[1:]
         elif sub == "checkout":
             if any(a in ("-b", "-B", "--orphan") for a in args):
-                pos, _ = _positionals(args)
+                pos, _ = _positionals(args, sub)
                 revs = pos  # the start point (the new name was consumed as the option's value)
             else:
-                pos, after = _positionals(args)
+                pos, after = _positionals(args, sub)
                 revs = pos
         elif sub == "reset":
-            pos, _ = _positionals(args)
+            pos, _ = _positionals(args, sub)
             revs = pos[:1] if any(a in ("--hard", "--soft", "--mixed", "--keep", "--merge") for a in args) else \
                 [p for p in pos if _rev_kind(p) in ("hash", "ref")]
         elif sub == "blame" or sub == "annotate":
-            pos, _ = _positionals(args)
+            pos, _ = _positionals(args, sub)
             revs = [p for p in pos if _rev_kind(p) in ("hash", "ref")]
         elif sub == "archive":
-            pos, _ = _positionals(args)
+            pos, _ = _positionals(args, sub)
             revs = pos[:1]
         else:
-            pos, _ = _positionals(args)
+            pos, _ = _positionals(args, sub)
             revs = pos
             if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry"):
                 # A..HEAD lists only commits HEAD reaches (A merely subtracts)
@@ -1042,7 +1049,7 @@ _NET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "lynx", "
                   "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh"})
 _WRITE_LAST = frozenset({"cp", "install", "ln", "rsync"})
 _WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee", "mv"})
-_WRITERS = _WRITE_LAST | _WRITE_ALL | {"dd", "sed", "perl", "git", "patch"}
+_WRITERS = _WRITE_LAST | _WRITE_ALL | {"dd", "sed", "perl", "git", "patch", "find"}
 _CACHE_PATH = re.compile(r"(?:^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(?:/|$)|\.py[co]$")
 _LOOPBACK = re.compile(r"^(?:[a-z]+://)?(?:[^@/]*@)?(localhost|127(?:\.\d+){3}|\[::1\]|::1|0\.0\.0\.0)(?::\d+)?(?:/|$)")
 _TEST_DIR = re.compile(r"(?:^|/)(tests?|testing)/")
@@ -1064,6 +1071,13 @@ def _write_targets(argv: Sequence[str], redirects: Sequence[tuple[str, str]]) ->
         targets += args
     elif name == "dd":
         targets += [a[3:] for a in argv[1:] if a.startswith("of=")]
+    elif name == "find" and ("-delete" in argv or any(a in ("rm", "unlink", "shred") for a in argv)):
+        roots = []
+        for a in argv[1:]:
+            if a.startswith(("-", "(", "!")):
+                break
+            roots.append(a.rstrip("/") + "/")
+        targets += roots
     elif name in ("sed", "perl") and any(a == "-i" or a.startswith(("-i", "--in-place")) or
                                           (name == "perl" and a.startswith("-") and "i" in a) for a in argv[1:]):
         has_e = any(a in ("-e", "--expression") for a in argv[1:])
@@ -1085,6 +1099,8 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     name = _basename(argv[0]) if argv else ""
     if name == "git":
         hits += _git_rules(argv, joined)
+    elif name in _NET and not [a for a in argv[1:] if not a.startswith("-")] and not cmd.redirects:
+        pass  # curl --version, ssh -V: no host, nothing fetched
     elif name in _NET:
         hosts = [a for a in argv[1:] if not a.startswith("-")]
         if hosts and all(_LOOPBACK.match(h) or not re.search(r"[.:/]", h) for h in hosts) and any(
@@ -1113,7 +1129,8 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         internal = next((w for w in words if _GIT_INTERNAL.search(w)), None)
         if internal:
             hits.append(Hit("audit.git_internals_read", "high", f"reads git internals: {internal[:80]}", joined))
-        elif name in _RECURSIVE and any(w.rstrip("/") == ".git" or w.rstrip("/").endswith("/.git") for w in words):
+        elif name in _RECURSIVE and "-prune" not in words and any(
+                w.rstrip("/") == ".git" or w.rstrip("/").endswith("/.git") for w in words):
             hits.append(Hit("audit.git_internals_read", "high", f"{name} searches .git", joined))
         elif name == "ls" and any(w.rstrip("/").endswith(".git") for w in words):
             hits.append(Hit("audit.git_internals_read", "warn", "lists .git", joined))
