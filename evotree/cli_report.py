@@ -80,6 +80,10 @@ def register(cli: click.Group) -> None:
         from evotree.report.files import write_report
 
         ws = _workspace()
+        if post:  # fail fast, before any work or file: no token, bad repository or API URL
+            from evotree.report.github import github_config
+
+            github_config(os.environ)
 
         def progress(message: str) -> None:
             if not as_json:

@@ -251,30 +251,32 @@ def test_post_creates_then_updates_its_own_comment(rws: Workspace, monkeypatch: 
         for key, value in {"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": "acme/recipes", "GITHUB_API_URL": stub.url}.items():
             monkeypatch.setenv(key, value)
         cli = Cli(rws.root)
-        first = cli.json("report", "v1", "--post")
+        first = cli.json("report", "v1", "--post", "--no-audit")
         assert first["posted"]["action"] == "created" and first["posted"]["pull_request"] == 7
         ours = [c for c in stub.comments[7] if "<!-- evotree-report version=v1 -->" in c["body"]]
         assert len(ours) == 1 and ours[0]["id"] == first["posted"]["comment_id"]
         assert "### Scores" in ours[0]["body"] and "evotree-report` artifact" in ours[0]["body"]
         assert "![" not in ours[0]["body"]  # local PNGs cannot be embedded in a comment
         ours[0]["body"] = "<!-- evotree-report version=v1 -->\nold report"  # found again by its marker
-        second = cli.json("report", "v1", "--post")
+        second = cli.json("report", "v1", "--post", "--no-audit")
         assert second["posted"] == {**first["posted"], "action": "updated"}
         assert len(stub.comments[7]) == 122 and "old report" not in ours[0]["body"]
         assert stub.comments[7][0]["body"] == "LGTM"
         assert [m for m, _ in stub.requests].count("POST") == 1 and [m for m, _ in stub.requests].count("PATCH") == 1
         # no pull request from the branch: said plainly, exit 34
-        no_pr = cli("report", "v2", "--post", code=34)
+        no_pr = cli("report", "v2", "--post", "--no-audit", code=34)
         assert "no open pull request from branch evotree/v2 in acme/recipes" in no_pr.output
         # an explicit --pr skips the lookup; a bad token is HTTP 401, and the token is never printed
         monkeypatch.setenv("GITHUB_TOKEN", "wrong-token")
-        bad = cli("report", "v1", "--post", "--pr", "7", code=34)
+        bad = cli("report", "v1", "--post", "--pr", "7", "--no-audit", code=34)
         assert "HTTP 401" in bad.output and "wrong-token" not in bad.output and token not in bad.output
         # no token at all
         monkeypatch.delenv("GITHUB_TOKEN")
         monkeypatch.delenv("GH_TOKEN", raising=False)
-        err = cli.json("report", "v1", "--post", code=34)
+        out = rws.root / "no-token.md"
+        err = cli.json("report", "v1", "--post", "--out", str(out), code=34)
         assert "no GitHub token" in err["error"]["message"] and "GITHUB_TOKEN" in err["error"]["fix"]
+        assert not out.exists()  # refused before any work: nothing written
 
 
 def test_post_unreachable_api_is_a_clear_error(rws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,3 +293,7 @@ def test_post_unreachable_api_is_a_clear_error(rws: Workspace, monkeypatch: pyte
     monkeypatch.setenv("GITHUB_REPOSITORY", "no-slash")
     err = Cli(rws.root).json("report", "v1", "--post", code=34)
     assert "owner/name" in err["error"]["message"]
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/recipes")
+    monkeypatch.setenv("GITHUB_API_URL", "file:///etc/passwd")
+    err = Cli(rws.root).json("report", "v1", "--post", code=34)
+    assert "http(s) URL" in err["error"]["message"]
