@@ -108,7 +108,7 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
         results.append(GateResult("score", "fail", f"{record.id} is already the champion",
                                   fix="branch a new version and promote that"))
     else:
-        score, comparison = _score_gate(ws, policy, record.id, B=B)
+        score, comparison = _score_gate(ws, policy, record.id, commit, B=B)
         results.append(score)
     audit_result, audit = _audit_gate(ws, record.id, run_audit)
     results.append(audit_result)
@@ -140,8 +140,14 @@ def acknowledge_protected(report: GateReport, approver: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ score
-def _score_gate(ws: Workspace, policy: Policy, version: str, *, B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
-    """Seed-aware comparison with the champion re-evaluated on the same pool (seeds as units)."""
+def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
+                B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
+    """Seed-aware comparison with the champion re-evaluated on the same pool (seeds as units).
+
+    Only runs of the exact commits compared count: the candidate's commit that would be
+    promoted and the champion's commit. Runs of an earlier commit of the version are not
+    evidence for a later one (a branch can move after its runs).
+    """
     import numpy as np
 
     from diagnostics.compare import compare, version_scores
@@ -161,8 +167,20 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, *, B: int | None) -
         return GateResult("score", "unavailable", f"no comparison with {policy.champion}: {exc.message}",
                           fix=exc.fix or f"evotree run {policy.champion} {version} --seeds {rule.seeds_needed}"), None
     records = {r.run_id: r for r in list_runs(ws)}
-    scores_a, seeds_a = _by_seed(scores_a[:, [tasks_a.index(t) for t in common]], runs_a, records)
-    scores_b, seeds_b = _by_seed(scores_b[:, [tasks_b.index(t) for t in common]], runs_b, records)
+    rows_b = [i for i, rid in enumerate(runs_b) if rid in records and records[rid].commit == commit]
+    rows_a = [i for i, rid in enumerate(runs_a) if rid in records and records[rid].commit == policy.commit]
+    for side, name, rows, runs, want in (("candidate", version, rows_b, runs_b, commit),
+                                         ("champion", policy.champion, rows_a, runs_a, policy.commit)):
+        if not rows:
+            return GateResult("score", "unavailable",
+                              f"none of the {len(runs)} scored run(s) of the {side} {name} is of the commit "
+                              f"compared ({want[:10]}): runs of another commit are not evidence for this one",
+                              {"commit": want, "runs": runs},
+                              f"evotree run {name} --seeds {rule.seeds_needed} (runs the branch tip; the "
+                              f"{side} must be at {want[:10]})"), None
+    runs_a, runs_b = [runs_a[i] for i in rows_a], [runs_b[i] for i in rows_b]
+    scores_a, seeds_a = _by_seed(scores_a[rows_a][:, [tasks_a.index(t) for t in common]], runs_a, records)
+    scores_b, seeds_b = _by_seed(scores_b[rows_b][:, [tasks_b.index(t) for t in common]], runs_b, records)
     foreign = sorted(rid for rid in (*runs_a, *runs_b)
                      if rid in records and records[rid].judge_commit != policy.commit)
     look, max_looks, _ = looks_for(rule, scores_b.shape[0])

@@ -398,8 +398,8 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
     with pytest.raises(GateFailed, match="covers 2 run"):
         plan_runs(Workspace.open(repo), [v1], seeds=3)
     # the approval is used up by runs that start; replaying its event in the ledger does not renew it
-    (started,) = run_versions(Workspace.open(repo), [v1], seeds=1)
-    assert started.status == "succeeded", started.error
+    started = run_versions(Workspace.open(repo), ["v0", v1], seeds=1)
+    assert all(r.status == "succeeded" for r in started), [r.error for r in started]
     ws = Workspace.open(repo)
     approval = next(e for e in ws.ledger.entries() if e.event.kind == "run.approved" and e.event.actor != "mallory")
     ws.ledger.transact(lambda txn: Event(kind="run.approved", version=v1, actor="mallory", data=approval.event.data),
@@ -410,6 +410,9 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
     commit_file(repo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.95\n", "tweak")
     with pytest.raises(GateFailed, match="no valid signed approval"):
         plan_runs(Workspace.open(repo), [v1], seeds=2)
+    # ... and the runs of the old commit are not evidence for the new one
+    score = next(g for g in Cli(repo).json("gates", v1)["gates"] if g["name"] == "score")
+    assert score["status"] == "unavailable" and "not evidence for this one" in score["summary"]
 
 
 # ---------------------------------------------------------------------------- the honest path
