@@ -503,15 +503,34 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
                     record.status = RunStatus.CRASHED.value
                     record.error = ("the process driving this run died (killed or crashed) before it "
                                     "finished; what it recorded is kept")
+                    complete = True
+                    if record.executor.get("kind") == "ray":  # its evidence is in the store
+                        complete = False
+                        _import_remote_evidence(record, paths)
                     last = max((p.stat().st_mtime for p in paths.root.rglob("*") if p.is_file()),
                                default=time.time())
                     started = datetime.fromisoformat(record.started_at).timestamp()
-                    _finish(ws, record, paths, None, wall_seconds=max(0.0, last - started))
+                    _finish(ws, record, paths, None, wall_seconds=max(0.0, last - started), complete=complete)
                     marked.append(record.run_id)
             marker.unlink(missing_ok=True)
         finally:
             handle.close()
     return marked
+
+
+def _import_remote_evidence(record: RunRecord, paths: RunPaths) -> None:
+    """Copy what a crashed driver's Ray run had put in the evidence store (kept as incomplete)."""
+    uri = record.executor.get("evidence_uri")
+    if not uri:
+        return
+    try:
+        from harness.executors.store import EvidenceStore
+
+        fetched = EvidenceStore(uri).fetch(record.run_id, paths.root)
+        record.notes.append(f"imported {len(fetched.files)} file(s) from the evidence store {uri}; "
+                            "incomplete: the driver died before the run ended")
+    except Exception as exc:  # noqa: BLE001 - recovery must mark the run whatever the store does
+        record.notes.append(f"the evidence store {uri} could not be read: {type(exc).__name__}: {exc}")
 
 
 def _kill_orphans(record: RunRecord) -> None:

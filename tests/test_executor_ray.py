@@ -314,3 +314,30 @@ def test_cli_run_executor_ray_json(cluster: str, tmp_path: Path) -> None:
     (local,) = Cli(repo).json("run", v1, "--executor", "local")["runs"]
     assert local["executor"] == {"kind": "local"} and local["headline"]["value"] == pytest.approx(0.9)
 
+
+
+@pytest.mark.slow
+def test_driver_killed_ray_run_is_recovered_as_crashed_with_incomplete_evidence(cluster: str, tmp_path: Path) -> None:
+    block = tmp_path / "block"
+    block.write_text("hold")
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="sync_seconds = 0.2"))
+    v1 = version(ws, f'skill = 0.6\nsteps = 2\nblock = "{block}"\n')
+    store = ws.root / ".evotree" / "store" / "runs"
+    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(ws.root), "run", v1, "--executor", "ray",
+                             "--address", cluster, "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        first = wait_for(lambda: next(iter(store.glob("*/worker.json")), None), 90, "the worker")
+        run_id = first.parent.name
+        wait_for(lambda: (first.parent / "evidence" / "train" / "signals.jsonl").exists(), 30, "a partial sync")
+        proc.kill()  # the driver dies; Ray ends its job's tasks, the watchdog their train phase
+        proc.wait()
+        wait_for(lambda: not run_pids(run_id), 60, "the train phase to be stopped")
+    finally:
+        block.unlink(missing_ok=True)
+        if proc.poll() is None:
+            proc.kill()
+    (record,) = Cli(ws.root).json("runs")["runs"]  # every command recovers crashed runs first
+    assert record["run_id"] == run_id and record["status"] == "crashed"
+    assert record["evidence"]["complete"] is False and record["headline"] is None
+    assert record["evidence"]["rows"]["signals"] >= 2
+    assert any("imported" in note and "evidence store" in note for note in record["notes"])

@@ -98,18 +98,21 @@ class Tail:
 def run_phase(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
     deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
-    *, drop_env: tuple[str, ...] = (),
+    *, drop_env: tuple[str, ...] = (), reaper: bool = False,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``.
 
     ``drop_env``: prefixes of variables of this process the phase must not inherit (the Ray
     executor drops ``RAY_``: a candidate is not handed the cluster's address).
+    ``reaper``: start a watchdog process that kills the phase's process group if this process
+    dies (a Ray worker killed mid-run must not leave a training process behind on its node).
     """
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
     start_wall, started_at = time.monotonic(), utcnow()
     with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
         proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=phase_env(plan, paths, phase, drop=drop_env),
                                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+    watchdog = _start_reaper(proc.pid) if reaper else None
     notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
     try:
         return supervise(plan, paths, phase, command, proc, start_wall, started_at,
@@ -117,6 +120,34 @@ def run_phase(
     except BaseException:
         signal_group(proc.pid, signal.SIGKILL)
         raise
+    finally:
+        if watchdog is not None:
+            watchdog.kill()
+            watchdog.wait()
+
+
+#: The watchdog: while its parent lives and the group exists, sleep; if the parent dies
+#: (it is re-parented), SIGKILL the group.
+_REAPER = """\
+import os, signal, sys, time
+parent, group = int(sys.argv[1]), int(sys.argv[2])
+while os.getppid() == parent:
+    time.sleep(0.25)
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        sys.exit(0)
+try:
+    os.killpg(group, signal.SIGKILL)
+except ProcessLookupError:
+    pass
+"""
+
+
+def _start_reaper(group: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-S", "-c", _REAPER, str(os.getpid()), str(group)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env={"PATH": os.environ.get("PATH", "")})
 
 
 def supervise(
@@ -198,7 +229,7 @@ def train_then_judge(
     plan: RunPlan, paths: RunPaths, record: RunRecord, *, train_command: str, eval_command: str,
     train_timeout: float, eval_timeout: float, deadline: float, judge_dir: Path,
     provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
-    drop_env: tuple[str, ...] = (),
+    drop_env: tuple[str, ...] = (), reaper: bool = False,
 ) -> str:
     """The two phases of a run, in the order that keeps the judge out of the candidate's reach.
 
@@ -209,7 +240,7 @@ def train_then_judge(
     (ok / failed / budget / cancelled / invalid).
     """
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate,
-                        deadline, train_timeout, cancel, notify, record, drop_env=drop_env)
+                        deadline, train_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
     if outcome != "ok":
         return outcome
     planted = paths.evidence_dir("eval")
@@ -219,6 +250,6 @@ def train_then_judge(
     try:
         provide_judge(judge_dir)
         return run_phase(plan, paths, "eval", eval_command, judge_dir,
-                         deadline, eval_timeout, cancel, notify, record, drop_env=drop_env)
+                         deadline, eval_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
     finally:
         shutil.rmtree(judge_dir, ignore_errors=True)

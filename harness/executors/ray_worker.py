@@ -173,7 +173,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
                 plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
                 train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
                 deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
-                cancel=cancel, notify=notify, drop_env=("RAY_",),
+                cancel=cancel, notify=notify, drop_env=("RAY_",), reaper=True,
             )
         except BaseException as exc:  # noqa: BLE001 - reported to the driver in the manifest
             outcome["error"] = exc
