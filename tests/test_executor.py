@@ -136,3 +136,32 @@ def test_unreachable_ray_address_fails_fast_with_a_fix(ws: object, repo: Path) -
     assert proc.returncode == 35 and error["code"] == "executor_error", proc.stderr
     assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in error["message"] and "ray start" in error["fix"]
     assert not list((repo / ".evotree" / "runs").glob("v0-*"))  # nothing was started
+
+
+def test_candidate_package_is_the_exported_commit_without_judge_paths(ws: object, repo: Path) -> None:
+    import io
+    import tarfile
+
+    from conftest import git
+    from harness.executors.ray import _tar_commit
+
+    (repo / "judge").mkdir()
+    (repo / "judge" / "hidden.json").write_text('{"validation": ["secret"]}')
+    (repo / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (repo / "run.sh").chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "judge and a script")
+    commit = git(repo, "rev-parse", "HEAD")
+    (repo / "train.py").write_text("print('uncommitted edit')\n")  # the live worktree never travels
+    data, count = _tar_commit(ws, commit, exclude=["judge/"])
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        members = {m.name: m for m in archive.getmembers()}
+        assert "judge" not in members and not any(name.startswith("judge/") for name in members)
+        assert archive.extractfile("train.py").read() == b"print('train')\n"
+        assert members["run.sh"].mode & 0o111 and members["train.py"].mtime == 0
+    assert count == sum(1 for m in members.values() if m.isfile())
+    again, _ = _tar_commit(ws, commit, exclude=["judge/"])
+    assert again == data  # deterministic: one content-addressed package per commit
+    judge, _ = _tar_commit(ws, commit, exclude=[])
+    with tarfile.open(fileobj=io.BytesIO(judge)) as archive:
+        assert "judge/hidden.json" in archive.getnames()
