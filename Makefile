@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-all bench venv
+.PHONY: demo test test-demo test-all bench venv
 
 venv:
 	scripts/bootstrap dev,llm,gym,ray,report
@@ -12,6 +12,10 @@ demo: venv
 
 test: venv
 	$(PY) -m pytest -q -m "not slow and not gpu"
+
+# the demo end to end (slow: about 3 minutes on 2 cores); CI runs it after `make test`
+test-demo: venv
+	$(PY) -m pytest -q -m slow tests/test_demo.py
 
 test-all: venv
 	$(PY) -m pytest -q

@@ -591,10 +591,13 @@ class Diversity(Analyzer):
         frac = late["collapsed_fraction"]
         early = by.get("early")
         contrast = (f" (early steps: {early['collapsed_fraction']:.0%})" if early else "")
+        # texts shorter than one n-gram have no n-grams: distinct-n is undefined (None)
+        distinct = late["mean_distinct_n"]
+        distinct_text = f"{distinct:.2f}" if distinct is not None else "n/a (texts shorter than one n-gram)"
         return [self.finding(
             "behavior.template_collapse", "high" if frac > t.high_fraction else "warn",
             f"{frac:.0%} of sampled late groups are near-identical (mean pairwise similarity "
-            f"{late['mean_similarity']:.2f}, distinct-{t.ngram} {late['mean_distinct_n']:.2f}){contrast}",
+            f"{late['mean_similarity']:.2f}, distinct-{t.ngram} {distinct_text}){contrast}",
             run_id=run_id, version=version,
             evidence={"late": late, "early": early, "ngram": t.ngram, "collapse_similarity": t.collapse_similarity,
                       "warn": t.warn_fraction, "high": t.high_fraction, "sample": info, "query": shown},

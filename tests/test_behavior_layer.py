@@ -321,3 +321,10 @@ def test_kstwo_closed_form_equals_scipy_where_it_is_used() -> None:
     assert answered > 300
     assert _kstwo_sf_special(0.01, 100) is None  # small n: the full algorithm
     assert _kstwo_sf_special(0.1, 1_000) is not None  # n d^2 = 10: a clear shift
+
+
+def test_diversity_on_texts_shorter_than_one_ngram(tmp_path: Path) -> None:
+    """One-word samples have no bigrams: the collapse finding still comes, distinct-n is None."""
+    build_run(tmp_path, "r1", groups=[group(0, 4, texts=["a", "a", "a", "a"])])
+    f = one(analyze(tmp_path, Diversity()), "behavior.template_collapse")
+    assert f.evidence["late"]["mean_distinct_n"] is None and "n/a" in f.title
