@@ -272,6 +272,12 @@ class DeadGroups(Analyzer):
             values, shown_values = query(con, (
                 f"SELECT round(mean, 4) AS reward, count(*) AS groups FROM __run_groups__ WHERE n > 0 AND sd < {eps} "
                 "GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"), groups)
+            # a group filter recorded by the skills seam (harness.trl): dead groups were already kept
+            # out of the loss; what is left is the generation they cost
+            filtered, shown_filter = query(con, (
+                "SELECT split_part(metric, '/', 2) AS skill, sum(value) AS dropped FROM _signals "
+                f"WHERE run_id = {sql_string(run_id)} AND metric IN ("
+                + ", ".join(f"'skill/{name}/dropped'" for name in _GROUP_FILTERS) + ") GROUP BY 1 ORDER BY 1"))
         ratio = dead / total
         if ratio > t.critical_ratio:
             severity = "critical"
@@ -280,19 +286,35 @@ class DeadGroups(Analyzer):
         else:
             return []
         late = late_dead / late_groups if late_groups else None
+        evidence = {"dead_ratio": ratio, "dead_groups": dead, "groups": total, "single_sample_groups": single,
+                    "late_dead_ratio": late, "late_window_fraction": t.window_fraction,
+                    "dead_reward_values": [{"reward": v, "groups": n} for v, n in values],
+                    "std_epsilon": t.std_epsilon, "warn_ratio": t.warn_ratio,
+                    "critical_ratio": t.critical_ratio, "query": shown, "query_dead_values": shown_values}
+        title = f"{ratio:.0%} of groups are dead (reward std < {t.std_epsilon:g}): {dead:,} of {total:,}"
+        if filtered:
+            evidence["filtered_by"] = {name: int(n or 0) for name, n in filtered}
+            evidence["query_filter"] = shown_filter
+            names = ", ".join(name for name, _ in filtered)
+            return [self.finding(
+                "signal.dead_groups_high", "warn", f"{title}; {names} kept them out of the loss",
+                run_id=run_id, version=version, evidence=evidence,
+                suggestion=f"{names} already gives these groups zero weight, so they cost generation, not "
+                           "learning: refill the batch (its max_resample_batches parameter, DAPO's dynamic "
+                           "sampling), more samples per group, or rebalance the task pool (dead groups at the "
+                           "top reward are too easy, at the bottom too hard)",
+                skills=[])]
         return [self.finding(
-            "signal.dead_groups_high", severity,
-            f"{ratio:.0%} of groups are dead (reward std < {t.std_epsilon:g}): {dead:,} of {total:,}",
-            run_id=run_id, version=version,
-            evidence={"dead_ratio": ratio, "dead_groups": dead, "groups": total, "single_sample_groups": single,
-                      "late_dead_ratio": late, "late_window_fraction": t.window_fraction,
-                      "dead_reward_values": [{"reward": v, "groups": n} for v, n in values],
-                      "std_epsilon": t.std_epsilon, "warn_ratio": t.warn_ratio,
-                      "critical_ratio": t.critical_ratio, "query": shown, "query_dead_values": shown_values},
+            "signal.dead_groups_high", severity, title, run_id=run_id, version=version, evidence=evidence,
             suggestion="groups whose samples all get the same reward give GRPO zero advantage: drop them "
                        "(StdGroupFilter) and rebalance the task pool (dead groups at the top reward are too "
                        "easy, at the bottom too hard); more samples per group also help",
             skills=["StdGroupFilter"])]
+
+
+#: Skills (skills/catalog.py) that drop zero-variance groups from the loss and record
+#: ``skill/<name>/dropped`` signals.
+_GROUP_FILTERS = ("StdGroupFilter", "DualLevelFilter")
 
 
 # ----------------------------------------------------------------------------- solve rates

@@ -331,3 +331,15 @@ def test_truncation_from_the_trl_signal(tmp_path: Path) -> None:
     build_run(tmp_path, "r1", signals=signals("completions/clipped_ratio", [0.0, 0.05, 0.1, 0.15, 0.2, 0.25]))
     f = one(analyze(tmp_path, TruncationTrend()), "signal.truncation_rising")
     assert f.evidence["source"] == "signal:completions/clipped_ratio"
+
+
+def test_dead_groups_under_an_active_group_filter_is_a_warning_without_the_filter_again(tmp_path: Path) -> None:
+    """With StdGroupFilter recording its drops, dead groups no longer reach the loss: the finding
+    says so, stays a warning about wasted generation and does not suggest the filter again."""
+    dead_groups = groups_at(0, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 1.0])
+    build_run(tmp_path, "r1", groups=dead_groups, signals=[(1, {"skill/StdGroupFilter/dropped": 3.0,
+                                                                "skill/StdGroupFilter/kept": 1.0})])
+    f = one(analyze(tmp_path, DeadGroups()), "signal.dead_groups_high")
+    assert f.severity == "warn" and f.skills == [] and "StdGroupFilter kept them out of the loss" in f.title
+    assert f.evidence["filtered_by"] == {"StdGroupFilter": 3} and f.evidence["dead_ratio"] == 0.75
+    assert "max_resample_batches" in f.suggestion
