@@ -95,6 +95,37 @@ def one_round(ws: Any, ids: list[str], seeds: int, executor: str, slots: int) ->
             "overhead_per_run_s": (wall * slots - phases) / len(records)}
 
 
+def _noop(_: int) -> int:
+    import os
+
+    return os.getpid()
+
+
+def ray_floor(samples: int) -> dict[str, float]:
+    """What Ray itself costs per task here: a no-op task in a fresh runtime_env package (a new
+    worker process, as each new commit gets) and in an already used one (a reused worker)."""
+    import io
+    import secrets
+    import zipfile
+
+    import ray
+    from ray._private.runtime_env.packaging import upload_package_to_gcs
+
+    task = ray.remote(num_cpus=1, max_retries=0)(_noop)
+    fresh, warm = [], []
+    for _ in range(samples):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("candidate.tar", secrets.token_bytes(64))
+        uri = f"gcs://_ray_pkg_{secrets.token_hex(16)}.zip"
+        upload_package_to_gcs(uri, buffer.getvalue())
+        for bucket in (fresh, warm):
+            start = time.perf_counter()
+            ray.get(task.options(runtime_env={"working_dir": uri}).remote(0))
+            bucket.append(time.perf_counter() - start)
+    return {"noop_fresh_env_s": statistics.median(fresh), "noop_same_env_s": statistics.median(warm)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--versions", type=int, default=3)
@@ -126,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(f"round {i} {executor:5s} runs={row['runs']} wall={row['wall_s']:.2f}s "
                       f"phases={row['phase_s']:.2f}s overhead/run={row['overhead_per_run_s']:.2f}s", flush=True)
+        floor = ray_floor(3)
+        print(f"ray no-op task: fresh runtime_env {floor['noop_fresh_env_s']:.2f}s, "
+              f"same runtime_env {floor['noop_same_env_s']:.3f}s", flush=True)
         ray.shutdown()
 
     def med(executor: str, key: str) -> float:
@@ -138,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "local_wall_s": med("local", "wall_s"), "ray_wall_s": med("ray", "wall_s"),
         "local_overhead_per_run_s": med("local", "overhead_per_run_s"),
         "ray_overhead_per_run_s": med("ray", "overhead_per_run_s"),
-        "rows": rows,
+        **floor, "rows": rows,
     }
     summary["ray_over_local_wall"] = summary["ray_wall_s"] / summary["local_wall_s"]
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
