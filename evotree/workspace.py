@@ -229,6 +229,9 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                     target.unlink(missing_ok=True)
         raise
 
+    # reflogs for every ref, refs/evotree/* included: `evotree verify` reads the champion's and
+    # the ledger's reflogs to see a ref moved and moved back (git logs only branches by default)
+    git.run("config", "core.logAllRefUpdates", "always")
     created_refs: list[str] = []
     try:
         if not git.create_ref(branch_ref(ROOT_VERSION), head, "evotree init: v0"):
