@@ -341,3 +341,26 @@ def test_driver_killed_ray_run_is_recovered_as_crashed_with_incomplete_evidence(
     assert record["evidence"]["complete"] is False and record["headline"] is None
     assert record["evidence"]["rows"]["signals"] >= 2
     assert any("imported" in note and "evidence store" in note for note in record["notes"])
+
+
+@pytest.mark.slow
+def test_lost_worker_is_not_retried_past_the_runs_budget(cluster: str, tmp_path: Path) -> None:
+    block = tmp_path / "block"
+    block.write_text("hold")
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 3\n[budget]\nmax_runs_per_version = 1"))
+    v1 = version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+    store = ws.root / ".evotree" / "store" / "runs"
+    result: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1])))
+    thread.start()
+    try:
+        first = wait_for(lambda: next(iter(store.glob("*/worker.json")), None), 60, "the worker")
+        wait_for(lambda: run_pids(first.parent.name), 20, "the train phase")
+        os.kill(json.loads(first.read_text())["worker_pid"], signal.SIGKILL)
+        thread.join(timeout=60)
+    finally:
+        block.unlink(missing_ok=True)
+        thread.join(timeout=60)
+    (record,) = result["records"]
+    assert record.status == "failed" and "WorkerCrashedError" in record.error
+    assert "not retried: budget.max_runs_per_version = 1 would be exceeded" in record.error

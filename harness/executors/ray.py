@@ -378,13 +378,14 @@ class _Driver:
             problems = "; ".join(fetched.problems[:3])
             record.error = cause or f"the evidence in the store is incomplete: {problems}"
             complete = False
-        retry = kind == "lost" and self.cancelling_since is None and att.attempt < self.section.max_retries
+        refused = self._no_retry_reason(att) if kind == "lost" else "not lost"
+        retry = refused is None
         if kind == "lost":
             self._cleanup(record, wait=retry)
             if retry:
                 record.error = f"{record.error}; retried (attempt {att.attempt + 1} of {self.section.max_retries})"
             elif self.section.max_retries:
-                record.error = f"{record.error}; not retried: {self._no_retry_reason(att)}"
+                record.error = f"{record.error}; not retried: {refused}"
         if not complete:
             record.notes.append(f"evidence incomplete ({'; '.join(fetched.problems[:3])}): what arrived is "
                                 "kept for inspection and not taken as a result")
@@ -392,10 +393,27 @@ class _Driver:
         if retry:
             self._submit(att.plan, attempt=att.attempt + 1, retry_of=record.run_id)
 
-    def _no_retry_reason(self, att: _Attempt) -> str:
+    def _no_retry_reason(self, att: _Attempt) -> str | None:
+        """Why a lost attempt is not retried, or None when it is.
+
+        A retry replaces the lost run with the same per-run limits; it is refused when the
+        request was cancelled, ``max_retries`` is reached, or one more run of the version would
+        exceed ``budget.max_runs_per_version`` (the lost attempt itself counts: it is charged).
+        """
         if self.cancelling_since is not None:
             return "the request was cancelled"
-        return f"max_retries = {self.section.max_retries} reached"
+        if att.attempt >= self.section.max_retries:
+            return f"max_retries = {self.section.max_retries} reached"
+        from harness.budget import Usage
+
+        version = self.ws.ledger.snapshot().version(att.plan.version)
+        used = Usage.from_dict(version.usage if version is not None else None).runs
+        running = sum(1 for other in self.running.values() if other.plan.version == att.plan.version)
+        limit = self.ws.config.budget.max_runs_per_version
+        if used + running + 2 > limit:
+            return (f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {running} "
+                    "running, this attempt and its retry)")
+        return None
 
     @staticmethod
     def _apply(record: RunRecord, manifest: dict[str, Any]) -> None:
