@@ -52,6 +52,20 @@ def _findings_table(console: Any, findings: list[Any]) -> None:
     console.print(table)
 
 
+def _verdict_table(console: Any, verdicts: list[Any], *, limit: int) -> None:
+    """One row per trajectory: its worst hit."""
+    from rich.table import Table
+
+    table = Table(title=f"trajectories ({min(len(verdicts), limit)} of {len(verdicts)})")
+    for column in ("trajectory", "task", "worst", "rule", "command"):
+        table.add_column(column)
+    for v in verdicts[:limit]:
+        top = max(v.hits, key=lambda h: ("info", "warn", "high", "critical").index(h.severity))
+        table.add_row(v.id, v.task_id or "", f"[{_STYLE.get(top.severity, '')}]{top.severity}[/]", top.rule,
+                      top.command[:80])
+    console.print(table)
+
+
 def render_audit(report: Any) -> None:
     """Print an :class:`~harness.audit.version.AuditReport` for people."""
     from rich.console import Console
@@ -68,6 +82,9 @@ def render_audit(report: Any) -> None:
         console.print(f"  [dim]{name}: {state}[/]")
     if report.findings:
         _findings_table(console, report.findings)
+    flagged = [v for v in report.verdicts if v.flagged]
+    if flagged:
+        _verdict_table(console, flagged, limit=20)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     if report.passed:
@@ -80,20 +97,13 @@ def render_audit(report: Any) -> None:
 def render_trajectory_audit(result: Any) -> None:
     """Print a :class:`~harness.audit.trajectories.TrajectoryAudit` for people."""
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     console.print(f"{result.trajectories} trajectories ({result.steps} steps, {result.nbytes / 1e6:.1f} MB in "
                   f"{result.seconds:.2f} s): {result.flagged} flagged, git history in {result.git_history_rate:.1%}")
     flagged = [v for v in result.verdicts if v.hits]
     if flagged:
-        table = Table()
-        for column in ("trajectory", "worst", "rule", "command"):
-            table.add_column(column)
-        for v in flagged[:50]:
-            top = max(v.hits, key=lambda h: ("info", "warn", "high", "critical").index(h.severity))
-            table.add_row(v.id, f"[{_STYLE.get(top.severity, '')}]{top.severity}[/]", top.rule, top.command[:80])
-        console.print(table)
+        _verdict_table(console, flagged, limit=50)
     if result.findings:
         _findings_table(console, result.findings)
     console.print("[green]passed[/green]" if result.passed else "[bold red]FAILED[/bold red]: leaks of severity high "

@@ -235,7 +235,7 @@ def test_the_honest_policy_passes(incident: dict[str, Any]) -> None:
 def test_text_output_shows_both_scores(incident: dict[str, Any]) -> None:
     result = Cli(incident["repo"])("audit", incident["v1"], "--no-record", code=28)
     assert "leak-adjusted" in result.output and "0.75" in result.output and "0.5" in result.output
-    assert "FAILED" in result.output
+    assert "FAILED" in result.output and "task-00" in result.output  # the flagged trajectories, one per row
 
 
 def test_the_promotion_gates_block_the_leaky_version(incident: dict[str, Any]) -> None:
