@@ -450,6 +450,13 @@ class _Driver:
         if not node_id:
             record.notes.append("the worker's node is unknown: nothing was cleaned up on it")
             return
+        try:
+            alive = any(n.get("NodeID") == node_id and n.get("Alive") for n in self.ray.nodes())
+        except Exception:  # noqa: BLE001 - unknown: try the clean-up anyway
+            alive = True
+        if not alive:
+            record.notes.append("the worker's node is gone: nothing left to clean up on it")
+            return
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from harness.executors.ray_worker import cleanup_run
