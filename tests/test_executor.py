@@ -143,6 +143,7 @@ def test_candidate_package_is_the_exported_commit_without_judge_paths(ws: object
     import tarfile
 
     from conftest import git
+
     from harness.executors.ray import _tar_commit
 
     (repo / "judge").mkdir()

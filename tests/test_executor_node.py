@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_executor_ray import make_ray_repo, run_pids, version, wait_for
 
 from evotree.workspace import Workspace
 from harness.runs import run_versions
-from test_executor_ray import make_ray_repo, run_pids, version, wait_for
 
 pytest.importorskip("ray")
 
