@@ -11,7 +11,9 @@ redirections apart from arguments, drops ``NAME=value`` prefixes and shell keywo
 ``xargs``, ``stdbuf``, ``watch``, ``bash|sh|zsh -c "..."`` (also ``-lc``), ``eval`` and
 ``python -c "..."`` (its ``os.system``/``subprocess`` calls, ``open()`` and URL fetches, read
 with :mod:`ast`). A hand-written lexer, not bashlex: it never gives up on odd input (an
-unterminated quote ends at the end of the line), and it is ~10x faster.
+unterminated quote ends at the end of the line; bashlex rejects 4 of the 253 commands of the
+labeled corpus), and it is faster (measured on that corpus: 19 µs per command against bashlex's
+176 µs, both uncached, on the shared 2-core machine).
 
 :func:`classify` applies the leak rules to one :class:`SimpleCommand` and returns
 :class:`Hit` s. The rules (``docs/audit.md`` has the table):
