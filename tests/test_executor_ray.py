@@ -364,3 +364,30 @@ def test_lost_worker_is_not_retried_past_the_runs_budget(cluster: str, tmp_path:
     (record,) = result["records"]
     assert record.status == "failed" and "WorkerCrashedError" in record.error
     assert "not retried: budget.max_runs_per_version = 1 would be exceeded" in record.error
+
+
+def test_a_run_no_node_can_hold_is_refused_before_anything_starts(cluster: str, tmp_path: Path) -> None:
+    from harness.executors import ExecutorError
+
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="gpus = 1.0\ncpus = 1.0"))
+    v1 = version(ws, "skill = 0.5\nsteps = 1\n")
+    with pytest.raises(ExecutorError, match=r"no node of the Ray cluster can hold one run: .*GPU 1") as info:
+        run_versions(ws, [v1])
+    assert info.value.exit_code == 35 and "gpus" in info.value.fix
+    assert not list_runs(ws) and not [e for e in ledger_events(ws) if e["kind"].startswith("run.")]
+
+
+@pytest.mark.slow
+def test_runs_get_the_cpus_of_executor_section(cluster: str, tmp_path: Path) -> None:
+    from datetime import datetime
+
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="cpus = 2.0"))
+    v1 = version(ws, "skill = 0.5\nsteps = 1\n")
+    a, b = run_versions(ws, [v1], seeds=2)  # each run takes both CPUs of the cluster: one at a time
+
+    def span(record: Any) -> tuple[datetime, datetime]:
+        return (datetime.fromisoformat(record.phases["train"]["started_at"]),
+                datetime.fromisoformat(record.phases["eval"]["ended_at"]))
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    assert a1 <= b0 or b1 <= a0, "two runs asking for 2 CPUs each overlapped on a 2-CPU cluster"

@@ -187,6 +187,7 @@ class _Driver:
     def run(self) -> list[RunRecord]:
         from harness.executors.ray_worker import ProgressSink
 
+        self._check_feasible()
         self.sink = self.ray.remote(num_cpus=0)(ProgressSink).remote()
         self.task = self.ray.remote(_task_body())
         try:
@@ -209,6 +210,26 @@ class _Driver:
         finally:
             self.ray.kill(self.sink)
         return [record for plan in self.plans for record in self.done[plan.run_id]]
+
+    def _check_feasible(self) -> None:
+        """Refuse, before anything starts, a run no node of the cluster can hold (Ray would
+        keep such a task pending forever, silently)."""
+        wanted = {"CPU": self.section.cpus, "GPU": self.section.gpus,
+                  "memory": self.section.memory_gb * 2**30}
+        wanted = {k: v for k, v in wanted.items() if v > 0}
+        nodes = [n.get("Resources", {}) for n in self.ray.nodes() if n.get("Alive")]
+        if not wanted or any(all(node.get(k, 0) >= v for k, v in wanted.items()) for node in nodes):
+            return
+        largest = {k: max((node.get(k, 0) for node in nodes), default=0) for k in wanted}
+        need = ", ".join(f"{k} {v:g}" if k != "memory" else f"memory {v / 2**30:g} GiB" for k, v in wanted.items())
+        have = ", ".join(f"{k} {v:g}" if k != "memory" else f"memory {v / 2**30:.1f} GiB"
+                         for k, v in largest.items())
+        raise ExecutorError(
+            f"no node of the Ray cluster can hold one run: each run asks for {need}; the largest "
+            f"node has {have} ({len(nodes)} node(s) alive)",
+            fix="lower [executor].cpus / gpus / memory_gb on the champion, or add (or let the "
+                "autoscaler start) a node that large before running",
+        )
 
     def _check_cancel(self) -> None:
         if not self.cancel.is_set():
