@@ -279,7 +279,7 @@ def _signal_gate(ws: Workspace, version: str, run_plugins: bool = True) -> tuple
     from diagnostics.diagnose import diagnose
     from evotree.errors import EvotreeError
 
-    hid, plugin_source, thresholds = _harness_data(ws)
+    hid, plugin_source, thresholds, _trust = _harness_data(ws)
     note = ""
     try:
         if run_plugins or plugin_source is None:
@@ -303,24 +303,29 @@ def _signal_gate(ws: Workspace, version: str, run_plugins: bool = True) -> tuple
                       f"fix the training signal (see `evotree diagnose {version}`) in a new version"), shown
 
 
-def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any]]:
-    """(harness id, plug-in source or None, threshold overrides) of the harness in force, read as data."""
+def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
+    """(harness id, plug-in source or None, threshold overrides, trust) of the harness in force, read as data.
+
+    The harness in force is the end of the chain of signed harness promotions
+    (:func:`diagnostics.harnesses.trusted_harness`), never whatever ``refs/evotree/harness``
+    points to: a ref moved by hand is reported in ``trust`` (the harness gate fails on it).
+    """
     import tomllib
 
-    from diagnostics.harnesses import ANALYZERS_FILE, BUILTIN, HARNESS_FILE, HARNESS_REF
+    from diagnostics.harnesses import ANALYZERS_FILE, BUILTIN, HARNESS_FILE, trusted_harness
+    from gates.policy import blob_at
 
-    hid = ws.ledger.meta().get("harness_active") or BUILTIN
-    target = ws.git.ref_target(HARNESS_REF)
-    if hid == BUILTIN or target is None:
-        return BUILTIN, None, {}
-    tree = ws.git.repo[target].tree
-    source = ws.git.repo[tree[ANALYZERS_FILE].id].data.decode() if ANALYZERS_FILE in tree else None
-    text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""
+    trust = trusted_harness(ws)
+    if trust.commit is None:
+        return BUILTIN, None, {}, trust
+    source = blob_at(ws, trust.commit, ANALYZERS_FILE)
+    text = blob_at(ws, trust.commit, HARNESS_FILE) or b""
     try:
-        thresholds = tomllib.loads(text).get("thresholds", {})
+        thresholds = tomllib.loads(text.decode("utf-8", errors="replace")).get("thresholds", {})
     except tomllib.TOMLDecodeError:
         thresholds = {}
-    return str(hid), source, thresholds if isinstance(thresholds, dict) else {}
+    return (trust.id, source.decode("utf-8", errors="replace") if source is not None else None,
+            thresholds if isinstance(thresholds, dict) else {}, trust)
 
 
 def _builtin_signal(ws: Workspace, version: str, thresholds: dict[str, Any]) -> list[dict[str, Any]]:
@@ -430,10 +435,13 @@ def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
 
 # ------------------------------------------------------------------ harness version
 def _harness_gate(ws: Workspace, version: str) -> GateResult:
-    """The candidate must have been diagnosed (``evotree diagnose``) with the harness in force."""
+    """The harness in force must be signed, and the candidate diagnosed (``evotree diagnose``) with it."""
     import json
 
-    active = _harness_data(ws)[0]  # read as data: active_harness() would load plug-in code
+    active, _, _, trust = _harness_data(ws)  # read as data: active_harness() would load plug-in code
+    if not trust.trusted:
+        return GateResult("harness", "fail", f"{trust.warning}: the gates do not judge with an unsigned harness",
+                          {"active_harness": active, "problems": trust.problems}, trust.fix)
     path = ws.state_dir / "findings" / f"{version}.jsonl"
     diagnosed = any(e.event.kind == "finding" for e in ws.ledger.entries(version=version, limit=200))
     if not path.exists() or not diagnosed:

@@ -84,8 +84,10 @@ def trusted_policy(ws: Workspace) -> Policy:
 
     report = verify_workspace(ws, check_tags=False)
     # an invalid decision or run approval grants nothing (it is ignored where approvals are
-    # looked up, and `evotree verify` reports it); anything about the champion chain blocks
-    chain = [p for p in report.problems if p.kind not in ("decision", "run_approval")]
+    # looked up, and `evotree verify` reports it); the harness chain has its own check (the
+    # harness gate, diagnostics.harnesses.trusted_harness); anything about the champion chain blocks
+    ignored = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog")
+    chain = [p for p in report.problems if p.kind not in ignored]
     if chain:
         first = chain[0]
         raise TamperingFound(

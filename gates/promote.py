@@ -32,6 +32,7 @@ __all__ = [
     "PromotionResult",
     "RunApprovalResult",
     "anchor_commit",
+    "new_statement",
     "record_decision",
     "record_promotion",
     "record_run_approval",
@@ -99,9 +100,17 @@ def sign_statement(policy: Policy, approver: Approver, statement: dict[str, Any]
     return signature
 
 
-def _statement(ws: Workspace, kind: str, approver: Approver, **fields: Any) -> dict[str, Any]:
+def new_statement(ws: Workspace, kind: str, approver: Approver, **fields: Any) -> dict[str, Any]:
+    """A statement of type ``kind`` to sign: workspace anchor, approver, key, time and a nonce, plus ``fields``.
+
+    Every signed record (promotion, decision, run approval, harness promotion) has this form,
+    so ``evotree verify`` checks them all with :func:`gates.verify.check_signed_statement`.
+    """
     return {"type": kind, "v": 1, "workspace": anchor_commit(ws), "approver": approver.principal,
             "key": approver.fingerprint, "at": utcnow(), "nonce": secrets.token_hex(16), **fields}
+
+
+_statement = new_statement
 
 
 def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, *,

@@ -4,7 +4,12 @@ The chain of trust starts at the ledger's ``workspace.initialized`` event (the a
 commit and its allowed signers). Each ``promotion`` must carry a statement signed by a principal
 of the allowed signers of the champion it replaces, naming that champion's commit as its
 predecessor and the sha256 of the recorded dossier as its evidence hash. The champion ref and the
-ledger's ``meta.json`` must name the end of that chain. Anyone can write refs and ledger commits;
+ledger's ``meta.json`` must name the end of that chain. Harness promotions (``harness.promoted``)
+form a second chain from the built-in harness ``h0`` (no ``refs/evotree/harness``): each must be
+signed by a principal of the allowed signers of the champion in force at that point of the
+ledger, follow the previous signed harness, and name the sha256 of the diff shown to the
+approver (recomputed here from the two commits); ``refs/evotree/harness`` and the ledger's
+``harness_active`` must name its end. Anyone can write refs and ledger commits;
 only the approver's private key can produce the signatures, so a forged entry, an edited dossier
 or a champion moved by hand is reported here.
 """
@@ -26,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DECISION_TYPE",
+    "HARNESS_PROBLEMS",
+    "HARNESS_PROMOTION_TYPE",
     "PROMOTION_TYPE",
     "RUN_APPROVAL_TYPE",
     "Problem",
@@ -39,6 +46,11 @@ __all__ = [
 PROMOTION_TYPE = "evotree.promotion"
 DECISION_TYPE = "evotree.decision"
 RUN_APPROVAL_TYPE = "evotree.run-approval"
+HARNESS_PROMOTION_TYPE = "evotree.harness-promotion"
+HARNESS_EVENT = "harness.promoted"
+#: Problems that make the harness in force untrusted (the ledger itself, or the harness chain).
+HARNESS_PROBLEMS = ("ledger_root", "ledger_reinit", "ledger_rewritten", "harness_promotion", "ledger_harness",
+                    "harness_ref", "harness_reflog")
 
 
 def tag_name(version: str) -> str:
@@ -81,6 +93,8 @@ class VerifyReport:
     problems: list[Problem] = field(default_factory=list)
     checked: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    harness: dict[str, Any] = field(default_factory=lambda: {"id": "h0", "commit": None})
+    harness_promotions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -126,7 +140,7 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
     entries = _ledger_entries(ws)
     problems: list[Problem] = []
     checked = {"events": len(entries), "promotions": 0, "decisions": 0, "run_approvals": 0, "tags": 0,
-               "reflog_entries": 0}
+               "reflog_entries": 0, "harness_promotions": 0}
     if not entries or entries[0].event.kind != EventKind.WORKSPACE_INITIALIZED.value:
         first = entries[0].event.kind if entries else "nothing"
         return VerifyReport(False, {}, "", "", problems=[Problem(
@@ -141,6 +155,9 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
               "allowed_signers": policy.principals}
     report = VerifyReport(True, anchor, champion, commit, checked=checked)
     records = {r.id: r for r in ws.ledger.versions()}
+    harness_records = ws.ledger.meta().get("harnesses") or {}
+    harness_id, harness_commit = "h0", None  # the root of the harness chain: the built-in analyzers
+    harness_commits: set[str] = set()
     for entry in entries[1:]:
         event = entry.event
         data = event.data if isinstance(event.data, dict) else {}
@@ -183,6 +200,23 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
                 report.approvals.append({"version": event.version, "approver": data["statement"].get("approver"),
                                          "runs": data["statement"].get("runs"), "at": event.at,
                                          "ledger_commit": entry.commit})
+        elif event.kind == HARNESS_EVENT:
+            checked["harness_promotions"] += 1
+            reasons = _check_harness_promotion(ws, policy, data, anchor_commit, harness_id, harness_commit,
+                                               harness_records)
+            if reasons:
+                problems.append(Problem("harness_promotion", f"promotion of harness {data.get('harness')} at ledger "
+                                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons), None,
+                                        entry.commit))
+                continue
+            statement = data["statement"]
+            report.harness_promotions.append({
+                "harness": statement["harness"], "commit": statement["commit"],
+                "previous": statement["previous_harness"], "approver": statement.get("approver"),
+                "diff_hash": statement.get("diff_hash"), "at": event.at, "ledger_commit": entry.commit})
+            harness_id, harness_commit = str(statement["harness"]), statement["commit"]
+            if harness_commit:
+                harness_commits.add(harness_commit)
     meta_champion = ws.ledger.meta().get("champion")
     if meta_champion != champion:
         problems.append(Problem("ledger_champion", f"the ledger names {meta_champion} as champion, but the last "
@@ -192,9 +226,11 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
         problems.append(Problem("champion_ref", f"{CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'},"
                                 f" not to {commit[:10]} ({champion}, the end of the signed chain): it was moved "
                                 "without a signed approval", champion))
+    _check_harness_end(ws, harness_id, harness_commit, problems)
     if check_reflog:
-        _check_reflogs(ws, chain_commits, problems, checked, report.notes)
+        _check_reflogs(ws, chain_commits, problems, checked, report.notes, harness_commits)
     report.champion, report.champion_commit = champion, commit
+    report.harness = {"id": harness_id, "commit": harness_commit}
     report.problems = problems
     report.ok = not problems
     return report
@@ -260,11 +296,13 @@ def _check_decision(policy: Policy, data: dict[str, Any], version: str | None, a
 
 
 def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], checked: dict[str, int],
-                   notes: list[str]) -> None:
-    """Every value the champion ref took must be a signed champion; the ledger must only grow."""
+                   notes: list[str], harness_chain: set[str] | None = None) -> None:
+    """Every value the champion (harness) ref took must be a signed champion (harness); the ledger must only grow."""
+    from diagnostics.harnesses import HARNESS_REF
+
     repo = ws.git.repo
     zero = "0" * 40
-    for name in (CHAMPION_REF, LEDGER_REF):
+    for name in (CHAMPION_REF, LEDGER_REF, HARNESS_REF):
         ref = repo.references.get(name)
         if ref is None:
             continue
@@ -282,7 +320,67 @@ def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], chec
             if name == CHAMPION_REF and new != zero and new not in chain:
                 problems.append(Problem("champion_reflog", f"{CHAMPION_REF} once pointed to {new[:10]} "
                                         f"({item.message}), which no signed promotion made champion"))
+            if name == HARNESS_REF and new != zero and new not in (harness_chain or set()):
+                problems.append(Problem("harness_reflog", f"{HARNESS_REF} once pointed to {new[:10]} "
+                                        f"({item.message}), which no signed harness promotion put in force"))
             if name == LEDGER_REF and old != zero and new != zero and old in repo and new in repo \
                     and old != new and not repo.descendant_of(new, old):
                 problems.append(Problem("ledger_rewritten", f"{LEDGER_REF} moved from {old[:10]} to {new[:10]}, "
                                         f"which does not extend it: the ledger's history was rewritten"))
+
+
+def _check_harness_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str, previous: str,
+                             previous_commit: str | None, records: dict[str, Any]) -> list[str]:
+    """Reasons why a ``harness.promoted`` event is not a valid signed step of the harness chain."""
+    from diagnostics.harnesses import BUILTIN, harness_diff
+
+    statement = data.get("statement")
+    if not isinstance(statement, dict):
+        return ["no signed statement (harness promotions need a person's signed sign-off)"]
+    reasons: list[str] = []
+    hid, commit = statement.get("harness"), statement.get("commit")
+    if not isinstance(hid, str) or hid != data.get("harness"):
+        reasons.append(f"the statement is for harness {hid!r}, the event for {data.get('harness')!r}")
+    if statement.get("previous_harness") != previous or statement.get("previous_commit") != previous_commit:
+        reasons.append(f"it replaces harness {statement.get('previous_harness')} @ "
+                       f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's harness is "
+                       f"{previous} @ {str(previous_commit)[:10]}")
+    if hid == BUILTIN:
+        if commit is not None:
+            reasons.append("the built-in harness h0 has no commit")
+    elif not _is_commit(ws, commit):
+        reasons.append(f"the harness commit {str(commit)[:10]} is not a commit of this repository")
+    record = records.get(str(hid)) if hid != BUILTIN else {"created_by": "evotree"}
+    if not isinstance(record, dict):
+        reasons.append(f"harness {hid!r} has no record in the ledger")
+    elif statement.get("created_by") != record.get("created_by"):
+        reasons.append("the statement's creator differs from the ledger's")
+    if not reasons:
+        try:
+            diff = harness_diff(ws, previous, previous_commit, str(hid), commit)
+        except Exception as exc:  # noqa: BLE001 - an unreadable harness commit is a problem, not a crash
+            reasons.append(f"the diff between the harness commits cannot be recomputed: {exc}")
+        else:
+            if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
+                reasons.append("the signed diff hash differs from the diff of the two harness commits")
+            if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
+                reasons.append("the recorded diff is not the one signed (edited)")
+    reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=HARNESS_PROMOTION_TYPE,
+                                      anchor=anchor, version=None)
+    return reasons
+
+
+def _check_harness_end(ws: Workspace, harness_id: str, commit: str | None, problems: list[Problem]) -> None:
+    """``refs/evotree/harness`` and the ledger's ``harness_active`` must name the end of the harness chain."""
+    from diagnostics.harnesses import BUILTIN, HARNESS_REF
+
+    meta = ws.ledger.meta().get("harness_active") or BUILTIN
+    if meta != harness_id:
+        problems.append(Problem("ledger_harness", f"the ledger names harness {meta} as active, but the last signed "
+                                f"harness promotion put {harness_id} in force"))
+    ref = ws.git.ref_target(HARNESS_REF)
+    if (str(ref) if ref is not None else None) != commit:
+        where = f"{harness_id} @ {commit[:10]}" if commit else f"{harness_id}: no {HARNESS_REF} at all"
+        problems.append(Problem("harness_ref", f"{HARNESS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
+                                f"to the end of the signed chain of harness promotions ({where}): it was moved "
+                                "without a signed harness promotion"))

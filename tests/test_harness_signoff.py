@@ -1,0 +1,229 @@
+"""Harness promotions need a person's signed sign-off, like a champion's (threat tests and the honest path).
+
+A harness decides what `evotree diagnose` and the signal gate flag. Each attempt to put one in
+force without a signed sign-off fails clearly and leaves the harness in force unchanged; a
+harness ref moved by hand is reported by `evotree verify` (exit 33), fails the gates' harness
+gate, and is not followed by `evotree diagnose`. Real git repositories, real SSH keys, the real
+CLI under a pty (pexpect), real runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
+from test_gates import BOB, answer_challenge, child_env, finish, keys, spawn  # noqa: F401 - keys is a fixture
+from test_runs import CONFIG, JUDGE, TRAIN
+
+from evotree.ledger import Event, LedgerTxn
+from evotree.workspace import Workspace, init_workspace
+
+STRICT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.1\n'
+LENIENT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.99\n'
+PLUGIN = "from diagnostics.findings import Analyzer  # a plug-in module that registers nothing\n"
+
+
+def signed_run_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
+    """``test_runs.make_run_repo`` plus ``gates/allowed_signers`` (bob, ada) in the root commit."""
+    repo = make_repo(path)
+    (repo / "recipe.toml").write_text("skill = 0.5\nsteps = 3\n")
+    (repo / "train.py").write_text(TRAIN)
+    (repo / "judge").mkdir()
+    (repo / "judge" / "eval.py").write_text(JUDGE)
+    hidden = {"validation": [f"val-{i}" for i in range(10)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+    (repo / "judge" / "hidden.json").write_text(json.dumps(hidden))
+    (repo / "evotree.toml").write_text(CONFIG.format(budget=""))
+    (repo / "gates").mkdir()
+    (repo / "gates" / "allowed_signers").write_text(
+        f"{BOB} {keys['bob'][1]}\nada@example.com {keys['ada'][1]}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "recipe, train script, judge and allowed signers")
+    init_workspace(repo)
+    return repo
+
+
+def promote_signed(repo: Path, hid: str, key: Path, *, expect: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A person at a terminal promotes harness ``hid``: types it and the one-time code, says yes."""
+    child = spawn(repo, "harness", "promote", hid, "--key", str(key), "--json")
+    for text in expect:
+        child.expect(re.escape(text))
+    answer_challenge(child, hid)
+    child.expect(r"put harness \S+ in force\? \[yes/no\]: ")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 0, out
+    result = json.loads(out[out.index('{"'):])
+    validate(result, "harness-promote")
+    return result
+
+
+def harness_state(repo: Path) -> tuple[str, str, int]:
+    """(harness ref, ledger's active harness, harness promotions): what no refused attempt may change."""
+    ws = Workspace.open(repo)
+    promoted = sum(1 for e in ws.ledger.entries() if e.event.kind == "harness.promoted")
+    return (git(repo, "rev-parse", "--verify", "--quiet", "refs/evotree/harness", check=False),
+            ws.ledger.meta().get("harness_active") or "h0", promoted)
+
+
+@pytest.fixture
+def hws(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
+    """A signed workspace with harness h1 (created by Ada, the agent's identity): stricter thresholds."""
+    repo = signed_run_repo(tmp_path / "w", keys)
+    created = Cli(repo).json("harness", "branch", "-m", "catch 10 % dead groups")
+    commit_file(repo / created["worktree"], "harness.toml", STRICT, "stricter")
+    return repo
+
+
+# ---------------------------------------------------------------------------- refusals
+def test_harness_promote_refused_without_a_terminal(hws: Path, keys: dict[str, Any]) -> None:
+    before = harness_state(hws)
+    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(hws), "harness", "promote", "h1", "--key",
+                           str(keys["bob"][0])], stdin=subprocess.DEVNULL, capture_output=True, check=False,
+                          text=True, env=child_env())
+    assert proc.returncode == 31, proc.stderr
+    assert "refusing to promote a harness" in proc.stderr and "not a terminal" in proc.stderr
+    assert "fix:" in proc.stderr
+    result = Cli(hws).runner.invoke(__import__("evotree.cli", fromlist=["cli"]).cli,
+                                    ["-C", str(hws), "harness", "promote", "h1", "--json"], input="h1\n")
+    assert result.exit_code == 31
+    error = json.loads(result.stdout)
+    validate(error, "error")
+    assert error["error"]["code"] == "signoff_refused"
+    assert harness_state(hws) == before == ("", "h0", 0)
+
+
+@pytest.mark.parametrize("variable", ["CI", "GITLAB_CI"])
+def test_harness_promote_refused_in_ci_even_at_a_terminal(hws: Path, keys: dict[str, Any], variable: str) -> None:
+    before = harness_state(hws)
+    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]), **{variable: "1"}))
+    assert code == 31 and "CI environment" in out and variable in out
+    assert harness_state(hws) == before
+
+
+def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(hws: Path, keys: dict[str, Any]) -> None:
+    before = harness_state(hws)
+    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["ada"][0])))
+    assert code == 31 and "cannot approve itself" in out
+    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["mallory"][0])))
+    assert code == 32 and "is not in gates/allowed_signers of the champion" in out
+    # a wrong one-time code, and a "no": nothing recorded either
+    child = spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]))
+    answer_challenge(child, "h1", code="AAAA-AAAA")
+    code, out = finish(child)
+    assert code == 31 and "does not match the code shown" in out
+    child = spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]))
+    answer_challenge(child, "h1")
+    child.expect(r"\[yes/no\]: ")
+    child.sendline("no")
+    code, out = finish(child)
+    assert code == 31 and "nothing was recorded" in out
+    assert harness_state(hws) == before
+
+
+def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, keys: dict[str, Any]) -> None:
+    from diagnostics.harnesses import active_harness, harness_trust_finding
+    from gates.evidence import evaluate_gates
+    from evotree.versions import create_version
+
+    # the agent writes a lenient harness and points the ref at it by hand
+    lenient = Cli(hws).json("harness", "branch", "-m", "silence dead groups")
+    commit_file(hws / lenient["worktree"], "harness.toml", LENIENT, "lenient")
+    git(hws, "update-ref", "refs/evotree/harness", git(hws, "rev-parse", "evotree/harness/h2"))
+    report = Cli(hws).json("verify", code=33)
+    validate(report, "verify")
+    assert {p["kind"] for p in report["problems"]} == {"harness_ref", "harness_reflog"}  # now and in its log
+    assert "without a signed harness promotion" in report["problems"][0]["message"]
+    assert report["harness"] == {"id": "h0", "commit": None}
+    assert "harness_ref" in Cli(hws)("verify", code=33).output
+    # diagnose does not follow it: the built-in thresholds, flagged as not signed
+    ws = Workspace.open(hws)
+    harness = active_harness(ws)
+    assert (harness.id, harness.thresholds, harness.signed) == ("h0", {}, False)
+    assert "not signed" in (harness.warning or "")
+    finding = harness_trust_finding(harness, "v1")
+    assert finding is not None and finding.severity == "critical" and finding.code == "audit.harness_unsigned"
+    listed = Cli(hws).json("harness", "list")
+    assert listed["active"] == "h0" and listed["signed"] is False and "not signed" in listed["warning"]
+    # the gates' harness gate fails closed, saying why and how to restore the ref
+    v1 = create_version(ws, hypothesis="anything").id
+    gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "harness")
+    assert gate.status == "fail" and "not signed" in gate.summary
+    assert "git update-ref -d refs/evotree/harness" in (gate.fix or "")
+    # a signed promotion does not build on the tampered state
+    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0])))
+    assert code == 33 and "refusing to promote a harness" in out
+    # ... and a forged ledger entry (no signature) that claims h2 is caught too
+    ws.ledger.transact(_forged_event("h2", git(hws, "rev-parse", "evotree/harness/h2")), actor=ws.git.identity())
+    kinds = {p["kind"] for p in Cli(hws).json("verify", code=33)["problems"]}
+    assert {"harness_promotion", "ledger_harness", "harness_ref"} <= kinds
+    assert active_harness(Workspace.open(hws)).id == "h0"
+
+
+def _forged_event(hid: str, commit: str) -> Any:
+    def change(txn: LedgerTxn) -> Event:
+        txn.meta["harness_active"] = hid
+        return Event(kind="harness.promoted", version=None, actor="mallory",
+                     data={"harness": hid, "commit": commit,
+                           "statement": {"type": "evotree.harness-promotion", "harness": hid, "commit": commit,
+                                         "previous_harness": "h0", "previous_commit": None, "approver": BOB},
+                           "signature": "-----BEGIN SSH SIGNATURE-----\nforged\n"})
+    return change
+
+
+# ---------------------------------------------------------------------------- the honest path
+def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, keys: dict[str, Any]) -> None:
+    from diagnostics.harnesses import active_harness, plan_harness_promotion
+    from evotree.errors import UnknownVersion
+    from gates.evidence import evaluate_gates
+    from gates.signing import canonical, sha256_hex
+    from evotree.versions import create_version
+
+    worktree = next(h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1")
+    commit_file(hws / worktree, "analyzers.py", PLUGIN, "plug-in")
+    tip = git(hws, "rev-parse", "evotree/harness/h1")
+    plugin_sha = sha256_hex(PLUGIN.encode())
+    result = promote_signed(hws, "h1", keys["bob"][0], expect=(
+        "signal.dead_groups.warn_ratio: default -> 0.1", "analyzers.py: ADDED", plugin_sha))
+    assert result["harness"] == "h1" and result["commit"] == tip and result["approver"] == BOB
+    assert result["previous_harness"] == "h0" and result["previous_commit"] is None
+    assert result["diff"]["analyzers_py"] == {"status": "added", "sha256": plugin_sha, "previous_sha256": None}
+    assert result["diff_hash"] == sha256_hex(canonical(result["diff"]))
+    assert git(hws, "rev-parse", "refs/evotree/harness") == tip
+    ws = Workspace.open(hws)
+    event = next(ws.ledger.entries(limit=1)).event
+    assert event.kind == "harness.promoted" and event.data["statement"]["diff_hash"] == result["diff_hash"]
+    assert event.data["statement"]["type"] == "evotree.harness-promotion" and event.data["signature"]
+    report = Cli(hws).json("verify")
+    validate(report, "verify")
+    assert report["ok"] and report["harness"] == {"id": "h1", "commit": tip}
+    assert [p["harness"] for p in report["harness_promotions"]] == ["h1"]
+    promotion_commit = git(hws, "rev-parse", "refs/evotree/ledger")
+    harness = active_harness(ws)
+    assert harness.id == "h1" and harness.signed and harness.thresholds["signal.dead_groups"]["warn_ratio"] == 0.1
+    v1 = create_version(ws, hypothesis="anything").id
+    gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "harness")
+    assert "not signed" not in gate.summary and gate.fix == f"evotree diagnose {v1}"  # signed: only needs a diagnosis
+    # library pieces that move nothing: an unknown harness, and the way back to h0
+    with pytest.raises(UnknownVersion):
+        plan_harness_promotion(ws, "h9")
+    back = plan_harness_promotion(ws, "h0")
+    assert back.diff["thresholds"] == [{"analyzer": "signal.dead_groups", "key": "warn_ratio", "old": 0.1, "new": None}]
+    assert back.diff["analyzers_py"]["status"] == "removed" and back.commit is None
+    # an edited diff in the signed record is caught (the ledger rewritten from the promotion's commit)
+    head = promotion_commit
+    message = git(hws, "log", "-1", "--format=%B", head)
+    subject, body = message.split("\n\n", 1)
+    data = json.loads(body.strip().splitlines()[-1])
+    data["data"]["diff"]["thresholds"] = []
+    forged = subprocess.run(["git", "commit-tree", f"{head}^{{tree}}", "-p", f"{head}^", "-F", "-"], cwd=hws,
+                            input=f"{subject}\n\n{json.dumps(data, sort_keys=True, separators=(',', ':'))}\n",
+                            capture_output=True, text=True, check=True).stdout.strip()
+    git(hws, "update-ref", "refs/evotree/ledger", forged)
+    problems = Cli(hws).json("verify", code=33)["problems"]
+    assert any("recorded diff is not the one signed" in p["message"] for p in problems)
