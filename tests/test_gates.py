@@ -455,7 +455,9 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     hid = harness["id"]
     commit_file(repo / harness["worktree"], "analyzers.py",
                 f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n", "plug-in")
-    Cli(repo)("harness", "promote", hid)
+    from test_harness_signoff import promote_signed  # a harness goes in force only with a signed sign-off
+
+    promote_signed(repo, hid, keys["bob"][0])
     Cli(repo)("diagnose", v1)
     assert marker.exists()
     marker.unlink()

@@ -1,8 +1,13 @@
-"""Harness versions: their own lineage, read only from the promoted ref, stamped on findings."""
+"""Harness versions: their own lineage, read only from the promoted ref, stamped on findings.
+
+Promoting a harness is a person's signed sign-off (tests/test_harness_signoff.py): these tests
+promote through that real path (a pty, Bob's allowed key) with ``promote_signed``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,7 +15,8 @@ from conftest import Cli, commit_file, git
 from evotree.versions import create_version
 from evotree.workspace import Workspace
 from harness.runs import run_versions
-from test_runs import make_run_repo
+from test_gates import keys  # noqa: F401 - a fixture: real SSH keys (bob approves, ada is the agent)
+from test_harness_signoff import promote_signed, signed_run_repo
 
 
 def _dead_group_version(ws: Workspace) -> str:
@@ -23,8 +29,8 @@ def _dead_group_version(ws: Workspace) -> str:
     return rec.id
 
 
-def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path) -> None:
-    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path, keys: dict[str, Any]) -> None:
+    ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     v1 = _dead_group_version(ws)
     run_versions(ws, [v1])
     cli = Cli(ws.root)
@@ -42,8 +48,9 @@ def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path) -> Non
     still = cli.json("diagnose", v1, "--layer", "signal")
     assert not [f for f in still["findings"] if f["code"] == "signal.dead_groups_high"]  # h1 not promoted
 
-    listed = cli.json("harness", "promote", "h1")
-    assert listed["active"] == "h1"
+    promote_signed(ws.root, "h1", keys["bob"][0])
+    listed = cli.json("harness", "list")
+    assert listed["active"] == "h1" and listed["signed"] is True
     assert git(ws.root, "rev-parse", "refs/evotree/harness") == git(ws.root, "rev-parse", "evotree/harness/h1")
     after = cli.json("diagnose", v1, "--layer", "signal")
     dead = [f for f in after["findings"] if f["code"] == "signal.dead_groups_high"]
@@ -60,15 +67,22 @@ def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path) -> Non
         assert ("signal.dead_groups_high" in codes) is flagged
 
 
-def test_bad_harness_is_refused_at_promotion(tmp_path: Path) -> None:
-    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any]) -> None:
+    from diagnostics.harnesses import plan_harness_promotion
+    from evotree.errors import ConfigError, UnknownVersion
+    from test_gates import finish, spawn
+
+    ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     cli = Cli(ws.root)
     created = cli.json("harness", "branch", "-m", "typo")
     commit_file(ws.root / created["worktree"], "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratoi = 0.1\n", "t")
-    err = cli.json("harness", "promote", "h1", code=6)["error"]
-    assert "warn_ratoi" in err["message"]
+    with pytest.raises(ConfigError, match="warn_ratoi"):  # validated before anything is shown or signed
+        plan_harness_promotion(ws, "h1")
+    code, out = finish(spawn(ws.root, "harness", "promote", "h1", "--key", str(keys["bob"][0])))
+    assert code == 6 and "warn_ratoi" in out and "one-time code" not in out
     assert cli.json("harness", "list")["active"] == "h0"
-    cli.json("harness", "promote", "h9", code=5)
+    with pytest.raises(UnknownVersion, match="h9"):
+        plan_harness_promotion(ws, "h9")
 
 
 PLUGIN = '''
@@ -109,14 +123,15 @@ def isolated_registry():
             del sys.modules[name]
 
 
-def test_harness_plugin_analyzer_runs_only_once_promoted(tmp_path: Path, isolated_registry: None) -> None:
-    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+def test_harness_plugin_analyzer_runs_only_once_promoted(tmp_path: Path, isolated_registry: None,
+                                                          keys: dict[str, Any]) -> None:
+    ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     v1 = _dead_group_version(ws)
     run_versions(ws, [v1])
     cli = Cli(ws.root)
     created = cli.json("harness", "branch", "-m", "flag long runs")
     commit_file(ws.root / created["worktree"], "analyzers.py", PLUGIN, "plug-in analyzer")
     assert not [f for f in cli.json("diagnose", v1)["findings"] if f["code"] == "signal.long_run"]
-    cli.json("harness", "promote", created["id"])
+    promote_signed(ws.root, created["id"], keys["bob"][0], expect=("analyzers.py: ADDED",))
     found = [f for f in cli.json("diagnose", v1)["findings"] if f["code"] == "signal.long_run"]
     assert found and found[0]["harness_version"] == created["id"]
