@@ -39,6 +39,12 @@ for step in range(1, steps + 1):
 rec.signal(0, sees_judge=float(os.path.exists("judge")),
            sees_git=float(os.system("git log -1 >/dev/null 2>&1") == 0))
 json.dump({"skill": skill}, open("model.json", "w"))
+if recipe.get("plant"):  # forge the judge's evidence before the judge runs
+    from harness.recorder import Recorder
+    with Recorder(os.path.join(os.environ["EVOTREE_RUN_DIR"], "evidence", "eval"),
+                  run_id=os.environ["EVOTREE_RUN_ID"], phase="eval") as forged:
+        for i in range(10):
+            forged.eval_result("validation", f"val-{i}", 1.0)
 if recipe.get("fail"):
     sys.exit(3)
 '''
@@ -424,3 +430,13 @@ def test_two_evotree_run_processes_at_once(rws: Workspace) -> None:
     assert snap.version(v2).headline["value"] == pytest.approx(0.7)
     kinds = [e.event.kind for e in Workspace.open(rws.root).ledger.entries()]
     assert kinds.count("run.started") == 4 and kinds.count("run.finished") == 4
+
+
+def test_eval_evidence_planted_by_the_train_phase_is_discarded(rws: Workspace) -> None:
+    """A candidate that writes the judge's evidence directory during training gains nothing: the
+    directory is emptied before the judge runs, and the run says so."""
+    v1 = _version(rws, "skill = 0.2\nsteps = 1\nplant = true\n")
+    (record,) = run_versions(rws, [v1])
+    assert record.status == "succeeded", record.error
+    assert any("wrote into evidence/eval" in note for note in record.notes)
+    assert record.headline is not None and record.headline["value"] == pytest.approx(0.2)
