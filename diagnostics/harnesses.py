@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from evotree.errors import AlreadyExists, ConfigError, DirtyState, EvotreeError, InvalidState, UnknownVersion
+from evotree.errors import (
+    AlreadyExists,
+    ConfigError,
+    DirtyState,
+    EvotreeError,
+    InvalidState,
+    UnknownVersion,
+)
 from evotree.ledger import Event, LedgerTxn, utcnow
 from evotree.refs import NAMESPACE
 from evotree.workspace import Workspace
@@ -38,10 +45,24 @@ if TYPE_CHECKING:
     from gates.policy import Policy
     from gates.signoff import Approver
 
-__all__ = ["HARNESS_FILE", "HARNESS_REF", "HarnessVersion", "ActiveHarness", "HarnessTrust", "HarnessPromotionPlan",
-           "HarnessPromotionResult", "create_harness", "list_harnesses", "plan_harness_promotion",
-           "record_harness_promotion", "trusted_harness", "harness_diff", "harness_trust_finding",
-           "active_harness", "harness_thresholds"]
+__all__ = [
+    "HARNESS_FILE",
+    "HARNESS_REF",
+    "ActiveHarness",
+    "HarnessPromotionPlan",
+    "HarnessPromotionResult",
+    "HarnessTrust",
+    "HarnessVersion",
+    "active_harness",
+    "create_harness",
+    "harness_diff",
+    "harness_thresholds",
+    "harness_trust_finding",
+    "list_harnesses",
+    "plan_harness_promotion",
+    "record_harness_promotion",
+    "trusted_harness",
+]
 
 HARNESS_FILE = "harness.toml"
 ANALYZERS_FILE = "analyzers.py"
@@ -379,7 +400,7 @@ def plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
         _parse(raw.decode("utf-8", errors="replace") if raw is not None else "", f"{HARNESS_FILE} of {hid}")
     if hid == trust.id and target == trust.commit:
         raise InvalidState(f"harness {hid} @ {str(target)[:10]} is already in force", fix="commit a change on its "
-                           f"branch, or branch a new harness: evotree harness branch -m TEXT")
+                           "branch, or branch a new harness: evotree harness branch -m TEXT")
     diff = harness_diff(ws, trust.id, trust.commit, hid, target)
     return HarnessPromotionPlan(hid, target, created_by, hypothesis, trust.id, trust.commit, diff,
                                 sha256_hex(canonical(diff)))

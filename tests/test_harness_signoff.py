@@ -15,10 +15,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pexpect
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
-from test_gates import BOB, answer_challenge, child_env, finish, keys, spawn  # noqa: F401 - keys is a fixture
+from test_gates import BOB, answer_challenge, child_env, finish, keypair, spawn
 from test_runs import CONFIG, JUDGE, TRAIN
 
 from evotree.ledger import Event, LedgerTxn
@@ -69,6 +68,13 @@ def harness_state(repo: Path) -> tuple[str, str, int]:
     promoted = sum(1 for e in ws.ledger.entries() if e.event.kind == "harness.promoted")
     return (git(repo, "rev-parse", "--verify", "--quiet", "refs/evotree/harness", check=False),
             ws.ledger.meta().get("harness_active") or "h0", promoted)
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    """Real SSH keys: Bob approves, Ada is the agent's identity (creates harnesses), Mallory is not allowed."""
+    base = tmp_path_factory.mktemp("keys")
+    return {who: keypair(base, who) for who in ("bob", "ada", "mallory")}
 
 
 @pytest.fixture
@@ -128,8 +134,8 @@ def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(hws: Pat
 
 def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, keys: dict[str, Any]) -> None:
     from diagnostics.harnesses import active_harness, harness_trust_finding
-    from gates.evidence import evaluate_gates
     from evotree.versions import create_version
+    from gates.evidence import evaluate_gates
 
     # the agent writes a lenient harness and points the ref at it by hand
     lenient = Cli(hws).json("harness", "branch", "-m", "silence dead groups")
@@ -180,9 +186,9 @@ def _forged_event(hid: str, commit: str) -> Any:
 def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, keys: dict[str, Any]) -> None:
     from diagnostics.harnesses import active_harness, plan_harness_promotion
     from evotree.errors import UnknownVersion
+    from evotree.versions import create_version
     from gates.evidence import evaluate_gates
     from gates.signing import canonical, sha256_hex
-    from evotree.versions import create_version
 
     worktree = next(h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1")
     commit_file(hws / worktree, "analyzers.py", PLUGIN, "plug-in")

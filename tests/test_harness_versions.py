@@ -10,13 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import Cli, commit_file, git
+from test_gates import keypair
+from test_harness_signoff import promote_signed, signed_run_repo
+
 from evotree.versions import create_version
 from evotree.workspace import Workspace
 from harness.runs import run_versions
-from test_gates import keys  # noqa: F401 - a fixture: real SSH keys (bob approves, ada is the agent)
-from test_harness_signoff import promote_signed, signed_run_repo
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    """Real SSH keys: Bob approves harness promotions; Ada (the agent's identity) creates harnesses."""
+    base = tmp_path_factory.mktemp("keys")
+    return {who: keypair(base, who) for who in ("bob", "ada")}
 
 
 def _dead_group_version(ws: Workspace) -> str:
@@ -68,9 +75,10 @@ def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path, keys: 
 
 
 def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any]) -> None:
+    from test_gates import finish, spawn
+
     from diagnostics.harnesses import plan_harness_promotion
     from evotree.errors import ConfigError, UnknownVersion
-    from test_gates import finish, spawn
 
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     cli = Cli(ws.root)
