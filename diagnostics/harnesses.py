@@ -475,7 +475,7 @@ def active_harness(ws: Workspace) -> ActiveHarness:
 
 
 def harness_trust_finding(harness: ActiveHarness, version: str | None = None) -> Finding | None:
-    """A critical ``audit.harness_unsigned`` finding when the harness in force is not signed, else None.
+    """A critical ``version.harness_unsigned`` finding when the harness in force is not signed, else None.
 
     ``evotree diagnose`` adds it to its result so that an agent or a person reading the findings
     sees that the harness ref or ledger was changed without a signed harness promotion.
@@ -484,7 +484,7 @@ def harness_trust_finding(harness: ActiveHarness, version: str | None = None) ->
         return None
     from diagnostics.findings import Finding
 
-    return Finding(layer="audit", code="audit.harness_unsigned", severity="critical",
+    return Finding(layer="version", code="version.harness_unsigned", severity="critical",
                    title=harness.warning or "the harness in force is not signed",
                    evidence={"harness_used": harness.id, "commit": harness.commit},
                    suggestion="run `evotree verify`; restore refs/evotree/harness to the signed chain; promote "

@@ -153,7 +153,7 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, 
     assert (harness.id, harness.thresholds, harness.signed) == ("h0", {}, False)
     assert "not signed" in (harness.warning or "")
     finding = harness_trust_finding(harness, "v1")
-    assert finding is not None and finding.severity == "critical" and finding.code == "audit.harness_unsigned"
+    assert finding is not None and finding.severity == "critical" and finding.code == "version.harness_unsigned"
     listed = Cli(hws).json("harness", "list")
     assert listed["active"] == "h0" and listed["signed"] is False and "not signed" in listed["warning"]
     # the gates' harness gate fails closed, saying why and how to restore the ref
@@ -233,3 +233,36 @@ def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, ke
     git(hws, "update-ref", "refs/evotree/ledger", forged)
     problems = Cli(hws).json("verify", code=33)["problems"]
     assert any("recorded diff is not the one signed" in p["message"] for p in problems)
+
+
+# ---------------------------------------------------------------------------- diagnose
+@pytest.fixture
+def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
+    """A version with 20 % dead groups, run; then the agent points the harness ref at h1 (warn at 10 %) by hand."""
+    from test_harness_versions import _dead_group_version
+
+    from harness.runs import run_versions
+
+    ws = Workspace.open(hws)
+    v1 = _dead_group_version(ws)
+    (record,) = run_versions(ws, [v1])
+    assert record.status == "succeeded", record.error
+    git(hws, "update-ref", "refs/evotree/harness", git(hws, "rev-parse", "evotree/harness/h1"))
+    return hws, v1
+
+
+def test_diagnose_does_not_follow_a_hand_moved_harness_ref(diagnosed_tamper: tuple[Path, str]) -> None:
+    repo, v1 = diagnosed_tamper
+    result = Cli(repo).json("diagnose", v1, "--layer", "signal")
+    validate(result, "diagnose")
+    assert not [f for f in result["findings"] if f["code"] == "signal.dead_groups_high"]  # h1's 10 % not applied
+    assert {f["harness_version"] for f in result["findings"]} == {"h0"}
+
+
+@pytest.mark.xfail(strict=True, reason="needs the 3-line diagnostics/diagnose.py change (not this task's file): "
+                   "add harness_trust_finding(harness, version) to the findings; remove this marker then")
+def test_diagnose_result_says_the_harness_is_not_signed(diagnosed_tamper: tuple[Path, str]) -> None:
+    repo, v1 = diagnosed_tamper
+    result = Cli(repo).json("diagnose", v1, "--layer", "signal")
+    unsigned = [f for f in result["findings"] if f["code"] == "version.harness_unsigned"]
+    assert unsigned and unsigned[0]["severity"] == "critical" and "not signed" in unsigned[0]["title"]
