@@ -582,8 +582,8 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), default=str))
     else:
-        click.secho(f"harness {result.harness} is in force (was {result.previous_harness}); signed by "
-                    f"{result.approver}; diff sha256 {result.diff_hash[:16]}…", fg="green")
+        click.echo(f"harness {result.harness} is in force (was {result.previous_harness}); signed by "
+                   f"{result.approver}; diff sha256 {result.diff_hash[:16]}…")
 
 
 # ---------------------------------------------------------------------------- config / schema
