@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from diagnostics.findings import Finding, max_severity, run_analyzers, sort_findings
-from diagnostics.harnesses import active_harness
+from diagnostics.harnesses import active_harness, harness_trust_finding
 from evotree.errors import EvotreeError
 from evotree.ledger import Event, EventKind, LedgerTxn
 from evotree.workspace import Workspace
@@ -129,6 +129,9 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
     # every finding names the harness version that produced it (plug-ins may name their own)
     found = sort_findings(replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
                           for f in found)
+    unsigned = harness_trust_finding(harness, record_v.id)  # harness ref or ledger off the signed chain
+    if unsigned is not None:
+        found = sort_findings([unsigned, *found])
     worst = max_severity(found)
     result = DiagnoseResult(version=record_v.id, runs=run_ids, layers=chosen,
                             findings=[f.to_dict() for f in found],

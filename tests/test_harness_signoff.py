@@ -259,8 +259,6 @@ def test_diagnose_does_not_follow_a_hand_moved_harness_ref(diagnosed_tamper: tup
     assert {f["harness_version"] for f in result["findings"]} == {"h0"}
 
 
-@pytest.mark.xfail(strict=True, reason="needs the 3-line diagnostics/diagnose.py change (not this task's file): "
-                   "add harness_trust_finding(harness, version) to the findings; remove this marker then")
 def test_diagnose_result_says_the_harness_is_not_signed(diagnosed_tamper: tuple[Path, str]) -> None:
     repo, v1 = diagnosed_tamper
     result = Cli(repo).json("diagnose", v1, "--layer", "signal")
