@@ -223,7 +223,6 @@ def _create_runs(con: Any, sources: EvidenceSources) -> None:
     column (``VERSION``) is dropped.
     Values of a key whose JSON type differs between runs are kept as JSON text.
     """
-    import pyarrow as pa
 
     spelling: dict[str, str] = {c.lower(): c for c in RUN_COLUMNS}
     core: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
@@ -241,12 +240,10 @@ def _create_runs(con: Any, sources: EvidenceSources) -> None:
             if first not in RUN_COLUMNS and first not in rest:
                 rest[first] = _finite(value)
         rests.append(json.dumps(rest, default=str))
-    table = pa.table({"run_id": pa.array(core["run_id"], pa.string()),
-                      "version": pa.array(core["version"], pa.string()),
-                      "seed": pa.array(core["seed"], pa.int64()),
-                      "status": pa.array(core["status"], pa.string()),
-                      "_rest": pa.array(rests, pa.string())})
-    con.register("_runs_src", table)
+    _temp_table(con, "_runs_src", {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT",
+                                   "status": "VARCHAR", "_rest": "VARCHAR"},
+                [{"run_id": r, "version": v, "seed": n, "status": st, "_rest": rest}
+                 for r, v, n, st, rest in zip(core["run_id"], core["version"], core["seed"], core["status"], rests)])
     try:
         structure = None
         if any(r != "{}" for r in rests):
@@ -258,27 +255,28 @@ def _create_runs(con: Any, sources: EvidenceSources) -> None:
             extra = f", unnest(json_transform(_rest, {sql_string(json.dumps(structure))}))"
         con.execute(f"CREATE TEMP TABLE runs AS SELECT run_id, version, seed, status{extra} FROM _runs_src")
     finally:
-        con.unregister("_runs_src")
+        con.execute("DROP TABLE IF EXISTS _runs_src")
 
 
 def _create_run_meta(con: Any, sources: EvidenceSources) -> None:
     """``_run_meta(run_id, version, seed)``: one row per run id, for the evidence views' join."""
-    import pyarrow as pa
-
     seen: dict[str, tuple[str | None, int | None]] = {}
     for record in sources.records:
         run_id = _str_or_none(record.get("run_id"))
         if run_id is None or run_id in seen:
             continue
         seen[run_id] = (_str_or_none(record.get("version")), _int_or_none(record.get("seed")))
-    table = pa.table({"run_id": pa.array(list(seen), pa.string()),
-                      "version": pa.array([v for v, _ in seen.values()], pa.string()),
-                      "seed": pa.array([s for _, s in seen.values()], pa.int64())})
-    con.register("_run_meta_src", table)
-    try:
-        con.execute("CREATE TEMP TABLE _run_meta AS SELECT * FROM _run_meta_src")
-    finally:
-        con.unregister("_run_meta_src")
+    _temp_table(con, "_run_meta", {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT"},
+                [{"run_id": r, "version": v, "seed": n} for r, (v, n) in seen.items()])
+
+
+def _temp_table(con: Any, name: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
+    """Create temp table ``name`` with ``columns`` (name -> DuckDB type) holding ``rows``, in one
+    statement over a JSON parameter. Registering an Arrow table instead makes duckdb import pandas
+    (~0.3 s of every `evotree diagnose`); this takes ~40 ms for 10,000 rows."""
+    shape = json.dumps([columns])
+    con.execute(f"CREATE TEMP TABLE {name} AS SELECT unnest(from_json(?::JSON, {sql_string(shape)}), "
+                "recursive := true)", [json.dumps(rows)])
 
 
 def _create_findings_view(con: Any, findings_dir: Path | None) -> None:

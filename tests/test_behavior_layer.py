@@ -328,3 +328,20 @@ def test_diversity_on_texts_shorter_than_one_ngram(tmp_path: Path) -> None:
     build_run(tmp_path, "r1", groups=[group(0, 4, texts=["a", "a", "a", "a"])])
     f = one(analyze(tmp_path, Diversity()), "behavior.template_collapse")
     assert f.evidence["late"]["mean_distinct_n"] is None and "n/a" in f.title
+
+
+def test_ks_weak_shift_on_large_samples_uses_the_kolmogorov_limit_only_far_above_alpha() -> None:
+    """A weak shift on large samples: p from the Kolmogorov limit with Stephens' correction when it
+    is at least exact_below (within 0.01 of scipy), scipy's exact value below that."""
+    from scipy.stats import ks_2samp
+
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 60, 30_000), rng.integers(0, 60, 20_000)  # same distribution: p = 0.56
+    av, ac = np.unique(a, return_counts=True)
+    bv, bc = np.unique(b, return_counts=True)
+    ref = ks_2samp(a, b)
+    d, p = ks_from_histograms(av, ac, bv, bc)
+    assert ref.pvalue > 0.3 and d == pytest.approx(ref.statistic)
+    assert abs(p - ref.pvalue) < 0.01 and p != pytest.approx(ref.pvalue, rel=1e-9)  # the limit was used
+    _, exact = ks_from_histograms(av, ac, bv, bc, exact_below=1.01)  # never good enough: scipy
+    assert exact == pytest.approx(ref.pvalue, rel=1e-9)
