@@ -10,13 +10,17 @@ findings are written to ``.evotree/findings/<version>.jsonl`` (the ``findings`` 
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from diagnostics.findings import Finding, max_severity, run_analyzers, sort_findings
+from diagnostics.findings import (
+    Finding,
+    max_severity,
+    run_analyzers,
+    sort_findings,
+    write_findings_file,
+)
 from diagnostics.harnesses import active_harness, harness_trust_finding
 from evotree.errors import EvotreeError
 from evotree.ledger import Event, EventKind, LedgerTxn
@@ -144,15 +148,7 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
 
 def _record(ws: Workspace, result: DiagnoseResult) -> None:
     """Replace the version's findings file atomically; append one summary event to the ledger."""
-    directory = ws.state_dir / "findings"
-    directory.mkdir(exist_ok=True)
-    now = time.time()
-    target = directory / f"{result.version}.jsonl"
-    tmp = directory / f".{result.version}.jsonl.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for finding in result.findings:
-            handle.write(json.dumps({**finding, "ts": now}, default=str) + "\n")
-    os.replace(tmp, target)
+    write_findings_file(ws.state_dir / "findings", f"{result.version}.jsonl", result.findings)
     actor = ws.git.identity()
     counts: dict[str, int] = {}
     for finding in result.findings:

@@ -76,6 +76,7 @@ __all__ = [
     "register_analyzer",
     "run_analyzers",
     "sort_findings",
+    "write_findings_file",
 ]
 
 FINDING_SCHEMA_VERSION = 1
@@ -549,3 +550,25 @@ def run_analyzers(
     finally:
         context.close()
     return sort_findings(findings)
+
+
+def write_findings_file(directory: Any, name: str, findings: Iterable[Mapping[str, Any]]) -> Any:
+    """Replace ``directory/name`` atomically with one JSON line per finding, each stamped with
+    ``ts`` (now): the `findings` view reads these files, and a reader never sees half of one."""
+    import json
+    import os
+    from pathlib import Path
+
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    target = folder / name
+    tmp = folder / f".{name}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for finding in findings:
+                handle.write(json.dumps({**finding, "ts": now}, default=str) + "\n")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target

@@ -413,17 +413,11 @@ def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | N
 
 def _record(ws: Any, report: AuditReport) -> None:
     """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
+    from diagnostics.findings import write_findings_file
     from evotree.ledger import Event, EventKind
 
-    directory = ws.state_dir / "findings"
-    directory.mkdir(exist_ok=True)
-    now = time.time()
-    target = directory / f"{report.version}.audit.jsonl"
-    tmp = directory / f".{report.version}.audit.jsonl.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for finding in report.findings:
-            handle.write(json.dumps({**finding.to_dict(), "ts": now}, default=str) + "\n")
-    os.replace(tmp, target)
+    write_findings_file(ws.state_dir / "findings", f"{report.version}.audit.jsonl",
+                        (finding.to_dict() for finding in report.findings))
     if not report.passed:
         try:
             from memory.record import record_incident
