@@ -18,7 +18,7 @@ from evotree.refs import branch_ref
 from evotree.workspace import Workspace
 from harness.layout import RunPaths
 from harness.recorder import Recorder
-from harness.runs import RunRecord, RunStatus, _finish, _now_stamp, runs_dir
+from harness.runs import RunRecord, RunStatus, finish_run, now_stamp, runs_dir
 
 __all__ = ["IngestError", "ingest_trainer_state"]
 
@@ -46,7 +46,7 @@ def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed:
                           fix="pass output_dir/checkpoint-N/trainer_state.json")
     record_v = ws.resolve(version)
     tip = ws.git.ref_target(branch_ref(record_v.id))
-    run_id = f"{record_v.id}-ingested-{_now_stamp()}-{secrets.token_hex(3)}"
+    run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
     paths = RunPaths(runs_dir(ws) / run_id)
     paths.root.mkdir(parents=True)
     recorder = Recorder(paths.evidence_dir("train"), run_id=run_id, phase="train")
@@ -75,7 +75,7 @@ def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed:
     if recorder.nonfinite:
         record.notes.append(f"{recorder.nonfinite} non-finite values recorded and flagged")
     record.save(paths.record)
-    _finish(ws, record, paths, None, wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
+    finish_run(ws, record, paths, None, wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
             charge=False)
     return record
 

@@ -56,6 +56,8 @@ __all__ = [
     "RunsCancelled",
     "plan_runs",
     "run_versions",
+    "finish_run",
+    "now_stamp",
     "execute_run",
     "outcome_status",
     "recover_crashed_runs",
@@ -161,7 +163,8 @@ def runs_dir(ws: Workspace) -> Path:
     return path if path.is_absolute() else ws.root / path
 
 
-def _now_stamp() -> str:
+def now_stamp() -> str:
+    """UTC now as ``YYYYmmddTHHMMSS``: the time part of run ids."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
 
 
@@ -238,7 +241,7 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bo
     }
     for record, tip in records:
         for seed in range(seeds):
-            run_id = f"{record.id}-s{seed}-{_now_stamp()}-{secrets.token_hex(3)}"
+            run_id = f"{record.id}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
             plans.append(RunPlan(run_id=run_id, version=record.id, seed=seed, commit=tip,
                                  judge_commit=str(judge_commit), judge_version=champion.id,
                                  limits=limits_of[record.id],
@@ -327,8 +330,8 @@ def outcome_status(outcome: str) -> str:
     }[outcome].value
 
 
-def _finish(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | None,
-            wall_seconds: float | None = None, *, charge: bool = True, complete: bool = True) -> None:
+def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | None,
+               wall_seconds: float | None = None, *, charge: bool = True, complete: bool = True) -> None:
     """Compact evidence, compute headline and usage, write run.json, append run.finished.
 
     ``complete=False`` (a remote run whose evidence did not all arrive): what arrived is kept
@@ -510,7 +513,7 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
                     last = max((p.stat().st_mtime for p in paths.root.rglob("*") if p.is_file()),
                                default=time.time())
                     started = datetime.fromisoformat(record.started_at).timestamp()
-                    _finish(ws, record, paths, None, wall_seconds=max(0.0, last - started), complete=complete)
+                    finish_run(ws, record, paths, None, wall_seconds=max(0.0, last - started), complete=complete)
                     marked.append(record.run_id)
             marker.unlink(missing_ok=True)
         finally:

@@ -54,7 +54,7 @@ def execute_run(
         RunDirError,
         RunRecord,
         RunStatus,
-        _finish,
+        finish_run,
         _ledger_run_started,
         _package_versions,
         outcome_status,
@@ -102,13 +102,13 @@ def execute_run(
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, Exception):
             try:
-                _finish(ws, record, paths, started)
+                finish_run(ws, record, paths, started)
             finally:
                 marker.unlink(missing_ok=True)
                 lock.close()
             raise
     try:
-        _finish(ws, record, paths, started)
+        finish_run(ws, record, paths, started)
     finally:
         marker.unlink(missing_ok=True)
         lock.close()

@@ -445,10 +445,10 @@ class _Driver:
         record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
 
     def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
-        from harness.runs import _finish
+        from harness.runs import finish_run
 
         try:
-            _finish(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
+            finish_run(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
         finally:
             att.marker.unlink(missing_ok=True)
             att.lock.close()
