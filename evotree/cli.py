@@ -294,7 +294,10 @@ def worktree_restore(version: str, path: str | None) -> Any:
 @cli.command()
 @click.argument("versions", nargs=-1, required=True, metavar="VERSION...")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Runs per version, with seeds 0..N-1.")
+              help="Runs per version, with seeds S..S+N-1 (S: --seed-start).")
+@click.option("--seed-start", type=click.IntRange(min=0), default=0, show_default=True,
+              help="First seed: add seeds to a comparison (e.g. --seeds 3 --seed-start 3 after 0..2) "
+                   "instead of repeating them.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Runs executed at once (default: [executor].jobs).")
 @click.option("--heldout", is_flag=True,
@@ -305,8 +308,8 @@ def worktree_restore(version: str, path: str | None) -> Any:
               help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
                    "'' starts a local Ray for this command).")
 @outputs(_render("runs"), pass_json=True)
-def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, executor: str | None,
-        address: str | None, as_json: bool) -> Any:
+def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None, heldout: bool,
+        executor: str | None, address: str | None, as_json: bool) -> Any:
     """Run versions under the harness: train phase, then the champion's judge.
 
     \b
@@ -327,7 +330,8 @@ def run(versions: tuple[str, ...], seeds: int, jobs: int | None, heldout: bool, 
     from harness.runs import run_versions
 
     ws = _workspace()
-    options = {"seeds": seeds, "jobs": jobs, "heldout": heldout, "executor": executor, "address": address}
+    options = {"seeds": seeds, "seed_start": seed_start, "jobs": jobs, "heldout": heldout, "executor": executor,
+               "address": address}
     view = None
     if not as_json:
         from evotree.render import RunProgress

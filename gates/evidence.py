@@ -231,9 +231,11 @@ def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, na: int, 
     if more_a == more_b == 0:
         more_a = more_b = rule.seeds_needed
     want = max(decision.seeds_to_settle, na + more_a, nb + more_b)
+    have = min(na, nb)
     return (f"about {decision.seeds_to_settle} seeds per side would likely settle it (80 % power at the observed Δ"
-            f" and seed spread; now {na} and {nb}): evotree run {policy.champion} {version} --seeds {want}"
-            f" (seeds 0..{want - 1}; a repeated seed is averaged, not counted twice)")
+            f" and seed spread; now {na} and {nb}): evotree run {policy.champion} {version} --seeds {want - have}"
+            f" --seed-start {have} (seeds {have}..{want - 1}; the same seeds on both sides, a repeated seed"
+            " is averaged, not counted twice)")
 
 
 # ------------------------------------------------------------------ audit

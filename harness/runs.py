@@ -181,14 +181,21 @@ def _package_versions() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- planning
-def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bool = False) -> list[RunPlan]:
+def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bool = False,
+              seed_start: int = 0) -> list[RunPlan]:
     """Check every requested run and budget; nothing starts unless all of them may.
+
+    Each version gets seeds ``seed_start .. seed_start + seeds - 1`` (the same for every version:
+    common random numbers). A later ``seed_start`` adds new seeds to a comparison instead of
+    repeating the ones already run.
 
     Refuses abandoned versions, uncommitted changes in a version's worktree (naming the files),
     empty train/eval commands and budgets that would be exceeded.
     """
     if seeds < 1:
         raise InvalidState(f"--seeds: expected at least 1, actually: {seeds}", fix="pass --seeds 1 or more")
+    if seed_start < 0:
+        raise InvalidState(f"--seed-start: expected 0 or more, actually: {seed_start}", fix="pass --seed-start 0 or more")
     cfg = ws.config
     for name, phase in (("train", cfg.train), ("eval", cfg.eval)):
         if not phase.command.strip():
@@ -240,7 +247,7 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bo
         for vid, count in per_version.items()
     }
     for record, tip in records:
-        for seed in range(seeds):
+        for seed in range(seed_start, seed_start + seeds):
             run_id = f"{record.id}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
             plans.append(RunPlan(run_id=run_id, version=record.id, seed=seed, commit=tip,
                                  judge_commit=str(judge_commit), judge_version=champion.id,
@@ -261,6 +268,7 @@ def run_versions(
     cancel: threading.Event | None = None,
     executor: str | None = None,
     address: str | None = None,
+    seed_start: int = 0,
 ) -> list[RunRecord]:
     """Plan and execute runs of ``versions`` × ``seeds``; return their records in plan order.
 
@@ -271,7 +279,7 @@ def run_versions(
     """
     from harness.executors import make_executor
 
-    plans = plan_runs(ws, versions, seeds=seeds, heldout=heldout)
+    plans = plan_runs(ws, versions, seeds=seeds, heldout=heldout, seed_start=seed_start)
     runner = make_executor(ws.config.executor, kind=executor, jobs=jobs, address=address)
     cancel = cancel or threading.Event()
     base = runs_dir(ws)

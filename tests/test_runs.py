@@ -440,3 +440,15 @@ def test_eval_evidence_planted_by_the_train_phase_is_discarded(rws: Workspace) -
     assert record.status == "succeeded", record.error
     assert any("wrote into evidence/eval" in note for note in record.notes)
     assert record.headline is not None and record.headline["value"] == pytest.approx(0.2)
+
+
+def test_seed_start_adds_new_seeds_and_a_negative_start_is_refused(rws: Workspace) -> None:
+    """--seed-start S runs seeds S..S+N-1 (adding seeds to a comparison), the seed reaches the
+    run (EVOTREE_SEED), and a negative start is refused before anything runs."""
+    v1 = _version(rws, "skill = 0.4\nsteps = 1\n")
+    records = run_versions(rws, [v1], seeds=2, seed_start=3)
+    assert sorted(r.seed for r in records) == [3, 4] and all(r.status == "succeeded" for r in records)
+    assert all(f"{v1}-s{r.seed}-" in r.run_id for r in records)
+    with pytest.raises(InvalidState, match="--seed-start"):
+        run_versions(rws, [v1], seeds=1, seed_start=-1)
+    assert len(rws.ledger.snapshot().version(v1).runs) == 2
