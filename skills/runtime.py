@@ -20,6 +20,7 @@ Two kinds of skills (``SkillInfo.kind``):
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,7 +110,7 @@ def _keep_groups(batch: ScoredBatch, min_std: float) -> list[bool]:
     return [std > min_std for std in group_stds(batch.rewards, batch.num_generations)]
 
 
-class BatchSkill:
+class BatchSkill(ABC):
     """A skill that selects what the policy loss sees in a scored batch."""
 
     name = ""
@@ -117,8 +118,9 @@ class BatchSkill:
     def __init__(self, params: dict[str, Any]) -> None:
         self.params = dict(params)
 
-    def select(self, batch: ScoredBatch) -> Selection:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def select(self, batch: ScoredBatch) -> Selection:
+        """Which groups and samples of ``batch`` the loss keeps, with the counts to record."""
 
 
 class StdGroupFilter(BatchSkill):
