@@ -39,6 +39,10 @@ for step in range(1, steps + 1):
 rec.signal(0, sees_judge=float(os.path.exists("judge")),
            sees_git=float(os.system("git log -1 >/dev/null 2>&1") == 0))
 json.dump({"skill": skill}, open("model.json", "w"))
+if recipe.get("judge_link"):  # a link where the judge tree used to be written, to a folder it can read
+    target = os.path.join(os.environ["EVOTREE_RUN_DIR"], "..", "..", "judge", os.environ["EVOTREE_RUN_ID"])
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.symlink(recipe["judge_link"], target)
 if recipe.get("plant"):  # forge the judge's evidence before the judge runs
     from harness.recorder import Recorder
     with Recorder(os.path.join(os.environ["EVOTREE_RUN_DIR"], "evidence", "eval"),
@@ -452,3 +456,19 @@ def test_seed_start_adds_new_seeds_and_a_negative_start_is_refused(rws: Workspac
     with pytest.raises(InvalidState, match="--seed-start"):
         run_versions(rws, [v1], seeds=1, seed_start=-1)
     assert len(rws.ledger.snapshot().version(v1).runs) == 2
+
+
+def test_a_link_planted_at_the_judge_path_receives_nothing(rws: Workspace, tmp_path: Path) -> None:
+    """The train phase knows where a judge tree at a predictable path would go
+    (.evotree/judge/<run_id>) and plants a symlink there to a folder it can read later: the judge
+    goes to a fresh directory instead, so the folder stays empty and the run is scored as usual."""
+    loot = tmp_path / "loot"
+    loot.mkdir()
+    v1 = _version(rws, f"skill = 0.5\nsteps = 1\njudge_link = '{loot}'\n")
+    (record,) = run_versions(rws, [v1])
+    assert record.status == "succeeded", record.error
+    assert record.headline["value"] == pytest.approx(0.5)
+    assert list(loot.iterdir()) == []
+    judge_root = rws.root / ".evotree" / "judge"
+    assert (judge_root / record.run_id).is_symlink()  # the planted link, untouched and unused
+    assert [p.name for p in judge_root.iterdir()] == [record.run_id]  # the fresh judge dir is gone

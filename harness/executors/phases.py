@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -234,22 +235,30 @@ def train_then_judge(
     """The two phases of a run, in the order that keeps the judge out of the candidate's reach.
 
     The train phase runs in ``paths.candidate``. Only when its whole process group is dead is
-    the judge tree written (``provide_judge(judge_dir)``: an export of the champion's commit,
-    outside the run directory), the eval phase run there, and the judge tree deleted. Evidence
-    the train phase planted where only the judge writes is discarded. Returns the outcome
-    (ok / failed / budget / cancelled / invalid).
+    the judge tree written (``provide_judge(dir)``: an export of the champion's commit, outside
+    the run directory, in a fresh directory named after ``judge_dir`` with a random suffix), the
+    eval phase run there, and the judge tree deleted. Evidence the train phase planted where only
+    the judge writes is discarded. Returns the outcome (ok / failed / budget / cancelled / invalid).
     """
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate,
                         deadline, train_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
     if outcome != "ok":
         return outcome
     planted = paths.evidence_dir("eval")
-    if planted.exists():  # the train phase wrote where only the judge may write
+    if planted.is_symlink():
+        planted.unlink()
+        record.notes.append("the train phase put a link at evidence/eval; it was removed")
+    elif planted.exists():  # the train phase wrote where only the judge may write
         shutil.rmtree(planted)
         record.notes.append("the train phase wrote into evidence/eval; it was discarded")
+    # The judge tree goes to a new directory with an unguessable name (mkdtemp: created by this
+    # call, mode 0700), never to a path the train phase could have prepared (a symlink planted at
+    # a predictable name would receive the hidden files and outlive the cleanup).
+    judge_dir.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix=f"{judge_dir.name}-", dir=judge_dir.parent))
     try:
-        provide_judge(judge_dir)
-        return run_phase(plan, paths, "eval", eval_command, judge_dir,
+        provide_judge(fresh)
+        return run_phase(plan, paths, "eval", eval_command, fresh,
                          deadline, eval_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
     finally:
-        shutil.rmtree(judge_dir, ignore_errors=True)
+        shutil.rmtree(fresh, ignore_errors=True)
