@@ -152,3 +152,16 @@ def test_find_delete_and_flags_that_take_no_value() -> None:
     assert _high("find tests -name 'test_*.py' -delete")[0].code == "audit.test_write"
     assert _high("git checkout -f 9a8b7c6d")[0].revisions == ("9a8b7c6d",)
     assert not _high("curl --version") and not _high("find . -path ./.git -prune -o -name '*.py' -print")
+
+
+def test_revisions_from_stdin_are_a_leak_but_hashing_stdin_is_not() -> None:
+    """`echo master | git log -p --stdin` reads another branch with no revision on the command
+    line; `git hash-object --stdin` reads file content, not revisions."""
+    from harness.audit.commands import classify_command
+
+    for command in ("echo master | git log -p --stdin", "printf 'fix\\n' | git rev-list --stdin",
+                    "echo v2 | git show --stdin"):
+        hits = classify_command(command)
+        assert [(h.code, h.severity) for h in hits] == [("audit.git_history_leak", "high")], command
+        assert "--stdin" in hits[0].rule
+    assert classify_command("git hash-object --stdin < f.txt") == []

@@ -969,6 +969,12 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
                 hit("high" if kind != "name" else "warn", f"git worktree add of revision {word}", _hashes(word))
         return hits
     if sub in _REV_SUBS or sub in _REF_SUBS:
+        if "--stdin" in args and sub in ("log", "rev-list", "shortlog", "whatchanged", "show", "cherry-pick",
+                                         "diff", "name-rev", "describe"):
+            # the revisions come from a pipe (`echo master | git log -p --stdin`): the audit cannot
+            # see which, and branch and tag names are exactly what it must not allow
+            hit("high", f"git {sub} --stdin reads revisions the audit cannot see")
+            return hits
         flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None)
         if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show", "name-rev",
                             "describe", "grep", "diff", "cherry"):
