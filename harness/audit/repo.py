@@ -72,8 +72,10 @@ SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "R
 STRAY_STATE = ("rebase-merge", "rebase-apply", "sequencer", "BISECT_LOG", "BISECT_START",
                "MERGE_MSG", "SQUASH_MSG", "modules", "lfs/objects", "patches")
 #: git, without the shortcuts a repository's own files could make lie: replace refs, the
-#: commit-graph (parents) and reachability bitmaps (which objects a walk reaches).
-_GIT = ("git", "--no-replace-objects", "-c", "core.commitGraph=false", "-c", "pack.useBitmaps=false")
+#: commit-graph (parents) and reachability bitmaps (which objects a walk reaches); and without
+#: the programs its config could make git run in the auditor's process (hooks, fsmonitor).
+_GIT = ("git", "--no-replace-objects", "-c", "core.commitGraph=false", "-c", "pack.useBitmaps=false",
+        "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 #: Git environment variables that would point a subprocess at another repository or history view.
 _GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
                  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
@@ -804,7 +806,7 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         with tempfile.TemporaryDirectory(prefix="evotree-empty-template-") as template:
             init = ["init", "--quiet", f"--template={template}", "--initial-branch", name]
             env = {k: v for k, v in _git_env(target).items() if k != "GIT_DIR"}
-            subprocess.run(["git", *init, *(["--bare"] if bare else []), str(target)], check=True,
+            subprocess.run([*_GIT, *init, *(["--bare"] if bare else []), str(target)], check=True,
                            capture_output=True, env=env, cwd=target)
         gitdir = target if bare else target / ".git"
         _git(gitdir, "config", "core.logAllRefUpdates", "false")
@@ -814,7 +816,7 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         pack = subprocess.Popen([*_GIT, "pack-objects", "--revs", "--stdout", "--quiet"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=_git_env(r.gitdir), cwd=r.gitdir)
-        index = subprocess.Popen(["git", "index-pack", "--stdin", "--strict"], stdin=pack.stdout,
+        index = subprocess.Popen([*_GIT, "index-pack", "--stdin", "--strict"], stdin=pack.stdout,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_git_env(gitdir),
                                  cwd=gitdir)
         assert pack.stdin is not None and pack.stdout is not None
