@@ -164,3 +164,18 @@ def test_cli_audit_trajectories(tmp_path: Path) -> None:
     assert "--repo" in err["error"]["message"]
     text = cli("audit", "trajectories", str(DATA / "claude_code_leak.jsonl"), code=28)
     assert "FAILED" in text.output and "git log --all" in text.output
+
+
+def test_a_base_the_candidate_recorded_finds_leaks_but_clears_nothing(tmp_path: Path) -> None:
+    """The candidate names the reference fix itself as the task's base (train-phase record):
+    `git show <fix>` would then look like an ancestor. An untrusted ancestry never clears it."""
+    from harness.audit.trajectories import audit_trajectory
+
+    repo, old, base, future = _task_repo(tmp_path)
+    peek = Trajectory("peek", "shell", [Step(f"git show {future[:8]}:recipe.toml")])
+    trusted = audit_trajectory(peek, ancestry=Ancestry(repo, future))
+    assert not trusted.flagged and trusted.cleared  # what a lying base would buy if trusted
+    untrusted = audit_trajectory(peek, ancestry=Ancestry(repo, future, trusted=False))
+    assert untrusted.flagged and not untrusted.cleared
+    honest = audit_trajectory(peek, ancestry=Ancestry(repo, base, trusted=False))
+    assert honest.flagged  # with the true base the hash is in the future anyway

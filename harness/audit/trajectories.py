@@ -47,8 +47,13 @@ _EXAMPLES = 5
 class Ancestry:
     """Answers "is this hash the base or an ancestor of it?" for one task repository."""
 
-    def __init__(self, repo: str | os.PathLike[str], base: str | None = None) -> None:
+    def __init__(self, repo: str | os.PathLike[str], base: str | None = None, *, trusted: bool = True) -> None:
+        """``trusted=False`` for a repository and base the candidate's own train phase recorded:
+        such an ancestry may find future hashes but never clears a hit (the candidate could have
+        named the reference fix itself as the base)."""
         import pygit2
+
+        self.trusted = trusted
 
         try:
             self.repo = pygit2.Repository(str(repo))
@@ -162,7 +167,7 @@ def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequen
                   ancestry: Ancestry | None) -> str | None:
     if ancestry is not None:
         states = {ancestry.status(h) for h in hit.revisions}
-        if states == {"ancestor"}:
+        if states == {"ancestor"} and ancestry.trusted:
             return "ancestor"
         if "future" in states:
             return None

@@ -189,12 +189,15 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         for task_id, info in _tasks(base_dir / run_id).items():
             tasks[(run_id, task_id)] = info
     ancestries: dict[tuple[str, str], Ancestry | None] = {}
-    by_repo: dict[tuple[str, str | None], Ancestry | None] = {}
+    by_repo: dict[tuple[str, str | None, bool], Ancestry | None] = {}
     for key, info in tasks.items():
-        repo_key = (info["repo"], info.get("base"))
+        # a base only the train phase recorded is the candidate's word: it may find future hashes,
+        # never clear a hit (it could name the reference fix itself as the base)
+        trusted = info.get("phase") == "eval"
+        repo_key = (info["repo"], info.get("base"), trusted)
         if repo_key not in by_repo:
             try:
-                by_repo[repo_key] = Ancestry(info["repo"], info.get("base"))
+                by_repo[repo_key] = Ancestry(info["repo"], info.get("base"), trusted=trusted)
             except AuditInputError as exc:
                 by_repo[repo_key] = None
                 warnings.append(f"hash ancestry skipped for {info['repo']}: {exc.message}")
