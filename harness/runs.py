@@ -61,6 +61,7 @@ __all__ = [
     "execute_run",
     "outcome_status",
     "recover_crashed_runs",
+    "kill_run_processes",
     "list_runs",
     "runs_dir",
     "HEADLINE_SPLITS",
@@ -510,7 +511,7 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
             if paths.record.exists():
                 record = RunRecord.load(paths.record)
                 if record.status == RunStatus.RUNNING.value:
-                    _kill_orphans(record)
+                    kill_run_processes(record.run_id)
                     record.status = RunStatus.CRASHED.value
                     record.error = ("the process driving this run died (killed or crashed) before it "
                                     "finished; what it recorded is kept")
@@ -544,15 +545,26 @@ def _import_remote_evidence(record: RunRecord, paths: RunPaths) -> None:
         record.notes.append(f"the evidence store {uri} could not be read: {type(exc).__name__}: {exc}")
 
 
-def _kill_orphans(record: RunRecord) -> None:
-    """Kill processes a dead driver left behind (identified by their EVOTREE_RUN_ID)."""
-    needle = f"{ENV_RUN_ID}={record.run_id}".encode()
+def kill_run_processes(run_id: str) -> list[int]:
+    """SIGKILL this machine's processes of ``run_id``; return their pids.
+
+    They are found by ``EVOTREE_RUN_ID=<run_id>`` in their environment (set for every phase
+    process), so a process that left its group (setsid, double fork) is found too. Used after
+    a train phase, by crash recovery (a dead driver's leftovers) and on a Ray node after its
+    worker died. The calling process itself is never killed.
+    """
+    needle = f"{ENV_RUN_ID}={run_id}".encode()
+    killed = []
+    me = os.getpid()
     for proc_dir in Path("/proc").glob("[0-9]*"):
         try:
-            if needle in (proc_dir / "environ").read_bytes().split(b"\0"):
-                os.kill(int(proc_dir.name), signal.SIGKILL)
+            pid = int(proc_dir.name)
+            if pid != me and needle in (proc_dir / "environ").read_bytes().split(b"\0"):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
         except (OSError, ValueError):
             continue
+    return killed
 
 
 # ---------------------------------------------------------------------------- listing

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,110 @@ def test_candidate_package_is_the_exported_commit_without_judge_paths(ws: object
     judge, _ = _tar_commit(ws, commit, exclude=[])
     with tarfile.open(fileobj=io.BytesIO(judge)) as archive:
         assert "judge/hidden.json" in archive.getnames()
+
+
+# ---------------------------------------------------------------- review fixes (store, syncer, kill)
+def test_fetch_checks_against_the_returned_manifest_not_a_forged_store_copy(tmp_path: Path) -> None:
+    local = _run_dir(tmp_path / "worker")
+    store = EvidenceStore(str(tmp_path / "store"))
+    returned = store.finish("r1", local, {"status": "succeeded"})  # what the worker returned via Ray
+    remote = tmp_path / "store" / "runs" / "r1"
+    forged = '{"split": "validation", "score": 99.0}\n'
+    (remote / "evidence" / "eval" / "evals.jsonl").write_text(forged)  # train code rewrote both
+    (remote / "evidence" / "train" / "rollouts.jsonl").write_text('{"x": 1}\n')  # and added a file
+    manifest = json.loads((remote / MANIFEST).read_text())
+    manifest["files"]["evidence/eval/evals.jsonl"] = {"size": len(forged),
+                                                      "sha256": hashlib.sha256(forged.encode()).hexdigest()}
+    manifest["files"]["evidence/train/rollouts.jsonl"] = {"size": 9, "sha256": hashlib.sha256(b'{"x": 1}\n').hexdigest()}
+    (remote / MANIFEST).write_text(json.dumps(manifest))
+    assert store.fetch("r1", tmp_path / "naive").complete  # the store copy alone is fooled...
+    fetched = store.fetch("r1", tmp_path / "driver", expected=returned["files"])
+    assert not fetched.complete  # ...the returned manifest is not
+    assert any("evidence/eval/evals.jsonl does not match the manifest" in p for p in fetched.problems)
+    assert fetched.manifest is None  # the store's manifest.json was not even read
+    assert not (tmp_path / "driver" / "evidence" / "train" / "rollouts.jsonl").exists()  # not listed: not imported
+    # untouched evidence checked against the returned manifest is complete
+    store.finish("r2", local, {"status": "succeeded"})
+    assert store.fetch("r2", tmp_path / "d2", expected=returned["files"]).complete
+
+
+def test_evidence_files_looks_up_only_contract_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    local = _run_dir(tmp_path / "run")
+    (local / "candidate" / "ckpt").mkdir()
+    (local / "evidence" / "eval" / "evals.jsonl").unlink()
+    (local / "evidence" / "eval" / "evals.jsonl").symlink_to(local / "candidate" / "model.bin")
+
+    def no_walk(*_: object, **__: object) -> None:
+        raise AssertionError("the run directory was walked")
+
+    monkeypatch.setattr(Path, "rglob", no_walk)
+    monkeypatch.setattr(Path, "iterdir", no_walk)
+    assert evidence_files(local) == ["evidence/train/signals.jsonl", "logs/train.err"]  # no link, no candidate/
+
+
+def test_syncer_retries_a_failed_copy(tmp_path: Path) -> None:
+    from harness.executors.ray_worker import _Syncer
+
+    local = _run_dir(tmp_path / "run")
+    store = EvidenceStore(str(tmp_path / "store"))
+    real_put, calls = store.put_files, []
+
+    def flaky(run_id: str, root: Path, rels: list[str]) -> None:
+        calls.append(list(rels))
+        if len(calls) == 1:
+            raise RuntimeError("store unavailable")
+        real_put(run_id, root, rels)
+
+    store.put_files = flaky  # type: ignore[method-assign]
+    syncer = _Syncer(store, "r1", local, 60.0)
+    with pytest.raises(RuntimeError):
+        syncer.sync()
+    assert syncer.sent == {}
+    syncer.sync()  # the failed files are sent again
+    assert sorted(calls[1]) == sorted(evidence_files(local))
+    assert (tmp_path / "store" / "runs" / "r1" / "evidence" / "eval" / "evals.jsonl").exists()
+    syncer.sync()
+    assert len(calls) == 2  # nothing changed: nothing re-sent
+
+
+def test_put_json_on_an_object_store_is_one_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = EvidenceStore("memory://evotree-test-store")
+    assert not store.local and EvidenceStore(str(tmp_path)).local and EvidenceStore(f"file://{tmp_path}").local
+
+    def no_move(*_: object, **__: object) -> None:
+        raise AssertionError("mv on an object store is a copy and a delete")
+
+    monkeypatch.setattr(store.fs, "mv", no_move)
+    store.put_json("r1", MANIFEST, {"status": "succeeded"})
+    assert store.read_json("r1", MANIFEST) == {"status": "succeeded"}
+    assert not store.fs.exists(store.run_path("r1", MANIFEST + ".tmp"))
+    local = EvidenceStore(str(tmp_path / "s"))
+    local.put_json("r1", MANIFEST, {"a": 1})  # a file system: temporary name, then a rename
+    assert json.loads((tmp_path / "s" / "runs" / "r1" / MANIFEST).read_text()) == {"a": 1}
+    assert not (tmp_path / "s" / "runs" / "r1" / (MANIFEST + ".tmp")).exists()
+
+
+def test_kill_run_processes_kills_by_run_id_and_returns_pids(tmp_path: Path) -> None:
+    import os
+
+    from harness.layout import ENV_RUN_ID
+    from harness.runs import kill_run_processes
+
+    script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True); print('up', flush=True); time.sleep(60)"
+    mine = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, ENV_RUN_ID: "run-kill-1"},
+                            stdout=subprocess.PIPE, text=True)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             env={**os.environ, ENV_RUN_ID: "run-kill-2"})
+    try:
+        assert mine.stdout is not None and mine.stdout.readline().strip() == "up"  # the grandchild exists
+        killed = kill_run_processes("run-kill-1")
+        assert mine.pid in killed and len(killed) == 2  # the child and its setsid grandchild
+        assert mine.wait(timeout=5) == -9
+        assert other.poll() is None  # another run's process is left alone
+        import harness.executors.ray_worker as worker
+
+        assert not hasattr(worker, "kill_run_processes")  # one implementation, in harness.runs
+    finally:
+        other.kill()
+        mine.kill()
+        other.wait()

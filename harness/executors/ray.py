@@ -53,7 +53,7 @@ from harness.layout import RunPaths
 if TYPE_CHECKING:
     from evotree.config import ExecutorSection
     from evotree.workspace import Workspace
-    from harness.executors.store import EvidenceStore
+    from harness.executors.store import EvidenceStore, FetchResult
     from harness.runs import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["RayExecutor", "connect", "evidence_uri"]
@@ -203,9 +203,13 @@ class _Driver:
                 for ref in ready:
                     self._settle(ref)
             self._drain()
-        except BaseException:
+        except BaseException as exc:
             for ref in list(self.running):  # a driver bug must not leave tasks running
-                self.ray.cancel(ref, force=True)
+                try:
+                    self.ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001, S110 - best effort: the runs are closed below
+                    pass
+            self._abandon(exc)
             raise
         finally:
             self.ray.kill(self.sink)
@@ -357,7 +361,7 @@ class _Driver:
     def _settle(self, ref: Any) -> None:
         from harness.runs import RunStatus
 
-        att = self.running.pop(ref)
+        att = self.running[ref]  # removed by _close, once the run is finished
         exc_types = self.ray.exceptions
         result: dict[str, Any] | None = None
         kind, cause = "returned", None
@@ -373,16 +377,18 @@ class _Driver:
         except exc_types.RayError as exc:
             kind = "cancelled" if self.cancelling_since is not None else "lost"
             cause = f"the Ray worker running this run died ({type(exc).__name__}: {_first(exc)})"
-        fetched = self.store.fetch(att.record.run_id, att.paths.root)
-        worker = fetched.worker or att.worker
+        fetched, manifest = self._fetch(att, result if kind == "returned" else None)
+        # Who ran it: from the returned manifest, else the worker's own report through Ray
+        # (the sink), and only else the store's worker.json (which the candidate could rewrite).
+        worker = ({k: manifest[k] for k in ("node_id", "worker_pid", "host") if k in manifest}
+                  if result is not None and manifest is result else {}) or att.worker or fetched.worker or {}
         record = att.record
         if worker:
             record.host = str(worker.get("host", record.host))
             record.executor.update({k: worker[k] for k in ("node_id", "worker_pid") if k in worker})
         complete, charge = fetched.complete, True
-        manifest = fetched.manifest
-        if kind == "returned" and result is not None and complete:
-            self._apply(record, manifest or result)
+        if kind == "returned" and manifest is not None and complete:
+            self._apply(record, manifest)
         elif kind == "cancelled":
             if manifest is not None:
                 self._apply(record, manifest)
@@ -414,6 +420,37 @@ class _Driver:
         if retry:
             self._submit(att.plan, attempt=att.attempt + 1, retry_of=record.run_id)
 
+    def _fetch(self, att: _Attempt, result: Any) -> tuple[FetchResult, dict[str, Any] | None]:
+        """Import the attempt's evidence; (what arrived, the manifest to trust or None).
+
+        When the task returned, its return value is the manifest and the files are checked
+        against *its* sizes and sha256; the store's ``manifest.json`` is ignored (train code
+        may write to a shared store and rewrite evidence and manifest together). The store's
+        copy is used only when nothing was returned (lost or crashed: incomplete anyway).
+        A fetch that fails (any error of the store's backend) gives an incomplete result with
+        the problem recorded, never an aborted request.
+        """
+        from harness.executors.store import FetchResult
+
+        expected: dict[str, Any] | None = None
+        problems: list[str] = []
+        if result is not None:
+            if isinstance(result, dict) and isinstance(result.get("files"), dict):
+                expected = result["files"]
+            else:
+                problems.append("the worker returned no manifest with a file list")
+                expected, result = {}, None
+        try:
+            fetched = self.store.fetch(att.record.run_id, att.paths.root, expected=expected)
+        except Exception as exc:  # noqa: BLE001 - fsspec backends raise more than OSError
+            fetched = FetchResult(manifest=None, worker=None, checked=False,
+                                  problems=[f"fetching the evidence from {self.uri} failed: "
+                                            f"{type(exc).__name__}: {_first(exc)}"])
+        fetched.problems[:0] = problems
+        if problems:
+            fetched.checked = False
+        return fetched, (result if result is not None else fetched.manifest)
+
     def _no_retry_reason(self, att: _Attempt) -> str | None:
         """Why a lost attempt is not retried, or None when it is.
 
@@ -429,7 +466,8 @@ class _Driver:
 
         version = self.ws.ledger.snapshot().version(att.plan.version)
         used = Usage.from_dict(version.usage if version is not None else None).runs
-        running = sum(1 for other in self.running.values() if other.plan.version == att.plan.version)
+        running = sum(1 for other in self.running.values()
+                      if other is not att and other.plan.version == att.plan.version)
         limit = self.ws.config.budget.max_runs_per_version
         if used + running + 2 > limit:
             return (f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {running} "
@@ -452,8 +490,39 @@ class _Driver:
         finally:
             att.marker.unlink(missing_ok=True)
             att.lock.close()
+        for ref in [r for r, a in self.running.items() if a is att]:
+            del self.running[ref]
         self.done[self.origin[att.record.run_id]].append(att.record)
         self.notify(att.record.run_id, "finished", {"status": att.record.status, "headline": att.record.headline})
+
+    def _abandon(self, exc: BaseException) -> None:
+        """The request is aborting: finish every attempt still open, so no run stays ``running``.
+
+        Each is ``cancelled`` (Ctrl-C) or ``failed`` with the cause, charged (it may have run)
+        and marked incomplete. A run that cannot be finished normally still gets its status
+        written to run.json.
+        """
+        from harness.runs import RunStatus
+
+        interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
+        why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__
+        for att in list(self.running.values()):
+            record = att.record
+            record.status = (RunStatus.CANCELLED if interrupted else RunStatus.FAILED).value
+            record.error = f"the driver stopped this request ({why}) before the run was settled"
+            record.notes.append("evidence incomplete: the driver did not import this run's evidence")
+            try:
+                self._close(att, wall=_wall(None, att.worker, att), charge=True, complete=False)
+            except BaseException as close_exc:  # noqa: BLE001 - at least the status must land
+                record.notes.append(f"finishing it failed: {type(close_exc).__name__}")
+                record.evidence["complete"] = False
+                record.headline = None
+                record.ended_at = record.ended_at or utcnow()
+                try:
+                    record.save(att.paths.record)
+                finally:
+                    for ref in [r for r, a in self.running.items() if a is att]:
+                        del self.running[ref]
 
     def _finish_unstarted(self, plan: RunPlan, *, attempt: int) -> None:
         from harness.runs import RunStatus, _ledger_run_started

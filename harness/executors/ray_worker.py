@@ -33,8 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CANDIDATE_ARCHIVE", "ProgressSink", "cleanup_run", "kill_run_processes", "run_in_worker",
-           "scratch_dirs"]
+__all__ = ["CANDIDATE_ARCHIVE", "ProgressSink", "cleanup_run", "run_in_worker", "scratch_dirs"]
 
 #: The one file of a candidate package (the runtime_env working_dir).
 CANDIDATE_ARCHIVE = "candidate.tar"
@@ -100,14 +99,17 @@ class _Syncer(threading.Thread):
     def sync(self) -> None:
         from harness.executors.store import evidence_files
 
-        changed = []
-        for rel in evidence_files(self.root):
-            size = (self.root / rel).stat().st_size
+        changed: dict[str, int] = {}
+        for rel in evidence_files(self.root):  # the contract's names only, never candidate/
+            try:
+                size = (self.root / rel).stat().st_size
+            except OSError:
+                continue
             if self.sent.get(rel) != size:
-                changed.append(rel)
-                self.sent[rel] = size
+                changed[rel] = size
         if changed:
-            self.store.put_files(self.run_id, self.root, changed)
+            self.store.put_files(self.run_id, self.root, list(changed))
+            self.sent.update(changed)  # only once the copy succeeded: a failed one is retried
 
     def run(self) -> None:
         while not self.stop.wait(self.period):
@@ -225,26 +227,10 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
         shutil.rmtree(judge_dir, ignore_errors=True)
 
 
-def kill_run_processes(run_id: str) -> list[int]:
-    """SIGKILL this node's processes of ``run_id`` (found by EVOTREE_RUN_ID in their environment)."""
-    import signal
-
-    from harness.layout import ENV_RUN_ID
-
-    needle = f"{ENV_RUN_ID}={run_id}".encode()
-    killed = []
-    for proc_dir in Path("/proc").glob("[0-9]*"):
-        try:
-            if needle in (proc_dir / "environ").read_bytes().split(b"\0"):
-                os.kill(int(proc_dir.name), signal.SIGKILL)
-                killed.append(int(proc_dir.name))
-        except (OSError, ValueError):
-            continue
-    return killed
-
-
 def cleanup_run(run_id: str) -> dict[str, Any]:
     """After a worker died: kill what its phases left running on this node, delete its scratch."""
+    from harness.runs import kill_run_processes
+
     killed = kill_run_processes(run_id)
     for path in scratch_dirs(run_id):
         shutil.rmtree(path, ignore_errors=True)

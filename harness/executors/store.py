@@ -7,12 +7,16 @@ machine, NFS, ``s3://bucket/prefix``, ``gs://...``). A run's files live under
     worker.json                       written first: node, pid, host, start time
     evidence/<phase>/<kind>.jsonl     copied while the run goes (every sync_seconds) and at its end
     logs/<phase>.<out|err>
-    manifest.json                     written last, atomically: status, phases, and every file's
-                                      size and sha256
+    manifest.json                     written last: status, phases, and every file's size and
+                                      sha256 (the worker also returns it to the driver through Ray)
 
 Only workers write here and only the driver reads; the driver alone writes run.json and the
-ledger. A run whose ``manifest.json`` is missing, or whose files do not match it, is
-*incomplete*: what arrived is imported for inspection but never taken for a result.
+ledger. The store is shared, so a candidate's train code may be able to write to it: when the
+task returned, the driver checks the files against the manifest the worker *returned*
+(``fetch(..., expected=...)``), never against the store's ``manifest.json``; the store copy is
+used only for runs that never returned (lost, crashed), which are incomplete anyway. A run
+without a manifest, or whose files do not match it, is *incomplete*: what arrived is imported
+for inspection but never taken for a result.
 The driver imports only the file names of the run-directory contract, so a store cannot write
 anything else (``run.json``, paths outside the run directory) into the driver's runs directory.
 """
@@ -37,14 +41,27 @@ _ALLOWED = re.compile(rf"^(evidence/({_PHASES})/({_KINDS})\.jsonl|logs/({_PHASES
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+_CONTRACT = tuple(sorted([f"evidence/{phase}/{kind}.jsonl" for phase in PHASES for kind in KINDS]
+                          + [f"logs/{phase}.{stream}" for phase in PHASES for stream in ("out", "err")]))
+
+
 def evidence_files(root: Path) -> list[str]:
-    """The contract's files present under a run directory ``root`` (relative posix paths)."""
+    """The contract's files present under a run directory ``root`` (relative posix paths).
+
+    Only the contract's few names are looked up (the syncer calls this every few seconds: the
+    run directory's ``candidate/`` with its checkpoints is never walked); a name reached
+    through a symbolic link (the file or a directory on its way) is left out.
+    """
     found = []
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            rel = path.relative_to(root).as_posix()
-            if _ALLOWED.match(rel):
-                found.append(rel)
+    for rel in _CONTRACT:
+        path = root / rel
+        try:
+            if not path.is_file() or any((root / part).is_symlink()
+                                         for part in (rel.split("/", 1)[0], rel.rsplit("/", 1)[0], rel)):
+                continue
+        except OSError:
+            continue
+        found.append(rel)
     return found
 
 
@@ -67,11 +84,14 @@ class FetchResult:
     worker: dict[str, Any] | None
     files: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: True when the files were checked against a list of expected files (the returned
+    #: manifest's, or else the store's manifest.json).
+    checked: bool = False
 
     @property
     def complete(self) -> bool:
-        """True when the manifest is there and every file it lists arrived intact."""
-        return self.manifest is not None and not self.problems
+        """True when the files were checked against a manifest and all arrived intact."""
+        return self.checked and not self.problems
 
 
 class EvidenceStore:
@@ -101,12 +121,27 @@ class EvidenceStore:
         return f"{base}/{rel}" if rel else base
 
     # ------------------------------------------------------------------ worker side
+    @property
+    def local(self) -> bool:
+        """True when the store is a local (or mounted) file system, False for object stores."""
+        protocol = self.fs.protocol
+        return bool({"file", "local"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol]))
+
     def put_json(self, run_id: str, rel: str, data: dict[str, Any]) -> None:
-        """Write a small JSON file atomically (temporary name, then a rename)."""
+        """Write a small JSON file so a reader never sees it half-written.
+
+        On a file system: a temporary name, then a rename. On an object store (s3, gcs, ...):
+        one ``pipe_file`` (an object PUT is atomic already, and a "rename" there is a copy and
+        a delete).
+        """
         target = self.run_path(run_id, rel)
-        tmp = f"{target}.tmp"
+        payload = (json.dumps(data, sort_keys=True, default=str) + "\n").encode()
         self.fs.makedirs(self.run_path(run_id), exist_ok=True)
-        self.fs.pipe_file(tmp, (json.dumps(data, sort_keys=True, default=str) + "\n").encode())
+        if not self.local:
+            self.fs.pipe_file(target, payload)
+            return
+        tmp = f"{target}.tmp"
+        self.fs.pipe_file(tmp, payload)
         self.fs.mv(tmp, target)
 
     def put_files(self, run_id: str, local_root: Path, rels: list[str]) -> None:
@@ -137,14 +172,19 @@ class EvidenceStore:
             return None
         return data if isinstance(data, dict) else None
 
-    def fetch(self, run_id: str, local_root: Path) -> FetchResult:
-        """Import the run's evidence into ``local_root``; check it against the manifest.
+    def fetch(self, run_id: str, local_root: Path, expected: dict[str, Any] | None = None) -> FetchResult:
+        """Import the run's evidence into ``local_root``; check it against a manifest.
 
-        Only the run-directory contract's files are imported. With a manifest, each listed
-        file must arrive with its size and sha256; without one, whatever is there is imported
-        and the result is incomplete.
+        ``expected``: the ``files`` (size, sha256 per name) of the manifest the worker returned
+        to the driver through Ray. When given, the store's ``manifest.json`` is not read at all
+        (anything that can write to the store could have rewritten it together with the
+        evidence); without it (the task never returned) the store's copy is used. Only the
+        run-directory contract's files are imported. Each expected file must arrive with its
+        size and sha256; with no manifest at all, whatever is there is imported and the result
+        is incomplete.
         """
-        result = FetchResult(manifest=self.read_json(run_id, MANIFEST), worker=self.read_json(run_id, WORKER))
+        manifest = None if expected is not None else self.read_json(run_id, MANIFEST)
+        result = FetchResult(manifest=manifest, worker=self.read_json(run_id, WORKER))
         base = self.run_path(run_id)
         try:
             listed = self.fs.find(base)
@@ -156,10 +196,16 @@ class EvidenceStore:
             rel = remote[len(base.rstrip("/")) + 1:] if remote.startswith(base.rstrip("/") + "/") else None
             if rel and _ALLOWED.match(rel):
                 present[rel] = remote
-        expected = (result.manifest or {}).get("files") or {}
-        if result.manifest is None:
+        if expected is None and manifest is not None:
+            expected = manifest.get("files")
+            if not isinstance(expected, dict):
+                result.problems.append("the store's manifest.json has no file list")
+                expected = {}
+        result.checked = expected is not None
+        if expected is None:
             result.problems.append("no manifest.json: the worker never finished writing this run's evidence")
-        wanted = expected if result.manifest is not None else present
+        expected = expected or {}
+        wanted = expected if result.checked else present
         for rel in sorted(wanted):
             if not _ALLOWED.match(rel):
                 result.problems.append(f"{rel}: the manifest lists a file that is not run evidence")
@@ -173,7 +219,8 @@ class EvidenceStore:
             result.files.append(rel)
             if rel in expected:
                 size, sha = file_digest(dest)
-                if size != expected[rel].get("size") or sha != expected[rel].get("sha256"):
+                want = expected[rel] if isinstance(expected[rel], dict) else {}
+                if size != want.get("size") or sha != want.get("sha256"):
                     result.problems.append(f"{rel} does not match the manifest (size {size}, expected "
-                                           f"{expected[rel].get('size')})")
+                                           f"{want.get('size')})")
         return result
