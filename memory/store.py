@@ -81,41 +81,73 @@ class MemoryStore:
         """Every entry in a memory tree (another ref's, e.g. a clone's), each validated."""
         return list(self._entries_of(tree, where))
 
-    def _entries_of(self, tree: pygit2.Tree, where: str | None = None) -> Iterable[MemoryEntry]:
+    def _malformed(self, what: str, where: str | None) -> InvalidMemory:
+        return InvalidMemory(f"memory on {where or self.ref} is malformed: {what}",
+                             fix="the memory ref was written by another tool; inspect it with "
+                                 f"`git log -p {where or self.ref}`")
+
+    def _items(self, tree: pygit2.Tree, where: str | None) -> Iterable[tuple[pygit2.Tree, pygit2.Object]]:
+        """Every ``(shard, item)`` of ``entries/``, each of the type the layout requires (a
+        shard is a tree, an item a blob named ``<id>.json``), else :class:`InvalidMemory`."""
         if "entries" not in tree:
             return
-        for shard in tree["entries"]:
+        top = tree["entries"]
+        if not isinstance(top, pygit2.Tree):
+            raise self._malformed(f"entries is a {top.type_str}, not a tree", where)
+        for shard in top:
+            if not isinstance(shard, pygit2.Tree):
+                raise self._malformed(f"entries/{shard.name} is a {shard.type_str}, not a shard tree", where)
             for item in shard:
-                try:
-                    data = json.loads(item.data)
-                    yield MemoryEntry.from_dict(data)
-                except (ValueError, InvalidMemory) as exc:
-                    raise InvalidMemory(
-                        f"memory entry {shard.name}/{item.name} on {where or self.ref} is unreadable: {exc}",
-                        fix="the memory ref was written by another tool; inspect it with "
-                            f"`git log -p {where or self.ref}`") from None
+                if not isinstance(item, pygit2.Blob) or not item.name.endswith(".json"):
+                    raise self._malformed(f"entries/{shard.name}/{item.name} is a {item.type_str}, "
+                                          "not an entry blob <id>.json", where)
+                yield shard, item
+
+    def _entries_of(self, tree: pygit2.Tree, where: str | None = None) -> Iterable[MemoryEntry]:
+        for shard, item in self._items(tree, where):
+            try:
+                entry = MemoryEntry.from_dict(json.loads(item.data))
+            except (ValueError, TypeError, InvalidMemory) as exc:
+                raise InvalidMemory(
+                    f"memory entry {shard.name}/{item.name} on {where or self.ref} is unreadable: {exc}",
+                    fix="the memory ref was written by another tool; inspect it with "
+                        f"`git log -p {where or self.ref}`") from None
+            if item.name != f"{entry.id}.json" or shard.name != _shard(entry.id):
+                raise self._malformed(f"entries/{shard.name}/{item.name} holds entry {entry.id}, "
+                                      f"which belongs at entries/{_shard(entry.id)}/{entry.id}.json", where)
+            yield entry
 
     def ids(self, tree: pygit2.Tree | None = None) -> set[str]:
-        """The ids present (cheap: names only, no blob is parsed)."""
+        """The ids present (cheap: names only, no blob is parsed; object types are checked)."""
         if tree is None:
             head = self.head()
             if head is None:
                 return set()
             tree = head.tree
-        if "entries" not in tree:
-            return set()
-        return {item.name.removesuffix(".json") for shard in tree["entries"] for item in shard}
+        return {item.name.removesuffix(".json") for _, item in self._items(tree, None)}
 
     def get(self, entry_id: str) -> MemoryEntry | None:
-        """The entry with exactly this id, or None."""
+        """The entry with exactly this id, or None; :class:`InvalidMemory` if what is stored there
+        is not that entry."""
         head = self.head()
         if head is None:
             return None
+        path = f"entries/{_shard(entry_id)}/{entry_id}.json"
         try:
-            blob = head.tree[f"entries/{_shard(entry_id)}/{entry_id}.json"]
-        except KeyError:
+            blob = head.tree[path]
+        except (KeyError, ValueError):
             return None
-        return MemoryEntry.from_dict(json.loads(blob.data))
+        if not isinstance(blob, pygit2.Blob):
+            raise self._malformed(f"{path} is a {blob.type_str}, not an entry blob", None)
+        try:
+            entry = MemoryEntry.from_dict(json.loads(blob.data))
+        except (ValueError, TypeError, InvalidMemory) as exc:
+            raise InvalidMemory(f"memory entry {path} on {self.ref} is unreadable: {exc}",
+                                fix="the memory ref was written by another tool; inspect it with "
+                                    f"`git log -p {self.ref}`") from None
+        if entry.id != entry_id:
+            raise self._malformed(f"{path} holds entry {entry.id}, not {entry_id}", None)
+        return entry
 
     def commits(self) -> int:
         """How many commits memory has (one per append)."""

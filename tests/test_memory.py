@@ -429,3 +429,93 @@ def test_diverged_clones_merge_their_memory(ws: Workspace, repo: Path, tmp_path:
     assert "does not name a commit" in Cli(repo).json("memory", "merge", "nope", code=27)["error"]["message"]
     assert "not a memory commit" in Cli(repo).json("memory", "merge", "main", code=27)["error"]["message"]
     assert git(repo, "rev-parse", MEMORY_REF) == head
+
+
+def _memory_commit(ws: Workspace, shape: dict[str, Any]) -> str:
+    """A commit whose tree is ``meta.json`` plus ``entries/`` built from ``shape`` (name -> bytes
+    for a blob, name -> dict for a tree), written with pygit2 as another tool might."""
+    import pygit2
+
+    repo = ws.git.repo
+
+    def build(node: dict[str, Any]) -> pygit2.Oid:
+        builder = repo.TreeBuilder()
+        for name, value in node.items():
+            if isinstance(value, dict):
+                builder.insert(name, build(value), pygit2.GIT_FILEMODE_TREE)
+            else:
+                builder.insert(name, repo.create_blob(value), pygit2.GIT_FILEMODE_BLOB)
+        return builder.write()
+
+    tree = build({"meta.json": b'{"v": 1}\n', "entries": shape})
+    sig = pygit2.Signature("Other Tool", "other@example.com")
+    return str(repo.create_commit(None, sig, sig, "other tool\n", tree, []))
+
+
+def test_malformed_memory_trees_are_refused_not_a_traceback(ws: Workspace, repo: Path) -> None:
+    first = memory.add_entry(ws, "the first lesson")
+    second = memory.add_entry(ws, "the second lesson")
+    blob = lambda e: (json.dumps(e.to_dict()) + "\n").encode()  # noqa: E731
+    cases = {
+        "blob-for-shard": ({first.id[1:3]: blob(first)}, "not a shard tree"),
+        "tree-for-entry": ({first.id[1:3]: {f"{first.id}.json": {"x": b"1"}}}, "not an entry blob"),
+        "entries-is-blob": (None, "entries is a blob"),
+        # a valid entry under another entry's name: ids() would say `first`, the content is `second`
+        "wrong-name": ({first.id[1:3]: {f"{first.id}.json": blob(second)}}, f"holds entry {second.id}"),
+    }
+    head = git(repo, "rev-parse", MEMORY_REF)
+    for name, (shape, message) in cases.items():
+        if shape is None:
+            import pygit2
+
+            r = ws.git.repo
+            builder = r.TreeBuilder()
+            builder.insert("meta.json", r.create_blob(b"{}"), pygit2.GIT_FILEMODE_BLOB)
+            builder.insert("entries", r.create_blob(b"oops"), pygit2.GIT_FILEMODE_BLOB)
+            sig = pygit2.Signature("Other Tool", "other@example.com")
+            commit = str(r.create_commit(None, sig, sig, "other\n", builder.write(), []))
+        else:
+            commit = _memory_commit(ws, shape)
+        ref = f"refs/remotes/other/{name}"
+        git(repo, "update-ref", ref, commit)
+        err = Cli(repo).json("memory", "merge", ref, code=27)["error"]  # an exception would propagate
+        assert message in err["message"] and f"git log -p {ref}" in err["fix"], (name, err)
+        assert git(repo, "rev-parse", MEMORY_REF) == head  # nothing merged
+    # the same trees as this workspace's own memory: every reader says InvalidMemory
+    store = MemoryStore(ws.git)
+    for name in ("blob-for-shard", "tree-for-entry", "entries-is-blob"):
+        git(repo, "update-ref", MEMORY_REF, git(repo, "rev-parse", f"refs/remotes/other/{name}"))
+        for read in (store.ids, store.entries):
+            with pytest.raises(InvalidMemory, match="malformed"):
+                read()
+        assert "malformed" in Cli(repo).json("memory", "list", code=27)["error"]["message"]
+    git(repo, "update-ref", MEMORY_REF, git(repo, "rev-parse", "refs/remotes/other/tree-for-entry"))
+    with pytest.raises(InvalidMemory, match="not an entry blob"):
+        store.get(first.id)
+    git(repo, "update-ref", MEMORY_REF, git(repo, "rev-parse", "refs/remotes/other/wrong-name"))
+    with pytest.raises(InvalidMemory, match=f"holds entry {second.id}"):
+        store.get(first.id)
+    with pytest.raises(InvalidMemory, match=f"holds entry {second.id}"):
+        store.entries()
+
+
+def test_promotion_credits_the_promoted_commit_not_the_moved_branch(ws: Workspace, repo: Path) -> None:
+    from skills import apply_skill
+
+    v1 = _with_skills(ws, "filter dead groups", ["StdGroupFilter"])
+    promoted = git(repo, "rev-parse", f"evotree/{v1}")
+    # while the approver types the one-time code, the branch moves on: another skill is applied
+    apply_skill(ws, v1, "OverlongPenalty")
+    assert git(repo, "rev-parse", f"evotree/{v1}") != promoted
+    entries = memory.record_promotion(ws, v1, previous_champion="v0", commit=promoted,
+                                      comparison=_comparison(v1, 0.08, (0.02, 0.14), 0.004))
+    verified = [e.skill for e in entries if e.kind == "skill_verification"]
+    assert verified == ["StdGroupFilter"]
+    assert all(e.evidence["version_commit"] == promoted for e in entries)
+    lesson = next(e for e in entries if e.kind == "lesson")
+    assert [s["name"] for s in lesson.data["skills"]] == ["StdGroupFilter"] and "OverlongPenalty" not in lesson.text
+    # a commit that does not exist is refused and nothing is written
+    head = git(repo, "rev-parse", MEMORY_REF)
+    with pytest.raises(InvalidMemory, match="does not name a commit"):
+        memory.record_promotion(ws, v1, previous_champion="v0", commit="0" * 40, comparison=None)
+    assert git(repo, "rev-parse", MEMORY_REF) == head
