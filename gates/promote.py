@@ -165,7 +165,8 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
     try:
         import memory
 
-        memory.record_promotion(ws, report.version, previous_champion=policy.champion, comparison=report.comparison)
+        memory.record_promotion(ws, report.version, previous_champion=policy.champion, comparison=report.comparison,
+                                commit=report.commit)
     except Exception as exc:  # noqa: BLE001 - memory never blocks or undoes a signed decision
         warnings.append(f"memory: the promotion was not recorded in memory ({type(exc).__name__}: {exc})")
     return PromotionResult(version=report.version, decision="approve", previous_champion=policy.champion,

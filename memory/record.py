@@ -10,10 +10,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import pygit2
+
+import skills as skill_library
 from evotree.ledger import EventKind, utcnow
 from evotree.workspace import Workspace
 from memory.model import EntryKind, InvalidMemory, MemoryEntry
 from memory.store import MemoryStore
+from skills.recipe import SKILLS_FILE, parse_skills_text
 
 __all__ = [
     "add_entry",
@@ -45,29 +49,35 @@ def workspace_id(ws: Workspace) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:12]
 
 
-def applied_skills(ws: Workspace, version: str) -> list[dict[str, Any]]:
-    """The skills applied to ``version`` as ``[{"name", "params"}]``.
+def applied_skills(ws: Workspace, version: str, commit: str | None = None) -> list[dict[str, Any]]:
+    """The skills applied to ``version`` as ``[{"name", "params"}]``, from its ``skills.toml``.
 
-    From the skill library (``skills.applied_skills``) when it provides one, else from the
-    version's ledger record (names only).
+    Without ``commit``, the branch tip's recipe (:func:`skills.applied_skills`); with it, the
+    recipe of exactly that commit (a promotion credits what was judged, not what the branch
+    holds now).
     """
     record = ws.resolve(version)
+    if commit is None:
+        return [{"name": s.name, "params": dict(s.params)} for s in skill_library.applied_skills(ws, record.id)]
+    tree = _commit(ws, commit).tree
+    if SKILLS_FILE not in tree:
+        return []
+    blob = ws.git.repo[tree[SKILLS_FILE].id]
+    if not isinstance(blob, pygit2.Blob):
+        raise InvalidMemory(f"{SKILLS_FILE} of {record.id} at {commit[:10]} is not a file",
+                            fix=f"inspect it with `git show {commit}:{SKILLS_FILE}`")
+    parsed = parse_skills_text(blob.data.decode("utf-8", errors="replace"),
+                               source=f"{SKILLS_FILE} of {record.id} at {commit[:10]}")
+    return [{"name": s.name, "params": dict(s.params)} for s in parsed]
+
+
+def _commit(ws: Workspace, commit: str) -> pygit2.Commit:
+    """The commit ``commit`` names, or :class:`InvalidMemory`."""
     try:
-        import skills as skill_library
-    except ImportError:  # pragma: no cover - the package ships with evotree
-        skill_library = None  # type: ignore[assignment]
-    reader = getattr(skill_library, "applied_skills", None)
-    if reader is None:
-        return [{"name": name, "params": {}} for name in record.skills]
-    out = []
-    for applied in reader(ws, record.id):
-        name = getattr(applied, "name", None) or (applied.get("name") if isinstance(applied, dict) else None)
-        params = getattr(applied, "params", None)
-        if params is None and isinstance(applied, dict):
-            params = applied.get("params")
-        if name:
-            out.append({"name": str(name), "params": dict(params or {})})
-    return out
+        return ws.git.repo.revparse_single(commit).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise InvalidMemory(f"{commit!r} does not name a commit ({exc})",
+                            fix="pass the promoted commit's full id", commit=commit) from None
 
 
 def findings_summary(ws: Workspace, version: str) -> dict[str, Any] | None:
@@ -93,9 +103,10 @@ def _base(ws: Workspace, kind: EntryKind, text: str, version: str | None, **kwar
                        **kwargs)
 
 
-def _version_links(ws: Workspace, version: str) -> dict[str, Any]:
+def _version_links(ws: Workspace, version: str, commit: str | None = None) -> dict[str, Any]:
+    """The version's commit (``commit`` when given, else its branch tip) and the ledger head."""
     record = ws.resolve(version)
-    tip = ws.git.ref_target(f"refs/heads/{record.branch}")
+    tip = _commit(ws, commit).id if commit is not None else ws.git.ref_target(f"refs/heads/{record.branch}")
     head = ws.ledger.head()
     return {"version_commit": str(tip) if tip is not None else record.base_commit,
             "ledger_commit": str(head.id) if head is not None else None}
@@ -126,16 +137,18 @@ def _significant(result: dict[str, Any], alpha: float) -> bool:
 
 
 def record_promotion(ws: Workspace, version: str, *, previous_champion: str,
-                     comparison: dict[str, Any] | None) -> list[MemoryEntry]:
+                     comparison: dict[str, Any] | None, commit: str | None = None) -> list[MemoryEntry]:
     """On promotion: one skill verification per skill applied to ``version``, plus a lesson.
 
     ``comparison`` is ``diagnostics.compare.compare(ws, previous_champion, version).to_dict()``
     (Δ = version − previous champion); a verification is *significant* when the CI's lower bound
-    is above 0 and p < alpha (the comparison's alpha, else ``[gates].alpha``).
+    is above 0 and p < alpha (the comparison's alpha, else ``[gates].alpha``). ``commit``: the
+    promoted commit; its ``skills.toml`` is credited and it is the ``version_commit`` (the branch
+    may have moved on since the comparison). Without it, the branch tip.
     """
     record = ws.resolve(version)
-    skills = applied_skills(ws, record.id)
-    links = _version_links(ws, record.id)
+    skills = applied_skills(ws, record.id, commit)
+    links = _version_links(ws, record.id, commit)
     domain = ws.config.workspace.domain
     result: dict[str, Any] = {}
     significant = False
@@ -262,14 +275,8 @@ def add_entry(ws: Workspace, text: str, *, kind: str = EntryKind.LESSON.value, v
 
 
 def _check_skill(name: str) -> None:
-    """Refuse a skill name the skill library does not know (when it can tell)."""
-    try:
-        import skills as skill_library
-    except ImportError:  # pragma: no cover
-        return
-    getter = getattr(skill_library, "get_skill", None)
-    if getter is not None:
-        getter(name)  # raises the library's UnknownSkill with a fix
+    """Refuse a skill name the skill library does not know (its ``UnknownSkill`` has a fix)."""
+    skill_library.get_skill(name)
 
 
 def _append(ws: Workspace, entries: list[MemoryEntry], what: str) -> list[MemoryEntry]:
