@@ -431,9 +431,10 @@ def test_diverged_clones_merge_their_memory(ws: Workspace, repo: Path, tmp_path:
     assert git(repo, "rev-parse", MEMORY_REF) == head
 
 
-def _memory_commit(ws: Workspace, shape: dict[str, Any]) -> str:
-    """A commit whose tree is ``meta.json`` plus ``entries/`` built from ``shape`` (name -> bytes
-    for a blob, name -> dict for a tree), written with pygit2 as another tool might."""
+def _memory_commit(ws: Workspace, shape: dict[str, Any] | bytes) -> str:
+    """A commit whose tree is ``meta.json`` plus ``entries`` built from ``shape`` (name -> bytes
+    for a blob, name -> dict for a tree; bytes: ``entries`` itself is a blob), written with
+    pygit2 as another tool might."""
     import pygit2
 
     repo = ws.git.repo
@@ -455,27 +456,20 @@ def _memory_commit(ws: Workspace, shape: dict[str, Any]) -> str:
 def test_malformed_memory_trees_are_refused_not_a_traceback(ws: Workspace, repo: Path) -> None:
     first = memory.add_entry(ws, "the first lesson")
     second = memory.add_entry(ws, "the second lesson")
-    blob = lambda e: (json.dumps(e.to_dict()) + "\n").encode()  # noqa: E731
+
+    def blob(entry: MemoryEntry) -> bytes:
+        return (json.dumps(entry.to_dict()) + "\n").encode()
+
     cases = {
         "blob-for-shard": ({first.id[1:3]: blob(first)}, "not a shard tree"),
         "tree-for-entry": ({first.id[1:3]: {f"{first.id}.json": {"x": b"1"}}}, "not an entry blob"),
-        "entries-is-blob": (None, "entries is a blob"),
+        "entries-is-blob": (b"oops", "entries is a blob"),
         # a valid entry under another entry's name: ids() would say `first`, the content is `second`
         "wrong-name": ({first.id[1:3]: {f"{first.id}.json": blob(second)}}, f"holds entry {second.id}"),
     }
     head = git(repo, "rev-parse", MEMORY_REF)
     for name, (shape, message) in cases.items():
-        if shape is None:
-            import pygit2
-
-            r = ws.git.repo
-            builder = r.TreeBuilder()
-            builder.insert("meta.json", r.create_blob(b"{}"), pygit2.GIT_FILEMODE_BLOB)
-            builder.insert("entries", r.create_blob(b"oops"), pygit2.GIT_FILEMODE_BLOB)
-            sig = pygit2.Signature("Other Tool", "other@example.com")
-            commit = str(r.create_commit(None, sig, sig, "other\n", builder.write(), []))
-        else:
-            commit = _memory_commit(ws, shape)
+        commit = _memory_commit(ws, shape)
         ref = f"refs/remotes/other/{name}"
         git(repo, "update-ref", ref, commit)
         err = Cli(repo).json("memory", "merge", ref, code=27)["error"]  # an exception would propagate
