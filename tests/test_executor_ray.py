@@ -391,3 +391,78 @@ def test_runs_get_the_cpus_of_executor_section(cluster: str, tmp_path: Path) -> 
 
     (a0, a1), (b0, b1) = span(a), span(b)
     assert a1 <= b0 or b1 <= a0, "two runs asking for 2 CPUs each overlapped on a 2-CPU cluster"
+
+
+def _forge_store(store_run: Path) -> None:
+    """What train code with write access to a shared store could do after its worker returned:
+    replace the evals with perfect scores and rewrite manifest.json to match them."""
+    import hashlib
+
+    forged = "".join(json.dumps({"split": "validation", "task_id": f"val-{i}", "score": 1.0}) + "\n"
+                     for i in range(10)).encode()
+    (store_run / "evidence" / "eval" / "evals.jsonl").write_bytes(forged)
+    manifest = json.loads((store_run / "manifest.json").read_text())
+    manifest["files"]["evidence/eval/evals.jsonl"] = {"size": len(forged),
+                                                      "sha256": hashlib.sha256(forged).hexdigest()}
+    (store_run / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_forged_store_evidence_and_failing_fetch_are_not_taken_for_results(
+        cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver trusts the manifest the task returned, never the store's copy; a store whose
+    fetch raises (not an OSError) gives a failed, incomplete run instead of aborting the request."""
+    from harness.executors.store import EvidenceStore
+
+    store = tmp_path / "shared-store"
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"'))
+    v1, v2 = version(ws, "skill = 0.3\nsteps = 1\n"), version(ws, "skill = 0.4\nsteps = 1\n")
+    real_fetch = EvidenceStore.fetch
+
+    def fetch(self: EvidenceStore, run_id: str, local_root: Path, expected: Any = None) -> Any:
+        if run_id.startswith(v2):
+            raise RuntimeError("s3fs: connection reset")  # fsspec backends raise more than OSError
+        _forge_store(store / "runs" / run_id)  # after the task returned, before the driver reads
+        return real_fetch(self, run_id, local_root, expected=expected)
+
+    monkeypatch.setattr(EvidenceStore, "fetch", fetch)  # the driver's side only
+    forged, unreachable = run_versions(ws, [v1, v2])
+    assert forged.status == "failed" and forged.headline is None and forged.evidence["complete"] is False
+    assert "evidence/eval/evals.jsonl does not match the manifest" in forged.error
+    assert unreachable.status == "failed" and unreachable.headline is None
+    assert "fetching the evidence" in unreachable.error and "RuntimeError: s3fs: connection reset" in unreachable.error
+    assert unreachable.evidence["complete"] is False and unreachable.usage["runs"] == 1
+    assert {r.status for r in list_runs(ws)} == {"failed"}
+    assert not list((ws.root / ".evotree" / "runs" / ".active").iterdir())
+
+
+class _DriverBug(BaseException):
+    """Escapes every ``except Exception``: stands for a driver failure mid-request."""
+
+
+def test_an_aborted_request_leaves_no_run_running(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.executors.store import EvidenceStore
+
+    block = tmp_path / "block"
+    block.write_text("hold")
+    ws = Workspace.open(make_ray_repo(tmp_path / "w"))
+    quick, slow = version(ws, "skill = 0.3\nsteps = 1\n"), version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+
+    def fetch(self: EvidenceStore, run_id: str, local_root: Path, expected: Any = None) -> Any:
+        raise _DriverBug("boom")
+
+    monkeypatch.setattr(EvidenceStore, "fetch", fetch)
+    try:
+        with pytest.raises(_DriverBug):
+            run_versions(ws, [quick, slow])  # the quick run settles (and blows up) while slow runs
+    finally:
+        block.unlink(missing_ok=True)
+    records = {r.version: r for r in list_runs(ws)}
+    assert set(records) == {quick, slow}
+    for record in records.values():
+        assert record.status == "failed" and record.ended_at and record.headline is None
+        assert "the driver stopped this request (_DriverBug: boom)" in record.error
+        assert record.evidence.get("complete") is False and record.usage["runs"] == 1
+    kinds = [e["kind"] for e in ledger_events(ws)]
+    assert kinds.count(EventKind.RUN_FINISHED.value) == 2
+    assert not list((ws.root / ".evotree" / "runs" / ".active").iterdir())
+    wait_for(lambda: not any(run_pids(r.run_id) for r in records.values()), 30, "the slow run's processes to end")

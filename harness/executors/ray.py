@@ -23,7 +23,13 @@ does (compaction, headline, usage, ``run.finished``). Faults:
   incomplete (no headline), its leftover processes on the node are killed by a clean-up task,
   and a new attempt ``<run_id>-r<k>`` is submitted, up to ``[executor].max_retries``;
 - the run's own code fails: ``failed``, not retried (it would fail again);
-- a manifest missing or not matching the files: ``failed``, evidence incomplete;
+- a manifest missing or not matching the files: ``failed``, evidence incomplete. The files
+  are checked against the manifest the task *returned* through Ray, never the store's
+  ``manifest.json`` (train code may be able to write to a shared store); the store copy
+  serves only runs that never returned, which are incomplete anyway;
+- the store failing while the driver fetches (any backend error): ``failed``, incomplete, the
+  error recorded; an error that aborts the request still finishes every open attempt
+  (``failed``, or ``cancelled`` on Ctrl-C), so no run is left ``running``;
 - cancellation (Ctrl-C): ``ray.cancel`` on every task (KeyboardInterrupt in the worker, which
   stops its phase and reports ``cancelled``), forced after a grace period; queued tasks are
   removed and their runs marked ``cancelled`` without charge.
@@ -443,9 +449,8 @@ class _Driver:
         try:
             fetched = self.store.fetch(att.record.run_id, att.paths.root, expected=expected)
         except Exception as exc:  # noqa: BLE001 - fsspec backends raise more than OSError
-            fetched = FetchResult(manifest=None, worker=None, checked=False,
-                                  problems=[f"fetching the evidence from {self.uri} failed: "
-                                            f"{type(exc).__name__}: {_first(exc)}"])
+            problem = f"fetching the evidence from {self.uri} failed: {type(exc).__name__}: {_first(exc)}"
+            fetched = FetchResult(manifest=None, worker=None, checked=False, problems=[problem])
         fetched.problems[:0] = problems
         if problems:
             fetched.checked = False
