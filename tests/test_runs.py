@@ -39,6 +39,10 @@ for step in range(1, steps + 1):
 rec.signal(0, sees_judge=float(os.path.exists("judge")),
            sees_git=float(os.system("git log -1 >/dev/null 2>&1") == 0))
 json.dump({"skill": skill}, open("model.json", "w"))
+if recipe.get("escape"):  # a grandchild in its own session, alive after the train phase ends
+    import subprocess
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 if recipe.get("judge_link"):  # a link where the judge tree used to be written, to a folder it can read
     target = os.path.join(os.environ["EVOTREE_RUN_DIR"], "..", "..", "judge", os.environ["EVOTREE_RUN_ID"])
     os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -472,3 +476,15 @@ def test_a_link_planted_at_the_judge_path_receives_nothing(rws: Workspace, tmp_p
     judge_root = rws.root / ".evotree" / "judge"
     assert (judge_root / record.run_id).is_symlink()  # the planted link, untouched and unused
     assert [p.name for p in judge_root.iterdir()] == [record.run_id]  # the fresh judge dir is gone
+
+
+def test_a_train_process_that_left_the_group_is_killed_before_the_judge(rws: Workspace) -> None:
+    """A train-phase process in its own session (setsid) survives the group kill; it is found by
+    its EVOTREE_RUN_ID and killed before the judge tree is written, and the run says so."""
+    v1 = _version(rws, "skill = 0.5\nsteps = 1\nescape = true\n")
+    (record,) = run_versions(rws, [v1])
+    assert record.status == "succeeded", record.error
+    assert any("outlived the train phase" in note for note in record.notes), record.notes
+    from harness.runs import kill_run_processes
+
+    assert kill_run_processes(record.run_id) == []  # nothing of the run is left alive

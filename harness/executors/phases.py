@@ -242,6 +242,14 @@ def train_then_judge(
     """
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate,
                         deadline, train_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
+    # a train process that left the phase's process group (setsid, a double fork) must not live
+    # on while the judge tree is written: it could read or tamper with it
+    from harness.runs import kill_run_processes
+
+    escaped = kill_run_processes(plan.run_id)
+    if escaped:
+        record.notes.append(f"{len(escaped)} train process(es) outlived the train phase's process group "
+                            "and were killed before the judge ran")
     if outcome != "ok":
         return outcome
     planted = paths.evidence_dir("eval")
