@@ -187,6 +187,13 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
             if reasons:
                 problems.append(Problem("decision", f"decision on {event.version} at ledger {entry.commit[:10]}"
                                         " is not valid: " + "; ".join(reasons), event.version, entry.commit))
+        elif event.kind == EventKind.RUN_STARTED.value and data.get("judge_commit") not in (None, commit):
+            # planned while refs/evotree/champion pointed elsewhere: its train gate, budget, commands
+            # and judge came from a commit that was not the signed champion (a ref moved and moved back)
+            problems.append(Problem("run_off_chain", f"run {data.get('run_id')} of {event.version} was planned and "
+                                    f"judged under champion commit {str(data.get('judge_commit'))[:10]}, not "
+                                    f"{commit[:10]} ({champion}, the signed champion then): the champion ref "
+                                    "was moved for it", event.version, entry.commit))
         elif event.kind == EventKind.RUN_APPROVED.value:
             checked["run_approvals"] += 1
             reasons = check_signed_statement(policy, data.get("statement"), data.get("signature"),

@@ -637,3 +637,17 @@ def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: 
     gate = next(g for g in report.gates if g.name == "protected")
     assert gate.passed and gate.numbers["acknowledged_by"] == BOB  # in the signed dossier
     assert report.to_dict()["gates"][3]["numbers"]["acknowledged_by"] == BOB
+
+
+def test_a_run_planned_under_a_moved_champion_is_reported_by_verify(gws: Path, keys: dict[str, Any]) -> None:
+    """Move the champion ref to a commit of one's own (its own policy: no train gate), run, move it
+    back and delete the reflog: the run.started event still names the foreign judge commit."""
+    v1 = new_version(gws)
+    original = git(gws, "rev-parse", "refs/evotree/champion")
+    git(gws, "update-ref", "refs/evotree/champion", git(gws, "rev-parse", f"evotree/{v1}"))
+    subprocess.run([str(EVOTREE_BIN), "-C", str(gws), "run", v1], capture_output=True, check=False)
+    git(gws, "update-ref", "refs/evotree/champion", original)
+    (gws / ".git" / "logs" / "refs" / "evotree" / "champion").unlink()
+    report = Cli(gws).json("verify", code=33)
+    off = [p for p in report["problems"] if p["kind"] == "run_off_chain"]
+    assert len(off) == 1 and "was moved for it" in off[0]["message"] and off[0]["version"] == v1
