@@ -284,7 +284,7 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspac
 def _approve_run(version: str, runs: int, key: str | None, as_json: bool, workspace: Any) -> Any:
     from gates.errors import SignoffRefused
     from gates.policy import trusted_policy
-    from gates.promote import record_run_approval
+    from gates.promote import record_run_approval, version_tip
     from gates.signing import resolve_key
     from gates.signoff import approver_for, require_human_terminal
 
@@ -295,11 +295,13 @@ def _approve_run(version: str, runs: int, key: str | None, as_json: bool, worksp
     approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
     budget = policy.config.budget
     threshold = policy.config.gates.train_approval_above_seconds
+    shown = version_tip(ws, record.id)  # what is shown is what is signed (refused if it moves meanwhile)
     click.echo(f"{record.id}: {record.hypothesis} (created by {record.created_by})", err=as_json)
+    click.echo(f"commit: {shown} (the code these runs will train; `git show --stat {shown[:12]}`)", err=as_json)
     click.echo(f"request: up to {runs} run(s) × {budget.max_wall_seconds} s = {runs * budget.max_wall_seconds} s "
                f"(approval needed above {threshold} s; used so far: {record.usage or {}})", err=as_json)
     _challenge(record.id, as_json)
     answer = _ask("approve these runs? [yes/no]", as_json).strip().lower()
     if answer != "yes":
         raise SignoffRefused("not approved; nothing was recorded", fix="type yes to approve")
-    return record_run_approval(ws, policy, record.id, approver, runs=runs)
+    return record_run_approval(ws, policy, record.id, approver, runs=runs, commit=shown)

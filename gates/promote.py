@@ -244,15 +244,27 @@ def record_decision(ws: Workspace, policy: Policy, report: GateReport, approver:
                            warnings=warnings, dossier=dossier)
 
 
-def record_run_approval(ws: Workspace, policy: Policy, version: str, approver: Approver, *, runs: int) -> RunApprovalResult:
-    """Sign and record ``run.approved``: up to ``runs`` runs of the version's current commit."""
+def version_tip(ws: Workspace, version: str) -> str:
+    """The commit a version's runs would train now: its branch tip (its base commit without one)."""
     from evotree.refs import branch_ref
 
+    record = ws.resolve(version)
+    tip = ws.git.ref_target(branch_ref(record.id))
+    return str(tip) if tip is not None else record.base_commit
+
+
+def record_run_approval(ws: Workspace, policy: Policy, version: str, approver: Approver, *, runs: int,
+                        commit: str | None = None) -> RunApprovalResult:
+    """Sign and record ``run.approved``: up to ``runs`` runs of ``commit``, the commit the person
+    was shown; refused when the version's branch has moved since (default: its current tip)."""
     if runs < 1:
         raise InvalidState(f"--runs: expected at least 1, actually: {runs}", fix="pass --runs N")
     record = ws.resolve(version)
-    tip = ws.git.ref_target(branch_ref(record.id))
-    commit = str(tip) if tip is not None else record.base_commit
+    current = version_tip(ws, record.id)
+    if commit is not None and commit != current:
+        raise InvalidState(f"{record.id} moved while it was being approved: shown {commit[:10]}, now {current[:10]}",
+                           fix=f"run `evotree approve-run {record.id}` again and approve what it shows")
+    commit = current
     seconds = policy.config.budget.max_wall_seconds
     statement = _statement(ws, RUN_APPROVAL_TYPE, approver, version=record.id, commit=commit, runs=runs,
                            max_wall_seconds=seconds, created_by=record.created_by, champion=policy.champion)

@@ -651,3 +651,21 @@ def test_a_run_planned_under_a_moved_champion_is_reported_by_verify(gws: Path, k
     report = Cli(gws).json("verify", code=33)
     off = [p for p in report["problems"] if p["kind"] == "run_off_chain"]
     assert len(off) == 1 and "was moved for it" in off[0]["message"] and off[0]["version"] == v1
+
+
+def test_approve_run_signs_the_commit_it_showed_and_refuses_a_moved_branch(tmp_path: Path,
+                                                                           keys: dict[str, Any]) -> None:
+    """The commit is shown before the person answers; if the agent commits to the branch during
+    the prompt, the approval is refused and nothing is recorded."""
+    repo = gate_repo(tmp_path / "t", keys, train_threshold=100)
+    v1 = new_version(repo)
+    shown = git(repo, "rev-parse", f"evotree/{v1}")
+    child = spawn(repo, "approve-run", v1, "--runs", "2", "--key", str(keys["bob"][0]))
+    child.expect(f"commit: {shown}")
+    answer_challenge(child, v1)
+    child.expect(r"approve these runs\? \[yes/no\]: ")
+    commit_file(repo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.99\n", "new code during the prompt")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 10 and "moved while it was being approved" in out, out
+    assert not [e for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.approved"]
