@@ -1,10 +1,13 @@
 """The train gate: runs whose budgeted cost is above ``[gates].train_approval_above_seconds``
 start only with a person's signed ``run.approved`` for that version's commit.
 
-Cost of a request for one version = ``[budget].max_wall_seconds`` × the number of its runs
-(the most it may spend). An approval covers ``runs`` runs of one commit of one version; runs of
-that version started after the approval count against it. Its signature is checked against the
-allowed signers of the (verified) champion, so a forged or self-made approval does not open it.
+Cost of a request for one version = ``[budget].max_wall_seconds`` × (the runs of the version's
+current commit already started since its last valid approval — ever, without one — plus the runs
+asked for): the most it may spend, so a costly request cannot be split into cheap ones. An approval
+covers ``runs`` runs of one commit of one version; runs of that commit started after it count
+against it. Runs are counted from the ledger's ``run.started`` events (not from run files a
+process could delete). The approval's signature is checked against the allowed signers of the
+(verified) champion, so a forged or self-made approval does not open it.
 """
 
 from __future__ import annotations
@@ -41,23 +44,31 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     checks: list[TrainGateCheck] = []
     policy = None
     for version, runs in requests.items():
-        cost = float(cfg.budget.max_wall_seconds) * runs
-        check = TrainGateCheck(version, cost, threshold, cost > threshold)
+        from gates.promote import version_tip
+
+        commit = version_tip(ws, version)
+        started = _started(ws, version, commit)
+        if policy is None and any(True for _ in _approval_events(ws, version, commit)):
+            from gates.policy import trusted_policy
+
+            policy = trusted_policy(ws)  # raises TamperingFound when the champion is not signed-for
+        approved, since = _approval(ws, policy, version, commit) if policy is not None else (0, "")
+        used = sum(1 for at in started if at > since)
+        cost = float(cfg.budget.max_wall_seconds) * (used + runs)
+        check = TrainGateCheck(version, cost, threshold, cost > threshold, approved, used)
         checks.append(check)
         if not check.needs_approval:
             continue
         if policy is None:
             from gates.policy import trusted_policy
 
-            policy = trusted_policy(ws)  # raises TamperingFound when the champion is not signed-for
-        approved, used = _approved_runs(ws, policy, version)
-        check.approved_runs, check.used_runs = approved, used
+            policy = trusted_policy(ws)
         if used + runs > approved:
             detail = (f"no valid signed approval for {version}'s current commit" if approved == 0 else
                       f"the approval covers {approved} run(s), {used} already started")
             raise GateFailed(
                 f"train gate: {runs} run(s) of {version} may cost up to {cost:g} s "
-                f"({runs} × budget.max_wall_seconds {cfg.budget.max_wall_seconds}), above "
+                f"({used} already started + {runs} × budget.max_wall_seconds {cfg.budget.max_wall_seconds}), above "
                 f"gates.train_approval_above_seconds = {threshold}; {detail}",
                 fix=f"a person approves at a terminal: evotree approve-run {version} --runs {used + runs}"
                     f" (or request fewer runs)",
@@ -66,30 +77,38 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     return checks
 
 
-def _approved_runs(ws: Workspace, policy: object, version: str) -> tuple[int, int]:
-    """(runs approved by the newest valid approval of the version's current commit, runs started since)."""
-    from evotree.refs import branch_ref
-    from gates.promote import anchor_commit
-    from gates.verify import RUN_APPROVAL_TYPE, check_signed_statement
-    from harness.runs import list_runs
-
+def _started(ws: Workspace, version: str, commit: str) -> list[str]:
+    """When each run of ``commit`` of ``version`` started, from the ledger's ``run.started`` events."""
     record = ws.resolve(version)
-    tip = ws.git.ref_target(branch_ref(record.id))
-    commit = str(tip) if tip is not None else record.base_commit
-    anchor = anchor_commit(ws)
+    return [str(e.event.at) for e in ws.ledger.entries(version=record.id)
+            if e.event.kind == "run.started" and isinstance(e.event.data, dict)
+            and e.event.data.get("commit") == commit]
+
+
+def _approval_events(ws: Workspace, version: str, commit: str):  # type: ignore[no-untyped-def]
+    """``run.approved`` ledger events of ``version`` naming ``commit`` (not yet checked), newest first."""
+    record = ws.resolve(version)
     for entry in ws.ledger.entries(version=record.id):
         if entry.event.kind != "run.approved":
             continue
         data = entry.event.data if isinstance(entry.event.data, dict) else {}
         statement = data.get("statement")
-        if not isinstance(statement, dict) or statement.get("commit") != commit:
-            continue
+        if isinstance(statement, dict) and statement.get("commit") == commit:
+            yield data
+
+
+def _approval(ws: Workspace, policy: object, version: str, commit: str) -> tuple[int, str]:
+    """(runs approved by the newest valid approval of ``commit``, the time it was signed); (0, "")."""
+    from gates.promote import anchor_commit
+    from gates.verify import RUN_APPROVAL_TYPE, check_signed_statement
+
+    anchor = anchor_commit(ws)
+    for data in _approval_events(ws, version, commit):
+        statement = data["statement"]
         if check_signed_statement(policy, statement, data.get("signature"),  # type: ignore[arg-type]
-                                  expect_type=RUN_APPROVAL_TYPE, anchor=anchor, version=record.id):
+                                  expect_type=RUN_APPROVAL_TYPE, anchor=anchor, version=ws.resolve(version).id):
             continue  # forged or from a key that is not allowed: ignored
         # counted from the signed time, not the event's: a replayed copy of an approval (same
         # statement and signature in a new event) does not reset what was already used
-        since = str(statement.get("at") or "")
-        used = sum(1 for r in list_runs(ws, version=record.id) if r.started_at > since)
-        return int(statement.get("runs", 0)), used
-    return 0, 0
+        return int(statement.get("runs", 0)), str(statement.get("at") or "")
+    return 0, ""

@@ -669,3 +669,25 @@ def test_approve_run_signs_the_commit_it_showed_and_refuses_a_moved_branch(tmp_p
     code, out = finish(child)
     assert code == 10 and "moved while it was being approved" in out, out
     assert not [e for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.approved"]
+
+
+def test_train_gate_prices_runs_already_started_and_reads_them_from_the_ledger(tmp_path: Path,
+                                                                              keys: dict[str, Any]) -> None:
+    """A costly request split into cheap ones (--seeds 1, again and again) meets the gate on the
+    second; deleting the run files does not reset the count (it comes from run.started events)."""
+    import shutil
+
+    from test_runs import TRAIN
+
+    from gates.errors import GateFailed
+    from harness.runs import plan_runs, run_versions
+
+    repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
+    v1 = new_version(repo)
+    (first,) = run_versions(Workspace.open(repo), [v1], seeds=1)  # 60 s <= 100 s
+    assert first.status == "succeeded", first.error
+    with pytest.raises(GateFailed, match=r"1 already started \+ 1"):
+        plan_runs(Workspace.open(repo), [v1], seeds=1, seed_start=1)  # 120 s > 100 s
+    shutil.rmtree(repo / ".evotree" / "runs")
+    with pytest.raises(GateFailed, match="no valid signed approval"):
+        plan_runs(Workspace.open(repo), [v1], seeds=1, seed_start=1)
