@@ -251,9 +251,10 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspac
     render_gates(report, err=as_json)
     protected = next(g for g in report.gates if g.name == "protected")
     if allow_policy_change and not protected.passed:
-        paths = ", ".join(protected.numbers.get("changed") or [])
-        click.echo(f"\n{record.id} changes protected paths: {paths}\nIf promoted, these become the policy and "
-                   "judge of every later version.", err=as_json)
+        # one path a line, control characters shown escaped: a file name cannot hide the rest
+        listing = "\n".join(f"  {_shown(path)}" for path in protected.numbers.get("changed") or [])
+        click.echo(f"\n{record.id} changes these protected paths (all of them):\n{listing}\nIf promoted, these "
+                   "become the policy and judge of every later version.", err=as_json)
         if _ask("type 'change policy' to accept them", as_json).strip().lower() != "change policy":
             raise SignoffRefused("the protected-path change was not accepted; nothing was recorded",
                                  fix="promote without --allow-policy-change, or type 'change policy'")
@@ -305,3 +306,9 @@ def _approve_run(version: str, runs: int, key: str | None, as_json: bool, worksp
     if answer != "yes":
         raise SignoffRefused("not approved; nothing was recorded", fix="type yes to approve")
     return record_run_approval(ws, policy, record.id, approver, runs=runs, commit=shown)
+
+
+def _shown(text: str) -> str:
+    """``text`` as printable characters: control characters (ANSI escapes, carriage returns) a
+    candidate put in a path or hypothesis are shown escaped, never interpreted by the terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)

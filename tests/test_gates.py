@@ -691,3 +691,12 @@ def test_train_gate_prices_runs_already_started_and_reads_them_from_the_ledger(t
     shutil.rmtree(repo / ".evotree" / "runs")
     with pytest.raises(GateFailed, match="no valid signed approval"):
         plan_runs(Workspace.open(repo), [v1], seeds=1, seed_start=1)
+
+
+def test_paths_shown_for_a_policy_change_cannot_hide_others() -> None:
+    """A file name with ANSI codes or a carriage return is printed escaped, so it cannot conceal
+    `gates/allowed_signers` on the line the person reads before typing 'change policy'."""
+    from evotree.cli_gates import _shown
+
+    assert _shown("gates/0\x1b[8m") == "gates/0\\x1b[8m" and _shown("a\rgates/x") == "a\\rgates/x"
+    assert _shown("gates/allowed_signers") == "gates/allowed_signers" and _shown("é.txt") == "é.txt"
