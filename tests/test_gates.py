@@ -624,7 +624,7 @@ def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: 
     v1 = new_version(gws, files={"gates/allowed_signers": signers})
     before = state(gws)
     child = spawn(gws, "promote", v1, "--key", str(keys["bob"][0]), "--allow-policy-change")
-    child.expect("changes protected paths: gates/allowed_signers")
+    child.expect("changes these protected paths \\(all of them\\):\\s+gates/allowed_signers")
     child.expect("type 'change policy' to accept them: ")
     child.sendline("yes")
     code, out = finish(child)
