@@ -36,11 +36,33 @@ class TrainGateCheck:
 
 
 def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
-    """Check ``{version: runs}`` before anything starts; :class:`GateFailed` when a costly request is unapproved."""
-    cfg = ws.config
+    """Check ``{version: runs}`` before anything starts; :class:`GateFailed` when a costly request is unapproved.
+
+    The threshold and ``max_wall_seconds`` come from the *signed* champion (the end of the chain of
+    signed promotions), not from whatever ``refs/evotree/champion`` points to now: a ref moved to a
+    commit of one's own, with no train gate, does not switch the gate off — while the signed
+    champion has one, runs are refused until the ref is back.
+    """
+    from evotree.refs import CHAMPION_REF
+    from gates.errors import TamperingFound
+    from gates.policy import policy_at
+    from gates.verify import verify_workspace
+
+    signed = verify_workspace(ws, check_tags=False, check_reflog=False)
+    if not signed.champion_commit:
+        raise TamperingFound("refusing to run: the ledger has no signed root (`evotree verify` says why)",
+                             fix="restore refs/evotree/ledger from a trusted copy")
+    cfg = policy_at(ws, signed.champion, signed.champion_commit).config
     threshold = cfg.gates.train_approval_above_seconds
     if threshold <= 0:
         return []
+    ref = ws.git.ref_target(CHAMPION_REF)
+    if ref is None or str(ref) != signed.champion_commit:
+        raise TamperingFound(
+            f"refusing to run: {CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'}, not to the signed "
+            f"champion {signed.champion} ({signed.champion_commit[:10]}), whose train gate applies",
+            fix="restore the ref (git update-ref refs/evotree/champion "
+                f"{signed.champion_commit}) and run `evotree verify`")
     checks: list[TrainGateCheck] = []
     policy = None
     for version, runs in requests.items():

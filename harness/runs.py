@@ -235,10 +235,11 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bo
     per_version: dict[str, int] = {}
     for record, _ in records:
         per_version[record.id] = per_version.get(record.id, 0) + seeds
-    if cfg.gates.train_approval_above_seconds > 0:  # costly runs need a person's signed approval
-        from gates.train_gate import train_gate
+    # costly runs need a person's signed approval; the threshold is the signed champion's, so this
+    # is asked whatever the (possibly moved) champion ref's evotree.toml says
+    from gates.train_gate import train_gate
 
-        train_gate(ws, per_version)
+    train_gate(ws, per_version)
     limits_of = {
         vid: plan_limits(
             cfg.budget, version=vid, version_usage=snapshot.version(vid).usage,  # type: ignore[union-attr]

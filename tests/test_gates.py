@@ -700,3 +700,26 @@ def test_paths_shown_for_a_policy_change_cannot_hide_others() -> None:
 
     assert _shown("gates/0\x1b[8m") == "gates/0\\x1b[8m" and _shown("a\rgates/x") == "a\\rgates/x"
     assert _shown("gates/allowed_signers") == "gates/allowed_signers" and _shown("é.txt") == "é.txt"
+
+
+def test_moving_the_champion_ref_does_not_switch_the_train_gate_off(tmp_path: Path, keys: dict[str, Any]) -> None:
+    """The train gate's threshold comes from the signed champion: pointing refs/evotree/champion at
+    a commit whose evotree.toml has no train gate refuses the run instead of opening it."""
+    from test_runs import TRAIN
+
+    from gates.errors import TamperingFound
+    from harness.runs import plan_runs
+
+    repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
+    v1 = new_version(repo)
+    wt = repo / ".evotree" / "worktrees" / v1
+    text = (wt / "evotree.toml").read_text().replace("train_approval_above_seconds = 100",
+                                                     "train_approval_above_seconds = 0")
+    assert "train_approval_above_seconds = 0" in text
+    commit_file(wt, "evotree.toml", text, "no train gate")
+    original = git(repo, "rev-parse", "refs/evotree/champion")
+    git(repo, "update-ref", "refs/evotree/champion", git(repo, "rev-parse", f"evotree/{v1}"))
+    with pytest.raises(TamperingFound, match="not to the signed champion"):
+        plan_runs(Workspace.open(repo), [v1], seeds=3)
+    git(repo, "update-ref", "refs/evotree/champion", original)
+    assert len(plan_runs(Workspace.open(repo), [v1], seeds=1)) == 1  # back to normal: 60 s <= 100 s
