@@ -8,7 +8,7 @@ its own ``gates/allowed_signers`` or ``[gates]`` changes nothing about how it is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evotree.config import CONFIG_FILE, Config, parse_config
 from gates.signing import AllowedSigner, parse_allowed_signers
@@ -73,16 +73,18 @@ def policy_at(ws: Workspace, champion: str, commit: str) -> Policy:
     return Policy(champion, commit, config, path, allowed if error is None else "", signers, error)
 
 
-def trusted_policy(ws: Workspace) -> Policy:
+def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
     """The policy of the champion, after checking that a signed chain of promotions leads to it.
 
     Raises :class:`gates.errors.TamperingFound` when the champion ref or the ledger's champion
-    is not the end of that chain (a ref moved by hand, a forged ledger entry).
+    is not the end of that chain (a ref moved by hand, a forged ledger entry). ``report``: a
+    ``verify_workspace(ws, check_tags=False)`` the caller already made (the walk is not repeated).
     """
     from gates.errors import TamperingFound
     from gates.verify import verify_workspace
 
-    report = verify_workspace(ws, check_tags=False)
+    if report is None:
+        report = verify_workspace(ws, check_tags=False)
     # an invalid decision or run approval grants nothing (it is ignored where approvals are
     # looked up, and `evotree verify` reports it); the harness chain has its own check (the
     # harness gate, diagnostics.harnesses.trusted_harness); anything about the champion chain blocks

@@ -48,7 +48,7 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     from gates.policy import policy_at
     from gates.verify import verify_workspace
 
-    signed = verify_workspace(ws, check_tags=False, check_reflog=False)
+    signed = verify_workspace(ws, check_tags=False)  # one walk: reused by trusted_policy below
     if not signed.champion_commit:
         raise TamperingFound("refusing to run: the ledger has no signed root (`evotree verify` says why)",
                              fix="restore refs/evotree/ledger from a trusted copy")
@@ -63,18 +63,17 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
             f"champion {signed.champion} ({signed.champion_commit[:10]}), whose train gate applies",
             fix="restore the ref (git update-ref refs/evotree/champion "
                 f"{signed.champion_commit}) and run `evotree verify`")
+    from gates.policy import trusted_policy
+    from gates.promote import version_tip
+
     checks: list[TrainGateCheck] = []
     policy = None
     for version, runs in requests.items():
-        from gates.promote import version_tip
-
         commit = version_tip(ws, version)
-        started = _started(ws, version, commit)
-        if policy is None and any(True for _ in _approval_events(ws, version, commit)):
-            from gates.policy import trusted_policy
-
-            policy = trusted_policy(ws)  # raises TamperingFound when the champion is not signed-for
-        approved, since = _approval(ws, policy, version, commit) if policy is not None else (0, "")
+        started, approvals = _history(ws, version, commit)
+        if policy is None and approvals:
+            policy = trusted_policy(ws, signed)  # raises TamperingFound when the champion is not signed-for
+        approved, since = _approval(ws, policy, version, approvals) if approvals else (0, "")
         used = sum(1 for at in started if at > since)
         cost = float(cfg.budget.max_wall_seconds) * (used + runs)
         check = TrainGateCheck(version, cost, threshold, cost > threshold, approved, used)
@@ -82,9 +81,7 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
         if not check.needs_approval:
             continue
         if policy is None:
-            from gates.policy import trusted_policy
-
-            policy = trusted_policy(ws)
+            policy = trusted_policy(ws, signed)
         if used + runs > approved:
             detail = (f"no valid signed approval for {version}'s current commit" if approved == 0 else
                       f"the approval covers {approved} run(s), {used} already started")
@@ -99,36 +96,34 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     return checks
 
 
-def _started(ws: Workspace, version: str, commit: str) -> list[str]:
-    """When each run of ``commit`` of ``version`` started, from the ledger's ``run.started`` events."""
+def _history(ws: Workspace, version: str, commit: str) -> tuple[list[str], list[dict]]:
+    """One ledger walk: when each run of ``commit`` of ``version`` started (``run.started``
+    events), and its ``run.approved`` events naming ``commit`` (unchecked), newest first."""
     record = ws.resolve(version)
-    return [str(e.event.at) for e in ws.ledger.entries(version=record.id)
-            if e.event.kind == "run.started" and isinstance(e.event.data, dict)
-            and e.event.data.get("commit") == commit]
-
-
-def _approval_events(ws: Workspace, version: str, commit: str):  # type: ignore[no-untyped-def]
-    """``run.approved`` ledger events of ``version`` naming ``commit`` (not yet checked), newest first."""
-    record = ws.resolve(version)
+    started: list[str] = []
+    approvals: list[dict] = []
     for entry in ws.ledger.entries(version=record.id):
-        if entry.event.kind != "run.approved":
-            continue
         data = entry.event.data if isinstance(entry.event.data, dict) else {}
-        statement = data.get("statement")
-        if isinstance(statement, dict) and statement.get("commit") == commit:
-            yield data
+        if entry.event.kind == "run.started" and data.get("commit") == commit:
+            started.append(str(entry.event.at))
+        elif entry.event.kind == "run.approved":
+            statement = data.get("statement")
+            if isinstance(statement, dict) and statement.get("commit") == commit:
+                approvals.append(data)
+    return started, approvals
 
 
-def _approval(ws: Workspace, policy: object, version: str, commit: str) -> tuple[int, str]:
-    """(runs approved by the newest valid approval of ``commit``, the time it was signed); (0, "")."""
+def _approval(ws: Workspace, policy: object, version: str, approvals: list[dict]) -> tuple[int, str]:
+    """(runs approved by the newest valid one of ``approvals``, the time it was signed); (0, "")."""
     from gates.promote import anchor_commit
     from gates.verify import RUN_APPROVAL_TYPE, check_signed_statement
 
     anchor = anchor_commit(ws)
-    for data in _approval_events(ws, version, commit):
+    record_id = ws.resolve(version).id
+    for data in approvals:
         statement = data["statement"]
         if check_signed_statement(policy, statement, data.get("signature"),  # type: ignore[arg-type]
-                                  expect_type=RUN_APPROVAL_TYPE, anchor=anchor, version=ws.resolve(version).id):
+                                  expect_type=RUN_APPROVAL_TYPE, anchor=anchor, version=record_id):
             continue  # forged or from a key that is not allowed: ignored
         # counted from the signed time, not the event's: a replayed copy of an approval (same
         # statement and signature in a new event) does not reset what was already used
