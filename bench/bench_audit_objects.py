@@ -16,8 +16,8 @@ Then, for --repeats repetitions in rotated order:
 
   fsck     git fsck --unreachable --no-reflogs --connectivity-only   (git's own way to list
            the objects no ref reaches: the baseline)
-  scan     harness.audit.repo.scan_object_store(repo)   (in-process, the library)
-  audit    harness.audit.repo.inspect_repository(repo)  (the whole audit: refs, reflogs, ...)
+  scan     evotree.harness.audit.repo.scan_object_store(repo)   (in-process, the library)
+  audit    evotree.harness.audit.repo.inspect_repository(repo)  (the whole audit: refs, reflogs, ...)
   cli      evotree audit repo PATH --json   (the console script, a new process; exit 28)
 
 fsck and cli are also measured in CPU seconds (user + system of the process and its git
@@ -93,7 +93,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from harness.audit.repo import inspect_repository, scan_object_store
+    from evotree.harness.audit.repo import inspect_repository, scan_object_store
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-audit-") as tmp:
         repo = Path(tmp) / "task"

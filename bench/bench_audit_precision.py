@@ -12,7 +12,7 @@ found only when the flagged hit has the labeled code. Reported per code, overall
 hard cases alone.
 
 Baseline, measured in the same run: the git-history token regex of the behavior layer
-(``diagnostics.behavior.git_history_pattern``, the check that existed before the audit), on
+(``evotree.diagnostics.behavior.git_history_pattern``, the check that existed before the audit), on
 the rows it is meant for: leaks of codes ``audit.git_history_leak`` / ``git_internals_read``
 and every benign row.
 
@@ -47,7 +47,7 @@ def _pr(tp: int, fp: int, fn: int) -> dict[str, Any]:
 
 
 def _heldout(rules: Any) -> dict[str, Any]:
-    from harness.audit.commands import classify_command
+    from evotree.harness.audit.commands import classify_command
 
     rows = [json.loads(line) for line in HELDOUT.read_text().splitlines() if line.strip()]
     tp = fp = fn = 0
@@ -71,8 +71,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from diagnostics.behavior import git_history_pattern
-    from harness.audit.commands import RuleSet, classify_command
+    from evotree.diagnostics.behavior import git_history_pattern
+    from evotree.harness.audit.commands import RuleSet, classify_command
 
     rules = RuleSet(hidden_paths=("judge/", "tests/hidden/"))
     rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]

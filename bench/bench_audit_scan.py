@@ -14,13 +14,13 @@ Variants, interleaved in rotated order, each --repeats times (median reported):
 
   read       baseline: read every file and json.loads it (each line for JSONL) — the floor
              of any scan that understands the formats
-  audit      harness.audit.trajectories.audit_trajectories(files): format detection, readers,
+  audit      evotree.harness.audit.trajectories.audit_trajectories(files): format detection, readers,
              cheap prefilter, shell parsing of the candidates, the rules, provenance
   audit_all  the same with the prefilter disabled (every command parsed): what the prefilter buys
 
 Then the evidence-store path of ``evotree audit V``: the rollout rows of the corpus (a third of
 it) compacted into one run's ``rollouts.parquet`` and audited through DuckDB (the SQL prefilter,
-then the same rules on the candidates: ``harness.audit.version._rollout_verdicts``), against
+then the same rules on the candidates: ``evotree.harness.audit.version._rollout_verdicts``), against
 the baseline ``store_read``: one DuckDB scan reading the same columns (commands, text) of every
 row. Its throughput is counted in the rows' JSONL bytes.
 
@@ -139,10 +139,10 @@ def read_baseline(paths: list[Path]) -> int:
 
 def _store(folder: Path, repeats: int) -> dict[str, Any]:
     """The evidence-store path (module doc): median seconds and MB/s of store_read and store_audit."""
-    from harness.audit.commands import RuleSet
-    from harness.audit.version import _rollout_verdicts
-    from harness.evidence import compact_run
-    from harness.query import connect
+    from evotree.harness.audit.commands import RuleSet
+    from evotree.harness.audit.version import _rollout_verdicts
+    from evotree.harness.evidence import compact_run
+    from evotree.harness.query import connect
 
     runs = folder / "store"
     run = runs / "r"
@@ -167,7 +167,7 @@ def _store(folder: Path, repeats: int) -> dict[str, Any]:
                 con.execute("SELECT count(*), sum(length(text)), sum(len(commands)) FROM _rollouts").fetchall()
                 con.close()
             else:
-                import harness.audit.commands as commands_mod
+                import evotree.harness.audit.commands as commands_mod
 
                 commands_mod._parse_cached.cache_clear()
                 commands_mod._hits_cached.cache_clear()
@@ -190,9 +190,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    import harness.audit.commands as commands_mod
-    import harness.audit.trajectories as traj_mod
-    from harness.audit.trajectories import audit_trajectories
+    import evotree.harness.audit.commands as commands_mod
+    import evotree.harness.audit.trajectories as traj_mod
+    from evotree.harness.audit.trajectories import audit_trajectories
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-audit-") as tmp:
         folder = Path(tmp)

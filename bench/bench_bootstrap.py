@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: diagnostics.stats.paired_bootstrap against scipy.stats.bootstrap (paired, BCa).
+"""Benchmark: evotree.diagnostics.stats.paired_bootstrap against scipy.stats.bootstrap (paired, BCa).
 
 Target (issue 5): with B = 10,000 resamples and 500 tasks, the paired BCa bootstrap of a
 mean difference is at least 2x faster than
@@ -42,7 +42,7 @@ import scipy
 import scipy.stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from diagnostics.stats import (
+from evotree.diagnostics.stats import (
     compare_versions,
     iqm,
     paired_bootstrap,

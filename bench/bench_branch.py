@@ -13,7 +13,7 @@ with --versions versions (default 1,000: all but --active abandoned, their branc
             (two subprocesses, like a shell script)
   cli       evotree branch -m "..."            (the console script, a new Python process)
   cli-json  evotree branch --json -m "..."     (what an agent parses; large repo only)
-  lib       evotree.versions.create_version()  (in-process: a trainer agent driving evotree
+  lib       evotree.core.versions.create_version()  (in-process: a trainer agent driving evotree
             from Python; includes Workspace.open)
 
 and, in the large repository only, the fixed costs of any Python CLI: `python -c pass`,
@@ -37,7 +37,7 @@ from pathlib import Path
 import benchlib as bl  # first: isolates git's configuration before pygit2 is imported
 
 TARGET_RATIO = 1.3
-BRANCH_IMPORTS = "import evotree.cli, evotree.versions, evotree.render"
+BRANCH_IMPORTS = "import evotree.cli.main, evotree.core.versions, evotree.cli.render"
 
 
 class Subject:
@@ -46,8 +46,8 @@ class Subject:
     def __init__(self, repo: Path) -> None:
         import pygit2
 
-        from evotree.refs import LEDGER_REF
-        from evotree.workspace import Workspace
+        from evotree.core.refs import LEDGER_REF
+        from evotree.core.workspace import Workspace
 
         self.repo = repo
         self.pyrepo = pygit2.Repository(str(repo))
@@ -103,8 +103,8 @@ class Subject:
         return elapsed
 
     def lib(self) -> float:
-        from evotree.versions import create_version
-        from evotree.workspace import Workspace
+        from evotree.core.versions import create_version
+        from evotree.core.workspace import Workspace
 
         t0 = time.perf_counter()
         record = create_version(

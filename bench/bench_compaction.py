@@ -1,10 +1,10 @@
 #!/usr/bin/env python
-"""Benchmark: compaction of 1,000,000 rollout rows, JSONL -> Parquet (harness.evidence.compact_run).
+"""Benchmark: compaction of 1,000,000 rollout rows, JSONL -> Parquet (evotree.harness.evidence.compact_run).
 
 Target (issue): under 10 s on the 2-core development machine.
 
 A run directory is built in a temp folder and its train-phase evidence written by the real
-recorder (harness.recorder.Recorder.rollout_group): --rows rows (default 1,000,000) in groups
+recorder (evotree.harness.recorder.Recorder.rollout_group): --rows rows (default 1,000,000) in groups
 of 8 samples, 64 groups per step, 500 tasks, rewards in {0, 0.5, 1} with two reward
 components, lengths, finish reasons, a short text (~16 words) per sample and a shell command
 for every third sample; plus one signal row per step and a few train-split evals. Then two
@@ -48,7 +48,7 @@ WORDS = ("the", "answer", "is", "so", "we", "add", "multiply", "sum", "step", "t
 
 def generate(run_dir: Path, rows: int, seed: int = 0) -> dict[str, Any]:
     """Write the train-phase evidence of a run with ``rows`` rollout rows, through the recorder."""
-    from harness.recorder import Recorder
+    from evotree.harness.recorder import Recorder
 
     started = time.perf_counter()
     rng = random.Random(seed)
@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import pyarrow.parquet as pq
 
-    from harness.evidence import compact_run
-    from harness.layout import KINDS, arrow_schema
+    from evotree.harness.evidence import compact_run
+    from evotree.harness.layout import KINDS, arrow_schema
 
     env = environment()
     work = Path(tempfile.mkdtemp(prefix="evotree-bench-compaction-"))

@@ -5,7 +5,7 @@ Target (issue): (b) at most 1 s.
 
 A runs directory is built in a temp folder: --runs finished runs (default 1),
 ``<runs>/run-NNNN/run.json`` and ``rollouts.parquet``, holding --rows rows in all (default
-10,000,000) in the exact schema of ``harness.layout`` (zstd, pyarrow's default row groups),
+10,000,000) in the exact schema of ``evotree.harness.layout`` (zstd, pyarrow's default row groups),
 generated with numpy: 8 samples per
 group, 64 groups per step, 500 tasks, ~30 % of groups "dead" (all samples the same reward, 0 or
 1) and the rest Bernoulli(0.5) rewards (a few of those are all-equal by chance), 0.1 % null
@@ -13,7 +13,7 @@ rewards (non-finite), short texts. Then, interleaved in rotated order for --repe
 
   (a) duckdb-direct   DuckDB on the Parquet file(s) itself: the same GROUP BY / stddev_pop SQL
                       as dead_group_ratio, no views (a fresh in-memory connection each time)
-  (b) evotree-views   harness.query.connect(runs_dir) + dead_group_ratio(con): discovery of the
+  (b) evotree-views   evotree.harness.query.connect(runs_dir) + dead_group_ratio(con): discovery of the
                       files, the five views (with the run.json join) and the query
   (c) pandas          pd.read_parquet(columns=[run_id, step, group_id, reward]) + dropna +
                       groupby(...).reward.std(ddof=0) <= threshold, mean
@@ -64,7 +64,7 @@ def generate(runs_dir: Path, rows: int, runs: int = 1, seed: int = 0) -> dict[st
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.layout import arrow_schema
+    from evotree.harness.layout import arrow_schema
 
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -127,7 +127,7 @@ def variants(runs_dir: Path, runs: int) -> dict[str, Callable[[], tuple[float, f
     import duckdb
     import pandas as pd
 
-    from harness.query import connect, dead_group_ratio
+    from evotree.harness.query import connect, dead_group_ratio
 
     files = [runs_dir / run_id / "rollouts.parquet" for run_id in run_ids(runs)]
     listing = "[" + ", ".join(f"'{f}'" for f in files) + "]"

@@ -5,7 +5,7 @@ Targets (issue 5): a full pass of all signal + behavior analyzers over a run wit
 rollout rows in at most 3 s, with 10,000,000 rows in at most 15 s (2 cores).
 
 For each size a runs directory is built in a temp folder with numpy/pyarrow, in the exact
-schemas of ``harness.layout`` (zstd Parquet, pyarrow's default row groups):
+schemas of ``evotree.harness.layout`` (zstd Parquet, pyarrow's default row groups):
 
 * ``run-main``: ``run.json`` + ``rollouts.parquet`` (``--rows`` rows) + ``signals.parquet`` +
   ``evals.parquet``. 8 samples per group, 64 groups per step (so 1M rows = 1,953 steps);
@@ -19,8 +19,8 @@ schemas of ``harness.layout`` (zstd Parquet, pyarrow's default row groups):
 * ``run-parent``: a smaller run (``--rows`` / 10 rows) of the parent version, for the
   length-shift and reward-vs-eval analyzers.
 
-Then ``diagnostics.findings.run_analyzers`` runs every registered signal and behavior analyzer
-on ``run-main`` (parent runs given), after ``harness.query.connect``; the wall time of the
+Then ``evotree.diagnostics.findings.run_analyzers`` runs every registered signal and behavior analyzer
+on ``run-main`` (parent runs given), after ``evotree.harness.query.connect``; the wall time of the
 connection, of each analyzer and of the whole pass (connect included) is reported, median of
 ``--repeats`` passes after ``--warmup``. Run:
 
@@ -74,7 +74,7 @@ def generate_run(runs_dir: Path, run_id: str, *, version: str, rows: int, seed: 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.layout import arrow_schema
+    from evotree.harness.layout import arrow_schema
 
     rng = np.random.default_rng(seed)
     run_dir = runs_dir / run_id
@@ -92,7 +92,7 @@ def generate_run(runs_dir: Path, run_id: str, *, version: str, rows: int, seed: 
     pool_lists = pa.array(command_pool, pa.list_(pa.string()))
     schema = arrow_schema("rollouts")
     truncated_total = 0
-    chunk = 256 * 1024  # whole groups; one row group each, as compaction writes (harness.evidence)
+    chunk = 256 * 1024  # whole groups; one row group each, as compaction writes (evotree.harness.evidence)
     with pq.ParquetWriter(run_dir / "rollouts.parquet", schema, compression="zstd") as writer:
         for lo in range(0, rows, chunk):
             n = min(chunk, rows - lo)
@@ -186,8 +186,8 @@ def generate(runs_dir: Path, rows: int, seed: int = 0) -> dict[str, Any]:
 def one_pass(runs_dir: Path) -> dict[str, Any]:
     """connect + every signal and behavior analyzer on run-main (parent: run-parent), timed."""
     started = time.perf_counter()
-    from diagnostics.findings import run_analyzers
-    from harness.query import connect
+    from evotree.diagnostics.findings import run_analyzers
+    from evotree.harness.query import connect
 
     imported = time.perf_counter()
     con = connect(runs_dir)
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
             target = TARGETS.get(rows)
             print(f"\n{rows:,} rollout rows ({gen['main']['steps']:,} steps, {gen['main']['groups']:,} groups): "
                   f"median of {args.repeats} warm passes after {args.warmup} warm-up")
-            print(f"  {'connect (harness.query.connect)':40} {connect_s:7.3f} s")
+            print(f"  {'connect (evotree.harness.query.connect)':40} {connect_s:7.3f} s")
             for n in names:
                 print(f"  {n:40} {med[n]:7.3f} s")
             print(f"  {'total (connect + analyzers)':40} {total:7.3f} s   (min {min(p['total_s'] for p in passes):.3f}, "

@@ -28,10 +28,10 @@ TARGETS = {1_000_000: 3.0, 10_000_000: 15.0}
 
 
 def build(root: Path, rows: int) -> None:
-    from evotree.ledger import utcnow
-    from evotree.versions import create_version
-    from evotree.workspace import Workspace, init_workspace
-    from harness.runs import RunRecord, runs_dir
+    from evotree.core.ledger import utcnow
+    from evotree.core.versions import create_version
+    from evotree.core.workspace import Workspace, init_workspace
+    from evotree.harness.runs import RunRecord, runs_dir
 
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     for key, value in (("user.name", "bench"), ("user.email", "bench@example.com")):

@@ -29,7 +29,7 @@ import benchlib  # noqa: F401  - isolates git's configuration first
 
 TRAIN = """\
 import json
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 for step in range(1, 4):
     rec.signal(step, loss=1.0 / step)
@@ -37,7 +37,7 @@ for step in range(1, 4):
 json.dump({"skill": 0.5}, open("model.json", "w"))
 """
 JUDGE = """\
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 for i in range(10):
     rec.eval_result("validation", f"val-{i}", float(i % 2))
@@ -56,8 +56,8 @@ max_runs_per_version = 1000
 def build(root: Path, versions: int) -> list[str]:
     import subprocess
 
-    from evotree.versions import create_version
-    from evotree.workspace import Workspace, init_workspace
+    from evotree.core.versions import create_version
+    from evotree.core.workspace import Workspace, init_workspace
 
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     for key, value in (("user.name", "bench"), ("user.email", "bench@example.com")):
@@ -82,7 +82,7 @@ def build(root: Path, versions: int) -> list[str]:
 
 
 def one_round(ws: Any, ids: list[str], seeds: int, executor: str, slots: int) -> dict[str, Any]:
-    from harness.runs import run_versions
+    from evotree.gates.runs import run_versions
 
     start = time.perf_counter()
     records = run_versions(ws, ids, seeds=seeds, jobs=slots, executor=executor)
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-executor-") as tmp:
         root = Path(tmp) / "w"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gates.calibration import neutral_false_promotion_rate, power_at, simulate_tree
-from gates.score import ScoreRule
+from evotree.gates.calibration import neutral_false_promotion_rate, power_at, simulate_tree
+from evotree.gates.score import ScoreRule
 
 
 def _ci(hits: int, n: int) -> str:

@@ -8,7 +8,7 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 
 * ``plain``          — ``gym.make`` once, then for each seed ``reset(seed)``, a fresh policy,
   ``act``/``step`` to the end: what a user would write;
-* ``judge``          — the judge's own loop (:func:`domains.gym.judge.judge_episodes`): one
+* ``judge``          — the judge's own loop (:func:`evotree.domains.gym.judge.judge_episodes`): one
   worker process plays whole episodes (no per-step IPC) while the judge's process replays a
   random quarter of them from their actions on a clean env (``replay_fraction = 0.25``, the
   default) and scores them;
@@ -137,9 +137,9 @@ def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
               replay: float) -> tuple[list[float], dict[str, float]]:
     """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
     policy) is measured by a one-episode run just before and subtracted for the steady rates."""
-    from domains.gym.judge import judge_episodes
-    from domains.gym.runner import Task
-    from domains.gym.settings import JudgeSettings, References
+    from evotree.domains.gym.judge import judge_episodes
+    from evotree.domains.gym.runner import Task
+    from evotree.domains.gym.settings import JudgeSettings, References
 
     settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=workers, replay_fraction=replay,
                              episode_timeout_seconds=60.0)

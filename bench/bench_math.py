@@ -4,8 +4,8 @@
 Two arms, alternating, --repeats times each (default 3): in a fresh git repository in a temp
 folder, ``evotree init --domain math`` writes the default templates and ``evotree run v0`` is
 timed as a subprocess: the real console script, the real train phase
-(``python -P -m domains.math.train``: trl.GRPOTrainer on the tiny local model, CPU) and the
-real judge (``python -P -m domains.math.judge``: 48 validation problems x 4 samples).
+(``python -P -m evotree.domains.math.train``: trl.GRPOTrainer on the tiny local model, CPU) and the
+real judge (``python -P -m evotree.domains.math.judge``: 48 validation problems x 4 samples).
 
 * ``default``  — the templates untouched (``cpu_threads = 0``: one torch thread for the tiny model);
 * ``threads2`` — the same recipe with ``cpu_threads = 2`` (torch's default on a 2-core machine).
@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 def one_run(base: Path, name: str, cpu_threads: int) -> dict[str, Any]:
     import duckdb
 
-    from domains.math.templates import RECIPE_TOML
+    from evotree.domains.math.templates import RECIPE_TOML
 
     repo = base / name
     repo.mkdir(parents=True)

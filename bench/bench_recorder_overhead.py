@@ -3,7 +3,7 @@
 
 Target (issue 3): the hooks add at most 3% to a GRPO step.
 
-The same tiny GRPO training (harness.tiny_lm model, same seed, --steps optimizer steps of
+The same tiny GRPO training (evotree.harness.tiny_lm model, same seed, --steps optimizer steps of
 --prompts prompts x --generations completions, CPU, one torch thread) runs in three arms, in an
 order rotated every repetition, for --repeats repetitions:
 
@@ -151,9 +151,9 @@ def one_run(arm: str, *, steps: int, prompts: int, generations: int, completion_
     from transformers import PrinterCallback, ProgressCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from harness.recorder import Recorder
-    from harness.tiny_lm import build_tiny_causal_lm, build_tiny_tokenizer
-    from harness.trl import EvotreeCallback, record_rewards
+    from evotree.harness.recorder import Recorder
+    from evotree.harness.tiny_lm import build_tiny_causal_lm, build_tiny_tokenizer
+    from evotree.harness.trl import EvotreeCallback, record_rewards
 
     tokenizer = build_tiny_tokenizer()
     model = build_tiny_causal_lm(tokenizer, seed=seed)
@@ -231,7 +231,7 @@ def main() -> int:
     import transformers
     import trl
 
-    from harness.trl import check_trl_version
+    from evotree.harness.trl import check_trl_version
 
     check_trl_version()
     torch.set_num_threads(args.threads)

@@ -43,13 +43,13 @@ WATCH = (
     "pathlib",
     "inspect",
     "__editable___evotree_0_1_0_finder",
-    "evotree.cli",
-    "evotree.versions",
-    "evotree.workspace",
-    "evotree.ledger",
-    "evotree.config",
-    "evotree.render",
-    "evotree.errors",
+    "evotree.cli.main",
+    "evotree.core.versions",
+    "evotree.core.workspace",
+    "evotree.core.ledger",
+    "evotree.core.config",
+    "evotree.cli.render",
+    "evotree.core.errors",
 )
 
 

@@ -17,9 +17,9 @@ Then, for --repeats repetitions in rotated order:
 
   base        git for-each-ref refs/heads/evotree/     (git listing the same 10,000 branches)
   cli-json    evotree tree --json  > /dev/null         (the console script, new process)
-  imports     python -P -c "import evotree.cli, evotree.versions"   (start-up floor of cli-json)
+  imports     python -P -c "import evotree.cli.main, evotree.core.versions"   (start-up floor of cli-json)
   lib         in-process, one call timed at two points:
-                lib-view  evotree.versions.tree_view(Workspace.open(repo))
+                lib-view  evotree.core.versions.tree_view(Workspace.open(repo))
                 lib-json  ... + json.dumps(view.to_dict(), indent=2) as `--json` does
 
 and, for information only (not a target, not interleaved), the text `evotree tree`. evotree
@@ -43,7 +43,7 @@ from typing import Any
 import benchlib as bl  # first: isolates git's configuration before pygit2 is imported
 
 TARGET_SECONDS = 1.0
-TREE_IMPORTS = "import evotree.cli, evotree.versions"
+TREE_IMPORTS = "import evotree.cli.main, evotree.core.versions"
 
 
 def _shape(record: dict[str, Any]) -> dict[str, str]:
@@ -51,7 +51,7 @@ def _shape(record: dict[str, Any]) -> dict[str, str]:
 
 
 def build(repo: Path, *, versions: int, active: int, files: int, seed: int) -> dict[str, Any]:
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
     bl.make_recipe_repo(repo, files=files, seed=seed)
     bl.evotree(repo, "init")
@@ -126,8 +126,8 @@ def main() -> int:
     started = time.perf_counter()
     env = bl.environment()
 
-    from evotree.versions import tree_view
-    from evotree.workspace import Workspace
+    from evotree.core.versions import tree_view
+    from evotree.core.workspace import Workspace
 
     with bl.workdir(args.keep, "evotree-bench-tree-") as tmp:
         repo = tmp / "repo"
@@ -162,7 +162,7 @@ def main() -> int:
         try:
             import jsonschema
 
-            from evotree.schemas import load_schema
+            from evotree.core.schemas import load_schema
 
             jsonschema.validate(data, load_schema("tree"))
             info["schema_check"] = "tree --json output validates against tree.schema.json"
@@ -247,7 +247,7 @@ def main() -> int:
         [
             ("git for-each-ref refs/heads/evotree/", s["base"]),
             ("evotree tree --json > /dev/null (CLI)", s["cli-json"]),
-            ("python -P -c 'import evotree.cli, evotree.versions'", s["imports"]),
+            ("python -P -c 'import evotree.cli.main, evotree.core.versions'", s["imports"]),
             ("tree_view() in-process", s["lib-view"]),
             ("tree_view() + to_dict + json.dumps in-process", s["lib-json"]),
         ],

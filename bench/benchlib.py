@@ -204,7 +204,7 @@ def no_worktree_porcelain() -> Iterator[None]:
     created with a worktree and abandoned; the only difference is that the abandon event's
     ``data.worktree_removed`` is null instead of the removed path (nothing reads it).
     """
-    from evotree.gitio import Git
+    from evotree.core.gitio import Git
 
     saved = Git.add_worktree, Git.prune_worktrees
     Git.add_worktree = lambda self, path, branch: None  # type: ignore[method-assign]
@@ -252,15 +252,15 @@ def populate(
 ) -> Population:
     """Add ``n`` versions to the workspace at ``repo`` through evotree's own library.
 
-    Every version is made by :func:`evotree.versions.create_version` (30 % from the champion,
+    Every version is made by :func:`evotree.core.versions.create_version` (30 % from the champion,
     the rest from one of the 50 newest versions, so the tree branches and deepens like a
     search). All but the last ``active`` are then abandoned with
-    :func:`evotree.versions.abandon_version`, which keeps their branch; for those, git's
+    :func:`evotree.core.versions.abandon_version`, which keeps their branch; for those, git's
     worktree porcelain is skipped (:func:`no_worktree_porcelain`), the end state being the
     same. The last ``active`` versions get real worktrees and stay active.
     """
-    from evotree.versions import abandon_version, create_version
-    from evotree.workspace import Workspace
+    from evotree.core.versions import abandon_version, create_version
+    from evotree.core.workspace import Workspace
 
     rng = random.Random(seed)
     ws = Workspace.open(repo)
@@ -302,7 +302,7 @@ def populate(
 
 def check_state(repo: Path, *, versions: int, worktrees: int) -> dict[str, int]:
     """Cross-check ledger, branches and worktrees with git itself; raise on a mismatch."""
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
     ws = Workspace.open(repo)
     records = ws.ledger.versions()

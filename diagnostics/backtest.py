@@ -1,8 +1,8 @@
 """Backtest: re-diagnose past runs from their stored rollouts, as they are and under a candidate
 reward transform, without retraining.
 
-:func:`backtest` opens two connections over ``runs_dir`` (:func:`harness.query.connect`), runs
-the analyzers (:func:`diagnostics.findings.run_analyzers`) of the asked layers over the given
+:func:`backtest` opens two connections over ``runs_dir`` (:func:`evotree.harness.query.connect`), runs
+the analyzers (:func:`evotree.diagnostics.findings.run_analyzers`) of the asked layers over the given
 runs on each, and reports per run how the findings change (``new``, ``resolved``,
 ``severity_changed``) and how the dead-group ratio moves. On the second connection the stored
 ``_rollouts`` view is renamed ``_rollouts_stored`` and a new ``_rollouts`` takes its place::
@@ -10,7 +10,7 @@ runs on each, and reports per run how the findings change (``new``, ``resolved``
     CREATE VIEW _rollouts AS SELECT * REPLACE (<transformed reward> AS reward) FROM _rollouts_stored
 
 ``rollouts`` (``_rollouts`` joined with run.json) names ``_rollouts`` and so sees the transformed
-reward too; the files and :mod:`harness.query` are untouched. Everything is SQL: nothing is
+reward too; the files and :mod:`evotree.harness.query` are untouched. Everything is SQL: nothing is
 read into Python row by row.
 
 A :class:`RewardTransform` is declarative::
@@ -47,11 +47,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from diagnostics.behavior import component_value_sql
-from diagnostics.findings import Finding, Severity, make_thresholds, run_analyzers
-from diagnostics.signal import DeadGroups
-from evotree.errors import EvotreeError
-from harness.evidence import sql_string
+from evotree.diagnostics.behavior import component_value_sql
+from evotree.diagnostics.findings import Finding, Severity, make_thresholds, run_analyzers
+from evotree.diagnostics.signal import DeadGroups
+from evotree.core.errors import EvotreeError
+from evotree.harness.evidence import sql_string
 
 __all__ = [
     "BacktestError",
@@ -243,7 +243,7 @@ def apply_transform(con: Any, transform: RewardTransform) -> None:
     """Make ``_rollouts`` (and through it ``rollouts``) of ``con`` carry the transformed reward.
 
     The stored view is kept as ``_rollouts_stored``. ``con`` must come from
-    :func:`harness.query.connect` and must not have been transformed already.
+    :func:`evotree.harness.query.connect` and must not have been transformed already.
     """
     con.execute(f"ALTER VIEW _rollouts RENAME TO {STORED_VIEW}")
     con.execute(f"CREATE VIEW _rollouts AS SELECT * REPLACE ({transform.sql()} AS reward) FROM {STORED_VIEW}")
@@ -432,7 +432,7 @@ def backtest(
     ``"builtin+overrides"`` with overrides). Raises :class:`BacktestError` for a bad transform,
     no runs or runs with no evidence under ``runs_dir``; ``ConfigError`` for bad thresholds.
     """
-    from harness.query import connect
+    from evotree.harness.query import connect
 
     chosen = as_transform(transform)
     ids = [run_ids] if isinstance(run_ids, str) else [str(r) for r in run_ids]

@@ -23,7 +23,7 @@ behavior.gym               behavior.gym_episodes (info),                     fai
 =========================  ===============================================  ======================
 
 **Gym runs** (every sampled train rollout has ``task_id`` = ``group_id + "#" + number``, the
-layout of :mod:`domains.gym.train`) get the gym analyzer; the text analyzers (diversity,
+layout of :mod:`evotree.domains.gym.train`) get the gym analyzer; the text analyzers (diversity,
 repetition) and the finish-reason rates skip them, because their texts are generated
 summaries and a ``truncated`` episode there is the environment's time limit, often success.
 
@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from diagnostics.findings import (
+from evotree.diagnostics.findings import (
     AnalysisContext,
     Analyzer,
     Finding,
@@ -67,7 +67,7 @@ from diagnostics.findings import (
     query,
     register_analyzer,
 )
-from diagnostics.signal import (
+from evotree.diagnostics.signal import (
     help_field,
     linear_trend,
     reward_series,
@@ -76,7 +76,7 @@ from diagnostics.signal import (
     tail,
     using,
 )
-from harness.evidence import sql_string
+from evotree.harness.evidence import sql_string
 
 __all__ = [
     "Diversity",
@@ -784,7 +784,7 @@ class RewardEval(Analyzer):
     * against the parent's runs (``context.parent_run_ids``): the run's mean train reward over
       its last ``window_fraction`` of steps exceeds the parents' by ``min_effect`` reward
       standard deviations, while its judge score is lower: per task (common tasks of the first
-      split in ``splits`` both have), the paired bootstrap (``diagnostics.stats.paired_bootstrap``,
+      split in ``splits`` both have), the paired bootstrap (``evotree.diagnostics.stats.paired_bootstrap``,
       percentile) CI of run - parent lies below 0.
     """
 
@@ -837,7 +837,7 @@ class RewardEval(Analyzer):
     def _against_parent(self, con: Any, run_id: str, version: str | None, parents: list[str],
                         steps: np.ndarray, means: np.ndarray, scale: float, trend: Any, source: str,
                         shown: str) -> list[Finding]:
-        from diagnostics.stats import paired_bootstrap
+        from evotree.diagnostics.stats import paired_bootstrap
 
         t = self.thresholds
         late = float(means[-tail(steps.size, t.window_fraction):].mean())
@@ -917,7 +917,7 @@ class Gym(Analyzer):
     quantiles and the termination reasons (``finish_reason``). ``behavior.gym_failures_high``:
     an environment whose failed share (``failure_reasons``) is above ``failure_warn``.
     ``behavior.gym_action_collapse``: discrete action counts are read from the texts
-    (``actions 0:12 1:30`` in the summary :mod:`domains.gym.episode` writes); an environment
+    (``actions 0:12 1:30`` in the summary :mod:`evotree.domains.gym.episode` writes); an environment
     whose action entropy, divided by log(actions seen, at least 2), is below
     ``action_entropy_min`` over at least ``min_episodes`` episodes.
     """

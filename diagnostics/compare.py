@@ -2,7 +2,7 @@
 
 Reads the judge's per-sample scores of every finished run of both versions, averages them per
 (run, task), and hands the two (n_runs, n_tasks) matrices to
-:func:`diagnostics.stats.compare_versions`: each run is one seed, tasks are paired. Versions
+:func:`evotree.diagnostics.stats.compare_versions`: each run is one seed, tasks are paired. Versions
 scored on different task pools are refused unless the intersection is asked for.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from diagnostics.stats import (
+from evotree.diagnostics.stats import (
     alpha_spending,
     benjamini_hochberg,
     compare_versions,
@@ -24,8 +24,8 @@ from diagnostics.stats import (
     stratified_bootstrap_ci,
     wilcoxon_signed_rank,
 )
-from evotree.errors import EvotreeError
-from evotree.workspace import Workspace
+from evotree.core.errors import EvotreeError
+from evotree.core.workspace import Workspace
 
 __all__ = ["NoScores", "VersionComparison", "version_scores", "compare"]
 
@@ -78,8 +78,8 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation") ->
     A task's score in a run is the mean over its samples (Avg@k). Every run must cover the
     same tasks; a run that does not is reported, not silently dropped.
     """
-    from harness.query import connect
-    from harness.runs import runs_dir
+    from evotree.harness.query import connect
+    from evotree.harness.runs import runs_dir
 
     record = ws.resolve(version)
     since = _champion_since(ws, record.id)
@@ -137,7 +137,7 @@ def _champion_since(ws: Workspace, version: str) -> str | None:
 
 
 def _runs_started_after(ws: Workspace, version: str, since: str) -> list[str]:
-    from harness.runs import list_runs
+    from evotree.harness.runs import list_runs
 
     return [r.run_id for r in list_runs(ws, version=version) if r.started_at > since]
 

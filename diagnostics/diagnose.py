@@ -1,8 +1,8 @@
 """`evotree diagnose V`: run the analyzers over a version's runs, record what they find.
 
-The signal and behavior layers come from the analyzer registry (:mod:`diagnostics.findings`);
+The signal and behavior layers come from the analyzer registry (:mod:`evotree.diagnostics.findings`);
 the score layer here summarises the judge's evals per split and flags runs without them; the
-version layer (:mod:`diagnostics.version`) places the version in its tree (Δ vs parent and
+version layer (:mod:`evotree.diagnostics.version`) places the version in its tree (Δ vs parent and
 champion, historical best, post-peak regression, saturation, escalation, too-good jumps). The
 findings are written to ``.evotree/findings/<version>.jsonl`` (the ``findings`` view of
 ``evotree sql`` reads them) and summarised in one ``finding`` event on the ledger.
@@ -14,17 +14,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from diagnostics.findings import (
+from evotree.diagnostics.findings import (
     Finding,
     max_severity,
     run_analyzers,
     sort_findings,
     write_findings_file,
 )
-from diagnostics.harnesses import active_harness, harness_trust_finding
-from evotree.errors import EvotreeError
-from evotree.ledger import Event, EventKind, LedgerTxn
-from evotree.workspace import Workspace
+from evotree.diagnostics.harnesses import ActiveHarness, harness_trust_finding
+from evotree.core.errors import EvotreeError
+from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.workspace import Workspace
 
 __all__ = ["DiagnoseResult", "diagnose", "LAYERS"]
 
@@ -77,7 +77,7 @@ def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
 
 def _at_k(con: Any, run_id: str, split: str) -> dict[str, Any]:
     """Avg@k and unbiased pass@k of a split whose per-sample scores are binary (k = fewest samples)."""
-    from diagnostics.stats import pass_at_k
+    from evotree.diagnostics.stats import pass_at_k
 
     query = ("SELECT task_id, count(score) AS n, sum(score) AS c, bool_and(score IN (0, 1)) AS binary "
              "FROM _evals WHERE run_id = ? AND split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY task_id")
@@ -91,10 +91,16 @@ def _at_k(con: Any, run_id: str, split: str) -> dict[str, Any]:
             "pass_at_k": float(pass_at_k(n, c, k).mean), "query_at_k": query}
 
 
-def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, record: bool = True) -> DiagnoseResult:
-    """Diagnose every run of ``version`` recorded on this machine; record the findings."""
-    from harness.query import connect
-    from harness.runs import list_runs, runs_dir
+def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: list[str] | None = None,
+             record: bool = True) -> DiagnoseResult:
+    """Diagnose every run of ``version`` recorded on this machine; record the findings.
+
+    ``harness`` is the harness in force (thresholds, plug-in analyzers), from
+    :func:`evotree.gates.harnesses.active_harness`: the end of the signed chain, never the
+    candidate's tree. It is required so that no caller silently diagnoses with another one.
+    """
+    from evotree.harness.query import connect
+    from evotree.harness.runs import list_runs, runs_dir
 
     started = time.monotonic()
     record_v = ws.resolve(version)
@@ -117,7 +123,6 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
         found: list[Finding] = []
         if "score" in chosen:
             found += _score_layer(con, run_ids, record_v.id)
-        harness = active_harness(ws)  # from refs/evotree/harness, never the candidate's tree
         other = [layer for layer in chosen if layer in ("signal", "behavior")]
         if other:
             found += run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
@@ -126,7 +131,7 @@ def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None, re
         con.close()
     interventions = None
     if "version" in chosen:
-        from diagnostics.version import intervention_table, version_findings
+        from evotree.diagnostics.version import intervention_table, version_findings
 
         found += version_findings(ws, record_v.id, B=min(ws.config.gates.bootstrap_samples, 2000))
         interventions = intervention_table(ws)

@@ -17,7 +17,7 @@ An :class:`Analyzer` turns the evidence of one run into findings. The contract:
   have defaults; a workspace overrides them by name, see :func:`make_thresholds`) and
   ``harness_version`` (copied into each finding; a workspace's own analyzer sets its own);
 * ``analyze(con, *, run_id, version, context=None) -> list[Finding]``: ``con`` is a DuckDB
-  connection from :func:`harness.query.connect`; only reads (temp tables for shared
+  connection from :func:`evotree.harness.query.connect`; only reads (temp tables for shared
   sub-results go through ``context``); returns ``[]`` when there is nothing to say or not
   enough evidence to say it; never raises for odd evidence (missing columns' values, an empty
   run): that is a finding or nothing. Heavy lifting belongs in SQL, not in Python loops over
@@ -30,7 +30,7 @@ An :class:`Analyzer` turns the evidence of one run into findings. The contract:
   harness version and checks the code is one of ``codes``.
 
 Built-in analyzers register themselves with :func:`register_analyzer` when their module is
-imported (signal layer: :mod:`diagnostics.signal`, behavior layer: :mod:`diagnostics.behavior`;
+imported (signal layer: :mod:`evotree.diagnostics.signal`, behavior layer: :mod:`evotree.diagnostics.behavior`;
 the modules of :data:`BUILTIN_MODULES` are imported before the registry is read);
 :func:`run_analyzers`
 runs the registered analyzers of the asked layers over runs and returns the findings, most
@@ -43,16 +43,25 @@ import dataclasses
 import difflib
 import importlib
 import itertools
-import math
-import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import IntEnum
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evotree.errors import ConfigError, EvotreeError
+from evotree.core.errors import ConfigError
+from evotree.core.findings import (
+    _CODE,
+    FINDING_SCHEMA_VERSION,
+    LAYERS,
+    SEVERITIES,
+    Finding,
+    FindingError,
+    Severity,
+    max_severity,
+    sort_findings,
+    write_findings_file,
+)
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -79,150 +88,9 @@ __all__ = [
     "write_findings_file",
 ]
 
-FINDING_SCHEMA_VERSION = 1
-#: The four diagnostic layers, and ``audit`` for the leak audits (:mod:`harness.audit`).
-LAYERS = ("score", "signal", "behavior", "version", "audit")
-SEVERITIES = ("info", "warn", "high", "critical")
 #: Modules whose import registers the built-in analyzers (the score and version layers add theirs).
-BUILTIN_MODULES = ("diagnostics.signal", "diagnostics.behavior")
+BUILTIN_MODULES = ("evotree.diagnostics.signal", "evotree.diagnostics.behavior")
 
-_CODE = re.compile(r"^(score|signal|behavior|version|audit)\.[a-z][a-z0-9_]*$")
-
-
-class FindingError(EvotreeError, ValueError):
-    """A finding or analyzer that breaks the model: unknown layer/severity, bad code, bad dict."""
-
-    exit_code = 23
-    code = "invalid_finding"
-
-
-class Severity(IntEnum):
-    """Severities in order: ``Severity.parse("high") > Severity.WARN``."""
-
-    INFO = 0
-    WARN = 1
-    HIGH = 2
-    CRITICAL = 3
-
-    @classmethod
-    def parse(cls, value: str | int | Severity) -> Severity:
-        """``"warn"`` / ``Severity.WARN`` / ``1`` -> ``Severity.WARN``; anything else raises."""
-        if isinstance(value, Severity):
-            return value
-        if isinstance(value, str) and value.lower() in SEVERITIES:
-            return cls(SEVERITIES.index(value.lower()))
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(SEVERITIES):
-            return cls(value)
-        raise FindingError(f"severity: expected one of {', '.join(SEVERITIES)}, actually: {value!r}")
-
-    @property
-    def label(self) -> str:
-        """The lower-case name used in findings: ``"critical"``."""
-        return SEVERITIES[self.value]
-
-    def __str__(self) -> str:
-        return self.label
-
-
-def _json_safe(value: Any) -> Any:
-    """``value`` with numpy scalars made Python numbers, non-finite floats None, tuples lists."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    tolist = getattr(value, "tolist", None)  # numpy scalar (-> Python number) or array (-> list)
-    if callable(tolist):
-        return _json_safe(tolist())
-    return str(value)
-
-
-@dataclass
-class Finding:
-    """One diagnosis. ``evidence`` is made JSON-safe on construction (NaN becomes None)."""
-
-    layer: str
-    code: str
-    severity: str
-    title: str
-    evidence: dict[str, Any] = field(default_factory=dict)
-    suggestion: str = ""
-    skills: list[str] = field(default_factory=list)
-    run_id: str | None = None
-    version: str | None = None
-    harness_version: str = "builtin"
-
-    def __post_init__(self) -> None:
-        if self.layer not in LAYERS:
-            raise FindingError(f"layer: expected one of {', '.join(LAYERS)}, actually: {self.layer!r}")
-        if not isinstance(self.code, str) or not _CODE.match(self.code):
-            raise FindingError(f"code: expected '<layer>.<snake_case>', actually: {self.code!r}")
-        if self.code.split(".", 1)[0] != self.layer:
-            raise FindingError(f"code {self.code!r} does not start with its layer {self.layer!r}")
-        self.severity = Severity.parse(self.severity).label
-        if not isinstance(self.title, str) or not self.title:
-            raise FindingError(f"title: expected a non-empty string, actually: {self.title!r}")
-        if not isinstance(self.evidence, Mapping):
-            raise FindingError(f"evidence: expected a dict, actually: {type(self.evidence).__name__}")
-        self.evidence = _json_safe(self.evidence)
-        if isinstance(self.skills, str) or not all(isinstance(s, str) for s in self.skills):
-            raise FindingError(f"skills: expected a list of skill names, actually: {self.skills!r}")
-        self.skills = list(self.skills)
-        if not isinstance(self.harness_version, str) or not self.harness_version:
-            raise FindingError(f"harness_version: expected a non-empty string, actually: {self.harness_version!r}")
-
-    @property
-    def rank(self) -> Severity:
-        """The severity as an ordered :class:`Severity`."""
-        return Severity.parse(self.severity)
-
-    @property
-    def query(self) -> str | None:
-        """The SQL that produced the evidence (``evidence["query"]``), if any."""
-        value = self.evidence.get("query")
-        return value if isinstance(value, str) else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``{"v": 1, "layer": ..., "code": ..., ...}`` (JSON-safe)."""
-        return {"v": FINDING_SCHEMA_VERSION, "layer": self.layer, "code": self.code,
-                "severity": self.severity, "title": self.title, "evidence": dict(self.evidence),
-                "suggestion": self.suggestion, "skills": list(self.skills), "run_id": self.run_id,
-                "version": self.version, "harness_version": self.harness_version}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
-        """Read :meth:`to_dict`'s form back. Raises :class:`FindingError` for another ``"v"``
-        (callers that scan stored findings skip those) or missing fields."""
-        if not isinstance(data, Mapping):
-            raise FindingError(f"a finding: expected a JSON object, actually: {type(data).__name__}")
-        if data.get("v") != FINDING_SCHEMA_VERSION:
-            raise FindingError(f"finding schema version: expected {FINDING_SCHEMA_VERSION}, "
-                               f"actually: {data.get('v')!r}",
-                               fix="upgrade evotree to read findings written by a newer version")
-        missing = [k for k in ("layer", "code", "severity", "title") if k not in data]
-        if missing:
-            raise FindingError(f"a finding is missing {', '.join(missing)}")
-        kwargs = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data}
-        for optional in ("evidence", "suggestion", "skills", "harness_version"):
-            if kwargs.get(optional) is None:  # null in the JSON: the default
-                kwargs.pop(optional, None)
-        return cls(**kwargs)
-
-
-def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Most severe first; then by layer (score, signal, behavior, version), code and run."""
-    return sorted(findings, key=lambda f: (-f.rank, LAYERS.index(f.layer), f.code, f.run_id or ""))
-
-
-def max_severity(findings: Iterable[Finding]) -> Severity | None:
-    """The highest severity among ``findings`` (None for none)."""
-    ranks = [f.rank for f in findings]
-    return max(ranks) if ranks else None
 
 
 # ----------------------------------------------------------------------------- thresholds
@@ -253,7 +121,7 @@ def make_thresholds(analyzer: type[Analyzer] | Analyzer, overrides: Any = None) 
     ``overrides``: None, an instance of the analyzer's ``thresholds_type`` (used as is), or a
     mapping of field name -> value (e.g. the ``[diagnose.thresholds."signal.dead_groups"]`` table
     of a workspace). Unknown names, wrong types and values the dataclass refuses raise
-    :class:`evotree.errors.ConfigError` naming the analyzer and the key.
+    :class:`evotree.core.errors.ConfigError` naming the analyzer and the key.
     """
     cls = analyzer.thresholds_type
     if overrides is None:
@@ -550,25 +418,3 @@ def run_analyzers(
     finally:
         context.close()
     return sort_findings(findings)
-
-
-def write_findings_file(directory: Any, name: str, findings: Iterable[Mapping[str, Any]]) -> Any:
-    """Replace ``directory/name`` atomically with one JSON line per finding, each stamped with
-    ``ts`` (now): the `findings` view reads these files, and a reader never sees half of one."""
-    import json
-    import os
-    from pathlib import Path
-
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    now = time.time()
-    target = folder / name
-    tmp = folder / f".{name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            for finding in findings:
-                handle.write(json.dumps({**finding, "ts": now}, default=str) + "\n")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target

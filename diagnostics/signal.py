@@ -3,7 +3,7 @@
 Analyzers over the rollouts and signals a run recorded in its **train** phase (of the judge's
 rows only the number of non-finite ones is read: they may describe hidden tasks). Groups are
 ``(step, group_id)``
-of the train rollouts, as in :func:`harness.query.dead_group_ratio`; only finite rewards count
+of the train rollouts, as in :func:`evotree.harness.query.dead_group_ratio`; only finite rewards count
 (a non-finite reward is stored as null with ``nonfinite`` true).
 
 =========================  ==============================================  =====================
@@ -23,7 +23,7 @@ signal.nonfinite           signal.nonfinite_values (high)                   any 
 signal.truncation_trend    signal.truncation_rising (warn, high)            p < 0.05, late >= 5 %
 =========================  ==============================================  =====================
 
-Shared sub-results (materialized once per run by :class:`diagnostics.findings.AnalysisContext`):
+Shared sub-results (materialized once per run by :class:`evotree.diagnostics.findings.AnalysisContext`):
 ``run_groups`` (:func:`groups_sql`, one row per group: size, finite-reward count, mean,
 population std, min, max, truncation counts); the per-step series are computed from it. Every
 finding's ``evidence["query"]`` is the SQL (over the views, the shared table inlined as a
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from diagnostics.findings import (
+from evotree.diagnostics.findings import (
     AnalysisContext,
     Analyzer,
     Finding,
@@ -51,7 +51,7 @@ from diagnostics.findings import (
     query,
     register_analyzer,
 )
-from harness.evidence import sql_string
+from evotree.harness.evidence import sql_string
 
 __all__ = [
     "DeadGroups",
@@ -243,7 +243,7 @@ class DeadGroupsThresholds:
 class DeadGroups(Analyzer):
     """Share of groups with (near-)equal rewards: GRPO's advantage is zero there, nothing is learnt.
 
-    A one-sample group counts as dead (std 0), as in :func:`harness.query.dead_group_ratio`;
+    A one-sample group counts as dead (std 0), as in :func:`evotree.harness.query.dead_group_ratio`;
     groups with no finite reward are left out. Severity from the ratio over the whole run; the
     ratio over the last ``window_fraction`` of steps is in the evidence.
     """
@@ -272,7 +272,7 @@ class DeadGroups(Analyzer):
             values, shown_values = query(con, (
                 f"SELECT round(mean, 4) AS reward, count(*) AS groups FROM __run_groups__ WHERE n > 0 AND sd < {eps} "
                 "GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"), groups)
-            # a group filter recorded by the skills seam (harness.trl): dead groups were already kept
+            # a group filter recorded by the skills seam (evotree.harness.trl): dead groups were already kept
             # out of the loss; what is left is the generation they cost
             filtered, shown_filter = query(con, (
                 "SELECT split_part(metric, '/', 2) AS skill, sum(value) AS dropped FROM _signals "

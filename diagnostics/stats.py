@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = [
     "SINGLE_SEED_CAVEAT",

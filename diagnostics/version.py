@@ -2,10 +2,10 @@
 
 Where the score, signal and behavior layers look at the evidence of one run, this layer looks
 at a version's place in the tree: its Δ against its parent and the champion (the seed-aware
-paired comparison of :func:`diagnostics.compare.compare`), the best version so far, whether its
+paired comparison of :func:`evotree.diagnostics.compare.compare`), the best version so far, whether its
 lineage has peaked, saturated or keeps failing, and whether its gain is implausibly large.
 
-:func:`version_findings` returns :class:`~diagnostics.findings.Finding` objects of layer
+:func:`version_findings` returns :class:`evotree.diagnostics.findings.Finding` objects of layer
 ``"version"``; :func:`intervention_table` is one row per version with a parent (what was tried,
 what it changed). Missing scores are reported, never scored 0: a side without scores makes a
 finding say so, and the rules that need a number skip it.
@@ -39,12 +39,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from diagnostics.compare import NoScores, VersionComparison, compare
-from diagnostics.findings import Finding, check_range, sort_findings
-from diagnostics.stats import PoolMismatch
-from evotree.errors import ConfigError
-from evotree.versions import TreeView, VersionView, tree_view
-from evotree.workspace import Workspace
+from evotree.diagnostics.compare import NoScores, VersionComparison, compare
+from evotree.diagnostics.findings import Finding, check_range, sort_findings
+from evotree.diagnostics.stats import PoolMismatch
+from evotree.core.errors import ConfigError
+from evotree.core.versions import TreeView, VersionView, tree_view
+from evotree.core.workspace import Workspace
 
 __all__ = ["CODES", "VersionThresholds", "intervention_table", "version_findings"]
 

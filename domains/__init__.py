@@ -3,9 +3,27 @@
 Domains use the harness SDK; they never reach into gates.
 """
 
+import importlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["write_if_absent"]
+from evotree.core.errors import EvotreeError
+
+__all__ = ["DOMAINS", "domain_template", "write_if_absent"]
+
+#: the bundled domains; ``custom`` has no template (the user writes the train and judge commands)
+DOMAINS = ("custom", "math", "gym")
+
+
+def domain_template(domain: str) -> Callable[[Path], Iterable[str]] | None:
+    """The function that writes ``domain``'s workspace files (``None`` for ``custom``)."""
+    if domain == "custom":
+        return None
+    if domain not in DOMAINS:
+        raise EvotreeError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}",
+                           fix="pass --domain custom, math or gym")
+    module = importlib.import_module(f"evotree.domains.{domain}")
+    return module.materialize
 
 
 def write_if_absent(root: Path, rel: str, text: str, written: list[str]) -> None:

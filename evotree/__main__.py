@@ -13,7 +13,7 @@ _here = Path(__file__).resolve().parent.parent
 if sys.path and sys.path[0] in ("", os.getcwd()) and Path(sys.path[0] or ".").resolve() != _here:
     del sys.path[0]
 
-from evotree.cli import main  # noqa: E402
+from evotree.cli.main import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotree.errors import AlreadyExists, EvotreeError, GitCommandError
-from evotree.proc import python_command, safe_env
+from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
+from evotree.core.proc import python_command, safe_env
 
 __all__ = ["SEEDS", "DemoResult", "run_demo"]
 

@@ -13,7 +13,7 @@ Strategies compared on the same candidates:
   promoted (keep-if-better on one run; the winner's curse included);
 - ``single_seed``: a strict gate on one run per side (paired bootstrap CI of Δ above 0 at
   ``alpha``, the champion re-run once): seed-blind, so a lucky run still fools it;
-- ``gate``: the score gate of :mod:`gates.score` (the champion re-evaluated on the same pool,
+- ``gate``: the score gate of :mod:`evotree.gates.score` (the champion re-evaluated on the same pool,
   ``seeds`` runs per side, sequential looks when ``sequential``).
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from gates.score import ScoreRule, decide_score, looks_for, seed_test
+from evotree.gates.score import ScoreRule, decide_score, looks_for, seed_test
 
 __all__ = ["SimModel", "TreeStats", "evaluate", "gate_promotes", "neutral_false_promotion_rate",
            "power_at", "simulate_tree"]
@@ -172,7 +172,7 @@ def simulate_tree(strategy: str, *, loops: int, steps: int, rule: ScoreRule, mod
                 if promote:
                     recorded = score
             elif strategy == "single_seed":
-                from diagnostics.stats import compare_versions
+                from evotree.diagnostics.stats import compare_versions
 
                 a = evaluate(model, pool, quality, 1, rng)
                 b = evaluate(model, pool, quality + effect, 1, rng)

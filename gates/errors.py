@@ -1,8 +1,8 @@
-"""Errors of the gates, each with its documented exit code (``evotree.errors.EXIT_CODES`` 30-33)."""
+"""Errors of the gates, each with its documented exit code (``evotree.core.errors.EXIT_CODES`` 30-33)."""
 
 from __future__ import annotations
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = ["GateFailed", "SignatureError", "SignoffRefused", "TamperingFound"]
 

@@ -11,11 +11,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evotree.ledger import utcnow
+from evotree.core.ledger import utcnow
 
 if TYPE_CHECKING:
-    from evotree.workspace import Workspace
-    from gates.policy import Policy
+    from evotree.core.workspace import Workspace
+    from evotree.gates.policy import Policy
 
 __all__ = ["GATE_NAMES", "GateReport", "GateResult", "evaluate_gates", "json_safe"]
 
@@ -92,8 +92,8 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
     key in their own process. The signal gate then re-runs the built-in analyzers and adds the
     critical findings of the recorded diagnosis (which ran the plug-ins, in the agent's process).
     """
-    from evotree.refs import branch_ref
-    from gates.policy import trusted_policy
+    from evotree.core.refs import branch_ref
+    from evotree.gates.verify import trusted_policy
 
     policy = policy or trusted_policy(ws)
     record = ws.resolve(version)
@@ -150,11 +150,11 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
     """
     import numpy as np
 
-    from diagnostics.compare import compare, version_scores
-    from diagnostics.stats import require_same_pool
-    from evotree.errors import EvotreeError
-    from gates.score import ScoreRule, decide_score, looks_for
-    from harness.runs import list_runs
+    from evotree.diagnostics.compare import compare, version_scores
+    from evotree.diagnostics.stats import require_same_pool
+    from evotree.core.errors import EvotreeError
+    from evotree.gates.score import ScoreRule, decide_score, looks_for
+    from evotree.harness.runs import list_runs
 
     g = policy.config.gates
     rule = ScoreRule(min_delta=g.min_delta, alpha=g.alpha, min_tasks=g.min_tasks, min_seeds=g.min_seeds,
@@ -244,11 +244,11 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
         return GateResult("audit", "unavailable", "audit not run (asked to skip it)",
                           fix=f"evotree gates {version} (without skipping the audit)"), None
     try:
-        from harness.audit import audit_version
+        from evotree.harness.audit import audit_version
     except ImportError as exc:
         return GateResult("audit", "unavailable", f"audit unavailable in this evotree ({exc}); failing closed",
-                          fix="install an evotree with harness.audit, then re-evaluate"), None
-    from evotree.errors import EvotreeError
+                          fix="install an evotree with evotree.harness.audit, then re-evaluate"), None
+    from evotree.core.errors import EvotreeError
 
     try:
         report = audit_version(ws, version, record=True)
@@ -278,14 +278,15 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
 # ------------------------------------------------------------------ signal findings
 def _signal_gate(ws: Workspace, version: str, run_plugins: bool = True) -> tuple[GateResult, list[dict[str, Any]]]:
     """Re-analyses the evidence now (the recorded findings file is not trusted on its own)."""
-    from diagnostics.diagnose import diagnose
-    from evotree.errors import EvotreeError
+    from evotree.core.errors import EvotreeError
+    from evotree.diagnostics.diagnose import diagnose
+    from evotree.gates.harnesses import active_harness
 
     hid, plugin_source, thresholds, _trust = _harness_data(ws)
     note = ""
     try:
         if run_plugins or plugin_source is None:
-            found = diagnose(ws, version, layers=["signal"], record=False).findings
+            found = diagnose(ws, version, harness=active_harness(ws), layers=["signal"], record=False).findings
         else:
             found = _builtin_signal(ws, version, thresholds) + _recorded_critical(ws, version)
             note = f" (plug-in analyzers of harness {hid} not executed here; their recorded criticals counted)"
@@ -309,13 +310,14 @@ def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
     """(harness id, plug-in source or None, threshold overrides, trust) of the harness in force, read as data.
 
     The harness in force is the end of the chain of signed harness promotions
-    (:func:`diagnostics.harnesses.trusted_harness`), never whatever ``refs/evotree/harness``
+    (:func:`evotree.gates.harnesses.trusted_harness`), never whatever ``refs/evotree/harness``
     points to: a ref moved by hand is reported in ``trust`` (the harness gate fails on it).
     """
     import tomllib
 
-    from diagnostics.harnesses import ANALYZERS_FILE, BUILTIN, HARNESS_FILE, trusted_harness
-    from gates.policy import blob_at
+    from evotree.diagnostics.harnesses import ANALYZERS_FILE, BUILTIN, HARNESS_FILE
+    from evotree.gates.harnesses import trusted_harness
+    from evotree.gates.policy import blob_at
 
     trust = trusted_harness(ws)
     if trust.commit is None:
@@ -332,10 +334,10 @@ def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
 
 def _builtin_signal(ws: Workspace, version: str, thresholds: dict[str, Any]) -> list[dict[str, Any]]:
     """The built-in signal analyzers over the version's runs (no plug-in code loaded)."""
-    from diagnostics.findings import analyzer_classes, run_analyzers
-    from evotree.errors import EvotreeError
-    from harness.query import connect
-    from harness.runs import list_runs, runs_dir
+    from evotree.diagnostics.findings import analyzer_classes, run_analyzers
+    from evotree.core.errors import EvotreeError
+    from evotree.harness.query import connect
+    from evotree.harness.runs import list_runs, runs_dir
 
     record = ws.resolve(version)
     runs = [r.run_id for r in list_runs(ws, version=record.id) if r.status not in ("invalid", "running")]
@@ -411,7 +413,7 @@ def _under(path: str, prefixes: list[str]) -> bool:
 
 # ------------------------------------------------------------------ budget
 def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
-    from harness.budget import Usage
+    from evotree.harness.budget import Usage
 
     b = policy.config.budget
     used = Usage.from_dict(record.usage)

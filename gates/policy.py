@@ -8,15 +8,15 @@ its own ``gates/allowed_signers`` or ``[gates]`` changes nothing about how it is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evotree.config import CONFIG_FILE, Config, parse_config
-from gates.signing import AllowedSigner, parse_allowed_signers
+from evotree.core.config import CONFIG_FILE, Config, parse_config
+from evotree.gates.signing import AllowedSigner, parse_allowed_signers
 
 if TYPE_CHECKING:
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
-__all__ = ["Policy", "blob_at", "policy_at", "trusted_policy"]
+__all__ = ["Policy", "blob_at", "policy_at"]
 
 
 @dataclass
@@ -71,35 +71,3 @@ def policy_at(ws: Workspace, champion: str, commit: str) -> Policy:
         if not signers and error is None:
             error = f"{path} of {champion} names no signer"
     return Policy(champion, commit, config, path, allowed if error is None else "", signers, error)
-
-
-def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
-    """The policy of the champion, after checking that a signed chain of promotions leads to it.
-
-    Raises :class:`gates.errors.TamperingFound` when the champion ref or the ledger's champion
-    is not the end of that chain (a ref moved by hand, a forged ledger entry). ``report``: a
-    ``verify_workspace(ws, check_tags=False)`` the caller already made (the walk is not repeated).
-    """
-    from gates.errors import TamperingFound
-    from gates.verify import verify_workspace
-
-    if report is None:
-        report = verify_workspace(ws, check_tags=False)
-    # an invalid decision or run approval grants nothing (it is ignored where approvals are
-    # looked up, and `evotree verify` reports it); the harness chain has its own check (the
-    # harness gate, diagnostics.harnesses.trusted_harness); anything about the champion chain blocks
-    # a run judged under a moved champion is reported by verify; the score gate already leaves out
-    # every run not judged by the signed champion's commit, so it does not block the policy itself
-    ignored = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog",
-               "run_off_chain")
-    chain = [p for p in report.problems if p.kind not in ignored]
-    if chain:
-        first = chain[0]
-        raise TamperingFound(
-            f"refusing: the champion is not backed by signed approvals ({len(chain)} problem(s);"
-            f" first: {first.message})",
-            fix="run `evotree verify` for the full list; restore refs/evotree/champion and refs/evotree/ledger "
-                "from a trusted copy (e.g. the remote) before promoting or approving",
-            problems=[p.to_dict() for p in chain],
-        )
-    return policy_at(ws, report.champion, report.champion_commit)

@@ -9,23 +9,23 @@ the previous champion's commit to the candidate's.
 
 from __future__ import annotations
 
-import secrets
 import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evotree.errors import InvalidState
-from evotree.ledger import Event, EventKind, LedgerTxn, utcnow
-from evotree.refs import CHAMPION_REF
-from gates.errors import GateFailed, SignatureError, TamperingFound
-from gates.signing import canonical, git_command, sha256_hex, sign, sign_tag, verify
-from gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
+from evotree.core.errors import InvalidState
+from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.refs import CHAMPION_REF
+from evotree.gates.errors import GateFailed, TamperingFound
+from evotree.gates.signing import canonical, git_command, sha256_hex, sign_tag
+from evotree.gates.statements import anchor_commit, new_statement, sign_statement
+from evotree.gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
 
 if TYPE_CHECKING:
-    from evotree.workspace import Workspace
-    from gates.evidence import GateReport
-    from gates.policy import Policy
-    from gates.signoff import Approver
+    from evotree.core.workspace import Workspace
+    from evotree.gates.evidence import GateReport
+    from evotree.gates.policy import Policy
+    from evotree.gates.signoff import Approver
 
 __all__ = [
     "DecisionResult",
@@ -84,35 +84,6 @@ class RunApprovalResult:
         return out
 
 
-def anchor_commit(ws: Workspace) -> str:
-    """The root commit of the workspace (``workspace.initialized``): the statements' workspace id."""
-    *_, first = ws.ledger.entries()
-    return str(first.event.data.get("commit", ""))
-
-
-def sign_statement(policy: Policy, approver: Approver, statement: dict[str, Any]) -> str:
-    """Sign ``statement`` and check the signature against ``policy`` before it is used anywhere."""
-    signature = sign(approver.key, canonical(statement))
-    ok, message = verify(policy.allowed_signers_text, approver.principal, canonical(statement), signature)
-    if not ok:
-        raise SignatureError(f"the signature made with {approver.key} does not verify as {approver.principal}: {message}",
-                             fix="check that the key is the one listed in the champion's allowed signers")
-    return signature
-
-
-def new_statement(ws: Workspace, kind: str, approver: Approver, **fields: Any) -> dict[str, Any]:
-    """A statement of type ``kind`` to sign: workspace anchor, approver, key, time and a nonce, plus ``fields``.
-
-    Every signed record (promotion, decision, run approval, harness promotion) has this form,
-    so ``evotree verify`` checks them all with :func:`gates.verify.check_signed_statement`.
-    """
-    return {"type": kind, "v": 1, "workspace": anchor_commit(ws), "approver": approver.principal,
-            "key": approver.fingerprint, "at": utcnow(), "nonce": secrets.token_hex(16), **fields}
-
-
-_statement = new_statement
-
-
 def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, *,
                      merge: bool = False) -> PromotionResult:
     """Sign and record APPROVE: signed tag, ``promotion`` event, champion ref moved (CAS)."""
@@ -124,7 +95,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
         raise InvalidState("the champion changed while the gates were evaluated", fix="run evotree promote again")
     dossier = report.to_dict()
     evidence_hash = sha256_hex(canonical(dossier))
-    statement = _statement(ws, PROMOTION_TYPE, approver, decision="approve", version=report.version,
+    statement = new_statement(ws, PROMOTION_TYPE, approver, decision="approve", version=report.version,
                            commit=report.commit, created_by=report.created_by, previous_champion=policy.champion,
                            previous_commit=policy.commit, evidence_hash=evidence_hash)
     signature = sign_statement(policy, approver, statement)
@@ -150,7 +121,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
     except BaseException:
         subprocess.run(git_command("tag", "-d", tag), cwd=ws.root, capture_output=True, check=False)
         raise
-    from evotree.gitio import RefRaceLost
+    from evotree.core.gitio import RefRaceLost
 
     try:
         ws.git.cas_ref(CHAMPION_REF, ws.git.repo[report.commit].id, ws.git.repo[policy.commit].id,
@@ -163,7 +134,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
     warnings: list[str] = []
     merged = _merge(ws, report.commit, warnings) if merge else None
     try:
-        import memory
+        import evotree.memory as memory
 
         memory.record_promotion(ws, report.version, previous_champion=policy.champion, comparison=report.comparison,
                                 commit=report.commit)
@@ -219,7 +190,7 @@ def record_decision(ws: Workspace, policy: Policy, report: GateReport, approver:
         raise InvalidState(f"decision must be revise or abort here, not {decision!r}", fix="choose revise or abort")
     dossier = report.to_dict()
     evidence_hash = sha256_hex(canonical(dossier))
-    statement = _statement(ws, DECISION_TYPE, approver, decision=decision, version=report.version,
+    statement = new_statement(ws, DECISION_TYPE, approver, decision=decision, version=report.version,
                            commit=report.commit, created_by=report.created_by, champion=policy.champion,
                            evidence_hash=evidence_hash, feedback=feedback)
     signature = sign_statement(policy, approver, statement)
@@ -233,7 +204,7 @@ def record_decision(ws: Workspace, policy: Policy, report: GateReport, approver:
     entry = ws.ledger.transact(change, actor=ws.git.identity())
     warnings: list[str] = []
     try:
-        import memory
+        import evotree.memory as memory
 
         memory.record_rejection(ws, report.version, decision=decision, feedback=feedback, evidence=dossier)
     except Exception as exc:  # noqa: BLE001
@@ -246,7 +217,7 @@ def record_decision(ws: Workspace, policy: Policy, report: GateReport, approver:
 
 def version_tip(ws: Workspace, version: str) -> str:
     """The commit a version's runs would train now: its branch tip (its base commit without one)."""
-    from evotree.refs import branch_ref
+    from evotree.core.refs import branch_ref
 
     record = ws.resolve(version)
     tip = ws.git.ref_target(branch_ref(record.id))
@@ -266,7 +237,7 @@ def record_run_approval(ws: Workspace, policy: Policy, version: str, approver: A
                            fix=f"run `evotree approve-run {record.id}` again and approve what it shows")
     commit = current
     seconds = policy.config.budget.max_wall_seconds
-    statement = _statement(ws, RUN_APPROVAL_TYPE, approver, version=record.id, commit=commit, runs=runs,
+    statement = new_statement(ws, RUN_APPROVAL_TYPE, approver, version=record.id, commit=commit, runs=runs,
                            max_wall_seconds=seconds, created_by=record.created_by, champion=policy.champion)
     signature = sign_statement(policy, approver, statement)
 

@@ -4,9 +4,9 @@ calibration simulation, so what is calibrated is exactly what gates promotions).
 Promote only when all hold:
 
 - at least ``min_tasks`` tasks and ``max(2, min_seeds)`` seeds on each side (the champion
-  re-evaluated on the same pool: :func:`diagnostics.compare.version_scores`);
+  re-evaluated on the same pool: :func:`evotree.diagnostics.compare.version_scores`);
 - the one-sided lower confidence bound (level ``1 - a``) of Δ from the seed-aware two-level
-  bootstrap of :func:`diagnostics.stats.compare_versions` lies above ``min_delta`` (reported as
+  bootstrap of :func:`evotree.diagnostics.stats.compare_versions` lies above ``min_delta`` (reported as
   the two-sided ``1 - 2a`` interval whose lower end it is);
 - a one-sided Welch t-test with seeds as units (each run's mean over the pool) rejects
   Δ <= ``min_delta`` at level ``a``.
@@ -15,7 +15,7 @@ Promote only when all hold:
 candidate is one look of at most ``max_runs_per_version // min_seeds``, and each look spends a
 Pocock-type share of ``alpha`` (Lan-DeMets), so adding seeds until the gate passes cannot push
 the false-promotion rate above ``alpha``. The bootstrap CI alone undercovers with few seeds
-(about 80 % at nominal 95 % with 3 seeds, see ``diagnostics.stats``); the seed-level t-test is
+(about 80 % at nominal 95 % with 3 seeds, see ``evotree.diagnostics.stats``); the seed-level t-test is
 exact for normal seed noise and keeps the gate at its nominal level (``tests/test_gates_calibration.py``).
 """
 
@@ -66,7 +66,7 @@ class ScoreDecision:
 
 def looks_for(rule: ScoreRule, n_seeds_candidate: int) -> tuple[int, int, float]:
     """(look, max_looks, alpha for this look): one look per batch of ``min_seeds`` seeds."""
-    from diagnostics.stats import alpha_spending
+    from evotree.diagnostics.stats import alpha_spending
 
     batch = rule.seeds_needed
     max_looks = max(1, rule.max_runs // batch)
@@ -119,7 +119,7 @@ def decide_score(scores_a: Any, scores_b: Any, rule: ScoreRule, *, B: int = 2000
     """
     import numpy as np
 
-    from diagnostics.stats import compare_versions
+    from evotree.diagnostics.stats import compare_versions
 
     a = np.atleast_2d(np.asarray(scores_a, dtype=float))
     b = np.atleast_2d(np.asarray(scores_b, dtype=float))

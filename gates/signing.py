@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gates.errors import SignatureError
+from evotree.gates.errors import SignatureError
 
 __all__ = [
     "NAMESPACE",

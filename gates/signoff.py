@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from gates.errors import SignatureError, SignoffRefused
-from gates.signing import fingerprint, principals_for, public_key
-from gates.verify import email_of
+from evotree.gates.errors import SignatureError, SignoffRefused
+from evotree.gates.signing import fingerprint, principals_for, public_key
+from evotree.gates.verify import email_of
 
 __all__ = ["CI_VARIABLES", "Approver", "approver_for", "check_typed", "new_code", "require_human_terminal"]
 

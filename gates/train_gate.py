@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gates.errors import GateFailed
+from evotree.gates.errors import GateFailed
 
 if TYPE_CHECKING:
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
 __all__ = ["TrainGateCheck", "train_gate"]
 
@@ -43,10 +43,10 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     commit of one's own, with no train gate, does not switch the gate off — while the signed
     champion has one, runs are refused until the ref is back.
     """
-    from evotree.refs import CHAMPION_REF
-    from gates.errors import TamperingFound
-    from gates.policy import policy_at
-    from gates.verify import verify_workspace
+    from evotree.core.refs import CHAMPION_REF
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.policy import policy_at
+    from evotree.gates.verify import verify_workspace
 
     signed = verify_workspace(ws, check_tags=False)  # one walk: reused by trusted_policy below
     if not signed.champion_commit:
@@ -63,8 +63,8 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
             f"champion {signed.champion} ({signed.champion_commit[:10]}), whose train gate applies",
             fix="restore the ref (git update-ref refs/evotree/champion "
                 f"{signed.champion_commit}) and run `evotree verify`")
-    from gates.policy import trusted_policy
-    from gates.promote import version_tip
+    from evotree.gates.verify import trusted_policy
+    from evotree.gates.promote import version_tip
 
     checks: list[TrainGateCheck] = []
     policy = None
@@ -115,8 +115,8 @@ def _history(ws: Workspace, version: str, commit: str) -> tuple[list[str], list[
 
 def _approval(ws: Workspace, policy: object, version: str, approvals: list[dict]) -> tuple[int, str]:
     """(runs approved by the newest valid one of ``approvals``, the time it was signed); (0, "")."""
-    from gates.promote import anchor_commit
-    from gates.verify import RUN_APPROVAL_TYPE, check_signed_statement
+    from evotree.gates.statements import anchor_commit
+    from evotree.gates.verify import RUN_APPROVAL_TYPE, check_signed_statement
 
     anchor = anchor_commit(ws)
     record_id = ws.resolve(version).id

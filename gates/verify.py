@@ -20,16 +20,17 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evotree.ledger import EventKind
-from evotree.refs import CHAMPION_REF, LEDGER_REF
-from gates.signing import canonical, sha256_hex, verify, verify_tag
+from evotree.core.ledger import EventKind
+from evotree.core.refs import CHAMPION_REF, LEDGER_REF
+from evotree.gates.signing import canonical, sha256_hex, verify, verify_tag
 
 if TYPE_CHECKING:
-    from evotree.ledger import LedgerEntry
-    from evotree.workspace import Workspace
-    from gates.policy import Policy
+    from evotree.core.ledger import LedgerEntry
+    from evotree.core.workspace import Workspace
+    from evotree.gates.policy import Policy
 
 __all__ = [
+    "trusted_policy",
     "DECISION_TYPE",
     "HARNESS_PROBLEMS",
     "HARNESS_PROMOTION_TYPE",
@@ -135,7 +136,7 @@ def _ledger_entries(ws: Workspace) -> list[LedgerEntry]:
 
 def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bool = True) -> VerifyReport:
     """Walk the ledger oldest first and check every signed approval, the champion ref and meta."""
-    from gates.policy import policy_at
+    from evotree.gates.policy import policy_at
 
     entries = _ledger_entries(ws)
     problems: list[Problem] = []
@@ -305,7 +306,7 @@ def _check_decision(policy: Policy, data: dict[str, Any], version: str | None, a
 def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], checked: dict[str, int],
                    notes: list[str], harness_chain: set[str] | None = None) -> None:
     """Every value the champion (harness) ref took must be a signed champion (harness); the ledger must only grow."""
-    from diagnostics.harnesses import HARNESS_REF
+    from evotree.diagnostics.harnesses import HARNESS_REF
 
     repo = ws.git.repo
     zero = "0" * 40
@@ -339,7 +340,7 @@ def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], chec
 def _check_harness_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str, previous: str,
                              previous_commit: str | None, records: dict[str, Any]) -> list[str]:
     """Reasons why a ``harness.promoted`` event is not a valid signed step of the harness chain."""
-    from diagnostics.harnesses import BUILTIN, harness_diff
+    from evotree.diagnostics.harnesses import BUILTIN, harness_diff
 
     statement = data.get("statement")
     if not isinstance(statement, dict):
@@ -379,7 +380,7 @@ def _check_harness_promotion(ws: Workspace, policy: Policy, data: dict[str, Any]
 
 def _check_harness_end(ws: Workspace, harness_id: str, commit: str | None, problems: list[Problem]) -> None:
     """``refs/evotree/harness`` and the ledger's ``harness_active`` must name the end of the harness chain."""
-    from diagnostics.harnesses import BUILTIN, HARNESS_REF
+    from evotree.diagnostics.harnesses import BUILTIN, HARNESS_REF
 
     meta = ws.ledger.meta().get("harness_active") or BUILTIN
     if meta != harness_id:
@@ -391,3 +392,35 @@ def _check_harness_end(ws: Workspace, harness_id: str, commit: str | None, probl
         problems.append(Problem("harness_ref", f"{HARNESS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
                                 f"to the end of the signed chain of harness promotions ({where}): it was moved "
                                 "without a signed harness promotion"))
+
+
+def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
+    """The policy of the champion, after checking that a signed chain of promotions leads to it.
+
+    Raises :class:`evotree.gates.errors.TamperingFound` when the champion ref or the ledger's champion
+    is not the end of that chain (a ref moved by hand, a forged ledger entry). ``report``: a
+    ``verify_workspace(ws, check_tags=False)`` the caller already made (the walk is not repeated).
+    """
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.policy import policy_at
+
+    if report is None:
+        report = verify_workspace(ws, check_tags=False)
+    # an invalid decision or run approval grants nothing (it is ignored where approvals are
+    # looked up, and `evotree verify` reports it); the harness chain has its own check (the
+    # harness gate, evotree.gates.harnesses.trusted_harness); anything about the champion chain blocks
+    # a run judged under a moved champion is reported by verify; the score gate already leaves out
+    # every run not judged by the signed champion's commit, so it does not block the policy itself
+    ignored = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog",
+               "run_off_chain")
+    chain = [p for p in report.problems if p.kind not in ignored]
+    if chain:
+        first = chain[0]
+        raise TamperingFound(
+            f"refusing: the champion is not backed by signed approvals ({len(chain)} problem(s);"
+            f" first: {first.message})",
+            fix="run `evotree verify` for the full list; restore refs/evotree/champion and refs/evotree/ledger "
+                "from a trusted copy (e.g. the remote) before promoting or approving",
+            problems=[p.to_dict() for p in chain],
+        )
+    return policy_at(ws, report.champion, report.champion_commit)

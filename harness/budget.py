@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from evotree.config import BudgetSection
-from evotree.errors import EvotreeError
+from evotree.core.config import BudgetSection
+from evotree.core.errors import EvotreeError
 
 __all__ = ["BudgetExceeded", "RunLimits", "Usage", "plan_limits", "add_usage"]
 

@@ -1,8 +1,8 @@
 """Compaction of a run's evidence: ``evidence/<phase>/<kind>.jsonl`` -> ``<run_dir>/<kind>.parquet``.
 
 When a run ends, :func:`compact_run` reads every phase's JSONL file of each kind in
-:data:`harness.layout.KINDS` and writes one zstd Parquet file per kind with exactly the columns
-and types of :func:`harness.layout.arrow_schema` (an empty file with that schema when there are
+:data:`evotree.harness.layout.KINDS` and writes one zstd Parquet file per kind with exactly the columns
+and types of :func:`evotree.harness.layout.arrow_schema` (an empty file with that schema when there are
 no rows, so the query views always bind). The JSONL files stay, as the raw record, unless
 ``keep_jsonl=False``.
 
@@ -14,7 +14,7 @@ What is read, and what is not:
   A value that cannot be read as its column's type (``"step": "abc"``) becomes null; the rest
   of the row is kept (DuckDB's lenient JSON reader; ``1.5`` into an integer column rounds).
 * **Forged hidden scores are rejected.** Rows of kind ``evals`` whose ``split`` is in
-  :data:`~harness.layout.HIDDEN_SPLITS` are kept only from ``evidence/eval/evals.jsonl`` *and*
+  :data:`evotree.harness.layout.HIDDEN_SPLITS` are kept only from ``evidence/eval/evals.jsonl`` *and*
   with ``phase == "eval"``: the train phase runs the candidate's own code, which can write files
   directly and bypass the recorder's check. Everything else is dropped and counted in
   :attr:`CompactionResult.rejected_hidden`.
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotree.errors import EvotreeError
-from harness.layout import HIDDEN_SPLITS, KINDS, SCHEMAS, RunPaths, arrow_schema
+from evotree.core.errors import EvotreeError
+from evotree.harness.layout import HIDDEN_SPLITS, KINDS, SCHEMAS, RunPaths, arrow_schema
 
 __all__ = [
     "CompactionError",
@@ -110,7 +110,7 @@ class CompactionResult:
 
 # ----------------------------------------------------------------------------- SQL helpers
 def duckdb_type(type_name: str) -> str:
-    """The DuckDB type of a :data:`harness.layout.SCHEMAS` type name (``"int"`` -> ``BIGINT``)."""
+    """The DuckDB type of a :data:`evotree.harness.layout.SCHEMAS` type name (``"int"`` -> ``BIGINT``)."""
     return _DUCKDB_TYPES[type_name]
 
 

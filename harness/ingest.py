@@ -12,13 +12,13 @@ import math
 import secrets
 from pathlib import Path
 
-from evotree.errors import EvotreeError
-from evotree.ledger import utcnow
-from evotree.refs import branch_ref
-from evotree.workspace import Workspace
-from harness.layout import RunPaths
-from harness.recorder import Recorder
-from harness.runs import RunRecord, RunStatus, finish_run, now_stamp, runs_dir
+from evotree.core.errors import EvotreeError
+from evotree.core.ledger import utcnow
+from evotree.core.refs import branch_ref
+from evotree.core.workspace import Workspace
+from evotree.harness.layout import RunPaths
+from evotree.harness.recorder import Recorder
+from evotree.harness.runs import RunRecord, RunStatus, finish_run, now_stamp, runs_dir
 
 __all__ = ["IngestError", "ingest_trainer_state"]
 

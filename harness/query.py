@@ -10,11 +10,11 @@
     (half-written) is left out. Built when :func:`connect` runs (a temp table; see
     :func:`_create_runs` for why not ``read_json`` over the files).
 ``signals``, ``rollouts``, ``evals``
-    Exactly the columns and types of :data:`harness.layout.SCHEMAS`, then ``version`` and
+    Exactly the columns and types of :data:`evotree.harness.layout.SCHEMAS`, then ``version`` and
     ``seed`` joined from run.json on ``run_id``. Each is the union of the finished runs'
     ``<run>/<kind>.parquet`` and, for runs with no Parquet file of that kind yet (running, or
     crashed before compaction), their ``evidence/<phase>/<kind>.jsonl`` files read in place,
-    with the rules of compaction (:mod:`harness.evidence`): malformed lines skipped, forged
+    with the rules of compaction (:mod:`evotree.harness.evidence`): malformed lines skipped, forged
     hidden-split evals dropped.
 ``findings``
     ``<findings_dir>/*.jsonl`` with columns version, layer, code, severity, title, run_id (all
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotree.errors import EvotreeError
-from harness.evidence import (
+from evotree.core.errors import EvotreeError
+from evotree.harness.evidence import (
     all_null_sql,
     duckdb_columns,
     hidden_forged_sql,
@@ -51,7 +51,7 @@ from harness.evidence import (
     sql_ident,
     sql_string,
 )
-from harness.layout import KINDS, RunPaths
+from evotree.harness.layout import KINDS, RunPaths
 
 __all__ = [
     "QueryError",

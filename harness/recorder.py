@@ -2,7 +2,7 @@
 
 Inside ``evotree run`` the harness sets the run's environment and::
 
-    from harness.recorder import get_recorder
+    from evotree.harness.recorder import get_recorder
     rec = get_recorder()
     rec.signal(step, loss=0.3, reward_mean=0.5)
     rec.rollout_group(step, group_id="g7", task_id="add-3", rewards=[1, 0, 1, 1])
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from evotree.errors import EvotreeError
-from harness.layout import (
+from evotree.core.errors import EvotreeError
+from evotree.harness.layout import (
     ENV_EVIDENCE_DIR,
     ENV_MAX_STEPS,
     ENV_PHASE,

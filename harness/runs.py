@@ -1,7 +1,7 @@
 """Running a version: planning, run records, finishing, the ledger — and crash recovery.
 
-One run = one (version, seed). :func:`run_versions` plans every run of a request (budgets are
-checked before anything starts), then hands the plans to an executor (``harness.executors``):
+One run = one (version, seed). :func:`evotree.harness.execute.run_versions` plans every run of a request (budgets are
+checked before anything starts), then hands the plans to an executor (``evotree.harness.executors``):
 
 - ``local`` (default): ``jobs`` runs at a time, each a thread of this process driving two
   subprocesses;
@@ -34,19 +34,19 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from evotree.errors import ConfigError, DirtyState, EvotreeError, InvalidState
-from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
-from evotree.refs import CHAMPION_REF, branch_ref
-from evotree.workspace import Workspace
-from harness.budget import RunLimits, add_usage, plan_limits
-from harness.layout import ENV_RUN_ID, RunPaths
+from evotree.core.errors import ConfigError, DirtyState, EvotreeError, InvalidState
+from evotree.core.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+from evotree.core.refs import CHAMPION_REF, branch_ref
+from evotree.core.workspace import Workspace
+from evotree.harness.budget import RunLimits, add_usage, plan_limits
+from evotree.harness.layout import ENV_RUN_ID, RunPaths
 
 __all__ = [
     "RunStatus",
@@ -54,11 +54,10 @@ __all__ = [
     "RunPlan",
     "RunDirError",
     "RunsCancelled",
+    "RunAuthorizer",
     "plan_runs",
-    "run_versions",
     "finish_run",
     "now_stamp",
-    "execute_run",
     "outcome_status",
     "recover_crashed_runs",
     "kill_run_processes",
@@ -72,6 +71,8 @@ HEADLINE_SPLITS = ("validation", "heldout", "test", "train")
 _PACKAGES = ("evotree", "torch", "transformers", "trl", "peft", "gymnasium", "duckdb", "pyarrow", "pygit2")
 
 ProgressFn = Callable[[str, str, dict[str, Any]], None]
+#: Decides whether a request may train: ``(workspace, {version: runs}) -> None``, raising to refuse.
+RunAuthorizer = Callable[["Workspace", Mapping[str, int]], None]
 
 
 class RunDirError(EvotreeError):
@@ -182,9 +183,13 @@ def _package_versions() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- planning
-def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bool = False,
-              seed_start: int = 0) -> list[RunPlan]:
+def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, seeds: int = 1,
+              heldout: bool = False, seed_start: int = 0) -> list[RunPlan]:
     """Check every requested run and budget; nothing starts unless all of them may.
+
+    ``authorize(ws, runs_per_version)`` is asked before any limit is planned and raises to refuse:
+    the train gate (:func:`evotree.gates.runs.plan_runs` passes it). It is a required argument so
+    that no caller forgets it; the harness itself never decides who may train.
 
     Each version gets seeds ``seed_start .. seed_start + seeds - 1`` (the same for every version:
     common random numbers). A later ``seed_start`` adds new seeds to a comparison instead of
@@ -235,11 +240,8 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bo
     per_version: dict[str, int] = {}
     for record, _ in records:
         per_version[record.id] = per_version.get(record.id, 0) + seeds
-    # costly runs need a person's signed approval; the threshold is the signed champion's, so this
-    # is asked whatever the (possibly moved) champion ref's evotree.toml says
-    from gates.train_gate import train_gate
-
-    train_gate(ws, per_version)
+    # costly runs need a person's signed approval (the train gate, passed in from the gates layer)
+    authorize(ws, per_version)
     limits_of = {
         vid: plan_limits(
             cfg.budget, version=vid, version_usage=snapshot.version(vid).usage,  # type: ignore[union-attr]
@@ -258,80 +260,6 @@ def plan_runs(ws: Workspace, versions: list[str], *, seeds: int = 1, heldout: bo
     return plans
 
 
-# ---------------------------------------------------------------------------- executing
-def run_versions(
-    ws: Workspace,
-    versions: list[str],
-    *,
-    seeds: int = 1,
-    jobs: int | None = None,
-    heldout: bool = False,
-    progress: ProgressFn | None = None,
-    cancel: threading.Event | None = None,
-    executor: str | None = None,
-    address: str | None = None,
-    seed_start: int = 0,
-) -> list[RunRecord]:
-    """Plan and execute runs of ``versions`` × ``seeds``; return their records in plan order.
-
-    ``heldout`` asks the judge to score the held-out split too (for the selected candidate).
-    ``executor`` (``local`` / ``ray``, default ``[executor].kind``) decides where runs execute;
-    ``jobs`` bounds the local executor, ``address`` names the Ray cluster (default
-    ``[executor].address``; empty starts a local Ray instance for this call).
-    """
-    from harness.executors import make_executor
-
-    plans = plan_runs(ws, versions, seeds=seeds, heldout=heldout, seed_start=seed_start)
-    runner = make_executor(ws.config.executor, kind=executor, jobs=jobs, address=address)
-    cancel = cancel or threading.Event()
-    base = runs_dir(ws)
-    try:
-        (base / ".active").mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunDirError(f"cannot create the runs directory {base}: {exc.strerror}",
-                          fix="check permissions and free space, or set [workspace].runs_dir") from None
-    if not os.access(base, os.W_OK):
-        raise RunDirError(f"the runs directory {base} is not writable",
-                          fix="check its permissions, or set [workspace].runs_dir to a writable place")
-    # Ctrl-C only sets the cancel event (a handler, not a KeyboardInterrupt that could strike
-    # while a lock is held): each run then stops its processes (or Ray tasks) and is marked
-    # `cancelled`. A second Ctrl-C aborts.
-    interrupted = threading.Event()
-    previous = _install_sigint(lambda *_: (interrupted.set(), cancel.set(), _restore_sigint(previous)))
-    try:
-        records = runner.execute(ws, plans, progress=progress, cancel=cancel)
-    finally:
-        _restore_sigint(previous)
-    if interrupted.is_set():
-        raise RunsCancelled(
-            f"cancelled: {sum(r.status == RunStatus.CANCELLED.value for r in records)} run(s) stopped "
-            "and marked cancelled; runs that had finished are kept",
-            fix="`evotree runs` lists them", runs=[r.run_id for r in records],
-        )
-    return records
-
-
-def _install_sigint(handler: Callable[..., Any]) -> Any:
-    """Install a SIGINT handler when called from the main thread; return the previous one."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, handler)
-
-
-def _restore_sigint(previous: Any) -> None:
-    if previous is not None and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, previous)
-
-
-def execute_run(
-    root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
-) -> RunRecord:
-    """Execute one planned run on this machine (the local executor's unit of work)."""
-    from harness.executors.local import execute_run as local_execute_run
-
-    return local_execute_run(root, plan, progress=progress, cancel=cancel)
-
-
 def outcome_status(outcome: str) -> str:
     """The run status of a phase outcome (ok / failed / budget / cancelled / invalid)."""
     return {
@@ -348,7 +276,7 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     and compacted for inspection, but the run gets no headline and ``evidence.complete`` is
     false, so partial evidence is never taken for a result.
     """
-    from harness.evidence import compact_run
+    from evotree.harness.evidence import compact_run
 
     record.ended_at = utcnow()
     record.wall_seconds = round(wall_seconds if wall_seconds is not None else time.monotonic() - (started or 0), 3)
@@ -537,7 +465,7 @@ def _import_remote_evidence(record: RunRecord, paths: RunPaths) -> None:
     if not uri:
         return
     try:
-        from harness.executors.store import EvidenceStore
+        from evotree.harness.executors.store import EvidenceStore
 
         fetched = EvidenceStore(uri).fetch(record.run_id, paths.root)
         record.notes.append(f"imported {len(fetched.files)} file(s) from the evidence store {uri}; "

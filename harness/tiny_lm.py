@@ -7,7 +7,7 @@ Both are deterministic: the same arguments (and ``seed``) give the same vocabula
 
 ::
 
-    from harness.tiny_lm import build_tiny_tokenizer, build_tiny_causal_lm
+    from evotree.harness.tiny_lm import build_tiny_tokenizer, build_tiny_causal_lm
     tok = build_tiny_tokenizer()
     model = build_tiny_causal_lm(tok, seed=0)
     tok.decode(tok("what is 2+3?")["input_ids"])      # 'what is 2+3?' (lossless on the charset)

@@ -12,8 +12,8 @@ release and moving :data:`SUPPORTED_TRL`.
 
 Usage (the only two things a training script adds)::
 
-    from harness.recorder import get_recorder
-    from harness.trl import EvotreeCallback, record_rewards
+    from evotree.harness.recorder import get_recorder
+    from evotree.harness.trl import EvotreeCallback, record_rewards
 
     rec = get_recorder()
     trainer = GRPOTrainer(
@@ -95,8 +95,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from evotree.errors import EvotreeError
-from harness.recorder import Recorder, RecorderError, get_recorder
+from evotree.core.errors import EvotreeError
+from evotree.harness.recorder import Recorder, RecorderError, get_recorder
 
 try:  # transformers comes with trl; without it the module still imports and the check explains
     from transformers import TrainerCallback as _TrainerCallback
@@ -169,7 +169,7 @@ def _check_recorder(recorder: Any, who: str) -> Recorder:
         return get_recorder()
     if not isinstance(recorder, Recorder):
         raise RecorderError(
-            f"{who}: recorder must be a harness.recorder.Recorder, "
+            f"{who}: recorder must be a evotree.harness.recorder.Recorder, "
             f"actually: {type(recorder).__name__}",
             fix="pass get_recorder() (inside `evotree run`) or "
             "Recorder(path, run_id=..., phase='train')",
@@ -200,7 +200,7 @@ def _as_number(value: Any) -> float | int | None:
 class EvotreeCallback(_TrainerCallback):
     """Records TRL's logged metrics as signals and stops training cleanly at the step budget.
 
-    ``recorder``: the run's :class:`~harness.recorder.Recorder` (default: :func:`get_recorder`,
+    ``recorder``: the run's :class:`evotree.harness.recorder.Recorder` (default: :func:`get_recorder`,
     the run set up by ``evotree run``). ``stop_on_budget=False`` records without stopping.
     """
 
@@ -588,13 +588,13 @@ _MERGEABLE = frozenset({"prompt_ids", "prompt_mask", "completion_ids", "completi
 
 def activate_skills(applied: Sequence[Any], *, hooks: Any, reward_funcs: Sequence[Callable[..., Any]],
                     reward_weights: Sequence[float] | None, max_completion_length: int) -> Any:
-    """A version's skills (``skills.recipe.AppliedSkill``, e.g. from ``load_skills_file``)
-    made ready for ``GRPOTrainer``: returns a ``skills.runtime.Activation`` whose
+    """A version's skills (``evotree.skills.recipe.AppliedSkill``, e.g. from ``load_skills_file``)
+    made ready for ``GRPOTrainer``: returns a ``evotree.skills.runtime.Activation`` whose
     ``reward_funcs`` / ``reward_weights`` replace the domain's (pass the functions through
     :func:`record_rewards`, the weights as ``GRPOConfig.reward_weights``) and whose batch
     skills go to :func:`skill_trainer_class`. Checks the TRL version first."""
     check_trl_version()
-    from skills.runtime import activate
+    from evotree.skills.runtime import activate
 
     return activate(applied, hooks=hooks, reward_funcs=reward_funcs, reward_weights=reward_weights,
                     max_completion_length=max_completion_length)
@@ -619,7 +619,7 @@ def skill_trainer_class(base: type, activation: Any, *, recorder: Recorder | Non
     rec = _check_recorder(recorder, "skill_trainer_class")
 
     class SkillGRPOTrainer(base):  # type: ignore[misc,valid-type]
-        """GRPOTrainer with evotree's batch skills (harness.trl.skill_trainer_class)."""
+        """GRPOTrainer with evotree's batch skills (evotree.harness.trl.skill_trainer_class)."""
 
         evotree_batch_skills = tuple(batch_skills)
 
@@ -660,7 +660,7 @@ def _scored_batch(trainer: Any, num_generations: int) -> Any:
     """The batch the last ``_calculate_rewards`` call scored, as the skills see it."""
     import torch
 
-    from skills.runtime import ScoredBatch
+    from evotree.skills.runtime import ScoredBatch
 
     rewards_per_func, completions, completion_ids = trainer._evotree_scored
     if rewards_per_func.shape[0] != len(completions):
@@ -709,7 +709,7 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
     while dropped and extra < budget:
         unknown = sorted(k for k in output if k not in _MERGEABLE)
         if unknown:
-            from skills.errors import SkillNotApplicable
+            from evotree.skills.errors import SkillNotApplicable
 
             raise SkillNotApplicable(
                 f"refilling dropped groups (max_resample_batches) merges text-only GRPO batches; "

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = [
     "ENTRY_SCHEMA_VERSION",

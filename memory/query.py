@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evotree.workspace import Workspace
-from memory.model import EntryKind, InvalidMemory, MemoryEntry
-from memory.store import MemoryStore
+from evotree.core.workspace import Workspace
+from evotree.memory.model import EntryKind, InvalidMemory, MemoryEntry
+from evotree.memory.store import MemoryStore
 
 __all__ = [
     "MIN_DOMAINS",

@@ -12,12 +12,12 @@ from typing import Any
 
 import pygit2
 
-import skills as skill_library
-from evotree.ledger import EventKind, utcnow
-from evotree.workspace import Workspace
-from memory.model import EntryKind, InvalidMemory, MemoryEntry
-from memory.store import MemoryStore
-from skills.recipe import SKILLS_FILE, parse_skills_text
+import evotree.skills as skill_library
+from evotree.core.ledger import EventKind, utcnow
+from evotree.core.workspace import Workspace
+from evotree.memory.model import EntryKind, InvalidMemory, MemoryEntry
+from evotree.memory.store import MemoryStore
+from evotree.skills.recipe import SKILLS_FILE, parse_skills_text
 
 __all__ = [
     "add_entry",
@@ -140,7 +140,7 @@ def record_promotion(ws: Workspace, version: str, *, previous_champion: str,
                      comparison: dict[str, Any] | None, commit: str | None = None) -> list[MemoryEntry]:
     """On promotion: one skill verification per skill applied to ``version``, plus a lesson.
 
-    ``comparison`` is ``diagnostics.compare.compare(ws, previous_champion, version).to_dict()``
+    ``comparison`` is ``evotree.diagnostics.compare.compare(ws, previous_champion, version).to_dict()``
     (Δ = version − previous champion); a verification is *significant* when the CI's lower bound
     is above 0 and p < alpha (the comparison's alpha, else ``[gates].alpha``). ``commit``: the
     promoted commit; its ``skills.toml`` is credited and it is the ``version_commit`` (the branch
@@ -225,7 +225,7 @@ def record_abandonment(ws: Workspace, version: str, reason: str) -> MemoryEntry:
 
 def record_incident(ws: Workspace, version: str, findings: list[dict[str, Any]]) -> MemoryEntry:
     """An audit incident on ``version``: the audit's findings (code, severity, title, evidence)."""
-    from diagnostics.findings import Finding, Severity
+    from evotree.core.findings import Finding, Severity
 
     record = ws.resolve(version)
     if not isinstance(findings, list) or not findings:

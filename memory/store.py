@@ -7,7 +7,7 @@ One commit per append, parent = the previous head; the commit's tree is every en
 
 The commit message is ``evotree: memory <what>`` and, as its last line, one line of JSON naming
 the entries the commit added. Appends are compare-and-swap on the ref (:meth:`Git.cas_ref`, as
-:meth:`evotree.ledger.Ledger.transact` does); a lost race re-reads the head and retries, so
+:meth:`evotree.core.ledger.Ledger.transact` does); a lost race re-reads the head and retries, so
 concurrent writers lose nothing, and an entry whose id is already present is not added again.
 An append of several entries (a promotion's verifications, an import) is one commit: it lands
 whole or not at all. No worktree or index is touched; ``git push origin 'refs/evotree/*'``
@@ -25,10 +25,10 @@ from typing import Any
 
 import pygit2
 
-from evotree.errors import LedgerConflict
-from evotree.gitio import Git, Identity, RefRaceLost
-from evotree.refs import MEMORY_REF
-from memory.model import InvalidMemory, MemoryEntry
+from evotree.core.errors import LedgerConflict
+from evotree.core.gitio import Git, Identity, RefRaceLost
+from evotree.core.refs import MEMORY_REF
+from evotree.memory.model import InvalidMemory, MemoryEntry
 
 __all__ = ["AppendResult", "MemoryStore"]
 

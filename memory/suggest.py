@@ -26,13 +26,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from evotree.errors import InvalidState
-from evotree.ledger import EventKind
-from evotree.workspace import Workspace
-from memory.model import EntryKind
-from memory.query import SkillStatus, skill_status_of
-from memory.record import applied_skills
-from memory.store import MemoryStore
+from evotree.core.errors import InvalidState
+from evotree.core.ledger import EventKind
+from evotree.core.workspace import Workspace
+from evotree.memory.model import EntryKind
+from evotree.memory.query import SkillStatus, skill_status_of
+from evotree.memory.record import applied_skills
+from evotree.memory.store import MemoryStore
 
 __all__ = ["NotDiagnosed", "SuggestResult", "Suggestion", "load_findings", "suggest"]
 
@@ -90,7 +90,7 @@ def load_findings(ws: Workspace, version: str) -> tuple[list[dict[str, Any]], st
     """(findings of ``version`` as dicts, where they came from: ``file`` or ``ledger``)."""
     path = ws.state_dir / "findings" / f"{version}.jsonl"
     if path.is_file():
-        from diagnostics.findings import Finding, FindingError
+        from evotree.core.findings import Finding, FindingError
 
         out = []
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -113,7 +113,7 @@ def load_findings(ws: Workspace, version: str) -> tuple[list[dict[str, Any]], st
 def _library() -> tuple[dict[str, Any], dict[str, list[str]]]:
     """(skill name -> SkillInfo, finding code -> skill names) from the skill library, if any."""
     try:
-        import skills as skill_library
+        import evotree.skills as skill_library
     except ImportError:  # pragma: no cover
         return {}, {}
     lister = getattr(skill_library, "list_skills", None)

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evotree.ledger import utcnow
-from evotree.workspace import Workspace
-from memory.model import EntryKind, InvalidMemory, MemoryEntry
-from memory.record import workspace_id
-from memory.store import MemoryStore
+from evotree.core.ledger import utcnow
+from evotree.core.workspace import Workspace
+from evotree.memory.model import EntryKind, InvalidMemory, MemoryEntry
+from evotree.memory.record import workspace_id
+from evotree.memory.store import MemoryStore
 
 __all__ = ["EXPORT_FORMAT", "ExportResult", "ImportResult", "MergeResult", "export_memory", "import_memory",
            "merge_memory", "read_export"]

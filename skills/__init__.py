@@ -1,19 +1,19 @@
 """The skill library: interventions that change training (``StdGroupFilter``, …), with metadata.
 
-* :mod:`skills.catalog` — the built-in skills in EvoTrainer's format (trigger, intervention,
+* :mod:`evotree.skills.catalog` — the built-in skills in EvoTrainer's format (trigger, intervention,
   expected outcome, validation, domains) with typed parameters and provenance; light to import.
-* :mod:`skills.recipe` — ``skills.toml`` in a version's tree; :func:`apply_skill` records a
+* :mod:`evotree.skills.recipe` — ``skills.toml`` in a version's tree; :func:`apply_skill` records a
   skill (a commit on the version's branch and a ``skill.applied`` ledger event);
   :func:`applied_skills` reads what a version trains with.
-* :mod:`skills.runtime` — what each skill computes on a scored GRPO batch or a reward; the
-  train phase activates it through the TRL seam in :mod:`harness.trl`.
+* :mod:`evotree.skills.runtime` — what each skill computes on a scored GRPO batch or a reward; the
+  train phase activates it through the TRL seam in :mod:`evotree.harness.trl`.
 
 Importing this package loads neither pygit2 nor torch.
 """
 
-from skills.catalog import ParamSpec, SkillInfo, get_skill, list_skills, parse_params
-from skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
-from skills.recipe import (
+from evotree.skills.catalog import ParamSpec, SkillInfo, get_skill, list_skills, parse_params
+from evotree.skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
+from evotree.skills.recipe import (
     SKILLS_FILE,
     AppliedSkill,
     ApplyResult,

@@ -2,8 +2,8 @@
 validation, domain applicability), typed parameters with defaults, and provenance.
 
 Metadata only: this module imports nothing heavy, so ``evotree skill list`` and the memory /
-suggest code can read it cheaply. The code that changes training is in :mod:`skills.runtime`
-(the skills' computations) and :mod:`harness.trl` (the one seam into TRL's ``GRPOTrainer``).
+suggest code can read it cheaply. The code that changes training is in :mod:`evotree.skills.runtime`
+(the skills' computations) and :mod:`evotree.harness.trl` (the one seam into TRL's ``GRPOTrainer``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from skills.errors import InvalidSkillParam, UnknownSkill
+from evotree.skills.errors import InvalidSkillParam, UnknownSkill
 
 __all__ = [
     "DOMAIN_CHOICES",

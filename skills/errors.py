@@ -1,8 +1,8 @@
-"""Errors of the skill library (exit codes 25 and 26 of ``evotree.errors.EXIT_CODES``)."""
+"""Errors of the skill library (exit codes 25 and 26 of ``evotree.core.errors.EXIT_CODES``)."""
 
 from __future__ import annotations
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = ["InvalidSkillParam", "SkillNotApplicable", "SkillsFileError", "UnknownSkill"]
 

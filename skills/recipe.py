@@ -4,7 +4,7 @@
 ``skills.toml`` (one ``[[skill]]`` entry per skill, with every parameter resolved) as a commit
 on ``evotree/V`` (in V's worktree when it has one), then appends a ``skill.applied`` event
 that also updates the version record's ``skills``. The train phase reads the committed file
-at run time (:func:`load_skills_file`) and activates the skills through :mod:`harness.trl`.
+at run time (:func:`load_skills_file`) and activates the skills through :mod:`evotree.harness.trl`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skills.catalog import DOMAIN_CHOICES, SkillInfo, get_skill, parse_params
-from skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
+from evotree.skills.catalog import DOMAIN_CHOICES, SkillInfo, get_skill, parse_params
+from evotree.skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
 __all__ = [
     "SKILLS_FILE",
@@ -186,8 +186,8 @@ def check_applicable(info: SkillInfo, domain: str, params: dict[str, Any] | None
 
 # ------------------------------------------------------------------------------ the repository
 def _tip(ws: Workspace, version_id: str) -> Any:
-    from evotree.errors import InvalidState
-    from evotree.refs import branch_ref
+    from evotree.core.errors import InvalidState
+    from evotree.core.refs import branch_ref
 
     tip = ws.git.ref_target(branch_ref(version_id))
     if tip is None:
@@ -225,8 +225,8 @@ def apply_skill(ws: Workspace, version: str, name: str,
     changes (exit 8). Re-applying a skill replaces its parameters; applying it again with the
     same ones changes nothing. If the ledger append fails, the commit is undone.
     """
-    from evotree.errors import InvalidState
-    from evotree.ledger import VersionStatus
+    from evotree.core.errors import InvalidState
+    from evotree.core.ledger import VersionStatus
 
     info = get_skill(name)
     resolved = parse_params(info, dict(params or {}))
@@ -265,8 +265,8 @@ def _version_lock(ws: Workspace, version_id: str) -> Iterator[None]:
 
 def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any],
                   domain: str, actor: Any) -> ApplyResult:
-    from evotree.errors import DirtyState, InvalidState
-    from evotree.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+    from evotree.core.errors import DirtyState, InvalidState
+    from evotree.core.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
 
     record = ws.resolve(record.id)  # as of now, under the lock
     if record.status == VersionStatus.ABANDONED.value:
@@ -366,9 +366,9 @@ def _commit_on_branch(ws: Workspace, version_id: str, tip: Any, text: str, messa
     """A commit of ``skills.toml`` on the branch without a worktree (pygit2, compare-and-swap)."""
     import pygit2
 
-    from evotree.errors import InvalidState
-    from evotree.gitio import RefRaceLost
-    from evotree.refs import branch_ref
+    from evotree.core.errors import InvalidState
+    from evotree.core.gitio import RefRaceLost
+    from evotree.core.refs import branch_ref
 
     repo = ws.git.repo
     builder = repo.TreeBuilder(repo[tip].tree)
@@ -388,8 +388,8 @@ def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any
     """Put the branch (and the worktree, which was clean) back where it was."""
     import pygit2
 
-    from evotree.gitio import RefRaceLost
-    from evotree.refs import branch_ref
+    from evotree.core.gitio import RefRaceLost
+    from evotree.core.refs import branch_ref
 
     if worktree is not None:
         head = ws.git.run("rev-parse", "HEAD", cwd=worktree, check=False).strip()
@@ -414,7 +414,7 @@ def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champio
     failure), the new version is abandoned with the reason, worktree removed: never left
     looking like a version that has its skills. Returns the version's record.
     """
-    from evotree.versions import abandon_version, create_version
+    from evotree.core.versions import abandon_version, create_version
 
     domain = ws.config.workspace.domain
     names = [n for n, _ in requested]

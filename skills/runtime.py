@@ -10,10 +10,10 @@ Two kinds of skills (``SkillInfo.kind``):
   ``record_rewards`` records each as a component.
 * **batch** skills look at a scored generation batch (TRL's combined reward of every sample,
   which samples were truncated, their text) and say which groups and samples keep their weight
-  in the policy loss (:class:`Selection`); ``harness.trl`` applies that to TRL's batch
+  in the policy loss (:class:`Selection`); ``evotree.harness.trl`` applies that to TRL's batch
   (``completion_mask`` and ``advantages``) and records the counts as signals.
 
-:func:`activate` turns a version's :class:`~skills.recipe.AppliedSkill` list into an
+:func:`activate` turns a version's :class:`evotree.skills.recipe.AppliedSkill` list into an
 :class:`Activation`; the domain supplies what only it knows through :class:`SkillHooks`.
 """
 
@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skills.catalog import get_skill
-from skills.errors import InvalidSkillParam, SkillNotApplicable
-from skills.recipe import AppliedSkill
+from evotree.skills.catalog import get_skill
+from evotree.skills.errors import InvalidSkillParam, SkillNotApplicable
+from evotree.skills.recipe import AppliedSkill
 
 __all__ = [
     "Activation",

@@ -29,10 +29,10 @@ for _var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_C
 
 from click.testing import CliRunner  # noqa: E402
 
-from evotree.cli import cli  # noqa: E402
+from evotree.cli.main import cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMAS = ROOT / "evotree" / "schemas"
+SCHEMAS = ROOT / "evotree" / "core" / "schemas"
 EVOTREE_BIN = Path(sys.executable).parent / "evotree"
 
 IDENTITY = ("Ada Tester", "ada@example.com")
@@ -68,7 +68,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ws(repo: Path) -> Any:
-    from evotree.workspace import Workspace, init_workspace
+    from evotree.core.workspace import Workspace, init_workspace
 
     init_workspace(repo)
     return Workspace.open(repo)

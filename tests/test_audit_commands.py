@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.audit.commands import (
+from evotree.harness.audit.commands import (
     RuleSet,
     ShellContext,
     classify_command,
@@ -157,7 +157,7 @@ def test_find_delete_and_flags_that_take_no_value() -> None:
 def test_revisions_from_stdin_are_a_leak_but_hashing_stdin_is_not() -> None:
     """`echo master | git log -p --stdin` reads another branch with no revision on the command
     line; `git hash-object --stdin` reads file content, not revisions."""
-    from harness.audit.commands import classify_command
+    from evotree.harness.audit.commands import classify_command
 
     for command in ("echo master | git log -p --stdin", "printf 'fix\\n' | git rev-list --stdin",
                     "echo v2 | git show --stdin"):

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from conftest import Cli, commit_file, git, make_repo, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
 
 SWETASK = '''\
 """Task repositories: base commit = buggy calc.py; a later commit on branch `upstream` = the fix."""
@@ -100,8 +100,8 @@ TRAIN = '''\
 import json, os, sys
 sys.path.insert(0, os.getcwd())
 import policy, swetask
-from harness import get_recorder
-from harness.audit import record_task
+from evotree.harness import get_recorder
+from evotree.harness.audit import record_task
 rec = get_recorder()
 root = os.path.join(os.environ["EVOTREE_RUN_DIR"], "tasks", "train")
 for step, spec in enumerate(json.load(open("tasks/train.json")), 1):
@@ -120,8 +120,8 @@ JUDGE = '''\
 import json, os, subprocess, sys
 sys.path.insert(0, os.getcwd())
 import swetask
-from harness import get_recorder
-from harness.audit import record_task
+from evotree.harness import get_recorder
+from evotree.harness.audit import record_task
 rec = get_recorder()
 candidate = os.environ["EVOTREE_CANDIDATE_DIR"]
 root = os.path.join(os.environ["EVOTREE_RUN_DIR"], "tasks", "eval")
@@ -239,7 +239,7 @@ def test_text_output_shows_both_scores(incident: dict[str, Any]) -> None:
 
 
 def test_the_promotion_gates_block_the_leaky_version(incident: dict[str, Any]) -> None:
-    evidence = pytest.importorskip("gates.evidence")
+    evidence = pytest.importorskip("evotree.gates.evidence")
     report = evidence.evaluate_gates(incident["ws"], incident["v1"], B=200)
     (audit,) = [g for g in report.gates if g.name == "audit"]
     assert audit.status == "fail" and not report.passed

@@ -11,12 +11,12 @@ import pytest
 from conftest import git
 from test_runs import make_run_repo
 
-from diagnostics.findings import Finding
-from evotree.config import parse_config
-from evotree.versions import create_version, merge_versions
-from evotree.workspace import Workspace
-from harness.audit.errors import AuditInputError
-from harness.audit.protected import PatchGate, check_protected_paths, protected_patterns, row_shape
+from evotree.diagnostics.findings import Finding
+from evotree.core.config import parse_config
+from evotree.core.versions import create_version, merge_versions
+from evotree.core.workspace import Workspace
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.protected import PatchGate, check_protected_paths, protected_patterns, row_shape
 
 
 @pytest.fixture
@@ -174,7 +174,7 @@ def test_merge_version_is_checked_against_both_sides(pws: Workspace) -> None:
 
 def test_root_version_has_no_diff_and_bad_input_is_clear(pws: Workspace) -> None:
     assert check_protected_paths(pws, "v0") == []
-    from evotree.errors import UnknownVersion
+    from evotree.core.errors import UnknownVersion
 
     with pytest.raises(UnknownVersion):
         check_protected_paths(pws, "v99")
@@ -212,7 +212,7 @@ def test_gate_reads_protect_keys_when_the_config_has_them() -> None:
 
 
 def test_protect_section_holds_the_gate_thresholds_with_sensible_defaults() -> None:
-    from evotree.config import ConfigError, ProtectSection, render_template
+    from evotree.core.config import ConfigError, ProtectSection, render_template
 
     defaults = ProtectSection()
     assert PatchGate.from_protect(defaults) == PatchGate()  # one set of defaults, not two

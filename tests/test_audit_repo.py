@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import git, make_repo, validate
 
-from diagnostics.findings import Finding
-from harness.audit.errors import AuditInputError
-from harness.audit.repo import (
+from evotree.diagnostics.findings import Finding
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.repo import (
     audit_repository,
     inspect_repository,
     sanitize_repository,
@@ -379,7 +379,7 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------- CLI
 def _group() -> click.Group:
-    from evotree.cli_audit_repo import register_repo
+    from evotree.cli.audit_repo import register_repo
 
     @click.group()
     def audit() -> None:
@@ -430,7 +430,7 @@ def test_cli_json_exit_codes_and_schema(tmp_path: Path) -> None:
 
 
 def test_registered_on_the_evotree_audit_group(tmp_path: Path) -> None:
-    from evotree.cli import cli
+    from evotree.cli.main import cli
 
     audit = cli.commands.get("audit")
     if not isinstance(audit, click.Group) or "repo" not in audit.commands:

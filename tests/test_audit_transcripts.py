@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Cli, git, make_repo, validate
-from harness.audit.errors import AuditInputError
-from harness.audit.trajectories import Ancestry, audit_trajectories
-from harness.audit.transcripts import Step, Trajectory, read_trajectories
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.trajectories import Ancestry, audit_trajectories
+from evotree.harness.audit.transcripts import Step, Trajectory, read_trajectories
 
 DATA = Path(__file__).parent / "data" / "audit" / "transcripts"
 
@@ -169,7 +169,7 @@ def test_cli_audit_trajectories(tmp_path: Path) -> None:
 def test_a_base_the_candidate_recorded_finds_leaks_but_clears_nothing(tmp_path: Path) -> None:
     """The candidate names the reference fix itself as the task's base (train-phase record):
     `git show <fix>` would then look like an ancestor. An untrusted ancestry never clears it."""
-    from harness.audit.trajectories import audit_trajectory
+    from evotree.harness.audit.trajectories import audit_trajectory
 
     repo, old, base, future = _task_repo(tmp_path)
     peek = Trajectory("peek", "shell", [Step(f"git show {future[:8]}:recipe.toml")])

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 from conftest import Cli, commit_file, git, make_repo, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from harness.audit.version import audit_version
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.harness.audit.version import audit_version
+from evotree.gates.runs import run_versions
 
 TRAIN = '''\
 import json, tomllib
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 recipe = tomllib.load(open("recipe.toml", "rb"))
 for i, commands in enumerate(recipe.get("commands", [])):
@@ -29,7 +29,7 @@ json.dump({"skill": recipe["skill"]}, open("model.json", "w"))
 
 JUDGE = '''\
 import json, os
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 prompts = [json.loads(line) for line in open("judge/prompts.jsonl")]
@@ -198,8 +198,8 @@ def test_audit_help_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None:
     import duckdb
 
-    from harness.audit.commands import prefilter
-    from harness.audit.version import _SQL_PREFILTER
+    from evotree.harness.audit.commands import prefilter
+    from evotree.harness.audit.version import _SQL_PREFILTER
 
     corpus = Path(__file__).parent / "data" / "audit" / "corpus.jsonl"
     commands = [json.loads(line)["command"] for line in corpus.read_text().splitlines()]
@@ -212,7 +212,7 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
 
 
 def test_contamination_ngrams_long_and_short_documents() -> None:
-    from harness.audit.contamination import LONG_N, SHORT_WORDS, contamination, documents
+    from evotree.harness.audit.contamination import LONG_N, SHORT_WORDS, contamination, documents
 
     long_doc = " ".join(f"{w}{i % 7}" for i, w in enumerate(WORDS * 3))  # > SHORT_WORDS words
     assert len(long_doc.split()) >= SHORT_WORDS
@@ -236,7 +236,7 @@ def test_contamination_ngrams_long_and_short_documents() -> None:
 def test_tree_documents_stop_at_the_byte_limit(env: dict[str, Any]) -> None:
     import pygit2
 
-    from harness.audit.contamination import tree_documents
+    from evotree.harness.audit.contamination import tree_documents
 
     ws = env["ws"]
     tree = ws.git.repo.revparse_single("HEAD").peel(pygit2.Commit).tree

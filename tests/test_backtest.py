@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from test_findings import build_run
 
-from diagnostics.backtest import (
+from evotree.diagnostics.backtest import (
     BacktestError,
     RewardTransform,
     apply_transform,
     as_transform,
     backtest,
 )
-from evotree.errors import ConfigError
-from harness.query import connect, dead_group_ratio
+from evotree.core.errors import ConfigError
+from evotree.harness.query import connect, dead_group_ratio
 
 IF = "instruction_following"
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_findings import analyze, build_run, codes, one
 
-from diagnostics.behavior import (
+from evotree.diagnostics.behavior import (
     Diversity,
     DiversityThresholds,
     FinishReasons,
@@ -27,7 +27,7 @@ from diagnostics.behavior import (
     is_gym_run,
     ks_from_histograms,
 )
-from harness.query import connect
+from evotree.harness.query import connect
 
 
 def group(step: int, n: int, group_id: str = "g", **columns: Any) -> dict[str, Any]:
@@ -308,7 +308,7 @@ def test_kstwo_closed_form_equals_scipy_where_it_is_used() -> None:
     scipy's kstwo.sf wherever it answers, and answers for clearly significant shifts."""
     from scipy.stats import kstwo
 
-    from diagnostics.behavior import _kstwo_sf_special
+    from evotree.diagnostics.behavior import _kstwo_sf_special
 
     answered = 0
     for n in (141, 1_000, 12_000, 1_000_000):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evotree.config import BudgetSection
-from harness.budget import BudgetExceeded, add_usage, plan_limits
+from evotree.core.config import BudgetSection
+from evotree.harness.budget import BudgetExceeded, add_usage, plan_limits
 
 
 def _plan(budget: BudgetSection, *, version_usage=None, tree_usage=None, version_runs=1, total_runs=1, gpus=0.0):

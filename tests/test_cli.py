@@ -10,8 +10,8 @@ import click
 import pytest
 
 from conftest import Cli, ROOT, commit_file, git, make_repo, validate
-from evotree.cli import cli
-from evotree.errors import EXIT_CODES
+from evotree.cli.main import cli
+from evotree.core.errors import EXIT_CODES
 
 
 def _init(run: Cli) -> dict:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Cli, commit_file, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 from test_runs import make_run_repo
 
 
@@ -116,7 +116,7 @@ def test_champion_is_judged_on_runs_since_it_became_champion(tmp_path: Path) -> 
     v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
     run_versions(ws, [v1])
     # pretend v1 was promoted now (the promotion gate is a later piece): its earlier runs no longer count
-    from evotree.ledger import Event
+    from evotree.core.ledger import Event
 
     actor = ws.git.identity()
 

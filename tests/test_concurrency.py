@@ -49,8 +49,8 @@ def test_eight_processes_branching_at_once(ws: Any, repo: Path) -> None:
 
 def _append_events(args: tuple[str, int, int]) -> list[str]:
     repo, worker, count = args
-    from evotree.gitio import Git
-    from evotree.ledger import Event, Ledger
+    from evotree.core.gitio import Git
+    from evotree.core.ledger import Event, Ledger
 
     git_ = Git(repo)
     ledger = Ledger(git_)
@@ -88,8 +88,8 @@ def test_concurrent_ledger_appends_lose_nothing(ws: Any, repo: Path) -> None:
 
 def test_append_whose_ref_update_raised_after_landing_is_not_repeated(ws: Any, repo: Path) -> None:
     """A CAS that moved the ref but then failed (e.g. on the reflog lock) must not append twice."""
-    from evotree.gitio import RefRaceLost
-    from evotree.ledger import Event
+    from evotree.core.gitio import RefRaceLost
+    from evotree.core.ledger import Event
 
     git_ = ws.git
     original = git_.cas_ref

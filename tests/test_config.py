@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evotree.config import Config, locate_key, parse_config, render_template
-from evotree.errors import ConfigError
+from evotree.core.config import Config, locate_key, parse_config, render_template
+from evotree.core.errors import ConfigError
 
 
 @pytest.mark.parametrize("domain", ["custom", "math", "gym"])

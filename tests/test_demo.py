@@ -12,7 +12,7 @@ import pytest
 from conftest import EVOTREE_BIN, Cli, git
 
 from evotree.demo import _pick_skill
-from evotree.proc import safe_env
+from evotree.core.proc import safe_env
 
 DEMO_LIMIT_S = 300  # issue 9: under 5 minutes on 2 CPU cores
 

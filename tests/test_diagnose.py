@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import Cli, commit_file, validate
-from evotree.versions import create_version
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 from test_runs import make_run_repo
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, Cli, git, make_repo
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.gates.runs import run_versions
 
 DOC = ROOT / "docs" / "domains" / "custom.md"
 

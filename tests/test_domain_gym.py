@@ -17,18 +17,20 @@ pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip ins
 
 from conftest import commit_file, git, make_repo  # noqa: E402
 
-from domains.gym import materialize  # noqa: E402
-from domains.gym.settings import (  # noqa: E402
+from evotree.api import init as evotree_init  # noqa: E402
+from evotree.domains.gym import materialize  # noqa: E402
+from evotree.domains.gym.settings import (  # noqa: E402
     HIDDEN_SEED_MIN,
     SettingsError,
     load_judge_settings,
     load_references,
     load_train_settings,
 )
-from evotree.versions import create_version  # noqa: E402
-from evotree.workspace import Workspace, init_workspace  # noqa: E402
-from harness.budget import BudgetExceeded  # noqa: E402
-from harness.runs import RunRecord, run_versions  # noqa: E402
+from evotree.core.versions import create_version  # noqa: E402
+from evotree.core.workspace import Workspace  # noqa: E402
+from evotree.harness.budget import BudgetExceeded  # noqa: E402
+from evotree.gates.runs import run_versions  # noqa: E402
+from evotree.harness.runs import RunRecord  # noqa: E402
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -53,7 +55,7 @@ def gym_workspace(path: Path, *, envs: tuple[str, ...] = ("CartPole-v1",), train
         (repo / "judge" / "references.json").write_text(json.dumps(refs))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "gym files")
-    init_workspace(repo, domain="gym")
+    evotree_init(repo, domain="gym")
     return Workspace.open(repo)
 
 
@@ -103,7 +105,7 @@ def policy(act_body: str, *, header: str = POLICY_HEADER, prelude: str = "") -> 
 def test_init_writes_and_commits_the_files_without_overwriting(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     (repo / "policy.py").write_text("# mine\n")  # an existing file is never overwritten
-    result = init_workspace(repo, domain="gym")
+    result = evotree_init(repo, domain="gym")
     assert result.config_committed
     committed = set(git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines())
     assert {"evotree.toml", "gym.toml", "judge/gym.toml", "judge/references.json"} <= committed
@@ -113,11 +115,11 @@ def test_init_writes_and_commits_the_files_without_overwriting(tmp_path: Path) -
 
 
 def test_init_and_v0_run_end_to_end(repo: Path) -> None:
-    init_workspace(repo, domain="gym")
+    evotree_init(repo, domain="gym")
     committed = set(git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines())
     assert {"evotree.toml", "policy.py", "gym.toml", "judge/gym.toml", "judge/references.json"} <= committed
     config = (repo / "evotree.toml").read_text()
-    assert 'command = "python -P -m domains.gym.train"' in config and "max_episodes = 128" in config
+    assert 'command = "python -P -m evotree.domains.gym.train"' in config and "max_episodes = 128" in config
     train = load_train_settings(repo / "gym.toml")
     assert train.envs == ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1"]
     assert train.episodes == 32 and max(train.seeds()) < HIDDEN_SEED_MIN
@@ -186,8 +188,8 @@ def test_judge_is_deterministic_and_scores_by_the_formula(tmp_path: Path) -> Non
     # the same episodes played here, in-process, give the same returns
     import importlib.util
 
-    from domains.gym.catalog import make_env
-    from domains.gym.episode import play
+    from evotree.domains.gym.catalog import make_env
+    from evotree.domains.gym.episode import play
 
     spec = importlib.util.spec_from_file_location("det_policy", run_dir(ws, first) / "candidate" / "policy.py")
     module = importlib.util.module_from_spec(spec)
@@ -204,7 +206,7 @@ def test_judge_is_deterministic_and_scores_by_the_formula(tmp_path: Path) -> Non
 
 
 def test_normalized_score_math() -> None:
-    from domains.gym.scoring import normalized_score
+    from evotree.domains.gym.scoring import normalized_score
 
     assert normalized_score(60, 20, 100) == pytest.approx(0.5)
     assert normalized_score(20, 20, 100) == 0.0
@@ -292,7 +294,7 @@ def test_crash_hang_invalid_action_and_dead_worker_give_clear_feedback(tmp_path:
 
 
 def test_a_worker_that_ignores_the_alarm_is_killed(tmp_path: Path) -> None:
-    from domains.gym.runner import Task, run_episodes
+    from evotree.domains.gym.runner import Task, run_episodes
 
     (tmp_path / "policy.py").write_text(policy("""\
         import signal, time
@@ -344,9 +346,9 @@ def test_tampering_with_the_env_or_the_evidence_does_not_pay(tmp_path: Path) -> 
 
 def test_a_sampled_replay_mismatch_replays_every_episode(tmp_path: Path) -> None:
     """replay_fraction < 1: one caught episode is enough for every episode to be scored from its replay."""
-    from domains.gym.judge import judge_episodes
-    from domains.gym.runner import Task
-    from domains.gym.settings import JudgeSettings, References
+    from evotree.domains.gym.judge import judge_episodes
+    from evotree.domains.gym.runner import Task
+    from evotree.domains.gym.settings import JudgeSettings, References
 
     (tmp_path / "policy.py").write_text(TAMPER)
     settings = JudgeSettings(envs=["CartPole-v1"], pools={}, replay_fraction=0.25)
@@ -371,7 +373,7 @@ def test_action_checks() -> None:
     import gymnasium as gym
     import numpy as np
 
-    from domains.gym.episode import canonical_action
+    from evotree.domains.gym.episode import canonical_action
 
     discrete = gym.spaces.Discrete(3)
     assert canonical_action(discrete, 2) == (2, None)
@@ -410,21 +412,21 @@ def test_train_stops_at_the_episode_limit_and_refuses_bad_gym_toml(tmp_path: Pat
     materialize(tmp_path, envs=["CartPole-v1"], train_episodes=5, validation_episodes=1, heldout_episodes=1)
     env = {**os.environ, "EVOTREE_EVIDENCE_DIR": str(tmp_path / "ev"), "EVOTREE_PHASE": "train",
            "EVOTREE_MAX_EPISODES": "3"}
-    proc = subprocess.run([sys.executable, "-P", "-m", "domains.gym.train"], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.domains.gym.train"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / "ev" / "rollouts.jsonl").read_text().splitlines()
     assert [json.loads(line)["task_id"] for line in lines] == ["CartPole-v1#0", "CartPole-v1#1", "CartPole-v1#2"]
     (tmp_path / "gym.toml").write_text("[train]\nenvs = ['CartPole-v1']\nepisodes = 3\n")
-    proc = subprocess.run([sys.executable, "-P", "-m", "domains.gym.train"], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.domains.gym.train"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 65 and "unknown key(s) episodes" in proc.stderr
 
 
 # ---------------------------------------------------------------------------- optional environments
 def test_missing_optional_package_is_skipped_with_a_clear_reason(tmp_path: Path, monkeypatch: Any) -> None:
-    from domains.gym import catalog
-    from evotree.errors import EvotreeError
+    from evotree.domains.gym import catalog
+    from evotree.core.errors import EvotreeError
 
     monkeypatch.setattr(catalog, "_REASONS", {})
     monkeypatch.setitem(sys.modules, "minigrid", None)  # `import minigrid` now fails
@@ -436,8 +438,8 @@ def test_missing_optional_package_is_skipped_with_a_clear_reason(tmp_path: Path,
     assert not list(tmp_path.iterdir())  # nothing half-written
 
     # the train phase skips such an env with the reason, and trains on the others
-    from domains.gym import train
-    from harness import recorder
+    from evotree.domains.gym import train
+    from evotree.harness import recorder
 
     materialize(tmp_path, envs=["CartPole-v1"], train_episodes=1, validation_episodes=1, heldout_episodes=1)
     (tmp_path / "gym.toml").write_text(
@@ -456,7 +458,7 @@ OPTIONAL = [("LunarLander-v3", "Box2D"), ("MiniGrid-DoorKey-5x5-v0", "minigrid")
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id,module", OPTIONAL)
 def test_optional_env_runs_end_to_end_when_installed(tmp_path: Path, env_id: str, module: str) -> None:
-    from domains.gym.catalog import unavailable_reason
+    from evotree.domains.gym.catalog import unavailable_reason
 
     reason = unavailable_reason(env_id)
     if reason:
@@ -477,7 +479,7 @@ def test_experts_score_about_one_on_their_own_pool(tmp_path: Path) -> None:
     """The reference math closes: the expert, judged like a candidate, averages ~1."""
     ws = gym_workspace(tmp_path / "w", envs=("CartPole-v1", "MountainCar-v0"), validation=8)
     expert = """\
-from domains.gym.experts import make_expert
+from evotree.domains.gym.experts import make_expert
 class Policy:
     def __init__(self, env_id, observation_space, action_space):
         self.inner = make_expert(env_id, None)
@@ -500,7 +502,7 @@ class Policy:
 
 
 def test_maintenance_commands_add_an_env_to_the_judge(tmp_path: Path, capsys: Any) -> None:
-    from domains.gym.__main__ import main
+    from evotree.domains.gym.__main__ import main
 
     materialize(tmp_path, envs=["CartPole-v1"], validation_episodes=2, heldout_episodes=2)
     assert main(["envs"]) == 0

@@ -1,7 +1,7 @@
 """The math domain: generator and splits, the workspace template, and real GRPO runs end to end.
 
 No mocks: the end-to-end tests train the tiny local model with trl.GRPOTrainer on CPU through
-``harness.runs.run_versions`` (train phase in the candidate's exported tree, judge in the
+``evotree.harness.runs.run_versions`` (train phase in the candidate's exported tree, judge in the
 champion's tree), in real git repositories. One module-scoped workspace is trained for a few
 steps and its runs are shared by the tests that read them. The default tests take ~40 s on
 2 CPU cores (the GPU test is marked ``gpu`` and skipped without CUDA).
@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 from conftest import commit_file, git
 
-from domains.math import JUDGE_FILE, MODEL_DIR, RECIPE_FILE, TRAIN_FILE, materialize
-from domains.math.data import (
+from evotree.api import init as evotree_init  # noqa: E402
+from evotree.domains.math import JUDGE_FILE, MODEL_DIR, RECIPE_FILE, TRAIN_FILE, materialize
+from evotree.domains.math.data import (
     HIDDEN_SEED_MIN,
     JUDGE_REGION_SHARE,
     SplitError,
@@ -39,14 +40,14 @@ from domains.math.data import (
     is_well_formed,
     space_size,
 )
-from domains.math.settings import (
+from evotree.domains.math.settings import (
     Recipe,
     SettingsError,
     load_judge_settings,
     load_train_split,
     parse_recipe,
 )
-from domains.math.templates import MATH_TOML, RECIPE_TOML
+from evotree.domains.math.templates import MATH_TOML, RECIPE_TOML
 
 pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch)")
 
@@ -100,7 +101,7 @@ def test_generator_is_deterministic() -> None:
     first, second = generate(spec, judge_region=False), generate(spec, judge_region=False)
     assert first == second and len(first) == spec.num_problems
     # in another interpreter too (no dependence on hash randomization or process state)
-    code = ("from domains.math.data import SplitSpec, generate; "
+    code = ("from evotree.domains.math.data import SplitSpec, generate; "
             "print([p.task_id for p in generate(SplitSpec(seed=0, num_problems=256), judge_region=False)])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout
@@ -152,7 +153,7 @@ def test_a_split_larger_than_its_region_is_refused() -> None:
 
 
 def test_every_prompt_is_within_the_tiny_vocabulary() -> None:
-    from domains.math.model import tiny_tokenizer
+    from evotree.domains.math.model import tiny_tokenizer
 
     tok = tiny_tokenizer()
     train, validation, heldout = default_specs()
@@ -167,7 +168,7 @@ def test_every_prompt_is_within_the_tiny_vocabulary() -> None:
 
 
 def test_answer_checker_and_rewards() -> None:
-    from domains.math.rewards import format_score, make_reward_functions
+    from evotree.domains.math.rewards import format_score, make_reward_functions
 
     assert extract_answer(" 7") == 7 and extract_answer("answer: 12 x") == 12 and extract_answer("x7") is None
     assert is_correct(" 7", 7) and is_correct("7 8", 7) and not is_correct(" 17", 7) and not is_correct("", 7)
@@ -183,7 +184,7 @@ def test_answer_checker_and_rewards() -> None:
 
 
 def test_pass_at_k_is_unbiased() -> None:
-    from domains.math.judge import pass_at_k
+    from evotree.domains.math.judge import pass_at_k
 
     for n in range(1, 7):
         for c in range(n + 1):
@@ -219,7 +220,7 @@ def test_invalid_recipes_are_explained(text: str, message: str) -> None:
 
 
 def test_train_split_seeds_below_the_judges() -> None:
-    from domains.math.settings import parse_train_split
+    from evotree.domains.math.settings import parse_train_split
 
     assert parse_train_split(tomllib.loads(MATH_TOML)) == default_specs()[0]
     with pytest.raises(SettingsError, match="seeds from 1_000_000 up are the judge's"):
@@ -229,8 +230,8 @@ def test_train_split_seeds_below_the_judges() -> None:
 
 
 def test_judge_settings_are_checked() -> None:
-    from domains.math.settings import parse_judge_settings
-    from domains.math.templates import render_judge_toml
+    from evotree.domains.math.settings import parse_judge_settings
+    from evotree.domains.math.templates import render_judge_toml
 
     good = parse_judge_settings(tomllib.loads(render_judge_toml(HIDDEN_SEED_MIN, HIDDEN_SEED_MIN + 1)))
     assert (good.samples, good.pass_at, good.temperature) == (4, [1, 4], 0.6)
@@ -266,7 +267,7 @@ def test_materialize_writes_without_overwriting(tmp_path: Path) -> None:
     other = tmp_path / "other"
     assert materialize(other, validation_seed=HIDDEN_SEED_MIN + 1, heldout_seed=HIDDEN_SEED_MIN + 2)
     assert load_judge_settings(other / JUDGE_FILE).splits["heldout"].seed == HIDDEN_SEED_MIN + 2
-    from evotree.errors import EvotreeError
+    from evotree.core.errors import EvotreeError
 
     with pytest.raises(EvotreeError, match="seed"):
         materialize(tmp_path / "bad", validation_seed=3)
@@ -274,10 +275,10 @@ def test_materialize_writes_without_overwriting(tmp_path: Path) -> None:
 
 
 def test_init_workspace_writes_and_commits_the_domain(tmp_path: Path) -> None:
-    from evotree.workspace import Workspace, init_workspace
+    from evotree.core.workspace import Workspace
 
     repo = init_repo(tmp_path / "repo")
-    result = init_workspace(repo, domain="math")
+    result = evotree_init(repo, domain="math")
     assert result.config_committed
     committed = git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
     for rel in ("evotree.toml", RECIPE_FILE, TRAIN_FILE, JUDGE_FILE, "README.md"):
@@ -285,8 +286,8 @@ def test_init_workspace_writes_and_commits_the_domain(tmp_path: Path) -> None:
     assert git(repo, "status", "--porcelain") == ""
     ws = Workspace.open(repo)
     assert ws.config.workspace.domain == "math"
-    assert ws.config.train.command == "python -P -m domains.math.train"
-    assert ws.config.eval.command == "python -P -m domains.math.judge"
+    assert ws.config.train.command == "python -P -m evotree.domains.math.train"
+    assert ws.config.eval.command == "python -P -m evotree.domains.math.judge"
     assert "judge/" in ws.config.eval.judge_paths
     assert git(repo, "rev-parse", "evotree/v0") == git(repo, "rev-parse", "HEAD")
 
@@ -296,15 +297,15 @@ def test_init_workspace_writes_and_commits_the_domain(tmp_path: Path) -> None:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A math workspace whose v0 (the template, shortened to a few steps) ran twice: once judged
     on validation, once with held-out; plus an invalid version."""
-    from evotree.versions import create_version
-    from evotree.workspace import Workspace, init_workspace
-    from harness.runs import run_versions
+    from evotree.core.versions import create_version
+    from evotree.core.workspace import Workspace
+    from evotree.gates.runs import run_versions
 
     repo = init_repo(tmp_path_factory.mktemp("math") / "repo")
     (repo / RECIPE_FILE).write_text(fast_recipe())
     git(repo, "add", "-A")
     git(repo, "commit", "--quiet", "-m", "a short recipe")
-    init_workspace(repo, domain="math")
+    evotree_init(repo, domain="math")
     ws = Workspace.open(repo)
     (first,) = run_versions(ws, ["v0"])
     (second,) = run_versions(ws, ["v0"], heldout=True)
@@ -408,8 +409,8 @@ def test_held_out_is_judged_when_asked_for(trained: dict[str, Any]) -> None:
 
 
 def test_the_judge_is_deterministic_in_process(trained: dict[str, Any]) -> None:
-    from domains.math.judge import sample_completions
-    from domains.math.model import load_trained, set_cpu_threads
+    from evotree.domains.math.judge import sample_completions
+    from evotree.domains.math.model import load_trained, set_cpu_threads
 
     judge = load_judge_settings(trained["repo"] / JUDGE_FILE)
     problems = hidden_splits(judge.splits["validation"], judge.splits["heldout"])["validation"]
@@ -463,7 +464,7 @@ def test_use_vllm_on_cpu_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: test_vllm_rollouts_on_gpu covers use_vllm")
-    from domains.math.train import main
+    from evotree.domains.math.train import main
 
     materialize(tmp_path)
     (tmp_path / RECIPE_FILE).write_text(fast_recipe(use_vllm=True))
@@ -479,7 +480,7 @@ def test_judge_without_a_model_fails_clearly(trained: dict[str, Any], tmp_path: 
     (tmp_path / "candidate").mkdir()
     env = {**os.environ, "EVOTREE_CANDIDATE_DIR": str(tmp_path / "candidate"),
            "EVOTREE_EVIDENCE_DIR": str(tmp_path / "evidence"), "EVOTREE_PHASE": "eval"}
-    proc = subprocess.run([sys.executable, "-P", "-m", "domains.math.judge"], cwd=judge_dir, env=env,
+    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.domains.math.judge"], cwd=judge_dir, env=env,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert "the candidate has no trained model: output/model/ is missing" in proc.stderr
@@ -491,7 +492,7 @@ def _train_subprocess(cwd: Path, *, max_steps: int | None = None) -> subprocess.
                 "EVOTREE_RUN_ID": "t"})
     if max_steps is not None:
         env["EVOTREE_MAX_STEPS"] = str(max_steps)
-    return subprocess.run([sys.executable, "-P", "-m", "domains.math.train"], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-P", "-m", "evotree.domains.math.train"], cwd=cwd, env=env,
                           capture_output=True, text=True, check=False)
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from harness.evidence import CompactionError, compact_run
-from harness.layout import KINDS, SCHEMAS, arrow_schema
-from harness.recorder import Recorder
+from evotree.harness.evidence import CompactionError, compact_run
+from evotree.harness.layout import KINDS, SCHEMAS, arrow_schema
+from evotree.harness.recorder import Recorder
 
 
 def record_run(run_dir: Path, run_id: str = "r1") -> None:
@@ -221,7 +221,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path: Path) -> None:
 
 _COMPACTOR = textwrap.dedent("""
     import sys
-    from harness.evidence import compact_run
+    from evotree.harness.evidence import compact_run
     while True:
         compact_run(sys.argv[1])
 """)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import EVOTREE_BIN, ROOT, Cli
 
-from evotree.config import ExecutorSection, parse_config
-from evotree.errors import ConfigError
-from harness.executors import ExecutorError, make_executor
-from harness.executors.local import LocalExecutor
-from harness.executors.store import MANIFEST, EvidenceStore, evidence_files
+from evotree.core.config import ExecutorSection, parse_config
+from evotree.core.errors import ConfigError
+from evotree.harness.executors import ExecutorError, make_executor
+from evotree.harness.executors.local import LocalExecutor
+from evotree.harness.executors.store import MANIFEST, EvidenceStore, evidence_files
 
 
 def _run_dir(root: Path) -> Path:
@@ -114,8 +114,8 @@ def test_cli_rejects_unknown_executor(ws: object, run: Cli) -> None:
 
 
 def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
-    code = ("import sys; from harness.executors import make_executor; from evotree.config import ExecutorSection;"
-            "import harness.runs; make_executor(ExecutorSection(kind='local'));"
+    code = ("import sys; from evotree.harness.executors import make_executor; from evotree.core.config import ExecutorSection;"
+            "import evotree.harness.runs; make_executor(ExecutorSection(kind='local'));"
             "print('ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-P", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -145,7 +145,7 @@ def test_candidate_package_is_the_exported_commit_without_judge_paths(ws: object
 
     from conftest import git
 
-    from harness.executors.ray import _tar_commit
+    from evotree.harness.executors.ray import _tar_commit
 
     (repo / "judge").mkdir()
     (repo / "judge" / "hidden.json").write_text('{"validation": ["secret"]}')
@@ -209,7 +209,7 @@ def test_evidence_files_looks_up_only_contract_names(tmp_path: Path, monkeypatch
 
 
 def test_syncer_retries_a_failed_copy(tmp_path: Path) -> None:
-    from harness.executors.ray_worker import _Syncer
+    from evotree.harness.executors.ray_worker import _Syncer
 
     local = _run_dir(tmp_path / "run")
     store = EvidenceStore(str(tmp_path / "store"))
@@ -253,8 +253,8 @@ def test_put_json_on_an_object_store_is_one_write(tmp_path: Path, monkeypatch: p
 def test_kill_run_processes_kills_by_run_id_and_returns_pids(tmp_path: Path) -> None:
     import os
 
-    from harness.layout import ENV_RUN_ID
-    from harness.runs import kill_run_processes
+    from evotree.harness.layout import ENV_RUN_ID
+    from evotree.harness.runs import kill_run_processes
 
     script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True); print('up', flush=True); time.sleep(60)"
     mine = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, ENV_RUN_ID: "run-kill-1"},
@@ -267,9 +267,9 @@ def test_kill_run_processes_kills_by_run_id_and_returns_pids(tmp_path: Path) -> 
         assert mine.pid in killed and len(killed) == 2  # the child and its setsid grandchild
         assert mine.wait(timeout=5) == -9
         assert other.poll() is None  # another run's process is left alone
-        import harness.executors.ray_worker as worker
+        import evotree.harness.executors.ray_worker as worker
 
-        assert not hasattr(worker, "kill_run_processes")  # one implementation, in harness.runs
+        assert not hasattr(worker, "kill_run_processes")  # one implementation, in evotree.harness.runs
     finally:
         other.kill()
         mine.kill()

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_executor_ray import make_ray_repo, run_pids, version, wait_for
 
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 
 pytest.importorskip("ray")
 

@@ -19,17 +19,18 @@ from typing import Any
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
 
-from evotree.ledger import EventKind
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from harness.layout import ENV_RUN_ID
-from harness.runs import list_runs, run_versions
+from evotree.core.ledger import EventKind
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.harness.layout import ENV_RUN_ID
+from evotree.gates.runs import run_versions
+from evotree.harness.runs import list_runs
 
 ray = pytest.importorskip("ray")
 
 TRAIN = '''\
 import json, os, sys, time, tomllib
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 recipe = tomllib.load(open("recipe.toml", "rb"))
 steps = int(recipe.get("steps", 3))
@@ -53,7 +54,7 @@ if recipe.get("fail"):
 
 JUDGE = '''\
 import json, os
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 hidden = json.load(open("judge/hidden.json"))
@@ -367,7 +368,7 @@ def test_lost_worker_is_not_retried_past_the_runs_budget(cluster: str, tmp_path:
 
 
 def test_a_run_no_node_can_hold_is_refused_before_anything_starts(cluster: str, tmp_path: Path) -> None:
-    from harness.executors import ExecutorError
+    from evotree.harness.executors import ExecutorError
 
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="gpus = 1.0\ncpus = 1.0"))
     v1 = version(ws, "skill = 0.5\nsteps = 1\n")
@@ -411,7 +412,7 @@ def test_forged_store_evidence_and_failing_fetch_are_not_taken_for_results(
         cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The driver trusts the manifest the task returned, never the store's copy; a store whose
     fetch raises (not an OSError) gives a failed, incomplete run instead of aborting the request."""
-    from harness.executors.store import EvidenceStore
+    from evotree.harness.executors.store import EvidenceStore
 
     store = tmp_path / "shared-store"
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"'))
@@ -440,7 +441,7 @@ class _DriverBug(BaseException):
 
 
 def test_an_aborted_request_leaves_no_run_running(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.executors.store import EvidenceStore
+    from evotree.harness.executors.store import EvidenceStore
 
     block = tmp_path / "block"
     block.write_text("hold")

@@ -1,6 +1,6 @@
 """The findings model (diagnostics/findings.py): Finding, Severity, thresholds, the analyzer
 registry and run_analyzers. Runs are built with the real recorder and compacted to Parquet;
-analyzers run on real DuckDB connections from harness.query.connect.
+analyzers run on real DuckDB connections from evotree.harness.query.connect.
 
 ``build_run`` here is also used by tests/test_signal_layer.py and tests/test_behavior_layer.py.
 """
@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from diagnostics import findings as F
-from diagnostics.findings import (
+from evotree.diagnostics import findings as F
+from evotree.diagnostics.findings import (
     AnalysisContext,
     Analyzer,
     Finding,
@@ -33,10 +33,10 @@ from diagnostics.findings import (
     run_analyzers,
     sort_findings,
 )
-from evotree.errors import ConfigError
-from harness.evidence import compact_run
-from harness.query import FINDINGS_COLUMNS, connect, query
-from harness.recorder import Recorder
+from evotree.core.errors import ConfigError
+from evotree.harness.evidence import compact_run
+from evotree.harness.query import FINDINGS_COLUMNS, connect, query
+from evotree.harness.recorder import Recorder
 
 
 # ----------------------------------------------------------------------------- run builder
@@ -170,7 +170,7 @@ def test_sort_and_max_severity() -> None:
 
 # ----------------------------------------------------------------------------- thresholds
 def test_make_thresholds_applies_and_checks_overrides() -> None:
-    from diagnostics.signal import DeadGroups, DeadGroupsThresholds
+    from evotree.diagnostics.signal import DeadGroups, DeadGroupsThresholds
 
     assert make_thresholds(DeadGroups) == DeadGroupsThresholds()
     custom = make_thresholds(DeadGroups, {"warn_ratio": 0.1, "critical_ratio": 1})
@@ -183,7 +183,7 @@ def test_make_thresholds_applies_and_checks_overrides() -> None:
         make_thresholds(DeadGroups, {"warn_ratio": "high"})
     with pytest.raises(ConfigError, match=r"warn_ratio \(0.6\) must not exceed critical_ratio \(0.5\)"):
         make_thresholds(DeadGroups, {"warn_ratio": 0.6})
-    from diagnostics.behavior import FinishReasons
+    from evotree.diagnostics.behavior import FinishReasons
 
     assert make_thresholds(FinishReasons, {"format_failure_reasons": ["bad"]}).format_failure_reasons == ("bad",)
 
@@ -354,7 +354,7 @@ def test_an_empty_run_has_no_findings(tmp_path: Path) -> None:
 
 
 def test_nan_thresholds_are_refused() -> None:
-    from diagnostics.signal import KlClip
+    from evotree.diagnostics.signal import KlClip
 
     with pytest.raises(ConfigError, match="kl_warn must be in"):
         make_thresholds(KlClip, {"kl_warn": math.nan})

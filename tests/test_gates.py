@@ -19,10 +19,10 @@ import pexpect
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
 
-from evotree.ledger import Event, EventKind, LedgerTxn
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from gates.signoff import CI_VARIABLES
+from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.gates.signoff import CI_VARIABLES
 
 CODE_RE = re.compile(r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})")
 BOB = "bob@example.com"  # the human approver; the agent's git identity is Ada (conftest)
@@ -163,8 +163,8 @@ def test_promote_refused_in_ci_even_at_a_terminal(gws: Path, keys: dict[str, Any
 
 
 def test_every_ci_variable_refuses_before_anything_else() -> None:
-    from gates.errors import SignoffRefused
-    from gates.signoff import require_human_terminal
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.signoff import require_human_terminal
 
     for variable in CI_VARIABLES:
         with pytest.raises(SignoffRefused, match=variable):
@@ -227,8 +227,8 @@ def test_candidate_editing_policy_or_signers_in_its_branch_changes_nothing(gws: 
 
 
 def test_wrong_code_or_version_records_nothing(gws: Path, keys: dict[str, Any]) -> None:
-    from gates.errors import SignoffRefused
-    from gates.signoff import check_typed, new_code
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.signoff import check_typed, new_code
 
     v1 = new_version(gws)
     before = state(gws)
@@ -280,7 +280,7 @@ def _forge_promotion(repo: Path, version: str, *, signature: str, approver: str 
     commit = git(repo, "rev-parse", f"evotree/{version}")
     previous = git(repo, "rev-parse", "refs/evotree/champion")
     dossier = {"version": version, "commit": commit, "gates": [], "passed": True}
-    from gates.signing import canonical, sha256_hex
+    from evotree.gates.signing import canonical, sha256_hex
 
     statement = {"type": "evotree.promotion", "v": 1, "workspace": previous, "approver": approver,
                  "decision": "approve", "version": version, "commit": commit, "previous_champion": "v0",
@@ -298,7 +298,7 @@ def _forge_promotion(repo: Path, version: str, *, signature: str, approver: str 
 
 
 def test_forged_ledger_entry_is_caught_and_blocks_sign_offs(gws: Path, keys: dict[str, Any]) -> None:
-    from gates.signing import canonical, sign
+    from evotree.gates.signing import canonical, sign
 
     v1, v2 = new_version(gws), new_version(gws, "skill = 0.7\n")
     assert Cli(gws).json("verify")["ok"]
@@ -333,8 +333,8 @@ def test_champion_ref_moved_by_hand_is_caught(gws: Path, keys: dict[str, Any]) -
 
 # ---------------------------------------------------------------------------- signatures
 def test_allowed_signers_parsing_and_signature_checks(keys: dict[str, Any], tmp_path: Path) -> None:
-    from gates.errors import SignatureError
-    from gates.signing import canonical, parse_allowed_signers, sign, verify
+    from evotree.gates.errors import SignatureError
+    from evotree.gates.signing import canonical, parse_allowed_signers, sign, verify
 
     text = f"{BOB} {keys['bob'][1]}\nada@example.com namespaces=\"git\" {keys['ada'][1]}\n"
     signers = parse_allowed_signers(text)
@@ -358,8 +358,8 @@ def test_allowed_signers_parsing_and_signature_checks(keys: dict[str, Any], tmp_
 def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, Any]) -> None:
     from test_runs import TRAIN
 
-    from gates.errors import GateFailed
-    from harness.runs import plan_runs, run_versions
+    from evotree.gates.errors import GateFailed
+    from evotree.gates.runs import plan_runs, run_versions
 
     repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
     v1 = new_version(repo)
@@ -372,8 +372,8 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
                          text=True, env=child_env())
     assert out.returncode == 30 and "train gate" in out.stderr
     # a forged approval (signed by a key that is not allowed) opens nothing
-    from gates.promote import anchor_commit
-    from gates.signing import canonical, sign
+    from evotree.gates.promote import anchor_commit
+    from evotree.gates.signing import canonical, sign
 
     statement = {"type": "evotree.run-approval", "v": 1, "workspace": anchor_commit(ws), "approver": BOB,
                  "version": v1, "commit": git(repo, "rev-parse", f"evotree/{v1}"), "runs": 10,
@@ -419,7 +419,7 @@ def test_train_gate_needs_a_signed_run_approval(tmp_path: Path, keys: dict[str, 
 # ---------------------------------------------------------------------------- the honest path
 SEEDED_JUDGE = '''\
 import json, os, random
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 seed = int(os.environ.get("EVOTREE_SEED", "0"))
@@ -433,7 +433,7 @@ for i in range(24):
 def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: dict[str, Any]) -> None:
     from test_runs import TRAIN
 
-    from harness.runs import run_versions
+    from evotree.gates.runs import run_versions
 
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
@@ -501,7 +501,7 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     assert verified["ok"] and verified["champion"] == v1
     assert [p["version"] for p in verified["promotions"]] == [v1] and verified["checked"]["tags"] == 1
     # the champion's own score is now judged only on runs since its promotion
-    from diagnostics.compare import NoScores, version_scores
+    from evotree.diagnostics.compare import NoScores, version_scores
 
     with pytest.raises(NoScores, match="winner's curse"):
         version_scores(ws, v1)
@@ -565,7 +565,7 @@ def test_verify_reports_malformed_promotions_without_crashing(gws: Path, data: d
 
 def test_repository_config_cannot_swap_the_signature_program(tmp_path: Path, keys: dict[str, Any]) -> None:
     """An agent can write .git/config; gpg.ssh.program there must not fake a verification or see the key."""
-    from gates.signing import sign_tag, verify_tag
+    from evotree.gates.signing import sign_tag, verify_tag
 
     repo = make_repo(tmp_path / "r")
     marker = tmp_path / "ran"
@@ -617,7 +617,7 @@ def test_passphrase_protected_key_asks_the_person_at_the_terminal(tmp_path: Path
 
 
 def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: dict[str, Any]) -> None:
-    from gates.evidence import acknowledge_protected, evaluate_gates
+    from evotree.gates.evidence import acknowledge_protected, evaluate_gates
 
     carol = keypair(gws.parent / "k", "carol")
     signers = (gws / "gates" / "allowed_signers").read_text() + f"carol@example.com {carol[1]}\n"
@@ -679,8 +679,8 @@ def test_train_gate_prices_runs_already_started_and_reads_them_from_the_ledger(t
 
     from test_runs import TRAIN
 
-    from gates.errors import GateFailed
-    from harness.runs import plan_runs, run_versions
+    from evotree.gates.errors import GateFailed
+    from evotree.gates.runs import plan_runs, run_versions
 
     repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
     v1 = new_version(repo)
@@ -696,7 +696,7 @@ def test_train_gate_prices_runs_already_started_and_reads_them_from_the_ledger(t
 def test_paths_shown_for_a_policy_change_cannot_hide_others() -> None:
     """A file name with ANSI codes or a carriage return is printed escaped, so it cannot conceal
     `gates/allowed_signers` on the line the person reads before typing 'change policy'."""
-    from evotree.cli_gates import _shown
+    from evotree.cli.gates import _shown
 
     assert _shown("gates/0\x1b[8m") == "gates/0\\x1b[8m" and _shown("a\rgates/x") == "a\\rgates/x"
     assert _shown("gates/allowed_signers") == "gates/allowed_signers" and _shown("é.txt") == "é.txt"
@@ -707,8 +707,8 @@ def test_moving_the_champion_ref_does_not_switch_the_train_gate_off(tmp_path: Pa
     a commit whose evotree.toml has no train gate refuses the run instead of opening it."""
     from test_runs import TRAIN
 
-    from gates.errors import TamperingFound
-    from harness.runs import plan_runs
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.runs import plan_runs
 
     repo = gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=SEEDED_JUDGE)
     v1 = new_version(repo)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from scipy import stats
 
-from gates.calibration import SimModel, neutral_false_promotion_rate, power_at, simulate_tree
-from gates.score import ScoreRule, decide_score
+from evotree.gates.calibration import SimModel, neutral_false_promotion_rate, power_at, simulate_tree
+from evotree.gates.score import ScoreRule, decide_score
 
 SINGLE = ScoreRule(min_delta=0.0, alpha=0.05, min_tasks=20, min_seeds=3, max_runs=3)  # one look
 SEQUENTIAL = ScoreRule(min_delta=0.0, alpha=0.05, min_tasks=20, min_seeds=3, max_runs=12)  # up to 4 looks
@@ -51,7 +51,7 @@ def test_decide_score_explains_each_failure() -> None:
     rng = np.random.default_rng(0)
     model = SimModel(n_tasks=10)
     pool = model.difficulties(rng)
-    from gates.calibration import evaluate
+    from evotree.gates.calibration import evaluate
 
     a, b = evaluate(model, pool, 0.0, 2, rng), evaluate(model, pool, 0.0, 2, rng)
     decision = decide_score(a, b, SINGLE, B=500, rng=rng)

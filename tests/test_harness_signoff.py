@@ -20,12 +20,12 @@ from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
 from test_gates import BOB, answer_challenge, child_env, finish, keypair, spawn
 from test_runs import CONFIG, JUDGE, TRAIN
 
-from evotree.ledger import Event, LedgerTxn
-from evotree.workspace import Workspace, init_workspace
+from evotree.core.ledger import Event, LedgerTxn
+from evotree.core.workspace import Workspace, init_workspace
 
 STRICT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.1\n'
 LENIENT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.99\n'
-PLUGIN = "from diagnostics.findings import Analyzer  # a plug-in module that registers nothing\n"
+PLUGIN = "from evotree.diagnostics.findings import Analyzer  # a plug-in module that registers nothing\n"
 
 
 def signed_run_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
@@ -95,7 +95,7 @@ def test_harness_promote_refused_without_a_terminal(hws: Path, keys: dict[str, A
     assert proc.returncode == 31, proc.stderr
     assert "refusing to promote a harness" in proc.stderr and "not a terminal" in proc.stderr
     assert "fix:" in proc.stderr
-    result = Cli(hws).runner.invoke(__import__("evotree.cli", fromlist=["cli"]).cli,
+    result = Cli(hws).runner.invoke(__import__("evotree.cli.main", fromlist=["cli"]).cli,
                                     ["-C", str(hws), "harness", "promote", "h1", "--json"], input="h1\n")
     assert result.exit_code == 31
     error = json.loads(result.stdout)
@@ -133,9 +133,10 @@ def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(hws: Pat
 
 
 def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, keys: dict[str, Any]) -> None:
-    from diagnostics.harnesses import active_harness, harness_trust_finding
-    from evotree.versions import create_version
-    from gates.evidence import evaluate_gates
+    from evotree.diagnostics.harnesses import harness_trust_finding
+    from evotree.gates.harnesses import active_harness
+    from evotree.core.versions import create_version
+    from evotree.gates.evidence import evaluate_gates
 
     # the agent writes a lenient harness and points the ref at it by hand
     lenient = Cli(hws).json("harness", "branch", "-m", "silence dead groups")
@@ -184,11 +185,11 @@ def _forged_event(hid: str, commit: str) -> Any:
 
 # ---------------------------------------------------------------------------- the honest path
 def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, keys: dict[str, Any]) -> None:
-    from diagnostics.harnesses import active_harness, plan_harness_promotion
-    from evotree.errors import UnknownVersion
-    from evotree.versions import create_version
-    from gates.evidence import evaluate_gates
-    from gates.signing import canonical, sha256_hex
+    from evotree.gates.harnesses import active_harness, plan_harness_promotion
+    from evotree.core.errors import UnknownVersion
+    from evotree.core.versions import create_version
+    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.signing import canonical, sha256_hex
 
     worktree = next(h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1")
     commit_file(hws / worktree, "analyzers.py", PLUGIN, "plug-in")
@@ -241,7 +242,7 @@ def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
     """A version with 20 % dead groups, run; then the agent points the harness ref at h1 (warn at 10 %) by hand."""
     from test_harness_versions import _dead_group_version
 
-    from harness.runs import run_versions
+    from evotree.gates.runs import run_versions
 
     ws = Workspace.open(hws)
     v1 = _dead_group_version(ws)

@@ -14,9 +14,9 @@ from conftest import Cli, commit_file, git
 from test_gates import keypair
 from test_harness_signoff import promote_signed, signed_run_repo
 
-from evotree.versions import create_version
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +77,8 @@ def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path, keys: 
 def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any]) -> None:
     from test_gates import finish, spawn
 
-    from diagnostics.harnesses import plan_harness_promotion
-    from evotree.errors import ConfigError, UnknownVersion
+    from evotree.gates.harnesses import plan_harness_promotion
+    from evotree.core.errors import ConfigError, UnknownVersion
 
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     cli = Cli(ws.root)
@@ -94,7 +94,7 @@ def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any
 
 
 PLUGIN = '''
-from diagnostics.findings import Analyzer, register_analyzer
+from evotree.diagnostics.findings import Analyzer, register_analyzer
 
 
 @register_analyzer
@@ -119,7 +119,7 @@ def isolated_registry():
     """Plug-ins register process-wide: restore the registry so other tests see the built-ins only."""
     import sys
 
-    from diagnostics import findings
+    from evotree.diagnostics import findings
 
     saved = dict(findings._REGISTRY)
     modules = set(sys.modules)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, ledger_commits, make_repo
-from evotree.errors import (
+from evotree.api import init as evotree_init  # noqa: E402
+from evotree.core.errors import (
     AlreadyExists,
     AlreadyInitialized,
     ConfigError,
@@ -16,7 +17,7 @@ from evotree.errors import (
     NotAGitRepository,
     NotAWorkspace,
 )
-from evotree.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace, init_workspace
 
 
 def _evotree_refs(repo: Path) -> list[str]:
@@ -26,7 +27,7 @@ def _evotree_refs(repo: Path) -> list[str]:
 
 def test_init_records_v0_as_root_and_champion(repo: Path) -> None:
     before = git(repo, "rev-parse", "HEAD")
-    result = init_workspace(repo, domain="math")
+    result = evotree_init(repo, domain="math")
     head = git(repo, "rev-parse", "HEAD")
     # evotree.toml was new, so it was committed alone on top of the user's HEAD
     assert result.config_committed

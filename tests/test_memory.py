@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
 
-import memory
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from memory.model import EntryKind, InvalidMemory, MemoryEntry
-from memory.store import MemoryStore
+import evotree.memory as memory
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.memory.model import EntryKind, InvalidMemory, MemoryEntry
+from evotree.memory.store import MemoryStore
 
 MEMORY_REF = "refs/evotree/memory"
 
@@ -29,7 +29,7 @@ def _comparison(version: str, delta: float, ci: tuple[float, float], p: float, a
 
 def _with_skills(ws: Workspace, hypothesis: str, names: list[str]) -> str:
     """A version with one commit and ``names`` applied through the skill library."""
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     record = create_version(ws, hypothesis=hypothesis)
     commit_file(ws.root / record.worktree, "recipe.toml", f"# {hypothesis}\n", hypothesis)
@@ -107,7 +107,7 @@ def test_rejection_abandonment_incident_are_negative_evidence(ws: Workspace, rep
 
 
 def test_abandonment_carries_the_latest_findings(ws: Workspace) -> None:
-    from evotree.ledger import Event, LedgerTxn
+    from evotree.core.ledger import Event, LedgerTxn
 
     v1 = _with_skills(ws, "x", [])
 
@@ -232,7 +232,7 @@ def test_memory_survives_push_and_clone(ws: Workspace, repo: Path, tmp_path: Pat
     git(clone, "config", "user.email", "bo@example.com")
     git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
     after = Cli(clone).json("memory", "list")
-    from memory.record import workspace_id
+    from evotree.memory.record import workspace_id
 
     assert workspace_id(Workspace.open(clone)) == workspace_id(ws)  # the same workspace, cloned
     validate(after, "memory_list")
@@ -329,16 +329,16 @@ def test_a_tampered_memory_ref_is_reported(ws: Workspace, repo: Path) -> None:
 
 
 def test_promotion_with_a_real_comparison(tmp_path: Path) -> None:
-    """The dict of diagnostics.compare over real runs, as the promotion gate passes it."""
+    """The dict of evotree.diagnostics.compare over real runs, as the promotion gate passes it."""
     from test_runs import make_run_repo
 
-    from diagnostics.compare import compare
-    from harness.runs import run_versions
+    from evotree.diagnostics.compare import compare
+    from evotree.harness.runs import run_versions
 
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
     rec = create_version(ws, hypothesis="a better recipe")
     commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 1.0\nsteps = 2\n", "recipe")
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     apply_skill(ws, rec.id, "StdGroupFilter", {"min_std": 0.05})
     records = run_versions(ws, ["v0", rec.id], seeds=2)
@@ -371,8 +371,8 @@ def test_schemas_are_valid_and_list_limits(ws: Workspace, repo: Path) -> None:
 
 _ADDER = """
 import sys
-from evotree.workspace import Workspace
-import memory
+from evotree.core.workspace import Workspace
+import evotree.memory as memory
 ws = Workspace.open(sys.argv[1])
 for j in range(3):
     memory.add_entry(ws, f"process {sys.argv[2]} lesson {j}")
@@ -494,7 +494,7 @@ def test_malformed_memory_trees_are_refused_not_a_traceback(ws: Workspace, repo:
 
 
 def test_promotion_credits_the_promoted_commit_not_the_moved_branch(ws: Workspace, repo: Path) -> None:
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     v1 = _with_skills(ws, "filter dead groups", ["StdGroupFilter"])
     promoted = git(repo, "rev-parse", f"evotree/{v1}")

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
 
-import memory
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from memory.model import InvalidMemory
-from memory.transfer import _digest
+import evotree.memory as memory
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.memory.model import InvalidMemory
+from evotree.memory.transfer import _digest
 
 MEMORY_REF = "refs/evotree/memory"
 
@@ -29,7 +29,7 @@ def _workspace(path: Path, domain: str) -> Workspace:
 
 
 def _promote_with(ws: Workspace, skill: str, delta: float, ci: tuple[float, float], p: float) -> str:
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     record = create_version(ws, hypothesis=f"{skill} helps")
     commit_file(ws.root / record.worktree, "recipe.toml", f"# {skill}\n", "recipe")
@@ -191,7 +191,7 @@ def test_malformed_and_foreign_exports_are_refused_whole(math_ws: Workspace, tmp
 
 def test_a_forged_verification_changes_no_gate_input(math_ws: Workspace, tmp_path: Path) -> None:
     """An export can claim anything (memory is advice); importing it writes memory only."""
-    from memory.model import MemoryEntry
+    from evotree.memory.model import MemoryEntry
 
     custom = _workspace(tmp_path / "custom", "custom")
     v1 = create_version(custom, hypothesis="candidate").id

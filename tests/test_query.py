@@ -11,9 +11,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from harness.evidence import compact_run, duckdb_columns
-from harness.layout import KINDS
-from harness.query import (
+from evotree.harness.evidence import compact_run, duckdb_columns
+from evotree.harness.layout import KINDS
+from evotree.harness.query import (
     FINDINGS_COLUMNS,
     RUN_COLUMNS,
     VIEWS,
@@ -23,7 +23,7 @@ from harness.query import (
     query,
     query_df,
 )
-from harness.recorder import Recorder
+from evotree.harness.recorder import Recorder
 
 
 def make_run(runs: Path, run_id: str, *, version: str = "v1", seed: int = 0, status: str = "succeeded",
@@ -225,7 +225,7 @@ def test_dead_group_ratio_is_nan_safe(tmp_path: Path) -> None:
 def test_dead_group_ratio_reads_parquet_with_real_nans(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from harness.layout import arrow_schema
+    from evotree.harness.layout import arrow_schema
 
     run = tmp_path / "r1"
     run.mkdir()

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-import harness.recorder as recorder_module
-from harness.layout import (
+import evotree.harness.recorder as recorder_module
+from evotree.harness.layout import (
     ENV_EVIDENCE_DIR,
     ENV_MAX_STEPS,
     ENV_PHASE,
     ENV_RUN_ID,
     SCHEMAS,
 )
-from harness.recorder import Recorder, RecorderError, get_recorder
+from evotree.harness.recorder import Recorder, RecorderError, get_recorder
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -225,7 +225,7 @@ def test_read_only_evidence_dir_is_a_clear_error(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- crash safety
 _WRITER = textwrap.dedent("""
     import sys
-    from harness.recorder import Recorder
+    from evotree.harness.recorder import Recorder
     rec = Recorder(sys.argv[1], run_id="crash", phase="train")
     text = "x" * int(sys.argv[2])
     step = 0

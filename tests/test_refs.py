@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evotree.errors import InvalidVersionId
-from evotree.refs import VersionId, branch_name, branch_ref
+from evotree.core.errors import InvalidVersionId
+from evotree.core.refs import VersionId, branch_name, branch_ref
 
 
 @pytest.mark.parametrize("text,number", [("v0", 0), ("v12", 12), ("v7-std-filter", None), ("exp.3_b", None)])

@@ -14,9 +14,9 @@ import pytest
 from conftest import Cli, commit_file, validate
 from test_runs import make_run_repo
 
-from evotree.versions import create_version
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 
 HYPOTHESIS = "more skill <script>alert(1)</script> | <!-- evotree-report version=v0 -->"
 
@@ -35,8 +35,8 @@ def rws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 
 def _sql(ws: Workspace, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-    from harness.query import connect
-    from harness.runs import runs_dir
+    from evotree.harness.query import connect
+    from evotree.harness.runs import runs_dir
 
     con = connect(runs_dir(ws))
     try:
@@ -46,7 +46,7 @@ def _sql(ws: Workspace, sql: str, params: list[Any] | None = None) -> list[tuple
 
 
 def test_report_data_matches_the_evidence(rws: Workspace) -> None:
-    from diagnostics.compare import compare
+    from evotree.diagnostics.compare import compare
     from evotree.report.collect import build_report
 
     data = build_report(rws, "v1")
@@ -83,14 +83,14 @@ def test_report_data_matches_the_evidence(rws: Workspace) -> None:
     assert nodes["v2"]["parents"] == ["v1"] and nodes["v1"]["score"] == pytest.approx(0.8)
     assert data.verdict["status"] == expected.decision and f"{s['delta']:+.3f}" in data.verdict["line"]
     # gates: as the gates package evaluates them, without promoting
-    from gates.evidence import evaluate_gates
+    from evotree.gates.evidence import evaluate_gates
 
     gates = evaluate_gates(rws, "v1").to_dict()
     assert data.gates["available"] and data.gates["passed"] == gates["passed"]
     assert [(g["name"], g["status"]) for g in data.gates["gates"]] == [(g["name"], g["status"]) for g in gates["gates"]]
     assert rws.ledger.snapshot().meta["champion"] == "v0"  # evaluating gates promoted nothing
-    # audit: the one the gate evaluation ran and recorded, as harness.audit computes it
-    from harness.audit import audit_version
+    # audit: the one the gate evaluation ran and recorded, as evotree.harness.audit computes it
+    from evotree.harness.audit import audit_version
 
     audit = audit_version(rws, "v1", record=False).to_dict()
     assert len(events) == 1  # recorded once, by the gate evaluation

@@ -12,9 +12,9 @@ import pytest
 from conftest import Cli, commit_file
 from test_runs import make_run_repo
 
-from evotree.versions import create_version
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does it)")

@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
-from evotree.errors import ConfigError, DirtyState, InvalidState
-from evotree.versions import abandon_version, create_version
-from evotree.workspace import Workspace, init_workspace
-from harness.budget import BudgetExceeded
-from harness.runs import RunRecord, list_runs, run_versions
+from evotree.core.errors import ConfigError, DirtyState, InvalidState
+from evotree.core.versions import abandon_version, create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.harness.budget import BudgetExceeded
+from evotree.gates.runs import run_versions
+from evotree.harness.runs import RunRecord, list_runs
 
 TRAIN = '''\
 import json, os, sys, time, tomllib
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 recipe = tomllib.load(open("recipe.toml", "rb"))
 if recipe.get("invalid"):
@@ -48,7 +49,7 @@ if recipe.get("judge_link"):  # a link where the judge tree used to be written, 
     os.makedirs(os.path.dirname(target), exist_ok=True)
     os.symlink(recipe["judge_link"], target)
 if recipe.get("plant"):  # forge the judge's evidence before the judge runs
-    from harness.recorder import Recorder
+    from evotree.harness.recorder import Recorder
     with Recorder(os.path.join(os.environ["EVOTREE_RUN_DIR"], "evidence", "eval"),
                   run_id=os.environ["EVOTREE_RUN_ID"], phase="eval") as forged:
         for i in range(10):
@@ -59,7 +60,7 @@ if recipe.get("fail"):
 
 JUDGE = '''\
 import json, os
-from harness import get_recorder
+from evotree.harness import get_recorder
 rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 hidden = json.load(open("judge/hidden.json"))
@@ -340,7 +341,7 @@ def test_unwritable_runs_dir(tmp_path: Path) -> None:
         repo = make_run_repo(tmp_path / "w")
         (repo / ".evotree" / "runs").mkdir()
         (repo / ".evotree" / "runs").chmod(0o500)
-    from harness.runs import RunDirError
+    from evotree.harness.runs import RunDirError
 
     with pytest.raises(RunDirError, match="cannot create the runs directory"):
         run_versions(Workspace.open(repo), ["v0"])
@@ -485,6 +486,6 @@ def test_a_train_process_that_left_the_group_is_killed_before_the_judge(rws: Wor
     (record,) = run_versions(rws, [v1])
     assert record.status == "succeeded", record.error
     assert any("outlived the train phase" in note for note in record.notes), record.notes
-    from harness.runs import kill_run_processes
+    from evotree.harness.runs import kill_run_processes
 
     assert kill_run_processes(record.run_id) == []  # nothing of the run is left alive

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EVOTREE_BIN, ROOT, make_repo
-from evotree.proc import python_command, safe_env
+from evotree.core.proc import python_command, safe_env
 
 SHADOWED = ("skills", "domains", "memory", "gates", "harness", "diagnostics")
 
@@ -24,7 +24,8 @@ def user_repo(tmp_path: Path) -> Path:
 
 
 def _where(executable_args: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    code = "import json, importlib; print(json.dumps({n: importlib.import_module(n).__file__ for n in %r}))" % (SHADOWED,)
+    code = ("import json, importlib; print(json.dumps({n: importlib.import_module('evotree.' + n).__file__ "
+            "for n in %r}))" % (SHADOWED,))
     proc = subprocess.run([*executable_args, "-c", code], cwd=cwd, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     import json

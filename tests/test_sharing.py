@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Cli, commit_file, git
-from evotree.versions import abandon_version, create_version, merge_versions
+from evotree.core.versions import abandon_version, create_version, merge_versions
 
 
 def test_push_clone_fetch_shows_same_tree(ws: Any, repo: Path, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_findings import analyze, build_run, codes, one
 
-from diagnostics.signal import (
+from evotree.diagnostics.signal import (
     DeadGroups,
     DeadGroupsThresholds,
     EchoTrap,
@@ -25,7 +25,7 @@ from diagnostics.signal import (
     linear_trend,
     spikes,
 )
-from harness.query import connect, dead_group_ratio
+from evotree.harness.query import connect, dead_group_ratio
 
 
 def groups_at(step: int, *reward_lists: list[float], **kwargs: Any) -> list[dict[str, Any]]:
@@ -278,11 +278,11 @@ def test_clip_ratio_spike(tmp_path: Path) -> None:
 def test_nonfinite_values_always_reported(tmp_path: Path) -> None:
     run = build_run(tmp_path, "r1", groups=[{"step": 2, "rewards": [math.nan, 1.0]}],
                     signals=[(3, {"loss": math.nan, "kl": 0.1}), (4, {"loss": math.inf, "kl": math.nan})])
-    from harness.recorder import Recorder
+    from evotree.harness.recorder import Recorder
 
     with Recorder(run / "evidence" / "eval", run_id="r1", phase="eval") as rec:  # the judge's: counted, not named
         rec.signal(0, **{"validation/secret-task/return": math.nan})
-    from harness.evidence import compact_run
+    from evotree.harness.evidence import compact_run
 
     compact_run(run)
     f = one(analyze(tmp_path, NonFinite()), "signal.nonfinite_values")

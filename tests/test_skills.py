@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import skills
-from skills import (
+import evotree.skills as skills
+from evotree.skills import (
     InvalidSkillParam,
     SkillNotApplicable,
     SkillsFileError,
@@ -121,7 +121,7 @@ def _branch_files(repo: Path, version: str) -> str:
 
 
 def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path) -> None:
-    from evotree.versions import create_version
+    from evotree.core.versions import create_version
 
     rec = create_version(ws, hypothesis="filter dead groups")
     before = ledger_commits(repo)
@@ -160,7 +160,7 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
 
 
 def test_apply_without_a_worktree_commits_on_the_branch(ws: Any, repo: Path) -> None:
-    from evotree.versions import create_version, prune_worktrees
+    from evotree.core.versions import create_version, prune_worktrees
 
     rec = create_version(ws, hypothesis="h")
     import shutil
@@ -174,8 +174,8 @@ def test_apply_without_a_worktree_commits_on_the_branch(ws: Any, repo: Path) -> 
 
 
 def test_apply_refusals_write_nothing(ws: Any, repo: Path) -> None:
-    from evotree.errors import DirtyState, InvalidState
-    from evotree.versions import abandon_version, create_version
+    from evotree.core.errors import DirtyState, InvalidState
+    from evotree.core.versions import abandon_version, create_version
 
     rec = create_version(ws, hypothesis="h")
     tip = git(repo, "rev-parse", f"evotree/{rec.id}")
@@ -203,8 +203,8 @@ def test_apply_refusals_write_nothing(ws: Any, repo: Path) -> None:
 
 
 def test_apply_refuses_a_skill_that_does_not_apply_to_the_domain(ws: Any, repo: Path) -> None:
-    from evotree.versions import create_version
-    from evotree.workspace import Workspace
+    from evotree.core.versions import create_version
+    from evotree.core.workspace import Workspace
 
     _set_domain(repo, "gym")
     ws = Workspace.open(repo)
@@ -218,8 +218,8 @@ def test_apply_refuses_a_skill_that_does_not_apply_to_the_domain(ws: Any, repo: 
 
 
 def test_apply_checks_values_the_domain_offers(ws: Any, repo: Path) -> None:
-    from evotree.versions import create_version
-    from evotree.workspace import Workspace
+    from evotree.core.versions import create_version
+    from evotree.core.workspace import Workspace
 
     _set_domain(repo, "math")
     ws = Workspace.open(repo)
@@ -230,8 +230,8 @@ def test_apply_checks_values_the_domain_offers(ws: Any, repo: Path) -> None:
 
 
 def test_a_failed_ledger_append_undoes_the_commit(ws: Any, repo: Path, monkeypatch: Any) -> None:
-    from evotree.errors import LedgerConflict
-    from evotree.versions import create_version
+    from evotree.core.errors import LedgerConflict
+    from evotree.core.versions import create_version
 
     rec = create_version(ws, hypothesis="h")
     tip = git(repo, "rev-parse", f"evotree/{rec.id}")
@@ -340,8 +340,8 @@ def test_branch_with_skills_abandons_the_version_if_an_apply_fails(ws: Any, repo
                                                                    monkeypatch: Any) -> None:
     """A failure after the version exists (fault injected into the commit step) leaves an
     abandoned version with the reason, not a live version missing its skills."""
-    from evotree.errors import GitCommandError
-    from skills import recipe
+    from evotree.core.errors import GitCommandError
+    from evotree.skills import recipe
 
     def broken(*args: Any, **kwargs: Any) -> str:
         raise GitCommandError("`git commit` failed (1): disk full", fix="free some space")
@@ -378,8 +378,8 @@ def test_concurrent_applies_to_one_version_all_land(run: Any, repo: Path, ws: An
 
 
 def test_apply_refuses_a_worktree_off_its_branch(ws: Any, repo: Path) -> None:
-    from evotree.errors import InvalidState
-    from evotree.versions import create_version
+    from evotree.core.errors import InvalidState
+    from evotree.core.versions import create_version
 
     rec = create_version(ws, hypothesis="h")
     git(repo / rec.worktree, "checkout", "--quiet", "--detach")

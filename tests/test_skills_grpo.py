@@ -1,7 +1,7 @@
 """Each built-in skill changes what a real TRL GRPOTrainer step trains on, in the documented way.
 
-Real GRPO steps of the tiny local model (harness.tiny_lm) on CPU, through the seam in
-harness.trl (activate_skills + skill_trainer_class) and the evidence hooks (record_rewards,
+Real GRPO steps of the tiny local model (evotree.harness.tiny_lm) on CPU, through the seam in
+evotree.harness.trl (activate_skills + skill_trainer_class) and the evidence hooks (record_rewards,
 EvotreeCallback). A test subclass only *captures* what reaches TRL's loss; nothing is mocked.
 """
 
@@ -22,17 +22,17 @@ pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch
 
 import torch
 
-from harness.recorder import Recorder
-from harness.tiny_lm import build_tiny_causal_lm, build_tiny_tokenizer
-from harness.trl import (
+from evotree.harness.recorder import Recorder
+from evotree.harness.tiny_lm import build_tiny_causal_lm, build_tiny_tokenizer
+from evotree.harness.trl import (
     EvotreeCallback,
     UnsupportedTRL,
     activate_skills,
     record_rewards,
     skill_trainer_class,
 )
-from skills import AppliedSkill, SkillNotApplicable, get_skill
-from skills.runtime import SkillHooks, group_stds, overlong_penalty
+from evotree.skills import AppliedSkill, SkillNotApplicable, get_skill
+from evotree.skills.runtime import SkillHooks, group_stds, overlong_penalty
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
 
@@ -271,8 +271,8 @@ def test_reward_skills_change_the_rewards_trained_on(tmp_path: Path) -> None:
     """OverlongPenalty, PartialPassReward and AuxRewardTerm with the math domain's hooks: each
     recorded component is the documented function of the rollout, TRL trained on their
     weighted sum, and TRL logged each new function."""
-    from domains.math.data import is_well_formed
-    from domains.math.rewards import answer_checks, make_reward_functions, skill_hooks
+    from evotree.domains.math.data import is_well_formed
+    from evotree.domains.math.rewards import answer_checks, make_reward_functions, skill_hooks
 
     tokenizer = build_tiny_tokenizer()
     stops = sorted({tokenizer.eos_token_id, tokenizer.pad_token_id})
@@ -312,7 +312,7 @@ def test_overlong_penalty_formula() -> None:
 
 # ------------------------------------------------------------------------------ refusals
 def test_skills_refuse_what_they_cannot_do() -> None:
-    from skills.runtime import activate
+    from evotree.skills.runtime import activate
 
     funcs = [kind_reward()]
     with pytest.raises(SkillNotApplicable, match="gym"):
@@ -324,7 +324,7 @@ def test_skills_refuse_what_they_cannot_do() -> None:
     with pytest.raises(SkillNotApplicable, match="format check"):
         activate([AppliedSkill("DualLevelFilter", {})], hooks=SkillHooks(domain="custom"),
                  reward_funcs=funcs, reward_weights=None, max_completion_length=8)
-    from skills import InvalidSkillParam
+    from evotree.skills import InvalidSkillParam
 
     with pytest.raises(InvalidSkillParam, match="no auxiliary term 'politeness'"):
         activate([AppliedSkill("AuxRewardTerm", {"term": "politeness"})],

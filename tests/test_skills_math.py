@@ -1,6 +1,6 @@
 """Skills at run time in the math domain: the train phase activates the version's skills.toml.
 
-The default tests call the math train phase in process (``domains.math.train.main``) on a
+The default tests call the math train phase in process (``evotree.domains.math.train.main``) on a
 materialized recipe with a skills.toml: real GRPO steps of the tiny model on CPU, evidence
 read back. The ``slow`` test goes the whole way: `evotree branch --skill` (branch_with_skills)
 -> `evotree run` (run_versions: exported commit, train phase subprocess, judge).
@@ -19,9 +19,10 @@ import pytest
 from conftest import commit_file, git
 from test_domain_math import fast_recipe, init_repo, rows
 
-from domains.math import RECIPE_FILE, materialize
-from skills.recipe import AppliedSkill, render_skills_text
-from skills.runtime import group_stds, overlong_penalty
+from evotree.api import init as evotree_init  # noqa: E402
+from evotree.domains.math import RECIPE_FILE, materialize
+from evotree.skills.recipe import AppliedSkill, render_skills_text
+from evotree.skills.runtime import group_stds, overlong_penalty
 
 pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch)")
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
@@ -69,7 +70,7 @@ def check_evidence(signals: list[dict[str, Any]], rollouts: list[dict[str, Any]]
 
 
 def test_the_train_phase_activates_the_skills(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from domains.math.train import main
+    from evotree.domains.math.train import main
 
     materialize(tmp_path)
     (tmp_path / RECIPE_FILE).write_text(short_recipe())
@@ -90,7 +91,7 @@ def test_the_train_phase_activates_the_skills(tmp_path: Path, capsys: pytest.Cap
 ])
 def test_a_skill_the_domain_cannot_use_is_an_invalid_submission(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
-    from domains.math.train import main
+    from evotree.domains.math.train import main
 
     materialize(tmp_path)
     (tmp_path / RECIPE_FILE).write_text(short_recipe())
@@ -103,15 +104,15 @@ def test_a_skill_the_domain_cannot_use_is_an_invalid_submission(
 
 @pytest.fixture(scope="module")
 def skilled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from evotree.workspace import Workspace, init_workspace
-    from harness.runs import run_versions
-    from skills.recipe import branch_with_skills
+    from evotree.core.workspace import Workspace
+    from evotree.gates.runs import run_versions
+    from evotree.skills.recipe import branch_with_skills
 
     repo = init_repo(tmp_path_factory.mktemp("math-skills") / "repo")
     (repo / RECIPE_FILE).write_text(short_recipe())
     git(repo, "add", "-A")
     git(repo, "commit", "--quiet", "-m", "a short recipe")
-    init_workspace(repo, domain="math")
+    evotree_init(repo, domain="math")
     ws = Workspace.open(repo)
     record = branch_with_skills(ws, hypothesis="drop flat groups, punish long answers", requested=[
         ("StdGroupFilter", {"min_std": str(MIN_STD)}),

@@ -14,7 +14,7 @@ HEAVY = ("torch", "trl", "transformers", "duckdb", "scipy", "ray", "pyarrow", "n
 _PROBE = """
 import json, sys
 from click.testing import CliRunner
-from evotree.cli import cli
+from evotree.cli.main import cli
 args = json.loads(sys.argv[1])
 result = CliRunner().invoke(cli, args, catch_exceptions=False)
 print(json.dumps({"code": result.exit_code, "modules": sorted(sys.modules)}))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from diagnostics import stats
-from diagnostics.stats import (
+from evotree.diagnostics import stats
+from evotree.diagnostics.stats import (
     SINGLE_SEED_CAVEAT,
     InvalidScores,
     PoolMismatch,
@@ -28,7 +28,7 @@ from diagnostics.stats import (
     stratified_bootstrap_ci,
     wilcoxon_signed_rank,
 )
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 
 def rng(seed: int = 0) -> np.random.Generator:

@@ -10,11 +10,12 @@ import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
 from test_runs import make_run_repo
 
-import memory
-from diagnostics.diagnose import diagnose
-from evotree.versions import create_version
-from evotree.workspace import Workspace, init_workspace
-from harness.runs import run_versions
+import evotree.memory as memory
+from evotree.diagnostics.diagnose import diagnose
+from evotree.gates.harnesses import active_harness
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.gates.runs import run_versions
 
 
 def _dead_group_version(ws: Workspace, *, dead: bool = True) -> str:
@@ -27,7 +28,7 @@ def _dead_group_version(ws: Workspace, *, dead: bool = True) -> str:
     commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 4\n", "recipe")
     (record,) = run_versions(ws, [rec.id])
     assert record.status == "succeeded", record.error
-    diagnose(ws, rec.id, layers=["signal"])
+    diagnose(ws, rec.id, harness=active_harness(ws), layers=["signal"])
     return rec.id
 
 
@@ -37,7 +38,7 @@ def _by_skill(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _math_export(tmp_path: Path, *, significant: bool) -> Path:
     """An export of a math workspace in which StdGroupFilter was promoted (significant or not)."""
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     repo = make_repo(tmp_path / "math")
     (repo / "evotree.toml").write_text('[workspace]\ndomain = "math"\n')
@@ -83,7 +84,7 @@ def test_suggestions_follow_findings_and_memory(tmp_path: Path) -> None:
     assert any("math" in r for r in second["StdGroupFilter"]["reasons"])
     assert run.json("suggest", v1)["suggestions"][0]["skill"] == "StdGroupFilter"
     # negative evidence naming PartialPassReward lowers it by 0.5
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     failed = create_version(ws, hypothesis="partial credit")
     commit_file(ws.root / failed.worktree, "recipe.toml", "skill = 0.4\n", "recipe")
@@ -111,7 +112,7 @@ def test_suggestions_follow_findings_and_memory(tmp_path: Path) -> None:
 
 
 def test_applied_skills_rank_last_and_healthy_runs_get_no_filter(tmp_path: Path) -> None:
-    from skills import apply_skill
+    from evotree.skills import apply_skill
 
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
     v1 = _dead_group_version(ws)

@@ -1,4 +1,4 @@
-"""The TRL seam (harness.trl) under real GRPO training of a tiny local model, on CPU, no mocks.
+"""The TRL seam (evotree.harness.trl) under real GRPO training of a tiny local model, on CPU, no mocks.
 
 One module-scoped run trains ``trl.GRPOTrainer`` for 3 steps with the hooks; the tests read
 its evidence. Two more short runs check that the same training without the hooks ends with
@@ -24,9 +24,9 @@ pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch
 
 import torch
 
-from harness.recorder import Recorder, RecorderError
-from harness.tiny_lm import build_tiny_causal_lm, build_tiny_tokenizer
-from harness.trl import (
+from evotree.harness.recorder import Recorder, RecorderError
+from evotree.harness.tiny_lm import build_tiny_causal_lm, build_tiny_tokenizer
+from evotree.harness.trl import (
     SUPPORTED_TRL,
     EvotreeCallback,
     RolloutLayoutError,
@@ -352,7 +352,7 @@ def test_eval_mode_batches_are_not_recorded(tmp_path: Path) -> None:
 
 def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
     recorder = Recorder(tmp_path, run_id="r", phase="train")
-    with pytest.raises(RecorderError, match=r"must be a harness\.recorder\.Recorder"):
+    with pytest.raises(RecorderError, match=r"must be a evotree\.harness\.recorder\.Recorder"):
         EvotreeCallback("not a recorder")  # type: ignore[arg-type]
     with pytest.raises(RecorderError, match="Python reward functions"):
         record_rewards([torch.nn.Linear(1, 1)], recorder=recorder, num_generations=2)

@@ -9,12 +9,12 @@ import pytest
 from conftest import commit_file, git
 from test_runs import make_run_repo
 
-from diagnostics.findings import Finding
-from diagnostics.version import VersionThresholds, intervention_table, version_findings
-from evotree.errors import ConfigError
-from evotree.versions import abandon_version, create_version
-from evotree.workspace import Workspace
-from harness.runs import run_versions
+from evotree.diagnostics.findings import Finding
+from evotree.diagnostics.version import VersionThresholds, intervention_table, version_findings
+from evotree.core.errors import ConfigError
+from evotree.core.versions import abandon_version, create_version
+from evotree.core.workspace import Workspace
+from evotree.gates.runs import run_versions
 
 B = 1000
 
@@ -175,7 +175,7 @@ def test_significantly_worse_counts_toward_escalation(tmp_path: Path) -> None:
 
 def test_thresholds_are_checked() -> None:
     with pytest.raises(ConfigError):
-        from diagnostics.version import _thresholds
+        from evotree.diagnostics.version import _thresholds
 
         _thresholds({"saturation": 3})
     with pytest.raises(ValueError):

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conftest import commit_file, git, ledger_commits
-from evotree.errors import (
+from evotree.core.errors import (
     AlreadyExists,
     DirtyState,
     InvalidState,
@@ -16,7 +16,7 @@ from evotree.errors import (
     MergeConflict,
     UnknownVersion,
 )
-from evotree.versions import (
+from evotree.core.versions import (
     abandon_version,
     create_version,
     log_entries,
@@ -311,7 +311,7 @@ def test_tree_view_shows_negative_evidence(ws: Any) -> None:
 
 
 def test_commands_work_from_inside_a_version_worktree(ws: Any, repo: Path) -> None:
-    from evotree.workspace import Workspace
+    from evotree.core.workspace import Workspace
 
     v1 = create_version(ws, hypothesis="x")
     inner = Workspace.open(repo / v1.worktree)

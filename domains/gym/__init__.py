@@ -1,9 +1,9 @@
 """The gym domain: policy-as-code evolution on Gymnasium environments (the EvoPolicyGym protocol).
 
 A version is a ``policy.py`` (class ``Policy`` with ``reset()`` and ``act(obs)``). Its train
-phase (``python -P -m domains.gym.train``) rolls it out on the candidate-visible train pool of
+phase (``python -P -m evotree.domains.gym.train``) rolls it out on the candidate-visible train pool of
 ``gym.toml`` and records one rollout row per episode, each charged to the version's episode
-budget (128). The judge (``python -P -m domains.gym.judge``, the champion's tree) rolls it out
+budget (128). The judge (``python -P -m evotree.domains.gym.judge``, the champion's tree) rolls it out
 on the hidden validation (and, when asked, held-out) pools of ``judge/gym.toml`` and records
 normalized scores against ``judge/references.json``. See ``docs/domains/gym.md``.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from domains import write_if_absent
+from evotree.domains import write_if_absent
 
 __all__ = ["materialize", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
 
@@ -42,15 +42,15 @@ def materialize(
     returns on the validation pool, computed here by rolling both policies out) are hidden. An
     existing ``judge/gym.toml`` is kept and its pools are used for missing references.
     """
-    from domains.gym.catalog import DEFAULT_ENVS, GymMissing, require_gymnasium, unavailable_reason
-    from domains.gym.settings import SettingsError
-    from domains.gym.templates import (
+    from evotree.domains.gym.catalog import DEFAULT_ENVS, GymMissing, require_gymnasium, unavailable_reason
+    from evotree.domains.gym.settings import SettingsError
+    from evotree.domains.gym.templates import (
         POLICY_PY,
         draw_hidden_pools,
         render_gym_toml,
         render_judge_toml,
     )
-    from evotree.errors import EvotreeError
+    from evotree.core.errors import EvotreeError
 
     root = Path(root)
     envs = list(envs or DEFAULT_ENVS)
@@ -87,8 +87,8 @@ def materialize(
 
 def references_text(root: Path) -> str:
     """``judge/references.json`` for the judged environments of ``root/judge/gym.toml``."""
-    from domains.gym.scoring import compute_references
-    from domains.gym.settings import load_judge_settings
+    from evotree.domains.gym.scoring import compute_references
+    from evotree.domains.gym.settings import load_judge_settings
 
     settings = load_judge_settings(Path(root) / JUDGE_FILE)
     pools = {env_id: settings.seeds("validation", env_id) for env_id in settings.envs}

@@ -1,4 +1,4 @@
-"""``python -P -m domains.gym envs|references|pools``: maintenance of a gym workspace.
+"""``python -P -m evotree.domains.gym envs|references|pools``: maintenance of a gym workspace.
 
 * ``envs`` — the environments the domain knows and whether each can run here (and if not, why
   and what to install);
@@ -20,8 +20,8 @@ from pathlib import Path
 
 
 def _envs() -> int:
-    from domains.gym.catalog import CATALOG, DEFAULT_ENVS, unavailable_reason
-    from domains.gym.experts import EXPERTS
+    from evotree.domains.gym.catalog import CATALOG, DEFAULT_ENVS, unavailable_reason
+    from evotree.domains.gym.experts import EXPERTS
 
     for env_id, info in CATALOG.items():
         reason = unavailable_reason(env_id)
@@ -34,7 +34,7 @@ def _envs() -> int:
 
 
 def _references(root: Path) -> int:
-    from domains.gym import REFERENCES_FILE, references_text
+    from evotree.domains.gym import REFERENCES_FILE, references_text
 
     text = references_text(root)
     (root / REFERENCES_FILE).write_text(text, encoding="utf-8")
@@ -43,11 +43,11 @@ def _references(root: Path) -> int:
 
 
 def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
-    from domains.gym import JUDGE_FILE
-    from domains.gym.catalog import unavailable_reason
-    from domains.gym.experts import EXPERTS
-    from domains.gym.settings import load_judge_settings
-    from domains.gym.templates import draw_hidden_pools
+    from evotree.domains.gym import JUDGE_FILE
+    from evotree.domains.gym.catalog import unavailable_reason
+    from evotree.domains.gym.experts import EXPERTS
+    from evotree.domains.gym.settings import load_judge_settings
+    from evotree.domains.gym.templates import draw_hidden_pools
 
     path = root / JUDGE_FILE
     settings = load_judge_settings(path)
@@ -87,12 +87,12 @@ def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
     path.write_text(text, encoding="utf-8")
     load_judge_settings(path)  # still valid
     print(f"added pools for {', '.join(new) or 'nothing (all had pools)'} to {path}; now run: "
-          "python -P -m domains.gym references")
+          "python -P -m evotree.domains.gym references")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -P -m domains.gym", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -P -m evotree.domains.gym", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("envs", help="list the known environments and whether they can run here")
     refs = sub.add_parser("references", help="recompute judge/references.json")

@@ -1,9 +1,9 @@
-"""The gym domain's judge: ``python -P -m domains.gym.judge`` in the champion's tree.
+"""The gym domain's judge: ``python -P -m evotree.domains.gym.judge`` in the champion's tree.
 
 Reads the hidden ``judge/gym.toml`` and ``judge/references.json`` of the champion, loads the
 candidate's ``policy.py`` from ``$EVOTREE_CANDIDATE_DIR`` in worker processes, plays the pools
 of the splits in ``$EVOTREE_JUDGE_SPLITS`` (default ``validation``) and records per episode
-``eval_result(split, "ENV#i", score)`` with the normalized score of :mod:`domains.gym.scoring`.
+``eval_result(split, "ENV#i", score)`` with the normalized score of :mod:`evotree.domains.gym.scoring`.
 Failed episodes (error, timeout, invalid action) score 0. Signals at step 0:
 ``SPLIT/ENV/mean_return``, ``SPLIT/ENV/mean_score``, ``SPLIT/ENV/failed``, ``SPLIT/ENV#i/return``
 and ``replay_mismatches``.
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.layout import ENV_CANDIDATE_DIR, ENV_EVIDENCE_DIR, ENV_JUDGE_SPLITS
+from evotree.harness.layout import ENV_CANDIDATE_DIR, ENV_EVIDENCE_DIR, ENV_JUDGE_SPLITS
 
 __all__ = ["main", "judge_episodes"]
 
@@ -36,9 +36,9 @@ def _say(message: str) -> None:
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from domains.gym import JUDGE_FILE, REFERENCES_FILE
-    from domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
-    from domains.gym.settings import SPLITS, SettingsError, load_judge_settings, load_references
+    from evotree.domains.gym import JUDGE_FILE, REFERENCES_FILE
+    from evotree.domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
+    from evotree.domains.gym.settings import SPLITS, SettingsError, load_judge_settings, load_references
 
     try:
         require_gymnasium()
@@ -68,9 +68,9 @@ def main(cwd: Path | None = None) -> int:
             return 1
         envs.append(env_id)
 
-    from domains.gym.episode import Episode
-    from domains.gym.runner import InvalidPolicy, Task, WorkerBroken
-    from harness.recorder import get_recorder
+    from evotree.domains.gym.episode import Episode
+    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken
+    from evotree.harness.recorder import get_recorder
 
     split_of: dict[tuple[str, int], str] = {}
     tasks = []
@@ -137,12 +137,12 @@ def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any, 
     disagrees with what the worker reported, every episode is replayed and the replays are
     scored (with ``replay_fraction = 1`` every episode always is). Mismatching episodes carry
     the flag and a message. Results come in completion order, once all episodes are played.
-    Raises :class:`~domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
+    Raises :class:`evotree.domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
     """
-    from domains.gym.catalog import make_env
-    from domains.gym.episode import replay
-    from domains.gym.runner import run_episodes
-    from domains.gym.scoring import normalized_score
+    from evotree.domains.gym.catalog import make_env
+    from evotree.domains.gym.episode import replay
+    from evotree.domains.gym.runner import run_episodes
+    from evotree.domains.gym.scoring import normalized_score
 
     fraction = settings.replay_fraction
     rng = rng or random.Random(secrets.randbits(64))

@@ -1,7 +1,7 @@
 """Running a candidate's policy on many episodes, safely: worker processes, time limits, restarts.
 
 No per-step IPC: a worker process holds the environment *and* the policy and plays a whole
-episode per request (:mod:`domains.gym.worker`). The parent only sends ``(env, index, seed)``
+episode per request (:mod:`evotree.domains.gym.worker`). The parent only sends ``(env, index, seed)``
 and receives the result, so an episode costs what it costs in a plain Gymnasium loop plus one
 small message each way.
 
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from domains.gym.episode import Episode
-from domains.gym.worker import FrameReader, InvalidPolicy, ProtocolError, send
+from evotree.domains.gym.episode import Episode
+from evotree.domains.gym.worker import FrameReader, InvalidPolicy, ProtocolError, send
 
 __all__ = ["Task", "Worker", "WorkerBroken", "InvalidPolicy", "run_episodes", "worker_env"]
 
@@ -88,7 +88,7 @@ class Worker:
         reply_r, reply_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "domains.gym.worker", str(request_r), str(reply_w),
+                [sys.executable, "-P", "-m", "evotree.domains.gym.worker", str(request_r), str(reply_w),
                  str(self.candidate_dir / "policy.py")],
                 cwd=self.candidate_dir, env=worker_env(), pass_fds=(request_r, reply_w),
                 stdin=subprocess.DEVNULL, stdout=2,  # the worker's prints go to our stderr (the log)

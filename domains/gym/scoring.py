@@ -1,7 +1,7 @@
 """Normalized scores and the reference returns they are measured against.
 
 ``score = clip((R - random) / (expert - random), 0, clip_max)`` per episode, with ``random`` and
-``expert`` the mean returns of :class:`~domains.gym.experts.RandomPolicy` and the environment's
+``expert`` the mean returns of :class:`evotree.domains.gym.experts.RandomPolicy` and the environment's
 expert heuristic on the *validation* pool (computed once, when the workspace is created, and
 kept in the hidden ``judge/references.json``). 0 is the random policy, 1 the expert; beating
 the expert earns up to ``clip_max`` (1.2). An episode that fails (error, timeout, invalid
@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from domains.gym.settings import References
+from evotree.domains.gym.settings import References
 
 __all__ = ["normalized_score", "reference_returns", "compute_references", "CLIP_MAX"]
 
@@ -34,9 +34,9 @@ def normalized_score(ret: float, random_ret: float, expert_ret: float, clip_max:
 
 def reference_returns(env_id: str, seeds: Iterable[int], which: str) -> list[float]:
     """Returns of the ``which`` reference policy (``random`` or ``expert``) on ``seeds``, in-process."""
-    from domains.gym.catalog import make_env
-    from domains.gym.episode import play
-    from domains.gym.experts import make_expert, make_random
+    from evotree.domains.gym.catalog import make_env
+    from evotree.domains.gym.episode import play
+    from evotree.domains.gym.experts import make_expert, make_random
 
     env = make_env(env_id)
     build = {"random": make_random, "expert": make_expert}[which]

@@ -196,7 +196,7 @@ class References:
         entry = self.envs.get(env_id)
         if entry is None:
             raise SettingsError(f"references.json has no entry for {env_id}; recompute it with "
-                                "`python -m domains.gym references` in the champion's checkout")
+                                "`python -m evotree.domains.gym references` in the champion's checkout")
         return float(entry["random"]), float(entry["expert"])
 
     def to_json(self) -> str:
@@ -207,7 +207,7 @@ def load_references(path: Path) -> References:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SettingsError(f"{path} is missing: `python -m domains.gym references` writes it") from None
+        raise SettingsError(f"{path} is missing: `python -m evotree.domains.gym references` writes it") from None
     except ValueError as exc:
         raise SettingsError(f"{path.name} is not valid JSON: {exc}") from None
     envs = data.pop("envs", None)

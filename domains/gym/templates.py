@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 
-from domains.gym.settings import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
+from evotree.domains.gym.settings import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
 
 __all__ = ["POLICY_PY", "render_gym_toml", "render_judge_toml", "draw_hidden_pools"]
 
@@ -91,7 +91,7 @@ _JUDGE_TOML_HEAD = '''\
 # from each other). Task "ENV#i" is the episode with the i-th seed: every version is judged on
 # the same episodes. references.json holds the random and expert mean returns on the
 # validation pool that normalize scores; recompute it after changing the validation pool or
-# the environments: python -m domains.gym references
+# the environments: python -m evotree.domains.gym references
 
 [judge]
 # Environments that are judged (each needs an entry in references.json).

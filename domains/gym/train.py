@@ -1,4 +1,4 @@
-"""The gym domain's train phase: ``python -P -m domains.gym.train`` in the candidate's tree.
+"""The gym domain's train phase: ``python -P -m evotree.domains.gym.train`` in the candidate's tree.
 
 Loads ``policy.py`` (in a worker process) and rolls it out on the train pool of ``gym.toml``;
 records, through the run's recorder:
@@ -20,7 +20,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.layout import INVALID_SUBMISSION_EXIT
+from evotree.harness.layout import INVALID_SUBMISSION_EXIT
 
 __all__ = ["main", "ENV_MAX_EPISODES"]
 
@@ -36,9 +36,9 @@ def _fail(message: str, code: int) -> int:
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from domains.gym import POLICY_FILE, TRAIN_FILE
-    from domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
-    from domains.gym.settings import SettingsError, load_train_settings
+    from evotree.domains.gym import POLICY_FILE, TRAIN_FILE
+    from evotree.domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
+    from evotree.domains.gym.settings import SettingsError, load_train_settings
 
     try:
         require_gymnasium()
@@ -51,8 +51,8 @@ def main(cwd: Path | None = None) -> int:
     except SettingsError as exc:
         return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
 
-    from domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
-    from harness.recorder import get_recorder
+    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
+    from evotree.harness.recorder import get_recorder
 
     envs = []
     for env_id in settings.envs:

@@ -1,6 +1,6 @@
 """The worker process: loads the candidate's ``policy.py`` and plays whole episodes on request.
 
-Started by :class:`domains.gym.runner.Worker` as ``python -P -m domains.gym.worker REQ_FD REP_FD
+Started by :class:`evotree.domains.gym.runner.Worker` as ``python -P -m evotree.domains.gym.worker REQ_FD REP_FD
 POLICY_FILE`` with the candidate's directory as its working directory. Messages are JSON (never
 pickle: the parent must not execute anything the policy's process sends) in frames of a 4-byte
 big-endian length and the UTF-8 text:
@@ -115,7 +115,7 @@ def load_policy_class(path: Path) -> type:
     try:
         spec.loader.exec_module(module)
     except BaseException as exc:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, …
-        from domains.gym.episode import _policy_traceback
+        from evotree.domains.gym.episode import _policy_traceback
 
         raise InvalidPolicy(f"importing {path.name} failed: {_policy_traceback(exc)}") from None
     policy = getattr(module, "Policy", None)
@@ -149,7 +149,7 @@ def load_policy_class(path: Path) -> type:
 
 # ---------------------------------------------------------------------------- main
 def _alarm(signum: int, frame: Any) -> None:
-    from domains.gym.episode import EpisodeTimeout
+    from evotree.domains.gym.episode import EpisodeTimeout
 
     raise EpisodeTimeout(f"{_alarm.limit:g} s")  # type: ignore[attr-defined]
 
@@ -159,8 +159,8 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # the policy's prints go to stderr; the protocol has its own pipe
     sys.stdout = sys.stderr
     try:
-        from domains.gym.catalog import make_env, require_gymnasium
-        from domains.gym.episode import Episode, EpisodeTimeout, play
+        from evotree.domains.gym.catalog import make_env, require_gymnasium
+        from evotree.domains.gym.episode import Episode, EpisodeTimeout, play
 
         require_gymnasium()
     except Exception as exc:  # noqa: BLE001

@@ -1,10 +1,10 @@
 """The math domain: GRPO (``trl.GRPOTrainer``) on verifiable arithmetic, judged by Avg@k / pass@k.
 
 A version is a ``recipe.toml`` (model and GRPO knobs) and a ``math.toml`` (its train problems).
-Its train phase (``python -P -m domains.math.train``, in the candidate's exported tree) trains
-the model with the run's recorder (:mod:`harness.trl`: every reward batch becomes rollout
+Its train phase (``python -P -m evotree.domains.math.train``, in the candidate's exported tree) trains
+the model with the run's recorder (:mod:`evotree.harness.trl`: every reward batch becomes rollout
 groups, every logged metric a signal) and saves it to ``output/model/``. The judge
-(``python -P -m domains.math.judge``, in the champion's tree) samples that model ``k`` times on
+(``python -P -m evotree.domains.math.judge``, in the champion's tree) samples that model ``k`` times on
 each hidden problem of ``judge/math.toml`` (validation; held-out when asked) and records one
 eval row per sample. See ``docs/domains/math.md``.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from domains import write_if_absent
+from evotree.domains import write_if_absent
 
 __all__ = [
     "ADAPTER_DIR",
@@ -46,9 +46,9 @@ def materialize(root: Path, *, validation_seed: int | None = None,
     """
     import tomllib
 
-    from domains.math.data import HIDDEN_SEED_MIN
-    from domains.math.settings import SettingsError, parse_judge_settings
-    from domains.math.templates import MATH_TOML, RECIPE_TOML, draw_hidden_seeds, render_judge_toml
+    from evotree.domains.math.data import HIDDEN_SEED_MIN
+    from evotree.domains.math.settings import SettingsError, parse_judge_settings
+    from evotree.domains.math.templates import MATH_TOML, RECIPE_TOML, draw_hidden_seeds, render_judge_toml
 
     root = Path(root)
     written: list[str] = []
@@ -65,7 +65,7 @@ def materialize(root: Path, *, validation_seed: int | None = None,
         try:  # given seeds are checked before anything is written
             parse_judge_settings(tomllib.loads(judge_text))
         except SettingsError as exc:
-            from evotree.errors import EvotreeError
+            from evotree.core.errors import EvotreeError
 
             raise EvotreeError(str(exc), fix=f"pass seeds from {HIDDEN_SEED_MIN:_} up, different from "
                                "each other") from None

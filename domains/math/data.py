@@ -18,7 +18,7 @@ the workspace is created. So the three splits never share a problem, in text or 
 number (``" 7"``) followed by the end-of-sequence token. :func:`extract_answer` reads the first
 integer of a completion (an optional leading ``answer``/``:`` is allowed), :func:`is_correct`
 compares it with the answer, :func:`is_well_formed` says whether the completion is exactly a
-number. The vocabulary (:data:`WORDS` and the characters of ``harness.tiny_lm.CHARSET``) is
+number. The vocabulary (:data:`WORDS` and the characters of ``evotree.harness.tiny_lm.CHARSET``) is
 covered by the tiny tokenizer, so the tiny model never sees ``<unk>``.
 """
 
@@ -58,7 +58,7 @@ OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "-": ("sub", ("what is {a}-{b}?", "what is {a} minus {b}?")),
     "*": ("mul", ("what is {a}*{b}?", "what is {a} times {b}?")),
 }
-#: Whole words the prompts use (all in ``harness.tiny_lm.DEFAULT_WORDS``).
+#: Whole words the prompts use (all in ``evotree.harness.tiny_lm.DEFAULT_WORDS``).
 WORDS: tuple[str, ...] = ("what", "is", "the", "sum", "of", "and", "plus", "minus", "times", "answer")
 #: Seeds from here up are reserved for the judge (validation, held-out); train seeds are below.
 HIDDEN_SEED_MIN = 1_000_000

@@ -1,7 +1,7 @@
-"""The math domain's judge: ``python -P -m domains.math.judge`` in the champion's tree.
+"""The math domain's judge: ``python -P -m evotree.domains.math.judge`` in the champion's tree.
 
 Reads the hidden ``judge/math.toml`` of the champion, builds its validation and held-out
-problems (:func:`domains.math.data.hidden_splits`), loads the candidate's trained model from
+problems (:func:`evotree.domains.math.data.hidden_splits`), loads the candidate's trained model from
 ``$EVOTREE_CANDIDATE_DIR/output/model`` and samples it ``samples`` (= k) times per problem
 with a fixed seed, on the splits in ``$EVOTREE_JUDGE_SPLITS`` (default ``validation``;
 ``heldout`` only when asked). Each sample is one eval row:
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.layout import ENV_CANDIDATE_DIR, ENV_JUDGE_SPLITS
+from evotree.harness.layout import ENV_CANDIDATE_DIR, ENV_JUDGE_SPLITS
 
 __all__ = ["main", "pass_at_k", "sample_completions"]
 
@@ -83,10 +83,10 @@ def sample_completions(model: Any, tokenizer: Any, prompts: Sequence[str], *, sa
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from domains.math import JUDGE_FILE, MODEL_DIR
-    from domains.math.data import SplitError, hidden_splits, is_correct, is_well_formed
-    from domains.math.model import load_trained, set_cpu_threads
-    from domains.math.settings import HIDDEN_SPLITS, SettingsError, load_judge_settings
+    from evotree.domains.math import JUDGE_FILE, MODEL_DIR
+    from evotree.domains.math.data import SplitError, hidden_splits, is_correct, is_well_formed
+    from evotree.domains.math.model import load_trained, set_cpu_threads
+    from evotree.domains.math.settings import HIDDEN_SPLITS, SettingsError, load_judge_settings
 
     try:
         settings = load_judge_settings(cwd / JUDGE_FILE)
@@ -112,7 +112,7 @@ def main(cwd: Path | None = None) -> int:
 
     import torch
 
-    from harness.recorder import get_recorder
+    from evotree.harness.recorder import get_recorder
 
     try:
         model, tokenizer = load_trained(model_dir)

@@ -26,8 +26,8 @@ def offline() -> None:
 
 def tiny_tokenizer() -> Any:
     """The tiny tokenizer: every word and character of the math prompts is a known token."""
-    from domains.math.data import WORDS
-    from harness.tiny_lm import DEFAULT_WORDS, build_tiny_tokenizer
+    from evotree.domains.math.data import WORDS
+    from evotree.harness.tiny_lm import DEFAULT_WORDS, build_tiny_tokenizer
 
     missing = [w for w in WORDS if w not in DEFAULT_WORDS]
     return build_tiny_tokenizer((*DEFAULT_WORDS, *missing))
@@ -60,13 +60,13 @@ def check_model_name(name: str, *, cwd: Path) -> str:
 def load_policy(name: str, *, cwd: Path, tiny: dict[str, int], seed: int) -> tuple[Any, Any, str]:
     """``(model, tokenizer, description)`` for a recipe's ``model``.
 
-    ``"tiny"`` builds :func:`harness.tiny_lm.build_tiny_causal_lm` with the ``[tiny]`` shape and
+    ``"tiny"`` builds :func:`evotree.harness.tiny_lm.build_tiny_causal_lm` with the ``[tiny]`` shape and
     ``seed``; anything else is a directory (absolute, or relative to ``cwd``) or a model name
     in the local Hugging Face cache. Raises :class:`ModelUnavailable` with the reason.
     """
     offline()
     if name == "tiny":
-        from harness.tiny_lm import build_tiny_causal_lm
+        from evotree.harness.tiny_lm import build_tiny_causal_lm
 
         tokenizer = _prepare_tokenizer(tiny_tokenizer())
         try:

@@ -2,7 +2,7 @@
 
 Both follow TRL's reward-function protocol (``f(prompts=, completions=, completion_ids=,
 **dataset_columns) -> list[float]``); the train phase wraps them with
-:func:`harness.trl.record_rewards` so every scored batch is recorded as rollout groups, and
+:func:`evotree.harness.trl.record_rewards` so every scored batch is recorded as rollout groups, and
 combines them with the recipe's ``[rewards]`` weights (TRL's ``reward_weights``).
 
 * ``correctness``: 1.0 when the completion's first number is the answer (:func:`is_correct`),
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from domains.math.data import extract_answer, is_correct, is_well_formed
+from evotree.domains.math.data import extract_answer, is_correct, is_well_formed
 
 __all__ = ["answer_checks", "correctness_score", "format_score", "make_reward_functions",
            "skill_hooks"]
@@ -67,12 +67,12 @@ def answer_checks(completion: str, answer: int) -> list[bool]:
 
 
 def skill_hooks(stop_token_ids: Iterable[int], max_completion_length: int) -> Any:
-    """What the math domain offers skills (``skills.runtime.SkillHooks``): per-digit checks
+    """What the math domain offers skills (``evotree.skills.runtime.SkillHooks``): per-digit checks
     for PartialPassReward (replacing ``correctness``), the auxiliary terms
     ``instruction_following`` (exactly a number, ended by the end token) and ``brevity``
     (1 - tokens / max_completion_length), and the output-format check (the completion starts
     with a number) for DualLevelFilter."""
-    from skills.runtime import SkillHooks
+    from evotree.skills.runtime import SkillHooks
 
     stops = frozenset(int(i) for i in stop_token_ids)
     limit = max(1, int(max_completion_length))

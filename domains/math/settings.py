@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN, OPS, SplitError, SplitSpec
+from evotree.domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN, OPS, SplitError, SplitSpec
 
 __all__ = [
     "MANAGED_TRL_KEYS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 
-from domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
+from evotree.domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
 
 __all__ = ["MATH_TOML", "RECIPE_TOML", "draw_hidden_seeds", "render_judge_toml"]
 
@@ -13,10 +13,10 @@ RECIPE_TOML = '''\
 # Every key is optional (the value shown is the default); an unknown key or a bad value makes
 # the run an invalid submission (exit 65), which costs nothing. Reference: docs/domains/math.md
 #
-# The train phase (`python -P -m domains.math.train`) trains on the problems of math.toml and
+# The train phase (`python -P -m evotree.domains.math.train`) trains on the problems of math.toml and
 # saves the model to output/model/; the judge samples it on hidden problems you never see.
 
-# "tiny": a ~130K-parameter Llama built locally (harness.tiny_lm; no download), shaped by [tiny].
+# "tiny": a ~130K-parameter Llama built locally (evotree.harness.tiny_lm; no download), shaped by [tiny].
 # Or a Hugging Face causal LM that is already on this machine: a directory, or a model name in
 # the local cache (it is never downloaded).
 model = "tiny"

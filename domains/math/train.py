@@ -1,19 +1,19 @@
-"""The math domain's train phase: ``python -P -m domains.math.train`` in the candidate's tree.
+"""The math domain's train phase: ``python -P -m evotree.domains.math.train`` in the candidate's tree.
 
 Reads ``recipe.toml`` and the train problems of ``math.toml``, builds (or loads) the model and
-trains it with ``trl.GRPOTrainer`` on the two reward functions of :mod:`domains.math.rewards`,
+trains it with ``trl.GRPOTrainer`` on the two reward functions of :mod:`evotree.domains.math.rewards`,
 through the harness's TRL seam:
 
-* :func:`harness.trl.record_rewards` records every scored batch as rollout groups
+* :func:`evotree.harness.trl.record_rewards` records every scored batch as rollout groups
   (``num_generations`` samples per group, ``sample_index`` 0..n-1, ``task_id`` from the
   dataset's ``task_id`` column, components ``correctness`` and ``format``);
-* :class:`harness.trl.EvotreeCallback` records every logged metric as a signal (loss, reward,
+* :class:`evotree.harness.trl.EvotreeCallback` records every logged metric as a signal (loss, reward,
   kl, entropy, ...) and stops training at the run's step budget (``EVOTREE_MAX_STEPS``);
 * the version's skills (``skills.toml``, written by ``evotree skill apply``) are activated
-  through the same seam: :func:`harness.trl.activate_skills` (reward skills change the reward
-  functions and weights) and :func:`harness.trl.skill_trainer_class` (batch skills change
+  through the same seam: :func:`evotree.harness.trl.activate_skills` (reward skills change the reward
+  functions and weights) and :func:`evotree.harness.trl.skill_trainer_class` (batch skills change
   which groups and samples the policy loss sees), with the domain's hooks
-  (:func:`domains.math.rewards.skill_hooks`).
+  (:func:`evotree.domains.math.rewards.skill_hooks`).
 
 The trained model and its tokenizer are saved to ``output/model/`` (with LoRA: the merged
 model; the adapter in ``output/adapter/``): what the judge evaluates.
@@ -36,7 +36,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_STEPS, INVALID_SUBMISSION_EXIT
+from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_STEPS, INVALID_SUBMISSION_EXIT
 
 __all__ = ["grpo_config_kwargs", "main"]
 
@@ -82,18 +82,18 @@ def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool) -> dict[str
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from domains.math import ADAPTER_DIR, MODEL_DIR, OUTPUT_DIR, RECIPE_FILE, TRAIN_FILE
-    from domains.math.data import SplitError, generate, problems_table
-    from domains.math.model import (
+    from evotree.domains.math import ADAPTER_DIR, MODEL_DIR, OUTPUT_DIR, RECIPE_FILE, TRAIN_FILE
+    from evotree.domains.math.data import SplitError, generate, problems_table
+    from evotree.domains.math.model import (
         ModelUnavailable,
         check_model_name,
         load_policy,
         offline,
         set_cpu_threads,
     )
-    from domains.math.settings import SettingsError, load_recipe, load_train_split
-    from evotree.errors import EvotreeError
-    from skills.recipe import SKILLS_FILE, load_skills_file
+    from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split
+    from evotree.core.errors import EvotreeError
+    from evotree.skills.recipe import SKILLS_FILE, load_skills_file
 
     started = time.monotonic()
     offline()
@@ -127,7 +127,7 @@ def main(cwd: Path | None = None) -> int:
         except ImportError:
             return _invalid("use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
                             "or set use_vllm = false")
-    from harness.trl import UnsupportedTRL, check_trl_version
+    from evotree.harness.trl import UnsupportedTRL, check_trl_version
 
     try:
         check_trl_version()
@@ -146,8 +146,8 @@ def main(cwd: Path | None = None) -> int:
         model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=recipe.seed)
     except ModelUnavailable as exc:
         return _invalid(str(exc))
-    from domains.math.rewards import make_reward_functions, skill_hooks
-    from harness.trl import activate_skills
+    from evotree.domains.math.rewards import make_reward_functions, skill_hooks
+    from evotree.harness.trl import activate_skills
 
     # the version's skills, activated now so a skill that cannot work is refused before training
     stops = [tokenizer.eos_token_id, tokenizer.pad_token_id]
@@ -184,8 +184,8 @@ def main(cwd: Path | None = None) -> int:
         model.config._name_or_path = str(initial)
 
     # ------------------------------------------------------------ training
-    from harness.recorder import Recorder, get_recorder
-    from harness.trl import EvotreeCallback, record_rewards, skill_trainer_class
+    from evotree.harness.recorder import Recorder, get_recorder
+    from evotree.harness.trl import EvotreeCallback, record_rewards, skill_trainer_class
 
 
     if os.environ.get(ENV_EVIDENCE_DIR):

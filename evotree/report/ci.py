@@ -8,14 +8,26 @@ fetched from the base repository, not from the pull request's branch.
 
 from __future__ import annotations
 
+import configparser
+import json
 import os
+import re
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from evotree.report.model import ReportError
 
-__all__ = ["WORKFLOW_PATH", "CiInitResult", "workflow_text", "write_workflow"]
+__all__ = ["DISTRIBUTION", "DOMAIN_EXTRAS", "WORKFLOW_PATH", "CiInitResult", "install_requirement",
+           "workflow_text", "write_workflow"]
+
+#: evotree's distribution name (the import name and the command are ``evotree``; ``evotree`` on the
+#: package index is an unrelated project, so the workflow never installs a name from the index)
+DISTRIBUTION = "evotree-rl"
+#: the extras a workspace's domain needs in CI, beside ``report``
+DOMAIN_EXTRAS = {"custom": (), "math": ("llm",), "gym": ("gym",)}
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 
 WORKFLOW_PATH = ".github/workflows/evotree.yml"
 
@@ -102,23 +114,110 @@ class CiInitResult:
     path: str
     action: str
     commands: list[str]
+    install: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, **asdict(self)}
 
 
-def workflow_text(install: str = "evotree[report]") -> str:
-    """The workflow YAML; ``install`` is the pip requirement that installs evotree."""
+def workflow_text(install: str) -> str:
+    """The workflow YAML; ``install`` is the pip requirement that installs evotree (a path or a URL)."""
     if not install.strip() or any(c in install for c in "\"\n\\$`"):
         raise ReportError(f"--install must be a plain pip requirement, actually: {install!r}",
-                          fix='e.g. --install "evotree[report]==0.3" or a git+https URL')
+                          fix=f"e.g. --install \"{DISTRIBUTION}[report] @ git+https://HOST/evotree.git@COMMIT\"")
     return _TEMPLATE.format(install=install.strip())
 
 
-def write_workflow(root: Path, *, path: str = WORKFLOW_PATH, force: bool = False,
-                   install: str = "evotree[report]") -> CiInitResult:
-    """Write the workflow under ``root``; an existing file is kept unless ``force``."""
-    text = workflow_text(install)
+def _source_name(folder: Path) -> str | None:
+    """The distribution name declared by the project in ``folder`` (setup.cfg), or None."""
+    cfg = configparser.ConfigParser()
+    try:
+        cfg.read(folder / "setup.cfg", encoding="utf-8")
+        return cfg.get("metadata", "name", fallback=None)
+    except (OSError, configparser.Error, UnicodeDecodeError):
+        return None
+
+
+def _installed_source() -> tuple[Path | None, str | None]:
+    """Where this evotree was installed from: a local source folder, or a ``git+URL@commit``."""
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+        text = dist.read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None, None
+    if not text:
+        return None, None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None, None
+    url = str(data.get("url") or "")
+    vcs = data.get("vcs_info") or {}
+    if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):
+        return None, f"git+{url}@{vcs['commit_id']}"
+    if url.startswith("file://"):
+        return Path(url[len("file://"):]), None
+    return None, None
+
+
+def install_requirement(root: Path, *, domain: str = "custom", source: str | None = None,
+                        install: str | None = None) -> str:
+    """The pip requirement the workflow installs evotree with, with the extras ``domain`` needs.
+
+    In order: ``install`` as given (a path or ``name @ URL``; a bare name would be resolved on the
+    package index, where ``evotree`` is another project, so it is refused); ``source``, a folder
+    inside the repository holding evotree's source (``./vendor/evotree[gym,report]``); the
+    repository itself when it is evotree's source; the folder this evotree was installed from
+    when it lies inside the repository; the git URL and commit pip recorded when it was installed
+    from git. Anything else is refused: CI could not reach it.
+    """
+    extras = ",".join(["report", *DOMAIN_EXTRAS.get(domain, ())])
+    root = root.resolve()
+    if install is not None:
+        workflow_text(install)  # the character checks first: nothing the shell would read
+        match = _NAME.match(install)
+        rest = match.group(3).strip() if match else ""
+        local = install.strip().startswith((".", "/")) or "://" in install
+        if match and not local and not rest.startswith("@"):
+            raise ReportError(
+                f"--install {install!r} names a package on the index"
+                + (": `evotree` there is an unrelated project" if match.group(1).lower() == "evotree" else ""),
+                fix=f"install from a source CI can check out: --from PATH (evotree's source inside this repository) "
+                    f"or --install \"{DISTRIBUTION}[{extras}] @ git+https://HOST/evotree.git@COMMIT\"")
+        return install.strip()
+    if source is not None:
+        folder = (root / source).resolve()
+        if folder != root and root not in folder.parents:
+            raise ReportError(f"--from {source} is outside the repository", fix=f"pass a folder inside {root}")
+        if _source_name(folder) != DISTRIBUTION:
+            raise ReportError(f"--from {source}: no evotree source there (no setup.cfg naming {DISTRIBUTION})",
+                              fix="pass the folder that holds evotree's setup.cfg, e.g. a git submodule")
+        rel = folder.relative_to(root).as_posix()
+        return f"./{rel}[{extras}]" if rel != "." else f".[{extras}]"
+    if _source_name(root) == DISTRIBUTION:
+        return f".[{extras}]"
+    folder, url = _installed_source()
+    if folder is not None:
+        folder = folder.resolve()
+        if root in folder.parents:
+            return f"./{folder.relative_to(root).as_posix()}[{extras}]"
+    if url is not None:
+        return f"{DISTRIBUTION}[{extras}] @ {url}"
+    where = f" (installed from {folder}, outside this repository)" if folder is not None else ""
+    raise ReportError(
+        f"cannot tell where CI can install evotree from{where}",
+        fix=f"add evotree's source to this repository (e.g. git submodule add URL vendor/evotree) and pass "
+            f"--from vendor/evotree, or pass --install \"{DISTRIBUTION}[{extras}] @ git+https://HOST/evotree.git@COMMIT\"")
+
+
+def write_workflow(root: Path, *, path: str = WORKFLOW_PATH, force: bool = False, domain: str = "custom",
+                   source: str | None = None, install: str | None = None) -> CiInitResult:
+    """Write the workflow under ``root``; an existing file is kept unless ``force``.
+
+    ``domain``, ``source`` and ``install`` choose the install step (:func:`install_requirement`).
+    """
+    requirement = install_requirement(root, domain=domain, source=source, install=install)
+    text = workflow_text(requirement)
     target = (root / path).resolve()
     if root.resolve() not in target.parents:
         raise ReportError(f"{path} is outside the repository", fix=f"pass a path inside {root}")
@@ -133,4 +232,5 @@ def write_workflow(root: Path, *, path: str = WORKFLOW_PATH, force: bool = False
     except OSError as exc:
         raise ReportError(f"cannot write {target}: {exc.strerror or exc}", fix="check the folder's permissions") from None
     commands = ["evotree run", "evotree audit", "evotree diagnose", "evotree report --post", "evotree report --format html"]
-    return CiInitResult(path=str(target), action="overwritten" if exists else "created", commands=commands)
+    return CiInitResult(path=str(target), action="overwritten" if exists else "created", commands=commands,
+                        install=requirement)

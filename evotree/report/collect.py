@@ -1,10 +1,10 @@
 """Gather a version's evidence into a :class:`ReportData`.
 
 Every number comes from a library call over the workspace: the comparison from
-:func:`diagnostics.compare.compare`, per-task deltas from :func:`diagnostics.compare.version_scores`,
+:func:`evotree.diagnostics.compare.compare`, per-task deltas from :func:`evotree.diagnostics.compare.version_scores`,
 findings from ``.evotree/findings/<V>.jsonl`` (written by ``evotree diagnose``), the audit from
-``harness.audit`` (or the last ``audit`` ledger event), curves from the DuckDB evidence views,
-the lineage from :func:`evotree.versions.tree_view`. A section whose source is missing says why
+``evotree.harness.audit`` (or the last ``audit`` ledger event), curves from the DuckDB evidence views,
+the lineage from :func:`evotree.core.versions.tree_view`. A section whose source is missing says why
 instead of failing the whole report.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 from evotree.report.model import ReportData, section_unavailable
-from evotree.workspace import Workspace
+from evotree.core.workspace import Workspace
 
 __all__ = ["DEAD_STD_EPSILON", "LAYER_ORDER", "build_report"]
 
@@ -48,7 +48,7 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
 
     ``run_audit``: evaluate the gates with the audit, which records it as an ``audit`` ledger
     event exactly as ``evotree gates`` does, and show that audit; when the gates cannot be
-    evaluated, compute it with ``harness.audit.audit_version(record=False)``. Without
+    evaluated, compute it with ``evotree.harness.audit.audit_version(record=False)``. Without
     ``run_audit`` nothing is written: the last recorded ``audit`` event is shown, and the gates'
     audit gate is unavailable.
     """
@@ -88,7 +88,7 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         reason = (f"{version} is the version it would be compared against; pass --against VERSION "
                   "(e.g. its parent)")
         return section_unavailable(reason), section_unavailable(reason)
-    from diagnostics.compare import compare, version_scores
+    from evotree.diagnostics.compare import compare, version_scores
 
     try:
         result = compare(ws, against, version, split=split)
@@ -153,7 +153,7 @@ def _findings(ws: Workspace, version: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- audit
 def _audit_event(ws: Workspace, version: str) -> dict[str, Any] | None:
-    from evotree.ledger import EventKind
+    from evotree.core.ledger import EventKind
 
     for entry in ws.ledger.entries(version=version):  # newest first
         if entry.event.kind == EventKind.AUDIT.value:
@@ -166,7 +166,7 @@ def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
     reasons = []
     if run_audit:
         try:
-            from harness.audit import audit_version  # built by the audit issue; may not exist yet
+            from evotree.harness.audit import audit_version  # built by the audit issue; may not exist yet
         except ImportError as exc:
             reasons.append(f"the audit module is not installed ({exc})")
         else:
@@ -195,9 +195,9 @@ def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- gates
 def _gates(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
-    """Gate status without promoting (``gates.evidence.evaluate_gates``), when it is available."""
+    """Gate status without promoting (``evotree.gates.evidence.evaluate_gates``), when it is available."""
     try:
-        from gates.evidence import evaluate_gates
+        from evotree.gates.evidence import evaluate_gates
     except ImportError as exc:
         return section_unavailable(f"gates: not evaluated (no gate evaluation in this evotree: {exc})")
     try:
@@ -217,7 +217,7 @@ def _gates(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- lineage
 def _lineage(ws: Workspace, version: str, against: str) -> dict[str, Any]:
-    from evotree.versions import tree_view
+    from evotree.core.versions import tree_view
 
     view = tree_view(ws)
     by_id = {v.id: v for v in view.versions}
@@ -253,8 +253,8 @@ def _lineage(ws: Workspace, version: str, against: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- curves
 def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
     """Per-step curves of the train phase, averaged over each version's runs."""
-    from harness.query import connect
-    from harness.runs import runs_dir
+    from evotree.harness.query import connect
+    from evotree.harness.runs import runs_dir
 
     try:
         con = connect(runs_dir(ws))

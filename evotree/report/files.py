@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.report.model import ReportData, ReportError
-from evotree.workspace import Workspace
+from evotree.core.workspace import Workspace
 
 __all__ = ["FORMATS", "ReportOutput", "target_path", "write_report"]
 

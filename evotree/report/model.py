@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = ["MARKER_PREFIX", "REPORT_SCHEMA_VERSION", "ReportData", "ReportError", "marker", "section_unavailable"]
 

@@ -2,14 +2,14 @@
 
 Modules:
 
-* :mod:`harness.audit.commands` — shell parsing and the leak rules per simple command;
-* :mod:`harness.audit.transcripts` — readers of trajectory formats (evotree rollouts, shell
+* :mod:`evotree.harness.audit.commands` — shell parsing and the leak rules per simple command;
+* :mod:`evotree.harness.audit.transcripts` — readers of trajectory formats (evotree rollouts, shell
   history, SWE-agent / mini-swe-agent JSON, Claude Code / Codex JSONL);
-* :mod:`harness.audit.trajectories` — the trajectory audit and hash ancestry;
-* :mod:`harness.audit.contamination` — n-gram overlap of training data with hidden splits;
-* :mod:`harness.audit.version` — :func:`audit_version`: every check over a version's runs,
+* :mod:`evotree.harness.audit.trajectories` — the trajectory audit and hash ancestry;
+* :mod:`evotree.harness.audit.contamination` — n-gram overlap of training data with hidden splits;
+* :mod:`evotree.harness.audit.version` — :func:`audit_version`: every check over a version's runs,
   the leak-adjusted score, findings, the ``audit`` ledger event;
-* :mod:`harness.audit.repo`, :mod:`harness.audit.protected` — repository hygiene and
+* :mod:`evotree.harness.audit.repo`, :mod:`evotree.harness.audit.protected` — repository hygiene and
   protected paths.
 
 The public names below are imported lazily (this package is imported by code that must start
@@ -24,20 +24,20 @@ __all__ = ["AuditReport", "audit_version", "audit_trajectories", "TrajectoryAudi
            "AuditInputError", "record_task"]
 
 _LAZY = {
-    "AuditReport": "harness.audit.version",
-    "audit_version": "harness.audit.version",
-    "record_task": "harness.audit.version",
-    "audit_trajectories": "harness.audit.trajectories",
-    "TrajectoryAudit": "harness.audit.trajectories",
-    "AuditFailed": "harness.audit.errors",
-    "AuditInputError": "harness.audit.errors",
+    "AuditReport": "evotree.harness.audit.version",
+    "audit_version": "evotree.harness.audit.version",
+    "record_task": "evotree.harness.audit.version",
+    "audit_trajectories": "evotree.harness.audit.trajectories",
+    "TrajectoryAudit": "evotree.harness.audit.trajectories",
+    "AuditFailed": "evotree.harness.audit.errors",
+    "AuditInputError": "evotree.harness.audit.errors",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'harness.audit' has no attribute {name!r}")
+        raise AttributeError(f"module 'evotree.harness.audit' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)

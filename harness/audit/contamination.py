@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from diagnostics.findings import Finding
+from evotree.core.findings import Finding
 
 __all__ = ["ContaminationResult", "normalize", "documents", "contamination", "SHORT_WORDS", "LONG_N",
            "SHORT_N", "tree_documents"]

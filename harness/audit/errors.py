@@ -1,8 +1,8 @@
-"""Errors of the leak audits (exit codes 28 and 29 of :data:`evotree.errors.EXIT_CODES`)."""
+"""Errors of the leak audits (exit codes 28 and 29 of :data:`evotree.core.errors.EXIT_CODES`)."""
 
 from __future__ import annotations
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = ["AuditFailed", "AuditInputError"]
 

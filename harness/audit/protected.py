@@ -35,9 +35,9 @@ from typing import Any
 import pygit2
 from pygit2.enums import FileMode
 
-from diagnostics.findings import Finding, sort_findings
-from evotree.refs import branch_ref
-from harness.audit.errors import AuditInputError
+from evotree.core.findings import Finding, sort_findings
+from evotree.core.refs import branch_ref
+from evotree.harness.audit.errors import AuditInputError
 
 __all__ = [
     "DATA_SUFFIXES",

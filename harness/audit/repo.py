@@ -47,8 +47,8 @@ from typing import Any
 import pygit2
 from pygit2.enums import FileStatus, ObjectType, RepositoryOpenFlag
 
-from diagnostics.findings import Finding, Severity, sort_findings
-from harness.audit.errors import AuditInputError
+from evotree.core.findings import Finding, Severity, sort_findings
+from evotree.harness.audit.errors import AuditInputError
 
 __all__ = [
     "FutureCommit",

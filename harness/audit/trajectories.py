@@ -1,7 +1,7 @@
 """The trajectory audit and hash ancestry: which trajectories reached beyond the task.
 
 :func:`audit_trajectory` runs every step's command through the cheap :func:`prefilter`, parses
-only the candidates (:func:`~harness.audit.commands.parse_shell`) and applies the leak rules.
+only the candidates (:func:`evotree.harness.audit.commands.parse_shell`) and applies the leak rules.
 Then two checks about commit hashes:
 
 * **Clearing by ancestry or provenance.** A rule that fired only because a command named a hash
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diagnostics.findings import Finding, Severity, sort_findings
-from harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
-from harness.audit.errors import AuditInputError
-from harness.audit.transcripts import Trajectory, read_trajectories
+from evotree.core.findings import Finding, Severity, sort_findings
+from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 
 __all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory", "audit_trajectories",
            "findings_from_verdicts", "HISTORY_CODES"]
@@ -291,7 +291,7 @@ def audit_trajectories(items: Iterable[str | os.PathLike[str] | Trajectory], *,
                        hidden_paths: Sequence[str] = (), repo: str | os.PathLike[str] | None = None,
                        base: str | None = None, version: str | None = None,
                        ancestries: dict[str, Ancestry] | None = None) -> TrajectoryAudit:
-    """Audit trajectory files (any format of :mod:`harness.audit.transcripts`) or objects.
+    """Audit trajectory files (any format of :mod:`evotree.harness.audit.transcripts`) or objects.
 
     ``hidden_paths``: paths no trajectory may touch. ``repo``/``base``: the task repository and
     base commit for hash ancestry (``base`` defaults to the repository's HEAD). ``ancestries``:

@@ -28,7 +28,7 @@ them from the content, not the file name):
     ``["bash", "-lc", "git log --all"]`` is parsed through), ``apply_patch`` patches as writes
     of the files they touch; outputs from ``function_call_output``.
 
-A file that is none of these raises :class:`~harness.audit.errors.AuditInputError` (exit 29)
+A file that is none of these raises :class:`evotree.harness.audit.errors.AuditInputError` (exit 29)
 naming the file and what was expected.
 """
 
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.audit.errors import AuditInputError
+from evotree.harness.audit.errors import AuditInputError
 
 __all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory"]
 
@@ -223,7 +223,7 @@ def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Tra
 
 
 def rollout_trajectory(row: Mapping[str, Any], source: str | None = None) -> Trajectory:
-    """A rollout row (a dict with the columns of :data:`harness.layout.SCHEMAS` ``rollouts``)."""
+    """A rollout row (a dict with the columns of :data:`evotree.harness.layout.SCHEMAS` ``rollouts``)."""
     return _rollout(row, source)
 
 

@@ -8,9 +8,9 @@
 2. **hash ancestry** for rollouts whose task repository the run recorded with
    :func:`record_task` (``evidence/<phase>/audit_tasks.jsonl``: task id, repository, base);
 3. **contamination** of the hidden splits (``[eval].judge_paths`` in the champion's tree) by
-   the version's tree (:mod:`harness.audit.contamination`);
-4. **protected paths** (:func:`harness.audit.protected.check_protected_paths`) and the
-   **hygiene** of the recorded task repositories (:func:`harness.audit.repo.audit_repository`;
+   the version's tree (:mod:`evotree.harness.audit.contamination`);
+4. **protected paths** (:func:`evotree.harness.audit.protected.check_protected_paths`) and the
+   **hygiene** of the recorded task repositories (:func:`evotree.harness.audit.repo.audit_repository`;
    capped at ``warn``: an unclean environment is not the version's fault, but it is why a
    leak was possible).
 
@@ -26,7 +26,7 @@ environment would at worst have given.
 
 With ``record`` the findings go to ``.evotree/findings/<V>.audit.jsonl`` (the ``findings``
 view of ``evotree sql`` reads them), one ``audit`` event goes on the ledger, and a failed
-audit is recorded in memory as an incident (:func:`memory.record.record_incident`).
+audit is recorded in memory as an incident (:func:`evotree.memory.record.record_incident`).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from diagnostics.findings import Finding, Severity, sort_findings
-from harness.audit.commands import RuleSet
-from harness.audit.errors import AuditInputError
-from harness.audit.trajectories import (
+from evotree.core.findings import Finding, Severity, sort_findings
+from evotree.harness.audit.commands import RuleSet
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.trajectories import (
     Ancestry,
     TrajectoryVerdict,
     audit_trajectory,
@@ -58,7 +58,7 @@ __all__ = ["AuditReport", "audit_version", "record_task", "TASKS_FILE"]
 TASKS_FILE = "audit_tasks.jsonl"
 _LEDGER_FINDINGS = 50
 _MAX_REPOS = 50
-#: The prefilter in SQL: a superset of :data:`harness.audit.commands.PREFILTER_KEYWORDS` (tested).
+#: The prefilter in SQL: a superset of :data:`evotree.harness.audit.commands.PREFILTER_KEYWORDS` (tested).
 _SQL_PREFILTER = (r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|socat|w3m|lynx|links|xh|socket|"
                   r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$")
 
@@ -71,8 +71,8 @@ def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = N
     uses it for hash ancestry and repository hygiene. ``base`` defaults to the repository's
     HEAD at the time of the call (record it before the trajectory starts).
     """
-    from harness.layout import ENV_EVIDENCE_DIR, ENV_PHASE
-    from harness.recorder import RecorderError
+    from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_PHASE
+    from evotree.harness.recorder import RecorderError
 
     env = os.environ if environ is None else environ
     evidence = env.get(ENV_EVIDENCE_DIR)
@@ -164,11 +164,11 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     """Run every leak check over ``version``'s runs (module doc); record unless ``record=False``.
 
     ``trajectory_files``: more trajectories to audit (any format of
-    :mod:`harness.audit.transcripts`); ``hidden_paths``: paths beyond ``[eval].judge_paths``
+    :mod:`evotree.harness.audit.transcripts`); ``hidden_paths``: paths beyond ``[eval].judge_paths``
     that no trajectory may touch; ``progress``: a callable taking one line of text (stderr).
     """
-    from harness.query import connect
-    from harness.runs import HEADLINE_SPLITS, list_runs, runs_dir
+    from evotree.harness.query import connect
+    from evotree.harness.runs import HEADLINE_SPLITS, list_runs, runs_dir
 
     started = time.monotonic()
     say = progress or (lambda _line: None)
@@ -222,7 +222,7 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
                                 title="no finished run of this version on this machine: no trajectory to audit",
                                 suggestion=f"run it first: evotree run {vid}", version=vid))
     if trajectory_files:
-        from harness.audit.transcripts import read_trajectories
+        from evotree.harness.audit.transcripts import read_trajectories
 
         for path in trajectory_files:
             for traj in read_trajectories(path):
@@ -241,11 +241,11 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     # ---- contamination
     say("checking contamination of the hidden splits")
     try:
-        from harness.audit.contamination import contamination, tree_documents
+        from evotree.harness.audit.contamination import contamination, tree_documents
 
         git_repo = ws.git.repo
         champion_tree = _champion_tree(ws)
-        from evotree.refs import branch_ref
+        from evotree.core.refs import branch_ref
 
         version_tree = git_repo.revparse_single(branch_ref(vid)).peel(_commit_type()).tree
         hidden_files, hidden_docs, cut_hidden = tree_documents(
@@ -268,9 +268,9 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
 
     # ---- protected paths (the other audit module)
     try:
-        from harness.audit.protected import check_protected_paths
+        from evotree.harness.audit.protected import check_protected_paths
     except ImportError:
-        checks["protected_paths"] = "skipped: harness.audit.protected is not installed"
+        checks["protected_paths"] = "skipped: evotree.harness.audit.protected is not installed"
     else:
         try:
             found = check_protected_paths(ws, vid)
@@ -284,9 +284,9 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     repos = sorted({info["repo"]: info.get("base") for info in tasks.values()}.items())
     if repos:
         try:
-            from harness.audit.repo import audit_repository
+            from evotree.harness.audit.repo import audit_repository
         except ImportError:
-            checks["repo_hygiene"] = "skipped: harness.audit.repo is not installed"
+            checks["repo_hygiene"] = "skipped: evotree.harness.audit.repo is not installed"
         else:
             checked = 0
             by_code: dict[str, list[tuple[str, Finding]]] = {}
@@ -348,7 +348,7 @@ def _commit_type() -> Any:
 
 
 def _champion_tree(ws: Any) -> Any:
-    from evotree.refs import CHAMPION_REF
+    from evotree.core.refs import CHAMPION_REF
 
     return ws.git.repo.revparse_single(CHAMPION_REF).peel(_commit_type()).tree
 
@@ -358,8 +358,8 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
                       tasks: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[TrajectoryVerdict], Counter[str | None]]:
     """Verdicts of the rollouts with commands; only prefilter candidates (and rollouts of tasks
     with a recorded repository: hash ancestry reads their text) leave DuckDB."""
-    from harness.audit.transcripts import rollout_trajectory
-    from harness.evidence import sql_string
+    from evotree.harness.audit.transcripts import rollout_trajectory
+    from evotree.harness.evidence import sql_string
 
     try:
         ids = ", ".join(sql_string(r) for r in run_ids)
@@ -392,7 +392,7 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
 def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | None]],
             splits: Sequence[str]) -> tuple[float | None, float | None, float | None, str | None]:
     """(raw, leak-adjusted, leak-zeroed, metric) over the eval phase's headline split."""
-    from harness.evidence import sql_string
+    from evotree.harness.evidence import sql_string
 
     try:
         ids = ", ".join(sql_string(r) for r in run_ids)
@@ -416,16 +416,16 @@ def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | N
 
 def _record(ws: Any, report: AuditReport) -> None:
     """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
-    from diagnostics.findings import write_findings_file
-    from evotree.ledger import Event, EventKind
+    from evotree.core.findings import write_findings_file
+    from evotree.core.ledger import Event, EventKind
 
     write_findings_file(ws.state_dir / "findings", f"{report.version}.audit.jsonl",
                         (finding.to_dict() for finding in report.findings))
     if not report.passed:
         try:
-            from memory.record import record_incident
+            from evotree.memory.record import record_incident
         except ImportError:
-            report.warnings.append("memory.record.record_incident is not available: the incident is not in memory")
+            report.warnings.append("evotree.memory.record.record_incident is not available: the incident is not in memory")
         else:
             try:
                 high = [f.to_dict() for f in report.findings if f.rank >= Severity.HIGH]

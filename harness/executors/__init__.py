@@ -1,50 +1,26 @@
 """Executors: where the runs of ``evotree run`` execute.
 
-An executor takes planned runs (:class:`harness.runs.RunPlan`) and returns their final records
-(:class:`harness.runs.RunRecord`), in plan order. Planning, budgets, the judging policy and the
+An executor takes planned runs (:class:`evotree.harness.runs.RunPlan`) and returns their final records
+(:class:`evotree.harness.runs.RunRecord`), in plan order. Planning, budgets, the judging policy and the
 ledger stay with the calling process whatever the executor:
 
-- ``local`` (:mod:`harness.executors.local`): threads of this process, ``jobs`` at a time;
-- ``ray`` (:mod:`harness.executors.ray`): one Ray task per run on a cluster, with the resources
-  of ``[executor]``; evidence travels through an evidence store (:mod:`harness.executors.store`).
+- ``local`` (:mod:`evotree.harness.executors.local`): threads of this process, ``jobs`` at a time;
+- ``ray`` (:mod:`evotree.harness.executors.ray`): one Ray task per run on a cluster, with the resources
+  of ``[executor]``; evidence travels through an evidence store (:mod:`evotree.harness.executors.store`).
 
 Ray is imported only when the ray executor is used.
 """
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from evotree.errors import EvotreeError
+from evotree.harness.executors.base import EXECUTOR_KINDS, Executor, ExecutorError
 
 if TYPE_CHECKING:
-    from evotree.config import ExecutorSection
-    from evotree.workspace import Workspace
-    from harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.core.config import ExecutorSection
 
 __all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "make_executor"]
-
-EXECUTOR_KINDS = ("local", "ray")
-
-
-class ExecutorError(EvotreeError):
-    """Ray missing, a cluster that cannot be reached, or an evidence store that cannot be used."""
-
-    exit_code = 35
-    code = "executor_error"
-
-
-class Executor(Protocol):
-    """Executes planned runs and returns their final records in plan order."""
-
-    kind: str
-
-    def execute(
-        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
-    ) -> list[RunRecord]:
-        """Run every plan to a final record (run.json written, run.finished in the ledger)."""
-        ...
 
 
 def make_executor(
@@ -56,11 +32,11 @@ def make_executor(
     """
     kind = kind or section.kind
     if kind == "local":
-        from harness.executors.local import LocalExecutor
+        from evotree.harness.executors.local import LocalExecutor
 
         return LocalExecutor(jobs or section.jobs)
     if kind == "ray":
-        from harness.executors.ray import RayExecutor
+        from evotree.harness.executors.ray import RayExecutor
 
         return RayExecutor(section, address=address)
     raise ExecutorError(f"unknown executor {kind!r}; expected one of {', '.join(EXECUTOR_KINDS)}",

@@ -3,7 +3,7 @@
 One worker thread per run (``jobs`` at a time). Each thread opens its own :class:`Workspace`
 (pygit2 objects are not thread-safe), holds the run's ``.active`` flock (crash detection),
 exports the version's commit into the run directory and runs the two phases
-(:func:`harness.executors.phases.train_then_judge`); the judge is exported from the champion's
+(:func:`evotree.harness.executors.phases.train_then_judge`); the judge is exported from the champion's
 commit into ``.evotree/judge/<run_id>`` only after the train process group is dead.
 """
 
@@ -16,13 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evotree.ledger import utcnow
-from evotree.workspace import Workspace
-from harness.export import export_tree
-from harness.layout import RunPaths
+from evotree.core.ledger import utcnow
+from evotree.core.workspace import Workspace
+from evotree.harness.export import export_tree
+from evotree.harness.layout import RunPaths
 
 if TYPE_CHECKING:
-    from harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["LocalExecutor", "execute_run"]
 
@@ -49,8 +49,8 @@ def execute_run(
     root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
 ) -> RunRecord:
     """Execute one planned run to the end; always leaves a final run.json and a ledger event."""
-    from harness.executors.phases import train_then_judge
-    from harness.runs import (
+    from evotree.harness.executors.phases import train_then_judge
+    from evotree.harness.runs import (
         RunDirError,
         RunRecord,
         RunStatus,

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.ledger import utcnow
-from evotree.proc import safe_env
-from harness.layout import (
+from evotree.core.ledger import utcnow
+from evotree.core.proc import safe_env
+from evotree.harness.layout import (
     ENV_CANDIDATE_DIR,
     ENV_EVIDENCE_DIR,
     ENV_JUDGE_SPLITS,
@@ -40,7 +40,7 @@ from harness.layout import (
 )
 
 if TYPE_CHECKING:
-    from harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["TERM_GRACE_SECONDS", "Tail", "phase_env", "run_phase", "signal_group", "supervise", "train_then_judge"]
 
@@ -244,7 +244,7 @@ def train_then_judge(
                         deadline, train_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it
-    from harness.runs import kill_run_processes
+    from evotree.harness.runs import kill_run_processes
 
     escaped = kill_run_processes(plan.run_id)
     if escaped:

@@ -3,7 +3,7 @@
 The driver (the ``evotree run`` process) keeps everything that decides or records: planning
 and budgets (done before it is called), the run directory with ``run.json`` and its ``.active``
 flock, the ledger, and the judging policy. Per run it submits one task
-(:func:`harness.executors.ray_worker.run_in_worker`) with
+(:func:`evotree.harness.executors.ray_worker.run_in_worker`) with
 
 - the resources of ``[executor]`` (``cpus``, ``gpus``, ``memory_gb``) and no Ray retries (the
   driver retries, so every attempt is visible);
@@ -14,7 +14,7 @@ flock, the ledger, and the judging policy. Per run it submits one task
   worker fetches it only after the train phase's process group is dead. The judge is never in
   the candidate's runtime_env.
 
-Workers write evidence to the evidence store (:mod:`harness.executors.store`); when a task ends
+Workers write evidence to the evidence store (:mod:`evotree.harness.executors.store`); when a task ends
 the driver imports it into ``<runs_dir>/<run_id>`` and finishes the run as the local executor
 does (compaction, headline, usage, ``run.finished``). Faults:
 
@@ -51,16 +51,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from evotree.ledger import utcnow
-from harness.executors import ExecutorError
-from harness.executors.phases import TERM_GRACE_SECONDS
-from harness.layout import RunPaths
+from evotree.core.ledger import utcnow
+from evotree.harness.executors.errors import ExecutorError
+from evotree.harness.executors.phases import TERM_GRACE_SECONDS
+from evotree.harness.layout import RunPaths
 
 if TYPE_CHECKING:
-    from evotree.config import ExecutorSection
-    from evotree.workspace import Workspace
-    from harness.executors.store import EvidenceStore, FetchResult
-    from harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.core.config import ExecutorSection
+    from evotree.core.workspace import Workspace
+    from evotree.harness.executors.store import EvidenceStore, FetchResult
+    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["RayExecutor", "connect", "evidence_uri"]
 
@@ -120,7 +120,7 @@ def _probe(address: str, timeout: float = 5.0) -> None:
 
 def evidence_uri(ws: Workspace, section: ExecutorSection) -> str:
     """The store URI of ``[executor].evidence_uri``: '' = .evotree/store, relative = from the root."""
-    from harness.executors.store import EvidenceStore
+    from evotree.harness.executors.store import EvidenceStore
 
     uri = section.evidence_uri
     if not uri:
@@ -169,8 +169,8 @@ class _Driver:
 
     def __init__(self, ws: Workspace, section: ExecutorSection, address: str, plans: list[RunPlan],
                  progress: ProgressFn | None, cancel: threading.Event) -> None:
-        from harness.executors.store import EvidenceStore
-        from harness.runs import runs_dir
+        from evotree.harness.executors.store import EvidenceStore
+        from evotree.harness.runs import runs_dir
 
         self.ray = _import_ray()
         self.ws, self.section, self.address, self.plans = ws, section, address, plans
@@ -191,7 +191,7 @@ class _Driver:
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> list[RunRecord]:
-        from harness.executors.ray_worker import ProgressSink
+        from evotree.harness.executors.ray_worker import ProgressSink
 
         self._check_feasible()
         self.sink = self.ray.remote(num_cpus=0)(ProgressSink).remote()
@@ -269,7 +269,7 @@ class _Driver:
 
     # ------------------------------------------------------------------ submitting
     def _open_run(self, plan: RunPlan, run_id: str, attempt: int) -> _Attempt:
-        from harness.runs import RunDirError, RunRecord, RunStatus, _package_versions
+        from evotree.harness.runs import RunDirError, RunRecord, RunStatus, _package_versions
 
         cfg = self.ws.config
         paths = RunPaths(self.base / run_id)
@@ -294,7 +294,7 @@ class _Driver:
         return _Attempt(plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt)
 
     def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
-        from harness.runs import _ledger_run_started
+        from evotree.harness.runs import _ledger_run_started
 
         cfg = self.ws.config
         run_id = plan.run_id if attempt == 0 else f"{plan.run_id}-r{attempt}"
@@ -365,7 +365,7 @@ class _Driver:
 
     # ------------------------------------------------------------------ settling
     def _settle(self, ref: Any) -> None:
-        from harness.runs import RunStatus
+        from evotree.harness.runs import RunStatus
 
         att = self.running[ref]  # removed by _close, once the run is finished
         exc_types = self.ray.exceptions
@@ -436,7 +436,7 @@ class _Driver:
         A fetch that fails (any error of the store's backend) gives an incomplete result with
         the problem recorded, never an aborted request.
         """
-        from harness.executors.store import FetchResult
+        from evotree.harness.executors.store import FetchResult
 
         expected: dict[str, Any] | None = None
         problems: list[str] = []
@@ -467,7 +467,7 @@ class _Driver:
             return "the request was cancelled"
         if att.attempt >= self.section.max_retries:
             return f"max_retries = {self.section.max_retries} reached"
-        from harness.budget import Usage
+        from evotree.harness.budget import Usage
 
         version = self.ws.ledger.snapshot().version(att.plan.version)
         used = Usage.from_dict(version.usage if version is not None else None).runs
@@ -488,7 +488,7 @@ class _Driver:
         record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
 
     def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
-        from harness.runs import finish_run
+        from evotree.harness.runs import finish_run
 
         try:
             finish_run(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
@@ -507,7 +507,7 @@ class _Driver:
         and marked incomplete. A run that cannot be finished normally still gets its status
         written to run.json.
         """
-        from harness.runs import RunStatus
+        from evotree.harness.runs import RunStatus
 
         interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
         why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__
@@ -530,7 +530,7 @@ class _Driver:
                         del self.running[ref]
 
     def _finish_unstarted(self, plan: RunPlan, *, attempt: int) -> None:
-        from harness.runs import RunStatus, _ledger_run_started
+        from evotree.harness.runs import RunStatus, _ledger_run_started
 
         att = self._open_run(plan, plan.run_id, attempt)
         self.origin[plan.run_id] = plan.run_id
@@ -554,7 +554,7 @@ class _Driver:
             return
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from harness.executors.ray_worker import cleanup_run
+        from evotree.harness.executors.ray_worker import cleanup_run
 
         task = self.ray.remote(cleanup_run).options(
             num_cpus=0, max_retries=0,
@@ -572,7 +572,7 @@ class _Driver:
 
 
 def _task_body() -> Any:
-    from harness.executors.ray_worker import run_in_worker
+    from evotree.harness.executors.ray_worker import run_in_worker
 
     return run_in_worker
 
@@ -593,7 +593,7 @@ def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, att: _
 
 def _tar_commit(ws: Workspace, commit: str, *, exclude: list[str], compress: bool = False) -> tuple[bytes, int]:
     """A deterministic tar of ``commit``'s exported tree; (bytes, number of files and links)."""
-    from harness.export import export_tree
+    from evotree.harness.export import export_tree
 
     with tempfile.TemporaryDirectory(prefix="evotree-export-") as tmp:
         root = Path(tmp) / "tree"

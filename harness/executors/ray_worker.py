@@ -1,6 +1,6 @@
 """What runs inside a Ray worker: one run's two phases, on the node the task landed on.
 
-:func:`run_in_worker` is the body of the Ray task the driver (:mod:`harness.executors.ray`)
+:func:`run_in_worker` is the body of the Ray task the driver (:mod:`evotree.harness.executors.ray`)
 submits per run. The task's ``runtime_env`` ``working_dir`` is a package holding only
 ``candidate.tar``: the version's exported commit (judge paths excluded), so the worker's
 working directory and ``sys.path`` contain nothing importable that could shadow evotree. The
@@ -97,7 +97,7 @@ class _Syncer(threading.Thread):
         self.error: str | None = None
 
     def sync(self) -> None:
-        from harness.executors.store import evidence_files
+        from evotree.harness.executors.store import evidence_files
 
         changed: dict[str, int] = {}
         for rel in evidence_files(self.root):  # the contract's names only, never candidate/
@@ -133,11 +133,11 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     """Execute one run in this Ray worker; return its manifest (also written to the store)."""
     import ray
 
-    from harness.budget import RunLimits
-    from harness.executors.phases import train_then_judge
-    from harness.executors.store import WORKER, EvidenceStore
-    from harness.layout import RunPaths
-    from harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
+    from evotree.harness.budget import RunLimits
+    from evotree.harness.executors.phases import train_then_judge
+    from evotree.harness.executors.store import WORKER, EvidenceStore
+    from evotree.harness.layout import RunPaths
+    from evotree.harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
 
     started = time.monotonic()
     run_id = spec["run_id"]
@@ -229,7 +229,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
 
 def cleanup_run(run_id: str) -> dict[str, Any]:
     """After a worker died: kill what its phases left running on this node, delete its scratch."""
-    from harness.runs import kill_run_processes
+    from evotree.harness.runs import kill_run_processes
 
     killed = kill_run_processes(run_id)
     for path in scratch_dirs(run_id):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.layout import KINDS, PHASES
+from evotree.harness.layout import KINDS, PHASES
 
 __all__ = ["MANIFEST", "WORKER", "EvidenceStore", "FetchResult", "evidence_files", "file_digest"]
 
@@ -104,7 +104,7 @@ class EvidenceStore:
         try:
             self.fs, root = fsspec.core.url_to_fs(self.uri)
         except (ImportError, ValueError) as exc:
-            from harness.executors import ExecutorError
+            from evotree.harness.executors.errors import ExecutorError
 
             raise ExecutorError(f"cannot open the evidence store {uri!r}: {exc}",
                                 fix="install the fsspec backend it needs (e.g. s3fs for s3://) or set "

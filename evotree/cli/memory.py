@@ -1,7 +1,7 @@
 """Commands of memory and suggestions (issue 6): `evotree memory ...`, `evotree suggest`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command. The text renderers are
+:mod:`evotree.cli.main` at module level, the library inside each command. The text renderers are
 here too (rich, imported when text is printed).
 """
 
@@ -166,7 +166,7 @@ def _render_suggest(result: dict[str, Any]) -> None:
 
 
 def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
-    from memory.model import InvalidMemory
+    from evotree.memory.model import InvalidMemory
 
     out = {}
     for pair in pairs:
@@ -180,7 +180,7 @@ def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli import _workspace, outputs
+    from evotree.cli.common import open_workspace, outputs
 
     @cli.group()
     def memory() -> None:
@@ -208,9 +208,9 @@ def register(cli: click.Group) -> None:
     def memory_add(text: str, kind: str, version: str | None, skill: str | None,
                    evidence: tuple[str, ...], tags: tuple[str, ...]) -> Any:
         """Add a lesson (TEXT) to memory, linked to a version and evidence."""
-        from memory.record import add_entry
+        from evotree.memory.record import add_entry
 
-        return add_entry(_workspace(), text, kind=kind, version=version, skill=skill,
+        return add_entry(open_workspace(), text, kind=kind, version=version, skill=skill,
                          evidence=_parse_evidence(evidence), tags=list(tags)).to_dict()
 
     @memory.command("list")
@@ -223,9 +223,9 @@ def register(cli: click.Group) -> None:
     def memory_list(kind: str | None, skill: str | None, version: str | None, domain: str | None,
                     limit: int | None) -> Any:
         """List memory entries, oldest first, and the skills' verification status."""
-        from memory.query import MIN_DOMAINS, list_entries, skill_status
+        from evotree.memory.query import MIN_DOMAINS, list_entries, skill_status
 
-        ws = _workspace()
+        ws = open_workspace()
         entries = list_entries(ws, kind, skill=skill, version=version, domain=domain)
         if limit is not None:
             entries = entries[-limit:]
@@ -238,9 +238,9 @@ def register(cli: click.Group) -> None:
     @outputs(_render_entry)
     def memory_show(entry_id: str) -> Any:
         """Show one entry in full (ID or a unique prefix of at least 4 characters)."""
-        from memory.query import get_entry
+        from evotree.memory.query import get_entry
 
-        return get_entry(_workspace(), entry_id).to_dict()
+        return get_entry(open_workspace(), entry_id).to_dict()
 
     @memory.command("search")
     @click.argument("words", nargs=-1, required=True)
@@ -256,19 +256,19 @@ def register(cli: click.Group) -> None:
           evotree memory search dead groups
           evotree memory search "StdGroup*" --kind skill_verification
         """
-        from memory.query import search
+        from evotree.memory.query import search
 
         query = " ".join(words)
-        hits = search(_workspace(), query, limit=limit, kind=kind)
+        hits = search(open_workspace(), query, limit=limit, kind=kind)
         return {"v": 1, "query": query, "hits": [h.to_dict() for h in hits]}
 
     @memory.command("skills")
     @outputs(_render_skills)
     def memory_skills() -> Any:
         """Each skill's status: domains with significant gains, verified across domains or not."""
-        from memory.query import MIN_DOMAINS, skill_status
+        from evotree.memory.query import MIN_DOMAINS, skill_status
 
-        return {"v": 1, "skills": [s.to_dict() for s in skill_status(_workspace())], "min_domains": MIN_DOMAINS}
+        return {"v": 1, "skills": [s.to_dict() for s in skill_status(open_workspace())], "min_domains": MIN_DOMAINS}
 
     @memory.command("export")
     @click.argument("path", type=click.Path(dir_okay=False))
@@ -277,9 +277,9 @@ def register(cli: click.Group) -> None:
     @outputs(_render_export)
     def memory_export(path: str, kind: str | None, force: bool) -> Any:
         """Write memory to PATH (one JSON document with a digest) for another workspace."""
-        from memory.transfer import export_memory
+        from evotree.memory.transfer import export_memory
 
-        return export_memory(_workspace(), path, kind=kind, force=force).to_dict()
+        return export_memory(open_workspace(), path, kind=kind, force=force).to_dict()
 
     @memory.command("import")
     @click.argument("path", type=click.Path(dir_okay=False))
@@ -292,9 +292,9 @@ def register(cli: click.Group) -> None:
         Imported entries are marked with where they came from. They are advice: they can
         make a skill "verified across domains" in suggestions, never pass a gate.
         """
-        from memory.transfer import import_memory
+        from evotree.memory.transfer import import_memory
 
-        return import_memory(_workspace(), path, dry_run=dry_run).to_dict()
+        return import_memory(open_workspace(), path, dry_run=dry_run).to_dict()
 
     @memory.command("merge")
     @click.argument("rev", metavar="REF")
@@ -310,9 +310,9 @@ def register(cli: click.Group) -> None:
           git push origin refs/evotree/memory
         Every entry of REF is validated first; nothing is written if one is bad.
         """
-        from memory.transfer import merge_memory
+        from evotree.memory.transfer import merge_memory
 
-        return merge_memory(_workspace(), rev).to_dict()
+        return merge_memory(open_workspace(), rev).to_dict()
 
     @cli.command()
     @click.argument("version")
@@ -326,6 +326,6 @@ def register(cli: click.Group) -> None:
         domain or across domains rank first; negative evidence and failed verifications rank
         a skill down; skills already applied to VERSION come last. See docs/memory.md.
         """
-        from memory.suggest import suggest as make_suggestions
+        from evotree.memory.suggest import suggest as make_suggestions
 
-        return make_suggestions(_workspace(), version).to_dict()
+        return make_suggestions(open_workspace(), version).to_dict()

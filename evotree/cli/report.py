@@ -1,7 +1,7 @@
 """Commands of reports (issue 9): `evotree report`, `evotree ci init`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command.
+:mod:`evotree.cli.main` at module level, the library inside each command.
 """
 
 from __future__ import annotations
@@ -33,13 +33,14 @@ def _render_report(result: Any) -> None:
 
 def _render_ci(result: Any) -> None:
     click.echo(f"{result.action} {result.path}")
+    click.echo(f"It installs evotree with: pip install \"{result.install}\"")
     click.echo("It runs on pull requests from evotree/* branches: " + ", ".join(result.commands) + ".")
     click.echo("Commit it, push, and set the repository variable EVOTREE_RUN_SEEDS to run versions in CI.")
 
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli import _workspace, outputs
+    from evotree.cli.common import open_workspace, outputs
 
     @cli.command()
     @click.argument("version")
@@ -79,7 +80,7 @@ def register(cli: click.Group) -> None:
         from evotree.report.collect import build_report
         from evotree.report.files import write_report
 
-        ws = _workspace()
+        ws = open_workspace()
         if post:  # fail fast, before any work or file: no token, bad repository or API URL
             from evotree.report.github import github_config
 
@@ -111,18 +112,30 @@ def register(cli: click.Group) -> None:
     @ci.command("init")
     @click.option("--path", default=".github/workflows/evotree.yml", show_default=True,
                   help="Workflow file, relative to the repository root.")
-    @click.option("--install", default="evotree[report]", show_default=True, metavar="REQUIREMENT",
-                  help="pip requirement that installs evotree in CI.")
+    @click.option("--from", "source", default=None, metavar="PATH",
+                  help="Folder inside this repository holding evotree's source (e.g. a git submodule); "
+                       "CI installs from it.")
+    @click.option("--install", default=None, metavar="REQUIREMENT",
+                  help="pip requirement that installs evotree in CI: a path or NAME @ URL (never a bare "
+                       "name: `evotree` on the package index is another project).")
     @click.option("--force", is_flag=True, help="Overwrite an existing workflow file.")
     @outputs(_render_ci)
-    def ci_init(path: str, install: str, force: bool) -> Any:
+    def ci_init(path: str, source: str | None, install: str | None, force: bool) -> Any:
         """Write a GitHub Actions workflow that runs audit, diagnose and report on pull
         requests from evotree/* branches and posts the report as a PR comment.
 
         It uses the pull_request trigger (code from forks never gets a write token) and a
         read-only checkout; runs happen in CI only when the repository variable
         EVOTREE_RUN_SEEDS is set. The file is written, not committed.
+
+        \b
+        The install step installs evotree-rl with the extras the workspace's domain needs, from
+        a source CI can reach: --from PATH, this repository when it is evotree's source, the
+        folder evotree was installed from when it is inside this repository, or the git URL
+        and commit pip recorded; otherwise it refuses and says what to pass.
         """
         from evotree.report.ci import write_workflow
 
-        return write_workflow(_workspace().root, path=path, force=force, install=install)
+        ws = open_workspace()
+        return write_workflow(ws.root, path=path, force=force, domain=ws.config.workspace.domain,
+                              source=source, install=install)

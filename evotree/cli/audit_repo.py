@@ -1,8 +1,8 @@
 """``evotree audit repo PATH``: repository hygiene and the object-store scan (issue 7, item 3).
 
 :func:`register_repo` adds the ``repo`` subcommand to the ``audit`` group that
-:mod:`evotree.cli_audit` creates. Only click is imported at module level; the library
-(:mod:`harness.audit.repo`, pygit2) and rich are imported inside the command.
+:mod:`evotree.cli.audit` creates. Only click is imported at module level; the library
+(:mod:`evotree.harness.audit.repo`, pygit2) and rich are imported inside the command.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _to_json(result: dict[str, Any]) -> dict[str, Any]:
 
 def register_repo(audit_group: click.Group) -> None:
     """Add ``repo PATH [--base REV] [--allow-ref REF] [--sanitize --out PATH] [--json]``."""
-    from evotree.cli import outputs
+    from evotree.cli.common import outputs
 
     @audit_group.command("repo")
     @click.argument("path", type=click.Path(file_okay=False))
@@ -96,8 +96,8 @@ def register_repo(audit_group: click.Group) -> None:
         """
         import sys
 
-        from harness.audit.errors import AuditInputError
-        from harness.audit.repo import inspect_repository, sanitize_repository
+        from evotree.harness.audit.errors import AuditInputError
+        from evotree.harness.audit.repo import inspect_repository, sanitize_repository
 
         if sanitize and not out:
             raise AuditInputError("--sanitize needs --out PATH (the source is never changed in place)",

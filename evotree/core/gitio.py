@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pygit2
 
-from evotree.errors import (
+from evotree.core.errors import (
     GitCommandError,
     MissingIdentity,
     NoCommits,

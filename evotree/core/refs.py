@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evotree.errors import InvalidVersionId
+from evotree.core.errors import InvalidVersionId
 
 __all__ = [
     "NAMESPACE",

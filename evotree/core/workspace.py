@@ -9,21 +9,22 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from evotree.config import CONFIG_FILE, Config, parse_config, render_template
-from evotree.errors import (
+from evotree.core.config import CONFIG_FILE, Config, parse_config, render_template
+from evotree.core.errors import (
     AlreadyExists,
     AlreadyInitialized,
     EvotreeError,
     NotAWorkspace,
     UnknownVersion,
 )
-from evotree.gitio import Git
-from evotree.ledger import Event, EventKind, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
-from evotree.refs import (
+from evotree.core.gitio import Git
+from evotree.core.ledger import Event, EventKind, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
+from evotree.core.refs import (
     CHAMPION_ALIAS,
     CHAMPION_REF,
     LEDGER_REF,
@@ -146,20 +147,6 @@ def _differs_from_head(git: Git, head_tree: object, rel: str) -> bool:
     return git.repo[entry.id].data != path.read_bytes()
 
 
-def _materialize_domain(root: Path, domain: str) -> list[str]:
-    """Write the domain's workspace files (never overwriting); return the paths written."""
-    if domain == "custom":
-        return []
-    import importlib
-
-    module = importlib.import_module(f"domains.{domain}")
-    materialize = getattr(module, "materialize", None)
-    if materialize is None:
-        raise EvotreeError(f"the {domain} domain has no workspace template in this evotree",
-                           fix="use --domain custom")
-    return list(materialize(root))
-
-
 @dataclass
 class InitResult:
     """What ``evotree init`` did (schema: ``init.schema.json``)."""
@@ -174,13 +161,24 @@ class InitResult:
     files: list[str]
 
 
-def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom") -> InitResult:
+#: Writes a domain's workspace files under a root (never overwriting); returns the paths written.
+DomainTemplate = Callable[[Path], Iterable[str]]
+
+
+def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom",
+                   template: DomainTemplate | None = None) -> InitResult:
     """Turn the repository at ``start`` into a workspace with ``v0`` = HEAD as root and champion.
 
     Writes a commented ``evotree.toml`` when there is none (an existing one is validated) and
     commits it alone if it is not committed yet, so the champion's tree holds the policy.
+    ``template`` writes the domain's files (:func:`evotree.domains.domain_template` gives it; the
+    core layer does not import the domains); a domain other than ``custom`` needs one.
     On any failure nothing evotree created is left behind.
     """
+    if domain != "custom" and template is None:
+        raise EvotreeError(f"the {domain} domain's files need its template",
+                           fix=f"call evotree.init(path, domain={domain!r}) (the Python API) or `evotree init "
+                               f"--domain {domain}`; the core init_workspace takes template=domain_template(domain)")
     git = Git(start)
     head = git.head_commit()
     actor = git.identity()
@@ -205,7 +203,8 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         render_template(domain)  # validates the domain before anything is written
     committed = False
     try:
-        created += _materialize_domain(git.root, domain)
+        if template is not None:
+            created += list(template(git.root))
         if not config_path.exists():
             config_path.write_text(render_template(domain))
             created.append(CONFIG_FILE)

@@ -1,5 +1,5 @@
 """Commands of leak audits (issue 7): `evotree audit V`, `evotree audit trajectories FILE...`,
-`evotree audit repo PATH` (the last from :mod:`evotree.cli_audit_repo`).
+`evotree audit repo PATH` (the last from :mod:`evotree.cli.audit_repo`).
 
 Registered on the ``evotree`` group by :func:`register`; imports only click at module level,
 the library (and rich) inside each command.
@@ -67,7 +67,7 @@ def _verdict_table(console: Any, verdicts: list[Any], *, limit: int) -> None:
 
 
 def render_audit(report: Any) -> None:
-    """Print an :class:`~harness.audit.version.AuditReport` for people."""
+    """Print an :class:`evotree.harness.audit.version.AuditReport` for people."""
     from rich.console import Console
 
     console = Console()
@@ -95,7 +95,7 @@ def render_audit(report: Any) -> None:
 
 
 def render_trajectory_audit(result: Any) -> None:
-    """Print a :class:`~harness.audit.trajectories.TrajectoryAudit` for people."""
+    """Print a :class:`evotree.harness.audit.trajectories.TrajectoryAudit` for people."""
     from rich.console import Console
 
     console = Console()
@@ -117,14 +117,14 @@ def _emit(result: Any, as_json: bool, render: Any, passed: bool, data: dict[str,
     else:
         render(result)
     if not passed:
-        from harness.audit.errors import AuditFailed
+        from evotree.harness.audit.errors import AuditFailed
 
         raise click.exceptions.Exit(AuditFailed.exit_code)
 
 
 def register(cli: click.Group) -> None:
     """Add the ``audit`` group to ``cli``."""
-    from evotree.cli import _fail, _workspace
+    from evotree.cli.common import fail, open_workspace
 
     @cli.group("audit", cls=_AuditGroup, invoke_without_command=False)
     def audit() -> None:
@@ -155,17 +155,17 @@ def register(cli: click.Group) -> None:
     def audit_version_cmd(version: str, trajectories: tuple[str, ...], hidden: tuple[str, ...], no_record: bool,
                           as_json: bool) -> None:
         """Audit version VERSION (see `evotree audit --help`)."""
-        from evotree.errors import EvotreeError
+        from evotree.core.errors import EvotreeError
 
         try:
-            from harness.audit.version import audit_version
+            from evotree.harness.audit.version import audit_version
 
-            ws = _workspace()
+            ws = open_workspace()
             progress = None if as_json else (lambda line: click.echo(f"audit: {line}", err=True))
             report = audit_version(ws, version, record=not no_record, trajectory_files=trajectories,
                                    hidden_paths=hidden, progress=progress)
         except EvotreeError as exc:
-            _fail(exc, as_json)
+            fail(exc, as_json)
             return
         _emit(report, as_json, render_audit, report.passed)
 
@@ -181,24 +181,24 @@ def register(cli: click.Group) -> None:
     def audit_trajectories_cmd(files: tuple[str, ...], hidden: tuple[str, ...], repo: str | None, base: str | None,
                                show_all: bool, as_json: bool) -> None:
         """Audit trajectory FILES for leaks (no workspace needed). Exit 28 when one leaked."""
-        from evotree.errors import EvotreeError
+        from evotree.core.errors import EvotreeError
 
         try:
-            from harness.audit.trajectories import audit_trajectories
+            from evotree.harness.audit.trajectories import audit_trajectories
 
             if base is not None and repo is None:
-                from harness.audit.errors import AuditInputError
+                from evotree.harness.audit.errors import AuditInputError
 
                 raise AuditInputError("--base needs --repo (the repository the base commit is in)",
                                       fix="pass --repo PATH as well")
             result = audit_trajectories(files, hidden_paths=hidden, repo=repo, base=base)
         except EvotreeError as exc:
-            _fail(exc, as_json)
+            fail(exc, as_json)
             return
         _emit(result, as_json, render_trajectory_audit, result.passed, result.to_dict(all_verdicts=show_all))
 
     try:
-        from evotree.cli_audit_repo import register_repo
+        from evotree.cli.audit_repo import register_repo
     except ImportError:
         return
     register_repo(audit)

@@ -10,7 +10,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from evotree.errors import EvotreeError
+from evotree.core.errors import EvotreeError
 
 __all__ = ["schema_names", "load_schema"]
 

@@ -1,9 +1,9 @@
 """Commands of gates (issue 8): `evotree gates`, `evotree promote`, `evotree verify`, `evotree approve-run`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command. The interactive sign-off
+:mod:`evotree.cli.main` at module level, the library inside each command. The interactive sign-off
 (one-time code, typed version id, decision) lives here because it talks to the person; the
-checks and the signing are library functions in :mod:`gates`.
+checks and the signing are library functions in :mod:`evotree.gates`.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def render_run_approval(result: Any) -> None:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli import _fail, _workspace, outputs
+    from evotree.cli.common import fail, open_workspace, outputs
 
     @cli.command("gates")
     @click.argument("version")
@@ -109,9 +109,9 @@ def register(cli: click.Group) -> None:
         budget, harness (diagnosed with the harness in force). The policy is read from the
         champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
         """
-        from gates.evidence import evaluate_gates
+        from evotree.gates.evidence import evaluate_gates
 
-        ws = _workspace()
+        ws = open_workspace()
         if not as_json:
             click.echo(f"evaluating gates for {version} …", err=True)
         return evaluate_gates(ws, version, B=B)
@@ -140,12 +140,12 @@ def register(cli: click.Group) -> None:
         Refused when stdin or stdout is not a terminal or a CI variable is set: agents read the
         evidence with `evotree gates VERSION --json`.
         """
-        from evotree.errors import EvotreeError
+        from evotree.core.errors import EvotreeError
 
         try:
-            result = _promote(version, key, merge, as_json, _workspace, allow_policy_change)
+            result = _promote(version, key, merge, as_json, open_workspace, allow_policy_change)
         except EvotreeError as exc:
-            _fail(exc, as_json)
+            fail(exc, as_json)
             return
         if result is None:
             return
@@ -168,13 +168,13 @@ def register(cli: click.Group) -> None:
         champion ref and the ledger's champion must be the end of that chain. Exit 33 when
         anything was tampered with (an edited ledger, a champion moved without a signed approval).
         """
-        from evotree.errors import EvotreeError
-        from gates.verify import verify_workspace
+        from evotree.core.errors import EvotreeError
+        from evotree.gates.verify import verify_workspace
 
         try:
-            report = verify_workspace(_workspace(), check_tags=not no_tags)
+            report = verify_workspace(open_workspace(), check_tags=not no_tags)
         except EvotreeError as exc:
-            _fail(exc, as_json)
+            fail(exc, as_json)
             return
         if as_json:
             import json
@@ -199,12 +199,12 @@ def register(cli: click.Group) -> None:
         current commit. Same rules as promote: a person at a terminal, an allowed key, not the
         version's creator, the version id and a one-time code typed back.
         """
-        from evotree.errors import EvotreeError
+        from evotree.core.errors import EvotreeError
 
         try:
-            result = _approve_run(version, runs, key, as_json, _workspace)
+            result = _approve_run(version, runs, key, as_json, open_workspace)
         except EvotreeError as exc:
-            _fail(exc, as_json)
+            fail(exc, as_json)
             return
         if as_json:
             import json
@@ -220,7 +220,7 @@ def _ask(text: str, as_json: bool) -> str:
 
 def _challenge(version: str, as_json: bool) -> None:
     """Show a one-time code; the person types the version id and the code back."""
-    from gates.signoff import check_typed, new_code
+    from evotree.gates.signoff import check_typed, new_code
 
     code = new_code()
     click.echo(f"\nTo sign off, type the version id and the one-time code {click.style(code, bold=True)}", err=as_json)
@@ -231,13 +231,13 @@ def _challenge(version: str, as_json: bool) -> None:
 
 def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspace: Any,
              allow_policy_change: bool = False) -> Any:
-    from evotree.errors import InvalidState
-    from gates.errors import SignoffRefused
-    from gates.evidence import acknowledge_protected, evaluate_gates
-    from gates.policy import trusted_policy
-    from gates.promote import record_decision, record_promotion
-    from gates.signing import resolve_key
-    from gates.signoff import approver_for, require_human_terminal
+    from evotree.core.errors import InvalidState
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.evidence import acknowledge_protected, evaluate_gates
+    from evotree.gates.verify import trusted_policy
+    from evotree.gates.promote import record_decision, record_promotion
+    from evotree.gates.signing import resolve_key
+    from evotree.gates.signoff import approver_for, require_human_terminal
 
     require_human_terminal(action="promote")
     ws = workspace()
@@ -283,11 +283,11 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspac
 
 
 def _approve_run(version: str, runs: int, key: str | None, as_json: bool, workspace: Any) -> Any:
-    from gates.errors import SignoffRefused
-    from gates.policy import trusted_policy
-    from gates.promote import record_run_approval, version_tip
-    from gates.signing import resolve_key
-    from gates.signoff import approver_for, require_human_terminal
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.verify import trusted_policy
+    from evotree.gates.promote import record_run_approval, version_tip
+    from evotree.gates.signing import resolve_key
+    from evotree.gates.signoff import approver_for, require_human_terminal
 
     require_human_terminal(action="approve runs")
     ws = workspace()

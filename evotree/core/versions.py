@@ -1,6 +1,6 @@
 """The version tree: branch, merge, abandon, worktrees, and the read-side views (tree, show, log).
 
-Each verb is one function that takes a :class:`~evotree.workspace.Workspace` and returns a plain
+Each verb is one function that takes a :class:`~evotree.core.workspace.Workspace` and returns a plain
 dataclass; the CLI only prints them. Every write follows the same order so a failure leaves
 nothing half-done: reserve the branch ref atomically, create the worktree, then append the
 ledger event; undo the first two if a later step fails.
@@ -14,13 +14,13 @@ from typing import Any
 
 import pygit2
 
-from evotree.errors import (
+from evotree.core.errors import (
     AlreadyExists,
     DirtyState,
     InvalidState,
     MergeConflict,
 )
-from evotree.ledger import (
+from evotree.core.ledger import (
     Event,
     EventKind,
     LedgerEntry,
@@ -29,8 +29,8 @@ from evotree.ledger import (
     VersionStatus,
     utcnow,
 )
-from evotree.refs import CHAMPION_ALIAS, VersionId, branch_name, branch_ref
-from evotree.workspace import Workspace
+from evotree.core.refs import CHAMPION_ALIAS, VersionId, branch_name, branch_ref
+from evotree.core.workspace import Workspace
 
 __all__ = [
     "create_version",

@@ -26,9 +26,9 @@ from typing import Any
 
 import pygit2
 
-from evotree.errors import LedgerConflict, NotAWorkspace, UnknownVersion
-from evotree.gitio import Git, Identity, RefRaceLost
-from evotree.refs import LEDGER_REF
+from evotree.core.errors import LedgerConflict, NotAWorkspace, UnknownVersion
+from evotree.core.gitio import Git, Identity, RefRaceLost
+from evotree.core.refs import LEDGER_REF
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -255,7 +255,7 @@ class Ledger:
     ) -> LedgerEntry:
         """Apply ``change`` to the newest state and append its event, retrying lost races.
 
-        ``change`` may raise an :class:`~evotree.errors.EvotreeError` to abort (nothing is
+        ``change`` may raise an :class:`~evotree.core.errors.EvotreeError` to abort (nothing is
         written); it is called again on the fresh state after a lost race, so it must have no
         side effects outside the transaction.
         """

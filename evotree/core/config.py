@@ -2,7 +2,7 @@
 
 Every field carries its help text; every error names the key, the line and the fix. The
 configuration that judges a version is always read from the champion's tree (see
-:func:`evotree.workspace.Workspace.config`), never from the candidate's branch.
+:func:`evotree.core.workspace.Workspace.config`), never from the candidate's branch.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from evotree.errors import ConfigError
+from evotree.core.errors import ConfigError
 
 __all__ = [
     "CONFIG_FILE",
@@ -350,8 +350,8 @@ def _line_from_decode_error(message: str) -> int | None:
 # ---------------------------------------------------------------------------- the template
 _DOMAIN_COMMANDS = {
     "custom": ("python train.py", "python eval.py"),
-    "math": ("python -P -m domains.math.train", "python -P -m domains.math.judge"),
-    "gym": ("python -P -m domains.gym.train", "python -P -m domains.gym.judge"),
+    "math": ("python -P -m evotree.domains.math.train", "python -P -m evotree.domains.math.judge"),
+    "gym": ("python -P -m evotree.domains.gym.train", "python -P -m evotree.domains.gym.judge"),
 }
 
 _TEMPLATE = '''\

@@ -1,7 +1,7 @@
 """Commands of skills (issue 6): `evotree skill list|show|apply`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli` at module level, the library inside each command.
+:mod:`evotree.cli.main` at module level, the library inside each command.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def parse_param_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:
 
 def _domain_here() -> str | None:
     """The workspace's domain when run inside one, else None (listing needs no workspace)."""
-    from evotree.errors import EvotreeError
-    from evotree.workspace import Workspace
+    from evotree.core.errors import EvotreeError
+    from evotree.core.workspace import Workspace
 
     try:
         return Workspace.open(click.get_current_context().find_root().obj["dir"]).config.workspace.domain
@@ -121,7 +121,7 @@ def _render_apply(result: Any) -> None:
 # ------------------------------------------------------------------------------ commands
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli import _workspace, outputs
+    from evotree.cli.common import open_workspace, outputs
 
     @cli.group()
     def skill() -> None:
@@ -139,7 +139,7 @@ def register(cli: click.Group) -> None:
     def list_() -> Any:
         """List the built-in skills; inside a workspace, those that do not apply to its domain
         are marked."""
-        from skills import list_skills
+        from evotree.skills import list_skills
 
         domain = _domain_here()
         return {"v": 1, "domain": domain,
@@ -151,7 +151,7 @@ def register(cli: click.Group) -> None:
     def show(name: str) -> Any:
         """Show one skill: trigger, intervention, expected outcome, validation, domains, the
         finding codes it addresses, its parameters (type, default, range) and provenance."""
-        from skills import get_skill
+        from evotree.skills import get_skill
 
         info = get_skill(name)
         return {"v": 1, **_info_data(info, _domain_here())}
@@ -174,6 +174,6 @@ def register(cli: click.Group) -> None:
         to the workspace's domain (exit 26), a dirty worktree (exit 8), the champion or an
         abandoned version (exit 10).
         """
-        from skills import apply_skill
+        from evotree.skills import apply_skill
 
-        return apply_skill(_workspace(), version, name, parse_param_options(params))
+        return apply_skill(open_workspace(), version, name, parse_param_options(params))

@@ -1,0 +1,85 @@
+"""Configuration commands: `config show`, `config check`, `schema`, and `demo`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from evotree.cli.common import fail, open_workspace, outputs, renderer
+from evotree.core.errors import EvotreeError
+
+__all__ = ["register"]
+
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
+
+
+# ---------------------------------------------------------------------------- config / schema
+@cli.group()
+def config() -> None:
+    """Inspect and validate evotree.toml."""
+
+
+@config.command("show")
+@outputs(renderer("config"))
+def config_show() -> Any:
+    """Print the configuration in force (read from the champion's tree)."""
+    return open_workspace().config
+
+
+@config.command("check")
+@click.argument("path", required=False, type=click.Path(dir_okay=False))
+@outputs(renderer("config_check"))
+def config_check(path: str | None) -> Any:
+    """Validate an evotree.toml (default: the one in the current checkout)."""
+    from pathlib import Path
+
+    from evotree.core.config import CONFIG_FILE, parse_config
+    from evotree.core.errors import ConfigError
+
+    if path is None:
+        from evotree.core.gitio import Git
+
+        target = Git(click.get_current_context().find_root().obj["dir"]).root / CONFIG_FILE
+    else:
+        target = Path(path)
+    if not target.is_file():
+        raise ConfigError(f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target))
+    parse_config(target.read_text(), source=str(target))
+    return {"v": 1, "path": str(target), "valid": True}
+
+
+@cli.command()
+@click.argument("name", required=False)
+@outputs(renderer("schema"))
+def schema(name: str | None) -> Any:
+    """List the JSON schemas of --json outputs, or print one (e.g. `evotree schema tree`)."""
+    from evotree.core.schemas import load_schema, schema_names
+
+    if name is None:
+        return {"v": 1, "schemas": schema_names()}
+    return load_schema(name)
+
+
+# ---------------------------------------------------------------------------- demo
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--keep/--no-keep", default=True, show_default=True, help="Keep the demo workspace.")
+def demo(path: str | None, keep: bool) -> None:
+    """Walk through the loop in a fresh demo repository (default: a temp folder).
+
+    Runs the real commands as subprocesses and prints each one, so you can repeat them.
+    """
+    from evotree.demo import run_demo
+
+    try:
+        run_demo(path, keep=keep, echo=click.echo)
+    except EvotreeError as exc:
+        fail(exc, False)
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)

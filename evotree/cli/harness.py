@@ -1,0 +1,123 @@
+"""Harness-version commands: `harness branch`, `harness list`, `harness promote`."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import click
+
+from evotree.cli.common import fail, open_workspace, outputs, renderer
+
+__all__ = ["register"]
+
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
+
+
+@cli.group()
+def harness() -> None:
+    """Harness versions: the diagnostic thresholds' own lineage (evotree/harness/hN)."""
+
+
+@harness.command("branch")
+@click.option("-m", "--message", "hypothesis", required=True, metavar="TEXT",
+              help="What the new thresholds should catch.")
+@outputs(renderer("harness_created"))
+def harness_branch(hypothesis: str) -> Any:
+    """Create harness version hN from the active one: a branch plus a worktree with harness.toml."""
+    from evotree.gates.harnesses import create_harness
+
+    return create_harness(open_workspace(), hypothesis=hypothesis)
+
+
+@harness.command("list")
+@outputs(renderer("harness_list"))
+def harness_list() -> Any:
+    """List harness versions; the active one judges every `evotree diagnose`."""
+    from evotree.gates.harnesses import list_harnesses
+
+    return list_harnesses(open_workspace())
+
+
+@harness.command("promote")
+@click.argument("harness_id", metavar="HN")
+@click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+              "then git config user.signingkey).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the diff and prompts go to "
+              "stderr; see `evotree schema harness-promote`). Still needs a person at a terminal.")
+def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
+    """Ask a person to put harness version HN in force, with a signed sign-off.
+
+    The harness decides what `evotree diagnose` and the signal gate flag, so it changes like a
+    champion does: shows what changes (each threshold against the harness in force, and whether
+    analyzers.py is added or changed, with its sha256), then the person at the terminal types
+    HN and a one-time code and confirms. The statement (harness, its commit, the previous
+    harness and commit, sha256 of the diff shown) is signed with their SSH key, which must be
+    in the champion's allowed signers and not belong to HN's creator; it is recorded in the
+    ledger, then refs/evotree/harness moves (compare-and-swap). HN may be h0 (the built-in
+    harness). Refused without a terminal or under CI (exit 31), for a key not allowed (32),
+    or when the harness in force is not signed (33: `evotree verify` says why).
+    """
+    from evotree.core.errors import EvotreeError
+
+    def show(plan: Any) -> None:
+        diff = plan.diff
+        echo = functools.partial(click.echo, err=as_json)
+        echo(f"harness {plan.harness} @ {str(plan.commit)[:10] if plan.commit else 'built-in'}: {plan.hypothesis} "
+             f"(created by {plan.created_by})")
+        echo(f"replaces {plan.previous_harness} @ "
+             f"{str(plan.previous_commit)[:10] if plan.previous_commit else 'built-in'}")
+        if diff["thresholds"]:
+            echo("thresholds:")
+            for c in diff["thresholds"]:
+                old = "default" if c["old"] is None else json.dumps(c["old"])
+                new = "default" if c["new"] is None else json.dumps(c["new"])
+                echo(f"  {c['analyzer']}.{c['key']}: {old} -> {new}")
+        else:
+            echo("thresholds: unchanged")
+        py = diff["analyzers_py"]
+        line = {"absent": "none (no plug-in code)", "unchanged": f"unchanged (sha256 {py['sha256']})",
+                "added": f"ADDED: plug-in code that runs in every `evotree diagnose` (sha256 {py['sha256']})",
+                "changed": f"CHANGED: plug-in code that runs in every `evotree diagnose` (sha256 {py['sha256']}, "
+                           f"was {py['previous_sha256']})",
+                "removed": f"removed (was sha256 {py['previous_sha256']})"}[py["status"]]
+        echo(f"analyzers.py: {line}")
+        if plan.commit and py["status"] in ("added", "changed"):
+            echo(f"  read it before signing: git show {plan.commit[:10]}:analyzers.py")
+        echo(f"diff sha256 (signed): {plan.diff_hash}")
+
+    try:
+        from evotree.cli.gates import _ask, _challenge
+        from evotree.gates.harnesses import plan_harness_promotion, record_harness_promotion
+        from evotree.gates.errors import SignoffRefused
+        from evotree.gates.verify import trusted_policy
+        from evotree.gates.signing import resolve_key
+        from evotree.gates.signoff import approver_for, require_human_terminal
+
+        require_human_terminal(action="promote a harness")
+        ws = open_workspace()
+        policy = trusted_policy(ws)
+        plan = plan_harness_promotion(ws, harness_id)
+        approver = approver_for(policy, resolve_key(key, git_root=ws.root), plan.created_by)
+        show(plan)
+        _challenge(plan.harness, as_json)
+        if _ask(f"put harness {plan.harness} in force? [yes/no]", as_json).strip().lower() != "yes":
+            raise SignoffRefused("not approved; nothing was recorded", fix="type yes to promote the harness")
+        click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
+        result = record_harness_promotion(ws, policy, approver, plan)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), default=str))
+    else:
+        click.echo(f"harness {result.harness} is in force (was {result.previous_harness}); signed by "
+                   f"{result.approver}; diff sha256 {result.diff_hash[:16]}…")
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)

@@ -1,0 +1,71 @@
+"""The ``evotree`` command line: thin click commands over library functions.
+
+Each command parses its arguments, calls one library function that returns a dataclass, and
+prints it: as rich text for people, or with ``--json`` as the documented schema for agents
+(``evotree schema NAME``). Errors become one message plus a fix, and a documented exit code.
+Heavy modules are imported inside the commands that need them, keeping start-up fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from evotree.core import __version__
+from evotree.cli import (
+    analysis,
+    audit,
+    config,
+    gates,
+    harness,
+    memory,
+    report,
+    runs,
+    skills,
+    versions,
+)
+from evotree.cli.common import EXIT_CODE_HELP
+
+__all__ = ["main", "cli"]
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=EXIT_CODE_HELP,
+)
+@click.version_option(__version__, prog_name="evotree")
+@click.option(
+    "-C", "directory", default=".", metavar="PATH", type=click.Path(file_okay=False),
+    help="Run as if evotree was started in PATH (like git -C).",
+)
+@click.pass_context
+def cli(ctx: click.Context, directory: str) -> None:
+    """evotree: a git-native version tree for RL post-training experiments.
+
+    \b
+    Every version of your training recipe is a git branch (evotree/vN) with its own
+    worktree; every event is a commit on refs/evotree/ledger. Share the tree with
+      git push origin 'refs/evotree/*' 'refs/heads/evotree/*'
+
+    \b
+    The loop:  init -> branch -> (edit, commit) -> run -> diagnose -> audit -> compare
+               -> promote (human sign-off).  `evotree demo` walks through it.
+    Every command takes --json (schemas: `evotree schema`).
+    """
+    ctx.obj = {"dir": directory}
+
+
+# one module per command group, each with ``register(cli)``: they import only click and
+# evotree.cli.common at module level (start-up stays fast) and the library inside the commands
+for _module in (versions, runs, analysis, harness, config, skills, memory, audit, gates, report):
+    _module.register(cli)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="evotree")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

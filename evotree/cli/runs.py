@@ -1,0 +1,134 @@
+"""Run commands: `run`, `runs`, `sql`, `ingest`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from evotree.cli.common import open_workspace, outputs, renderer
+
+__all__ = ["register"]
+
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
+
+
+# ---------------------------------------------------------------------------- run / runs
+@cli.command()
+@click.argument("versions", nargs=-1, required=True, metavar="VERSION...")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per version, with seeds S..S+N-1 (S: --seed-start).")
+@click.option("--seed-start", type=click.IntRange(min=0), default=0, show_default=True,
+              help="First seed: add seeds to a comparison (e.g. --seeds 3 --seed-start 3 after 0..2) "
+                   "instead of repeating them.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Runs executed at once (default: [executor].jobs).")
+@click.option("--heldout", is_flag=True,
+              help="Also score the held-out split (for the candidate selected on validation).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Where runs execute (default: [executor].kind): local processes, or Ray tasks.")
+@click.option("--address", default=None, metavar="ADDR",
+              help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
+                   "'' starts a local Ray for this command).")
+@outputs(renderer("runs"), pass_json=True)
+def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None, heldout: bool,
+        executor: str | None, address: str | None, as_json: bool) -> Any:
+    """Run versions under the harness: train phase, then the champion's judge.
+
+    \b
+    Each run exports the version's committed tree (uncommitted changes are refused) into
+    .evotree/runs/<run_id>/candidate, runs [train].command there, then runs the judge
+    ([eval].command) from the champion's tree; only the judge sees hidden splits.
+    Evidence (signals, rollouts, evals) is written as JSONL while running and compacted
+    to Parquet at the end. Budgets are checked before anything starts. Ctrl-C stops the
+    runs cleanly and marks them cancelled.
+
+    \b
+    --executor ray schedules each (version, seed) as a Ray task with the resources of
+    [executor] (cpus, gpus, memory_gb); the version travels as its exported commit, the
+    workers write evidence to [executor].evidence_uri and this command imports it and
+    writes the ledger. A run whose worker or node dies is marked failed with the cause and
+    retried up to [executor].max_retries times. See docs/cluster.md.
+    """
+    from evotree.gates.runs import run_versions
+
+    ws = open_workspace()
+    options = {"seeds": seeds, "seed_start": seed_start, "jobs": jobs, "heldout": heldout, "executor": executor,
+               "address": address}
+    view = None
+    if not as_json:
+        from evotree.cli.render import RunProgress
+
+        view = RunProgress()
+    try:
+        if view is not None:
+            with view:
+                return run_versions(ws, list(versions), progress=view, **options)
+        return run_versions(ws, list(versions), **options)
+    except KeyboardInterrupt:  # a second Ctrl-C while stopping
+        raise click.exceptions.Exit(130) from None
+
+
+@cli.command()
+@click.option("--version", "version", default=None, metavar="V", help="Only runs of this version.")
+@outputs(renderer("runs"))
+def runs(version: str | None) -> Any:
+    """List the runs recorded on this machine, oldest first."""
+    from evotree.harness.runs import list_runs
+
+    return list_runs(open_workspace(), version=version)
+
+
+@cli.command()
+@click.argument("sql")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
+@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Rows shown in the table (JSON and CSV get all rows).")
+@outputs(renderer("sql_result"), pass_json=True)
+def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
+    """Query all evidence with DuckDB SQL.
+
+    \b
+    Views: runs (one row per run.json), signals, rollouts, evals (the evidence of every run,
+    finished or still running, with version and seed) and findings. Example:
+      evotree sql "SELECT version, split, avg(score) FROM evals GROUP BY ALL"
+    """
+    from evotree.harness.query import query
+    from evotree.harness.runs import runs_dir
+
+    ws = open_workspace()
+    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings")
+    rows = table.to_pylist()
+    if as_csv and not as_json:
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(table.column_names)
+        for row in rows:
+            writer.writerow([row[c] for c in table.column_names])
+        raise click.exceptions.Exit(0)
+    return {"v": 1, "columns": table.column_names, "rows": rows, "limit": limit}
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--version", "version", required=True, metavar="V", help="Version the training belongs to.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of that training.")
+@outputs(renderer("runs"))
+def ingest(path: str, version: str, seed: int) -> Any:
+    """Import a TRL/transformers trainer_state.json as a run of VERSION.
+
+    Its log_history becomes signals; the run has no judge phase, so no score, and it is not
+    charged to budgets.
+    """
+    from evotree.harness.ingest import ingest_trainer_state
+
+    return [ingest_trainer_state(open_workspace(), path, version=version, seed=seed)]
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)

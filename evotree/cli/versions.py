@@ -1,0 +1,181 @@
+"""Version-tree commands: `init`, `branch`, `merge`, `tree`, `show`, `log`, `abandon`, `worktree`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from evotree.cli.common import open_workspace, outputs, renderer
+
+__all__ = ["register"]
+
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
+
+
+# ---------------------------------------------------------------------------- init
+@cli.command()
+@click.option(
+    "--domain", type=click.Choice(["custom", "math", "gym"]), default="custom", show_default=True,
+    help="Domain template written into evotree.toml.",
+)
+@outputs(renderer("init_result"))
+def init(domain: str) -> Any:
+    """Turn the current git repository into an evotree workspace.
+
+    Writes a commented evotree.toml (committed on its own if new), creates .evotree/
+    (ignored by git) and records v0 = HEAD as the root and champion.
+    """
+    from evotree.api import init as init_workspace
+
+    return init_workspace(click.get_current_context().find_root().obj["dir"], domain=domain)
+
+
+# ---------------------------------------------------------------------------- branch
+def _render_branch(record: Any) -> None:
+    renderer("version_created")(record)
+    if record.skills:
+        click.echo(f"  skills: {', '.join(record.skills)} (recorded in skills.toml)")
+
+
+@cli.command()
+@click.option("--from", "parent", default="champion", show_default=True, metavar="VERSION",
+              help="Version to branch from (or 'champion').")
+@click.option("--name", default=None, metavar="ID", help="Version id (default: next vN).")
+@click.option("-m", "--message", "hypothesis", required=True, metavar="TEXT",
+              help="The hypothesis: what this version changes and what you expect.")
+@click.option("--worktree", default=None, type=click.Path(), metavar="PATH",
+              help="Worktree location (default: <worktree_dir>/<id>).")
+@click.option("--skill", "skill_names", multiple=True, metavar="NAME",
+              help="Apply this skill to the new version (repeatable; `evotree skill list`).")
+@click.option("--param", "skill_params", multiple=True, metavar="NAME.KEY=VALUE",
+              help="A parameter of a --skill, e.g. --param StdGroupFilter.min_std=0.1 (repeatable).")
+@outputs(_render_branch)
+def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None,
+           skill_names: tuple[str, ...], skill_params: tuple[str, ...]) -> Any:
+    """Create a new version: branch evotree/vN plus its own worktree.
+
+    Records the parent, hypothesis, creator and base commit in the ledger. Safe to run from
+    several processes at once: every call gets its own id. With --skill, each skill is
+    checked first (nothing is created if one is refused), then recorded in the new version's
+    recipe like `evotree skill apply` (a commit and a skill.applied event each).
+    """
+    if skill_names or skill_params:
+        from evotree.skills.recipe import branch_with_skills, split_skill_params
+
+        requested = split_skill_params(list(skill_names), list(skill_params))
+        return branch_with_skills(open_workspace(), hypothesis=hypothesis, parent=parent, name=name,
+                                  worktree=worktree, requested=requested)
+    from evotree.core.versions import create_version
+
+    return create_version(open_workspace(), hypothesis=hypothesis, parent=parent, name=name, worktree=worktree)
+
+
+# ---------------------------------------------------------------------------- merge
+@cli.command()
+@click.argument("first", metavar="A")
+@click.argument("second", metavar="B")
+@click.option("-m", "--message", required=True, metavar="TEXT", help="Why these two are combined.")
+@click.option("--name", default=None, metavar="ID", help="Version id (default: next vN).")
+@click.option("--worktree", default=None, type=click.Path(), metavar="PATH", help="Worktree location.")
+@outputs(renderer("version_created"))
+def merge(first: str, second: str, message: str, name: str | None, worktree: str | None) -> Any:
+    """Create a new version whose commit merges versions A and B.
+
+    The ledger records both parents (the tree becomes a DAG). A conflict is reported with
+    the files involved and nothing is created.
+    """
+    from evotree.core.versions import merge_versions
+
+    return merge_versions(open_workspace(), first, second, message=message, name=name, worktree=worktree)
+
+
+# ---------------------------------------------------------------------------- tree / show / log
+@cli.command()
+@outputs(renderer("tree"))
+def tree() -> Any:
+    """Show the version tree: id, status, hypothesis, headline score, champion (★).
+
+    Abandoned and failed versions are shown dimmed: they are negative evidence and are
+    never deleted.
+    """
+    from evotree.core.versions import tree_view
+
+    return tree_view(open_workspace())
+
+
+@cli.command()
+@click.argument("version")
+@outputs(renderer("version_detail"))
+def show(version: str) -> Any:
+    """Show one version: record, commits since branching, worktree state, its events."""
+    from evotree.core.versions import show_version
+
+    return show_version(open_workspace(), version)
+
+
+@cli.command()
+@click.option("--version", "version", default=None, metavar="V", help="Only events of this version.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="At most this many events.")
+@outputs(renderer("log"))
+def log(version: str | None, limit: int | None) -> Any:
+    """Show the ledger's events, newest first."""
+    from evotree.core.versions import log_entries
+
+    return {"v": 1, "events": log_entries(open_workspace(), version=version, limit=limit)}
+
+
+# ---------------------------------------------------------------------------- abandon
+@cli.command()
+@click.argument("version")
+@click.option("--reason", required=True, metavar="TEXT", help="Why it is abandoned (kept as negative evidence).")
+@click.option("--force", is_flag=True, help="Discard uncommitted changes in its worktree.")
+@outputs(renderer("version_abandoned"))
+def abandon(version: str, reason: str, force: bool) -> Any:
+    """Abandon a version: record why, remove its worktree, keep its branch."""
+    from evotree.core.versions import abandon_version
+
+    ws = open_workspace()
+    record = abandon_version(ws, version, reason=reason, force=force)
+    try:  # negative evidence for memory; the abandonment above stands whatever happens here
+        from evotree.memory.record import record_abandonment
+
+        record_abandonment(ws, record.id, reason)
+    except Exception as exc:  # noqa: BLE001 - memory is advice: never undo or fail the abandonment
+        click.secho(f"evotree: warning: {record.id} is abandoned, but memory was not updated: {exc}",
+                    fg="yellow", err=True)
+    return record
+
+
+# ---------------------------------------------------------------------------- worktree
+@cli.group()
+def worktree() -> None:
+    """Manage version worktrees (prune inactive ones, restore one)."""
+
+
+@worktree.command("prune")
+@click.option("--force", is_flag=True, help="Also remove worktrees with uncommitted changes.")
+@outputs(renderer("prune_result"))
+def worktree_prune(force: bool) -> Any:
+    """Remove worktrees of abandoned and failed versions; forget ones deleted by hand."""
+    from evotree.core.versions import prune_worktrees
+
+    return prune_worktrees(open_workspace(), force=force)
+
+
+@worktree.command("restore")
+@click.argument("version")
+@click.option("--worktree", "path", default=None, type=click.Path(), metavar="PATH", help="Where to put it.")
+@outputs(renderer("version_restored"))
+def worktree_restore(version: str, path: str | None) -> Any:
+    """Give VERSION a worktree again (abandoned versions too, to inspect them)."""
+    from evotree.core.versions import restore_worktree
+
+    return restore_worktree(open_workspace(), version, worktree=path)
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)

@@ -1,0 +1,281 @@
+"""Harness versions' signed lineage: which harness is in force, branching one, promoting one.
+
+The harness (analyzer thresholds and plug-in analyzers, read by :mod:`evotree.diagnostics`)
+decides what the signal gate blocks, so promoting one is a person's signed decision exactly like
+promoting a version: :func:`plan_harness_promotion` computes what changes (thresholds diff,
+``analyzers.py`` sha256) without running any workspace code, :func:`record_harness_promotion`
+signs a statement naming the diff's sha256 and moves ``refs/evotree/harness``. The harness in
+force is the end of the chain of *signed* harness promotions from the built-in ``h0``;
+:func:`trusted_harness` computes it with ``evotree verify``'s walk, and a ref moved by hand is
+reported, never followed. :func:`active_harness` loads it for ``diagnose`` and the gates.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+from evotree.diagnostics.harnesses import (
+    BRANCH_PREFIX,
+    BUILTIN,
+    HARNESS_FILE,
+    HARNESS_REF,
+    TEMPLATE,
+    ActiveHarness,
+    HarnessTrust,
+    HarnessVersion,
+    harness_diff,
+    harness_records,
+    load_harness,
+    parse_harness_toml,
+    read_blob,
+)
+
+from evotree.core.errors import (
+    AlreadyExists,
+    DirtyState,
+    EvotreeError,
+    InvalidState,
+    UnknownVersion,
+)
+from evotree.core.ledger import Event, LedgerTxn, utcnow
+from evotree.core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from evotree.gates.policy import Policy
+    from evotree.gates.signoff import Approver
+
+__all__ = [
+    "HarnessPromotionPlan",
+    "HarnessPromotionResult",
+    "active_harness",
+    "create_harness",
+    "list_harnesses",
+    "plan_harness_promotion",
+    "record_harness_promotion",
+    "trusted_harness",
+]
+
+
+def list_harnesses(ws: Workspace) -> dict[str, Any]:
+    """``{"v": 1, "active": id, "signed": bool, "warning", "harnesses": [...]}`` with the built-in ``h0`` first.
+
+    ``active`` is the end of the signed chain of harness promotions (what diagnose and the gates
+    use); ``signed`` is false, with a ``warning``, when the harness ref or the ledger disagree.
+    """
+    meta = ws.ledger.meta()
+    trust = trusted_harness(ws)
+    active = trust.id
+    items = [HarnessVersion(BUILTIN, None, "built-in analyzers and thresholds", "evotree", "", None, None)]
+    for record in sorted((meta.get("harnesses") or {}).values(), key=lambda r: int(r["id"][1:])):
+        items.append(HarnessVersion(**{k: record.get(k) for k in HarnessVersion.__dataclass_fields__ if k != "active"}))
+    for item in items:
+        item.active = item.id == active
+    return {"v": 1, "active": active, "signed": trust.trusted, "warning": trust.warning,
+            "harnesses": [h.to_dict() for h in items]}
+
+
+def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
+    """A new harness version ``hN`` from the active one, with its branch and worktree."""
+    if not hypothesis.strip():
+        raise EvotreeError("a hypothesis (-m) is required", fix='pass -m "what the new thresholds should catch"')
+    git = ws.git
+    actor = git.identity()
+    meta = ws.ledger.meta()
+    trust = trusted_harness(ws)  # branch from the signed harness, never from a ref moved by hand
+    parent = trust.id
+    base = git.repo[trust.commit].id if trust.commit else None
+    if base is None:  # the first harness branch: a root commit holding the template
+        sig = actor.signature()
+        builder = git.repo.TreeBuilder()
+        builder.insert(HARNESS_FILE, git.repo.create_blob(TEMPLATE.encode()), pygit2.GIT_FILEMODE_BLOB)
+        base = git.repo.create_commit(None, sig, sig, "evotree: harness template\n", builder.write(), [])
+    number = max([int(k[1:]) for k in (meta.get("harnesses") or {})] + [0]) + 1
+    while not git.create_ref(f"refs/heads/{BRANCH_PREFIX}h{number}", base, "evotree harness branch"):
+        number += 1
+    hid = f"h{number}"
+    branch = BRANCH_PREFIX + hid
+    path = ws.absolute(ws.config.workspace.worktree_dir) / f"harness-{hid}"
+    try:
+        if path.exists() and any(path.iterdir()):
+            raise AlreadyExists(f"worktree path {path} is already taken", fix="move what is there")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git.add_worktree(path, branch)
+        record = HarnessVersion(hid, parent, hypothesis.strip(), str(actor), utcnow(), branch, ws.display_path(path))
+
+        def change(txn: LedgerTxn) -> Event:
+            records = harness_records(txn)
+            records[hid] = {k: v for k, v in record.to_dict().items() if k != "active"}
+            txn.meta["harnesses"] = records
+            return Event(kind="harness.created", version=None, actor=str(actor),
+                         data={"harness": hid, "parent": parent, "hypothesis": record.hypothesis})
+
+        ws.ledger.transact(change, actor=actor)
+    except BaseException:
+        git.discard_worktree(path)
+        git.delete_ref(f"refs/heads/{branch}")
+        raise
+    return record
+
+
+def trusted_harness(ws: Workspace) -> HarnessTrust:
+    """The signed harness chain's end (``h0``, no commit, when nothing was promoted) and its problems.
+
+    Runs :func:`evotree.gates.verify.verify_workspace` (without tags): harness promotions are checked
+    against the allowed signers of the champion in force at their point of the ledger.
+    """
+    from evotree.gates.verify import HARNESS_PROBLEMS, verify_workspace
+
+    report = verify_workspace(ws, check_tags=False)
+    harness = report.harness or {}
+    problems = [p.message for p in report.problems if p.kind in HARNESS_PROBLEMS]
+    return HarnessTrust(str(harness.get("id") or BUILTIN), harness.get("commit"), problems)
+
+
+@dataclass
+class HarnessPromotionPlan:
+    """What ``evotree harness promote HN`` shows the approver before they sign."""
+
+    harness: str
+    commit: str | None
+    created_by: str
+    hypothesis: str
+    previous_harness: str
+    previous_commit: str | None
+    diff: dict[str, Any]
+    diff_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class HarnessPromotionResult:
+    """What ``evotree harness promote --json`` prints (schema: ``harness-promote.schema.json``)."""
+
+    harness: str
+    commit: str | None
+    previous_harness: str
+    previous_commit: str | None
+    diff: dict[str, Any]
+    diff_hash: str
+    approver: str
+    ledger_commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
+
+
+def _dirty(path: Any) -> list[str]:
+    """Uncommitted paths of a worktree, with git's code-running settings pinned off (no fsmonitor, hooks)."""
+    from evotree.gates.signing import git_command
+
+    proc = subprocess.run(git_command("status", "--porcelain=v1", "-z", "--untracked-files=all"), cwd=path,
+                          capture_output=True, check=False, text=True)
+    if proc.returncode != 0:
+        raise EvotreeError(f"git status failed in {path}: {proc.stderr.strip()}", fix="check the worktree")
+    return [e[3:] for e in proc.stdout.split("\0") if len(e) > 3]
+
+
+def plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
+    """Validate ``hid`` (its branch tip) and compute what promoting it changes; moves nothing.
+
+    Refuses (``TamperingFound``, exit 33) when the harness in force is not the end of the signed
+    chain: a new signature must not build on a ref moved by hand. Runs no workspace code: the
+    approver's key is near (``analyzers.py`` is hashed and shown, never imported).
+    """
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.signing import canonical, sha256_hex
+
+    trust = trusted_harness(ws)
+    if not trust.trusted:
+        raise TamperingFound(f"refusing to promote a harness: {trust.warning}", fix=trust.fix,
+                             problems=trust.problems)
+    records = ws.ledger.meta().get("harnesses") or {}
+    if hid != BUILTIN and hid not in records:
+        raise UnknownVersion(f"unknown harness version {hid!r}", fix="`evotree harness list` lists them")
+    if hid == BUILTIN:
+        target, created_by, hypothesis = None, "evotree", "built-in analyzers and thresholds"
+    else:
+        record = records[hid]
+        created_by, hypothesis = str(record.get("created_by") or ""), str(record.get("hypothesis") or "")
+        if record.get("worktree") and ws.absolute(record["worktree"]).exists():
+            dirty = _dirty(ws.absolute(record["worktree"]))
+            if dirty:
+                raise DirtyState(f"harness {hid} has uncommitted changes: {', '.join(dirty)}",
+                                 fix=f"commit them in {record['worktree']}", paths=dirty)
+        tip = ws.git.ref_target(f"refs/heads/{record['branch']}")
+        if tip is None:
+            raise UnknownVersion(f"the branch {record['branch']} of harness {hid} is gone",
+                                 fix="branch a new harness: evotree harness branch -m TEXT")
+        target = str(tip)
+        raw = read_blob(ws, target, HARNESS_FILE)
+        parse_harness_toml(raw.decode("utf-8", errors="replace") if raw is not None else "", f"{HARNESS_FILE} of {hid}")
+    if hid == trust.id and target == trust.commit:
+        raise InvalidState(f"harness {hid} @ {str(target)[:10]} is already in force", fix="commit a change on its "
+                           "branch, or branch a new harness: evotree harness branch -m TEXT")
+    diff = harness_diff(ws, trust.id, trust.commit, hid, target)
+    return HarnessPromotionPlan(hid, target, created_by, hypothesis, trust.id, trust.commit, diff,
+                                sha256_hex(canonical(diff)))
+
+
+def record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
+                             plan: HarnessPromotionPlan) -> HarnessPromotionResult:
+    """Sign the harness promotion, append the ``harness.promoted`` event, then CAS-move the harness ref.
+
+    ``policy`` must come from :func:`evotree.gates.policy.trusted_policy` and ``approver`` from
+    :func:`evotree.gates.signoff.approver_for` (allowed key, not the harness's creator): the same rules
+    as a version's promotion. The statement names the harness, its commit, the previous harness
+    and its commit, and the sha256 of the diff the person was shown.
+    """
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.statements import new_statement, sign_statement
+    from evotree.gates.verify import HARNESS_EVENT, HARNESS_PROMOTION_TYPE
+
+    from evotree.core.gitio import RefRaceLost
+
+    statement = new_statement(ws, HARNESS_PROMOTION_TYPE, approver, harness=plan.harness, commit=plan.commit,
+                              previous_harness=plan.previous_harness, previous_commit=plan.previous_commit,
+                              created_by=plan.created_by, diff_hash=plan.diff_hash)
+    signature = sign_statement(policy, approver, statement)
+    git = ws.git
+
+    def change(txn: LedgerTxn) -> Event:
+        active = txn.meta.get("harness_active") or BUILTIN
+        if active != plan.previous_harness:
+            raise InvalidState(f"the ledger's active harness is now {active}, not {plan.previous_harness}",
+                               fix="another harness promotion landed first; run the command again")
+        txn.meta["harness_active"] = plan.harness
+        return Event(kind=HARNESS_EVENT, version=None, actor=str(git.identity()), at=statement["at"],
+                     data={"harness": plan.harness, "commit": plan.commit, "previous_harness": plan.previous_harness,
+                           "previous_commit": plan.previous_commit, "statement": statement, "signature": signature,
+                           "diff": plan.diff})
+
+    entry = ws.ledger.transact(change, actor=git.identity())
+    previous = git.repo[plan.previous_commit].id if plan.previous_commit else None
+    try:
+        if plan.commit is None:
+            if git.ref_target(HARNESS_REF) != previous:
+                raise RefRaceLost(HARNESS_REF)
+            git.delete_ref(HARNESS_REF)
+        else:
+            git.cas_ref(HARNESS_REF, git.repo[plan.commit].id, previous,
+                        f"evotree harness promote {plan.harness} (signed by {approver.principal})")
+    except RefRaceLost as exc:
+        restore = f"git update-ref {HARNESS_REF} {plan.commit}" if plan.commit else f"git update-ref -d {HARNESS_REF}"
+        raise TamperingFound(
+            f"the promotion of harness {plan.harness} is recorded and signed, but {HARNESS_REF} was moved by "
+            f"someone else meanwhile ({exc})", fix=f"run `evotree verify`; reset the harness ref: {restore}") from exc
+    return HarnessPromotionResult(plan.harness, plan.commit, plan.previous_harness, plan.previous_commit, plan.diff,
+                                  plan.diff_hash, approver.principal, entry.commit)
+
+
+def active_harness(ws: Workspace) -> ActiveHarness:
+    """The harness in force: the end of the signed chain of harness promotions (never a policy branch).
+
+    A ``refs/evotree/harness`` moved by hand is not followed: the last signed harness is used,
+    with ``signed=False`` and a ``warning`` (see :func:`evotree.diagnostics.harnesses.harness_trust_finding`).
+    """
+    return load_harness(ws, trusted_harness(ws))
