@@ -1,22 +1,25 @@
 """Reading memory: list, show, full-text search, and the per-skill verification status.
 
-Search is a BM25 ranking over an inverted index built from the entries in memory (pure Python,
-no extension to download): every entry's text, kind, version, domain, skill, tags and the string
-values of its data (feedback, reasons, hypotheses, finding codes and titles) are cut into
-lower-case word tokens; identifiers are also split at ``_``, ``.`` and camelCase
-(``StdGroupFilter`` → ``stdgroupfilter``, ``std``, ``group``, ``filter``); a plural ``s`` is
-dropped. A hit must contain every query word (``word*`` matches a prefix; a compound word such
-as ``dead-groups`` that is not indexed as a whole must match all its parts); hits are ranked by
-BM25 (k1 = 1.2, b = 0.75).
+Search is SQLite FTS5 from the standard library (``sqlite3``; an in-memory database built from
+the entries being searched, ranked with FTS5's ``bm25()``, k1 = 1.2, b = 0.75). What is indexed
+and what a query means are decided here, in Python, so that FTS5 never sees user text as query
+syntax: every entry's text, kind, version, domain, skill, tags and the string values of its data
+(feedback, reasons, hypotheses, finding codes and titles) are cut into lower-case word tokens;
+identifiers are also split at ``_``, ``.`` and camelCase (``StdGroupFilter`` → ``stdgroupfilter``,
+``std``, ``group``, ``filter``); a plural ``s`` is dropped. A hit must contain every query word
+(``word*`` matches a prefix; a compound word such as ``dead-groups`` that is not indexed as a
+whole must match all its parts). Each query word becomes a quoted FTS5 phrase, so ``NEAR(``,
+``AND``, ``"``, ``-`` or ``^`` in a query are plain characters, never operators.
 """
 
 from __future__ import annotations
 
-import math
 import re
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from evotree.core.workspace import Workspace
@@ -37,10 +40,9 @@ __all__ = [
 
 #: EvoTrainer's rule: a skill is verified across domains after significant gains in this many.
 MIN_DOMAINS = 2
-_K1 = 1.2
-_B = 0.75
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SEP = re.compile(r"[._-]")
 
 
 def _stem(token: str) -> str:
@@ -51,17 +53,23 @@ def _stem(token: str) -> str:
     return token
 
 
+@lru_cache(maxsize=1 << 16)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """The tokens of one word (memoized: words repeat, and every search tokenizes every entry)."""
+    whole = _stem(word.lower())
+    chunks = _SEP.split(word)
+    pieces = [p for chunk in chunks for p in (_PART.findall(chunk) or [chunk])]
+    if len(pieces) <= 1:
+        return (whole,)
+    return (whole, *(_stem(p.lower()) for p in pieces if p),
+            *(_stem(chunk.lower()) for chunk in chunks if chunk and chunk != word))
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-case search tokens of ``text`` (see the module docstring for the rules)."""
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        whole = _stem(word.lower())
-        out.append(whole)
-        pieces = [p for chunk in re.split(r"[._-]", word) for p in (_PART.findall(chunk) or [chunk])]
-        if len(pieces) > 1:
-            out.extend(_stem(p.lower()) for p in pieces if p)
-            out.extend(_stem(chunk.lower()) for chunk in re.split(r"[._-]", word) if chunk and chunk != word)
+    for word in _WORD.findall(text):
+        out.extend(_word_tokens(word))
     return out
 
 
@@ -126,70 +134,95 @@ def get_entry(ws: Workspace, ref: str) -> MemoryEntry:
 
 @dataclass
 class SearchHit:
-    """One search result: the entry, its BM25 score, and the query terms it matched."""
+    """One search result: the entry, its BM25 score (higher is better), and the query terms it matched."""
 
     entry: MemoryEntry
     score: float
     matched: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"score": round(self.score, 6), "matched": self.matched, "entry": self.entry.to_dict()}
+        # 6 significant digits, not 6 decimals: FTS5's bm25() gives a word found in more than half
+        # the entries an idf of 1e-6, so scores in a small memory can be that small.
+        return {"score": float(f"{self.score:.6g}"), "matched": self.matched, "entry": self.entry.to_dict()}
 
 
-def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None = None) -> list[SearchHit]:
-    """Rank ``entries`` against the query ``text`` (every term must match; BM25)."""
-    wanted: list[tuple[str, bool, list[str]]] = []  # (whole token, is_prefix, its parts)
-    for raw in (t for t in re.split(r"\s+", (text or "").strip()) if t):
+# Documents hold only tokens made by ``tokenize`` (ASCII letters, digits and ``._-``) joined by
+# spaces; the ``ascii`` tokenizer with those token characters keeps each one whole.
+_FTS_TABLE = ("CREATE VIRTUAL TABLE docs USING fts5(body, created_at UNINDEXED, id UNINDEXED, "
+              "tokenize = \"ascii tokenchars '._-'\")")
+_FTS_VOCAB = "CREATE VIRTUAL TABLE vocab USING fts5vocab(docs, 'row')"
+
+
+def _phrase(token: str, prefix: bool) -> str:
+    """``token`` as an FTS5 string (a phrase), never as query syntax."""
+    return '"' + token.replace('"', '""') + '"' + ("*" if prefix else "")
+
+
+def _query_words(text: str) -> list[tuple[str, bool, tuple[str, ...]]]:
+    """(whole token, is_prefix, its parts) for each word of ``text``; refuses a query without words."""
+    if not isinstance(text, str):
+        raise InvalidMemory(f"search: expected the words to search for as a string, actually: {type(text).__name__}",
+                            fix='e.g. evotree memory search "dead groups"')
+    wanted: list[tuple[str, bool, tuple[str, ...]]] = []
+    for raw in (t for t in re.split(r"\s+", text.strip()) if t):
         prefix = raw.endswith("*")
         words = _WORD.findall(raw.rstrip("*"))
         for k, word in enumerate(words):
-            is_prefix = prefix and k == len(words) - 1
             tokens = tokenize(word)
-            wanted.append((tokens[0], is_prefix, list(dict.fromkeys(tokens[1:]))))
+            wanted.append((tokens[0], prefix and k == len(words) - 1, tuple(dict.fromkeys(tokens[1:]))))
     if not wanted:
-        raise InvalidMemory(f"search: expected words to search for, actually: {text!r}",
+        raise InvalidMemory(f"search: expected words (letters or digits) to search for, actually: {text[:200]!r}",
                             fix='e.g. evotree memory search "dead groups"')
-    docs = [Counter(_document(e)) for e in entries]
-    lengths = [sum(d.values()) for d in docs]
-    n = len(docs)
-    avg = (sum(lengths) / n) if n else 0.0
-    postings: dict[str, list[int]] = {}
-    for i, doc in enumerate(docs):
-        for token in doc:
-            postings.setdefault(token, []).append(i)
-    vocabulary = sorted(postings)
-    # each term: (label, the tokens that count as it). A compound word not indexed as a whole
-    # ("dead-groups") must match all of its parts instead.
-    terms: list[tuple[str, list[str]]] = []
-    for whole, prefix, parts in wanted:
-        if prefix:
-            terms.append((whole, [t for t in vocabulary if t.startswith(whole)]))
-        elif whole in postings or not parts:
-            terms.append((whole, [whole] if whole in postings else []))
-        else:
-            terms.extend((part, [part] if part in postings else []) for part in parts)
-    expanded = [group for _, group in terms]
-    hits = []
-    candidate_sets = [set().union(*(postings[t] for t in group)) if group else set() for group in expanded]
-    matching = set.intersection(*candidate_sets) if candidate_sets else set()
-    for i in matching:
-        score = 0.0
-        matched = []
-        for token, group in terms:
-            hit = False
-            for t in group:
-                tf = docs[i].get(t, 0)
-                if not tf:
-                    continue
-                hit = True
-                df = len(postings[t])
-                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-                score += idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * lengths[i] / (avg or 1)))
-            if hit:
-                matched.append(token)
-        hits.append(SearchHit(entry=entries[i], score=score, matched=matched))
-    hits.sort(key=lambda h: (-h.score, h.entry.created_at, h.entry.id))
-    return hits[:limit] if limit is not None else hits
+    return list(dict.fromkeys(wanted))  # a repeated word counts once
+
+
+def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None = None) -> list[SearchHit]:
+    """Rank ``entries`` against the query ``text`` (every word must match; FTS5 BM25), best first.
+
+    Ties keep the older entry first. ``limit``: at most this many hits (``None``: all).
+    """
+    wanted = _query_words(text)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InvalidMemory(f"search limit: expected a whole number ≥ 0 or None, actually: {limit!r}",
+                            fix="e.g. limit=20")
+    if not entries or limit == 0:
+        return []
+    db = sqlite3.connect(":memory:")
+    try:
+        try:
+            db.execute(_FTS_TABLE)
+        except sqlite3.OperationalError as exc:
+            raise InvalidMemory(f"memory search needs SQLite's FTS5, which this Python's sqlite3 lacks ({exc}; "
+                                f"SQLite {sqlite3.sqlite_version})",
+                                fix="use a Python whose sqlite3 module is built with FTS5 (the python.org, "
+                                    "conda and most Linux distribution builds are)") from None
+        db.execute(_FTS_VOCAB)
+        db.executemany("INSERT INTO docs(rowid, body, created_at, id) VALUES (?, ?, ?, ?)",
+                       ((i, " ".join(_document(e)), e.created_at, e.id) for i, e in enumerate(entries)))
+
+        def indexed(token: str) -> bool:
+            return db.execute("SELECT 1 FROM vocab WHERE term = ?", (token,)).fetchone() is not None
+
+        # each term: (label, its FTS5 expression). A compound word not indexed as a whole
+        # ("dead-groups") must match all of its parts instead.
+        terms: list[tuple[str, str]] = []
+        for whole, prefix, parts in wanted:
+            if prefix or not parts or indexed(whole):
+                terms.append((whole, _phrase(whole, prefix)))
+            else:
+                terms.extend((part, _phrase(part, False)) for part in parts)
+        terms = list(dict.fromkeys(terms))
+        match = " AND ".join(expr for _, expr in terms)
+        rows = db.execute("SELECT rowid, -bm25(docs) AS score FROM docs WHERE docs MATCH ? "
+                          "ORDER BY score DESC, created_at, id LIMIT ?",
+                          (match, -1 if limit is None else limit)).fetchall()
+    except sqlite3.Error as exc:  # not expected: the query holds only quoted tokens
+        raise InvalidMemory(f"search {text[:200]!r} failed in SQLite FTS5: {exc}",
+                            fix="search with plain words; report this query if it keeps failing") from None
+    finally:
+        db.close()
+    labels = list(dict.fromkeys(label for label, _ in terms))
+    return [SearchHit(entry=entries[i], score=score, matched=list(labels)) for i, score in rows]
 
 
 def search(ws: Workspace, text: str, *, limit: int | None = 20, kind: str | None = None) -> list[SearchHit]:

@@ -333,7 +333,7 @@ def test_promotion_with_a_real_comparison(tmp_path: Path) -> None:
     from test_runs import make_run_repo
 
     from evotree.diagnostics.compare import compare
-    from evotree.harness.runs import run_versions
+    from evotree.gates.runs import run_versions
 
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
     rec = create_version(ws, hypothesis="a better recipe")

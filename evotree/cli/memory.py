@@ -112,7 +112,7 @@ def _render_hits(result: dict[str, Any]) -> None:
                          overflow="fold" if column == "text" else "ellipsis", ratio=3 if column == "text" else None)
     for hit in result["hits"]:
         entry = hit["entry"]
-        table.add_row(f"{hit['score']:.2f}", entry["id"], _KIND_LABEL.get(entry["kind"], entry["kind"]),
+        table.add_row(f"{hit['score']:.3g}", entry["id"], _KIND_LABEL.get(entry["kind"], entry["kind"]),
                       entry.get("version") or "",
                       entry.get("skill") or "", _short(entry["text"], 110))
     console.print(table)
