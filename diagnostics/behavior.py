@@ -171,24 +171,20 @@ def _hist_stats(values: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
 
 
 def ks_from_histograms(a_values: np.ndarray, a_counts: np.ndarray, b_values: np.ndarray,
-                       b_counts: np.ndarray, *, exact_below: float = 0.25) -> tuple[float, float]:
+                       b_counts: np.ndarray) -> tuple[float, float]:
     """(D, p) of the two-sided two-sample KS test, the same as ``scipy.stats.ks_2samp`` on the
     expanded samples, computed from (value, count) histograms.
 
-    Samples of at most 10,000 values each are expanded and passed to ``ks_2samp`` itself
-    (its exact method); larger ones use ``ks_2samp``'s own asymptotic branch, ``kstwo.sf(D,
-    round(n*m/(n+m)))``, on the exact D computed from the cumulative counts, so 10M lengths
-    need no sort. That survival function is taken from :func:`_kstwo_sf_special` where it is
-    a closed form over ``scipy.special`` (every clearly significant shift), which spares the
-    ~1 s cold import of ``scipy.stats``. A weak shift on large samples whose p-value is at least
-    ``exact_below`` gets the Kolmogorov limit with Stephens' correction (within 0.01 of the exact
-    value for n > 140, measured over the whole range; so no decision at a level below
-    ``exact_below - 0.01`` can change); anything else ``scipy.stats.kstwo`` itself.
+    Samples of at most 10,000 values each are expanded and passed to ``ks_2samp`` itself (its
+    exact method). Larger ones take ``ks_2samp``'s own asymptotic branch,
+    ``scipy.stats.kstwo.sf(D, round(n*m/(n+m)))``, on the exact D computed from the cumulative
+    counts, so 10M lengths need no expansion and no sort. The test is scipy's; only D is
+    computed here, from the histograms.
     """
+    from scipy import stats
+
     n1, n2 = int(a_counts.sum()), int(b_counts.sum())
     if max(n1, n2) <= 10_000:
-        from scipy import stats
-
         result = stats.ks_2samp(np.repeat(a_values, a_counts), np.repeat(b_values, b_counts))
         return float(result.statistic), float(result.pvalue)
     grid = np.union1d(a_values, b_values)
@@ -197,43 +193,8 @@ def ks_from_histograms(a_values: np.ndarray, a_counts: np.ndarray, b_values: np.
     d = float(np.max(np.abs(cdf1 - cdf2)))
     m, n = sorted([float(n1), float(n2)], reverse=True)
     effective_n = int(np.round(m * n / (m + n)))
-    p = _kstwo_sf_special(d, effective_n)
-    if p is None and effective_n > 140:
-        from scipy.special import kolmogorov
-
-        root = math.sqrt(effective_n)
-        approximate = float(kolmogorov((root + 0.12 + 0.11 / root) * d))
-        p = approximate if approximate >= exact_below else None
-    if p is None:
-        from scipy import stats
-
-        p = float(stats.kstwo.sf(d, effective_n))
+    p = float(stats.kstwo.sf(d, effective_n))
     return d, float(np.clip(p, 0, 1))
-
-
-def _kstwo_sf_special(d: float, n: int) -> float | None:
-    """P(D_n >= d) of the one-sample two-sided KS statistic where it reduces to
-    ``2 * smirnov(n, d)`` or a bound (the branches Simard & L'Ecuyer (2011) use for n > 140,
-    as scipy's ``kstwo`` does); None where it needs the full algorithm (weak shifts)."""
-    from scipy.special import smirnov
-
-    if d >= 1.0:
-        return 0.0
-    if d <= 0.0:
-        return 1.0
-    t = n * d
-    if n <= 140 or t <= 1.0:
-        return None
-    if t >= n - 1:
-        return 2 * (1.0 - d) ** n
-    if d >= 0.5:
-        return 2 * float(smirnov(n, d))
-    nd_squared = t * d
-    if nd_squared >= 370.0:
-        return 0.0
-    if nd_squared >= 2.2:
-        return 2 * float(smirnov(n, d))
-    return None
 
 
 # ----------------------------------------------------------------------------- lengths
@@ -290,8 +251,7 @@ class LengthShift(Analyzer):
         if not p_counts.size:
             return out
         parent = _hist_stats(p_values, p_counts)
-        # p-values well above alpha may come from the Kolmogorov limit (no scipy.stats import)
-        d, p = ks_from_histograms(values, counts, p_values, p_counts, exact_below=max(0.25, min(1.0, 2 * t.alpha)))
+        d, p = ks_from_histograms(values, counts, p_values, p_counts)
         if p >= t.alpha or d < t.warn_d:
             return out
         direction = "longer" if stats["mean"] > parent["mean"] else "shorter"

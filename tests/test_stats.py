@@ -89,6 +89,22 @@ def test_mcnemar_by_hand() -> None:
         mcnemar_exact([0.5, 1], [1, 1])
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 12, 31, 200])
+def test_mcnemar_is_twice_the_smaller_binomial_tail(n: int) -> None:
+    """Every split of n discordant tasks: p = min(1, 2 P(X <= min)), X ~ Bin(n, 1/2), and the
+    concordant tasks (both solved, neither) change nothing."""
+    for a_only in range(n + 1):
+        b_only = n - a_only
+        a = [1] * a_only + [0] * b_only + [1, 1, 0]
+        b = [0] * a_only + [1] * b_only + [1, 1, 0]
+        res = mcnemar_exact(a, b)
+        k = min(a_only, b_only)
+        tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
+        assert (res.a_only, res.b_only, res.n_tasks) == (a_only, b_only, n + 3)
+        assert res.p_value == pytest.approx(min(1.0, 2 * tail), rel=1e-12)
+        assert res.p_value == mcnemar_exact(b, a).p_value  # symmetric in A and B
+
+
 def test_benjamini_hochberg_by_hand_and_vs_scipy() -> None:
     p = np.array([0.01, 0.04, 0.03, 0.005, 0.2, 0.5])
     res = benjamini_hochberg(p, alpha=0.05)
@@ -101,7 +117,12 @@ def test_benjamini_hochberg_by_hand_and_vs_scipy() -> None:
     np.testing.assert_allclose(
         benjamini_hochberg(q).adjusted, scipy.stats.false_discovery_control(q, method="bh")
     )
-    assert benjamini_hochberg([]).n_rejected == 0
+    empty = benjamini_hochberg([])
+    assert empty.n_rejected == 0 and empty.adjusted.shape == (0,) and empty.rejected.shape == (0,)
+    assert benjamini_hochberg([1.0, 1.0]).adjusted.tolist() == [1.0, 1.0]
+    assert benjamini_hochberg([0.01]).rejected.tolist() == [True]
+    with pytest.raises(InvalidScores, match=r"p-values in \[0, 1\]"):
+        benjamini_hochberg([0.5, 1.5])
 
 
 def test_wilcoxon_matches_scipy_and_all_zero_is_p_one() -> None:
@@ -411,3 +432,70 @@ def test_wilcoxon_equals_scipy_on_every_branch() -> None:
     assert checked >= 40
     with pytest.raises(InvalidScores, match="zero_method"):
         wilcoxon_signed_rank([0.1, 0.2], [0.3, 0.1], zero_method="median")  # type: ignore[arg-type]
+    with pytest.raises(InvalidScores, match="zero_method"):  # checked before the all-zero shortcut
+        wilcoxon_signed_rank([0.1, 0.2], [0.1, 0.2], zero_method="median")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@pytest.mark.parametrize(
+    "d",
+    [
+        [0.0, 0.5],  # one non-zero difference among zeros
+        [0.0, 0.0, 0.25, -0.25],  # a tie of opposite signs, two zeros
+        [0.25, 0.25, 0.25, 0.5, -0.5, 0.75, 0.0, 1.0, -1.0, 0.25, 0.5, 0.75, 1.0],  # n = 13
+        [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, -0.9],  # no ties, no zeros: exact table
+        [0.5] * 14 + [-0.5],  # ties at n = 14: normal approximation
+    ],
+)
+def test_wilcoxon_tiny_and_tied_samples_equal_scipy(d: list[float], zero_method: str) -> None:
+    d_arr = np.array(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ours must not warn on these
+        res = wilcoxon_signed_rank(np.zeros(d_arr.size), d_arr, zero_method=zero_method)  # type: ignore[arg-type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = scipy.stats.wilcoxon(d_arr, zero_method=zero_method)
+    assert res.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert res.p_value == pytest.approx(float(ref.pvalue), rel=1e-12)
+    assert res.n_zero == d.count(0.0) and res.n_tasks == len(d) and res.zero_method == zero_method
+
+
+def test_wilcoxon_sign_flip_case_skips_scipys_one_flip_at_a_time_loop(monkeypatch) -> None:
+    """Ties or zeros with <= 13 tasks: scipy.stats.wilcoxon enumerates the 2^n sign flips by
+    calling its statistic once per flip (~1 s at 13 tasks); ours hands scipy's permutation_test
+    a vectorized statistic. Same p-value, and scipy.stats.wilcoxon is not called."""
+    a = np.array([0.0, 0.2, 0.2, 0.4, 0.6, 0.6, 0.8, 1.0, 0.4, 0.2, 0.0, 0.6, 0.8])
+    b = np.array([0.2, 0.4, 0.2, 0.8, 0.4, 1.0, 1.0, 0.8, 0.8, 0.6, 0.0, 0.6, 1.0])
+    expected = {zm: scipy.stats.wilcoxon(b - a, zero_method=zm) for zm in ("wilcox", "pratt", "zsplit")}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scipy.stats.wilcoxon called on the sign-flip path")
+
+    monkeypatch.setattr(scipy.stats, "wilcoxon", refuse)
+    for zero_method, ref in expected.items():
+        res = wilcoxon_signed_rank(a, b, zero_method=zero_method)  # type: ignore[arg-type]
+        assert res.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+        assert res.p_value == pytest.approx(float(ref.pvalue), rel=1e-12)
+    with pytest.raises(AssertionError, match="sign-flip path"):  # n > 13: scipy.stats.wilcoxon itself
+        wilcoxon_signed_rank(np.r_[a, 0.5], np.r_[b, 0.7])
+
+
+def test_importing_stats_does_not_import_scipy() -> None:
+    """scipy.stats costs ~1 s cold: only the tests import it, at their first call (the bootstraps
+    and an all-zero Wilcoxon never do)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import evotree.diagnostics.stats as s; import numpy as np; "
+        "assert 'scipy' not in sys.modules, 'import'; "
+        "s.paired_bootstrap(np.zeros(9), np.arange(9.0), B=400, rng=np.random.default_rng(0)); "
+        "s.stratified_bootstrap_ci(np.eye(3), B=400, rng=np.random.default_rng(0)); "
+        "assert 'scipy' not in sys.modules, 'bootstrap'; "
+        "s.wilcoxon_signed_rank(np.zeros(9), np.zeros(9)); "
+        "assert 'scipy' not in sys.modules, 'all-zero'; "
+        "s.wilcoxon_signed_rank(np.zeros(9), np.arange(9.0)); "
+        "assert 'scipy.stats' in sys.modules, 'test'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
