@@ -17,7 +17,17 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 * ``judge-2workers`` — two worker processes (the machine has 2 cores), default replay;
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
-  one observation); this row is the plain vector loop, for reference.
+  one observation); this row is the plain vector loop, for reference;
+* ``judge-eval-sandbox`` — the judge's loop (default replay) run where ``evotree run`` runs it
+  before issue 15 item 2: inside the judge phase's bubblewrap sandbox, its worker a plain
+  subprocess in that sandbox (a driver script in ``wrap(SandboxSpec(...))``);
+* ``judge-nested``   — the same inside the judge phase's sandbox as ``evotree run`` starts it
+  now (``SandboxSpec(policy=PolicySandbox())``: its own user namespace and
+  ``$EVOTREE_POLICY_SANDBOX``), each worker in a nested sandbox of its own
+  (:func:`evotree.harness.sandbox.policy_sandbox_argv`). Target (issue 15): at least 0.9x the
+  episodes/s of ``judge-eval-sandbox``. The sandboxed arms time the judge's loop inside the
+  sandbox (the outer sandbox's own start, ~0.1 s, is not counted; the nested worker's start is
+  in *total*, as the plain worker's is).
 
 For the judge arms two rates are kept: *steady* (the start-up, measured by a one-episode judge
 run just before, subtracted: workers warm) and *total* (all episodes over the wall time
@@ -30,7 +40,7 @@ controller that balances for all 500 steps) and ``short`` (angle-only, ~40-step 
 per-episode overhead dominates). Run:
 
     .venv/bin/python bench/bench_gym_judge.py [--repeats 5] [--episodes-long 100]
-        [--episodes-short 400] [--json PATH]
+        [--episodes-short 400] [--policies long,short] [--arms plain,judge,...] [--json PATH]
 """
 
 from __future__ import annotations
@@ -161,6 +171,82 @@ def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
                      "cpu_ms_per_episode": (cpu - cpu_one) / (n - 1) * 1000, "startup_s": wall_one}
 
 
+#: Runs the judge's loop inside a sandbox: ``argv[1]`` is the candidate, ``argv[2:]`` the seeds.
+#: Prints the returns, and wall and CPU time of a one-episode run and of the full run (JSON).
+_DRIVER = '''\
+import ctypes, json, os, resource, sys, time
+from pathlib import Path
+from evotree.domains.gym.judge import judge_episodes
+from evotree.domains.gym.runner import Task
+from evotree.domains.gym.settings import JudgeSettings, References
+
+ENV_ID = "CartPole-v1"
+candidate, replay, seeds = Path(sys.argv[1]), float(sys.argv[2]), [int(s) for s in sys.argv[3:]]
+settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=1, replay_fraction=replay, episode_timeout_seconds=60.0)
+refs = References(envs={ENV_ID: {"random": 0.0, "expert": 500.0}})
+
+
+# a nested worker's CPU reaches this process's counters only if every process between them is
+# reaped by its parent; bubblewrap's monitor may exit before its sandbox's init: adopt and reap it
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def reap():
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            time.sleep(0.005)
+
+
+def cpu():
+    reap()
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def once(chosen):
+    tasks = [Task(ENV_ID, i, seed) for i, seed in enumerate(chosen)]
+    c, start = cpu(), time.perf_counter()
+    by_index = {}
+    for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
+        assert not mismatch and not episode.failed, episode.message
+        by_index[episode.index] = episode.ret
+    return [by_index[i] for i in range(len(chosen))], time.perf_counter() - start, cpu() - c
+
+
+once(seeds[:1])  # warm-up: imports gymnasium here (the bench process has it) and checks the nested sandbox once
+_, wall_one, cpu_one = once(seeds[:1])
+returns, wall, cpu_all = once(seeds)
+print(json.dumps({"returns": returns, "wall_one": wall_one, "wall": wall, "cpu_one": cpu_one, "cpu": cpu_all}))
+'''
+
+
+def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
+                        replay: float = 0.25) -> tuple[list[float], dict[str, float]]:
+    """The judge's loop inside the judge phase's sandbox: today's (``nested=False``: workers are plain
+    subprocesses in it) or issue 15's (``nested=True``: each worker in a nested sandbox)."""
+    import subprocess
+
+    from evotree.harness.sandbox import PolicySandbox, SandboxSpec, sandbox_env, wrap
+
+    spec = SandboxSpec(cwd=candidate.parent, read_only=(candidate.parent,),
+                       policy=PolicySandbox() if nested else None)
+    argv = wrap(spec, [sys.executable, "-P", "-c", _DRIVER, str(candidate), str(replay), *map(str, seeds)])
+    env = sandbox_env({k: v for k, v in os.environ.items() if not k.startswith("EVOTREE_")})
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the sandboxed judge failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    n = len(seeds)
+    return out["returns"], {"total": n / out["wall"], "steady": (n - 1) / max(1e-9, out["wall"] - out["wall_one"]),
+                            "cpu_ms_per_episode": (out["cpu"] - out["cpu_one"]) / (n - 1) * 1000,
+                            "startup_s": out["wall_one"]}
+
+
 def _cpu() -> float:
     """CPU seconds of this process and of its reaped children (the worker processes)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -173,6 +259,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--episodes-long", type=int, default=100)
     parser.add_argument("--episodes-short", type=int, default=400)
+    parser.add_argument("--policies", default="long,short", help="comma-separated: long, short")
+    parser.add_argument("--arms", default="", help="comma-separated arms (default: all)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -182,7 +270,8 @@ def main() -> int:
 
     results["machine"]["gymnasium"] = gymnasium.__version__
     with tempfile.TemporaryDirectory(prefix="evotree-bench-gym-") as tmp:
-        for name, source in POLICIES.items():
+        for name in args.policies.split(","):
+            source = POLICIES[name]
             candidate = Path(tmp) / name
             candidate.mkdir()
             (candidate / "policy.py").write_text(source)
@@ -196,7 +285,12 @@ def main() -> int:
                 "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0),
                 "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25),
                 "vector-plain": partial(arm_vector, policy, seeds),
+                "judge-eval-sandbox": partial(arm_judge_sandboxed, candidate, seeds, nested=False),
+                "judge-nested": partial(arm_judge_sandboxed, candidate, seeds, nested=True),
             }
+            if args.arms:
+                wanted = ["plain", *[a for a in args.arms.split(",") if a != "plain"]]
+                arms = {a: arms[a] for a in wanted}
             order = list(arms)
             rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": [], "cpu_ms_per_episode": []}
                                                         for a in arms}
@@ -231,11 +325,21 @@ def main() -> int:
             print(f"\nload average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
             print(f"policy {name}: {count} episodes of CartPole-v1, {steps / count:.1f} steps each, "
                   f"median of {args.repeats} interleaved repetitions")
-            print(f"{'arm':16s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
+            print(f"{'arm':19s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
                   f"{'CPU ms/episode':>15s}")
             for arm, row in summary.items():
-                print(f"{arm:16s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
+                print(f"{arm:19s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
                       f"{row['ratio_to_plain_steady']:15.3f} {row['cpu_ms_per_episode']:15.3f}")
+            if "judge-nested" in rates and "judge-eval-sandbox" in rates:
+                nested = [n / b for n, b in zip(rates["judge-nested"]["steady"], rates["judge-eval-sandbox"]["steady"],
+                                                strict=True)]
+                totals = [n / b for n, b in zip(rates["judge-nested"]["total"], rates["judge-eval-sandbox"]["total"],
+                                                strict=True)]
+                results["policies"][name]["nested_vs_eval_sandbox"] = {
+                    "steady": statistics.median(nested), "total": statistics.median(totals),
+                    "steady_per_repetition": nested}
+                print(f"judge-nested / judge-eval-sandbox: steady {statistics.median(nested):.3f}, total "
+                      f"{statistics.median(totals):.3f} (median of per-repetition ratios; target >= 0.9)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -1,33 +1,54 @@
-"""`evotree compare A B`: a seed-aware paired comparison of two versions from their evidence.
+"""`evotree compare A B`: the one comparison of two versions, from their evidence.
 
-Reads the judge's per-sample scores of every finished run of both versions, averages them per
-(run, task), and hands the two (n_runs, n_tasks) matrices to
-:func:`evotree.diagnostics.stats.compare_versions`: each run is one seed, tasks are paired. Versions
-scored on different task pools are refused unless the intersection is asked for.
+Every place that shows how one version compares with another — ``evotree compare``, the
+version layer of ``evotree diagnose``, the score gate of ``evotree gates`` and ``promote``, the
+reports and the agent tools — calls :func:`compare`, which calls
+:func:`evotree.diagnostics.stats.difference` once: one Δ, one CI, one p. The gate applies its
+decision rule to that result (:mod:`evotree.gates.score`); a look-adjusted threshold is a
+threshold on the same p, never a second interval.
+
+Reads the judge's per-sample scores of every succeeded run the ledger records for both versions
+(evidence checked against each run's manifest: :mod:`evotree.harness.integrity`; a run whose
+evidence is missing or edited is left out and reported, never silently dropped) of the commit
+compared, averages them per (run, task) and then per seed (a repeated seed counts once), and
+compares the two (n_seeds, n_tasks) matrices on their common task pool. The run-to-run spread
+is pooled over every comparable version of the tree (:func:`tree_spread`: same split, same task
+pool, same judge). Runs that are identical copies (a deterministic policy, or a domain that
+ignores the seed) are named as such and count as one run; the tasks are then the unit.
+Versions scored on different task pools are refused unless the intersection is asked for.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evotree.diagnostics.stats import (
+    Difference,
+    RunSpread,
     alpha_spending,
     benjamini_hochberg,
-    compare_versions,
+    difference,
     iqm,
+    pooled_spread,
     probability_of_improvement,
     require_same_pool,
+    runs_identical,
+    spread_term,
     stratified_bootstrap_ci,
     wilcoxon_signed_rank,
 )
 from evotree.core.errors import EvotreeError
 from evotree.core.workspace import Workspace
 
-__all__ = ["NoScores", "VersionComparison", "version_scores", "compare"]
+if TYPE_CHECKING:
+    from evotree.harness.integrity import EvidenceCheck
+
+__all__ = ["NoScores", "SideScores", "VersionComparison", "compare", "compare_versions", "identical_runs_note",
+           "side_scores", "tree_spread", "version_scores"]
 
 
 class NoScores(EvotreeError):
@@ -37,7 +58,11 @@ class NoScores(EvotreeError):
 
 @dataclass
 class VersionComparison:
-    """What ``evotree compare --json`` prints (schema: ``compare.schema.json``)."""
+    """What ``evotree compare A B --json`` prints (schema: ``compare.schema.json``).
+
+    ``a`` is the version compared against (e.g. ``v0``), ``b`` the version compared (e.g. ``v1``):
+    Δ = b − a. Every number comes from one :class:`evotree.diagnostics.stats.Difference`.
+    """
 
     a: str
     b: str
@@ -65,48 +90,85 @@ class VersionComparison:
     iqm: dict[str, Any] | None = None
     probability_of_improvement: dict[str, Any] | None = None
     per_group: list[dict[str, Any]] | None = None
+    #: the runs the ledger records for each side, checked on disk (see :func:`compare`)
+    evidence: dict[str, Any] | None = None
+    #: the CI's confidence (1 − 2·alpha: its lower end is the one-sided bound at alpha)
+    confidence: float = 0.95
+    #: the p the decision needs: alpha, or this look's share of it (``--look``)
+    p_threshold: float = 0.025
+    se: float = 0.0
+    df: float = 0.0
+    #: "runs" (runs are the units) or "tasks" (tasks are the units: the runs are copies)
+    unit: str = "runs"
+    #: per side [a, b]: its runs are identical copies (they count as one run)
+    identical: list[bool] = field(default_factory=lambda: [False, False])
+    #: the run-to-run spread used: per side SD and its source, and the tree's pooled estimate
+    spread: dict[str, Any] | None = None
+    #: the commit of each side whose runs were compared
+    commits: dict[str, str | None] | None = None
+    #: the seeds of each side (one row each; a repeated seed averaged)
+    seeds: dict[str, list[int]] | None = None
+    #: one sentence naming the versions, e.g. "v1 is better than v0 (...)"
+    statement: str = ""
+    difference: Difference | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        diff, self.difference = self.difference, None
+        try:
+            out = asdict(self)
+        finally:
+            self.difference = diff
+        out.pop("difference", None)
         out["v"] = 1
         return out
 
 
-def version_scores(ws: Workspace, version: str, *, split: str = "validation") -> tuple[list[str], np.ndarray, list[str]]:
+def version_scores(ws: Workspace, version: str, *, split: str = "validation",
+                   check: EvidenceCheck | None = None,
+                   commit: str | None = None) -> tuple[list[str], np.ndarray, list[str]]:
     """(task ids, scores of shape (n_runs, n_tasks), run ids) of a version's succeeded runs.
 
-    A task's score in a run is the mean over its samples (Avg@k). Every run must cover the
-    same tasks; a run that does not is reported, not silently dropped.
+    The runs are those the ledger records (:func:`evotree.harness.integrity.verify_run_evidence`,
+    or ``check`` when the caller already has it) that finished ``succeeded`` with their evidence
+    present and intact — of ``commit`` only, when given; each run's scores are read from its own
+    directory only. A run whose evidence is missing, edited or unfinished is never read (callers
+    report it: :func:`compare` in ``evidence``, the score gate as a failing finding); a run
+    directory the ledger does not know is ignored. A task's score in a run is the mean over its
+    samples (Avg@k). Every run must cover the same tasks; a run that does not is reported, not
+    silently dropped.
     """
-    from evotree.harness.query import connect
+    from evotree.harness.integrity import verify_run_evidence
     from evotree.harness.runs import runs_dir
 
     record = ws.resolve(version)
-    since = _champion_since(ws, record.id)
-    con = connect(runs_dir(ws))
-    try:
-        rows = con.execute(
-            "SELECT e.run_id, e.task_id, avg(e.score) FROM evals e JOIN runs r USING (run_id) "
-            "WHERE r.version = ? AND r.status = 'succeeded' AND e.split = ? AND e.phase = 'eval' "
-            "AND e.score IS NOT NULL GROUP BY ALL ORDER BY 1, 2",
-            [record.id, split],
-        ).fetchall()
-    finally:
-        con.close()
+    since = champion_since(ws, record.id)
+    check = check if check is not None else verify_run_evidence(ws, record.id)
+    usable = [r for r in check.runs if r.usable and r.status == "succeeded"
+              and (since is None or (r.started_at or "") > since)]
+    chosen = [r for r in usable if commit is None or r.commit == commit]
+    rows = _eval_rows(runs_dir(ws), chosen, split)
     if not rows:
-        raise NoScores(
-            f"{record.id} has no scored run on split {split!r} on this machine",
-            fix=f"run it first: evotree run {record.id} --seeds 3", version=record.id, split=split,
-        )
-    if since is not None:
-        fresh = set(_runs_started_after(ws, record.id, since))
-        rows = [row for row in rows if row[0] in fresh]
-        if not rows:
+        excluded = [r for r in check.problems if since is None or (r.started_at or "") > since]
+        why = (f"; {len(excluded)} run(s) the ledger records cannot be used ({_problem_text(excluded)})"
+               if excluded else "")
+        if commit is not None and usable and _eval_rows(runs_dir(ws), usable, split):
+            raise NoScores(
+                f"none of the {len(usable)} scored run(s) of {record.id} is of the commit compared "
+                f"({commit[:10]}): runs of another commit are not evidence for this one" + why,
+                fix=f"evotree run {record.id} --seeds 1 (runs the branch tip; {record.id} must be at {commit[:10]})",
+                version=record.id, split=split, commit=commit)
+        earlier = [r for r in check.runs if r.usable and r.status == "succeeded" and r not in usable]
+        if since is not None and earlier and _eval_rows(runs_dir(ws), earlier, split):
             raise NoScores(
                 f"{record.id} is the champion and has no run since it became champion: the runs that "
-                "got it promoted are biased upward (the winner's curse), so they are not reused",
-                fix=f"re-evaluate it on the same pool: evotree run {record.id} --seeds 3",
+                "got it promoted are biased upward (the winner's curse), so they are not reused" + why,
+                fix=f"re-evaluate it on the same pool with new seeds: evotree run {record.id} --seeds 4 "
+                    f"--seed-start {_next_seed(check)}",
                 version=record.id, split=split)
+        raise NoScores(
+            f"{record.id} has no scored run on split {split!r} on this machine" + why,
+            fix=f"run it first: evotree run {record.id} --seeds 1", version=record.id, split=split,
+        )
     by_run: dict[str, dict[str, float]] = {}
     for run_id, task_id, score in rows:
         by_run.setdefault(run_id, {})[task_id] = float(score)
@@ -122,7 +184,239 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation") ->
     return tasks, matrix, run_ids
 
 
-def _champion_since(ws: Workspace, version: str) -> str | None:
+def _next_seed(check: EvidenceCheck) -> int:
+    """A seed no run of the version has used yet (new seeds: a repeated seed repeats its luck)."""
+    seeds = [r.seed for r in check.runs if r.seed is not None]
+    return max(seeds) + 1 if seeds else 0
+
+
+def by_seed(matrix: np.ndarray, run_ids: list[str], seeds: dict[str, int | None]) -> tuple[np.ndarray, list[int]]:
+    """One row per distinct seed (repeated runs of a seed averaged): seeds, not runs, are the
+    units, so re-running a lucky seed cannot shrink the spread a comparison sees."""
+    groups: dict[int, list[int]] = {}
+    for row, rid in enumerate(run_ids):
+        known = seeds.get(rid)
+        groups.setdefault(int(known) if known is not None else -1 - row, []).append(row)
+    order = sorted(groups)
+    return np.array([matrix[groups[s]].mean(axis=0) for s in order]), order
+
+
+@dataclass
+class SideScores:
+    """One side of a comparison: its runs of one commit, one row per seed."""
+
+    version: str
+    tasks: list[str]
+    matrix: np.ndarray  #: (n_seeds, n_tasks)
+    run_ids: list[str]
+    seeds: list[int]
+    commit: str | None
+    judge_commits: list[str]
+    next_seed: int
+    note: str | None = None
+
+
+def default_commit(ws: Workspace, version: str) -> str | None:
+    """The commit a comparison of ``version`` is about: the champion ref's for the champion, else
+    the tip of its branch (the commit the gates would promote)."""
+    from evotree.core.refs import CHAMPION_REF, branch_ref
+
+    record = ws.resolve(version)
+    ref = CHAMPION_REF if ws.champion() == record.id else branch_ref(record.id)
+    tip = ws.git.ref_target(ref)
+    return str(tip) if tip is not None else record.base_commit
+
+
+def side_scores(ws: Workspace, version: str, *, split: str = "validation", check: EvidenceCheck | None = None,
+                commit: str | None = None, strict: bool = False) -> SideScores:
+    """The scores of ``version`` a comparison uses: its runs of ``commit`` (default
+    :func:`default_commit`), averaged per seed. Without ``strict``, a version with no scored run
+    of that commit falls back to the newest commit that has some, and says so in ``note``."""
+    from evotree.harness.integrity import verify_run_evidence
+
+    record = ws.resolve(version)
+    check = check if check is not None else verify_run_evidence(ws, record.id)
+    want = commit or default_commit(ws, record.id)
+    note = None
+    try:
+        tasks, matrix, run_ids = version_scores(ws, record.id, split=split, check=check, commit=want)
+    except NoScores as exc:
+        if strict or "of the commit compared" not in exc.message:
+            raise
+        tasks, matrix, run_ids = version_scores(ws, record.id, split=split, check=check)
+        info = {r.run_id: r for r in check.runs}
+        newest = max(run_ids, key=lambda rid: info[rid].started_at or "")
+        want = info[newest].commit
+        keep = [i for i, rid in enumerate(run_ids) if info[rid].commit == want]
+        matrix, run_ids = matrix[keep], [run_ids[i] for i in keep]
+        note = (f"{record.id} has no run of its current commit: its runs of the earlier commit "
+                f"{str(want)[:10]} are compared (the gates count only runs of the commit they would promote)")
+    info = {r.run_id: r for r in check.runs}
+    seeded, seeds = by_seed(matrix, run_ids, {rid: info[rid].seed if rid in info else None for rid in run_ids})
+    judges = sorted({str(info[rid].judge_commit) for rid in run_ids if rid in info and info[rid].judge_commit})
+    return SideScores(record.id, tasks, seeded, run_ids, seeds, want, judges, _next_seed(check), note)
+
+
+# ----------------------------------------------------------------------------- the tree's spread
+_TREE_CACHE: dict[tuple[str, str, str], list[tuple[str, str | None, str | None, list[str], np.ndarray]]] = {}
+
+
+def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str | None, list[str], np.ndarray]]:
+    """(version, commit, judge commit, task ids, (n_seeds, n_tasks) scores) of every group of
+    succeeded runs the ledger records (one ledger walk; each evals file checked against its
+    run's manifest as it is read; a run that cannot be read is left out). Cached per ledger head."""
+    from evotree.harness.integrity import RunEvidence
+    from evotree.harness.runs import runs_dir
+
+    head = ws.ledger.head()
+    key = (str(ws.root), str(head.id) if head is not None else "", split)
+    if key in _TREE_CACHE:
+        return _TREE_CACHE[key]
+    started: dict[str, Any] = {}
+    finished: dict[str, Any] = {}
+    for entry in ws.ledger.entries():  # newest first
+        event = entry.event
+        rid = event.data.get("run_id") if isinstance(event.data, dict) else None
+        if not isinstance(rid, str) or not rid:
+            continue
+        if event.kind == "run.started":
+            started.setdefault(rid, event)
+        elif event.kind == "run.finished":
+            finished.setdefault(rid, event)
+    groups: dict[tuple[str, str | None, str | None], list[RunEvidence]] = {}
+    for rid, fin in finished.items():
+        manifest = fin.data.get("evidence")
+        if fin.data.get("status") != "succeeded" or not isinstance(manifest, dict) \
+                or not isinstance(manifest.get("files"), dict) or rid not in started:
+            continue
+        sdata = started[rid].data
+        seed = fin.data.get("seed", sdata.get("seed"))
+        run = RunEvidence(run_id=rid, version=str(fin.version), state="ok",
+                          seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+                          commit=sdata.get("commit"), judge_commit=sdata.get("judge_commit"),
+                          started_at=started[rid].at, status="succeeded", expected=dict(manifest["files"]))
+        groups.setdefault((run.version, run.commit, run.judge_commit), []).append(run)
+    out = []
+    base = runs_dir(ws)
+    for (version, commit, judge), runs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        if len({r.seed for r in runs}) < 2:
+            continue
+        try:
+            rows = _eval_rows(base, runs, split)
+        except (OSError, EvotreeError):
+            continue
+        by_run: dict[str, dict[str, float]] = {}
+        for rid, task, score in rows:
+            by_run.setdefault(rid, {})[task] = float(score)
+        if len(by_run) < 2:
+            continue
+        tasks = sorted(set.intersection(*(set(v) for v in by_run.values())))
+        if not tasks:
+            continue
+        ids = sorted(by_run)
+        matrix = np.array([[by_run[r][t] for t in tasks] for r in ids])
+        seeded, _ = by_seed(matrix, ids, {r.run_id: r.seed for r in runs})
+        if seeded.shape[0] >= 2:
+            out.append((version, commit, judge, tasks, seeded))
+    if len(_TREE_CACHE) > 32:
+        _TREE_CACHE.clear()
+    _TREE_CACHE[key] = out
+    return out
+
+
+def tree_spread(ws: Workspace, *, split: str, tasks: list[str], judges: list[str] | None,
+                sides: list[np.ndarray], exclude: tuple[str, ...] = ()) -> RunSpread:
+    """The run-to-run spread of a run's mean score, pooled over the comparable versions of the tree.
+
+    Comparable: runs of one version and commit, scored on ``split`` over (at least) ``tasks`` by
+    one of ``judges`` (None: any), two or more seeds. ``sides``: the compared sides' own
+    matrices (always in); ``exclude``: their versions (not counted twice). Versions whose runs are
+    identical copies are counted apart (:func:`evotree.diagnostics.stats.pooled_spread`).
+    """
+    terms = [spread_term(m) for m in sides]
+    wanted = set(tasks)
+    for version, _commit, judge, group_tasks, matrix in _tree_groups(ws, split):
+        if version in exclude or (judges is not None and judge not in judges):
+            continue
+        if not wanted <= set(group_tasks):
+            continue
+        cols = [group_tasks.index(t) for t in tasks]
+        terms.append(spread_term(matrix[:, cols]))
+    return pooled_spread(terms)
+
+
+def identical_runs_note(ws: Workspace, version: str, *, split: str = "validation") -> str | None:
+    """A warning when the version's runs of its current commit (two or more seeds) gave
+    identical per-task scores: a deterministic policy, or a domain that ignores the seed."""
+    try:
+        side = side_scores(ws, version, split=split, strict=True)
+    except EvotreeError:
+        return None
+    if not runs_identical(side.matrix):
+        return None
+    return (f"{side.version}: its {len(side.seeds)} runs (seeds {', '.join(map(str, side.seeds[:6]))}"
+            f"{' …' if len(side.seeds) > 6 else ''}) gave identical per-task scores on {split}: the policy is "
+            "deterministic or the domain ignores the seed, so more seeds add nothing; comparisons count its "
+            "runs as one and use the tasks as the unit")
+
+
+def _problem_text(runs: list[Any]) -> str:
+    parts = []
+    for state in ("missing", "tampered", "unfinished", "unverified"):
+        ids = [r.run_id for r in runs if r.state == state]
+        if ids:
+            parts.append(f"{state}: {', '.join(ids[:3])}" + (" …" if len(ids) > 3 else ""))
+    return "; ".join(parts)
+
+
+def _eval_rows(base: Any, runs: list[Any], split: str) -> list[tuple[str, str, float]]:
+    """(run id, task id, mean score) of the judge's scores on ``split``, read from each run's own
+    directory (its ``evals.parquet``, else its eval JSONL with compaction's rules), and only rows
+    carrying that run's id. Each file is read once into a private copy, checked against the run's
+    manifest as it is read (:meth:`evotree.harness.integrity.RunEvidence.read_verified`), and the
+    copy is queried: a file swapped after the check is never read."""
+    import tempfile
+    from pathlib import Path
+
+    import duckdb
+
+    from evotree.harness.evidence import all_null_sql, hidden_forged_sql, jsonl_select, select_list_sql, sql_string
+    from evotree.harness.layout import RunPaths
+
+    with tempfile.TemporaryDirectory(prefix="evotree-evals-") as tmp:
+        parts = []
+        for index, run in enumerate(runs):
+            paths = RunPaths(Path(base) / run.run_id)
+            rid = sql_string(run.run_id)
+            if paths.parquet("evals").is_file():
+                copy = Path(tmp) / f"{index}.parquet"
+                copy.write_bytes(run.read_verified(paths.root, "evals.parquet"))
+                parts.append(f"SELECT run_id, phase, split, task_id, score FROM read_parquet({sql_string(str(copy))}, "
+                             f"can_have_nan=true) WHERE run_id = {rid}")
+                continue
+            evidence = paths.root / "evidence"
+            for phase_dir in sorted(p for p in evidence.iterdir() if p.is_dir()) if evidence.is_dir() else []:
+                if not (phase_dir / "evals.jsonl").is_file():
+                    continue
+                copy = Path(tmp) / f"{index}-{len(parts)}.jsonl"
+                copy.write_bytes(run.read_verified(paths.root, f"evidence/{phase_dir.name}/evals.jsonl"))
+                parts.append(
+                    f"SELECT run_id, phase, split, task_id, score FROM (SELECT {select_list_sql('evals')} FROM "
+                    f"{jsonl_select('evals', [copy])} WHERE NOT {all_null_sql('evals')} AND NOT "
+                    f"coalesce({hidden_forged_sql(phase_dir.name)}, false)) WHERE run_id = {rid}")
+        if not parts:
+            return []
+        con = duckdb.connect()
+        try:
+            return con.execute(
+                "SELECT run_id, task_id, avg(score) FROM (" + " UNION ALL ".join(parts) + ") "
+                "WHERE split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY ALL ORDER BY 1, 2", [split],
+            ).fetchall()
+        finally:
+            con.close()
+
+
+def champion_since(ws: Workspace, version: str) -> str | None:
     """When ``version`` became champion (by promotion), or None if it is not the champion.
 
     The root ``v0`` became champion at ``evotree init``, before any of its runs, so all its runs
@@ -134,12 +428,6 @@ def _champion_since(ws: Workspace, version: str) -> str | None:
         if entry.event.kind in ("promotion", "workspace.initialized"):
             return entry.event.at
     return None
-
-
-def _runs_started_after(ws: Workspace, version: str, since: str) -> list[str]:
-    from evotree.harness.runs import list_runs
-
-    return [r.run_id for r in list_runs(ws, version=version) if r.started_at > since]
 
 
 def _per_group(tasks: list[str], a: np.ndarray, b: np.ndarray, alpha: float) -> list[dict[str, Any]] | None:
@@ -171,42 +459,69 @@ def compare(
     ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
     B: int | None = None, alpha: float | None = None, seed: int = 0,
     look: int | None = None, max_looks: int | None = None, threshold: float | None = None,
+    evidence_checks: tuple[EvidenceCheck, EvidenceCheck] | None = None,
+    commits: tuple[str | None, str | None] | None = None,
 ) -> VersionComparison:
-    """Compare version ``b`` against ``a`` (Δ = b − a) on their common task pool.
+    """Compare version ``b`` against ``a`` (Δ = b − a) on their common task pool: the one comparison.
 
-    ``decision``: ``better`` when the CI lies above ``threshold`` (default ``[gates].min_delta``),
-    ``worse`` when below, else ``inconclusive`` — or, in a sequential evaluation (``look`` of
-    ``max_looks``), ``need_more_seeds`` while looks remain. A sequential look tests at the
-    alpha this look may spend (Pocock-type Lan-DeMets spending, so that looking again does not
-    inflate false promotions), with enough resamples for that level.
+    Δ, CI (at 1 − 2·``alpha``, default ``[gates].alpha``) and p (one-sided: that ``b`` is not
+    better than ``a`` by more than ``threshold``, default ``[gates].min_delta``) come from one
+    :func:`evotree.diagnostics.stats.difference`, with the run-to-run spread pooled over the
+    tree (:func:`tree_spread`). No bootstrap enters them, so every caller gets the same numbers.
+
+    ``decision``: ``better`` when p is below the threshold on p (``alpha``: the CI then lies above
+    ``threshold``), ``worse`` when the CI lies below ``threshold``, else ``inconclusive`` — or, in
+    a sequential evaluation (``look`` of ``max_looks``), ``need_more_seeds`` while looks remain;
+    a look tests the same p against its share of ``alpha`` (``p_threshold``; Pocock-type
+    Lan-DeMets spending), never against a second interval.
+
+    ``commits``: the commit of each side whose runs count (the score gate passes the champion's
+    and the candidate's; default :func:`default_commit` with a fallback that ``caveat`` names).
+
+    Evidence: only runs the ledger records, with their evidence intact, are read
+    (:func:`version_scores`). Runs that are missing, edited, unfinished or unverifiable are left
+    out of the numbers and reported: ``evidence.ok`` is false, ``evidence.findings`` holds a
+    critical ``score.evidence_*`` finding per kind naming the runs, and the caveat starts with
+    ``EVIDENCE PROBLEM``. (``evidence_checks``: the two sides' checks, when the caller has them.)
+
+    ``B`` and ``seed``: resamples and generator of the secondary summaries only (IQM, P(b > a)).
     """
     gates = ws.config.gates
     alpha = alpha if alpha is not None else gates.alpha
     threshold = gates.min_delta if threshold is None else threshold
     if (look is None) != (max_looks is None):
         raise EvotreeError("--look and --max-looks go together", fix="pass both, e.g. --look 1 --max-looks 3")
+    if not 0.0 < alpha < 0.5:
+        raise EvotreeError(f"alpha: expected a one-sided level in (0, 0.5), actually: {alpha}")
+    p_threshold = alpha
     if look is not None:
-        spend = alpha_spending(alpha, look, max_looks, kind="pocock")  # type: ignore[arg-type]
-        alpha = spend.nominal
-        B = max(B or gates.bootstrap_samples, int(math.ceil(20 / alpha)))
-    tasks_a, scores_a, runs_a = version_scores(ws, a, split=split)
-    tasks_b, scores_b, runs_b = version_scores(ws, b, split=split)
-    common = require_same_pool(tasks_a, tasks_b, intersect=intersect)
-    if common != tasks_a or common != tasks_b:
-        scores_a = scores_a[:, [tasks_a.index(t) for t in common]]
-        scores_b = scores_b[:, [tasks_b.index(t) for t in common]]
-    result = compare_versions(
-        scores_a, scores_b, rng=np.random.default_rng(seed), B=B or gates.bootstrap_samples, alpha=alpha,
-    )
-    lo, hi = float(result.ci[0]), float(result.ci[1])
-    if lo > threshold:
+        p_threshold = alpha_spending(alpha, look, max_looks, kind="pocock").nominal  # type: ignore[arg-type]
+    from evotree.harness.integrity import verify_run_evidence
+
+    name_a, name_b = ws.resolve(a).id, ws.resolve(b).id
+    check_a, check_b = evidence_checks or (verify_run_evidence(ws, name_a), verify_run_evidence(ws, name_b))
+    want_a, want_b = commits or (None, None)
+    side_a = side_scores(ws, name_a, split=split, check=check_a, commit=want_a, strict=want_a is not None)
+    side_b = side_scores(ws, name_b, split=split, check=check_b, commit=want_b, strict=want_b is not None)
+    evidence, warning = comparison_evidence(ws, check_a, check_b)
+    common = require_same_pool(side_a.tasks, side_b.tasks, intersect=intersect)
+    scores_a = side_a.matrix[:, [side_a.tasks.index(t) for t in common]]
+    scores_b = side_b.matrix[:, [side_b.tasks.index(t) for t in common]]
+    judges = sorted(set(side_a.judge_commits) | set(side_b.judge_commits)) or None
+    spread = tree_spread(ws, split=split, tasks=common, judges=judges, sides=[scores_a, scores_b],
+                         exclude=(name_a, name_b))
+    diff = difference(scores_a, scores_b, spread=spread, confidence=1 - 2 * alpha, threshold=threshold)
+    lo, hi = diff.ci
+    if diff.p_value < p_threshold:
         decision, next_step = "better", None
     elif hi < threshold:
         decision, next_step = "worse", None
-    elif look is not None and look < (max_looks or 0):
+    elif look is not None and look < (max_looks or 0) and not all(diff.identical):
         decision = "need_more_seeds"
-        next_step = (f"evotree run {ws.resolve(a).id} {ws.resolve(b).id} --seeds {len(runs_a) + len(runs_b)}; "
-                     f"then evotree compare {a} {b} --look {look + 1} --max-looks {max_looks}")
+        n_a, n_b = diff.n_runs
+        next_step = (f"evotree run {name_a} --seeds {max(1, n_a)} --seed-start {side_a.next_seed}; evotree run "
+                     f"{name_b} --seeds {max(1, n_b)} --seed-start {side_b.next_seed}; then evotree compare "
+                     f"{name_a} {name_b} --look {look + 1} --max-looks {max_looks}")
     else:
         decision, next_step = "inconclusive", None
     rng = np.random.default_rng(seed + 1)
@@ -220,14 +535,79 @@ def compare(
                        "b": float(iqm(scores_b)), "b_ci": [float(x) for x in ci_b.ci]}
         improvement = probability_of_improvement(scores_b, scores_a, B=extra_b, rng=rng)
         poi = {"b_over_a": float(improvement.probability), "ci": [float(x) for x in improvement.ci]}
+    notes = [warning, side_a.note, side_b.note]
+    for name, same in ((name_a, diff.identical[0]), (name_b, diff.identical[1])):
+        if same:
+            notes.append(f"{name}'s runs are identical copies (a deterministic policy, or a domain that ignores "
+                         "the seed): they count as one run, and more seeds add nothing")
+    if diff.caveat:
+        notes.append(diff.caveat)
+    unit_text = ("runs as units" if diff.unit == "runs" else "tasks as units")
+    tree_text = (f"spread pooled over {spread.versions} version(s) of the tree, df {spread.df}"
+                 if spread.sd is not None else "no pooled spread")
     return VersionComparison(
-        a=ws.resolve(a).id, b=ws.resolve(b).id, split=split, delta=float(result.delta),
-        ci=[float(result.ci[0]), float(result.ci[1])], p_value=float(result.p_value), test=result.test,
-        n_tasks=int(result.n_tasks), n_seeds=[int(n) for n in result.n_seeds], seed_aware=result.seed_aware,
-        caveat=result.caveat, alpha=float(result.alpha), ci_method=result.ci_method, B=int(result.B),
-        runs={"a": runs_a, "b": runs_b}, mean_a=float(scores_a.mean()), mean_b=float(scores_b.mean()),
-        intersected=len(common) != len(tasks_a) or len(common) != len(tasks_b),
+        a=name_a, b=name_b, split=split, delta=float(diff.delta), ci=[float(lo), float(hi)],
+        p_value=float(diff.p_value), test=f"t_{diff.unit}", n_tasks=int(diff.n_tasks),
+        n_seeds=[int(n) for n in diff.n_runs], seed_aware=diff.se_runs is not None,
+        caveat=" ".join(n for n in notes if n) or None, alpha=float(alpha),
+        ci_method=f"t ({unit_text}; {tree_text})", B=int(extra_b),
+        runs={"a": side_a.run_ids, "b": side_b.run_ids}, mean_a=float(scores_a.mean()), mean_b=float(scores_b.mean()),
+        intersected=len(common) != len(side_a.tasks) or len(common) != len(side_b.tasks),
         threshold=float(threshold), decision=decision, look=look, max_looks=max_looks, next_step=next_step,
         iqm=iqm_summary, probability_of_improvement=poi,
-        per_group=_per_group(common, scores_a, scores_b, alpha),
+        per_group=_per_group(common, scores_a, scores_b, alpha), evidence=evidence,
+        confidence=float(diff.confidence), p_threshold=float(p_threshold), se=float(diff.se),
+        df=float(diff.df) if math.isfinite(diff.df) else 1e9, unit=diff.unit, identical=list(diff.identical),
+        spread={"sd": list(diff.sd), "source": list(diff.sd_source), "tree": spread.to_dict(),
+                "se_runs": diff.se_runs, "se_tasks": diff.se_tasks},
+        commits={"a": side_a.commit, "b": side_b.commit}, seeds={"a": side_a.seeds, "b": side_b.seeds},
+        statement=statement(name_a, name_b, diff, decision, p_threshold, threshold),
+        difference=diff,
     )
+
+
+#: ``compare`` under the name the statistics use: one function, called by every reader.
+compare_versions = compare
+
+
+def statement(a: str, b: str, diff: Difference, decision: str, p_threshold: float, threshold: float) -> str:
+    """One sentence naming the versions, e.g. "v1 is better than v0: Δ +0.21, 95 % CI [...], p 0.0004"."""
+    level = f"{100 * diff.confidence:.0f} %"
+    numbers = (f"Δ {diff.delta:+.4f}, {level} CI [{diff.ci[0]:+.4f}, {diff.ci[1]:+.4f}], one-sided p {diff.p_value:.3g}")
+    above = f" above {threshold:+g}" if threshold else ""
+    if decision == "better":
+        return f"{b} is better than {a}{above}: {numbers} < {p_threshold:.3g}"
+    if decision == "worse":
+        return f"{b} is worse than {a}: {numbers}"
+    if decision == "need_more_seeds":
+        return f"{b} is not yet distinguishable from {a}: {numbers}, needs < {p_threshold:.3g} at this look"
+    return f"{b} is not distinguishable from {a}: {numbers}"
+
+
+def comparison_evidence(ws: Workspace, check_a: EvidenceCheck, check_b: EvidenceCheck) -> tuple[dict[str, Any], str | None]:
+    """``VersionComparison.evidence`` and the warning that leads its caveat (None when all is well).
+
+    Counted are the runs a comparison may use: every run the ledger records for the version
+    (for a champion, those since it became champion). A missing, edited, unfinished or unchecked
+    run is left out of the numbers but never silently: it is listed here, named in the caveat,
+    and ``ok`` is false (the score gate fails on the same runs).
+    """
+    from evotree.harness.integrity import evidence_findings
+
+    out: dict[str, Any] = {"ok": True, "findings": []}
+    bad: list[str] = []
+    for side, check in (("a", check_a), ("b", check_b)):
+        since = champion_since(ws, check.version)
+        counted = [r for r in check.runs if since is None or (r.started_at or "") > since]
+        out[side] = check.summary(counted)
+        problems = [r for r in counted if not r.usable and r.state != "running"]
+        if problems:
+            out["ok"] = False
+            out["findings"] += [f.to_dict() for f in evidence_findings(problems, version=check.version)]
+            bad.append(f"{check.version}: {_problem_text(problems)}")
+    warning = None
+    if bad:
+        warning = ("EVIDENCE PROBLEM: run(s) the ledger records were left out because their evidence is "
+                   f"missing, edited or unfinished ({'; '.join(bad)}); these numbers are not a valid "
+                   "comparison and the score gate fails.")
+    return out, warning

@@ -26,7 +26,7 @@ from evotree.core.errors import EvotreeError
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.workspace import Workspace
 
-__all__ = ["DiagnoseResult", "diagnose", "LAYERS"]
+__all__ = ["DiagnoseResult", "aggregate_findings", "diagnose", "LAYERS"]
 
 LAYERS = ("score", "signal", "behavior", "version")
 _LEDGER_FINDINGS = 50  # findings listed in the ledger event (all of them are in the JSONL file)
@@ -44,10 +44,43 @@ class DiagnoseResult:
     seconds: float = 0.0
     interventions: list[dict[str, Any]] | None = None
 
+    @property
+    def by_code(self) -> list[dict[str, Any]]:
+        """The findings aggregated: one row per (layer, code) with the runs they came from."""
+        return aggregate_findings(self.findings)
+
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "version": self.version, "runs": self.runs, "layers": self.layers,
-                "worst": self.worst, "seconds": round(self.seconds, 3), "findings": self.findings,
-                "interventions": self.interventions}
+                "worst": self.worst, "seconds": round(self.seconds, 3), "by_code": self.by_code,
+                "findings": self.findings, "interventions": self.interventions}
+
+
+_RANK = {"info": 0, "warn": 1, "high": 2, "critical": 3}
+
+
+def aggregate_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (layer, code): its worst severity, the title of its worst finding, the runs
+    it came from (``runs``, sorted; findings about the version as a whole have no run) and how
+    many findings (``count``); each finding's own run, severity and title stay in ``detail``.
+    Rows are ordered most severe first, then by layer and code."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for f in findings:
+        key = (str(f.get("layer")), str(f.get("code")))
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = {"layer": key[0], "code": key[1], "severity": f.get("severity"),
+                               "title": f.get("title"), "runs": [], "count": 0,
+                               "harness_version": f.get("harness_version"), "detail": []}
+        elif _RANK.get(str(f.get("severity")), 0) > _RANK.get(str(row["severity"]), 0):
+            row["severity"], row["title"] = f.get("severity"), f.get("title")
+        row["count"] += 1
+        run = f.get("run_id")
+        if run and run not in row["runs"]:
+            row["runs"].append(run)
+        row["detail"].append({"run_id": run, "severity": f.get("severity"), "title": f.get("title")})
+    for row in rows.values():
+        row["runs"].sort()
+    return sorted(rows.values(), key=lambda r: (-_RANK.get(str(r["severity"]), 0), r["layer"], r["code"]))
 
 
 def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
@@ -133,7 +166,7 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
     if "version" in chosen:
         from evotree.diagnostics.version import intervention_table, version_findings
 
-        found += version_findings(ws, record_v.id, B=min(ws.config.gates.bootstrap_samples, 2000))
+        found += version_findings(ws, record_v.id, B=ws.config.gates.bootstrap_samples)
         interventions = intervention_table(ws)
     # every finding names the harness version that produced it (plug-ins may name their own)
     found = sort_findings(replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f

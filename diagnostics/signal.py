@@ -9,8 +9,10 @@ of the train rollouts, as in :func:`evotree.harness.query.dead_group_ratio`; onl
 =========================  ==============================================  =====================
 analyzer                   finding codes (severity)                         default thresholds
 =========================  ==============================================  =====================
-signal.dead_groups         signal.dead_groups_high (warn, critical)         std < 1e-3; > 25 % warn,
-                                                                            > 50 % critical
+signal.dead_groups         signal.dead_groups_high (warn, critical),        std < 1e-3; unsolved
+                           signal.dead_groups_solved (info, warn)           > 25 % warn, > 50 %
+                                                                            critical; solved > 25 %
+                                                                            info, > 50 % warn
 signal.solve_rates         signal.all_solved_high (warn),                   all-solved > 30 %;
                            signal.none_solved_high (warn, high)             none-solved > 50 % / 80 %
 signal.reward_trend        signal.reward_plateau (warn),                    last 50 % of steps,
@@ -22,6 +24,15 @@ signal.kl_clip             signal.kl_high, signal.kl_spike,                 kl >
 signal.nonfinite           signal.nonfinite_values (high)                   any row
 signal.truncation_trend    signal.truncation_rising (warn, high)            p < 0.05, late >= 5 %
 =========================  ==============================================  =====================
+
+**Group-based runs only.** Dead groups and solve rates describe GRPO-style groups: several
+completions of one prompt, whose rewards are compared with each other. They are judged only on
+runs whose train rollouts have that shape (:func:`is_group_run`: most ``(step, group_id)``
+groups hold at least two samples of a single ``task_id``), as the math domain and a custom
+domain recording ``rollout_group(..., rewards=[several])`` do. A gym run records one rollout
+per episode, grouped by environment (many ``task_id`` per group): equal returns there are
+episodes played alike (a solved CartPole returns 500 every time), not a lost advantage signal,
+so nothing is reported; nor on runs of single-sample groups.
 
 Shared sub-results (materialized once per run by :class:`evotree.diagnostics.findings.AnalysisContext`):
 ``run_groups`` (:func:`groups_sql`, one row per group: size, finite-reward count, mean,
@@ -71,6 +82,7 @@ __all__ = [
     "TruncationTrend",
     "TruncationTrendThresholds",
     "groups_sql",
+    "is_group_run",
     "linear_trend",
     "shared_groups",
 ]
@@ -93,6 +105,31 @@ def groups_sql(run_id: str) -> str:
 def shared_groups(con: Any, context: AnalysisContext, run_id: str) -> Shared:
     """The run's ``groups`` table (:func:`groups_sql`), built once per context."""
     return context.shared(con, run_id, "run_groups", groups_sql(run_id))
+
+
+#: How many of a run's first train rollouts :func:`is_group_run` reads.
+GROUP_SHAPE_ROWS = 1000
+
+
+def is_group_run(con: Any, run_id: str, context: AnalysisContext | None = None) -> bool:
+    """True when the run's train rollouts are GRPO-style groups: of the ``(step, group_id)``
+    groups among its first :data:`GROUP_SHAPE_ROWS` train rollouts, at least half hold two or more
+    samples, all of one ``task_id`` (several completions of one prompt). False without rollouts,
+    for gym runs (a group is an environment's episodes, one ``task_id`` each) and for runs of
+    single-sample groups."""
+
+    def compute() -> bool:
+        rows, _ = query(con, (
+            "SELECT count(*) AS groups, count(*) FILTER (WHERE n >= 2 AND tasks <= 1) AS sampled FROM ("
+            "SELECT step, group_id, count(*) AS n, count(DISTINCT task_id) AS tasks FROM (SELECT step, group_id, "
+            f"task_id FROM _rollouts WHERE run_id = {sql_string(run_id)} AND phase = 'train' "
+            f"LIMIT {GROUP_SHAPE_ROWS}) GROUP BY step, group_id)"))
+        groups, sampled = rows[0]
+        return bool(groups) and 2 * sampled >= groups
+
+    if context is None:
+        return compute()
+    return context.memo(run_id, "is_group_run", compute)
 
 
 @contextmanager
@@ -226,8 +263,13 @@ def help_field(default: Any, text: str) -> Any:
 @dataclass(frozen=True)
 class DeadGroupsThresholds:
     std_epsilon: float = help_field(1e-3, "a group is dead when the std of its finite rewards is below this")
-    warn_ratio: float = help_field(0.25, "dead-group ratio above this: warn")
-    critical_ratio: float = help_field(0.5, "dead-group ratio above this: critical (EvoTrainer's playbook)")
+    warn_ratio: float = help_field(0.25, "unsolved dead groups above this share of all groups: warn; solved "
+                                         "ones: info")
+    critical_ratio: float = help_field(0.5, "unsolved dead groups above this share: critical (EvoTrainer's "
+                                            "playbook); solved ones: warn")
+    solved_reward: float = help_field(1.0, "a dead group whose reward is at least this is solved (every sample "
+                                           "correct): 1 is a correct answer under pass/fail rewards and in the "
+                                           "math domain (correctness 1 + format up to 0.5)")
     window_fraction: float = help_field(0.2, "the last fraction of steps reported as the late ratio")
 
     def __post_init__(self) -> None:
@@ -236,6 +278,7 @@ class DeadGroupsThresholds:
         check_range(owner, "warn_ratio", self.warn_ratio, 0.0, 1.0)
         check_range(owner, "critical_ratio", self.critical_ratio, 0.0, 1.0)
         check_order(owner, warn_ratio=self.warn_ratio, critical_ratio=self.critical_ratio)
+        check_range(owner, "solved_reward", self.solved_reward, -math.inf, math.inf)
         check_range(owner, "window_fraction", self.window_fraction, 0.0, 1.0)
 
 
@@ -243,30 +286,50 @@ class DeadGroupsThresholds:
 class DeadGroups(Analyzer):
     """Share of groups with (near-)equal rewards: GRPO's advantage is zero there, nothing is learnt.
 
+    Only for group-based runs (:func:`is_group_run`; not gym episodes). A dead group is one of
+    two kinds, reported apart because they mean opposite things:
+
+    * **unsolved** (its reward is below ``solved_reward``: every sample wrong, or all stuck at the
+      same partial reward): the prompt is out of reach and teaches nothing:
+      ``signal.dead_groups_high``, warn above ``warn_ratio`` of all groups, critical above
+      ``critical_ratio``; the advice is the group filter (StdGroupFilter), partial credit, easier
+      tasks.
+    * **solved** (reward at least ``solved_reward``: every sample correct): the policy has learnt
+      the prompt. A good run ends with many of these, which is progress, not a broken signal:
+      ``signal.dead_groups_solved``, info above ``warn_ratio``, warn above ``critical_ratio``; the
+      advice is harder prompts or a curriculum.
+
     A one-sample group counts as dead (std 0), as in :func:`evotree.harness.query.dead_group_ratio`;
-    groups with no finite reward are left out. Severity from the ratio over the whole run; the
-    ratio over the last ``window_fraction`` of steps is in the evidence.
+    groups with no finite reward are left out. ``dead_ratio`` in the evidence is the share of all
+    dead groups (the query layer's number); each finding's severity comes from its own kind's
+    share. The ratio over the last ``window_fraction`` of steps is in the evidence.
     """
 
     name = "signal.dead_groups"
     layer = "signal"
-    codes = ("signal.dead_groups_high",)
+    codes = ("signal.dead_groups_high", "signal.dead_groups_solved")
     thresholds_type = DeadGroupsThresholds
 
     def analyze(self, con: Any, *, run_id: str, version: str | None,
                 context: AnalysisContext | None = None) -> list[Finding]:
         t = self.thresholds
         with using(context) as ctx:
+            if not is_group_run(con, run_id, ctx):
+                return []
             groups = shared_groups(con, ctx, run_id)
             eps = repr(float(t.std_epsilon))
+            solved = repr(float(t.solved_reward))
+            late = f"step >= s1 - (s1 - s0) * {float(t.window_fraction)!r}"
             rows, shown = query(con, (
                 "WITH b AS (SELECT min(step) AS s0, max(step) AS s1 FROM __run_groups__ WHERE n > 0) "
                 f"SELECT count(*) AS groups, count(*) FILTER (WHERE sd < {eps}) AS dead, "
+                f"count(*) FILTER (WHERE sd < {eps} AND mean >= {solved}) AS solved_dead, "
                 "count(*) FILTER (WHERE n = 1) AS single, "
-                f"count(*) FILTER (WHERE step >= s1 - (s1 - s0) * {float(t.window_fraction)!r}) AS late_groups, "
-                f"count(*) FILTER (WHERE sd < {eps} AND step >= s1 - (s1 - s0) * {float(t.window_fraction)!r}) "
-                "AS late_dead FROM __run_groups__, b WHERE n > 0"), groups)
-            total, dead, single, late_groups, late_dead = rows[0]
+                f"count(*) FILTER (WHERE {late}) AS late_groups, "
+                f"count(*) FILTER (WHERE sd < {eps} AND {late}) AS late_dead, "
+                f"count(*) FILTER (WHERE sd < {eps} AND mean >= {solved} AND {late}) AS late_solved_dead "
+                "FROM __run_groups__, b WHERE n > 0"), groups)
+            total, dead, solved_dead, single, late_groups, late_dead, late_solved = rows[0]
             if not total or dead / total <= t.warn_ratio:
                 return []
             values, shown_values = query(con, (
@@ -278,38 +341,54 @@ class DeadGroups(Analyzer):
                 "SELECT split_part(metric, '/', 2) AS skill, sum(value) AS dropped FROM _signals "
                 f"WHERE run_id = {sql_string(run_id)} AND metric IN ("
                 + ", ".join(f"'skill/{name}/dropped'" for name in _GROUP_FILTERS) + ") GROUP BY 1 ORDER BY 1"))
-        ratio = dead / total
-        if ratio > t.critical_ratio:
-            severity = "critical"
-        elif ratio > t.warn_ratio:
-            severity = "warn"
-        else:
-            return []
-        late = late_dead / late_groups if late_groups else None
-        evidence = {"dead_ratio": ratio, "dead_groups": dead, "groups": total, "single_sample_groups": single,
-                    "late_dead_ratio": late, "late_window_fraction": t.window_fraction,
+        unsolved_dead = dead - solved_dead
+        unsolved_ratio, solved_ratio = unsolved_dead / total, solved_dead / total
+        late_unsolved = late_dead - late_solved
+        evidence = {"dead_ratio": dead / total, "dead_groups": dead, "groups": total,
+                    "unsolved_dead_groups": unsolved_dead, "unsolved_dead_ratio": unsolved_ratio,
+                    "solved_dead_groups": solved_dead, "solved_dead_ratio": solved_ratio,
+                    "single_sample_groups": single,
+                    "late_dead_ratio": late_dead / late_groups if late_groups else None,
+                    "late_unsolved_dead_ratio": late_unsolved / late_groups if late_groups else None,
+                    "late_solved_dead_ratio": late_solved / late_groups if late_groups else None,
+                    "late_window_fraction": t.window_fraction,
                     "dead_reward_values": [{"reward": v, "groups": n} for v, n in values],
-                    "std_epsilon": t.std_epsilon, "warn_ratio": t.warn_ratio,
+                    "std_epsilon": t.std_epsilon, "solved_reward": t.solved_reward, "warn_ratio": t.warn_ratio,
                     "critical_ratio": t.critical_ratio, "query": shown, "query_dead_values": shown_values}
-        title = f"{ratio:.0%} of groups are dead (reward std < {t.std_epsilon:g}): {dead:,} of {total:,}"
         if filtered:
             evidence["filtered_by"] = {name: int(n or 0) for name, n in filtered}
             evidence["query_filter"] = shown_filter
-            names = ", ".join(name for name, _ in filtered)
-            return [self.finding(
-                "signal.dead_groups_high", "warn", f"{title}; {names} kept them out of the loss",
+        out = []
+        if unsolved_ratio > t.warn_ratio:
+            title = (f"{unsolved_ratio:.0%} of groups are dead and unsolved (reward std < {t.std_epsilon:g}, "
+                     f"reward below {t.solved_reward:g}): {unsolved_dead:,} of {total:,}")
+            if filtered:
+                names = ", ".join(name for name, _ in filtered)
+                out.append(self.finding(
+                    "signal.dead_groups_high", "warn", f"{title}; {names} kept them out of the loss",
+                    run_id=run_id, version=version, evidence=evidence,
+                    suggestion=f"{names} already gives these groups zero weight, so they cost generation, not "
+                               "learning: refill the batch (its max_resample_batches parameter, DAPO's dynamic "
+                               "sampling), more samples per group, partial credit, or easier tasks in the pool",
+                    skills=[]))
+            else:
+                out.append(self.finding(
+                    "signal.dead_groups_high", "critical" if unsolved_ratio > t.critical_ratio else "warn", title,
+                    run_id=run_id, version=version, evidence=evidence,
+                    suggestion="groups whose samples all get the same low reward give GRPO zero advantage: drop "
+                               "them (StdGroupFilter), give partial credit (PartialPassReward) or move to easier "
+                               "tasks; more samples per group also help",
+                    skills=["StdGroupFilter"]))
+        if solved_ratio > t.warn_ratio:
+            out.append(self.finding(
+                "signal.dead_groups_solved", "warn" if solved_ratio > t.critical_ratio else "info",
+                f"{solved_ratio:.0%} of groups are solved by every sample (reward >= {t.solved_reward:g}, "
+                f"std < {t.std_epsilon:g}): {solved_dead:,} of {total:,}",
                 run_id=run_id, version=version, evidence=evidence,
-                suggestion=f"{names} already gives these groups zero weight, so they cost generation, not "
-                           "learning: refill the batch (its max_resample_batches parameter, DAPO's dynamic "
-                           "sampling), more samples per group, or rebalance the task pool (dead groups at the "
-                           "top reward are too easy, at the bottom too hard)",
-                skills=[])]
-        return [self.finding(
-            "signal.dead_groups_high", severity, title, run_id=run_id, version=version, evidence=evidence,
-            suggestion="groups whose samples all get the same reward give GRPO zero advantage: drop them "
-                       "(StdGroupFilter) and rebalance the task pool (dead groups at the top reward are too "
-                       "easy, at the bottom too hard); more samples per group also help",
-            skills=["StdGroupFilter"])]
+                suggestion="the policy has learnt these prompts, so they carry no more signal: that is "
+                           "progress, not a broken reward. To keep learning, give it harder prompts (a "
+                           "curriculum, or a harder task pool) and judge the gain on validation"))
+        return out
 
 
 #: Skills (skills/catalog.py) that drop zero-variance groups from the loss and record

@@ -47,23 +47,30 @@ __all__ = [
     "BHResult",
     "BootstrapCI",
     "Comparison",
+    "Difference",
     "ImprovementProbability",
     "InvalidScores",
     "McNemarResult",
     "PairedBootstrap",
     "PoolMismatch",
+    "RunSpread",
+    "SpreadTerm",
     "WilcoxonResult",
     "alpha_spending",
     "avg_at_k",
     "benjamini_hochberg",
     "compare_versions",
+    "difference",
     "iqm",
     "mcnemar_exact",
     "normalized_score",
     "paired_bootstrap",
+    "pooled_spread",
     "pass_at_k",
     "probability_of_improvement",
     "require_same_pool",
+    "runs_identical",
+    "spread_term",
     "stratified_bootstrap_ci",
     "wilcoxon_signed_rank",
 ]
@@ -925,3 +932,192 @@ def alpha_spending(
     spent = min(alpha, _spend(kind, alpha, t))
     before = min(spent, _spend(kind, alpha, (look - 1) / max_looks)) if look > 1 else 0.0
     return AlphaSpend(spent - before, spent, t, int(look), int(max_looks), kind)
+
+
+# ----------------------------------------------------------------------------- run-level comparison
+IDENTICAL_RUNS_NOTE = ("its runs are identical copies (a deterministic policy, or a domain that ignores "
+                       "the seed): they count as one run, and more seeds add nothing")
+
+
+@dataclass(frozen=True)
+class SpreadTerm:
+    """What one version (one commit) contributes to the tree's run-to-run spread."""
+
+    runs: int  #: distinct runs (seeds) of the version
+    ss: float  #: sum of squared deviations of its runs' mean scores from their mean
+    identical: bool  #: >= 2 runs whose per-task scores are all equal: copies, not replicates
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """The run-to-run spread of a run's mean score, pooled over the comparable versions of a tree.
+
+    ``sd`` is sqrt(sum of within-version squared deviations / sum of (runs - 1)) over versions
+    with two or more runs that are not identical copies; None when there are none.
+    """
+
+    sd: float | None
+    df: int  #: sum of (runs - 1) over the versions pooled
+    versions: int  #: versions pooled (>= 2 runs that differ)
+    runs: int  #: their runs
+    identical_versions: int  #: versions with >= 2 runs that are identical copies (left out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sd": self.sd, "df": self.df, "versions": self.versions, "runs": self.runs,
+                "identical_versions": self.identical_versions}
+
+
+def runs_identical(matrix: Any) -> bool:
+    """True when a (n_runs, n_tasks) matrix has >= 2 rows and every row equals the first."""
+    x = np.asarray(matrix, dtype=float)
+    return x.ndim == 2 and x.shape[0] >= 2 and bool(np.all(x == x[0]))
+
+
+def spread_term(matrix: Any) -> SpreadTerm:
+    """The :class:`SpreadTerm` of one version's (n_runs, n_tasks) scores (one row per seed)."""
+    x = _matrix(matrix, "matrix")
+    means = x.mean(axis=1)
+    identical = runs_identical(x)
+    ss = 0.0 if identical else float(np.sum((means - means.mean()) ** 2))
+    return SpreadTerm(int(x.shape[0]), ss, identical)
+
+
+def pooled_spread(terms: Iterable[SpreadTerm]) -> RunSpread:
+    """Pool the run-to-run variance of a run's mean score over versions (:func:`spread_term` each).
+
+    Within-version deviations only, so versions of different quality pool fine; versions whose
+    runs are identical copies are counted apart (their zero spread says nothing about the
+    spread of versions whose runs differ).
+    """
+    ss, df, versions, runs, identical = 0.0, 0, 0, 0, 0
+    for term in terms:
+        if term.runs < 2:
+            continue
+        if term.identical:
+            identical += 1
+            continue
+        ss += term.ss
+        df += term.runs - 1
+        versions += 1
+        runs += term.runs
+    sd = math.sqrt(ss / df) if df > 0 else None
+    return RunSpread(sd, df, versions, runs, identical)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Version b against version a on one task pool: one Δ, one CI, one p (:func:`difference`)."""
+
+    delta: float  #: mean over tasks of b's seed means minus a's
+    ci: tuple[float, float]  #: two-sided at ``confidence``; its lower end is the one-sided bound
+    confidence: float
+    p_value: float  #: one-sided: H0 "Δ <= threshold" (that b is not better than a by more than it)
+    threshold: float
+    se: float  #: standard error of Δ (the larger of ``se_runs`` and ``se_tasks``)
+    df: float  #: degrees of freedom of the t distribution used
+    unit: str  #: "runs" (runs are the units) or "tasks" (tasks are the units)
+    n_tasks: int
+    n_runs: tuple[int, int]  #: distinct runs (seeds) of a and b
+    identical: tuple[bool, bool]  #: a side's runs are identical copies (count as one)
+    sd: tuple[float | None, float | None]  #: run-to-run SD used for each side
+    sd_source: tuple[str, str]  #: "own", "tree", "identical" or "unknown" per side
+    se_runs: float | None  #: SE from the run-to-run spread (None when it is unknown)
+    se_tasks: float | None  #: SE from the per-task differences (None with one task)
+    caveat: str | None
+
+    @property
+    def effective_runs(self) -> tuple[int, int]:
+        """Runs that count: identical copies count once."""
+        return (1 if self.identical[0] else self.n_runs[0], 1 if self.identical[1] else self.n_runs[1])
+
+
+def _side_sd(x: np.ndarray, spread: RunSpread | None) -> tuple[float | None, float, str, bool]:
+    """(sd, df, source, identical) of one side's run-to-run spread."""
+    if runs_identical(x):
+        return 0.0, math.inf, "identical", True
+    n = x.shape[0]
+    pooled = spread.sd if spread is not None else None
+    if n >= 2:
+        own = float(x.mean(axis=1).std(ddof=1))
+        if pooled is not None and pooled >= own:
+            return pooled, float(spread.df), "tree", False  # type: ignore[union-attr]
+        return own, float(n - 1), "own", False
+    if pooled is not None:
+        return pooled, float(spread.df), "tree", False  # type: ignore[union-attr]
+    if spread is not None and spread.identical_versions and not spread.versions:
+        return 0.0, math.inf, "identical", False  # every other version of the tree is deterministic
+    return None, 0.0, "unknown", False
+
+
+def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: float = 0.95,
+               threshold: float = 0.0) -> Difference:
+    """Is b better than a on one task pool? One Δ, one CI and one p, from one t distribution.
+
+    ``a``: (n_runs_a, n_tasks), ``b``: (n_runs_b, n_tasks): per-task scores, one row per run
+    (seed; repeated runs of a seed averaged first), the same tasks in the same order.
+    Δ = mean over tasks of b's run means minus a's.
+
+    Two standard errors, and the larger is used (the smaller source of noise is nearly
+    contained in the larger):
+
+    - **runs as units**: each side's run-to-run SD of a run's mean score over n runs,
+      SE² = sd_a²/n_a + sd_b²/n_b. A side's SD is the tree's pooled estimate (``spread``:
+      :func:`pooled_spread` over all comparable versions, many degrees of freedom) or the
+      side's own estimate when that is larger; a side whose runs are identical copies has
+      SD 0 and counts as one run. Degrees of freedom: Welch-Satterthwaite.
+    - **tasks as units**: SE = SD of the per-task differences / sqrt(n_tasks), n_tasks - 1
+      degrees of freedom; what is left when runs are copies of each other (deterministic
+      runs: the comparison says so, and copies are never counted as independent).
+
+    CI: Δ ± t(df, 1 - (1 - confidence)/2) · SE; p: one-sided, P(T > (Δ - threshold)/SE).
+    """
+    from scipy import stats as sps
+
+    a, b = _matrix(a, "a"), _matrix(b, "b")
+    _same_tasks(a, b)
+    if not 0.0 < confidence < 1.0:
+        raise InvalidScores(f"expected 0 < confidence < 1, got {confidence}")
+    n_tasks = a.shape[1]
+    per_task = b.mean(axis=0) - a.mean(axis=0)
+    delta = float(per_task.mean())
+    sd_a, df_a, src_a, same_a = _side_sd(a, spread)
+    sd_b, df_b, src_b, same_b = _side_sd(b, spread)
+    n_a = 1 if same_a else a.shape[0]
+    n_b = 1 if same_b else b.shape[0]
+    se_runs = df_runs = None
+    if sd_a is not None and sd_b is not None:
+        va, vb = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+        se_runs = math.sqrt(va + vb)
+        den = (va ** 2 / df_a if va > 0 else 0.0) + (vb ** 2 / df_b if vb > 0 else 0.0)
+        df_runs = (va + vb) ** 2 / den if den > 0 else math.inf
+    se_tasks = float(per_task.std(ddof=1) / math.sqrt(n_tasks)) if n_tasks >= 2 else None
+    if se_runs is None and se_tasks is None:
+        raise InvalidScores(
+            "expected two tasks, or a run-to-run spread (two runs of a version, or comparable runs in "
+            "the tree), to estimate the noise of Δ; got one task and one run a side",
+            fix="run more seeds or score more tasks")
+    if se_tasks is not None and (se_runs is None or se_tasks > se_runs):
+        unit, se, df = "tasks", se_tasks, float(n_tasks - 1)
+    else:
+        unit, se, df = "runs", float(se_runs), float(df_runs)  # type: ignore[arg-type]
+    if se > 0:
+        q = float(sps.t.ppf(1 - (1 - confidence) / 2, df)) if math.isfinite(df) else _NORMAL.inv_cdf(
+            1 - (1 - confidence) / 2)
+        ci = (delta - q * se, delta + q * se)
+        z = (delta - threshold) / se
+        p = float(sps.t.sf(z, df)) if math.isfinite(df) else 1.0 - _NORMAL.cdf(z)
+    else:
+        ci = (delta, delta)
+        p = 0.0 if delta > threshold else 1.0
+    caveats = []
+    if se_runs is None:
+        caveats.append("one run a side and no comparable runs in the tree: the run-to-run spread is "
+                       "unknown, so the CI counts the tasks only and is too narrow; run a second seed")
+    if same_a and same_b:
+        caveats.append("both versions' runs are identical copies (deterministic): the tasks are the unit "
+                       "and more seeds add nothing")
+    return Difference(delta=delta, ci=(float(ci[0]), float(ci[1])), confidence=float(confidence),
+                      p_value=float(min(1.0, max(0.0, p))), threshold=float(threshold), se=float(se),
+                      df=float(df), unit=unit, n_tasks=int(n_tasks), n_runs=(int(a.shape[0]), int(b.shape[0])),
+                      identical=(same_a, same_b), sd=(sd_a, sd_b), sd_source=(src_a, src_b),
+                      se_runs=se_runs, se_tasks=se_tasks, caveat="; ".join(caveats) or None)

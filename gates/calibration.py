@@ -1,47 +1,64 @@
-"""A simulated version tree with known true effects and seed noise, to calibrate the gates.
+"""A simulated version tree with known true effects, to calibrate the score gate and weigh its levers.
 
-Each evaluation of a version scores a fixed pool of tasks (77 by default, as in EvoTrainer's
-pool) with ``k`` samples per task; a task's success probability is its difficulty plus the
-version's true quality, plus a per-seed shift shared by all tasks of a run (the between-seed
-noise that makes one lucky run look like an improvement) and a small per-(seed, task) jitter.
-Scores are Avg@k (binomial / k). Nothing here is fitted to the code under test: the true
-effects are known, so false promotions and missed gains are counted exactly.
+What is simulated (:class:`SimModel`, :class:`Proposals`): a task pool (77 tasks, 8 samples
+each, difficulties Beta(2, 2)); a run of a version of true quality q scores task t with
+probability clip(difficulty_t + q + shift + jitter_t) — ``shift`` (the seed's luck, shared by
+all tasks of a run) and ``jitter`` (a run's per-task luck) are the run-to-run spread of RL
+post-training, the binomial draw of the 8 samples is the eval noise. An improvement loop makes
+``steps`` proposals (60 % harmful, 30 % neutral, 10 % helpful by default) against a moving
+champion. The true effects are known, so false promotions, missed gains and the true quality at
+the end of each loop are counted exactly.
 
-Strategies compared on the same candidates:
+What decides is the real code: every comparison is
+:func:`evotree.diagnostics.stats.difference` (the one computation behind ``compare``,
+``diagnose``, ``gates`` and the reports) on the simulated score matrices, with the run-to-run
+spread pooled by :func:`evotree.diagnostics.stats.pooled_spread` over the loop's comparable runs,
+and :func:`evotree.gates.score.decide_score` decides; the simulated agent does exactly what the
+gate says (``next_seeds``: the next look's seeds of the candidate and of the champion), stops on
+``futile``/``fail`` and re-runs a new champion ``champion_seeds`` times before comparing with it.
 
-- ``greedy``: one run of the candidate against the champion's own score from when it was
-  promoted (keep-if-better on one run; the winner's curse included);
-- ``single_seed``: a strict gate on one run per side (paired bootstrap CI of Δ above 0 at
-  ``alpha``, the champion re-run once): seed-blind, so a lucky run still fools it;
-- ``gate``: the score gate of :mod:`evotree.gates.score` (the champion re-evaluated on the same pool,
-  ``seeds`` runs per side, sequential looks when ``sequential``).
+Strategies (:func:`simulate_tree`):
+
+- ``greedy``: keep-if-better on one run against the champion's recorded score (the score of the
+  run that got it promoted: the winner's curse included);
+- ``gate``: the score gate, with the levers of :class:`Levers` (all on by default);
+- ``previous``: the rule before issue 17 — a Welch test on 3 + 3 run means, the spread of the
+  two versions only, alpha 0.05 one-sided spent Pocock-wise over ``max_runs // 3`` looks, every
+  look 3 more seeds a side, the champion's re-runs charged to its own run budget.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import math
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from evotree.gates.score import ScoreRule, decide_score, looks_for, seed_test
+from evotree.diagnostics.stats import RunSpread, SpreadTerm, alpha_spending, difference, pooled_spread, spread_term
+from evotree.gates.score import ScoreRule, decide_score, look_of
 
-__all__ = ["SimModel", "TreeStats", "evaluate", "gate_promotes", "neutral_false_promotion_rate",
-           "power_at", "simulate_tree"]
+__all__ = ["Levers", "Proposals", "SimModel", "TreeStats", "comparison_rate", "evaluate", "simulate_tree"]
 
 
 @dataclass(frozen=True)
 class SimModel:
-    """The noise model of one evaluation."""
+    """The noise model of one evaluation (a run of a version on the pool)."""
 
     n_tasks: int = 77
-    k: int = 4
-    seed_sd: float = 0.03
-    jitter_sd: float = 0.02
+    k: int = 8
+    seed_sd: float = 0.012
+    jitter_sd: float = 0.03
 
     def difficulties(self, rng: np.random.Generator) -> np.ndarray:
         """Per-task base success probabilities of the pool."""
         return rng.beta(2.0, 2.0, size=self.n_tasks)
+
+    @property
+    def run_sd(self) -> float:
+        """About the SD of a run's mean score around its version's (seed shift, per-task luck
+        and the binomial eval noise of Beta(2, 2) tasks: E[p(1 - p)] = 0.2; clipping ignored)."""
+        return math.sqrt(self.seed_sd ** 2 + (0.2 / self.k + self.jitter_sd ** 2) / self.n_tasks)
 
 
 def evaluate(model: SimModel, pool: np.ndarray, quality: float, seeds: int, rng: np.random.Generator) -> np.ndarray:
@@ -52,59 +69,31 @@ def evaluate(model: SimModel, pool: np.ndarray, quality: float, seeds: int, rng:
     return rng.binomial(model.k, p) / model.k
 
 
-def gate_promotes(a: np.ndarray, b: np.ndarray, rule: ScoreRule, rng: np.random.Generator, B: int = 2000) -> bool:
-    """The score gate's verdict; the bootstrap runs only when the seed-level test already passes."""
-    _, _, nominal = looks_for(rule, b.shape[0])
-    if not seed_test(a.mean(axis=1), b.mean(axis=1), rule.min_delta) < nominal:
-        return False
-    return decide_score(a, b, rule, B=B, rng=rng).passed
+@dataclass(frozen=True)
+class Proposals:
+    """The mix of proposals an agent makes, with their true effects (score units, 0.01 = 1 point)."""
+
+    p_harmful: float = 0.6
+    p_neutral: float = 0.3
+    helpful: tuple[float, float] = (0.01, 0.04)  #: uniform range of a helpful effect
+    harmful: tuple[float, float] = (0.01, 0.08)  #: uniform range of a harmful effect's size
+
+    def draw(self, rng: np.random.Generator) -> float:
+        u = rng.random()
+        if u < self.p_harmful:
+            return -float(rng.uniform(*self.harmful))
+        if u < self.p_harmful + self.p_neutral:
+            return 0.0
+        return float(rng.uniform(*self.helpful))
 
 
-def _sequential(model: SimModel, pool: np.ndarray, q_a: float, q_b: float, rule: ScoreRule,
-                rng: np.random.Generator, B: int) -> bool:
-    """Add a batch of seeds per side and look again until the gate passes or the budget is spent."""
-    batch = rule.seeds_needed
-    a = evaluate(model, pool, q_a, batch, rng)
-    b = evaluate(model, pool, q_b, batch, rng)
-    while True:
-        if gate_promotes(a, b, rule, rng, B):
-            return True
-        if b.shape[0] + batch > rule.max_runs:
-            return False
-        a = np.vstack([a, evaluate(model, pool, q_a, batch, rng)])
-        b = np.vstack([b, evaluate(model, pool, q_b, batch, rng)])
+@dataclass(frozen=True)
+class Levers:
+    """The design choices weighed by the calibration study (all on: the gate as shipped)."""
 
-
-def neutral_false_promotion_rate(n: int, rule: ScoreRule, *, model: SimModel = SimModel(), seed: int = 0,
-                                 sequential: bool = False, B: int = 2000) -> tuple[int, int]:
-    """(promotions, trials) of candidates with no true effect; each trial draws a fresh pool."""
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for _ in range(n):
-        pool = model.difficulties(rng)
-        if sequential:
-            hits += _sequential(model, pool, 0.0, 0.0, rule, rng, B)
-        else:
-            a = evaluate(model, pool, 0.0, rule.seeds_needed, rng)
-            b = evaluate(model, pool, 0.0, rule.seeds_needed, rng)
-            hits += gate_promotes(a, b, rule, rng, B)
-    return hits, n
-
-
-def power_at(effect: float, n: int, rule: ScoreRule, *, model: SimModel = SimModel(), seed: int = 1,
-             sequential: bool = False, B: int = 2000) -> tuple[int, int]:
-    """(promotions, trials) of candidates whose true effect is ``effect``."""
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for _ in range(n):
-        pool = model.difficulties(rng)
-        if sequential:
-            hits += _sequential(model, pool, 0.0, effect, rule, rng, B)
-        else:
-            a = evaluate(model, pool, 0.0, rule.seeds_needed, rng)
-            b = evaluate(model, pool, effect, rule.seeds_needed, rng)
-            hits += gate_promotes(a, b, rule, rng, B)
-    return hits, n
+    pooled: bool = True  #: the run-to-run spread from all comparable runs of the tree
+    sequential: bool = True  #: add seeds look by look where the gate is unsure
+    free_champion_reruns: bool = True  #: the champion's re-runs are not charged to its own budget
 
 
 @dataclass
@@ -113,84 +102,227 @@ class TreeStats:
 
     strategy: str
     loops: int
-    candidates: int
-    non_improvements: int
-    false_promotions: int
-    real_gains: int
-    promoted_gains: int
-    ended_below_peak: int
-    mean_final_quality: float
-    runs: int
-    extra: dict[str, Any] = field(default_factory=dict)
+    steps: int
+    candidates: int = 0
+    harmful: int = 0
+    neutral: int = 0
+    helpful: int = 0
+    promoted_harmful: int = 0
+    promoted_neutral: int = 0
+    promoted_helpful: int = 0
+    first_neutral: int = 0  #: neutral proposals that were a loop's first comparison (a clean tree)
+    first_neutral_promoted: int = 0
+    ended_below_peak: int = 0
+    deadlocked: int = 0
+    runs: int = 0
+    champion_runs: int = 0
+    finals: list[float] = field(default_factory=list, repr=False)
 
     @property
-    def false_promotion_rate(self) -> float:
-        return self.false_promotions / max(1, self.non_improvements)
+    def neutral_promotion_rate(self) -> float:
+        return self.promoted_neutral / max(1, self.neutral)
+
+    @property
+    def harmful_promotion_rate(self) -> float:
+        return self.promoted_harmful / max(1, self.harmful)
 
     @property
     def power(self) -> float:
-        return self.promoted_gains / max(1, self.real_gains)
+        return self.promoted_helpful / max(1, self.helpful)
 
     @property
     def below_peak_fraction(self) -> float:
         return self.ended_below_peak / max(1, self.loops)
 
+    @property
+    def mean_final(self) -> float:
+        return float(np.mean(self.finals)) if self.finals else 0.0
+
+    @property
+    def final_se(self) -> float:
+        return float(np.std(self.finals, ddof=1) / math.sqrt(len(self.finals))) if len(self.finals) > 1 else 0.0
+
+    @property
+    def runs_per_loop(self) -> float:
+        return self.runs / max(1, self.loops)
+
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.update(false_promotion_rate=self.false_promotion_rate, power=self.power,
-                   below_peak_fraction=self.below_peak_fraction)
+        out = {k: v for k, v in asdict(self).items() if k != "finals"}
+        out.update(neutral_promotion_rate=self.neutral_promotion_rate,
+                   harmful_promotion_rate=self.harmful_promotion_rate, power=self.power,
+                   below_peak_fraction=self.below_peak_fraction, mean_final=self.mean_final,
+                   final_se=self.final_se, runs_per_loop=self.runs_per_loop)
         return out
 
 
-def simulate_tree(strategy: str, *, loops: int, steps: int, rule: ScoreRule, model: SimModel = SimModel(),
-                  gain: float = 0.03, p_gain: float = 0.2, p_harm: float = 0.2, seed: int = 0,
-                  B: int = 2000) -> TreeStats:
-    """Run ``loops`` improvement loops of ``steps`` candidates each; candidates are neutral,
-    a real gain (+``gain``) or a harm (−``gain``) with the given probabilities."""
-    if strategy not in ("greedy", "single_seed", "gate"):
-        raise ValueError(f"strategy: expected greedy, single_seed or gate, actually: {strategy!r}")
-    rng = np.random.default_rng(seed)
-    stats = TreeStats(strategy, loops, 0, 0, 0, 0, 0, 0, 0.0, 0)
-    finals = []
-    for _ in range(loops):
-        pool = model.difficulties(rng)
-        quality, peak = 0.0, 0.0
-        recorded = float(evaluate(model, pool, quality, 1, rng).mean())  # the champion's own score
-        stats.runs += 1
-        for _ in range(steps):
-            u = rng.random()
-            effect = gain if u < p_gain else (-gain if u < p_gain + p_harm else 0.0)
-            stats.candidates += 1
-            if effect > 0:
-                stats.real_gains += 1
-            else:
-                stats.non_improvements += 1
-            if strategy == "greedy":
-                score = float(evaluate(model, pool, quality + effect, 1, rng).mean())
-                stats.runs += 1
-                promote = score > recorded
-                if promote:
-                    recorded = score
-            elif strategy == "single_seed":
-                from evotree.diagnostics.stats import compare_versions
+def _previous_rule(rule: ScoreRule) -> ScoreRule:
+    """The pre-issue-17 default, as far as the simulation needs it (see :func:`_previous_decides`)."""
+    return replace(rule, alpha=0.05, min_seeds=3)
 
-                a = evaluate(model, pool, quality, 1, rng)
-                b = evaluate(model, pool, quality + effect, 1, rng)
-                stats.runs += 2
-                promote = compare_versions(a, b, rng=rng, B=B, alpha=rule.alpha).ci[0] > rule.min_delta
-            else:
-                a = evaluate(model, pool, quality, rule.seeds_needed, rng)
-                b = evaluate(model, pool, quality + effect, rule.seeds_needed, rng)
-                stats.runs += 2 * rule.seeds_needed
-                promote = gate_promotes(a, b, rule, rng, B)
-            if promote:
-                if effect > 0:
-                    stats.promoted_gains += 1
+
+def _previous_decides(a: np.ndarray, b: np.ndarray, rule: ScoreRule) -> tuple[bool, bool]:
+    """(passed, may look again) of the previous rule: Welch on run means, Pocock over max_runs // 3 looks."""
+    batch = 3
+    max_looks = max(1, rule.max_runs // batch)
+    look = min(max_looks, max(1, math.ceil(b.shape[0] / batch)))
+    nominal = rule.alpha if max_looks == 1 else alpha_spending(rule.alpha, look, max_looks, kind="pocock").nominal
+    d = difference(a, b, spread=None, confidence=1 - 2 * nominal)
+    return d.p_value < nominal and d.n_tasks >= rule.min_tasks, look < max_looks
+
+
+class _Loop:
+    """One improvement loop: the champion, its runs since promotion, the tree's spread terms."""
+
+    def __init__(self, model: SimModel, rule: ScoreRule, levers: Levers, rng: np.random.Generator,
+                 stats: TreeStats) -> None:
+        self.model, self.rule, self.levers, self.rng, self.stats = model, rule, levers, rng, stats
+        self.pool = model.difficulties(rng)
+        self.quality = 0.0
+        self.peak = 0.0
+        self.terms: list[SpreadTerm] = []  # finished versions of the tree
+        self.champion_used = 0  # runs charged to the champion's budget (its runs as a candidate too)
+        self.champion = np.empty((0, model.n_tasks))
+        self.deadlocked = False
+
+    def run(self, quality: float, n: int) -> np.ndarray:
+        self.stats.runs += n
+        return evaluate(self.model, self.pool, quality, n, self.rng)
+
+    def champion_runs_left(self) -> int | None:
+        if self.levers.free_champion_reruns:
+            return None
+        return max(0, self.rule.max_runs - self.champion_used)
+
+    def top_up_champion(self, n: int) -> None:
+        left = self.champion_runs_left()
+        if left is not None:
+            n = min(n, left)
+        if n > 0:
+            self.champion = np.vstack([self.champion, self.run(self.quality, n)])
+            self.champion_used += n
+            self.stats.champion_runs += n
+
+    def spread(self, candidate: np.ndarray) -> RunSpread | None:
+        if not self.levers.pooled:
+            return None
+        return pooled_spread([*self.terms, spread_term(self.champion), spread_term(candidate)])
+
+    def compare(self, effect: float) -> tuple[bool, np.ndarray]:
+        """Compare one proposal with the champion as the gate directs; (promoted, candidate runs)."""
+        rule = self.rule
+        candidate = self.run(self.quality + effect, rule.seeds_needed)
+        while True:
+            d = difference(self.champion, candidate, spread=self.spread(candidate), confidence=1 - 2 * rule.alpha,
+                           threshold=rule.min_delta)
+            decision = decide_score(d, rule, champion_runs_left=self.champion_runs_left())
+            if decision.passed:
+                return True, candidate
+            if decision.verdict != "more_seeds" or not self.levers.sequential or not decision.next_seeds:
+                return False, candidate
+            add_b, add_a = decision.next_seeds["candidate"], decision.next_seeds["champion"]
+            if add_b + add_a == 0:
+                return False, candidate
+            self.top_up_champion(add_a)
+            if add_b:
+                candidate = np.vstack([candidate, self.run(self.quality + effect, add_b)])
+
+    def compare_previous(self, effect: float) -> tuple[bool, np.ndarray]:
+        rule = self.rule
+        candidate = self.run(self.quality + effect, 3)
+        while True:
+            passed, again = _previous_decides(self.champion, candidate, rule)
+            if passed or not again or not self.levers.sequential:
+                return passed, candidate
+            if candidate.shape[0] + 3 > rule.max_runs:
+                return False, candidate
+            self.top_up_champion(3)
+            candidate = np.vstack([candidate, self.run(self.quality + effect, 3)])
+
+    def promote(self, effect: float, candidate: np.ndarray) -> None:
+        self.terms.append(spread_term(self.champion))
+        self.quality += effect
+        self.peak = max(self.peak, self.quality)
+        self.champion = np.empty((0, self.model.n_tasks))
+        self.champion_used = candidate.shape[0]
+
+    def ready_champion(self, need: int) -> bool:
+        """Re-run the champion up to ``need`` runs since promotion; False when its budget cannot."""
+        missing = need - self.champion.shape[0]
+        if missing > 0:
+            self.top_up_champion(missing)
+        return self.champion.shape[0] >= need
+
+
+def _record(stats: TreeStats, effect: float, promoted: bool, first: bool) -> None:
+    stats.candidates += 1
+    kind = "helpful" if effect > 0 else "neutral" if effect == 0 else "harmful"
+    setattr(stats, kind, getattr(stats, kind) + 1)
+    if promoted:
+        setattr(stats, f"promoted_{kind}", getattr(stats, f"promoted_{kind}") + 1)
+    if first and kind == "neutral":
+        stats.first_neutral += 1
+        stats.first_neutral_promoted += promoted
+
+
+def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule = ScoreRule(),
+                  model: SimModel = SimModel(), proposals: Proposals = Proposals(), levers: Levers = Levers(),
+                  seed: int = 0) -> TreeStats:
+    """Run ``loops`` improvement loops of ``steps`` proposals each under ``strategy``
+    (``greedy``, ``gate`` or ``previous``); the same seed draws the same pools and proposals."""
+    if strategy not in ("greedy", "gate", "previous"):
+        raise ValueError(f"strategy: expected greedy, gate or previous, actually: {strategy!r}")
+    rng = np.random.default_rng(seed)
+    stats = TreeStats(strategy, loops, steps)
+    if strategy == "previous":
+        rule = _previous_rule(rule)
+        levers = replace(levers, pooled=False, free_champion_reruns=False)
+    for _ in range(loops):
+        loop = _Loop(model, rule, levers, rng, stats)
+        if strategy == "greedy":
+            recorded = float(loop.run(0.0, 1).mean())
+            for _ in range(steps):
+                effect = proposals.draw(rng)
+                score = float(loop.run(loop.quality + effect, 1).mean())
+                promoted = score > recorded
+                _record(stats, effect, promoted, False)
+                if promoted:
+                    recorded = score
+                    loop.quality += effect
+                    loop.peak = max(loop.peak, loop.quality)
+        else:
+            need = 3 if strategy == "previous" else rule.champion_seeds
+            for step in range(steps):
+                effect = proposals.draw(rng)
+                if not loop.ready_champion(need):
+                    loop.deadlocked = True
+                    break
+                promoted, candidate = (loop.compare_previous(effect) if strategy == "previous"
+                                       else loop.compare(effect))
+                _record(stats, effect, promoted, step == 0)
+                if promoted:
+                    loop.promote(effect, candidate)
                 else:
-                    stats.false_promotions += 1
-                quality += effect
-                peak = max(peak, quality)
-        finals.append(quality)
-        stats.ended_below_peak += quality < peak - 1e-12
-    stats.mean_final_quality = float(np.mean(finals))
+                    loop.terms.append(spread_term(candidate))
+        stats.deadlocked += loop.deadlocked
+        stats.finals.append(loop.quality)
+        stats.ended_below_peak += loop.quality < loop.peak - 1e-12
     return stats
+
+
+def comparison_rate(effect: float, n: int, *, rule: ScoreRule = ScoreRule(), model: SimModel = SimModel(),
+                    tree_versions: int = 10, tree_runs: int = 3, sequential: bool = True,
+                    seed: int = 0) -> tuple[int, int, float]:
+    """(promotions, trials, mean runs) of single comparisons of a candidate of true ``effect``
+    against a champion re-run ``champion_seeds`` times, in a tree whose spread was already seen on
+    ``tree_versions`` earlier versions of ``tree_runs`` runs each (0: a clean first comparison)."""
+    rng = np.random.default_rng(seed)
+    stats = TreeStats("gate", n, 1)
+    hits = 0
+    for _ in range(n):
+        loop = _Loop(model, rule, Levers(sequential=sequential), rng, stats)
+        for _ in range(tree_versions):
+            loop.terms.append(spread_term(evaluate(model, loop.pool, 0.0, tree_runs, rng)))
+        loop.ready_champion(rule.champion_seeds)
+        promoted, _ = loop.compare(effect)
+        hits += promoted
+    return hits, n, stats.runs / max(1, n)

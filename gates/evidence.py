@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
+from evotree.harness.sandbox import sandbox_warning
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -67,6 +68,8 @@ class GateReport:
     findings: list[dict[str, Any]]
     audit: dict[str, Any] | None
     evaluated_at: str = field(default_factory=utcnow)
+    #: one line when phases ran (or would run) without the sandbox; shown first by every reader
+    sandbox_warning: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -114,12 +117,21 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
     results.append(audit_result)
     signal_result, findings = _signal_gate(ws, record.id, run_plugins)
     results.append(signal_result)
+    # evidence findings of the score gate (runs missing, edited, unfinished) lead the dossier's findings;
+    # one row per finding code with the runs it came from (each finding's run and title in `detail`)
+    from evotree.diagnostics.diagnose import aggregate_findings
+
+    evidence_rows = aggregate_findings([{k: f.get(k) for k in ("layer", "code", "severity", "title", "run_id",
+                                                                "harness_version")}
+                                        for f in results[0].numbers.get("findings") or []])
+    findings = evidence_rows + aggregate_findings(findings)
     results.append(_protected_gate(ws, policy, record.id, commit))
     results.append(_budget_gate(ws, policy, record))
     results.append(_harness_gate(ws, record.id))
     return GateReport(version=record.id, commit=commit, created_by=record.created_by, hypothesis=record.hypothesis,
                       champion=policy.champion, champion_commit=policy.commit, policy=pol, gates=results,
-                      comparison=json_safe(comparison), findings=findings, audit=json_safe(audit))
+                      comparison=json_safe(comparison), findings=findings, audit=json_safe(audit),
+                      sandbox_warning=sandbox_warning(ws, record.id))
 
 
 def acknowledge_protected(report: GateReport, approver: str) -> list[str]:
@@ -142,100 +154,131 @@ def acknowledge_protected(report: GateReport, approver: str) -> list[str]:
 # ------------------------------------------------------------------ score
 def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
                 B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
-    """Seed-aware comparison with the champion re-evaluated on the same pool (seeds as units).
+    """The score gate: the one comparison of the candidate with the champion, and the gate's rule.
+
+    The numbers are :func:`evotree.diagnostics.compare.compare`'s (the same Δ, CI and p as
+    ``evotree compare``, ``diagnose`` and the reports); :func:`evotree.gates.score.decide_score`
+    applies the rule (this look's threshold on p, what more seeds would likely do).
 
     Only runs of the exact commits compared count: the candidate's commit that would be
     promoted and the champion's commit. Runs of an earlier commit of the version are not
-    evidence for a later one (a branch can move after its runs).
+    evidence for a later one (a branch can move after its runs). Of those, *every* run the
+    ledger says started counts (:func:`evotree.harness.integrity.verify_run_evidence`): one whose
+    evidence is missing, edited, unfinished or unverifiable fails the gate with a critical
+    ``score.evidence_*`` finding naming it; one still running makes the gate unavailable. Seeds,
+    commits and judges are read from the ledger, not from run.json.
     """
-    import numpy as np
-
-    from evotree.diagnostics.compare import compare, version_scores
-    from evotree.diagnostics.stats import require_same_pool
     from evotree.core.errors import EvotreeError
-    from evotree.gates.score import ScoreRule, decide_score, looks_for
-    from evotree.harness.runs import list_runs
+    from evotree.diagnostics.compare import champion_since, compare
+    from evotree.gates.score import ScoreRule, decide_score
+    from evotree.harness.integrity import PROBLEM_STATES, evidence_findings, verify_run_evidence
 
     g = policy.config.gates
+    budget = policy.config.budget.max_runs_per_version
     rule = ScoreRule(min_delta=g.min_delta, alpha=g.alpha, min_tasks=g.min_tasks, min_seeds=g.min_seeds,
-                     max_runs=policy.config.budget.max_runs_per_version)
+                     max_runs=budget, champion_seeds=g.champion_seeds)
+    # Every run the ledger says started counts: of the candidate's compared commit, and of the
+    # champion's commit since it became champion. A run whose evidence is gone, edited or
+    # unfinished fails the gate; it is never silently dropped (dropping the worst seeds would
+    # otherwise turn a failing gate into a pass).
+    check_a, check_b = verify_run_evidence(ws, policy.champion), verify_run_evidence(ws, version)
+    since = champion_since(ws, policy.champion)
+    counted_a = [r for r in check_a.runs if r.commit == policy.commit and (since is None or (r.started_at or "") > since)]
+    counted_b = [r for r in check_b.runs if r.commit == commit]
+    evidence = {"champion": check_a.summary(counted_a), "candidate": check_b.summary(counted_b)}
+    bad_a = [r for r in counted_a if r.state in PROBLEM_STATES]
+    bad_b = [r for r in counted_b if r.state in PROBLEM_STATES]
+    if bad_a or bad_b:
+        found = evidence_findings(bad_a, version=policy.champion) + evidence_findings(bad_b, version=version)
+        names = "; ".join(f.title for f in found)
+        return GateResult("score", "fail", f"the ledger records run(s) whose evidence cannot be counted: {names}",
+                          {"evidence": evidence, "findings": [f.to_dict() for f in found]},
+                          found[0].suggestion + "; the gate counts every run the ledger says started"), None
+    running = [r.run_id for r in counted_a + counted_b if r.state == "running"]
+    if running:
+        return GateResult("score", "unavailable", f"{len(running)} run(s) are still running "
+                          f"({', '.join(running[:3])}): the gate counts every run once it has finished",
+                          {"evidence": evidence, "running": running},
+                          "wait for them to finish (evotree runs), then evaluate the gates again"), None
     try:
-        tasks_a, scores_a, runs_a = version_scores(ws, policy.champion)
-        tasks_b, scores_b, runs_b = version_scores(ws, version)
-        common = require_same_pool(tasks_a, tasks_b)
+        comparison = compare(ws, policy.champion, version, B=B, evidence_checks=(check_a, check_b),
+                             commits=(policy.commit, commit))
     except EvotreeError as exc:
+        fix = exc.fix or (f"evotree run {policy.champion} --seeds {rule.champion_seeds}; "
+                          f"evotree run {version} --seeds {rule.seeds_needed}")
         return GateResult("score", "unavailable", f"no comparison with {policy.champion}: {exc.message}",
-                          fix=exc.fix or f"evotree run {policy.champion} {version} --seeds {rule.seeds_needed}"), None
-    records = {r.run_id: r for r in list_runs(ws)}
-    rows_b = [i for i, rid in enumerate(runs_b) if rid in records and records[rid].commit == commit]
-    rows_a = [i for i, rid in enumerate(runs_a) if rid in records and records[rid].commit == policy.commit]
-    for side, name, rows, runs, want in (("candidate", version, rows_b, runs_b, commit),
-                                         ("champion", policy.champion, rows_a, runs_a, policy.commit)):
-        if not rows:
-            return GateResult("score", "unavailable",
-                              f"none of the {len(runs)} scored run(s) of the {side} {name} is of the commit "
-                              f"compared ({want[:10]}): runs of another commit are not evidence for this one",
-                              {"commit": want, "runs": runs},
-                              f"evotree run {name} --seeds {rule.seeds_needed} (runs the branch tip; the "
-                              f"{side} must be at {want[:10]})"), None
-    runs_a, runs_b = [runs_a[i] for i in rows_a], [runs_b[i] for i in rows_b]
-    scores_a, seeds_a = _by_seed(scores_a[rows_a][:, [tasks_a.index(t) for t in common]], runs_a, records)
-    scores_b, seeds_b = _by_seed(scores_b[rows_b][:, [tasks_b.index(t) for t in common]], runs_b, records)
-    foreign = sorted(rid for rid in (*runs_a, *runs_b)
-                     if rid in records and records[rid].judge_commit != policy.commit)
-    look, max_looks, _ = looks_for(rule, scores_b.shape[0])
-    decision = decide_score(scores_a, scores_b, rule, B=B or g.bootstrap_samples, rng=np.random.default_rng(0))
-    data = None
-    try:  # the full comparison (IQM, probability of improvement, per environment) for the dossier
-        kwargs: dict[str, Any] = {"look": look, "max_looks": max_looks} if max_looks > 1 else {}
-        data = compare(ws, policy.champion, version, B=B, **kwargs).to_dict()
-    except EvotreeError as exc:
-        data = {"error": exc.to_dict()}
-    numbers = {**decision.to_dict(), "mean_champion": float(scores_a.mean()), "mean_candidate": float(scores_b.mean()),
-               "seeds": {"champion": seeds_a, "candidate": seeds_b}, "runs": {"champion": runs_a, "candidate": runs_b},
-               "foreign_judge_runs": foreign}
+                          {"evidence": evidence}, fix), None
+    data = comparison.to_dict()
+    info = {r.run_id: r for r in (*check_a.runs, *check_b.runs)}
+    runs_a, runs_b = comparison.runs["a"], comparison.runs["b"]
+    foreign = sorted(rid for rid in (*runs_a, *runs_b) if rid in info and info[rid].judge_commit != policy.commit)
+    champion_record = ws.resolve(policy.champion)
+    used = int((champion_record.usage or {}).get("runs") or 0)
+    decision = decide_score(comparison.difference, rule, names=(policy.champion, version),
+                            champion_runs_left=max(0, budget - used) if budget else None)
+    numbers = {**decision.to_dict(), "mean_champion": comparison.mean_a, "mean_candidate": comparison.mean_b,
+               "seeds": {"champion": (comparison.seeds or {}).get("a"), "candidate": (comparison.seeds or {}).get("b")},
+               "runs": {"champion": runs_a, "candidate": runs_b}, "identical": comparison.identical,
+               "spread": comparison.spread, "foreign_judge_runs": foreign, "evidence": evidence}
     reasons = list(decision.reasons)
     if foreign:
         reasons.append(f"{len(foreign)} run(s) were judged by another champion's judge ({', '.join(foreign[:3])})")
+    numbers["reasons"] = reasons
+    head = (f"Δ {decision.delta:+.4f}, {100 * decision.confidence:.0f} % CI [{decision.ci[0]:+.4f}, "
+            f"{decision.ci[1]:+.4f}], one-sided p {decision.p_value:.3g}")
+    where = f"look {decision.look} of {decision.max_looks}" if decision.max_looks > 1 else "one look"
     if not reasons:
-        return GateResult("score", "pass", f"Δ {decision.delta:+.4f}, CI [{decision.ci[0]:+.4f}, {decision.ci[1]:+.4f}]"
-                          f" above {rule.min_delta:+.4f}; seed-level p {decision.p_seed:.3g} < {decision.alpha_look:.3g}"
-                          f" (look {decision.look} of {decision.max_looks})", numbers), data
-    fix = _score_fix(policy, version, decision, rule, len(seeds_a), len(seeds_b), bool(foreign))
-    return GateResult("score", "fail", f"Δ {decision.delta:+.4f}, CI [{decision.ci[0]:+.4f}, {decision.ci[1]:+.4f}]: "
-                      + "; ".join(reasons), numbers, fix), data
+        return GateResult("score", "pass", f"{version} is better than {policy.champion}: {head} < {decision.threshold:.3g}"
+                          f" (alpha {rule.alpha:g}, {where})", numbers), data
+    fresh_a = max([r.seed for r in check_a.runs if r.seed is not None] or [-1]) + 1
+    fix = _score_fix(policy, version, decision, rule, bool(foreign), comparison, fresh_a)
+    return GateResult("score", "fail", f"{head}: " + "; ".join(reasons), numbers, fix), data
 
 
-def _by_seed(matrix: Any, run_ids: list[str], records: dict[str, Any]) -> tuple[Any, list[int]]:
-    """One row per distinct seed (repeated runs of a seed averaged): seeds, not runs, are the units,
-    so re-running a lucky seed cannot shrink the spread the gate sees."""
-    import numpy as np
-
-    by_seed: dict[int, list[int]] = {}
-    for row, rid in enumerate(run_ids):
-        seed = records[rid].seed if rid in records else -1 - row
-        by_seed.setdefault(int(seed), []).append(row)
-    seeds = sorted(by_seed)
-    return np.array([matrix[by_seed[s]].mean(axis=0) for s in seeds]), seeds
-
-
-def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, na: int, nb: int, foreign: bool) -> str:
+def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, foreign: bool, comparison: Any,
+               fresh_a: int) -> str:
+    """What would settle the score gate, with the commands. ``fresh_a``: a seed the champion has
+    never run (its re-runs need new seeds: a repeated seed can repeat the luck that promoted it)."""
+    champion = policy.champion
+    seeds = comparison.seeds or {}
+    next_b = max(seeds.get("b") or [-1]) + 1
     if foreign:
-        return f"re-run both on the current champion's judge: evotree run {policy.champion} {version} --seeds {rule.seeds_needed}"
+        return (f"re-run both on the current champion's judge: evotree run {champion} --seeds {rule.champion_seeds}; "
+                f"evotree run {version} --seeds {rule.seeds_needed}")
     if decision.n_tasks < rule.min_tasks:
         return f"evaluate on a pool of at least {rule.min_tasks} tasks (the judge's validation split)"
-    if decision.seeds_to_settle is None:
-        return ("the observed Δ is not above min_delta: more seeds are unlikely to settle it in the candidate's "
-                "favour; revise the version")
-    more_a, more_b = max(0, decision.seeds_to_settle - na), max(0, decision.seeds_to_settle - nb)
-    if more_a == more_b == 0:
-        more_a = more_b = rule.seeds_needed
-    want = max(decision.seeds_to_settle, na + more_a, nb + more_b)
-    have = min(na, nb)
-    return (f"about {decision.seeds_to_settle} seeds per side would likely settle it (80 % power at the observed Δ"
-            f" and seed spread; now {na} and {nb}): evotree run {policy.champion} {version} --seeds {want - have}"
-            f" --seed-start {have} (seeds {have}..{want - 1}; the same seeds on both sides, a repeated seed"
-            " is averaged, not counted twice)")
+    if decision.verdict == "not_ready":
+        steps = []
+        more = decision.next_seeds or {}
+        if more.get("champion"):
+            steps.append(f"evotree run {champion} --seeds {more['champion']} --seed-start {fresh_a}"
+                         " (re-runs of the champion since its promotion, with new seeds)")
+        if more.get("candidate"):
+            steps.append(f"evotree run {version} --seeds {more['candidate']} --seed-start {next_b}")
+        return "; ".join(steps) or f"evotree run {version} --seeds {rule.seeds_needed}"
+    notes = " ".join(decision.notes)
+    if decision.verdict == "more_seeds":
+        more = decision.next_seeds or {}
+        steps = []
+        if more.get("candidate"):
+            steps.append(f"evotree run {version} --seeds {more['candidate']} --seed-start {next_b}")
+        if more.get("champion"):
+            steps.append(f"evotree run {champion} --seeds {more['champion']} --seed-start {fresh_a}")
+        settle = (f"about {decision.seeds_to_settle} seeds of {version} (and as many of {champion}) would likely settle"
+                  " it (80 % power were the observed Δ true)" if decision.seeds_to_settle else
+                  f"even the last look ({decision.looks[-1]} seeds) would pass with probability "
+                  f"{100 * (decision.conditional_power or 0):.0f} % were the observed Δ true")
+        return (f"not settled yet: {settle}; the next look is at {decision.looks[decision.look]} seeds of {version}: "
+                + "; ".join(steps) + f"; then evotree gates {version}" + (f" ({notes})" if notes else ""))
+    if decision.verdict == "futile":
+        chance = decision.conditional_power
+        why = (f"the observed Δ is not above min_delta {rule.min_delta:+g}" if chance is None else
+               f"were the observed Δ true, the last look ({decision.looks[-1]} seeds) would pass with probability "
+               f"{100 * chance:.0f} %")
+        return (f"more seeds are unlikely to settle it in {version}'s favour ({why}); revise the version"
+                + (f" ({notes})" if notes else ""))
+    return (f"not better at the last look; more seeds cannot change the verdict: revise the version"
+            + (f" ({notes})" if notes else ""))
 
 
 # ------------------------------------------------------------------ audit

@@ -52,6 +52,11 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     if not signed.champion_commit:
         raise TamperingFound("refusing to run: the ledger has no signed root (`evotree verify` says why)",
                              fix="restore refs/evotree/ledger from a trusted copy")
+    judge = [p for p in signed.problems if p.kind in ("ledger_judge", "judge_promotion")]
+    if judge:  # the harness follows the ledger's judge commit: it must be the signed one
+        raise TamperingFound(f"refusing to run: the judge data the ledger names is not signed ({judge[0].message})",
+                             fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy; the judge "
+                                 "changes only through `evotree judge promote DIR`")
     cfg = policy_at(ws, signed.champion, signed.champion_commit).config
     threshold = cfg.gates.train_approval_above_seconds
     if threshold <= 0:

@@ -9,7 +9,14 @@ form a second chain from the built-in harness ``h0`` (no ``refs/evotree/harness`
 signed by a principal of the allowed signers of the champion in force at that point of the
 ledger, follow the previous signed harness, and name the sha256 of the diff shown to the
 approver (recomputed here from the two commits); ``refs/evotree/harness`` and the ledger's
-``harness_active`` must name its end. Anyone can write refs and ledger commits;
+``harness_active`` must name its end. The judge store (``refs/evotree/judge``: the hidden judge
+data) is a third chain: its root is the judge commit ``workspace.initialized`` records (none for a
+workspace made before the store); ``judge.migrated`` may start it only while there is none, with
+exactly the files of the signed champion's judge paths (recomputed here); every later change is a
+``judge.promoted`` signed like a harness promotion (the sha256 of the diff of file names and
+hashes, recomputed from the two commits). ``refs/evotree/judge`` and the ledger's ``judge`` must
+name its end, and every ``run.started`` must name it as the judge data of its time. Anyone can
+write refs and ledger commits;
 only the approver's private key can produce the signatures, so a forged entry, an edited dossier
 or a champion moved by hand is reported here.
 """
@@ -21,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import EventKind
-from evotree.core.refs import CHAMPION_REF, LEDGER_REF
+from evotree.core.refs import CHAMPION_REF, JUDGE_REF, LEDGER_REF
 from evotree.gates.signing import canonical, sha256_hex, verify, verify_tag
 
 if TYPE_CHECKING:
@@ -34,6 +41,10 @@ __all__ = [
     "DECISION_TYPE",
     "HARNESS_PROBLEMS",
     "HARNESS_PROMOTION_TYPE",
+    "JUDGE_EVENT",
+    "JUDGE_MIGRATED_EVENT",
+    "JUDGE_PROBLEMS",
+    "JUDGE_PROMOTION_TYPE",
     "PROMOTION_TYPE",
     "RUN_APPROVAL_TYPE",
     "Problem",
@@ -49,6 +60,12 @@ DECISION_TYPE = "evotree.decision"
 RUN_APPROVAL_TYPE = "evotree.run-approval"
 HARNESS_PROMOTION_TYPE = "evotree.harness-promotion"
 HARNESS_EVENT = "harness.promoted"
+JUDGE_PROMOTION_TYPE = "evotree.judge-promotion"
+JUDGE_EVENT = "judge.promoted"
+JUDGE_MIGRATED_EVENT = "judge.migrated"
+#: Problems that make the judge data in force untrusted (the ledger itself, or the judge chain).
+JUDGE_PROBLEMS = ("ledger_root", "ledger_reinit", "ledger_rewritten", "judge_promotion", "ledger_judge",
+                  "judge_ref", "judge_reflog")
 #: Problems that make the harness in force untrusted (the ledger itself, or the harness chain).
 HARNESS_PROBLEMS = ("ledger_root", "ledger_reinit", "ledger_rewritten", "harness_promotion", "ledger_harness",
                     "harness_ref", "harness_reflog")
@@ -96,6 +113,11 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     harness: dict[str, Any] = field(default_factory=lambda: {"id": "h0", "commit": None})
     harness_promotions: list[dict[str, Any]] = field(default_factory=list)
+    #: the end of the judge chain: {"commit": the judge store's commit in force, or None}
+    judge: dict[str, Any] = field(default_factory=lambda: {"commit": None})
+    judge_promotions: list[dict[str, Any]] = field(default_factory=list)
+    #: set by `evotree verify` (not by the walks the gates reuse): phases without a sandbox
+    sandbox_warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -141,7 +163,7 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
     entries = _ledger_entries(ws)
     problems: list[Problem] = []
     checked = {"events": len(entries), "promotions": 0, "decisions": 0, "run_approvals": 0, "tags": 0,
-               "reflog_entries": 0, "harness_promotions": 0}
+               "reflog_entries": 0, "harness_promotions": 0, "judge_promotions": 0}
     if not entries or entries[0].event.kind != EventKind.WORKSPACE_INITIALIZED.value:
         first = entries[0].event.kind if entries else "nothing"
         return VerifyReport(False, {}, "", "", problems=[Problem(
@@ -159,9 +181,17 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
     harness_records = ws.ledger.meta().get("harnesses") or {}
     harness_id, harness_commit = "h0", None  # the root of the harness chain: the built-in analyzers
     harness_commits: set[str] = set()
+    init_judge = init.event.data.get("judge") if isinstance(init.event.data, dict) else None
+    judge_commit = str(init_judge["commit"]) if isinstance(init_judge, dict) and init_judge.get("commit") else None
+    judge_commits: set[str] = {judge_commit} if judge_commit else set()
     for entry in entries[1:]:
         event = entry.event
         data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == EventKind.RUN_STARTED.value and "judge_data_commit" in data \
+                and data.get("judge_data_commit") != judge_commit:
+            problems.append(Problem("run_judge_off_chain", f"run {data.get('run_id')} of {event.version} was judged "
+                                    f"with judge data {str(data.get('judge_data_commit'))[:10]}, not "
+                                    f"{str(judge_commit)[:10]} (the signed judge then)", event.version, entry.commit))
         if event.kind == EventKind.WORKSPACE_INITIALIZED.value:
             problems.append(Problem("ledger_reinit", "a second workspace.initialized event", event.version,
                                     entry.commit))
@@ -225,6 +255,25 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
             harness_id, harness_commit = str(statement["harness"]), statement["commit"]
             if harness_commit:
                 harness_commits.add(harness_commit)
+        elif event.kind in (JUDGE_EVENT, JUDGE_MIGRATED_EVENT):
+            checked["judge_promotions"] += 1
+            if event.kind == JUDGE_EVENT:
+                reasons = _check_judge_promotion(ws, policy, data, anchor_commit, judge_commit)
+            else:
+                reasons = _check_judge_migration(ws, policy, data, judge_commit, commit)
+            what = "promotion" if event.kind == JUDGE_EVENT else "migration"
+            if reasons:
+                problems.append(Problem("judge_promotion", f"judge {what} at ledger {entry.commit[:10]} is not valid: "
+                                        + "; ".join(reasons), None, entry.commit))
+                continue
+            statement = data.get("statement") if event.kind == JUDGE_EVENT else None
+            report.judge_promotions.append({
+                "kind": what, "commit": data["commit"], "previous": judge_commit,
+                "approver": statement.get("approver") if statement else None,
+                "diff_hash": statement.get("diff_hash") if statement else None, "at": event.at,
+                "ledger_commit": entry.commit})
+            judge_commit = str(data["commit"])
+            judge_commits.add(judge_commit)
     meta_champion = ws.ledger.meta().get("champion")
     if meta_champion != champion:
         problems.append(Problem("ledger_champion", f"the ledger names {meta_champion} as champion, but the last "
@@ -235,10 +284,12 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
                                 f" not to {commit[:10]} ({champion}, the end of the signed chain): it was moved "
                                 "without a signed approval", champion))
     _check_harness_end(ws, harness_id, harness_commit, problems)
+    _check_judge_end(ws, judge_commit, problems)
     if check_reflog:
-        _check_reflogs(ws, chain_commits, problems, checked, report.notes, harness_commits)
+        _check_reflogs(ws, chain_commits, problems, checked, report.notes, harness_commits, judge_commits)
     report.champion, report.champion_commit = champion, commit
     report.harness = {"id": harness_id, "commit": harness_commit}
+    report.judge = {"commit": judge_commit}
     report.problems = problems
     report.ok = not problems
     return report
@@ -304,13 +355,15 @@ def _check_decision(policy: Policy, data: dict[str, Any], version: str | None, a
 
 
 def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], checked: dict[str, int],
-                   notes: list[str], harness_chain: set[str] | None = None) -> None:
-    """Every value the champion (harness) ref took must be a signed champion (harness); the ledger must only grow."""
+                   notes: list[str], harness_chain: set[str] | None = None,
+                   judge_chain: set[str] | None = None) -> None:
+    """Every value the champion (harness, judge) ref took must be a signed champion (harness, judge);
+    the ledger must only grow."""
     from evotree.diagnostics.harnesses import HARNESS_REF
 
     repo = ws.git.repo
     zero = "0" * 40
-    for name in (CHAMPION_REF, LEDGER_REF, HARNESS_REF):
+    for name in (CHAMPION_REF, LEDGER_REF, HARNESS_REF, JUDGE_REF):
         ref = repo.references.get(name)
         if ref is None:
             continue
@@ -328,6 +381,9 @@ def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], chec
             if name == CHAMPION_REF and new != zero and new not in chain:
                 problems.append(Problem("champion_reflog", f"{CHAMPION_REF} once pointed to {new[:10]} "
                                         f"({item.message}), which no signed promotion made champion"))
+            if name == JUDGE_REF and new != zero and new not in (judge_chain or set()):
+                problems.append(Problem("judge_reflog", f"{JUDGE_REF} once pointed to {new[:10]} "
+                                        f"({item.message}), which no signed judge promotion put in force"))
             if name == HARNESS_REF and new != zero and new not in (harness_chain or set()):
                 problems.append(Problem("harness_reflog", f"{HARNESS_REF} once pointed to {new[:10]} "
                                         f"({item.message}), which no signed harness promotion put in force"))
@@ -394,6 +450,106 @@ def _check_harness_end(ws: Workspace, harness_id: str, commit: str | None, probl
                                 "without a signed harness promotion"))
 
 
+def _champion_judge_files(ws: Workspace, policy: Policy, commit: str) -> dict[str, str]:
+    """{path: sha256} of the files under the judge paths of champion ``commit`` (its own config's)."""
+    import hashlib
+
+    import pygit2
+
+    from evotree.core.workspace import under_paths
+
+    paths = list(policy.config.eval.judge_paths)
+    repo = ws.git.repo
+    found: dict[str, str] = {}
+    stack = [(repo[commit].peel(pygit2.Tree), "")]
+    while stack:
+        tree, prefix = stack.pop()
+        for entry in tree:
+            rel = prefix + entry.name
+            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                stack.append((repo[entry.id], rel + "/"))
+            elif under_paths(rel, paths):
+                found[rel] = hashlib.sha256(repo[entry.id].data).hexdigest()
+    return found
+
+
+def _check_judge_migration(ws: Workspace, policy: Policy, data: dict[str, Any], previous: str | None,
+                           champion_commit: str) -> list[str]:
+    """Reasons why a ``judge.migrated`` event is not a valid (unsigned) start of the judge chain.
+
+    Unsigned is enough only because nothing is decided: the chain has no judge yet, and the
+    migrated files must be exactly those of the signed champion's judge paths at that point.
+    """
+    from evotree.harness.judge_store import judge_files
+
+    reasons: list[str] = []
+    if previous is not None:
+        reasons.append(f"the ledger already had a judge ({previous[:10]}): changing it needs a signed judge promotion")
+    target = data.get("commit")
+    if not _is_commit(ws, target):
+        return reasons + [f"the judge commit {str(target)[:10]} is not a commit of this repository"]
+    if data.get("champion_commit") != champion_commit:
+        reasons.append(f"it claims champion commit {str(data.get('champion_commit'))[:10]}, but the signed "
+                       f"champion then was {champion_commit[:10]}")
+    try:
+        moved = {f.path: f.sha256 for f in judge_files(ws.git.repo, target)}
+        expected = _champion_judge_files(ws, policy, champion_commit)
+    except Exception as exc:  # noqa: BLE001 - an unreadable commit is a problem, not a crash
+        return reasons + [f"its files cannot be read: {exc}"]
+    if moved != expected:
+        differ = sorted(set(moved) ^ set(expected) | {p for p in moved if p in expected and moved[p] != expected[p]})
+        reasons.append(f"its files are not those of the champion's judge paths ({', '.join(differ[:5])} differ)")
+    return reasons
+
+
+def _check_judge_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str,
+                           previous: str | None) -> list[str]:
+    """Reasons why a ``judge.promoted`` event is not a valid signed step of the judge chain."""
+    from evotree.harness.judge_store import judge_diff
+
+    statement = data.get("statement")
+    if not isinstance(statement, dict):
+        return ["no signed statement (changing the judge needs a person's signed sign-off)"]
+    reasons: list[str] = []
+    commit = statement.get("commit")
+    if commit != data.get("commit"):
+        reasons.append(f"the statement is for judge commit {str(commit)[:10]}, the event for "
+                       f"{str(data.get('commit'))[:10]}")
+    if statement.get("previous_commit") != previous:
+        reasons.append(f"it replaces judge {str(statement.get('previous_commit'))[:10]}, but the signed chain's "
+                       f"judge is {str(previous)[:10]}")
+    if not _is_commit(ws, commit):
+        reasons.append(f"the judge commit {str(commit)[:10]} is not a commit of this repository")
+    if not reasons:
+        try:
+            diff = judge_diff(ws.git.repo, previous, str(commit))
+        except Exception as exc:  # noqa: BLE001 - an unreadable judge commit is a problem, not a crash
+            reasons.append(f"the diff between the judge commits cannot be recomputed: {exc}")
+        else:
+            if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
+                reasons.append("the signed diff hash differs from the diff of the two judge commits")
+            if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
+                reasons.append("the recorded diff is not the one signed (edited)")
+    reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=JUDGE_PROMOTION_TYPE,
+                                      anchor=anchor, version=None)
+    return reasons
+
+
+def _check_judge_end(ws: Workspace, commit: str | None, problems: list[Problem]) -> None:
+    """``refs/evotree/judge`` and the ledger's ``judge`` must name the end of the judge chain."""
+    judge = ws.ledger.meta().get("judge")
+    meta = str(judge.get("commit")) if isinstance(judge, dict) and judge.get("commit") else None
+    if meta != commit:
+        problems.append(Problem("ledger_judge", f"the ledger names judge {str(meta)[:10]} as in force, but the signed "
+                                f"judge chain ends at {str(commit)[:10]}"))
+    ref = ws.git.ref_target(JUDGE_REF)
+    if (str(ref) if ref is not None else None) != commit:
+        where = commit[:10] if commit else f"no {JUDGE_REF} at all"
+        problems.append(Problem("judge_ref", f"{JUDGE_REF} points to {str(ref)[:10] if ref else 'nothing'}, not to "
+                                f"the end of the signed judge chain ({where}): it was moved without a signed judge "
+                                "promotion, and runs do not follow it"))
+
+
 def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
     """The policy of the champion, after checking that a signed chain of promotions leads to it.
 
@@ -411,8 +567,11 @@ def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
     # harness gate, evotree.gates.harnesses.trusted_harness); anything about the champion chain blocks
     # a run judged under a moved champion is reported by verify; the score gate already leaves out
     # every run not judged by the signed champion's commit, so it does not block the policy itself
+    # a hand-moved judge ref is not followed (runs take the ledger's judge) and a run judged off the
+    # judge chain is reported; a ledger whose judge is not signed-for ("judge_promotion",
+    # "ledger_judge") blocks, since runs would be judged with it
     ignored = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog",
-               "run_off_chain")
+               "run_off_chain", "judge_ref", "judge_reflog", "run_judge_off_chain")
     chain = [p for p in report.problems if p.kind not in ignored]
     if chain:
         first = chain[0]

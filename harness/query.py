@@ -30,6 +30,17 @@ files later are seen): connect again to see runs that started or finished since.
 :func:`dead_group_ratio` is the share of GRPO groups whose rewards are all equal (no learning
 signal), the "dead-group ratio" of EvoTrainer. A SQL error raises :class:`QueryError` naming
 the problem and the views.
+
+Read-only: :func:`query` and :func:`query_df` (``evotree sql``, ``evotree.query``, the MCP server's
+``sql`` tool) open the connection with ``read_only=True``. Once the views exist, DuckDB itself is
+locked down: ``allowed_paths`` lists exactly the evidence files behind the views, then
+``enable_external_access = false`` (no other file, no network, no extension installed or loaded,
+no ``ATTACH``, no ``COPY ... TO``) and ``lock_configuration = true`` (no ``SET`` / ``RESET`` can
+undo it). Before anything runs, DuckDB's own parser splits the text into statements
+(``extract_statements``): exactly one, of type ``SELECT`` (``WITH``, ``FROM``-first, ``VALUES``,
+``DESCRIBE``, ``SUMMARIZE``, ``SHOW`` parse as ``SELECT``), or :class:`QueryNotAllowed`
+(exit 14, code ``query_not_allowed``) before execution. A ``SELECT`` that touches a file anyway
+(``read_csv_auto('/etc/passwd')``) is refused by DuckDB and raises the same error.
 """
 
 from __future__ import annotations
@@ -55,6 +66,8 @@ from evotree.harness.layout import KINDS, RunPaths
 
 __all__ = [
     "QueryError",
+    "QueryNotAllowed",
+    "check_select",
     "VIEWS",
     "RUN_COLUMNS",
     "FINDINGS_COLUMNS",
@@ -81,6 +94,15 @@ class QueryError(EvotreeError):
 
     exit_code = 14
     code = "query_error"
+
+
+class QueryNotAllowed(QueryError):
+    """A query that is not a read-only ``SELECT`` over the evidence views: another statement type
+    (``SET``, ``COPY``, ``ATTACH``, ``INSTALL``/``LOAD``, ``PRAGMA``, ``CREATE``, ``INSERT``, ...),
+    several statements, or a ``SELECT`` that reads a file or URL (``read_csv_auto``, ``read_parquet``
+    of a path outside the evidence, ``httpfs``)."""
+
+    code = "query_not_allowed"
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -279,8 +301,11 @@ def _temp_table(con: Any, name: str, columns: dict[str, str], rows: list[dict[st
                 "recursive := true)", [json.dumps(rows)])
 
 
-def _create_findings_view(con: Any, findings_dir: Path | None) -> None:
-    files = sorted(Path(findings_dir).glob("*.jsonl")) if findings_dir and Path(findings_dir).is_dir() else []
+def _findings_files(findings_dir: Path | None) -> list[Path]:
+    return sorted(Path(findings_dir).glob("*.jsonl")) if findings_dir and Path(findings_dir).is_dir() else []
+
+
+def _create_findings_view(con: Any, files: list[Path]) -> None:
     if not files:
         con.execute(f"CREATE VIEW findings AS {_empty_select(FINDINGS_COLUMNS)}")
         return
@@ -291,13 +316,43 @@ def _create_findings_view(con: Any, findings_dir: Path | None) -> None:
                 f"format='newline_delimited', ignore_errors=true) WHERE {not_all_null}")
 
 
+def _evidence_files(sources: EvidenceSources, findings: list[Path]) -> list[str]:
+    """Every file a view reads: the only paths a read-only connection may open."""
+    files: list[Path] = [p for kind in KINDS for p in sources.parquet[kind]]
+    files += [p for kind in KINDS for group in sources.jsonl[kind].values() for p in group]
+    files += findings
+    return sorted({str(p) for p in files})
+
+
+def _lock_down(con: Any, files: list[str]) -> None:
+    """No file but ``files``, no network, no extension, no configuration change from here on.
+
+    Views are bound when a query runs, so their files must stay readable: ``allowed_paths`` is
+    set first (it is honoured only while external access is disabled), then external access is
+    disabled and the configuration locked (``SET`` / ``RESET`` of any option then fails).
+    """
+    listing = "[" + ", ".join(sql_string(f) for f in files) + "]"
+    con.execute(f"SET allowed_paths = {listing}")
+    con.execute("SET allowed_directories = []")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
 def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike[str] | None = None,
-            threads: int | None = None) -> Any:
+            threads: int | None = None, read_only: bool = False) -> Any:
     """An in-memory DuckDB connection with the views ``runs``, ``signals``, ``rollouts``,
-    ``evals`` and ``findings`` over everything under ``runs_dir`` (see the module doc)."""
+    ``evals`` and ``findings`` over everything under ``runs_dir`` (see the module doc).
+
+    With ``read_only`` the connection can read the views' files and nothing else, and its
+    configuration is locked (:func:`_lock_down`); the analyzers, which create temp tables and
+    replace views (backtest), use the default.
+    """
     import duckdb
 
     sources = scan_runs(runs_dir)
+    findings = _findings_files(Path(findings_dir) if findings_dir is not None else None)
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET enable_progress_bar = false")
@@ -308,7 +363,9 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
         for kind in KINDS:
             con.execute(f"CREATE VIEW _{kind} AS {_evidence_sql(kind, sources)}")
             con.execute(f"CREATE VIEW {kind} AS {_joined_sql(kind)}")
-        _create_findings_view(con, Path(findings_dir) if findings_dir is not None else None)
+        _create_findings_view(con, findings)
+        if read_only:
+            _lock_down(con, _evidence_files(sources, findings))
     except duckdb.Error as exc:
         con.close()
         raise QueryError(f"cannot open the evidence under {runs_dir}: {_first_line(exc)}",
@@ -334,12 +391,37 @@ def _views_help(con: Any) -> str:
     return "; ".join(parts)
 
 
+_READ_ONLY_FIX = ("ask with one SELECT over the views {views} (e.g. SELECT * FROM runs); evotree sql "
+                  "reads the evidence and nothing else: no other file, no network, no SET, COPY, "
+                  "ATTACH, INSTALL/LOAD, PRAGMA, CREATE or INSERT")
+
+
+def check_select(con: Any, sql: str) -> None:
+    """Refuse ``sql`` unless DuckDB's parser finds exactly one ``SELECT`` statement in it."""
+    import duckdb
+
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise _query_error(con, sql, exc) from None
+    fix = _READ_ONLY_FIX.format(views=", ".join(VIEWS))
+    if len(statements) != 1:
+        raise QueryNotAllowed(f"the SQL holds {len(statements)} statements; evotree sql runs exactly one",
+                              fix=fix, sql=sql, statements=len(statements))
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        name = getattr(kind, "name", str(kind))
+        raise QueryNotAllowed(f"{name} statements are not allowed: the evidence is read-only",
+                              fix=fix, sql=sql, statement_type=name)
+
+
 def _run(con: Any, sql: str) -> Any:
     import duckdb
 
     if not sql or not sql.strip():
         raise QueryError("the SQL query is empty",
                          fix=f"query one of the views {', '.join(VIEWS)}, e.g. SELECT * FROM runs")
+    check_select(con, sql)
     try:
         return con.sql(sql)
     except duckdb.Error as exc:
@@ -347,6 +429,12 @@ def _run(con: Any, sql: str) -> Any:
 
 
 def _query_error(con: Any, sql: str, exc: BaseException) -> QueryError:
+    import duckdb
+
+    if isinstance(exc, duckdb.PermissionException):
+        return QueryNotAllowed(
+            f"the query reaches outside the evidence: {_first_line(exc)}",
+            fix=_READ_ONLY_FIX.format(views=", ".join(VIEWS)), sql=sql, views=list(VIEWS))
     return QueryError(
         f"SQL error: {_first_line(exc)} (views: {', '.join(VIEWS)})",
         fix=f"fix the query; the views and their columns are: {_views_help(con)}",
@@ -356,16 +444,12 @@ def _query_error(con: Any, sql: str, exc: BaseException) -> QueryError:
 
 def query(runs_dir: str | os.PathLike[str], sql: str, *,
           findings_dir: str | os.PathLike[str] | None = None) -> Any:
-    """Run ``sql`` over the views of ``runs_dir`` and return a ``pyarrow.Table``."""
+    """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pyarrow.Table``."""
     import duckdb
 
-    con = connect(runs_dir, findings_dir=findings_dir)
+    con = connect(runs_dir, findings_dir=findings_dir, read_only=True)
     try:
         relation = _run(con, sql)
-        if relation is None:  # a statement without a result (SET, CREATE, ...)
-            import pyarrow as pa
-
-            return pa.table({})
         try:
             return relation.to_arrow_table()
         except duckdb.Error as exc:
@@ -376,16 +460,12 @@ def query(runs_dir: str | os.PathLike[str], sql: str, *,
 
 def query_df(runs_dir: str | os.PathLike[str], sql: str, *,
              findings_dir: str | os.PathLike[str] | None = None) -> Any:
-    """Run ``sql`` over the views of ``runs_dir`` and return a ``pandas.DataFrame``."""
+    """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pandas.DataFrame``."""
     import duckdb
 
-    con = connect(runs_dir, findings_dir=findings_dir)
+    con = connect(runs_dir, findings_dir=findings_dir, read_only=True)
     try:
         relation = _run(con, sql)
-        if relation is None:
-            import pandas as pd
-
-            return pd.DataFrame()
         try:
             return relation.df()
         except duckdb.Error as exc:

@@ -19,8 +19,12 @@ Either way a run has two phases:
 Each run holds an ``flock`` on ``<runs_dir>/.active/<run_id>`` while it lives. The kernel
 releases it if the driving process dies (even by SIGKILL), so :func:`recover_crashed_runs`,
 called by every evotree command, finds such runs, compacts what they recorded and marks them
-``crashed``. Only the driving process writes the ledger (``run.started`` / ``run.finished``,
-compare-and-swap, so parallel runs keep it consistent).
+``crashed``; it also deletes the judge folders a driver killed during the judge phase left
+behind (they hold hidden answers). Only the driving process writes the ledger (``run.started`` /
+``run.finished``, compare-and-swap, so parallel runs keep it consistent). ``run.finished``
+carries the run's evidence manifest (:func:`evidence_manifest`: the sha256 of every evidence
+file and of the run.json fields readers rely on), which :mod:`evotree.harness.integrity` checks
+before any run is counted.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import fcntl
 import json
 import os
 import platform
+import re
 import secrets
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -61,6 +67,14 @@ __all__ = [
     "outcome_status",
     "recover_crashed_runs",
     "kill_run_processes",
+    "remove_judge_leftovers",
+    "judge_root",
+    "evidence_manifest",
+    "evidence_files",
+    "record_binding",
+    "manifest_digest",
+    "run_is_live",
+    "BOUND_FIELDS",
     "list_runs",
     "runs_dir",
     "HEADLINE_SPLITS",
@@ -127,6 +141,9 @@ class RunRecord:
     #: Where it ran: {"kind": "local"} or, for Ray, kind, address, node_id, worker_pid, attempt,
     #: retry_of (the attempt whose worker died) and evidence_uri.
     executor: dict[str, Any] = field(default_factory=lambda: {"kind": "local"})
+    #: The judge-store commit (refs/evotree/judge) overlaid on the champion's tree for the judge:
+    #: the exact hidden data that scored the run. None: the judge was the champion's tree alone.
+    judge_data_commit: str | None = None
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,6 +174,8 @@ class RunPlan:
     judge_version: str
     limits: RunLimits
     judge_splits: tuple[str, ...] = ("validation",)
+    #: The judge store's commit in force when planned (the ledger's, never the ref's); None: none.
+    judge_data_commit: str | None = None
 
 
 def runs_dir(ws: Workspace) -> Path:
@@ -210,11 +229,20 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
                 fix=f"set [{name}].command (e.g. \"python {name}.py\") on the champion",
                 key=f"{name}.command",
             )
+    # fail closed: where the champion's policy wants a sandbox and none can start, nothing runs
+    from evotree.harness.sandbox import require_sandbox
+
+    require_sandbox(cfg.sandbox)
     snapshot = ws.ledger.snapshot()
     champion = ws.resolve("champion", snapshot)
     judge_commit = ws.git.ref_target(CHAMPION_REF)
     if judge_commit is None:
         raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
+    from evotree.harness.judge_store import check_judge_commit, judge_in_force
+
+    judge_data = judge_in_force(ws)  # the ledger's judge commit: a hand-moved refs/evotree/judge is not followed
+    if judge_data is not None:
+        check_judge_commit(ws.git.repo, judge_data)  # present and well-formed, before anything starts
     records = []
     for name in versions:
         record = ws.resolve(name, snapshot)
@@ -256,7 +284,8 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
             plans.append(RunPlan(run_id=run_id, version=record.id, seed=seed, commit=tip,
                                  judge_commit=str(judge_commit), judge_version=champion.id,
                                  limits=limits_of[record.id],
-                                 judge_splits=("validation", "heldout") if heldout else ("validation",)))
+                                 judge_splits=("validation", "heldout") if heldout else ("validation",),
+                                 judge_data_commit=judge_data))
     return plans
 
 
@@ -302,8 +331,107 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     } if charge else {}
     if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
         record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
+    # the evidence as it is now, bound to the ledger: a run directory deleted or edited later is
+    # found by evotree.harness.integrity (the score gate and compare count every started run)
+    manifest = evidence_manifest(paths.root, record.to_dict())
+    record.evidence["digest"] = manifest["digest"]
     record.save(paths.record)
-    _ledger_run_finished(ws, record)
+    _ledger_run_finished(ws, record, manifest)
+
+
+# ---------------------------------------------------------------------------- evidence manifest
+#: run.json fields bound by a run's manifest: what the score gate and compare read from run.json.
+BOUND_FIELDS = ("run_id", "version", "seed", "status", "commit", "judge_commit", "judge_version",
+                "judge_data_commit", "started_at", "headline")
+MANIFEST_VERSION = 1
+#: At most this many files are listed one by one in the ledger (beyond, only the digest).
+MANIFEST_MAX_LISTED = 256
+_HASH_CHUNK = 1 << 20
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+
+def _sha256_bytes(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_entry(path: Path) -> str:
+    """``sha256:<hex>`` of a regular file, ``link:<sha256 of its target>`` of a link (never
+    followed), ``special:<kind>`` of anything else (a FIFO is never opened)."""
+    import hashlib
+    import stat as st
+
+    info = os.lstat(path)
+    if st.S_ISLNK(info.st_mode):
+        return "link:" + _sha256_bytes(os.fsencode(os.readlink(path)))
+    if not st.S_ISREG(info.st_mode):
+        return "special:" + ("dir" if st.S_ISDIR(info.st_mode) else oct(st.S_IFMT(info.st_mode)))
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return "sha256:" + digest.hexdigest()
+
+
+def evidence_files(run_dir: Path) -> dict[str, str]:
+    """Every evidence file of a run directory -> its :func:`_file_entry`.
+
+    The evidence is ``<kind>.parquet`` at the top and everything under ``evidence/`` (JSONL of
+    every phase, the audit sidecars). Links are listed, never followed; a linked ``evidence``
+    directory is one entry.
+    """
+    from evotree.harness.layout import KINDS
+
+    root = Path(run_dir)
+    out: dict[str, str] = {}
+    for kind in KINDS:
+        path = root / f"{kind}.parquet"
+        if os.path.lexists(path):
+            out[path.name] = _file_entry(path)
+    evidence = root / "evidence"
+    if os.path.islink(evidence):
+        out["evidence"] = _file_entry(evidence)
+    elif evidence.is_dir():
+        for folder, dirs, files in os.walk(evidence, followlinks=False):
+            base = Path(folder)
+            for name in sorted(files) + sorted(d for d in dirs if os.path.islink(base / d)):
+                path = base / name
+                out[path.relative_to(root).as_posix()] = _file_entry(path)
+    return dict(sorted(out.items()))
+
+
+def record_binding(data: Mapping[str, Any]) -> str:
+    """sha256 of the :data:`BOUND_FIELDS` of a run record (as a dict: run.json's content)."""
+    return _sha256_bytes(_canonical({k: data.get(k) for k in BOUND_FIELDS}))
+
+
+def manifest_digest(files: Mapping[str, str], record: str) -> str:
+    """The one hash over a manifest: its files and its record binding."""
+    return "sha256:" + _sha256_bytes(_canonical({"v": MANIFEST_VERSION, "files": dict(files), "record": record}))
+
+
+def evidence_manifest(run_dir: Path, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest ``run.finished`` records: ``{"v", "files", "record", "digest", "host"}``.
+
+    ``files``: every evidence file (:func:`evidence_files`) with its sha256; ``record``: the hash
+    of run.json's :data:`BOUND_FIELDS`; ``digest``: one hash over both (:func:`manifest_digest`).
+    Never raises: an unreadable file is listed as ``error:<reason>`` (and will not match later).
+    """
+    try:
+        files = evidence_files(run_dir)
+    except OSError as exc:
+        files = {"<unreadable>": f"error:{type(exc).__name__}"}
+    bound = record_binding(record)
+    manifest: dict[str, Any] = {"v": MANIFEST_VERSION, "n_files": len(files), "record": bound,
+                                "digest": manifest_digest(files, bound), "host": socket.gethostname()}
+    if len(files) <= MANIFEST_MAX_LISTED:  # a run that wrote thousands of files keeps its digest only
+        manifest["files"] = files
+    return manifest
 
 
 def _evidence_summary(result: Any) -> dict[str, Any]:
@@ -363,12 +491,14 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         txn.put(version)
         return Event(kind=EventKind.RUN_STARTED.value, version=record.version, actor=str(actor),
                      data={"run_id": record.run_id, "seed": record.seed, "commit": record.commit,
-                           "judge_commit": record.judge_commit, "limits": record.limits})
+                           "judge_commit": record.judge_commit, "judge_data_commit": record.judge_data_commit,
+                           "limits": record.limits})
 
     ws.ledger.transact(change, actor=actor)
 
 
-def _ledger_run_finished(ws: Workspace, record: RunRecord) -> None:
+def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, Any] | None = None) -> None:
+    """Append ``run.finished``; ``manifest`` (:func:`evidence_manifest`) is recorded as ``evidence``."""
     actor = ws.git.identity()
 
     def change(txn: LedgerTxn) -> Event:
@@ -383,7 +513,8 @@ def _ledger_run_finished(ws: Workspace, record: RunRecord) -> None:
         txn.put(version)
         return Event(kind=EventKind.RUN_FINISHED.value, version=record.version, actor=str(actor),
                      data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
-                           "headline": record.headline, "usage": record.usage, "error": record.error})
+                           "headline": record.headline, "usage": record.usage, "error": record.error,
+                           **({"evidence": manifest} if manifest is not None else {})})
 
     ws.ledger.transact(change, actor=actor)
 
@@ -417,11 +548,14 @@ def _refresh_version_status(version: Any) -> None:
 def recover_crashed_runs(ws: Workspace) -> list[str]:
     """Find runs whose driving process died (its flock is free), mark them ``crashed``.
 
-    What they recorded is kept and compacted; they are charged up to their last evidence.
-    Returns the ids of the runs marked.
+    What they recorded is kept and compacted; they are charged up to their last evidence. Their
+    leftover processes are killed first, then the judge folders a driver killed during the judge
+    phase could not delete (they hold the hidden answers) are removed, and so are such folders
+    of runs no longer live (:func:`remove_judge_leftovers`). Returns the ids of the runs marked.
     """
     active = runs_dir(ws) / ".active"
     if not active.is_dir():
+        remove_judge_leftovers(judge_root(ws), active=active)
         return []
     marked = []
     for marker in sorted(active.iterdir()):
@@ -441,6 +575,11 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
                 record = RunRecord.load(paths.record)
                 if record.status == RunStatus.RUNNING.value:
                     kill_run_processes(record.run_id)
+                    # a driver killed during the judge phase left the judge's tree (hidden answers)
+                    removed = remove_judge_leftovers(judge_root(ws), record.run_id)
+                    if removed:
+                        record.notes.append(f"removed {len(removed)} judge folder(s) the dead driver left: "
+                                            + ", ".join(removed))
                     record.status = RunStatus.CRASHED.value
                     record.error = ("the process driving this run died (killed or crashed) before it "
                                     "finished; what it recorded is kept")
@@ -456,7 +595,98 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
             marker.unlink(missing_ok=True)
         finally:
             handle.close()
+    # judge folders of runs that are no longer live (a crash recovered before this clean-up existed)
+    remove_judge_leftovers(judge_root(ws), active=active)
     return marked
+
+
+def run_is_live(ws: Workspace, run_id: str) -> bool:
+    """True while a process drives ``run_id`` on this machine (its ``.active`` flock is held)."""
+    marker = runs_dir(ws) / ".active" / run_id
+    try:
+        fd = os.open(marker, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases the lock if we took it
+    return False
+
+
+def judge_root(ws: Workspace) -> Path:
+    """Where the local executor writes judge trees: ``<runs_dir>/../judge`` (outside every run)."""
+    return runs_dir(ws).parent / "judge"
+
+
+#: Folders the judge phase makes with ``tempfile.mkdtemp(prefix=f"{run_id}-")`` (its tree) or
+#: ``prefix=f"{run_id}-<word>-"`` (e.g. the candidate's copy): eight characters of mkdtemp's
+#: alphabet at the end. A retry's folders (``<id>-r1-XXXXXXXX``) are not ``<id>``'s.
+_MKDTEMP_SUFFIX = re.compile(r"^[a-z0-9_]{8}$")
+_JUDGE_REST = re.compile(r"^(?:[a-z]+-)?[a-z0-9_]{8}$")
+
+
+def _judge_owners(name: str) -> list[str]:
+    """The run ids a judge folder named ``name`` may belong to (none: not a judge folder)."""
+    head, dash, suffix = name.rpartition("-")
+    if not dash or not head or not _MKDTEMP_SUFFIX.match(suffix):
+        return []
+    owners = [head]
+    stem, dash, word = head.rpartition("-")
+    if dash and stem and word.isalpha() and word.islower():
+        owners.append(stem)  # <run_id>-<word>-XXXXXXXX (or a run id ending in letters: both are checked)
+    return owners
+
+
+def remove_judge_leftovers(root: Path, run_id: str | None = None, *, active: Path | None = None) -> list[str]:
+    """Delete judge folders (``<root>/<run_id>-XXXXXXXX``) that a killed driver could not delete.
+
+    With ``run_id``: that run's (call it once the run's processes are dead). Without: every
+    such folder whose run has no ``.active`` marker any more (its driver is gone and the run
+    was finished or recovered: leftovers of a crash before this clean-up existed; ``active`` is
+    the runs directory's ``.active`` folder). Links are removed, never followed; a live run's
+    folder (its marker exists) is never touched. Returns the names removed.
+    """
+    if not root.is_dir() or (run_id is None and active is None):
+        return []
+    removed = []
+    for entry in sorted(root.iterdir()):
+        if run_id is not None:
+            if not (entry.name.startswith(run_id + "-") and _JUDGE_REST.match(entry.name[len(run_id) + 1:])):
+                continue
+        else:
+            owners = _judge_owners(entry.name)
+            if not owners or any(os.path.lexists(active / owner) for owner in owners):  # type: ignore[operator]
+                continue
+        if _remove_tree(entry):
+            removed.append(entry.name)
+    return removed
+
+
+def _remove_tree(path: Path) -> bool:
+    """Remove a file, link or directory tree (read-only parts included); True when it is gone."""
+    import shutil
+    import stat as st
+
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+        return not os.path.lexists(path)
+
+    def retry(func: Any, name: str, _exc: Any) -> None:  # a judge may leave read-only folders behind
+        try:
+            os.chmod(os.path.dirname(name), st.S_IRWXU)
+            if os.path.isdir(name) and not os.path.islink(name):
+                os.chmod(name, st.S_IRWXU)
+            func(name)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(path, onerror=retry)
+    return not os.path.lexists(path)
 
 
 def _import_remote_evidence(record: RunRecord, paths: RunPaths) -> None:

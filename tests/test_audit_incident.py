@@ -103,7 +103,7 @@ import policy, swetask
 from evotree.harness import get_recorder
 from evotree.harness.audit import record_task
 rec = get_recorder()
-root = os.path.join(os.environ["EVOTREE_RUN_DIR"], "tasks", "train")
+root = os.path.join(os.environ["EVOTREE_EVIDENCE_DIR"], "tasks", "train")  # the run dir is read-only in the sandbox
 for step, spec in enumerate(json.load(open("tasks/train.json")), 1):
     repo = os.path.join(root, spec["id"])
     base = swetask.build(repo, spec)
@@ -124,7 +124,7 @@ from evotree.harness import get_recorder
 from evotree.harness.audit import record_task
 rec = get_recorder()
 candidate = os.environ["EVOTREE_CANDIDATE_DIR"]
-root = os.path.join(os.environ["EVOTREE_RUN_DIR"], "tasks", "eval")
+root = os.path.join(os.environ["EVOTREE_EVIDENCE_DIR"], "tasks", "eval")
 for spec in json.load(open("judge/tasks.json"))["validation"]:
     repo = os.path.join(root, spec["id"])
     base = swetask.build(repo, spec)

@@ -53,19 +53,19 @@ def test_a_recipe_change_passes_the_gate(pws: Workspace) -> None:
 
 def test_judge_hidden_data_config_and_harness_changes_are_critical(pws: Workspace) -> None:
     v, wt = _branch(pws)
-    hidden = json.loads((wt / "judge" / "hidden.json").read_text())
-    hidden["heldout"] = ["easy"]
-    _commit(wt, {"judge/hidden.json": json.dumps(hidden), "harness.toml": "[thresholds]\n",
+    # the judge lives in refs/evotree/judge, in no checkout: a version that writes judge files of
+    # its own (a judge to shadow the real one) is still a protected-path change
+    assert not (wt / "judge").exists()
+    _commit(wt, {"judge/hidden.json": json.dumps({"heldout": ["easy"]}), "harness.toml": "[thresholds]\n",
                  "evotree.toml": (wt / "evotree.toml").read_text() + "\n# relaxed\n"})
-    (wt / "judge" / "eval.py").unlink()
-    git(wt, "commit", "-qam", "drop the judge")
+    _commit(wt, {"judge/eval.py": "print(1.0)\n"}, "a judge of its own")
     found = _codes(check_protected_paths(pws, v))
     assert set(found) == {"audit.protected_path"}
     f = found["audit.protected_path"]
     assert f.severity == "critical" and f.version == v and f.layer == "audit"
     by_path = {p["path"]: p for p in f.evidence["paths"]}
     assert set(by_path) == {"judge/hidden.json", "judge/eval.py", "harness.toml", "evotree.toml"}
-    assert by_path["judge/eval.py"]["status"] == "D" and by_path["judge/eval.py"]["pattern"] == "judge/"
+    assert by_path["judge/eval.py"]["status"] == "A" and by_path["judge/eval.py"]["pattern"] == "judge/"
     assert by_path["harness.toml"]["status"] == "A"
     assert f.evidence["to"] == str(pws.git.ref_target(f"refs/heads/evotree/{v}"))
 

@@ -239,7 +239,8 @@ def test_tree_documents_stop_at_the_byte_limit(env: dict[str, Any]) -> None:
     from evotree.harness.audit.contamination import tree_documents
 
     ws = env["ws"]
-    tree = ws.git.repo.revparse_single("HEAD").peel(pygit2.Commit).tree
+    # the hidden files live in the judge store (refs/evotree/judge), not in any checkout
+    tree = ws.git.repo.revparse_single("refs/evotree/judge").peel(pygit2.Commit).tree
     files, docs, truncated = tree_documents(ws.git.repo, tree, include=["judge/"], data_only=True)
     assert files == 1 and len(docs) == 10 and not truncated
     files, docs, truncated = tree_documents(ws.git.repo, tree, max_bytes=10)

@@ -33,11 +33,18 @@ def test_doc_example_runs_end_to_end(tmp_path: Path) -> None:
         (repo / rel).write_text(content)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "recipe, trainer and judge")
-    init_workspace(repo)
+    result = init_workspace(repo)
+    # the committed judge moved to refs/evotree/judge: out of the branch tip and the checkout
+    assert result.judge_removed == ["judge/eval.py", "judge/tasks.json"]
+    assert not (repo / "judge").exists()
+    assert "judge" not in git(repo, "ls-tree", "--name-only", "HEAD").split()
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/evotree/judge").split() == result.judge_files
     ws = Workspace.open(repo)
     (v0,) = run_versions(ws, ["v0"])
     assert v0.status == "succeeded" and v0.headline["value"] == pytest.approx(0.5)
+    assert v0.judge_data_commit == result.judge_commit  # the judge's hidden data, recorded with the run
     v1 = create_version(ws, hypothesis="more skill")
+    assert not (repo / v1.worktree / "judge").exists()  # a candidate's worktree holds no hidden data
     recipe = repo / v1.worktree / "recipe.toml"
     recipe.write_text(recipe.read_text().replace("skill = 0.5", "skill = 0.75"))
     git(repo / v1.worktree, "commit", "-qam", "skill 0.75")

@@ -59,6 +59,27 @@ def gym_workspace(path: Path, *, envs: tuple[str, ...] = ("CartPole-v1",), train
     return Workspace.open(repo)
 
 
+def judge_view(ws: Workspace) -> Path:
+    """The judge in force, materialised into a fresh directory outside the repository (as a run's judge sees it)."""
+    import tempfile
+
+    from evotree.harness.judge_store import judge_in_force, materialise_judge
+
+    target = Path(tempfile.mkdtemp(prefix="judge-view-"))
+    materialise_judge(ws.git.repo, judge_in_force(ws), target)
+    return target
+
+
+def hidden_files_anywhere(repo: Path, worktree: Path | None = None) -> list[str]:
+    """Judge files in the checkout, the branch tip or a version's worktree (there must be none)."""
+    found = [p.relative_to(repo).as_posix() for p in (repo / "judge").rglob("*")] if (repo / "judge").exists() else []
+    found += [p for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines() if p.startswith("judge/")]
+    if worktree is not None:
+        found += [p.relative_to(worktree).as_posix() for p in worktree.rglob("*")
+                  if p.relative_to(worktree).as_posix().startswith("judge")]
+    return found
+
+
 def version(ws: Workspace, policy: str, *, files: dict[str, str] | None = None) -> str:
     rec = create_version(ws, hypothesis="h", parent="champion")
     worktree = ws.root / rec.worktree
@@ -108,23 +129,34 @@ def test_init_writes_and_commits_the_files_without_overwriting(tmp_path: Path) -
     result = evotree_init(repo, domain="gym")
     assert result.config_committed
     committed = set(git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines())
-    assert {"evotree.toml", "gym.toml", "judge/gym.toml", "judge/references.json"} <= committed
+    assert {"evotree.toml", "gym.toml"} <= committed
     assert "policy.py" not in committed and (repo / "policy.py").read_text() == "# mine\n"
     assert git(repo, "status", "--porcelain", "--", "gym.toml", "judge") == ""
-    assert materialize(repo) == []  # everything is there: nothing written
+    # the hidden files went to the judge store: not committed on the branch, not in the checkout
+    assert result.judge_files == ["judge/gym.toml", "judge/references.json"]
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/evotree/judge").splitlines() == result.judge_files
+    assert hidden_files_anywhere(repo) == []
+    assert set(result.files) == {"evotree.toml", "gym.toml"}
 
 
 def test_init_and_v0_run_end_to_end(repo: Path) -> None:
     evotree_init(repo, domain="gym")
     committed = set(git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines())
-    assert {"evotree.toml", "policy.py", "gym.toml", "judge/gym.toml", "judge/references.json"} <= committed
+    assert {"evotree.toml", "policy.py", "gym.toml"} <= committed
+    # hidden data in no checkout: not the main one, not main's tip, not a new version's worktree
+    ws = Workspace.open(repo)
+    v1 = create_version(ws, hypothesis="a candidate's worktree")
+    assert hidden_files_anywhere(repo, ws.root / v1.worktree) == []
+    assert not [c for c in git(repo, "rev-list", "main").splitlines()
+                if "judge" in git(repo, "ls-tree", "--name-only", c)]  # the user's history never had it
+    hidden = judge_view(ws)
     config = (repo / "evotree.toml").read_text()
     assert 'command = "python -P -m evotree.domains.gym.train"' in config and "max_episodes = 128" in config
     train = load_train_settings(repo / "gym.toml")
     assert train.envs == ["CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1"]
     assert train.episodes == 32 and max(train.seeds()) < HIDDEN_SEED_MIN
-    judge = load_judge_settings(repo / "judge" / "gym.toml")
-    refs = load_references(repo / "judge" / "references.json")
+    judge = load_judge_settings(hidden / "judge" / "gym.toml")
+    refs = load_references(hidden / "judge" / "references.json")
     for env_id in judge.envs:
         low, high = refs.pair(env_id)
         assert high > low
@@ -132,9 +164,10 @@ def test_init_and_v0_run_end_to_end(repo: Path) -> None:
         assert len(val) == 16 and len(held) == 16 and not set(val) & set(held)
         assert min(val + held) >= HIDDEN_SEED_MIN
 
-    ws = Workspace.open(repo)
     (record,) = run_versions(ws, ["v0"], heldout=True)  # v0 = the baseline policy.py of the template
     assert record.status == "succeeded", record.error
+    # the judge scored with the hidden data of the judge store, recorded as the run's provenance
+    assert record.judge_data_commit == git(repo, "rev-parse", "refs/evotree/judge")
     run = run_dir(ws, record)
     rollouts = rows(run / "rollouts.parquet")
     assert len(rollouts) == 32 and record.usage["episodes"] == 32
@@ -194,7 +227,7 @@ def test_judge_is_deterministic_and_scores_by_the_formula(tmp_path: Path) -> Non
     spec = importlib.util.spec_from_file_location("det_policy", run_dir(ws, first) / "candidate" / "policy.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    seeds = load_judge_settings(ws.root / "judge" / "gym.toml").seeds("validation", "CartPole-v1")
+    seeds = load_judge_settings(judge_view(ws) / "judge" / "gym.toml").seeds("validation", "CartPole-v1")
     env = make_env("CartPole-v1")
     local = [play(env, "CartPole-v1", i, s, module.Policy).ret for i, s in enumerate(seeds)]
     assert [a[f"validation/CartPole-v1#{i}/return"] for i in range(4)] == local
@@ -464,7 +497,7 @@ def test_optional_env_runs_end_to_end_when_installed(tmp_path: Path, env_id: str
     if reason:
         pytest.skip(reason)
     ws = gym_workspace(tmp_path / "w", envs=(env_id,), validation=3)
-    refs = load_references(ws.root / "judge" / "references.json")
+    refs = load_references(judge_view(ws) / "judge" / "references.json")
     low, high = refs.pair(env_id)
     assert high > low
     (record,) = run_versions(ws, ["v0"])  # v0 is the template: random actions on these envs
@@ -494,7 +527,7 @@ class Policy:
     by_env: dict[str, list[float]] = {}
     for r in rows(run_dir(ws, record) / "evals.parquet"):
         by_env.setdefault(r["task_id"].split("#")[0], []).append(r["score"])
-    refs = load_references(ws.root / "judge" / "references.json")
+    refs = load_references(judge_view(ws) / "judge" / "references.json")
     returns = returns_of(run_dir(ws, record))
     for env_id in by_env:
         mean_return = sum(v for k, v in returns.items() if k.startswith(f"validation/{env_id}#")) / 8
@@ -516,3 +549,12 @@ def test_maintenance_commands_add_an_env_to_the_judge(tmp_path: Path, capsys: An
     assert main(["references", "--root", str(tmp_path)]) == 0
     refs = load_references(tmp_path / "judge" / "references.json")
     assert refs.pair("MountainCar-v0")[0] == -200.0 and refs.pair("MountainCar-v0")[1] > -200.0
+    # hidden data is never (re)written inside a checkout: the owner works on an exported copy
+    repo = make_repo(tmp_path / "checkout")
+    (repo / "judge").mkdir()
+    capsys.readouterr()
+    assert main(["references", "--root", str(repo)]) == 2
+    assert main(["pools", "MountainCar-v0", "--root", str(repo / "judge")]) == 2
+    err = capsys.readouterr().err
+    assert "inside the git checkout" in err and "evotree judge export DIR" in err
+    assert not (repo / "judge" / "references.json").exists()

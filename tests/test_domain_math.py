@@ -281,8 +281,12 @@ def test_init_workspace_writes_and_commits_the_domain(tmp_path: Path) -> None:
     result = evotree_init(repo, domain="math")
     assert result.config_committed
     committed = git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
-    for rel in ("evotree.toml", RECIPE_FILE, TRAIN_FILE, JUDGE_FILE, "README.md"):
+    for rel in ("evotree.toml", RECIPE_FILE, TRAIN_FILE, "README.md"):
         assert rel in committed, rel
+    # the hidden judge config is in the judge store only: not on the branch, not in the checkout
+    assert JUDGE_FILE not in committed and not (repo / "judge").exists()
+    assert result.judge_files == [JUDGE_FILE]
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/evotree/judge") == JUDGE_FILE
     assert git(repo, "status", "--porcelain") == ""
     ws = Workspace.open(repo)
     assert ws.config.workspace.domain == "math"
@@ -313,7 +317,12 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     commit_file(repo / bad.worktree, RECIPE_FILE, "learnig_rate = 0.1\n" + fast_recipe(), "typo")
     (invalid,) = run_versions(ws, [bad.id])
     runs = repo / ".evotree" / "runs"
-    return {"ws": ws, "repo": repo, "first": first, "second": second, "invalid": invalid,
+    from evotree.harness.judge_store import judge_in_force, materialise_judge
+
+    hidden = tmp_path_factory.mktemp("judge-view")  # the judge store, as a run's judge directory has it
+    materialise_judge(ws.git.repo, judge_in_force(ws), hidden)
+    assert not (repo / "judge").exists() and first.judge_data_commit == judge_in_force(ws)
+    return {"ws": ws, "repo": repo, "judge": hidden, "first": first, "second": second, "invalid": invalid,
             "dir": runs / first.run_id, "heldout_dir": runs / second.run_id,
             "invalid_dir": runs / invalid.run_id}
 
@@ -376,7 +385,7 @@ def test_the_judge_scores_k_samples_per_validation_problem(trained: dict[str, An
     evals = rows(trained["dir"] / "evals.parquet")
     assert {r["split"] for r in evals} == {"validation"}  # held-out only when asked for
     assert {r["phase"] for r in evals} == {"eval"} and {r["score"] for r in evals} <= {0.0, 1.0}
-    judge = load_judge_settings(trained["repo"] / JUDGE_FILE)
+    judge = load_judge_settings(trained["judge"] / JUDGE_FILE)
     problems = hidden_splits(judge.splits["validation"], judge.splits["heldout"])
     by_task: dict[str, list[int]] = defaultdict(list)
     for r in evals:
@@ -412,7 +421,7 @@ def test_the_judge_is_deterministic_in_process(trained: dict[str, Any]) -> None:
     from evotree.domains.math.judge import sample_completions
     from evotree.domains.math.model import load_trained, set_cpu_threads
 
-    judge = load_judge_settings(trained["repo"] / JUDGE_FILE)
+    judge = load_judge_settings(trained["judge"] / JUDGE_FILE)
     problems = hidden_splits(judge.splits["validation"], judge.splits["heldout"])["validation"]
     import torch
 
@@ -431,8 +440,8 @@ def test_the_judge_is_deterministic_in_process(trained: dict[str, Any]) -> None:
 
 
 def test_hidden_problems_never_reach_the_candidate(trained: dict[str, Any]) -> None:
-    judge_text = (trained["repo"] / JUDGE_FILE).read_text()
-    judge = load_judge_settings(trained["repo"] / JUDGE_FILE)
+    judge_text = (trained["judge"] / JUDGE_FILE).read_text()
+    judge = load_judge_settings(trained["judge"] / JUDGE_FILE)
     problems = hidden_splits(judge.splits["validation"], judge.splits["heldout"])
     secrets = [p.question for ps in problems.values() for p in ps]
     secrets += [str(spec.seed) for spec in judge.splits.values()]
@@ -476,7 +485,7 @@ def test_use_vllm_on_cpu_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_judge_without_a_model_fails_clearly(trained: dict[str, Any], tmp_path: Path) -> None:
     judge_dir = tmp_path / "judge_tree"
     (judge_dir / "judge").mkdir(parents=True)
-    (judge_dir / JUDGE_FILE).write_text((trained["repo"] / JUDGE_FILE).read_text())
+    (judge_dir / JUDGE_FILE).write_text((trained["judge"] / JUDGE_FILE).read_text())
     (tmp_path / "candidate").mkdir()
     env = {**os.environ, "EVOTREE_CANDIDATE_DIR": str(tmp_path / "candidate"),
            "EVOTREE_EVIDENCE_DIR": str(tmp_path / "evidence"), "EVOTREE_PHASE": "eval"}

@@ -198,10 +198,19 @@ def test_versions_times_seeds_on_ray(cluster: str, tmp_path: Path) -> None:
                      steps=3 if record.version == v1 else 2)
 
 
-def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp_path: Path) -> None:
-    block = tmp_path / "block"
+def _gate(tmp_path: Path) -> tuple[Path, str]:
+    """A file outside the repository that holds the train phase while it exists: the sandbox shows
+    it to the phase only because the champion's policy lists its folder in [sandbox].read_paths."""
+    folder = tmp_path / "gate"
+    folder.mkdir()
+    block = folder / "block"
     block.write_text("hold the train phase")
-    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 1\nsync_seconds = 0.2"))
+    return block, f'\n[sandbox]\nread_paths = ["{folder}"]\n'
+
+
+def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp_path: Path) -> None:
+    block, gate = _gate(tmp_path)
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 1\nsync_seconds = 0.2" + gate))
     v1 = version(ws, f'skill = 0.7\nsteps = 2\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     result: dict[str, Any] = {}
@@ -243,9 +252,8 @@ def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp
 
 
 def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path) -> None:
-    block = tmp_path / "block"
-    block.write_text("hold")
-    ws = Workspace.open(make_ray_repo(tmp_path / "w"))
+    block, gate = _gate(tmp_path)
+    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=gate))
     v1 = version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     cancel = threading.Event()

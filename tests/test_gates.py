@@ -54,6 +54,7 @@ min_delta = 0.0
 alpha = 0.05
 min_tasks = {min_tasks}
 min_seeds = 3
+champion_seeds = 3
 bootstrap_samples = 1000
 train_approval_above_seconds = {train_threshold}
 [budget]
@@ -438,13 +439,19 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
     ws = Workspace.open(repo)
-    runs = run_versions(ws, ["v0", v1], seeds=2)
+    runs = run_versions(ws, ["v0", v1], seeds=1)
     assert all(r.status == "succeeded" for r in runs), [r.error for r in runs]
-    # too few seeds: the score gate says so, with the numbers and what would settle it
+    # too few seeds: the score gate says so, with the numbers and the runs that would make it ready
     report = Cli(repo).json("gates", v1)
+    validate(report, "gates")
     score = next(g for g in report["gates"] if g["name"] == "score")
-    assert score["status"] == "fail" and "needs at least 3" in score["summary"]
-    assert "seeds per side would likely settle it" in score["fix"]
+    assert score["status"] == "fail" and "the first look needs 3" in score["summary"]
+    assert score["numbers"]["verdict"] == "not_ready"
+    assert f"evotree run {v1} --seeds 2 --seed-start 1" in score["fix"]
+    assert "evotree run v0 --seeds 2 --seed-start 1" in score["fix"]  # re-runs of the champion: new seeds
+    # the dossier's comparison and the score gate show one Δ, one CI, one p
+    assert report["comparison"]["ci"] == score["numbers"]["ci"]
+    assert report["comparison"]["p_value"] == score["numbers"]["p_value"]
     harness_gate = next(g for g in report["gates"] if g["name"] == "harness")
     assert harness_gate["status"] == "fail" and harness_gate["fix"] == f"evotree diagnose {v1}"
     runs = run_versions(Workspace.open(repo), ["v0", v1], seeds=3)  # seeds 0, 1 again and 2

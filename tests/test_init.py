@@ -34,7 +34,12 @@ def test_init_records_v0_as_root_and_champion(repo: Path) -> None:
     assert git(repo, "rev-parse", "HEAD~1") == before
     committed = set(git(repo, "show", "--name-only", "--format=", "HEAD").splitlines())
     assert committed == set(result.files) and "evotree.toml" in committed
-    assert "judge/math.toml" in committed  # the domain's hidden judge config, committed with it
+    # the domain's hidden judge config is in the judge store, not in the branch or the checkout
+    assert "judge/math.toml" not in committed and not (repo / "judge").exists()
+    assert result.judge_files == ["judge/math.toml"]
+    assert git(repo, "ls-tree", "-r", "--name-only", "refs/evotree/judge") == "judge/math.toml"
+    assert git(repo, "rev-parse", "refs/evotree/judge") == result.judge_commit
+    assert "judge" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
     assert result.commit == head
     assert git(repo, "rev-parse", "refs/evotree/champion") == head
     assert git(repo, "rev-parse", "refs/heads/evotree/v0") == head
@@ -44,6 +49,7 @@ def test_init_records_v0_as_root_and_champion(repo: Path) -> None:
     assert v0.parents == [] and v0.base_commit == head and v0.created_by == "Ada Tester <ada@example.com>"
     assert ws.config.workspace.domain == "math"
     assert ledger_commits(repo) == 1
+    assert ws.ledger.meta()["judge"] == {"commit": result.judge_commit}  # the judge in force: the ledger's
 
 
 def test_state_dir_is_ignored_by_git(repo: Path) -> None:
@@ -155,6 +161,70 @@ def test_failed_commit_hook_leaves_nothing(repo: Path) -> None:
     assert not (repo / "evotree.toml").exists()
     assert git(repo, "status", "--porcelain") == ""
     assert _evotree_refs(repo) == []
+
+
+def test_failed_commit_hook_restores_the_judge_files(repo: Path) -> None:
+    """Init moves committed and uncommitted judge files out of the checkout; a failed commit puts them back."""
+    (repo / "judge").mkdir()
+    (repo / "judge" / "eval.py").write_text("print('judge')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "judge")
+    (repo / "judge" / "draft.json").write_text("{}\n")  # not committed
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'hook says no' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(Exception, match="hook says no"):
+        init_workspace(repo)
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert (repo / "judge" / "eval.py").read_text() == "print('judge')\n"
+    assert (repo / "judge" / "draft.json").read_text() == "{}\n"
+    assert git(repo, "status", "--porcelain") == "?? judge/draft.json"
+    assert _evotree_refs(repo) == []
+
+
+def test_committed_judge_moves_to_the_judge_ref(repo: Path) -> None:
+    """A judge committed before init: its files go to refs/evotree/judge and init commits their removal."""
+    (repo / "judge").mkdir()
+    (repo / "judge" / "eval.py").write_text("print('judge')\n")
+    (repo / "judge" / "hidden.json").write_text('{"validation": ["SECRET"]}\n')
+    (repo / ".gitignore").write_text("*.cache\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "judge")
+    (repo / "judge" / "local.cache").write_text("ignored\n")  # ignored by git: left alone
+    before = git(repo, "rev-parse", "HEAD")
+    result = init_workspace(repo)
+    assert result.judge_removed == ["judge/eval.py", "judge/hidden.json"]
+    assert result.judge_files == ["judge/eval.py", "judge/hidden.json"]
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD") == "\n".join(
+        [".gitignore", "evotree.toml", "recipe.toml", "train.py"])
+    assert git(repo, "rev-parse", "HEAD~1") == before and result.commit == git(repo, "rev-parse", "HEAD")
+    assert git(repo, "show", "refs/evotree/judge:judge/hidden.json") == '{"validation": ["SECRET"]}'
+    assert sorted(p.name for p in (repo / "judge").iterdir()) == ["local.cache"]
+    assert git(repo, "status", "--porcelain") == ""
+    assert any("remain in git history" in n for n in result.notes)
+    assert any("local.cache" in n for n in result.notes)
+    data = next(Workspace.open(repo).ledger.entries()).event.data
+    assert data["judge"]["commit"] == result.judge_commit and data["judge"]["removed_from_branch"] == result.judge_removed
+
+
+def test_uncommitted_judge_file_goes_to_the_judge_ref(repo: Path) -> None:
+    """A judge/ present but never committed (e.g. judge/gym.toml written by hand) is stored, not lost."""
+    (repo / "judge").mkdir()
+    (repo / "judge" / "gym.toml").write_text("[judge]\n")
+    git(repo, "add", "judge/gym.toml")  # staged, not committed: it must not stay staged either
+    result = init_workspace(repo)
+    assert result.judge_files == ["judge/gym.toml"] and result.judge_removed == []
+    assert git(repo, "show", "refs/evotree/judge:judge/gym.toml") == "[judge]"
+    assert not (repo / "judge").exists()
+    assert git(repo, "status", "--porcelain") == ""
+    assert "judge" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+def test_stale_judge_ref_is_reported(repo: Path) -> None:
+    git(repo, "update-ref", "refs/evotree/judge", "HEAD")
+    with pytest.raises(AlreadyExists, match="refs/evotree/judge already exists but there is no ledger"):
+        init_workspace(repo)
 
 
 def test_open_requires_a_workspace(repo: Path) -> None:

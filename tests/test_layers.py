@@ -49,6 +49,7 @@ LAYERS = {
     "evotree.report": 6,
     "evotree.demo": 7,
     "evotree.api": 7,
+    "evotree.server": 7,
     "evotree.cli": 8,
     "evotree.__main__": 9,
     "evotree": 9,

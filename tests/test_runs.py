@@ -83,13 +83,15 @@ judge_paths = ["judge/"]
 '''
 
 
-def make_run_repo(path: Path, *, budget: str = "", recipe: str = "skill = 0.5\nsteps = 3\n") -> Path:
+def make_run_repo(path: Path, *, budget: str = "", recipe: str = "skill = 0.5\nsteps = 3\n",
+                  judge: str = JUDGE, hidden: dict[str, list[str]] | None = None) -> Path:
     repo = make_repo(path)
     (repo / "recipe.toml").write_text(recipe)
     (repo / "train.py").write_text(TRAIN)
     (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    hidden = {"validation": [f"val-{i}" for i in range(10)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+    (repo / "judge" / "eval.py").write_text(judge)
+    hidden = hidden or {"validation": [f"val-{i}" for i in range(10)],
+                        "heldout": [f"SECRET-held-{i}" for i in range(4)]}
     (repo / "judge" / "hidden.json").write_text(json.dumps(hidden))
     (repo / "evotree.toml").write_text(CONFIG.format(budget=budget))
     git(repo, "add", "-A")
@@ -156,6 +158,7 @@ def test_visibility_boundary(rws: Workspace) -> None:
     v1 = _version(rws, "skill = 0.5\nsteps = 1\n")
     # the candidate also rewrites the judge on its branch to give itself full marks
     wt = rws.root / rws.resolve(v1).worktree
+    (wt / "judge").mkdir()  # the real judge is in refs/evotree/judge, in no checkout
     commit_file(wt, "judge/eval.py", JUDGE.replace('1.0 if (i + 1) / len(tasks) <= model["skill"] else 0.0', "1.0"),
                 "judge myself")
     (record,) = run_versions(rws, [v1], heldout=True)
@@ -441,9 +444,20 @@ def test_two_evotree_run_processes_at_once(rws: Workspace) -> None:
     assert kinds.count("run.started") == 4 and kinds.count("run.finished") == 4
 
 
-def test_eval_evidence_planted_by_the_train_phase_is_discarded(rws: Workspace) -> None:
+#: The sandbox (tests/test_sandbox.py) stops these attacks first; with it off (the champion's signed
+#: policy must say so) the second line of defence still holds, which these tests check.
+SANDBOX_OFF = '\n[sandbox]\nmode = "off"\n'
+
+
+@pytest.fixture
+def unsandboxed(tmp_path: Path) -> Workspace:
+    return Workspace.open(make_run_repo(tmp_path / "off", budget=SANDBOX_OFF))
+
+
+def test_eval_evidence_planted_by_the_train_phase_is_discarded(unsandboxed: Workspace) -> None:
     """A candidate that writes the judge's evidence directory during training gains nothing: the
     directory is emptied before the judge runs, and the run says so."""
+    rws = unsandboxed
     v1 = _version(rws, "skill = 0.2\nsteps = 1\nplant = true\n")
     (record,) = run_versions(rws, [v1])
     assert record.status == "succeeded", record.error
@@ -463,10 +477,11 @@ def test_seed_start_adds_new_seeds_and_a_negative_start_is_refused(rws: Workspac
     assert len(rws.ledger.snapshot().version(v1).runs) == 2
 
 
-def test_a_link_planted_at_the_judge_path_receives_nothing(rws: Workspace, tmp_path: Path) -> None:
+def test_a_link_planted_at_the_judge_path_receives_nothing(unsandboxed: Workspace, tmp_path: Path) -> None:
     """The train phase knows where a judge tree at a predictable path would go
     (.evotree/judge/<run_id>) and plants a symlink there to a folder it can read later: the judge
     goes to a fresh directory instead, so the folder stays empty and the run is scored as usual."""
+    rws = unsandboxed
     loot = tmp_path / "loot"
     loot.mkdir()
     v1 = _version(rws, f"skill = 0.5\nsteps = 1\njudge_link = '{loot}'\n")
@@ -479,9 +494,10 @@ def test_a_link_planted_at_the_judge_path_receives_nothing(rws: Workspace, tmp_p
     assert [p.name for p in judge_root.iterdir()] == [record.run_id]  # the fresh judge dir is gone
 
 
-def test_a_train_process_that_left_the_group_is_killed_before_the_judge(rws: Workspace) -> None:
+def test_a_train_process_that_left_the_group_is_killed_before_the_judge(unsandboxed: Workspace) -> None:
     """A train-phase process in its own session (setsid) survives the group kill; it is found by
     its EVOTREE_RUN_ID and killed before the judge tree is written, and the run says so."""
+    rws = unsandboxed
     v1 = _version(rws, "skill = 0.5\nsteps = 1\nescape = true\n")
     (record,) = run_versions(rws, [v1])
     assert record.status == "succeeded", record.error
@@ -489,3 +505,68 @@ def test_a_train_process_that_left_the_group_is_killed_before_the_judge(rws: Wor
     from evotree.harness.runs import kill_run_processes
 
     assert kill_run_processes(record.run_id) == []  # nothing of the run is left alive
+
+
+def test_sigkill_during_the_judge_phase_leaves_no_judge_folder(tmp_path: Path) -> None:
+    """The judge tree (hidden answers) lives in a fresh .evotree/judge/<run_id>-XXXXXXXX that the
+    driver deletes when the judge ends; a driver SIGKILLed while the judge runs cannot. The next
+    evotree command kills the judge process, deletes the folder and marks the run crashed."""
+    sleepy = JUDGE + ("import time\nopen(os.path.join(os.environ['EVOTREE_EVIDENCE_DIR'], 'judging'), 'w').close()\n"
+                      "time.sleep(120)\n")
+    repo = make_run_repo(tmp_path / "w", recipe="skill = 0.5\nsteps = 1\n", judge=sleepy)
+    driver = _start_driver(repo, "v0")
+    deadline = time.monotonic() + 60
+    while not list((repo / ".evotree" / "runs").glob("*/evidence/eval/judging")):
+        assert time.monotonic() < deadline, "the judge phase did not start in time"
+        time.sleep(0.1)
+    (marker,) = (repo / ".evotree" / "runs").glob("*/evidence/eval/judging")
+    run_id = marker.parents[2].name
+    judge_root = repo / ".evotree" / "judge"
+    folders = list(judge_root.glob(f"{run_id}-*"))  # the judge's tree (and the candidate's copy, if any)
+    assert folders and any(p.name == "hidden.json" for f in folders for p in f.rglob("*"))
+    folder = next(f for f in folders if any(p.name == "hidden.json" for p in f.rglob("*")))
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    assert folder.exists()  # nothing deleted it: the driver is dead
+    out = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True)
+    assert out.returncode == 0 and "marked 1 run(s) whose process died as crashed" in out.stderr
+    assert not folder.exists() and not list(judge_root.glob(f"{run_id}-*"))
+    record = RunRecord.load(repo / ".evotree" / "runs" / run_id / "run.json")
+    assert record.status == "crashed" and any("judge folder" in note for note in record.notes), record.notes
+    from evotree.harness.integrity import verify_run_evidence
+    from evotree.harness.runs import kill_run_processes
+
+    assert kill_run_processes(run_id) == []  # the judge process was killed too
+    check = verify_run_evidence(Workspace.open(repo), "v0")  # the crashed run is finished with a manifest
+    assert [(r.run_id, r.state, r.status) for r in check.runs] == [(run_id, "ok", "crashed")]
+
+
+def test_judge_folders_of_runs_no_longer_live_are_swept(rws: Workspace) -> None:
+    """Leftovers of a crash recovered before this clean-up existed go at the next command; a live
+    run's folder, a retry's and anything not made by mkdtemp stay."""
+    import fcntl
+
+    from evotree.harness.runs import recover_crashed_runs
+
+    judge_root = rws.root / ".evotree" / "judge"
+    active = rws.root / ".evotree" / "runs" / ".active"
+    active.mkdir(parents=True, exist_ok=True)
+    stale = judge_root / "v0-s0-20250101T000000-abcdef-x1y2z3_9"
+    stale_copy = judge_root / "v0-s0-20250101T000000-abcdef-candidate-0a1b2c3d"
+    live = judge_root / "v0-s1-20250101T000000-123456-q1w2e3r4"
+    live_copy = judge_root / "v0-s1-20250101T000000-123456-candidate-q1w2e3r4"
+    retry = judge_root / "v0-s0-20250101T000000-abcdef-r1"
+    for folder in (stale / "judge", stale_copy, live / "judge", live_copy, retry):
+        folder.mkdir(parents=True)
+    (stale / "judge" / "hidden.json").write_text("{}")
+    (stale / "judge").chmod(0o500)  # a judge may leave read-only folders behind
+    with open(active / "v0-s1-20250101T000000-123456", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # that run is live
+        recover_crashed_runs(rws)
+        assert not stale.exists() and not stale_copy.exists()
+        assert live.exists() and live_copy.exists() and retry.exists()
+    from evotree.harness.runs import remove_judge_leftovers
+
+    for folder in (judge_root / "v0-s2-x-abcdef-0a1b2c3d", judge_root / "v0-s2-x-abcdef-r1-0a1b2c3d"):
+        folder.mkdir()
+    assert remove_judge_leftovers(judge_root, "v0-s2-x-abcdef") == ["v0-s2-x-abcdef-0a1b2c3d"]  # not the retry's

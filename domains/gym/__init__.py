@@ -3,9 +3,11 @@
 A version is a ``policy.py`` (class ``Policy`` with ``reset()`` and ``act(obs)``). Its train
 phase (``python -P -m evotree.domains.gym.train``) rolls it out on the candidate-visible train pool of
 ``gym.toml`` and records one rollout row per episode, each charged to the version's episode
-budget (128). The judge (``python -P -m evotree.domains.gym.judge``, the champion's tree) rolls it out
-on the hidden validation (and, when asked, held-out) pools of ``judge/gym.toml`` and records
-normalized scores against ``judge/references.json``. See ``docs/domains/gym.md``.
+budget (128). The judge (``python -P -m evotree.domains.gym.judge``, the champion's tree with the
+judge store ``refs/evotree/judge`` overlaid) rolls it out on the hidden validation (and, when
+asked, held-out) pools of ``judge/gym.toml`` and records normalized scores against
+``judge/references.json``. ``evotree init`` moves both hidden files into the judge store: they are
+in no checkout. See ``docs/domains/gym.md``.
 
 Importing this package is cheap: gymnasium and numpy load only when something runs.
 """

@@ -8,7 +8,16 @@
   environments that have none yet in ``judge/gym.toml`` (existing pools are kept) and add them
   to ``[judge].envs``; then run ``references``.
 
-These rewrite files of the champion's judge: commit the result on the champion's branch.
+These rewrite the judge's hidden files, which live in the judge store (``refs/evotree/judge``),
+never in a checkout. Work on an exported copy outside the repository, then promote it::
+
+    evotree judge export ~/judge-edit
+    python -P -m evotree.domains.gym pools LunarLander-v3 --root ~/judge-edit
+    python -P -m evotree.domains.gym references --root ~/judge-edit
+    evotree judge promote ~/judge-edit      # a person's signed sign-off
+
+``--root`` is required, and a directory inside a git checkout is refused: hidden pools and
+references written there would sit where candidates and agents can read them.
 """
 
 from __future__ import annotations
@@ -33,12 +42,36 @@ def _envs() -> int:
     return 0
 
 
+def _inside_checkout(root: Path) -> Path | None:
+    """The git working tree (or repository) that contains ``root``, if any."""
+    here = root.resolve()
+    for path in (here, *here.parents):
+        if (path / ".git").exists():
+            return path
+    return None
+
+
+def _check_root(root: Path) -> int:
+    """0 when ``root`` is a judge directory outside any checkout; else 2 with the reason on stderr."""
+    checkout = _inside_checkout(root)
+    if checkout is not None:
+        print(f"{root} is inside the git checkout {checkout}: hidden judge data must not be written there.\n"
+              "  fix: evotree judge export DIR (outside the repository), pass --root DIR, then "
+              "evotree judge promote DIR", file=sys.stderr)
+        return 2
+    if not (root / "judge").is_dir():
+        print(f"{root} has no judge/ directory: pass the directory `evotree judge export DIR` wrote",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
 def _references(root: Path) -> int:
     from evotree.domains.gym import REFERENCES_FILE, references_text
 
     text = references_text(root)
     (root / REFERENCES_FILE).write_text(text, encoding="utf-8")
-    print(f"wrote {root / REFERENCES_FILE}")
+    print(f"wrote {root / REFERENCES_FILE}; put it in force with: evotree judge promote {root}")
     return 0
 
 
@@ -87,7 +120,7 @@ def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
     path.write_text(text, encoding="utf-8")
     load_judge_settings(path)  # still valid
     print(f"added pools for {', '.join(new) or 'nothing (all had pools)'} to {path}; now run: "
-          "python -P -m evotree.domains.gym references")
+          f"python -P -m evotree.domains.gym references --root {root}, then evotree judge promote {root}")
     return 0
 
 
@@ -95,16 +128,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -P -m evotree.domains.gym", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("envs", help="list the known environments and whether they can run here")
-    refs = sub.add_parser("references", help="recompute judge/references.json")
-    refs.add_argument("--root", type=Path, default=Path("."))
-    pools = sub.add_parser("pools", help="add hidden pools for more environments to judge/gym.toml")
+    root_help = "the judge directory `evotree judge export DIR` wrote (outside any git checkout)"
+    refs = sub.add_parser("references", help="recompute judge/references.json under --root")
+    refs.add_argument("--root", type=Path, required=True, help=root_help)
+    pools = sub.add_parser("pools", help="add hidden pools for more environments to judge/gym.toml under --root")
     pools.add_argument("envs", nargs="+")
-    pools.add_argument("--root", type=Path, default=Path("."))
+    pools.add_argument("--root", type=Path, required=True, help=root_help)
     pools.add_argument("--validation", type=int, default=16)
     pools.add_argument("--heldout", type=int, default=16)
     args = parser.parse_args(argv)
     if args.command == "envs":
         return _envs()
+    refused = _check_root(args.root)
+    if refused:
+        return refused
     if args.command == "references":
         return _references(args.root)
     return _pools(args.root, args.envs, args.validation, args.heldout)

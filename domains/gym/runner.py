@@ -16,10 +16,21 @@ time.
 The worker's environment has no ``EVOTREE_*`` variables (the policy cannot reach the run's
 recorder through them), ``PYTHONHASHSEED=0`` (set iteration order is the same every run) and
 one BLAS/OpenMP thread unless told otherwise.
+
+In the judge phase (``$EVOTREE_POLICY_SANDBOX`` set by the harness's sandbox) every worker runs
+in a nested sandbox of its own (:func:`evotree.harness.sandbox.policy_sandbox_argv`): it sees
+the system, the Python environment and the candidate's files (at ``/candidate``, its working
+directory) read-only, a private ``/tmp``; not the judge's folder (hidden seeds, references), not
+its evidence, not its processes (a new PID namespace; no ``/proc``), no network, no
+capabilities. The request and reply pipes are all it shares with the judge. Where the
+variable says that no nested sandbox can start here, or the first one fails, the judge gets
+:class:`WorkerBroken` (fail closed: the candidate's code is not run with the judge's view).
+Elsewhere (the train phase, ``[sandbox] mode = "off"``) workers run as plain subprocesses.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -36,7 +47,8 @@ from typing import Any
 from evotree.domains.gym.episode import Episode
 from evotree.domains.gym.worker import FrameReader, InvalidPolicy, ProtocolError, send
 
-__all__ = ["Task", "Worker", "WorkerBroken", "InvalidPolicy", "run_episodes", "worker_env"]
+__all__ = ["Task", "Worker", "WorkerBroken", "InvalidPolicy", "policy_sandbox_from_env", "run_episodes",
+           "worker_env"]
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -50,6 +62,60 @@ class Task:
 
 class WorkerBroken(RuntimeError):
     """The worker cannot run at all on this machine (not the policy's fault)."""
+
+
+#: Variables of the judge's environment a sandboxed worker does not get: they name the judge's
+#: folders (``PWD`` is the judge's working directory), which do not exist in its sandbox anyway.
+_JUDGE_PATH_VARS = ("PWD", "OLDPWD", "GIT_CEILING_DIRECTORIES")
+#: Default of ``sandbox``: read ``$EVOTREE_POLICY_SANDBOX`` when the worker starts.
+FROM_ENV: Any = object()
+
+
+def policy_sandbox_from_env(environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The judge phase's nested-sandbox spec (``$EVOTREE_POLICY_SANDBOX``), or ``None`` outside it.
+
+    A value that is not a JSON object is a spec that says nothing can be isolated (fail closed).
+    """
+    from evotree.harness.sandbox import ENV_POLICY_SANDBOX
+
+    raw = (os.environ if environ is None else environ).get(ENV_POLICY_SANDBOX)
+    if raw is None:
+        return None
+    try:
+        spec = json.loads(raw)
+    except ValueError:
+        spec = None
+    if not isinstance(spec, dict):
+        return {"error": f"${ENV_POLICY_SANDBOX} is not a JSON object: {raw[:200]!r}"}
+    return spec
+
+
+_probed: dict[str, str | None] = {}
+_probe_lock = threading.Lock()
+
+
+def _probe_sandbox(spec: dict[str, Any]) -> None:
+    """Start one nested sandbox running Python (once per spec and process); :class:`WorkerBroken` if it
+    cannot start, with bubblewrap's message. Nothing of the candidate runs in it."""
+    from evotree.harness.sandbox import SandboxUnavailable, policy_sandbox_argv
+
+    key = json.dumps(spec, sort_keys=True)
+    with _probe_lock:
+        if key not in _probed:
+            try:
+                argv = policy_sandbox_argv(spec, None, [sys.executable, "-I", "-S", "-c", "pass"])
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                                      env=worker_env())
+                lines = proc.stderr.strip().splitlines()
+                _probed[key] = None if proc.returncode == 0 else (
+                    f"the policy's sandbox does not start here: {lines[-1] if lines else proc.returncode}")
+            except SandboxUnavailable as exc:
+                _probed[key] = f"{exc.message} (fix: {exc.fix})" if exc.fix else exc.message
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                _probed[key] = f"the policy's sandbox does not start here: {exc}"
+        problem = _probed[key]
+    if problem is not None:
+        raise WorkerBroken(problem)
 
 
 def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -70,10 +136,13 @@ def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
 class Worker:
     """One worker process (started on first use, restarted after a crash or a hang)."""
 
-    def __init__(self, candidate_dir: Path, *, startup_timeout: float = 60.0, grace: float | None = None) -> None:
+    def __init__(self, candidate_dir: Path, *, startup_timeout: float = 60.0, grace: float | None = None,
+                 sandbox: dict[str, Any] | None = FROM_ENV) -> None:
         self.candidate_dir = Path(candidate_dir).resolve()
         self.startup_timeout = startup_timeout
         self.grace = grace
+        #: the nested sandbox's spec (``$EVOTREE_POLICY_SANDBOX``); None: a plain subprocess
+        self.sandbox = policy_sandbox_from_env() if sandbox is FROM_ENV else sandbox
         self.proc: subprocess.Popen | None = None
         self.request_fd = -1
         self.reader: FrameReader | None = None
@@ -84,13 +153,13 @@ class Worker:
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
         """Start the process and wait until the policy is loaded; :class:`InvalidPolicy` if it cannot be."""
+        argv, env = self._command()
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
+        argv = [str(request_r) if a == "{request}" else str(reply_w) if a == "{reply}" else a for a in argv]
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "evotree.domains.gym.worker", str(request_r), str(reply_w),
-                 str(self.candidate_dir / "policy.py")],
-                cwd=self.candidate_dir, env=worker_env(), pass_fds=(request_r, reply_w),
+                argv, cwd=self.candidate_dir, env=env, pass_fds=(request_r, reply_w),
                 stdin=subprocess.DEVNULL, stdout=2,  # the worker's prints go to our stderr (the log)
             )
         except BaseException:
@@ -114,8 +183,8 @@ class Worker:
             raise InvalidPolicy(f"the policy's process wrote garbage on the domain's pipe: {exc}") from None
         if message is None:
             code = self.stop()
-            raise InvalidPolicy(f"the process loading policy.py died ({_exit_text(code)}) before it was "
-                                "ready; its stderr is in the phase's log")
+            raise InvalidPolicy(f"the process loading policy.py died ({_exit_text(code, self.sandbox)}) before "
+                                "it was ready; its stderr is in the phase's log")
         kind = message.get("kind")
         if kind == "ready":
             return
@@ -123,6 +192,22 @@ class Worker:
         if kind == "broken":
             raise WorkerBroken(str(message.get("message")))
         raise InvalidPolicy(str(message.get("message")))
+
+    def _command(self) -> tuple[list[str], dict[str, str]]:
+        """The worker's command line (``{request}``/``{reply}``: the pipes' numbers) and environment."""
+        worker = [sys.executable, "-P", "-m", "evotree.domains.gym.worker", "{request}", "{reply}"]
+        if self.sandbox is None:
+            return [*worker, str(self.candidate_dir / "policy.py")], worker_env()
+        from evotree.harness.sandbox import POLICY_CANDIDATE_DIR, SandboxUnavailable, policy_sandbox_argv
+
+        _probe_sandbox(self.sandbox)
+        try:
+            argv = policy_sandbox_argv(self.sandbox, self.candidate_dir,
+                                       [*worker, f"{POLICY_CANDIDATE_DIR}/policy.py"])
+        except SandboxUnavailable as exc:
+            raise WorkerBroken(exc.message) from None
+        env = {k: v for k, v in worker_env().items() if k not in _JUDGE_PATH_VARS}
+        return argv, env
 
     def stop(self) -> int | None:
         """Kill the process (if any) and return its exit code."""
@@ -215,7 +300,8 @@ class Worker:
             self.inflight.clear()
             code = self.stop()
             reason, text = failure
-            return self._failed(task, reason, started, text.replace("{code}", _exit_text(code))), lost
+            return self._failed(task, reason, started,
+                                text.replace("{code}", _exit_text(code, self.sandbox))), lost
         self.inflight.popleft()
         self.last_done = time.monotonic()
         assert episode is not None
@@ -233,9 +319,12 @@ class Worker:
                        message=message, seconds=round(time.monotonic() - started, 6))
 
 
-def _exit_text(code: int | None) -> str:
+def _exit_text(code: int | None, sandboxed: Any = None) -> str:
+    """``code`` in words. A sandboxed worker's status is its sandbox's: a signal N comes back as 128 + N."""
     if code is None:
         return "exit status unknown"
+    if sandboxed and 128 < code < 128 + 65:
+        code = 128 - code
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
@@ -258,6 +347,7 @@ def run_episodes(
     max_timeouts: int = 3,
     startup_timeout: float = 60.0,
     depth: int = 4,
+    sandbox: dict[str, Any] | None = FROM_ENV,
 ) -> Iterator[Episode]:
     """Play ``tasks`` with ``workers`` worker processes; yield each Episode as it finishes.
 
@@ -266,7 +356,11 @@ def run_episodes(
     worker). After ``max_timeouts`` timeouts in one environment (0: never) its remaining
     episodes are yielded unplayed with ``skipped`` set. Raises :class:`InvalidPolicy` if
     policy.py cannot be loaded and :class:`WorkerBroken` if the domain cannot run here.
+    ``sandbox``: the workers' nested sandbox (:func:`policy_sandbox_from_env`: in the judge phase,
+    ``$EVOTREE_POLICY_SANDBOX``; ``None``: plain subprocesses).
     """
+    if sandbox is FROM_ENV:
+        sandbox = policy_sandbox_from_env()
     pending: queue.Queue[Task | object] = queue.Queue()
     todo = list(tasks)
     for task in todo:
@@ -284,7 +378,7 @@ def run_episodes(
             return bool(max_timeouts) and timeouts.get(task.env_id, 0) >= max_timeouts
 
     def slot() -> None:
-        worker = Worker(candidate_dir, startup_timeout=startup_timeout)
+        worker = Worker(candidate_dir, startup_timeout=startup_timeout, sandbox=sandbox)
         again: deque[Task] = deque()  # queued on a worker that failed: not played yet
         exhausted = False
         try:

@@ -1,8 +1,12 @@
 """``gym.toml`` (the candidate's train feedback) and ``judge/gym.toml`` (the hidden pools).
 
 ``gym.toml`` belongs to the candidate: a version may change which environments it gets
-feedback on and how many episodes it buys (each one is charged). Its seeds are
-``first_seed, first_seed + 1, …`` and must stay below :data:`HIDDEN_SEED_MIN`.
+feedback on and how many episodes it buys (each one is charged). At run seed ``s``
+(``EVOTREE_SEED``) its episodes have the seeds ``first_seed + s * episodes_per_env + i``
+(``i = 0 .. episodes_per_env - 1``, wrapped modulo :data:`HIDDEN_SEED_MIN`): run seed 0 plays
+``first_seed, first_seed + 1, …``, and each further run seed the next block, so different run
+seeds play different episodes and two versions with the same ``first_seed`` play the same ones
+at the same run seed. Train seeds always stay below :data:`HIDDEN_SEED_MIN`.
 
 ``judge/gym.toml`` belongs to the champion and is never exported into a candidate's run
 directory: the environments that are judged, and for each split (``validation``, ``heldout``)
@@ -84,8 +88,14 @@ class TrainSettings:
     episode_timeout_seconds: float = 30.0
     workers: int = 1
 
-    def seeds(self) -> list[int]:
-        return [self.first_seed + i for i in range(self.episodes_per_env)]
+    def seeds(self, run_seed: int = 0) -> list[int]:
+        """The train episodes' seeds at ``run_seed`` (the run's ``EVOTREE_SEED``): the
+        ``run_seed``-th block of ``episodes_per_env`` seeds from ``first_seed`` on, wrapped
+        modulo :data:`HIDDEN_SEED_MIN` so they never reach the judge's range."""
+        if run_seed < 0:
+            raise ValueError(f"run_seed: expected 0 or more, actually: {run_seed}")
+        start = self.first_seed + run_seed * self.episodes_per_env
+        return [(start + i) % HIDDEN_SEED_MIN for i in range(self.episodes_per_env)]
 
     @property
     def episodes(self) -> int:

@@ -82,9 +82,9 @@ workers = 1
 '''
 
 _JUDGE_TOML_HEAD = '''\
-# HIDDEN: the judge's configuration. evotree never exports judge/ into a candidate's run
-# directory ([eval].judge_paths in evotree.toml) and candidates may not change it
-# ([protect].paths). The judge always uses the CHAMPION's copy.
+# HIDDEN: the judge's configuration. It lives in the judge store (refs/evotree/judge), in no
+# checkout, and is written only into each run's judge directory ([eval].judge_paths in
+# evotree.toml). Change it with: evotree judge export DIR, edit, evotree judge promote DIR.
 #
 # Pools: for each split and environment, a fixed list of seeds drawn at random when the
 # workspace was created (all >= {hidden_min}, so disjoint from every train seed, and disjoint

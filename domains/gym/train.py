@@ -8,6 +8,12 @@ records, through the run's recorder:
   invalid_action) and ``text`` = a short trajectory summary or the error;
 * signals at step 0: per environment ``ENV/mean_return``, ``ENV/episodes``, ``ENV/failed``.
 
+Seeds: at run seed ``s`` (``EVOTREE_SEED``; 0 when unset) episode ``ENV#i`` is played with the
+seed ``first_seed + s * episodes_per_env + i`` (:meth:`TrainSettings.seeds`), which seeds the
+environment's reset, its action space, and ``random`` / ``numpy.random`` in the worker before
+the policy acts; so each run seed plays other train episodes. The signals ``seed/run`` and
+``seed/first_episode`` (step 0) record them. The judge's pools do not depend on the run seed.
+
 Every rollout row is an episode charged to the version's budget, failed ones included.
 Exit codes: 0 when the episodes ran; 65 (invalid submission, charged nothing) when policy.py or
 gym.toml cannot be used, before any episode ran; 1 when the domain cannot run on this machine.
@@ -53,6 +59,17 @@ def main(cwd: Path | None = None) -> int:
 
     from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
     from evotree.harness.recorder import get_recorder
+    from evotree.harness.seeding import derive_seed, seed_everything
+    from evotree.harness.seeding import run_seed as read_run_seed
+
+    try:
+        run_seed = read_run_seed()
+    except ValueError as exc:  # the harness always sets a valid one
+        return _fail(str(exc), 1)
+    # this process draws nothing itself (each episode's worker seeds from the episode's seed);
+    # seeded all the same, for anything that may come to draw here
+    seed_everything(derive_seed("gym/train", run_seed), torch=False)
+    seeds = settings.seeds(run_seed)
 
     envs = []
     for env_id in settings.envs:
@@ -61,7 +78,7 @@ def main(cwd: Path | None = None) -> int:
             print(f"evotree gym train: {reason}", file=sys.stderr)
         else:
             envs.append(env_id)
-    tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(settings.seeds())]
+    tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(seeds)]
     limit = os.environ.get(ENV_MAX_EPISODES)
     if limit and limit.isdigit() and int(limit) < len(tasks):
         print(f"evotree gym train: the run may record {limit} episodes; the train pool has {len(tasks)}, "
@@ -102,6 +119,9 @@ def main(cwd: Path | None = None) -> int:
         metrics[f"{env_id}/episodes"] = len(returns[env_id])
         metrics[f"{env_id}/failed"] = failed[env_id]
     metrics["episodes"] = recorded
+    metrics["seed/run"] = run_seed
+    if seeds:
+        metrics["seed/first_episode"] = seeds[0]
     if skipped:
         metrics["skipped_episodes"] = skipped
         print(f"evotree gym train: {skipped} episodes were not played (repeated timeouts); they are not "

@@ -4,9 +4,11 @@ A version is a ``recipe.toml`` (model and GRPO knobs) and a ``math.toml`` (its t
 Its train phase (``python -P -m evotree.domains.math.train``, in the candidate's exported tree) trains
 the model with the run's recorder (:mod:`evotree.harness.trl`: every reward batch becomes rollout
 groups, every logged metric a signal) and saves it to ``output/model/``. The judge
-(``python -P -m evotree.domains.math.judge``, in the champion's tree) samples that model ``k`` times on
-each hidden problem of ``judge/math.toml`` (validation; held-out when asked) and records one
-eval row per sample. See ``docs/domains/math.md``.
+(``python -P -m evotree.domains.math.judge``, in the champion's tree with the judge store
+``refs/evotree/judge`` overlaid) samples that model ``k`` times on each hidden problem of
+``judge/math.toml`` (validation; held-out when asked) and records one eval row per sample.
+``evotree init`` moves ``judge/math.toml`` into the judge store: it is in no checkout. See
+``docs/domains/math.md``.
 
 Importing this package is cheap: torch, transformers and trl load only when something runs.
 """

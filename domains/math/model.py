@@ -61,7 +61,8 @@ def load_policy(name: str, *, cwd: Path, tiny: dict[str, int], seed: int) -> tup
     """``(model, tokenizer, description)`` for a recipe's ``model``.
 
     ``"tiny"`` builds :func:`evotree.harness.tiny_lm.build_tiny_causal_lm` with the ``[tiny]`` shape and
-    ``seed``; anything else is a directory (absolute, or relative to ``cwd``) or a model name
+    ``seed`` (the train phase passes the run's training seed, so each run seed starts from other
+    random weights); anything else is a directory (absolute, or relative to ``cwd``) or a model name
     in the local Hugging Face cache. Raises :class:`ModelUnavailable` with the reason.
     """
     offline()

@@ -30,6 +30,7 @@ __all__ = [
     "parse_judge_settings",
     "parse_recipe",
     "parse_train_split",
+    "training_seed",
 ]
 
 TINY = "tiny"
@@ -180,8 +181,21 @@ MANAGED_TRL_KEYS = frozenset({
     "output_dir", "use_cpu", "report_to", "logging_steps", "logging_strategy", "save_strategy",
     "reward_weights", "push_to_hub", "hub_model_id", "hub_token", "disable_tqdm", "eval_strategy",
     "do_eval", "logging_dir", "run_name", "resume_from_checkpoint", "deepspeed", "fsdp",
-    "log_completions_hub_repo",
+    "log_completions_hub_repo", "data_seed",
 })
+
+
+def training_seed(recipe_seed: int, run_seed: int) -> int:
+    """The seed a run trains with, from the recipe's ``seed`` and the run's seed (``EVOTREE_SEED``).
+
+    A hash of both (:func:`evotree.harness.seeding.derive_seed`, in ``[0, 2**31)``): two seeds of
+    one version train differently (model initialisation of the tiny model, data order, rollout
+    sampling, dropout), two versions with the same recipe seed at the same run seed draw the same
+    random numbers (common random numbers), and the recipe's seed still picks another stream.
+    """
+    from evotree.harness.seeding import derive_seed
+
+    return derive_seed("math/train", int(recipe_seed), int(run_seed))
 
 
 @dataclass

@@ -105,9 +105,9 @@ word_share = 0.3
 '''.format(hidden_min=f"{HIDDEN_SEED_MIN:_}")
 
 _JUDGE_TOML = '''\
-# HIDDEN: the math judge's configuration. evotree never exports judge/ into a candidate's run
-# directory ([eval].judge_paths in evotree.toml) and candidates may not change it
-# ([protect].paths). The judge always uses the CHAMPION's copy.
+# HIDDEN: the math judge's configuration. It lives in the judge store (refs/evotree/judge), in
+# no checkout, and is written only into each run's judge directory ([eval].judge_paths in
+# evotree.toml). Change it with: evotree judge export DIR, edit, evotree judge promote DIR.
 #
 # The seeds below were drawn at random when the workspace was created. Validation and held-out
 # problems come from the judge's quarter of the facts (never in a train split); held-out skips

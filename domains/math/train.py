@@ -23,6 +23,13 @@ skills.toml is invalid (or names a skill the math domain cannot apply), the mode
 any training; 1 when training itself fails. Outside ``evotree run`` (no ``EVOTREE_EVIDENCE_DIR``)
 the evidence goes to ``output/evidence/`` of the current directory (``EVOTREE_MAX_STEPS`` is
 still obeyed). On CPU, ``cpu_threads = 0`` trains models under 20M parameters on one thread.
+
+Seeds: the run trains with ``training_seed(recipe.seed, EVOTREE_SEED)`` (0 for an unset
+``EVOTREE_SEED``): :func:`evotree.harness.seeding.seed_everything` before the model is built
+(the tiny model's weights, LoRA's initialisation), and TRL's ``seed`` / ``data_seed`` (prompt
+order, rollout sampling, dropout). The train problems themselves are the version's
+``math.toml`` (its own ``seed``), the same at every run seed. Recorded as the signals
+``seed/run`` and ``seed/train`` (step 0) and in ``train_summary.json``.
 """
 
 from __future__ import annotations
@@ -50,14 +57,21 @@ def _invalid(message: str) -> int:
     return INVALID_SUBMISSION_EXIT
 
 
-def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool) -> dict[str, Any]:
-    """The ``trl.GRPOConfig`` arguments of a recipe (its ``[trl]`` table applied last)."""
+def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool, seed: int | None = None) -> dict[str, Any]:
+    """The ``trl.GRPOConfig`` arguments of a recipe (its ``[trl]`` table applied last).
+
+    ``seed``: the run's training seed (:func:`evotree.domains.math.settings.training_seed`), given
+    to TRL as ``seed`` and ``data_seed`` (TRL seeds Python, NumPy and torch with it when the
+    trainer is built, and shuffles the prompts and samples the rollouts from it); None: the
+    recipe's ``seed`` as it is.
+    """
     from trl import GRPOConfig
 
+    seed = recipe.seed if seed is None else int(seed)
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
     kwargs: dict[str, Any] = {
         "output_dir": str(output_dir), "use_cpu": not cuda, "bf16": False, "fp16": False,
-        "seed": recipe.seed, "data_seed": recipe.seed, "learning_rate": recipe.learning_rate,
+        "seed": seed, "data_seed": seed, "learning_rate": recipe.learning_rate,
         "max_steps": recipe.max_steps, "num_generations": recipe.num_generations,
         "per_device_train_batch_size": recipe.per_device_train_batch_size,
         "gradient_accumulation_steps": recipe.gradient_accumulation_steps,
@@ -91,7 +105,9 @@ def main(cwd: Path | None = None) -> int:
         offline,
         set_cpu_threads,
     )
-    from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split
+    from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split, training_seed
+    from evotree.harness.seeding import run_seed as read_run_seed
+    from evotree.harness.seeding import seed_everything
     from evotree.core.errors import EvotreeError
     from evotree.skills.recipe import SKILLS_FILE, load_skills_file
 
@@ -108,6 +124,14 @@ def main(cwd: Path | None = None) -> int:
             check_model_name(recipe.model, cwd=cwd)
     except (SettingsError, SplitError, ModelUnavailable) as exc:
         return _invalid(str(exc))
+    try:
+        run_seed = read_run_seed()
+    except ValueError as exc:  # the harness always sets a valid one
+        _say(str(exc))
+        return 1
+    # every source of randomness follows the run's seed (mixed with the recipe's): the tiny
+    # model's initialisation, TRL's prompt order and rollout sampling, dropout
+    seed = training_seed(recipe.seed, run_seed)
     try:
         applied = load_skills_file(cwd / SKILLS_FILE, domain="math")
     except EvotreeError as exc:
@@ -139,11 +163,12 @@ def main(cwd: Path | None = None) -> int:
 
     output = cwd / OUTPUT_DIR
     try:
-        config = GRPOConfig(**grpo_config_kwargs(recipe, output / "trainer", cuda=cuda))
+        config = GRPOConfig(**grpo_config_kwargs(recipe, output / "trainer", cuda=cuda, seed=seed))
     except (TypeError, ValueError) as exc:
         return _invalid(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}")
+    seed_everything(seed)
     try:
-        model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=recipe.seed)
+        model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=seed)
     except ModelUnavailable as exc:
         return _invalid(str(exc))
     from evotree.domains.math.rewards import make_reward_functions, skill_hooks
@@ -212,7 +237,7 @@ def main(cwd: Path | None = None) -> int:
     except EvotreeError as exc:
         _say(f"{exc.message}" + (f"; {exc.fix}" if exc.fix else ""))
         return 1
-    rec.signal(0, **{"train/problems": len(problems),
+    rec.signal(0, **{"train/problems": len(problems), "seed/run": run_seed, "seed/train": seed,
                      "model/parameters": sum(p.numel() for p in model.parameters()),
                      "model/trainable_parameters": sum(p.numel() for p in trainer.model.parameters()
                                                        if p.requires_grad)},
@@ -237,6 +262,7 @@ def main(cwd: Path | None = None) -> int:
     summary = {
         "model": described, "steps": int(trainer.state.global_step), "max_steps": recipe.max_steps,
         "train_problems": len(problems), "lora": recipe.lora, "skills": activation.names,
+        "run_seed": run_seed, "seed": seed,
         "train_loss": result.training_loss,
         "first_reward": history[0]["reward"] if history else None,
         "last_reward": history[-1]["reward"] if history else None,

@@ -27,16 +27,19 @@ cli = click.Group("evotree")
 @click.option("--look", type=click.IntRange(min=1), default=None,
               help="Sequential evaluation: this is look K (tests at the alpha this look may spend).")
 @click.option("--max-looks", type=click.IntRange(min=1), default=None, help="Sequential evaluation: N looks in all.")
-@outputs(renderer("comparison"))
+@outputs(lambda result: render_comparison(result))
 def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: int,
             look: int | None, max_looks: int | None) -> Any:
-    """Compare version B against A (delta = B - A) on the same task pool.
+    """Compare version B against version A (delta = B - A) on the same task pool.
 
     \b
-    Paired over tasks and seed-aware: every run is one seed, and with two or more seeds per
-    side the bootstrap resamples seeds as well as tasks (a single seed cannot show the
-    between-seed variance, and the output says so). Versions scored on different task pools
-    are refused unless --intersect.
+    One delta, one CI and one p — the same numbers diagnose, gates and the reports show:
+    a t interval whose noise is the run-to-run spread of a run's mean score (pooled over the
+    comparable runs of the tree; a version's own when larger), or, when runs are identical
+    copies (a deterministic policy, or a domain that ignores the seed), the spread of the
+    per-task differences: the tasks are then the unit and copies count once. The CI is at
+    1 - 2 alpha and p is one-sided (that B is not better than A), so "better" at one look
+    means p < alpha. Versions scored on different task pools are refused unless --intersect.
     """
     from evotree.diagnostics.compare import compare as compare_fn
 
@@ -48,13 +51,14 @@ def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: in
 @click.argument("version")
 @click.option("--layer", "layers", multiple=True, type=click.Choice(["score", "signal", "behavior", "version"]),
               help="Only these layers (repeatable; default: all).")
-@outputs(renderer("diagnosis"))
+@outputs(lambda result: render_diagnosis(result))
 def diagnose(version: str, layers: tuple[str, ...]) -> Any:
     """Diagnose a version's runs: score, signal, behavior and version findings.
 
     Findings (layer, code, severity, title, evidence with the query that produced it,
     suggestion and the skills that address it) are written to .evotree/findings/ (the
-    `findings` view of `evotree sql`) and summarised in the ledger.
+    `findings` view of `evotree sql`) and summarised in the ledger. Printed once per finding
+    code with the runs it came from (--json: `by_code`, and every finding in `findings`).
     """
     from evotree.diagnostics.diagnose import diagnose as diagnose_fn
 
@@ -104,6 +108,91 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...], ha
     label = harness + ("+overrides" if overrides else "")
     return backtest_fn(runs_dir(ws), run_ids, transform=transform, thresholds=thresholds or None,
                        harness_version=label)
+
+
+def _fmt(value: Any, spec: str = ".4g") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def render_comparison(result: Any) -> None:
+    """``evotree compare``: the statement naming both versions, then Δ, its CI, p and where the noise came from."""
+    from evotree.cli.render import _console, _esc
+
+    a, b = _esc(result.a), _esc(result.b)
+    lo, hi = result.ci
+    colour = {"better": "green", "worse": "red"}.get(result.decision, "yellow")
+    na, nb = result.n_seeds
+    _console.print(f"[bold]{b}[/] vs [bold]{a}[/] on {_esc(result.split)} ({result.n_tasks} tasks; seeds: {b} {nb}, "
+                   f"{a} {na})")
+    _console.print(f"  [{colour}]{_esc(result.statement)}[/]")
+    _console.print(f"  Δ = {result.delta:+.4f}  {100 * result.confidence:.0f} % CI [{lo:+.4f}, {hi:+.4f}]  "
+                   f"one-sided p = {result.p_value:.3g}  ({_esc(result.ci_method)})")
+    _console.print(f"  means: {a} {result.mean_a:.4f} → {b} {result.mean_b:.4f}")
+    spread = result.spread or {}
+    if spread.get("sd"):
+        sd, source = spread["sd"], spread.get("source") or ["?", "?"]
+        _console.print(f"  run-to-run SD of a run's mean: {a} {_fmt(sd[0])} ({source[0]}), {b} {_fmt(sd[1])} "
+                       f"({source[1]}); SE of Δ {result.se:.4g}")
+    for name, same in zip((a, b), result.identical or []):
+        if same:
+            _console.print(f"  [yellow]{name}: runs are identical copies[/] (deterministic): counted as one run, "
+                           "the tasks are the unit, more seeds add nothing")
+    if result.intersected:
+        _console.print("  [yellow]compared on the intersection of two different task pools[/]")
+    if result.caveat:
+        _console.print(f"  [yellow]caveat:[/] {_esc(result.caveat)}")
+    if result.iqm:
+        q = result.iqm
+        _console.print(f"  IQM {a} {q['a']:.4f} [{q['a_ci'][0]:.4f}, {q['a_ci'][1]:.4f}] → {b} {q['b']:.4f} "
+                       f"[{q['b_ci'][0]:.4f}, {q['b_ci'][1]:.4f}]")
+    if result.probability_of_improvement:
+        p = result.probability_of_improvement
+        _console.print(f"  P({b} > {a}) = {p['b_over_a']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}]")
+    for group in result.per_group or []:
+        mark = "*" if group["significant"] else " "
+        _console.print(f"  {mark} {_esc(group['group'])}: Δ {group['delta']:+.4f}, p {group['p_value']:.3g} "
+                       f"(BH {group['p_adjusted']:.3g})")
+    look = f" at look {result.look} of {result.max_looks}" if result.look else ""
+    _console.print(f"  decision vs threshold {result.threshold:+.4g}: [bold]{result.decision}[/] (needs p < "
+                   f"{result.p_threshold:.3g}{look})")
+    if result.next_step:
+        _console.print(f"  next: {_esc(result.next_step)}")
+
+
+def render_diagnosis(result: Any) -> None:
+    """``evotree diagnose``: one row per finding code, most severe first, with the runs it came from."""
+    from rich.table import Table
+
+    from evotree.cli.render import _SEVERITY_STYLE, _console, _esc
+
+    rows = result.by_code
+    _console.print(f"[bold]{_esc(result.version)}[/]: {len(result.findings)} finding(s) of {len(rows)} kind(s) over "
+                   f"{len(result.runs)} run(s); worst: {result.worst or '-'} ({result.seconds:.1f}s)")
+    table = Table(box=None)
+    for column in ("severity", "layer", "code", "runs"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("finding", overflow="fold", ratio=1)
+    suggestions = {f["code"]: f for f in result.findings}
+    for row in rows:
+        first = suggestions.get(row["code"], {})
+        note = str(row["title"]) + (f" → {first['suggestion']}" if first.get("suggestion") else "")
+        if first.get("skills"):
+            note += f" [skills: {', '.join(first['skills'])}]"
+        if row["count"] > 1:
+            note += f" ({row['count']} findings)"
+        runs = ", ".join(row["runs"][:3]) + (f" +{len(row['runs']) - 3}" if len(row["runs"]) > 3 else "")
+        style = _SEVERITY_STYLE.get(row["severity"], "white")
+        table.add_row(f"[{style}]{_esc(row['severity'])}[/]", _esc(row["layer"]), _esc(row["code"]),
+                      _esc(runs or "version"), _esc(note))
+    _console.print(table)
+    if result.interventions:
+        interventions = Table("version", "parent", "Δ headline", "status", "what changed", box=None)
+        for item in result.interventions:
+            delta = "—" if item.get("delta") is None else f"{item['delta']:+.4f}"
+            interventions.add_row(_esc(item["id"]), _esc(item["parent"] or "-"), delta, _esc(item["status"]),
+                                  _esc(item["hypothesis"]))
+        _console.print("\n[bold]interventions[/]")
+        _console.print(interventions)
 
 
 def register(root: click.Group) -> None:

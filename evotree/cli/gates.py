@@ -30,17 +30,35 @@ def render_gates(report: Any, *, err: bool = False) -> None:
     from rich.table import Table
 
     con = _console(err)
+    if getattr(report, "sandbox_warning", None):
+        con.print(f"[bold red]{escape(report.sandbox_warning)}[/]")
     con.print(f"[bold]{escape(report.version)}[/] @ {report.commit[:10]} vs champion [bold yellow]"
               f"{escape(report.champion)}[/] @ {report.champion_commit[:10]}")
     con.print(f"hypothesis: {escape(report.hypothesis)} · created by {escape(report.created_by)}")
     cmp = report.comparison
-    if cmp:
-        con.print(f"score ({cmp.get('split')}): champion {cmp.get('mean_a'):.4f} → candidate {cmp.get('mean_b'):.4f}"
-                  f"  Δ {cmp.get('delta'):+.4f}  CI [{cmp['ci'][0]:+.4f}, {cmp['ci'][1]:+.4f}] at alpha "
-                  f"{cmp.get('alpha'):.3g}  seeds {cmp.get('n_seeds')}  tasks {cmp.get('n_tasks')}")
+    score = next((g for g in report.gates if g.name == "score"), None)
+    if cmp and "delta" in cmp:
+        champion, candidate = escape(str(cmp.get("a"))), escape(str(cmp.get("b")))
+        con.print(f"score ({cmp.get('split')}): {champion} {cmp.get('mean_a'):.4f} → {candidate} {cmp.get('mean_b'):.4f}"
+                  f"  Δ {cmp.get('delta'):+.4f}  {100 * (cmp.get('confidence') or 0.95):.0f} % CI [{cmp['ci'][0]:+.4f}, "
+                  f"{cmp['ci'][1]:+.4f}]  one-sided p {cmp.get('p_value'):.3g}  seeds {candidate} {cmp['n_seeds'][1]}, "
+                  f"{champion} {cmp['n_seeds'][0]}  tasks {cmp.get('n_tasks')}  ({escape(str(cmp.get('ci_method')))})")
+        numbers = score.numbers if score is not None else {}
+        if "threshold" in numbers:
+            where = (f"look {numbers.get('look')} of {numbers.get('max_looks')} (seeds {numbers.get('looks')})"
+                     if (numbers.get("max_looks") or 1) > 1 else "its one look")
+            con.print(f"  the score gate needs p < {numbers['threshold']:.3g} at {where}: "
+                      f"[bold]{escape(str(numbers.get('verdict')))}[/]")
+        for name, same in zip((champion, candidate), cmp.get("identical") or []):
+            if same:
+                con.print(f"  [yellow]{name}: runs are identical copies[/] (deterministic): one run; more seeds add nothing")
     if report.findings:
-        con.print("findings (high and above): " + "; ".join(
-            f"{escape(str(f.get('severity')))} {escape(str(f.get('code')))}" for f in report.findings[:8]))
+        con.print("findings (high and above), per code with the runs they came from:")
+        for f in report.findings[:8]:
+            runs = f.get("runs") or []
+            where = (", ".join(runs[:3]) + (f" +{len(runs) - 3}" if len(runs) > 3 else "")) if runs else "the version"
+            con.print(f"  {escape(str(f.get('severity')))} {escape(str(f.get('code')))} × {f.get('count', 1)} "
+                      f"({escape(where)}): {escape(str(f.get('title')))}")
     table = Table(title="gates", show_lines=False)
     for col in ("gate", "status", "evidence", "what would satisfy it"):
         table.add_column(col)
@@ -68,7 +86,11 @@ def render_promotion(result: Any) -> None:
 
 
 def render_verify(report: Any) -> None:
+    from rich.markup import escape
+
     con = _console()
+    if report.sandbox_warning:
+        con.print(f"[bold red]{escape(report.sandbox_warning)}[/]")
     anchor = report.anchor or {}
     con.print(f"anchor: {anchor.get('version')} @ {str(anchor.get('commit'))[:10]} (allowed signers: "
               f"{', '.join(anchor.get('allowed_signers') or []) or 'none'})")
@@ -98,13 +120,15 @@ def register(cli: click.Group) -> None:
 
     @cli.command("gates")
     @click.argument("version")
-    @click.option("--B", "B", type=int, default=None, help="Bootstrap resamples (default [gates].bootstrap_samples).")
+    @click.option("--B", "B", type=int, default=None, help="Resamples of the secondary bootstrap summaries (IQM, "
+                  "P(better)); delta, CI and p use none (default [gates].bootstrap_samples).")
     @outputs(lambda r: render_gates(r), pass_json=True)
     def gates_cmd(version: str, B: int | None, as_json: bool) -> Any:
         """Evaluate every promotion gate for VERSION without promoting (for agents and people).
 
-        Gates: score (seed-aware CI and a seed-level test vs the champion re-evaluated on the
-        same pool), audit (no leak finding of high severity or above), signal (no critical
+        Gates: score (the comparison with the champion re-evaluated on the same pool — the same
+        delta, CI and p as `evotree compare` — tested one-sided at alpha over sequential looks;
+        the fix says how many more seeds would likely settle it), audit (no leak finding of high severity or above), signal (no critical
         signal finding), protected (judge, policy and signers identical to the champion's),
         budget, harness (diagnosed with the harness in force). The policy is read from the
         champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
@@ -170,9 +194,12 @@ def register(cli: click.Group) -> None:
         """
         from evotree.core.errors import EvotreeError
         from evotree.gates.verify import verify_workspace
+        from evotree.harness.sandbox import sandbox_warning
 
         try:
-            report = verify_workspace(open_workspace(), check_tags=not no_tags)
+            ws = open_workspace()
+            report = verify_workspace(ws, check_tags=not no_tags)
+            report.sandbox_warning = sandbox_warning(ws)
         except EvotreeError as exc:
             fail(exc, as_json)
             return

@@ -19,9 +19,11 @@ from evotree.cli import (
     config,
     gates,
     harness,
+    judge,
     memory,
     report,
     runs,
+    serve,
     skills,
     versions,
 )
@@ -58,7 +60,7 @@ def cli(ctx: click.Context, directory: str) -> None:
 
 # one module per command group, each with ``register(cli)``: they import only click and
 # evotree.cli.common at module level (start-up stays fast) and the library inside the commands
-for _module in (versions, runs, analysis, harness, config, skills, memory, audit, gates, report):
+for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve):
     _module.register(cli)
 
 

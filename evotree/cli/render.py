@@ -1,4 +1,10 @@
-"""Rich text output for people. Only the CLI calls this; the library never prints."""
+"""Rich text output for people. Only the CLI calls this; the library never prints.
+
+Every field people or agents wrote (hypotheses, reasons, names, paths, commit summaries, metric
+names, error text, SQL cells) goes through :func:`_esc`: control characters are made visible
+(:func:`evotree.core.text.escape_control`) and rich markup is escaped, so a hypothesis cannot
+hide text, fake a line of output or style the terminal.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
+from evotree.core.text import escape_control
+
 _console = Console(highlight=False, soft_wrap=False)
+
+
+def _esc(value: Any) -> str:
+    """A user- or agent-written value, safe to print: control characters visible, markup escaped."""
+    return escape(escape_control(value))
 
 _STATUS_STYLE = {
     "active": "green",
@@ -21,23 +34,28 @@ _STATUS_STYLE = {
 }
 
 
+def _headline_text(headline: dict[str, Any]) -> str:
+    """``metric=value`` as plain text (not yet escaped)."""
+    value = headline.get("value")
+    shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
+    return f"{headline.get('metric', 'score')}={shown}"
+
+
 def _headline(headline: dict[str, Any] | None) -> str:
     if not headline:
         return ""
-    value = headline.get("value")
-    shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
-    return f" · {escape(str(headline.get('metric', 'score')))}={shown}"
+    return f" · {_esc(_headline_text(headline))}"
 
 
 def _label(view: Any, *, extra: str = "") -> str:
     status_style = _STATUS_STYLE.get(view.status, "white")
     star = " [bold yellow]★ champion[/]" if view.champion else ""
     text = (
-        f"[bold]{escape(view.id)}[/]{star} [{status_style}]{view.status}[/]"
-        f"{_headline(view.headline)} · {escape(view.hypothesis)}{extra}"
+        f"[bold]{_esc(view.id)}[/]{star} [{status_style}]{view.status}[/]"
+        f"{_headline(view.headline)} · {_esc(view.hypothesis)}{extra}"
     )
     if view.status in ("abandoned", "failed"):
-        reason = f" ({escape(view.reason)})" if view.reason else ""
+        reason = f" ({_esc(view.reason)})" if view.reason else ""
         return f"[dim]{text}{reason}[/dim]"
     return text
 
@@ -46,16 +64,16 @@ def tree(result: Any) -> None:
     """``evotree tree``: versions as a tree under their first parent; merges name both parents."""
     by_id = {v.id: v for v in result.versions}
     roots = [v for v in result.versions if v.parent is None or v.parent not in by_id]
-    top = Tree(f"[bold]evotree[/] · champion [bold yellow]{escape(result.champion)}[/]", guide_style="grey50")
+    top = Tree(f"[bold]evotree[/] · champion [bold yellow]{_esc(result.champion)}[/]", guide_style="grey50")
 
     def add(node: Tree, view: Any) -> None:
         continues = False
         while True:
             extra = ""
             if len(view.parents) > 1:
-                extra = f" [magenta](merge of {' + '.join(map(escape, view.parents))})[/]"
+                extra = f" [magenta](merge of {' + '.join(map(_esc, view.parents))})[/]"
             elif continues:
-                extra = f" [grey50](from {escape(view.parent or '')})[/]"
+                extra = f" [grey50](from {_esc(view.parent or '')})[/]"
             branch = node.add(_label(view, extra=extra))
             children = [by_id[c] for c in view.children if by_id[c].parent == view.id]
             if len(children) != 1:
@@ -75,12 +93,12 @@ def tree(result: Any) -> None:
 
 
 def init_result(result: Any) -> None:
-    _console.print(f"[green]✓[/] initialized evotree workspace in {escape(result.root)}")
+    _console.print(f"[green]✓[/] initialized evotree workspace in {_esc(result.root)}")
     if result.files:
-        _console.print(f"  wrote {len(result.files)} file(s): {escape(', '.join(result.files))}")
+        _console.print(f"  wrote {len(result.files)} file(s): {_esc(', '.join(result.files))}")
     if result.config_committed:
         _console.print("  committed the workspace files on their own")
-    _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {escape(result.branch)}")
+    _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {_esc(result.branch)}")
     _console.print('  next: [bold]evotree branch -m "your hypothesis"[/]')
 
 
@@ -88,31 +106,32 @@ def version_created(record: Any) -> None:
     # plain click output: `evotree branch` is on agents' hot path, and this spares it rich's import
     import click
 
-    click.echo(f"{click.style('✓', fg='green')} created {click.style(record.id, bold=True)} from "
-               f"{' + '.join(record.parents)} on branch {record.branch}")
-    click.echo(f"  worktree: {record.worktree or '-'}")
-    click.echo(f"  hypothesis: {record.hypothesis}")
+    shown = escape_control
+    click.echo(f"{click.style('✓', fg='green')} created {click.style(shown(record.id), bold=True)} from "
+               f"{shown(' + '.join(record.parents))} on branch {shown(record.branch)}")
+    click.echo(f"  worktree: {shown(record.worktree or '-')}")
+    click.echo(f"  hypothesis: {shown(record.hypothesis)}")
 
 
 def version_abandoned(record: Any) -> None:
-    _console.print(f"[yellow]✓[/] abandoned [bold]{escape(record.id)}[/]: {escape(record.reason or '')}")
-    _console.print(f"  branch {escape(record.branch)} kept as negative evidence; worktree removed")
+    _console.print(f"[yellow]✓[/] abandoned [bold]{_esc(record.id)}[/]: {_esc(record.reason or '')}")
+    _console.print(f"  branch {_esc(record.branch)} kept as negative evidence; worktree removed")
 
 
 def version_restored(record: Any) -> None:
-    _console.print(f"[green]✓[/] restored the worktree of [bold]{escape(record.id)}[/] at "
-                   f"{escape(record.worktree or '-')}")
+    _console.print(f"[green]✓[/] restored the worktree of [bold]{_esc(record.id)}[/] at "
+                   f"{_esc(record.worktree or '-')}")
 
 
 def prune_result(result: Any) -> None:
     if not (result.removed or result.forgotten or result.skipped_dirty):
         _console.print("nothing to prune")
     for version in result.removed:
-        _console.print(f"[green]✓[/] removed worktree of {escape(version)}")
+        _console.print(f"[green]✓[/] removed worktree of {_esc(version)}")
     for version in result.forgotten:
-        _console.print(f"[green]✓[/] forgot missing worktree of {escape(version)}")
+        _console.print(f"[green]✓[/] forgot missing worktree of {_esc(version)}")
     for version, paths in result.skipped_dirty.items():
-        _console.print(f"[yellow]![/] kept {escape(version)}: uncommitted changes in {len(paths)} file(s) "
+        _console.print(f"[yellow]![/] kept {_esc(version)}: uncommitted changes in {len(paths)} file(s) "
                        "(use --force to discard)")
 
 
@@ -134,19 +153,19 @@ def version_detail(detail: Any) -> None:
         ("worktree", (view.worktree or "-") + ("" if detail.worktree_exists or not view.worktree else " (missing)")),
     ]
     if view.headline:
-        rows.append(("headline", _headline(view.headline).lstrip(" ·")))
+        rows.append(("headline", _headline_text(view.headline)))
     if detail.uncommitted:
         rows.append(("uncommitted", f"{len(detail.uncommitted)} file(s): " + ", ".join(detail.uncommitted[:5])))
     for key, value in rows:
-        table.add_row(key, escape(str(value)))
+        table.add_row(key, _esc(str(value)))
     _console.print(table)
     if detail.commits:
         _console.print(f"\n[bold]commits since branching[/] ({len(detail.commits)})")
         for commit in detail.commits:
-            _console.print(f"  {commit['commit'][:10]} {escape(commit['summary'])}")
+            _console.print(f"  {_esc(commit['commit'][:10])} {_esc(commit['summary'])}")
     _console.print(f"\n[bold]events[/] ({len(detail.events)})")
     for event in detail.events:
-        _console.print(f"  {event['at'][:19]}  {escape(event['kind'])}  {escape(event['actor'])}")
+        _console.print(f"  {_esc(event['at'][:19])}  {_esc(event['kind'])}  {_esc(event['actor'])}")
 
 
 def log(result: dict[str, Any]) -> None:
@@ -157,8 +176,8 @@ def log(result: dict[str, Any]) -> None:
     table.add_column("ledger commit", no_wrap=True)
     for event in result["events"]:
         actor = event["actor"].split(" <")[0]
-        table.add_row(event["at"][:19].replace("T", " "), event["kind"], event.get("version") or "-",
-                      escape(actor), event["commit"][:10])
+        table.add_row(_esc(event["at"][:19].replace("T", " ")), _esc(event["kind"]),
+                      _esc(event.get("version") or "-"), _esc(actor), _esc(event["commit"][:10]))
     _console.print(table)
 
 
@@ -166,11 +185,11 @@ def config(cfg: Any) -> None:
     for section, values in asdict(cfg).items():
         _console.print(f"[bold]\\[{section}][/]")
         for key, value in values.items():
-            _console.print(f"  {key} = {escape(repr(value))}")
+            _console.print(f"  {key} = {_esc(repr(value))}")
 
 
 def config_check(result: dict[str, Any]) -> None:
-    _console.print(f"[green]✓[/] {escape(result['path'])} is valid")
+    _console.print(f"[green]✓[/] {_esc(result['path'])} is valid")
 
 
 def schema(result: dict[str, Any]) -> None:
@@ -196,9 +215,9 @@ def runs(records: list[Any]) -> None:
              "budget_exceeded": "magenta", "cancelled": "grey50", "ingested": "cyan"}
     for r in records:
         headline = "—" if not r.headline else f"{r.headline['metric'].split('/')[0]}={r.headline['value']:.4g}"
-        table.add_row(r.run_id, f"[{style.get(r.status, 'white')}]{r.status}[/]",
-                      escape(headline), f"{r.wall_seconds:.1f}s", str(r.usage.get("steps", "")),
-                      escape((r.error or "; ".join(r.notes))[:80]))
+        table.add_row(_esc(r.run_id), f"[{style.get(r.status, 'white')}]{_esc(r.status)}[/]",
+                      _esc(headline), f"{r.wall_seconds:.1f}s", str(r.usage.get("steps", "")),
+                      _esc((r.error or "; ".join(r.notes))[:80]))
     _console.print(table)
 
 
@@ -238,32 +257,32 @@ class RunProgress:
     def __call__(self, run_id: str, event: str, info: dict[str, Any]) -> None:
         if event == "started":
             self.tasks[run_id] = self.progress.add_task(
-                f"{run_id}", total=info.get("max_steps"), info="starting")
+                _esc(run_id), total=info.get("max_steps"), info="starting")
             if not self.live:
-                self.console.print(f"{run_id}: started ({info['version']}, seed {info['seed']})")
+                self.console.print(f"{_esc(run_id)}: started ({_esc(info['version'])}, seed {info['seed']})")
         elif event == "phase":
-            self.progress.update(self.tasks[run_id], info=f"{info['phase']}")
+            self.progress.update(self.tasks[run_id], info=_esc(info["phase"]))
             if not self.live:
-                self.console.print(f"{run_id}: {info['phase']} phase")
+                self.console.print(f"{_esc(run_id)}: {_esc(info['phase'])} phase")
         elif event == "step":
             self.progress.update(self.tasks[run_id], completed=info["step"],
-                                 info=f"{info['phase']} step {info['step']} {self.last_metric.get(run_id, '')}")
+                                 info=f"{_esc(info['phase'])} step {info['step']} {self.last_metric.get(run_id, '')}")
         elif event == "metric" and info.get("metric") in ("loss", "reward", "train/loss", "train/reward"):
             value = info.get("value")
-            self.last_metric[run_id] = f"{info['metric']}={value:.4g}" if isinstance(value, float) else ""
+            self.last_metric[run_id] = f"{_esc(info['metric'])}={value:.4g}" if isinstance(value, float) else ""
         elif event == "finished":
             headline = info.get("headline")
-            text = f"{info['status']}" + (f" {headline['metric']}={headline['value']:.4g}" if headline else "")
+            text = _esc(f"{info['status']}" + (f" {headline['metric']}={headline['value']:.4g}" if headline else ""))
             self.progress.update(self.tasks[run_id], info=text)
             if not self.live:
-                self.console.print(f"{run_id}: {text}")
+                self.console.print(f"{_esc(run_id)}: {text}")
 
 
 def sql_result(result: dict[str, Any]) -> None:
     """``evotree sql``: the rows as a table (at most ``limit``)."""
     table = Table(*result["columns"], box=None)
     for row in result["rows"][: result["limit"]]:
-        table.add_row(*(escape(_cell(row[c])) for c in result["columns"]))
+        table.add_row(*(_esc(_cell(row[c])) for c in result["columns"]))
     _console.print(table)
     shown = min(len(result["rows"]), result["limit"])
     _console.print(f"[grey50]{len(result['rows'])} row(s)" + (f", {shown} shown" if shown < len(result["rows"]) else "") + "[/]")
@@ -280,7 +299,7 @@ def comparison(result: Any) -> None:
     lo, hi = result.ci
     verdict = ("[green]B is better[/]" if lo > 0 else "[red]B is worse[/]" if hi < 0
                else "[yellow]no significant difference[/]")
-    _console.print(f"[bold]{escape(result.b)}[/] vs [bold]{escape(result.a)}[/] on {escape(result.split)} "
+    _console.print(f"[bold]{_esc(result.b)}[/] vs [bold]{_esc(result.a)}[/] on {_esc(result.split)} "
                    f"({result.n_tasks} tasks, seeds {result.n_seeds[1]} vs {result.n_seeds[0]}): {verdict}")
     _console.print(f"  Δ = {result.delta:+.4f}  CI{100 * (1 - result.alpha):.0f}% [{lo:+.4f}, {hi:+.4f}]  "
                    f"({result.ci_method}, B={result.B})")
@@ -288,7 +307,7 @@ def comparison(result: Any) -> None:
     if result.intersected:
         _console.print("  [yellow]compared on the intersection of two different task pools[/]")
     if result.caveat:
-        _console.print(f"  [yellow]caveat:[/] {escape(result.caveat)}")
+        _console.print(f"  [yellow]caveat:[/] {_esc(result.caveat)}")
     if result.iqm:
         q = result.iqm
         _console.print(f"  IQM {q['a']:.4f} [{q['a_ci'][0]:.4f}, {q['a_ci'][1]:.4f}] → "
@@ -298,12 +317,12 @@ def comparison(result: Any) -> None:
         _console.print(f"  P(B > A) = {p['b_over_a']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}]")
     for group in result.per_group or []:
         mark = "*" if group["significant"] else " "
-        _console.print(f"  {mark} {escape(group['group'])}: Δ {group['delta']:+.4f}, p {group['p_value']:.3g} "
+        _console.print(f"  {mark} {_esc(group['group'])}: Δ {group['delta']:+.4f}, p {group['p_value']:.3g} "
                        f"(BH {group['p_adjusted']:.3g})")
     look = f" (look {result.look} of {result.max_looks})" if result.look else ""
     _console.print(f"  decision vs threshold {result.threshold:+.4g}: [bold]{result.decision}[/]{look}")
     if result.next_step:
-        _console.print(f"  next: {escape(result.next_step)}")
+        _console.print(f"  next: {_esc(result.next_step)}")
 
 
 _SEVERITY_STYLE = {"info": "grey50", "warn": "yellow", "high": "red", "critical": "bold red"}
@@ -311,7 +330,7 @@ _SEVERITY_STYLE = {"info": "grey50", "warn": "yellow", "high": "red", "critical"
 
 def diagnosis(result: Any) -> None:
     """``evotree diagnose``: findings most severe first, per layer."""
-    _console.print(f"[bold]{escape(result.version)}[/]: {len(result.findings)} finding(s) over "
+    _console.print(f"[bold]{_esc(result.version)}[/]: {len(result.findings)} finding(s) over "
                    f"{len(result.runs)} run(s); worst: {result.worst or '-'} ({result.seconds:.1f}s)")
     table = Table(box=None)
     for column in ("severity", "layer", "code"):
@@ -322,13 +341,14 @@ def diagnosis(result: Any) -> None:
         if f.get("skills"):
             note += f" [skills: {', '.join(f['skills'])}]"
         style = _SEVERITY_STYLE.get(f["severity"], "white")
-        table.add_row(f"[{style}]{f['severity']}[/]", f["layer"], f["code"], escape(note))
+        table.add_row(f"[{style}]{_esc(f['severity'])}[/]", _esc(f["layer"]), _esc(f["code"]), _esc(note))
     _console.print(table)
     if result.interventions:
         rows = Table("version", "parent", "Δ headline", "status", "what changed", box=None)
         for row in result.interventions:
             delta = "—" if row.get("delta") is None else f"{row['delta']:+.4f}"
-            rows.add_row(row["id"], row["parent"] or "-", delta, row["status"], escape(row["hypothesis"]))
+            rows.add_row(_esc(row["id"]), _esc(row["parent"] or "-"), delta, _esc(row["status"]),
+                         _esc(row["hypothesis"]))
         _console.print("\n[bold]interventions[/]")
         _console.print(rows)
 
@@ -336,15 +356,15 @@ def diagnosis(result: Any) -> None:
 def backtest(result: Any) -> None:
     """``evotree backtest``: per run, dead groups and findings before → after."""
     data = result.to_dict()
-    _console.print(f"backtest of {len(data['run_ids'])} run(s) under [bold]{escape(str(result.transform))}[/] "
-                   f"(harness {escape(str(data['harness']['harness_version']))})")
+    _console.print(f"backtest of {len(data['run_ids'])} run(s) under [bold]{_esc(str(result.transform))}[/] "
+                   f"(harness {_esc(str(data['harness']['harness_version']))})")
     for run in data["runs"]:
         before, after = run.get("dead_group_ratio_before"), run.get("dead_group_ratio_after")
         revived = run.get("revived_fraction")
-        _console.print(f"  {escape(run['run_id'])}: dead groups {_pct(before)} → {_pct(after)}"
+        _console.print(f"  {_esc(run['run_id'])}: dead groups {_pct(before)} → {_pct(after)}"
                        + (f" (revived {_pct(revived)})" if revived is not None else ""))
         for change in run.get("changes", []):
-            _console.print(f"    {change['kind']}: {escape(change['code'])} "
+            _console.print(f"    {change['kind']}: {_esc(change['code'])} "
                            f"{change.get('before') or '-'} → {change.get('after') or '-'}")
 
 
@@ -353,12 +373,12 @@ def _pct(value: Any) -> str:
 
 
 def harness_created(record: Any) -> None:
-    _console.print(f"[green]✓[/] created harness [bold]{escape(record.id)}[/] from {escape(record.parent or '-')} "
-                   f"on branch {escape(record.branch or '-')}; edit harness.toml in {escape(record.worktree or '-')}, "
-                   f"commit, then `evotree harness promote {escape(record.id)}`")
+    _console.print(f"[green]✓[/] created harness [bold]{_esc(record.id)}[/] from {_esc(record.parent or '-')} "
+                   f"on branch {_esc(record.branch or '-')}; edit harness.toml in {_esc(record.worktree or '-')}, "
+                   f"commit, then `evotree harness promote {_esc(record.id)}`")
 
 
 def harness_list(result: dict[str, Any]) -> None:
     for h in result["harnesses"]:
         star = " [bold yellow]★ active[/]" if h["active"] else ""
-        _console.print(f"[bold]{escape(h['id'])}[/]{star} · {escape(h['hypothesis'])}")
+        _console.print(f"[bold]{_esc(h['id'])}[/]{star} · {_esc(h['hypothesis'])}")

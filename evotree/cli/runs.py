@@ -51,6 +51,10 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     workers write evidence to [executor].evidence_uri and this command imports it and
     writes the ledger. A run whose worker or node dies is marked failed with the cause and
     retried up to [executor].max_retries times. See docs/cluster.md.
+
+    \b
+    When a version's runs (two or more seeds) give identical per-task scores — a deterministic
+    policy, or a domain that ignores the seed — a warning says that more seeds add nothing.
     """
     from evotree.gates.runs import run_versions
 
@@ -65,10 +69,28 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     try:
         if view is not None:
             with view:
-                return run_versions(ws, list(versions), progress=view, **options)
-        return run_versions(ws, list(versions), **options)
+                records = run_versions(ws, list(versions), progress=view, **options)
+        else:
+            records = run_versions(ws, list(versions), **options)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
+    _warn_identical_runs(ws, records)
+    return records
+
+
+def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
+    """Warn (on stderr) when a version's runs of its commit gave identical per-task scores:
+    a deterministic policy or a domain that ignores the seed, where more seeds add nothing."""
+    from evotree.core.errors import EvotreeError
+    from evotree.diagnostics.compare import identical_runs_note
+
+    for version in dict.fromkeys(r.version for r in records if r.status == "succeeded"):
+        try:
+            note = identical_runs_note(ws, version)
+        except EvotreeError:
+            continue
+        if note:
+            click.secho(f"evotree: warning: {note}", fg="yellow", err=True)
 
 
 @cli.command()
@@ -88,12 +110,15 @@ def runs(version: str | None) -> Any:
               help="Rows shown in the table (JSON and CSV get all rows).")
 @outputs(renderer("sql_result"), pass_json=True)
 def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
-    """Query all evidence with DuckDB SQL.
+    """Query all evidence with DuckDB SQL (read-only: one SELECT).
 
     \b
     Views: runs (one row per run.json), signals, rollouts, evals (the evidence of every run,
     finished or still running, with version and seed) and findings. Example:
       evotree sql "SELECT version, split, avg(score) FROM evals GROUP BY ALL"
+    The query reads the views' files and nothing else: another statement (SET, COPY, ATTACH,
+    INSTALL/LOAD, PRAGMA, CREATE, INSERT, ...), several statements, or a SELECT that reads
+    another file or a URL exits 14 (code query_not_allowed).
     """
     from evotree.harness.query import query
     from evotree.harness.runs import runs_dir

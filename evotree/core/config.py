@@ -28,6 +28,8 @@ __all__ = [
     "BudgetSection",
     "GatesSection",
     "ExecutorSection",
+    "SandboxSection",
+    "SANDBOX_MODES",
     "parse_config",
     "render_template",
 ]
@@ -35,6 +37,7 @@ __all__ = [
 CONFIG_FILE = "evotree.toml"
 DOMAINS = ("custom", "math", "gym")
 EXECUTORS = ("local", "ray")
+SANDBOX_MODES = ("bwrap", "off")
 
 
 def _help(text: str) -> dict[str, str]:
@@ -139,9 +142,11 @@ class BudgetSection:
 @dataclass
 class GatesSection:
     min_delta: float = field(default=0.0, metadata=_help("Lower CI bound of Δ vs champion must exceed this."))
-    alpha: float = field(default=0.05, metadata=_help("Significance level after multiple-comparison correction."))
+    alpha: float = field(default=0.025, metadata=_help(
+        "One-sided false-promotion level over all looks at a candidate (CIs shown at 1 - 2 alpha)."))
     min_tasks: int = field(default=20, metadata=_help("Minimum evaluated tasks for a comparison."))
-    min_seeds: int = field(default=3, metadata=_help("Minimum seeds per version for a comparison."))
+    min_seeds: int = field(default=1, metadata=_help("Candidate seeds at the score gate's first look (x4 per look)."))
+    champion_seeds: int = field(default=4, metadata=_help("Runs of the champion since its promotion the score gate needs."))
     bootstrap_samples: int = field(default=10_000, metadata=_help("Paired bootstrap resamples (B)."))
     require_signoff: bool = field(default=True, metadata=_help("Promotion needs a human's signed approval."))
     allowed_signers: str = field(
@@ -156,7 +161,7 @@ class GatesSection:
             raise _value_error("gates.alpha", "a number in (0, 1)", self.alpha)
         if self.bootstrap_samples < 100:
             raise _value_error("gates.bootstrap_samples", "at least 100", self.bootstrap_samples)
-        for key in ("min_tasks", "min_seeds"):
+        for key in ("min_tasks", "min_seeds", "champion_seeds"):
             if getattr(self, key) < 1:
                 raise _value_error(f"gates.{key}", "at least 1", getattr(self, key))
         if self.train_approval_above_seconds < 0:
@@ -197,6 +202,48 @@ class ExecutorSection:
 
 
 @dataclass
+class SandboxSection:
+    # --- isolation of the train and judge phases (evotree.harness.sandbox)
+    mode: str = field(
+        default="bwrap",
+        metadata=_help('"bwrap": every phase runs in a bubblewrap sandbox (runs are refused where it cannot '
+                       'start); "off": no isolation, and every run and gate report says so.'),
+    )
+    train_network: bool = field(default=False, metadata=_help("The train phase may use the network."))
+    eval_network: bool = field(default=False, metadata=_help("The judge (eval) phase may use the network."))
+    # --- limits of each phase (0: unlimited)
+    memory_mb: int = field(
+        default=32768, metadata=_help("Private memory of a phase's processes in MiB (RLIMIT_DATA, each process).")
+    )
+    max_processes: int = field(
+        default=8192, metadata=_help("Processes and threads (RLIMIT_NPROC; the kernel does not limit root).")
+    )
+    max_output_mb: int = field(default=32768, metadata=_help("Largest file a phase may write, in MiB (RLIMIT_FSIZE)."))
+    # --- what else a phase sees, and what the judge gets of the candidate
+    read_paths: list[str] = field(
+        default_factory=list,
+        metadata=_help("Absolute folders outside the repository both phases may read (datasets, model caches)."),
+    )
+    candidate_max_files: int = field(
+        default=100_000, metadata=_help("Files of the candidate copied for the judge (regular files only).")
+    )
+    candidate_max_mb: int = field(default=65536, metadata=_help("MiB of the candidate copied for the judge."))
+
+    def __post_init__(self) -> None:
+        if self.mode not in SANDBOX_MODES:
+            raise _value_error("sandbox.mode", f"one of {', '.join(SANDBOX_MODES)}", self.mode)
+        for key in ("memory_mb", "max_processes", "max_output_mb"):
+            if getattr(self, key) < 0:
+                raise _value_error(f"sandbox.{key}", "0 (unlimited) or more", getattr(self, key))
+        for key in ("candidate_max_files", "candidate_max_mb"):
+            if getattr(self, key) < 1:
+                raise _value_error(f"sandbox.{key}", "a positive integer", getattr(self, key))
+        for path in self.read_paths:
+            if not path.startswith("/") or ".." in path.split("/"):
+                raise _value_error("sandbox.read_paths", "absolute paths without ..", path)
+
+
+@dataclass
 class Config:
     """The whole ``evotree.toml``; every section optional, defaults as documented."""
 
@@ -207,6 +254,7 @@ class Config:
     budget: BudgetSection = field(default_factory=BudgetSection)
     gates: GatesSection = field(default_factory=GatesSection)
     executor: ExecutorSection = field(default_factory=ExecutorSection)
+    sandbox: SandboxSection = field(default_factory=SandboxSection)
 
 
 class _FieldError(Exception):
@@ -412,12 +460,15 @@ tree_max_wall_hours = 0.0
 tree_max_gpu_hours = 0.0
 
 [gates]
-# Evidence gates: the lower CI bound of the delta vs the champion must exceed min_delta,
-# with p < alpha after correction, on at least min_tasks tasks and min_seeds seeds.
+# Score gate (docs/gates.md): one-sided p (delta <= min_delta) below alpha, spent over
+# sequential looks at min_seeds, x4, x16 ... candidate seeds, on at least min_tasks tasks,
+# against the champion re-run champion_seeds times since its promotion; the run-to-run
+# spread is pooled over the comparable runs of the tree.
 min_delta = 0.0
-alpha = 0.05
+alpha = 0.025
 min_tasks = 20
-min_seeds = 3
+min_seeds = 1
+champion_seeds = 4
 bootstrap_samples = 10000
 # Promotion needs a human's signed approval, checked against this allowed-signers file
 # (read from the champion's tree).
@@ -439,6 +490,27 @@ memory_gb = 0.0
 evidence_uri = ""
 max_retries = 1
 sync_seconds = 10.0
+
+[sandbox]
+# Every train and judge phase runs in a bubblewrap sandbox: it sees the system read-only, the
+# Python environment read-only, its own run folders and nothing else (no repository, no other
+# worktree, no home directory, no judge data); no network; its processes end with the phase.
+# Where bubblewrap cannot start (apt-get install bubblewrap), `evotree run` refuses.
+# "off" runs phases without isolation; runs and gate reports then say so.
+mode = "bwrap"
+train_network = false
+eval_network = false
+# Limits of each phase (0: unlimited): private memory per process (MiB), processes and
+# threads (not applied to root by the kernel), largest file written (MiB).
+memory_mb = 32768
+max_processes = 8192
+max_output_mb = 32768
+# Absolute folders outside the repository that both phases may read (datasets, model caches).
+read_paths = []
+# The judge reads a copy of the candidate's folder: regular files only (links, FIFOs and
+# devices are refused and noted on the run), at most this many files and MiB.
+candidate_max_files = 100000
+candidate_max_mb = 65536
 '''
 
 

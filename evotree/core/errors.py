@@ -164,5 +164,6 @@ EXIT_CODES: dict[int, str] = {
     33: "verify found tampering (ledger, champion ref or signatures)",
     34: "report error (cannot write or post the report)",
     35: "executor error (Ray missing or cluster unreachable, remote run lost)",
+    36: "sandbox unavailable: bubblewrap cannot run here and the champion's policy requires it (nothing started)",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

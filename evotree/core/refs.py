@@ -16,6 +16,7 @@ __all__ = [
     "LEDGER_REF",
     "MEMORY_REF",
     "CHAMPION_REF",
+    "JUDGE_REF",
     "BRANCH_PREFIX",
     "CHAMPION_ALIAS",
     "VersionId",
@@ -27,6 +28,10 @@ NAMESPACE = "refs/evotree/"
 LEDGER_REF = NAMESPACE + "ledger"
 MEMORY_REF = NAMESPACE + "memory"
 CHAMPION_REF = NAMESPACE + "champion"
+#: The judge store: a commit whose tree holds the hidden judge files (``[eval].judge_paths``);
+#: never checked out, materialised only into a run's fresh judge directory. The commit in force
+#: is the one the ledger records (``meta["judge"]``), never this ref alone.
+JUDGE_REF = NAMESPACE + "judge"
 BRANCH_PREFIX = "evotree/"
 #: Word accepted wherever a version id is, meaning "the current champion".
 CHAMPION_ALIAS = "champion"

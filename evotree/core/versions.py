@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
@@ -31,6 +31,9 @@ from evotree.core.ledger import (
 )
 from evotree.core.refs import CHAMPION_ALIAS, VersionId, branch_name, branch_ref
 from evotree.core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from evotree.core.gitio import Identity
 
 __all__ = [
     "create_version",
@@ -58,12 +61,18 @@ def create_version(
     parent: str = CHAMPION_ALIAS,
     name: str | None = None,
     worktree: str | Path | None = None,
+    creator: Identity | None = None,
 ) -> VersionRecord:
-    """``evotree branch``: a new version from ``parent``'s tip, with its branch and worktree."""
+    """``evotree branch``: a new version from ``parent``'s tip, with its branch and worktree.
+
+    ``creator`` is recorded as ``created_by`` and the event's actor instead of the git identity
+    (``evotree serve --as NAME``: the principal comes from the server, not from the environment).
+    """
     parent_record = ws.resolve(parent)
     tip = _branch_tip(ws, parent_record)
     return _new_version(
-        ws, commit=tip, parents=[parent_record.id], hypothesis=hypothesis, name=name, worktree=worktree
+        ws, commit=tip, parents=[parent_record.id], hypothesis=hypothesis, name=name, worktree=worktree,
+        creator=creator,
     )
 
 
@@ -114,10 +123,11 @@ def _new_version(
     hypothesis: str,
     name: str | None,
     worktree: str | Path | None,
+    creator: Identity | None = None,
 ) -> VersionRecord:
     git = ws.git
     hypothesis = _require_message(hypothesis, "hypothesis (-m)")
-    actor = git.identity()
+    actor = creator if creator is not None else git.identity()
     explicit = VersionId.parse(name) if name is not None else None
     if explicit is not None:
         if ws.ledger.snapshot().version(explicit.name) is not None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import stat
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+import pygit2
 
 from evotree.core.config import CONFIG_FILE, Config, parse_config, render_template
 from evotree.core.errors import (
@@ -22,18 +25,20 @@ from evotree.core.errors import (
     NotAWorkspace,
     UnknownVersion,
 )
-from evotree.core.gitio import Git
+from evotree.core.gitio import Git, Identity
 from evotree.core.ledger import Event, EventKind, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
 from evotree.core.refs import (
     CHAMPION_ALIAS,
     CHAMPION_REF,
+    JUDGE_REF,
     LEDGER_REF,
     VersionId,
     branch_name,
     branch_ref,
 )
 
-__all__ = ["STATE_DIR", "Workspace", "InitResult", "init_workspace"]
+__all__ = ["STATE_DIR", "Workspace", "InitResult", "init_workspace", "judge_path_problem", "under_paths",
+           "write_judge_commit"]
 
 STATE_DIR = ".evotree"
 ROOT_VERSION = "v0"
@@ -147,6 +152,147 @@ def _differs_from_head(git: Git, head_tree: object, rel: str) -> bool:
     return git.repo[entry.id].data != path.read_bytes()
 
 
+# ---------------------------------------------------------------------------- the judge store's tree
+def under_paths(path: str, patterns: Iterable[str]) -> bool:
+    """True when ``path`` (posix, relative) is one of ``patterns`` or inside one of them."""
+    for pattern in patterns:
+        prefix = pattern.rstrip("/")
+        if prefix in ("", ".") or path == prefix or path.startswith(prefix + "/"):
+            return True
+    return False
+
+
+def judge_path_problem(rel: str) -> str | None:
+    """Why ``rel`` may not be a path of the judge store (None: it may): the hardening of an export."""
+    if not rel or "\0" in rel or "\\" in rel:
+        return "an empty path or one with a NUL or backslash"
+    if rel.startswith("/") or PurePosixPath(rel).is_absolute():
+        return "an absolute path"
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "a path with an empty, '.' or '..' component"
+    if any(part.lower() == ".git" for part in parts):
+        return "a path inside a .git directory"
+    return None
+
+
+def write_judge_commit(git: Git, files: Mapping[str, tuple[bytes, int]], *, parent: pygit2.Oid | None,
+                       message: str, identity: Identity) -> pygit2.Oid:
+    """A commit (no ref moved) whose tree holds ``files`` (repository-relative path -> (bytes, filemode)).
+
+    Only regular files (``GIT_FILEMODE_BLOB`` / ``_EXECUTABLE``) at paths that pass
+    :func:`judge_path_problem`: the judge store never holds a symlink, a submodule or a ``..``.
+    """
+    from evotree.core.errors import EvotreeError
+
+    if not files:
+        raise EvotreeError("a judge commit needs at least one file", fix="put the judge's files in the directory")
+    repo = git.repo
+    root: dict[str, object] = {}
+    for rel, (data, mode) in sorted(files.items()):
+        problem = judge_path_problem(rel)
+        if problem:
+            raise EvotreeError(f"{rel!r} cannot be a judge file: {problem}", fix="rename or remove it")
+        if mode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
+            raise EvotreeError(f"{rel!r} cannot be a judge file: not a regular file", fix="keep regular files only")
+        node = root
+        *dirs, name = rel.split("/")
+        for part in dirs:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise EvotreeError(f"{rel!r}: {part!r} is both a file and a directory", fix="rename one of them")
+            node = child
+        if name in node:
+            raise EvotreeError(f"{rel!r} is both a file and a directory", fix="rename one of them")
+        node[name] = (repo.create_blob(data), mode)
+
+    def build(node: dict[str, object]) -> pygit2.Oid:
+        builder = repo.TreeBuilder()
+        for name, value in node.items():
+            if isinstance(value, dict):
+                builder.insert(name, build(value), pygit2.GIT_FILEMODE_TREE)
+            else:
+                oid, mode = value  # type: ignore[misc]
+                builder.insert(name, oid, mode)
+        return builder.write()
+
+    sig = identity.signature()
+    return repo.create_commit(None, sig, sig, message, build(root), [parent] if parent is not None else [])
+
+
+@dataclass
+class _JudgeFiles:
+    """What init moves into the judge store."""
+
+    files: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+    tracked: list[str] = field(default_factory=list)  # committed in HEAD: init commits their removal
+    on_disk: list[str] = field(default_factory=list)  # in the working tree: init deletes them
+    ignored: list[str] = field(default_factory=list)  # ignored by git: left alone
+
+
+def _tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterable[tuple[str, pygit2.Object]]:
+    for entry in tree:
+        rel = f"{prefix}{entry.name}"
+        if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+            yield from _tree_files(repo, repo[entry.id], rel + "/")
+        else:
+            yield rel, entry
+
+
+def _collect_judge_files(git: Git, head_tree: pygit2.Tree, judge_paths: list[str]) -> _JudgeFiles:
+    """The files under ``judge_paths``: committed in HEAD, and in the working tree unless git ignores them.
+
+    The working tree's copy wins (it is what the owner and the domain template left there). A
+    symlink, a submodule or a path an export would refuse stops init with the path named.
+    """
+    found = _JudgeFiles()
+    if not judge_paths:
+        return found
+    whole = [p for p in judge_paths if p.strip("/") in ("", ".")]
+    if whole:
+        raise EvotreeError(f"[eval].judge_paths lists {whole[0]!r}: the whole repository cannot be hidden data",
+                           fix='list the judge\'s folders and files only, e.g. judge_paths = ["judge/"]')
+    specs = [p.rstrip("/") or "." for p in judge_paths]
+    for rel, entry in _tree_files(git.repo, head_tree):
+        if not under_paths(rel, judge_paths):
+            continue
+        found.tracked.append(rel)
+        if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
+            raise EvotreeError(f"{rel} (under [eval].judge_paths) is committed as a symlink or submodule; the judge "
+                               "store holds regular files only", fix=f"replace {rel} by a regular file and commit it")
+        found.files[rel] = (git.repo[entry.id].data, entry.filemode)
+    listed = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *specs)
+    for rel in sorted({p for p in listed.split("\0") if p}):
+        path = git.root / rel
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue  # deleted in the working tree: the committed copy (if any) is kept
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+            raise EvotreeError(f"{rel} (under [eval].judge_paths) is a symlink or not a regular file; the judge store "
+                               "holds regular files only", fix=f"replace {rel} by a regular file or remove it")
+        mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if info.st_mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
+        found.files[rel] = (path.read_bytes(), mode)
+        found.on_disk.append(rel)
+    ignored = git.run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs)
+    found.ignored = sorted(p for p in ignored.split("\0") if p)
+    for rel in found.files:
+        problem = judge_path_problem(rel)
+        if problem:
+            raise EvotreeError(f"{rel!r} cannot go into the judge store: {problem}", fix="rename or remove it")
+    return found
+
+
+def _remove_empty_dirs(root: Path, rels: Iterable[str]) -> None:
+    """Remove the now-empty parent directories of ``rels`` (deepest first), never ``root`` itself."""
+    parents = {p for rel in rels for p in PurePosixPath(rel).parents if str(p) != "."}
+    for parent in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        try:
+            (root / parent).rmdir()
+        except OSError:
+            pass  # not empty (an ignored file, the user's own) or already gone
+
+
 @dataclass
 class InitResult:
     """What ``evotree init`` did (schema: ``init.schema.json``)."""
@@ -158,7 +304,15 @@ class InitResult:
     config_path: str
     config_committed: bool
     ledger_commit: str
+    #: files init wrote and committed on the branch (evotree.toml, the domain's visible files)
     files: list[str]
+    #: the first judge commit on refs/evotree/judge (None: nothing under [eval].judge_paths)
+    judge_commit: str | None = None
+    #: the files of that judge commit (hidden: never in the branch, the checkout or a worktree)
+    judge_files: list[str] = field(default_factory=list)
+    #: judge files that were committed before init: init's commit removes them from the branch tip
+    judge_removed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 #: Writes a domain's workspace files under a root (never overwriting); returns the paths written.
@@ -173,7 +327,13 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
     commits it alone if it is not committed yet, so the champion's tree holds the policy.
     ``template`` writes the domain's files (:func:`evotree.domains.domain_template` gives it; the
     core layer does not import the domains); a domain other than ``custom`` needs one.
-    On any failure nothing evotree created is left behind.
+
+    Hidden data never stays in the branch or the checkout: every file under ``[eval].judge_paths``
+    (written by the template, committed before, or present but uncommitted; not files git
+    ignores) goes into a first judge commit on ``refs/evotree/judge``, recorded in the ledger as
+    the judge in force; init's commit removes committed ones from the branch tip (they stay in
+    history: see ``InitResult.notes``) and the files are deleted from the working tree.
+    On any failure nothing evotree created is left behind, and files it deleted are restored.
     """
     if domain != "custom" and template is None:
         raise EvotreeError(f"the {domain} domain's files need its template",
@@ -194,6 +354,12 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             f"branch {branch_name(ROOT_VERSION)} already exists but there is no ledger",
             fix=f"rename or delete it (git branch -m {branch_name(ROOT_VERSION)} old/v0) and re-run init",
         )
+    if git.ref_target(JUDGE_REF) is not None:
+        raise AlreadyExists(
+            f"{JUDGE_REF} already exists but there is no ledger",
+            fix=f"inspect it (git ls-tree -r {JUDGE_REF}); if it is a leftover, delete it "
+                f"(git update-ref -d {JUDGE_REF}) and re-run init",
+        )
 
     config_path = git.root / CONFIG_FILE
     created: list[str] = []
@@ -202,21 +368,43 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
     else:
         render_template(domain)  # validates the domain before anything is written
     committed = False
+    judge = _JudgeFiles()
+    judge_oid: pygit2.Oid | None = None
+    deleted: dict[str, tuple[bytes, int]] = {}  # the owner's files init deleted: restored on failure
     try:
         if template is not None:
             created += list(template(git.root))
         if not config_path.exists():
             config_path.write_text(render_template(domain))
             created.append(CONFIG_FILE)
-        paths = [CONFIG_FILE, *[p for p in created if p != CONFIG_FILE]]
+        judge_paths = list(parse_config(config_path.read_text(), source=CONFIG_FILE).eval.judge_paths)
         head_tree = git.repo[head].tree
+        judge = _collect_judge_files(git, head_tree, judge_paths)
+        if judge.files:
+            judge_oid = write_judge_commit(
+                git, judge.files, parent=None, identity=actor,
+                message=f"evotree: judge store at init ({domain} domain)\n\nThe hidden files of "
+                        f"[eval].judge_paths ({', '.join(judge_paths)}): never checked out.\n")
+        paths = [CONFIG_FILE, *[p for p in created if p != CONFIG_FILE and not under_paths(p, judge_paths)]]
         changed = [p for p in paths if _differs_from_head(git, head_tree, p)]
-        if changed:
-            git.run("add", "--", *changed)
-            git.run("commit", "--quiet", "-m", f"evotree: initialize workspace ({domain} domain)",
-                    "--", *changed)
+        for rel in judge.on_disk:  # hidden data leaves the working tree (it is in the judge commit)
+            if rel not in created:
+                deleted[rel] = judge.files[rel]
+            (git.root / rel).unlink(missing_ok=True)
+        _remove_empty_dirs(git.root, judge.on_disk)
+        if changed or judge.tracked:
+            if changed:
+                git.run("add", "--", *changed)
+            message = f"evotree: initialize workspace ({domain} domain)"
+            if judge.tracked:
+                message += (f"\n\nThe judge files ({', '.join(judge.tracked)}) move to {JUDGE_REF}: "
+                            "hidden data stays out of every checkout.\n")
+            git.run("commit", "--quiet", "-m", message, "--", *changed, *judge.tracked)
             committed = True
             head = git.head_commit()
+        if judge.files:  # no judge path stays staged either (a staged, never committed judge file)
+            git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
+                    *[p.rstrip("/") or "." for p in judge_paths])
     except BaseException:
         if created:
             git.run("reset", "--quiet", "--", *created, check=False)
@@ -226,6 +414,9 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                     shutil.rmtree(target, ignore_errors=True)
                 else:
                     target.unlink(missing_ok=True)
+        if judge.tracked and not committed:
+            git.run("reset", "--quiet", "--", *judge.tracked, check=False)
+        _restore_files(git.root, deleted)
         raise
 
     # reflogs for every ref, refs/evotree/* included: `evotree verify` reads the champion's and
@@ -239,6 +430,9 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         created_refs.append(branch_ref(ROOT_VERSION))
         git.cas_ref(CHAMPION_REF, head, git.ref_target(CHAMPION_REF), "evotree init: champion v0")
         created_refs.append(CHAMPION_REF)
+        if judge_oid is not None:
+            git.cas_ref(JUDGE_REF, judge_oid, None, "evotree init: the judge store")
+            created_refs.append(JUDGE_REF)
         now = utcnow()
         record = VersionRecord(
             id=ROOT_VERSION,
@@ -256,13 +450,19 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             if txn.head is not None:
                 raise AlreadyInitialized(f"{git.root} was initialized concurrently", fix="run `evotree tree`")
             txn.meta.update({"champion": ROOT_VERSION, "last_number": 0, "created_at": now})
+            data: dict[str, object] = {"commit": str(head), "domain": domain, "config_committed": committed}
+            if judge_oid is not None:
+                # the judge in force: followed by runs from the ledger, never from the ref alone
+                txn.meta["judge"] = {"commit": str(judge_oid)}
+                data["judge"] = {"commit": str(judge_oid), "files": sorted(judge.files),
+                                 "removed_from_branch": list(judge.tracked)}
             txn.put(record)
             return Event(
                 kind=EventKind.WORKSPACE_INITIALIZED.value,
                 version=ROOT_VERSION,
                 actor=str(actor),
                 at=now,
-                data={"commit": str(head), "domain": domain, "config_committed": committed},
+                data=data,
             )
 
         entry = ledger.transact(change, actor=actor, create=True)
@@ -271,6 +471,18 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             git.delete_ref(ref)
         raise
     ensure_state_dir(git.root)
+    notes = []
+    if judge.tracked:
+        notes.append(
+            f"{len(judge.tracked)} judge file(s) were committed before init ({', '.join(judge.tracked[:5])}"
+            f"{' …' if len(judge.tracked) > 5 else ''}): init's commit removes them from the branch and they now "
+            f"live in {JUDGE_REF}, but they remain in git history (commits before {str(head)[:10]}) and in every "
+            "clone already made. To purge them, rewrite the history in a fresh copy made before init (e.g. "
+            f"git filter-repo --invert-paths {' '.join('--path ' + p for p in judge_paths)}; every later commit "
+            "id changes), put the judge files back there uncommitted and run evotree init in it: it stores them "
+            "in the judge ref (docs/cli.md, `evotree judge`)")
+    if judge.ignored:
+        notes.append(f"left in place, not in the judge store (git ignores them): {', '.join(judge.ignored[:10])}")
     return InitResult(
         root=str(git.root),
         champion=ROOT_VERSION,
@@ -279,5 +491,19 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         config_path=str(config_path),
         config_committed=committed,
         ledger_commit=entry.commit,
-        files=sorted(created),
+        files=sorted(p for p in created if not under_paths(p, judge_paths)),
+        judge_commit=str(judge_oid) if judge_oid is not None else None,
+        judge_files=sorted(judge.files),
+        judge_removed=list(judge.tracked),
+        notes=notes,
     )
+
+
+def _restore_files(root: Path, files: Mapping[str, tuple[bytes, int]]) -> None:
+    """Write back files init deleted (after a failure)."""
+    for rel, (data, mode) in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        if mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE:
+            target.chmod(0o755)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from evotree.harness.sandbox import sandbox_warning
 from evotree.core.errors import EvotreeError
 from evotree.report.model import ReportData, section_unavailable
 from evotree.core.workspace import Workspace
@@ -79,7 +80,8 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
     verdict = _verdict(subject_id, against_id, champion, scores, findings, audit, gates)
     return ReportData(version=subject_id, against=against_id, generated_at=_now(), verdict=verdict,
                       subject=subject, scores=scores, findings=findings, audit=audit, gates=gates,
-                      lineage=lineage, curves=curves, per_task=per_task)
+                      lineage=lineage, curves=curves, per_task=per_task,
+                      sandbox_warning=sandbox_warning(ws, subject_id))
 
 
 # ----------------------------------------------------------------------------- scores

@@ -164,6 +164,7 @@ def render_html(data: ReportData, plots: dict[str, str]) -> str:
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>evotree report: {_e(data.version)}</title><style>{_CSS}</style></head>
 <body data-version="{_e(data.version)}">
+{f'<p class="verdict fail" id="sandbox-warning">{_e(data.sandbox_warning)}</p>' if data.sandbox_warning else ''}
 <h1>evotree report: {_e(data.version)}</h1>
 <p class="verdict {_e(v["status"])}" id="verdict" data-status="{_e(v["status"])}">{_e(v['line'])}</p>
 {''.join(f'<p>{_e(n)}</p>' for n in v.get('notes') or [])}

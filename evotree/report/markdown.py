@@ -146,7 +146,8 @@ def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
     """The report as Markdown. ``images``: plot name -> link (relative to the Markdown file);
     without them ``images_note`` says where the plots are (a PR comment cannot embed local files).
     The body is kept under ``limit`` characters by dropping finding tables first."""
-    head = [marker(data.version), f"## evotree report: {data.version}", "",
+    warning = [f"> **{escape_md(data.sandbox_warning, 500)}**", ""] if data.sandbox_warning else []
+    head = [marker(data.version), *warning, f"## evotree report: {data.version}", "",
             f"{data.verdict['icon']} **{escape_md(data.verdict['line'], 500)}**"]
     for note in data.verdict.get("notes") or []:
         head.append(f"- {escape_md(note)}")

@@ -52,6 +52,8 @@ class ReportData:
     curves: dict[str, Any]
     per_task: dict[str, Any]
     plots: dict[str, str] = field(default_factory=dict)
+    #: one line when phases ran (or would run) without the sandbox: the first line of every report
+    sandbox_warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

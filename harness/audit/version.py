@@ -348,8 +348,14 @@ def _commit_type() -> Any:
 
 
 def _champion_tree(ws: Any) -> Any:
+    """The tree holding the hidden files: the judge store's commit in force (refs/evotree/judge,
+    as the ledger records it), else (a workspace from before the store) the champion's tree."""
     from evotree.core.refs import CHAMPION_REF
+    from evotree.harness.judge_store import judge_in_force
 
+    judge = judge_in_force(ws)
+    if judge is not None:
+        return ws.git.repo[judge].peel(_commit_type()).tree
     return ws.git.repo.revparse_single(CHAMPION_REF).peel(_commit_type()).tree
 
 

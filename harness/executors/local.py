@@ -4,7 +4,10 @@ One worker thread per run (``jobs`` at a time). Each thread opens its own :class
 (pygit2 objects are not thread-safe), holds the run's ``.active`` flock (crash detection),
 exports the version's commit into the run directory and runs the two phases
 (:func:`evotree.harness.executors.phases.train_then_judge`); the judge is exported from the champion's
-commit into ``.evotree/judge/<run_id>`` only after the train process group is dead.
+commit, with the judge store's commit the plan recorded overlaid on its judge paths
+(:func:`evotree.harness.judge_store.provide_judge_tree`), into a fresh ``.evotree/judge/<run_id>-XXXX``
+only after the train process group is dead. Both phases run in the sandbox the champion's
+``[sandbox]`` policy asks for (:class:`evotree.harness.sandbox.SandboxPolicy`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from typing import TYPE_CHECKING
 from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
 from evotree.harness.export import export_tree
+from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.layout import RunPaths
+from evotree.harness.sandbox import SandboxPolicy
 
 if TYPE_CHECKING:
     from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
@@ -81,6 +86,7 @@ def execute_run(
         commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
         train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
         packages=_package_versions(), limits=plan.limits.to_dict(), executor={"kind": "local"},
+        judge_data_commit=plan.judge_data_commit,
     )
     record.save(paths.record)
     started = time.monotonic()
@@ -93,8 +99,9 @@ def execute_run(
             plan, paths, record, train_command=cfg.train.command, eval_command=cfg.eval.command,
             train_timeout=cfg.train.timeout_seconds, eval_timeout=cfg.eval.timeout_seconds,
             deadline=started + plan.limits.wall_seconds, judge_dir=base.parent / "judge" / plan.run_id,
-            provide_judge=lambda target: export_tree(ws.git.repo, plan.judge_commit, target),
-            cancel=cancel, notify=notify,
+            provide_judge=lambda target: provide_judge_tree(ws.git.repo, plan.judge_commit, plan.judge_data_commit,
+                                                            cfg.eval.judge_paths, target),
+            cancel=cancel, notify=notify, sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
         )
         record.status = outcome_status(outcome)
     except BaseException as exc:

@@ -1,10 +1,24 @@
-"""Running one phase of a run: its process, environment, budgets, progress and costs.
+"""Running one phase of a run: its sandbox, process, environment, budgets, progress and costs.
 
-Shared by every executor: the local executor calls :func:`run_phase` in a thread of the
+Shared by every executor: the local executor calls :func:`train_then_judge` in a thread of the
 ``evotree run`` process, the Ray executor in the Ray worker that executes the run. A phase is
-``bash -c <command>`` in its own session (process group), supervised until it exits; budgets and
-cancellation stop the whole group (SIGTERM, then SIGKILL after a grace period), and nothing the
-phase started may outlive it.
+``bash -c <command>`` inside a bubblewrap sandbox (:mod:`evotree.harness.sandbox`) started in its
+own session, supervised until it exits; budgets and cancellation stop every process of the
+phase (SIGTERM, then SIGKILL after a grace period), and nothing the phase started may outlive
+it: the sandbox's PID namespace ends with the phase. What each phase sees:
+
+- train: the run directory read-only, the candidate folder and ``evidence/train`` writable;
+- eval (the judge): the run directory read-only with ``candidate/`` hidden, the champion's
+  judge tree read-only (its cwd), a copy of the candidate made of regular files only
+  (``$EVOTREE_CANDIDATE_DIR``, read-only; links, FIFOs and devices refused and noted on the
+  run) and ``evidence/eval`` writable; its own user namespace and ``$EVOTREE_POLICY_SANDBOX``,
+  so that candidate code the judge runs goes into a nested sandbox that sees none of this
+  (:func:`evotree.harness.sandbox.policy_sandbox_argv`);
+- both: the system and the Python environment read-only, a private ``/tmp`` and ``$HOME``, the
+  champion's ``[sandbox].read_paths``; the network only where ``[sandbox]`` allows it.
+
+With ``[sandbox] mode = "off"`` (the champion's choice) a phase is a plain ``bash -c`` in its own
+session and the run says so in its notes and in ``phases.<phase>.sandbox``.
 """
 
 from __future__ import annotations
@@ -24,6 +38,17 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.core.proc import safe_env
+from evotree.harness.sandbox import (
+    PolicySandbox,
+    SandboxBox,
+    SandboxPolicy,
+    SandboxSpec,
+    SandboxUnavailable,
+    check_sandbox,
+    copy_regular_files,
+    sandbox_env,
+    wrap,
+)
 from evotree.harness.layout import (
     ENV_CANDIDATE_DIR,
     ENV_EVIDENCE_DIR,
@@ -48,8 +73,13 @@ TERM_GRACE_SECONDS = 5.0
 _POLL_SECONDS = 0.2
 
 
-def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ...] = ()) -> dict[str, str]:
-    """The environment of a phase: ours minus EVOTREE_* (and ``drop`` prefixes), plus the run's."""
+def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ...] = (),
+              candidate: Path | None = None) -> dict[str, str]:
+    """The environment of a phase: ours minus EVOTREE_* (and ``drop`` prefixes), plus the run's.
+
+    ``candidate``: the folder named by ``EVOTREE_CANDIDATE_DIR`` (default the run's candidate;
+    the judge gets its copy).
+    """
     prefixes = ("EVOTREE_", *drop)
     env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     env = safe_env(env)
@@ -59,7 +89,7 @@ def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ..
     env.update({
         ENV_RUN_DIR: str(paths.root), ENV_RUN_ID: plan.run_id, ENV_VERSION: plan.version,
         ENV_SEED: str(plan.seed), ENV_PHASE: phase, ENV_EVIDENCE_DIR: str(paths.evidence_dir(phase)),
-        ENV_CANDIDATE_DIR: str(paths.candidate), ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
+        ENV_CANDIDATE_DIR: str(candidate or paths.candidate), ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
     })
     if plan.limits.max_steps is not None:
         env[ENV_MAX_STEPS] = str(plan.limits.max_steps)
@@ -99,32 +129,54 @@ class Tail:
 def run_phase(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
     deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
-    *, drop_env: tuple[str, ...] = (), reaper: bool = False,
+    *, drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxSpec | None = None,
+    candidate: Path | None = None,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``.
 
+    ``sandbox``: what the phase sees (:class:`SandboxSpec`; its ``cwd`` is ``cwd``); ``None``
+    runs it without isolation (``[sandbox] mode = "off"``).
+    ``candidate``: the folder ``EVOTREE_CANDIDATE_DIR`` names (the judge's copy).
     ``drop_env``: prefixes of variables of this process the phase must not inherit (the Ray
     executor drops ``RAY_``: a candidate is not handed the cluster's address).
     ``reaper``: start a watchdog process that kills the phase's process group if this process
     dies (a Ray worker killed mid-run must not leave a training process behind on its node).
     """
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
+    env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate)
+    argv = ["bash", "-c", command]
+    if sandbox is not None:
+        argv, env = wrap(sandbox, argv), sandbox_env(env)
     start_wall, started_at = time.monotonic(), utcnow()
     with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=phase_env(plan, paths, phase, drop=drop_env),
-                                stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    box = SandboxBox(proc.pid) if sandbox is not None else None
     watchdog = _start_reaper(proc.pid) if reaper else None
     notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
     try:
-        return supervise(plan, paths, phase, command, proc, start_wall, started_at,
-                          min(deadline, start_wall + timeout), cancel, notify, record)
+        outcome = supervise(plan, paths, phase, command, proc, start_wall, started_at,
+                            min(deadline, start_wall + timeout), cancel, notify, record, box=box)
     except BaseException:
-        signal_group(proc.pid, signal.SIGKILL)
+        _stop(proc.pid, box, signal.SIGKILL)
+        if box is not None:
+            box.reap()
         raise
     finally:
         if watchdog is not None:
             watchdog.kill()
             watchdog.wait()
+    record.phases[phase]["sandbox"] = "bwrap" if sandbox is not None else "off"
+    record.phases[phase]["network"] = sandbox.network if sandbox is not None else True
+    return outcome
+
+
+def _stop(pid: int, box: SandboxBox | None, sig: int) -> None:
+    """Signal every process of a phase: its sandbox's namespace, or (unsandboxed) its group."""
+    if box is not None:
+        box.signal(sig)
+    else:
+        signal_group(pid, sig)
 
 
 #: The watchdog: while its parent lives and the group exists, sleep; if the parent dies
@@ -154,9 +206,13 @@ def _start_reaper(group: int) -> subprocess.Popen:
 def supervise(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, proc: subprocess.Popen, start_wall: float,
     started_at: str, phase_deadline: float, cancel: threading.Event,
-    notify: ProgressFn, record: RunRecord,
+    notify: ProgressFn, record: RunRecord, *, box: SandboxBox | None = None,
 ) -> str:
-    """Watch a phase's process: progress, budgets, cancellation; reap it and record its costs."""
+    """Watch a phase's process: progress, budgets, cancellation; reap it and record its costs.
+
+    ``box``: the phase's sandbox (signals go to every process of its PID namespace, and the
+    namespace is empty when this returns); ``None``: signals go to the process group.
+    """
     signals, rollouts = Tail(paths.jsonl(phase, "signals")), Tail(paths.jsonl(phase, "rollouts"))
     max_step, episodes, stop_reason, kill_at = -1, 0, None, 0.0
     status, rusage = None, None
@@ -164,6 +220,8 @@ def supervise(
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
+        if box is not None:
+            box.locate()  # learn the sandbox's PID namespace early: signals and the final reap use it
         for row in signals.new_rows():
             step = row.get("step")
             if isinstance(step, int) and step > max_step:
@@ -187,13 +245,18 @@ def supervise(
                 stop_reason = "budget"
                 record.error = f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
             if stop_reason is not None:
-                signal_group(proc.pid, signal.SIGTERM)
+                _stop(proc.pid, box, signal.SIGTERM)
                 kill_at = time.monotonic() + TERM_GRACE_SECONDS
         elif time.monotonic() > kill_at:
-            signal_group(proc.pid, signal.SIGKILL)
+            _stop(proc.pid, box, signal.SIGKILL)
         time.sleep(_POLL_SECONDS)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    signal_group(proc.pid, signal.SIGKILL)  # nothing a phase started may outlive it
+    # nothing a phase started may outlive it: the sandbox's namespace is emptied (it normally is,
+    # the kernel ends it with its init), an unsandboxed phase's group killed
+    if box is not None:
+        box.reap()
+    else:
+        signal_group(proc.pid, signal.SIGKILL)
     signals.new_rows()
     episodes += len(rollouts.new_rows())
     wall = time.monotonic() - start_wall
@@ -230,20 +293,41 @@ def train_then_judge(
     plan: RunPlan, paths: RunPaths, record: RunRecord, *, train_command: str, eval_command: str,
     train_timeout: float, eval_timeout: float, deadline: float, judge_dir: Path,
     provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
-    drop_env: tuple[str, ...] = (), reaper: bool = False,
+    drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxPolicy | None = None,
 ) -> str:
     """The two phases of a run, in the order that keeps the judge out of the candidate's reach.
 
-    The train phase runs in ``paths.candidate``. Only when its whole process group is dead is
-    the judge tree written (``provide_judge(dir)``: an export of the champion's commit, outside
-    the run directory, in a fresh directory named after ``judge_dir`` with a random suffix), the
-    eval phase run there, and the judge tree deleted. Evidence the train phase planted where only
-    the judge writes is discarded. Returns the outcome (ok / failed / budget / cancelled / invalid).
+    The train phase runs in ``paths.candidate``, in a sandbox that sees nothing else of the
+    machine's data (``sandbox``: the champion's ``[sandbox]`` policy; ``None`` is the default
+    policy, a sandbox). Only when every process of it is dead is the judge tree written
+    (``provide_judge(dir)``: an export of the champion's commit, outside the run directory, in a
+    fresh directory named after ``judge_dir`` with a random suffix), the candidate copied next
+    to it as regular files only, the eval phase run in its own sandbox, and both deleted.
+    Evidence the train phase planted where only the judge writes is discarded. Returns the
+    outcome (ok / failed / budget / cancelled / invalid). Raises :class:`SandboxUnavailable`
+    when the policy wants a sandbox and none can start here (nothing is run).
     """
-    outcome = run_phase(plan, paths, "train", train_command, paths.candidate,
-                        deadline, train_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
+    policy = sandbox if sandbox is not None else SandboxPolicy()
+    if policy.enabled:
+        status = check_sandbox()
+        if not status.ok:
+            raise SandboxUnavailable(f"no sandbox can start on this machine: {status.reason}", fix=status.fix)
+        extra = policy.extra_read_only()
+    else:
+        extra = ()
+        record.notes.append('ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
+                            "the phases could read and write anything this user can (see docs/threat-model.md)")
+    paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
+    train_box = SandboxSpec(
+        cwd=paths.candidate, read_only=(paths.root, *extra),
+        read_write=(paths.candidate, paths.evidence_dir("train")),
+        network=policy.train_network, limits=policy.limits,
+    ) if policy.enabled else None
+    outcome = run_phase(plan, paths, "train", train_command, paths.candidate, deadline, train_timeout,
+                        cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box)
     # a train process that left the phase's process group (setsid, a double fork) must not live
-    # on while the judge tree is written: it could read or tamper with it
+    # on while the judge tree is written: it could read or tamper with it. In a sandbox none
+    # can (the PID namespace ended with the phase); this is the second line.
     from evotree.harness.runs import kill_run_processes
 
     escaped = kill_run_processes(plan.run_id)
@@ -257,16 +341,43 @@ def train_then_judge(
         planted.unlink()
         record.notes.append("the train phase put a link at evidence/eval; it was removed")
     elif planted.exists():  # the train phase wrote where only the judge may write
-        shutil.rmtree(planted)
+        shutil.rmtree(planted) if planted.is_dir() else planted.unlink()
         record.notes.append("the train phase wrote into evidence/eval; it was discarded")
+    planted.mkdir(parents=True)
     # The judge tree goes to a new directory with an unguessable name (mkdtemp: created by this
     # call, mode 0700), never to a path the train phase could have prepared (a symlink planted at
-    # a predictable name would receive the hidden files and outlive the cleanup).
+    # a predictable name would receive the hidden files and outlive the cleanup). The judge
+    # reads the candidate from a copy beside it: regular files only, so no link the train phase
+    # left can make the judge read its own hidden files (or block on a FIFO).
     judge_dir.parent.mkdir(parents=True, exist_ok=True)
     fresh = Path(tempfile.mkdtemp(prefix=f"{judge_dir.name}-", dir=judge_dir.parent))
+    copy = Path(tempfile.mkdtemp(prefix=f"{judge_dir.name}-candidate-", dir=judge_dir.parent))
     try:
+        report = copy_regular_files(paths.candidate, copy, max_files=policy.candidate_max_files,
+                                    max_bytes=policy.candidate_max_mb * 2**20)
+        _note_refused(record, report.refused)
         provide_judge(fresh)
-        return run_phase(plan, paths, "eval", eval_command, fresh,
-                         deadline, eval_timeout, cancel, notify, record, drop_env=drop_env, reaper=reaper)
+        # the judge may run candidate code (the gym judge plays the policy): it gets what it needs
+        # to start a nested sandbox per process of that code, which sees none of the judge's data
+        judge_box = SandboxSpec(
+            cwd=fresh, read_only=(paths.root, fresh, copy, *extra), read_write=(planted,),
+            masked=(paths.candidate,), network=policy.eval_network, limits=policy.limits,
+            policy=PolicySandbox(read_only=extra),
+        ) if policy.enabled else None
+        return run_phase(plan, paths, "eval", eval_command, fresh, deadline, eval_timeout, cancel, notify,
+                         record, drop_env=drop_env, reaper=reaper, sandbox=judge_box, candidate=copy)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+#: Refused entries named one by one on the run, at most; the rest are counted.
+_MAX_REFUSAL_NOTES = 20
+
+
+def _note_refused(record: RunRecord, refused: list[str]) -> None:
+    for line in refused[:_MAX_REFUSAL_NOTES]:
+        record.notes.append(f"not given to the judge: candidate/{line}")
+    if len(refused) > _MAX_REFUSAL_NOTES:
+        record.notes.append(f"not given to the judge: {len(refused) - _MAX_REFUSAL_NOTES} more refused entries "
+                            "of the candidate")

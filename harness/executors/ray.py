@@ -10,7 +10,8 @@ flock, the ledger, and the judging policy. Per run it submits one task
 - ``runtime_env={"working_dir": gcs://_ray_pkg_<sha>.zip}``: a package holding only
   ``candidate.tar``, the version's exported commit without the judge paths (never the live
   worktree). It is content-addressed, uploaded once per commit and cached by Ray on each node;
-- the champion's judge tree as an archive in the object store, passed nested in a list: the
+- the judge tree as an archive in the object store (the champion's commit with the judge
+  store's commit the plan recorded overlaid on its judge paths), passed nested in a list: the
   worker fetches it only after the train phase's process group is dead. The judge is never in
   the candidate's runtime_env.
 
@@ -289,17 +290,19 @@ class _Driver:
             packages=_package_versions(), limits=plan.limits.to_dict(),
             executor={"kind": "ray", "address": self.address or "local", "attempt": attempt,
                       "retry_of": None, "evidence_uri": self.uri, "driver_host": socket.gethostname()},
+            judge_data_commit=plan.judge_data_commit,
         )
         record.save(paths.record)
         return _Attempt(plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt)
 
     def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
         from evotree.harness.runs import _ledger_run_started
+        from evotree.harness.sandbox import SandboxPolicy
 
         cfg = self.ws.config
         run_id = plan.run_id if attempt == 0 else f"{plan.run_id}-r{attempt}"
         package, files = self._package(plan.commit)
-        judge = self._judge(plan.judge_commit)
+        judge = self._judge(plan.judge_commit, plan.judge_data_commit)
         att = self._open_run(plan, run_id, attempt)
         att.record.executor["retry_of"] = retry_of
         att.record.save(att.paths.record)
@@ -315,6 +318,8 @@ class _Driver:
             "train_timeout": cfg.train.timeout_seconds, "eval_timeout": cfg.eval.timeout_seconds,
             "store_uri": self.uri, "sync_seconds": self.section.sync_seconds,
             "candidate_files": files, "attempt": attempt,
+            # the champion's sandbox policy, so workers isolate the phases exactly as local runs do
+            "sandbox": SandboxPolicy.from_config(cfg.sandbox, forbidden=(self.ws.root,)).to_dict(),
         }
         options: dict[str, Any] = {
             "num_cpus": self.section.cpus, "num_gpus": self.section.gpus, "max_retries": 0,
@@ -356,12 +361,14 @@ class _Driver:
         self.packages[commit] = (uri, files)
         return self.packages[commit]
 
-    def _judge(self, commit: str) -> Any:
-        """The champion's whole tree (judge paths included) as an object-store archive."""
-        if commit not in self.judges:
-            data, _ = _tar_commit(self.ws, commit, exclude=[], compress=True)
-            self.judges[commit] = self.ray.put(data)
-        return self.judges[commit]
+    def _judge(self, commit: str, data_commit: str | None = None) -> Any:
+        """The judge tree as an object-store archive: the champion's commit with the judge store's
+        commit ``data_commit`` overlaid on its judge paths (without one: the champion's whole tree)."""
+        key = f"{commit}+{data_commit}"
+        if key not in self.judges:
+            data, _ = _tar_judge(self.ws, commit, data_commit)
+            self.judges[key] = self.ray.put(data)
+        return self.judges[key]
 
     # ------------------------------------------------------------------ settling
     def _settle(self, ref: Any) -> None:
@@ -591,6 +598,16 @@ def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, att: _
     return 0.0
 
 
+def _tar_judge(ws: Workspace, commit: str, data_commit: str | None) -> tuple[bytes, int]:
+    """A deterministic gzipped tar of the judge tree (:func:`evotree.harness.judge_store.provide_judge_tree`)."""
+    from evotree.harness.judge_store import provide_judge_tree
+
+    with tempfile.TemporaryDirectory(prefix="evotree-judge-") as tmp:
+        root = Path(tmp) / "tree"
+        count = provide_judge_tree(ws.git.repo, commit, data_commit, ws.config.eval.judge_paths, root)
+        return _tar_directory(root, compress=True), count
+
+
 def _tar_commit(ws: Workspace, commit: str, *, exclude: list[str], compress: bool = False) -> tuple[bytes, int]:
     """A deterministic tar of ``commit``'s exported tree; (bytes, number of files and links)."""
     from evotree.harness.export import export_tree
@@ -598,14 +615,19 @@ def _tar_commit(ws: Workspace, commit: str, *, exclude: list[str], compress: boo
     with tempfile.TemporaryDirectory(prefix="evotree-export-") as tmp:
         root = Path(tmp) / "tree"
         count = export_tree(ws.git.repo, commit, root, exclude=exclude)
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w:gz" if compress else "w") as archive:
-            for path in sorted(root.rglob("*")):
-                info = archive.gettarinfo(str(path), arcname=path.relative_to(root).as_posix())
-                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-                if info.isfile():
-                    with open(path, "rb") as handle:
-                        archive.addfile(info, handle)
-                else:
-                    archive.addfile(info)
-        return buffer.getvalue(), count
+        return _tar_directory(root, compress=compress), count
+
+
+def _tar_directory(root: Path, *, compress: bool) -> bytes:
+    """A deterministic tar of the files under ``root`` (no owners, times zeroed)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz" if compress else "w") as archive:
+        for path in sorted(root.rglob("*")):
+            info = archive.gettarinfo(str(path), arcname=path.relative_to(root).as_posix())
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            if info.isfile():
+                with open(path, "rb") as handle:
+                    archive.addfile(info, handle)
+            else:
+                archive.addfile(info)
+    return buffer.getvalue()

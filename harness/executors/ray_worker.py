@@ -9,11 +9,14 @@ worker then
 1. extracts the candidate into a node-local scratch run directory and checks its file count;
 2. writes ``worker.json`` to the evidence store (node, pid: what the driver needs to clean up
    after a dead worker);
-3. runs the train phase (``RAY_*`` variables dropped from its environment), copying partial
-   evidence to the store every ``sync_seconds``;
-4. only once the train process group is dead, fetches the champion's judge archive (an object
+3. runs the train phase (``RAY_*`` variables dropped from its environment) in the sandbox of
+   ``spec["sandbox"]`` (:meth:`evotree.harness.sandbox.SandboxPolicy.to_dict` of the champion's
+   ``[sandbox]``; absent: the default policy, a sandbox — a node where none can start fails the
+   run with the reason), copying partial evidence to the store every ``sync_seconds``;
+4. only once every train process is dead, fetches the champion's judge archive (an object
    the driver put; passed nested in a list so Ray does not fetch it before the task starts),
-   extracts it outside the run directory, runs the eval phase there and deletes it;
+   extracts it outside the run directory, runs the eval phase there (in its own sandbox, on a
+   copy of the candidate made of regular files only) and deletes it;
 5. copies all evidence to the store and writes ``manifest.json`` last, then returns it.
 
 It never touches the ledger or the driver's run.json. ``ray.cancel`` raises KeyboardInterrupt
@@ -138,6 +141,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     from evotree.harness.executors.store import WORKER, EvidenceStore
     from evotree.harness.layout import RunPaths
     from evotree.harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
+    from evotree.harness.sandbox import SandboxPolicy
 
     started = time.monotonic()
     run_id = spec["run_id"]
@@ -176,6 +180,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
                 train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
                 deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
                 cancel=cancel, notify=notify, drop_env=("RAY_",), reaper=True,
+                sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
             )
         except BaseException as exc:  # noqa: BLE001 - reported to the driver in the manifest
             outcome["error"] = exc
@@ -229,9 +234,11 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
 
 def cleanup_run(run_id: str) -> dict[str, Any]:
     """After a worker died: kill what its phases left running on this node, delete its scratch."""
-    from evotree.harness.runs import kill_run_processes
+    from evotree.harness.runs import kill_run_processes, remove_judge_leftovers
 
     killed = kill_run_processes(run_id)
     for path in scratch_dirs(run_id):
         shutil.rmtree(path, ignore_errors=True)
+    # the judge trees are fresh mkdtemp folders named <run_id>-XXXXXXXX beside the scratch path
+    remove_judge_leftovers(scratch_dirs(run_id)[1].parent, run_id)
     return {"run_id": run_id, "killed": killed, "host": socket.gethostname()}

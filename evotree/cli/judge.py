@@ -1,0 +1,252 @@
+"""The judge store's commands: `judge show`, `judge export`, `judge promote`, `judge migrate`.
+
+The judge's hidden data (``[eval].judge_paths``) lives on ``refs/evotree/judge``, never in a
+checkout; these commands are how its owner looks at it and changes it. Contents are printed
+only to a terminal (or with ``--force``) and never in ``--json``, which carries names, sizes
+and sha256 only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evotree.cli.common import fail, open_workspace
+
+__all__ = ["register"]
+
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
+
+_FORCE_HELP = "Write hidden data even though stdout is not a terminal (you take care of where it goes)."
+
+
+@cli.group()
+def judge() -> None:
+    """The judge store: hidden judge data on refs/evotree/judge, in no checkout.
+
+    \b
+    The files of [eval].judge_paths (validation/held-out pools, reference answers) are
+    written only into each run's fresh judge directory. Change them with
+      evotree judge export DIR   (outside the repository) -> edit -> evotree judge promote DIR
+    which a person signs like a champion promotion.
+    """
+
+
+def _echo_files(files: list[dict[str, Any]], echo: Any = click.echo) -> None:
+    for f in files:
+        echo(f"  {f['path']:40s} {f['size']:>10d} B  sha256 {f['sha256']}")
+
+
+def _refuse_pipe(force: bool, what: str) -> None:
+    from evotree.gates.errors import SignoffRefused
+
+    if force:
+        return
+    try:
+        tty = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:
+        raise SignoffRefused(f"refusing to {what}: stdout is not a terminal, and this is hidden judge data",
+                             fix="run it yourself at a terminal, or pass --force if you mean to send it there")
+
+
+@judge.command("show")
+@click.argument("path", required=False, metavar="[PATH]")
+@click.option("--force", is_flag=True, help=_FORCE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="List names, sizes and sha256 as JSON (never contents; see "
+              "`evotree schema judge-show`).")
+def judge_show(path: str | None, force: bool, as_json: bool) -> None:
+    """List the judge's files (sizes, sha256), or print the file PATH (e.g. judge/gym.toml).
+
+    The judge shown is the one in force: the end of the signed chain in the ledger, not
+    whatever refs/evotree/judge points to (a difference is reported). Printing a file shows
+    hidden data: refused unless stdout is a terminal or --force is given, and never with --json.
+    """
+    from evotree.core.errors import EvotreeError
+
+    try:
+        if path is not None and as_json:
+            raise EvotreeError("--json never carries the judge's contents; it lists names and hashes only",
+                               fix="drop PATH to list the files, or drop --json to print one at a terminal")
+        from evotree.gates.judges import judge_status
+
+        ws = open_workspace()
+        status = judge_status(ws)
+        if path is not None:
+            from evotree.core.errors import InvalidState
+            from evotree.harness.judge_store import read_judge_file
+
+            if status.commit is None:
+                raise InvalidState("this workspace has no judge store: its judge files are in the champion's tree",
+                                   fix="move them: evotree judge migrate")
+            _refuse_pipe(force, f"print {path}")
+            data = read_judge_file(ws.git.repo, status.commit, path)
+            click.echo(data.decode("utf-8", errors="replace"), nl=not data.endswith(b"\n"))
+            return
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(status.to_dict()))
+        return
+    if status.commit is None:
+        click.echo("no judge store: the judge files are in the champion's tree (a workspace from before the store); "
+                   "move them with `evotree judge migrate`")
+    else:
+        click.echo(f"judge {status.commit[:10]} ({len(status.files)} files, judge paths: "
+                   f"{', '.join(status.judge_paths)})")
+        _echo_files(status.files)
+    if not status.signed:
+        click.secho(f"warning: {status.warning}", fg="yellow")
+    elif status.ref != status.commit:
+        click.secho(f"warning: refs/evotree/judge points to {str(status.ref)[:10]}, not the judge in force",
+                    fg="yellow")
+
+
+@judge.command("export")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help=_FORCE_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print where and which files (names, sha256) as JSON.")
+def judge_export(directory: Path, force: bool, as_json: bool) -> None:
+    """Write the judge's files into DIR, a new or empty directory OUTSIDE the repository.
+
+    DIR is laid out like the repository (DIR/judge/gym.toml, ...): edit the files there, then
+    `evotree judge promote DIR`. A directory inside the repository or one of its worktrees is
+    refused (hidden data would sit in a checkout). Like `judge show PATH`, it is for the owner at
+    a terminal: refused when stdout is not a terminal unless --force.
+    """
+    from evotree.core.errors import EvotreeError
+
+    try:
+        from evotree.gates.judges import export_judge
+
+        ws = open_workspace()
+        _refuse_pipe(force, "export the judge's hidden data")
+        result = export_judge(ws, directory)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+        return
+    click.echo(f"wrote judge {result.commit[:10]} to {result.directory} ({len(result.files)} files); after editing: "
+               f"evotree judge promote {result.directory}")
+
+
+@judge.command("promote")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+              "then git config user.signingkey).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the diff and prompts go to "
+              "stderr; see `evotree schema judge-promote`). Still needs a person at a terminal.")
+def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
+    """Ask a person to put the judge files of DIR in force, with a signed sign-off.
+
+    The judge scores every run, so it changes like a champion does: shows what changes (each
+    file added, changed or removed, with sizes and sha256 — never contents), then the person at
+    the terminal types the new judge commit's first 7 characters and a one-time code and
+    confirms. The statement (new and previous judge commit, sha256 of the diff shown) is signed
+    with their SSH key, which must be in the champion's allowed signers; it is recorded in the
+    ledger (judge.promoted), then refs/evotree/judge moves (compare-and-swap). DIR must lie
+    outside the repository and hold regular files under [eval].judge_paths only. Refused without
+    a terminal or under CI (exit 31), for a key not allowed (32), or when the judge in force is
+    not signed (33: `evotree verify` says why).
+    """
+    from evotree.core.errors import EvotreeError
+
+    def show(plan: Any) -> None:
+        echo = functools.partial(click.echo, err=as_json)
+        echo(f"new judge {plan.commit[:10]} from {plan.directory}")
+        echo(f"replaces {plan.previous_commit[:10]}")
+        for row in plan.diff["files"]:
+            if row["status"] == "unchanged":
+                continue
+            sha = row["sha256"] or row["previous_sha256"]
+            size = f"{row['size']} B" if row["size"] is not None else "-"
+            echo(f"  {row['status'].upper():8s} {row['path']:40s} {size:>12s}  sha256 {sha}")
+        unchanged = sum(1 for row in plan.diff["files"] if row["status"] == "unchanged")
+        echo(f"  ({unchanged} file(s) unchanged)")
+        echo(f"read the files before signing: {plan.directory}")
+        echo(f"diff sha256 (signed): {plan.diff_hash}")
+
+    try:
+        from evotree.cli.gates import _ask
+        from evotree.gates.errors import SignoffRefused
+        from evotree.gates.judges import plan_judge_promotion, record_judge_promotion
+        from evotree.gates.signing import resolve_key
+        from evotree.gates.signoff import approver_for, check_typed, new_code, require_human_terminal
+        from evotree.gates.verify import trusted_policy
+
+        require_human_terminal(action="change the judge")
+        ws = open_workspace()
+        policy = trusted_policy(ws)
+        plan = plan_judge_promotion(ws, directory)
+        approver = approver_for(policy, resolve_key(key, git_root=ws.root), None)
+        show(plan)
+        code = new_code()
+        click.echo(f"\nTo sign off, type the new judge commit's first 7 characters ({plan.commit[:7]}) and the "
+                   f"one-time code {click.style(code, bold=True)}", err=as_json)
+        typed_commit = _ask("judge commit", as_json)
+        typed_code = _ask("one-time code", as_json)
+        check_typed(plan.commit[:7], code, typed_commit, typed_code)
+        if _ask("put this judge in force? [yes/no]", as_json).strip().lower() != "yes":
+            raise SignoffRefused("not approved; nothing was recorded", fix="type yes to change the judge")
+        click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
+        result = record_judge_promotion(ws, policy, approver, plan)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), default=str))
+    else:
+        click.echo(f"judge {result.commit[:10]} is in force (was {result.previous_commit[:10]}); signed by "
+                   f"{result.approver}; diff sha256 {result.diff_hash[:16]}…")
+
+
+@judge.command("migrate")
+@click.option("--no-branch", "no_branch", is_flag=True,
+              help="Do not branch the version that removes the judge paths; print how to do it instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (see `evotree schema judge-migrate`).")
+def judge_migrate(no_branch: bool, as_json: bool) -> None:
+    """Move the champion's judge paths into refs/evotree/judge (a workspace made before the store).
+
+    Takes the files of [eval].judge_paths from the signed champion's commit, writes them as the
+    first judge commit and records judge.migrated (no signature: allowed only while the ledger
+    has no judge, and `evotree verify` checks the files are exactly the champion's). Runs judge
+    with the store from then on. Then branches a version that removes the judge paths from the
+    tree; promote it (evotree promote V --allow-policy-change) so no checkout holds them, and
+    remove them from your own branch. They stay in git history.
+    """
+    from evotree.core.errors import EvotreeError
+
+    try:
+        from evotree.gates.judges import migrate_judge
+
+        result = migrate_judge(open_workspace(), branch=not no_branch)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_dict()))
+        return
+    click.echo(f"judge {result.commit[:10]} is in force: {len(result.files)} file(s) from {result.champion} "
+               f"({result.champion_commit[:10]}) moved to refs/evotree/judge")
+    _echo_files(result.files)
+    if result.version:
+        click.echo(f"{result.version} (worktree {result.worktree}) removes them from the tree")
+    click.echo("next:")
+    for step in result.next_steps:
+        click.echo(f"  - {step}")
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)

@@ -1,0 +1,113 @@
+"""`evotree serve`: the trainer agent's verbs as an MCP server (issue 16).
+
+Registered on the ``evotree`` group by :func:`register`; imports only click at module level, the
+MCP SDK and the library inside the command (``pip install 'evotree-rl[agent]'``).
+"""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["register"]
+
+
+def register(cli: click.Group) -> None:
+    """Add ``serve`` to ``cli``."""
+
+    @cli.command("serve")
+    @click.option("--as", "principal", required=True, metavar="NAME",
+                  help="The principal the server acts for: recorded as the creator of every version it "
+                       "creates and as the author of its commits and events, whatever git identity "
+                       "the environment sets. NAME, EMAIL or 'Name <email>'.")
+    @click.option("--socket", "socket_path", default=None, type=click.Path(dir_okay=False), metavar="PATH",
+                  help="Listen on this unix socket (mode 0600; one MCP session per connection) instead of "
+                       "stdin/stdout.")
+    @click.option("--shutdown-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
+                  help="On exit, seconds to wait for runs in flight to stop and be recorded as cancelled.")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="Print an error that stops the server from starting as JSON ({\"error\": ...}) on stdout.")
+    def serve(principal: str, socket_path: str | None, shutdown_timeout: float, as_json: bool) -> None:
+        """Serve the workspace's verbs to a trainer agent over MCP (Model Context Protocol).
+
+        \b
+        Tools: tree, show, log, branch, commit, run (with progress notifications), runs,
+        compare, diagnose, suggest, skill_list, skill_show, memory_search, memory_add,
+        audit, gates, report, sql (read-only). Results are the documents of
+        `evotree CMD --json`; errors carry {"error": {code, exit_code, message, fix}}.
+        Promotion, run approval, harness promotion, the judge and the policy are not
+        served: they stay with people at a terminal.
+
+        \b
+        Over stdin/stdout by default (the agent starts the server), e.g. for Claude Code:
+          claude mcp add evotree -- evotree -C /path/to/workspace serve --as alice
+        With --socket PATH the server outlives its clients; each connection is a session
+        (newline-delimited JSON-RPC, as on stdio: `socat - UNIX-CONNECT:PATH` bridges it).
+        See docs/agents.md.
+        """
+        import os
+        import signal
+        import sys
+
+        from evotree.cli.common import fail
+        from evotree.core.errors import EvotreeError
+
+        try:
+            import anyio
+
+            from evotree.server.tools import build_server, configure_logging
+            from evotree.server.transport import serve_stdio, serve_unix_socket
+        except ImportError as exc:
+            missing = EvotreeError(f"evotree serve needs the MCP SDK ({exc.name or exc} is not installed)",
+                                   fix="pip install 'evotree-rl[agent]'")
+            missing.exit_code, missing.code = 2, "missing_dependency"
+            fail(missing, as_json)
+            return
+        from evotree.core.workspace import Workspace
+        from evotree.server.verbs import Principal, Verbs, pin_principal
+
+        try:
+            who = Principal.parse(principal)
+            ws = Workspace.open(click.get_current_context().find_root().obj["dir"])
+        except EvotreeError as exc:
+            fail(exc, as_json)
+            return
+        pin_principal(who, os.environ)  # every git identity of this process is the principal's from here on
+        configure_logging()
+        app, tools = build_server(Verbs(ws.root, who))
+
+        async def main() -> None:
+            async with anyio.create_task_group() as group:
+                async def on_signal() -> None:
+                    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                        async for _ in signals:
+                            if socket_path is None:
+                                # the SDK reads stdin in a thread that no cancellation interrupts:
+                                # stop the runs in flight, then leave without waiting for it
+                                left = await anyio.to_thread.run_sync(tools.shutdown, shutdown_timeout)
+                                _report(left)
+                                sys.stderr.flush()
+                                os._exit(0)
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(on_signal)
+                if socket_path is not None:
+                    await serve_unix_socket(app, socket_path)
+                else:
+                    await serve_stdio(app)
+                group.cancel_scope.cancel()
+
+        def _report(left: int) -> None:
+            if left:
+                click.secho(f"evotree serve: {left} call(s) still running at exit; runs left behind are "
+                            "marked crashed by the next evotree command", fg="yellow", err=True)
+
+        error: EvotreeError | None = None
+        try:
+            anyio.run(main)
+        except* EvotreeError as group:
+            error = group.exceptions[0]  # type: ignore[assignment]
+        finally:
+            _report(tools.shutdown(shutdown_timeout))
+        if error is not None:
+            fail(error, as_json)

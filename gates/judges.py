@@ -1,0 +1,372 @@
+"""The judge store's signed lineage: which hidden judge data is in force, changing it, migrating to it.
+
+The judge's hidden data (validation and held-out pools, reference answers: the files of
+``[eval].judge_paths``) lives on ``refs/evotree/judge`` (:mod:`evotree.harness.judge_store`),
+never in a checkout. What scores every run is a person's decision, so changing it is signed
+exactly like a harness promotion: :func:`plan_judge_promotion` writes the new judge commit from a
+directory and computes the diff (file names, sizes, sha256: never contents) without moving
+anything; :func:`record_judge_promotion` signs an ``evotree.judge-promotion`` statement naming the
+diff's sha256, appends ``judge.promoted`` (the ledger's ``judge`` in force) and compare-and-swaps
+the ref. :func:`trusted_judge` is the end of the signed chain as ``evotree verify`` walks it.
+
+:func:`migrate_judge` moves a workspace made before the store: the signed champion's judge
+paths become the first judge commit (``judge.migrated``, unsigned: allowed only while the ledger
+has no judge, and ``evotree verify`` checks the files are exactly the champion's), and a new
+version that removes them from the champion's tree is branched for the owner to promote.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evotree.core.errors import InvalidState
+from evotree.core.ledger import Event, LedgerTxn
+from evotree.core.refs import CHAMPION_REF, JUDGE_REF
+from evotree.core.workspace import Workspace
+from evotree.harness.judge_store import (
+    JudgeStoreError,
+    judge_diff,
+    judge_files,
+    judge_in_force,
+    write_judge_from_directory,
+)
+
+if TYPE_CHECKING:
+    from evotree.gates.policy import Policy
+    from evotree.gates.signoff import Approver
+
+__all__ = [
+    "JudgeExportResult",
+    "JudgeMigrationResult",
+    "JudgePromotionPlan",
+    "JudgePromotionResult",
+    "JudgeStatus",
+    "JudgeTrust",
+    "check_outside_repository",
+    "export_judge",
+    "judge_status",
+    "migrate_judge",
+    "plan_judge_promotion",
+    "record_judge_promotion",
+    "trusted_judge",
+]
+
+
+@dataclass
+class JudgeTrust:
+    """The end of the signed judge chain and what ``evotree verify`` found wrong with it."""
+
+    commit: str | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def trusted(self) -> bool:
+        return not self.problems
+
+    @property
+    def warning(self) -> str | None:
+        return None if self.trusted else "the judge in force is not backed by the signed chain: " + \
+            "; ".join(self.problems[:3])
+
+
+def trusted_judge(ws: Workspace) -> JudgeTrust:
+    """The judge commit at the end of the chain (init's, then migrations and signed promotions)."""
+    from evotree.gates.verify import JUDGE_PROBLEMS, verify_workspace
+
+    report = verify_workspace(ws, check_tags=False)
+    problems = [p.message for p in report.problems if p.kind in JUDGE_PROBLEMS]
+    return JudgeTrust(report.judge.get("commit"), problems)
+
+
+@dataclass
+class JudgeStatus:
+    """What ``evotree judge show --json`` prints (schema: ``judge-show.schema.json``): names and hashes only."""
+
+    commit: str | None
+    ref: str | None
+    signed: bool
+    warning: str | None
+    judge_paths: list[str]
+    files: list[dict[str, Any]]
+    legacy: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
+
+
+def judge_status(ws: Workspace) -> JudgeStatus:
+    """The judge in force (the end of the signed chain), its files with sizes and sha256, the ref's value."""
+    trust = trusted_judge(ws)
+    ref = ws.git.ref_target(JUDGE_REF)
+    files = [f.to_dict() for f in judge_files(ws.git.repo, trust.commit)] if trust.commit else []
+    return JudgeStatus(trust.commit, str(ref) if ref is not None else None, trust.trusted, trust.warning,
+                       list(ws.config.eval.judge_paths), files, trust.commit is None)
+
+
+def _require_judge(ws: Workspace) -> str:
+    trust = trusted_judge(ws)
+    if not trust.trusted:
+        from evotree.gates.errors import TamperingFound
+
+        raise TamperingFound(f"refusing: {trust.warning}", fix="run `evotree verify`; restore refs/evotree/judge "
+                             "and refs/evotree/ledger from a trusted copy", problems=trust.problems)
+    if trust.commit is None:
+        raise InvalidState("this workspace has no judge store yet: its judge files are in the champion's tree",
+                           fix="move them: evotree judge migrate")
+    return trust.commit
+
+
+# ---------------------------------------------------------------------------- export
+def _repository_dirs(ws: Workspace) -> list[Path]:
+    """The repository's root and every worktree of it (where hidden data must never be written)."""
+    dirs = [ws.root.resolve(), Path(ws.git.repo.path).resolve()]
+    out = ws.git.run("worktree", "list", "--porcelain", check=False)
+    dirs += [Path(line[len("worktree "):]).resolve() for line in out.splitlines() if line.startswith("worktree ")]
+    return dirs
+
+
+def check_outside_repository(ws: Workspace, directory: Path, *, what: str) -> Path:
+    """``directory`` resolved; :class:`InvalidState` when it lies inside the repository or one of its worktrees."""
+    target = Path(os.path.abspath(directory)).resolve()
+    for base in _repository_dirs(ws):
+        if target == base or base in target.parents:
+            raise InvalidState(
+                f"{what} {target} is inside the repository ({base}): hidden judge data would sit in a checkout "
+                "that candidates and agents can read",
+                fix="use a directory outside the repository, e.g. ~/judge-edit or a fresh mktemp -d")
+    return target
+
+
+@dataclass
+class JudgeExportResult:
+    """What ``evotree judge export --json`` prints: where, which commit, names and hashes only."""
+
+    directory: str
+    commit: str
+    files: list[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
+
+
+def export_judge(ws: Workspace, directory: Path) -> JudgeExportResult:
+    """Write the judge in force into ``directory`` (outside the repository; new or empty),
+    laid out as in the repository (``DIR/judge/gym.toml``)."""
+    from evotree.harness.judge_store import materialise_judge
+
+    commit = _require_judge(ws)
+    target = check_outside_repository(ws, directory, what="the export directory")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InvalidState(f"{target} exists and is not an empty directory", fix="pass a new or empty directory")
+    target.mkdir(parents=True, exist_ok=True)
+    materialise_judge(ws.git.repo, commit, target)
+    return JudgeExportResult(str(target), commit, [f.to_dict() for f in judge_files(ws.git.repo, commit)])
+
+
+# ---------------------------------------------------------------------------- promotion
+@dataclass
+class JudgePromotionPlan:
+    """What ``evotree judge promote DIR`` shows the approver before they sign."""
+
+    commit: str
+    previous_commit: str
+    directory: str
+    diff: dict[str, Any]
+    diff_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class JudgePromotionResult:
+    """What ``evotree judge promote --json`` prints (schema: ``judge-promote.schema.json``)."""
+
+    commit: str
+    previous_commit: str
+    diff: dict[str, Any]
+    diff_hash: str
+    approver: str
+    ledger_commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
+
+
+def plan_judge_promotion(ws: Workspace, directory: Path) -> JudgePromotionPlan:
+    """Write the judge commit of ``directory`` (no ref moved) and compute what changes; refuses no-ops.
+
+    ``directory`` is laid out as the repository (``DIR/judge/gym.toml``), lies outside it, and
+    holds regular files under the champion's ``[eval].judge_paths`` only. Refuses
+    (``TamperingFound``) when the judge in force is not the end of the signed chain.
+    """
+    from evotree.gates.signing import canonical, sha256_hex
+
+    previous = _require_judge(ws)
+    source = check_outside_repository(ws, directory, what="the judge directory")
+    commit = write_judge_from_directory(ws, source, parent=previous,
+                                        message=f"evotree: judge update from {source.name}\n")
+    diff = judge_diff(ws.git.repo, previous, commit)
+    if all(row["status"] == "unchanged" for row in diff["files"]):
+        raise InvalidState(f"{source} holds exactly the judge in force ({previous[:10]}): nothing to promote",
+                           fix="edit the files first (evotree judge export DIR writes the current ones)")
+    return JudgePromotionPlan(commit, previous, str(source), diff, sha256_hex(canonical(diff)))
+
+
+def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
+                           plan: JudgePromotionPlan) -> JudgePromotionResult:
+    """Sign the judge promotion, append ``judge.promoted``, then CAS-move ``refs/evotree/judge``.
+
+    ``policy`` from :func:`evotree.gates.verify.trusted_policy`, ``approver`` from
+    :func:`evotree.gates.signoff.approver_for`: the same rules as a harness promotion. The
+    statement names the new and the previous judge commit and the sha256 of the diff shown.
+    """
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.statements import new_statement, sign_statement
+    from evotree.gates.verify import JUDGE_EVENT, JUDGE_PROMOTION_TYPE
+
+    from evotree.core.gitio import RefRaceLost
+
+    statement = new_statement(ws, JUDGE_PROMOTION_TYPE, approver, commit=plan.commit,
+                              previous_commit=plan.previous_commit, diff_hash=plan.diff_hash)
+    signature = sign_statement(policy, approver, statement)
+    git = ws.git
+
+    def change(txn: LedgerTxn) -> Event:
+        current = (txn.meta.get("judge") or {}).get("commit")
+        if current != plan.previous_commit:
+            raise InvalidState(f"the ledger's judge is now {str(current)[:10]}, not {plan.previous_commit[:10]}",
+                               fix="another judge promotion landed first; run the command again")
+        txn.meta["judge"] = {"commit": plan.commit}
+        return Event(kind=JUDGE_EVENT, version=None, actor=str(git.identity()), at=statement["at"],
+                     data={"commit": plan.commit, "previous_commit": plan.previous_commit, "statement": statement,
+                           "signature": signature, "diff": plan.diff})
+
+    entry = ws.ledger.transact(change, actor=git.identity())
+    try:
+        git.cas_ref(JUDGE_REF, git.repo[plan.commit].id, git.repo[plan.previous_commit].id,
+                    f"evotree judge promote (signed by {approver.principal})")
+    except RefRaceLost as exc:
+        raise TamperingFound(
+            f"the judge promotion is recorded and signed, but {JUDGE_REF} was moved by someone else meanwhile ({exc})",
+            fix=f"run `evotree verify`; reset the judge ref: git update-ref {JUDGE_REF} {plan.commit}") from exc
+    return JudgePromotionResult(plan.commit, plan.previous_commit, plan.diff, plan.diff_hash, approver.principal,
+                                entry.commit)
+
+
+# ---------------------------------------------------------------------------- migration
+@dataclass
+class JudgeMigrationResult:
+    """What ``evotree judge migrate --json`` prints (schema: ``judge-migrate.schema.json``)."""
+
+    commit: str
+    champion: str
+    champion_commit: str
+    files: list[dict[str, Any]]
+    ledger_commit: str
+    version: str | None
+    worktree: str | None
+    next_steps: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
+
+
+def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult:
+    """Move the signed champion's judge paths into a first judge commit on ``refs/evotree/judge``.
+
+    Allowed only while the ledger has no judge (afterwards a change is a signed promotion). The
+    files are taken from the signed champion's commit (refused if ``refs/evotree/champion`` is
+    not the end of the signed chain), recorded as ``judge.migrated``, and from then on runs judge
+    with them. With ``branch`` a new version branched from the champion commits their removal
+    from the tree; until a person promotes it (``evotree promote V --allow-policy-change``: it
+    changes protected paths) the champion's tree still holds them, but runs ignore that copy.
+    """
+    import pygit2
+
+    from evotree.core.gitio import RefRaceLost
+    from evotree.core.workspace import under_paths, write_judge_commit
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.policy import policy_at
+    from evotree.gates.verify import JUDGE_MIGRATED_EVENT, verify_workspace
+
+    if judge_in_force(ws) is not None:
+        raise InvalidState(f"the ledger already has a judge in force ({str(judge_in_force(ws))[:10]})",
+                           fix="change it with a signed promotion: evotree judge export DIR, edit, "
+                               "evotree judge promote DIR")
+    report = verify_workspace(ws, check_tags=False)
+    ref = ws.git.ref_target(CHAMPION_REF)
+    if not report.champion_commit or ref is None or str(ref) != report.champion_commit:
+        raise TamperingFound(f"refusing to migrate: {CHAMPION_REF} is not the signed champion "
+                             f"({report.champion} @ {report.champion_commit[:10]})",
+                             fix="run `evotree verify` and restore the champion ref first")
+    champion, champion_commit = report.champion, report.champion_commit
+    policy = policy_at(ws, champion, champion_commit)
+    judge_paths = list(policy.config.eval.judge_paths)
+    repo = ws.git.repo
+    files: dict[str, tuple[bytes, int]] = {}
+    stack = [(repo[champion_commit].peel(pygit2.Tree), "")]
+    while stack:
+        tree, prefix = stack.pop()
+        for entry in tree:
+            rel = prefix + entry.name
+            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                stack.append((repo[entry.id], rel + "/"))
+            elif under_paths(rel, judge_paths):
+                if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
+                    raise JudgeStoreError(f"{rel} in the champion's tree is a symlink or submodule; the judge store "
+                                          "holds regular files only", fix=f"replace {rel} by a regular file on a "
+                                          "new version and promote it first")
+                files[rel] = (repo[entry.id].data, entry.filemode)
+    if not files:
+        raise InvalidState(f"the champion {champion} has no files under [eval].judge_paths ({', '.join(judge_paths)})",
+                           fix="nothing to migrate: commit the judge's files in a directory outside the repository "
+                               "and promote them (evotree judge promote DIR) once a judge exists, or re-run init")
+    actor = ws.git.identity()
+    oid = write_judge_commit(ws.git, files, parent=None, identity=actor,
+                             message=f"evotree: judge store migrated from {champion} ({champion_commit[:10]})\n")
+
+    def change(txn: LedgerTxn) -> Event:
+        if (txn.meta.get("judge") or {}).get("commit"):
+            raise InvalidState("a judge was recorded meanwhile", fix="run `evotree judge show`")
+        txn.meta["judge"] = {"commit": str(oid)}
+        return Event(kind=JUDGE_MIGRATED_EVENT, version=None, actor=str(actor),
+                     data={"commit": str(oid), "champion": champion, "champion_commit": champion_commit,
+                           "files": sorted(files)})
+
+    entry = ws.ledger.transact(change, actor=actor)
+    try:
+        ws.git.cas_ref(JUDGE_REF, oid, ws.git.ref_target(JUDGE_REF), "evotree judge migrate")
+    except RefRaceLost as exc:
+        raise TamperingFound(f"the migration is recorded, but {JUDGE_REF} was moved meanwhile ({exc})",
+                             fix=f"git update-ref {JUDGE_REF} {oid}") from exc
+    version = worktree = None
+    specs = [p.rstrip("/") for p in judge_paths]
+    steps = []
+    if branch:
+        from evotree.core.versions import create_version
+
+        record = create_version(ws, hypothesis=f"remove the judge paths ({', '.join(judge_paths)}) from the tree: "
+                                "the hidden data now lives in refs/evotree/judge", parent=champion)
+        version, worktree = record.id, record.worktree
+        path = ws.absolute(str(record.worktree))
+        ws.git.run("rm", "-r", "-q", "--ignore-unmatch", "--", *specs, cwd=path)
+        ws.git.run("commit", "-q", "-m", f"remove {', '.join(judge_paths)}: the judge's hidden data is in "
+                   f"{JUDGE_REF} ({str(oid)[:10]})", cwd=path)
+        steps += [f"run it and promote it (removing protected paths is a policy change): evotree run {version} "
+                  f"--seeds 2 && evotree promote {version} --allow-policy-change"]
+    else:
+        steps += ["branch a version from the champion, remove the judge paths there and promote it: evotree branch "
+                  f"-m 'remove judge paths' && git -C <worktree> rm -r {' '.join(specs)} && git -C <worktree> commit "
+                  "-m 'judge in refs/evotree/judge' && evotree promote V --allow-policy-change"]
+    steps += [f"remove them from your own checkout's branch too: git rm -r {' '.join(specs)} && git commit",
+              "they remain in git history and in existing clones; purge them with a history rewrite "
+              f"(git filter-repo --invert-paths {' '.join('--path ' + s for s in specs)}) only if that matters",
+              "until the removal is promoted, runs already judge with refs/evotree/judge (the champion's copy is "
+              "ignored)"]
+    return JudgeMigrationResult(str(oid), champion, champion_commit,
+                                [f.to_dict() for f in judge_files(repo, oid)], entry.commit, version,
+                                str(worktree) if worktree else None, steps)

@@ -1,0 +1,956 @@
+"""The phase sandbox: each train and judge phase runs inside a bubblewrap (``bwrap``) sandbox.
+
+What a sandboxed phase sees (everything else on the machine is absent, not merely unreadable):
+
+- the system, read-only: ``/usr`` (and ``/bin``, ``/lib``, ``/lib64``, ``/sbin`` as on the
+  host), a short list of ``/etc`` files (the loader cache, ``passwd``/``group``, time zone,
+  certificates, Debian alternatives; never ``shadow`` or ssh keys), ``/sys`` read-only;
+- the Python environment, read-only: ``sys.prefix``, ``sys.base_prefix`` and the folders of the
+  evotree package. In development evotree is an editable install whose sources live in the
+  repository checkout: only the package folders the install maps (``evotree/``, ``harness/``,
+  ``diagnostics/``, ``skills/``, ``memory/``, ``gates/``, ``domains/``) are bound, never the
+  checkout itself, ``.git`` or ``.evotree/`` (a folder holding either is refused);
+- a private ``/tmp`` (tmpfs; also ``$TMPDIR`` and ``$HOME = /tmp/home``), a minimal ``/dev``
+  (null, zero, random, urandom, tty, pts, a private ``/dev/shm``; GPUs' device nodes when the
+  host has them), ``/proc`` of its own PID namespace;
+- the paths the phase is given in :attr:`SandboxSpec.read_only` / :attr:`SandboxSpec.read_write`
+  (the run directory, the candidate, the phase's evidence folder; see
+  :mod:`evotree.harness.executors.phases`), at the same paths as outside.
+
+Namespaces: new mount, PID, IPC, UTS, cgroup, network (unless the champion's policy allows the
+phase a network) and, where it can be made, user. ``--die-with-parent`` (the sandbox dies with
+the thread that started it), ``--new-session``, no new privileges, and no capabilities
+(``--cap-drop ALL``): evotree may run as root, and a root sandbox that kept its capabilities
+could remount its binds writable. When the phase's first process exits, the PID namespace ends
+and the kernel kills every process it started: a ``setsid`` daemon does not outlive its phase.
+
+Limits (``[sandbox]`` of the champion's ``evotree.toml``) are set inside the sandbox with
+``prlimit`` before the phase's shell starts: ``memory_mb`` is RLIMIT_DATA (heap, arrays,
+tensors; address space that is only reserved, as CUDA reserves it, does not count, which
+RLIMIT_AS would), ``max_processes`` RLIMIT_NPROC (the kernel does not apply it to uid 0: it
+bounds non-root users only), ``max_output_mb`` RLIMIT_FSIZE (the largest file a phase may
+write, its logs included). Wall time is enforced by the phase supervisor.
+
+The judge phase may run candidate code itself (the gym judge plays the candidate's policy). Its
+spec then carries a :class:`PolicySandbox`: the judge's sandbox gets its own user namespace in
+which it is not uid 0 (:data:`JUDGE_UID` when evotree runs as root), so that the judge, without
+any capability, can start a **nested** sandbox per policy process
+(:func:`policy_sandbox_argv`): a further user namespace, new PID, network, IPC and UTS
+namespaces, no capabilities, and read-only binds of the system, the Python environment and the
+candidate's files only, at ``/candidate``; never the judge's folder, its evidence, its ``/tmp``
+or its ``/proc``. What the nested sandbox may bind reaches the judge in
+``$EVOTREE_POLICY_SANDBOX`` (:data:`ENV_POLICY_SANDBOX`, JSON), set by bubblewrap for the judge
+phase only. Where nesting cannot work here, the variable holds the reason instead, and domains
+that need it refuse to run candidate code (fail closed).
+
+``/proc/sys`` of every sandbox is bound read-only: evotree often runs as root, a sandbox's uid
+is then the host's uid 0 (whatever number it has inside), and the sysctl files are writable by
+that uid without any capability. bubblewrap's own cover of ``/proc/sys`` is skipped in that
+case (its ``access(W_OK)`` test fails on the 0555 folder).
+
+Where bubblewrap cannot run, :func:`check_sandbox` says why and how to fix it, and
+:func:`require_sandbox` refuses to plan a run (:class:`SandboxUnavailable`, exit 36) unless the
+champion's policy says ``[sandbox] mode = "off"``. A start costs a few milliseconds
+(``bench/bench_sandbox.py``).
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evotree.core.errors import EvotreeError
+
+if TYPE_CHECKING:
+    from evotree.core.config import SandboxSection
+    from evotree.core.workspace import Workspace
+
+__all__ = [
+    "BWRAP",
+    "ENV_POLICY_SANDBOX",
+    "JUDGE_UID",
+    "POLICY_CANDIDATE_DIR",
+    "SANDBOX_HOME",
+    "CopyReport",
+    "Limits",
+    "PolicySandbox",
+    "SandboxBox",
+    "SandboxPolicy",
+    "SandboxSpec",
+    "SandboxStatus",
+    "SandboxUnavailable",
+    "check_policy_sandbox",
+    "check_sandbox",
+    "copy_regular_files",
+    "policy_sandbox_argv",
+    "policy_sandbox_spec",
+    "require_sandbox",
+    "sandbox_warning",
+    "wrap",
+]
+
+#: Path of the bubblewrap binary; ``None`` looks in /usr/bin, /bin, then ``PATH``. Only tests
+#: change it (to a missing file, to check that runs fail closed). It is evotree's own process
+#: state: a candidate never runs in evotree's process, so it cannot set it.
+BWRAP: str | None = None
+#: ``$HOME`` inside a sandbox: a folder of its private ``/tmp``.
+SANDBOX_HOME = "/tmp/home"
+#: The judge phase's environment variable that says what a nested sandbox for candidate code
+#: may bind (JSON: ``{"bwrap": path, "read_only": [paths]}``), or why there can be none
+#: (``{"error": reason, "fix": text}``). Set by bubblewrap for the judge phase only.
+ENV_POLICY_SANDBOX = "EVOTREE_POLICY_SANDBOX"
+#: The uid (and gid) of a judge that may nest, inside its user namespace, when evotree runs as
+#: root: a process without capabilities may only create a user namespace that maps its parent's
+#: uid 0 if it held CAP_SETFCAP (Linux >= 5.12), so the judge must not be uid 0 in its own.
+#: 65534 is ``nobody`` (``nogroup``), which ``/etc/passwd`` names everywhere. On the host it is
+#: still evotree's uid: files it writes belong to evotree's user.
+JUDGE_UID = 65534
+#: Where the candidate's files appear inside a policy's nested sandbox (its working directory).
+POLICY_CANDIDATE_DIR = "/candidate"
+
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: /etc entries a phase may read: what the loader, Python, git, torch and TLS need. Never
+#: shadow, ssh, sudoers or machine-id.
+_ETC = (
+    "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
+    "localtime", "timezone", "hosts", "host.conf", "resolv.conf", "gai.conf", "protocols", "services",
+    "ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies", "mime.types",
+    "os-release", "debian_version", "gitconfig", "inputrc", "terminfo", "localtime",
+)
+#: Device nodes of GPUs, bound when the host has them (CUDA needs them; ROCm: kfd and dri).
+_GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps", "dri", "kfd")
+#: The evotree packages whose folders the sandbox binds (setup.cfg's package_dir).
+_PACKAGES = ("evotree", "evotree.harness", "evotree.diagnostics", "evotree.skills", "evotree.memory",
+             "evotree.gates", "evotree.domains")
+_INSTALL_FIX = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+_OFF_FIX = ('or, to run phases without isolation, set [sandbox] mode = "off" in the champion\'s '
+            "evotree.toml (runs are then marked unsandboxed)")
+
+
+class SandboxUnavailable(EvotreeError):
+    """Bubblewrap cannot run here and the champion's policy requires it: nothing was started."""
+
+    exit_code = 36
+    code = "sandbox_unavailable"
+
+
+# ---------------------------------------------------------------------------- the spec
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one phase; 0 means unlimited."""
+
+    memory_mb: int = 0  #: RLIMIT_DATA, MiB
+    max_processes: int = 0  #: RLIMIT_NPROC (processes and threads; not applied to uid 0 by the kernel)
+    max_output_mb: int = 0  #: RLIMIT_FSIZE, MiB (largest file written)
+
+    def prlimit_args(self) -> list[str]:
+        """``prlimit`` options (soft = hard: a phase cannot raise them) for the limits that are set."""
+        args = []
+        if self.memory_mb:
+            args.append(f"--data={self.memory_mb * 2**20}:{self.memory_mb * 2**20}")
+        if self.max_processes:
+            args.append(f"--nproc={self.max_processes}:{self.max_processes}")
+        if self.max_output_mb:
+            args.append(f"--fsize={self.max_output_mb * 2**20}:{self.max_output_mb * 2**20}")
+        return args
+
+
+@dataclass(frozen=True)
+class PolicySandbox:
+    """The judge will run candidate code in nested sandboxes: what they may read besides the system,
+    the Python environment and the candidate's files (the champion's ``[sandbox].read_paths``)."""
+
+    read_only: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What one sandboxed process sees and may do.
+
+    Paths are absolute and appear inside at the same path. ``read_only`` and ``read_write``
+    are bound in order of depth, so a writable folder inside a read-only one stays writable;
+    ``masked`` paths are then covered by an empty tmpfs (a folder inside a bound one that the
+    process must not see).
+    """
+
+    cwd: Path
+    read_only: tuple[Path, ...] = ()
+    read_write: tuple[Path, ...] = ()
+    masked: tuple[Path, ...] = ()
+    network: bool = False
+    limits: Limits = field(default_factory=Limits)
+    #: Bind the Python environment and evotree's package folders (read-only).
+    python: bool = True
+    #: The judge phase of a domain that runs candidate code: give the phase a user namespace in
+    #: which it can nest sandboxes, and ``$EVOTREE_POLICY_SANDBOX`` (see :func:`policy_sandbox_argv`).
+    policy: PolicySandbox | None = None
+
+
+def _binary(binary: str | None = None) -> str | None:
+    chosen = binary if binary is not None else BWRAP
+    if chosen is not None:
+        return chosen if os.access(chosen, os.X_OK) and os.path.isfile(chosen) else None
+    for candidate in ("/usr/bin/bwrap", "/bin/bwrap"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("bwrap")
+
+
+def _exposable(path: Path, what: str) -> Path:
+    """``path``, unless binding it would expose a repository or evotree's state."""
+    for marker in (".git", ".evotree"):
+        if (path / marker).exists():
+            raise SandboxUnavailable(
+                f"the sandbox would expose {path}: it is {what} and holds {marker} (a repository or a "
+                "workspace), which a phase must never see",
+                fix="install evotree outside the repository (a virtualenv elsewhere, or a wheel), "
+                    + _OFF_FIX)
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def python_paths() -> tuple[Path, ...]:
+    """Read-only folders a phase needs to run Python with evotree importable.
+
+    Always: sys.prefix, sys.base_prefix (and their exec twins), the interpreter's real install
+    prefix, and each evotree package's folder (for an editable install these are the
+    checkout's package folders, never the checkout; one that holds ``.git`` or ``.evotree`` is
+    refused). Also the folders a fresh interpreter puts on ``sys.path`` by itself (``python -E
+    -P``: site-packages, the user site, folders added by ``.pth`` files), except any that would
+    expose a repository, a workspace, the home directory or ``/``: those are left out (a
+    package imported from there is not importable inside).
+    """
+    found: list[Path] = []
+    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))):
+        found.append(Path(raw))
+    for name in _PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            found.append(_exposable(Path(location), f"the folder of the {name} package"))
+    home = Path.home().absolute()
+    for raw in _site_path():
+        path = Path(raw).absolute()
+        if path == Path("/") or path == home or path in home.parents:
+            continue
+        if path.is_dir() and any((path / marker).exists() for marker in (".git", ".evotree")):
+            continue
+        found.append(path)
+    out: list[Path] = []
+    for path in sorted({p.absolute() for p in found if p.exists()}, key=lambda p: len(p.parts)):
+        if str(path).startswith("/usr/") or path == Path("/usr"):
+            continue  # already bound with the system
+        if any(path == kept or kept in path.parents for kept in out):
+            continue
+        out.append(_exposable(path, "part of the Python environment") if path.is_dir() else path)
+    return tuple(out)
+
+
+def _site_path() -> list[str]:
+    """``sys.path`` of a fresh interpreter like ours, without the environment or the current folder."""
+    try:
+        proc = subprocess.run([sys.executable, "-E", "-P", "-c", "import json, sys; print(json.dumps(sys.path))"],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        return [p for p in json.loads(proc.stdout) if isinstance(p, str) and p.startswith("/")]
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return []
+
+
+def _system_args(network: bool, *, proc: bool = True) -> list[str]:
+    """Binds of the system. ``proc``: mount ``/proc`` of the sandbox's PID namespace (a nested
+    sandbox cannot: the kernel refuses a new procfs in a user namespace below one whose ``/proc``
+    has covered folders)."""
+    args: list[str] = []
+    for path in _SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for name in sorted(set(_ETC)):
+        if name == "resolv.conf" and not network:
+            continue
+        if os.path.lexists(f"/etc/{name}"):
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    if proc:
+        args += ["--proc", "/proc"]
+        if os.path.isdir("/proc/sys"):  # read-only: writable by the host's uid 0 without capabilities
+            args += ["--ro-bind", "/proc/sys", "/proc/sys"]
+            # except the user namespace limits, which are per user namespace and writable only with
+            # CAP_SYS_RESOURCE in it: a nested sandbox sets its own to forbid further namespaces
+            if os.path.isdir("/proc/sys/user"):
+                args += ["--bind", "/proc/sys/user", "/proc/sys/user"]
+    args += ["--dev", "/dev", "--tmpfs", "/dev/shm"]
+    for name in sorted(os.listdir("/dev")):
+        if name.startswith("nvidia") and name[6:].isdigit() or name in _GPU_DEVICES:
+            args += ["--dev-bind-try", f"/dev/{name}", f"/dev/{name}"]
+    if os.path.isdir("/sys"):
+        args += ["--ro-bind-try", "/sys", "/sys"]
+    args += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--dir", SANDBOX_HOME]
+    return args
+
+
+def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -> list[str]:
+    """The bwrap command line that runs ``argv`` in the sandbox described by ``spec``.
+
+    Raises :class:`SandboxUnavailable` when there is no bwrap binary (``binary``: a path, for
+    tests and benchmarks; default :data:`BWRAP` or the system's).
+    """
+    exe = _binary(binary)
+    if exe is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
+    return _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [])
+
+
+def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str]) -> list[str]:
+    args = [exe, "--unshare-all"]
+    if spec.network:
+        args.append("--share-net")
+    args += extra
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "evotree-sandbox"]
+    args += _system_args(spec.network)
+    binds: list[tuple[str, Path]] = []
+    if spec.python:
+        binds += [("--ro-bind", p) for p in python_paths()]
+    binds += [("--ro-bind", Path(p)) for p in spec.read_only]
+    binds += [("--bind", Path(p)) for p in spec.read_write]
+    for option, path in sorted(binds, key=lambda b: len(b[1].absolute().parts)):  # parents first (stable)
+        args += [option, str(path.absolute()), str(path.absolute())]
+    for path in sorted(spec.masked, key=lambda p: len(Path(p).parts)):
+        args += ["--tmpfs", str(Path(path).absolute())]
+    args += ["--remount-ro", "/", "--chdir", str(Path(spec.cwd).absolute()), "--"]
+    limits = spec.limits.prlimit_args()
+    if limits:
+        args += [_prlimit(), *limits, "--"]
+    return args + list(argv)
+
+
+def _nesting_args(policy: PolicySandbox, exe: str) -> list[str]:
+    """Options of a judge phase that may nest sandboxes: its own user namespace in which it is not
+    uid 0 (as root), and ``$EVOTREE_POLICY_SANDBOX`` (what the nested sandboxes may bind, or why
+    there can be none here)."""
+    status = check_policy_sandbox(exe)
+    if not status.ok:
+        value = {"error": status.reason, "fix": status.fix}
+        return ["--setenv", ENV_POLICY_SANDBOX, json.dumps(value)]
+    return [*_judge_user_args(), "--setenv", ENV_POLICY_SANDBOX, json.dumps(policy_sandbox_spec(policy, exe))]
+
+
+def _judge_user_args() -> list[str]:
+    args = ["--unshare-user"]
+    if os.getuid() == 0:
+        args += ["--uid", str(JUDGE_UID), "--gid", str(JUDGE_UID)]
+    return args
+
+
+def policy_sandbox_spec(policy: PolicySandbox, binary: str | None = None) -> dict[str, Any]:
+    """What a nested sandbox may bind, as ``$EVOTREE_POLICY_SANDBOX`` carries it.
+
+    ``read_only``: the Python environment (:func:`python_paths`) and ``policy.read_only``.
+    ``binary``: bwrap's path (default: the one this process uses); it must be visible inside the
+    judge's sandbox (``/usr/bin/bwrap`` is).
+    """
+    exe = _binary(binary)
+    if exe is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
+    paths = [*python_paths(), *(Path(p).absolute() for p in policy.read_only)]
+    return {"bwrap": exe, "read_only": [str(p) for p in dict.fromkeys(paths)],
+            "disable_userns": "--disable-userns" in _bwrap_help(exe)}
+
+
+@functools.lru_cache(maxsize=4)
+def _bwrap_help(exe: str) -> str:
+    """``bwrap --help`` (which options this bubblewrap has: ``--disable-userns`` is 0.8 and later)."""
+    try:
+        proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        return proc.stdout + proc.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv: Sequence[str]) -> list[str]:
+    """The bwrap command line that runs ``argv`` (candidate code) in a nested sandbox.
+
+    ``spec``: the judge phase's ``$EVOTREE_POLICY_SANDBOX`` (:func:`policy_sandbox_spec`).
+    The sandbox has a new user namespace (no capabilities in it or anywhere: ``--cap-drop ALL``,
+    no new privileges), new PID, network (loopback only), IPC, UTS and cgroup namespaces, a new
+    session, and dies with the thread that started it. It sees, read-only: the system (as a
+    phase does, without ``/proc``), the folders of ``spec["read_only"]`` and ``candidate`` at
+    :data:`POLICY_CANDIDATE_DIR` (its working directory); a private ``/tmp`` (``$HOME`` is
+    ``/tmp/home``) and ``/dev/shm``. Nothing of the judge: not its folder, its evidence, its
+    ``/tmp``, its processes. File descriptors passed to the bwrap process (pipes) stay open in
+    the sandboxed process. Raises :class:`SandboxUnavailable` when ``spec`` says nesting cannot
+    work here (``{"error": ...}``) or names no usable bwrap.
+    """
+    if spec.get("error") or not spec.get("bwrap"):
+        raise SandboxUnavailable(
+            "candidate code cannot be isolated from the judge here: "
+            + str(spec.get("error") or "no bubblewrap binary was named"),
+            fix=str(spec.get("fix") or _INSTALL_FIX))
+    exe = _binary(str(spec["bwrap"]))
+    if exe is None:
+        raise SandboxUnavailable(f"bubblewrap is not executable at {spec['bwrap']} inside the judge's sandbox",
+                                 fix="install bubblewrap under /usr (apt-get install bubblewrap)")
+    args = [exe, "--unshare-all", "--unshare-user", *(["--disable-userns"] if spec.get("disable_userns") else []),
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "evotree-policy"]
+    args += _system_args(False, proc=False)
+    for path in sorted((Path(p) for p in spec.get("read_only", ())), key=lambda p: len(p.parts)):
+        if path.is_absolute() and path != Path("/"):
+            args += ["--ro-bind", str(path), str(path)]
+    if candidate is not None:
+        args += ["--ro-bind", str(Path(candidate).absolute()), POLICY_CANDIDATE_DIR]
+    args += ["--remount-ro", "/", "--chdir", POLICY_CANDIDATE_DIR if candidate is not None else "/tmp", "--"]
+    return args + list(argv)
+
+
+def _prlimit() -> str:
+    for candidate in ("/usr/bin/prlimit", "/bin/prlimit"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    raise SandboxUnavailable("prlimit (util-linux) is not installed: the sandbox cannot set the phase's limits",
+                             fix="install util-linux (apt-get install util-linux), or set the [sandbox] limits to 0")
+
+
+def sandbox_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` as a sandboxed phase gets it: private HOME and TMPDIR; no XDG folders of the host."""
+    out = {k: v for k, v in env.items() if not k.startswith("XDG_")}
+    out.update(HOME=SANDBOX_HOME, TMPDIR="/tmp")
+    return out
+
+
+# ---------------------------------------------------------------------------- the check
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether a sandbox can start here: ``ok``, or ``reason`` and ``fix``."""
+
+    ok: bool
+    binary: str | None
+    version: str | None = None
+    reason: str | None = None
+    fix: str | None = None
+    startup_ms: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "binary": self.binary, "version": self.version, "reason": self.reason,
+                "fix": self.fix, "startup_ms": self.startup_ms}
+
+
+_PROBE = ("import sys\n"
+          "s = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
+          "print(s['CapEff'].strip(), s['NoNewPrivs'].strip(), open('/proc/1/cmdline').read() != '')\n")
+
+
+def check_sandbox(binary: str | None = None) -> SandboxStatus:
+    """Start a trivial sandbox (Python, the default limits) once per process and binary; say why it cannot run.
+
+    ``binary``: a bwrap path (tests point it at a missing file); default :data:`BWRAP`, else
+    the system's. The result is cached per binary; :func:`check_sandbox.cache_clear` forgets it.
+    """
+    return _check(binary if binary is not None else BWRAP)
+
+
+@functools.lru_cache(maxsize=8)
+def _check(binary: str | None) -> SandboxStatus:
+    exe = _binary(binary)
+    if exe is None:
+        where = f"at {binary}" if binary is not None else "in /usr/bin, /bin or PATH"
+        return SandboxStatus(False, None, reason=f"bubblewrap (bwrap) is not installed (looked {where})",
+                             fix=_INSTALL_FIX + ", " + _OFF_FIX)
+    try:
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, exe, reason=f"{exe} cannot be executed: {exc}", fix=_INSTALL_FIX + ", " + _OFF_FIX)
+    from evotree.core.config import SandboxSection
+
+    try:
+        argv = wrap(SandboxSpec(cwd=Path("/tmp"), limits=SandboxPolicy.from_config(SandboxSection()).limits),
+                    [sys.executable, "-I", "-S", "-c", _PROBE], binary=exe)
+    except SandboxUnavailable as exc:
+        return SandboxStatus(False, exe, version, reason=exc.message, fix=exc.fix)
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, exe, version, reason=f"a trivial sandbox did not start: {exc}",
+                             fix=_INSTALL_FIX + ", " + _OFF_FIX)
+    took = round((time.perf_counter() - start) * 1000, 1)
+    if proc.returncode != 0:
+        message = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        reason, fix = _explain(message)
+        return SandboxStatus(False, exe, version, reason=f"a trivial sandbox failed: {message} ({reason})",
+                             fix=fix + ", " + _OFF_FIX)
+    fields_ = proc.stdout.split()
+    if len(fields_) != 3 or int(fields_[0], 16) != 0 or fields_[1] != "1":
+        return SandboxStatus(False, exe, version,
+                             reason=f"the sandbox kept privileges (CapEff, NoNewPrivs = {fields_[:2]}); "
+                                    "this bubblewrap does not drop capabilities",
+                             fix="install bubblewrap 0.4 or newer, " + _OFF_FIX)
+    return SandboxStatus(True, exe, version, startup_ms=took)
+
+
+def _clear_checks() -> None:
+    _check.cache_clear()
+    _check_policy.cache_clear()
+
+
+check_sandbox.cache_clear = _clear_checks  # type: ignore[attr-defined]
+
+#: Run inside a nested policy sandbox by :func:`check_policy_sandbox`: effective capabilities,
+#: no-new-privileges, whether a /proc is there.
+_POLICY_PROBE = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "class H(ctypes.Structure):\n"
+    "    _fields_ = [('version', ctypes.c_uint32), ('pid', ctypes.c_int)]\n"
+    "class D(ctypes.Structure):\n"
+    "    _fields_ = [('effective', ctypes.c_uint32), ('permitted', ctypes.c_uint32), ('inheritable', ctypes.c_uint32)]\n"
+    "h, d = H(0x20080522, 0), (D * 2)()\n"
+    "assert libc.capget(ctypes.byref(h), d) == 0\n"
+    "print(d[0].effective | d[1].effective | d[0].permitted | d[1].permitted, libc.prctl(39, 0, 0, 0, 0),\n"
+    "      os.path.exists('/proc/self'), libc.unshare(0x10000000) == 0)\n"
+)
+
+
+def check_policy_sandbox(binary: str | None = None) -> SandboxStatus:
+    """Whether a judge's sandbox can start a nested sandbox for candidate code here (once per process).
+
+    Starts a judge-like sandbox (its own user namespace, not uid 0 inside) that starts a nested
+    one (:func:`policy_sandbox_argv`) running Python, and checks that the nested process has no
+    capabilities and no-new-privileges set. Cached like :func:`check_sandbox` (whose
+    ``cache_clear`` forgets both).
+    """
+    return _check_policy(binary if binary is not None else BWRAP)
+
+
+@functools.lru_cache(maxsize=8)
+def _check_policy(binary: str | None) -> SandboxStatus:
+    outer = _check(binary)
+    if not outer.ok or outer.binary is None:
+        return outer
+    from evotree.core.config import SandboxSection
+
+    exe = outer.binary
+    nest_fix = ("allow unprivileged user namespaces inside user namespaces (user.max_user_namespaces > 1; "
+                "on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile that "
+                "allows userns for bwrap)")
+    try:
+        spec = policy_sandbox_spec(PolicySandbox(), exe)
+        inner = policy_sandbox_argv(spec, None, [sys.executable, "-I", "-S", "-c", _POLICY_PROBE])
+        argv = _wrap(SandboxSpec(cwd=Path("/tmp"), limits=SandboxPolicy.from_config(SandboxSection()).limits),
+                     inner, exe, _judge_user_args())
+    except SandboxUnavailable as exc:
+        return SandboxStatus(False, exe, outer.version, reason=exc.message, fix=exc.fix)
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+                              env=sandbox_env(dict(os.environ)))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return SandboxStatus(False, exe, outer.version, reason=f"a nested sandbox did not start: {exc}",
+                             fix=nest_fix + ", " + _OFF_FIX)
+    took = round((time.perf_counter() - start) * 1000, 1)
+    if proc.returncode != 0:
+        message = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return SandboxStatus(False, exe, outer.version, reason=f"a sandbox cannot start a nested one here: {message}",
+                             fix=nest_fix + ", " + _OFF_FIX)
+    seen = proc.stdout.split()
+    if seen[:3] != ["0", "1", "False"] or (spec["disable_userns"] and seen[3:] != ["False"]):
+        return SandboxStatus(False, exe, outer.version,
+                             reason=f"the nested sandbox kept privileges (capabilities, no-new-privileges, "
+                                    f"/proc, a user namespace of its own = {seen})",
+                             fix="install bubblewrap 0.4 or newer, " + _OFF_FIX)
+    return SandboxStatus(True, exe, outer.version, startup_ms=took)
+
+
+def _explain(message: str) -> tuple[str, str]:
+    low = message.lower()
+    if "uid map" in low or "user namespace" in low or "no permissions to creat" in low or "new namespace" in low:
+        return ("the kernel or a security policy forbids the namespaces bubblewrap needs",
+                "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 "
+                "also kernel.apparmor_restrict_unprivileged_userns=0), or run evotree as root, or in a container "
+                "started with --security-opt seccomp=unconfined --security-opt apparmor=unconfined")
+    if "proc" in low and "mount" in low or "operation not permitted" in low:
+        return ("mounts are not permitted here (a container's default seccomp or AppArmor profile)",
+                "start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "
+                "(or --privileged)")
+    return ("bubblewrap failed", _INSTALL_FIX)
+
+
+def require_sandbox(section: SandboxSection) -> SandboxStatus | None:
+    """Refuse (``SandboxUnavailable``) unless a sandbox can run or the policy says ``mode = "off"``.
+
+    Returns the status when a sandbox will be used, ``None`` when the policy turns it off.
+    """
+    if section.mode == "off":
+        return None
+    status = check_sandbox()
+    if not status.ok:
+        raise SandboxUnavailable(
+            f"the champion's policy runs every phase in a sandbox, and none can start here: {status.reason}",
+            fix=status.fix, binary=status.binary, reason=status.reason,
+        )
+    return status
+
+
+# ---------------------------------------------------------------------------- the policy
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The champion's ``[sandbox]`` section as the phases apply it.
+
+    ``forbidden``: folders no bind may overlap (the workspace's repository): a ``read_paths``
+    entry inside, equal to or above one of them is refused.
+    """
+
+    mode: str = "bwrap"
+    train_network: bool = False
+    eval_network: bool = False
+    limits: Limits = field(default_factory=Limits)
+    read_paths: tuple[str, ...] = ()
+    candidate_max_files: int = 100_000
+    candidate_max_mb: int = 65_536
+    forbidden: tuple[str, ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"
+
+    @classmethod
+    def from_config(cls, section: SandboxSection, *, forbidden: Iterable[Path | str] = ()) -> SandboxPolicy:
+        return cls(mode=section.mode, train_network=section.train_network, eval_network=section.eval_network,
+                   limits=Limits(section.memory_mb, section.max_processes, section.max_output_mb),
+                   read_paths=tuple(section.read_paths), candidate_max_files=section.candidate_max_files,
+                   candidate_max_mb=section.candidate_max_mb, forbidden=tuple(str(p) for p in forbidden))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> SandboxPolicy:
+        """From :meth:`to_dict` (a Ray task's spec); the default (a sandbox) when absent."""
+        if not data:
+            return cls()
+        values = dict(data)
+        values["limits"] = Limits(**values.get("limits", {}))
+        for key in ("read_paths", "forbidden"):
+            values[key] = tuple(values.get(key, ()))
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "train_network": self.train_network, "eval_network": self.eval_network,
+                "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes,
+                           "max_output_mb": self.limits.max_output_mb},
+                "read_paths": list(self.read_paths), "candidate_max_files": self.candidate_max_files,
+                "candidate_max_mb": self.candidate_max_mb, "forbidden": list(self.forbidden)}
+
+    def extra_read_only(self) -> tuple[Path, ...]:
+        """``read_paths`` that exist, after refusing any that overlaps a forbidden folder."""
+        out = []
+        for raw in self.read_paths:
+            path = Path(os.path.realpath(raw))
+            for bad in self.forbidden:
+                bad_path = Path(os.path.realpath(bad))
+                if path == bad_path or bad_path in path.parents or path in bad_path.parents:
+                    raise SandboxUnavailable(
+                        f"[sandbox].read_paths entry {raw} overlaps the workspace's repository {bad}: "
+                        "a phase would see the repository",
+                        fix="list folders outside the repository (datasets, model caches) in [sandbox].read_paths")
+            if path.exists():
+                out.append(path)
+        return tuple(out)
+
+
+# ---------------------------------------------------------------------------- a running sandbox
+class SandboxBox:
+    """The processes of one running sandbox, seen from outside (by host pid).
+
+    ``pid`` is the outer bwrap process (a process-group leader started by the phase runner).
+    Its child is the sandbox's init (pid 1 of the PID namespace); every process of the phase
+    lives in that namespace, whatever session or environment it gave itself.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.init: int | None = None
+        self.namespace: str | None = None
+        self._fd: int | None = None
+
+    def locate(self) -> str | None:
+        """The PID namespace of the sandbox (``pid:[inode]``), once its init exists.
+
+        The init is the first descendant of the bwrap process (children first) whose PID
+        namespace differs from bwrap's own; never this process's namespace (signalling "every
+        process of the namespace" must never mean every process of the machine).
+        """
+        if self.namespace is None:
+            try:
+                outside = {os.readlink(f"/proc/{self.pid}/ns/pid"), os.readlink("/proc/self/ns/pid")}
+            except OSError:
+                return None
+            level = [self.pid]
+            for _ in range(3):
+                level = [c for parent in level for c in _children(parent)]
+                for child in level:
+                    try:  # held open: the namespace (and its number) cannot be recycled for another
+                        fd = os.open(f"/proc/{child}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)  # sandbox while we use it
+                    except OSError:
+                        continue
+                    ns = f"pid:[{os.fstat(fd).st_ino}]"
+                    if ns in outside:
+                        os.close(fd)
+                        continue
+                    self.namespace, self.init, self._fd = ns, child, fd
+                    return ns
+        return self.namespace
+
+    def close(self) -> None:
+        """Let go of the namespace (after :meth:`reap`)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    def members(self) -> list[int]:
+        """Host pids of the live processes in the sandbox's PID namespace (its init included;
+        zombies, which run nothing, left out)."""
+        ns = self.locate()
+        if ns is None:
+            return []
+        found = []
+        for proc_dir in Path("/proc").glob("[0-9]*"):
+            try:
+                if os.readlink(proc_dir / "ns" / "pid") == ns and not _zombie(proc_dir):
+                    found.append(int(proc_dir.name))
+            except (OSError, ValueError):
+                continue
+        return found
+
+    def signal(self, sig: int) -> None:
+        """SIGKILL: the whole sandbox. Other signals: every process of the phase (not the init,
+        which forwards nothing and exits when the phase's first process does)."""
+        if sig == signal.SIGKILL:
+            self.locate()
+            _kill_group(self.pid, sig)
+            for pid in self.members():
+                _kill(pid, sig)
+            return
+        members = [p for p in self.members() if p != self.init]
+        if not members:
+            _kill_group(self.pid, sig)
+        for pid in members:
+            _kill(pid, sig)
+
+    def reap(self, timeout: float = 5.0) -> list[int]:
+        """After the phase: SIGKILL whatever is left in the namespace and wait until it is empty.
+
+        Returns the pids of the phase found alive (normally none: the kernel ends the namespace
+        with its init, which may itself still be exiting when bwrap has already reported).
+        """
+        if self.namespace is None:
+            return []
+        try:
+            left = [p for p in self.members() if p != self.init]
+            deadline = time.monotonic() + timeout
+            while True:
+                alive = self.members()
+                if not alive:
+                    return left
+                for pid in alive:
+                    _kill(pid, signal.SIGKILL)
+                if time.monotonic() > deadline:
+                    return left
+                time.sleep(0.01)
+        finally:
+            self.close()
+
+
+def _children(parent: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+    except OSError:  # a kernel without /proc/PID/task/TID/children: read every process's parent
+        pass
+    out = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields_ = stat_file.read_text().rsplit(")", 1)[1].split()
+            if int(fields_[1]) == parent:
+                out.append(int(stat_file.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _zombie(proc_dir: Path) -> bool:
+    try:
+        return (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True  # gone
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------------------- the judge's copy
+@dataclass
+class CopyReport:
+    """What :func:`copy_regular_files` copied and what it refused (one line per refused entry)."""
+
+    files: int = 0
+    bytes: int = 0
+    refused: list[str] = field(default_factory=list)
+
+
+def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) -> CopyReport:
+    """Copy the tree ``src`` into the existing folder ``dst``: folders and regular files only.
+
+    Refused (and reported, never followed or opened): symbolic links, hard links (a regular file
+    with more than one name), FIFOs, sockets, devices; files past ``max_files`` files or
+    ``max_bytes`` bytes in all. Files are opened with ``O_NOFOLLOW`` and checked again after
+    opening, so an entry swapped for a link meanwhile is refused too. Copies are mode 0644, or
+    0755 when the owner could execute the original (folders 0755): no set-id bits survive.
+    """
+    report = CopyReport()
+    over = False
+
+    def refuse(rel: str, why: str) -> None:
+        report.refused.append(f"{rel}: {why}")
+
+    def walk(folder: Path, target: Path, rel: str) -> None:
+        nonlocal over
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            refuse(rel or ".", f"unreadable folder ({exc.strerror})")
+            return
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                refuse(name, f"cannot be read ({exc.strerror})")
+                continue
+            mode = info.st_mode
+            if stat.S_ISLNK(mode):
+                refuse(name, f"symbolic link to {os.readlink(entry.path)!r} (not followed)")
+            elif stat.S_ISDIR(mode):
+                (target / entry.name).mkdir(mode=0o755)
+                walk(Path(entry.path), target / entry.name, name)
+            elif not stat.S_ISREG(mode):
+                kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
+                        else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+                refuse(name, f"{kind} (not opened)")
+            elif info.st_nlink > 1:
+                refuse(name, f"hard link ({info.st_nlink} names for one file; not copied)")
+            elif over or report.files + 1 > max_files or report.bytes + info.st_size > max_bytes:
+                if not over:
+                    refuse(name, f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
+                                 "it and every later file were not copied")
+                over = True
+            else:
+                copied = _copy_file(Path(entry.path), target / entry.name, info, max_bytes - report.bytes)
+                if isinstance(copied, str):
+                    refuse(name, copied)
+                else:
+                    report.files += 1
+                    report.bytes += copied
+
+    walk(Path(src), Path(dst), "")
+    return report
+
+
+def _copy_file(src: Path, dst: Path, before: os.stat_result, budget: int) -> int | str:
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return "symbolic link (not followed)" if exc.errno == errno.ELOOP else f"cannot be opened ({exc.strerror})"
+    try:
+        info = os.fstat(fd)
+        if (not stat.S_ISREG(info.st_mode) or info.st_nlink > 1
+                or (info.st_dev, info.st_ino) != (before.st_dev, before.st_ino)):
+            return "changed into a link or special file while being copied (not copied)"
+        mode = 0o755 if info.st_mode & stat.S_IXUSR else 0o644
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        try:
+            copied = 0
+            while copied <= budget:
+                try:
+                    n = os.copy_file_range(fd, out, 1 << 24)
+                except OSError as exc:
+                    if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                        raise
+                    n = os.sendfile(out, fd, None, 1 << 24)
+                if n == 0:
+                    break
+                copied += n
+        finally:
+            os.close(out)
+        if copied > budget:
+            os.unlink(dst)
+            return "grew past the copy limit while being copied (not copied)"
+        return copied
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------- reporting
+def sandbox_warning(ws: Workspace, version: str | None = None) -> str | None:
+    """One line for the top of ``evotree gates`` / ``evotree verify``, or ``None`` when all is sandboxed.
+
+    Warns when the champion's policy turns the sandbox off, and when recorded runs (of
+    ``version``, or of any version) ran a phase without one.
+    """
+    problems = []
+    if version is not None:
+        version = ws.resolve(version).id
+    if ws.config.sandbox.mode == "off":
+        problems.append('the champion\'s evotree.toml sets [sandbox] mode = "off": train and judge phases '
+                        "run without isolation (a candidate can read the judge's data, the repository and "
+                        "the network)")
+    runs = _unsandboxed_runs(ws, version)
+    if runs:
+        whose = f"of {version} " if version else ""
+        problems.append(f"{len(runs)} run(s) {whose}ran without a sandbox: {', '.join(runs[:3])}"
+                        + (" …" if len(runs) > 3 else ""))
+    if not problems:
+        return None
+    return "WARNING: sandbox off — " + "; ".join(problems)
+
+
+def _unsandboxed_runs(ws: Workspace, version: str | None) -> list[str]:
+    base = Path(ws.config.workspace.runs_dir)
+    base = base if base.is_absolute() else ws.root / base
+    found = []
+    for record in sorted(base.glob("*/run.json")) if base.is_dir() else []:
+        try:
+            data = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        if version is not None and data.get("version") != version:
+            continue
+        phases = data.get("phases") or {}
+        if any(isinstance(p, dict) and p.get("sandbox") == "off" for p in phases.values()):
+            found.append(str(data.get("run_id", record.parent.name)))
+    return found
