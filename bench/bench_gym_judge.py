@@ -237,7 +237,8 @@ def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
                        policy=PolicySandbox() if nested else None)
     argv = wrap(spec, [sys.executable, "-P", "-c", _DRIVER, str(candidate), str(replay), *map(str, seeds)])
     env = sandbox_env({k: v for k, v in os.environ.items() if not k.startswith("EVOTREE_")})
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600,
+                          check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"the sandboxed judge failed ({proc.returncode}): {proc.stderr[-2000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -14,6 +14,7 @@ behavior.tools             behavior.tool_usage (info),                       fai
                            behavior.tool_failure_high (warn, high)           of tool-using rollouts
 behavior.diversity         behavior.template_collapse (warn, high)           pairwise sim >= 0.8 in
                                                                              > 30 % / 60 % of groups
+                                                                             of texts >= 3 words
 behavior.repetition        behavior.repetition_high (warn, high)             > 10 % / 30 % of texts
 behavior.git_history       behavior.git_history_commands (warn, high)        any / >= 5 % of rollouts
 behavior.reward_eval       behavior.reward_up_eval_down (high)               p < 0.05 / CI below 0
@@ -24,8 +25,16 @@ behavior.gym               behavior.gym_episodes (info),                     fai
 
 **Gym runs** (every sampled train rollout has ``task_id`` = ``group_id + "#" + number``, the
 layout of :mod:`evotree.domains.gym.train`) get the gym analyzer; the text analyzers (diversity,
-repetition) and the finish-reason rates skip them, because their texts are generated
-summaries and a ``truncated`` episode there is the environment's time limit, often success.
+repetition), the finish-reason rates and the length analyzer skip them, because their texts are
+generated summaries, a ``truncated`` episode there is the environment's time limit (often
+success), and an episode's length is the task's outcome (longer is better on CartPole, worse on
+MountainCar), not a completion's length; the gym analyzer reports lengths per environment.
+
+**Short answers.** Template collapse is judged only on groups whose texts average at least
+``min_words`` words (default 3, one more than the bigrams compared). A one- or two-word answer
+(the math domain's ``" 7"``) has no template to collapse onto: its samples are either the same
+answer or not, and a group of equal answers is agreement, which the signal layer's dead-group
+and solve-rate findings report (solved or not).
 
 **Text sample.** Diversity and repetition read texts of at most ``sample_groups`` groups
 (default 2,000): half from the earliest steps, half from the latest (a group is
@@ -224,7 +233,7 @@ class LengthShift(Analyzer):
     ``behavior.length_distribution`` (info) reports mean, std and quantiles of the train
     rollouts' ``length``. With parent runs (``context.parent_run_ids``) holding lengths, a
     two-sample KS test (:func:`ks_from_histograms`) compares the two; a shift with p < ``alpha``
-    and D >= ``warn_d`` is ``behavior.length_shift`` (D >= ``high_d``: high).
+    and D >= ``warn_d`` is ``behavior.length_shift`` (D >= ``high_d``: high). Not for gym runs.
     """
 
     name = "behavior.length"
@@ -235,6 +244,8 @@ class LengthShift(Analyzer):
     def analyze(self, con: Any, *, run_id: str, version: str | None,
                 context: AnalysisContext | None = None) -> list[Finding]:
         t = self.thresholds
+        if is_gym_run(con, run_id, context):
+            return []  # episode lengths are outcomes, reported per environment by behavior.gym
         values, counts, shown = length_histogram(con, _run(run_id))
         if not counts.size:
             return []
@@ -494,12 +505,16 @@ class DiversityThresholds:
     warn_fraction: float = help_field(0.3, "collapsed share of late groups above this: warn")
     high_fraction: float = help_field(0.6, "collapsed share of late groups above this: high")
     max_texts_per_group: int = help_field(16, "pairs are formed among at most this many texts of a group")
+    min_words: int = help_field(3, "groups whose texts average fewer words than this are not judged: a one- or "
+                                   "two-word answer (a number) has no template to collapse onto")
     sample_groups: int = help_field(2000, "groups whose texts are read (half early, half late)")
     seed: int = help_field(0, "seed of the group order within a boundary step")
     max_chars: int = help_field(4000, "texts are cut to this many characters")
 
     def __post_init__(self) -> None:
         owner = "behavior.diversity"
+        if self.min_words < 1:
+            raise ValueError(f"need min_words >= 1 in {owner}, actually: {self.min_words}")
         check_range(owner, "collapse_similarity", self.collapse_similarity, 0.0, 1.0)
         check_range(owner, "warn_fraction", self.warn_fraction, 0.0, 1.0)
         check_range(owner, "high_fraction", self.high_fraction, 0.0, 1.0)
@@ -516,7 +531,9 @@ class Diversity(Analyzer):
     Per sampled group with at least two texts: distinct-n (distinct word n-grams / all word
     n-grams over its texts) and the mean pairwise Jaccard similarity of the texts' n-gram sets
     (two empty texts: 1). A group is collapsed when that similarity is at least
-    ``collapse_similarity``; the collapsed share of the late groups decides.
+    ``collapse_similarity``; the collapsed share of the late groups decides. Groups whose texts
+    average fewer than ``min_words`` words are left out (short answers: module doc); their count
+    is in the evidence (``short_groups``), and with none left nothing is reported.
     """
 
     name = "behavior.diversity"
@@ -534,9 +551,12 @@ class Diversity(Analyzer):
                                       max_chars=t.max_chars)
             grams = ngrams_sql("words", t.ngram)
             rows, shown = query(con, (
-                "WITH g AS MATERIALIZED (SELECT win, dense_rank() OVER (ORDER BY win, step, group_id) AS gk, rid, "
-                f"{grams} AS grams FROM __text_sample__ QUALIFY row_number() OVER (PARTITION BY win, step, group_id "
-                f"ORDER BY rid) <= {int(t.max_texts_per_group)}), "
+                "WITH t0 AS (SELECT win, step, group_id, rid, words FROM __text_sample__ QUALIFY row_number() "
+                f"OVER (PARTITION BY win, step, group_id ORDER BY rid) <= {int(t.max_texts_per_group)}), "
+                "t1 AS (SELECT * FROM t0 QUALIFY avg(len(words)) OVER (PARTITION BY win, step, group_id) "
+                f">= {int(t.min_words)}), "
+                "g AS MATERIALIZED (SELECT win, dense_rank() OVER (ORDER BY win, step, group_id) AS gk, rid, "
+                f"{grams} AS grams FROM t1), "
                 "x AS MATERIALIZED (SELECT DISTINCT gk, rid, unnest(grams) AS x FROM g), "
                 "kx AS (SELECT gk, rid, count(*) AS k FROM x GROUP BY ALL), "
                 "k AS (SELECT g.win, g.gk, g.rid, coalesce(kx.k, 0) AS k, len(g.grams) AS n "
@@ -553,11 +573,18 @@ class Diversity(Analyzer):
                 f"count(*) FILTER (WHERE s.similarity >= {float(t.collapse_similarity)!r}) AS collapsed, "
                 "avg(coalesce(d.grams_distinct, 0) / nullif(n.grams, 0)) AS mean_distinct_n "
                 "FROM s LEFT JOIN d USING (gk) JOIN n USING (gk) GROUP BY s.win ORDER BY s.win"), texts)
-        by = {win: {"groups": n, "mean_similarity": sim, "collapsed_groups": c, "collapsed_fraction": c / n,
-                    "mean_distinct_n": dn} for win, n, sim, c, dn in rows if n}
-        late = by.get("late")
-        if not late or late["collapsed_fraction"] <= t.warn_fraction:
-            return []
+            by = {win: {"groups": n, "mean_similarity": sim, "collapsed_groups": c, "collapsed_fraction": c / n,
+                        "mean_distinct_n": dn} for win, n, sim, c, dn in rows if n}
+            late = by.get("late")
+            if not late or late["collapsed_fraction"] <= t.warn_fraction:
+                return []
+            short, shown_short = query(con, (
+                "SELECT win, count(*) FILTER (WHERE words < " + str(int(t.min_words)) + ") AS short FROM ("
+                "SELECT win, step, group_id, avg(len(words)) AS words FROM __text_sample__ GROUP BY ALL) "
+                "GROUP BY win ORDER BY win"), texts)
+        for win, n_short in short:
+            if win in by:
+                by[win]["short_groups"] = n_short
         frac = late["collapsed_fraction"]
         early = by.get("early")
         contrast = (f" (early steps: {early['collapsed_fraction']:.0%})" if early else "")
@@ -570,7 +597,8 @@ class Diversity(Analyzer):
             f"{late['mean_similarity']:.2f}, distinct-{t.ngram} {distinct_text}){contrast}",
             run_id=run_id, version=version,
             evidence={"late": late, "early": early, "ngram": t.ngram, "collapse_similarity": t.collapse_similarity,
-                      "warn": t.warn_fraction, "high": t.high_fraction, "sample": info, "query": shown},
+                      "min_words": t.min_words, "warn": t.warn_fraction, "high": t.high_fraction, "sample": info,
+                      "query": shown, "query_short": shown_short},
             suggestion="the samples of a prompt have collapsed onto one template, so their rewards are "
                        "equal and carry no signal: raise the temperature, filter zero-variance groups "
                        "(StdGroupFilter), or penalize duplicated samples",

@@ -110,6 +110,8 @@ class VersionComparison:
     seeds: dict[str, list[int]] | None = None
     #: one sentence naming the versions, e.g. "v1 is better than v0 (...)"
     statement: str = ""
+    #: what the reader should know that is not a problem (e.g. runs that are identical copies)
+    notes: list[str] = field(default_factory=list)
     difference: Difference | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -536,12 +538,13 @@ def compare(
         improvement = probability_of_improvement(scores_b, scores_a, B=extra_b, rng=rng)
         poi = {"b_over_a": float(improvement.probability), "ci": [float(x) for x in improvement.ci]}
     notes = [warning, side_a.note, side_b.note]
-    for name, same in ((name_a, diff.identical[0]), (name_b, diff.identical[1])):
-        if same:
-            notes.append(f"{name}'s runs are identical copies (a deterministic policy, or a domain that ignores "
-                         "the seed): they count as one run, and more seeds add nothing")
     if diff.caveat:
         notes.append(diff.caveat)
+    said = [f"{name}'s runs are identical copies (a deterministic policy, or a domain that ignores the seed): they "
+            "count as one run, and more seeds add nothing" for name, same in ((name_a, diff.identical[0]),
+                                                                             (name_b, diff.identical[1])) if same]
+    if all(diff.identical):
+        said.append("the tasks are the unit of this comparison")
     unit_text = ("runs as units" if diff.unit == "runs" else "tasks as units")
     tree_text = (f"spread pooled over {spread.versions} version(s) of the tree, df {spread.df}"
                  if spread.sd is not None else "no pooled spread")
@@ -561,7 +564,7 @@ def compare(
         spread={"sd": list(diff.sd), "source": list(diff.sd_source), "tree": spread.to_dict(),
                 "se_runs": diff.se_runs, "se_tasks": diff.se_tasks},
         commits={"a": side_a.commit, "b": side_b.commit}, seeds={"a": side_a.seeds, "b": side_b.seeds},
-        statement=statement(name_a, name_b, diff, decision, p_threshold, threshold),
+        statement=statement(name_a, name_b, diff, decision, p_threshold, threshold), notes=said,
         difference=diff,
     )
 

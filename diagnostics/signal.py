@@ -419,9 +419,10 @@ class SolveRatesThresholds:
 class SolveRates(Analyzer):
     """Fractions of groups where every sample solved / none did.
 
-    Only judged when every finite reward of the run lies in ``[unsolved_reward,
-    solved_reward]`` (pass/fail or graded rewards); for other reward scales (returns of gym
-    episodes) "solved" has no meaning and nothing is reported.
+    Only judged on group-based runs (:func:`is_group_run`) whose every finite reward lies in
+    ``[unsolved_reward, solved_reward]`` (pass/fail or graded rewards); for other reward scales
+    (returns of gym episodes) "solved" has no meaning and nothing is reported. All-solved
+    prompts call for harder prompts, not a group filter: they name no skill.
     """
 
     name = "signal.solve_rates"
@@ -434,6 +435,8 @@ class SolveRates(Analyzer):
         t = self.thresholds
         hi, lo = repr(float(t.solved_reward)), repr(float(t.unsolved_reward))
         with using(context) as ctx:
+            if not is_group_run(con, run_id, ctx):
+                return []
             groups = shared_groups(con, ctx, run_id)
             rows, shown = query(con, (
                 f"SELECT count(*) AS groups, count(*) FILTER (WHERE lo >= {hi}) AS all_solved, "
@@ -452,9 +455,8 @@ class SolveRates(Analyzer):
                 "signal.all_solved_high", "warn",
                 f"{all_solved / total:.0%} of groups are solved by every sample ({all_solved:,} of {total:,})",
                 run_id=run_id, version=version, evidence={**evidence, "threshold": t.all_solved_warn},
-                suggestion="these prompts are too easy and teach nothing: filter them (StdGroupFilter), "
-                           "move to harder tasks or a curriculum",
-                skills=["StdGroupFilter"]))
+                suggestion="these prompts are learnt and teach nothing more: move to harder tasks or a "
+                           "curriculum (progress, not a broken signal)"))
         frac = none_solved / total
         if frac > t.none_solved_warn:
             out.append(self.finding(
@@ -538,6 +540,7 @@ class RewardTrend(Analyzer):
         t = self.thresholds
         with using(context) as ctx:
             found = reward_series(con, ctx, run_id, t.reward_metrics)
+            grouped = found is not None and found[3] == "rollouts" and is_group_run(con, run_id, ctx)
         if found is None:
             return []
         steps, means, scale, source, shown = found
@@ -564,15 +567,18 @@ class RewardTrend(Analyzer):
                            "findings, and whether the reward can be gamed; stop or roll back to the best step")]
         if trend.rising(t.alpha, effect):
             return []
+        # the group filter is advice for GRPO-style groups only (not episodes, not single samples)
         return [self.finding(
             "signal.reward_plateau", "warn",
             f"mean reward has plateaued over the last {k} steps at ~{evidence['mean_reward_window']:.3g} "
             f"(change {trend.change:+.3g}, p = {trend.p_value:.2g})", run_id=run_id, version=version,
             evidence=evidence,
-            suggestion="more steps of the same recipe are unlikely to help: look at the dead-group and "
-                       "solve-rate findings (filter dead groups with StdGroupFilter, harder or easier "
-                       "tasks), or change the reward",
-            skills=["StdGroupFilter"])]
+            suggestion=("more steps of the same recipe are unlikely to help: look at the dead-group and "
+                        "solve-rate findings (filter dead groups with StdGroupFilter, harder or easier "
+                        "tasks), or change the reward") if grouped else (
+                        "more steps of the same recipe are unlikely to help: change the recipe, the tasks "
+                        "or the reward"),
+            skills=["StdGroupFilter"] if grouped else [])]
 
 
 # ----------------------------------------------------------------------------- entropy

@@ -19,7 +19,12 @@ What is here, bottom to top:
   :func:`wilcoxon_signed_rank`, :func:`mcnemar_exact`, :func:`benjamini_hochberg`;
 - across seeds (rliable's definitions): :func:`iqm`, :func:`stratified_bootstrap_ci`,
   :func:`probability_of_improvement`;
-- :func:`compare_versions`: the seed-aware (two-level bootstrap) comparison the gates use;
+- :func:`compare_versions`: a seed-aware two-level bootstrap comparison (kept for studies;
+  evotree's own readers no longer use it);
+- :func:`difference`: **the** comparison of two versions that ``compare``, ``diagnose``,
+  ``gates``, the reports and the agent tools show (one Δ, one t interval, one one-sided p), with
+  the run-to-run spread pooled over a tree (:func:`spread_term`, :func:`pooled_spread`) and runs
+  that are identical copies counted once (:func:`runs_identical`);
 - :func:`require_same_pool` and :func:`alpha_spending` (sequential looks).
 
 numpy is imported here; ``scipy.stats`` (~1 s cold) only inside the tests that use it
@@ -1113,9 +1118,6 @@ def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: f
     if se_runs is None:
         caveats.append("one run a side and no comparable runs in the tree: the run-to-run spread is "
                        "unknown, so the CI counts the tasks only and is too narrow; run a second seed")
-    if same_a and same_b:
-        caveats.append("both versions' runs are identical copies (deterministic): the tasks are the unit "
-                       "and more seeds add nothing")
     return Difference(delta=delta, ci=(float(ci[0]), float(ci[1])), confidence=float(confidence),
                       p_value=float(min(1.0, max(0.0, p))), threshold=float(threshold), se=float(se),
                       df=float(df), unit=unit, n_tasks=int(n_tasks), n_runs=(int(a.shape[0]), int(b.shape[0])),

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from evotree.diagnostics.stats import RunSpread, SpreadTerm, alpha_spending, difference, pooled_spread, spread_term
-from evotree.gates.score import ScoreRule, decide_score, look_of
+from evotree.gates.score import ScoreRule, decide_score
 
 __all__ = ["Levers", "Proposals", "SimModel", "TreeStats", "comparison_rate", "evaluate", "simulate_tree"]
 
@@ -61,9 +61,11 @@ class SimModel:
         return math.sqrt(self.seed_sd ** 2 + (0.2 / self.k + self.jitter_sd ** 2) / self.n_tasks)
 
 
-def evaluate(model: SimModel, pool: np.ndarray, quality: float, seeds: int, rng: np.random.Generator) -> np.ndarray:
-    """(seeds, n_tasks) Avg@k scores of a version of true ``quality`` on ``pool``."""
-    shift = rng.normal(0.0, model.seed_sd, size=(seeds, 1))
+def evaluate(model: SimModel, pool: np.ndarray, quality: float, seeds: int, rng: np.random.Generator,
+             noise: float = 1.0) -> np.ndarray:
+    """(seeds, n_tasks) Avg@k scores of a version of true ``quality`` on ``pool`` (``noise``: a
+    multiple of the model's seed SD, for a version noisier than the rest of the tree)."""
+    shift = rng.normal(0.0, model.seed_sd * noise, size=(seeds, 1))
     jitter = rng.normal(0.0, model.jitter_sd, size=(seeds, pool.size))
     p = np.clip(pool[None, :] + quality + shift + jitter, 0.0, 1.0)
     return rng.binomial(model.k, p) / model.k
@@ -77,6 +79,13 @@ class Proposals:
     p_neutral: float = 0.3
     helpful: tuple[float, float] = (0.01, 0.04)  #: uniform range of a helpful effect
     harmful: tuple[float, float] = (0.01, 0.08)  #: uniform range of a harmful effect's size
+    #: share of proposals whose runs are ``noisy_factor`` times as noisy (seed SD) as the tree's
+    noisy_share: float = 0.0
+    noisy_factor: float = 2.0
+
+    def noise(self, rng: np.random.Generator) -> float:
+        """The seed-noise multiple of a proposal's runs."""
+        return self.noisy_factor if self.noisy_share and rng.random() < self.noisy_share else 1.0
 
     def draw(self, rng: np.random.Generator) -> float:
         u = rng.random()
@@ -182,11 +191,12 @@ class _Loop:
         self.terms: list[SpreadTerm] = []  # finished versions of the tree
         self.champion_used = 0  # runs charged to the champion's budget (its runs as a candidate too)
         self.champion = np.empty((0, model.n_tasks))
+        self.noise = 1.0  # the champion's seed-noise multiple
         self.deadlocked = False
 
-    def run(self, quality: float, n: int) -> np.ndarray:
+    def run(self, quality: float, n: int, noise: float = 1.0) -> np.ndarray:
         self.stats.runs += n
-        return evaluate(self.model, self.pool, quality, n, self.rng)
+        return evaluate(self.model, self.pool, quality, n, self.rng, noise)
 
     def champion_runs_left(self) -> int | None:
         if self.levers.free_champion_reruns:
@@ -198,7 +208,7 @@ class _Loop:
         if left is not None:
             n = min(n, left)
         if n > 0:
-            self.champion = np.vstack([self.champion, self.run(self.quality, n)])
+            self.champion = np.vstack([self.champion, self.run(self.quality, n, self.noise)])
             self.champion_used += n
             self.stats.champion_runs += n
 
@@ -207,28 +217,33 @@ class _Loop:
             return None
         return pooled_spread([*self.terms, spread_term(self.champion), spread_term(candidate)])
 
-    def compare(self, effect: float) -> tuple[bool, np.ndarray]:
+    def compare(self, effect: float, noise: float = 1.0) -> tuple[bool, np.ndarray]:
         """Compare one proposal with the champion as the gate directs; (promoted, candidate runs)."""
         rule = self.rule
-        candidate = self.run(self.quality + effect, rule.seeds_needed)
+        candidate = self.run(self.quality + effect, rule.seeds_needed, noise)
         while True:
             d = difference(self.champion, candidate, spread=self.spread(candidate), confidence=1 - 2 * rule.alpha,
                            threshold=rule.min_delta)
             decision = decide_score(d, rule, champion_runs_left=self.champion_runs_left())
             if decision.passed:
                 return True, candidate
-            if decision.verdict != "more_seeds" or not self.levers.sequential or not decision.next_seeds:
+            if decision.verdict == "not_ready" and decision.next_seeds and not self.levers.sequential \
+                    and candidate.shape[0] >= rule.seeds_needed:
+                return False, candidate  # one look: no more seeds, not even to learn the spread
+            if decision.verdict not in ("more_seeds", "not_ready") or not decision.next_seeds:
+                return False, candidate
+            if decision.verdict == "more_seeds" and not self.levers.sequential:
                 return False, candidate
             add_b, add_a = decision.next_seeds["candidate"], decision.next_seeds["champion"]
             if add_b + add_a == 0:
                 return False, candidate
             self.top_up_champion(add_a)
             if add_b:
-                candidate = np.vstack([candidate, self.run(self.quality + effect, add_b)])
+                candidate = np.vstack([candidate, self.run(self.quality + effect, add_b, noise)])
 
-    def compare_previous(self, effect: float) -> tuple[bool, np.ndarray]:
+    def compare_previous(self, effect: float, noise: float = 1.0) -> tuple[bool, np.ndarray]:
         rule = self.rule
-        candidate = self.run(self.quality + effect, 3)
+        candidate = self.run(self.quality + effect, 3, noise)
         while True:
             passed, again = _previous_decides(self.champion, candidate, rule)
             if passed or not again or not self.levers.sequential:
@@ -236,10 +251,11 @@ class _Loop:
             if candidate.shape[0] + 3 > rule.max_runs:
                 return False, candidate
             self.top_up_champion(3)
-            candidate = np.vstack([candidate, self.run(self.quality + effect, 3)])
+            candidate = np.vstack([candidate, self.run(self.quality + effect, 3, noise)])
 
-    def promote(self, effect: float, candidate: np.ndarray) -> None:
+    def promote(self, effect: float, candidate: np.ndarray, noise: float = 1.0) -> None:
         self.terms.append(spread_term(self.champion))
+        self.noise = noise
         self.quality += effect
         self.peak = max(self.peak, self.quality)
         self.champion = np.empty((0, self.model.n_tasks))
@@ -282,7 +298,7 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
             recorded = float(loop.run(0.0, 1).mean())
             for _ in range(steps):
                 effect = proposals.draw(rng)
-                score = float(loop.run(loop.quality + effect, 1).mean())
+                score = float(loop.run(loop.quality + effect, 1, proposals.noise(rng)).mean())
                 promoted = score > recorded
                 _record(stats, effect, promoted, False)
                 if promoted:
@@ -293,14 +309,15 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
             need = 3 if strategy == "previous" else rule.champion_seeds
             for step in range(steps):
                 effect = proposals.draw(rng)
+                noise = proposals.noise(rng)
                 if not loop.ready_champion(need):
                     loop.deadlocked = True
                     break
-                promoted, candidate = (loop.compare_previous(effect) if strategy == "previous"
-                                       else loop.compare(effect))
+                promoted, candidate = (loop.compare_previous(effect, noise) if strategy == "previous"
+                                       else loop.compare(effect, noise))
                 _record(stats, effect, promoted, step == 0)
                 if promoted:
-                    loop.promote(effect, candidate)
+                    loop.promote(effect, candidate, noise)
                 else:
                     loop.terms.append(spread_term(candidate))
         stats.deadlocked += loop.deadlocked
@@ -310,11 +327,13 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
 
 
 def comparison_rate(effect: float, n: int, *, rule: ScoreRule = ScoreRule(), model: SimModel = SimModel(),
-                    tree_versions: int = 10, tree_runs: int = 3, sequential: bool = True,
+                    tree_versions: int = 10, tree_runs: int = 3, sequential: bool = True, noise: float = 1.0,
                     seed: int = 0) -> tuple[int, int, float]:
     """(promotions, trials, mean runs) of single comparisons of a candidate of true ``effect``
     against a champion re-run ``champion_seeds`` times, in a tree whose spread was already seen on
-    ``tree_versions`` earlier versions of ``tree_runs`` runs each (0: a clean first comparison)."""
+    ``tree_versions`` earlier versions of ``tree_runs`` runs each (0: a clean first comparison);
+    ``noise``: the candidate's seed noise as a multiple of the tree's. Mean runs include the
+    champion's re-runs."""
     rng = np.random.default_rng(seed)
     stats = TreeStats("gate", n, 1)
     hits = 0
@@ -323,6 +342,6 @@ def comparison_rate(effect: float, n: int, *, rule: ScoreRule = ScoreRule(), mod
         for _ in range(tree_versions):
             loop.terms.append(spread_term(evaluate(model, loop.pool, 0.0, tree_runs, rng)))
         loop.ready_champion(rule.champion_seeds)
-        promoted, _ = loop.compare(effect)
+        promoted, _ = loop.compare(effect, noise)
         hits += promoted
     return hits, n, stats.runs / max(1, n)

@@ -377,7 +377,8 @@ def policy_sandbox_spec(policy: PolicySandbox, binary: str | None = None) -> dic
 def _bwrap_help(exe: str) -> str:
     """``bwrap --help`` (which options this bubblewrap has: ``--disable-userns`` is 0.8 and later)."""
     try:
-        proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL, check=False)
         return proc.stdout + proc.stderr
     except (OSError, subprocess.TimeoutExpired):
         return ""
@@ -518,7 +519,8 @@ _POLICY_PROBE = (
     "class H(ctypes.Structure):\n"
     "    _fields_ = [('version', ctypes.c_uint32), ('pid', ctypes.c_int)]\n"
     "class D(ctypes.Structure):\n"
-    "    _fields_ = [('effective', ctypes.c_uint32), ('permitted', ctypes.c_uint32), ('inheritable', ctypes.c_uint32)]\n"
+    "    _fields_ = [('effective', ctypes.c_uint32), ('permitted', ctypes.c_uint32),\n"
+    "                ('inheritable', ctypes.c_uint32)]\n"
     "h, d = H(0x20080522, 0), (D * 2)()\n"
     "assert libc.capget(ctypes.byref(h), d) == 0\n"
     "print(d[0].effective | d[1].effective | d[0].permitted | d[1].permitted, libc.prctl(39, 0, 0, 0, 0),\n"
@@ -558,7 +560,7 @@ def _check_policy(binary: str | None) -> SandboxStatus:
     start = time.perf_counter()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                              env=sandbox_env(dict(os.environ)))
+                              env=sandbox_env(dict(os.environ)), check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return SandboxStatus(False, exe, outer.version, reason=f"a nested sandbox did not start: {exc}",
                              fix=nest_fix + ", " + _OFF_FIX)

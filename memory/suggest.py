@@ -16,8 +16,11 @@ Each candidate skill gets a score (documented in ``docs/memory.md``)::
                - 0.5 for each verification without a significant gain (at most -1.5)
                - 0.5 for each negative-evidence entry naming the skill (at most -1.5)
 
-and suggestions are ranked: skills not yet applied to V and usable in this domain first, then by
-score. Suggestions are advice: nothing here is read by a gate.
+and suggestions are ranked: skills not yet applied to V first, then by score. A skill the library
+says does not apply to the workspace's domain (its ``domains``; ``SkillInfo.why_not``) is never
+offered: the GRPO skills are not suggested in the gym domain, whatever a finding names. A warn+
+finding left with no applicable skill is listed as unaddressed. Suggestions are advice: nothing
+here is read by a gate.
 """
 
 from __future__ import annotations
@@ -166,12 +169,24 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
     entries = MemoryStore(ws.git).entries()
     statuses = {s.skill: s for s in skill_status_of(entries)}
 
+    def offered(name: str) -> bool:
+        """False for a library skill that does not apply to this workspace's domain."""
+        info = infos.get(name)
+        if info is None:
+            return True  # unknown to this library: listed, with applies=False and the reason
+        why_not = getattr(info, "why_not", None)
+        if why_not is not None:
+            return why_not(domain) is None
+        skill_domains = list(getattr(info, "domains", ()) or ())
+        return not skill_domains or domain in skill_domains or "*" in skill_domains
+
     addressed: dict[str, list[dict[str, Any]]] = {}
     named: set[str] = set()  # skills a finding names itself (the analyzer's own recommendation)
     unaddressed = []
     for finding in findings:
         named.update(finding.get("skills") or [])
         names = list(dict.fromkeys([*(finding.get("skills") or []), *by_code.get(finding["code"], [])]))
+        names = [name for name in names if offered(name)]
         brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
         if not names:
             if finding.get("severity") in ("warn", "high", "critical"):
@@ -196,10 +211,7 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
         info = infos.get(name)
         applies: bool | None = None
         if info is not None:
-            skill_domains = list(getattr(info, "domains", ()) or ())
-            applies = not skill_domains or domain in skill_domains or "*" in skill_domains
-            if not applies:
-                reasons.append(f"not available for the {domain} domain (only {', '.join(skill_domains)})")
+            applies = True  # offered() kept only the library's skills for this domain
         elif infos:
             applies = False
             reasons.append("not in this evotree's skill library")

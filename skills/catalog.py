@@ -182,9 +182,12 @@ _BUILTIN: tuple[SkillInfo, ...] = (
     SkillInfo(
         name="StdGroupFilter",
         title="Drop GRPO groups whose rewards do not vary",
-        trigger="Many groups have (near-)zero reward std: every sample of a prompt scores alike, "
-                "so the group's advantages are zero and it only dilutes the batch "
-                "(signal.dead_groups_high; all-solved or none-solved groups).",
+        trigger="Many groups have (near-)zero reward std below the solved reward: every sample "
+                "of a prompt scores alike (all wrong, or stuck at one partial reward), so the "
+                "group's advantages are zero and it only dilutes the batch "
+                "(signal.dead_groups_high). Groups every sample solves "
+                "(signal.dead_groups_solved, signal.all_solved_high) are learnt prompts: the "
+                "answer there is harder prompts, not this filter.",
         intervention="Groups whose reward std is at most min_std get zero weight in the policy "
                      "loss: their completion tokens are masked out of the loss (and its token "
                      "count) and their advantages set to 0. With max_resample_batches > 0 the "
@@ -201,8 +204,8 @@ _BUILTIN: tuple[SkillInfo, ...] = (
                    "the parent across seeds (paired bootstrap): verified when validation "
                    "improves.",
         domains=_GRPO_DOMAINS,
-        addresses=["signal.dead_groups_high", "signal.all_solved_high", "signal.reward_plateau",
-                   "signal.echo_trap", "behavior.template_collapse"],
+        addresses=["signal.dead_groups_high", "signal.reward_plateau", "signal.echo_trap",
+                   "behavior.template_collapse"],
         params=[
             ParamSpec("min_std", "float", 0.0,
                       "a group is dropped when its reward std (unbiased, over its scored "

@@ -289,8 +289,8 @@ def test_gym_episodes_failures_and_action_collapse(tmp_path: Path) -> None:
     p = np.array([1259, 1250]) / 2509  # action 0: 5 x 250 + 3 x 3; action 1: 5 x 250
     assert collapse.evidence["entropies"]["CartPole-v1"] == pytest.approx(-(p * np.log(p)).sum() / np.log(2))
     assert collapse.evidence["action_counts"] == {"2": 800}
-    # the text and finish-rate analyzers leave gym runs alone
-    for analyzer in (FinishReasons(), Diversity(), Repetition()):
+    # the text, finish-rate and length analyzers leave gym runs alone
+    for analyzer in (FinishReasons(), Diversity(), Repetition(), LengthShift()):
         assert analyze(tmp_path, analyzer) == []
 
 
@@ -304,10 +304,26 @@ def test_gym_quiet(tmp_path: Path) -> None:
 
 
 def test_diversity_on_texts_shorter_than_one_ngram(tmp_path: Path) -> None:
-    """One-word samples have no bigrams: the collapse finding still comes, distinct-n is None."""
+    """One-word samples have no bigrams: judged (min_words = 1), the collapse finding comes with
+    distinct-n None."""
     build_run(tmp_path, "r1", groups=[group(0, 4, texts=["a", "a", "a", "a"])])
-    f = one(analyze(tmp_path, Diversity()), "behavior.template_collapse")
+    f = one(analyze(tmp_path, Diversity(DiversityThresholds(min_words=1))), "behavior.template_collapse")
     assert f.evidence["late"]["mean_distinct_n"] is None and "n/a" in f.title
+
+
+def test_no_template_collapse_on_one_number_answers(tmp_path: Path) -> None:
+    """Math-style answers (' 7', 'answer: 12'): samples agreeing on a number are not a collapsed
+    template; by default such groups are not judged at all. Longer texts in the same run still are."""
+    numbers = [group(s, 4, group_id=f"g{k}", texts=[f" {k + s}"] * 3 + [f"answer: {k + s}"])
+               for s in range(4) for k in range(6)]
+    build_run(tmp_path, "math", groups=numbers)
+    assert analyze(tmp_path, Diversity(), "math") == []
+    sentences = [group(s, 4, group_id=f"t{k}", texts=TEMPLATE.format(k)) for s in range(4) for k in range(6)]
+    build_run(tmp_path, "mixed", groups=[*numbers, *sentences])
+    f = one(analyze(tmp_path, Diversity(), "mixed"), "behavior.template_collapse")
+    late = f.evidence["late"]
+    assert late["groups"] == late["collapsed_groups"] and late["short_groups"] > 0
+    assert f.evidence["min_words"] == 3
 
 
 def test_ks_on_large_samples_is_scipys_asymptotic_test() -> None:

@@ -46,7 +46,8 @@ def test_compare_two_versions(tmp_path: Path) -> None:
     assert data["delta"] == pytest.approx(0.7) and data["n_tasks"] == 10 and data["n_seeds"] == [2, 2]
     # this judge ignores the seed: the runs are copies, named as such; the tasks are the unit
     assert data["identical"] == [True, True] and data["unit"] == "tasks" and data["test"] == "t_tasks"
-    assert "identical copies" in data["caveat"] and "more seeds add nothing" in data["caveat"]
+    notes = " ".join(data["notes"])
+    assert "identical copies" in notes and "more seeds add nothing" in notes and data["caveat"] is None
     assert data["ci"][0] > 0 and data["mean_a"] == pytest.approx(0.2) and data["decision"] == "better"
     assert data["statement"].startswith(f"{high} is better than {low}")
     text = Cli(ws.root)("compare", low, high, "--bootstrap", "2000").output
@@ -199,3 +200,16 @@ def test_champion_is_judged_on_runs_since_it_became_champion(tmp_path: Path) -> 
     run_versions(Workspace.open(ws.root), [v1])
     data = Cli(ws.root).json("compare", "v0", v1, "--bootstrap", "2000")
     assert len(data["runs"]["b"]) == 1  # only the re-evaluation
+
+
+def test_run_warns_when_seeds_add_nothing(tmp_path: Path) -> None:
+    ws = Workspace.open(make_run_repo(tmp_path / "w"))
+    v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
+    result = Cli(ws.root)("run", v1, "--seeds", "2", "--json")
+    assert "gave identical per-task scores" in result.stderr and "more seeds add nothing" in result.stderr
+    assert result.stdout.lstrip().startswith("{")  # the JSON itself is untouched
+    # a judge whose scores depend on the seed: no warning
+    ws2 = Workspace.open(make_run_repo(tmp_path / "s", judge=SEEDED_JUDGE, hidden=POOL))
+    v2 = _version(ws2, "skill = 0.5\nsteps = 1\n")
+    result = Cli(ws2.root)("run", v2, "--seeds", "3", "--json")
+    assert "identical" not in result.stderr

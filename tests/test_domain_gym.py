@@ -254,6 +254,74 @@ def test_normalized_score_math() -> None:
         normalized_score(1, 5, 5)
 
 
+# ---------------------------------------------------------------------------- run seeds
+def train_rollouts(run: Path) -> list[tuple[str, float, int, str]]:
+    return sorted((r["task_id"], r["reward"], r["length"], r["text"]) for r in rows(run / "rollouts.parquet"))
+
+
+def train_signals(run: Path) -> dict[str, float]:
+    return {r["metric"]: r["value"] for r in rows(run / "signals.parquet") if r["phase"] == "train"}
+
+
+def test_run_seeds_play_other_train_episodes_and_the_same_seed_repeats(tmp_path: Path) -> None:
+    """EVOTREE_SEED reaches the train phase: run seed s plays the train seeds first_seed + s * n + i
+    (other episodes, other returns); the same seed plays exactly the same episodes again. The
+    judge's hidden pools do not move: its returns are the same at every run seed."""
+    ws = gym_workspace(tmp_path / "w", train=4, validation=3)
+    v1 = version(ws, STOCHASTIC)
+    first, second = run_versions(ws, [v1], seeds=2)
+    (again,) = run_versions(ws, [v1], seeds=1)
+    assert (first.seed, second.seed, again.seed) == (0, 1, 0)
+    assert all(r.status == "succeeded" for r in (first, second, again)), (first.error, second.error)
+    a, b, a2 = (train_rollouts(run_dir(ws, r)) for r in (first, second, again))
+    seeds_of = [sorted(int(text.split()[0].removeprefix("seed=")) for *_, text in x) for x in (a, b)]
+    assert seeds_of == [[0, 1, 2, 3], [4, 5, 6, 7]]  # first_seed = 0, 4 episodes per env
+    assert [r[1] for r in a] != [r[1] for r in b]  # other episodes, other returns
+    assert a == a2  # reproducible: the same seed gives the same episodes, returns and trajectories
+    sa, sb = train_signals(run_dir(ws, first)), train_signals(run_dir(ws, second))
+    assert (sa["seed/run"], sa["seed/first_episode"], sb["seed/run"], sb["seed/first_episode"]) == (0, 0, 1, 4)
+    # the judge is the same at every run seed: same hidden episodes, same returns
+    assert returns_of(run_dir(ws, first)) == returns_of(run_dir(ws, second)) == returns_of(run_dir(ws, again))
+    # the block of a run seed, and its wrap below the judge's range
+    settings = load_train_settings(ws.root / "gym.toml")
+    assert settings.seeds(0) == [0, 1, 2, 3] and settings.seeds(2) == [8, 9, 10, 11]
+    near_the_end = type(settings)(envs=["CartPole-v1"], episodes_per_env=4, first_seed=HIDDEN_SEED_MIN - 6)
+    assert near_the_end.seeds(1) == [HIDDEN_SEED_MIN - 2, HIDDEN_SEED_MIN - 1, 0, 1]
+
+
+CARTPOLE_EXPERT = policy("""\
+    x, x_dot, theta, theta_dot = (float(v) for v in obs)
+    return int(theta + 0.5 * theta_dot + 0.05 * x + 0.1 * x_dot > 0.0)
+""")
+
+
+def test_a_solved_cartpole_passes_the_signal_gate(tmp_path: Path) -> None:
+    """Every train return is 500 (CartPole solved): equal returns of episodes are not dead GRPO
+    groups. No dead-group finding, the real signal gate passes, and no GRPO skill is suggested."""
+    from evotree.diagnostics.diagnose import diagnose
+    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.harnesses import active_harness
+    from evotree.memory import suggest
+
+    ws = gym_workspace(tmp_path / "w", train=8, validation=3)
+    v1 = version(ws, CARTPOLE_EXPERT)
+    (record,) = run_versions(ws, [v1])
+    assert record.status == "succeeded", record.error
+    assert {r["reward"] for r in rows(run_dir(ws, record) / "rollouts.parquet")} == {500.0}
+    found = diagnose(ws, v1, harness=active_harness(ws)).findings
+    codes = {f["code"] for f in found}
+    assert not {c for c in codes if c.startswith(("signal.dead_groups", "signal.all_solved", "signal.none_solved"))}
+    assert not [f for f in found if f["severity"] == "critical"], found
+    assert "behavior.gym_episodes" in codes
+    report = evaluate_gates(ws, v1, run_audit=False)
+    gate = next(g for g in report.gates if g.name == "signal")
+    assert gate.status == "pass" and gate.numbers["critical"] == 0, gate
+    from evotree.skills import list_skills
+
+    grpo = {s.name for s in list_skills() if "gym" not in s.domains}
+    assert not {s.skill for s in suggest(ws, v1).suggestions} & grpo
+
+
 # ---------------------------------------------------------------------------- budget
 def test_train_episodes_are_charged_until_the_budget_refuses(tmp_path: Path) -> None:
     ws = gym_workspace(tmp_path / "w", train=64)  # 64 CartPole episodes per run: two runs fill 128

@@ -3,7 +3,7 @@
 No mocks: the end-to-end tests train the tiny local model with trl.GRPOTrainer on CPU through
 ``evotree.harness.runs.run_versions`` (train phase in the candidate's exported tree, judge in the
 champion's tree), in real git repositories. One module-scoped workspace is trained for a few
-steps and its runs are shared by the tests that read them. The default tests take ~40 s on
+steps and its runs are shared by the tests that read them. The default tests take ~75 s on
 2 CPU cores (the GPU test is marked ``gpu`` and skipped without CUDA).
 """
 
@@ -415,6 +415,50 @@ def test_held_out_is_judged_when_asked_for(trained: dict[str, Any]) -> None:
     first = sorted((r["task_id"], r["sample_index"], r["score"]) for r in rows(trained["dir"] / "evals.parquet"))
     again = sorted((r["task_id"], r["sample_index"], r["score"]) for r in evals if r["split"] == "validation")
     assert first == again
+
+
+def _rollouts_by_step(run_dir: Path) -> list[tuple[int, str, int, str, float]]:
+    return sorted((r["step"], r["group_id"], r["sample_index"], r["task_id"] + "|" + r["text"], r["reward"])
+                  for r in rows(run_dir / "rollouts.parquet"))
+
+
+def test_run_seeds_change_training_and_the_same_seed_repeats(trained: dict[str, Any]) -> None:
+    """EVOTREE_SEED reaches the train phase: run seed 1 trains from other initial weights, on
+    another prompt order, with other samples; seed 0 twice (the fixture's two runs) trains
+    exactly alike. The train problems (math.toml) and the judge do not depend on the run seed."""
+    from evotree.domains.math.settings import training_seed
+    from evotree.gates.runs import run_versions
+
+    (other,) = run_versions(trained["ws"], ["v0"], seed_start=1)
+    other_dir = trained["repo"] / ".evotree" / "runs" / other.run_id
+    assert other.seed == 1 and other.status == "succeeded", (other.error, (other_dir / "logs" / "train.err").read_text()[-3000:])
+    assert trained["first"].seed == trained["second"].seed == 0
+    a, again, b = (_rollouts_by_step(d) for d in (trained["dir"], trained["heldout_dir"], other_dir))
+    assert a == again  # reproducible: the same seed, the same prompts, samples and rewards
+    assert a != b
+    order = [[t.split("|")[0] for step, _, i, t, _ in x if i == 0 and step <= 2] for x in (a, b)]
+    assert order[0] != order[1]  # the data order follows the run seed
+    summaries = [json.loads((d / "candidate" / "output" / "train_summary.json").read_text())
+                 for d in (trained["dir"], other_dir)]
+    recipe = parse_recipe(tomllib.loads(fast_recipe()))
+    assert [(s["run_seed"], s["seed"]) for s in summaries] == [
+        (0, training_seed(recipe.seed, 0)), (1, training_seed(recipe.seed, 1))]
+    assert summaries[0]["train_problems"] == summaries[1]["train_problems"] == 256
+    signals = {r["metric"]: r["value"] for r in rows(other_dir / "signals.parquet") if r["phase"] == "train" and r["step"] == 0}
+    assert (signals["seed/run"], signals["seed/train"]) == (1, training_seed(recipe.seed, 1))
+    # common random numbers: another version with the same recipe seed, at the same run seed,
+    # starts from the same weights and draws the same first prompts and samples (step 1 is
+    # generated before any update: only the learning rate differs)
+    from evotree.core.versions import create_version
+
+    sibling = create_version(trained["ws"], hypothesis="another learning rate", parent="v0")
+    commit_file(trained["repo"] / sibling.worktree, RECIPE_FILE, fast_recipe(learning_rate=0.01), "lr")
+    (crn,) = run_versions(trained["ws"], [sibling.id], seed_start=1)
+    assert crn.status == "succeeded", crn.error
+    c = _rollouts_by_step(trained["repo"] / ".evotree" / "runs" / crn.run_id)
+    assert [r for r in c if r[0] == 1] == [r for r in b if r[0] == 1] and c != b
+    # the recipe's seed still chooses another stream
+    assert training_seed(0, 1) == training_seed(0, 1) != training_seed(5, 1) != training_seed(0, 0)
 
 
 def test_the_judge_is_deterministic_in_process(trained: dict[str, Any]) -> None:

@@ -15,8 +15,10 @@ namespace of its own. It prints what it achieved to stderr (the phase's log).
 files, its parent's environment and reaches its parent when the worker is a plain subprocess
 (what the judge did before); the other tests show that every attack fails in a real `evotree
 run`, that an honest policy's per-episode returns are bit-identical with and without the
-nested sandbox, that a judge whose machine cannot nest fails closed, and that with
-`[sandbox] mode = "off"` workers run as before.
+nested sandbox, that hangs, exits and crashes of a nested worker are handled as before (and
+leave no process behind), that a judge whose machine cannot nest fails closed, that only the
+judge phase gets the user namespace and `$EVOTREE_POLICY_SANDBOX`, that `/proc/sys` is read-only
+in the phases, and that with `[sandbox] mode = "off"` workers run as before.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -35,19 +38,14 @@ import pytest
 
 pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
 
-from conftest import commit_file, git, make_repo  # noqa: E402
-
-from evotree.api import init as evotree_init  # noqa: E402
-from evotree.core.config import render_template  # noqa: E402
-from evotree.core.versions import create_version  # noqa: E402
-from evotree.core.workspace import Workspace  # noqa: E402
-from evotree.domains.gym import materialize  # noqa: E402
-from evotree.domains.gym.runner import Task, WorkerBroken, run_episodes  # noqa: E402
-from evotree.domains.gym.settings import load_judge_settings  # noqa: E402
-from evotree.gates.runs import run_versions  # noqa: E402
-from evotree.harness import sandbox  # noqa: E402
-from evotree.harness.runs import RunRecord  # noqa: E402
-from evotree.harness.sandbox import (  # noqa: E402
+from conftest import commit_file, git, make_repo
+from evotree.domains.gym import materialize
+from evotree.domains.gym.runner import Task, WorkerBroken, run_episodes
+from evotree.domains.gym.settings import load_judge_settings
+from evotree.gates.runs import run_versions
+from evotree.harness import sandbox
+from evotree.harness.runs import RunRecord
+from evotree.harness.sandbox import (
     ENV_POLICY_SANDBOX,
     JUDGE_UID,
     PolicySandbox,
@@ -56,6 +54,11 @@ from evotree.harness.sandbox import (  # noqa: E402
     policy_sandbox_spec,
     wrap,
 )
+
+from evotree.api import init as evotree_init
+from evotree.core.config import render_template
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace
 
 ENVS = ("CartPole-v1", "Pendulum-v1")  # Pendulum: float returns, so "bit-identical" means something
 MARK = "EVOTREE-POLICY-REPORT "
@@ -341,9 +344,9 @@ def episode_returns(ws: Workspace, record: RunRecord) -> dict[str, float]:
 def hidden_seeds(ws: Workspace) -> dict[str, list[int]]:
     from evotree.harness.judge_store import judge_in_force, materialise_judge
 
-    target = Path(tempfile.mkdtemp(prefix="judge-view-"))
-    materialise_judge(ws.git.repo, judge_in_force(ws), target)
-    settings = load_judge_settings(target / "judge" / "gym.toml")
+    with tempfile.TemporaryDirectory(prefix="judge-view-") as tmp:
+        materialise_judge(ws.git.repo, judge_in_force(ws), Path(tmp) / "view")
+        settings = load_judge_settings(Path(tmp) / "view" / "judge" / "gym.toml")
     return {env_id: settings.seeds("validation", env_id) for env_id in ENVS}
 
 
@@ -420,7 +423,8 @@ def test_the_policy_has_no_network_no_privileges_and_no_namespaces_of_its_own(ho
     for report in judged(hostile):
         assert report["connects"] is False
         assert report["capabilities"] == 0 and report["no_new_privs"] == 1
-        assert report["own_userns"] is False  # bubblewrap >= 0.8: --disable-userns
+        if policy_sandbox_spec(PolicySandbox())["disable_userns"]:  # bubblewrap >= 0.8
+            assert report["own_userns"] is False
         assert report["writes_sysctl"] is False
     assert hostile["server"].accepted == 0
 
@@ -506,6 +510,33 @@ def test_returns_are_bit_identical_through_the_runner(tmp_path: Path) -> None:
 
     spec = policy_sandbox_spec(PolicySandbox())
     assert play(spec, 2) == play(None, 1)
+
+
+def test_hangs_and_deaths_are_handled_through_the_nested_sandbox(tmp_path: Path) -> None:
+    """A worker killed for a hang dies with its sandbox (the runner kills bubblewrap); a worker's exit
+    status and the signal that killed it come back through bubblewrap (128 + N) as before."""
+    if not check_policy_sandbox().ok:
+        pytest.skip(f"no nested sandbox here: {check_policy_sandbox().reason}")
+    spec = policy_sandbox_spec(PolicySandbox())
+    policies = {
+        "hang": "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n"
+                "    time.sleep(0.01)\n",
+        "exit": "import os\nos._exit(7)\n",
+        "segv": "import ctypes\nctypes.string_at(0)\n",
+    }
+    expected = {"hang": "it was killed", "exit": "(exit code 7)", "segv": "(killed by SIGSEGV)"}
+    for name, body in policies.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        act = textwrap.indent(body, "        ")
+        (folder / "policy.py").write_text("class Policy:\n    def __init__(self, e, o, a):\n        pass\n"
+                                          "    def reset(self):\n        pass\n    def act(self, obs):\n" + act)
+        tasks = [Task("CartPole-v1", 0, 0), Task("CartPole-v1", 1, 1)]
+        episodes = list(run_episodes(folder, tasks, timeout=0.5, max_timeouts=5, sandbox=spec))
+        assert [e.finish_reason for e in episodes] == [("timeout" if name == "hang" else "error")] * 2
+        assert expected[name] in episodes[0].message, episodes[0].message
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False)
+    assert leftover.stdout.strip() == ""  # no worker (or its sandbox) outlived its kill
 
 
 def test_a_judge_that_cannot_nest_refuses_to_run_the_policy(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from evotree.diagnostics.signal import (
     RewardTrend,
     SolveRates,
     TruncationTrend,
+    is_group_run,
     linear_trend,
     spikes,
 )
@@ -66,18 +67,64 @@ def test_spikes_compare_with_the_median_before() -> None:
 
 # ----------------------------------------------------------------------------- dead groups
 def test_dead_groups_critical_above_half(tmp_path: Path) -> None:
-    # 3 of 4 groups have equal rewards: 0.75 > 0.5
-    build_run(tmp_path, "r1", groups=groups_at(0, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 1.0]))
+    # 3 of 4 groups have equal rewards below the solved reward (1): 0.75 > 0.5
+    build_run(tmp_path, "r1", groups=groups_at(0, [0.2, 0.2, 0.2], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 1.0]))
     found = analyze(tmp_path, DeadGroups())
-    f = one(found, "signal.dead_groups_high")
+    assert codes(found) == ["signal.dead_groups_high"]
+    f = found[0]
     assert f.severity == "critical" and f.skills == ["StdGroupFilter"]
     assert (f.evidence["dead_groups"], f.evidence["groups"], f.evidence["dead_ratio"]) == (3, 4, 0.75)
-    assert f.evidence["dead_reward_values"] == [{"reward": 0.0, "groups": 1}, {"reward": 0.5, "groups": 1},
-                                                {"reward": 1.0, "groups": 1}]
+    assert (f.evidence["unsolved_dead_groups"], f.evidence["solved_dead_groups"]) == (3, 0)
+    assert f.evidence["dead_reward_values"] == [{"reward": 0.0, "groups": 1}, {"reward": 0.2, "groups": 1},
+                                                {"reward": 0.5, "groups": 1}]
+
+
+def test_dead_groups_split_solved_from_unsolved(tmp_path: Path) -> None:
+    """A good run: most groups are dead because every sample is right. That is progress (info or
+    warn, harder prompts), never critical, and the group filter is not the advice."""
+    # 33 of 34 groups solved by every sample (as in math: correctness 1 + format 0.5), 1 all wrong
+    build_run(tmp_path, "good", groups=groups_at(0, *[[1.5, 1.5, 1.5, 1.5]] * 33, [0.0] * 4))
+    found = analyze(tmp_path, DeadGroups(), "good")
+    assert codes(found) == ["signal.dead_groups_solved"]
+    f = found[0]
+    assert f.severity == "warn" and f.skills == [] and "StdGroupFilter" not in f.suggestion
+    assert "harder prompts" in f.suggestion
+    assert (f.evidence["solved_dead_groups"], f.evidence["unsolved_dead_groups"], f.evidence["dead_ratio"]) == (
+        33, 1, 1.0)
+    # 3 solved, 3 unsolved of 10: each 30 % (info and warn); the whole (60 %) is no longer critical
+    build_run(tmp_path, "mixed", groups=groups_at(0, *[[1.0, 1.0]] * 3, *[[0.0, 0.0]] * 3, *[[0.0, 1.0]] * 4))
+    mixed = {f.code: f for f in analyze(tmp_path, DeadGroups(), "mixed")}
+    assert mixed["signal.dead_groups_solved"].severity == "info"
+    assert mixed["signal.dead_groups_high"].severity == "warn"
+    assert mixed["signal.dead_groups_high"].evidence["dead_ratio"] == pytest.approx(0.6)
+    # the solved reward is a threshold: on a reward scale where 1 is not "correct", set it
+    strict = DeadGroups(DeadGroupsThresholds(solved_reward=2.0))
+    assert codes(analyze(tmp_path, strict, "good")) == ["signal.dead_groups_high"]
+
+
+def test_dead_groups_and_solve_rates_only_for_group_based_runs(tmp_path: Path) -> None:
+    """Gym records one rollout per episode, grouped by environment: a solved CartPole (every
+    return 500) is not a dead GRPO group. Runs of single-sample groups are not judged either."""
+    episodes = [{"step": 0, "group_id": "CartPole-v1", "task_id": f"CartPole-v1#{i}", "rewards": [500.0]}
+                for i in range(8)]
+    episodes += [{"step": 0, "group_id": "Acrobot-v1", "task_id": f"Acrobot-v1#{i}", "rewards": [-80.0]}
+                 for i in range(8)]
+    build_run(tmp_path, "gym", groups=episodes)
+    binary = [{"step": 0, "group_id": "env", "task_id": f"env#{i}", "rewards": [1.0]} for i in range(8)]
+    build_run(tmp_path, "episodes01", groups=binary)
+    build_run(tmp_path, "single", groups=groups_at(0, *[[0.0]] * 6))
+    build_run(tmp_path, "grpo", groups=groups_at(0, *[[0.0, 0.0]] * 6))
+    con = connect(tmp_path)
+    assert [is_group_run(con, r) for r in ("gym", "episodes01", "single", "grpo")] == [False, False, False, True]
+    con.close()
+    assert analyze(tmp_path, DeadGroups(), "gym") == []
+    assert analyze(tmp_path, SolveRates(), "episodes01") == [] and analyze(tmp_path, DeadGroups(), "episodes01") == []
+    assert analyze(tmp_path, DeadGroups(), "single") == []
+    assert codes(analyze(tmp_path, DeadGroups(), "grpo")) == ["signal.dead_groups_high"]
 
 
 def test_dead_groups_warn_above_a_quarter_and_quiet_at_it(tmp_path: Path) -> None:
-    build_run(tmp_path, "warn", groups=groups_at(0, [1.0, 1.0], [0.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4]))
+    build_run(tmp_path, "warn", groups=groups_at(0, [0.5, 0.5], [0.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4]))
     build_run(tmp_path, "quiet", groups=groups_at(0, [1.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4]))
     f = one(analyze(tmp_path, DeadGroups(), "warn"), "signal.dead_groups_high")
     assert f.severity == "warn" and f.evidence["dead_ratio"] == 0.4
@@ -96,7 +143,7 @@ def test_dead_groups_std_epsilon_and_agreement_with_the_query_layer(tmp_path: Pa
 
 
 def test_dead_groups_one_finite_sample_is_dead_and_no_finite_sample_is_left_out(tmp_path: Path) -> None:
-    build_run(tmp_path, "r1", groups=groups_at(0, [math.nan, 1.0], [math.inf, math.nan], [0.0, 1.0], [0.0, 1.0]))
+    build_run(tmp_path, "r1", groups=groups_at(0, [math.nan, 0.5], [math.inf, math.nan], [0.0, 1.0], [0.0, 1.0]))
     f = one(analyze(tmp_path, DeadGroups()), "signal.dead_groups_high")
     # the all-NaN group is left out: 1 dead (one finite sample) of 3
     assert (f.evidence["dead_groups"], f.evidence["groups"], f.evidence["single_sample_groups"]) == (1, 3, 1)
@@ -115,6 +162,7 @@ def test_all_solved_fraction(tmp_path: Path) -> None:
     assert codes(found) == ["signal.all_solved_high"]
     f = found[0]
     assert f.severity == "warn" and f.evidence["all_solved_fraction"] == 0.4
+    assert f.skills == [] and "harder tasks" in f.suggestion  # learnt prompts: not a group filter
     assert f.evidence["none_solved_fraction"] == 0.1
 
 

@@ -156,3 +156,33 @@ def test_a_clone_suggests_from_the_ledger_and_undiagnosed_is_explained(tmp_path:
 
     code, modules = _modules_after(["-C", str(clone), "suggest", v1, "--json"], clone)
     assert code == 0 and not modules & set(HEAVY), modules & set(HEAVY)
+
+
+def test_gym_is_never_offered_grpo_skills(tmp_path: Path) -> None:
+    """Skills are offered only where they apply: in a gym workspace a finding that names a GRPO
+    skill (or whose code a GRPO skill addresses) gets no suggestion, and is listed unaddressed."""
+    from evotree.core.findings import Finding, write_findings_file
+    from evotree.skills import list_skills
+
+    repo = make_repo(tmp_path / "gym")
+    (repo / "evotree.toml").write_text('[workspace]\ndomain = "gym"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "gym")
+    init_workspace(repo)
+    ws = Workspace.open(repo)
+    rec = create_version(ws, hypothesis="a policy")
+    findings = [
+        Finding("signal", "signal.dead_groups_high", "critical", "dead groups", skills=["StdGroupFilter"],
+                run_id="r1", version=rec.id),
+        Finding("behavior", "behavior.truncation_rate_high", "high", "truncated", skills=["OverlongPenalty"],
+                run_id="r1", version=rec.id),
+        Finding("signal", "signal.none_solved_high", "warn", "none solved", run_id="r1", version=rec.id),
+    ]
+    write_findings_file(ws.state_dir / "findings", f"{rec.id}.jsonl", [f.to_dict() for f in findings])
+    result = Cli(ws.root).json("suggest", rec.id)
+    validate(result, "suggest")
+    grpo = {s.name for s in list_skills() if "gym" not in s.domains}
+    assert grpo and result["domain"] == "gym"
+    assert not {s["skill"] for s in result["suggestions"]} & grpo, result["suggestions"]
+    assert {f["code"] for f in result["unaddressed"]} == {
+        "signal.dead_groups_high", "behavior.truncation_rate_high", "signal.none_solved_high"}

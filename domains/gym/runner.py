@@ -47,7 +47,7 @@ from typing import Any
 from evotree.domains.gym.episode import Episode
 from evotree.domains.gym.worker import FrameReader, InvalidPolicy, ProtocolError, send
 
-__all__ = ["Task", "Worker", "WorkerBroken", "InvalidPolicy", "policy_sandbox_from_env", "run_episodes",
+__all__ = ["InvalidPolicy", "Task", "Worker", "WorkerBroken", "policy_sandbox_from_env", "run_episodes",
            "worker_env"]
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -105,7 +105,7 @@ def _probe_sandbox(spec: dict[str, Any]) -> None:
             try:
                 argv = policy_sandbox_argv(spec, None, [sys.executable, "-I", "-S", "-c", "pass"])
                 proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                                      env=worker_env())
+                                      env=worker_env(), check=False)
                 lines = proc.stderr.strip().splitlines()
                 _probed[key] = None if proc.returncode == 0 else (
                     f"the policy's sandbox does not start here: {lines[-1] if lines else proc.returncode}")
@@ -182,7 +182,7 @@ class Worker:
             self.stop()
             raise InvalidPolicy(f"the policy's process wrote garbage on the domain's pipe: {exc}") from None
         if message is None:
-            code = self.stop()
+            code = self.stop(exited=True)
             raise InvalidPolicy(f"the process loading policy.py died ({_exit_text(code, self.sandbox)}) before "
                                 "it was ready; its stderr is in the phase's log")
         kind = message.get("kind")
@@ -198,7 +198,11 @@ class Worker:
         worker = [sys.executable, "-P", "-m", "evotree.domains.gym.worker", "{request}", "{reply}"]
         if self.sandbox is None:
             return [*worker, str(self.candidate_dir / "policy.py")], worker_env()
-        from evotree.harness.sandbox import POLICY_CANDIDATE_DIR, SandboxUnavailable, policy_sandbox_argv
+        from evotree.harness.sandbox import (
+            POLICY_CANDIDATE_DIR,
+            SandboxUnavailable,
+            policy_sandbox_argv,
+        )
 
         _probe_sandbox(self.sandbox)
         try:
@@ -209,10 +213,20 @@ class Worker:
         env = {k: v for k, v in worker_env().items() if k not in _JUDGE_PATH_VARS}
         return argv, env
 
-    def stop(self) -> int | None:
-        """Kill the process (if any) and return its exit code."""
+    def stop(self, *, exited: bool = False) -> int | None:
+        """Kill the process (if any) and return its exit code.
+
+        ``exited``: its pipe was closed, so it ended by itself: a sandboxed worker's bubblewrap
+        reports the exit status a moment later, which is waited for (up to a second) rather than
+        replaced by the kill's.
+        """
         code = None
         if self.proc is not None:
+            if exited and self.sandbox is not None and self.proc.poll() is None:
+                try:
+                    self.proc.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    pass
             if self.proc.poll() is None:
                 try:
                     self.proc.kill()
@@ -278,7 +292,8 @@ class Worker:
                                   "block in C code or ignore signals?)")
         except (ProtocolError, OSError) as exc:
             failure = ("error", f"the policy's process broke the domain's protocol ({exc}); it was restarted")
-        if failure is None and message is None:
+        died = failure is None and message is None  # end of file: it exited (or was killed) by itself
+        if died:
             failure = ("error", "the policy's process died during the episode ({code}): e.g. a segfault, "
                                 "os._exit() or running out of memory; it was restarted")
         episode = None
@@ -298,7 +313,7 @@ class Worker:
         if failure is not None:
             lost = [t for t, _, _ in list(self.inflight)[1:]]
             self.inflight.clear()
-            code = self.stop()
+            code = self.stop(exited=died)
             reason, text = failure
             return self._failed(task, reason, started,
                                 text.replace("{code}", _exit_text(code, self.sandbox))), lost

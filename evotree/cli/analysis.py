@@ -180,7 +180,8 @@ def render_diagnosis(result: Any) -> None:
             note += f" [skills: {', '.join(first['skills'])}]"
         if row["count"] > 1:
             note += f" ({row['count']} findings)"
-        runs = ", ".join(row["runs"][:3]) + (f" +{len(row['runs']) - 3}" if len(row["runs"]) > 3 else "")
+        short = [rid.rsplit("-", 2)[0] if rid.count("-") >= 3 else rid for rid in row["runs"]]  # v1-s0-<stamp>-<hex>
+        runs = " ".join(short[:3]) + (f" +{len(short) - 3}" if len(short) > 3 else "")
         style = _SEVERITY_STYLE.get(row["severity"], "white")
         table.add_row(f"[{style}]{_esc(row['severity'])}[/]", _esc(row["layer"]), _esc(row["code"]),
                       _esc(runs or "version"), _esc(note))

@@ -142,7 +142,7 @@ EXIT_CODES: dict[int, str] = {
     11: "ledger update lost too many compare-and-swap races",
     12: "a git command failed",
     13: "recorder misuse (outside a run, hidden split from the train phase, bad values)",
-    14: "query error (bad SQL over the evidence views)",
+    14: "query error (bad SQL over the evidence views, or not one read-only SELECT)",
     15: "unsupported or missing TRL version",
     16: "budget exceeded (the request was refused before it started)",
     17: "run directory cannot be created or written",

@@ -98,8 +98,10 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         reason = f"{exc.message}" + (f" (fix: {exc.fix})" if exc.fix else "")
         return section_unavailable(reason), section_unavailable(reason)
     comparison = result.to_dict()
-    tasks_a, scores_a, _ = version_scores(ws, against, split=split)
-    tasks_b, scores_b, _ = version_scores(ws, version, split=split)
+    # the per-task view of the same runs the comparison used (its commits)
+    commits = comparison.get("commits") or {}
+    tasks_a, scores_a, _ = version_scores(ws, against, split=split, commit=commits.get("a"))
+    tasks_b, scores_b, _ = version_scores(ws, version, split=split, commit=commits.get("b"))
     mean_a = dict(zip(tasks_a, scores_a.mean(axis=0).tolist()))
     mean_b = dict(zip(tasks_b, scores_b.mean(axis=0).tolist()))
     common = sorted(set(mean_a) & set(mean_b))
@@ -114,6 +116,10 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         "decision": comparison["decision"], "threshold": comparison["threshold"], "caveat": comparison["caveat"],
         "runs": comparison["runs"], "ci_method": comparison["ci_method"],
         "iqm": comparison.get("iqm"), "probability_of_improvement": comparison.get("probability_of_improvement"),
+        "confidence": comparison.get("confidence", 1 - 2 * comparison["alpha"]),
+        "p_threshold": comparison.get("p_threshold", comparison["alpha"]), "unit": comparison.get("unit"),
+        "identical": comparison.get("identical"), "statement": comparison.get("statement"),
+        "notes": comparison.get("notes") or [],
     }
     return scores, {"available": True, "tasks": deltas, "counts": counts}
 
@@ -317,8 +323,9 @@ def _verdict(version: str, against: str, champion: str, scores: dict[str, Any], 
     else:
         decision = scores["decision"]
         lo, hi = scores["ci"]
-        numbers = (f"Δ = {scores['delta']:+.3f} (95% CI [{lo:+.3f}, {hi:+.3f}], p = {scores['p_value']:.3g}, "
-                   f"{scores['n_tasks']} tasks)")
+        level = round(100 * scores.get("confidence", 0.95))
+        numbers = (f"Δ = {scores['delta']:+.3f} ({level}% CI [{lo:+.3f}, {hi:+.3f}], one-sided p = "
+                   f"{scores['p_value']:.3g}, {scores['n_tasks']} tasks)")
         if decision == "better":
             status, icon, word = "better", "✅", "is better than"
         elif decision == "worse":

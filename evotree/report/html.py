@@ -58,10 +58,10 @@ def _scores(data: ReportData) -> str:
     if not s.get("available"):
         return _na(s)
     lo, hi = s["ci"]
-    level = round((1 - s["alpha"]) * 100)
+    level = round(100 * s.get("confidence", 1 - 2 * s["alpha"]))
     rows = [
         f"<tr><th>{_e(s['split'])}</th><th>{_e(s['a'])}</th><th>{_e(s['b'])}</th><th>Δ</th>"
-        f"<th>{level}% CI</th><th>p</th></tr>",
+        f"<th>{level}% CI</th><th>one-sided p</th></tr>",
         f'<tr id="score-row"><td>mean score</td><td class="num">{s["mean_a"]:.3f}</td>'
         f'<td class="num">{s["mean_b"]:.3f}</td><td class="num" id="delta">{s["delta"]:+.3f}</td>'
         f'<td>[{lo:+.3f}, {hi:+.3f}]</td><td class="num">{s["p_value"]:.3g} ({_e(s["test"])})</td></tr>',
@@ -70,7 +70,12 @@ def _scores(data: ReportData) -> str:
         f'<tr><td>tasks</td><td class="num">{s["n_tasks"]}</td><td class="num">{s["n_tasks"]}</td>'
         '<td></td><td></td><td></td></tr>',
     ]
-    extra = f"<p>Decision at threshold {s['threshold']:+g}: <b>{_e(s['decision'])}</b> ({_e(s['ci_method'])}).</p>"
+    extra = (f"<p>Decision at threshold {s['threshold']:+g}: <b>{_e(s['decision'])}</b> (needs p &lt; "
+             f"{s.get('p_threshold', s['alpha']):.3g}; {_e(s['ci_method'])}).</p>")
+    if s.get("statement"):
+        extra += f"<p id=\"statement\">{_e(s['statement'])}.</p>"
+    for note in s.get("notes") or []:
+        extra += f"<p class=\"na\">{_e(note)}</p>"
     if s.get("caveat"):
         extra += f"<p class=\"na\">{_e(s['caveat'])}</p>"
     if data.per_task.get("available"):
@@ -92,10 +97,11 @@ def _findings(data: ReportData) -> str:
             continue
         rows = "".join(
             f'<tr class="finding" data-code="{_e(i["code"])}"><td class="sev-{_e(i["severity"])}">{_e(i["severity"])}</td>'
-            f"<td><code>{_e(i['code'])}</code></td><td>{_e(i['title'])}</td><td>{_e(i.get('suggestion'))}</td></tr>"
+            f"<td><code>{_e(i['code'])}</code></td><td>{_e(i.get('run_id') or 'version')}</td><td>{_e(i['title'])}</td>"
+            f"<td>{_e(i.get('suggestion'))}</td></tr>"
             for i in items)
         parts.append(f'<h3>{_e(layer)} ({len(items)})</h3><table class="findings" data-layer="{_e(layer)}">'
-                     f"<tr><th>severity</th><th>code</th><th>finding</th><th>suggestion</th></tr>{rows}</table>")
+                     f"<tr><th>severity</th><th>code</th><th>run</th><th>finding</th><th>suggestion</th></tr>{rows}</table>")
     return "".join(parts)
 
 

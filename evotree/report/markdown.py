@@ -65,10 +65,10 @@ def _scores_table(data: ReportData) -> list[str]:
         return [f"_Not available: {escape_md(s.get('reason'), 500)}_"]
     a, b = s["a"], s["b"]
     lo, hi = s["ci"]
-    level = round((1 - s["alpha"]) * 100)
+    level = round(100 * s.get("confidence", 1 - 2 * s["alpha"]))
     seeds_a, seeds_b = s["n_seeds"]
     lines = [
-        f"| {s['split']} | {a} | {b} | Δ ({b} − {a}) | {level}% CI | p |",
+        f"| {s['split']} | {a} | {b} | Δ ({b} − {a}) | {level}% CI | one-sided p |",
         "|---|---:|---:|---:|---|---:|",
         f"| mean score | {s['mean_a']:.3f} | {s['mean_b']:.3f} | {s['delta']:+.3f} | "
         f"[{lo:+.3f}, {hi:+.3f}] | {s['p_value']:.3g} ({s['test']}) |",
@@ -79,7 +79,12 @@ def _scores_table(data: ReportData) -> list[str]:
         iq = s["iqm"]
         lines.append(f"| IQM | {iq['a']:.3f} | {iq['b']:.3f} | {iq['b'] - iq['a']:+.3f} | | |")
     lines.append("")
-    lines.append(f"Decision at threshold {s['threshold']:+g}: **{s['decision']}** ({s['ci_method']}).")
+    lines.append(f"Decision at threshold {s['threshold']:+g}: **{s['decision']}** (needs p < "
+                 f"{s.get('p_threshold', s['alpha']):.3g}; {s['ci_method']}).")
+    if s.get("statement"):
+        lines.append(f"{escape_md(s['statement'], 500)}.")
+    for note in s.get("notes") or []:
+        lines.append(f"> {escape_md(note, 500)}")
     if s.get("caveat"):
         lines.append(f"> {escape_md(s['caveat'], 500)}")
     if data.per_task.get("available"):
@@ -100,15 +105,25 @@ def _findings_section(data: ReportData) -> list[str]:
         items = f["by_layer"].get(layer)
         if not items:
             continue
+        from evotree.diagnostics.diagnose import aggregate_findings
+
+        rows = aggregate_findings(items)  # one row per code, with the runs it came from
         lines.append(f"<details{' open' if any(i['severity'] in ('high', 'critical') for i in items) else ''}>"
-                     f"<summary><b>{layer}</b> — {len(items)}</summary>")
+                     f"<summary><b>{layer}</b> — {len(items)} finding(s) of {len(rows)} kind(s)</summary>")
         lines.append("")
-        lines.append("| severity | code | finding | suggestion |")
-        lines.append("|---|---|---|---|")
+        lines.append("| severity | code | runs | finding | suggestion |")
+        lines.append("|---|---|---|---|---|")
+        first = {}
         for item in items:
+            first.setdefault(item["code"], item)
+        for row in rows:
+            item = first[row["code"]]
             skills = f" (skills: {escape_md(', '.join(item.get('skills') or []))})" if item.get("skills") else ""
-            lines.append(f"| {_SEVERITY_ICON.get(item['severity'], '')} {item['severity']} | `{escape_md(item['code'])}` "
-                         f"| {escape_md(item['title'])} | {escape_md(item.get('suggestion'), 200)}{skills} |")
+            runs = ", ".join(escape_md(r, 80) for r in row["runs"][:4]) + (f" +{len(row['runs']) - 4}"
+                                                                          if len(row["runs"]) > 4 else "")
+            lines.append(f"| {_SEVERITY_ICON.get(row['severity'], '')} {row['severity']} | `{escape_md(row['code'])}` "
+                         f"| {runs or 'version'} ({row['count']}) | {escape_md(row['title'])} | "
+                         f"{escape_md(item.get('suggestion'), 200)}{skills} |")
         lines.append("")
         lines.append("</details>")
         lines.append("")
