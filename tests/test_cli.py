@@ -76,14 +76,14 @@ def test_text_output_is_readable(run: Cli) -> None:
 def test_config_show_and_check(run: Cli, repo: Path) -> None:
     run("init", "--domain", "gym")
     cfg = run.json("config", "show")
-    assert cfg["workspace"]["domain"] == "gym" and cfg["gates"]["alpha"] == 0.05
+    assert cfg["workspace"]["domain"] == "gym" and cfg["gates"]["alpha"] == 0.025
     assert run.json("config", "check")["valid"] is True
     (repo / "evotree.toml").write_text("[gates]\nalpha = 'x'\n")
     err = run.json("config", "check", code=6)
     validate(err, "error")
     assert err["error"]["details"]["line"] == 2 and err["error"]["details"]["key"] == "gates.alpha"
     # the policy in force is still the champion's, not the edited working copy
-    assert run.json("config", "show")["gates"]["alpha"] == 0.05
+    assert run.json("config", "show")["gates"]["alpha"] == 0.025
 
 
 def test_schema_command_lists_and_prints(run: Cli) -> None:

@@ -440,9 +440,10 @@ def test_tampering_with_the_env_or_the_evidence_does_not_pay(tmp_path: Path) -> 
     tampered = {r["metric"]: r["value"] for r in rows(run_dir(ws, by_version[tamper]) / "signals.parquet")}
     assert tampered["replay_mismatches"] == 3
     assert "replay mismatch" in (run_dir(ws, by_version[tamper]) / "logs" / "eval.err").read_text()
-    # forged eval rows: the judge notices and the run fails
-    assert by_version[forge].status == "failed"
-    assert "something else (the policy?) wrote" in (run_dir(ws, by_version[forge]) / "logs" / "eval.err").read_text()
+    # forged eval rows: the policy runs in a nested sandbox that cannot reach the judge's evidence,
+    # so nothing is forged and the run scores what the policy earned
+    assert by_version[forge].status == "succeeded"
+    assert by_version[forge].headline["value"] == pytest.approx(by_version[honest].headline["value"])
 
 
 def test_a_sampled_replay_mismatch_replays_every_episode(tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def test_default_thresholds_cover_every_builtin_analyzer() -> None:
         "behavior.git_history", "behavior.reward_eval", "behavior.gym"]
     defaults = default_thresholds(("signal", "behavior"))
     assert defaults["signal.dead_groups"] == {"std_epsilon": 1e-3, "warn_ratio": 0.25, "critical_ratio": 0.5,
-                                              "window_fraction": 0.2}
+                                              "solved_reward": 1.0, "window_fraction": 0.2}
     assert defaults["signal.nonfinite"] == {}
     for cls in analyzer_classes(("signal", "behavior")):
         for f in dataclasses.fields(cls.thresholds_type):
@@ -275,7 +275,7 @@ def test_analyzer_may_only_emit_its_codes() -> None:
 # ----------------------------------------------------------------------------- run_analyzers
 def dead_run(runs: Path, run_id: str = "r1", version: str = "v1") -> None:
     """10 groups at step 0, 3 dead: ratio 0.3 (warn by default)."""
-    groups = [{"step": 0, "rewards": [1.0, 1.0]}, {"step": 0, "rewards": [0.0, 0.0]},
+    groups = [{"step": 0, "rewards": [0.2, 0.2]}, {"step": 0, "rewards": [0.0, 0.0]},
               {"step": 0, "rewards": [0.5, 0.5]}] + [{"step": 0, "rewards": [0.0, 1.0]}] * 7
     build_run(runs, run_id, version=version, groups=groups)
 
@@ -362,7 +362,7 @@ def test_nan_thresholds_are_refused() -> None:
 
 def test_a_running_run_is_read_from_its_jsonl_files(tmp_path: Path) -> None:
     """Before compaction (a live run) the views read JSONL: the same findings as from Parquet."""
-    groups = [{"step": s, "rewards": [1.0, 1.0], "truncated": [s > 3, s > 2]} for s in range(8)]
+    groups = [{"step": s, "rewards": [0.5, 0.5], "truncated": [s > 3, s > 2]} for s in range(8)]
     sig = [(s, {"entropy": 1.0 - 0.1 * s}) for s in range(8)]
     build_run(tmp_path / "live", "r1", groups=groups, signals=sig, compact=False)
     build_run(tmp_path / "done", "r1", groups=groups, signals=sig)

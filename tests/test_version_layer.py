@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import commit_file, git
+from conftest import commit_file
 from test_runs import make_run_repo
 
 from evotree.diagnostics.findings import Finding
@@ -21,12 +20,8 @@ B = 1000
 
 def _ws(tmp_path: Path, skill: float = 0.5) -> Workspace:
     """A run workspace whose judge scores 40 validation tasks (so a Δ of 0.1 is detectable)."""
-    root = make_run_repo(tmp_path / "w", recipe=f"skill = {skill}\nsteps = 1\n")
-    hidden = json.loads((root / "judge" / "hidden.json").read_text())
-    hidden["validation"] = [f"val-{i}" for i in range(40)]
-    (root / "judge" / "hidden.json").write_text(json.dumps(hidden))
-    git(root, "commit", "-qam", "40 validation tasks")
-    git(root, "update-ref", "refs/evotree/champion", "HEAD")
+    hidden = {"validation": [f"val-{i}" for i in range(40)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+    root = make_run_repo(tmp_path / "w", recipe=f"skill = {skill}\nsteps = 1\n", hidden=hidden)
     return Workspace.open(root)
 
 
