@@ -144,8 +144,8 @@ def test_escalation_and_missing_scores(tmp_path: Path) -> None:
     third = _codes(version_findings(ws, a3, B=B))
     assert "version.escalate" not in third  # a success ends the streak
     parent = third["version.delta_parent"]
-    assert parent.evidence["seed_aware"] is False and "single seed" in parent.evidence["caveat"]
-    assert "single seed" in parent.title
+    assert parent.evidence["seed_aware"] is False and "one run a side" in parent.evidence["caveat"]
+    assert "one run a side" in parent.title
     rows = {r["id"]: r for r in intervention_table(ws)}
     assert rows[a1]["delta"] is None and rows[a1]["status"] == "failed"
     assert rows[a2]["delta"] is None and rows[a2]["status"] == "abandoned"
