@@ -88,31 +88,28 @@ def judge_in_force(ws: Workspace) -> str | None:
 def _entries(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[tuple[str, pygit2.Oid, int]]:
     """Every file of the judge commit: (path, blob id, filemode); refuses what an export refuses.
 
-    Walks trees only (no blob is read), so checking a large judge is cheap.
+    The walk and its rules are the export's (:func:`evotree.harness.export.check_tree`), plus the
+    judge store's own path rule; no blob is read, so checking a large judge is cheap.
     """
+    from evotree.harness.export import UnsafeTree, check_tree
+
+    short = str(commit)[:10]
+    fix = "write a new judge commit from a clean directory (evotree judge promote)"
     try:
-        tree = repo[commit].peel(pygit2.Tree)
+        entries = check_tree(repo, commit)
     except (KeyError, ValueError) as exc:
-        raise JudgeStoreError(f"the judge commit {str(commit)[:10]} is not in this repository ({exc})",
+        raise JudgeStoreError(f"the judge commit {short} is not in this repository ({exc})",
                               fix=f"fetch it: git fetch origin '{JUDGE_REF}:{JUDGE_REF}'") from None
+    except UnsafeTree as exc:
+        raise JudgeStoreError(f"the judge commit {short} holds {exc.details.get('path')!r}: {exc.details.get('rule')}; "
+                              "the judge store holds regular files only (no symlink or submodule)", fix=fix) from None
     found: list[tuple[str, pygit2.Oid, int]] = []
-    stack: list[tuple[pygit2.Tree, str]] = [(tree, "")]
-    while stack:
-        current, prefix = stack.pop()
-        for entry in current:
-            rel = f"{prefix}{entry.name}"
-            problem = judge_path_problem(rel)
-            if problem:
-                raise JudgeStoreError(f"the judge commit {str(commit)[:10]} holds {rel!r}: {problem}",
-                                      fix="write a new judge commit from a clean directory (evotree judge promote)")
-            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                stack.append((repo[entry.id], rel + "/"))
-            elif entry.filemode in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-                found.append((rel, entry.id, entry.filemode))
-            else:
-                raise JudgeStoreError(f"the judge commit {str(commit)[:10]} holds {rel!r}, a symlink or submodule; "
-                                      "the judge store holds regular files only",
-                                      fix="write a new judge commit from a clean directory (evotree judge promote)")
+    for entry in entries:
+        problem = judge_path_problem(entry.path)
+        if problem:
+            raise JudgeStoreError(f"the judge commit {short} holds {entry.path!r}: {problem}", fix=fix)
+        if entry.mode != pygit2.GIT_FILEMODE_TREE:
+            found.append((entry.path, entry.oid, entry.mode))
     return sorted(found, key=lambda item: item[0])
 
 
@@ -144,45 +141,23 @@ def read_judge_file(repo: pygit2.Repository, commit: str | pygit2.Oid, path: str
                           fix="`evotree judge show` lists the files")
 
 
-def _write_file(target: Path, rel: str, data: bytes, executable: bool) -> None:
-    """Write ``target/rel`` without following a symlink anywhere on the way."""
-    current = target.resolve()
-    *dirs, name = rel.split("/")
-    for part in dirs:  # each directory on the way: a real one, created here if missing
-        current = current / part
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            os.mkdir(current)
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            raise JudgeStoreError(f"cannot write {rel}: {current} is a symlink or a file",
-                                  fix="materialise the judge into a fresh directory")
-    dest = current / name
-    try:
-        info = os.lstat(dest)
-    except FileNotFoundError:
-        pass
-    else:
-        if stat.S_ISDIR(info.st_mode):
-            raise JudgeStoreError(f"cannot write {rel}: a directory is in the way", fix="use a fresh directory")
-        os.unlink(dest)  # a file (or a symlink, never followed) of the champion's export is replaced
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755 if executable else 0o644)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-
-
 def materialise_judge(repo: pygit2.Repository, commit: str | pygit2.Oid, target: Path) -> int:
     """Write the judge commit's files under ``target`` (created; regular files only); the number written.
 
-    Every path is checked before anything is written; existing files at those paths are replaced
-    (never followed, if they are symlinks).
+    The judge store's rules are checked first (:func:`_entries`), then the commit is written by
+    :func:`evotree.harness.export.export_tree`: every path checked before anything is written,
+    files opened without following links, an existing file at a path replaced (an overlay on the
+    champion's export), a link or a directory in the way refused.
     """
-    entries = _entries(repo, commit)
-    target.mkdir(parents=True, exist_ok=True)
-    for rel, oid, mode in entries:
-        _write_file(target, rel, bytes(repo[oid].data), mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
-    return len(entries)
+    from evotree.harness.export import UnsafeTree, export_tree
+
+    _entries(repo, commit)
+    try:
+        return export_tree(repo, commit, target)
+    except (UnsafeTree, IsADirectoryError) as exc:
+        why = exc.message if isinstance(exc, UnsafeTree) else f"a directory is in the way ({exc.filename})"
+        raise JudgeStoreError(f"cannot materialise the judge into {target}: {why} (a symlink or a directory "
+                              "is in the way)", fix="materialise the judge into a fresh directory") from None
 
 
 def provide_judge_tree(repo: pygit2.Repository, champion_commit: str, judge_data_commit: str | None,

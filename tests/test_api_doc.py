@@ -36,6 +36,10 @@ def test_the_api_page_runs_as_written(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_the_api_names_are_the_documented_ones() -> None:
     documented = set(re.findall(r"`evotree\.(\w+)\(", DOC.read_text(encoding="utf-8")))
     assert documented <= set(evotree.__all__), documented - set(evotree.__all__)
+    from evotree import api
+
+    # evotree/__init__.py repeats the API's names (it may not import the API eagerly): one list
+    assert set(evotree.__all__) - {"__version__"} == set(api.__all__)
     for name in evotree.__all__:
         assert getattr(evotree, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'promote'"):

@@ -245,15 +245,15 @@ def _ask(text: str, as_json: bool) -> str:
     return str(click.prompt(text, err=as_json, default="", show_default=False))
 
 
-def _challenge(version: str, as_json: bool) -> None:
-    """Show a one-time code; the person types the version id and the code back."""
+def _challenge(expected: str, as_json: bool, *, what: str = "version id", shown: str = "the version id") -> None:
+    """Show a one-time code; the person types ``expected`` (``what``, described as ``shown``) and the code back."""
     from evotree.gates.signoff import check_typed, new_code
 
     code = new_code()
-    click.echo(f"\nTo sign off, type the version id and the one-time code {click.style(code, bold=True)}", err=as_json)
-    typed_version = _ask("version id", as_json)
+    click.echo(f"\nTo sign off, type {shown} and the one-time code {click.style(code, bold=True)}", err=as_json)
+    typed = _ask(what, as_json)
     typed_code = _ask("one-time code", as_json)
-    check_typed(version, code, typed_version, typed_code)
+    check_typed(expected, code, typed, typed_code)
 
 
 def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspace: Any,

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from evotree.cli.common import fail, open_workspace
+from evotree.cli.common import fail, open_workspace, outputs
 
 __all__ = ["register"]
 
@@ -113,8 +113,8 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
 @judge.command("export")
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help=_FORCE_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print where and which files (names, sha256) as JSON.")
-def judge_export(directory: Path, force: bool, as_json: bool) -> None:
+@outputs(lambda result: _render_export(result))
+def judge_export(directory: Path, force: bool) -> Any:
     """Write the judge's files into DIR, a new or empty directory OUTSIDE the repository.
 
     DIR is laid out like the repository (DIR/judge/gym.toml, ...): edit the files there, then
@@ -122,20 +122,14 @@ def judge_export(directory: Path, force: bool, as_json: bool) -> None:
     refused (hidden data would sit in a checkout). Like `judge show PATH`, it is for the owner at
     a terminal: refused when stdout is not a terminal unless --force.
     """
-    from evotree.core.errors import EvotreeError
+    from evotree.gates.judges import export_judge
 
-    try:
-        from evotree.gates.judges import export_judge
+    ws = open_workspace()
+    _refuse_pipe(force, "export the judge's hidden data")
+    return export_judge(ws, directory)
 
-        ws = open_workspace()
-        _refuse_pipe(force, "export the judge's hidden data")
-        result = export_judge(ws, directory)
-    except EvotreeError as exc:
-        fail(exc, as_json)
-        return
-    if as_json:
-        click.echo(json.dumps(result.to_dict()))
-        return
+
+def _render_export(result: Any) -> None:
     click.echo(f"wrote judge {result.commit[:10]} to {result.directory} ({len(result.files)} files); after editing: "
                f"evotree judge promote {result.directory}")
 
@@ -177,11 +171,11 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
         echo(f"diff sha256 (signed): {plan.diff_hash}")
 
     try:
-        from evotree.cli.gates import _ask
+        from evotree.cli.gates import _ask, _challenge
         from evotree.gates.errors import SignoffRefused
         from evotree.gates.judges import plan_judge_promotion, record_judge_promotion
         from evotree.gates.signing import resolve_key
-        from evotree.gates.signoff import approver_for, check_typed, new_code, require_human_terminal
+        from evotree.gates.signoff import approver_for, require_human_terminal
         from evotree.gates.verify import trusted_policy
 
         require_human_terminal(action="change the judge")
@@ -190,12 +184,8 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
         plan = plan_judge_promotion(ws, directory)
         approver = approver_for(policy, resolve_key(key, git_root=ws.root), None)
         show(plan)
-        code = new_code()
-        click.echo(f"\nTo sign off, type the new judge commit's first 7 characters ({plan.commit[:7]}) and the "
-                   f"one-time code {click.style(code, bold=True)}", err=as_json)
-        typed_commit = _ask("judge commit", as_json)
-        typed_code = _ask("one-time code", as_json)
-        check_typed(plan.commit[:7], code, typed_commit, typed_code)
+        _challenge(plan.commit[:7], as_json, what="judge commit",
+                   shown=f"the new judge commit's first 7 characters ({plan.commit[:7]})")
         if _ask("put this judge in force? [yes/no]", as_json).strip().lower() != "yes":
             raise SignoffRefused("not approved; nothing was recorded", fix="type yes to change the judge")
         click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
@@ -213,8 +203,8 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
 @judge.command("migrate")
 @click.option("--no-branch", "no_branch", is_flag=True,
               help="Do not branch the version that removes the judge paths; print how to do it instead.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (see `evotree schema judge-migrate`).")
-def judge_migrate(no_branch: bool, as_json: bool) -> None:
+@outputs(lambda result: _render_migrate(result))
+def judge_migrate(no_branch: bool) -> Any:
     """Move the champion's judge paths into refs/evotree/judge (a workspace made before the store).
 
     Takes the files of [eval].judge_paths from the signed champion's commit, writes them as the
@@ -224,18 +214,12 @@ def judge_migrate(no_branch: bool, as_json: bool) -> None:
     tree; promote it (evotree promote V --allow-policy-change) so no checkout holds them, and
     remove them from your own branch. They stay in git history.
     """
-    from evotree.core.errors import EvotreeError
+    from evotree.gates.judges import migrate_judge
 
-    try:
-        from evotree.gates.judges import migrate_judge
+    return migrate_judge(open_workspace(), branch=not no_branch)
 
-        result = migrate_judge(open_workspace(), branch=not no_branch)
-    except EvotreeError as exc:
-        fail(exc, as_json)
-        return
-    if as_json:
-        click.echo(json.dumps(result.to_dict()))
-        return
+
+def _render_migrate(result: Any) -> None:
     click.echo(f"judge {result.commit[:10]} is in force: {len(result.files)} file(s) from {result.champion} "
                f"({result.champion_commit[:10]}) moved to refs/evotree/judge")
     _echo_files(result.files)

@@ -294,63 +294,7 @@ def _cell(value: Any) -> str:
     return "NULL" if value is None else str(value)
 
 
-def comparison(result: Any) -> None:
-    """``evotree compare``: Δ with its CI, the test, and the caveat when there is one."""
-    lo, hi = result.ci
-    verdict = ("[green]B is better[/]" if lo > 0 else "[red]B is worse[/]" if hi < 0
-               else "[yellow]no significant difference[/]")
-    _console.print(f"[bold]{_esc(result.b)}[/] vs [bold]{_esc(result.a)}[/] on {_esc(result.split)} "
-                   f"({result.n_tasks} tasks, seeds {result.n_seeds[1]} vs {result.n_seeds[0]}): {verdict}")
-    _console.print(f"  Δ = {result.delta:+.4f}  CI{100 * (1 - result.alpha):.0f}% [{lo:+.4f}, {hi:+.4f}]  "
-                   f"({result.ci_method}, B={result.B})")
-    _console.print(f"  p = {result.p_value:.4g} ({result.test});  means {result.mean_a:.4f} → {result.mean_b:.4f}")
-    if result.intersected:
-        _console.print("  [yellow]compared on the intersection of two different task pools[/]")
-    if result.caveat:
-        _console.print(f"  [yellow]caveat:[/] {_esc(result.caveat)}")
-    if result.iqm:
-        q = result.iqm
-        _console.print(f"  IQM {q['a']:.4f} [{q['a_ci'][0]:.4f}, {q['a_ci'][1]:.4f}] → "
-                       f"{q['b']:.4f} [{q['b_ci'][0]:.4f}, {q['b_ci'][1]:.4f}]")
-    if result.probability_of_improvement:
-        p = result.probability_of_improvement
-        _console.print(f"  P(B > A) = {p['b_over_a']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}]")
-    for group in result.per_group or []:
-        mark = "*" if group["significant"] else " "
-        _console.print(f"  {mark} {_esc(group['group'])}: Δ {group['delta']:+.4f}, p {group['p_value']:.3g} "
-                       f"(BH {group['p_adjusted']:.3g})")
-    look = f" (look {result.look} of {result.max_looks})" if result.look else ""
-    _console.print(f"  decision vs threshold {result.threshold:+.4g}: [bold]{result.decision}[/]{look}")
-    if result.next_step:
-        _console.print(f"  next: {_esc(result.next_step)}")
-
-
 _SEVERITY_STYLE = {"info": "grey50", "warn": "yellow", "high": "red", "critical": "bold red"}
-
-
-def diagnosis(result: Any) -> None:
-    """``evotree diagnose``: findings most severe first, per layer."""
-    _console.print(f"[bold]{_esc(result.version)}[/]: {len(result.findings)} finding(s) over "
-                   f"{len(result.runs)} run(s); worst: {result.worst or '-'} ({result.seconds:.1f}s)")
-    table = Table(box=None)
-    for column in ("severity", "layer", "code"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("finding", overflow="fold", ratio=1)
-    for f in result.findings:
-        note = f["title"] + (f" → {f['suggestion']}" if f.get("suggestion") else "")
-        if f.get("skills"):
-            note += f" [skills: {', '.join(f['skills'])}]"
-        style = _SEVERITY_STYLE.get(f["severity"], "white")
-        table.add_row(f"[{style}]{_esc(f['severity'])}[/]", _esc(f["layer"]), _esc(f["code"]), _esc(note))
-    _console.print(table)
-    if result.interventions:
-        rows = Table("version", "parent", "Δ headline", "status", "what changed", box=None)
-        for row in result.interventions:
-            delta = "—" if row.get("delta") is None else f"{row['delta']:+.4f}"
-            rows.add_row(_esc(row["id"]), _esc(row["parent"] or "-"), delta, _esc(row["status"]),
-                         _esc(row["hypothesis"]))
-        _console.print("\n[bold]interventions[/]")
-        _console.print(rows)
 
 
 def backtest(result: Any) -> None:
