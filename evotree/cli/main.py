@@ -14,6 +14,7 @@ import click
 
 from evotree.core import __version__
 from evotree.cli import (
+    agent,
     analysis,
     audit,
     config,
@@ -60,7 +61,8 @@ def cli(ctx: click.Context, directory: str) -> None:
 
 # one module per command group, each with ``register(cli)``: they import only click and
 # evotree.cli.common at module level (start-up stays fast) and the library inside the commands
-for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve):
+for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
+                agent):
     _module.register(cli)
 
 
