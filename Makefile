@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-demo test-all bench venv
+.PHONY: demo test test-heavy test-demo test-all bench venv
 
 venv:
 	scripts/bootstrap dev,llm,gym,ray,report
@@ -11,7 +11,11 @@ demo: venv
 	$(VENV)/bin/evotree demo
 
 test: venv
-	$(PY) -m pytest -q -m "not slow and not gpu"
+	$(PY) -m pytest -q -m "not slow and not gpu and not heavy"
+
+# tests of tens of seconds each, run apart (CI runs them after `make test`)
+test-heavy: venv
+	$(PY) -m pytest -q -m "heavy and not slow and not gpu"
 
 # the demo end to end (slow: about 3 minutes on 2 cores); CI runs it after `make test`
 test-demo: venv

@@ -9,6 +9,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import ROOT, Cli, validate
 from test_report import _Stub
@@ -94,6 +95,7 @@ def test_ci_init_refuses_to_overwrite_and_bad_input(ws: Any, run: Cli, tmp_path:
     Cli(plain)("ci", "init", code=3)
 
 
+@pytest.mark.heavy
 def test_ci_init_installs_from_the_checkout_with_the_domains_extras(tmp_path: Path) -> None:
     """The workflow installs evotree from a source folder inside the repository (here a vendored
     copy), with the gym domain's extras; its install step, run here as Actions would, installs it."""

@@ -422,6 +422,7 @@ def _rollouts_by_step(run_dir: Path) -> list[tuple[int, str, int, str, float]]:
                   for r in rows(run_dir / "rollouts.parquet"))
 
 
+@pytest.mark.heavy
 def test_run_seeds_change_training_and_the_same_seed_repeats(trained: dict[str, Any]) -> None:
     """EVOTREE_SEED reaches the train phase: run seed 1 trains from other initial weights, on
     another prompt order, with other samples; seed 0 twice (the fixture's two runs) trains

@@ -251,6 +251,7 @@ def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp
     assert tree[v1]["status"] == "evaluated"  # the failed attempt does not hide the retry's score
 
 
+@pytest.mark.heavy
 def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path) -> None:
     block, gate = _gate(tmp_path)
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=gate))
