@@ -226,3 +226,19 @@ def _pids(needle: str, *, exact: bool = False) -> list[int]:
         if (cmdline.strip() == needle if exact else needle in cmdline) and "-m pytest" not in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def test_a_link_planted_where_the_next_worktree_goes_is_refused(repo: Path, tmp_path: Path) -> None:
+    """From inside the sandbox the agent can write the worktrees folder: a link named after the
+    next version id must not make the server check files out where it points."""
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    plant = ("import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
+             f"os.symlink({str(target)!r}, os.path.join(base, 'v1')); print('planted')")
+    proc = _agent(repo, "--", sys.executable, "-c", plant)
+    assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr
+    assert (repo / ".evotree" / "worktrees" / "v1").is_symlink()
+    refused = Cli(repo).json("branch", "-m", "next", code=7)
+    assert "symbolic link" in refused["error"]["message"]
+    assert list(target.iterdir()) == []
+    assert git(repo, "branch", "--list", "evotree/v1").strip() == ""  # nothing half-made

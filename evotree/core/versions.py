@@ -8,6 +8,8 @@ ledger event; undo the first two if a later step fails.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -219,6 +221,15 @@ def _reserve_branch(ws: Workspace, commit: pygit2.Oid, explicit: VersionId | Non
 
 
 def _check_free_path(path: Path) -> None:
+    """Refuse a worktree path that is taken: a file, a folder with contents, or a symbolic link
+    (whoever can write the worktrees folder -- an agent in ``evotree agent`` -- could otherwise
+    make evotree check files out wherever the link points)."""
+    if path.is_symlink():
+        raise AlreadyExists(
+            f"worktree path {path} is a symbolic link (to {os.readlink(path)}): evotree never checks out through one",
+            fix=f"remove the link ({path}) and retry",
+            path=str(path),
+        )
     if path.exists() and (path.is_file() or any(path.iterdir())):
         raise AlreadyExists(
             f"worktree path {path} is already taken",
