@@ -12,7 +12,6 @@ reported, never followed. :func:`active_harness` loads it for ``diagnose`` and t
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -168,12 +167,17 @@ class HarnessPromotionResult:
         return {"v": 1, **asdict(self)}
 
 
-def _dirty(path: Any) -> list[str]:
-    """Uncommitted paths of a worktree, with git's code-running settings pinned off (no fsmonitor, hooks)."""
-    from evotree.gates.signing import git_command
+def _dirty(ws: Workspace, path: Any) -> list[str]:
+    """Uncommitted paths of a harness worktree, as the approver's git sees them
+    (:func:`evotree.core.safegit.run_git`: the system git; no hook, fsmonitor, filter or driver
+    runs; git is pointed at the worktree's admin folder, never at its ``.git`` pointer file)."""
+    import os
 
-    proc = subprocess.run(git_command("status", "--porcelain=v1", "-z", "--untracked-files=all"), cwd=path,
-                          capture_output=True, check=False, text=True)
+    from evotree.core.safegit import run_git
+
+    admin = ws.git.worktree_admin_dir(path)
+    proc = run_git(ws.root, f"--git-dir={admin}", f"--work-tree={os.path.realpath(path)}", "status",
+                   "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", cwd=path)
     if proc.returncode != 0:
         raise EvotreeError(f"git status failed in {path}: {proc.stderr.strip()}", fix="check the worktree")
     return [e[3:] for e in proc.stdout.split("\0") if len(e) > 3]
@@ -186,6 +190,13 @@ def plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
     chain: a new signature must not build on a ref moved by hand. Runs no workspace code: the
     approver's key is near (``analyzers.py`` is hashed and shown, never imported).
     """
+    from evotree.core.safegit import approver_process
+
+    with approver_process():
+        return _plan_harness_promotion(ws, hid)
+
+
+def _plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
     from evotree.gates.errors import TamperingFound
     from evotree.gates.signing import canonical, sha256_hex
 
@@ -202,7 +213,7 @@ def plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
         record = records[hid]
         created_by, hypothesis = str(record.get("created_by") or ""), str(record.get("hypothesis") or "")
         if record.get("worktree") and ws.absolute(record["worktree"]).exists():
-            dirty = _dirty(ws.absolute(record["worktree"]))
+            dirty = _dirty(ws, ws.absolute(record["worktree"]))
             if dirty:
                 raise DirtyState(f"harness {hid} has uncommitted changes: {', '.join(dirty)}",
                                  fix=f"commit them in {record['worktree']}", paths=dirty)
@@ -230,6 +241,14 @@ def record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
     as a version's promotion. The statement names the harness, its commit, the previous harness
     and its commit, and the sha256 of the diff the person was shown.
     """
+    from evotree.core.safegit import approver_process
+
+    with approver_process(policy.config.tools):
+        return _record_harness_promotion(ws, policy, approver, plan)
+
+
+def _record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
+                              plan: HarnessPromotionPlan) -> HarnessPromotionResult:
     from evotree.gates.errors import TamperingFound
     from evotree.gates.statements import new_statement, sign_statement
     from evotree.gates.verify import HARNESS_EVENT, HARNESS_PROMOTION_TYPE

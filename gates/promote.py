@@ -9,15 +9,15 @@ the previous champion's commit to the candidate's.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import InvalidState
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.refs import CHAMPION_REF
+from evotree.core.safegit import approver_process, refuse_program_settings
 from evotree.gates.errors import GateFailed, TamperingFound
-from evotree.gates.signing import canonical, git_command, sha256_hex, sign_tag
+from evotree.gates.signing import canonical, delete_tag, run_git, sha256_hex, sign_tag
 from evotree.gates.statements import anchor_commit, new_statement, sign_statement
 from evotree.gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
 
@@ -86,13 +86,26 @@ class RunApprovalResult:
 
 def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, *,
                      merge: bool = False) -> PromotionResult:
-    """Sign and record APPROVE: signed tag, ``promotion`` event, champion ref moved (CAS)."""
+    """Sign and record APPROVE: signed tag, ``promotion`` event, champion ref moved (CAS).
+
+    Every git call runs as the approver's (:mod:`evotree.core.safegit`): the policy's system git
+    and ssh-keygen, no repository setting that runs a program. ``merge`` is refused, before
+    anything is signed, when the repository's configuration defines such a setting.
+    """
+    with approver_process(policy.config.tools):
+        return _record_promotion(ws, policy, report, approver, merge=merge)
+
+
+def _record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, *,
+                      merge: bool) -> PromotionResult:
     if not report.passed:
         failed = ", ".join(g.name for g in report.failed)
         raise GateFailed(f"{report.version} cannot be approved: gate(s) failed: {failed}",
                          fix="revise the version, or abort; `evotree gates V` explains each gate")
     if report.champion != policy.champion or report.champion_commit != policy.commit:
         raise InvalidState("the champion changed while the gates were evaluated", fix="run evotree promote again")
+    if merge:
+        refuse_program_settings(ws.root, "--merge", git=policy.config.tools.git or None)
     dossier = report.to_dict()
     evidence_hash = sha256_hex(canonical(dossier))
     statement = new_statement(ws, PROMOTION_TYPE, approver, decision="approve", version=report.version,
@@ -100,8 +113,9 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
                            previous_commit=policy.commit, evidence_hash=evidence_hash)
     signature = sign_statement(policy, approver, statement)
     tag = tag_name(report.version)
-    tag_object = sign_tag(ws.root, tag, report.commit, _tag_message(statement), approver.key) \
-        if _tag_free(ws, tag) else _stale_tag(ws, tag, report.commit, statement, approver)
+    tools = policy.config.tools
+    tag_object = sign_tag(ws.root, tag, report.commit, _tag_message(statement), approver.key, tools=tools) \
+        if _tag_free(ws, tag) else _stale_tag(ws, tag, report.commit, statement, approver, tools)
 
     def change(txn: LedgerTxn) -> Event:
         if txn.meta.get("champion") != policy.champion:
@@ -119,7 +133,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
     try:
         entry = ws.ledger.transact(change, actor=ws.git.identity())
     except BaseException:
-        subprocess.run(git_command("tag", "-d", tag), cwd=ws.root, capture_output=True, check=False)
+        delete_tag(ws.root, tag, tools=tools)
         raise
     from evotree.core.gitio import RefRaceLost
 
@@ -132,7 +146,7 @@ def record_promotion(ws: Workspace, policy: Policy, report: GateReport, approver
             f"else meanwhile ({exc})", fix="run `evotree verify`; reset the champion ref to the signed chain: "
             f"git update-ref {CHAMPION_REF} {report.commit}") from exc
     warnings: list[str] = []
-    merged = _merge(ws, report.commit, warnings) if merge else None
+    merged = _merge(ws, report.commit, warnings, tools) if merge else None
     try:
         import evotree.memory as memory
 
@@ -155,37 +169,65 @@ def _tag_free(ws: Workspace, tag: str) -> bool:
     return ws.git.ref_target(f"refs/tags/{tag}") is None
 
 
-def _stale_tag(ws: Workspace, tag: str, commit: str, statement: dict[str, Any], approver: Approver) -> str:
+def _stale_tag(ws: Workspace, tag: str, commit: str, statement: dict[str, Any], approver: Approver,
+               tools: Any = None) -> str:
     """A tag of that name exists but no valid promotion made it (verify trusts only tags of valid
     promotions): replace it, so a planted tag cannot block or impersonate a promotion."""
-    subprocess.run(git_command("tag", "-d", tag), cwd=ws.root, capture_output=True, check=False)
-    return sign_tag(ws.root, tag, commit, _tag_message(statement), approver.key)
+    delete_tag(ws.root, tag, tools=tools)
+    return sign_tag(ws.root, tag, commit, _tag_message(statement), approver.key, tools=tools)
 
 
-def _merge(ws: Workspace, commit: str, warnings: list[str]) -> str | None:
-    """Merge the promoted commit into the branch checked out in the main worktree (fast-forward or merge)."""
-    head = subprocess.run(git_command("symbolic-ref", "--quiet", "--short", "HEAD"), cwd=ws.root, capture_output=True, check=False,
-                          text=True).stdout.strip()
+def _merge(ws: Workspace, commit: str, warnings: list[str], tools: Any = None) -> str | None:
+    """Merge the promoted commit into the branch checked out in the main worktree (fast-forward or merge).
+
+    git runs as the approver's (:func:`evotree.gates.signing.run_git`): no hook, no fsmonitor, every
+    filter and merge driver the repository names blanked out (and :func:`record_promotion` has
+    already refused a repository whose configuration defines one).
+    """
+    def git(*args: str) -> Any:
+        return run_git(ws.root, *args, tools=tools)
+
+    head = git("symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
     if not head:
         warnings.append("--merge: the main worktree is on a detached HEAD; nothing merged")
         return None
-    dirty = subprocess.run(git_command("status", "--porcelain", "--untracked-files=no"), cwd=ws.root,
-                           capture_output=True, check=False, text=True).stdout.strip()
+    if _uses_filters(ws, commit):
+        warnings.append(f"--merge: {commit[:10]} has files that need git filters (filter= in .gitattributes, e.g. "
+                        f"LFS), which a sign-off's git never runs; nothing merged (git merge {commit[:10]} yourself)")
+        return None
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all").stdout.strip()
     if dirty:
         warnings.append(f"--merge: {head} has uncommitted changes; nothing merged (git merge {commit[:10]} later)")
         return None
-    proc = subprocess.run(git_command("merge", "--no-edit", "-m", f"evotree: merge promoted {commit[:10]}", commit),
-                          cwd=ws.root, capture_output=True, check=False, text=True)
+    proc = git("merge", "--no-edit", "--no-verify", "-m", f"evotree: merge promoted {commit[:10]}", commit)
     if proc.returncode != 0:
-        subprocess.run(git_command("merge", "--abort"), cwd=ws.root, capture_output=True, check=False)
+        git("merge", "--abort")
         warnings.append(f"--merge: merging into {head} failed and was aborted: {proc.stderr.strip()[:200]}")
         return None
     return head
 
 
+def _uses_filters(ws: Workspace, commit: str) -> bool:
+    """True when the root ``.gitattributes`` of ``commit`` assigns a filter (checked out without it,
+    such files would be wrong: LFS pointers instead of their content)."""
+    from evotree.gates.policy import blob_at
+
+    try:
+        text = blob_at(ws, commit, ".gitattributes")
+    except Exception:  # noqa: BLE001 - unreadable: let git's merge say what is wrong
+        return False
+    return text is not None and b"filter=" in text
+
+
 def record_decision(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, decision: str,
                     feedback: str) -> PromotionResult:
     """Sign and record REVISE (feedback for the next version) or ABORT; the champion stays."""
+    with approver_process(policy.config.tools):
+        return _record_decision(ws, policy, report, approver, decision, feedback)
+
+
+def _record_decision(ws: Workspace, policy: Policy, report: GateReport, approver: Approver, decision: str,
+                     feedback: str) -> PromotionResult:
     if decision not in ("revise", "abort"):
         raise InvalidState(f"decision must be revise or abort here, not {decision!r}", fix="choose revise or abort")
     dossier = report.to_dict()
@@ -228,6 +270,12 @@ def record_run_approval(ws: Workspace, policy: Policy, version: str, approver: A
                         commit: str | None = None) -> RunApprovalResult:
     """Sign and record ``run.approved``: up to ``runs`` runs of ``commit``, the commit the person
     was shown; refused when the version's branch has moved since (default: its current tip)."""
+    with approver_process(policy.config.tools):
+        return _record_run_approval(ws, policy, version, approver, runs=runs, commit=commit)
+
+
+def _record_run_approval(ws: Workspace, policy: Policy, version: str, approver: Approver, *, runs: int,
+                         commit: str | None) -> RunApprovalResult:
     if runs < 1:
         raise InvalidState(f"--runs: expected at least 1, actually: {runs}", fix="pass --runs N")
     record = ws.resolve(version)

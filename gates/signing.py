@@ -4,6 +4,10 @@ Signatures are made and checked by OpenSSH's ``ssh-keygen -Y sign|verify`` in th
 ``evotree``; tags are signed by git itself (``gpg.format=ssh``) and checked with
 ``git verify-tag`` against the allowed-signers file of the champion's tree (written to a
 temporary file: nothing from a worktree or a candidate branch is ever used).
+
+``ssh-keygen`` and ``git`` are absolute system programs (the signed policy's ``[tools]``, else
+the first root-owned one in /usr/bin, /bin, ...; never a PATH lookup), and git runs with no
+repository setting that runs a program (:mod:`evotree.core.safegit`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,11 @@ __all__ = [
     "resolve_key",
     "sha256_hex",
     "sign",
+    "delete_tag",
+    "git_command",
+    "run_git",
     "sign_tag",
+    "ssh_keygen",
     "verify",
     "verify_tag",
 ]
@@ -42,26 +50,41 @@ NAMESPACE = "evotree"
 _KEY_TYPE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp\d+|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)$")
 
 
-def ssh_keygen() -> str:
-    """The absolute path of ``ssh-keygen`` on this machine's PATH (never a repository setting)."""
-    import shutil
+def ssh_keygen(recorded: str | None = None) -> str:
+    """The absolute path of ``ssh-keygen``: ``recorded`` (the signed policy's ``[tools].ssh_keygen``)
+    when it is a root-owned system program, else the system one (:func:`evotree.core.safegit.program`).
 
-    found = shutil.which("ssh-keygen")
-    if not found:
-        raise SignatureError("ssh-keygen is not installed: signatures are made and checked with OpenSSH",
-                             fix="install OpenSSH's client tools (e.g. apt-get install openssh-client)")
-    return found
-
-
-def git_command(*args: str) -> list[str]:
-    """``git`` with the repository's code-running settings overridden.
-
-    A person runs ``evotree promote`` in a repository an agent could write to: its ``.git/config``
-    could point ``gpg.ssh.program`` at a script that fakes verification or steals the key, set a
-    ``core.fsmonitor`` or hooks. These are pinned here for every git call the gates make.
+    Never looked up on PATH, never a repository setting: a workspace that puts a fake
+    ``ssh-keygen`` first on PATH cannot make a forged signature verify.
     """
-    return ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "gpg.format=ssh",
-            "-c", f"gpg.ssh.program={ssh_keygen()}", "-c", "gpg.ssh.defaultKeyCommand=", *args]
+    from evotree.core.errors import InvalidState
+    from evotree.core.safegit import program
+
+    try:
+        return program("ssh-keygen", recorded)
+    except InvalidState as exc:
+        raise SignatureError(exc.message, fix=exc.fix or "install OpenSSH's client tools (apt-get install "
+                             "openssh-client)") from exc
+
+
+def git_command(*args: str, git: str | None = None, ssh_keygen_path: str | None = None) -> list[str]:
+    """The argv of the approver's ``git args...`` (system git, code-running settings pinned off).
+
+    Kept for callers that build their own ``subprocess`` call; run it with
+    :func:`evotree.core.safegit.approver_env`, or use :func:`run_git`.
+    """
+    from evotree.core.safegit import PINNED_CONFIG, program
+
+    settings = [*PINNED_CONFIG, ("gpg.ssh.program", ssh_keygen(ssh_keygen_path))]
+    return [program("git", git), "--no-pager", *[a for k, v in settings for a in ("-c", f"{k}={v}")], *args]
+
+
+def run_git(root: Path | str, *args: str, tools: Any = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    """:func:`evotree.core.safegit.run_git` with the programs of ``tools`` (a policy's ``[tools]``)."""
+    from evotree.core.safegit import run_git as safe_run
+
+    return safe_run(root, *args, git=getattr(tools, "git", None) or None,
+                    ssh_keygen=getattr(tools, "ssh_keygen", None) or None, **kwargs)
 
 
 def canonical(data: Any) -> bytes:
@@ -127,8 +150,7 @@ def resolve_key(explicit: str | None, *, git_root: Path | None = None) -> Path:
     candidate = explicit or os.environ.get("EVOTREE_SIGNING_KEY")
     origin = "--key" if explicit else "EVOTREE_SIGNING_KEY"
     if not candidate and git_root is not None:
-        proc = subprocess.run(git_command("config", "user.signingkey"), cwd=git_root, capture_output=True, check=False, text=True)
-        candidate = proc.stdout.strip() or None
+        candidate = _configured_signing_key(git_root)
         origin = "git config user.signingkey"
     if not candidate:
         raise SignatureError(
@@ -142,13 +164,25 @@ def resolve_key(explicit: str | None, *, git_root: Path | None = None) -> Path:
     return path
 
 
-def public_key(key: Path) -> tuple[str, str]:
+def _configured_signing_key(root: Path) -> str | None:
+    """``user.signingkey`` as git would read it (the approver's global configuration included),
+    read by libgit2: no git process, so nothing of the repository's configuration runs."""
+    import pygit2
+
+    try:
+        value = pygit2.Repository(str(root)).config["user.signingkey"]
+    except (KeyError, pygit2.GitError):
+        return None
+    return str(value).strip() or None
+
+
+def public_key(key: Path, *, program: str | None = None) -> tuple[str, str]:
     """(key type, base64 blob) of ``key`` (a private key, or a ``.pub`` file)."""
     pub = key if key.suffix == ".pub" else key.with_name(key.name + ".pub")
     if pub.is_file():
         text = pub.read_text()
     else:
-        proc = subprocess.run([ssh_keygen(), "-y", "-f", str(key)], capture_output=True, check=False, text=True)
+        proc = subprocess.run([ssh_keygen(program), "-y", "-f", str(key)], capture_output=True, check=False, text=True)
         if proc.returncode != 0:
             raise SignatureError(f"cannot read the public half of {key}: {proc.stderr.strip()}",
                                  fix="check the key file (ssh-keygen -y -f KEY)")
@@ -184,7 +218,7 @@ def _tmpdir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def sign(key: Path, data: bytes) -> str:
+def sign(key: Path, data: bytes, *, program: str | None = None) -> str:
     """An armored SSH signature of ``data`` in the evotree namespace, made by ``key``.
 
     ssh-keygen may ask the terminal for the key's passphrase (stdin is inherited).
@@ -192,7 +226,7 @@ def sign(key: Path, data: bytes) -> str:
     with _tmpdir() as tmp:
         payload = tmp / "payload"
         payload.write_bytes(data)
-        proc = subprocess.run([ssh_keygen(), "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key), str(payload)],
+        proc = subprocess.run([ssh_keygen(program), "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key), str(payload)],
                               capture_output=True, check=False, text=True)
         sig = tmp / "payload.sig"
         if proc.returncode != 0 or not sig.is_file():
@@ -201,39 +235,50 @@ def sign(key: Path, data: bytes) -> str:
         return sig.read_text()
 
 
-def verify(allowed_text: str, principal: str, data: bytes, signature: str) -> tuple[bool, str]:
+def verify(allowed_text: str, principal: str, data: bytes, signature: str, *,
+           program: str | None = None) -> tuple[bool, str]:
     """Check ``signature`` over ``data`` by ``principal`` against an allowed-signers text.
 
-    Returns (valid, ssh-keygen's message). Never raises for a bad signature.
+    Returns (valid, ssh-keygen's message). Never raises for a bad signature; ``program`` is the
+    policy's ``[tools].ssh_keygen`` (invalid when that is not a system program).
     """
     if not isinstance(signature, str) or "BEGIN SSH SIGNATURE" not in signature:
         return False, "not an SSH signature"
     if not principal or any(c in principal for c in "\n\r"):
         return False, "no principal"
+    try:
+        exe = ssh_keygen(program)
+    except SignatureError as exc:
+        return False, exc.message
     with _tmpdir() as tmp:
         allowed = tmp / "allowed_signers"
         allowed.write_text(allowed_text)
         sig = tmp / "sig"
         sig.write_text(signature)
         proc = subprocess.run(
-            [ssh_keygen(), "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
+            [exe, "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
             input=data, capture_output=True, check=False,
         )
         message = (proc.stdout + proc.stderr).decode(errors="replace").strip()
         return proc.returncode == 0, message
 
 
-def sign_tag(root: Path, name: str, target: str, message: str, key: Path) -> str:
-    """Create the annotated tag ``name`` on ``target``, signed by git with ``key``; return its object id."""
-    proc = subprocess.run(
-        git_command("-c", f"user.signingkey={key}", "tag", "-s", "-f", "-m", message, name, target),
-        cwd=root, capture_output=True, check=False, text=True,
-    )
+def sign_tag(root: Path, name: str, target: str, message: str, key: Path, *, tools: Any = None) -> str:
+    """Create the annotated tag ``name`` on ``target``, signed by git with ``key``; return its object id.
+
+    git runs as the approver's (:func:`run_git`): the system git, no hook, no repository setting
+    that runs a program; ``tools`` is the policy's ``[tools]``.
+    """
+    proc = run_git(root, "-c", f"user.signingkey={key}", "tag", "-s", "-f", "-m", message, name, target, tools=tools)
     if proc.returncode != 0:
         raise SignatureError(f"git could not create the signed tag {name}: {proc.stderr.strip()}",
                              fix="check the key (git -c gpg.format=ssh -c user.signingkey=KEY tag -s ...)")
-    out = subprocess.run(git_command("rev-parse", f"refs/tags/{name}"), cwd=root, capture_output=True, check=False, text=True)
-    return out.stdout.strip()
+    return run_git(root, "rev-parse", f"refs/tags/{name}", tools=tools).stdout.strip()
+
+
+def delete_tag(root: Path, name: str, *, tools: Any = None) -> None:
+    """``git tag -d name`` as the approver's git (no hook runs); a missing tag is fine."""
+    run_git(root, "tag", "-d", name, tools=tools)
 
 
 @dataclass
@@ -249,27 +294,31 @@ class TagCheck:
     message: str
 
 
-def verify_tag(root: Path, name: str, allowed_text: str) -> TagCheck:
-    """Check tag ``name``: annotated, SSH-signed, by a principal of ``allowed_text``."""
-    obj = subprocess.run(git_command("rev-parse", "--verify", "--quiet", f"refs/tags/{name}"), cwd=root,
-                         capture_output=True, check=False, text=True).stdout.strip()
+def verify_tag(root: Path, name: str, allowed_text: str, *, tools: Any = None) -> TagCheck:
+    """Check tag ``name``: annotated, SSH-signed, by a principal of ``allowed_text``.
+
+    ``tools``: the ``[tools]`` of the policy whose signers are checked (its git and ssh-keygen).
+    """
+    def git(*args: str) -> subprocess.CompletedProcess[Any]:
+        return run_git(root, *args, tools=tools)
+
+    try:
+        obj = git("rev-parse", "--verify", "--quiet", f"refs/tags/{name}").stdout.strip()
+    except Exception as exc:  # noqa: BLE001 - an untrusted program is a failed check, not a crash
+        return TagCheck(True, False, False, None, None, None, f"tag {name} cannot be checked: {exc}")
     if not obj:
         return TagCheck(False, False, False, None, None, None, f"tag {name} does not exist")
-    kind = subprocess.run(git_command("cat-file", "-t", obj), cwd=root, capture_output=True, check=False, text=True).stdout.strip()
-    target = subprocess.run(git_command("rev-parse", f"{obj}^{{commit}}"), cwd=root, capture_output=True, check=False,
-                            text=True).stdout.strip() or None
+    kind = git("cat-file", "-t", obj).stdout.strip()
+    target = git("rev-parse", f"{obj}^{{commit}}").stdout.strip() or None
     if kind != "tag":
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is a lightweight tag, not signed")
-    body = subprocess.run(git_command("cat-file", "tag", obj), cwd=root, capture_output=True, check=False, text=True).stdout
+    body = git("cat-file", "tag", obj).stdout
     if "-----BEGIN SSH SIGNATURE-----" not in body:
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is not signed")
     with _tmpdir() as tmp:
         allowed = tmp / "allowed_signers"
         allowed.write_text(allowed_text)
-        proc = subprocess.run(
-            git_command("-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", obj),
-            cwd=root, capture_output=True, check=False, text=True,
-        )
+        proc = git("-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-tag", obj)
     message = (proc.stdout + proc.stderr).strip()
     match = re.search(r'Good "git" signature for (\S+) with', message)
     ok = proc.returncode == 0 and match is not None

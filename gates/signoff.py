@@ -103,7 +103,8 @@ def approver_for(policy: Any, key: Path, created_by: str | None) -> Approver:
         raise SignatureError(f"no allowed signers in the champion: {policy.signers_error}",
                              fix=f"commit {policy.allowed_signers_path} (lines 'EMAIL ssh-ed25519 KEY') on the "
                                  "champion through a reviewed promotion, or at init")
-    key_type, blob = public_key(key)
+    tools = getattr(getattr(policy, "config", None), "tools", None)  # the policy's ssh-keygen, never PATH's
+    key_type, blob = public_key(key, program=getattr(tools, "ssh_keygen", None) or None)
     fp = fingerprint(key_type, blob)
     principals = principals_for(policy.signers, key_type, blob)
     if not principals:

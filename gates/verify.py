@@ -18,7 +18,10 @@ hashes, recomputed from the two commits). ``refs/evotree/judge`` and the ledger'
 name its end, and every ``run.started`` must name it as the judge data of its time. Anyone can
 write refs and ledger commits;
 only the approver's private key can produce the signatures, so a forged entry, an edited dossier
-or a champion moved by hand is reported here.
+or a champion moved by hand is reported here. Each signature is checked with the ssh-keygen (and
+each tag with the git) that ``[tools]`` of the policy in force at that point records, which must
+be a root-owned system program (:func:`evotree.core.safegit.program`); a fake one first on PATH
+is never run.
 """
 
 from __future__ import annotations
@@ -143,7 +146,9 @@ def check_signed_statement(policy: Policy, statement: Any, signature: Any, *, ex
     elif not any(s.allows(approver) for s in policy.signers):
         reasons.append(f"signer {approver!r} is not in {policy.allowed_signers_path} of {policy.champion}")
     else:
-        ok, message = verify(policy.allowed_signers_text, approver, canonical(statement), signature)
+        # the ssh-keygen the policy records (a system program; never one found on PATH)
+        ok, message = verify(policy.allowed_signers_text, approver, canonical(statement), signature,
+                             program=policy.config.tools.ssh_keygen or None)
         if not ok:
             reasons.append(f"signature invalid: {message.splitlines()[-1] if message else 'no signature'}")
     created_by = email_of(statement.get("created_by"))
@@ -323,7 +328,7 @@ def _check_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], versio
                                           anchor=anchor, version=version)
     if check_tags and not reasons:
         checked["tags"] += 1
-        tag = verify_tag(ws.root, tag_name(str(version)), policy.allowed_signers_text)
+        tag = verify_tag(ws.root, tag_name(str(version)), policy.allowed_signers_text, tools=policy.config.tools)
         if not tag.valid:
             reasons.append(f"tag {tag_name(str(version))}: {tag.message}")
         elif tag.target != statement.get("commit"):

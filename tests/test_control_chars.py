@@ -89,3 +89,56 @@ def test_sql_cells_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     render.sql_result({"columns": ["task"], "rows": [{"task": "a\x1b[8mb\nfake row"}], "limit": 10})
     out = capsys.readouterr().out
     assert "\x1b" not in out and "a\\x1b[8mb\\nfake row" in out
+
+
+def _clean(out: str) -> None:
+    assert "\x1b" not in out and "\u202e" not in out and "\r" not in out
+    assert not any(line.lstrip().startswith("commit: 0000") for line in out.splitlines()), out
+
+
+def test_memory_skills_audit_and_report_text_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    """memory list/show/search, suggest, skill show, audit and the report's Markdown/HTML (issue 16)."""
+    from evotree.cli import audit, memory, skills
+    from evotree.report.html import _e
+    from evotree.report.markdown import escape_md
+
+    entry = {"id": "m1", "kind": "lesson", "domain": "math", "text": NASTY, "version": "v1\x1b[2J", "skill": None,
+             "origin": None, "created_by": "Ada\u202e <a@x>", "created_at": "now", "workspace": "w", "tags": ["t\x07"],
+             "data": {"note": NASTY}, "evidence": None}
+    memory._render_entries({"entries": [entry]})
+    memory._render_entry(entry)
+    memory._render_hits({"query": "lr\x1b[8m", "hits": [{"score": 1.0, "entry": entry}]})
+    memory._render_suggest({"version": "v1", "domain": "math", "source": "file", "findings": 1, "memory_entries": 1,
+                            "suggestions": [{"skill": "s\x1b[8m", "score": 1.0, "applied": False, "applies": True,
+                                             "memory": {"verified_across_domains": False, "verified_in_domain": False,
+                                                        "domains": [], "verifications": 0},
+                                             "addresses": [{"code": "c\nfake", "severity": "high"}],
+                                             "reasons": [NASTY]}], "unaddressed": []})
+    out = capsys.readouterr().out
+    _clean(out)
+    assert "\\x1b[8m" in out and "\\u202e" in out and "\\x07" in out
+    skills._render_show({"name": "n", "title": NASTY, "kind": "recipe", "trigger": "t", "intervention": "i",
+                         "expected_outcome": "e", "validation": "v", "domains": ["math"], "applies": None,
+                         "why_not": None, "addresses": ["c"], "provenance": "p\x1b]8;;x\x07", "params": []})
+    finding = SimpleNamespace(severity="high", code="leak", title=NASTY, run_id="r\x1b[8m", suggestion="fix\rit",
+                              evidence={"examples": [{"command": "cat /judge\x1b[8m\ncommit: 0000"}]})
+    audit._findings_table(__import__("rich.console").console.Console(), [finding])
+    out = capsys.readouterr().out
+    _clean(out)
+    assert "\\x1b[8m" in out
+    for shown in (escape_md(NASTY), _e(NASTY)):
+        assert "\x1b" not in shown and "\u202e" not in shown and "\n" not in shown
+
+
+def test_error_messages_and_fixes_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    """An error quotes what users and agents wrote (names, paths, text): shown escaped."""
+    import click
+
+    from evotree.cli.common import fail
+    from evotree.core.errors import EvotreeError
+
+    with pytest.raises(click.exceptions.Exit):
+        fail(EvotreeError("bad \x1b[8mhidden", fix="retry\nfix: rm -rf ~"), False)
+    err = capsys.readouterr().err
+    assert "\x1b[8m" not in err and "\\x1b[8mhidden" in err
+    assert "retry\\nfix: rm -rf ~" in err and err.count("\n") == 2

@@ -31,6 +31,16 @@ class _AuditGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+def _t(text: Any) -> str:
+    """Text for rich: control characters shown escaped (issue 16), markup shown as typed (an
+    agent's command or a trajectory id is text someone else wrote)."""
+    from rich.markup import escape
+
+    from evotree.core.text import escape_control
+
+    return escape(escape_control(text))
+
+
 def _score(value: float | None) -> str:
     return "—" if value is None else f"{value:.4g}"
 
@@ -43,12 +53,12 @@ def _findings_table(console: Any, findings: list[Any]) -> None:
         table.add_column(column)
     for f in findings:
         examples = f.evidence.get("examples") or []
-        detail = f.title
+        detail = _t(f.title)
         if examples and isinstance(examples[0], dict) and examples[0].get("command"):
-            detail += f"\n[dim]e.g. {examples[0]['command'][:100]}[/]"
+            detail += f"\n[dim]e.g. {_t(str(examples[0]['command'])[:100])}[/]"
         if f.suggestion:
-            detail += f"\n[dim]fix: {f.suggestion}[/]"
-        table.add_row(f"[{_STYLE.get(f.severity, '')}]{f.severity}[/]", f.code, detail, f.run_id or "")
+            detail += f"\n[dim]fix: {_t(f.suggestion)}[/]"
+        table.add_row(f"[{_STYLE.get(f.severity, '')}]{_t(f.severity)}[/]", _t(f.code), detail, _t(f.run_id or ""))
     console.print(table)
 
 
@@ -61,8 +71,8 @@ def _verdict_table(console: Any, verdicts: list[Any], *, limit: int) -> None:
         table.add_column(column)
     for v in verdicts[:limit]:
         top = max(v.hits, key=lambda h: ("info", "warn", "high", "critical").index(h.severity))
-        table.add_row(v.id, v.task_id or "", f"[{_STYLE.get(top.severity, '')}]{top.severity}[/]", top.rule,
-                      top.command[:80])
+        table.add_row(_t(v.id), _t(v.task_id or ""), f"[{_STYLE.get(top.severity, '')}]{_t(top.severity)}[/]",
+                      _t(top.rule), _t(str(top.command)[:80]))
     console.print(table)
 
 
@@ -71,27 +81,27 @@ def render_audit(report: Any) -> None:
     from rich.console import Console
 
     console = Console()
-    console.print(f"[bold]audit of {report.version}[/bold]: {len(report.runs)} run(s), "
+    console.print(f"[bold]audit of {_t(report.version)}[/bold]: {len(report.runs)} run(s), "
                   f"{report.trajectories} trajectories, {report.flagged} flagged, "
                   f"git history in {report.git_history_rate:.1%}")
     if report.score_metric:
-        console.print(f"score ({report.score_metric}): raw [bold]{_score(report.raw_score)}[/bold]   "
+        console.print(f"score ({_t(report.score_metric)}): raw [bold]{_score(report.raw_score)}[/bold]   "
                       f"leak-adjusted (flagged left out) [bold]{_score(report.leak_adjusted_score)}[/bold]   "
                       f"flagged as failures {_score(report.leak_zeroed_score)}")
     for name, state in report.checks.items():
-        console.print(f"  [dim]{name}: {state}[/]")
+        console.print(f"  [dim]{_t(name)}: {_t(state)}[/]")
     if report.findings:
         _findings_table(console, report.findings)
     flagged = [v for v in report.verdicts if v.flagged]
     if flagged:
         _verdict_table(console, flagged, limit=20)
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"[yellow]warning:[/] {_t(warning)}")
     if report.passed:
         console.print("[green]passed[/green]: no finding of severity high or above")
     else:
         console.print("[bold red]FAILED[/bold red]: leaks of severity high or above — this version must not be "
-                      "promoted on this score" + (f" (incident {report.incident} in memory)" if report.incident else ""))
+                      "promoted on this score" + (f" (incident {_t(report.incident)} in memory)" if report.incident else ""))
 
 
 def render_trajectory_audit(result: Any) -> None:

@@ -21,11 +21,18 @@ def render_repo_audit(result: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from rich.markup import escape
+
+    from evotree.core.text import escape_control
+
+    def shown(text: Any) -> str:  # paths, refs and finding text can carry control characters and markup
+        return escape(escape_control(text))
+
     console = Console()
     audit = result["audit"]
     scan = audit.scan
-    console.print(f"[bold]repository[/bold] {audit.path}  [bold]base[/bold] {audit.base[:12]}  "
-                  f"allowed refs: {', '.join(audit.allowed_refs) or '(none)'}")
+    console.print(f"[bold]repository[/bold] {shown(audit.path)}  [bold]base[/bold] {shown(audit.base[:12])}  "
+                  f"allowed refs: {shown(', '.join(audit.allowed_refs)) or '(none)'}")
     beyond = ", ".join(f"{n} {k}" for k, n in sorted(scan.beyond.items())) or "nothing"
     console.print(f"object store: {scan.objects} objects, {scan.reachable} reachable from base; "
                   f"beyond base: {beyond} ({scan.descendants} descendant, {scan.newer} newer, "
@@ -35,18 +42,19 @@ def render_repo_audit(result: Any) -> None:
         for column in ("severity", "code", "finding"):
             table.add_column(column)
         for f in audit.findings:
-            table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", f.code, f"{f.title}\n[dim]fix: {f.suggestion}[/]")
+            table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", shown(f.code),
+                          f"{shown(f.title)}\n[dim]fix: {shown(f.suggestion)}[/]")
         console.print(table)
     verdict = "[green]passed[/green]" if audit.passed else "[bold red]FAILED[/bold red] (findings of severity high or above)"
     console.print(f"audit: {verdict}")
     clean = result.get("sanitized")
     if clean is not None:
         state = "[green]clean[/green]" if clean.passed else "[bold red]NOT clean[/bold red]"
-        console.print(f"sanitized copy: {clean.out} (branch {clean.branch} at {clean.base[:12]}, "
+        console.print(f"sanitized copy: {shown(clean.out)} (branch {shown(clean.branch)} at {shown(clean.base[:12])}, "
                       f"{clean.commits} commits, {clean.objects} objects; {clean.removed_objects} objects "
                       f"left behind) — re-audited: {state}")
         for f in clean.audit.findings:
-            console.print(f"  [{_STYLE[f.severity]}]{f.severity}[/] {f.code}: {f.title}")
+            console.print(f"  [{_STYLE[f.severity]}]{f.severity}[/] {shown(f.code)}: {shown(f.title)}")
 
 
 def _to_json(result: dict[str, Any]) -> dict[str, Any]:

@@ -36,9 +36,11 @@ def fail(exc: EvotreeError, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"error": exc.to_dict()}))
     else:
-        click.secho(f"evotree: error: {exc.message}", fg="red", err=True)
+        from evotree.core.text import escape_control  # messages quote names, paths and text users wrote
+
+        click.secho(f"evotree: error: {escape_control(exc.message)}", fg="red", err=True)
         if exc.fix:
-            click.echo(f"  fix: {exc.fix}", err=True)
+            click.echo(f"  fix: {escape_control(exc.fix)}", err=True)
     raise click.exceptions.Exit(exc.exit_code)
 
 

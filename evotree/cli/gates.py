@@ -24,31 +24,39 @@ def _console(err: bool = False) -> Any:
 _STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "unavailable": "[red]unavailable[/]"}
 
 
+def _t(text: Any) -> str:
+    """Text someone wrote, for rich: control characters shown escaped, markup shown as typed."""
+    from rich.markup import escape
+
+    from evotree.core.text import escape_control
+
+    return escape(escape_control(text))
+
+
 def render_gates(report: Any, *, err: bool = False) -> None:
     """The evidence dossier for people: scores with CIs, findings, audit, the gate table."""
-    from rich.markup import escape
     from rich.table import Table
 
     con = _console(err)
     if getattr(report, "sandbox_warning", None):
-        con.print(f"[bold red]{escape(report.sandbox_warning)}[/]")
-    con.print(f"[bold]{escape(report.version)}[/] @ {report.commit[:10]} vs champion [bold yellow]"
-              f"{escape(report.champion)}[/] @ {report.champion_commit[:10]}")
-    con.print(f"hypothesis: {escape(report.hypothesis)} · created by {escape(report.created_by)}")
+        con.print(f"[bold red]{_t(report.sandbox_warning)}[/]")
+    con.print(f"[bold]{_t(report.version)}[/] @ {_t(report.commit[:10])} vs champion [bold yellow]"
+              f"{_t(report.champion)}[/] @ {_t(report.champion_commit[:10])}")
+    con.print(f"hypothesis: {_t(report.hypothesis)} · created by {_t(report.created_by)}")
     cmp = report.comparison
     score = next((g for g in report.gates if g.name == "score"), None)
     if cmp and "delta" in cmp:
-        champion, candidate = escape(str(cmp.get("a"))), escape(str(cmp.get("b")))
-        con.print(f"score ({cmp.get('split')}): {champion} {cmp.get('mean_a'):.4f} → {candidate} {cmp.get('mean_b'):.4f}"
+        champion, candidate = _t(cmp.get("a")), _t(cmp.get("b"))
+        con.print(f"score ({_t(cmp.get('split'))}): {champion} {cmp.get('mean_a'):.4f} → {candidate} {cmp.get('mean_b'):.4f}"
                   f"  Δ {cmp.get('delta'):+.4f}  {100 * (cmp.get('confidence') or 0.95):.0f} % CI [{cmp['ci'][0]:+.4f}, "
                   f"{cmp['ci'][1]:+.4f}]  one-sided p {cmp.get('p_value'):.3g}  seeds {candidate} {cmp['n_seeds'][1]}, "
-                  f"{champion} {cmp['n_seeds'][0]}  tasks {cmp.get('n_tasks')}  ({escape(str(cmp.get('ci_method')))})")
+                  f"{champion} {cmp['n_seeds'][0]}  tasks {cmp.get('n_tasks')}  ({_t(cmp.get('ci_method'))})")
         numbers = score.numbers if score is not None else {}
         if "threshold" in numbers:
             where = (f"look {numbers.get('look')} of {numbers.get('max_looks')} (seeds {numbers.get('looks')})"
                      if (numbers.get("max_looks") or 1) > 1 else "its one look")
             con.print(f"  the score gate needs p < {numbers['threshold']:.3g} at {where}: "
-                      f"[bold]{escape(str(numbers.get('verdict')))}[/]")
+                      f"[bold]{_t(numbers.get('verdict'))}[/]")
         for name, same in zip((champion, candidate), cmp.get("identical") or []):
             if same:
                 con.print(f"  [yellow]{name}: runs are identical copies[/] (deterministic): one run; more seeds add nothing")
@@ -57,61 +65,60 @@ def render_gates(report: Any, *, err: bool = False) -> None:
         for f in report.findings[:8]:
             runs = f.get("runs") or []
             where = (", ".join(runs[:3]) + (f" +{len(runs) - 3}" if len(runs) > 3 else "")) if runs else "the version"
-            con.print(f"  {escape(str(f.get('severity')))} {escape(str(f.get('code')))} × {f.get('count', 1)} "
-                      f"({escape(where)}): {escape(str(f.get('title')))}")
+            con.print(f"  {_t(f.get('severity'))} {_t(f.get('code'))} × {_t(f.get('count', 1))} "
+                      f"({_t(where)}): {_t(f.get('title'))}")
     table = Table(title="gates", show_lines=False)
     for col in ("gate", "status", "evidence", "what would satisfy it"):
         table.add_column(col)
     for gate in report.gates:
-        table.add_row(gate.name, _STATUS.get(gate.status, gate.status), escape(gate.summary),
-                      escape(gate.fix or "") if not gate.passed else "")
+        table.add_row(_t(gate.name), _STATUS.get(gate.status, _t(gate.status)), _t(gate.summary),
+                      _t(gate.fix or "") if not gate.passed else "")
     con.print(table)
     verdict = "[green]all gates pass[/]" if report.passed else \
-        f"[red]{len(report.failed)} gate(s) block promotion: {', '.join(g.name for g in report.failed)}[/]"
+        f"[red]{len(report.failed)} gate(s) block promotion: {_t(', '.join(g.name for g in report.failed))}[/]"
     con.print(verdict)
 
 
 def render_promotion(result: Any) -> None:
     con = _console()
     if result.decision == "approve":
-        con.print(f"[green]promoted[/] {result.version} (was {result.previous_champion}); signed by "
-                  f"{result.approver}; tag {result.tag}; evidence sha256 {result.evidence_hash[:16]}…")
+        con.print(f"[green]promoted[/] {_t(result.version)} (was {_t(result.previous_champion)}); signed by "
+                  f"{_t(result.approver)}; tag {_t(result.tag)}; evidence sha256 {_t(result.evidence_hash[:16])}…")
         if result.merged:
-            con.print(f"merged into {result.merged}")
+            con.print(f"merged into {_t(result.merged)}")
     else:
-        con.print(f"recorded [yellow]{result.decision}[/] for {result.version}, signed by {result.approver};"
-                  f" champion stays {result.champion}")
+        con.print(f"recorded [yellow]{_t(result.decision)}[/] for {_t(result.version)}, signed by "
+                  f"{_t(result.approver)}; champion stays {_t(result.champion)}")
     for warning in result.warnings:
-        con.print(f"[yellow]warning:[/] {warning}")
+        con.print(f"[yellow]warning:[/] {_t(warning)}")
 
 
 def render_verify(report: Any) -> None:
-    from rich.markup import escape
-
     con = _console()
     if report.sandbox_warning:
-        con.print(f"[bold red]{escape(report.sandbox_warning)}[/]")
+        con.print(f"[bold red]{_t(report.sandbox_warning)}[/]")
     anchor = report.anchor or {}
-    con.print(f"anchor: {anchor.get('version')} @ {str(anchor.get('commit'))[:10]} (allowed signers: "
-              f"{', '.join(anchor.get('allowed_signers') or []) or 'none'})")
+    con.print(f"anchor: {_t(anchor.get('version'))} @ {_t(str(anchor.get('commit'))[:10])} (allowed signers: "
+              f"{_t(', '.join(anchor.get('allowed_signers') or []) or 'none')})")
     for p in report.promotions:
-        con.print(f"  ✓ {p['previous']} → {p['version']} @ {p['commit'][:10]} signed by {p['approver']}")
+        con.print(f"  ✓ {_t(p['previous'])} → {_t(p['version'])} @ {_t(str(p['commit'])[:10])} signed by "
+                  f"{_t(p['approver'])}")
     for a in report.approvals:
-        con.print(f"  ✓ run approval {a['version']} ({a['runs']} runs) signed by {a['approver']}")
+        con.print(f"  ✓ run approval {_t(a['version'])} ({_t(a['runs'])} runs) signed by {_t(a['approver'])}")
     for note in report.notes:
-        con.print(f"  [dim]note: {note}[/]")
+        con.print(f"  [dim]note: {_t(note)}[/]")
     if report.ok:
-        con.print(f"[green]verified[/]: champion {report.champion} @ {report.champion_commit[:10]} is backed by "
-                  f"{len(report.promotions)} signed promotion(s); {report.checked}")
+        con.print(f"[green]verified[/]: champion {_t(report.champion)} @ {_t(report.champion_commit[:10])} is backed "
+                  f"by {len(report.promotions)} signed promotion(s); {_t(report.checked)}")
     else:
         for p in report.problems:
-            con.print(f"  [red]✗ {p.kind}[/]: {p.message}")
+            con.print(f"  [red]✗ {_t(p.kind)}[/]: {_t(p.message)}")
         con.print(f"[red]tampering found[/]: {len(report.problems)} problem(s)")
 
 
 def render_run_approval(result: Any) -> None:
-    _console().print(f"[green]approved[/] up to {result.runs} run(s) of {result.version} @ {result.commit[:10]}"
-                     f" (≤ {result.max_wall_seconds} s each), signed by {result.approver}")
+    _console().print(f"[green]approved[/] up to {result.runs} run(s) of {_t(result.version)} @ "
+                     f"{_t(result.commit[:10])} (≤ {result.max_wall_seconds} s each), signed by {_t(result.approver)}")
 
 
 def register(cli: click.Group) -> None:
@@ -166,8 +173,11 @@ def register(cli: click.Group) -> None:
         """
         from evotree.core.errors import EvotreeError
 
+        from evotree.core.safegit import approver_process
+
         try:
-            result = _promote(version, key, merge, as_json, open_workspace, allow_policy_change)
+            with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
+                result = _promote(version, key, merge, as_json, open_workspace, allow_policy_change)
         except EvotreeError as exc:
             fail(exc, as_json)
             return
@@ -196,10 +206,13 @@ def register(cli: click.Group) -> None:
         from evotree.gates.verify import verify_workspace
         from evotree.harness.sandbox import sandbox_warning
 
+        from evotree.core.safegit import approver_process
+
         try:
-            ws = open_workspace()
-            report = verify_workspace(ws, check_tags=not no_tags)
-            report.sandbox_warning = sandbox_warning(ws)
+            with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
+                ws = open_workspace()
+                report = verify_workspace(ws, check_tags=not no_tags)
+                report.sandbox_warning = sandbox_warning(ws)
         except EvotreeError as exc:
             fail(exc, as_json)
             return
@@ -228,8 +241,11 @@ def register(cli: click.Group) -> None:
         """
         from evotree.core.errors import EvotreeError
 
+        from evotree.core.safegit import approver_process
+
         try:
-            result = _approve_run(version, runs, key, as_json, open_workspace)
+            with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
+                result = _approve_run(version, runs, key, as_json, open_workspace)
         except EvotreeError as exc:
             fail(exc, as_json)
             return
@@ -269,6 +285,10 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspac
     require_human_terminal(action="promote")
     ws = workspace()
     policy = trusted_policy(ws)
+    if merge:  # refused before anything is shown or signed; record_promotion checks again
+        from evotree.core.safegit import refuse_program_settings
+
+        refuse_program_settings(ws.root, "--merge", git=policy.config.tools.git or None)
     record = ws.resolve(version)
     if record.id == policy.champion:
         raise InvalidState(f"{record.id} is already the champion", fix="branch a new version and promote that")
@@ -324,10 +344,12 @@ def _approve_run(version: str, runs: int, key: str | None, as_json: bool, worksp
     budget = policy.config.budget
     threshold = policy.config.gates.train_approval_above_seconds
     shown = version_tip(ws, record.id)  # what is shown is what is signed (refused if it moves meanwhile)
-    click.echo(f"{record.id}: {record.hypothesis} (created by {record.created_by})", err=as_json)
+    # what someone wrote (hypothesis, creator) is shown escaped: a newline and a fake `commit:`
+    # line or ESC[8m in a hypothesis cannot hide or replace the real commit line
+    click.echo(f"{record.id}: {_shown(record.hypothesis)} (created by {_shown(record.created_by)})", err=as_json)
     click.echo(f"commit: {shown} (the code these runs will train; `git show --stat {shown[:12]}`)", err=as_json)
     click.echo(f"request: up to {runs} run(s) × {budget.max_wall_seconds} s = {runs * budget.max_wall_seconds} s "
-               f"(approval needed above {threshold} s; used so far: {record.usage or {}})", err=as_json)
+               f"(approval needed above {threshold} s; used so far: {_shown(record.usage or {})})", err=as_json)
     _challenge(record.id, as_json)
     answer = _ask("approve these runs? [yes/no]", as_json).strip().lower()
     if answer != "yes":
@@ -335,7 +357,10 @@ def _approve_run(version: str, runs: int, key: str | None, as_json: bool, worksp
     return record_run_approval(ws, policy, record.id, approver, runs=runs, commit=shown)
 
 
-def _shown(text: str) -> str:
-    """``text`` as printable characters: control characters (ANSI escapes, carriage returns) a
-    candidate put in a path or hypothesis are shown escaped, never interpreted by the terminal."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+def _shown(text: Any) -> str:
+    """``text`` as printable characters: control characters (ANSI escapes, newlines, carriage
+    returns, bidi overrides) a candidate put in a path or hypothesis are shown escaped, never
+    interpreted by the terminal (:func:`evotree.core.text.escape_control`)."""
+    from evotree.core.text import escape_control
+
+    return escape_control(text)

@@ -63,10 +63,12 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     from evotree.core.errors import EvotreeError
 
     def show(plan: Any) -> None:
+        from evotree.core.text import escape_control as esc
+
         diff = plan.diff
         echo = functools.partial(click.echo, err=as_json)
-        echo(f"harness {plan.harness} @ {str(plan.commit)[:10] if plan.commit else 'built-in'}: {plan.hypothesis} "
-             f"(created by {plan.created_by})")
+        echo(f"harness {plan.harness} @ {str(plan.commit)[:10] if plan.commit else 'built-in'}: {esc(plan.hypothesis)} "
+             f"(created by {esc(plan.created_by)})")
         echo(f"replaces {plan.previous_harness} @ "
              f"{str(plan.previous_commit)[:10] if plan.previous_commit else 'built-in'}")
         if diff["thresholds"]:
@@ -74,7 +76,7 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
             for c in diff["thresholds"]:
                 old = "default" if c["old"] is None else json.dumps(c["old"])
                 new = "default" if c["new"] is None else json.dumps(c["new"])
-                echo(f"  {c['analyzer']}.{c['key']}: {old} -> {new}")
+                echo(f"  {esc(c['analyzer'])}.{esc(c['key'])}: {esc(old)} -> {esc(new)}")
         else:
             echo("thresholds: unchanged")
         py = diff["analyzers_py"]
@@ -113,8 +115,10 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.to_dict(), default=str))
     else:
+        from evotree.core.text import escape_control as esc
+
         click.echo(f"harness {result.harness} is in force (was {result.previous_harness}); signed by "
-                   f"{result.approver}; diff sha256 {result.diff_hash[:16]}…")
+                   f"{esc(result.approver)}; diff sha256 {result.diff_hash[:16]}…")
 
 
 def register(root: click.Group) -> None:

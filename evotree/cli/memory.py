@@ -24,16 +24,26 @@ def _console() -> Any:
     return Console(highlight=False)
 
 
+def _t(text: Any, *, keep_newlines: bool = False) -> str:
+    """Text someone wrote, for rich: control characters shown escaped (issue 16), markup shown as typed."""
+    from rich.markup import escape
+
+    from evotree.core.text import escape_control
+
+    return escape(escape_control(text, keep_newlines=keep_newlines))
+
+
 def _short(text: str, width: int = 90) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    text = " ".join(str(text).split())
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return _t(text)
 
 
 def _entry_row(entry: dict[str, Any]) -> list[str]:
     origin = entry.get("origin")
-    where = f"{entry['domain']}" + (" (imported)" if origin else "")
-    return [entry["id"], _KIND_LABEL.get(entry["kind"], entry["kind"]), entry.get("version") or "",
-            entry.get("skill") or "", where, _short(entry["text"], 160)]
+    where = _t(entry["domain"]) + (" (imported)" if origin else "")
+    return [_t(entry["id"]), _t(_KIND_LABEL.get(entry["kind"], entry["kind"])), _t(entry.get("version") or ""),
+            _t(entry.get("skill") or ""), where, _short(entry["text"], 160)]
 
 
 def _render_entries(result: dict[str, Any]) -> None:
@@ -69,7 +79,7 @@ def _render_skills(result: dict[str, Any]) -> None:
     for status in result["skills"]:
         label = "[green]verified across domains[/]" if status["verified_across_domains"] else (
             "verified in one domain" if status["domains"] else "not verified")
-        table.add_row(status["skill"], label, ", ".join(status["domains"]) or "-",
+        table.add_row(_t(status["skill"]), label, _t(", ".join(status["domains"]) or "-"),
                       str(status["verifications"]), str(status["significant"]), str(status["negative"]))
     console.print(table)
 
@@ -78,25 +88,28 @@ def _render_entry(entry: dict[str, Any]) -> None:
     import json
 
     console = _console()
-    console.print(f"[bold]{entry['id']}[/]  {entry['kind']}" + (f"  skill {entry['skill']}" if entry.get("skill") else ""))
-    console.print(f"version {entry.get('version') or '-'}  domain {entry['domain']}  workspace {entry['workspace']}")
-    console.print(f"by {entry['created_by']} at {entry['created_at']}")
+    console.print(f"[bold]{_t(entry['id'])}[/]  {_t(entry['kind'])}"
+                  + (f"  skill {_t(entry['skill'])}" if entry.get("skill") else ""))
+    console.print(f"version {_t(entry.get('version') or '-')}  domain {_t(entry['domain'])}  "
+                  f"workspace {_t(entry['workspace'])}")
+    console.print(f"by {_t(entry['created_by'])} at {_t(entry['created_at'])}")
     if entry.get("origin"):
         origin = entry["origin"]
-        console.print(f"[yellow]imported[/] from workspace {origin.get('imported_from')} "
-                      f"({origin.get('imported_domain')}) at {origin.get('imported_at')} by {origin.get('imported_by')}")
+        console.print(f"[yellow]imported[/] from workspace {_t(origin.get('imported_from'))} "
+                      f"({_t(origin.get('imported_domain'))}) at {_t(origin.get('imported_at'))} by "
+                      f"{_t(origin.get('imported_by'))}")
     if entry.get("tags"):
-        console.print("tags: " + ", ".join(entry["tags"]))
+        console.print("tags: " + _t(", ".join(entry["tags"])))
     console.print()
-    console.print(entry["text"])
+    console.print(_t(entry["text"]))  # newlines too are shown escaped: no line of it can pass for evotree's
     for name in ("data", "evidence"):
         if entry.get(name):
             console.print(f"\n[bold]{name}[/]")
-            console.print(json.dumps(entry[name], indent=2, ensure_ascii=False))
+            console.print(_t(json.dumps(entry[name], indent=2, ensure_ascii=False), keep_newlines=True))
 
 
 def _render_added(entry: dict[str, Any]) -> None:
-    _console().print(f"added {entry['kind']} {entry['id']} to memory (refs/evotree/memory)")
+    _console().print(f"added {_t(entry['kind'])} {_t(entry['id'])} to memory (refs/evotree/memory)")
 
 
 def _render_hits(result: dict[str, Any]) -> None:
@@ -104,47 +117,47 @@ def _render_hits(result: dict[str, Any]) -> None:
 
     console = _console()
     if not result["hits"]:
-        console.print(f"no memory entry matches {result['query']!r} (every word must match; word* matches a prefix)")
+        console.print(f"no memory entry matches {_t(repr(result['query']))} (every word must match; word* matches "
+                      "a prefix)")
         return
-    table = Table(title=f"memory search: {result['query']}")
+    table = Table(title=f"memory search: {_t(result['query'])}")
     for column in ("score", "id", "kind", "version", "skill", "text"):
         table.add_column(column, no_wrap=column in ("id", "skill"),
                          overflow="fold" if column == "text" else "ellipsis", ratio=3 if column == "text" else None)
     for hit in result["hits"]:
         entry = hit["entry"]
-        table.add_row(f"{hit['score']:.3g}", entry["id"], _KIND_LABEL.get(entry["kind"], entry["kind"]),
-                      entry.get("version") or "",
-                      entry.get("skill") or "", _short(entry["text"], 110))
+        table.add_row(f"{hit['score']:.3g}", _t(entry["id"]), _t(_KIND_LABEL.get(entry["kind"], entry["kind"])),
+                      _t(entry.get("version") or ""),
+                      _t(entry.get("skill") or ""), _short(entry["text"], 110))
     console.print(table)
 
 
 def _render_export(result: dict[str, Any]) -> None:
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(result["kinds"].items())) or "nothing"
-    _console().print(f"exported {result['entries']} entries ({kinds}) to {result['path']}")
+    _console().print(f"exported {result['entries']} entries ({_t(kinds)}) to {_t(result['path'])}")
 
 
 def _render_import(result: dict[str, Any]) -> None:
     verb = "would add" if result["dry_run"] else "added"
-    _console().print(f"{verb} {len(result['added'])} entries from workspace {result['source_workspace']} "
-                     f"({result['source_domain']} domain); {len(result['skipped'])} already present"
+    _console().print(f"{verb} {len(result['added'])} entries from workspace {_t(result['source_workspace'])} "
+                     f"({_t(result['source_domain'])} domain); {len(result['skipped'])} already present"
                      + (f"; memory commit {result['commit'][:10]}" if result.get("commit") else ""))
 
 
 def _render_merge(result: dict[str, Any]) -> None:
     if result["commit"] is None:
-        _console().print(f"nothing to merge: memory already holds {result['source']} ({len(result['skipped'])} entries)")
+        _console().print(f"nothing to merge: memory already holds {_t(result['source'])} "
+                         f"({len(result['skipped'])} entries)")
         return
     how = "fast-forwarded to" if result["fast_forward"] else "merged"
-    _console().print(f"{how} {result['source']}: {len(result['added'])} entries added, "
+    _console().print(f"{how} {_t(result['source'])}: {len(result['added'])} entries added, "
                      f"{len(result['skipped'])} already present; memory commit {result['commit'][:10]}")
 
 
 def _render_suggest(result: dict[str, Any]) -> None:
-    from rich.markup import escape
-
     console = _console()
     source = "findings file" if result["source"] == "file" else "ledger (no local findings file)"
-    console.print(f"[bold]suggestions for {result['version']}[/] ({result['domain']} domain; "
+    console.print(f"[bold]suggestions for {_t(result['version'])}[/] ({_t(result['domain'])} domain; "
                   f"{result['findings']} findings from the {source}; {result['memory_entries']} memory entries)")
     if not result["suggestions"]:
         console.print("no skill addresses these findings.")
@@ -152,17 +165,17 @@ def _render_suggest(result: dict[str, Any]) -> None:
         mem = item["memory"]
         label = ("[green]verified across domains[/]" if mem["verified_across_domains"] else
                  "[green]verified in this domain[/]" if mem["verified_in_domain"] else
-                 f"verified in {', '.join(mem['domains'])}" if mem["domains"] else
+                 f"verified in {_t(', '.join(mem['domains']))}" if mem["domains"] else
                  "untested" if not mem["verifications"] else "no significant gain yet")
         dim = item["applied"] or item["applies"] is False
-        head = f"{rank:>2}. [bold]{item['skill']}[/]  score {item['score']:.2f}  {label}"
+        head = f"{rank:>2}. [bold]{_t(item['skill'])}[/]  score {item['score']:.2f}  {label}"
         console.print(f"[dim]{head}[/]" if dim else head)
         codes = ", ".join(sorted({f"{f['code']} ({f['severity']})" for f in item["addresses"]}))
-        console.print(f"    addresses {escape(codes)}")
-        console.print(f"    why: {escape('; '.join(item['reasons']))}")
+        console.print(f"    addresses {_t(codes)}")
+        console.print(f"    why: {_t('; '.join(item['reasons']))}")
     if result["unaddressed"]:
         codes = ", ".join(sorted({f["code"] for f in result["unaddressed"]}))
-        console.print(f"findings no skill addresses yet: {codes}")
+        console.print(f"findings no skill addresses yet: {_t(codes)}")
 
 
 def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:

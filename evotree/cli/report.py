@@ -16,25 +16,29 @@ __all__ = ["register"]
 def _render_report(result: Any) -> None:
     from rich.console import Console
 
+    from evotree.core.text import escape_control as shown  # text from versions and agents (issue 16)
+
     console = Console(highlight=False)
     verdict = result.verdict
-    console.print(f"{verdict['icon']} {verdict['line']}", markup=False)
+    console.print(f"{shown(verdict['icon'])} {shown(verdict['line'])}", markup=False)
     for note in verdict.get("notes") or []:
-        console.print(f"  {note}", markup=False)
-    console.print(f"wrote {result.format}: {result.path}", markup=False)
+        console.print(f"  {shown(note)}", markup=False)
+    console.print(f"wrote {shown(result.format)}: {shown(result.path)}", markup=False)
     for extra in result.files[1:]:
-        console.print(f"  + {extra}", markup=False)
+        console.print(f"  + {shown(extra)}", markup=False)
     if result.posted:
         posted = result.posted
-        console.print(f"{posted['action']} comment {posted['comment_id']} on pull request "
-                      f"#{posted['pull_request']} of {posted['repository']}"
-                      + (f": {posted['url']}" if posted.get("url") else ""), markup=False)
+        console.print(f"{shown(posted['action'])} comment {shown(posted['comment_id'])} on pull request "
+                      f"#{shown(posted['pull_request'])} of {shown(posted['repository'])}"
+                      + (f": {shown(posted['url'])}" if posted.get("url") else ""), markup=False)
 
 
 def _render_ci(result: Any) -> None:
-    click.echo(f"{result.action} {result.path}")
-    click.echo(f"It installs evotree with: pip install \"{result.install}\"")
-    click.echo("It runs on pull requests from evotree/* branches: " + ", ".join(result.commands) + ".")
+    from evotree.core.text import escape_control as shown
+
+    click.echo(f"{shown(result.action)} {shown(result.path)}")
+    click.echo(f"It installs evotree with: pip install \"{shown(result.install)}\"")
+    click.echo("It runs on pull requests from evotree/* branches: " + shown(", ".join(result.commands)) + ".")
     click.echo("Commit it, push, and set the repository variable EVOTREE_RUN_SEEDS to run versions in CI.")
 
 

@@ -44,6 +44,15 @@ def _info_data(info: Any, domain: str | None) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ renderers
+def _t(text: Any) -> str:
+    """Text for rich: control characters shown escaped (issue 16), markup shown as typed."""
+    from rich.markup import escape
+
+    from evotree.core.text import escape_control
+
+    return escape(escape_control(text))
+
+
 def _console() -> Any:
     from rich.console import Console
 
@@ -51,21 +60,20 @@ def _console() -> Any:
 
 
 def _render_list(data: dict[str, Any]) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     domain = data["domain"]
-    table = Table(title="skills" + (f" (workspace domain: {domain})" if domain else ""),
+    table = Table(title="skills" + (f" (workspace domain: {_t(domain)})" if domain else ""),
                   title_justify="left")
     table.add_column("skill", style="bold", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("what it does")
     table.add_column("domains")
     for skill in data["skills"]:
-        name = escape(skill["name"])
+        name = _t(skill["name"])
         if skill["applies"] is False:
             name = f"[dim]{name} (n/a)[/]"
-        table.add_row(name, skill["kind"], escape(skill["title"]), ", ".join(skill["domains"]))
+        table.add_row(name, _t(skill["kind"]), _t(skill["title"]), _t(", ".join(skill["domains"])))
     console = _console()
     console.print(table)
     console.print("`evotree skill show NAME` for the details; "
@@ -73,19 +81,17 @@ def _render_list(data: dict[str, Any]) -> None:
 
 
 def _render_show(data: dict[str, Any]) -> None:
-    from rich.markup import escape
-
     console = _console()
-    console.print(f"[bold]{escape(data['name'])}[/] — {escape(data['title'])}  "
-                  f"[dim]({data['kind']} skill)[/]")
+    console.print(f"[bold]{_t(data['name'])}[/] — {_t(data['title'])}  "
+                  f"[dim]({_t(data['kind'])} skill)[/]")
     for key, label in (("trigger", "Trigger"), ("intervention", "Intervention"),
                        ("expected_outcome", "Expected outcome"), ("validation", "Validation")):
-        console.print(f"\n[bold]{label}[/]\n  {escape(data[key])}")
-    console.print(f"\n[bold]Domains[/]  {', '.join(data['domains'])}")
+        console.print(f"\n[bold]{label}[/]\n  {_t(data[key])}")
+    console.print(f"\n[bold]Domains[/]  {_t(', '.join(data['domains']))}")
     if data["applies"] is False:
-        console.print(f"  [yellow]does not apply here:[/] {escape(data['why_not'])}")
-    console.print(f"[bold]Addresses[/]  {', '.join(data['addresses'])}")
-    console.print(f"[bold]Provenance[/]  {escape(data['provenance'])}")
+        console.print(f"  [yellow]does not apply here:[/] {_t(data['why_not'])}")
+    console.print(f"[bold]Addresses[/]  {_t(', '.join(data['addresses']))}")
+    console.print(f"[bold]Provenance[/]  {_t(data['provenance'])}")
     console.print("\n[bold]Parameters[/]" + ("" if data["params"] else "  (none)"))
     for p in data["params"]:
         accepted = ""
@@ -93,28 +99,26 @@ def _render_show(data: dict[str, Any]) -> None:
             low, high = p["range"]
             accepted = f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]"
         if p["choices"]:
-            accepted = f" one of {', '.join(p['choices'])}"
+            accepted = f" one of {_t(', '.join(p['choices']))}"
         default = str(p["default"]).lower() if isinstance(p["default"], bool) else p["default"]
-        console.print(f"  [bold]{escape(p['name'])}[/] ({p['type']}{accepted}, default "
-                      f"{escape(repr(default) if isinstance(default, str) else str(default))})")
-        console.print(f"      {escape(p['help'])}")
+        console.print(f"  [bold]{_t(p['name'])}[/] ({_t(p['type'])}{accepted}, default "
+                      f"{_t(repr(default) if isinstance(default, str) else str(default))})")
+        console.print(f"      {_t(p['help'])}")
 
 
 def _render_apply(result: Any) -> None:
-    from rich.markup import escape
-
     console = _console()
     params = ", ".join(f"{k}={v}" for k, v in result.params.items())
     if not result.changed:
-        console.print(f"[dim]✓ {escape(result.version)} already has {escape(result.skill)} "
-                      f"({escape(params)}); nothing changed[/]")
+        console.print(f"[dim]✓ {_t(result.version)} already has {_t(result.skill)} "
+                      f"({_t(params)}); nothing changed[/]")
     else:
-        console.print(f"[green]✓[/] applied [bold]{escape(result.skill)}[/] to "
-                      f"[bold]{escape(result.version)}[/] ({escape(params) or 'defaults'})")
-        console.print(f"  commit {result.commit[:10]} on evotree/{escape(result.version)}: "
-                      f"{result.file}" + (f" (in {escape(result.worktree)})" if result.worktree else ""))
-    console.print(f"  skills of {escape(result.version)}: "
-                  f"{', '.join(s.name for s in result.skills) or '-'}; the train phase "
+        console.print(f"[green]✓[/] applied [bold]{_t(result.skill)}[/] to "
+                      f"[bold]{_t(result.version)}[/] ({_t(params) or 'defaults'})")
+        console.print(f"  commit {result.commit[:10]} on evotree/{_t(result.version)}: "
+                      f"{_t(result.file)}" + (f" (in {_t(result.worktree)})" if result.worktree else ""))
+    console.print(f"  skills of {_t(result.version)}: "
+                  f"{_t(', '.join(s.name for s in result.skills) or '-')}; the train phase "
                   "activates them at run time")
 
 

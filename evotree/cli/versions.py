@@ -36,7 +36,9 @@ def init(domain: str) -> Any:
 def _render_branch(record: Any) -> None:
     renderer("version_created")(record)
     if record.skills:
-        click.echo(f"  skills: {', '.join(record.skills)} (recorded in skills.toml)")
+        from evotree.core.text import escape_control
+
+        click.echo(f"  skills: {escape_control(', '.join(record.skills))} (recorded in skills.toml)")
 
 
 @cli.command()

@@ -29,6 +29,7 @@ __all__ = [
     "GatesSection",
     "ExecutorSection",
     "SandboxSection",
+    "ToolsSection",
     "SANDBOX_MODES",
     "parse_config",
     "render_template",
@@ -211,6 +212,11 @@ class SandboxSection:
     )
     train_network: bool = field(default=False, metadata=_help("The train phase may use the network."))
     eval_network: bool = field(default=False, metadata=_help("The judge (eval) phase may use the network."))
+    agent_network: bool = field(
+        default=False,
+        metadata=_help("`evotree agent --network` may give the agent's sandbox the network (an agent CLI that "
+                       "calls a model API needs it); without this, the agent runs offline."),
+    )
     # --- limits of each phase (0: unlimited)
     memory_mb: int = field(
         default=32768, metadata=_help("Private memory of a phase's processes in MiB (RLIMIT_DATA, each process).")
@@ -244,6 +250,27 @@ class SandboxSection:
 
 
 @dataclass
+class ToolsSection:
+    # --- the programs a sign-off runs (evotree.core.safegit): absolute, owned by root
+    git: str = field(
+        default="",
+        metadata=_help("Absolute path of the git that promote, approve-run, verify and harness promote run "
+                       "(owned by root, as is every folder above it); \"\": the first of /usr/bin, /bin, "
+                       "/usr/sbin, /sbin, /usr/local/bin. PATH is never consulted."),
+    )
+    ssh_keygen: str = field(
+        default="",
+        metadata=_help("Absolute path of the ssh-keygen that makes and checks signatures (same rules as git)."),
+    )
+
+    def __post_init__(self) -> None:
+        for key in ("git", "ssh_keygen"):
+            value = getattr(self, key)
+            if value and (not value.startswith("/") or ".." in value.split("/")):
+                raise _value_error(f"tools.{key}", "an absolute path without .. (or \"\")", value)
+
+
+@dataclass
 class Config:
     """The whole ``evotree.toml``; every section optional, defaults as documented."""
 
@@ -255,6 +282,7 @@ class Config:
     gates: GatesSection = field(default_factory=GatesSection)
     executor: ExecutorSection = field(default_factory=ExecutorSection)
     sandbox: SandboxSection = field(default_factory=SandboxSection)
+    tools: ToolsSection = field(default_factory=ToolsSection)
 
 
 class _FieldError(Exception):
@@ -500,6 +528,8 @@ sync_seconds = 10.0
 mode = "bwrap"
 train_network = false
 eval_network = false
+# `evotree agent --network` (an agent CLI calling a model API needs it); off: agents run offline.
+agent_network = false
 # Limits of each phase (0: unlimited): private memory per process (MiB), processes and
 # threads (not applied to root by the kernel), largest file written (MiB).
 memory_mb = 32768
@@ -511,6 +541,13 @@ read_paths = []
 # devices are refused and noted on the run), at most this many files and MiB.
 candidate_max_files = 100000
 candidate_max_mb = 65536
+
+[tools]
+# The git and ssh-keygen that sign-offs (promote, approve-run, verify, harness promote) run:
+# absolute paths owned by root, resolved when the workspace was initialized; PATH is never
+# consulted for them. "" looks in /usr/bin, /bin, /usr/sbin, /sbin, /usr/local/bin.
+git = "{git}"
+ssh_keygen = "{ssh_keygen}"
 '''
 
 
@@ -524,4 +561,16 @@ def render_template(domain: str = "custom") -> str:
         )
     train, evaluate = _DOMAIN_COMMANDS[domain]
     max_episodes = 128 if domain == "gym" else 0
-    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate, max_episodes=max_episodes)
+    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate, max_episodes=max_episodes,
+                            git=_system_path("git"), ssh_keygen=_system_path("ssh-keygen"))
+
+
+def _system_path(name: str) -> str:
+    """The system program ``name`` recorded in a new ``[tools]`` ("" when there is none)."""
+    from evotree.core.errors import EvotreeError
+    from evotree.core.safegit import system_program
+
+    try:
+        return system_program(name)
+    except EvotreeError:
+        return ""

@@ -149,14 +149,23 @@ class Git:
 
     # ----------------------------------------------------------------- git CLI
     def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, check: bool = True) -> str:
-        """Run ``git args...`` (in the main worktree by default) and return its stdout."""
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=str(cwd or self.root),
-            capture_output=True,
-            text=True,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        )
+        """Run ``git args...`` (in the main worktree by default) and return its stdout.
+
+        Inside :func:`evotree.core.safegit.approver_process` (a sign-off) git runs as the
+        approver's: the system git, no repository setting that runs a program.
+        """
+        from evotree.core import safegit
+
+        if safegit.in_approver_process():
+            proc = safegit.run_git(self.root, *args, cwd=cwd)
+        else:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=str(cwd or self.root),
+                capture_output=True,
+                text=True,
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            )
         if check and proc.returncode != 0:
             raise GitCommandError(
                 f"`git {' '.join(args)}` failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}",
@@ -165,9 +174,40 @@ class Git:
             )
         return proc.stdout
 
+    def worktree_admin_dir(self, worktree: str | os.PathLike[str]) -> Path:
+        """The folder git administers ``worktree`` in, found from the repository's side.
+
+        Never read from the worktree's own ``.git`` pointer file: whoever writes the worktree (an
+        agent) could point it at a git folder of its own, whose config runs programs (fsmonitor,
+        filters) in evotree's process. Raises :class:`GitCommandError` when ``worktree`` is not the
+        main worktree nor one of this repository's linked worktrees.
+        """
+        wanted = os.path.realpath(worktree)
+        common = Path(self.repo.path)
+        if (common / "commondir").is_file():
+            common = (common / (common / "commondir").read_text().strip()).resolve()
+        if (common.parent / ".git").resolve() == common and os.path.realpath(common.parent) == wanted:
+            return common
+        admins = common / "worktrees"
+        for admin in sorted(admins.iterdir()) if admins.is_dir() else []:
+            try:
+                pointer = (admin / "gitdir").read_text().strip()
+            except OSError:
+                continue
+            if os.path.realpath(os.path.dirname(pointer)) == wanted:
+                return admin
+        raise GitCommandError(f"{worktree} is not a worktree of the repository {common.parent}",
+                              fix="evotree worktree restore VERSION (recreates its worktree)", returncode=128)
+
     def status_porcelain(self, worktree: str | os.PathLike[str]) -> list[str]:
-        """Paths with uncommitted changes (tracked or untracked) in ``worktree``."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=worktree)
+        """Paths with uncommitted changes (tracked or untracked) in ``worktree``.
+
+        git is pointed at the worktree's admin folder explicitly (:meth:`worktree_admin_dir`), so
+        a rewritten ``.git`` pointer file in the worktree is never followed.
+        """
+        admin = self.worktree_admin_dir(worktree)
+        out = self.run(f"--git-dir={admin}", f"--work-tree={os.path.realpath(worktree)}",
+                       "status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=worktree)
         entries = [e for e in out.split("\0") if e]
         paths: list[str] = []
         skip_next = False

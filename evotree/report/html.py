@@ -42,7 +42,10 @@ _SCRIPT = ("window.addEventListener('load',function(){var i=Array.prototype.slic
 
 
 def _e(value: Any) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    """Text for HTML: escaped, and its control characters (bidi overrides, escapes) written out visibly."""
+    from evotree.core.text import escape_control
+
+    return escape(escape_control(value), quote=True)
 
 
 def _num(value: Any, fmt: str = ".3f") -> str:

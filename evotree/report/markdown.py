@@ -20,8 +20,11 @@ _SEVERITY_ICON = {"critical": "🟥", "high": "🟧", "warn": "🟨", "info": "�
 
 
 def escape_md(text: Any, limit: int = 300) -> str:
-    """One line of untrusted text, safe inside Markdown tables and free of HTML."""
-    value = " ".join(str(text if text is not None else "").split())
+    """One line of untrusted text, safe inside Markdown tables and free of HTML; control characters
+    (terminal escapes, bidi overrides) are written out visibly (:func:`evotree.core.text.escape_control`)."""
+    from evotree.core.text import escape_control
+
+    value = escape_control(" ".join(str(text if text is not None else "").split()))
     if len(value) > limit:
         value = value[: limit - 1] + "…"
     return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
