@@ -5,22 +5,31 @@ Cost of a request for one version = ``[budget].max_wall_seconds`` × (the runs o
 current commit already started since its last valid approval — ever, without one — plus the runs
 asked for): the most it may spend, so a costly request cannot be split into cheap ones. An approval
 covers ``runs`` runs of one commit of one version; runs of that commit started after it count
-against it. Runs are counted from the ledger's ``run.started`` events (not from run files a
-process could delete). The approval's signature is checked against the allowed signers of the
+against it. Runs are counted from the ledger's ``run.reserved`` and ``run.started`` events (not
+from run files a process could delete); a reservation given back unstarted (``run.released``)
+does not count. The approval's signature is checked against the allowed signers of the
 (verified) champion, so a forged or self-made approval does not open it.
+
+Concurrent requests cannot each pass on the same approval: :func:`train_gate_authorizer` (the
+authorizer :mod:`evotree.gates.runs` gives the harness) returns a re-check that the harness runs
+inside the compare-and-swap that reserves the runs, counting the runs of the ledger head that
+transaction writes on; a request that lands first makes the others' transactions retry and
+count its runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from evotree.gates.errors import GateFailed
 
 if TYPE_CHECKING:
+    from evotree.core.ledger import LedgerEntry, LedgerTxn
     from evotree.core.workspace import Workspace
 
-__all__ = ["TrainGateCheck", "train_gate"]
+__all__ = ["TrainGateCheck", "train_gate", "train_gate_authorizer"]
 
 
 @dataclass
@@ -33,6 +42,11 @@ class TrainGateCheck:
     needs_approval: bool
     approved_runs: int = 0
     used_runs: int = 0
+    #: the commit the runs are of, when the valid approval was signed ("" none), the signed
+    #: champion's budget.max_wall_seconds: what the reservation's re-check needs
+    commit: str = ""
+    since: str = ""
+    max_wall_seconds: float = 0.0
 
 
 def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
@@ -73,49 +87,97 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
 
     checks: list[TrainGateCheck] = []
     policy = None
+    max_wall = float(cfg.budget.max_wall_seconds)
     for version, runs in requests.items():
         commit = version_tip(ws, version)
-        started, approvals = _history(ws, version, commit)
+        record_id = ws.resolve(version).id
+        started, approvals = _history(ws.ledger.entries(), record_id, commit)
         if policy is None and approvals:
             policy = trusted_policy(ws, signed)  # raises TamperingFound when the champion is not signed-for
         approved, since = _approval(ws, policy, version, approvals) if approvals else (0, "")
         used = sum(1 for at in started if at > since)
-        cost = float(cfg.budget.max_wall_seconds) * (used + runs)
-        check = TrainGateCheck(version, cost, threshold, cost > threshold, approved, used)
+        cost = max_wall * (used + runs)
+        check = TrainGateCheck(version, cost, threshold, cost > threshold, approved, used,
+                               commit=commit, since=since, max_wall_seconds=max_wall)
         checks.append(check)
         if not check.needs_approval:
             continue
         if policy is None:
             policy = trusted_policy(ws, signed)
         if used + runs > approved:
-            detail = (f"no valid signed approval for {version}'s current commit" if approved == 0 else
-                      f"the approval covers {approved} run(s), {used} already started")
-            raise GateFailed(
-                f"train gate: {runs} run(s) of {version} may cost up to {cost:g} s "
-                f"({used} already started + {runs} × budget.max_wall_seconds {cfg.budget.max_wall_seconds}), above "
-                f"gates.train_approval_above_seconds = {threshold}; {detail}",
-                fix=f"a person approves at a terminal: evotree approve-run {version} --runs {used + runs}"
-                    f" (or request fewer runs)",
-                gate="train", version=version, cost_seconds=cost, threshold=threshold,
-                approved_runs=approved, used_runs=used)
+            raise _refusal(check, runs)
     return checks
 
 
-def _history(ws: Workspace, version: str, commit: str) -> tuple[list[str], list[dict]]:
-    """One ledger walk: when each run of ``commit`` of ``version`` started (``run.started``
-    events), and its ``run.approved`` events naming ``commit`` (unchecked), newest first."""
-    record = ws.resolve(version)
-    started: list[str] = []
+def train_gate_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
+    """:func:`train_gate`, and (when the signed champion has a train gate) the re-check the
+    harness runs in the compare-and-swap that reserves the runs
+    (:data:`evotree.harness.runs.RunRecheck`): the same rule, with the runs counted on the
+    ledger head the reservation is written on."""
+    checks = {check.version: check for check in train_gate(ws, dict(requests))}
+    if not checks:
+        return None
+
+    def recheck(txn: LedgerTxn, runs_of: Mapping[str, int], commits: Mapping[str, str]) -> None:
+        for version, runs in runs_of.items():
+            check = checks.get(version)
+            if check is None or not runs:
+                continue
+            if commits.get(version, check.commit) != check.commit:
+                raise GateFailed(f"train gate: the branch of {version} moved while its runs were being planned",
+                                 fix="run the request again", gate="train", version=version)
+            started, _ = _history(txn.entries(), version, check.commit)
+            used = sum(1 for at in started if at > check.since)
+            cost = check.max_wall_seconds * (used + runs)
+            if cost > check.threshold and used + runs > check.approved_runs:
+                raise _refusal(replace(check, cost_seconds=cost, needs_approval=True, used_runs=used), runs)
+
+    return recheck
+
+
+def _refusal(check: TrainGateCheck, runs: int) -> GateFailed:
+    version, used, approved, cost = check.version, check.used_runs, check.approved_runs, check.cost_seconds
+    detail = (f"no valid signed approval for {version}'s current commit" if approved == 0 else
+              f"the approval covers {approved} run(s), {used} already started or reserved")
+    return GateFailed(
+        f"train gate: {runs} run(s) of {version} may cost up to {cost:g} s "
+        f"({used} already started + {runs} × budget.max_wall_seconds {check.max_wall_seconds:g}), above "
+        f"gates.train_approval_above_seconds = {check.threshold}; {detail}",
+        fix=f"a person approves at a terminal: evotree approve-run {version} --runs {used + runs}"
+            f" (or request fewer runs)",
+        gate="train", version=version, cost_seconds=cost, threshold=check.threshold,
+        approved_runs=approved, used_runs=used)
+
+
+def _history(entries: Iterable[LedgerEntry], version: str, commit: str) -> tuple[list[str], list[dict]]:
+    """One ledger walk (``entries`` newest first): for each run of ``commit`` of ``version`` that
+    was reserved or started (``run.reserved``, ``run.started``) and not given back unstarted
+    (``run.released``), the newest of those times; and the ``run.approved`` events of ``version``
+    naming ``commit`` (unchecked), newest first."""
+    runs: dict[str, str] = {}
+    started: set[str] = set()
+    released: set[str] = set()
     approvals: list[dict] = []
-    for entry in ws.ledger.entries(version=record.id):
-        data = entry.event.data if isinstance(entry.event.data, dict) else {}
-        if entry.event.kind == "run.started" and data.get("commit") == commit:
-            started.append(str(entry.event.at))
-        elif entry.event.kind == "run.approved":
+    for entry in entries:
+        event = entry.event
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.kind == "run.started":
+            if event.version == version and data.get("commit") == commit:
+                run_id = str(data.get("run_id") or entry.commit)
+                runs.setdefault(run_id, str(event.at))
+                started.add(run_id)
+        elif event.kind == "run.reserved":
+            for run in data.get("runs") or []:
+                if isinstance(run, dict) and run.get("version") == version and run.get("commit") == commit:
+                    runs.setdefault(str(run.get("run_id")), str(event.at))
+            released.update(str(r) for r in data.get("released") or [])
+        elif event.kind == "run.released":
+            released.update(str(r) for r in data.get("runs") or [])
+        elif event.kind == "run.approved" and event.version == version:
             statement = data.get("statement")
             if isinstance(statement, dict) and statement.get("commit") == commit:
                 approvals.append(data)
-    return started, approvals
+    return [at for run_id, at in runs.items() if run_id not in released or run_id in started], approvals
 
 
 def _approval(ws: Workspace, policy: object, version: str, approvals: list[dict]) -> tuple[int, str]:

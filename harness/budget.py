@@ -4,17 +4,47 @@ Usage is charged in the ledger when a run ends (failed and crashed runs are char
 refused requests never start and cost nothing). Before a request starts, :func:`plan_limits`
 turns the version's and the tree's remaining budget into per-run limits, split evenly over the
 runs of the request, and refuses the request when a run would get nothing.
+
+**Reservations.** A check against a snapshot would let concurrent requests each see the same
+budget left; so every run is *reserved* in the ledger before it starts, in the same
+compare-and-swap that checks the budget (:func:`evotree.harness.runs.reserve_runs`). A run
+holds its reservation until ``run.finished`` charges its usage (or until it is released,
+unstarted), and while it does it counts as spent (:func:`committed`): one run, and its planned
+limits — its ``max_steps``, ``max_episodes`` (0 when unlimited) and its wall clock
+(``wall_seconds``, times ``[executor].gpus`` for GPU hours). A run cannot use more than its
+limits, so reserved + charged never exceeds a budget, however many requests race.
+
+**Champion re-runs.** The score gate compares a candidate with the champion's runs *since its
+promotion* (the runs that got it promoted are biased upward), so it asks for new runs of the
+champion. Charging them to the champion's own budget — which it may have spent as a candidate —
+could leave no way to settle a comparison (a deadlocked loop). Runs of the champion's promoted
+commit (the version the ledger names champion, at the commit of ``refs/evotree/champion``, when
+they are reserved) are therefore checked against a separate account,
+``meta["champion_reruns"][<champion>]`` in the ledger, instead of the champion's own budget.
+They are still charged to the tree's usage (every tree budget bounds them) and shown in the
+champion's ``usage`` (what it consumed), and ``run.finished`` names the account
+(``"account": "champion_reruns"``). The account has the limits of one version
+(``max_runs_per_version``, ``max_steps``, ... of ``[budget]``): each champion gets one version's
+worth of re-runs, no more. It is no free compute for an agent: only the current champion's
+promoted commit is charged there (a commit added to its branch since is a new candidate, charged
+to the version), and a champion is made only by a person's signed promotion
+(:func:`champion_reruns_left` is what the score gate may still ask of it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from evotree.core.config import BudgetSection
 from evotree.core.errors import EvotreeError
 
-__all__ = ["BudgetExceeded", "RunLimits", "Usage", "plan_limits", "add_usage"]
+__all__ = ["BudgetExceeded", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
+           "CHAMPION_RERUNS", "champion_reruns_usage", "champion_reruns_left"]
+
+#: The ledger's meta key of the champions' re-run accounts: ``{version: usage}``.
+CHAMPION_RERUNS = "champion_reruns"
 
 
 class BudgetExceeded(EvotreeError):
@@ -55,6 +85,44 @@ def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, A
     ).to_dict()
 
 
+def committed(reservations: Mapping[str, Mapping[str, Any]] | None, *, version: str | None = None,
+              account: str | None = None) -> dict[str, Any]:
+    """What the reserved (not yet finished) runs may still spend, as a usage dict.
+
+    Each counts as one run and its planned limits: ``max_steps`` and ``max_episodes`` (0 when it
+    has none), ``wall_seconds`` / 3600 wall hours and that times its ``gpus`` GPU hours.
+    ``version``: only that version's reservations; ``account``: only those charged to it
+    (``"version"`` or ``"champion_reruns"``).
+    """
+    total = Usage()
+    for entry in (reservations or {}).values():
+        if version is not None and entry.get("version") != version:
+            continue
+        if account is not None and (entry.get("account") or "version") != account:
+            continue
+        limits = entry.get("limits") or {}
+        wall_hours = float(limits.get("wall_seconds") or 0.0) / 3600
+        total.runs += 1
+        total.steps += int(limits.get("max_steps") or 0)
+        total.episodes += int(limits.get("max_episodes") or 0)
+        total.wall_hours = round(total.wall_hours + wall_hours, 9)
+        total.gpu_hours = round(total.gpu_hours + wall_hours * float(entry.get("gpus") or 0.0), 9)
+    return total.to_dict()
+
+
+def champion_reruns_usage(meta: Mapping[str, Any], champion: str) -> dict[str, Any]:
+    """What ``champion``'s re-runs have been charged (the ledger's meta), as a usage dict."""
+    return Usage.from_dict((meta.get(CHAMPION_RERUNS) or {}).get(champion)).to_dict()
+
+
+def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champion: str) -> int:
+    """How many more re-runs ``champion`` may get: ``max_runs_per_version`` less those charged
+    and those reserved (what the score gate may still ask of it)."""
+    used = Usage.from_dict(champion_reruns_usage(meta, champion)).runs
+    reserved = committed(meta.get("reservations"), version=champion, account=CHAMPION_RERUNS)["runs"]
+    return max(0, budget.max_runs_per_version - used - reserved)
+
+
 @dataclass
 class RunLimits:
     """Limits handed to one run; None means unlimited."""
@@ -82,19 +150,30 @@ def plan_limits(
     version_runs: int,
     total_runs: int,
     gpus: float = 0.0,
+    version_reserved: dict[str, Any] | None = None,
+    tree_reserved: dict[str, Any] | None = None,
+    account: str = "version",
 ) -> RunLimits:
     """Per-run limits for ``version_runs`` new runs of ``version`` (``total_runs`` in the request).
 
-    Raises :class:`BudgetExceeded` naming the budget when the request would exceed one.
+    ``version_reserved`` / ``tree_reserved``: what runs reserved and not yet finished may still
+    spend (:func:`committed`), counted as used. ``account="champion_reruns"``: ``version_usage``
+    is the champion's re-run account (named so in refusals). Raises :class:`BudgetExceeded`
+    naming the budget when the request would exceed one.
     """
-    used_v, used_t = Usage.from_dict(version_usage), Usage.from_dict(tree_usage)
+    charged_runs = Usage.from_dict(version_usage).runs
+    used_v = Usage.from_dict(add_usage(version_usage, version_reserved))
+    used_t = Usage.from_dict(add_usage(tree_usage, tree_reserved))
     if used_v.runs + version_runs > budget.max_runs_per_version:
+        reserved = used_v.runs - charged_runs
+        whose = f"{version}'s re-runs as champion have" if account == CHAMPION_RERUNS else f"{version} has"
         raise BudgetExceeded(
-            f"{version} has used {used_v.runs} of its {budget.max_runs_per_version} runs; "
-            f"{version_runs} more would exceed budget.max_runs_per_version",
+            f"{whose} used {used_v.runs} of its {budget.max_runs_per_version} runs"
+            + (f" ({reserved} of them reserved or running)" if reserved else "")
+            + f"; {version_runs} more would exceed budget.max_runs_per_version",
             fix="run fewer seeds, or raise budget.max_runs_per_version on the champion",
             budget="max_runs_per_version", used=used_v.runs, limit=budget.max_runs_per_version,
-            requested=version_runs,
+            requested=version_runs, reserved=reserved, account=account,
         )
 
     def per_run(name: str, vlimit: float, tlimit: float, vused: float, tused: float, unit: str) -> float | None:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from evotree.core.errors import EvotreeError
 from evotree.harness.executors import make_executor
 from evotree.harness.runs import (
     ProgressFn,
@@ -21,6 +22,7 @@ from evotree.harness.runs import (
     RunsCancelled,
     RunStatus,
     plan_runs,
+    release_reservations,
     runs_dir,
 )
 
@@ -50,8 +52,26 @@ def run_versions(
     ``executor`` (``local`` / ``ray``, default ``[executor].kind``) decides where runs execute;
     ``jobs`` bounds the local executor, ``address`` names the Ray cluster (default
     ``[executor].address``; empty starts a local Ray instance for this call).
+
+    The runs are reserved in the ledger before anything starts (``plan_runs(reserve=True)``:
+    budgets and the authorizer's approval are checked in that compare-and-swap); whatever
+    ends the request — done, refused by the executor, cancelled, an error — the reservations of
+    runs that never started are released (``run.released``) before this returns.
     """
-    plans = plan_runs(ws, versions, authorize=authorize, seeds=seeds, heldout=heldout, seed_start=seed_start)
+    plans = plan_runs(ws, versions, authorize=authorize, seeds=seeds, heldout=heldout, seed_start=seed_start,
+                      reserve=True)
+    try:
+        return _execute(ws, plans, jobs=jobs, progress=progress, cancel=cancel, executor=executor, address=address)
+    finally:
+        try:
+            release_reservations(ws, [plan.run_id for plan in plans],
+                                 reason="the request ended before these runs started")
+        except EvotreeError:
+            pass  # left to the owner-death release: this process ends, its reservations are freed
+
+
+def _execute(ws: Workspace, plans: list[Any], *, jobs: int | None, progress: ProgressFn | None,
+             cancel: threading.Event | None, executor: str | None, address: str | None) -> list[RunRecord]:
     runner = make_executor(ws.config.executor, kind=executor, jobs=jobs, address=address)
     cancel = cancel or threading.Event()
     base = runs_dir(ws)

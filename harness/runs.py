@@ -20,8 +20,14 @@ Each run holds an ``flock`` on ``<runs_dir>/.active/<run_id>`` while it lives. T
 releases it if the driving process dies (even by SIGKILL), so :func:`recover_crashed_runs`,
 called by every evotree command, finds such runs, compacts what they recorded and marks them
 ``crashed``; it also deletes the judge folders a driver killed during the judge phase left
-behind (they hold hidden answers). Only the driving process writes the ledger (``run.started`` /
-``run.finished``, compare-and-swap, so parallel runs keep it consistent). ``run.finished``
+behind (they hold hidden answers). Only the driving process writes the ledger (``run.reserved``
+when planned, ``run.started`` / ``run.finished``, compare-and-swap, so parallel runs keep it
+consistent). Runs are *reserved* before they start (:func:`plan_runs` with ``reserve=True``): the
+budgets and the train gate's allowance are decided in the reservation's compare-and-swap, the
+reservation (``meta["reservations"]``, with its owner process) counts as spent until
+``run.finished`` charges the run, and one whose run never starts is released (``run.released``)
+by the request, or by the next planner or crash recovery once its owner is dead. A run that
+starts without one (a Ray retry) gets one at ``run.started``. ``run.finished``
 carries the run's evidence manifest (:func:`evidence_manifest`: the sha256 of every evidence
 file and of the run.json fields readers rely on), which :mod:`evotree.harness.integrity` checks
 before any run is counted.
@@ -51,7 +57,14 @@ from evotree.core.errors import ConfigError, DirtyState, EvotreeError, InvalidSt
 from evotree.core.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.core.workspace import Workspace
-from evotree.harness.budget import RunLimits, add_usage, plan_limits
+from evotree.harness.budget import (
+    CHAMPION_RERUNS,
+    RunLimits,
+    add_usage,
+    champion_reruns_usage,
+    committed,
+    plan_limits,
+)
 from evotree.harness.layout import ENV_RUN_ID, RunPaths
 
 __all__ = [
@@ -61,6 +74,13 @@ __all__ = [
     "RunDirError",
     "RunsCancelled",
     "RunAuthorizer",
+    "RunRecheck",
+    "RESERVATIONS",
+    "release_reservations",
+    "release_dead_reservations",
+    "live_reservations",
+    "process_owner",
+    "owner_is_dead",
     "plan_runs",
     "finish_run",
     "now_stamp",
@@ -85,8 +105,15 @@ HEADLINE_SPLITS = ("validation", "heldout", "test", "train")
 _PACKAGES = ("evotree", "torch", "transformers", "trl", "peft", "gymnasium", "duckdb", "pyarrow", "pygit2")
 
 ProgressFn = Callable[[str, str, dict[str, Any]], None]
-#: Decides whether a request may train: ``(workspace, {version: runs}) -> None``, raising to refuse.
-RunAuthorizer = Callable[["Workspace", Mapping[str, int]], None]
+#: Re-checks an authorization inside the reservation's ledger transaction, against that
+#: transaction's state: ``(txn, {version: runs}, {version: commit}) -> None``, raising to refuse.
+RunRecheck = Callable[[LedgerTxn, Mapping[str, int], Mapping[str, str]], None]
+#: Decides whether a request may train: ``(workspace, {version: runs})``, raising to refuse. It may
+#: return a :data:`RunRecheck`, which the reservation calls in its compare-and-swap (so concurrent
+#: requests cannot each pass on the same allowance); anything else it returns is ignored.
+RunAuthorizer = Callable[["Workspace", Mapping[str, int]], Any]
+#: The ledger's meta key of the runs reserved and not finished: ``{run_id: reservation}``.
+RESERVATIONS = "reservations"
 
 
 class RunDirError(EvotreeError):
@@ -203,8 +230,19 @@ def _package_versions() -> dict[str, str]:
 
 # ---------------------------------------------------------------------------- planning
 def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, seeds: int = 1,
-              heldout: bool = False, seed_start: int = 0) -> list[RunPlan]:
+              heldout: bool = False, seed_start: int = 0, reserve: bool = False) -> list[RunPlan]:
     """Check every requested run and budget; nothing starts unless all of them may.
+
+    ``reserve=True`` (what :func:`evotree.harness.execute.run_versions` asks) also *reserves* the
+    runs in the ledger: one ``run.reserved`` event whose compare-and-swap re-checks the budgets —
+    counting every run reserved and not finished (:func:`evotree.harness.budget.committed`) — and
+    the authorizer's :data:`RunRecheck` against the state it writes on, so no number of
+    concurrent requests, CLI or server, exceeds a budget or an approval. The caller then owns the
+    reservations: ``run.started`` keeps them, ``run.finished`` consumes them (charging the
+    usage), :func:`release_reservations` gives back those that never started. A reservation
+    records its owner (pid, host, boot id, process start time): one whose owner died before its
+    run started is released by the next reservation or by :func:`recover_crashed_runs`. Without
+    ``reserve`` the same checks run on a snapshot (a preview: nothing is written).
 
     ``authorize(ws, runs_per_version)`` is asked before any limit is planned and raises to refuse:
     the train gate (:func:`evotree.gates.runs.plan_runs` passes it). It is a required argument so
@@ -269,24 +307,226 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     for record, _ in records:
         per_version[record.id] = per_version.get(record.id, 0) + seeds
     # costly runs need a person's signed approval (the train gate, passed in from the gates layer)
-    authorize(ws, per_version)
-    limits_of = {
-        vid: plan_limits(
-            cfg.budget, version=vid, version_usage=snapshot.version(vid).usage,  # type: ignore[union-attr]
-            tree_usage=snapshot.meta.get("usage"), version_runs=count, total_runs=total,
-            gpus=cfg.executor.gpus,
-        )
-        for vid, count in per_version.items()
-    }
+    recheck = authorize(ws, per_version)
+    # the preview on a snapshot: refuses early, with the same messages, what the reservation would
+    tips = {record.id: tip for record, tip in records}
+    limits_of = _plan_limits(cfg, snapshot, per_version, total, live_reservations(snapshot.meta),
+                             tips=tips, champion_commit=str(judge_commit))
     for record, tip in records:
         for seed in range(seed_start, seed_start + seeds):
             run_id = f"{record.id}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
             plans.append(RunPlan(run_id=run_id, version=record.id, seed=seed, commit=tip,
                                  judge_commit=str(judge_commit), judge_version=champion.id,
-                                 limits=limits_of[record.id],
+                                 limits=limits_of[record.id][0],
                                  judge_splits=("validation", "heldout") if heldout else ("validation",),
                                  judge_data_commit=judge_data))
+    if reserve:
+        limits_of = _reserve(ws, plans, per_version, total, tips, champion_commit=str(judge_commit),
+                             recheck=recheck if callable(recheck) else None)
+        for plan in plans:
+            plan.limits = limits_of[plan.version][0]
     return plans
+
+
+# ---------------------------------------------------------------------------- reservations
+def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total: int,
+                 reservations: Mapping[str, Mapping[str, Any]], *, tips: Mapping[str, str],
+                 champion_commit: str) -> dict[str, tuple[RunLimits, str]]:
+    """``{version: (limits, account)}`` for a request, counting ``reservations`` as spent.
+
+    Runs of the champion's promoted commit are checked against its re-run account (``account``
+    ``champion_reruns``, :mod:`evotree.harness.budget`); every other run — of another version, or
+    of a commit added to the champion's branch since — against its version's usage (``version``).
+    """
+    champion = txn.meta.get("champion")
+    out: dict[str, tuple[RunLimits, str]] = {}
+    for vid, count in per_version.items():
+        account = CHAMPION_RERUNS if vid == champion and tips.get(vid) == champion_commit else "version"
+        usage = champion_reruns_usage(txn.meta, vid) if account == CHAMPION_RERUNS else txn.require(vid).usage
+        out[vid] = (plan_limits(
+            cfg.budget, version=vid, version_usage=usage, tree_usage=txn.meta.get("usage"),
+            version_runs=count, total_runs=total, gpus=cfg.executor.gpus,
+            version_reserved=committed(reservations, version=vid, account=account),
+            tree_reserved=committed(reservations), account=account,
+        ), account)
+    return out
+
+
+def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int], total: int,
+             tips: Mapping[str, str], *, champion_commit: str,
+             recheck: RunRecheck | None) -> dict[str, tuple[RunLimits, str]]:
+    """Append ``run.reserved`` for ``plans``: the budgets and ``recheck`` decided in its CAS."""
+    cfg = ws.config
+    actor = ws.git.identity()
+    owner = process_owner()
+    decided: dict[str, tuple[RunLimits, str]] = {}
+
+    def change(txn: LedgerTxn) -> Event:
+        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        dead = _dead_unstarted(reservations)
+        for run_id in dead:
+            del reservations[run_id]
+        for vid in per_version:
+            if txn.require(vid).status == VersionStatus.ABANDONED.value:
+                raise InvalidState(f"{vid} was abandoned while its runs were being planned",
+                                   fix=f"branch a new version from it: evotree branch --from {vid} -m ...")
+        limits_of = _plan_limits(cfg, txn, per_version, total, reservations, tips=tips,
+                                 champion_commit=champion_commit)
+        if recheck is not None:
+            recheck(txn, per_version, tips)
+        at = utcnow()
+        runs = []
+        for plan in plans:
+            limits, account = limits_of[plan.version]
+            entry = {"version": plan.version, "seed": plan.seed, "commit": plan.commit, "at": at,
+                     "owner": owner, "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus),
+                     "account": account, "started": None}
+            reservations[plan.run_id] = entry
+            runs.append({"run_id": plan.run_id, "version": plan.version, "seed": plan.seed,
+                         "commit": plan.commit, "limits": limits.to_dict(), "account": account})
+        txn.meta[RESERVATIONS] = reservations
+        decided.clear()
+        decided.update(limits_of)
+        only = {plan.version for plan in plans}
+        return Event(kind=EventKind.RUN_RESERVED.value, version=next(iter(only)) if len(only) == 1 else None,
+                     actor=str(actor), data={"runs": runs, "owner": owner,
+                                             **({"released": sorted(dead)} if dead else {})})
+
+    ws.ledger.transact(change, actor=actor)
+    return dict(decided)
+
+
+def live_reservations(meta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The reservations of ``meta`` that still count: all but the unstarted ones whose owner died."""
+    reservations = dict(meta.get(RESERVATIONS) or {})
+    for run_id in _dead_unstarted(reservations):
+        del reservations[run_id]
+    return reservations
+
+
+def _dead_unstarted(reservations: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    return [run_id for run_id, entry in reservations.items()
+            if not entry.get("started") and owner_is_dead(entry.get("owner") or {})]
+
+
+def release_reservations(ws: Workspace, run_ids: list[str], *, reason: str) -> list[str]:
+    """Give back the reservations of ``run_ids`` whose runs have not started (``run.released``).
+
+    Started runs keep theirs (``run.finished`` consumes it); unknown ids are ignored. Appends
+    nothing when there is nothing to release. Returns the ids released.
+    """
+    def unstarted(reservations: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        return [r for r in dict.fromkeys(run_ids) if r in reservations and not reservations[r].get("started")]
+
+    if not unstarted(ws.ledger.meta().get(RESERVATIONS) or {}):
+        return []
+    return _release(ws, unstarted, reason=reason)
+
+
+def release_dead_reservations(ws: Workspace) -> list[str]:
+    """Release the unstarted reservations whose owner is known to be dead (a killed ``evotree
+    run`` or server, a reboot): a crash never leaves a reservation that blocks the tree.
+
+    Only owners on this host can be judged (pid, process start time, boot id); another
+    machine's reservations are left to that machine's evotree. Started runs of a dead owner are
+    :func:`recover_crashed_runs`'s: it finishes them (``crashed``), which consumes theirs.
+    """
+    if not _dead_unstarted(ws.ledger.meta().get(RESERVATIONS) or {}):
+        return []
+    return _release(ws, _dead_unstarted, reason="the process that reserved these runs died before they started")
+
+
+class _NothingToRelease(EvotreeError):
+    code = "nothing_to_release"
+
+
+class _AlreadySettled(EvotreeError):
+    code = "already_settled"
+
+
+def _release(ws: Workspace, pick: Callable[[dict[str, Any]], list[str]], *, reason: str) -> list[str]:
+    actor = ws.git.identity()
+    released: list[str] = []
+
+    def change(txn: LedgerTxn) -> Event:
+        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        ids = pick(reservations)
+        if not ids:
+            raise _NothingToRelease("nothing to release")
+        versions = {reservations[r].get("version") for r in ids}
+        for run_id in ids:
+            del reservations[run_id]
+        txn.meta[RESERVATIONS] = reservations
+        released[:] = ids
+        return Event(kind=EventKind.RUN_RELEASED.value, version=next(iter(versions)) if len(versions) == 1 else None,
+                     actor=str(actor), data={"runs": sorted(ids), "reason": reason})
+
+    try:
+        ws.ledger.transact(change, actor=actor)
+    except _NothingToRelease:
+        return []
+    return released
+
+
+_BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _pid_state(pid: int) -> tuple[str, int] | None:
+    """(state, start time in clock ticks since boot) of ``pid`` from /proc; None: no such process."""
+    text = _read(f"/proc/{int(pid)}/stat")
+    if not text or ")" not in text:
+        return None
+    fields_ = text[text.rindex(")") + 2:].split()
+    try:
+        return fields_[0], int(fields_[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def process_owner() -> dict[str, Any]:
+    """Who holds a reservation: this process (pid, its start time, pid namespace), host, boot id, when."""
+    state = _pid_state(os.getpid())
+    return {"pid": os.getpid(), "pid_start": state[1] if state else None, "pid_ns": _pid_namespace(),
+            "host": socket.gethostname(), "boot_id": _read(_BOOT_ID) or "", "at": utcnow()}
+
+
+def owner_is_dead(owner: Mapping[str, Any]) -> bool:
+    """True when the process ``owner`` (:func:`process_owner`) names is known to be gone.
+
+    Judged only on its own host: the machine rebooted (another boot id), or, in the same pid
+    namespace, no process has its pid, it is a zombie, or its pid was reused (another start
+    time). Another host, another pid namespace or a malformed owner: False (cannot tell).
+    """
+    if not owner or owner.get("host") != socket.gethostname():
+        return False
+    boot = _read(_BOOT_ID) or ""
+    if boot and owner.get("boot_id") and owner.get("boot_id") != boot:
+        return True
+    if (owner.get("pid_ns") or "") != _pid_namespace():
+        return False
+    try:
+        pid = int(owner["pid"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    state = _pid_state(pid)
+    if state is None or state[0] in ("Z", "X"):
+        return True
+    return owner.get("pid_start") is not None and state[1] != owner.get("pid_start")
 
 
 def outcome_status(outcome: str) -> str:
@@ -480,6 +720,9 @@ def _train_counts(con: Any, paths: RunPaths) -> tuple[int, int]:
 def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
     actor = ws.git.identity()
 
+    owner = process_owner()
+    gpus = float(ws.config.executor.gpus)
+
     def change(txn: LedgerTxn) -> Event:
         version = txn.require(record.version)
         version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
@@ -489,31 +732,62 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
             version.status = VersionStatus.RUNNING.value
         version.updated_at = utcnow()
         txn.put(version)
+        # the run keeps its reservation until run.finished; a run that starts without one (a Ray
+        # retry, an executor driven directly) gets one now, so other requests count it too
+        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        at = utcnow()
+        entry = dict(reservations.get(record.run_id) or {
+            "version": record.version, "seed": record.seed, "commit": record.commit, "at": at,
+            "limits": record.limits, "gpus": gpus, "reserved": False,
+            "account": CHAMPION_RERUNS if txn.meta.get("champion") == record.version == record.judge_version
+            and record.commit == record.judge_commit else "version"})
+        entry.update(started=at, owner=owner)
+        reservations[record.run_id] = entry
+        txn.meta[RESERVATIONS] = reservations
         return Event(kind=EventKind.RUN_STARTED.value, version=record.version, actor=str(actor),
                      data={"run_id": record.run_id, "seed": record.seed, "commit": record.commit,
                            "judge_commit": record.judge_commit, "judge_data_commit": record.judge_data_commit,
-                           "limits": record.limits})
+                           "limits": record.limits,
+                           **({"account": entry["account"]} if entry.get("account") != "version" else {})})
 
     ws.ledger.transact(change, actor=actor)
 
 
-def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, Any] | None = None) -> None:
-    """Append ``run.finished``; ``manifest`` (:func:`evidence_manifest`) is recorded as ``evidence``."""
+def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, Any] | None = None, *,
+                         reserved: bool = False) -> None:
+    """Append ``run.finished``; ``manifest`` (:func:`evidence_manifest`) is recorded as ``evidence``.
+
+    ``reserved``: only while the run still holds its reservation (:class:`_AlreadySettled`
+    otherwise: another process settled it first).
+    """
     actor = ws.git.identity()
 
     def change(txn: LedgerTxn) -> Event:
+        if reserved and record.run_id not in (txn.meta.get(RESERVATIONS) or {}):
+            raise _AlreadySettled(f"{record.run_id} was settled by another process")
         version = txn.require(record.version)
         version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
             {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": record.headline}
         ]
         version.usage = add_usage(version.usage, record.usage)
         txn.meta["usage"] = add_usage(txn.meta.get("usage"), record.usage)
+        # the run's reservation is consumed: from now on its usage counts, not its limits
+        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        reservation = reservations.pop(record.run_id, None) or {}
+        if RESERVATIONS in txn.meta or reservation:
+            txn.meta[RESERVATIONS] = reservations
+        account = reservation.get("account") or "version"
+        if account == CHAMPION_RERUNS:  # checked against the champion's re-run account (harness.budget)
+            reruns = dict(txn.meta.get(CHAMPION_RERUNS) or {})
+            reruns[record.version] = add_usage(reruns.get(record.version), record.usage)
+            txn.meta[CHAMPION_RERUNS] = reruns
         _refresh_version_status(version)
         version.updated_at = utcnow()
         txn.put(version)
         return Event(kind=EventKind.RUN_FINISHED.value, version=record.version, actor=str(actor),
                      data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
                            "headline": record.headline, "usage": record.usage, "error": record.error,
+                           **({"account": account} if account != "version" else {}),
                            **({"evidence": manifest} if manifest is not None else {})})
 
     ws.ledger.transact(change, actor=actor)
@@ -551,12 +825,14 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
     What they recorded is kept and compacted; they are charged up to their last evidence. Their
     leftover processes are killed first, then the judge folders a driver killed during the judge
     phase could not delete (they hold the hidden answers) are removed, and so are such folders
-    of runs no longer live (:func:`remove_judge_leftovers`). Returns the ids of the runs marked.
+    of runs no longer live (:func:`remove_judge_leftovers`). Reservations whose owner died are
+    settled too (:func:`release_dead_reservations`; a started run whose driver died and whose
+    ``.active`` marker is gone is finished ``crashed``). Returns the ids of the runs marked.
     """
     active = runs_dir(ws) / ".active"
     if not active.is_dir():
         remove_judge_leftovers(judge_root(ws), active=active)
-        return []
+        return _settle_reservations(ws, active)
     marked = []
     for marker in sorted(active.iterdir()):
         try:
@@ -597,6 +873,53 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
             handle.close()
     # judge folders of runs that are no longer live (a crash recovered before this clean-up existed)
     remove_judge_leftovers(judge_root(ws), active=active)
+    return marked + _settle_reservations(ws, active)
+
+
+def _settle_reservations(ws: Workspace, active: Path) -> list[str]:
+    """Release dead owners' unstarted reservations; finish (``crashed``) their started runs that
+    have no ``.active`` marker left to recover them by. Returns the ids of the runs finished."""
+    try:
+        release_dead_reservations(ws)
+        reservations = ws.ledger.meta().get(RESERVATIONS) or {}
+    except EvotreeError:
+        return []  # recovery never blocks the command that called it
+    marked = []
+    for run_id, entry in reservations.items():
+        if not entry.get("started") or os.path.lexists(active / run_id) or not owner_is_dead(entry.get("owner") or {}):
+            continue
+        paths = RunPaths(runs_dir(ws) / run_id)
+        try:
+            record = RunRecord.load(paths.record)
+        except (OSError, ValueError, TypeError):
+            record = None
+        if record is not None and record.status != RunStatus.RUNNING.value and record.ended_at:
+            # finished on disk, killed before its run.finished landed: record it as it is
+            try:
+                _ledger_run_finished(ws, record, evidence_manifest(paths.root, record.to_dict()), reserved=True)
+            except EvotreeError:
+                continue
+            marked.append(run_id)
+            continue
+        if record is None:
+            record = RunRecord(run_id=run_id, version=str(entry.get("version")), seed=int(entry.get("seed") or 0),
+                               status=RunStatus.RUNNING.value, commit=str(entry.get("commit") or ""),
+                               judge_commit=None, judge_version=None, train_command="", eval_command="",
+                               started_at=str(entry.get("started")), limits=dict(entry.get("limits") or {}))
+            record.notes.append("its run directory is gone: finished from its reservation")
+        record.status = RunStatus.CRASHED.value
+        record.error = ("the process driving this run died before it finished, and left no .active marker "
+                        "to recover it by")
+        record.ended_at = utcnow()
+        record.headline = None
+        record.usage = {"runs": 1}  # what it spent beyond the run is unknown: it is charged as a run
+        try:
+            _ledger_run_finished(ws, record, reserved=True)
+            if paths.root.is_dir():
+                record.save(paths.record)
+        except (EvotreeError, OSError):
+            continue
+        marked.append(run_id)
     return marked
 
 

@@ -56,3 +56,41 @@ def test_fraction_of_a_step_is_refused() -> None:
 def test_add_usage() -> None:
     assert add_usage({"runs": 1, "steps": 3, "wall_hours": 0.1}, {"runs": 1, "episodes": 4, "wall_hours": 0.2}) == {
         "runs": 2, "episodes": 4, "steps": 3, "wall_hours": pytest.approx(0.3), "gpu_hours": 0}
+
+
+def test_reserved_runs_count_as_spent_at_their_planned_limits() -> None:
+    from evotree.harness.budget import committed
+
+    reservations = {
+        "a": {"version": "v1", "limits": {"wall_seconds": 1800, "max_steps": 10, "max_episodes": None}, "gpus": 2.0},
+        "b": {"version": "v2", "limits": {"wall_seconds": 3600, "max_steps": 5, "max_episodes": 7},
+              "account": "champion_reruns"},
+    }
+    assert committed(reservations) == {"runs": 2, "episodes": 7, "steps": 15, "wall_hours": 1.5, "gpu_hours": 1.0}
+    assert committed(reservations, version="v1")["runs"] == 1
+    assert committed(reservations, account="champion_reruns")["steps"] == 5
+    assert committed(reservations, account="version")["steps"] == 10
+    assert committed(None)["runs"] == 0
+    budget = BudgetSection(max_runs_per_version=4, tree_max_steps=100)
+    with pytest.raises(BudgetExceeded, match=r"used 3 of its 4 runs \(2 of them reserved or running\); 2 more") as info:
+        plan_limits(budget, version="v1", version_usage={"runs": 1}, tree_usage=None, version_runs=2, total_runs=2,
+                    version_reserved={"runs": 2})
+    assert info.value.details["reserved"] == 2
+    limits = plan_limits(budget, version="v1", version_usage=None, tree_usage={"steps": 40}, version_runs=2,
+                         total_runs=2, tree_reserved=committed(reservations))
+    assert limits.max_steps == 22  # (100 - 40 charged - 15 reserved) / 2
+
+
+def test_champion_reruns_have_their_own_account() -> None:
+    from evotree.harness.budget import champion_reruns_left
+
+    budget = BudgetSection(max_runs_per_version=3)
+    meta = {"champion_reruns": {"v2": {"runs": 1}},
+            "reservations": {"r": {"version": "v2", "account": "champion_reruns", "limits": {}},
+                             "s": {"version": "v2", "limits": {}}}}
+    assert champion_reruns_left(budget, meta, "v2") == 1  # 3 - 1 charged - 1 reserved
+    assert champion_reruns_left(budget, {}, "v5") == 3
+    with pytest.raises(BudgetExceeded, match="v2's re-runs as champion have used 3 of its 3 runs") as info:
+        plan_limits(budget, version="v2", version_usage={"runs": 3}, tree_usage=None, version_runs=1, total_runs=1,
+                    account="champion_reruns")
+    assert info.value.details["account"] == "champion_reruns"

@@ -67,6 +67,10 @@ class EventKind(str, Enum):
     SKILL_APPLIED = "skill.applied"
     AUDIT = "audit"
     RUN_APPROVED = "run.approved"
+    #: runs reserved before they start (budget and approval checked in the same compare-and-swap)
+    RUN_RESERVED = "run.reserved"
+    #: reservations given back before their runs started (refused, cancelled, owner dead)
+    RUN_RELEASED = "run.released"
 
 
 class VersionStatus(str, Enum):
@@ -202,6 +206,20 @@ class LedgerTxn:
     def put(self, record: VersionRecord) -> None:
         """Stage a new or updated version record."""
         self._changed[record.id] = record
+
+    def entries(self, *, version: str | None = None) -> Iterator[LedgerEntry]:
+        """Events newest first as of this transaction's head (optionally only ``version``'s).
+
+        A change function that decides from history (e.g. how many runs an approval has left)
+        reads it here, so that a concurrent append makes the compare-and-swap fail and the
+        decision is taken again on the new head.
+        """
+        commit: pygit2.Commit | None = self.head
+        while commit is not None:
+            event = _event_of(commit)
+            if event is not None and (version is None or event.version == version):
+                yield LedgerEntry(str(commit.id), event)
+            commit = commit.parents[0] if commit.parents else None
 
     def write_tree(self) -> pygit2.Oid:
         repo = self._repo

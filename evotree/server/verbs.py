@@ -375,6 +375,10 @@ class Verbs:
     def run(self, versions: list[str], seeds: int = 1, seed_start: int = 0, jobs: int | None = None,
             heldout: bool = False, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
             cancel: threading.Event | None = None) -> dict[str, Any]:
+        """``evotree run``: the same path as the CLI — the runs are reserved in the ledger (budgets
+        and the train gate's approval decided in that compare-and-swap, so concurrent calls and
+        processes share them), the server's process owns the reservations (a killed server's
+        are released by the next planner or crash recovery)."""
         from evotree.gates.runs import run_versions
 
         records = run_versions(self.open(), list(versions), seeds=seeds, seed_start=seed_start, jobs=jobs,

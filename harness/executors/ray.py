@@ -468,22 +468,25 @@ class _Driver:
 
         A retry replaces the lost run with the same per-run limits; it is refused when the
         request was cancelled, ``max_retries`` is reached, or one more run of the version would
-        exceed ``budget.max_runs_per_version`` (the lost attempt itself counts: it is charged).
+        exceed ``budget.max_runs_per_version``: the version's charged runs plus every live
+        reservation of it in the ledger (the lost attempt's own, this request's queued and running
+        runs, and other processes' requests) plus the retry.
         """
         if self.cancelling_since is not None:
             return "the request was cancelled"
         if att.attempt >= self.section.max_retries:
             return f"max_retries = {self.section.max_retries} reached"
-        from evotree.harness.budget import Usage
+        from evotree.harness.budget import Usage, committed
+        from evotree.harness.runs import live_reservations
 
-        version = self.ws.ledger.snapshot().version(att.plan.version)
+        snapshot = self.ws.ledger.snapshot()
+        version = snapshot.version(att.plan.version)
         used = Usage.from_dict(version.usage if version is not None else None).runs
-        running = sum(1 for other in self.running.values()
-                      if other is not att and other.plan.version == att.plan.version)
+        reserved = committed(live_reservations(snapshot.meta), version=att.plan.version)["runs"]
         limit = self.ws.config.budget.max_runs_per_version
-        if used + running + 2 > limit:
-            return (f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {running} "
-                    "running, this attempt and its retry)")
+        if used + reserved + 1 > limit:
+            return (f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {reserved} "
+                    "reserved including this attempt, and its retry)")
         return None
 
     @staticmethod
