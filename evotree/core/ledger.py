@@ -26,7 +26,7 @@ from typing import Any
 
 import pygit2
 
-from evotree.core.errors import LedgerConflict, NotAWorkspace, UnknownVersion
+from evotree.core.errors import EvotreeError, LedgerConflict, NotAWorkspace, UnknownVersion
 from evotree.core.gitio import Git, Identity, RefRaceLost
 from evotree.core.refs import LEDGER_REF
 
@@ -318,11 +318,15 @@ class Ledger:
         """Each event leaves a few loose objects; let git pack them now and then (detached)."""
         import subprocess
 
-        try:
-            subprocess.Popen(["git", "gc", "--auto", "--quiet"], cwd=str(self.git.root),
+        from evotree.core.safegit import approver_env, system_program
+
+        try:  # the system's git, with no hook (pre-auto-gc) or global setting of the workspace's
+            git = system_program("git")
+            subprocess.Popen([git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+                              "gc", "--auto", "--quiet"], cwd=str(self.git.root), env=approver_env(),
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
-        except OSError:
+        except (OSError, EvotreeError):
             pass  # packing is an optimisation only
 
     # ------------------------------------------------------------------ reading
