@@ -152,6 +152,7 @@ def runs(ws: Workspace, *, version: str | None = None) -> list[RunRecord]:
 def compare(ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
             B: int | None = None, seed: int = 0) -> VersionComparison:  # noqa: N803 - B as in the papers
     """``evotree compare``: Δ = b − a on the common task pool, with its CI, p-value and decision."""
+    import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
     from evotree.diagnostics.compare import compare as compare_versions
 
     return compare_versions(ws, a, b, split=split, intersect=intersect, B=B, seed=seed)

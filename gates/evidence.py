@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.gates.policy import Policy
 
-__all__ = ["GATE_NAMES", "GateReport", "GateResult", "evaluate_gates", "json_safe"]
+__all__ = ["GATE_NAMES", "GateReport", "GateResult", "RunVoidResult", "evaluate_gates", "json_safe", "record_run_void",
+           "void_candidate"]
 
 GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "harness")
 _LEAK_BLOCKS = ("high", "critical")
@@ -154,6 +155,25 @@ def acknowledge_protected(report: GateReport, approver: str) -> list[str]:
 # ------------------------------------------------------------------ score
 def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
                 B: int | None) -> tuple[GateResult, dict[str, Any] | None]:
+    """The score gate (:func:`_score_gate_checked`), plus the runs a person voided: listed in its
+    numbers (``voided``: run, seed, approver, reason, state before) and named in its summary,
+    never silently dropped; they are in no number and no longer fail the gate."""
+    from evotree.harness.integrity import verify_run_evidence
+
+    check_a, check_b = verify_run_evidence(ws, policy.champion), verify_run_evidence(ws, version)
+    result, data = _score_gate_checked(ws, policy, version, commit, B=B, checks=(check_a, check_b))
+    voided = [r for r in check_a.voided if r.commit == policy.commit] + [r for r in check_b.voided if r.commit == commit]
+    if voided:
+        result.numbers["voided"] = [{"run_id": r.run_id, "version": r.version, "seed": r.seed, **(r.void or {})}
+                                    for r in voided]
+        ids = ", ".join(r.run_id for r in voided[:4]) + (" …" if len(voided) > 4 else "")
+        who = sorted({str((r.void or {}).get("approver")) for r in voided})
+        result.summary += f" [{len(voided)} run(s) voided by a signed decision and not counted: {ids} (by {', '.join(who)})]"
+    return result, data
+
+
+def _score_gate_checked(ws: Workspace, policy: Policy, version: str, commit: str, *,
+                        B: int | None, checks: tuple[Any, Any]) -> tuple[GateResult, dict[str, Any] | None]:
     """The score gate: the one comparison of the candidate with the champion, and the gate's rule.
 
     The numbers are :func:`evotree.diagnostics.compare.compare`'s (the same Δ, CI and p as
@@ -171,7 +191,7 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
     from evotree.core.errors import EvotreeError
     from evotree.diagnostics.compare import champion_since, compare
     from evotree.gates.score import ScoreRule, decide_score
-    from evotree.harness.integrity import PROBLEM_STATES, evidence_findings, verify_run_evidence
+    from evotree.harness.integrity import PROBLEM_STATES, evidence_findings
 
     g = policy.config.gates
     budget = policy.config.budget.max_runs_per_version
@@ -181,7 +201,7 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
     # champion's commit since it became champion. A run whose evidence is gone, edited or
     # unfinished fails the gate; it is never silently dropped (dropping the worst seeds would
     # otherwise turn a failing gate into a pass).
-    check_a, check_b = verify_run_evidence(ws, policy.champion), verify_run_evidence(ws, version)
+    check_a, check_b = checks
     since = champion_since(ws, policy.champion)
     counted_a = [r for r in check_a.runs if r.commit == policy.commit and (since is None or (r.started_at or "") > since)]
     counted_b = [r for r in check_b.runs if r.commit == commit]
@@ -212,10 +232,13 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
     info = {r.run_id: r for r in (*check_a.runs, *check_b.runs)}
     runs_a, runs_b = comparison.runs["a"], comparison.runs["b"]
     foreign = sorted(rid for rid in (*runs_a, *runs_b) if rid in info and info[rid].judge_commit != policy.commit)
-    champion_record = ws.resolve(policy.champion)
-    used = int((champion_record.usage or {}).get("runs") or 0)
+    # the champion's re-runs have an account of their own (harness/budget.py): what the gate may
+    # still ask of it, never limited by what its own version budget spent before it was champion
+    from evotree.harness.budget import champion_reruns_left
+
     decision = decide_score(comparison.difference, rule, names=(policy.champion, version),
-                            champion_runs_left=max(0, budget - used) if budget else None)
+                            champion_runs_left=champion_reruns_left(policy.config.budget, ws.ledger.snapshot().meta,
+                                                                    policy.champion) if budget else None)
     numbers = {**decision.to_dict(), "mean_champion": comparison.mean_a, "mean_candidate": comparison.mean_b,
                "seeds": {"champion": (comparison.seeds or {}).get("a"), "candidate": (comparison.seeds or {}).get("b")},
                "runs": {"champion": runs_a, "candidate": runs_b}, "identical": comparison.identical,
@@ -505,3 +528,93 @@ def _harness_gate(ws: Workspace, version: str) -> GateResult:
         return GateResult("harness", "pass", f"diagnosed with the harness in force ({active})", numbers)
     return GateResult("harness", "fail", f"diagnosed with {', '.join(sorted(map(str, stamps)))}, the harness in force "
                       f"is {active}", numbers, f"re-diagnose: evotree diagnose {version}")
+
+
+# ------------------------------------------------------------------ voiding a run
+@dataclass
+class RunVoidResult:
+    """What ``evotree runs void --json`` prints: the run taken out of the evidence, by whom and why."""
+
+    run_id: str
+    version: str
+    seed: int | None
+    state_before: str
+    headline: dict[str, Any] | None
+    reason: str
+    approver: str
+    created_by: str
+    ledger_commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
+
+
+def void_candidate(ws: Workspace, run_id: str) -> tuple[Any, Any]:
+    """(the version record, the run's :class:`~evotree.harness.integrity.RunEvidence`) of a run that may be voided.
+
+    Only a run the ledger records whose evidence cannot be counted (missing, tampered,
+    unfinished, unverified) may be voided: a run that counts is not taken out of a comparison
+    by a signature (that would be choosing seeds), and a running one finishes first.
+    """
+    from evotree.core.errors import InvalidState, UnknownVersion
+    from evotree.harness.integrity import PROBLEM_STATES, find_run, verify_run_evidence
+
+    found = find_run(ws, run_id)
+    if found is None:
+        raise UnknownVersion(f"the ledger records no run {run_id!r}", fix="`evotree runs` lists the runs")
+    record = ws.resolve(found[0])
+    check = verify_run_evidence(ws, record.id)
+    voided = next((r for r in check.voided if r.run_id == run_id), None)
+    if voided is not None:
+        raise InvalidState(f"run {run_id} is already voided (by {(voided.void or {}).get('approver')}: "
+                           f"{(voided.void or {}).get('reason')})", fix="nothing to do")
+    run = check.run(run_id)
+    if run is None:
+        raise UnknownVersion(f"the ledger records no run {run_id!r} of {record.id}", fix="`evotree runs` lists the runs")
+    if run.state not in PROBLEM_STATES:
+        raise InvalidState(
+            f"run {run_id} of {record.id} is {run.state}: only a run whose evidence cannot be counted (missing, "
+            "tampered, unfinished, unverified) may be voided", fix="a run that counts stays counted; "
+            "wait for a running one to finish" if run.state == "running" else "a run that counts stays counted")
+    return record, run
+
+
+def record_run_void(ws: Workspace, policy: Policy, approver: Any, run_id: str, reason: str) -> RunVoidResult:
+    """Sign and record ``run.voided``: ``run_id`` leaves the evidence of its version, for ``reason``.
+
+    ``policy`` from :func:`evotree.gates.verify.trusted_policy`, ``approver`` from
+    :func:`evotree.gates.signoff.approver_for` with the version's creator (an agent never voids
+    its own version's runs; refused here too). The signed statement (``evotree.run-void``)
+    names the version, the run, its seed, its state, the headline the ledger recorded for it,
+    the reason and the version's creator; :func:`evotree.harness.integrity.verify_run_evidence`
+    honours it only while it verifies.
+    """
+    from evotree.core.errors import InvalidState
+    from evotree.core.ledger import Event, LedgerTxn
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.statements import new_statement, sign_statement
+    from evotree.gates.verify import email_of
+    from evotree.harness.integrity import RUN_VOID_TYPE, RUN_VOIDED_EVENT
+
+    reason = reason.strip()
+    if not reason:
+        raise InvalidState("--reason: a void needs a reason (it is signed and shown wherever the run is listed)",
+                           fix="pass --reason TEXT")
+    record, run = void_candidate(ws, run_id)
+    if email_of(record.created_by) == email_of(approver.principal):
+        raise SignoffRefused(f"the approver ({approver.principal}) created {record.id} ({record.created_by}): a "
+                             "version's creator cannot void its runs", fix="another person listed in the allowed "
+                             "signers signs the void")
+    statement = new_statement(ws, RUN_VOID_TYPE, approver, version=record.id, run_id=run.run_id, seed=run.seed,
+                              state=run.state, headline=run.headline, reason=reason, created_by=record.created_by,
+                              champion=policy.champion)
+    signature = sign_statement(policy, approver, statement)
+
+    def change(txn: LedgerTxn) -> Event:
+        txn.require(record.id)
+        return Event(kind=RUN_VOIDED_EVENT, version=record.id, actor=str(ws.git.identity()), at=statement["at"],
+                     data={"run_id": run.run_id, "reason": reason, "statement": statement, "signature": signature})
+
+    entry = ws.ledger.transact(change, actor=ws.git.identity())
+    return RunVoidResult(run.run_id, record.id, run.seed, run.state, run.headline, reason, approver.principal,
+                         str(record.created_by), entry.commit)

@@ -3,11 +3,17 @@
 The judge's hidden data (validation and held-out pools, reference answers: the files of
 ``[eval].judge_paths``) lives on ``refs/evotree/judge`` (:mod:`evotree.harness.judge_store`),
 never in a checkout. What scores every run is a person's decision, so changing it is signed
-exactly like a harness promotion: :func:`plan_judge_promotion` writes the new judge commit from a
-directory and computes the diff (file names, sizes, sha256: never contents) without moving
+exactly like a harness promotion, in two steps by two principals: :func:`propose_judge` (``evotree
+judge propose DIR``) records who proposes the judge files of a directory (``judge.proposed``: the
+judge tree, the judge it would replace, the diff and the proposer's identity);
+:func:`plan_judge_promotion` writes the judge commit from the directory, computes the diff (file
+names, sizes, sha256: never contents) and finds the proposal of exactly that tree, without moving
 anything; :func:`record_judge_promotion` signs an ``evotree.judge-promotion`` statement naming the
-diff's sha256, appends ``judge.promoted`` (the ledger's ``judge`` in force) and compare-and-swaps
-the ref. :func:`trusted_judge` is the end of the signed chain as ``evotree verify`` walks it.
+diff's sha256 and the proposer (``created_by``, so that ``evotree verify`` refuses a signer who
+proposed), appends ``judge.promoted`` (the ledger's ``judge`` in force) and compare-and-swaps the
+ref. The approver must not be the proposer (:func:`evotree.gates.signoff.approver_for`, as for a
+harness's creator). :func:`trusted_judge` is the end of the signed chain as ``evotree verify``
+walks it.
 
 :func:`migrate_judge` moves a workspace made before the store: the signed champion's judge
 paths become the first judge commit (``judge.migrated``, unsigned: allowed only while the ledger
@@ -41,8 +47,10 @@ if TYPE_CHECKING:
 __all__ = [
     "JudgeExportResult",
     "JudgeMigrationResult",
+    "JUDGE_PROPOSED_EVENT",
     "JudgePromotionPlan",
     "JudgePromotionResult",
+    "JudgeProposal",
     "JudgeStatus",
     "JudgeTrust",
     "check_outside_repository",
@@ -50,9 +58,14 @@ __all__ = [
     "judge_status",
     "migrate_judge",
     "plan_judge_promotion",
+    "propose_judge",
     "record_judge_promotion",
     "trusted_judge",
 ]
+
+
+#: The ledger event of ``evotree judge propose``: who proposes which judge tree, replacing which judge.
+JUDGE_PROPOSED_EVENT = "judge.proposed"
 
 
 @dataclass
@@ -176,9 +189,30 @@ class JudgePromotionPlan:
     directory: str
     diff: dict[str, Any]
     diff_hash: str
+    #: who proposed these files (``judge.proposed``); the approver must be someone else
+    proposed_by: str | None = None
+    #: the ledger commit of that proposal
+    proposal: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class JudgeProposal:
+    """What ``evotree judge propose --json`` prints: the judge tree proposed, by whom, and the diff."""
+
+    commit: str
+    tree: str
+    previous_commit: str
+    directory: str
+    diff: dict[str, Any]
+    diff_hash: str
+    proposed_by: str
+    ledger_commit: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, **asdict(self)}
 
 
 @dataclass
@@ -191,18 +225,14 @@ class JudgePromotionResult:
     diff_hash: str
     approver: str
     ledger_commit: str
+    proposed_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, **asdict(self)}
 
 
-def plan_judge_promotion(ws: Workspace, directory: Path) -> JudgePromotionPlan:
-    """Write the judge commit of ``directory`` (no ref moved) and compute what changes; refuses no-ops.
-
-    ``directory`` is laid out as the repository (``DIR/judge/gym.toml``), lies outside it, and
-    holds regular files under the champion's ``[eval].judge_paths`` only. Refuses
-    (``TamperingFound``) when the judge in force is not the end of the signed chain.
-    """
+def _staged(ws: Workspace, directory: Path) -> tuple[str, str, Path, dict[str, Any], str]:
+    """(new judge commit, the judge in force, the directory, the diff, its sha256); refuses no-ops."""
     from evotree.gates.signing import canonical, sha256_hex
 
     previous = _require_judge(ws)
@@ -213,7 +243,67 @@ def plan_judge_promotion(ws: Workspace, directory: Path) -> JudgePromotionPlan:
     if all(row["status"] == "unchanged" for row in diff["files"]):
         raise InvalidState(f"{source} holds exactly the judge in force ({previous[:10]}): nothing to promote",
                            fix="edit the files first (evotree judge export DIR writes the current ones)")
-    return JudgePromotionPlan(commit, previous, str(source), diff, sha256_hex(canonical(diff)))
+    return commit, previous, source, diff, sha256_hex(canonical(diff))
+
+
+def _tree_of(ws: Workspace, commit: str) -> str:
+    return str(ws.git.repo[commit].tree_id)
+
+
+def propose_judge(ws: Workspace, directory: Path, *, proposer: Any = None) -> JudgeProposal:
+    """Record who proposes the judge files of ``directory`` (``judge.proposed``); moves no ref.
+
+    ``proposer``: the principal proposing (``evotree serve --as NAME``); default the git identity.
+    The proposal names the judge tree (the files, whatever commit carries them later), the judge
+    it replaces and the diff; a promotion of that tree must be signed by someone else.
+    """
+    commit, previous, source, diff, diff_hash = _staged(ws, directory)
+    actor = proposer if proposer is not None else ws.git.identity()
+    tree = _tree_of(ws, commit)
+
+    def change(txn: LedgerTxn) -> Event:
+        current = (txn.meta.get("judge") or {}).get("commit")
+        if current != previous:
+            raise InvalidState(f"the ledger's judge is now {str(current)[:10]}, not {previous[:10]}",
+                               fix="a judge promotion landed meanwhile; export the judge again and re-apply your edit")
+        return Event(kind=JUDGE_PROPOSED_EVENT, version=None, actor=str(actor),
+                     data={"commit": commit, "tree": tree, "previous_commit": previous, "diff": diff,
+                           "diff_hash": diff_hash, "proposed_by": str(actor)})
+
+    entry = ws.ledger.transact(change, actor=actor)
+    return JudgeProposal(commit, tree, previous, str(source), diff, diff_hash, str(actor), entry.commit)
+
+
+def judge_proposal(ws: Workspace, tree: str, previous: str) -> tuple[str, str] | None:
+    """(proposer, ledger commit) of the newest ``judge.proposed`` of judge tree ``tree`` replacing ``previous``."""
+    for entry in ws.ledger.entries():  # newest first
+        event = entry.event
+        if event.kind != JUDGE_PROPOSED_EVENT or not isinstance(event.data, dict):
+            continue
+        if event.data.get("tree") == tree and event.data.get("previous_commit") == previous:
+            return str(event.data.get("proposed_by") or event.actor), entry.commit
+    return None
+
+
+def plan_judge_promotion(ws: Workspace, directory: Path) -> JudgePromotionPlan:
+    """Write the judge commit of ``directory`` (no ref moved) and compute what changes; refuses no-ops.
+
+    ``directory`` is laid out as the repository (``DIR/judge/gym.toml``), lies outside it, and
+    holds regular files under the champion's ``[eval].judge_paths`` only. Refuses
+    (``TamperingFound``) when the judge in force is not the end of the signed chain, and
+    (``InvalidState``) when nobody proposed exactly these files to replace the judge in force
+    (:func:`propose_judge`): the plan names the proposer, whom the approver must not be.
+    """
+    commit, previous, source, diff, diff_hash = _staged(ws, directory)
+    found = judge_proposal(ws, _tree_of(ws, commit), previous)
+    if found is None:
+        raise InvalidState(
+            f"nobody proposed the judge files of {source} to replace the judge in force ({previous[:10]}): a judge "
+            "change is proposed by one principal and signed by another",
+            fix=f"the person or agent making the change runs `evotree judge propose {source}`; then another "
+                "allowed signer runs `evotree judge promote` on the same files")
+    proposed_by, proposal = found
+    return JudgePromotionPlan(commit, previous, str(source), diff, diff_hash, proposed_by, proposal)
 
 
 def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
@@ -221,9 +311,20 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
     """Sign the judge promotion, append ``judge.promoted``, then CAS-move ``refs/evotree/judge``.
 
     ``policy`` from :func:`evotree.gates.verify.trusted_policy`, ``approver`` from
-    :func:`evotree.gates.signoff.approver_for`: the same rules as a harness promotion. The
-    statement names the new and the previous judge commit and the sha256 of the diff shown.
+    :func:`evotree.gates.signoff.approver_for` with the plan's proposer: the same rules as a
+    harness promotion (an allowed key, not the proposer's; refused here too). The statement names
+    the new and the previous judge commit, the sha256 of the diff shown and the proposer
+    (``created_by``: ``evotree verify`` refuses a statement whose signer proposed it).
     """
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.verify import email_of
+
+    if not plan.proposed_by:
+        raise InvalidState("this judge change has no proposer: it was not proposed with `evotree judge propose`",
+                           fix="propose it first (evotree judge propose DIR), then promote it")
+    if email_of(plan.proposed_by) == email_of(approver.principal):
+        raise SignoffRefused(f"the approver ({approver.principal}) proposed this judge change ({plan.proposed_by}): "
+                             "a change cannot approve itself", fix="another person listed in the allowed signers signs")
     from evotree.gates.errors import TamperingFound
     from evotree.gates.statements import new_statement, sign_statement
     from evotree.gates.verify import JUDGE_EVENT, JUDGE_PROMOTION_TYPE
@@ -231,7 +332,8 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
     from evotree.core.gitio import RefRaceLost
 
     statement = new_statement(ws, JUDGE_PROMOTION_TYPE, approver, commit=plan.commit,
-                              previous_commit=plan.previous_commit, diff_hash=plan.diff_hash)
+                              previous_commit=plan.previous_commit, diff_hash=plan.diff_hash,
+                              created_by=plan.proposed_by, proposal=plan.proposal)
     signature = sign_statement(policy, approver, statement)
     git = ws.git
 
@@ -254,7 +356,7 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
             f"the judge promotion is recorded and signed, but {JUDGE_REF} was moved by someone else meanwhile ({exc})",
             fix=f"run `evotree verify`; reset the judge ref: git update-ref {JUDGE_REF} {plan.commit}") from exc
     return JudgePromotionResult(plan.commit, plan.previous_commit, plan.diff, plan.diff_hash, approver.principal,
-                                entry.commit)
+                                entry.commit, plan.proposed_by)
 
 
 # ---------------------------------------------------------------------------- migration

@@ -18,14 +18,25 @@ Each run the ledger knows for a version gets one state:
 ``running``     started, and a process on this machine drives it now
 ``unverified``  finished before manifests were recorded: its evidence is there but cannot be
                 checked
+``voided``      a person signed it out of the evidence (``evotree runs void RUN_ID --reason``:
+                a ``run.voided`` event whose statement is signed by an allowed signer who did
+                not create the version); readers leave it out of every number and list it
+                (:attr:`EvidenceCheck.voided`, ``summary()["voided"]``), and the score gate no
+                longer fails on it. The only way out for an ``unverified`` run, or a
+                ``missing`` one whose directory is lost for good.
 
 Run directories of the version that the ledger does not know (copied in, or renamed) are listed
 as ``unrecorded``: readers ignore them.
+
+A ``run.voided`` event that is not validly signed (no or a forged signature, a signer not in
+the champion's allowed signers, the version's own creator, another workspace, another run)
+voids nothing: the run keeps its state and the rejected void is named among its problems.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,10 +56,13 @@ from evotree.harness.runs import (
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["STATES", "PROBLEM_STATES", "RunEvidence", "EvidenceCheck", "EvidenceChanged", "verify_run_evidence",
-           "evidence_findings"]
+__all__ = ["STATES", "PROBLEM_STATES", "RUN_VOIDED_EVENT", "RUN_VOID_TYPE", "RunEvidence", "EvidenceCheck",
+           "EvidenceChanged", "VoidChecker", "find_run", "register_void_checker", "verify_run_evidence", "evidence_findings"]
 
-STATES = ("ok", "missing", "tampered", "unfinished", "running", "unverified")
+STATES = ("ok", "missing", "tampered", "unfinished", "running", "unverified", "voided")
+#: The ledger event that takes a run out of the evidence, and the type of its signed statement.
+RUN_VOIDED_EVENT = "run.voided"
+RUN_VOID_TYPE = "evotree.run-void"
 #: States that make a set of runs unusable as evidence (the score gate fails on them).
 PROBLEM_STATES = ("missing", "tampered", "unfinished", "unverified")
 
@@ -57,7 +71,9 @@ _FINDING = {
     "missing": ("score.evidence_missing", "critical", "evidence missing",
                 ("restore the run directories (.evotree/runs/<run_id>) from a backup or from the machine that "
                  "ran them (the manifest names its host); a run cannot be dropped and more seeds do not replace "
-                 "it: only a new commit (evotree branch) starts a fresh count")),
+                 "it: only a new commit (evotree branch) starts a fresh count, or, if the evidence is lost for "
+                 "good, a person who did not create the version voids the run with a signed sign-off "
+                 "(evotree runs void RUN_ID --reason TEXT)")),
     "tampered": ("score.evidence_tampered", "critical", "evidence differs from what the run recorded",
                  ("restore the original run directories; evidence edited after a run finished is not evidence "
                   "(a new commit, evotree branch, starts a fresh count)")),
@@ -66,7 +82,8 @@ _FINDING = {
                     "or bring their run directories here")),
     "unverified": ("score.evidence_unverified", "critical", "recorded before evidence manifests existed",
                    ("these runs cannot be checked: commit anew (evotree branch --from the version) and run "
-                    "that commit's seeds with this evotree")),
+                    "that commit's seeds with this evotree, or have a person who did not create the version void "
+                    "them with a signed sign-off (evotree runs void RUN_ID --reason TEXT)")),
 }
 
 
@@ -90,6 +107,8 @@ class RunEvidence:
     problems: list[str] = field(default_factory=list)
     #: the manifest's files (path -> hash) when it listed them: readers check what they read
     expected: dict[str, str] | None = field(default=None, repr=False)
+    #: a voided run: who signed the void, why, when, the ledger commit, and its state before
+    void: dict[str, Any] | None = None
 
     @property
     def usable(self) -> bool:
@@ -134,6 +153,9 @@ class EvidenceCheck:
     version: str
     runs: list[RunEvidence]
     unrecorded: list[str] = field(default_factory=list)
+    #: runs a person voided (signed): in no number, never silently dropped (listed here and in
+    #: :meth:`summary`); :attr:`runs` holds the others
+    voided: list[RunEvidence] = field(default_factory=list)
 
     def by_state(self, *states: str) -> list[RunEvidence]:
         return [r for r in self.runs if r.state in states]
@@ -158,11 +180,13 @@ class EvidenceCheck:
             out[state] = [r.run_id for r in chosen if r.state == state]
         out["unrecorded"] = list(self.unrecorded)
         out["problems"] = {r.run_id: r.problems for r in chosen if r.state in PROBLEM_STATES}
+        out["voided"] = [r.run_id for r in self.voided]
+        out["voids"] = {r.run_id: dict(r.void or {}) for r in self.voided}
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": self.version, "runs": [r.to_dict() for r in self.runs], "unrecorded": list(self.unrecorded),
-                "ok": self.ok}
+                "voided": [r.to_dict() for r in self.voided], "ok": self.ok}
 
 
 def evidence_findings(runs: list[RunEvidence], *, version: str) -> list[Finding]:
@@ -297,6 +321,7 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
                     run.problems = ["run.finished recorded no evidence manifest (an evotree from before manifests)"]
         runs.append(run)
     runs.sort(key=lambda r: (r.started_at or "", r.run_id))
+    voided = _apply_voids(ws, record, runs)
     known = {r.run_id for r in runs}
     unrecorded = []
     if base.is_dir():
@@ -307,4 +332,57 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
                 continue
             if isinstance(data, dict) and data.get("version") == record.id and path.parent.name not in known:
                 unrecorded.append(path.parent.name)
-    return EvidenceCheck(version=record.id, runs=runs, unrecorded=unrecorded)
+    return EvidenceCheck(version=record.id, runs=[r for r in runs if r.state != "voided"], unrecorded=unrecorded,
+                         voided=voided)
+
+
+# ---------------------------------------------------------------------------- voids
+def find_run(ws: Workspace, run_id: str) -> tuple[str, dict[str, Any]] | None:
+    """(version, the newest run.started/run.finished data) of the run ``run_id`` the ledger records."""
+    for entry in ws.ledger.entries():  # newest first
+        event = entry.event
+        if event.kind in ("run.started", "run.finished") and event.data.get("run_id") == run_id and event.version:
+            return str(event.version), dict(event.data)
+    return None
+
+
+#: Decides whether a ``run.voided`` event voids a run: ``(ws, version record, run_id, event data)``
+#: -> reasons it does not ([] = it does). Signatures are checked against the signed champion's
+#: policy, which lives in the gates layer: :mod:`evotree.gates.voids` registers the checker when
+#: ``evotree.gates`` is imported. Without one, every void is rejected (fail closed).
+VoidChecker = Callable[["Workspace", Any, str, dict[str, Any]], list[str]]
+_void_checker: VoidChecker | None = None
+
+
+def register_void_checker(checker: VoidChecker | None) -> None:
+    """Install the function that validates ``run.voided`` events (the gates layer's)."""
+    global _void_checker
+    _void_checker = checker
+
+
+def _apply_voids(ws: Workspace, record: Any, runs: list[RunEvidence]) -> list[RunEvidence]:
+    """Mark the runs a valid ``run.voided`` names (state ``voided``); name rejected voids among the
+    run's problems. Returns the voided runs."""
+    events = [(entry, entry.event) for entry in ws.ledger.entries(version=record.id)
+              if entry.event.kind == RUN_VOIDED_EVENT]
+    if not events:
+        return []
+    by_id = {r.run_id: r for r in runs}
+    checker = _void_checker
+    for entry, event in reversed(events):  # oldest first
+        run_id = event.data.get("run_id") if isinstance(event.data, dict) else None
+        run = by_id.get(run_id) if isinstance(run_id, str) else None
+        if run is None or run.state == "voided":
+            continue
+        data = event.data if isinstance(event.data, dict) else {}
+        reasons = (["no void checker is loaded (evotree.gates validates voids against the signed policy)"]
+                   if checker is None else checker(ws, record, run.run_id, data))
+        if reasons:
+            run.problems = [*run.problems, f"a run.voided event at ledger {entry.commit[:10]} was rejected: "
+                            + "; ".join(str(r) for r in reasons)]
+            continue
+        statement = event.data["statement"]
+        run.void = {"approver": statement.get("approver"), "reason": statement.get("reason"), "at": event.at,
+                    "ledger_commit": entry.commit, "state_before": run.state}
+        run.state = "voided"
+    return [r for r in runs if r.state == "voided"]

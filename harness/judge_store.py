@@ -9,7 +9,8 @@ train phase is dead: :func:`provide_judge_tree` exports the champion's commit *w
 paths and overlays the judge commit the run's plan recorded.
 
 Which judge commit is in force is the ledger's word (``meta["judge"]["commit"]``: set by
-``evotree init``, ``evotree judge migrate`` and signed ``evotree judge promote``), never the
+``evotree init``, ``evotree judge migrate`` and ``evotree judge promote``, signed by someone
+other than who ran ``evotree judge propose``), never the
 ref's: a ref moved by hand is not followed (``evotree verify`` reports it, and checks that the
 ledger's judge is the end of the signed chain). A workspace whose ledger names no judge (made
 before the store existed) keeps the judge in the champion's tree, as before.
@@ -94,7 +95,7 @@ def _entries(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[tuple[st
     from evotree.harness.export import UnsafeTree, check_tree
 
     short = str(commit)[:10]
-    fix = "write a new judge commit from a clean directory (evotree judge promote)"
+    fix = "write a new judge commit from a clean directory (evotree judge propose, then evotree judge promote)"
     try:
         entries = check_tree(repo, commit)
     except (KeyError, ValueError) as exc:

@@ -18,18 +18,35 @@ What a sandboxed phase sees (everything else on the machine is absent, not merel
   :mod:`evotree.harness.executors.phases`), at the same paths as outside.
 
 Namespaces: new mount, PID, IPC, UTS, cgroup, network (unless the champion's policy allows the
-phase a network) and, where it can be made, user. ``--die-with-parent`` (the sandbox dies with
-the thread that started it), ``--new-session``, no new privileges, and no capabilities
-(``--cap-drop ALL``): evotree may run as root, and a root sandbox that kept its capabilities
-could remount its binds writable. When the phase's first process exits, the PID namespace ends
-and the kernel kills every process it started: a ``setsid`` daemon does not outlive its phase.
+phase a network) and user. ``--die-with-parent`` (the sandbox dies with the thread that started
+it), ``--new-session``, no new privileges, and no capabilities (``--cap-drop ALL``): evotree may
+run as root, and a root sandbox that kept its capabilities could remount its binds writable.
+When the phase's first process exits, the PID namespace ends and the kernel kills every process
+it started: a ``setsid`` daemon does not outlive its phase. A phase may not create user
+namespaces of its own (``unshare -U``, a bwrap inside, ``os.unshare(CLONE_NEWUSER)``: each one
+is a way to gain capabilities over new kernel objects, the usual first step of a kernel
+escape): bubblewrap's ``--disable-userns`` (0.8 and later) forbids it, except in a judge phase
+that must nest a sandbox for candidate code (:attr:`SandboxSpec.policy`; the candidate's code
+runs there in a sandbox that forbids it again) or where a spec asks for it
+(:attr:`SandboxSpec.userns`).
 
 Limits (``[sandbox]`` of the champion's ``evotree.toml``) are set inside the sandbox with
 ``prlimit`` before the phase's shell starts: ``memory_mb`` is RLIMIT_DATA (heap, arrays,
 tensors; address space that is only reserved, as CUDA reserves it, does not count, which
-RLIMIT_AS would), ``max_processes`` RLIMIT_NPROC (the kernel does not apply it to uid 0: it
-bounds non-root users only), ``max_output_mb`` RLIMIT_FSIZE (the largest file a phase may
-write, its logs included). Wall time is enforced by the phase supervisor.
+RLIMIT_AS would), ``max_processes`` RLIMIT_NPROC, ``max_output_mb`` RLIMIT_FSIZE (the largest
+file a phase may write, its logs included). The kernel never applies RLIMIT_NPROC to the host's
+uid 0, whatever uid the process has in its user namespace. So where evotree may make a pids
+cgroup (:class:`PidsCgroup`), each phase runs in one limited to ``max_processes`` (the kernel
+refuses forks past it); and everywhere the phase supervisor counts the processes and threads of
+the sandbox's PID namespace and of those nested in it (:meth:`SandboxBox.tasks`, every poll),
+and ends the phase when they are more than ``max_processes`` or a fork was refused at it. Wall
+time is enforced by the phase supervisor too.
+
+A phase's CPU time: the bubblewrap process that evotree waits for returns as soon as the phase's
+first process exits, without reaping the sandbox's init (which holds the CPU time of every
+process of the phase). Phases therefore start through :func:`accounted`: a small launcher that
+is a child subreaper, starts bwrap, and reaps bwrap, the sandbox's init and anything else
+re-parented to it, so that ``wait4`` on the launcher reports the CPU time of the whole phase.
 
 The judge phase may run candidate code itself (the gym judge plays the candidate's policy). Its
 spec then carries a :class:`PolicySandbox`: the judge's sandbox gets its own user namespace in
@@ -56,6 +73,7 @@ champion's policy says ``[sandbox] mode = "off"``. A start costs a few milliseco
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import importlib.util
@@ -86,15 +104,18 @@ __all__ = [
     "SANDBOX_HOME",
     "CopyReport",
     "Limits",
+    "PidsCgroup",
     "PolicySandbox",
     "SandboxBox",
     "SandboxPolicy",
     "SandboxSpec",
     "SandboxStatus",
     "SandboxUnavailable",
+    "accounted",
     "check_policy_sandbox",
     "check_sandbox",
     "copy_regular_files",
+    "disables_userns",
     "policy_sandbox_argv",
     "policy_sandbox_spec",
     "require_sandbox",
@@ -153,7 +174,7 @@ class Limits:
     """Resource limits of one phase; 0 means unlimited."""
 
     memory_mb: int = 0  #: RLIMIT_DATA, MiB
-    max_processes: int = 0  #: RLIMIT_NPROC (processes and threads; not applied to uid 0 by the kernel)
+    max_processes: int = 0  #: RLIMIT_NPROC (processes and threads; for uid 0, counted by the supervisor)
     max_output_mb: int = 0  #: RLIMIT_FSIZE, MiB (largest file written)
 
     def prlimit_args(self) -> list[str]:
@@ -197,6 +218,9 @@ class SandboxSpec:
     #: The judge phase of a domain that runs candidate code: give the phase a user namespace in
     #: which it can nest sandboxes, and ``$EVOTREE_POLICY_SANDBOX`` (see :func:`policy_sandbox_argv`).
     policy: PolicySandbox | None = None
+    #: Let the sandboxed processes create user namespaces of their own (nested sandboxes). Off by
+    #: default: ``--disable-userns`` where this bubblewrap has it (0.8 and later).
+    userns: bool = False
 
 
 def _binary(binary: str | None = None) -> str | None:
@@ -322,6 +346,8 @@ def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str]) ->
     if spec.network:
         args.append("--share-net")
     args += extra
+    if not spec.userns and "--unshare-user" not in extra and disables_userns(exe):
+        args += ["--unshare-user", "--disable-userns"]
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "evotree-sandbox"]
     args += _system_args(spec.network)
     binds: list[tuple[str, Path]] = []
@@ -373,6 +399,26 @@ def policy_sandbox_spec(policy: PolicySandbox, binary: str | None = None) -> dic
             "disable_userns": "--disable-userns" in _bwrap_help(exe)}
 
 
+def disables_userns(binary: str | None = None) -> bool:
+    """Whether this bubblewrap forbids the sandbox further user namespaces here (``--disable-userns``,
+    0.8 and later; it needs a user namespace of the sandbox's own, which a setuid bubblewrap on a
+    host without unprivileged user namespaces cannot make). Probed once per binary."""
+    exe = _binary(binary)
+    return exe is not None and _disable_userns_works(exe)
+
+
+@functools.lru_cache(maxsize=4)
+def _disable_userns_works(exe: str) -> bool:
+    if "--disable-userns" not in _bwrap_help(exe):
+        return False
+    try:
+        proc = subprocess.run([exe, "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--", "true"],
+                              capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
 @functools.lru_cache(maxsize=4)
 def _bwrap_help(exe: str) -> str:
     """``bwrap --help`` (which options this bubblewrap has: ``--disable-userns`` is 0.8 and later)."""
@@ -417,6 +463,172 @@ def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv
         args += ["--ro-bind", str(Path(candidate).absolute()), POLICY_CANDIDATE_DIR]
     args += ["--remount-ro", "/", "--chdir", POLICY_CANDIDATE_DIR if candidate is not None else "/tmp", "--"]
     return args + list(argv)
+
+
+#: The launcher of a sandboxed phase (:func:`accounted`): argv[1] is the pid of the process that
+#: must be its parent, argv[2] a ``cgroup.procs`` file to join first ("-": none), the rest the
+#: bwrap command line.
+_LAUNCHER = """\
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: the sandbox's init is re-parented here
+libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the thread that started us
+if os.getppid() != int(sys.argv[1]):
+    os._exit(137)
+if sys.argv[2] != "-":  # the phase's pids cgroup: every process it starts is counted by the kernel
+    try:
+        with open(sys.argv[2], "w") as procs:
+            procs.write(str(os.getpid()))
+    except OSError as exc:
+        sys.stderr.write(f"evotree: could not join the phase's pids cgroup ({exc})\\n")
+quiet = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+for sig in quiet:  # the supervisor signals the sandbox; the launcher stays to reap and count
+    signal.signal(sig, signal.SIG_IGN)
+argv = sys.argv[3:]
+pid = os.posix_spawn(argv[0], argv, os.environ, setsigdef=quiet)
+status = 0
+while True:
+    try:
+        child, code = os.wait()
+    except ChildProcessError:
+        break
+    except InterruptedError:
+        continue
+    if child == pid:
+        status = code
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+os._exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def accounted(argv: Sequence[str], *, cgroup: PidsCgroup | None = None) -> list[str]:
+    """``argv`` (a bwrap command line) started through a launcher that makes its CPU time countable.
+
+    The launcher is a child subreaper: it starts ``argv``, then reaps it, the sandbox's init
+    (which bubblewrap leaves to its parent's reaper) and whatever else is re-parented to it,
+    and exits with ``argv``'s status (or dies of its signal). ``os.wait4`` on the launcher thus
+    returns the CPU time of every process of the sandbox. It dies with the thread that started
+    it (``PR_SET_PDEATHSIG``) and ignores SIGTERM, SIGINT and SIGHUP (which reach bwrap and the
+    sandbox directly); SIGKILL ends it. Must be started by this process (it checks its parent).
+    ``cgroup``: a :class:`PidsCgroup` the launcher joins before it starts ``argv``.
+    """
+    procs = str(cgroup.path / "cgroup.procs") if cgroup is not None else "-"
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), procs, *argv]
+
+
+class PidsCgroup:
+    """A pids cgroup of one phase, where this machine lets evotree make one: the kernel's bound on
+    the number of processes and threads, which (unlike RLIMIT_NPROC) also binds the host's root.
+
+    Made under evotree's own cgroup in the cgroup-v1 ``pids`` hierarchy, or in cgroup v2 when
+    evotree's cgroup is the root of its namespace and the ``pids`` controller is already enabled
+    for its children (evotree changes no cgroup setting of the host). ``pids.max`` is the phase's
+    ``max_processes`` plus :attr:`OVERHEAD` (the launcher, bwrap and the sandbox's init). :meth:`refused` is how many
+    forks the kernel refused at the limit (the supervisor then ends the phase and says why).
+    """
+
+    #: the launcher, bwrap's outer process and the sandbox's init
+    OVERHEAD = 3
+    _PREFIX = "evotree-phase-"
+    _count = 0
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path = path
+        self.limit = limit
+
+    @classmethod
+    def create(cls, max_processes: int) -> PidsCgroup | None:
+        """A new pids cgroup limited to ``max_processes`` (+ overhead), or ``None`` where none can be made."""
+        if max_processes <= 0:
+            return None
+        parent = _pids_parent()
+        if parent is None:
+            return None
+        for stale in parent.glob(cls._PREFIX + "*"):  # left by an evotree that was killed: removed once empty
+            owner = stale.name[len(cls._PREFIX):].split("-")[0]
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                with contextlib.suppress(OSError):
+                    stale.rmdir()
+        cls._count += 1
+        path = parent / f"{cls._PREFIX}{os.getpid()}-{cls._count}-{os.urandom(3).hex()}"
+        try:
+            path.mkdir()
+        except OSError:
+            return None
+        try:
+            (path / "pids.max").write_text(str(max_processes + cls.OVERHEAD))
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            return None
+        return cls(path, max_processes)
+
+    def refused(self) -> int:
+        """Forks the kernel refused because the cgroup was at its limit (``pids.events``: ``max N``)."""
+        try:
+            for line in (self.path / "pids.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "max":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def remove(self, timeout: float = 5.0) -> bool:
+        """Delete the cgroup once its processes are gone (after the phase's sandbox was reaped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.path.rmdir()
+                return True
+            except FileNotFoundError:
+                return True
+            except OSError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.02)
+
+
+@functools.lru_cache(maxsize=1)
+def _pids_parent() -> Path | None:
+    """The folder under which this process may make pids cgroups, or ``None`` (probed once)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    own_v1 = own_v2 = None
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if "pids" in controllers.split(","):
+            own_v1 = path
+        elif controllers == "":
+            own_v2 = path
+    candidates: list[Path] = []
+    if own_v1 is not None and os.path.isfile("/sys/fs/cgroup/pids/cgroup.procs"):
+        candidates.append(Path("/sys/fs/cgroup/pids") / own_v1.lstrip("/"))
+    if own_v2 == "/" and os.path.isfile("/sys/fs/cgroup/cgroup.controllers"):
+        root = Path("/sys/fs/cgroup")
+        try:  # only where the controller is already enabled for children: evotree changes no host setting
+            if "pids" in (root / "cgroup.subtree_control").read_text().split():
+                candidates.append(root)
+        except OSError:
+            pass
+    for parent in candidates:
+        probe = parent / f"evotree-probe-{os.getpid()}-{os.urandom(3).hex()}"
+        try:
+            probe.mkdir()
+        except OSError:
+            continue
+        try:
+            ok = (probe / "pids.max").is_file() and (probe / "pids.events").is_file()
+        finally:
+            with contextlib.suppress(OSError):
+                probe.rmdir()
+        if ok:
+            return parent
+    return None
 
 
 def _prlimit() -> str:
@@ -676,9 +888,10 @@ class SandboxPolicy:
 class SandboxBox:
     """The processes of one running sandbox, seen from outside (by host pid).
 
-    ``pid`` is the outer bwrap process (a process-group leader started by the phase runner).
-    Its child is the sandbox's init (pid 1 of the PID namespace); every process of the phase
-    lives in that namespace, whatever session or environment it gave itself.
+    ``pid`` is the outer process (a process-group leader started by the phase runner: the
+    launcher of :func:`accounted`, or bwrap itself). Below it is the sandbox's init (pid 1 of
+    the PID namespace); every process of the phase lives in that namespace, whatever session or
+    environment it gave itself.
     """
 
     def __init__(self, pid: int) -> None:
@@ -686,6 +899,10 @@ class SandboxBox:
         self.init: int | None = None
         self.namespace: str | None = None
         self._fd: int | None = None
+        self._kills = 0
+        #: PID namespaces seen on this machine that are not nested in the sandbox's (an inode number
+        #: can be reused, so a nested one is checked again at every count)
+        self._outside: set[str] = set()
 
     def locate(self) -> str | None:
         """The PID namespace of the sandbox (``pid:[inode]``), once its init exists.
@@ -700,7 +917,7 @@ class SandboxBox:
             except OSError:
                 return None
             level = [self.pid]
-            for _ in range(3):
+            for _ in range(4):
                 level = [c for parent in level for c in _children(parent)]
                 for child in level:
                     try:  # held open: the namespace (and its number) cannot be recycled for another
@@ -739,14 +956,76 @@ class SandboxBox:
                 continue
         return found
 
+    def tasks(self) -> int:
+        """Processes and threads alive in the sandbox's PID namespace and the namespaces nested in
+        it (a judge's sandboxes for candidate code), its init included (what RLIMIT_NPROC would
+        count); 0 before the namespace exists."""
+        ns = self.locate()
+        if ns is None:
+            return 0
+        nested = {ns: True}
+        count = 0
+        for proc_dir in Path("/proc").glob("[0-9]*"):
+            try:
+                theirs = os.readlink(proc_dir / "ns" / "pid")
+                if theirs in self._outside:
+                    continue
+                if theirs not in nested:
+                    verdict = self._is_nested(proc_dir)
+                    if verdict is None:  # the process is gone: nothing to count, nothing learnt
+                        continue
+                    nested[theirs] = verdict
+                    if not verdict:
+                        self._outside.add(theirs)
+                if not nested[theirs]:
+                    continue
+                fields_ = (proc_dir / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields_[0] not in ("Z", "X"):
+                count += int(fields_[17]) if fields_[17].isdigit() else 1  # num_threads
+        return count
+
+    def _is_nested(self, proc_dir: Path) -> bool | None:
+        """Whether the PID namespace of the process at ``proc_dir`` lies below the sandbox's
+        (``NS_GET_PARENT`` up to the sandbox's, or to one this process may not see)."""
+        import fcntl
+
+        found = False
+        try:
+            fd = os.open(proc_dir / "ns" / "pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None  # gone
+        try:
+            for _ in range(32):
+                parent = fcntl.ioctl(fd, 0xB702)  # NS_GET_PARENT
+                os.close(fd)
+                fd = parent
+                if f"pid:[{os.fstat(fd).st_ino}]" == self.namespace:
+                    found = True
+                    break
+        except OSError:
+            pass  # EPERM: above our own namespace; the machine's namespaces are not nested in the sandbox
+        finally:
+            os.close(fd)
+        return found
+
     def signal(self, sig: int) -> None:
         """SIGKILL: the whole sandbox. Other signals: every process of the phase (not the init,
-        which forwards nothing and exits when the phase's first process does)."""
+        which forwards nothing and exits when the phase's first process does).
+
+        The first SIGKILL of a located sandbox kills its init and every process of its
+        namespace, so that bwrap and the launcher above it exit by themselves (and the launcher
+        reaps and counts them); any later one (or one before the namespace is known) also kills
+        the outer process group.
+        """
         if sig == signal.SIGKILL:
             self.locate()
-            _kill_group(self.pid, sig)
-            for pid in self.members():
-                _kill(pid, sig)
+            self._kills += 1
+            if self.init is None or self._kills > 1:
+                _kill_group(self.pid, sig)
+            for pid in sorted(self.members(), key=lambda p: p != self.init):  # its init first: the kernel
+                _kill(pid, sig)  # then ends the whole namespace
             return
         members = [p for p in self.members() if p != self.init]
         if not members:

@@ -111,16 +111,17 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]
 
 def _promote_judge(ws: Workspace, edit: Any, key: Path, tmp_path: Path) -> None:
     """A signed judge promotion through the library (the person's part is tested in test_judge_store)."""
-    from evotree.gates.judges import export_judge, plan_judge_promotion, record_judge_promotion
+    from evotree.gates.judges import export_judge, plan_judge_promotion, propose_judge, record_judge_promotion
     from evotree.gates.signoff import approver_for
     from evotree.gates.verify import trusted_policy
 
     folder = tmp_path / "judge-edit"
     export_judge(ws, folder)
     edit(folder)
+    propose_judge(ws, folder)  # proposed by the checkout's git identity (Ada); the approver is another person
     plan = plan_judge_promotion(ws, folder)
     policy = trusted_policy(ws)
-    record_judge_promotion(ws, policy, approver_for(policy, key, None), plan)
+    record_judge_promotion(ws, policy, approver_for(policy, key, plan.proposed_by), plan)
 
 
 def test_mismatched_pools_refused_unless_intersected(tmp_path: Path, keys: dict[str, Any]) -> None:

@@ -255,6 +255,10 @@ def test_a_signed_judge_promotion_changes_what_judges_runs(tmp_path: Path, keys:
     edit = tmp_path / "edit"
     Cli(repo)("judge", "export", str(edit), "--force")
     (edit / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"new-{i}" for i in range(4)]}))
+    # the change is proposed first (by Ada, the git identity of this checkout): recorded, nothing in force
+    proposal = Cli(repo).json("judge", "propose", str(edit))
+    assert proposal["proposed_by"] == "Ada Tester <ada@example.com>" and proposal["previous_commit"] == before
+    assert judge_in_force(ws) == before
     # no terminal: refused, nothing recorded
     proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "judge", "promote", str(edit), "--key",
                            str(keys["bob"][0])], stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -280,6 +284,7 @@ def test_a_signed_judge_promotion_changes_what_judges_runs(tmp_path: Path, keys:
     result = json.loads(out[out.index('{"'):])
     validate(result, "judge-promote")
     assert result["previous_commit"] == before and result["commit"].startswith(short)
+    assert result["proposed_by"] == "Ada Tester <ada@example.com>" and result["approver"] == "bob@example.com"
     assert [r["status"] for r in result["diff"]["files"]] == ["unchanged", "changed"]
     ws = Workspace.open(repo)
     assert judge_in_force(ws) == result["commit"] == git(repo, "rev-parse", "refs/evotree/judge")
@@ -359,3 +364,73 @@ def test_a_migration_that_is_not_the_champions_judge_is_reported(tmp_path: Path,
     messages = [p.message for p in report.problems if p.kind == "judge_promotion"]
     assert messages and "not those of the champion's judge paths" in messages[0]
     assert report.judge == {"commit": None}
+
+
+# ---------------------------------------------------------------------------- who proposed a judge change
+def _edited(repo: Path, tmp_path: Path, name: str) -> Path:
+    edit = tmp_path / name
+    Cli(repo)("judge", "export", str(edit), "--force")
+    (edit / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"{name}-{i}" for i in range(4)]}))
+    return edit
+
+
+def test_a_judge_change_nobody_proposed_is_refused(tmp_path: Path, keys: dict[str, Any]) -> None:
+    """Before: `judge promote DIR` had no proposer (approver_for(..., None)): whoever staged it could sign it."""
+    repo = signed_run_repo(tmp_path / "w", keys)
+    ws = Workspace.open(repo)
+    before = judge_in_force(ws)
+    edit = _edited(repo, tmp_path, "unproposed")
+    code, out = finish(spawn(repo, "judge", "promote", str(edit), "--key", str(keys["bob"][0])))
+    assert code == 10 and "nobody proposed" in out and "evotree judge propose" in out
+    assert judge_in_force(Workspace.open(repo)) == before
+    # a proposal of other files does not cover these
+    other = _edited(repo, tmp_path, "other")
+    Cli(repo)("judge", "propose", str(other))
+    code, out = finish(spawn(repo, "judge", "promote", str(edit), "--key", str(keys["bob"][0])))
+    assert code == 10 and "nobody proposed" in out
+
+
+def test_the_proposer_of_a_judge_change_cannot_approve_it(tmp_path: Path, keys: dict[str, Any]) -> None:
+    repo = signed_run_repo(tmp_path / "w", keys)
+    ws = Workspace.open(repo)
+    before = judge_in_force(ws)
+    edit = _edited(repo, tmp_path, "mine")
+    proposal = Cli(repo).json("judge", "propose", str(edit))  # proposed by Ada (this checkout's git identity)
+    assert proposal["proposed_by"].endswith("<ada@example.com>")
+    kinds = [e.event.kind for e in Workspace.open(repo).ledger.entries()]
+    assert kinds[0] == "judge.proposed"
+    # Ada, an allowed signer, tries to sign her own proposal: refused before anything is shown or signed
+    code, out = finish(spawn(repo, "judge", "promote", str(edit), "--key", str(keys["ada"][0])))
+    assert code == 31 and "ada@example.com" in out and "cannot approve itself" in out
+    assert judge_in_force(Workspace.open(repo)) == before
+    # the library refuses it too, whatever the caller passes as approver
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.judges import plan_judge_promotion, record_judge_promotion
+    from evotree.gates.signoff import Approver
+    from evotree.gates.verify import trusted_policy
+
+    plan = plan_judge_promotion(ws, edit)
+    assert plan.proposed_by == proposal["proposed_by"]
+    with pytest.raises(SignoffRefused, match="proposed this judge change"):
+        record_judge_promotion(ws, trusted_policy(ws), Approver("ada@example.com", keys["ada"][0], "fp"), plan)
+    assert judge_in_force(Workspace.open(repo)) == before
+    # a statement signed by the proposer and written into the ledger by hand is reported by verify
+    from evotree.core.refs import JUDGE_REF
+    from evotree.gates.statements import new_statement, sign_statement
+    from evotree.gates.verify import JUDGE_EVENT, JUDGE_PROMOTION_TYPE
+
+    policy = trusted_policy(ws)
+    ada = Approver("ada@example.com", keys["ada"][0], "fp")
+    statement = new_statement(ws, JUDGE_PROMOTION_TYPE, ada, commit=plan.commit, previous_commit=plan.previous_commit,
+                              diff_hash=plan.diff_hash, created_by=plan.proposed_by, proposal=plan.proposal)
+    signature = sign_statement(policy, ada, statement)
+
+    def change(txn: LedgerTxn) -> Event:
+        txn.meta["judge"] = {"commit": plan.commit}
+        return Event(kind=JUDGE_EVENT, version=None, actor=str(ws.git.identity()), at=statement["at"],
+                     data={"commit": plan.commit, "previous_commit": plan.previous_commit, "statement": statement,
+                           "signature": signature, "diff": plan.diff})
+
+    ws.ledger.transact(change, actor=ws.git.identity())
+    git(repo, "update-ref", JUDGE_REF, plan.commit)
+    assert "judge_promotion" in problem_kinds(Workspace.open(repo))

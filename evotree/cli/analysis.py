@@ -41,6 +41,7 @@ def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: in
     1 - 2 alpha and p is one-sided (that B is not better than A), so "better" at one look
     means p < alpha. Versions scored on different task pools are refused unless --intersect.
     """
+    import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
     from evotree.diagnostics.compare import compare as compare_fn
 
     return compare_fn(open_workspace(), a, b, split=split, intersect=intersect, B=B, seed=seed,

@@ -1,4 +1,4 @@
-"""The judge store's commands: `judge show`, `judge export`, `judge promote`, `judge migrate`.
+"""The judge store's commands: `judge show`, `judge export`, `judge propose`, `judge promote`, `judge migrate`.
 
 The judge's hidden data (``[eval].judge_paths``) lives on ``refs/evotree/judge``, never in a
 checkout; these commands are how its owner looks at it and changes it. Contents are printed
@@ -33,8 +33,9 @@ def judge() -> None:
     \b
     The files of [eval].judge_paths (validation/held-out pools, reference answers) are
     written only into each run's fresh judge directory. Change them with
-      evotree judge export DIR   (outside the repository) -> edit -> evotree judge promote DIR
-    which a person signs like a champion promotion.
+      evotree judge export DIR   (outside the repository) -> edit ->
+      evotree judge propose DIR  (records who proposes the change) ->
+      evotree judge promote DIR  (another person signs it, like a champion promotion).
     """
 
 
@@ -134,6 +135,30 @@ def _render_export(result: Any) -> None:
                f"evotree judge promote {result.directory}")
 
 
+@judge.command("propose")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@outputs(lambda result: _render_propose(result))
+def judge_propose(directory: Path) -> Any:
+    """Propose the judge files of DIR as the next judge: records who proposes it (judge.proposed).
+
+    Shows and records what changes (file names, sizes, sha256; never contents) and the
+    proposer (your git identity). Nothing is in force until another allowed signer — not the
+    proposer — signs `evotree judge promote DIR` on exactly these files.
+    """
+    from evotree.gates.judges import propose_judge
+
+    return propose_judge(open_workspace(), directory)
+
+
+def _render_propose(result: Any) -> None:
+    click.echo(f"proposed judge {result.commit[:10]} (tree {result.tree[:10]}) from {result.directory}, replacing "
+               f"{result.previous_commit[:10]}; proposed by {result.proposed_by}")
+    for row in result.diff["files"]:
+        if row["status"] != "unchanged":
+            click.echo(f"  {row['status'].upper():8s} {row['path']}")
+    click.echo(f"another allowed signer puts it in force: evotree judge promote {result.directory}")
+
+
 @judge.command("promote")
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
@@ -146,7 +171,8 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     The judge scores every run, so it changes like a champion does: shows what changes (each
     file added, changed or removed, with sizes and sha256 — never contents), then the person at
     the terminal types the new judge commit's first 7 characters and a one-time code and
-    confirms. The statement (new and previous judge commit, sha256 of the diff shown) is signed
+    confirms. The files must have been proposed (`evotree judge propose DIR`) by someone else:
+    a proposer cannot approve their own judge change. The statement (new and previous judge commit, sha256 of the diff shown) is signed
     with their SSH key, which must be in the champion's allowed signers; it is recorded in the
     ledger (judge.promoted), then refs/evotree/judge moves (compare-and-swap). DIR must lie
     outside the repository and hold regular files under [eval].judge_paths only. Refused without
@@ -159,6 +185,7 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
         echo = functools.partial(click.echo, err=as_json)
         echo(f"new judge {plan.commit[:10]} from {plan.directory}")
         echo(f"replaces {plan.previous_commit[:10]}")
+        echo(f"proposed by {plan.proposed_by}")
         for row in plan.diff["files"]:
             if row["status"] == "unchanged":
                 continue
@@ -182,7 +209,7 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
         ws = open_workspace()
         policy = trusted_policy(ws)
         plan = plan_judge_promotion(ws, directory)
-        approver = approver_for(policy, resolve_key(key, git_root=ws.root), None)
+        approver = approver_for(policy, resolve_key(key, git_root=ws.root), plan.proposed_by)
         show(plan)
         _challenge(plan.commit[:7], as_json, what="judge commit",
                    shown=f"the new judge commit's first 7 characters ({plan.commit[:7]})")

@@ -1,13 +1,14 @@
-"""Run commands: `run`, `runs`, `sql`, `ingest`."""
+"""Run commands: `run`, `runs`, `runs void`, `sql`, `ingest`."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 import click
 
-from evotree.cli.common import open_workspace, outputs, renderer
+from evotree.cli.common import fail, open_workspace, outputs, renderer
 
 __all__ = ["register"]
 
@@ -93,14 +94,83 @@ def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
             click.secho(f"evotree: warning: {note}", fg="yellow", err=True)
 
 
-@cli.command()
-@click.option("--version", "version", default=None, metavar="V", help="Only runs of this version.")
 @outputs(renderer("runs"))
-def runs(version: str | None) -> Any:
-    """List the runs recorded on this machine, oldest first."""
+def _list_runs(version: str | None) -> Any:
     from evotree.harness.runs import list_runs
 
     return list_runs(open_workspace(), version=version)
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--version", "version", default=None, metavar="V", help="Only runs of this version.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`).")
+@click.pass_context
+def runs(ctx: click.Context, version: str | None, as_json: bool) -> None:
+    """List the runs recorded on this machine, oldest first.
+
+    \b
+    evotree runs void RUN_ID --reason TEXT: a person takes a run whose evidence cannot be
+    counted out of the evidence, with a signed sign-off.
+    """
+    if ctx.invoked_subcommand is None:
+        _list_runs(version=version, as_json=as_json)
+
+
+@runs.command("void")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option("--reason", required=True, help="Why the run is voided (signed, and shown wherever it is listed).")
+@click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+              "then git config user.signingkey).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr). Still needs "
+              "a person at a terminal.")
+def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
+    """Take a run out of the evidence, with a person's signed sign-off (run.voided).
+
+    For a run the ledger records whose evidence cannot be counted — recorded before evidence
+    manifests existed (unverified), its directory lost for good (missing), edited (tampered)
+    or never finished — and which would otherwise fail the score gate forever. The run, its
+    seed, state and recorded headline are shown; the person at the terminal types the run id
+    and a one-time code and confirms; the statement (run, version, reason) is signed with
+    their SSH key, which must be in the champion's allowed signers and must not be the
+    version's creator's. Voided runs are in no number, and `gates`, `compare` and reports list
+    them with who voided them and why. A run that counts cannot be voided. Refused without a
+    terminal or under CI (exit 31), for a key not allowed (32).
+    """
+    from evotree.core.errors import EvotreeError
+
+    try:
+        from evotree.cli.gates import _ask, _challenge, _shown
+        from evotree.gates.errors import SignoffRefused
+        from evotree.gates.evidence import record_run_void, void_candidate
+        from evotree.gates.signing import resolve_key
+        from evotree.gates.signoff import approver_for, require_human_terminal
+        from evotree.gates.verify import trusted_policy
+
+        require_human_terminal(action="void a run")
+        ws = open_workspace()
+        policy = trusted_policy(ws)
+        record, run = void_candidate(ws, run_id)
+        approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
+        echo = lambda text: click.echo(text, err=as_json)  # noqa: E731
+        echo(f"run {run.run_id} of {record.id} (created by {_shown(str(record.created_by))}), seed {run.seed}, "
+             f"commit {str(run.commit)[:10]}")
+        echo(f"state: {run.state}: {_shown('; '.join(run.problems))}")
+        echo(f"headline the ledger recorded: {json.dumps(run.headline)}")
+        echo(f"reason: {_shown(reason)}")
+        echo("voided, it is in no number of its version; gates, compare and reports list it as voided")
+        _challenge(run.run_id, as_json, what="run id", shown="the run id")
+        if _ask("void this run? [yes/no]", as_json).strip().lower() != "yes":
+            raise SignoffRefused("not voided; nothing was recorded", fix="type yes to void the run")
+        click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
+        result = record_run_void(ws, policy, approver, run.run_id, reason)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), default=str))
+    else:
+        click.echo(f"run {result.run_id} of {result.version} is voided ({result.state_before} before); signed by "
+                   f"{result.approver}")
 
 
 @cli.command()

@@ -400,6 +400,7 @@ class Verbs:
     def compare(self, a: str, b: str, split: str = "validation", intersect: bool = False,
                 bootstrap: int | None = None, seed: int = 0, look: int | None = None,
                 max_looks: int | None = None) -> dict[str, Any]:
+        import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
         from evotree.diagnostics.compare import compare as compare_fn
 
         return compare_fn(self.open(), a, b, split=split, intersect=intersect, B=bootstrap, seed=seed,

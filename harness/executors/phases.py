@@ -5,7 +5,11 @@ Shared by every executor: the local executor calls :func:`train_then_judge` in a
 ``bash -c <command>`` inside a bubblewrap sandbox (:mod:`evotree.harness.sandbox`) started in its
 own session, supervised until it exits; budgets and cancellation stop every process of the
 phase (SIGTERM, then SIGKILL after a grace period), and nothing the phase started may outlive
-it: the sandbox's PID namespace ends with the phase. What each phase sees:
+it: the sandbox's PID namespace ends with the phase. A sandboxed phase starts through
+:func:`evotree.harness.sandbox.accounted` (a launcher that reaps the sandbox, so that ``wait4``
+reports the CPU time of all its processes), and the supervisor counts the sandbox's processes
+and threads against ``[sandbox] max_processes`` (the kernel's RLIMIT_NPROC does not bind root).
+What each phase sees:
 
 - train: the run directory read-only, the candidate folder and ``evidence/train`` writable;
 - eval (the judge): the run directory read-only with ``candidate/`` hidden, the champion's
@@ -39,11 +43,13 @@ from typing import TYPE_CHECKING, Any
 from evotree.core.ledger import utcnow
 from evotree.core.proc import safe_env
 from evotree.harness.sandbox import (
+    PidsCgroup,
     PolicySandbox,
     SandboxBox,
     SandboxPolicy,
     SandboxSpec,
     SandboxUnavailable,
+    accounted,
     check_sandbox,
     copy_regular_files,
     sandbox_env,
@@ -145,20 +151,31 @@ def run_phase(
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
     env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate)
     argv = ["bash", "-c", command]
-    if sandbox is not None:
-        argv, env = wrap(sandbox, argv), sandbox_env(env)
+    max_tasks = sandbox.limits.max_processes if sandbox is not None else 0
+    # the kernel's bound on the phase's processes where evotree may make a pids cgroup (RLIMIT_NPROC
+    # does not bind root); the supervisor's count (supervise) is the bound everywhere else
+    cgroup = PidsCgroup.create(max_tasks) if max_tasks else None
+    if sandbox is not None:  # through the launcher that reaps the sandbox: wait4 then counts its CPU time
+        argv, env = accounted(wrap(sandbox, argv), cgroup=cgroup), sandbox_env(env)
     start_wall, started_at = time.monotonic(), utcnow()
-    with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+    try:
+        with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove(timeout=0)
+        raise
     box = SandboxBox(proc.pid) if sandbox is not None else None
     watchdog = _start_reaper(proc.pid) if reaper else None
     notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
     try:
         outcome = supervise(plan, paths, phase, command, proc, start_wall, started_at,
-                            min(deadline, start_wall + timeout), cancel, notify, record, box=box)
+                            min(deadline, start_wall + timeout), cancel, notify, record, box=box,
+                            max_tasks=max_tasks, cgroup=cgroup)
     except BaseException:
         _stop(proc.pid, box, signal.SIGKILL)
+        _stop(proc.pid, box, signal.SIGKILL)  # the second also kills the launcher and bwrap
         if box is not None:
             box.reap()
         raise
@@ -166,6 +183,8 @@ def run_phase(
         if watchdog is not None:
             watchdog.kill()
             watchdog.wait()
+        if cgroup is not None:
+            cgroup.remove()
     record.phases[phase]["sandbox"] = "bwrap" if sandbox is not None else "off"
     record.phases[phase]["network"] = sandbox.network if sandbox is not None else True
     return outcome
@@ -206,15 +225,24 @@ def _start_reaper(group: int) -> subprocess.Popen:
 def supervise(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, proc: subprocess.Popen, start_wall: float,
     started_at: str, phase_deadline: float, cancel: threading.Event,
-    notify: ProgressFn, record: RunRecord, *, box: SandboxBox | None = None,
+    notify: ProgressFn, record: RunRecord, *, box: SandboxBox | None = None, max_tasks: int = 0,
+    cgroup: PidsCgroup | None = None,
 ) -> str:
     """Watch a phase's process: progress, budgets, cancellation; reap it and record its costs.
 
     ``box``: the phase's sandbox (signals go to every process of its PID namespace, and the
     namespace is empty when this returns); ``None``: signals go to the process group.
+    ``max_tasks``: the sandbox's ``max_processes`` (0: none). RLIMIT_NPROC enforces it for
+    non-root users; the kernel exempts the host's uid 0, so this counts the processes and threads
+    of the sandbox every poll and kills the whole sandbox at once (no grace: a fork bomb does
+    not stop on SIGTERM) when there are more; the phase is then a budget stop, and the run
+    says why (``record.error``, ``phases.<phase>.stopped_by``). ``cgroup``: the phase's pids
+    cgroup, where there is one: the kernel then refuses forks past the limit, and a phase whose
+    fork was refused is stopped the same way.
     """
     signals, rollouts = Tail(paths.jsonl(phase, "signals")), Tail(paths.jsonl(phase, "rollouts"))
     max_step, episodes, stop_reason, kill_at = -1, 0, None, 0.0
+    stopped_by: dict[str, Any] | None = None
     status, rusage = None, None
     while True:
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
@@ -244,7 +272,20 @@ def supervise(
             elif phase == "train" and plan.limits.max_episodes is not None and episodes > plan.limits.max_episodes:
                 stop_reason = "budget"
                 record.error = f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
-            if stop_reason is not None:
+            elif box is not None and max_tasks and ((tasks := box.tasks()) > max_tasks
+                                                    or (refused := cgroup.refused() if cgroup else 0)):
+                stop_reason = "budget"
+                stopped_by = {"limit": "max_processes", "max_processes": max_tasks, "seen": tasks}
+                if tasks > max_tasks:
+                    record.error = (f"{phase} phase stopped: {tasks} processes and threads in its sandbox, more "
+                                    f"than [sandbox] max_processes = {max_tasks}")
+                else:
+                    stopped_by["refused_forks"] = refused
+                    record.error = (f"{phase} phase stopped: it reached [sandbox] max_processes = {max_tasks} "
+                                    f"processes and threads (the kernel refused {refused} fork(s) past it)")
+                _stop(proc.pid, box, signal.SIGKILL)
+                kill_at = time.monotonic()
+            if stop_reason is not None and stopped_by is None:
                 _stop(proc.pid, box, signal.SIGTERM)
                 kill_at = time.monotonic() + TERM_GRACE_SECONDS
         elif time.monotonic() > kill_at:
@@ -265,6 +306,8 @@ def supervise(
         "command": command, "returncode": proc.returncode, "started_at": started_at, "ended_at": utcnow(),
         "wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
     }
+    if stopped_by is not None:
+        record.phases[phase]["stopped_by"] = stopped_by
     record.cpu_seconds = round(record.cpu_seconds + cpu, 3)
     if stop_reason is not None:
         return stop_reason
