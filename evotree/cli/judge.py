@@ -197,6 +197,9 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
         echo(f"read the files before signing: {plan.directory}")
         echo(f"diff sha256 (signed): {plan.diff_hash}")
 
+    import contextlib
+
+    signer_process = contextlib.ExitStack()
     try:
         from evotree.cli.gates import _ask, _challenge
         from evotree.gates.errors import SignoffRefused
@@ -205,6 +208,9 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
         from evotree.gates.signoff import approver_for, require_human_terminal
         from evotree.gates.verify import trusted_policy
 
+        from evotree.core.safegit import approver_process
+
+        signer_process.enter_context(approver_process())  # system git and ssh-keygen; no repository program runs
         require_human_terminal(action="change the judge")
         ws = open_workspace()
         policy = trusted_policy(ws)
@@ -220,6 +226,8 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     except EvotreeError as exc:
         fail(exc, as_json)
         return
+    finally:
+        signer_process.close()
     if as_json:
         click.echo(json.dumps(result.to_dict(), default=str))
     else:

@@ -136,8 +136,11 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     them with who voided them and why. A run that counts cannot be voided. Refused without a
     terminal or under CI (exit 31), for a key not allowed (32).
     """
+    import contextlib
+
     from evotree.core.errors import EvotreeError
 
+    signer_process = contextlib.ExitStack()
     try:
         from evotree.cli.gates import _ask, _challenge, _shown
         from evotree.gates.errors import SignoffRefused
@@ -146,6 +149,9 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
         from evotree.gates.signoff import approver_for, require_human_terminal
         from evotree.gates.verify import trusted_policy
 
+        from evotree.core.safegit import approver_process
+
+        signer_process.enter_context(approver_process())  # system git and ssh-keygen; no repository program runs
         require_human_terminal(action="void a run")
         ws = open_workspace()
         policy = trusted_policy(ws)
@@ -166,6 +172,8 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     except EvotreeError as exc:
         fail(exc, as_json)
         return
+    finally:
+        signer_process.close()
     if as_json:
         click.echo(json.dumps(result.to_dict(), default=str))
     else:
