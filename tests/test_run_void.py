@@ -149,6 +149,10 @@ def test_an_unverified_run_fails_the_gate_until_a_person_voids_it(voidable: dict
     data = Cli(repo).json("compare", "v0", v1, "--bootstrap", "1000")
     assert data["evidence"]["ok"] is True and data["evidence"]["b"]["voided"] == [old]
     assert old not in data["runs"]["b"] and len(data["runs"]["b"]) == 3
+    # and the report names it, with who voided it and why
+    report = Cli(repo).json("report", v1, "--against", "v0", "--format", "json", "--no-audit")["report"]
+    assert report["scores"]["voided"]["b"]["runs"] == [old]
+    assert report["scores"]["voided"]["b"]["voids"][old]["approver"] == "bob@example.com"
     # once voided, it stays voided
     code, out = finish(spawn(repo, "runs", "void", old, "--reason", "again", "--key", str(keys["bob"][0])))
     assert code == 10 and "already voided" in out

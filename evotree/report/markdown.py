@@ -90,6 +90,12 @@ def _scores_table(data: ReportData) -> list[str]:
         lines.append(f"> {escape_md(note, 500)}")
     if s.get("caveat"):
         lines.append(f"> {escape_md(s['caveat'], 500)}")
+    for side in ("a", "b"):
+        voids = ((s.get("voided") or {}).get(side) or {}).get("voids") or {}
+        for run_id, void in sorted(voids.items()):
+            lines.append(f"> Voided run of {escape_md(s[side], 80)}: {escape_md(run_id, 120)}, by "
+                         f"{escape_md(void.get('approver'), 120)}: {escape_md(void.get('reason'), 300)} "
+                         "(in no number above).")
     if data.per_task.get("available"):
         c = data.per_task["counts"]
         lines.append(f"Per task: {c['improved']} improved, {c['worse']} worse, {c['unchanged']} unchanged.")
