@@ -14,7 +14,8 @@ never in a checkout. Work on an exported copy outside the repository, then promo
     evotree judge export ~/judge-edit
     python -P -m evotree.domains.gym pools LunarLander-v3 --root ~/judge-edit
     python -P -m evotree.domains.gym references --root ~/judge-edit
-    evotree judge promote ~/judge-edit      # a person's signed sign-off
+    evotree judge propose ~/judge-edit      # who proposes the change
+    evotree judge promote ~/judge-edit      # another person's signed sign-off
 
 ``--root`` is required, and a directory inside a git checkout is refused: hidden pools and
 references written there would sit where candidates and agents can read them.
@@ -57,7 +58,7 @@ def _check_root(root: Path) -> int:
     if checkout is not None:
         print(f"{root} is inside the git checkout {checkout}: hidden judge data must not be written there.\n"
               "  fix: evotree judge export DIR (outside the repository), pass --root DIR, then "
-              "evotree judge promote DIR", file=sys.stderr)
+              "evotree judge propose DIR; another person: evotree judge promote DIR", file=sys.stderr)
         return 2
     if not (root / "judge").is_dir():
         print(f"{root} has no judge/ directory: pass the directory `evotree judge export DIR` wrote",
@@ -71,7 +72,7 @@ def _references(root: Path) -> int:
 
     text = references_text(root)
     (root / REFERENCES_FILE).write_text(text, encoding="utf-8")
-    print(f"wrote {root / REFERENCES_FILE}; put it in force with: evotree judge promote {root}")
+    print(f"wrote {root / REFERENCES_FILE}; propose it with: evotree judge propose {root}; another person puts it in force: evotree judge promote {root}")
     return 0
 
 
@@ -120,7 +121,7 @@ def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
     path.write_text(text, encoding="utf-8")
     load_judge_settings(path)  # still valid
     print(f"added pools for {', '.join(new) or 'nothing (all had pools)'} to {path}; now run: "
-          f"python -P -m evotree.domains.gym references --root {root}, then evotree judge promote {root}")
+          f"python -P -m evotree.domains.gym references --root {root}, then evotree judge propose {root} and, by another person, evotree judge promote {root}")
     return 0
 
 
