@@ -198,14 +198,18 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         else:
             skip("branch --skill")
         evotree("branch", "--from", "v0", "-m", "halve the learning rate: steadier updates")
+        import re
+
         recipe = repo / ".evotree" / "worktrees" / "v1" / "recipe.toml"
         text = recipe.read_text()
-        if "learning_rate = 3e-3" not in text:
-            raise EvotreeError("demo: expected learning_rate = 3e-3 in v1's recipe.toml",
+        found = re.search(r"(?m)^learning_rate = ([0-9.eE+-]+)$", text)
+        if found is None:
+            raise EvotreeError("demo: expected a learning_rate line in v1's recipe.toml",
                                fix="re-run the demo in an empty folder")
-        recipe.write_text(text.replace("learning_rate = 3e-3", "learning_rate = 1.5e-3"))
-        _git(recipe.parent, "commit", "--quiet", "-am", "learning_rate 3e-3 -> 1.5e-3")
-        echo(f"(edit) {recipe}: learning_rate = 1.5e-3; git commit")
+        old, new = found.group(1), f"{float(found.group(1)) / 2:g}"
+        recipe.write_text(text[:found.start()] + f"learning_rate = {new}" + text[found.end():])
+        _git(recipe.parent, "commit", "--quiet", "-am", f"learning_rate {old} -> {new}")
+        echo(f"(edit) {recipe}: learning_rate = {new}; git commit")
 
     def run_v1() -> None:
         evotree("run", "v1", "--seeds", str(seeds), "--jobs", str(min(seeds, 2)))

@@ -27,6 +27,7 @@ __all__ = [
     "HIDDEN_SPLITS",
     "SCHEMAS",
     "arrow_schema",
+    "ENV_CACHE_DIR",
     "ENV_RUN_DIR",
     "ENV_RUN_ID",
     "ENV_VERSION",
@@ -54,6 +55,8 @@ ENV_PHASE = "EVOTREE_PHASE"
 ENV_EVIDENCE_DIR = "EVOTREE_EVIDENCE_DIR"
 ENV_CANDIDATE_DIR = "EVOTREE_CANDIDATE_DIR"
 ENV_MAX_STEPS = "EVOTREE_MAX_STEPS"
+#: The workspace's shared cache folder (``[train] prepare`` writes it; the train phase reads it).
+ENV_CACHE_DIR = "EVOTREE_CACHE_DIR"
 #: Episodes (recorded rollouts) the train phase may still spend; set only when budgeted.
 ENV_MAX_EPISODES = "EVOTREE_MAX_EPISODES"
 #: Splits the judge is asked to score, comma-separated (default "validation"; `evotree run

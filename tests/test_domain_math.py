@@ -55,14 +55,17 @@ pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
 
 STEPS = 6
-G = 4  # num_generations of the template
-PER_STEP = 8  # completions per step in the fast recipe (2 prompts x 4)
+G = 8  # num_generations of the template
+PER_STEP = 16  # completions per step in the fast recipe (2 prompts x 8)
 
 
-def fast_recipe(**changes: Any) -> str:
-    """The v0 template, shortened to a few small steps (and any other key changed)."""
+def fast_recipe(*, warmup: bool = False, **changes: Any) -> str:
+    """The v0 template, shortened to a few small steps (and any other key changed); without
+    the tiny model's warm-up unless asked (tests/test_math_warmup.py tests it)."""
     text = RECIPE_TOML.replace("max_steps = 200", f"max_steps = {STEPS}")
-    text = text.replace("per_device_train_batch_size = 16", f"per_device_train_batch_size = {PER_STEP}")
+    text = text.replace("per_device_train_batch_size = 64", f"per_device_train_batch_size = {PER_STEP}")
+    if not warmup:
+        text = text.replace("\nenabled = true\n", "\nenabled = false\n")
     for key, value in changes.items():
         text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {json.dumps(value)}", text)
         assert n == 1, key
@@ -234,14 +237,17 @@ def test_judge_settings_are_checked() -> None:
     from evotree.domains.math.templates import render_judge_toml
 
     good = parse_judge_settings(tomllib.loads(render_judge_toml(HIDDEN_SEED_MIN, HIDDEN_SEED_MIN + 1)))
-    assert (good.samples, good.pass_at, good.temperature) == (4, [1, 4], 0.6)
+    assert (good.samples, good.pass_at, good.temperature) == (8, [1, 8], 0.6)
+    # every fact of the judge's region: validation and held-out take all 118 between them
+    spec = good.splits["validation"]
+    assert spec.num_problems + good.splits["heldout"].num_problems == space_size(spec, judge_region=True) == 118
     bad = {"judge": {"pass_at": [1, 9], "sampels": 3},
            "splits": {"validation": {"seed": 5}, "heldout": {}, "test": {}}}
     with pytest.raises(SettingsError) as info:
         parse_judge_settings(bad)
     text = str(info.value)
     for message in ("judge.sampels: unknown key (did you mean 'samples'?)",
-                    "judge.pass_at: every k must be in 1..samples (4)",
+                    "judge.pass_at: every k must be in 1..samples (8)",
                     "splits.validation.seed: expected 1_000_000 <= seed",
                     "splits.heldout.seed: missing", "splits.test: unknown split"):
         assert message in text, text
@@ -257,7 +263,7 @@ def test_materialize_writes_without_overwriting(tmp_path: Path) -> None:
     judge = load_judge_settings(tmp_path / JUDGE_FILE)
     seeds = [judge.splits["validation"].seed, judge.splits["heldout"].seed]
     assert all(s >= HIDDEN_SEED_MIN for s in seeds) and seeds[0] != seeds[1]
-    assert judge.samples == 4 and judge.pass_at == [1, 4]
+    assert judge.samples == 8 and judge.pass_at == [1, 8]
     assert load_train_split(tmp_path / TRAIN_FILE).seed < HIDDEN_SEED_MIN
     (tmp_path / RECIPE_FILE).write_text("model = \"mine\"\n")
     (tmp_path / JUDGE_FILE).unlink()
@@ -338,7 +344,7 @@ def test_a_v0_run_trains_and_is_judged(trained: dict[str, Any]) -> None:
     assert summary["steps"] == STEPS and summary["train_problems"] == 256
     # the headline is the judge's validation Avg@k
     assert record.headline is not None and record.headline["metric"] == "validation/mean_score"
-    assert record.headline["n"] == 48 * 4 and 0.0 <= record.headline["value"] <= 1.0
+    assert record.headline["n"] == 59 * 8 and 0.0 <= record.headline["value"] <= 1.0
     usage = trained["ws"].ledger.snapshot().version("v0").usage
     assert usage["steps"] >= STEPS and usage["episodes"] >= STEPS * PER_STEP
 
@@ -391,13 +397,13 @@ def test_the_judge_scores_k_samples_per_validation_problem(trained: dict[str, An
     for r in evals:
         by_task[r["task_id"]].append(r["sample_index"])
     assert set(by_task) == {p.task_id for p in problems["validation"]}
-    assert all(sorted(v) == [0, 1, 2, 3] for v in by_task.values())
+    assert all(sorted(v) == list(range(8)) for v in by_task.values())
     signals = {r["metric"]: r["value"] for r in rows(trained["dir"] / "signals.parquet") if r["phase"] == "eval"}
     mean = sum(r["score"] for r in evals) / len(evals)
-    assert signals["validation/avg@4"] == pytest.approx(mean) == pytest.approx(trained["first"].headline["value"])
+    assert signals["validation/avg@8"] == pytest.approx(mean) == pytest.approx(trained["first"].headline["value"])
     assert signals["validation/pass@1"] == pytest.approx(mean)
-    assert signals["validation/pass@4"] >= signals["validation/pass@1"]
-    assert signals["validation/problems"] == 48 and not any(m.startswith("heldout/") for m in signals)
+    assert signals["validation/pass@8"] >= signals["validation/pass@1"]
+    assert signals["validation/problems"] == 59 and not any(m.startswith("heldout/") for m in signals)
 
 
 def test_held_out_is_judged_when_asked_for(trained: dict[str, Any]) -> None:
@@ -407,10 +413,10 @@ def test_held_out_is_judged_when_asked_for(trained: dict[str, Any]) -> None:
     counts = defaultdict(int)
     for r in evals:
         counts[r["split"]] += 1
-    assert counts == {"validation": 48 * 4, "heldout": 48 * 4}
+    assert counts == {"validation": 59 * 8, "heldout": 59 * 8}
     assert record.headline["metric"] == "validation/mean_score"
     signals = {r["metric"] for r in rows(trained["heldout_dir"] / "signals.parquet") if r["phase"] == "eval"}
-    assert {"heldout/avg@4", "heldout/pass@1", "heldout/pass@4"} <= signals
+    assert {"heldout/avg@8", "heldout/pass@1", "heldout/pass@8"} <= signals
     # training and judging are deterministic: the same version gives the same validation samples
     first = sorted((r["task_id"], r["sample_index"], r["score"]) for r in rows(trained["dir"] / "evals.parquet"))
     again = sorted((r["task_id"], r["sample_index"], r["score"]) for r in evals if r["split"] == "validation")
@@ -507,8 +513,10 @@ def test_hidden_problems_never_reach_the_candidate(trained: dict[str, Any]) -> N
 def test_an_invalid_recipe_is_an_invalid_run(trained: dict[str, Any]) -> None:
     record, run_dir = trained["invalid"], trained["invalid_dir"]
     assert record.status == "invalid", record.error
-    err = (run_dir / "logs" / "train.err").read_text()
+    # the prepare phase (the warm-up, [train] prepare) reads the recipe first and refuses it
+    err = (run_dir / "logs" / "prepare.err").read_text()
     assert "learnig_rate: unknown key (did you mean 'learning_rate'?)" in err
+    assert "train" not in record.phases
     assert record.usage == {} and "eval" not in record.phases
     assert not (run_dir / "candidate" / "output").exists()
 

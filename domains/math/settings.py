@@ -24,6 +24,7 @@ __all__ = [
     "JudgeSettings",
     "Recipe",
     "SettingsError",
+    "WarmupSettings",
     "load_judge_settings",
     "load_recipe",
     "load_train_split",
@@ -137,10 +138,10 @@ def _raise(source: str, problems: list[str]) -> None:
 RECIPE_KEYS: tuple[_Key, ...] = (
     _Key("model", "str", TINY, lambda v: None if v.strip() else "expected \"tiny\" or a model path/name"),
     _Key("seed", "int", 0, _at_least(0)),
-    _Key("learning_rate", "float", 3e-3, _at_least(0, strict=True)),
+    _Key("learning_rate", "float", 5e-4, _at_least(0, strict=True)),
     _Key("max_steps", "int", 200, _at_least(1)),
-    _Key("num_generations", "int", 4, _at_least(2)),
-    _Key("per_device_train_batch_size", "int", 16, _at_least(1)),
+    _Key("num_generations", "int", 8, _at_least(2)),
+    _Key("per_device_train_batch_size", "int", 64, _at_least(1)),
     _Key("gradient_accumulation_steps", "int", 1, _at_least(1)),
     _Key("max_completion_length", "int", 5, _at_least(1)),
     _Key("temperature", "float", 1.0, _at_least(0, strict=True)),
@@ -168,6 +169,36 @@ RECIPE_KEYS: tuple[_Key, ...] = (
 REWARD_KEYS: tuple[_Key, ...] = (
     _Key("correctness", "float", 1.0),
     _Key("format", "float", 0.5),
+)
+
+
+@dataclass(frozen=True)
+class WarmupSettings:
+    """The ``[warmup]`` table of ``recipe.toml`` (the tiny model only; :mod:`evotree.domains.math.warmup`)."""
+
+    enabled: bool = True
+    seed: int = 0
+    learning_rate: float = 3e-3
+    batch_size: int = 64
+    #: stop when the greedy accuracy on the warm-up problems reaches this ...
+    target_accuracy: float = 0.6
+    #: ... measured every this many steps ...
+    eval_every: int = 50
+    #: ... or at this many steps at the latest
+    max_steps: int = 3000
+    weight_decay: float = 0.0
+
+
+#: the ``[warmup]`` table (the tiny model only)
+WARMUP_KEYS: tuple[_Key, ...] = (
+    _Key("enabled", "bool", WarmupSettings.enabled),
+    _Key("seed", "int", WarmupSettings.seed, _at_least(0)),
+    _Key("learning_rate", "float", WarmupSettings.learning_rate, _at_least(0, strict=True)),
+    _Key("batch_size", "int", WarmupSettings.batch_size, _between(1, 100_000)),
+    _Key("target_accuracy", "float", WarmupSettings.target_accuracy, _between(0.0, 1.0)),
+    _Key("eval_every", "int", WarmupSettings.eval_every, _between(1, 1_000_000)),
+    _Key("max_steps", "int", WarmupSettings.max_steps, _between(0, 1_000_000)),
+    _Key("weight_decay", "float", WarmupSettings.weight_decay, _at_least(0)),
 )
 TINY_KEYS: tuple[_Key, ...] = (
     _Key("hidden_size", "int", 64, _between(8, 4096)),
@@ -204,10 +235,10 @@ class Recipe:
 
     model: str = TINY
     seed: int = 0
-    learning_rate: float = 3e-3
+    learning_rate: float = 5e-4
     max_steps: int = 200
-    num_generations: int = 4
-    per_device_train_batch_size: int = 16
+    num_generations: int = 8
+    per_device_train_batch_size: int = 64
     gradient_accumulation_steps: int = 1
     max_completion_length: int = 5
     temperature: float = 1.0
@@ -235,6 +266,8 @@ class Recipe:
     tiny: dict[str, int] = field(default_factory=lambda: {k.name: k.default for k in TINY_KEYS})
     #: other GRPOConfig fields, passed through as given
     trl: dict[str, Any] = field(default_factory=dict)
+    #: the tiny model's supervised warm-up (``model = "tiny"`` only; :mod:`evotree.domains.math.warmup`)
+    warmup: WarmupSettings = field(default_factory=WarmupSettings)
 
     @property
     def is_tiny(self) -> bool:
@@ -247,10 +280,10 @@ class Recipe:
 
 def parse_recipe(data: Mapping[str, Any], *, source: str = "recipe.toml") -> Recipe:
     problems: list[str] = []
-    tables = ("rewards", "tiny", "trl")
+    tables = ("rewards", "tiny", "trl", "warmup")
     values = _parse_table(data, RECIPE_KEYS, "", problems, tables=tables)
     sub: dict[str, dict[str, Any]] = {}
-    for table, keys in (("rewards", REWARD_KEYS), ("tiny", TINY_KEYS)):
+    for table, keys in (("rewards", REWARD_KEYS), ("tiny", TINY_KEYS), ("warmup", WARMUP_KEYS)):
         raw = data.get(table, {})
         if not isinstance(raw, dict):
             problems.append(f"{table}: expected a table [{table}], actually {_type_name(raw)}")
@@ -276,7 +309,8 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "recipe.toml") -> Rec
             problems.append(f"tiny: hidden_size ({tiny['hidden_size']}) must be divisible by num_heads "
                             f"({tiny['num_heads']}), and num_heads by num_kv_heads ({tiny['num_kv_heads']})")
     _raise(source, problems)
-    return Recipe(**values, rewards=sub["rewards"], tiny=sub["tiny"], trl=trl)
+    return Recipe(**values, rewards=sub["rewards"], tiny=sub["tiny"], trl=trl,
+                  warmup=WarmupSettings(**sub["warmup"]))
 
 
 def _check_trl_table(trl: dict[str, Any]) -> list[str]:
@@ -371,7 +405,7 @@ def load_train_split(path: Path) -> SplitSpec:
 
 # ---------------------------------------------------------------------------- judge/math.toml
 JUDGE_KEYS: tuple[_Key, ...] = (
-    _Key("samples", "int", 4, _between(1, 1024)),
+    _Key("samples", "int", 8, _between(1, 1024)),
     _Key("temperature", "float", 0.6, _at_least(0)),
     _Key("top_p", "float", 0.95, lambda v: None if 0 < v <= 1 else "expected a number in (0, 1]"),
     _Key("max_new_tokens", "int", 6, _between(1, 4096)),
@@ -430,7 +464,7 @@ def parse_judge_settings(data: Mapping[str, Any], *, source: str = "judge/math.t
         if not isinstance(raw, dict):
             problems.append(f"splits.{name}: the [splits.{name}] table is missing")
             continue
-        split_values = _parse_table(raw, _split_keys(_hidden_seed, 48, None), f"splits.{name}.", problems)
+        split_values = _parse_table(raw, _split_keys(_hidden_seed, 59, None), f"splits.{name}.", problems)
         spec = _spec(split_values, raw, f"splits.{name}.", problems)
         if spec is not None:
             splits[name] = spec

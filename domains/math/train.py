@@ -106,6 +106,7 @@ def main(cwd: Path | None = None) -> int:
         set_cpu_threads,
     )
     from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split, training_seed
+    from evotree.domains.math.warmup import load_warm_policy
     from evotree.harness.seeding import run_seed as read_run_seed
     from evotree.harness.seeding import seed_everything
     from evotree.core.errors import EvotreeError
@@ -167,8 +168,15 @@ def main(cwd: Path | None = None) -> int:
     except (TypeError, ValueError) as exc:
         return _invalid(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}")
     seed_everything(seed)
+    warm = None
     try:
-        model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=seed)
+        if recipe.is_tiny and recipe.warmup.enabled:
+            # the supervised warm-up on the train region's facts: from the cache, or trained (and
+            # cached) now; its own seed, not the run's: every run and version starts from it
+            model, tokenizer, described, warm = load_warm_policy(spec, recipe.tiny, recipe.warmup, log=_say)
+            seed_everything(seed)
+        else:
+            model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=seed)
     except ModelUnavailable as exc:
         return _invalid(str(exc))
     from evotree.domains.math.rewards import make_reward_functions, skill_hooks
@@ -237,6 +245,9 @@ def main(cwd: Path | None = None) -> int:
     except EvotreeError as exc:
         _say(f"{exc.message}" + (f"; {exc.fix}" if exc.fix else ""))
         return 1
+    if warm is not None:
+        rec.signal(0, **{"warmup/steps": warm.manifest["steps"], "warmup/accuracy": warm.manifest["accuracy"],
+                         "warmup/trained": int(warm.trained), "warmup/seconds": warm.manifest["seconds"]})
     rec.signal(0, **{"train/problems": len(problems), "seed/run": run_seed, "seed/train": seed,
                      "model/parameters": sum(p.numel() for p in model.parameters()),
                      "model/trainable_parameters": sum(p.numel() for p in trainer.model.parameters()
@@ -263,6 +274,10 @@ def main(cwd: Path | None = None) -> int:
         "model": described, "steps": int(trainer.state.global_step), "max_steps": recipe.max_steps,
         "train_problems": len(problems), "lora": recipe.lora, "skills": activation.names,
         "run_seed": run_seed, "seed": seed,
+        "warmup": None if warm is None else {
+            "key": warm.key, "trained": warm.trained, "steps": warm.manifest["steps"],
+            "accuracy": warm.manifest["accuracy"], "seconds": warm.manifest["seconds"],
+            "path": str(warm.path)},
         "train_loss": result.training_loss,
         "first_reward": history[0]["reward"] if history else None,
         "last_reward": history[-1]["reward"] if history else None,

@@ -23,6 +23,7 @@ __all__ = [
     "Config",
     "WorkspaceSection",
     "PhaseSection",
+    "TrainSection",
     "EvalSection",
     "ProtectSection",
     "BudgetSection",
@@ -72,6 +73,18 @@ class PhaseSection:
     def __post_init__(self) -> None:
         if self.timeout_seconds <= 0:
             raise _value_error("timeout_seconds", "a positive number of seconds", self.timeout_seconds)
+
+
+@dataclass
+class TrainSection(PhaseSection):
+    prepare: str = field(
+        default="",
+        metadata=_help("Command run before the train phase, in a sandbox of its own that may write the "
+                       "workspace's shared cache ($EVOTREE_CACHE_DIR, e.g. a warmed-up base model) and reads the "
+                       "candidate's tree; the train phase then reads the cache only. Taken from the champion's "
+                       "policy, like every command; run installed code (python -P -m ...), never a file of the "
+                       "candidate's tree: whatever it runs can write the cache. Empty: no preparation."),
+    )
 
 
 @dataclass
@@ -146,7 +159,8 @@ class GatesSection:
     alpha: float = field(default=0.025, metadata=_help(
         "One-sided false-promotion level over all looks at a candidate (CIs shown at 1 - 2 alpha)."))
     min_tasks: int = field(default=20, metadata=_help("Minimum evaluated tasks for a comparison."))
-    min_seeds: int = field(default=1, metadata=_help("Candidate seeds at the score gate's first look (x4 per look)."))
+    min_seeds: int = field(default=1, metadata=_help(
+        "Candidate seeds at the score gate's first look (looks at x1, 2, 3, 4, 6, 8, 12, 16 ...)."))
     champion_seeds: int = field(default=4, metadata=_help("Runs of the champion since its promotion the score gate needs."))
     bootstrap_samples: int = field(default=10_000, metadata=_help("Paired bootstrap resamples (B)."))
     require_signoff: bool = field(default=True, metadata=_help("Promotion needs a human's signed approval."))
@@ -275,7 +289,7 @@ class Config:
     """The whole ``evotree.toml``; every section optional, defaults as documented."""
 
     workspace: WorkspaceSection = field(default_factory=WorkspaceSection)
-    train: PhaseSection = field(default_factory=lambda: PhaseSection(command="python train.py"))
+    train: TrainSection = field(default_factory=lambda: TrainSection(command="python train.py"))
     eval: EvalSection = field(default_factory=lambda: EvalSection(command="python eval.py"))
     protect: ProtectSection = field(default_factory=ProtectSection)
     budget: BudgetSection = field(default_factory=BudgetSection)
@@ -429,6 +443,8 @@ _DOMAIN_COMMANDS = {
     "math": ("python -P -m evotree.domains.math.train", "python -P -m evotree.domains.math.judge"),
     "gym": ("python -P -m evotree.domains.gym.train", "python -P -m evotree.domains.gym.judge"),
 }
+#: ``[train] prepare`` of a new workspace: the math domain's warm-up, built once into the shared cache
+_DOMAIN_PREPARE = {"math": "python -P -m evotree.domains.math.warmup ."}
 
 _TEMPLATE = '''\
 # evotree workspace configuration.
@@ -449,6 +465,9 @@ runs_dir = ".evotree/runs"
 # Train phase: runs in the version's exported tree (no .git), sees only the train split.
 command = "{train}"
 timeout_seconds = 3600
+# Run first, with the workspace's shared cache ($EVOTREE_CACHE_DIR) writable; the train phase
+# then reads the cache only (a candidate's code cannot change what later runs start from).
+prepare = "{prepare}"
 
 [eval]
 # Judge phase: runs in the CHAMPION's tree (never the candidate's), after training has ended;
@@ -489,9 +508,11 @@ tree_max_gpu_hours = 0.0
 
 [gates]
 # Score gate (docs/gates.md): one-sided p (delta <= min_delta) below alpha, spent over
-# sequential looks at min_seeds, x4, x16 ... candidate seeds, on at least min_tasks tasks,
+# sequential looks at min_seeds x 1, 2, 3, 4, 6, 8, 12, 16 ... candidate seeds (up to the run
+# budget less champion_seeds) with group-sequential thresholds, on at least min_tasks tasks,
 # against the champion re-run champion_seeds times since its promotion; the run-to-run
-# spread is pooled over the comparable runs of the tree.
+# spread is pooled over the comparable runs of the tree. A comparison stops (futile) when even
+# a true delta one SE above the observed one would pass at the last look with under 40 %.
 min_delta = 0.0
 alpha = 0.025
 min_tasks = 20
@@ -561,7 +582,8 @@ def render_template(domain: str = "custom") -> str:
         )
     train, evaluate = _DOMAIN_COMMANDS[domain]
     max_episodes = 128 if domain == "gym" else 0
-    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate, max_episodes=max_episodes,
+    prepare = _DOMAIN_PREPARE.get(domain, "")
+    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate, max_episodes=max_episodes, prepare=prepare,
                             git=_system_path("git"), ssh_keygen=_system_path("ssh-keygen"))
 
 

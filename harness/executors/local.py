@@ -102,6 +102,7 @@ def execute_run(
             provide_judge=lambda target: provide_judge_tree(ws.git.repo, plan.judge_commit, plan.judge_data_commit,
                                                             cfg.eval.judge_paths, target),
             cancel=cancel, notify=notify, sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
+            prepare_command=cfg.train.prepare, cache_dir=ws.state_dir / "cache",
         )
         record.status = outcome_status(outcome)
     except BaseException as exc:

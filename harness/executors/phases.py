@@ -56,6 +56,7 @@ from evotree.harness.sandbox import (
     wrap,
 )
 from evotree.harness.layout import (
+    ENV_CACHE_DIR,
     ENV_CANDIDATE_DIR,
     ENV_EVIDENCE_DIR,
     ENV_JUDGE_SPLITS,
@@ -80,11 +81,11 @@ _POLL_SECONDS = 0.2
 
 
 def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ...] = (),
-              candidate: Path | None = None) -> dict[str, str]:
+              candidate: Path | None = None, cache: Path | None = None) -> dict[str, str]:
     """The environment of a phase: ours minus EVOTREE_* (and ``drop`` prefixes), plus the run's.
 
     ``candidate``: the folder named by ``EVOTREE_CANDIDATE_DIR`` (default the run's candidate;
-    the judge gets its copy).
+    the judge gets its copy). ``cache``: the shared cache folder, as ``EVOTREE_CACHE_DIR``.
     """
     prefixes = ("EVOTREE_", *drop)
     env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
@@ -97,6 +98,8 @@ def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ..
         ENV_SEED: str(plan.seed), ENV_PHASE: phase, ENV_EVIDENCE_DIR: str(paths.evidence_dir(phase)),
         ENV_CANDIDATE_DIR: str(candidate or paths.candidate), ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
     })
+    if cache is not None:
+        env[ENV_CACHE_DIR] = str(cache)
     if plan.limits.max_steps is not None:
         env[ENV_MAX_STEPS] = str(plan.limits.max_steps)
     if plan.limits.max_episodes is not None and phase == "train":
@@ -136,7 +139,7 @@ def run_phase(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
     deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
     *, drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxSpec | None = None,
-    candidate: Path | None = None,
+    candidate: Path | None = None, cache: Path | None = None,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``.
 
@@ -149,7 +152,7 @@ def run_phase(
     dies (a Ray worker killed mid-run must not leave a training process behind on its node).
     """
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
-    env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate)
+    env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate, cache=cache)
     argv = ["bash", "-c", command]
     max_tasks = sandbox.limits.max_processes if sandbox is not None else 0
     # the kernel's bound on the phase's processes where evotree may make a pids cgroup (RLIMIT_NPROC
@@ -311,8 +314,8 @@ def supervise(
     record.cpu_seconds = round(record.cpu_seconds + cpu, 3)
     if stop_reason is not None:
         return stop_reason
-    if phase == "train" and proc.returncode == INVALID_SUBMISSION_EXIT:
-        record.error = f"invalid submission (the train phase exited with {INVALID_SUBMISSION_EXIT}): see " \
+    if phase in ("prepare", "train") and proc.returncode == INVALID_SUBMISSION_EXIT:
+        record.error = f"invalid submission (the {phase} phase exited with {INVALID_SUBMISSION_EXIT}): see " \
                        f"{paths.log(phase, 'err')}"
         return "invalid"
     if proc.returncode != 0:
@@ -337,8 +340,14 @@ def train_then_judge(
     train_timeout: float, eval_timeout: float, deadline: float, judge_dir: Path,
     provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
     drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxPolicy | None = None,
+    prepare_command: str = "", cache_dir: Path | None = None,
 ) -> str:
-    """The two phases of a run, in the order that keeps the judge out of the candidate's reach.
+    """The phases of a run, in the order that keeps the judge out of the candidate's reach.
+
+    ``prepare_command`` (the champion's ``[train] prepare``) runs first, in a sandbox of its own
+    that may write ``cache_dir`` (the workspace's shared cache, e.g. a warmed-up base model keyed
+    by its inputs) and reads the candidate's tree; the train phase then sees the cache read-only,
+    so nothing a candidate's train code does changes what later runs start from.
 
     The train phase runs in ``paths.candidate``, in a sandbox that sees nothing else of the
     machine's data (``sandbox``: the champion's ``[sandbox]`` policy; ``None`` is the default
@@ -360,14 +369,32 @@ def train_then_judge(
         extra = ()
         record.notes.append('ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
                             "the phases could read and write anything this user can (see docs/threat-model.md)")
+    cache = None
+    if prepare_command.strip():
+        if cache_dir is None:
+            raise ValueError("[train] prepare needs a cache folder")
+        cache = cache_dir
+        cache.mkdir(parents=True, exist_ok=True)
+        paths.evidence_dir("prepare").mkdir(parents=True, exist_ok=True)
+        prepare_box = SandboxSpec(
+            cwd=paths.candidate, read_only=(paths.root, *extra),
+            read_write=(cache, paths.evidence_dir("prepare")),
+            network=policy.train_network, limits=policy.limits,
+        ) if policy.enabled else None
+        outcome = run_phase(plan, paths, "prepare", prepare_command, paths.candidate, deadline, train_timeout,
+                            cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=prepare_box,
+                            cache=cache)
+        if outcome != "ok":
+            return outcome
     paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
     train_box = SandboxSpec(
-        cwd=paths.candidate, read_only=(paths.root, *extra),
+        cwd=paths.candidate, read_only=(paths.root, *extra, *((cache,) if cache is not None else ())),
         read_write=(paths.candidate, paths.evidence_dir("train")),
         network=policy.train_network, limits=policy.limits,
     ) if policy.enabled else None
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate, deadline, train_timeout,
-                        cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box)
+                        cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box,
+                        cache=cache)
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.

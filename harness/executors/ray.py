@@ -315,6 +315,7 @@ class _Driver:
             "judge_commit": plan.judge_commit, "judge_version": plan.judge_version,
             "limits": plan.limits.to_dict(), "judge_splits": list(plan.judge_splits),
             "train_command": cfg.train.command, "eval_command": cfg.eval.command,
+            "prepare_command": cfg.train.prepare,
             "train_timeout": cfg.train.timeout_seconds, "eval_timeout": cfg.eval.timeout_seconds,
             "store_uri": self.uri, "sync_seconds": self.section.sync_seconds,
             "candidate_files": files, "attempt": attempt,

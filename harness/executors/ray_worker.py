@@ -181,6 +181,8 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
                 deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
                 cancel=cancel, notify=notify, drop_env=("RAY_",), reaper=True,
                 sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
+                prepare_command=spec.get("prepare_command") or "",
+                cache_dir=scratch.parent.parent / "evotree-ray-cache",  # node-local, shared by its runs
             )
         except BaseException as exc:  # noqa: BLE001 - reported to the driver in the manifest
             outcome["error"] = exc
