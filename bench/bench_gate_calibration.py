@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -44,21 +45,34 @@ def main() -> None:
     loops, trials = (100, 300) if args.quick else (args.loops, args.trials)
     started = time.monotonic()
     rule = ScoreRule()
-    out: dict[str, object] = {"loops": loops, "trials": trials, "rule": rule.__dict__, "looks": rule.looks(),
-                              "alphas": [rule.alpha_at(j) for j in range(1, len(rule.looks()) + 1)], "noise": {}}
+    looks = rule.looks()
+    out: dict[str, object] = {"loops": loops, "trials": trials, "rule": rule.__dict__, "looks": looks,
+                              "spent": list(rule.spent()),
+                              "thresholds": [rule.alpha_at(j) for j in range(1, len(looks) + 1)], "noise": {}}
     print("### Score gate: calibration and power on a simulated tree (bench/bench_gate_calibration.py)\n")
-    print(f"Rule: one-sided alpha {rule.alpha}, looks at {list(rule.looks())} candidate seeds (alpha shares "
-          f"{', '.join(f'{a:.4f}' for a in out['alphas'])}), the champion re-run {rule.champion_seeds} times since "
-          f"its promotion, futility below {rule.futility:.0%} conditional power, min_tasks {rule.min_tasks}, "
+    print(f"Rule: one-sided alpha {rule.alpha}, looks at {list(looks)} candidate seeds, alpha spent "
+          f"alpha·(s/{looks[-1]})^{rule.spending:g}, thresholds on p {', '.join(f'{a:.4f}' for a in out['thresholds'])} "
+          f"({rule.boundaries} group-sequential), the champion re-run {rule.champion_seeds} times since its promotion, "
+          f"futile below {rule.futility:.0%} conditional power were the true Δ {rule.optimism:g} SE above the observed "
+          f"one, min_tasks {rule.min_tasks}, "
           f"budget {rule.max_runs} runs a version. {loops} loops × 30 proposals per row, {trials} trials per single "
           "comparison; rates with 95 % Clopper-Pearson intervals.\n")
     one_look = ScoreRule(min_seeds=4, max_runs=8)  # looks: (4,): the whole alpha at 4 candidate seeds
+    # the gate as first shipped for issue 17: looks 1/4/16, each look tested at its share of alpha,
+    # futile when the observed Δ is not above 0 or the conditional power at the observed Δ is below 10 %
+    first = ScoreRule(schedule=(1, 4, 16), boundaries="shares", futility=0.1, optimism=0.0)
     variants = [
         ("greedy keep-if-better (one run vs the champion's recorded score)", "greedy", Levers(), rule),
         ("previous rule, one look (3 + 3 seeds, Welch, alpha 0.05 Pocock over 6 looks)", "previous",
          Levers(sequential=False), rule),
         ("previous rule, adding 3 + 3 seeds look by look", "previous", Levers(), rule),
         ("**gate** (pooled spread, one-sided 0.025, sequential, free champion re-runs)", "gate", Levers(), rule),
+        ("gate as first shipped for issue 17 (looks 1/4/16, alpha shares, futile when Δ ≤ 0 or CP < 10 % at the "
+         "observed Δ)", "gate", Levers(), first),
+        ("gate with each look tested at its alpha share (no group-sequential thresholds)", "gate", Levers(),
+         replace(rule, boundaries="shares")),
+        ("gate with futility at the observed Δ (stop below 10 % conditional power)", "gate", Levers(),
+         replace(rule, futility=0.1, optimism=0.0)),
         ("gate without the pooled spread (each version's own; a second seed where it is unknown)", "gate",
          Levers(pooled=False), rule),
         ("gate with one look at 4 seeds (alpha 0.025 at once, no sequential seeds)", "gate", Levers(), one_look),

@@ -26,12 +26,17 @@ in text are identifiers, ``[A-Za-z_][A-Za-z0-9_]*``: ``a-b`` reads as ``a - b``;
 through ``RewardTransform(add=...)``); anything else
 raises :class:`BacktestError` (exit code 24, code ``backtest_error``).
 
-Dead groups here follow the ``signal.dead_groups`` analyzer exactly (train phase, groups
+Dead groups here are counted by the ``signal.dead_groups`` analyzer's rule (train phase, groups
 ``(step, group_id)``, finite rewards only, a group is dead when its population std is below the
-effective ``std_epsilon``; groups without a finite reward are left out), so the ratio reported
-is the one behind ``signal.dead_groups_high``. ``revived_fraction`` is
-``(dead_before - dead_after) / dead_before`` (None when nothing was dead); ``groups_revived`` and
-``groups_killed`` count the groups that went dead -> alive and alive -> dead.
+effective ``std_epsilon``; groups without a finite reward are left out), but all of them: the
+ratio reported is the analyzer's ``dead_ratio`` (solved and unsolved dead groups together), not
+the unsolved share behind ``signal.dead_groups_high`` (the solved share is behind
+``signal.dead_groups_solved``; the findings diff shows how each of those moves). The counts are
+made for every run asked, whereas the analyzer reports nothing for a run whose train rollouts
+are not GRPO-style groups (:func:`evotree.diagnostics.signal.is_group_run`: gym episodes, say).
+``revived_fraction`` is ``(dead_before - dead_after) / dead_before`` (None when nothing was
+dead); ``groups_revived`` and ``groups_killed`` count the groups that went dead -> alive and
+alive -> dead.
 
 The "harness version" hook: ``thresholds`` (analyzer name -> overrides, as in
 ``[diagnose.thresholds]``) stands for another version of the analyzers; the same thresholds are

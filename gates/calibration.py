@@ -183,9 +183,9 @@ class _Loop:
     """One improvement loop: the champion, its runs since promotion, the tree's spread terms."""
 
     def __init__(self, model: SimModel, rule: ScoreRule, levers: Levers, rng: np.random.Generator,
-                 stats: TreeStats) -> None:
+                 stats: TreeStats, pool: np.ndarray | None = None) -> None:
         self.model, self.rule, self.levers, self.rng, self.stats = model, rule, levers, rng, stats
-        self.pool = model.difficulties(rng)
+        self.pool = model.difficulties(rng) if pool is None else pool
         self.quality = 0.0
         self.peak = 0.0
         self.terms: list[SpreadTerm] = []  # finished versions of the tree
@@ -288,17 +288,20 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
     if strategy not in ("greedy", "gate", "previous"):
         raise ValueError(f"strategy: expected greedy, gate or previous, actually: {strategy!r}")
     rng = np.random.default_rng(seed)
+    # the pools and the proposals come from their own stream: every strategy meets the same ones
+    draws = np.random.default_rng([seed, 1])
     stats = TreeStats(strategy, loops, steps)
     if strategy == "previous":
         rule = _previous_rule(rule)
         levers = replace(levers, pooled=False, free_champion_reruns=False)
     for _ in range(loops):
-        loop = _Loop(model, rule, levers, rng, stats)
+        pool = model.difficulties(draws)
+        drawn = [(proposals.draw(draws), proposals.noise(draws)) for _ in range(steps)]
+        loop = _Loop(model, rule, levers, rng, stats, pool)
         if strategy == "greedy":
             recorded = float(loop.run(0.0, 1).mean())
-            for _ in range(steps):
-                effect = proposals.draw(rng)
-                score = float(loop.run(loop.quality + effect, 1, proposals.noise(rng)).mean())
+            for effect, noise in drawn:
+                score = float(loop.run(loop.quality + effect, 1, noise).mean())
                 promoted = score > recorded
                 _record(stats, effect, promoted, False)
                 if promoted:
@@ -307,9 +310,7 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
                     loop.peak = max(loop.peak, loop.quality)
         else:
             need = 3 if strategy == "previous" else rule.champion_seeds
-            for step in range(steps):
-                effect = proposals.draw(rng)
-                noise = proposals.noise(rng)
+            for step, (effect, noise) in enumerate(drawn):
                 if not loop.ready_champion(need):
                     loop.deadlocked = True
                     break

@@ -15,15 +15,21 @@ The rule (docs/gates.md):
 - **The run-to-run spread from the whole tree**: the SE of Δ uses the spread of a run's mean
   score pooled over every comparable version of the tree (a side's own estimate when it is
   larger; identical copies count as one run), so even the first look has many degrees of freedom.
-- **Sequential looks, seeds added only where the gate is unsure**: looks at ``min_seeds``,
-  ×4, ×16 … candidate seeds up to ``max_runs - champion_seeds`` (room for the champion's
-  re-runs); by look j the gate has spent ``alpha · (s_j / s_K)²`` (``spending`` = 2: almost
-  nothing at the first looks, which mostly screen out harmful and neutral changes cheaply; the
-  shares sum to ``alpha``, so adding seeds look by look cannot push the false-promotion rate
-  above it). Between looks the gate asks for the next look's seeds of the
-  candidate and as many of the champion; it stops asking (``futile``) when the observed Δ is
-  not above ``min_delta`` or the chance of passing at the last look, were the observed Δ true
-  (conditional power), is below ``futility``.
+- **Sequential looks, seeds added only where the gate is unsure**: looks at ``min_seeds`` ×
+  (1, 2, 3, 4, 6, 8, 12, 16 …) candidate seeds up to ``max_runs - champion_seeds`` (room for the
+  champion's re-runs). By look j the gate has spent ``alpha · (s_j / s_K)²`` (``spending`` = 2:
+  almost nothing at the first looks, which mostly screen out harmful and neutral changes
+  cheaply), and each look's threshold on p is the group-sequential one (Lan-DeMets, computed by
+  :func:`group_sequential_thresholds`): the chance that a change with Δ = ``min_delta`` first
+  passes at look j is look j's share, so the chance that it ever passes, however many looks it
+  goes through, is ``alpha`` (normal approximation, at the planned seeds; every threshold is
+  below ``alpha``, so a comparison that skips looks stays within it). Between looks the gate
+  asks for the next look's seeds of the candidate and as many of the champion; it stops asking
+  (``futile``) when the chance of passing at the last look, were the true Δ ``optimism`` (1) SE
+  above the observed one (an optimistic conditional power), is below ``futility`` (40 %).
+  Stopping early never raises the false-promotion rate (the futility rule is non-binding: the
+  thresholds ignore it). The defaults were chosen on the simulated tree of
+  :mod:`evotree.gates.calibration` (BENCHMARKS.md section 18).
 - **The champion re-evaluated**: at least ``champion_seeds`` runs of the champion's commit since
   its promotion (the runs that got it promoted are biased upward). Those re-runs serve every
   candidate compared with it.
@@ -35,14 +41,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["ScoreDecision", "ScoreRule", "conditional_power", "decide_score", "look_of"]
+__all__ = ["ScoreDecision", "ScoreRule", "conditional_power", "decide_score", "group_sequential_thresholds", "look_of"]
 
 _NORMAL = NormalDist()
-#: Seeds of the candidate multiply by this from one look to the next.
-GROWTH = 4
 #: The power at which a comparison "would likely settle" (seeds to settle).
 SETTLE_POWER = 0.8
 
@@ -57,9 +62,17 @@ class ScoreRule:
     min_seeds: int = 1
     max_runs: int = 20
     champion_seeds: int = 4
-    futility: float = 0.1
+    #: futile when the chance of passing at the last look, were the true Δ ``optimism`` SEs above
+    #: the observed one, is below this
+    futility: float = 0.4
+    optimism: float = 1.0
     #: alpha spent by look j: alpha · (s_j / s_K) ** spending (1: in proportion to the seeds)
     spending: float = 2.0
+    #: "exact": group-sequential thresholds (the chance of a first crossing at look j is look j's
+    #: share); "shares": each look tested at its share alone (Bonferroni over looks, conservative)
+    boundaries: str = "exact"
+    #: candidate seeds at each look; () = ``min_seeds`` × (1, 2, 3, 4, 6, 8, 12, 16, 24 …) up to the cap
+    schedule: tuple[int, ...] = ()
 
     @property
     def seeds_needed(self) -> int:
@@ -67,28 +80,86 @@ class ScoreRule:
         return max(1, self.min_seeds)
 
     def looks(self) -> tuple[int, ...]:
-        """Candidate seeds at each look: ``min_seeds`` × 4^j up to ``max_runs - champion_seeds``
-        (and that cap as the last look when it is at least twice the previous one)."""
+        """Candidate seeds at each look: ``min_seeds`` × (1, 2, 3, 4, 6, 8, 12, 16 …: each about
+        1.5× the last) up to ``max_runs - champion_seeds`` (room for the champion's re-runs), and
+        that cap as the last look when it is above the previous one."""
+        if self.schedule:
+            return tuple(self.schedule)
         first = self.seeds_needed
         cap = max(first, self.max_runs - self.champion_seeds)
-        out = [first]
-        while out[-1] * GROWTH <= cap:
-            out.append(out[-1] * GROWTH)
-        if cap >= 2 * out[-1]:
+        steps = sorted({m * 2 ** j for m in (1, 3) for j in range(16)})
+        out = [first * m for m in steps if first * m <= cap]
+        if cap > out[-1]:
             out.append(cap)
         return tuple(out)
 
+    def spent(self, looks: tuple[int, ...] | None = None) -> tuple[float, ...]:
+        """The alpha spent by each look: alpha · (s_j / s_K) ** ``spending``."""
+        seeds = looks or self.looks()
+        return tuple(self.alpha * (s / seeds[-1]) ** self.spending for s in seeds)
+
     def alpha_at(self, look: int, looks: tuple[int, ...] | None = None) -> float:
-        """This look's share of ``alpha``: alpha · (t_j^ρ − t_{j−1}^ρ), t_j = s_j / s_K the
-        candidate's seeds at look j over those at the last look, ρ = ``spending``."""
+        """The threshold on the one-sided p at look ``look`` (1-based): with ``boundaries`` =
+        "exact", the nominal level at which the chance of a first crossing at this look, under
+        Δ = ``min_delta``, is this look's share of ``alpha`` (Lan-DeMets; the looks' information
+        from the planned seeds: the candidate's and as many of the champion's, at least
+        ``champion_seeds``); with "shares", the share itself."""
         seeds = looks or self.looks()
         if len(seeds) == 1:
             return self.alpha
+        spent = self.spent(seeds)
+        if self.boundaries == "shares":
+            return spent[look - 1] - (spent[look - 2] if look >= 2 else 0.0)
+        infos = tuple(1.0 / (1.0 / max(self.champion_seeds, s) + 1.0 / s) for s in seeds)
+        return group_sequential_thresholds(infos, spent)[look - 1]
 
-        def spent(j: int) -> float:
-            return (seeds[j - 1] / seeds[-1]) ** self.spending if j >= 1 else 0.0
 
-        return self.alpha * (spent(look) - spent(look - 1))
+@lru_cache(maxsize=64)
+def group_sequential_thresholds(infos: tuple[float, ...], spent: tuple[float, ...]) -> tuple[float, ...]:
+    """Nominal one-sided p thresholds of looks at information ``infos`` (increasing) such that,
+    under H0, the chance of first crossing at look j is ``spent[j] - spent[j-1]`` (``spent``: the
+    cumulative alpha spent by each look). Canonical joint distribution (the score statistic is a
+    Brownian motion in the information); the continuation density is carried on a grid."""
+    import numpy as np
+    from scipy import optimize
+    from scipy.special import ndtr, ndtri
+
+    grid = 801
+    out: list[float] = []
+    s_nodes = w = None
+    prev_info = 0.0
+    prev_spent = 0.0
+    for info, cum in zip(infos, spent):
+        share = max(0.0, cum - prev_spent)
+        prev_spent = max(prev_spent, cum)
+        if s_nodes is None:
+            z = float(-ndtri(share)) if share > 0 else 40.0
+            bound = z * math.sqrt(info)
+            s_nodes = np.linspace(-10 * math.sqrt(info), bound, grid)
+            dens = np.exp(-s_nodes ** 2 / (2 * info)) / math.sqrt(2 * math.pi * info)
+        else:
+            step = math.sqrt(info - prev_info)
+            mass = w * dens
+
+            def tail(x: float) -> float:
+                return float(np.sum(mass * ndtr((s_nodes - x) / step)))
+
+            if share <= 0:
+                bound = 40.0 * math.sqrt(info)
+            else:
+                lo, hi = s_nodes[0] - 10 * step, s_nodes[-1] + 40 * step
+                bound = optimize.brentq(lambda x: tail(x) - share, lo, hi, xtol=1e-10)
+            z = bound / math.sqrt(info)
+            new = np.linspace(-10 * math.sqrt(info), bound, grid)
+            dens = (mass[None, :] * np.exp(-(new[:, None] - s_nodes[None, :]) ** 2 / (2 * step ** 2))).sum(axis=1) \
+                / math.sqrt(2 * math.pi * step ** 2)
+            s_nodes = new
+        h = s_nodes[1] - s_nodes[0]
+        w = np.full(grid, h)
+        w[0] = w[-1] = h / 2
+        prev_info = info
+        out.append(float(ndtr(-z)))
+    return tuple(out)
 
 
 def look_of(rule: ScoreRule, seeds: int, looks: tuple[int, ...] | None = None) -> int:
@@ -150,13 +221,15 @@ def _se_at(diff: Any, n_a: int, n_b: int) -> float:
     return float(diff.se) * later / now
 
 
-def conditional_power(diff: Any, threshold: float, n_a: int, n_b: int, min_delta: float = 0.0) -> float:
-    """P(pass at a later look with ``n_a``/``n_b`` runs | the data so far), were the observed Δ true.
+def conditional_power(diff: Any, threshold: float, n_a: int, n_b: int, min_delta: float = 0.0,
+                      optimism: float = 0.0) -> float:
+    """P(pass at a later look with ``n_a``/``n_b`` runs | the data so far), were the true Δ the
+    observed one plus ``optimism`` SEs (0: the observed Δ).
 
     Brownian-motion form (normal approximation): with information I = 1/SE², the statistic at
     the later look is (z·√I_now + θ·(I_later − I_now) + noise) / √I_later.
     """
-    theta = diff.delta - min_delta
+    theta = diff.delta - min_delta + optimism * diff.se
     if diff.se <= 0:
         return 1.0 if theta > 0 else 0.0
     se_later = _se_at(diff, n_a, n_b)
@@ -246,22 +319,28 @@ def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champ
             want = min(want, n_a + max(0, champion_runs_left))
         return want
 
-    def power_at(j: int) -> float:
+    def power_at(j: int, optimism: float = 0.0) -> float:
         s = looks[j - 1]
         if diff.identical[1]:  # looks count the champion's seeds
-            return conditional_power(diff, rule.alpha_at(j, looks), s, n_b, rule.min_delta)
-        return conditional_power(diff, rule.alpha_at(j, looks), champion_at(s), s, rule.min_delta)
+            return conditional_power(diff, rule.alpha_at(j, looks), s, n_b, rule.min_delta, optimism)
+        return conditional_power(diff, rule.alpha_at(j, looks), champion_at(s), s, rule.min_delta, optimism)
 
     later = range(look + 1, max_looks + 1)
-    if diff.delta > rule.min_delta and later:
+    if later:
         decision.conditional_power = power_at(max_looks)
-        decision.seeds_to_settle = next((looks[j - 1] for j in later if power_at(j) >= SETTLE_POWER), None)
+        if diff.delta > rule.min_delta:
+            decision.seeds_to_settle = next((looks[j - 1] for j in later if power_at(j) >= SETTLE_POWER), None)
     if not later:
         decision.verdict = "fail"
         decision.notes.append(f"this was the last look ({looks[-1]} seeds)")
         return decision
-    if diff.delta <= rule.min_delta or (decision.conditional_power or 0.0) < rule.futility:
+    hopeful = power_at(max_looks, rule.optimism)
+    if hopeful < rule.futility:
         decision.verdict = "futile"
+        if rule.optimism:
+            decision.notes.append(f"even were the true Δ {rule.optimism:g} SE above the observed one, the last look "
+                                  f"({looks[-1]} seeds) would pass with probability {100 * hopeful:.0f} % "
+                                  f"(futility below {100 * rule.futility:.0f} %)")
         return decision
     nxt = looks[look]
     decision.verdict = "more_seeds"

@@ -14,15 +14,31 @@ from evotree.gates.score import ScoreRule, conditional_power, decide_score, look
 RULE = ScoreRule()
 
 
-def test_looks_and_alpha_shares() -> None:
-    assert RULE.alpha == 0.025 and RULE.looks() == (1, 4, 16)  # room for 4 champion re-runs in a budget of 20
-    shares = [RULE.alpha_at(j) for j in (1, 2, 3)]
-    assert sum(shares) == pytest.approx(RULE.alpha) and shares[0] < shares[1] < shares[2]
-    assert shares[0] == pytest.approx(0.025 / 256) and shares[2] == pytest.approx(0.025 * 15 / 16)
-    assert [look_of(RULE, n) for n in (0, 1, 3, 4, 15, 16, 20)] == [0, 1, 1, 2, 2, 3, 3]
+def test_looks_and_thresholds() -> None:
+    assert RULE.alpha == 0.025 and RULE.looks() == (1, 2, 3, 4, 6, 8, 12, 16)  # room for 4 champion re-runs of 20
+    spent = RULE.spent()
+    assert spent[-1] == pytest.approx(RULE.alpha) and spent[0] == pytest.approx(0.025 / 256)
+    thresholds = [RULE.alpha_at(j) for j in range(1, 9)]
+    assert thresholds == sorted(thresholds) and all(t < RULE.alpha for t in thresholds)
+    # group-sequential: each threshold above its bare share (the looks are correlated) ...
+    shares = ScoreRule(boundaries="shares")
+    assert all(t >= shares.alpha_at(j) * (1 - 1e-9) for j, t in enumerate(thresholds, 1))
+    assert thresholds[-1] > 1.1 * shares.alpha_at(8)
+    # ... and under H0 the chance of a first crossing at look j is look j's share (Monte Carlo on the
+    # canonical joint distribution of the looks' z statistics)
+    looks = np.array(RULE.looks(), dtype=float)
+    info = 1.0 / (1.0 / np.maximum(RULE.champion_seeds, looks) + 1.0 / looks)
+    rng = np.random.default_rng(0)
+    z = np.cumsum(rng.normal(size=(400_000, looks.size)) * np.sqrt(np.diff(np.r_[0.0, info])), axis=1) / np.sqrt(info)
+    from scipy import stats as st
+
+    crossed = (z > st.norm.isf(thresholds)).any(axis=1).mean()
+    assert crossed == pytest.approx(RULE.alpha, abs=0.001)
+    assert [look_of(RULE, n) for n in (0, 1, 3, 4, 15, 16, 20)] == [0, 1, 3, 4, 7, 8, 8]
     one = ScoreRule(min_seeds=3, max_runs=6, champion_seeds=3)
     assert one.looks() == (3,) and one.alpha_at(1) == one.alpha
-    assert ScoreRule(min_seeds=2).looks() == (2, 8, 16)
+    assert ScoreRule(min_seeds=2).looks() == (2, 4, 6, 8, 12, 16)
+    assert ScoreRule(schedule=(1, 4, 16)).looks() == (1, 4, 16)
 
 
 def _matrices(seed: int, effect: float, n_a: int, n_b: int, model: SimModel = SimModel()) -> tuple:
@@ -36,7 +52,7 @@ def test_one_ci_one_p_and_the_gate_uses_them() -> None:
     d = difference(a, b, confidence=0.95)
     decision = decide_score(d, RULE)
     assert decision.delta == d.delta and decision.ci == list(d.ci) and decision.p_value == d.p_value
-    assert decision.look == 3 and decision.threshold == pytest.approx(RULE.alpha_at(3))
+    assert decision.look == len(RULE.looks()) and decision.threshold == pytest.approx(RULE.alpha_at(len(RULE.looks())))
     assert decision.passed == (d.p_value < decision.threshold)
     # with one look the threshold is alpha itself: passing <=> the CI's lower end is above 0
     single = ScoreRule(min_seeds=4, max_runs=8)
@@ -88,8 +104,8 @@ def test_verdicts_say_what_to_do() -> None:
     a2, b2, _, _ = _matrices(6, 0.03, 4, 1)
     d2 = difference(a2, b2 + 0.03, spread=pooled_spread([spread_term(a2)]))
     more = decide_score(d2, RULE)
-    assert more.verdict == "more_seeds" and more.next_seeds == {"candidate": 3, "champion": 0}
-    assert more.conditional_power is not None and more.conditional_power >= RULE.futility
+    assert more.verdict == "more_seeds" and more.next_seeds == {"candidate": 1, "champion": 0}
+    assert more.conditional_power is not None and more.seeds_to_settle in RULE.looks()
     # the champion's budget bounds what the gate asks of it
     assert decide_score(d2, RULE, champion_runs_left=0).next_seeds["champion"] == 0
     # a negative Δ: futile, no seeds asked

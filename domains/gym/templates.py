@@ -73,7 +73,10 @@ _GYM_TOML = '''\
 envs = [{envs}]
 # Episodes per environment per run ({episodes} per run with the defaults).
 episodes_per_env = {episodes_per_env}
-# Seeds first_seed, first_seed + 1, ... ; seeds from {hidden_min} up are reserved for the judge.
+# Train episode seeds: at run seed s (evotree run --seeds / EVOTREE_SEED; 0 when unset) episode i
+# of each environment has seed first_seed + s * episodes_per_env + i, so each run seed plays other
+# episodes (run seed 0: first_seed, first_seed + 1, ...). Seeds from {hidden_min} up are
+# reserved for the judge (train seeds wrap below it); the judge's episodes ignore the run seed.
 first_seed = 0
 # An episode that runs longer is stopped and recorded as a timeout.
 episode_timeout_seconds = {timeout}

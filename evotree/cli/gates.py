@@ -56,7 +56,7 @@ def render_gates(report: Any, *, err: bool = False) -> None:
             where = (f"look {numbers.get('look')} of {numbers.get('max_looks')} (seeds {numbers.get('looks')})"
                      if (numbers.get("max_looks") or 1) > 1 else "its one look")
             con.print(f"  the score gate needs p < {numbers['threshold']:.3g} at {where}: "
-                      f"[bold]{_t(numbers.get('verdict'))}[/]")
+                      f"[bold]{_t(numbers.get('verdict'))}[/]" + _settle_text(numbers, candidate, champion))
         for name, same in zip((champion, candidate), cmp.get("identical") or []):
             if same:
                 con.print(f"  [yellow]{name}: runs are identical copies[/] (deterministic): one run; more seeds add nothing")
@@ -77,6 +77,19 @@ def render_gates(report: Any, *, err: bool = False) -> None:
     verdict = "[green]all gates pass[/]" if report.passed else \
         f"[red]{len(report.failed)} gate(s) block promotion: {_t(', '.join(g.name for g in report.failed))}[/]"
     con.print(verdict)
+
+
+def _settle_text(numbers: dict[str, Any], candidate: str, champion: str) -> str:
+    """How many more seeds would likely settle an unsettled score gate (80 % power were the observed Δ true)."""
+    if numbers.get("verdict") != "more_seeds":
+        return ""
+    seeds, have = numbers.get("seeds_to_settle"), (numbers.get("n_seeds") or [0, 0])[1]
+    if seeds:
+        return (f"; about {max(0, seeds - have)} more seed(s) of {candidate} ({seeds} in all, and as many of "
+                f"{champion}) would likely settle it")
+    last = (numbers.get("looks") or [None])[-1]
+    return (f"; even {last} seeds of {candidate} would likely not settle it (less than 80 % power were the "
+            "observed Δ true)")
 
 
 def render_promotion(result: Any) -> None:
