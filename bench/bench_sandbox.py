@@ -3,7 +3,7 @@
 1. **Start-up**: a trivial phase command (``bash -c true``) started plainly, as phases ran
    before the sandbox, and inside the sandbox a train phase gets (its run folders, the Python
    environment and evotree's folders read-only, the default ``[sandbox]`` limits through
-   ``prlimit``), alternated, ``--starts`` times each; also ``python -c pass`` both ways (the
+   ``prlimit``, started through the CPU-accounting launcher as phases are), alternated, ``--starts`` times each; also ``python -c pass`` both ways (the
    interpreter's start inside the sandbox: imports go through bind mounts). Medians; target
    <= 50 ms for the sandbox's start-up (sandboxed minus plain).
 2. **A 10 s phase**: ``sleep 10`` (pure start and teardown cost) and ~10 s of single-threaded
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: F401  - isolates git's configuration first
 
 from evotree.core.config import SandboxSection
-from evotree.harness.sandbox import SandboxPolicy, SandboxSpec, check_sandbox, copy_regular_files, wrap
+from evotree.harness.sandbox import SandboxPolicy, SandboxSpec, accounted, check_sandbox, copy_regular_files, wrap
 
 
 def _spec(run: Path) -> SandboxSpec:
@@ -63,7 +63,7 @@ def startup(run: Path, starts: int) -> dict[str, Any]:
     for name, argv in cases.items():
         plain, boxed = [], []
         for i in range(starts + 2):
-            order = [("plain", argv), ("boxed", wrap(spec, argv))]
+            order = [("plain", argv), ("boxed", accounted(wrap(spec, argv)))]
             if i % 2:
                 order.reverse()
             for kind, cmd in order:
@@ -100,7 +100,7 @@ def long_phase(run: Path, rounds: int, seconds: float) -> dict[str, Any]:
     for name, argv in cases.items():
         plain, boxed = [], []
         for i in range(rounds):
-            order = [("plain", argv), ("boxed", wrap(spec, argv))]
+            order = [("plain", argv), ("boxed", accounted(wrap(spec, argv)))]
             if i % 2:
                 order.reverse()
             for kind, cmd in order:
