@@ -100,7 +100,7 @@ def one_run(base: Path, name: str, cpu_threads: int) -> dict[str, Any]:
         "first_reward": rewards[0][1],
         "last_reward": rewards[-1][1],
         "dead_groups_last_20": statistics.mean(v for _, v in dead[-20:]),
-        "validation_avg@4": judge.get("validation/avg@4"),
+        "validation_avg@8": judge.get("validation/avg@8"),
         "validation_pass@4": judge.get("validation/pass@4"),
         "headline": record["headline"]["value"],
         "cpu_seconds": record["cpu_seconds"],
@@ -119,7 +119,7 @@ ROWS = [
     ("reward, first step", "first_reward", "{:.3f}"),
     ("reward, last step", "last_reward", "{:.3f}"),
     ("dead groups (frac_reward_zero_std), last 20 steps", "dead_groups_last_20", "{:.2f}"),
-    ("validation Avg@4 (headline)", "validation_avg@4", "{:.3f}"),
+    ("validation Avg@8 (headline)", "validation_avg@8", "{:.3f}"),
     ("validation pass@4", "validation_pass@4", "{:.3f}"),
     ("CPU seconds (both phases)", "cpu_seconds", "{:.1f}"),
 ]
