@@ -24,9 +24,13 @@ def register(cli: click.Group) -> None:
                        "stdin/stdout.")
     @click.option("--shutdown-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
                   help="On exit, seconds to wait for runs in flight to stop and be recorded as cancelled.")
+    @click.option("--worktrees", "worktree_dir", default=None, type=click.Path(file_okay=False), metavar="DIR",
+                  help="Put the worktrees of versions this server branches in DIR/<id> (a folder inside the "
+                       "workspace's worktrees folder; `evotree agent` passes its session's own).")
     @click.option("--json", "as_json", is_flag=True,
                   help="Print an error that stops the server from starting as JSON ({\"error\": ...}) on stdout.")
-    def serve(principal: str, socket_path: str | None, shutdown_timeout: float, as_json: bool) -> None:
+    def serve(principal: str, socket_path: str | None, shutdown_timeout: float, worktree_dir: str | None,
+              as_json: bool) -> None:
         """Serve the workspace's verbs to a trainer agent over MCP (Model Context Protocol).
 
         \b
@@ -65,15 +69,25 @@ def register(cli: click.Group) -> None:
         from evotree.core.workspace import Workspace
         from evotree.server.verbs import Principal, Verbs, pin_principal
 
+        from pathlib import Path
+
+        from evotree.core.errors import InvalidState
+
         try:
             who = Principal.parse(principal)
             ws = Workspace.open(click.get_current_context().find_root().obj["dir"])
+            if worktree_dir is not None:
+                base = ws.worktree_path("v0").parent.resolve()
+                wanted = Path(worktree_dir).resolve()
+                if base not in wanted.parents or not wanted.is_dir() or Path(worktree_dir).is_symlink():
+                    raise InvalidState(f"--worktrees {worktree_dir}: expected an existing folder inside the "
+                                       f"worktrees folder {base}", fix=f"mkdir {base}/NAME and pass it")
         except EvotreeError as exc:
             fail(exc, as_json)
             return
         pin_principal(who, os.environ)  # every git identity of this process is the principal's from here on
         configure_logging()
-        app, tools = build_server(Verbs(ws.root, who))
+        app, tools = build_server(Verbs(ws.root, who, worktree_dir))
 
         async def main() -> None:
             async with anyio.create_task_group() as group:

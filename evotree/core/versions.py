@@ -64,8 +64,12 @@ def create_version(
     name: str | None = None,
     worktree: str | Path | None = None,
     creator: Identity | None = None,
+    worktree_parent: Path | None = None,
 ) -> VersionRecord:
     """``evotree branch``: a new version from ``parent``'s tip, with its branch and worktree.
+
+    ``worktree_parent``: make the worktree ``worktree_parent/<id>`` instead of the configured
+    folder's ``<id>`` (``evotree agent``: a session's own folder, the only one its sandbox binds).
 
     ``creator`` is recorded as ``created_by`` and the event's actor instead of the git identity
     (``evotree serve --as NAME``: the principal comes from the server, not from the environment).
@@ -74,7 +78,7 @@ def create_version(
     tip = _branch_tip(ws, parent_record)
     return _new_version(
         ws, commit=tip, parents=[parent_record.id], hypothesis=hypothesis, name=name, worktree=worktree,
-        creator=creator,
+        creator=creator, worktree_parent=worktree_parent,
     )
 
 
@@ -126,6 +130,7 @@ def _new_version(
     name: str | None,
     worktree: str | Path | None,
     creator: Identity | None = None,
+    worktree_parent: Path | None = None,
 ) -> VersionRecord:
     git = ws.git
     hypothesis = _require_message(hypothesis, "hypothesis (-m)")
@@ -142,7 +147,12 @@ def _new_version(
         _check_free_path(Path(worktree).resolve())
 
     version_id = _reserve_branch(ws, commit, explicit)
-    path = Path(worktree).resolve() if worktree is not None else ws.worktree_path(version_id)
+    if worktree is not None:
+        path = Path(worktree).resolve()
+    elif worktree_parent is not None:
+        path = Path(worktree_parent).resolve() / version_id
+    else:
+        path = ws.worktree_path(version_id)
     created_worktree = False
     try:
         _check_free_path(path)
