@@ -20,6 +20,7 @@ Errors are :class:`evotree.core.errors.EvotreeError` subclasses with ``message``
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,11 +83,15 @@ def open(path: PathLike = ".") -> Workspace:  # noqa: A001 - the verb users expe
     return ws
 
 
-def init(path: PathLike = ".", *, domain: str = "custom") -> InitResult:
-    """``evotree init``: turn the git repository at ``path`` into a workspace (v0 = HEAD = champion)."""
+def init(path: PathLike = ".", *, domain: str = "custom", signers: Sequence[str] = ()) -> InitResult:
+    """``evotree init``: turn the git repository at ``path`` into a workspace (v0 = HEAD = champion).
+
+    ``signers``: ``[EMAIL=]KEY.pub`` of the people who may sign promotions, written to v0's
+    ``gates/allowed_signers`` (a solo researcher can promote from the start).
+    """
     from evotree.domains import domain_template
 
-    return init_workspace(path, domain=domain, template=domain_template(domain))
+    return init_workspace(path, domain=domain, template=domain_template(domain), signers=signers)
 
 
 def branch(ws: Workspace, hypothesis: str, *, parent: str = "champion", name: str | None = None,

@@ -20,16 +20,22 @@ cli = click.Group("evotree")
     "--domain", type=click.Choice(["custom", "math", "gym"]), default="custom", show_default=True,
     help="Domain template written into evotree.toml.",
 )
+@click.option(
+    "--signer", "signers", multiple=True, metavar="[EMAIL=]KEY.pub",
+    help="An SSH public key allowed to sign promotions, written to v0's gates/allowed_signers (EMAIL, or the "
+         "key's comment when it is an address, names the person). Repeatable. See docs/gates.md, solo mode.",
+)
 @outputs(renderer("init_result"))
-def init(domain: str) -> Any:
+def init(domain: str, signers: tuple[str, ...]) -> Any:
     """Turn the current git repository into an evotree workspace.
 
     Writes a commented evotree.toml (committed on its own if new), creates .evotree/
-    (ignored by git) and records v0 = HEAD as the root and champion.
+    (ignored by git) and records v0 = HEAD as the root and champion. With --signer, v0 also
+    holds gates/allowed_signers, so promotions can be signed from the start.
     """
     from evotree.api import init as init_workspace
 
-    return init_workspace(click.get_current_context().find_root().obj["dir"], domain=domain)
+    return init_workspace(click.get_current_context().find_root().obj["dir"], domain=domain, signers=signers)
 
 
 # ---------------------------------------------------------------------------- branch

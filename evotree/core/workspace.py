@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -21,6 +22,7 @@ from evotree.core.config import CONFIG_FILE, Config, parse_config, render_templa
 from evotree.core.errors import (
     AlreadyExists,
     AlreadyInitialized,
+    ConfigError,
     EvotreeError,
     NotAWorkspace,
     UnknownVersion,
@@ -319,8 +321,35 @@ class InitResult:
 DomainTemplate = Callable[[Path], Iterable[str]]
 
 
+_KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+              "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+
+
+def signer_line(spec: str) -> tuple[str, str]:
+    """(principal, allowed-signers line) of ``--signer`` ``[EMAIL=]KEY.pub``.
+
+    The principal is ``EMAIL`` when given, else the public key's comment when it is an address.
+    Raises :class:`ConfigError` for a file that is not one SSH public key, or no address.
+    """
+    email, _, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--signer {spec}: cannot read the public key ({exc})",
+                          fix="pass the .pub file of an SSH key, e.g. --signer ~/.ssh/id_ed25519.pub") from None
+    fields = text.split()
+    if "\n" in text or len(fields) < 2 or fields[0] not in _KEY_TYPES or not re.fullmatch(r"[A-Za-z0-9+/=]+", fields[1]):
+        raise ConfigError(f"--signer {spec}: not one SSH public key (expected 'ssh-ed25519 AAAA... comment')",
+                          fix="pass the .pub file, not the private key: --signer ~/.ssh/id_ed25519.pub")
+    email = email.strip() or (fields[2] if len(fields) > 2 and "@" in fields[2] else "")
+    if not email or not re.fullmatch(r"[^\s<>\"]+@[^\s<>\"]+", email):
+        raise ConfigError(f"--signer {spec}: whose key is it? the key's comment is not an email address",
+                          fix="name the person: --signer you@example.org=~/.ssh/id_ed25519.pub")
+    return email, f"{email} {fields[0]} {fields[1]}"
+
+
 def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom",
-                   template: DomainTemplate | None = None) -> InitResult:
+                   template: DomainTemplate | None = None, signers: Sequence[str] = ()) -> InitResult:
     """Turn the repository at ``start`` into a workspace with ``v0`` = HEAD as root and champion.
 
     Writes a commented ``evotree.toml`` when there is none (an existing one is validated) and
@@ -367,6 +396,12 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         parse_config(config_path.read_text(), source=CONFIG_FILE)  # raises ConfigError with line
     else:
         render_template(domain)  # validates the domain before anything is written
+    signer_lines = [signer_line(spec)[1] for spec in signers]  # every key checked before anything is written
+    signers_rel = (parse_config(config_path.read_text(), source=CONFIG_FILE) if config_path.exists()
+                   else parse_config(render_template(domain), source=CONFIG_FILE)).gates.allowed_signers
+    if signer_lines and (git.root / signers_rel).exists():
+        raise AlreadyInitialized(f"--signer: {signers_rel} exists already; init writes it only in a new workspace",
+                                 fix=f"add the line to {signers_rel} in a version and promote it (a signed change)")
     committed = False
     judge = _JudgeFiles()
     judge_oid: pygit2.Oid | None = None
@@ -377,6 +412,12 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
         if not config_path.exists():
             config_path.write_text(render_template(domain))
             created.append(CONFIG_FILE)
+        if signer_lines:  # the first allowed signers: a solo researcher can sign promotions from v0 on
+            target = git.root / signers_rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("# Allowed signers of evotree sign-offs (EMAIL KEY), written by evotree init --signer.\n"
+                              + "".join(f"{line}\n" for line in signer_lines))
+            created.append(signers_rel)
         judge_paths = list(parse_config(config_path.read_text(), source=CONFIG_FILE).eval.judge_paths)
         head_tree = git.repo[head].tree
         judge = _collect_judge_files(git, head_tree, judge_paths)
