@@ -315,6 +315,15 @@ def verify_tag(root: Path, name: str, allowed_text: str, *, tools: Any = None) -
     body = git("cat-file", "tag", obj).stdout
     if "-----BEGIN SSH SIGNATURE-----" not in body:
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is not signed")
+    # git verifies the LAST signature block of the body, in the format its header names: a PGP
+    # or X.509 block after the SSH one would be handed to gpg (a program, never ssh-keygen)
+    blocks = [line.rstrip("\r") for line in body.splitlines() if line.startswith("-----BEGIN ")]
+    if not blocks or blocks[-1] != "-----BEGIN SSH SIGNATURE-----":
+        from evotree.core.text import escape_control
+
+        return TagCheck(True, True, False, None, target, obj,
+                        f"tag {name} ends with a signature block that is not an SSH signature "
+                        f"({escape_control(blocks[-1][:60]) if blocks else 'none at a line start'}); not verified")
     with _tmpdir() as tmp:
         allowed = tmp / "allowed_signers"
         allowed.write_text(allowed_text)

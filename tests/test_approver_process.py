@@ -296,3 +296,64 @@ def test_inside_a_sign_off_every_git_of_the_process_is_the_approvers(repo: Path,
         subprocess.run(["git", "gc", "--auto", "--quiet"], cwd=repo, check=True)  # as the ledger starts it
     assert not marker.exists(), marker.read_text()
     assert os.environ["GIT_DIR"] == str(tmp_path / "elsewhere") and not safegit.in_approver_process()
+
+
+# ---------------------------------------------------------------------------- run_git's argument parsing
+def test_run_git_finds_the_command_after_leading_options(repo: Path, tmp_path: Path) -> None:
+    """``-c K=V``, ``-C DIR`` and ``--git-dir DIR`` take the next argument as their value: it is not the
+    command (a leading ``-c`` once made ``status`` look like no worktree command: no filter blanked out)."""
+    split = safegit.split_global_options
+    assert split(["-c", "user.signingkey=k", "tag", "-s"]) == ([], "tag", 2)
+    assert split(["--git-dir=/a", "--work-tree=/b", "status", "-z"]) == (["--git-dir=/a", "--work-tree=/b"],
+                                                                          "status", 2)
+    assert split(["-C", "d", "--git-dir", "g", "-c", "x=y", "--no-pager", "log", "-p"]) == (
+        ["-C", "d", "--git-dir=g"], "log", 7)
+    assert split(["--work-tree", "w", "-c", "status=1", "diff"]) == (["--work-tree=w"], "diff", 4)
+    assert split(["-c", "a=b"]) == ([], "", 2)
+    marker = tmp_path / "ran"
+    plant_filter(repo, marker)
+    (repo / "recipe.toml").write_text("changed = true\n")
+    proc = safegit.run_git(repo, "-c", "core.quotePath=false", "status", "--porcelain")
+    assert proc.returncode == 0 and "recipe.toml" in proc.stdout
+    proc = safegit.run_git(tmp_path, "-C", str(repo), "-c", "core.quotePath=false", "diff", "--stat")
+    assert proc.returncode == 0 and "recipe.toml" in proc.stdout
+    assert not marker.exists(), marker.read_text()
+
+
+def test_settings_are_read_from_the_git_dir_the_command_uses(repo: Path, tmp_path: Path) -> None:
+    """``--git-dir=`` given to run_git is given to the ``git config --list`` that finds the filters too,
+    not the repository git would discover from cwd (a worktree's rewritten ``.git`` pointer)."""
+    decoy = tmp_path / "decoy"
+    git(tmp_path, "init", "-q", str(decoy))
+    marker = tmp_path / "ran"
+    plant_filter(repo, marker)
+    assert safegit.program_settings(decoy) == []
+    listed = safegit.program_settings(decoy, location=[f"--git-dir={repo / '.git'}"])
+    assert {k for k, _v, _o in listed} == {"filter.x.clean", "filter.x.smudge"}
+    (repo / "recipe.toml").write_text("changed = true\n")
+    proc = safegit.run_git(repo, f"--git-dir={repo / '.git'}", f"--work-tree={repo}", "status", "--porcelain",
+                           cwd=decoy)
+    assert proc.returncode == 0 and "recipe.toml" in proc.stdout
+    assert not marker.exists(), marker.read_text()
+
+
+def test_transports_and_lazy_fetches_are_off_and_refused_by_name(repo: Path, tmp_path: Path) -> None:
+    env = safegit.approver_env({"GIT_ALLOW_PROTOCOL": "ext", "HOME": "/root"})
+    assert env["GIT_ALLOW_PROTOCOL"] == "none" and env["GIT_NO_LAZY_FETCH"] == "1"
+    git(repo, "remote", "add", "origin", "https://example.invalid/repo.git")
+    git(repo, "config", "remote.origin.promisor", "false")
+    assert safegit.program_settings(repo) == []  # a plain remote runs nothing: --merge still works
+    marker = tmp_path / "ext-ran"
+    git(repo, "config", "extensions.partialClone", "evil")
+    git(repo, "config", "remote.evil.promisor", "true")
+    git(repo, "config", "protocol.ext.allow", "always")
+    git(repo, "config", "remote.evil.url", f"ext::sh -c touch% {marker}")
+    git(repo, "config", "url.ext::sh -c touch% x.insteadOf", "https://example.invalid/")
+    keys_ = {k.lower() for k, _v, _o in safegit.program_settings(repo)}
+    assert {"extensions.partialclone", "remote.evil.promisor", "protocol.ext.allow", "remote.evil.url",
+            "url.ext::sh -c touch% x.insteadof"} <= keys_
+    assert "remote.origin.url" not in keys_ and "remote.origin.promisor" not in keys_
+    with pytest.raises(InvalidState, match="remote.evil.url"):
+        safegit.refuse_program_settings(repo, "--merge")
+    proc = safegit.run_git(repo, "fetch", "evil")
+    assert proc.returncode != 0 and not marker.exists()

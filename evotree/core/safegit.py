@@ -13,14 +13,19 @@ approver, next to their signing key. So every git call of those commands goes th
   either must be owned by root and not writable by group or others, as must every folder above
   it (:func:`untrusted_reason`). ``PATH`` is never consulted for them.
 * git's environment has no ``GIT_*`` of the caller's (but the identity), no system or global
-  configuration or attributes, no pager, editor, askpass or terminal prompt;
+  configuration or attributes, no pager, editor, askpass or terminal prompt, no transport
+  (``GIT_ALLOW_PROTOCOL=none`` wins over the repository's ``protocol.<name>.allow``) and no lazy
+  fetch from a partial clone's promisor remote;
 * command-line settings (which override the repository's) pin hooks, fsmonitor, pagers,
-  editors, credential helpers, external diff, submodule recursion, automatic maintenance and
-  every transport off, and blank out every filter, diff and merge driver the repository's
-  configuration names (:func:`program_settings` lists them).
+  editors, credential helpers, external diff, submodule recursion, automatic maintenance,
+  every gpg program (``/bin/false``) and every transport off, and blank out every filter, diff
+  and merge driver the configuration of the repository the command uses names
+  (:func:`program_settings` lists them; :func:`split_global_options` finds the command and the
+  ``--git-dir``/``--work-tree``/``-C`` that choose the repository).
 
 ``promote --merge`` goes further and refuses when the repository's configuration defines any
-setting that runs a program (:func:`refuse_program_settings`). :func:`approver_process` applies
+setting that runs a program or could start a transport (a promisor remote, a remote-helper URL,
+``url.*``, ``protocol.*.allow``: :func:`refuse_program_settings`). :func:`approver_process` applies
 the same environment to the whole process for the length of a command, so a git started by
 other code (the ledger's background packing) cannot run them either.
 """
@@ -49,6 +54,7 @@ __all__ = [
     "program_settings",
     "refuse_program_settings",
     "run_git",
+    "split_global_options",
     "system_program",
     "untrusted_reason",
 ]
@@ -78,6 +84,11 @@ PINNED_CONFIG: tuple[tuple[str, str], ...] = (
     ("protocol.allow", "never"),
     ("gpg.format", "ssh"),
     ("gpg.ssh.defaultKeyCommand", ""),
+    # git verifies a tag by its LAST signature block, whatever gpg.format says: a PGP or X.509
+    # block appended to a signed tag would run these (the repository's, without the pins)
+    ("gpg.program", "/bin/false"),
+    ("gpg.openpgp.program", "/bin/false"),
+    ("gpg.x509.program", "/bin/false"),
 )
 
 #: Repository settings that make git run a program (keys as ``git config --list`` prints them).
@@ -98,14 +109,30 @@ _RUNS_PROGRAM = re.compile(
       | uploadpack\.packobjectshook
       | remote\..+\.(?:uploadpack|receivepack)
       | (?:man|browser)\..+\.(?:cmd|path) | web\.browser
+      | protocol\..+\.allow
+      | extensions\.partialclone
+      | remote\..+\.(?:promisor|vcs|partialclonefilter)
+      | remote\..+\.(?:url|pushurl)
+      | url\..+
     )$""",
     re.IGNORECASE | re.VERBOSE,
 )
 _FALSE = {"false", "no", "off", "0", ""}
+#: A remote URL naming a remote helper (``ext::CMD``, ``fd::N``, ``X::ADDR`` runs git-remote-X):
+#: only such a ``remote.*.url`` counts as running a program (a plain origin does not; with
+#: GIT_ALLOW_PROTOCOL=none no transport runs anyway, and a lazy fetch needs a promisor remote).
+_HELPER_URL = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9+.-]*::")
 #: git commands that read or write the worktree (and so could run filters or drivers)
 _WORKTREE_COMMANDS = {"status", "merge", "checkout", "switch", "restore", "reset", "diff", "add", "commit", "stash",
                       "read-tree", "checkout-index", "update-index", "worktree", "rm", "mv", "apply", "am",
-                      "cherry-pick", "revert", "rebase", "pull", "diff-files", "diff-index", "ls-files", "grep"}
+                      "cherry-pick", "revert", "rebase", "pull", "diff-files", "diff-index", "ls-files", "grep",
+                      # these run diff drivers (textconv) or filters on content too
+                      "show", "log", "whatchanged", "blame", "annotate", "archive", "format-patch", "diff-tree"}
+#: git's options before the command that take their value as the next argument
+_OPTIONS_WITH_VALUE = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
+                       "--attr-source"}
+#: of those, the ones that decide which repository (and so which configuration) git reads
+_LOCATION_OPTIONS = {"-C", "--git-dir", "--work-tree"}
 #: the caller's variables kept in git's environment (who the approver is; nothing that configures git)
 _KEPT_GIT_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 
@@ -201,6 +228,10 @@ def approver_env(base: dict[str, str] | None = None, *, identity: tuple[str, str
         "GIT_ASKPASS": "",
         "GIT_NO_REPLACE_OBJECTS": "1",
         "GIT_OPTIONAL_LOCKS": "0",
+        # no transport at all (this wins over the repository's protocol.<name>.allow), and no
+        # lazy fetch of a missing object from a partial clone's promisor remote (git >= 2.45)
+        "GIT_ALLOW_PROTOCOL": "none",
+        "GIT_NO_LAZY_FETCH": "1",
     })
     if identity is not None:
         name, email = identity
@@ -228,14 +259,50 @@ def _repo_identity(root: Path) -> tuple[str, str] | None:
         return None
 
 
-def program_settings(root: str | os.PathLike[str], *, git: str | None = None) -> list[tuple[str, str, str]]:
+def split_global_options(args: Sequence[str]) -> tuple[list[str], str, int]:
+    """``(location, command, index)`` of a git argument list: the options among those before the
+    command that choose the repository (``--git-dir``, ``--work-tree``, ``-C``, each as one
+    ``--opt=value`` or ``-C value`` pair, in order), the command (``""`` when none) and its index.
+
+    Options before the command that take a value as the next argument (``-c K=V``, ``-C DIR``,
+    ``--git-dir DIR``...) are skipped with their value, so the value is never taken for the command.
+    """
+    location: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            index += 1
+            break
+        if not arg.startswith("-"):
+            return location, arg, index
+        name, eq, value = arg.partition("=")
+        if arg in _OPTIONS_WITH_VALUE:
+            value = args[index + 1] if index + 1 < len(args) else ""
+            if arg == "-C":
+                location += ["-C", value]
+            elif arg in _LOCATION_OPTIONS:
+                location.append(f"{arg}={value}")
+            index += 2
+            continue
+        if eq and name in _LOCATION_OPTIONS and name != "-C":
+            location.append(arg)
+        index += 1
+    return location, (args[index] if index < len(args) else ""), index
+
+
+def program_settings(root: str | os.PathLike[str], *, git: str | None = None,
+                     location: Sequence[str] = ()) -> list[tuple[str, str, str]]:
     """``(key, value, origin)`` of every setting of the repository at ``root`` that runs a program.
 
     Read by git itself (includes followed) with the system and global configuration off, so
-    what is listed is what the repository (and the files it includes) defines.
+    what is listed is what the repository (and the files it includes) defines. ``location``: the
+    ``--git-dir=``/``--work-tree=``/``-C DIR`` options of the command the settings are for (from
+    :func:`split_global_options`), so they are read from the repository that command uses, not
+    from the one git would discover from ``root`` (e.g. through a rewritten ``.git`` pointer).
     """
     exe = program("git", git)
-    proc = subprocess.run([exe, "--no-pager", *_config_args(PINNED_CONFIG), "config", "--list", "-z",
+    proc = subprocess.run([exe, "--no-pager", *_config_args(PINNED_CONFIG), *location, "config", "--list", "-z",
                            "--show-origin"], cwd=str(root), env=approver_env(), capture_output=True, check=False,
                           stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
@@ -249,8 +316,14 @@ def program_settings(root: str | os.PathLike[str], *, git: str | None = None) ->
         key, _, value = entry.partition("\n")
         if not _RUNS_PROGRAM.match(key):
             continue
-        if key.lower() == "core.fsmonitor" and value.strip().lower() in _FALSE:
+        lowered = key.lower()
+        if lowered == "core.fsmonitor" and value.strip().lower() in _FALSE:
             continue
+        if lowered.startswith("remote.") and lowered.endswith(("url", ".promisor")):
+            if lowered.endswith("url") and not _HELPER_URL.match(value):
+                continue  # a plain remote (origin): no program, and no transport runs anyway
+            if lowered.endswith(".promisor") and value.strip().lower() in _FALSE:
+                continue
         found.append((key, value, origin.removeprefix("file:")))
     return found
 
@@ -297,9 +370,9 @@ def run_git(root: str | os.PathLike[str], *args: str, git: str | None = None, ss
     driver the repository names blanked out. Never raises for git's exit status."""
     exe = program("git", git)
     settings = list(PINNED_CONFIG) + [("gpg.ssh.program", program("ssh-keygen", ssh_keygen))]
-    command = next((a for a in args if not a.startswith("-")), "")
+    location, command, _ = split_global_options(args)
     if command in _WORKTREE_COMMANDS:
-        settings += _neutralizers(program_settings(cwd or root, git=git))
+        settings += _neutralizers(program_settings(cwd or root, git=git, location=location))
     env = approver_env(identity=identity or _repo_identity(Path(root)))
     stdin = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}  # never the terminal
     return subprocess.run([exe, "--no-pager", *_config_args(settings), *args], cwd=str(cwd or root), env=env,
