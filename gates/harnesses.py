@@ -33,7 +33,6 @@ from evotree.diagnostics.harnesses import (
 )
 
 from evotree.core.errors import (
-    AlreadyExists,
     DirtyState,
     EvotreeError,
     InvalidState,
@@ -94,12 +93,19 @@ def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
     number = max([int(k[1:]) for k in (meta.get("harnesses") or {})] + [0]) + 1
     while not git.create_ref(f"refs/heads/{BRANCH_PREFIX}h{number}", base, "evotree harness branch"):
         number += 1
+    from evotree.core.versions import _check_free_path
+
     hid = f"h{number}"
     branch = BRANCH_PREFIX + hid
     path = ws.absolute(ws.config.workspace.worktree_dir) / f"harness-{hid}"
     try:
-        if path.exists() and any(path.iterdir()):
-            raise AlreadyExists(f"worktree path {path} is already taken", fix="move what is there")
+        # a file, a folder with contents, or a symbolic link (the worktrees folder is writable by an
+        # agent in `evotree agent`: a link planted here would make git check the harness out there)
+        _check_free_path(path)
+    except BaseException:
+        git.delete_ref(f"refs/heads/{branch}")  # nothing of ours is at `path`: leave it alone
+        raise
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         git.add_worktree(path, branch)
         record = HarnessVersion(hid, parent, hypothesis.strip(), str(actor), utcnow(), branch, ws.display_path(path))
@@ -170,12 +176,16 @@ class HarnessPromotionResult:
 def _dirty(ws: Workspace, path: Any) -> list[str]:
     """Uncommitted paths of a harness worktree, as the approver's git sees them
     (:func:`evotree.core.safegit.run_git`: the system git; no hook, fsmonitor, filter or driver
-    runs; git is pointed at the worktree's admin folder, never at its ``.git`` pointer file)."""
+    runs; git is pointed at the worktree's admin folder, never at its ``.git`` pointer file).
+    A root ``.gitignore``/``.gitattributes`` that is not a regular file (a FIFO would block git's
+    open for ever) is refused before git starts."""
     import os
 
+    from evotree.core.gitio import check_worktree_special_files
     from evotree.core.safegit import run_git
 
     admin = ws.git.worktree_admin_dir(path)
+    check_worktree_special_files(path)
     proc = run_git(ws.root, f"--git-dir={admin}", f"--work-tree={os.path.realpath(path)}", "status",
                    "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", cwd=path)
     if proc.returncode != 0:

@@ -198,10 +198,24 @@ def _tip(ws: Workspace, version_id: str) -> Any:
 
 
 def _file_at(ws: Workspace, commit: Any) -> str | None:
+    """The committed ``skills.toml`` at ``commit`` (None when there is none). Refuses
+    (:class:`SkillsFileError`) an entry that is not a regular file: a symbolic link (its target
+    text could even parse as TOML, a comment) would be checked out as a link, and writing the new
+    recipe through it would overwrite whatever file it points at."""
+    import pygit2
+
     tree = ws.git.repo[commit].tree
     if SKILLS_FILE not in tree:
         return None
-    blob = ws.git.repo[tree[SKILLS_FILE].id]
+    entry = tree[SKILLS_FILE]
+    if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
+        kind = {pygit2.GIT_FILEMODE_LINK: "a symbolic link", pygit2.GIT_FILEMODE_TREE: "a folder",
+                pygit2.GIT_FILEMODE_COMMIT: "a submodule"}.get(entry.filemode, f"mode {entry.filemode:o}")
+        raise SkillsFileError(f"{SKILLS_FILE} at {str(commit)[:10]} is {kind}, not a regular file; "
+                              "evotree never reads or writes a recipe through one",
+                              fix=f"replace {SKILLS_FILE} with a regular file (git rm {SKILLS_FILE}, commit), "
+                                  "then apply the skill again")
+    blob = ws.git.repo[entry.id]
     return blob.data.decode("utf-8", errors="replace")
 
 
@@ -345,21 +359,85 @@ def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[st
 
 def _commit_in_worktree(ws: Workspace, worktree: Path, text: str, old_text: str | None,
                         message: str) -> str:
-    """Write ``skills.toml`` in the (clean) worktree and commit it there; restore on failure."""
-    path = worktree / SKILLS_FILE
+    """Write ``skills.toml`` in the (clean) worktree and commit it there; restore on failure.
+
+    git runs with ``--git-dir=ADMIN --work-tree=WORKTREE`` (:meth:`evotree.core.gitio.Git.run`
+    with ``cwd`` a linked worktree), never through the worktree's ``.git`` pointer file."""
+    _write_in_worktree(worktree, text, create=True)  # refuses (a link, a special file) before writing
     try:
-        path.write_text(text, encoding="utf-8")
         ws.git.run("add", "--", SKILLS_FILE, cwd=worktree)
         ws.git.run("commit", "--quiet", "--no-verify", "-m", message, "--", SKILLS_FILE,
                    cwd=worktree)
     except BaseException:
         ws.git.run("reset", "--quiet", "--", SKILLS_FILE, cwd=worktree, check=False)
-        if old_text is None:
-            path.unlink(missing_ok=True)
-        else:
-            path.write_text(old_text, encoding="utf-8")
+        try:
+            if old_text is None:
+                _unlink_in_worktree(worktree)
+            else:
+                _write_in_worktree(worktree, old_text, create=True)
+        except (OSError, SkillsFileError):
+            pass  # the original error is the one to report; nothing is written through a link
         raise
     return ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
+
+
+def _open_worktree_dir(worktree: Path) -> int:
+    """A descriptor of the worktree folder itself (never a link put in its place)."""
+    import os
+
+    try:
+        return os.open(worktree, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SkillsFileError(f"{worktree} is not a plain folder ({exc.strerror}); evotree writes "
+                              f"{SKILLS_FILE} only into a worktree's own folder",
+                              fix="evotree worktree restore VERSION (recreates its worktree)") from None
+
+
+def _write_in_worktree(worktree: Path, text: str, *, create: bool) -> None:
+    """Write ``worktree/skills.toml`` without following a link: the folder and the file are opened
+    with ``O_NOFOLLOW``, the file must be a regular file with one name (no hard link to a file
+    elsewhere), and nothing is truncated or written before those checks pass."""
+    import os
+    import stat
+
+    data = text.encode("utf-8")
+    dir_fd = _open_worktree_dir(worktree)
+    try:
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+        try:
+            fd = os.open(SKILLS_FILE, flags, 0o644, dir_fd=dir_fd)
+        except OSError as exc:
+            raise SkillsFileError(f"{worktree / SKILLS_FILE} cannot be written safely ({exc.strerror}): "
+                                  "evotree never writes the recipe through a symbolic link or into a "
+                                  "special file", fix=f"remove {worktree / SKILLS_FILE} and retry") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                raise SkillsFileError(f"{worktree / SKILLS_FILE} is not a regular file of the worktree "
+                                      "(a special file or a hard link); nothing was written",
+                                      fix=f"remove {worktree / SKILLS_FILE} and retry")
+            os.set_blocking(fd, True)
+            os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _unlink_in_worktree(worktree: Path) -> None:
+    """Remove ``worktree/skills.toml`` (the name only, whatever it is; never a link's target)."""
+    import os
+
+    dir_fd = _open_worktree_dir(worktree)
+    try:
+        os.unlink(SKILLS_FILE, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(dir_fd)
 
 
 def _commit_on_branch(ws: Workspace, version_id: str, tip: Any, text: str, message: str) -> str:

@@ -126,9 +126,12 @@ def test_an_agent_works_through_the_tools_and_cannot_cross_the_sandbox(repo: Pat
     assert got["champion_recipe"].startswith("skill = 0.5")
     assert got["workspace_listing"] in (None, [".evotree"])  # only the path down to the worktrees
     # a worktree branched during the session has a writable pointer (its sandbox was laid out
-    # before it existed): the agent may rewrite it, and evotree never follows it
+    # before it existed): the agent may rewrite it, evotree never follows it, and the session's end
+    # writes it back from the repository's side (the user's own git must not follow it either)
     assert "rewrite_git_pointer" not in got["errors"]
-    assert (repo / ".evotree" / "worktrees" / vid / ".git").read_text() == "gitdir: /tmp/evil\n"
+    pointer = (repo / ".evotree" / "worktrees" / vid / ".git").read_text()
+    assert pointer.startswith("gitdir: ") and "/tmp/evil" not in pointer, pointer
+    assert Path(pointer.split(":", 1)[1].strip()).parent == (repo / ".git" / "worktrees").resolve()
     assert Cli(repo).json("show", vid)["uncommitted"] == []
     assert not (repo / ".git" / "refs" / "heads" / "evil").exists()
 

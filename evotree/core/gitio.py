@@ -7,6 +7,7 @@ user's checkout filters (LFS, eol, sparse checkout) that libgit2 does not.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -25,7 +26,7 @@ from evotree.core.errors import (
     NotAGitRepository,
 )
 
-__all__ = ["Git", "Identity", "RefRaceLost"]
+__all__ = ["Git", "Identity", "RefRaceLost", "check_worktree_special_files", "status_timeout", "write_pointer"]
 
 
 class RefRaceLost(Exception):
@@ -148,17 +149,38 @@ class Git:
         return Identity(name, email)
 
     # ----------------------------------------------------------------- git CLI
-    def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, check: bool = True) -> str:
+    def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, check: bool = True,
+            timeout: float | None = None) -> str:
         """Run ``git args...`` (in the main worktree by default) and return its stdout.
+
+        When ``cwd`` is a linked worktree (or a folder inside one), git is pointed at that
+        worktree's admin folder explicitly (``--git-dir=ADMIN --work-tree=ROOT``, the admin found
+        from the repository's side, :meth:`worktree_admin_dir`): git never discovers the repository
+        through the worktree's ``.git`` pointer file, which whoever writes the worktree (an agent)
+        can aim at a git folder of its own whose config runs programs. A ``.git`` pointer of no
+        registered worktree is refused.
+
+        ``timeout`` (seconds): git runs in a process group of its own, killed as a whole when the
+        time is up (:class:`GitCommandError`): a FIFO in a worktree must not hang evotree.
 
         Inside :func:`evotree.core.safegit.approver_process` (a sign-off) git runs as the
         approver's: the system git, no repository setting that runs a program.
         """
         from evotree.core import safegit
 
+        leading = []  # git's own options, before the command (``rev-parse --git-dir`` is no such)
+        for a in args:
+            if not a.startswith("-"):
+                break
+            leading.append(a)
+        if cwd is not None and not any(a.startswith("--git-dir") for a in leading):
+            linked = self._linked_worktree(cwd)
+            if linked is not None:
+                admin, top = linked
+                args = (f"--git-dir={admin}", f"--work-tree={top}", *args)
         if safegit.in_approver_process():
             proc = safegit.run_git(self.root, *args, cwd=cwd)
-        else:
+        elif timeout is None:
             proc = subprocess.run(
                 ["git", *args],
                 cwd=str(cwd or self.root),
@@ -166,6 +188,8 @@ class Git:
                 text=True,
                 env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
             )
+        else:
+            proc = _run_with_timeout(["git", *args], cwd=str(cwd or self.root), timeout=timeout)
         if check and proc.returncode != 0:
             raise GitCommandError(
                 f"`git {' '.join(args)}` failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}",
@@ -173,6 +197,56 @@ class Git:
                 returncode=proc.returncode,
             )
         return proc.stdout
+
+    def _common_dir(self) -> Path:
+        common = Path(self.repo.path)
+        if (common / "commondir").is_file():
+            common = (common / (common / "commondir").read_text().strip()).resolve()
+        return common
+
+    def linked_worktrees(self) -> list[tuple[Path, Path]]:
+        """(admin folder, worktree path as registered) of every linked worktree, read from the
+        repository's side (``.git/worktrees/*/gitdir``), never from a worktree's pointer file."""
+        admins = self._common_dir() / "worktrees"
+        out: list[tuple[Path, Path]] = []
+        for admin in sorted(admins.iterdir()) if admins.is_dir() else []:
+            try:
+                pointer = (admin / "gitdir").read_text().strip()
+            except OSError:
+                continue
+            if pointer:
+                out.append((admin, Path(os.path.dirname(pointer))))
+        return out
+
+    def _linked_admins(self) -> list[tuple[Path, str]]:
+        """(admin folder, real path of its worktree) of every linked worktree."""
+        return [(admin, os.path.realpath(top)) for admin, top in self.linked_worktrees()]
+
+    def _linked_worktree(self, cwd: str | os.PathLike[str]) -> tuple[Path, str] | None:
+        """(admin, worktree root) when ``cwd`` is a linked worktree of this repository or a folder
+        inside one; None in the main worktree or outside the repository. Raises
+        :class:`GitCommandError` for a folder under the main worktree whose ``.git`` is a file (a
+        pointer) of no registered worktree: git would follow it wherever it points."""
+        here = os.path.realpath(cwd)
+        by_root = {top: admin for admin, top in self._linked_admins()}
+        root = os.path.realpath(self.root)
+        inside = here == root or here.startswith(root.rstrip(os.sep) + os.sep)
+        probe = here
+        while True:
+            if probe in by_root:
+                return by_root[probe], probe
+            if probe == root:
+                return None
+            dotgit = os.path.join(probe, ".git")
+            if inside and os.path.lexists(dotgit) and not (os.path.isdir(dotgit) and not os.path.islink(dotgit)):
+                raise GitCommandError(
+                    f"{probe} has a .git pointer of no worktree of the repository {root}: evotree never "
+                    "follows one", fix="evotree worktree restore VERSION (recreates its worktree)",
+                    returncode=128)
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                return None
+            probe = parent
 
     def worktree_admin_dir(self, worktree: str | os.PathLike[str]) -> Path:
         """The folder git administers ``worktree`` in, found from the repository's side.
@@ -183,18 +257,11 @@ class Git:
         main worktree nor one of this repository's linked worktrees.
         """
         wanted = os.path.realpath(worktree)
-        common = Path(self.repo.path)
-        if (common / "commondir").is_file():
-            common = (common / (common / "commondir").read_text().strip()).resolve()
+        common = self._common_dir()
         if (common.parent / ".git").resolve() == common and os.path.realpath(common.parent) == wanted:
             return common
-        admins = common / "worktrees"
-        for admin in sorted(admins.iterdir()) if admins.is_dir() else []:
-            try:
-                pointer = (admin / "gitdir").read_text().strip()
-            except OSError:
-                continue
-            if os.path.realpath(os.path.dirname(pointer)) == wanted:
+        for admin, top in self._linked_admins():
+            if top == wanted:
                 return admin
         raise GitCommandError(f"{worktree} is not a worktree of the repository {common.parent}",
                               fix="evotree worktree restore VERSION (recreates its worktree)", returncode=128)
@@ -203,11 +270,16 @@ class Git:
         """Paths with uncommitted changes (tracked or untracked) in ``worktree``.
 
         git is pointed at the worktree's admin folder explicitly (:meth:`worktree_admin_dir`), so
-        a rewritten ``.git`` pointer file in the worktree is never followed.
+        a rewritten ``.git`` pointer file in the worktree is never followed. A ``.gitignore`` or
+        ``.gitattributes`` at the worktree's root that is not a regular file (a FIFO blocks git's
+        open) is refused up front, and git is killed after :func:`status_timeout` seconds
+        (:class:`GitCommandError` naming the worktree).
         """
         admin = self.worktree_admin_dir(worktree)
+        check_worktree_special_files(worktree)
         out = self.run(f"--git-dir={admin}", f"--work-tree={os.path.realpath(worktree)}",
-                       "status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=worktree)
+                       "status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=worktree,
+                       timeout=status_timeout())
         entries = [e for e in out.split("\0") if e]
         paths: list[str] = []
         skip_next = False
@@ -238,9 +310,27 @@ class Git:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def add_worktree(self, path: Path, branch: str) -> None:
-        """``git worktree add`` for an existing branch."""
+        """``git worktree add`` for an existing branch.
+
+        ``git worktree add`` runs its checkout in a child with ``GIT_DIR=<path>/.git``, the pointer
+        file it has just written in a folder whoever writes the worktrees folder (an agent) can
+        change: swapped in time, git checks out with that folder's config (a smudge filter runs).
+        So the worktree is added without a checkout, git's bookkeeping is set from the
+        repository's side (HEAD on the branch, the pointer file rewritten), and the files are
+        checked out with ``--git-dir=ADMIN --work-tree=PATH``, never through the pointer.
+        """
         with self.worktree_lock():
-            self.run("worktree", "add", "--quiet", str(path), branch)
+            self.run("worktree", "add", "--quiet", "--no-checkout", str(path), branch)
+            if os.path.islink(path):  # planted since the caller checked the path: check out nothing there
+                raise GitCommandError(f"worktree path {path} became a symbolic link (to {os.readlink(path)}) "
+                                      "while the worktree was added: evotree never checks out through one",
+                                      fix=f"remove the link ({path}) and retry", returncode=128)
+            admin = self.worktree_admin_dir(path)
+            top = os.path.realpath(path)
+            ref = branch if branch.startswith("refs/") else f"refs/heads/{branch}"
+            self.run(f"--git-dir={admin}", f"--work-tree={top}", "symbolic-ref", "HEAD", ref, cwd=top)
+            write_pointer(top, admin)
+            self.run(f"--git-dir={admin}", f"--work-tree={top}", "reset", "--hard", "--quiet", cwd=top)
 
     def remove_worktree(self, path: Path, *, force: bool = False) -> None:
         """``git worktree remove`` (``--force`` discards uncommitted changes)."""
@@ -259,6 +349,87 @@ class Git:
         """Drop git's bookkeeping for worktrees whose directories are gone."""
         with self.worktree_lock():
             self.run("worktree", "prune")
+
+
+def write_pointer(worktree: str | os.PathLike[str], admin: str | os.PathLike[str]) -> None:
+    """(Re)write ``worktree/.git`` as ``gitdir: ADMIN``, replacing whatever is there (a file the
+    agent rewrote, a link, a folder) without following it: a new file renamed over it."""
+    import tempfile
+
+    top = os.path.realpath(worktree)
+    dotgit = os.path.join(top, ".git")
+    if os.path.isdir(dotgit) and not os.path.islink(dotgit):
+        shutil.rmtree(dotgit)
+    fd, tmp = tempfile.mkstemp(prefix=".git-pointer-", dir=top)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"gitdir: {os.path.realpath(admin)}\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, dotgit)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+#: Files git opens at a worktree's root while it computes the status; anything but a regular file
+#: there (a FIFO blocks open() until a writer comes) is refused before git starts.
+_OPENED_AT_ROOT = (".gitignore", ".gitattributes")
+
+
+def check_worktree_special_files(worktree: str | os.PathLike[str]) -> None:
+    """Raise :class:`GitCommandError` when the worktree's root ``.gitignore`` or ``.gitattributes``
+    exists and is not a regular file (a FIFO, a device, a socket, a folder, a link)."""
+    import stat
+
+    for name in _OPENED_AT_ROOT:
+        path = os.path.join(worktree, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise GitCommandError(f"{path} cannot be inspected: {exc}", fix=f"remove {path}", returncode=128) from None
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a symbolic link" if stat.S_ISLNK(mode)
+                    else "a folder" if stat.S_ISDIR(mode) else "not a regular file")
+            raise GitCommandError(
+                f"{path} is {kind}: git would block or follow it; evotree refuses to run git status in {worktree}",
+                fix=f"remove {path} (or replace it with a regular file)", returncode=128)
+
+
+def status_timeout() -> float:
+    """Seconds a ``git status`` in a worktree may take (``EVOTREE_GIT_STATUS_TIMEOUT``, default 120)."""
+    try:
+        return max(1.0, float(os.environ.get("EVOTREE_GIT_STATUS_TIMEOUT", "120")))
+    except ValueError:
+        return 120.0
+
+
+def _run_with_timeout(argv: list[str], *, cwd: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``argv`` in a process group of its own; the whole group is killed after ``timeout`` s."""
+    import signal
+
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise GitCommandError(
+            f"`{' '.join(argv)}` in {cwd} did not finish within {timeout:.0f} s and was killed (a FIFO or "
+            "a blocking file in the worktree?)",
+            fix=f"look for special files in {cwd} (find {cwd} -not -type f -not -type d -not -type l), "
+                "or raise EVOTREE_GIT_STATUS_TIMEOUT", returncode=124) from None
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _is_lock_failure(exc: OSError) -> bool:

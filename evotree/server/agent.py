@@ -56,6 +56,7 @@ __all__ = [
     "bridge_command",
     "client_configs",
     "prepare_agent",
+    "restore_worktree_folder",
     "run_agent",
     "start_server",
 ]
@@ -362,5 +363,52 @@ def run_agent(plan: AgentPlan, argv: Sequence[str], *, passthrough: Mapping[str,
             return agent.wait()
     finally:
         _stop(server)
-        if not keep:
-            shutil.rmtree(plan.runtime, ignore_errors=True)
+        try:
+            restore_worktree_folder(plan)
+        finally:
+            if not keep:
+                shutil.rmtree(plan.runtime, ignore_errors=True)
+
+
+def restore_worktree_folder(plan: AgentPlan) -> list[str]:
+    """After a session, undo what the agent could leave in the (read-write) worktrees folder for
+    the user's own git: every registered worktree's ``.git`` pointer file is rewritten from the
+    repository's side (``gitdir: ADMIN``, the admin whose ``gitdir`` names that worktree; a pointer
+    the agent aimed at a git folder of its own would run that folder's fsmonitor, filters, pager
+    as the user), and a ``.git`` or ``evotree.toml`` the agent planted in the folder itself (which
+    would make git or evotree take it for a repository) is removed. Returns what it changed."""
+    from evotree.core.gitio import Git, write_pointer
+
+    changed: list[str] = []
+    base = plan.worktree_base
+    real_base = os.path.realpath(base)
+    for name in (".git", "evotree.toml"):  # _worktree_base refused a session where either existed
+        planted = base / name
+        if os.path.lexists(planted):
+            if planted.is_dir() and not planted.is_symlink():
+                shutil.rmtree(planted, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    planted.unlink()
+            changed.append(str(planted))
+    git = Git(plan.workspace)
+    for admin, registered in git.linked_worktrees():
+        top = Path(os.path.abspath(registered))  # git registered its real path when it was added
+        parent = str(top.parent)
+        inside = parent == real_base or parent.startswith(real_base.rstrip(os.sep) + os.sep)
+        if not inside or os.path.realpath(parent) != parent or top.is_symlink() or not top.is_dir():
+            continue  # not in the worktrees folder, or a folder on the way was swapped: never follow it
+        pointer = top / ".git"
+        want = f"gitdir: {os.path.realpath(admin)}\n"
+        try:
+            current = pointer.read_text() if pointer.is_file() and not pointer.is_symlink() else None
+        except OSError:
+            current = None
+        if current == want:
+            continue
+        try:
+            write_pointer(top, admin)
+            changed.append(str(pointer))
+        except OSError:
+            pass  # best effort: Git.run never follows a pointer evotree did not register anyway
+    return changed

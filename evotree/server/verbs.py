@@ -155,9 +155,12 @@ def _runs(records: list[Any]) -> dict[str, Any]:
 class Verbs:
     """The agent's verbs over the workspace at ``root``, acting for ``principal``."""
 
-    def __init__(self, root: str | os.PathLike[str], principal: Principal) -> None:
+    def __init__(self, root: str | os.PathLike[str], principal: Principal,
+                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root)
         self.principal = principal
+        #: where ``branch`` puts new worktrees (``evotree agent``'s session folder); None: the configured one
+        self.worktree_dir = Path(worktree_dir) if worktree_dir is not None else None
         self._state = _LedgerState()
         self._state_lock = threading.Lock()
 
@@ -228,19 +231,27 @@ class Verbs:
 
     def show(self, version: str) -> dict[str, Any]:
         """``evotree show V --json``: the record, children and events from the ledger state, the
-        branch's commits and the worktree's uncommitted files read now (as ``show_version``)."""
+        branch's commits and the worktree's uncommitted files read now (as ``show_version``).
+
+        ``uncommitted`` lists paths only for a version the server's principal created: another
+        principal's unfinished work (its file names) is not the agent's to learn; for those it is
+        empty."""
         import pygit2
 
         from evotree.core.refs import branch_ref
 
         ws = self.open()
         record = ws.resolve(version)
+        own = record.created_by == str(self.principal.identity())
         state = self.ledger_state(ws)
         view = state.views.get(record.id)
         if view is None:  # created after the state was read: the library's own view
             from evotree.core.versions import show_version
 
-            return show_version(ws, version).to_dict()
+            shown = show_version(ws, version).to_dict()
+            if not own:
+                shown["uncommitted"] = []
+            return shown
         tip = ws.git.ref_target(branch_ref(record.id))
         commits: list[dict[str, str]] = []
         if tip is not None:
@@ -256,7 +267,7 @@ class Verbs:
                                 "summary": commit.message.splitlines()[0] if commit.message else "",
                                 "author": f"{commit.author.name} <{commit.author.email}>"})
         exists = bool(record.worktree) and ws.absolute(record.worktree or "").exists()
-        uncommitted = ws.git.status_porcelain(ws.absolute(record.worktree or "")) if exists else []
+        uncommitted = ws.git.status_porcelain(ws.absolute(record.worktree or "")) if exists and own else []
         return {"version": view, "tip": str(tip) if tip is not None else None, "commits": commits,
                 "worktree_exists": exists, "uncommitted": uncommitted,
                 "events": state.by_version.get(record.id, []), "v": 1}
@@ -278,7 +289,8 @@ class Verbs:
         ws = self.open()
         creator = self.principal.identity()
         if not skills:
-            return create_version(ws, hypothesis=hypothesis, parent=parent, name=name, creator=creator).to_dict()
+            return create_version(ws, hypothesis=hypothesis, parent=parent, name=name, creator=creator,
+                                  worktree_parent=self.worktree_dir).to_dict()
         from evotree.core.versions import abandon_version
         from evotree.skills import get_skill, parse_params
         from evotree.skills.recipe import apply_skill, check_applicable
@@ -287,7 +299,8 @@ class Verbs:
         for skill_name, params in skills.items():
             info = get_skill(skill_name)
             check_applicable(info, domain, parse_params(info, dict(params or {})))
-        record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name, creator=creator)
+        record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name, creator=creator,
+                                worktree_parent=self.worktree_dir)
         try:
             for skill_name, params in skills.items():
                 apply_skill(ws, record.id, skill_name, dict(params or {}))
