@@ -129,7 +129,9 @@ def test_an_agent_works_through_the_tools_and_cannot_cross_the_sandbox(repo: Pat
     # before it existed): the agent may rewrite it, evotree never follows it, and the session's end
     # writes it back from the repository's side (the user's own git must not follow it either)
     assert "rewrite_git_pointer" not in got["errors"]
-    pointer = (repo / ".evotree" / "worktrees" / vid / ".git").read_text()
+    worktree = repo / Cli(repo).json("show", vid)["version"]["worktree"]
+    assert worktree.parent.name.startswith("agent-bot-")  # the session's own worktrees folder
+    pointer = (worktree / ".git").read_text()
     assert pointer.startswith("gitdir: ") and "/tmp/evil" not in pointer, pointer
     assert Path(pointer.split(":", 1)[1].strip()).parent == (repo / ".git" / "worktrees").resolve()
     assert Cli(repo).json("show", vid)["uncommitted"] == []
@@ -142,17 +144,17 @@ def test_other_versions_worktrees_are_hidden_and_network_needs_the_policy(repo: 
     other = cli.json("branch", "-m", "someone else's")["id"]
     other_wt = repo / ".evotree" / "worktrees" / other
     (other_wt / "notes.txt").write_text("private\n")
-    probe = ("import os, sys; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
-             "print(sorted(os.listdir(os.path.join(base, sys.argv[1]))), "
-             "sorted(os.listdir(os.path.join(base, sys.argv[2]))), "
-             "repr(open(os.path.join(base, sys.argv[1], '.git')).read()))\n"
-             "try:\n open(os.path.join(base, sys.argv[1], '.git'), 'w').write('gitdir: /tmp/x')\n"
+    probe = ("import os, sys; own = os.path.join('versions', sys.argv[1]); "
+             "print(sorted(os.listdir(own)), os.path.exists(sys.argv[2]), "
+             "repr(open(os.path.join(own, '.git')).read()))\n"
+             "try:\n open(os.path.join(own, '.git'), 'w').write('gitdir: /tmp/x')\n"
              "except OSError as exc: print('refused', type(exc).__name__)")
-    proc = _agent(repo, "--versions", mine, "--", sys.executable, "-c", probe, mine, other)
+    proc = _agent(repo, "--versions", mine, "--", sys.executable, "-c", probe, mine, str(other_wt))
     assert proc.returncode == 0, proc.stderr
     listing, refusal = proc.stdout.strip().splitlines()
-    own, hidden, pointer = listing.split("] ")
-    assert "recipe.toml" in own and hidden == "["  # the other worktree is an empty folder
+    own, rest = listing.split("] ")
+    hidden, pointer = rest.split(" ", 1)
+    assert "recipe.toml" in own and hidden == "False"  # the other worktree is not there at all
     assert pointer == "''" and refusal.startswith("refused")  # its own .git pointer: empty, read-only
     assert (repo / ".evotree" / "worktrees" / mine / ".git").read_text().startswith("gitdir:")
     refused = _agent(repo, "--network", "--json", "--", "true")
@@ -232,16 +234,20 @@ def _pids(needle: str, *, exact: bool = False) -> list[int]:
 
 
 def test_a_link_planted_where_the_next_worktree_goes_is_refused(repo: Path, tmp_path: Path) -> None:
-    """From inside the sandbox the agent can write the worktrees folder: a link named after the
-    next version id must not make the server check files out where it points."""
+    """From inside the sandbox the agent can write its session's worktrees folder: a link named
+    after the next version id must not make the server check files out where it points."""
+    from evotree.core.errors import AlreadyExists
+    from evotree.server.verbs import Principal, Verbs
+
     target = tmp_path / "elsewhere"
     target.mkdir()
     plant = ("import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
              f"os.symlink({str(target)!r}, os.path.join(base, 'v1')); print('planted')")
-    proc = _agent(repo, "--", sys.executable, "-c", plant)
+    proc = _agent(repo, "--as", "bot", "--", sys.executable, "-c", plant)
     assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr
-    assert (repo / ".evotree" / "worktrees" / "v1").is_symlink()
-    refused = Cli(repo).json("branch", "-m", "next", code=7)
-    assert "symbolic link" in refused["error"]["message"]
+    (session,) = (repo / ".evotree" / "worktrees").glob("agent-bot-*")
+    assert (session / "v1").is_symlink()
+    with pytest.raises(AlreadyExists, match="symbolic link"):  # the session's server, branching next
+        Verbs(repo, Principal.parse("bot"), worktree_dir=session).branch("next")
     assert list(target.iterdir()) == []
     assert git(repo, "branch", "--list", "evotree/v1").strip() == ""  # nothing half-made

@@ -131,7 +131,7 @@ base = os.environ["EVOTREE_AGENT_WORKTREES"]
 before = set(os.listdir(base))
 open(os.path.join(base, ".agent-ready"), "w").close()
 out = {"seen": None, "read": None, "wrote": False}
-deadline = time.time() + 90
+deadline = time.time() + 15
 while time.time() < deadline:
     new = [n for n in set(os.listdir(base)) - before if not n.startswith(".")]
     if new:
@@ -155,9 +155,6 @@ print("AGENT-RESULT " + json.dumps(out))
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="prepare_agent covers only the worktrees that exist at start; a worktree "
-                   "another principal branches during the session appears in the read-write worktrees folder, "
-                   "readable and writable by the agent")
 def test_a_worktree_someone_else_branches_during_the_session_is_hidden(tmp_path: Path) -> None:
     import time
 
@@ -168,7 +165,7 @@ def test_a_worktree_someone_else_branches_during_the_session_is_hidden(tmp_path:
                              env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")})
     try:
         deadline = time.monotonic() + 120
-        while not (base / ".agent-ready").exists():
+        while not list(base.glob("*/.agent-ready")):  # the agent's session folder
             assert agent.poll() is None and time.monotonic() < deadline, agent.communicate()
             time.sleep(0.1)
         human = Cli(repo).json("branch", "-m", "the human's own idea")["id"]
@@ -218,7 +215,7 @@ def test_a_pointer_rewritten_in_the_session_is_not_left_for_the_user(tmp_path: P
     proc = _agent(repo, "--as", "bot", "--", sys.executable, "-c", PLANTER, str(marker))
     assert proc.returncode == 0, proc.stderr
     vid = _result(proc)["id"]
-    worktree = repo / ".evotree" / "worktrees" / vid
+    worktree = repo / Cli(repo).json("show", vid)["version"]["worktree"]  # in the session's folder
     # after the session, the user looks at the agent's work the ordinary way
     subprocess.run(["git", "status", "--short"], cwd=worktree, capture_output=True, timeout=60)
     assert not marker.exists(), "the agent's program ran as the user, outside the sandbox"
@@ -501,7 +498,7 @@ def test_show_does_not_list_another_principals_uncommitted_files(tmp_path: Path)
 def test_a_fifo_left_in_a_worktree_does_not_hang_the_users_commands(tmp_path: Path) -> None:
     repo = make_workspace(tmp_path / "ws")
     vid = Cli(repo).json("branch", "-m", "the agent's")["id"]
-    plant = ("import os, sys; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
+    plant = ("import os, sys; base = 'versions'; "  # the desk's link to the version's worktree
              "os.mkfifo(os.path.join(base, sys.argv[1], '.gitignore')); print('planted')")
     proc = _agent(repo, "--as", "bot", "--versions", vid, "--", sys.executable, "-c", plant, vid)
     assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr

@@ -4,9 +4,10 @@ The agent (an agent CLI, a script) runs in a sandbox (:mod:`evotree.harness.sand
 
 - ``/agent`` -- its desk (working directory, read-write): ``.mcp.json`` for Claude Code,
   ``AGENT.md`` (where things are), ``versions/<id>`` links to its worktrees;
-- the worktrees folder (``[workspace].worktree_dir``, read-write), where every worktree that
-  existed at start and is not one of its versions is covered by an empty folder, and each of its
-  worktrees' ``.git`` pointer files by an empty read-only file: no path leads into ``.git``;
+- its versions' worktrees (read-write; each ``.git`` pointer file covered by an empty read-only
+  file), and the session's own folder in the worktrees folder (``agent-<name>-XXXX``,
+  read-write), where the server puts the worktrees of the versions it branches for the agent:
+  no other worktree, existing or made during the session, is visible;
 - ``/agent/champion`` -- the champion's recipe (its committed files, judge paths left out),
   read-only;
 - ``/run/evotree/mcp.sock`` -- the socket of an ``evotree serve --as PRINCIPAL`` started for it
@@ -29,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -91,7 +93,9 @@ class AgentPlan:
     socket_dir: Path
     worktree_base: Path
     worktrees: tuple[Path, ...]  #: the agent's own (read-write)
-    covered: tuple[Path, ...] = ()  #: other versions' worktrees (hidden)
+    #: the session's own folder inside the worktrees folder (read-write): the server puts the
+    #: worktrees of the versions it branches there; nobody else's worktree ever appears in it
+    session_dir: Path | None = None
     network: bool = False
     python: str = field(default_factory=lambda: sys.executable)
 
@@ -105,7 +109,8 @@ class AgentPlan:
         return {"v": 1, "principal": self.principal, "versions": list(self.versions),
                 "champion": self.champion, "network": self.network, "desk": AGENT_DESK,
                 "socket": AGENT_SOCKET, "worktrees": [str(p) for p in self.worktrees],
-                "hidden_worktrees": len(self.covered), "runtime": str(self.runtime),
+                "session_worktrees": str(self.session_dir) if self.session_dir else None,
+                "runtime": str(self.runtime),
                 "mcp": client_configs(self.python)}
 
 
@@ -165,7 +170,7 @@ def _choose_versions(ws: Workspace, principal: str, asked: Sequence[str], base: 
             raise AgentError(f"{record.id} has no worktree", fix=f"evotree worktree restore {record.id}",
                              version=record.id)
         path = path.resolve()
-        if path.parent != base:
+        if base not in path.parents:
             raise AgentError(f"the worktree of {record.id} ({path}) is not in the worktrees folder {base}",
                              fix=f"evotree worktree restore {record.id}", version=record.id)
         chosen.append((record.id, path))
@@ -209,13 +214,13 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
 
         export_tree(ws.git.repo, champion_commit, champion_dir,
                     exclude=[p.rstrip("/") for p in ws.config.eval.judge_paths])
-        own = {path for _, path in chosen}
-        covered = tuple(sorted(p.resolve() for p in base.iterdir() if p.is_dir() and p.resolve() not in own)) \
-            if base.is_dir() else ()
+        # the session's own worktrees folder: only the worktrees the server branches for this agent
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", principal.split("<")[0]).strip("-").lower()[:24] or "agent"
+        session_dir = Path(tempfile.mkdtemp(prefix=f"agent-{slug}-", dir=base))
         plan = AgentPlan(workspace=ws.root, principal=principal, versions=tuple(v for v, _ in chosen),
                          champion=champion, runtime=runtime, desk=desk, home=home, champion_dir=champion_dir,
                          socket_dir=socket_dir, worktree_base=base, worktrees=tuple(p for _, p in chosen),
-                         covered=covered, network=network)
+                         session_dir=session_dir, network=network)
         _write_desk(plan)
         (runtime / "empty").touch(mode=0o444)
         return plan
@@ -235,7 +240,7 @@ def _write_desk(plan: AgentPlan) -> None:
         f"You act as {plan.principal}. Your tools are the MCP server `evotree` (see .mcp.json; socket "
         f"{AGENT_SOCKET}).\n\n"
         f"- versions/<id>: your versions' worktrees (edit files here, then call the `commit` tool)\n"
-        f"- new versions you create with the `branch` tool appear under {plan.worktree_base}/<id>\n"
+        f"- new versions you create with the `branch` tool appear under {plan.session_dir}/<id>\n"
         f"- {AGENT_DESK}/champion: the champion ({plan.champion}) recipe, read-only\n\n"
         "There is no .git here: branch, commit, run, compare and gates go through the tools.\n")
 
@@ -245,8 +250,8 @@ def agent_argv(plan: AgentPlan, argv: Sequence[str]) -> list[str]:
     """The bwrap command line that runs ``argv`` as the agent of ``plan``."""
     from evotree.harness.sandbox import SandboxSpec, wrap
 
-    spec = SandboxSpec(cwd=plan.desk, read_write=(plan.worktree_base, plan.home, plan.desk),
-                       masked=plan.covered, network=plan.network)
+    own = (*plan.worktrees, *((plan.session_dir,) if plan.session_dir is not None else ()))
+    spec = SandboxSpec(cwd=plan.desk, read_write=(*own, plan.home, plan.desk), network=plan.network)
     args = wrap(spec, argv)
     # bwrap's options end at the first "--": the agent's own binds go in just before the
     # root is remounted read-only (after the binds and masks the spec produced)
@@ -274,7 +279,7 @@ def agent_env(plan: AgentPlan, passthrough: Mapping[str, str] | None = None,
     env.update(PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", HOME=str(plan.home), TMPDIR="/tmp",
                CODEX_HOME=str(plan.home / ".codex"), EVOTREE_MCP_SOCKET=AGENT_SOCKET,
                EVOTREE_AGENT_PRINCIPAL=plan.principal, EVOTREE_AGENT_VERSIONS=",".join(plan.versions),
-               EVOTREE_AGENT_WORKTREES=str(plan.worktree_base),
+               EVOTREE_AGENT_WORKTREES=str(plan.session_dir or plan.worktree_base),
                EVOTREE_CHAMPION_DIR=f"{AGENT_DESK}/champion")
     env.setdefault("LANG", "C.UTF-8")
     return env
@@ -296,6 +301,8 @@ def start_server(plan: AgentPlan, *, timeout: float = 60.0, log: Any = None) -> 
     once it listens (its stderr goes to ``log``, a file object, or is discarded)."""
     argv = [sys.executable, "-P", "-m", "evotree", "-C", str(plan.workspace), "serve", "--as", plan.principal,
             "--socket", str(plan.socket)]
+    if plan.session_dir is not None:
+        argv += ["--worktrees", str(plan.session_dir)]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=log if log is not None else subprocess.DEVNULL, start_new_session=True,
                             preexec_fn=_die_with_parent)
