@@ -221,7 +221,7 @@ def test_stdio_results_are_the_cli_json(repo: Path) -> None:
     assert got["show_champion"] == cli.json("show", "champion")
     assert got["log2"] == cli.json("log") and got["log_v1"] == cli.json("log", "--version", "v1")
     assert [e["kind"] for e in got["log_v1"]["events"]] == ["version.abandoned", "version.created"]
-    assert got["show"]["uncommitted"] == ["scratch.txt"] and [c["summary"] for c in got["show"]["commits"]] == [
+    assert got["show"]["uncommitted"] == [] and [c["summary"] for c in got["show"]["commits"]] == [
         "skill 0.6"]
     assert got["log"]["events"] == got["log2"]["events"][2:7]
     assert got["skill_list"] == cli.json("skill", "list")
