@@ -23,6 +23,9 @@ from conftest import EVOTREE_BIN, Cli, git  # noqa: E402
 from evotree.server.agent import AGENT_SOCKET, client_configs  # noqa: E402
 from test_server import IMPOSTOR, make_workspace  # noqa: E402
 
+# tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = pytest.mark.heavy
+
 #: The agent: the SDK's stdio client, configured from the desk's .mcp.json; prints one JSON document.
 AGENT = r'''
 import asyncio, json, os, sys

@@ -52,7 +52,9 @@ from evotree.domains.math.templates import MATH_TOML, RECIPE_TOML
 pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch)")
 
 # TRL 1.16 itself calls transformers' deprecated is_gradient_checkpointing
-pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
+# tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = [pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning"),
+              pytest.mark.heavy]
 
 STEPS = 6
 G = 8  # num_generations of the template

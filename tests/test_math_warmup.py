@@ -43,7 +43,9 @@ from evotree.domains.math.warmup import (
 )
 
 pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch)")
-pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
+# tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = [pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning"),
+              pytest.mark.heavy]
 
 #: a small problem space and model, so a warm-up takes seconds
 SMALL = SplitSpec(seed=0, num_problems=10, ops=("+",), max_operand=6)

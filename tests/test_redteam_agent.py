@@ -20,6 +20,9 @@ from test_gates import gate_repo, keys, new_version  # noqa: F401 - keys is a fi
 
 from evotree.core.workspace import Workspace
 
+# tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = pytest.mark.heavy
+
 
 # ---------------------------------------------------------------------------- the approver's process
 def test_harness_promote_status_with_a_rewritten_pointer_runs_no_filter(tmp_path: Path, keys: dict[str, Any]) -> None:

@@ -35,6 +35,9 @@ from evotree.harness.runs import (
 )
 from test_runs import _version, make_run_repo
 
+# tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = pytest.mark.heavy
+
 N_REQUESTS = 8
 
 
