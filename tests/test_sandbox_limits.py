@@ -35,7 +35,8 @@ from evotree.harness.sandbox import (
     wrap,
 )
 
-pytestmark = pytest.mark.skipif(not check_sandbox().ok, reason="bubblewrap cannot start here")
+# tens of seconds of real sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = [pytest.mark.skipif(not check_sandbox().ok, reason="bubblewrap cannot start here"), pytest.mark.heavy]
 
 TRAIN = '''\
 import ctypes, json, os, subprocess, sys, time, tomllib

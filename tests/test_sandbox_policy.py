@@ -60,6 +60,9 @@ from evotree.core.config import render_template
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
 
+# tens of seconds of real sandboxes: run apart (make test-heavy; CI runs it after make test)
+pytestmark = pytest.mark.heavy
+
 ENVS = ("CartPole-v1", "Pendulum-v1")  # Pendulum: float returns, so "bit-identical" means something
 MARK = "EVOTREE-POLICY-REPORT "
 
