@@ -15,6 +15,9 @@ import pytest
 
 pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
 
+# tens of seconds of real runs: run apart (make test-heavy; CI runs it after make test)
+pytestmark = pytest.mark.heavy
+
 from conftest import commit_file, git, make_repo  # noqa: E402
 
 from evotree.api import init as evotree_init  # noqa: E402

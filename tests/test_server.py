@@ -23,6 +23,9 @@ import pytest
 
 pytest.importorskip("mcp")
 
+# tens of seconds of real runs: run apart (make test-heavy; CI runs it after make test)
+pytestmark = pytest.mark.heavy
+
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 from conftest import EVOTREE_BIN, Cli, git, make_repo, validate  # noqa: E402
