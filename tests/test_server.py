@@ -30,6 +30,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 from conftest import EVOTREE_BIN, Cli, git, make_repo, validate  # noqa: E402
 from evotree.core.workspace import init_workspace  # noqa: E402
+from evotree.server.agent import _listening  # noqa: E402 - the probe evotree agent waits with
 from evotree.server.tools import FORBIDDEN_WORDS, TOOL_NAMES  # noqa: E402
 from evotree.server.transport import unix_socket_client  # noqa: E402
 from evotree.server.verbs import Principal, PrincipalError  # noqa: E402
@@ -102,17 +103,6 @@ async def stdio_session(repo: Path, *, principal: str = "alice", env: dict[str, 
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
-
-
-def _listening(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 @contextmanager

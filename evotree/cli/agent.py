@@ -6,7 +6,7 @@ import json
 
 import click
 
-from evotree.cli.common import fail
+from evotree.cli.common import fail, missing_mcp
 
 __all__ = ["register"]
 
@@ -66,10 +66,7 @@ def register(cli: click.Group) -> None:
             from evotree.server.agent import AgentError, client_configs, prepare_agent, run_agent
             from evotree.server.verbs import Principal
         except ImportError as exc:
-            missing = EvotreeError(f"evotree agent needs the MCP SDK ({exc.name or exc} is not installed)",
-                                   fix="pip install 'evotree-rl[agent]'")
-            missing.exit_code, missing.code = 2, "missing_dependency"
-            fail(missing, as_json)
+            fail(missing_mcp("agent", exc), as_json)
             return
         if print_config and not command:
             configs = client_configs()

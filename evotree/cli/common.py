@@ -17,7 +17,7 @@ import click
 
 from evotree.core.errors import EXIT_CODES, EvotreeError
 
-__all__ = ["EXIT_CODE_HELP", "fail", "open_workspace", "outputs", "renderer", "to_data"]
+__all__ = ["EXIT_CODE_HELP", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "to_data"]
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>2}  {text}" for code, text in EXIT_CODES.items())
 
@@ -30,6 +30,14 @@ def to_data(result: Any) -> Any:
     if is_dataclass(result) and not isinstance(result, type):
         return asdict(result)
     return result
+
+
+def missing_mcp(command: str, exc: ImportError) -> EvotreeError:
+    """The error of a command that needs the MCP SDK where it is not installed (exit 2)."""
+    missing = EvotreeError(f"evotree {command} needs the MCP SDK ({exc.name or exc} is not installed)",
+                           fix="pip install 'evotree-rl[agent]'")
+    missing.exit_code, missing.code = 2, "missing_dependency"
+    return missing
 
 
 def fail(exc: EvotreeError, as_json: bool) -> None:

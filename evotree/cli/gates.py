@@ -8,6 +8,8 @@ checks and the signing are library functions in :mod:`evotree.gates`.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -268,6 +270,21 @@ def register(cli: click.Group) -> None:
             click.echo(json.dumps(result.to_dict(), default=str))
         else:
             render_run_approval(result)
+
+
+@contextlib.contextmanager
+def signer_session(action: str) -> Iterator[tuple[Any, Any]]:
+    """(workspace, signed policy) for a person's sign-off at a terminal, inside the approver's
+    process (system git and ssh-keygen, no repository program); refused without a terminal."""
+    from evotree.cli.common import open_workspace
+    from evotree.core.safegit import approver_process
+    from evotree.gates.signoff import require_human_terminal
+    from evotree.gates.verify import trusted_policy
+
+    with approver_process():
+        require_human_terminal(action=action)
+        ws = open_workspace()
+        yield ws, trusted_policy(ws)
 
 
 def _ask(text: str, as_json: bool) -> str:

@@ -201,19 +201,13 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
 
     signer_process = contextlib.ExitStack()
     try:
-        from evotree.cli.gates import _ask, _challenge
+        from evotree.cli.gates import _ask, _challenge, signer_session
         from evotree.gates.errors import SignoffRefused
         from evotree.gates.judges import plan_judge_promotion, record_judge_promotion
         from evotree.gates.signing import resolve_key
-        from evotree.gates.signoff import approver_for, require_human_terminal
-        from evotree.gates.verify import trusted_policy
+        from evotree.gates.signoff import approver_for
 
-        from evotree.core.safegit import approver_process
-
-        signer_process.enter_context(approver_process())  # system git and ssh-keygen; no repository program runs
-        require_human_terminal(action="change the judge")
-        ws = open_workspace()
-        policy = trusted_policy(ws)
+        ws, policy = signer_process.enter_context(signer_session("change the judge"))
         plan = plan_judge_promotion(ws, directory)
         approver = approver_for(policy, resolve_key(key, git_root=ws.root), plan.proposed_by)
         show(plan)

@@ -142,19 +142,13 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
 
     signer_process = contextlib.ExitStack()
     try:
-        from evotree.cli.gates import _ask, _challenge, _shown
+        from evotree.cli.gates import _ask, _challenge, _shown, signer_session
         from evotree.gates.errors import SignoffRefused
         from evotree.gates.evidence import record_run_void, void_candidate
         from evotree.gates.signing import resolve_key
-        from evotree.gates.signoff import approver_for, require_human_terminal
-        from evotree.gates.verify import trusted_policy
+        from evotree.gates.signoff import approver_for
 
-        from evotree.core.safegit import approver_process
-
-        signer_process.enter_context(approver_process())  # system git and ssh-keygen; no repository program runs
-        require_human_terminal(action="void a run")
-        ws = open_workspace()
-        policy = trusted_policy(ws)
+        ws, policy = signer_process.enter_context(signer_session("void a run"))
         record, run = void_candidate(ws, run_id)
         approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
         echo = lambda text: click.echo(text, err=as_json)  # noqa: E731

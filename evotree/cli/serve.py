@@ -52,7 +52,7 @@ def register(cli: click.Group) -> None:
         import signal
         import sys
 
-        from evotree.cli.common import fail
+        from evotree.cli.common import fail, missing_mcp
         from evotree.core.errors import EvotreeError
 
         try:
@@ -61,10 +61,7 @@ def register(cli: click.Group) -> None:
             from evotree.server.tools import build_server, configure_logging
             from evotree.server.transport import serve_stdio, serve_unix_socket
         except ImportError as exc:
-            missing = EvotreeError(f"evotree serve needs the MCP SDK ({exc.name or exc} is not installed)",
-                                   fix="pip install 'evotree-rl[agent]'")
-            missing.exit_code, missing.code = 2, "missing_dependency"
-            fail(missing, as_json)
+            fail(missing_mcp("serve", exc), as_json)
             return
         from evotree.core.workspace import Workspace
         from evotree.server.verbs import Principal, Verbs, pin_principal
