@@ -301,6 +301,49 @@ class FinishReasonsThresholds:
         check_order(owner, format_warn=self.format_warn, format_high=self.format_high)
 
 
+def _budget_change(con: Any, run_id: str, rate: float, t: Any) -> dict[str, Any] | None:
+    """A recipe change for a truncation finding: raise ``max_completion_length`` (TRL's name) to
+    twice the budget the truncated rollouts hit, when more than ``truncation_high`` of the
+    rollouts are cut and either nearly all are (90 %: the budget binds) or the cut ones earn less
+    reward than the whole ones (the budget, not the policy, costs reward). None otherwise."""
+    rows, _ = query(con, (
+        "SELECT max(length) FILTER (WHERE truncated OR finish_reason = 'length') AS budget, "
+        "avg(reward) FILTER (WHERE truncated OR finish_reason = 'length') AS cut_reward, "
+        "avg(reward) FILTER (WHERE NOT (truncated OR finish_reason = 'length')) AS whole_reward, "
+        "count(*) FILTER (WHERE (truncated OR finish_reason = 'length') AND length IS NOT NULL) AS cut "
+        f"FROM _rollouts WHERE {_run(run_id)}"))
+    if not rows:
+        return None
+    budget, cut_reward, whole_reward, cut = rows[0]
+    if budget is None or not cut or rate <= t.truncation_high:
+        return None
+    # nearly every rollout cut: the budget binds whatever the few whole ones earn
+    if rate < 0.9 and cut_reward is not None and whole_reward is not None \
+            and float(cut_reward) >= float(whole_reward):
+        return None
+    budget = int(budget)
+    why = (f"{rate:.0%} of rollouts stop at the {budget}-token budget: the budget, not the policy, ends them"
+           if rate >= 0.9 else
+           f"{rate:.0%} of rollouts stop at {budget} tokens; cut ones earn {float(cut_reward or 0):.3g} reward "
+           f"on average against {float(whole_reward or 0):.3g} for whole ones")
+    change: dict[str, Any] = {
+        "kind": "raise", "param": "max_completion_length", "from": budget, "to": 2 * budget, "why": why,
+        "where": "the GRPO config (math: recipe.toml; TRL: GRPOConfig.max_completion_length)"}
+    # dead groups whose samples are (nearly) all cut: the budget is their cause too
+    groups, _ = query(con, (
+        "SELECT count(*) FILTER (WHERE coalesce(sd, 0) = 0) AS dead, "
+        "count(*) FILTER (WHERE coalesce(sd, 0) = 0 AND cut_share >= 0.9) AS dead_cut FROM ("
+        "SELECT group_id, stddev_samp(reward) AS sd, "
+        "avg(CASE WHEN truncated OR finish_reason = 'length' THEN 1.0 ELSE 0.0 END) AS cut_share "
+        f"FROM _rollouts WHERE {_run(run_id)} AND group_id IS NOT NULL GROUP BY group_id)"))
+    dead, dead_cut = (int(groups[0][0] or 0), int(groups[0][1] or 0)) if groups else (0, 0)
+    if dead and dead_cut / dead >= 0.5:
+        change["also_addresses"] = ["signal.dead_groups_high"]
+        change["why"] += (f"; {dead_cut:,} of the {dead:,} zero-variance groups ({dead_cut / dead:.0%}) are "
+                          "groups whose samples the budget cut")
+    return change
+
+
 @register_analyzer
 class FinishReasons(Analyzer):
     """Truncation and format-failure rates of the train rollouts (not for gym runs).
@@ -339,14 +382,20 @@ class FinishReasons(Analyzer):
         out = []
         rate = truncated / known if known else 0.0
         if known and rate > t.truncation_warn:
+            change = _budget_change(con, run_id, rate, t)
+            evidence_change = {"recipe_change": change} if change else {}
             out.append(self.finding(
                 "behavior.truncation_rate_high", "high" if rate > t.truncation_high else "warn",
                 f"{rate:.0%} of rollouts are truncated ({truncated:,} of {known:,})", run_id=run_id, version=version,
                 evidence={"truncated_fraction": rate, "truncated": truncated, "rollouts": known,
                           "finish_reasons": reasons, "warn": t.truncation_warn, "high": t.truncation_high,
-                          "query": shown},
-                suggestion="answers hit the length limit and lose their reward: penalize overlong answers "
-                           "(OverlongPenalty), or raise the limit if the tasks need it",
+                          "query": shown, **evidence_change},
+                suggestion=(f"answers hit the completion budget ({change['from']} tokens) and lose their reward: "
+                            f"raise max_completion_length to {change['to']} (the budget, not the policy, "
+                            "cuts them), or penalize overlong answers (OverlongPenalty)" if change and
+                            change.get("kind") == "raise" else
+                            "answers hit the length limit and lose their reward: penalize overlong answers "
+                            "(OverlongPenalty), or raise the limit if the tasks need it"),
                 skills=["OverlongPenalty"]))
         rate = failed / total
         if rate > t.format_warn:

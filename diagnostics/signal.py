@@ -74,6 +74,8 @@ __all__ = [
     "KlClip",
     "KlClipThresholds",
     "NonFinite",
+    "RewardBelowStart",
+    "RewardBelowStartThresholds",
     "RewardTrend",
     "RewardTrendThresholds",
     "SolveRates",
@@ -581,6 +583,112 @@ class RewardTrend(Analyzer):
             skills=["StdGroupFilter"] if grouped else [])]
 
 
+# ----------------------------------------------------------------------------- reward below start
+@dataclass(frozen=True)
+class RewardBelowStartThresholds:
+    drop: float = help_field(0.2, "the run ends (its last end_fraction of steps) more than this fraction of "
+                                  "its starting reward below it: high")
+    start_steps: int = help_field(3, "the starting level is the mean reward of this many first steps")
+    end_fraction: float = help_field(0.1, "the end level is the mean over this last fraction of steps")
+    smooth_fraction: float = help_field(0.05, "the fall is found on a running mean over this fraction of "
+                                              "the steps (at least 3)")
+    min_steps: int = help_field(20, "fewer steps than this: no verdict")
+    reward_metrics: tuple[str, ...] = help_field(("reward",), "signal metrics used when the run has no rollouts")
+
+    def __post_init__(self) -> None:
+        owner = "signal.reward_below_start"
+        check_range(owner, "drop", self.drop, 0.0, 1.0)
+        check_range(owner, "end_fraction", self.end_fraction, 0.0, 0.5)
+        check_range(owner, "smooth_fraction", self.smooth_fraction, 0.0, 0.5)
+
+
+@register_analyzer
+class RewardBelowStart(Analyzer):
+    """Training made the policy worse than it started: the mean reward of the run's last steps
+    is more than ``drop`` of its starting level below it (GRPO group runs only).
+
+    The fall step is the first at which a running mean falls below that line. A fall within the
+    first half of the run, with the run's ``learning_rate`` logged, names a recipe change (the
+    step size: ÷ 4 within the first quarter, ÷ 2 within the half); the dead groups that appeared
+    after the fall (their share doubled, or rose by 20 points) and the collapse's usual symptoms (entropy
+    collapse, echo trap, a plateau at the fallen level) are listed as findings it addresses.
+    """
+
+    name = "signal.reward_below_start"
+    layer = "signal"
+    codes = ("signal.reward_below_start",)
+    thresholds_type = RewardBelowStartThresholds
+
+    def analyze(self, con: Any, *, run_id: str, version: str | None,
+                context: AnalysisContext | None = None) -> list[Finding]:
+        t = self.thresholds
+        with using(context) as ctx:
+            return self._analyze(con, run_id, version, ctx)
+
+    def _analyze(self, con: Any, run_id: str, version: str | None, ctx: AnalysisContext) -> list[Finding]:
+        t = self.thresholds
+        if not is_group_run(con, run_id, ctx):
+            return []
+        found = reward_series(con, ctx, run_id, t.reward_metrics)
+        if found is None:
+            return []
+        steps, means, _scale, source, shown = found
+        if steps.size < max(t.min_steps, t.start_steps + 1):
+            return []
+        start = float(means[: t.start_steps].mean())
+        end = float(means[-tail(steps.size, t.end_fraction):].mean())
+        if not start > 0 or end >= start * (1.0 - t.drop):
+            return []
+        w = max(3, math.ceil(steps.size * t.smooth_fraction))
+        running = np.convolve(means, np.ones(w) / w, mode="valid")
+        below = np.nonzero(running < start * (1.0 - t.drop))[0]
+        fall = float(steps[below[0] + w - 1]) if below.size else float(steps[-1])
+        span = float(steps[-1] - steps[0]) or 1.0
+        share = (fall - float(steps[0])) / span
+        evidence: dict[str, Any] = {"source": source, "start": start, "end": end, "drop": 1.0 - end / start,
+                                    "fall_step": fall, "fall_share": share, "steps": int(steps.size),
+                                    "threshold": t.drop, "query": shown}
+        change = self._step_size_change(con, run_id, fall, share, ctx)
+        if change:
+            evidence["recipe_change"] = change
+        suggestion = ("training made the policy worse than it started: "
+                      + (f"lower learning_rate from {change['from']:g} to {change['to']:g} (the fall came at "
+                         f"step {int(fall)}, {share:.0%} into the run)" if change else
+                         "check the learning rate, KL and clipping findings, and whether the reward can be gamed"))
+        return [self.finding(
+            "signal.reward_below_start", "high",
+            f"mean reward ended {1.0 - end / start:.0%} below where it started ({start:.3g} -> {end:.3g}); "
+            f"it fell by step {int(fall)}", run_id=run_id, version=version, evidence=evidence,
+            suggestion=suggestion)]
+
+    def _step_size_change(self, con: Any, run_id: str, fall: float, share: float,
+                          ctx: AnalysisContext) -> dict[str, Any] | None:
+        if share > 0.5:
+            return None
+        rows, _ = query(con, f"{signal_filter(run_id, metric_token('learning_rate'))} ORDER BY step LIMIT 1")
+        if not rows or rows[0][2] is None or not float(rows[0][2]) > 0:
+            return None
+        lr = float(rows[0][2])
+        factor = 4.0 if share <= 0.25 else 2.0
+        also = ["signal.reward_plateau", "signal.entropy_collapse", "signal.echo_trap"]
+        groups = shared_groups(con, ctx, run_id)
+        rows, _ = query(con, (
+            "SELECT avg(CASE WHEN coalesce(sd, 0) = 0 THEN 1.0 ELSE 0.0 END) FILTER (WHERE step < "
+            f"{fall}) AS before, avg(CASE WHEN coalesce(sd, 0) = 0 THEN 1.0 ELSE 0.0 END) FILTER "
+            f"(WHERE step >= {fall}) AS after FROM __run_groups__ WHERE n > 0"), groups)
+        before, after = (rows[0][0], rows[0][1]) if rows else (None, None)
+        if after is not None and float(after) > 0 and (
+                before is None or float(after) >= min(2 * float(before), float(before) + 0.2)):
+            also.insert(0, "signal.dead_groups_high")
+        return {"kind": "lower", "param": "learning_rate", "from": lr, "to": float(f"{lr / factor:.3g}"),
+                "why": f"the reward fell below its start by step {int(fall)} ({share:.0%} into the run) at "
+                       f"learning rate {lr:g}, and never came back"
+                       + (f"; dead groups {float(before or 0):.0%} before the fall, {float(after):.0%} after"
+                          if after is not None else ""),
+                "where": "the GRPO config (math: recipe.toml; TRL: GRPOConfig.learning_rate)",
+                "also_addresses": also}
+
+
 # ----------------------------------------------------------------------------- entropy
 @dataclass(frozen=True)
 class EntropyCollapseThresholds:
@@ -597,6 +705,32 @@ class EntropyCollapseThresholds:
         check_order(owner, warn_drop=self.warn_drop, high_drop=self.high_drop)
         check_range(owner, "early_fraction", self.early_fraction, 0.0, 0.5)
         check_range(owner, "late_fraction", self.late_fraction, 0.0, 0.5)
+
+
+def _learning_rate_change(con: Any, run_id: str, steps: np.ndarray, values: np.ndarray, early: float,
+                          t: Any) -> dict[str, Any] | None:
+    """A recipe change for an early entropy collapse: lower ``learning_rate``. The collapse step is
+    the first at which the entropy is below ``early`` · (1 − ``high_drop``); within the first
+    quarter of the run the step size is the likely cause (÷ 4), within the first half ÷ 2; later
+    it is convergence, and no change is named. The learning rate is the run's own, read from its
+    ``learning_rate`` signal (TRL logs it every step); None when it was not logged."""
+    below = np.nonzero(values <= early * (1.0 - t.high_drop))[0]
+    if below.size == 0 or steps.size < 2:
+        return None
+    span = float(steps[-1] - steps[0]) or 1.0
+    at = float(steps[below[0]])
+    share = (at - float(steps[0])) / span
+    if share > 0.5:
+        return None
+    rows, _ = query(con, f"{signal_filter(run_id, metric_token('learning_rate'))} ORDER BY step LIMIT 1")
+    if not rows or rows[0][2] is None or not float(rows[0][2]) > 0:
+        return None
+    lr = float(rows[0][2])
+    factor = 4.0 if share <= 0.25 else 2.0
+    return {"kind": "lower", "param": "learning_rate", "from": lr, "to": float(f"{lr / factor:.3g}"),
+            "why": f"entropy below {1.0 - t.high_drop:.0%} of its early level by step {int(at)} of "
+                   f"{int(steps[-1])} ({share:.0%} of the run) at learning rate {lr:g}",
+            "where": "the GRPO config (math: recipe.toml; TRL: GRPOConfig.learning_rate)"}
 
 
 @register_analyzer
@@ -633,15 +767,23 @@ class EntropyCollapse(Analyzer):
         drop = drops[worst]["drop"]
         if drop <= t.warn_drop:
             return []
+        steps, values = series[worst]
+        change = _learning_rate_change(con, run_id, steps, values, drops[worst]["early"], t) \
+            if drop > t.high_drop else None
+        suggestion = ("the policy is becoming deterministic and will stop exploring: raise the sampling "
+                      "temperature, clip higher (asymmetric clipping), add an entropy bonus, or filter "
+                      "zero-variance groups that push it down")
+        if change:
+            suggestion = (f"the policy collapsed early ({change['why']}): lower learning_rate from "
+                          f"{change['from']:g} to {change['to']:g}; then " + suggestion.split(": ", 1)[1])
         return [self.finding(
             "signal.entropy_collapse", "high" if drop > t.high_drop else "warn",
             f"{worst} fell by {drop:.0%}: {drops[worst]['early']:.3g} early -> {drops[worst]['late']:.3g} late",
             run_id=run_id, version=version,
             evidence={"metric": worst, **drops[worst], "metrics": drops, "warn_drop": t.warn_drop,
-                      "high_drop": t.high_drop, "query": shown},
-            suggestion="the policy is becoming deterministic and will stop exploring: raise the sampling "
-                       "temperature, clip higher (asymmetric clipping), add an entropy bonus, or filter "
-                       "zero-variance groups that push it down")]
+                      "high_drop": t.high_drop, "query": shown,
+                      **({"recipe_change": change} if change else {})},
+            suggestion=suggestion)]
 
 
 # ----------------------------------------------------------------------------- echo trap

@@ -704,8 +704,11 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
     keep_groups, keep_samples, selections = _select(skills, batch)
     counts: dict[str, dict[str, int]] = {sel.skill: dict(sel.counts) for sel in selections}
     budget = max((sel.max_resample_batches for sel in selections), default=0)
-    extra, refilled = 0, 0
+    fresh = any(sel.max_resample_batches and sel.refill == "fresh" for sel in selections)
+    extra, refilled, generated = 0, 0, batch.groups
+    step = int(trainer.state.global_step) + 1
     dropped = [k for k, kept in enumerate(keep_groups) if not kept]
+    seen = {_prompt_key(row.get("prompt")) for row in inputs} if fresh else set()
     while dropped and extra < budget:
         unknown = sorted(k for k in output if k not in _MERGEABLE)
         if unknown:
@@ -715,17 +718,26 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
                 f"refilling dropped groups (max_resample_batches) merges text-only GRPO batches; "
                 f"this one also has {', '.join(unknown)}",
                 fix="apply the skill with --param max_resample_batches=0")
-        rows = [k * g + j for k in dropped for j in range(g)]
-        sub = generate([inputs[r] for r in rows])
+        if fresh:
+            picked = _fresh_rows(trainer, len(dropped), seen, step, extra)
+            if not picked:  # the training set has no prompt left that this step has not seen
+                break
+            rows_in = [row for row in picked for _ in range(g)]
+            sub_dropped = dropped[:len(picked)]
+        else:
+            rows_in = [inputs[k * g + j] for k in dropped for j in range(g)]
+            sub_dropped = list(dropped)
+        sub = generate(rows_in)
         extra += 1
+        generated += len(sub_dropped)
         sub_batch = _scored_batch(trainer, g)
         sub_groups, sub_samples, sub_selections = _select(skills, sub_batch)
         for sel in sub_selections:
             for key, value in sel.counts.items():
                 if key != "kept":
                     counts[sel.skill][key] = counts[sel.skill].get(key, 0) + value
-        still = []
-        for j, k in enumerate(dropped):
+        still = list(dropped[len(sub_dropped):])
+        for j, k in enumerate(sub_dropped):
             if not sub_groups[j]:
                 still.append(k)
                 continue
@@ -734,7 +746,7 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
             keep_groups[k] = True
             keep_samples[k * g:(k + 1) * g] = sub_samples[j * g:(j + 1) * g]
             refilled += 1
-        dropped = still
+        dropped = sorted(still)
     keep = torch.tensor(keep_samples, dtype=output["completion_mask"].dtype,
                         device=output["completion_mask"].device)
     output["completion_mask"] = output["completion_mask"] * keep.unsqueeze(1)
@@ -744,7 +756,6 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
     loss_mask = output["completion_mask"] if "tool_mask" not in output else (
         output["completion_mask"] * output["tool_mask"])
     output["num_items_in_batch"] = trainer.accelerator.gather(loss_mask.sum()).sum()
-    step = int(trainer.state.global_step) + 1
     for sel in selections:
         counts[sel.skill]["kept"] = sum(keep_groups)
         if "kept_samples" in counts[sel.skill]:
@@ -752,12 +763,44 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
         if budget:
             counts[sel.skill]["resample_batches"] = extra
             counts[sel.skill]["refilled"] = refilled
+            counts[sel.skill]["generated_groups"] = generated
     trainer.evotree_last_batch = SkillBatchReport(step, len(keep_groups), list(keep_groups),
                                                   list(keep_samples), counts, extra, refilled)
     if getattr(trainer.state, "is_world_process_zero", True):
         recorder.signal(step, **{f"skill/{name}/{key}": value for name, values in counts.items()
                                  for key, value in values.items()})
     return output
+
+
+def _fresh_rows(trainer: Any, wanted: int, seen: set[str], step: int, round_: int) -> list[Any]:
+    """Up to ``wanted`` rows of the trainer's training set whose prompts this step has not
+    seen yet (DAPO's dynamic sampling draws new prompts, not the dropped ones again), drawn
+    reproducibly from the run's seed, the step and the refill round; added to ``seen``."""
+    import random
+
+    dataset = getattr(trainer, "train_dataset", None)
+    if dataset is None or not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
+        from evotree.skills.errors import SkillNotApplicable
+
+        raise SkillNotApplicable(
+            "refilling with fresh prompts needs a training set with random access (a "
+            "datasets.Dataset); this trainer's is " + type(dataset).__name__,
+            fix="apply the skill with --param refill=same (or max_resample_batches=0)")
+    seed = int(getattr(trainer.args, "seed", 0) or 0)
+    rng = random.Random(f"evotree-refill:{seed}:{step}:{round_}")
+    order = list(range(len(dataset)))
+    rng.shuffle(order)
+    picked: list[Any] = []
+    for index in order:
+        if len(picked) >= wanted:
+            break
+        row = dataset[index]
+        key = _prompt_key(row.get("prompt"))
+        if key in seen:
+            continue
+        seen.add(key)
+        picked.append(row)
+    return picked
 
 
 def _replace_rows(trainer: Any, output: dict[str, Any], sub: dict[str, Any], rows: list[int],

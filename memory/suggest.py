@@ -82,11 +82,50 @@ class SuggestResult:
     suggestions: list[Suggestion]
     unaddressed: list[dict[str, Any]]
     memory_entries: int
+    #: recipe changes the findings' evidence calls for (e.g. raise max_completion_length),
+    #: ranked like the skills: a finding that measured its cause names the fix
+    changes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "version": self.version, "domain": self.domain, "source": self.source,
                 "findings": self.findings, "suggestions": [s.to_dict() for s in self.suggestions],
-                "unaddressed": self.unaddressed, "memory_entries": self.memory_entries}
+                "changes": self.changes, "unaddressed": self.unaddressed,
+                "memory_entries": self.memory_entries}
+
+
+def _recipe_changes(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recipe changes named in the findings' evidence (``recipe_change``), one per parameter
+    and target value, with the findings they address; ranked by the worst severity addressed."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    also: dict[tuple[str, str], set[str]] = {}
+    for finding in findings:
+        change = (finding.get("evidence") or {}).get("recipe_change")
+        if not isinstance(change, dict) or not change.get("param"):
+            continue
+        key = (str(change["param"]), json.dumps(change.get("to"), sort_keys=True))
+        brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
+        item = merged.setdefault(key, {
+            "param": str(change["param"]), "from": change.get("from"), "to": change.get("to"),
+            "kind": change.get("kind"), "where": change.get("where"), "why": change.get("why"),
+            "addresses": []})
+        item["addresses"].append(brief)
+        also.setdefault(key, set()).update(str(c) for c in change.get("also_addresses") or [])
+    for key, codes in also.items():  # findings the change's evidence shows it causes too
+        for finding in findings:
+            if finding.get("code") in codes and (finding.get("run_id") in
+                                                 {b.get("run_id") for b in merged[key]["addresses"]}):
+                merged[key]["addresses"].append({k: finding.get(k) for k in ("code", "severity", "title",
+                                                                                 "run_id")})
+    out = []
+    for item in merged.values():
+        worst = max((b.get("severity") or "info" for b in item["addresses"]), key=_SEVERITY_ORDER.index)
+        codes = {b["code"] for b in item["addresses"]}
+        # scored as a skill named by its finding: severity, +0.25 a further code, +0.5 named
+        item["severity"] = worst
+        item["score"] = round(_SEVERITY_WEIGHT[worst] + min(0.25 * (len(codes) - 1), 1.0) + 0.5, 4)
+        out.append(item)
+    out.sort(key=lambda c: (-c["score"], c["param"]))
+    return out
 
 
 def load_findings(ws: Workspace, version: str) -> tuple[list[dict[str, Any]], str]:
@@ -222,8 +261,12 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
             addresses=briefs, memory=summary, reasons=reasons, applied=name in already, applies=applies,
             entries=[e.id for e in related]))
     suggestions.sort(key=lambda s: (s.applied, s.applies is False, -s.score, s.skill))
+    changes = _recipe_changes(findings)
+    fixed = {b["code"] for c in changes for b in c["addresses"]}
+    unaddressed = [b for b in unaddressed if b["code"] not in fixed]
     return SuggestResult(version=record.id, domain=domain, source=source, findings=len(findings),
-                         suggestions=suggestions, unaddressed=unaddressed, memory_entries=len(entries))
+                         suggestions=suggestions, unaddressed=unaddressed, memory_entries=len(entries),
+                         changes=changes)
 
 
 def _names(entry: Any, skill: str) -> bool:

@@ -188,13 +188,15 @@ _BUILTIN: tuple[SkillInfo, ...] = (
                 "(signal.dead_groups_high). Groups every sample solves "
                 "(signal.dead_groups_solved, signal.all_solved_high) are learnt prompts: the "
                 "answer there is harder prompts, not this filter.",
-        intervention="Groups whose reward std is at most min_std get zero weight in the policy "
-                     "loss: their completion tokens are masked out of the loss (and its token "
-                     "count) and their advantages set to 0. With max_resample_batches > 0 the "
-                     "dropped prompts are sampled again, at most that many extra generation "
-                     "batches per step, and groups that now vary take the dropped groups' place "
-                     "(DAPO's dynamic sampling, on the same prompts). Kept, dropped and "
-                     "refilled counts are recorded as signals skill/StdGroupFilter/*.",
+        intervention="DAPO's dynamic sampling. Groups whose reward std is at most min_std get "
+                     "zero weight in the policy loss: their completion tokens are masked out of "
+                     "the loss (and its token count) and their advantages set to 0. Then, up to "
+                     "max_resample_batches extra generation batches per step, fresh prompts of "
+                     "the training set (not in the step's batch) are sampled in the dropped "
+                     "groups' number, and groups that vary take the dropped groups' places "
+                     "(refill = \"same\" samples the dropped prompts again instead). The extra "
+                     "generation is the cost: kept, dropped, refilled, resample_batches and "
+                     "generated_groups are recorded as signals skill/StdGroupFilter/*.",
         expected_outcome="The groups the policy trains on all carry signal: a lower dead-group "
                          "ratio among trained groups and more useful gradient per step. "
                          "EvoTrainer found it on SWE; reused, it brought +1.17 on Coding and "
@@ -211,9 +213,12 @@ _BUILTIN: tuple[SkillInfo, ...] = (
                       "a group is dropped when its reward std (unbiased, over its scored "
                       "samples) is at most this; 0 drops exactly the zero-std groups",
                       range=(0.0, None)),
-            ParamSpec("max_resample_batches", "int", 0,
+            ParamSpec("max_resample_batches", "int", 2,
                       "extra generation batches per step to refill dropped groups (0: no "
                       "refill, the batch just trains on fewer groups)", range=(0, 8)),
+            ParamSpec("refill", "str", "fresh",
+                      "where refill groups come from: fresh prompts of the training set "
+                      "(DAPO) or the same prompts sampled again", choices=("fresh", "same")),
         ],
         provenance="EvoTrainer (seed 001): found on SWE, reused on Coding (+1.17) and Math "
                    "(+0.96); dynamic sampling from DAPO (Yu et al., arXiv:2503.14476)",

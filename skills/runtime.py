@@ -89,6 +89,9 @@ class Selection:
     counts: dict[str, int]
     min_std: float = 0.0
     max_resample_batches: int = 0
+    #: where refill groups come from: "fresh" prompts of the training set (DAPO's dynamic
+    #: sampling) or the "same" prompts sampled again
+    refill: str = "fresh"
 
 
 def group_stds(rewards: Sequence[float], num_generations: int) -> list[float]:
@@ -124,7 +127,8 @@ class BatchSkill(ABC):
 
 
 class StdGroupFilter(BatchSkill):
-    """Groups whose reward std is at most ``min_std`` get zero weight; refill optional."""
+    """Groups whose reward std is at most ``min_std`` get zero weight; with
+    ``max_resample_batches`` > 0 their places are refilled (fresh prompts by default: DAPO)."""
 
     name = "StdGroupFilter"
 
@@ -135,7 +139,8 @@ class StdGroupFilter(BatchSkill):
         return Selection(self.name, keep, samples,
                          {"groups": len(keep), "kept": sum(keep), "dropped": len(keep) - sum(keep)},
                          min_std=float(self.params["min_std"]),
-                         max_resample_batches=int(self.params["max_resample_batches"]))
+                         max_resample_batches=int(self.params["max_resample_batches"]),
+                         refill=str(self.params.get("refill", "fresh")))
 
 
 class DualLevelFilter(BatchSkill):

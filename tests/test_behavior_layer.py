@@ -339,3 +339,23 @@ def test_ks_on_large_samples_is_scipys_asymptotic_test() -> None:
         ref = ks_2samp(a, b, method="asymp")
         d, p = ks_from_histograms(av, ac, bv, bc)
         assert d == pytest.approx(ref.statistic) and p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+
+
+def test_a_binding_completion_budget_names_a_larger_one(tmp_path: Path) -> None:
+    """Nearly every rollout cut at one budget: raise max_completion_length to twice it, and the
+    dead groups whose samples the budget cut are its findings too; a few cut rollouts that earn
+    as much as the whole ones name nothing."""
+    cut = [group(s, 8, f"g{s}", truncated=True, finish_reasons="length", lengths=2,
+                 rewards=[0.5] * 8) for s in range(6)]
+    build_run(tmp_path, "r1", groups=cut)
+    f = one(analyze(tmp_path, FinishReasons()), "behavior.truncation_rate_high")
+    change = f.evidence["recipe_change"]
+    assert (change["param"], change["from"], change["to"]) == ("max_completion_length", 2, 4)
+    assert change["also_addresses"] == ["signal.dead_groups_high"]
+    assert "raise max_completion_length to 4" in f.suggestion
+    # 40 % cut, and the cut ones earn what the whole ones do: the budget costs nothing
+    mixed = [group(0, 10, "g0", truncated=[True] * 4 + [False] * 6, lengths=[5] * 4 + [3] * 6,
+                   finish_reasons=["length"] * 4 + ["stop"] * 6, rewards=[1.0] * 10)]
+    build_run(tmp_path, "r2", groups=mixed)
+    f = one(analyze(tmp_path, FinishReasons(), "r2"), "behavior.truncation_rate_high")
+    assert "recipe_change" not in f.evidence

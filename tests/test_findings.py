@@ -191,7 +191,8 @@ def test_make_thresholds_applies_and_checks_overrides() -> None:
 def test_default_thresholds_cover_every_builtin_analyzer() -> None:
     names = [c.name for c in analyzer_classes(("signal", "behavior"))]
     assert names == [
-        "signal.dead_groups", "signal.solve_rates", "signal.reward_trend", "signal.entropy_collapse",
+        "signal.dead_groups", "signal.solve_rates", "signal.reward_trend", "signal.reward_below_start",
+        "signal.entropy_collapse",
         "signal.echo_trap", "signal.kl_clip", "signal.nonfinite", "signal.truncation_trend",
         "behavior.length", "behavior.finish", "behavior.tools", "behavior.diversity", "behavior.repetition",
         "behavior.git_history", "behavior.reward_eval", "behavior.gym"]

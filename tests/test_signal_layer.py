@@ -391,3 +391,24 @@ def test_dead_groups_under_an_active_group_filter_is_a_warning_without_the_filte
     assert f.severity == "warn" and f.skills == [] and "StdGroupFilter kept them out of the loss" in f.title
     assert f.evidence["filtered_by"] == {"StdGroupFilter": 3} and f.evidence["dead_ratio"] == 0.75
     assert "max_resample_batches" in f.suggestion
+
+
+def test_early_entropy_collapse_names_a_lower_learning_rate(tmp_path: Path) -> None:
+    """A collapse in the first quarter of the run at the run's own logged learning rate: ÷ 4; in
+    the first half: ÷ 2; later (convergence) or without a logged learning rate: no change named."""
+    def run(run_id: str, entropy: list[float], lr: float | None) -> Any:
+        extra = signals("learning_rate", [lr] * len(entropy)) if lr is not None else []
+        build_run(tmp_path, run_id, signals=signals("entropy", entropy) + extra)
+        return one(analyze(tmp_path, EntropyCollapse(), run_id), "signal.entropy_collapse")
+
+    early = run("r1", [1.0, 0.5, 0.05] + [0.01] * 17, 3e-3)  # below 30 % of 1.0 at step 2 of 19
+    change = early.evidence["recipe_change"]
+    assert change["param"] == "learning_rate" and change["from"] == pytest.approx(3e-3)
+    assert change["to"] == pytest.approx(7.5e-4) and change["kind"] == "lower"
+    assert "lower learning_rate" in early.suggestion
+    middle = run("r2", [1.0] * 8 + [0.05] * 12, 1e-3)  # at step 8 of 19: ÷ 2
+    assert middle.evidence["recipe_change"]["to"] == pytest.approx(5e-4)
+    late = run("r3", [1.0] * 15 + [0.05] * 5, 1e-3)
+    assert "recipe_change" not in late.evidence
+    unlogged = run("r4", [1.0, 0.5, 0.05] + [0.01] * 17, None)
+    assert "recipe_change" not in unlogged.evidence

@@ -93,7 +93,7 @@ def test_unknown_skill_and_bad_params_are_clear() -> None:
     with pytest.raises(InvalidSkillParam, match="not a boolean"):
         skills.parse_params(get_skill("DualLevelFilter"), {"mask_truncated": "maybe"})
     assert skills.parse_params(info, {"min_std": "0.25", "max_resample_batches": "2"}) == {
-        "min_std": 0.25, "max_resample_batches": 2}
+        "min_std": 0.25, "max_resample_batches": 2, "refill": "fresh"}
 
 
 def test_skills_file_round_trip_and_errors() -> None:
@@ -126,7 +126,7 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
     rec = create_version(ws, hypothesis="filter dead groups")
     before = ledger_commits(repo)
     result = apply_skill(ws, rec.id, "StdGroupFilter", {"min_std": "0.05"})
-    assert result.changed and result.params == {"min_std": 0.05, "max_resample_batches": 0}
+    assert result.changed and result.params == {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}
     # a commit on the branch, made in the worktree (its HEAD moved, and it is clean)
     tip = git(repo, "rev-parse", f"evotree/{rec.id}")
     assert tip == result.commit != result.previous_commit
@@ -134,7 +134,7 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
     assert git(wt, "rev-parse", "HEAD") == tip and git(wt, "status", "--porcelain") == ""
     assert git(repo, "log", "-1", "--format=%s", tip).startswith("evotree: skill StdGroupFilter")
     assert tomllib.loads(_branch_files(repo, rec.id))["skill"] == [
-        {"name": "StdGroupFilter", "params": {"min_std": 0.05, "max_resample_batches": 0}}]
+        {"name": "StdGroupFilter", "params": {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}}]
     # one ledger event, and the version record lists the skill
     assert ledger_commits(repo) == before + 1
     event = json.loads(git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1])
@@ -143,10 +143,10 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
     validate(event, "event")
     assert event["kind"] == "skill.applied" and event["version"] == rec.id
     assert event["data"]["skill"] == "StdGroupFilter" and event["data"]["commit"] == tip
-    assert event["data"]["params"] == {"min_std": 0.05, "max_resample_batches": 0}
+    assert event["data"]["params"] == {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}
     assert ws.resolve(rec.id).skills == ["StdGroupFilter"]
     assert [s.to_dict() for s in applied_skills(ws, rec.id)] == [
-        {"name": "StdGroupFilter", "params": {"min_std": 0.05, "max_resample_batches": 0}}]
+        {"name": "StdGroupFilter", "params": {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}}]
 
     # a second skill appends; re-applying replaces the params in place; same params: no-op
     apply_skill(ws, rec.id, "OverlongPenalty", {})
@@ -286,7 +286,7 @@ def test_cli_apply(run: Any, repo: Path, ws: Any) -> None:
     out = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"],
                    "--param", "min_std=0.2", "--param", "max_resample_batches=1")
     validate(out, "skill_apply")
-    assert out["changed"] and out["params"] == {"min_std": 0.2, "max_resample_batches": 1}
+    assert out["changed"] and out["params"] == {"min_std": 0.2, "max_resample_batches": 1, "refill": "fresh"}
     assert git(repo, "rev-parse", f"evotree/{created['id']}") == out["commit"]
     again = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"],
                      "--param", "min_std=0.2", "--param", "max_resample_batches=1")

@@ -79,7 +79,7 @@ def kind_reward() -> Any:
 def train(tmp: Path, applied: list[AppliedSkill], *, problems: list[tuple[int, int, str]] = PROBLEMS,
           reward_funcs: list[Any] | None = None, weights: list[float] | None = None,
           hooks: SkillHooks | None = None, steps: int = 2, max_completion_length: int = 6,
-          loss_type: str = "dapo") -> dict[str, Any]:
+          loss_type: str = "dapo", batch_prompts: int | None = None) -> dict[str, Any]:
     import dataclasses
 
     from datasets import Dataset
@@ -100,7 +100,8 @@ def train(tmp: Path, applied: list[AppliedSkill], *, problems: list[tuple[int, i
     config = GRPOConfig(**{("activation_checkpointing" if "activation_checkpointing" in fields
                             else "gradient_checkpointing"): False},
                         output_dir=str(tmp / "out"), use_cpu=True, bf16=False, fp16=False, seed=0,
-                        num_generations=G, per_device_train_batch_size=len(problems) * G,
+                        num_generations=G,
+                        per_device_train_batch_size=(batch_prompts or len(problems)) * G,
                         max_completion_length=max_completion_length, max_steps=steps,
                         learning_rate=1e-2, reward_weights=activation.reward_weights,
                         logging_steps=1, report_to="none", save_strategy="no",
@@ -176,10 +177,12 @@ def slice_rows(batch: dict[str, Any], rows: torch.Tensor) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ StdGroupFilter
 @pytest.fixture(scope="module")
 def std_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Two steps with StdGroupFilter refilling from up to 2 extra generation batches a step."""
+    """Two steps with StdGroupFilter refilling from up to 2 extra generation batches a step,
+    sampling the dropped prompts again (refill = "same")."""
     problems = [(2, 3, "dead"), (1, 1, "alive"), (4, 4, "flaky"), (3, 5, "alive")]
     return train(tmp_path_factory.mktemp("std"),
-                 [AppliedSkill("StdGroupFilter", {"min_std": 0.0, "max_resample_batches": 2})],
+                 [AppliedSkill("StdGroupFilter", {"min_std": 0.0, "max_resample_batches": 2,
+                                                  "refill": "same"})],
                  problems=problems)
 
 
@@ -240,6 +243,56 @@ def test_std_group_filter_refills_from_extra_generation_batches(std_run: dict[st
     assert [m[0]["task_id"] for m in live].count("flaky-4-4") == 1
     assert decoded(out["tokenizer"], batch, rows) == sorted(r["text"] for m in live for r in m)
     assert int(batch["num_items_in_batch"]) == sum(r["length"] for m in live for r in m)
+
+
+def test_std_group_filter_refills_with_fresh_prompts(tmp_path: Path) -> None:
+    """DAPO's dynamic sampling (the default): dropped groups are replaced by groups of prompts
+    the step had not drawn, never by the dropped prompts again, and the extra generation is
+    counted."""
+    problems = [(2, 3, "dead"), (4, 4, "dead"), (1, 1, "alive"), (3, 5, "alive"),
+                (2, 2, "alive"), (1, 4, "alive"), (5, 5, "alive"), (3, 3, "alive")]
+    skill = get_skill("StdGroupFilter")
+    params = skill.defaults()
+    assert params["refill"] == "fresh" and params["max_resample_batches"] >= 1
+    out = train(tmp_path, [AppliedSkill("StdGroupFilter", params)], problems=problems,
+                batch_prompts=4, steps=3)
+    signals, by_step = out["signals"], groups_by_step(out["rollouts"])
+    refilled_any = False
+    for step, batch in zip((1, 2, 3), out["captured"], strict=True):
+        groups = by_step[step]
+        first = groups[:4]  # the step's own batch is scored (and recorded) first
+        first_ids = {m[0]["task_id"] for m in first}
+        refills = groups[4:]
+        dead_first = [m for m in first if reward_std(m) <= 0.0]
+        if dead_first:
+            assert refills, f"step {step}: dead groups and no refill"
+        for m in refills:  # fresh prompts only: nothing the step had already drawn
+            assert m[0]["task_id"] not in first_ids
+        ids = [m[0]["task_id"] for m in refills]
+        assert len(ids) == len(set(ids))
+        generated = signal(signals, step, "skill/StdGroupFilter/generated_groups")
+        assert generated == len(groups)
+        assert signal(signals, step, "skill/StdGroupFilter/resample_batches") == (1 if refills else 0)
+        refilled = signal(signals, step, "skill/StdGroupFilter/refilled")
+        assert refilled == sum(reward_std(m) > 0.0 for m in refills)
+        refilled_any |= refilled > 0
+        # the loss sees the live groups of the batch and the live refills: all 4 places filled
+        rows = kept_rows(batch)
+        assert int(rows.sum()) == G * (4 - len(dead_first) + refilled)
+        live = [m for m in first if reward_std(m) > 0.0] + [m for m in refills if reward_std(m) > 0.0]
+        assert decoded(out["tokenizer"], batch, rows) == sorted(r["text"] for m in live for r in m)
+    assert refilled_any
+
+
+def test_fresh_refill_needs_a_dataset_with_random_access() -> None:
+    from evotree.harness.trl import _fresh_rows
+
+    class NoIndex:
+        train_dataset = iter([])
+
+    with pytest.raises(SkillNotApplicable, match="random access") as caught:
+        _fresh_rows(NoIndex(), 2, set(), 1, 0)
+    assert "refill=same" in caught.value.fix
 
 
 # ------------------------------------------------------------------------------ DualLevelFilter

@@ -159,6 +159,13 @@ def _render_suggest(result: dict[str, Any]) -> None:
     source = "findings file" if result["source"] == "file" else "ledger (no local findings file)"
     console.print(f"[bold]suggestions for {_t(result['version'])}[/] ({_t(result['domain'])} domain; "
                   f"{result['findings']} findings from the {source}; {result['memory_entries']} memory entries)")
+    changes = result.get("changes") or []
+    for item in changes:
+        codes = ", ".join(sorted({f"{f['code']} ({f['severity']})" for f in item["addresses"]}))
+        console.print(f" →  [bold]recipe change: {_t(item['param'])} {_t(str(item['from']))} → "
+                      f"{_t(str(item['to']))}[/]  score {item['score']:.2f}  ({_t(item.get('where') or '')})")
+        console.print(f"    addresses {_t(codes)}")
+        console.print(f"    why: {_t(item.get('why') or '')}")
     if not result["suggestions"]:
         console.print("no skill addresses these findings.")
     for rank, item in enumerate(result["suggestions"], 1):
