@@ -1,18 +1,24 @@
-"""``evotree demo``: the whole loop on the math domain, as the real CLI commands.
+"""``evotree demo``: the whole loop on the math domain, as the real CLI commands, up to a promotion.
 
 Every step is the exact command a person would type, run with ``python -P -m evotree`` (so a
 folder of the demo repository can never shadow evotree's packages) and echoed with its output
-as it arrives. The loop: init the math domain, run v0 (the domain's defaults: GRPO on a tiny
-local model), diagnose it, ask which skill the findings call for, branch v1 with that skill, run
-v1, diagnose and compare it with the champion, audit it, evaluate the gates, print the tree,
-write the reports, then stop at the human gate and print the promote command. Every number is
-what the runs give. A command this evotree does not have yet is skipped with a note.
+as it arrives. The loop: init the math domain with a demo-only approver key, run v0 (the domain's
+defaults: a warmed-up tiny model trained with GRPO) on the seeds the score gate needs of a
+champion, diagnose it, ask which skill the findings call for, branch v1 with that skill, run v1,
+diagnose and compare it with the champion, audit it, evaluate the gates (running the seeds they
+ask for), promote v1 at a pseudo-terminal as the demo's second person, verify the signed chain,
+print the tree and write the reports. Every number is what the runs give; when a gate does not
+pass, the demo stops there and says why.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import select
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -25,10 +31,15 @@ from typing import Any
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
 
-__all__ = ["SEEDS", "DemoResult", "run_demo"]
+__all__ = ["APPROVER", "DEMO_FLAW", "SEEDS", "DemoResult", "run_demo"]
 
-#: Seeds per version: two make the comparison seed-aware; with --jobs 2 they run side by side.
+#: Seeds of the candidate's first runs (the gates ask for more when they are unsure). The
+#: champion runs as many as the score gate needs of it (``[gates].champion_seeds``).
 SEEDS = 2
+#: The demo's second person: a signer of its own, made for the demo and named as such.
+APPROVER = "reviewer@evotree-demo.invalid"
+#: Rounds of "the gates ask for more seeds" the demo follows before it stops at the gate.
+MAX_SEED_ROUNDS = 2
 _HEARTBEAT = 15.0  # seconds without output before the demo says the step is still running
 
 
@@ -38,9 +49,14 @@ class DemoResult:
 
     path: Path
     skill: str | None = None
+    change: dict[str, Any] | None = None  # the recipe change v1 makes, when one was suggested
     reports: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    gates_passed: bool = False
+    promoted: bool = False
+    verified: bool = False
+    stopped: str | None = None  # why the loop stopped before the promotion, when it did
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -63,7 +79,9 @@ class _Runner:
     """Runs ``evotree`` subprocesses in the demo repository, streaming their output."""
 
     def __init__(self, repo: Path, echo: Callable[[str], None]) -> None:
-        self.repo, self.echo, self.env = repo, echo, safe_env()
+        # output goes through a pipe: without COLUMNS, rich would wrap tables at 80 columns
+        self.repo, self.echo = repo, echo
+        self.env = {"COLUMNS": str(max(120, shutil.get_terminal_size((120, 40)).columns)), **safe_env()}
         self._commands: set[str] | None = None
 
     def has(self, command: str) -> bool:
@@ -123,6 +141,94 @@ class _Runner:
         return code
 
 
+def _at_terminal(argv: list[str], *, cwd: Path, env: dict[str, str],
+                 script: list[tuple[str, Callable[[re.Match[str]], str]]],
+                 echo: Callable[[str], None], timeout: float = 600.0) -> int:
+    """Run ``argv`` on a new pseudo-terminal (its controlling terminal), answer each prompt of
+    ``script`` (a regex, and the line to type when it appears) in order, echo the session and
+    return the exit code. A prompt that does not appear in ``timeout`` seconds kills the process."""
+    import fcntl
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))  # rows, columns
+
+    def controlling_terminal() -> None:  # runs in the child, after setsid
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True, preexec_fn=controlling_terminal, close_fds=True)
+    os.close(slave)
+    buffer, shown, deadline = "", 0, time.monotonic() + timeout
+    pending = list(script)
+
+    def show(upto: int) -> None:
+        nonlocal shown
+        for line in buffer[shown:upto].replace("\r", "").splitlines():
+            echo("  | " + line)
+        shown = max(shown, upto)
+
+    try:
+        while True:
+            if pending:
+                pattern, answer = pending[0]
+                found = re.search(pattern, buffer[shown:])
+                if found is not None:
+                    show(shown + found.end())
+                    reply = answer(found)
+                    echo(f"  | (typed) {reply}")
+                    os.write(master, (reply + "\n").encode())
+                    pending.pop(0)
+                    continue
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise EvotreeError(f"demo: `{' '.join(argv[-3:])}` did not ask for "
+                                   f"{pending[0][0] if pending else 'nothing more'} in {timeout:.0f} s",
+                                   fix="see the session above")
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if not ready:
+                if proc.poll() is not None and not pending:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            buffer += chunk.decode("utf-8", "replace")
+            if not pending:
+                cut = buffer.rfind("\n") + 1
+                if cut > shown:
+                    show(cut)
+    finally:
+        os.close(master)
+    show(len(buffer))
+    return proc.wait(timeout=60)
+
+
+def _approver_key(echo: Callable[[str], None]) -> tuple[Path, Path]:
+    """A fresh SSH key pair for the demo's second person, outside the demo repository."""
+    folder = Path(tempfile.mkdtemp(prefix="evotree-demo-approver-"))
+    key = folder / "id_ed25519"
+    proc = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", APPROVER, "-f", str(key)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise EvotreeError(f"demo: ssh-keygen could not make the approver's key: {proc.stderr.strip()}",
+                           fix="install OpenSSH's ssh-keygen (apt-get install openssh-client)")
+    echo(f"(a demo-only approver, {APPROVER}: its key {key} was made for this demo and is allowed to sign "
+         "promotions in this workspace only)")
+    return key, key.with_suffix(".pub")
+
+
+def _score_gate(report: Any) -> dict[str, Any]:
+    for gate in (report or {}).get("gates") or []:
+        if gate.get("name") == "score":
+            return gate
+    return {}
+
+
 def _prepare(path: str | None) -> Path:
     if path is None:
         return Path(tempfile.mkdtemp(prefix="evotree-demo-"))
@@ -141,6 +247,38 @@ def _pick_skill(suggestions: Any) -> tuple[str | None, list[str]]:
     return None, []
 
 
+def _pick_change(suggestions: Any) -> dict[str, Any] | None:
+    """The best recipe change of ``evotree suggest --json`` when it scores at least as high as
+    the best applicable skill (a finding that measured its cause names the fix), else None."""
+    changes = (suggestions or {}).get("changes") or []
+    if not changes:
+        return None
+    best = max(changes, key=lambda c: float(c.get("score") or 0))
+    skills = [float(s.get("score") or 0) for s in (suggestions or {}).get("suggestions") or []
+              if s.get("applies", True) and not s.get("applied", False)]
+    return best if float(best.get("score") or 0) >= max(skills, default=0.0) else None
+
+
+def _toml_value(text: str) -> Any:
+    import tomllib
+
+    try:
+        return tomllib.loads(f"x = {text}")["x"]
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _toml_literal(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return json.dumps(value)
+
+
+#: The demo's v0: the math domain's recipe with the learning rate evotree shipped before issue 18
+#: (3e-3), which collapses the warmed-up model onto one answer per prompt. The loop has to find it.
+DEMO_FLAW = ("learning_rate", "3e-3")
+
+
 def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None] = print,
              seeds: int = SEEDS) -> DemoResult:
     """Create a math workspace at ``path`` (default: a temp folder) and walk the loop in it."""
@@ -148,10 +286,8 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
     repo = _prepare(path)
     evotree = _Runner(repo, echo)
     result = DemoResult(path=repo)
-
-    def skip(command: str) -> None:
-        echo(f"skipped: evotree {command} not available in this evotree")
-        result.skipped.append(command)
+    keys: dict[str, Path] = {}
+    champion_seeds = [4]
 
     def setup_repo() -> None:
         echo(f"demo repository: {repo}")
@@ -160,91 +296,164 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
             _git(repo, "config", "user.name", "evotree demo")
             _git(repo, "config", "user.email", "demo@evotree.invalid")
         (repo / "README.md").write_text("# A post-training recipe, versioned with evotree\n")
+        from evotree.domains.math.templates import RECIPE_TOML
+
+        param, value = DEMO_FLAW
+        recipe, count = re.subn(rf"(?m)^{param} = .+$", f"{param} = {value}", RECIPE_TOML)
+        if count != 1:
+            raise EvotreeError(f"demo: the math recipe template has no {param} line",
+                               fix="report this: the demo and the math domain's template disagree")
+        (repo / "recipe.toml").write_text(recipe)
+        echo(f"(the researcher's first recipe: the math domain's template with {param} = {value}, the value "
+             "evotree itself shipped before it measured better; init keeps it as v0)")
         # folders named like evotree's packages: the demo proves they cannot shadow it
         for name in ("skills", "domains"):
             (repo / name).mkdir()
             (repo / name / "__init__.py").write_text(f"raise ImportError('user {name}/ shadowed evotree')\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "--quiet", "-m", "initial commit")
+        keys["private"], keys["public"] = _approver_key(echo)
 
     def init() -> None:
-        evotree("init", "--domain", "math")
+        evotree("init", "--domain", "math", "--signer", f"{APPROVER}={keys['public']}")
+        from evotree.core.workspace import Workspace
+
+        champion_seeds[0] = max(1, int(Workspace.open(repo).config.gates.champion_seeds))
 
     def run_v0() -> None:
-        echo(f"(GRPO with TRL on a tiny local model, the domain's defaults; {seeds} seeds side by side)")
-        evotree("run", "v0", "--seeds", str(seeds), "--jobs", str(min(seeds, 2)))
+        echo(f"(GRPO with TRL on a tiny local model warmed up on the train facts; {champion_seeds[0]} seeds: "
+             "the runs of the champion the score gate compares with)")
+        evotree("run", "v0", "--seeds", str(champion_seeds[0]), "--jobs", "2")
 
     def diagnose_v0() -> None:
         evotree("diagnose", "v0")
 
     def suggest() -> None:
-        if not evotree.has("suggest"):
-            skip("suggest")
-            return
         evotree("suggest", "v0")
-        result.skill, codes = _pick_skill(evotree.quiet("suggest", "v0"))
+        suggestions = evotree.quiet("suggest", "v0")
+        result.change = _pick_change(suggestions)
+        if result.change:
+            codes = sorted({str(a.get("code")) for a in result.change.get("addresses") or []})
+            echo(f"→ the findings call for a recipe change: {result.change['param']} {result.change['from']} → "
+                 f"{result.change['to']} ({', '.join(codes)})")
+            return
+        result.skill, codes = _pick_skill(suggestions)
         if result.skill:
             echo(f"→ the findings call for {result.skill} ({', '.join(codes) or 'no finding named'})")
         else:
-            echo("→ no skill applies to these findings")
+            echo("→ nothing suggested addresses these findings")
 
     def branch_v1() -> None:
-        if result.skill and evotree.has("skill"):
-            evotree("branch", "--from", "v0", "--skill", result.skill,
-                    "-m", f"{result.skill}: the skill the diagnosis of v0 suggests")
+        change = result.change
+        if change:
+            param, old, new = str(change["param"]), change["from"], change["to"]
+            evotree("branch", "--from", "v0", "-m", f"{param} {old} -> {new}: {change.get('why', '')}"[:300])
+            recipe = repo / ".evotree" / "worktrees" / "v1" / "recipe.toml"
+            text = recipe.read_text()
+            found = re.search(rf"(?m)^{re.escape(param)} = (.+)$", text)
+            if found is None or _toml_value(found.group(1)) != old:
+                raise EvotreeError(f"demo: v1's recipe.toml has no line `{param} = {old}` to change",
+                                   fix=f"edit {recipe} by hand")
+            recipe.write_text(text[:found.start()] + f"{param} = {_toml_literal(new)}" + text[found.end():])
+            _git(recipe.parent, "commit", "--quiet", "-am", f"{param} {old} -> {new}")
+            echo(f"(edit) {recipe.relative_to(repo)}: {param} = {new}; git commit")
             return
-        if result.skill is None and "suggest" not in result.skipped:
-            echo("(no skill to apply: v1 changes the learning rate instead)")
-        else:
-            skip("branch --skill")
-        evotree("branch", "--from", "v0", "-m", "halve the learning rate: steadier updates")
-        import re
-
-        recipe = repo / ".evotree" / "worktrees" / "v1" / "recipe.toml"
-        text = recipe.read_text()
-        found = re.search(r"(?m)^learning_rate = ([0-9.eE+-]+)$", text)
-        if found is None:
-            raise EvotreeError("demo: expected a learning_rate line in v1's recipe.toml",
-                               fix="re-run the demo in an empty folder")
-        old, new = found.group(1), f"{float(found.group(1)) / 2:g}"
-        recipe.write_text(text[:found.start()] + f"learning_rate = {new}" + text[found.end():])
-        _git(recipe.parent, "commit", "--quiet", "-am", f"learning_rate {old} -> {new}")
-        echo(f"(edit) {recipe}: learning_rate = {new}; git commit")
+        if not result.skill:
+            raise EvotreeError("demo: the diagnosis of v0 called for nothing to try, so there is no v1",
+                               fix=f"read `evotree diagnose v0` in {repo}")
+        evotree("branch", "--from", "v0", "--skill", result.skill,
+                "-m", f"{result.skill}: the skill the diagnosis of v0 suggests")
 
     def run_v1() -> None:
-        evotree("run", "v1", "--seeds", str(seeds), "--jobs", str(min(seeds, 2)))
+        evotree("run", "v1", "--seeds", str(seeds), "--jobs", "2")
 
     def diagnose_compare() -> None:
         evotree("diagnose", "v1")
         evotree("compare", "v0", "v1")
 
     def audit_gates() -> None:
-        if evotree.has("audit"):
-            evotree("audit", "v1", ok=(0, 28))  # 28: the audit found leaks; the report shows them
-        else:
-            skip("audit")
-        if evotree.has("gates"):
-            evotree("gates", "v1")
-        else:
-            skip("gates")
+        evotree("audit", "v1", ok=(0, 28))  # 28: the audit found leaks; the gates then fail
+        for round_ in range(MAX_SEED_ROUNDS + 1):
+            report = evotree.quiet("gates", "v1")
+            score = _score_gate(report)
+            numbers = score.get("numbers") or {}
+            more = numbers.get("next_seeds") or {}
+            if report is None or report.get("passed") or round_ == MAX_SEED_ROUNDS or \
+                    numbers.get("verdict") not in ("more_seeds", "not_ready") or not any(more.values()):
+                break
+            echo(f"(the score gate is not sure yet: {score.get('summary', '')}; it asks for "
+                 f"{more.get('candidate', 0)} more seed(s) of v1 and {more.get('champion', 0)} of v0)")
+            seen = numbers.get("seeds") or {}
+            for name, side in (("v1", "candidate"), ("v0", "champion")):
+                if more.get(side):
+                    start = max(seen.get(side) or [-1]) + 1
+                    evotree("run", name, "--seeds", str(more[side]), "--seed-start", str(start), "--jobs", "2")
+        code = evotree("gates", "v1", ok=(0, 30, 31))
+        result.gates_passed = code == 0
+        if not result.gates_passed:
+            result.stopped = "a gate did not pass (see `evotree gates v1` above); nothing is promoted"
 
-    def tree_reports() -> None:
+    def promote() -> None:
+        if not result.gates_passed:
+            echo(f"(skipped: {result.stopped})")
+            return
+        echo(f"(the demo now plays the second person, {APPROVER}: promotion needs someone other than v1's "
+             "creator, at a terminal, typing the version and a one-time code, and signing with a key the "
+             "champion allows; the demo answers at a pseudo-terminal with the demo-only key)")
+        echo(f"$ evotree promote v1 --key {keys['private']}")
+        from evotree.gates.signoff import CI_VARIABLES
+
+        # the demo's own stand-in person types at the terminal, so a CI variable of the shell
+        # that started the demo is not passed on (a real promotion from CI stays refused)
+        env = {k: v for k, v in safe_env().items() if k not in CI_VARIABLES}
+        env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "120"})
+        code = _at_terminal(
+            python_command("-m", "evotree", "-C", str(repo), "promote", "v1", "--key", str(keys["private"])),
+            cwd=repo, env=env, echo=echo, script=_promote_script())
+        if code != 0:
+            raise EvotreeError(f"demo: `evotree promote v1` exited {code}",
+                               fix=f"see the session above; the workspace is left at {repo}")
+        result.promoted = True
+
+    code_shown = [""]
+
+    def _promote_script() -> list[tuple[str, Callable[[re.Match[str]], str]]]:
+        def remember(match: re.Match[str]) -> str:
+            code_shown[0] = match.group(1)
+            return "v1"
+
+        return [
+            (r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})[\s\S]*?version id: ", remember),
+            (r"one-time code: ", lambda m: code_shown[0]),
+            (r"decision \[approve/revise/abort\]: ", lambda m: "approve"),
+        ]
+
+    def verify_tree() -> None:
+        if result.promoted:
+            evotree("verify")
+            result.verified = True
+        else:
+            echo("(verify skipped: nothing was promoted)")
         evotree("tree")
-        for fmt in ("md", "html"):
-            evotree("report", "v1", "--format", fmt)
+
+    def reports() -> None:
+        for fmt in ("md", "html"):  # what the reviewer reads before signing: v1 against the champion v0
+            evotree("report", "v1", "--against", "v0", "--format", fmt)
             result.reports.append(str(repo / ".evotree" / "reports" / "v1" / f"report.{fmt}"))
 
     steps: list[tuple[str, Callable[[], None]]] = [
-        ("create a repository", setup_repo),
-        ("make it a workspace of the math domain (v0 = the domain's recipe)", init),
+        ("create a repository and a demo-only approver", setup_repo),
+        ("make it a workspace of the math domain (v0 = that recipe)", init),
         ("train and judge v0", run_v0),
         ("diagnose v0: score, signal, behavior and version findings", diagnose_v0),
-        ("which skill do the findings call for?", suggest),
-        ("branch v1 applying that skill", branch_v1),
+        ("what change do the findings call for?", suggest),
+        ("branch v1 making that change", branch_v1),
         ("train and judge v1", run_v1),
         ("diagnose v1 and compare it with the champion v0", diagnose_compare),
-        ("audit v1 and evaluate the promotion gates (nothing is promoted)", audit_gates),
-        ("the tree and the reports", tree_reports),
+        ("audit v1 and evaluate the promotion gates", audit_gates),
+        ("the reports a reviewer reads: v1 against the champion v0", reports),
+        ("promote v1: a person's signed sign-off", promote),
+        ("verify the signed chain of promotions, and the tree", verify_tree),
     ]
     try:
         for number, (title, step) in enumerate(steps, start=1):
@@ -253,15 +462,16 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
     finally:
         if not keep:
             shutil.rmtree(repo, ignore_errors=True)
+        if "private" in keys:
+            shutil.rmtree(keys["private"].parent, ignore_errors=True)
     result.seconds = time.monotonic() - started
     echo(f"\ndone in {result.seconds:.0f} s.")
+    if result.promoted:
+        echo(f"v1 is the champion: promoted by {APPROVER} (the demo's second person), verified.")
+    elif result.stopped:
+        echo(f"the loop stopped at the gate: {result.stopped}")
     if keep:
         echo(f"workspace: {repo}")
         for report in result.reports:
             echo(f"report:    {report}")
-        echo("\nThe loop stops here, at the human gate: promotion needs a person at a terminal, a signing "
-             "key listed in the champion's allowed signers, and someone other than v1's creator:")
-        echo(f"  cd {repo} && evotree promote v1")
-    if result.skipped:
-        echo("skipped (not in this evotree yet): " + ", ".join(f"evotree {c}" for c in result.skipped))
     return result
