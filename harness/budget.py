@@ -34,7 +34,7 @@ to the version), and a champion is made only by a person's signed promotion
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evotree.core.config import BudgetSection
@@ -130,9 +130,12 @@ class RunLimits:
     wall_seconds: float
     max_steps: int | None
     max_episodes: int | None
+    #: why a limit is below the whole budget (spent in part, or split over the request's runs): shown
+    #: before the runs start and kept in each run's notes; not part of the stored limits
+    notes: list[str] = field(default_factory=list, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"wall_seconds": self.wall_seconds, "max_steps": self.max_steps, "max_episodes": self.max_episodes}
 
 
 def _remaining(pairs: list[tuple[float, float]]) -> float | None:
@@ -193,7 +196,17 @@ def plan_limits(
                 fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
                 budget=which, used=used, limit=limit, requested=version_runs,
             )
+        tree_binds = left_t is not None and (left_t / total_runs) == share
+        used, limit, runs = (tused, tlimit, total_runs) if tree_binds else (vused, vlimit, version_runs)
+        if used > 0 or runs > 1:  # less than the whole budget: say so before the runs start, and in their notes
+            which = ("tree_max_" if tree_binds else "max_") + name
+            shown = int(share) if unit in ("steps", "episodes") else round(share, 4)
+            notes.append(f"each run of {version} may use at most {shown:g} {unit}: budget.{which} has "
+                         f"{limit - used:g} of {limit:g} left ({used:g} used), split over {runs} run(s); a run "
+                         f"that needs more is cut short")
         return share
+
+    notes: list[str] = []
 
     steps = per_run("steps", budget.max_steps, budget.tree_max_steps, used_v.steps, used_t.steps, "steps")
     episodes = per_run("episodes", budget.max_episodes, budget.tree_max_episodes,
@@ -212,4 +225,5 @@ def plan_limits(
         wall_seconds=wall,
         max_steps=int(steps) if steps is not None else None,
         max_episodes=int(episodes) if episodes is not None else None,
+        notes=notes,
     )

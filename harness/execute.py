@@ -60,6 +60,13 @@ def run_versions(
     """
     plans = plan_runs(ws, versions, authorize=authorize, seeds=seeds, heldout=heldout, seed_start=seed_start,
                       reserve=True)
+    if progress is not None:  # a budget split that cuts runs short is said before they start
+        said: set[str] = set()
+        for plan in plans:
+            for note in getattr(plan.limits, "notes", []):
+                if note not in said:
+                    said.add(note)
+                    progress(plan.run_id, "budget", {"version": plan.version, "note": note})
     try:
         return _execute(ws, plans, jobs=jobs, progress=progress, cancel=cancel, executor=executor, address=address)
     finally:

@@ -44,6 +44,11 @@ def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed:
     if not isinstance(history, list):
         raise IngestError(f"{source} has no log_history list: not a trainer_state.json",
                           fix="pass output_dir/checkpoint-N/trainer_state.json")
+    if not any(isinstance(e, dict) and isinstance(e.get("step"), int) and not isinstance(e.get("step"), bool)
+               for e in history):
+        raise IngestError(f"{source}: none of its {len(history)} log_history entries has an integer step: nothing "
+                          "to ingest", fix="pass a trainer_state.json written by transformers' Trainer "
+                          "(output_dir/checkpoint-N/trainer_state.json)")
     record_v = ws.resolve(version)
     tip = ws.git.ref_target(branch_ref(record_v.id))
     run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"

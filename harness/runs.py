@@ -72,7 +72,12 @@ __all__ = [
     "RunRecord",
     "RunPlan",
     "RunDirError",
+    "UnknownRun",
     "RunsCancelled",
+    "find_run_dir",
+    "run_logs",
+    "RunLogs",
+    "log_tail_note",
     "RunAuthorizer",
     "RunRecheck",
     "RESERVATIONS",
@@ -97,6 +102,7 @@ __all__ = [
     "BOUND_FIELDS",
     "list_runs",
     "runs_dir",
+    "budget_cut_notes",
     "HEADLINE_SPLITS",
 ]
 
@@ -119,6 +125,11 @@ RESERVATIONS = "reservations"
 class RunDirError(EvotreeError):
     exit_code = 17
     code = "run_dir_error"
+
+
+class UnknownRun(EvotreeError):
+    exit_code = 38
+    code = "unknown_run"
 
 
 class RunsCancelled(EvotreeError):
@@ -178,9 +189,15 @@ class RunRecord:
 
     @classmethod
     def load(cls, path: Path) -> RunRecord:
-        data = json.loads(path.read_text())
+        """Read ``run.json``; ``ValueError`` when it is not a run record (not JSON, not an object, fields missing)."""
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: not a run record (a JSON {type(data).__name__}, not an object)")
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
+        try:
+            return cls(**{k: v for k, v in data.items() if k in known})
+        except TypeError as exc:  # a required field is missing
+            raise ValueError(f"{path}: not a run record ({exc})") from None
 
     def save(self, path: Path) -> None:
         """Write atomically: a reader never sees half a run.json."""
@@ -571,12 +588,37 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     } if charge else {}
     if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
         record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
+    budget = ws.config.budget
+    tail = log_tail_note(record, paths)
+    if tail:
+        record.notes.append(tail)
+    record.notes.extend(budget_cut_notes(record.limits, steps=steps, episodes=episodes, whole={
+        "max_steps": min([x for x in (budget.max_steps, budget.tree_max_steps) if x] or [0]),
+        "max_episodes": min([x for x in (budget.max_episodes, budget.tree_max_episodes) if x] or [0])}))
     # the evidence as it is now, bound to the ledger: a run directory deleted or edited later is
     # found by evotree.harness.integrity (the score gate and compare count every started run)
     manifest = evidence_manifest(paths.root, record.to_dict())
     record.evidence["digest"] = manifest["digest"]
     record.save(paths.record)
     _ledger_run_finished(ws, record, manifest)
+
+
+def budget_cut_notes(limits: Mapping[str, Any] | None, *, steps: int, episodes: int,
+                     whole: Mapping[str, int]) -> list[str]:
+    """The notes of a run that used every episode or step of a budget *share* (less than the whole
+    budget ``whole``: the budget left, split over the request's runs): it may have been cut short,
+    which its note says instead of passing for a plain success."""
+    notes = []
+    for unit, used, key in (("episodes", episodes, "max_episodes"), ("steps", steps, "max_steps")):
+        cap = (limits or {}).get(key)
+        if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0 or used < cap:
+            continue
+        if whole.get(key) and cap >= whole[key]:
+            continue  # it had the whole budget: using all of it is the recipe's choice
+        notes.append(f"budget-limited: it used all {cap} {unit} it was allowed (the budget.{key} left, split over "
+                     f"the request's runs); a recipe that wanted more was cut short (its logs say: evotree logs "
+                     f"RUN) — raise budget.{key} or run fewer seeds")
+    return notes
 
 
 # ---------------------------------------------------------------------------- evidence manifest
@@ -1047,6 +1089,110 @@ def kill_run_processes(run_id: str) -> list[int]:
         except (OSError, ValueError):
             continue
     return killed
+
+
+# ---------------------------------------------------------------------------- logs
+#: the phases whose output a run keeps under logs/, in the order they run
+LOG_PHASES = ("prepare", "train", "eval")
+
+
+def _last_lines(path: Path, count: int, *, max_bytes: int = 1 << 20) -> tuple[list[str], bool]:
+    """The last ``count`` lines of ``path`` (reading at most its last ``max_bytes``), and whether more precede."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            handle.seek(max(0, size - max_bytes))
+            data = handle.read()
+    except OSError:
+        return [], False
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    more = size > max_bytes or len(lines) > count
+    return lines[-count:] if count else [], more
+
+
+def log_tail_note(record: RunRecord, paths: RunPaths, *, lines: int = 3, width: int = 400) -> str | None:
+    """For a run that failed in a phase (invalid, failed, stopped): the last lines of that phase's
+    stderr (stdout when stderr is empty), so the cause is in the run's note, not only in a file."""
+    if record.status in (RunStatus.SUCCEEDED.value, RunStatus.INGESTED.value, RunStatus.RUNNING.value,
+                         RunStatus.CANCELLED.value):
+        return None
+    failing = [name for name, phase in record.phases.items()
+               if isinstance(phase, dict) and phase.get("returncode") not in (0, None)]
+    phase = failing[-1] if failing else next(reversed(record.phases), None)
+    if phase is None:
+        return None
+    for stream in ("err", "out"):
+        tail, _ = _last_lines(paths.log(phase, stream), 50, max_bytes=1 << 16)
+        tail = [line.strip() for line in tail if line.strip()][-lines:]
+        if tail:
+            text = " | ".join(tail)
+            if len(text) > width:  # the last line is the error's own message: keep its beginning
+                text = tail[-1] if len(tail[-1]) <= width else tail[-1][: width - 1] + "…"
+            return f"{phase}.{stream} ends: {text}"
+    return None
+
+
+@dataclass
+class RunLogs:
+    """``evotree logs RUN``: the tails of a run's phase logs (schema: ``logs.schema.json``)."""
+
+    run_id: str
+    version: str | None
+    status: str | None
+    error: str | None
+    logs: list[dict[str, Any]]
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def find_run_dir(ws: Workspace, run_id: str) -> Path:
+    """The directory of run ``run_id`` (or of the one run whose id starts with it); :class:`UnknownRun` otherwise."""
+    base = runs_dir(ws)
+    if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith(".") or "\0" in run_id:
+        raise UnknownRun(f"{run_id!r} is not a run id", fix="`evotree runs` lists the run ids", run_id=run_id)
+    exact = base / run_id
+    if (exact / "run.json").is_file():
+        return exact
+    found = sorted(p for p in base.glob(f"{glob_escape(run_id)}*") if (p / "run.json").is_file()) \
+        if base.is_dir() else []
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise UnknownRun(f"{run_id!r} names {len(found)} runs: {', '.join(p.name for p in found[:5])}"
+                         + (" …" if len(found) > 5 else ""), fix="type more of the run id", run_id=run_id)
+    raise UnknownRun(f"no run {run_id!r} on this machine (under {base})", fix="`evotree runs` lists the run ids",
+                     run_id=run_id)
+
+
+def glob_escape(text: str) -> str:
+    """``text`` with glob's special characters taken literally."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+def run_logs(ws: Workspace, run_id: str, *, phase: str | None = None, tail: int = 50) -> RunLogs:
+    """The last ``tail`` lines (0: all) of each phase's stdout and stderr of a run (one ``phase`` only if given)."""
+    if phase is not None and phase not in LOG_PHASES:
+        from evotree.core.errors import UsageError
+
+        raise UsageError(f"--phase {phase!r}: expected one of {', '.join(LOG_PHASES)}", fix="e.g. --phase train")
+    root = find_run_dir(ws, run_id)
+    paths = RunPaths(root)
+    try:
+        record: RunRecord | None = RunRecord.load(paths.record)
+    except (OSError, ValueError):
+        record = None
+    logs = []
+    for name in [phase] if phase else LOG_PHASES:
+        for stream in ("out", "err"):
+            path = paths.log(name, stream)
+            if not path.is_file():
+                continue
+            lines, more = _last_lines(path, tail if tail else 10**9, max_bytes=(1 << 20) if tail else 1 << 40)
+            logs.append({"phase": name, "stream": stream, "path": str(path), "lines": lines, "truncated": more})
+    return RunLogs(run_id=root.name, version=record.version if record else None,
+                   status=record.status if record else None, error=record.error if record else None, logs=logs)
 
 
 # ---------------------------------------------------------------------------- listing

@@ -267,15 +267,20 @@ def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path)
             return live if len(live) == 2 else None
 
         started = wait_for(running, 60, "two running train phases")
-        t0 = time.monotonic()
         cancel.set()
-        thread.join(timeout=60)
-        assert time.monotonic() - t0 < 15, "cancellation took too long"
+        # what cancellation must achieve, not how fast: the request ends while the block still
+        # holds the train phases (so they were stopped, not released), whatever the machine's load
+        thread.join(timeout=300)
+        assert not thread.is_alive(), "the cancelled request did not end while its tasks were blocked"
     finally:
         block.unlink(missing_ok=True)
         thread.join(timeout=60)
     records = result["records"]
     assert len(records) == 3 and {r.status for r in records} == {"cancelled"}
+    # no run is left `running`, on disk or as a reservation in the ledger, and no process of them lives
+    assert {r.status for r in list_runs(ws, version=v1)} == {"cancelled"}
+    assert not (ws.ledger.meta().get("reservations") or {})
+    assert not [pid for r in records for pid in run_pids(r.run_id)]
     ran = [r for r in records if r.run_id in started]
     queued = [r for r in records if r.run_id not in started]
     assert len(ran) == 2 and len(queued) == 1

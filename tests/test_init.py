@@ -94,12 +94,13 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
     assert list(plain.iterdir()) == []
 
 
-def test_no_commits_yet(tmp_path: Path) -> None:
+def test_no_commits_yet_makes_the_first_commit(tmp_path: Path) -> None:
+    """`git init` then `evotree init`: init makes the first commit itself, with only the files
+    it wrote (issue 22, item 2; the user's other files stay uncommitted)."""
     empty = make_repo(tmp_path / "empty", commit=False)
-    with pytest.raises(NoCommits, match="has no commits yet"):
-        init_workspace(empty)
-    assert not (empty / "evotree.toml").exists()
-    assert not (empty / ".evotree").exists()
+    init_workspace(empty)
+    assert git(empty, "rev-list", "--count", "HEAD") == "1"
+    assert "evotree.toml" in git(empty, "ls-tree", "--name-only", "HEAD").split()
 
 
 def test_missing_identity(tmp_path: Path) -> None:

@@ -86,6 +86,6 @@ def test_a_failing_prepare_stops_the_run_before_training(tmp_path: Path) -> None
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a prepare that fails")
     init_workspace(repo)
-    (run,) = Cli(repo).json("run", "v0", code=0)["runs"]
+    (run,) = Cli(repo).json("run", "v0", code=37)["runs"]  # 37: a run of the request failed
     assert run["status"] == "failed" and "prepare phase exited with 3" in (run["error"] or "")
     assert "train" not in run["phases"]

@@ -277,10 +277,10 @@ def test_step_budget_obeyed_by_training_loop(tmp_path: Path) -> None:
 def test_wall_clock_budget(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_wall_seconds = 2",
                                       recipe="skill = 0.5\nsteps = 100\nsleep = 0.2\n"))
-    started = time.monotonic()
     (record,) = run_versions(ws, ["v0"])
-    assert time.monotonic() - started < 15
+    # stopped by the limit, long before its 100 steps of 0.2 s (what the limit must achieve)
     assert record.status == "budget_exceeded" and "wall-clock limit" in record.error
+    assert record.usage.get("steps", 0) < 100
 
 
 def _start_driver(repo: Path, *args: str) -> subprocess.Popen:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, renderer
-from evotree.core.errors import EvotreeError
+from evotree.core.errors import EvotreeError, UsageError
 
 __all__ = ["register"]
 
@@ -92,7 +92,9 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...], ha
     ws = open_workspace()
     run_ids = [r.run_id for r in list_runs(ws, version=version) if r.status not in ("invalid", "running")]
     if not run_ids:
-        raise EvotreeError(f"{ws.resolve(version).id} has no stored run to backtest on this machine",
+        from evotree.diagnostics.backtest import BacktestError
+
+        raise BacktestError(f"{ws.resolve(version).id} has no stored run to backtest on this machine",
                            fix=f"run it first: evotree run {version}")
     from evotree.diagnostics.harnesses import harness_thresholds
     from evotree.gates.harnesses import active_harness
@@ -102,10 +104,14 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...], ha
     for item in overrides:
         key, sep, value = item.partition("=")
         analyzer, dot, name = key.rpartition(".")  # analyzer names contain dots: signal.dead_groups
-        if not sep or not dot or not analyzer:
-            raise EvotreeError(f"--threshold expects ANALYZER.KEY=VALUE, actually: {item!r}",
-                               fix="e.g. --threshold signal.dead_groups.warn_ratio=0.2")
-        thresholds.setdefault(analyzer, {})[name] = json.loads(value) if value[:1] in "-0123456789tf[" else value
+        if not sep or not dot or not analyzer or not name:
+            raise UsageError(f"--threshold expects ANALYZER.KEY=VALUE, actually: {item!r}",
+                             fix="e.g. --threshold signal.dead_groups.warn_ratio=0.2", option="--threshold")
+        try:
+            parsed = json.loads(value) if value[:1] in "-0123456789tf[" else value
+        except ValueError:
+            parsed = value  # a word that merely starts like a number or true/false: keep it as text
+        thresholds.setdefault(analyzer, {})[name] = parsed
     label = harness + ("+overrides" if overrides else "")
     return backtest_fn(runs_dir(ws), run_ids, transform=transform, thresholds=thresholds or None,
                        harness_version=label)

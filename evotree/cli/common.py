@@ -17,9 +17,12 @@ import click
 
 from evotree.core.errors import EXIT_CODES, EvotreeError
 
-__all__ = ["EXIT_CODE_HELP", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "to_data"]
+__all__ = ["EXIT_CODE_HELP", "SHORT_EXIT_CODE_HELP", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "to_data"]
 
-EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>2}  {text}" for code, text in EXIT_CODES.items())
+EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in EXIT_CODES.items())
+#: the top-level --help's last lines: the full table is one command away
+SHORT_EXIT_CODE_HELP = ("\b\nExit codes: 0 success, 1 a bug (please report it), 2 usage error; every other code\n"
+                        "names one kind of error: `evotree help exit-codes` lists them all (docs/cli.md).")
 
 
 def to_data(result: Any) -> Any:
@@ -77,6 +80,9 @@ def outputs(
                 click.echo(json.dumps(to_data(result), indent=indent, default=str))
             else:
                 render(result)
+            code = getattr(result, "exit_code", 0)  # a result that is printed and still not a success
+            if isinstance(code, int) and code:
+                raise click.exceptions.Exit(code)
 
         return wrapper
 

@@ -35,7 +35,7 @@ def config_check(path: str | None) -> Any:
     """Validate an evotree.toml (default: the one in the current checkout)."""
     from pathlib import Path
 
-    from evotree.core.config import CONFIG_FILE, parse_config
+    from evotree.core.config import CONFIG_FILE, parse_config, read_config_text
     from evotree.core.errors import ConfigError
 
     if path is None:
@@ -46,7 +46,7 @@ def config_check(path: str | None) -> Any:
         target = Path(path)
     if not target.is_file():
         raise ConfigError(f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target))
-    parse_config(target.read_text(), source=str(target))
+    parse_config(read_config_text(target), source=str(target))
     return {"v": 1, "path": str(target), "valid": True}
 
 
@@ -55,10 +55,13 @@ def config_check(path: str | None) -> Any:
 @outputs(renderer("schema"))
 def schema(name: str | None) -> Any:
     """List the JSON schemas of --json outputs, or print one (e.g. `evotree schema tree`)."""
-    from evotree.core.schemas import load_schema, schema_names
+    from evotree.core.schemas import load_schema, schema_aliases, schema_names
 
     if name is None:
-        return {"v": 1, "schemas": schema_names()}
+        # `schemas`: every name `evotree schema NAME` accepts (old `_` names included, for scripts that
+        # look theirs up); `current`: the names to use; `aliases`: old name -> current name
+        return {"v": 1, "schemas": schema_names(include_aliases=True), "current": schema_names(),
+                "aliases": schema_aliases()}
     return load_schema(name)
 
 

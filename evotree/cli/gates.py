@@ -123,8 +123,12 @@ def render_verify(report: Any) -> None:
     for note in report.notes:
         con.print(f"  [dim]note: {_t(note)}[/]")
     if report.ok:
+        checked = report.checked if isinstance(report.checked, dict) else {}
+        counts = ", ".join(f"{value} {str(key).replace('_', ' ')}" for key, value in checked.items())
         con.print(f"[green]verified[/]: champion {_t(report.champion)} @ {_t(report.champion_commit[:10])} is backed "
-                  f"by {len(report.promotions)} signed promotion(s); {_t(report.checked)}")
+                  f"by {len(report.promotions)} signed promotion(s)")
+        if counts:
+            con.print(f"  checked: {_t(counts)}")
     else:
         for p in report.problems:
             con.print(f"  [red]✗ {_t(p.kind)}[/]: {_t(p.message)}")
@@ -142,10 +146,13 @@ def register(cli: click.Group) -> None:
 
     @cli.command("gates")
     @click.argument("version")
-    @click.option("--B", "B", type=int, default=None, help="Resamples of the secondary bootstrap summaries (IQM, "
-                  "P(better)); delta, CI and p use none (default [gates].bootstrap_samples).")
+    @click.option("--bootstrap", "B", type=click.IntRange(min=100), default=None,
+                  help="Resamples of the secondary bootstrap summaries (IQM, P(better)); delta, CI and p use none "
+                       "(default [gates].bootstrap_samples). Same name as `compare --bootstrap`.")
+    @click.option("--B", "B_old", type=click.IntRange(min=100), default=None, hidden=True,
+                  help="The old name of --bootstrap (kept for scripts).")
     @outputs(lambda r: render_gates(r), pass_json=True)
-    def gates_cmd(version: str, B: int | None, as_json: bool) -> Any:
+    def gates_cmd(version: str, B: int | None, B_old: int | None, as_json: bool) -> Any:
         """Evaluate every promotion gate for VERSION without promoting (for agents and people).
 
         Gates: score (the comparison with the champion re-evaluated on the same pool — the same
@@ -160,7 +167,7 @@ def register(cli: click.Group) -> None:
         ws = open_workspace()
         if not as_json:
             click.echo(f"evaluating gates for {version} …", err=True)
-        return evaluate_gates(ws, version, B=B)
+        return evaluate_gates(ws, version, B=B if B is not None else B_old)
 
     @cli.command("promote")
     @click.argument("version")

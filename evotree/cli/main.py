@@ -28,14 +28,14 @@ from evotree.cli import (
     skills,
     versions,
 )
-from evotree.cli.common import EXIT_CODE_HELP
+from evotree.cli.common import EXIT_CODE_HELP, SHORT_EXIT_CODE_HELP
 
 __all__ = ["main", "cli"]
 
 
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    epilog=EXIT_CODE_HELP,
+    epilog=SHORT_EXIT_CODE_HELP,
 )
 @click.version_option(__version__, prog_name="evotree")
 @click.option(
@@ -64,6 +64,36 @@ def cli(ctx: click.Context, directory: str) -> None:
 for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
                 agent):
     _module.register(cli)
+
+
+@cli.command("help")
+@click.argument("topic", required=False, metavar="[exit-codes|COMMAND]")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (exit-codes only).")
+@click.pass_context
+def help_cmd(ctx: click.Context, topic: str | None, as_json: bool) -> None:
+    """Show help: `evotree help exit-codes` (every exit code), `evotree help COMMAND`."""
+    import json
+
+    from evotree.core.errors import EXIT_CODES, UsageError
+    from evotree.cli.common import fail
+
+    root = ctx.find_root()
+    if topic in ("exit-codes", "exit_codes", "exit-code"):
+        if as_json:
+            click.echo(json.dumps({"v": 1, "exit_codes": {str(k): v for k, v in EXIT_CODES.items()}}))
+        else:
+            click.echo(EXIT_CODE_HELP.removeprefix("\b\n"))
+        return
+    if topic is None:
+        click.echo(root.get_help())
+        return
+    command = cli.get_command(root, topic)
+    if command is None:
+        fail(UsageError(f"no help topic or command {topic!r}", fix="`evotree help exit-codes`, or `evotree --help` "
+                        "lists the commands", topic=topic), as_json)
+        return
+    with click.Context(command, info_name=topic, parent=root) as sub:
+        click.echo(command.get_help(sub))
 
 
 def main() -> None:

@@ -34,6 +34,11 @@ _STATUS_STYLE = {
 }
 
 
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    """``1 version``, ``3 versions``."""
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
 def _headline_text(headline: dict[str, Any]) -> str:
     """``metric=value`` as plain text (not yet escaped)."""
     value = headline.get("value")
@@ -88,7 +93,7 @@ def tree(result: Any) -> None:
     _console.print(top)
     negative = sum(1 for v in result.versions if v.status in ("abandoned", "failed"))
     _console.print(
-        f"[grey50]{len(result.versions)} versions · {negative} kept as negative evidence[/]"
+        f"[grey50]{_plural(len(result.versions), 'version')} · {negative} kept as negative evidence[/]"
     )
 
 
@@ -99,7 +104,10 @@ def init_result(result: Any) -> None:
     if result.config_committed:
         _console.print("  committed the workspace files on their own")
     _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {_esc(result.branch)}")
-    _console.print('  next: [bold]evotree branch -m "your hypothesis"[/]')
+    for note in result.notes:
+        _console.print(f"  [yellow]note:[/] {_esc(note)}")
+    # the quickstart's next step: the champion needs runs before anything can be compared with it
+    _console.print("  next: [bold]evotree run v0 --seeds 3[/]  (then `evotree branch -m \"your hypothesis\"`)")
 
 
 def version_created(record: Any) -> None:
@@ -111,6 +119,43 @@ def version_created(record: Any) -> None:
                f"{shown(' + '.join(record.parents))} on branch {shown(record.branch)}")
     click.echo(f"  worktree: {shown(record.worktree or '-')}")
     click.echo(f"  hypothesis: {shown(record.hypothesis)}")
+
+
+def version_diff(result: Any) -> None:
+    """``evotree diff V W``: the parameters that differ, then the files that changed."""
+    a, b = _esc(result.a), _esc(result.b)
+    _console.print(f"[bold]{a}[/] {_esc(result.commit_a[:10])} → [bold]{b}[/] {_esc(result.commit_b[:10])}")
+    if result.headline_a or result.headline_b:
+        _console.print(f"  headline: {a} {_esc(_headline_text(result.headline_a) if result.headline_a else '—')}"
+                       f" → {b} {_esc(_headline_text(result.headline_b) if result.headline_b else '—')}")
+    if result.params:
+        table = Table(box=None)
+        for column in ("path", "param", result.a, result.b):
+            table.add_column(_esc(column), overflow="fold")
+        for p in result.params:
+            table.add_row(*(_esc(_param(x)) for x in (p["path"], p["param"], p["a"], p["b"])))
+        _console.print(table)
+    else:
+        _console.print("  no parameter differs")
+    if result.files:
+        _console.print(f"[bold]{_plural(len(result.files), 'file')} changed[/]")
+        for f in result.files:
+            counts = "binary" if f.get("binary") else f"+{f['additions']} −{f['deletions']}"
+            old = f" (from {_esc(f['old_path'])})" if f.get("old_path") else ""
+            _console.print(f"  {f['status']:<8} {_esc(f['path'])}{old}  [grey50]{counts}[/]")
+    else:
+        _console.print("  the two trees are identical")
+    for u in result.unreadable:
+        _console.print(f"  [yellow]![/] {_esc(u['path'])} of {_esc(u['version'])} is not readable as "
+                       f"parameters: {_esc(u['reason'])}")
+
+
+def _param(value: Any) -> str:
+    import json
+
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def version_abandoned(record: Any) -> None:
@@ -196,8 +241,12 @@ def schema(result: dict[str, Any]) -> None:
     import json
 
     if "schemas" in result:
-        for name in result["schemas"]:
+        for name in result.get("current", result["schemas"]):
             _console.print(name)
+        aliases = result.get("aliases") or {}
+        if aliases:
+            _console.print(f"[grey50]old names still accepted: "
+                           f"{', '.join(f'{old} → {new}' for old, new in aliases.items())}[/]")
     else:
         _console.print_json(json.dumps(result))
 
@@ -211,14 +260,100 @@ def runs(records: list[Any]) -> None:
     for column in ("run", "status", "headline", "wall", "steps"):  # the run id names version and seed
         table.add_column(column, no_wrap=True)
     table.add_column("note", overflow="fold", ratio=1)
+    console = _table_console()
     style = {"succeeded": "green", "running": "yellow", "failed": "red", "crashed": "red",
              "budget_exceeded": "magenta", "cancelled": "grey50", "ingested": "cyan"}
     for r in records:
         headline = "—" if not r.headline else f"{r.headline['metric'].split('/')[0]}={r.headline['value']:.4g}"
         table.add_row(_esc(r.run_id), f"[{style.get(r.status, 'white')}]{_esc(r.status)}[/]",
                       _esc(headline), f"{r.wall_seconds:.1f}s", str(r.usage.get("steps", "")),
-                      _esc((r.error or "; ".join(r.notes))[:80]))
-    _console.print(table)
+                      _esc(_note(r)))
+    console.print(table)
+
+
+def _note(record: Any, width: int = 160) -> str:
+    """A run's note in the table: its error and the end of the failing phase's log (the real
+    cause: `evotree logs RUN` has the rest), else its notes; at most ``width`` characters."""
+    tail = next((n.split(" ends: ", 1)[1] for n in record.notes
+                 if " ends: " in n and n.split(" ", 1)[0].endswith((".err", ".out"))), None)
+    if record.error:
+        text = record.error.split(": see ", 1)[0]
+        if tail:
+            text = f"{text}: {tail}"
+    else:
+        text = "; ".join(record.notes)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+#: the width of tables printed where no terminal says how wide it is (logs, pipes, CI)
+_WIDE = 240
+
+
+def _table_console() -> Console:
+    """The console for a table: the terminal's, else (a log, a pipe, CI) one wide enough that no
+    header or row is split at 80 columns."""
+    return _console if _console.is_terminal else Console(highlight=False, soft_wrap=False, width=_WIDE)
+
+
+def share_result(result: Any) -> None:
+    """``evotree push`` / ``evotree pull``."""
+    where = f" {_esc(result.remote)}" if result.remote else ""
+    if result.action == "push":
+        _console.print(f"[green]✓[/] pushed {_plural(result.refs, 'run evidence ref')} to{where}"
+                       + (f" ({len(result.archived)} newly archived)" if result.archived else ""))
+    else:
+        _console.print(f"[green]✓[/] {_plural(len(result.restored), 'run')} written back from "
+                       f"{_plural(result.refs, 'evidence ref')}" + (f" fetched from{where}" if result.remote else ""))
+        for run_id in result.restored[:20]:
+            _console.print(f"  {_esc(run_id)}")
+        if len(result.restored) > 20:
+            _console.print(f"  … and {len(result.restored) - 20} more")
+    for skipped in result.skipped:
+        _console.print(f"  [yellow]skipped[/] {_esc(skipped['run_id'])}: {_esc(skipped['reason'])}")
+
+
+def workspace_status(result: Any) -> None:
+    """``evotree status``: the champion, running runs, each version's state and next step."""
+    data = result.to_dict()
+    head = data.get("champion_headline")
+    _console.print(f"champion [bold yellow]{_esc(data['champion'])}[/]"
+                   + (f" · {_esc(_headline_text(head))}" if head else " · not scored yet")
+                   + (f"   (you are in the worktree of [bold]{_esc(data['here'])}[/])" if data.get("here") else ""))
+    if data["running"]:
+        _console.print(f"[yellow]running[/]: " + ", ".join(_esc(r["run_id"]) for r in data["running"]))
+    elif data["reserved"]:
+        _console.print(f"[yellow]{_plural(data['reserved'], 'run')} reserved[/] (starting, or on another machine)")
+    else:
+        _console.print("nothing running")
+    table = Table(box=None)
+    for column in ("version", "state", "runs", "next", "waits for"):
+        table.add_column(column, overflow="fold")
+    style = {"person": "bold magenta", "agent": "cyan", "runs": "yellow", "nothing": "grey50"}
+    for row in data["versions"]:
+        runs = f"{row['scored_runs']}/{row['runs']}" + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else "")
+        table.add_row(_esc(row["id"]) + (" ★" if row["champion"] else ""), _esc(row["state"]), runs,
+                      _esc(row["next"]), f"[{style.get(row['waits_for'], 'white')}]{_esc(row['waits_for'])}[/]")
+    _table_console().print(table)
+    if data["for_a_person"]:
+        _console.print("[bold magenta]waits for a person:[/]")
+        for line in data["for_a_person"]:
+            _console.print(f"  {_esc(line)}")
+
+
+def run_logs(result: Any) -> None:
+    """``evotree logs RUN``: each log's last lines under a header naming the file."""
+    data = result.to_dict()
+    _console.print(f"[bold]{_esc(data['run_id'])}[/] {_esc(data.get('status') or '?')}"
+                   + (f": {_esc(data['error'])}" if data.get("error") else ""))
+    if not data["logs"]:
+        _console.print("[grey50]no logs: the run wrote none (or its phases did not start)[/]")
+    for log in data["logs"]:
+        more = " (last lines)" if log["truncated"] else ""
+        _console.print(f"\n[bold]── {_esc(log['phase'])}.{_esc(log['stream'])}[/]{more} [grey50]{_esc(log['path'])}[/]")
+        for line in log["lines"]:
+            _console.print(_esc(line), soft_wrap=True)
+        if not log["lines"]:
+            _console.print("[grey50](empty)[/]")
 
 
 class RunProgress:
@@ -255,7 +390,9 @@ class RunProgress:
         self.progress.__exit__(*exc)
 
     def __call__(self, run_id: str, event: str, info: dict[str, Any]) -> None:
-        if event == "started":
+        if event == "budget":  # before any run starts: the budget left cuts each run short
+            self.console.print(f"[magenta]budget:[/] {_esc(info['note'])}")
+        elif event == "started":
             self.tasks[run_id] = self.progress.add_task(
                 _esc(run_id), total=info.get("max_steps"), info="starting")
             if not self.live:

@@ -1,4 +1,4 @@
-"""Run commands: `run`, `runs`, `runs void`, `sql`, `ingest`."""
+"""Run commands: `run`, `runs`, `runs void`, `push`, `pull`, `status`, `logs`, `sql`, `ingest`."""
 
 from __future__ import annotations
 
@@ -15,13 +15,17 @@ __all__ = ["register"]
 # a holder group: :func:`register` moves its commands onto the ``evotree`` group
 cli = click.Group("evotree")
 
+#: the largest seed: seeds reach numpy, torch and gymnasium, which take 32-bit seeds (and SQLite / Parquet
+#: store them as 64-bit integers); --seed-start 2**70 is refused by click (exit 2) instead of becoming NULL
+MAX_SEED = 2**31 - 1
+
 
 # ---------------------------------------------------------------------------- run / runs
 @cli.command()
-@click.argument("versions", nargs=-1, required=True, metavar="VERSION...")
-@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+@click.argument("versions", nargs=-1, required=False, metavar="[VERSION...]")
+@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEED), default=1, show_default=True,
               help="Runs per version, with seeds S..S+N-1 (S: --seed-start).")
-@click.option("--seed-start", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--seed-start", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
               help="First seed: add seeds to a comparison (e.g. --seeds 3 --seed-start 3 after 0..2) "
                    "instead of repeating them.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
@@ -37,6 +41,8 @@ cli = click.Group("evotree")
 def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None, heldout: bool,
         executor: str | None, address: str | None, as_json: bool) -> Any:
     """Run versions under the harness: train phase, then the champion's judge.
+
+    Without VERSION inside a version's worktree (.evotree/worktrees/vN), runs that version.
 
     \b
     Each run exports the version's committed tree (uncommitted changes are refused) into
@@ -59,7 +65,21 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     """
     from evotree.gates.runs import run_versions
 
+    if seed_start + seeds - 1 > MAX_SEED:
+        from evotree.core.errors import UsageError
+
+        raise UsageError(f"--seed-start {seed_start} with --seeds {seeds} reaches seed {seed_start + seeds - 1}, "
+                         f"above the largest seed {MAX_SEED}", fix="start lower", option="--seed-start")
     ws = open_workspace()
+    if not versions:  # inside a version's worktree, `evotree run` runs that version
+        from evotree.core.errors import UsageError
+        from evotree.core.versions import version_at
+
+        here = version_at(ws, click.get_current_context().find_root().obj["dir"])
+        if here is None:
+            raise UsageError("which version? name one (evotree run v1), or run it inside a version's worktree",
+                             fix="`evotree tree` lists the versions; e.g. evotree run v0 --seeds 3")
+        versions = (here,)
     options = {"seeds": seeds, "seed_start": seed_start, "jobs": jobs, "heldout": heldout, "executor": executor,
                "address": address}
     view = None
@@ -76,7 +96,38 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
     _warn_identical_runs(ws, records)
-    return records
+    _archive(ws, [r.run_id for r in records])
+    return RunResults(records)
+
+
+def _archive(ws: Any, run_ids: list[str]) -> None:
+    """Keep the finished runs' evidence in refs/evotree/runs/ too (safe from `git clean -xdf`, shared by
+    `git push origin 'refs/evotree/*'`); a failure here is a warning: the runs themselves stand."""
+    try:
+        from evotree.harness.share import archive_runs
+
+        result = archive_runs(ws, run_ids)
+    except Exception as exc:  # noqa: BLE001 - archiving is a copy: never fail the runs over it
+        click.secho(f"evotree: warning: the runs' evidence was not archived in refs/evotree/runs ({exc}); "
+                    "`evotree push` retries", fg="yellow", err=True)
+        return
+    for skipped in result.skipped:
+        if skipped["reason"] != "still running":
+            click.secho(f"evotree: note: {skipped['run_id']} not archived in git: {skipped['reason']}",
+                        fg="yellow", err=True)
+
+
+class RunResults(list):  # type: ignore[type-arg]
+    """The records of `evotree run`, printed first; then exit 37 when any run did not succeed.
+
+    A failed, invalid (the candidate's code broke), crashed or budget-stopped run is a result
+    worth reading, not an error of the command, so its record is printed (or its JSON) as usual;
+    but a script or an agent must not take the command for a success: the exit code says it.
+    """
+
+    @property
+    def exit_code(self) -> int:
+        return 37 if any(r.status not in ("succeeded", "ingested") for r in self) else 0
 
 
 def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
@@ -176,6 +227,82 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("remote", required=False)
+@click.option("--store", default=None, metavar="URI",
+              help="Where runs too large for git go (a path or an fsspec URL, e.g. s3://bucket/evotree; "
+                   "default: [executor].evidence_uri when set); the ref then holds the files' hashes.")
+@outputs(renderer("share_result"))
+def push(remote: str | None, store: str | None) -> Any:
+    """Share run evidence: archive finished runs in refs/evotree/runs/ and push them to REMOTE.
+
+    \b
+    REMOTE defaults to origin. Each run's run.json, Parquet, evidence/ and logs/ become one
+    content-addressed commit on refs/evotree/runs/<run_id> (`evotree run` archives its runs
+    already; `git push origin 'refs/evotree/*'` pushes them with the tree). A clone then runs
+    `evotree pull` to compare, diagnose, gate and report like the machine that ran them.
+    Never forced: a remote ref that names other evidence is refused. A run over 256 MiB goes to
+    --store instead (its ref keeps the URI and the files' sha256; `evotree pull` checks them).
+    """
+    from evotree.harness.share import push_evidence
+
+    ws = open_workspace()
+    configured = ws.config.executor.evidence_uri
+    if not store and configured:  # the cluster's evidence store, relative to the workspace when a path
+        import re
+        from pathlib import Path
+
+        store = configured if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", configured) else str(ws.root / Path(configured))
+    return push_evidence(ws, remote, store=store)
+
+
+@cli.command()
+@click.argument("remote", required=False)
+@click.option("--local", "local", is_flag=True,
+              help="Fetch nothing: write back runs from the local refs (e.g. after `git clean -xdf`).")
+@outputs(renderer("share_result"))
+def pull(remote: str | None, local: bool) -> Any:
+    """Fetch run evidence (refs/evotree/runs/*) from REMOTE and write back the runs missing here.
+
+    REMOTE defaults to origin. Runs this machine has are left as they are. What counts is still
+    decided by the ledger: evidence that differs from its run.finished manifest is `tampered`.
+    """
+    from evotree.harness.share import pull_evidence
+
+    return pull_evidence(open_workspace(), remote, fetch=not local)
+
+
+@cli.command()
+@outputs(renderer("workspace_status"))
+def status() -> Any:
+    """What runs now, and what each version waits for: a run, a fix, or a person's decision.
+
+    Cheap and read-only (the ledger, this machine's run records, git status of the worktrees);
+    `evotree gates V` evaluates the gates themselves.
+    """
+    from evotree.harness.status import workspace_status
+
+    return workspace_status(open_workspace(), here=click.get_current_context().find_root().obj["dir"])
+
+
+@cli.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("--phase", type=click.Choice(["prepare", "train", "eval"]), default=None,
+              help="Only this phase's logs (default: every phase that wrote one).")
+@click.option("--tail", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Last N lines of each log (0: all of it).")
+@outputs(renderer("run_logs"))
+def logs(run_id: str, phase: str | None, tail: int) -> Any:
+    """Show a run's logs: the stdout and stderr of its prepare, train and eval phases.
+
+    RUN is a run id from `evotree runs` (or a prefix naming one run). A run that failed or was
+    invalid also carries the last lines of the failing phase's stderr in its note.
+    """
+    from evotree.harness.runs import run_logs
+
+    return run_logs(open_workspace(), run_id, phase=phase, tail=tail)
+
+
+@cli.command()
 @click.argument("sql")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
 @click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True,
@@ -212,7 +339,8 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
 @cli.command()
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--version", "version", required=True, metavar="V", help="Version the training belongs to.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of that training.")
+@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
+              help="Seed of that training.")
 @outputs(renderer("runs"))
 def ingest(path: str, version: str, seed: int) -> Any:
     """Import a TRL/transformers trainer_state.json as a run of VERSION.

@@ -1,4 +1,4 @@
-"""Version-tree commands: `init`, `branch`, `merge`, `tree`, `show`, `log`, `abandon`, `worktree`."""
+"""Version-tree commands: `init`, `branch`, `merge`, `tree`, `show`, `log`, `diff`, `abandon`, `worktree`."""
 
 from __future__ import annotations
 
@@ -25,8 +25,14 @@ cli = click.Group("evotree")
     help="An SSH public key allowed to sign promotions, written to v0's gates/allowed_signers (EMAIL, or the "
          "key's comment when it is an address, names the person). Repeatable. See docs/gates.md, solo mode.",
 )
+@click.option("--protocol", type=click.Choice(["evotree", "evopolicygym"]), default="evotree", show_default=True,
+              help="gym domain: evotree's policy contract and scoring, or EvoPolicyGym's (implies --domain gym; "
+                   "docs/domains/gym.md).")
+@click.option("--env", "envs", multiple=True, metavar="ID",
+              help="gym domain: an environment to train and judge (repeatable; exactly one with "
+                   "--protocol evopolicygym).")
 @outputs(renderer("init_result"))
-def init(domain: str, signers: tuple[str, ...]) -> Any:
+def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs: tuple[str, ...] = ()) -> Any:
     """Turn the current git repository into an evotree workspace.
 
     Writes a commented evotree.toml (committed on its own if new), creates .evotree/
@@ -35,7 +41,14 @@ def init(domain: str, signers: tuple[str, ...]) -> Any:
     """
     from evotree.api import init as init_workspace
 
-    return init_workspace(click.get_current_context().find_root().obj["dir"], domain=domain, signers=signers)
+    where = click.get_current_context().find_root().obj["dir"]
+    if protocol != "evotree" or envs:  # the gym domain's options (issue 19): its template takes them
+        from evotree.core.workspace import init_workspace as init_with_template
+        from evotree.domains.gym.epg_init import init_template
+
+        domain, template = init_template(domain, protocol, envs)
+        return init_with_template(where, domain=domain, template=template, signers=signers)
+    return init_workspace(where, domain=domain, signers=signers)
 
 
 # ---------------------------------------------------------------------------- branch
@@ -132,6 +145,30 @@ def log(version: str | None, limit: int | None) -> Any:
     from evotree.core.versions import log_entries
 
     return {"v": 1, "events": log_entries(open_workspace(), version=version, limit=limit)}
+
+
+# ---------------------------------------------------------------------------- diff
+@cli.command()
+@click.argument("first", metavar="V")
+@click.argument("second", metavar="W")
+@click.option("--md", "as_md", is_flag=True, help="Print Markdown tables (for a PR comment, like `dvc exp diff --md`).")
+@outputs(renderer("version_diff"), pass_json=True)
+def diff(first: str, second: str, as_md: bool, as_json: bool) -> Any:
+    """Show what changed from version V to W: parameters, files, headline scores.
+
+    \b
+    Parameters come from the structured files of each version's branch tip (TOML, JSON, YAML):
+    one row per key whose value differs, appears or disappears (nested keys dotted, e.g.
+    train.learning_rate). Other changes are listed per file with added and removed lines;
+    `git diff evotree/V evotree/W` shows the lines themselves.
+    """
+    from evotree.core.diff import diff_markdown, diff_versions
+
+    result = diff_versions(open_workspace(), first, second)
+    if as_md and not as_json:
+        click.echo(diff_markdown(result), nl=False)
+        raise click.exceptions.Exit(0)
+    return result
 
 
 # ---------------------------------------------------------------------------- abandon

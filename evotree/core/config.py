@@ -13,6 +13,7 @@ import tomllib
 import types
 import typing
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from evotree.core.errors import ConfigError
@@ -33,6 +34,7 @@ __all__ = [
     "ToolsSection",
     "SANDBOX_MODES",
     "parse_config",
+    "read_config_text",
     "render_template",
 ]
 
@@ -117,15 +119,45 @@ class ProtectSection:
     patch_allow: list[str] = field(
         default_factory=list, metadata=_help("Paths exempt from the patch gate (not from `paths`).")
     )
+    max_line_numbers: int = field(
+        default=128, metadata=_help("Numeric literals one added line may hold (a weight vector on one line).")
+    )
+    max_file_numbers: int = field(
+        default=1000, metadata=_help("Numeric literals the added lines of one text file may hold in all.")
+    )
+    max_encoded_chars: int = field(
+        default=2048, metadata=_help("Characters of base64/hex runs and byte escapes one text file may gain.")
+    )
+    # --- the pristine base and the allowlists (docs/gates.md, "The pristine base")
+    base: str = field(
+        default="root",
+        metadata=_help('What a candidate\'s patch is measured from: "root" (the root version\'s first commit), '
+                       '"champion", a root version id or a full commit id.'),
+    )
+    editable: list[str] = field(
+        default_factory=list,
+        metadata=_help("Globs of the only paths a patch may change (empty: any path but `paths`)."),
+    )
+    editable_keys: list[str] = field(
+        default_factory=list,
+        metadata=_help('"FILE:KEY-GLOB" entries: FILE (TOML or JSON) may change only at these dotted keys.'),
+    )
 
     def __post_init__(self) -> None:
-        for key in ("max_file_bytes", "max_row_lines", "max_line_chars"):
+        for key in ("max_file_bytes", "max_row_lines", "max_line_chars", "max_line_numbers", "max_file_numbers",
+                    "max_encoded_chars"):
             if getattr(self, key) < 1:
                 raise _value_error(f"protect.{key}", "a positive integer", getattr(self, key))
-        for key in ("paths", "patch_allow"):
+        for key in ("paths", "patch_allow", "editable"):
             for path in getattr(self, key):
                 if not path or path.startswith("/") or ".." in path.split("/"):
                     raise _value_error(f"protect.{key}", "relative paths inside the repository", path)
+        for entry in self.editable_keys:
+            file, sep, keys = entry.partition(":")
+            if not sep or not file or not keys or file.startswith("/") or ".." in file.split("/"):
+                raise _value_error("protect.editable_keys", '"FILE:KEY-GLOB" (e.g. "recipe.toml:train.*")', entry)
+        if not re.fullmatch(r"root|champion|[0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,63}", self.base):
+            raise _value_error("protect.base", '"root", "champion", a root version id or a full commit id', self.base)
 
 
 @dataclass
@@ -325,6 +357,14 @@ def parse_config(text: str, *, source: str = CONFIG_FILE) -> Config:
             line=line,
             key=None,
         ) from None
+    except ValueError as exc:  # an integer of more digits than Python converts (sys.int_info)
+        raise ConfigError(f"{source}: a value is out of range: {str(exc)[:200]}",
+                          fix=f"use numbers of at most 18 digits in {source}", path=source, line=None,
+                          key=None) from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise ConfigError(f"{source}: values are nested too deeply to read",
+                          fix=f"no key of {source} needs nested arrays; use a flat list", path=source,
+                          line=None, key=None) from None
     sections: dict[str, Any] = {}
     config_fields = {f.name: f for f in fields(Config)}
     for name, value in data.items():
@@ -350,6 +390,9 @@ def _build_section(text: str, source: str, name: str, section_type: type, values
         if key not in known:
             raise _config_error(text, source, full, f"unknown key {full!r}", [f"{name}.{k}" for k in known])
         expected = hints[key]
+        if isinstance(value, int) and not isinstance(value, bool) and not _INT_MIN <= value <= _INT_MAX:
+            raise _config_error(text, source, full, f"{full}: {str(value)[:24]}… is out of range "
+                                f"(at most {_INT_MAX})", [])
         if not _type_ok(value, expected):
             raise _config_error(
                 text, source, full, f"{full}: expected {_type_name(expected)}, actually: {value!r}", []
@@ -362,6 +405,27 @@ def _build_section(text: str, source: str, name: str, section_type: type, values
     except _FieldError as exc:
         key = exc.key if "." in exc.key else f"{name}.{exc.key}"
         raise _config_error(text, source, key, f"{key}: {exc}", []) from None
+
+
+#: every integer of evotree.toml fits a signed 64-bit integer (JSON, SQLite, Parquet store it)
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+def read_config_text(path: Path | str, *, source: str | None = None) -> str:
+    """The text of an ``evotree.toml`` on disk; :class:`ConfigError` when it is not UTF-8 or unreadable."""
+    shown = source or str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot be read ({exc.strerror or exc})", fix=f"check {shown} exists and is a "
+                          "readable file", path=shown, line=None, key=None) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{shown}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                          fix=f"save {shown} as UTF-8 (TOML files are UTF-8)", path=shown, line=line,
+                          key=None) from None
 
 
 def _type_ok(value: Any, expected: Any) -> bool:
@@ -487,6 +551,18 @@ max_file_bytes = 1000000
 max_row_lines = 200
 max_line_chars = 20000
 patch_allow = []
+# Payloads however encoded: numeric literals per added line and per file (weights as a JSON
+# array), characters of base64/hex runs and byte escapes per file.
+max_line_numbers = 128
+max_file_numbers = 1000
+max_encoded_chars = 2048
+# The patch is measured from the pristine base: "root" (the root version's first commit),
+# "champion", a root version id or a full commit id; it is checked before any run trains it.
+base = "root"
+# Allowlists (empty: off): the only paths a patch may change (globs; ** crosses folders), and
+# "FILE:KEY-GLOB" entries for a TOML/JSON file that may change only at those dotted keys.
+editable = []
+editable_keys = []
 
 [budget]
 # A run that would exceed a budget is refused before it starts; one that exceeds while

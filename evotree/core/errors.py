@@ -25,6 +25,7 @@ __all__ = [
     "InvalidState",
     "LedgerConflict",
     "GitCommandError",
+    "UsageError",
     "EXIT_CODES",
 ]
 
@@ -52,6 +53,13 @@ class EvotreeError(Exception):
         if self.details:
             out["details"] = self.details
         return out
+
+
+class UsageError(EvotreeError):
+    """A bad option value or argument that click's own checks cannot see (exit 2, like click's)."""
+
+    exit_code = 2
+    code = "usage_error"
 
 
 class NotAGitRepository(EvotreeError):
@@ -165,5 +173,8 @@ EXIT_CODES: dict[int, str] = {
     34: "report error (cannot write or post the report)",
     35: "executor error (Ray missing or cluster unreachable, remote run lost)",
     36: "sandbox unavailable: bubblewrap cannot run here and the champion's policy requires it (nothing started)",
+    37: "a run did not succeed (failed, invalid submission, crashed or stopped by a budget); its record is printed",
+    38: "unknown run id (or a prefix that names no run, or several)",
+    39: "evidence sharing error (push / pull: no such remote, an evidence ref evotree did not write)",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

@@ -55,7 +55,8 @@ class VersionId:
                 fix="choose another --name",
             )
         if (
-            not _NAME_RE.match(text)
+            not isinstance(text, str)
+            or not _NAME_RE.fullmatch(text)
             or ".." in text
             or text.endswith(".lock")
             or text.endswith(".")
@@ -70,7 +71,7 @@ class VersionId:
     @property
     def number(self) -> int | None:
         """N for an automatic id ``vN``; None for a custom name."""
-        m = _AUTO_RE.match(self.name)
+        m = _AUTO_RE.fullmatch(self.name)
         return int(m.group(1)) if m else None
 
     def __str__(self) -> str:

@@ -21,6 +21,7 @@ from evotree.core.errors import (
     DirtyState,
     InvalidState,
     MergeConflict,
+    UsageError,
 )
 from evotree.core.ledger import (
     Event,
@@ -46,6 +47,7 @@ __all__ = [
     "tree_view",
     "show_version",
     "log_entries",
+    "version_at",
     "TreeView",
     "VersionView",
     "VersionDetail",
@@ -53,6 +55,18 @@ __all__ = [
 ]
 
 _MAX_AUTO_ID_TRIES = 10_000
+
+
+def version_at(ws: Workspace, start: str | Path) -> str | None:
+    """The version whose worktree holds ``start`` (a folder), or None (the main checkout, elsewhere)."""
+    here = Path(start).resolve()
+    for record in ws.ledger.versions():
+        if not record.worktree:
+            continue
+        root = ws.absolute(record.worktree).resolve()
+        if here == root or root in here.parents:
+            return record.id
+    return None
 
 
 # ---------------------------------------------------------------------------- creating
@@ -144,6 +158,7 @@ def _new_version(
         if worktree is None:
             _check_free_path(ws.worktree_path(explicit.name))
     if worktree is not None:
+        _check_worktree_location(ws, Path(worktree).resolve())
         _check_free_path(Path(worktree).resolve())
 
     version_id = _reserve_branch(ws, commit, explicit)
@@ -228,6 +243,18 @@ def _reserve_branch(ws: Workspace, commit: pygit2.Oid, explicit: VersionId | Non
             return candidate
         number += 1
     raise AlreadyExists("could not find a free version id", fix="delete stray evotree/v* branches")
+
+
+def _check_worktree_location(ws: Workspace, path: Path) -> None:
+    """Refuse a ``--worktree`` inside git's own directory (``.git/...``) or at the repository's root."""
+    git_dir = ws.git._common_dir().resolve()
+    if path == git_dir or git_dir in path.parents or ".git" in path.parts:
+        raise UsageError(f"--worktree {path} is inside git's own directory ({git_dir}): a worktree there would be "
+                         "mistaken for repository data", fix="pass a path outside .git, or omit --worktree",
+                         path=str(path))
+    if path == ws.root:
+        raise UsageError(f"--worktree {path} is the repository's own working tree",
+                         fix="pass a new folder, or omit --worktree", path=str(path))
 
 
 def _check_free_path(path: Path) -> None:
@@ -370,6 +397,8 @@ def restore_worktree(ws: Workspace, version: str, *, worktree: str | Path | None
         )
     _branch_tip(ws, record)
     path = Path(worktree).resolve() if worktree is not None else ws.worktree_path(record.id)
+    if worktree is not None:
+        _check_worktree_location(ws, path)
     _check_free_path(path)
     ws.git.prune_worktrees()  # forget stale registrations of this path
     path.parent.mkdir(parents=True, exist_ok=True)

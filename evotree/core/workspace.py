@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import pygit2
 
-from evotree.core.config import CONFIG_FILE, Config, parse_config, render_template
+from evotree.core.config import CONFIG_FILE, Config, parse_config, read_config_text, render_template
 from evotree.core.errors import (
     AlreadyExists,
     AlreadyInitialized,
@@ -369,7 +369,8 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                            fix=f"call evotree.init(path, domain={domain!r}) (the Python API) or `evotree init "
                                f"--domain {domain}`; the core init_workspace takes template=domain_template(domain)")
     git = Git(start)
-    head = git.head_commit()
+    unborn = git.repo.head_is_unborn  # `git init` and nothing else: init makes the first commit itself
+    head = None if unborn else git.head_commit()
     actor = git.identity()
     ledger = Ledger(git)
     if ledger.exists():
@@ -393,11 +394,11 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
     config_path = git.root / CONFIG_FILE
     created: list[str] = []
     if config_path.exists():
-        parse_config(config_path.read_text(), source=CONFIG_FILE)  # raises ConfigError with line
+        parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE)  # raises ConfigError with line
     else:
         render_template(domain)  # validates the domain before anything is written
     signer_lines = [signer_line(spec)[1] for spec in signers]  # every key checked before anything is written
-    signers_rel = (parse_config(config_path.read_text(), source=CONFIG_FILE) if config_path.exists()
+    signers_rel = (parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE) if config_path.exists()
                    else parse_config(render_template(domain), source=CONFIG_FILE)).gates.allowed_signers
     if signer_lines and (git.root / signers_rel).exists():
         raise AlreadyInitialized(f"--signer: {signers_rel} exists already; init writes it only in a new workspace",
@@ -418,8 +419,8 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             target.write_text("# Allowed signers of evotree sign-offs (EMAIL KEY), written by evotree init --signer.\n"
                               + "".join(f"{line}\n" for line in signer_lines))
             created.append(signers_rel)
-        judge_paths = list(parse_config(config_path.read_text(), source=CONFIG_FILE).eval.judge_paths)
-        head_tree = git.repo[head].tree
+        judge_paths = list(parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE).eval.judge_paths)
+        head_tree = git.repo[git.repo.TreeBuilder().write()] if head is None else git.repo[head].tree
         judge = _collect_judge_files(git, head_tree, judge_paths)
         if judge.files:
             judge_oid = write_judge_commit(
@@ -437,12 +438,17 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             if changed:
                 git.run("add", "--", *changed)
             message = f"evotree: initialize workspace ({domain} domain)"
+            if head is None:
+                message += "\n\nThe repository had no commits: this is its first commit.\n"
             if judge.tracked:
                 message += (f"\n\nThe judge files ({', '.join(judge.tracked)}) move to {JUDGE_REF}: "
                             "hidden data stays out of every checkout.\n")
             git.run("commit", "--quiet", "-m", message, "--", *changed, *judge.tracked)
             committed = True
             head = git.head_commit()
+        if head is None:  # cannot happen (an unborn HEAD always gets evotree.toml committed), but never guess
+            raise EvotreeError("init made no first commit in a repository without commits",
+                               fix="commit your recipe (git commit) and re-run evotree init")
         if judge.files:  # no judge path stays staged either (a staged, never committed judge file)
             git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
                     *[p.rstrip("/") or "." for p in judge_paths])
@@ -522,6 +528,12 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             f"git filter-repo --invert-paths {' '.join('--path ' + p for p in judge_paths)}; every later commit "
             "id changes), put the judge files back there uncommitted and run evotree init in it: it stores them "
             "in the judge ref (docs/cli.md, `evotree judge`)")
+    if unborn:
+        left = [p for p in git.run("ls-files", "-z", "--others", "--exclude-standard").split("\0") if p]
+        notes.append(f"the repository had no commits: init made the first one ({str(head)[:10]}) with the files it "
+                     "wrote" + (f"; {len(left)} file(s) of yours are not committed ({', '.join(left[:5])}"
+                                f"{' …' if len(left) > 5 else ''}): commit them in a version (evotree branch)"
+                                if left else ""))
     if judge.ignored:
         notes.append(f"left in place, not in the judge store (git ignores them): {', '.join(judge.ignored[:10])}")
     return InitResult(
