@@ -16,7 +16,7 @@ significantly above 0 is abandoned with the measured numbers as the reason (nega
 (``evotree memory import``). A skill is verified only by a signed promotion, never by this script.
 
     .venv/bin/python bench/bench_skills_math.py --seeds 3 \\
-        --json bench/results/skills_math.json --memory-out bench/results/skills_math_memory.json
+        --json bench/results/skills_math.json --memory-out bench/skills_math_memory.json
 """
 
 from __future__ import annotations
@@ -65,6 +65,10 @@ def main() -> int:
     parser.add_argument("--json", dest="json_path", default=None)
     parser.add_argument("--memory-out", default=None)
     parser.add_argument("--keep", default=None, help="make the workspace here (kept) instead of a temp folder")
+    parser.add_argument("--train-ops", default=None,
+                        help='the train problems\' operators, e.g. "+,-,*" (the judge keeps + and -): '
+                             "multiplication facts the warm model cannot answer make many dead groups, "
+                             "the setting where EvoTrainer's StdGroupFilter gains came from")
     args = parser.parse_args()
 
     from evotree.skills import get_skill, list_skills
@@ -77,6 +81,13 @@ def main() -> int:
     benchlib.git(repo, "config", "user.name", benchlib.IDENTITY[0])
     benchlib.git(repo, "config", "user.email", benchlib.IDENTITY[1])
     (repo / "README.md").write_text("skills benchmark\n")
+    if args.train_ops:
+        from evotree.domains.math.templates import MATH_TOML
+
+        ops = ", ".join(json.dumps(op.strip()) for op in args.train_ops.split(","))
+        text = MATH_TOML.replace('ops = ["+", "-"]', f"ops = [{ops}]")
+        assert text != MATH_TOML
+        (repo / "math.toml").write_text(text)
     benchlib.git(repo, "add", "-A")
     benchlib.git(repo, "commit", "--quiet", "-m", "init")
     benchlib.evotree(repo, "init", "--domain", "math")
@@ -125,7 +136,7 @@ def main() -> int:
         print(json.dumps(row), flush=True)
     if args.memory_out:
         benchlib.evotree(repo, "memory", "export", str(Path(args.memory_out).resolve()))
-    doc = {"seeds": args.seeds, "v0_train_s": base_train, "skills": results,
+    doc = {"seeds": args.seeds, "train_ops": args.train_ops, "v0_train_s": base_train, "skills": results,
            "seconds": time.time() - started, "machine": platform.platform(),
            "command": " ".join(sys.argv), "workspace": str(repo)}
     if args.json_path:
