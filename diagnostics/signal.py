@@ -45,7 +45,7 @@ finding's ``evidence["query"]`` is the SQL (over the views, the shared table inl
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +85,7 @@ __all__ = [
     "TruncationTrendThresholds",
     "groups_sql",
     "is_group_run",
+    "lower_learning_rate",
     "linear_trend",
     "shared_groups",
 ]
@@ -663,30 +664,24 @@ class RewardBelowStart(Analyzer):
 
     def _step_size_change(self, con: Any, run_id: str, fall: float, share: float,
                           ctx: AnalysisContext) -> dict[str, Any] | None:
-        if share > 0.5:
-            return None
-        rows, _ = query(con, f"{signal_filter(run_id, metric_token('learning_rate'))} ORDER BY step LIMIT 1")
-        if not rows or rows[0][2] is None or not float(rows[0][2]) > 0:
-            return None
-        lr = float(rows[0][2])
-        factor = 4.0 if share <= 0.25 else 2.0
-        also = ["signal.reward_plateau", "signal.entropy_collapse", "signal.echo_trap"]
         groups = shared_groups(con, ctx, run_id)
         rows, _ = query(con, (
             "SELECT avg(CASE WHEN coalesce(sd, 0) = 0 THEN 1.0 ELSE 0.0 END) FILTER (WHERE step < "
             f"{fall}) AS before, avg(CASE WHEN coalesce(sd, 0) = 0 THEN 1.0 ELSE 0.0 END) FILTER "
             f"(WHERE step >= {fall}) AS after FROM __run_groups__ WHERE n > 0"), groups)
         before, after = (rows[0][0], rows[0][1]) if rows else (None, None)
+        dead = "" if after is None else f"; dead groups {float(before or 0):.0%} before the fall, {float(after):.0%} after"
+        change = lower_learning_rate(con, run_id, share, lambda lr: (
+            f"the reward fell below its start by step {int(fall)} ({share:.0%} into the run) at learning rate "
+            f"{lr:g}, and never came back{dead}"))
+        if change is None:
+            return None
+        also = ["signal.reward_plateau", "signal.entropy_collapse", "signal.echo_trap"]
         if after is not None and float(after) > 0 and (
                 before is None or float(after) >= min(2 * float(before), float(before) + 0.2)):
             also.insert(0, "signal.dead_groups_high")
-        return {"kind": "lower", "param": "learning_rate", "from": lr, "to": float(f"{lr / factor:.3g}"),
-                "why": f"the reward fell below its start by step {int(fall)} ({share:.0%} into the run) at "
-                       f"learning rate {lr:g}, and never came back"
-                       + (f"; dead groups {float(before or 0):.0%} before the fall, {float(after):.0%} after"
-                          if after is not None else ""),
-                "where": "the GRPO config (math: recipe.toml; TRL: GRPOConfig.learning_rate)",
-                "also_addresses": also}
+        change["also_addresses"] = also
+        return change
 
 
 # ----------------------------------------------------------------------------- entropy
@@ -720,6 +715,17 @@ def _learning_rate_change(con: Any, run_id: str, steps: np.ndarray, values: np.n
     span = float(steps[-1] - steps[0]) or 1.0
     at = float(steps[below[0]])
     share = (at - float(steps[0])) / span
+    return lower_learning_rate(con, run_id, share, lambda lr: (
+        f"entropy below {1.0 - t.high_drop:.0%} of its early level by step {int(at)} of {int(steps[-1])} "
+        f"({share:.0%} of the run) at learning rate {lr:g}"))
+
+
+def lower_learning_rate(con: Any, run_id: str, share: float,
+                        why: Callable[[float], str]) -> dict[str, Any] | None:
+    """The recipe change "lower ``learning_rate``" for a collapse ``share`` of the way into the
+    run: ÷ 4 within the first quarter, ÷ 2 within the first half, None later (convergence). The
+    learning rate is the run's own first logged ``learning_rate`` signal (TRL logs it every
+    step); None when it was not logged. ``why(lr)`` explains it."""
     if share > 0.5:
         return None
     rows, _ = query(con, f"{signal_filter(run_id, metric_token('learning_rate'))} ORDER BY step LIMIT 1")
@@ -728,9 +734,7 @@ def _learning_rate_change(con: Any, run_id: str, steps: np.ndarray, values: np.n
     lr = float(rows[0][2])
     factor = 4.0 if share <= 0.25 else 2.0
     return {"kind": "lower", "param": "learning_rate", "from": lr, "to": float(f"{lr / factor:.3g}"),
-            "why": f"entropy below {1.0 - t.high_drop:.0%} of its early level by step {int(at)} of "
-                   f"{int(steps[-1])} ({share:.0%} of the run) at learning rate {lr:g}",
-            "where": "the GRPO config (math: recipe.toml; TRL: GRPOConfig.learning_rate)"}
+            "why": why(lr), "where": "the GRPO config (math: recipe.toml; TRL: GRPOConfig.learning_rate)"}
 
 
 @register_analyzer

@@ -4,6 +4,8 @@ plus fast checks of its refusals and its choice of skill."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -15,7 +17,9 @@ from conftest import EVOTREE_BIN, Cli, git
 from evotree.demo import _at_terminal, _pick_change, _pick_skill
 from evotree.core.proc import safe_env
 
-DEMO_LIMIT_S = 300  # issue 9: under 5 minutes on 2 CPU cores
+#: issue 18: the whole demo in 5 minutes on 2 CPU cores (a shared, loaded machine may set
+#: EVOTREE_DEMO_LIMIT_S to check the rest; CI does not)
+DEMO_LIMIT_S = float(os.environ.get("EVOTREE_DEMO_LIMIT_S", "300"))
 
 
 def test_demo_refuses_a_non_empty_folder(tmp_path: Path) -> None:
@@ -82,6 +86,7 @@ def test_the_demo_answers_prompts_at_a_real_pseudo_terminal(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # the 5-minute limit is asserted below; a loaded machine may need longer to fail it
 def test_demo_end_to_end(tmp_path: Path) -> None:
     """The loop climbs: v0's diagnosis names its problem, the suggested change makes v1, v1 is
     significantly better, every gate passes, the demo's second person promotes it at a
@@ -111,9 +116,17 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     v1_recipe = git(target, "show", "evotree/v1:recipe.toml")
     v0_recipe = git(target, "show", "evotree/v0:recipe.toml")
     assert "learning_rate = 3e-3" in v0_recipe and "learning_rate = 3e-3" not in v1_recipe
-    # a significant gain: the one comparison, its CI above 0
-    compare = Cli(target).json("compare", "v0", "v1")
-    assert compare["delta"] > 0 and compare["ci"][0] > 0, compare
+    # a significant gain: the report the reviewer read before signing (after the promotion the
+    # runs that promoted v1 no longer count for it: the winner's curse), its CI above 0
+    report_dir = target / ".evotree" / "reports" / "v1"
+    md = (report_dir / "report.md").read_text()
+    html = (report_dir / "report.html").read_text()
+    verdict = re.search(r"v1 is better than v0 \(champion\): Δ = ([+-][0-9.]+) \(95% CI \[([+-][0-9.]+), "
+                        r"([+-][0-9.]+)\], one-sided p = ([0-9.e+-]+)", md)
+    assert verdict is not None, md[:3000]
+    delta, low, high, p_value = (float(g) for g in verdict.groups())
+    assert delta > 0 and low > 0 and p_value < 0.025, verdict.group(0)
+    assert f'id="delta">{delta:+.3f}<' in html and "data:image/png;base64," in html
     # promoted by the demo's second person, at a terminal, and the signed chain verifies
     assert "v1 is the champion: promoted by reviewer@evotree-demo.invalid" in out
     assert Cli(target).json("tree")["champion"] == "v1"
@@ -124,11 +137,8 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     # the demo's key was removed; the allowed signer stays in the workspace's policy
     key = out.split("its key ", 1)[1].split(" ", 1)[0]
     assert not Path(key).exists()
-    # the reports exist, carry the numbers the runs gave and say v1 is better than v0
-    report_dir = target / ".evotree" / "reports" / "v1"
-    md = (report_dir / "report.md").read_text()
-    html = (report_dir / "report.html").read_text()
-    assert "v1 is better than v0" in md
-    assert f"| mean score | {compare['mean_a']:.3f} | {compare['mean_b']:.3f} | {compare['delta']:+.3f} |" in md
-    assert f'id="delta">{compare["delta"]:+.3f}<' in html and "data:image/png;base64," in html
+    # the gates the demo printed passed, on the numbers the report shows
+    gates = out.split("$ evotree gates v1", 1)[1].split("[10/12]", 1)[0]
+    shown = re.search(r"Δ ([+-][0-9.]+)", gates)
+    assert "all gates pass" in gates and shown is not None and abs(float(shown.group(1)) - delta) < 6e-4
     assert elapsed < DEMO_LIMIT_S, f"the demo took {elapsed:.0f} s (limit {DEMO_LIMIT_S} s)"

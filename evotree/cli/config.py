@@ -72,7 +72,11 @@ def schema(name: str | None) -> Any:
 def demo(path: str | None, keep: bool) -> None:
     """Walk through the loop in a fresh demo repository (default: a temp folder).
 
-    Runs the real commands as subprocesses and prints each one, so you can repeat them.
+    Runs the real commands as subprocesses and prints each one, so you can repeat them: a math
+    recipe whose learning rate collapses the model, its diagnosis, the suggested change, v1,
+    the comparison, audit and gates, the reports, then a promotion signed by a second person
+    the demo plays at a pseudo-terminal with a key made for the demo (deleted at the end), and
+    verify. About 4-5 minutes on two cores.
     """
     from evotree.demo import run_demo
 
