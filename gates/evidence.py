@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.gates.policy import Policy
 
-__all__ = ["GATE_NAMES", "GateReport", "GateResult", "RunVoidResult", "evaluate_gates", "json_safe", "record_run_void",
-           "void_candidate"]
+__all__ = ["GATE_NAMES", "GateReport", "GateResult", "RunVoidResult", "evaluate_gates", "json_safe", "protected_gate",
+           "record_run_void", "void_candidate"]
 
 GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "harness")
 _LEAK_BLOCKS = ("high", "critical")
@@ -142,9 +142,13 @@ def acknowledge_protected(report: GateReport, approver: str) -> list[str]:
     the signed evidence hash, records that a person accepted exactly these paths. Returns them.
     """
     gate = next((g for g in report.gates if g.name == "protected"), None)
-    if gate is None or gate.passed:
+    if gate is None or gate.status != "fail":  # passed, or unavailable: nothing a person can accept
         return []
     changed = list(gate.numbers.get("changed") or [])
+    if gate.numbers.get("patch_violations"):  # data or weights in the patch: no sign-off waves them through
+        if changed:
+            gate.numbers = {**gate.numbers, "acknowledged_by": approver}
+        return changed
     gate.status = "pass"
     gate.numbers = {**gate.numbers, "acknowledged_by": approver}
     gate.summary = f"changes protected path(s) {', '.join(changed[:5])}: accepted by {approver} at sign-off"
@@ -317,7 +321,11 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
     from evotree.core.errors import EvotreeError
 
     try:
-        report = audit_version(ws, version, record=True)
+        # evaluating the gates is a read: a clean audit writes nothing; a failed one is an
+        # incident, recorded (findings file, ledger event, memory) as `evotree audit` records it
+        report = audit_version(ws, version, record=False)
+        if not report.passed:
+            report = audit_version(ws, version, record=True)
     except EvotreeError as exc:
         code = getattr(exc, "code", "")
         data = {"error": exc.to_dict()}
@@ -439,42 +447,40 @@ def _recorded_critical(ws: Workspace, version: str) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ protected paths
-def _protected_gate(ws: Workspace, policy: Policy, version: str, commit: str) -> GateResult:
-    """The candidate's tree must equal the champion's at every protected path (judge, policy, signers)."""
-    changed = protected_changes(ws, policy.commit, commit, list(policy.config.protect.paths)
-                                + [policy.allowed_signers_path, "evotree.toml"])
-    numbers = {"paths": sorted(set(policy.config.protect.paths)), "changed": changed}
-    if not changed:
-        return GateResult("protected", "pass", "protected paths identical to the champion's", numbers)
-    return GateResult("protected", "fail", f"{version} changes protected path(s): {', '.join(changed[:5])}"
-                      + (" …" if len(changed) > 5 else ""), numbers,
-                      f"restore them from the champion in a new version (git checkout {policy.commit[:10]} -- "
-                      f"{' '.join(changed[:3])}); policy changes go through the champion, not a candidate")
+def protected_gate(ws: Workspace, policy: Policy, version: str, commit: str) -> GateResult:
+    """The ``protected`` gate: the candidate's tree equals the champion's at every protected path
+    (judge, policy, signers, harness; globs as in the audit), and its patch against the pristine
+    base (``[protect].base``) has no blocking finding (:func:`evotree.harness.patch.version_patch`,
+    the rules the audit and the check before a run use)."""
+    from evotree.core.errors import EvotreeError
+    from evotree.harness.patch import version_patch
+
+    try:
+        patch = version_patch(ws, version, commit=commit, config=policy.config, champion_commit=policy.commit)
+    except EvotreeError as exc:
+        return GateResult("protected", "unavailable", f"the patch could not be checked: {exc.message}",
+                          {"error": exc.to_dict()}, exc.fix or f"evotree audit {version}")
+    changed = patch.changed_protected
+    violations = [{"code": f.code, "severity": f.severity, "title": f.title,
+                   "paths": [p.get("path") for p in f.evidence.get("paths", [])][:10]} for f in patch.blocking]
+    numbers = {"paths": sorted(set(policy.config.protect.paths)), "changed": changed,
+               "patch": patch.summary(), "patch_violations": violations}
+    if not changed and not violations:
+        return GateResult("protected", "pass", f"protected paths identical to the champion's; the patch against "
+                          f"{patch.base} passes the patch rules", numbers)
+    reasons, fixes = [], []
+    if changed:
+        reasons.append(f"{version} changes protected path(s): {', '.join(changed[:5])}" + (" …" if len(changed) > 5 else ""))
+        fixes.append(f"restore them from the champion in a new version (git checkout {policy.commit[:10]} -- "
+                     f"{' '.join(changed[:3])}); policy changes go through the champion, not a candidate")
+    if violations:
+        reasons.append(f"its patch against {patch.base} breaks the patch rules: "
+                       + "; ".join(f"{v['code']} ({', '.join(map(str, v['paths'][:3]))})" for v in violations[:4]))
+        fixes.append(f"remove the data, weights or changes outside the editable paths (see `evotree audit {version}`)")
+    return GateResult("protected", "fail", "; ".join(reasons), numbers, "; ".join(fixes))
 
 
-def protected_changes(ws: Workspace, base: str, other: str, paths: list[str]) -> list[str]:
-    """Files under ``paths`` that differ between the trees of commits ``base`` and ``other``."""
-    import pygit2
-
-    repo = ws.git.repo
-    diff = repo.diff(repo.revparse_single(base).peel(pygit2.Commit).tree,
-                     repo.revparse_single(other).peel(pygit2.Commit).tree)
-    out = set()
-    for delta in diff.deltas:
-        for path in {delta.old_file.path, delta.new_file.path}:
-            if _under(path, paths):
-                out.add(path)
-    return sorted(out)
-
-
-def _under(path: str, prefixes: list[str]) -> bool:
-    for prefix in prefixes:
-        p = prefix.strip("/")
-        if not p:
-            continue
-        if path == p or path.startswith(p + "/"):
-            return True
-    return False
+_protected_gate = protected_gate
 
 
 # ------------------------------------------------------------------ budget

@@ -764,6 +764,15 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
 
     owner = process_owner()
     gpus = float(ws.config.executor.gpus)
+    from evotree.core.errors import EvotreeError
+    from evotree.harness.patch import patch_digest
+
+    try:  # the patch this run trains, against the pristine base (issue 20): its hash in the ledger
+        patch: dict[str, Any] = patch_digest(ws, record.version, commit=record.commit)
+    except EvotreeError as exc:
+        patch = {"error": exc.code, "message": exc.message}
+    except Exception as exc:  # noqa: BLE001 - a record of the patch must never stop a run that was authorized
+        patch = {"error": type(exc).__name__, "message": str(exc)[:300]}
 
     def change(txn: LedgerTxn) -> Event:
         version = txn.require(record.version)
@@ -789,7 +798,7 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         return Event(kind=EventKind.RUN_STARTED.value, version=record.version, actor=str(actor),
                      data={"run_id": record.run_id, "seed": record.seed, "commit": record.commit,
                            "judge_commit": record.judge_commit, "judge_data_commit": record.judge_data_commit,
-                           "limits": record.limits,
+                           "limits": record.limits, "patch": patch,
                            **({"account": entry["account"]} if entry.get("account") != "version" else {})})
 
     ws.ledger.transact(change, actor=actor)

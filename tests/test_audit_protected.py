@@ -238,5 +238,8 @@ def test_the_champions_protect_section_sets_the_gate(pws: Workspace) -> None:
     v, wt = _branch(ws)
     _commit(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "rows.py": "\n".join(f"{i},{i}" for i in range(5)) + "\n"})
     found = _codes(check_protected_paths(ws, v))
-    assert set(found) == {"audit.patch_payload"}
+    # v started from v0's branch, whose evotree.toml is not the champion's any more: a protected
+    # path that differs from the policy in force (the gate says the same)
+    assert set(found) == {"audit.patch_payload", "audit.protected_path"}
+    assert [p["path"] for p in found["audit.protected_path"].evidence["paths"]] == ["evotree.toml"]
     assert found["audit.patch_payload"].evidence["paths"][0]["limit"] == 3

@@ -96,12 +96,32 @@ class EvalSection(PhaseSection):
         metadata=_help("Judge code and hidden splits: taken from the champion for the eval phase, "
                        "never exported into a candidate's run directory."),
     )
+    normalize: dict = field(  # type: ignore[type-arg]  (a plain dict: the parser checks it as a table)
+        default_factory=dict,
+        metadata=_help("[eval.normalize]: unusable, start, optimum (raw metric values), direction (max/min), "
+                       "start_score (0.1), failed_as_zero: a normalized score shown beside the raw one."),
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for path in self.judge_paths:
             if not path or path.startswith("/") or ".." in path.split("/"):
                 raise _value_error("eval.judge_paths", "relative paths inside the repository", path)
+        from evotree.core.normalize import NormalizeError, parse_normalize
+
+        try:
+            parse_normalize(self.normalize)
+        except NormalizeError as exc:
+            raise _FieldError(f"eval.normalize.{exc.key}", str(exc)) from None
+        except TypeError as exc:  # a key of the wrong kind reaches the dataclass
+            raise _FieldError("eval.normalize", str(exc)) from None
+
+    @property
+    def normalization(self) -> Any:
+        """The :class:`~evotree.core.normalize.NormalizeSpec` of ``[eval.normalize]``, or None."""
+        from evotree.core.normalize import parse_normalize
+
+        return parse_normalize(self.normalize)
 
 
 @dataclass
@@ -540,6 +560,11 @@ command = "{eval}"
 timeout_seconds = 3600
 # Judge code and hidden splits (validation, held-out): never exported into a candidate's run.
 judge_paths = ["judge/"]
+# A normalized score beside the raw one (AI4AI-Bench's scale): raw metric values of an unusable
+# model (0), the starting algorithm (start_score, 0.1) and the optimum (1.0); direction "max"
+# or "min"; failed_as_zero = true scores a failed formal run 0. Empty: none. E.g.
+# normalize = {{ unusable = 0.0, start = 0.42, optimum = 0.9, direction = "max", failed_as_zero = true }}
+normalize = {{}}
 
 [protect]
 # Paths a candidate version may not change: the judge, the gate policy, hidden data.

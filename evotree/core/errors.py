@@ -176,5 +176,6 @@ EXIT_CODES: dict[int, str] = {
     37: "a run did not succeed (failed, invalid submission, crashed or stopped by a budget); its record is printed",
     38: "unknown run id (or a prefix that names no run, or several)",
     39: "evidence sharing error (push / pull: no such remote, an evidence ref evotree did not write)",
+    40: "patch rejected: the version's patch against the pristine base breaks the patch rules (nothing started)",
     130: "cancelled (Ctrl-C); runs were stopped and marked cancelled",
 }

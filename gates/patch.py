@@ -1,0 +1,84 @@
+"""The patch gate: protected paths against the champion, the patch against the pristine base.
+
+Used twice with the same rules (:func:`evotree.harness.patch.version_patch`, which the audit
+uses too):
+
+* :func:`evotree.gates.evidence.protected_gate` — the ``protected`` evidence gate of
+  ``evotree gates`` / ``promote``, with the signed champion's policy;
+* :func:`check_patches_before_run` — before any run is planned or reserved (``evotree run``, the
+  API, the agent server: :mod:`evotree.gates.runs`): a version whose patch the gate would
+  reject is refused with :class:`PatchRejected` (exit 40), nothing started, nothing charged.
+  Protected-path changes are not refused here: a deliberate policy change is run, then accepted
+  by a person at promotion; runs never use the candidate's judge or policy anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evotree.core.errors import EvotreeError
+
+if TYPE_CHECKING:
+    from evotree.core.ledger import LedgerTxn
+    from evotree.core.workspace import Workspace
+    from evotree.harness.patch import VersionPatch
+
+__all__ = ["PatchRejected", "check_patches_before_run", "patch_authorizer"]
+
+
+class PatchRejected(EvotreeError):
+    """A version's patch breaks the patch rules; refused before any run (``details``: version, findings)."""
+
+    exit_code = 40
+    code = "patch_rejected"
+
+
+def _describe(patch: VersionPatch) -> str:
+    parts = []
+    for f in patch.blocking[:4]:
+        paths = ", ".join(str(p.get("path")) for p in f.evidence.get("paths", [])[:3])
+        parts.append(f"{f.code} ({paths})")
+    return "; ".join(parts)
+
+
+def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, str]:
+    """``{version: commit checked}``; raises :class:`PatchRejected` for the first version whose
+    patch against the pristine base has a blocking finding. The champion at its promoted commit
+    is not checked (its patch was judged, and signed, when it was promoted)."""
+    from evotree.core.refs import CHAMPION_REF
+    from evotree.harness.patch import version_patch
+
+    champion = ws.ledger.meta().get("champion")
+    champion_commit = ws.git.ref_target(CHAMPION_REF)
+    checked: dict[str, str] = {}
+    for name in versions:
+        patch = version_patch(ws, name)
+        checked[patch.version] = patch.commit
+        if patch.version == champion and champion_commit is not None and patch.commit == str(champion_commit):
+            continue
+        if patch.blocking:
+            raise PatchRejected(
+                f"{patch.version}'s patch against the pristine base ({patch.base}, {patch.base_commit[:10]}) breaks "
+                f"the patch rules: {_describe(patch)}; nothing was started or charged",
+                fix=f"remove them from {patch.version}'s branch in a new commit (see `evotree audit {patch.version}`), "
+                    "or branch a clean version from the root; the rules are the champion's [protect]",
+                version=patch.version, commit=patch.commit, base=patch.base, base_commit=patch.base_commit,
+                patch_sha256=patch.sha256, findings=[f.to_dict() for f in patch.blocking])
+    return checked
+
+
+def patch_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
+    """A :data:`evotree.harness.runs.RunAuthorizer` step: :func:`check_patches_before_run` now,
+    and a re-check (in the reservation's compare-and-swap) that each branch is still at the
+    commit that was checked — a commit added meanwhile is refused, never run unchecked."""
+    checked = check_patches_before_run(ws, [v for v, n in requests.items() if n])
+
+    def recheck(txn: LedgerTxn, runs_of: Mapping[str, int], commits: Mapping[str, str]) -> None:
+        for version, commit in commits.items():
+            if version in checked and checked[version] != commit:
+                raise PatchRejected(f"the branch of {version} moved while its runs were being planned "
+                                    f"({checked[version][:10]} checked, {commit[:10]} planned)",
+                                    fix="run the request again", version=version)
+
+    return recheck
