@@ -33,9 +33,11 @@ from evotree.core.proc import python_command, safe_env
 
 __all__ = ["APPROVER", "DEMO_FLAW", "SEEDS", "DemoResult", "run_demo"]
 
-#: Seeds of the candidate's first runs (the gates ask for more when they are unsure). The
-#: champion runs as many as the score gate needs of it (``[gates].champion_seeds``).
-SEEDS = 2
+#: Seeds of the candidate's first runs (the gates ask for more when they are unsure): four, as
+#: many as the champion's, so the first look has the degrees of freedom to settle a large gain
+#: (with two, a t on 4 + 2 runs often misses the first looks' strict thresholds). The champion
+#: runs as many as the score gate needs of it (``[gates].champion_seeds``).
+SEEDS = 4
 #: The demo's second person: a signer of its own, made for the demo and named as such.
 APPROVER = "reviewer@evotree-demo.invalid"
 #: Rounds of "the gates ask for more seeds" the demo follows before it stops at the gate.

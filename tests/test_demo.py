@@ -103,7 +103,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     for number in range(1, 13):
         assert f"[{number}/12]" in out
     for command in ("init --domain math --signer", "run v0 --seeds 4", "diagnose v0", "suggest v0",
-                    "branch --from v0", "run v1 --seeds 2", "diagnose v1", "compare v0 v1", "audit v1",
+                    "branch --from v0", "run v1 --seeds 4", "diagnose v1", "compare v0 v1", "audit v1",
                     "gates v1", "promote v1 --key", "verify", "tree", "report v1 --against v0 --format md",
                     "report v1 --against v0 --format html"):
         assert f"$ evotree {command}" in out, command
@@ -121,8 +121,8 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     report_dir = target / ".evotree" / "reports" / "v1"
     md = (report_dir / "report.md").read_text()
     html = (report_dir / "report.html").read_text()
-    verdict = re.search(r"v1 is better than v0 \(champion\): Δ = ([+-][0-9.]+) \(95% CI \[([+-][0-9.]+), "
-                        r"([+-][0-9.]+)\], one-sided p = ([0-9.e+-]+)", md)
+    verdict = re.search(r"v1 is better than v0 \(champion\): Δ = ([+-][0-9.]+) \(95% CI \\?\[([+-][0-9.]+), "
+                        r"([+-][0-9.]+)\\?\], one-sided p = ([0-9.e+-]+)", md)
     assert verdict is not None, md[:3000]
     delta, low, high, p_value = (float(g) for g in verdict.groups())
     assert delta > 0 and low > 0 and p_value < 0.025, verdict.group(0)
