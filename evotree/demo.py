@@ -279,6 +279,9 @@ def _toml_literal(value: Any) -> str:
 #: The demo's v0: the math domain's recipe with the learning rate evotree shipped before issue 18
 #: (3e-3), which collapses the warmed-up model onto one answer per prompt. The loop has to find it.
 DEMO_FLAW = ("learning_rate", "3e-3")
+#: The judge's hidden validation and held-out seeds in the demo (in the judge's range), fixed so
+#: that with the runs' seeds 0-3 the demo's numbers repeat.
+DEMO_JUDGE_SEEDS = (1_234_567, 7_654_321)
 
 
 def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None] = print,
@@ -314,6 +317,14 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
             (repo / name / "__init__.py").write_text(f"raise ImportError('user {name}/ shadowed evotree')\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "--quiet", "-m", "initial commit")
+        # the judge's hidden problems, fixed so the demo's numbers repeat (uncommitted: init moves
+        # them into the judge store); a real workspace draws its hidden seeds at random
+        from evotree.domains.math.templates import render_judge_toml
+
+        (repo / "judge").mkdir()
+        (repo / "judge" / "math.toml").write_text(render_judge_toml(*DEMO_JUDGE_SEEDS))
+        echo(f"(the judge's hidden seeds are fixed to {DEMO_JUDGE_SEEDS[0]:_} and {DEMO_JUDGE_SEEDS[1]:_} so the "
+             "demo repeats; `evotree init` draws them at random)")
         keys["private"], keys["public"] = _approver_key(echo)
 
     def init() -> None:
