@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -245,3 +246,21 @@ def test_tree_documents_stop_at_the_byte_limit(env: dict[str, Any]) -> None:
     assert files == 1 and len(docs) == 10 and not truncated
     files, docs, truncated = tree_documents(ws.git.repo, tree, max_bytes=10)
     assert truncated and files == 0
+
+
+def test_a_failed_audit_keeps_its_exit_code_when_the_reader_goes_away(env: dict[str, Any]) -> None:
+    """`evotree audit V | head -2`: the reader closes the pipe after two lines; the process still
+    exits 28 (the audit failed), not 1 or 120, and prints no BrokenPipeError traceback."""
+    import subprocess
+
+    from conftest import EVOTREE_BIN
+
+    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(env["repo"]), "audit", env["leaky"]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "100"})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.readline()
+    proc.stdout.close()  # `head -2` exits
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 28, err
+    assert "BrokenPipeError" not in err and "Traceback" not in err

@@ -8,7 +8,9 @@ Heavy modules are imported inside the commands that need them, keeping start-up 
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Any
 
 import click
 
@@ -96,9 +98,55 @@ def help_cmd(ctx: click.Context, topic: str | None, as_json: bool) -> None:
         click.echo(command.get_help(sub))
 
 
+class _PipeSafeStream:
+    """stdout whose reader may go away (``evotree audit v3 | head -2``): once a write meets a
+    closed pipe, the rest of the output goes to /dev/null and the command runs to its end, so
+    the process exits with the command's own code (28 for a failed audit), not 1 or 120."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._closed_pipe = False
+
+    def _drop(self) -> None:
+        self._closed_pipe = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        if self._closed_pipe:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        if self._closed_pipe:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console-script entry point."""
-    cli(prog_name="evotree")
+    sys.stdout = _PipeSafeStream(sys.stdout)  # type: ignore[assignment]
+    try:
+        cli(prog_name="evotree")
+    finally:
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
 
 
 if __name__ == "__main__":  # pragma: no cover
