@@ -112,6 +112,8 @@ class VersionComparison:
     statement: str = ""
     #: what the reader should know that is not a problem (e.g. runs that are identical copies)
     notes: list[str] = field(default_factory=list)
+    #: ``[eval.normalize]``: each side's mean on the normalized scale (the statistics stay raw)
+    normalized: dict[str, float | None] | None = None
     difference: Difference | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -565,8 +567,20 @@ def compare(
                 "se_runs": diff.se_runs, "se_tasks": diff.se_tasks},
         commits={"a": side_a.commit, "b": side_b.commit}, seeds={"a": side_a.seeds, "b": side_b.seeds},
         statement=statement(name_a, name_b, diff, decision, p_threshold, threshold), notes=said,
+        normalized=_normalized_means(ws, float(scores_a.mean()), float(scores_b.mean())),
         difference=diff,
     )
+
+
+def _normalized_means(ws: Workspace, mean_a: float, mean_b: float) -> dict[str, float | None] | None:
+    """Each side's mean score normalized by ``[eval.normalize]`` (the mean of raw scores, then
+    normalized: the map is not linear across its anchors), or None when it is not set."""
+    spec = ws.config.eval.normalization
+    if spec is None:
+        return None
+    from evotree.core.normalize import normalize_score
+
+    return {"a": normalize_score(mean_a, spec), "b": normalize_score(mean_b, spec)}
 
 
 #: ``compare`` under the name the statistics use: one function, called by every reader.

@@ -243,7 +243,10 @@ def _score_gate_checked(ws: Workspace, policy: Policy, version: str, commit: str
     decision = decide_score(comparison.difference, rule, names=(policy.champion, version),
                             champion_runs_left=champion_reruns_left(policy.config.budget, ws.ledger.snapshot().meta,
                                                                     policy.champion) if budget else None)
+    normalized = comparison.normalized or {}
     numbers = {**decision.to_dict(), "mean_champion": comparison.mean_a, "mean_candidate": comparison.mean_b,
+               **({"mean_champion_normalized": normalized.get("a"),
+                   "mean_candidate_normalized": normalized.get("b")} if comparison.normalized else {}),
                "seeds": {"champion": (comparison.seeds or {}).get("a"), "candidate": (comparison.seeds or {}).get("b")},
                "runs": {"champion": runs_a, "candidate": runs_b}, "identical": comparison.identical,
                "spread": comparison.spread, "foreign_judge_runs": foreign, "evidence": evidence}

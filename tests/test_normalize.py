@@ -81,3 +81,44 @@ def test_config_section() -> None:
             parse_config(text)
         assert info.value.details["key"] == key, text
         assert info.value.exit_code == 6
+
+
+@pytest.mark.heavy
+def test_tree_compare_gates_and_reports_show_the_normalized_score(tmp_path) -> None:  # noqa: ANN001
+    """[eval.normalize] set: every reader shows the one normalized value beside the raw score,
+    computed by normalize_score from the raw mean; the statistics stay raw."""
+    from conftest import Cli
+    from test_runs import make_run_repo
+
+    from evotree.core.workspace import Workspace
+
+    normalize = "[eval.normalize]\nunusable = 0.0\nstart = 0.5\noptimum = 1.0\n"
+    repo = make_run_repo(tmp_path / "w", budget="max_runs_per_version = 20\n" + normalize)
+    cli = Cli(repo)
+    cli("run", "v0", "--seeds", "2")
+    v1 = cli.json("branch", "-m", "better")["id"]
+    (repo / ".evotree" / "worktrees" / v1 / "recipe.toml").write_text("skill = 0.8\nsteps = 3\n")
+    from conftest import git
+
+    git(repo / ".evotree" / "worktrees" / v1, "commit", "-qam", "skill 0.8")
+    cli("run", v1, "--seeds", "2")
+    spec = Workspace.open(repo).config.eval.normalization
+    compare = cli.json("compare", "v0", v1)
+    assert compare["normalized"] == {"a": normalize_score(compare["mean_a"], spec),
+                                     "b": normalize_score(compare["mean_b"], spec)}
+    assert compare["normalized"]["b"] > compare["normalized"]["a"]
+    tree = {v["id"]: v for v in cli.json("tree")["versions"]}
+    headline = tree[v1]["headline"]
+    assert headline["normalized"] == normalize_score(headline["value"], spec)
+    import json
+
+    from evotree.cli.main import cli as root
+
+    gates = json.loads(cli.runner.invoke(root, ["-C", str(repo), "gates", v1, "--json"]).stdout)
+    score = next(g for g in gates["gates"] if g["name"] == "score")
+    assert score["numbers"]["mean_candidate_normalized"] == compare["normalized"]["b"]
+    cli("report", v1, "--format", "md")
+    md = (repo / ".evotree" / "reports" / v1 / "report.md").read_text()
+    na, nb = compare["normalized"]["a"], compare["normalized"]["b"]
+    assert f"| normalized | {na:.3f} | {nb:.3f} | {nb - na:+.3f} | | |" in md
+    assert "(normalized " in cli("tree").stdout

@@ -135,6 +135,9 @@ def render_comparison(result: Any) -> None:
     _console.print(f"  Δ = {result.delta:+.4f}  {100 * result.confidence:.0f} % CI [{lo:+.4f}, {hi:+.4f}]  "
                    f"one-sided p = {result.p_value:.3g}  ({_esc(result.ci_method)})")
     _console.print(f"  means: {a} {result.mean_a:.4f} → {b} {result.mean_b:.4f}")
+    if result.normalized:  # [eval.normalize]: the same means on the normalized scale
+        shown = {k: "—" if v is None else f"{v:.3f}" for k, v in result.normalized.items()}
+        _console.print(f"  normalized: {a} {shown['a']} → {b} {shown['b']}")
     spread = result.spread or {}
     if spread.get("sd"):
         sd, source = spread["sd"], spread.get("source") or ["?", "?"]

@@ -43,7 +43,9 @@ def _headline_text(headline: dict[str, Any]) -> str:
     """``metric=value`` as plain text (not yet escaped)."""
     value = headline.get("value")
     shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
-    return f"{headline.get('metric', 'score')}={shown}"
+    normalized = headline.get("normalized")  # [eval.normalize]: beside the raw score
+    extra = f" (normalized {normalized:.3f})" if isinstance(normalized, (int, float)) else ""
+    return f"{headline.get('metric', 'score')}={shown}{extra}"
 
 
 def _headline(headline: dict[str, Any] | None) -> str:

@@ -474,6 +474,7 @@ def tree_view(ws: Workspace) -> TreeView:
     for record in records:
         for parent in record.parents:
             children.setdefault(parent, []).append(record.id)
+    spec = ws.config.eval.normalization
     views = [
         VersionView(
             id=r.id,
@@ -487,13 +488,22 @@ def tree_view(ws: Workspace) -> TreeView:
             created_at=r.created_at,
             base_commit=r.base_commit,
             worktree=r.worktree,
-            headline=r.headline,
+            headline=_normalized_headline(r.headline, spec),
             reason=r.reason,
             children=children.get(r.id, []),
         )
         for r in records
     ]
     return TreeView(champion=champion, versions=views)
+
+
+def _normalized_headline(headline: dict[str, Any] | None, spec: Any) -> dict[str, Any] | None:
+    """``headline`` with ``normalized`` beside the raw ``value`` when ``[eval.normalize]`` is set."""
+    if headline is None or spec is None:
+        return headline
+    from evotree.core.normalize import normalize_score
+
+    return {**headline, "normalized": normalize_score(headline.get("value"), spec)}
 
 
 @dataclass

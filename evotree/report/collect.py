@@ -121,6 +121,7 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         "p_threshold": comparison.get("p_threshold", comparison["alpha"]), "unit": comparison.get("unit"),
         "identical": comparison.get("identical"), "statement": comparison.get("statement"),
         "notes": comparison.get("notes") or [],
+        "normalized": comparison.get("normalized"),  # [eval.normalize]: the means on that scale
         # runs a person voided (signed): in no number, listed with who voided them and why
         "voided": {side: {"runs": list((evidence.get(side) or {}).get("voided") or []),
                           "voids": dict((evidence.get(side) or {}).get("voids") or {})}

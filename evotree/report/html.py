@@ -73,6 +73,12 @@ def _scores(data: ReportData) -> str:
         f'<tr><td>tasks</td><td class="num">{s["n_tasks"]}</td><td class="num">{s["n_tasks"]}</td>'
         '<td></td><td></td><td></td></tr>',
     ]
+    if s.get("normalized"):  # [eval.normalize]: beside the raw means (the statistics stay raw)
+        na, nb = (s["normalized"].get(k) for k in ("a", "b"))
+        shown = ["—" if v is None else f"{v:.3f}" for v in (na, nb)]
+        delta = "" if na is None or nb is None else f"{nb - na:+.3f}"
+        rows.insert(2, f'<tr id="normalized-row"><td>normalized</td><td class="num">{shown[0]}</td>'
+                       f'<td class="num">{shown[1]}</td><td class="num">{delta}</td><td></td><td></td></tr>')
     extra = (f"<p>Decision at threshold {s['threshold']:+g}: <b>{_e(s['decision'])}</b> (needs p &lt; "
              f"{s.get('p_threshold', s['alpha']):.3g}; {_e(s['ci_method'])}).</p>")
     if s.get("statement"):

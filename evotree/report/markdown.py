@@ -78,6 +78,10 @@ def _scores_table(data: ReportData) -> list[str]:
         f"| runs (seeds) | {seeds_a} | {seeds_b} | | | |",
         f"| tasks | {s['n_tasks']} | {s['n_tasks']} | | | |",
     ]
+    if s.get("normalized"):  # [eval.normalize]: beside the raw means (the statistics stay raw)
+        na, nb = (s["normalized"].get(k) for k in ("a", "b"))
+        lines.insert(3, f"| normalized | {_opt(na)} | {_opt(nb)} | "
+                        f"{'' if na is None or nb is None else f'{nb - na:+.3f}'} | | |")
     if s.get("iqm"):
         iq = s["iqm"]
         lines.append(f"| IQM | {iq['a']:.3f} | {iq['b']:.3f} | {iq['b'] - iq['a']:+.3f} | | |")
@@ -203,3 +207,7 @@ def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
     if len(body) > limit:
         body = body[: limit - 80] + "\n\n_…truncated to fit the comment size limit._\n"
     return body
+
+
+def _opt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
