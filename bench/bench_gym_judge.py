@@ -85,6 +85,21 @@ class Policy:
 """,
 }
 ENV_ID = "CartPole-v1"
+#: ``--envs``: evotree's reference policy of each environment (observation-only ones), as a candidate.
+REFERENCE_POLICY = """\
+from evotree.domains.gym import core16, experts
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        self.inner = core16.OBS_ONLY[env_id]() if env_id in core16.OBS_ONLY else experts.make_expert(env_id, None)
+    def reset(self):
+        self.inner.reset()
+    def act(self, obs):
+        return self.inner.act(obs)
+"""
+
+
+#: Steps of the last plain loop per environment (episode lengths for the report).
+STEPS: dict[str, int] = {}
 
 
 def load_policy(path: Path) -> type:
@@ -94,24 +109,27 @@ def load_policy(path: Path) -> type:
     return module.Policy
 
 
-def arm_plain(policy: type, seeds: list[int]) -> tuple[list[float], dict[str, float]]:
-    import gymnasium as gym
+def arm_plain(policy: type, seeds: list[int], env_id: str = ENV_ID) -> tuple[list[float], dict[str, float]]:
+    from evotree.domains.gym.catalog import make_env
 
-    env = gym.make(ENV_ID)
+    env = make_env(env_id)  # gymnasium.make after importing the package that registers the id
     start = time.perf_counter()
     returns = []
+    steps = 0
     for seed in seeds:
         obs, _ = env.reset(seed=seed)
-        pol = policy(ENV_ID, env.observation_space, env.action_space)
+        pol = policy(env_id, env.observation_space, env.action_space)
         pol.reset()
         total = 0.0
         while True:
             obs, reward, terminated, truncated, _ = env.step(pol.act(obs))
             total += float(reward)
+            steps += 1
             if terminated or truncated:
                 break
         returns.append(total)
     wall = time.perf_counter() - start
+    STEPS[env_id] = steps
     env.close()
     return returns, {"total": len(seeds) / wall, "steady": len(seeds) / wall}
 
@@ -144,19 +162,19 @@ def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[flo
 
 
 def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
-              replay: float) -> tuple[list[float], dict[str, float]]:
+              replay: float, env_id: str = ENV_ID) -> tuple[list[float], dict[str, float]]:
     """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
     policy) is measured by a one-episode run just before and subtracted for the steady rates."""
     from evotree.domains.gym.judge import judge_episodes
     from evotree.domains.gym.runner import Task
     from evotree.domains.gym.settings import JudgeSettings, References
 
-    settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=workers, replay_fraction=replay,
+    settings = JudgeSettings(envs=[env_id], pools={}, workers=workers, replay_fraction=replay,
                              episode_timeout_seconds=60.0)
-    refs = References(envs={ENV_ID: {"random": 0.0, "expert": 500.0}})
+    refs = References(envs={env_id: {"random": -1e9, "expert": 1e9}})  # scores are not looked at
 
     def once(chosen: list[int]) -> tuple[list[float], float, float]:
-        tasks = [Task(ENV_ID, i, seed) for i, seed in enumerate(chosen)]
+        tasks = [Task(env_id, i, seed) for i, seed in enumerate(chosen)]
         cpu, start = _cpu(), time.perf_counter()
         by_index: dict[int, float] = {}
         for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
@@ -180,10 +198,10 @@ from evotree.domains.gym.judge import judge_episodes
 from evotree.domains.gym.runner import Task
 from evotree.domains.gym.settings import JudgeSettings, References
 
-ENV_ID = "CartPole-v1"
-candidate, replay, seeds = Path(sys.argv[1]), float(sys.argv[2]), [int(s) for s in sys.argv[3:]]
+ENV_ID = sys.argv[1]
+candidate, replay, seeds = Path(sys.argv[2]), float(sys.argv[3]), [int(s) for s in sys.argv[4:]]
 settings = JudgeSettings(envs=[ENV_ID], pools={}, workers=1, replay_fraction=replay, episode_timeout_seconds=60.0)
-refs = References(envs={ENV_ID: {"random": 0.0, "expert": 500.0}})
+refs = References(envs={ENV_ID: {"random": -1e9, "expert": 1e9}})
 
 
 # a nested worker's CPU reaches this process's counters only if every process between them is
@@ -226,7 +244,7 @@ print(json.dumps({"returns": returns, "wall_one": wall_one, "wall": wall, "cpu_o
 
 
 def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
-                        replay: float = 0.25) -> tuple[list[float], dict[str, float]]:
+                        replay: float = 0.25, env_id: str = ENV_ID) -> tuple[list[float], dict[str, float]]:
     """The judge's loop inside the judge phase's sandbox: today's (``nested=False``: workers are plain
     subprocesses in it) or issue 15's (``nested=True``: each worker in a nested sandbox)."""
     import subprocess
@@ -235,7 +253,7 @@ def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
 
     spec = SandboxSpec(cwd=candidate.parent, read_only=(candidate.parent,),
                        policy=PolicySandbox() if nested else None)
-    argv = wrap(spec, [sys.executable, "-P", "-c", _DRIVER, str(candidate), str(replay), *map(str, seeds)])
+    argv = wrap(spec, [sys.executable, "-P", "-c", _DRIVER, env_id, str(candidate), str(replay), *map(str, seeds)])
     env = sandbox_env({k: v for k, v in os.environ.items() if not k.startswith("EVOTREE_")})
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600,
                           check=False)
@@ -262,8 +280,14 @@ def main() -> int:
     parser.add_argument("--episodes-short", type=int, default=400)
     parser.add_argument("--policies", default="long,short", help="comma-separated: long, short")
     parser.add_argument("--arms", default="", help="comma-separated arms (default: all)")
+    parser.add_argument("--envs", default="",
+                        help="comma-separated environment ids (issue 19): each plays evotree's reference policy "
+                             "for it instead of the CartPole policies (default arms: plain, judge, judge-nested)")
+    parser.add_argument("--episodes", type=int, default=40, help="episodes per environment with --envs")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.envs and not args.arms:
+        args.arms = "judge,judge-nested"
 
     results: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                            "platform": platform.platform()}, "policies": {}}
@@ -271,23 +295,25 @@ def main() -> int:
 
     results["machine"]["gymnasium"] = gymnasium.__version__
     with tempfile.TemporaryDirectory(prefix="evotree-bench-gym-") as tmp:
-        for name in args.policies.split(","):
-            source = POLICIES[name]
+        cases = ([(env_id, env_id, REFERENCE_POLICY, args.episodes) for env_id in args.envs.split(",")]
+                 if args.envs else
+                 [(name, ENV_ID, POLICIES[name], args.episodes_long if name == "long" else args.episodes_short)
+                  for name in args.policies.split(",")])
+        for name, env_id, source, count in cases:
             candidate = Path(tmp) / name
             candidate.mkdir()
             (candidate / "policy.py").write_text(source)
             policy = load_policy(candidate / "policy.py")
-            count = args.episodes_long if name == "long" else args.episodes_short
             seeds = [1_000_000 + 7919 * i for i in range(count)]
             arms = {
-                "plain": partial(arm_plain, policy, seeds),
-                "judge": partial(arm_judge, candidate, seeds, workers=1, replay=0.25),
-                "judge-replay-all": partial(arm_judge, candidate, seeds, workers=1, replay=1.0),
-                "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0),
-                "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25),
+                "plain": partial(arm_plain, policy, seeds, env_id),
+                "judge": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id),
+                "judge-replay-all": partial(arm_judge, candidate, seeds, workers=1, replay=1.0, env_id=env_id),
+                "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0, env_id=env_id),
+                "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25, env_id=env_id),
                 "vector-plain": partial(arm_vector, policy, seeds),
-                "judge-eval-sandbox": partial(arm_judge_sandboxed, candidate, seeds, nested=False),
-                "judge-nested": partial(arm_judge_sandboxed, candidate, seeds, nested=True),
+                "judge-eval-sandbox": partial(arm_judge_sandboxed, candidate, seeds, nested=False, env_id=env_id),
+                "judge-nested": partial(arm_judge_sandboxed, candidate, seeds, nested=True, env_id=env_id),
             }
             if args.arms:
                 wanted = ["plain", *[a for a in args.arms.split(",") if a != "plain"]]
@@ -312,7 +338,7 @@ def main() -> int:
                         rates[arm][kind].append(rate[kind])
                 for arm in arms:
                     ratios[arm].append(rep_rates[arm]["steady"] / rep_rates["plain"]["steady"])
-            steps = sum(reference or [])
+            steps = STEPS.get(env_id, sum(reference or []))
             summary = {}
             for arm in arms:
                 summary[arm] = {
@@ -324,7 +350,7 @@ def main() -> int:
             results["policies"][name] = {"load_average": os.getloadavg()[0], "episodes": count,
                                          "steps_per_episode": steps / count, "arms": summary}
             print(f"\nload average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-            print(f"policy {name}: {count} episodes of CartPole-v1, {steps / count:.1f} steps each, "
+            print(f"policy {name}: {count} episodes of {env_id}, {steps / count:.1f} steps each, "
                   f"median of {args.repeats} interleaved repetitions")
             print(f"{'arm':19s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
                   f"{'CPU ms/episode':>15s}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from evotree.domains import write_if_absent
 
-__all__ = ["materialize", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
+__all__ = ["materialize", "refuse_ignored_judge", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
 
 POLICY_FILE = "policy.py"
 TRAIN_FILE = "gym.toml"
@@ -56,6 +56,7 @@ def materialize(
 
     root = Path(root)
     envs = list(envs or DEFAULT_ENVS)
+    refuse_ignored_judge(root)
     try:
         require_gymnasium()
     except GymMissing as exc:
@@ -85,6 +86,28 @@ def materialize(
             raise EvotreeError(f"cannot compute the gym references: {exc}",
                                fix="check judge/gym.toml, or install the environments' packages") from None
     return written
+
+
+def refuse_ignored_judge(root: Path) -> None:
+    """Refuse (EvotreeError, nothing written) when git ignores the judge's files in ``root``.
+
+    ``evotree init`` stores the hidden files under ``judge/`` in the judge store, except those git
+    ignores: a gym workspace made that way has no judge configuration and every judge phase fails.
+    """
+    import subprocess
+
+    from evotree.core.errors import EvotreeError
+
+    try:
+        proc = subprocess.run(["git", "check-ignore", "-q", "--no-index", "--", JUDGE_FILE],
+                              cwd=root, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    if proc.returncode == 0:
+        raise EvotreeError(f"git ignores {JUDGE_FILE} here (a .gitignore rule), so evotree init cannot store the "
+                           "gym judge's hidden files in the judge store and every judge phase would fail",
+                           fix=f"drop the rule that ignores judge/ (git check-ignore -v {JUDGE_FILE}), then "
+                               "run evotree init again")
 
 
 def references_text(root: Path) -> str:

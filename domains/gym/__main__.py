@@ -1,9 +1,12 @@
-"""``python -P -m evotree.domains.gym envs|references|pools``: maintenance of a gym workspace.
+"""``python -P -m evotree.domains.gym envs|references|pools|anchors``: maintenance of a gym workspace.
 
 * ``envs`` — the environments the domain knows and whether each can run here (and if not, why
   and what to install);
 * ``references [--root DIR]`` — recompute ``judge/references.json`` from the validation pool of
   ``judge/gym.toml`` (after changing the judged environments or the pool);
+* ``anchors [ENV...] [--episodes N] [--first-seed S]`` — measure the random and the reference
+  policy's mean return on N public seeds (default: Core-16, 16 seeds from 1,000,001), as a
+  Markdown table; writes nothing (how the table in docs/domains/gym.md was made);
 * ``pools ENV... [--root DIR] [--validation N] [--heldout N]`` — add hidden seed pools for
   environments that have none yet in ``judge/gym.toml`` (existing pools are kept) and add them
   to ``[judge].envs``; then run ``references``.
@@ -40,6 +43,26 @@ def _envs() -> int:
         print(f"{env_id:28s} {info.category:9s} {state:12s} {flags}")
         if reason:
             print(f"    {reason}")
+    return 0
+
+
+def _anchors(envs: list[str], episodes: int, first_seed: int) -> int:
+    import statistics
+
+    from evotree.domains.gym.catalog import CORE16
+    from evotree.domains.gym.core16 import PRIVILEGED, STATIC_REFERENCES
+    from evotree.domains.gym.scoring import reference_returns
+
+    print(f"| env | random (mean of {episodes}) | reference (mean of {episodes}) | anchors used | reference |")
+    print("|---|---:|---:|---|---|")
+    for env_id in envs or CORE16:
+        seeds = [first_seed + i for i in range(episodes)]
+        low = statistics.mean(reference_returns(env_id, seeds, "random"))
+        high = statistics.mean(reference_returns(env_id, seeds, "expert"))
+        anchors = (f"EvoPolicyGym static {STATIC_REFERENCES[env_id][0]:g} / {STATIC_REFERENCES[env_id][1]:g}"
+                   if env_id in STATIC_REFERENCES else "measured (these two)")
+        kind = "privileged" if env_id in PRIVILEGED else "observation only"
+        print(f"| {env_id} | {low:.2f} | {high:.2f} | {anchors} | {kind} |", flush=True)
     return 0
 
 
@@ -129,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -P -m evotree.domains.gym", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("envs", help="list the known environments and whether they can run here")
+    anchors = sub.add_parser("anchors", help="measure random and reference returns on public seeds (a table)")
+    anchors.add_argument("envs", nargs="*")
+    anchors.add_argument("--episodes", type=int, default=16)
+    anchors.add_argument("--first-seed", type=int, default=1_000_001)
     root_help = "the judge directory `evotree judge export DIR` wrote (outside any git checkout)"
     refs = sub.add_parser("references", help="recompute judge/references.json under --root")
     refs.add_argument("--root", type=Path, required=True, help=root_help)
@@ -140,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "envs":
         return _envs()
+    if args.command == "anchors":
+        return _anchors(args.envs, args.episodes, args.first_seed)
     refused = _check_root(args.root)
     if refused:
         return refused

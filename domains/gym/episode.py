@@ -49,6 +49,10 @@ class Episode:
     actions: list[Any] | None = field(default=None, repr=False)  # for the judge's replay
     seconds: float = 0.0
     skipped: bool = False  # not played (too many timeouts in its environment)
+    #: EvoPolicyGym mode (:mod:`evotree.domains.gym.epg`): init_error, reset_error, act_error or ""
+    category: str = ""
+    invalid_actions: int = 0  # EvoPolicyGym mode: steps whose action was coerced into the space
+    trajectory: list[str] | None = field(default=None, repr=False)  # EvoPolicyGym mode: JSON rows
 
     @property
     def truncated(self) -> bool:
@@ -125,8 +129,13 @@ def action_checker(space: Any) -> Callable[[Any], tuple[Any, str | None]]:
         return discrete
     if isinstance(space, spaces.Box):
         shape, dtype, lows, highs = space.shape, space.dtype, space.low, space.high
+        isfinite, greater_equal, less_equal = np.isfinite, np.greater_equal, np.less_equal
 
         def box(raw: Any) -> tuple[Any, str | None]:
+            # fast path (per step): already an array of the space's dtype and shape, finite, in bounds
+            if type(raw) is np.ndarray and raw.dtype == dtype and raw.shape == shape and isfinite(raw).all() \
+                    and greater_equal(raw, lows).all() and less_equal(raw, highs).all():
+                return raw, None
             try:
                 array = np.asarray(raw, dtype=np.float64)
             except (TypeError, ValueError):

@@ -216,8 +216,15 @@ _WITH_ENV = {
     "LunarLander-v3": LunarLanderExpert,
     "MiniGrid-DoorKey-5x5-v0": MiniGridExpert,
 }
-#: Environment ids that have an expert (and so can be judged).
-EXPERTS = tuple(sorted({*_SIMPLE, *_WITH_ENV}))
+def _core16() -> Any:
+    import evotree.domains.gym.core16 as core16
+
+    return core16
+
+
+#: Environment ids that have an expert (and so can be judged): the classic ones above and
+#: EvoPolicyGym's Core-16 (:mod:`evotree.domains.gym.core16`).
+EXPERTS = tuple(sorted({*_SIMPLE, *_WITH_ENV, *_core16().OBS_ONLY, *_core16().PRIVILEGED}))
 
 
 def make_expert(env_id: str, env: Any) -> Any:
@@ -226,6 +233,9 @@ def make_expert(env_id: str, env: Any) -> Any:
         return _SIMPLE[env_id]()
     if env_id in _WITH_ENV:
         return _WITH_ENV[env_id](env)
+    core16 = _core16()
+    if env_id in core16.OBS_ONLY or env_id in core16.PRIVILEGED:
+        return core16.make_reference(env_id, env)
     raise KeyError(f"no expert policy for {env_id}; experts exist for: {', '.join(EXPERTS)}")
 
 

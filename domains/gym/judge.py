@@ -46,6 +46,9 @@ def main(cwd: Path | None = None) -> int:
         refs = load_references(cwd / REFERENCES_FILE)
     except (GymMissing, SettingsError) as exc:
         _say(str(exc))
+        if not (cwd / JUDGE_FILE).exists() or not (cwd / REFERENCES_FILE).exists():
+            _say(f"the judge in force has no {JUDGE_FILE} / {REFERENCES_FILE}: store them in the judge store "
+                 "(evotree judge export DIR; add them; evotree judge promote DIR)")
         return 1
     candidate = os.environ.get(ENV_CANDIDATE_DIR)
     if not candidate or not Path(candidate).is_dir():
@@ -68,6 +71,11 @@ def main(cwd: Path | None = None) -> int:
             return 1
         envs.append(env_id)
 
+    if settings.protocol == "evopolicygym":  # raw returns, EvoPolicyGym's normalization, void on failure
+        from evotree.domains.gym.epg_phases import judge as judge_evopolicygym
+
+        return judge_evopolicygym(Path(candidate), settings, refs, envs, [s for s in splits if s in SPLITS],
+                                  _check_evidence)
     from evotree.domains.gym.episode import Episode
     from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken
     from evotree.harness.recorder import get_recorder

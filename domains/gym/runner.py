@@ -258,7 +258,8 @@ class Worker:
         self.stop()
 
     # ------------------------------------------------------------------ episodes
-    def submit(self, task: Task, *, timeout: float, record_actions: bool, summarize: bool) -> None:
+    def submit(self, task: Task, *, timeout: float, record_actions: bool, summarize: bool,
+               extra: dict[str, Any] | None = None) -> None:
         """Queue an episode (the worker plays its requests in order). Starts the worker if needed."""
         if self.proc is None:
             self.start()
@@ -266,7 +267,7 @@ class Worker:
         try:
             send(self.request_fd, {"env_id": task.env_id, "index": task.index, "seed": task.seed,
                                    "timeout": timeout, "record_actions": record_actions,
-                                   "summarize": summarize})
+                                   "summarize": summarize, **(extra or {})})
         except OSError:
             pass  # the worker died: collect() reports it
         self.inflight.append((task, time.monotonic(), timeout))
@@ -363,6 +364,7 @@ def run_episodes(
     startup_timeout: float = 60.0,
     depth: int = 4,
     sandbox: dict[str, Any] | None = FROM_ENV,
+    extra: dict[str, Any] | None = None,
 ) -> Iterator[Episode]:
     """Play ``tasks`` with ``workers`` worker processes; yield each Episode as it finishes.
 
@@ -372,7 +374,8 @@ def run_episodes(
     episodes are yielded unplayed with ``skipped`` set. Raises :class:`InvalidPolicy` if
     policy.py cannot be loaded and :class:`WorkerBroken` if the domain cannot run here.
     ``sandbox``: the workers' nested sandbox (:func:`policy_sandbox_from_env`: in the judge phase,
-    ``$EVOTREE_POLICY_SANDBOX``; ``None``: plain subprocesses).
+    ``$EVOTREE_POLICY_SANDBOX``; ``None``: plain subprocesses). ``extra``: more fields of every
+    request (EvoPolicyGym mode: ``protocol``, ``meta``, ``trajectory``).
     """
     if sandbox is FROM_ENV:
         sandbox = policy_sandbox_from_env()
@@ -415,7 +418,8 @@ def run_episodes(
                                             message=f"not run: {max_timeouts} episodes of {task.env_id} "
                                                     "already timed out"))
                         continue
-                    worker.submit(task, timeout=timeout, record_actions=record_actions, summarize=summarize)
+                    worker.submit(task, timeout=timeout, record_actions=record_actions, summarize=summarize,
+                                  extra=extra)
                 if not worker.inflight:
                     break
                 episode, lost = worker.collect()

@@ -52,22 +52,46 @@ def reference_returns(env_id: str, seeds: Iterable[int], which: str) -> list[flo
     return returns
 
 
-def compute_references(pools: dict[str, list[int]]) -> References:
-    """References for each ``env_id -> validation seeds`` of ``pools``."""
+def compute_references(pools: dict[str, list[int]], *, static: bool = True) -> References:
+    """References for each ``env_id -> validation seeds`` of ``pools``, with their provenance.
+
+    Where EvoPolicyGym publishes static anchors (:data:`evotree.domains.gym.core16.STATIC_REFERENCES`)
+    and ``static`` is true, those are used and nothing is played; otherwise the random policy and
+    evotree's reference policy are rolled out on the pool. Each entry says where its numbers came
+    from (``source``) and, when measured, how (policy, episodes, seeds).
+    """
     import gymnasium
+
+    from evotree.domains.gym.core16 import STATIC_REFERENCES, STATIC_SOURCE
 
     refs = References(meta={"pool": "validation", "gymnasium": gymnasium.__version__,
                             "computed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     for env_id, seeds in pools.items():
+        if static and env_id in STATIC_REFERENCES:
+            low, high = STATIC_REFERENCES[env_id]
+            refs.envs[env_id] = {"random": low, "expert": high, "source": STATIC_SOURCE}
+            continue
         random_returns = reference_returns(env_id, seeds, "random")
         expert_returns = reference_returns(env_id, seeds, "expert")
         entry: dict[str, Any] = {
             "random": sum(random_returns) / len(random_returns),
             "expert": sum(expert_returns) / len(expert_returns),
             "episodes": len(seeds),
+            "source": (f"measured by evotree: mean return on the {len(seeds)} validation seeds of the uniform "
+                       "random policy (experts.RandomPolicy) and of evotree's reference policy "
+                       f"({_expert_name(env_id)}), one fresh policy per episode, seeded as in the judge"),
         }
         if entry["expert"] <= entry["random"]:
             raise RuntimeError(f"{env_id}: the expert ({entry['expert']:.3f}) does not beat the random policy "
                                f"({entry['random']:.3f}) on the validation pool; its scores would be undefined")
         refs.envs[env_id] = entry
     return refs
+
+
+def _expert_name(env_id: str) -> str:
+    from evotree.domains.gym.core16 import OBS_ONLY, PRIVILEGED
+
+    if env_id in OBS_ONLY or env_id in PRIVILEGED:
+        privileged = "; privileged: it reads the environment's state" if env_id in PRIVILEGED else ""
+        return f"evotree.domains.gym.core16{privileged}"
+    return "evotree.domains.gym.experts"

@@ -25,13 +25,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HIDDEN_SEED_MIN", "HIDDEN_SEED_MAX", "SPLITS", "SettingsError", "TrainSettings",
+__all__ = ["PROTOCOLS", "HIDDEN_SEED_MIN", "HIDDEN_SEED_MAX", "SPLITS", "SettingsError", "TrainSettings",
            "JudgeSettings", "References", "load_train_settings", "load_judge_settings", "load_references"]
 
 #: Seeds from here up are reserved for the judge's hidden pools; train seeds stay below.
 HIDDEN_SEED_MIN = 1_000_000
 HIDDEN_SEED_MAX = 2 ** 31 - 1
 SPLITS = ("validation", "heldout")
+#: ``protocol`` of gym.toml / judge/gym.toml: evotree's own contract and scoring, or EvoPolicyGym's
+#: (:mod:`evotree.domains.gym.epg`).
+PROTOCOLS = ("evotree", "evopolicygym")
+
+
+def _protocol(table: dict[str, Any], where: str) -> str:
+    value = _take(table, "protocol", str, "evotree", where)
+    if value not in PROTOCOLS:
+        raise SettingsError(f"{where}.protocol: expected one of {', '.join(PROTOCOLS)}, actually: {value!r}")
+    return value
 
 
 class SettingsError(ValueError):
@@ -87,6 +97,7 @@ class TrainSettings:
     first_seed: int = 0
     episode_timeout_seconds: float = 30.0
     workers: int = 1
+    protocol: str = "evotree"
 
     def seeds(self, run_seed: int = 0) -> list[int]:
         """The train episodes' seeds at ``run_seed`` (the run's ``EVOTREE_SEED``): the
@@ -116,6 +127,7 @@ def load_train_settings(path: Path) -> TrainSettings:
         first_seed=_take(train, "first_seed", int, 0, where),
         episode_timeout_seconds=float(_take(train, "episode_timeout_seconds", (int, float), 30.0, where)),
         workers=_take(train, "workers", int, 1, where),
+        protocol=_protocol(train, where),
     )
     _unknown(train, where)
     if settings.episodes_per_env < 0:
@@ -140,6 +152,7 @@ class JudgeSettings:
     max_timeouts_per_env: int = 3
     replay_fraction: float = 0.25
     clip_max: float = 1.2
+    protocol: str = "evotree"
 
     def seeds(self, split: str, env_id: str) -> list[int]:
         return self.pools.get(split, {}).get(env_id, [])
@@ -163,6 +176,7 @@ def load_judge_settings(path: Path) -> JudgeSettings:
         max_timeouts_per_env=_take(judge, "max_timeouts_per_env", int, 3, where),
         replay_fraction=float(_take(judge, "replay_fraction", (int, float), 0.25, where)),
         clip_max=float(_take(judge, "clip_max", (int, float), 1.2, where)),
+        protocol=_protocol(judge, where),
     )
     _unknown(judge, where)
     _positive(settings.episode_timeout_seconds, f"{where}.episode_timeout_seconds")

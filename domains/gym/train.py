@@ -30,8 +30,8 @@ from evotree.harness.layout import INVALID_SUBMISSION_EXIT
 
 __all__ = ["main", "ENV_MAX_EPISODES"]
 
-#: Episodes the run may still record, when the harness says so (not set by evotree today:
-#: then the train pool's size is the limit and the harness stops a run past the budget).
+#: Episodes the run may still record: set by the harness when a budget applies
+#: (``[budget].max_episodes`` or ``tree_max_episodes``), as the run's share of what is left.
 ENV_MAX_EPISODES = "EVOTREE_MAX_EPISODES"
 
 
@@ -78,6 +78,10 @@ def main(cwd: Path | None = None) -> int:
             print(f"evotree gym train: {reason}", file=sys.stderr)
         else:
             envs.append(env_id)
+    if settings.protocol == "evopolicygym":  # EvoPolicyGym's contract, feedback and voiding
+        from evotree.domains.gym.epg_phases import train as train_evopolicygym
+
+        return train_evopolicygym(cwd, settings, envs, run_seed, seeds)
     tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(seeds)]
     limit = os.environ.get(ENV_MAX_EPISODES)
     if limit and limit.isdigit() and int(limit) < len(tasks):

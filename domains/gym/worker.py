@@ -176,6 +176,7 @@ def main(argv: list[str]) -> int:
     send(reply_fd, {"kind": "ready"})
     signal.signal(signal.SIGALRM, _alarm)
     envs: dict[str, Any] = {}
+    submit: dict[str, Any] = {}  # EvoPolicyGym mode: the one Policy instance of this submit, per env
     reader = FrameReader(request_fd)
     while True:
         try:
@@ -193,9 +194,12 @@ def main(argv: list[str]) -> int:
             _alarm.limit = float(request["timeout"])  # type: ignore[attr-defined]
             signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
             try:
-                episode = play(env, env_id, index, seed, policy_class,
-                               record_actions=bool(request.get("record_actions")),
-                               summarize=bool(request.get("summarize", True)))
+                if request.get("protocol") == "evopolicygym":
+                    episode = _play_evopolicygym(env, env_id, index, seed, policy_class, request, submit)
+                else:
+                    episode = play(env, env_id, index, seed, policy_class,
+                                   record_actions=bool(request.get("record_actions")),
+                                   summarize=bool(request.get("summarize", True)))
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except EpisodeTimeout as exc:
@@ -206,6 +210,32 @@ def main(argv: list[str]) -> int:
                               message=f"{type(exc).__name__}: {exc}")
         episode.seconds = round(time.monotonic() - started, 6)
         send(reply_fd, {"kind": "episode", **vars(episode)})  # not asdict(): it deep-copies the actions
+
+
+def _play_evopolicygym(env: Any, env_id: str, index: int, seed: int, policy_class: type,
+                       request: dict[str, Any], submit: dict[str, Any]) -> Any:
+    """An episode under EvoPolicyGym's contract: one ``Policy(obs_space, action_space, env_meta)`` per
+    submit and environment (built on its first episode), ``reset(episode_index)``, JSON observations."""
+    from evotree.domains.gym import epg
+    from evotree.domains.gym.episode import Episode, EpisodeTimeout
+
+    if env_id not in submit:
+        meta = epg.env_meta(env_id, env, **request.get("meta", {}))
+        try:
+            submit[env_id] = policy_class(meta["obs_space"], meta["action_space"], meta)
+        except EpisodeTimeout:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: the policy's fault
+            submit[env_id] = epg._error("init_error", exc)
+    policy = submit[env_id]
+    if isinstance(policy, str):  # its construction failed: the submit is void, nothing is played
+        return Episode(env_id=env_id, index=index, seed=seed, finish_reason="error", message=policy,
+                       category="init_error")
+    image = epg.schema(env.observation_space).get("type") == "Image"
+    fields = epg.play_submit_episode(env, policy, env_id, index, seed,
+                                     record_actions=bool(request.get("record_actions")),
+                                     trajectory=bool(request.get("trajectory")), image_obs=image)
+    return Episode.from_dict(fields)
 
 
 if __name__ == "__main__":
