@@ -72,4 +72,4 @@ def test_backtest_cli_revives_dead_groups(tmp_path: Path) -> None:
     assert "dead groups 100.0% → 0.0%" in text and "resolved" in text
     err = cli.json("backtest", rec.id, "--transform", "reward / 2", code=24)["error"]
     assert err["code"] == "backtest_error"
-    cli.json("backtest", rec.id, "--threshold", "nonsense", code=1)
+    cli.json("backtest", rec.id, "--threshold", "nonsense", code=2)  # a usage error

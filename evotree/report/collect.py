@@ -66,9 +66,11 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
     say("evaluating gates")
     gates = _gates(ws, subject_id, run_audit)
     say("reading the audit")
-    # the gate evaluation runs the audit and records it as an `audit` event (as `evotree gates`
+    # the gate evaluation runs the audit (recording it only when it fails, as `evotree gates`
     # does): show that one rather than auditing twice; compute it only when the gates could not
-    audit = _audit(ws, subject_id, run_audit and not gates.get("available"))
+    gate_audit = gates.pop("audit_report", None) if gates.get("available") else None
+    audit = (_audit_section(gate_audit, "computed by the gate evaluation") if gate_audit and "passed" in gate_audit
+             else _audit(ws, subject_id, run_audit and not gates.get("available")))
     say("reading the tree and the evidence curves")
     lineage = _lineage(ws, subject_id, against_id)
     curves = _curves(ws, [against_id, subject_id] if against_id != subject_id else [subject_id])
@@ -177,6 +179,13 @@ def _audit_event(ws: Workspace, version: str) -> dict[str, Any] | None:
     return None
 
 
+def _audit_section(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """The report's audit section from an audit report's dict."""
+    return {"available": True, "source": source, "passed": bool(data.get("passed")),
+            "raw_score": _finite(data.get("raw_score")), "leak_adjusted_score": _finite(data.get("leak_adjusted_score")),
+            "findings": list(data.get("findings") or []), "details": data}
+
+
 def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
     reasons = []
     if run_audit:
@@ -193,10 +202,7 @@ def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
                 reasons.append(f"the audit failed: {type(exc).__name__}: {exc}")
             else:
                 data = report.to_dict() if hasattr(report, "to_dict") else dict(vars(report))
-                return {"available": True, "source": "computed", "passed": bool(data.get("passed")),
-                        "raw_score": _finite(data.get("raw_score")),
-                        "leak_adjusted_score": _finite(data.get("leak_adjusted_score")),
-                        "findings": list(data.get("findings") or []), "details": data}
+                return _audit_section(data, "computed")
     event = _audit_event(ws, version)
     if event is not None:
         data = event["data"]
@@ -227,7 +233,8 @@ def _gates(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
     gates = [{"name": g.get("name"), "status": g.get("status"), "summary": g.get("summary"), "fix": g.get("fix")}
              for g in data.get("gates") or [] if isinstance(g, dict)]
     return {"available": True, "passed": bool(data.get("passed")), "gates": gates,
-            "policy_commit": (data.get("policy") or {}).get("commit")}
+            "policy_commit": (data.get("policy") or {}).get("commit"),
+            "audit_report": data.get("audit") if isinstance(data.get("audit"), dict) else None}
 
 
 # ----------------------------------------------------------------------------- lineage
