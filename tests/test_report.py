@@ -133,6 +133,23 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
     assert result["files"][0] == str(out) and len(result["files"]) == 4
 
 
+def test_the_report_shows_what_changed_against_the_compared_version(rws: Workspace) -> None:
+    """The recipe diff (evotree diff) is in the data, the Markdown and the HTML, collapsed."""
+    from evotree.report.collect import build_report
+    from evotree.report.html import render_html
+    from evotree.report.markdown import render_markdown
+
+    data = build_report(rws, "v1", run_audit=False)
+    diff = data.recipe_diff
+    assert diff["available"] and (diff["a"], diff["b"]) == ("v0", "v1")
+    assert {"path": "recipe.toml", "param": "skill", "a": 0.5, "b": 0.8} in diff["params"]
+    md = render_markdown(data)
+    assert "<details><summary><b>What changed</b> (v0 → v1): 1 parameter(s), 1 file(s)</summary>" in md
+    assert "| recipe.toml | `skill` | 0.5 | 0.8 |" in md
+    html = render_html(data, {})
+    assert '<details id="recipe-diff">' in html and "<code>skill</code></td><td>0.5</td><td>0.8</td>" in html
+
+
 def test_report_without_evidence_says_what_is_missing(rws: Workspace) -> None:
     cli = Cli(rws.root)
     # with --no-audit nothing is written, and no audit was ever recorded for v2: said so

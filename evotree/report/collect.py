@@ -83,7 +83,22 @@ def build_report(ws: Workspace, version: str, *, against: str = "champion", spli
     return ReportData(version=subject_id, against=against_id, generated_at=_now(), verdict=verdict,
                       subject=subject, scores=scores, findings=findings, audit=audit, gates=gates,
                       lineage=lineage, curves=curves, per_task=per_task,
-                      sandbox_warning=sandbox_warning(ws, subject_id))
+                      sandbox_warning=sandbox_warning(ws, subject_id),
+                      recipe_diff=_recipe_diff(ws, against_id, subject_id))
+
+
+def _recipe_diff(ws: Workspace, against: str, version: str) -> dict[str, Any]:
+    """The parameters and files that differ from ``against`` (``evotree diff``), as data."""
+    if against == version:
+        return section_unavailable("the version is compared with itself")
+    from evotree.core.diff import diff_versions
+
+    try:
+        diff = diff_versions(ws, against, version)
+    except EvotreeError as exc:
+        return section_unavailable(f"no recipe diff: {exc.message}")
+    return {"available": True, "a": diff.a, "b": diff.b, "params": diff.params, "files": diff.files,
+            "unreadable": diff.unreadable}
 
 
 # ----------------------------------------------------------------------------- scores

@@ -167,6 +167,30 @@ def _plots(data: ReportData, plots: dict[str, str]) -> str:
     return f'<div class="plots">{"".join(parts)}</div>'
 
 
+def _diff(data: ReportData) -> str:
+    """What changed against the compared version (``evotree diff``), collapsed."""
+    d = data.recipe_diff or {}
+    if not d.get("available"):
+        return ""
+    import json as _json
+
+    def cell(value: Any) -> str:
+        return "—" if value is None else _e(value if isinstance(value, str) else _json.dumps(value, default=str))
+
+    params, files = d.get("params") or [], d.get("files") or []
+    rows = "".join(f"<tr><td>{_e(p['path'])}</td><td><code>{_e(p['param'])}</code></td><td>{cell(p['a'])}</td>"
+                   f"<td>{cell(p['b'])}</td></tr>" for p in params[:100])
+    file_rows = "".join(f"<tr><td>{_e(f['path'])}</td><td>{_e(f['status'])}</td>"
+                        f"<td class=\"num\">{_e(f.get('additions', ''))}</td><td class=\"num\">{_e(f.get('deletions', ''))}"
+                        "</td></tr>" for f in files[:100])
+    return (f'<details id="recipe-diff"><summary>What changed ({_e(d["a"])} → {_e(d["b"])}): {len(params)} '
+            f'parameter(s), {len(files)} file(s)</summary>'
+            + (f"<table><tr><th>file</th><th>parameter</th><th>{_e(d['a'])}</th><th>{_e(d['b'])}</th></tr>{rows}</table>"
+               if params else "") +
+            (f"<table><tr><th>file</th><th>change</th><th>+</th><th>−</th></tr>{file_rows}</table>" if files else "")
+            + "</details>")
+
+
 def render_html(data: ReportData, plots: dict[str, str]) -> str:
     """The report as one HTML document; ``plots`` (name -> PNG path) are embedded as data URIs."""
     script_hash = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
@@ -185,7 +209,7 @@ def render_html(data: ReportData, plots: dict[str, str]) -> str:
 {''.join(f'<p>{_e(n)}</p>' for n in v.get('notes') or [])}
 <p>Hypothesis: <span id="hypothesis">{_e(subject['hypothesis'])}</span><br>Branch <code>{_e(subject['branch'])}</code>,
 status {_e(subject['status'])}, by {_e(subject['created_by'])}; against {_e(data.against)}.</p>
-<h2>Scores</h2>{_scores(data)}
+<h2>Scores</h2>{_scores(data)}{_diff(data)}
 <h2>Findings</h2><div id="findings">{_findings(data)}</div>
 <h2>Audit</h2><div id="audit">{_audit(data)}</div>
 <h2>Gates</h2><div id="gates">{_gates(data)}</div>

@@ -6,6 +6,8 @@ version cannot inject HTML, a fake marker or table breaks into its own report.
 
 from __future__ import annotations
 
+import json
+
 from typing import Any
 
 from evotree.report.collect import LAYER_ORDER
@@ -183,7 +185,7 @@ def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
     head += ["", f"Hypothesis: {escape_md(subject['hypothesis'], 500)}  ",
              f"Branch `{escape_md(subject['branch'])}`, status {subject['status']}, by {escape_md(subject['created_by'])}, "
              f"parents: {', '.join(subject['parents']) or '—'}."]
-    scores = ["", "### Scores", "", *_scores_table(data)]
+    scores = ["", "### Scores", "", *_scores_table(data), *_diff_section(data)]
     findings = ["", "### Findings", "", *_findings_section(data)]
     rest = ["", "### Audit", "", *_audit_section(data), "", "### Gates", "", *_gates_section(data)]
     rest += ["", "### Lineage", "", "```mermaid", mermaid(data.lineage), "```"]
@@ -211,3 +213,29 @@ def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
 
 def _opt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
+
+
+def _diff_section(data: ReportData) -> list[str]:
+    """What changed against the compared version (``evotree diff``), collapsed."""
+    d = data.recipe_diff or {}
+    if not d.get("available"):
+        return []
+    params, files = d.get("params") or [], d.get("files") or []
+    lines = ["", f"<details><summary><b>What changed</b> ({escape_md(d['a'])} → {escape_md(d['b'])}): "
+             f"{len(params)} parameter(s), {len(files)} file(s)</summary>", ""]
+    if params:
+        lines += [f"| file | parameter | {escape_md(d['a'])} | {escape_md(d['b'])} |", "|---|---|---|---|"]
+        lines += [f"| {escape_md(p['path'])} | `{escape_md(p['param'])}` | {escape_md(_value(p['a']), 80)} | "
+                  f"{escape_md(_value(p['b']), 80)} |" for p in params[:40]]
+        if len(params) > 40:
+            lines.append(f"| … {len(params) - 40} more | | | |")
+    if files:
+        lines += ["", "| file | change | + | − |", "|---|---|---|---|"]
+        lines += [f"| {escape_md(f['path'])} | {escape_md(f['status'])} | {f.get('additions', '')} | "
+                  f"{f.get('deletions', '')} |" for f in files[:40]]
+    lines += ["", "</details>"]
+    return lines
+
+
+def _value(value: Any) -> str:
+    return "—" if value is None else (value if isinstance(value, str) else json.dumps(value, default=str))

@@ -54,6 +54,8 @@ class ReportData:
     plots: dict[str, str] = field(default_factory=dict)
     #: one line when phases ran (or would run) without the sandbox: the first line of every report
     sandbox_warning: str | None = None
+    #: what changed between ``against`` and ``version``: parameters and files (evotree diff)
+    recipe_diff: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
