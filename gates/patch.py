@@ -45,17 +45,35 @@ def _describe(patch: VersionPatch) -> str:
 def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, str]:
     """``{version: commit checked}``; raises :class:`PatchRejected` for the first version whose
     patch against the pristine base has a blocking finding. The champion at its promoted commit
-    is not checked (its patch was judged, and signed, when it was promoted)."""
-    from evotree.core.refs import CHAMPION_REF
+    is not checked (its patch was judged, and signed, when it was promoted).
+
+    The rules, the base and the champion's tree are the *signed* champion's (the end of the chain
+    of signed promotions, as the train gate reads it), never whatever ``refs/evotree/champion``
+    points to: a candidate can move that ref from its worktree (refs are shared) to a commit of
+    its own whose ``[protect]`` allows everything."""
+    from evotree.gates.errors import TamperingFound
+    from evotree.gates.policy import policy_at
+    from evotree.gates.verify import verify_workspace
     from evotree.harness.patch import version_patch
 
-    champion = ws.ledger.meta().get("champion")
-    champion_commit = ws.git.ref_target(CHAMPION_REF)
+    signed = verify_workspace(ws, check_tags=False)
+    if not signed.champion_commit:
+        raise TamperingFound("refusing to run: the ledger has no signed root, so no signed patch rules "
+                             "(`evotree verify` says why)", fix="restore refs/evotree/ledger from a trusted copy")
+    champion, champion_commit = signed.champion, signed.champion_commit
+    config = policy_at(ws, champion, champion_commit).config
     checked: dict[str, str] = {}
     for name in versions:
-        patch = version_patch(ws, name)
+        patch = version_patch(ws, name, config=config, champion_commit=champion_commit)
+        anchor = str(signed.anchor.get("commit") or "")
+        if patch.base.startswith("root") and anchor and patch.base_commit != anchor:
+            # the ledger (a ref any worktree can move) names another first commit than the signed anchor
+            raise TamperingFound(
+                f"refusing to run: the ledger names {patch.base_commit[:10]} as the root's first commit, not the "
+                f"anchor of the signed chain ({anchor[:10]})", fix="run `evotree verify`; restore "
+                "refs/evotree/ledger from a trusted copy")
         checked[patch.version] = patch.commit
-        if patch.version == champion and champion_commit is not None and patch.commit == str(champion_commit):
+        if patch.version == champion and patch.commit == champion_commit:
             continue
         if patch.blocking:
             raise PatchRejected(

@@ -29,19 +29,39 @@ worth of re-runs, no more. It is no free compute for an agent: only the current 
 promoted commit is charged there (a commit added to its branch since is a new candidate, charged
 to the version), and a champion is made only by a person's signed promotion
 (:func:`champion_reruns_left` is what the score gate may still ask of it).
+
+**Money and the search clock** (issue 20; docs/protocols/budgets.md). A run costs its wall hours
+× (``[executor].gpus`` × ``usd_per_gpu_hour`` + ``[executor].cpus`` × ``usd_per_cpu_hour``): the
+resources it holds, whatever it does with them. Agent/API spend is recorded by hand or by the
+agent server (:func:`evotree.harness.money.record_spend`, event ``spend.recorded``) and counts in the same ``usd``. A
+reservation holds the run's worst-case cost (its wall limit × that rate), so a request that would
+cross ``max_usd`` / ``tree_max_usd`` is refused before it starts, and the wall limit a run gets is
+what the money left buys (split over the request's runs). A run is charged at most its wall limit
+(:func:`charge_run`: stopping a run past its deadline and compacting its evidence is evotree's
+time, not the run's), so charged + reserved never crosses a budget. The search clock
+(``tree_max_search_hours``) runs from the workspace's init (``meta.created_at``): no run starts
+after its end, and a run's wall limit ends before it (:func:`clock_left_seconds`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, datetime
 from typing import Any
 
 from evotree.core.config import BudgetSection
-from evotree.core.errors import EvotreeError
+from evotree.core.errors import EvotreeError, UsageError
 
-__all__ = ["BudgetExceeded", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
-           "CHAMPION_RERUNS", "champion_reruns_usage", "champion_reruns_left"]
+__all__ = ["BudgetExceeded", "InvalidSpend", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
+           "CHAMPION_RERUNS", "champion_reruns_usage", "champion_reruns_left", "usd_per_run_hour",
+           "charge_run", "clock_left_seconds", "SPEND_RECORDED", "MIN_RUN_SECONDS"]
+
+#: The ledger event of agent/API spend recorded by a person or an agent (:func:`record_spend`).
+SPEND_RECORDED = "spend.recorded"
+#: A money or clock share that buys less than this many seconds of a run is refused, not started.
+MIN_RUN_SECONDS = 1.0
 
 #: The ledger's meta key of the champions' re-run accounts: ``{version: usage}``.
 CHAMPION_RERUNS = "champion_reruns"
@@ -54,6 +74,12 @@ class BudgetExceeded(EvotreeError):
     code = "budget_exceeded"
 
 
+class InvalidSpend(UsageError):
+    """A spend record that cannot be recorded: negative, not finite, no note (exit 2)."""
+
+    code = "invalid_spend"
+
+
 @dataclass
 class Usage:
     """What runs consumed: the unit every budget is counted in."""
@@ -63,26 +89,37 @@ class Usage:
     steps: int = 0
     wall_hours: float = 0.0
     gpu_hours: float = 0.0
+    #: ``[executor].cpus`` × wall hours (what ``usd_per_cpu_hour`` prices)
+    cpu_hours: float = 0.0
+    #: money: runs at the prices in force when they finished, plus recorded agent/API spend
+    usd: float = 0.0
+    #: the part of ``usd`` recorded as agent/API spend (``spend.recorded``)
+    agent_usd: float = 0.0
+    #: agent tokens recorded with that spend (information; no budget)
+    tokens: int = 0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
         data = data or {}
-        return cls(**{k: data.get(k, 0) for k in asdict(cls())})
+        return cls(**{k: data.get(k, 0) or 0 for k in asdict(cls())})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
-    """Sum of two usage dicts (as stored in the ledger)."""
+    """Sum of two usage dicts (as stored in the ledger); hours and USD rounded to 1e-9."""
     x, y = Usage.from_dict(a), Usage.from_dict(b)
-    return Usage(
-        runs=x.runs + y.runs,
-        episodes=x.episodes + y.episodes,
-        steps=x.steps + y.steps,
-        wall_hours=round(x.wall_hours + y.wall_hours, 9),
-        gpu_hours=round(x.gpu_hours + y.gpu_hours, 9),
-    ).to_dict()
+    out = Usage()
+    for f in fields(Usage):
+        total = getattr(x, f.name) + getattr(y, f.name)
+        setattr(out, f.name, round(total, 9) if isinstance(total, float) else total)
+    return out.to_dict()
+
+
+def usd_per_run_hour(budget: BudgetSection, *, gpus: float, cpus: float) -> float:
+    """What one hour of one run costs: its GPUs and CPUs at ``[budget]``'s prices."""
+    return float(gpus) * budget.usd_per_gpu_hour + float(cpus) * budget.usd_per_cpu_hour
 
 
 def committed(reservations: Mapping[str, Mapping[str, Any]] | None, *, version: str | None = None,
@@ -90,7 +127,8 @@ def committed(reservations: Mapping[str, Mapping[str, Any]] | None, *, version: 
     """What the reserved (not yet finished) runs may still spend, as a usage dict.
 
     Each counts as one run and its planned limits: ``max_steps`` and ``max_episodes`` (0 when it
-    has none), ``wall_seconds`` / 3600 wall hours and that times its ``gpus`` GPU hours.
+    has none), ``wall_seconds`` / 3600 wall hours, that times its ``gpus`` GPU hours and its
+    ``cpus`` CPU hours, and that times its ``usd_per_hour`` (the prices when it was reserved) USD.
     ``version``: only that version's reservations; ``account``: only those charged to it
     (``"version"`` or ``"champion_reruns"``).
     """
@@ -107,6 +145,8 @@ def committed(reservations: Mapping[str, Mapping[str, Any]] | None, *, version: 
         total.episodes += int(limits.get("max_episodes") or 0)
         total.wall_hours = round(total.wall_hours + wall_hours, 9)
         total.gpu_hours = round(total.gpu_hours + wall_hours * float(entry.get("gpus") or 0.0), 9)
+        total.cpu_hours = round(total.cpu_hours + wall_hours * float(entry.get("cpus") or 0.0), 9)
+        total.usd = round(total.usd + wall_hours * float(entry.get("usd_per_hour") or 0.0), 9)
     return total.to_dict()
 
 
@@ -156,13 +196,18 @@ def plan_limits(
     version_reserved: dict[str, Any] | None = None,
     tree_reserved: dict[str, Any] | None = None,
     account: str = "version",
+    cpus: float = 0.0,
+    clock_left: float | None = None,
 ) -> RunLimits:
     """Per-run limits for ``version_runs`` new runs of ``version`` (``total_runs`` in the request).
 
     ``version_reserved`` / ``tree_reserved``: what runs reserved and not yet finished may still
     spend (:func:`committed`), counted as used. ``account="champion_reruns"``: ``version_usage``
-    is the champion's re-run account (named so in refusals). Raises :class:`BudgetExceeded`
-    naming the budget when the request would exceed one.
+    is the champion's re-run account (named so in refusals). ``gpus`` / ``cpus``: what each run
+    holds (priced by ``usd_per_gpu_hour`` / ``usd_per_cpu_hour``: the money left caps the wall
+    clock). ``clock_left``: seconds until the search clock's end (:func:`clock_left_seconds`),
+    split over the request's runs (run one after another, they still end before it). Raises
+    :class:`BudgetExceeded` naming the budget when the request would exceed one.
     """
     charged_runs = Usage.from_dict(version_usage).runs
     used_v = Usage.from_dict(add_usage(version_usage, version_reserved))
@@ -221,9 +266,91 @@ def plan_limits(
                             used_v.gpu_hours, used_t.gpu_hours, "GPU hours")
         if gpu_hours is not None:
             wall = min(wall, gpu_hours * 3600 / gpus)
+    # money: refused when spent (agent spend included) even if runs are free; else the USD share
+    # of a run, at its hourly price, caps its wall clock (rounded down to the millisecond)
+    usd = per_run("usd", budget.max_usd, budget.tree_max_usd, used_v.usd, used_t.usd, "USD")
+    rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
+    if usd is not None and rate > 0:
+        bought = math.floor(usd / rate * 3600 * 1000) / 1000
+        while bought > 0 and round(bought / 3600 * rate, 9) > usd:  # charged cost is rounded to 1e-9 USD
+            bought = round(bought - 0.001, 3)
+        if bought < MIN_RUN_SECONDS:
+            which = "tree_max_usd" if budget.tree_max_usd and (budget.tree_max_usd - used_t.usd) / total_runs <= usd \
+                else "max_usd"
+            raise BudgetExceeded(
+                f"budget.{which} has {usd:.6g} USD left for each of the request's runs: less than "
+                f"{MIN_RUN_SECONDS:g} s of a run at {rate:g} USD/hour; {version} is not started",
+                fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
+                budget=which, left_usd=usd, usd_per_hour=rate, requested=version_runs)
+        wall = min(wall, bought)
+    if clock_left is not None:
+        share = math.floor(clock_left / total_runs * 1000) / 1000
+        if share < MIN_RUN_SECONDS:
+            raise BudgetExceeded(
+                f"budget.tree_max_search_hours is spent: the search clock of {budget.tree_max_search_hours:g} "
+                f"hours (from the workspace's init) has {max(clock_left, 0.0):.0f} s left, less than "
+                f"{MIN_RUN_SECONDS:g} s for each of {total_runs} run(s); {version} is not started",
+                fix="stop here and keep the best version (evotree tree), or raise budget.tree_max_search_hours "
+                    "on the champion",
+                budget="tree_max_search_hours", left_seconds=max(clock_left, 0.0),
+                limit=budget.tree_max_search_hours, requested=version_runs)
+        if share < wall:
+            notes.append(f"each run of {version} may use at most {share:g} s: the search clock "
+                         f"(budget.tree_max_search_hours = {budget.tree_max_search_hours:g}) has "
+                         f"{clock_left:.0f} s left, split over {total_runs} run(s)")
+            wall = share
     return RunLimits(
         wall_seconds=wall,
         max_steps=int(steps) if steps is not None else None,
         max_episodes=int(episodes) if episodes is not None else None,
         notes=notes,
     )
+
+
+# ---------------------------------------------------------------------------- charging a run
+def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[str, Any] | None, gpus: float,
+               cpus: float, steps: int, episodes: int) -> tuple[dict[str, Any], list[str]]:
+    """What a finished run is charged, and the note to keep when it is less than measured.
+
+    Hours are charged up to the run's wall limit (``limits["wall_seconds"]``): the time past its
+    deadline — the grace a stopped phase gets, compacting its evidence — is evotree's, and its
+    reservation (the limit × the prices) is what the budgets were checked against, so a run can
+    never end above a budget (0.02517 of 0.025). USD at the prices in force now.
+    """
+    notes: list[str] = []
+    seconds = max(0.0, float(wall_seconds))
+    cap = (limits or {}).get("wall_seconds")
+    if isinstance(cap, (int, float)) and not isinstance(cap, bool) and math.isfinite(cap) and 0 < cap < seconds:
+        notes.append(f"charged {cap:g} s, its wall limit, of the {seconds:.3f} s it took (stopping and "
+                     f"compacting a run past its deadline is not charged to it)")
+        seconds = float(cap)
+    hours = seconds / 3600
+    rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
+    usage = Usage(runs=1, episodes=int(episodes), steps=int(steps), wall_hours=round(hours, 9),
+                  gpu_hours=round(hours * float(gpus), 9), cpu_hours=round(hours * float(cpus), 9),
+                  usd=round(hours * rate, 9))
+    return usage.to_dict(), notes
+
+
+# ---------------------------------------------------------------------------- the search clock
+def _parse_time(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def clock_left_seconds(budget: BudgetSection, meta: Mapping[str, Any], *, now: datetime | None = None) -> float | None:
+    """Seconds left on the search clock (``tree_max_search_hours`` from ``meta["created_at"]``,
+    the workspace's init); None when there is no clock. A ledger without its init time has no
+    clock to measure from: 0 left (fail closed)."""
+    if not budget.tree_max_search_hours:
+        return None
+    started = _parse_time(meta.get("created_at"))
+    if started is None:
+        return 0.0
+    elapsed = ((now or datetime.now(UTC)) - started).total_seconds()
+    return budget.tree_max_search_hours * 3600 - elapsed

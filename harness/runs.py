@@ -62,8 +62,11 @@ from evotree.harness.budget import (
     RunLimits,
     add_usage,
     champion_reruns_usage,
+    charge_run,
+    clock_left_seconds,
     committed,
     plan_limits,
+    usd_per_run_hour,
 )
 from evotree.harness.layout import ENV_RUN_ID, RunPaths
 
@@ -357,6 +360,7 @@ def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total
     """
     champion = txn.meta.get("champion")
     out: dict[str, tuple[RunLimits, str]] = {}
+    clock_left = clock_left_seconds(cfg.budget, txn.meta)  # the search clock, read once per request
     for vid, count in per_version.items():
         account = CHAMPION_RERUNS if vid == champion and tips.get(vid) == champion_commit else "version"
         usage = champion_reruns_usage(txn.meta, vid) if account == CHAMPION_RERUNS else txn.require(vid).usage
@@ -365,6 +369,7 @@ def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total
             version_runs=count, total_runs=total, gpus=cfg.executor.gpus,
             version_reserved=committed(reservations, version=vid, account=account),
             tree_reserved=committed(reservations), account=account,
+            cpus=cfg.executor.cpus, clock_left=clock_left,
         ), account)
     return out
 
@@ -389,6 +394,8 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
                                    fix=f"branch a new version from it: evotree branch --from {vid} -m ...")
         limits_of = _plan_limits(cfg, txn, per_version, total, reservations, tips=tips,
                                  champion_commit=champion_commit)
+        # the worst-case price of an hour of each run, held by its reservation (harness.budget)
+        rate = usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus)
         if recheck is not None:
             recheck(txn, per_version, tips)
         at = utcnow()
@@ -397,6 +404,7 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
             limits, account = limits_of[plan.version]
             entry = {"version": plan.version, "seed": plan.seed, "commit": plan.commit, "at": at,
                      "owner": owner, "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus),
+                     "cpus": float(cfg.executor.cpus), "usd_per_hour": rate,
                      "account": account, "started": None}
             reservations[plan.run_id] = entry
             runs.append({"run_id": plan.run_id, "version": plan.version, "seed": plan.seed,
@@ -579,13 +587,15 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
         steps, episodes = _train_counts(con, paths)
     finally:
         con.close()
-    gpus = ws.config.executor.gpus
-    charge = charge and record.status != RunStatus.INVALID.value  # invalid submissions cost nothing
-    record.usage = {
-        "runs": 1, "episodes": episodes, "steps": steps,
-        "wall_hours": round(record.wall_seconds / 3600, 9),
-        "gpu_hours": round(record.wall_seconds / 3600 * gpus, 9),
-    } if charge else {}
+    # invalid submissions cost nothing unless [budget] charge_invalid; a run is charged at most its
+    # wall limit, at the prices in force (harness.budget.charge_run: it never ends above a budget)
+    charge = charge and (record.status != RunStatus.INVALID.value or ws.config.budget.charge_invalid)
+    record.usage = {}
+    if charge:
+        record.usage, charge_notes = charge_run(
+            ws.config.budget, wall_seconds=record.wall_seconds, limits=record.limits,
+            gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus, steps=steps, episodes=episodes)
+        record.notes.extend(charge_notes)
     if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
         record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
     budget = ws.config.budget
@@ -773,6 +783,9 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         patch = {"error": exc.code, "message": exc.message}
     except Exception as exc:  # noqa: BLE001 - a record of the patch must never stop a run that was authorized
         patch = {"error": type(exc).__name__, "message": str(exc)[:300]}
+    from evotree.core.interventions import intervention_record
+
+    intervention = intervention_record(ws, record.version, commit=record.commit)  # None without rules; never raises
 
     def change(txn: LedgerTxn) -> Event:
         version = txn.require(record.version)
@@ -789,7 +802,8 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         at = utcnow()
         entry = dict(reservations.get(record.run_id) or {
             "version": record.version, "seed": record.seed, "commit": record.commit, "at": at,
-            "limits": record.limits, "gpus": gpus, "reserved": False,
+            "limits": record.limits, "gpus": gpus, "reserved": False, "cpus": float(ws.config.executor.cpus),
+            "usd_per_hour": usd_per_run_hour(ws.config.budget, gpus=gpus, cpus=ws.config.executor.cpus),
             "account": CHAMPION_RERUNS if txn.meta.get("champion") == record.version == record.judge_version
             and record.commit == record.judge_commit else "version"})
         entry.update(started=at, owner=owner)
@@ -799,6 +813,7 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
                      data={"run_id": record.run_id, "seed": record.seed, "commit": record.commit,
                            "judge_commit": record.judge_commit, "judge_data_commit": record.judge_data_commit,
                            "limits": record.limits, "patch": patch,
+                           **({"intervention": intervention} if intervention is not None else {}),
                            **({"account": entry["account"]} if entry.get("account") != "version" else {})})
 
     ws.ledger.transact(change, actor=actor)
@@ -851,7 +866,12 @@ def _refresh_version_status(version: Any) -> None:
     runs = [r for r in version.runs  # ingested runs are evidence and invalid ones cost nothing: not attempts
             if r["status"] not in (RunStatus.INGESTED.value, RunStatus.INVALID.value)]
     if not runs:
-        if version.status == VersionStatus.RUNNING.value:
+        invalid = [r for r in version.runs if r["status"] == RunStatus.INVALID.value]
+        if invalid:  # an invalid candidate is shown as such in the tree, not as "active" (issue 20)
+            version.status = VersionStatus.FAILED.value
+            version.reason = (f"invalid candidate: {len(invalid)} run(s) refused as invalid submissions (exit 65); "
+                              f"fix it and commit, then run it again")
+        elif version.status == VersionStatus.RUNNING.value:
             version.status = VersionStatus.ACTIVE.value
         return
     if any(r["status"] == RunStatus.RUNNING.value for r in runs):

@@ -55,7 +55,9 @@ def test_fraction_of_a_step_is_refused() -> None:
 
 def test_add_usage() -> None:
     assert add_usage({"runs": 1, "steps": 3, "wall_hours": 0.1}, {"runs": 1, "episodes": 4, "wall_hours": 0.2}) == {
-        "runs": 2, "episodes": 4, "steps": 3, "wall_hours": pytest.approx(0.3), "gpu_hours": 0}
+        "runs": 2, "episodes": 4, "steps": 3, "wall_hours": pytest.approx(0.3), "gpu_hours": 0, "cpu_hours": 0,
+        "usd": 0, "agent_usd": 0, "tokens": 0}
+    assert add_usage({"usd": 0.1, "tokens": 5}, {"usd": 0.2, "agent_usd": 0.2})["usd"] == 0.3  # rounded to 1e-9
 
 
 def test_reserved_runs_count_as_spent_at_their_planned_limits() -> None:
@@ -66,7 +68,8 @@ def test_reserved_runs_count_as_spent_at_their_planned_limits() -> None:
         "b": {"version": "v2", "limits": {"wall_seconds": 3600, "max_steps": 5, "max_episodes": 7},
               "account": "champion_reruns"},
     }
-    assert committed(reservations) == {"runs": 2, "episodes": 7, "steps": 15, "wall_hours": 1.5, "gpu_hours": 1.0}
+    assert committed(reservations) == {"runs": 2, "episodes": 7, "steps": 15, "wall_hours": 1.5, "gpu_hours": 1.0,
+                                       "cpu_hours": 0.0, "usd": 0.0, "agent_usd": 0, "tokens": 0}
     assert committed(reservations, version="v1")["runs"] == 1
     assert committed(reservations, account="champion_reruns")["steps"] == 5
     assert committed(reservations, account="version")["steps"] == 10
@@ -94,3 +97,35 @@ def test_champion_reruns_have_their_own_account() -> None:
         plan_limits(budget, version="v2", version_usage={"runs": 3}, tree_usage=None, version_runs=1, total_runs=1,
                     account="champion_reruns")
     assert info.value.details["account"] == "champion_reruns"
+
+
+def test_money_shares_never_add_up_past_the_budget() -> None:
+    """Whatever the prices, GPUs, CPUs and runs, N runs each charged at (more than) their USD-bought
+    wall limit, summed as the ledger sums (1e-9 USD), never cross tree_max_usd (0.02517 of 0.025)."""
+    import random
+
+    from evotree.harness.budget import charge_run
+
+    rng = random.Random(20)
+    checked = 0
+    for _ in range(3000):
+        gpus, cpus = rng.choice([0.0, 1.0, 2.0, 8.0]), rng.choice([1.0, 3.0, 16.0])
+        budget = BudgetSection(usd_per_gpu_hour=rng.choice([0.0, 0.37, 2.5, 7.77]),
+                               usd_per_cpu_hour=rng.choice([0.013, 36.0, 0.1]),
+                               tree_max_usd=round(rng.uniform(0.01, 50), rng.choice([2, 3, 6])),
+                               max_wall_seconds=10**8)
+        used, runs = round(rng.uniform(0, budget.tree_max_usd * 0.9), 9), rng.randint(1, 5)
+        try:
+            limits = plan_limits(
+                budget, version="v1", version_usage=None, tree_usage={"usd": used}, version_runs=runs,
+                total_runs=runs, gpus=gpus, cpus=cpus)
+        except BudgetExceeded:
+            continue
+        usage, _ = charge_run(budget, wall_seconds=limits.wall_seconds + 5.0, limits=limits.to_dict(), gpus=gpus,
+                              cpus=cpus, steps=0, episodes=0)
+        total = {"usd": used}
+        for _ in range(runs):
+            total = add_usage(total, usage)
+        assert total["usd"] <= budget.tree_max_usd, (budget, used, runs, usage)
+        checked += 1
+    assert checked > 2000

@@ -368,3 +368,22 @@ def test_glob_semantics() -> None:
     assert glob_match("notes/x.md", "notes/*.md") and not glob_match("notes/a/x.md", "notes/*.md")
     assert glob_match("a.py", "[!d]*") and not glob_match("d.py", "[!d]*") and not glob_match("x/y", "[!d]*y")
     assert not glob_match("Train.py", "train.py") and glob_match("Train.py", "train.py", fold=True)
+
+
+@pytest.mark.parametrize(("codes", "audit_passes"), [
+    (["audit.protected_path"], True),
+    (["audit.protected_path", "audit.git_history_leak"], False),  # a real leak is never waved through
+    (["audit.hidden_data_read"], False),
+])
+def test_accepting_a_policy_change_covers_only_the_audit_finding_of_that_change(
+        codes: list[str], audit_passes: bool) -> None:
+    from evotree.gates.evidence import GateReport, GateResult, acknowledge_protected
+
+    gates = [GateResult("protected", "fail", "changes evotree.toml", {"changed": ["evotree.toml"]}),
+             GateResult("audit", "fail", "leaks", {"blocking": [{"code": c, "severity": "critical"} for c in codes]})]
+    report = GateReport(version="v1", commit="c", created_by="a", hypothesis="h", champion="v0",
+                        champion_commit="c0", policy={}, gates=gates, comparison=None, findings=[], audit=None)
+    assert acknowledge_protected(report, "bob@example.com") == ["evotree.toml"]
+    assert gates[0].status == "pass"
+    assert (gates[1].status == "pass") is audit_passes
+    assert ("acknowledged_by" in gates[1].numbers) is audit_passes

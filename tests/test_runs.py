@@ -425,7 +425,9 @@ def test_invalid_submission_costs_nothing(rws: Workspace) -> None:
     assert record.status == "invalid" and "invalid submission" in record.error
     assert record.usage == {} and "eval" not in record.phases
     version = rws.ledger.snapshot().version(v1)
-    assert version.usage.get("runs", 0) == 0 and version.status == "active"
+    # not charged, but not "active" either: the tree shows it failed, and why
+    assert version.usage.get("runs", 0) == 0 and version.status == "failed"
+    assert (version.reason or "").startswith("invalid candidate")
 
 
 def test_two_evotree_run_processes_at_once(rws: Workspace) -> None:

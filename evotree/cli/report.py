@@ -14,6 +14,9 @@ __all__ = ["register"]
 
 
 def _render_report(result: Any) -> None:
+    if getattr(result, "search_format", None):  # `report --tree` (evotree.report.search)
+        _render_tree(result)
+        return
     from rich.console import Console
 
     from evotree.core.text import escape_control as shown  # text from versions and agents (issue 16)
@@ -33,6 +36,43 @@ def _render_report(result: Any) -> None:
                       + (f": {shown(posted['url'])}" if posted.get("url") else ""), markup=False)
 
 
+def _render_tree(result: Any) -> None:
+    from evotree.core.text import escape_control as shown
+    from evotree.report.search import render_markdown, render_text
+
+    if result.path:
+        click.echo(f"wrote {shown(result.path)}")
+        for setting in result.settings:
+            click.echo(f"  {shown(setting.setting)}: {shown(setting.recommendation['line'])}")
+        return
+    if result.search_format == "json":
+        import json
+
+        click.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    click.echo(render_markdown(result) if result.search_format == "md" else render_text(result), nl=False)
+
+
+def _tree_report(workspaces: tuple[str, ...], fmt: str | None, out: str | None, epsilon: float, margin: float,
+                 patience: int, max_after_peak_share: float, direction: str) -> Any:
+    """`evotree report --tree`: search-level statistics of this workspace or of each --workspace."""
+    from evotree.cli.common import open_workspace
+    from evotree.core.errors import UsageError
+    from evotree.core.workspace import Workspace
+    from evotree.report.search import SearchParams, search_report, write_search_report
+
+    if fmt == "html":
+        raise UsageError("report --tree has no HTML format", fix="--format md (the default) or --format json")
+    params = SearchParams(epsilon=epsilon, margin=margin, patience=patience,
+                          max_after_peak_share=max_after_peak_share, direction=direction)
+    spaces = [Workspace.open(path) for path in workspaces] if workspaces else [open_workspace()]
+    result = search_report(spaces, params=params)
+    if out is not None:
+        write_search_report(result, out, fmt=fmt or "md")
+    result.search_format = fmt or "text"
+    return result
+
+
 def _render_ci(result: Any) -> None:
     from evotree.core.text import escape_control as shown
 
@@ -47,7 +87,7 @@ def register(cli: click.Group) -> None:
     from evotree.cli.common import open_workspace, outputs
 
     @cli.command()
-    @click.argument("version")
+    @click.argument("version", required=False)
     @click.option("--against", default="champion", show_default=True, metavar="champion|VERSION",
                   help="The version compared against (Δ = VERSION − AGAINST).")
     @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True,
@@ -64,9 +104,27 @@ def register(cli: click.Group) -> None:
                   help="With --post: the pull request to comment on (default: the open one from the branch).")
     @click.option("--no-audit", is_flag=True,
                   help="Do not run the audit (nor the gates' audit gate); show the last recorded audit event.")
+    @click.option("--tree", is_flag=True,
+                  help="Search-level statistics of the whole tree instead of one version: historical best, "
+                       "first-attempt improvement, post-peak regression, spend after the peak, cost per valid "
+                       "candidate, a stop recommendation (text; --format md/json with --out; schema `report-tree`).")
+    @click.option("--workspace", "workspaces", multiple=True, metavar="PATH",
+                  help="With --tree: a workspace (setting) to include; repeat it for rates over settings.")
+    @click.option("--epsilon", type=float, default=1e-9, show_default=True,
+                  help="With --tree: relative tolerance within which two scores tie (the earlier version wins).")
+    @click.option("--margin", type=float, default=0.0, show_default=True,
+                  help="With --tree: a version after the peak regresses when below it by more than this.")
+    @click.option("--patience", type=int, default=3, show_default=True,
+                  help="With --tree: recommend stopping after this many versions since the peak.")
+    @click.option("--max-after-peak-share", type=float, default=0.5, show_default=True,
+                  help="With --tree: recommend stopping when the spend after the peak reaches this share.")
+    @click.option("--direction", type=click.Choice(["max", "min", "auto"]), default="auto", show_default=True,
+                  help="With --tree: whether higher (max) or lower (min) scores are better; auto: each "
+                       "workspace's [eval.normalize].direction, else max.")
     @outputs(_render_report, pass_json=True)
-    def report(version: str, against: str, fmt: str, out: str | None, split: str, post: bool,
-               pull_request: int | None, no_audit: bool, as_json: bool) -> Any:
+    def report(version: str | None, against: str, fmt: str, out: str | None, split: str, post: bool,
+               pull_request: int | None, no_audit: bool, as_json: bool, tree: bool, workspaces: tuple[str, ...],
+               epsilon: float, margin: float, patience: int, max_after_peak_share: float, direction: str) -> Any:
         """Write the report of VERSION: verdict, scores with Δ and CI, findings per layer, audit,
         gates, lineage and plots.
 
@@ -78,9 +136,22 @@ def register(cli: click.Group) -> None:
           evotree report v3                       # .evotree/reports/v3/report.md + PNGs
           evotree report v3 --format html --out report.html
           evotree report v3 --post                # in CI: comment on the PR of evotree/v3
+          evotree report --tree --workspace A --workspace B   # search statistics, rates over settings
         """
         import os
 
+        from evotree.core.errors import UsageError
+
+        if tree:
+            if version is not None or post:
+                raise UsageError("report --tree reports the whole tree: give no VERSION and no --post",
+                                 fix="evotree report --tree [--workspace PATH ...]")
+            explicit = click.get_current_context().get_parameter_source("fmt") != click.core.ParameterSource.DEFAULT
+            return _tree_report(workspaces, fmt if explicit else None, out, epsilon, margin, patience,
+                                max_after_peak_share, direction)
+        if version is None or workspaces:
+            raise UsageError("report needs a VERSION (--workspace only goes with --tree)",
+                             fix="evotree report VERSION, or evotree report --tree")
         from evotree.report.collect import build_report
         from evotree.report.files import write_report
 

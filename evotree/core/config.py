@@ -195,14 +195,34 @@ class BudgetSection:
     tree_max_steps: int = field(default=0, metadata=_help("Training steps over the whole tree (0: unlimited)."))
     tree_max_wall_hours: float = field(default=0.0, metadata=_help("Wall-clock hours over the whole tree."))
     tree_max_gpu_hours: float = field(default=0.0, metadata=_help("GPU hours over the whole tree."))
+    # --- money and the search clock (docs/protocols/budgets.md)
+    usd_per_gpu_hour: float = field(default=0.0, metadata=_help(
+        "Price of one GPU hour in USD ([executor].gpus per run x its wall hours)."))
+    usd_per_cpu_hour: float = field(default=0.0, metadata=_help(
+        "Price of one CPU hour in USD ([executor].cpus per run x its wall hours)."))
+    max_usd: float = field(default=0.0, metadata=_help(
+        "USD per version: its runs at the prices above plus agent spend recorded for it (0: unlimited)."))
+    tree_max_usd: float = field(default=0.0, metadata=_help(
+        "USD over the whole tree: runs plus recorded agent/API spend (evotree spend record)."))
+    tree_max_search_hours: float = field(default=0.0, metadata=_help(
+        "Search clock: hours from the workspace's init; no run starts or runs past its end (0: none)."))
+    charge_invalid: bool = field(default=False, metadata=_help(
+        "Charge invalid candidates (train exit 65) like any other run; by default they cost nothing."))
 
     def __post_init__(self) -> None:
+        import math
+
         for key in ("max_wall_seconds", "max_runs_per_version"):
             if getattr(self, key) <= 0:
                 raise _value_error(f"budget.{key}", "a positive integer", getattr(self, key))
         for f in fields(self):
-            if getattr(self, f.name) < 0:
-                raise _value_error(f"budget.{f.name}", "0 (unlimited) or more", getattr(self, f.name))
+            value = getattr(self, f.name)
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _value_error(f"budget.{f.name}", "a finite number, 0 (unlimited) or more", value)
+            if value < 0:
+                raise _value_error(f"budget.{f.name}", "0 (unlimited) or more", value)
 
 
 @dataclass
@@ -349,6 +369,9 @@ class Config:
     executor: ExecutorSection = field(default_factory=ExecutorSection)
     sandbox: SandboxSection = field(default_factory=SandboxSection)
     tools: ToolsSection = field(default_factory=ToolsSection)
+    #: ``[interventions]``: class = [path or "file:region" globs] (evotree.core.interventions); a
+    #: plain table, because the order of its classes decides ties
+    interventions: dict = field(default_factory=dict)  # type: ignore[type-arg]
 
 
 class _FieldError(Exception):
@@ -390,6 +413,14 @@ def parse_config(text: str, *, source: str = CONFIG_FILE) -> Config:
     for name, value in data.items():
         if name not in config_fields:
             raise _config_error(text, source, name, f"unknown section [{name}]", list(config_fields))
+        if name == "interventions":  # a plain table, checked by its own parser
+            from evotree.core.intervention_rules import parse_rules
+
+            if not isinstance(value, dict):
+                raise _config_error(text, source, name, f"[{name}] must be a table, actually: {value!r}", [])
+            parse_rules(value, source=f"{source} [interventions]")
+            sections[name] = dict(value)
+            continue
         section_type = _section_type(config_fields[name])
         if not isinstance(value, dict):
             raise _config_error(text, source, name, f"[{name}] must be a table, actually: {value!r}", [])
@@ -606,6 +637,17 @@ tree_max_episodes = 0
 tree_max_steps = 0
 tree_max_wall_hours = 0.0
 tree_max_gpu_hours = 0.0
+# Money (docs/protocols/budgets.md): prices per GPU hour and CPU hour ([executor].gpus / cpus per
+# run x its wall hours), USD per version and over the tree (runs + agent spend recorded with
+# `evotree spend record`), and the search clock (hours from init). 0: free / unlimited. A run is
+# reserved at its worst-case cost before it starts; one that would cross a budget is refused.
+usd_per_gpu_hour = 0.0
+usd_per_cpu_hour = 0.0
+max_usd = 0.0
+tree_max_usd = 0.0
+tree_max_search_hours = 0.0
+# Charge invalid candidates (train exit 65) like other runs (default: they cost nothing).
+charge_invalid = false
 
 [gates]
 # Score gate (docs/gates.md): one-sided p (delta <= min_delta) below alpha, spent over
@@ -670,6 +712,14 @@ candidate_max_mb = 65536
 # consulted for them. "" looks in /usr/bin, /bin, /usr/sbin, /sbin, /usr/local/bin.
 git = "{git}"
 ssh_keygen = "{ssh_keygen}"
+
+# [interventions]
+# What kind of change each version makes, for the search statistics (evotree report --tree):
+# class = [path globs, or "FILE:REGION" globs], the first class whose rule matches a changed
+# path wins (docs/protocols/search-statistics.md). Uncomment to classify, e.g.:
+# algorithm = ["train.py:def loss*", "objective/**"]
+# hyperparameter = ["recipe.toml", "*.yaml"]
+# data = ["data/**", "build_data.py"]
 '''
 
 

@@ -52,7 +52,8 @@ FORBIDDEN_WORDS = ("promote", "approve", "approval", "harness", "judge", "policy
 
 #: The tools, in the order they are listed.
 TOOL_NAMES = ("tree", "show", "log", "branch", "commit", "run", "runs", "compare", "diagnose", "suggest",
-              "skill_list", "skill_show", "memory_search", "memory_add", "audit", "gates", "report", "sql")
+              "skill_list", "skill_show", "memory_search", "memory_add", "audit", "gates", "report", "sql",
+              "spend_record")
 
 INSTRUCTIONS = """\
 evotree: a git-native version tree of an RL training recipe. The loop: tree -> diagnose V ->
@@ -438,6 +439,17 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         """Read-only DuckDB SQL over the evidence views (`evotree sql --json`): one SELECT; no file,
         network, SET, COPY, ATTACH or extension (exit 14, code query_not_allowed)."""
         return await call(lambda: verbs.sql(query, max_rows=max_rows))
+
+    @app.tool(name="spend_record", annotations=_WRITE)
+    async def spend_record(
+        usd: Annotated[float, Field(ge=0, allow_inf_nan=False, description="what was spent, in USD")],
+        note: Annotated[str, Field(min_length=1, max_length=2_000, description="what it was spent on")],
+        tokens: Annotated[int | None, Field(ge=0)] = None,
+        version: Annotated[str | None, Field(description="the version it was spent on (its budget too)")] = None,
+    ) -> CallToolResult:
+        """Record your own LLM/API spend (`evotree spend record --json`): it counts in the USD
+        budgets (`evotree budget`); recorded for the server's principal; never negative."""
+        return await call(lambda: verbs.spend_record(usd, note, tokens=tokens, version=version))
 
     return app, tools
 

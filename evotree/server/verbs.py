@@ -495,6 +495,14 @@ class Verbs:
         hits = search(self.open(), query, limit=limit, kind=kind)
         return {"v": 1, "query": query, "hits": [h.to_dict() for h in hits]}
 
+    def spend_record(self, usd: float, note: str, tokens: int | None = None,
+                     version: str | None = None) -> dict[str, Any]:
+        """``evotree spend record --json``: agent/API spend, recorded for this server's principal."""
+        from evotree.harness.money import record_spend
+
+        return record_spend(self.open(), usd, note, tokens=tokens, version=version,
+                            actor=self.principal.identity()).to_dict()
+
     def memory_add(self, text: str, kind: str = "lesson", version: str | None = None, skill: str | None = None,
                    evidence: dict[str, str] | None = None, tags: list[str] | None = None) -> dict[str, Any]:
         from evotree.memory.record import add_entry

@@ -27,6 +27,16 @@ characters) are ``audit.patch_binary``. Allowlists: ``[protect].editable`` (glob
 else changed is ``audit.patch_not_editable``) and ``[protect].editable_keys`` (``FILE:KEY-GLOB``:
 a TOML / JSON file that may change only at those dotted keys, ``audit.patch_config_key``).
 
+Red-team additions (``tests/test_redteam_patch.py``): a file whose added text (4 KiB or more)
+compresses to half its size or more is a payload whatever its alphabet (base85, base64 in short
+lines, hex as letters), and so are dense names of added files; the patch's added text as a whole
+may compress to at most ``max_patch_info`` bytes; row lines of several shapes count together; an
+exact copy of a protected file or of a judge-store file, or 4 and more id-like strings of the
+judge's data files, is ``audit.patch_data`` (``copy_of``); look-alike spellings of a protected path
+(NFKC, ignorable code points, trailing dots and spaces) are the protected path; a symlink to a
+folder holding protected paths is ``audit.patch_symlink``; ``patch_allow`` matches exactly; a quoted
+dotted key is not the nested key; a base the ledger names must be in the champion's history.
+
 **Where from** (:func:`check_protected_paths`): protected paths are compared with the champion's
 tree (the policy in force; a person accepts a change of them at promotion); the patch rules
 with the *pristine base* (``[protect].base``, default the root version's first commit), as
@@ -46,6 +56,8 @@ import json
 import posixpath
 import re
 import tomllib
+import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -103,12 +115,15 @@ _ROW_CHARS = set("NS,;|:[](){}\t")
 #: runs of base64 / base64url / hex characters long enough to carry bytes
 _ENCODED_RUN = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
-#: byte escapes in a string literal (``\x00\x01...``, ``\u0000``, octal)
-_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{3}){8,}")
+#: byte escapes in a string literal (``\x00``, ``\u0000``, octal), each counted: ``repr(bytes)``
+#: mixes them with printable characters
+_ESCAPES = re.compile(r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\[0-7]{3}")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 _MAX_CONTROL = 8
 #: a whole patch may hold this many times a file's limit of numbers or encoded characters
 _SPREAD = 4
+#: a file may gain this many times ``max_row_lines`` row lines of all shapes together
+_MIXED_ROWS = 2
 
 
 @dataclass
@@ -133,10 +148,13 @@ class PatchGate:
     editable: list[str] = field(default_factory=list)
     #: ``FILE:KEY-GLOB`` entries: FILE may change only at the dotted keys the globs match
     editable_keys: list[str] = field(default_factory=list)
+    #: bytes the added text of the whole patch (and the names of added files) may compress to:
+    #: the information a patch carries, whatever the encoding (weights as words, base85 ...)
+    max_patch_info: int = 262_144
 
     def __post_init__(self) -> None:
         for key in ("max_file_bytes", "max_row_lines", "max_line_chars", "max_line_numbers", "max_file_numbers",
-                    "max_encoded_chars"):
+                    "max_encoded_chars", "max_patch_info"):
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise AuditInputError(f"patch gate {key}: expected a positive integer, actually: {value!r}",
@@ -159,7 +177,8 @@ class PatchGate:
                    max_file_numbers=getattr(protect, "max_file_numbers", base.max_file_numbers),
                    max_encoded_chars=getattr(protect, "max_encoded_chars", base.max_encoded_chars),
                    editable=list(getattr(protect, "editable", base.editable)),
-                   editable_keys=list(getattr(protect, "editable_keys", base.editable_keys)))
+                   editable_keys=list(getattr(protect, "editable_keys", base.editable_keys)),
+                   max_patch_info=getattr(protect, "max_patch_info", base.max_patch_info))
 
     def key_rules(self) -> dict[str, list[str]]:
         """``{file: [key globs]}`` of :attr:`editable_keys`."""
@@ -235,13 +254,31 @@ def glob_match(path: str, pattern: str, *, fold: bool = False) -> bool:
     return any(regex.fullmatch("/".join(parts[:k])) for k in range(1, len(parts)))
 
 
+#: code points file systems ignore in names (HFS+) or that render as nothing: ``ju\u200cdge/``
+_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+
+
+def _canonical(path: str) -> str:
+    """The name a forgiving file system would read: NFKC (NFD and full-width forms fold), no
+    ignorable code points, case folded, trailing dots and spaces of each segment dropped (what
+    Windows does). A protected path written any of these ways is the protected path."""
+    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", path)).casefold()
+    return "/".join(seg if seg in (".", "..") else (seg.rstrip(" .") or seg) for seg in text.split("/"))
+
+
 def _match(path: str, patterns: Iterable[str]) -> str | None:
     """The first protected pattern that covers ``path``: :func:`glob_match` ignoring case, or
-    (as before) ``fnmatch`` where ``*`` also crosses folders: a denylist errs on the wide side."""
+    (as before) ``fnmatch`` where ``*`` also crosses folders: a denylist errs on the wide side.
+    The path is also compared in its :func:`_canonical` form (look-alike spellings of a
+    protected path that a file system would merge with it)."""
+    canonical = _canonical(path)
     for pattern in patterns:
         bare = pattern.rstrip("/")
         if glob_match(path, pattern, fold=True) or fnmatch.fnmatchcase(path, pattern) \
                 or fnmatch.fnmatchcase(path, bare + "/*"):
+            return pattern
+        if canonical != path and bare and glob_match(canonical, _canonical(bare), fold=True):
             return pattern
     return None
 
@@ -273,7 +310,7 @@ def row_shape(line: str) -> str | None:
 
 
 def _suffixes(path: str) -> list[str]:
-    name = posixpath.basename(path).lower().rstrip(" .\t")
+    name = _canonical(posixpath.basename(path)).rstrip(" .\t")  # ``a.NPY``, ``a.npy.``, ``a.np\u200by``
     return [part.strip() for part in name.split(".")[1:]]
 
 
@@ -344,11 +381,17 @@ def _added_lines(new: str, old: str | None) -> list[str]:
     return out
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted keys, as TOML writes them: a key holding a dot (or anything but ``A-Za-z0-9_-``) is
+    quoted, so ``"train.steps" = 3`` is not ``[train] steps = 3``."""
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+            name = str(k) if _BARE_KEY.fullmatch(str(k)) else json.dumps(str(k))
+            out.update(_flatten(v, f"{prefix}.{name}" if prefix else name))
         return out or ({prefix: {}} if prefix else {})
     return {prefix: value}
 
@@ -401,12 +444,114 @@ def _protected_finding(touched: list[dict[str, Any]], common: dict[str, str], ve
         version=version)
 
 
+def _holds_protected(folder: str, patterns: Iterable[str]) -> str | None:
+    """The first protected pattern under the folder ``folder`` (``.`` is the root): a link to
+    ``.`` or to ``evo`` (holding ``evo/judge/``) reads protected files through the link."""
+    canon = _canonical(folder)
+    for pattern in patterns:
+        bare = _canonical(pattern.rstrip("/"))
+        if canon in ("", ".") or bare.startswith(canon + "/"):
+            return pattern
+    return None
+
+
+#: a file the patch adds is dense (encoded bytes, whatever the alphabet) when its added text,
+#: at least this long, compresses to no less than this share of its size (code: 0.25-0.4)
+_DENSE_MIN = 4096
+_DENSE_RATIO = 0.5
+#: distinct strings of protected data files (answers, labels) the added lines may repeat
+_COPIED_TOKENS = 4
+_TOKEN = re.compile(r"[A-Za-z0-9][\w\-.:@+]{3,}")
+_TEXT_SOURCES = frozenset({"json", "jsonl", "ndjson", "csv", "tsv", "txt", "yaml", "yml", "xml", ""})
+_TOKEN_BUDGET = 8_000_000
+_content_cache: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[dict[Any, str], dict[str, str]]] = {}
+
+
+def _distinctive(word: str) -> bool:
+    """An id-like string (``SECRET-held-0``, ``task_17``, ``ans.v2``): two letters or more and a
+    digit or a separator. Plain words and plain numbers (``integer``, ``1000``) are left out: a
+    recipe shares them with any judge's data by chance (numbers have rules of their own)."""
+    return sum(c.isalpha() for c in word) >= 2 and any(c.isdigit() or c in "-_.:@+" for c in word)
+
+
+def _compressed(data: bytes) -> int:
+    return len(zlib.compress(data, 6))
+
+
+def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for entry in tree:
+        path = f"{prefix}{entry.name}"
+        if entry.filemode == FileMode.TREE:
+            sub = repo.get(entry.id)
+            if isinstance(sub, pygit2.Tree):
+                yield from _walk(repo, sub, path + "/")
+        elif entry.filemode in (FileMode.BLOB, FileMode.BLOB_EXECUTABLE):
+            yield path, entry
+
+
+def _protected_content(repo: pygit2.Repository, trees: Sequence[pygit2.Tree],
+                       protected: Sequence[str], secret: Sequence[pygit2.Tree] = ()
+                       ) -> tuple[dict[Any, str], dict[str, str]]:
+    """``({blob id: protected path}, {token: protected path})``: the files under protected paths
+    of ``trees`` (and every file of the ``secret`` trees: the judge store) a candidate must not
+    copy out (64 bytes or more), and the distinctive strings of the protected *data* files
+    (``judge/hidden.json``'s answers) — less whatever the other files (code, config, the
+    unprotected files of the first tree) also hold."""
+    key = (repo.path, tuple(str(t.id) for t in [*trees, *secret]), tuple(protected))
+    if key in _content_cache:
+        return _content_cache[key]
+    blobs: dict[Any, str] = {}
+    tokens: dict[str, str] = {}
+    common_blobs: set[Any] = set()
+    common_tokens: set[str] = set()
+    budget = {True: _TOKEN_BUDGET, False: _TOKEN_BUDGET}  # protected files never wait for the others'
+    for i, (tree, everything) in enumerate([*((t, False) for t in trees), *((t, True) for t in secret)]):
+        for path, entry in _walk(repo, tree):
+            is_protected = everything or _match(path, protected) is not None
+            if not is_protected and i > 0:
+                continue
+            if not is_protected:
+                common_blobs.add(entry.id)
+            blob = repo.get(entry.id)
+            if not isinstance(blob, pygit2.Blob):
+                continue
+            if is_protected and blob.size >= 64:
+                blobs.setdefault(entry.id, path)
+            if blob.size > budget[is_protected]:
+                continue
+            budget[is_protected] -= blob.size
+            words = set(_TOKEN.findall(blob.data.decode("utf-8", "replace")))
+            suffix = (_suffixes(path) or [""])[-1]
+            if is_protected and suffix in _TEXT_SOURCES:
+                for word in words:
+                    if _distinctive(word):
+                        tokens.setdefault(word, path)
+            else:
+                common_tokens |= words
+    result = ({k: v for k, v in blobs.items() if k not in common_blobs},
+              {k: v for k, v in tokens.items() if k not in common_tokens})
+    if len(_content_cache) > 64:
+        _content_cache.clear()
+    _content_cache[key] = result
+    return result
+
+
 def check_patch(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit, *,
                 protected: Sequence[str], gate: PatchGate | None = None,
-                version: str | None = None, protected_paths: bool = True) -> list[Finding]:
+                version: str | None = None, protected_paths: bool = True,
+                protected_trees: Sequence[pygit2.Tree] | None = None,
+                secret_trees: Sequence[pygit2.Tree] = ()) -> list[Finding]:
     """Findings of the diff ``old`` -> ``new``: protected paths touched (unless ``protected_paths``
-    is False: :func:`check_protected_paths` measures those from the champion), and the patch gate."""
+    is False: :func:`check_protected_paths` measures those from the champion), and the patch gate.
+
+    ``protected_trees`` (default ``old``'s tree): the trees whose protected files the patch may
+    not copy out (:func:`version_patch` passes the base's and the champion's); ``secret_trees``:
+    trees none of whose files it may copy (the judge store's commit in force)."""
     gate = gate or PatchGate()
+    copied_blobs, secret_tokens = _protected_content(
+        repo, list(protected_trees) if protected_trees else [old.tree], list(protected), list(secret_trees))
+    seen_tokens: dict[str, str] = {}
+    added_texts: list[bytes] = []
     diff = repo.diff(old.tree, new.tree)
     diff.find_similar()
     touched: list[dict[str, Any]] = []
@@ -448,7 +593,7 @@ def check_patch(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit,
             elif gate.editable and not _editable(path, gate.editable) and _match(path, protected) is None:
                 # (protected paths have a rule of their own: equal to the champion's, not to the base)
                 hit("audit.patch_not_editable", {"path": path, "status": status})
-        if status == "D" or _match(new_path, gate.allow) is not None:
+        if status == "D" or _editable(new_path, gate.allow):  # an exemption matches exactly, as an allowlist
             continue
         mode = delta.new_file.mode
         if mode == FileMode.COMMIT:
@@ -460,13 +605,17 @@ def check_patch(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit,
         if mode == FileMode.LINK:
             link = blob.data.decode("utf-8", "replace")
             resolved = posixpath.normpath(posixpath.join(posixpath.dirname(new_path), link))
-            inside = _match(resolved, protected)
+            inside = _match(resolved, protected) or _holds_protected(resolved, protected)
             if link.startswith("/") or resolved.startswith("..") or inside is not None:
                 hit("audit.patch_symlink", {"path": new_path, "target": link,
                                             "why": "absolute" if link.startswith("/") else
                                             "outside the tree" if resolved.startswith("..") else f"into {inside}"})
             continue
         size = blob.size
+        if delta.new_file.id in copied_blobs and _match(new_path, protected) is None:
+            hit("audit.patch_data", {"path": new_path, "status": status, "bytes": size,
+                                     "copy_of": copied_blobs[delta.new_file.id]})
+            continue
         kind = _kind_by_name(new_path)
         data = blob.data
         binary = _binary_reason(data) if kind is None else None
@@ -492,7 +641,23 @@ def check_patch(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit,
                     hit("audit.patch_payload", {"path": new_path, "status": status, "rows": count,
                                                 "shape": shape[:80], "limit": gate.max_row_lines})
                     continue
+                # rows spread over several shapes (``"q", "a",`` / ``("q", "a"),`` / ...) count together
+                total = sum(shapes.values())
+                if total > _MIXED_ROWS * gate.max_row_lines:
+                    hit("audit.patch_payload", {"path": new_path, "status": status, "rows": total,
+                                                "shapes": len(shapes), "limit": _MIXED_ROWS * gate.max_row_lines})
+                    continue
             added = _added_lines(text, before_text)
+            added_text = "\n".join(added).encode("utf-8", "replace")
+            if secret_tokens and _match(new_path, protected) is None:
+                for word in set(_TOKEN.findall(added_text.decode("utf-8", "replace"))):
+                    if word in secret_tokens:
+                        seen_tokens.setdefault(word, new_path)
+            if len(added_text) >= _DENSE_MIN and _compressed(added_text) >= _DENSE_RATIO * len(added_text):
+                hit("audit.patch_payload", {"path": new_path, "status": status, "bytes": len(added_text),
+                                            "compressed": _compressed(added_text), "ratio": _DENSE_RATIO})
+                continue
+            added_texts.append(added_text)
             longest = max((len(line) for line in added), default=0)
             if longest > gate.max_line_chars:
                 hit("audit.patch_payload", {"path": new_path, "status": status, "longest_line": longest,
@@ -520,6 +685,28 @@ def check_patch(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit,
             hit("audit.patch_large_file", {"path": new_path, "status": status, "bytes": size,
                                            "limit": gate.max_file_bytes})
 
+    # names of added files carry bytes too (one empty file per base64 chunk)
+    names = "\n".join(d.new_file.path for d in diff.deltas if d.status_char() in ("A", "R", "C")).encode(
+        "utf-8", "surrogateescape")
+    if len(names) >= _DENSE_MIN and _compressed(names) >= _DENSE_RATIO * len(names):
+        hit("audit.patch_payload", {"path": "file names", "status": "*", "bytes": len(names),
+                                    "compressed": _compressed(names), "ratio": _DENSE_RATIO})
+    # dense text split into files each under _DENSE_MIN: the small files together
+    small = b"\n".join(t for t in added_texts if len(t) < _DENSE_MIN)
+    if len(small) >= _DENSE_MIN and _compressed(small) >= _DENSE_RATIO * len(small):
+        hit("audit.patch_payload", {"path": f"{sum(1 for t in added_texts if len(t) < _DENSE_MIN)} small files",
+                                    "status": "*", "bytes": len(small), "compressed": _compressed(small),
+                                    "ratio": _DENSE_RATIO})
+    # the information the patch carries, however encoded: its added text, compressed
+    info = _compressed(b"\n".join([*added_texts, names]))
+    if info > gate.max_patch_info:
+        hit("audit.patch_payload", {"path": f"{len(added_texts)} files", "status": "*", "compressed": info,
+                                    "limit": gate.max_patch_info})
+    # strings of the protected data files (reference answers) repeated in the patch
+    if len(seen_tokens) >= _COPIED_TOKENS:
+        sources = sorted({secret_tokens[w] for w in seen_tokens})
+        hit("audit.patch_data", {"path": ", ".join(sorted(set(seen_tokens.values()))[:3]), "status": "*",
+                                 "copied_strings": len(seen_tokens), "copy_of": sources[:_SAMPLE]})
     # data sharded into many files, each under the per-file limits: the patch as a whole
     for key, limit in (("numbers", gate.max_file_numbers * _SPREAD), ("encoded_chars", gate.max_encoded_chars * _SPREAD)):
         if spread[key] > limit:
@@ -694,6 +881,35 @@ def patch_digest(ws: Any, version: str, *, commit: str | None = None, config: An
             "commit": str(tip.id), "files": len(files)}
 
 
+def _check_base_lineage(repo: pygit2.Repository, label: str, base: pygit2.Commit, named: str,
+                        champion_commit: str | None) -> None:
+    """A base read from the ledger (``root``, a root version id) must be the champion's commit or
+    one of its ancestors: ``refs/evotree/ledger`` is a ref every worktree can move, and a ledger
+    commit that names the candidate's own tip as v0's first commit would make its patch empty.
+    A full commit id (or ``champion``) comes from the champion's own policy and is not checked."""
+    if champion_commit is None or _COMMIT.fullmatch((named or "").strip()) or label == "champion":
+        return
+    champion = repo[champion_commit].peel(pygit2.Commit)
+    if base.id == champion.id or repo.descendant_of(champion.id, base.id):
+        return
+    raise AuditInputError(
+        f"the pristine base the ledger names ({label}, {str(base.id)[:10]}) is not in the champion's history "
+        f"({champion_commit[:10]}): refs/evotree/ledger names a base the champion does not descend from",
+        fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy")
+
+
+def _judge_trees(ws: Any, repo: pygit2.Repository) -> list[pygit2.Tree]:
+    """The judge store's tree in force (the ledger's judge commit: hidden pools, reference
+    answers), which every worktree's git can read (``git show refs/evotree/judge:...``)."""
+    from evotree.harness.judge_store import judge_in_force
+
+    try:
+        commit = judge_in_force(ws)
+        return [repo[commit].peel(pygit2.Tree)] if commit else []
+    except (KeyError, ValueError, AttributeError, pygit2.GitError):
+        return []
+
+
 def version_patch(ws: Any, version: str, *, commit: str | None = None, gate: PatchGate | None = None,
                   config: Any = None, champion_commit: str | None = None) -> VersionPatch:
     """``version``'s patch (its branch tip, or ``commit``) against the pristine base, with the findings.
@@ -715,14 +931,18 @@ def version_patch(ws: Any, version: str, *, commit: str | None = None, gate: Pat
     if champion_commit is None:
         target = ws.git.ref_target(CHAMPION_REF)
         champion_commit = str(target) if target is not None else None
-    label, base_id = resolve_base(ws, getattr(config.protect, "base", "root"), champion_commit=champion_commit)
+    named = getattr(config.protect, "base", "root")
+    label, base_id = resolve_base(ws, named, champion_commit=champion_commit)
     base = _commit(repo, base_id, f"the pristine base ({label})")
+    _check_base_lineage(repo, label, base, named, champion_commit)
     gate = gate or PatchGate.from_protect(config.protect)
     patterns = protected_patterns(config)
-    findings = check_patch(repo, base, tip, protected=patterns, gate=gate, version=record.id, protected_paths=False)
+    champion = _commit(repo, champion_commit, "the champion commit") if champion_commit is not None else None
+    trees = [base.tree] + ([champion.tree] if champion is not None else [])
+    findings = check_patch(repo, base, tip, protected=patterns, gate=gate, version=record.id, protected_paths=False,
+                           protected_trees=trees, secret_trees=_judge_trees(ws, repo))
     protected: list[Finding] = []
-    if champion_commit is not None:
-        champion = _commit(repo, champion_commit, "the champion commit")
+    if champion is not None:
         touched = protected_touches(repo, champion, tip, patterns)
         if touched:
             protected.append(_protected_finding(touched, {"from": str(champion.id), "to": str(tip.id)}, record.id))

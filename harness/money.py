@@ -1,0 +1,164 @@
+"""Money and time, read and recorded: agent/API spend (``evotree spend record``, the agent
+server's ``spend_record``) and what ``evotree budget`` shows. The budgets themselves — prices,
+reservations at worst-case cost, the search clock — are :mod:`evotree.harness.budget`; see
+docs/protocols/budgets.md."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from evotree.harness.budget import (
+    MIN_RUN_SECONDS,
+    SPEND_RECORDED,
+    InvalidSpend,
+    Usage,
+    _parse_time,
+    add_usage,
+    clock_left_seconds,
+    committed,
+    usd_per_run_hour,
+)
+from evotree.harness.runs import live_reservations
+
+if TYPE_CHECKING:
+    from evotree.core.gitio import Identity
+    from evotree.core.workspace import Workspace
+
+__all__ = ["SpendRecord", "record_spend", "BudgetStatus", "budget_status", "MAX_NOTE_CHARS"]
+
+
+# ---------------------------------------------------------------------------- agent/API spend
+@dataclass
+class SpendRecord:
+    """What ``evotree spend record`` prints: the event's fields and the tree's spend after it."""
+
+    usd: float
+    note: str
+    tokens: int | None
+    version: str | None
+    principal: str
+    at: str
+    tree_usd: float
+    tree_max_usd: float
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+MAX_NOTE_CHARS = 2000
+
+
+def record_spend(ws: Workspace, usd: float, note: str, *, tokens: int | None = None, version: str | None = None,
+                 actor: Identity | None = None) -> SpendRecord:
+    """Record agent/API spend (``spend.recorded``): charged to the tree's usage (``usd``,
+    ``agent_usd``, ``tokens``) and, with ``version``, to that version's. ``actor``: the principal
+    (default the git identity; the agent server passes its ``--as``). Spend already made is
+    always recorded, even past a budget (which then refuses new runs); a negative, non-finite or
+    unnoted amount is refused and nothing is written."""
+    from evotree.core.ledger import Event, LedgerTxn, utcnow
+
+    if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd) or usd < 0:
+        raise InvalidSpend(f"--usd: expected a finite amount of 0 or more, actually: {usd!r}",
+                           fix="record what was spent, in USD (e.g. --usd 0.42); spend cannot be taken back",
+                           usd=str(usd))
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
+        raise InvalidSpend(f"--tokens: expected a whole number of 0 or more, actually: {tokens!r}",
+                           fix="pass the tokens used, e.g. --tokens 120000, or leave it out", tokens=str(tokens))
+    text = (note or "").strip()
+    if not text or len(text) > MAX_NOTE_CHARS:
+        raise InvalidSpend(f"--note: expected 1 to {MAX_NOTE_CHARS} characters saying what was spent on, "
+                           f"actually: {len(text)}", fix="e.g. --note 'claude api: session 3 (v4, v5)'")
+    who = actor if actor is not None else ws.git.identity()
+    charge = Usage(usd=round(float(usd), 9), agent_usd=round(float(usd), 9), tokens=int(tokens or 0)).to_dict()
+    out: dict[str, Any] = {}
+
+    def change(txn: LedgerTxn) -> Event:
+        vid = None
+        if version is not None:
+            record = txn.require(ws.resolve(version, txn).id)
+            record.usage = add_usage(record.usage, charge)
+            txn.put(record)
+            vid = record.id
+        txn.meta["usage"] = add_usage(txn.meta.get("usage"), charge)
+        at = utcnow()
+        out.update(version=vid, at=at, tree_usd=Usage.from_dict(txn.meta["usage"]).usd)
+        return Event(kind=SPEND_RECORDED, version=vid, actor=str(who), at=at,
+                     data={"usd": charge["usd"], "note": text, "tokens": tokens, "principal": str(who)})
+
+    ws.ledger.transact(change, actor=who)
+    return SpendRecord(usd=charge["usd"], note=text, tokens=tokens, version=out["version"], principal=str(who),
+                       at=out["at"], tree_usd=out["tree_usd"], tree_max_usd=ws.config.budget.tree_max_usd)
+
+
+# ---------------------------------------------------------------------------- evotree budget
+@dataclass
+class BudgetStatus:
+    """What ``evotree budget`` prints: prices, the tree's spend, its budgets and the clock."""
+
+    prices: dict[str, float]
+    #: charged (runs finished + agent spend) and reserved (runs not finished, at their limits)
+    charged: dict[str, Any]
+    reserved: dict[str, Any]
+    #: one row per tree budget set (and USD always): budget, unit, limit, charged, reserved, left
+    budgets: list[dict[str, Any]]
+    clock: dict[str, Any]
+    #: one row per version with usage: id, status, usage
+    versions: list[dict[str, Any]]
+    #: spend.recorded events, newest first (at most 20)
+    spend: list[dict[str, Any]]
+    #: True when a tree budget or the clock refuses every new run (reading is never blocked)
+    spent: bool = False
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus:
+    """The tree's spend in USD and hours, what is reserved, each budget's left and the clock."""
+    cfg = ws.config
+    b = cfg.budget
+    snapshot = ws.ledger.snapshot()
+    meta = snapshot.meta
+    charged = Usage.from_dict(meta.get("usage"))
+    reserved = Usage.from_dict(committed(live_reservations(meta)))
+    gpus, cpus = float(cfg.executor.gpus), float(cfg.executor.cpus)
+    prices = {"usd_per_gpu_hour": b.usd_per_gpu_hour, "usd_per_cpu_hour": b.usd_per_cpu_hour, "gpus_per_run": gpus,
+              "cpus_per_run": cpus, "usd_per_run_hour": usd_per_run_hour(b, gpus=gpus, cpus=cpus)}
+    rows = []
+    for name, unit, limit, key in (("tree_max_usd", "USD", b.tree_max_usd, "usd"),
+                                   ("tree_max_wall_hours", "hours", b.tree_max_wall_hours, "wall_hours"),
+                                   ("tree_max_gpu_hours", "GPU hours", b.tree_max_gpu_hours, "gpu_hours"),
+                                   ("tree_max_steps", "steps", b.tree_max_steps, "steps"),
+                                   ("tree_max_episodes", "episodes", b.tree_max_episodes, "episodes")):
+        if not limit and name != "tree_max_usd":
+            continue
+        used, held = getattr(charged, key), getattr(reserved, key)
+        rows.append({"budget": name, "unit": unit, "limit": limit or None, "charged": used, "reserved": held,
+                     "left": round(limit - used - held, 9) if limit else None})
+    left = clock_left_seconds(b, meta, now=now)
+    started = meta.get("created_at")
+    start = _parse_time(started)
+    elapsed = ((now or datetime.now(UTC)) - start).total_seconds() / 3600 if start else None
+    clock = {"started_at": started, "elapsed_hours": round(elapsed, 6) if elapsed is not None else None,
+             "limit_hours": b.tree_max_search_hours or None,
+             "left_hours": round(max(left, 0.0) / 3600, 6) if left is not None else None,
+             "ends_at": None}
+    if start is not None and b.tree_max_search_hours:
+        clock["ends_at"] = (start + timedelta(hours=b.tree_max_search_hours)).isoformat()
+    versions = [{"id": r.id, "status": r.status, "usage": Usage.from_dict(r.usage).to_dict()}
+                for r in ws.ledger.versions() if r.usage]
+    spend = []
+    for entry in ws.ledger.entries():
+        if entry.event.kind == SPEND_RECORDED:
+            spend.append({"at": entry.event.at, "version": entry.event.version, "actor": entry.event.actor,
+                          **{k: entry.event.data.get(k) for k in ("usd", "tokens", "note")}})
+            if len(spend) >= 20:
+                break
+    spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (left is not None and left < MIN_RUN_SECONDS)
+    return BudgetStatus(prices=prices, charged=charged.to_dict(), reserved=reserved.to_dict(), budgets=rows,
+                        clock=clock, versions=versions, spend=spend, spent=spent)
