@@ -25,9 +25,11 @@ cli = click.Group("evotree")
     help="An SSH public key allowed to sign promotions, written to v0's gates/allowed_signers (EMAIL, or the "
          "key's comment when it is an address, names the person). Repeatable. See docs/gates.md, solo mode.",
 )
-@click.option("--protocol", type=click.Choice(["evotree", "evopolicygym"]), default="evotree", show_default=True,
-              help="gym domain: evotree's policy contract and scoring, or EvoPolicyGym's (implies --domain gym; "
-                   "docs/domains/gym.md).")
+@click.option("--protocol", type=click.Choice(["evotree", "evopolicygym", "ai4ai", "rsibench-data"]),
+              default="evotree", show_default=True,
+              help="evopolicygym: the gym domain with EvoPolicyGym's policy contract and scoring (implies --domain "
+                   "gym; docs/domains/gym.md). ai4ai / rsibench-data: a small task of that protocol's shape and "
+                   "rules (custom domain; docs/protocols/).")
 @click.option("--env", "envs", multiple=True, metavar="ID",
               help="gym domain: an environment to train and judge (repeatable; exactly one with "
                    "--protocol evopolicygym).")
@@ -42,6 +44,16 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
     from evotree.api import init as init_workspace
 
     where = click.get_current_context().find_root().obj["dir"]
+    if protocol in ("ai4ai", "rsibench-data"):  # issue 20: the protocol's task and rules
+        from evotree.core.errors import EvotreeError
+        from evotree.core.workspace import init_workspace as init_with_template
+        from evotree.domains.protocols import protocol_template
+
+        if domain != "custom" or envs:
+            raise EvotreeError(f"--protocol {protocol} writes a custom-domain task; it takes no --domain or --env",
+                               fix=f"evotree init --protocol {protocol}")
+        domain, template = protocol_template(protocol)
+        return init_with_template(where, domain=domain, template=template, signers=signers)
     if protocol != "evotree" or envs:  # the gym domain's options (issue 19): its template takes them
         from evotree.core.workspace import init_workspace as init_with_template
         from evotree.domains.gym.epg_init import init_template

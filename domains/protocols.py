@@ -1,0 +1,295 @@
+"""Protocol templates (issue 20): ``evotree init --protocol ai4ai`` and ``--protocol rsibench-data``.
+
+Each writes a small, CPU-only task of the protocol's shape into a custom-domain workspace, with
+the protocol's rules in its ``evotree.toml`` (docs/protocols/ai4ai.md, docs/protocols/rsibench-data.md):
+
+* **ai4ai** — AI4AI-Bench's shape: the candidate edits the *training algorithm* (``train.py``,
+  ``config.toml``) of a fixed task (``task.py``, protected); patches are measured against the
+  pristine base and may touch only those files; the judge scores the trained model on hidden
+  points; scores are normalized (0 unusable = chance, 0.1 the starting algorithm, 1 the task's
+  optimum, its Bayes accuracy); failed formal runs count 0; a money budget.
+* **rsibench-data** — RSIBench-Data's shape: only the *data strategy* may change
+  (``data_strategy.py`` picks training examples from a fixed, partly mislabelled pool); the
+  candidate phase writes its selection, and the fixed training stack runs in the judge phase
+  from the judge store, out of the candidate's hands, then scores on hidden points.
+
+The task: points in the plane labelled by a fixed line with 10 % of the labels flipped at
+random, so no classifier beats 0.9 on average (the optimum). Everything is standard library
+Python and takes well under a second a run.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from evotree.domains import write_if_absent
+
+__all__ = ["PROTOCOLS", "protocol_template"]
+
+PROTOCOLS = ("ai4ai", "rsibench-data")
+
+#: the shared task: a fixed line, 10 % label noise (so the Bayes accuracy, the optimum, is 0.9)
+TASK_PY = '''\
+"""The fixed task (protected: a candidate cannot change it): points in [-1, 1]^2 labelled by the
+line 0.8 x - 0.6 y + 0.1 > 0, with a share of the labels flipped at random."""
+import random
+
+NOISE = 0.10
+
+
+def points(seed, n, noise=NOISE):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        x, y = rng.uniform(-1, 1), rng.uniform(-1, 1)
+        label = 1 if 0.8 * x - 0.6 * y + 0.1 > 0 else 0
+        if rng.random() < noise:
+            label = 1 - label
+        out.append((x, y, label))
+    return out
+
+
+def predict(model, x, y):
+    w = model["w"]
+    return 1 if w[0] * x + w[1] * y + model["b"] > 0 else 0
+'''
+
+#: the judge's scoring, shared by both protocols (it lives under judge/, hidden)
+_JUDGE_COMMON = '''\
+import json, os, sys, tomllib
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
+from judge_task import points, predict
+from evotree.harness import get_recorder
+
+rec = get_recorder()
+settings = tomllib.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "task.toml"), "rb"))
+
+
+def score(model):
+    for split in os.environ.get("EVOTREE_JUDGE_SPLITS", "validation").split(","):
+        conf = settings["splits"][split]
+        for i, (x, y, label) in enumerate(points(conf["seed"], conf["points"])):
+            rec.eval_result(split, f"{split}-{i}", 1.0 if predict(model, x, y) == label else 0.0)
+'''
+
+AI4AI_JUDGE = _JUDGE_COMMON + '''
+model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
+score(model)
+'''
+
+RSIBENCH_JUDGE = _JUDGE_COMMON + '''
+import time
+from judge_trainer import train
+
+# the fixed training stack runs here, in the judge phase: the candidate only chose the data
+selection = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "selection.json")))
+pool = points(settings["pool"]["seed"], settings["pool"]["size"], noise=settings["pool"]["noise"])
+chosen = sorted({int(i) for i in selection["indices"] if 0 <= int(i) < len(pool)})
+if len(chosen) < 10:
+    sys.exit("the data strategy selected fewer than 10 examples")
+started = time.process_time()
+model = train([pool[i] for i in chosen], epochs=settings["training"]["epochs"], lr=settings["training"]["lr"],
+              seed=int(os.environ.get("EVOTREE_SEED", "0")))
+rec.signal(0, **{"judge/train_cpu_seconds": time.process_time() - started, "judge/examples": len(chosen)})
+score(model)
+'''
+
+#: the trainer, as the starting algorithm (ai4ai) and as the fixed training stack (rsibench-data)
+TRAINER = '''\
+def train(data, epochs, lr, seed=0):
+    """Logistic regression by plain SGD on (x, y, label) rows; returns {"w": [..], "b": ..}."""
+    import math
+    import random
+
+    rng = random.Random(seed)
+    w, b = [0.0, 0.0], 0.0
+    rows = list(data)
+    for _ in range(epochs):
+        rng.shuffle(rows)
+        for x, y, label in rows:
+            z = max(-30.0, min(30.0, w[0] * x + w[1] * y + b))
+            p = 1.0 / (1.0 + math.exp(-z))
+            g = p - label
+            w[0] -= lr * g * x
+            w[1] -= lr * g * y
+            b -= lr * g
+    return {"w": w, "b": b}
+'''
+
+AI4AI_TRAIN = '''\
+"""The starting algorithm (AI4AI-Bench: the candidate improves this file and config.toml only)."""
+import json, os, sys, tomllib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # task.py, trainer.py beside it
+from evotree.harness import get_recorder
+from task import points
+from trainer import train
+
+rec = get_recorder()
+config = tomllib.load(open("config.toml", "rb"))
+data = points(seed=1, n=config["train_points"])
+model = train(data, epochs=config["epochs"], lr=config["lr"], seed=int(os.environ.get("EVOTREE_SEED", "0")))
+correct = sum(1 for x, y, label in data if (model["w"][0] * x + model["w"][1] * y + model["b"] > 0) == bool(label))
+rec.signal(1, train_accuracy=correct / len(data))
+json.dump(model, open("model.json", "w"))
+'''
+
+AI4AI_CONFIG = '''\
+# hyperparameters of the starting algorithm (train.py reads them)
+train_points = 40
+epochs = 1
+lr = 0.01
+'''
+
+RSIBENCH_STRATEGY = '''\
+"""The data strategy (RSIBench-Data: the only file a candidate may change). It sees the pool
+(pool.py: points with some labels flipped) and writes selection.json: the indices to train on.
+The training itself is fixed and runs in the judge. Starting strategy: the first 60 examples."""
+import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # pool.py, task.py beside it
+from pool import POOL
+
+json.dump({"indices": list(range(60))}, open("selection.json", "w"))
+'''
+
+RSIBENCH_POOL = '''\
+"""The pool a data strategy selects from (protected): 400 points, 30 % of their labels flipped."""
+from task import points
+
+POOL = points(seed=7, n=400, noise=0.30)
+'''
+
+_AI4AI_TOML = '''\
+# evotree.toml of an AI4AI-Bench-shaped task (docs/protocols/ai4ai.md): the candidate improves the
+# training algorithm; everything else is fixed and judged on hidden points.
+[workspace]
+domain = "custom"
+
+[train]
+command = "python train.py"
+
+[eval]
+command = "python judge/eval.py"
+judge_paths = ["judge/"]
+
+[eval.normalize]
+# AI4AI's scale: 0 an unusable model (chance: 0.5), 0.1 the starting algorithm (its validation
+# accuracy, measured: docs/protocols/ai4ai.md), 1.0 the task's optimum (the Bayes accuracy of a
+# line with 10 % of the labels flipped: 0.9); a failed formal run scores 0
+unusable = 0.5
+start = {start}
+optimum = 0.9
+failed_as_zero = true
+
+[protect]
+# patches are measured against the pristine base (v0) and may change only these files
+base = "root"
+paths = ["task.py", "trainer.py", "judge/"]
+editable = ["train.py", "config.toml"]
+
+[budget]
+max_runs_per_version = 20
+usd_per_cpu_hour = 0.05
+tree_max_usd = 1.0
+'''
+
+_RSIBENCH_TOML = '''\
+# evotree.toml of an RSIBench-Data-shaped task (docs/protocols/rsibench-data.md): only the data
+# strategy may change; the fixed training stack runs in the judge phase, from the judge store.
+[workspace]
+domain = "custom"
+
+[train]
+# the candidate phase: the data strategy writes selection.json
+command = "python data_strategy.py"
+
+[eval]
+# the fixed training (judge/judge_trainer.py) on the selection, then the hidden score
+command = "python judge/eval.py"
+judge_paths = ["judge/"]
+
+[eval.normalize]
+unusable = 0.5
+start = {start}
+optimum = 0.9
+failed_as_zero = true
+
+[protect]
+base = "root"
+paths = ["task.py", "pool.py", "judge/"]
+editable = ["data_strategy.py"]
+
+[budget]
+max_runs_per_version = 20
+usd_per_cpu_hour = 0.05
+tree_max_usd = 1.0
+'''
+
+_JUDGE_TOML = '''\
+# HIDDEN: the judge's points (drawn at init) and, for rsibench-data, the fixed training stack
+[splits.validation]
+seed = {validation}
+points = 400
+
+[splits.heldout]
+seed = {heldout}
+points = 400
+
+[pool]
+seed = 7
+size = 400
+noise = 0.30
+
+[training]
+epochs = 20
+lr = 0.5
+'''
+
+#: the starting algorithm's validation accuracy (the normalized scale's 0.1), measured over 20
+#: judge seeds by tests/test_protocols.py::test_the_start_anchors_are_what_the_start_scores
+START_ACCURACY = {"ai4ai": 0.79, "rsibench-data": 0.70}
+
+
+def _hidden_seeds() -> tuple[int, int]:
+    rng = secrets.SystemRandom()
+    first = rng.randint(1_000_000, 2_000_000_000)
+    return first, first + rng.randint(1, 1_000_000)
+
+
+def _write(root: Path, files: dict[str, str]) -> list[str]:
+    written: list[str] = []
+    for rel, text in files.items():
+        write_if_absent(root, rel, text, written)
+    return written
+
+
+def materialize_ai4ai(root: Path) -> list[str]:
+    """Write the AI4AI-shaped task into ``root`` (never overwriting); the paths written."""
+    validation, heldout = _hidden_seeds()
+    return _write(Path(root), {
+        "task.py": TASK_PY, "trainer.py": TRAINER, "train.py": AI4AI_TRAIN, "config.toml": AI4AI_CONFIG,
+        "evotree.toml": _AI4AI_TOML.format(start=START_ACCURACY["ai4ai"]),
+        "judge/eval.py": AI4AI_JUDGE, "judge/judge_task.py": TASK_PY,
+        "judge/task.toml": _JUDGE_TOML.format(validation=validation, heldout=heldout)})
+
+
+def materialize_rsibench(root: Path) -> list[str]:
+    """Write the RSIBench-Data-shaped task into ``root`` (never overwriting); the paths written."""
+    validation, heldout = _hidden_seeds()
+    return _write(Path(root), {
+        "task.py": TASK_PY, "pool.py": RSIBENCH_POOL, "data_strategy.py": RSIBENCH_STRATEGY,
+        "evotree.toml": _RSIBENCH_TOML.format(start=START_ACCURACY["rsibench-data"]),
+        "judge/eval.py": RSIBENCH_JUDGE, "judge/judge_task.py": TASK_PY, "judge/judge_trainer.py": TRAINER,
+        "judge/task.toml": _JUDGE_TOML.format(validation=validation, heldout=heldout)})
+
+
+def protocol_template(protocol: str) -> tuple[str, Callable[[Path], Iterable[str]]]:
+    """(domain, template) for ``evotree init --protocol P``."""
+    if protocol == "ai4ai":
+        return "custom", materialize_ai4ai
+    if protocol == "rsibench-data":
+        return "custom", materialize_rsibench
+    from evotree.core.errors import EvotreeError
+
+    raise EvotreeError(f"unknown protocol {protocol!r}", fix=f"one of: {', '.join(PROTOCOLS)}")
