@@ -124,13 +124,18 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
     for gate in result["report"]["gates"]["gates"]:
         assert f" {gate['name']} ({gate['status']}): " in text
     # plots: real PNGs beside the Markdown, linked by relative name
-    assert set(result["report"]["plots"]) == {"reward", "dead_groups", "task_delta"}  # no entropy signal
+    assert set(result["report"]["plots"]) == {"scores", "reward", "dead_groups", "task_delta"}  # no entropy signal
+    # the scores plot's points are the runs' (seeds') means, which average to the table's means
+    runs = result["report"]["scores"]["run_means"]
+    assert len(runs["a"]) == len(runs["b"]) == 2
+    assert sum(runs["b"]) / 2 == pytest.approx(s["mean_b"]) and sum(runs["a"]) / 2 == pytest.approx(s["mean_a"])
+    assert len(result["report"]["curves"]["reward_runs"]["v1"]) == 2  # the reward curve's seed band
     for name, file in result["report"]["plots"].items():
         png = out.parent / file
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
         assert f"]({file})" in text
     assert "No data for: Policy entropy per step" in text
-    assert result["files"][0] == str(out) and len(result["files"]) == 4
+    assert result["files"][0] == str(out) and len(result["files"]) == 5
 
 
 def test_the_report_shows_what_changed_against_the_compared_version(rws: Workspace) -> None:

@@ -76,10 +76,10 @@ def test_html_report_renders_in_chromium(tmp_path: Path) -> None:
     body = next(e for e in dom.elements if e["tag"] == "body")
     report = result["report"]
     # every plot decoded (set by the page's one script after load), and as many as the report has
-    assert body["attrs"]["data-images"] == str(len(report["plots"])) == "3"
+    assert body["attrs"]["data-images"] == str(len(report["plots"])) == "4"  # scores, reward, dead groups, Δ
     assert body["attrs"]["data-images-ok"] == "true"
     # the candidate's text is shown as text: no injected image, no second script, title intact
-    assert len([e for e in dom.elements if e["tag"] == "img"]) == 3
+    assert len([e for e in dom.elements if e["tag"] == "img"]) == 4
     assert len([e for e in dom.elements if e["tag"] == "script"]) == 1
     assert next(e for e in dom.elements if e["tag"] == "title")["text"] == "evotree report: v1"
     assert "<script>" in dom.find(id="hypothesis")[0]["text"]

@@ -120,6 +120,7 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
     commits = comparison.get("commits") or {}
     tasks_a, scores_a, _ = version_scores(ws, against, split=split, commit=commits.get("a"))
     tasks_b, scores_b, _ = version_scores(ws, version, split=split, commit=commits.get("b"))
+    run_means = {"a": [float(v) for v in scores_a.mean(axis=1)], "b": [float(v) for v in scores_b.mean(axis=1)]}
     mean_a = dict(zip(tasks_a, scores_a.mean(axis=0).tolist()))
     mean_b = dict(zip(tasks_b, scores_b.mean(axis=0).tolist()))
     common = sorted(set(mean_a) & set(mean_b))
@@ -139,6 +140,7 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         "identical": comparison.get("identical"), "statement": comparison.get("statement"),
         "notes": comparison.get("notes") or [],
         "normalized": comparison.get("normalized"),  # [eval.normalize]: the means on that scale
+        "run_means": run_means,  # each run's (seed's) mean score, per side: the points of the scores plot
         # runs a person voided (signed): in no number, listed with who voided them and why
         "voided": {side: {"runs": list((evidence.get(side) or {}).get("voided") or []),
                           "voids": dict((evidence.get(side) or {}).get("voids") or {})}
@@ -333,6 +335,15 @@ def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
             for name, rows in (("reward", reward), ("dead_groups", dead), ("entropy", entropy)):
                 if rows:
                     out[name][version] = [[int(s), float(v)] for s, v in rows if s is not None and v is not None]
+            per_run = con.execute(
+                f"SELECT run_id, step, avg(reward) FROM _rollouts WHERE run_id IN ({marks}) AND phase = 'train' "
+                "AND isfinite(reward) GROUP BY run_id, step ORDER BY run_id, step", run_ids).fetchall()
+            runs: dict[str, list[list[float]]] = {}
+            for run_id, step, value in per_run:
+                if step is not None and value is not None:
+                    runs.setdefault(str(run_id), []).append([int(step), float(value)])
+            if len(runs) > 1:  # the seed band of the reward curve
+                out.setdefault("reward_runs", {})[version] = list(runs.values())
     finally:
         con.close()
     return out

@@ -1,4 +1,6 @@
-"""PNG plots of a report: reward, entropy and dead-group curves, and the per-task Δ distribution.
+"""PNG plots of a report: each run's score per version (the seeds as points, the comparison's Δ and
+CI), the reward curve smoothed with its seeds' band, entropy and dead-group curves, and the
+per-task Δ distribution.
 
 matplotlib is imported here only (Agg backend: no display needed).
 """
@@ -10,11 +12,12 @@ from typing import Any
 
 from evotree.report.model import ReportData
 
-__all__ = ["PLOTS", "write_plots"]
+__all__ = ["PLOTS", "smooth", "write_plots"]
 
 #: name -> (title, y label) of each plot a report may carry.
 PLOTS = {
-    "reward": ("Train reward per step", "mean reward"),
+    "scores": ("Score per run (seed), with the mean", "mean score"),
+    "reward": ("Train reward per step (smoothed; band: the seeds' range)", "mean reward"),
     "entropy": ("Policy entropy per step", "entropy"),
     "dead_groups": ("Dead groups per step (reward std < 1e-3)", "dead-group ratio"),
     "task_delta": ("Per-task Δ", "tasks"),
@@ -31,6 +34,66 @@ def _curve_plot(plt: Any, series: dict[str, list[list[float]]], title: str, ylab
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def smooth(values: list[float], window: int) -> list[float]:
+    """A trailing running mean over ``window`` points (the first points over what there is)."""
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def _reward_plot(plt: Any, series: dict[str, list[list[float]]], runs: dict[str, list[list[list[float]]]],
+                 title: str, ylabel: str, path: Path) -> None:
+    """Each version's reward, smoothed, with the range of its seeds' smoothed curves as a band."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
+    for version, points in series.items():
+        window = max(1, len(points) // 20)
+        line = ax.plot([p[0] for p in points], smooth([p[1] for p in points], window), label=version)[0]
+        per_run = runs.get(version) or []
+        if len(per_run) > 1:
+            smoothed = [dict(zip([p[0] for p in r], smooth([p[1] for p in r], window))) for r in per_run]
+            steps = sorted(set.intersection(*(set(r) for r in smoothed)))
+            if steps:
+                ax.fill_between(steps, [min(r[s] for r in smoothed) for s in steps],
+                                [max(r[s] for r in smoothed) for s in steps], color=line.get_color(), alpha=0.2,
+                                linewidth=0)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def _scores_plot(plt: Any, data: ReportData, path: Path) -> None:
+    """Each run's (seed's) mean score per version as points, the versions' means as bars, and the
+    one comparison's Δ with its CI in the title."""
+    s = data.scores
+    fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
+    for x, side in enumerate(("a", "b")):
+        values = s["run_means"][side]
+        offsets = [x + (i - (len(values) - 1) / 2) * 0.06 for i in range(len(values))]
+        ax.scatter(offsets, values, s=18, zorder=3)
+        mean = s["mean_a"] if side == "a" else s["mean_b"]
+        ax.hlines(mean, x - 0.25, x + 0.25, color="black", linewidth=1.5)
+    ax.set_xticks([0, 1], [f"{s['a']} ({len(s['run_means']['a'])} runs)", f"{s['b']} ({len(s['run_means']['b'])} runs)"])
+    lo, hi = s["ci"]
+    level = round(100 * s.get("confidence", 0.95))
+    ax.set_title(f"{s['split']}: Δ {s['delta']:+.3f}, {level}% CI [{lo:+.3f}, {hi:+.3f}], p {s['p_value']:.3g}",
+                 fontsize=9)
+    ax.set_ylabel("mean score")
+    ax.set_xlim(-0.6, 1.6)
+    ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     fig.savefig(path, format="png")
     plt.close(fig)
@@ -65,6 +128,10 @@ def write_plots(data: ReportData, directory: Path, prefix: str) -> dict[str, str
     import matplotlib.pyplot as plt
 
     written: dict[str, str] = {}
+    if data.scores.get("available") and data.scores.get("run_means"):
+        path = directory / f"{prefix}-scores.png"
+        _scores_plot(plt, data, path)
+        written["scores"] = str(path)
     curves = data.curves if data.curves.get("available") else {}
     for name in ("reward", "entropy", "dead_groups"):
         series = curves.get(name) or {}
@@ -74,7 +141,10 @@ def write_plots(data: ReportData, directory: Path, prefix: str) -> dict[str, str
         if name == "entropy" and curves.get("entropy_metric"):
             ylabel = str(curves["entropy_metric"])
         path = directory / f"{prefix}-{name}.png"
-        _curve_plot(plt, series, title, ylabel, path)
+        if name == "reward":
+            _reward_plot(plt, series, curves.get("reward_runs") or {}, title, ylabel, path)
+        else:
+            _curve_plot(plt, series, title, ylabel, path)
         written[name] = str(path)
     if data.per_task.get("available") and data.per_task.get("tasks"):
         path = directory / f"{prefix}-task_delta.png"
