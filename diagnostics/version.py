@@ -25,6 +25,8 @@ Codes (thresholds: :class:`VersionThresholds`):
 * ``version.too_good_to_be_true`` (high): the Δ over the parent is far outside the tree's history
   of parent-child Δs (> mean + ``jump_sd`` sd of at least ``min_past_deltas`` past Δs, and at
   least ``min_jump`` above their mean) or above ``absolute_jump``.
+* ``version.intervention`` (info): the version's intervention class (algorithm / hyperparameter /
+  data / other) from the policy's ``[interventions]`` rules, when it has them.
 
 Significance: a comparison is significantly better when its CI lies above 0, significantly worse
 when it lies below 0 (the CI at the workspace's ``gates.alpha``).
@@ -56,6 +58,7 @@ CODES = (
     "version.saturation",
     "version.escalate",
     "version.too_good_to_be_true",
+    "version.intervention",
 )
 
 _NEGATIVE = ("failed", "abandoned")
@@ -214,7 +217,21 @@ def version_findings(
     findings += _saturation(layer, vid, t)
     findings += _escalate(layer, vid, t)
     findings += _too_good(layer, vid, own, t)
+    findings += _intervention(ws, vid)
     return sort_findings(findings)
+
+
+def _intervention(ws: Workspace, vid: str) -> list[Finding]:
+    """The version's intervention class (algorithm / hyperparameter / data / other) from the
+    policy's ``[interventions]`` rules, when it has them (AI4AI-Bench's central analysis)."""
+    from evotree.core.interventions import intervention_record
+
+    record = intervention_record(ws, vid)
+    if not record or "error" in record or record.get("primary") is None:
+        return []
+    classes = ", ".join(record.get("classes") or []) or record["primary"]
+    return [_finding("version.intervention", "info",
+                     f"{vid} is a {record['primary']} change ({classes} touched)", vid, record)]
 
 
 def _historical_best(layer: _Layer, vid: str, own: float | None) -> list[Finding]:
