@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 .PHONY: demo test test-heavy test-demo test-all bench venv
 
 venv:
-	scripts/bootstrap dev,llm,gym,ray,report
+	scripts/bootstrap dev,llm,gym,ray,report,export
 
 demo: venv
 	$(VENV)/bin/evotree demo

@@ -20,7 +20,7 @@ from evotree.harness.layout import RunPaths
 from evotree.harness.recorder import Recorder
 from evotree.harness.runs import RunRecord, RunStatus, finish_run, now_stamp, runs_dir
 
-__all__ = ["IngestError", "ingest_trainer_state"]
+__all__ = ["IngestError", "ingest_tensorboard", "ingest_trainer_state", "TENSORBOARD_TRAIN_PREFIX"]
 
 _NOT_METRICS = {"step", "epoch"}
 
@@ -84,3 +84,83 @@ def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed:
             charge=False)
     return record
 
+
+
+# ----------------------------------------------------------------------------- TensorBoard
+#: The prefix transformers' TensorBoardCallback puts on training logs (``train/loss``); stripped, so
+#: a run ingested from TensorBoard has the metric names of one ingested from trainer_state.json.
+TENSORBOARD_TRAIN_PREFIX = "train/"
+
+
+def _event_dirs(source: Path) -> list[Path]:
+    return sorted({p.parent for p in source.rglob("events.out.tfevents*") if p.is_file()})
+
+
+def ingest_tensorboard(ws: Workspace, path: str | Path, *, version: str, seed: int = 0) -> RunRecord:
+    """Create a run of ``version`` whose signals are the scalars of a TensorBoard log directory.
+
+    ``path`` is a run directory holding ``events.out.tfevents.*`` files, or a folder with exactly
+    one such directory below it (TRL's ``output_dir/runs/<date_host>/``). Every scalar
+    ``(tag, step, value)`` becomes a signal, the tag stripped of ``train/`` (TRL's ``train/loss``
+    -> ``loss``); read with TensorBoard's own ``EventAccumulator`` (``pip install tensorboard``).
+    The run is ``ingested``: no judge phase, no score, not charged to budgets.
+    """
+    source = Path(path)
+    if not source.is_dir():
+        raise IngestError(f"{source} is not a directory", fix="pass a TensorBoard log directory "
+                          "(TRL with report_to=['tensorboard'] writes output_dir/runs/<date_host>/)")
+    dirs = _event_dirs(source)
+    if not dirs:
+        raise IngestError(f"{source} holds no TensorBoard event file (events.out.tfevents.*)",
+                          fix="pass the logging_dir of a run that used report_to=['tensorboard']")
+    if len(dirs) > 1:
+        listed = ", ".join(str(d.relative_to(source)) for d in dirs[:5])
+        raise IngestError(f"{source} holds {len(dirs)} TensorBoard runs ({listed}{', ...' if len(dirs) > 5 else ''})",
+                          fix="pass one of them: each becomes its own evotree run")
+    try:
+        import tensorboard  # noqa: F401  (the package first: its submodules may be cached)
+        from tensorboard.backend.event_processing import event_accumulator
+    except ImportError as exc:
+        missing = IngestError(f"reading TensorBoard files needs tensorboard ({exc.name or exc} is not installed)",
+                              fix="pip install 'evotree-rl[export]'  (or: pip install tensorboard)")
+        missing.exit_code, missing.code = 2, "missing_dependency"
+        raise missing from None
+    acc = event_accumulator.EventAccumulator(str(dirs[0]), size_guidance={event_accumulator.SCALARS: 0})
+    try:
+        acc.Reload()
+    except Exception as exc:  # a truncated or foreign file: tensorboard raises its own errors
+        raise IngestError(f"{dirs[0]}: cannot read its event files: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+                          fix="pass a directory written by TensorBoard's SummaryWriter") from None
+    scalars: dict[int, dict[str, float]] = {}
+    last_wall = 0.0
+    for tag in acc.Tags().get(event_accumulator.SCALARS, []):
+        metric = tag[len(TENSORBOARD_TRAIN_PREFIX):] if tag.startswith(TENSORBOARD_TRAIN_PREFIX) else tag
+        for event in acc.Scalars(tag):
+            scalars.setdefault(int(event.step), {})[metric] = float(event.value)
+            last_wall = max(last_wall, float(event.wall_time))
+    if not scalars:
+        raise IngestError(f"{dirs[0]} has event files but no scalars: nothing to ingest",
+                          fix="pass the logging_dir of a training run that logged scalars (train/loss, ...)")
+    record_v = ws.resolve(version)
+    tip = ws.git.ref_target(branch_ref(record_v.id))
+    run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
+    paths = RunPaths(runs_dir(ws) / run_id)
+    paths.root.mkdir(parents=True)
+    recorder = Recorder(paths.evidence_dir("train"), run_id=run_id, phase="train")
+    for step in sorted(scalars):
+        recorder.signal(step, **scalars[step])
+    recorder.close()
+    runtime = scalars[max(scalars)].get("train_runtime", 0.0)
+    record = RunRecord(
+        run_id=run_id, version=record_v.id, seed=seed, status=RunStatus.INGESTED.value,
+        commit=str(tip) if tip is not None else record_v.base_commit, judge_commit=None, judge_version=None,
+        train_command=f"(ingested from TensorBoard {dirs[0].resolve()})", eval_command="", started_at=utcnow(),
+    )
+    count = sum(len(v) for v in scalars.values())
+    record.notes.append(f"ingested {count} scalars at {len(scalars)} steps from {dirs[0].resolve()}")
+    if recorder.nonfinite:
+        record.notes.append(f"{recorder.nonfinite} non-finite values recorded and flagged")
+    record.save(paths.record)
+    finish_run(ws, record, paths, None, wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
+               charge=False)
+    return record

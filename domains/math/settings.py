@@ -209,7 +209,7 @@ TINY_KEYS: tuple[_Key, ...] = (
 )
 #: GRPOConfig fields the domain sets itself: a ``[trl]`` table may not override them.
 MANAGED_TRL_KEYS = frozenset({
-    "output_dir", "use_cpu", "report_to", "logging_steps", "logging_strategy", "save_strategy",
+    "output_dir", "use_cpu", "logging_steps", "logging_strategy", "save_strategy",
     "reward_weights", "push_to_hub", "hub_model_id", "hub_token", "disable_tqdm", "eval_strategy",
     "do_eval", "logging_dir", "run_name", "resume_from_checkpoint", "deepspeed", "fsdp",
     "log_completions_hub_repo", "data_seed",
@@ -313,10 +313,31 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "recipe.toml") -> Rec
                   warmup=WarmupSettings(**sub["warmup"]))
 
 
+#: ``[trl] report_to`` integrations a run may use: local files only (TensorBoard writes under the
+#: run's ``output/tensorboard/``); the domain's own default is ``"none"``.
+REPORT_TO = ("tensorboard", "none")
+
+
+def _check_report_to(value: Any) -> list[str]:
+    """``[trl] report_to``: ``"tensorboard"``, ``"none"`` or a list of them (network loggers refused)."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        return [f"trl.report_to: expected a string or a list of strings, actually {_type_name(value)}"]
+    bad = [v for v in items if v not in REPORT_TO]
+    if bad:
+        return [f"trl.report_to: {', '.join(map(repr, bad))} not allowed: a run reports only to local files "
+                f"({' or '.join(map(repr, REPORT_TO))}); export to MLflow or W&B afterwards with `evotree export`"]
+    return []
+
+
 def _check_trl_table(trl: dict[str, Any]) -> list[str]:
     """Names in ``[trl]`` must be GRPOConfig fields the domain does not set itself."""
     if not trl:
         return []
+    if "report_to" in trl:
+        problems = _check_report_to(trl["report_to"])
+        if problems:
+            return problems
     import dataclasses
 
     try:

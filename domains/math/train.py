@@ -16,7 +16,9 @@ through the harness's TRL seam:
   (:func:`evotree.domains.math.rewards.skill_hooks`).
 
 The trained model and its tokenizer are saved to ``output/model/`` (with LoRA: the merged
-model; the adapter in ``output/adapter/``): what the judge evaluates.
+model; the adapter in ``output/adapter/``): what the judge evaluates. ``[trl] report_to =
+["tensorboard"]`` also writes TensorBoard event files to ``output/tensorboard/`` (TRL's own
+``train/loss``, ``train/reward``, ...; read them back with ``evotree import tensorboard``).
 
 Exit codes: 0 trained; 65 (invalid submission, charged nothing) when recipe.toml, math.toml or
 skills.toml is invalid (or names a skill the math domain cannot apply), the model cannot be loaded, or ``use_vllm = true`` cannot work here, all before
@@ -45,7 +47,10 @@ from typing import Any
 
 from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_STEPS, INVALID_SUBMISSION_EXIT
 
-__all__ = ["grpo_config_kwargs", "main"]
+__all__ = ["TENSORBOARD_DIR", "grpo_config_kwargs", "main"]
+
+#: Where ``[trl] report_to = ["tensorboard"]`` writes its event files, under ``output/``.
+TENSORBOARD_DIR = "tensorboard"
 
 
 def _say(message: str) -> None:
@@ -167,6 +172,15 @@ def main(cwd: Path | None = None) -> int:
         config = GRPOConfig(**grpo_config_kwargs(recipe, output / "trainer", cuda=cuda, seed=seed))
     except (TypeError, ValueError) as exc:
         return _invalid(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}")
+    if "tensorboard" in (config.report_to or []):
+        # [trl] report_to = ["tensorboard"]: event files under the run's own output dir, never
+        # where an inherited TENSORBOARD_LOGGING_DIR points
+        try:
+            import tensorboard  # noqa: F401  (transformers' TensorBoardCallback needs it)
+        except ImportError:
+            return _invalid("recipe.toml: trl.report_to = ['tensorboard'] needs tensorboard: "
+                            "pip install 'evotree-rl[export]'")
+        os.environ["TENSORBOARD_LOGGING_DIR"] = str(output / TENSORBOARD_DIR)
     seed_everything(seed)
     warm = None
     try:

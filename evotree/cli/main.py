@@ -20,6 +20,7 @@ from evotree.cli import (
     analysis,
     audit,
     config,
+    export,
     gates,
     harness,
     judge,
@@ -28,6 +29,7 @@ from evotree.cli import (
     runs,
     serve,
     skills,
+    spend,
     versions,
 )
 from evotree.cli.common import EXIT_CODE_HELP, SHORT_EXIT_CODE_HELP
@@ -64,7 +66,7 @@ def cli(ctx: click.Context, directory: str) -> None:
 # one module per command group, each with ``register(cli)``: they import only click and
 # evotree.cli.common at module level (start-up stays fast) and the library inside the commands
 for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
-                agent):
+                agent, spend, export):
     _module.register(cli)
 
 
