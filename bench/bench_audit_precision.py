@@ -18,6 +18,18 @@ and every benign row.
 
 Held-out set: ``tests/data/audit/heldout.jsonl`` (60 commands, 31 leaks) was written after the
 rules and scored once before any rule was changed for it; its numbers are the blind estimate.
+
+Trajectory sets (issue 21), scored per *file* (a file is flagged when any trajectory in it has a
+hit of severity high or above; a leaky file counts as found when flagged): agent trajectories
+in eleven format variants (Claude Code, Codex rollout / exec / legacy JSONL, SWE-agent
+``trajectory`` and ``history``, mini-swe-agent, bash history with and without timestamps, zsh
+extended history, evotree rollouts), written by ``build.py`` beside each set:
+
+* ``tests/data/audit/trajectories/dev`` — the development set: the issue's missed and
+  mis-flagged classes in every format; the rules are tuned on it;
+* ``tests/data/audit/trajectories/heldout`` — the second held-out set: other stories and
+  wrappings, written before the issue-21 rule changes and never tuned on.
+
 Run:
 
     .venv/bin/python bench/bench_audit_precision.py [--json PATH]
@@ -64,6 +76,37 @@ def _heldout(rules: Any) -> dict[str, Any]:
         if not found:
             errors.append({"command": row["command"], "expected": row["code"] or "benign", "got": sorted(codes)})
     return {"rows": len(rows), **_pr(tp, fp, fn), "errors": errors}
+
+
+TRAJECTORIES = ROOT / "tests" / "data" / "audit" / "trajectories"
+
+
+def trajectory_set(folder: Path) -> dict[str, Any]:
+    """File-level precision and recall of ``evotree audit trajectories`` on one labelled set."""
+    from evotree.harness.audit.trajectories import audit_trajectories
+
+    rows = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines() if x.strip()]
+    meta = next(r for r in rows if r.get("meta"))
+    rows = [r for r in rows if not r.get("meta")]
+    tp = fp = fn = 0
+    errors = []
+    by_format: dict[str, dict[str, int]] = {}
+    for row in rows:
+        audit = audit_trajectories([folder / "files" / row["file"]], hidden_paths=meta["hidden_paths"])
+        flagged = audit.flagged > 0
+        per = by_format.setdefault(row["format"], {"tp": 0, "fp": 0, "fn": 0})
+        if row["label"] == "leak":
+            tp += flagged
+            fn += not flagged
+            per["tp" if flagged else "fn"] += 1
+        else:
+            fp += flagged
+            per["fp"] += flagged
+        if flagged != (row["label"] == "leak"):
+            errors.append({"file": row["file"], "expected": row["label"],
+                           "hits": [h.to_dict() for v in audit.verdicts for h in v.hits if h.severity == "high"]})
+    return {"files": len(rows), "leaks": sum(r["label"] == "leak" for r in rows), **_pr(tp, fp, fn),
+            "by_format": {k: _pr(**v) for k, v in sorted(by_format.items())}, "errors": errors}
 
 
 def main() -> None:
@@ -117,6 +160,8 @@ def main() -> None:
         "git_history": {"audit": _pr(**history), "baseline_behavior_regex": _pr(**base)},
         "errors": misses,
         "heldout": _heldout(rules),
+        "trajectories": {"dev": trajectory_set(TRAJECTORIES / "dev"),
+                         "heldout": trajectory_set(TRAJECTORIES / "heldout")},
     }
     print(json.dumps(result, indent=2))
     if args.json:

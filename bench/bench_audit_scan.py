@@ -191,6 +191,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import evotree.harness.audit.commands as commands_mod
+    import evotree.harness.audit.inline as inline_mod
     import evotree.harness.audit.trajectories as traj_mod
     from evotree.harness.audit.trajectories import audit_trajectories
 
@@ -209,7 +210,8 @@ def main() -> None:
             try:
                 commands_mod._parse_cached.cache_clear()  # no variant starts with another's parses
                 commands_mod._hits_cached.cache_clear()
-                commands_mod._python_calls.cache_clear()
+                inline_mod.python_calls.cache_clear()
+                inline_mod.foreign_calls.cache_clear()
                 start = time.perf_counter()
                 if variant == "read":
                     out: Any = read_baseline(paths)

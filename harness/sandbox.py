@@ -65,6 +65,12 @@ is then the host's uid 0 (whatever number it has inside), and the sysctl files a
 that uid without any capability. bubblewrap's own cover of ``/proc/sys`` is skipped in that
 case (its ``access(W_OK)`` test fails on the 0555 folder).
 
+The runtime trace (issue 21, :attr:`SandboxSpec.trace`): bubblewrap starts under
+``strace -f --seccomp-bpf`` (:func:`trace_argv`), outside the sandbox, which records every
+program that runs in it (argv, working directory, exit status) and every ``connect``;
+:func:`finish_trace` writes it as ``evidence/<phase>/exec_trace.jsonl`` after the phase, and the
+audit reads it like a trajectory (:mod:`evotree.harness.audit.trace`, docs/audit.md).
+
 Where bubblewrap cannot run, :func:`check_sandbox` says why and how to fix it, and
 :func:`require_sandbox` refuses to plan a run (:class:`SandboxUnavailable`, exit 36) unless the
 champion's policy says ``[sandbox] mode = "off"``. A start costs a few milliseconds
@@ -98,6 +104,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BWRAP",
+    "STRACE",
+    "TRACER",
     "ENV_POLICY_SANDBOX",
     "JUDGE_UID",
     "POLICY_CANDIDATE_DIR",
@@ -112,6 +120,9 @@ __all__ = [
     "SandboxStatus",
     "SandboxUnavailable",
     "accounted",
+    "can_trace",
+    "finish_trace",
+    "trace_argv",
     "check_policy_sandbox",
     "check_sandbox",
     "copy_regular_files",
@@ -127,6 +138,15 @@ __all__ = [
 #: change it (to a missing file, to check that runs fail closed). It is evotree's own process
 #: state: a candidate never runs in evotree's process, so it cannot set it.
 BWRAP: str | None = None
+#: Path of the strace binary (the runtime tracer of :attr:`SandboxSpec.trace`); ``None`` looks
+#: in /usr/bin, /bin, then ``PATH``. Tests set it to a missing file.
+STRACE: str | None = None
+#: Which tracer :attr:`SandboxSpec.trace` uses: ``"strace"`` (the default: ptrace, outside the
+#: sandbox) or ``"seccomp"`` (experimental: a seccomp user-notification filter on execve /
+#: connect / exit_group, served by the parent of bwrap; no cost at forks and threads, but its
+#: listener reads as ready with no call waiting, which this implementation answers by polling:
+#: see docs/audit.md). Tests and benchmarks set it.
+TRACER = "strace"
 #: ``$HOME`` inside a sandbox: a folder of its private ``/tmp``.
 SANDBOX_HOME = "/tmp/home"
 #: The judge phase's environment variable that says what a nested sandbox for candidate code
@@ -221,6 +241,13 @@ class SandboxSpec:
     #: Let the sandboxed processes create user namespaces of their own (nested sandboxes). Off by
     #: default: ``--disable-userns`` where this bubblewrap has it (0.8 and later).
     userns: bool = False
+    #: Trace what runs (issue 21): every program that runs in the sandbox (argv, working
+    #: directory, exit status) and every connect, written to this file by a tracer outside the
+    #: sandbox that nothing inside can see, stop or switch off (:data:`TRACER`: strace, or the
+    #: experimental seccomp user-notification tracer). Give a path outside
+    #: every read-write bind (the run directory, which the phase sees read-only); after the
+    #: phase, :func:`finish_trace` turns it into ``evidence/<phase>/exec_trace.jsonl``.
+    trace: Path | None = None
 
 
 def _binary(binary: str | None = None) -> str | None:
@@ -338,7 +365,83 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
     exe = _binary(binary)
     if exe is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
-    return _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [])
+    args = _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [])
+    if spec.trace is not None:
+        args = (_seccomp_tracer_argv(spec.trace) if _seccomp_tracing(spec) else trace_argv(spec.trace)) + args
+    return args
+
+
+def _seccomp_tracing(spec: SandboxSpec) -> bool:
+    """The seccomp tracer needs Python inside the sandbox (its installer) and a known ABI."""
+    import platform
+
+    if TRACER != "seccomp" or not spec.python or platform.machine() not in ("x86_64", "aarch64"):
+        return False
+    release = os.uname().release.split(".")
+    try:
+        return (int(release[0]), int(release[1])) >= (5, 9)  # user notification with CONTINUE
+    except (ValueError, IndexError):
+        return False
+
+
+def _strace(binary: str | None = None) -> str | None:
+    chosen = binary if binary is not None else STRACE
+    if chosen is not None:
+        return chosen if os.access(chosen, os.X_OK) and os.path.isfile(chosen) else None
+    for candidate in ("/usr/bin/strace", "/bin/strace"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("strace")
+
+
+def can_trace(binary: str | None = None) -> bool:
+    """Whether phases can run under the runtime tracer here: the seccomp tracer (Linux 5.9+,
+    x86_64 or aarch64), or strace 5.3+ with ``--seccomp-bpf`` and ptrace allowed (a container may
+    forbid it)."""
+    if TRACER == "seccomp" and _seccomp_tracing(SandboxSpec(cwd=Path("/"))):
+        return True
+    return _can_trace(_strace(binary))
+
+
+@functools.lru_cache(maxsize=4)
+def _can_trace(exe: str | None) -> bool:
+    if exe is None:
+        return False
+    try:
+        proc = subprocess.run([exe, "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve", "-o", os.devnull, "true"],
+                              capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def trace_argv(out: Path | str, binary: str | None = None) -> list[str]:
+    """The tracer's command line, to put before a bwrap command line (:attr:`SandboxSpec.trace`).
+
+    ``-f`` follows every fork; ``--seccomp-bpf`` makes only the traced system calls stop the
+    tracee (the overhead is per exec and fork, not per system call); ``-s`` keeps long argv
+    strings whole; ``-y`` names the path of a descriptor (``fchdir``). Raises
+    :class:`SandboxUnavailable` without strace (install it: ``apt-get install strace``).
+    """
+    from evotree.harness.audit.trace import TRACE_SYSCALLS
+
+    exe = _strace(binary)
+    if exe is None:
+        raise SandboxUnavailable("strace is not installed: the runtime trace of the phase cannot be taken",
+                                 fix="install strace (Debian/Ubuntu: apt-get install strace)")
+    return [exe, "-f", "--seccomp-bpf", "-q", "-e", f"trace={TRACE_SYSCALLS}", "-e", "signal=none",
+            "-s", "65536", "-y", "-o", str(out), "--"]
+
+
+def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, Any]]:
+    """After a traced phase: its trace as ``evidence_dir/exec_trace.jsonl`` (replacing any file the
+    phase put there), bound like all evidence by the run's manifest. Returns the rows
+    (:func:`evotree.harness.audit.trace.parse_strace`)."""
+    from evotree.harness.audit.trace import TRACE_FILE, write_trace
+
+    if spec.trace is None:
+        return []
+    return write_trace(spec.trace, Path(evidence_dir) / TRACE_FILE, cwd=str(Path(spec.cwd).absolute()))
 
 
 def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str]) -> list[str]:
@@ -468,6 +571,178 @@ def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv
 #: The launcher of a sandboxed phase (:func:`accounted`): argv[1] is the pid of the process that
 #: must be its parent, argv[2] a ``cgroup.procs`` file to join first ("-": none), the rest the
 #: bwrap command line.
+#: Installed inside the sandbox before the phase's command (``python -I -S -c`` of this, then
+#: exec): a seccomp filter whose ``execve``, ``execveat``, ``connect`` and ``exit_group`` calls
+#: are reported to a listener, which it hands out through the inherited socket named by argv[1]
+#: and closes. Refused (EPERM): calls of another ABI (``int 0x80``, x32: they would name other
+#: numbers) and ``io_uring_setup`` (io_uring operations bypass seccomp). A filter cannot be
+#: removed, and every process of the phase inherits it.
+_TRACE_INSTALLER = r'''
+import array, ctypes, os, platform, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+nrs = {"x86_64": (59, 322, 42, 231, 425, 0xC000003E, 317), "aarch64": (221, 281, 203, 94, 425, 0xC00000B7, 277)}
+execve, execveat, connect, exit_group, uring, arch, sys_seccomp = nrs[platform.machine()]
+def ins(code, jt, jf, k):
+    return struct.pack("HBBI", code, jt, jf, k)
+LD, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+ALLOW, NOTIFY, EPERM = 0x7FFF0000, 0x7FC00000, 0x00050001
+prog = b"".join([ins(LD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, EPERM), ins(LD, 0, 0, 0),
+                 ins(JGE, 7, 0, 0x40000000), ins(JEQ, 5, 0, execve), ins(JEQ, 4, 0, execveat),
+                 ins(JEQ, 3, 0, connect), ins(JEQ, 2, 0, exit_group), ins(JEQ, 2, 0, uring),
+                 ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, NOTIFY), ins(RET, 0, 0, EPERM)])
+code = ctypes.create_string_buffer(prog)
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+fprog = Prog(len(prog) // 8, ctypes.addressof(code))
+if libc.prctl(38, 1, 0, 0, 0) != 0:
+    sys.exit("evotree: the runtime trace could not start (no_new_privs)")
+listener = libc.syscall(sys_seccomp, 1, 8, ctypes.byref(fprog))
+if listener < 0:
+    sys.exit("evotree: the runtime trace could not start (seccomp: " + os.strerror(ctypes.get_errno()) + ")")
+out = socket.socket(fileno=int(sys.argv[1]))
+out.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [listener]))])
+out.close()
+os.close(listener)
+os.execvp(sys.argv[2], sys.argv[2:])
+'''
+
+#: The tracer outside the sandbox (parent of bwrap): receives the listener of
+#: :data:`_TRACE_INSTALLER` and, for each reported call, reads the arguments from
+#: ``/proc/PID/mem`` (argv, the address of a connect) and ``/proc/PID/cwd`` while the caller
+#: waits, writes one JSON row to argv[1] and lets the call go on. Exits with bwrap's status.
+_TRACER = r'''
+import array, errno, fcntl, json, os, platform, select, socket, struct, sys, threading, time
+out_path, argv = sys.argv[1], sys.argv[3:]
+nrs = {"x86_64": (59, 322, 42, 231), "aarch64": (221, 281, 203, 94)}
+EXECVE, EXECVEAT, CONNECT, EXIT_GROUP = nrs[platform.machine()]
+RECV, SEND = 0xC0502100, 0xC0182101
+parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+os.set_inheritable(child.fileno(), True)
+k = argv.index("--")
+full = argv[:k + 1] + [sys.executable, "-I", "-S", "-c", sys.argv[2], str(child.fileno())] + argv[k + 1:]
+pid = os.posix_spawn(full[0], full, os.environ)
+child.close()
+out = open(out_path, "w", buffering=1, encoding="utf-8")
+def pread(mem, addr, size):
+    try:
+        return os.pread(mem, size, addr) if addr else b""
+    except OSError:
+        return b""
+def cstring(mem, addr, limit=1 << 17):
+    got = b""
+    while len(got) < limit:
+        at = addr + len(got)
+        chunk = pread(mem, at, 4096 - at % 4096)
+        if not chunk:
+            break
+        end = chunk.find(b"\0")
+        if end >= 0:
+            return got + chunk[:end]
+        got += chunk
+    return got
+def text(raw):
+    return raw.decode("utf-8", "surrogateescape").encode("utf-8", "replace").decode("utf-8")
+def serve(listener):
+    note, reply = bytearray(80), bytearray(24)
+    while True:
+        try:
+            ready, _, _ = select.select([listener], [], [], 1.0)
+        except InterruptedError:
+            continue
+        if not ready:
+            if done.is_set():
+                return
+            continue
+        note[:] = bytes(80)
+        try:
+            fcntl.ioctl(listener, RECV, note)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
+                time.sleep(0.0002)  # the listener reads as ready when no call waits: do not spin
+                continue
+            return
+        nid, who, _, nr, _, _ = struct.unpack_from("QIIiIQ", note)
+        args = struct.unpack_from("6Q", note, 32)
+        row = None
+        try:
+            mem = os.open("/proc/%d/mem" % who, os.O_RDONLY)
+        except OSError:
+            mem = -1
+        try:
+            if nr in (EXECVE, EXECVEAT):
+                path_at, argv_at = (args[0], args[1]) if nr == EXECVE else (args[1], args[2])
+                path = text(cstring(mem, path_at))
+                try:
+                    cwd = os.readlink("/proc/%d/cwd" % who)
+                except OSError:
+                    cwd = None
+                full_path = path if path.startswith("/") or cwd is None else cwd.rstrip("/") + "/" + path
+                if os.access("/proc/%d/root%s" % (who, full_path), os.X_OK):  # PATH lookups that fail: no process
+                    words = []
+                    while argv_at and len(words) < 65536:
+                        ptr = pread(mem, argv_at + 8 * len(words), 8)
+                        if len(ptr) < 8 or not struct.unpack("Q", ptr)[0]:
+                            break
+                        words.append(text(cstring(mem, struct.unpack("Q", ptr)[0])))
+                    row = {"kind": "exec", "pid": who, "path": path, "argv": words, "cwd": cwd}
+            elif nr == CONNECT:
+                sa = pread(mem, args[1], min(args[2], 128))
+                family = struct.unpack_from("H", sa)[0] if len(sa) >= 2 else 0
+                if family == 2 and len(sa) >= 8:
+                    row = {"kind": "connect", "pid": who, "family": "AF_INET", "port": struct.unpack(">H", sa[2:4])[0],
+                           "address": socket.inet_ntop(socket.AF_INET, sa[4:8])}
+                elif family == 10 and len(sa) >= 24:
+                    row = {"kind": "connect", "pid": who, "family": "AF_INET6", "port": struct.unpack(">H", sa[2:4])[0],
+                           "address": socket.inet_ntop(socket.AF_INET6, sa[8:24])}
+            elif nr == EXIT_GROUP:
+                try:
+                    with open("/proc/%d/cmdline" % who, "rb") as fh:
+                        cmdline = [text(w) for w in fh.read().split(b"\0")[:-1]]
+                except OSError:
+                    cmdline = None
+                row = {"kind": "exit", "pid": who, "status": args[0] & 0xFF, "cmdline": cmdline}
+            else:
+                row = {"kind": "syscall", "pid": who, "nr": nr}
+        finally:
+            if mem >= 0:
+                os.close(mem)
+        struct.pack_into("QqiI", reply, 0, nid, 0, 0, 1)  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+        try:
+            fcntl.ioctl(listener, SEND, reply)
+        except OSError:
+            pass
+        if row is not None:
+            out.write(json.dumps(row) + "\n")
+done = threading.Event()
+server = None
+try:
+    _, anc, _, _ = parent.recvmsg(1, socket.CMSG_SPACE(4))
+    fds = array.array("i")
+    for _, _, data in anc:
+        fds.frombytes(data[:4])
+    if fds:
+        server = threading.Thread(target=serve, args=(fds[0],), daemon=True)
+        server.start()
+except OSError:
+    pass
+while True:
+    try:
+        _, status = os.waitpid(pid, 0)
+        break
+    except InterruptedError:
+        continue
+done.set()
+if server is not None:
+    server.join(5.0)
+out.close()
+os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+'''
+
+
+def _seccomp_tracer_argv(out: Path | str) -> list[str]:
+    return [sys.executable, "-I", "-S", "-c", _TRACER, str(out), _TRACE_INSTALLER]
+
+
 _LAUNCHER = """\
 import ctypes, os, signal, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -837,6 +1112,8 @@ class SandboxPolicy:
     candidate_max_files: int = 100_000
     candidate_max_mb: int = 65_536
     forbidden: tuple[str, ...] = ()
+    #: [sandbox] trace: the train-side phases run under the runtime trace (:func:`finish_trace`)
+    trace: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -847,7 +1124,8 @@ class SandboxPolicy:
         return cls(mode=section.mode, train_network=section.train_network, eval_network=section.eval_network,
                    limits=Limits(section.memory_mb, section.max_processes, section.max_output_mb),
                    read_paths=tuple(section.read_paths), candidate_max_files=section.candidate_max_files,
-                   candidate_max_mb=section.candidate_max_mb, forbidden=tuple(str(p) for p in forbidden))
+                   candidate_max_mb=section.candidate_max_mb, forbidden=tuple(str(p) for p in forbidden),
+                   trace=bool(getattr(section, "trace", False)))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> SandboxPolicy:
@@ -865,7 +1143,7 @@ class SandboxPolicy:
                 "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes,
                            "max_output_mb": self.limits.max_output_mb},
                 "read_paths": list(self.read_paths), "candidate_max_files": self.candidate_max_files,
-                "candidate_max_mb": self.candidate_max_mb, "forbidden": list(self.forbidden)}
+                "candidate_max_mb": self.candidate_max_mb, "forbidden": list(self.forbidden), "trace": self.trace}
 
     def extra_read_only(self) -> tuple[Path, ...]:
         """``read_paths`` that exist, after refusing any that overlaps a forbidden folder."""
@@ -1228,6 +1506,8 @@ def _unsandboxed_runs(ws: Workspace, version: str | None) -> list[str]:
         try:
             data = json.loads(record.read_text())
         except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):  # not a run record (a damaged or foreign file): not ours to read
             continue
         if version is not None and data.get("version") != version:
             continue

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Cli, git, make_repo, validate
+from evotree.harness.audit.commands import parse_shell
 from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.trajectories import Ancestry, audit_trajectories
 from evotree.harness.audit.transcripts import Step, Trajectory, read_trajectories
@@ -39,7 +40,8 @@ def test_claude_code_tools_become_shell_equivalents_with_their_results() -> None
     traj = _one("claude_code_leak.jsonl")
     assert traj.format == "claude-code"
     assert [s.command for s in traj.steps] == [
-        "cd /testbed && git log --all --oneline", "cat /testbed/.git/packed-refs", "tee /testbed/tests/test_calc.py",
+        "cd /testbed && git log --all --oneline", "cat /testbed/.git/packed-refs",
+        "str_replace_editor str_replace /testbed/tests/test_calc.py --old_str '== 6' --new_str '== 7'",
         "curl https://github.com/o/r/pull/1.diff"]
     assert traj.steps[1].output == "4f2a1b3c refs/heads/upstream"
 
@@ -49,7 +51,9 @@ def test_codex_argv_commands_and_apply_patch() -> None:
     assert traj.format == "codex"
     assert traj.steps[0].command == "bash -lc 'git status && git reflog | head'"
     assert "HEAD@{0}" in (traj.steps[0].output or "")
-    assert [s.command for s in traj.steps[1:3]] == ["tee conftest.py", "tee calc.py"]
+    assert traj.steps[1].command.startswith("apply_patch '*** Begin Patch")
+    # the patch is read as the writes it makes (and their content, should the trajectory run them)
+    assert [c.argv for c in parse_shell(traj.steps[1].command)] == [("tee", "conftest.py"), ("tee", "calc.py")]
 
 
 def test_shell_histories_and_chat_and_rollouts() -> None:

@@ -298,6 +298,12 @@ class SandboxSection:
     )
     train_network: bool = field(default=False, metadata=_help("The train phase may use the network."))
     eval_network: bool = field(default=False, metadata=_help("The judge (eval) phase may use the network."))
+    trace: bool = field(
+        default=False,
+        metadata=_help("Record every process the train and prepare phases run (argv, directory, exit code) and "
+                       "every connect attempt, with strace outside the sandbox, into the run's evidence "
+                       "(exec_trace.jsonl, read by the audit); costs +50-110 % CPU on process-heavy phases "
+                       "(BENCHMARKS.md)."))
     agent_network: bool = field(
         default=False,
         metadata=_help("`evotree agent --network` may give the agent's sandbox the network (an agent CLI that "
@@ -692,6 +698,9 @@ sync_seconds = 10.0
 mode = "bwrap"
 train_network = false
 eval_network = false
+# record every process the train phase runs and every connect attempt (strace, outside the
+# sandbox) into the run's evidence, for the audit; +50-110 % CPU on process-heavy phases
+trace = false
 # `evotree agent --network` (an agent CLI calling a model API needs it); off: agents run offline.
 agent_network = false
 # Limits of each phase (0: unlimited): private memory per process (MiB), processes and

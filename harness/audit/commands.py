@@ -51,11 +51,13 @@ variable), a script file run with ``bash x.sh`` whose content is not in the traj
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from evotree.harness.audit import inline as _inline
+from evotree.harness.audit import static as _static
 
 __all__ = [
     "Hit",
@@ -67,7 +69,10 @@ __all__ = [
     "classify_command",
     "classify_step",
     "is_head_relative",
+    "is_loopback",
     "prefilter",
+    "unfinished",
+    "LineJoiner",
     "HEX_REV",
 ]
 
@@ -85,6 +90,8 @@ class SimpleCommand:
     redirects: tuple[tuple[str, str], ...] = ()  # (operator, target): (">", "out.txt")
     heredoc: str | None = None  # the body of a here-document fed to it, if any
     assigns: tuple[tuple[str, str], ...] = ()  # NAME=value words before it (alone: shell variables)
+    #: the command whose output a pipe feeds into this one (``a | b``: b.stdin is a)
+    stdin: SimpleCommand | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -403,8 +410,10 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
     heredoc: list[str] = []
     tokens = lexer.tokens
     k = 0
+    piped: SimpleCommand | None = None  # the command before a pipe, fed into the next one
+    last: SimpleCommand | None = None
 
-    def end() -> None:
+    def end() -> SimpleCommand | None:
         argv = list(words)
         assigns = []
         while argv and (argv[0] in _KEYWORDS or _ASSIGN.match(argv[0])):
@@ -412,18 +421,29 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
             if word not in _KEYWORDS:
                 name, _, value = word.partition("=")
                 assigns.append((name.rstrip("+"), value))
-        if argv and argv[0] in ("for", "select", "case", "function"):
+        if argv and argv[0] in ("select", "case", "function"):
             argv = []
+        elif argv and argv[0] == "for" and not (len(argv) > 2 and argv[2] == "in"):
+            argv = []  # for ((...)) / for x; do: nothing to follow
+        made = None
         if argv or redirects or assigns:
-            out.append(SimpleCommand(tuple(argv), tuple(redirects), "\n".join(heredoc) or None, tuple(assigns)))
+            made = SimpleCommand(tuple(argv), tuple(redirects), "\n".join(heredoc) or None, tuple(assigns),
+                                 piped)
+            out.append(made)
         words.clear()
         redirects.clear()
         heredoc.clear()
+        return made
 
     while k < len(tokens):
         kind, value = tokens[k]
         if kind == "op":
-            end()
+            made = end()
+            last = made if made is not None else last
+            if value in ("|", "|&"):
+                piped = last
+            elif value != "(":
+                piped = None
         elif kind == "r":
             target = tokens[k + 1][1] if k + 1 < len(tokens) and tokens[k + 1][0] == "w" else ""
             if value in ("<<", "<<-"):
@@ -489,23 +509,50 @@ def _after_options(argv: Sequence[str], with_arg: frozenset[str], skip: int) -> 
 
 class ShellContext(list):  # type: ignore[type-arg]
     """The simple commands found so far, and what earlier commands defined: shell variables
-    (``G=git``), aliases (``alias gl='git log --all'``) and scripts written from the command
-    line (``cat > s.sh <<EOF``, ``echo ... > s.sh``), so ``$G log --all``, ``gl`` and
-    ``bash s.sh`` are seen for what they run. One context may span a trajectory's steps."""
+    (``G=git``), aliases (``alias gl='git log --all'``), git aliases (``git config alias.h
+    'log --all'``) and files written from the command line or by editor tools (``cat > s.sh
+    <<EOF``, ``echo ... > s.sh``, ``apply_patch``, ``str_replace_editor create``), so ``$G log
+    --all``, ``gl``, ``git h`` and ``bash s.sh`` / ``python s.py`` are seen for what they run.
+    ``state`` holds what the trajectory did that later steps depend on (its own stashes, the
+    file an editor has open). One context may span a trajectory's steps."""
 
     def __init__(self) -> None:
         super().__init__()
         self.vars: dict[str, str] = {}
         self.aliases: dict[str, str] = {}
         self.scripts: dict[str, str] = {}
+        self.git_aliases: dict[str, str] = {}
+        self.state: dict[str, object] = {}
+
+    def share(self, other: ShellContext) -> None:
+        """Read and write ``other``'s definitions (not its commands)."""
+        self.vars, self.aliases, self.scripts = other.vars, other.aliases, other.scripts
+        self.git_aliases, self.state = other.git_aliases, other.state
 
     @property
     def defines(self) -> bool:
-        return bool(self.vars or self.aliases or self.scripts)
+        return bool(self.vars or self.aliases or self.scripts or self.git_aliases)
+
+    def relevant(self, text: str) -> bool:
+        """Could a definition change how ``text`` parses? (False: the memoized parse is right.)"""
+        if self.vars and "$" in text:
+            return True
+        if self.git_aliases and "git" in text:
+            return True
+        if self.aliases and any(a in text for a in self.aliases):
+            return True
+        if self.scripts:
+            if "end_of_edit" in text or "str_replace_editor" in text or "apply_patch" in text:
+                return True
+            return any(_basename(p).rsplit(".", 1)[0] in text for p in self.scripts if p)
+        return False
 
 
 _VAR_WORD = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$")
 _VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+#: what a variable or an ``xargs`` argument holds when it comes from a listing of references
+#: beyond the task's base (``git branch -r | xargs git show``): a ref, as far as the rules go
+LISTED_REFS = "refs/<listed-by-the-trajectory>"
 
 
 def _expand(argv: list[str], vars_: dict[str, str]) -> list[str]:
@@ -525,21 +572,296 @@ def _norm_path(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
+def _script_key(path: str, scripts: dict[str, str]) -> str | None:
+    """The key of ``scripts`` that ``path`` names: the same path, or one ends with the other
+    (``/repo/tools/dig.py`` written, ``python tools/dig.py`` run from ``/repo``)."""
+    clean = _norm_path(path)
+    if clean in scripts:
+        return clean
+    if not clean or clean.endswith("/"):
+        return None
+    for key in scripts:
+        if key.endswith("/" + clean) or clean.endswith("/" + key):
+            return key
+    return None
+
+
+# ----------------------------------------------------------------------------- static output
+def _static_of(cmd: SimpleCommand, sink: ShellContext, hops: int = 0) -> bytes | None:
+    """What ``cmd`` prints, when a decoding pipeline of literals computes it (:mod:`.static`)."""
+    if hops > 12 or not cmd.argv:
+        return None
+    argv = _expand(list(cmd.argv), sink.vars) if sink.vars else list(cmd.argv)
+    if not argv:
+        return None
+    name = _basename(argv[0])
+    if name in ("echo", "printf"):
+        return _static.source_output(argv)
+    if name not in _static.FILTERS:
+        return None
+    data: bytes | None = None
+    if cmd.heredoc is not None:
+        data = cmd.heredoc.encode("utf-8", "surrogateescape") + b"\n"
+    for op, target in cmd.redirects:
+        if op == "<<<":
+            data = target.encode("utf-8", "surrogateescape") + b"\n"
+        elif op == "<":
+            key = _script_key(target, sink.scripts)
+            data = sink.scripts[key].encode("utf-8", "surrogateescape") if key is not None else None
+    if data is None and cmd.stdin is not None:
+        data = _static_of(cmd.stdin, sink, hops + 1)
+    return _static.filter_output(argv, data, sink.scripts)
+
+
+def _static_text(text: str, sink: ShellContext) -> str | None:
+    """The output of command line ``text`` (a substitution's body) when it is static."""
+    if not any(k in text for k in _static.KEYWORDS):
+        return None
+    cmds = _split(_Lexer(text).run())
+    if not cmds:
+        return None
+    out = _static_of(cmds[-1], sink)
+    if out is None:
+        return None
+    return out.decode("utf-8", "replace").rstrip("\n")
+
+
+def _substitute(word: str, sink: ShellContext) -> str:
+    """``word`` with each ``$(...)`` / backtick substitution whose output is static replaced by it."""
+    out: list[str] = []
+    i = 0
+    n = len(word)
+    while i < n:
+        if word.startswith("$(", i) and not word.startswith("$((", i):
+            end = _Lexer(word)._matching(i + 2, "(", ")")
+            inner = word[i + 2:end - 1]
+            value = _static_text(inner, sink)
+            out.append(word[i:end] if value is None else value)
+            i = end
+            continue
+        if word[i] == "`":
+            j = word.find("`", i + 1)
+            if j < 0:
+                out.append(word[i:])
+                break
+            value = _static_text(word[i + 1:j], sink)
+            out.append(word[i:j + 1] if value is None else value)
+            i = j + 1
+            continue
+        out.append(word[i])
+        i += 1
+    return "".join(out)
+
+
+def _procsub_body(word: str, sink: ShellContext) -> str | None:
+    """The static output of a process substitution ``<(...)`` used as a file name."""
+    if word.startswith("<(") and word.endswith(")"):
+        return _static_text(word[2:-1], sink)
+    return None
+
+
+# ----------------------------------------------------------------------------- what a pipe feeds
+#: programs that pass (a selection of) their input on: a listing piped through them is still
+#: that listing
+_PASS_THROUGH = frozenset({"head", "tail", "grep", "egrep", "fgrep", "rg", "cut", "sort", "uniq", "awk", "gawk",
+                           "sed", "tr", "cat", "tee", "column", "fmt", "tac", "shuf", "paste", "xargs", "while"})
+_REF_LISTERS = frozenset({"tag", "for-each-ref", "show-ref", "reflog", "ls-remote", "stash", "name-rev",
+                          "describe"})
+
+
+def _pipe_source(cmd: SimpleCommand | None, sink: ShellContext) -> tuple[str, list[str] | None]:
+    """What ``cmd`` (the left side of a pipe) lists: ``("static", words)`` when its output is
+    computed, ``("beyond", None)`` for references beyond the task's base (``git branch -r``,
+    ``git tag``, ``git rev-list --all``, ``cat .git/packed-refs``), ``("head", None)`` for
+    HEAD's own history, ``("paths", roots)`` for files, else ``("unknown", None)``."""
+    hops = 0
+    while cmd is not None and hops < 16:
+        out = _static_of(cmd, sink)
+        if out is not None:
+            return "static", out.decode("utf-8", "replace").split()
+        argv = cmd.argv
+        if not argv:
+            return "unknown", None
+        name = _basename(argv[0])
+        if name in _PASS_THROUGH and cmd.stdin is not None and not (
+                name in ("grep", "egrep", "fgrep", "rg", "cat") and len([a for a in argv[1:] if not a.startswith("-")])
+                > (0 if name == "cat" else 1)):
+            cmd = cmd.stdin
+            hops += 1
+            continue
+        if name == "git":
+            sub, args = _git_split(argv)
+            if sub == "branch":
+                return ("head", None) if "--show-current" in args else ("beyond", None)
+            if sub in _REF_LISTERS:
+                return "beyond", None
+            if sub in ("log", "rev-list", "shortlog", "whatchanged", "cherry"):
+                high = any(h.severity == "high" for h in _git_rules(argv, ""))
+                return ("beyond", None) if high else ("head", None)
+            if sub in ("ls-files", "diff", "grep", "status", "ls-tree"):
+                pos, after = _positionals(args, sub)
+                return "paths", after or [p for p in pos if "/" in p or "." in p]
+            return "unknown", None
+        words = [*argv[1:], *(t for _, t in cmd.redirects)]
+        if any(_GIT_INTERNAL.search(w) for w in words):
+            return "beyond", None
+        if name in ("find", "fd", "ls"):
+            roots = []
+            for a in argv[1:]:
+                if a.startswith(("-", "(", "!")):
+                    if name == "find":
+                        break
+                    continue
+                roots.append(a.rstrip("/") + "/" if name == "find" else a)
+            return "paths", roots
+        return "unknown", None
+    return "unknown", None
+
+
+# ----------------------------------------------------------------------------- files written
 def _remember_script(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> None:
     targets = [t for op, t in cmd.redirects if op in (">", ">>", ">|") and t]
     if name == "tee":
         targets += [a for a in argv[1:] if not a.startswith("-")]
+    if name in ("cp", "mv") and len(argv) >= 3:
+        args = [a for a in argv[1:] if not a.startswith("-")]
+        key = _script_key(args[0], sink.scripts) if len(args) == 2 else None
+        if key is not None:
+            sink.scripts[_norm_path(args[1])] = sink.scripts[key]
+        return
     if not targets:
         return
-    if cmd.heredoc is not None and name in ("cat", "tee"):
+    if name == "tee" and cmd.heredoc is not None:
         body = cmd.heredoc
-    elif name in ("echo", "printf"):
-        body = " ".join(a for a in argv[1:] if not (name == "echo" and a in ("-e", "-n", "-E")))
-        body = body.replace("\\n", "\n")
+    elif name == "tee" and cmd.stdin is not None:
+        out = _static_of(cmd.stdin, sink)
+        if out is None:
+            return
+        body = out.decode("utf-8", "replace")
     else:
-        return
+        out = _static_of(cmd, sink)
+        if out is None:
+            return
+        body = out.decode("utf-8", "replace")
+        if name == "echo":  # sh's echo reads escapes
+            body = body.replace("\\n", "\n")
     for target in targets:
-        sink.scripts[_norm_path(target)] = body
+        path = _norm_path(target)
+        if any(op == ">>" for op, t in cmd.redirects if t == target):
+            sink.scripts[path] = sink.scripts.get(path, "") + body
+        else:
+            sink.scripts[path] = body
+
+
+_PATCH_HEAD = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$|^\*\*\* Move to: (.+?)\s*$")
+
+
+def _patch_writes(text: str) -> list[tuple[str, str, bool]]:
+    """(path, content, complete) for each file a patch writes: Codex ``apply_patch`` format
+    (``*** Add File:`` / ``*** Update File:``) or a unified diff (``+++ b/path``). An update's
+    content is its added lines (``complete`` False)."""
+    out: list[tuple[str, list[str], bool]] = []
+    for line in text.splitlines():
+        m = _PATCH_HEAD.match(line)
+        if m:
+            if m.group(1):
+                out.append((m.group(2), [], m.group(1) == "Add"))
+            elif m.group(3) and m.group(3) != "/dev/null":
+                out.append((m.group(3), [], False))
+            elif m.group(4):
+                out.append((m.group(4), [], False))
+            continue
+        if out and line.startswith("+") and not line.startswith("+++"):
+            out[-1][1].append(line[1:])
+    return [(p, "\n".join(lines), complete) for p, lines, complete in out]
+
+
+def _write_file(path: str, content: str, complete: bool, sink: ShellContext, redirects: tuple = ()) -> None:
+    """An editor tool or patch wrote ``path``: remember its content, and let the write rules see it."""
+    key = _norm_path(path)
+    if complete:
+        sink.scripts[key] = content
+    else:
+        old_key = _script_key(path, sink.scripts)
+        sink.scripts[old_key or key] = ((sink.scripts.get(old_key, "") + "\n") if old_key else "") + content
+    sink.append(SimpleCommand(("tee", path), redirects))
+
+
+def _editor(argv: list[str], sink: ShellContext) -> None:
+    """SWE-agent's ``str_replace_editor CMD PATH [--file_text T] [--old_str A] [--new_str B]``."""
+    sub = argv[1] if len(argv) > 1 else ""
+    path = argv[2] if len(argv) > 2 else str(sink.state.get("open_file") or "")
+    opts: dict[str, str] = {}
+    k = 3
+    while k < len(argv):
+        if argv[k].startswith("--") and k + 1 < len(argv):
+            opts[argv[k][2:]] = argv[k + 1]
+            k += 2
+        else:
+            k += 1
+    if not path:
+        return
+    sink.state["open_file"] = path
+    if sub == "view":
+        sink.append(SimpleCommand(("cat", path)))
+        return
+    if sub == "create":
+        _write_file(path, opts.get("file_text", ""), True, sink)
+        return
+    if sub in ("str_replace", "insert"):
+        key = _script_key(path, sink.scripts)
+        new, old = opts.get("new_str", ""), opts.get("old_str")
+        if key is not None and old and old in sink.scripts[key]:
+            _write_file(key, sink.scripts[key].replace(old, new, 1), True, sink)
+        else:
+            _write_file(path, new, False, sink)
+        return
+    sink.append(SimpleCommand(("tee", path)))
+
+
+_EDIT_BLOCK = re.compile(r"^edit\s+(?:\d+(?::\d+)?\s*)?\n(.*?)(?:\n)?end_of_edit\s*$", re.S)
+
+
+# ----------------------------------------------------------------------------- unwrapping
+def _git_sub_index(argv: Sequence[str]) -> int:
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in _GIT_GLOBAL_ARG:
+            k += 2
+            continue
+        if word.startswith("-"):
+            k += 1
+            continue
+        return k
+    return -1
+
+
+def _emit_code(calls: Iterable[tuple[str, tuple[str, ...] | str]], depth: int, sink: ShellContext) -> None:
+    for kind, value in calls:
+        if kind == "shell":
+            _parse_into(str(value), depth + 1, sink)
+        elif value:
+            _unwrap(SimpleCommand(tuple(value)), depth + 1, sink)
+
+
+def _run_script(body: str, interpreter: str, depth: int, sink: ShellContext) -> None:
+    """A file the trajectory wrote is run: read it as the program that runs it would."""
+    first = body.lstrip()[:120].split("\n", 1)[0]
+    if interpreter == "shebang":
+        interpreter = ("python" if "python" in first else "node" if re.search(r"\b(node|deno|bun)\b", first) else
+                       "perl" if re.search(r"\b(perl|ruby|php)\b", first) else "sh")
+    if interpreter == "python":
+        _emit_code(_inline.python_calls(body), depth, sink)
+    elif interpreter in ("node", "perl"):
+        _emit_code(_inline.foreign_calls(body), depth, sink)
+    else:
+        _parse_into(body, depth + 1, sink)
+
+
+_FOREIGN = {"node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval", "-p", "--print"),
+            "bun": ("-e", "--eval"), "deno": ("eval",), "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",),
+            "Rscript": ("-e",)}
 
 
 def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
@@ -549,7 +871,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         argv.pop(0)
     if not argv:
         for name, value in cmd.assigns:
-            sink.vars[name] = value
+            sink.vars[name] = _substitute(value, sink) if ("$(" in value or "`" in value) else value
         if cmd.redirects:
             sink.append(SimpleCommand((), cmd.redirects, cmd.heredoc))
         return
@@ -557,6 +879,13 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         argv = _expand(argv, sink.vars)
         if not argv:
             return
+    if depth < MAX_DEPTH and any("$(" in w or "`" in w for w in argv):
+        new = [_substitute(w, sink) if ("$(" in w or "`" in w) else w for w in argv]
+        if new != argv:
+            if new[0] != argv[0]:  # the command word itself was built: parse what it became
+                _parse_into(" ".join(new), depth + 1, sink)
+                return
+            argv = new
     name = _basename(argv[0])
     alias_value = sink.aliases.get(name)
     if alias_value is not None and depth < MAX_DEPTH and alias_value.split()[:1] != [name]:
@@ -574,27 +903,96 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", var):
                 sink.vars[var] = value
         return
-    if name in ("cat", "tee", "echo", "printf"):
+    if name == "for" and len(argv) > 2:  # for VAR in WORDS: the loop variable takes a value the rules can judge
+        var, words = argv[1], argv[3:]
+        value = None
+        for word in words:
+            if word.startswith("$(") and word.endswith(")"):
+                inner = _split(_Lexer(word[2:-1]).run())
+                scope, items = _pipe_source(inner[-1], sink) if inner else ("unknown", None)
+                if scope == "beyond":
+                    value = LISTED_REFS
+                    break
+                if items:
+                    word = next((w for w in items if not is_head_relative(w)), items[0])
+            if value is None or (is_head_relative(value) and not is_head_relative(word)):
+                value = word
+        if value is not None:
+            sink.vars[var] = value
+        return
+    if name == "read" and cmd.stdin is not None:  # ... | while read VAR
+        names = [a for a in argv[1:] if not a.startswith("-")]
+        if names:
+            scope, items = _pipe_source(cmd.stdin, sink)
+            if scope == "beyond":
+                sink.vars[names[-1]] = LISTED_REFS
+            elif items:
+                sink.vars[names[-1]] = next((w for w in items if not is_head_relative(w)), items[0])
+        return
+    if name in ("apply_patch", "applypatch"):
+        text = argv[1] if len(argv) > 1 else (cmd.heredoc or "")
+        if not text and cmd.stdin is not None:
+            text = (_static_of(cmd.stdin, sink) or b"").decode("utf-8", "replace")
+        for path, content, complete in _patch_writes(text):
+            _write_file(path, content, complete, sink)
+        return
+    if name == "str_replace_editor":
+        _editor(argv, sink)
+        return
+    if name == "create" and len(argv) == 2:  # SWE-agent's editor: create FILE (and open it)
+        sink.state["open_file"] = argv[1]
+        _write_file(argv[1], "", True, sink)
+        return
+    if name == "open" and len(argv) in (2, 3):  # SWE-agent's editor: open FILE [LINE]
+        sink.state["open_file"] = argv[1]
+    if name in ("patch", "git") and cmd.heredoc and (name == "patch" or argv[1:2] == ["apply"]):
+        for path, content, complete in _patch_writes(cmd.heredoc):
+            _write_file(path, content, complete, sink)
+    if name in ("cat", "tee", "echo", "printf", "cp", "mv") or (cmd.redirects and name in _static.FILTERS):
         _remember_script(name, argv, cmd, sink)
+    if name == "git":
+        k = _git_sub_index(argv)
+        if k > 0:
+            sub = argv[k]
+            inline = {}
+            for j in range(1, k):
+                if argv[j] == "-c" and j + 1 < k and argv[j + 1].startswith("alias."):
+                    alias, _, value = argv[j + 1][6:].partition("=")
+                    inline[alias] = value
+            if sub == "config":
+                words = [a for a in argv[k + 1:] if not a.startswith("-")]
+                if len(words) >= 2 and words[0].startswith("alias."):
+                    sink.git_aliases[words[0][6:]] = " ".join(words[1:])
+            value = inline.get(sub, sink.git_aliases.get(sub))
+            if value is not None and depth < MAX_DEPTH:
+                if value.startswith("!"):
+                    _parse_into(value[1:] + " " + " ".join(argv[k + 1:]), depth + 1, sink)
+                    return
+                argv = [*argv[:k], *value.split(), *argv[k + 1:]]
     script = None
+    interpreter = "sh"
     if name in ("source", ".") and len(argv) > 1:
         script = argv[1]
-    elif argv[0].startswith(("./", "/")) and _norm_path(argv[0]) in sink.scripts:
-        script = argv[0]
-    elif name in _SHELLS or _PYTHONS.match(name):
+    elif argv[0].startswith(("./", "/")) or "/" in argv[0]:
+        if _script_key(argv[0], sink.scripts) is not None:
+            script, interpreter = argv[0], "shebang"
+    elif name in _SHELLS or _PYTHONS.match(name) or name in _FOREIGN:
         script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        interpreter = "python" if _PYTHONS.match(name) else "node" if name in _FOREIGN else "sh"
         if any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in argv[1:2]):
             script = None
-    if script is not None and _norm_path(script) in sink.scripts:
-        body = sink.scripts[_norm_path(script)]
-        if _PYTHONS.match(name):
-            for inner in _python_calls(body):
-                if isinstance(inner, str):
-                    _parse_into(inner, depth + 1, sink)
-                else:
-                    sink.append(inner)
-        else:
-            _parse_into(body, depth + 1, sink)
+        if _PYTHONS.match(name) and "-m" in argv[1:] and argv.index("-m") + 1 < len(argv):
+            module = argv[argv.index("-m") + 1]
+            script = module.replace(".", "/") + ".py"
+            if _script_key(script, sink.scripts) is None:
+                script = module.replace(".", "/") + "/__main__.py"
+    if script is not None and depth < MAX_DEPTH:
+        body = _procsub_body(script, sink)
+        if body is None:
+            key = _script_key(script, sink.scripts)
+            body = sink.scripts[key] if key is not None else None
+        if body is not None:
+            _run_script(body, interpreter, depth, sink)
     if name == "env":
         k = 1
         while k < len(argv):
@@ -611,24 +1009,34 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
                 break
         inner = argv[k:]
         if inner:
-            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc), depth, sink)
+            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
         else:
             sink.append(cmd)
         return
+    if name == "xargs":
+        _xargs(argv, cmd, depth, sink)
+        return
+    if name in ("uv", "poetry", "pipenv", "pdm", "hatch", "rye") and argv[1:2] == ["run"] and len(argv) > 2:
+        inner = [a for a in argv[2:]]
+        while inner and inner[0].startswith("-"):
+            inner.pop(0)
+        if inner:
+            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+            return
     if name in _WRAPPERS:
         if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
             return
         with_arg, skip = _WRAPPERS[name]
         inner = _after_options(argv, with_arg, skip)
         if inner:
-            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc), depth, sink)
+            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
         else:
             sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
         return
     if name in _SHELLS:
         args = argv[1:]
         if name == "busybox" and args:
-            _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc), depth, sink)
+            _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
             return
         for k, word in enumerate(args):
             if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
@@ -638,15 +1046,26 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
                 return
             if not word.startswith("-"):
                 break
-        if cmd.heredoc and not [w for w in args if not w.startswith("-")]:
-            _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
-            sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
-            return
-        sink.append(cmd)
+        if not [w for w in args if not w.startswith("-")]:
+            if cmd.heredoc:
+                _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
+                sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
+                return
+            fed = _stdin_text(cmd, sink)
+            if fed is not None:  # echo ... | base64 -d | bash
+                _parse_into(fed, depth + 1, sink)
+        sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
         return
     if name == "eval":
         _parse_into(" ".join(argv[1:]), depth + 1, sink)
         return
+    if name in _FOREIGN:
+        flags = _FOREIGN[name]
+        code = next((argv[k + 1] for k, a in enumerate(argv[:-1]) if a in flags), None)
+        if code is None and len(argv) == 1 or argv[1:] == ["-"]:
+            code = cmd.heredoc if cmd.heredoc is not None else _stdin_text(cmd, sink)
+        if code:
+            _emit_code(_inline.foreign_calls(code), depth, sink)
     if _PYTHONS.match(name):
         args = argv[1:]
         if len(args) >= 2 and args[0] == "-m" and args[1] in ("pip", "pip3"):
@@ -659,68 +1078,66 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
                 break
             if not word.startswith("-"):
                 break
-        if code is None and cmd.heredoc and (not args or args[0] == "-"):
-            code = cmd.heredoc
+        if code is None and (not [a for a in args if not a.startswith("-")] or args[-1:] == ["-"]):
+            code = cmd.heredoc if cmd.heredoc is not None else _stdin_text(cmd, sink)
         if code is not None:
-            for inner in _python_calls(code):
-                if isinstance(inner, str):
-                    _parse_into(inner, depth + 1, sink)
-                else:
-                    sink.append(inner)
+            _emit_code(_inline.python_calls(code), depth, sink)
     sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
 
 
-_PY_SHELL_CALLS = frozenset({"system", "popen", "getoutput", "getstatusoutput"})
-_PY_EXEC_CALLS = frozenset({"run", "call", "check_call", "check_output", "Popen", "spawnlp", "execvp",
-                            "execlp", "spawnvp"})
-_PY_NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "request", "Request", "create_connection"})
+def _stdin_text(cmd: SimpleCommand, sink: ShellContext) -> str | None:
+    """The static text a pipe or here-string feeds to ``cmd`` (a shell or interpreter)."""
+    for op, target in cmd.redirects:
+        if op == "<<<":
+            return target
+        if op == "<":
+            key = _script_key(target, sink.scripts)
+            return sink.scripts[key] if key is not None else _procsub_body(target, sink)
+    if cmd.stdin is None:
+        return None
+    out = _static_of(cmd.stdin, sink)
+    return None if out is None else out.decode("utf-8", "replace")
 
 
-@lru_cache(maxsize=4096)
-def _python_calls(code: str) -> tuple[str | SimpleCommand, ...]:
-    """Commands a ``python -c`` program runs: shell strings, argv lists, file opens, URL fetches.
-
-    Opens become ``cat PATH`` / ``tee PATH`` (so the path rules apply) and URL fetches
-    ``curl URL``; an unparsable program yields nothing (its words are still checked as text).
-    """
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
-    found: list[str | SimpleCommand] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        first = node.args[0] if node.args else None
-        literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
-        if fname in _PY_SHELL_CALLS and literal is not None:
-            found.append(literal)
-        elif fname in _PY_EXEC_CALLS and first is not None:
-            if literal is not None:
-                found.append(literal)
-            elif isinstance(first, (ast.List, ast.Tuple)):
-                words = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-                if words and len(words) == len(first.elts):
-                    found.append(SimpleCommand(tuple(words)))
-        elif fname == "open" and literal is not None:
-            mode = ""
-            if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-                mode = str(node.args[1].value)
-            for kw in node.keywords:
-                if kw.arg == "mode" and isinstance(kw.value, ast.Constant):
-                    mode = str(kw.value.value)
-            writing = any(m in mode for m in "wax+")
-            found.append(SimpleCommand(("tee", literal) if writing else ("cat", literal)))
-        elif fname in _PY_NET_CALLS and literal is not None and re.match(r"^(https?|ftp)://", literal):
-            found.append(SimpleCommand(("curl", literal)))
-    return tuple(found)
+def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
+    """``... | xargs CMD``: CMD runs with the listed words as arguments (``-I R``: in place of R)."""
+    with_arg = _WRAPPERS["xargs"][0]
+    inner = _after_options(argv, with_arg, 0) or ["echo"]
+    repl = None
+    for k, word in enumerate(argv[1:len(argv) - len(inner)], 1):
+        if word in ("-I", "--replace") and k + 1 < len(argv):
+            repl = argv[k + 1]
+        elif word.startswith("-I") and len(word) > 2:
+            repl = word[2:]
+        elif word.startswith("--replace="):
+            repl = word.split("=", 1)[1]
+        elif word == "-i":
+            repl = "{}"
+    scope, items = _pipe_source(cmd.stdin, sink) if cmd.stdin is not None else ("unknown", None)
+    if scope == "static" and items:
+        items = items[:64]
+        runs = [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items]
+    elif scope == "beyond":
+        runs = [[w.replace(repl, LISTED_REFS) for w in inner]] if repl else [inner + [LISTED_REFS]]
+    elif scope == "head":
+        runs = [[w.replace(repl, "HEAD") for w in inner]] if repl else [inner]
+    elif scope == "paths" and items:
+        runs = [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items[:64]]
+    else:
+        runs = [inner]
+    for run in runs:
+        _unwrap(SimpleCommand(tuple(run), cmd.redirects, cmd.heredoc), depth, sink)
 
 
 def _parse_into(text: str, depth: int, sink: ShellContext) -> None:
     if depth > MAX_DEPTH or not text.strip():
         return
+    if text.startswith("edit") and "end_of_edit" in text:  # SWE-agent's editor: the body is file content
+        m = _EDIT_BLOCK.match(text.strip())
+        if m:
+            _editor(["str_replace_editor", "insert", str(sink.state.get("open_file") or "<edited file>"),
+                     "--new_str", m.group(1)], sink)
+            return
     lexer = _Lexer(text).run()
     for sub in lexer.subs:
         _parse_into(sub, depth + 1, sink)
@@ -735,9 +1152,9 @@ def _parse_cached(text: str) -> tuple[tuple[SimpleCommand, ...], bool]:
         words = text.split()
         if words and not _ASSIGN.match(words[0]) and words[0] not in _KEYWORDS:
             _unwrap(SimpleCommand(tuple(words)), 0, sink)
-            return tuple(sink), sink.defines
+            return tuple(sink), sink.defines or bool(sink.state)
     _parse_into(text, 0, sink)
-    return tuple(sink), sink.defines
+    return tuple(sink), sink.defines or bool(sink.state)
 
 
 def parse_shell(text: str, context: ShellContext | None = None) -> tuple[SimpleCommand, ...]:
@@ -746,15 +1163,117 @@ def parse_shell(text: str, context: ShellContext | None = None) -> tuple[SimpleC
     ``context`` carries variables, aliases and scripts from earlier commands of the same
     trajectory (and receives this command's); without it each command stands alone.
     """
-    if context is None or not context.defines:
+    if context is None or not context.relevant(text):
         found, defines = _parse_cached(text)
         if context is None or not defines:
             return found
     sink = ShellContext()
     if context is not None:
-        sink.vars, sink.aliases, sink.scripts = context.vars, context.aliases, context.scripts
+        sink.share(context)
     _parse_into(text, 0, sink)
     return tuple(sink)
+
+
+_HEREDOC_START = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
+_OPENERS = re.compile(r"(?:^|[;&|(]|\n)\s*(if|case|for|while|until|select)\b")
+_CLOSERS = re.compile(r"(?:^|[;&|]|\n)\s*(fi|esac|done)\b")
+_SCAN_PLAIN = re.compile(r"[^\\'\"(){}#<]+")
+
+
+class LineJoiner:
+    """Reads a shell command line by line and says when it is finished (:func:`unfinished`)."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, bool]] = []  # here-document terminators still to come
+        self.quote = ""
+        self.depth = 0
+        self.opened = 0
+        self.closed = 0
+        self.tail = ""  # the end of the last line outside quotes (a trailing pipe, \, && ...)
+
+    def feed(self, line: str) -> bool:
+        """Add one line; True when the command is finished after it."""
+        if self.pending and not self.quote:
+            delim, strip = self.pending[0]
+            if (line.lstrip("\t") if strip else line) == delim:
+                self.pending.pop(0)
+            return self.finished
+        outside: list[str] = []
+        i, n = 0, len(line)
+        quote = self.quote
+        while i < n:
+            if not quote:
+                m = _SCAN_PLAIN.match(line, i)
+                if m:
+                    outside.append(m.group())
+                    i = m.end()
+                    continue
+            c = line[i]
+            if quote == "'":
+                j = line.find("'", i)
+                if j < 0:
+                    i = n
+                    break
+                quote = ""
+                i = j + 1
+                continue
+            if quote == '"':
+                if c == "\\":
+                    i += 2
+                    continue
+                if c == '"':
+                    quote = ""
+                i += 1
+                continue
+            if c == "\\":
+                if i + 1 >= n:
+                    outside.append("\\")
+                i += 2
+                continue
+            if c in "'\"":
+                quote = c
+            elif c == "#" and (i == 0 or line[i - 1] in " \t;"):
+                break
+            elif c in "({":
+                self.depth += 1
+            elif c in ")}":
+                self.depth -= 1
+            elif line.startswith("<<<", i):
+                i += 3
+                continue
+            elif c == "<" and line.startswith("<<", i):
+                m = _HEREDOC_START.match(line, i)
+                if m:
+                    self.pending.append((m.group(3), m.group(1) == "-"))
+                    i = m.end()
+                    continue
+            outside.append(c)
+            i += 1
+        self.quote = quote
+        flat = "".join(outside)
+        self.opened += len(_OPENERS.findall(flat))
+        self.closed += len(_CLOSERS.findall(flat))
+        self.tail = flat.rstrip()[-2:]
+        return self.finished
+
+    @property
+    def finished(self) -> bool:
+        if self.quote or self.pending or self.depth > 0:
+            return False
+        if self.tail.endswith(("\\", "|", "&&", "||")):
+            return False
+        return not (self.opened > 0 and self.opened > self.closed)
+
+
+def unfinished(text: str) -> bool:
+    """Does a shell need more lines to finish ``text``? (An open quote, a here-document without
+    its terminator, a trailing backslash or pipe, an open bracket, an ``if``/``for``/``while``/
+    ``case`` without its end.) Shell histories store a multi-line command as several lines."""
+    joiner = LineJoiner()
+    done = True
+    for line in text.split("\n"):
+        done = joiner.feed(line)
+    return not done
 
 
 # ----------------------------------------------------------------------------- prefilter
@@ -765,7 +1284,9 @@ def parse_shell(text: str, context: ShellContext | None = None) -> tuple[SimpleC
 #: must stay a superset (tested).
 PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "ssh", "scp", "rsync", "nc",
                       "telnet", "socat", "w3m", "lynx", "links", "xh", "socket", "urlopen", "requests", "urllib",
-                      "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${")
+                      "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${",
+                      "fromhex", "unhexlify", "decode", "rot13", "rot_13", "openssl", "|rev", "| rev", "exec",
+                      "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()")
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
@@ -1054,12 +1575,12 @@ _GIT_INTERNAL = re.compile(
 _RECURSIVE = frozenset({"find", "grep", "egrep", "fgrep", "rg", "ag", "ack", "tree", "tar", "cp", "rsync",
                         "du", "zip", "strings", "zgrep", "git-filter-repo"})
 _NET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "lynx", "links", "w3m", "nc", "ncat",
-                  "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh"})
+                  "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh",
+                  "connect()"})  # connect(): a connect the runtime trace saw (harness/audit/trace.py)
 _WRITE_LAST = frozenset({"cp", "install", "ln", "rsync"})
 _WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee", "mv"})
 _WRITERS = _WRITE_LAST | _WRITE_ALL | {"dd", "sed", "perl", "git", "patch", "find"}
 _CACHE_PATH = re.compile(r"(?:^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(?:/|$)|\.py[co]$")
-_LOOPBACK = re.compile(r"^(?:[a-z]+://)?(?:[^@/]*@)?(localhost|127(?:\.\d+){3}|\[::1\]|::1|0\.0\.0\.0)(?::\d+)?(?:/|$)")
 _TEST_DIR = re.compile(r"(?:^|/)(tests?|testing)/")
 _TEST_NAMES = re.compile(r"(?:^|/)(conftest\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth)$")
 _TEST_FILE = re.compile(r"(?:^|/)(test_[^/]*\.py|[^/]*_tests?\.py)$")
@@ -1099,6 +1620,142 @@ def _write_targets(argv: Sequence[str], redirects: Sequence[tuple[str, str]]) ->
     return targets
 
 
+# options that take a value, per network program (the value is not a host)
+_NET_OPT_ARG = {
+    "curl": frozenset({"-H", "--header", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
+                       "--data-ascii", "--json", "-X", "--request", "-o", "--output", "-u", "--user", "-A",
+                       "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-F", "--form",
+                       "--form-string", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-T",
+                       "--upload-file", "--resolve", "--connect-to", "-E", "--cert", "--key", "--cacert",
+                       "--capath", "-K", "--config", "-r", "--range", "-y", "--speed-time", "-Y", "--speed-limit",
+                       "-z", "--time-cond", "--retry", "--retry-delay", "--retry-max-time", "--limit-rate", "-C",
+                       "--continue-at", "--interface", "--dns-servers", "-U", "--proxy-user", "--max-filesize",
+                       "--trace", "--trace-ascii", "--stderr", "-D", "--dump-header", "--oauth2-bearer",
+                       "--variable", "--unix-socket", "--abstract-unix-socket", "-Q", "--quote", "--mail-from",
+                       "--mail-rcpt", "-t", "--telnet-option", "--local-port", "--max-redirs", "--expect100-timeout",
+                       "--happy-eyeballs-timeout-ms", "--output-dir", "--create-file-mode", "--etag-save",
+                       "--etag-compare", "--aws-sigv4", "--hostpubmd5", "--pubkey", "--request-target",
+                       "--keepalive-time", "--parallel-max", "-P", "--ftp-port"}),
+    "wget": frozenset({"-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
+                       "--directory-prefix", "-U", "--user-agent", "--header", "--post-data", "--post-file",
+                       "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T",
+                       "--timeout", "-w", "--wait", "--user", "--password", "-B", "--base", "-Q", "--quota",
+                       "--limit-rate", "-l", "--level", "--load-cookies", "--save-cookies", "-A", "--accept",
+                       "-R", "--reject", "-D", "--domains", "--referer", "--ca-certificate", "--certificate"}),
+    "ssh": frozenset({"-p", "-i", "-l", "-o", "-F", "-L", "-R", "-D", "-b", "-c", "-E", "-e", "-m", "-O", "-Q",
+                      "-S", "-W", "-w", "-B", "-I"}),
+    "scp": frozenset({"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-D", "-X"}),
+    "nc": frozenset({"-p", "-s", "-w", "-i", "-q", "-X", "-x", "-I", "-O", "-T", "-V", "-M", "-m", "-e", "-c"}),
+    "http": frozenset({"-a", "--auth", "-A", "--auth-type", "-o", "--output", "--session", "--session-read-only",
+                       "--pretty", "-s", "--style", "-p", "--print", "--verify", "--cert", "--cert-key", "--timeout",
+                       "--max-redirects", "--ssl", "--ciphers", "--format-options", "--default-scheme", "-P",
+                       "--response-charset", "--response-mime", "--chunked-size"}),
+}
+for _alias, _base in (("ncat", "nc"), ("netcat", "nc"), ("telnet", "nc"), ("sftp", "scp"), ("https", "http"),
+                      ("httpie", "http"), ("xh", "http"), ("wget2", "wget"), ("aria2c", "wget")):
+    _NET_OPT_ARG[_alias] = _NET_OPT_ARG[_base]
+#: options whose value is itself a host the traffic goes to (a proxy, a jump host)
+_NET_HOST_OPT = frozenset({"-x", "--proxy", "--preproxy", "-J", "--url"})
+_LOOPBACK_HOST = re.compile(r"^(localhost|localhost\.localdomain|[\w.-]*\.localhost|ip6-localhost|ip6-loopback|"
+                            r"127(?:\.\d{1,3}){1,3}|::1|0\.0\.0\.0|0|::ffff:127(?:\.\d{1,3}){3}|"
+                            r"\$\(hostname[^)]*\)|\$\{?HOSTNAME\}?)$", re.I)
+
+
+def _net_targets(name: str, argv: Sequence[str]) -> tuple[list[str], bool]:
+    """(the hosts / URLs a network program reaches, whether it reads targets from a file)."""
+    with_arg = _NET_OPT_ARG.get(name, frozenset())
+    targets: list[str] = []
+    from_file = False
+    k = 1
+    positional: list[str] = []
+    while k < len(argv):
+        word = argv[k]
+        if word == "--":
+            positional += argv[k + 1:]
+            break
+        if word.startswith("--"):
+            opt, eq, value = word.partition("=")
+            if opt in ("--input-file", "-i") or opt == "--config":
+                from_file = True
+            if opt in _NET_HOST_OPT:
+                if eq:
+                    targets.append(value)
+                elif k + 1 < len(argv):
+                    targets.append(argv[k + 1])
+                k += 1 if eq else 2
+                continue
+            k += 2 if opt in with_arg and not eq else 1
+            continue
+        if word.startswith("-") and len(word) > 1:
+            # a cluster of short flags: the first one that takes a value takes the rest (or the next word)
+            for j, letter in enumerate(word[1:], 1):
+                opt = "-" + letter
+                if opt in with_arg or opt in _NET_HOST_OPT:
+                    value = word[j + 1:]
+                    if not value and k + 1 < len(argv):
+                        value = argv[k + 1]
+                        k += 1
+                    if opt in _NET_HOST_OPT:
+                        targets.append(value)
+                    if opt in ("-K",) or (name in ("wget", "wget2", "aria2c") and opt == "-i"):
+                        from_file = True
+                    break
+            k += 1
+            continue
+        positional.append(word)
+        k += 1
+    if name in ("http", "https", "httpie", "xh"):
+        pos = [p for p in positional if not re.fullmatch(r"[A-Z]+", p)]
+        targets += [("localhost" + p if p.startswith(":") else p) for p in pos[:1]]
+    elif name in ("nc", "ncat", "netcat", "telnet"):
+        targets += positional[:1]
+    elif name == "socat":
+        for addr in positional:
+            parts = addr.split(":")
+            if parts[0].upper().startswith(("TCP", "UDP", "SSL", "OPENSSL", "PROXY", "SOCKS")) and len(parts) > 1:
+                targets.append(parts[1])
+    elif name in ("ssh",):
+        targets += positional[:1]
+    elif name in ("scp", "sftp", "rsync"):
+        targets += [p.split(":", 1)[0] for p in positional if ":" in p and not p.startswith("/")]
+        if name == "sftp":
+            targets += positional[:1]
+    else:
+        targets += positional
+    return targets, from_file
+
+
+def _host(target: str) -> str:
+    t = target.strip().strip("'\"")
+    t = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://", "", t)
+    t = t.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if "@" in t:
+        t = t.rsplit("@", 1)[1]
+    if t.startswith("["):
+        return t[1:t.find("]")] if "]" in t else t[1:]
+    if t.count(":") > 1 and not t.startswith("$("):
+        return t  # a bare IPv6 address
+    return t.split(":", 1)[0] if not t.startswith("$(") else t[:t.find(")") + 1] if ")" in t else t
+
+
+def is_loopback(target: str) -> bool:
+    """True when a URL / host names this machine (``localhost``, ``127.0.0.1``, ``[::1]``,
+    ``0.0.0.0``, ``$(hostname)``): a server the trajectory started itself, not the network."""
+    return bool(_LOOPBACK_HOST.match(_host(target)))
+
+
+def _net_rule(name: str, argv: Sequence[str], joined: str) -> Hit | None:
+    targets, from_file = _net_targets(name, argv)
+    targets = [t for t in targets if t]
+    if not targets and not from_file:
+        return None  # curl --version, ssh -V: no host, nothing fetched
+    if targets and not from_file and all(is_loopback(t) for t in targets):
+        return Hit("audit.network_fetch", "info", f"{name} to this machine (loopback) only", joined)
+    if name == "connect()":
+        return Hit("audit.network_fetch", "high", f"connect() to {targets[0]} (runtime trace)", joined)
+    return Hit("audit.network_fetch", "high", f"{name} reaches the network", joined)
+
+
 def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     """The leak rules that fire on one simple command (module doc)."""
     argv = cmd.argv
@@ -1107,15 +1764,10 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     name = _basename(argv[0]) if argv else ""
     if name == "git":
         hits += _git_rules(argv, joined)
-    elif name in _NET and not [a for a in argv[1:] if not a.startswith("-")] and not cmd.redirects:
-        pass  # curl --version, ssh -V: no host, nothing fetched
     elif name in _NET:
-        hosts = [a for a in argv[1:] if not a.startswith("-")]
-        if hosts and all(_LOOPBACK.match(h) or not re.search(r"[.:/]", h) for h in hosts) and any(
-                _LOOPBACK.match(h) for h in hosts):
-            hits.append(Hit("audit.network_fetch", "info", f"{name} to this machine (loopback) only", joined))
-        else:
-            hits.append(Hit("audit.network_fetch", "high", f"{name} reaches the network", joined))
+        hit = _net_rule(name, argv, joined)
+        if hit is not None:
+            hits.append(hit)
     elif name in ("pip", "pip3", "uv", "conda") and len(argv) > 1:
         words = [a for a in argv[1:] if not a.startswith("-")]
         action = words[0] if words else ""
@@ -1169,23 +1821,70 @@ def _hits_cached(text: str, rules: RuleSet) -> tuple[Hit, ...]:
     return tuple(h for cmd in _parse_cached(text)[0] for h in classify(cmd, rules))
 
 
-def classify_step(text: str, rules: RuleSet, context: ShellContext) -> list[Hit]:
+def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str | None = None) -> list[Hit]:
     """The hits of one step of a trajectory: parsed with the trajectory's ``context`` when a
     definition (variable, alias, script) is involved, otherwise memoized by text — agents repeat
-    ``git status``, ``git diff`` and test runs all the time."""
-    if not context.defines:
+    ``git status``, ``git diff`` and test runs all the time. ``output`` (what the step printed,
+    when recorded) tells whether a ``git stash`` saved anything."""
+    if not context.relevant(text) and "stash" not in text:
         _, defines = _parse_cached(text)
         if not defines:
             return list(_hits_cached(text, rules))
     hits: list[Hit] = []
     for cmd in parse_shell(text, context):
-        hits += classify(cmd, rules)
+        found = classify(cmd, rules)
+        if cmd.argv and _basename(cmd.argv[0]) == "git" and any("stash" in w for w in cmd.argv):
+            found = _own_stash(cmd, found, context, output)
+        hits += found
+    return hits
+
+
+_STASH_REF = re.compile(r"^(?:refs/)?stash(?:@\{(\d+)\})?$")
+
+
+def _stash_index(word: str) -> int | None:
+    if word.isdigit():
+        return int(word)
+    m = _STASH_REF.match(word.split(":", 1)[0].rstrip("^~0123456789") if "@{" not in word else word.split(":", 1)[0])
+    return (int(m.group(1)) if m.group(1) else 0) if m else None
+
+
+def _own_stash(cmd: SimpleCommand, hits: list[Hit], context: ShellContext, output: str | None) -> list[Hit]:
+    """Stashes the trajectory made itself are its own work, not foreign history: count them
+    (``git stash`` / ``push`` / ``save``; ``pop`` / ``drop`` take one off) and let ``list``,
+    ``show``, ``apply``, ``pop`` of an own entry (``stash@{k}``, k below the count) through."""
+    own = int(context.state.get("stash_own", 0))  # type: ignore[call-overload]
+    sub, args = _git_split(cmd.argv)
+    if sub == "stash":
+        action = args[0] if args and not args[0].startswith("-") else "push"
+        if action in ("push", "save"):
+            if not (output and "No local changes to save" in output):
+                context.state["stash_own"] = own + 1
+            return hits
+        if action == "clear":
+            context.state["stash_own"] = 0
+            return hits
+        if action in ("list", "show", "apply", "pop", "drop", "branch"):
+            rest = [a for a in args[1:] if not a.startswith("-")]
+            if action == "branch":
+                rest = rest[1:]
+            index = _stash_index(rest[0]) if rest else 0
+            mine = own > 0 and (action == "list" or (index is not None and index < own))
+            if action in ("pop", "drop") and mine:
+                context.state["stash_own"] = own - 1
+            if mine:
+                return [Hit(h.code, "info", h.rule + " (a stash this trajectory made)", h.command, h.revisions)
+                        if h.severity == "high" and "stash" in h.rule else h for h in hits]
+        return hits
+    # git show / diff / checkout stash@{k}: the trajectory's own stash is its own work
+    refs = [w for w in args if "stash" in w and _stash_index(w) is not None]
+    if refs and own and all((_stash_index(w) or 0) < own for w in refs):
+        return [Hit(h.code, "info", h.rule + " (a stash this trajectory made)", h.command, h.revisions)
+                if h.severity == "high" and any(w in h.rule for w in refs) else h for h in hits]
     return hits
 
 
 def classify_command(text: str, rules: RuleSet = RuleSet()) -> list[Hit]:
-    """Parse one command line and apply the rules to each simple command it runs."""
-    hits: list[Hit] = []
-    for cmd in parse_shell(text):
-        hits += classify(cmd, rules)
-    return hits
+    """Parse one command line and apply the rules to each simple command it runs (a trajectory
+    of one step: what the line defines or stashes counts for the rest of it)."""
+    return classify_step(text, rules, ShellContext())

@@ -136,8 +136,8 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
     context = ShellContext()  # variables, aliases and scripts carry over between steps
     for step in traj.steps:
         hits: list[Hit] = []
-        if step.command and (context.defines or prefilter(step.command, needles)):
-            hits = classify_step(step.command, rules, context)
+        if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
+            hits = classify_step(step.command, rules, context, step.output)
         step_hits.append(hits)
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):

@@ -28,6 +28,11 @@ them from the content, not the file name):
     ``["bash", "-lc", "git log --all"]`` is parsed through), ``apply_patch`` patches as writes
     of the files they touch; outputs from ``function_call_output``.
 
+``trace``
+    A phase's runtime trace (``evidence/<phase>/exec_trace.jsonl``, :mod:`evotree.harness.audit.trace`):
+    every program that ran in the sandbox (argv, working directory, exit status) and every
+    connect to an internet address.
+
 A file that is none of these raises :class:`evotree.harness.audit.errors.AuditInputError` (exit 29)
 naming the file and what was expected.
 """
@@ -45,9 +50,10 @@ from typing import Any
 
 from evotree.harness.audit.errors import AuditInputError
 
-__all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory"]
+__all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory",
+           "trace_trajectory"]
 
-FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex")
+FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex", "trace")
 
 
 @dataclass
@@ -107,15 +113,37 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
                "container.exec", "local_shell", "cmd", "execute_command"):
         command = args.get("command", args.get("cmd", args.get("script", "")))
         return [Step(_argv_text(command), tool=name)]
-    if low in ("read", "view", "open", "read_file", "str_replace_editor") and (
-            args.get("file_path") or args.get("path")):
+    if low in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor") and args.get("path"):
+        words = ["str_replace_editor", str(args.get("command") or "view"), str(args["path"])]
+        for key in ("file_text", "old_str", "new_str"):
+            if args.get(key) is not None:
+                words += [f"--{key}", str(args[key])]
+        return [Step(shlex.join(words), tool=name)]
+    if low in ("read", "view", "open", "read_file") and (args.get("file_path") or args.get("path")):
         path = str(args.get("file_path") or args.get("path"))
-        verb = "tee" if args.get("command") in ("create", "str_replace", "insert", "undo_edit") else "cat"
-        return [Step(f"{verb} {q(path)}", tool=name)]
-    if low in ("write", "edit", "multiedit", "notebookedit", "write_file", "create_file", "edit_file",
-               "replace"):
+        return [Step(f"cat {q(path)}", tool=name)]
+    if low in ("write", "write_file", "create_file") and (args.get("file_path") or args.get("path")):
+        path = str(args.get("file_path") or args.get("path"))
+        content = args.get("content", args.get("file_text", args.get("text")))
+        if isinstance(content, str):
+            return [Step(_written(path, content), tool=name)]
+        return [Step(f"tee {q(path)}", tool=name)]
+    if low in ("edit", "multiedit", "notebookedit", "edit_file", "replace"):
         path = str(args.get("file_path") or args.get("notebook_path") or args.get("path") or "")
-        return [Step(f"tee {q(path)}", tool=name)] if path else []
+        if not path:
+            return []
+        edits = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+        steps = []
+        for edit in edits:
+            if not isinstance(edit, Mapping):
+                continue
+            new = edit.get("new_string", edit.get("new_source", edit.get("new_str", edit.get("content"))))
+            old = edit.get("old_string", edit.get("old_str"))
+            if isinstance(new, str):
+                words = ["str_replace_editor", "str_replace" if isinstance(old, str) else "insert", path]
+                words += (["--old_str", old] if isinstance(old, str) else []) + ["--new_str", new]
+                steps.append(Step(shlex.join(words), tool=name))
+        return steps or [Step(f"tee {q(path)}", tool=name)]
     if low in ("grep", "search", "search_file_content"):
         path = str(args.get("path") or ".")
         return [Step(f"grep -r {q(str(args.get('pattern', '')))} {q(path)}", tool=name)]
@@ -127,8 +155,39 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
         return [Step(f"curl {q('websearch:' + str(args.get('query', '')))}", tool=name)]
     if low == "apply_patch":
         patch = str(args.get("input", args.get("patch", "")))
-        return [Step(f"tee {q(p.strip())}", tool=name) for p in _PATCH_FILE.findall(patch)]
+        return [Step(shlex.join(["apply_patch", patch]), tool=name)] if patch else []
     return []
+
+
+def _written(path: str, content: str) -> str:
+    """A file an editor tool wrote, as the shell command that writes the same content (so the
+    audit remembers it, and reads it when the trajectory runs it)."""
+    delim = "EVOTREE_EOF"
+    while delim in content:
+        delim += "_"
+    return f"tee {shlex.quote(path)} >/dev/null <<'{delim}'\n{content}\n{delim}"
+
+
+_SWE_OPEN = re.compile(r"^(open|create)\s+(\"[^\"]+\"|'[^']+'|\S+)(?:\s+\d+)?\s*$")
+_SWE_EDIT = re.compile(r"^edit\s+\d+(?::\d+)?\s*\n(.*?)\n?end_of_edit\s*$", re.S)
+
+
+def _swe_classic(action: str, state: dict[str, str]) -> str:
+    """SWE-agent's classic editor commands (``open``, ``create``, ``edit N:M ... end_of_edit``)
+    as ``str_replace_editor`` calls on the open file: an edit's body is file content, not
+    commands, and a file created and run is read when it runs."""
+    text = action.strip()
+    m = _SWE_OPEN.match(text)
+    if m:
+        path = m.group(2).strip("\"'")
+        state["open"] = path
+        if m.group(1) == "create":
+            return shlex.join(["str_replace_editor", "create", path, "--file_text", ""])
+        return action
+    m = _SWE_EDIT.match(text)
+    if m and state.get("open"):
+        return shlex.join(["str_replace_editor", "insert", state["open"], "--new_str", m.group(1)])
+    return action
 
 
 def _load_args(raw: Any) -> dict[str, Any]:
@@ -146,12 +205,13 @@ def _load_args(raw: Any) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- JSON formats
 def _swe_agent(data: Mapping[str, Any], tid: str, source: str) -> Trajectory:
     traj = Trajectory(tid, "swe-agent", source=source)
+    state: dict[str, str] = {}
     for entry in data.get("trajectory") or []:
         if not isinstance(entry, Mapping):
             continue
         action = entry.get("action")
         if action:
-            traj.steps.append(Step(str(action), None if entry.get("observation") is None
+            traj.steps.append(Step(_swe_classic(str(action), state), None if entry.get("observation") is None
                                    else _text_of(entry.get("observation"))))
     if not traj.steps:  # only a history of messages
         return _messages(data.get("history") or [], tid, source, "swe-agent")
@@ -162,6 +222,7 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
     traj = Trajectory(tid, fmt, source=source)
     pending: dict[str, Step] = {}
     last: list[Step] = []
+    state: dict[str, str] = {}
     for msg in messages:
         if not isinstance(msg, Mapping):
             continue
@@ -176,8 +237,8 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
                     if isinstance(call, Mapping) and call.get("id"):
                         pending[str(call["id"])] = step
                 last += steps
-            if isinstance(msg.get("action"), str) and msg.get("action"):  # SWE-agent history
-                step = Step(msg["action"])
+            if isinstance(msg.get("action"), str) and msg.get("action") and not msg.get("tool_calls"):
+                step = Step(_swe_classic(msg["action"], state))  # SWE-agent history
                 traj.steps.append(step)
                 last.append(step)
             elif not msg.get("tool_calls"):
@@ -200,12 +261,15 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
 def _jsonl_kind(obj: Mapping[str, Any]) -> str | None:
     if "commands" in obj and ("group_id" in obj or "run_id" in obj):
         return "evotree"
+    if obj.get("kind") in ("exec", "connect") and ("argv" in obj or "address" in obj):
+        return "trace"
     kind = obj.get("type")
     if kind in ("assistant", "user", "summary", "system") and ("message" in obj or "sessionId" in obj
                                                                 or "uuid" in obj):
         return "claude-code"
     if kind in ("response_item", "session_meta", "turn_context", "event_msg", "function_call",
-                "function_call_output", "local_shell_call", "message", "reasoning"):
+                "function_call_output", "local_shell_call", "local_shell_call_output", "custom_tool_call",
+                "custom_tool_call_output", "message", "reasoning"):
         return "codex"
     if "role" in obj and ("content" in obj or "tool_calls" in obj):
         return "chat"
@@ -216,10 +280,31 @@ def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Tra
     run_id = str(obj.get("run_id") or "")
     tid = "/".join(str(obj.get(k, "")) for k in ("run_id", "phase", "step", "group_id", "sample_index"))
     commands = obj.get("commands") or []
-    return Trajectory(tid, "evotree", [Step(str(c)) for c in commands], source=source,
+    steps = [Step(str(c)) for c in commands]
+    text = obj.get("text")
+    if isinstance(text, str) and text and steps:
+        _outputs_from_text(steps, text)
+    return Trajectory(tid, "evotree", steps, source=source,
                       task_id=None if obj.get("task_id") is None else str(obj.get("task_id")),
                       run_id=run_id or None, phase=obj.get("phase"),
                       text=obj.get("text") if isinstance(obj.get("text"), str) else None, nbytes=nbytes)
+
+
+def _outputs_from_text(steps: list[Step], text: str) -> None:
+    """Give each step its output when the rollout's ``text`` is the transcript the docs ask for
+    (``"$ {command}\\n{output}"`` per step, in order); otherwise leave outputs unknown."""
+    starts = []
+    pos = 0
+    for step in steps:
+        marker = "$ " + step.command
+        at = text.find(marker, pos)
+        if at < 0 or (at > 0 and text[at - 1] != "\n"):
+            return
+        starts.append((at, at + len(marker)))
+        pos = at + len(marker)
+    for k, step in enumerate(steps):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
+        step.output = text[starts[k][1]:end].strip("\n")
 
 
 def rollout_trajectory(row: Mapping[str, Any], source: str | None = None) -> Trajectory:
@@ -282,6 +367,30 @@ class _Session:
                 step.output = _text_of(out)
 
 
+def trace_trajectory(rows: Iterable[Mapping[str, Any]], tid: str, source: str | None = None, *,
+                     run_id: str | None = None, phase: str | None = None) -> Trajectory:
+    """A runtime trace (:mod:`evotree.harness.audit.trace`) as a trajectory: each program that ran
+    is a step (its argv as a command line, in its working directory); each connect to an
+    internet address a step ``connect() ADDRESS:PORT``."""
+    traj = Trajectory(tid, "trace", source=source, run_id=run_id, phase=phase)
+    for row in rows:
+        if row.get("kind") == "exec":
+            argv = [str(a) for a in row.get("argv") or []] or [str(row.get("path") or "")]
+            if not argv[0]:
+                continue
+            exit_ = row.get("exit")
+            traj.steps.append(Step(shlex.join(argv), None if exit_ is None else f"[exit {exit_}]", tool="exec"))
+            again = row.get("argv_at_exit")
+            if isinstance(again, list) and again and [str(a) for a in again] != argv:
+                traj.steps.append(Step(shlex.join(str(a) for a in again), None, tool="exec"))
+        elif row.get("kind") == "connect":
+            addr, port = str(row.get("address") or ""), row.get("port")
+            host = f"[{addr}]" if ":" in addr else addr
+            traj.steps.append(Step(shlex.join(["connect()", f"{host}:{port}" if port else host]),
+                                   str(row.get("result") or ""), tool="connect"))
+    return traj
+
+
 def _jsonl(text: str, source: str, stem: str) -> list[Trajectory]:
     out: list[Trajectory] = []
     session: _Session | None = None
@@ -327,14 +436,70 @@ def _jsonl(text: str, source: str, stem: str) -> list[Trajectory]:
     return out
 
 
+_TS_LINE = re.compile(r"^#\d{9,}$")
+_ZSH_LINE = re.compile(r"^: \d+:\d+;")
+#: a multi-line entry of plain history never spans more lines than this (a stray quote does not
+#: swallow the rest of the file)
+_MAX_ENTRY_LINES = 200
+
+
+def _history_entries(text: str) -> list[str]:
+    """The commands of a shell history file, one per entry, multi-line entries joined:
+
+    * bash with ``#<epoch>`` lines: a timestamp always starts an entry;
+    * zsh extended history (``: <epoch>:0;cmd``): a line that does not start an entry continues
+      the one before (zsh ends each inner line with a backslash);
+    * bash: a line continues the entry before while that entry is unfinished (an open quote,
+      a here-document without its terminator, a trailing backslash, an open bracket or block).
+    """
+    lines = text.splitlines()
+    if any(_ZSH_LINE.match(line) for line in lines[:50]):
+        entries: list[str] = []
+        for line in lines:
+            if _ZSH_LINE.match(line):
+                entries.append(line[line.index(";") + 1:])
+            elif entries:
+                prev = entries[-1]
+                entries[-1] = (prev[:-1] if prev.endswith("\\") else prev) + "\n" + line
+            elif line.strip():
+                entries.append(line)
+        return [e[:-1] if e.endswith("\\") else e for e in entries if e.strip()]
+    groups: list[list[str]] = [[]]  # a timestamp line (bash HISTTIMEFORMAT) starts an entry for sure
+    for line in lines:
+        if _TS_LINE.match(line):
+            groups.append([])
+        else:
+            groups[-1].append(line)
+    from evotree.harness.audit.commands import LineJoiner
+
+    entries = []
+    for group in groups:
+        k = 0
+        while k < len(group):
+            line = group[k]
+            k += 1
+            if not line.strip():
+                continue
+            joiner = LineJoiner()
+            if joiner.feed(line):
+                entries.append(line)
+                continue
+            j = k
+            while j < len(group) and j - k < _MAX_ENTRY_LINES:
+                done = joiner.feed(group[j])
+                j += 1
+                if done:
+                    break
+            if joiner.finished or j >= len(group):
+                entries.append("\n".join(group[k - 1:j]))
+                k = j
+            else:
+                entries.append(line)  # never finished: a line of its own after all
+    return entries
+
+
 def _shell_history(text: str, source: str, stem: str) -> Trajectory:
-    steps = []
-    for line in text.splitlines():
-        if not line.strip() or re.match(r"^#\d{9,}$", line):
-            continue
-        m = re.match(r"^: \d+:\d+;(.*)$", line)  # zsh extended history
-        steps.append(Step(m.group(1) if m else line))
-    return Trajectory(stem, "shell", steps, source=source)
+    return Trajectory(stem, "shell", [Step(e) for e in _history_entries(text)], source=source)
 
 
 def _detect(text: str) -> tuple[str, Any]:
@@ -356,12 +521,18 @@ def _detect(text: str) -> tuple[str, Any]:
         return "chat", data
     if data is not None:
         return "unknown-json", data
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        obj = json.loads(first)
-    except ValueError:
-        return "unknown-json", None
-    return ((_jsonl_kind(obj) or "unknown-json") if isinstance(obj, Mapping) else "unknown-json"), None
+    kind = "unknown-json"
+    for line in text.lstrip().split("\n", 8)[:8]:  # a header line (older Codex) may come first
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            if kind == "unknown-json":
+                return kind, None
+            continue
+        found = _jsonl_kind(obj) if isinstance(obj, Mapping) else None
+        if found:
+            return found, None
+    return kind, None
 
 
 def detect_format(text: str) -> str:
@@ -421,6 +592,12 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
                 f"{p}: JSON, but not a known trajectory format (no 'trajectory', 'history' or 'messages')",
                 fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
                     "Claude Code / Codex JSONL (see docs/audit.md)")
+        traj.nbytes = len(raw)
+        return [traj]
+    if fmt == "trace":
+        from evotree.harness.audit.trace import read_trace_rows
+
+        traj = trace_trajectory(read_trace_rows(text), stem, source)
         traj.nbytes = len(raw)
         return [traj]
     trajs = _jsonl(text, source, stem)

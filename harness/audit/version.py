@@ -56,11 +56,15 @@ __all__ = ["AuditReport", "audit_version", "record_task", "TASKS_FILE"]
 
 #: Where :func:`record_task` writes, inside ``evidence/<phase>/``.
 TASKS_FILE = "audit_tasks.jsonl"
+#: A sandboxed phase's runtime trace (:mod:`evotree.harness.audit.trace`).
+TRACE_FILE = "exec_trace.jsonl"
 _LEDGER_FINDINGS = 50
 _MAX_REPOS = 50
 #: The prefilter in SQL: a superset of :data:`evotree.harness.audit.commands.PREFILTER_KEYWORDS` (tested).
 _SQL_PREFILTER = (r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|socat|w3m|lynx|links|xh|socket|"
-                  r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$")
+                  r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$|"
+                  r"fromhex|unhexlify|decode|rot13|rot_13|openssl|\|rev|\| rev|exec|apply_patch|str_replace_editor|"
+                  r"end_of_edit|base32|basenc|connect\(\)")
 
 
 def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = None, *,
@@ -221,6 +225,23 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         findings.append(Finding(layer="audit", code="audit.no_runs", severity="info",
                                 title="no finished run of this version on this machine: no trajectory to audit",
                                 suggestion=f"run it first: evotree run {vid}", version=vid))
+    # ---- runtime traces of the sandboxed phases (evidence/<phase>/exec_trace.jsonl)
+    n_traces = 0
+    for run_id in run_ids:
+        for trace in sorted((base_dir / run_id / "evidence").glob(f"*/{TRACE_FILE}")):
+            try:
+                from evotree.harness.audit.trace import read_trace_rows
+                from evotree.harness.audit.transcripts import trace_trajectory
+
+                phase = trace.parent.name
+                traj = trace_trajectory(read_trace_rows(trace.read_text(encoding="utf-8", errors="replace")),
+                                        f"{run_id}/{phase}/trace", str(trace), run_id=run_id, phase=phase)
+                verdicts.append(audit_trajectory(traj, rules, None))
+                n_traces += 1
+            except Exception as exc:  # noqa: BLE001 - fail closed, say why
+                findings.append(_check_error("runtime trace", exc, vid))
+    if n_traces:
+        checks["runtime_traces"] = f"{n_traces} phase trace(s)"
     if trajectory_files:
         from evotree.harness.audit.transcripts import read_trajectories
 

@@ -27,6 +27,7 @@ session and the run says so in its notes and in ``phases.<phase>.sandbox``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -50,8 +51,10 @@ from evotree.harness.sandbox import (
     SandboxSpec,
     SandboxUnavailable,
     accounted,
+    can_trace,
     check_sandbox,
     copy_regular_files,
+    finish_trace,
     sandbox_env,
     wrap,
 )
@@ -139,7 +142,7 @@ def run_phase(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
     deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
     *, drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxSpec | None = None,
-    candidate: Path | None = None, cache: Path | None = None,
+    candidate: Path | None = None, cache: Path | None = None, trace: bool = False,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``.
 
@@ -154,6 +157,14 @@ def run_phase(
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
     env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate, cache=cache)
     argv = ["bash", "-c", command]
+    if sandbox is not None and trace and can_trace():
+        # the runtime trace (strace outside the sandbox: the phase cannot switch it off), written
+        # under the run's root, which the phase sees read-only
+        trace_dir = paths.root / "trace"
+        trace_dir.mkdir(parents=True, exist_ok=True)
+        sandbox = dataclasses.replace(sandbox, trace=trace_dir / f"{phase}.trace")
+    elif sandbox is not None and trace:
+        record.notes.append(f"[sandbox] trace is on, but strace cannot trace here: the {phase} phase ran untraced")
     max_tasks = sandbox.limits.max_processes if sandbox is not None else 0
     # the kernel's bound on the phase's processes where evotree may make a pids cgroup (RLIMIT_NPROC
     # does not bind root); the supervisor's count (supervise) is the bound everywhere else
@@ -188,6 +199,12 @@ def run_phase(
             watchdog.wait()
         if cgroup is not None:
             cgroup.remove()
+        if sandbox is not None and sandbox.trace is not None:
+            try:  # into the phase's evidence, bound by the run's manifest like the rest
+                record.phases.setdefault(phase, {})["traced_processes"] = len(
+                    finish_trace(sandbox, paths.evidence_dir(phase)))
+            except Exception as exc:  # noqa: BLE001 - a broken trace is said, never fatal to the run
+                record.notes.append(f"the runtime trace of the {phase} phase could not be read: {exc}")
     record.phases[phase]["sandbox"] = "bwrap" if sandbox is not None else "off"
     record.phases[phase]["network"] = sandbox.network if sandbox is not None else True
     return outcome
@@ -383,7 +400,7 @@ def train_then_judge(
         ) if policy.enabled else None
         outcome = run_phase(plan, paths, "prepare", prepare_command, paths.candidate, deadline, train_timeout,
                             cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=prepare_box,
-                            cache=cache)
+                            cache=cache, trace=policy.trace)
         if outcome != "ok":
             return outcome
     paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
@@ -394,7 +411,7 @@ def train_then_judge(
     ) if policy.enabled else None
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate, deadline, train_timeout,
                         cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box,
-                        cache=cache)
+                        cache=cache, trace=policy.trace)
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.

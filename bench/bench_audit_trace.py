@@ -1,0 +1,149 @@
+#!/usr/bin/env python
+"""Benchmark: the cost of the runtime trace on a phase that runs 1,000 git commands (issue 21).
+Target: <= 10 % more wall time than the same phase in the same sandbox untraced.
+
+The phase: ``bash -c`` running ``git`` 1,000 times, in the phase sandbox (``SandboxSpec``,
+started through ``accounted`` as ``evotree run`` starts phases). Two mixes:
+
+  agent   (default) what a coding agent runs — status, log -5 --stat, diff HEAD~3, show, log of a
+          file, grep, blame, diff — on a repository with history (300 commits, 200 files)
+  agent-nogrep  the same without ``git grep`` (the one multi-threaded command of the mix: a
+          traced process pays for each thread it starts and ends, and git grep starts 8 per run)
+  light   the cheapest commands (rev-parse HEAD, status, log -1, diff --stat) on a one-commit
+          repository: fork and exec are all there is, the tracer's worst case (its cost is per
+          process started)
+Variants, interleaved in rotated order, --repeats times each (median reported):
+
+  sandbox   the phase in the sandbox
+  seccomp   the same with ``SandboxSpec.trace`` and the default tracer (a seccomp
+            user-notification filter on execve / connect / exit_group, served outside the
+            sandbox), including the conversion into ``exec_trace.jsonl`` after the phase
+  strace    the same with the fallback tracer (strace -f --seccomp-bpf outside the sandbox)
+
+Reported: wall time, and CPU time (user + system of the launcher, bubblewrap, the phase's
+processes and strace: ``RUSAGE_CHILDREN``). The phase runs its commands one after another and a
+traced process waits while strace handles its stop, so on an idle machine the wall overhead is
+the CPU overhead; on a loaded one the CPU figure is the steadier estimate.
+
+Each traced run is checked: every one of the 1,000 git processes is in the trace. Run:
+
+    .venv/bin/python bench/bench_audit_trace.py [--mix agent|light] [--commands 1000] [--repeats 5] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET = 0.10
+#: --mix light: the cheapest git commands on a one-commit repository (fork and exec dominate:
+#: the worst case for a tracer, whose cost is per process started)
+LIGHT = ("git rev-parse HEAD", "git status --short", "git log -1 --oneline", "git diff --stat")
+#: --mix agent: what a coding agent runs, on a repository with history (--history commits of
+#: --files files)
+AGENT = ("git status --short", "git log -5 --stat", "git diff HEAD~3 --stat", "git show HEAD~2 --stat",
+         "git log --oneline -20 -- src/f7.py", "git grep -n value_3", "git blame src/f3.py", "git diff")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--commands", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--mix", choices=("light", "agent", "agent-nogrep"), default="agent")
+    parser.add_argument("--history", type=int, default=300, help="commits of the --mix agent repository")
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+
+    from evotree.harness import sandbox as sandbox_mod
+    from evotree.harness.sandbox import SandboxSpec, accounted, can_trace, check_sandbox, finish_trace, sandbox_env, wrap
+
+    status = check_sandbox()
+    if not status.ok or not can_trace():
+        print(f"needs bubblewrap and strace: {status.reason or 'strace unavailable'}", file=sys.stderr)
+        sys.exit(2)
+    with tempfile.TemporaryDirectory(prefix="evotree-bench-trace-") as tmp:
+        base = Path(tmp)
+        work = base / "work"
+        work.mkdir()
+        env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+               "GIT_COMMITTER_EMAIL": "a@b"}
+        subprocess.run(["git", "init", "-q", str(work)], check=True, env=env)
+        (work / "src").mkdir()
+        files = args.files if args.mix.startswith("agent") else 20
+        for k in range(files):
+            (work / "src" / f"f{k}.py").write_text("".join(f"value_{j} = {j * k}\n" for j in range(40)))
+        subprocess.run(["git", "-C", str(work), "add", "."], check=True, env=env)
+        subprocess.run(["git", "-C", str(work), "commit", "-q", "-m", "base"], check=True, env=env)
+        if args.mix.startswith("agent"):  # history: each commit edits a few files (fast-import: seconds, not minutes)
+            stream = []
+            for c in range(args.history):
+                stream.append(f"commit refs/heads/master\ncommitter a <a@b> {1700000000 + c} +0000\n"
+                              f"data {len(f'c{c}')}\nc{c}\n" + ("from refs/heads/master^0\n" if c == 0 else ""))
+                for k in (c % files, (c * 7) % files):
+                    body = "".join(f"value_{j} = {j * k + c}\n" for j in range(40))
+                    stream.append(f"M 644 inline src/f{k}.py\ndata {len(body)}\n{body}")
+            subprocess.run(["git", "-C", str(work), "fast-import", "--quiet"], input="".join(stream).encode(),
+                           check=True, env=env)
+            subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard", "master"], check=True, env=env)
+        mix = {"agent": AGENT, "light": LIGHT, "agent-nogrep": tuple(c for c in AGENT if "grep" not in c)}[args.mix]
+        lines = [mix[k % len(mix)] + " >/dev/null" for k in range(args.commands)]
+        script = "\n".join(lines)
+        variants = ("sandbox", "seccomp", "strace")
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        cpu: dict[str, list[float]] = {v: [] for v in variants}
+        traced_gits: dict[str, list[int]] = {"seccomp": [], "strace": []}
+        for rep in range(args.repeats):
+            for variant in variants[rep % 3:] + variants[:rep % 3]:
+                trace = base / f"raw-{rep}-{variant}" if variant != "sandbox" else None
+                sandbox_mod.TRACER = variant if variant != "sandbox" else "seccomp"
+                spec = SandboxSpec(cwd=work, read_write=(work,), trace=trace)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                proc = subprocess.run(accounted(wrap(spec, ["bash", "-c", script])), env=sandbox_env(dict(os.environ)),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                if trace is not None:
+                    rows = finish_trace(spec, base)
+                seconds = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[variant].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+                assert proc.returncode == 0, proc.stderr[-2000:]
+                if trace is not None:
+                    gits = sum(1 for r in rows if r["kind"] == "exec" and r["path"].endswith("/git"))
+                    traced_gits[variant].append(gits)
+                    assert gits == args.commands, (gits, args.commands)
+                times[variant].append(seconds)
+                print(f"  {variant:8s} {seconds:6.2f} s wall  {cpu[variant][-1]:6.2f} s cpu", file=sys.stderr)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+    overhead = {v: med[v] / med["sandbox"] - 1 for v in ("seccomp", "strace")}
+    cpu_overhead = {v: med_cpu[v] / med_cpu["sandbox"] - 1 for v in ("seccomp", "strace")}
+    result: dict[str, Any] = {
+        "bench": "audit_trace", "python": platform.python_version(), "machine": platform.machine(),
+        "cpus": os.cpu_count(), "load_average": os.getloadavg(), "mix": args.mix, "commands": args.commands, "repeats": args.repeats, "median_seconds": med,
+        "seconds": times, "ms_per_git": {k: v / args.commands * 1000 for k, v in med.items()},
+        "cpu_seconds": cpu, "median_cpu_seconds": med_cpu,
+        "overhead": overhead, "cpu_overhead": cpu_overhead, "target": TARGET,
+        "meets_target": {v: overhead[v] <= TARGET for v in overhead},
+        "git_processes_traced": traced_gits,
+    }
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

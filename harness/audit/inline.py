@@ -1,0 +1,560 @@
+"""Programs inside programs: the commands a Python (or node / perl / ruby / php) snippet runs.
+
+:func:`python_calls` reads Python code with :mod:`ast` (``python -c``, a here-document fed to
+Python, a file the trajectory wrote and then ran) and returns what it runs, reads, writes and
+fetches:
+
+* process calls — ``subprocess.run/call/check_call/check_output/Popen/getoutput``,
+  ``os.system/popen/exec*/spawn*``, ``pty.spawn``, ``asyncio.create_subprocess_exec/shell``,
+  GitPython (``repo.git.log('--all')``, ``Git('.').log(...)``, ``repo.iter_commits(all=True)``,
+  ``repo.git.execute([...])``), the ``sh`` package (``sh.git.log('--all')``) and pygit2's
+  reference listings (``listall_references``);
+* ``open(path)`` (``cat PATH``) and ``open(path, 'w')`` (``tee PATH``), URL fetches
+  (``urlopen``, ``requests.get``, ``httpx``: ``curl URL``);
+* ``exec`` / ``eval`` of code it can compute (read recursively).
+
+Arguments are *computed* where the code makes them from literals: names bound to literals
+(``cmd = ['git', 'log']; run(cmd + ['--all'])``), concatenation, f-strings, ``%`` and
+``.format``, ``str.split``, ``shlex.split``, ``' '.join``, slicing ``[::-1]``, and decoders —
+``base64.b64decode``, ``bytes.fromhex``, ``binascii.unhexlify``, ``codecs.decode(..., 'rot13')``,
+``zlib.decompress`` — so an encoded command is read as the command it is. A value the code
+cannot compute becomes the word ``$UNKNOWN``.
+
+:func:`foreign_calls` reads one-liners of other languages (``node -e``, ``perl -e``,
+``ruby -e``, ``php -r``) lexically: the string literals passed to their process calls
+(``execSync``, ``spawnSync``, ``system``, ``exec``, backticks, ``qx``, ``%x``).
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import codecs
+import re
+import shlex
+import textwrap
+import zlib
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["python_calls", "foreign_calls", "UNKNOWN"]
+
+UNKNOWN = "$UNKNOWN"
+_Value = Any  # str | bytes | list | int | None (None: unknown)
+
+_SHELL_CALLS = frozenset({"system", "popen", "getoutput", "getstatusoutput", "create_subprocess_shell",
+                          "check_output_shell"})
+_EXEC_CALLS = frozenset({"run", "call", "check_call", "check_output", "Popen", "spawn", "execute",
+                         "create_subprocess_exec"})
+_OS_EXECL = frozenset({"execl", "execlp", "execle", "execlpe"})
+_OS_EXECV = frozenset({"execv", "execvp", "execve", "execvpe"})
+_OS_SPAWNL = frozenset({"spawnl", "spawnlp", "spawnle", "spawnlpe"})
+_OS_SPAWNV = frozenset({"spawnv", "spawnvp", "spawnve", "spawnvpe", "posix_spawn", "posix_spawnp"})
+_NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "put", "head", "request", "Request",
+                        "create_connection", "stream", "patch", "delete", "fetch"})
+#: git subcommands GitPython / sh expose as methods (``repo.git.rev_list`` is ``git rev-list``)
+_GIT_METHODS = frozenset({"log", "show", "diff", "checkout", "switch", "restore", "reset", "ls_tree", "blame",
+                          "grep", "archive", "format_patch", "shortlog", "whatchanged", "rev_list", "rev_parse",
+                          "reflog", "fsck", "cat_file", "for_each_ref", "show_ref", "stash", "bundle",
+                          "fast_export", "notes", "fetch", "pull", "clone", "ls_remote", "cherry_pick", "merge",
+                          "rebase", "revert", "branch", "tag", "worktree", "name_rev", "describe", "show_branch",
+                          "remote", "status", "add", "commit", "rm", "mv", "apply"})
+
+
+def _kw_options(keywords: list[ast.keyword], env: dict[str, _Value]) -> list[str]:
+    """GitPython's keyword arguments as options: ``all=True`` -> ``--all``, ``n=3`` -> ``-n3``."""
+    out = []
+    for kw in keywords:
+        if kw.arg is None or kw.arg.startswith("_") or kw.arg in ("with_extended_output", "as_process",
+                                                                  "stdout_as_string", "istream", "kill_after_timeout",
+                                                                  "with_exceptions", "env", "universal_newlines"):
+            continue
+        value = _value(kw.value, env)
+        flag = ("-" if len(kw.arg) == 1 else "--") + kw.arg.replace("_", "-")
+        if value is True:
+            out.append(flag)
+        elif value is False or value is None and not isinstance(kw.value, ast.Constant):
+            continue
+        elif isinstance(value, (str, int)):
+            out.append(f"{flag}{'' if len(kw.arg) == 1 else '='}{value}")
+    return out
+
+
+def _as_text(value: _Value) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return None
+
+
+def _words(value: _Value) -> list[str] | None:
+    if isinstance(value, (list, tuple)):
+        return [_as_text(v) if _as_text(v) is not None else (str(v) if isinstance(v, int) else UNKNOWN)
+                for v in value]
+    return None
+
+
+def _decoder(name: str, args: list[_Value], kwargs: dict[str, _Value]) -> _Value:
+    data = args[0] if args else None
+    if isinstance(data, str) and name not in ("decode",):
+        data = data.encode("utf-8", "surrogateescape")
+    if not isinstance(data, bytes):
+        return None
+    try:
+        if name in ("b64decode", "standard_b64decode", "decodebytes", "a2b_base64"):
+            return base64.b64decode(re.sub(rb"\s+", b"", data) + b"=" * (-len(re.sub(rb"\s+", b"", data)) % 4))
+        if name == "urlsafe_b64decode":
+            return base64.urlsafe_b64decode(data + b"=" * (-len(data) % 4))
+        if name == "b32decode":
+            return base64.b32decode(data, casefold=True)
+        if name in ("b16decode",):
+            return base64.b16decode(data, casefold=True)
+        if name == "a85decode":
+            return base64.a85decode(data)
+        if name == "b85decode":
+            return base64.b85decode(data)
+        if name in ("unhexlify", "a2b_hex", "fromhex"):
+            return binascii.unhexlify(re.sub(rb"\s+", b"", data))
+        if name == "decompress":
+            return zlib.decompress(data, zlib.MAX_WBITS | 32)
+    except (binascii.Error, ValueError, zlib.error):
+        return None
+    return None
+
+
+def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
+    func = node.func
+    fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    args = [_value(a, env) for a in node.args]
+    kwargs = {kw.arg: _value(kw.value, env) for kw in node.keywords if kw.arg}
+    if isinstance(func, ast.Attribute):
+        obj = _value(func.value, env)
+        owner = func.value.id if isinstance(func.value, ast.Name) else ""
+        if isinstance(obj, (str, bytes)):
+            if fname == "decode":
+                enc = _as_text(args[0]) if args else "utf-8"
+                if isinstance(obj, bytes):
+                    if enc in ("hex",):
+                        return None
+                    return obj.decode(enc or "utf-8", "replace") if enc and codecs.lookup(enc) else None
+                return obj
+            if fname == "encode":
+                return obj.encode("utf-8", "surrogateescape") if isinstance(obj, str) else obj
+            if fname == "split" and isinstance(obj, str):
+                sep = _as_text(args[0]) if args and args[0] is not None else None
+                return obj.split(sep) if sep else obj.split()
+            if fname in ("strip", "lstrip", "rstrip", "lower", "upper") and isinstance(obj, str) and not args:
+                return getattr(obj, fname)()
+            if fname == "replace" and isinstance(obj, str) and len(args) >= 2 and all(isinstance(a, str)
+                                                                                        for a in args[:2]):
+                return obj.replace(args[0], args[1])
+            if fname == "join" and isinstance(obj, str) and args and isinstance(args[0], (list, tuple)):
+                parts = [_as_text(p) if _as_text(p) is not None else UNKNOWN for p in args[0]]
+                return obj.join(parts)
+            if fname == "format" and isinstance(obj, str):
+                try:
+                    return obj.format(*[a if a is not None else UNKNOWN for a in args],
+                                      **{k: (v if v is not None else UNKNOWN) for k, v in kwargs.items()})
+                except (IndexError, KeyError, ValueError):
+                    return None
+        if fname == "fromhex" and owner in ("bytes", "bytearray"):
+            return _decoder("fromhex", args, kwargs)
+        if fname == "split" and owner == "shlex" and args and isinstance(args[0], str):
+            try:
+                return shlex.split(args[0])
+            except ValueError:
+                return args[0].split()
+        if fname in ("decode", "encode") and owner == "codecs" and args:
+            text = _as_text(args[0])
+            enc = (_as_text(args[1]) if len(args) > 1 else _as_text(kwargs.get("encoding"))) or ""
+            if text is not None and enc.replace("_", "").lower() == "rot13":
+                return codecs.decode(text, "rot13")
+            if enc in ("hex", "hex_codec"):
+                return _decoder("unhexlify", [args[0]], {})
+            if enc in ("base64", "base64_codec"):
+                return _decoder("b64decode", [args[0]], {})
+            return None
+        if owner in ("base64", "binascii", "zlib", "gzip") or fname in ("b64decode", "unhexlify"):
+            return _decoder(fname, args, kwargs)
+    if isinstance(func, ast.Name):
+        if fname in ("b64decode", "standard_b64decode", "urlsafe_b64decode", "b32decode", "unhexlify",
+                     "a2b_hex", "a2b_base64", "decompress", "b16decode"):
+            return _decoder(fname, args, kwargs)
+        if fname in ("str", "bytes", "bytearray") and args:
+            value = args[0]
+            if fname == "str" and isinstance(value, bytes) and len(args) > 1:
+                return value.decode("utf-8", "replace")
+            if fname == "str" and isinstance(value, (str, int)):
+                return str(value)
+            if fname in ("bytes", "bytearray") and isinstance(value, str):
+                return value.encode("utf-8", "surrogateescape")
+            if fname in ("bytes", "bytearray") and isinstance(value, bytes):
+                return value
+        if fname in ("list", "tuple") and args and isinstance(args[0], (list, tuple, str)):
+            return list(args[0])
+        if fname == "reversed" and args and isinstance(args[0], (str, list)):
+            return list(reversed(args[0]))
+        if fname == "chr" and args and isinstance(args[0], int) and 0 <= args[0] < 0x110000:
+            return chr(args[0])
+    return None
+
+
+def _value(node: ast.AST, env: dict[str, _Value]) -> _Value:
+    """The value of an expression built from literals (None: unknown)."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, (str, bytes, int, bool)) else None
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        out = []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                inner = _value(e.value, env)
+                if isinstance(inner, (list, tuple)):
+                    out.extend(inner)
+                    continue
+                out.append(UNKNOWN)
+                continue
+            v = _value(e, env)
+            out.append(v if v is not None else UNKNOWN)
+        return out
+    if isinstance(node, ast.BinOp):
+        left, right = _value(node.left, env), _value(node.right, env)
+        if isinstance(node.op, ast.Add):
+            if isinstance(left, str) and isinstance(right, str) or isinstance(left, bytes) and isinstance(right, bytes):
+                return left + right
+            if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+                return list(left) + list(right)
+            if isinstance(left, str) and right is None and not isinstance(node.right, ast.Constant):
+                return left + UNKNOWN
+            if isinstance(left, (list, tuple)) and right is None:
+                return list(left) + [UNKNOWN]
+            return None
+        if isinstance(node.op, ast.Mod) and isinstance(left, str):
+            try:
+                vals = tuple(v if v is not None else UNKNOWN for v in right) if isinstance(right, (list, tuple)) \
+                    else (right if right is not None else UNKNOWN)
+                return left % vals
+            except (TypeError, ValueError):
+                return None
+        if isinstance(node.op, ast.Mult) and isinstance(left, (str, list)) and isinstance(right, int) \
+                and 0 <= right < 64:
+            return left * right
+        return None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue):
+                inner = _value(v.value, env)
+                parts.append(str(inner) if isinstance(inner, (str, int)) else
+                             " ".join(map(str, inner)) if isinstance(inner, list) else UNKNOWN)
+        return "".join(parts)
+    if isinstance(node, ast.Subscript):
+        base = _value(node.value, env)
+        sl = node.slice
+        if isinstance(base, (str, bytes, list)) and isinstance(sl, ast.Slice):
+            lo = _value(sl.lower, env) if sl.lower else None
+            hi = _value(sl.upper, env) if sl.upper else None
+            st = _value(sl.step, env) if sl.step else None
+            if all(x is None or isinstance(x, int) for x in (lo, hi, st)):
+                return base[lo:hi:st]
+        if isinstance(base, (list, str)):
+            idx = _value(sl, env)
+            if isinstance(idx, int) and -len(base) <= idx < len(base):
+                return base[idx]
+        return None
+    if isinstance(node, ast.Call):
+        return _call_value(node, env)
+    return None
+
+
+class _Scanner(ast.NodeVisitor):
+    """Walks the code in source order: binds names to literal values, collects calls."""
+
+    def __init__(self, depth: int) -> None:
+        self.env: dict[str, _Value] = {}
+        self.gitish: set[str] = set()  # names bound to GitPython / sh git objects
+        self.found: list[tuple[str, Any]] = []
+        self.depth = depth
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name == "sh" or alias.name.startswith("git") and alias.name in ("git",):
+                pass
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module == "sh":
+            for alias in node.names:
+                if alias.name == "git":
+                    self.gitish.add(alias.asname or "git")
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)
+        value = _value(node.value, self.env)
+        gitish = self._is_gitish(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if value is not None:
+                    self.env[target.id] = value
+                else:
+                    self.env.pop(target.id, None)
+                if gitish:
+                    self.gitish.add(target.id)
+            elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (list, tuple)) \
+                    and len(value) == len(target.elts):
+                for t, v in zip(target.elts, value):
+                    if isinstance(t, ast.Name):
+                        self.env[t.id] = v
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add):
+            left, right = self.env.get(node.target.id), _value(node.value, self.env)
+            if isinstance(left, list) and isinstance(right, (list, tuple)):
+                self.env[node.target.id] = left + list(right)
+            elif isinstance(left, str) and isinstance(right, str):
+                self.env[node.target.id] = left + right
+            else:
+                self.env.pop(node.target.id, None)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        # cmd.append('--all') / cmd.extend([...]) on a known list
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            name, attr = call.func.value.id, call.func.attr
+            current = self.env.get(name)
+            if isinstance(current, list) and attr in ("append", "extend", "insert") and call.args:
+                arg = _value(call.args[-1], self.env)
+                if attr == "append":
+                    self.env[name] = current + [arg if arg is not None else UNKNOWN]
+                elif attr == "extend" and isinstance(arg, (list, tuple)):
+                    self.env[name] = current + list(arg)
+                elif attr == "insert" and len(call.args) == 2:
+                    idx = _value(call.args[0], self.env)
+                    if isinstance(idx, int):
+                        new = list(current)
+                        new.insert(idx, arg if arg is not None else UNKNOWN)
+                        self.env[name] = new
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        # for flag in ['--all', ...]: the loop variable takes the first element
+        values = _value(node.iter, self.env)
+        if isinstance(node.target, ast.Name) and isinstance(values, list) and values:
+            self.env[node.target.id] = next((v for v in values if v not in (None, UNKNOWN)), values[0])
+        self.generic_visit(node)
+
+    def _is_gitish(self, node: ast.AST) -> bool:
+        """``Repo(...).git``, ``Git(...)``, ``sh.git``, a name bound to one of those."""
+        if isinstance(node, ast.Attribute) and node.attr == "git":
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == "Git":
+                return True
+        if isinstance(node, ast.Name) and node.id in self.gitish:
+            return True
+        return False
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        func = node.func
+        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        env = self.env
+        first = _value(node.args[0], env) if node.args else None
+        if first is None:
+            for kw in node.keywords:
+                if kw.arg in ("args", "cmd", "command"):
+                    first = _value(kw.value, env)
+        # GitPython / sh: <git object>.<subcommand>(*args, **options)
+        if isinstance(func, ast.Attribute) and fname in _GIT_METHODS and self._is_gitish(func.value):
+            args = [_as_text(a) or (str(a) if isinstance(a, int) else UNKNOWN)
+                    for a in (_value(x, env) for x in node.args)]
+            self.found.append(("argv", ["git", fname.replace("_", "-"), *_kw_options(node.keywords, env), *args]))
+            return
+        if isinstance(func, ast.Attribute) and fname == "execute" and self._is_gitish(func.value):
+            words = _words(first)
+            if words:
+                self.found.append(("argv", words))
+            return
+        if fname == "iter_commits" and isinstance(func, ast.Attribute):
+            revs = [_as_text(a) or UNKNOWN for a in (_value(x, env) for x in node.args)]
+            kw_rev = [kw for kw in node.keywords if kw.arg == "rev"]
+            if kw_rev:
+                revs.insert(0, _as_text(_value(kw_rev[0].value, env)) or UNKNOWN)
+            opts = _kw_options([kw for kw in node.keywords if kw.arg not in ("rev", "paths")], env)
+            self.found.append(("argv", ["git", "rev-list", *opts, *(revs or ["HEAD"])]))
+            return
+        if fname in ("listall_references", "listall_reference_objects", "references") and \
+                isinstance(func, ast.Attribute):
+            self.found.append(("argv", ["git", "for-each-ref"]))
+            return
+        if fname in ("lookup_reference", "revparse_single", "lookup_branch") and isinstance(func, ast.Attribute):
+            text = _as_text(first)
+            if text:
+                self.found.append(("argv", ["git", "show", text]))
+            return
+        if fname in ("exec", "eval", "compile") and isinstance(func, ast.Name):
+            text = _as_text(first)
+            if text and self.depth < 4:
+                self.found.extend(_scan(text, self.depth + 1))
+            return
+        if fname in _SHELL_CALLS:
+            text = _as_text(first)
+            if text is not None:
+                self.found.append(("shell", text))
+            return
+        if fname in _OS_EXECL | _OS_SPAWNL:
+            skip = 1 if fname in _OS_SPAWNL else 0
+            vals = [_value(a, env) for a in node.args[skip + 1:]]
+            words = [_as_text(v) or UNKNOWN for v in vals]
+            if words:
+                self.found.append(("argv", words))
+            return
+        if fname in _OS_EXECV | _OS_SPAWNV:
+            skip = 1 if fname.startswith("spawn") else 0
+            if len(node.args) > skip + 1:
+                words = _words(_value(node.args[skip + 1], env))
+                if words:
+                    self.found.append(("argv", words))
+            return
+        if fname in _EXEC_CALLS or fname == "spawn" and isinstance(func, ast.Attribute):
+            shell = any(kw.arg == "shell" and _value(kw.value, env) is True for kw in node.keywords)
+            if fname == "create_subprocess_exec":
+                words = [_as_text(_value(a, env)) or UNKNOWN for a in node.args]
+                if words:
+                    self.found.append(("argv", words))
+                return
+            text = _as_text(first)
+            if text is not None:
+                # a string without shell=True is one program name; a string with it, a shell line
+                self.found.append(("shell", text) if shell or " " in text else ("argv", [text]))
+                return
+            words = _words(first)
+            if words:
+                self.found.append(("shell", " ".join(words)) if shell and len(words) == 1 else ("argv", words))
+            return
+        if fname == "open" and first is not None:
+            path = _as_text(first)
+            if path is None:
+                return
+            mode = _as_text(_value(node.args[1], env)) if len(node.args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg == "mode":
+                    mode = _as_text(_value(kw.value, env))
+            writing = any(m in (mode or "") for m in "wax+")
+            self.found.append(("argv", ["tee", path] if writing else ["cat", path]))
+            return
+        if fname in ("write_text", "write_bytes", "read_text", "read_bytes", "unlink", "touch") and \
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+            inner = func.value
+            iname = inner.func.attr if isinstance(inner.func, ast.Attribute) else \
+                inner.func.id if isinstance(inner.func, ast.Name) else ""
+            path = _as_text(_value(inner.args[0], env)) if iname == "Path" and inner.args else None
+            if path:
+                verb = "cat" if fname.startswith("read") else "rm" if fname == "unlink" else "tee"
+                self.found.append(("argv", [verb, path]))
+            return
+        if fname in _NET_CALLS:
+            url = _as_text(first)
+            if url and re.match(r"^(https?|ftp)://", url):
+                self.found.append(("argv", ["curl", url]))
+
+
+def _parse_loose(code: str) -> ast.AST | None:
+    """The code parsed, or its dedented form, or None."""
+    for text in (code, textwrap.dedent(code)):
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
+
+
+def _scan(code: str, depth: int) -> list[tuple[str, Any]]:
+    tree = _parse_loose(code)
+    if tree is None:
+        # a fragment (an edit's new lines, an indented hunk): read each statement that parses alone
+        found: list[tuple[str, Any]] = []
+        for line in code.splitlines()[:2000]:
+            piece = line.strip()
+            if not piece or piece.startswith("#"):
+                continue
+            try:
+                sub = ast.parse(piece)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            scanner = _Scanner(depth)
+            scanner.visit(sub)
+            found.extend(scanner.found)
+        return found
+    scanner = _Scanner(depth)
+    try:
+        scanner.visit(tree)
+    except RecursionError:
+        pass
+    return scanner.found
+
+
+@lru_cache(maxsize=4096)
+def python_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
+    """What Python ``code`` runs: ``("shell", "cmd line")`` or ``("argv", (word, ...))`` items.
+
+    Opens are ``argv`` items ``cat PATH`` / ``tee PATH``; fetches ``curl URL``. Code that does not
+    parse is read statement by statement (an edit's fragment); nothing found: ``()``.
+    """
+    out: list[tuple[str, tuple[str, ...] | str]] = []
+    for kind, value in _scan(code, 0):
+        out.append((kind, tuple(value) if kind == "argv" else value))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- other languages
+_STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`""", re.S)
+_PROC_CALL = re.compile(r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
+                        r"proc_open|readpipe|IO\.popen|Open3\.\w+)\s*\(?\s*")
+_QX = re.compile(r"\bqx\s*([({\[/|!])|%x\s*([({\[|!])")
+_CLOSE = {"(": ")", "{": "}", "[": "]", "/": "/", "|": "|", "!": "!"}
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), text)
+
+
+@lru_cache(maxsize=1024)
+def foreign_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
+    """Process calls of a node / perl / ruby / php one-liner, read from its string literals."""
+    out: list[tuple[str, tuple[str, ...] | str]] = []
+    for m in _PROC_CALL.finditer(code):
+        pos = m.end()
+        literals: list[str] = []
+        while pos < len(code):
+            while pos < len(code) and code[pos] in " \t\n,[":
+                pos += 1
+            lit = _STRING.match(code, pos)
+            if not lit:
+                break
+            literals.append(_unescape(next(g for g in lit.groups() if g is not None)))
+            pos = lit.end()
+        if not literals:
+            continue
+        if len(literals) == 1 or " " in literals[0]:
+            out.append(("shell", literals[0]))
+        else:
+            out.append(("argv", tuple(literals)))
+    for m in _STRING.finditer(code):
+        if m.group(3) is not None:  # `...` runs a shell in perl / ruby / php
+            out.append(("shell", _unescape(m.group(3))))
+    for m in _QX.finditer(code):
+        opener = m.group(1) or m.group(2)
+        end = code.find(_CLOSE[opener], m.end())
+        if end > 0:
+            out.append(("shell", code[m.end():end]))
+    return tuple(out)

@@ -1,0 +1,288 @@
+"""The runtime trace of a sandboxed phase: what really ran, read like a trajectory (issue 21).
+
+A static reading of commands can be walked around (a program that runs git itself, a command
+built at run time). So the phase sandbox (:mod:`evotree.harness.sandbox`, ``SandboxSpec.trace``)
+can run bubblewrap under ``strace -f --seccomp-bpf``: a tracer that lives *outside* the sandbox,
+in a PID namespace the sandboxed processes cannot see, follows every process they start, and
+cannot be detached from inside (a tracee cannot untrace itself; no environment variable, git
+config or ``-c`` option reaches it). Every ``execve`` that succeeded — git by any name or path,
+started by a shell, Python, ``eval`` or anything else — is recorded with its argv, working
+directory and exit status, and so is every ``connect`` to an internet address.
+
+:func:`parse_strace` turns strace's output into rows; :func:`write_trace` writes them as
+``evidence/<phase>/exec_trace.jsonl`` (after the phase, so the manifest of issue 12 binds it):
+
+``{"kind": "exec", "pid": 12, "path": "/usr/bin/git", "argv": ["git", "log", "--all"], "cwd": "/w", "exit": 0}``
+``{"kind": "connect", "pid": 13, "family": "AF_INET", "address": "1.1.1.1", "port": 443, "result": "ENETUNREACH"}``
+
+The audit reads such a file as a trajectory (format ``trace``): each exec is a step (its argv
+re-joined as a command line; the trajectory rules apply, git's above all), each connect to a
+non-loopback address a step ``connect() ADDRESS:PORT``, which the network rule flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TRACE_FILE", "TRACE_SYSCALLS", "parse_strace", "merge_seccomp", "write_trace", "read_trace_rows"]
+
+#: The file of a phase's trace under ``evidence/<phase>/``.
+TRACE_FILE = "exec_trace.jsonl"
+#: What the tracer stops on (``--seccomp-bpf``: nothing else costs a context switch).
+TRACE_SYSCALLS = "execve,execveat,connect,chdir,fchdir,clone,clone3,fork,vfork"
+
+_LINE = re.compile(r"^(\d+)\s+(.*)$")
+_CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(?:\s+(\w+))?.*$", re.S)
+_EXIT = re.compile(r"^\+\+\+ (?:exited with (\d+)|killed by (\w+)).*\+\+\+$")
+_STR = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')
+_ESC = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "a": "\a", "b": "\b", "\\": "\\", '"': '"'}
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] in "01234567":
+            return chr(int(e, 8))
+        if e[0] == "x":
+            return chr(int(e[1:], 16))
+        return _ESC.get(e, e)
+    return re.sub(r"\\([0-7]{1,3}|x[0-9a-fA-F]{2}|.)", one, text)
+
+
+def _strings(text: str) -> list[str]:
+    return [_unescape(m.group(1)) for m in _STR.finditer(text)]
+
+
+def _argv(args: str) -> tuple[str, list[str]]:
+    """(path, argv) of an ``execve`` argument list: ``"/usr/bin/git", ["git", "log"], ...``."""
+    m = _STR.match(args)
+    if not m:
+        return "", []
+    path = _unescape(m.group(1))
+    rest = args[m.end():]
+    start = rest.find("[")
+    if start < 0:
+        return path, []
+    depth, end = 0, len(rest)
+    i = start
+    while i < len(rest):  # the closing bracket of the argv array (strings may hold brackets)
+        c = rest[i]
+        if c == '"':
+            s = _STR.match(rest, i)
+            i = s.end() if s else i + 1
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+        i += 1
+    return path, _strings(rest[start:end])
+
+
+def _connect(args: str) -> dict[str, Any] | None:
+    family = re.search(r"sa_family=(AF_\w+)", args)
+    if not family:
+        return None
+    out: dict[str, Any] = {"family": family.group(1)}
+    if family.group(1) == "AF_INET":
+        port = re.search(r"sin_port=htons\((\d+)\)", args)
+        addr = re.search(r'sin_addr=inet_addr\("([^"]+)"\)', args)
+        out.update(address=addr.group(1) if addr else "", port=int(port.group(1)) if port else 0)
+    elif family.group(1) == "AF_INET6":
+        port = re.search(r"sin6_port=htons\((\d+)\)", args)
+        addr = re.search(r'inet_pton\(AF_INET6,\s*"([^"]+)"', args)
+        out.update(address=addr.group(1) if addr else "", port=int(port.group(1)) if port else 0)
+    elif family.group(1) == "AF_UNIX":
+        path = re.search(r'sun_path=(@?)"((?:[^"\\]|\\.)*)"', args)
+        out.update(address=(path.group(1) + _unescape(path.group(2))) if path else "")
+    return out
+
+
+def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
+    """Rows of the trace (module doc) from ``strace -f`` output; ``cwd``: the working directory
+    of the first process (the phase's, as bubblewrap sets it).
+
+    Working directories are rebuilt from ``chdir``/``fchdir`` and forks: a child starts where its
+    parent was. strace names each line by the host pid but a fork's result by the pid inside the
+    sandbox's namespace (translating it costs a scan of /proc per fork: 4x the phase's time), so
+    children are matched to forks by order — both numberings grow together. Where the counts do
+    not match (processes in a nested namespace), the remaining children are matched in the order
+    they appear; a directory there may be approximate.
+    """
+    pending: dict[str, str] = {}
+    events: list[tuple[str, str, Any]] = []  # (pid, kind, data) in file order
+    first_seen: dict[str, int] = {}
+    clones: list[tuple[int, str, int]] = []  # (event index, parent pid, child pid inside)
+    for raw in text.splitlines():
+        m = _LINE.match(raw)
+        if not m:
+            continue
+        pid, rest = m.group(1), m.group(2)
+        first_seen.setdefault(pid, len(events))
+        if rest.endswith("<unfinished ...>"):
+            pending[pid] = rest[: -len("<unfinished ...>")].rstrip()
+            continue
+        resumed = re.match(r"^<\.\.\. \w+ resumed>(.*)$", rest, re.S)
+        if resumed:
+            rest = pending.pop(pid, "") + resumed.group(1)
+        ex = _EXIT.match(rest)
+        if ex:
+            events.append((pid, "exit", int(ex.group(1)) if ex.group(1) is not None else f"killed by {ex.group(2)}"))
+            continue
+        call = _CALL.match(rest)
+        if not call:
+            continue
+        name, args, result, errno = call.group(1), call.group(2), call.group(3), call.group(4)
+        if name in ("clone", "clone3", "fork", "vfork"):
+            host = re.search(r"/\* (\d+) in strace's PID NS \*/", rest)  # with --decode-pids=pidns
+            if host:
+                clones.append((len(events), pid, -int(host.group(1))))
+            elif result.isdigit():
+                clones.append((len(events), pid, int(result)))
+            events.append((pid, "clone", None))
+        elif name == "chdir" and result == "0":
+            target = _strings(args)
+            if target:
+                events.append((pid, "chdir", target[0]))
+        elif name == "fchdir" and result == "0":
+            fd_path = re.match(r"^\d+<(.*)>$", args.strip())
+            if fd_path:
+                events.append((pid, "chdir", fd_path.group(1)))
+        elif name in ("execve", "execveat") and result == "0":
+            if name == "execveat":
+                args = args.split(",", 1)[1] if "," in args else args
+            path, argv = _argv(args.strip())
+            events.append((pid, "exec", {"kind": "exec", "pid": int(pid), "path": path, "argv": argv, "cwd": None,
+                                         "exit": None}))
+        elif name == "connect":
+            info = _connect(args)
+            if info is not None and info["family"] in ("AF_INET", "AF_INET6"):
+                events.append((pid, "connect", {"kind": "connect", "pid": int(pid), **info,
+                                                "result": "0" if result == "0" else (errno or result)}))
+    # which fork made which process (module doc)
+    pids = sorted(first_seen, key=first_seen.__getitem__)
+    parent_of: dict[str, int] = {}  # child pid -> index of its clone in `clones`
+    for k, (_, parent, inner) in enumerate(clones):
+        # a host pid: printed translated (negative here), or a fork of the first process
+        # (bubblewrap, outside the sandbox's namespace)
+        host = str(-inner) if inner < 0 else str(inner) if pids and parent == pids[0] else None
+        if host is not None and host in first_seen:
+            parent_of[host] = k
+    direct = set(parent_of.values())
+    clones_in = [(k, c) for k, c in enumerate(clones) if k not in direct and c[2] >= 0]
+    children = [p for p in pids[1:] if p not in parent_of]
+    hosts = [int(c) for c in children]
+    wrapped = bool(hosts) and max(hosts) - min(hosts) > 1 << 14  # pid numbers wrapped around meanwhile
+    if clones_in and len(clones_in) == len(children) and not wrapped:  # both grow together: match by rank
+        for child, (k, _) in zip(sorted(children, key=int), sorted(clones_in, key=lambda kc: kc[1][2])):
+            parent_of[child] = k
+    else:  # in the order they appear
+        for child, (k, _) in zip(children, clones_in):
+            parent_of[child] = k
+    at_clone: dict[int, str] = {}  # event index of a clone -> the parent's directory then
+    clone_index = {c[0]: k for k, c in enumerate(clones)}
+    cwds: dict[str, str] = {pids[0]: cwd} if pids else {}
+    last_exec: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    for index, (pid, kind, data) in enumerate(events):
+        if pid not in cwds:
+            k = parent_of.get(pid)
+            if k is not None and k in at_clone:
+                cwds[pid] = at_clone[k]
+            elif k is not None:  # printed before its parent's fork returned
+                cwds[pid] = cwds.get(clones[k][1], cwd)
+            else:
+                cwds[pid] = cwd
+        here = cwds[pid]
+        if kind == "clone":
+            k = clone_index.get(index)
+            if k is not None:
+                at_clone[k] = here
+        elif kind == "chdir":
+            cwds[pid] = posixpath.normpath(posixpath.join(here, data))
+        elif kind == "exec":
+            data["cwd"] = here
+            rows.append(data)
+            last_exec[pid] = data
+        elif kind == "connect":
+            rows.append(data)
+        elif kind == "exit":
+            row = last_exec.pop(pid, None)
+            if row is not None:
+                row["exit"] = data
+    return rows
+
+
+def merge_seccomp(text: str) -> list[dict[str, Any]]:
+    """Rows of the seccomp tracer (one JSON object per reported call) as trace rows: each
+    ``exit`` gives its status to the last exec of its pid; when the program's command line at
+    exit differs from the argv the exec was read with (another thread rewrote it in between,
+    or the program rewrote its own), the row keeps both (``argv_at_exit``)."""
+    rows: list[dict[str, Any]] = []
+    last: dict[int, dict[str, Any]] = {}
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict):
+            continue
+        kind = row.get("kind")
+        if kind == "exec":
+            row["exit"] = None
+            rows.append(row)
+            last[row.get("pid", -1)] = row
+        elif kind == "connect":
+            row.setdefault("result", "attempted")
+            rows.append(row)
+        elif kind == "exit":
+            target = last.pop(row.get("pid", -1), None)
+            if target is not None:
+                target["exit"] = row.get("status")
+                cmdline = row.get("cmdline")
+                if cmdline and cmdline != target.get("argv"):
+                    target["argv_at_exit"] = cmdline
+    return rows
+
+
+def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: str = "/") -> list[dict[str, Any]]:
+    """Convert the tracer's file ``raw`` (the seccomp tracer's JSON rows or strace's output) into
+    ``out`` (JSONL rows; a file already at ``out`` — one the phase itself may have planted — is
+    replaced). Returns the rows."""
+    try:
+        text = Path(raw).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        text = ""
+    rows = merge_seccomp(text) if text.lstrip().startswith("{") else parse_strace(text, cwd)
+    target = Path(out)
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    tmp = target.with_name(target.name + ".tmp")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    with open(tmp, "x", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    os.replace(tmp, target)
+    return rows
+
+
+def read_trace_rows(text: str) -> list[dict[str, Any]]:
+    """The rows of a trace file's text (malformed lines skipped)."""
+    rows = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("kind") in ("exec", "connect"):
+            rows.append(row)
+    return rows

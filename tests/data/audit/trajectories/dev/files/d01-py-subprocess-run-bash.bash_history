@@ -1,0 +1,1 @@
+python -c "import subprocess; subprocess.run(['git','log','--all','--oneline'])"

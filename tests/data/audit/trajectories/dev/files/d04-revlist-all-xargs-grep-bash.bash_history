@@ -1,0 +1,1 @@
+git rev-list --all | xargs git grep -n 'def validate'

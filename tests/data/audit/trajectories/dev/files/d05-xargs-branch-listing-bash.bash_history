@@ -1,0 +1,1 @@
+git branch -r | xargs -n1 git log -1 -p

@@ -1,0 +1,1 @@
+eval "$(echo Z2l0IGxvZyAtLWFsbCAtLW9uZWxpbmU= | base64 -d)"

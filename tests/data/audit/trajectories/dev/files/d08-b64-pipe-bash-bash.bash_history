@@ -1,0 +1,1 @@
+echo 'Z2l0IHJlZmxvZw==' | base64 --decode | bash

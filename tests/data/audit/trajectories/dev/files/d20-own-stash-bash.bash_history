@@ -1,0 +1,4 @@
+git stash
+python -m pytest -q
+git stash list
+git stash pop

@@ -1,0 +1,3 @@
+git stash save wip
+git stash apply stash@{0}
+git stash drop

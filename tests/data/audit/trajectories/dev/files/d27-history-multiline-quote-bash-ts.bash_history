@@ -1,0 +1,4 @@
+#1712000000
+git commit -m 'Validate nested schemas
+
+No git log --all was used.'

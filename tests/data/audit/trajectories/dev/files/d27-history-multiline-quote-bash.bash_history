@@ -1,0 +1,3 @@
+git commit -m 'Validate nested schemas
+
+No git log --all was used.'

@@ -1,0 +1,2 @@
+git stash list
+git stash show -p stash@{0}

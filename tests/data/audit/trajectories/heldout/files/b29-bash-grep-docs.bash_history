@@ -1,0 +1,2 @@
+grep -rn "git log --all" docs/
+grep -rn 'curl https://' README.md

@@ -1,0 +1,4 @@
+python3 - <<'EOF'
+print("remember: never git log --all")
+EOF
+git diff --stat

@@ -1,0 +1,2 @@
+ls
+python -m json.tool judge/answers.json | head -40

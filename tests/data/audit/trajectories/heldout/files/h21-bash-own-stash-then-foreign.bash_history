@@ -1,0 +1,4 @@
+git stash
+git stash list
+git stash apply stash@{1}
+python -m pytest -q
