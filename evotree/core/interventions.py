@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from evotree.core.globs import glob_regex
 from evotree.core.errors import ConfigError  # noqa: F401 - raised by the rules' parser, re-exported
 from evotree.core.intervention_rules import CLASSES, InterventionRules, Rule, parse_rules
 
@@ -97,39 +98,8 @@ def policy_rules(ws: Workspace) -> InterventionRules | None:
 
 
 # ---------------------------------------------------------------------------- matching
-@lru_cache(maxsize=512)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            inner = pattern[i + 1:end]
-            negate = inner[:1] in ("!", "^")
-            inner = (inner[1:] if negate else inner).replace("\\", "\\\\")
-            out.append(f"[^/{inner}]" if negate else f"[{inner}]")
-            i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out))
-
+    return glob_regex(pattern)
 
 def path_matches(path: str, pattern: str) -> bool:
     """Whether the anchored glob ``pattern`` covers the repository path ``path`` (a folder covers its files)."""

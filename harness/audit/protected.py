@@ -67,6 +67,7 @@ from typing import Any
 import pygit2
 from pygit2.enums import FileMode
 
+from evotree.core.globs import glob_regex
 from evotree.core.findings import Finding, sort_findings
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.harness.audit.errors import AuditInputError
@@ -201,41 +202,9 @@ def protected_patterns(config: Any) -> list[str]:
     return list(dict.fromkeys(p for p in patterns if p))
 
 
-@lru_cache(maxsize=512)
 def _glob_regex(pattern: str, fold: bool) -> re.Pattern[str]:
-    """An anchored glob: ``**`` crosses folders, ``*`` ``?`` ``[...]`` (``[!...]``) stay in one."""
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            inner = pattern[i + 1:end]
-            negate = inner[:1] in ("!", "^")
-            inner = inner[1:] if negate else inner
-            inner = inner.replace("\\", "\\\\")
-            out.append(f"[^/{inner}]" if negate else f"[{inner}]")
-            i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out), re.IGNORECASE if fold else 0)
-
+    """An anchored glob (:func:`evotree.core.globs.glob_regex`)."""
+    return glob_regex(pattern, fold=fold)
 
 def glob_match(path: str, pattern: str, *, fold: bool = False) -> bool:
     """Whether ``pattern`` covers the repository path ``path``.
