@@ -262,8 +262,17 @@ def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path)
     thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1], seeds=3, cancel=cancel)))
     thread.start()
     try:
+        def in_train(run_id: str) -> bool:  # its train script runs (blocked), not the task's set-up
+            for pid in run_pids(run_id):
+                try:
+                    if b"train.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        return True
+                except OSError:
+                    continue
+            return False
+
         def running() -> list[str] | None:
-            live = [p.parent.name for p in store.glob("*/worker.json") if run_pids(p.parent.name)]
+            live = [p.parent.name for p in store.glob("*/worker.json") if in_train(p.parent.name)]
             return live if len(live) == 2 else None
 
         started = wait_for(running, 60, "two running train phases")
