@@ -279,6 +279,8 @@ def _toml_literal(value: Any) -> str:
 #: The demo's v0: the math domain's recipe with the learning rate evotree shipped before issue 18
 #: (3e-3), which collapses the warmed-up model onto one answer per prompt. The loop has to find it.
 DEMO_FLAW = ("learning_rate", "3e-3")
+#: Fewer GRPO steps than the template's 200, so that the eight runs fit the demo's 5 minutes
+DEMO_STEPS = ("max_steps", "120")
 #: The judge's hidden validation and held-out seeds in the demo (in the judge's range), fixed so
 #: that with the runs' seeds 0-3 the demo's numbers repeat.
 DEMO_JUDGE_SEEDS = (1_234_567, 7_654_321)
@@ -303,14 +305,16 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         (repo / "README.md").write_text("# A post-training recipe, versioned with evotree\n")
         from evotree.domains.math.templates import RECIPE_TOML
 
-        param, value = DEMO_FLAW
-        recipe, count = re.subn(rf"(?m)^{param} = .+$", f"{param} = {value}", RECIPE_TOML)
-        if count != 1:
-            raise EvotreeError(f"demo: the math recipe template has no {param} line",
-                               fix="report this: the demo and the math domain's template disagree")
+        recipe = RECIPE_TOML
+        for param, value in (DEMO_FLAW, DEMO_STEPS):
+            recipe, count = re.subn(rf"(?m)^{param} = .+$", f"{param} = {value}", recipe)
+            if count != 1:
+                raise EvotreeError(f"demo: the math recipe template has no {param} line",
+                                   fix="report this: the demo and the math domain's template disagree")
         (repo / "recipe.toml").write_text(recipe)
-        echo(f"(the researcher's first recipe: the math domain's template with {param} = {value}, the value "
-             "evotree itself shipped before it measured better; init keeps it as v0)")
+        echo(f"(the researcher's first recipe: the math domain's template with {DEMO_FLAW[0]} = {DEMO_FLAW[1]}, "
+             "the value evotree itself shipped before it measured better, and "
+             f"{DEMO_STEPS[0]} = {DEMO_STEPS[1]} so that the demo fits in 5 minutes; init keeps it as v0)")
         # folders named like evotree's packages: the demo proves they cannot shadow it
         for name in ("skills", "domains"):
             (repo / name).mkdir()
