@@ -328,7 +328,7 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
         return GateResult("audit", "unavailable", "audit not run (asked to skip it)",
                           fix=f"evotree gates {version} (without skipping the audit)"), None
     try:
-        from evotree.harness.audit import audit_version
+        from evotree.harness.audit import audit_version, record_audit
     except ImportError as exc:
         return GateResult("audit", "unavailable", f"audit unavailable in this evotree ({exc}); failing closed",
                           fix="install an evotree with evotree.harness.audit, then re-evaluate"), None
@@ -339,7 +339,7 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
         # incident, recorded (findings file, ledger event, memory) as `evotree audit` records it
         report = audit_version(ws, version, record=False)
         if not report.passed:
-            report = audit_version(ws, version, record=True)
+            record_audit(ws, report)
     except EvotreeError as exc:
         code = getattr(exc, "code", "")
         data = {"error": exc.to_dict()}

@@ -34,7 +34,6 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import pygit2
@@ -98,15 +97,12 @@ def policy_rules(ws: Workspace) -> InterventionRules | None:
 
 
 # ---------------------------------------------------------------------------- matching
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    return glob_regex(pattern)
-
 def path_matches(path: str, pattern: str) -> bool:
     """Whether the anchored glob ``pattern`` covers the repository path ``path`` (a folder covers its files)."""
     bare = pattern.rstrip("/")
     if not bare:
         return False
-    regex = _glob_regex(bare)
+    regex = glob_regex(bare)
     if regex.fullmatch(path):
         return True
     parts = path.split("/")

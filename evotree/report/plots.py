@@ -29,6 +29,11 @@ def _curve_plot(plt: Any, series: dict[str, list[list[float]]], title: str, ylab
     for version, points in series.items():
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o" if len(points) < 30 else None,
                 markersize=3, label=version)
+    _finish_steps(plt, fig, ax, title, ylabel, path)
+
+
+def _finish_steps(plt: Any, fig: Any, ax: Any, title: str, ylabel: str, path: Path) -> None:
+    """Title, axes, grid and legend of a per-step curve; saved as PNG and closed."""
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
@@ -65,14 +70,7 @@ def _reward_plot(plt: Any, series: dict[str, list[list[float]]], runs: dict[str,
                 ax.fill_between(steps, [min(r[s] for r in smoothed) for s in steps],
                                 [max(r[s] for r in smoothed) for s in steps], color=line.get_color(), alpha=0.2,
                                 linewidth=0)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel("step")
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    plt.close(fig)
+    _finish_steps(plt, fig, ax, title, ylabel, path)
 
 
 def _scores_plot(plt: Any, data: ReportData, path: Path) -> None:

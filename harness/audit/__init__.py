@@ -21,12 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["AuditReport", "audit_version", "audit_trajectories", "TrajectoryAudit", "AuditFailed",
-           "AuditInputError", "record_task"]
+           "AuditInputError", "record_audit", "record_task"]
 
 _LAZY = {
     "AuditReport": "evotree.harness.audit.version",
     "audit_version": "evotree.harness.audit.version",
     "record_task": "evotree.harness.audit.version",
+    "record_audit": "evotree.harness.audit.version",
     "audit_trajectories": "evotree.harness.audit.trajectories",
     "TrajectoryAudit": "evotree.harness.audit.trajectories",
     "AuditFailed": "evotree.harness.audit.errors",

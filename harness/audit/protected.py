@@ -61,7 +61,6 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import pygit2
@@ -202,10 +201,6 @@ def protected_patterns(config: Any) -> list[str]:
     return list(dict.fromkeys(p for p in patterns if p))
 
 
-def _glob_regex(pattern: str, fold: bool) -> re.Pattern[str]:
-    """An anchored glob (:func:`evotree.core.globs.glob_regex`)."""
-    return glob_regex(pattern, fold=fold)
-
 def glob_match(path: str, pattern: str, *, fold: bool = False) -> bool:
     """Whether ``pattern`` covers the repository path ``path``.
 
@@ -216,7 +211,7 @@ def glob_match(path: str, pattern: str, *, fold: bool = False) -> bool:
     bare = pattern.rstrip("/")
     if not bare:
         return False
-    regex = _glob_regex(bare, fold)
+    regex = glob_regex(bare, fold=fold)
     if regex.fullmatch(path):
         return True
     parts = path.split("/")
@@ -830,18 +825,23 @@ def patch_sha256(repo: pygit2.Repository, base: pygit2.Commit, tip: pygit2.Commi
     return digest.hexdigest(), files
 
 
-def patch_digest(ws: Any, version: str, *, commit: str | None = None, config: Any = None) -> dict[str, Any]:
-    """What ``run.started`` records of a run's patch (:meth:`VersionPatch.summary`) without
-    running the rules: base, base commit, commit, hash and the number of changed paths."""
-    record = ws.resolve(version)
-    repo: pygit2.Repository = ws.git.repo
+def _version_tip(ws: Any, record: Any, commit: str | None) -> pygit2.Commit:
+    """``commit`` of the version (default: its branch tip), as a commit object."""
     if commit is None:
         tip_id = ws.git.ref_target(branch_ref(record.id))
         if tip_id is None:
             raise AuditInputError(f"version {record.id} has no branch {branch_ref(record.id)}",
                                   fix=f"restore it: git branch {record.branch} {record.base_commit}")
         commit = str(tip_id)
-    tip = _commit(repo, commit, f"version {record.id}'s commit")
+    return _commit(ws.git.repo, commit, f"version {record.id}'s commit")
+
+
+def patch_digest(ws: Any, version: str, *, commit: str | None = None, config: Any = None) -> dict[str, Any]:
+    """What ``run.started`` records of a run's patch (:meth:`VersionPatch.summary`) without
+    running the rules: base, base commit, commit, hash and the number of changed paths."""
+    record = ws.resolve(version)
+    repo: pygit2.Repository = ws.git.repo
+    tip = _version_tip(ws, record, commit)
     config = config if config is not None else ws.config
     label, base_id = resolve_base(ws, getattr(config.protect, "base", "root"))
     base = _commit(repo, base_id, f"the pristine base ({label})")
@@ -889,13 +889,7 @@ def version_patch(ws: Any, version: str, *, commit: str | None = None, gate: Pat
     """
     record = ws.resolve(version)
     repo: pygit2.Repository = ws.git.repo
-    if commit is None:
-        tip_id = ws.git.ref_target(branch_ref(record.id))
-        if tip_id is None:
-            raise AuditInputError(f"version {record.id} has no branch {branch_ref(record.id)}",
-                                  fix=f"restore it: git branch {record.branch} {record.base_commit}")
-        commit = str(tip_id)
-    tip = _commit(repo, commit, f"version {record.id}'s commit")
+    tip = _version_tip(ws, record, commit)
     config = config if config is not None else ws.config
     if champion_commit is None:
         target = ws.git.ref_target(CHAMPION_REF)

@@ -52,7 +52,7 @@ from evotree.harness.audit.trajectories import (
     findings_from_verdicts,
 )
 
-__all__ = ["AuditReport", "audit_version", "record_task", "TASKS_FILE"]
+__all__ = ["AuditReport", "audit_version", "record_audit", "record_task", "TASKS_FILE"]
 
 #: Where :func:`record_task` writes, inside ``evidence/<phase>/``.
 TASKS_FILE = "audit_tasks.jsonl"
@@ -358,7 +358,7 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         warnings=warnings, verdicts=[v for v in verdicts if v.hits], contamination=contamination_data)
     report.seconds = time.monotonic() - started
     if record:
-        _record(ws, report)
+        record_audit(ws, report)
     return report
 
 
@@ -441,7 +441,7 @@ def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | N
     return raw, adjusted, zeroed, f"{split}/mean_score"
 
 
-def _record(ws: Any, report: AuditReport) -> None:
+def record_audit(ws: Any, report: AuditReport) -> None:
     """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
     from evotree.core.findings import write_findings_file
     from evotree.core.ledger import Event, EventKind
