@@ -133,7 +133,7 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
     for name, file in result["report"]["plots"].items():
         png = out.parent / file
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
-        assert f"]({file})" in text
+        assert f'<img src="{file}" width="360" height="206"' in text  # inline, at a comment's size
     assert "No data for: Policy entropy per step" in text
     assert result["files"][0] == str(out) and len(result["files"]) == 5
 
@@ -280,7 +280,7 @@ def test_post_creates_then_updates_its_own_comment(rws: Workspace, monkeypatch: 
         ours = [c for c in stub.comments[7] if "<!-- evotree-report version=v1 -->" in c["body"]]
         assert len(ours) == 1 and ours[0]["id"] == first["posted"]["comment_id"]
         assert "### Scores" in ours[0]["body"] and "evotree-report` artifact" in ours[0]["body"]
-        assert "![" not in ours[0]["body"]  # local PNGs cannot be embedded in a comment
+        assert "![" not in ours[0]["body"] and "<img" not in ours[0]["body"]  # local PNGs cannot be in a comment
         ours[0]["body"] = "<!-- evotree-report version=v1 -->\nold report"  # found again by its marker
         second = cli.json("report", "v1", "--post", "--no-audit")
         assert second["posted"] == {**first["posted"], "action": "updated"}
@@ -321,3 +321,95 @@ def test_post_unreachable_api_is_a_clear_error(rws: Workspace, monkeypatch: pyte
     monkeypatch.setenv("GITHUB_API_URL", "file:///etc/passwd")
     err = Cli(rws.root).json("report", "v1", "--post", code=34)
     assert "http(s) URL" in err["error"]["message"]
+
+
+def test_the_comment_links_its_plots_where_they_are_published(rws: Workspace, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """--plots-url-base: the PNGs beside the Markdown, linked at that URL; --publish-plots: committed
+    to the branch evotree-report-assets of origin (content-addressed, on top of the last commit) and
+    linked by commit; a push that fails still posts, saying where the plots are."""
+    import subprocess
+
+    from evotree.report.assets import ASSETS_BRANCH
+
+    cli = Cli(rws.root)
+    token = "ghs_plots_token"
+    remote = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "-C", str(rws.root), "remote", "add", "origin", str(remote)], check=True)
+    try:
+        with _Stub(token, {"evotree/v1": 7}) as stub:
+            for key, value in {"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": "acme/recipes",
+                               "GITHUB_API_URL": stub.url, "GITHUB_SERVER_URL": "https://github.example"}.items():
+                monkeypatch.setenv(key, value)
+            base = "https://example.org/reports/v1"
+            out = f"{tmp_path}/md/"
+            first = cli.json("report", "v1", "--no-audit", "--post", "--out", out, "--plots-url-base", base)
+            body = stub.comments[7][0]["body"]
+            assert f'<img src="{base}/report-scores.png" width="360"' in body
+            assert body.index("<img") < body.index("### Scores")  # right under the verdict
+            assert first["posted"]["action"] == "created"
+            cli("report", "v1", "--no-audit", "--post", "--out", out, "--plots-url-base", "file:///etc", code=34)
+            cli("report", "v1", "--format", "html", "--plots-url-base", base, code=34)
+            cli("report", "v1", "--publish-plots", code=2)  # only with --post
+            # published on the assets branch of origin, linked by commit
+            second = cli.json("report", "v1", "--no-audit", "--post", "--out", out, "--publish-plots")
+            assert second["posted"]["action"] == "updated"
+            body = stub.comments[7][0]["body"]
+            import re
+
+            links = re.findall(r'<img src="(https://github\.example/acme/recipes/raw/([0-9a-f]{40})/([^"]+))"', body)
+            assert len(links) == 4
+            commit = links[0][1]
+            tip = subprocess.run(["git", "-C", str(remote), "rev-parse", f"refs/heads/{ASSETS_BRANCH}"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+            assert tip == commit
+            for _, _, path in links:
+                shown = subprocess.run(["git", "-C", str(remote), "cat-file", "blob", f"{commit}:{path}"],
+                                       capture_output=True, check=True).stdout
+                assert shown[:8] == b"\x89PNG\r\n\x1a\n" and path.startswith("v1/")
+                name = path.rsplit("/", 1)[1]
+                assert shown == (tmp_path / "md" / f"report-{name}").read_bytes()
+            # the next publication builds on the last (old links stay reachable); the checkout is untouched
+            status = subprocess.run(["git", "-C", str(rws.root), "status", "--porcelain"], capture_output=True,
+                                    text=True).stdout
+            cli.json("report", "v1", "--no-audit", "--post", "--out", out, "--publish-plots")
+            parents = subprocess.run(["git", "-C", str(remote), "rev-list", "--count", ASSETS_BRANCH],
+                                     capture_output=True, text=True).stdout.strip()
+            assert parents == "2"
+            assert subprocess.run(["git", "-C", str(rws.root), "status", "--porcelain"], capture_output=True,
+                                  text=True).stdout == status
+            # a push that fails: the comment is still posted, and says where the plots are
+            subprocess.run(["git", "-C", str(rws.root), "remote", "set-url", "origin", str(tmp_path / "nowhere")],
+                           check=True)
+            third = cli.json("report", "v1", "--no-audit", "--post", "--out", out, "--publish-plots")
+            body = stub.comments[7][0]["body"]
+            assert third["posted"]["action"] == "updated" and "could not be published" in body
+            assert "<img" not in body and token not in body
+    finally:
+        subprocess.run(["git", "-C", str(rws.root), "remote", "remove", "origin"], check=False)
+
+
+def test_per_environment_delta_when_the_tasks_name_one(tmp_path: Path) -> None:
+    """Tasks ``ENV#i`` (the gym domain's episodes) give a Δ per environment: data, PNG, Plotly figure."""
+    from evotree.report.collect import _task_groups
+    from evotree.report.interactive import figures, plotly_available
+    from evotree.report.model import ReportData
+    from evotree.report.plots import write_plots
+
+    tasks = [{"task": f"{env}#{i}", "a": 0.5, "b": 0.5 + step * i, "delta": step * i}
+             for env, step in (("CartPole-v1", 0.1), ("Hopper-v5", -0.2)) for i in range(3)]
+    groups = _task_groups(tasks)
+    assert [(g["group"], g["n_tasks"]) for g in groups] == [("CartPole-v1", 3), ("Hopper-v5", 3)]
+    assert [g["delta"] for g in groups] == [pytest.approx(0.1), pytest.approx(-0.2)]
+    assert _task_groups([{"task": "val-1", "a": 0, "b": 0, "delta": 0}]) == []  # no ENV in the ids
+    data = ReportData(version="v1", against="v0", generated_at="t", verdict={}, subject={},
+                      scores={"available": False}, findings={}, audit={}, gates={}, lineage={},
+                      curves={"available": False},
+                      per_task={"available": True, "tasks": tasks, "counts": {}, "groups": groups})
+    png = write_plots(data, tmp_path, "p")["task_delta"]
+    assert Path(png).read_bytes()[:4] == b"\x89PNG"
+    if plotly_available():
+        figure = json.loads(figures(data)["task_delta"])
+        assert "Per-environment" in figure["layout"]["title"]["text"]
+        assert figure["data"][0]["y"] == ["CartPole-v1", "Hopper-v5"]

@@ -102,6 +102,13 @@ def register(cli: click.Group) -> None:
                        "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL from the environment).")
     @click.option("--pr", "pull_request", type=click.IntRange(min=1), default=None, metavar="NUMBER",
                   help="With --post: the pull request to comment on (default: the open one from the branch).")
+    @click.option("--plots-url-base", default=None, metavar="URL",
+                  help="With --format md: link the plots as URL/<file> (you publish the PNGs written beside "
+                       "the Markdown there); with --post the comment shows them inline.")
+    @click.option("--publish-plots", is_flag=True,
+                  help="With --post: commit the PNGs to the branch evotree-report-assets of origin, push it, "
+                       "and show them inline in the comment (needs contents: write); on failure the comment "
+                       "says where the plots are instead.")
     @click.option("--no-audit", is_flag=True,
                   help="Do not run the audit (nor the gates' audit gate); show the last recorded audit event.")
     @click.option("--tree", is_flag=True,
@@ -123,14 +130,15 @@ def register(cli: click.Group) -> None:
                        "workspace's [eval.normalize].direction, else max.")
     @outputs(_render_report, pass_json=True)
     def report(version: str | None, against: str, fmt: str, out: str | None, split: str, post: bool,
-               pull_request: int | None, no_audit: bool, as_json: bool, tree: bool, workspaces: tuple[str, ...],
-               epsilon: float, margin: float, patience: int, max_after_peak_share: float, direction: str) -> Any:
+               pull_request: int | None, plots_url_base: str | None, publish_plots: bool, no_audit: bool,
+               as_json: bool, tree: bool, workspaces: tuple[str, ...], epsilon: float, margin: float, patience: int,
+               max_after_peak_share: float, direction: str) -> Any:
         """Write the report of VERSION: verdict, scores with Δ and CI, findings per layer, audit,
         gates, lineage and plots.
 
         \b
         The Markdown is a GitHub pull-request comment (a hidden marker lets CI update its own
-        comment); plots are PNG files beside it. The HTML is one self-contained file (tree,
+        comment); plots are PNG files beside it. The HTML is one self-contained file (tree, interactive
         plots, tables). A section whose evidence is missing says why instead of failing.
         Examples:
           evotree report v3                       # .evotree/reports/v3/report.md + PNGs
@@ -139,6 +147,7 @@ def register(cli: click.Group) -> None:
           evotree report --tree --workspace A --workspace B   # search statistics, rates over settings
         """
         import os
+        from pathlib import Path
 
         from evotree.core.errors import UsageError
 
@@ -152,6 +161,9 @@ def register(cli: click.Group) -> None:
         if version is None or workspaces:
             raise UsageError("report needs a VERSION (--workspace only goes with --tree)",
                              fix="evotree report VERSION, or evotree report --tree")
+        if publish_plots and (not post or fmt != "md" or plots_url_base):
+            raise UsageError("--publish-plots goes with --post and --format md, without --plots-url-base",
+                             fix="evotree report VERSION --post --publish-plots")
         from evotree.report.collect import build_report
         from evotree.report.files import write_report
 
@@ -167,15 +179,32 @@ def register(cli: click.Group) -> None:
 
         data = build_report(ws, version, against=against, split=split, run_audit=not no_audit, progress=progress)
         progress(f"writing {fmt}")
-        result = write_report(ws, data, fmt=fmt, out=out)
+        result = write_report(ws, data, fmt=fmt, out=out, plots_url_base=plots_url_base)
         if post:
             from evotree.report.github import post_comment
-            from evotree.report.markdown import render_markdown
+            from evotree.report.markdown import png_size, render_markdown
 
+            note = ("Plots (scores, reward, entropy, dead groups, per-task Δ) are in the `evotree-report` artifact "
+                    "of this workflow run, or run `evotree report` locally.")
+            images = None
+            folder = Path(result.path).parent
+            files = {name: str(folder / file) for name, file in data.plots.items()} if fmt == "md" else {}
+            if plots_url_base is not None:
+                from evotree.report.assets import links_from_base
+
+                images = links_from_base(plots_url_base, data.plots)
+            elif publish_plots and files:
+                from evotree.report.assets import publish_to_branch
+                from evotree.report.model import ReportError
+
+                progress("publishing the plots")
+                try:
+                    images = publish_to_branch(ws.root, data.version, files, env=os.environ)
+                except ReportError as exc:
+                    note = f"The plots could not be published ({exc.message}). " + note
             progress("posting to GitHub")
-            body = render_markdown(data, images=None, images_note=(
-                "Plots (reward, entropy, dead groups, per-task Δ) are in the `evotree-report` artifact "
-                "of this workflow run, or run `evotree report` locally."))
+            body = render_markdown(data, images=images, images_note=note,
+                                   image_sizes={n: size for n, p in files.items() if (size := png_size(p))})
             result.posted = post_comment(body, version=data.version, branch=data.subject["branch"],
                                          env=os.environ, pull_request=pull_request).to_dict()
         return result

@@ -34,8 +34,9 @@ WORKFLOW_PATH = ".github/workflows/evotree.yml"
 _TEMPLATE = """\
 # Written by `evotree ci init`: audit, diagnose and report on pull requests from evotree/* branches.
 # The report is posted as one pull-request comment that later runs update (found by a hidden
-# marker); the Markdown, its plots and the HTML report are uploaded as the artifact
-# `evotree-report`. Runs happen here only when the repository variable EVOTREE_RUN_SEEDS is set
+# marker), with its plots inline: the job `plots` pushes the PNGs to the branch
+# evotree-report-assets, which the comment links; the Markdown, its plots and the HTML report are
+# also uploaded as the artifact `evotree-report`. Runs happen here only when the repository variable EVOTREE_RUN_SEEDS is set
 # (e.g. 1); otherwise the report uses the evidence that CI can see and says what is missing.
 name: evotree
 
@@ -90,7 +91,9 @@ jobs:
         if: always()
         env:
           GITHUB_TOKEN: ${{{{ secrets.GITHUB_TOKEN }}}}
-        run: evotree report "$EVOTREE_VERSION" --format md --out evotree-report/ --post
+        run: >-
+          evotree report "$EVOTREE_VERSION" --format md --out evotree-report/ --post
+          --plots-url-base "${{GITHUB_SERVER_URL:-https://github.com}}/$GITHUB_REPOSITORY/raw/evotree-report-assets/$EVOTREE_VERSION/${{GITHUB_RUN_ID:-local}}-${{GITHUB_RUN_ATTEMPT:-1}}"
       - name: Report (HTML)
         if: always()
         run: evotree report "$EVOTREE_VERSION" --format html --out evotree-report/
@@ -103,6 +106,43 @@ jobs:
         if: steps.audit.outcome == 'failure'
         run: |
           echo "the audit of $EVOTREE_VERSION failed: see the report"
+          exit 1
+
+  # The comment links its plots on the branch evotree-report-assets: this job pushes them there. It
+  # alone may write contents, and it runs no code of the pull request (only git, on the artifact).
+  plots:
+    needs: evotree
+    if: always() && startsWith(github.head_ref, 'evotree/') && github.event.pull_request.head.repo.full_name == github.repository
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    steps:
+      - uses: actions/download-artifact@v4
+        with:
+          name: evotree-report
+          path: evotree-report
+      - name: Publish the plots on the branch evotree-report-assets
+        env:
+          GITHUB_TOKEN: ${{{{ secrets.GITHUB_TOKEN }}}}
+        run: |
+          dest="${{GITHUB_HEAD_REF#evotree/}}/$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT"
+          ls evotree-report/*.png >/dev/null 2>&1 || {{ echo "no plots to publish"; exit 0; }}
+          auth="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$GITHUB_TOKEN" | base64 -w0)"
+          remote="$GITHUB_SERVER_URL/$GITHUB_REPOSITORY"
+          for attempt in 1 2 3; do
+            rm -rf assets && git init -q assets
+            if git -C assets -c http.extraheader="$auth" fetch -q --depth=1 "$remote" evotree-report-assets; then
+              git -C assets checkout -q -B evotree-report-assets FETCH_HEAD
+            else
+              git -C assets checkout -q --orphan evotree-report-assets
+            fi
+            mkdir -p "assets/$dest" && cp evotree-report/*.png "assets/$dest/"
+            git -C assets add -A
+            git -C assets -c user.name="evotree CI" -c user.email="evotree-ci@users.noreply.github.com" \
+              commit -qm "evotree report plots: $dest" || exit 0
+            git -C assets -c http.extraheader="$auth" push -q "$remote" HEAD:refs/heads/evotree-report-assets && exit 0
+            sleep $((attempt * 5))
+          done
           exit 1
 """
 

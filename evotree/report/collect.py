@@ -147,7 +147,27 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
                    for side, evidence in (("a", comparison.get("evidence") or {}),
                                           ("b", comparison.get("evidence") or {}))},
     }
-    return scores, {"available": True, "tasks": deltas, "counts": counts}
+    return scores, {"available": True, "tasks": deltas, "counts": counts, "groups": _task_groups(deltas)}
+
+
+def _task_groups(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per-environment Δ: tasks named ``ENV#i`` (the gym domain's episodes) grouped by ``ENV``, the
+    mean of each side and Δ over the group's tasks; empty when the task ids carry no such group or
+    all fall in one."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for d in deltas:
+        name, sep, _ = str(d["task"]).rpartition("#")
+        if not sep or not name:
+            return []
+        groups.setdefault(name, []).append(d)
+    if len(groups) < 2:
+        return []
+    out = []
+    for name, items in sorted(groups.items()):
+        n = len(items)
+        out.append({"group": name, "n_tasks": n, "a": sum(i["a"] for i in items) / n,
+                    "b": sum(i["b"] for i in items) / n, "delta": sum(i["delta"] for i in items) / n})
+    return out
 
 
 # ----------------------------------------------------------------------------- findings

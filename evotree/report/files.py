@@ -63,15 +63,24 @@ def _atomic_write(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str | None = None) -> ReportOutput:
-    """Render ``data`` as ``fmt`` and write it (Markdown: with its PNG plots beside it).
+def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str | None = None,
+                 plots_url_base: str | None = None) -> ReportOutput:
+    """Render ``data`` as ``fmt`` and write it (Markdown: with its PNG plots beside it, linked by
+    file name, or as ``plots_url_base/<file>`` when the folder is published at that URL).
 
     On any failure the files this call wrote are removed and :class:`ReportError` names the path.
     """
     from evotree.report.html import render_html
-    from evotree.report.markdown import render_markdown
+    from evotree.report.markdown import png_size, render_markdown
     from evotree.report.plots import write_plots
 
+    if plots_url_base is not None and fmt != "md":
+        raise ReportError("--plots-url-base links the PNGs written beside the Markdown: it needs --format md",
+                          fix="drop --plots-url-base, or pass --format md")
+    if plots_url_base is not None:
+        from evotree.report.assets import links_from_base
+
+        links_from_base(plots_url_base, {})  # the URL is checked before anything is written
     path = target_path(ws, data.version, fmt, out)
     written: list[Path] = []
     scratch: str | None = None
@@ -83,7 +92,14 @@ def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str |
             plots = write_plots(data, path.parent, path.stem)
             written += [Path(p) for p in plots.values()]
             data.plots = {name: Path(p).name for name, p in plots.items()}
-            text = render_markdown(data, images=data.plots)
+            sizes = {name: size for name, p in plots.items() if (size := png_size(p))}
+            if plots_url_base is not None:
+                from evotree.report.assets import links_from_base
+
+                images = links_from_base(plots_url_base, data.plots)
+            else:
+                images = data.plots
+            text = render_markdown(data, images=images, image_sizes=sizes)
         else:
             scratch = tempfile.mkdtemp(prefix="evotree-report-")
             plots = write_plots(data, Path(scratch), "plot")

@@ -1,8 +1,14 @@
-"""The HTML report: one self-contained file (inline CSS, plots as data URIs, no network).
+"""The HTML report: one self-contained file (inline CSS, plots inline, no network).
 
-A Content-Security-Policy allows only inline styles, ``data:`` images and the one inline script
-by its hash (it marks on ``<body>`` whether every image decoded, which the browser test reads),
-so nothing in the file can load or run anything else. All text is escaped.
+With Plotly installed (the ``report`` extra) the plots are interactive: plotly.js is embedded once,
+inline, and each figure is a JSON data block that one small script draws; the static PNG of each
+plot stays in ``<noscript>`` (and replaces a figure that fails to draw). Without Plotly the PNGs
+are shown, as data URIs, with a note.
+
+A Content-Security-Policy allows only inline styles, ``data:`` images and the page's own inline
+scripts by their hashes (plotly.js, the drawing script, and one that marks on ``<body>`` whether
+every image decoded, which the browser test reads), so nothing in the file can load anything or
+run anything else. All text is escaped.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ ul.tree li{position:relative;margin:.15em 0}ul.tree ul li:before{content:"└─
 .node{display:inline-block;padding:1px 6px;border:1px solid #d0d7de;border-radius:4px}
 .node.subject{border:2px solid #1f6feb}.node.dead{color:#8c959f;text-decoration:line-through}
 .plots img{max-width:100%;display:block;margin:.6em 0;border:1px solid #eaeef2}code{background:#f6f8fa;padding:0 3px}
+.plots figure{margin:.8em 0;border:1px solid #eaeef2;border-radius:6px;padding:4px}.iplot{width:100%;min-height:380px}
 """
 
 # Marks on <body> whether every image decoded: read back by the headless-browser test.
@@ -39,6 +46,15 @@ _SCRIPT = ("window.addEventListener('load',function(){var i=Array.prototype.slic
            "document.body.setAttribute('data-images',String(i.length));"
            "document.body.setAttribute('data-images-ok',String(i.every(function(x){"
            "return x.complete&&x.naturalWidth>0;})));});")
+# Draws each interactive figure from its JSON data block; a figure that fails shows its PNG (the
+# <noscript> beside it). Marks on <body> how many were drawn and how many failed.
+_PLOTLY_INIT = ("(function(){var n=0,f=0,d=document.querySelectorAll('script[type=\"application/json\"][data-plot]');"
+                "for(var i=0;i<d.length;i++){var el=document.getElementById('iplot-'+d[i].getAttribute('data-plot'));"
+                "try{var fig=JSON.parse(d[i].textContent);Plotly.newPlot(el,fig.data,fig.layout,"
+                "{responsive:true,displaylogo:false});n++;}catch(e){f++;var ns=el&&el.nextElementSibling;"
+                "if(ns&&ns.tagName==='NOSCRIPT'){el.innerHTML=ns.textContent;}}}"
+                "document.body.setAttribute('data-plots',String(n));document.body.setAttribute('data-plots-failed',"
+                "String(f));})();")
 
 
 def _e(value: Any) -> str:
@@ -79,6 +95,10 @@ def _scores(data: ReportData) -> str:
         delta = "" if na is None or nb is None else f"{nb - na:+.3f}"
         rows.insert(2, f'<tr id="normalized-row"><td>normalized</td><td class="num">{shown[0]}</td>'
                        f'<td class="num">{shown[1]}</td><td class="num">{delta}</td><td></td><td></td></tr>')
+    if s.get("iqm"):
+        iq = s["iqm"]
+        rows.append(f'<tr id="iqm-row"><td>IQM</td><td class="num">{iq["a"]:.3f}</td><td class="num">{iq["b"]:.3f}</td>'
+                    f'<td class="num">{iq["b"] - iq["a"]:+.3f}</td><td></td><td></td></tr>')
     extra = (f"<p>Decision at threshold {s['threshold']:+g}: <b>{_e(s['decision'])}</b> (needs p &lt; "
              f"{s.get('p_threshold', s['alpha']):.3g}; {_e(s['ci_method'])}).</p>")
     if s.get("statement"):
@@ -157,14 +177,43 @@ def _tree(data: ReportData) -> str:
     return f'<ul class="tree" id="tree">{"".join(item(r) for r in roots)}</ul>'
 
 
-def _plots(data: ReportData, plots: dict[str, str]) -> str:
-    if not plots:
+def _json_block(text: str) -> str:
+    """JSON safe inside a <script> data block: no ``</script>``, no HTML comment openers."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _plots(data: ReportData, plots: dict[str, str], figures: dict[str, str] | None, note: str | None) -> str:
+    if not plots and not figures:
         return '<p class="na">No plots: no curve or comparison data.</p>'
-    parts = []
-    for name, path in plots.items():
-        encoded = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-        parts.append(f'<img id="plot-{_e(name)}" alt="{_e(PLOTS[name][0])}" src="data:image/png;base64,{encoded}">')
+    figures = figures or {}
+    parts = [f'<p class="na" id="plots-note">{_e(note)}</p>'] if note else []
+    for name in [n for n in PLOTS if n in plots or n in figures]:
+        img = ""
+        if name in plots:
+            encoded = base64.b64encode(Path(plots[name]).read_bytes()).decode("ascii")
+            img = f'<img id="plot-{_e(name)}" alt="{_e(PLOTS[name][0])}" src="data:image/png;base64,{encoded}">'
+        if name in figures:
+            parts.append(f'<figure data-plot="{_e(name)}"><div class="iplot" id="iplot-{_e(name)}"></div>'
+                         f'{f"<noscript>{img}</noscript>" if img else ""}</figure>'
+                         f'<script type="application/json" data-plot="{_e(name)}">{_json_block(figures[name])}</script>')
+        else:
+            parts.append(img)
     return f'<div class="plots">{"".join(parts)}</div>'
+
+
+def _interactive(data: ReportData, interactive: bool) -> tuple[dict[str, str] | None, str | None]:
+    """The Plotly figures (name -> JSON), or None and why the plots are static."""
+    if not interactive:
+        return None, None
+    from evotree.report.interactive import figures, plotly_available
+
+    if not plotly_available():
+        return None, ("Static plots: Plotly is not installed, so the plots are not interactive "
+                      "(pip install 'evotree-rl[report]').")
+    try:
+        return figures(data), None
+    except Exception as exc:  # noqa: BLE001 - an optional view must not cost the report
+        return None, f"Static plots: the interactive plots could not be built ({type(exc).__name__}: {exc})."
 
 
 def _diff(data: ReportData) -> str:
@@ -191,10 +240,23 @@ def _diff(data: ReportData) -> str:
             + "</details>")
 
 
-def render_html(data: ReportData, plots: dict[str, str]) -> str:
-    """The report as one HTML document; ``plots`` (name -> PNG path) are embedded as data URIs."""
-    script_hash = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
-    csp = f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'"
+def _hash(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+
+
+def render_html(data: ReportData, plots: dict[str, str], *, interactive: bool = True) -> str:
+    """The report as one HTML document; ``plots`` (name -> PNG path) are embedded as data URIs.
+
+    ``interactive``: draw the plots with Plotly when it is installed (plotly.js inline, once), the
+    PNGs kept as the fallback; otherwise, or when Plotly is missing, the PNGs with a note."""
+    figures, note = _interactive(data, interactive)
+    scripts = [_SCRIPT]
+    if figures:
+        from evotree.report.interactive import plotly_js
+
+        scripts = [plotly_js(), _PLOTLY_INIT, _SCRIPT]
+    csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+           f"script-src {' '.join(_hash(x) for x in scripts)}")
     v = data.verdict
     subject = data.subject
     return f"""<!DOCTYPE html>
@@ -209,13 +271,14 @@ def render_html(data: ReportData, plots: dict[str, str]) -> str:
 {''.join(f'<p>{_e(n)}</p>' for n in v.get('notes') or [])}
 <p>Hypothesis: <span id="hypothesis">{_e(subject['hypothesis'])}</span><br>Branch <code>{_e(subject['branch'])}</code>,
 status {_e(subject['status'])}, by {_e(subject['created_by'])}; against {_e(data.against)}.</p>
-<h2>Scores</h2>{_scores(data)}{_diff(data)}
+<h2>Scores</h2>{_scores(data)}
+<h2>Plots</h2>{_plots(data, plots, figures, note)}
+{_diff(data)}
 <h2>Findings</h2><div id="findings">{_findings(data)}</div>
 <h2>Audit</h2><div id="audit">{_audit(data)}</div>
 <h2>Gates</h2><div id="gates">{_gates(data)}</div>
 <h2>Tree</h2>{_tree(data)}
-<h2>Plots</h2>{_plots(data, plots)}
 <p class="na">Generated {_e(data.generated_at)} by evotree.</p>
-<script>{_SCRIPT}</script>
+{"".join(f"<script>{x}</script>" for x in scripts)}
 </body></html>
 """

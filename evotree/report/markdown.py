@@ -14,10 +14,14 @@ from evotree.report.collect import LAYER_ORDER
 from evotree.report.model import ReportData, marker
 from evotree.report.plots import PLOTS
 
-__all__ = ["GITHUB_COMMENT_LIMIT", "escape_md", "mermaid", "render_markdown"]
+__all__ = ["COMMENT_IMAGE_WIDTH", "GITHUB_COMMENT_LIMIT", "INLINE_PLOTS", "escape_md", "mermaid", "render_markdown", "shorten"]
 
 #: GitHub refuses comment bodies longer than this many characters.
 GITHUB_COMMENT_LIMIT = 65536
+#: width (px) the comment declares for each plot: two side by side in a GitHub comment
+COMMENT_IMAGE_WIDTH = 360
+#: the plots shown inline under the verdict, in this order; any other goes under "More plots"
+INLINE_PLOTS = ("scores", "reward", "task_delta", "dead_groups")
 _SEVERITY_ICON = {"critical": "🟥", "high": "🟧", "warn": "🟨", "info": "⬜"}
 
 
@@ -28,9 +32,20 @@ def escape_md(text: Any, limit: int = 300) -> str:
 
     value = escape_control(" ".join(str(text if text is not None else "").split()))
     if len(value) > limit:
-        value = value[: limit - 1] + "…"
+        value = shorten(value, limit)
     return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
             .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]"))
+
+
+def shorten(value: str, limit: int) -> str:
+    """``value`` cut to at most ``limit`` characters at a word boundary, with "…" (a single word
+    longer than the limit is the only thing cut inside)."""
+    if len(value) <= limit:
+        return value
+    cut = value[: limit - 1]
+    if value[limit - 1] != " " and " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:.-(") + "…"
 
 
 def _num(value: Any, fmt: str = ".3f") -> str:
@@ -90,21 +105,21 @@ def _scores_table(data: ReportData) -> list[str]:
     lines.append("")
     lines.append(f"Decision at threshold {s['threshold']:+g}: **{s['decision']}** (needs p < "
                  f"{s.get('p_threshold', s['alpha']):.3g}; {s['ci_method']}).")
-    if s.get("statement"):
-        lines.append(f"{escape_md(s['statement'], 500)}.")
-    for note in s.get("notes") or []:
-        lines.append(f"> {escape_md(note, 500)}")
-    if s.get("caveat"):
-        lines.append(f"> {escape_md(s['caveat'], 500)}")
-    for side in ("a", "b"):
-        voids = ((s.get("voided") or {}).get(side) or {}).get("voids") or {}
-        for run_id, void in sorted(voids.items()):
-            lines.append(f"> Voided run of {escape_md(s[side], 80)}: {escape_md(run_id, 120)}, by "
-                         f"{escape_md(void.get('approver'), 120)}: {escape_md(void.get('reason'), 300)} "
-                         "(in no number above).")
     if data.per_task.get("available"):
         c = data.per_task["counts"]
         lines.append(f"Per task: {c['improved']} improved, {c['worse']} worse, {c['unchanged']} unchanged.")
+    notes = [f"{escape_md(s['statement'], 500)}."] if s.get("statement") else []
+    notes += [f"- {escape_md(note, 500)}" for note in s.get("notes") or []]
+    if s.get("caveat"):
+        notes.append(f"- {escape_md(s['caveat'], 500)}")
+    for side in ("a", "b"):
+        voids = ((s.get("voided") or {}).get(side) or {}).get("voids") or {}
+        for run_id, void in sorted(voids.items()):
+            notes.append(f"- Voided run of {escape_md(s[side], 80)}: {escape_md(run_id, 120)}, by "
+                         f"{escape_md(void.get('approver'), 120)}: {escape_md(void.get('reason'), 300)} "
+                         "(in no number above).")
+    if notes:
+        lines += _collapsed(f"The comparison's statement and notes ({len(notes)})", notes)
     return lines
 
 
@@ -171,40 +186,92 @@ def _gates_section(data: ReportData) -> list[str]:
     return lines
 
 
+def png_size(path: Any) -> tuple[int, int] | None:
+    """Width and height of a PNG file from its header, or None."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(24)
+    except OSError:
+        return None
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def _img(name: str, link: str, size: tuple[int, int] | None) -> str:
+    width, height = size or (560, 320)
+    shown = min(COMMENT_IMAGE_WIDTH, width)
+    return (f'<img src="{_attr(link)}" width="{shown}" height="{round(height * shown / width)}" '
+            f'alt="{_attr(PLOTS[name][0])}">')
+
+
+def _attr(value: str) -> str:
+    return str(value).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _plots_section(images: dict[str, str] | None, note: str | None,
+                   sizes: dict[str, tuple[int, int]] | None) -> list[str]:
+    """The plots right under the verdict: the main ones inline, two side by side; the rest collapsed."""
+    if not images:
+        return [f"_{note or 'No plots: no curve or comparison data.'}_"]
+    sizes = sizes or {}
+    inline = [n for n in INLINE_PLOTS if n in images]
+    more = [n for n in PLOTS if n in images and n not in inline]
+    lines = [" ".join(_img(n, images[n], sizes.get(n)) for n in inline)]
+    if more:
+        lines += ["", f"<details><summary>More plots ({len(more)})</summary>", "",
+                  " ".join(_img(n, images[n], sizes.get(n)) for n in more), "", "</details>"]
+    missing = [PLOTS[n][0] for n in PLOTS if n not in images]
+    if missing:
+        lines += ["", f"<sub>No data for: {', '.join(missing)}.</sub>"]
+    return lines
+
+
+def _collapsed(summary: str, body: list[str], *, open_: bool = False) -> list[str]:
+    return ["", f"<details{' open' if open_ else ''}><summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
 def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
-                    images_note: str | None = None, limit: int = GITHUB_COMMENT_LIMIT) -> str:
-    """The report as Markdown. ``images``: plot name -> link (relative to the Markdown file);
-    without them ``images_note`` says where the plots are (a PR comment cannot embed local files).
-    The body is kept under ``limit`` characters by dropping finding tables first."""
+                    images_note: str | None = None, limit: int = GITHUB_COMMENT_LIMIT,
+                    image_sizes: dict[str, tuple[int, int]] | None = None) -> str:
+    """The report as Markdown: the verdict first, then the plots inline, the scores table, and
+    every other section collapsed (``<details>``), so the comment stays short.
+
+    ``images``: plot name -> link (relative to the Markdown file, or a URL where the PNGs were
+    published); ``image_sizes``: their pixel sizes (the declared height keeps the aspect); without
+    images ``images_note`` says where the plots are. The body is kept under ``limit`` characters
+    by dropping finding tables first."""
     warning = [f"> **{escape_md(data.sandbox_warning, 500)}**", ""] if data.sandbox_warning else []
     head = [marker(data.version), *warning, f"## evotree report: {data.version}", "",
             f"{data.verdict['icon']} **{escape_md(data.verdict['line'], 500)}**"]
     for note in data.verdict.get("notes") or []:
         head.append(f"- {escape_md(note)}")
+    head += ["", *_plots_section(images, images_note, image_sizes)]
     subject = data.subject
-    head += ["", f"Hypothesis: {escape_md(subject['hypothesis'], 500)}  ",
-             f"Branch `{escape_md(subject['branch'])}`, status {subject['status']}, by {escape_md(subject['created_by'])}, "
-             f"parents: {', '.join(subject['parents']) or '—'}."]
-    scores = ["", "### Scores", "", *_scores_table(data), *_diff_section(data)]
-    findings = ["", "### Findings", "", *_findings_section(data)]
-    rest = ["", "### Audit", "", *_audit_section(data), "", "### Gates", "", *_gates_section(data)]
-    rest += ["", "### Lineage", "", "```mermaid", mermaid(data.lineage), "```"]
+    scores = ["", "### Scores", "", *_scores_table(data),
+              "", f"Hypothesis: {escape_md(subject['hypothesis'], 300)}  ",
+              f"Branch `{escape_md(subject['branch'])}`, status {subject['status']}, by "
+              f"{escape_md(subject['created_by'])}, parents: {', '.join(subject['parents']) or '—'}.",
+              *_diff_section(data)]
+    f = data.findings
+    summary = ("<b>Findings</b>: " + (f"{f['total']}, worst {escape_md(f['worst'])}" if f.get("available") and f["total"]
+                                      else "none" if f.get("available") else "not available"))
+    findings = _collapsed(summary, _findings_section(data))
+    a, g = data.audit, data.gates
+    rest = _collapsed("<b>Audit</b>: " + (("✅ passed" if a["passed"] else "❌ failed") if a.get("available")
+                                          else "not available"), _audit_section(data),
+                      open_=bool(a.get("available") and not a.get("passed")))
+    rest += _collapsed("<b>Gates</b>: " + (("passed" if g.get("passed") else "not passed") if g.get("available")
+                                           else "not evaluated"), _gates_section(data))
+    lineage = ["```mermaid", mermaid(data.lineage), "```"]
     if data.lineage.get("cut"):
-        rest.append(f"_Showing the versions around {data.version} of {data.lineage['total_versions']}._")
-    rest += ["", "### Plots", ""]
-    if images:
-        for name, link in images.items():
-            rest.append(f"![{PLOTS[name][0]}]({link})")
-        missing = [PLOTS[n][0] for n in PLOTS if n not in images]
-        if missing:
-            rest.append(f"_No data for: {', '.join(missing)}._")
-    else:
-        rest.append(f"_{images_note or 'No plots: no curve or comparison data.'}_")
+        lineage.append(f"_Showing the versions around {data.version} of {data.lineage['total_versions']}._")
+    rest += _collapsed(f"<b>Lineage</b>: {len(data.lineage.get('nodes') or [])} version(s)", lineage)
     rest += ["", f"<sub>evotree report · {data.generated_at} · against {data.against}</sub>", ""]
     body = "\n".join(head + scores + findings + rest)
     if len(body) > limit:
-        short = ["", "### Findings", "", "_Finding tables left out to fit the comment size limit; "
-                 "see the full report (artifact or `evotree report`)._"]
+        short = _collapsed(summary, ["_Finding tables left out to fit the comment size limit; "
+                                     "see the full report (artifact or `evotree report`)._"])
         body = "\n".join(head + scores + short + rest)
     if len(body) > limit:
         body = body[: limit - 80] + "\n\n_…truncated to fit the comment size limit._\n"

@@ -97,7 +97,28 @@ def _scores_plot(plt: Any, data: ReportData, path: Path) -> None:
     plt.close(fig)
 
 
+def _group_delta_plot(plt: Any, data: ReportData, path: Path) -> None:
+    """Per-environment Δ (tasks ``ENV#i`` grouped by ``ENV``): one horizontal bar per environment."""
+    groups = data.per_task["groups"]
+    fig, ax = plt.subplots(figsize=(5.6, max(3.2, 0.9 + 0.28 * len(groups))), dpi=100)
+    names = [g["group"] for g in groups]
+    values = [g["delta"] for g in groups]
+    ax.barh(names, values, color=["#1a7f37" if v > 0 else "#cf222e" if v < 0 else "#8c959f" for v in values])
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.invert_yaxis()
+    ax.set_title(f"Per-environment Δ ({data.version} − {data.against}, {len(groups)} environments)", fontsize=10)
+    ax.set_xlabel("Δ mean score")
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
 def _delta_plot(plt: Any, data: ReportData, path: Path) -> None:
+    if data.per_task.get("groups"):
+        _group_delta_plot(plt, data, path)
+        return
     deltas = [t["delta"] for t in data.per_task["tasks"]]
     fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
     bins = min(30, max(5, len(set(deltas))))
