@@ -154,11 +154,15 @@ def test_html_report_renders_in_chromium(hws: Workspace, tmp_path: Path) -> None
     assert verdict["text"].strip() == report["verdict"]["line"]
     assert dom.find(id="delta")[0]["text"] == f"{report['scores']['delta']:+.3f}" == "+0.300"
     assert dom.find(id="iqm-row")  # the IQM beside the means
-    # one table row per finding, each with its code
+    # findings aggregated: one table row per code (not per seed), each naming its runs and count
     rows = [e for e in dom.elements if e["tag"] == "tr" and "finding" in (e["attrs"].get("class") or "")]
-    assert len(rows) == report["findings"]["total"]
-    codes = sorted(f["code"] for items in report["findings"]["by_layer"].values() for f in items)
+    codes = sorted({f["code"] for items in report["findings"]["by_layer"].values() for f in items})
     assert sorted(r["attrs"]["data-code"] for r in rows) == codes
+    assert len(rows) < report["findings"]["total"]  # the fixture has findings repeated over seeds
+    per_code = {c: sum(1 for items in report["findings"]["by_layer"].values() for f in items if f["code"] == c)
+                for c in codes}
+    for r in rows:
+        assert f"({per_code[r['attrs']['data-code']]})" in r["text"]
     # the tree: three versions, the subject marked, the abandoned one struck through
     nodes = {e["attrs"]["data-version"]: e for e in dom.elements if "data-version" in e["attrs"] and e["tag"] == "span"}
     assert set(nodes) == {"v0", "v1", "v2"}

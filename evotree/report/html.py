@@ -124,13 +124,27 @@ def _findings(data: ReportData) -> str:
         items = f["by_layer"].get(layer)
         if not items:
             continue
-        rows = "".join(
-            f'<tr class="finding" data-code="{_e(i["code"])}"><td class="sev-{_e(i["severity"])}">{_e(i["severity"])}</td>'
-            f"<td><code>{_e(i['code'])}</code></td><td>{_e(i.get('run_id') or 'version')}</td><td>{_e(i['title'])}</td>"
-            f"<td>{_e(i.get('suggestion'))}</td></tr>"
-            for i in items)
-        parts.append(f'<h3>{_e(layer)} ({len(items)})</h3><table class="findings" data-layer="{_e(layer)}">'
-                     f"<tr><th>severity</th><th>code</th><th>run</th><th>finding</th><th>suggestion</th></tr>{rows}</table>")
+        from evotree.diagnostics.diagnose import aggregate_findings
+
+        first: dict[str, dict[str, Any]] = {}
+        for item in items:
+            first.setdefault(item["code"], item)
+        rows = ""
+        for row in aggregate_findings(items):  # one row per code, with the runs it came from
+            runs = ", ".join(row["runs"]) or "version"
+            per_run = "".join(f"<li>{_e(d.get('run_id') or 'version')}: {_e(d.get('severity'))} — {_e(d.get('title'))}</li>"
+                              for d in row["detail"])
+            detail = (f"<details><summary>{_e(row['title'])}</summary><ul>{per_run}</ul></details>"
+                      if row["count"] > 1 else _e(row["title"]))
+            rows += (f'<tr class="finding" data-code="{_e(row["code"])}"><td class="sev-{_e(row["severity"])}">'
+                     f"{_e(row['severity'])}</td><td><code>{_e(row['code'])}</code></td>"
+                     f"<td>{_e(runs)} ({row['count']})</td><td>{detail}</td>"
+                     f"<td>{_e(first[row['code']].get('suggestion'))}</td></tr>")
+        severe = any(i.get("severity") in ("high", "critical") for i in items)
+        parts.append(f"<details{' open' if severe else ''}><summary><b>{_e(layer)}</b> — {len(items)} finding(s) "
+                     f"of {len(first)} kind(s)</summary><table class=\"findings\" data-layer=\"{_e(layer)}\">"
+                     f"<tr><th>severity</th><th>code</th><th>runs</th><th>finding</th><th>suggestion</th></tr>{rows}"
+                     "</table></details>")
     return "".join(parts)
 
 
