@@ -17,7 +17,9 @@ Variants, interleaved in rotated order, --repeats times each (median reported):
   sandbox   the phase in the sandbox
   seccomp   the same with ``SandboxSpec.trace`` and the default tracer (a seccomp
             user-notification filter on execve / connect / exit_group, served outside the
-            sandbox), including the conversion into ``exec_trace.jsonl`` after the phase
+            sandbox by the compiled ``harness/seccomp_trace.c``), including the conversion into
+            ``exec_trace.jsonl`` after the phase
+  seccomp-python  the same tracer in Python (what runs where the machine has no C compiler)
   strace    the same with the fallback tracer (strace -f --seccomp-bpf outside the sandbox)
 
 Reported: wall time, and CPU time (user + system of the launcher, bubblewrap, the phase's
@@ -102,14 +104,19 @@ def main() -> None:
         mix = {"agent": AGENT, "light": LIGHT, "agent-nogrep": tuple(c for c in AGENT if "grep" not in c)}[args.mix]
         lines = [mix[k % len(mix)] + " >/dev/null" for k in range(args.commands)]
         script = "\n".join(lines)
-        variants = ("sandbox", "seccomp", "strace")
+        variants = ("sandbox", "seccomp", "seccomp-python", "strace")
         times: dict[str, list[float]] = {v: [] for v in variants}
         cpu: dict[str, list[float]] = {v: [] for v in variants}
-        traced_gits: dict[str, list[int]] = {"seccomp": [], "strace": []}
+        traced_gits: dict[str, list[int]] = {v: [] for v in variants[1:]}
+        compiled = sandbox_mod.compiled_tracer
+        if compiled() is None:
+            print("no C compiler: the seccomp variant runs the Python tracer too", file=sys.stderr)
         for rep in range(args.repeats):
-            for variant in variants[rep % 3:] + variants[:rep % 3]:
+            k = rep % len(variants)
+            for variant in variants[k:] + variants[:k]:
                 trace = base / f"raw-{rep}-{variant}" if variant != "sandbox" else None
-                sandbox_mod.TRACER = variant if variant != "sandbox" else "seccomp"
+                sandbox_mod.TRACER = "strace" if variant == "strace" else "seccomp"
+                sandbox_mod.compiled_tracer = (lambda: None) if variant == "seccomp-python" else compiled
                 spec = SandboxSpec(cwd=work, read_write=(work,), trace=trace)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
@@ -129,8 +136,8 @@ def main() -> None:
                 print(f"  {variant:8s} {seconds:6.2f} s wall  {cpu[variant][-1]:6.2f} s cpu", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in times.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
-    overhead = {v: med[v] / med["sandbox"] - 1 for v in ("seccomp", "strace")}
-    cpu_overhead = {v: med_cpu[v] / med_cpu["sandbox"] - 1 for v in ("seccomp", "strace")}
+    overhead = {v: med[v] / med["sandbox"] - 1 for v in variants[1:]}
+    cpu_overhead = {v: med_cpu[v] / med_cpu["sandbox"] - 1 for v in variants[1:]}
     result: dict[str, Any] = {
         "bench": "audit_trace", "python": platform.python_version(), "machine": platform.machine(),
         "cpus": os.cpu_count(), "load_average": os.getloadavg(), "mix": args.mix, "commands": args.commands, "repeats": args.repeats, "median_seconds": med,

@@ -151,7 +151,12 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
     if record_v.parent:
         parent_runs = [r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"]
     findings_dir = ws.state_dir / "findings"
-    con = connect(runs_dir(ws), findings_dir=findings_dir)
+    from evotree.core.visibility import hidden
+
+    hide = hidden(ws)
+    if hide:  # EvoPolicyGym's boundary: the score and version layers only report the judge's figures
+        chosen = [layer for layer in chosen if layer not in ("score", "version")]
+    con = connect(runs_dir(ws), findings_dir=findings_dir, hide_judge=hide)
     try:
         found: list[Finding] = []
         if "score" in chosen:

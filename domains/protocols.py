@@ -11,7 +11,8 @@ the protocol's rules in its ``evotree.toml`` (docs/protocols/ai4ai.md, docs/prot
 * **rsibench-data** — RSIBench-Data's shape: only the *data strategy* may change
   (``data_strategy.py`` picks training examples from a fixed, partly mislabelled pool); the
   candidate phase writes its selection, and the fixed training stack runs in the judge phase
-  from the judge store, out of the candidate's hands, then scores on hidden points.
+  from the judge store, out of the candidate's hands, then scores on hidden points; ``[eval]
+  judge_trains = true`` counts that phase's measured time as training.
 
 The task: points in the plane labelled by a fixed line with 10 % of the labels flipped at
 random, so no classifier beats 0.9 on average (the optimum). Everything is standard library
@@ -213,6 +214,8 @@ command = "python data_strategy.py"
 # the fixed training (judge/judge_trainer.py) on the selection, then the hidden score
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
+# the judge phase trains: its wall and CPU time, measured by evotree, count as training
+judge_trains = true
 
 [eval.normalize]
 unusable = 0.5

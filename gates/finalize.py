@@ -1,4 +1,4 @@
-"""Finalize (EvoPolicyGym's rule, issue 19 item 2): pick the best validation run, once — a design, not wired yet.
+"""Finalize (EvoPolicyGym's rule, issue 19 item 2): pick the best validation run, judge it once on held-out.
 
 EvoPolicyGym keeps validation and held-out scores from the agent during the search; when the
 search ends it *finalizes*: among the submits whose status is ``ok`` it selects the one with the
@@ -7,35 +7,49 @@ policy once on the held-out pool outside the search budget, and records the resu
 (``docs/protocol/07-scoring.md`` §7.3–7.4 of EvoPolicyGym v0.1.0). With no ``ok`` submit the
 outcome is ``no_ok_submit``.
 
-What is here: the selection rule (:func:`select_best`) over evotree's run records and the plan
-(:func:`finalize_plan`) that says which version and commit the held-out run must judge. It reads
-run records only; it starts, charges and records nothing.
+What is here:
 
-How to wire it (the CLI, the harness and the ledger are other engineers' files):
+- the selection rule (:func:`select_best`) over evotree's run records and the plan
+  (:func:`finalize_plan`) that says which version and commit the held-out run must judge (it
+  reads run records only);
+- :func:`finalize`, what ``evotree finalize`` (``evotree/cli/finalize.py``) calls:
 
-1. ``evotree finalize [--json]`` (``evotree/cli``): refuse when the ledger already has a
-   ``finalize`` event (exactly one held-out evaluation per search); call :func:`finalize_plan`.
-2. A judge-only run of ``plan.commit`` with ``EVOTREE_JUDGE_SPLITS=heldout`` (``harness/runs``:
-   a run kind with no train phase, reserved against a ``finalize`` account instead of the
-   version's or the tree's budget — the way champion re-runs have their own account — so it is
-   not charged to the search).
-3. A ledger event ``finalize`` with ``{selected_run, version, commit, validation_mean,
-   heldout_run, heldout_mean, final_score, rule}``; ``final_score`` from the judge's
-   ``heldout/ENV/final_score`` signal in the EvoPolicyGym mode.
-4. Visibility: the agent-facing outputs (``--json`` of ``tree``/``show``/``sql`` and the agent
-   server) drop validation and held-out figures while the ledger has no ``finalize`` event; the
-   judge still computes and keeps them (they are needed by :func:`select_best`).
+  1. refused (exit 10, code ``already_finalized``) when the ledger has a ``finalize`` event:
+     exactly one held-out evaluation per search (checked again in every compare-and-swap);
+  2. :func:`finalize_plan`; no usable run: the ``finalize`` event records ``no_ok_submit``;
+  3. one judge-only run of the selected commit with ``EVOTREE_JUDGE_SPLITS=heldout``
+     (:func:`evotree.harness.runs.plan_finalize_run`: run kind ``finalize``, no train phase,
+     reserved against the ``finalize`` account instead of the version's or the tree's budget —
+     the way champion re-runs have their own account — so it is not charged to the search and
+     not refused when the search's budget is spent);
+  4. the ledger event ``finalize`` with ``{status, selected_run, version, commit,
+     validation_mean, heldout_run, heldout_mean, final_score, rule}`` (``final_score``: the
+     judge's ``heldout/ENV/final_score`` signal in the EvoPolicyGym mode, else None); the event
+     also sets ``meta["finalize"]``, which lifts the visibility boundary.
 
-Tests: ``tests/test_gym_finalize.py`` (the rule, on real run records).
+- Visibility (:mod:`evotree.core.visibility`): while ``[eval] hide_until_finalize`` holds and
+  the ledger has no ``finalize`` event, every output (CLI text and ``--json``, agent server)
+  drops validation and held-out figures; the judge still computes and keeps them
+  (:func:`select_best` needs them).
+
+Tests: ``tests/test_gym_finalize.py`` (the rule; the whole step on a real gym workspace) and
+``tests/test_finalize_visibility.py`` (the boundary).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Candidate", "FinalizePlan", "select_best", "finalize_plan", "RULE"]
+from evotree.core.errors import InvalidState
+
+__all__ = ["Candidate", "FinalizePlan", "FinalizeResult", "AlreadyFinalized", "FINALIZE_EVENT", "select_best",
+           "finalize_plan", "finalize", "RULE"]
+
+#: The ledger event of the search's one held-out evaluation.
+FINALIZE_EVENT = "finalize"
 
 RULE = ("EvoPolicyGym v0.1.0 §7.3: among succeeded runs with a validation headline, the highest raw "
         "validation mean; a tie goes to the latest run")
@@ -65,6 +79,8 @@ class FinalizePlan:
 
 
 def _candidate(record: Any) -> Candidate | None:
+    if getattr(record, "kind", "search") != "search":  # finalize's own held-out run is no submit
+        return None
     headline = getattr(record, "headline", None) or {}
     if getattr(record, "status", None) != "succeeded" or not str(headline.get("metric", "")).startswith("validation/"):
         return None
@@ -90,3 +106,118 @@ def finalize_plan(ws: Any) -> FinalizePlan:
     records = list_runs(ws)
     best = select_best(records)
     return FinalizePlan(status="ready" if best else "no_ok_submit", selected=best, considered=len(records))
+
+
+class AlreadyFinalized(InvalidState):
+    """The search has its held-out evaluation already: the ledger has a ``finalize`` event (exit 10)."""
+
+    code = "already_finalized"
+
+
+@dataclass
+class FinalizeResult:
+    """The ``finalize`` event's data (``evotree finalize --json``)."""
+
+    status: str  # "finalized", "no_ok_submit" or "heldout_failed"
+    selected_run: str | None
+    version: str | None
+    commit: str | None
+    validation_mean: float | None
+    heldout_run: str | None
+    heldout_mean: float | None
+    final_score: float | None
+    rule: str
+    considered: int = 0
+    heldout_status: str | None = None
+    heldout_metric: str | None = None
+    error: str | None = None
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def _refuse_twice(meta: Any) -> None:
+    from evotree.core.visibility import FINALIZE_META
+
+    done = meta.get(FINALIZE_META)
+    if done:
+        raise AlreadyFinalized(
+            f"this search is finalized already ({done.get('status')}, at {done.get('at')}): it has exactly one "
+            "held-out evaluation", fix="`evotree log` shows the finalize event", finalize=done)
+
+
+def _final_score(run_dir: Any) -> float | None:
+    """The judge's ``heldout/ENV/final_score`` signal (the EvoPolicyGym mode's one environment); None
+    when there is none, or several environments (then there is no one final score)."""
+    import duckdb
+
+    path = run_dir / "signals.parquet"
+    if not path.exists():
+        return None
+    con = duckdb.connect()
+    try:
+        rows = con.execute("SELECT metric, value FROM read_parquet(?) WHERE phase = 'eval' AND metric LIKE "
+                           "'heldout/%/final_score'", [str(path)]).fetchall()
+    finally:
+        con.close()
+    values = {metric: value for metric, value in rows}
+    if len(values) != 1:
+        return None
+    value = next(iter(values.values()))
+    return float(value) if isinstance(value, (int, float)) and value == value else None
+
+
+def _record(ws: Any, result: FinalizeResult) -> FinalizeResult:
+    """Append the ``finalize`` event (refused if one got there first) and set ``meta["finalize"]``."""
+    from evotree.core.ledger import Event, LedgerTxn, utcnow
+    from evotree.core.visibility import FINALIZE_META
+
+    actor = ws.git.identity()
+    data = result.to_dict()
+
+    def change(txn: LedgerTxn) -> Event:
+        _refuse_twice(txn.meta)
+        at = utcnow()
+        txn.meta[FINALIZE_META] = {"status": result.status, "at": at, "heldout_run": result.heldout_run}
+        return Event(kind=FINALIZE_EVENT, version=result.version, actor=str(actor), at=at, data=data)
+
+    ws.ledger.transact(change, actor=actor)
+    return result
+
+
+def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
+             cancel: threading.Event | None = None) -> FinalizeResult:
+    """Finalize the search of ``ws`` (see the module doc); the ``finalize`` event's data."""
+    from evotree.core.errors import EvotreeError
+    from evotree.harness.executors.local import LocalExecutor
+    from evotree.harness.layout import RunPaths
+    from evotree.harness.runs import plan_finalize_run, release_reservations, runs_dir
+
+    _refuse_twice(ws.ledger.meta())
+    plan = finalize_plan(ws)
+    if plan.selected is None:
+        return _record(ws, FinalizeResult(status="no_ok_submit", selected_run=None, version=None, commit=None,
+                                          validation_mean=None, heldout_run=None, heldout_mean=None,
+                                          final_score=None, rule=plan.rule, considered=plan.considered))
+    best = plan.selected
+    run = plan_finalize_run(ws, best.version, best.commit, check=lambda txn: _refuse_twice(txn.meta))
+    try:
+        (runs_dir(ws) / ".active").mkdir(parents=True, exist_ok=True)
+        [record] = LocalExecutor(jobs=1).execute(ws, [run], progress=progress, cancel=cancel or threading.Event())
+    finally:
+        try:
+            release_reservations(ws, [run.run_id], reason="finalize ended before its held-out run started")
+        except EvotreeError:
+            pass
+    headline = record.headline or {}
+    metric = str(headline.get("metric") or "")
+    value = headline.get("value") if metric.startswith("heldout/") else None
+    ok = record.status == "succeeded" and isinstance(value, (int, float))
+    return _record(ws, FinalizeResult(
+        status="finalized" if ok else "heldout_failed", selected_run=best.run_id, version=best.version,
+        commit=best.commit, validation_mean=best.validation, heldout_run=record.run_id,
+        heldout_mean=float(value) if ok else None,
+        final_score=_final_score(RunPaths(runs_dir(ws) / record.run_id).root) if ok else None,
+        rule=plan.rule, considered=plan.considered, heldout_status=record.status,
+        heldout_metric=metric or None, error=record.error))

@@ -39,8 +39,17 @@ cross ``max_usd`` / ``tree_max_usd`` is refused before it starts, and the wall l
 what the money left buys (split over the request's runs). A run is charged at most its wall limit
 (:func:`charge_run`: stopping a run past its deadline and compacting its evidence is evotree's
 time, not the run's), so charged + reserved never crosses a budget. The search clock
-(``tree_max_search_hours``) runs from the workspace's init (``meta.created_at``): no run starts
-after its end, and a run's wall limit ends before it (:func:`clock_left_seconds`).
+(``tree_max_search_hours``) runs from the workspace's init (``meta.created_at``): no run is
+planned after its end, and every run gets the clock's end as an absolute deadline
+(``RunLimits.ends_at``, :func:`run_deadline`) which the executor enforces, so runs in parallel
+each may use the whole time left and runs started one after another are stopped at its end.
+
+**Training time** (issue 20, item 3). A run's usage says how much of its wall clock was training
+(``train_hours``): its prepare and train phases and, where the champion's ``[eval] judge_trains``
+says the judge phase runs the fixed training (RSIBench-Data), the judge phase too
+(``judge_train_hours``, its part) — as measured by evotree around each phase, never as reported
+by the phase. That time is inside the run's wall limit, so its reservation and every wall, GPU,
+CPU and USD budget already hold it.
 """
 
 from __future__ import annotations
@@ -48,15 +57,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from evotree.core.config import BudgetSection
 from evotree.core.errors import EvotreeError, UsageError
 
 __all__ = ["BudgetExceeded", "InvalidSpend", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
-           "CHAMPION_RERUNS", "champion_reruns_usage", "champion_reruns_left", "usd_per_run_hour",
-           "charge_run", "clock_left_seconds", "SPEND_RECORDED", "MIN_RUN_SECONDS"]
+           "CHAMPION_RERUNS", "FINALIZE_ACCOUNT", "FINALIZE_USAGE", "champion_reruns_usage", "champion_reruns_left", "usd_per_run_hour",
+           "charge_run", "clock_left_seconds", "clock_ends_at", "run_deadline", "SPEND_RECORDED",
+           "MIN_RUN_SECONDS"]
 
 #: The ledger event of agent/API spend recorded by a person or an agent (:func:`record_spend`).
 SPEND_RECORDED = "spend.recorded"
@@ -65,6 +75,11 @@ MIN_RUN_SECONDS = 1.0
 
 #: The ledger's meta key of the champions' re-run accounts: ``{version: usage}``.
 CHAMPION_RERUNS = "champion_reruns"
+#: The account of finalize's one held-out evaluation, apart from every search budget
+#: (:func:`evotree.harness.runs.plan_finalize_run`): a reservation names it (``"account": "finalize"``),
+#: :func:`committed` leaves it out of the search's totals, and its usage is ``meta["finalize_usage"]``.
+FINALIZE_ACCOUNT = "finalize"
+FINALIZE_USAGE = "finalize_usage"
 
 
 class BudgetExceeded(EvotreeError):
@@ -97,6 +112,11 @@ class Usage:
     agent_usd: float = 0.0
     #: agent tokens recorded with that spend (information; no budget)
     tokens: int = 0
+    #: the part of ``wall_hours`` that was training: the prepare and train phases, and the judge
+    #: phase where ``[eval] judge_trains`` (measured by evotree; charged up to the run's wall limit)
+    train_hours: float = 0.0
+    #: the part of ``train_hours`` spent in the judge phase (``[eval] judge_trains``)
+    judge_train_hours: float = 0.0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Usage:
@@ -138,6 +158,8 @@ def committed(reservations: Mapping[str, Mapping[str, Any]] | None, *, version: 
             continue
         if account is not None and (entry.get("account") or "version") != account:
             continue
+        if account is None and entry.get("account") == FINALIZE_ACCOUNT:
+            continue  # finalize's held-out evaluation is no part of the search's budgets
         limits = entry.get("limits") or {}
         wall_hours = float(limits.get("wall_seconds") or 0.0) / 3600
         total.runs += 1
@@ -173,9 +195,16 @@ class RunLimits:
     #: why a limit is below the whole budget (spent in part, or split over the request's runs): shown
     #: before the runs start and kept in each run's notes; not part of the stored limits
     notes: list[str] = field(default_factory=list, compare=False)
+    #: the search clock's end (ISO 8601, UTC) when ``tree_max_search_hours`` is set: an absolute
+    #: deadline the executor stops the run at (:func:`run_deadline`), whenever the run starts
+    ends_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"wall_seconds": self.wall_seconds, "max_steps": self.max_steps, "max_episodes": self.max_episodes}
+        out: dict[str, Any] = {"wall_seconds": self.wall_seconds, "max_steps": self.max_steps,
+                               "max_episodes": self.max_episodes}
+        if self.ends_at is not None:
+            out["ends_at"] = self.ends_at
+        return out
 
 
 def _remaining(pairs: list[tuple[float, float]]) -> float | None:
@@ -198,6 +227,7 @@ def plan_limits(
     account: str = "version",
     cpus: float = 0.0,
     clock_left: float | None = None,
+    clock_ends_at: str | None = None,
 ) -> RunLimits:
     """Per-run limits for ``version_runs`` new runs of ``version`` (``total_runs`` in the request).
 
@@ -205,9 +235,11 @@ def plan_limits(
     spend (:func:`committed`), counted as used. ``account="champion_reruns"``: ``version_usage``
     is the champion's re-run account (named so in refusals). ``gpus`` / ``cpus``: what each run
     holds (priced by ``usd_per_gpu_hour`` / ``usd_per_cpu_hour``: the money left caps the wall
-    clock). ``clock_left``: seconds until the search clock's end (:func:`clock_left_seconds`),
-    split over the request's runs (run one after another, they still end before it). Raises
-    :class:`BudgetExceeded` naming the budget when the request would exceed one.
+    clock). ``clock_left``: seconds until the search clock's end (:func:`clock_left_seconds`):
+    no run's wall limit exceeds it, and ``clock_ends_at`` (:func:`clock_ends_at`) becomes each
+    run's absolute deadline (``ends_at``), enforced by the executor — not split over the runs, so
+    runs in parallel each get the whole time left and runs started later are cut at the clock's
+    end. Raises :class:`BudgetExceeded` naming the budget when the request would exceed one.
     """
     charged_runs = Usage.from_dict(version_usage).runs
     used_v = Usage.from_dict(add_usage(version_usage, version_reserved))
@@ -283,13 +315,14 @@ def plan_limits(
                 fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
                 budget=which, left_usd=usd, usd_per_hour=rate, requested=version_runs)
         wall = min(wall, bought)
+    ends_at = None
     if clock_left is not None:
-        share = math.floor(clock_left / total_runs * 1000) / 1000
+        share = math.floor(clock_left * 1000) / 1000
         if share < MIN_RUN_SECONDS:
             raise BudgetExceeded(
                 f"budget.tree_max_search_hours is spent: the search clock of {budget.tree_max_search_hours:g} "
                 f"hours (from the workspace's init) has {max(clock_left, 0.0):.0f} s left, less than "
-                f"{MIN_RUN_SECONDS:g} s for each of {total_runs} run(s); {version} is not started",
+                f"{MIN_RUN_SECONDS:g} s; {version} is not started",
                 fix="stop here and keep the best version (evotree tree), or raise budget.tree_max_search_hours "
                     "on the champion",
                 budget="tree_max_search_hours", left_seconds=max(clock_left, 0.0),
@@ -297,25 +330,32 @@ def plan_limits(
         if share < wall:
             notes.append(f"each run of {version} may use at most {share:g} s: the search clock "
                          f"(budget.tree_max_search_hours = {budget.tree_max_search_hours:g}) has "
-                         f"{clock_left:.0f} s left, split over {total_runs} run(s)")
+                         f"{clock_left:.0f} s left" + (f" and every run is stopped at its end ({clock_ends_at})"
+                                                        if clock_ends_at else ""))
             wall = share
+        ends_at = clock_ends_at
     return RunLimits(
         wall_seconds=wall,
         max_steps=int(steps) if steps is not None else None,
         max_episodes=int(episodes) if episodes is not None else None,
         notes=notes,
+        ends_at=ends_at,
     )
 
 
 # ---------------------------------------------------------------------------- charging a run
 def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[str, Any] | None, gpus: float,
-               cpus: float, steps: int, episodes: int) -> tuple[dict[str, Any], list[str]]:
+               cpus: float, steps: int, episodes: int, train_seconds: float = 0.0,
+               judge_train_seconds: float = 0.0) -> tuple[dict[str, Any], list[str]]:
     """What a finished run is charged, and the note to keep when it is less than measured.
 
     Hours are charged up to the run's wall limit (``limits["wall_seconds"]``): the time past its
     deadline — the grace a stopped phase gets, compacting its evidence — is evotree's, and its
     reservation (the limit × the prices) is what the budgets were checked against, so a run can
     never end above a budget (0.02517 of 0.025). USD at the prices in force now.
+    ``train_seconds`` / ``judge_train_seconds``: the measured training time of its phases
+    (:func:`evotree.harness.runs.training_seconds`), shown as ``train_hours`` /
+    ``judge_train_hours``, at most the hours charged (the judge phase, last, is cut first).
     """
     notes: list[str] = []
     seconds = max(0.0, float(wall_seconds))
@@ -326,9 +366,15 @@ def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[st
         seconds = float(cap)
     hours = seconds / 3600
     rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
+    # the judge phase comes last: time cut off past the wall limit is cut from it first
+    judge_train = max(0.0, float(judge_train_seconds))
+    before_judge = min(max(0.0, float(train_seconds) - judge_train), seconds)
+    judge_train = min(judge_train, seconds - before_judge)
+    train = before_judge + judge_train
     usage = Usage(runs=1, episodes=int(episodes), steps=int(steps), wall_hours=round(hours, 9),
                   gpu_hours=round(hours * float(gpus), 9), cpu_hours=round(hours * float(cpus), 9),
-                  usd=round(hours * rate, 9))
+                  usd=round(hours * rate, 9), train_hours=round(train / 3600, 9),
+                  judge_train_hours=round(judge_train / 3600, 9))
     return usage.to_dict(), notes
 
 
@@ -354,3 +400,34 @@ def clock_left_seconds(budget: BudgetSection, meta: Mapping[str, Any], *, now: d
         return 0.0
     elapsed = ((now or datetime.now(UTC)) - started).total_seconds()
     return budget.tree_max_search_hours * 3600 - elapsed
+
+
+def clock_ends_at(budget: BudgetSection, meta: Mapping[str, Any]) -> str | None:
+    """The search clock's end (ISO 8601, UTC): ``meta["created_at"]`` + ``tree_max_search_hours``;
+    None without a clock or without an init time (:func:`clock_left_seconds` then refuses)."""
+    started = _parse_time(meta.get("created_at"))
+    if not budget.tree_max_search_hours or started is None:
+        return None
+    return (started + timedelta(hours=budget.tree_max_search_hours)).isoformat()
+
+
+def run_deadline(limits: Mapping[str, Any], started: float, *, now: datetime | None = None) -> tuple[float, float | None]:
+    """A run's deadline on this process's monotonic clock, and the search clock's end on it.
+
+    ``limits``: the run's stored limits (``wall_seconds``, optional ``ends_at``); ``started``:
+    ``time.monotonic()`` when the run started. The deadline is the sooner of ``started`` +
+    ``wall_seconds`` and ``ends_at`` (an absolute time: what is left of it is measured now, so
+    a run that starts late, after others, gets only what the clock has left). The second value
+    is ``ends_at`` on the monotonic clock (None without one): the executor names the search
+    clock when that is what stopped the run. A malformed ``ends_at`` fails closed (no time).
+    """
+    import time
+
+    deadline = started + float(limits.get("wall_seconds") or 0.0)
+    text = limits.get("ends_at")
+    if text is None:
+        return deadline, None
+    ends = _parse_time(text)
+    mono = time.monotonic()
+    clock_end = mono + ((ends - (now or datetime.now(UTC))).total_seconds() if ends is not None else 0.0)
+    return min(deadline, clock_end), clock_end

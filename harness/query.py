@@ -341,17 +341,24 @@ def _lock_down(con: Any, files: list[str]) -> None:
 
 
 def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike[str] | None = None,
-            threads: int | None = None, read_only: bool = False) -> Any:
+            threads: int | None = None, read_only: bool = False, hide_judge: bool = False) -> Any:
     """An in-memory DuckDB connection with the views ``runs``, ``signals``, ``rollouts``,
     ``evals`` and ``findings`` over everything under ``runs_dir`` (see the module doc).
 
     With ``read_only`` the connection can read the views' files and nothing else, and its
     configuration is locked (:func:`_lock_down`); the analyzers, which create temp tables and
     replace views (backtest), use the default.
+
+    ``hide_judge`` (EvoPolicyGym's visibility boundary, :mod:`evotree.core.visibility`): the
+    judge's rows (phase ``eval``: every validation and held-out figure) and run.json's
+    ``headline`` are left out; the views then read tables copied when this connects, and a
+    read-only connection may open no file at all (the evidence files hold the judge's rows).
     """
     import duckdb
 
     sources = scan_runs(runs_dir)
+    if hide_judge:
+        sources.records = [{k: v for k, v in r.items() if k != "headline"} for r in sources.records]
     findings = _findings_files(Path(findings_dir) if findings_dir is not None else None)
     con = duckdb.connect(":memory:")
     try:
@@ -364,8 +371,20 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
             con.execute(f"CREATE VIEW _{kind} AS {_evidence_sql(kind, sources)}")
             con.execute(f"CREATE VIEW {kind} AS {_joined_sql(kind)}")
         _create_findings_view(con, findings)
+        if hide_judge:
+            for kind in KINDS:
+                con.execute(f"CREATE TEMP TABLE _shown_{kind} AS SELECT * FROM _{kind} "
+                            "WHERE phase IS DISTINCT FROM 'eval'")
+                con.execute(f"CREATE OR REPLACE VIEW _{kind} AS SELECT * FROM _shown_{kind}")
+            from evotree.core.visibility import HIDDEN_FINDINGS, SHOWN_FINDINGS
+
+            judged = " OR ".join(f"starts_with(code, {sql_string(c)})" for c in HIDDEN_FINDINGS)
+            shown = ", ".join(sql_string(c) for c in sorted(SHOWN_FINDINGS))
+            con.execute("CREATE TEMP TABLE _shown_findings AS SELECT * FROM findings "
+                        f"WHERE code IS NULL OR code IN ({shown}) OR NOT ({judged})")
+            con.execute("CREATE OR REPLACE VIEW findings AS SELECT * FROM _shown_findings")
         if read_only:
-            _lock_down(con, _evidence_files(sources, findings))
+            _lock_down(con, [] if hide_judge else _evidence_files(sources, findings))
     except duckdb.Error as exc:
         con.close()
         raise QueryError(f"cannot open the evidence under {runs_dir}: {_first_line(exc)}",
@@ -443,11 +462,11 @@ def _query_error(con: Any, sql: str, exc: BaseException) -> QueryError:
 
 
 def query(runs_dir: str | os.PathLike[str], sql: str, *,
-          findings_dir: str | os.PathLike[str] | None = None) -> Any:
+          findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False) -> Any:
     """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pyarrow.Table``."""
     import duckdb
 
-    con = connect(runs_dir, findings_dir=findings_dir, read_only=True)
+    con = connect(runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge)
     try:
         relation = _run(con, sql)
         try:
@@ -459,11 +478,11 @@ def query(runs_dir: str | os.PathLike[str], sql: str, *,
 
 
 def query_df(runs_dir: str | os.PathLike[str], sql: str, *,
-             findings_dir: str | os.PathLike[str] | None = None) -> Any:
+             findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False) -> Any:
     """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pandas.DataFrame``."""
     import duckdb
 
-    con = connect(runs_dir, findings_dir=findings_dir, read_only=True)
+    con = connect(runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge)
     try:
         relation = _run(con, sql)
         try:

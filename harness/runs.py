@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import platform
 import re
@@ -59,10 +60,13 @@ from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import (
     CHAMPION_RERUNS,
+    FINALIZE_ACCOUNT,
+    FINALIZE_USAGE,
     RunLimits,
     add_usage,
     champion_reruns_usage,
     charge_run,
+    clock_ends_at,
     clock_left_seconds,
     committed,
     plan_limits,
@@ -106,7 +110,9 @@ __all__ = [
     "list_runs",
     "runs_dir",
     "budget_cut_notes",
+    "training_seconds",
     "HEADLINE_SPLITS",
+    "plan_finalize_run",
 ]
 
 #: Split whose mean score is a run's headline, in order of preference.
@@ -173,6 +179,14 @@ class RunRecord:
     phases: dict[str, dict[str, Any]] = field(default_factory=dict)
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    #: the wall and CPU seconds of its training, measured by evotree around each phase
+    #: (:func:`training_seconds`): prepare and train, plus the judge phase where the champion's
+    #: ``[eval] judge_trains`` says the judge runs the fixed training (RSIBench-Data)
+    train_seconds: float = 0.0
+    train_cpu_seconds: float = 0.0
+    #: the part of ``train_seconds`` / ``train_cpu_seconds`` spent in the judge phase (0 unless judge_trains)
+    judge_train_seconds: float = 0.0
+    judge_train_cpu_seconds: float = 0.0
     limits: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
     headline: dict[str, Any] | None = None
@@ -185,6 +199,9 @@ class RunRecord:
     #: The judge-store commit (refs/evotree/judge) overlaid on the champion's tree for the judge:
     #: the exact hidden data that scored the run. None: the judge was the champion's tree alone.
     judge_data_commit: str | None = None
+    #: ``search`` (a run of the search: train, then the judge) or ``finalize`` (the search's one
+    #: held-out evaluation, judge only, charged to the ``finalize`` account: :func:`plan_finalize_run`)
+    kind: str = "search"
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -223,6 +240,8 @@ class RunPlan:
     judge_splits: tuple[str, ...] = ("validation",)
     #: The judge store's commit in force when planned (the ledger's, never the ref's); None: none.
     judge_data_commit: str | None = None
+    #: ``search`` or ``finalize`` (judge only, :func:`plan_finalize_run`)
+    kind: str = "search"
 
 
 def runs_dir(ws: Workspace) -> Path:
@@ -291,6 +310,10 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     from evotree.harness.sandbox import require_sandbox
 
     require_sandbox(cfg.sandbox)
+    if heldout and cfg.eval.hide_until_finalize:
+        raise InvalidState("this workspace judges the held-out split once, in `evotree finalize` "
+                           "([eval] hide_until_finalize, EvoPolicyGym's protocol): `--heldout` is not offered",
+                           fix="run without --heldout; a person ends the search with `evotree finalize`")
     snapshot = ws.ledger.snapshot()
     champion = ws.resolve("champion", snapshot)
     judge_commit = ws.git.ref_target(CHAMPION_REF)
@@ -348,6 +371,61 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     return plans
 
 
+def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callable[[LedgerTxn], None]) -> RunPlan:
+    """Reserve finalize's one held-out evaluation: a judge-only run of ``commit`` (of ``version``)
+    on the ``heldout`` split, against the ``finalize`` account.
+
+    Not charged to the version's or the tree's budget, and not refused when they are spent: its
+    limits are the judge's own (``[eval].timeout_seconds``, no step or episode budget: the judge
+    plays its whole pool). ``check(txn)`` runs in the reservation's compare-and-swap and raises to
+    refuse (finalize: a ``finalize`` event or another finalize run already there), so two
+    concurrent requests cannot both reserve one.
+    """
+    cfg = ws.config
+    if not cfg.eval.command.strip():
+        raise ConfigError("[eval].command is empty in the champion's evotree.toml: there is no judge to run",
+                          fix="set [eval].command on the champion", key="eval.command")
+    from evotree.harness.sandbox import require_sandbox
+
+    require_sandbox(cfg.sandbox)
+    judge_commit = ws.git.ref_target(CHAMPION_REF)
+    if judge_commit is None:
+        raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
+    from evotree.harness.judge_store import check_judge_commit, judge_in_force
+
+    judge_data = judge_in_force(ws)
+    if judge_data is not None:
+        check_judge_commit(ws.git.repo, judge_data)
+    champion = ws.resolve("champion")
+    limits = RunLimits(wall_seconds=float(cfg.eval.timeout_seconds), max_steps=None, max_episodes=None)
+    plan = RunPlan(run_id=f"{version}-finalize-{now_stamp()}-{secrets.token_hex(3)}", version=version, seed=0,
+                   commit=commit, judge_commit=str(judge_commit), judge_version=champion.id, limits=limits,
+                   judge_splits=("heldout",), judge_data_commit=judge_data, kind="finalize")
+    actor = ws.git.identity()
+    owner = process_owner()
+
+    def change(txn: LedgerTxn) -> Event:
+        check(txn)
+        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        for run_id in _dead_unstarted(reservations):
+            del reservations[run_id]
+        if any((entry.get("account") or "version") == FINALIZE_ACCOUNT for entry in reservations.values()):
+            raise InvalidState("a finalize run is already reserved or running",
+                               fix="wait for it (`evotree runs`); the search has one held-out evaluation")
+        entry = {"version": version, "seed": 0, "commit": commit, "at": utcnow(), "owner": owner,
+                 "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus), "cpus": float(cfg.executor.cpus),
+                 "usd_per_hour": usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus),
+                 "account": FINALIZE_ACCOUNT, "started": None}
+        reservations[plan.run_id] = entry
+        txn.meta[RESERVATIONS] = reservations
+        return Event(kind=EventKind.RUN_RESERVED.value, version=version, actor=str(actor),
+                     data={"runs": [{"run_id": plan.run_id, "version": version, "seed": 0, "commit": commit,
+                                     "limits": limits.to_dict(), "account": FINALIZE_ACCOUNT}], "owner": owner})
+
+    ws.ledger.transact(change, actor=actor)
+    return plan
+
+
 # ---------------------------------------------------------------------------- reservations
 def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total: int,
                  reservations: Mapping[str, Mapping[str, Any]], *, tips: Mapping[str, str],
@@ -361,6 +439,7 @@ def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total
     champion = txn.meta.get("champion")
     out: dict[str, tuple[RunLimits, str]] = {}
     clock_left = clock_left_seconds(cfg.budget, txn.meta)  # the search clock, read once per request
+    ends_at = clock_ends_at(cfg.budget, txn.meta)  # its end: every run's absolute deadline
     for vid, count in per_version.items():
         account = CHAMPION_RERUNS if vid == champion and tips.get(vid) == champion_commit else "version"
         usage = champion_reruns_usage(txn.meta, vid) if account == CHAMPION_RERUNS else txn.require(vid).usage
@@ -369,7 +448,7 @@ def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total
             version_runs=count, total_runs=total, gpus=cfg.executor.gpus,
             version_reserved=committed(reservations, version=vid, account=account),
             tree_reserved=committed(reservations), account=account,
-            cpus=cfg.executor.cpus, clock_left=clock_left,
+            cpus=cfg.executor.cpus, clock_left=clock_left, clock_ends_at=ends_at,
         ), account)
     return out
 
@@ -590,11 +669,14 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     # invalid submissions cost nothing unless [budget] charge_invalid; a run is charged at most its
     # wall limit, at the prices in force (harness.budget.charge_run: it never ends above a budget)
     charge = charge and (record.status != RunStatus.INVALID.value or ws.config.budget.charge_invalid)
+    (record.train_seconds, record.train_cpu_seconds, record.judge_train_seconds,
+     record.judge_train_cpu_seconds) = training_seconds(record.phases, judge_trains=ws.config.eval.judge_trains)
     record.usage = {}
     if charge:
         record.usage, charge_notes = charge_run(
             ws.config.budget, wall_seconds=record.wall_seconds, limits=record.limits,
-            gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus, steps=steps, episodes=episodes)
+            gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus, steps=steps, episodes=episodes,
+            train_seconds=record.train_seconds, judge_train_seconds=record.judge_train_seconds)
         record.notes.extend(charge_notes)
     if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
         record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
@@ -611,6 +693,31 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     record.evidence["digest"] = manifest["digest"]
     record.save(paths.record)
     _ledger_run_finished(ws, record, manifest)
+
+
+#: The phases whose time is training; the judge phase (``eval``) too where ``[eval] judge_trains``.
+TRAINING_PHASES = ("prepare", "train")
+
+
+def training_seconds(phases: Mapping[str, Mapping[str, Any]], *, judge_trains: bool) -> tuple[float, float, float, float]:
+    """(train wall, train CPU, judge-phase train wall, judge-phase train CPU) seconds of a run.
+
+    From the phases' ``wall_seconds`` / ``cpu_seconds``, which evotree measures outside the
+    sandbox (the monotonic clock and ``wait4``'s rusage of the phase's whole process tree),
+    never from what a phase reports about itself. ``judge_trains``: the champion's ``[eval]
+    judge_trains`` — the judge phase runs the fixed training (RSIBench-Data's shape), so its
+    time is training time too (issue 20, item 3)."""
+
+    def measured(phase: str, key: str) -> float:
+        value = (phases.get(phase) or {}).get(key)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return max(0.0, float(value)) if ok else 0.0
+
+    wall = sum(measured(p, "wall_seconds") for p in TRAINING_PHASES)
+    cpu = sum(measured(p, "cpu_seconds") for p in TRAINING_PHASES)
+    judge_wall = measured("eval", "wall_seconds") if judge_trains else 0.0
+    judge_cpu = measured("eval", "cpu_seconds") if judge_trains else 0.0
+    return (round(wall + judge_wall, 3), round(cpu + judge_cpu, 3), round(judge_wall, 3), round(judge_cpu, 3))
 
 
 def budget_cut_notes(limits: Mapping[str, Any] | None, *, steps: int, episodes: int,
@@ -789,13 +896,14 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
 
     def change(txn: LedgerTxn) -> Event:
         version = txn.require(record.version)
-        version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
-            {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": None}
-        ]
-        if version.status != VersionStatus.ABANDONED.value:
-            version.status = VersionStatus.RUNNING.value
-        version.updated_at = utcnow()
-        txn.put(version)
+        if record.kind != "finalize":  # the held-out evaluation is no run of the version's search
+            version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
+                {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": None}
+            ]
+            if version.status != VersionStatus.ABANDONED.value:
+                version.status = VersionStatus.RUNNING.value
+            version.updated_at = utcnow()
+            txn.put(version)
         # the run keeps its reservation until run.finished; a run that starts without one (a Ray
         # retry, an executor driven directly) gets one now, so other requests count it too
         reservations = dict(txn.meta.get(RESERVATIONS) or {})
@@ -804,7 +912,8 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
             "version": record.version, "seed": record.seed, "commit": record.commit, "at": at,
             "limits": record.limits, "gpus": gpus, "reserved": False, "cpus": float(ws.config.executor.cpus),
             "usd_per_hour": usd_per_run_hour(ws.config.budget, gpus=gpus, cpus=ws.config.executor.cpus),
-            "account": CHAMPION_RERUNS if txn.meta.get("champion") == record.version == record.judge_version
+            "account": FINALIZE_ACCOUNT if record.kind == "finalize"
+            else CHAMPION_RERUNS if txn.meta.get("champion") == record.version == record.judge_version
             and record.commit == record.judge_commit else "version"})
         entry.update(started=at, owner=owner)
         reservations[record.run_id] = entry
@@ -832,17 +941,25 @@ def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, A
         if reserved and record.run_id not in (txn.meta.get(RESERVATIONS) or {}):
             raise _AlreadySettled(f"{record.run_id} was settled by another process")
         version = txn.require(record.version)
-        version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
-            {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": record.headline}
-        ]
-        version.usage = add_usage(version.usage, record.usage)
-        txn.meta["usage"] = add_usage(txn.meta.get("usage"), record.usage)
         # the run's reservation is consumed: from now on its usage counts, not its limits
         reservations = dict(txn.meta.get(RESERVATIONS) or {})
         reservation = reservations.pop(record.run_id, None) or {}
         if RESERVATIONS in txn.meta or reservation:
             txn.meta[RESERVATIONS] = reservations
-        account = reservation.get("account") or "version"
+        account = reservation.get("account") or (FINALIZE_ACCOUNT if record.kind == "finalize" else "version")
+        if account == FINALIZE_ACCOUNT:
+            # finalize's held-out evaluation: charged to its own account, never to the version's or
+            # the tree's budget (harness.budget), and no run of the version's search
+            txn.meta[FINALIZE_USAGE] = add_usage(txn.meta.get(FINALIZE_USAGE), record.usage)
+            return Event(kind=EventKind.RUN_FINISHED.value, version=record.version, actor=str(actor),
+                         data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
+                               "headline": record.headline, "usage": record.usage, "error": record.error,
+                               "account": account, **({"evidence": manifest} if manifest is not None else {})})
+        version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
+            {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": record.headline}
+        ]
+        version.usage = add_usage(version.usage, record.usage)
+        txn.meta["usage"] = add_usage(txn.meta.get("usage"), record.usage)
         if account == CHAMPION_RERUNS:  # checked against the champion's re-run account (harness.budget)
             reruns = dict(txn.meta.get(CHAMPION_RERUNS) or {})
             reruns[record.version] = add_usage(reruns.get(record.version), record.usage)

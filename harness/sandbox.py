@@ -141,12 +141,13 @@ BWRAP: str | None = None
 #: Path of the strace binary (the runtime tracer of :attr:`SandboxSpec.trace`); ``None`` looks
 #: in /usr/bin, /bin, then ``PATH``. Tests set it to a missing file.
 STRACE: str | None = None
-#: Which tracer :attr:`SandboxSpec.trace` uses: ``"strace"`` (the default: ptrace, outside the
-#: sandbox) or ``"seccomp"`` (experimental: a seccomp user-notification filter on execve /
-#: connect / exit_group, served by the parent of bwrap; no cost at forks and threads, but its
-#: listener reads as ready with no call waiting, which this implementation answers by polling:
-#: see docs/audit.md). Tests and benchmarks set it.
-TRACER = "strace"
+#: Which tracer :attr:`SandboxSpec.trace` uses: ``"seccomp"`` (the default: a seccomp
+#: user-notification filter on execve / execveat / connect / exit_group, served outside the
+#: sandbox by the parent of bwrap — compiled from ``seccomp_trace.c`` where the machine has a C
+#: compiler, else in Python; no cost at forks and threads) or ``"strace"`` (ptrace, outside the
+#: sandbox; the fallback where the seccomp tracer cannot start here). docs/audit.md, "The runtime
+#: trace". Tests and benchmarks set it.
+TRACER = "seccomp"
 #: ``$HOME`` inside a sandbox: a folder of its private ``/tmp``.
 SANDBOX_HOME = "/tmp/home"
 #: The judge phase's environment variable that says what a nested sandbox for candidate code
@@ -367,7 +368,8 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
     args = _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [])
     if spec.trace is not None:
-        args = (_seccomp_tracer_argv(spec.trace) if _seccomp_tracing(spec) else trace_argv(spec.trace)) + args
+        seccomp = TRACER == "seccomp" and _seccomp_tracing(spec) and _seccomp_works()
+        args = (_seccomp_tracer_argv(spec.trace) if seccomp else trace_argv(spec.trace)) + args
     return args
 
 
@@ -398,9 +400,29 @@ def can_trace(binary: str | None = None) -> bool:
     """Whether phases can run under the runtime tracer here: the seccomp tracer (Linux 5.9+,
     x86_64 or aarch64), or strace 5.3+ with ``--seccomp-bpf`` and ptrace allowed (a container may
     forbid it)."""
-    if TRACER == "seccomp" and _seccomp_tracing(SandboxSpec(cwd=Path("/"))):
+    if TRACER == "seccomp" and _seccomp_works():
         return True
     return _can_trace(_strace(binary))
+
+
+@functools.lru_cache(maxsize=1)
+def _seccomp_works() -> bool:
+    """Whether the seccomp tracer starts here and records a program (once per process): a
+    container's seccomp profile or an old kernel refuses user notification."""
+    import tempfile
+
+    if not _seccomp_tracing(SandboxSpec(cwd=Path("/"))) or not check_sandbox().ok:
+        return False
+    with tempfile.TemporaryDirectory(prefix="evotree-trace-probe-") as tmp:
+        spec = SandboxSpec(cwd=Path("/"))  # the trace file is written outside the sandbox
+        try:
+            argv = _seccomp_tracer_argv(Path(tmp) / "probe.trace") + wrap(spec, ["/bin/sh", "-c", "exit 7"])
+            proc = subprocess.run(argv, capture_output=True, timeout=60,
+                                  stdin=subprocess.DEVNULL, env=sandbox_env(dict(os.environ)))
+            rows = (Path(tmp) / "probe.trace").read_text(encoding="utf-8", errors="replace")
+        except (OSError, subprocess.SubprocessError, SandboxUnavailable):
+            return False
+    return proc.returncode == 7 and '"kind": "exec"' in rows and '"status": 7' in rows
 
 
 @functools.lru_cache(maxsize=4)
@@ -596,7 +618,11 @@ class Prog(ctypes.Structure):
 fprog = Prog(len(prog) // 8, ctypes.addressof(code))
 if libc.prctl(38, 1, 0, 0, 0) != 0:
     sys.exit("evotree: the runtime trace could not start (no_new_privs)")
-listener = libc.syscall(sys_seccomp, 1, 8, ctypes.byref(fprog))
+# NEW_LISTENER (8) | SPEC_ALLOW (4): keep the CPU's speculative-store-bypass default; the kernel would
+# otherwise switch it off for a filtered process (costly; it guards code sharing one address space)
+listener = libc.syscall(sys_seccomp, 1, 12, ctypes.byref(fprog))
+if listener < 0 and ctypes.get_errno() == 22:
+    listener = libc.syscall(sys_seccomp, 1, 8, ctypes.byref(fprog))
 if listener < 0:
     sys.exit("evotree: the runtime trace could not start (seccomp: " + os.strerror(ctypes.get_errno()) + ")")
 out = socket.socket(fileno=int(sys.argv[1]))
@@ -613,6 +639,11 @@ os.execvp(sys.argv[2], sys.argv[2:])
 _TRACER = r'''
 import array, errno, fcntl, json, os, platform, select, socket, struct, sys, threading, time
 out_path, argv = sys.argv[1], sys.argv[3:]
+_parent = os.getppid()
+import ctypes, signal
+ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: bwrap (--die-with-parent) follows
+if os.getppid() != _parent:
+    os._exit(137)
 nrs = {"x86_64": (59, 322, 42, 231), "aarch64": (221, 281, 203, 94)}
 EXECVE, EXECVEAT, CONNECT, EXIT_GROUP = nrs[platform.machine()]
 RECV, SEND = 0xC0502100, 0xC0182101
@@ -644,32 +675,45 @@ def text(raw):
     return raw.decode("utf-8", "surrogateescape").encode("utf-8", "replace").decode("utf-8")
 def serve(listener):
     note, reply = bytearray(80), bytearray(24)
+    try:  # SECCOMP_IOCTL_NOTIF_SET_FLAGS(SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP), Linux 6.6+: the caller and
+        fcntl.ioctl(listener, 0x40082104, 1)  # this thread hand over on one CPU (cheaper round trips)
+    except OSError:
+        pass
+    poller = select.poll()
+    poller.register(listener, select.POLLIN)
     while True:
         try:
-            ready, _, _ = select.select([listener], [], [], 1.0)
+            events = poller.poll(1000)
         except InterruptedError:
             continue
-        if not ready:
+        if not events:
             if done.is_set():
                 return
             continue
+        if events[0][1] & (select.POLLHUP | select.POLLERR) and not events[0][1] & select.POLLIN:
+            return  # every process that carried the filter is gone: nothing is left to trace
         note[:] = bytes(80)
         try:
             fcntl.ioctl(listener, RECV, note)
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
-                time.sleep(0.0002)  # the listener reads as ready when no call waits: do not spin
-                continue
+                continue  # the caller died (or was signalled) between the poll and the receive
             return
         nid, who, _, nr, _, _ = struct.unpack_from("QIIiIQ", note)
         args = struct.unpack_from("6Q", note, 32)
         row = None
+        mem = -1
         try:
-            mem = os.open("/proc/%d/mem" % who, os.O_RDONLY)
-        except OSError:
-            mem = -1
-        try:
-            if nr in (EXECVE, EXECVEAT):
+            if nr == EXIT_GROUP:  # the cheapest and most frequent call: no memory to read
+                try:
+                    with open("/proc/%d/cmdline" % who, "rb", buffering=0) as fh:
+                        cmdline = fh.read()
+                except OSError:
+                    cmdline = None
+                row = ("exit", who, args[0] & 0xFF, cmdline)
+            elif nr in (EXECVE, EXECVEAT):
+                row = {"kind": "exec", "pid": who, "path": "", "argv": [], "cwd": None, "unreadable": True}
+                mem = os.open("/proc/%d/mem" % who, os.O_RDONLY)  # fails: the row above says so
                 path_at, argv_at = (args[0], args[1]) if nr == EXECVE else (args[1], args[2])
                 path = text(cstring(mem, path_at))
                 try:
@@ -677,16 +721,27 @@ def serve(listener):
                 except OSError:
                     cwd = None
                 full_path = path if path.startswith("/") or cwd is None else cwd.rstrip("/") + "/" + path
+                row = None
                 if os.access("/proc/%d/root%s" % (who, full_path), os.X_OK):  # PATH lookups that fail: no process
-                    words = []
-                    while argv_at and len(words) < 65536:
-                        ptr = pread(mem, argv_at + 8 * len(words), 8)
-                        if len(ptr) < 8 or not struct.unpack("Q", ptr)[0]:
+                    words, at = [], argv_at
+                    while at and len(words) < 65536:
+                        block = pread(mem, at, 512 - at % 8)  # a run of argv pointers at once
+                        count = len(block) // 8
+                        if not count:
                             break
-                        words.append(text(cstring(mem, struct.unpack("Q", ptr)[0])))
+                        pointers = struct.unpack_from("%dQ" % count, block)
+                        if 0 in pointers:
+                            words += [text(cstring(mem, q)) for q in pointers[:pointers.index(0)]]
+                            break
+                        words += [text(cstring(mem, q)) for q in pointers]
+                        at += 8 * count
                     row = {"kind": "exec", "pid": who, "path": path, "argv": words, "cwd": cwd}
             elif nr == CONNECT:
+                row = {"kind": "connect", "pid": who, "family": "unknown", "port": None, "address": None,
+                       "unreadable": True}
+                mem = os.open("/proc/%d/mem" % who, os.O_RDONLY)  # fails: the row above says so
                 sa = pread(mem, args[1], min(args[2], 128))
+                row = None
                 family = struct.unpack_from("H", sa)[0] if len(sa) >= 2 else 0
                 if family == 2 and len(sa) >= 8:
                     row = {"kind": "connect", "pid": who, "family": "AF_INET", "port": struct.unpack(">H", sa[2:4])[0],
@@ -694,15 +749,10 @@ def serve(listener):
                 elif family == 10 and len(sa) >= 24:
                     row = {"kind": "connect", "pid": who, "family": "AF_INET6", "port": struct.unpack(">H", sa[2:4])[0],
                            "address": socket.inet_ntop(socket.AF_INET6, sa[8:24])}
-            elif nr == EXIT_GROUP:
-                try:
-                    with open("/proc/%d/cmdline" % who, "rb") as fh:
-                        cmdline = [text(w) for w in fh.read().split(b"\0")[:-1]]
-                except OSError:
-                    cmdline = None
-                row = {"kind": "exit", "pid": who, "status": args[0] & 0xFF, "cmdline": cmdline}
             else:
                 row = {"kind": "syscall", "pid": who, "nr": nr}
+        except OSError:
+            pass
         finally:
             if mem >= 0:
                 os.close(mem)
@@ -711,6 +761,9 @@ def serve(listener):
             fcntl.ioctl(listener, SEND, reply)
         except OSError:
             pass
+        if isinstance(row, tuple):  # formatted after the caller goes on
+            cmdline = None if row[3] is None else [text(w) for w in row[3].split(b"\0")[:-1]]
+            row = {"kind": "exit", "pid": row[1], "status": row[2], "cmdline": cmdline}
         if row is not None:
             out.write(json.dumps(row) + "\n")
 done = threading.Event()
@@ -740,7 +793,86 @@ os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os
 
 
 def _seccomp_tracer_argv(out: Path | str) -> list[str]:
+    compiled = compiled_tracer()
+    if compiled is not None:
+        return [str(compiled), str(out), sys.executable, _TRACE_INSTALLER]
     return [sys.executable, "-I", "-S", "-c", _TRACER, str(out), _TRACE_INSTALLER]
+
+
+#: The compiled seccomp tracer's source (the same rows as :data:`_TRACER`, a fraction of the cost
+#: per reported call: BENCHMARKS.md §21).
+TRACER_SOURCE = Path(__file__).with_name("seccomp_trace.c")
+
+
+def _tracer_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "evotree"
+
+
+def compiled_tracer() -> Path | None:
+    """The compiled seccomp tracer, built once per source (by content hash) with the machine's C
+    compiler into ``~/.cache/evotree``; ``None`` where there is no compiler or the build fails
+    (the Python tracer :data:`_TRACER` is used then: same rows, slower).
+
+    The binary runs outside the sandbox, so only a file this user owns, in a directory no one
+    else can write, is used; a phase cannot reach the cache (it is bound nowhere in a sandbox).
+    """
+    import hashlib
+
+    try:
+        source = TRACER_SOURCE.read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(source + platform_tag().encode()).hexdigest()[:16]
+    cache = _tracer_cache()
+    binary = cache / f"seccomp-trace-{digest}"
+    if _owned_private(cache) and _owned_private(binary, executable=True):
+        return binary
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        return None
+    try:
+        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(cache, 0o700)
+    except OSError:
+        return None
+    if not _owned_private(cache):
+        return None
+    tmp = cache / f".seccomp-trace-{digest}.{os.getpid()}.tmp"
+    try:
+        proc = subprocess.run([compiler, "-O2", "-pthread", "-o", str(tmp), str(TRACER_SOURCE)],
+                              capture_output=True, timeout=120, check=False)
+        if proc.returncode != 0:
+            return None
+        os.chmod(tmp, 0o700)
+        os.replace(tmp, binary)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return binary if _owned_private(binary, executable=True) else None
+
+
+def platform_tag() -> str:
+    """The machine the compiled tracer is built for (part of its cache key)."""
+    import platform
+
+    return f"{platform.system()}-{platform.machine()}"
+
+
+def _owned_private(path: Path, *, executable: bool = False) -> bool:
+    """``path`` is this user's, not a symlink, and no one else can write it."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    import stat
+
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return False
+    if executable:
+        return stat.S_ISREG(info.st_mode) and bool(info.st_mode & 0o100)
+    return stat.S_ISDIR(info.st_mode)
 
 
 _LAUNCHER = """\

@@ -221,7 +221,7 @@ def test_a_killed_session_takes_its_server_and_agent_with_it(repo: Path, tmp_pat
     deadline = time.monotonic() + 30
     while (_pids(f"{repo} serve") or _pids("sleep 300", exact=True)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _pids(f"{repo} serve") and not _pids("sleep 300", exact=True)
+    assert not _pids(f"{repo} serve") and not _pids("sleep 300", exact=True), (_pids(f"{repo} serve"), _pids("sleep 300", exact=True), [(p, open(f"/proc/{p}/cmdline").read()[:200]) for p in _pids("evotree-agent")])
 
 
 def _pids(needle: str, *, exact: bool = False) -> list[int]:
@@ -254,3 +254,38 @@ def test_a_link_planted_where_the_next_worktree_goes_is_refused(repo: Path, tmp_
         Verbs(repo, Principal.parse("bot"), worktree_dir=session).branch("next")
     assert list(target.iterdir()) == []
     assert git(repo, "branch", "--list", "evotree/v1").strip() == ""  # nothing half-made
+
+
+def test_every_program_the_agent_runs_is_traced_and_audited(repo: Path) -> None:
+    """Issue 21: the agent's sandbox runs under the runtime tracer (the champion's [sandbox]
+    trace, on by default); git started from Python, from eval of a base64 string and by absolute
+    path is recorded in .evotree/agent-sessions/<session>/exec_trace.jsonl, whatever the agent
+    does to git's own tracing, and `evotree audit V` reads it for the versions the session touched."""
+    cli = Cli(repo)
+    mine = cli.json("branch", "-m", "the agent's")["id"]
+    script = "\n".join([
+        "export GIT_TRACE2=0 GIT_CONFIG_NOSYSTEM=1",
+        "cd versions/" + mine,
+        "python3 -c \"import subprocess; subprocess.run(['git', 'log', '--all', '--oneline'])\" 2>/dev/null",
+        "eval \"$(echo Z2l0IHJlZmxvZw== | base64 -d)\" 2>/dev/null",  # git reflog
+        "/usr/bin/git -c trace2.eventTarget=/dev/null rev-list --all 2>/dev/null",
+        "exit 3",
+    ])
+    proc = _agent(repo, "--versions", mine, "--", "bash", "-c", script)
+    assert proc.returncode == 3, proc.stderr
+    sessions = sorted((repo / ".evotree" / "agent-sessions").glob("*/session.json"))
+    assert len(sessions) == 1
+    info = json.loads(sessions[0].read_text())
+    assert info["versions"] == [mine] and info["exit_code"] == 3 and info["principal"]
+    rows = [json.loads(line) for line in (sessions[0].parent / "exec_trace.jsonl").read_text().splitlines()]
+    argvs = [r["argv"] for r in rows if r["kind"] == "exec"]
+    assert ["git", "log", "--all", "--oneline"] in argvs
+    assert ["git", "reflog"] in argvs
+    assert ["/usr/bin/git", "-c", "trace2.eventTarget=/dev/null", "rev-list", "--all"] in argvs
+    audit = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "audit", mine, "--json"], capture_output=True,
+                           text=True, timeout=120)
+    report = json.loads(audit.stdout)
+    assert audit.returncode != 0, report  # a leak fails the audit
+    assert "1 agent session trace(s)" in report["checks"]["runtime_traces"], report["checks"]
+    leaks = [f for f in report["findings"] if f["code"] == "audit.git_history_leak"]
+    assert leaks and any("agent:" in json.dumps(f) for f in leaks), report["findings"]

@@ -56,7 +56,7 @@ def test_fraction_of_a_step_is_refused() -> None:
 def test_add_usage() -> None:
     assert add_usage({"runs": 1, "steps": 3, "wall_hours": 0.1}, {"runs": 1, "episodes": 4, "wall_hours": 0.2}) == {
         "runs": 2, "episodes": 4, "steps": 3, "wall_hours": pytest.approx(0.3), "gpu_hours": 0, "cpu_hours": 0,
-        "usd": 0, "agent_usd": 0, "tokens": 0}
+        "usd": 0, "agent_usd": 0, "tokens": 0, "train_hours": 0, "judge_train_hours": 0}
     assert add_usage({"usd": 0.1, "tokens": 5}, {"usd": 0.2, "agent_usd": 0.2})["usd"] == 0.3  # rounded to 1e-9
 
 
@@ -69,7 +69,8 @@ def test_reserved_runs_count_as_spent_at_their_planned_limits() -> None:
               "account": "champion_reruns"},
     }
     assert committed(reservations) == {"runs": 2, "episodes": 7, "steps": 15, "wall_hours": 1.5, "gpu_hours": 1.0,
-                                       "cpu_hours": 0.0, "usd": 0.0, "agent_usd": 0, "tokens": 0}
+                                       "cpu_hours": 0.0, "usd": 0.0, "agent_usd": 0, "tokens": 0,
+                                       "train_hours": 0, "judge_train_hours": 0}
     assert committed(reservations, version="v1")["runs"] == 1
     assert committed(reservations, account="champion_reruns")["steps"] == 5
     assert committed(reservations, account="version")["steps"] == 10

@@ -89,15 +89,18 @@ def test_a_run_is_charged_at_most_its_wall_limit() -> None:
     assert usage["usd"] == 0.01 and not notes
 
 
-def test_the_search_clock_runs_from_init_and_splits_over_a_request() -> None:
+def test_the_search_clock_runs_from_init_and_bounds_every_run_of_a_request() -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     budget = BudgetSection(tree_max_search_hours=2.0)
     meta = {"created_at": start.isoformat()}
     assert clock_left_seconds(budget, meta, now=start + timedelta(hours=1.5)) == pytest.approx(1800)
     assert clock_left_seconds(BudgetSection(), meta) is None
     assert clock_left_seconds(budget, {}, now=start) == 0.0  # no init time: fail closed
-    limits = _plan(budget, clock_left=1800.0, version_runs=3, total_runs=3)
-    assert limits.wall_seconds == 600.0 and any("search clock" in n for n in limits.notes)
+    # not split over the request's runs (issue 20: they may run in parallel); the clock's end is
+    # each run's absolute deadline instead (tests/test_search_clock.py)
+    limits = _plan(budget, clock_left=1800.0, version_runs=3, total_runs=3, clock_ends_at="2026-01-01T02:00:00+00:00")
+    assert limits.wall_seconds == 1800.0 and any("search clock" in n for n in limits.notes)
+    assert limits.to_dict()["ends_at"] == "2026-01-01T02:00:00+00:00"
     with pytest.raises(BudgetExceeded, match="tree_max_search_hours is spent") as info:
         _plan(budget, clock_left=-5.0)
     assert info.value.details["budget"] == "tree_max_search_hours"

@@ -58,7 +58,9 @@ def _run(cli: Cli, version: str, seeds: int = 3, code: int = 0) -> Any:
 def test_ai4ai_worked_example(tmp_path: Path) -> None:
     cli = _workspace(tmp_path, "ai4ai")
     assert not (cli.repo / "judge").exists()  # the hidden points went into the judge store
-    _run(cli, "v0")
+    for run in _run(cli, "v0")["runs"]:  # the judge only scores here: its time is no training
+        assert run["judge_train_seconds"] == 0 and run["train_seconds"] == run["phases"]["train"]["wall_seconds"]
+        assert run["usage"]["judge_train_hours"] == 0 < run["usage"]["train_hours"]
     better = _branch(cli, {"config.toml": "train_points = 400\nepochs = 10\nlr = 0.05\n"},
                      "more data, more epochs, a larger step")
     _run(cli, better)
@@ -88,7 +90,16 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
 
 def test_rsibench_data_worked_example(tmp_path: Path) -> None:
     cli = _workspace(tmp_path, "rsibench-data")
-    _run(cli, "v0")
+    # the fixed training runs in the judge phase ([eval] judge_trains): its time, as evotree
+    # measured it, is counted as training in the run and in the usage `evotree budget` shows
+    for run in _run(cli, "v0")["runs"]:
+        judge = run["phases"]["eval"]
+        assert run["judge_train_seconds"] == judge["wall_seconds"] > 0, run
+        assert run["judge_train_cpu_seconds"] == judge["cpu_seconds"]
+        assert run["train_seconds"] == pytest.approx(run["phases"]["train"]["wall_seconds"] + judge["wall_seconds"],
+                                                     abs=0.002)
+        assert 0 < run["usage"]["judge_train_hours"] < run["usage"]["train_hours"] <= run["usage"]["wall_hours"]
+    assert cli.json("budget")["charged"]["judge_train_hours"] > 0
     better = _branch(cli, {"data_strategy.py": KNN_STRATEGY}, "drop examples their neighbours disagree with")
     _run(cli, better)
     compare = cli.json("compare", "v0", better)

@@ -28,15 +28,21 @@ def needs_tracer(test):  # type: ignore[no-untyped-def]
     return pytest.mark.heavy(_needs(test))
 
 
-@pytest.fixture(params=["seccomp", "strace"])
+@pytest.fixture(params=["seccomp", "seccomp-python", "strace"])
 def tracer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both tracers: strace (the default) and the experimental seccomp one."""
-    monkeypatch.setattr(sandbox, "TRACER", request.param)
-    if request.param == "strace" and not sandbox._can_trace(sandbox._strace()):
+    """Every tracer: the seccomp one (the default) compiled, the same in Python (where the machine
+    has no C compiler), and strace (the fallback)."""
+    name = request.param
+    monkeypatch.setattr(sandbox, "TRACER", "seccomp" if name.startswith("seccomp") else name)
+    if name == "strace" and not sandbox._can_trace(sandbox._strace()):
         pytest.skip("strace cannot trace here")
-    if request.param == "seccomp" and not sandbox._seccomp_tracing(SandboxSpec(cwd=Path("/"))):
+    if name.startswith("seccomp") and not sandbox._seccomp_works():
         pytest.skip("the seccomp tracer cannot run here")
-    return request.param
+    if name == "seccomp" and sandbox.compiled_tracer() is None:
+        pytest.skip("no C compiler: the compiled tracer cannot be built here")
+    if name == "seccomp-python":
+        monkeypatch.setattr(sandbox, "compiled_tracer", lambda: None)
+    return name
 
 
 def _repo(path: Path) -> Path:
@@ -258,3 +264,64 @@ def test_a_run_with_sandbox_trace_records_its_git_calls_and_the_audit_flags_them
     assert any("log" in (r.get("argv") or []) and "--all" in (r.get("argv") or []) for r in rows), rows[:5]
     report = Cli(repo).json("audit", v1.id, code=28)
     assert any(f["severity"] in ("high", "critical") for f in report["findings"])
+
+
+@needs_tracer
+def test_the_compiled_tracer_records_what_the_python_one_records(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A differential test of the two seccomp tracers on what an attacker would feed them: argv
+    bytes that are not UTF-8, control characters, quotes and backslashes, 3,000 arguments, a
+    100 kB argument, a relative path, an execveat, a failed PATH lookup (no process)."""
+    monkeypatch.setattr(sandbox, "TRACER", "seccomp")
+    if not sandbox._seccomp_works() or sandbox.compiled_tracer() is None:
+        pytest.skip("the compiled seccomp tracer cannot run here")
+    script = "\n".join([
+        "git log --grep=$'\\xff\\xfe\\x01\"\\\\\\x1b[31m' --all --oneline >/dev/null 2>&1",
+        "git rev-parse $(seq 1 3000) >/dev/null 2>&1",
+        "git rev-parse $(head -c 100000 /dev/zero | tr '\\0' 'x') >/dev/null 2>&1",
+        "python3 -c \"import os; os.execv('/usr/bin/git', ['git', 'reflog'] + ['x'] * 3000)\" >/dev/null 2>&1",
+        "python3 -c \"import os; fd = os.open('/usr/bin/git', os.O_RDONLY); os.execve(fd, ['git', 'status'], {})\" >/dev/null 2>&1",
+        "no-such-program-anywhere 2>/dev/null",
+        "cp /usr/bin/git ./g && ./g --version >/dev/null",
+        "exit 0",
+    ])
+    rows = {}
+    for name, compiled in (("c", sandbox.compiled_tracer), ("python", lambda: None)):
+        monkeypatch.setattr(sandbox, "compiled_tracer", compiled)
+        proc, traced = _run_traced(tmp_path / name, script)
+        assert proc.returncode == 0, proc.stderr
+        rows[name] = [(r["path"], r["argv"], r["cwd"].replace(str(tmp_path / name), "T") if r["cwd"] else None,
+                       r.get("exit")) for r in traced if r["kind"] == "exec"]
+    assert sorted(map(repr, rows["c"])) == sorted(map(repr, rows["python"]))  # a pipeline runs in parallel
+    argvs = [argv for _, argv, _, _ in rows["c"]]
+    assert any(a[:2] == ["git", "log"] and "\x1b" in a[2] and "?" in a[2] for a in argvs)  # kept, invalid bytes "?"
+    assert any(a[:2] == ["git", "reflog"] and len(a) == 3002 for a in argvs)
+    assert any(a[:2] == ["git", "rev-parse"] and len(a[2]) == 100000 for a in argvs)
+    assert ["git", "status"] in argvs  # execveat of a descriptor
+    assert ["./g", "--version"] in argvs  # a copied git under another name
+    assert not any(a and a[0] == "no-such-program-anywhere" for a in argvs)  # a failed lookup: no process
+
+
+def test_a_compiled_tracer_someone_else_could_write_is_not_used(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled tracer runs outside the sandbox: a cache folder or binary that another user
+    could write (or a symlink planted in its place) is never run; it is rebuilt or refused."""
+    if sandbox.compiled_tracer() is None:
+        pytest.skip("no C compiler here")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = sandbox.compiled_tracer()
+    assert built is not None and built.parent == tmp_path / "cache" / "evotree"
+    assert built.stat().st_mode & 0o777 == 0o700 and built.parent.stat().st_mode & 0o777 == 0o700
+    built.chmod(0o777)  # writable by anyone: not trusted, rebuilt
+    again = sandbox.compiled_tracer()
+    assert again == built and again.stat().st_mode & 0o777 == 0o700
+    built.unlink()
+    evil = tmp_path / "evil"
+    evil.write_text("#!/bin/sh\necho owned\n")
+    evil.chmod(0o700)
+    built.symlink_to(evil)  # a symlink in its place: replaced by a real build, never followed
+    rebuilt = sandbox.compiled_tracer()
+    assert rebuilt is not None and not rebuilt.is_symlink() and rebuilt.read_bytes() != evil.read_bytes()
+    os.chmod(tmp_path / "cache" / "evotree", 0o777)  # a folder anyone could write into: made private again
+    assert sandbox.compiled_tracer() == rebuilt
+    assert (tmp_path / "cache" / "evotree").stat().st_mode & 0o777 == 0o700

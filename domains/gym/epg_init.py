@@ -118,8 +118,14 @@ def _evotree_toml() -> str:
     if n1 != 1 or n2 != 1:  # the template changed shape: say so rather than write a wrong budget
         raise EvotreeError("cannot set EvoPolicyGym's budget in the evotree.toml template",
                            fix="set [budget] max_episodes = 0 and tree_max_episodes = 128 by hand")
-    return text.replace("[budget]\n", "[budget]\n# EvoPolicyGym compatibility mode: 128 episodes for the whole search, "
+    text = text.replace("[budget]\n", "[budget]\n# EvoPolicyGym compatibility mode: 128 episodes for the whole search, "
                                       "over every version's runs.\n", 1)
+    # EvoPolicyGym's visibility boundary: validation and held-out hidden until `evotree finalize`
+    text, n3 = re.subn(r"(?m)^hide_until_finalize = false$", "hide_until_finalize = true", text, count=1)
+    if n3 != 1:
+        raise EvotreeError("cannot set [eval] hide_until_finalize in the evotree.toml template",
+                           fix="set [eval] hide_until_finalize = true by hand")
+    return text
 
 
 def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8,

@@ -70,16 +70,21 @@ def outputs(
             if pass_json:
                 kwargs["as_json"] = as_json
             try:
+                _boundary(refuse=True)
                 result = func(*args, **kwargs)
             except EvotreeError as exc:
                 fail(exc, as_json)
                 return
+            # EvoPolicyGym's visibility boundary (evotree.core.visibility): decided after the command,
+            # so the output of the one that lifts it (finalize) is shown whole
+            hide = _boundary(refuse=False)
             if as_json:
                 # indented for a person at a terminal; compact (and 2-3x faster to encode) for agents
                 indent = 2 if sys.stdout.isatty() else None
-                click.echo(json.dumps(to_data(result), indent=indent, default=str))
+                data = to_data(result)
+                click.echo(json.dumps(_redact(data) if hide else data, indent=indent, default=str))
             else:
-                render(result)
+                render(_redact(result) if hide else result)
             code = getattr(result, "exit_code", 0)  # a result that is printed and still not a success
             if isinstance(code, int) and code:
                 raise click.exceptions.Exit(code)
@@ -87,6 +92,34 @@ def outputs(
         return wrapper
 
     return decorate
+
+
+def _redact(data: Any) -> Any:
+    from evotree.core.visibility import redact
+
+    return redact(data)
+
+
+def _boundary(*, refuse: bool) -> bool:
+    """Whether the current workspace hides validation and held-out figures now; with ``refuse``,
+    raise when the current command is one that only shows them (evotree.core.visibility)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.find_root().obj is None:
+        return False
+    from evotree.core.errors import NoCommits, NotAGitRepository, NotAWorkspace
+    from evotree.core.visibility import hidden, refuse_if_hidden
+    from evotree.core.workspace import Workspace
+
+    try:
+        ws = Workspace.open(ctx.find_root().obj["dir"])
+    except (NotAWorkspace, NotAGitRepository, NoCommits):
+        return False  # nothing recorded, nothing to hide (init, help)
+    except EvotreeError:
+        return not refuse  # before: the command reports why; after it ran: unsure, so hide (fail closed)
+    if refuse:
+        refuse_if_hidden(ws, " ".join(ctx.command_path.split()[1:]))
+        return False
+    return hidden(ws)
 
 
 def renderer(name: str) -> Callable[[Any], None]:

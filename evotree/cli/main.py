@@ -21,6 +21,7 @@ from evotree.cli import (
     audit,
     config,
     export,
+    finalize,
     gates,
     harness,
     judge,
@@ -66,7 +67,7 @@ def cli(ctx: click.Context, directory: str) -> None:
 # one module per command group, each with ``register(cli)``: they import only click and
 # evotree.cli.common at module level (start-up stays fast) and the library inside the commands
 for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
-                agent, spend, export):
+                agent, spend, export, finalize):
     _module.register(cli)
 
 

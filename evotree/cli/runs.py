@@ -297,9 +297,19 @@ def logs(run_id: str, phase: str | None, tail: int) -> Any:
     RUN is a run id from `evotree runs` (or a prefix naming one run). A run that failed or was
     invalid also carries the last lines of the failing phase's stderr in its note.
     """
+    from evotree.core.visibility import HiddenUntilFinalize, hidden
     from evotree.harness.runs import run_logs
 
-    return run_logs(open_workspace(), run_id, phase=phase, tail=tail)
+    ws = open_workspace()
+    if not hidden(ws):
+        return run_logs(ws, run_id, phase=phase, tail=tail)
+    # EvoPolicyGym's boundary: the eval phase's logs are the judge's (they print validation scores)
+    if phase == "eval":
+        raise HiddenUntilFinalize("the eval phase's logs are the judge's: hidden until the search is finalized",
+                                  fix="read the train phase's logs: evotree logs RUN --phase train")
+    result = run_logs(ws, run_id, phase=phase, tail=tail)
+    result.logs = [log for log in result.logs if log.get("phase") != "eval"]
+    return result
 
 
 @cli.command()
@@ -322,8 +332,10 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
     from evotree.harness.query import query
     from evotree.harness.runs import runs_dir
 
+    from evotree.core.visibility import hidden
+
     ws = open_workspace()
-    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings")
+    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden(ws))
     rows = table.to_pylist()
     if as_csv and not as_json:
         import csv

@@ -30,6 +30,10 @@ def _render_budget(status: Any) -> None:
     click.echo(f"charged: {c['usd']:g} USD ({c['agent_usd']:g} of it agent/API spend, {c['tokens']} tokens), "
                f"{c['runs']} run(s), {c['wall_hours']:.4g} wall hours, {c['gpu_hours']:.4g} GPU hours, "
                f"{c['cpu_hours']:.4g} CPU hours")
+    if c.get("train_hours"):  # measured by evotree: prepare and train, and the judge phase where it trains
+        click.echo(f"training: {c['train_hours']:.4g} of the wall hours"
+                   + (f" ({c['judge_train_hours']:.4g} of them in the judge phase, [eval] judge_trains)"
+                      if c.get("judge_train_hours") else ""))
     if r["runs"]:
         click.echo(f"reserved: {r['runs']} run(s) not finished, up to {r['usd']:g} USD and {r['wall_hours']:.4g} "
                    "wall hours at their limits")

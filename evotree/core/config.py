@@ -96,6 +96,20 @@ class EvalSection(PhaseSection):
         metadata=_help("Judge code and hidden splits: taken from the champion for the eval phase, "
                        "never exported into a candidate's run directory."),
     )
+    hide_until_finalize: bool = field(
+        default=False,
+        metadata=_help("EvoPolicyGym's visibility boundary (set by `evotree init --protocol evopolicygym`): "
+                       "validation and held-out figures are computed and kept but left out of every output "
+                       "(CLI and agent server) until `evotree finalize` has recorded the search's one held-out "
+                       "evaluation (docs/domains/gym.md)."),
+    )
+    judge_trains: bool = field(
+        default=False,
+        metadata=_help("The judge phase runs the fixed training before it scores (RSIBench-Data's shape, set by "
+                       "`evotree init --protocol rsibench-data`): its wall and CPU time, measured by evotree, "
+                       "are counted as training (run records' train_seconds and judge_train_seconds, usage "
+                       "train_hours and judge_train_hours; docs/protocols/budgets.md)."),
+    )
     normalize: dict = field(  # type: ignore[type-arg]  (a plain dict: the parser checks it as a table)
         default_factory=dict,
         metadata=_help("[eval.normalize]: unusable, start, optimum (raw metric values), direction (max/min), "
@@ -299,11 +313,13 @@ class SandboxSection:
     train_network: bool = field(default=False, metadata=_help("The train phase may use the network."))
     eval_network: bool = field(default=False, metadata=_help("The judge (eval) phase may use the network."))
     trace: bool = field(
-        default=False,
+        default=True,
         metadata=_help("Record every process the train and prepare phases run (argv, directory, exit code) and "
-                       "every connect attempt, with strace outside the sandbox, into the run's evidence "
-                       "(exec_trace.jsonl, read by the audit); costs +50-110 % CPU on process-heavy phases "
-                       "(BENCHMARKS.md)."))
+                       "every connect attempt into the run's evidence (exec_trace.jsonl, read by the audit), with "
+                       "a tracer outside the sandbox that the phase cannot switch off (a seccomp user-notification "
+                       "filter; strace where that cannot start); about +5-12 % CPU on a phase that runs 1,000 git "
+                       "commands (BENCHMARKS.md §21). Where no tracer can run, phases run untraced and the run "
+                       "says so."))
     agent_network: bool = field(
         default=False,
         metadata=_help("`evotree agent --network` may give the agent's sandbox the network (an agent CLI that "
@@ -597,6 +613,12 @@ command = "{eval}"
 timeout_seconds = 3600
 # Judge code and hidden splits (validation, held-out): never exported into a candidate's run.
 judge_paths = ["judge/"]
+# EvoPolicyGym's visibility boundary (`evotree init --protocol evopolicygym` sets it): validation and
+# held-out figures left out of every output until `evotree finalize` (docs/domains/gym.md).
+hide_until_finalize = false
+# The judge phase runs the fixed training (RSIBench-Data, `evotree init --protocol rsibench-data`):
+# its time, measured by evotree, counts as training (docs/protocols/budgets.md).
+judge_trains = false
 # A normalized score beside the raw one (AI4AI-Bench's scale): raw metric values of an unusable
 # model (0), the starting algorithm (start_score, 0.1) and the optimum (1.0); direction "max"
 # or "min"; failed_as_zero = true scores a failed formal run 0. Empty: none. E.g.
@@ -698,9 +720,9 @@ sync_seconds = 10.0
 mode = "bwrap"
 train_network = false
 eval_network = false
-# record every process the train phase runs and every connect attempt (strace, outside the
-# sandbox) into the run's evidence, for the audit; +50-110 % CPU on process-heavy phases
-trace = false
+# record every process the train phase runs and every connect attempt (a tracer outside the
+# sandbox the phase cannot switch off) into the run's evidence, for the audit; ~+5-12 % CPU
+trace = true
 # `evotree agent --network` (an agent CLI calling a model API needs it); off: agents run offline.
 agent_network = false
 # Limits of each phase (0: unlimited): private memory per process (MiB), processes and

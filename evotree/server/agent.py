@@ -98,6 +98,9 @@ class AgentPlan:
     session_dir: Path | None = None
     network: bool = False
     python: str = field(default_factory=lambda: sys.executable)
+    #: the runtime trace's raw file (in the private folder, outside the sandbox) when the champion's
+    #: ``[sandbox] trace`` is on and a tracer can run here; ``None``: the session runs untraced
+    trace: Path | None = None
 
     @property
     def socket(self) -> Path:
@@ -110,7 +113,7 @@ class AgentPlan:
                 "champion": self.champion, "network": self.network, "desk": AGENT_DESK,
                 "socket": AGENT_SOCKET, "worktrees": [str(p) for p in self.worktrees],
                 "session_worktrees": str(self.session_dir) if self.session_dir else None,
-                "runtime": str(self.runtime),
+                "runtime": str(self.runtime), "traced": self.trace is not None,
                 "mcp": client_configs(self.python)}
 
 
@@ -187,7 +190,7 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
     without a worktree, ``network`` unless the champion's policy has ``[sandbox] agent_network``,
     and a host where bubblewrap cannot start.
     """
-    from evotree.harness.sandbox import check_sandbox
+    from evotree.harness.sandbox import can_trace, check_sandbox
 
     status = check_sandbox()
     if not status.ok:
@@ -220,7 +223,8 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
         plan = AgentPlan(workspace=ws.root, principal=principal, versions=tuple(v for v, _ in chosen),
                          champion=champion, runtime=runtime, desk=desk, home=home, champion_dir=champion_dir,
                          socket_dir=socket_dir, worktree_base=base, worktrees=tuple(p for _, p in chosen),
-                         session_dir=session_dir, network=network)
+                         session_dir=session_dir, network=network,
+                         trace=runtime / "agent.trace" if ws.config.sandbox.trace and can_trace() else None)
         _write_desk(plan)
         (runtime / "empty").touch(mode=0o444)
         return plan
@@ -251,7 +255,8 @@ def agent_argv(plan: AgentPlan, argv: Sequence[str]) -> list[str]:
     from evotree.harness.sandbox import SandboxSpec, wrap
 
     own = (*plan.worktrees, *((plan.session_dir,) if plan.session_dir is not None else ()))
-    spec = SandboxSpec(cwd=plan.desk, read_write=(*own, plan.home, plan.desk), network=plan.network)
+    spec = SandboxSpec(cwd=plan.desk, read_write=(*own, plan.home, plan.desk), network=plan.network,
+                       trace=plan.trace)
     args = wrap(spec, argv)
     # bwrap's options end at the first "--": the agent's own binds go in just before the
     # root is remounted read-only (after the binds and masks the spec produced)
@@ -364,17 +369,49 @@ def run_agent(plan: AgentPlan, argv: Sequence[str], *, passthrough: Mapping[str,
     if not argv:
         raise AgentError("no command to run", fix="evotree agent --as NAME -- CMD [ARGS...]")
     server = start_server(plan, log=server_log)
+    started = time.time()
+    code: int | None = None
     try:
         agent = subprocess.Popen(agent_argv(plan, argv), env=agent_env(plan, passthrough), start_new_session=False)
         with _forwarded_signals(agent):
-            return agent.wait()
+            code = agent.wait()
+            return code
     finally:
         _stop(server)
+        if plan.trace is not None:
+            save_session_trace(plan, started=started, exit_code=code)
         try:
             restore_worktree_folder(plan)
         finally:
             if not keep:
                 shutil.rmtree(plan.runtime, ignore_errors=True)
+
+
+def save_session_trace(plan: AgentPlan, *, started: float, exit_code: int | None) -> Path | None:
+    """After a traced session: its runtime trace as ``.evotree/agent-sessions/<session>/exec_trace.jsonl``
+    and ``session.json`` (principal, the versions it could touch — its own and those it branched —,
+    times, exit code), where ``evotree audit V`` reads it. Returns the folder (``None``: untraced)."""
+    from evotree.core.workspace import ensure_state_dir
+    from evotree.harness.audit.trace import AGENT_SESSIONS
+    from evotree.harness.sandbox import SandboxSpec, finish_trace
+
+    if plan.trace is None:
+        return None
+    folder = ensure_state_dir(plan.workspace) / AGENT_SESSIONS / plan.runtime.name
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = finish_trace(SandboxSpec(cwd=Path(AGENT_DESK), trace=plan.trace), folder)
+    versions = set(plan.versions)
+    with contextlib.suppress(Exception):  # the versions the agent branched through the server
+        ws = Workspace.open(plan.workspace)
+        versions |= {v.id for v in ws.ledger.versions() if v.created_by == plan.principal}
+    record = {"v": 1, "principal": plan.principal, "versions": sorted(versions),
+              "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+              "ended_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "exit_code": exit_code,
+              "programs": sum(1 for r in rows if r.get("kind") == "exec")}
+    tmp = folder / "session.json.tmp"
+    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    os.replace(tmp, folder / "session.json")
+    return folder
 
 
 def restore_worktree_folder(plan: AgentPlan) -> list[str]:

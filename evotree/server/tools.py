@@ -211,7 +211,26 @@ class EvotreeTools:
             return error_result({"code": "internal_error", "exit_code": 1,
                                  "message": f"unexpected internal error: {type(exc).__name__}: {exc}",
                                  "fix": "a bug in evotree: report it with the server's stderr"})
+        try:
+            data = await anyio.to_thread.run_sync(self._shown, data)
+        except Exception:  # noqa: BLE001 - the boundary could not be decided: show nothing (fail closed)
+            log.error("visibility check failed:\n%s", traceback.format_exc())
+            return error_result({"code": "hidden_until_finalize", "exit_code": 10,
+                                 "message": "the result could not be checked for hidden figures, so it is withheld",
+                                 "fix": "a bug in evotree: report it with the server's stderr"})
         return ok_result(data)
+
+    def _shown(self, data: Any) -> Any:
+        """``data`` as an agent may see it: while the workspace hides validation and held-out
+        figures (EvoPolicyGym's boundary, :mod:`evotree.core.visibility`), without them."""
+        from evotree.core.visibility import hidden, redact
+        from evotree.core.workspace import Workspace
+
+        if not hidden(Workspace.open(self.verbs.root)):
+            return data
+        if isinstance(data, Encoded):
+            return Encoded.of(redact(data.data))
+        return redact(data)
 
     def shutdown(self, timeout: float = 60.0) -> int:
         """Cancel runs still in flight and wait (up to ``timeout`` s) for every call to end, so

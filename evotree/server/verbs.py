@@ -147,6 +147,12 @@ class _LedgerState:
     by_version: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
+def _refuse_if_hidden(ws: Workspace, command: str) -> None:
+    from evotree.core.visibility import refuse_if_hidden
+
+    refuse_if_hidden(ws, command)
+
+
 def _runs(records: list[Any]) -> dict[str, Any]:
     """``{"v": 1, "runs": [...]}``: what ``evotree run|runs --json`` prints."""
     return {"v": 1, "runs": [r.to_dict() for r in records]}
@@ -416,7 +422,9 @@ class Verbs:
         import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
         from evotree.diagnostics.compare import compare as compare_fn
 
-        return compare_fn(self.open(), a, b, split=split, intersect=intersect, B=bootstrap, seed=seed,
+        ws = self.open()
+        _refuse_if_hidden(ws, "compare")
+        return compare_fn(ws, a, b, split=split, intersect=intersect, B=bootstrap, seed=seed,
                           look=look, max_looks=max_looks).to_dict()
 
     def diagnose(self, version: str, layers: list[str] | None = None) -> dict[str, Any]:
@@ -441,14 +449,18 @@ class Verbs:
     def gates(self, version: str, bootstrap: int | None = None) -> dict[str, Any]:
         from evotree.gates.evidence import evaluate_gates
 
-        return evaluate_gates(self.open(), version, B=bootstrap).to_dict()
+        ws = self.open()
+        _refuse_if_hidden(ws, "gates")
+        return evaluate_gates(ws, version, B=bootstrap).to_dict()
 
     def report(self, version: str, against: str = "champion", split: str = "validation",
                audit: bool = True) -> dict[str, Any]:
         """``evotree report V --format json``: the report document (schema ``report``); no file."""
         from evotree.report.collect import build_report
 
-        return build_report(self.open(), version, against=against, split=split, run_audit=audit).to_dict()
+        ws = self.open()
+        _refuse_if_hidden(ws, "report")
+        return build_report(ws, version, against=against, split=split, run_audit=audit).to_dict()
 
     def sql(self, query: str, max_rows: int = 1000) -> dict[str, Any]:
         """``evotree sql --json`` (read-only: one SELECT over the evidence views), at most
@@ -456,8 +468,10 @@ class Verbs:
         from evotree.harness.query import query as query_runs
         from evotree.harness.runs import runs_dir
 
+        from evotree.core.visibility import hidden
+
         ws = self.open()
-        table = query_runs(runs_dir(ws), query, findings_dir=ws.state_dir / "findings")
+        table = query_runs(runs_dir(ws), query, findings_dir=ws.state_dir / "findings", hide_judge=hidden(ws))
         total = table.num_rows
         rows = table.slice(0, max_rows).to_pylist()
         return {"v": 1, "columns": table.column_names, "rows": rows, "limit": max_rows,

@@ -29,7 +29,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TRACE_FILE", "TRACE_SYSCALLS", "parse_strace", "merge_seccomp", "write_trace", "read_trace_rows"]
+__all__ = ["AGENT_SESSIONS", "TRACE_FILE", "TRACE_SYSCALLS", "parse_strace", "merge_seccomp", "write_trace", "read_trace_rows"]
+
+#: Where each traced ``evotree agent`` session's evidence lands, under ``.evotree/``:
+#: ``agent-sessions/<session>/exec_trace.jsonl`` and ``session.json`` (the versions it could touch).
+AGENT_SESSIONS = "agent-sessions"
 
 #: The file of a phase's trace under ``evidence/<phase>/``.
 TRACE_FILE = "exec_trace.jsonl"

@@ -240,8 +240,28 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
                 n_traces += 1
             except Exception as exc:  # noqa: BLE001 - fail closed, say why
                 findings.append(_check_error("runtime trace", exc, vid))
-    if n_traces:
-        checks["runtime_traces"] = f"{n_traces} phase trace(s)"
+    # ---- runtime traces of `evotree agent` sessions that could touch this version
+    n_sessions = 0
+    from evotree.harness.audit.trace import AGENT_SESSIONS
+
+    for session in sorted((ws.state_dir / AGENT_SESSIONS).glob("*/session.json")):
+        trace = session.parent / TRACE_FILE
+        try:
+            info = json.loads(session.read_text(encoding="utf-8"))
+            if not isinstance(info, dict) or vid not in (info.get("versions") or []):
+                continue
+            from evotree.harness.audit.trace import read_trace_rows
+            from evotree.harness.audit.transcripts import trace_trajectory
+
+            name = session.parent.name
+            traj = trace_trajectory(read_trace_rows(trace.read_text(encoding="utf-8", errors="replace")),
+                                    f"agent/{name}/trace", str(trace), run_id=f"agent:{name}", phase="agent")
+            verdicts.append(audit_trajectory(traj, rules, None))
+            n_sessions += 1
+        except Exception as exc:  # noqa: BLE001 - fail closed, say why
+            findings.append(_check_error("agent session trace", exc, vid))
+    if n_traces or n_sessions:
+        checks["runtime_traces"] = f"{n_traces} phase trace(s), {n_sessions} agent session trace(s)"
     if trajectory_files:
         from evotree.harness.audit.transcripts import read_trajectories
 
@@ -340,7 +360,9 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     # ---- scores
     raw = adjusted = zeroed = None
     metric = None
-    if run_ids:
+    from evotree.core.visibility import hidden
+
+    if run_ids and not hidden(ws):  # EvoPolicyGym's boundary: no judge's score before finalize
         flagged_keys = {(v.run_id, v.task_id) for v in verdicts if v.flagged and v.task_id is not None}
         try:
             raw, adjusted, zeroed, metric = _scores(connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS)

@@ -6,7 +6,9 @@ exports the version's commit into the run directory and runs the two phases
 (:func:`evotree.harness.executors.phases.train_then_judge`); the judge is exported from the champion's
 commit, with the judge store's commit the plan recorded overlaid on its judge paths
 (:func:`evotree.harness.judge_store.provide_judge_tree`), into a fresh ``.evotree/judge/<run_id>-XXXX``
-only after the train process group is dead. Both phases run in the sandbox the champion's
+only after the train process group is dead. A run's deadline is the sooner of its wall limit and
+the search clock's end (:func:`evotree.harness.budget.run_deadline`); a run whose turn comes after
+that end is not started (:func:`clock_stopped`). Both phases run in the sandbox the champion's
 ``[sandbox]`` policy asks for (:class:`evotree.harness.sandbox.SandboxPolicy`).
 """
 
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
+from evotree.harness.budget import run_deadline
 from evotree.harness.export import export_tree
 from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.layout import RunPaths
@@ -29,7 +32,35 @@ from evotree.harness.sandbox import SandboxPolicy
 if TYPE_CHECKING:
     from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
 
-__all__ = ["LocalExecutor", "execute_run"]
+__all__ = ["LocalExecutor", "execute_run", "clock_stopped"]
+
+
+class _NotStarted(Exception):
+    """The search clock ended before the run's phases started: none is started (not charged)."""
+
+
+def clock_stopped(record: RunRecord, clock_end: float | None, *, started: float) -> bool:
+    """Whether the search clock's end (``clock_end``, monotonic; :func:`run_deadline`) has come;
+    if so the run is marked stopped by the budget ``tree_max_search_hours`` (status
+    ``budget_exceeded``, its error naming the clock). Called before the phases start (a run that
+    waited for a worker past the clock's end is not started) and after a budget stop (which
+    limit stopped it: the clock, or the run's own wall limit)."""
+    from evotree.harness.runs import RunStatus
+
+    if clock_end is None or time.monotonic() < clock_end:
+        return False
+    ends_at = record.limits.get("ends_at")
+    if not record.phases:
+        record.error = (f"not started: the search clock (budget.tree_max_search_hours) ended at {ends_at}, "
+                        "before this run's turn came; nothing ran and nothing is charged")
+    elif "wall-clock limit" in (record.error or "") and clock_end <= started + float(
+            record.limits.get("wall_seconds") or 0.0):  # stopped by time, and the clock ended first
+        record.error = (f"stopped at the search clock's end ({ends_at}, budget.tree_max_search_hours)"
+                        + (f": {record.error}" if record.error else ""))
+    else:
+        return False
+    record.status = RunStatus.BUDGET_EXCEEDED.value
+    return True
 
 
 class LocalExecutor:
@@ -84,27 +115,39 @@ def execute_run(
     record = RunRecord(
         run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
         commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-        train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
+        train_command="" if plan.kind == "finalize" else cfg.train.command, eval_command=cfg.eval.command,
+        started_at=utcnow(), kind=plan.kind,
         packages=_package_versions(), limits=plan.limits.to_dict(), executor={"kind": "local"},
         judge_data_commit=plan.judge_data_commit,
     )
     record.save(paths.record)
     started = time.monotonic()
+    # the sooner of its wall limit and the search clock's end (an absolute deadline: harness.budget)
+    deadline, clock_end = run_deadline(record.limits, started)
+    charge = True
     try:
         _ledger_run_started(ws, record)
         notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
                                         "max_steps": plan.limits.max_steps})
+        if clock_stopped(record, clock_end, started=started):  # it ended while this run waited its turn
+            charge = False
+            raise _NotStarted
         export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
         outcome = train_then_judge(
             plan, paths, record, train_command=cfg.train.command, eval_command=cfg.eval.command,
             train_timeout=cfg.train.timeout_seconds, eval_timeout=cfg.eval.timeout_seconds,
-            deadline=started + plan.limits.wall_seconds, judge_dir=base.parent / "judge" / plan.run_id,
+            deadline=deadline, judge_dir=base.parent / "judge" / plan.run_id,
             provide_judge=lambda target: provide_judge_tree(ws.git.repo, plan.judge_commit, plan.judge_data_commit,
                                                             cfg.eval.judge_paths, target),
             cancel=cancel, notify=notify, sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
             prepare_command=cfg.train.prepare, cache_dir=ws.state_dir / "cache",
+            judge_only=plan.kind == "finalize",  # the held-out evaluation of finalize: no train phase
         )
         record.status = outcome_status(outcome)
+        if outcome == "budget":
+            clock_stopped(record, clock_end, started=started)
+    except _NotStarted:
+        pass
     except BaseException as exc:
         record.status = RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
         record.error = record.error or f"{type(exc).__name__}: {exc}"
@@ -116,7 +159,7 @@ def execute_run(
                 lock.close()
             raise
     try:
-        finish_run(ws, record, paths, started)
+        finish_run(ws, record, paths, started, charge=charge)
     finally:
         marker.unlink(missing_ok=True)
         lock.close()

@@ -158,13 +158,14 @@ def run_phase(
     env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate, cache=cache)
     argv = ["bash", "-c", command]
     if sandbox is not None and trace and can_trace():
-        # the runtime trace (strace outside the sandbox: the phase cannot switch it off), written
+        # the runtime trace (a tracer outside the sandbox: the phase cannot switch it off), written
         # under the run's root, which the phase sees read-only
         trace_dir = paths.root / "trace"
         trace_dir.mkdir(parents=True, exist_ok=True)
         sandbox = dataclasses.replace(sandbox, trace=trace_dir / f"{phase}.trace")
     elif sandbox is not None and trace:
-        record.notes.append(f"[sandbox] trace is on, but strace cannot trace here: the {phase} phase ran untraced")
+        record.notes.append(f"[sandbox] trace is on, but no tracer can run here (seccomp user notification "
+                            f"refused, no strace): the {phase} phase ran untraced")
     max_tasks = sandbox.limits.max_processes if sandbox is not None else 0
     # the kernel's bound on the phase's processes where evotree may make a pids cgroup (RLIMIT_NPROC
     # does not bind root); the supervisor's count (supervise) is the bound everywhere else
@@ -357,7 +358,7 @@ def train_then_judge(
     train_timeout: float, eval_timeout: float, deadline: float, judge_dir: Path,
     provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
     drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxPolicy | None = None,
-    prepare_command: str = "", cache_dir: Path | None = None,
+    prepare_command: str = "", cache_dir: Path | None = None, judge_only: bool = False,
 ) -> str:
     """The phases of a run, in the order that keeps the judge out of the candidate's reach.
 
@@ -375,6 +376,9 @@ def train_then_judge(
     Evidence the train phase planted where only the judge writes is discarded. Returns the
     outcome (ok / failed / budget / cancelled / invalid). Raises :class:`SandboxUnavailable`
     when the policy wants a sandbox and none can start here (nothing is run).
+
+    ``judge_only`` (a finalize run, :func:`evotree.harness.runs.plan_finalize_run`): no prepare
+    and no train phase; the judge scores the committed candidate as exported.
     """
     policy = sandbox if sandbox is not None else SandboxPolicy()
     if policy.enabled:
@@ -386,6 +390,23 @@ def train_then_judge(
         extra = ()
         record.notes.append('ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
                             "the phases could read and write anything this user can (see docs/threat-model.md)")
+    if not judge_only:
+        outcome = _prepare_and_train(plan, paths, record, policy, extra, train_command=train_command,
+                                     train_timeout=train_timeout, deadline=deadline, cancel=cancel, notify=notify,
+                                     drop_env=drop_env, reaper=reaper, prepare_command=prepare_command,
+                                     cache_dir=cache_dir)
+        if outcome != "ok":
+            return outcome
+    return _judge(plan, paths, record, policy, extra, eval_command=eval_command, eval_timeout=eval_timeout,
+                  deadline=deadline, judge_dir=judge_dir, provide_judge=provide_judge, cancel=cancel,
+                  notify=notify, drop_env=drop_env, reaper=reaper)
+
+
+def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPolicy, extra: Any, *,
+                       train_command: str, train_timeout: float, deadline: float, cancel: threading.Event,
+                       notify: ProgressFn, drop_env: tuple[str, ...], reaper: bool, prepare_command: str,
+                       cache_dir: Path | None) -> str:
+    """The prepare (when there is one) and train phases of :func:`train_then_judge`."""
     cache = None
     if prepare_command.strip():
         if cache_dir is None:
@@ -421,8 +442,14 @@ def train_then_judge(
     if escaped:
         record.notes.append(f"{len(escaped)} train process(es) outlived the train phase's process group "
                             "and were killed before the judge ran")
-    if outcome != "ok":
-        return outcome
+    return outcome
+
+
+def _judge(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPolicy, extra: Any, *,
+           eval_command: str, eval_timeout: float, deadline: float, judge_dir: Path,
+           provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
+           drop_env: tuple[str, ...], reaper: bool) -> str:
+    """The judge phase of :func:`train_then_judge`, once no train process is alive."""
     planted = paths.evidence_dir("eval")
     if planted.is_symlink():
         planted.unlink()

@@ -136,7 +136,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     """Execute one run in this Ray worker; return its manifest (also written to the store)."""
     import ray
 
-    from evotree.harness.budget import RunLimits
+    from evotree.harness.budget import RunLimits, run_deadline
     from evotree.harness.executors.phases import train_then_judge
     from evotree.harness.executors.store import WORKER, EvidenceStore
     from evotree.harness.layout import RunPaths
@@ -178,7 +178,8 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
             outcome["value"] = train_then_judge(
                 plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
                 train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
-                deadline=started + plan.limits.wall_seconds, judge_dir=judge_dir, provide_judge=provide_judge,
+                deadline=run_deadline(spec["limits"], started)[0],  # its wall limit or the search clock's end
+                judge_dir=judge_dir, provide_judge=provide_judge,
                 cancel=cancel, notify=notify, drop_env=("RAY_",), reaper=True,
                 sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
                 prepare_command=spec.get("prepare_command") or "",

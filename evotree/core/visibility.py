@@ -1,0 +1,163 @@
+"""EvoPolicyGym's visibility boundary: validation and held-out figures hidden until finalize.
+
+A workspace whose champion's ``evotree.toml`` sets ``[eval] hide_until_finalize = true`` (what
+``evotree init --protocol evopolicygym`` writes) keeps its judge's validation and held-out
+figures out of every output until ``evotree finalize`` has recorded the search's one held-out
+evaluation (the ledger's ``meta["finalize"]``, set by the ``finalize`` event). The judge still
+computes and stores them: finalize selects the best validation run from them.
+
+**Who is hidden from: everyone, CLI and agent server alike** (fail closed). An agent is not told
+apart from a person: a marker in the environment (``EVOTREE_AGENT_*``, set by ``evotree agent``)
+is something a process in the agent's sandbox can unset, so no output, text or ``--json``, and
+no override flag or variable, shows a hidden figure while the boundary holds. A person who
+needs one before finalize reads the run directories (``.evotree/runs/<run>/``), outside
+evotree's outputs.
+
+What hiding does to an output (:func:`redact`, applied to the result of a command or tool
+before it is printed or returned):
+
+- a dict naming a hidden split (``"metric": "validation/…"`` — a run's or version's headline —
+  or ``"split": "heldout"``, an eval row) becomes ``None`` (shown as "not scored");
+- a key naming a hidden split (``validation/…``, ``heldout_mean``, …) is dropped;
+- a string that spells out a hidden figure (``validation/mean_score=0.31``) has it replaced by
+  ``<hidden>``;
+- a finding that exists only to report the judge's figures (:func:`hidden_finding`: the score
+  layer, the version layer's headline comparisons, train-vs-eval reward) becomes ``None``;
+- a bare number under a headline key (``headline``, ``parent_headline``, ``best_headline``, …;
+  with it a sibling ``delta``) becomes ``None``, and an audit's scores (``raw_score``, …) are
+  dropped when its ``score_metric`` names a hidden split.
+
+Redaction is the last line: the figures are kept out at their source where that is possible
+(``diagnose`` runs no score or version layer and reads no judge row, ``audit`` computes no
+score, ``logs`` shows no eval-phase log, ``sql`` has no judge row), so that nothing recorded
+during the search (findings, ledger events, memory) holds one either.
+
+Commands whose whole purpose is to compare hidden figures (``compare``, ``gates``, ``report``,
+``promote``, ``bootstrap``, every ``export`` (it writes the judge's split means to files);
+:data:`REFUSED`) are refused while hidden (exit 10, code
+``hidden_until_finalize``); ``sql`` hides the judge's rows (its views leave out the ``eval``
+phase and run.json's headline). Train feedback, budgets and usage stay visible.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from typing import Any
+
+from evotree.core.errors import InvalidState
+
+__all__ = ["FINALIZE_META", "HIDDEN_SPLITS", "REFUSED", "HiddenUntilFinalize", "hidden", "hidden_finding", "redact",
+           "refuse_if_hidden"]
+
+#: The ledger's meta key set by the ``finalize`` event: the boundary is lifted once it exists.
+FINALIZE_META = "finalize"
+#: The judge's splits an agent must not see during the search (``evotree.harness.layout.HIDDEN_SPLITS``).
+HIDDEN_SPLITS = ("validation", "heldout")
+#: Commands and tools refused while hidden: every figure they exist to show is a hidden one.
+REFUSED = frozenset({"compare", "gates", "report", "promote", "bootstrap", "export"})
+#: Finding codes (prefixes) computed from the judge's figures alone: the score layer (split
+#: summaries of the evals), the version layer's headline comparisons (Δ vs parent/champion, the
+#: tree's best version, saturation, …) and the behavior layer's train-vs-eval reward checks.
+HIDDEN_FINDINGS = ("score.", "version.", "behavior.reward_eval", "behavior.reward_up_eval_down")
+#: ... except the version layer's harness-trust warning, which names no figure.
+SHOWN_FINDINGS = frozenset({"version.harness_unsigned"})
+
+_WORD = "|".join(HIDDEN_SPLITS)
+_HIDDEN_KEY = re.compile(rf"^({_WORD})([/_.\-]|$)", re.IGNORECASE)
+_HIDDEN_TEXT = re.compile(rf"(\b(?:{_WORD})/[\w./\-]*\s*(?:=|:)\s*)([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)",
+                          re.IGNORECASE)
+_HIDDEN_MARK = "<hidden>"
+_HEADLINE_KEY = re.compile(r"(^|_)headline(_|$)", re.IGNORECASE)
+_AUDIT_SCORES = ("raw_score", "leak_adjusted_score", "leak_zeroed_score")
+#: a failed run's note quotes the failing phase's log (evotree.harness.runs.log_tail_note): the eval
+#: phase's is the judge's output
+_JUDGE_NOTE = re.compile(r"\b(eval\.(?:out|err) ends: ).*", re.DOTALL)
+
+
+class HiddenUntilFinalize(InvalidState):
+    """A command that would only show hidden figures, asked before finalize (exit 10)."""
+
+    code = "hidden_until_finalize"
+
+
+def hidden(ws: Any) -> bool:
+    """Whether ``ws`` hides validation and held-out figures now (the boundary holds).
+
+    Fails closed: a configuration or ledger that cannot be read while the workspace opens
+    counts as hidden when the champion's configuration cannot be read at all.
+    """
+    try:
+        enabled = bool(ws.config.eval.hide_until_finalize)
+    except Exception:  # noqa: BLE001 - an unreadable configuration must not lift the boundary
+        return True
+    if not enabled:
+        return False
+    try:
+        return not ws.ledger.meta().get(FINALIZE_META)
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def hidden_finding(code: Any) -> bool:
+    """Whether a finding with this ``code`` reports the judge's figures (:data:`HIDDEN_FINDINGS`)."""
+    return isinstance(code, str) and code not in SHOWN_FINDINGS and code.startswith(HIDDEN_FINDINGS)
+
+
+def refuse_if_hidden(ws: Any, command: str) -> None:
+    """Raise :class:`HiddenUntilFinalize` when ``command`` (or the group it belongs to, e.g.
+    ``export`` of ``export tensorboard``) is one of :data:`REFUSED` and ``ws`` hides."""
+    words = command.split()
+    if (command in REFUSED or (words and words[0] in REFUSED)) and hidden(ws):
+        raise HiddenUntilFinalize(
+            f"`{command}` shows validation and held-out figures, which this workspace hides until the search "
+            "is finalized ([eval] hide_until_finalize, EvoPolicyGym's protocol)",
+            fix="use the train feedback (evotree runs, evotree sql over the train phase); a person ends the "
+                "search with `evotree finalize`", command=command)
+
+
+def _hidden_dict(data: dict[Any, Any]) -> bool:
+    for key in ("metric", "split"):
+        value = data.get(key)
+        if isinstance(value, str) and _HIDDEN_KEY.match(value):
+            return True
+    return hidden_finding(data.get("code")) and ("title" in data or "severity" in data or "layer" in data)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def redact(data: Any) -> Any:
+    """``data`` (JSON-like values, dataclasses, tuples) with every hidden figure taken out; a copy."""
+    if isinstance(data, str):
+        data = _JUDGE_NOTE.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
+        return _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data) if _HIDDEN_TEXT.search(data) else data
+    if isinstance(data, dict):
+        if _hidden_dict(data):
+            return None
+        out = {k: redact(v) for k, v in data.items() if not (isinstance(k, str) and _HIDDEN_KEY.match(k))}
+        headline = [k for k, v in data.items() if isinstance(k, str) and _HEADLINE_KEY.search(k) and _number(v)]
+        for key in headline:  # a bare headline value (diagnose's interventions, finding evidence): the judge's
+            out[key] = None
+        if headline and _number(out.get("delta")):
+            out["delta"] = None
+        score_metric = data.get("score_metric")
+        if isinstance(score_metric, str) and _HIDDEN_KEY.match(score_metric):  # an audit of the judge's split
+            for key in _AUDIT_SCORES:
+                out.pop(key, None)
+        return out
+    if isinstance(data, list):
+        return [redact(v) for v in data]
+    if isinstance(data, tuple) and not hasattr(data, "_fields"):
+        return tuple(redact(v) for v in data)
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        clone = copy.copy(data)
+        for f in dataclasses.fields(data):
+            try:
+                object.__setattr__(clone, f.name, redact(getattr(data, f.name)))
+            except (AttributeError, TypeError):  # a slot-less frozen oddity: leave out what cannot be set
+                continue
+        return clone
+    return data

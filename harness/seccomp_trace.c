@@ -1,0 +1,346 @@
+/* The runtime trace of a sandboxed phase, compiled: what harness/sandbox.py's _TRACER does in
+ * Python, at a fraction of the cost per call (issue 21: the trace must cost <= 10 %).
+ *
+ *   seccomp-trace OUT PYTHON INSTALLER BWRAP-ARGV... -- COMMAND...
+ *
+ * Starts BWRAP-ARGV with `PYTHON -I -S -c INSTALLER FD` in front of COMMAND inside the sandbox.
+ * The installer (sandbox.py's _TRACE_INSTALLER) sets a seccomp filter that reports execve,
+ * execveat, connect and exit_group to a listener, hands the listener out through the inherited
+ * socket FD and execs COMMAND. This program, the parent of bwrap and outside the sandbox, answers
+ * every reported call: it reads the caller's arguments from /proc/PID/mem while the caller waits,
+ * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) and appends one JSON row to OUT — the
+ * rows of the Python tracer, read by harness/audit/trace.py's merge_seccomp. Exits with bwrap's
+ * status (128 + signal when it was killed).
+ *
+ * Written from the kernel's documentation (seccomp_unotify(2)); no third-party code. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+enum { NR_EXECVE = 59, NR_EXECVEAT = 322, NR_CONNECT = 42, NR_EXIT_GROUP = 231 };
+#elif defined(__aarch64__)
+enum { NR_EXECVE = 221, NR_EXECVEAT = 281, NR_CONNECT = 203, NR_EXIT_GROUP = 94 };
+#else
+#error "the seccomp tracer knows x86_64 and aarch64 only"
+#endif
+
+struct notif { uint64_t id; uint32_t pid; uint32_t flags; int32_t nr; uint32_t arch; uint64_t ip; uint64_t args[6]; };
+struct notif_resp { uint64_t id; int64_t val; int32_t error; uint32_t flags; };
+#define IOCTL_RECV 0xC0502100UL
+#define IOCTL_SEND 0xC0182101UL
+#define IOCTL_SET_FLAGS 0x40082104UL
+#define FLAG_CONTINUE 1U
+#define STRING_LIMIT (1 << 17)
+#define ARGV_LIMIT 65536
+
+extern char **environ;
+static FILE *out;
+static volatile int done;
+
+/* A growing byte buffer: a JSON row is built here before it is written. */
+struct buf { char *data; size_t len, cap; };
+
+static void put(struct buf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (b->len + n + 1 > cap) cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (!grown) { perror("evotree trace"); _exit(70); }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+static void puts_(struct buf *b, const char *s) { put(b, s, strlen(s)); }
+
+/* Length of the valid UTF-8 sequence at s (0: not one). */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    if (s[0] < 0x80) return 1;
+    size_t need = (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (!need || need > n) return 0;
+    for (size_t k = 1; k < need; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    uint32_t cp = need == 2 ? (s[0] & 0x1Fu) : need == 3 ? (s[0] & 0x0Fu) : (s[0] & 0x07u);
+    for (size_t k = 1; k < need; k++) cp = (cp << 6) | (s[k] & 0x3Fu);
+    if ((need == 2 && cp < 0x80) || (need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) || cp > 0x10FFFF
+        || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return need;
+}
+
+/* A JSON string of raw bytes: valid UTF-8 kept, every other byte "?" (as the Python tracer's
+ * surrogateescape-then-replace), control characters escaped. */
+static void put_json_string(struct buf *b, const char *raw, size_t n) {
+    const unsigned char *s = (const unsigned char *)raw;
+    put(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') { char e[2] = {'\\', (char)c}; put(b, e, 2); i++; continue; }
+        if (c < 0x20 || c == 0x7F) { char e[8]; snprintf(e, sizeof e, "\\u%04x", c); puts_(b, e); i++; continue; }
+        size_t k = utf8_len(s + i, n - i);
+        if (!k) { put(b, "?", 1); i++; continue; }
+        put(b, raw + i, k);
+        i += k;
+    }
+    put(b, "\"", 1);
+}
+
+/* What pread of the caller's memory gives (short or empty when the address is not mapped). */
+static ssize_t peek(int mem, uint64_t addr, void *into, size_t size) {
+    if (!addr || mem < 0) return 0;
+    ssize_t got = pread(mem, into, size, (off_t)addr);
+    return got < 0 ? 0 : got;
+}
+
+/* The NUL-terminated string at addr, read page by page (at most STRING_LIMIT bytes). */
+static size_t cstring(int mem, uint64_t addr, struct buf *into) {
+    char chunk[4096];
+    into->len = 0;
+    put(into, "", 0);
+    while (into->len < STRING_LIMIT) {
+        uint64_t at = addr + into->len;
+        ssize_t got = peek(mem, at, chunk, 4096 - at % 4096);
+        if (got <= 0) break;
+        char *end = memchr(chunk, 0, (size_t)got);
+        if (end) { put(into, chunk, (size_t)(end - chunk)); break; }
+        put(into, chunk, (size_t)got);
+    }
+    return into->len;
+}
+
+static void exec_row(const struct notif *n, struct buf *row) {
+    char proc[64];
+    uint64_t path_at = n->nr == NR_EXECVE ? n->args[0] : n->args[1];
+    uint64_t argv_at = n->nr == NR_EXECVE ? n->args[1] : n->args[2];
+    snprintf(proc, sizeof proc, "/proc/%u/mem", n->pid);
+    int mem = open(proc, O_RDONLY | O_CLOEXEC);
+    if (mem < 0) {  /* fail closed: the call is recorded, its arguments are not known */
+        char head[160];
+        snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, \"path\": \"\", \"argv\": [], \"cwd\": null, "
+                 "\"unreadable\": true}\n", n->pid);
+        puts_(row, head);
+        return;
+    }
+    struct buf path = {0}, word = {0}, full = {0};
+    cstring(mem, path_at, &path);
+    char cwd[4096];
+    snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+    ssize_t cwd_len = readlink(proc, cwd, sizeof cwd - 1);
+    if (cwd_len >= 0) cwd[cwd_len] = 0;
+    /* a PATH lookup that fails starts no process: only an executable file is recorded */
+    char root[64];
+    snprintf(root, sizeof root, "/proc/%u/root", n->pid);
+    puts_(&full, root);
+    if (path.data[0] != '/' && cwd_len >= 0) {
+        puts_(&full, cwd);
+        puts_(&full, "/");
+    }
+    puts_(&full, path.data);
+    if (access(full.data, X_OK) == 0) {
+        char head[64];
+        snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, \"path\": ", n->pid);
+        puts_(row, head);
+        put_json_string(row, path.data, path.len);
+        puts_(row, ", \"argv\": [");
+        uint64_t pointers[64];
+        size_t words = 0;
+        uint64_t at = argv_at;
+        int more = argv_at != 0;
+        while (more && words < ARGV_LIMIT) {
+            ssize_t got = peek(mem, at, pointers, sizeof pointers - (at % 8));
+            size_t count = (size_t)got / 8;
+            if (!count) break;
+            for (size_t k = 0; k < count; k++) {
+                if (!pointers[k] || words >= ARGV_LIMIT) { more = 0; break; }
+                cstring(mem, pointers[k], &word);
+                if (words++) puts_(row, ", ");
+                put_json_string(row, word.data, word.len);
+            }
+            at += 8 * count;
+        }
+        puts_(row, "], \"cwd\": ");
+        if (cwd_len >= 0) put_json_string(row, cwd, (size_t)cwd_len); else puts_(row, "null");
+        puts_(row, "}\n");
+    }
+    free(path.data);
+    free(word.data);
+    free(full.data);
+    close(mem);
+}
+
+static void connect_row(const struct notif *n, struct buf *row) {
+    char proc[64], head[256], text[INET6_ADDRSTRLEN];
+    unsigned char sa[128];
+    snprintf(proc, sizeof proc, "/proc/%u/mem", n->pid);
+    int mem = open(proc, O_RDONLY | O_CLOEXEC);
+    if (mem < 0) {
+        snprintf(head, sizeof head, "{\"kind\": \"connect\", \"pid\": %u, \"family\": \"unknown\", \"port\": null, "
+                 "\"address\": null, \"unreadable\": true}\n", n->pid);
+        puts_(row, head);
+        return;
+    }
+    size_t want = n->args[2] < sizeof sa ? (size_t)n->args[2] : sizeof sa;
+    ssize_t got = peek(mem, n->args[1], sa, want);
+    close(mem);
+    uint16_t family = got >= 2 ? (uint16_t)(sa[0] | sa[1] << 8) : 0;
+    unsigned port = got >= 4 ? (unsigned)(sa[2] << 8 | sa[3]) : 0;
+    if (family == AF_INET && got >= 8 && inet_ntop(AF_INET, sa + 4, text, sizeof text)) {
+        snprintf(head, sizeof head, "{\"kind\": \"connect\", \"pid\": %u, \"family\": \"AF_INET\", \"port\": %u, "
+                 "\"address\": \"%s\"}\n", n->pid, port, text);
+        puts_(row, head);
+    } else if (family == AF_INET6 && got >= 24 && inet_ntop(AF_INET6, sa + 8, text, sizeof text)) {
+        snprintf(head, sizeof head, "{\"kind\": \"connect\", \"pid\": %u, \"family\": \"AF_INET6\", \"port\": %u, "
+                 "\"address\": \"%s\"}\n", n->pid, port, text);
+        puts_(row, head);
+    }
+}
+
+static void exit_row(const struct notif *n, struct buf *row) {
+    char proc[64], head[96], chunk[4096];
+    snprintf(proc, sizeof proc, "/proc/%u/cmdline", n->pid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    struct buf cmd = {0};
+    put(&cmd, "", 0);
+    ssize_t got = 0;
+    while (fd >= 0 && cmd.len < (size_t)ARGV_LIMIT * 16 && (got = read(fd, chunk, sizeof chunk)) > 0)
+        put(&cmd, chunk, (size_t)got);
+    snprintf(head, sizeof head, "{\"kind\": \"exit\", \"pid\": %u, \"status\": %u, \"cmdline\": ", n->pid,
+             (unsigned)(n->args[0] & 0xFF));
+    puts_(row, head);
+    if (fd < 0 || got < 0) {
+        puts_(row, "null");
+    } else {
+        puts_(row, "[");
+        size_t start = 0, words = 0;
+        for (size_t i = 0; i < cmd.len; i++) {
+            if (cmd.data[i]) continue;
+            if (words++) puts_(row, ", ");
+            put_json_string(row, cmd.data + start, i - start);
+            start = i + 1;
+        }
+        puts_(row, "]");
+    }
+    puts_(row, "}\n");
+    if (fd >= 0) close(fd);
+    free(cmd.data);
+}
+
+static void *serve(void *arg) {
+    int listener = *(int *)arg;
+    ioctl(listener, IOCTL_SET_FLAGS, 1UL); /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6+); older: ignored */
+    struct buf row = {0};
+    for (;;) {
+        struct pollfd p = {.fd = listener, .events = POLLIN};
+        int ready = poll(&p, 1, 1000);
+        if (ready < 0) { if (errno == EINTR) continue; break; }
+        if (ready == 0) { if (done) break; continue; }
+        if ((p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN)) break; /* no process carries the filter */
+        struct notif n;
+        memset(&n, 0, sizeof n);
+        if (ioctl(listener, IOCTL_RECV, &n) != 0) {
+            if (errno == ENOENT || errno == EINTR || errno == EAGAIN) continue; /* the caller went away */
+            break;
+        }
+        row.len = 0;
+        put(&row, "", 0);
+        if (n.nr == NR_EXIT_GROUP) exit_row(&n, &row);
+        else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
+        else if (n.nr == NR_CONNECT) connect_row(&n, &row);
+        else {
+            char head[96];
+            snprintf(head, sizeof head, "{\"kind\": \"syscall\", \"pid\": %u, \"nr\": %d}\n", n.pid, n.nr);
+            puts_(&row, head);
+        }
+        struct notif_resp r = {.id = n.id, .val = 0, .error = 0, .flags = FLAG_CONTINUE};
+        ioctl(listener, IOCTL_SEND, &r);
+        if (row.len) fwrite(row.data, 1, row.len, out);
+    }
+    free(row.data);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s OUT PYTHON INSTALLER BWRAP-ARGV... -- COMMAND...\n", argv[0]);
+        return 64;
+    }
+    pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* die with whoever started us: bwrap (--die-with-parent) follows */
+    if (getppid() != parent) return 137;
+    int split = -1;
+    for (int k = 4; k < argc; k++)
+        if (!strcmp(argv[k], "--")) { split = k; break; }
+    if (split < 0) { fprintf(stderr, "evotree trace: no -- in the sandbox's command line\n"); return 64; }
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair) != 0) { perror("evotree trace: socketpair"); return 70; }
+    fcntl(pair[0], F_SETFD, FD_CLOEXEC);
+    char fd_text[16];
+    snprintf(fd_text, sizeof fd_text, "%d", pair[1]);
+    int total = argc - 4 + 6;
+    char **full = calloc((size_t)total + 1, sizeof *full);
+    int at = 0;
+    for (int k = 4; k <= split; k++) full[at++] = argv[k];
+    full[at++] = argv[2];
+    full[at++] = "-I";
+    full[at++] = "-S";
+    full[at++] = "-c";
+    full[at++] = argv[3];
+    full[at++] = fd_text;
+    for (int k = split + 1; k < argc; k++) full[at++] = argv[k];
+    full[at] = NULL;
+    out = fopen(argv[1], "w");
+    if (!out) { perror("evotree trace: the trace file"); return 70; }
+    setvbuf(out, NULL, _IOLBF, 1 << 16);
+    pid_t pid;
+    int err = posix_spawn(&pid, full[0], NULL, NULL, full, environ);
+    if (err) { fprintf(stderr, "evotree trace: %s: %s\n", full[0], strerror(err)); return 127; }
+    close(pair[1]);
+    pthread_t server;
+    int have_server = 0, listener = -1;
+    char byte;
+    struct iovec io = {.iov_base = &byte, .iov_len = 1};
+    union { char space[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
+    struct msghdr msg = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = control.space,
+                         .msg_controllen = sizeof control.space};
+    ssize_t got;
+    do got = recvmsg(pair[0], &msg, MSG_CMSG_CLOEXEC); while (got < 0 && errno == EINTR);
+    if (got > 0) {
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            memcpy(&listener, CMSG_DATA(c), sizeof listener);
+            have_server = pthread_create(&server, NULL, serve, &listener) == 0;
+        }
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    done = 1;
+    if (have_server) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5;
+        pthread_timedjoin_np(server, NULL, &until);
+    }
+    fflush(out);
+    fclose(out);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
