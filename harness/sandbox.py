@@ -663,7 +663,7 @@ def cstring(mem, addr, limit=1 << 17):
     got = b""
     while len(got) < limit:
         at = addr + len(got)
-        chunk = pread(mem, at, 4096 - at % 4096)
+        chunk = pread(mem, at, min(4096 - at % 4096, limit - len(got)))
         if not chunk:
             break
         end = chunk.find(b"\0")
@@ -721,21 +721,34 @@ def serve(listener):
                 except OSError:
                     cwd = None
                 full_path = path if path.startswith("/") or cwd is None else cwd.rstrip("/") + "/" + path
-                row = None
-                if os.access("/proc/%d/root%s" % (who, full_path), os.X_OK):  # PATH lookups that fail: no process
-                    words, at = [], argv_at
-                    while at and len(words) < 65536:
-                        block = pread(mem, at, 512 - at % 8)  # a run of argv pointers at once
-                        count = len(block) // 8
-                        if not count:
+                # every call is recorded (whether it will succeed cannot be known from here: a symlink
+                # into the sandbox's /tmp, /proc/self/fd/N, a path rewritten meanwhile); "missing": no
+                # executable file was found there (a PATH lookup that fails, most often)
+                missing = not os.access("/proc/%d/root%s" % (who, full_path), os.X_OK)
+                words, at, budget, truncated = [], argv_at, 8 << 20, False  # 8 MiB: more than the kernel takes
+                while at:
+                    block = pread(mem, at, 512 - at % 8)  # a run of argv pointers at once
+                    count = len(block) // 8
+                    if not count:
+                        break
+                    pointers = struct.unpack_from("%dQ" % count, block)
+                    for q in pointers:
+                        if not q:
+                            at = 0
                             break
-                        pointers = struct.unpack_from("%dQ" % count, block)
-                        if 0 in pointers:
-                            words += [text(cstring(mem, q)) for q in pointers[:pointers.index(0)]]
+                        if len(words) >= 65536 or not budget:
+                            truncated, at = True, 0
                             break
-                        words += [text(cstring(mem, q)) for q in pointers]
+                        word = cstring(mem, q, min(budget, 1 << 17))
+                        budget -= min(budget, len(word) + 1)
+                        words.append(text(word))
+                    else:
                         at += 8 * count
-                    row = {"kind": "exec", "pid": who, "path": path, "argv": words, "cwd": cwd}
+                row = {"kind": "exec", "pid": who, "path": path, "argv": words, "cwd": cwd}
+                if missing:
+                    row["missing"] = True
+                if truncated:
+                    row["truncated"] = True
             elif nr == CONNECT:
                 row = {"kind": "connect", "pid": who, "family": "unknown", "port": None, "address": None,
                        "unreadable": True}

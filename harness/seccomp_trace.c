@@ -49,6 +49,9 @@ struct notif_resp { uint64_t id; int64_t val; int32_t error; uint32_t flags; };
 #define FLAG_CONTINUE 1U
 #define STRING_LIMIT (1 << 17)
 #define ARGV_LIMIT 65536
+/* argv bytes read per exec at most (words + their NULs): the kernel never accepts more than 6 MiB
+ * of argv + envp, so only a call it will refuse (E2BIG) is cut; the row then says "truncated". */
+#define ARGV_TOTAL_LIMIT (8 << 20)
 
 extern char **environ;
 static FILE *out;
@@ -99,6 +102,13 @@ static void put_json_string(struct buf *b, const char *raw, size_t n) {
         if (c < 0x20 || c == 0x7F) { char e[8]; snprintf(e, sizeof e, "\\u%04x", c); puts_(b, e); i++; continue; }
         size_t k = utf8_len(s + i, n - i);
         if (!k) { put(b, "?", 1); i++; continue; }
+        /* U+0085, U+2028, U+2029: line breaks to some readers (Python's splitlines): escaped */
+        if ((k == 2 && c == 0xC2 && s[i + 1] == 0x85) || (k == 3 && c == 0xE2 && s[i + 1] == 0x80
+                                                          && (s[i + 2] == 0xA8 || s[i + 2] == 0xA9))) {
+            puts_(b, k == 2 ? "\\u0085" : s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029");
+            i += k;
+            continue;
+        }
         put(b, raw + i, k);
         i += k;
     }
@@ -112,14 +122,16 @@ static ssize_t peek(int mem, uint64_t addr, void *into, size_t size) {
     return got < 0 ? 0 : got;
 }
 
-/* The NUL-terminated string at addr, read page by page (at most STRING_LIMIT bytes). */
-static size_t cstring(int mem, uint64_t addr, struct buf *into) {
+/* The NUL-terminated string at addr, read page by page (at most limit bytes). */
+static size_t cstring(int mem, uint64_t addr, struct buf *into, size_t limit) {
     char chunk[4096];
     into->len = 0;
     put(into, "", 0);
-    while (into->len < STRING_LIMIT) {
+    while (into->len < limit) {
         uint64_t at = addr + into->len;
-        ssize_t got = peek(mem, at, chunk, 4096 - at % 4096);
+        size_t want = 4096 - at % 4096;
+        if (want > limit - into->len) want = limit - into->len;
+        ssize_t got = peek(mem, at, chunk, want);
         if (got <= 0) break;
         char *end = memchr(chunk, 0, (size_t)got);
         if (end) { put(into, chunk, (size_t)(end - chunk)); break; }
@@ -142,12 +154,15 @@ static void exec_row(const struct notif *n, struct buf *row) {
         return;
     }
     struct buf path = {0}, word = {0}, full = {0};
-    cstring(mem, path_at, &path);
+    cstring(mem, path_at, &path, STRING_LIMIT);
     char cwd[4096];
     snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
     ssize_t cwd_len = readlink(proc, cwd, sizeof cwd - 1);
     if (cwd_len >= 0) cwd[cwd_len] = 0;
-    /* a PATH lookup that fails starts no process: only an executable file is recorded */
+    /* Every call is recorded: whether it will succeed cannot be known from here (a symlink into the
+     * sandbox's /tmp, /proc/self/fd/N, an execveat relative to a directory descriptor, a path a
+     * thread rewrites: the check below would miss each). "missing": this check found no
+     * executable file (a PATH lookup that fails, most often). */
     char root[64];
     snprintf(root, sizeof root, "/proc/%u/root", n->pid);
     puts_(&full, root);
@@ -156,32 +171,36 @@ static void exec_row(const struct notif *n, struct buf *row) {
         puts_(&full, "/");
     }
     puts_(&full, path.data);
-    if (access(full.data, X_OK) == 0) {
-        char head[64];
-        snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, \"path\": ", n->pid);
-        puts_(row, head);
-        put_json_string(row, path.data, path.len);
-        puts_(row, ", \"argv\": [");
-        uint64_t pointers[64];
-        size_t words = 0;
-        uint64_t at = argv_at;
-        int more = argv_at != 0;
-        while (more && words < ARGV_LIMIT) {
-            ssize_t got = peek(mem, at, pointers, sizeof pointers - (at % 8));
-            size_t count = (size_t)got / 8;
-            if (!count) break;
-            for (size_t k = 0; k < count; k++) {
-                if (!pointers[k] || words >= ARGV_LIMIT) { more = 0; break; }
-                cstring(mem, pointers[k], &word);
-                if (words++) puts_(row, ", ");
-                put_json_string(row, word.data, word.len);
-            }
-            at += 8 * count;
+    int missing = access(full.data, X_OK) != 0;
+    char head[64];
+    snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, \"path\": ", n->pid);
+    puts_(row, head);
+    put_json_string(row, path.data, path.len);
+    puts_(row, ", \"argv\": [");
+    uint64_t pointers[64];
+    size_t words = 0, budget = ARGV_TOTAL_LIMIT;
+    int truncated = 0;
+    uint64_t at = argv_at;
+    int more = argv_at != 0;
+    while (more) {
+        ssize_t got = peek(mem, at, pointers, sizeof pointers - (at % 8));
+        size_t count = (size_t)got / 8;
+        if (!count) break;
+        for (size_t k = 0; k < count; k++) {
+            if (!pointers[k]) { more = 0; break; }
+            if (words >= ARGV_LIMIT || !budget) { truncated = 1; more = 0; break; }
+            cstring(mem, pointers[k], &word, budget < STRING_LIMIT ? budget : STRING_LIMIT);
+            budget -= word.len + 1 < budget ? word.len + 1 : budget;
+            if (words++) puts_(row, ", ");
+            put_json_string(row, word.data, word.len);
         }
-        puts_(row, "], \"cwd\": ");
-        if (cwd_len >= 0) put_json_string(row, cwd, (size_t)cwd_len); else puts_(row, "null");
-        puts_(row, "}\n");
+        at += 8 * count;
     }
+    puts_(row, "], \"cwd\": ");
+    if (cwd_len >= 0) put_json_string(row, cwd, (size_t)cwd_len); else puts_(row, "null");
+    if (missing) puts_(row, ", \"missing\": true");
+    if (truncated) puts_(row, ", \"truncated\": true");
+    puts_(row, "}\n");
     free(path.data);
     free(word.data);
     free(full.data);

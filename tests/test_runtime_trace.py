@@ -291,9 +291,9 @@ def test_the_compiled_tracer_records_what_the_python_one_records(tmp_path: Path,
         proc, traced = _run_traced(tmp_path / name, script)
         assert proc.returncode == 0, proc.stderr
         rows[name] = [(r["path"], r["argv"], r["cwd"].replace(str(tmp_path / name), "T") if r["cwd"] else None,
-                       r.get("exit")) for r in traced if r["kind"] == "exec"]
+                       r.get("exit"), r.get("missing"), r.get("truncated")) for r in traced if r["kind"] == "exec"]
     assert sorted(map(repr, rows["c"])) == sorted(map(repr, rows["python"]))  # a pipeline runs in parallel
-    argvs = [argv for _, argv, _, _ in rows["c"]]
+    argvs = [argv for _, argv, *_ in rows["c"]]
     assert any(a[:2] == ["git", "log"] and "\x1b" in a[2] and "?" in a[2] for a in argvs)  # kept, invalid bytes "?"
     assert any(a[:2] == ["git", "reflog"] and len(a) == 3002 for a in argvs)
     assert any(a[:2] == ["git", "rev-parse"] and len(a[2]) == 100000 for a in argvs)

@@ -55,7 +55,12 @@ def _unescape(text: str) -> str:
         if e[0] == "x":
             return chr(int(e[1:], 16))
         return _ESC.get(e, e)
-    return re.sub(r"\\([0-7]{1,3}|x[0-9a-fA-F]{2}|.)", one, text)
+    out = re.sub(r"\\([0-7]{1,3}|x[0-9a-fA-F]{2}|.)", one, text)
+    try:  # strace escapes each byte: the bytes are UTF-8 text (invalid bytes "?", as the seccomp tracers)
+        raw = out.encode("latin-1")
+    except UnicodeEncodeError:
+        return out
+    return raw.decode("utf-8", "surrogateescape").encode("utf-8", "replace").decode("utf-8")
 
 
 def _strings(text: str) -> list[str]:
@@ -232,7 +237,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
     or the program rewrote its own), the row keeps both (``argv_at_exit``)."""
     rows: list[dict[str, Any]] = []
     last: dict[int, dict[str, Any]] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): U+2028 or U+0085 inside a JSON string is no line end
         try:
             row = json.loads(line)
         except ValueError:
@@ -282,7 +287,7 @@ def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: s
 def read_trace_rows(text: str) -> list[dict[str, Any]]:
     """The rows of a trace file's text (malformed lines skipped)."""
     rows = []
-    for line in text.splitlines():
+    for line in text.split("\n"):
         try:
             row = json.loads(line)
         except ValueError:
