@@ -204,8 +204,11 @@ def test_the_leaky_policy_scores_higher_and_the_audit_blocks_it(incident: dict[s
     # 4 of 8 eval trajectories and 1 of 2 train trajectories leaked
     assert report["trajectories"] == 10 and report["flagged"] == 5
     assert report["git_history_rate"] == pytest.approx(0.5)
-    flagged = {v["task_id"] for v in report["verdicts"] if v["flagged"]}
+    flagged = {v["task_id"] for v in report["verdicts"] if v["flagged"] and v["format"] != "trace"}
     assert flagged == {"task-00", "task-02", "task-04", "task-06", "train-00"}
+    # the runtime trace of the train phase (on by default) saw the same `git log --all` really run
+    traced = [v for v in report["verdicts"] if v["format"] == "trace" and v["flagged"]]
+    assert traced and all(v["phase"] == "train" for v in traced), report["checks"]
     # leak-adjusted: the flagged trajectories left out -> the honest policy's score
     assert report["raw_score"] == pytest.approx(0.75)
     assert report["leak_adjusted_score"] == pytest.approx(0.5)

@@ -371,8 +371,10 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
 
     findings = sort_findings(findings)
     passed = not any(f.rank >= Severity.HIGH for f in findings)
-    flagged = sum(v.flagged for v in verdicts)
-    history = sum(v.uses_git_history for v in verdicts)
+    flagged = sum(v.flagged for v in verdicts if v.format != "trace")
+    # the share of the rollouts' trajectories that read git history (runtime traces are evidence of
+    # another kind: their hits are findings, but they are not trajectories of the rate)
+    history = sum(v.uses_git_history for v in verdicts if v.format != "trace")
     report = AuditReport(
         version=vid, passed=passed, findings=findings, trajectories=n_traj, flagged=flagged,
         git_history_rate=history / n_traj if n_traj else 0.0, raw_score=raw, leak_adjusted_score=adjusted,
