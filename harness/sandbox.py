@@ -413,6 +413,15 @@ def _seccomp_works() -> bool:
 
     if not _seccomp_tracing(SandboxSpec(cwd=Path("/"))) or not check_sandbox().ok:
         return False
+    # a success is remembered per kernel, bwrap and tracer (each evotree process would otherwise pay
+    # ~0.1 s); were it stale, a traced phase fails closed with the installer's reason
+    import hashlib
+
+    tracer = compiled_tracer()
+    key = hashlib.sha256(f"{os.uname().release}|{_binary(None)}|{tracer}|{sys.executable}".encode()).hexdigest()[:16]
+    marker = _tracer_cache() / f"seccomp-probe-{key}.ok"
+    if _owned_private(_tracer_cache()) and marker.is_file() and not marker.is_symlink():
+        return True
     with tempfile.TemporaryDirectory(prefix="evotree-trace-probe-") as tmp:
         spec = SandboxSpec(cwd=Path("/"))  # the trace file is written outside the sandbox
         try:
@@ -422,7 +431,11 @@ def _seccomp_works() -> bool:
             rows = (Path(tmp) / "probe.trace").read_text(encoding="utf-8", errors="replace")
         except (OSError, subprocess.SubprocessError, SandboxUnavailable):
             return False
-    return proc.returncode == 7 and '"kind": "exec"' in rows and '"status": 7' in rows
+    works = proc.returncode == 7 and '"kind": "exec"' in rows and '"status": 7' in rows
+    if works and _owned_private(_tracer_cache()):
+        with contextlib.suppress(OSError):
+            marker.touch()
+    return works
 
 
 @functools.lru_cache(maxsize=4)
