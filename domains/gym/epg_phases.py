@@ -166,7 +166,6 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
     except Exception:  # noqa: BLE001 - only a number shown to the policy
         visible = 0
     rng = random.Random(secrets.randbits(64))
-    clean: dict[str, Any] = {}
     rec = get_recorder()
     metrics: dict[str, float] = {"replay_mismatches": 0}
     table = []
@@ -189,8 +188,11 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
                     return 1
                 for episode in episodes:
                     if episode.actions and (settings.replay_fraction >= 1 or rng.random() < settings.replay_fraction):
-                        env = clean.get(env_id) or clean.setdefault(env_id, make_env(env_id))
-                        ret, length, _, problem = replay(env, episode.seed, episode.actions)
+                        env = make_env(env_id)  # fresh per replay: BipedalWalker keeps state across reset(seed)
+                        try:
+                            ret, length, _, problem = replay(env, episode.seed, episode.actions)
+                        finally:
+                            env.close()
                         if problem or (ret, length) != (episode.ret, episode.length):
                             metrics["replay_mismatches"] += 1
                             _say("judge", f"{split} {env_id}#{episode.index}: replay mismatch (the policy's process "
@@ -213,9 +215,6 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
     except WorkerBroken as exc:
         _say("judge", str(exc))
         return 1
-    finally:
-        for env in clean.values():
-            env.close()
     rec.signal(0, **metrics)
     written = rec.rows["evals"]
     rec.close()

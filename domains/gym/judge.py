@@ -154,14 +154,15 @@ def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any, 
 
     fraction = settings.replay_fraction
     rng = rng or random.Random(secrets.randbits(64))
-    clean_envs: dict[str, Any] = {}
 
     def verify(episode: Any) -> bool:
-        """Replay ``episode``; on a mismatch score the replay instead and return True."""
-        env = clean_envs.get(episode.env_id)
-        if env is None:
-            env = clean_envs[episode.env_id] = make_env(episode.env_id)
-        ret, length, reason, problem = replay(env, episode.seed, episode.actions or [])
+        """Replay ``episode`` on a fresh environment (an environment can keep state across
+        ``reset(seed)``: BipedalWalker does); on a mismatch score the replay instead and return True."""
+        env = make_env(episode.env_id)
+        try:
+            ret, length, reason, problem = replay(env, episode.seed, episode.actions or [])
+        finally:
+            env.close()
         if not problem and (ret, length, reason) == (episode.ret, episode.length, episode.finish_reason):
             return False
         detail = problem or (f"the policy's process reported return {episode.ret} in {episode.length} "
@@ -174,28 +175,24 @@ def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any, 
 
     played: list[tuple[Any, bool | None]] = []  # (episode, mismatch; None: not replayed)
     suspect = False
-    try:
-        for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
-                                    workers=settings.workers, record_actions=fraction > 0,
-                                    summarize=False, max_timeouts=settings.max_timeouts_per_env):
-            mismatch = None
-            if not episode.failed and (fraction >= 1 or (fraction > 0 and rng.random() < fraction)):
-                mismatch = verify(episode)
-                suspect = suspect or mismatch
-            played.append((episode, mismatch))
-        if suspect:
-            played = [(e, verify(e) if m is None and not e.failed else m) for e, m in played]
-        results = []
-        for episode, mismatch in played:
-            episode.actions = None
-            random_ret, expert_ret = refs.pair(episode.env_id)
-            score = 0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret,
-                                                                 settings.clip_max)
-            results.append((episode, score, bool(mismatch)))
-        return results
-    finally:
-        for env in clean_envs.values():
-            env.close()
+    for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
+                                workers=settings.workers, record_actions=fraction > 0,
+                                summarize=False, max_timeouts=settings.max_timeouts_per_env):
+        mismatch = None
+        if not episode.failed and (fraction >= 1 or (fraction > 0 and rng.random() < fraction)):
+            mismatch = verify(episode)
+            suspect = suspect or mismatch
+        played.append((episode, mismatch))
+    if suspect:
+        played = [(e, verify(e) if m is None and not e.failed else m) for e, m in played]
+    results = []
+    for episode, mismatch in played:
+        episode.actions = None
+        random_ret, expert_ret = refs.pair(episode.env_id)
+        score = 0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret,
+                                                             settings.clip_max)
+        results.append((episode, score, bool(mismatch)))
+    return results
 
 
 def _check_evidence(written: int) -> int:

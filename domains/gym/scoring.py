@@ -15,9 +15,11 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from evotree.domains.gym.settings import References
 
-__all__ = ["normalized_score", "reference_returns", "compute_references", "CLIP_MAX"]
+__all__ = ["normalized_score", "reference_returns", "compute_references", "ZeroPolicy", "CLIP_MAX"]
 
 CLIP_MAX = 1.2
 
@@ -33,32 +35,70 @@ def normalized_score(ret: float, random_ret: float, expert_ret: float, clip_max:
 
 
 def reference_returns(env_id: str, seeds: Iterable[int], which: str) -> list[float]:
-    """Returns of the ``which`` reference policy (``random`` or ``expert``) on ``seeds``, in-process."""
+    """Returns of the ``which`` policy on ``seeds``, in-process: ``random``, ``expert`` (evotree's
+    reference policy) or ``zero`` (the constant zero action: :class:`ZeroPolicy`).
+
+    Each episode gets a fresh environment, as in the judge: an environment can keep state across
+    ``reset(seed)`` (BipedalWalker keeps its Box2D world), and a reference must not depend on the
+    order its seeds are played in.
+    """
     from evotree.domains.gym.catalog import make_env
     from evotree.domains.gym.episode import play
-    from evotree.domains.gym.experts import make_expert, make_random
+    from evotree.domains.gym.experts import RandomPolicy, make_expert
 
-    env = make_env(env_id)
-    build = {"random": make_random, "expert": make_expert}[which]
     returns = []
-    try:
-        for index, seed in enumerate(seeds):
-            episode = play(env, env_id, index, seed, lambda *_: build(env_id, env))
-            if episode.failed:
-                raise RuntimeError(f"the {which} reference policy failed on {env_id} seed {seed}: {episode.message}")
-            returns.append(episode.ret)
-    finally:
-        env.close()
+    for index, seed in enumerate(seeds):
+        env = make_env(env_id)
+        try:
+            if which == "random":  # the action space play() seeded (highway-env makes a new one at reset)
+                factory = RandomPolicy
+            else:
+                build = {"expert": make_expert, "zero": ZeroPolicy.make}[which]
+                factory = lambda *_, _env=env, _build=build: _build(env_id, _env)  # noqa: E731
+            episode = play(env, env_id, index, seed, factory)
+        finally:
+            env.close()
+        if episode.failed:
+            raise RuntimeError(f"the {which} reference policy failed on {env_id} seed {seed}: {episode.message}")
+        returns.append(episode.ret)
     return returns
+
+
+class ZeroPolicy:
+    """The trivial policy: zero torque (a Box space's zero, clipped into its bounds), or a Discrete
+    space's first action. An upper anchor must be at least as good as doing nothing."""
+
+    def __init__(self, action_space: Any) -> None:
+        import gymnasium
+
+        if isinstance(action_space, gymnasium.spaces.Box):
+            zero = np.clip(np.zeros(action_space.shape), action_space.low, action_space.high)
+            self.action: Any = zero.astype(action_space.dtype)
+        elif isinstance(action_space, gymnasium.spaces.Discrete):
+            self.action = int(action_space.start)
+        else:
+            raise TypeError(f"no zero action for {action_space}")
+
+    @classmethod
+    def make(cls, env_id: str, env: Any) -> ZeroPolicy:
+        return cls(env.action_space)
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, obs: Any) -> Any:
+        return self.action.copy() if isinstance(self.action, np.ndarray) else self.action
 
 
 def compute_references(pools: dict[str, list[int]], *, static: bool = True) -> References:
     """References for each ``env_id -> validation seeds`` of ``pools``, with their provenance.
 
     Where EvoPolicyGym publishes static anchors (:data:`evotree.domains.gym.core16.STATIC_REFERENCES`)
-    and ``static`` is true, those are used and nothing is played; otherwise the random policy and
-    evotree's reference policy are rolled out on the pool. Each entry says where its numbers came
-    from (``source``) and, when measured, how (policy, episodes, seeds).
+    and ``static`` is true, those are used and nothing is played; otherwise the random policy,
+    evotree's reference policy and the zero-action policy are rolled out on the pool, and the upper
+    anchor is the better of the reference and zero actions (``expert_policy`` says which; doing
+    nothing must not score above "expert"). Each entry says where its numbers came from
+    (``source``) and, when measured, how (policies, their means, episodes).
     """
     import gymnasium
 
@@ -71,21 +111,36 @@ def compute_references(pools: dict[str, list[int]], *, static: bool = True) -> R
             low, high = STATIC_REFERENCES[env_id]
             refs.envs[env_id] = {"random": low, "expert": high, "source": STATIC_SOURCE}
             continue
-        random_returns = reference_returns(env_id, seeds, "random")
-        expert_returns = reference_returns(env_id, seeds, "expert")
+        means = {"random": _mean(reference_returns(env_id, seeds, "random")),
+                 "reference": _mean(reference_returns(env_id, seeds, "expert"))}
+        try:
+            means["zero"] = _mean(reference_returns(env_id, seeds, "zero"))
+        except TypeError:  # an action space without a zero action: not a candidate
+            pass
+        best = "zero" if means.get("zero", -math.inf) > means["reference"] else "reference"
+        chosen = (f"evotree's reference policy ({_expert_name(env_id)})" if best == "reference" else
+                  f"the zero-action policy (scoring.ZeroPolicy), which beat evotree's reference policy "
+                  f"({_expert_name(env_id)}: {means['reference']:.3f})")
         entry: dict[str, Any] = {
-            "random": sum(random_returns) / len(random_returns),
-            "expert": sum(expert_returns) / len(expert_returns),
+            "random": means["random"],
+            "expert": means[best],
+            "expert_policy": best,
+            "measured": {k: round(v, 6) for k, v in means.items()},
             "episodes": len(seeds),
             "source": (f"measured by evotree: mean return on the {len(seeds)} validation seeds of the uniform "
-                       "random policy (experts.RandomPolicy) and of evotree's reference policy "
-                       f"({_expert_name(env_id)}), one fresh policy per episode, seeded as in the judge"),
+                       f"random policy (experts.RandomPolicy) and of {chosen}, the better of evotree's "
+                       "reference policy and zero actions; one fresh environment and policy per episode, "
+                       "seeded as in the judge"),
         }
         if entry["expert"] <= entry["random"]:
             raise RuntimeError(f"{env_id}: the expert ({entry['expert']:.3f}) does not beat the random policy "
                                f"({entry['random']:.3f}) on the validation pool; its scores would be undefined")
         refs.envs[env_id] = entry
     return refs
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
 
 
 def _expert_name(env_id: str) -> str:

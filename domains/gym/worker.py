@@ -175,7 +175,6 @@ def main(argv: list[str]) -> int:
         return 0
     send(reply_fd, {"kind": "ready"})
     signal.signal(signal.SIGALRM, _alarm)
-    envs: dict[str, Any] = {}
     submit: dict[str, Any] = {}  # EvoPolicyGym mode: the one Policy instance of this submit, per env
     reader = FrameReader(request_fd)
     while True:
@@ -187,10 +186,12 @@ def main(argv: list[str]) -> int:
             return 0
         env_id, index, seed = str(request["env_id"]), int(request["index"]), int(request["seed"])
         started = time.monotonic()
+        env = None
         try:
-            env = envs.get(env_id)
-            if env is None:
-                env = envs[env_id] = make_env(env_id)
+            # a fresh environment per episode, as EvoPolicyGym's judge makes one: some environments keep
+            # state across reset(seed) (BipedalWalker keeps its Box2D world), so an episode played on a
+            # reused object can depend on the episodes played on it before (docs/domains/gym.md)
+            env = make_env(env_id)
             _alarm.limit = float(request["timeout"])  # type: ignore[attr-defined]
             signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
             try:
@@ -208,8 +209,19 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - e.g. the environment cannot be made
             episode = Episode(env_id=env_id, index=index, seed=seed, finish_reason="error",
                               message=f"{type(exc).__name__}: {exc}")
+        finally:
+            if env is not None:
+                _close(env)
         episode.seconds = round(time.monotonic() - started, 6)
         send(reply_fd, {"kind": "episode", **vars(episode)})  # not asdict(): it deep-copies the actions
+
+
+def _close(env: Any) -> None:
+    """Close an episode's environment; a policy that broke it must not break the worker."""
+    try:
+        env.close()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _play_evopolicygym(env: Any, env_id: str, index: int, seed: int, policy_class: type,
