@@ -66,9 +66,10 @@ POLICIES: dict[str, list[str]] = {
     "roundabout-v0": ["random", "idle"],
     "FetchPush-v4": ["random", "zero"],
     "FetchPickAndPlace-v4": ["random", "zero"],
+    "CarRacing-v3": ["random", "zero"],
 }
 #: env id -> fewer episodes than --episodes, where an episode costs seconds on two cores
-EPISODE_CAP: dict[str, int] = {"parking-v0": 16}
+EPISODE_CAP: dict[str, int] = {"parking-v0": 16, "CarRacing-v3": 4}  # CarRacing: 96x96x3 pixels as JSON, every step
 #: env id -> EvoPolicyGym's data folder under data/main-128
 EPG_DATA: dict[str, str] = {
     "Acrobot-v1": "gym/acrobot",
@@ -78,6 +79,7 @@ EPG_DATA: dict[str, str] = {
     "HalfCheetah-v5": "gym/halfcheetah5",
     "Ant-v5": "gym/ant5",
     "BipedalWalker-v3": "gym/bipedal",
+    "CarRacing-v3": "gym/racing",
     **{env_id: f"gymnasium/{env_id}" for env_id in (
         "MiniGrid-FourRooms-v0", "MiniGrid-DoorKey-16x16-v0", "MiniGrid-KeyCorridorS4R3-v0",
         "MiniGrid-ObstructedMaze-1Q-v1", "parking-v0", "roundabout-v0", "FetchPush-v4", "FetchPickAndPlace-v4")},
