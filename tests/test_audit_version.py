@@ -264,3 +264,40 @@ def test_a_failed_audit_keeps_its_exit_code_when_the_reader_goes_away(env: dict[
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 28, err
     assert "BrokenPipeError" not in err and "Traceback" not in err
+
+
+def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_finding(env: dict[str, Any]) -> None:
+    """Issue 21: an `evotree agent` session's runtime trace joins the audit of every version it
+    could touch; a call the tracer could not read whole (the caller died, or argv beyond what the
+    kernel accepts) is said, never passed over; a session about another version is not read; a
+    session.json that is not JSON fails the audit closed."""
+    repo, ws, clean = env["repo"], env["ws"], env["clean"]
+    sessions = ws.state_dir / "agent-sessions"
+    mine = sessions / "evotree-agent-test1"
+    mine.mkdir(parents=True)
+    rows = [{"kind": "exec", "pid": 7, "path": "/usr/bin/git", "argv": ["git", "log", "--all"], "cwd": "/agent",
+             "exit": 0},
+            {"kind": "exec", "pid": 8, "path": "", "argv": [], "cwd": None, "unreadable": True, "exit": None},
+            {"kind": "exec", "pid": 9, "path": "/usr/bin/git", "argv": ["git", "x" * 10], "cwd": "/agent",
+             "truncated": True, "exit": None}]
+    (mine / "exec_trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (mine / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": [clean]}))
+    other = sessions / "evotree-agent-test2"
+    other.mkdir()
+    (other / "exec_trace.jsonl").write_text(json.dumps({**rows[0], "argv": ["git", "reflog"]}) + "\n")
+    (other / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": ["v999"]}))
+    try:
+        report = audit_version(ws, clean, record=False)
+        codes = {f.code: f for f in report.findings}
+        assert "audit.git_history_leak" in codes and not report.passed
+        assert codes["audit.trace_incomplete"].evidence["count"] == 2
+        assert {e["why"] for e in codes["audit.trace_incomplete"].evidence["examples"]} == {"unreadable", "truncated"}
+        assert "1 agent session trace(s)" in report.checks["runtime_traces"]
+        assert "reflog" not in json.dumps([f.evidence for f in report.findings])  # the other session: not read
+        (mine / "session.json").write_text("{not json")
+        broken = audit_version(ws, clean, record=False)
+        assert any(f.code == "audit.check_error" for f in broken.findings) and not broken.passed
+    finally:
+        import shutil
+
+        shutil.rmtree(sessions)

@@ -225,43 +225,49 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         findings.append(Finding(layer="audit", code="audit.no_runs", severity="info",
                                 title="no finished run of this version on this machine: no trajectory to audit",
                                 suggestion=f"run it first: evotree run {vid}", version=vid))
-    # ---- runtime traces of the sandboxed phases (evidence/<phase>/exec_trace.jsonl)
-    n_traces = 0
-    for run_id in run_ids:
-        for trace in sorted((base_dir / run_id / "evidence").glob(f"*/{TRACE_FILE}")):
-            try:
-                from evotree.harness.audit.trace import read_trace_rows
-                from evotree.harness.audit.transcripts import trace_trajectory
-
-                phase = trace.parent.name
-                traj = trace_trajectory(read_trace_rows(trace.read_text(encoding="utf-8", errors="replace")),
-                                        f"{run_id}/{phase}/trace", str(trace), run_id=run_id, phase=phase)
-                verdicts.append(audit_trajectory(traj, rules, None))
-                n_traces += 1
-            except Exception as exc:  # noqa: BLE001 - fail closed, say why
-                findings.append(_check_error("runtime trace", exc, vid))
-    # ---- runtime traces of `evotree agent` sessions that could touch this version
-    n_sessions = 0
+    # ---- runtime traces of the sandboxed phases (evidence/<phase>/exec_trace.jsonl) and of the
+    # `evotree agent` sessions that could touch this version (.evotree/agent-sessions/*/)
     from evotree.harness.audit.trace import AGENT_SESSIONS
 
+    traces: list[tuple[Path, str, str, str]] = []  # (file, trajectory id, run id, phase)
+    for run_id in run_ids:
+        for trace in sorted((base_dir / run_id / "evidence").glob(f"*/{TRACE_FILE}")):
+            traces.append((trace, f"{run_id}/{trace.parent.name}/trace", run_id, trace.parent.name))
+    n_phase_traces = len(traces)
     for session in sorted((ws.state_dir / AGENT_SESSIONS).glob("*/session.json")):
-        trace = session.parent / TRACE_FILE
         try:
             info = json.loads(session.read_text(encoding="utf-8"))
-            if not isinstance(info, dict) or vid not in (info.get("versions") or []):
-                continue
+        except (OSError, ValueError) as exc:
+            findings.append(_check_error("agent session trace", exc, vid))
+            continue
+        if isinstance(info, dict) and vid in (info.get("versions") or []):
+            name = session.parent.name
+            traces.append((session.parent / TRACE_FILE, f"agent/{name}/trace", f"agent:{name}", "agent"))
+    incomplete: list[dict[str, Any]] = []
+    for trace, tid, run_id, phase in traces:
+        try:
             from evotree.harness.audit.trace import read_trace_rows
             from evotree.harness.audit.transcripts import trace_trajectory
 
-            name = session.parent.name
-            traj = trace_trajectory(read_trace_rows(trace.read_text(encoding="utf-8", errors="replace")),
-                                    f"agent/{name}/trace", str(trace), run_id=f"agent:{name}", phase="agent")
+            rows = read_trace_rows(trace.read_text(encoding="utf-8", errors="replace"))
+            incomplete += [{"trace": tid, "pid": r.get("pid"), "path": r.get("path"),
+                            "why": "unreadable" if r.get("unreadable") else "truncated"}
+                           for r in rows if r.get("kind") == "exec" and (r.get("unreadable") or r.get("truncated"))]
+            traj = trace_trajectory(rows, tid, str(trace), run_id=run_id, phase=phase)
             verdicts.append(audit_trajectory(traj, rules, None))
-            n_sessions += 1
         except Exception as exc:  # noqa: BLE001 - fail closed, say why
-            findings.append(_check_error("agent session trace", exc, vid))
-    if n_traces or n_sessions:
-        checks["runtime_traces"] = f"{n_traces} phase trace(s), {n_sessions} agent session trace(s)"
+            findings.append(_check_error("agent session trace" if phase == "agent" else "runtime trace", exc, vid))
+    if incomplete:  # the tracer could not read these calls whole: say so, never pass them over
+        findings.append(Finding(
+            layer="audit", code="audit.trace_incomplete", severity="warn",
+            title=f"{len(incomplete)} program start(s) in the runtime trace could not be read whole (the caller "
+                  "died during the call, or its arguments exceeded what the kernel accepts)",
+            evidence={"count": len(incomplete), "examples": incomplete[:5]},
+            suggestion="look at the phase's logs around these calls; a phase that keeps producing them is "
+                       "working against the tracer", version=vid))
+    if traces:
+        checks["runtime_traces"] = (f"{n_phase_traces} phase trace(s), "
+                                    f"{len(traces) - n_phase_traces} agent session trace(s)")
     if trajectory_files:
         from evotree.harness.audit.transcripts import read_trajectories
 
