@@ -372,7 +372,9 @@ def run_agent(plan: AgentPlan, argv: Sequence[str], *, passthrough: Mapping[str,
     started = time.time()
     code: int | None = None
     try:
-        agent = subprocess.Popen(agent_argv(plan, argv), env=agent_env(plan, passthrough), start_new_session=False)
+        # the first process (the tracer, or bwrap) dies with this one; bwrap follows its parent
+        agent = subprocess.Popen(agent_argv(plan, argv), env=agent_env(plan, passthrough), start_new_session=False,
+                                 preexec_fn=_die_with_parent)
         with _forwarded_signals(agent):
             code = agent.wait()
             return code
