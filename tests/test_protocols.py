@@ -70,8 +70,12 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
     found = cli.json("diagnose", better)["findings"]
     klass = next(f for f in found if f["code"] == "version.intervention")
     assert klass["evidence"]["primary"] == "hyperparameter"
-    # normalized on AI4AI's scale: the start near 0.1, the optimum at 1
-    assert 0.0 < compare["normalized"]["a"] < 0.3 < compare["normalized"]["b"] <= 1.2
+    # normalized on AI4AI's scale: the start near 0.1, the optimum at 1. The validation pool is
+    # drawn at init, so v0's accuracy moves by about ±0.02 (one SD) around the start anchor, and
+    # above the start the scale is steep (0.11 of accuracy spans 0.1 -> 1): a CI run drew 0.345.
+    # Three SDs above the start is 0.1 + 0.06 / 0.11 * 0.9 ≈ 0.59.
+    a, b = compare["normalized"]["a"], compare["normalized"]["b"]
+    assert 0.0 < a < 0.6 and a < b <= 1.2, compare["normalized"]
     # weights in the patch are refused before any run (the editable allowlist and the payload rules)
     cheat = _branch(cli, {"weights.json": '{"w": [0.8, -0.6], "b": 0.1}\n'}, "ship the answer")
     error = _run(cli, cheat, seeds=1, code=40)["error"]
