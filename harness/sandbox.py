@@ -251,14 +251,18 @@ class SandboxSpec:
     trace: Path | None = None
 
 
-def _binary(binary: str | None = None) -> str | None:
-    chosen = binary if binary is not None else BWRAP
+def _find_tool(name: str, chosen: str | None) -> str | None:
+    """``chosen`` when it is an executable file, else ``name`` in /usr/bin, /bin, then ``PATH``."""
     if chosen is not None:
         return chosen if os.access(chosen, os.X_OK) and os.path.isfile(chosen) else None
-    for candidate in ("/usr/bin/bwrap", "/bin/bwrap"):
+    for candidate in (f"/usr/bin/{name}", f"/bin/{name}"):
         if os.access(candidate, os.X_OK):
             return candidate
-    return shutil.which("bwrap")
+    return shutil.which(name)
+
+
+def _binary(binary: str | None = None) -> str | None:
+    return _find_tool("bwrap", binary if binary is not None else BWRAP)
 
 
 def _exposable(path: Path, what: str) -> Path:
@@ -387,13 +391,7 @@ def _seccomp_tracing(spec: SandboxSpec) -> bool:
 
 
 def _strace(binary: str | None = None) -> str | None:
-    chosen = binary if binary is not None else STRACE
-    if chosen is not None:
-        return chosen if os.access(chosen, os.X_OK) and os.path.isfile(chosen) else None
-    for candidate in ("/usr/bin/strace", "/bin/strace"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("strace")
+    return _find_tool("strace", binary if binary is not None else STRACE)
 
 
 def can_trace(binary: str | None = None) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_gym_core16 import RANDOM_POLICY
 
 pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
 
@@ -31,15 +32,7 @@ class Policy:
     def act(self, obs):
         return np.zeros(4, dtype=np.float32)
 """,
-    "random": """\
-class Policy:
-    def __init__(self, env_id, observation_space, action_space):
-        self.space = action_space
-    def reset(self):
-        pass
-    def act(self, obs):
-        return self.space.sample()
-""",
+    "random": RANDOM_POLICY,  # the Core-16 test's own random policy file
 }
 
 
