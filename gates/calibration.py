@@ -103,6 +103,13 @@ class Levers:
     pooled: bool = True  #: the run-to-run spread from all comparable runs of the tree
     sequential: bool = True  #: add seeds look by look where the gate is unsure
     free_champion_reruns: bool = True  #: the champion's re-runs are not charged to its own budget
+    #: a new champion keeps the runs that promoted it (biased upward: the winner's curse) and is
+    #: only topped up to ``champion_seeds``; off (as shipped): it is re-run from scratch
+    reuse_promotion_runs: bool = False
+    #: an oracle futility (a bound, not a rule evotree can ship): also stop when the chance of
+    #: passing at the last look, averaged over the posterior of the true effect under the
+    #: *true* mix of proposals, is below this (0: off)
+    oracle_futility: float = 0.0
 
 
 @dataclass
@@ -193,6 +200,7 @@ class _Loop:
         self.champion = np.empty((0, model.n_tasks))
         self.noise = 1.0  # the champion's seed-noise multiple
         self.deadlocked = False
+        self.prior: tuple[np.ndarray, np.ndarray] | None = None  # (effects, weights): the oracle's
 
     def run(self, quality: float, n: int, noise: float = 1.0) -> np.ndarray:
         self.stats.runs += n
@@ -234,6 +242,9 @@ class _Loop:
                 return False, candidate
             if decision.verdict == "more_seeds" and not self.levers.sequential:
                 return False, candidate
+            if decision.verdict == "more_seeds" and self.levers.oracle_futility and self.prior is not None \
+                    and _predictive_power(d, rule, self.prior) < self.levers.oracle_futility:
+                return False, candidate
             add_b, add_a = decision.next_seeds["candidate"], decision.next_seeds["champion"]
             if add_b + add_a == 0:
                 return False, candidate
@@ -258,7 +269,7 @@ class _Loop:
         self.noise = noise
         self.quality += effect
         self.peak = max(self.peak, self.quality)
-        self.champion = np.empty((0, self.model.n_tasks))
+        self.champion = candidate.copy() if self.levers.reuse_promotion_runs else np.empty((0, self.model.n_tasks))
         self.champion_used = candidate.shape[0]
 
     def ready_champion(self, need: int) -> bool:
@@ -267,6 +278,40 @@ class _Loop:
         if missing > 0:
             self.top_up_champion(missing)
         return self.champion.shape[0] >= need
+
+
+def _prior_grid(proposals: Proposals, points: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """The true mix of proposal effects on a grid (effects, weights): the oracle's prior."""
+    harmful = -np.linspace(*proposals.harmful, points)
+    helpful = np.linspace(*proposals.helpful, points)
+    p_helpful = 1.0 - proposals.p_harmful - proposals.p_neutral
+    effects = np.concatenate([harmful, [0.0], helpful])
+    weights = np.concatenate([np.full(points, proposals.p_harmful / points), [proposals.p_neutral],
+                              np.full(points, p_helpful / points)])
+    return effects, weights
+
+
+def _predictive_power(diff: Any, rule: ScoreRule, prior: tuple[np.ndarray, np.ndarray]) -> float:
+    """The chance of passing at the last look, averaged over the posterior of the true Δ given the
+    observed one (normal likelihood, SE of the comparison) under ``prior`` (Brownian-motion form,
+    as :func:`evotree.gates.score.conditional_power`, the champion at the candidate's seeds)."""
+    from scipy.special import ndtr, ndtri
+
+    from evotree.gates.score import _se_at
+
+    looks = rule.looks()
+    se = float(diff.se)
+    se_last = _se_at(diff, max(int(diff.n_runs[0]), looks[-1]), looks[-1])
+    if se <= 0 or se_last <= 0 or se_last >= se:
+        return 1.0
+    info_now, info_last = 1.0 / se ** 2, 1.0 / se_last ** 2
+    gap = info_last - info_now
+    crit = float(-ndtri(rule.alpha_at(len(looks), looks)))
+    effects, weights = prior
+    post = weights * np.exp(-0.5 * ((float(diff.delta) - effects) / se) ** 2)
+    post = post / post.sum()
+    num = crit * math.sqrt(info_last) - (float(diff.delta) - rule.min_delta) * info_now - (effects - rule.min_delta) * gap
+    return float((post * ndtr(-num / math.sqrt(gap))).sum())
 
 
 def _record(stats: TreeStats, effect: float, promoted: bool, first: bool) -> None:
@@ -298,6 +343,8 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
         pool = model.difficulties(draws)
         drawn = [(proposals.draw(draws), proposals.noise(draws)) for _ in range(steps)]
         loop = _Loop(model, rule, levers, rng, stats, pool)
+        if levers.oracle_futility:
+            loop.prior = _prior_grid(proposals)
         if strategy == "greedy":
             recorded = float(loop.run(0.0, 1).mean())
             for effect, noise in drawn:
