@@ -52,6 +52,8 @@ def variants() -> dict[str, tuple[dict, dict]]:
         "oracle futility 3 % (true prior), shipped re-runs and looks": ({"futility": 0.0}, {"oracle_futility": 0.03}),
         "oracle futility 4 % (true prior), reuse, looks to 20": ({**whole, "futility": 0.0},
                                                                 {**reuse, "oracle_futility": 0.04}),
+        "gate as shipped, looks to 20 (no reuse)": (whole, {}),
+        "gate as shipped, looks to 20, futility 50 % (no reuse)": ({**whole, "futility": 0.5}, {}),
         "gate as shipped, budget 24 (looks to 24)": ({"schedule": (1, 2, 3, 4, 6, 8, 12, 16, 24), "max_runs": 28}, {}),
     }
 
