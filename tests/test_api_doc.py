@@ -17,6 +17,7 @@ def _blocks(text: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
+@pytest.mark.heavy
 def test_the_api_page_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("pandas")
     blocks = _blocks(DOC.read_text(encoding="utf-8"))

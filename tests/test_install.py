@@ -55,6 +55,7 @@ def _top_level_names(wheel: Path) -> set[str]:
     return {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
 
 
+@pytest.mark.heavy
 def test_the_wheel_installs_only_evotree(wheel: Path) -> None:
     assert wheel.name.startswith(DISTRIBUTION.replace("-", "_") + "-")
     assert _top_level_names(wheel) == {"evotree"}
@@ -90,6 +91,7 @@ def _fresh_venv(where: Path, wheel: Path) -> Path:
     return where
 
 
+@pytest.mark.heavy
 def test_wheel_in_a_fresh_venv_beside_a_users_own_skills_and_domains(wheel: Path, tmp_path: Path) -> None:
     venv = _fresh_venv(tmp_path / "venv", wheel)
     python, evotree = venv / "bin" / "python", venv / "bin" / "evotree"

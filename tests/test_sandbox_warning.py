@@ -26,6 +26,7 @@ def _first_line(repo: Path, *args: str) -> str:
     return (proc.stdout or proc.stderr).splitlines()[0]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["off", "bwrap"])
 def test_every_reader_puts_the_sandbox_warning_first(tmp_path: Path, mode: str) -> None:
     repo = make_sandbox_repo(tmp_path / "w", sandbox_config=f'mode = "{mode}"')

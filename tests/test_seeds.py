@@ -94,6 +94,7 @@ open("model.json", "w").write('{"skill": 0.5}')
 '''
 
 
+@pytest.mark.heavy
 def test_a_custom_domain_gets_the_run_seed(tmp_path: Path) -> None:
     """``evotree run V --seeds 2``: seeds 0 and 1 give other rollouts; seed 0 again the same ones."""
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
