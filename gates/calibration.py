@@ -297,21 +297,20 @@ def _predictive_power(diff: Any, rule: ScoreRule, prior: tuple[np.ndarray, np.nd
     as :func:`evotree.gates.score.conditional_power`, the champion at the candidate's seeds)."""
     from scipy.special import ndtr, ndtri
 
-    from evotree.gates.score import _se_at
+    from evotree.gates.score import _se_at, pass_margin
 
     looks = rule.looks()
     se = float(diff.se)
     se_last = _se_at(diff, max(int(diff.n_runs[0]), looks[-1]), looks[-1])
     if se <= 0 or se_last <= 0 or se_last >= se:
         return 1.0
-    info_now, info_last = 1.0 / se ** 2, 1.0 / se_last ** 2
-    gap = info_last - info_now
     crit = float(-ndtri(rule.alpha_at(len(looks), looks)))
     effects, weights = prior
     post = weights * np.exp(-0.5 * ((float(diff.delta) - effects) / se) ** 2)
     post = post / post.sum()
-    num = crit * math.sqrt(info_last) - (float(diff.delta) - rule.min_delta) * info_now - (effects - rule.min_delta) * gap
-    return float((post * ndtr(-num / math.sqrt(gap))).sum())
+    margin = pass_margin(float(diff.delta) - rule.min_delta, effects - rule.min_delta, 1.0 / se ** 2,
+                         1.0 / se_last ** 2, crit)
+    return float((post * ndtr(-margin)).sum())
 
 
 def _record(stats: TreeStats, effect: float, promoted: bool, first: bool) -> None:

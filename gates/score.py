@@ -45,7 +45,8 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["ScoreDecision", "ScoreRule", "conditional_power", "decide_score", "group_sequential_thresholds", "look_of"]
+__all__ = ["ScoreDecision", "ScoreRule", "conditional_power", "decide_score", "group_sequential_thresholds", "look_of",
+           "pass_margin"]
 
 _NORMAL = NormalDist()
 #: The power at which a comparison "would likely settle" (seeds to settle).
@@ -239,10 +240,17 @@ def conditional_power(diff: Any, threshold: float, n_a: int, n_b: int, min_delta
         return 1.0 if theta > 0 else 0.0
     if info_later <= info_now * (1 + 1e-9):
         return float(theta / diff.se > crit)
-    z_now = theta / diff.se
+    # the statistic now is taken at θ too (z = θ/SE): the optimism moves both
+    return float(1.0 - _NORMAL.cdf(pass_margin(theta, theta, info_now, info_later, crit)))
+
+
+def pass_margin(observed: Any, theta: Any, info_now: float, info_later: float, crit: float) -> Any:
+    """The standard-normal quantile the later look's noise must exceed to pass: the statistic
+    with Δ ``observed`` at information ``info_now`` drifts by ``theta`` (the true Δ) up to
+    ``info_later``, and passes above ``crit`` (Brownian-motion form; P(pass) = 1 − Φ(margin)).
+    Floats or NumPy arrays (``theta`` over a grid: :mod:`evotree.gates.calibration`)."""
     gap = info_later - info_now
-    num = crit * math.sqrt(info_later) - z_now * math.sqrt(info_now) - theta * gap
-    return float(1.0 - _NORMAL.cdf(num / math.sqrt(gap)))
+    return (crit * math.sqrt(info_later) - observed * info_now - theta * gap) / math.sqrt(gap)
 
 
 def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champion", "candidate"),
