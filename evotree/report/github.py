@@ -4,6 +4,11 @@ Configuration comes from the environment, as in GitHub Actions: ``GITHUB_TOKEN``
 ``GH_TOKEN``), ``GITHUB_REPOSITORY`` (``owner/name``) and ``GITHUB_API_URL`` (default
 ``https://api.github.com``). The comment is found again by the hidden marker of the version
 (:func:`evotree.report.model.marker`), so re-running CI edits it instead of adding another.
+Only a comment the token's own user wrote is edited (``GET /user``'s ``login`` against the
+comment's ``user.login``): anyone may paste the marker into a comment of their own, and that
+comment is left alone (a new one is created). GitHub Actions' ``GITHUB_TOKEN`` cannot read
+``/user`` (HTTP 403): with ``GITHUB_ACTIONS=true`` its comments' author, ``github-actions[bot]``,
+is used; ``EVOTREE_GITHUB_LOGIN`` names the login outright (for another app's bot).
 The token is sent only in the ``Authorization`` header and never appears in messages.
 """
 
@@ -19,10 +24,12 @@ from typing import Any
 
 from evotree.report.model import ReportError, marker
 
-__all__ = ["GitHubConfig", "PostResult", "github_config", "post_comment"]
+__all__ = ["ACTIONS_LOGIN", "GitHubConfig", "PostResult", "github_config", "post_comment", "token_login"]
 
 _PAGE = 100
 _MAX_PAGES = 30
+#: the author of comments made with GitHub Actions' own GITHUB_TOKEN (which cannot read /user)
+ACTIONS_LOGIN = "github-actions[bot]"
 
 
 @dataclass(frozen=True)
@@ -109,14 +116,38 @@ def find_pull_request(cfg: GitHubConfig, branch: str) -> int:
     return int(pulls[0]["number"])
 
 
-def _find_comment(cfg: GitHubConfig, number: int, tag: str) -> dict[str, Any] | None:
+def token_login(cfg: GitHubConfig, env: Mapping[str, str]) -> str:
+    """The login of the token's own user: ``EVOTREE_GITHUB_LOGIN`` when set, else ``GET /user``
+    (in GitHub Actions, where that is refused for the workflow token: ``github-actions[bot]``)."""
+    explicit = (env.get("EVOTREE_GITHUB_LOGIN") or "").strip()
+    if explicit:
+        return explicit
+    try:
+        user, _ = _request(cfg, "GET", "/user")
+    except ReportError as exc:
+        if exc.details.get("status") == 403 and env.get("GITHUB_ACTIONS") == "true":
+            return ACTIONS_LOGIN
+        raise
+    login = user.get("login") if isinstance(user, dict) else None
+    if not isinstance(login, str) or not login:
+        raise ReportError("GitHub's GET /user answered without a login: the comment to update cannot be told "
+                          "from one someone else wrote", fix="set EVOTREE_GITHUB_LOGIN to the token's login")
+    return login
+
+
+def _find_comment(cfg: GitHubConfig, number: int, tag: str, login: str) -> dict[str, Any] | None:
+    """The first comment carrying ``tag`` that ``login`` wrote (others' comments with it are ignored)."""
     for page in range(1, _MAX_PAGES + 1):
         comments, _ = _request(cfg, "GET", f"/repos/{cfg.repository}/issues/{number}/comments"
                                            f"?per_page={_PAGE}&page={page}")
         if not isinstance(comments, list):
             return None
         for comment in comments:
-            if isinstance(comment, dict) and tag in str(comment.get("body") or ""):
+            if not isinstance(comment, dict) or tag not in str(comment.get("body") or ""):
+                continue
+            user = comment.get("user")
+            author = user.get("login") if isinstance(user, dict) else None
+            if isinstance(author, str) and author.lower() == login.lower():
                 return comment
         if len(comments) < _PAGE:
             return None
@@ -125,13 +156,14 @@ def _find_comment(cfg: GitHubConfig, number: int, tag: str) -> dict[str, Any] | 
 
 def post_comment(body: str, *, version: str, branch: str, env: Mapping[str, str],
                  pull_request: int | None = None) -> PostResult:
-    """Update the pull request's comment carrying ``version``'s marker, or create it."""
+    """Update the pull request's comment carrying ``version``'s marker that the token's own user
+    wrote (:func:`token_login`), or create one; a marker comment by anyone else is left alone."""
     tag = marker(version)
     if tag not in body:
         raise ReportError("the report body has no evotree marker", fix="render it with render_markdown")
     cfg = github_config(env)
     number = pull_request if pull_request is not None else find_pull_request(cfg, branch)
-    existing = _find_comment(cfg, number, tag)
+    existing = _find_comment(cfg, number, tag, token_login(cfg, env))
     if existing is not None:
         comment, _ = _request(cfg, "PATCH", f"/repos/{cfg.repository}/issues/comments/{int(existing['id'])}",
                               {"body": body})
