@@ -41,6 +41,13 @@ undo it). Before anything runs, DuckDB's own parser splits the text into stateme
 ``DESCRIBE``, ``SUMMARIZE``, ``SHOW`` parse as ``SELECT``), or :class:`QueryNotAllowed`
 (exit 14, code ``query_not_allowed``) before execution. A ``SELECT`` that touches a file anyway
 (``read_csv_auto('/etc/passwd')``) is refused by DuckDB and raises the same error.
+
+Limits: a read-only query runs under a memory limit (DuckDB's ``memory_limit``, set before the
+configuration is locked; no spilling to disk) and a wall-clock limit (a timer calls
+``con.interrupt()``); past either it stops with :class:`QueryLimitExceeded` (exit 14, code
+``query_limit``) naming the limit and how to raise it (``[sql] timeout_seconds`` /
+``memory_mb``; defaults :data:`DEFAULT_TIMEOUT_S`, :data:`DEFAULT_MEMORY_MB`). The MCP server's
+``sql`` tool runs in ``evotree serve``, outside any sandbox: these limits are what bound it.
 """
 
 from __future__ import annotations
@@ -65,9 +72,13 @@ from evotree.harness.evidence import (
 from evotree.harness.layout import KINDS, RunPaths
 
 __all__ = [
+    "DEFAULT_MEMORY_MB",
+    "DEFAULT_TIMEOUT_S",
     "QueryError",
+    "QueryLimitExceeded",
     "QueryNotAllowed",
     "check_select",
+    "sql_limits",
     "VIEWS",
     "RUN_COLUMNS",
     "FINDINGS_COLUMNS",
@@ -103,6 +114,17 @@ class QueryNotAllowed(QueryError):
     of a path outside the evidence, ``httpfs``)."""
 
     code = "query_not_allowed"
+
+
+class QueryLimitExceeded(QueryError):
+    """A query ran past its wall-clock or memory limit and was stopped (exit 14, code ``query_limit``)."""
+
+    code = "query_limit"
+
+
+#: Defaults of ``[sql] timeout_seconds`` / ``memory_mb`` (evotree.core.config.SqlSection).
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MEMORY_MB = 2048
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -324,6 +346,12 @@ def _evidence_files(sources: EvidenceSources, findings: list[Path]) -> list[str]
     return sorted({str(p) for p in files})
 
 
+def _limit_memory(con: Any, memory_mb: int) -> None:
+    """DuckDB's ``memory_limit`` for this connection, with no spilling to disk (set before the lock)."""
+    con.execute(f"SET memory_limit = '{int(memory_mb)}MB'")
+    con.execute("SET temp_directory = ''")
+
+
 def _lock_down(con: Any, files: list[str]) -> None:
     """No file but ``files``, no network, no extension, no configuration change from here on.
 
@@ -341,7 +369,8 @@ def _lock_down(con: Any, files: list[str]) -> None:
 
 
 def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike[str] | None = None,
-            threads: int | None = None, read_only: bool = False, hide_judge: bool = False) -> Any:
+            threads: int | None = None, read_only: bool = False, hide_judge: bool = False,
+            memory_mb: int | None = None) -> Any:
     """An in-memory DuckDB connection with the views ``runs``, ``signals``, ``rollouts``,
     ``evals`` and ``findings`` over everything under ``runs_dir`` (see the module doc).
 
@@ -353,6 +382,9 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
     judge's rows (phase ``eval``: every validation and held-out figure) and run.json's
     ``headline`` are left out; the views then read tables copied when this connects, and a
     read-only connection may open no file at all (the evidence files hold the judge's rows).
+
+    ``memory_mb``: DuckDB's memory limit for the queries that follow (set once the views exist,
+    before a read-only connection's configuration is locked; no spilling to disk).
     """
     import duckdb
 
@@ -383,6 +415,8 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
             con.execute("CREATE TEMP TABLE _shown_findings AS SELECT * FROM findings "
                         f"WHERE code IS NULL OR code IN ({shown}) OR NOT ({judged})")
             con.execute("CREATE OR REPLACE VIEW findings AS SELECT * FROM _shown_findings")
+        if memory_mb is not None:
+            _limit_memory(con, memory_mb)
         if read_only:
             _lock_down(con, [] if hide_judge else _evidence_files(sources, findings))
     except duckdb.Error as exc:
@@ -434,21 +468,28 @@ def check_select(con: Any, sql: str) -> None:
                               fix=fix, sql=sql, statement_type=name)
 
 
-def _run(con: Any, sql: str) -> Any:
+def sql_limits(ws: Any) -> dict[str, Any]:
+    """``timeout_s`` and ``memory_mb`` of a workspace's ``[sql]`` (for :func:`query` / :func:`query_df`)."""
+    section = ws.config.sql
+    return {"timeout_s": float(section.timeout_seconds), "memory_mb": int(section.memory_mb)}
+
+
+def _query_error(con: Any, sql: str, exc: BaseException, *, timeout_s: float | None = None,
+                 memory_mb: int | None = None) -> QueryError:
     import duckdb
 
-    if not sql or not sql.strip():
-        raise QueryError("the SQL query is empty",
-                         fix=f"query one of the views {', '.join(VIEWS)}, e.g. SELECT * FROM runs")
-    check_select(con, sql)
-    try:
-        return con.sql(sql)
-    except duckdb.Error as exc:
-        raise _query_error(con, sql, exc) from None
-
-
-def _query_error(con: Any, sql: str, exc: BaseException) -> QueryError:
-    import duckdb
+    if isinstance(exc, duckdb.InterruptException):
+        return QueryLimitExceeded(
+            f"the query ran past its time limit ({timeout_s:g} s) and was stopped" if timeout_s is not None
+            else "the query was interrupted",
+            fix="narrow it (a WHERE on run_id or version, fewer joins), or raise [sql] timeout_seconds in evotree.toml",
+            sql=sql, limit="time", timeout_seconds=timeout_s)
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return QueryLimitExceeded(
+            f"the query needed more than its memory limit ({memory_mb} MiB) and was stopped" if memory_mb is not None
+            else f"the query ran out of memory: {_first_line(exc)}",
+            fix="aggregate before joining, select fewer columns or rows, or raise [sql] memory_mb in evotree.toml",
+            sql=sql, limit="memory", memory_mb=memory_mb)
 
     if isinstance(exc, duckdb.PermissionException):
         return QueryNotAllowed(
@@ -461,36 +502,58 @@ def _query_error(con: Any, sql: str, exc: BaseException) -> QueryError:
     )
 
 
-def query(runs_dir: str | os.PathLike[str], sql: str, *,
-          findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False) -> Any:
-    """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pyarrow.Table``."""
+def _limited(runs_dir: str | os.PathLike[str], sql: str, fetch: Any, *,
+             findings_dir: str | os.PathLike[str] | None, hide_judge: bool,
+             timeout_s: float | None, memory_mb: int | None) -> Any:
+    """Run ``sql`` read-only and ``fetch`` its relation, under the memory and wall-clock limits."""
+    import threading
+
     import duckdb
 
-    con = connect(runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge)
+    timeout = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
+    memory = DEFAULT_MEMORY_MB if memory_mb is None else int(memory_mb)
+    con = connect(runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge, memory_mb=memory)
+    timer = threading.Timer(timeout, con.interrupt)  # DuckDB checks for an interrupt between vectors
+    timer.daemon = True
+    timer.start()
     try:
-        relation = _run(con, sql)
         try:
-            return relation.to_arrow_table()
+            relation = con.sql(sql) if _checked(con, sql) else None
+            return fetch(relation)
         except duckdb.Error as exc:
-            raise _query_error(con, sql, exc) from None
+            raise _query_error(con, sql, exc, timeout_s=timeout, memory_mb=memory) from None
     finally:
+        timer.cancel()
         con.close()
+
+
+def _checked(con: Any, sql: str) -> bool:
+    """:func:`_run`'s checks (not empty, exactly one SELECT) without running anything."""
+    if not sql or not sql.strip():
+        raise QueryError("the SQL query is empty",
+                         fix=f"query one of the views {', '.join(VIEWS)}, e.g. SELECT * FROM runs")
+    check_select(con, sql)
+    return True
+
+
+def query(runs_dir: str | os.PathLike[str], sql: str, *,
+          findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False,
+          timeout_s: float | None = None, memory_mb: int | None = None) -> Any:
+    """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pyarrow.Table``.
+
+    ``timeout_s`` / ``memory_mb`` (default :data:`DEFAULT_TIMEOUT_S`, :data:`DEFAULT_MEMORY_MB`;
+    ``[sql]`` in evotree.toml): past either, :class:`QueryLimitExceeded`."""
+    return _limited(runs_dir, sql, lambda relation: relation.to_arrow_table(), findings_dir=findings_dir,
+                    hide_judge=hide_judge, timeout_s=timeout_s, memory_mb=memory_mb)
 
 
 def query_df(runs_dir: str | os.PathLike[str], sql: str, *,
-             findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False) -> Any:
-    """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pandas.DataFrame``."""
-    import duckdb
-
-    con = connect(runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge)
-    try:
-        relation = _run(con, sql)
-        try:
-            return relation.df()
-        except duckdb.Error as exc:
-            raise _query_error(con, sql, exc) from None
-    finally:
-        con.close()
+             findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False,
+             timeout_s: float | None = None, memory_mb: int | None = None) -> Any:
+    """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pandas.DataFrame``
+    (limits as :func:`query`)."""
+    return _limited(runs_dir, sql, lambda relation: relation.df(), findings_dir=findings_dir,
+                    hide_judge=hide_judge, timeout_s=timeout_s, memory_mb=memory_mb)
 
 
 def dead_group_ratio(con: Any, run_id: str | None = None, threshold: float = 1e-6) -> float:

@@ -327,15 +327,17 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
       evotree sql "SELECT version, split, avg(score) FROM evals GROUP BY ALL"
     The query reads the views' files and nothing else: another statement (SET, COPY, ATTACH,
     INSTALL/LOAD, PRAGMA, CREATE, INSERT, ...), several statements, or a SELECT that reads
-    another file or a URL exits 14 (code query_not_allowed).
+    another file or a URL exits 14 (code query_not_allowed). A query past [sql] timeout_seconds
+    or memory_mb (default 30 s, 2048 MiB) is stopped: exit 14, code query_limit.
     """
-    from evotree.harness.query import query
+    from evotree.harness.query import query, sql_limits
     from evotree.harness.runs import runs_dir
 
     from evotree.core.visibility import hidden
 
     ws = open_workspace()
-    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden(ws))
+    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden(ws),
+                  **sql_limits(ws))
     rows = table.to_pylist()
     if as_csv and not as_json:
         import csv

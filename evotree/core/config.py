@@ -379,6 +379,37 @@ class ToolsSection:
 
 
 @dataclass
+class ShareSection:
+    # --- evidence that travels (evotree.harness.share, evotree.harness.provenance)
+    max_object_mb: int = field(default=512, metadata=_help(
+        "`evotree pull`: largest single git object or stored file accepted, in MiB (refused before it is written)."))
+    max_total_mb: int = field(default=8192, metadata=_help(
+        "`evotree pull`: most MiB one pull may fetch and write in all."))
+    runner_keys: str = field(default="gates/runner_keys", metadata=_help(
+        "Allowed-signers file (on the champion's commit) of the runner machines whose signed runs count here."))
+
+    def __post_init__(self) -> None:
+        for key in ("max_object_mb", "max_total_mb"):
+            if getattr(self, key) < 1:
+                raise _value_error(f"share.{key}", "a positive integer", getattr(self, key))
+        if self.runner_keys.startswith("/") or ".." in self.runner_keys.split("/"):
+            raise _value_error("share.runner_keys", "a path inside the repository", self.runner_keys)
+
+
+@dataclass
+class SqlSection:
+    # --- `evotree sql`, evotree.query and the MCP server's sql tool (evotree.harness.query)
+    timeout_seconds: float = field(default=30.0, metadata=_help("Wall-clock limit of one SQL query."))
+    memory_mb: int = field(default=2048, metadata=_help("Memory limit of one SQL query's DuckDB, in MiB."))
+
+    def __post_init__(self) -> None:
+        if not (self.timeout_seconds > 0) or self.timeout_seconds > 86400:
+            raise _value_error("sql.timeout_seconds", "seconds between 0 and 86400", self.timeout_seconds)
+        if self.memory_mb < 16:
+            raise _value_error("sql.memory_mb", "at least 16 (MiB)", self.memory_mb)
+
+
+@dataclass
 class Config:
     """The whole ``evotree.toml``; every section optional, defaults as documented."""
 
@@ -391,6 +422,8 @@ class Config:
     executor: ExecutorSection = field(default_factory=ExecutorSection)
     sandbox: SandboxSection = field(default_factory=SandboxSection)
     tools: ToolsSection = field(default_factory=ToolsSection)
+    share: ShareSection = field(default_factory=ShareSection)
+    sql: SqlSection = field(default_factory=SqlSection)
     #: ``[interventions]``: class = [path or "file:region" globs] (evotree.core.interventions); a
     #: plain table, because the order of its classes decides ties
     interventions: dict = field(default_factory=dict)  # type: ignore[type-arg]
@@ -743,6 +776,19 @@ candidate_max_mb = 65536
 # consulted for them. "" looks in /usr/bin, /bin, /usr/sbin, /sbin, /usr/local/bin.
 git = "{git}"
 ssh_keygen = "{ssh_keygen}"
+
+[share]
+# `evotree pull`: the largest object and the most MiB one pull accepts (refused before written).
+max_object_mb = 512
+max_total_mb = 8192
+# Runs recorded by another machine count here only when signed by a key listed in this
+# allowed-signers file (on the champion's commit; docs/cluster.md): team machines, Ray nodes.
+runner_keys = "gates/runner_keys"
+
+[sql]
+# `evotree sql` and the agents' sql tool: a query past these limits stops with a clear error.
+timeout_seconds = 30.0
+memory_mb = 2048
 
 # [interventions]
 # What kind of change each version makes, for the search statistics (evotree report --tree):
