@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evotree.core.errors import EvotreeError
 
-__all__ = ["AuditFailed", "AuditInputError"]
+__all__ = ["AuditFailed", "AuditInputError", "UnreadableTrajectory"]
 
 
 class AuditFailed(EvotreeError):
@@ -19,3 +19,11 @@ class AuditInputError(EvotreeError):
 
     exit_code = 29
     code = "audit_input_error"
+
+
+class UnreadableTrajectory(AuditInputError):
+    """A file was read but is no trajectory the audit can parse (unknown format, binary,
+    malformed lines). The trajectory audit turns it into an ``audit.unreadable`` finding that
+    fails the audit: a file nobody could read must never pass as clean."""
+
+    code = "audit_unreadable"

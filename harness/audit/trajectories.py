@@ -32,11 +32,11 @@ from typing import Any
 
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
-from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 
 __all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory", "audit_trajectories",
-           "findings_from_verdicts", "HISTORY_CODES"]
+           "findings_from_verdicts", "read_or_unreadable", "HISTORY_CODES"]
 
 #: Codes that count a trajectory as "using git history" for the rate.
 HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read", "audit.future_hash"})
@@ -131,6 +131,8 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
     """Apply the leak rules to every step of ``traj``, then clear or confirm named hashes."""
     verdict = TrajectoryVerdict(traj.id, traj.format, traj.source, traj.task_id, traj.run_id, traj.phase,
                                 len(traj.steps))
+    for why in traj.unread[:_EXAMPLES]:  # nothing passes unread
+        verdict.hits.append(Hit("audit.unreadable", "high", f"unreadable: {why}", traj.source or traj.id))
     needles = rules.hidden_needles
     step_hits: list[list[Hit]] = []
     context = ShellContext()  # variables, aliases and scripts carry over between steps
@@ -171,10 +173,10 @@ def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequen
             return "ancestor"
         if "future" in states:
             return None
-    # provenance: every hash printed earlier by a step that broke no rule
+    # provenance: every hash quoted by the task's prompt or printed earlier by a step that broke no rule
     for rev in hit.revisions:
-        seen = False
-        for j in range(k):
+        seen = bool(traj.prompt and rev in traj.prompt)
+        for j in range(k if not seen else 0):
             out = traj.steps[j].output
             if out and rev in out and not any(Severity.parse(h.severity) >= Severity.WARN for h in step_hits[j]):
                 seen = True
@@ -230,6 +232,7 @@ _TITLES = {
     "audit.network_fetch": "fetched from the network",
     "audit.hidden_data_read": "touched hidden data (judge files, hidden tests, eval splits)",
     "audit.test_write": "wrote, moved or deleted tests, conftest.py or sitecustomize",
+    "audit.unreadable": "could not be read whole (unknown format, or steps the readers cannot parse)",
 }
 _SUGGESTIONS = {
     "audit.git_history_leak": "sanitize the task repositories (`evotree audit repo PATH --sanitize`: only the base "
@@ -240,7 +243,20 @@ _SUGGESTIONS = {
     "audit.hidden_data_read": "keep hidden data outside the candidate's reach (judge paths are exported only to "
                               "the judge); re-run",
     "audit.test_write": "tests are the judge's: make them read-only or restore them before judging; re-run",
+    "audit.unreadable": "convert the file to a format the audit reads (docs/audit.md) or extend the reader; "
+                        "an unread trajectory is not a clean one",
 }
+
+
+def read_or_unreadable(path: str | os.PathLike[str]) -> list[Trajectory]:
+    """The trajectories of one file; a file whose content no reader knows (unknown format,
+    binary, no valid line) becomes one trajectory with nothing but the reason it could not be
+    read, which :func:`audit_trajectory` turns into an ``audit.unreadable`` hit (high). A file
+    that cannot be opened still raises :class:`AuditInputError` (exit 29)."""
+    try:
+        return read_trajectories(path)
+    except UnreadableTrajectory as exc:
+        return [Trajectory(Path(path).name, "unknown", source=str(path), unread=[exc.message])]
 
 
 def findings_from_verdicts(verdicts: Sequence[TrajectoryVerdict], *, version: str | None = None,
@@ -304,7 +320,7 @@ def audit_trajectories(items: Iterable[str | os.PathLike[str] | Trajectory], *,
     totals: Counter[str | None] = Counter()
     steps = nbytes = 0
     for item in items:
-        trajs = [item] if isinstance(item, Trajectory) else read_trajectories(Path(item))
+        trajs = [item] if isinstance(item, Trajectory) else read_or_unreadable(Path(item))
         for traj in trajs:
             ancestry = (ancestries or {}).get(traj.task_id or "", default)
             verdict = audit_trajectory(traj, rules, ancestry)

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 
 __all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory",
            "trace_trajectory"]
@@ -78,10 +78,28 @@ class Trajectory:
     phase: str | None = None
     text: str | None = None  # free observation text (evotree rollouts: the transcript)
     nbytes: int = 0
+    #: what the task gave the agent before its first action (system / user messages): a hash
+    #: quoted there is the task's, not something the agent dug up
+    prompt: str | None = None
+    #: why parts of the file could not be read as steps (``audit.unreadable``: never a pass)
+    unread: list[str] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------------------- helpers
-_FENCE = re.compile(r"```(?:bash|sh|shell|console|zsh)?[ \t]*\n(.*?)```", re.S)
+#: a fenced shell block: ```bash, ```sh, ... and mini-swe-agent 2's ```mswea_bash_command (any
+#: info string naming a shell or a command); the body ends at the closing fence
+_FENCE = re.compile(r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t]*\n(.*?)```",
+                    re.S | re.I)
+#: an opening fence and its info string (to tell unread blocks from code shown as text)
+_FENCE_INFO = re.compile(r"```([\w.+-]*)[ \t]*\n")
+#: info strings of blocks that are code shown, not commands run
+_NOT_COMMANDS = frozenset({"python", "py", "python3", "diff", "patch", "json", "yaml", "yml", "toml", "ini",
+                           "text", "txt", "plain", "plaintext", "output", "log", "md", "markdown", "js",
+                           "javascript", "ts", "typescript", "c", "cpp", "c++", "java", "go", "rust", "rs",
+                           "ruby", "rb", "html", "xml", "css", "sql", "csv", "cfg", "conf", "dockerfile",
+                           "makefile", "r", "php", "perl", "lua", "kotlin", "swift", "scala", "tsx", "jsx"})
+#: tool names that run something: a call of such a tool the readers do not know is unread
+_RUNS = re.compile(r"bash|shell|exec|run|command|terminal|git|python|script|sql|eval", re.I)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 
 
@@ -162,10 +180,15 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
 def _written(path: str, content: str) -> str:
     """A file an editor tool wrote, as the shell command that writes the same content (so the
     audit remembers it, and reads it when the trajectory runs it)."""
+    return _written_to(f"tee {shlex.quote(path)} >/dev/null", content)
+
+
+def _written_to(command: str, content: str) -> str:
+    """``command`` fed ``content`` by a quoted here-document (no expansion)."""
     delim = "EVOTREE_EOF"
     while delim in content:
         delim += "_"
-    return f"tee {shlex.quote(path)} >/dev/null <<'{delim}'\n{content}\n{delim}"
+    return f"{command} <<'{delim}'\n{content}\n{delim}"
 
 
 _SWE_OPEN = re.compile(r"^(open|create)\s+(\"[^\"]+\"|'[^']+'|\S+)(?:\s+\d+)?\s*$")
@@ -206,7 +229,8 @@ def _load_args(raw: Any) -> dict[str, Any]:
 def _swe_agent(data: Mapping[str, Any], tid: str, source: str) -> Trajectory:
     traj = Trajectory(tid, "swe-agent", source=source)
     state: dict[str, str] = {}
-    for entry in data.get("trajectory") or []:
+    entries = data.get("trajectory") or []
+    for entry in entries:
         if not isinstance(entry, Mapping):
             continue
         action = entry.get("action")
@@ -214,24 +238,81 @@ def _swe_agent(data: Mapping[str, Any], tid: str, source: str) -> Trajectory:
             traj.steps.append(Step(_swe_classic(str(action), state), None if entry.get("observation") is None
                                    else _text_of(entry.get("observation"))))
     if not traj.steps:  # only a history of messages
-        return _messages(data.get("history") or [], tid, source, "swe-agent")
+        hist = _messages(data.get("history") or [], tid, source, "swe-agent")
+        if entries and not hist.steps:
+            hist.unread = [f"none of the {len(entries)} trajectory entries has an action the audit can read"]
+        return hist
+    traj.prompt = _swe_prompt(data.get("history"))
     return traj
 
 
+def _swe_prompt(history: Any) -> str | None:
+    """System and user messages of a SWE-agent history before its first action."""
+    if not isinstance(history, list):
+        return None
+    parts = []
+    for msg in history:
+        if not isinstance(msg, Mapping) or msg.get("role") == "assistant":
+            break
+        parts.append(_text_of(msg.get("content")))
+    return "\n".join(parts) or None
+
+
+def _fenced(info: str, body: str) -> str:
+    """A fenced block as the command it runs: a block whose kind names Python
+    (```` ```xyz_python_command ````) is Python fed to the interpreter, anything else shell."""
+    if "python" in info.lower():
+        return _written_to("python3 -", body)
+    return body
+
+
+def _unknown_fences(text: str) -> list[str]:
+    """Info strings of fenced blocks in ``text`` that are neither shell nor code shown as text."""
+    return [info for info in _FENCE_INFO.findall(text)
+            if info and info.lower() not in _NOT_COMMANDS and not _FENCE.match("```" + info + "\n```")]
+
+
 def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Trajectory:
+    """Chat messages as steps. An assistant message's commands are, in order of authority: the
+    ``extra.actions`` mini-swe-agent 2 records (what it actually ran), ``tool_calls``, a SWE-agent
+    ``action``, fenced shell blocks in its text. The output is the next user / tool message
+    (``extra.raw_output`` when recorded). System and user messages before the first command are
+    the task's prompt. Calls of tools that run something but are unknown here, and assistant
+    turns with a fenced block of an unknown kind, are recorded as unread (``audit.unreadable``)."""
     traj = Trajectory(tid, fmt, source=source)
     pending: dict[str, Step] = {}
     last: list[Step] = []
     state: dict[str, str] = {}
+    prompt: list[str] = []
+    turns = 0
     for msg in messages:
         if not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
+        extra = msg.get("extra") if isinstance(msg.get("extra"), Mapping) else {}
         if role == "assistant":
+            turns += 1
             last = []
+            content = _text_of(msg.get("content"))
+            actions = extra.get("actions") if isinstance(extra.get("actions"), list) else None
+            if actions:
+                for action in actions:
+                    command = action.get("command") if isinstance(action, Mapping) else action
+                    if not isinstance(command, (str, list)) or not command:
+                        traj.unread.append(f"an action of assistant turn {turns} has no command")
+                        continue
+                    step = Step(_argv_text(command))
+                    traj.steps.append(step)
+                    if isinstance(action, Mapping) and action.get("tool_call_id"):
+                        pending[str(action["tool_call_id"])] = step
+                    last.append(step)
+                continue
             for call in msg.get("tool_calls") or []:
                 fn = call.get("function", call) if isinstance(call, Mapping) else {}
-                steps = _tool_step(str(fn.get("name", "")), _load_args(fn.get("arguments")))
+                name = str(fn.get("name", ""))
+                steps = _tool_step(name, _load_args(fn.get("arguments")))
+                if not steps and _RUNS.search(name):
+                    traj.unread.append(f"tool call {name!r} (assistant turn {turns}) is not a tool the audit reads")
                 for step in steps:
                     traj.steps.append(step)
                     if isinstance(call, Mapping) and call.get("id"):
@@ -242,18 +323,33 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
                 traj.steps.append(step)
                 last.append(step)
             elif not msg.get("tool_calls"):
-                for block in _FENCE.findall(_text_of(msg.get("content"))):
-                    step = Step(block.strip())
+                blocks = _FENCE.findall(content)
+                for info, block in blocks:
+                    step = Step(_fenced(info, block.strip()))
                     traj.steps.append(step)
                     last.append(step)
+                if not blocks:
+                    unknown = _unknown_fences(content)
+                    if unknown:
+                        traj.unread.append(f"assistant turn {turns} has a ```{unknown[0]} block the audit "
+                                           "cannot read as a command")
         elif role in ("user", "tool", "function"):
-            text = _text_of(msg.get("content"))
+            raw = extra.get("raw_output")
+            text = raw if isinstance(raw, str) else _text_of(msg.get("content"))
             target = pending.pop(str(msg.get("tool_call_id")), None) if msg.get("tool_call_id") else None
+            if not traj.steps and role == "user":
+                prompt.append(text)
             if target is not None:
                 target.output = text
             elif last and role != "user" or (last and last[-1].output is None):
                 last[-1].output = text
                 last = []
+        elif role == "system" and not traj.steps:
+            prompt.append(_text_of(msg.get("content")))
+    if prompt:
+        traj.prompt = "\n".join(prompt)
+    if turns and not traj.steps:
+        traj.unread.append(f"no command could be read from {turns} assistant turn(s)")
     return traj
 
 
@@ -320,17 +416,33 @@ class _Session:
         self.pending: dict[str, Step] = {}
         self.messages: list[Any] = []
 
+    def _prompt(self, text: str) -> None:
+        if not self.traj.steps and text:
+            self.traj.prompt = (self.traj.prompt + "\n" if self.traj.prompt else "") + text
+
+    def _unread_tool(self, name: str) -> None:
+        if _RUNS.search(name):
+            self.traj.unread.append(f"tool call {name!r} is not a tool the audit reads")
+
     def claude(self, obj: Mapping[str, Any]) -> None:
         message = obj.get("message")
         content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str) and obj.get("type") == "user":
+            self._prompt(content)
         if not isinstance(content, list):
             return
         for block in content:
             if not isinstance(block, Mapping):
                 continue
             kind = block.get("type")
+            if kind == "text" and obj.get("type") == "user":
+                self._prompt(_text_of(block.get("text")))
             if kind == "tool_use":
-                for step in _tool_step(str(block.get("name", "")), _load_args(block.get("input"))):
+                name = str(block.get("name", ""))
+                steps = _tool_step(name, _load_args(block.get("input")))
+                if not steps:
+                    self._unread_tool(name)
+                for step in steps:
                     self.traj.steps.append(step)
                     self.pending[str(block.get("id"))] = step
             elif kind == "tool_result":
@@ -344,9 +456,15 @@ class _Session:
             return
         kind = item.get("type")
         call_id = str(item.get("call_id") or item.get("id") or "")
+        if kind == "message" and item.get("role") in ("user", "system", "developer"):
+            self._prompt(_text_of(item.get("content")))
         if kind == "function_call" or kind == "custom_tool_call":
             args = _load_args(item.get("arguments", item.get("input")))
-            for step in _tool_step(str(item.get("name", "")), args):
+            name = str(item.get("name", ""))
+            steps = _tool_step(name, args)
+            if not steps:
+                self._unread_tool(name)
+            for step in steps:
                 self.traj.steps.append(step)
                 self.pending[call_id] = step
         elif kind == "local_shell_call":
@@ -427,9 +545,16 @@ def _jsonl(text: str, source: str, stem: str) -> list[Trajectory]:
         if session.messages:
             chat = _messages(session.messages, stem, source, "chat")
             session.traj.steps += chat.steps
+            session.traj.unread += chat.unread
+            session.traj.prompt = session.traj.prompt or chat.prompt
+        if bad:
+            session.traj.unread.append(f"{bad} line(s) are not JSON objects")
         out.append(session.traj)
+    elif bad and good:
+        out.append(Trajectory(stem, "evotree", source=source,
+                              unread=[f"{bad} line(s) are not JSON objects"]))
     if not good:
-        raise AuditInputError(
+        raise UnreadableTrajectory(
             f"{source}: {bad} malformed line(s) and no line of a known trajectory format",
             fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
                 "Claude Code / Codex JSONL (see docs/audit.md)")
@@ -573,7 +698,7 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
     fmt, data = _detect(text)
     if fmt == "shell":
         if "\x00" in text:
-            raise AuditInputError(f"{p}: a binary file, not a trajectory",
+            raise UnreadableTrajectory(f"{p}: a binary file, not a trajectory",
                                   fix="pass a trajectory or transcript file (docs/audit.md lists the formats)")
         traj = _shell_history(text, source, stem)
         traj.nbytes = len(raw)
@@ -588,7 +713,7 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
         elif fmt == "evotree":  # one rollout row
             return [_rollout(data, source, len(raw))] if data.get("commands") else []
         else:
-            raise AuditInputError(
+            raise UnreadableTrajectory(
                 f"{p}: JSON, but not a known trajectory format (no 'trajectory', 'history' or 'messages')",
                 fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
                     "Claude Code / Codex JSONL (see docs/audit.md)")

@@ -269,10 +269,10 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         checks["runtime_traces"] = (f"{n_phase_traces} phase trace(s), "
                                     f"{len(traces) - n_phase_traces} agent session trace(s)")
     if trajectory_files:
-        from evotree.harness.audit.transcripts import read_trajectories
+        from evotree.harness.audit.trajectories import read_or_unreadable
 
         for path in trajectory_files:
-            for traj in read_trajectories(path):
+            for traj in read_or_unreadable(path):
                 verdicts.append(audit_trajectory(traj, rules, None))
                 totals[traj.run_id] += 1
         checks["trajectory_files"] = f"{len(trajectory_files)} file(s)"
