@@ -119,8 +119,10 @@ __all__ = [
     "SandboxSpec",
     "SandboxStatus",
     "SandboxUnavailable",
+    "NO_COMPILER",
     "accounted",
     "can_trace",
+    "tracer_unavailable_reason",
     "finish_trace",
     "trace_argv",
     "check_policy_sandbox",
@@ -143,9 +145,9 @@ BWRAP: str | None = None
 STRACE: str | None = None
 #: Which tracer :attr:`SandboxSpec.trace` uses: ``"seccomp"`` (the default: a seccomp
 #: user-notification filter on execve / execveat / connect / exit_group, served outside the
-#: sandbox by the parent of bwrap — compiled from ``seccomp_trace.c`` where the machine has a C
-#: compiler, else in Python; no cost at forks and threads) or ``"strace"`` (ptrace, outside the
-#: sandbox; the fallback where the seccomp tracer cannot start here). docs/audit.md, "The runtime
+#: sandbox by the parent of bwrap — compiled from ``seccomp_trace.c`` with the machine's C
+#: compiler; no cost at forks and threads) or ``"strace"`` (ptrace, outside the sandbox; the
+#: fallback where the seccomp tracer cannot be built or start here). docs/audit.md, "The runtime
 #: trace". Tests and benchmarks set it.
 TRACER = "seccomp"
 #: ``$HOME`` inside a sandbox: a folder of its private ``/tmp``.
@@ -409,7 +411,7 @@ def _seccomp_works() -> bool:
     container's seccomp profile or an old kernel refuses user notification."""
     import tempfile
 
-    if not _seccomp_tracing(SandboxSpec(cwd=Path("/"))) or not check_sandbox().ok:
+    if not _seccomp_tracing(SandboxSpec(cwd=Path("/"))) or compiled_tracer() is None or not check_sandbox().ok:
         return False
     # a success is remembered per kernel, bwrap and tracer (each evotree process would otherwise pay
     # ~0.1 s); were it stale, a traced phase fails closed with the installer's reason
@@ -643,188 +645,42 @@ os.close(listener)
 os.execvp(sys.argv[2], sys.argv[2:])
 '''
 
-#: The tracer outside the sandbox (parent of bwrap): receives the listener of
-#: :data:`_TRACE_INSTALLER` and, for each reported call, reads the arguments from
-#: ``/proc/PID/mem`` (argv, the address of a connect) and ``/proc/PID/cwd`` while the caller
-#: waits, writes one JSON row to argv[1] and lets the call go on. Exits with bwrap's status.
-_TRACER = r'''
-import array, errno, fcntl, json, os, platform, select, socket, struct, sys, threading, time
-out_path, argv = sys.argv[1], sys.argv[3:]
-_parent = os.getppid()
-import ctypes, signal
-ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: bwrap (--die-with-parent) follows
-if os.getppid() != _parent:
-    os._exit(137)
-nrs = {"x86_64": (59, 322, 42, 231), "aarch64": (221, 281, 203, 94)}
-EXECVE, EXECVEAT, CONNECT, EXIT_GROUP = nrs[platform.machine()]
-RECV, SEND = 0xC0502100, 0xC0182101
-parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-os.set_inheritable(child.fileno(), True)
-k = argv.index("--")
-full = argv[:k + 1] + [sys.executable, "-I", "-S", "-c", sys.argv[2], str(child.fileno())] + argv[k + 1:]
-pid = os.posix_spawn(full[0], full, os.environ)
-child.close()
-out = open(out_path, "w", buffering=1, encoding="utf-8")
-def pread(mem, addr, size):
-    try:
-        return os.pread(mem, size, addr) if addr else b""
-    except OSError:
-        return b""
-def cstring(mem, addr, limit=1 << 17):
-    got = b""
-    while len(got) < limit:
-        at = addr + len(got)
-        chunk = pread(mem, at, min(4096 - at % 4096, limit - len(got)))
-        if not chunk:
-            break
-        end = chunk.find(b"\0")
-        if end >= 0:
-            return got + chunk[:end]
-        got += chunk
-    return got
-def text(raw):
-    return raw.decode("utf-8", "surrogateescape").encode("utf-8", "replace").decode("utf-8")
-def serve(listener):
-    note, reply = bytearray(80), bytearray(24)
-    try:  # SECCOMP_IOCTL_NOTIF_SET_FLAGS(SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP), Linux 6.6+: the caller and
-        fcntl.ioctl(listener, 0x40082104, 1)  # this thread hand over on one CPU (cheaper round trips)
-    except OSError:
-        pass
-    poller = select.poll()
-    poller.register(listener, select.POLLIN)
-    while True:
-        try:
-            events = poller.poll(1000)
-        except InterruptedError:
-            continue
-        if not events:
-            if done.is_set():
-                return
-            continue
-        if events[0][1] & (select.POLLHUP | select.POLLERR) and not events[0][1] & select.POLLIN:
-            return  # every process that carried the filter is gone: nothing is left to trace
-        note[:] = bytes(80)
-        try:
-            fcntl.ioctl(listener, RECV, note)
-        except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
-                continue  # the caller died (or was signalled) between the poll and the receive
-            return
-        nid, who, _, nr, _, _ = struct.unpack_from("QIIiIQ", note)
-        args = struct.unpack_from("6Q", note, 32)
-        row = None
-        mem = -1
-        try:
-            if nr == EXIT_GROUP:  # the cheapest and most frequent call: no memory to read
-                try:
-                    with open("/proc/%d/cmdline" % who, "rb", buffering=0) as fh:
-                        cmdline = fh.read()
-                except OSError:
-                    cmdline = None
-                row = ("exit", who, args[0] & 0xFF, cmdline)
-            elif nr in (EXECVE, EXECVEAT):
-                row = {"kind": "exec", "pid": who, "path": "", "argv": [], "cwd": None, "unreadable": True}
-                mem = os.open("/proc/%d/mem" % who, os.O_RDONLY)  # fails: the row above says so
-                path_at, argv_at = (args[0], args[1]) if nr == EXECVE else (args[1], args[2])
-                path = text(cstring(mem, path_at))
-                try:
-                    cwd = os.readlink("/proc/%d/cwd" % who)
-                except OSError:
-                    cwd = None
-                full_path = path if path.startswith("/") or cwd is None else cwd.rstrip("/") + "/" + path
-                # every call is recorded (whether it will succeed cannot be known from here: a symlink
-                # into the sandbox's /tmp, /proc/self/fd/N, a path rewritten meanwhile); "missing": no
-                # executable file was found there (a PATH lookup that fails, most often)
-                missing = not os.access("/proc/%d/root%s" % (who, full_path), os.X_OK)
-                words, at, budget, truncated = [], argv_at, 8 << 20, False  # 8 MiB: more than the kernel takes
-                while at:
-                    block = pread(mem, at, 512 - at % 8)  # a run of argv pointers at once
-                    count = len(block) // 8
-                    if not count:
-                        break
-                    pointers = struct.unpack_from("%dQ" % count, block)
-                    for q in pointers:
-                        if not q:
-                            at = 0
-                            break
-                        if len(words) >= 65536 or not budget:
-                            truncated, at = True, 0
-                            break
-                        word = cstring(mem, q, min(budget, 1 << 17))
-                        budget -= min(budget, len(word) + 1)
-                        words.append(text(word))
-                    else:
-                        at += 8 * count
-                row = {"kind": "exec", "pid": who, "path": path, "argv": words, "cwd": cwd}
-                if missing:
-                    row["missing"] = True
-                if truncated:
-                    row["truncated"] = True
-            elif nr == CONNECT:
-                row = {"kind": "connect", "pid": who, "family": "unknown", "port": None, "address": None,
-                       "unreadable": True}
-                mem = os.open("/proc/%d/mem" % who, os.O_RDONLY)  # fails: the row above says so
-                sa = pread(mem, args[1], min(args[2], 128))
-                row = None
-                family = struct.unpack_from("H", sa)[0] if len(sa) >= 2 else 0
-                if family == 2 and len(sa) >= 8:
-                    row = {"kind": "connect", "pid": who, "family": "AF_INET", "port": struct.unpack(">H", sa[2:4])[0],
-                           "address": socket.inet_ntop(socket.AF_INET, sa[4:8])}
-                elif family == 10 and len(sa) >= 24:
-                    row = {"kind": "connect", "pid": who, "family": "AF_INET6", "port": struct.unpack(">H", sa[2:4])[0],
-                           "address": socket.inet_ntop(socket.AF_INET6, sa[8:24])}
-            else:
-                row = {"kind": "syscall", "pid": who, "nr": nr}
-        except OSError:
-            pass
-        finally:
-            if mem >= 0:
-                os.close(mem)
-        struct.pack_into("QqiI", reply, 0, nid, 0, 0, 1)  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
-        try:
-            fcntl.ioctl(listener, SEND, reply)
-        except OSError:
-            pass
-        if isinstance(row, tuple):  # formatted after the caller goes on
-            cmdline = None if row[3] is None else [text(w) for w in row[3].split(b"\0")[:-1]]
-            row = {"kind": "exit", "pid": row[1], "status": row[2], "cmdline": cmdline}
-        if row is not None:
-            out.write(json.dumps(row) + "\n")
-done = threading.Event()
-server = None
-try:
-    _, anc, _, _ = parent.recvmsg(1, socket.CMSG_SPACE(4))
-    fds = array.array("i")
-    for _, _, data in anc:
-        fds.frombytes(data[:4])
-    if fds:
-        server = threading.Thread(target=serve, args=(fds[0],), daemon=True)
-        server.start()
-except OSError:
-    pass
-while True:
-    try:
-        _, status = os.waitpid(pid, 0)
-        break
-    except InterruptedError:
-        continue
-done.set()
-if server is not None:
-    server.join(5.0)
-out.close()
-os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-'''
-
-
 def _seccomp_tracer_argv(out: Path | str) -> list[str]:
+    """The compiled seccomp tracer's command line (before bwrap's); :class:`SandboxUnavailable`
+    where it cannot be built (no C compiler: :func:`tracer_unavailable_reason`)."""
     compiled = compiled_tracer()
-    if compiled is not None:
-        return [str(compiled), str(out), sys.executable, _TRACE_INSTALLER]
-    return [sys.executable, "-I", "-S", "-c", _TRACER, str(out), _TRACE_INSTALLER]
+    if compiled is None:
+        raise SandboxUnavailable(NO_COMPILER, fix=NO_COMPILER_FIX)
+    return [str(compiled), str(out), sys.executable, _TRACE_INSTALLER]
 
 
-#: The compiled seccomp tracer's source (the same rows as :data:`_TRACER`, a fraction of the cost
-#: per reported call: BENCHMARKS.md §21).
+#: Why the seccomp tracer cannot run where no C compiler builds it (issue 29: the one seccomp
+#: tracer is the compiled one; strace is the fallback).
+NO_COMPILER = ("the seccomp tracer could not be built: no C compiler (cc, gcc or clang) on PATH, or the "
+               "build of harness/seccomp_trace.c failed")
+NO_COMPILER_FIX = ("install a C compiler (Debian/Ubuntu: apt-get install gcc) so that evotree builds its tracer, "
+                   "or strace (apt-get install strace), the slower fallback (BENCHMARKS.md §21)")
+
+
+def tracer_unavailable_reason() -> str | None:
+    """Why no runtime tracer can run here (``None``: one can): a phase with ``[sandbox] trace`` then
+    runs untraced and its run says this."""
+    if TRACER == "seccomp" and _seccomp_works():
+        return None
+    if _can_trace(_strace(None)):
+        return None
+    parts = []
+    if TRACER == "seccomp" and compiled_tracer() is None:
+        parts.append(NO_COMPILER)
+    elif TRACER == "seccomp":
+        parts.append("seccomp user notification is refused here (Linux 5.9+, x86_64 or aarch64, and a container "
+                     "profile that allows it)")
+    parts.append("strace is not installed" if _strace(None) is None else "strace cannot trace here (ptrace refused)")
+    return "; ".join(parts) + ". Fix: " + NO_COMPILER_FIX
+
+
+#: The compiled seccomp tracer's source (BENCHMARKS.md §21: a fraction of the cost per reported
+#: call of the Python tracer it replaced, and of strace).
 TRACER_SOURCE = Path(__file__).with_name("seccomp_trace.c")
 
 
@@ -836,7 +692,7 @@ def _tracer_cache() -> Path:
 def compiled_tracer() -> Path | None:
     """The compiled seccomp tracer, built once per source (by content hash) with the machine's C
     compiler into ``~/.cache/evotree``; ``None`` where there is no compiler or the build fails
-    (the Python tracer :data:`_TRACER` is used then: same rows, slower).
+    (strace is the fallback then; :data:`NO_COMPILER` says why).
 
     The binary runs outside the sandbox, so only a file this user owns, in a directory no one
     else can write, is used; a phase cannot reach the cache (it is bound nowhere in a sandbox).

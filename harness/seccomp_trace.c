@@ -8,9 +8,13 @@
  * execveat, connect and exit_group to a listener, hands the listener out through the inherited
  * socket FD and execs COMMAND. This program, the parent of bwrap and outside the sandbox, answers
  * every reported call: it reads the caller's arguments from /proc/PID/mem while the caller waits,
- * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) and appends one JSON row to OUT — the
- * rows of the Python tracer, read by harness/audit/trace.py's merge_seccomp. Exits with bwrap's
- * status (128 + signal when it was killed).
+ * lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) and appends one JSON row to OUT, read by
+ * harness/audit/trace.py's merge_seccomp. Exits with bwrap's status (128 + signal when it was killed).
+ *
+ * Tamper evidence (issue 29): OUT is opened close-on-exec (no process of the sandbox inherits it),
+ * every row carries "seq" (0, 1, 2, ...), and the last row, written when bwrap has exited, is
+ * {"kind": "end", "rows": N, "sha256": H}: H is the SHA-256 of every byte written before it. A trace
+ * cut, truncated or reordered after the fact no longer matches (harness/audit/trace.py checks it).
  *
  * Written from the kernel's documentation (seccomp_unotify(2)); no third-party code. */
 #define _GNU_SOURCE
@@ -113,6 +117,85 @@ static void put_json_string(struct buf *b, const char *raw, size_t n) {
         i += k;
     }
     put(b, "\"", 1);
+}
+
+/* SHA-256 (FIPS 180-4), of the rows as they are written: the "end" row's running hash. */
+struct sha256 { uint32_t h[8]; unsigned char block[64]; size_t fill; uint64_t total; };
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_init(struct sha256 *s) {
+    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, h0, sizeof h0);
+    s->fill = 0;
+    s->total = 0;
+}
+
+static void sha256_block(struct sha256 *s, const unsigned char *p) {
+    uint32_t w[64], a, b, c, d, e, f, g, h;
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    a = s->h[0]; b = s->h[1]; c = s->h[2]; d = s->h[3]; e = s->h[4]; f = s->h[5]; g = s->h[6]; h = s->h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+        uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d; s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+}
+
+static void sha256_update(struct sha256 *s, const void *data, size_t n) {
+    const unsigned char *p = data;
+    s->total += n;
+    while (n) {
+        size_t take = 64 - s->fill < n ? 64 - s->fill : n;
+        memcpy(s->block + s->fill, p, take);
+        s->fill += take;
+        p += take;
+        n -= take;
+        if (s->fill == 64) { sha256_block(s, s->block); s->fill = 0; }
+    }
+}
+
+static void sha256_hex(struct sha256 *s, char out[65]) {
+    uint64_t bits = s->total * 8;
+    unsigned char pad = 0x80, zero = 0, len[8];
+    sha256_update(s, &pad, 1);
+    while (s->fill != 56) sha256_update(s, &zero, 1);
+    for (int i = 0; i < 8; i++) len[i] = (unsigned char)(bits >> (56 - 8 * i));
+    sha256_update(s, len, 8);
+    for (int i = 0; i < 8; i++) snprintf(out + 8 * i, 9, "%08x", s->h[i]);
+}
+
+/* One row out: "seq" put in front (the row starts with "{"), the bytes hashed as written. */
+static struct sha256 running;
+static uint64_t rows_written;
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void emit(const struct buf *row) {
+    char head[48];
+    pthread_mutex_lock(&out_lock);
+    int n = snprintf(head, sizeof head, "{\"seq\": %llu, ", (unsigned long long)rows_written);
+    fwrite(head, 1, (size_t)n, out);
+    sha256_update(&running, head, (size_t)n);
+    fwrite(row->data + 1, 1, row->len - 1, out);
+    sha256_update(&running, row->data + 1, row->len - 1);
+    rows_written++;
+    pthread_mutex_unlock(&out_lock);
 }
 
 /* What pread of the caller's memory gives (short or empty when the address is not mapped). */
@@ -292,7 +375,7 @@ static void *serve(void *arg) {
         }
         struct notif_resp r = {.id = n.id, .val = 0, .error = 0, .flags = FLAG_CONTINUE};
         ioctl(listener, IOCTL_SEND, &r);
-        if (row.len) fwrite(row.data, 1, row.len, out);
+        if (row.len > 1) emit(&row);
     }
     free(row.data);
     return NULL;
@@ -311,8 +394,10 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[k], "--")) { split = k; break; }
     if (split < 0) { fprintf(stderr, "evotree trace: no -- in the sandbox's command line\n"); return 64; }
     int pair[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair) != 0) { perror("evotree trace: socketpair"); return 70; }
-    fcntl(pair[0], F_SETFD, FD_CLOEXEC);
+    /* every descriptor of this process is close-on-exec, but the one end bwrap hands to the installer
+     * (which closes it before the phase's command runs) */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) { perror("evotree trace: socketpair"); return 70; }
+    fcntl(pair[1], F_SETFD, 0);
     char fd_text[16];
     snprintf(fd_text, sizeof fd_text, "%d", pair[1]);
     int total = argc - 4 + 6;
@@ -327,8 +412,11 @@ int main(int argc, char **argv) {
     full[at++] = fd_text;
     for (int k = split + 1; k < argc; k++) full[at++] = argv[k];
     full[at] = NULL;
-    out = fopen(argv[1], "w");
+    /* close-on-exec (no process of the sandbox inherits it: issue 29), never through a link */
+    int out_fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    out = out_fd < 0 ? NULL : fdopen(out_fd, "we");
     if (!out) { perror("evotree trace: the trace file"); return 70; }
+    sha256_init(&running);
     setvbuf(out, NULL, _IOLBF, 1 << 16);
     pid_t pid;
     int err = posix_spawn(&pid, full[0], NULL, NULL, full, environ);
@@ -353,12 +441,21 @@ int main(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     done = 1;
+    int drained = 1;
     if (have_server) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 5;
-        pthread_timedjoin_np(server, NULL, &until);
+        drained = pthread_timedjoin_np(server, NULL, &until) == 0;
     }
+    /* the last row: how many came before it and the hash of their bytes (a cut trace lacks it) */
+    pthread_mutex_lock(&out_lock);
+    char digest[65], tail[160];
+    sha256_hex(&running, digest);
+    snprintf(tail, sizeof tail, "{\"seq\": %llu, \"kind\": \"end\", \"rows\": %llu, \"sha256\": \"%s\"%s}\n",
+             (unsigned long long)rows_written, (unsigned long long)rows_written, digest,
+             drained ? "" : ", \"drained\": false");
+    fputs(tail, out);
     fflush(out);
     fclose(out);
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

@@ -280,11 +280,13 @@ def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_findin
             {"kind": "exec", "pid": 8, "path": "", "argv": [], "cwd": None, "unreadable": True, "exit": None},
             {"kind": "exec", "pid": 9, "path": "/usr/bin/git", "argv": ["git", "x" * 10], "cwd": "/agent",
              "truncated": True, "exit": None}]
-    (mine / "exec_trace.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from evotree.harness.audit.trace import seal_rows
+
+    (mine / "exec_trace.jsonl").write_text(seal_rows(rows))  # sealed as write_trace seals it (issue 29)
     (mine / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": [clean]}))
     other = sessions / "evotree-agent-test2"
     other.mkdir()
-    (other / "exec_trace.jsonl").write_text(json.dumps({**rows[0], "argv": ["git", "reflog"]}) + "\n")
+    (other / "exec_trace.jsonl").write_text(seal_rows([{**rows[0], "argv": ["git", "reflog"]}]))
     (other / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": ["v999"]}))
     try:
         report = audit_version(ws, clean, record=False)

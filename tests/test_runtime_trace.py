@@ -28,20 +28,18 @@ def needs_tracer(test):  # type: ignore[no-untyped-def]
     return pytest.mark.heavy(_needs(test))
 
 
-@pytest.fixture(params=["seccomp", "seccomp-python", "strace"])
+@pytest.fixture(params=["seccomp", "strace"])
 def tracer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every tracer: the seccomp one (the default) compiled, the same in Python (where the machine
-    has no C compiler), and strace (the fallback)."""
+    """Every tracer: the seccomp one (the default, compiled) and strace (the fallback where no C
+    compiler builds it; the Python tracer was deleted in issue 29)."""
     name = request.param
-    monkeypatch.setattr(sandbox, "TRACER", "seccomp" if name.startswith("seccomp") else name)
+    monkeypatch.setattr(sandbox, "TRACER", name)
     if name == "strace" and not sandbox._can_trace(sandbox._strace()):
         pytest.skip("strace cannot trace here")
     if name.startswith("seccomp") and not sandbox._seccomp_works():
         pytest.skip("the seccomp tracer cannot run here")
     if name == "seccomp" and sandbox.compiled_tracer() is None:
         pytest.skip("no C compiler: the compiled tracer cannot be built here")
-    if name == "seccomp-python":
-        monkeypatch.setattr(sandbox, "compiled_tracer", lambda: None)
     return name
 
 
@@ -177,13 +175,23 @@ def test_the_audit_reads_the_trace_like_a_trajectory(tmp_path: Path, tracer: str
     assert audit_trajectories([honest / "evidence" / TRACE_FILE]).passed
 
 
+def seccomp_raw(rows: list[dict]) -> str:
+    """The seccomp tracer's own file of ``rows``: each with its ``seq``, then the end record (the
+    count and the SHA-256 of the bytes before it), as seccomp_trace.c writes it."""
+    import hashlib
+
+    body = "".join(json.dumps({"seq": n, **r}) + "\n" for n, r in enumerate(rows))
+    end = {"seq": len(rows), "kind": "end", "rows": len(rows), "sha256": hashlib.sha256(body.encode()).hexdigest()}
+    return body + json.dumps(end) + "\n"
+
+
 def test_seccomp_rows_merge_exit_status_and_a_rewritten_argv(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
-    raw.write_text("\n".join(json.dumps(r) for r in [
+    raw.write_text(seccomp_raw([
         {"kind": "exec", "pid": 5, "path": "/usr/bin/git", "argv": ["git", "status"], "cwd": "/w"},
         {"kind": "connect", "pid": 6, "family": "AF_INET", "address": "1.2.3.4", "port": 80},
         {"kind": "exit", "pid": 5, "status": 0, "cmdline": ["git", "log", "--all"]},  # argv changed under us
-    ]) + "\n")
+    ]))
     rows = write_trace(raw, tmp_path / TRACE_FILE)
     assert rows[0]["exit"] == 0 and rows[0]["argv_at_exit"] == ["git", "log", "--all"]
     audit = audit_trajectories([tmp_path / TRACE_FILE])
@@ -198,7 +206,7 @@ def test_a_trace_the_phase_planted_is_replaced(tmp_path: Path) -> None:
     raw.write_text('7 execve("/usr/bin/git", ["git", "reflog"], 0x1 /* 3 vars */) = 0\n7 +++ exited with 0 +++\n')
     rows = write_trace(raw, planted, cwd="/w")
     assert [r["argv"] for r in rows] == [["git", "reflog"]]
-    assert json.loads(planted.read_text())["argv"] == ["git", "reflog"]
+    assert json.loads(planted.read_text().splitlines()[0])["argv"] == ["git", "reflog"]
 
 
 def test_parse_strace_output() -> None:
@@ -267,11 +275,11 @@ def test_a_run_with_sandbox_trace_records_its_git_calls_and_the_audit_flags_them
 
 
 @needs_tracer
-def test_the_compiled_tracer_records_what_the_python_one_records(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """A differential test of the two seccomp tracers on what an attacker would feed them: argv
-    bytes that are not UTF-8, control characters, quotes and backslashes, 3,000 arguments, a
-    100 kB argument, a relative path, an execveat, a failed PATH lookup (no process)."""
+def test_the_compiled_tracer_reads_what_an_attacker_feeds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seccomp tracer on what an attacker would feed it: argv bytes that are not UTF-8,
+    control characters, quotes and backslashes, 3,000 arguments, a 100 kB argument, a relative
+    path, an execveat, a failed PATH lookup (no process). (Until issue 29 this compared it with the
+    Python tracer, now deleted, which recorded the same rows.)"""
     monkeypatch.setattr(sandbox, "TRACER", "seccomp")
     if not sandbox._seccomp_works() or sandbox.compiled_tracer() is None:
         pytest.skip("the compiled seccomp tracer cannot run here")
@@ -285,15 +293,9 @@ def test_the_compiled_tracer_records_what_the_python_one_records(tmp_path: Path,
         "cp /usr/bin/git ./g && ./g --version >/dev/null",
         "exit 0",
     ])
-    rows = {}
-    for name, compiled in (("c", sandbox.compiled_tracer), ("python", lambda: None)):
-        monkeypatch.setattr(sandbox, "compiled_tracer", compiled)
-        proc, traced = _run_traced(tmp_path / name, script)
-        assert proc.returncode == 0, proc.stderr
-        rows[name] = [(r["path"], r["argv"], r["cwd"].replace(str(tmp_path / name), "T") if r["cwd"] else None,
-                       r.get("exit"), r.get("missing"), r.get("truncated")) for r in traced if r["kind"] == "exec"]
-    assert sorted(map(repr, rows["c"])) == sorted(map(repr, rows["python"]))  # a pipeline runs in parallel
-    argvs = [argv for _, argv, *_ in rows["c"]]
+    proc, traced = _run_traced(tmp_path / "c", script)
+    assert proc.returncode == 0, proc.stderr
+    argvs = [r["argv"] for r in traced if r["kind"] == "exec"]
     assert any(a[:2] == ["git", "log"] and "\x1b" in a[2] and "?" in a[2] for a in argvs)  # kept, invalid bytes "?"
     assert any(a[:2] == ["git", "reflog"] and len(a) == 3002 for a in argvs)
     assert any(a[:2] == ["git", "rev-parse"] and len(a[2]) == 100000 for a in argvs)

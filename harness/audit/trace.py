@@ -18,18 +18,30 @@ directory and exit status, and so is every ``connect`` to an internet address.
 The audit reads such a file as a trajectory (format ``trace``): each exec is a step (its argv
 re-joined as a command line; the trajectory rules apply, git's above all), each connect to a
 non-loopback address a step ``connect() ADDRESS:PORT``, which the network rule flags.
+
+Tamper evidence (issue 29). The tracer's own file is opened close-on-exec outside the sandbox (no
+process of the phase holds a descriptor to it), each of its rows carries ``seq`` and its last row,
+written after bwrap exited, is ``{"kind": "end", "rows": N, "sha256": H}`` (H: the SHA-256 of
+every byte before it). :func:`check_raw` checks that (for strace's text: that the sandbox's first
+process's exit was recorded). :func:`write_trace` seals ``exec_trace.jsonl`` the same way (every
+row a ``seq``, then an ``end`` row with the count, the hash and whether the raw trace was
+intact); :func:`read_trace_rows` raises :class:`TraceTampered` when the seal does not hold or the
+raw trace was cut — the audit then fails closed (``audit.check_error``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import posixpath
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AGENT_SESSIONS", "TRACE_FILE", "TRACE_SYSCALLS", "parse_strace", "merge_seccomp", "write_trace", "read_trace_rows"]
+__all__ = ["AGENT_SESSIONS", "TRACE_FILE", "TRACE_SYSCALLS", "TraceTampered", "check_raw", "parse_strace",
+           "merge_seccomp", "read_trace_rows", "seal_rows", "write_trace"]
 
 #: Where each traced ``evotree agent`` session's evidence lands, under ``.evotree/``:
 #: ``agent-sessions/<session>/exec_trace.jsonl`` and ``session.json`` (the versions it could touch).
@@ -244,6 +256,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
             continue
         if not isinstance(row, dict):
             continue
+        row.pop("seq", None)  # the raw file's order (check_raw); the sealed file numbers its own rows
         kind = row.get("kind")
         if kind == "exec":
             row["exit"] = None
@@ -262,15 +275,91 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
     return rows
 
 
+class TraceTampered(ValueError):
+    """A trace whose seal does not hold (rows cut, truncated, reordered or changed), or whose raw
+    tracer output was cut: it cannot be read as a record of what ran (the audit fails closed)."""
+
+
+def check_raw(data: bytes | str) -> str | None:
+    """Why the tracer's own output ``data`` is not whole (``None``: it is).
+
+    The seccomp tracer's rows: ``seq`` 0, 1, 2, ... in order, then one ``end`` row whose ``rows``
+    and ``sha256`` match every byte before it, and nothing after it. strace's text: the sandbox's
+    first process (bwrap, the first pid of the file) has its exit recorded.
+    """
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    if not raw.strip():
+        return "the tracer wrote nothing (not even its end record): the trace was cut or never written"
+    if raw.lstrip().startswith(b"{"):
+        return _check_seccomp(raw)
+    text = raw.decode("utf-8", "replace")
+    first = _LINE.match(text.lstrip().split("\n", 1)[0])
+    if first is None:
+        return "strace's output does not start with a process's line"
+    pid = first.group(1)
+    ended = re.compile(rf"^{pid}\s+\+\+\+ (?:exited with \d+|killed by \w+)", re.M)
+    if not ended.search(text):
+        return f"strace's output lacks the exit of the sandbox's first process ({pid}): the trace was cut"
+    return None
+
+
+def _check_seccomp(raw: bytes) -> str | None:
+    digest = hashlib.sha256()
+    lines = raw.split(b"\n")
+    for seq, line in enumerate(lines):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return f"row {seq} of the tracer's file is not JSON: the trace was cut or edited"
+        if not isinstance(row, dict) or row.get("seq") != seq:
+            found = row.get("seq") if isinstance(row, dict) else None
+            return (f"the tracer's rows are out of sequence at row {seq} (seq {found}): rows were removed, "
+                    "reordered or inserted")
+        if row.get("kind") == "end":
+            if row.get("rows") != seq or row.get("sha256") != digest.hexdigest():
+                return "the tracer's end record does not match its rows (count or hash): the trace was changed"
+            if lines[seq + 1:] != [b""]:
+                return "rows follow the tracer's end record"
+            if row.get("drained") is False:
+                return "the tracer did not serve every reported call before it stopped"
+            return None
+        digest.update(line + b"\n")
+    return f"the tracer's end record is missing after {len(lines)} line(s): the trace was cut (or the tracer killed)"
+
+
+def seal_rows(rows: list[dict[str, Any]], *, problem: str | None = None, tracer: str = "seccomp") -> str:
+    """The text of a sealed ``exec_trace.jsonl``: each row with its ``seq``, then the ``end`` row
+    (count, SHA-256 of the lines before it, ``intact`` and the ``problem`` of the raw trace)."""
+    lines = []
+    for seq, row in enumerate(rows):
+        lines.append(json.dumps({**{k: v for k, v in row.items() if k != "seq"}, "seq": seq}) + "\n")
+    body = "".join(lines)
+    end: dict[str, Any] = {"kind": "end", "seq": len(rows), "rows": len(rows),
+                           "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(), "tracer": tracer,
+                           "intact": problem is None}
+    if problem is not None:
+        end["problem"] = problem
+    return body + json.dumps(end) + "\n"
+
+
 def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: str = "/") -> list[dict[str, Any]]:
     """Convert the tracer's file ``raw`` (the seccomp tracer's JSON rows or strace's output) into
-    ``out`` (JSONL rows; a file already at ``out`` — one the phase itself may have planted — is
-    replaced). Returns the rows."""
+    ``out``, sealed (:func:`seal_rows`; a raw trace that is not whole, :func:`check_raw`, is said in
+    the seal and fails the audit closed). A file already at ``out`` — one the phase itself may have
+    planted — is replaced, never followed. Returns the rows."""
     try:
-        text = Path(raw).read_text(encoding="utf-8", errors="replace")
+        fd = os.open(raw, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
-        text = ""
-    rows = merge_seccomp(text) if text.lstrip().startswith("{") else parse_strace(text, cwd)
+        data = b""
+    else:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise TraceTampered(f"{raw} is not a regular file")
+            data = fh.read()
+    text = data.decode("utf-8", errors="replace")
+    seccomp = text.lstrip().startswith("{")
+    rows = merge_seccomp(text) if seccomp else parse_strace(text, cwd)
+    problem = check_raw(data)
     target = Path(out)
     if target.is_symlink() or target.exists():
         target.unlink()
@@ -278,20 +367,38 @@ def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: s
     if tmp.is_symlink() or tmp.exists():
         tmp.unlink()
     with open(tmp, "x", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
+        fh.write(seal_rows(rows, problem=problem, tracer="seccomp" if seccomp else "strace"))
     os.replace(tmp, target)
     return rows
 
 
 def read_trace_rows(text: str) -> list[dict[str, Any]]:
-    """The rows of a trace file's text (malformed lines skipped)."""
-    rows = []
-    for line in text.split("\n"):
+    """The exec and connect rows of a sealed trace file's text (:func:`seal_rows`).
+
+    Raises :class:`TraceTampered` when the seal does not hold — a row missing, reordered, added
+    or changed, the end row missing (the file was cut) — or when the seal says the tracer's own
+    output was cut: such a trace is no record of what ran.
+    """
+    rows: list[dict[str, Any]] = []
+    digest = hashlib.sha256()
+    lines = text.split("\n")
+    for seq, line in enumerate(lines):
         try:
             row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and row.get("kind") in ("exec", "connect"):
+        except ValueError as exc:
+            raise TraceTampered(f"line {seq + 1} of the trace is not JSON: it was cut or edited") from exc
+        if not isinstance(row, dict) or row.get("seq") != seq:
+            raise TraceTampered(f"the trace's rows are out of sequence at row {seq}: rows were removed, "
+                                "reordered or inserted (or it was not written by evotree)")
+        if row.get("kind") == "end":
+            if row.get("rows") != seq or row.get("sha256") != digest.hexdigest():
+                raise TraceTampered("the trace's end row does not match its rows (count or hash): it was changed")
+            if lines[seq + 1:] != [""]:
+                raise TraceTampered("rows follow the trace's end row")
+            if row.get("intact") is not True:
+                raise TraceTampered(f"the tracer's own output was not whole: {row.get('problem') or 'unknown'}")
+            return rows
+        digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
+        if row.get("kind") in ("exec", "connect"):
             rows.append(row)
-    return rows
+    raise TraceTampered(f"the trace has no end row after {len(lines)} line(s): it was cut or truncated")
