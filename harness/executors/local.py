@@ -10,6 +10,12 @@ only after the train process group is dead. A run's deadline is the sooner of it
 the search clock's end (:func:`evotree.harness.budget.run_deadline`); a run whose turn comes after
 that end is not started (:func:`clock_stopped`). Both phases run in the sandbox the champion's
 ``[sandbox]`` policy asks for (:class:`evotree.harness.sandbox.SandboxPolicy`).
+
+GPUs (:mod:`evotree.harness.executors.gpus`): with ``[executor].gpus = N`` each run holds ``N``
+devices of its own for its whole life (both phases see only them as ``CUDA_VISIBLE_DEVICES``); a
+run waits, before it starts, until that many are free, and a request whose runs ask for more than
+the machine has is refused before anything runs. The devices are recorded in ``run.json``
+(``executor.gpus``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING
 from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import run_deadline
+from evotree.harness.executors.gpus import DeviceLease, GpuPool, check_request, gpus_per_run, visible_devices, wait_note
 from evotree.harness.export import export_tree
 from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.layout import RunPaths
@@ -64,27 +71,73 @@ def clock_stopped(record: RunRecord, clock_end: float | None, *, started: float)
 
 
 class LocalExecutor:
-    """Runs on this machine, ``jobs`` at a time, each driven by a thread of this process."""
+    """Runs on this machine, ``jobs`` at a time, each driven by a thread of this process.
+
+    ``gpus``: devices each run holds (default: the workspace's ``[executor].gpus``); ``devices``:
+    the devices to hand out (default: :func:`visible_devices`).
+    """
 
     kind = "local"
 
-    def __init__(self, jobs: int = 1) -> None:
+    def __init__(self, jobs: int = 1, *, gpus: float | None = None, devices: list[str] | None = None) -> None:
         self.jobs = max(1, jobs)
+        self.gpus = gpus
+        self.devices = devices
 
     def execute(
         self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
     ) -> list[RunRecord]:
-        """Execute every plan; return their final records in plan order."""
+        """Execute every plan; return their final records in plan order.
+
+        Raises :class:`ExecutorError` before anything runs when a run asks for more GPUs than exist.
+        """
         root = ws.root
+        per_run = gpus_per_run(ws.config.executor.gpus if self.gpus is None else self.gpus)
+        if self.devices is not None:
+            devices, source = list(self.devices), "the devices given to the executor"
+        else:
+            devices, source = visible_devices()
+        shared = None
+        if per_run:
+            check_request(per_run, devices, source)
+            gpu_pool: GpuPool | None = GpuPool(devices, ws.state_dir / "gpus")
+        else:
+            gpu_pool = None
+            if devices and self.jobs > 1 and len(plans) > 1:
+                shared = (f"[executor].gpus = 0: this run was given no GPU of its own; it shared the {len(devices)} "
+                          f"visible GPU(s) ({source}) with the runs beside it (set [executor].gpus to place them)")
+
+        def one(plan: RunPlan) -> RunRecord:
+            notes = [shared] if shared else []
+            if gpu_pool is None:
+                return execute_run(root, plan, progress=progress, cancel=cancel, notes=notes)
+            waiting = time.monotonic()
+            notify = progress or (lambda *_: None)
+            lease = gpu_pool.acquire(per_run, cancel, on_wait=lambda: notify(
+                plan.run_id, "waiting", {"for": "gpus", "gpus": per_run, "devices": len(devices)}))
+            if lease is None:  # cancelled while it waited: it starts cancelled and stops at once
+                lease = DeviceLease([])
+            elif note := wait_note(per_run, waiting):
+                notes.append(note)
+            try:
+                return execute_run(root, plan, progress=progress, cancel=cancel, lease=lease, notes=notes)
+            finally:
+                lease.release()
+
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(execute_run, root, plan, progress=progress, cancel=cancel) for plan in plans]
+            futures = [pool.submit(one, plan) for plan in plans]
             return [f.result() for f in futures]
 
 
 def execute_run(
-    root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
+    root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None,
+    lease: DeviceLease | None = None, notes: list[str] | None = None,
 ) -> RunRecord:
-    """Execute one planned run to the end; always leaves a final run.json and a ledger event."""
+    """Execute one planned run to the end; always leaves a final run.json and a ledger event.
+
+    ``lease``: the GPUs the run holds (its phases see only them); None: this process's devices.
+    ``notes``: lines for the run's record (how it was placed).
+    """
     from evotree.harness.executors.phases import train_then_judge
     from evotree.harness.runs import (
         RunDirError,
@@ -117,9 +170,11 @@ def execute_run(
         commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
         train_command="" if plan.kind == "finalize" else cfg.train.command, eval_command=cfg.eval.command,
         started_at=utcnow(), kind=plan.kind,
-        packages=_package_versions(), limits=plan.limits.to_dict(), executor={"kind": "local"},
+        packages=_package_versions(), limits=plan.limits.to_dict(),
+        executor={"kind": "local", **({"gpus": list(lease.devices)} if lease is not None else {})},
         judge_data_commit=plan.judge_data_commit,
     )
+    record.notes.extend(notes or [])
     record.save(paths.record)
     started = time.monotonic()
     # the sooner of its wall limit and the search clock's end (an absolute deadline: harness.budget)
@@ -128,7 +183,8 @@ def execute_run(
     try:
         _ledger_run_started(ws, record)
         notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
-                                        "max_steps": plan.limits.max_steps})
+                                        "max_steps": plan.limits.max_steps,
+                                        **({"gpus": list(lease.devices)} if lease is not None else {})})
         if clock_stopped(record, clock_end, started=started):  # it ended while this run waited its turn
             charge = False
             raise _NotStarted
@@ -142,6 +198,7 @@ def execute_run(
             cancel=cancel, notify=notify, sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
             prepare_command=cfg.train.prepare, cache_dir=ws.state_dir / "cache",
             judge_only=plan.kind == "finalize",  # the held-out evaluation of finalize: no train phase
+            gpus=lease.env_value if lease is not None else None,
         )
         record.status = outcome_status(outcome)
         if outcome == "budget":

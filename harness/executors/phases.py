@@ -84,11 +84,13 @@ _POLL_SECONDS = 0.2
 
 
 def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ...] = (),
-              candidate: Path | None = None, cache: Path | None = None) -> dict[str, str]:
+              candidate: Path | None = None, cache: Path | None = None, gpus: str | None = None) -> dict[str, str]:
     """The environment of a phase: ours minus EVOTREE_* (and ``drop`` prefixes), plus the run's.
 
     ``candidate``: the folder named by ``EVOTREE_CANDIDATE_DIR`` (default the run's candidate;
     the judge gets its copy). ``cache``: the shared cache folder, as ``EVOTREE_CACHE_DIR``.
+    ``gpus``: the run's own devices as ``CUDA_VISIBLE_DEVICES`` (:mod:`.gpus`; '' hides every GPU);
+    None keeps this process's value.
     """
     prefixes = ("EVOTREE_", *drop)
     env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
@@ -103,6 +105,8 @@ def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ..
     })
     if cache is not None:
         env[ENV_CACHE_DIR] = str(cache)
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpus
     if plan.limits.max_steps is not None:
         env[ENV_MAX_STEPS] = str(plan.limits.max_steps)
     if plan.limits.max_episodes is not None and phase == "train":
@@ -142,7 +146,7 @@ def run_phase(
     plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
     deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
     *, drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxSpec | None = None,
-    candidate: Path | None = None, cache: Path | None = None, trace: bool = False,
+    candidate: Path | None = None, cache: Path | None = None, trace: bool = False, gpus: str | None = None,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``.
 
@@ -153,9 +157,10 @@ def run_phase(
     executor drops ``RAY_``: a candidate is not handed the cluster's address).
     ``reaper``: start a watchdog process that kills the phase's process group if this process
     dies (a Ray worker killed mid-run must not leave a training process behind on its node).
+    ``gpus``: the run's ``CUDA_VISIBLE_DEVICES`` (:func:`phase_env`).
     """
     paths.evidence_dir(phase).mkdir(parents=True, exist_ok=True)
-    env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate, cache=cache)
+    env = phase_env(plan, paths, phase, drop=drop_env, candidate=candidate, cache=cache, gpus=gpus)
     argv = ["bash", "-c", command]
     if sandbox is not None and trace and can_trace():
         # the runtime trace (a tracer outside the sandbox: the phase cannot switch it off), written
@@ -358,7 +363,7 @@ def train_then_judge(
     train_timeout: float, eval_timeout: float, deadline: float, judge_dir: Path,
     provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
     drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxPolicy | None = None,
-    prepare_command: str = "", cache_dir: Path | None = None, judge_only: bool = False,
+    prepare_command: str = "", cache_dir: Path | None = None, judge_only: bool = False, gpus: str | None = None,
 ) -> str:
     """The phases of a run, in the order that keeps the judge out of the candidate's reach.
 
@@ -379,6 +384,9 @@ def train_then_judge(
 
     ``judge_only`` (a finalize run, :func:`evotree.harness.runs.plan_finalize_run`): no prepare
     and no train phase; the judge scores the committed candidate as exported.
+
+    ``gpus``: the devices the run holds, as every phase's ``CUDA_VISIBLE_DEVICES`` (None: this
+    process's own; the Ray and Slurm executors leave it to the scheduler, which sets it).
     """
     policy = sandbox if sandbox is not None else SandboxPolicy()
     if policy.enabled:
@@ -394,18 +402,18 @@ def train_then_judge(
         outcome = _prepare_and_train(plan, paths, record, policy, extra, train_command=train_command,
                                      train_timeout=train_timeout, deadline=deadline, cancel=cancel, notify=notify,
                                      drop_env=drop_env, reaper=reaper, prepare_command=prepare_command,
-                                     cache_dir=cache_dir)
+                                     cache_dir=cache_dir, gpus=gpus)
         if outcome != "ok":
             return outcome
     return _judge(plan, paths, record, policy, extra, eval_command=eval_command, eval_timeout=eval_timeout,
                   deadline=deadline, judge_dir=judge_dir, provide_judge=provide_judge, cancel=cancel,
-                  notify=notify, drop_env=drop_env, reaper=reaper)
+                  notify=notify, drop_env=drop_env, reaper=reaper, gpus=gpus)
 
 
 def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPolicy, extra: Any, *,
                        train_command: str, train_timeout: float, deadline: float, cancel: threading.Event,
                        notify: ProgressFn, drop_env: tuple[str, ...], reaper: bool, prepare_command: str,
-                       cache_dir: Path | None) -> str:
+                       cache_dir: Path | None, gpus: str | None = None) -> str:
     """The prepare (when there is one) and train phases of :func:`train_then_judge`."""
     cache = None
     if prepare_command.strip():
@@ -421,7 +429,7 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
         ) if policy.enabled else None
         outcome = run_phase(plan, paths, "prepare", prepare_command, paths.candidate, deadline, train_timeout,
                             cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=prepare_box,
-                            cache=cache, trace=policy.trace)
+                            cache=cache, trace=policy.trace, gpus=gpus)
         if outcome != "ok":
             return outcome
     paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
@@ -432,7 +440,7 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
     ) if policy.enabled else None
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate, deadline, train_timeout,
                         cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box,
-                        cache=cache, trace=policy.trace)
+                        cache=cache, trace=policy.trace, gpus=gpus)
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.
@@ -448,7 +456,7 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
 def _judge(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPolicy, extra: Any, *,
            eval_command: str, eval_timeout: float, deadline: float, judge_dir: Path,
            provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
-           drop_env: tuple[str, ...], reaper: bool) -> str:
+           drop_env: tuple[str, ...], reaper: bool, gpus: str | None = None) -> str:
     """The judge phase of :func:`train_then_judge`, once no train process is alive."""
     planted = paths.evidence_dir("eval")
     if planted.is_symlink():
@@ -479,7 +487,7 @@ def _judge(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPol
             policy=PolicySandbox(read_only=extra),
         ) if policy.enabled else None
         return run_phase(plan, paths, "eval", eval_command, fresh, deadline, eval_timeout, cancel, notify,
-                         record, drop_env=drop_env, reaper=reaper, sandbox=judge_box, candidate=copy)
+                         record, drop_env=drop_env, reaper=reaper, sandbox=judge_box, candidate=copy, gpus=gpus)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
         shutil.rmtree(copy, ignore_errors=True)
