@@ -18,6 +18,13 @@ What is read, and what is not:
   with ``phase == "eval"``: the train phase runs the candidate's own code, which can write files
   directly and bypass the recorder's check. Everything else is dropped and counted in
   :attr:`CompactionResult.rejected_hidden`.
+* **Links and special files are never followed** (issue 29). The evidence folders are written by
+  the phase, which can leave a symbolic link to a host file it cannot see itself, a linked
+  folder or a FIFO at ``evidence/<phase>/<kind>.jsonl``; compaction runs outside the sandbox.
+  Each file is opened through :mod:`evotree.harness.safe_files` (no link on the way,
+  ``O_NONBLOCK``, a regular file by ``fstat``) and DuckDB reads that open descriptor
+  (``/proc/self/fd/N``), never the path again. Anything else is not read and is listed in
+  :attr:`CompactionResult.refused` (path -> what it is), which the run record keeps.
 * **Atomic.** Each Parquet file is written to a temp name in the run directory, fsynced, and
   renamed over the target with :func:`os.replace`; a crash leaves the old file (or none) and at
   most a stray ``.<kind>.parquet.tmp-*`` file, which the next compaction removes.
@@ -40,6 +47,7 @@ from typing import Any
 
 from evotree.core.errors import EvotreeError
 from evotree.harness.layout import HIDDEN_SPLITS, KINDS, SCHEMAS, RunPaths, arrow_schema
+from evotree.harness.safe_files import UnsafeFile, fd_path, open_regular, regular_files_in
 
 __all__ = [
     "CompactionError",
@@ -53,6 +61,7 @@ __all__ = [
     "select_list_sql",
     "all_null_sql",
     "hidden_forged_sql",
+    "jsonl_files",
 ]
 
 #: layout type name -> DuckDB type
@@ -81,6 +90,8 @@ class CompactionResult:
     to the run directory, every file read is listed, 0 included). ``rejected_hidden``: hidden-
     split eval rows dropped per file (only files with rejections are listed). ``parquet``: the
     file written per kind. ``removed_jsonl``: JSONL files deleted (``keep_jsonl=False``).
+    ``refused``: evidence paths that are links, FIFOs or other non-regular files (or lie below a
+    linked folder): never read (path relative to the run directory -> what was found).
     """
 
     run_dir: str
@@ -89,6 +100,7 @@ class CompactionResult:
     rejected_hidden: dict[str, int] = field(default_factory=dict)
     parquet: dict[str, str] = field(default_factory=dict)
     removed_jsonl: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -105,7 +117,7 @@ class CompactionResult:
                 "rejected_hidden": dict(self.rejected_hidden),
                 "rejected_hidden_total": self.rejected_hidden_total,
                 "parquet": dict(self.parquet), "removed_jsonl": list(self.removed_jsonl),
-                "seconds": round(self.seconds, 3)}
+                "refused": dict(self.refused), "seconds": round(self.seconds, 3)}
 
 
 # ----------------------------------------------------------------------------- SQL helpers
@@ -178,17 +190,40 @@ def hidden_forged_sql(phase_dir: str) -> str:
 
 
 # ----------------------------------------------------------------------------- compaction
-def _jsonl_files(paths: RunPaths, kind: str) -> list[tuple[str, Path]]:
-    """(phase directory name, path) of every ``evidence/<phase>/<kind>.jsonl``, sorted."""
-    root = paths.root / "evidence"
-    if not root.is_dir():
+def _jsonl_files(paths: RunPaths, kind: str, refused: dict[str, str] | None = None) -> list[tuple[str, Path]]:
+    """(phase directory name, path) of every ``evidence/<phase>/<kind>.jsonl`` that is a regular
+    file reached without links, sorted. Anything else at those names (a link, a linked phase
+    folder, a FIFO) goes into ``refused`` (relative path -> what it is), never into the list."""
+    refused = {} if refused is None else refused
+    try:
+        _, others = regular_files_in(paths.root, "evidence")
+        phases = sorted(e.name for e in os.scandir(paths.root / "evidence") if e.is_dir(follow_symlinks=False))
+    except FileNotFoundError:
         return []
+    except (UnsafeFile, NotADirectoryError) as exc:
+        refused["evidence"] = getattr(exc, "reason", "not a folder")
+        return []
+    for name, what in others.items():  # a phase folder replaced by a link: nothing under it is read
+        refused.setdefault(f"evidence/{name}", what)
     found = []
-    for phase_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        path = phase_dir / f"{kind}.jsonl"
-        if path.is_file():
-            found.append((phase_dir.name, path))
+    for phase in phases:
+        try:
+            files, odd = regular_files_in(paths.root, f"evidence/{phase}")
+        except (UnsafeFile, OSError) as exc:
+            refused[f"evidence/{phase}"] = getattr(exc, "reason", str(exc))
+            continue
+        name = f"{kind}.jsonl"
+        if name in odd:
+            refused[f"evidence/{phase}/{name}"] = odd[name]
+        elif name in files:
+            found.append((phase, paths.root / "evidence" / phase / name))
     return found
+
+
+def jsonl_files(paths: RunPaths, kind: str) -> list[tuple[str, Path]]:
+    """(phase, path) of every ``evidence/<phase>/<kind>.jsonl`` of a run that is a regular file
+    reached without links (the readers of not-yet-compacted evidence: ``evotree sql``)."""
+    return _jsonl_files(paths, kind, {})
 
 
 def _connect() -> Any:
@@ -233,13 +268,35 @@ def _write_parquet_atomic(target: Path, batches: Any, schema: Any, on_batch: Any
 
 
 def _compact_kind(con: Any, paths: RunPaths, kind: str, result: CompactionResult) -> None:
+    schema = arrow_schema(kind)
+    names = list(SCHEMAS[kind])
+    files: list[tuple[str, str]] = []  # (phase, /proc/self/fd/N of the file checked and held open)
+    rel: list[str] = []
+    held: list[int] = []
+    try:
+        for phase_dir, path in _jsonl_files(paths, kind, result.refused):
+            name = str(path.relative_to(paths.root))
+            try:  # opened once, checked on the descriptor; DuckDB reads that descriptor
+                fd = open_regular(paths.root, name)
+            except UnsafeFile as exc:  # swapped for a link or a FIFO since it was listed
+                result.refused[name] = exc.reason
+                continue
+            except FileNotFoundError:
+                continue
+            held.append(fd)
+            files.append((phase_dir, fd_path(fd)))
+            rel.append(name)
+        _compact_files(con, paths, kind, result, files, rel, schema, names)
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResult, files: list[tuple[str, str]],
+                   rel: list[str], schema: Any, names: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    schema = arrow_schema(kind)
-    names = list(SCHEMAS[kind])
-    files = _jsonl_files(paths, kind)
-    rel = [str(path.relative_to(paths.root)) for _, path in files]
     selects = []
     for index, (phase_dir, path) in enumerate(files):
         status = f"CASE WHEN {all_null_sql(kind)} THEN {_MALFORMED}"
@@ -318,7 +375,7 @@ def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True) -> 
         con.close()
     if not keep_jsonl:
         for kind in KINDS:
-            for _, path in _jsonl_files(paths, kind):
+            for _, path in _jsonl_files(paths, kind, {}):
                 path.unlink(missing_ok=True)
                 result.removed_jsonl.append(str(path.relative_to(paths.root)))
     result.seconds = time.perf_counter() - started

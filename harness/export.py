@@ -18,13 +18,16 @@ is written, :func:`check_tree` walks the whole tree and refuses (:class:`UnsafeT
 - an entry whose object is not of the type its mode says.
 
 Only then are the files written, each destination checked to resolve inside the target and
-opened without following links (``O_NOFOLLOW``), so a half-written export never happens and a
-file can never land outside the target.
+opened without following links (``O_NOFOLLOW``) and without blocking (``O_NONBLOCK``), and
+written only when ``fstat`` says it is a regular file (a FIFO or device left in the target is
+refused, never written to or waited on), so a half-written export never happens and a file can
+never land outside the target.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -159,7 +162,9 @@ def export_tree(
     target.mkdir(parents=True, exist_ok=True)
     root = os.path.realpath(target)
     count = 0
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    # O_NONBLOCK: a FIFO left in the target cannot block the open (ENXIO without a reader); what
+    # was opened must be a regular file (fstat below): never a FIFO, a device or a socket
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     for entry in entries:
         dest = os.path.join(root, *entry.path.split("/"))
         parent = os.path.realpath(os.path.dirname(dest))
@@ -175,8 +180,15 @@ def export_tree(
         if os.path.islink(dest):
             raise _refuse(str(commit), entry.path, f"meets a link already at {dest}",
                           "export into a fresh directory that holds no links")
-        fd = os.open(dest, flags, 0o755 if entry.mode == _EXEC else 0o644)
         try:
+            fd = os.open(dest, flags, 0o755 if entry.mode == _EXEC else 0o644)
+        except OSError as exc:
+            raise _refuse(str(commit), entry.path, f"meets something at {dest} that cannot be written as a "
+                          f"file ({exc.strerror})", "export into a fresh directory that holds no links") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _refuse(str(commit), entry.path, f"meets a special file at {dest} (not written)",
+                              "export into a fresh directory that holds no links or special files")
             with os.fdopen(fd, "wb") as handle:
                 fd = -1
                 handle.write(repo[entry.oid].data)

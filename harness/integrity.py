@@ -124,13 +124,20 @@ class RunEvidence:
         """The bytes of evidence file ``rel`` of this run (under its directory ``root``), checked
         against the manifest as they are read: a file swapped after :func:`verify_run_evidence`
         raises :class:`EvidenceChanged` instead of being read. (Runs without a listed manifest
-        are read as they are.)"""
+        are read as they are.) A link, a linked folder on the way or a FIFO is never read
+        (:mod:`evotree.harness.safe_files`): :class:`EvidenceChanged` says what it is."""
         import hashlib
-        import os
 
-        fd = os.open(root / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read()
+        from evotree.harness.safe_files import UnsafeFile, read_regular
+
+        try:
+            data = read_regular(root, rel)
+        except UnsafeFile as exc:
+            raise EvidenceChanged(
+                f"{rel} of run {self.run_id} is {exc.reason}, not a regular file: it was not read",
+                fix="find out what put it into the run directory (a phase may leave links in its evidence); "
+                    "restore the run's evidence and evaluate again",
+                run_id=self.run_id, path=rel) from None
         if self.expected is not None and self.expected.get(rel) != "sha256:" + hashlib.sha256(data).hexdigest():
             raise EvidenceChanged(
                 f"{rel} of run {self.run_id} changed after its evidence was checked (or is not in its manifest)",

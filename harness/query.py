@@ -64,6 +64,7 @@ from evotree.harness.evidence import (
     all_null_sql,
     duckdb_columns,
     hidden_forged_sql,
+    jsonl_files,
     jsonl_select,
     select_list_sql,
     sql_ident,
@@ -168,17 +169,14 @@ def scan_runs(runs_dir: str | os.PathLike[str]) -> EvidenceSources:
                 sources.records.append(data)
             else:
                 sources.bad_run_records.append(record)
-        evidence = run_dir / "evidence"
-        phase_dirs = sorted(p for p in evidence.iterdir() if p.is_dir()) if evidence.is_dir() else []
         for kind in KINDS:
             parquet = paths.parquet(kind)
             if parquet.is_file():
                 sources.parquet[kind].append(parquet)
                 continue
-            for phase_dir in phase_dirs:
-                jsonl = phase_dir / f"{kind}.jsonl"
-                if jsonl.is_file():
-                    sources.jsonl[kind].setdefault(phase_dir.name, []).append(jsonl)
+            # regular files reached without links only: a phase's link to a host file is never read
+            for phase_dir, jsonl in jsonl_files(paths, kind):
+                sources.jsonl[kind].setdefault(phase_dir, []).append(jsonl)
     return sources
 
 
