@@ -9,9 +9,10 @@
     result = evotree.compare(ws, "v0", v1.id)
     df = evotree.query_df(ws, "SELECT version, avg(score) FROM evals GROUP BY ALL")
 
-Each function is the library call behind one CLI command, with the same checks in front of it:
-:func:`run` goes through the train gate, :func:`diagnose` uses the signed harness in force,
-:func:`open` marks runs whose driving process died as crashed (as every CLI command does).
+Each function calls the verb behind one CLI command (:mod:`evotree.verbs`), acting for the person
+running the script: the same trust root (acting verbs refuse an unsigned champion), the same
+visibility rule (``compare``/``gates`` refused and figures redacted while hidden), the same gates
+in front of :func:`run`; :func:`open` marks runs whose driving process died as crashed.
 Errors are :class:`evotree.core.errors.EvotreeError` subclasses with ``message``, ``fix`` and
 ``exit_code``. Promotion and run approval are not here: they need a person at a terminal
 (``evotree promote``, ``evotree approve-run``).
@@ -21,23 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.versions import (
-    PruneResult,
-    TreeView,
-    VersionDetail,
-    abandon_version,
-    create_version,
-    log_entries,
-    merge_versions,
-    prune_worktrees,
-    restore_worktree,
-    show_version,
-    tree_view,
-)
+from evotree.core.versions import PruneResult, TreeView, VersionDetail, prune_worktrees, restore_worktree
 from evotree.core.workspace import InitResult, Workspace, init_workspace
+from evotree.verbs import Session, open_workspace
 
 if TYPE_CHECKING:
     from evotree.core.ledger import VersionRecord
@@ -76,11 +65,12 @@ PathLike = str | os.PathLike[str]
 
 def open(path: PathLike = ".") -> Workspace:  # noqa: A001 - the verb users expect: evotree.open(path)
     """Open the workspace containing ``path``; runs whose process died are marked crashed first."""
-    from evotree.harness.runs import recover_crashed_runs
+    return open_workspace(path)
 
-    ws = Workspace.open(path)
-    recover_crashed_runs(ws)
-    return ws
+
+def _session(ws: Workspace) -> Session:
+    """The verb layer for the person running this script (the workspace's owner)."""
+    return Session(ws.root)
 
 
 def init(path: PathLike = ".", *, domain: str = "custom", signers: Sequence[str] = ()) -> InitResult:
@@ -101,104 +91,75 @@ def branch(ws: Workspace, hypothesis: str, *, parent: str = "champion", name: st
     ``skills`` maps skill names to parameters (``{"StdGroupFilter": {"min_std": 0.1}}``); each is
     checked before anything is created, then recorded in the version's ``skills.toml``.
     """
-    if skills:
-        from evotree.skills.recipe import branch_with_skills
-
-        requested = [(skill, dict(params or {})) for skill, params in skills.items()]
-        return branch_with_skills(ws, hypothesis=hypothesis, parent=parent, name=name, worktree=worktree,
-                                  requested=requested)
-    return create_version(ws, hypothesis=hypothesis, parent=parent, name=name, worktree=worktree)
+    return _session(ws).branch(hypothesis, parent=parent, name=name, worktree=worktree, skills=skills)
 
 
 def merge(ws: Workspace, first: str, second: str, *, message: str, name: str | None = None,
           worktree: PathLike | None = None) -> VersionRecord:
     """``evotree merge``: a version with two parents."""
-    return merge_versions(ws, first, second, message=message, name=name, worktree=worktree)
+    return _session(ws).merge(first, second, message=message, name=name, worktree=worktree)
 
 
 def abandon(ws: Workspace, version: str, *, reason: str, force: bool = False) -> VersionRecord:
     """``evotree abandon``: keep the branch as negative evidence, remove the worktree."""
-    return abandon_version(ws, version, reason=reason, force=force)
+    return _session(ws).abandon(version, reason=reason, force=force)
 
 
 def tree(ws: Workspace) -> TreeView:
     """``evotree tree``: every version, its parent(s), status and headline score."""
-    return tree_view(ws)
+    return _session(ws).tree()
 
 
 def show(ws: Workspace, version: str) -> VersionDetail:
     """``evotree show``: one version in detail."""
-    return show_version(ws, version)
+    return _session(ws).show(version)
 
 
 def log(ws: Workspace, *, version: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
     """``evotree log``: ledger events, newest first."""
-    return log_entries(ws, version=version, limit=limit)
+    return _session(ws).log(version, limit)
 
 
 def run(ws: Workspace, versions: list[str] | str, *, seeds: int = 1, seed_start: int = 0,
         jobs: int | None = None, heldout: bool = False, executor: str | None = None,
         address: str | None = None, progress: ProgressFn | None = None) -> list[RunRecord]:
     """``evotree run``: train and judge ``versions`` × ``seeds`` (the train gate in front)."""
-    from evotree.gates.runs import run_versions
-
     names = [versions] if isinstance(versions, str) else list(versions)
-    return run_versions(ws, names, seeds=seeds, seed_start=seed_start, jobs=jobs, heldout=heldout,
-                        executor=executor, address=address, progress=progress)
+    return _session(ws).run(names, seeds=seeds, seed_start=seed_start, jobs=jobs, heldout=heldout,
+                            executor=executor, address=address, progress=progress)
 
 
 def runs(ws: Workspace, *, version: str | None = None) -> list[RunRecord]:
     """``evotree runs``: run records on this machine, oldest first."""
-    from evotree.harness.runs import list_runs
-
-    return list_runs(ws, version=version)
+    return _session(ws).runs(version)
 
 
 def compare(ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
             B: int | None = None, seed: int = 0) -> VersionComparison:  # noqa: N803 - B as in the papers
     """``evotree compare``: Δ = b − a on the common task pool, with its CI, p-value and decision."""
-    import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
-    from evotree.diagnostics.compare import compare as compare_versions
-
-    return compare_versions(ws, a, b, split=split, intersect=intersect, B=B, seed=seed)
+    return _session(ws).compare(a, b, split=split, intersect=intersect, bootstrap=B, seed=seed)
 
 
 def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None,
              record: bool = True) -> DiagnoseResult:
     """``evotree diagnose``: score / signal / behavior / version findings, by the signed harness."""
-    from evotree.diagnostics.diagnose import diagnose as diagnose_version
-    from evotree.gates.harnesses import active_harness
-
-    return diagnose_version(ws, version, harness=active_harness(ws), layers=layers, record=record)
+    return _session(ws).diagnose(version, layers=layers, record=record)
 
 
 def gates(ws: Workspace, version: str, *, B: int | None = None) -> GateReport:  # noqa: N803
     """``evotree gates``: every promotion gate for ``version``, without promoting."""
-    from evotree.gates.evidence import evaluate_gates
-
-    return evaluate_gates(ws, version, B=B)
-
-
-def _evidence_dirs(ws: Workspace) -> tuple[Path, Path]:
-    from evotree.harness.runs import runs_dir
-
-    return runs_dir(ws), ws.state_dir / "findings"
+    return _session(ws).gates(version, bootstrap=B)
 
 
 def query(ws: Workspace, sql: str) -> Any:
-    """``evotree sql``: DuckDB SQL over the evidence views, as a ``pyarrow.Table``.
+    """``evotree sql``: DuckDB SQL over the evidence views, as a ``pyarrow.Table`` (the judge's rows
+    left out while figures are hidden).
 
     Views: ``runs``, ``signals``, ``rollouts``, ``evals``, ``findings``.
     """
-    from evotree.harness.query import query as query_runs
-
-    runs, findings = _evidence_dirs(ws)
-    return query_runs(runs, sql, findings_dir=findings)
+    return _session(ws).query(sql)
 
 
 def query_df(ws: Workspace, sql: str) -> Any:
     """:func:`query` as a ``pandas.DataFrame`` (needs pandas: ``pip install 'evotree-rl[data]'``)."""
-    from evotree.harness.query import query_df as query_runs_df
-
-    runs, findings = _evidence_dirs(ws)
-    return query_runs_df(runs, sql, findings_dir=findings)
+    return query(ws, sql).to_pandas()

@@ -1,8 +1,5 @@
-"""Gate policy, evidence gates, human sign-off, signatures and ``verify``.
+"""Gate policy, evidence gates, human sign-off, signatures, ``verify`` and the trust root.
 
-Reads the policy from the champion's tree, never from the candidate's copy.
+Reads the policy from the champion's tree, never from the candidate's copy. Importing this
+package has no side effect: what the layers below need from it is passed in by the verb layer.
 """
-
-from evotree.gates.voids import register as _register_voids
-
-_register_voids()  # the harness validates run.voided events through this layer's signed policy

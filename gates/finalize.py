@@ -44,12 +44,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from evotree.core.errors import InvalidState
+from evotree.core.ledger import EventKind
 
 __all__ = ["Candidate", "FinalizePlan", "FinalizeResult", "AlreadyFinalized", "FINALIZE_EVENT", "select_best",
            "finalize_plan", "finalize", "RULE"]
 
 #: The ledger event of the search's one held-out evaluation.
-FINALIZE_EVENT = "finalize"
+FINALIZE_EVENT = EventKind.FINALIZE.value
 
 RULE = ("EvoPolicyGym v0.1.0 §7.3: among succeeded runs with a validation headline, the highest raw "
         "validation mean; a tie goes to the latest run")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import InvalidState
-from evotree.core.ledger import Event, LedgerTxn
+from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF
 from evotree.core.workspace import Workspace
 from evotree.harness.judge_store import (
@@ -65,7 +65,7 @@ __all__ = [
 
 
 #: The ledger event of ``evotree judge propose``: who proposes which judge tree, replacing which judge.
-JUDGE_PROPOSED_EVENT = "judge.proposed"
+JUDGE_PROPOSED_EVENT = EventKind.JUDGE_PROPOSED.value
 
 
 @dataclass

@@ -55,9 +55,4 @@ def run_versions(ws: Workspace, versions: list[str], **options: Any) -> list[Run
     Options are those of the harness function: ``seeds``, ``seed_start``, ``jobs``, ``heldout``,
     ``progress``, ``cancel``, ``executor``, ``address``.
     """
-    from evotree.core.visibility import hidden, redact
-
-    progress = options.get("progress")
-    if progress is not None and hidden(ws):  # EvoPolicyGym's boundary: no headline in the progress either
-        options["progress"] = lambda run_id, event, info: progress(run_id, event, redact(info))
     return _run_versions(ws, versions, authorize=authorize_runs, **options)

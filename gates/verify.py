@@ -62,10 +62,10 @@ PROMOTION_TYPE = "evotree.promotion"
 DECISION_TYPE = "evotree.decision"
 RUN_APPROVAL_TYPE = "evotree.run-approval"
 HARNESS_PROMOTION_TYPE = "evotree.harness-promotion"
-HARNESS_EVENT = "harness.promoted"
+HARNESS_EVENT = EventKind.HARNESS_PROMOTED.value
 JUDGE_PROMOTION_TYPE = "evotree.judge-promotion"
-JUDGE_EVENT = "judge.promoted"
-JUDGE_MIGRATED_EVENT = "judge.migrated"
+JUDGE_EVENT = EventKind.JUDGE_PROMOTED.value
+JUDGE_MIGRATED_EVENT = EventKind.JUDGE_MIGRATED.value
 #: Problems that make the judge data in force untrusted (the ledger itself, or the judge chain).
 JUDGE_PROBLEMS = ("ledger_root", "ledger_reinit", "ledger_rewritten", "judge_promotion", "ledger_judge",
                   "judge_ref", "judge_reflog")

@@ -3,17 +3,17 @@
 The harness keeps the evidence and the void events (:mod:`evotree.harness.integrity`); whether a
 void is a valid sign-off -- an allowed signer of the signed champion's policy who did not create
 the version, a signature over a statement for this workspace, version and run -- needs the policy
-and the signature checks of this layer. :func:`register` installs :func:`check_void` as the
-harness's void checker; ``evotree.gates`` calls it when imported.
+and the signature checks of this layer. :func:`check_void` is what the verb layer
+passes to the harness (``ws.void_checker``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from evotree.harness.integrity import RUN_VOID_TYPE, register_void_checker
+from evotree.harness.integrity import RUN_VOID_TYPE
 
-__all__ = ["check_run_void", "check_void", "register"]
+__all__ = ["check_run_void", "check_void"]
 
 
 def check_void(ws: Any, record: Any, run_id: str, data: dict[str, Any]) -> list[str]:
@@ -56,8 +56,3 @@ def check_run_void(ws: Workspace, policy: Any, data: Any, *, version: str, run_i
         reasons.append(f"approver {statement.get('approver')} created the version ({created_by}): a version's "
                        "creator cannot void its runs")
     return reasons
-
-
-def register() -> None:
-    """Make :func:`check_void` the harness's void checker."""
-    register_void_checker(check_void)

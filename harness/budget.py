@@ -62,6 +62,7 @@ from typing import Any
 
 from evotree.core.config import BudgetSection
 from evotree.core.errors import EvotreeError, UsageError
+from evotree.core.ledger import EventKind
 
 __all__ = ["BudgetExceeded", "InvalidSpend", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
            "CHAMPION_RERUNS", "FINALIZE_ACCOUNT", "FINALIZE_USAGE", "champion_reruns_usage", "champion_reruns_left", "usd_per_run_hour",
@@ -69,7 +70,7 @@ __all__ = ["BudgetExceeded", "InvalidSpend", "RunLimits", "Usage", "plan_limits"
            "MIN_RUN_SECONDS"]
 
 #: The ledger event of agent/API spend recorded by a person or an agent (:func:`record_spend`).
-SPEND_RECORDED = "spend.recorded"
+SPEND_RECORDED = EventKind.SPEND_RECORDED.value
 #: A money or clock share that buys less than this many seconds of a run is refused, not started.
 MIN_RUN_SECONDS = 1.0
 

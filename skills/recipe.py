@@ -483,7 +483,8 @@ def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any
 
 def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champion",
                        name: str | None = None, worktree: str | Path | None = None,
-                       requested: list[tuple[str, dict[str, Any]]]) -> Any:
+                       requested: list[tuple[str, dict[str, Any]]], creator: Any = None,
+                       worktree_parent: Path | None = None) -> Any:
     """``evotree branch --skill NAME [--param NAME.k=v]``: a new version with skills applied.
 
     Every skill, parameter and the domain are checked before the version is created, so a
@@ -503,8 +504,8 @@ def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champio
     for skill_name, params in requested:
         info = get_skill(skill_name)
         check_applicable(info, domain, parse_params(info, params))
-    record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name,
-                            worktree=worktree)
+    record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name, worktree=worktree,
+                            creator=creator, worktree_parent=worktree_parent)
     try:
         for skill_name, params in requested:
             apply_skill(ws, record.id, skill_name, params)

@@ -12,9 +12,10 @@ circle. The layers, bottom to top:
     4 domains      evotree.domains          diagnostics  evotree.diagnostics
     5 gates        evotree.gates
     6 application  evotree.report
-    7              evotree.demo, evotree.api (the Python API)
-    8              evotree.cli
-    9              ``evotree`` itself (its lazy attributes are the API) and ``python -m evotree``
+    7 verbs        evotree.verbs (every face's verbs; every policy applied once)
+    8              evotree.demo, evotree.api (the Python API), evotree.server (MCP)
+    9              evotree.cli
+   10              ``evotree`` itself (its lazy attributes are the API) and ``python -m evotree``
 
 A module may import its own package and any package of a lower layer, nothing else.
 """
@@ -47,12 +48,13 @@ LAYERS = {
     "evotree.diagnostics": 4,
     "evotree.gates": 5,
     "evotree.report": 6,
-    "evotree.demo": 7,
-    "evotree.api": 7,
-    "evotree.server": 7,
-    "evotree.cli": 8,
-    "evotree.__main__": 9,
-    "evotree": 9,
+    "evotree.verbs": 7,
+    "evotree.demo": 8,
+    "evotree.api": 8,
+    "evotree.server": 8,
+    "evotree.cli": 9,
+    "evotree.__main__": 10,
+    "evotree": 10,
 }
 TOP_LEVEL_NAMES = {"harness", "diagnostics", "skills", "memory", "gates", "domains"}
 

@@ -24,6 +24,7 @@ from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.integrity import RUN_VOID_TYPE, RUN_VOIDED_EVENT, verify_run_evidence
+from evotree.verbs import open_workspace
 
 TRAIN = '''\
 import json, tomllib
@@ -81,13 +82,13 @@ def voidable(tmp_path: Path, keys: dict[str, Any]) -> dict[str, Any]:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "recipe, train script, judge, gate policy and allowed signers")
     init_workspace(repo)
-    ws = Workspace.open(repo)
+    ws = open_workspace(repo)
     v1 = create_version(ws, hypothesis="more skill", parent="champion")
     commit_file(repo / v1.worktree, "recipe.toml", "skill = 0.7\n", "more skill")
     records = run_versions(ws, ["v0"], seeds=3, jobs=2) + run_versions(Workspace.open(repo), [v1.id], seeds=4, jobs=2)
     assert all(r.status == "succeeded" for r in records), [r.error for r in records]
     runs = {r.seed: r.run_id for r in records if r.version == v1.id}
-    ws = Workspace.open(repo)
+    ws = open_workspace(repo)
     _ledger_run_finished(ws, RunRecord.load(repo / ".evotree" / "runs" / runs[3] / "run.json"))
     assert verify_run_evidence(ws, v1.id).run(runs[3]).state == "unverified"
     return {"repo": repo, "v1": v1.id, "runs": runs, "old": runs[3]}
@@ -114,7 +115,7 @@ def _void_at_terminal(repo: Path, run_id: str, key: Path, reason: str = "recorde
 
 
 def _hand_written_void(repo: Path, data: dict[str, Any], version: str) -> None:
-    ws = Workspace.open(repo)
+    ws = open_workspace(repo)
 
     def change(txn: LedgerTxn) -> Event:
         return Event(kind=RUN_VOIDED_EVENT, version=version, actor=str(ws.git.identity()), data=data)
@@ -132,7 +133,7 @@ def test_an_unverified_run_fails_the_gate_until_a_person_voids_it(voidable: dict
     result = json.loads(out[out.index('{"'):])
     assert result["run_id"] == old and result["version"] == v1 and result["state_before"] == "unverified"
     assert result["approver"] == "bob@example.com" and "before manifests" in result["reason"]
-    ws = Workspace.open(repo)
+    ws = open_workspace(repo)
     (event,) = [e.event for e in ws.ledger.entries(version=v1) if e.event.kind == RUN_VOIDED_EVENT]
     assert event.data["statement"]["type"] == RUN_VOID_TYPE and event.data["signature"]
     check = verify_run_evidence(ws, v1)
@@ -169,7 +170,7 @@ def test_the_versions_creator_cannot_void_its_runs(voidable: dict[str, Any], key
     from evotree.gates.signoff import Approver
     from evotree.gates.verify import trusted_policy
 
-    ws = Workspace.open(repo)
+    ws = open_workspace(repo)
     with pytest.raises(SignoffRefused, match="creator cannot void"):
         record_run_void(ws, trusted_policy(ws), Approver("ada@example.com", keys["ada"][0], "fp"), old, "mine")
     assert not [e for e in ws.ledger.entries() if e.event.kind == RUN_VOIDED_EVENT]
@@ -186,7 +187,7 @@ def test_unsigned_and_forged_voids_void_nothing(voidable: dict[str, Any], keys: 
     from evotree.gates.statements import anchor_commit
 
     repo, v1, old = voidable["repo"], voidable["v1"], voidable["old"]
-    ws = Workspace.open(repo)
+    ws = open_workspace(repo)
     statement = {"type": RUN_VOID_TYPE, "v": 1, "workspace": anchor_commit(ws), "approver": "bob@example.com",
                  "key": "SHA256:x", "at": "2026-01-01T00:00:00Z", "nonce": "00", "version": v1, "run_id": old,
                  "reason": "trust me", "created_by": "Ada Tester <ada@example.com>"}
@@ -199,7 +200,7 @@ def test_unsigned_and_forged_voids_void_nothing(voidable: dict[str, Any], keys: 
     by_ada = dict(statement, approver="ada@example.com", created_by="Bob <bob@example.com>")
     _hand_written_void(repo, {"run_id": old, "reason": "mine", "statement": by_ada,
                               "signature": sign(keys["ada"][0], canonical(by_ada))}, v1)
-    check = verify_run_evidence(Workspace.open(repo), v1)
+    check = verify_run_evidence(open_workspace(repo), v1)
     run = check.run(old)
     assert run is not None and run.state == "unverified" and not check.voided and not check.ok
     rejected = [p for p in run.problems if "was rejected" in p]

@@ -442,8 +442,11 @@ def test_a_second_server_on_a_live_socket_is_refused(repo: Path, tmp_path: Path)
 
 def test_cancelling_a_run_marks_it_cancelled(repo: Path, tmp_path: Path) -> None:
     """The agent gives up on a long run (the request is cancelled): the run stops and is recorded
-    as cancelled, like Ctrl-C on `evotree run`; the server goes on."""
-    made = Cli(repo).json("branch", "-m", "slow")
+    as cancelled, like Ctrl-C on `evotree run`; the server goes on. (The version is alice's own:
+    a principal runs its own versions and the champion.)"""
+    from evotree.server.verbs import Verbs
+
+    made = Verbs(repo, Principal.parse("alice")).branch("slow")
     recipe = repo / made["worktree"] / "recipe.toml"
     recipe.write_text("skill = 0.5\nsteps = 200\nsleep = 0.5\n")
     git(repo / made["worktree"], "commit", "-qam", "slow")

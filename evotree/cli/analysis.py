@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from evotree.cli.common import open_workspace, outputs, renderer
+from evotree.cli.common import open_workspace, outputs, renderer, session
 from evotree.core.errors import EvotreeError, UsageError
 
 __all__ = ["register"]
@@ -41,11 +41,8 @@ def compare(a: str, b: str, split: str, intersect: bool, B: int | None, seed: in
     1 - 2 alpha and p is one-sided (that B is not better than A), so "better" at one look
     means p < alpha. Versions scored on different task pools are refused unless --intersect.
     """
-    import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
-    from evotree.diagnostics.compare import compare as compare_fn
-
-    return compare_fn(open_workspace(), a, b, split=split, intersect=intersect, B=B, seed=seed,
-                      look=look, max_looks=max_looks)
+    return session().compare(a, b, split=split, intersect=intersect, bootstrap=B, seed=seed, look=look,
+                             max_looks=max_looks)
 
 
 @cli.command()
@@ -61,12 +58,7 @@ def diagnose(version: str, layers: tuple[str, ...]) -> Any:
     `findings` view of `evotree sql`) and summarised in the ledger. Printed once per finding
     code with the runs it came from (--json: `by_code`, and every finding in `findings`).
     """
-    from evotree.diagnostics.diagnose import diagnose as diagnose_fn
-
-    from evotree.gates.harnesses import active_harness
-
-    ws = open_workspace()
-    return diagnose_fn(ws, version, harness=active_harness(ws), layers=list(layers) or None)
+    return session().diagnose(version, layers=list(layers) or None)
 
 
 @cli.command()

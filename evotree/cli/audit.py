@@ -168,12 +168,11 @@ def register(cli: click.Group) -> None:
         from evotree.core.errors import EvotreeError
 
         try:
-            from evotree.harness.audit.version import audit_version
+            from evotree.cli.common import session
 
-            ws = open_workspace()
             progress = None if as_json else (lambda line: click.echo(f"audit: {line}", err=True))
-            report = audit_version(ws, version, record=not no_record, trajectory_files=trajectories,
-                                   hidden_paths=hidden, progress=progress)
+            report = session().audit(version, record=not no_record, trajectory_files=trajectories,
+                                     hidden_paths=hidden, progress=progress)
         except EvotreeError as exc:
             fail(exc, as_json)
             return

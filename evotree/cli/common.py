@@ -17,7 +17,8 @@ import click
 
 from evotree.core.errors import EXIT_CODES, EvotreeError
 
-__all__ = ["EXIT_CODE_HELP", "SHORT_EXIT_CODE_HELP", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "to_data"]
+__all__ = ["EXIT_CODE_HELP", "SHORT_EXIT_CODE_HELP", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "session",
+           "to_data"]
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in EXIT_CODES.items())
 #: the top-level --help's last lines: the full table is one command away
@@ -101,14 +102,15 @@ def _redact(data: Any) -> Any:
 
 
 def _boundary(*, refuse: bool) -> bool:
-    """Whether the current workspace hides validation and held-out figures now; with ``refuse``,
-    raise when the current command is one that only shows them (evotree.core.visibility)."""
+    """The verb layer's visibility policy (evotree.verbs.policy) for the current command: with
+    ``refuse``, raise when it is one that only shows hidden figures; otherwise whether its output
+    must be redacted. The decision is the verb layer's; this only finds the workspace."""
     ctx = click.get_current_context(silent=True)
     if ctx is None or ctx.find_root().obj is None:
         return False
     from evotree.core.errors import NoCommits, NotAGitRepository, NotAWorkspace
-    from evotree.core.visibility import hidden, refuse_if_hidden
     from evotree.core.workspace import Workspace
+    from evotree.verbs.policy import hidden_now, refuse_hidden
 
     try:
         ws = Workspace.open(ctx.find_root().obj["dir"])
@@ -116,10 +118,14 @@ def _boundary(*, refuse: bool) -> bool:
         return False  # nothing recorded, nothing to hide (init, help)
     except EvotreeError:
         return not refuse  # before: the command reports why; after it ran: unsure, so hide (fail closed)
+    command = " ".join(ctx.command_path.split()[1:])
     if refuse:
-        refuse_if_hidden(ws, " ".join(ctx.command_path.split()[1:]))
+        from evotree.core.visibility import REFUSED
+
+        if command in REFUSED or (command.split() and command.split()[0] in REFUSED):
+            refuse_hidden(ws, command)
         return False
-    return hidden(ws)
+    return hidden_now(ws)
 
 
 def renderer(name: str) -> Callable[[Any], None]:
@@ -134,16 +140,19 @@ def renderer(name: str) -> Callable[[Any], None]:
 
 
 def open_workspace() -> Any:
-    """Open the workspace; first mark runs whose driving process died as crashed."""
-    from evotree.core.workspace import Workspace
+    """Open the workspace through the verb layer (what the layers below need passed in); say
+    which runs whose driving process died were marked crashed."""
+    from evotree.verbs import open_workspace as open_ws
 
-    ws = Workspace.open(click.get_current_context().find_root().obj["dir"])
-    active = ws.absolute(ws.config.workspace.runs_dir) / ".active"
-    if active.is_dir() and any(active.iterdir()):  # cheap check first: most calls have no runs alive
-        from evotree.harness.runs import recover_crashed_runs
-
-        crashed = recover_crashed_runs(ws)
-        if crashed:
-            click.secho(f"evotree: marked {len(crashed)} run(s) whose process died as crashed: "
-                        f"{', '.join(crashed)}", fg="yellow", err=True)
+    ws = open_ws(click.get_current_context().find_root().obj["dir"])
+    if ws.recovered:
+        click.secho(f"evotree: marked {len(ws.recovered)} run(s) whose process died as crashed: "
+                    f"{', '.join(ws.recovered)}", fg="yellow", err=True)
     return ws
+
+
+def session() -> Any:
+    """The verb layer for the person at this terminal (the workspace's owner), in ``-C DIR``."""
+    from evotree.verbs import Session
+
+    return Session(click.get_current_context().find_root().obj["dir"])

@@ -162,12 +162,11 @@ def register(cli: click.Group) -> None:
         budget, harness (diagnosed with the harness in force). The policy is read from the
         champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
         """
-        from evotree.gates.evidence import evaluate_gates
+        from evotree.cli.common import session
 
-        ws = open_workspace()
         if not as_json:
             click.echo(f"evaluating gates for {version} …", err=True)
-        return evaluate_gates(ws, version, B=B if B is not None else B_old)
+        return session().gates(version, bootstrap=B if B is not None else B_old)
 
     @cli.command("promote")
     @click.argument("version")

@@ -391,27 +391,35 @@ class RunProgress:
     def __exit__(self, *exc: Any) -> None:
         self.progress.__exit__(*exc)
 
-    def __call__(self, run_id: str, event: str, info: dict[str, Any]) -> None:
+    def __call__(self, run_id: str, event: str, info: dict[str, Any] | None) -> None:
+        info = info if isinstance(info, dict) else {}  # an event whose figures are hidden may carry nothing
         if event == "budget":  # before any run starts: the budget left cuts each run short
-            self.console.print(f"[magenta]budget:[/] {_esc(info['note'])}")
+            self.console.print(f"[magenta]budget:[/] {_esc(str(info.get('note', '')))}")
         elif event == "started":
             self.tasks[run_id] = self.progress.add_task(
                 _esc(run_id), total=info.get("max_steps"), info="starting")
             if not self.live:
-                self.console.print(f"{_esc(run_id)}: started ({_esc(info['version'])}, seed {info['seed']})")
+                self.console.print(f"{_esc(run_id)}: started ({_esc(str(info.get('version', '?')))}, "
+                                   f"seed {info.get('seed', '?')})")
+        elif run_id not in self.tasks:
+            return  # an event of a run this view never saw start
         elif event == "phase":
-            self.progress.update(self.tasks[run_id], info=_esc(info["phase"]))
+            phase = _esc(str(info.get("phase", "")))
+            self.progress.update(self.tasks[run_id], info=phase)
             if not self.live:
-                self.console.print(f"{_esc(run_id)}: {_esc(info['phase'])} phase")
-        elif event == "step":
+                self.console.print(f"{_esc(run_id)}: {phase} phase")
+        elif event == "step" and isinstance(info.get("step"), int):
             self.progress.update(self.tasks[run_id], completed=info["step"],
-                                 info=f"{_esc(info['phase'])} step {info['step']} {self.last_metric.get(run_id, '')}")
+                                 info=f"{_esc(str(info.get('phase', '')))} step {info['step']} "
+                                      f"{self.last_metric.get(run_id, '')}")
         elif event == "metric" and info.get("metric") in ("loss", "reward", "train/loss", "train/reward"):
             value = info.get("value")
             self.last_metric[run_id] = f"{_esc(info['metric'])}={value:.4g}" if isinstance(value, float) else ""
         elif event == "finished":
             headline = info.get("headline")
-            text = _esc(f"{info['status']}" + (f" {headline['metric']}={headline['value']:.4g}" if headline else ""))
+            shown = (f" {headline.get('metric')}={headline.get('value'):.4g}"
+                     if isinstance(headline, dict) and isinstance(headline.get("value"), (int, float)) else "")
+            text = _esc(f"{info.get('status', 'finished')}{shown}")
             self.progress.update(self.tasks[run_id], info=text)
             if not self.live:
                 self.console.print(f"{_esc(run_id)}: {text}")

@@ -177,7 +177,9 @@ def register(cli: click.Group) -> None:
             if not as_json:
                 click.echo(f"report: {message}…", err=True)
 
-        data = build_report(ws, version, against=against, split=split, run_audit=not no_audit, progress=progress)
+        from evotree.cli.common import session
+
+        data = session().report(version, against=against, split=split, audit=not no_audit, progress=progress)
         progress(f"writing {fmt}")
         result = write_report(ws, data, fmt=fmt, out=out, plots_url_base=plots_url_base)
         if post:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from evotree.cli.common import fail, open_workspace, outputs, renderer
+from evotree.cli.common import fail, open_workspace, outputs, renderer, session
 
 __all__ = ["register"]
 
@@ -63,8 +63,6 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     When a version's runs (two or more seeds) give identical per-task scores — a deterministic
     policy, or a domain that ignores the seed — a warning says that more seeds add nothing.
     """
-    from evotree.gates.runs import run_versions
-
     if seed_start + seeds - 1 > MAX_SEED:
         from evotree.core.errors import UsageError
 
@@ -90,9 +88,9 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     try:
         if view is not None:
             with view:
-                records = run_versions(ws, list(versions), progress=view, **options)
+                records = session().run(list(versions), progress=view, **options)
         else:
-            records = run_versions(ws, list(versions), **options)
+            records = session().run(list(versions), **options)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
     _warn_identical_runs(ws, records)
@@ -147,9 +145,11 @@ def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
 
 @outputs(renderer("runs"))
 def _list_runs(version: str | None) -> Any:
+    from evotree.harness.provenance import mark_foreign
     from evotree.harness.runs import list_runs
 
-    return list_runs(open_workspace(), version=version)
+    ws = open_workspace()
+    return mark_foreign(ws, list_runs(ws, version=version))
 
 
 @cli.group(invoke_without_command=True)
@@ -297,11 +297,12 @@ def logs(run_id: str, phase: str | None, tail: int) -> Any:
     RUN is a run id from `evotree runs` (or a prefix naming one run). A run that failed or was
     invalid also carries the last lines of the failing phase's stderr in its note.
     """
-    from evotree.core.visibility import HiddenUntilFinalize, hidden
+    from evotree.core.visibility import HiddenUntilFinalize
     from evotree.harness.runs import run_logs
+    from evotree.verbs.policy import hidden_now
 
     ws = open_workspace()
-    if not hidden(ws):
+    if not hidden_now(ws):
         return run_logs(ws, run_id, phase=phase, tail=tail)
     # EvoPolicyGym's boundary: the eval phase's logs are the judge's (they print validation scores)
     if phase == "eval":
@@ -333,10 +334,10 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
     from evotree.harness.query import query, sql_limits
     from evotree.harness.runs import runs_dir
 
-    from evotree.core.visibility import hidden
+    from evotree.verbs.policy import hidden_now
 
     ws = open_workspace()
-    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden(ws),
+    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden_now(ws),
                   **sql_limits(ws))
     rows = table.to_pylist()
     if as_csv and not as_json:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from evotree.cli.common import open_workspace, outputs
+from evotree.cli.common import open_workspace, outputs, session
 
 __all__ = ["register"]
 
@@ -94,9 +94,7 @@ def spend_record(usd: float, note: str, tokens: int | None, version: str | None)
     The principal is your git identity (the agent server records its --as). Spend cannot be
     taken back: a negative or non-finite amount is refused (exit 2, code invalid_spend).
     """
-    from evotree.harness.money import record_spend
-
-    return record_spend(open_workspace(), usd, note, tokens=tokens, version=version)
+    return session().spend_record(usd, note, tokens=tokens, version=version)
 
 
 def register(root: click.Group) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from evotree.cli.common import open_workspace, outputs, renderer
+from evotree.cli.common import open_workspace, outputs, renderer, session
 
 __all__ = ["register"]
 
@@ -25,11 +25,13 @@ cli = click.Group("evotree")
     help="An SSH public key allowed to sign promotions, written to v0's gates/allowed_signers (EMAIL, or the "
          "key's comment when it is an address, names the person). Repeatable. See docs/gates.md, solo mode.",
 )
-@click.option("--protocol", type=click.Choice(["evotree", "evopolicygym", "ai4ai", "rsibench-data"]),
+@click.option("--protocol", type=click.Choice(["evotree", "evopolicygym", "ai4ai", "rsibench-data", "autoresearch"]),
               default="evotree", show_default=True,
               help="evopolicygym: the gym domain with EvoPolicyGym's policy contract and scoring (implies --domain "
                    "gym; docs/domains/gym.md). ai4ai / rsibench-data: a small task of that protocol's shape and "
-                   "rules (custom domain; docs/protocols/).")
+                   "rules (custom domain; docs/protocols/). autoresearch: karpathy/autoresearch's loop (train.py "
+                   "editable, prepare.py fixed, a fixed time budget), in an autoresearch repository or as a "
+                   "worked example (docs/protocols/autoresearch.md).")
 @click.option("--env", "envs", multiple=True, metavar="ID",
               help="gym domain: an environment to train and judge (repeatable; exactly one with "
                    "--protocol evopolicygym).")
@@ -44,7 +46,7 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
     from evotree.api import init as init_workspace
 
     where = click.get_current_context().find_root().obj["dir"]
-    if protocol in ("ai4ai", "rsibench-data"):  # issue 20: the protocol's task and rules
+    if protocol in ("ai4ai", "rsibench-data", "autoresearch"):  # issues 20, 34: the protocol's task and rules
         from evotree.core.errors import EvotreeError
         from evotree.core.workspace import init_workspace as init_with_template
         from evotree.domains.protocols import protocol_template
@@ -94,15 +96,12 @@ def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None,
     checked first (nothing is created if one is refused), then recorded in the new version's
     recipe like `evotree skill apply` (a commit and a skill.applied event each).
     """
+    skills = None
     if skill_names or skill_params:
-        from evotree.skills.recipe import branch_with_skills, split_skill_params
+        from evotree.skills.recipe import split_skill_params
 
-        requested = split_skill_params(list(skill_names), list(skill_params))
-        return branch_with_skills(open_workspace(), hypothesis=hypothesis, parent=parent, name=name,
-                                  worktree=worktree, requested=requested)
-    from evotree.core.versions import create_version
-
-    return create_version(open_workspace(), hypothesis=hypothesis, parent=parent, name=name, worktree=worktree)
+        skills = split_skill_params(list(skill_names), list(skill_params))
+    return session().branch(hypothesis, parent=parent, name=name, worktree=worktree, skills=skills)
 
 
 # ---------------------------------------------------------------------------- merge
@@ -119,9 +118,7 @@ def merge(first: str, second: str, message: str, name: str | None, worktree: str
     The ledger records both parents (the tree becomes a DAG). A conflict is reported with
     the files involved and nothing is created.
     """
-    from evotree.core.versions import merge_versions
-
-    return merge_versions(open_workspace(), first, second, message=message, name=name, worktree=worktree)
+    return session().merge(first, second, message=message, name=name, worktree=worktree)
 
 
 # ---------------------------------------------------------------------------- tree / show / log
@@ -191,10 +188,8 @@ def diff(first: str, second: str, as_md: bool, as_json: bool) -> Any:
 @outputs(renderer("version_abandoned"))
 def abandon(version: str, reason: str, force: bool) -> Any:
     """Abandon a version: record why, remove its worktree, keep its branch."""
-    from evotree.core.versions import abandon_version
-
     ws = open_workspace()
-    record = abandon_version(ws, version, reason=reason, force=force)
+    record = session().abandon(version, reason=reason, force=force)
     try:  # negative evidence for memory; the abandonment above stands whatever happens here
         from evotree.memory.record import record_abandonment
 

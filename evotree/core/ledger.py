@@ -71,6 +71,19 @@ class EventKind(str, Enum):
     RUN_RESERVED = "run.reserved"
     #: reservations given back before their runs started (refused, cancelled, owner dead)
     RUN_RELEASED = "run.released"
+    #: a run's evidence declared void by a signed statement (``evotree runs void``)
+    RUN_VOIDED = "run.voided"
+    #: agent/API spend recorded (``evotree spend record``)
+    SPEND_RECORDED = "spend.recorded"
+    #: the analyzers' lineage moved by a signed promotion (``evotree harness promote``)
+    HARNESS_PROMOTED = "harness.promoted"
+    #: a new judge commit proposed, then promoted by a signed statement (``evotree judge``)
+    JUDGE_PROPOSED = "judge.proposed"
+    JUDGE_PROMOTED = "judge.promoted"
+    #: judge data moved from the champion's tree into the judge store by a signed migration
+    JUDGE_MIGRATED = "judge.migrated"
+    #: the search's one held-out evaluation (``evotree finalize``); lifts the visibility boundary
+    FINALIZE = "finalize"
 
 
 class VersionStatus(str, Enum):

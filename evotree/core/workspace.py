@@ -52,6 +52,20 @@ class Workspace:
     def __init__(self, git: Git) -> None:
         self.git = git
         self.ledger = Ledger(git)
+        #: the champion commit a verb pinned after verifying the signed chain (gates.trust.in_force)
+        self.pinned_commit: str | None = None
+        #: how ``run.voided`` events are judged, passed in by the verb layer (the signed policy's
+        #: check, evotree.gates.voids.check_void); None: every void is rejected (fail closed)
+        self.void_checker: Callable[..., list[str]] | None = None
+        #: runs whose driving process had died, marked crashed when the workspace was opened
+        self.recovered: list[str] = []
+
+    def pin_in_force(self, commit: str) -> None:
+        """Read the configuration from ``commit`` (the verified end of the signed chain) from now
+        on, not from ``refs/evotree/champion`` as it may stand later."""
+        if commit != self.pinned_commit:
+            self.__dict__.pop("config", None)
+        self.pinned_commit = commit
 
     @classmethod
     def open(cls, start: str | os.PathLike[str] = ".") -> Workspace:
@@ -78,7 +92,7 @@ class Workspace:
     @cached_property
     def config(self) -> Config:
         """The configuration in force: ``evotree.toml`` of the champion's commit (never a candidate's)."""
-        target = self.git.ref_target(CHAMPION_REF)
+        target = self.git.repo[self.pinned_commit].id if self.pinned_commit else self.git.ref_target(CHAMPION_REF)
         if target is None:
             champion = self.ledger.meta().get("champion")
             record = self.ledger.snapshot().version(champion) if champion else None

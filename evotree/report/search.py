@@ -207,7 +207,7 @@ def _add(total: dict[str, float], usage: Mapping[str, Any] | None) -> None:
 
 
 #: agent/API spend recorded in the ledger (``evotree spend record``; harness.budget.SPEND_RECORDED)
-_SPEND_RECORDED = "spend.recorded"
+_SPEND_RECORDED = EventKind.SPEND_RECORDED.value
 
 
 @dataclass

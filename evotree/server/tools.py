@@ -222,11 +222,11 @@ class EvotreeTools:
 
     def _shown(self, data: Any) -> Any:
         """``data`` as an agent may see it: while the workspace hides validation and held-out
-        figures (EvoPolicyGym's boundary, :mod:`evotree.core.visibility`), without them."""
-        from evotree.core.visibility import hidden, redact
-        from evotree.core.workspace import Workspace
+        figures (EvoPolicyGym's boundary, decided by :mod:`evotree.verbs.policy`), without them."""
+        from evotree.core.visibility import redact
+        from evotree.verbs.policy import hidden_now
 
-        if not hidden(Workspace.open(self.verbs.root)):
+        if not hidden_now(self.verbs.open()):
             return data
         if isinstance(data, Encoded):
             return Encoded.of(redact(data.data))

@@ -1,0 +1,102 @@
+"""The policies every verb applies, each decided here once: trust, ownership, visibility, spend.
+
+- **What is in force** (:func:`acting`): a verb that acts on the champion's configuration, policy
+  or judge (running, comparing, gating, branching from the champion, committing) first verifies
+  the signed chain (:func:`evotree.gates.trust.in_force`) and pins the workspace to its end; an
+  unsigned move of a ref refuses it with the problems and ``evotree verify``.
+- **Who may act** (:func:`require_owner`): a named principal (an agent behind ``evotree serve`` /
+  ``evotree agent``) writes only to the versions it created; the person at this machine (no
+  principal: the CLI, the Python API) owns the workspace and may act on every version (sign-off
+  still refuses a version's creator, in :mod:`evotree.gates.signoff`).
+- **What is hidden** (:func:`hidden_now`, :func:`refuse_hidden`, :func:`shown`): EvoPolicyGym's
+  boundary, decided from the *trusted* configuration; when the chain cannot be established the
+  figures are hidden (fail closed).
+- **What spend may be recorded** (:data:`MAX_SPEND_USD`): finite, bounded amounts only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evotree.core.errors import EvotreeError, InvalidState
+from evotree.core.visibility import HiddenUntilFinalize, redact
+from evotree.core.visibility import hidden as _configured_hidden
+from evotree.core.visibility import refuse_if_hidden as _refuse_if_hidden
+from evotree.gates.trust import InForce, UntrustedState, in_force
+from evotree.gates.voids import check_void
+
+if TYPE_CHECKING:
+    from evotree.core.ledger import VersionRecord
+    from evotree.core.workspace import Workspace
+    from evotree.verbs.principal import Principal
+
+__all__ = ["MAX_SPEND_USD", "NotYourVersion", "acting", "attach", "hidden_now", "refuse_hidden", "require_owner",
+           "shown"]
+
+#: the largest amount one ``spend record`` may carry (USD): far above any real API bill, far below
+#: where sums of records stop being finite
+MAX_SPEND_USD = 1_000_000.0
+
+
+class NotYourVersion(InvalidState):
+    """A principal asked to write to a version another principal created (exit 10)."""
+
+    code = "not_your_version"
+
+
+def attach(ws: Workspace) -> Workspace:
+    """Give ``ws`` what the layers below need from this one, passed in explicitly: the signed
+    policy's check of ``run.voided`` events (the evidence views call it)."""
+    ws.void_checker = check_void
+    return ws
+
+
+def acting(ws: Workspace) -> InForce:
+    """Verify the signed chain and pin ``ws`` to its end before a verb acts (see module doc)."""
+    return in_force(ws)
+
+
+def hidden_now(ws: Workspace) -> bool:
+    """Whether figures are hidden now, by the trusted configuration; hidden when the chain cannot
+    be established (a fetched champion could otherwise switch the boundary off)."""
+    try:
+        in_force(ws)
+    except EvotreeError:
+        return True
+    return _configured_hidden(ws)
+
+
+def refuse_hidden(ws: Workspace, verb: str) -> None:
+    """Refuse ``verb`` (exit 10) when it exists only to show hidden figures and they are hidden now."""
+    if hidden_now(ws):
+        try:
+            _refuse_if_hidden(ws, verb)
+        except UntrustedState:
+            raise
+        except HiddenUntilFinalize:
+            raise
+        except EvotreeError:  # the configuration cannot be read: the verb's purpose decides
+            from evotree.core.visibility import REFUSED
+
+            if verb.split()[0] in REFUSED:
+                raise HiddenUntilFinalize(f"`{verb}` shows figures this workspace may hide, and what is in "
+                                          "force cannot be established", fix="run `evotree verify`") from None
+
+
+def shown(ws: Workspace, result: Any, *, hide: bool | None = None) -> Any:
+    """``result`` as any face may show it: redacted while figures are hidden."""
+    if hide is None:
+        hide = hidden_now(ws)
+    return redact(result) if hide else result
+
+
+def require_owner(record: VersionRecord, principal: Principal | None, verb: str) -> None:
+    """Refuse a named principal's write to a version it did not create."""
+    if principal is None:
+        return
+    if record.created_by != str(principal.identity()):
+        raise NotYourVersion(
+            f"{verb} {record.id}: {record.id} was created by {record.created_by}, not by {principal}; "
+            "a principal writes only to its own versions",
+            fix=f"branch your own version from it (branch(parent={record.id!r}, ...)) and work there",
+            version=record.id, verb=verb)
