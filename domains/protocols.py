@@ -1,4 +1,6 @@
-"""Protocol templates (issue 20): ``evotree init --protocol ai4ai`` and ``--protocol rsibench-data``.
+"""Protocol templates (issue 20): ``evotree init --protocol ai4ai`` and ``--protocol rsibench-data``;
+(issue 34) ``--protocol autoresearch``, karpathy/autoresearch's loop (:mod:`evotree.domains.autoresearch`,
+docs/protocols/autoresearch.md).
 
 Each writes a small, CPU-only task of the protocol's shape into a custom-domain workspace, with
 the protocol's rules in its ``evotree.toml`` (docs/protocols/ai4ai.md, docs/protocols/rsibench-data.md):
@@ -29,7 +31,7 @@ from evotree.domains import write_if_absent
 
 __all__ = ["PROTOCOLS", "protocol_template"]
 
-PROTOCOLS = ("ai4ai", "rsibench-data")
+PROTOCOLS = ("ai4ai", "rsibench-data", "autoresearch")
 
 #: the shared task: a fixed line, 10 % label noise (so the Bayes accuracy, the optimum, is 0.9)
 TASK_PY = '''\
@@ -298,6 +300,10 @@ def protocol_template(protocol: str) -> tuple[str, Callable[[Path], Iterable[str
         return "custom", materialize_ai4ai
     if protocol == "rsibench-data":
         return "custom", materialize_rsibench
+    if protocol == "autoresearch":
+        from evotree.domains.autoresearch.templates import materialize
+
+        return "custom", materialize
     from evotree.core.errors import EvotreeError
 
     raise EvotreeError(f"unknown protocol {protocol!r}", fix=f"one of: {', '.join(PROTOCOLS)}")

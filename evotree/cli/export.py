@@ -1,4 +1,4 @@
-"""Ecosystem commands: `export tensorboard|mlflow|wandb`, `import tensorboard`."""
+"""Ecosystem commands: `export tensorboard|mlflow|wandb|results-tsv`, `import tensorboard`."""
 
 from __future__ import annotations
 
@@ -79,6 +79,36 @@ def export_wandb(directory: str, project: str | None, versions: tuple[str, ...])
     from evotree.harness.ecosystem import export_wandb as run_export
 
     return run_export(open_workspace(), directory, versions=list(versions), project=project)
+
+
+def _render_results_tsv(result: Any) -> None:
+    from evotree.core.text import escape_control
+
+    if result.path is None:
+        for line in result.text.splitlines():  # each cell escaped; the tabs between them kept
+            click.echo("\t".join(escape_control(cell) for cell in line.split("\t")))
+    else:
+        click.echo(f"wrote {len(result.rows)} row(s) to {escape_control(result.path)}")
+
+
+@export.command("results-tsv")
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write the file here (default: print it).")
+@click.option("--metric", default="val_bpb", show_default=True, metavar="NAME",
+              help="The metric's column: the judge's judge/validation_NAME, else the summary line NAME.")
+@outputs(_render_results_tsv)
+def export_results_tsv(output: str | None, metric: str) -> Any:
+    """results.tsv in karpathy/autoresearch's columns, plus evotree's verdict and CI.
+
+    \b
+    commit, METRIC, memory_gb, status (keep / discard / crash), description — one row per
+    version, oldest first — then verdict, delta, ci_low, ci_high, seeds, version. keep: the
+    root and every version the score gate passes (a change within the noise floor is not kept).
+    docs/protocols/autoresearch.md.
+    """
+    from evotree.report.results_tsv import export_results_tsv as run_export
+
+    return run_export(open_workspace(), metric=metric, path=output)
 
 
 @cli.group("import")

@@ -1,0 +1,160 @@
+"""``evotree init --protocol autoresearch``: the files and rules of karpathy/autoresearch's loop.
+
+Two cases (docs/protocols/autoresearch.md):
+
+* **an existing autoresearch-style repository** (``train.py`` and ``prepare.py`` already there,
+  karpathy/autoresearch or a fork): only ``evotree.toml`` (train.py editable; prepare.py, the
+  project files and program.md protected; the data cache outside the repository readable) and
+  ``program.evotree.md`` (the loop with evotree's verbs) are written; the metric is read from the
+  run's summary lines (``val_bpb:``), lower is better.
+* **an empty repository**: the worked example — a byte-level language model in NumPy
+  (train.py), a fixed prepare.py, generated prose as the data cache (data/), and hidden
+  validation and held-out texts in the judge store (the decisive evaluation is the judge's own).
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from evotree.domains import write_if_absent
+from evotree.domains.autoresearch.corpus import generate
+
+__all__ = ["DEFAULT_TIME_BUDGET", "EXAMPLE_MARKER", "example_files", "materialize", "program_md"]
+
+#: seconds of training per run of the worked example (karpathy/autoresearch: 300 on a GPU)
+DEFAULT_TIME_BUDGET = 30.0
+#: a line of the example's prepare.py: tells the example from a user's own repository
+EXAMPLE_MARKER = "The worked example of ``evotree init --protocol autoresearch``"
+_HERE = Path(__file__).resolve().parent
+
+_EXAMPLE_TOML = '''\
+# evotree.toml of an autoresearch-style repository (docs/protocols/autoresearch.md): the agent edits
+# train.py only; every run trains for a fixed time budget; the judge decides on hidden text.
+[workspace]
+domain = "custom"
+
+[train]
+# program.md's "uv run train.py > run.log 2>&1" and "grep ^val_bpb: run.log": evotree's runner
+# gives train.py the fixed time budget (seconds of training), writes run.log and records the summary
+command = "python -P -m evotree.domains.autoresearch.runner --time-budget {budget:g} --threads 1 --metric val_bpb -- python train.py"
+# program.md: a run far over its budget is killed and counted as a failure (a crash)
+timeout_seconds = {timeout}
+
+[eval]
+# the decisive evaluation: bits per byte of the candidate's model on hidden text (judge/validation.txt;
+# judge/heldout.txt with `evotree run --heldout`), asked byte by byte in the judge's nested sandbox;
+# evotree records -val_bpb as the score (higher is better), val_bpb itself as judge/validation_val_bpb
+command = "python -P -m evotree.domains.autoresearch.judge --metric val_bpb --direction min --hidden judge --streams 20"
+judge_paths = ["judge/"]
+timeout_seconds = 600
+
+[protect]
+# program.md: "Modify train.py - this is the only file you edit"
+base = "root"
+paths = ["evotree.toml", "judge/", "gates/", "prepare.py", "data/", "program.md"]
+editable = ["train.py"]
+
+[budget]
+max_runs_per_version = 12
+max_wall_seconds = {wall}
+
+[gates]
+# keep/discard: the score gate against the champion's re-runs at new seeds (its noise floor)
+champion_seeds = 4
+min_tasks = 20
+
+[executor]
+cpus = 1.0
+'''
+
+_REPO_TOML = '''\
+# evotree.toml of an autoresearch-style repository (docs/protocols/autoresearch.md): the agent edits
+# train.py only; every run trains for prepare.py's fixed time budget (TIME_BUDGET, 300 s) on one GPU.
+[workspace]
+domain = "custom"
+
+[train]
+# program.md's "uv run train.py > run.log 2>&1": evotree's runner runs train.py, writes run.log and
+# records its summary. The phase runs in a sandbox without the repository's .venv or the network:
+# point PYTHON at an environment outside the repository (see the doc), listed in read_paths below.
+# HOME: prepare.py finds its data cache at ~/.cache/autoresearch (the sandbox's own HOME is private).
+command = "env HOME={home} HF_HUB_OFFLINE=1 TRITON_CACHE_DIR=/tmp/triton python -P -m evotree.domains.autoresearch.runner --metric val_bpb -- python train.py"
+# program.md: "If a run exceeds 10 minutes, kill it and treat it as a failure"
+timeout_seconds = 600
+
+[eval]
+# the metric from the run's summary lines (val_bpb, lower is better: recorded as -val_bpb)
+command = "python -P -m evotree.domains.autoresearch.judge --metric val_bpb --direction min"
+judge_paths = ["judge/"]
+
+[protect]
+# program.md: train.py is the only file you edit; prepare.py (data, tokenizer, evaluate_bpb) is read-only
+base = "root"
+paths = ["evotree.toml", "judge/", "gates/", "prepare.py", "pyproject.toml", "uv.lock", ".python-version",
+         "program.md", "program.evotree.md"]
+editable = ["train.py"]
+
+[budget]
+max_runs_per_version = 12
+max_wall_seconds = 1200
+
+[gates]
+# one number per run (the summary's val_bpb): the runs are the units; the champion's re-runs at
+# new seeds measure the noise floor
+champion_seeds = 4
+min_tasks = 1
+
+[executor]
+gpus = 1.0
+
+[sandbox]
+# the data cache (prepare.py), read-only; add the Python environment that has torch if it lives
+# outside the system folders, and ~/.cache/huggingface for the flash-attention kernel
+read_paths = ["{home}/.cache/autoresearch", "{home}/.cache/huggingface"]
+'''
+
+
+def program_md(metric: str = "val_bpb") -> str:
+    """The agent's program.md: karpathy/autoresearch's loop with evotree's verbs."""
+    return (_HERE / "program_template.md").read_text(encoding="utf-8").replace("{metric}", metric)
+
+
+def example_files(time_budget: float = DEFAULT_TIME_BUDGET, *, seeds: tuple[int, int] | None = None) -> dict[str, str]:
+    """The worked example's files (path -> text); ``seeds``: the hidden texts' (drawn when None)."""
+    if not time_budget > 0:
+        raise ValueError(f"time_budget: a positive number of seconds, actually {time_budget!r}")
+    if seeds is None:
+        rng = secrets.SystemRandom()
+        seeds = (rng.randint(1_000_000, 2_000_000_000), rng.randint(1_000_000, 2_000_000_000))
+    timeout = int(2 * time_budget + 120)
+    return {
+        "prepare.py": (_HERE / "template_prepare.py").read_text(encoding="utf-8"),
+        "train.py": (_HERE / "template_train.py").read_text(encoding="utf-8"),
+        "program.md": program_md(),
+        "data/train.txt": generate(1, 300_000),
+        "data/val.txt": generate(2, 40_000),
+        "evotree.toml": _EXAMPLE_TOML.format(budget=time_budget, timeout=timeout, wall=timeout + 660),
+        "judge/validation.txt": generate(seeds[0], 12_000),
+        "judge/heldout.txt": generate(seeds[1], 12_000),
+    }
+
+
+def materialize(root: Path, time_budget: float = DEFAULT_TIME_BUDGET) -> list[str]:
+    """Write the protocol's files into ``root`` (never overwriting a file); the paths written.
+
+    A repository that already has ``train.py`` and ``prepare.py`` (not the worked example's) is
+    an autoresearch repository: only evotree.toml and program.evotree.md are added to it.
+    """
+    root = Path(root)
+    written: list[str] = []
+    prepare = root / "prepare.py"
+    own = (root / "train.py").is_file() and prepare.is_file() and \
+        EXAMPLE_MARKER not in prepare.read_text(encoding="utf-8", errors="replace")
+    if own:
+        write_if_absent(root, "evotree.toml", _REPO_TOML.format(home=Path.home()), written)
+        write_if_absent(root, "program.evotree.md", program_md(), written)
+        return written
+    for rel, text in example_files(time_budget).items():
+        write_if_absent(root, rel, text, written)
+    return written
