@@ -120,6 +120,8 @@ __all__ = [
     "SandboxStatus",
     "SandboxUnavailable",
     "NO_COMPILER",
+    "PHASE_ENV",
+    "PHASE_ENV_PREFIXES",
     "accounted",
     "can_trace",
     "tracer_unavailable_reason",
@@ -132,6 +134,7 @@ __all__ = [
     "policy_sandbox_argv",
     "policy_sandbox_spec",
     "require_sandbox",
+    "sandbox_env",
     "sandbox_warning",
     "wrap",
 ]
@@ -251,6 +254,9 @@ class SandboxSpec:
     #: every read-write bind (the run directory, which the phase sees read-only); after the
     #: phase, :func:`finish_trace` turns it into ``evidence/<phase>/exec_trace.jsonl``.
     trace: Path | None = None
+    #: Names of environment variables the phase gets besides the fixed set (:func:`sandbox_env`):
+    #: the champion's ``[sandbox] pass_env``.
+    pass_env: tuple[str, ...] = ()
 
 
 def _find_tool(name: str, chosen: str | None) -> str | None:
@@ -926,9 +932,29 @@ def _prlimit() -> str:
                              fix="install util-linux (apt-get install util-linux), or set the [sandbox] limits to 0")
 
 
-def sandbox_env(env: dict[str, str]) -> dict[str, str]:
-    """``env`` as a sandboxed phase gets it: private HOME and TMPDIR; no XDG folders of the host."""
-    out = {k: v for k, v in env.items() if not k.startswith("XDG_")}
+#: The environment variables every sandboxed phase gets (when evotree has them), issue 29: what a
+#: program needs to run (PATH, locale, time zone, terminal), what evotree sets for the phase
+#: (PYTHONSAFEPATH, GIT_CEILING_DIRECTORIES, the run's GPUs) and evotree's own ``EVOTREE_*``
+#: (:data:`PHASE_ENV_PREFIXES`). Nothing else of the person running evotree: no token, no key, no
+#: agent socket, unless the champion's ``[sandbox] pass_env`` names it.
+PHASE_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONSAFEPATH", "PYTHONDONTWRITEBYTECODE",
+             "GIT_CEILING_DIRECTORIES", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+             "ROCR_VISIBLE_DEVICES")
+#: Prefixes of the variables every phase gets: the locale (``LC_*``) and evotree's own.
+PHASE_ENV_PREFIXES = ("LC_", "EVOTREE_")
+
+
+def sandbox_env(env: dict[str, str], pass_env: Iterable[str] = ()) -> dict[str, str]:
+    """``env`` as a sandboxed phase gets it: an allowlist (:data:`PHASE_ENV`, :data:`PHASE_ENV_PREFIXES`
+    and the names in ``pass_env``, the champion's ``[sandbox] pass_env``), private HOME and TMPDIR.
+
+    Everything else is dropped: the credentials of the person running evotree (HF_TOKEN, AWS_*,
+    OPENAI_API_KEY, GITHUB_TOKEN, ...) and sockets (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS) reach a
+    phase only when ``pass_env`` lists them. The candidate's code reads its environment and can
+    write it to its logs, which ``evotree logs`` shows.
+    """
+    allowed = set(PHASE_ENV) | set(pass_env)
+    out = {k: v for k, v in env.items() if k in allowed or k.startswith(PHASE_ENV_PREFIXES)}
     out.update(HOME=SANDBOX_HOME, TMPDIR="/tmp")
     return out
 
@@ -1126,6 +1152,8 @@ class SandboxPolicy:
     forbidden: tuple[str, ...] = ()
     #: [sandbox] trace: the train-side phases run under the runtime trace (:func:`finish_trace`)
     trace: bool = False
+    #: [sandbox] pass_env: variables of evotree's environment the phases also get (:func:`sandbox_env`)
+    pass_env: tuple[str, ...] = ()
 
     @property
     def enabled(self) -> bool:
@@ -1137,7 +1165,8 @@ class SandboxPolicy:
                    limits=Limits(section.memory_mb, section.max_processes, section.max_output_mb),
                    read_paths=tuple(section.read_paths), candidate_max_files=section.candidate_max_files,
                    candidate_max_mb=section.candidate_max_mb, forbidden=tuple(str(p) for p in forbidden),
-                   trace=bool(getattr(section, "trace", False)))
+                   trace=bool(getattr(section, "trace", False)),
+                   pass_env=tuple(getattr(section, "pass_env", ()) or ()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> SandboxPolicy:
@@ -1146,7 +1175,7 @@ class SandboxPolicy:
             return cls()
         values = dict(data)
         values["limits"] = Limits(**values.get("limits", {}))
-        for key in ("read_paths", "forbidden"):
+        for key in ("read_paths", "forbidden", "pass_env"):
             values[key] = tuple(values.get(key, ()))
         return cls(**values)
 
@@ -1155,7 +1184,8 @@ class SandboxPolicy:
                 "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes,
                            "max_output_mb": self.limits.max_output_mb},
                 "read_paths": list(self.read_paths), "candidate_max_files": self.candidate_max_files,
-                "candidate_max_mb": self.candidate_max_mb, "forbidden": list(self.forbidden), "trace": self.trace}
+                "candidate_max_mb": self.candidate_max_mb, "forbidden": list(self.forbidden), "trace": self.trace,
+                "pass_env": list(self.pass_env)}
 
     def extra_read_only(self) -> tuple[Path, ...]:
         """``read_paths`` that exist, after refusing any that overlaps a forbidden folder."""

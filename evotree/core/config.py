@@ -342,6 +342,13 @@ class SandboxSection:
         default=100_000, metadata=_help("Files of the candidate copied for the judge (regular files only).")
     )
     candidate_max_mb: int = field(default=65536, metadata=_help("MiB of the candidate copied for the judge."))
+    pass_env: list[str] = field(
+        default_factory=list,
+        metadata=_help("Names of evotree's environment variables a phase also gets (e.g. HF_TOKEN for a real "
+                       "training run). Every other variable is dropped: a phase gets only PATH, HOME, TMPDIR, "
+                       "LANG/LC_*, TZ, TERM, the GPU selection and evotree's own EVOTREE_* (sockets such as "
+                       "SSH_AUTH_SOCK only when listed here)."),
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in SANDBOX_MODES:
@@ -355,6 +362,10 @@ class SandboxSection:
         for path in self.read_paths:
             if not path.startswith("/") or ".." in path.split("/"):
                 raise _value_error("sandbox.read_paths", "absolute paths without ..", path)
+        for name in self.pass_env:
+            if (not isinstance(name, str) or not name.replace("_", "a").isalnum() or not name.isascii()
+                    or name[0].isdigit() or name.startswith("EVOTREE_")):
+                raise _value_error("sandbox.pass_env", "names of environment variables (not EVOTREE_*)", name)
 
 
 @dataclass
@@ -765,6 +776,9 @@ max_processes = 8192
 max_output_mb = 32768
 # Absolute folders outside the repository that both phases may read (datasets, model caches).
 read_paths = []
+# Environment variables of evotree's a phase also gets; every other one is dropped (a phase gets
+# PATH, HOME, TMPDIR, LANG/LC_*, TZ, TERM, the GPU selection and EVOTREE_*). E.g. ["HF_TOKEN"].
+pass_env = []
 # The judge reads a copy of the candidate's folder: regular files only (links, FIFOs and
 # devices are refused and noted on the run), at most this many files and MiB.
 candidate_max_files = 100000

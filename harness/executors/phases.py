@@ -176,7 +176,7 @@ def run_phase(
     # does not bind root); the supervisor's count (supervise) is the bound everywhere else
     cgroup = PidsCgroup.create(max_tasks) if max_tasks else None
     if sandbox is not None:  # through the launcher that reaps the sandbox: wait4 then counts its CPU time
-        argv, env = accounted(wrap(sandbox, argv), cgroup=cgroup), sandbox_env(env)
+        argv, env = accounted(wrap(sandbox, argv), cgroup=cgroup), sandbox_env(env, sandbox.pass_env)
     start_wall, started_at = time.monotonic(), utcnow()
     try:
         with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
@@ -425,7 +425,7 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
         prepare_box = SandboxSpec(
             cwd=paths.candidate, read_only=(paths.root, *extra),
             read_write=(cache, paths.evidence_dir("prepare")),
-            network=policy.train_network, limits=policy.limits,
+            network=policy.train_network, limits=policy.limits, pass_env=policy.pass_env,
         ) if policy.enabled else None
         outcome = run_phase(plan, paths, "prepare", prepare_command, paths.candidate, deadline, train_timeout,
                             cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=prepare_box,
@@ -436,7 +436,7 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
     train_box = SandboxSpec(
         cwd=paths.candidate, read_only=(paths.root, *extra, *((cache,) if cache is not None else ())),
         read_write=(paths.candidate, paths.evidence_dir("train")),
-        network=policy.train_network, limits=policy.limits,
+        network=policy.train_network, limits=policy.limits, pass_env=policy.pass_env,
     ) if policy.enabled else None
     outcome = run_phase(plan, paths, "train", train_command, paths.candidate, deadline, train_timeout,
                         cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box,
