@@ -268,7 +268,8 @@ _TREE_CACHE: dict[tuple[str, str, str], list[tuple[str, str | None, str | None, 
 def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str | None, list[str], np.ndarray]]:
     """(version, commit, judge commit, task ids, (n_seeds, n_tasks) scores) of every group of
     succeeded runs the ledger records (one ledger walk; each evals file checked against its
-    run's manifest as it is read; a run that cannot be read is left out). Cached per ledger head."""
+    run's manifest as it is read; a run that cannot be read, or that is foreign —
+    :func:`evotree.harness.provenance.check_run` — is left out). Cached per ledger head."""
     from evotree.harness.integrity import RunEvidence
     from evotree.harness.runs import runs_dir
 
@@ -287,6 +288,9 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
             started.setdefault(rid, event)
         elif event.kind == "run.finished":
             finished.setdefault(rid, event)
+    from evotree.harness.provenance import check_run, runner_keys_text
+
+    runner_keys = runner_keys_text(ws)
     groups: dict[tuple[str, str | None, str | None], list[RunEvidence]] = {}
     for rid, fin in finished.items():
         manifest = fin.data.get("evidence")
@@ -294,6 +298,8 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
                 or not isinstance(manifest.get("files"), dict) or rid not in started:
             continue
         sdata = started[rid].data
+        if not check_run(ws, rid, str(fin.version), sdata, fin.data, runner_keys=runner_keys).trusted:
+            continue  # foreign evidence (harness.provenance): in no spread, like in no comparison
         seed = fin.data.get("seed", sdata.get("seed"))
         run = RunEvidence(run_id=rid, version=str(fin.version), state="ok",
                           seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,

@@ -933,9 +933,13 @@ def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, A
     """Append ``run.finished``; ``manifest`` (:func:`evidence_manifest`) is recorded as ``evidence``.
 
     ``reserved``: only while the run still holds its reservation (:class:`_AlreadySettled`
-    otherwise: another process settled it first).
+    otherwise: another process settled it first). The event carries ``provenance``
+    (:func:`evotree.harness.provenance.attest_run`): what makes the run count here.
     """
+    from evotree.harness.provenance import attest_run
+
     actor = ws.git.identity()
+    provenance = attest_run(ws, record, manifest)
 
     def change(txn: LedgerTxn) -> Event:
         if reserved and record.run_id not in (txn.meta.get(RESERVATIONS) or {}):
@@ -954,7 +958,8 @@ def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, A
             return Event(kind=EventKind.RUN_FINISHED.value, version=record.version, actor=str(actor),
                          data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
                                "headline": record.headline, "usage": record.usage, "error": record.error,
-                               "account": account, **({"evidence": manifest} if manifest is not None else {})})
+                               "account": account, **({"evidence": manifest} if manifest is not None else {}),
+                               "provenance": provenance})
         version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
             {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": record.headline}
         ]
@@ -971,7 +976,8 @@ def _ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, A
                      data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
                            "headline": record.headline, "usage": record.usage, "error": record.error,
                            **({"account": account} if account != "version" else {}),
-                           **({"evidence": manifest} if manifest is not None else {})})
+                           **({"evidence": manifest} if manifest is not None else {}),
+                           "provenance": provenance})
 
     ws.ledger.transact(change, actor=actor)
 
