@@ -18,6 +18,10 @@ Each run the ledger knows for a version gets one state:
 ``running``     started, and a process on this machine drives it now
 ``unverified``  finished before manifests were recorded: its evidence is there but cannot be
                 checked
+``foreign``     finished, but not recorded by this workspace's evotree nor signed by a runner key
+                the champion's policy lists (:mod:`evotree.harness.provenance`): pulled from
+                someone else, or forged. Shown, never counted; not a problem of the version
+                (the score gate neither counts nor fails on it)
 ``voided``      a person signed it out of the evidence (``evotree runs void RUN_ID --reason``:
                 a ``run.voided`` event whose statement is signed by an allowed signer who did
                 not create the version); readers leave it out of every number and list it
@@ -59,7 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["STATES", "PROBLEM_STATES", "RUN_VOIDED_EVENT", "RUN_VOID_TYPE", "RunEvidence", "EvidenceCheck",
            "EvidenceChanged", "VoidChecker", "find_run", "register_void_checker", "verify_run_evidence", "evidence_findings"]
 
-STATES = ("ok", "missing", "tampered", "unfinished", "running", "unverified", "voided")
+STATES = ("ok", "missing", "tampered", "unfinished", "running", "unverified", "foreign", "voided")
 #: The ledger event that takes a run out of the evidence, and the type of its signed statement.
 RUN_VOIDED_EVENT = "run.voided"
 RUN_VOID_TYPE = "evotree.run-void"
@@ -293,9 +297,12 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
     compares them with the manifest its ``run.finished`` recorded. Runs are ordered by when the
     ledger recorded them. Never raises for a problem with a run: that is the run's state.
     """
+    from evotree.harness.provenance import check_run, runner_keys_text
+
     record = ws.resolve(version)
     base = runs_dir(ws)
     runs: list[RunEvidence] = []
+    runner_keys: str | None = None
     for run_id, slot in _ledger_runs(ws, record.id).items():
         started, finished = slot["started"], slot["finished"]
         sdata = started.data if started is not None else {}
@@ -313,8 +320,17 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
             else:
                 run.problems = ["the ledger has run.started but no run.finished, and no process drives it"]
         else:
+            if runner_keys is None:
+                runner_keys = runner_keys_text(ws)
+            # who recorded it decides before what it holds: foreign evidence is never read
+            verdict = check_run(ws, run_id, record.id, sdata if started is not None else None, fdata,
+                                runner_keys=runner_keys)
             manifest = fdata.get("evidence")
-            if isinstance(manifest, dict):
+            if not verdict.trusted:
+                run.state, run.problems = "foreign", [str(verdict.reason)]
+                if isinstance(manifest, dict):
+                    run.digest, run.host = manifest.get("digest"), manifest.get("host")
+            elif isinstance(manifest, dict):
                 run.digest, run.host = manifest.get("digest"), manifest.get("host")
                 listed = manifest.get("files")
                 run.expected = dict(listed) if isinstance(listed, dict) else None
