@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import InvalidState
 from evotree.core.ledger import Event, EventKind, LedgerTxn
-from evotree.core.refs import CHAMPION_REF
+from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.core.safegit import approver_process, refuse_program_settings
 from evotree.gates.errors import GateFailed, TamperingFound
 from evotree.gates.signing import canonical, delete_tag, run_git, sha256_hex, sign_tag
@@ -122,6 +122,13 @@ def _record_promotion(ws: Workspace, policy: Policy, report: GateReport, approve
             raise InvalidState(f"the ledger's champion is now {txn.meta.get('champion')}, not {policy.champion}",
                                fix="another promotion landed first; evaluate again against the new champion")
         record = txn.require(report.version)
+        tip = ws.git.ref_target(branch_ref(report.version))
+        if tip is None or str(tip) != report.commit:
+            raise InvalidState(
+                f"{report.version} changed while it was under review: its branch is at "
+                f"{str(tip)[:10] if tip is not None else 'nothing'}, the reviewed commit is {report.commit[:10]}; "
+                "nothing was promoted", fix=f"review the new commit: evotree promote {report.version} again",
+                version=report.version)
         record.updated_at = statement["at"]
         txn.put(record)
         txn.meta["champion"] = report.version

@@ -388,7 +388,10 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
 
     sources = scan_runs(runs_dir)
     if hide_judge:
-        sources.records = [{k: v for k, v in r.items() if k != "headline"} for r in sources.records]
+        from evotree.core.visibility import coarsen_run
+
+        # the judge's figures, timing and log tails never enter the views (not redacted after a query)
+        sources.records = [{k: v for k, v in coarsen_run(r).items() if k != "headline"} for r in sources.records]
     findings = _findings_files(Path(findings_dir) if findings_dir is not None else None)
     con = duckdb.connect(":memory:")
     try:

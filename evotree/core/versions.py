@@ -32,7 +32,7 @@ from evotree.core.ledger import (
     VersionStatus,
     utcnow,
 )
-from evotree.core.refs import CHAMPION_ALIAS, VersionId, branch_name, branch_ref
+from evotree.core.refs import CHAMPION_ALIAS, CHAMPION_REF, VersionId, branch_name, branch_ref
 from evotree.core.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -89,7 +89,8 @@ def create_version(
     (``evotree serve --as NAME``: the principal comes from the server, not from the environment).
     """
     parent_record = ws.resolve(parent)
-    tip = _branch_tip(ws, parent_record)
+    tip = _champion_commit(ws) if parent_record.id == ws.champion() else None
+    tip = tip if tip is not None else _branch_tip(ws, parent_record)
     return _new_version(
         ws, commit=tip, parents=[parent_record.id], hypothesis=hypothesis, name=name, worktree=worktree,
         creator=creator, worktree_parent=worktree_parent,
@@ -280,6 +281,14 @@ def _require_message(text: str, what: str) -> str:
     if not text:
         raise InvalidState(f"a {what} is required and must not be empty", fix='pass -m "what you expect and why"')
     return text
+
+
+def _champion_commit(ws: Workspace) -> pygit2.Oid | None:
+    """The champion's promoted commit (the signed one a verb pinned, else the champion ref), not its
+    branch tip: a commit that landed on the branch after the review is not part of the champion."""
+    if ws.pinned_commit:
+        return ws.git.repo[ws.pinned_commit].id
+    return ws.git.ref_target(CHAMPION_REF)
 
 
 def _branch_tip(ws: Workspace, record: VersionRecord) -> pygit2.Oid:

@@ -48,7 +48,8 @@ from typing import Any
 
 from evotree.core.errors import InvalidState
 
-__all__ = ["FINALIZE_META", "HIDDEN_SPLITS", "REFUSED", "HiddenUntilFinalize", "hidden", "hidden_finding", "redact",
+__all__ = ["FINALIZE_META", "HIDDEN_SPLITS", "REFUSED", "HiddenUntilFinalize", "coarsen_run", "hidden", "hidden_finding",
+           "redact",
            "refuse_if_hidden"]
 
 #: The ledger's meta key set by the ``finalize`` event: the boundary is lifted once it exists.
@@ -74,6 +75,8 @@ _AUDIT_SCORES = ("raw_score", "leak_adjusted_score", "leak_zeroed_score")
 #: a failed run's note quotes the failing phase's log (evotree.harness.runs.log_tail_note): the eval
 #: phase's is the judge's output
 _JUDGE_NOTE = re.compile(r"\b(eval\.(?:out|err) ends: ).*", re.DOTALL)
+#: text about the judge phase's output or failure (a note quoting its log, an error naming it)
+_JUDGE_PHASE_TEXT = re.compile(r"\beval[ ._-]?(?:phase|out|err|log)|\bjudge\b", re.IGNORECASE)
 
 
 class HiddenUntilFinalize(InvalidState):
@@ -129,8 +132,55 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+#: phases whose timing and log are the judge's (EvoPolicyGym: the eval phase plays the hidden seeds)
+JUDGE_PHASES = ("eval",)
+_RUN_TIME_KEYS = ("wall_seconds", "cpu_seconds")
+
+
+def _run_like(data: dict[Any, Any]) -> bool:
+    return "run_id" in data and ("phases" in data or "wall_seconds" in data)
+
+
+def coarsen_run(data: dict[str, Any]) -> dict[str, Any]:
+    """A run's record as it may be shown while hidden: the judge phase keeps only whether it
+    completed (``ok``), the run's wall and CPU seconds are its own phases' (the judge's left out),
+    its end time is left out, and a failure's note and error quote no judge output."""
+    out = dict(data)
+    phases = out.get("phases")
+    if isinstance(phases, dict):
+        shown = {}
+        for name, phase in phases.items():
+            if name in JUDGE_PHASES and isinstance(phase, dict):
+                shown[name] = {"ok": phase.get("returncode") == 0}
+            else:
+                shown[name] = phase
+        out["phases"] = shown
+        for key in _RUN_TIME_KEYS:
+            if key in out:
+                out[key] = round(sum(float(p.get(key) or 0.0) for n, p in phases.items()
+                                     if n not in JUDGE_PHASES and isinstance(p, dict)), 3)
+    if "ended_at" in out:
+        out["ended_at"] = None
+    for key in ("error", "note"):
+        if isinstance(out.get(key), str) and _JUDGE_PHASE_TEXT.search(out[key]):
+            out[key] = "the judge phase did not complete (its output is hidden until finalize)"
+    if isinstance(out.get("notes"), list):
+        out["notes"] = [n for n in out["notes"] if not (isinstance(n, str) and _JUDGE_PHASE_TEXT.search(n))]
+    return out
+
+
 def redact(data: Any) -> Any:
     """``data`` (JSON-like values, dataclasses, tuples) with every hidden figure taken out; a copy."""
+    if dataclasses.is_dataclass(data) and not isinstance(data, type) and hasattr(data, "to_dict") \
+            and hasattr(data, "run_id") and hasattr(data, "phases"):
+        shown = redact(coarsen_run(data.to_dict()))  # a run record: coarsened, then redacted like a dict
+        clone = copy.copy(data)
+        for f in dataclasses.fields(data):
+            if f.name in shown:
+                object.__setattr__(clone, f.name, shown[f.name])
+        return clone
+    if isinstance(data, dict) and _run_like(data):
+        data = coarsen_run(data)
     if isinstance(data, str):
         data = _JUDGE_NOTE.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
         return _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data) if _HIDDEN_TEXT.search(data) else data

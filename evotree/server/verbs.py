@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError
 from evotree.verbs import Session
-from evotree.verbs.policy import shown
+from evotree.verbs.policy import hidden_now, shown
 from evotree.verbs.principal import Principal, PrincipalError, UnknownRun, pin_principal
 
 if TYPE_CHECKING:
@@ -121,13 +121,16 @@ class Verbs:
             return state
 
     def tree_encoded(self) -> Encoded:
-        """``tree`` as encoded once per ledger head."""
-        state = self.ledger_state(self.open())
+        """``tree`` as encoded once per ledger head (as the verb layer shows it)."""
+        ws = self.open()
+        state = self.ledger_state(ws)
         assert state.tree is not None
+        if hidden_now(ws):
+            return Encoded.of(shown(ws, state.tree.data, hide=True))
         return state.tree
 
     def tree(self) -> dict[str, Any]:
-        return shown(self.open(), self.tree_encoded().data)
+        return self.tree_encoded().data
 
     def show(self, version: str) -> dict[str, Any]:
         """``evotree show V --json``: the record, children and events from the ledger state, the
@@ -148,10 +151,10 @@ class Verbs:
         if view is None:  # created after the state was read: the library's own view
             from evotree.core.versions import show_version
 
-            shown = show_version(ws, version).to_dict()
+            detail = show_version(ws, version).to_dict()
             if not own:
-                shown["uncommitted"] = []
-            return shown
+                detail["uncommitted"] = []
+            return shown(ws, detail)
         tip = ws.git.ref_target(branch_ref(record.id))
         commits: list[dict[str, str]] = []
         if tip is not None:
@@ -168,9 +171,9 @@ class Verbs:
                                 "author": f"{commit.author.name} <{commit.author.email}>"})
         exists = bool(record.worktree) and ws.absolute(record.worktree or "").exists()
         uncommitted = ws.git.status_porcelain(ws.absolute(record.worktree or "")) if exists and own else []
-        return {"version": view, "tip": str(tip) if tip is not None else None, "commits": commits,
-                "worktree_exists": exists, "uncommitted": uncommitted,
-                "events": state.by_version.get(record.id, []), "v": 1}
+        return shown(ws, {"version": view, "tip": str(tip) if tip is not None else None, "commits": commits,
+                          "worktree_exists": exists, "uncommitted": uncommitted,
+                          "events": state.by_version.get(record.id, []), "v": 1})
 
     def log(self, version: str | None = None, limit: int | None = None) -> dict[str, Any]:
         ws = self.open()
@@ -178,7 +181,7 @@ class Verbs:
             version = ws.resolve(version).id
         state = self.ledger_state(ws)
         events = state.events if version is None else state.by_version.get(version, [])
-        return {"v": 1, "events": events if limit is None else events[:limit]}
+        return shown(ws, {"v": 1, "events": events if limit is None else events[:limit]})
 
     def branch(self, hypothesis: str, parent: str = "champion", name: str | None = None,
                skills: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
