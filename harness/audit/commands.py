@@ -103,12 +103,16 @@ class Hit:
     rule: str  # short name of the rule: "git log --all", "reads .git/packed-refs", ...
     command: str  # the simple command, re-joined
     revisions: tuple[str, ...] = ()  # revisions named (may be cleared by ancestry / provenance)
+    #: the output line that shows the leak (content provenance), quoted
+    output: str = ""
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"code": self.code, "severity": self.severity, "rule": self.rule,
                                   "command": self.command}
         if self.revisions:
             out["revisions"] = list(self.revisions)
+        if self.output:
+            out["output"] = self.output
         return out
 
 

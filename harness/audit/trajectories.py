@@ -39,7 +39,8 @@ __all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory
            "findings_from_verdicts", "read_or_unreadable", "HISTORY_CODES"]
 
 #: Codes that count a trajectory as "using git history" for the rate.
-HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read", "audit.future_hash"})
+HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read", "audit.future_hash",
+                           "audit.future_content"})
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 _EXAMPLES = 5
 
@@ -68,6 +69,16 @@ class Ancestry:
                                   fix="pass the task's base commit (--base HASH)") from None
         self.path = str(repo)
         self._cache: dict[str, str] = {}
+        self._index: Any = None
+
+    def index(self) -> Any:
+        """The :class:`~evotree.harness.audit.provenance.ProvenanceIndex` of this repository and
+        base (built once, on first use)."""
+        if self._index is None:
+            from evotree.harness.audit.provenance import build_index
+
+            self._index = build_index(self.path, str(self.base))
+        return self._index
 
     def status(self, word: str) -> str:
         """'ancestor' (the base or before it), 'future' (a commit not behind the base), or
@@ -156,6 +167,7 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
             kept.append(hit)
         verdict.hits += kept
     if ancestry is not None:
+        verdict.hits += _content_hits(traj, ancestry)
         future = _future_hashes(traj, ancestry)
         if future:
             verdict.future_hashes = future
@@ -184,6 +196,32 @@ def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequen
         if not seen:
             return None
     return "seen"
+
+
+
+def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
+    """Content provenance (:mod:`evotree.harness.audit.provenance`): outputs showing what only
+    the task's future holds, whatever command printed them."""
+    from evotree.harness.audit.provenance import scan_outputs
+
+    found = scan_outputs(ancestry.index(), [s.output for s in traj.steps], [s.command for s in traj.steps],
+                         traj.text)
+    hits = []
+    for c in found:
+        command = traj.steps[c.step].command if c.step >= 0 else "(observation text)"
+        if c.kind == "object":
+            kind = ancestry.index().objects.get(c.commit, "object")
+            if kind in ("commit", "tag"):
+                continue  # hash ancestry reports these (audit.future_hash), with commands and text too
+            rule = f"output shows future {kind} {c.commit[:12]}"
+        elif c.kind == "line":
+            rule = f"output shows a line future commit {c.commit[:12]} adds: {c.what[:80]!r}"
+        elif c.kind == "tag":
+            rule = f"output shows tag {c.what} of future commit {c.commit[:12]}"
+        else:
+            rule = f"output shows the subject of future commit {c.commit[:12]}: {c.what[:80]!r}"
+        hits.append(Hit("audit.future_content", c.severity, rule, command[:300], (c.commit,), c.line))
+    return hits
 
 
 def _future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
@@ -233,6 +271,8 @@ _TITLES = {
     "audit.hidden_data_read": "touched hidden data (judge files, hidden tests, eval splits)",
     "audit.test_write": "wrote, moved or deleted tests, conftest.py or sitecustomize",
     "audit.unreadable": "could not be read whole (unknown format, or steps the readers cannot parse)",
+    "audit.future_content": "saw in tool outputs what only the task's future holds (objects, subjects, tags, "
+                            "lines of future commits)",
 }
 _SUGGESTIONS = {
     "audit.git_history_leak": "sanitize the task repositories (`evotree audit repo PATH --sanitize`: only the base "
@@ -243,6 +283,8 @@ _SUGGESTIONS = {
     "audit.hidden_data_read": "keep hidden data outside the candidate's reach (judge paths are exported only to "
                               "the judge); re-run",
     "audit.test_write": "tests are the judge's: make them read-only or restore them before judging; re-run",
+    "audit.future_content": "the task repository holds its own future: sanitize it (`evotree audit repo PATH "
+                            "--sanitize`) and re-run; do not promote on this score",
     "audit.unreadable": "convert the file to a format the audit reads (docs/audit.md) or extend the reader; "
                         "an unread trajectory is not a clean one",
 }
@@ -279,8 +321,11 @@ def findings_from_verdicts(verdicts: Sequence[TrajectoryVerdict], *, version: st
             if len(examples) >= _EXAMPLES:
                 break
             if Severity.parse(h.severity) == worst:
-                examples.append({"trajectory": v.id, "task_id": v.task_id, "phase": v.phase, "source": v.source,
-                                 "command": h.command[:300], "rule": h.rule})
+                example = {"trajectory": v.id, "task_id": v.task_id, "phase": v.phase, "source": v.source,
+                           "command": h.command[:300], "rule": h.rule}
+                if h.output:
+                    example["output"] = h.output
+                examples.append(example)
         count = len(high_trajs) if worst >= Severity.HIGH else len(trajs)
         of = f" of {total}" if total else ""
         title = f"{count}{of} trajector{'y' if count == 1 else 'ies'} {_TITLES.get(code, code)}"

@@ -1,0 +1,286 @@
+"""Content provenance: what a trajectory's tool outputs show that only the task's future holds.
+
+A rule per spelling trails the next spelling; what the agent *saw* does not depend on how it typed
+the command. :class:`ProvenanceIndex` indexes, for one task repository and its base, what is not
+reachable from the base:
+
+* every object id (commits, trees, blobs, tags) the object store holds beyond the base, matched
+  in full and by the abbreviations git prints (7 or more leading hex digits; a prefix shared with
+  an object the base reaches proves nothing and is ignored);
+* the subjects of commits beyond the base;
+* the names of tags that point at commits beyond the base;
+* the distinctive lines those commits add: not blank, not trivial (at least
+  :data:`MIN_LINE` characters and :data:`MIN_ALNUM` letters or digits), and not occurring
+  as a line of the base's tree (tag names and subjects: anywhere in a line of it).
+
+Subjects and tag names that occur in the base's tree (an issue file quoting the fix's title, a
+changelog naming the next release) are left out for the same reason.
+
+:func:`scan_outputs` reads a trajectory's recorded tool outputs (per step; the observation text
+when no step has one) and returns :class:`ContentHit` s, each quoting the output line and naming
+the future object. Two things an honest agent can produce itself are not held against it: a line
+it typed in an earlier command (it wrote the same fix), and a blob or tree id on a diff's
+``index a..b`` header line (its own identical file has the same blob id). One future line alone
+is a ``warn`` (an honest fix can coincide with the reference in one line); two or more, or any
+id, subject or tag name, is ``high``.
+
+Cost: one object listing, one walk of the base, one ``git log -p`` over the commits beyond the
+base and one read of the base's files (``bench/bench_audit_provenance.py``, BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ProvenanceIndex", "ContentHit", "build_index", "scan_outputs", "MIN_LINE", "MIN_ALNUM"]
+
+#: a line must be this long (after stripping) to count as distinctive
+MIN_LINE = 16
+#: ... and hold this many letters or digits
+MIN_ALNUM = 8
+#: a subject shorter than this is not distinctive ("Fix typo")
+MIN_SUBJECT = 12
+#: a commit adding more lines than this is a vendored import or a generated file: its lines are
+#: indexed only up to this many
+MAX_LINES_PER_COMMIT = 2000
+_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_INDEX_LINE = re.compile(r"[ \t]*index [0-9a-f]{7,40}\.\.[0-9a-f]{7,40}")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+_TOKEN_SPLIT = re.compile(r"[\s(),;:/'\"`\[\]{}<>]+")
+
+
+@dataclass
+class ProvenanceIndex:
+    """What is not reachable from a task repository's base (module doc)."""
+
+    base: str
+    objects: dict[str, str] = field(default_factory=dict)  # full id -> type, beyond the base
+    subjects: dict[str, str] = field(default_factory=dict)  # subject -> commit id
+    tags: dict[str, str] = field(default_factory=dict)  # tag name -> commit id
+    lines: dict[str, str] = field(default_factory=dict)  # stripped line -> commit id
+    seconds: float = 0.0
+    _prefix7: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _base_prefix7: set[str] = field(default_factory=set, repr=False)
+
+    def object_for(self, word: str) -> tuple[str, str] | None:
+        """(full id, type) of the one future object ``word`` abbreviates; None when it names none,
+        or when the prefix is shared with an object the base reaches (ambiguous: proves nothing)."""
+        word = word.lower()
+        candidates = self._prefix7.get(word[:7])
+        if not candidates or word[:7] in self._base_prefix7 and len(word) < 40:
+            return None
+        found = [c for c in candidates if c.startswith(word)]
+        if len(found) != 1:
+            return None
+        return found[0], self.objects[found[0]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base": self.base, "objects": len(self.objects), "subjects": len(self.subjects),
+                "tags": len(self.tags), "lines": len(self.lines), "seconds": round(self.seconds, 4)}
+
+
+@dataclass(frozen=True)
+class ContentHit:
+    """One output line of a trajectory that shows something only the future holds."""
+
+    step: int  # index of the step whose output it is (-1: the observation text)
+    kind: str  # object | subject | tag | line
+    what: str  # the id / subject / tag / line matched
+    commit: str  # the future object (a commit id; the object itself for blobs and trees)
+    line: str  # the output line, as recorded (cut to 300 characters)
+    severity: str = "high"
+
+
+def _distinctive(line: str) -> bool:
+    return len(line) >= MIN_LINE and len(_ALNUM.findall(line)) >= MIN_ALNUM
+
+
+def build_index(repo: str | os.PathLike[str], base: str | None = None) -> ProvenanceIndex:
+    """Index what ``repo`` holds beyond ``base`` (default HEAD); see the module doc."""
+    from evotree.harness.audit.repo import _all_objects, _git, _open, _resolve, _rev_list_objects
+
+    started = time.perf_counter()
+    r = _open(repo)
+    base_id = str(_resolve(r, base).id)
+    objects = _all_objects(r.gitdir)
+    reachable = _rev_list_objects(r.gitdir, [base_id])
+    index = ProvenanceIndex(base=base_id)
+    for oid, kind in objects.items():
+        if oid not in reachable:
+            index.objects[oid.decode()] = kind.decode()
+    for oid in reachable:
+        index._base_prefix7.add(oid[:7].decode())
+    for oid in index.objects:
+        index._prefix7.setdefault(oid[:7], []).append(oid)
+    commits = [oid for oid, kind in index.objects.items() if kind == "commit"]
+    candidates: dict[str, tuple[str, str]] = {}  # text -> (kind, commit)
+    if commits:
+        out = _git(r.gitdir, "-c", "log.showRoot=true", "log", "--no-walk=unsorted", "--stdin", "-p",
+                   "--diff-merges=first-parent", "--no-ext-diff", "--no-textconv", "--no-color",
+                   "--no-renames", "--format=%x01%H%x02%s", "-U0",
+                   stdin=("\n".join(commits) + "\n").encode())
+        current = ""
+        added = 0
+        for raw in out.decode("utf-8", "replace").split("\n"):
+            if raw.startswith("\x01"):
+                current, _, subject = raw[1:].partition("\x02")
+                added = 0
+                subject = subject.strip()
+                if len(subject) >= MIN_SUBJECT:
+                    candidates.setdefault(subject, ("subject", current))
+            elif raw.startswith("+") and not raw.startswith("+++ ") and added < MAX_LINES_PER_COMMIT:
+                line = raw[1:].strip()
+                if _distinctive(line):
+                    added += 1
+                    candidates.setdefault(line, ("line", current))
+    future_commits = set(commits)
+    for ref in r.repo.references:
+        if not ref.startswith("refs/tags/"):
+            continue
+        try:
+            target = r.repo.revparse_single(ref).peel(_commit_type())
+        except Exception:  # noqa: BLE001 - a tag of a tree or blob, or a broken one: not a commit
+            continue
+        if str(target.id) in future_commits and len(ref) > len("refs/tags/") + 1:
+            candidates.setdefault(ref[len("refs/tags/"):], ("tag", str(target.id)))
+    present = _in_tree(r.repo, base_id, [t for t, (k, _) in candidates.items() if k != "line"],
+                       [t for t, (k, _) in candidates.items() if k == "line"])
+    for text, (kind, commit) in candidates.items():
+        if text in present:
+            continue
+        if kind == "subject":
+            index.subjects[text] = commit
+        elif kind == "tag":
+            index.tags[text] = commit
+        else:
+            index.lines[text] = commit
+    index.seconds = time.perf_counter() - started
+    return index
+
+
+def _commit_type() -> Any:
+    import pygit2
+
+    return pygit2.Commit
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _in_tree(repo: Any, base: str, texts: Sequence[str], lines: Iterable[str] = ()) -> set[str]:
+    """Which of ``texts`` occur inside the text files of ``base``'s tree, and which of ``lines``
+    equal a stripped line of them. One pass over the base's blobs (binary files and files over
+    4 MB skipped); each text is looked for (as a substring) only in the blobs holding its longest
+    word, so the cost grows with the size of the base, not with the number of texts."""
+    import pygit2
+
+    by_word: dict[str, list[str]] = {}
+    for text in texts:
+        words = _WORD.findall(text.lower())
+        if words:
+            by_word.setdefault(max(words, key=len), []).append(text)
+    wanted = set(lines)
+    found: set[str] = set()
+    if not by_word and not wanted:
+        return found
+    keys = set(by_word)
+    stack = [repo.revparse_single(base).peel(pygit2.Commit).tree]
+    while stack:
+        tree = stack.pop()
+        for entry in tree:
+            if entry.type_str == "tree":
+                stack.append(repo[entry.id])
+                continue
+            if entry.type_str != "blob" or entry.filemode == pygit2.GIT_FILEMODE_COMMIT:
+                continue
+            blob = repo[entry.id]
+            if blob.size > 4_000_000 or blob.is_binary:
+                continue
+            text = blob.data.decode("utf-8", "replace")
+            if wanted:
+                found |= wanted.intersection(map(str.strip, text.split("\n")))
+            if keys:
+                for word in keys.intersection(_WORD.findall(text.lower())):
+                    found.update(t for t in by_word[word] if t in text)
+    return found
+
+
+#: what tools put before a line of a file or a subject, removed in turn (each over a whole output)
+_STRIP = tuple(re.compile(p, re.M) for p in (
+    r"^[+\-> ]|^[E>] +",                                  # diff markers, pytest's "E   " / ">   "
+    r"^[^\s:]+:\d+[:-]|^[^\s:]+[:-]",                      # grep / rg "path:12:" or "path:"
+    r"^\s*\d+[\t:|] ?",                                    # cat -n, nl, numbered views
+    r"^[*|\\/ ]*(?:commit )?[0-9a-f]{7,40}\s+(?:\([^)]*\)\s+)?",  # log --oneline / --graph / commit X
+))
+
+
+def _quote(out: str, needle: str) -> str:
+    """The line of ``out`` holding ``needle`` (cut to 300 characters)."""
+    at = out.find(needle)
+    if at < 0:
+        return needle[:300]
+    start = out.rfind("\n", 0, at) + 1
+    end = out.find("\n", at)
+    return out[start:end if end >= 0 else len(out)].strip()[:300]
+
+
+def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands: Sequence[str] = (),
+                 text: str | None = None) -> list[ContentHit]:
+    """Future objects, subjects, tag names and lines in the recorded outputs (module doc).
+
+    ``outputs[k]`` is step k's output and ``commands[k]`` its command (a line the trajectory
+    typed before step k printed it is its own). ``text``: the observation text, read as one
+    output when no step recorded one. Each output is read whole by a few C-level passes (hex
+    words, tokens, its lines with and without the prefixes tools add), not line by line."""
+    sources: list[tuple[int, str]] = [(k, o) for k, o in enumerate(outputs) if o]
+    if not sources and text:
+        sources = [(-1, text)]
+    hits: list[ContentHit] = []
+    seen: set[tuple[str, str]] = set()
+    for k, out in sources:
+        for m in _HEX.finditer(out):
+            word = m.group(0)
+            if word.isdigit():
+                continue
+            found = index.object_for(word)
+            if found is None:
+                continue
+            oid, kind = found
+            start = out.rfind("\n", 0, m.start()) + 1
+            if kind in ("blob", "tree") and _INDEX_LINE.match(out, start):
+                continue  # the agent's own identical file has the same blob id
+            if ("object", oid) not in seen:
+                seen.add(("object", oid))
+                hits.append(ContentHit(k, "object", word, oid, _quote(out[start:], word)))
+        if index.tags:
+            names = set(_TOKEN_SPLIT.split(out)).intersection(index.tags)
+            names.update(t for t in index.tags if "/" in t and t in out)  # "release/2.0": split apart above
+            for name in sorted(names):
+                if ("tag", name) not in seen:
+                    seen.add(("tag", name))
+                    hits.append(ContentHit(k, "tag", name, index.tags[name], _quote(out, name)))
+        variants = [out] + [p.sub("", out) for p in _STRIP]
+        stripped: set[str] = set()
+        for variant in variants:
+            stripped.update(map(str.strip, variant.split("\n")))
+        for cand in stripped.intersection(index.subjects):
+            if ("subject", cand) not in seen:
+                seen.add(("subject", cand))
+                hits.append(ContentHit(k, "subject", cand, index.subjects[cand], _quote(out, cand)))
+        matched = stripped.intersection(index.lines)
+        if matched:
+            typed = "\n".join(c for c in commands[:k + 1] if c) if k >= 0 else ""
+            for cand in sorted(matched):
+                if ("line", cand) not in seen and cand not in typed:
+                    seen.add(("line", cand))
+                    hits.append(ContentHit(k, "line", cand, index.lines[cand], _quote(out, cand)))
+    lines = [h for h in hits if h.kind == "line"]
+    if len(lines) == 1 and len(hits) == 1:
+        hits = [ContentHit(h.step, h.kind, h.what, h.commit, h.line, "warn") for h in hits]
+    return hits
