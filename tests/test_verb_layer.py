@@ -87,6 +87,8 @@ def test_a_fetched_unsigned_champion_is_shown_and_never_acted_on(shared: dict[st
         error = cli.json(*args, code=33)["error"]
         assert error["code"] == "untrusted_state", args
         assert "evotree verify" in error["fix"] and error["details"]["problems"], args
+    agent = json.loads(cli("agent", "--as", "bot", "--json", "--", "true", code=33).stdout)
+    assert agent["error"]["code"] == "untrusted_state"  # the agent's sandbox settings would be the stranger's
     assert not marker.exists()  # the stranger's command never ran
     # the Python API and the agent server are the same verbs
     with pytest.raises(EvotreeError, match="not backed by signed promotions"):

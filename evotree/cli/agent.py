@@ -78,7 +78,7 @@ def register(cli: click.Group) -> None:
                     text = content if isinstance(content, str) else json.dumps(content, indent=2) + "\n"
                     click.echo(f"# {name}: {entry['file']}\n{text}")
             return
-        from evotree.cli.common import open_workspace
+        from evotree.cli.common import open_workspace, session
 
         try:
             if not command:
@@ -92,7 +92,8 @@ def register(cli: click.Group) -> None:
                 raise AgentError(f"--env {', '.join(missing_env)}: not set in this environment",
                                  fix="export it first, or drop the --env option")
             asked = [v.strip() for item in versions for v in item.split(",") if v.strip()]
-            ws = open_workspace()
+            open_workspace()  # marks runs whose process died as crashed, and says so
+            ws = session().act()  # the sandbox's settings are the signed champion's: refused when unsigned
             plan = prepare_agent(ws, who, versions=asked, network=network)
             if not as_json:
                 shown = ", ".join(plan.versions) or "none yet (branch through the tools)"
