@@ -50,9 +50,11 @@ judge_paths = ["judge/"]
 timeout_seconds = 600
 
 [protect]
-# program.md: "Modify train.py - this is the only file you edit"
+# program.md: "Modify train.py - this is the only file you edit". A version whose patch (against v0)
+# touches any other file (prepare.py, data/, program.md) is refused before it runs (exit 40,
+# patch_rejected); `paths` are the policy files, judged by the protected gate
 base = "root"
-paths = ["evotree.toml", "judge/", "gates/", "prepare.py", "data/", "program.md"]
+paths = ["evotree.toml", "judge/", "gates/"]
 editable = ["train.py"]
 
 [budget]
@@ -89,10 +91,11 @@ command = "python -P -m evotree.domains.autoresearch.judge --metric val_bpb --di
 judge_paths = ["judge/"]
 
 [protect]
-# program.md: train.py is the only file you edit; prepare.py (data, tokenizer, evaluate_bpb) is read-only
+# program.md: train.py is the only file you edit; prepare.py (data, tokenizer, evaluate_bpb), the
+# project files and program.md are read-only: a version whose patch (against v0) touches any of them
+# is refused before it runs (exit 40, patch_rejected). `paths`: the policy, judged by the protected gate
 base = "root"
-paths = ["evotree.toml", "judge/", "gates/", "prepare.py", "pyproject.toml", "uv.lock", ".python-version",
-         "program.md", "program.evotree.md"]
+paths = ["evotree.toml", "judge/", "gates/"]
 editable = ["train.py"]
 
 [budget]
