@@ -1,0 +1,105 @@
+"""git is recognised by what runs, not by its name (issue 29 item 4).
+
+Each evasion that read the future branch with no finding while plain git in the same run was
+flagged: git under another argv[0] (``exec -a``), a renamed copy, git through the dynamic loader,
+git exec'd from an in-memory file. The compiled tracer now records, when the program exits, the
+binary the kernel loaded (``/proc/PID/exe``: device, inode, SHA-256 of its content) and every file
+mapped executable; the trace names a row git when that content is a git of this machine."""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import pytest
+from test_runtime_trace import _run_traced, seccomp_raw
+
+from evotree.harness import sandbox
+from evotree.harness.audit.trace import TRACE_FILE, git_identities, identify, merge_seccomp, write_trace
+from evotree.harness.audit.trajectories import audit_trajectories
+
+_LOADER = (glob.glob("/lib64/ld-linux-*.so.*") + glob.glob("/lib/ld-linux-*.so.*") + [""])[0]
+_MEMFD = ("python3 -c \"import os; fd = os.memfd_create('x'); os.write(fd, open('/usr/bin/git', 'rb').read()); "
+          "os.execv(f'/proc/self/fd/{fd}', ['m', 'log', '--all', '--oneline'])\"")
+EVASIONS = {
+    "exec -a": "(exec -a harmless git log --all --oneline)",
+    "renamed copy": "cp /usr/bin/git /tmp/notgit && /tmp/notgit log --all --oneline",
+    "ld.so": f"{_LOADER} /usr/bin/git log --all --oneline",
+    "ld.so renamed copy": f"cp /usr/bin/git /tmp/tool && {_LOADER} /tmp/tool log --all --oneline",
+    "memfd": _MEMFD,
+}
+
+
+@pytest.fixture
+def seccomp(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "TRACER", "seccomp")
+    if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
+        pytest.skip("needs bubblewrap and the compiled seccomp tracer (a C compiler)")
+    if not git_identities():
+        pytest.skip("no git on this machine")
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", sorted(EVASIONS))
+def test_git_under_any_name_is_a_git_row_and_the_audit_flags_it(tmp_path: Path, seccomp: None, name: str) -> None:
+    if "ld.so" in name and not _LOADER:
+        pytest.skip("no dynamic loader at the usual path")
+    proc, rows = _run_traced(tmp_path, EVASIONS[name] + " >/dev/null; exit 0")
+    assert proc.returncode == 0, proc.stderr
+    gits = [r for r in rows if r.get("program") == "git"]
+    assert any(r["argv"] == ["git", "log", "--all", "--oneline"] for r in gits), [
+        (r.get("argv"), r.get("exe")) for r in rows]
+    audit = audit_trajectories([tmp_path / "evidence" / TRACE_FILE])
+    assert any(h.code == "audit.git_history_leak" and h.severity == "high" for h in audit.verdicts[0].hits)
+    if name == "memfd":
+        (row,) = [r for r in gits if r.get("anonymous_exe")]
+        assert row["anonymous_exe"].startswith("/memfd:") and row["unreadable"] is True
+
+
+@pytest.mark.heavy
+def test_an_honest_program_is_not_taken_for_git(tmp_path: Path, seccomp: None) -> None:
+    proc, rows = _run_traced(tmp_path, "python3 -c 'print(1)'; cp /usr/bin/true /tmp/git-lookalike; "
+                                       "/tmp/git-lookalike log --all; ls >/dev/null")
+    assert proc.returncode == 0, proc.stderr
+    assert not [r for r in rows if r.get("program") == "git"], rows
+    assert all(r.get("exe_sha256") for r in rows if r["kind"] == "exec" and r.get("exit") is not None)
+
+
+def test_identify_by_content_hash_from_rows(tmp_path: Path) -> None:
+    """The rows the tracer writes, as data: the exe's hash decides, whatever argv[0] and path say."""
+    git_hash, other = "a" * 64, "b" * 64
+    raw = seccomp_raw([
+        {"kind": "exec", "pid": 5, "path": "/tmp/x", "argv": ["x", "log", "--all"], "cwd": "/w"},
+        {"kind": "exit", "pid": 5, "status": 0, "cmdline": ["x", "log", "--all"], "exe": "/tmp/x",
+         "exe_sha256": git_hash, "mapped": ["/tmp/x"], "mapped_sha256": [git_hash]},
+        {"kind": "exec", "pid": 6, "path": "/usr/bin/git", "argv": ["git", "status"], "cwd": "/w"},
+        {"kind": "exit", "pid": 6, "status": 0, "cmdline": ["git", "status"], "exe": "/usr/bin/git",
+         "exe_sha256": git_hash, "mapped": [], "mapped_sha256": []},
+        {"kind": "exec", "pid": 7, "path": "/usr/bin/true", "argv": ["true"], "cwd": "/w"},
+        {"kind": "exit", "pid": 7, "status": 0, "cmdline": ["git", "reflog"], "exe": "/memfd:y (deleted)",
+         "exe_sha256": git_hash, "mapped": [], "mapped_sha256": []},
+        {"kind": "exec", "pid": 8, "path": "/usr/bin/ls", "argv": ["ls"], "cwd": "/w"},
+        {"kind": "exit", "pid": 8, "status": 0, "cmdline": ["ls"], "exe": "/usr/bin/ls", "exe_sha256": other,
+         "mapped": [], "mapped_sha256": []},
+    ])
+    rows = identify(merge_seccomp(raw), frozenset({git_hash}))
+    by_pid = {r["pid"]: r for r in rows}
+    assert by_pid[5]["argv"] == ["git", "log", "--all"] and by_pid[5]["argv_called"] == ["x", "log", "--all"]
+    assert by_pid[6]["argv"] == ["git", "status"] and "argv_called" not in by_pid[6]
+    # a thread swapped the path: the tracer read /usr/bin/true, the kernel ran git (from a memfd)
+    assert by_pid[7]["program"] == "git" and by_pid[7]["argv_at_exit"] == ["git", "reflog"]
+    assert by_pid[7]["anonymous_exe"] == "/memfd:y (deleted)"
+    assert "program" not in by_pid[8]
+    (tmp_path / "raw").write_text(raw)
+    assert write_trace(tmp_path / "raw", tmp_path / TRACE_FILE)  # sealed and readable
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 29 item 4, second half): reading .git/objects or packs "
+                   "without running git (zlib by hand, pygit2, dulwich) starts no program: the trace, which "
+                   "sees execve/connect/exit_group only, has no row of it")
+@pytest.mark.heavy
+def test_git_storage_read_with_zlib_is_a_row(tmp_path: Path, seccomp: None) -> None:
+    script = ("python3 -c \"import zlib, pathlib; [zlib.decompress(p.read_bytes()) for p in "
+              "pathlib.Path('.git/objects').glob('??/*')]\"")
+    _, rows = _run_traced(tmp_path, script)
+    assert any("/.git/objects" in str(r.get("path")) for r in rows if r.get("kind") == "open")
