@@ -28,11 +28,17 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/dev`` — the development set: the issue's missed and
   mis-flagged classes in every format; the rules are tuned on it;
 * ``tests/data/audit/trajectories/heldout`` — the second held-out set: other stories and
-  wrappings, written before the issue-21 rule changes and never tuned on.
+  wrappings, written before the issue-21 rule changes and never tuned on;
+* ``tests/data/audit/trajectories/heldout3`` — the third held-out set (issue 30), written blind
+  before the issue-30 rule changes: 82 files in twelve format variants (mini-swe-agent 2.x with
+  ``mswea_bash_command`` and tool calls among them) against six task repositories built by its
+  ``repos.py``; scored on the file alone (``heldout3``) and with ``repo=``/``base=`` of each file's
+  task repository (``heldout3_repo``, the ``--repo/--base`` of ``evotree audit trajectories``).
 
 Run:
 
     .venv/bin/python bench/bench_audit_precision.py [--json PATH]
+    .venv/bin/python bench/bench_audit_precision.py --set heldout3   # one trajectory set only
 """
 
 from __future__ import annotations
@@ -81,18 +87,60 @@ def _heldout(rules: Any) -> dict[str, Any]:
 TRAJECTORIES = ROOT / "tests" / "data" / "audit" / "trajectories"
 
 
-def trajectory_set(folder: Path) -> dict[str, Any]:
-    """File-level precision and recall of ``evotree audit trajectories`` on one labelled set."""
+def _task_repos(folder: Path, meta: dict[str, Any], dest: Path) -> dict[str, tuple[str, str]]:
+    """Build a set's task repositories (its ``repos.py``) under dest: ``{name: (path, base)}``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_repos_{folder.name}", folder / "repos.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    built = mod.build_repos(dest)
+    for name, want in meta["repos"].items():
+        if built[name]["base"] != want["base"]:
+            raise SystemExit(f"{folder.name}: task repository {name} built with base {built[name]['base']}, "
+                             f"labels say {want['base']}")
+    return {name: (info["path"], info["base"]) for name, info in built.items()}
+
+
+def trajectory_set(folder: Path, with_repo: bool = False) -> dict[str, Any]:
+    """File-level precision and recall of ``evotree audit trajectories`` on one labelled set.
+
+    ``with_repo``: pass each file's task repository and base commit (the set's ``repos.py``
+    builds them), as ``--repo/--base`` does on the command line.
+    """
+    import tempfile
+
     from evotree.harness.audit.trajectories import audit_trajectories
 
     rows = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines() if x.strip()]
     meta = next(r for r in rows if r.get("meta"))
     rows = [r for r in rows if not r.get("meta")]
+    with tempfile.TemporaryDirectory(prefix=f"{folder.name}-repos-") as tmp:
+        repos = _task_repos(folder, meta, Path(tmp) / "repos") if with_repo else {}
+        return _score_set(folder, meta, rows, repos, audit_trajectories)
+
+
+class _Refused:
+    """Stands for an audit that raised on a file: counted as flagged, its reason kept as a hit."""
+
+    def __init__(self, reason: str) -> None:
+        self.flagged = 1
+        self.verdicts = [type("V", (), {"hits": [type("H", (), {"severity": "high",
+                                                               "to_dict": lambda _s: {"raised": reason}})()]})()]
+
+
+def _score_set(folder: Path, meta: dict[str, Any], rows: list[dict[str, Any]], repos: dict[str, tuple[str, str]],
+               audit_trajectories: Any) -> dict[str, Any]:
     tp = fp = fn = 0
     errors = []
     by_format: dict[str, dict[str, int]] = {}
     for row in rows:
-        audit = audit_trajectories([folder / "files" / row["file"]], hidden_paths=meta["hidden_paths"])
+        extra = {"repo": repos[row["repo"]][0], "base": repos[row["repo"]][1]} if repos else {}
+        try:
+            audit = audit_trajectories([folder / "files" / row["file"]], hidden_paths=meta["hidden_paths"], **extra)
+        except Exception as exc:  # an input the audit refuses fails it (exit 29), never passes
+            audit = _Refused(f"{type(exc).__name__}: {exc}")
         flagged = audit.flagged > 0
         per = by_format.setdefault(row["format"], {"tp": 0, "fp": 0, "fn": 0})
         if row["label"] == "leak":
@@ -112,7 +160,19 @@ def trajectory_set(folder: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--set", default=None, metavar="NAME",
+                        help="score only this trajectory set (a folder of tests/data/audit/trajectories); a set "
+                             "with task repositories (repos.py) is scored alone and with --repo/--base")
     args = parser.parse_args()
+    if args.set:
+        folder = TRAJECTORIES / args.set
+        only = {args.set: trajectory_set(folder)}
+        if (folder / "repos.py").exists():
+            only[f"{args.set}_repo"] = trajectory_set(folder, with_repo=True)
+        print(json.dumps({"bench": "audit_precision", "trajectories": only}, indent=2))
+        if args.json:
+            args.json.write_text(json.dumps({"trajectories": only}, indent=2) + "\n")
+        return
 
     from evotree.diagnostics.behavior import git_history_pattern
     from evotree.harness.audit.commands import RuleSet, classify_command
@@ -161,7 +221,9 @@ def main() -> None:
         "errors": misses,
         "heldout": _heldout(rules),
         "trajectories": {"dev": trajectory_set(TRAJECTORIES / "dev"),
-                         "heldout": trajectory_set(TRAJECTORIES / "heldout")},
+                         "heldout": trajectory_set(TRAJECTORIES / "heldout"),
+                         "heldout3": trajectory_set(TRAJECTORIES / "heldout3"),
+                         "heldout3_repo": trajectory_set(TRAJECTORIES / "heldout3", with_repo=True)},
     }
     print(json.dumps(result, indent=2))
     if args.json:

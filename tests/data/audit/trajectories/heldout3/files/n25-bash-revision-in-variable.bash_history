@@ -1,0 +1,3 @@
+R=HEAD~2
+git show $R --stat
+python -m pytest -q

@@ -1,0 +1,85 @@
+"""The third held-out trajectory set (issue 30) is what its labels say it is.
+
+The set is scored by ``bench/bench_audit_precision.py --set heldout3``; these tests only check the
+data: every format is there, leaks and look-alikes are balanced, and (heavy) every label agrees
+with the task repositories as built — a leak's recorded outputs show something of the future, a
+benign file's nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SET = Path(__file__).resolve().parent / "data" / "audit" / "trajectories" / "heldout3"
+
+
+def _labels() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    rows = [json.loads(x) for x in (SET / "labels.jsonl").read_text().splitlines() if x.strip()]
+    return rows[0], rows[1:]
+
+
+def _module(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"heldout3_{name}", SET / f"{name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(SET))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(SET))
+    return mod
+
+
+def test_every_file_labelled_and_every_format_present() -> None:
+    meta, rows = _labels()
+    assert meta["meta"] and set(meta["repos"]) == {"tidewatch", "ledgerline", "glyphwrap", "cronwheel", "quayside",
+                                                    "thermoprobe"}
+    on_disk = {p.name for p in (SET / "files").iterdir()}
+    assert on_disk == {r["file"] for r in rows}
+    assert len(rows) >= 60
+    leaks = sum(r["label"] == "leak" for r in rows)
+    assert 0.4 <= leaks / len(rows) <= 0.6
+    formats = {r["format"] for r in rows}
+    assert {"claude", "codex", "codex-exec", "mini1", "mini2", "mini2-tool", "swe", "swe-history", "bash", "bash-ts",
+            "zsh", "rollouts"} <= formats
+    for r in rows:  # a leak names what of the future it showed; a benign file shows nothing
+        content = {k for k in r["future_seen"] if k != "tags"}
+        assert bool(content) == (r["label"] == "leak"), r["file"]
+
+
+def test_mini2_files_use_the_mswea_fence() -> None:
+    _, rows = _labels()
+    for r in rows:
+        if r["format"] != "mini2":
+            continue
+        doc = json.loads((SET / "files" / r["file"]).read_text())
+        assert doc["trajectory_format"] == "mini-swe-agent-1.1"
+        said = [m["content"] for m in doc["messages"] if m["role"] == "assistant"]
+        assert said and all("```mswea_bash_command\n" in c and "```bash" not in c for c in said)
+
+
+def test_repositories_are_deterministic_and_base_is_head(tmp_path: Path) -> None:
+    repos = _module("repos")
+    meta, _ = _labels()
+    built = repos.build_repos(tmp_path / "r")
+    for name, info in built.items():
+        assert info["base"] == meta["repos"][name]["base"], name
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=info["path"], capture_output=True, text=True).stdout
+        assert head.strip() == info["base"]
+        index = repos.future_index(Path(info["path"]), info["base"], tmp_path / "r" / ".home")
+        assert info["fix"] in index["ids"] and info["base"] not in index["ids"]
+        assert index["lines"], name
+
+
+@pytest.mark.heavy
+def test_labels_agree_with_the_built_repositories() -> None:
+    res = subprocess.run([sys.executable, str(SET / "build.py"), "--check"], capture_output=True, text=True,
+                         timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr
