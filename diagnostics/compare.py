@@ -155,6 +155,11 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
         excluded = [r for r in check.problems if since is None or (r.started_at or "") > since]
         why = (f"; {len(excluded)} run(s) the ledger records cannot be used ({_problem_text(excluded)})"
                if excluded else "")
+        foreign = [r.run_id for r in check.by_state("foreign")]
+        if foreign:  # pulled from someone else (or forged): listed, never counted (harness.provenance)
+            why += (f"; {len(foreign)} run(s) are foreign here ({', '.join(foreign[:3])}"
+                    f"{' …' if len(foreign) > 3 else ''}): recorded by another workspace and not signed by a "
+                    "runner key the champion lists, so not counted (docs/cluster.md: runner keys)")
         if commit is not None and usable and _eval_rows(runs_dir(ws), usable, split):
             raise NoScores(
                 f"none of the {len(usable)} scored run(s) of {record.id} is of the commit compared "

@@ -233,13 +233,13 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
                    "default: [executor].evidence_uri when set); the ref then holds the files' hashes.")
 @outputs(renderer("share_result"))
 def push(remote: str | None, store: str | None) -> Any:
-    """Share run evidence: archive finished runs in refs/evotree/runs/ and push them to REMOTE.
+    """Share the tree and its evidence: archive finished runs in refs/evotree/runs/, push every ref a clone needs.
 
     \b
     REMOTE defaults to origin. Each run's run.json, Parquet, evidence/ and logs/ become one
     content-addressed commit on refs/evotree/runs/<run_id> (`evotree run` archives its runs
-    already; `git push origin 'refs/evotree/*'` pushes them with the tree). A clone then runs
-    `evotree pull` to compare, diagnose, gate and report like the machine that ran them.
+    already). Pushed with them: the version branches, the ledger, champion, memory, judge store
+    and the signed promotion tags refs/tags/evotree/*. A clone then runs `evotree pull`.
     Never forced: a remote ref that names other evidence is refused. A run over 256 MiB goes to
     --store instead (its ref keeps the URI and the files' sha256; `evotree pull` checks them).
     """
@@ -259,16 +259,36 @@ def push(remote: str | None, store: str | None) -> Any:
 @click.argument("remote", required=False)
 @click.option("--local", "local", is_flag=True,
               help="Fetch nothing: write back runs from the local refs (e.g. after `git clean -xdf`).")
+@click.option("--store", default=None, metavar="URI",
+              help="Where large runs are read from (default: [executor].evidence_uri); the address a "
+                   "remote's pointer names is never used.")
 @outputs(renderer("share_result"))
-def pull(remote: str | None, local: bool) -> Any:
-    """Fetch run evidence (refs/evotree/runs/*) from REMOTE and write back the runs missing here.
+def pull(remote: str | None, local: bool, store: str | None) -> Any:
+    """Fetch what a clone needs from REMOTE and write back the runs missing here.
 
-    REMOTE defaults to origin. Runs this machine has are left as they are. What counts is still
-    decided by the ledger: evidence that differs from its run.finished manifest is `tampered`.
+    \b
+    REMOTE defaults to origin. Fetched: the version branches, the ledger, champion, memory, judge
+    store, harness, run evidence (refs/evotree/*) and the signed promotion tags
+    (refs/tags/evotree/*). A local ref only moves forward; a diverged one is listed, unchanged.
+    Runs this machine has are left as they are. Capped by [share] max_object_mb / max_total_mb.
+    What counts is still decided here: evidence that differs from its run.finished manifest is
+    `tampered`, and runs recorded by another workspace are `foreign` (shown, never counted)
+    unless signed by a runner key the champion lists (docs/cluster.md).
     """
-    from evotree.harness.share import pull_evidence
+    from evotree.core.errors import NotAWorkspace
+    from evotree.harness.share import fetch_shared, pull_evidence
 
-    return pull_evidence(open_workspace(), remote, fetch=not local)
+    try:
+        ws = open_workspace()
+    except NotAWorkspace:
+        if local:
+            raise
+        # a fresh clone: fetch the tree first (default [share] caps), then write back its runs
+        first = fetch_shared(click.get_current_context().find_root().obj["dir"], remote)
+        result = pull_evidence(open_workspace(), remote, fetch=False, store=store)
+        result.remote, result.updated, result.rejected = first.remote, first.updated, first.rejected
+        return result
+    return pull_evidence(ws, remote, fetch=not local, store=store)
 
 
 @cli.command()
