@@ -646,15 +646,28 @@ def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: 
     assert report.to_dict()["gates"][3]["numbers"]["acknowledged_by"] == BOB
 
 
-def test_a_run_planned_under_a_moved_champion_is_reported_by_verify(gws: Path, keys: dict[str, Any]) -> None:
-    """Move the champion ref to a commit of one's own (its own policy: no train gate), run, move it
-    back and delete the reflog: the run.started event still names the foreign judge commit."""
+def test_a_run_under_a_moved_champion_is_refused_and_a_recorded_one_is_reported(gws: Path, keys: dict[str, Any]
+                                                                                  ) -> None:
+    """Move the champion ref to a commit of one's own (its own policy: no train gate): the run is
+    refused before anything is planned (the trust root). A run.started that names a foreign judge
+    commit all the same (written by hand, the ref moved back and its reflog deleted) is reported."""
     v1 = new_version(gws)
     original = git(gws, "rev-parse", "refs/evotree/champion")
-    git(gws, "update-ref", "refs/evotree/champion", git(gws, "rev-parse", f"evotree/{v1}"))
-    subprocess.run([str(EVOTREE_BIN), "-C", str(gws), "run", v1], capture_output=True, check=False)
+    moved = git(gws, "rev-parse", f"evotree/{v1}")
+    git(gws, "update-ref", "refs/evotree/champion", moved)
+    before = len(list(Workspace.open(gws).ledger.entries()))
+    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(gws), "run", v1], capture_output=True, text=True, check=False)
+    assert proc.returncode == 33 and "evotree verify" in proc.stderr, proc.stderr
+    assert len(list(Workspace.open(gws).ledger.entries())) == before  # nothing planned, reserved or run
     git(gws, "update-ref", "refs/evotree/champion", original)
     (gws / ".git" / "logs" / "refs" / "evotree" / "champion").unlink()
+    ws = Workspace.open(gws)
+
+    def started(txn: LedgerTxn) -> Event:
+        return Event(kind=EventKind.RUN_STARTED.value, version=v1, actor=str(ws.git.identity()),
+                     data={"run_id": "r-forged", "judge_commit": moved})
+
+    ws.ledger.transact(started, actor=ws.git.identity())
     report = Cli(gws).json("verify", code=33)
     off = [p for p in report["problems"] if p["kind"] == "run_off_chain"]
     assert len(off) == 1 and "was moved for it" in off[0]["message"] and off[0]["version"] == v1
