@@ -241,8 +241,10 @@ TIME_BUDGET = 300
 
 
 def evaluate_bpb(lr, seed):
-    import random
-    return 1.0 + abs(lr - 0.04) + random.Random(seed).gauss(0, 0.002)
+    import os, random
+    # the data cache, as autoresearch keeps it: outside the repository, under ~/.cache/autoresearch
+    noise = float(open(os.path.expanduser("~/.cache/autoresearch/noise.txt")).read())
+    return 1.0 + abs(lr - 0.04) + random.Random(seed).gauss(0, noise)
 '''
 STAND_IN_TRAIN = '''\
 import os
@@ -265,6 +267,10 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     """`evotree init --protocol autoresearch` in a repository that has its own train.py and
     prepare.py: the metric is read from the summary lines; one GPU per run (a stand-in device)."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # the rules ask for one GPU per run
+    home = tmp_path / "home"
+    (home / ".cache" / "autoresearch").mkdir(parents=True)
+    (home / ".cache" / "autoresearch" / "noise.txt").write_text("0.002\n")
+    monkeypatch.setenv("HOME", str(home))  # init names the data cache under the user's home
     repo = _repo(tmp_path / "autoresearch")
     (repo / "prepare.py").write_text(STAND_IN_PREPARE)
     (repo / "train.py").write_text(STAND_IN_TRAIN)
@@ -275,6 +281,7 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     written = cli.json("init", "--protocol", "autoresearch")
     assert (repo / "evotree.toml").is_file() and (repo / "program.evotree.md").is_file(), written
     assert (repo / "prepare.py").read_text() == STAND_IN_PREPARE
+    assert f"{home}/.cache/autoresearch" in (repo / "evotree.toml").read_text()  # read-only in the sandbox
     runs = cli.json("run", "v0", "--seeds", "4")["runs"]
     assert [r["status"] for r in runs] == ["succeeded"] * 4
     assert all(r["headline"]["n"] == 1 for r in runs)  # one number per run: the summary's val_bpb

@@ -78,10 +78,12 @@ domain = "custom"
 
 [train]
 # program.md's "uv run train.py > run.log 2>&1": evotree's runner runs train.py, writes run.log and
-# records its summary. The phase runs in a sandbox without the repository's .venv or the network:
-# point PYTHON at an environment outside the repository (see the doc), listed in read_paths below.
-# HOME: prepare.py finds its data cache at ~/.cache/autoresearch (the sandbox's own HOME is private).
-command = "env HOME={home} HF_HUB_OFFLINE=1 TRITON_CACHE_DIR=/tmp/triton python -P -m evotree.domains.autoresearch.runner --metric val_bpb -- python train.py"
+# records its summary. The phase runs in a sandbox with a private HOME, without the repository's
+# .venv and without the network: the data cache (prepare.py reads ~/.cache/autoresearch) and the
+# flash-attention kernel (~/.cache/huggingface) are linked in from the read-only read_paths below,
+# and the last "python" should be an interpreter with train.py's packages, outside the repository
+# and readable in the sandbox (docs/protocols/autoresearch.md, "A GPU run of karpathy/autoresearch")
+command = "sh -c 'mkdir -p $HOME/.cache && ln -sfn {home}/.cache/autoresearch $HOME/.cache/autoresearch && ln -sfn {home}/.cache/huggingface $HOME/.cache/huggingface && HF_HUB_OFFLINE=1 exec python -P -m evotree.domains.autoresearch.runner --metric val_bpb -- python train.py'"
 # program.md: "If a run exceeds 10 minutes, kill it and treat it as a failure"
 timeout_seconds = 600
 
