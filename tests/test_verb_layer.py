@@ -315,3 +315,18 @@ def test_every_verb_of_every_face_obeys_the_boundary_and_renders(tmp_path: Path)
         with pytest.raises(EvotreeError, match="hides"):
             call()
     assert api.query(api.open(repo), "SELECT * FROM evals").num_rows == 0
+
+
+def test_the_ledger_refuses_an_unknown_meta_key_and_non_finite_numbers(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "ws")
+    init_workspace(repo)
+    ws = Workspace.open(repo)
+    head = git(repo, "rev-parse", "refs/evotree/ledger")
+    for key, value in (("champoin", "v9"), ("usage", {"usd": float("inf")})):
+        def change(txn: LedgerTxn, key: str = key, value: Any = value) -> Event:
+            txn.meta[key] = value  # type: ignore[literal-required]
+            return Event(kind=EventKind.VERSION_STATUS.value, version=None, actor="x", data={})
+
+        with pytest.raises((EvotreeError, ValueError)):
+            ws.ledger.transact(change, actor=ws.git.identity())
+    assert git(repo, "rev-parse", "refs/evotree/ledger") == head  # nothing written

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Any, TypedDict
 
 import pygit2
 
@@ -175,7 +175,44 @@ def _shard(version_id: str) -> str:
 
 
 def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, sort_keys=True, indent=1) + "\n").encode()
+    # allow_nan=False: Infinity or NaN never enter the ledger (a sum of huge spends once did)
+    return (json.dumps(data, sort_keys=True, indent=1, allow_nan=False) + "\n").encode()
+
+
+class LedgerMeta(TypedDict, total=False):
+    """``meta.json`` of the ledger's tree: the tree-wide state beside the version records.
+
+    Every key any layer writes is listed here; :meth:`LedgerTxn.write_tree` refuses an unknown key
+    or a value that is not finite JSON, so a typo or an overflow cannot land in the ledger.
+    """
+
+    v: int
+    #: the champion's version id (moved only by a signed promotion: evotree.gates.promote)
+    champion: str | None
+    #: the highest version number handed out (branch ids are v<N+1>)
+    last_number: int
+    #: events appended so far (the ledger's own counter)
+    events: int
+    created_at: str
+    #: the tree's usage (evotree.harness.budget.Usage.to_dict): runs, seconds, episodes, USD, tokens
+    usage: dict[str, Any]
+    #: runs reserved and not yet finished, by run id (evotree.harness.runs)
+    reservations: dict[str, Any]
+    #: the champion re-runs account, by champion id (evotree.harness.budget)
+    champion_reruns: dict[str, Any]
+    #: the judge commit in force ({"commit": ...}, evotree.gates.judges)
+    judge: dict[str, Any]
+    #: the analyzers' lineage (evotree.gates.harnesses) and the one in force
+    harnesses: dict[str, Any]
+    harness_active: str
+    #: the search's one held-out evaluation (evotree.gates.finalize) and its own account
+    finalize: dict[str, Any]
+    finalize_usage: dict[str, Any]
+    #: the protocol the workspace was made for (init --protocol), when any
+    protocol: str
+
+
+META_KEYS = frozenset(LedgerMeta.__annotations__)
 
 
 class LedgerTxn:
@@ -185,10 +222,12 @@ class LedgerTxn:
         self._repo = repo
         self.head = head
         self._tree = head.tree if head is not None else None
-        self.meta: dict[str, Any] = (
+        self.meta: LedgerMeta = (
             json.loads(self._read("meta.json")) if self._tree is not None else
             {"v": SCHEMA_VERSION, "champion": None, "last_number": -1, "events": 0}
         )
+        #: keys the head's meta already had (a ledger written by another evotree release is kept as it is)
+        self._read_keys = frozenset(self.meta)
         self._changed: dict[str, VersionRecord] = {}
 
     def _read(self, path: str) -> bytes:
@@ -235,6 +274,10 @@ class LedgerTxn:
             commit = commit.parents[0] if commit.parents else None
 
     def write_tree(self) -> pygit2.Oid:
+        unknown = sorted(set(self.meta) - META_KEYS - self._read_keys)
+        if unknown:  # a bug of the writer (a misspelled key): nothing is written
+            raise EvotreeError(f"ledger meta has unknown key(s) {', '.join(unknown)} (known: LedgerMeta)",
+                               fix="a bug in evotree: report it")
         repo = self._repo
         root = repo.TreeBuilder(self._tree) if self._tree is not None else repo.TreeBuilder()
         versions_tree = None
