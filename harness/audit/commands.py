@@ -105,6 +105,12 @@ class Hit:
     revisions: tuple[str, ...] = ()  # revisions named (may be cleared by ancestry / provenance)
     #: the output line that shows the leak (content provenance), quoted
     output: str = ""
+    #: every revision expression the hit rests on, as typed (``v1.1.0``, ``ORIG_HEAD:f``,
+    #: ``A..B``): resolved in the task repository when there is one, and judged by ancestry
+    refs: tuple[str, ...] = ()
+    #: True for a revision the spelling alone cannot judge (``git show v1.1.0`` may name a path):
+    #: kept only when the task repository resolves it to a commit beyond the base
+    candidate: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"code": self.code, "severity": self.severity, "rule": self.rule,
@@ -113,6 +119,8 @@ class Hit:
             out["revisions"] = list(self.revisions)
         if self.output:
             out["output"] = self.output
+        if self.refs:
+            out["refs"] = list(self.refs)
         return out
 
 
@@ -1311,7 +1319,12 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
 
 # ----------------------------------------------------------------------------- revisions
 HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
-_HEAD_REL = re.compile(r"^(HEAD|@|ORIG_HEAD)?([~^][0-9]*)*$")
+_HEAD_REL = re.compile(r"^(HEAD|@)?([~^][0-9]*)*$")
+#: a release tag's spelling (v1.2.3, 2.0.1, v3.1-rc1): a revision, not a path
+_TAG_LIKE = re.compile(r"^v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z][\w.]*)?$")
+#: references git's own operations write (the image's ORIG_HEAD may point at the future fix)
+_SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
+                  "BISECT_HEAD", "AUTO_MERGE")
 
 
 def is_head_relative(rev: str) -> bool:
@@ -1347,7 +1360,8 @@ def _rev_kind(word: str) -> str | None:
         if HEX_REV.match(part):
             kinds.add("hash")
         elif (part.startswith(("refs/", "origin/", "upstream/", "remotes/")) or "@{" in part
-              or ":" in word or ".." in word or part in ("FETCH_HEAD", "MERGE_HEAD", "stash", "-")):
+              or ":" in word or ".." in word or part in _SPECIAL_HEADS or part in ("stash", "-")
+              or _TAG_LIKE.match(part) or part.endswith("^{}") or "^{" in part):
             kinds.add("ref")
         elif "/" in part or "." in part or part.startswith("*"):
             continue  # a path
@@ -1383,12 +1397,13 @@ _GIT_OPT_ARG = frozenset({"-n", "--max-count", "--skip", "--since", "--until", "
                           "--conflict", "--pathspec-from-file", "--message", "--file", "--template"})
 _REV_SUBS = frozenset({"show", "diff", "checkout", "restore", "reset", "ls-tree", "blame", "grep",
                        "archive", "format-patch", "log", "shortlog", "whatchanged", "rev-list", "show-branch",
-                       "difftool", "annotate", "name-rev", "describe", "cherry", "range-diff"})
+                       "difftool", "annotate", "name-rev", "describe", "cherry", "range-diff", "diff-tree",
+                       "merge-base", "read-tree"})
 _REF_SUBS = frozenset({"switch", "cherry-pick", "merge", "rebase", "revert", "pull"})
 _ALWAYS = {
     "reflog": "git reflog lists commits beyond the base",
     "fsck": "git fsck finds dangling and unreachable objects",
-    "cat-file": "git cat-file reads the object store directly",
+    "cat-file": None,
     "for-each-ref": "git for-each-ref lists every reference",
     "show-ref": "git show-ref lists every reference",
     "bundle": "git bundle packs references beyond the base",
@@ -1449,8 +1464,15 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
         return hits
     code = "audit.git_history_leak"
 
-    def hit(severity: str, rule: str, revisions: tuple[str, ...] = ()) -> None:
-        hits.append(Hit(code, severity, rule, joined, revisions))
+    def hit(severity: str, rule: str, revisions: tuple[str, ...] = (), refs: tuple[str, ...] = ()) -> None:
+        hits.append(Hit(code, severity, rule, joined, revisions, refs=refs))
+
+    def candidate(word: str) -> None:
+        """A word in a revision's place that its spelling cannot judge (a path, or a branch or tag
+        name): kept only if the task repository resolves it beyond the base."""
+        if word and not is_head_relative(word) and not word.startswith("-"):
+            hits.append(Hit(code, "info", f"git {sub} {word}: resolved in the task repository", joined,
+                            refs=(word,), candidate=True))
 
     if sub in _NET_SUBS:
         hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network", joined))
@@ -1470,6 +1492,31 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
                          or a in ("--symbolic-full-name",) and "--all" in args), None)
             if flag:
                 hit("high", f"git rev-parse {flag} lists references beyond the base")
+                return hits
+            # `git rev-parse origin/fix` prints the id of a commit beyond the base: what it prints is
+            # no clean provenance for a later `git show <that id>`
+            pos, _ = _positionals([a for a in args if a not in ("--verify", "-q", "--quiet", "--short")
+                                   and not a.startswith("--short=")], sub)
+            for word in pos:
+                kind = _rev_kind(word)
+                if kind in ("hash", "ref", "name"):
+                    hit("warn", f"git rev-parse {word} names a revision outside HEAD's history", _hashes(word),
+                        refs=(word,))
+                else:
+                    candidate(word)
+            return hits
+        if sub == "cat-file":
+            if any(a.startswith(("--batch", "--buffer")) for a in args):
+                hit("high", "git cat-file --batch reads the object store directly")
+                return hits
+            objects = [a for a in args if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")]
+            for word in objects:
+                kind = _rev_kind(word)
+                if kind:  # a hash, or a ref: resolved and judged by ancestry when the repository is known
+                    hit("high", f"git cat-file {word} reads an object outside HEAD's history", _hashes(word),
+                        refs=(word,))
+                elif not is_head_relative(word):
+                    candidate(word)
             return hits
         if why:
             hit("high", why)
@@ -1491,7 +1538,10 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
         for word in pos[1:]:
             kind = _rev_kind(word)
             if kind:
-                hit("high" if kind != "name" else "warn", f"git worktree add of revision {word}", _hashes(word))
+                hit("high" if kind != "name" else "warn", f"git worktree add of revision {word}", _hashes(word),
+                    refs=(word,))
+            else:
+                candidate(word)
         return hits
     if sub in _REV_SUBS or sub in _REF_SUBS:
         if "--stdin" in args and sub in ("log", "rev-list", "shortlog", "whatchanged", "show", "cherry-pick",
@@ -1521,7 +1571,9 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
                     kind = "ref"
                 if kind:
                     hit("high", f"git {sub} {word} moves to a revision outside the task's base",
-                        _hashes(word))
+                        _hashes(word), refs=(word if word != "-" else "@{-1}",))
+                else:
+                    candidate(word)
             if sub == "switch" and "--detach" in args:
                 pass
             return hits
@@ -1562,10 +1614,14 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
         for word in revs:
             kind = _rev_kind(word)
             if kind in ("hash", "ref"):
-                hit("high", f"git {sub} {word} reads a revision outside HEAD's history", _hashes(word))
+                hit("high", f"git {sub} {word} reads a revision outside HEAD's history", _hashes(word),
+                    refs=(word if word != "-" else "@{-1}",))
             elif kind == "name" and sub in ("show", "checkout", "diff", "log", "ls-tree", "archive",
-                                           "format-patch", "whatchanged", "shortlog", "rev-list"):
-                hit("warn", f"git {sub} {word}: a branch or tag name (or a path) — not HEAD", ())
+                                           "format-patch", "whatchanged", "shortlog", "rev-list", "restore",
+                                           "diff-tree", "grep", "reset"):
+                hit("warn", f"git {sub} {word}: a branch or tag name (or a path) — not HEAD", (), refs=(word,))
+            elif kind == "name" or kind is None:
+                candidate(word)
         if pickaxe and not hits and sub in ("log", "whatchanged", "rev-list", "shortlog"):
             hit("warn", f"git {sub} {pickaxe.split('=', 1)[0][:9]} searches history (HEAD's only: no future "
                 "commits)")
@@ -1830,7 +1886,9 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
     definition (variable, alias, script) is involved, otherwise memoized by text — agents repeat
     ``git status``, ``git diff`` and test runs all the time. ``output`` (what the step printed,
     when recorded) tells whether a ``git stash`` saved anything."""
-    if not context.relevant(text) and "stash" not in text:
+    if not context.state.get("orig_head_own") and _ORIG_SETTERS.search(text):
+        context.state["orig_head_own"] = True  # git reset / merge / rebase / pull / am write ORIG_HEAD
+    if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text:
         _, defines = _parse_cached(text)
         if not defines:
             return list(_hits_cached(text, rules))
@@ -1839,8 +1897,15 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
         found = classify(cmd, rules)
         if cmd.argv and _basename(cmd.argv[0]) == "git" and any("stash" in w for w in cmd.argv):
             found = _own_stash(cmd, found, context, output)
+        if context.state.get("orig_head_own"):
+            found = [Hit(h.code, "info", h.rule + " (ORIG_HEAD this trajectory set itself)", h.command)
+                     if h.refs and all(r.startswith("ORIG_HEAD") for r in h.refs) else h for h in found]
         hits += found
     return hits
+
+
+#: commands that write ORIG_HEAD: after one of them, ORIG_HEAD is the trajectory's own HEAD
+_ORIG_SETTERS = re.compile(r"\bgit\b[^|;&\n]*\b(reset|merge|rebase|pull|am)\b")
 
 
 _STASH_REF = re.compile(r"^(?:refs/)?stash(?:@\{(\d+)\})?$")
@@ -1890,5 +1955,6 @@ def _own_stash(cmd: SimpleCommand, hits: list[Hit], context: ShellContext, outpu
 
 def classify_command(text: str, rules: RuleSet = RuleSet()) -> list[Hit]:
     """Parse one command line and apply the rules to each simple command it runs (a trajectory
-    of one step: what the line defines or stashes counts for the rest of it)."""
-    return classify_step(text, rules, ShellContext())
+    of one step: what the line defines or stashes counts for the rest of it). Candidates (revisions
+    only the task repository can judge) are left out: there is no repository here."""
+    return [h for h in classify_step(text, rules, ShellContext()) if not h.candidate]

@@ -50,6 +50,7 @@ MIN_SUBJECT = 12
 #: indexed only up to this many
 MAX_LINES_PER_COMMIT = 2000
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_HEX7 = re.compile(r"(?<![0-9A-Za-z])([0-9a-f]{7})[0-9a-f]{0,33}(?![0-9A-Za-z])")
 _INDEX_LINE = re.compile(r"[ \t]*index [0-9a-f]{7,40}\.\.[0-9a-f]{7,40}")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 _TOKEN_SPLIT = re.compile(r"[\s(),;:/'\"`\[\]{}<>]+")
@@ -66,6 +67,9 @@ class ProvenanceIndex:
     lines: dict[str, str] = field(default_factory=dict)  # stripped line -> commit id
     seconds: float = 0.0
     _prefix7: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    #: the longest identifier of each indexed line and subject: an output holding none of them
+    #: cannot hold a line or a subject (a cheap test before the line-by-line reading)
+    _keys: set[str] = field(default_factory=set, repr=False)
     _base_prefix7: set[str] = field(default_factory=set, repr=False)
 
     def object_for(self, word: str) -> tuple[str, str] | None:
@@ -160,6 +164,10 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
             index.tags[text] = commit
         else:
             index.lines[text] = commit
+    for text in [*index.lines, *index.subjects]:
+        words = _IDENT.findall(text)
+        if words:
+            index._keys.add(max(words, key=len))
     index.seconds = time.perf_counter() - started
     return index
 
@@ -171,6 +179,7 @@ def _commit_type() -> Any:
 
 
 _WORD = re.compile(r"[a-z0-9]+")
+_IDENT = re.compile(r"[A-Za-z0-9_]+")
 
 
 def _in_tree(repo: Any, base: str, texts: Sequence[str], lines: Iterable[str] = ()) -> set[str]:
@@ -220,6 +229,14 @@ _STRIP = tuple(re.compile(p, re.M) for p in (
 ))
 
 
+def _around(out: str, needle: str) -> str:
+    """The line of ``out`` holding ``needle``, whole (for a token check)."""
+    at = out.find(needle)
+    start = out.rfind("\n", 0, at) + 1
+    end = out.find("\n", at)
+    return out[start:end if end >= 0 else len(out)]
+
+
 def _quote(out: str, needle: str) -> str:
     """The line of ``out`` holding ``needle`` (cut to 300 characters)."""
     at = out.find(needle)
@@ -244,7 +261,11 @@ def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands
     hits: list[ContentHit] = []
     seen: set[tuple[str, str]] = set()
     for k, out in sources:
-        for m in _HEX.finditer(out):
+        if index._prefix7.keys().isdisjoint(_HEX7.findall(out)):
+            matches: Any = ()  # no hex word of the output starts like a future object
+        else:
+            matches = _HEX.finditer(out)
+        for m in matches:
             word = m.group(0)
             if word.isdigit():
                 continue
@@ -259,12 +280,17 @@ def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands
                 seen.add(("object", oid))
                 hits.append(ContentHit(k, "object", word, oid, _quote(out[start:], word)))
         if index.tags:
-            names = set(_TOKEN_SPLIT.split(out)).intersection(index.tags)
+            if len(index.tags) <= 64:  # a few tags: look for each (C-level), then check its boundaries
+                names = {t for t in index.tags if t in out and t in _TOKEN_SPLIT.split(_around(out, t))}
+            else:
+                names = set(_TOKEN_SPLIT.split(out)).intersection(index.tags)
             names.update(t for t in index.tags if "/" in t and t in out)  # "release/2.0": split apart above
             for name in sorted(names):
                 if ("tag", name) not in seen:
                     seen.add(("tag", name))
                     hits.append(ContentHit(k, "tag", name, index.tags[name], _quote(out, name)))
+        if index._keys.isdisjoint(_IDENT.findall(out)):
+            continue
         variants = [out] + [p.sub("", out) for p in _STRIP]
         stripped: set[str] = set()
         for variant in variants:

@@ -71,6 +71,65 @@ class Ancestry:
         self._cache: dict[str, str] = {}
         self._index: Any = None
 
+    def resolve(self, expr: str, *, both_ends: bool = False) -> tuple[str, str | None]:
+        """Resolve a revision expression as git does, in this repository, and judge it by
+        ancestry: ('ancestor' | 'future' | 'unknown', the future commit's id or None).
+
+        ``rev:path`` is judged by ``rev``; ``A..B`` by ``B`` (what log shows; ``both_ends`` for
+        diff, which shows both), ``A...B`` by both; ``^A`` excludes and is not judged. HEAD and
+        ``@`` (and ``HEAD~2``, ``@^``) are the trajectory's HEAD: the base. Everything else —
+        tags, branches, ``ORIG_HEAD``, ``FETCH_HEAD``, ``stash@{n}``, reflog selectors,
+        ``@{-1}``, ``^{}`` — is what the repository says it is."""
+        text = expr.strip()
+        if text.startswith(":"):
+            return "ancestor", None  # the index: the working copy's own
+        depth = 0
+        for at, ch in enumerate(text):  # rev:path — the first colon outside @{...}
+            depth += ch == "{"
+            depth -= ch == "}"
+            if ch == ":" and depth <= 0:
+                text = text[:at]
+                break
+        if "..." in text:
+            ends = [e for e in text.split("...", 1)]
+        elif ".." in text:
+            left, right = text.split("..", 1)
+            ends = [left, right] if both_ends else [right]
+        else:
+            ends = [text]
+        states = []
+        for end in ends:
+            end = end or "HEAD"
+            if end.startswith("^"):
+                continue
+            states.append(self._resolve_one(end))
+        future = next((cid for st, cid in states if st == "future"), None)
+        if future is not None:
+            return "future", future
+        if states and all(st == "ancestor" for st, _ in states):
+            return "ancestor", None
+        return "unknown", None
+
+    def _resolve_one(self, rev: str) -> tuple[str, str | None]:
+        import pygit2
+
+        key = "\x00" + rev
+        cached = self._cache.get(key)
+        if cached is not None:
+            state, _, cid = cached.partition(" ")
+            return state, cid or None
+        spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), rev)
+        try:
+            commit = self.repo.revparse_single(spec).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError, AttributeError):
+            result: tuple[str, str | None] = ("unknown", None)
+        else:
+            cid = commit.id
+            result = ("ancestor", None) if cid == self.base or self.repo.descendant_of(self.base, cid) \
+                else ("future", str(cid))
+        self._cache[key] = f"{result[0]} {result[1] or ''}"
+        return result
+
     def index(self) -> Any:
         """The :class:`~evotree.harness.audit.provenance.ProvenanceIndex` of this repository and
         base (built once, on first use)."""
@@ -156,6 +215,19 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
     for k, hits in enumerate(step_hits):
         kept = []
         for hit in hits:
+            if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
+                state, cid = _resolve_refs(hit, ancestry)
+                if state == "future":
+                    hit = Hit(hit.code, "high", f"{hit.rule.split(':')[0] if hit.candidate else hit.rule} "
+                              f"(resolves to commit {cid[:12]}, beyond the base)", hit.command,
+                              hit.revisions or (cid[:12],), refs=hit.refs)
+                    kept.append(hit)
+                    continue
+                if state == "ancestor" and ancestry.trusted:
+                    verdict.cleared.append({**hit.to_dict(), "why": "resolves to the base or its ancestor"})
+                    continue
+            if hit.candidate:
+                continue  # the spelling alone cannot judge it, and no repository said it is beyond the base
             if hit.revisions and hit.severity == "high" and hit.code == "audit.git_history_leak":
                 reason = _clear_reason(hit, k, traj, step_hits, ancestry)
                 if reason == "ancestor":
@@ -175,6 +247,19 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                                     f"saw {len(future)} commit(s) not behind the task's base",
                                     future[0], tuple(future[:_EXAMPLES])))
     return verdict
+
+
+def _resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
+    """The ancestry of every revision a hit rests on: 'future' (and the commit) when one is beyond
+    the base, 'ancestor' when all are the base or behind it, 'unknown' otherwise."""
+    both = hit.command.startswith(("git diff", "git difftool", "git range-diff"))
+    states = [ancestry.resolve(ref, both_ends=both) for ref in hit.refs]
+    future = next((s for s in states if s[0] == "future"), None)
+    if future is not None:
+        return future
+    if states and all(s[0] == "ancestor" for s in states):
+        return "ancestor", None
+    return "unknown", None
 
 
 def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]],
