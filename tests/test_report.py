@@ -124,7 +124,9 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
     for gate in result["report"]["gates"]["gates"]:
         assert f" {gate['name']} ({gate['status']}): " in text
     # plots: real PNGs beside the Markdown, linked by relative name
-    assert set(result["report"]["plots"]) == {"scores", "reward", "dead_groups", "task_delta"}  # no entropy signal
+    # no entropy signal; one plot per group of the recorded train signals (loss, reward, sees_*)
+    assert set(result["report"]["plots"]) == {"scores", "reward", "dead_groups", "task_delta", "signals-reward",
+                                              "signals-loss", "signals-other"}
     # the scores plot's points are the runs' (seeds') means, which average to the table's means
     runs = result["report"]["scores"]["run_means"]
     assert len(runs["a"]) == len(runs["b"]) == 2
@@ -135,7 +137,7 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
         assert f'<img src="{file}" width="360" height="206"' in text  # inline, at a comment's size
     assert "No data for: Policy entropy per step" in text
-    assert result["files"][0] == str(out) and len(result["files"]) == 5
+    assert result["files"][0] == str(out) and len(result["files"]) == 1 + len(result["report"]["plots"])
 
 
 def test_the_report_shows_what_changed_against_the_compared_version(rws: Workspace) -> None:
@@ -362,7 +364,7 @@ def test_the_comment_links_its_plots_where_they_are_published(rws: Workspace, tm
             import re
 
             links = re.findall(r'<img src="(https://github\.example/acme/recipes/raw/([0-9a-f]{40})/([^"]+))"', body)
-            assert len(links) == 4
+            assert len(links) == len(second["report"]["plots"]) == 7  # 4 plots, 3 groups of signals
             commit = links[0][1]
             tip = subprocess.run(["git", "-C", str(remote), "rev-parse", f"refs/heads/{ASSETS_BRANCH}"],
                                  capture_output=True, text=True, check=True).stdout.strip()

@@ -113,7 +113,8 @@ def test_html_report_renders_in_chromium(hws: Workspace, tmp_path: Path) -> None
     assert refs.urls and all(v.startswith(("data:", "#")) for _, v in refs.urls), \
         [u for u in refs.urls if not u[1].startswith(("data:", "#"))]
     assert "<link" not in text and text.count("<script src") == 0
-    assert text.count("* plotly.js v") == 1 and "default-src 'none'" in text
+    # plotly.js's basic partial bundle (the figures use only its trace types), once
+    assert text.count("* plotly.js (basic - minified) v") == 1 and "default-src 'none'" in text
     proc = _browser(out.as_uri(), tmp_path / "profile", "--dump-dom")
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = _Dom()
@@ -121,9 +122,11 @@ def test_html_report_renders_in_chromium(hws: Workspace, tmp_path: Path) -> None
     body = next(e for e in dom.elements if e["tag"] == "body")
     report = result["report"]
     names = list(report["plots"])
-    assert names == ["scores", "reward", "dead_groups", "task_delta"]  # no entropy signal here
+    # no entropy signal here; then one plot per group of recorded train signals (reward, loss, other)
+    assert names == ["scores", "reward", "dead_groups", "task_delta", "signals-reward", "signals-loss",
+                     "signals-other"]
     # every plot drawn by Plotly after the scripts ran: its div became a plot with an SVG inside
-    assert body["attrs"]["data-plots"] == "4" and body["attrs"]["data-plots-failed"] == "0"
+    assert body["attrs"]["data-plots"] == str(len(names)) and body["attrs"]["data-plots-failed"] == "0"
     for name in names:
         div = dom.find(id=f"iplot-{name}")[0]
         assert "js-plotly-plot" in div["attrs"]["class"], name
@@ -183,7 +186,7 @@ def test_html_report_renders_in_chromium(hws: Workspace, tmp_path: Path) -> None
     dom = _Dom()
     dom.feed(proc.stdout)
     body = next(e for e in dom.elements if e["tag"] == "body")
-    assert (body["attrs"]["data-plots"], body["attrs"]["data-plots-failed"]) == ("3", "1")
+    assert (body["attrs"]["data-plots"], body["attrs"]["data-plots-failed"]) == (str(len(names) - 1), "1")
     assert body["attrs"]["data-images"] == "1" and body["attrs"]["data-images-ok"] == "true"
     assert [e["inside"][-1] for e in dom.elements if e["tag"] == "img" and "noscript" not in e["under"]] == \
         ["iplot-reward"]
@@ -207,7 +210,7 @@ def test_html_report_without_plotly_shows_the_pngs(hws: Workspace, tmp_path: Pat
     dom = _Dom()
     dom.feed(proc.stdout)
     body = next(e for e in dom.elements if e["tag"] == "body")
-    assert body["attrs"]["data-images"] == "4" and body["attrs"]["data-images-ok"] == "true"
+    assert body["attrs"]["data-images"] == str(len(data.plots)) == "7" and body["attrs"]["data-images-ok"] == "true"
     assert "pip install" in dom.find(id="plots-note")[0]["text"]
 
 
@@ -254,8 +257,9 @@ def test_pr_comment_is_short_with_its_plots_inline(hws: Workspace, tmp_path: Pat
     assert text.index(report["verdict"]["line"][:20]) < first_plot < text.index("### Scores")
     assert "data:" not in text
     images = re.findall(r'<img src="([^"]+)" width="(\d+)" height="(\d+)"', text)
-    assert [src for src, _, _ in images] == [f"{base}/report-{n}.png" for n in ("scores", "reward", "task_delta",
-                                                                               "dead_groups")]
+    assert [src for src, _, _ in images] == [f"{base}/report-{n}.png" for n in (
+        "scores", "reward", "task_delta", "dead_groups",  # inline; the signal groups under "More plots"
+        "signals-reward", "signals-loss", "signals-other")]
     assert all(int(w) <= COMMENT_IMAGE_WIDTH and int(h) < 300 for _, w, h in images)
     # every section after the scores is collapsed
     assert text.count("<details>") >= 4 and "<details><summary><b>Findings</b>" in text

@@ -19,6 +19,7 @@ from typing import Any
 from evotree.harness.sandbox import sandbox_warning
 from evotree.core.errors import EvotreeError
 from evotree.report.model import ReportData, section_unavailable
+from evotree.report.signals import collect_signals
 from evotree.core.workspace import Workspace
 
 __all__ = ["DEAD_STD_EPSILON", "LAYER_ORDER", "build_report"]
@@ -322,10 +323,12 @@ def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"available": True, "reward": {}, "entropy": {}, "dead_groups": {},
                            "entropy_metric": None, "dead_std_epsilon": DEAD_STD_EPSILON}
     try:
+        runs: dict[str, list[str]] = {}
         for version in versions:
             run_ids = [r[0] for r in con.execute(
                 "SELECT run_id FROM runs WHERE version = ? AND status NOT IN ('running', 'invalid')",
                 [version]).fetchall()]
+            runs[version] = run_ids
             if not run_ids:
                 continue
             marks = ", ".join("?" for _ in run_ids)
@@ -358,15 +361,23 @@ def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
             per_run = con.execute(
                 f"SELECT run_id, step, avg(reward) FROM _rollouts WHERE run_id IN ({marks}) AND phase = 'train' "
                 "AND isfinite(reward) GROUP BY run_id, step ORDER BY run_id, step", run_ids).fetchall()
-            runs: dict[str, list[list[float]]] = {}
+            runs_of: dict[str, list[list[float]]] = {}
             for run_id, step, value in per_run:
                 if step is not None and value is not None:
-                    runs.setdefault(str(run_id), []).append([int(step), float(value)])
-            if len(runs) > 1:  # the seed band of the reward curve
-                out.setdefault("reward_runs", {})[version] = list(runs.values())
+                    runs_of.setdefault(str(run_id), []).append([int(step), float(value)])
+            if len(runs_of) > 1:  # the seed band of the reward curve
+                out.setdefault("reward_runs", {})[version] = list(runs_of.values())
+        # every recorded signal, grouped, the recipe's declared headline first (evotree.report.signals)
+        out["signals"] = collect_signals(con, runs, declared=_declared_headline(ws))
     finally:
         con.close()
     return out
+
+
+def _declared_headline(ws: Workspace) -> str | None:
+    """The train signal the recipe declares as its headline (``[train].headline_signal``), if any."""
+    value = getattr(ws.config.train, "headline_signal", None)
+    return str(value) if isinstance(value, str) and value.strip() else None
 
 
 # ----------------------------------------------------------------------------- verdict

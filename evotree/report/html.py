@@ -21,7 +21,7 @@ from typing import Any
 
 from evotree.report.collect import LAYER_ORDER
 from evotree.report.model import ReportData
-from evotree.report.plots import PLOTS
+from evotree.report.plots import PLOTS, plot_order, plot_titles
 
 __all__ = ["render_html"]
 
@@ -200,12 +200,17 @@ def _plots(data: ReportData, plots: dict[str, str], figures: dict[str, str] | No
     if not plots and not figures:
         return '<p class="na">No plots: no curve or comparison data.</p>'
     figures = figures or {}
+    titles = plot_titles(data)
+    parts_names: list[str] = []
     parts = [f'<p class="na" id="plots-note">{_e(note)}</p>'] if note else []
-    for name in [n for n in PLOTS if n in plots or n in figures]:
+    for name in plot_order(data, set(plots) | set(figures)):
+        if name not in PLOTS and not any(n not in PLOTS for n in parts_names):
+            parts.append('<h3 id="signals-plots">Recorded train signals</h3>')
+        parts_names.append(name)
         img = ""
         if name in plots:
             encoded = base64.b64encode(Path(plots[name]).read_bytes()).decode("ascii")
-            img = f'<img id="plot-{_e(name)}" alt="{_e(PLOTS[name][0])}" src="data:image/png;base64,{encoded}">'
+            img = f'<img id="plot-{_e(name)}" alt="{_e(titles.get(name, name))}" src="data:image/png;base64,{encoded}">'
         if name in figures:
             parts.append(f'<figure data-plot="{_e(name)}"><div class="iplot" id="iplot-{_e(name)}"></div>'
                          f'{f"<noscript>{img}</noscript>" if img else ""}</figure>'
@@ -213,6 +218,33 @@ def _plots(data: ReportData, plots: dict[str, str], figures: dict[str, str] | No
         else:
             parts.append(img)
     return f'<div class="plots">{"".join(parts)}</div>'
+
+
+def _signals(data: ReportData) -> str:
+    """Every recorded train signal, by group (the headline first): last value per version, range, steps."""
+    signals = (data.curves.get("signals") or {}) if data.curves.get("available") else {}
+    groups = signals.get("groups") or []
+    if not groups:
+        return '<p class="na">No train signals recorded.</p>'
+    versions = [v for v in (data.against, data.version) if v] if data.against != data.version else [data.version]
+    headline = signals.get("headline")
+    head = "".join(f"<th>{_e(v)}: last (min–max, steps)</th>" for v in versions)
+    rows = ""
+    for group in groups:
+        for metric in group["metrics"]:
+            cells = ""
+            for version in versions:
+                s = (signals.get("summary", {}).get(metric) or {}).get(version)
+                cells += ('<td class="num">—</td>' if not s else
+                          f'<td class="num">{s["last"]:.4g} ({s["min"]:.4g}–{s["max"]:.4g}, {s["steps"]})</td>')
+            rows += (f'<tr class="signal" data-metric="{_e(metric)}" data-group="{_e(group["group"])}">'
+                     f'<td>{_e(group["group"])}</td><td><code>{"★ " if metric == headline else ""}{_e(metric)}</code>'
+                     f"</td>{cells}</tr>")
+    note = (f'<p class="na">Headline: {_e(headline)} ({_e(signals.get("headline_source"))}).</p>' if headline
+            else f'<p class="na">{_e(signals.get("headline_source"))}.</p>')
+    more = (f'<p class="na">{signals["left_out"]} more signal(s) left out; <code>evotree export</code> has them '
+            "all.</p>" if signals.get("left_out") else "")
+    return (f'<table id="signals"><tr><th>group</th><th>signal</th>{head}</tr>{rows}</table>{note}{more}')
 
 
 def _interactive(data: ReportData, interactive: bool) -> tuple[dict[str, str] | None, str | None]:
@@ -287,6 +319,7 @@ def render_html(data: ReportData, plots: dict[str, str], *, interactive: bool = 
 status {_e(subject['status'])}, by {_e(subject['created_by'])}; against {_e(data.against)}.</p>
 <h2>Scores</h2>{_scores(data)}
 <h2>Plots</h2>{_plots(data, plots, figures, note)}
+<h2>Signals</h2>{_signals(data)}
 {_diff(data)}
 <h2>Findings</h2><div id="findings">{_findings(data)}</div>
 <h2>Audit</h2><div id="audit">{_audit(data)}</div>

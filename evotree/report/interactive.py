@@ -9,21 +9,37 @@ Plotly is part of the optional ``report`` extra: :func:`plotly_available` says w
 imported, and the HTML falls back to the static PNGs with a note when it cannot. Figures are
 returned as JSON (``figure_json``): the HTML embeds them as data blocks and plotly.js once, inline,
 so the file loads nothing from the network.
+
+The figures use only the trace types of :data:`TRACE_TYPES` (lines, points, error bars, filled
+bands: ``scatter``; bars: ``bar``), so the HTML inlines plotly.js's *basic* partial bundle
+(``vendor/plotly-basic.min.js``, 1.2 MB) rather than the full one (4.8 MB); a figure with another
+type is refused here, not left undrawn in the browser. A small template of their own (a white
+layout) keeps each figure's JSON small: plotly's named templates carry every trace type's defaults.
+Each group of recorded train signals (:mod:`evotree.report.signals`) is one figure, a panel per
+metric, named ``signals-<group>``.
 """
 
 from __future__ import annotations
 
 import json
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from evotree.report.model import ReportData
 from evotree.report.plots import PLOTS, smooth
 
-__all__ = ["figures", "plotly_available", "plotly_js"]
+__all__ = ["BUNDLE", "TRACE_TYPES", "figures", "plotly_available", "plotly_js"]
 
 _HEIGHT = 380
 _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
+#: the trace types the figures use: all in plotly.js's basic partial bundle
+TRACE_TYPES = ("scatter", "bar")
+#: plotly.js's basic partial bundle (scatter, bar, pie), shipped beside this module (vendor/README.md)
+BUNDLE = Path(__file__).with_name("vendor") / "plotly-basic.min.js"
+_GRID = {"gridcolor": "#ebf0f8", "linecolor": "#ebf0f8", "zerolinecolor": "#ebf0f8", "automargin": True}
+_TEMPLATE = {"layout": {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"},
+                        "colorway": list(_PALETTE), "xaxis": _GRID, "yaxis": _GRID}}
 
 
 def plotly_available() -> bool:
@@ -36,10 +52,14 @@ def plotly_available() -> bool:
 
 
 def plotly_js() -> str:
-    """plotly.js as shipped inside the Python package (no network)."""
-    from plotly.offline import get_plotlyjs
+    """plotly.js for the HTML: the basic partial bundle shipped with evotree (:data:`BUNDLE`); where
+    it is missing, the full bundle of the ``plotly`` package. Neither needs the network."""
+    try:
+        return BUNDLE.read_text(encoding="utf-8")
+    except OSError:
+        from plotly.offline import get_plotlyjs
 
-    return get_plotlyjs()
+        return get_plotlyjs()
 
 
 def _t(value: Any) -> str:
@@ -56,7 +76,7 @@ def _rgba(color: str, alpha: float) -> str:
 
 def _layout(go: Any, title: str, **extra: Any) -> Any:
     settings: dict[str, Any] = {"title": {"text": _t(title), "font": {"size": 14}}, "height": _HEIGHT,
-                                "template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+                                "template": _TEMPLATE, "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
                                 "hovermode": "closest", "legend": {"orientation": "h", "y": -0.18}}
     return go.Layout(**{**settings, **extra})
 
@@ -70,14 +90,20 @@ def _scores(go: Any, data: ReportData) -> Any:
     fig = make_subplots(rows=1, cols=2, column_widths=[0.68, 0.32], horizontal_spacing=0.14,
                         subplot_titles=[_t("Mean score per run (seed)"),
                                         _t(f"Δ {s['b']} − {s['a']}, {level}% CI")])
-    for i, side in enumerate(("a", "b")):
+    for i, side in enumerate(("a", "b")):  # each run's point, and the side's mean as a short bar
         values = list(s["run_means"][side])
         name = str(s[side])
         color = _PALETTE[i]
-        fig.add_trace(go.Box(y=values, name=_t(name), boxpoints="all", jitter=0.35, pointpos=0, boxmean=True,
-                             marker={"color": color, "size": 8}, line={"color": color}, fillcolor=_rgba(color, 0.12),
-                             hovertemplate=_t(name) + " run %{pointNumber}: %{y:.4f}<extra></extra>",
-                             showlegend=False), row=1, col=1)
+        offsets = [i + (k - (len(values) - 1) / 2) * min(0.08, 0.5 / max(1, len(values))) for k in range(len(values))]
+        fig.add_trace(go.Scatter(x=offsets, y=values, mode="markers", name=_t(name),
+                                 marker={"color": color, "size": 8, "opacity": 0.85},
+                                 hovertemplate=_t(name) + " run %{pointNumber}: %{y:.4f}<extra></extra>",
+                                 showlegend=False), row=1, col=1)
+        mean = s["mean_a"] if side == "a" else s["mean_b"]  # the comparison's means, as in the table
+        if mean is not None:
+            fig.add_trace(go.Scatter(x=[i - 0.3, i + 0.3], y=[mean, mean], mode="lines",
+                                     line={"color": color, "width": 3}, hoverinfo="skip", showlegend=False),
+                          row=1, col=1)
     fig.add_trace(go.Scatter(
         x=[_t(f"{s['b']} − {s['a']}")], y=[s["delta"]], mode="markers", marker={"size": 11, "color": "#1f2328"},
         error_y={"type": "data", "symmetric": False, "array": [hi - s["delta"]], "arrayminus": [s["delta"] - lo],
@@ -88,6 +114,9 @@ def _scores(go: Any, data: ReportData) -> Any:
     fig.update_layout(_layout(go, f"{s['split']}: Δ {s['delta']:+.3f}, {level}% CI [{lo:+.3f}, {hi:+.3f}], "
                                   f"p {s['p_value']:.3g}"))
     fig.update_yaxes(title_text="mean score", row=1, col=1)
+    fig.update_xaxes(tickvals=[0, 1], ticktext=[_t(f"{s['a']} ({len(s['run_means']['a'])} runs)"),
+                                                _t(f"{s['b']} ({len(s['run_means']['b'])} runs)")],
+                     range=[-0.6, 1.6], row=1, col=1)
     fig.update_yaxes(title_text="Δ", zeroline=True, row=1, col=2)
     return fig
 
@@ -155,8 +184,36 @@ def _task_delta(go: Any, data: ReportData) -> Any:
     return fig
 
 
+def _signals(go: Any, signals: dict[str, Any], group: dict[str, Any]) -> Any:
+    """A group of recorded signals: one panel per metric (three a row), a line per version."""
+    from plotly.subplots import make_subplots
+
+    metrics = group["metrics"]
+    headline = signals.get("headline")
+    cols = min(3, len(metrics))
+    rows = -(-len(metrics) // cols)
+    fig = make_subplots(rows=rows, cols=cols, horizontal_spacing=0.08, vertical_spacing=min(0.3, 0.6 / rows),
+                        subplot_titles=[_t(("★ " if m == headline else "") + m) for m in metrics])
+    versions = sorted({v for m in metrics for v in (signals["series"].get(m) or {})})
+    for k, metric in enumerate(metrics):
+        for version, points in (signals["series"].get(metric) or {}).items():
+            color = _PALETTE[versions.index(version) % len(_PALETTE)]
+            fig.add_trace(go.Scatter(
+                x=[p[0] for p in points], y=[p[1] for p in points], name=_t(version), legendgroup=_t(version),
+                mode="lines+markers" if len(points) < 30 else "lines", line={"color": color},
+                marker={"size": 5}, showlegend=k == 0,
+                hovertemplate=_t(f"{version} {metric}") + " step %{x}: %{y:.4g}<extra></extra>"),
+                row=k // cols + 1, col=k % cols + 1)
+    fig.update_layout(_layout(go, f"Train signals: {group['group']} (mean over runs, per step)",
+                              height=110 + 230 * rows))
+    fig.update_annotations(font={"size": 11})
+    return fig
+
+
 def figures(data: ReportData) -> dict[str, str]:
-    """name -> the Plotly figure as JSON, for every plot that has data (the names of :data:`PLOTS`)."""
+    """name -> the Plotly figure as JSON, for every plot that has data (the names of :data:`PLOTS`,
+    and ``signals-<group>`` per group of recorded signals). Raises ValueError on a trace type
+    outside :data:`TRACE_TYPES` (the inlined bundle could not draw it)."""
     import plotly.graph_objects as go
 
     out: dict[str, Any] = {}
@@ -173,8 +230,18 @@ def figures(data: ReportData) -> dict[str, str]:
         out[name] = _reward(go, data, series, ylabel) if name == "reward" else _curve(go, name, series, ylabel)
     if data.per_task.get("available") and data.per_task.get("tasks"):
         out["task_delta"] = _task_delta(go, data)
-    return {name: json.dumps(fig.to_plotly_json(), default=_default, separators=(",", ":"))
-            for name, fig in out.items()}
+    signals = curves.get("signals") or {}
+    for group in signals.get("groups") or []:
+        out[group["plot"]] = _signals(go, signals, group)
+    result = {}
+    for name, fig in out.items():
+        spec = fig.to_plotly_json()
+        types = {trace.get("type", "scatter") for trace in spec.get("data") or []}
+        if not types <= set(TRACE_TYPES):
+            raise ValueError(f"the {name} plot uses {sorted(types - set(TRACE_TYPES))}, not in the inlined "
+                             "plotly.js bundle")
+        result[name] = json.dumps(spec, default=_default, separators=(",", ":"))
+    return result
 
 
 def _default(value: Any) -> Any:

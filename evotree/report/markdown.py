@@ -12,7 +12,7 @@ from typing import Any
 
 from evotree.report.collect import LAYER_ORDER
 from evotree.report.model import ReportData, marker
-from evotree.report.plots import PLOTS
+from evotree.report.plots import PLOTS, plot_order, plot_titles
 
 __all__ = ["COMMENT_IMAGE_WIDTH", "GITHUB_COMMENT_LIMIT", "INLINE_PLOTS", "escape_md", "mermaid", "render_markdown", "shorten"]
 
@@ -198,29 +198,31 @@ def png_size(path: Any) -> tuple[int, int] | None:
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
-def _img(name: str, link: str, size: tuple[int, int] | None) -> str:
+def _img(title: str, link: str, size: tuple[int, int] | None) -> str:
     width, height = size or (560, 320)
     shown = min(COMMENT_IMAGE_WIDTH, width)
     return (f'<img src="{_attr(link)}" width="{shown}" height="{round(height * shown / width)}" '
-            f'alt="{_attr(PLOTS[name][0])}">')
+            f'alt="{_attr(title)}">')
 
 
 def _attr(value: str) -> str:
     return str(value).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _plots_section(images: dict[str, str] | None, note: str | None,
+def _plots_section(data: ReportData, images: dict[str, str] | None, note: str | None,
                    sizes: dict[str, tuple[int, int]] | None) -> list[str]:
-    """The plots right under the verdict: the main ones inline, two side by side; the rest collapsed."""
+    """The plots right under the verdict: the main ones inline, two side by side; the rest (and
+    the recorded signals' groups) collapsed."""
     if not images:
         return [f"_{note or 'No plots: no curve or comparison data.'}_"]
     sizes = sizes or {}
+    titles = plot_titles(data)
     inline = [n for n in INLINE_PLOTS if n in images]
-    more = [n for n in PLOTS if n in images and n not in inline]
-    lines = [" ".join(_img(n, images[n], sizes.get(n)) for n in inline)]
+    more = [n for n in plot_order(data, images) if n not in inline]
+    lines = [" ".join(_img(titles.get(n, n), images[n], sizes.get(n)) for n in inline)]
     if more:
         lines += ["", f"<details><summary>More plots ({len(more)})</summary>", "",
-                  " ".join(_img(n, images[n], sizes.get(n)) for n in more), "", "</details>"]
+                  " ".join(_img(titles.get(n, n), images[n], sizes.get(n)) for n in more), "", "</details>"]
     missing = [PLOTS[n][0] for n in PLOTS if n not in images]
     if missing:
         lines += ["", f"<sub>No data for: {', '.join(missing)}.</sub>"]
@@ -246,13 +248,13 @@ def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
             f"{data.verdict['icon']} **{escape_md(data.verdict['line'], 500)}**"]
     for note in data.verdict.get("notes") or []:
         head.append(f"- {escape_md(note)}")
-    head += ["", *_plots_section(images, images_note, image_sizes)]
+    head += ["", *_plots_section(data, images, images_note, image_sizes)]
     subject = data.subject
     scores = ["", "### Scores", "", *_scores_table(data),
               "", f"Hypothesis: {escape_md(subject['hypothesis'], 300)}  ",
               f"Branch `{escape_md(subject['branch'])}`, status {subject['status']}, by "
               f"{escape_md(subject['created_by'])}, parents: {', '.join(subject['parents']) or '—'}.",
-              *_diff_section(data)]
+              *_diff_section(data), *_signals_section(data)]
     f = data.findings
     summary = ("<b>Findings</b>: " + (f"{f['total']}, worst {escape_md(f['worst'])}" if f.get("available") and f["total"]
                                       else "none" if f.get("available") else "not available"))
@@ -276,6 +278,34 @@ def render_markdown(data: ReportData, *, images: dict[str, str] | None = None,
     if len(body) > limit:
         body = body[: limit - 80] + "\n\n_…truncated to fit the comment size limit._\n"
     return body
+
+
+def _signals_section(data: ReportData) -> list[str]:
+    """Every recorded train signal, by group (the headline first): its last value per version and
+    its range, collapsed."""
+    signals = (data.curves.get("signals") or {}) if data.curves.get("available") else {}
+    groups = signals.get("groups") or []
+    if not groups:
+        return []
+    versions = [v for v in (data.against, data.version) if v] if data.against != data.version else [data.version]
+    headline = signals.get("headline")
+    count = sum(len(g["metrics"]) for g in groups)
+    lines = ["", f"<details><summary><b>Signals</b>: {count} recorded in training"
+             + (f", headline {escape_md(headline, 80)}" if headline else "") + "</summary>", "",
+             f"| group | signal | {' | '.join(f'{escape_md(v, 40)} last (min–max, steps)' for v in versions)} |",
+             f"|---|---|{'---:|' * len(versions)}"]
+    for group in groups:
+        for metric in group["metrics"]:
+            cells = []
+            for version in versions:
+                s = (signals.get("summary", {}).get(metric) or {}).get(version)
+                cells.append("—" if not s else f"{s['last']:.4g} ({s['min']:.4g}–{s['max']:.4g}, {s['steps']})")
+            star = "★ " if metric == headline else ""
+            lines.append(f"| {escape_md(group['group'], 40)} | {star}`{escape_md(metric, 80)}` | {' | '.join(cells)} |")
+    if signals.get("left_out"):
+        lines.append(f"\n_{signals['left_out']} more signal(s) left out; `evotree export` has them all._")
+    lines += ["", "</details>"]
+    return lines
 
 
 def _opt(value: float | None) -> str:

@@ -1,6 +1,7 @@
 """PNG plots of a report: each run's score per version (the seeds as points, the comparison's Δ and
-CI), the reward curve smoothed with its seeds' band, entropy and dead-group curves, and the
-per-task Δ distribution.
+CI), the reward curve smoothed with its seeds' band, entropy and dead-group curves, the
+per-task Δ distribution, and every recorded train signal: one figure per group of signals
+(:mod:`evotree.report.signals`), a panel per metric, the headline first.
 
 matplotlib is imported here only (Agg backend: no display needed).
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 from evotree.report.model import ReportData
 
-__all__ = ["PLOTS", "smooth", "write_plots"]
+__all__ = ["PLOTS", "plot_order", "plot_titles", "smooth", "write_plots"]
 
 #: name -> (title, y label) of each plot a report may carry.
 PLOTS = {
@@ -22,6 +23,53 @@ PLOTS = {
     "dead_groups": ("Dead groups per step (reward std < 1e-3)", "dead-group ratio"),
     "task_delta": ("Per-task Δ", "tasks"),
 }
+
+
+def plot_titles(data: ReportData) -> dict[str, str]:
+    """name -> title of every plot the report may carry: :data:`PLOTS` and one per signal group."""
+    titles = {name: title for name, (title, _) in PLOTS.items()}
+    signals = (data.curves.get("signals") or {}) if data.curves.get("available") else {}
+    for group in signals.get("groups") or []:
+        titles[group["plot"]] = _group_title(group, signals.get("headline"))
+    return titles
+
+
+def plot_order(data: ReportData, names: object) -> list[str]:
+    """``names`` in the report's order: :data:`PLOTS`, then the signal groups (headline's first)."""
+    present = set(names)  # type: ignore[call-overload]
+    return [n for n in plot_titles(data) if n in present]
+
+
+def _group_title(group: dict[str, Any], headline: str | None) -> str:
+    metrics = group["metrics"]
+    star = " (headline first)" if headline in metrics else ""
+    return f"Signals: {group['group']}{star} — {', '.join(metrics[:6])}{' …' if len(metrics) > 6 else ''}"
+
+
+def _signals_plot(plt: Any, signals: dict[str, Any], group: dict[str, Any], path: Path) -> None:
+    """One panel per metric of ``group`` (its mean per step, each version a line), three a row."""
+    metrics = group["metrics"]
+    cols = min(3, len(metrics))
+    rows = -(-len(metrics) // cols)
+    # one panel: the size of every other plot; more: wider, and taller by the rows
+    size = (5.6, 3.2) if cols == 1 and rows == 1 else (5.6 if cols < 3 else 8.4, 0.8 + 2.4 * rows)
+    fig, axes = plt.subplots(rows, cols, figsize=size, dpi=100, squeeze=False)
+    for i, metric in enumerate(metrics):
+        ax = axes[i // cols][i % cols]
+        for version, points in (signals["series"].get(metric) or {}).items():
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o" if len(points) < 30 else None,
+                    markersize=3, label=version)
+        ax.set_title(("★ " if metric == signals.get("headline") else "") + metric, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        if i == 0:
+            ax.legend(fontsize=7)
+    for j in range(len(metrics), rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    fig.suptitle(f"Train signals: {group['group']} (mean over runs, per step)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
 
 
 def _curve_plot(plt: Any, series: dict[str, list[list[float]]], title: str, ylabel: str, path: Path) -> None:
@@ -139,7 +187,7 @@ def write_plots(data: ReportData, directory: Path, prefix: str) -> dict[str, str
     """Write the plots that have data as ``<directory>/<prefix>-<name>.png``; return name -> path.
 
     A plot without data (no rollouts, no entropy signal, no comparison) is left out; the report
-    says so in its place.
+    says so in its place. Each group of recorded signals is one more plot, ``signals-<group>``.
     """
     import matplotlib
 
@@ -169,4 +217,9 @@ def write_plots(data: ReportData, directory: Path, prefix: str) -> dict[str, str
         path = directory / f"{prefix}-task_delta.png"
         _delta_plot(plt, data, path)
         written["task_delta"] = str(path)
+    signals = curves.get("signals") or {}
+    for group in signals.get("groups") or []:
+        path = directory / f"{prefix}-{group['plot']}.png"
+        _signals_plot(plt, signals, group, path)
+        written[group["plot"]] = str(path)
     return written
