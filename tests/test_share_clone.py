@@ -1,0 +1,125 @@
+"""Sharing that verifies in a clone (issue 31 item 2, issue 28 item 3).
+
+A teammate clones through a bare remote and runs `evotree pull` only: it carries the version
+branches, the ledger, champion, memory, judge store, run evidence and the signed promotion tags,
+so `verify` finds no tampering there, and `compare`, `gates` and `report` count the runs that a
+runner key listed in the champion's `gates/runner_keys` signed (the team set-up, docs/cluster.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli, git, make_repo, validate
+from evotree.core.workspace import Workspace, init_workspace
+from test_gates import BOB, CONFIG, SEEDED_JUDGE, answer_challenge, finish, keypair, new_version, spawn
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    base = tmp_path_factory.mktemp("keys")
+    return {who: keypair(base, who) for who in ("bob", "runner")}
+
+
+def _team_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
+    """A workspace whose champion lists bob as approver and the team's runner key."""
+    from test_runs import TRAIN
+
+    repo = make_repo(path)
+    (repo / "gates").mkdir()
+    (repo / "gates" / "allowed_signers").write_text(f"{BOB} {keys['bob'][1]}\n")
+    (repo / "gates" / "runner_keys").write_text(f"# the team's runner machines\nci-runner {keys['runner'][1]}\n")
+    (repo / "evotree.toml").write_text(CONFIG.format(min_tasks=20, train_threshold=0))
+    (repo / "judge").mkdir()
+    (repo / "judge" / "eval.py").write_text(SEEDED_JUDGE)
+    (repo / "train.py").write_text(TRAIN)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "recipe, judge, gate policy, runner keys")
+    init_workspace(repo)
+    return repo
+
+
+def _gates(repo: Path, version: str) -> dict[str, Any]:
+    from click.testing import CliRunner
+
+    from evotree.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["-C", str(repo), "gates", version, "--json"], catch_exceptions=False)
+    return json.loads(result.stdout)
+
+
+@pytest.mark.heavy
+def test_a_clone_through_a_bare_remote_verifies_compares_gates_and_reports(
+        tmp_path: Path, keys: dict[str, tuple[Path, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from evotree.gates.runs import run_versions
+
+    repo = _team_repo(tmp_path / "team", keys)
+    v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
+    monkeypatch.setenv("EVOTREE_RUNNER_KEY", str(keys["runner"][0]))  # this machine signs as the team runner
+    monkeypatch.setenv("EVOTREE_RUNNER_PRINCIPAL", "ci-runner")
+    records = run_versions(Workspace.open(repo), ["v0", v1], seeds=3, jobs=2)
+    assert all(r.status == "succeeded" for r in records), [r.error for r in records]
+    Cli(repo)("diagnose", v1)
+    expected = Cli(repo).json("compare", "v0", v1)
+
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "origin", "main")
+    pushed = Cli(repo).json("push")
+    validate(pushed, "share")
+    assert pushed["rejected"] == [] and {"refs/evotree/ledger", "refs/evotree/champion", "refs/evotree/judge",
+                                         f"refs/heads/evotree/{v1}"} <= set(pushed["updated"])
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+    git(clone, "config", "user.name", "Bo Teammate")
+    git(clone, "config", "user.email", "bo@example.com")
+    other = Cli(clone)
+    pulled = other.json("pull")  # a fresh clone: no workspace yet, pull fetches it
+    validate(pulled, "share")
+    assert len(pulled["restored"]) == 6 and pulled["rejected"] == []
+    for ref in ("refs/evotree/ledger", "refs/evotree/champion", "refs/evotree/judge", f"refs/heads/evotree/{v1}"):
+        assert git(clone, "rev-parse", ref) == git(repo, "rev-parse", ref), ref
+    got = other.json("compare", "v0", v1)  # signed by the listed runner: counted in the clone too
+    assert (got["delta"], got["ci"], got["p_value"]) == (expected["delta"], expected["ci"], expected["p_value"])
+    report = _gates(clone, v1)
+    score = next(g for g in report["gates"] if g["name"] == "score")
+    assert score["numbers"]["evidence"]["candidate"]["foreign"] == []
+    assert sorted(score["numbers"]["evidence"]["candidate"]["ok"]) == sorted(r.run_id for r in records
+                                                                              if r.version == v1)
+    assert score["status"] == "pass", score["summary"]
+    out = clone / "report.md"
+    other("report", v1, "--out", str(out), "--no-audit")
+    assert out.is_file() and "Scores" in out.read_text()
+    assert other.json("verify")["ok"]
+
+    # a person promotes on the team machine; the signed tag travels with `evotree push`
+    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--json")
+    child.expect("all gates pass")
+    answer_challenge(child, v1)
+    child.expect(r"decision \[approve/revise/abort\]: ")
+    child.sendline("approve")
+    code, out_text = finish(child)
+    assert code == 0, out_text
+    pushed = Cli(repo).json("push")
+    assert f"refs/tags/evotree/promoted/{v1}" in pushed["updated"] and pushed["rejected"] == []
+
+    pulled = other.json("pull")
+    assert f"refs/tags/evotree/promoted/{v1}" in pulled["updated"] and pulled["rejected"] == []
+    verified = other.json("verify")  # before, the clone lacked the tags: "tampering found"
+    assert verified["ok"] and verified["champion"] == v1 and verified["checked"]["tags"] == 1
+    assert Workspace.open(clone).champion() == v1
+    # a diverged ref is refused and said, never forced; a new one is taken
+    mine = git(clone, "commit-tree", "main^{tree}", "-p", "main", "-m", "the teammate's own line")
+    git(clone, "update-ref", f"refs/heads/evotree/{v1}", mine)
+    git(repo, "push", "-q", "origin", "main:refs/heads/evotree/elsewhere")
+    again = other.json("pull")
+    assert [r["ref"] for r in again["rejected"]] == [f"refs/heads/evotree/{v1}"]
+    assert "diverged" in again["rejected"][0]["reason"]
+    assert git(clone, "rev-parse", f"refs/heads/evotree/{v1}") == mine
+    assert "refs/heads/evotree/elsewhere" in again["updated"]
