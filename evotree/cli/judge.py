@@ -3,7 +3,10 @@
 The judge's hidden data (``[eval].judge_paths``) lives on ``refs/evotree/judge``, never in a
 checkout; these commands are how its owner looks at it and changes it. Contents are printed
 only to a terminal (or with ``--force``) and never in ``--json``, which carries names, sizes
-and sha256 only.
+and sha256 only. While validation and held-out data are hidden until ``evotree finalize``
+(``[eval] hide_until_finalize``, EvoPolicyGym's boundary), ``--force`` does not apply: only a
+person at an interactive terminal (no pipe, no CI, no agent session) who types back the path
+and a one-time code gets them.
 """
 
 from __future__ import annotations
@@ -44,6 +47,38 @@ def _echo_files(files: list[dict[str, Any]], echo: Any = click.echo) -> None:
         echo(f"  {f['path']:40s} {f['size']:>10d} B  sha256 {f['sha256']}")
 
 
+def _sign_for_hidden(ws: Any, what: str, path: str) -> bool:
+    """While the visibility boundary holds (EvoPolicyGym's ``hide_until_finalize`` before
+    ``evotree finalize``), hidden judge data goes only to a person at a terminal who signs for it.
+
+    ``--force`` does not lift this: no pipe, no file, no CI and no agent session (the same checks
+    as a sign-off, :func:`evotree.gates.signoff.require_human_terminal`), and the person types
+    back ``path`` and a one-time code shown on the terminal. True when the boundary holds (and
+    the person signed); False when it does not (the ordinary rule applies)."""
+    import os
+
+    from evotree.gates.errors import SignoffRefused
+    from evotree.verbs.policy import hidden_now
+
+    if not hidden_now(ws):
+        return False
+    if os.environ.get("EVOTREE_AGENT_PRINCIPAL"):
+        raise SignoffRefused(f"refusing to {what}: validation and held-out data stay hidden from agent sessions "
+                             "until `evotree finalize`", fix="a person runs it at their own terminal")
+    require_human_terminal(action=f"{what} while validation and held-out data are hidden until finalize")
+    from evotree.cli.gates import _challenge
+
+    _challenge(path, True, what="path", shown=f"the path ({path})")  # prompts on stderr
+    return True
+
+
+def require_human_terminal(*, action: str) -> None:
+    """:func:`evotree.gates.signoff.require_human_terminal` (stdin, stdout and /dev/tty; no CI)."""
+    from evotree.gates.signoff import require_human_terminal as _require
+
+    _require(action=action)
+
+
 def _refuse_pipe(force: bool, what: str) -> None:
     from evotree.gates.errors import SignoffRefused
 
@@ -69,6 +104,8 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
     The judge shown is the one in force: the end of the signed chain in the ledger, not
     whatever refs/evotree/judge points to (a difference is reported). Printing a file shows
     hidden data: refused unless stdout is a terminal or --force is given, and never with --json.
+    While the search hides validation and held-out data until `evotree finalize`, --force does
+    not apply: only a person at an interactive terminal who types back PATH and a one-time code.
     """
     from evotree.core.errors import EvotreeError
 
@@ -87,7 +124,8 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
             if status.commit is None:
                 raise InvalidState("this workspace has no judge store: its judge files are in the champion's tree",
                                    fix="move them: evotree judge migrate")
-            _refuse_pipe(force, f"print {path}")
+            if not _sign_for_hidden(ws, f"print {path}", path):
+                _refuse_pipe(force, f"print {path}")
             data = read_judge_file(ws.git.repo, status.commit, path)
             click.echo(data.decode("utf-8", errors="replace"), nl=not data.endswith(b"\n"))
             return
@@ -126,7 +164,8 @@ def judge_export(directory: Path, force: bool) -> Any:
     from evotree.gates.judges import export_judge
 
     ws = open_workspace()
-    _refuse_pipe(force, "export the judge's hidden data")
+    if not _sign_for_hidden(ws, "export the judge's hidden data", str(directory)):
+        _refuse_pipe(force, "export the judge's hidden data")
     return export_judge(ws, directory)
 
 
