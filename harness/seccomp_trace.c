@@ -34,14 +34,17 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
-enum { NR_EXECVE = 59, NR_EXECVEAT = 322, NR_CONNECT = 42, NR_EXIT_GROUP = 231 };
+enum { NR_EXECVE = 59, NR_EXECVEAT = 322, NR_CONNECT = 42, NR_EXIT_GROUP = 231, NR_OPENAT = 257, NR_OPENAT2 = 437,
+       NR_OPEN = 2 };
 #elif defined(__aarch64__)
-enum { NR_EXECVE = 221, NR_EXECVEAT = 281, NR_CONNECT = 203, NR_EXIT_GROUP = 94 };
+enum { NR_EXECVE = 221, NR_EXECVEAT = 281, NR_CONNECT = 203, NR_EXIT_GROUP = 94, NR_OPENAT = 56, NR_OPENAT2 = 437,
+       NR_OPEN = -1 };
 #else
 #error "the seccomp tracer knows x86_64 and aarch64 only"
 #endif
@@ -451,6 +454,104 @@ static void exit_row(const struct notif *n, struct buf *row) {
     free(cmd.data);
 }
 
+/* Opens of git storage (issue 29: git used as a library, or its objects read with zlib, starts no
+ * program): every open/openat/openat2 is reported; its path is read from the caller's memory
+ * (process_vm_readv: no descriptor per call), made absolute against the caller's cwd or directory
+ * descriptor, and recorded only when it lies in a git object store, pack, ref or reflog and the
+ * caller is not the machine's own git (whose every command is an exec row already). */
+#define OPEN_ROWS_LIMIT 20000
+static struct { dev_t dev; ino_t ino; } system_gits[8];
+static size_t system_git_count;
+static unsigned long open_rows;
+
+static void note_system_gits(void) {
+    const char *paths[] = {"/usr/bin/git", "/bin/git", "/usr/local/bin/git", "/usr/lib/git-core/git",
+                           "/usr/libexec/git-core/git"};
+    for (size_t k = 0; k < sizeof paths / sizeof *paths && system_git_count < 8; k++) {
+        struct stat st;
+        if (stat(paths[k], &st) == 0 && S_ISREG(st.st_mode)) {
+            system_gits[system_git_count].dev = st.st_dev;
+            system_gits[system_git_count].ino = st.st_ino;
+            system_git_count++;
+        }
+    }
+}
+
+static size_t remote_string(uint32_t pid, uint64_t addr, char *into, size_t cap) {
+    size_t got = 0;
+    while (addr && got + 1 < cap) {
+        size_t want = 4096 - (size_t)((addr + got) % 4096);
+        if (want > cap - 1 - got) want = cap - 1 - got;
+        struct iovec local = {into + got, want}, remote = {(void *)(uintptr_t)(addr + got), want};
+        ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+        if (n <= 0) break;
+        char *end = memchr(into + got, 0, (size_t)n);
+        if (end) { got = (size_t)(end - into); into[got] = 0; return got; }
+        got += (size_t)n;
+    }
+    into[got] = 0;
+    return got;
+}
+
+static int git_storage(const char *p) {
+    static const char *marks[] = {"/.git/objects", "/.git/refs", "/.git/packed-refs", "/.git/logs", "/.git/modules",
+                                  "/objects/pack/", "/objects/info/", "/refs/heads", "/refs/tags", "/refs/remotes",
+                                  "/packed-refs", "/logs/HEAD", "/logs/refs", "/.git/ORIG_HEAD", "/.git/FETCH_HEAD"};
+    for (size_t k = 0; k < sizeof marks / sizeof *marks; k++)
+        if (strstr(p, marks[k])) return 1;
+    size_t n = strlen(p);
+    if ((n > 5 && !strcmp(p + n - 5, ".pack")) || (n > 4 && !strcmp(p + n - 4, ".idx"))) return 1;
+    /* a loose object of any repository, bare ones included: .../objects/xx/<38 hex> */
+    const char *o = strstr(p, "/objects/");
+    while (o) {
+        const char *h = o + 9;
+        int hex = 1;
+        for (int i = 0; i < 2 && hex; i++) hex = (h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f');
+        if (hex && h[2] == '/' && strlen(h + 3) >= 38) return 1;
+        o = strstr(o + 1, "/objects/");
+    }
+    return 0;
+}
+
+static void open_row(const struct notif *n, struct buf *row) {
+    if (open_rows > OPEN_ROWS_LIMIT) return;
+    char path[4096], base[4096], proc[64], full[8300];
+    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
+    uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
+    size_t len = remote_string(n->pid, at, path, sizeof path);
+    if (!len) return;
+    if (path[0] == '/') {
+        snprintf(full, sizeof full, "%s", path);
+    } else {
+        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
+        ssize_t b = readlink(proc, base, sizeof base - 1);
+        if (b < 0) b = 0;
+        base[b] = 0;
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    }
+    if (!git_storage(full)) return;
+    struct stat st;
+    snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
+    if (stat(proc, &st) == 0)
+        for (size_t k = 0; k < system_git_count; k++)
+            if (system_gits[k].dev == st.st_dev && system_gits[k].ino == st.st_ino) return;
+    char exe[4096];
+    ssize_t e = readlink(proc, exe, sizeof exe - 1);
+    char head[64];
+    if (++open_rows > OPEN_ROWS_LIMIT) {
+        snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"overflow\": true}\n", n->pid);
+        puts_(row, head);
+        return;
+    }
+    snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
+    puts_(row, head);
+    put_json_string(row, full, strlen(full));
+    puts_(row, ", \"exe\": ");
+    if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
+    puts_(row, "}\n");
+}
+
 static void *serve(void *arg) {
     int listener = *(int *)arg;
     ioctl(listener, IOCTL_SET_FLAGS, 1UL); /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6+); older: ignored */
@@ -472,6 +573,7 @@ static void *serve(void *arg) {
         if (n.nr == NR_EXIT_GROUP) exit_row(&n, &row);
         else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
         else if (n.nr == NR_CONNECT) connect_row(&n, &row);
+        else if (n.nr == NR_OPENAT || n.nr == NR_OPENAT2 || n.nr == NR_OPEN) open_row(&n, &row);
         else {
             char head[96];
             snprintf(head, sizeof head, "{\"kind\": \"syscall\", \"pid\": %u, \"nr\": %d}\n", n.pid, n.nr);
@@ -521,6 +623,7 @@ int main(int argc, char **argv) {
     out = out_fd < 0 ? NULL : fdopen(out_fd, "we");
     if (!out) { perror("evotree trace: the trace file"); return 70; }
     sha256_init(&running);
+    note_system_gits();
     setvbuf(out, NULL, _IOLBF, 1 << 16);
     pid_t pid;
     int err = posix_spawn(&pid, full[0], NULL, NULL, full, environ);

@@ -9,13 +9,15 @@ mapped executable; the trace names a row git when that content is a git of this 
 from __future__ import annotations
 
 import glob
+import sys
 from pathlib import Path
 
 import pytest
 from test_runtime_trace import _run_traced, seccomp_raw
 
 from evotree.harness import sandbox
-from evotree.harness.audit.trace import TRACE_FILE, git_identities, identify, merge_seccomp, write_trace
+from evotree.harness.audit.trace import (TRACE_FILE, git_identities, identify, merge_seccomp, read_trace_rows,
+                                         write_trace)
 from evotree.harness.audit.trajectories import audit_trajectories
 
 _LOADER = (glob.glob("/lib64/ld-linux-*.so.*") + glob.glob("/lib/ld-linux-*.so.*") + [""])[0]
@@ -94,12 +96,47 @@ def test_identify_by_content_hash_from_rows(tmp_path: Path) -> None:
     assert write_trace(tmp_path / "raw", tmp_path / TRACE_FILE)  # sealed and readable
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 29 item 4, second half): reading .git/objects or packs "
-                   "without running git (zlib by hand, pygit2, dulwich) starts no program: the trace, which "
-                   "sees execve/connect/exit_group only, has no row of it")
+_ZLIB = ("python3 -c \"import zlib, pathlib; [zlib.decompress(p.read_bytes()) for p in "
+         "pathlib.Path('.git/objects').glob('??/*')]\"")
+_PYGIT2 = (f"{sys.executable} -c \"import pygit2; r = pygit2.Repository('.'); "
+           "[c.message for c in r.walk(r.head.target)]\"")
+
+
 @pytest.mark.heavy
-def test_git_storage_read_with_zlib_is_a_row(tmp_path: Path, seccomp: None) -> None:
-    script = ("python3 -c \"import zlib, pathlib; [zlib.decompress(p.read_bytes()) for p in "
-              "pathlib.Path('.git/objects').glob('??/*')]\"")
-    _, rows = _run_traced(tmp_path, script)
-    assert any("/.git/objects" in str(r.get("path")) for r in rows if r.get("kind") == "open")
+@pytest.mark.parametrize("how", ["zlib", "pygit2", "cat refs", "bare repo"])
+def test_git_storage_read_without_git_is_a_row(tmp_path: Path, seccomp: None, how: str) -> None:
+    """Git used as a library, or its files read by hand, starts no git: each open of an object
+    store, pack, ref or reflog by another program is an ``open`` row (the machine's own git is
+    not: its every command is an exec row already)."""
+    script = {"zlib": _ZLIB, "pygit2": _PYGIT2, "cat refs": "cd .git && cat refs/heads/* logs/HEAD >/dev/null",
+              "bare repo": "git clone -q --bare . /tmp/b.git && cat /tmp/b.git/packed-refs /tmp/b.git/objects/pack/*.idx "
+                           ">/dev/null"}[how]
+    proc, rows = _run_traced(tmp_path, script + "; git log --oneline >/dev/null; exit 0")
+    assert proc.returncode == 0, proc.stderr
+    opens = [r for r in rows if r["kind"] == "open"]
+    want = {"zlib": "/.git/objects/", "pygit2": "/.git/", "cat refs": "/.git/refs/heads", "bare repo": "/tmp/b.git/"}[how]
+    assert any(want in r["path"] for r in opens), opens
+    assert not any(str(r.get("exe", "")).endswith("/git") for r in opens)  # the system git: exec rows only
+    sealed = (tmp_path / "evidence" / TRACE_FILE).read_text()
+    assert any(r["kind"] == "open" for r in read_trace_rows(sealed))
+
+
+@pytest.mark.heavy
+def test_opens_are_not_reported_when_switched_off(tmp_path: Path, seccomp: None,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "TRACE_OPENS", False)
+    _, rows = _run_traced(tmp_path, _ZLIB)
+    assert not [r for r in rows if r["kind"] == "open"] and [r for r in rows if r["kind"] == "exec"]
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 29 item 4): the trace records git-storage opens by other "
+                   "programs, but the audit (harness/audit/transcripts.py trace_trajectory, another owner) reads "
+                   "exec and connect rows only, so such a read is no finding yet")
+@pytest.mark.heavy
+def test_git_storage_read_with_zlib_is_a_finding(tmp_path: Path, seccomp: None) -> None:
+    hidden = ("python3 -c \"import zlib, pathlib; d = ''.join(map(chr, [46, 103, 105, 116])); "
+              "[zlib.decompress(p.read_bytes()) for p in pathlib.Path(d, 'obj' + 'ects').glob('??/*')]\"")
+    _, rows = _run_traced(tmp_path, hidden)
+    assert any("/.git/objects/" in r.get("path", "") for r in rows if r["kind"] == "open")  # the row is there
+    audit = audit_trajectories([tmp_path / "evidence" / TRACE_FILE])
+    assert any(h.severity == "high" for h in audit.verdicts[0].hits)

@@ -265,6 +265,8 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
         elif kind == "connect":
             row.setdefault("result", "attempted")
             rows.append(row)
+        elif kind == "open":  # git storage opened by a program other than the machine's git (issue 29)
+            rows.append(row)
         elif kind == "exit":
             target = last.pop(row.get("pid", -1), None)
             if target is not None:
@@ -472,7 +474,7 @@ def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: s
 
 
 def read_trace_rows(text: str) -> list[dict[str, Any]]:
-    """The exec and connect rows of a sealed trace file's text (:func:`seal_rows`).
+    """The exec, connect and open rows of a sealed trace file's text (:func:`seal_rows`).
 
     Raises :class:`TraceTampered` when the seal does not hold — a row missing, reordered, added
     or changed, the end row missing (the file was cut) — or when the seal says the tracer's own
@@ -498,6 +500,6 @@ def read_trace_rows(text: str) -> list[dict[str, Any]]:
                 raise TraceTampered(f"the tracer's own output was not whole: {row.get('problem') or 'unknown'}")
             return rows
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-        if row.get("kind") in ("exec", "connect"):
+        if row.get("kind") in ("exec", "connect", "open"):
             rows.append(row)
     raise TraceTampered(f"the trace has no end row after {len(lines)} line(s): it was cut or truncated")
