@@ -2,7 +2,8 @@
 
 EvoPolicyGym keeps validation and held-out scores from the agent during the search; when the
 search ends it *finalizes*: among the submits whose status is ``ok`` it selects the one with the
-highest validation score (raw mean return; a tie goes to the latest submit), runs that one
+highest validation score (raw mean return; a tie goes to the latest submit there, to the
+earliest here: :func:`first_best`, evotree's one tie rule), runs that one
 policy once on the held-out pool outside the search budget, and records the result
 (``docs/protocol/07-scoring.md`` §7.3–7.4 of EvoPolicyGym v0.1.0). With no ``ok`` submit the
 outcome is ``no_ok_submit``.
@@ -41,19 +42,51 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from evotree.core.errors import InvalidState
 from evotree.core.ledger import EventKind
 
 __all__ = ["Candidate", "FinalizePlan", "FinalizeResult", "AlreadyFinalized", "FINALIZE_EVENT", "select_best",
-           "finalize_plan", "finalize", "RULE"]
+           "finalize_plan", "finalize", "RULE", "TIE_EPSILON", "TIE_RULE", "tied", "better", "first_best"]
 
 #: The ledger event of the search's one held-out evaluation.
 FINALIZE_EVENT = EventKind.FINALIZE.value
 
-RULE = ("EvoPolicyGym v0.1.0 §7.3: among succeeded runs with a validation headline, the highest raw "
-        "validation mean; a tie goes to the latest run")
+#: The one tie tolerance of the project's "best" (finalize's selection, ``report --tree``'s
+#: historical best): two scores tie when ``|a - b| <= TIE_EPSILON * max(|a|, |b|)``.
+TIE_EPSILON = 1e-9
+#: The one tie rule, said once (evotree departs here from EvoPolicyGym's §7.3, which takes the latest).
+TIE_RULE = "a tie (within a relative 1e-9) goes to the earliest"
+
+RULE = ("EvoPolicyGym v0.1.0 §7.3 with evotree's one tie rule: among succeeded runs with a validation "
+        f"headline, the highest raw validation mean; {TIE_RULE} run (started first)")
+
+T = TypeVar("T")
+
+
+def tied(a: float, b: float, epsilon: float = TIE_EPSILON) -> bool:
+    """Whether two scores are equal within the relative tie tolerance."""
+    return abs(a - b) <= epsilon * max(abs(a), abs(b))
+
+
+def better(a: float, b: float, *, direction: str = "max", epsilon: float = TIE_EPSILON) -> bool:
+    """Whether score ``a`` beats ``b`` by more than the tie tolerance (``direction`` "max" or "min")."""
+    if tied(a, b, epsilon):
+        return False
+    return a > b if direction == "max" else a < b
+
+
+def first_best(items: Iterable[T], score: Callable[[T], float], *, direction: str = "max",
+               epsilon: float = TIE_EPSILON) -> T | None:
+    """The best of ``items`` taken in their (time) order: a later item replaces the best only when
+    it is :func:`better` — so the earliest of tied items wins. The one rule of "best" that
+    :func:`select_best` (finalize) and ``evotree report --tree``'s historical best both use."""
+    best: T | None = None
+    for item in items:
+        if best is None or better(score(item), score(best), direction=direction, epsilon=epsilon):
+            best = item
+    return best
 
 
 @dataclass(frozen=True)
@@ -94,10 +127,8 @@ def _candidate(record: Any) -> Candidate | None:
 
 def select_best(records: Iterable[Any]) -> Candidate | None:
     """The run EvoPolicyGym's finalize would select, or None when no run is usable."""
-    candidates = [c for c in map(_candidate, records) if c is not None]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda c: (c.validation, c.started_at, c.run_id))
+    candidates = sorted((c for c in map(_candidate, records) if c is not None), key=lambda c: (c.started_at, c.run_id))
+    return first_best(candidates, lambda c: c.validation)
 
 
 def finalize_plan(ws: Any) -> FinalizePlan:

@@ -12,17 +12,17 @@ def record(run_id: str, status: str, value: float | None, started: str, metric: 
                      headline=None if value is None else {"metric": metric, "value": value, "n": 64, "scored": 64})
 
 
-def test_best_validation_of_the_succeeded_runs_ties_to_the_latest() -> None:
+def test_best_validation_of_the_succeeded_runs_ties_to_the_earliest() -> None:
     runs = [
         record("v1-a", "succeeded", -120.0, "2026-12-03T09:00:00"),
         record("v2-a", "failed", -10.0, "2026-12-03T09:01:00"),       # void: never selected
         record("v3-a", "succeeded", -95.5, "2026-12-03T09:02:00"),
-        record("v4-a", "succeeded", -95.5, "2026-12-03T09:03:00"),    # tie: the latest wins
+        record("v4-a", "succeeded", -95.5, "2026-12-03T09:03:00"),    # tie: the earliest (v3-a) wins
         record("v5-a", "succeeded", None, "2026-12-03T09:04:00"),     # not judged
         record("v6-a", "succeeded", 5.0, "2026-12-03T09:05:00", metric="train/mean_score"),
     ]
     best = select_best(runs)
-    assert best is not None and best.run_id == "v4-a" and best.validation == -95.5
+    assert best is not None and best.run_id == "v3-a" and best.validation == -95.5
 
 
 def test_no_ok_submit() -> None:

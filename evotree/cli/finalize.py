@@ -43,7 +43,8 @@ def finalize_cmd(as_json: bool) -> Any:
 
     \b
     Among the runs that succeeded with a validation headline, the highest validation mean is
-    selected (a tie goes to the latest run: EvoPolicyGym v0.1.0 §7.3); its commit is judged once
+    selected (a tie goes to the earliest run, evotree's one tie rule, which `report --tree`'s
+    historical best uses too; EvoPolicyGym v0.1.0 §7.3 takes the latest); its commit is judged once
     on the held-out split (a judge-only run, no train phase), charged to a `finalize` account of
     its own, never to a version's or the tree's budget. The ledger records a `finalize` event;
     a second finalize is refused (exit 10, code already_finalized). With no such run the event

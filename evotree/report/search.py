@@ -17,8 +17,10 @@ The rules (docs/protocols/search-statistics.md):
   with its score but takes no part in the best, the peak or the regressions.
 * **Historical best** (= the peak): scanning valid versions in order, a later one replaces the
   best only when it is better by more than the tie tolerance ``epsilon * max(|a|, |b|)``
-  (relative, default 1e-9): ties go to the earlier version. (AI4AI-Bench's final scoring breaks
-  exact ties towards the later artifact; evotree keeps the earlier one, which already survived.)
+  (relative, default 1e-9): ties go to the earlier version. This is evotree's one tie rule
+  (:func:`evotree.gates.finalize.first_best`): ``evotree finalize`` selects by it too.
+  (AI4AI-Bench's final scoring and EvoPolicyGym's finalize break exact ties towards the later
+  artifact; evotree keeps the earlier one, which already survived.)
 * **First attempt**: the first version created as a child of the root. ``beats_root``: its
   score is better than the root's (None when either has no valid score). ``improved_later``
   (RSIBench's "the feedback loop improves the first attempt"): a later valid candidate is better
@@ -97,14 +99,17 @@ class SearchParams:
             raise bad("direction", self.direction, "'max', 'min' or 'auto'")
 
     def tie(self, a: float, b: float) -> bool:
-        """Whether two scores are equal within the relative tolerance."""
-        return abs(a - b) <= self.epsilon * max(abs(a), abs(b))
+        """Whether two scores are equal within the relative tolerance (:func:`evotree.gates.finalize.tied`)."""
+        from evotree.gates.finalize import tied
+
+        return tied(a, b, self.epsilon)
 
     def better(self, a: float, b: float) -> bool:
-        """Whether score ``a`` is better than ``b`` by more than the tie tolerance."""
-        if self.tie(a, b):
-            return False
-        return a > b if self.direction == "max" else a < b
+        """Whether score ``a`` is better than ``b`` by more than the tie tolerance
+        (:func:`evotree.gates.finalize.better`, the rule finalize selects by)."""
+        from evotree.gates.finalize import better
+
+        return better(a, b, direction=self.direction, epsilon=self.epsilon)
 
     def drop(self, peak: float, value: float) -> float:
         """How far ``value`` is below ``peak`` in the good direction (negative: above it)."""
@@ -347,7 +352,10 @@ def compute_stats(setting: str, rows: list[VersionStat], *, params: SearchParams
     if len(metrics) > 1:
         notes.append(f"versions are scored on different metrics ({', '.join(metrics)}): compared as they are")
 
-    # historical best (the peak): ties within epsilon go to the earlier version
+    # historical best (the peak): evotree's one rule of "best", the one finalize selects by
+    # (evotree.gates.finalize.first_best): ties within epsilon go to the earlier version
+    from evotree.gates.finalize import first_best
+
     best: VersionStat | None = None
     below_best_so_far = []
     for row in rows:
@@ -360,6 +368,8 @@ def compute_stats(setting: str, rows: list[VersionStat], *, params: SearchParams
             best = row
         elif p.regressed(best.score, row.score):  # type: ignore[arg-type]
             below_best_so_far.append(row.id)
+    best = first_best([r for r in rows if r.valid], lambda r: r.score,  # type: ignore[arg-type, return-value]
+                      direction=p.direction, epsilon=p.epsilon)  # the same as the scan's: said once
     excluded = [r.id for r in rows if r.score is not None and not r.valid]
     if best is not None:
         best.peak = True
