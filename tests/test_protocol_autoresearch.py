@@ -303,3 +303,6 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     assert table[better]["status"] == "keep" and float(table[better]["val_bpb"]) == pytest.approx(1.0, abs=0.01)
     assert table[same]["status"] == "discard"
     assert table[oom]["status"] == "crash" and table[oom]["memory_gb"] == "0.0"
+    rows = {r["version"]: r for r in cli.json("export", "results-tsv")["rows"]}
+    assert rows[better]["verdict"] == "pass" and rows[better]["delta"] > 0 and rows[better]["ci_low"] > 0
+    assert rows[oom]["metric"] is None and rows[oom]["seeds"] == 0
