@@ -392,7 +392,7 @@ class ToolsSection:
 @dataclass
 class ShareSection:
     # --- evidence that travels (evotree.harness.share, evotree.harness.provenance)
-    max_object_mb: int = field(default=512, metadata=_help(
+    max_object_mb: int = field(default=256, metadata=_help(
         "`evotree pull`: largest single git object or stored file accepted, in MiB (refused before it is written)."))
     max_total_mb: int = field(default=8192, metadata=_help(
         "`evotree pull`: most MiB one pull may fetch and write in all."))
@@ -792,8 +792,9 @@ git = "{git}"
 ssh_keygen = "{ssh_keygen}"
 
 [share]
-# `evotree pull`: the largest object and the most MiB one pull accepts (refused before written).
-max_object_mb = 512
+# `evotree pull`: the largest object (a run over 256 MiB goes to a store, not git) and the most
+# MiB one pull accepts; over either, refused before it is written.
+max_object_mb = 256
 max_total_mb = 8192
 # Runs recorded by another machine count here only when signed by a key listed in this
 # allowed-signers file (on the champion's commit; docs/cluster.md): team machines, Ray nodes.
