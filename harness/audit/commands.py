@@ -556,6 +556,8 @@ class ShellContext(list):  # type: ignore[type-arg]
         if self.scripts:
             if "end_of_edit" in text or "str_replace_editor" in text or "apply_patch" in text:
                 return True
+            if "make" in text and any(_basename(p) in _MAKEFILES for p in self.scripts):
+                return True
             return any(_basename(p).rsplit(".", 1)[0] in text for p in self.scripts if p)
         return False
 
@@ -857,6 +859,72 @@ def _emit_code(calls: Iterable[tuple[str, tuple[str, ...] | str]], depth: int, s
             _unwrap(SimpleCommand(tuple(value)), depth + 1, sink)
 
 
+_MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+_MAKE_RULE = re.compile(r"^([^\s#:=][^:=]*?)\s*::?(?!=)\s*([^;=]*?)\s*(?:;\s*(.*))?$")
+
+
+def _make_recipes(argv: Sequence[str], sink: ShellContext) -> list[str]:
+    """The recipe lines ``make [-f FILE] [TARGET...]`` runs, from a Makefile the trajectory wrote
+    (the first target when none is named; prerequisites that are targets first). Empty when the
+    Makefile is not known."""
+    path = None
+    targets: list[str] = []
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in ("-f", "--file", "--makefile") and k + 1 < len(argv):
+            path = argv[k + 1]
+            k += 2
+            continue
+        if word.startswith("-f") and len(word) > 2:
+            path = word[2:]
+        elif word in ("-C", "--directory", "-j", "-l", "-o", "-W", "-I") and k + 1 < len(argv):
+            k += 2
+            continue
+        elif not word.startswith("-") and "=" not in word:
+            targets.append(word)
+        k += 1
+    key = _script_key(path, sink.scripts) if path else next(
+        (p for p in sink.scripts if _basename(p) in _MAKEFILES), None)
+    if key is None:
+        return []
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    order: list[str] = []
+    current: list[list[str]] = []
+    for line in sink.scripts[key].split("\n"):
+        if line.startswith("\t"):
+            for recipe in current:
+                recipe.append(line[1:].lstrip("@-+ ").replace("$$", "$"))
+            continue
+        m = _MAKE_RULE.match(line)
+        if not m or line.startswith((" ", "export ", "include ")):
+            current = [] if line.strip() and not line.startswith(" ") else current
+            continue
+        current = []
+        for target in m.group(1).split():
+            entry = rules.setdefault(target, ([], []))
+            entry[0].extend(m.group(2).split())
+            if m.group(3):
+                entry[1].append(m.group(3).lstrip("@-+ "))
+            current.append(entry[1])
+            if not target.startswith("."):
+                order.append(target)
+    lines: list[str] = []
+    done: set[str] = set()
+
+    def run(target: str, depth: int) -> None:
+        if target in done or target not in rules or depth > 20:
+            return
+        done.add(target)
+        for dep in rules[target][0]:
+            run(dep, depth + 1)
+        lines.extend(rules[target][1])
+
+    for target in targets or order[:1]:
+        run(target, 0)
+    return lines
+
+
 def _run_script(body: str, interpreter: str, depth: int, sink: ShellContext) -> None:
     """A file the trajectory wrote is run: read it as the program that runs it would."""
     first = body.lstrip()[:120].split("\n", 1)[0]
@@ -981,6 +1049,9 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
                     _parse_into(value[1:] + " " + " ".join(argv[k + 1:]), depth + 1, sink)
                     return
                 argv = [*argv[:k], *value.split(), *argv[k + 1:]]
+    if name in ("make", "gmake") and depth < MAX_DEPTH:
+        for line in _make_recipes(argv, sink):  # a Makefile the trajectory wrote: its recipes run
+            _parse_into(line, depth + 1, sink)
     script = None
     interpreter = "sh"
     if name in ("source", ".") and len(argv) > 1:
@@ -1298,7 +1369,14 @@ PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "s
                       "telnet", "socat", "w3m", "lynx", "links", "xh", "socket", "urlopen", "requests", "urllib",
                       "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${",
                       "fromhex", "unhexlify", "decode", "rot13", "rot_13", "openssl", "|rev", "| rev", "exec",
-                      "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()")
+                      "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()",
+                      "dulwich", "zlib", "printf", "$(", "`")
+#: what else makes a command worth parsing: a definition at the start of a command (``a=gi``,
+#: ``export R=origin/fix``: a later step may run it), a program named by escapes (``\x67``,
+#: ``\147``), a forge client (gh, hub, glab), make (a Makefile the trajectory wrote)
+_PREFILTER_RE = re.compile(r"(?:^|[;&|(\n]\s*)(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?"
+                           r"[A-Za-z_][A-Za-z0-9_]*\+?=|\\(?:x[0-9a-fA-F]|[0-7]{3})|"
+                           r"(?:^|[\s;&|(])(?:gh|hub|glab|g?make)(?=\s|$)")
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
@@ -1308,6 +1386,8 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
     Quotes and backslashes are removed first, so ``g"i"t`` and ``g\\it`` still pass.
     """
     if "$'" in command:  # ANSI-C quoting can spell anything
+        return True
+    if _PREFILTER_RE.search(command):
         return True
     flat = command.translate(_UNQUOTE) if ('"' in command or "'" in command or "\\" in command) else command
     flat = flat.lower()
@@ -1416,6 +1496,11 @@ _ALWAYS = {
     "replace": "git replace rewrites what commits resolve to",
 }
 _NET_SUBS = frozenset({"fetch", "pull", "clone", "ls-remote", "fetch-pack", "remote-https", "http-fetch"})
+#: hub's own commands (all reach GitHub)
+_HUB_NET = frozenset({"pr", "pull-request", "issue", "browse", "api", "ci-status", "compare", "create", "fork",
+                      "release", "sync", "delete", "gist", "am", "apply", "cherry-pick"})
+#: commands of gh / glab that stay on this machine
+_FORGE_LOCAL = frozenset({"help", "version", "completion", "config", "alias", "extension", "ext", "--version"})
 
 
 def _git_split(argv: Sequence[str]) -> tuple[str, list[str]]:
@@ -1822,6 +1907,16 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     joined = " ".join(argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
     hits: list[Hit] = []
     name = _basename(argv[0]) if argv else ""
+    if name == "hub" and len(argv) > 1:  # hub wraps git: git's rules, and its own commands reach GitHub
+        sub, _ = _git_split(argv)
+        if sub in _HUB_NET:
+            hits.append(Hit("audit.network_fetch", "high", f"hub {sub} reaches GitHub", joined))
+        hits += _git_rules(("git", *argv[1:]), joined)
+    elif name in ("gh", "glab", "tea", "lab"):
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if words and words[0] not in _FORGE_LOCAL:
+            hits.append(Hit("audit.network_fetch", "high", f"{name} {' '.join(words[:2])} reaches the forge "
+                            "(pull requests, patches, the repository's future)", joined))
     if name == "git":
         hits += _git_rules(argv, joined)
     elif name in _NET:

@@ -54,6 +54,17 @@ _OS_SPAWNV = frozenset({"spawnv", "spawnvp", "spawnve", "spawnvpe", "posix_spawn
 _NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "put", "head", "request", "Request",
                         "create_connection", "stream", "patch", "delete", "fetch"})
 #: git subcommands GitPython / sh expose as methods (``repo.git.rev_list`` is ``git rev-list``)
+#: classes and functions that give a repository object
+_REPO_CLASSES = frozenset({"Repo", "Repository", "open_repo", "open_repo_closing", "BareRepo", "Git"})
+#: attributes of a repository object that list references or objects beyond HEAD
+_REF_LISTINGS = frozenset({"refs", "tags", "branches", "remotes", "references", "heads", "object_store",
+                           "get_refs", "listall_branches", "raw_listall_references", "stash"})
+#: methods of a repository object that look an object up by a name or id
+_REPO_LOOKUPS = frozenset({"commit", "rev_parse", "tree", "tag", "revparse", "revparse_ext", "revparse_single",
+                           "resolve_refish", "lookup_reference_dwim", "lookup_reference", "lookup_branch",
+                           "get_object", "git_object", "get", "__getitem__", "walk", "get_walker", "blob"})
+#: a path inside a git directory that holds history (objects, references, logs)
+_GIT_INTERNAL_PATH = re.compile(r"(?:^|/)\.git/(objects|refs|packed-refs|logs|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD)")
 _GIT_METHODS = frozenset({"log", "show", "diff", "checkout", "switch", "restore", "reset", "ls_tree", "blame",
                           "grep", "archive", "format_patch", "shortlog", "whatchanged", "rev_list", "rev_parse",
                           "reflog", "fsck", "cat_file", "for_each_ref", "show_ref", "stash", "bundle",
@@ -159,6 +170,9 @@ def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
                                       **{k: (v if v is not None else UNKNOWN) for k, v in kwargs.items()})
                 except (IndexError, KeyError, ValueError):
                     return None
+        if fname == "join" and isinstance(func.value, ast.Attribute) and func.value.attr == "path" and args \
+                and all(isinstance(a, str) for a in args):
+            return "/".join(a.rstrip("/") for a in args)  # os.path.join('.git', 'objects')
         if fname == "fromhex" and owner in ("bytes", "bytearray"):
             return _decoder("fromhex", args, kwargs)
         if fname == "split" and owner == "shlex" and args and isinstance(args[0], str):
@@ -179,6 +193,8 @@ def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
         if owner in ("base64", "binascii", "zlib", "gzip") or fname in ("b64decode", "unhexlify"):
             return _decoder(fname, args, kwargs)
     if isinstance(func, ast.Name):
+        if fname in ("Path", "PurePath", "PosixPath") and args and all(isinstance(a, str) for a in args):
+            return "/".join(a.rstrip("/") for a in args)
         if fname in ("b64decode", "standard_b64decode", "urlsafe_b64decode", "b32decode", "unhexlify",
                      "a2b_hex", "a2b_base64", "decompress", "b16decode"):
             return _decoder(fname, args, kwargs)
@@ -222,6 +238,8 @@ def _value(node: ast.AST, env: dict[str, _Value]) -> _Value:
         return out
     if isinstance(node, ast.BinOp):
         left, right = _value(node.left, env), _value(node.right, env)
+        if isinstance(node.op, ast.Div) and isinstance(left, str) and isinstance(right, str):
+            return left.rstrip("/") + "/" + right  # Path('.git') / 'objects'
         if isinstance(node.op, ast.Add):
             if isinstance(left, str) and isinstance(right, str) or isinstance(left, bytes) and isinstance(right, bytes):
                 return left + right
@@ -278,6 +296,7 @@ class _Scanner(ast.NodeVisitor):
     def __init__(self, depth: int) -> None:
         self.env: dict[str, _Value] = {}
         self.gitish: set[str] = set()  # names bound to GitPython / sh git objects
+        self.repos: set[str] = set()  # names bound to a repository object (GitPython, pygit2, dulwich)
         self.found: list[tuple[str, Any]] = []
         self.depth = depth
 
@@ -298,8 +317,11 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
         value = _value(node.value, self.env)
         gitish = self._is_gitish(node.value)
+        repo = self._is_repo(node.value)
         for target in node.targets:
             if isinstance(target, ast.Name):
+                if repo:
+                    self.repos.add(target.id)
                 if value is not None:
                     self.env[target.id] = value
                 else:
@@ -363,6 +385,31 @@ class _Scanner(ast.NodeVisitor):
             return True
         return False
 
+    def _is_repo(self, node: ast.AST) -> bool:
+        """A repository object: ``Repo(...)`` (GitPython, dulwich), ``Repository(...)`` (pygit2),
+        ``porcelain.open_repo(...)``, or a name bound to one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.repos
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            return name in _REPO_CLASSES
+        return False
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.generic_visit(node)
+        if node.attr in _REF_LISTINGS and self._is_repo(node.value):
+            # repo.refs / .tags / .branches / .references / .object_store: every reference or object
+            self.found.append(("argv", ["git", "cat-file", "--batch-all-objects"] if node.attr == "object_store"
+                               else ["git", "for-each-ref"]))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.generic_visit(node)
+        if self._is_repo(node.value):  # repo[b'refs/tags/v1.1.0'], repo['1a2b3c4']: an object by name
+            text = _as_text(_value(node.slice, self.env))
+            if text:
+                self.found.append(("argv", ["git", "show", text]))
+
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
         func = node.func
@@ -373,6 +420,35 @@ class _Scanner(ast.NodeVisitor):
             for kw in node.keywords:
                 if kw.arg in ("args", "cmd", "command"):
                     first = _value(kw.value, env)
+        texts = [t for t in (_as_text(_value(a, env)) for a in node.args) if t]
+        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Call, ast.BinOp, ast.Name)):
+            receiver = _as_text(_value(func.value, env))  # Path('.git/refs').iterdir()
+            if receiver:
+                texts.append(receiver)
+        internal = next((t for t in texts if _GIT_INTERNAL_PATH.search(t)), None)
+        if internal is not None:  # os.walk('.git/objects'), Path('.git/refs').iterdir(), zlib over objects
+            self.found.append(("argv", ["cat", internal]))
+        elif fname in ("walk", "rglob", "glob", "iglob", "scandir", "listdir", "iterdir") and \
+                any(t.rstrip("/") == ".git" or t.rstrip("/").endswith("/.git") for t in texts):
+            self.found.append(("argv", ["find", ".git"]))
+        # a repository object's lookups by name: repo.commit('v1.1.0'), revparse_single, get_object ...
+        if isinstance(func, ast.Attribute) and fname in _REPO_LOOKUPS and self._is_repo(func.value):
+            text = _as_text(first)
+            if text:
+                self.found.append(("argv", ["git", "show", text]))
+            return
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "porcelain":
+            if fname in ("tag_list", "branch_list", "for_each_ref", "show_ref", "reflog", "describe"):
+                self.found.append(("argv", ["git", "for-each-ref"]))
+            elif fname in ("fetch", "pull", "clone", "ls_remote"):
+                self.found.append(("argv", ["git", fname.replace("_", "-"), "origin"]))
+            elif fname == "show":
+                objs = [kw.value for kw in node.keywords if kw.arg == "objects"] or node.args[1:2]
+                words = _words(_value(objs[0], env)) if objs else None
+                self.found.append(("argv", ["git", "show", *(words or [])]))
+            elif fname == "log":
+                self.found.append(("argv", ["git", "log"]))
+            return
         # GitPython / sh: <git object>.<subcommand>(*args, **options)
         if isinstance(func, ast.Attribute) and fname in _GIT_METHODS and self._is_gitish(func.value):
             args = [_as_text(a) or (str(a) if isinstance(a, int) else UNKNOWN)
@@ -396,8 +472,9 @@ class _Scanner(ast.NodeVisitor):
                 isinstance(func, ast.Attribute):
             self.found.append(("argv", ["git", "for-each-ref"]))
             return
-        if fname in ("lookup_reference", "revparse_single", "lookup_branch") and isinstance(func, ast.Attribute):
-            text = _as_text(first)
+        if fname in ("lookup_reference", "revparse_single", "lookup_branch", "revparse", "resolve_refish",
+                     "lookup_reference_dwim") and isinstance(func, ast.Attribute):
+            text = _as_text(first)  # a repository object the code got some other way
             if text:
                 self.found.append(("argv", ["git", "show", text]))
             return
