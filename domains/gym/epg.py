@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["PROTOCOL", "schema", "to_json", "coerce", "env_meta", "play_submit_episode", "final_score",
-           "TRAJECTORY_CAP_BYTES", "FEEDBACK_CAP_BYTES"]
+           "TRAJECTORY_CAP_BYTES", "FEEDBACK_CAP_BYTES", "TRAIN_POOL_SIZE", "train_pool", "instance_seeds"]
 
 PROTOCOL = "evopolicygym"
 #: One episode's trajectory.jsonl is cut past this many bytes (a ``{"truncated": ...}`` line says so).
@@ -40,6 +40,39 @@ TRAJECTORY_CAP_BYTES = 1_000_000
 #: All trajectories of one submit together.
 FEEDBACK_CAP_BYTES = 8_000_000
 _SUMMARY_LIMIT = 64  # values listed in full in a Box bound; past that a {shape, min, max} summary
+#: EvoPolicyGym's train pool: a submit names instances 0 .. 63 (its ``spec.cases`` default), never seeds.
+TRAIN_POOL_SIZE = 64
+_POOL_NAME = "evotree evopolicygym train pool v1"
+
+
+def train_pool() -> list[int]:
+    """The fixed pool of :data:`TRAIN_POOL_SIZE` train seeds, the same for every environment (as
+    EvoPolicyGym's one ``train.json`` generator serves every environment of a suite).
+
+    Instance ``i`` is always the same episode (bit-exact comparisons across versions and agents).
+    The seeds are evotree's own — distinct, drawn once from a fixed name, below the judge's range
+    (:data:`evotree.domains.gym.settings.HIDDEN_SEED_MIN`), so disjoint from every hidden pool — not
+    EvoPolicyGym's data files' (which lie in the range evotree reserves for hidden seeds)."""
+    import random
+
+    from evotree.domains.gym.settings import HIDDEN_SEED_MIN
+
+    rng = random.Random(_POOL_NAME)
+    seen: list[int] = []
+    while len(seen) < TRAIN_POOL_SIZE:
+        value = rng.randrange(HIDDEN_SEED_MIN)
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def instance_seeds(instances: list[int]) -> list[int]:
+    """The seeds of train instances (ids in ``[0, TRAIN_POOL_SIZE)``; repeats allowed, as there)."""
+    pool = train_pool()
+    bad = [i for i in instances if not (isinstance(i, int) and 0 <= i < TRAIN_POOL_SIZE)]
+    if bad:
+        raise ValueError(f"train instances are ids in [0, {TRAIN_POOL_SIZE}), not {bad}")
+    return [pool[i] for i in instances]
 
 
 # ---------------------------------------------------------------------------- schemas and values

@@ -2,9 +2,12 @@
 
 Written (never overwriting an existing file):
 
+* ``task.md``: the environment's task description (EvoPolicyGym's ``task.md``;
+  :mod:`evotree.domains.gym.epg_tasks`);
 * ``policy.py``: a baseline with EvoPolicyGym's contract (``Policy(obs_space, action_space,
   env_meta)``, ``reset(episode_index)``, ``act(obs)`` on JSON observations);
-* ``gym.toml``: ``protocol = "evopolicygym"``, the one environment, 8 episodes per submit (run);
+* ``gym.toml``: ``protocol = "evopolicygym"``, the one environment, 8 episodes per submit (run),
+  instances of the fixed train pool of 64 (:func:`evotree.domains.gym.epg.train_pool`), never seeds;
 * ``judge/gym.toml`` (hidden): ``protocol = "evopolicygym"``, a validation pool of 64 and a held-out
   pool of 256 seeds (EvoPolicyGym's sizes), drawn at random in the hidden range;
 * ``judge/references.json`` (hidden): EvoPolicyGym's static anchors where it has them, otherwise
@@ -103,7 +106,10 @@ def _gym_toml(env_id: str, episodes: int, timeout: float) -> str:
         'protocol = "evopolicygym"\n'
         f'envs = ["{env_id}"]\n'
         f"episodes_per_env = {episodes}\n"
-        "first_seed = 0\n"
+        "# The train pool: instances 0 to 63 of a fixed pool (EvoPolicyGym's), the same episode every time an id\n"
+        "# is played. Name the ones a run plays (repeats allowed; episodes_per_env then follows):\n"
+        f"#   instances = {list(range(episodes))}\n"
+        f"# Without them, run seed s plays ids s*{episodes} .. s*{episodes}+{episodes - 1} (modulo 64). Seeds are never named.\n"
         f"episode_timeout_seconds = {timeout:g}\n"
         "workers = 1\n"
     )
@@ -139,6 +145,8 @@ def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8
     from evotree.domains.gym.experts import EXPERTS
     from evotree.domains.gym.scoring import compute_references
     from evotree.domains.gym.settings import SettingsError, load_judge_settings
+    from evotree.domains.gym.epg_tasks import TASK_FILE
+    from evotree.domains.gym.epg_tasks import render as render_task
     from evotree.domains.gym.templates import draw_hidden_pools
 
     root = Path(root)
@@ -160,6 +168,7 @@ def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8
         write_if_absent(root, "evotree.toml", _evotree_toml(), written)
         write_if_absent(root, POLICY_FILE, POLICY_PY, written)
         write_if_absent(root, TRAIN_FILE, _gym_toml(env_id, train_episodes, episode_timeout), written)
+        write_if_absent(root, TASK_FILE, render_task(env_id, max_episode_steps=_step_limit(env_id)), written)
         if not (root / JUDGE_FILE).exists():
             pools = draw_hidden_pools([env_id], {"validation": validation_episodes, "heldout": heldout_episodes})
             write_if_absent(root, JUDGE_FILE, _judge_toml(env_id, pools, episode_timeout), written)
@@ -181,6 +190,16 @@ def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8
         _undo(root, written)
         raise
     return written
+
+
+def _step_limit(env_id: str) -> int | None:
+    """The registered step limit of ``env_id`` (None when gymnasium does not say)."""
+    try:
+        import gymnasium
+
+        return gymnasium.spec(env_id).max_episode_steps
+    except Exception:  # noqa: BLE001 - a description without the limit is still a description
+        return None
 
 
 def _undo(root: Path, written: list[str]) -> None:

@@ -98,13 +98,30 @@ class TrainSettings:
     episode_timeout_seconds: float = 30.0
     workers: int = 1
     protocol: str = "evotree"
+    #: EvoPolicyGym mode: the train instances (ids into its fixed pool of 64) this submit plays
+    instances: list[int] | None = None
+
+    def instance_ids(self, run_seed: int = 0) -> list[int]:
+        """EvoPolicyGym mode: the instances a run plays — ``instances`` when given, else the
+        ``run_seed``-th block of ``episodes_per_env`` ids, wrapped modulo the pool's 64."""
+        from evotree.domains.gym.epg import TRAIN_POOL_SIZE
+
+        if self.instances is not None:
+            return list(self.instances)
+        start = run_seed * self.episodes_per_env
+        return [(start + i) % TRAIN_POOL_SIZE for i in range(self.episodes_per_env)]
 
     def seeds(self, run_seed: int = 0) -> list[int]:
         """The train episodes' seeds at ``run_seed`` (the run's ``EVOTREE_SEED``): the
         ``run_seed``-th block of ``episodes_per_env`` seeds from ``first_seed`` on, wrapped
-        modulo :data:`HIDDEN_SEED_MIN` so they never reach the judge's range."""
+        modulo :data:`HIDDEN_SEED_MIN` so they never reach the judge's range. EvoPolicyGym mode:
+        the seeds of :meth:`instance_ids` in its fixed train pool (:func:`epg.train_pool`)."""
         if run_seed < 0:
             raise ValueError(f"run_seed: expected 0 or more, actually: {run_seed}")
+        if self.protocol == "evopolicygym":
+            from evotree.domains.gym.epg import instance_seeds
+
+            return instance_seeds(self.instance_ids(run_seed))
         start = self.first_seed + run_seed * self.episodes_per_env
         return [(start + i) % HIDDEN_SEED_MIN for i in range(self.episodes_per_env)]
 
@@ -121,6 +138,9 @@ def load_train_settings(path: Path) -> TrainSettings:
     _unknown(data, path.name)
     where = f"{path.name} [train]"
     envs = _env_list(train.pop("envs", None), f"{where}.envs")
+    has_first_seed = "first_seed" in train
+    has_episodes = "episodes_per_env" in train
+    instances = train.pop("instances", None)
     settings = TrainSettings(
         envs=envs,
         episodes_per_env=_take(train, "episodes_per_env", int, 8, where),
@@ -130,6 +150,7 @@ def load_train_settings(path: Path) -> TrainSettings:
         protocol=_protocol(train, where),
     )
     _unknown(train, where)
+    _instances(settings, instances, has_first_seed=has_first_seed, has_episodes=has_episodes, where=where)
     if settings.episodes_per_env < 0:
         raise SettingsError(f"{where}.episodes_per_env: expected 0 or more, actually: {settings.episodes_per_env}")
     if settings.first_seed < 0 or settings.first_seed + settings.episodes_per_env > HIDDEN_SEED_MIN:
@@ -141,6 +162,33 @@ def load_train_settings(path: Path) -> TrainSettings:
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"{where}.workers: expected 1 to 64, actually: {settings.workers}")
     return settings
+
+
+def _instances(settings: TrainSettings, instances: Any, *, has_first_seed: bool, has_episodes: bool,
+               where: str) -> None:
+    """EvoPolicyGym mode's train instances: ids into its fixed pool, never a ``first_seed``."""
+    from evotree.domains.gym.epg import TRAIN_POOL_SIZE
+
+    if settings.protocol != "evopolicygym":
+        if instances is not None:
+            raise SettingsError(f"{where}.instances: only in the EvoPolicyGym mode (protocol = \"evopolicygym\"); "
+                                "here the episodes are first_seed + run_seed * episodes_per_env + i")
+        return
+    if has_first_seed:
+        raise SettingsError(f"{where}.first_seed: the EvoPolicyGym mode plays instances of its fixed train pool of "
+                            f"{TRAIN_POOL_SIZE}, not seeds: remove first_seed and name the instances "
+                            f"(instances = [0, 5, 17], ids 0 to {TRAIN_POOL_SIZE - 1})")
+    if instances is None:
+        return
+    if (not isinstance(instances, list) or not instances
+            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < TRAIN_POOL_SIZE for i in instances)):
+        raise SettingsError(f"{where}.instances: expected a non-empty list of ids in [0, {TRAIN_POOL_SIZE}), "
+                            f"actually: {instances!r}")
+    if has_episodes and settings.episodes_per_env != len(instances):
+        raise SettingsError(f"{where}: episodes_per_env = {settings.episodes_per_env} but {len(instances)} "
+                            "instances are named: drop episodes_per_env (the instances say how many)")
+    settings.instances = list(instances)
+    settings.episodes_per_env = len(instances)
 
 
 @dataclass
