@@ -1387,12 +1387,13 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
     """
     if "$'" in command:  # ANSI-C quoting can spell anything
         return True
-    if _PREFILTER_RE.search(command):
-        return True
     flat = command.translate(_UNQUOTE) if ('"' in command or "'" in command or "\\" in command) else command
     flat = flat.lower()
     for keyword in PREFILTER_KEYWORDS:
         if keyword in flat:
+            return True
+    if "=" in command or "\\" in command or "make" in command or "h" in command:
+        if _PREFILTER_RE.search(command):
             return True
     return any(n and n.lower() in flat for n in needles)
 

@@ -289,7 +289,9 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
         if not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
-        extra = msg.get("extra") if isinstance(msg.get("extra"), Mapping) else {}
+        extra = msg.get("extra")
+        if not isinstance(extra, dict):
+            extra = {}
         if role == "assistant":
             turns += 1
             last = []
