@@ -1392,7 +1392,8 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
     for keyword in PREFILTER_KEYWORDS:
         if keyword in flat:
             return True
-    if "=" in command or "\\" in command or "make" in command or "h" in command:
+    if "=" in command or "\\" in command or "make" in command or "gh" in command or "hub" in command \
+            or "glab" in command:
         if _PREFILTER_RE.search(command):
             return True
     return any(n and n.lower() in flat for n in needles)
