@@ -16,10 +16,11 @@ Variants, interleaved in rotated order, --repeats times each (median reported):
 
   sandbox   the phase in the sandbox
   seccomp   the same with ``SandboxSpec.trace`` and the default tracer (a seccomp
-            user-notification filter on execve / connect / exit_group, served outside the
-            sandbox by the compiled ``harness/seccomp_trace.c``), including the conversion into
-            ``exec_trace.jsonl`` after the phase
-  seccomp-python  the same tracer in Python (what runs where the machine has no C compiler)
+            user-notification filter on execve / connect / exit_group / open*, served outside
+            the sandbox by the compiled ``harness/seccomp_trace.c``), including the conversion
+            into ``exec_trace.jsonl`` after the phase
+  seccomp-exec-only  the same without the open reports (``sandbox.TRACE_OPENS = False``; the
+            Python tracer this variant used to measure was deleted in issue 29)
   strace    the same with the fallback tracer (strace -f --seccomp-bpf outside the sandbox)
 
 Reported: wall time, and CPU time (user + system of the launcher, bubblewrap, the phase's
@@ -104,19 +105,18 @@ def main() -> None:
         mix = {"agent": AGENT, "light": LIGHT, "agent-nogrep": tuple(c for c in AGENT if "grep" not in c)}[args.mix]
         lines = [mix[k % len(mix)] + " >/dev/null" for k in range(args.commands)]
         script = "\n".join(lines)
-        variants = ("sandbox", "seccomp", "seccomp-python", "strace")
+        variants = ("sandbox", "seccomp", "seccomp-exec-only", "strace")
         times: dict[str, list[float]] = {v: [] for v in variants}
         cpu: dict[str, list[float]] = {v: [] for v in variants}
         traced_gits: dict[str, list[int]] = {v: [] for v in variants[1:]}
-        compiled = sandbox_mod.compiled_tracer
-        if compiled() is None:
-            print("no C compiler: the seccomp variant runs the Python tracer too", file=sys.stderr)
+        if sandbox_mod.compiled_tracer() is None:
+            print("no C compiler: the seccomp variants run strace (the fallback)", file=sys.stderr)
         for rep in range(args.repeats):
             k = rep % len(variants)
             for variant in variants[k:] + variants[:k]:
                 trace = base / f"raw-{rep}-{variant}" if variant != "sandbox" else None
                 sandbox_mod.TRACER = "strace" if variant == "strace" else "seccomp"
-                sandbox_mod.compiled_tracer = (lambda: None) if variant == "seccomp-python" else compiled
+                sandbox_mod.TRACE_OPENS = variant != "seccomp-exec-only"
                 spec = SandboxSpec(cwd=work, read_write=(work,), trace=trace)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
