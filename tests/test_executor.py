@@ -104,13 +104,14 @@ def test_make_executor_chooses_and_overrides() -> None:
     ray_executor = make_executor(ExecutorSection(kind="ray", address="10.0.0.1:6379"), address="auto")
     assert ray_executor.kind == "ray" and ray_executor.address == "auto"
     assert make_executor(ExecutorSection(kind="ray"), kind="local").kind == "local"
-    with pytest.raises(ExecutorError, match="unknown executor 'slurm'"):
-        make_executor(ExecutorSection(), kind="slurm")
+    assert make_executor(ExecutorSection(), kind="slurm").kind == "slurm"
+    with pytest.raises(ExecutorError, match="unknown executor 'pbs'; expected one of local, ray, slurm"):
+        make_executor(ExecutorSection(), kind="pbs")
 
 
 def test_cli_rejects_unknown_executor(ws: object, run: Cli) -> None:
-    result = run("run", "v0", "--executor", "slurm", code=2)
-    assert "'slurm' is not one of 'local', 'ray'" in result.output
+    result = run("run", "v0", "--executor", "pbs", code=2)
+    assert "'pbs' is not one of 'local', 'ray'" in result.output
 
 
 def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ ledger stay with the calling process whatever the executor:
 
 - ``local`` (:mod:`evotree.harness.executors.local`): threads of this process, ``jobs`` at a time;
 - ``ray`` (:mod:`evotree.harness.executors.ray`): one Ray task per run on a cluster, with the resources
-  of ``[executor]``; evidence travels through an evidence store (:mod:`evotree.harness.executors.store`).
+  of ``[executor]``; evidence travels through an evidence store (:mod:`evotree.harness.executors.store`);
+- ``slurm`` (:mod:`evotree.harness.executors.slurm`): one Slurm job per run through submitit, the same
+  sandbox on the node, evidence through the same store.
 
-Ray is imported only when the ray executor is used.
+Ray and submitit are imported only when their executor is used.
 """
 
 from __future__ import annotations
@@ -39,5 +41,9 @@ def make_executor(
         from evotree.harness.executors.ray import RayExecutor
 
         return RayExecutor(section, address=address)
+    if kind == "slurm":
+        from evotree.harness.executors.slurm import SlurmExecutor
+
+        return SlurmExecutor(section)
     raise ExecutorError(f"unknown executor {kind!r}; expected one of {', '.join(EXECUTOR_KINDS)}",
-                        fix="pass --executor local or --executor ray")
+                        fix="pass --executor local, ray or slurm")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError"]
 
-EXECUTOR_KINDS = ("local", "ray")
+EXECUTOR_KINDS = ("local", "ray", "slurm")
 
 
 class Executor(Protocol):

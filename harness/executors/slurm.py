@@ -1,0 +1,413 @@
+"""The ``slurm`` executor: each run is a Slurm job submitted through submitit; this process is the driver.
+
+As with Ray (:mod:`evotree.harness.executors.ray`), the driver (the ``evotree run`` process) keeps
+everything that decides or records: planning and budgets (done before it is called), each run's
+directory with ``run.json`` and its ``.active`` flock, the ledger, the judging policy. Per run (one
+version × seed) it
+
+- exports the version's commit without the judge paths into ``<folder>/packages/<sha>.tar``
+  (content-addressed: once per commit), and the champion's judge tree into
+  ``<folder>/judge/<run_id>.tar.gz`` (mode 0600; the job reads it into memory and deletes it
+  before any phase starts);
+- submits :func:`evotree.harness.executors.slurm_job.run_job` with the resources of ``[executor]``
+  (``cpus`` per task, whole ``gpus`` per node, ``memory_gb``) and a time limit of the run's wall
+  budget plus a margin; partition, account and QoS come from Slurm's own ``SBATCH_PARTITION``,
+  ``SBATCH_ACCOUNT``, ``SBATCH_QOS`` in the environment;
+- polls the jobs; when one ends, imports its evidence from the evidence store
+  (``[executor].evidence_uri``) checked against the manifest the job *returned* (submitit's result
+  pickle), and finishes the run as the other executors do (compaction, headline, usage,
+  ``run.finished``).
+
+``<folder>`` (default ``.evotree/slurm`` of the workspace; ``EVOTREE_SLURM_FOLDER``) must be on a
+filesystem the driver and the nodes share, as is the evidence store. ``EVOTREE_SLURM_CLUSTER``
+picks submitit's back end: ``slurm`` (the default), or ``local`` (jobs as processes of this
+machine, through submitit's local executor: a try without a cluster, and the tests).
+
+Faults: a job that ends without a result (node failure, killed, out of memory) finishes its run
+``failed`` with submitit's reason, its evidence incomplete (what it had copied is imported for
+inspection); a run's own failure is ``failed`` with its error; nothing is retried here. Ctrl-C
+cancels every job (``scancel``); a job stops its phase and reports ``cancelled``; jobs not yet
+started are removed from the queue and their runs closed ``cancelled`` without charge.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import math
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from evotree.core.ledger import utcnow
+from evotree.harness.executors.errors import ExecutorError
+from evotree.harness.layout import RunPaths
+
+if TYPE_CHECKING:
+    from evotree.core.config import ExecutorSection
+    from evotree.core.workspace import Workspace
+    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
+
+__all__ = ["CLUSTERS", "SlurmExecutor", "job_folder"]
+
+#: submitit back ends this executor drives
+CLUSTERS = ("slurm", "local")
+ENV_CLUSTER = "EVOTREE_SLURM_CLUSTER"
+ENV_FOLDER = "EVOTREE_SLURM_FOLDER"
+#: seconds added to a run's wall budget for its job's time limit (setup, extraction, the evidence copy)
+TIME_MARGIN_SECONDS = 600
+#: seconds a cancelled job gets to stop its phase and report, before it is left to Slurm's kill
+CANCEL_GRACE_SECONDS = 60.0
+_POLL_SECONDS = 0.5
+
+
+def _import_submitit() -> Any:
+    try:
+        import submitit
+    except ImportError:
+        raise ExecutorError("the slurm executor needs submitit, which is not installed",
+                            fix="pip install 'evotree-rl[slurm]' (on the driver and in the nodes' environment), "
+                                "or run with --executor local") from None
+    return submitit
+
+
+def job_folder(ws: Workspace) -> Path:
+    """The folder submitit and the driver share with the nodes: ``EVOTREE_SLURM_FOLDER`` or ``.evotree/slurm``."""
+    value = os.environ.get(ENV_FOLDER, "").strip()
+    if not value:
+        return ws.state_dir / "slurm"
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else ws.root / path
+
+
+@dataclass
+class _Job:
+    plan: RunPlan
+    record: RunRecord
+    paths: RunPaths
+    lock: IO[str]
+    marker: Path
+    job: Any
+    submitted: float
+
+
+class SlurmExecutor:
+    """Runs each planned run as one Slurm job (submitit), with the resources of ``[executor]``."""
+
+    kind = "slurm"
+
+    def __init__(self, section: ExecutorSection, *, cluster: str | None = None) -> None:
+        self.section = section
+        self.cluster = (cluster or os.environ.get(ENV_CLUSTER, "") or "slurm").strip()
+        if self.cluster not in CLUSTERS:
+            raise ExecutorError(f"{ENV_CLUSTER} must be one of {', '.join(CLUSTERS)}, actually: {self.cluster!r}",
+                                fix=f"unset {ENV_CLUSTER} (Slurm), or set it to local to try without a cluster")
+
+    def execute(
+        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
+    ) -> list[RunRecord]:
+        """Submit every plan as a job; return their final records in plan order."""
+        return _Driver(ws, self.section, self.cluster, plans, progress, cancel).run()
+
+
+class _Driver:
+    """One ``evotree run`` request on Slurm: submits, watches, imports evidence, cancels."""
+
+    def __init__(self, ws: Workspace, section: ExecutorSection, cluster: str, plans: list[RunPlan],
+                 progress: ProgressFn | None, cancel: threading.Event) -> None:
+        from evotree.harness.executors.ray import evidence_uri
+        from evotree.harness.executors.store import EvidenceStore
+        from evotree.harness.runs import runs_dir
+
+        self.submitit = _import_submitit()
+        self.ws, self.section, self.cluster, self.plans = ws, section, cluster, plans
+        self.notify = progress or (lambda *_: None)
+        self.cancel = cancel
+        self.base = runs_dir(ws)
+        self.folder = job_folder(ws)
+        self.uri = evidence_uri(ws, section)
+        self.store = EvidenceStore(self.uri)
+        self.packages: dict[str, tuple[Path, int]] = {}
+        self.running: list[_Job] = []
+        self.done: dict[str, RunRecord] = {}
+        self.cancelling_since: float | None = None
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> list[RunRecord]:
+        gpus = self.section.gpus
+        if gpus != int(gpus):
+            raise ExecutorError(f"executor.gpus must be a whole number of GPUs per Slurm job, actually: {gpus:g}",
+                                fix="set [executor].gpus on the champion to 0, 1, 2, …")
+        executor = self._executor()
+        try:
+            for plan in self.plans:
+                if self.cancel.is_set():
+                    self._finish_unstarted(plan)
+                else:
+                    self._submit(executor, plan)
+            while self.running:
+                self._check_cancel()
+                for job in [j for j in self.running if j.job.done()]:
+                    self._settle(job)
+                time.sleep(_POLL_SECONDS)
+        except BaseException as exc:
+            for job in list(self.running):  # a driver error must not leave jobs queued or running
+                try:
+                    job.job.cancel(check=False)
+                except Exception:  # noqa: BLE001, S110 - best effort: the runs are closed below
+                    pass
+            self._abandon(exc)
+            raise
+        return [self.done[plan.run_id] for plan in self.plans]
+
+    def _executor(self) -> Any:
+        folder = self.folder / "jobs"
+        folder.mkdir(parents=True, exist_ok=True)
+        executor = self.submitit.AutoExecutor(folder=folder, cluster=self.cluster)
+        longest = max((p.limits.wall_seconds for p in self.plans), default=3600.0)
+        params: dict[str, Any] = {
+            "timeout_min": max(1, math.ceil((float(longest) + TIME_MARGIN_SECONDS) / 60)),
+            "cpus_per_task": max(1, math.ceil(self.section.cpus)), "tasks_per_node": 1, "nodes": 1,
+            "name": "evotree-run",
+        }
+        if self.section.gpus:
+            params["gpus_per_node"] = int(self.section.gpus)
+        if self.section.memory_gb > 0:
+            params["mem_gb"] = self.section.memory_gb
+        if self.cluster == "slurm":
+            # no requeue: a pre-empted run is reported and re-run by a person, not restarted silently
+            params["slurm_additional_parameters"] = {"no-requeue": True}
+        executor.update_parameters(**params)
+        return executor
+
+    def _check_cancel(self) -> None:
+        if not self.cancel.is_set() or self.cancelling_since is not None:
+            return
+        self.cancelling_since = time.monotonic()
+        for job in self.running:
+            try:
+                job.job.cancel(check=False)
+            except Exception:  # noqa: BLE001, S110 - a job that already ended needs no cancel
+                pass
+
+    # ------------------------------------------------------------------ submitting
+    def _open_run(self, plan: RunPlan) -> tuple[RunRecord, RunPaths, IO[str], Path]:
+        from evotree.harness.runs import RunDirError, RunRecord, RunStatus, _package_versions
+
+        cfg = self.ws.config
+        paths = RunPaths(self.base / plan.run_id)
+        try:
+            paths.root.mkdir(parents=True)
+            (paths.root / "logs").mkdir()
+        except OSError as exc:
+            raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
+                              fix="check permissions and free space of the runs directory") from None
+        marker = self.base / ".active" / plan.run_id
+        lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = RunRecord(
+            run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
+            commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
+            train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
+            packages=_package_versions(), limits=plan.limits.to_dict(),
+            executor={"kind": "slurm", "cluster": self.cluster, "folder": str(self.folder),
+                      "evidence_uri": self.uri, "driver_host": socket.gethostname()},
+            judge_data_commit=plan.judge_data_commit,
+        )
+        record.save(paths.record)
+        return record, paths, lock, marker
+
+    def _package(self, commit: str) -> tuple[Path, int]:
+        """The candidate archive of ``commit`` (judge paths excluded), written once: (path, file count)."""
+        if commit in self.packages:
+            return self.packages[commit]
+        from evotree.harness.executors.ray import _tar_commit
+
+        data, files = _tar_commit(self.ws, commit, exclude=list(self.ws.config.eval.judge_paths))
+        target = self.folder / "packages" / f"{hashlib.sha256(data).hexdigest()[:32]}.tar"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        self.packages[commit] = (target, files)
+        return self.packages[commit]
+
+    def _judge(self, plan: RunPlan) -> Path:
+        """The run's judge archive, readable by this user only; the job deletes it once read."""
+        from evotree.harness.executors.ray import _tar_judge
+        from evotree.harness.executors.slurm_job import judge_archive
+
+        data, _ = _tar_judge(self.ws, plan.judge_commit, plan.judge_data_commit)
+        target = judge_archive(self.folder, plan.run_id)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        return target
+
+    def _submit(self, executor: Any, plan: RunPlan) -> None:
+        from evotree.harness.executors.slurm_job import run_job
+        from evotree.harness.runs import _ledger_run_started
+        from evotree.harness.sandbox import SandboxPolicy
+
+        cfg = self.ws.config
+        package, files = self._package(plan.commit)
+        judge = self._judge(plan)
+        record, paths, lock, marker = self._open_run(plan)
+        _ledger_run_started(self.ws, record)
+        spec = {
+            "run_id": plan.run_id, "version": plan.version, "seed": plan.seed, "commit": plan.commit,
+            "judge_commit": plan.judge_commit, "judge_version": plan.judge_version,
+            "limits": plan.limits.to_dict(), "judge_splits": list(plan.judge_splits),
+            "train_command": cfg.train.command, "eval_command": cfg.eval.command,
+            "prepare_command": cfg.train.prepare,
+            "train_timeout": cfg.train.timeout_seconds, "eval_timeout": cfg.eval.timeout_seconds,
+            "store_uri": self.uri, "sync_seconds": self.section.sync_seconds,
+            "candidate_archive": str(package), "candidate_files": files, "judge_archive": str(judge),
+            # the champion's sandbox policy: the node isolates the phases exactly as local runs do
+            "sandbox": SandboxPolicy.from_config(cfg.sandbox, forbidden=(self.ws.root,)).to_dict(),
+        }
+        try:
+            job = executor.submit(run_job, spec)
+        except Exception as exc:
+            judge.unlink(missing_ok=True)
+            self._close_unsubmitted(record, paths, lock, marker, exc)
+            raise ExecutorError(f"submitting run {plan.run_id} to {self.cluster} failed: {_first(exc)}",
+                                fix="check that sbatch works here (sinfo, a test job) and that SBATCH_PARTITION / "
+                                    "SBATCH_ACCOUNT name a partition and account you may use") from None
+        record.executor["job_id"] = str(job.job_id)
+        record.save(paths.record)
+        self.running.append(_Job(plan=plan, record=record, paths=paths, lock=lock, marker=marker, job=job,
+                                 submitted=time.monotonic()))
+        self.notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
+                                             "max_steps": plan.limits.max_steps, "job_id": str(job.job_id)})
+
+    # ------------------------------------------------------------------ settling
+    def _settle(self, job: _Job) -> None:
+        from evotree.harness.executors.store import FetchResult
+        from evotree.harness.runs import RunStatus
+
+        record = job.record
+        result: Any = None
+        cause: str | None = None
+        try:
+            result = job.job.result()
+        except Exception as exc:  # noqa: BLE001 - submitit raises the job's failure as it found it
+            cause = f"the Slurm job {job.job.job_id} ended without a result: {_first(exc)}"
+        expected = result.get("files") if isinstance(result, dict) and isinstance(result.get("files"), dict) else None
+        if result is not None and expected is None:
+            cause, result = "the job returned no manifest with a file list", None
+        try:
+            fetched = self.store.fetch(record.run_id, job.paths.root, expected=expected)
+        except Exception as exc:  # noqa: BLE001 - fsspec backends raise more than OSError
+            fetched = FetchResult(manifest=None, worker=None, checked=False,
+                                  problems=[f"fetching the evidence from {self.uri} failed: {type(exc).__name__}: "
+                                            f"{_first(exc)}"])
+        worker = (result if isinstance(result, dict) else None) or fetched.worker or {}
+        if worker.get("host"):
+            record.host = str(worker["host"])
+        record.executor.update({k: worker[k] for k in ("node_id", "worker_pid") if k in worker})
+        manifest = result if result is not None else fetched.manifest
+        complete, charge = fetched.complete and result is not None, True
+        if manifest is not None:
+            _apply(record, manifest)
+        if result is None:
+            record.status = (RunStatus.CANCELLED if self.cancelling_since is not None else RunStatus.FAILED).value
+            if not fetched.worker and self.cancelling_since is not None:  # never started: nothing to charge
+                charge, complete = False, True
+                record.error = "cancelled before its Slurm job started"
+            else:
+                record.error = cause or f"the evidence in the store is incomplete: {'; '.join(fetched.problems[:3])}"
+        elif not complete:
+            record.status = RunStatus.FAILED.value
+            record.error = f"the evidence in the store is incomplete: {'; '.join(fetched.problems[:3])}"
+        if not complete:
+            record.notes.append(f"evidence incomplete ({'; '.join(fetched.problems[:3]) or cause}): what arrived is "
+                                "kept for inspection and not taken as a result")
+        self._close(job, wall=_wall(manifest, worker, job), charge=charge, complete=complete)
+
+    def _close(self, job: _Job, *, wall: float, charge: bool, complete: bool) -> None:
+        from evotree.harness.executors.slurm_job import judge_archive
+        from evotree.harness.runs import finish_run
+
+        judge_archive(self.folder, job.record.run_id).unlink(missing_ok=True)  # a job that never started
+        try:
+            finish_run(self.ws, job.record, job.paths, None, wall_seconds=wall, charge=charge, complete=complete)
+        finally:
+            job.marker.unlink(missing_ok=True)
+            job.lock.close()
+        if job in self.running:
+            self.running.remove(job)
+        self.done[job.plan.run_id] = job.record
+        self.notify(job.record.run_id, "finished", {"status": job.record.status, "headline": job.record.headline})
+
+    def _close_unsubmitted(self, record: RunRecord, paths: RunPaths, lock: IO[str], marker: Path,
+                           exc: BaseException) -> None:
+        from evotree.harness.runs import RunStatus, finish_run
+
+        record.status = RunStatus.FAILED.value
+        record.error = f"not submitted: {_first(exc)}"
+        try:
+            finish_run(self.ws, record, paths, None, wall_seconds=0.0, charge=False, complete=True)
+        finally:
+            marker.unlink(missing_ok=True)
+            lock.close()
+
+    def _finish_unstarted(self, plan: RunPlan) -> None:
+        from evotree.harness.runs import RunStatus, _ledger_run_started, finish_run
+
+        record, paths, lock, marker = self._open_run(plan)
+        _ledger_run_started(self.ws, record)
+        record.status = RunStatus.CANCELLED.value
+        record.error = "cancelled before it was submitted"
+        try:
+            finish_run(self.ws, record, paths, None, wall_seconds=0.0, charge=False, complete=True)
+        finally:
+            marker.unlink(missing_ok=True)
+            lock.close()
+        self.done[plan.run_id] = record
+
+    def _abandon(self, exc: BaseException) -> None:
+        """The request is aborting: finish every open run (``cancelled`` on Ctrl-C, else ``failed``)."""
+        from evotree.harness.runs import RunStatus
+
+        interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
+        why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__
+        for job in list(self.running):
+            job.record.status = (RunStatus.CANCELLED if interrupted else RunStatus.FAILED).value
+            job.record.error = f"the driver stopped this request ({why}) before the run was settled"
+            job.record.notes.append("evidence incomplete: the driver did not import this run's evidence")
+            try:
+                self._close(job, wall=_wall(None, None, job), charge=True, complete=False)
+            except BaseException:  # noqa: BLE001 - at least the status must land
+                job.record.ended_at = job.record.ended_at or utcnow()
+                job.record.save(job.paths.record)
+                if job in self.running:
+                    self.running.remove(job)
+
+
+def _apply(record: RunRecord, manifest: dict[str, Any]) -> None:
+    record.status = str(manifest.get("status", record.status))
+    record.error = manifest.get("error")
+    record.notes.extend(manifest.get("notes") or [])
+    record.phases = dict(manifest.get("phases") or {})
+    record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
+
+
+def _first(exc: BaseException) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return (lines[-1] if lines else type(exc).__name__)[:300]
+
+
+def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, job: _Job) -> float:
+    """Seconds the run occupied its job: reported by the job, else since it started, else 0."""
+    if manifest and isinstance(manifest.get("wall_seconds"), (int, float)):
+        return float(manifest["wall_seconds"])
+    if worker and isinstance(worker.get("started_at"), (int, float)):
+        return max(0.0, time.time() - float(worker["started_at"]))
+    return 0.0
