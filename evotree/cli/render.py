@@ -312,6 +312,11 @@ def share_result(result: Any) -> None:
             _console.print(f"  … and {len(result.restored) - 20} more")
     for skipped in result.skipped:
         _console.print(f"  [yellow]skipped[/] {_esc(skipped['run_id'])}: {_esc(skipped['reason'])}")
+    updated = getattr(result, "updated", None) or []
+    if updated:
+        _console.print(f"  {_plural(len(updated), 'ref')} {'sent' if result.action == 'push' else 'updated'}")
+    for rejected in getattr(result, "rejected", None) or []:
+        _console.print(f"  [red]left unchanged[/] {_esc(rejected['ref'])}: {_esc(rejected['reason'])}")
 
 
 def workspace_status(result: Any) -> None:
