@@ -205,6 +205,10 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
     corpus = Path(__file__).parent / "data" / "audit" / "corpus.jsonl"
     commands = [json.loads(line)["command"] for line in corpus.read_text().splitlines()]
     commands += ["cat ../../judge/x", "g\\it log", "$'\\x67it' log --all", 'G=g"i"t']
+    # issue 30: definitions, built names, forge clients, make, git libraries
+    commands += ["a=gi", "export R=origin/fix", "x=1; y=2", "`printf g`", "echo -e '\\147it'",
+                 "printf '\\x67'", "gh pr view 1", "hub pr list", "glab mr diff 2", "make peek",
+                 "python3 -c 'import dulwich'", "python3 -c 'import zlib'"]
     con = duckdb.connect()
     for command in commands:
         (sql,), = con.execute("SELECT regexp_matches(translate(?, '\"''\\', ''), ? || '|judge', 'i')",
