@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -47,7 +48,7 @@ while block and waited < 120:
 rec.signal(0, sees_judge=float(os.path.exists("judge")),
            sees_git=float(os.system("git log -1 >/dev/null 2>&1") == 0),
            sees_slurm=float(any(k.startswith(("SLURM_", "SUBMITIT_")) for k in os.environ)),
-           sees_folder=float(os.path.exists(os.environ.get("PROBE", "/nonexistent"))))
+           sees_folder=float(os.path.exists(recipe.get("probe", "/nonexistent"))))
 json.dump({"skill": skill}, open("model.json", "w"))
 if recipe.get("fail"):
     sys.exit(3)
@@ -120,12 +121,18 @@ def check_landed(ws: Workspace, record: Any, store: Path, *, skill: float, steps
 
 
 @pytest.mark.heavy
-def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               request: pytest.FixtureRequest) -> None:
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
+    # the shared job folder outside /tmp (which is private in a sandbox): a phase must still not see it
+    shared = Path(tempfile.mkdtemp(prefix="evotree-test-slurm-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
+    monkeypatch.setenv("EVOTREE_SLURM_FOLDER", str(shared))
     store = tmp_path / "shared-store"
     ws = make_slurm_repo(tmp_path / "w", store)
-    monkeypatch.setenv("PROBE", str(job_folder(ws)))  # a phase must not see the job folder
-    v1, v2 = version(ws, "skill = 0.8\nsteps = 3\n"), version(ws, "skill = 0.3\nsteps = 2\n")
+    assert job_folder(ws) == shared
+    v1 = version(ws, f'skill = 0.8\nsteps = 3\nprobe = "{shared / "jobs"}"\n')
+    v2 = version(ws, f'skill = 0.3\nsteps = 2\nprobe = "{shared / "packages"}"\n')
     v3 = version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
     events: list[tuple[str, str]] = []
     records = run_versions(ws, [v1, v2, v3], executor="slurm", progress=lambda rid, ev, info: events.append((rid, ev)))
@@ -140,7 +147,7 @@ def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, m
         assert {e for rid, e in events if rid == record.run_id} >= {"started", "finished"}
     # the judge archives were read once and deleted; the candidate archive is content-addressed
     assert not list((job_folder(ws) / "judge").iterdir())
-    assert len(list((job_folder(ws) / "packages").glob("*.tar"))) == 3
+    assert len(list((job_folder(ws) / "packages").glob("*.tar"))) == 3 and (shared / "jobs").is_dir()
     # only the driver wrote the ledger
     out = git(ws.root, "log", "--format=%B%x00", "refs/evotree/ledger")
     kinds = [json.loads([x for x in m.strip().splitlines() if x.startswith("{")][-1])["kind"]
