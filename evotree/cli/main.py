@@ -25,6 +25,7 @@ from evotree.cli import (
     gates,
     harness,
     judge,
+    leaderboard,
     memory,
     report,
     runs,
@@ -67,7 +68,7 @@ def cli(ctx: click.Context, directory: str) -> None:
 # one module per command group, each with ``register(cli)``: they import only click and
 # evotree.cli.common at module level (start-up stays fast) and the library inside the commands
 for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
-                agent, spend, export, finalize):
+                agent, spend, export, finalize, leaderboard):
     _module.register(cli)
 
 
