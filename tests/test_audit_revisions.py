@@ -140,3 +140,11 @@ def test_mini_swe_agent_prompt_hash(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text(json.dumps(data))
     assert audit_trajectories([path]).flagged == 0
+
+
+def test_a_hash_printed_by_an_unread_script_is_no_provenance() -> None:
+    """The issue's `python list_fixes.py` printed future hashes, then `git show <hash>`: only git's
+    own output on HEAD's history vouches for a hash."""
+    future = "4c3b2a19f8e7d6c5b4a39281706f5e4d3c2b1a09"
+    assert _flagged(None, "python list_fixes.py", f"git show {future[:9]}", outputs=(future, None))
+    assert not _flagged(None, "git log -5 --format=%H", f"git show {future[:9]}", outputs=(future, None))

@@ -275,7 +275,8 @@ def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequen
         seen = bool(traj.prompt and rev in traj.prompt)
         for j in range(k if not seen else 0):
             out = traj.steps[j].output
-            if out and rev in out and not any(Severity.parse(h.severity) >= Severity.WARN for h in step_hits[j]):
+            if out and rev in out and not any(Severity.parse(h.severity) >= Severity.WARN for h in step_hits[j]) \
+                    and _git_step(traj.steps[j].command):
                 seen = True
                 break
         if not seen:
@@ -307,6 +308,14 @@ def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
             rule = f"output shows the subject of future commit {c.commit[:12]}: {c.what[:80]!r}"
         hits.append(Hit("audit.future_content", c.severity, rule, command[:300], (c.commit,), c.line))
     return hits
+
+
+def _git_step(command: str) -> bool:
+    """Did this step run git itself? Only git's own output on HEAD's history (``git log -3``)
+    vouches for a hash; a script the audit cannot read may print any hash it dug up."""
+    from evotree.harness.audit.commands import parse_shell
+
+    return any(cmd.argv and os.path.basename(cmd.argv[0]) in ("git", "hub") for cmd in parse_shell(command))
 
 
 def _future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
