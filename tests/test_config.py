@@ -74,8 +74,9 @@ def test_invalid_value_names_key_and_line() -> None:
 def test_unknown_domain_and_executor() -> None:
     with pytest.raises(ConfigError, match=r":2: workspace.domain: expected one of custom, math, gym"):
         parse_config("[workspace]\ndomain = 'chess'\n")
-    with pytest.raises(ConfigError, match=r"executor.kind: expected one of local, ray, actually: 'slurm'"):
-        parse_config("[executor]\nkind = 'slurm'\n")
+    with pytest.raises(ConfigError, match=r"executor.kind: expected one of local, ray, slurm, actually: 'pbs'"):
+        parse_config("[executor]\nkind = 'pbs'\n")
+    assert parse_config("[executor]\nkind = 'slurm'\n").executor.kind == "slurm"
 
 
 def test_unknown_section_and_non_table() -> None:

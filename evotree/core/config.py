@@ -271,7 +271,7 @@ class GatesSection:
 
 @dataclass
 class ExecutorSection:
-    kind: str = field(default="local", metadata=_help("Executor: local (processes), ray or slurm (docs/cluster.md)."))
+    kind: str = field(default="local", metadata=_help("Executor: local (processes), ray or slurm."))
     jobs: int = field(default=1, metadata=_help("Runs executed at once by the local executor."))
     address: str = field(default="", metadata=_help("Ray cluster address ('' starts a local one)."))
     cpus: float = field(default=1.0, metadata=_help("CPUs per run (Ray resources)."))
