@@ -74,14 +74,14 @@ sync_seconds = 0.3
 '''
 
 
-def make_slurm_repo(path: Path, store: Path) -> Workspace:
+def make_slurm_repo(path: Path, store: Path, *, kind: str = "") -> Workspace:
     repo = make_repo(path)
     (repo / "recipe.toml").write_text("skill = 0.5\nsteps = 3\n")
     (repo / "train.py").write_text(TRAIN)
     (repo / "judge").mkdir()
     (repo / "judge" / "eval.py").write_text(JUDGE)
     (repo / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"val-{i}" for i in range(10)]}))
-    (repo / "evotree.toml").write_text(CONFIG.format(store=store))
+    (repo / "evotree.toml").write_text(CONFIG.format(store=store) + (f'kind = "{kind}"\n' if kind else ""))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "recipe, train script and judge")
     init_workspace(repo)
@@ -160,8 +160,8 @@ def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, m
 def test_seeds_are_one_job_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
     store = tmp_path / "store"
-    ws = make_slurm_repo(tmp_path / "w", store)
-    records = run_versions(ws, ["v0"], seeds=2, executor="slurm")
+    ws = make_slurm_repo(tmp_path / "w", store, kind="slurm")  # [executor].kind chooses it
+    records = run_versions(ws, ["v0"], seeds=2)
     assert [(r.version, r.seed) for r in records] == [("v0", 0), ("v0", 1)]
     assert len({r.executor["job_id"] for r in records}) == 2
     for record in records:
