@@ -40,6 +40,9 @@ pytestmark = pytest.mark.heavy
 
 N_REQUESTS = 8
 
+#: the server acts for the person who created the versions (a principal runs its own versions)
+OWNER = "Ada Tester <ada@example.com>"
+
 
 def _allow(ws: Any, requests: Any) -> None:
     return None
@@ -202,7 +205,7 @@ def test_a_sigkilled_server_leaves_no_reservation_that_blocks_the_tree(tmp_path:
                 server.wait(timeout=30)
                 group.cancel_scope.cancel()
 
-    with socket_server(repo, path) as server:
+    with socket_server(repo, path, principal=OWNER) as server:
         try:
             anyio.run(request, server)
         except Exception:  # noqa: BLE001 - the session's streams break when the server dies
@@ -266,7 +269,7 @@ def test_eight_concurrent_requests_never_exceed_a_budget(tmp_path: Path) -> None
     ws = Workspace.open(repo)
     v1 = _version(ws, "skill = 0.6\nsteps = 3\nsleep = 0.3\n")
     path = tmp_path / "s.sock"
-    with socket_server(repo, path):
+    with socket_server(repo, path, principal=OWNER):
         outcomes = _mixed_requests(repo, v1, path, processes=5, calls=3)
     assert len(outcomes) == N_REQUESTS
     ran = [o for o in outcomes if "ok" in o]
@@ -290,7 +293,7 @@ def test_eight_concurrent_requests_never_exceed_a_signed_approval(tmp_path: Path
     v1 = tg.new_version(repo)
     path = tmp_path / "s.sock"
     # without an approval, at most one run (the one under the threshold) starts
-    with socket_server(repo, path):
+    with socket_server(repo, path, principal=OWNER):
         outcomes = _mixed_requests(repo, v1, path, processes=6, calls=2)
     assert sum("ok" in o for o in outcomes) == 1, outcomes
     assert sorted(o.get("error") for o in outcomes if "error" in o) == ["gate_failed"] * 7, outcomes
@@ -301,7 +304,7 @@ def test_eight_concurrent_requests_never_exceed_a_signed_approval(tmp_path: Path
     child.sendline("yes")
     code, out = tg.finish(child)
     assert code == 0, out
-    with socket_server(repo, path):
+    with socket_server(repo, path, principal=OWNER):
         outcomes = _mixed_requests(repo, v1, path, processes=6, calls=2)
     assert sum("ok" in o for o in outcomes) == 3, outcomes
     assert all(o.get("ok", ["succeeded"]) == ["succeeded"] for o in outcomes), outcomes

@@ -8,8 +8,6 @@ checks and the signing are library functions in :mod:`evotree.gates`.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -194,11 +192,8 @@ def register(cli: click.Group) -> None:
         """
         from evotree.core.errors import EvotreeError
 
-        from evotree.core.safegit import approver_process
-
         try:
-            with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
-                result = _promote(version, key, merge, as_json, open_workspace, allow_policy_change)
+            result = _promote(version, key, merge, as_json, allow_policy_change)
         except EvotreeError as exc:
             fail(exc, as_json)
             return
@@ -260,13 +255,13 @@ def register(cli: click.Group) -> None:
         current commit. Same rules as promote: a person at a terminal, an allowed key, not the
         version's creator, the version id and a one-time code typed back.
         """
+        from evotree.cli.signoff import run_signoff
         from evotree.core.errors import EvotreeError
-
-        from evotree.core.safegit import approver_process
+        from evotree.gates.ceremony import approve_run_signoff
 
         try:
-            with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
-                result = _approve_run(version, runs, key, as_json, open_workspace)
+            result = run_signoff(lambda ws, policy: approve_run_signoff(ws, policy, version, runs), key, as_json,
+                                 action="approve runs")
         except EvotreeError as exc:
             fail(exc, as_json)
             return
@@ -278,119 +273,72 @@ def register(cli: click.Group) -> None:
             render_run_approval(result)
 
 
-@contextlib.contextmanager
-def signer_session(action: str) -> Iterator[tuple[Any, Any]]:
-    """(workspace, signed policy) for a person's sign-off at a terminal, inside the approver's
-    process (system git and ssh-keygen, no repository program); refused without a terminal."""
-    from evotree.cli.common import open_workspace
-    from evotree.core.safegit import approver_process
-    from evotree.gates.signoff import require_human_terminal
-    from evotree.gates.verify import trusted_policy
-
-    with approver_process():
-        require_human_terminal(action=action)
-        ws = open_workspace()
-        yield ws, trusted_policy(ws)
-
-
 def _ask(text: str, as_json: bool) -> str:
-    return str(click.prompt(text, err=as_json, default="", show_default=False))
+    from evotree.cli.signoff import ask
+
+    return ask(text, as_json)
 
 
 def _challenge(expected: str, as_json: bool, *, what: str = "version id", shown: str = "the version id") -> None:
-    """Show a one-time code; the person types ``expected`` (``what``, described as ``shown``) and the code back."""
-    from evotree.gates.signoff import check_typed, new_code
+    from evotree.cli.signoff import challenge
 
-    code = new_code()
-    click.echo(f"\nTo sign off, type {shown} and the one-time code {click.style(code, bold=True)}", err=as_json)
-    typed = _ask(what, as_json)
-    typed_code = _ask("one-time code", as_json)
-    check_typed(expected, code, typed, typed_code)
+    challenge(expected, as_json, what=what, shown=shown)
 
 
-def _promote(version: str, key: str | None, merge: bool, as_json: bool, workspace: Any,
-             allow_policy_change: bool = False) -> Any:
+def _promote(version: str, key: str | None, merge: bool, as_json: bool, allow_policy_change: bool = False) -> Any:
+    """`evotree promote` through the one sign-off driver: the gates are evaluated once the key is
+    known to be allowed (no workspace code near it), shown, and decide the choices offered."""
+    from evotree.cli.signoff import ask, run_signoff
     from evotree.core.errors import InvalidState
+    from evotree.gates.ceremony import SignOff
     from evotree.gates.errors import SignoffRefused
     from evotree.gates.evidence import acknowledge_protected, evaluate_gates
-    from evotree.gates.verify import trusted_policy
     from evotree.gates.promote import record_decision, record_promotion
-    from evotree.gates.signing import resolve_key
-    from evotree.gates.signoff import approver_for, require_human_terminal
 
-    require_human_terminal(action="promote")
-    ws = workspace()
-    policy = trusted_policy(ws)
-    if merge:  # refused before anything is shown or signed; record_promotion checks again
-        from evotree.core.safegit import refuse_program_settings
+    state: dict[str, Any] = {}
 
-        refuse_program_settings(ws.root, "--merge", git=policy.config.tools.git or None)
-    record = ws.resolve(version)
-    if record.id == policy.champion:
-        raise InvalidState(f"{record.id} is already the champion", fix="branch a new version and promote that")
-    approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
-    click.echo(f"evaluating gates for {record.id} against {policy.champion} …", err=True)
-    report = evaluate_gates(ws, record.id, policy=policy, run_plugins=False)  # no workspace code near the key
-    render_gates(report, err=as_json)
-    protected = next(g for g in report.gates if g.name == "protected")
-    if allow_policy_change and not protected.passed:
-        # one path a line, control characters shown escaped: a file name cannot hide the rest
-        listing = "\n".join(f"  {_shown(path)}" for path in protected.numbers.get("changed") or [])
-        click.echo(f"\n{record.id} changes these protected paths (all of them):\n{listing}\nIf promoted, these "
-                   "become the policy and judge of every later version.", err=as_json)
-        if _ask("type 'change policy' to accept them", as_json).strip().lower() != "change policy":
-            raise SignoffRefused("the protected-path change was not accepted; nothing was recorded",
-                                 fix="promote without --allow-policy-change, or type 'change policy'")
-        acknowledge_protected(report, approver.principal)
-        click.echo("protected paths accepted; " + ("all gates pass" if report.passed else
-                   f"still blocking: {', '.join(g.name for g in report.failed)}"), err=as_json)
-    _challenge(record.id, as_json)
-    choices = ("approve", "revise", "abort") if report.passed else ("revise", "abort")
-    if not report.passed:
-        click.echo("APPROVE is not offered: the gates above block promotion.", err=as_json)
-    for _attempt in range(3):
-        decision = _ask(f"decision [{'/'.join(choices)}]", as_json).strip().lower()
-        if decision in choices:
-            break
-        click.echo(f"{decision!r} is not one of {', '.join(choices)}", err=as_json)
-    else:
-        raise SignoffRefused(f"no valid decision after 3 tries (choices: {', '.join(choices)}); nothing was recorded",
-                             fix="run the command again and type one of the choices")
-    click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
-    if decision == "approve":
-        return record_promotion(ws, policy, report, approver, merge=merge)
-    feedback = ""
-    while not feedback.strip():
-        feedback = _ask("feedback for the next version" if decision == "revise" else "reason", as_json)
-    return record_decision(ws, policy, report, approver, decision, feedback.strip())
+    def build(ws: Any, policy: Any) -> SignOff:
+        if merge:  # refused before anything is shown or signed; record_promotion checks again
+            from evotree.core.safegit import refuse_program_settings
 
+            refuse_program_settings(ws.root, "--merge", git=policy.config.tools.git or None)
+        record = ws.resolve(version)
+        if record.id == policy.champion:
+            raise InvalidState(f"{record.id} is already the champion", fix="branch a new version and promote that")
+        state["ws"], state["record"] = ws, record
 
-def _approve_run(version: str, runs: int, key: str | None, as_json: bool, workspace: Any) -> Any:
-    from evotree.gates.errors import SignoffRefused
-    from evotree.gates.verify import trusted_policy
-    from evotree.gates.promote import record_run_approval, version_tip
-    from evotree.gates.signing import resolve_key
-    from evotree.gates.signoff import approver_for, require_human_terminal
+        def record_fn(approver: Any, decision: str, text: str) -> Any:
+            if decision == "approve":
+                return record_promotion(ws, policy, state["report"], approver, merge=merge)
+            return record_decision(ws, policy, state["report"], approver, decision, text)
 
-    require_human_terminal(action="approve runs")
-    ws = workspace()
-    policy = trusted_policy(ws)
-    record = ws.resolve(version)
-    approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
-    budget = policy.config.budget
-    threshold = policy.config.gates.train_approval_above_seconds
-    shown = version_tip(ws, record.id)  # what is shown is what is signed (refused if it moves meanwhile)
-    # what someone wrote (hypothesis, creator) is shown escaped: a newline and a fake `commit:`
-    # line or ESC[8m in a hypothesis cannot hide or replace the real commit line
-    click.echo(f"{record.id}: {_shown(record.hypothesis)} (created by {_shown(record.created_by)})", err=as_json)
-    click.echo(f"commit: {shown} (the code these runs will train; `git show --stat {shown[:12]}`)", err=as_json)
-    click.echo(f"request: up to {runs} run(s) × {budget.max_wall_seconds} s = {runs * budget.max_wall_seconds} s "
-               f"(approval needed above {threshold} s; used so far: {_shown(record.usage or {})})", err=as_json)
-    _challenge(record.id, as_json)
-    answer = _ask("approve these runs? [yes/no]", as_json).strip().lower()
-    if answer != "yes":
-        raise SignoffRefused("not approved; nothing was recorded", fix="type yes to approve")
-    return record_run_approval(ws, policy, record.id, approver, runs=runs, commit=shown)
+        return SignOff(action="promote", subject=record.id, creator=record.created_by, record=record_fn,
+                       choices=("approve", "revise", "abort"),
+                       text_for={"revise": "feedback for the next version", "abort": "reason"})
+
+    def prepare(request: Any, approver: Any, policy: Any) -> None:
+        ws, record = state["ws"], state["record"]
+        click.echo(f"evaluating gates for {record.id} against {policy.champion} …", err=True)
+        report = evaluate_gates(ws, record.id, policy=policy, run_plugins=False)  # no workspace code near the key
+        render_gates(report, err=as_json)
+        protected = next(g for g in report.gates if g.name == "protected")
+        if allow_policy_change and not protected.passed:
+            # one path a line, control characters shown escaped: a file name cannot hide the rest
+            listing = "\n".join(f"  {_shown(path)}" for path in protected.numbers.get("changed") or [])
+            click.echo(f"\n{record.id} changes these protected paths (all of them):\n{listing}\nIf promoted, these "
+                       "become the policy and judge of every later version.", err=as_json)
+            if ask("type 'change policy' to accept them", as_json).strip().lower() != "change policy":
+                raise SignoffRefused("the protected-path change was not accepted; nothing was recorded",
+                                     fix="promote without --allow-policy-change, or type 'change policy'")
+            acknowledge_protected(report, approver.principal)
+            click.echo("protected paths accepted; " + ("all gates pass" if report.passed else
+                       f"still blocking: {', '.join(g.name for g in report.failed)}"), err=as_json)
+        state["report"] = report
+        if not report.passed:
+            request.choices = ("revise", "abort")
+            request.note = "APPROVE is not offered: the gates above block promotion."
+
+    return run_signoff(build, key, as_json, action="promote", prepare=prepare)
 
 
 def _shown(text: Any) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -62,53 +61,12 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     """
     from evotree.core.errors import EvotreeError
 
-    def show(plan: Any) -> None:
-        from evotree.core.text import escape_control as esc
-
-        diff = plan.diff
-        echo = functools.partial(click.echo, err=as_json)
-        echo(f"harness {plan.harness} @ {str(plan.commit)[:10] if plan.commit else 'built-in'}: {esc(plan.hypothesis)} "
-             f"(created by {esc(plan.created_by)})")
-        echo(f"replaces {plan.previous_harness} @ "
-             f"{str(plan.previous_commit)[:10] if plan.previous_commit else 'built-in'}")
-        if diff["thresholds"]:
-            echo("thresholds:")
-            for c in diff["thresholds"]:
-                old = "default" if c["old"] is None else json.dumps(c["old"])
-                new = "default" if c["new"] is None else json.dumps(c["new"])
-                echo(f"  {esc(c['analyzer'])}.{esc(c['key'])}: {esc(old)} -> {esc(new)}")
-        else:
-            echo("thresholds: unchanged")
-        py = diff["analyzers_py"]
-        line = {"absent": "none (no plug-in code)", "unchanged": f"unchanged (sha256 {py['sha256']})",
-                "added": f"ADDED: plug-in code that runs in every `evotree diagnose` (sha256 {py['sha256']})",
-                "changed": f"CHANGED: plug-in code that runs in every `evotree diagnose` (sha256 {py['sha256']}, "
-                           f"was {py['previous_sha256']})",
-                "removed": f"removed (was sha256 {py['previous_sha256']})"}[py["status"]]
-        echo(f"analyzers.py: {line}")
-        if plan.commit and py["status"] in ("added", "changed"):
-            echo(f"  read it before signing: git show {plan.commit[:10]}:analyzers.py")
-        echo(f"diff sha256 (signed): {plan.diff_hash}")
-
     try:
-        from evotree.cli.gates import _ask, _challenge
-        from evotree.gates.harnesses import plan_harness_promotion, record_harness_promotion
-        from evotree.gates.errors import SignoffRefused
-        from evotree.gates.verify import trusted_policy
-        from evotree.gates.signing import resolve_key
-        from evotree.gates.signoff import approver_for, require_human_terminal
+        from evotree.cli.signoff import run_signoff
+        from evotree.gates.ceremony import harness_signoff
 
-        require_human_terminal(action="promote a harness")
-        ws = open_workspace()
-        policy = trusted_policy(ws)
-        plan = plan_harness_promotion(ws, harness_id)
-        approver = approver_for(policy, resolve_key(key, git_root=ws.root), plan.created_by)
-        show(plan)
-        _challenge(plan.harness, as_json)
-        if _ask(f"put harness {plan.harness} in force? [yes/no]", as_json).strip().lower() != "yes":
-            raise SignoffRefused("not approved; nothing was recorded", fix="type yes to promote the harness")
-        click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
-        result = record_harness_promotion(ws, policy, approver, plan)
+        result = run_signoff(lambda ws, policy: harness_signoff(ws, policy, harness_id), key, as_json,
+                             action="promote a harness")
     except EvotreeError as exc:
         fail(exc, as_json)
         return

@@ -187,38 +187,16 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     them with who voided them and why. A run that counts cannot be voided. Refused without a
     terminal or under CI (exit 31), for a key not allowed (32).
     """
-    import contextlib
-
+    from evotree.cli.signoff import run_signoff
     from evotree.core.errors import EvotreeError
+    from evotree.gates.ceremony import void_signoff
 
-    signer_process = contextlib.ExitStack()
     try:
-        from evotree.cli.gates import _ask, _challenge, _shown, signer_session
-        from evotree.gates.errors import SignoffRefused
-        from evotree.gates.evidence import record_run_void, void_candidate
-        from evotree.gates.signing import resolve_key
-        from evotree.gates.signoff import approver_for
-
-        ws, policy = signer_process.enter_context(signer_session("void a run"))
-        record, run = void_candidate(ws, run_id)
-        approver = approver_for(policy, resolve_key(key, git_root=ws.root), record.created_by)
-        echo = lambda text: click.echo(text, err=as_json)  # noqa: E731
-        echo(f"run {run.run_id} of {record.id} (created by {_shown(str(record.created_by))}), seed {run.seed}, "
-             f"commit {str(run.commit)[:10]}")
-        echo(f"state: {run.state}: {_shown('; '.join(run.problems))}")
-        echo(f"headline the ledger recorded: {json.dumps(run.headline)}")
-        echo(f"reason: {_shown(reason)}")
-        echo("voided, it is in no number of its version; gates, compare and reports list it as voided")
-        _challenge(run.run_id, as_json, what="run id", shown="the run id")
-        if _ask("void this run? [yes/no]", as_json).strip().lower() != "yes":
-            raise SignoffRefused("not voided; nothing was recorded", fix="type yes to void the run")
-        click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
-        result = record_run_void(ws, policy, approver, run.run_id, reason)
+        result = run_signoff(lambda ws, policy: void_signoff(ws, policy, run_id, reason), key, as_json,
+                             action="void a run")
     except EvotreeError as exc:
         fail(exc, as_json)
         return
-    finally:
-        signer_process.close()
     if as_json:
         click.echo(json.dumps(result.to_dict(), default=str))
     else:
