@@ -65,11 +65,19 @@ is then the host's uid 0 (whatever number it has inside), and the sysctl files a
 that uid without any capability. bubblewrap's own cover of ``/proc/sys`` is skipped in that
 case (its ``access(W_OK)`` test fails on the 0555 folder).
 
-The runtime trace (issue 21, :attr:`SandboxSpec.trace`): bubblewrap starts under
-``strace -f --seccomp-bpf`` (:func:`trace_argv`), outside the sandbox, which records every
-program that runs in it (argv, working directory, exit status) and every ``connect``;
-:func:`finish_trace` writes it as ``evidence/<phase>/exec_trace.jsonl`` after the phase, and the
-audit reads it like a trajectory (:mod:`evotree.harness.audit.trace`, docs/audit.md).
+The runtime trace (issues 21 and 29, :attr:`SandboxSpec.trace`): bubblewrap starts under the
+compiled seccomp tracer (``seccomp_trace.c``, :func:`compiled_tracer`; ``strace -f --seccomp-bpf``,
+:func:`trace_argv`, where it cannot be built or start), outside the sandbox, which records every
+program that runs in it (argv, working directory, exit status, the binary the kernel loaded),
+every ``connect`` and every open of git storage by a program other than the machine's git. Its
+descriptors are close-on-exec (no process of the phase holds one) and its rows are sealed (a
+``seq`` each, a final count and SHA-256); :func:`finish_trace` writes them as
+``evidence/<phase>/exec_trace.jsonl`` after the phase, and the audit reads it like a trajectory
+(:mod:`evotree.harness.audit.trace`, docs/audit.md).
+
+The environment of a phase is an allowlist (:func:`sandbox_env`, :data:`PHASE_ENV`, the
+champion's ``[sandbox] pass_env``): no credential of the person running evotree reaches it
+unless listed.
 
 Where bubblewrap cannot run, :func:`check_sandbox` says why and how to fix it, and
 :func:`require_sandbox` refuses to plan a run (:class:`SandboxUnavailable`, exit 36) unless the
@@ -249,8 +257,8 @@ class SandboxSpec:
     userns: bool = False
     #: Trace what runs (issue 21): every program that runs in the sandbox (argv, working
     #: directory, exit status) and every connect, written to this file by a tracer outside the
-    #: sandbox that nothing inside can see, stop or switch off (:data:`TRACER`: strace, or the
-    #: experimental seccomp user-notification tracer). Give a path outside
+    #: sandbox that nothing inside can see, stop or switch off (:data:`TRACER`: the compiled
+    #: seccomp user-notification tracer, or strace). Give a path outside
     #: every read-write bind (the run directory, which the phase sees read-only); after the
     #: phase, :func:`finish_trace` turns it into ``evidence/<phase>/exec_trace.jsonl``.
     trace: Path | None = None
