@@ -330,3 +330,25 @@ def test_the_ledger_refuses_an_unknown_meta_key_and_non_finite_numbers(tmp_path:
         with pytest.raises((EvotreeError, ValueError)):
             ws.ledger.transact(change, actor=ws.git.identity())
     assert git(repo, "rev-parse", "refs/evotree/ledger") == head  # nothing written
+
+
+def test_a_failure_of_evotree_itself_is_never_charged(tmp_path: Path) -> None:
+    """A face's progress callback that raises (the renderer bug of EvoPolicyGym mode) under the
+    harness directly: the run fails as evotree's failure and costs the version nothing; through
+    the verb layer the same callback cannot even fail the run."""
+    from test_runs import make_run_repo
+
+    from evotree.gates.runs import run_versions
+
+    repo = make_run_repo(tmp_path / "w")
+
+    def broken(run_id: str, event: str, info: dict[str, Any]) -> None:
+        if event == "started":
+            raise AttributeError("'NoneType' object has no attribute 'get'")
+
+    [record] = run_versions(Workspace.open(repo), ["v0"], progress=broken)
+    assert record.status == "failed" and "not charged" in " ".join(record.notes)
+    usage = Workspace.open(repo).ledger.snapshot().require("v0").usage or {}
+    assert not usage.get("runs") and not usage.get("wall_seconds")
+    [record] = Session(repo).run(["v0"], progress=broken)
+    assert record.status == "succeeded", record.error

@@ -208,6 +208,11 @@ def execute_run(
     except BaseException as exc:
         record.status = RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
         record.error = record.error or f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, Exception):
+            # the candidate's failures arrive as outcomes, not exceptions: this one is evotree's own
+            # (the harness, a renderer, the disk), and a failure of evotree's is never charged
+            charge = False
+            record.notes.append("evotree failed while running this run (not the candidate): not charged")
         if not isinstance(exc, Exception):
             try:
                 finish_run(ws, record, paths, started)
