@@ -46,6 +46,9 @@ class SignOff:
     text_for: dict[str, str] = field(default_factory=dict)
     #: a note shown after the challenge, before the decision (e.g. why APPROVE is not offered)
     note: str = ""
+    #: the policy the approver's key is checked against when it is not the one in force (the
+    #: first signers, who sign for the file that lists them: evotree.gates.bootstrap)
+    signing_policy: Any = None
 
 
 def _esc(text: Any) -> str:
@@ -153,3 +156,23 @@ def void_signoff(ws: Any, policy: Any, run_id: str, reason: str) -> SignOff:
                    subject_label="run id", subject_shown="the run id", question="void this run? [yes/no]",
                    refusal=("not voided; nothing was recorded", "type yes to void the run"),
                    record=lambda approver, _d, _t: record_run_void(ws, policy, approver, run.run_id, reason))
+
+
+def signers_signoff(ws: Any, policy: Any, specs: Sequence[str]) -> SignOff:
+    """``evotree signers add``: the first allowed signers of a workspace that has none, signed by
+    the new key (:mod:`evotree.gates.bootstrap`)."""
+    from evotree.core.workspace import signer_line
+    from evotree.gates.bootstrap import prepare_signers, record_signers
+
+    lines = [signer_line(spec)[1] for spec in specs]
+    commit, new_policy = prepare_signers(ws, policy, lines)
+    shown = [f"the champion {policy.champion} @ {policy.commit[:10]} names no allowed signer: nobody can sign a "
+             "promotion yet", f"{new_policy.allowed_signers_path} would become:"]
+    shown += [f"  {_esc(line)}" for line in lines]
+    shown.append(f"new champion commit {commit[:10]} (only that file changes); later changes need a promotion")
+    principals = ", ".join(new_policy.principals)
+    return SignOff(action="add the first signers", subject=principals, creator=None, lines=shown,
+                   subject_label="signer(s)", subject_shown=f"the signer(s) ({principals})",
+                   question="allow these signers? [yes/no]", signing_policy=new_policy,
+                   refusal=("not added; nothing was recorded", "type yes to add the signers"),
+                   record=lambda approver, _d, _t: record_signers(ws, policy, new_policy, approver))

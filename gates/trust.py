@@ -33,7 +33,7 @@ __all__ = ["CHAIN_KINDS", "InForce", "UntrustedState", "in_force"]
 CHAIN_KINDS = frozenset({
     EventKind.WORKSPACE_INITIALIZED.value, EventKind.PROMOTION.value, EventKind.DECISION.value,
     EventKind.HARNESS_PROMOTED.value, EventKind.JUDGE_PROMOTED.value, EventKind.JUDGE_MIGRATED.value,
-    EventKind.FINALIZE.value,
+    EventKind.FINALIZE.value, EventKind.SIGNERS_ADDED.value,
 })
 #: verify's problems that do not touch the champion chain (see :func:`evotree.gates.verify.trusted_policy`)
 _NOT_CHAIN = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog",

@@ -217,6 +217,17 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
             champion, commit = str(event.version), str(statement["commit"])
             chain_commits.add(commit)
             policy = policy_at(ws, champion, commit)
+        elif event.kind == EventKind.SIGNERS_ADDED.value:
+            from evotree.gates.bootstrap import check_signers_added
+
+            reasons, added = check_signers_added(ws, policy, data, event.version, anchor_commit, champion, commit)
+            if reasons or added is None:
+                problems.append(Problem("signers_added", f"signers added at ledger {entry.commit[:10]} are not "
+                                        "valid: " + "; ".join(reasons), event.version, entry.commit))
+                continue
+            commit = added.commit
+            chain_commits.add(commit)
+            policy = added
         elif event.kind == EventKind.DECISION.value and isinstance(data.get("statement"), dict):
             checked["decisions"] += 1
             reasons = _check_decision(policy, data, event.version, anchor_commit)

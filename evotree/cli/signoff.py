@@ -50,7 +50,8 @@ def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool
         ws = open_workspace()
         policy = trusted_policy(ws)
         request = build(ws, policy)
-        approver = approver_for(policy, resolve_key(key, git_root=ws.root), request.creator)
+        approver = approver_for(request.signing_policy or policy, resolve_key(key, git_root=ws.root),
+                                request.creator)
         for line in request.lines:
             click.echo(line, err=as_json)
         if prepare is not None:

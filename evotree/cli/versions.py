@@ -46,6 +46,10 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
     from evotree.api import init as init_workspace
 
     where = click.get_current_context().find_root().obj["dir"]
+    if not signers:  # said before anything is written, on stderr (the --json document stays clean)
+        click.secho("evotree: note: no signer (--signer): nobody can sign a promotion yet; add the first one "
+                    "later with `evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519`",
+                    fg="yellow", err=True)
     if protocol in ("ai4ai", "rsibench-data", "autoresearch"):  # issues 20, 34: the protocol's task and rules
         from evotree.core.errors import EvotreeError
         from evotree.core.workspace import init_workspace as init_with_template

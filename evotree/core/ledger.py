@@ -84,6 +84,8 @@ class EventKind(str, Enum):
     JUDGE_MIGRATED = "judge.migrated"
     #: the search's one held-out evaluation (``evotree finalize``); lifts the visibility boundary
     FINALIZE = "finalize"
+    #: the first allowed signers, added after init while there were none (``evotree signers add``)
+    SIGNERS_ADDED = "signers.added"
 
 
 class VersionStatus(str, Enum):

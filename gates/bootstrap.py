@@ -1,0 +1,161 @@
+"""Signers added after ``evotree init``: the one ceremony that needs no existing signer.
+
+A workspace made without ``--signer`` has no allowed signers, so nobody can sign a promotion —
+and the allowed signers change only through a signed promotion. This breaks the circle once:
+while the signed champion's policy names **no** signer, a person at a terminal may add the first
+ones (``evotree signers add``). The new commit is the champion's commit plus
+``gates/allowed_signers`` (nothing else changes), the statement is signed by the new key and
+checked against the new file, the ledger records ``signers.added``, and the champion ref (and
+the champion's branch, when it is at the champion's commit) move to the new commit by
+compare-and-swap. ``evotree verify`` checks each such step: the policy before it named no signer,
+the commit changes only the allowed-signers file, the signature verifies under it. Once a signer
+exists, adding or rotating one is a reviewed promotion of a version that edits the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from evotree.core.errors import InvalidState
+from evotree.core.gitio import RefRaceLost
+from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.refs import CHAMPION_REF, branch_ref
+from evotree.gates.errors import TamperingFound
+from evotree.gates.policy import Policy, blob_at, policy_at
+from evotree.gates.statements import new_statement, sign_statement
+from evotree.gates.signing import canonical, sha256_hex
+
+if TYPE_CHECKING:
+    from evotree.core.workspace import Workspace
+    from evotree.gates.signoff import Approver
+
+__all__ = ["SIGNERS_TYPE", "SignersAdded", "check_signers_added", "prepare_signers", "record_signers"]
+
+SIGNERS_TYPE = "evotree.signers-bootstrap"
+
+
+@dataclass
+class SignersAdded:
+    """What ``evotree signers add`` prints."""
+
+    champion: str
+    previous_commit: str
+    commit: str
+    signers: list[str]
+    approver: str
+    ledger_commit: str
+    branch_moved: bool
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _with_file(repo: pygit2.Repository, tree: pygit2.Tree, path: str, data: bytes) -> pygit2.Oid:
+    """``tree`` with the blob ``data`` at ``path`` (folders created as needed)."""
+    head, _, rest = path.partition("/")
+    builder = repo.TreeBuilder(tree)
+    if not rest:
+        builder.insert(head, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
+        return builder.write()
+    sub = repo[tree[head].id] if head in tree and tree[head].type_str == "tree" else repo[repo.TreeBuilder().write()]
+    builder.insert(head, _with_file(repo, sub, rest, data), pygit2.GIT_FILEMODE_TREE)
+    return builder.write()
+
+
+def prepare_signers(ws: Workspace, policy: Policy, lines: list[str]) -> tuple[str, Policy]:
+    """The commit the champion would move to (its commit plus the allowed-signers ``lines``) and its
+    policy; refused when the signed champion already names a signer."""
+    if policy.signers:
+        raise InvalidState(
+            f"{policy.allowed_signers_path} of the champion {policy.champion} already names "
+            f"{', '.join(policy.principals)}: signers are now added or rotated only by a reviewed promotion",
+            fix=f"edit {policy.allowed_signers_path} on a version and promote it (`evotree promote`), "
+                "signed by a current signer")
+    if not lines:
+        raise InvalidState("no signer to add", fix="evotree signers add you@example.org=~/.ssh/id_ed25519.pub")
+    repo = ws.git.repo
+    previous = repo[policy.commit].peel(pygit2.Commit)
+    text = "".join(f"{line}\n" for line in lines)
+    tree = _with_file(repo, previous.tree, policy.allowed_signers_path, text.encode())
+    identity = ws.git.identity().signature()
+    commit = repo.create_commit(None, identity, identity, f"evotree signers: allow {', '.join(lines[i].split()[0] for i in range(len(lines)))}\n",
+                                tree, [previous.id])
+    return str(commit), policy_at(ws, policy.champion, str(commit))
+
+
+def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: Approver) -> SignersAdded:
+    """Sign (with the new key, checked against the new file), record ``signers.added`` and move the
+    champion ref (and branch) from the signed champion's commit to the new one."""
+    commit = new_policy.commit
+    statement = new_statement(ws, SIGNERS_TYPE, approver, version=policy.champion, previous_commit=policy.commit,
+                              commit=commit, signers=new_policy.principals,
+                              signers_hash=sha256_hex(canonical(new_policy.allowed_signers_text)))
+    signature = sign_statement(new_policy, approver, statement)
+
+    def change(txn: LedgerTxn) -> Event:
+        if txn.meta.get("champion") != policy.champion:
+            raise InvalidState(f"the champion is now {txn.meta.get('champion')}, not {policy.champion}",
+                               fix="run the command again")
+        return Event(kind=EventKind.SIGNERS_ADDED.value, version=policy.champion, actor=str(ws.git.identity()),
+                     at=statement["at"], data={"statement": statement, "signature": signature, "commit": commit,
+                                               "previous_commit": policy.commit})
+
+    entry = ws.ledger.transact(change, actor=ws.git.identity())
+    repo = ws.git.repo
+    try:
+        ws.git.cas_ref(CHAMPION_REF, repo[commit].id, repo[policy.commit].id,
+                       f"evotree signers add (signed by {approver.principal})")
+    except RefRaceLost as exc:
+        raise TamperingFound(f"the signers are recorded, but {CHAMPION_REF} was moved meanwhile ({exc})",
+                             fix=f"run `evotree verify`; git update-ref {CHAMPION_REF} {commit}") from exc
+    moved = False
+    branch = branch_ref(policy.champion)
+    if str(ws.git.ref_target(branch)) == policy.commit:
+        try:
+            ws.git.cas_ref(branch, repo[commit].id, repo[policy.commit].id, "evotree signers add")
+            moved = True
+        except RefRaceLost:
+            moved = False
+    return SignersAdded(champion=policy.champion, previous_commit=policy.commit, commit=commit,
+                        signers=new_policy.principals, approver=approver.principal, ledger_commit=entry.commit,
+                        branch_moved=moved)
+
+
+def check_signers_added(ws: Workspace, policy: Policy, data: dict[str, Any], version: str | None, anchor: str,
+                        champion: str, commit: str) -> tuple[list[str], Policy | None]:
+    """Reasons why a ``signers.added`` event is not a valid step of the chain ([] = it is), and the
+    policy it puts in force."""
+    from evotree.gates.verify import check_signed_statement
+
+    reasons: list[str] = []
+    if policy.signers:
+        reasons.append(f"the policy in force already named {', '.join(policy.principals)}: signers are added "
+                       "by a reviewed promotion")
+    new = str(data.get("commit") or "")
+    if data.get("previous_commit") != commit or version != champion:
+        reasons.append(f"it follows {str(data.get('previous_commit'))[:10]} of {version}, not the signed "
+                       f"champion {champion} @ {commit[:10]}")
+    try:
+        new_commit = ws.git.repo[new].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return reasons + [f"the new commit {new[:10]} is not in this repository"], None
+    if [str(p) for p in new_commit.parent_ids] != [commit]:
+        reasons.append("the new commit is not a child of the signed champion's commit")
+    else:
+        diff = ws.git.repo.diff(ws.git.repo[commit].peel(pygit2.Commit).tree, new_commit.tree)
+        changed = {d.delta.new_file.path for d in diff}
+        if changed != {policy.allowed_signers_path}:
+            reasons.append(f"the new commit changes {sorted(changed)}, not only {policy.allowed_signers_path}")
+    new_policy = policy_at(ws, champion, new)
+    if blob_at(ws, new, policy.allowed_signers_path) is None:
+        reasons.append("the new commit has no allowed signers")
+    statement = data.get("statement")
+    reasons += check_signed_statement(new_policy, statement, data.get("signature"), expect_type=SIGNERS_TYPE,
+                                      anchor=anchor, version=champion)
+    if isinstance(statement, dict) and (statement.get("commit") != new or statement.get("previous_commit") != commit):
+        reasons.append("the statement names other commits than the event")
+    return reasons, (None if reasons else new_policy)
