@@ -2,7 +2,10 @@
 
 Modules:
 
-* :mod:`evotree.harness.audit.commands` — shell parsing and the leak rules per simple command;
+* :mod:`evotree.harness.audit.commands` — the prefilter and per-step classification, over
+  :mod:`~evotree.harness.audit.lexer` (shell lexer), :mod:`~evotree.harness.audit.unwrap` (what a
+  command really runs) and :mod:`~evotree.harness.audit.rules` (the leak rules per simple command);
+* :mod:`evotree.harness.audit.provenance` — content provenance against the task repository;
 * :mod:`evotree.harness.audit.transcripts` — readers of trajectory formats (evotree rollouts, shell
   history, SWE-agent / mini-swe-agent JSON, Claude Code / Codex JSONL);
 * :mod:`evotree.harness.audit.trajectories` — the trajectory audit and hash ancestry;

@@ -1,0 +1,653 @@
+"""The rule sets of the leak audit, applied to one simple command (:func:`classify`).
+
+Revisions (:func:`is_head_relative` and how a word names one), git's rules
+(``audit.git_history_leak``), and the other rules: git internals, network fetches (with
+loopback), hidden data, writes to tests. :class:`Hit` is what a rule returns; :class:`RuleSet`
+what the rules know about the task. Moved out of :mod:`evotree.harness.audit.commands`
+(issue 30), which re-exports these names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evotree.harness.audit.lexer import SimpleCommand, _basename
+
+__all__ = ["Hit", "RuleSet", "HEX_REV", "is_head_relative", "is_loopback", "classify"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One rule that fired on one simple command."""
+
+    code: str  # audit.git_history_leak, ...
+    severity: str  # info | warn | high | critical
+    rule: str  # short name of the rule: "git log --all", "reads .git/packed-refs", ...
+    command: str  # the simple command, re-joined
+    revisions: tuple[str, ...] = ()  # revisions named (may be cleared by ancestry / provenance)
+    #: the output line that shows the leak (content provenance), quoted
+    output: str = ""
+    #: every revision expression the hit rests on, as typed (``v1.1.0``, ``ORIG_HEAD:f``,
+    #: ``A..B``): resolved in the task repository when there is one, and judged by ancestry
+    refs: tuple[str, ...] = ()
+    #: True for a revision the spelling alone cannot judge (``git show v1.1.0`` may name a path):
+    #: kept only when the task repository resolves it to a commit beyond the base
+    candidate: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"code": self.code, "severity": self.severity, "rule": self.rule,
+                                  "command": self.command}
+        if self.revisions:
+            out["revisions"] = list(self.revisions)
+        if self.output:
+            out["output"] = self.output
+        if self.refs:
+            out["refs"] = list(self.refs)
+        return out
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """What the rules need to know about the task: its hidden paths."""
+
+    hidden_paths: tuple[str, ...] = ()
+    _hidden_re: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
+    _needles: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        patterns = []
+        for path in self.hidden_paths:
+            clean = path.strip().strip("/")
+            if clean.startswith("./"):
+                clean = clean[2:]
+            if not clean:
+                continue
+            patterns.append(re.compile(r"(?:^|[\s/'\"=(:,])" + re.escape(clean) + r"(?=$|[/\s'\"),:])"))
+        object.__setattr__(self, "_hidden_re", tuple(patterns))
+        object.__setattr__(self, "_needles", tuple(p.strip("/").rsplit("/", 1)[-1] for p in self.hidden_paths
+                                                   if p.strip("/")))
+
+    def mentions_hidden(self, text: str) -> bool:
+        """Cheap test: could ``text`` name a hidden path at all (its last component occurs)?"""
+        return any(n in text for n in self.hidden_needles)
+
+    def hidden_match(self, word: str) -> bool:
+        """True when ``word`` names a hidden path (or a file under one)."""
+        return any(p.search(word) for p in self._hidden_re)
+
+    @property
+    def hidden_needles(self) -> tuple[str, ...]:
+        """Plain strings the prefilter must let through (a hidden path's last component)."""
+        return self._needles
+
+
+# ----------------------------------------------------------------------------- revisions
+HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
+_HEAD_REL = re.compile(r"^(HEAD|@)?([~^][0-9]*)*$")
+#: a release tag's spelling (v1.2.3, 2.0.1, v3.1-rc1): a revision, not a path
+_TAG_LIKE = re.compile(r"^v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z][\w.]*)?$")
+#: references git's own operations write (the image's ORIG_HEAD may point at the future fix)
+_SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD",
+                  "BISECT_HEAD", "AUTO_MERGE")
+
+
+def is_head_relative(rev: str) -> bool:
+    """``HEAD``, ``HEAD~3``, ``@^``, ``HEAD~2..HEAD``, ``HEAD:path``: the task's own history."""
+    rev = rev.strip()
+    if not rev:
+        return True
+    if ":" in rev and not rev.startswith(":"):
+        rev = rev.split(":", 1)[0]
+    elif rev.startswith(":"):  # :path is the index
+        return True
+    for part in re.split(r"\.\.\.?", rev):
+        part = part.lstrip("^")
+        if part and not _HEAD_REL.match(part):
+            return False
+        if part in ("",):
+            continue
+    return True
+
+
+def _rev_kind(word: str) -> str | None:
+    """'hash' / 'ref' when ``word`` certainly names a revision outside HEAD; 'name' when it may
+    be a branch or a path; None when it is HEAD-relative or clearly a path."""
+    if is_head_relative(word):
+        return None
+    base = word.split(":", 1)[0] if ":" in word else word
+    parts = [p.lstrip("^") for p in re.split(r"\.\.\.?", base) if p]
+    parts = [re.sub(r"([~^][0-9]*)+$", "", p) for p in parts]
+    kinds = set()
+    for part in parts:
+        if not part or _HEAD_REL.match(part):
+            continue
+        if HEX_REV.match(part):
+            kinds.add("hash")
+        elif (part.startswith(("refs/", "origin/", "upstream/", "remotes/")) or "@{" in part
+              or ":" in word or ".." in word or part in _SPECIAL_HEADS or part in ("stash", "-")
+              or _TAG_LIKE.match(part) or part.endswith("^{}") or "^{" in part):
+            kinds.add("ref")
+        elif "/" in part or "." in part or part.startswith("*"):
+            continue  # a path
+        else:
+            kinds.add("name")
+    if "hash" in kinds:
+        return "hash"
+    if "ref" in kinds:
+        return "ref"
+    return "name" if "name" in kinds else None
+
+
+def _hashes(word: str) -> tuple[str, ...]:
+    base = word.split(":", 1)[0]
+    return tuple(h for h in (re.sub(r"([~^][0-9]*)+$", "", p.lstrip("^"))
+                             for p in re.split(r"\.\.\.?", base)) if HEX_REV.match(h))
+
+
+# ----------------------------------------------------------------------------- git rules
+_GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                             "--super-prefix", "--config-env"})
+_ALL_REFS = frozenset({"--all", "--branches", "--remotes", "--tags", "--reflog", "--glob", "-g",
+                       "--walk-reflogs", "--bisect", "--alternate-refs", "--indexed-objects",
+                       "--exclude-hidden", "--disk-usage"})
+_ALL_REFS_PREFIX = ("--branches=", "--remotes=", "--tags=", "--glob=", "--exclude-hidden=")
+_PICKAXE_PREFIX = ("-S", "-G", "--grep", "--find-object", "--pickaxe-regex", "-L")
+# options of git subcommands that take a separate argument (not a revision)
+_GIT_OPT_ARG = frozenset({"-n", "--max-count", "--skip", "--since", "--until", "--after", "--before",
+                          "--author", "--committer", "--format", "--pretty", "-S", "-G", "--grep", "-L",
+                          "-m", "-e", "-f", "-U", "--date", "-o", "--output", "--prefix", "--remote",
+                          "-b", "-B", "-c", "-C", "--orphan", "-s", "--source", "--strategy", "-X",
+                          "--abbrev", "--diff-filter", "--find-object", "--encoding", "--exec", "--onto",
+                          "--conflict", "--pathspec-from-file", "--message", "--file", "--template"})
+_REV_SUBS = frozenset({"show", "diff", "checkout", "restore", "reset", "ls-tree", "blame", "grep",
+                       "archive", "format-patch", "log", "shortlog", "whatchanged", "rev-list", "show-branch",
+                       "difftool", "annotate", "name-rev", "describe", "cherry", "range-diff", "diff-tree",
+                       "merge-base", "read-tree"})
+_REF_SUBS = frozenset({"switch", "cherry-pick", "merge", "rebase", "revert", "pull"})
+_ALWAYS = {
+    "reflog": "git reflog lists commits beyond the base",
+    "fsck": "git fsck finds dangling and unreachable objects",
+    "cat-file": None,
+    "for-each-ref": "git for-each-ref lists every reference",
+    "show-ref": "git show-ref lists every reference",
+    "bundle": "git bundle packs references beyond the base",
+    "unpack-objects": "git unpack-objects reads raw packs",
+    "verify-pack": "git verify-pack lists packed objects",
+    "count-objects": None,
+    "fast-export": "git fast-export dumps history",
+    "rev-parse": None,
+    "notes": "git notes reads notes attached to other commits",
+    "replace": "git replace rewrites what commits resolve to",
+}
+_NET_SUBS = frozenset({"fetch", "pull", "clone", "ls-remote", "fetch-pack", "remote-https", "http-fetch"})
+#: hub's own commands (all reach GitHub)
+_HUB_NET = frozenset({"pr", "pull-request", "issue", "browse", "api", "ci-status", "compare", "create", "fork",
+                      "release", "sync", "delete", "gist", "am", "apply", "cherry-pick"})
+#: commands of gh / glab that stay on this machine
+_FORGE_LOCAL = frozenset({"help", "version", "completion", "config", "alias", "extension", "ext", "--version"})
+
+
+def _git_split(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """(subcommand, its arguments) after git's global options."""
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in _GIT_GLOBAL_ARG:
+            k += 2
+            continue
+        if word.startswith("-"):
+            k += 1
+            continue
+        return word, list(argv[k + 1:])
+    return "", []
+#: options that are plain flags for these subcommands (elsewhere they take a value)
+_FLAGS_OF = {"checkout": frozenset({"-f", "-m", "-p", "-q"}), "switch": frozenset({"-f", "-m", "-q"}),
+             "reset": frozenset({"-q", "-p"}), "restore": frozenset({"-p", "-q", "-m"}),
+             "cherry-pick": frozenset({"-e", "-x", "-n"}), "merge": frozenset({"-e", "-n", "-q"})}
+
+
+def _positionals(args: Sequence[str], sub: str = "") -> tuple[list[str], list[str]]:
+    """(positional words before ``--``, words after ``--``), skipping options and their values."""
+    pos: list[str] = []
+    flags = _FLAGS_OF.get(sub, frozenset())
+    k = 0
+    while k < len(args):
+        word = args[k]
+        if word == "--":
+            return pos, list(args[k + 1:])
+        if word.startswith("-") and len(word) > 1:
+            name = word.split("=", 1)[0]
+            k += 2 if name in _GIT_OPT_ARG and name not in flags and "=" not in word else 1
+            continue
+        pos.append(word)
+        k += 1
+    return pos, []
+
+
+def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
+    sub, args = _git_split(argv)
+    hits: list[Hit] = []
+    if not sub:
+        return hits
+    code = "audit.git_history_leak"
+
+    def hit(severity: str, rule: str, revisions: tuple[str, ...] = (), refs: tuple[str, ...] = ()) -> None:
+        hits.append(Hit(code, severity, rule, joined, revisions, refs=refs))
+
+    def candidate(word: str) -> None:
+        """A word in a revision's place that its spelling cannot judge (a path, or a branch or tag
+        name): kept only if the task repository resolves it beyond the base."""
+        if word and not is_head_relative(word) and not word.startswith("-"):
+            hits.append(Hit(code, "info", f"git {sub} {word}: resolved in the task repository", joined,
+                            refs=(word,), candidate=True))
+
+    if sub in _NET_SUBS:
+        hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network", joined))
+        if sub != "pull":
+            return hits
+    if sub == "remote" and args and args[0] in ("update", "add", "set-url"):
+        hits.append(Hit("audit.network_fetch", "high" if args[0] == "update" else "warn",
+                        f"git remote {args[0]}", joined))
+        return hits
+    if sub == "submodule" and "update" in args:
+        hits.append(Hit("audit.network_fetch", "warn", "git submodule update may fetch", joined))
+        return hits
+    if sub in _ALWAYS:
+        why = _ALWAYS[sub]
+        if sub == "rev-parse":
+            flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
+                         or a in ("--symbolic-full-name",) and "--all" in args), None)
+            if flag:
+                hit("high", f"git rev-parse {flag} lists references beyond the base")
+                return hits
+            # `git rev-parse origin/fix` prints the id of a commit beyond the base: what it prints is
+            # no clean provenance for a later `git show <that id>`
+            pos, _ = _positionals([a for a in args if a not in ("--verify", "-q", "--quiet", "--short")
+                                   and not a.startswith("--short=")], sub)
+            for word in pos:
+                kind = _rev_kind(word)
+                if kind in ("hash", "ref", "name"):
+                    hit("warn", f"git rev-parse {word} names a revision outside HEAD's history", _hashes(word),
+                        refs=(word,))
+                else:
+                    candidate(word)
+            return hits
+        if sub == "cat-file":
+            if any(a.startswith(("--batch", "--buffer")) for a in args):
+                hit("high", "git cat-file --batch reads the object store directly")
+                return hits
+            objects = [a for a in args if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")]
+            for word in objects:
+                kind = _rev_kind(word)
+                if kind:  # a hash, or a ref: resolved and judged by ancestry when the repository is known
+                    hit("high", f"git cat-file {word} reads an object outside HEAD's history", _hashes(word),
+                        refs=(word,))
+                elif not is_head_relative(word):
+                    candidate(word)
+            return hits
+        if why:
+            hit("high", why)
+        return hits
+    if sub == "stash":
+        action = args[0] if args else ""
+        if action in ("show", "list", "apply", "pop", "branch"):
+            hit("high", f"git stash {action} reads stashed work (not the task's base)")
+        return hits
+    if sub == "branch":
+        if any(a in ("-a", "-r", "--all", "--remotes", "--contains", "--merged", "--no-merged") for a in args):
+            hit("warn", "git branch lists other branches")
+        return hits
+    if sub == "tag" and any(a in ("--contains", "--merged", "--points-at") for a in args):
+        hit("warn", "git tag lists tags by commit")
+        return hits
+    if sub == "worktree" and args[:1] == ["add"]:
+        pos, _ = _positionals(args[1:])
+        for word in pos[1:]:
+            kind = _rev_kind(word)
+            if kind:
+                hit("high" if kind != "name" else "warn", f"git worktree add of revision {word}", _hashes(word),
+                    refs=(word,))
+            else:
+                candidate(word)
+        return hits
+    if sub in _REV_SUBS or sub in _REF_SUBS:
+        if "--stdin" in args and sub in ("log", "rev-list", "shortlog", "whatchanged", "show", "cherry-pick",
+                                         "diff", "name-rev", "describe"):
+            # the revisions come from a pipe (`echo master | git log -p --stdin`): the audit cannot
+            # see which, and branch and tag names are exactly what it must not allow
+            hit("high", f"git {sub} --stdin reads revisions the audit cannot see")
+            return hits
+        flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None)
+        if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show", "name-rev",
+                            "describe", "grep", "diff", "cherry"):
+            hit("high", f"git {sub} {flag} walks references beyond the base")
+            return hits
+        pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
+        if sub in _REF_SUBS:
+            if sub == "pull":
+                return hits
+            pos, _ = _positionals(args, sub)
+            if sub in ("merge", "rebase", "cherry-pick", "revert") and any(
+                    a in ("--abort", "--continue", "--skip", "--quit") for a in args):
+                return hits
+            if sub == "switch" and any(a in ("-c", "-C", "--create", "--force-create", "--orphan") for a in args):
+                pos = pos[1:]  # the new branch name; a start point after it is a revision
+            for word in pos:
+                kind = _rev_kind(word)
+                if kind is None and sub == "switch" and word == "-":
+                    kind = "ref"
+                if kind:
+                    hit("high", f"git {sub} {word} moves to a revision outside the task's base",
+                        _hashes(word), refs=(word if word != "-" else "@{-1}",))
+                else:
+                    candidate(word)
+            if sub == "switch" and "--detach" in args:
+                pass
+            return hits
+        # revision-taking subcommands
+        if sub == "restore":
+            revs = [a.split("=", 1)[1] for a in args if a.startswith("--source=")]
+            revs += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-s", "--source")]
+            revs += [a[2:] for a in args if a.startswith("-s") and len(a) > 2 and not a.startswith("--")]
+        elif sub == "grep":
+            pos, _ = _positionals(args, sub)
+            has_e = any(a == "-e" or a.startswith("-e") for a in args)
+            revs = pos if has_e else pos[1:]
+        elif sub == "checkout":
+            if any(a in ("-b", "-B", "--orphan") for a in args):
+                pos, _ = _positionals(args, sub)
+                revs = pos  # the start point (the new name was consumed as the option's value)
+            else:
+                pos, after = _positionals(args, sub)
+                revs = pos
+        elif sub == "reset":
+            pos, _ = _positionals(args, sub)
+            revs = pos[:1] if any(a in ("--hard", "--soft", "--mixed", "--keep", "--merge") for a in args) else \
+                [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+        elif sub == "blame" or sub == "annotate":
+            pos, _ = _positionals(args, sub)
+            revs = [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+        elif sub == "archive":
+            pos, _ = _positionals(args, sub)
+            revs = pos[:1]
+        else:
+            pos, _ = _positionals(args, sub)
+            revs = pos
+            if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry"):
+                # A..HEAD lists only commits HEAD reaches (A merely subtracts)
+                revs = [w for w in revs if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and
+                                                is_head_relative(w.split("..", 1)[1]))]
+                revs = [w for w in revs if not w.startswith("^")]
+        for word in revs:
+            kind = _rev_kind(word)
+            if kind in ("hash", "ref"):
+                hit("high", f"git {sub} {word} reads a revision outside HEAD's history", _hashes(word),
+                    refs=(word if word != "-" else "@{-1}",))
+            elif kind == "name" and sub in ("show", "checkout", "diff", "log", "ls-tree", "archive",
+                                           "format-patch", "whatchanged", "shortlog", "rev-list", "restore",
+                                           "diff-tree", "grep", "reset"):
+                hit("warn", f"git {sub} {word}: a branch or tag name (or a path) — not HEAD", (), refs=(word,))
+            elif kind == "name" or kind is None:
+                candidate(word)
+        if pickaxe and not hits and sub in ("log", "whatchanged", "rev-list", "shortlog"):
+            hit("warn", f"git {sub} {pickaxe.split('=', 1)[0][:9]} searches history (HEAD's only: no future "
+                "commits)")
+    return hits
+
+
+# ----------------------------------------------------------------------------- other rules
+_GIT_INTERNAL = re.compile(
+    r"(?:^|[\s/'\"=(:,])\.git/(objects|refs|packed-refs|logs|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|"
+    r"worktrees|modules|rr-cache|lost-found|shallow|index)\b")
+_RECURSIVE = frozenset({"find", "grep", "egrep", "fgrep", "rg", "ag", "ack", "tree", "tar", "cp", "rsync",
+                        "du", "zip", "strings", "zgrep", "git-filter-repo"})
+_NET = frozenset({"curl", "wget", "aria2c", "http", "https", "httpie", "lynx", "links", "w3m", "nc", "ncat",
+                  "netcat", "telnet", "scp", "sftp", "ssh", "ftp", "socat", "wget2", "xh",
+                  "connect()"})  # connect(): a connect the runtime trace saw (harness/audit/trace.py)
+_WRITE_LAST = frozenset({"cp", "install", "ln", "rsync"})
+_WRITE_ALL = frozenset({"touch", "rm", "truncate", "unlink", "shred", "tee", "mv"})
+_WRITERS = _WRITE_LAST | _WRITE_ALL | {"dd", "sed", "perl", "git", "patch", "find"}
+_CACHE_PATH = re.compile(r"(?:^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)(?:/|$)|\.py[co]$")
+_TEST_DIR = re.compile(r"(?:^|/)(tests?|testing)/")
+_TEST_NAMES = re.compile(r"(?:^|/)(conftest\.py|sitecustomize\.py|usercustomize\.py|[^/]+\.pth)$")
+_TEST_FILE = re.compile(r"(?:^|/)(test_[^/]*\.py|[^/]*_tests?\.py)$")
+_OUT_REDIRS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+
+
+def _write_targets(argv: Sequence[str], redirects: Sequence[tuple[str, str]]) -> list[str]:
+    targets = [t for op, t in redirects if op in _OUT_REDIRS and t]
+    if not argv:
+        return targets
+    name = _basename(argv[0])
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if name in _WRITE_LAST and args:
+        target = next((argv[k + 1] for k, a in enumerate(argv[:-1]) if a in ("-t", "--target-directory")), None)
+        targets.append(target or args[-1])
+    elif name in _WRITE_ALL:
+        targets += args
+    elif name == "dd":
+        targets += [a[3:] for a in argv[1:] if a.startswith("of=")]
+    elif name == "find" and ("-delete" in argv or any(a in ("rm", "unlink", "shred") for a in argv)):
+        roots = []
+        for a in argv[1:]:
+            if a.startswith(("-", "(", "!")):
+                break
+            roots.append(a.rstrip("/") + "/")
+        targets += roots
+    elif name in ("sed", "perl") and any(a == "-i" or a.startswith(("-i", "--in-place")) or
+                                          (name == "perl" and a.startswith("-") and "i" in a) for a in argv[1:]):
+        has_e = any(a in ("-e", "--expression") for a in argv[1:])
+        targets += args if has_e else args[1:]
+    elif name == "git" and len(argv) > 1:
+        sub, rest = _git_split(argv)
+        if sub in ("rm", "mv"):
+            targets += [a for a in rest if not a.startswith("-")]
+    elif name == "patch":
+        targets += args[:1]
+    return targets
+# options that take a value, per network program (the value is not a host)
+_NET_OPT_ARG = {
+    "curl": frozenset({"-H", "--header", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
+                       "--data-ascii", "--json", "-X", "--request", "-o", "--output", "-u", "--user", "-A",
+                       "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-F", "--form",
+                       "--form-string", "-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-T",
+                       "--upload-file", "--resolve", "--connect-to", "-E", "--cert", "--key", "--cacert",
+                       "--capath", "-K", "--config", "-r", "--range", "-y", "--speed-time", "-Y", "--speed-limit",
+                       "-z", "--time-cond", "--retry", "--retry-delay", "--retry-max-time", "--limit-rate", "-C",
+                       "--continue-at", "--interface", "--dns-servers", "-U", "--proxy-user", "--max-filesize",
+                       "--trace", "--trace-ascii", "--stderr", "-D", "--dump-header", "--oauth2-bearer",
+                       "--variable", "--unix-socket", "--abstract-unix-socket", "-Q", "--quote", "--mail-from",
+                       "--mail-rcpt", "-t", "--telnet-option", "--local-port", "--max-redirs", "--expect100-timeout",
+                       "--happy-eyeballs-timeout-ms", "--output-dir", "--create-file-mode", "--etag-save",
+                       "--etag-compare", "--aws-sigv4", "--hostpubmd5", "--pubkey", "--request-target",
+                       "--keepalive-time", "--parallel-max", "-P", "--ftp-port"}),
+    "wget": frozenset({"-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
+                       "--directory-prefix", "-U", "--user-agent", "--header", "--post-data", "--post-file",
+                       "--body-data", "--body-file", "--method", "-e", "--execute", "-t", "--tries", "-T",
+                       "--timeout", "-w", "--wait", "--user", "--password", "-B", "--base", "-Q", "--quota",
+                       "--limit-rate", "-l", "--level", "--load-cookies", "--save-cookies", "-A", "--accept",
+                       "-R", "--reject", "-D", "--domains", "--referer", "--ca-certificate", "--certificate"}),
+    "ssh": frozenset({"-p", "-i", "-l", "-o", "-F", "-L", "-R", "-D", "-b", "-c", "-E", "-e", "-m", "-O", "-Q",
+                      "-S", "-W", "-w", "-B", "-I"}),
+    "scp": frozenset({"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-D", "-X"}),
+    "nc": frozenset({"-p", "-s", "-w", "-i", "-q", "-X", "-x", "-I", "-O", "-T", "-V", "-M", "-m", "-e", "-c"}),
+    "http": frozenset({"-a", "--auth", "-A", "--auth-type", "-o", "--output", "--session", "--session-read-only",
+                       "--pretty", "-s", "--style", "-p", "--print", "--verify", "--cert", "--cert-key", "--timeout",
+                       "--max-redirects", "--ssl", "--ciphers", "--format-options", "--default-scheme", "-P",
+                       "--response-charset", "--response-mime", "--chunked-size"}),
+}
+for _alias, _base in (("ncat", "nc"), ("netcat", "nc"), ("telnet", "nc"), ("sftp", "scp"), ("https", "http"),
+                      ("httpie", "http"), ("xh", "http"), ("wget2", "wget"), ("aria2c", "wget")):
+    _NET_OPT_ARG[_alias] = _NET_OPT_ARG[_base]
+#: options whose value is itself a host the traffic goes to (a proxy, a jump host)
+_NET_HOST_OPT = frozenset({"-x", "--proxy", "--preproxy", "-J", "--url"})
+_LOOPBACK_HOST = re.compile(r"^(localhost|localhost\.localdomain|[\w.-]*\.localhost|ip6-localhost|ip6-loopback|"
+                            r"127(?:\.\d{1,3}){1,3}|::1|0\.0\.0\.0|0|::ffff:127(?:\.\d{1,3}){3}|"
+                            r"\$\(hostname[^)]*\)|\$\{?HOSTNAME\}?)$", re.I)
+
+
+def _net_targets(name: str, argv: Sequence[str]) -> tuple[list[str], bool]:
+    """(the hosts / URLs a network program reaches, whether it reads targets from a file)."""
+    with_arg = _NET_OPT_ARG.get(name, frozenset())
+    targets: list[str] = []
+    from_file = False
+    k = 1
+    positional: list[str] = []
+    while k < len(argv):
+        word = argv[k]
+        if word == "--":
+            positional += argv[k + 1:]
+            break
+        if word.startswith("--"):
+            opt, eq, value = word.partition("=")
+            if opt in ("--input-file", "-i") or opt == "--config":
+                from_file = True
+            if opt in _NET_HOST_OPT:
+                if eq:
+                    targets.append(value)
+                elif k + 1 < len(argv):
+                    targets.append(argv[k + 1])
+                k += 1 if eq else 2
+                continue
+            k += 2 if opt in with_arg and not eq else 1
+            continue
+        if word.startswith("-") and len(word) > 1:
+            # a cluster of short flags: the first one that takes a value takes the rest (or the next word)
+            for j, letter in enumerate(word[1:], 1):
+                opt = "-" + letter
+                if opt in with_arg or opt in _NET_HOST_OPT:
+                    value = word[j + 1:]
+                    if not value and k + 1 < len(argv):
+                        value = argv[k + 1]
+                        k += 1
+                    if opt in _NET_HOST_OPT:
+                        targets.append(value)
+                    if opt in ("-K",) or (name in ("wget", "wget2", "aria2c") and opt == "-i"):
+                        from_file = True
+                    break
+            k += 1
+            continue
+        positional.append(word)
+        k += 1
+    if name in ("http", "https", "httpie", "xh"):
+        pos = [p for p in positional if not re.fullmatch(r"[A-Z]+", p)]
+        targets += [("localhost" + p if p.startswith(":") else p) for p in pos[:1]]
+    elif name in ("nc", "ncat", "netcat", "telnet"):
+        targets += positional[:1]
+    elif name == "socat":
+        for addr in positional:
+            parts = addr.split(":")
+            if parts[0].upper().startswith(("TCP", "UDP", "SSL", "OPENSSL", "PROXY", "SOCKS")) and len(parts) > 1:
+                targets.append(parts[1])
+    elif name in ("ssh",):
+        targets += positional[:1]
+    elif name in ("scp", "sftp", "rsync"):
+        targets += [p.split(":", 1)[0] for p in positional if ":" in p and not p.startswith("/")]
+        if name == "sftp":
+            targets += positional[:1]
+    else:
+        targets += positional
+    return targets, from_file
+
+
+def _host(target: str) -> str:
+    t = target.strip().strip("'\"")
+    t = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://", "", t)
+    t = t.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if "@" in t:
+        t = t.rsplit("@", 1)[1]
+    if t.startswith("["):
+        return t[1:t.find("]")] if "]" in t else t[1:]
+    if t.count(":") > 1 and not t.startswith("$("):
+        return t  # a bare IPv6 address
+    return t.split(":", 1)[0] if not t.startswith("$(") else t[:t.find(")") + 1] if ")" in t else t
+
+
+def is_loopback(target: str) -> bool:
+    """True when a URL / host names this machine (``localhost``, ``127.0.0.1``, ``[::1]``,
+    ``0.0.0.0``, ``$(hostname)``): a server the trajectory started itself, not the network."""
+    return bool(_LOOPBACK_HOST.match(_host(target)))
+
+
+def _net_rule(name: str, argv: Sequence[str], joined: str) -> Hit | None:
+    targets, from_file = _net_targets(name, argv)
+    targets = [t for t in targets if t]
+    if not targets and not from_file:
+        return None  # curl --version, ssh -V: no host, nothing fetched
+    if targets and not from_file and all(is_loopback(t) for t in targets):
+        return Hit("audit.network_fetch", "info", f"{name} to this machine (loopback) only", joined)
+    if name == "connect()":
+        return Hit("audit.network_fetch", "high", f"connect() to {targets[0]} (runtime trace)", joined)
+    return Hit("audit.network_fetch", "high", f"{name} reaches the network", joined)
+
+
+def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
+    """The leak rules that fire on one simple command (module doc)."""
+    argv = cmd.argv
+    joined = " ".join(argv) + "".join(f" {op}{t}" for op, t in cmd.redirects)
+    hits: list[Hit] = []
+    name = _basename(argv[0]) if argv else ""
+    if name == "hub" and len(argv) > 1:  # hub wraps git: git's rules, and its own commands reach GitHub
+        sub, _ = _git_split(argv)
+        if sub in _HUB_NET:
+            hits.append(Hit("audit.network_fetch", "high", f"hub {sub} reaches GitHub", joined))
+        hits += _git_rules(("git", *argv[1:]), joined)
+    elif name in ("gh", "glab", "tea", "lab"):
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if words and words[0] not in _FORGE_LOCAL:
+            hits.append(Hit("audit.network_fetch", "high", f"{name} {' '.join(words[:2])} reaches the forge "
+                            "(pull requests, patches, the repository's future)", joined))
+    if name == "git":
+        hits += _git_rules(argv, joined)
+    elif name in _NET:
+        hit = _net_rule(name, argv, joined)
+        if hit is not None:
+            hits.append(hit)
+    elif name in ("pip", "pip3", "uv", "conda") and len(argv) > 1:
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        action = words[0] if words else ""
+        if name == "uv" and action == "pip":
+            words = words[1:]
+            action = words[0] if words else ""
+        if action == "download":
+            hits.append(Hit("audit.network_fetch", "high", f"{name} download fetches packages", joined))
+        elif action == "install":
+            urls = [w for w in words[1:] if re.match(r"^(git\+|https?://|ftp://)", w) or "@ http" in w]
+            if urls:
+                hits.append(Hit("audit.network_fetch", "high", f"{name} install from a URL: {urls[0]}", joined))
+            elif words[1:] and not all(w in (".", "-e") or w.startswith((".", "/")) for w in words[1:]):
+                hits.append(Hit("audit.network_fetch", "warn", f"{name} install reaches the package index",
+                                joined))
+    # .git internals (any program but git's own --git-dir)
+    words = list(argv[1:]) + [t for _, t in cmd.redirects]
+    if ".git" in joined and (name != "git" or any(w.startswith(("show", "cat")) for w in argv[1:2])):
+        internal = next((w for w in words if _GIT_INTERNAL.search(w)), None)
+        if internal:
+            hits.append(Hit("audit.git_internals_read", "high", f"reads git internals: {internal[:80]}", joined))
+        elif name in _RECURSIVE and "-prune" not in words and any(
+                w.rstrip("/") == ".git" or w.rstrip("/").endswith("/.git") for w in words):
+            hits.append(Hit("audit.git_internals_read", "high", f"{name} searches .git", joined))
+        elif name == "ls" and any(w.rstrip("/").endswith(".git") for w in words):
+            hits.append(Hit("audit.git_internals_read", "warn", "lists .git", joined))
+    # hidden data
+    if rules.hidden_paths and rules.mentions_hidden(joined):
+        hidden = next((w for w in [*argv, *(t for _, t in cmd.redirects)] if rules.hidden_match(w)), None)
+        if hidden:
+            hits.append(Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}", joined))
+    # writes to tests
+    for target in (_write_targets(argv, cmd.redirects) if cmd.redirects or name in _WRITERS else ()):
+        clean = target.strip()
+        if clean.startswith("./"):
+            clean = clean[2:]
+        if _CACHE_PATH.search(clean):
+            continue
+        if _TEST_NAMES.search(clean) or _TEST_DIR.search(clean):
+            verb = "deletes" if name in ("rm", "unlink", "shred") else "writes"
+            hits.append(Hit("audit.test_write", "high", f"{verb} {clean[:80]}", joined))
+            break
+        if _TEST_FILE.search(clean):
+            hits.append(Hit("audit.test_write", "warn", f"writes a test file {clean[:80]}", joined))
+            break
+    return hits
