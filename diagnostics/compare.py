@@ -578,19 +578,41 @@ def compare(
                 "se_runs": diff.se_runs, "se_tasks": diff.se_tasks},
         commits={"a": side_a.commit, "b": side_b.commit}, seeds={"a": side_a.seeds, "b": side_b.seeds},
         statement=statement(name_a, name_b, diff, decision, p_threshold, threshold), notes=said,
-        normalized=_normalized_means(ws, float(scores_a.mean()), float(scores_b.mean())),
+        normalized=_normalized_means(ws, float(scores_a.mean()), float(scores_b.mean()),
+                                     sides=((scores_a, _failed_formal(check_a, side_a.commit, champion_since(ws, name_a))),
+                                            (scores_b, _failed_formal(check_b, side_b.commit, champion_since(ws, name_b))))),
         difference=diff,
     )
 
 
-def _normalized_means(ws: Workspace, mean_a: float, mean_b: float) -> dict[str, float | None] | None:
+def _failed_formal(check: Any, commit: str | None, since: str | None) -> list[str]:
+    """The failed formal runs of ``commit`` (not voided, not foreign; for a champion, since it became
+    champion, as its scored runs): with ``failed_as_zero`` they count 0."""
+    from evotree.core.normalize import FAILED_STATUSES
+
+    return [r.run_id for r in check.runs if r.status in FAILED_STATUSES and r.void is None
+            and r.state != "foreign" and (commit is None or r.commit == commit)
+            and (since is None or (r.started_at or "") > since)]
+
+
+def _normalized_means(ws: Workspace, mean_a: float, mean_b: float,
+                      sides: tuple[tuple[Any, list[str]], tuple[Any, list[str]]] | None = None
+                      ) -> dict[str, float | None] | None:
     """Each side's mean score normalized by ``[eval.normalize]`` (the mean of raw scores, then
-    normalized: the map is not linear across its anchors), or None when it is not set."""
+    normalized: the map is not linear across its anchors), or None when it is not set. With
+    ``failed_as_zero`` (AI4AI-Bench): the mean over the side's formal runs of each run's normalized
+    mean score, its failed runs of the same commit counting 0 (``sides``: (scores, failed run ids))."""
     spec = ws.config.eval.normalization
     if spec is None:
         return None
-    from evotree.core.normalize import normalize_score
+    from evotree.core.normalize import normalize_score, normalized_mean
 
+    if spec.failed_as_zero and sides is not None:
+        out = []
+        for scores, failed in sides:
+            pairs = [("succeeded", float(row.mean())) for row in scores] + [("failed", None) for _ in failed]
+            out.append(normalized_mean(pairs, spec))
+        return {"a": out[0], "b": out[1]}
     return {"a": normalize_score(mean_a, spec), "b": normalize_score(mean_b, spec)}
 
 

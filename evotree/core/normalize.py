@@ -14,11 +14,12 @@ missing value to drop. A cancelled or still running run has no score either way.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["FAILED_STATUSES", "NormalizeError", "NormalizeSpec", "normalize_score", "parse_normalize"]
+__all__ = ["FAILED_STATUSES", "NormalizeError", "NormalizeSpec", "normalize_score", "normalized_mean",
+           "parse_normalize"]
 
 #: run statuses that count as a failed formal run (0 with ``failed_as_zero``)
 FAILED_STATUSES = frozenset({"failed", "invalid", "crashed", "budget_exceeded"})
@@ -104,3 +105,11 @@ def normalize_score(raw: float | None, spec: NormalizeSpec, *, status: str | Non
     if x <= s:
         return spec.start_score * (x - u) / (s - u)
     return spec.start_score + (1.0 - spec.start_score) * (x - s) / (o - s)
+
+
+def normalized_mean(runs: Iterable[tuple[str | None, float | None]], spec: NormalizeSpec) -> float | None:
+    """AI4AI-Bench's mean over formal runs: the mean of each run's normalized score, ``(status,
+    raw)`` per run; with ``spec.failed_as_zero`` a failed run counts 0 (never dropped), without it
+    a failed run, like a run without a score, is left out. None when no run counts."""
+    values = [v for v in (normalize_score(raw, spec, status=status) for status, raw in runs) if v is not None]
+    return sum(values) / len(values) if values else None

@@ -497,7 +497,7 @@ def tree_view(ws: Workspace) -> TreeView:
             created_at=r.created_at,
             base_commit=r.base_commit,
             worktree=r.worktree,
-            headline=_normalized_headline(r.headline, spec),
+            headline=_normalized_headline(r.headline, spec, r.runs),
             reason=r.reason,
             children=children.get(r.id, []),
         )
@@ -506,12 +506,18 @@ def tree_view(ws: Workspace) -> TreeView:
     return TreeView(champion=champion, versions=views)
 
 
-def _normalized_headline(headline: dict[str, Any] | None, spec: Any) -> dict[str, Any] | None:
-    """``headline`` with ``normalized`` beside the raw ``value`` when ``[eval.normalize]`` is set."""
+def _normalized_headline(headline: dict[str, Any] | None, spec: Any,
+                         runs: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """``headline`` with ``normalized`` beside the raw ``value`` when ``[eval.normalize]`` is set;
+    with ``failed_as_zero`` it is AI4AI's mean over the formal runs, a failed one counting 0."""
     if headline is None or spec is None:
         return headline
-    from evotree.core.normalize import normalize_score
+    from evotree.core.normalize import normalize_score, normalized_mean
 
+    if getattr(spec, "failed_as_zero", False) and runs:
+        pairs = [(r.get("status"), (r.get("headline") or {}).get("value")) for r in runs
+                 if r.get("status") not in ("ingested", "cancelled", "running")]
+        return {**headline, "normalized": normalized_mean(pairs, spec)}
     return {**headline, "normalized": normalize_score(headline.get("value"), spec)}
 
 

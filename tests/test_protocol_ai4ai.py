@@ -1,0 +1,54 @@
+"""AI4AI-Bench's scoring (issue 32 item 3): with `[eval.normalize] failed_as_zero = true` a crashed
+formal run counts 0 in every normalized mean — the version's headline in `tree`, each side of
+`compare` (and so the score gate's numbers) — instead of being dropped (a mean biased upward)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evotree.core.normalize import NormalizeSpec, normalize_score, normalized_mean
+
+CRASH_ON_SEED_1 = "import os, sys\nif os.environ.get('EVOTREE_SEED') == '1':\n    raise SystemExit(1)\n"
+
+
+def test_normalized_mean_counts_failures_only_when_configured() -> None:
+    strict = NormalizeSpec(unusable=0.0, start=0.5, optimum=1.0, failed_as_zero=True)
+    lenient = NormalizeSpec(unusable=0.0, start=0.5, optimum=1.0)
+    runs = [("succeeded", 1.0), ("crashed", None), ("failed", 0.9), ("cancelled", None)]
+    assert normalized_mean(runs, strict) == pytest.approx((1.0 + 0.0 + 0.0) / 3)
+    assert normalized_mean(runs, lenient) == pytest.approx(1.0)
+    assert normalized_mean([("failed", None)], lenient) is None and normalized_mean([("failed", None)], strict) == 0.0
+
+
+@pytest.mark.heavy
+def test_a_crashed_formal_run_counts_zero_in_tree_and_compare(tmp_path: Path) -> None:
+    from conftest import Cli, git
+    from test_runs import TRAIN, make_run_repo
+
+    from evotree.core.workspace import Workspace
+
+    normalize = "[eval.normalize]\nunusable = 0.0\nstart = 0.5\noptimum = 1.0\nfailed_as_zero = true\n"
+    repo = make_run_repo(tmp_path / "w", budget="max_runs_per_version = 20\n" + normalize)
+    cli = Cli(repo)
+    cli("run", "v0", "--seeds", "2")
+    v1 = cli.json("branch", "-m", "crashes on one seed")["id"]
+    tree_dir = repo / ".evotree" / "worktrees" / v1
+    (tree_dir / "train.py").write_text(CRASH_ON_SEED_1 + TRAIN)
+    (tree_dir / "recipe.toml").write_text("skill = 0.8\nsteps = 3\n")
+    git(tree_dir, "commit", "-qam", "skill 0.8; seed 1 crashes")
+    cli("run", v1, "--seeds", "2", code=37)  # one of its two formal runs fails (exit 37: a run failed)
+    spec = Workspace.open(repo).config.eval.normalization
+    from evotree.core.workspace import Workspace as W
+
+    statuses = sorted(r["status"] for r in W.open(repo).resolve(v1).runs)
+    assert statuses == ["failed", "succeeded"], statuses
+    tree = {v["id"]: v for v in cli.json("tree")["versions"]}
+    headline = tree[v1]["headline"]
+    alone = normalize_score(headline["value"], spec)  # what dropping the crash would show
+    assert alone is not None and alone > 0
+    assert headline["normalized"] == pytest.approx(alone / 2)  # the crash counts 0
+    compare = cli.json("compare", "v0", v1)
+    assert compare["normalized"]["b"] == pytest.approx(normalize_score(compare["mean_b"], spec) / 2)
+    assert compare["normalized"]["a"] == pytest.approx(normalize_score(compare["mean_a"], spec), rel=1e-6)
