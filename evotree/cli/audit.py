@@ -78,9 +78,9 @@ def _verdict_table(console: Any, verdicts: list[Any], *, limit: int) -> None:
 
 def render_audit(report: Any) -> None:
     """Print an :class:`evotree.harness.audit.version.AuditReport` for people."""
-    from rich.console import Console
+    from evotree.cli.common import console as make_console
 
-    console = Console()
+    console = make_console()
     console.print(f"[bold]audit of {_t(report.version)}[/bold]: {len(report.runs)} run(s), "
                   f"{report.trajectories} trajectories, {report.flagged} flagged, "
                   f"git history in {report.git_history_rate:.1%}")
@@ -106,9 +106,9 @@ def render_audit(report: Any) -> None:
 
 def render_trajectory_audit(result: Any) -> None:
     """Print a :class:`evotree.harness.audit.trajectories.TrajectoryAudit` for people."""
-    from rich.console import Console
+    from evotree.cli.common import console as make_console
 
-    console = Console()
+    console = make_console()
     console.print(f"{result.trajectories} trajectories ({result.steps} steps, {result.nbytes / 1e6:.1f} MB in "
                   f"{result.seconds:.2f} s): {result.flagged} flagged, git history in {result.git_history_rate:.1%}")
     flagged = [v for v in result.verdicts if v.hits]

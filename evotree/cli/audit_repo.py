@@ -18,7 +18,7 @@ _STYLE = {"critical": "bold red", "high": "red", "warn": "yellow", "info": "dim"
 
 def render_repo_audit(result: Any) -> None:
     """Print an audit (and a sanitize result, if any) as rich text for people."""
-    from rich.console import Console
+    from evotree.cli.common import console as make_console
     from rich.table import Table
 
     from rich.markup import escape
@@ -28,7 +28,7 @@ def render_repo_audit(result: Any) -> None:
     def shown(text: Any) -> str:  # paths, refs and finding text can carry control characters and markup
         return escape(escape_control(text))
 
-    console = Console()
+    console = make_console()
     audit = result["audit"]
     scan = audit.scan
     console.print(f"[bold]repository[/bold] {shown(audit.path)}  [bold]base[/bold] {shown(audit.base[:12])}  "

@@ -16,9 +16,9 @@ __all__ = ["register"]
 
 
 def _console(err: bool = False) -> Any:
-    from rich.console import Console
+    from evotree.cli.common import console
 
-    return Console(highlight=False, soft_wrap=False, stderr=err)
+    return console(highlight=False, soft_wrap=False, stderr=err)
 
 
 _STATUS = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "unavailable": "[red]unavailable[/]"}

@@ -19,9 +19,9 @@ _KIND_LABEL = {"skill_verification": "verify", "lesson": "lesson", "negative_evi
 
 
 def _console() -> Any:
-    from rich.console import Console
+    from evotree.cli.common import console
 
-    return Console(highlight=False)
+    return console(highlight=False)
 
 
 def _t(text: Any, *, keep_newlines: bool = False) -> str:

@@ -16,9 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
+from evotree.cli.common import console
 from evotree.core.text import escape_control
 
-_console = Console(highlight=False, soft_wrap=False)
+_console = console(highlight=False, soft_wrap=False)
 
 
 def _esc(value: Any) -> str:
@@ -379,7 +380,7 @@ class RunProgress:
             TimeElapsedColumn,
         )
 
-        self.console = Console(stderr=True, highlight=False)
+        self.console = console(stderr=True, highlight=False)
         self.live = self.console.is_terminal
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

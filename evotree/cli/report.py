@@ -17,11 +17,11 @@ def _render_report(result: Any) -> None:
     if getattr(result, "search_format", None):  # `report --tree` (evotree.report.search)
         _render_tree(result)
         return
-    from rich.console import Console
+    from evotree.cli.common import console as make_console
 
     from evotree.core.text import escape_control as shown  # text from versions and agents (issue 16)
 
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     verdict = result.verdict
     console.print(f"{shown(verdict['icon'])} {shown(verdict['line'])}", markup=False)
     for note in verdict.get("notes") or []:

@@ -54,9 +54,9 @@ def _t(text: Any) -> str:
 
 
 def _console() -> Any:
-    from rich.console import Console
+    from evotree.cli.common import console
 
-    return Console(highlight=False)
+    return console(highlight=False)
 
 
 def _render_list(data: dict[str, Any]) -> None:
