@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import Cli, commit_file, git, make_repo
+from conftest import Cli, commit_file, git, make_repo, validate
 
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
@@ -91,7 +91,7 @@ def test_thin_keeps_the_shape_and_the_last_point() -> None:
     points = [[s, float(s % 7)] for s in range(1, 1001)]
     out = thin(points, 100)
     assert len(out) <= 100 and out[-1] == [1000, float(1000 % 7)]
-    assert out[0] == [6.0, sum(s % 7 for s in range(1, 12)) / 11]  # the first bucket: steps 1..11
+    assert out[0] == [6, sum(s % 7 for s in range(1, 12)) / 11] and isinstance(out[0][0], int)  # steps 1..11
     assert thin(points[:50], 100) == points[:50]
 
 
@@ -100,6 +100,7 @@ def test_thin_keeps_the_shape_and_the_last_point() -> None:
 def test_every_recorded_signal_is_in_json_markdown_and_html(sws: Workspace, tmp_path: Path) -> None:
     cli = Cli(sws.root)
     report = cli.json("report", "v1", "--format", "json", "--no-audit", "--out", str(tmp_path / "r.json"))["report"]
+    validate(report, "report")
     signals = report["curves"]["signals"]
     assert [g["group"] for g in signals["groups"]] == ["reward", "loss", "accuracy"]  # the headline's group first
     assert signals["headline"] == "reward_mean" and "says reward" in signals["headline_source"]

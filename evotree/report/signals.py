@@ -88,8 +88,8 @@ def order_signals(metrics: Sequence[str], headline: str | None) -> list[dict[str
 
 
 def thin(points: list[list[float]], limit: int = MAX_POINTS) -> list[list[float]]:
-    """At most ``limit`` points: the means (step and value) of consecutive equal buckets; the last
-    point is kept as it is, so the curve ends where the run ended."""
+    """At most ``limit`` points: the means (step rounded to an integer, and value) of consecutive
+    equal buckets; the last point is kept as it is, so the curve ends where the run ended."""
     if len(points) <= limit:
         return points
     size = -(-len(points) // (limit - 1))  # ceil
@@ -97,7 +97,7 @@ def thin(points: list[list[float]], limit: int = MAX_POINTS) -> list[list[float]
     body = points[:-1]
     for i in range(0, len(body), size):
         chunk = body[i:i + size]
-        out.append([round(sum(p[0] for p in chunk) / len(chunk), 3), sum(p[1] for p in chunk) / len(chunk)])
+        out.append([round(sum(p[0] for p in chunk) / len(chunk)), sum(p[1] for p in chunk) / len(chunk)])
     out.append(points[-1])
     return out
 
