@@ -123,3 +123,19 @@ def test_unknown_format_binary_and_malformed_lines_fail_the_audit(tmp_path: Path
     assert "not a known trajectory format" in out["verdicts"][0]["hits"][0]["rule"]
     # a file that is not there is still an input error (exit 29), not a finding
     assert cli.json("audit", "trajectories", str(tmp_path / "nope"), code=29)["error"]["code"] == "audit_input_error"
+
+
+def test_codex_write_stdin_is_read_as_commands(tmp_path: Path) -> None:
+    """Codex's unified exec types into a running shell with write_stdin: what it types runs."""
+    rows = [{"type": "session_meta", "payload": {"id": "s"}},
+            {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "call_id": "c1",
+                                                  "arguments": json.dumps({"cmd": "bash"})}},
+            {"type": "response_item", "payload": {"type": "function_call", "name": "write_stdin", "call_id": "c2",
+                                                  "arguments": json.dumps({"session_id": 1,
+                                                                           "chars": "git reflog\n"})}}]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert _codes(path) == {"audit.git_history_leak"}
+    rows[2]["payload"]["arguments"] = json.dumps({"session_id": 1, "chars": "pytest -q\n"})
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert _codes(path) == set()

@@ -131,6 +131,10 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
                "container.exec", "local_shell", "cmd", "execute_command"):
         command = args.get("command", args.get("cmd", args.get("script", "")))
         return [Step(_argv_text(command), tool=name)]
+    if low in ("write_stdin", "send_input", "send_keys") and isinstance(args.get("chars", args.get("input")), str):
+        # Codex's unified exec: characters typed into a running session (a shell) are commands too
+        text = str(args.get("chars", args.get("input")))
+        return [Step(text.strip(), tool=name)] if text.strip() else []
     if low in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor") and args.get("path"):
         words = ["str_replace_editor", str(args.get("command") or "view"), str(args["path"])]
         for key in ("file_text", "old_str", "new_str"):
