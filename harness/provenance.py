@@ -161,9 +161,15 @@ def attest_run(ws: Workspace, record: Any, manifest: dict[str, Any] | None,
                env: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``provenance`` that ``run.finished`` of ``record`` carries: this workspace's MAC (and a
     runner signature when ``$EVOTREE_RUNNER_KEY`` names a key) over :func:`statement`."""
-    key = _load_key(ws, create=True)
-    assert key is not None
     commit, judge_commit = getattr(record, "commit", None), getattr(record, "judge_commit", None)
+    try:
+        key = _load_key(ws, create=True)
+    except OSError as exc:  # never lose a run over its attestation: it is recorded, and foreign
+        return {"v": 1, "error": f"no workspace key ({exc.strerror or exc})", "commit": commit,
+                "judge_commit": judge_commit}
+    if key is None:
+        return {"v": 1, "error": f"{key_path(ws)} is not a key evotree wrote", "commit": commit,
+                "judge_commit": judge_commit}
     data = statement(record.run_id, record.version, seed=record.seed, status=record.status,
                      headline=record.headline, digest=(manifest or {}).get("digest"),
                      commit=commit, judge_commit=judge_commit)
@@ -232,6 +238,8 @@ def check_run(ws: Workspace, run_id: str, version: str, started: dict[str, Any] 
     payload = finished.get("provenance")
     if not isinstance(payload, dict):
         return Provenance("foreign", "its run.finished carries no provenance: not recorded by this workspace's evotree")
+    if "mac" not in payload and "runner" not in payload:
+        return Provenance("foreign", f"recorded without an attestation: {str(payload.get('error'))[:200]}")
     commit, judge_commit = payload.get("commit"), payload.get("judge_commit")
     if started is not None and (started.get("commit") != commit or started.get("judge_commit") != judge_commit):
         return Provenance("foreign", "its run.started names another commit than the one its provenance vouches for")

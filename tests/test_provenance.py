@@ -245,3 +245,18 @@ def _gates(root: Path, version: str) -> dict[str, Any]:
 
     result = CliRunner().invoke(cli, ["-C", str(root), "gates", version, "--json"], catch_exceptions=False)
     return json.loads(result.stdout)
+
+
+def test_a_workspace_key_that_cannot_be_made_never_loses_the_run(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attestation fails closed for counting, never for recording: no key, the run is foreign."""
+    from evotree.harness import provenance
+
+    monkeypatch.setattr(provenance, "key_path", lambda _ws: ws.root / "no-such-dir" / "x" / "provenance.key")
+    monkeypatch.setattr(Path, "mkdir", lambda *a, **k: (_ for _ in ()).throw(PermissionError(13, "Permission denied")))
+    record = _Record(run_id="v0-s0-k", version="v0", seed=0, status="succeeded", headline=None,
+                     commit="c" * 40, judge_commit=None)
+    prov = provenance.attest_run(ws, record, None)
+    assert "error" in prov and "mac" not in prov
+    monkeypatch.undo()
+    verdict = provenance.check_run(ws, "v0-s0-k", "v0", None, _fields(record, prov, evidence=None))
+    assert verdict.source == "foreign" and "without an attestation" in str(verdict.reason)
