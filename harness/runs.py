@@ -679,7 +679,12 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
             train_seconds=record.train_seconds, judge_train_seconds=record.judge_train_seconds)
         record.notes.extend(charge_notes)
     if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
-        record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
+        mistake = _judge_mistake(paths) if complete else None
+        if mistake is not None:  # the judge ran and recorded something unusable: not a success
+            record.status = RunStatus.FAILED.value
+            record.error = mistake
+        else:
+            record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
     budget = ws.config.budget
     tail = log_tail_note(record, paths)
     if tail:
@@ -851,8 +856,8 @@ def _headline(con: Any, paths: RunPaths) -> dict[str, Any] | None:
     if not evals.exists():
         return None
     rows = con.execute(
-        "SELECT split, avg(score), count(*), count(score) FROM read_parquet(?) "
-        "WHERE phase = 'eval' GROUP BY split", [str(evals)]
+        "SELECT split, avg(score) FILTER (WHERE isfinite(score)), count(*), count(score) FILTER (WHERE isfinite(score)) "
+        "FROM read_parquet(?) WHERE phase = 'eval' GROUP BY split", [str(evals)]
     ).fetchall()
     by_split = {split: (mean, n, scored) for split, mean, n, scored in rows}
     for split in HEADLINE_SPLITS:
@@ -860,6 +865,30 @@ def _headline(con: Any, paths: RunPaths) -> dict[str, Any] | None:
             mean, n, scored = by_split[split]
             return {"metric": f"{split}/mean_score", "value": float(mean), "n": int(n), "scored": int(scored)}
     return None
+
+
+def _judge_mistake(paths: RunPaths) -> str | None:
+    """Why the judge's results give no score although it recorded some (None: it recorded none):
+    results on no split a headline is read from (a misspelled split), or no finite score."""
+    evals = paths.parquet("evals")
+    if not evals.exists():
+        return None
+    con = _duck()
+    try:
+        rows = con.execute("SELECT split, count(*), count(score) FILTER (WHERE isfinite(score)) FROM read_parquet(?) "
+                           "WHERE phase = 'eval' GROUP BY split ORDER BY split", [str(evals)]).fetchall()
+    finally:
+        con.close()
+    if not rows:
+        return None
+    known = [(split, n, finite) for split, n, finite in rows if split in HEADLINE_SPLITS]
+    if not known:
+        listed = ", ".join(f"{split!r} ({n})" for split, n, _ in rows[:5])
+        return (f"the judge recorded {sum(n for _, n, _ in rows)} eval result(s), all on split(s) {listed}, none on "
+                f"{', '.join(HEADLINE_SPLITS)}: a misspelled split? (a judge mistake: this run has no score)")
+    total = sum(n for _, n, _ in known)
+    return (f"the judge recorded {total} eval result(s) on {', '.join(s for s, _, _ in known)}, none with a finite "
+            "score (NaN or infinite): a judge mistake, this run has no score")
 
 
 def _train_counts(con: Any, paths: RunPaths) -> tuple[int, int]:
