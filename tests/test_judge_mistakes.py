@@ -34,3 +34,15 @@ def test_a_judge_mistake_fails_the_run_with_the_reason(tmp_path: Path, judge: st
     [run] = out["runs"]
     assert run["status"] == "failed" and says in run["error"], run
     assert run["headline"] is None
+
+
+def test_an_edited_config_in_the_checkout_is_named_not_silently_ignored(tmp_path: Path) -> None:
+    from test_runs import make_run_repo
+
+    repo = make_run_repo(tmp_path / "w")
+    text = (repo / "evotree.toml").read_text()
+    (repo / "evotree.toml").write_text(text + "\n# a local edit\n")
+    result = Cli(repo)("run", "v0")
+    assert "differs from the champion's" in result.stderr and "promote" in result.stderr
+    (repo / "evotree.toml").write_text(text)
+    assert "differs" not in Cli(repo)("run", "v0").stderr

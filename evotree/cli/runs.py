@@ -93,6 +93,9 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
             records = session().run(list(versions), **options)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
+    drift = ws.config_drift()
+    if drift:
+        click.secho(f"evotree: note: {drift}", fg="yellow", err=True)
     _warn_identical_runs(ws, records)
     _archive(ws, [r.run_id for r in records])
     return RunResults(records)

@@ -105,6 +105,24 @@ class Workspace:
         text = self.git.repo[tree[CONFIG_FILE].id].data.decode("utf-8", errors="replace")
         return parse_config(text, source=f"{CONFIG_FILE} (champion {str(target)[:10]})")
 
+    def config_drift(self) -> str | None:
+        """A note when the checkout's ``evotree.toml`` differs from the one in force (the champion's):
+        an edit there changes nothing until a version carrying it is promoted. None when equal or absent."""
+        local = self.root / CONFIG_FILE
+        target = self.git.repo[self.pinned_commit].id if self.pinned_commit else self.git.ref_target(CHAMPION_REF)
+        if target is None or not local.is_file() or local.is_symlink():
+            return None
+        tree = self.git.repo[target].tree
+        in_force = self.git.repo[tree[CONFIG_FILE].id].data if CONFIG_FILE in tree else b""
+        try:
+            if local.read_bytes() == in_force:
+                return None
+        except OSError:
+            return None
+        return (f"{CONFIG_FILE} in {self.root} differs from the champion's, which is the one in force: the edit "
+                "changes nothing until a version that carries it is promoted (commit it on a version: "
+                "`evotree branch`, then `evotree promote`)")
+
     def champion(self) -> str:
         """The id of the current champion version."""
         champion = self.ledger.meta().get("champion")
