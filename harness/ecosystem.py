@@ -270,14 +270,15 @@ def export_mlflow(ws: Workspace, tracking_uri: str, *, versions: list[str] | Non
     if tracking_uri.startswith("file:") or "://" not in tracking_uri:
         # MLflow 3 keeps its file store behind an opt-in; a file: URI asked for it explicitly
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
-    client = MlflowClient(tracking_uri=tracking_uri)
     name = experiment or ws.root.name
     try:
+        client = MlflowClient(tracking_uri=tracking_uri)  # an unsupported scheme raises here
         found = client.get_experiment_by_name(name)
         experiment_id = found.experiment_id if found is not None else client.create_experiment(name)
     except Exception as exc:  # MlflowException, OSError: the store refused
-        raise ExportError(f"MLflow store {tracking_uri} refused experiment {name!r}: {str(exc).splitlines()[0]}",
-                          fix="pass --tracking-uri file:/a/writable/folder") from None
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise ExportError(f"MLflow store {tracking_uri} cannot be used (experiment {name!r}): {first}",
+                          fix="pass --tracking-uri file:/a/writable/folder, or http(s)://your-mlflow-server") from None
     result = ExportResult(tool="mlflow", destination=tracking_uri)
     for run in collect_runs(ws, versions):
         meta = run.metadata()
