@@ -107,6 +107,11 @@ def init_result(result: Any) -> None:
     if result.config_committed:
         _console.print("  committed the workspace files on their own")
     _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {_esc(result.branch)}")
+    if result.judge_files:  # moved out of the checkout: say where, so nobody thinks they were lost
+        _console.print(f"  [yellow]moved[/] {len(result.judge_files)} judge file(s) out of the checkout into the "
+                       f"judge store (refs/evotree/judge {str(result.judge_commit)[:10]}): "
+                       f"{_esc(', '.join(result.judge_files[:8]))}{' …' if len(result.judge_files) > 8 else ''}; "
+                       "read them with `evotree judge show PATH`, change them with `evotree judge propose`")
     for note in result.notes:
         _console.print(f"  [yellow]note:[/] {_esc(note)}")
     # the quickstart's next step: the champion needs runs before anything can be compared with it
