@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError
 from evotree.core.findings import Finding
+from evotree.core.ledger import EventKind
 from evotree.harness.layout import RunPaths
 from evotree.harness.runs import (
     BOUND_FIELDS,
@@ -61,11 +62,11 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
 __all__ = ["STATES", "PROBLEM_STATES", "RUN_VOIDED_EVENT", "RUN_VOID_TYPE", "RunEvidence", "EvidenceCheck",
-           "EvidenceChanged", "VoidChecker", "find_run", "register_void_checker", "verify_run_evidence", "evidence_findings"]
+           "EvidenceChanged", "VoidChecker", "find_run", "verify_run_evidence", "evidence_findings"]
 
 STATES = ("ok", "missing", "tampered", "unfinished", "running", "unverified", "foreign", "voided")
 #: The ledger event that takes a run out of the evidence, and the type of its signed statement.
-RUN_VOIDED_EVENT = "run.voided"
+RUN_VOIDED_EVENT = EventKind.RUN_VOIDED.value
 RUN_VOID_TYPE = "evotree.run-void"
 #: States that make a set of runs unusable as evidence (the score gate fails on them).
 PROBLEM_STATES = ("missing", "tampered", "unfinished", "unverified")
@@ -371,16 +372,10 @@ def find_run(ws: Workspace, run_id: str) -> tuple[str, dict[str, Any]] | None:
 
 #: Decides whether a ``run.voided`` event voids a run: ``(ws, version record, run_id, event data)``
 #: -> reasons it does not ([] = it does). Signatures are checked against the signed champion's
-#: policy, which lives in the gates layer: :mod:`evotree.gates.voids` registers the checker when
-#: ``evotree.gates`` is imported. Without one, every void is rejected (fail closed).
+#: policy, which lives in the gates layer: the verb layer passes it in on the workspace it opens
+#: (``ws.void_checker``, :func:`evotree.verbs.policy.attach`). Without one, every void is rejected
+#: (fail closed).
 VoidChecker = Callable[["Workspace", Any, str, dict[str, Any]], list[str]]
-_void_checker: VoidChecker | None = None
-
-
-def register_void_checker(checker: VoidChecker | None) -> None:
-    """Install the function that validates ``run.voided`` events (the gates layer's)."""
-    global _void_checker
-    _void_checker = checker
 
 
 def _apply_voids(ws: Workspace, record: Any, runs: list[RunEvidence]) -> list[RunEvidence]:
@@ -391,7 +386,7 @@ def _apply_voids(ws: Workspace, record: Any, runs: list[RunEvidence]) -> list[Ru
     if not events:
         return []
     by_id = {r.run_id: r for r in runs}
-    checker = _void_checker
+    checker: VoidChecker | None = getattr(ws, "void_checker", None)
     for entry, event in reversed(events):  # oldest first
         run_id = event.data.get("run_id") if isinstance(event.data, dict) else None
         run = by_id.get(run_id) if isinstance(run_id, str) else None
