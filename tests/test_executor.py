@@ -91,7 +91,7 @@ def test_executor_section_validation() -> None:
     assert (section.kind, section.evidence_uri, section.max_retries, section.sync_seconds) == (
         "ray", "s3://b/evotree", 3, 10.0)
     for bad, key in (("max_retries = -1", "executor.max_retries"), ("sync_seconds = 0", "executor.sync_seconds"),
-                     ('kind = "slurm"', "executor.kind"), ("gpus = -1", "executor.gpus")):
+                     ('kind = "pbs"', "executor.kind"), ("gpus = -1", "executor.gpus")):
         with pytest.raises(ConfigError) as info:
             parse_config(f"[executor]\n{bad}\n")
         assert info.value.details["key"] == key, bad

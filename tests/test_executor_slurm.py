@@ -143,8 +143,9 @@ def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, m
     failed = records[2]  # the candidate's own failure: failed, its evidence complete
     assert failed.status == "failed" and "train phase exited with 3" in failed.error
     assert failed.evidence.get("complete") is not False
-    for record in records:
-        assert {e for rid, e in events if rid == record.run_id} >= {"started", "finished"}
+    for record in records[:2]:  # progress read from the store: phases, steps, metrics
+        assert {e for rid, e in events if rid == record.run_id} >= {"started", "phase", "step", "metric", "finished"}
+    assert [e for rid, e in events if rid == records[0].run_id].count("step") == 3  # steps 1..3 once each
     # the judge archives were read once and deleted; the candidate archive is content-addressed
     assert not list((job_folder(ws) / "judge").iterdir())
     assert len(list((job_folder(ws) / "packages").glob("*.tar"))) == 3 and (shared / "jobs").is_dir()

@@ -39,7 +39,7 @@ import os
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -63,6 +63,8 @@ TIME_MARGIN_SECONDS = 600
 #: seconds a cancelled job gets to stop its phase and report, before it is left to Slurm's kill
 CANCEL_GRACE_SECONDS = 60.0
 _POLL_SECONDS = 0.5
+#: how often the driver reads a running job's evidence in the store for progress, at most
+_WATCH_SECONDS = 2.0
 
 
 def _import_submitit() -> Any:
@@ -93,6 +95,9 @@ class _Job:
     marker: Path
     job: Any
     submitted: float
+    watched: dict[str, int] = field(default_factory=dict)  # store file -> bytes read (progress)
+    phase: str = ""
+    max_step: int = -1
 
 
 class SlurmExecutor:
@@ -149,8 +154,13 @@ class _Driver:
                     self._finish_unstarted(plan)
                 else:
                     self._submit(executor, plan)
+            watched = 0.0
             while self.running:
                 self._check_cancel()
+                if time.monotonic() - watched > max(_WATCH_SECONDS, self.section.sync_seconds / 2):
+                    watched = time.monotonic()
+                    for job in self.running:
+                        self._watch(job)
                 for job in [j for j in self.running if j.job.done()]:
                     self._settle(job)
                 time.sleep(_POLL_SECONDS)
@@ -287,12 +297,67 @@ class _Driver:
         self.notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
                                              "max_steps": plan.limits.max_steps, "job_id": str(job.job_id)})
 
+    # ------------------------------------------------------------------ progress
+    def _watch(self, job: _Job) -> None:
+        """Progress of a running job from what it copied to the store: its phase once its
+        ``worker.json`` (train) or judge evidence (eval) is there, and the steps and metrics of
+        the new lines of its ``signals.jsonl`` (the same events the local executor sends)."""
+        from evotree.harness.executors.store import WORKER
+
+        run_id = job.record.run_id
+        try:
+            if not job.phase and self.store.fs.exists(self.store.run_path(run_id, WORKER)):
+                job.phase = "train"
+                self.notify(run_id, "phase", {"phase": "train"})
+            for phase in ("train", "eval"):
+                rows = self._new_rows(job, f"evidence/{phase}/signals.jsonl")
+                if phase == "eval" and job.phase == "train" and (
+                        rows or self.store.fs.exists(self.store.run_path(run_id, "logs/eval.err"))):
+                    job.phase = "eval"
+                    self.notify(run_id, "phase", {"phase": "eval"})
+                for row in rows:
+                    step = row.get("step")
+                    if not isinstance(step, int):
+                        continue
+                    if step > job.max_step:
+                        job.max_step = step
+                        self.notify(run_id, "step", {"phase": phase, "step": step})
+                    self.notify(run_id, "metric", {"phase": phase, "step": step, "metric": row.get("metric"),
+                                                   "value": row.get("value")})
+        except Exception:  # noqa: BLE001, S110 - progress is best effort, never a reason to fail a run
+            pass
+
+    def _new_rows(self, job: _Job, rel: str) -> list[dict[str, Any]]:
+        """Complete JSON lines of a store file past what was read before."""
+        import json
+
+        path = self.store.run_path(job.record.run_id, rel)
+        offset = job.watched.get(rel, 0)
+        try:
+            with self.store.fs.open(path, "rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+        except (FileNotFoundError, OSError):
+            return []
+        end = chunk.rfind(b"\n") + 1  # complete lines only
+        job.watched[rel] = offset + end
+        rows = []
+        for line in chunk[:end].splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                rows.append(row)
+        return rows
+
     # ------------------------------------------------------------------ settling
     def _settle(self, job: _Job) -> None:
         from evotree.harness.executors.store import FetchResult
         from evotree.harness.runs import RunStatus
 
         record = job.record
+        self._watch(job)  # the last progress: the job copied all of its evidence before it ended
         result: Any = None
         cause: str | None = None
         try:

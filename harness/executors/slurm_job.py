@@ -57,7 +57,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     """Execute one run in this Slurm job; return its manifest (also written to the store)."""
     from evotree.harness.budget import RunLimits, run_deadline
     from evotree.harness.executors.phases import train_then_judge
-    from evotree.harness.executors.ray_worker import _extract, _Syncer
+    from evotree.harness.executors.node import Syncer, extract_archive
     from evotree.harness.executors.store import WORKER, EvidenceStore
     from evotree.harness.layout import RunPaths
     from evotree.harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
@@ -94,9 +94,9 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
                        commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
                        train_command=spec["train_command"], eval_command=spec["eval_command"],
                        started_at="", limits=spec["limits"])
-    syncer = _Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
+    syncer = Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
     try:
-        count = _extract(Path(spec["candidate_archive"]), paths.candidate)
+        count = extract_archive(Path(spec["candidate_archive"]), paths.candidate)
         if count != spec["candidate_files"]:
             raise RuntimeError(f"the candidate archive has {count} files, the exported commit "
                                f"{spec['candidate_files']}")
@@ -105,7 +105,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
             plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
             train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
             deadline=run_deadline(spec["limits"], started)[0], judge_dir=judge_dir,
-            provide_judge=lambda target: _extract(judge_bytes, target),
+            provide_judge=lambda target: extract_archive(judge_bytes, target),
             cancel=cancel, notify=lambda *_: None, drop_env=("SLURM_", "SUBMITIT_"), reaper=True,
             sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
             prepare_command=spec.get("prepare_command") or "",
