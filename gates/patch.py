@@ -8,8 +8,12 @@ uses too):
 * :func:`check_patches_before_run` — before any run is planned or reserved (``evotree run``, the
   API, the agent server: :mod:`evotree.gates.runs`): a version whose patch the gate would
   reject is refused with :class:`PatchRejected` (exit 40), nothing started, nothing charged.
-  Protected-path changes are not refused here: a deliberate policy change is run, then accepted
-  by a person at promotion; runs never use the candidate's judge or policy anyway.
+  Protected-path changes are not refused here in an open workspace: a deliberate policy change is
+  run, then accepted by a person at promotion; runs never use the candidate's judge or policy
+  anyway. In a protocol workspace — one whose ``[protect] editable`` allowlist says what a
+  candidate may change (``init --protocol ai4ai / rsibench-data / autoresearch``) — the task is
+  frozen, as in AI4AI-Bench: a patch that changes or adds a protected path (a removal is a
+  migration's, and is left to the promotion gate) is refused here too, before anything runs.
 """
 
 from __future__ import annotations
@@ -75,6 +79,14 @@ def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, st
         checked[patch.version] = patch.commit
         if patch.version == champion and patch.commit == champion_commit:
             continue
+        frozen = _frozen_task_changes(config, patch)
+        if frozen:
+            raise PatchRejected(
+                f"{patch.version} changes the frozen task ({', '.join(frozen[:5])}{' …' if len(frozen) > 5 else ''}): "
+                "this workspace's [protect] lets a candidate change only its editable paths; nothing was started "
+                "or charged", fix=f"revert them on {patch.version}'s branch in a new commit; the task changes only "
+                "on the champion, by a reviewed promotion", version=patch.version, commit=patch.commit,
+                paths=frozen, findings=[f.to_dict() for f in patch.protected])
         if patch.blocking:
             raise PatchRejected(
                 f"{patch.version}'s patch against the pristine base ({patch.base}, {patch.base_commit[:10]}) breaks "
@@ -84,6 +96,14 @@ def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, st
                 version=patch.version, commit=patch.commit, base=patch.base, base_commit=patch.base_commit,
                 patch_sha256=patch.sha256, findings=[f.to_dict() for f in patch.blocking])
     return checked
+
+
+def _frozen_task_changes(config: Any, patch: VersionPatch) -> list[str]:
+    """Protected paths the patch changes or adds, when ``[protect] editable`` freezes the task."""
+    if not list(getattr(config.protect, "editable", []) or []):
+        return []
+    return sorted({str(p.get("path")) for f in patch.protected for p in f.evidence.get("paths", [])
+                   if p.get("status") != "D"})
 
 
 def patch_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:

@@ -81,8 +81,11 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
     error = _run(cli, cheat, seeds=1, code=40)["error"]
     assert error["code"] == "patch_rejected"
     assert not list((cli.repo / ".evotree" / "runs").glob(f"{cheat}-*"))  # nothing started
-    # the task itself is protected: changing it fails the gates (it is judged, not refused before)
+    # the task itself is frozen (issue 32): changing it is refused before any run, like the payload rule
     moved = _branch(cli, {"task.py": protocols.TASK_PY.replace("NOISE = 0.10", "NOISE = 0.0")}, "no noise")
+    error = _run(cli, moved, seeds=1, code=40)["error"]
+    assert error["code"] == "patch_rejected" and "frozen task" in error["message"] and "task.py" in error["message"]
+    assert not list((cli.repo / ".evotree" / "runs").glob(f"{moved}-*"))  # nothing started
     import json
 
     from evotree.cli.main import cli as root

@@ -32,8 +32,12 @@ The rules (docs/protocols/search-statistics.md):
   not) that fell below the best before it by more than the margin.
 * **Spend**: what ``run.finished`` charged (runs, steps, episodes, wall / GPU hours and any other
   number a usage carries, e.g. money), plus the CPU seconds of those runs' ``run.json`` on this
-  machine (``cpu_seconds_complete`` is false when some are not here), plus agent/API spend
-  (``spend.recorded``: ``usd``, ``agent_usd``, ``tokens``). *After the peak*: charged to versions
+  machine (``cpu_seconds_complete`` is false when some are not here), plus the **training bill**
+  ``training_usd`` (each run's training compute — the judge phase's where ``[eval] judge_trains``
+  — in wall hours x the ``[budget]`` prices of ``[executor]``'s GPUs and CPUs), plus agent/API spend
+  (``spend.recorded``: ``usd``, ``agent_usd``, ``tokens``). The share after the peak and the cost
+  per valid candidate are led by the training bill when there is one (RSIBench-Data's unit;
+  ``usd`` would mix agent spend in), agent spend shown beside it. *After the peak*: charged to versions
   created after the peak (agent spend charged to no version: recorded after the peak was
   created). *Per valid candidate*: spend of the candidates (every
   version but the root) / the number of valid candidates.
@@ -63,8 +67,12 @@ __all__ = ["SearchParams", "VersionStat", "TreeStats", "SearchReport", "tree_sta
 SEARCH_SCHEMA_VERSION = 1
 #: spend units always reported (a usage's other numeric keys, e.g. ``usd``, are added when present)
 SPEND_UNITS = ("runs", "steps", "episodes", "wall_hours", "gpu_hours", "cpu_seconds")
-#: units the stop rule's "spend after the peak" share is measured in, first with a total > 0 wins
-_SHARE_UNITS = ("usd", "gpu_hours", "cpu_hours", "cpu_seconds", "runs")
+#: units the stop rule's "spend after the peak" share is measured in, first with a total > 0 wins:
+#: the training bill first (RSIBench-Data's unit; agent spend is reported beside it, never in it)
+_SHARE_UNITS = ("training_usd", "usd", "gpu_hours", "cpu_hours", "cpu_seconds", "runs")
+#: the training bill of a run: its training compute (the judge phase's, where ``[eval] judge_trains``)
+#: in wall hours x ([executor].gpus x usd_per_gpu_hour + [executor].cpus x usd_per_cpu_hour)
+TRAINING_UNIT = "training_usd"
 
 
 @dataclass(frozen=True)
@@ -281,6 +289,25 @@ def _cpu_seconds(ws: Workspace) -> dict[str, float]:
     return out
 
 
+def _training_bill(ws: Workspace) -> dict[str, float]:
+    """USD per run id on this machine: the run's training compute x price (:data:`TRAINING_UNIT`).
+
+    Training compute is what evotree measured around the judge phase when the judge trains
+    (``[eval] judge_trains``, RSIBench-Data: the fixed training stack runs there), else around
+    prepare and train; priced as the money budget prices a run's hour (:func:`usd_per_run_hour`)."""
+    from evotree.harness.budget import usd_per_run_hour
+    from evotree.harness.runs import list_runs
+
+    hourly = usd_per_run_hour(ws.config.budget, gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus)
+    judge_trains = bool(getattr(ws.config.eval, "judge_trains", False))
+    out = {}
+    for record in list_runs(ws):
+        seconds = _finite(record.judge_train_seconds if judge_trains else record.train_seconds)
+        if seconds is not None:
+            out[record.run_id] = seconds / 3600.0 * hourly
+    return out
+
+
 def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any] | None] | None = None
                   ) -> tuple[list[VersionStat], bool, list[tuple[str, dict[str, Any]]]]:
     """The workspace's versions in creation order with score, audit verdict and spend (runs and
@@ -292,6 +319,7 @@ def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any
     facts = _ledger_facts(ws)
     audits, charged = facts.audits, facts.runs
     cpu = _cpu_seconds(ws)
+    bill = _training_bill(ws)
     complete = True
     rows = []
     for order, view in enumerate(tree.versions, start=1):
@@ -301,11 +329,13 @@ def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any
         runs = charged.get(view.id, [])
         for run_id, usage in runs:
             _add(spend, usage)
-            if usage:  # charged: its CPU time counts too
+            if usage:  # charged: its CPU time and its training bill count too
                 if run_id in cpu:
                     spend["cpu_seconds"] += cpu[run_id]
                 else:
                     complete = False
+                if bill.get(run_id):
+                    spend[TRAINING_UNIT] = spend.get(TRAINING_UNIT, 0.0) + bill[run_id]
         for usage in facts.agent.get(view.id, []):
             _add(spend, usage)
         audit = audits.get(view.id)
@@ -326,8 +356,8 @@ def _sum(rows: Sequence[VersionStat]) -> dict[str, float]:
 
 
 def _share_unit(total: Mapping[str, float], cpu_complete: bool) -> str:
-    for unit in _SHARE_UNITS:
-        if total.get(unit, 0.0) > 0 and (unit != "cpu_seconds" or cpu_complete):
+    for unit in _SHARE_UNITS:  # the two read from run.json on this machine need all of them
+        if total.get(unit, 0.0) > 0 and (unit not in ("cpu_seconds", TRAINING_UNIT) or cpu_complete):
             return unit
     return "runs"
 
@@ -622,6 +652,14 @@ def _extra_units(total: Mapping[str, float]) -> list[str]:
     return sorted(k for k, v in total.items() if k not in SPEND_UNITS and v)
 
 
+def _units(spend: Mapping[str, Any]) -> list[str]:
+    """The units shown, the share's unit first (the training bill when there is one), agent spend
+    (``agent_usd``) right beside it, then runs, steps, CPU seconds and the rest."""
+    first = [spend["share_unit"], *(["agent_usd"] if spend["total"].get("agent_usd") else [])]
+    rest = [u for u in ("runs", "steps", "cpu_seconds", *_extra_units(spend["total"])) if u not in first]
+    return [*dict.fromkeys(first), *rest]
+
+
 def _setting_lines(s: TreeStats, esc: Callable[[Any], str], *, md: bool) -> list[str]:
     hb, fa, pp, sp = s.historical_best, s.first_attempt, s.post_peak, s.spend
     cost = s.cost_per_valid_candidate
@@ -647,14 +685,13 @@ def _setting_lines(s: TreeStats, esc: Callable[[Any], str], *, md: bool) -> list
         + f"; ended below the peak: {_yes(pp['ended_below_peak'])}",
         f"- {b('below the best so far')} (whole search): {len(pp['below_best_so_far'])}"
         + (f" ({esc(', '.join(pp['below_best_so_far']))})" if pp["below_best_so_far"] else ""),
-        f"- {b('spend')}: " + ", ".join(
+        f"- {b('spend')} (unit of the share: {esc(sp['share_unit'])}): " + ", ".join(
             f"{unit} {_num(sp['total'].get(unit))} (after the peak {_num(sp['after_peak'].get(unit))}, "
             f"{_percent(sp['after_peak_share'].get(unit))})"
-            for unit in ("runs", "steps", "cpu_seconds", *_extra_units(sp["total"]))),
+            for unit in _units(sp)),
         f"- {b('cost per valid candidate')}: {cost['valid_candidates']} valid of {cost['candidates']} candidate(s)"
         + ("" if not cost["per_candidate"] else ": " + ", ".join(
-            f"{unit} {_num(cost['per_candidate'].get(unit))}"
-            for unit in ("runs", "steps", "cpu_seconds", *_extra_units(sp["total"])))),
+            f"{unit} {_num(cost['per_candidate'].get(unit))}" for unit in _units(sp))),
     ]
     if s.interventions:
         lines.append(f"- {b('intervention classes')}: " + "; ".join(
