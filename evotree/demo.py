@@ -1,14 +1,15 @@
-"""``evotree demo``: the whole loop on the math domain, as the real CLI commands, up to a promotion.
+"""``evotree demo``: the loop on the gym domain, driven by the autopilot, as the real CLI commands.
 
 Every step is the exact command a person would type, run with ``python -P -m evotree`` (so a
-folder of the demo repository can never shadow evotree's packages) and echoed with its output
-as it arrives. The loop: init the math domain with a demo-only approver key, run v0 (the domain's
-defaults: a warmed-up tiny model trained with GRPO) on the seeds the score gate needs of a
-champion, diagnose it, ask which skill the findings call for, branch v1 with that skill, run v1,
-diagnose and compare it with the champion, audit it, evaluate the gates (running the seeds they
-ask for), promote v1 at a pseudo-terminal as the demo's second person, verify the signed chain,
-print the tree and write the reports. Every number is what the runs give; when a gate does not
-pass, the demo stops there and says why.
+folder of the demo repository can never shadow evotree's packages) and echoed with its output as
+it arrives. The researcher's first recipe is the gym domain's **own default policy** (the
+template's constants written as knobs, :data:`GYM_POLICY`: no planted flaw). ``evotree
+autopilot`` then tries a handful of knob moves drawn in advance from ``[autopilot].seed``: each
+is branched from the champion, run on the seeds the score gate asks for and gated. The demo then
+shows side by side what greedy keep-if-better on one run would have kept, what evotree kept, and
+the held-out truth of both (each policy played on the judge's held-out pool, which no run saw).
+It promotes only when the gate found a real gain — at a pseudo-terminal, as the demo's second
+person with a key made for the demo — and says so either way.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,34 +32,37 @@ from typing import Any
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
 
-__all__ = ["APPROVER", "DEMO_FLAW", "SEEDS", "DemoResult", "run_demo"]
+__all__ = ["APPROVER", "DEMO_ENVS", "DEMO_PROPOSALS", "DemoResult", "GYM_KNOBS", "GYM_POLICY", "autopilot_toml",
+           "greedy_keep", "gym_files", "gym_policy", "gym_truth", "run_demo"]
 
-#: Seeds of the candidate's first runs (the gates ask for more when they are unsure): four, as
-#: many as the champion's, so the first look has the degrees of freedom to settle a large gain
-#: (with two, a t on 4 + 2 runs often misses the first looks' strict thresholds). The champion
-#: runs as many as the score gate needs of it (``[gates].champion_seeds``).
-SEEDS = 4
 #: The demo's second person: a signer of its own, made for the demo and named as such.
 APPROVER = "reviewer@evotree-demo.invalid"
-#: Rounds of "the gates ask for more seeds" the demo follows before it stops at the gate.
-MAX_SEED_ROUNDS = 2
+#: The gym domain's default environments that need nothing but gymnasium and run fast on 2 cores.
+DEMO_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0")
+#: Proposals the autopilot tries (knob moves drawn from [autopilot].seed = DEMO_SEED).
+DEMO_PROPOSALS = 6
+DEMO_SEED = 3
+#: The hidden pools: 16 validation episodes per environment (48 tasks for the gate), 40 held-out
+#: ones for the truth; drawn from a fixed seed so that the demo repeats.
+DEMO_VALIDATION, DEMO_HELDOUT, DEMO_JUDGE_SEED = 16, 40, 20261204
 _HEARTBEAT = 15.0  # seconds without output before the demo says the step is still running
 
 
 @dataclass
 class DemoResult:
-    """What the demo did: the workspace, the skill it applied, reports and skipped steps."""
+    """What the demo did: the workspace, the proposals' outcomes, the two rules' picks and truths."""
 
     path: Path
-    skill: str | None = None
-    change: dict[str, Any] | None = None  # the recipe change v1 makes, when one was suggested
+    autopilot: dict[str, Any] | None = None
+    greedy: str | None = None
+    evotree: str | None = None
+    truth: dict[str, float] = field(default_factory=dict)
     reports: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
     gates_passed: bool = False
     promoted: bool = False
     verified: bool = False
-    stopped: str | None = None  # why the loop stopped before the promotion, when it did
+    stopped: str | None = None
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -111,6 +115,33 @@ class _Runner:
             return json.loads(proc.stdout) if proc.returncode == 0 else None
         except json.JSONDecodeError:
             return None
+
+    def streamed_json(self, *args: str) -> Any:
+        """Echo ``$ evotree ARGS --json``, stream its progress (stderr) as it comes, return its JSON."""
+        self.echo(f"$ evotree {' '.join(_quote(a) for a in args)} --json")
+        proc = subprocess.Popen(python_command("-m", "evotree", "-C", str(self.repo), *args, "--json"),
+                                cwd=self.repo, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, bufsize=1)
+
+        def pump() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                self.echo("  " + line.rstrip("\n"))
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        code = proc.wait()
+        reader.join(timeout=5)
+        try:
+            data = json.loads(out)
+        except json.JSONDecodeError:
+            data = None
+        if code != 0 or not isinstance(data, dict):
+            raise EvotreeError(f"demo step `evotree {' '.join(args)}` failed with exit code {code}: {out[-2000:]}",
+                               fix=f"see the output above; the demo workspace is left at {self.repo}")
+        return data
 
     def __call__(self, *args: str, ok: tuple[int, ...] = (0,)) -> int:
         """Echo ``$ evotree ARGS``, stream its output, fail unless its exit code is in ``ok``."""
@@ -224,13 +255,6 @@ def _approver_key(echo: Callable[[str], None]) -> tuple[Path, Path]:
     return key, key.with_suffix(".pub")
 
 
-def _score_gate(report: Any) -> dict[str, Any]:
-    for gate in (report or {}).get("gates") or []:
-        if gate.get("name") == "score":
-            return gate
-    return {}
-
-
 def _prepare(path: str | None) -> Path:
     if path is None:
         return Path(tempfile.mkdtemp(prefix="evotree-demo-"))
@@ -240,61 +264,198 @@ def _prepare(path: str | None) -> Path:
     repo.mkdir(parents=True, exist_ok=True)
     return repo
 
+# ---------------------------------------------------------------------------- a gym workspace with knobs
+#: The gym domain's own v0 policy (domains/gym/templates.py POLICY_PY) written with its constants
+#: as knobs: at these defaults it plays exactly as the template does (CartPole pushes towards the
+#: lean, Acrobot torques with the first link's swing, MountainCar pushes right while moving right),
+#: plus two Core-16 environments the template leaves random (MountainCarContinuous: full throttle
+#: with the motion; HalfCheetah: a sine gait). ``EPSILON``: the chance of a random action each step,
+#: drawn from the system's entropy, so that runs of the same policy differ (0: deterministic).
+GYM_POLICY = '''\
+"""A parameterized policy: the gym domain's v0 with its constants as knobs (evotree autopilot)."""
 
-def _pick_skill(suggestions: Any) -> tuple[str | None, list[str]]:
-    """The first suggested skill that applies and is not applied yet, and the codes it addresses."""
-    for item in (suggestions or {}).get("suggestions") or []:
-        if item.get("applies", True) and not item.get("applied", False) and item.get("skill"):
-            return str(item["skill"]), [str(a.get("code")) for a in item.get("addresses") or []]
-    return None, []
+import math
+import random
 
+import numpy as np
 
-def _pick_change(suggestions: Any) -> dict[str, Any] | None:
-    """The best recipe change of ``evotree suggest --json`` when it scores at least as high as
-    the best applicable skill (a finding that measured its cause names the fix), else None."""
-    changes = (suggestions or {}).get("changes") or []
-    if not changes:
-        return None
-    best = max(changes, key=lambda c: float(c.get("score") or 0))
-    skills = [float(s.get("score") or 0) for s in (suggestions or {}).get("suggestions") or []
-              if s.get("applies", True) and not s.get("applied", False)]
-    return best if float(best.get("score") or 0) >= max(skills, default=0.0) else None
+CP_ANGLE = 1.0       # CartPole: weight of the pole's angle
+CP_ANGVEL = 0.0      # CartPole: weight of the pole's angular velocity
+CP_POS = 0.0         # CartPole: weight of the cart's position
+AC_V1 = 1.0          # Acrobot: weight of the first link's angular velocity
+AC_V2 = 0.0          # Acrobot: weight of the second link's angular velocity
+MC_BACK = 0          # MountainCar: 1 = push left while moving left (0 = coast)
+MCC_THROTTLE = 1.0   # MountainCarContinuous: throttle with the motion
+MCC_BIAS = 0.0       # MountainCarContinuous: velocity threshold of the push
+HC_PERIOD = 9.0      # HalfCheetah: steps per gait cycle
+HC_AMP = 0.6         # HalfCheetah: torque amplitude
+EPSILON = 0.0        # chance of a random action per step (system entropy: runs differ)
 
-
-def _toml_value(text: str) -> Any:
-    import tomllib
-
-    try:
-        return tomllib.loads(f"x = {text}")["x"]
-    except tomllib.TOMLDecodeError:
-        return None
-
-
-def _toml_literal(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return json.dumps(value)
+_NOISE = random.SystemRandom()
 
 
-#: The demo's v0: the math domain's recipe with the learning rate evotree shipped before issue 18
-#: (3e-3), which collapses the warmed-up model onto one answer per prompt. The loop has to find it.
-DEMO_FLAW = ("learning_rate", "3e-3")
-#: Fewer GRPO steps than the template's 200, so that the eight runs fit the demo's 5 minutes
-DEMO_STEPS = ("max_steps", "120")
-#: The judge's hidden validation and held-out seeds in the demo (in the judge's range), fixed so
-#: that with the runs' seeds 0-3 the demo's numbers repeat.
-DEMO_JUDGE_SEEDS = (1_234_567, 7_654_321)
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        self.env_id = env_id
+        self.action_space = action_space
+        self.t = 0
+
+    def reset(self):
+        self.t = 0
+
+    def act(self, obs):
+        self.t += 1
+        if EPSILON > 0 and _NOISE.random() < EPSILON:
+            if hasattr(self.action_space, "n"):
+                return _NOISE.randrange(int(self.action_space.n))
+            low, high = self.action_space.low, self.action_space.high
+            return np.array([_NOISE.uniform(float(a), float(b)) for a, b in zip(low, high)], dtype=np.float32)
+        if self.env_id == "CartPole-v1":
+            return int(CP_ANGLE * obs[2] + CP_ANGVEL * obs[3] + CP_POS * obs[0] > 0)
+        if self.env_id == "Acrobot-v1":
+            return 2 if AC_V1 * obs[4] + AC_V2 * obs[5] > 0 else 0
+        if self.env_id == "MountainCar-v0":
+            return 2 if obs[1] >= 0 else (0 if MC_BACK else 1)
+        if self.env_id == "MountainCarContinuous-v0":
+            push = MCC_THROTTLE if obs[1] > MCC_BIAS else -MCC_THROTTLE
+            return np.clip(np.array([push], dtype=np.float32), -1.0, 1.0)
+        if self.env_id == "HalfCheetah-v5":
+            phase = 2 * math.pi * self.t / max(HC_PERIOD, 1.0)
+            back = [math.sin(phase - i) for i in range(3)]
+            front = [math.sin(phase + math.pi / 2 - i) for i in range(3)]
+            return np.clip(np.array(back + front) * HC_AMP, -1.0, 1.0).astype(np.float32)
+        if self.env_id == "Pendulum-v1":
+            return np.clip(np.array([-2.0 * obs[1]], dtype=np.float32), -2.0, 2.0)
+        return self.action_space.sample()
+'''
+
+#: The knobs each environment's score depends on: (low, high, step).
+GYM_KNOBS: dict[str, dict[str, tuple[float, float, float]]] = {
+    "CartPole-v1": {"CP_ANGVEL": (-1.0, 2.0, 0.5), "CP_POS": (-0.5, 0.5, 0.25)},
+    "Acrobot-v1": {"AC_V1": (-1.0, 2.0, 0.5), "AC_V2": (-1.0, 1.0, 0.5)},
+    "MountainCar-v0": {"MC_BACK": (0, 1, 1)},
+    "MountainCarContinuous-v0": {"MCC_THROTTLE": (0.25, 1.0, 0.25), "MCC_BIAS": (-0.02, 0.02, 0.01)},
+    "HalfCheetah-v5": {"HC_PERIOD": (5.0, 15.0, 1.0), "HC_AMP": (0.2, 1.0, 0.1)},
+}
+
+
+def gym_policy(**values: float) -> str:
+    """:data:`GYM_POLICY` with some knobs set (e.g. ``EPSILON=0.1``)."""
+    from evotree.verbs.autopilot import set_knob
+
+    text = GYM_POLICY
+    for name, value in values.items():
+        text = set_knob(text, name, value, isinstance(value, int))
+    return text
+
+
+def autopilot_toml(envs: Sequence[str], *, max_proposals: int = 8, patience: int = 3, seed: int = 0,
+                   knobs_only: bool = False) -> str:
+    """The ``[autopilot]`` section of the knobs of ``envs`` over ``policy.py`` (``knobs_only``: the
+    ``[autopilot.knobs.NAME]`` tables alone, for a file whose ``[autopilot]`` is already set)."""
+    lines = [] if knobs_only else ["", "[autopilot]", 'recipe = "policy.py"', f"max_proposals = {max_proposals}",
+                                   f"patience = {patience}", f"seed = {seed}"]
+    for env_id in envs:
+        for name, (low, high, step) in GYM_KNOBS.get(env_id, {}).items():
+            lines += ["", f"[autopilot.knobs.{name}]", f"low = {low}", f"high = {high}", f"step = {step}"]
+    return "\n".join(lines) + "\n"
+
+
+def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, heldout: int, train: int = 2,
+              max_proposals: int = 6, patience: int = 3, seed: int = 0, judge_seed: int | None = None,
+              extra_toml: str = "") -> dict[str, Any]:
+    """Write a gym workspace's files into the git repository ``repo`` (evotree.toml with the
+    ``[autopilot]`` knobs of ``envs``, ``policy``, gym.toml, the judge's pools and references);
+    ``judge_seed`` fixes the hidden pools (a demo and a benchmark repeat), else they are drawn at
+    random. Returns the pools and references, for a held-out truth kept outside the workspace."""
+    import random as _random
+
+    from evotree.core.config import render_template
+    from evotree.domains.gym import materialize
+    from evotree.domains.gym.settings import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
+    from evotree.domains.gym.templates import render_judge_toml
+
+    text = render_template("gym")
+    for key, value in (("recipe", '"policy.py"'), ("max_proposals", max_proposals), ("patience", patience),
+                       ("seed", seed)):  # the template's [autopilot] section, set (each key once in it)
+        text = re.sub(rf"(?m)^(\[autopilot\][\s\S]*?)^{key} = .*$", rf"\g<1>{key} = {value}", text, count=1)
+    text = re.sub(r"(?m)^knobs = \{\}\n", "", text, count=1) + autopilot_toml(envs, knobs_only=True)
+    text = re.sub(r"(?m)^max_episodes = \d+$", "max_episodes = 0", text)
+    (repo / "evotree.toml").write_text(text + extra_toml)
+    (repo / "policy.py").write_text(policy)
+    if judge_seed is not None:
+        rng = _random.Random(judge_seed)
+        draw = rng.sample(range(HIDDEN_SEED_MIN, HIDDEN_SEED_MAX), len(envs) * (validation + heldout))
+        pools = {"validation": {e: draw[i * validation:(i + 1) * validation] for i, e in enumerate(envs)}}
+        rest = draw[len(envs) * validation:]
+        pools["heldout"] = {e: rest[i * heldout:(i + 1) * heldout] for i, e in enumerate(envs)}
+        (repo / "judge").mkdir(exist_ok=True)
+        (repo / "judge" / "gym.toml").write_text(render_judge_toml(envs, pools, timeout=30.0))
+    materialize(repo, envs=envs, train_episodes=train, validation_episodes=validation, heldout_episodes=heldout,
+                episode_timeout=30.0)
+    from evotree.domains.gym.settings import load_judge_settings, load_references
+
+    settings = load_judge_settings(repo / "judge" / "gym.toml")
+    refs = load_references(repo / "judge" / "references.json")
+    return {"envs": list(envs), "heldout": {e: settings.seeds("heldout", e) for e in envs},
+            "validation": {e: settings.seeds("validation", e) for e in envs},
+            "references": {e: refs.pair(e) for e in envs}}
+
+
+def gym_truth(policy: str, judge: dict[str, Any], *, repeats: int = 1, split: str = "heldout") -> float:
+    """The mean normalized score of ``policy`` (its text) on the ``split`` pool of ``judge`` (what
+    :func:`gym_files` returned), each episode played ``repeats`` times: the truth a benchmark
+    judges a champion by, computed here with the domain's own episode and scoring code."""
+    from evotree.domains.gym.catalog import make_env
+    from evotree.domains.gym.episode import play
+    from evotree.domains.gym.scoring import normalized_score
+
+    namespace: dict[str, Any] = {"__name__": "evotree_truth_policy"}
+    exec(compile(policy, "policy.py", "exec"), namespace)  # noqa: S102 - the benchmark's own policy text
+    policy_class = namespace["Policy"]
+    per_env = []
+    for env_id in judge["envs"]:
+        random_ret, expert_ret = judge["references"][env_id]
+        env = make_env(env_id)
+        scores = []
+        try:
+            for _ in range(repeats):
+                for index, seed in enumerate(judge[split][env_id]):
+                    episode = play(env, env_id, index, seed, policy_class, summarize=False)
+                    scores.append(0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret))
+        finally:
+            env.close()
+        per_env.append(sum(scores) / len(scores))
+    return sum(per_env) / len(per_env)
+
+
+def greedy_keep(start: tuple[str, float], tried: Sequence[tuple[str, float | None]]) -> tuple[str, float]:
+    """What greedy keep-if-better on one run keeps: each tried version whose one run scores above
+    the kept one's run replaces it, in order. ``start``: the champion and its run's score."""
+    kept = start
+    for version, value in tried:
+        if value is not None and value > kept[1]:
+            kept = (version, value)
+    return kept
+
+
+def _first_value(records: Sequence[Any]) -> float | None:
+    for record in sorted(records, key=lambda r: (r.seed if r.seed is not None else 1 << 30, r.started_at)):
+        if record.status == "succeeded" and record.headline and isinstance(record.headline.get("value"),
+                                                                          (int, float)):
+            return float(record.headline["value"])
+    return None
 
 
 def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None] = print,
-             seeds: int = SEEDS) -> DemoResult:
-    """Create a math workspace at ``path`` (default: a temp folder) and walk the loop in it."""
+             proposals: int = DEMO_PROPOSALS) -> DemoResult:
+    """Create a gym workspace at ``path`` (default: a temp folder) and let the autopilot walk the loop."""
     started = time.monotonic()
     repo = _prepare(path)
     evotree = _Runner(repo, echo)
     result = DemoResult(path=repo)
     keys: dict[str, Path] = {}
-    champion_seeds = [4]
+    judge: dict[str, Any] = {}
 
     def setup_repo() -> None:
         echo(f"demo repository: {repo}")
@@ -302,122 +463,95 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         if not _git_ok(repo, "config", "user.name") or not _git_ok(repo, "config", "user.email"):
             _git(repo, "config", "user.name", "evotree demo")
             _git(repo, "config", "user.email", "demo@evotree.invalid")
-        (repo / "README.md").write_text("# A post-training recipe, versioned with evotree\n")
-        from evotree.domains.math.templates import RECIPE_TOML
-
-        recipe = RECIPE_TOML
-        for param, value in (DEMO_FLAW, DEMO_STEPS):
-            recipe, count = re.subn(rf"(?m)^{param} = .+$", f"{param} = {value}", recipe)
-            if count != 1:
-                raise EvotreeError(f"demo: the math recipe template has no {param} line",
-                                   fix="report this: the demo and the math domain's template disagree")
-        (repo / "recipe.toml").write_text(recipe)
-        echo(f"(the researcher's first recipe: the math domain's template with {DEMO_FLAW[0]} = {DEMO_FLAW[1]}, "
-             "the value evotree itself shipped before it measured better, and "
-             f"{DEMO_STEPS[0]} = {DEMO_STEPS[1]} so that the demo fits in 5 minutes; init keeps it as v0)")
+        (repo / "README.md").write_text("# A control policy, versioned with evotree\n")
+        judge.update(gym_files(repo, DEMO_ENVS, policy=GYM_POLICY, validation=DEMO_VALIDATION,
+                               heldout=DEMO_HELDOUT, max_proposals=proposals, patience=3, seed=DEMO_SEED,
+                               judge_seed=DEMO_JUDGE_SEED))
+        echo(f"(the researcher's first recipe: the gym domain's own default policy for {', '.join(DEMO_ENVS)}, "
+             "its constants written as knobs (policy.py); evotree.toml's [autopilot] declares each knob's range "
+             "and step; init keeps it as v0)")
+        echo(f"(the judge's hidden pools are drawn from a fixed seed so the demo repeats: {DEMO_VALIDATION} "
+             f"validation and {DEMO_HELDOUT} held-out episodes per environment; `evotree init` draws them at random)")
         # folders named like evotree's packages: the demo proves they cannot shadow it
         for name in ("skills", "domains"):
             (repo / name).mkdir()
             (repo / name / "__init__.py").write_text(f"raise ImportError('user {name}/ shadowed evotree')\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "--quiet", "-m", "initial commit")
-        # the judge's hidden problems, fixed so the demo's numbers repeat (uncommitted: init moves
-        # them into the judge store); a real workspace draws its hidden seeds at random
-        from evotree.domains.math.templates import render_judge_toml
-
-        (repo / "judge").mkdir()
-        (repo / "judge" / "math.toml").write_text(render_judge_toml(*DEMO_JUDGE_SEEDS))
-        echo(f"(the judge's hidden seeds are fixed to {DEMO_JUDGE_SEEDS[0]:_} and {DEMO_JUDGE_SEEDS[1]:_} so the "
-             "demo repeats; `evotree init` draws them at random)")
         keys["private"], keys["public"] = _approver_key(echo)
 
     def init() -> None:
-        evotree("init", "--domain", "math", "--signer", f"{APPROVER}={keys['public']}")
-        from evotree.core.workspace import Workspace
+        evotree("init", "--domain", "gym", "--signer", f"{APPROVER}={keys['public']}")
 
-        champion_seeds[0] = max(1, int(Workspace.open(repo).config.gates.champion_seeds))
+    def autopilot() -> None:
+        echo(f"(the autopilot tries {proposals} knob moves drawn in advance from [autopilot].seed; for each it "
+             "branches from the champion, commits, runs the seeds the score gate asks for - the champion's "
+             "re-runs first - and evaluates the gates. It never signs: when a version passes every gate it stops "
+             "for a person's sign-off, which the demo's second person gives, and the autopilot goes on from the "
+             "new champion with the rest of the sequence)")
+        outcomes: list[dict[str, Any]] = []
+        data: dict[str, Any] = {}
+        start_champion = "v0"
+        while len(outcomes) < proposals:
+            args = ["autopilot", "--max-proposals", str(proposals - len(outcomes)), "--jobs", "2"]
+            data = evotree.streamed_json(*args, *(["--skip", str(len(outcomes))] if outcomes else []))
+            outcomes += data["outcomes"]
+            waiting = data.get("awaiting_signoff")
+            if waiting:
+                result.gates_passed = True
+                promote(waiting)
+                continue
+            break
+        for o in outcomes:
+            delta = f"Δ {o['delta']:+.4f}" if isinstance(o.get("delta"), (int, float)) else ""
+            echo(f"  {o['version'] or '-':>4}  {o['status']:<13} {o['verdict'] or '':<11} {delta:<10} "
+                 f"{o['runs']} run(s)  {o['proposal']['summary']}")
+        echo(f"  stopped: {data.get('stopped')}: {data.get('stop_reason')}")
+        result.autopilot = {"start_champion": start_champion, "outcomes": outcomes, "last": data}
+        result.evotree = _champion()
+        if not result.promoted:
+            result.stopped = "no proposal passed the gates: nothing is promoted, v0 stays the champion"
 
-    def run_v0() -> None:
-        echo(f"(GRPO with TRL on a tiny local model warmed up on the train facts; {champion_seeds[0]} seeds: "
-             "the runs of the champion the score gate compares with)")
-        evotree("run", "v0", "--seeds", str(champion_seeds[0]), "--jobs", "2")
+    def _champion() -> str:
+        from evotree.verbs import Session
 
-    def diagnose_v0() -> None:
-        evotree("diagnose", "v0")
+        return str(Session(repo).open().champion())
 
-    def suggest() -> None:
-        evotree("suggest", "v0")
-        suggestions = evotree.quiet("suggest", "v0")
-        result.change = _pick_change(suggestions)
-        if result.change:
-            codes = sorted({str(a.get("code")) for a in result.change.get("addresses") or []})
-            echo(f"→ the findings call for a recipe change: {result.change['param']} {result.change['from']} → "
-                 f"{result.change['to']} ({', '.join(codes)})")
-            return
-        result.skill, codes = _pick_skill(suggestions)
-        if result.skill:
-            echo(f"→ the findings call for {result.skill} ({', '.join(codes) or 'no finding named'})")
+    def side_by_side() -> None:
+        from evotree.verbs import Session
+
+        verbs = Session(repo)
+        assert result.autopilot is not None
+        start = result.autopilot["start_champion"]
+        v0_value = _first_value(verbs.runs(start))
+        tried = [(o["version"], _first_value(verbs.runs(o["version"]))) for o in result.autopilot["outcomes"]
+                 if o.get("version") and o["status"] in ("passed", "not_passed")]
+        greedy, greedy_value = greedy_keep((start, v0_value if v0_value is not None else float("-inf")), tried)
+        result.greedy = greedy
+        echo(f"{'rule':<34} {'keeps':<6} {'its first run':>14} {'held-out truth':>15}")
+        rows = [("the start (the domain's default)", start), ("greedy keep-if-better on one run", greedy),
+                ("evotree (the gates)", result.evotree or start)]
+        first = dict(tried, **{start: v0_value})
+        for label, version in rows:
+            if version not in result.truth:
+                policy = _git(repo, "show", f"evotree/{version}:policy.py")
+                result.truth[version] = gym_truth(policy, judge, repeats=1)
+            value = first.get(version)
+            shown = f"{value:.4f}" if value is not None else "-"
+            echo(f"{label:<34} {version:<6} {shown:>14} {result.truth[version]:>15.4f}")
+        if greedy != result.evotree:
+            better = "above" if result.truth[greedy] > result.truth[result.evotree or start] else "not above"
+            echo(f"(greedy would keep {greedy}, whose held-out truth is {better} what evotree kept: "
+                 f"{result.truth[greedy]:.4f} vs {result.truth[result.evotree or start]:.4f})")
         else:
-            echo("→ nothing suggested addresses these findings")
+            echo(f"(greedy and evotree keep the same version, {greedy})")
 
-    def branch_v1() -> None:
-        change = result.change
-        if change:
-            param, old, new = str(change["param"]), change["from"], change["to"]
-            evotree("branch", "--from", "v0", "-m", f"{param} {old} -> {new}: {change.get('why', '')}"[:300])
-            recipe = repo / ".evotree" / "worktrees" / "v1" / "recipe.toml"
-            text = recipe.read_text()
-            found = re.search(rf"(?m)^{re.escape(param)} = (.+)$", text)
-            if found is None or _toml_value(found.group(1)) != old:
-                raise EvotreeError(f"demo: v1's recipe.toml has no line `{param} = {old}` to change",
-                                   fix=f"edit {recipe} by hand")
-            recipe.write_text(text[:found.start()] + f"{param} = {_toml_literal(new)}" + text[found.end():])
-            _git(recipe.parent, "commit", "--quiet", "-am", f"{param} {old} -> {new}")
-            echo(f"(edit) {recipe.relative_to(repo)}: {param} = {new}; git commit")
-            return
-        if not result.skill:
-            raise EvotreeError("demo: the diagnosis of v0 called for nothing to try, so there is no v1",
-                               fix=f"read `evotree diagnose v0` in {repo}")
-        evotree("branch", "--from", "v0", "--skill", result.skill,
-                "-m", f"{result.skill}: the skill the diagnosis of v0 suggests")
-
-    def run_v1() -> None:
-        evotree("run", "v1", "--seeds", str(seeds), "--jobs", "2")
-
-    def diagnose_compare() -> None:
-        evotree("diagnose", "v1")
-        evotree("compare", "v0", "v1")
-
-    def audit_gates() -> None:
-        evotree("audit", "v1", ok=(0, 28))  # 28: the audit found leaks; the gates then fail
-        for round_ in range(MAX_SEED_ROUNDS + 1):
-            report = evotree.quiet("gates", "v1")
-            score = _score_gate(report)
-            numbers = score.get("numbers") or {}
-            more = numbers.get("next_seeds") or {}
-            if report is None or report.get("passed") or round_ == MAX_SEED_ROUNDS or \
-                    numbers.get("verdict") not in ("more_seeds", "not_ready") or not any(more.values()):
-                break
-            echo(f"(the score gate is not sure yet: {score.get('summary', '')}; it asks for "
-                 f"{more.get('candidate', 0)} more seed(s) of v1 and {more.get('champion', 0)} of v0)")
-            seen = numbers.get("seeds") or {}
-            for name, side in (("v1", "candidate"), ("v0", "champion")):
-                if more.get(side):
-                    start = max(seen.get(side) or [-1]) + 1
-                    evotree("run", name, "--seeds", str(more[side]), "--seed-start", str(start), "--jobs", "2")
-        code = evotree("gates", "v1", ok=(0, 30, 31))
-        result.gates_passed = code == 0
-        if not result.gates_passed:
-            result.stopped = "a gate did not pass (see `evotree gates v1` above); nothing is promoted"
-
-    def promote() -> None:
-        if not result.gates_passed:
-            echo(f"(skipped: {result.stopped})")
-            return
-        echo(f"(the demo now plays the second person, {APPROVER}: promotion needs someone other than v1's "
-             "creator, at a terminal, typing the version and a one-time code, and signing with a key the "
-             "champion allows; the demo answers at a pseudo-terminal with the demo-only key)")
-        echo(f"$ evotree promote v1 --key {keys['private']}")
+    def promote(version: str) -> None:
+        echo(f"(the gate found a real gain: {version}. The demo now plays the second person, {APPROVER}: "
+             "promotion needs someone other than the version's creator, at a terminal, typing the version and a "
+             "one-time code, and signing with a key the champion allows; the demo answers at a pseudo-terminal "
+             "with the demo-only key)")
+        echo(f"$ evotree promote {version} --key {keys['private']}")
         from evotree.gates.signoff import CI_VARIABLES
 
         # the demo's own stand-in person types at the terminal, so a CI variable of the shell
@@ -425,19 +559,21 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         env = {k: v for k, v in safe_env().items() if k not in CI_VARIABLES}
         env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "120"})
         code = _at_terminal(
-            python_command("-m", "evotree", "-C", str(repo), "promote", "v1", "--key", str(keys["private"])),
-            cwd=repo, env=env, echo=echo, script=_promote_script())
+            python_command("-m", "evotree", "-C", str(repo), "promote", version, "--key", str(keys["private"])),
+            cwd=repo, env=env, echo=echo, script=_promote_script(version))
         if code != 0:
-            raise EvotreeError(f"demo: `evotree promote v1` exited {code}",
+            raise EvotreeError(f"demo: `evotree promote {version}` exited {code}",
                                fix=f"see the session above; the workspace is left at {repo}")
         result.promoted = True
+        evotree("verify")
+        result.verified = True
 
     code_shown = [""]
 
-    def _promote_script() -> list[tuple[str, Callable[[re.Match[str]], str]]]:
+    def _promote_script(version: str) -> list[tuple[str, Callable[[re.Match[str]], str]]]:
         def remember(match: re.Match[str]) -> str:
             code_shown[0] = match.group(1)
-            return "v1"
+            return version
 
         return [
             (r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})[\s\S]*?version id: ", remember),
@@ -445,32 +581,17 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
             (r"decision \[approve/revise/abort\]: ", lambda m: "approve"),
         ]
 
-    def verify_tree() -> None:
-        if result.promoted:
-            evotree("verify")
-            result.verified = True
-        else:
-            echo("(verify skipped: nothing was promoted)")
+    def tree() -> None:
+        if not result.promoted:
+            echo(f"(nothing promoted: {result.stopped}; the gate found no real gain among these proposals)")
         evotree("tree")
 
-    def reports() -> None:
-        for fmt in ("md", "html"):  # what the reviewer reads before signing: v1 against the champion v0
-            evotree("report", "v1", "--against", "v0", "--format", fmt)
-            result.reports.append(str(repo / ".evotree" / "reports" / "v1" / f"report.{fmt}"))
-
     steps: list[tuple[str, Callable[[], None]]] = [
-        ("create a repository and a demo-only approver", setup_repo),
-        ("make it a workspace of the math domain (v0 = that recipe)", init),
-        ("train and judge v0", run_v0),
-        ("diagnose v0: score, signal, behavior and version findings", diagnose_v0),
-        ("what change do the findings call for?", suggest),
-        ("branch v1 making that change", branch_v1),
-        ("train and judge v1", run_v1),
-        ("diagnose v1 and compare it with the champion v0", diagnose_compare),
-        ("audit v1 and evaluate the promotion gates", audit_gates),
-        ("the reports a reviewer reads: v1 against the champion v0", reports),
-        ("promote v1: a person's signed sign-off", promote),
-        ("verify the signed chain of promotions, and the tree", verify_tree),
+        ("create a repository with the gym domain's default policy, and a demo-only approver", setup_repo),
+        ("make it a workspace of the gym domain (v0 = that policy)", init),
+        ("the autopilot tries a handful of proposals; a person signs only what the gates pass", autopilot),
+        ("side by side: greedy keep-if-better, evotree, and the held-out truth of both", side_by_side),
+        ("the tree: what was kept, what is negative evidence", tree),
     ]
     try:
         for number, (title, step) in enumerate(steps, start=1):
@@ -484,11 +605,56 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
     result.seconds = time.monotonic() - started
     echo(f"\ndone in {result.seconds:.0f} s.")
     if result.promoted:
-        echo(f"v1 is the champion: promoted by {APPROVER} (the demo's second person), verified.")
-    elif result.stopped:
-        echo(f"the loop stopped at the gate: {result.stopped}")
+        echo(f"{result.evotree} is the champion: the gate found a real gain, promoted by {APPROVER} (the demo's "
+             f"second person), verified. Held-out truth: v0 {result.truth.get('v0', float('nan')):.4f}, "
+             f"{result.evotree} {result.truth.get(result.evotree or 'v0', float('nan')):.4f}.")
+    else:
+        echo(f"nothing promoted: {result.stopped}")
     if keep:
         echo(f"workspace: {repo}")
-        for report in result.reports:
-            echo(f"report:    {report}")
     return result
+
+
+class SecondSigner:
+    """A benchmark's or a test's second person: an SSH key made in a temporary folder for this
+    workspace only, allowed at init (``public``), signing a passed version through the library
+    (the gates evaluated again, then :func:`evotree.gates.promote.record_promotion`). The autopilot
+    never signs; this is the person it waits for, stood in by code where no person can be."""
+
+    def __init__(self, principal: str = "bench-signer@evotree-bench.invalid") -> None:
+        self.principal = principal
+        self.folder = Path(tempfile.mkdtemp(prefix="evotree-signer-"))
+        self.key = self.folder / "id_ed25519"
+        proc = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(self.key)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise EvotreeError(f"ssh-keygen could not make the second signer's key: {proc.stderr.strip()}",
+                               fix="install OpenSSH's ssh-keygen")
+        self.public = self.key.with_suffix(".pub")
+        self.root: Path | None = None
+
+    @property
+    def signer_arg(self) -> str:
+        """``EMAIL=KEY.pub`` for ``evotree init --signer`` / ``evotree.api.init(signers=...)``."""
+        return f"{self.principal}={self.public}"
+
+    def __call__(self, version: str) -> bool:
+        """Promote ``version`` of the workspace at :attr:`root` when every gate passes; whether it did."""
+        from evotree.gates.evidence import evaluate_gates
+        from evotree.gates.promote import record_promotion
+        from evotree.gates.signoff import approver_for
+        from evotree.gates.verify import trusted_policy
+        from evotree.verbs import open_workspace
+
+        assert self.root is not None, "set SecondSigner.root to the workspace first"
+        ws = open_workspace(self.root)
+        policy = trusted_policy(ws)
+        report = evaluate_gates(ws, version, policy=policy)
+        if not report.passed:
+            return False
+        approver = approver_for(policy, self.key, ws.resolve(version).created_by)
+        record_promotion(ws, policy, report, approver)
+        return True
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -19,6 +19,7 @@ from evotree.cli import (
     agent,
     analysis,
     audit,
+    autopilot,
     config,
     export,
     finalize,
@@ -69,7 +70,7 @@ def cli(ctx: click.Context, directory: str) -> None:
 # one module per command group, each with ``register(cli)``: they import only click and
 # evotree.cli.common at module level (start-up stays fast) and the library inside the commands
 for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
-                agent, spend, export, finalize, leaderboard, signers):
+                agent, spend, export, finalize, autopilot, leaderboard, signers):
     _module.register(cli)
 
 

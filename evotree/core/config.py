@@ -87,6 +87,11 @@ class TrainSection(PhaseSection):
                        "policy, like every command; run installed code (python -P -m ...), never a file of the "
                        "candidate's tree: whatever it runs can write the cache. Empty: no preparation."),
     )
+    headline_signal: str = field(
+        default="",
+        metadata=_help("The train signal that reports show first (its group first), e.g. reward_mean; empty: "
+                       "the signal named reward, else the first whose name says reward."),
+    )
 
 
 @dataclass
@@ -421,6 +426,49 @@ class SqlSection:
 
 
 @dataclass
+class AutopilotSection:
+    # --- `evotree autopilot` (evotree.verbs.autopilot): proposals from a declared search space
+    recipe: str = field(default="", metadata=_help(
+        "File (in the version's tree) whose `NAME = number` lines the knobs change (e.g. recipe.toml, policy.py)."))
+    max_proposals: int = field(default=8, metadata=_help("Proposals tried at most in one autopilot session."))
+    max_runs: int = field(default=0, metadata=_help(
+        "Runs (candidates and champion re-runs) one session may start (0: no limit)."))
+    patience: int = field(default=3, metadata=_help(
+        "Post-peak rule: stop after this many proposals in a row that the gate did not pass."))
+    futility: int = field(default=0, metadata=_help(
+        "Futility rule: stop after this many proposals in a row not passed before any promotion (0: patience)."))
+    seed: int = field(default=0, metadata=_help("Seed of the knob proposals' sequence (fixed in advance)."))
+    #: ``[autopilot.knobs.NAME]``: low, high, step (numbers) and optionally file (default: ``recipe``)
+    knobs: dict = field(default_factory=dict)  # type: ignore[type-arg]
+
+    def __post_init__(self) -> None:
+        import math
+
+        for key in ("max_proposals", "max_runs", "patience", "futility", "seed"):
+            if getattr(self, key) < 0:
+                raise _value_error(f"autopilot.{key}", "0 or more", getattr(self, key))
+        if self.recipe.startswith("/") or ".." in self.recipe.split("/"):
+            raise _value_error("autopilot.recipe", "a path inside the repository", self.recipe)
+        for name, knob in self.knobs.items():
+            key = f"autopilot.knobs.{name}"
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise _value_error(key, "a name of letters, digits and _ (the NAME of a `NAME = number` line)", name)
+            if not isinstance(knob, dict):
+                raise _value_error(key, "a table {low, high, step}", knob)
+            unknown = set(knob) - {"low", "high", "step", "file"}
+            if unknown:
+                raise _value_error(key, "only low, high, step and file", sorted(unknown))
+            nums = [knob.get(k) for k in ("low", "high", "step")]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in nums):
+                raise _value_error(key, "finite numbers low, high and step", knob)
+            low, high, step = nums
+            if not (low < high and step > 0):
+                raise _value_error(key, "low < high and step > 0", knob)
+            file = knob.get("file", self.recipe)
+            if not isinstance(file, str) or not file or file.startswith("/") or ".." in file.split("/"):
+                raise _value_error(f"{key}.file", "a path inside the repository (or set autopilot.recipe)", file)
+
+@dataclass
 class Config:
     """The whole ``evotree.toml``; every section optional, defaults as documented."""
 
@@ -435,6 +483,7 @@ class Config:
     tools: ToolsSection = field(default_factory=ToolsSection)
     share: ShareSection = field(default_factory=ShareSection)
     sql: SqlSection = field(default_factory=SqlSection)
+    autopilot: AutopilotSection = field(default_factory=AutopilotSection)
     #: ``[interventions]``: class = [path or "file:region" globs] (evotree.core.interventions); a
     #: plain table, because the order of its classes decides ties
     interventions: dict = field(default_factory=dict)  # type: ignore[type-arg]
@@ -649,6 +698,8 @@ timeout_seconds = 3600
 # Run first, with the workspace's shared cache ($EVOTREE_CACHE_DIR) writable; the train phase
 # then reads the cache only (a candidate's code cannot change what later runs start from).
 prepare = "{prepare}"
+# The signal your train script records that reports show first (e.g. "reward_mean"); empty: reward.
+headline_signal = ""
 
 [eval]
 # Judge phase: runs in the CHAMPION's tree (never the candidate's), after training has ended;
@@ -804,6 +855,26 @@ runner_keys = "gates/runner_keys"
 # `evotree sql` and the agents' sql tool: a query past these limits stops with a clear error.
 timeout_seconds = 30.0
 memory_mb = 2048
+
+[autopilot]
+# `evotree autopilot`: the search space it proposes from, one `NAME = number` line of the recipe
+# file per knob, moved by whole steps within [low, high] (docs/gates.md, "The decision goal").
+recipe = ""
+max_proposals = 8
+# Runs one session may start, champion re-runs included (0: no limit).
+max_runs = 0
+# Post-peak: stop after this many proposals in a row the gates did not pass since a promotion.
+patience = 3
+# Futility: as many before any promotion (0: patience).
+futility = 0
+# The knob proposals' sequence is drawn from this seed, fixed in advance.
+seed = 0
+# The knobs: none here; replace this line with one table per knob, e.g.
+knobs = {{}}
+# [autopilot.knobs.learning_rate]
+# low = 1e-4
+# high = 2e-3
+# step = 2.5e-4
 
 # [interventions]
 # What kind of change each version makes, for the search statistics (evotree report --tree):
