@@ -195,11 +195,19 @@ def test_champion_is_judged_on_runs_since_it_became_champion(tmp_path: Path) -> 
         return Event(kind="promotion", version=v1, actor=str(actor))
 
     ws.ledger.transact(promote, actor=actor)
-    run_versions(ws, ["v0"])
-    err = Cli(ws.root).json("compare", "v0", v1, code=22)["error"]
-    assert "winner's curse" in err["message"] and f"evotree run {v1}" in err["fix"]
-    run_versions(Workspace.open(ws.root), [v1])
-    data = Cli(ws.root).json("compare", "v0", v1, "--bootstrap", "2000")
+    # the library's rule (an unsigned promotion is refused by every verb: the trust root; this
+    # tests which runs count, so it calls the comparison under the verb layer directly)
+    from evotree.core.errors import EvotreeError
+    from evotree.diagnostics.compare import compare as compare_fn
+    from evotree.gates.runs import run_versions as gated_runs
+
+    gated_runs(ws, ["v0"])
+    with pytest.raises(EvotreeError) as caught:
+        compare_fn(Workspace.open(ws.root), "v0", v1)
+    assert caught.value.exit_code == 22
+    assert "winner's curse" in caught.value.message and f"evotree run {v1}" in (caught.value.fix or "")
+    gated_runs(Workspace.open(ws.root), [v1])
+    data = compare_fn(Workspace.open(ws.root), "v0", v1, B=2000).to_dict()
     assert len(data["runs"]["b"]) == 1  # only the re-evaluation
 
 
