@@ -118,6 +118,25 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
     # only the data strategy may change: a new file is refused before any run
     extra = _branch(cli, {"helper.py": "X = 1\n"}, "a helper")
     assert _run(cli, extra, seeds=1, code=40)["error"]["code"] == "patch_rejected"
+    # RSIBench counts the training bill (issue 32): judge-phase training compute x price is the
+    # unit of the spend after the peak and of the cost per valid candidate; agent spend beside it
+    cli("spend", "record", "--usd", "0.01", "--note", "an agent's API call")
+    stats = cli.json("report", "--tree")["settings"][0]
+    spend = stats["spend"]
+    from evotree.core.workspace import Workspace
+    from evotree.harness.runs import list_runs
+
+    ws = Workspace.open(cli.repo)
+    price = ws.config.executor.cpus * ws.config.budget.usd_per_cpu_hour + \
+        ws.config.executor.gpus * ws.config.budget.usd_per_gpu_hour
+    bill = sum(r.judge_train_seconds for r in list_runs(ws) if r.status == "succeeded") / 3600 * price
+    assert spend["share_unit"] == "training_usd" and bill > 0 and spend["total"]["training_usd"] == pytest.approx(bill, abs=2e-9)
+    assert spend["total"]["agent_usd"] == pytest.approx(0.01)  # beside it, not in it
+    assert spend["total"]["usd"] > spend["total"]["training_usd"]  # usd mixes run cost and agent spend
+    assert stats["historical_best"]["version"] == better and spend["after_peak"]["training_usd"] == 0.0
+    assert stats["cost_per_valid_candidate"]["per_candidate"]["training_usd"] > 0
+    text = cli("report", "--tree").output
+    assert "unit of the share: training_usd" in text and "agent_usd 0.01" in text
 
 
 def test_init_with_a_protocol_refuses_other_domains(tmp_path: Path) -> None:
