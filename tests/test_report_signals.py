@@ -39,6 +39,7 @@ for i in range(20):
 CONFIG = '''\
 [train]
 command = "python train.py"
+headline_signal = "train_acc"
 [eval]
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
@@ -48,7 +49,8 @@ STEPS = 600  # more than MAX_POINTS: the series are thinned
 
 @pytest.fixture(scope="module")
 def sws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    """v0 and v1 of a custom recipe, three seeds each: six runs recording reward_mean, loss, train_acc."""
+    """v0 and v1 of a custom recipe, three seeds each: six runs recording reward_mean, loss, train_acc;
+    the recipe declares train_acc its headline signal."""
     repo = make_repo(tmp_path_factory.mktemp("signals") / "w")
     (repo / "recipe.toml").write_text(f"skill = 0.5\nsteps = {STEPS}\n")
     (repo / "train.py").write_text(TRAIN)
@@ -102,8 +104,9 @@ def test_every_recorded_signal_is_in_json_markdown_and_html(sws: Workspace, tmp_
     report = cli.json("report", "v1", "--format", "json", "--no-audit", "--out", str(tmp_path / "r.json"))["report"]
     validate(report, "report")
     signals = report["curves"]["signals"]
-    assert [g["group"] for g in signals["groups"]] == ["reward", "loss", "accuracy"]  # the headline's group first
-    assert signals["headline"] == "reward_mean" and "says reward" in signals["headline_source"]
+    # the declared headline's group first, then the families in their order
+    assert [g["group"] for g in signals["groups"]] == ["accuracy", "reward", "loss"]
+    assert signals["headline"] == "train_acc" and "declared" in signals["headline_source"]
     assert {m for g in signals["groups"] for m in g["metrics"]} == {"reward_mean", "loss", "train_acc"}
     # the means over each version's three runs, thinned to MAX_POINTS, ending at the last step
     loss = signals["series"]["loss"]
@@ -119,7 +122,7 @@ def test_every_recorded_signal_is_in_json_markdown_and_html(sws: Workspace, tmp_
     text = Path(md["path"]).read_text()
     for metric in ("reward_mean", "loss", "train_acc"):
         assert f"`{metric}`" in text
-    assert text.index("`reward_mean`") < text.index("`loss`") < text.index("`train_acc`")
+    assert text.index("★ `train_acc`") < text.index("`reward_mean`") < text.index("`loss`")
     plots = md["report"]["plots"]
     assert {"signals-reward", "signals-loss", "signals-accuracy"} <= set(plots)
     for name in ("signals-reward", "signals-loss", "signals-accuracy"):
@@ -130,7 +133,7 @@ def test_every_recorded_signal_is_in_json_markdown_and_html(sws: Workspace, tmp_
     html = cli.json("report", "v1", "--no-audit", "--format", "html", "--out", str(tmp_path / "r.html"))
     page = Path(html["path"]).read_text()
     rows = re.findall(r'<tr class="signal" data-metric="([^"]+)" data-group="([^"]+)"', page)
-    assert rows == [("reward_mean", "reward"), ("loss", "loss"), ("train_acc", "accuracy")]
+    assert rows == [("train_acc", "accuracy"), ("reward_mean", "reward"), ("loss", "loss")]
     drawn = dict(re.findall(r'<script type="application/json" data-plot="([^"]+)">(.*?)</script>', page, re.S))
     assert {"signals-reward", "signals-loss", "signals-accuracy"} <= set(drawn)
     for name, spec in drawn.items():

@@ -7,7 +7,7 @@ name has one (``rewards/accuracy/mean`` → ``rewards``), else a family the name
 (reward, loss, accuracy, entropy, kl, learning rate, gradient, length, time), else ``other``.
 
 The headline signal comes first (its group first, it first in the group): the one the recipe
-declares (``[train].headline_signal``, where the configuration has it), else ``reward``, else
+declares (``[train].headline_signal`` of the champion's ``evotree.toml``), else ``reward``, else
 the first metric whose name says reward, else none (groups in the order above). Only the train
 phase's signals are read: what the judge records stays the judge's.
 
