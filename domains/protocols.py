@@ -197,8 +197,11 @@ usd_per_cpu_hour = 0.05
 tree_max_usd = 1.0
 
 [interventions]
-# AI4AI's analysis: what kind of change each version makes (evotree diagnose, report --tree)
-algorithm = ["train.py"]
+# AI4AI's analysis: what kind of change each version makes (evotree diagnose, report --tree).
+# Algorithm-level: the learning itself, i.e. code in functions or classes of train.py (a loss, an
+# update, a training loop of the candidate's own); a line that only crashes, exits or reads and
+# writes files never counts as algorithm-level, nor does a change at train.py's top level.
+algorithm = ["train.py:def *", "train.py:class *"]
 hyperparameter = ["config.toml"]
 '''
 

@@ -52,3 +52,49 @@ def test_a_crashed_formal_run_counts_zero_in_tree_and_compare(tmp_path: Path) ->
     compare = cli.json("compare", "v0", v1)
     assert compare["normalized"]["b"] == pytest.approx(normalize_score(compare["mean_b"], spec) / 2)
     assert compare["normalized"]["a"] == pytest.approx(normalize_score(compare["mean_a"], spec), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------- intervention classes by what the diff changes
+def _classify(tmp_path: Path, before: str, after: str) -> object:
+    import tomllib
+
+    import pygit2
+    from conftest import git, make_repo
+
+    from evotree.core.interventions import classify_changes, diff_units, parse_rules
+    from evotree.domains.protocols import AI4AI_TRAIN, _AI4AI_TOML
+
+    rules = parse_rules(tomllib.loads(_AI4AI_TOML.format(start=0.79))["interventions"])
+    repo_dir = make_repo(tmp_path / "r")
+    (repo_dir / "train.py").write_text(before or AI4AI_TRAIN)
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "before")
+    old = git(repo_dir, "rev-parse", "HEAD").strip()
+    (repo_dir / "train.py").write_text(after)
+    git(repo_dir, "commit", "-qam", "after")
+    repo = pygit2.Repository(str(repo_dir))
+    units = diff_units(repo, repo.get(old).tree, repo.head.peel(pygit2.Commit).tree)
+    return classify_changes(units, rules)
+
+
+LOOP = ("def train_own(rows, lr):\n    w = 0.0\n    for x in rows:\n        w -= lr * (w - x)\n    return w\n")
+
+
+def test_a_crash_or_an_io_hack_in_train_py_is_not_algorithm_level(tmp_path: Path) -> None:
+    from evotree.domains.protocols import AI4AI_TRAIN
+
+    crash = _classify(tmp_path / "a", "", "raise SystemExit(0)\n" + AI4AI_TRAIN)
+    assert crash.primary == "other" and "algorithm" not in crash.classes
+    io_hack = _classify(tmp_path / "b", LOOP, LOOP.replace("    return w\n", "    open('/tmp/x', 'w').write('1')\n"
+                                                                    "    return w\n"))
+    assert io_hack.primary == "other", io_hack  # inside a function, and still not the learning
+    exits = _classify(tmp_path / "c", LOOP, LOOP.replace("    return w\n", "    sys.exit(3)\n    return w\n"))
+    assert exits.primary == "other"
+    comment = _classify(tmp_path / "d", LOOP, LOOP.replace("    w = 0.0\n", "    # start at zero\n    w = 0.0\n"))
+    assert comment.primary == "other"
+    # the learning itself: a change to the update of a function of train.py
+    update = _classify(tmp_path / "e", LOOP, LOOP.replace("w -= lr * (w - x)", "w -= 0.5 * lr * (w - x) ** 3"))
+    assert update.primary == "algorithm", update
+    # a top-level change of the script (how the fixed trainer is called) is not algorithm-level either
+    top = _classify(tmp_path / "f", "", AI4AI_TRAIN.replace('seed=int(os.environ.get("EVOTREE_SEED", "0"))', "seed=1"))
+    assert top.primary == "other"

@@ -22,7 +22,11 @@ in ``[protect]``. ``REGION`` narrows it to part of a file:
 :func:`classify_version` diffs a version's branch tip against the commit it was branched from
 (``base_commit``: its parent's tip then) and gives each changed line (Python and other text), each
 changed key (structured files) and each otherwise changed file (binary, renamed, unparsable) the
-first class, in the policy's order, whose rule matches; what no rule matches is ``other``. The
+first class, in the policy's order, whose rule matches; what no rule matches is ``other``. A
+changed Python line that is only a crash, an exit or file I/O (``raise SystemExit``, ``sys.exit``,
+``os._exit``, ``open(``, ``.write_text(`` …: :func:`incidental_line`), or blank, or a comment, is
+never ``algorithm`` (AI4AI-Bench counts an intervention on the learning itself, not a way to stop
+or to read and write files): it takes the next class whose rule matches, else ``other``. The
 version's ``primary`` class is the first class of the policy's order that it touched (``other``
 last); ``none`` when nothing changed. Nothing is written.
 """
@@ -46,13 +50,19 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
 __all__ = ["CLASSES", "Rule", "InterventionRules", "VersionIntervention", "parse_rules", "policy_rules",
-           "classify_changes", "classify_version", "intervention_record", "python_regions", "path_matches"]
+           "classify_changes", "classify_version", "intervention_record", "python_regions", "path_matches",
+           "incidental_line"]
 
 OTHER = "other"
 NONE = "none"
 _STRUCTURED = (".toml", ".json", ".yaml", ".yml")
 _MAX_TEXT_BYTES = 4 << 20
 _DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
+#: statements that stop the process or touch files: never an algorithm-level change
+_INCIDENTAL = re.compile(
+    r"\b(raise\s+(SystemExit|KeyboardInterrupt)|sys\.exit|os\._exit|os\.abort|exit\s*\(|quit\s*\(|"
+    r"open\s*\(|\.(write|read)_(text|bytes)\s*\(|os\.(remove|unlink|rename|replace|makedirs|mkdir|system)\b|"
+    r"shutil\.|subprocess\.|os\.environ\b)")
 
 
 @dataclass
@@ -138,6 +148,12 @@ def _key_hits(region: str, key: str) -> bool:
     return fnmatch.fnmatchcase(key, region) or fnmatch.fnmatchcase(key.rsplit(".", 1)[-1], region)
 
 
+def incidental_line(text: str) -> bool:
+    """Whether a changed Python line is blank, a comment, or only a crash / exit / file or process I/O."""
+    stripped = text.strip()
+    return not stripped or stripped.startswith("#") or bool(_INCIDENTAL.search(stripped))
+
+
 def _is_code_region(region: str | None) -> bool:
     return region is not None and region.split(None, 1)[0] in ("def", "class")
 
@@ -150,11 +166,15 @@ class _Unit:
     path: str
     regions: tuple[tuple[str, str], ...] | None = None
     key: str | None = None
+    #: a Python line that is blank, a comment, or only a crash / exit / I/O (:func:`incidental_line`)
+    incidental: bool = False
 
 
 def _class_of(unit: _Unit, rules: InterventionRules) -> str:
     for rule in rules.rules:  # the policy's order
         if not path_matches(unit.path, rule.path):
+            continue
+        if unit.incidental and rule.klass == "algorithm":
             continue
         if rule.region is None:
             return rule.klass
@@ -252,10 +272,12 @@ def diff_units(repo: pygit2.Repository, old_tree: pygit2.Tree, new_tree: pygit2.
         for hunk in patch.hunks:
             for line in hunk.lines:
                 if line.origin == "+" and line.new_lineno > 0:
-                    units.append(_Unit(new_path, regions=_at(new_regions, line.new_lineno)))
+                    units.append(_Unit(new_path, regions=_at(new_regions, line.new_lineno),
+                                       incidental=python and incidental_line(line.content)))
                     lines += 1
                 elif line.origin == "-" and line.old_lineno > 0:
-                    units.append(_Unit(old_path, regions=_at(old_regions, line.old_lineno)))
+                    units.append(_Unit(old_path, regions=_at(old_regions, line.old_lineno),
+                                       incidental=python and incidental_line(line.content)))
                     lines += 1
         if not lines:  # a rename or a mode change without a changed line
             units.append(_Unit(new_path))
