@@ -71,7 +71,13 @@ def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> Worksp
         status.reserved = len(live_reservations(ws.ledger.meta()))
     except EvotreeError:
         status.reserved = 0
-    status.running = [{"run_id": r.run_id, "version": r.version, "seed": r.seed, "started_at": r.started_at}
+    from evotree.harness.live import progress_of
+    from evotree.harness.runs import runs_dir
+
+    base = runs_dir(ws)
+    status.running = [{"run_id": r.run_id, "version": r.version, "seed": r.seed, "started_at": r.started_at,
+                       "progress": progress_of(base / r.run_id, started_at=r.started_at,
+                                               max_steps=(r.limits or {}).get("max_steps")).to_dict()}
                       for records in runs.values() for r in records if r.status == RunStatus.RUNNING.value]
     running_versions = {r["version"] for r in status.running}
     for v in view.versions:

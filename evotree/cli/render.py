@@ -325,6 +325,22 @@ def share_result(result: Any) -> None:
         _console.print(f"  [red]left unchanged[/] {_esc(rejected['ref'])}: {_esc(rejected['reason'])}")
 
 
+def _progress_text(progress: dict[str, Any]) -> str:
+    """``step 40/200 · loss=0.31 · 2.1 steps/s · ETA 1m16s`` from :class:`evotree.harness.live.LiveProgress`."""
+    if progress.get("step") is None:
+        return "starting (no step recorded yet)"
+    parts = [f"{_esc(progress.get('phase') or '')} step {progress['step']}"
+             + (f"/{progress['total_steps']}" if progress.get("total_steps") else "")]
+    if progress.get("metric") is not None and isinstance(progress.get("value"), (int, float)):
+        parts.append(f"{_esc(progress['metric'])}={progress['value']:.4g}")
+    if progress.get("steps_per_second"):
+        parts.append(f"{progress['steps_per_second']:.2g} steps/s")
+    if progress.get("eta_seconds") is not None:
+        minutes, seconds = divmod(int(progress["eta_seconds"]), 60)
+        parts.append(f"ETA {minutes}m{seconds:02d}s")
+    return " · ".join(parts)
+
+
 def workspace_status(result: Any) -> None:
     """``evotree status``: the champion, running runs, each version's state and next step."""
     data = result.to_dict()
@@ -333,7 +349,9 @@ def workspace_status(result: Any) -> None:
                    + (f" · {_esc(_headline_text(head))}" if head else " · not scored yet")
                    + (f"   (you are in the worktree of [bold]{_esc(data['here'])}[/])" if data.get("here") else ""))
     if data["running"]:
-        _console.print(f"[yellow]running[/]: " + ", ".join(_esc(r["run_id"]) for r in data["running"]))
+        _console.print("[yellow]running[/]:")
+        for run in data["running"]:
+            _console.print(f"  {_esc(run['run_id'])}  {_progress_text(run.get('progress') or {})}")
     elif data["reserved"]:
         _console.print(f"[yellow]{_plural(data['reserved'], 'run')} reserved[/] (starting, or on another machine)")
     else:
@@ -383,13 +401,14 @@ class RunProgress:
             Progress,
             TextColumn,
             TimeElapsedColumn,
+            TimeRemainingColumn,
         )
 
         self.console = console(stderr=True, highlight=False)
         self.live = self.console.is_terminal
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=self.console,
+            TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=self.console,
             disable=not self.live,
         )
         self.tasks: dict[str, Any] = {}

@@ -37,9 +37,11 @@ MAX_SEED = 2**31 - 1
 @click.option("--address", default=None, metavar="ADDR",
               help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
                    "'' starts a local Ray for this command).")
+@click.option("--follow", "-f", is_flag=True,
+              help="Print what each run's phases write as they write it (stderr, prefixed by the run id).")
 @outputs(renderer("runs"), pass_json=True)
 def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None, heldout: bool,
-        executor: str | None, address: str | None, as_json: bool) -> Any:
+        executor: str | None, address: str | None, follow: bool, as_json: bool) -> Any:
     """Run versions under the harness: train phase, then the champion's judge.
 
     Without VERSION inside a version's worktree (.evotree/worktrees/vN), runs that version.
@@ -85,12 +87,13 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
         from evotree.cli.render import RunProgress
 
         view = RunProgress()
+    progress = _following(ws, view) if follow else view
     try:
         if view is not None:
             with view:
-                records = session().run(list(versions), progress=view, **options)
+                records = session().run(list(versions), progress=progress, **options)
         else:
-            records = session().run(list(versions), **options)
+            records = session().run(list(versions), progress=progress, **options)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
     drift = ws.config_drift()
@@ -99,6 +102,27 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     _warn_identical_runs(ws, records)
     _archive(ws, [r.run_id for r in records])
     return RunResults(records)
+
+
+def _following(ws: Any, view: Any) -> Any:
+    """A progress callback that also starts printing each run's phase output when it starts
+    (the judge's left out while figures are hidden), then passes the event on to ``view``."""
+    import threading
+
+    from evotree.harness.runs import LOG_PHASES, runs_dir
+    from evotree.verbs.policy import hidden_now
+
+    phases = tuple(p for p in LOG_PHASES if not (p == "eval" and hidden_now(ws)))
+    base = runs_dir(ws)
+
+    def progress(run_id: str, event: str, info: Any) -> None:
+        if event == "started":
+            threading.Thread(target=_follow, args=(base / run_id, phases, False), daemon=True,
+                             kwargs={"prefix": f"{run_id} ", "err": True}).start()
+        if view is not None:
+            view(run_id, event, info)
+
+    return progress
 
 
 def _archive(ws: Any, run_ids: list[str]) -> None:
@@ -291,27 +315,54 @@ def status() -> Any:
               help="Only this phase's logs (default: every phase that wrote one).")
 @click.option("--tail", type=click.IntRange(min=0), default=50, show_default=True,
               help="Last N lines of each log (0: all of it).")
-@outputs(renderer("run_logs"))
-def logs(run_id: str, phase: str | None, tail: int) -> Any:
+@click.option("--follow", "-f", is_flag=True,
+              help="Keep printing what the phases write until the run ends (with --json: one JSON line each).")
+@outputs(renderer("run_logs"), pass_json=True)
+def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool) -> Any:
     """Show a run's logs: the stdout and stderr of its prepare, train and eval phases.
 
     RUN is a run id from `evotree runs` (or a prefix naming one run). A run that failed or was
-    invalid also carries the last lines of the failing phase's stderr in its note.
+    invalid also carries the last lines of the failing phase's stderr in its note. With
+    --follow, the output is printed as the phases write it, until the run has ended; control
+    characters the phase printed are shown escaped.
     """
     from evotree.core.visibility import HiddenUntilFinalize
-    from evotree.harness.runs import run_logs
+    from evotree.harness.runs import LOG_PHASES, find_run_dir, run_logs
     from evotree.verbs.policy import hidden_now
 
     ws = open_workspace()
-    if not hidden_now(ws):
-        return run_logs(ws, run_id, phase=phase, tail=tail)
+    hide = hidden_now(ws)
     # EvoPolicyGym's boundary: the eval phase's logs are the judge's (they print validation scores)
-    if phase == "eval":
+    if hide and phase == "eval":
         raise HiddenUntilFinalize("the eval phase's logs are the judge's: hidden until the search is finalized",
                                   fix="read the train phase's logs: evotree logs RUN --phase train")
+    if follow:
+        phases = tuple(p for p in ([phase] if phase else LOG_PHASES) if not (hide and p == "eval"))
+        _follow(find_run_dir(ws, run_id), phases, as_json)
+        raise click.exceptions.Exit(0)
     result = run_logs(ws, run_id, phase=phase, tail=tail)
-    result.logs = [log for log in result.logs if log.get("phase") != "eval"]
+    if hide:
+        result.logs = [log for log in result.logs if log.get("phase") != "eval"]
     return result
+
+
+def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str = "", err: bool = False) -> None:
+    """Print a run's phase output as it is written, until the run has ended."""
+    from evotree.core.text import escape_control
+    from evotree.harness.live import follow_logs
+    from evotree.harness.runs import RunRecord
+
+    def finished() -> bool:
+        try:
+            return RunRecord.load(run_dir / "run.json").status != "running"
+        except (OSError, ValueError):
+            return False
+
+    for name, stream, line in follow_logs(run_dir, phases, finished=finished):
+        if as_json:
+            click.echo(json.dumps({"run_id": run_dir.name, "phase": name, "stream": stream, "line": line}), err=err)
+        else:
+            click.echo(f"{prefix}{name}.{stream}: {escape_control(line)}", err=err)
 
 
 @cli.command()
