@@ -72,11 +72,12 @@ def schema(name: str | None) -> Any:
 def demo(path: str | None, keep: bool) -> None:
     """Walk through the loop in a fresh demo repository (default: a temp folder).
 
-    Runs the real commands as subprocesses and prints each one, so you can repeat them: a math
-    recipe whose learning rate collapses the model, its diagnosis, the suggested change, v1,
-    the comparison, audit and gates, the reports, then a promotion signed by a second person
-    the demo plays at a pseudo-terminal with a key made for the demo (deleted at the end), and
-    verify. About 4-5 minutes on two cores.
+    Runs the real commands as subprocesses and prints each one, so you can repeat them: the gym
+    domain's own default policy (its constants as knobs, no planted flaw), `evotree autopilot`
+    over six proposals judged by the gates, a promotion of each version that passes signed by a
+    second person the demo plays at a pseudo-terminal with a key made for the demo (deleted at
+    the end), verify, and side by side what greedy keep-if-better would have kept, what evotree
+    kept and the held-out truth of both. About 1-3 minutes on two cores.
     """
     from evotree.demo import run_demo
 
