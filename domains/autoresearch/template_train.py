@@ -2,7 +2,7 @@
 
 A byte-level language model in NumPy: the last N_CTX bytes are embedded, concatenated, passed
 through one tanh hidden layer and a softmax over 256 bytes; trained with Adam for the fixed time
-budget of prepare.py, then scored by prepare.evaluate_bpb. It prints the summary the run's metric
+budget of prepare.py (on prepare.clock), then scored by prepare.evaluate_bpb. It prints the summary the run's metric
 is read from (``val_bpb: ...``) and saves model.npz, which the hidden judge scores through
 ``load_model`` (keep that function and ``Model.next_logprobs`` working).
 """
@@ -12,13 +12,13 @@ import time
 
 import numpy as np
 
-from prepare import CONTEXT, TIME_BUDGET, VOCAB_SIZE, evaluate_bpb, get_batch, load_split, log_softmax
+from prepare import CONTEXT, TIME_BUDGET, VOCAB_SIZE, clock, evaluate_bpb, get_batch, load_split, log_softmax
 
 # ---------------------------------------------------------------------------- hyperparameters
 N_CTX = 8          # bytes of context the model uses (at most prepare.CONTEXT)
 EMBED = 16         # embedding width per byte
 HIDDEN = 128       # hidden layer width
-LR = 0.0005        # Adam learning rate
+LR = 0.0002        # Adam learning rate
 BATCH = 64         # sequences per step
 BETA1, BETA2 = 0.9, 0.999
 INIT_SCALE = 1.0   # multiplies the 1/sqrt(fan-in) initialization
@@ -87,7 +87,7 @@ def main():
     v = {k: np.zeros_like(v) for k, v in model.params.items()}
     step, training_seconds, loss = 0, 0.0, float("nan")
     while training_seconds < TIME_BUDGET:
-        t0 = time.time()
+        t0 = clock()
         contexts, targets = get_batch(train, BATCH, rng)
         loss, grads = model.loss_and_grads(contexts, targets)
         step += 1
@@ -96,7 +96,7 @@ def main():
             v[k] = BETA2 * v[k] + (1 - BETA2) * g * g
             m_hat, v_hat = m[k] / (1 - BETA1 ** step), v[k] / (1 - BETA2 ** step)
             model.params[k] -= LR * m_hat / (np.sqrt(v_hat) + 1e-8)
-        training_seconds += time.time() - t0
+        training_seconds += clock() - t0
         if step % 500 == 0:
             print(f"step {step:6d} | loss {loss:.4f} | {training_seconds:5.1f}s", flush=True)
     val_bpb = evaluate_bpb(model.next_logprobs)
