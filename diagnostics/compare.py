@@ -168,12 +168,17 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
                 version=record.id, split=split, commit=commit)
         earlier = [r for r in check.runs if r.usable and r.status == "succeeded" and r not in usable]
         if since is not None and earlier and _eval_rows(runs_dir(ws), earlier, split):
+            promoted = _promotion_comparison(ws, record.id)
+            said = (f"; it was promoted on Δ {promoted['delta']:+.4g} (CI {promoted['ci'][0]:+.4g} to "
+                    f"{promoted['ci'][1]:+.4g}, p {promoted['p_value']:.3g}) against {promoted['against']}, "
+                    "the signed dossier's comparison (`evotree log --version "
+                    f"{record.id}` shows it)") if promoted else ""
             raise NoScores(
                 f"{record.id} is the champion and has no run since it became champion: the runs that "
-                "got it promoted are biased upward (the winner's curse), so they are not reused" + why,
+                "got it promoted are biased upward (the winner's curse), so they are not reused" + said + why,
                 fix=f"re-evaluate it on the same pool with new seeds: evotree run {record.id} --seeds 4 "
                     f"--seed-start {_next_seed(check)}",
-                version=record.id, split=split)
+                version=record.id, split=split, promotion_comparison=promoted)
         raise NoScores(
             f"{record.id} has no scored run on split {split!r} on this machine" + why,
             fix=f"run it first: evotree run {record.id} --seeds 1", version=record.id, split=split,
@@ -191,6 +196,25 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
             )
     matrix = np.array([[by_run[r][t] for t in tasks] for r in run_ids], dtype=float)
     return tasks, matrix, run_ids
+
+
+def _promotion_comparison(ws: Workspace, version: str) -> dict[str, Any] | None:
+    """The comparison the signed dossier of ``version``'s promotion recorded (Δ, CI, p, against whom)."""
+    for entry in ws.ledger.entries(version=version):
+        if entry.event.kind != "promotion" or not isinstance(entry.event.data, dict):
+            continue
+        dossier = entry.event.data.get("dossier")
+        comparison = dossier.get("comparison") if isinstance(dossier, dict) else None
+        if not isinstance(comparison, dict):
+            return None
+        try:
+            return {"delta": float(comparison["delta"]), "ci": [float(x) for x in comparison["ci"]][:2],
+                    "p_value": float(comparison["p_value"]), "against": str(comparison.get("a") or
+                                                                            entry.event.data.get("previous_champion")),
+                    "ledger_commit": entry.commit}
+        except (KeyError, TypeError, ValueError):
+            return None
+    return None
 
 
 def _next_seed(check: EvidenceCheck) -> int:

@@ -352,3 +352,25 @@ def test_a_failure_of_evotree_itself_is_never_charged(tmp_path: Path) -> None:
     assert not usage.get("runs") and not usage.get("wall_seconds")
     [record] = Session(repo).run(["v0"], progress=broken)
     assert record.status == "succeeded", record.error
+
+
+@pytest.mark.heavy
+def test_after_a_promotion_compare_names_the_comparison_that_justified_it(tmp_path: Path) -> None:
+    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, keypair, new_version, spawn
+    from test_runs import TRAIN
+
+    keys = {who: keypair(tmp_path / "keys", who) for who in ("bob", "ada")}
+    repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
+    v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
+    Session(repo).run(["v0", v1], seeds=3)
+    Cli(repo)("diagnose", v1)
+    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--json")
+    child.expect("all gates pass")
+    answer_challenge(child, v1)
+    child.expect(r"decision \[approve/revise/abort\]: ")
+    child.sendline("approve")
+    code, out = finish(child)
+    assert code == 0, out
+    error = Cli(repo).json("compare", "v0", v1, code=22)["error"]
+    assert "it was promoted on Δ +" in error["message"] and "against v0" in error["message"]
+    assert error["details"]["promotion_comparison"]["p_value"] < 0.05
