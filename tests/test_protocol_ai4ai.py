@@ -52,6 +52,21 @@ def test_a_crashed_formal_run_counts_zero_in_tree_and_compare(tmp_path: Path) ->
     compare = cli.json("compare", "v0", v1)
     assert compare["normalized"]["b"] == pytest.approx(normalize_score(compare["mean_b"], spec) / 2)
     assert compare["normalized"]["a"] == pytest.approx(normalize_score(compare["mean_a"], spec), rel=1e-6)
+    # a version whose every formal run crashes: no raw score, and 0 in AI4AI's normalized mean
+    v2 = cli.json("branch", "-m", "crashes always")["id"]
+    crash_dir = repo / ".evotree" / "worktrees" / v2
+    (crash_dir / "train.py").write_text("raise SystemExit(1)\n" + TRAIN)
+    git(crash_dir, "commit", "-qam", "crash")
+    cli("run", v2, "--seeds", "1", code=37)
+    stats = cli.json("report", "--tree")
+    setting = stats["settings"][0]
+    rows = {r["id"]: r for r in setting["versions"]}
+    assert rows[v1]["normalized"] == pytest.approx(alone / 2) and rows[v2]["normalized"] == 0.0
+    assert rows[v2]["score"] is None and not rows[v2]["valid"]  # no raw score: never scored 0 on the raw scale
+    assert setting["normalized"] == {"mean": pytest.approx(alone / 4), "counted": 2, "candidates": 2,
+                                     "failed_as_zero": True}
+    assert stats["rates"]["normalized"]["mean"] == pytest.approx(alone / 4)
+    assert "normalized mean of the candidates" in cli("report", "--tree").output
 
 
 # ---------------------------------------------------------------------------- intervention classes by what the diff changes

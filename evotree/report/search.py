@@ -62,7 +62,8 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
 __all__ = ["SearchParams", "VersionStat", "TreeStats", "SearchReport", "tree_stats", "search_report",
-           "render_markdown", "render_text", "SEARCH_SCHEMA_VERSION", "SPEND_UNITS"]
+           "render_markdown", "render_text", "SEARCH_SCHEMA_VERSION", "SPEND_UNITS", "TRAINING_UNIT",
+           "normalized_summary"]
 
 SEARCH_SCHEMA_VERSION = 1
 #: spend units always reported (a usage's other numeric keys, e.g. ``usd``, are added when present)
@@ -160,6 +161,9 @@ class VersionStat:
     regression: bool = False
     #: intervention class of the version's change (None: not classified)
     intervention: dict[str, Any] | None = None
+    #: ``[eval.normalize]``: the version's normalized score (with ``failed_as_zero`` the mean over
+    #: its formal runs, a failed one 0: a version whose runs all crashed is 0, not missing)
+    normalized: float | None = None
 
 
 @dataclass
@@ -182,6 +186,9 @@ class TreeStats:
     notes: list[str] = field(default_factory=list)
     #: per primary intervention class of the candidates: versions, valid, mean score (None: not classified)
     interventions: dict[str, Any] | None = None
+    #: ``[eval.normalize]`` (AI4AI-Bench's headline): the candidates' mean normalized score, crashes 0
+    #: with ``failed_as_zero``; None when the workspace has no normalization
+    normalized: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -316,6 +323,8 @@ def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any
     from evotree.core.versions import tree_view
 
     tree = tree_view(ws)
+    spec = ws.config.eval.normalization
+    formal = {r.id: r.runs for r in ws.ledger.versions()} if spec is not None else {}
     facts = _ledger_facts(ws)
     audits, charged = facts.audits, facts.runs
     cpu = _cpu_seconds(ws)
@@ -343,8 +352,30 @@ def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any
             id=view.id, order=order, parents=list(view.parents), created_at=view.created_at, status=view.status,
             hypothesis=view.hypothesis, score=score, metric=headline.get("metric") if score is not None else None,
             audit=audit, valid=score is not None and audit != "failed", runs_finished=len(runs), spend=spend,
-            intervention=interventions(view.id) if interventions is not None else None))
+            intervention=interventions(view.id) if interventions is not None else None,
+            normalized=_version_normalized(spec, headline, formal.get(view.id) or [])))
     return rows, complete, facts.unattributed
+
+
+def _version_normalized(spec: Any, headline: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> float | None:
+    """A version's normalized score: the tree's; with ``failed_as_zero``, from its formal runs
+    (so a version whose runs all failed scores 0 instead of having none)."""
+    if spec is None:
+        return None
+    if spec.failed_as_zero:
+        from evotree.core.normalize import normalized_mean
+
+        return normalized_mean([(r.get("status"), (r.get("headline") or {}).get("value")) for r in runs
+                                if r.get("status") not in ("ingested", "cancelled", "running")], spec)
+    return _finite(headline.get("normalized"))
+
+
+def normalized_summary(candidates: Sequence[VersionStat], *, failed_as_zero: bool) -> dict[str, Any]:
+    """AI4AI-Bench's headline over candidates: the mean normalized score (crashed ones 0 with
+    ``failed_as_zero``; without it they are left out, and the mean is biased upward)."""
+    scored = [r.normalized for r in candidates if r.normalized is not None]
+    return {"mean": statistics.fmean(scored) if scored else None, "counted": len(scored),
+            "candidates": len(candidates), "failed_as_zero": failed_as_zero}
 
 
 # ---------------------------------------------------------------------------- the statistics
@@ -556,6 +587,9 @@ def tree_stats(ws: Workspace, *, params: SearchParams | None = None, setting: st
     stats = compute_stats(setting or ws.root.name, rows, params=params, champion=str(champion) if champion else None,
                           cpu_complete=complete, unattributed=unattributed)
     stats.notes.extend(notes)
+    norm = ws.config.eval.normalization
+    if norm is not None:
+        stats.normalized = normalized_summary(rows[1:], failed_as_zero=norm.failed_as_zero)
     return stats
 
 
@@ -599,6 +633,10 @@ def aggregate_rates(settings: Sequence[TreeStats]) -> dict[str, Any]:
         "median_runs_per_valid_candidate": _median([
             (s.cost_per_valid_candidate["per_candidate"] or {}).get("runs") for s in settings]),
         "interventions": by_class([r for s in settings for r in s.versions[1:]]),
+        "normalized": (normalized_summary([r for s in settings if s.normalized is not None for r in s.versions[1:]],
+                                          failed_as_zero=all(s.normalized["failed_as_zero"] for s in settings
+                                                             if s.normalized is not None))
+                       if any(s.normalized is not None for s in settings) else None),
     }
 
 
@@ -693,6 +731,11 @@ def _setting_lines(s: TreeStats, esc: Callable[[Any], str], *, md: bool) -> list
         + ("" if not cost["per_candidate"] else ": " + ", ".join(
             f"{unit} {_num(cost['per_candidate'].get(unit))}" for unit in _units(sp))),
     ]
+    if s.normalized is not None:
+        n = s.normalized
+        lines.append(f"- {b('normalized mean of the candidates')}: {_num(n['mean'], '.3f')} over {n['counted']} of "
+                     f"{n['candidates']}" + (" (a failed formal run counts 0)" if n["failed_as_zero"] else
+                                             " (failed runs left out)"))
     if s.interventions:
         lines.append(f"- {b('intervention classes')}: " + "; ".join(
             f"{esc(k)} {v['versions']} ({v['valid']} valid, mean {_num(v['mean_score'])})"
