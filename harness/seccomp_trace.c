@@ -629,6 +629,15 @@ int main(int argc, char **argv) {
     int err = posix_spawn(&pid, full[0], NULL, NULL, full, environ);
     if (err) { fprintf(stderr, "evotree trace: %s: %s\n", full[0], strerror(err)); return 127; }
     close(pair[1]);
+    /* an interrupt, hang-up or termination meant for the session (Ctrl-C on evotree agent, a
+     * supervisor's SIGTERM to the group) reaches bwrap, which ends the sandbox; the tracer stays to
+     * serve the last calls and write its end record (a trace cut by the signal would fail the audit
+     * closed). SIGKILL and the parent-death signal still end it. Set after the spawn: bwrap keeps
+     * the default dispositions. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
     pthread_t server;
     int have_server = 0, listener = -1;
     char byte;

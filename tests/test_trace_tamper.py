@@ -192,3 +192,28 @@ def test_a_tampered_phase_trace_fails_the_audit_closed(tmp_path: Path, attack: s
     after = audit_version(ws, v1.id, record=False)
     errors = [f for f in after.findings if f.code == "audit.check_error"]
     assert not after.passed and errors and "TraceTampered" in errors[0].evidence["error"]
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_to_the_tracer_does_not_cut_its_trace(tmp_path: Path, sig: str) -> None:
+    """Ctrl-C (or a SIGTERM, a hang-up) that reaches the tracer must not cut the trace: a cut trace
+    fails the audit closed, so an interrupted `evotree agent` session would fail the audit of every
+    version it touched. The tracer ignores them; the sandbox still ends, and the end record is there."""
+    import signal as signals
+    import time
+
+    from evotree.harness import sandbox
+
+    if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
+        pytest.skip("the compiled seccomp tracer cannot run here")
+    out = tmp_path / "raw"
+    argv = sandbox._seccomp_tracer_argv(out) + sandbox.wrap(sandbox.SandboxSpec(cwd=Path("/")),
+                                                            ["/bin/sh", "-c", "sleep 1; /bin/true; exit 3"])
+    proc = subprocess.Popen(argv, env=sandbox.sandbox_env(dict(os.environ)), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.4)
+    os.kill(proc.pid, getattr(signals, sig))
+    assert proc.wait(timeout=30) == 3
+    assert check_raw(out.read_bytes()) is None
+    assert any(r.get("argv") == ["/bin/true"] for r in map(json.loads, out.read_text().splitlines()))
