@@ -217,3 +217,31 @@ def test_a_signal_to_the_tracer_does_not_cut_its_trace(tmp_path: Path, sig: str)
     assert proc.wait(timeout=30) == 3
     assert check_raw(out.read_bytes()) is None
     assert any(r.get("argv") == ["/bin/true"] for r in map(json.loads, out.read_text().splitlines()))
+
+
+@pytest.mark.heavy
+def test_a_budget_stop_by_sigkill_leaves_a_whole_trace(tmp_path: Path) -> None:
+    """A train phase that ignores SIGTERM is killed at the end of its grace (SIGKILL, repeated
+    every poll until the launcher exits): the sandbox ends first, so the tracer still writes its end
+    record and the run's trace reads back whole (a cut one would fail the audit closed)."""
+    from conftest import commit_file
+    from test_runs import make_run_repo
+
+    from evotree.core.versions import create_version
+    from evotree.core.workspace import Workspace
+    from evotree.gates.runs import run_versions
+    from evotree.harness import sandbox
+
+    if not (sandbox.check_sandbox().ok and sandbox.can_trace()):
+        pytest.skip("needs bubblewrap and a tracer")
+    repo = make_run_repo(tmp_path / "w", budget="max_wall_seconds = 3\n",
+                         recipe="skill = 0.5\nsteps = 100\nsleep = 0.2\n")
+    ws = Workspace.open(repo)
+    v1 = create_version(ws, hypothesis="stubborn", parent="v0")
+    train = ws.root / v1.worktree / "train.py"
+    commit_file(ws.root / v1.worktree, "train.py",
+                "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + train.read_text(), "ignore TERM")
+    (record,) = run_versions(ws, [v1.id])
+    assert record.status == "budget_exceeded", record.error
+    trace = repo / ".evotree" / "runs" / record.run_id / "evidence" / "train" / TRACE_FILE
+    assert read_trace_rows(trace.read_text())  # whole: no TraceTampered
