@@ -57,6 +57,27 @@ def test_the_sequence_is_fixed_by_its_seed_and_moves_stay_in_bounds(tmp_path: Pa
         apply_proposal(Proposal("r", "change", "", {"param": "A", "to": 1, "file": "../x"}), tmp_path, by_name)
 
 
+def test_suggest_proposals_are_the_numeric_changes_then_the_applicable_skills(tmp_path: Path) -> None:
+    from evotree.verbs.autopilot import suggest_proposals
+
+    class Suggested:  # what Session.suggest returns, as its to_dict() gives it
+        def suggest(self, version: str) -> Any:
+            assert version == "v3"
+            return {"changes": [{"param": "learning_rate", "from": 0.003, "to": 0.00075},
+                                {"param": "loss_type", "from": "grpo", "to": "dr_grpo"}],
+                    "suggestions": [{"skill": "StdGroupFilter", "applies": True, "applied": False},
+                                    {"skill": "DualLevelFilter", "applies": True, "applied": True},
+                                    {"skill": "OverlongPenalty", "applies": False, "applied": False}]}
+
+    proposals = suggest_proposals(Suggested(), "v3")  # type: ignore[arg-type]
+    assert [(p.kind, p.data.get("param") or p.data.get("skill")) for p in proposals] == \
+        [("change", "learning_rate"), ("skill", "StdGroupFilter")]
+    (tmp_path / "recipe.toml").write_text("learning_rate = 3e-3\nmax_steps = 200\n")
+    message = apply_proposal(proposals[0], tmp_path, {})
+    assert (tmp_path / "recipe.toml").read_text() == "learning_rate = 0.00075\nmax_steps = 200\n"
+    assert "learning_rate 0.003 -> 0.00075" in message
+
+
 @pytest.mark.parametrize("table, message", [
     ("[autopilot.knobs.lr]\nlow = 1\nhigh = 0\nstep = 1\n", "low < high and step > 0"),
     ("[autopilot.knobs.lr]\nlow = 0\nhigh = 1\nstep = 0\n", "low < high and step > 0"),
