@@ -11,8 +11,10 @@ returned as JSON (``figure_json``): the HTML embeds them as data blocks and plot
 so the file loads nothing from the network.
 
 The figures use only the trace types of :data:`TRACE_TYPES` (lines, points, error bars, filled
-bands: ``scatter``; bars: ``bar``), so the HTML inlines plotly.js's *basic* partial bundle
-(``vendor/plotly-basic.min.js``, 1.2 MB) rather than the full one (4.8 MB); a figure with another
+bands: ``scatter``; bars: ``bar``), so the HTML inlines plotly.js's *basic* partial bundle (1.2 MB)
+rather than the full one (4.8 MB) where the install fetched it (``scripts/fetch-plotly-basic``: from
+the npm registry into ``<venv>/share/evotree/``, pinned by :data:`BUNDLE_SHA256`; nothing fetched is
+in the repository); elsewhere the ``plotly`` package's full bundle is inlined. A figure with another
 type is refused here, not left undrawn in the browser. A small template of their own (a white
 layout) keeps each figure's JSON small: plotly's named templates carry every trace type's defaults.
 Each group of recorded train signals (:mod:`evotree.report.signals`) is one figure, a panel per
@@ -22,6 +24,8 @@ metric, named ``signals-<group>``.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -29,14 +33,16 @@ from typing import Any
 from evotree.report.model import ReportData
 from evotree.report.plots import PLOTS, smooth
 
-__all__ = ["BUNDLE", "TRACE_TYPES", "figures", "plotly_available", "plotly_js"]
+__all__ = ["BUNDLE", "BUNDLE_SHA256", "TRACE_TYPES", "figures", "plotly_available", "plotly_js"]
 
 _HEIGHT = 380
 _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860")
 #: the trace types the figures use: all in plotly.js's basic partial bundle
 TRACE_TYPES = ("scatter", "bar")
-#: plotly.js's basic partial bundle (scatter, bar, pie), shipped beside this module (vendor/README.md)
-BUNDLE = Path(__file__).with_name("vendor") / "plotly-basic.min.js"
+#: plotly.js's basic partial bundle (scatter, bar, pie), fetched at install time (scripts/fetch-plotly-basic)
+BUNDLE = Path(os.environ.get("EVOTREE_PLOTLY_BUNDLE") or Path(sys.prefix) / "share" / "evotree" / "plotly-basic.min.js")
+#: the one bundle used: plotly.js-basic-dist-min 4.1.1 (the plotly 7.1 Python package's plotly.js release)
+BUNDLE_SHA256 = "99784e3abfb07b142a15e521a439e6d9addceadb3f79553fd24c72774f0649ba"
 _GRID = {"gridcolor": "#ebf0f8", "linecolor": "#ebf0f8", "zerolinecolor": "#ebf0f8", "automargin": True}
 _TEMPLATE = {"layout": {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"},
                         "colorway": list(_PALETTE), "xaxis": _GRID, "yaxis": _GRID}}
@@ -52,14 +58,20 @@ def plotly_available() -> bool:
 
 
 def plotly_js() -> str:
-    """plotly.js for the HTML: the basic partial bundle shipped with evotree (:data:`BUNDLE`); where
-    it is missing, the full bundle of the ``plotly`` package. Neither needs the network."""
-    try:
-        return BUNDLE.read_text(encoding="utf-8")
-    except OSError:
-        from plotly.offline import get_plotlyjs
+    """plotly.js for the HTML: the basic partial bundle the install fetched (:data:`BUNDLE`, used only
+    when its sha256 is the pinned one); else the full bundle of the ``plotly`` package. Neither
+    needs the network when a report is written."""
+    import hashlib
 
-        return get_plotlyjs()
+    try:
+        data = BUNDLE.read_bytes()
+    except OSError:
+        data = b""
+    if data and hashlib.sha256(data).hexdigest() == BUNDLE_SHA256:
+        return data.decode("utf-8")
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
 
 
 def _t(value: Any) -> str:
