@@ -32,8 +32,9 @@ MAX_SEED = 2**31 - 1
               help="Runs executed at once (default: [executor].jobs).")
 @click.option("--heldout", is_flag=True,
               help="Also score the held-out split (for the candidate selected on validation).")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
-              help="Where runs execute (default: [executor].kind): local processes, or Ray tasks.")
+@click.option("--executor", type=click.Choice(["local", "ray", "slurm"]), default=None,
+              help="Where runs execute (default: [executor].kind): local processes, Ray tasks, or Slurm jobs "
+                   "(docs/cluster.md).")
 @click.option("--address", default=None, metavar="ADDR",
               help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
                    "'' starts a local Ray for this command).")
