@@ -99,17 +99,20 @@ def create_version(
 
 def merge_versions(
     ws: Workspace, first: str, second: str, *, message: str, name: str | None = None,
-    worktree: str | Path | None = None,
+    worktree: str | Path | None = None, creator: Identity | None = None,
 ) -> VersionRecord:
     """``evotree merge A B``: a new version whose commit merges both tips (the tree becomes a DAG).
 
+    The champion's side is its promoted (signed) commit, never a later tip of its branch, as in
+    :func:`create_version`; ``creator`` is recorded as ``created_by`` (a principal), as there.
     A conflict raises :class:`MergeConflict` listing the files; nothing is created.
     """
     a, b = ws.resolve(first), ws.resolve(second)
     if a.id == b.id:
         raise InvalidState(f"cannot merge {a.id} with itself", fix="name two different versions")
     _require_message(message, "merge message (-m)")
-    tip_a, tip_b = _branch_tip(ws, a), _branch_tip(ws, b)
+    champion = ws.champion()
+    tip_a, tip_b = ((_champion_commit(ws) if r.id == champion else None) or _branch_tip(ws, r) for r in (a, b))
     repo = ws.git.repo
     index = repo.merge_commits(tip_a, tip_b)
     if index.conflicts is not None:
@@ -126,13 +129,13 @@ def merge_versions(
             files=files,
         )
     tree = index.write_tree(repo)
-    signature = ws.git.identity().signature()
+    signature = (creator if creator is not None else ws.git.identity()).signature()
     commit = repo.create_commit(
         None, signature, signature, f"evotree: merge {a.id} and {b.id}\n\n{message.strip()}\n",
         tree, [tip_a, tip_b],
     )
     return _new_version(
-        ws, commit=commit, parents=[a.id, b.id], hypothesis=message, name=name, worktree=worktree
+        ws, commit=commit, parents=[a.id, b.id], hypothesis=message, name=name, worktree=worktree, creator=creator
     )
 
 

@@ -31,6 +31,7 @@ from evotree.core.errors import InvalidState, UsageError
 from evotree.core.ledger import VersionStatus
 from evotree.core.workspace import Workspace
 from evotree.verbs.policy import (
+    MAX_SPEND_TOKENS,
     MAX_SPEND_USD,
     NotYourVersion,
     acting,
@@ -179,7 +180,8 @@ class Session:
         from evotree.core.versions import merge_versions
 
         ws = self.act()
-        return merge_versions(ws, first, second, message=message, name=name, worktree=worktree)
+        creator = self.principal.identity() if self.principal is not None else None
+        return merge_versions(ws, first, second, message=message, name=name, worktree=worktree, creator=creator)
 
     def abandon(self, version: str, *, reason: str, force: bool = False) -> VersionRecord:
         from evotree.core.versions import abandon_version
@@ -365,8 +367,8 @@ class Session:
     # ------------------------------------------------------------------ spend and memory
     def spend_record(self, usd: float, note: str, *, tokens: int | None = None,
                      version: str | None = None) -> SpendRecord:
-        """Record agent/API spend for the caller: finite, at most :data:`MAX_SPEND_USD` a record, and
-        charged to a version only when the caller owns it."""
+        """Record agent/API spend for the caller: finite, at most :data:`MAX_SPEND_USD` (and
+        :data:`MAX_SPEND_TOKENS` tokens) a record, and charged to a version only when the caller owns it."""
         from evotree.harness.budget import InvalidSpend
         from evotree.harness.money import record_spend
 
@@ -374,6 +376,11 @@ class Session:
                 or not 0 <= usd <= MAX_SPEND_USD:
             raise InvalidSpend(f"--usd: expected a finite amount from 0 to {MAX_SPEND_USD:,.0f}, actually: {usd!r}",
                                fix="record what was spent, in USD (e.g. --usd 0.42)", usd=str(usd))
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
+                                   or not 0 <= tokens <= MAX_SPEND_TOKENS):
+            raise InvalidSpend(f"--tokens: expected a whole number from 0 to {MAX_SPEND_TOKENS:,}, actually: "
+                               f"{str(tokens)[:40]}", fix="pass the tokens used, e.g. --tokens 120000",
+                               tokens=str(tokens)[:40])
         ws = self.open()
         if version is not None:
             require_owner(ws.resolve(version), self.principal, "spend_record")

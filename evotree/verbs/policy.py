@@ -30,12 +30,15 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.verbs.principal import Principal
 
-__all__ = ["MAX_SPEND_USD", "NotYourVersion", "acting", "attach", "hidden_now", "refuse_hidden", "require_owner",
+__all__ = ["MAX_SPEND_TOKENS", "MAX_SPEND_USD", "NotYourVersion", "acting", "attach", "hidden_now", "refuse_hidden", "require_owner",
            "shown"]
 
 #: the largest amount one ``spend record`` may carry (USD): far above any real API bill, far below
 #: where sums of records stop being finite
 MAX_SPEND_USD = 1_000_000.0
+#: the most tokens one ``spend record`` may carry: a whole number far above any real bill (an
+#: unbounded one, 10**400, landed in the ledger's usage and put every version over a token budget)
+MAX_SPEND_TOKENS = 10**12
 
 
 class NotYourVersion(InvalidState):

@@ -1,0 +1,157 @@
+"""Red team of the verb layer and the trust root (issue 28): each attack as the adversary would
+play it — a stranger's remote fetched with the README's refspecs, a second principal over the
+verbs, a local process moving refs, an agent in EvoPolicyGym hide mode. An attack that still
+works is an ``xfail(strict=True)`` test naming it; one that fails is asserted to fail."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Cli, commit_file, git, make_repo
+
+from evotree.core.errors import EvotreeError
+from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.refs import CHAMPION_REF
+from evotree.core.workspace import Workspace, init_workspace
+from evotree.verbs import Principal, Session
+
+REFSPECS = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+
+
+def _key(tmp_path: Path, email: str) -> Path:
+    key = tmp_path / f"key-{email.split('@')[0]}"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", email, "-f", str(key)], check=True)
+    return key
+
+
+def _shared(tmp_path: Path, *init_args: str) -> dict[str, Path]:
+    """A workspace pushed to a bare remote, and a stranger's clone of it (the README's refspecs)."""
+    repo = make_repo(tmp_path / "ws")
+    Cli(repo).json("init", *init_args)
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", *REFSPECS)
+    stranger = tmp_path / "stranger"
+    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
+    git(stranger, "config", "user.name", "Mallory")
+    git(stranger, "config", "user.email", "mallory@example.com")
+    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
+    return {"repo": repo, "bare": bare, "stranger": stranger}
+
+
+def _push_and_fetch(s: dict[str, Path]) -> None:
+    git(s["stranger"], "push", "--quiet", "origin", *REFSPECS)
+    git(s["repo"], "fetch", "--quiet", "origin", *REFSPECS)
+
+
+# ---------------------------------------------------------------------------- (a) a stranger's remote
+def test_a_stranger_cannot_add_the_first_signers_of_a_workspace_without_one(tmp_path: Path) -> None:
+    """A workspace made without --signer: the stranger performs the real `signers add` step in its
+    own clone with its own key (signed, only the allowed-signers file changes) and pushes it."""
+    from evotree.gates.bootstrap import prepare_signers, record_signers
+    from evotree.gates.signoff import approver_for
+    from evotree.gates.trust import in_force
+    from evotree.gates.verify import trusted_policy
+
+    s = _shared(tmp_path)
+    key = _key(tmp_path, "mallory@example.com")
+    ws = Workspace.open(s["stranger"])
+    policy = trusted_policy(ws)
+    line = f"mallory@example.com {' '.join(Path(f'{key}.pub').read_text().split()[:2])}"
+    commit, new_policy = prepare_signers(ws, policy, [line])
+    record_signers(ws, policy, new_policy, approver_for(new_policy, key, None))
+    _push_and_fetch(s)
+    victim = Workspace.open(s["repo"])
+    with pytest.raises(EvotreeError):
+        in_force(victim)  # the stranger's key must not become the trust root here
+
+
+def _hidden_shared(tmp_path: Path) -> dict[str, Path]:
+    """An EvoPolicyGym-mode workspace ([eval] hide_until_finalize) pushed to a bare remote, and a
+    stranger's clone of it."""
+    from test_gym_finalize import hidden_gym_workspace
+
+    repo = hidden_gym_workspace(tmp_path / "ws").root
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", *REFSPECS)
+    stranger = tmp_path / "stranger"
+    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
+    git(stranger, "config", "user.name", "Mallory")
+    git(stranger, "config", "user.email", "mallory@example.com")
+    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
+    return {"repo": repo, "bare": bare, "stranger": stranger}
+
+
+def test_a_fetched_finalize_event_does_not_lift_the_boundary(tmp_path: Path) -> None:
+    """The stranger appends an unsigned `finalize` event (a fast-forward of the ledger): the
+    boundary must hold here, where nothing was finalized."""
+    from evotree.verbs.policy import hidden_now
+
+    s = _hidden_shared(tmp_path)
+    ws = Workspace.open(s["stranger"])
+
+    def forge(txn: LedgerTxn) -> Event:
+        txn.meta["finalize"] = {"status": "no_ok_submit", "at": "2026-12-04T00:00:00+00:00", "heldout_run": None}
+        return Event(kind=EventKind.FINALIZE.value, version="v0", actor="Mallory <mallory@example.com>",
+                     at="2026-12-04T00:00:00+00:00", data={"status": "no_ok_submit"})
+
+    ws.ledger.transact(forge, actor=ws.git.identity())
+    _push_and_fetch(s)
+    victim = Workspace.open(s["repo"])
+    assert hidden_now(victim)
+    with pytest.raises(EvotreeError) as caught:
+        Session(s["repo"], Principal.parse("agent")).compare("v0", "v0")
+    assert caught.value.code == "hidden_until_finalize"
+
+
+# ---------------------------------------------------------------------------- (b) a second principal
+def test_a_merge_by_a_principal_is_recorded_as_that_principal(tmp_path: Path) -> None:
+    """mallory merges alice's version with her own: the new version must name mallory, not the
+    workspace owner's git identity (a forged created_by would let mallory's work pass as the
+    owner's, and refuse the owner's own sign-off of it)."""
+    repo = make_repo(tmp_path / "ws")
+    init_workspace(repo)
+    alice, mallory = Session(repo, Principal.parse("alice")), Session(repo, Principal.parse("mallory"))
+    a = alice.branch("alice's idea")
+    commit_file(repo / a.worktree, "a.txt", "a\n", "a")
+    m = mallory.branch("mallory's idea")
+    commit_file(repo / m.worktree, "m.txt", "m\n", "m")
+    merged = mallory.merge(a.id, m.id, message="both")
+    assert merged.created_by == "mallory <mallory>"
+
+
+def test_a_merge_with_the_champion_takes_its_signed_commit(tmp_path: Path) -> None:
+    """A commit that lands on the champion's branch after its promotion is not the champion: a
+    merge with the champion starts from the signed commit, as branch does."""
+    repo = make_repo(tmp_path / "ws")
+    init_workspace(repo)
+    signed = git(repo, "rev-parse", CHAMPION_REF)
+    other = Session(repo).branch("other")
+    commit_file(repo / other.worktree, "o.txt", "o\n", "o")
+    git(repo, "switch", "-q", "evotree/v0")
+    commit_file(repo, "sneaky.txt", "unsigned\n", "racing commit on the champion's branch")
+    merged = Session(repo).merge("v0", other.id, message="merge")
+    parents = git(repo, "log", "-1", "--format=%P", merged.base_commit).split()
+    assert signed in parents
+
+
+@pytest.mark.parametrize("tokens", [10**400, -1, 10**12 + 1, True, 1.5])
+def test_spend_tokens_are_whole_and_bounded(tmp_path: Path, tokens: Any) -> None:
+    """`spend_record(tokens=10**400)` wrote a 400-digit number into the ledger's usage (every
+    version over any token budget); the count is bounded like the amount."""
+    repo = make_repo(tmp_path / "ws")
+    init_workspace(repo)
+    before = git(repo, "rev-parse", "refs/evotree/ledger")
+    with pytest.raises(EvotreeError) as caught:
+        Session(repo, Principal.parse("bot")).spend_record(0.5, "tokens", tokens=tokens)
+    assert caught.value.code == "invalid_spend"
+    assert git(repo, "rev-parse", "refs/evotree/ledger") == before
+    assert Session(repo, Principal.parse("bot")).spend_record(0.5, "a real bill", tokens=120_000).usd == 0.5
