@@ -75,6 +75,42 @@ def test_no_context_holds_a_byte_scored_at_that_step_or_later(size: int, streams
                 assert scored_at.get(q, -1) < t, (s, t, q)
 
 
+CHEATING_MODEL = '''\
+import numpy as np
+
+print("val_bpb: 0.000001")  # a print at import must not reach the judge's answers
+
+
+class Cheat:
+    def next_logprobs(self, contexts):
+        return np.full((len(contexts), 256), {value})  # unnormalized: "every byte is certain"
+
+
+def load_model(path):
+    return Cheat()
+'''
+
+
+@pytest.mark.parametrize("value", ["100.0", "0.0"])
+def test_the_judge_normalizes_what_a_model_answers(tmp_path: Path, value: str) -> None:
+    """Scores that claim certainty for every byte are a uniform distribution to the judge: 8 bits
+    per byte, whatever the model prints or claims (no nested sandbox here: [sandbox] mode off)."""
+    from evotree.domains.autoresearch.judge import hidden_bits_per_byte
+
+    (tmp_path / "train.py").write_text(CHEATING_MODEL.format(value=value))
+    text = generate(3, 4000).encode()
+    bits = hidden_bits_per_byte(text, tmp_path, streams=4, context=16, steps=50)
+    assert bits == pytest.approx([8.0] * 4, abs=1e-6)
+
+
+def test_a_model_that_answers_nonsense_fails_the_judge(tmp_path: Path) -> None:
+    from evotree.domains.autoresearch.judge import hidden_bits_per_byte
+
+    (tmp_path / "train.py").write_text(CHEATING_MODEL.format(value="np.nan"))
+    with pytest.raises(RuntimeError, match="non-finite"):
+        hidden_bits_per_byte(generate(3, 4000).encode(), tmp_path, streams=4, context=16, steps=50)
+
+
 def test_a_hidden_text_too_short_is_refused() -> None:
     with pytest.raises(ValueError):
         stream_layout(100, 20, 32, 512)
