@@ -137,6 +137,22 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
     assert stats["cost_per_valid_candidate"]["per_candidate"]["training_usd"] > 0
     text = cli("report", "--tree").output
     assert "unit of the share: training_usd" in text and "agent_usd 0.01" in text
+    # RSIBench's headline statistics on evotree: a later attempt that ends below the peak, its
+    # training bill after the peak as a share of the whole, the first attempt not improved on
+    worse = _branch(cli, {"data_strategy.py": 'import json\njson.dump({"indices": list(range(12))}, '
+                                              'open("selection.json", "w"))\n'}, "fewer examples")
+    _run(cli, worse)
+    report = cli.json("report", "--tree")
+    stats, rates = report["settings"][0], report["rates"]
+    spend = stats["spend"]
+    assert stats["historical_best"]["version"] == better and stats["post_peak"]["ended_below_peak"] is True
+    assert worse in stats["post_peak"]["regressions"]
+    after = spend["after_peak"]["training_usd"]
+    assert 0 < after < spend["total"]["training_usd"]
+    assert spend["after_peak_share"]["training_usd"] == pytest.approx(after / spend["total"]["training_usd"], abs=1e-6)
+    assert stats["recommendation"]["share_unit"] == "training_usd"
+    assert stats["first_attempt"]["version"] == better and stats["first_attempt"]["improved_later"] is False
+    assert rates["first_attempt_improved"]["rate"] == 0.0 and rates["ended_below_peak"]["rate"] == 1.0
 
 
 def test_init_with_a_protocol_refuses_other_domains(tmp_path: Path) -> None:
