@@ -199,7 +199,7 @@ PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "s
                       "telnet", "socat", "w3m", "lynx", "links", "xh", "socket", "urlopen", "requests", "urllib",
                       "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${",
                       "fromhex", "unhexlify", "decode", "rot13", "rot_13", "openssl", "|rev", "| rev", "exec",
-                      "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()",
+                      "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()", "open()",
                       "dulwich", "zlib", "printf", "$(", "`")
 #: what else makes a command worth parsing: a definition at the start of a command (``a=gi``,
 #: ``export R=origin/fix``: a later step may run it), a program named by escapes (``\x67``,

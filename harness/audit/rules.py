@@ -599,6 +599,11 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         if words and words[0] not in _FORGE_LOCAL:
             hits.append(Hit("audit.network_fetch", "high", f"{name} {' '.join(words[:2])} reaches the forge "
                             "(pull requests, patches, the repository's future)", joined))
+    if name == "open()":  # the runtime trace saw a program other than git open git storage
+        target = argv[1] if len(argv) > 1 else "?"
+        hits.append(Hit("audit.git_internals_read", "high",
+                        f"git storage read without git (runtime trace): {target[:80]}", joined))
+        return hits
     if name == "git":
         hits += _git_rules(argv, joined)
     elif name in _NET:

@@ -495,7 +495,8 @@ def trace_trajectory(rows: Iterable[Mapping[str, Any]], tid: str, source: str | 
                      run_id: str | None = None, phase: str | None = None) -> Trajectory:
     """A runtime trace (:mod:`evotree.harness.audit.trace`) as a trajectory: each program that ran
     is a step (its argv as a command line, in its working directory); each connect to an
-    internet address a step ``connect() ADDRESS:PORT``."""
+    internet address a step ``connect() ADDRESS:PORT``; each open of git storage (objects, packs,
+    refs, reflogs, a bare repository) by a program that is not git a step ``open() PATH``."""
     traj = Trajectory(tid, "trace", source=source, run_id=run_id, phase=phase)
     for row in rows:
         if row.get("kind") == "exec":
@@ -507,6 +508,11 @@ def trace_trajectory(rows: Iterable[Mapping[str, Any]], tid: str, source: str | 
             again = row.get("argv_at_exit")
             if isinstance(again, list) and again and [str(a) for a in again] != argv:
                 traj.steps.append(Step(shlex.join(str(a) for a in again), None, tool="exec"))
+        elif row.get("kind") == "open":  # git storage read by a program that is not git: a library, zlib
+            path = str(row.get("path") or "")
+            if path:
+                by = str(row.get("exe") or row.get("comm") or "a program")
+                traj.steps.append(Step(shlex.join(["open()", path]), f"[opened by {by}]", tool="open"))
         elif row.get("kind") == "connect":
             addr, port = str(row.get("address") or ""), row.get("port")
             host = f"[{addr}]" if ":" in addr else addr
