@@ -101,6 +101,9 @@ class AgentPlan:
     #: the runtime trace's raw file (in the private folder, outside the sandbox) when the champion's
     #: ``[sandbox] trace`` is on and a tracer can run here; ``None``: the session runs untraced
     trace: Path | None = None
+    #: folders the sandbox shows empty: while figures are hidden (EvoPolicyGym's protocol), the
+    #: environments' packages, so every rollout goes through `run` and is charged
+    masked: tuple[Path, ...] = ()
 
     @property
     def socket(self) -> Path:
@@ -191,6 +194,7 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
     and a host where bubblewrap cannot start.
     """
     from evotree.harness.sandbox import can_trace, check_sandbox
+    from evotree.verbs.policy import hidden_now
 
     status = check_sandbox()
     if not status.ok:
@@ -224,13 +228,36 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
                          champion=champion, runtime=runtime, desk=desk, home=home, champion_dir=champion_dir,
                          socket_dir=socket_dir, worktree_base=base, worktrees=tuple(p for _, p in chosen),
                          session_dir=session_dir, network=network,
-                         trace=runtime / "agent.trace" if ws.config.sandbox.trace and can_trace() else None)
+                         trace=runtime / "agent.trace" if ws.config.sandbox.trace and can_trace() else None,
+                         masked=environment_packages() if hidden_now(ws) else ())
         _write_desk(plan)
         (runtime / "empty").touch(mode=0o444)
         return plan
     except BaseException:
         shutil.rmtree(runtime, ignore_errors=True)
         raise
+
+
+#: the packages that make environments playable (Gymnasium and the simulators its environments use)
+ENVIRONMENT_PACKAGES = ("gymnasium", "gym", "mujoco", "Box2D", "highway_env", "minigrid", "ale_py", "pybullet",
+                        "pygame")
+
+
+def environment_packages() -> tuple[Path, ...]:
+    """The installed folders of :data:`ENVIRONMENT_PACKAGES` (found without importing them)."""
+    import importlib.util
+
+    found: list[Path] = []
+    for name in ENVIRONMENT_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            path = Path(location).resolve()
+            if path.is_dir() and path not in found:
+                found.append(path)
+    return tuple(found)
 
 
 def _write_desk(plan: AgentPlan) -> None:
@@ -265,6 +292,8 @@ def agent_argv(plan: AgentPlan, argv: Sequence[str]) -> list[str]:
              "--ro-bind", str(plan.socket_dir), str(Path(AGENT_SOCKET).parent)]
     for path in plan.worktrees:  # no path into .git: the pointer file reads as empty and cannot change
         extra += ["--ro-bind", str(plan.runtime / "empty"), str(path / ".git")]
+    for path in plan.masked:  # EvoPolicyGym: no environment to play outside `run` (an empty folder)
+        extra += ["--tmpfs", str(path), "--remount-ro", str(path)]
     # the desk appears at /agent (the spec bound it at its host path; bind it again at the fixed one)
     extra = ["--bind", str(plan.desk), AGENT_DESK] + extra
     args[at:at] = extra
