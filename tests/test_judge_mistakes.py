@@ -24,6 +24,7 @@ for i in range(30):
 '''
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("judge", "says"), [(NAN_JUDGE, "none with a finite score"),
                                              (MISSPELLED_JUDGE, "misspelled split")])
 def test_a_judge_mistake_fails_the_run_with_the_reason(tmp_path: Path, judge: str, says: str) -> None:
@@ -36,6 +37,7 @@ def test_a_judge_mistake_fails_the_run_with_the_reason(tmp_path: Path, judge: st
     assert run["headline"] is None
 
 
+@pytest.mark.heavy
 def test_an_edited_config_in_the_checkout_is_named_not_silently_ignored(tmp_path: Path) -> None:
     from test_runs import make_run_repo
 

@@ -9,6 +9,7 @@ import pytest
 from conftest import Cli
 
 
+@pytest.mark.heavy
 def test_an_unsupported_tracking_uri_is_a_clear_error(ws: object, repo: Path) -> None:
     pytest.importorskip("mlflow")
     from evotree.cli.main import cli
