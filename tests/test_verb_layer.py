@@ -332,6 +332,7 @@ def test_the_ledger_refuses_an_unknown_meta_key_and_non_finite_numbers(tmp_path:
     assert git(repo, "rev-parse", "refs/evotree/ledger") == head  # nothing written
 
 
+@pytest.mark.heavy
 def test_a_failure_of_evotree_itself_is_never_charged(tmp_path: Path) -> None:
     """A face's progress callback that raises (the renderer bug of EvoPolicyGym mode) under the
     harness directly: the run fails as evotree's failure and costs the version nothing; through
