@@ -200,10 +200,23 @@ def _final_score(run_dir: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value == value else None
 
 
+def finalized_here(ws: Any, done: Any) -> bool:
+    """Whether ``meta["finalize"]`` (``done``) was recorded by this workspace's own ``finalize``
+    (sealed by its key): a finalize event a fetched ledger brought does not lift the boundary here."""
+    from evotree.harness.provenance import sealed
+
+    if not isinstance(done, dict):
+        return False
+    facts = {"what": "finalize", **{k: done.get(k) for k in ("status", "at", "heldout_run")}}
+    return sealed(ws, facts, done.get("seal"))
+
+
 def _record(ws: Any, result: FinalizeResult) -> FinalizeResult:
-    """Append the ``finalize`` event (refused if one got there first) and set ``meta["finalize"]``."""
+    """Append the ``finalize`` event (refused if one got there first) and set ``meta["finalize"]``
+    (sealed by this workspace's key: :func:`finalized_here`)."""
     from evotree.core.ledger import Event, LedgerTxn, utcnow
     from evotree.core.visibility import FINALIZE_META
+    from evotree.harness.provenance import seal
 
     actor = ws.git.identity()
     data = result.to_dict()
@@ -211,7 +224,8 @@ def _record(ws: Any, result: FinalizeResult) -> FinalizeResult:
     def change(txn: LedgerTxn) -> Event:
         _refuse_twice(txn.meta)
         at = utcnow()
-        txn.meta[FINALIZE_META] = {"status": result.status, "at": at, "heldout_run": result.heldout_run}
+        done = {"status": result.status, "at": at, "heldout_run": result.heldout_run}
+        txn.meta[FINALIZE_META] = {**done, "seal": seal(ws, {"what": "finalize", **done})}
         return Event(kind=FINALIZE_EVENT, version=result.version, actor=str(actor), at=at, data=data)
 
     ws.ledger.transact(change, actor=actor)

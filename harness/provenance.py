@@ -42,10 +42,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["STATEMENT_TYPE", "RUNNER_NAMESPACE", "FOREIGN_NOTE", "Provenance", "attest_run", "check_run", "foreign_runs",
+__all__ = ["SEAL_TYPE", "STATEMENT_TYPE", "seal", "sealed", "RUNNER_NAMESPACE", "FOREIGN_NOTE", "Provenance", "attest_run", "check_run", "foreign_runs",
            "key_path", "mark_foreign", "runner_keys_text"]
 
 STATEMENT_TYPE = "evotree.run-provenance"
+#: what :func:`seal` MACs besides the facts (never a run's statement: the types differ)
+SEAL_TYPE = "evotree.local-seal"
 #: the ssh-keygen namespace of runner signatures (not the one of promotions: a signature of one
 #: kind can never be replayed as the other)
 RUNNER_NAMESPACE = "evotree-run"
@@ -127,6 +129,20 @@ def _key_id(key: bytes) -> str:
 
 def _mac(key: bytes, data: dict[str, Any]) -> str:
     return "hmac-sha256:" + hmac.new(key, _canonical(data), hashlib.sha256).hexdigest()
+
+
+def seal(ws: Workspace, facts: dict[str, Any]) -> str | None:
+    """This workspace's MAC over ``facts`` (its key made if missing): binds a ledger record to this
+    workspace's own evotree, which a fetched ledger cannot forge (the key is never pushed)."""
+    key = _load_key(ws, create=True)
+    return None if key is None else _mac(key, {"type": SEAL_TYPE, **facts})
+
+
+def sealed(ws: Workspace, facts: dict[str, Any], mac: Any) -> bool:
+    """Whether ``mac`` is :func:`seal` of ``facts`` by this workspace's key."""
+    key = _load_key(ws, create=False)
+    return key is not None and isinstance(mac, str) and hmac.compare_digest(mac, _mac(key, {"type": SEAL_TYPE,
+                                                                                             **facts}))
 
 
 def _ssh_keygen() -> str | None:

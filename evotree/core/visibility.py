@@ -23,6 +23,9 @@ before it is printed or returned):
   ``<hidden>``;
 - a finding that exists only to report the judge's figures (:func:`hidden_finding`: the score
   layer, the version layer's headline comparisons, train-vs-eval reward) becomes ``None``;
+- usage hours (``wall_hours``, ``cpu_hours``, ``gpu_hours``: they include the judge phase's time)
+  are shown to two decimals (36 s), a run's as its own phases' (:func:`coarsen_run`); the time of
+  a ledger event written when a run ends (``run.finished``, …) is shown to the minute;
 - a bare number under a headline key (``headline``, ``parent_headline``, ``best_headline``, …;
   with it a sibling ``delta``) becomes ``None``, and an audit's scores (``raw_score``, …) are
   dropped when its ``score_metric`` names a hidden split.
@@ -135,6 +138,21 @@ def _number(value: Any) -> bool:
 #: phases whose timing and log are the judge's (EvoPolicyGym: the eval phase plays the hidden seeds)
 JUDGE_PHASES = ("eval",)
 _RUN_TIME_KEYS = ("wall_seconds", "cpu_seconds")
+#: usage figures (hours) that include the judge phase's time: a run's are its own phases', and a
+#: version's or the tree's sums are shown to :data:`USAGE_HOURS_SHOWN` decimals while hidden (a
+#: difference before and after one run would otherwise time its judge phase to the microsecond)
+_JUDGED_HOURS = ("wall_hours", "cpu_hours", "gpu_hours")
+USAGE_HOURS_SHOWN = 2
+#: ledger events written when a run ends: their time is the run's end time (judge phase included),
+#: shown to the minute while hidden
+_RUN_END_EVENTS = ("run.finished", "run.released", "version.status")
+_ISO_MINUTE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d)(?::\d\d(?:\.\d+)?)?(.*)$")
+
+
+def _to_minute(at: str) -> str:
+    """An ISO time to the minute (``2026-12-04T15:56:52.8+00:00`` -> ``2026-12-04T15:56:00+00:00``)."""
+    match = _ISO_MINUTE.match(at)
+    return f"{match.group(1)}:00{match.group(2)}" if match else ""
 
 
 def _run_like(data: dict[Any, Any]) -> bool:
@@ -143,8 +161,9 @@ def _run_like(data: dict[Any, Any]) -> bool:
 
 def coarsen_run(data: dict[str, Any]) -> dict[str, Any]:
     """A run's record as it may be shown while hidden: the judge phase keeps only whether it
-    completed (``ok``), the run's wall and CPU seconds are its own phases' (the judge's left out),
-    its end time is left out, and a failure's note and error quote no judge output."""
+    completed (``ok``), the run's wall and CPU seconds and its usage's wall/CPU/GPU hours are its own
+    phases' (the judge's left out), its end time and its evidence ingest time are left out, and a
+    failure's note and error quote no judge output."""
     out = dict(data)
     phases = out.get("phases")
     if isinstance(phases, dict):
@@ -161,6 +180,14 @@ def coarsen_run(data: dict[str, Any]) -> dict[str, Any]:
                                      if n not in JUDGE_PHASES and isinstance(p, dict)), 3)
     if "ended_at" in out:
         out["ended_at"] = None
+    if isinstance(out.get("usage"), dict) and isinstance(phases, dict):
+        # the run's usage counts its whole wall time, the judge's included: its own phases' instead
+        own = sum(float(p.get("wall_seconds") or 0.0) for n, p in phases.items()
+                  if n not in JUDGE_PHASES and isinstance(p, dict))
+        out["usage"] = {k: (round(own / 3600.0, 9) if k in _JUDGED_HOURS and _number(v) and v else v)
+                        for k, v in out["usage"].items()}
+    if isinstance(out.get("evidence"), dict):
+        out["evidence"] = {k: v for k, v in out["evidence"].items() if k != "seconds"}
     for key in ("error", "note"):
         if isinstance(out.get(key), str) and _JUDGE_PHASE_TEXT.search(out[key]):
             out[key] = "the judge phase did not complete (its output is hidden until finalize)"
@@ -181,6 +208,10 @@ def redact(data: Any) -> Any:
         return clone
     if isinstance(data, dict) and _run_like(data):
         data = coarsen_run(data)
+    elif isinstance(data, dict) and data.get("kind") in _RUN_END_EVENTS and isinstance(data.get("at"), str):
+        data = {**data, "at": _to_minute(data["at"])}  # a run's end time, which the record withholds
+    elif isinstance(data, dict) and any(_number(data.get(k)) for k in _JUDGED_HOURS):
+        data = {k: (round(v, USAGE_HOURS_SHOWN) if k in _JUDGED_HOURS and _number(v) else v) for k, v in data.items()}
     if isinstance(data, str):
         data = _JUDGE_NOTE.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
         return _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data) if _HIDDEN_TEXT.search(data) else data

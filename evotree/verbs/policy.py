@@ -19,9 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError, InvalidState
-from evotree.core.visibility import HiddenUntilFinalize, redact
+from evotree.core.visibility import FINALIZE_META, HiddenUntilFinalize, redact
 from evotree.core.visibility import hidden as _configured_hidden
-from evotree.core.visibility import refuse_if_hidden as _refuse_if_hidden
 from evotree.gates.trust import InForce, UntrustedState, in_force
 from evotree.gates.voids import check_void
 
@@ -66,24 +65,46 @@ def hidden_now(ws: Workspace) -> bool:
         in_force(ws)
     except EvotreeError:
         return True
-    return _configured_hidden(ws)
+    if _configured_hidden(ws):
+        return True
+    return _finalized_elsewhere(ws)
+
+
+def _finalized_elsewhere(ws: Workspace) -> bool:
+    """Whether the boundary is lifted only by a ``finalize`` this workspace did not record (a fetched
+    ledger's unsigned event): then it holds (fail closed)."""
+    from evotree.gates.finalize import finalized_here
+
+    try:
+        if not ws.config.eval.hide_until_finalize:
+            return False
+        return not finalized_here(ws, ws.ledger.meta().get(FINALIZE_META))
+    except Exception:  # noqa: BLE001 - what cannot be read must not lift the boundary
+        return True
 
 
 def refuse_hidden(ws: Workspace, verb: str) -> None:
-    """Refuse ``verb`` (exit 10) when it exists only to show hidden figures and they are hidden now."""
-    if hidden_now(ws):
-        try:
-            _refuse_if_hidden(ws, verb)
-        except UntrustedState:
-            raise
-        except HiddenUntilFinalize:
-            raise
-        except EvotreeError:  # the configuration cannot be read: the verb's purpose decides
-            from evotree.core.visibility import REFUSED
+    """Refuse ``verb`` (exit 10) when it exists only to show hidden figures and they are hidden now
+    (decided by :func:`hidden_now` alone: a configuration that cannot be read, or a finalize this
+    workspace did not record, keeps the verb refused)."""
+    from evotree.core.visibility import REFUSED
 
-            if verb.split()[0] in REFUSED:
-                raise HiddenUntilFinalize(f"`{verb}` shows figures this workspace may hide, and what is in "
-                                          "force cannot be established", fix="run `evotree verify`") from None
+    words = verb.split()
+    if not (verb in REFUSED or (words and words[0] in REFUSED)):
+        return
+    try:
+        in_force(ws)  # an unsigned state is refused as such (exit 33, naming `evotree verify`)
+    except UntrustedState:
+        raise
+    except EvotreeError:
+        raise HiddenUntilFinalize(f"`{verb}` shows figures this workspace may hide, and what is in force "
+                                  "cannot be established", fix="run `evotree verify`") from None
+    if hidden_now(ws):
+        raise HiddenUntilFinalize(
+            f"`{verb}` shows validation and held-out figures, which this workspace hides until the search "
+            "is finalized here ([eval] hide_until_finalize, EvoPolicyGym's protocol)",
+            fix="use the train feedback (evotree runs, evotree sql over the train phase); a person ends the "
+                "search with `evotree finalize`", command=verb)
 
 
 def shown(ws: Workspace, result: Any, *, hide: bool | None = None) -> Any:
