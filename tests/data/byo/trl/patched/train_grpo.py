@@ -2,6 +2,7 @@
 
 import argparse
 
+import torch
 from datasets import Dataset
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
@@ -39,6 +40,7 @@ def main() -> None:
         output_dir=args.output_dir, max_steps=args.steps, seed=seed,
         num_generations=4, per_device_train_batch_size=8, max_completion_length=16,
         learning_rate=1e-6, logging_steps=1, report_to="none", save_strategy="no",
+        bf16=torch.cuda.is_available(), use_cpu=not torch.cuda.is_available(),
     )
     trainer = GRPOTrainer(
         model=model,
