@@ -120,6 +120,7 @@ def in_force(ws: Workspace) -> InForce:
             if cached.get("ledger") != key["ledger"]:
                 _write_cache(ws, {"v": _CACHE_VERSION, **key, "in_force": asdict(result)})
             ws.pin_in_force(result.commit)
+            ws.pinned_judge = (result.judge,)  # harness.judge_store.judge_in_force reads this, not the ledger
             return result
     report = verify_workspace(ws, check_tags=False)
     chain = [p for p in report.problems if p.kind not in _NOT_CHAIN]
@@ -137,4 +138,5 @@ def in_force(ws: Workspace) -> InForce:
                      judge=(report.judge or {}).get("commit"))
     _write_cache(ws, {"v": _CACHE_VERSION, **key, "in_force": asdict(result)})
     ws.pin_in_force(result.commit)
+    ws.pinned_judge = (result.judge,)  # harness.judge_store.judge_in_force reads this, not the ledger
     return result

@@ -79,8 +79,13 @@ class JudgeFile:
 def judge_in_force(ws: Workspace) -> str | None:
     """The judge commit the ledger records as in force, or None (the judge lives in the champion's tree).
 
-    The ref ``refs/evotree/judge`` is never read here: moving it by hand changes nothing.
+    The ref ``refs/evotree/judge`` is never read here: moving it by hand changes nothing. A verb that
+    verified the signed chain pinned its judge (``ws.pinned_judge``, gates.trust.in_force): that one,
+    not the ledger as a later fetch may have changed it.
     """
+    pinned = getattr(ws, "pinned_judge", None)
+    if isinstance(pinned, tuple) and len(pinned) == 1:
+        return pinned[0]
     judge = ws.ledger.meta().get("judge")
     commit = judge.get("commit") if isinstance(judge, dict) else None
     return str(commit) if commit else None

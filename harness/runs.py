@@ -316,7 +316,8 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
                            fix="run without --heldout; a person ends the search with `evotree finalize`")
     snapshot = ws.ledger.snapshot()
     champion = ws.resolve("champion", snapshot)
-    judge_commit = ws.git.ref_target(CHAMPION_REF)
+    # the signed champion a verb pinned (gates.trust.in_force), never the ref as it may stand now
+    judge_commit = ws.git.repo[ws.pinned_commit].id if ws.pinned_commit else ws.git.ref_target(CHAMPION_REF)
     if judge_commit is None:
         raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
     from evotree.harness.judge_store import check_judge_commit, judge_in_force
@@ -388,7 +389,8 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
     from evotree.harness.sandbox import require_sandbox
 
     require_sandbox(cfg.sandbox)
-    judge_commit = ws.git.ref_target(CHAMPION_REF)
+    # the signed champion a verb pinned (gates.trust.in_force), never the ref as it may stand now
+    judge_commit = ws.git.repo[ws.pinned_commit].id if ws.pinned_commit else ws.git.ref_target(CHAMPION_REF)
     if judge_commit is None:
         raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
     from evotree.harness.judge_store import check_judge_commit, judge_in_force

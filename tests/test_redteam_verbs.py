@@ -214,3 +214,49 @@ def test_no_verb_times_the_judge_phase_in_hide_mode(tmp_path: Path) -> None:
                           else out.to_dict(), default=str)
         assert not any(end in text for end in ends), name
         assert not re.search(rf"\b{re.escape(judged_hours)}", text), name
+
+
+# ---------------------------------------------------------------------------- (c) a local process, TOCTOU
+def test_a_champion_ref_moved_after_verification_does_not_judge_the_run(tmp_path: Path) -> None:
+    """Session.run verifies the chain and pins the workspace (act), then hands it to run_versions.
+    A champion ref moved in between (a fetch or a local `git update-ref` landing at that moment) must
+    change nothing: the judge phase's directory (the champion's tree outside the judge paths, where
+    an eval command such as `python score.py` finds its code) is the pinned signed commit's."""
+    from test_runs import make_run_repo
+
+    from evotree.gates.runs import run_versions
+
+    repo = make_run_repo(tmp_path / "w")
+    signed = git(repo, "rev-parse", CHAMPION_REF)
+    ws = Session(repo).act()  # what Session.run does first
+    git(repo, "switch", "-q", "-c", "evil")
+    (repo / "score_helper.py").write_text("raise SystemExit('the stranger judges')\n")  # in the judge's tree
+    git(repo, "add", "score_helper.py")
+    git(repo, "commit", "-qm", "a file for the judge's directory")
+    git(repo, "update-ref", CHAMPION_REF, git(repo, "rev-parse", "HEAD"))  # the race lands here
+    [record] = run_versions(ws, ["v0"])
+    assert record.judge_commit == signed
+    assert record.status == "succeeded", record.error
+
+
+def test_a_judge_changed_in_the_ledger_after_verification_is_not_used(tmp_path: Path) -> None:
+    """The same race on the ledger's judge (a fetched unsigned judge commit in meta.judge): the
+    pinned workspace keeps the verified judge."""
+    from test_runs import make_run_repo
+
+    from evotree.harness.judge_store import judge_in_force
+
+    repo = make_run_repo(tmp_path / "w")
+    ws = Session(repo).act()
+    verified = judge_in_force(ws)
+    assert verified
+    other = git(repo, "rev-parse", "HEAD")
+
+    def swap(txn: LedgerTxn) -> Event:
+        txn.meta["judge"] = {"commit": other}
+        return Event(kind=EventKind.VERSION_STATUS.value, version=None, actor="mallory", data={})
+
+    Workspace.open(repo).ledger.transact(swap, actor=ws.git.identity())
+    assert judge_in_force(ws) == verified
+    with pytest.raises(EvotreeError, match="not backed"):  # and the next verb refuses the unsigned judge
+        Session(repo).act()
