@@ -716,26 +716,58 @@ def _tracer_cache() -> Path:
     return Path(base) / "evotree"
 
 
-def compiled_tracer() -> Path | None:
-    """The compiled seccomp tracer, built once per source (by content hash) with the machine's C
-    compiler into ``~/.cache/evotree``; ``None`` where there is no compiler or the build fails
-    (strace is the fallback then; :data:`NO_COMPILER` says why).
+#: where the install builds the tracer (``scripts/bootstrap``: ``python -m evotree.harness.sandbox build-tracer``)
+INSTALLED_TRACER_DIR = Path(sys.prefix) / "libexec" / "evotree"
+#: the system's C compilers, tried before PATH's (the tracer runs outside every sandbox)
+_COMPILERS = ("/usr/bin/cc", "/usr/bin/gcc", "/usr/bin/clang")
 
-    The binary runs outside the sandbox, so only a file this user owns, in a directory no one
-    else can write, is used; a phase cannot reach the cache (it is bound nowhere in a sandbox).
-    """
+
+def _tracer_digest() -> str | None:
     import hashlib
 
     try:
         source = TRACER_SOURCE.read_bytes()
     except OSError:
         return None
-    digest = hashlib.sha256(source + platform_tag().encode()).hexdigest()[:16]
-    cache = _tracer_cache()
+    return hashlib.sha256(source + platform_tag().encode()).hexdigest()[:16]
+
+
+def _compiler() -> str | None:
+    for path in _COMPILERS:
+        if os.access(path, os.X_OK):
+            return path
+    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
+def compiled_tracer() -> Path | None:
+    """The compiled seccomp tracer: the one the install built (:data:`INSTALLED_TRACER_DIR`, by
+    the source's content hash), else one built once with the system's C compiler into
+    ``~/.cache/evotree``; ``None`` where there is no compiler or the build fails (strace is the
+    fallback then; :data:`NO_COMPILER` says why).
+
+    The binary runs outside the sandbox, so only a file this user owns, in a directory no one
+    else can write, is used; a phase cannot reach either place (neither is bound in a sandbox).
+    """
+    digest = _tracer_digest()
+    if digest is None:
+        return None
+    installed = INSTALLED_TRACER_DIR / f"seccomp-trace-{digest}"
+    if _owned_private(INSTALLED_TRACER_DIR) and _owned_private(installed, executable=True):
+        return installed
+    return build_tracer(_tracer_cache())
+
+
+def build_tracer(folder: Path) -> Path | None:
+    """Build the tracer into ``folder`` (made private: 0700) unless a binary of this source is
+    there already; the binary, or ``None`` without a compiler or when the build fails."""
+    digest = _tracer_digest()
+    if digest is None:
+        return None
+    cache = folder
     binary = cache / f"seccomp-trace-{digest}"
     if _owned_private(cache) and _owned_private(binary, executable=True):
         return binary
-    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    compiler = _compiler()
     if compiler is None:
         return None
     try:
@@ -1110,3 +1142,20 @@ class SandboxPolicy:
             if path.exists():
                 out.append(path)
         return tuple(out)
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m evotree.harness.sandbox build-tracer``: the install's build step of the tracer."""
+    if argv[:1] != ["build-tracer"]:
+        print("usage: python -m evotree.harness.sandbox build-tracer", file=sys.stderr)
+        return 2
+    built = build_tracer(INSTALLED_TRACER_DIR)
+    if built is None:
+        print(f"evotree: warning: {NO_COMPILER}; {NO_COMPILER_FIX}", file=sys.stderr)
+        return 1
+    print(built)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
