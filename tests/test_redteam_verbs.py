@@ -146,7 +146,7 @@ def test_a_merge_with_the_champion_takes_its_signed_commit(tmp_path: Path) -> No
     assert signed in parents
 
 
-@pytest.mark.parametrize("tokens", [10**400, -1, 10**12 + 1, True, 1.5])
+@pytest.mark.parametrize("tokens", [10**400, -1, 10**12 + 1, True, 1.5], ids=["1e400", "-1", "1e12+1", "True", "1.5"])
 def test_spend_tokens_are_whole_and_bounded(tmp_path: Path, tokens: Any) -> None:
     """`spend_record(tokens=10**400)` wrote a 400-digit number into the ledger's usage (every
     version over any token budget); the count is bounded like the amount."""
@@ -260,3 +260,60 @@ def test_a_judge_changed_in_the_ledger_after_verification_is_not_used(tmp_path: 
     assert judge_in_force(ws) == verified
     with pytest.raises(EvotreeError, match="not backed"):  # and the next verb refuses the unsigned judge
         Session(repo).act()
+
+
+# ---------------------------------------------------------------------------- attacks that fail (kept as tests)
+def test_a_champion_move_under_a_harmless_event_kind_is_not_masked_by_the_trust_cache(tmp_path: Path) -> None:
+    """The cache skips the walk after events whose kind cannot change the chain; an event of such a
+    kind (`finding`) that still moves meta.champion, with the champion ref, is refused all the same."""
+    from evotree.core.versions import create_version
+    from evotree.gates.trust import in_force
+
+    repo = make_repo(tmp_path / "ws")
+    init_workspace(repo)
+    in_force(Workspace.open(repo))  # the cache is written
+    ws = Workspace.open(repo)
+    record = create_version(ws, hypothesis="mine")
+    commit_file(repo / record.worktree, "evotree.toml", "[sandbox]\nmode = \"off\"\n", "no sandbox")
+    tip = git(repo / record.worktree, "rev-parse", "HEAD")
+
+    def crown(txn: LedgerTxn) -> Event:
+        txn.meta["champion"] = record.id
+        return Event(kind=EventKind.FINDING.value, version=record.id, actor="mallory", data={})
+
+    ws.ledger.transact(crown, actor=ws.git.identity())
+    git(repo, "update-ref", CHAMPION_REF, tip)
+    with pytest.raises(EvotreeError, match="not backed"):
+        in_force(Workspace.open(repo))
+    # a trust cache whose recorded key is the old one is not reused either
+    cache = json.loads((repo / ".evotree" / "cache" / "trust.json").read_text())
+    assert cache["champion_ref"] != tip
+
+
+def test_a_signers_step_that_smuggles_another_file_is_refused(tmp_path: Path) -> None:
+    """The signers step signed by the new key (valid signature) whose commit also turns the sandbox
+    off: verify reports it, acting verbs refuse."""
+    import pygit2
+
+    from evotree.gates.bootstrap import _with_file, record_signers
+    from evotree.gates.policy import policy_at
+    from evotree.gates.signoff import approver_for
+    from evotree.gates.verify import trusted_policy
+
+    repo = make_repo(tmp_path / "ws")
+    Cli(repo).json("init")
+    key = _key(tmp_path, "mallory@example.com")
+    ws = Workspace.open(repo)
+    policy = trusted_policy(ws)
+    line = f"mallory@example.com {' '.join(Path(f'{key}.pub').read_text().split()[:2])}\n"
+    r = ws.git.repo
+    previous = r[policy.commit].peel(pygit2.Commit)
+    tree = _with_file(r, previous.tree, policy.allowed_signers_path, line.encode())
+    tree = _with_file(r, r[tree], "evotree.toml", b"[sandbox]\nmode = \"off\"\n")
+    sig = ws.git.identity().signature()
+    commit = str(r.create_commit(None, sig, sig, "signers\n", tree, [previous.id]))
+    new_policy = policy_at(ws, policy.champion, commit)
+    record_signers(ws, policy, new_policy, approver_for(new_policy, key, None))
+    report = json.loads(Cli(repo)("verify", "--json", code=33).stdout)
+    assert any(p["kind"] == "signers_added" and "evotree.toml" in p["message"] for p in report["problems"])
+    assert Cli(repo).json("run", "v0", code=33)["error"]["code"] == "untrusted_state"
