@@ -317,3 +317,32 @@ def test_a_signers_step_that_smuggles_another_file_is_refused(tmp_path: Path) ->
     report = json.loads(Cli(repo)("verify", "--json", code=33).stdout)
     assert any(p["kind"] == "signers_added" and "evotree.toml" in p["message"] for p in report["problems"])
     assert Cli(repo).json("run", "v0", code=33)["error"]["code"] == "untrusted_state"
+
+
+@pytest.mark.xfail(strict=True, reason="the ledger's meta.usage is taken as written: a fetched fast-forward can set the "
+                   "tree's usage past its budget (an unsigned spend.recorded-kind event), and every run here is "
+                   "refused; usage is not recomputed from events this workspace trusts")
+def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: Path) -> None:
+    from test_runs import make_run_repo
+
+    repo = make_run_repo(tmp_path / "ws", budget="tree_max_episodes = 1000")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", *REFSPECS)
+    stranger = tmp_path / "stranger"
+    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
+    git(stranger, "config", "user.name", "Mallory")
+    git(stranger, "config", "user.email", "mallory@example.com")
+    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
+    ws = Workspace.open(stranger)
+
+    def exhaust(txn: LedgerTxn) -> Event:
+        txn.meta["usage"] = {**(txn.meta.get("usage") or {}), "episodes": 10**9}
+        return Event(kind=EventKind.SPEND_RECORDED.value, version=None, actor="Mallory <mallory@example.com>",
+                     data={"usd": 0.0, "note": "nothing to see"})
+
+    ws.ledger.transact(exhaust, actor=ws.git.identity())
+    _push_and_fetch({"repo": repo, "stranger": stranger, "bare": bare})
+    [record] = Session(repo).run(["v0"])
+    assert record.status == "succeeded", record.error
