@@ -202,6 +202,8 @@ from evotree.harness import get_recorder
 rec = get_recorder()
 cache = os.environ["HF_HUB_CACHE"]
 rec.signal(0, cache_seen=float(os.path.isdir(cache)))
+rec.signal(0, offline=float(os.environ.get("HF_HUB_OFFLINE") == "1"),
+           shell_hf_home=float("HF_HOME" in os.environ), token=float("HF_TOKEN" in os.environ))
 try:
     open(os.path.join(cache, "written-by-a-phase"), "w").close()
     rec.signal(0, cache_writable=1.0)
@@ -234,24 +236,30 @@ def _stand_in_cache(root: Path, marker: str) -> Path:
 @pytest.mark.heavy
 @needs_sandbox
 @pytest.mark.parametrize("listed", [True, False])
-def test_read_paths_make_a_model_cache_readable_in_the_phase_and_only_then(tmp_path: Path, listed: bool) -> None:
-    """~8 s each. The command sets HF_HUB_CACHE and HF_HUB_OFFLINE=1 as the page says; the cache is
-    a folder outside the repository. Listed: huggingface_hub finds the cached file, and the phase
-    cannot write there. Not listed: the folder does not exist in the phase."""
+def test_read_paths_make_a_model_cache_readable_in_the_phase_and_only_then(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: bool) -> None:
+    """~5-10 s each. The command sets HF_HUB_CACHE and HF_HUB_OFFLINE=1 as the page says; the cache
+    is a folder outside the repository. Listed: huggingface_hub finds the cached file, and the
+    phase cannot write there. Not listed: the folder does not exist in the phase. The environment
+    evotree runs in holds HF_HOME and HF_TOKEN: HF_HOME never reaches the phase, HF_TOKEN only when
+    [sandbox] pass_env lists it (listed case), as the page says."""
     pytest.importorskip("huggingface_hub")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "shell-hf-home"))
+    monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     marker = f"cache-marker-{listed}-{tmp_path.name}"
     hub = _stand_in_cache(tmp_path / "hf-cache", marker)
     toml = (f'[train]\ncommand = "HF_HUB_CACHE={hub} HF_HUB_OFFLINE=1 python train.py"\n\n'
             '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n')
     if listed:
-        toml += f'\n[sandbox]\nread_paths = ["{hub}"]\n'
+        toml += f'\n[sandbox]\nread_paths = ["{hub}"]\npass_env = ["HF_TOKEN"]\n'
     repo = _workspace(tmp_path / "w", {"train.py": CACHE_PROBE, "judge/eval.py": JUDGE, "evotree.toml": toml})
     cli = Cli(repo)
     cli("run", "v0")
     rows = cli.json("sql", "SELECT metric, value FROM signals WHERE phase = 'train' ORDER BY metric")["rows"]
     got = {r["metric"]: r["value"] for r in rows}
     expected = 1.0 if listed else 0.0
-    assert got == {"cache_seen": expected, "cache_read": expected, "cache_writable": 0.0}
+    assert got == {"cache_seen": expected, "cache_read": expected, "cache_writable": 0.0,
+                   "offline": 1.0, "shell_hf_home": 0.0, "token": expected}
     (run_id,) = [r["run_id"] for r in cli.json("sql", "SELECT run_id FROM runs")["rows"]]
     log = (repo / ".evotree" / "runs" / run_id / "logs" / "train.out").read_text(errors="replace")
     assert (f"MARKER {marker}" in log) is listed
