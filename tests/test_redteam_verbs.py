@@ -166,7 +166,9 @@ _RUN = {"run_id": "v1-s0-x", "version": "v1", "status": "succeeded", "started_at
         "phases": {"train": {"wall_seconds": 3.622, "cpu_seconds": 1.048, "returncode": 0},
                    "eval": {"wall_seconds": 2.294, "cpu_seconds": 0.629, "returncode": 0}},
         "usage": {"wall_hours": 0.002216111, "cpu_hours": 0.002216111, "train_hours": 0.001006111, "episodes": 2},
-        "evidence": {"digest": "sha256:00", "seconds": 1.53}}
+        "evidence": {"digest": "sha256:00", "seconds": 1.53, "rows": {"evals": 3, "rollouts": 2, "signals": 13},
+                     "files": {"evidence/eval/evals.jsonl": "sha256:11", "evidence/train/rollouts.jsonl": "sha256:22",
+                               "signals.parquet": "sha256:33"}}}
 
 
 def test_a_run_s_usage_and_ledger_times_do_not_time_the_judge() -> None:
@@ -178,6 +180,12 @@ def test_a_run_s_usage_and_ledger_times_do_not_time_the_judge() -> None:
     coarse = coarsen_run(_RUN)
     assert coarse["usage"]["wall_hours"] == round(3.622 / 3600, 9) == coarse["usage"]["cpu_hours"]
     assert coarse["usage"]["train_hours"] == 0.001006111 and "seconds" not in coarse["evidence"]
+    # a count or a hash of the judge's rows is a hidden figure (a judge that writes a row per step
+    # survived counts the return); the train phase's stay, and the overall digest
+    assert coarse["evidence"]["rows"] == {"rollouts": 2}
+    assert coarse["evidence"]["files"] == {"evidence/train/rollouts.jsonl": "sha256:22"}
+    assert coarse["evidence"]["digest"] == "sha256:00"
+    assert redact({"run_id": "r", "evidence": _RUN["evidence"]})["evidence"] == coarse["evidence"]  # run.finished
     shown = redact(_RUN)
     assert shown["usage"]["wall_hours"] == 0.0 and shown["ended_at"] is None
     # a version's or the tree's usage sums: to 0.01 h while hidden
@@ -293,9 +301,7 @@ def test_a_champion_move_under_a_harmless_event_kind_is_not_masked_by_the_trust_
 def test_a_signers_step_that_smuggles_another_file_is_refused(tmp_path: Path) -> None:
     """The signers step signed by the new key (valid signature) whose commit also turns the sandbox
     off: verify reports it, acting verbs refuse."""
-    import pygit2
-
-    from evotree.gates.bootstrap import _with_file, record_signers
+    from evotree.gates.bootstrap import record_signers
     from evotree.gates.policy import policy_at
     from evotree.gates.signoff import approver_for
     from evotree.gates.verify import trusted_policy
@@ -306,12 +312,14 @@ def test_a_signers_step_that_smuggles_another_file_is_refused(tmp_path: Path) ->
     ws = Workspace.open(repo)
     policy = trusted_policy(ws)
     line = f"mallory@example.com {' '.join(Path(f'{key}.pub').read_text().split()[:2])}\n"
-    r = ws.git.repo
-    previous = r[policy.commit].peel(pygit2.Commit)
-    tree = _with_file(r, previous.tree, policy.allowed_signers_path, line.encode())
-    tree = _with_file(r, r[tree], "evotree.toml", b"[sandbox]\nmode = \"off\"\n")
-    sig = ws.git.identity().signature()
-    commit = str(r.create_commit(None, sig, sig, "signers\n", tree, [previous.id]))
+    side = tmp_path / "side"
+    git(repo, "worktree", "add", "--quiet", "--detach", str(side), policy.commit)
+    (side / policy.allowed_signers_path).parent.mkdir(parents=True, exist_ok=True)
+    (side / policy.allowed_signers_path).write_text(line)
+    (side / "evotree.toml").write_text("[sandbox]\nmode = \"off\"\n")
+    git(side, "add", "-A")
+    git(side, "commit", "-qm", "signers")
+    commit = git(side, "rev-parse", "HEAD")
     new_policy = policy_at(ws, policy.champion, commit)
     record_signers(ws, policy, new_policy, approver_for(new_policy, key, None))
     report = json.loads(Cli(repo)("verify", "--json", code=33).stdout)

@@ -51,7 +51,7 @@ from typing import Any
 
 from evotree.core.errors import InvalidState
 
-__all__ = ["FINALIZE_META", "HIDDEN_SPLITS", "REFUSED", "HiddenUntilFinalize", "coarsen_run", "hidden", "hidden_finding",
+__all__ = ["FINALIZE_META", "HIDDEN_SPLITS", "REFUSED", "HiddenUntilFinalize", "coarsen_evidence", "coarsen_run", "hidden", "hidden_finding",
            "redact",
            "refuse_if_hidden"]
 
@@ -159,11 +159,32 @@ def _run_like(data: dict[Any, Any]) -> bool:
     return "run_id" in data and ("phases" in data or "wall_seconds" in data)
 
 
+#: a run's evidence files written by (or holding rows of) the judge phase
+_JUDGED_FILES = ("evidence/eval/", "evals.parquet", "signals.parquet")
+
+
+def _evidence_like(data: dict[Any, Any]) -> bool:
+    return "digest" in data and ("files" in data or "rows" in data or "seconds" in data)
+
+
+def coarsen_evidence(evidence: dict[str, Any]) -> dict[str, Any]:
+    """A run's evidence manifest as it may be shown while hidden: no ingest time, no row counts but
+    the train phase's rollouts, and no file digest or malformed count of a file holding the judge's
+    rows (a count or a hash of a hidden figure is a hidden figure); the overall digest stays."""
+    out = {k: v for k, v in evidence.items() if k != "seconds"}
+    if isinstance(out.get("rows"), dict):
+        out["rows"] = {k: v for k, v in out["rows"].items() if k == "rollouts"}
+    for key in ("files", "malformed"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: v for k, v in out[key].items() if not (isinstance(k, str) and k.startswith(_JUDGED_FILES))}
+    return out
+
+
 def coarsen_run(data: dict[str, Any]) -> dict[str, Any]:
     """A run's record as it may be shown while hidden: the judge phase keeps only whether it
     completed (``ok``), the run's wall and CPU seconds and its usage's wall/CPU/GPU hours are its own
-    phases' (the judge's left out), its end time and its evidence ingest time are left out, and a
-    failure's note and error quote no judge output."""
+    phases' (the judge's left out), its end time is left out, its evidence manifest is
+    :func:`coarsen_evidence`'s, and a failure's note and error quote no judge output."""
     out = dict(data)
     phases = out.get("phases")
     if isinstance(phases, dict):
@@ -187,7 +208,7 @@ def coarsen_run(data: dict[str, Any]) -> dict[str, Any]:
         out["usage"] = {k: (round(own / 3600.0, 9) if k in _JUDGED_HOURS and _number(v) and v else v)
                         for k, v in out["usage"].items()}
     if isinstance(out.get("evidence"), dict):
-        out["evidence"] = {k: v for k, v in out["evidence"].items() if k != "seconds"}
+        out["evidence"] = coarsen_evidence(out["evidence"])
     for key in ("error", "note"):
         if isinstance(out.get(key), str) and _JUDGE_PHASE_TEXT.search(out[key]):
             out[key] = "the judge phase did not complete (its output is hidden until finalize)"
@@ -208,6 +229,8 @@ def redact(data: Any) -> Any:
         return clone
     if isinstance(data, dict) and _run_like(data):
         data = coarsen_run(data)
+    elif isinstance(data, dict) and _evidence_like(data):
+        data = coarsen_evidence(data)
     elif isinstance(data, dict) and data.get("kind") in _RUN_END_EVENTS and isinstance(data.get("at"), str):
         data = {**data, "at": _to_minute(data["at"])}  # a run's end time, which the record withholds
     elif isinstance(data, dict) and any(_number(data.get(k)) for k in _JUDGED_HOURS):
