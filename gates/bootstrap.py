@@ -7,7 +7,7 @@ ones (``evotree signers add``). The new commit is the champion's commit plus
 ``gates/allowed_signers`` (nothing else changes), the statement is signed by the new key and
 checked against the new file, the ledger records ``signers.added``, and the champion ref (and
 the champion's branch, when it is at the champion's commit) move to the new commit by
-compare-and-swap. ``evotree verify`` checks each such step: the policy before it named no signer,
+compare-and-swap. ``evotree verify`` checks each such step (:func:`evotree.gates.verify.check_signers_added`): the policy before it named no signer,
 the commit changes only the allowed-signers file, the signature verifies under it. Once a signer
 exists, adding or rotating one is a reviewed promotion of a version that edits the file.
 """
@@ -24,17 +24,16 @@ from evotree.core.gitio import RefRaceLost
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.gates.errors import TamperingFound
-from evotree.gates.policy import Policy, blob_at, policy_at
+from evotree.gates.policy import Policy, policy_at
 from evotree.gates.statements import new_statement, sign_statement
+from evotree.gates.verify import SIGNERS_TYPE
 from evotree.gates.signing import canonical, sha256_hex
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.gates.signoff import Approver
 
-__all__ = ["SIGNERS_TYPE", "SignersAdded", "check_signers_added", "prepare_signers", "record_signers"]
-
-SIGNERS_TYPE = "evotree.signers-bootstrap"
+__all__ = ["SIGNERS_TYPE", "SignersAdded", "prepare_signers", "record_signers"]
 
 
 @dataclass
@@ -123,39 +122,3 @@ def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: 
     return SignersAdded(champion=policy.champion, previous_commit=policy.commit, commit=commit,
                         signers=new_policy.principals, approver=approver.principal, ledger_commit=entry.commit,
                         branch_moved=moved)
-
-
-def check_signers_added(ws: Workspace, policy: Policy, data: dict[str, Any], version: str | None, anchor: str,
-                        champion: str, commit: str) -> tuple[list[str], Policy | None]:
-    """Reasons why a ``signers.added`` event is not a valid step of the chain ([] = it is), and the
-    policy it puts in force."""
-    from evotree.gates.verify import check_signed_statement
-
-    reasons: list[str] = []
-    if policy.signers:
-        reasons.append(f"the policy in force already named {', '.join(policy.principals)}: signers are added "
-                       "by a reviewed promotion")
-    new = str(data.get("commit") or "")
-    if data.get("previous_commit") != commit or version != champion:
-        reasons.append(f"it follows {str(data.get('previous_commit'))[:10]} of {version}, not the signed "
-                       f"champion {champion} @ {commit[:10]}")
-    try:
-        new_commit = ws.git.repo[new].peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError):
-        return reasons + [f"the new commit {new[:10]} is not in this repository"], None
-    if [str(p) for p in new_commit.parent_ids] != [commit]:
-        reasons.append("the new commit is not a child of the signed champion's commit")
-    else:
-        diff = ws.git.repo.diff(ws.git.repo[commit].peel(pygit2.Commit).tree, new_commit.tree)
-        changed = {d.delta.new_file.path for d in diff}
-        if changed != {policy.allowed_signers_path}:
-            reasons.append(f"the new commit changes {sorted(changed)}, not only {policy.allowed_signers_path}")
-    new_policy = policy_at(ws, champion, new)
-    if blob_at(ws, new, policy.allowed_signers_path) is None:
-        reasons.append("the new commit has no allowed signers")
-    statement = data.get("statement")
-    reasons += check_signed_statement(new_policy, statement, data.get("signature"), expect_type=SIGNERS_TYPE,
-                                      anchor=anchor, version=champion)
-    if isinstance(statement, dict) and (statement.get("commit") != new or statement.get("previous_commit") != commit):
-        reasons.append("the statement names other commits than the event")
-    return reasons, (None if reasons else new_policy)

@@ -61,6 +61,8 @@ __all__ = [
 PROMOTION_TYPE = "evotree.promotion"
 DECISION_TYPE = "evotree.decision"
 RUN_APPROVAL_TYPE = "evotree.run-approval"
+#: the statement of the first allowed signers, added after init (evotree.gates.bootstrap)
+SIGNERS_TYPE = "evotree.signers-bootstrap"
 HARNESS_PROMOTION_TYPE = "evotree.harness-promotion"
 HARNESS_EVENT = EventKind.HARNESS_PROMOTED.value
 JUDGE_PROMOTION_TYPE = "evotree.judge-promotion"
@@ -218,8 +220,6 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
             chain_commits.add(commit)
             policy = policy_at(ws, champion, commit)
         elif event.kind == EventKind.SIGNERS_ADDED.value:
-            from evotree.gates.bootstrap import check_signers_added
-
             reasons, added = check_signers_added(ws, policy, data, event.version, anchor_commit, champion, commit)
             if reasons or added is None:
                 problems.append(Problem("signers_added", f"signers added at ledger {entry.commit[:10]} are not "
@@ -599,3 +599,41 @@ def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
             problems=[p.to_dict() for p in chain],
         )
     return policy_at(ws, report.champion, report.champion_commit)
+
+
+def check_signers_added(ws: Workspace, policy: Policy, data: dict[str, Any], version: str | None, anchor: str,
+                        champion: str, commit: str) -> tuple[list[str], Policy | None]:
+    """Reasons why a ``signers.added`` event is not a valid step of the chain ([] = it is), and the
+    policy it puts in force."""
+    import pygit2
+
+    from evotree.gates.policy import blob_at, policy_at
+
+    reasons: list[str] = []
+    if policy.signers:
+        reasons.append(f"the policy in force already named {', '.join(policy.principals)}: signers are added "
+                       "by a reviewed promotion")
+    new = str(data.get("commit") or "")
+    if data.get("previous_commit") != commit or version != champion:
+        reasons.append(f"it follows {str(data.get('previous_commit'))[:10]} of {version}, not the signed "
+                       f"champion {champion} @ {commit[:10]}")
+    try:
+        new_commit = ws.git.repo[new].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return reasons + [f"the new commit {new[:10]} is not in this repository"], None
+    if [str(p) for p in new_commit.parent_ids] != [commit]:
+        reasons.append("the new commit is not a child of the signed champion's commit")
+    else:
+        diff = ws.git.repo.diff(ws.git.repo[commit].peel(pygit2.Commit).tree, new_commit.tree)
+        changed = {d.delta.new_file.path for d in diff}
+        if changed != {policy.allowed_signers_path}:
+            reasons.append(f"the new commit changes {sorted(changed)}, not only {policy.allowed_signers_path}")
+    new_policy = policy_at(ws, champion, new)
+    if blob_at(ws, new, policy.allowed_signers_path) is None:
+        reasons.append("the new commit has no allowed signers")
+    statement = data.get("statement")
+    reasons += check_signed_statement(new_policy, statement, data.get("signature"), expect_type=SIGNERS_TYPE,
+                                      anchor=anchor, version=champion)
+    if isinstance(statement, dict) and (statement.get("commit") != new or statement.get("previous_commit") != commit):
+        reasons.append("the statement names other commits than the event")
+    return reasons, (None if reasons else new_policy)

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from evotree.cli.console import WIDE, console
 from evotree.core.errors import EXIT_CODES, EvotreeError
 
 __all__ = ["EXIT_CODE_HELP", "SHORT_EXIT_CODE_HELP", "WIDE", "console", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "session",
@@ -24,25 +25,6 @@ EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code
 #: the top-level --help's last lines: the full table is one command away
 SHORT_EXIT_CODE_HELP = ("\b\nExit codes: 0 success, 1 a bug (please report it), 2 usage error; every other code\n"
                         "names one kind of error: `evotree help exit-codes` lists them all (docs/cli.md).")
-
-
-#: the width of text printed where no terminal says how wide it is (a log, a pipe, CI): no line is
-#: split at rich's default of 80 columns; $COLUMNS, when set, wins
-WIDE = 240
-
-
-def console(**options: Any) -> Any:
-    """A rich console for command output: the terminal's width at a terminal, else $COLUMNS or
-    :data:`WIDE` (output piped to CI is not wrapped one word per line)."""
-    import os
-
-    from rich.console import Console
-
-    probe = Console(**options)
-    if probe.is_terminal:
-        return probe
-    columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else WIDE, **options)
 
 
 def to_data(result: Any) -> Any:

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from evotree.cli.common import console
+from evotree.cli.console import console
 from evotree.core.text import escape_control
 
 _console = console(highlight=False, soft_wrap=False)
