@@ -210,8 +210,11 @@ def test_no_verb_times_the_judge_phase_in_hide_mode(tmp_path: Path) -> None:
     agent = Session(repo, Principal.parse("agent"))
     made = agent.branch("balance")
     commit_file(repo / made.worktree, "policy.py", GOOD, "balance")
-    [record] = agent.run([made.id])
+    events: list[tuple[str, dict[str, Any]]] = []
+    [record] = agent.run([made.id], progress=lambda _r, event, info: events.append((event, info)))
     assert record.status == "succeeded", record.error
+    # the judge's signals never reach a face's progress callback (the gym judge's replay_mismatches did)
+    assert not [e for e in events if e[0] in ("step", "metric") and e[1].get("phase") == "eval"], events
     raw = json.loads(next((repo / ".evotree" / "runs").glob("v1-*/run.json")).read_text())
     finished = next(e.event.at for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.finished")
     ends = {raw["ended_at"][11:26], finished[11:26]}  # the run's end (judge included), to the microsecond
@@ -354,3 +357,23 @@ def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: 
     _push_and_fetch({"repo": repo, "stranger": stranger, "bare": bare})
     [record] = Session(repo).run(["v0"])
     assert record.status == "succeeded", record.error
+
+
+def test_progress_shows_no_step_or_metric_of_the_judge_phase_while_hidden() -> None:
+    """A judge signal whose name names no split (the gym judge's `replay_mismatches`, or any judge's
+    `mean_return`) passed redaction and reached the face as a progress metric."""
+    from evotree.verbs import _safe_progress
+
+    seen: list[tuple[str, dict[str, Any]]] = []
+    hidden = _safe_progress(lambda _r, e, i: seen.append((e, i)), True)
+    for event, info in (("metric", {"phase": "eval", "step": 0, "metric": "replay_mismatches", "value": 0.0}),
+                        ("metric", {"phase": "eval", "step": 3, "metric": "mean_return", "value": 187.0}),
+                        ("step", {"phase": "eval", "step": 187})):
+        hidden("r", event, info)
+    assert seen == []
+    hidden("r", "metric", {"phase": "train", "step": 1, "metric": "mean_return", "value": 9.0})  # the agent's own
+    hidden("r", "phase", {"phase": "eval", "pid": 1})  # that the judge started: shown (its timing is the residual)
+    assert [e for e, _ in seen] == ["metric", "phase"]
+    shown: list[Any] = []
+    _safe_progress(lambda _r, e, i: shown.append(i), False)("r", "metric", {"phase": "eval", "metric": "m"})
+    assert shown  # not hidden: everything is shown

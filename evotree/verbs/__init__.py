@@ -413,11 +413,16 @@ def _safe_progress(progress: Callable[[str, str, dict[str, Any]], None],
                    hide: bool) -> Callable[[str, str, dict[str, Any]], None]:
     """The face's progress callback as the harness may call it: never with a hidden figure (an
     event about a hidden split keeps only its phase and status), and never able to fail a run —
-    a face's error is evotree's own, not the candidate's, and must not kill or charge a run."""
-    from evotree.core.visibility import redact
+    a face's error is evotree's own, not the candidate's, and must not kill or charge a run. While
+    hidden, no step or metric of the judge's phase is shown at all, whatever its name (the sql views
+    leave out every eval-phase row the same way: a judge signal such as ``replay_mismatches`` names
+    no split)."""
+    from evotree.core.visibility import JUDGE_PHASES, redact
 
     def call(run_id: str, event: str, info: dict[str, Any]) -> None:
         data = info
+        if hide and event in ("step", "metric") and isinstance(info, dict) and info.get("phase") in JUDGE_PHASES:
+            return
         if hide:
             redacted = redact(info)
             data = redacted if isinstance(redacted, dict) else {k: info[k] for k in _EVAL_SAFE_KEYS if k in info}
