@@ -77,7 +77,7 @@ def demo(path: str | None, keep: bool) -> None:
     over six proposals judged by the gates, a promotion of each version that passes signed by a
     second person the demo plays at a pseudo-terminal with a key made for the demo (deleted at
     the end), verify, and side by side what greedy keep-if-better would have kept, what evotree
-    kept and the held-out truth of both. About 1-3 minutes on two cores.
+    kept and the held-out truth of both. About 2-3 minutes on two cores.
     """
     from evotree.demo import run_demo
 
