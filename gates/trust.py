@@ -63,7 +63,7 @@ def _ref(ws: Workspace, name: str) -> str | None:
 
 
 def _meta_key(meta: dict[str, Any]) -> str:
-    return json.dumps({k: meta.get(k) for k in ("champion", "judge", "harness", "harnesses", "finalize")},
+    return json.dumps({k: meta.get(k) for k in ("champion", "judge", "harness_active", "harnesses", "finalize")},
                       sort_keys=True, default=str)
 
 

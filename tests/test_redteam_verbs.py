@@ -377,3 +377,14 @@ def test_progress_shows_no_step_or_metric_of_the_judge_phase_while_hidden() -> N
     shown: list[Any] = []
     _safe_progress(lambda _r, e, i: shown.append(i), False)("r", "metric", {"phase": "eval", "metric": "m"})
     assert shown  # not hidden: everything is shown
+
+
+def test_the_trust_cache_key_names_the_ledger_s_real_meta_keys() -> None:
+    """The cache key listed meta "harness", a key the ledger never writes (it is "harness_active"):
+    every key it names must be one the ledger's typed meta has."""
+    from evotree.core.ledger import LedgerMeta
+    from evotree.gates.trust import _meta_key
+
+    named = set(json.loads(_meta_key({})))
+    assert named <= set(LedgerMeta.__annotations__), named - set(LedgerMeta.__annotations__)
+    assert "harness_active" in named
