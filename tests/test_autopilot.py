@@ -172,6 +172,12 @@ def test_the_autopilot_gates_each_proposal_and_never_signs(tmp_path: Path) -> No
         assert verbs.open().champion() == result.outcomes[0].version == result.champion
         tag = git(repo, "cat-file", "-p", f"refs/tags/evotree/promoted/{result.champion}")
         assert signer.principal in tag
+        # the budget rule: one run allowed, and the first look's two seeds do not fit: nothing runs
+        capped = run_autopilot(verbs, [Proposal("pos", "knob", "CP_POS +1 step", {"knob": "CP_POS", "steps": 1})],
+                               max_runs=1, first_seeds=2, promote=signer)
+        assert capped.stopped == "budget" and capped.runs == 0 and "run budget (1)" in capped.stop_reason
+        assert capped.outcomes[0].status == "budget" and verbs.open().champion() == result.champion
+        assert verbs.open().resolve(capped.outcomes[0].version).status == "abandoned"
         # the champion plays better on the held-out pool than v0 did (the truth no run saw)
         from evotree.demo import gym_truth
 
