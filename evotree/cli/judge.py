@@ -11,7 +11,6 @@ and a one-time code gets them.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from pathlib import Path
@@ -66,7 +65,7 @@ def _sign_for_hidden(ws: Any, what: str, path: str) -> bool:
         raise SignoffRefused(f"refusing to {what}: validation and held-out data stay hidden from agent sessions "
                              "until `evotree finalize`", fix="a person runs it at their own terminal")
     require_human_terminal(action=f"{what} while validation and held-out data are hidden until finalize")
-    from evotree.cli.gates import _challenge
+    from evotree.cli.signoff import challenge as _challenge
 
     _challenge(path, True, what="path", shown=f"the path ({path})")  # prompts on stderr
     return True
@@ -220,47 +219,15 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     """
     from evotree.core.errors import EvotreeError
 
-    def show(plan: Any) -> None:
-        echo = functools.partial(click.echo, err=as_json)
-        echo(f"new judge {plan.commit[:10]} from {plan.directory}")
-        echo(f"replaces {plan.previous_commit[:10]}")
-        echo(f"proposed by {plan.proposed_by}")
-        for row in plan.diff["files"]:
-            if row["status"] == "unchanged":
-                continue
-            sha = row["sha256"] or row["previous_sha256"]
-            size = f"{row['size']} B" if row["size"] is not None else "-"
-            echo(f"  {row['status'].upper():8s} {row['path']:40s} {size:>12s}  sha256 {sha}")
-        unchanged = sum(1 for row in plan.diff["files"] if row["status"] == "unchanged")
-        echo(f"  ({unchanged} file(s) unchanged)")
-        echo(f"read the files before signing: {plan.directory}")
-        echo(f"diff sha256 (signed): {plan.diff_hash}")
-
-    import contextlib
-
-    signer_process = contextlib.ExitStack()
     try:
-        from evotree.cli.gates import _ask, _challenge, signer_session
-        from evotree.gates.errors import SignoffRefused
-        from evotree.gates.judges import plan_judge_promotion, record_judge_promotion
-        from evotree.gates.signing import resolve_key
-        from evotree.gates.signoff import approver_for
+        from evotree.cli.signoff import run_signoff
+        from evotree.gates.ceremony import judge_signoff
 
-        ws, policy = signer_process.enter_context(signer_session("change the judge"))
-        plan = plan_judge_promotion(ws, directory)
-        approver = approver_for(policy, resolve_key(key, git_root=ws.root), plan.proposed_by)
-        show(plan)
-        _challenge(plan.commit[:7], as_json, what="judge commit",
-                   shown=f"the new judge commit's first 7 characters ({plan.commit[:7]})")
-        if _ask("put this judge in force? [yes/no]", as_json).strip().lower() != "yes":
-            raise SignoffRefused("not approved; nothing was recorded", fix="type yes to change the judge")
-        click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
-        result = record_judge_promotion(ws, policy, approver, plan)
+        result = run_signoff(lambda ws, policy: judge_signoff(ws, policy, directory), key, as_json,
+                             action="change the judge")
     except EvotreeError as exc:
         fail(exc, as_json)
         return
-    finally:
-        signer_process.close()
     if as_json:
         click.echo(json.dumps(result.to_dict(), default=str))
     else:
