@@ -96,8 +96,8 @@ def autopilot(from_suggest: bool, patches: str | None, max_proposals: int | None
         proposals = suggest_proposals(verbs, ws.champion(), section.recipe or "recipe.toml")
         if not proposals:
             raise UsageError(f"suggest offers nothing to try for the champion {ws.champion()}",
-                             fix=f"run the champion first (evotree run {ws.champion()}), or declare "
-                                 "[autopilot.knobs] in evotree.toml")
+                             fix=f"suggest reads the champion's findings: evotree run {ws.champion()}; evotree "
+                                 f"diagnose {ws.champion()}; or declare [autopilot.knobs] in evotree.toml")
     else:
         proposals = knob_proposals(knobs_from_config(section), count=count + skip,
                                    seed=section.seed if seed is None else seed)
