@@ -7,7 +7,9 @@ ones (``evotree signers add``). The new commit is the champion's commit plus
 ``gates/allowed_signers`` (nothing else changes), the statement is signed by the new key and
 checked against the new file, the ledger records ``signers.added``, and the champion ref (and
 the champion's branch, when it is at the champion's commit) move to the new commit by
-compare-and-swap. ``evotree verify`` checks each such step (:func:`evotree.gates.verify.check_signers_added`): the policy before it named no signer,
+compare-and-swap. The step is accepted in this workspace's private state (never pushed): a clone
+that fetches it must accept it too (``evotree signers accept``), after checking the key with the
+person — a stranger can make an equally valid step with their own key. ``evotree verify`` checks each such step (:func:`evotree.gates.verify.check_signers_added`): the policy before it named no signer,
 the commit changes only the allowed-signers file, the signature verifies under it. Once a signer
 exists, adding or rotating one is a reviewed promotion of a version that edits the file.
 """
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.gates.signoff import Approver
 
-__all__ = ["SIGNERS_TYPE", "SignersAdded", "prepare_signers", "record_signers"]
+__all__ = ["SIGNERS_TYPE", "SignersAdded", "accept_signers", "accepted_state", "prepare_signers", "record_signers",
+           "statement_hash", "unaccepted_signers"]
 
 
 @dataclass
@@ -104,6 +107,7 @@ def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: 
                                                "previous_commit": policy.commit})
 
     entry = ws.ledger.transact(change, actor=ws.git.identity())
+    accept_signers(ws, statement)  # made here, by a person at this terminal: accepted here
     repo = ws.git.repo
     try:
         ws.git.cas_ref(CHAMPION_REF, repo[commit].id, repo[policy.commit].id,
@@ -122,3 +126,70 @@ def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: 
     return SignersAdded(champion=policy.champion, previous_commit=policy.commit, commit=commit,
                         signers=new_policy.principals, approver=approver.principal, ledger_commit=entry.commit,
                         branch_moved=moved)
+
+
+# ---------------------------------------------------------------------------- local acceptance
+def _accepted_path(ws: Workspace) -> Any:
+    from evotree.harness.provenance import key_path
+
+    return key_path(ws).parent / "accepted-signers.json"
+
+
+def statement_hash(statement: Any) -> str:
+    """The id of a ``signers.added`` step: sha256 of its canonical statement."""
+    return sha256_hex(canonical(statement))
+
+
+def _accepted(ws: Workspace) -> dict[str, str]:
+    import json
+
+    try:
+        data = json.loads(_accepted_path(ws).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def accept_signers(ws: Workspace, statement: dict[str, Any]) -> None:
+    """Record, in this workspace's private state (never pushed), that its owner accepts the
+    ``signers.added`` step of ``statement`` (sealed with the workspace's key)."""
+    import json
+    import os
+
+    from evotree.harness.provenance import seal
+
+    digest = statement_hash(statement)
+    mac = seal(ws, {"accepted_signers": digest})
+    if mac is None:
+        raise InvalidState("this workspace's private key cannot be made, so no signers can be accepted here",
+                           fix="check that the repository's .git folder is writable")
+    path = _accepted_path(ws)
+    data = _accepted(ws)
+    data[digest] = mac
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".accepted-signers.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def accepted_state(ws: Workspace) -> str:
+    """A digest of the acceptances (part of the trust cache's key)."""
+    return sha256_hex(canonical(_accepted(ws)))
+
+
+def unaccepted_signers(ws: Workspace) -> list[dict[str, Any]]:
+    """The ``signers.added`` steps of the ledger this workspace has not accepted: made elsewhere (a
+    fetch) rather than here, or accepted by no person here. A step made in another clone by a
+    stranger's own key verifies like an honest one; only this workspace's owner can tell them apart."""
+    from evotree.harness.provenance import sealed
+
+    accepted = _accepted(ws)
+    missing = []
+    for entry in ws.ledger.entries():
+        if entry.event.kind != EventKind.SIGNERS_ADDED.value or not isinstance(entry.event.data, dict):
+            continue
+        statement = entry.event.data.get("statement")
+        digest = statement_hash(statement)
+        if not sealed(ws, {"accepted_signers": digest}, accepted.get(digest)):
+            missing.append({"ledger_commit": entry.commit, "statement": statement, "digest": digest})
+    return missing

@@ -110,8 +110,10 @@ def in_force(ws: Workspace) -> InForce:
     """
     from evotree.gates.verify import verify_workspace
 
+    from evotree.gates.bootstrap import accepted_state
+
     key = {"ledger": _ref(ws, LEDGER_REF), "champion_ref": _ref(ws, CHAMPION_REF), "judge_ref": _ref(ws, JUDGE_REF),
-           "meta": _meta_key(ws.ledger.meta())}
+           "meta": _meta_key(ws.ledger.meta()), "accepted": accepted_state(ws)}
     cached = _read_cache(ws)
     if cached is not None and all(cached.get(k) == v for k, v in key.items() if k != "ledger"):
         if cached.get("ledger") == key["ledger"] or (
@@ -134,6 +136,18 @@ def in_force(ws: Workspace) -> InForce:
                 "refs/evotree/ledger and refs/evotree/champion from a trusted copy (git update-ref with the "
                 "values verify names) — nothing runs on an unsigned champion, policy or judge",
             problems=[p.to_dict() for p in chain])
+    from evotree.gates.bootstrap import unaccepted_signers
+
+    foreign = unaccepted_signers(ws)
+    if foreign:
+        first = foreign[0]
+        who = ", ".join(str(p) for p in (first["statement"] or {}).get("signers") or []) or "?"
+        raise UntrustedState(
+            f"refusing to act: the allowed signers ({who}) were added by a signers.added step made elsewhere "
+            f"(ledger {first['ledger_commit'][:10]}), not accepted here: a stranger can make such a step with "
+            "their own key", fix=f"check the key with that person, then `evotree signers accept "
+            f"{first['ledger_commit'][:10]}` (or restore the ledger and champion from a trusted copy)",
+            problems=[{"kind": "signers_not_accepted", "ledger_commit": f["ledger_commit"]} for f in foreign])
     result = InForce(champion=report.champion, commit=report.champion_commit,
                      judge=(report.judge or {}).get("commit"))
     _write_cache(ws, {"v": _CACHE_VERSION, **key, "in_force": asdict(result)})

@@ -51,9 +51,6 @@ def _push_and_fetch(s: dict[str, Path]) -> None:
 
 
 # ---------------------------------------------------------------------------- (a) a stranger's remote
-@pytest.mark.xfail(strict=True, reason="a fetched signers.added step by a stranger's own key is a valid step of "
-                   "the chain (verify accepts it): the stranger's key becomes the trust root of a workspace made "
-                   "without --signer")
 def test_a_stranger_cannot_add_the_first_signers_of_a_workspace_without_one(tmp_path: Path) -> None:
     """A workspace made without --signer: the stranger performs the real `signers add` step in its
     own clone with its own key (signed, only the allowed-signers file changes) and pushes it."""

@@ -89,3 +89,39 @@ def test_a_forged_signers_step_is_reported_and_refused(bare_ws: dict[str, Any], 
     report = json.loads(Cli(repo)("verify", "--json", code=33).stdout)
     assert any(p["kind"] == "signers_added" for p in report["problems"])
     assert Cli(repo).json("run", "v0", code=33)["error"]["code"] == "untrusted_state"
+
+
+def test_a_fetched_signers_step_counts_only_once_a_person_here_accepts_it(bare_ws: dict[str, Any],
+                                                                          tmp_path: Path) -> None:
+    """A teammate adds the first signer in their clone and pushes; here it is refused until the
+    owner checks the fingerprint and accepts it (the same step a stranger could make)."""
+    repo, key = bare_ws["repo"], bare_ws["key"]
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    specs = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", *specs)
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "--quiet", str(bare), str(mate))
+    git(mate, "config", "user.name", "Mate")
+    git(mate, "config", "user.email", "mate@example.com")
+    git(mate, "fetch", "--quiet", "origin", *specs)
+    code, out = _add(mate, f"ada@example.com={key}.pub", key)
+    assert code == 0, out
+    git(mate, "push", "--quiet", "origin", *specs)
+    git(repo, "fetch", "--quiet", "origin", *specs)
+    refused = Cli(repo).json("branch", "-m", "x", code=33)["error"]
+    assert "not accepted here" in refused["message"] and "signers accept" in refused["fix"]
+    ledger = refused["details"]["problems"][0]["ledger_commit"]
+    child = spawn(repo, "signers", "accept", ledger[:10], "--json")
+    child.expect(CODE_RE)
+    code_shown = child.match.group(1)
+    child.expect("signer\\(s\\): ")
+    child.sendline("ada@example.com")
+    child.expect("one-time code: ")
+    child.sendline(code_shown)
+    child.expect(r"accept these signers here\? \[yes/no\]: ")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 0, out
+    assert Cli(repo).json("branch", "-m", "now it counts")["id"]

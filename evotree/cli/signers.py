@@ -55,6 +55,58 @@ def signers_add(specs: tuple[str, ...], key: str | None, as_json: bool) -> None:
                    "Versions made before this step branch from the old commit: branch new ones from the champion.")
 
 
+@signers.command("accept")
+@click.argument("ledger_commit", metavar="LEDGER_COMMIT")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr). "
+              "Still needs a person at a terminal.")
+def signers_accept(ledger_commit: str, as_json: bool) -> None:
+    """Accept signers another clone added (a fetched signers.added step), after checking the key.
+
+    
+    A workspace made without --signer gains its first signers by `evotree signers add` in one
+    clone; the others fetch that step. A stranger's remote can make an equally valid step with
+    their own key, so a fetched step counts here only once a person accepts it: the step's signers
+    and key fingerprints are shown, the person checks them with that person (out of band), types
+    the signer(s) and a one-time code, and the acceptance is kept in this repository's private
+    state (.git/evotree, never pushed). LEDGER_COMMIT: the ledger commit `evotree` names when it
+    refuses (a prefix of 7 or more characters).
+    """
+    from evotree.cli.common import open_workspace
+    from evotree.cli.signoff import ask, challenge
+    from evotree.core.errors import EvotreeError, InvalidState
+    from evotree.core.text import escape_control
+    from evotree.gates.bootstrap import accept_signers, unaccepted_signers
+    from evotree.gates.errors import SignoffRefused
+    from evotree.gates.signoff import require_human_terminal
+
+    try:
+        require_human_terminal(action="accept signers")
+        ws = open_workspace()
+        wanted = ledger_commit.strip().lower()
+        steps = [s for s in unaccepted_signers(ws) if len(wanted) >= 7 and s["ledger_commit"].startswith(wanted)]
+        if len(steps) != 1:
+            raise InvalidState(f"no single signers.added step waits for acceptance at {escape_control(ledger_commit)}",
+                               fix="use the ledger commit evotree named when it refused (evotree log shows them)")
+        statement = steps[0]["statement"] or {}
+        principals = ", ".join(str(p) for p in statement.get("signers") or [])
+        click.echo(f"signers.added at ledger {steps[0]['ledger_commit'][:10]}: signers {escape_control(principals)}",
+                   err=as_json)
+        click.echo(f"signed by {escape_control(statement.get('approver'))} with key "
+                   f"{escape_control(statement.get('key'))}; check this fingerprint with that person", err=as_json)
+        challenge(principals, as_json, what="signer(s)", shown=f"the signer(s) ({principals})")
+        if ask("accept these signers here? [yes/no]", as_json).strip().lower() != "yes":
+            raise SignoffRefused("not accepted; nothing was recorded", fix="type yes to accept")
+        accept_signers(ws, statement)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    result = {"v": 1, "accepted": steps[0]["ledger_commit"], "signers": statement.get("signers") or []}
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(f"accepted the signers {', '.join(result['signers'])} here")
+
+
 def register(root: click.Group) -> None:
     """Add this module's commands to the ``evotree`` group."""
     for name, command in cli.commands.items():
