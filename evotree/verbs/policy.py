@@ -22,7 +22,6 @@ from evotree.core.errors import EvotreeError, InvalidState
 from evotree.core.visibility import FINALIZE_META, HiddenUntilFinalize, redact
 from evotree.core.visibility import hidden as _configured_hidden
 from evotree.gates.trust import InForce, UntrustedState, in_force
-from evotree.gates.voids import check_void
 
 if TYPE_CHECKING:
     from evotree.core.ledger import VersionRecord
@@ -49,6 +48,8 @@ class NotYourVersion(InvalidState):
 def attach(ws: Workspace) -> Workspace:
     """Give ``ws`` what the layers below need from this one, passed in explicitly: the signed
     policy's check of ``run.voided`` events (the evidence views call it)."""
+    from evotree.gates.voids import check_void  # loads the harness's evidence code: only when opened
+
     ws.void_checker = check_void
     return ws
 
