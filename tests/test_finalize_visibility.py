@@ -120,7 +120,7 @@ def test_agents_see_no_validation_before_finalize_and_do_after(searched_ws: Any,
     assert data["rows"] == []
 
     # after finalize: shown
-    event = cli.json("finalize")
+    event = cli.json("finalize", "--yes")
     assert event["status"] == "finalized"
     tree = cli.json("tree")
     assert leaks(tree)  # the headlines are back

@@ -117,7 +117,7 @@ def test_finalize_judges_the_best_validation_run_once_outside_the_budget(tmp_pat
         run_versions(ws, [good], seeds=1)
     before = _usage(ws)
     cli = Cli(ws.root)
-    event = cli.json("finalize")
+    event = cli.json("finalize", "--yes")
     assert event["status"] == "finalized", event
     assert event["selected_run"] == good_run.run_id and event["version"] == good
     assert event["commit"] == good_run.commit and event["validation_mean"] == pytest.approx(good_run.headline["value"])
@@ -144,7 +144,7 @@ def test_finalize_judges_the_best_validation_run_once_outside_the_budget(tmp_pat
     events = [e for e in cli.json("log")["events"] if e["kind"] == "finalize"]
     assert len(events) == 1 and events[0]["data"]["heldout_run"] == event["heldout_run"]
     # a second finalize is refused, and records nothing
-    refused = cli.json("finalize", code=10)
+    refused = cli.json("finalize", "--yes", code=10)
     assert refused["error"]["code"] == "already_finalized"
     assert len([e for e in cli.json("log")["events"] if e["kind"] == "finalize"]) == 1
     assert len([p for p in (ws.root / ".evotree" / "runs").glob("*finalize*/run.json")]) == 1
@@ -156,9 +156,9 @@ def test_finalize_without_a_usable_run_records_no_ok_submit(tmp_path: Path) -> N
     repo = make_repo(tmp_path / "r")
     cli = Cli(repo)
     cli("init")
-    event = cli.json("finalize")
+    event = cli.json("finalize", "--yes")
     assert event["status"] == "no_ok_submit" and event["heldout_run"] is None and event["selected_run"] is None
-    assert cli.json("finalize", code=10)["error"]["code"] == "already_finalized"
+    assert cli.json("finalize", "--yes", code=10)["error"]["code"] == "already_finalized"
 
 
 def test_finalize_is_refused_in_an_agent_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,4 +168,4 @@ def test_finalize_is_refused_in_an_agent_session(tmp_path: Path, monkeypatch: py
     cli = Cli(repo)
     cli("init")
     monkeypatch.setenv("EVOTREE_AGENT_PRINCIPAL", "agent:test")
-    assert cli.json("finalize", code=10)["error"]["code"] == "invalid_state"
+    assert cli.json("finalize", "--yes", code=10)["error"]["code"] == "invalid_state"

@@ -105,5 +105,5 @@ def test_hidden_seeds_go_only_to_a_person_who_signs_at_a_terminal(tmp_path: Path
     code, text = _in_pty(ws.root, ["judge", "show", "judge/gym.toml"], _typist("judge/gym.toml"), _env())
     assert code == 0 and _pools(text), text
     # once the search is finalized the boundary is lifted: --force to a pipe is the owner's call again
-    assert cli.json("finalize")["status"] == "no_ok_submit"
+    assert cli.json("finalize", "--yes")["status"] == "no_ok_submit"
     assert _pools(cli("judge", "show", "judge/gym.toml", "--force").output)

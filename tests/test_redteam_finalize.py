@@ -189,7 +189,7 @@ def test_finalize_is_not_an_agent_server_tool() -> None:
 def test_after_finalize_the_judges_figures_are_shown(attacked: Any) -> None:
     ws, ids, cli = attacked
     good, record = ids["good"]
-    assert cli.json("finalize")["status"] == "finalized"
+    assert cli.json("finalize", "--yes")["status"] == "finalized"
     logs = cli.json("logs", record.run_id, "--phase", "eval")
     assert any("validation" in line for log in logs["logs"] for line in log["lines"])
     data = cli.json("diagnose", good)

@@ -21,6 +21,19 @@ cli = click.Group("evotree")
 def _render(result: Any) -> None:
     from evotree.core.text import escape_control
 
+    if isinstance(result, dict) and result.get("dry_run"):  # --dry-run: what would be judged
+        chosen = result.get("selected")
+        if not chosen:
+            click.echo(f"dry run: none of the {result['considered']} run(s) succeeded with a validation score; "
+                       "finalize would record no_ok_submit (nothing judged). Nothing was recorded.")
+            return
+        shown = f", validation mean {chosen['validation']:.6g}" if isinstance(chosen.get("validation"), float) else ""
+        click.echo(f"dry run: finalize would judge {chosen['run_id']} ({chosen['version']}, commit "
+                   f"{str(chosen['commit'])[:10]}){shown} once on the held-out split, the best of "
+                   f"{result['considered']} run(s). Nothing was recorded.")
+        click.echo(f"rule: {result['rule']}")
+        return
+
     if result.status == "no_ok_submit":
         click.echo(f"no_ok_submit: none of the {result.considered} run(s) succeeded with a validation score; "
                    "nothing was judged on the held-out split (recorded: the search is finalized)")
@@ -37,8 +50,11 @@ def _render(result: Any) -> None:
 
 
 @cli.command("finalize")
+@click.option("--dry-run", is_flag=True, help="Show which run would be judged on the held-out split; judge "
+              "and record nothing.")
+@click.option("--yes", is_flag=True, help="Confirm without the prompt (needed off a terminal: a script).")
 @outputs(_render, pass_json=True)
-def finalize_cmd(as_json: bool) -> Any:
+def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
     """End the search: judge the best validation run once on the held-out split.
 
     \b
@@ -48,7 +64,8 @@ def finalize_cmd(as_json: bool) -> Any:
     on the held-out split (a judge-only run, no train phase), charged to a `finalize` account of
     its own, never to a version's or the tree's budget. The ledger records a `finalize` event;
     a second finalize is refused (exit 10, code already_finalized). With no such run the event
-    records no_ok_submit. In a workspace with [eval] hide_until_finalize (evotree init
+    records no_ok_submit. --dry-run shows the run it would judge and records nothing; at a
+    terminal the person confirms by typing `finalize`, off a terminal --yes is required. In a workspace with [eval] hide_until_finalize (evotree init
     --protocol evopolicygym) validation and held-out figures are shown only from then on.
     Progress goes to stderr; --json prints the event's data.
     """
@@ -61,6 +78,24 @@ def finalize_cmd(as_json: bool) -> Any:
         raise InvalidState("finalize ends the search: a person runs it, not an agent session",
                            fix="stop and hand over; the operator runs `evotree finalize`")
     ws = open_workspace()
+    if dry_run:
+        from evotree.gates.finalize import finalize_plan
+
+        return {"v": 1, "dry_run": True, **finalize_plan(ws).to_dict()}
+    import sys
+
+    from evotree.core.errors import UsageError
+
+    if sys.stdin.isatty() and sys.stderr.isatty() and not yes:
+        typed = click.prompt("finalize ends the search: one held-out evaluation, never again; type finalize "
+                             "to go on", err=True, default="", show_default=False)
+        if typed.strip() != "finalize":
+            raise InvalidState("not confirmed; nothing was judged or recorded",
+                               fix="see what it would judge with `evotree finalize --dry-run`, then type finalize")
+    elif not yes:
+        raise UsageError("finalize ends the search (its one held-out evaluation): confirm at a terminal, or pass "
+                         "--yes from a script", fix="evotree finalize --dry-run shows what it would judge; then "
+                         "evotree finalize --yes", option="--yes")
 
     def progress(run_id: str, event: str, info: dict[str, Any]) -> None:
         if event in ("started", "phase", "finished"):
