@@ -247,7 +247,8 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
                                           validation_mean=None, heldout_run=None, heldout_mean=None,
                                           final_score=None, rule=plan.rule, considered=plan.considered))
     best = plan.selected
-    run = plan_finalize_run(ws, best.version, best.commit, check=lambda txn: _refuse_twice(txn.meta))
+    run = plan_finalize_run(ws, best.version, best.commit, check=lambda txn: _refuse_twice(txn.meta),
+                            source_run=best.run_id)  # its trained artifact, for judges that need one
     try:
         (runs_dir(ws) / ".active").mkdir(parents=True, exist_ok=True)
         [record] = LocalExecutor(jobs=1).execute(ws, [run], progress=progress, cancel=cancel or threading.Event())

@@ -242,6 +242,9 @@ class RunPlan:
     judge_data_commit: str | None = None
     #: ``search`` or ``finalize`` (judge only, :func:`plan_finalize_run`)
     kind: str = "search"
+    #: finalize: the selected run whose trained candidate folder the judge reads (a judge that needs
+    #: the artifact training made); None: the commit's exported tree
+    source_run: str | None = None
 
 
 def runs_dir(ws: Workspace) -> Path:
@@ -372,7 +375,8 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     return plans
 
 
-def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callable[[LedgerTxn], None]) -> RunPlan:
+def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callable[[LedgerTxn], None],
+                      source_run: str | None = None) -> RunPlan:
     """Reserve finalize's one held-out evaluation: a judge-only run of ``commit`` (of ``version``)
     on the ``heldout`` split, against the ``finalize`` account.
 
@@ -402,7 +406,7 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
     limits = RunLimits(wall_seconds=float(cfg.eval.timeout_seconds), max_steps=None, max_episodes=None)
     plan = RunPlan(run_id=f"{version}-finalize-{now_stamp()}-{secrets.token_hex(3)}", version=version, seed=0,
                    commit=commit, judge_commit=str(judge_commit), judge_version=champion.id, limits=limits,
-                   judge_splits=("heldout",), judge_data_commit=judge_data, kind="finalize")
+                   judge_splits=("heldout",), judge_data_commit=judge_data, kind="finalize", source_run=source_run)
     actor = ws.git.identity()
     owner = process_owner()
 

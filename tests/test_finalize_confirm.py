@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import Cli, git
 
 
@@ -21,3 +23,18 @@ def test_a_dry_run_records_nothing_and_a_script_must_say_yes(tmp_path: Path) -> 
     assert "--yes" in refused["fix"] and "--dry-run" in refused["fix"]
     assert git(ws.root, "rev-parse", "refs/evotree/ledger") == ledger  # nothing judged or recorded
     assert cli.json("finalize", "--yes")["status"] == "no_ok_submit"
+
+
+@pytest.mark.heavy
+def test_finalize_judges_the_trained_artifact_of_a_train_then_judge_domain(tmp_path: Path) -> None:
+    """docs/domains/custom.md's shape: train writes model.json (not in the commit), the judge reads
+    it. Finalize's judge-only run reads the selected run's trained candidate, so it is judged."""
+    from test_runs import make_run_repo
+
+    repo = make_run_repo(tmp_path / "w", recipe="skill = 0.75\nsteps = 2\n")
+    cli = Cli(repo)
+    [run] = cli.json("run", "v0")["runs"]
+    assert run["status"] == "succeeded"
+    done = cli.json("finalize", "--yes")
+    assert done["status"] == "finalized", done
+    assert done["selected_run"] == run["run_id"] and done["heldout_mean"] == pytest.approx(0.75)

@@ -25,7 +25,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
@@ -129,6 +129,25 @@ class LocalExecutor:
             return [f.result() for f in futures]
 
 
+def _candidate_from_run(base: Path, plan: RunPlan, paths: Any, cfg: Any, record: Any) -> bool:
+    """Finalize's judge-only run: the selected run's candidate folder as its train phase left it
+    (the trained artifact a train -> artifact -> judge domain needs), copied as regular files only
+    (no link or special file followed); False when there is none (the commit's tree is exported)."""
+    if plan.kind != "finalize" or not plan.source_run or "/" in plan.source_run or plan.source_run.startswith("."):
+        return False
+    source = base / plan.source_run / "candidate"
+    if source.is_symlink() or not source.is_dir():
+        return False
+    from evotree.harness.sandbox_copy import copy_regular_files
+
+    paths.candidate.mkdir(parents=True, exist_ok=True)
+    report = copy_regular_files(source, paths.candidate, max_files=cfg.sandbox.candidate_max_files,
+                                max_bytes=cfg.sandbox.candidate_max_mb * 2**20)
+    record.notes.append(f"the judge read the trained candidate of {plan.source_run} (its train phase's outputs)")
+    record.notes.extend(f"not copied from {plan.source_run}: {item}" for item in report.refused[:20])
+    return True
+
+
 def execute_run(
     root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None,
     lease: DeviceLease | None = None, notes: list[str] | None = None,
@@ -188,7 +207,8 @@ def execute_run(
         if clock_stopped(record, clock_end, started=started):  # it ended while this run waited its turn
             charge = False
             raise _NotStarted
-        export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
+        if not _candidate_from_run(base, plan, paths, cfg, record):
+            export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
         outcome = train_then_judge(
             plan, paths, record, train_command=cfg.train.command, eval_command=cfg.eval.command,
             train_timeout=cfg.train.timeout_seconds, eval_timeout=cfg.eval.timeout_seconds,
