@@ -150,7 +150,7 @@ class AlreadyFinalized(InvalidState):
 class FinalizeResult:
     """The ``finalize`` event's data (``evotree finalize --json``)."""
 
-    status: str  # "finalized", "no_ok_submit" or "heldout_failed"
+    status: str  # "finalized", "no_ok_submit", "heldout_failed" or "not_finalized" (evotree's failure: retry)
     selected_run: str | None
     version: str | None
     commit: str | None
@@ -167,6 +167,11 @@ class FinalizeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
+
+    @property
+    def exit_code(self) -> int:
+        """37 when evotree could not finish the held-out run (the search is not finalized), else 0."""
+        return 37 if self.status == "not_finalized" else 0
 
 
 def _refuse_twice(meta: Any) -> None:
@@ -232,6 +237,28 @@ def _record(ws: Any, result: FinalizeResult) -> FinalizeResult:
     return result
 
 
+def _not_the_candidates(record: Any) -> bool:
+    """Whether a held-out run failed for a reason that is evotree's, not the candidate's or the judge's."""
+    if record.status in ("crashed", "cancelled"):
+        return True
+    return record.status == "failed" and any("evotree failed while running this run" in str(n)
+                                             for n in getattr(record, "notes", []) or [])
+
+
+def _record_attempt(ws: Any, result: FinalizeResult) -> FinalizeResult:
+    """A ``finalize.attempt`` event: the held-out run evotree could not finish; the search goes on."""
+    from evotree.core.ledger import Event, LedgerTxn
+
+    actor = ws.git.identity()
+
+    def change(txn: LedgerTxn) -> Event:
+        return Event(kind=EventKind.FINALIZE_ATTEMPT.value, version=result.version, actor=str(actor),
+                     data=result.to_dict())
+
+    ws.ledger.transact(change, actor=actor)
+    return result
+
+
 def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
              cancel: threading.Event | None = None) -> FinalizeResult:
     """Finalize the search of ``ws`` (see the module doc); the ``finalize`` event's data."""
@@ -261,6 +288,15 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
     metric = str(headline.get("metric") or "")
     value = headline.get("value") if metric.startswith("heldout/") else None
     ok = record.status == "succeeded" and isinstance(value, (int, float))
+    if not ok and _not_the_candidates(record):
+        # evotree's own failure (its process died, Ctrl-C, an exception of the harness): the search
+        # is not finalized, so a person can run finalize again once the cause is fixed. A judge that
+        # exits non-zero is not retried: candidate code may run inside it and could crash on purpose
+        return _record_attempt(ws, FinalizeResult(
+            status="not_finalized", selected_run=best.run_id, version=best.version, commit=best.commit,
+            validation_mean=best.validation, heldout_run=record.run_id, heldout_mean=None, final_score=None,
+            rule=plan.rule, considered=plan.considered, heldout_status=record.status, heldout_metric=None,
+            error=record.error or "the held-out run did not finish"))
     return _record(ws, FinalizeResult(
         status="finalized" if ok else "heldout_failed", selected_run=best.run_id, version=best.version,
         commit=best.commit, validation_mean=best.validation, heldout_run=record.run_id,

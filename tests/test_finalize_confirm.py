@@ -4,6 +4,7 @@ at a terminal by typing `finalize`, from a script only with --yes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +39,25 @@ def test_finalize_judges_the_trained_artifact_of_a_train_then_judge_domain(tmp_p
     done = cli.json("finalize", "--yes")
     assert done["status"] == "finalized", done
     assert done["selected_run"] == run["run_id"] and done["heldout_mean"] == pytest.approx(0.75)
+
+
+@pytest.mark.heavy
+def test_a_held_out_run_evotree_could_not_finish_does_not_end_the_search(tmp_path: Path) -> None:
+    from test_runs import make_run_repo
+
+    from evotree.gates.finalize import finalize
+    from evotree.verbs import open_workspace
+
+    repo = make_run_repo(tmp_path / "w", recipe="skill = 0.5\nsteps = 2\n")
+    Cli(repo).json("run", "v0")
+
+    def broken(run_id: str, event: str, info: Any) -> None:  # evotree's own failure mid-run
+        if event == "started":
+            raise RuntimeError("a renderer broke")
+
+    first = finalize(open_workspace(repo), progress=broken)
+    assert first.status == "not_finalized" and first.exit_code == 37
+    ws = open_workspace(repo)
+    assert not ws.ledger.meta().get("finalize")  # the search goes on
+    assert [e.event.kind for e in ws.ledger.entries(limit=1)] == ["finalize.attempt"]
+    assert Cli(repo).json("finalize", "--yes")["status"] == "finalized"

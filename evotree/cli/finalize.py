@@ -40,6 +40,11 @@ def _render(result: Any) -> None:
         return
     click.echo(f"selected {result.selected_run} ({result.version}, commit {str(result.commit)[:10]}): "
                f"validation mean {result.validation_mean:.6g}, the best of {result.considered} run(s)")
+    if result.status == "not_finalized":
+        click.echo(f"the held-out run {result.heldout_run} did not finish ({result.heldout_status}: "
+                   f"{escape_control(result.error or '')}): evotree's failure, not the candidate's. The search is NOT "
+                   "finalized: fix the cause and run `evotree finalize` again")
+        return
     if result.status == "finalized":
         score = f", final score {result.final_score:.4g}" if result.final_score is not None else ""
         click.echo(f"held-out: {result.heldout_mean:.6g} ({result.heldout_metric}; run {result.heldout_run}){score}")

@@ -84,6 +84,8 @@ class EventKind(str, Enum):
     JUDGE_MIGRATED = "judge.migrated"
     #: the search's one held-out evaluation (``evotree finalize``); lifts the visibility boundary
     FINALIZE = "finalize"
+    #: a finalize whose held-out run evotree could not finish (its own failure): the search goes on
+    FINALIZE_ATTEMPT = "finalize.attempt"
     #: the first allowed signers, added after init while there were none (``evotree signers add``)
     SIGNERS_ADDED = "signers.added"
 
