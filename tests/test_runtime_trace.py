@@ -310,6 +310,7 @@ def test_a_compiled_tracer_someone_else_could_write_is_not_used(tmp_path: Path,
     could write (or a symlink planted in its place) is never run; it is rebuilt or refused."""
     if sandbox.compiled_tracer() is None:
         pytest.skip("no C compiler here")
+    monkeypatch.setattr(sandbox, "INSTALLED_TRACER_DIR", tmp_path / "not-installed")  # the first-use build
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     built = sandbox.compiled_tracer()
     assert built is not None and built.parent == tmp_path / "cache" / "evotree"
