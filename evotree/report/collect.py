@@ -108,7 +108,6 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         reason = (f"{version} is the version it would be compared against; pass --against VERSION "
                   "(e.g. its parent)")
         return section_unavailable(reason), section_unavailable(reason)
-    import evotree.gates  # noqa: F401 - validates signed run voids for the evidence check
     from evotree.diagnostics.compare import compare, version_scores
 
     try:
