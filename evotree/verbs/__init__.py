@@ -63,11 +63,11 @@ VERBS = ("tree", "show", "log", "branch", "commit", "abandon", "merge", "run", "
 def open_workspace(path: str | os.PathLike[str]) -> Workspace:
     """Open the workspace at ``path`` with what the lower layers need passed in; runs whose driving
     process died are marked crashed first (their records say so)."""
-    from evotree.harness.runs import recover_crashed_runs
-
     ws = attach(Workspace.open(path))
     active = ws.absolute(ws.config.workspace.runs_dir) / ".active"
     if active.is_dir() and any(active.iterdir()):  # cheap check first: most calls have no runs alive
+        from evotree.harness.runs import recover_crashed_runs  # the harness loads only when needed
+
         ws.recovered = recover_crashed_runs(ws)
     return ws
 

@@ -48,10 +48,16 @@ class NotYourVersion(InvalidState):
 def attach(ws: Workspace) -> Workspace:
     """Give ``ws`` what the layers below need from this one, passed in explicitly: the signed
     policy's check of ``run.voided`` events (the evidence views call it)."""
-    from evotree.gates.voids import check_void  # loads the harness's evidence code: only when opened
-
-    ws.void_checker = check_void
+    ws.void_checker = _check_void
     return ws
+
+
+def _check_void(ws: Workspace, record: Any, run_id: str, data: dict[str, Any]) -> list[str]:
+    """:func:`evotree.gates.voids.check_void`, loaded when a void is judged (it loads the harness's
+    evidence code, which a reading command such as ``tree`` never needs)."""
+    from evotree.gates.voids import check_void
+
+    return check_void(ws, record, run_id, data)
 
 
 def acting(ws: Workspace) -> InForce:
