@@ -526,7 +526,7 @@ def test_commit_refuses_a_worktree_whose_git_file_points_elsewhere(repo: Path, t
     from evotree.core.errors import InvalidState
     from evotree.server.verbs import Verbs
 
-    made = Cli(repo).json("branch", "-m", "redirected")
+    made = Verbs(repo, Principal.parse("alice")).branch("redirected")  # alice's own version
     other = make_repo(tmp_path / "other")
     worktree = repo / made["worktree"]
     (worktree / ".git").write_text(f"gitdir: {other / '.git'}\n")

@@ -126,8 +126,10 @@ def test_a_512_mib_blob_of_zeros_is_refused_before_it_is_written_and_memory_stay
         "import json, resource, sys\n"
         "from click.testing import CliRunner\n"
         "from evotree.cli.main import cli\n"
+        "import evotree.harness.share, evotree.verbs  # loaded before the baseline: the pull's own growth counts\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         f"result = CliRunner().invoke(cli, ['-C', {str(ws.root)!r}, 'pull', '--json'])\n"
-        "usage = {'self': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,\n"
+        "usage = {'self': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, 'baseline': before,\n"
         "         'children': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n"
         "print(json.dumps({'code': result.exit_code, 'out': result.stdout, 'kib': usage}))\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
