@@ -9,9 +9,12 @@ passes to the harness (``ws.void_checker``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evotree.harness.integrity import RUN_VOID_TYPE
+
+if TYPE_CHECKING:
+    from evotree.core.workspace import Workspace
 
 __all__ = ["check_run_void", "check_void"]
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, renderer, session
-from evotree.core.errors import EvotreeError, UsageError
+from evotree.core.errors import UsageError
 
 __all__ = ["register"]
 

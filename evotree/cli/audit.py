@@ -134,7 +134,7 @@ def _emit(result: Any, as_json: bool, render: Any, passed: bool, data: dict[str,
 
 def register(cli: click.Group) -> None:
     """Add the ``audit`` group to ``cli``."""
-    from evotree.cli.common import fail, open_workspace
+    from evotree.cli.common import fail
 
     @cli.group("audit", cls=_AuditGroup, invoke_without_command=False)
     def audit() -> None:

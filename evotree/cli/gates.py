@@ -255,34 +255,11 @@ def register(cli: click.Group) -> None:
         current commit. Same rules as promote: a person at a terminal, an allowed key, not the
         version's creator, the version id and a one-time code typed back.
         """
-        from evotree.cli.signoff import run_signoff
-        from evotree.core.errors import EvotreeError
+        from evotree.cli.signoff import signoff_command
         from evotree.gates.ceremony import approve_run_signoff
 
-        try:
-            result = run_signoff(lambda ws, policy: approve_run_signoff(ws, policy, version, runs), key, as_json,
-                                 action="approve runs")
-        except EvotreeError as exc:
-            fail(exc, as_json)
-            return
-        if as_json:
-            import json
-
-            click.echo(json.dumps(result.to_dict(), default=str))
-        else:
-            render_run_approval(result)
-
-
-def _ask(text: str, as_json: bool) -> str:
-    from evotree.cli.signoff import ask
-
-    return ask(text, as_json)
-
-
-def _challenge(expected: str, as_json: bool, *, what: str = "version id", shown: str = "the version id") -> None:
-    from evotree.cli.signoff import challenge
-
-    challenge(expected, as_json, what=what, shown=shown)
+        signoff_command(lambda ws, policy: approve_run_signoff(ws, policy, version, runs), key, as_json,
+                        action="approve runs", render=render_run_approval)
 
 
 def _promote(version: str, key: str | None, merge: bool, as_json: bool, allow_policy_change: bool = False) -> Any:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from evotree.cli.common import fail, open_workspace, outputs, renderer
+from evotree.cli.common import open_workspace, outputs, renderer
 
 __all__ = ["register"]
 
@@ -59,24 +58,14 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     harness). Refused without a terminal or under CI (exit 31), for a key not allowed (32),
     or when the harness in force is not signed (33: `evotree verify` says why).
     """
-    from evotree.core.errors import EvotreeError
+    from evotree.cli.signoff import signoff_command
+    from evotree.core.text import escape_control as esc
+    from evotree.gates.ceremony import harness_signoff
 
-    try:
-        from evotree.cli.signoff import run_signoff
-        from evotree.gates.ceremony import harness_signoff
-
-        result = run_signoff(lambda ws, policy: harness_signoff(ws, policy, harness_id), key, as_json,
-                             action="promote a harness")
-    except EvotreeError as exc:
-        fail(exc, as_json)
-        return
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), default=str))
-    else:
-        from evotree.core.text import escape_control as esc
-
-        click.echo(f"harness {result.harness} is in force (was {result.previous_harness}); signed by "
-                   f"{esc(result.approver)}; diff sha256 {result.diff_hash[:16]}…")
+    signoff_command(lambda ws, policy: harness_signoff(ws, policy, harness_id), key, as_json,
+                    action="promote a harness",
+                    render=lambda result: f"harness {result.harness} is in force (was {result.previous_harness}); "
+                                          f"signed by {esc(result.approver)}; diff sha256 {result.diff_hash[:16]}…")
 
 
 def register(root: click.Group) -> None:

@@ -217,22 +217,13 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     a terminal or under CI (exit 31), for a key not allowed (32), or when the judge in force is
     not signed (33: `evotree verify` says why).
     """
-    from evotree.core.errors import EvotreeError
+    from evotree.cli.signoff import signoff_command
+    from evotree.gates.ceremony import judge_signoff
 
-    try:
-        from evotree.cli.signoff import run_signoff
-        from evotree.gates.ceremony import judge_signoff
-
-        result = run_signoff(lambda ws, policy: judge_signoff(ws, policy, directory), key, as_json,
-                             action="change the judge")
-    except EvotreeError as exc:
-        fail(exc, as_json)
-        return
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), default=str))
-    else:
-        click.echo(f"judge {result.commit[:10]} is in force (was {result.previous_commit[:10]}); signed by "
-                   f"{result.approver}; diff sha256 {result.diff_hash[:16]}…")
+    signoff_command(lambda ws, policy: judge_signoff(ws, policy, directory), key, as_json,
+                    action="change the judge",
+                    render=lambda result: f"judge {result.commit[:10]} is in force (was {result.previous_commit[:10]}); "
+                                          f"signed by {result.approver}; diff sha256 {result.diff_hash[:16]}…")
 
 
 @judge.command("migrate")

@@ -164,7 +164,6 @@ def register(cli: click.Group) -> None:
         if publish_plots and (not post or fmt != "md" or plots_url_base):
             raise UsageError("--publish-plots goes with --post and --format md, without --plots-url-base",
                              fix="evotree report VERSION --post --publish-plots")
-        from evotree.report.collect import build_report
         from evotree.report.files import write_report
 
         ws = open_workspace()

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from evotree.cli.common import fail, open_workspace, outputs, renderer, session
+from evotree.cli.common import open_workspace, outputs, renderer, session
 
 __all__ = ["register"]
 
@@ -215,21 +215,12 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     them with who voided them and why. A run that counts cannot be voided. Refused without a
     terminal or under CI (exit 31), for a key not allowed (32).
     """
-    from evotree.cli.signoff import run_signoff
-    from evotree.core.errors import EvotreeError
+    from evotree.cli.signoff import signoff_command
     from evotree.gates.ceremony import void_signoff
 
-    try:
-        result = run_signoff(lambda ws, policy: void_signoff(ws, policy, run_id, reason), key, as_json,
-                             action="void a run")
-    except EvotreeError as exc:
-        fail(exc, as_json)
-        return
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), default=str))
-    else:
-        click.echo(f"run {result.run_id} of {result.version} is voided ({result.state_before} before); signed by "
-                   f"{result.approver}")
+    signoff_command(lambda ws, policy: void_signoff(ws, policy, run_id, reason), key, as_json, action="void a run",
+                    render=lambda result: f"run {result.run_id} of {result.version} is voided "
+                                          f"({result.state_before} before); signed by {result.approver}")
 
 
 @cli.command()

@@ -37,22 +37,15 @@ def signers_add(specs: tuple[str, ...], key: str | None, as_json: bool) -> None:
     exists: then edit gates/allowed_signers on a version and promote it. Example:
       evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519
     """
-    from evotree.cli.signoff import run_signoff
-    from evotree.core.errors import EvotreeError
+    from evotree.cli.signoff import signoff_command
     from evotree.gates.ceremony import signers_signoff
 
-    try:
-        result = run_signoff(lambda ws, policy: signers_signoff(ws, policy, list(specs)), key, as_json,
-                             action="add the first signers")
-    except EvotreeError as exc:
-        fail(exc, as_json)
-        return
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), default=str))
-    else:
-        click.echo(f"allowed signers of {result.champion}: {', '.join(result.signers)} (signed by {result.approver}); "
-                   f"champion commit {result.commit[:10]} (was {result.previous_commit[:10]}). "
-                   "Versions made before this step branch from the old commit: branch new ones from the champion.")
+    signoff_command(lambda ws, policy: signers_signoff(ws, policy, list(specs)), key, as_json,
+                    action="add the first signers",
+                    render=lambda result: f"allowed signers of {result.champion}: {', '.join(result.signers)} (signed "
+                                          f"by {result.approver}); champion commit {result.commit[:10]} (was "
+                                          f"{result.previous_commit[:10]}). Versions made before this step branch "
+                                          "from the old commit: branch new ones from the champion.")
 
 
 @signers.command("accept")

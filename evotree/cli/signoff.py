@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-__all__ = ["ask", "challenge", "run_signoff"]
+__all__ = ["ask", "challenge", "run_signoff", "signoff_command"]
 
 
 def ask(text: str, as_json: bool) -> str:
@@ -80,3 +80,25 @@ def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool
             while not text.strip():
                 text = ask(request.text_for[decision], as_json)
         return request.record(approver, decision, text.strip())
+
+
+def signoff_command(build: Callable[[Any, Any], Any], key: str | None, as_json: bool, *, action: str,
+                    render: Callable[[Any], str | None]) -> None:
+    """A ceremony as a command: :func:`run_signoff`, its error mapped (``fail``), and its result
+    printed as JSON or as the line ``render(result)`` gives (a renderer may print itself: ``None``)."""
+    import json
+
+    from evotree.cli.common import fail
+    from evotree.core.errors import EvotreeError
+
+    try:
+        result = run_signoff(build, key, as_json, action=action)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), default=str))
+        return
+    line = render(result)
+    if line is not None:
+        click.echo(line)

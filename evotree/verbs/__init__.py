@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.errors import InvalidState, UsageError
+from evotree.core.errors import InvalidState
 from evotree.core.ledger import VersionStatus
 from evotree.core.workspace import Workspace
 from evotree.verbs.policy import (
