@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-heavy test-demo test-all bench venv
+.PHONY: demo test test-heavy test-demo test-all bench venv benchmarks-md
 
 venv:
 	scripts/bootstrap dev,llm,gym,ray,report,export
@@ -28,3 +28,7 @@ bench: venv
 	$(PY) bench/bench_branch.py && $(PY) bench/bench_tree.py && $(PY) bench/bench_startup.py
 	$(PY) bench/bench_compaction.py && $(PY) bench/bench_dead_groups.py && $(PY) bench/bench_recorder_overhead.py
 	$(PY) bench/bench_bootstrap.py && $(PY) bench/bench_diagnose.py && $(PY) -P bench/bench_gym_judge.py && $(PY) bench/bench_math.py
+
+# BENCHMARKS.md is generated from the summary records in bench/results/*.json
+benchmarks-md:
+	$(PY) bench/make_benchmarks.py

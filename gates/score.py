@@ -29,7 +29,7 @@ The rule (docs/gates.md):
   above the observed one (an optimistic conditional power), is below ``futility`` (40 %).
   Stopping early never raises the false-promotion rate (the futility rule is non-binding: the
   thresholds ignore it). The defaults were chosen on the simulated tree of
-  :mod:`evotree.gates.calibration` (BENCHMARKS.md section 18).
+  :mod:`evotree.gates.calibration` (docs/benchmarks/gate.md).
 - **The champion re-evaluated**: at least ``champion_seeds`` runs of the champion's commit since
   its promotion (the runs that got it promoted are biased upward). Those re-runs serve every
   candidate compared with it.
