@@ -3,45 +3,134 @@
 Each command parses its arguments, calls one library function that returns a dataclass, and
 prints it: as rich text for people, or with ``--json`` as the documented schema for agents
 (``evotree schema NAME``). Errors become one message plus a fix, and a documented exit code.
-Heavy modules are imported inside the commands that need them, keeping start-up fast.
+The group is lazy: only the module of the command that runs is imported (`COMMANDS`).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Any
 
 import click
+from click.utils import make_default_short_help
 
 from evotree.core import __version__
-from evotree.cli import (
-    agent,
-    analysis,
-    audit,
-    autopilot,
-    config,
-    export,
-    finalize,
-    gates,
-    harness,
-    judge,
-    leaderboard,
-    memory,
-    report,
-    runs,
-    serve,
-    signers,
-    skills,
-    spend,
-    versions,
-)
 from evotree.cli.common import EXIT_CODE_HELP, SHORT_EXIT_CODE_HELP
 
-__all__ = ["main", "cli"]
+__all__ = ["main", "cli", "COMMANDS"]
+
+#: Each top-level command, the module of ``evotree.cli`` that registers it, and the one line
+#: ``evotree --help`` shows. Only the module of the command that runs is imported, so a command
+#: module may import the library at its top and ``--help`` still loads nothing but click.
+#: ``tests/test_cli_lazy.py`` checks this table against what each module registers.
+COMMANDS: dict[str, tuple[str, str]] = {
+    'init': ('versions', 'Turn the current git repository into an evotree workspace.'),
+    'branch': ('versions', 'Create a new version: branch evotree/vN plus its own worktree.'),
+    'merge': ('versions', 'Create a new version whose commit merges versions A and B.'),
+    'tree': ('versions',
+            'Show the version tree: id, status, hypothesis, headline score, champion (★).'),
+    'show': ('versions',
+            'Show one version: record, commits since branching, worktree state, its events.'),
+    'log': ('versions', "Show the ledger's events, newest first."),
+    'diff': ('versions',
+            'Show what changed from version V to W: parameters, files, headline scores.'),
+    'abandon': ('versions', 'Abandon a version: record why, remove its worktree, keep its branch.'),
+    'worktree': ('versions', 'Manage version worktrees (prune inactive ones, restore one).'),
+    'run': ('runs', "Run versions under the harness: train phase, then the champion's judge."),
+    'runs': ('runs', 'List the runs recorded on this machine, oldest first.'),
+    'push': ('runs',
+            'Share the tree and its evidence: archive finished runs in refs/evotree/runs/, push every ref a clone needs.'),
+    'pull': ('runs', 'Fetch what a clone needs from REMOTE and write back the runs missing here.'),
+    'status': ('runs',
+            "What runs now, and what each version waits for: a run, a fix, or a person's decision."),
+    'logs': ('runs',
+            "Show a run's logs: the stdout and stderr of its prepare, train and eval phases."),
+    'sql': ('runs', 'Query all evidence with DuckDB SQL (read-only: one SELECT).'),
+    'ingest': ('runs', 'Import a TRL/transformers trainer_state.json as a run of VERSION.'),
+    'compare': ('analysis',
+            'Compare version B against version A (delta = B - A) on the same task pool.'),
+    'diagnose': ('analysis',
+            "Diagnose a version's runs: score, signal, behavior and version findings."),
+    'backtest': ('analysis',
+            "Re-run the analyzers over a version's stored rollouts, without retraining."),
+    'harness': ('harness',
+            "Harness versions: the diagnostic thresholds' own lineage (evotree/harness/hN)."),
+    'judge': ('judge', 'The judge store: hidden judge data on refs/evotree/judge, in no checkout.'),
+    'config': ('config', 'Inspect and validate evotree.toml.'),
+    'schema': ('config', 'List the JSON schemas of --json outputs, or print one (e.g.'),
+    'demo': ('config',
+            'Walk through the loop in a fresh demo repository (default: a temp folder).'),
+    'skill': ('skills',
+            'The skill library: interventions that change training (StdGroupFilter, ...).'),
+    'memory': ('memory',
+            'What the tree learned, kept on refs/evotree/memory (advice, never gate evidence).'),
+    'suggest': ('memory',
+            'Suggest skills for VERSION: its findings mapped to skills, ranked by memory.'),
+    'audit': ('audit',
+            'Leak audits: `evotree audit V` audits version V (run before any promotion).'),
+    'gates': ('gates',
+            'Evaluate every promotion gate for VERSION without promoting (for agents and people).'),
+    'promote': ('gates', 'Ask a person to promote VERSION to champion, with a signed sign-off.'),
+    'verify': ('gates',
+            'Re-check every signed approval in the ledger and where the champion stands.'),
+    'approve-run': ('gates',
+            'Approve costly training runs of VERSION (the train gate), with a signed sign-off.'),
+    'report': ('report',
+            'Write the report of VERSION: verdict, scores with Δ and CI, findings per layer, audit, gates, lineage and plots.'),
+    'ci': ('report',
+            'Continuous integration: a GitHub Actions workflow for evotree/* pull requests.'),
+    'serve': ('serve',
+            "Serve the workspace's verbs to a trainer agent over MCP (Model Context Protocol)."),
+    'agent': ('agent',
+            'Run COMMAND (an agent CLI, a script) as a trainer agent in a bubblewrap sandbox.'),
+    'budget': ('spend',
+            "The tree's spend in USD and hours, each tree budget's left, and the search clock."),
+    'spend': ('spend',
+            'Agent/API spend: recorded in the ledger (spend.recorded), counted in the USD budgets.'),
+    'export': ('export',
+            'Export runs to the tools you already use: TensorBoard, MLflow, W&B (offline).'),
+    'import': ('export',
+            'Import training logged by another tool as an (ingested, unjudged) run of a version.'),
+    'precommit': ('export',
+            "Audit what is staged in a version's worktree (a pre-commit hook; exit 28 refuses)."),
+    'finalize': ('finalize',
+            'End the search: judge the best validation run once on the held-out split.'),
+    'autopilot': ('autopilot',
+            'Try proposals one by one: branch from the champion, apply, commit, run the seeds the score gate asks for, evaluate the gates; stop post-peak, on the budget, or on futility.'),
+    'leaderboard': ('leaderboard',
+            "Rank agents by the held-out return of their finalized searches (EvoPolicyGym's leaderboard)."),
+    'signers': ('signers', "Who may sign promotions: the champion's gates/allowed_signers."),
+}
+
+
+class LazyGroup(click.Group):
+    """The ``evotree`` group: lists commands from :data:`COMMANDS` and imports a command's
+    module only when that command is looked up to run (or for its own ``--help``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module = importlib.import_module(f"evotree.cli.{COMMANDS[cmd_name][0]}")
+            module.register(self)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(map(len, self.list_commands(ctx)), default=0)
+        rows = [(name, make_default_short_help(COMMANDS[name][1], limit)
+                 if name in COMMANDS and name not in self.commands
+                 else self.commands[name].get_short_help_str(limit=limit))
+                for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(
+    cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=SHORT_EXIT_CODE_HELP,
 )
@@ -65,13 +154,6 @@ def cli(ctx: click.Context, directory: str) -> None:
     Every command takes --json (schemas: `evotree schema`).
     """
     ctx.obj = {"dir": directory}
-
-
-# one module per command group, each with ``register(cli)``: they import only click and
-# evotree.cli.common at module level (start-up stays fast) and the library inside the commands
-for _module in (versions, runs, analysis, harness, judge, config, skills, memory, audit, gates, report, serve,
-                agent, spend, export, finalize, autopilot, leaderboard, signers):
-    _module.register(cli)
 
 
 @cli.command("help")
