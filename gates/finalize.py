@@ -48,7 +48,8 @@ from evotree.core.errors import InvalidState
 from evotree.core.ledger import EventKind
 
 __all__ = ["Candidate", "FinalizePlan", "FinalizeResult", "AlreadyFinalized", "FINALIZE_EVENT", "select_best",
-           "finalize_plan", "finalize", "RULE", "TIE_EPSILON", "TIE_RULE", "tied", "better", "first_best"]
+           "finalize_plan", "finalize", "RULE", "TIE_EPSILON", "TIE_RULE", "tied", "better", "first_best",
+           "final_normalized", "finalize_outcome", "trials_mean"]
 
 #: The ledger event of the search's one held-out evaluation.
 FINALIZE_EVENT = EventKind.FINALIZE.value
@@ -163,6 +164,13 @@ class FinalizeResult:
     heldout_status: str | None = None
     heldout_metric: str | None = None
     error: str | None = None
+    #: the selected commit was trained again, clean, before the judge (``[eval] finalize_retrain``)
+    retrained: bool = False
+    #: the held-out run's seed (a fresh one when it retrained)
+    seed: int | None = None
+    #: the held-out mean on ``[eval.normalize]``'s scale; 0 for a search finalized without a
+    #: held-out score (``heldout_failed``, ``no_ok_submit``) when ``failed_as_zero``; None: no scale
+    normalized: float | None = None
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -259,6 +267,24 @@ def _record_attempt(ws: Any, result: FinalizeResult) -> FinalizeResult:
     return result
 
 
+def final_normalized(ws: Any, status: str, heldout_mean: float | None) -> float | None:
+    """A finalize outcome on ``[eval.normalize]``'s scale (None without one): the held-out mean's
+    normalized score when ``status`` is ``finalized``; otherwise the search produced no usable
+    model (the retrain or the judge failed, or nothing was submitted), which AI4AI-Bench scores
+    0 (``failed_as_zero``). ``not_finalized`` (evotree's failure) is no outcome: None."""
+    from evotree.core.normalize import normalize_score
+
+    try:
+        spec = ws.config.eval.normalization
+    except Exception:  # noqa: BLE001 - no readable scale: no normalized figure
+        return None
+    if spec is None or status == "not_finalized":
+        return None
+    if status == "finalized":
+        return normalize_score(heldout_mean, spec)
+    return 0.0 if spec.failed_as_zero else None
+
+
 def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
              cancel: threading.Event | None = None) -> FinalizeResult:
     """Finalize the search of ``ws`` (see the module doc); the ``finalize`` event's data."""
@@ -272,10 +298,14 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
     if plan.selected is None:
         return _record(ws, FinalizeResult(status="no_ok_submit", selected_run=None, version=None, commit=None,
                                           validation_mean=None, heldout_run=None, heldout_mean=None,
-                                          final_score=None, rule=plan.rule, considered=plan.considered))
+                                          final_score=None, rule=plan.rule, considered=plan.considered,
+                                          normalized=final_normalized(ws, "no_ok_submit", None)))
     best = plan.selected
+    retrain = bool(ws.config.eval.finalize_retrain)
+    # retrain: the selected commit is trained again, clean, with a fresh seed; else the judge reads
+    # the selected run's trained artifact (for judges that need one) or the commit itself
     run = plan_finalize_run(ws, best.version, best.commit, check=lambda txn: _refuse_twice(txn.meta),
-                            source_run=best.run_id)  # its trained artifact, for judges that need one
+                            source_run=best.run_id, retrain=retrain)
     try:
         (runs_dir(ws) / ".active").mkdir(parents=True, exist_ok=True)
         [record] = LocalExecutor(jobs=1).execute(ws, [run], progress=progress, cancel=cancel or threading.Event())
@@ -296,11 +326,51 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
             status="not_finalized", selected_run=best.run_id, version=best.version, commit=best.commit,
             validation_mean=best.validation, heldout_run=record.run_id, heldout_mean=None, final_score=None,
             rule=plan.rule, considered=plan.considered, heldout_status=record.status, heldout_metric=None,
-            error=record.error or "the held-out run did not finish"))
+            error=record.error or "the held-out run did not finish", retrained=retrain, seed=run.seed))
+    status = "finalized" if ok else "heldout_failed"
     return _record(ws, FinalizeResult(
-        status="finalized" if ok else "heldout_failed", selected_run=best.run_id, version=best.version,
+        status=status, selected_run=best.run_id, version=best.version,
         commit=best.commit, validation_mean=best.validation, heldout_run=record.run_id,
         heldout_mean=float(value) if ok else None,
         final_score=_final_score(RunPaths(runs_dir(ws) / record.run_id).root) if ok else None,
         rule=plan.rule, considered=plan.considered, heldout_status=record.status,
-        heldout_metric=metric or None, error=record.error))
+        heldout_metric=metric or None, error=record.error, retrained=retrain, seed=run.seed,
+        normalized=final_normalized(ws, status, float(value) if ok else None)))
+
+
+def finalize_outcome(ws: Any) -> dict[str, Any] | None:
+    """The data of ``ws``'s ``finalize`` event (the search's one held-out outcome), or None when
+    the search is not finalized."""
+    for entry in ws.ledger.entries():
+        if entry.event.kind == FINALIZE_EVENT:
+            return dict(entry.event.data or {})
+    return None
+
+
+def trials_mean(outcomes: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
+    """AI4AI-Bench's headline over trials (one finalized search each): the mean of each trial's
+    normalized final score, a trial whose retrain or judge failed (or that submitted nothing)
+    counting 0 — as its ``finalize`` event records with ``failed_as_zero`` — never dropped.
+
+    ``outcomes``: :func:`finalize_outcome` of each search. A search not finalized (None, or
+    ``not_finalized``) has no outcome yet and is named in ``pending``, not counted. A finalized
+    search without a normalized score (no ``[eval.normalize]``, or a failure without
+    ``failed_as_zero``) is left out and counted in ``unscored``.
+    """
+    values: list[float] = []
+    statuses: dict[str, int] = {}
+    pending = unscored = 0
+    for outcome in outcomes:
+        status = (outcome or {}).get("status")
+        if outcome is None or status == "not_finalized":
+            pending += 1
+            continue
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        value = outcome.get("normalized")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            values.append(float(value))
+        else:
+            unscored += 1
+    return {"mean": sum(values) / len(values) if values else None, "trials": len(values),
+            "failed": sum(n for s, n in statuses.items() if s != "finalized"),
+            "statuses": statuses, "pending": pending, "unscored": unscored}

@@ -245,6 +245,8 @@ class RunPlan:
     #: finalize: the selected run whose trained candidate folder the judge reads (a judge that needs
     #: the artifact training made); None: the commit's exported tree
     source_run: str | None = None
+    #: finalize: train the commit again (its train phase, a fresh seed) before the judge: a clean retrain
+    retrain: bool = False
 
 
 def runs_dir(ws: Workspace) -> Path:
@@ -376,7 +378,7 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
 
 
 def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callable[[LedgerTxn], None],
-                      source_run: str | None = None) -> RunPlan:
+                      source_run: str | None = None, retrain: bool = False) -> RunPlan:
     """Reserve finalize's one held-out evaluation: a judge-only run of ``commit`` (of ``version``)
     on the ``heldout`` split, against the ``finalize`` account.
 
@@ -384,7 +386,9 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
     limits are the judge's own (``[eval].timeout_seconds``, no step or episode budget: the judge
     plays its whole pool). ``check(txn)`` runs in the reservation's compare-and-swap and raises to
     refuse (finalize: a ``finalize`` event or another finalize run already there), so two
-    concurrent requests cannot both reserve one.
+    concurrent requests cannot both reserve one. ``retrain``: the commit's train phase runs first,
+    clean, with a fresh random seed (``[eval] finalize_retrain``); its limit is the train and
+    judge phases' timeouts together, and it is charged to the ``finalize`` account too.
     """
     cfg = ws.config
     if not cfg.eval.command.strip():
@@ -403,10 +407,13 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
     if judge_data is not None:
         check_judge_commit(ws.git.repo, judge_data)
     champion = ws.resolve("champion")
-    limits = RunLimits(wall_seconds=float(cfg.eval.timeout_seconds), max_steps=None, max_episodes=None)
-    plan = RunPlan(run_id=f"{version}-finalize-{now_stamp()}-{secrets.token_hex(3)}", version=version, seed=0,
+    wall = cfg.eval.timeout_seconds + (cfg.train.timeout_seconds if retrain else 0)
+    limits = RunLimits(wall_seconds=float(wall), max_steps=None, max_episodes=None)
+    seed = 1 + secrets.randbelow(2**31 - 1) if retrain else 0  # a fresh seed: no seed of the search reused
+    plan = RunPlan(run_id=f"{version}-finalize-{now_stamp()}-{secrets.token_hex(3)}", version=version, seed=seed,
                    commit=commit, judge_commit=str(judge_commit), judge_version=champion.id, limits=limits,
-                   judge_splits=("heldout",), judge_data_commit=judge_data, kind="finalize", source_run=source_run)
+                   judge_splits=("heldout",), judge_data_commit=judge_data, kind="finalize",
+                   source_run=None if retrain else source_run, retrain=retrain)
     actor = ws.git.identity()
     owner = process_owner()
 
@@ -418,14 +425,14 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
         if any((entry.get("account") or "version") == FINALIZE_ACCOUNT for entry in reservations.values()):
             raise InvalidState("a finalize run is already reserved or running",
                                fix="wait for it (`evotree runs`); the search has one held-out evaluation")
-        entry = {"version": version, "seed": 0, "commit": commit, "at": utcnow(), "owner": owner,
+        entry = {"version": version, "seed": seed, "commit": commit, "at": utcnow(), "owner": owner,
                  "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus), "cpus": float(cfg.executor.cpus),
                  "usd_per_hour": usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus),
                  "account": FINALIZE_ACCOUNT, "started": None}
         reservations[plan.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
         return Event(kind=EventKind.RUN_RESERVED.value, version=version, actor=str(actor),
-                     data={"runs": [{"run_id": plan.run_id, "version": version, "seed": 0, "commit": commit,
+                     data={"runs": [{"run_id": plan.run_id, "version": version, "seed": seed, "commit": commit,
                                      "limits": limits.to_dict(), "account": FINALIZE_ACCOUNT}], "owner": owner})
 
     ws.ledger.transact(change, actor=actor)

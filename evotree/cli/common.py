@@ -97,9 +97,19 @@ def outputs(
 
 
 def _redact(data: Any) -> Any:
+    """``data`` as the verb layer shows it while hidden (:func:`evotree.verbs.policy.shown`: redacted,
+    the quick metric where the judge's headline was); redacted alone when no workspace opens."""
     from evotree.core.visibility import redact
 
-    return redact(data)
+    ctx = click.get_current_context(silent=True)
+    try:
+        from evotree.core.workspace import Workspace
+        from evotree.verbs.policy import shown
+
+        ws = Workspace.open(ctx.find_root().obj["dir"]) if ctx is not None and ctx.find_root().obj else None
+    except EvotreeError:
+        ws = None
+    return redact(data) if ws is None else shown(ws, data, hide=True)
 
 
 def _boundary(*, refuse: bool) -> bool:

@@ -115,6 +115,14 @@ class EvalSection(PhaseSection):
                        "are counted as training (run records' train_seconds and judge_train_seconds, usage "
                        "train_hours and judge_train_hours; docs/protocols/budgets.md)."),
     )
+    finalize_retrain: bool = field(
+        default=False,
+        metadata=_help("`evotree finalize` retrains the selected version clean before it judges it once on the "
+                       "held-out split (AI4AI-Bench's formal retrain, set by `evotree init --protocol ai4ai`): "
+                       "its train phase runs again from the selected commit, in the sandbox, with a fresh seed, "
+                       "charged to the finalize account (never to the search's budgets). False: the judge reads "
+                       "the selected run's trained candidate, or the commit itself (EvoPolicyGym's shape)."),
+    )
     normalize: dict = field(  # type: ignore[type-arg]  (a plain dict: the parser checks it as a table)
         default_factory=dict,
         metadata=_help("[eval.normalize]: unusable, start, optimum (raw metric values), direction (max/min), "
@@ -714,6 +722,9 @@ hide_until_finalize = false
 # The judge phase runs the fixed training (RSIBench-Data, `evotree init --protocol rsibench-data`):
 # its time, measured by evotree, counts as training (docs/protocols/budgets.md).
 judge_trains = false
+# finalize retrains the selected version clean (train phase again, fresh seed, its own account)
+# before its one held-out evaluation (AI4AI-Bench, `evotree init --protocol ai4ai`).
+finalize_retrain = false
 # A normalized score beside the raw one (AI4AI-Bench's scale): raw metric values of an unusable
 # model (0), the starting algorithm (start_score, 0.1) and the optimum (1.0); direction "max"
 # or "min"; failed_as_zero = true scores a failed formal run 0. Empty: none. E.g.

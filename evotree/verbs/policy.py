@@ -8,14 +8,17 @@
   ``evotree agent``) writes only to the versions it created; the person at this machine (no
   principal: the CLI, the Python API) owns the workspace and may act on every version (sign-off
   still refuses a version's creator, in :mod:`evotree.gates.signoff`).
-- **What is hidden** (:func:`hidden_now`, :func:`refuse_hidden`, :func:`shown`): EvoPolicyGym's
-  boundary, decided from the *trusted* configuration; when the chain cannot be established the
-  figures are hidden (fail closed).
+- **What is hidden** (:func:`hidden_now`, :func:`refuse_hidden`, :func:`shown`): the boundary of
+  EvoPolicyGym and AI4AI-Bench (``[eval] hide_until_finalize``), decided from the *trusted*
+  configuration; when the chain cannot be established the figures are hidden (fail closed). While
+  hidden, every face shows the candidate's own quick metric (``[train] headline_signal``, a
+  train-phase signal: :func:`with_quick_metrics`) where the judge's headline would be.
 - **What spend may be recorded** (:data:`MAX_SPEND_USD`): finite, bounded amounts only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError, InvalidState
@@ -28,8 +31,8 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.verbs.principal import Principal
 
-__all__ = ["MAX_SPEND_TOKENS", "MAX_SPEND_USD", "NotYourVersion", "acting", "attach", "hidden_now", "refuse_hidden", "require_owner",
-           "shown"]
+__all__ = ["MAX_SPEND_TOKENS", "MAX_SPEND_USD", "NotYourVersion", "QUICK_PREFIX", "acting", "attach", "hidden_now",
+           "refuse_hidden", "require_owner", "shown", "with_quick_metrics"]
 
 #: the largest amount one ``spend record`` may carry (USD): far above any real API bill, far below
 #: where sums of records stop being finite
@@ -109,16 +112,123 @@ def refuse_hidden(ws: Workspace, verb: str) -> None:
     if hidden_now(ws):
         raise HiddenUntilFinalize(
             f"`{verb}` shows validation and held-out figures, which this workspace hides until the search "
-            "is finalized here ([eval] hide_until_finalize, EvoPolicyGym's protocol)",
+            "is finalized here ([eval] hide_until_finalize: EvoPolicyGym's and AI4AI-Bench's protocols)",
             fix="use the train feedback (evotree runs, evotree sql over the train phase); a person ends the "
                 "search with `evotree finalize`", command=verb)
 
 
 def shown(ws: Workspace, result: Any, *, hide: bool | None = None) -> Any:
-    """``result`` as any face may show it: redacted while figures are hidden."""
+    """``result`` as any face may show it: redacted while figures are hidden, and then the quick
+    metric (:func:`with_quick_metrics`) where the judge's headline was."""
     if hide is None:
         hide = hidden_now(ws)
-    return redact(result) if hide else result
+    return with_quick_metrics(ws, redact(result)) if hide else result
+
+
+#: the metric prefix of a quick headline: the candidate's own train-phase signal, shown while the
+#: judge's figures are hidden (AI4AI-Bench's fast metric: what the agent measures on data it sees)
+QUICK_PREFIX = "quick/"
+
+
+def _is_run(item: Any) -> bool:
+    return all(_has(item, k) for k in ("run_id", "headline", "version", "seed"))
+
+
+def _is_version(item: Any) -> bool:
+    return all(_has(item, k) for k in ("id", "headline", "status", "hypothesis"))
+
+
+def _has(item: Any, key: str) -> bool:
+    return key in item if isinstance(item, dict) else dataclasses.is_dataclass(item) and hasattr(item, key)
+
+
+def _get(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
+
+
+def _walk(data: Any, found: list[Any]) -> None:
+    """Every run-like and version-like item in ``data`` (lists, dicts, dataclasses)."""
+    if _is_run(data) or _is_version(data):
+        found.append(data)
+    if isinstance(data, dict):
+        for value in data.values():
+            _walk(value, found)
+    elif isinstance(data, (list, tuple)):
+        for value in data:
+            _walk(value, found)
+    elif dataclasses.is_dataclass(data) and not isinstance(data, type):
+        for f in dataclasses.fields(data):
+            value = getattr(data, f.name, None)
+            if isinstance(value, (dict, list, tuple)) or dataclasses.is_dataclass(value):
+                _walk(value, found)
+
+
+def _quick_values(ws: Workspace, signal: str, run_ids: set[str]) -> dict[str, float]:
+    """The last value of the train-phase signal ``signal`` of each run (by its run directory)."""
+    import duckdb
+
+    from evotree.harness.runs import runs_dir
+
+    base = runs_dir(ws)
+    files = {str(base / r / "signals.parquet"): r for r in sorted(run_ids)
+             if r and "/" not in r and not r.startswith(".") and (base / r / "signals.parquet").is_file()}
+    if not files:
+        return {}
+    con = duckdb.connect()
+    try:
+        rows = con.execute("SELECT filename, arg_max(value, step) FROM read_parquet(?, filename = true) WHERE "
+                           "phase = 'train' AND metric = ? AND value IS NOT NULL GROUP BY filename",
+                           [list(files), signal]).fetchall()
+    except duckdb.Error:
+        return {}
+    finally:
+        con.close()
+    return {files[f]: float(v) for f, v in rows if f in files and isinstance(v, (int, float)) and v == v}
+
+
+def with_quick_metrics(ws: Workspace, data: Any) -> Any:
+    """``data`` (already redacted) with the quick metric where the judge's headline is not shown.
+
+    The quick metric is the train phase's ``[train] headline_signal`` (the trusted configuration's):
+    a signal the candidate's own training reports, e.g. its accuracy on data it may see. A run with
+    no shown headline gets its last value (``{"metric": "quick/NAME", "value": …, "phase":
+    "train"}``), a version the mean over its succeeded runs (with ``n``). Nothing here reads the
+    judge's rows. Without a headline signal ``data`` is returned as it is.
+    """
+    try:
+        signal = str(ws.config.train.headline_signal or "")
+    except Exception:  # noqa: BLE001 - no readable configuration: no quick metric
+        return data
+    items: list[Any] = []
+    _walk(data, items)
+    items = [i for i in items if _get(i, "headline") is None]
+    if not signal or not items:
+        return data
+    runs_of: dict[str, list[str]] = {}
+    if any(_is_version(i) and not _is_run(i) for i in items):
+        runs_of = {r.id: [str(x.get("run_id")) for x in (r.runs or []) if x.get("status") == "succeeded"]
+                   for r in ws.ledger.versions()}
+    wanted = {str(_get(i, "run_id")) for i in items if _is_run(i)}
+    for item in items:
+        if not _is_run(item):
+            wanted.update(runs_of.get(str(_get(item, "id")), []))
+    values = _quick_values(ws, signal, wanted)
+    metric = QUICK_PREFIX + signal
+    for item in items:
+        if _is_run(item):
+            value = values.get(str(_get(item, "run_id")))
+            headline = None if value is None else {"metric": metric, "value": value, "phase": "train"}
+        else:
+            got = [values[r] for r in runs_of.get(str(_get(item, "id")), []) if r in values]
+            headline = {"metric": metric, "value": sum(got) / len(got), "n": len(got), "phase": "train"} \
+                if got else None
+        if headline is None:
+            continue
+        if isinstance(item, dict):
+            item["headline"] = headline
+        else:
+            object.__setattr__(item, "headline", headline)
+    return data
 
 
 def require_owner(record: VersionRecord, principal: Principal | None, verb: str) -> None:

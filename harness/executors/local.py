@@ -133,7 +133,7 @@ def _candidate_from_run(base: Path, plan: RunPlan, paths: Any, cfg: Any, record:
     """Finalize's judge-only run: the selected run's candidate folder as its train phase left it
     (the trained artifact a train -> artifact -> judge domain needs), copied as regular files only
     (no link or special file followed); False when there is none (the commit's tree is exported)."""
-    if plan.kind != "finalize" or not plan.source_run or "/" in plan.source_run or plan.source_run.startswith("."):
+    if plan.kind != "finalize" or plan.retrain or not plan.source_run or "/" in plan.source_run or plan.source_run.startswith("."):
         return False
     source = base / plan.source_run / "candidate"
     if source.is_symlink() or not source.is_dir():
@@ -187,7 +187,7 @@ def execute_run(
     record = RunRecord(
         run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
         commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-        train_command="" if plan.kind == "finalize" else cfg.train.command, eval_command=cfg.eval.command,
+        train_command="" if plan.kind == "finalize" and not plan.retrain else cfg.train.command, eval_command=cfg.eval.command,
         started_at=utcnow(), kind=plan.kind,
         packages=_package_versions(), limits=plan.limits.to_dict(),
         executor={"kind": "local", **({"gpus": list(lease.devices)} if lease is not None else {})},
@@ -217,7 +217,8 @@ def execute_run(
                                                             cfg.eval.judge_paths, target),
             cancel=cancel, notify=notify, sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
             prepare_command=cfg.train.prepare, cache_dir=ws.state_dir / "cache",
-            judge_only=plan.kind == "finalize",  # the held-out evaluation of finalize: no train phase
+            # the held-out evaluation of finalize: no train phase, unless it retrains clean
+            judge_only=plan.kind == "finalize" and not plan.retrain,
             gpus=lease.env_value if lease is not None else None,
         )
         record.status = outcome_status(outcome)
