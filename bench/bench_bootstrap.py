@@ -19,11 +19,9 @@ The general statistic path (any ``statistic(x, axis=-1)``; here a wrapper of np.
 no pairwise-sum table) is timed as well. Run:
 
     .venv/bin/python bench/bench_bootstrap.py [--tasks 500] [--B 10000] [--repeats 21] [--others]
-        [--coverage TRIALS] [--json PATH]
+        [--json PATH]
 
-``--others`` times compare_versions, stratified_bootstrap_ci(iqm) and
-probability_of_improvement at the same size; ``--coverage`` simulates how often the
-seed-aware and the seed-blind CIs of two equal versions cover 0 (2, 3, 5, 10 seeds).
+``--others`` times stratified_bootstrap_ci(iqm) and probability_of_improvement at the same size.
 """
 
 from __future__ import annotations
@@ -43,7 +41,6 @@ import scipy.stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evotree.diagnostics.stats import (
-    compare_versions,
     iqm,
     paired_bootstrap,
     probability_of_improvement,
@@ -71,12 +68,6 @@ def time_others(n_tasks: int, B: int, seed: int, repeats: int = 5) -> dict[str, 
     a = rng.uniform(size=(5, n_tasks))
     b = rng.uniform(size=(3, n_tasks)) + 0.01
     cases = {
-        "compare_versions, 5 vs 3 seeds (two-level bootstrap)": lambda: compare_versions(
-            a, b, rng=rng, B=B
-        ),
-        "compare_versions, 1 vs 1 seed (paired BCa + Wilcoxon)": lambda: compare_versions(
-            a[0], b[0], rng=rng, B=B
-        ),
         "stratified_bootstrap_ci(iqm), 5 runs": lambda: stratified_bootstrap_ci(
             a, iqm, rng=rng, B=B
         ),
@@ -84,7 +75,7 @@ def time_others(n_tasks: int, B: int, seed: int, repeats: int = 5) -> dict[str, 
             a, b, rng=rng, B=B
         ),
     }
-    compare_versions(a[0], b[0], rng=rng, B=B)  # imports scipy.stats once, untimed
+    paired_bootstrap(a[0], b[0], rng=rng, B=B)  # warm-up, untimed
     out: dict[str, float] = {}
     print(f"\nother functions, {n_tasks} tasks, B = {B:,} (median of {repeats})")
     for name, call in cases.items():
@@ -95,38 +86,6 @@ def time_others(n_tasks: int, B: int, seed: int, repeats: int = 5) -> dict[str, 
             times.append(time.perf_counter() - t0)
         out[name] = statistics.median(times)
         print(f"  {name:56} {out[name] * 1000:8.1f} ms")
-    return out
-
-
-def coverage(trials: int, seed: int, n_tasks: int = 50, B: int = 1000) -> dict[str, Any]:
-    """How often a nominal-95 % CI of two EQUAL versions covers 0, by seeds per side.
-
-    Model: score = task difficulty + a per-seed shift (SD 0.05, shared by all tasks of a run)
-    + per-(seed, task) noise (SD 0.05). Seed-aware: compare_versions; task-only: the paired
-    bootstrap of the per-task seed means (what a seed-blind comparison reports).
-    """
-    rng = np.random.default_rng(seed)
-    out: dict[str, Any] = {}
-    print(f"\ncoverage of nominal-95 % CIs, equal versions, {n_tasks} tasks, {trials} trials")
-    for seeds in (2, 3, 5, 10):
-        hits = {"seed_aware": 0, "task_only": 0}
-        for _ in range(trials):
-            difficulty = rng.uniform(0.2, 0.8, n_tasks)
-
-            def version(seeds: int = seeds, difficulty: np.ndarray = difficulty) -> np.ndarray:
-                shift = rng.normal(0.0, 0.05, (seeds, 1))
-                return difficulty + shift + rng.normal(0.0, 0.05, (seeds, n_tasks))
-
-            a, b = version(), version()
-            lo, hi = compare_versions(a, b, rng=rng, B=B).ci
-            hits["seed_aware"] += lo <= 0.0 <= hi
-            lo, hi = paired_bootstrap(a.mean(axis=0), b.mean(axis=0), B=B, rng=rng).ci
-            hits["task_only"] += lo <= 0.0 <= hi
-        out[str(seeds)] = {k: v / trials for k, v in hits.items()}
-        print(
-            f"  {seeds:2d} seeds per side: seed-aware {out[str(seeds)]['seed_aware']:.0%}"
-            f"   task-only {out[str(seeds)]['task_only']:.0%}"
-        )
     return out
 
 
@@ -141,9 +100,6 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="also write the results as JSON here")
     parser.add_argument(
         "--others", action="store_true", help="also time the other bootstraps at the same size"
-    )
-    parser.add_argument(
-        "--coverage", type=int, default=0, metavar="TRIALS", help="also simulate CI coverage"
     )
     args = parser.parse_args()
     load_at_start = bl.os.getloadavg()
@@ -259,7 +215,6 @@ def main() -> int:
     print(f"  evotree method(s) used: {sorted(methods)}; delta = {np.mean(b - a):.6f}")
 
     others = time_others(args.tasks, args.B, args.seed) if args.others else {}
-    covered = coverage(args.coverage, args.seed) if args.coverage else {}
 
     ok = speedup >= TARGET_SPEEDUP
     print(f"\n{'PASS' if ok else 'FAIL'}: {speedup:.2f}x faster (target >= {TARGET_SPEEDUP:.0f}x)")
@@ -284,7 +239,6 @@ def main() -> int:
             "ci_agreement": agreement,
             "methods_used": sorted(methods),
             "other_functions_seconds": others,
-            "coverage": covered,
             "pass": ok,
         },
     )

@@ -47,7 +47,7 @@ from evotree.core.workspace import Workspace
 if TYPE_CHECKING:
     from evotree.harness.integrity import EvidenceCheck
 
-__all__ = ["NoScores", "SideScores", "VersionComparison", "compare", "compare_versions", "identical_runs_note",
+__all__ = ["NoScores", "SideScores", "VersionComparison", "compare", "identical_runs_note",
            "side_scores", "tree_spread", "version_scores"]
 
 
@@ -639,9 +639,6 @@ def _normalized_means(ws: Workspace, mean_a: float, mean_b: float,
         return {"a": out[0], "b": out[1]}
     return {"a": normalize_score(mean_a, spec), "b": normalize_score(mean_b, spec)}
 
-
-#: ``compare`` under the name the statistics use: one function, called by every reader.
-compare_versions = compare
 
 
 def statement(a: str, b: str, diff: Difference, decision: str, p_threshold: float, threshold: float) -> str:

@@ -16,11 +16,9 @@ What is here, bottom to top:
 - sample metrics: :func:`avg_at_k`, :func:`pass_at_k` (unbiased, Chen et al. 2021),
   :func:`normalized_score`;
 - paired tests on one pool: :func:`paired_bootstrap` (BCa, percentile fallback),
-  :func:`wilcoxon_signed_rank`, :func:`mcnemar_exact`, :func:`benjamini_hochberg`;
+  :func:`wilcoxon_signed_rank`, :func:`benjamini_hochberg`;
 - across seeds (rliable's definitions): :func:`iqm`, :func:`stratified_bootstrap_ci`,
   :func:`probability_of_improvement`;
-- :func:`compare_versions`: a seed-aware two-level bootstrap comparison (kept for studies;
-  evotree's own readers no longer use it);
 - :func:`difference`: **the** comparison of two versions that ``compare``, ``diagnose``,
   ``gates``, the reports and the agent tools show (one Δ, one t interval, one one-sided p), with
   the run-to-run spread pooled over a tree (:func:`spread_term`, :func:`pooled_spread`) and runs
@@ -28,7 +26,7 @@ What is here, bottom to top:
 - :func:`require_same_pool` and :func:`alpha_spending` (sequential looks).
 
 numpy is imported here; ``scipy.stats`` (~1 s cold) only inside the tests that use it
-(:func:`wilcoxon_signed_rank`, :func:`mcnemar_exact`, :func:`benjamini_hochberg`), so importing
+(:func:`wilcoxon_signed_rank`, :func:`benjamini_hochberg`), so importing
 this module, and ``evotree`` commands that never run a test, stay fast.
 """
 
@@ -46,16 +44,13 @@ import numpy as np
 from evotree.core.errors import EvotreeError
 
 __all__ = [
-    "SINGLE_SEED_CAVEAT",
     "AlphaSpend",
     "AtK",
     "BHResult",
     "BootstrapCI",
-    "Comparison",
     "Difference",
     "ImprovementProbability",
     "InvalidScores",
-    "McNemarResult",
     "PairedBootstrap",
     "PoolMismatch",
     "RunSpread",
@@ -64,10 +59,8 @@ __all__ = [
     "alpha_spending",
     "avg_at_k",
     "benjamini_hochberg",
-    "compare_versions",
     "difference",
     "iqm",
-    "mcnemar_exact",
     "normalized_score",
     "paired_bootstrap",
     "pooled_spread",
@@ -85,7 +78,6 @@ Reduction = Callable[..., Any]
 #: ``statistic(scores)`` with scores ``(..., n_runs, n_tasks)`` returning ``(...)``, like :func:`iqm`.
 RunsStatistic = Callable[[np.ndarray], Any]
 
-SINGLE_SEED_CAVEAT = "single seed: between-seed variance is not included; the CI is too narrow"
 
 _NORMAL = NormalDist()
 #: Elements per resampling block. Small on purpose: the temporaries stay in cache and under
@@ -152,14 +144,6 @@ class WilcoxonResult:
 
 
 @dataclass(frozen=True)
-class McNemarResult:
-    p_value: float
-    a_only: int  #: tasks A solved and B did not
-    b_only: int  #: tasks B solved and A did not
-    n_tasks: int
-
-
-@dataclass(frozen=True)
 class BHResult:
     adjusted: np.ndarray  #: (m,) BH-adjusted p-values, in the input order
     rejected: np.ndarray  #: (m,) bool, adjusted <= alpha
@@ -184,23 +168,6 @@ class ImprovementProbability:
     ci: tuple[float, float]  #: stratified-bootstrap percentile CI
     per_task: np.ndarray  #: (n_tasks,)
     confidence: float
-    B: int
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Version B against version A on one task pool (see :func:`compare_versions`)."""
-
-    delta: float  #: mean over tasks of (mean over seeds of B) - (mean over seeds of A)
-    ci: tuple[float, float]  #: at confidence 1 - alpha
-    p_value: float
-    test: str  #: "wilcoxon_signed_rank" or "mcnemar_exact"
-    n_tasks: int
-    n_seeds: tuple[int, int]  #: (A, B)
-    seed_aware: bool  #: True when both sides have >= 2 seeds
-    caveat: str | None
-    alpha: float
-    ci_method: str  #: "hierarchical_percentile", "bca" or "percentile"
     B: int
 
 
@@ -588,34 +555,6 @@ def _binary(arr: np.ndarray) -> bool:
     return bool(np.all((arr == 0) | (arr == 1)))
 
 
-def mcnemar_exact(a: Any, b: Any) -> McNemarResult:
-    """Exact two-sided McNemar test for binary per-task outcomes (solved = 1) of A and B.
-
-    ``a``, ``b``: (n_tasks,) of 0/1. Only discordant tasks carry information: under H0 the
-    b_only of the n = a_only + b_only discordant tasks is Binomial(n, 1/2); the p-value is
-    ``scipy.stats.binomtest(min(a_only, b_only), n, 0.5)`` (two-sided: min(1, 2 P(X <= min))
-    for p = 1/2). No discordant task: p = 1.
-    """
-    a, b = _vector(a, "a"), _vector(b, "b")
-    _same_tasks(a, b)
-    for name, arr in (("a", a), ("b", b)):
-        if not _binary(arr):
-            raise InvalidScores(
-                f"expected binary (0/1) outcomes in `{name}`, got values like "
-                f"{np.unique(arr)[:5].tolist()}",
-                fix="use wilcoxon_signed_rank for continuous scores",
-            )
-    a_only = int(np.count_nonzero((a == 1) & (b == 0)))
-    b_only = int(np.count_nonzero((a == 0) & (b == 1)))
-    n = a_only + b_only
-    if n == 0:
-        return McNemarResult(1.0, 0, 0, a.size)
-    from scipy import stats
-
-    p = float(stats.binomtest(min(a_only, b_only), n, 0.5, alternative="two-sided").pvalue)
-    return McNemarResult(min(1.0, p), a_only, b_only, a.size)
-
-
 def benjamini_hochberg(p_values: Any, alpha: float = 0.05) -> BHResult:
     """Benjamini-Hochberg step-up: adjusted p-values and which hypotheses to reject at FDR alpha.
 
@@ -754,92 +693,6 @@ def probability_of_improvement(
 
 
 # ----------------------------------------------------------------------------- seed-aware
-def _hierarchical_deltas(
-    a: np.ndarray, b: np.ndarray, B: int, rng: np.random.Generator
-) -> np.ndarray:
-    """(B,) mean differences of two-level resamples: seeds within each side, then tasks paired."""
-    (sa, n_tasks), sb = a.shape, b.shape[0]
-    out = np.empty(B)
-    for start, rows in _chunks(B, 3 * n_tasks):
-        wa = _counts(rng, (rows,), sa) / sa if sa > 1 else np.ones((rows, 1))
-        wb = _counts(rng, (rows,), sb) / sb if sb > 1 else np.ones((rows, 1))
-        diff = wb @ b - wa @ a  # (rows, n_tasks): per-task differences of seed-resampled means
-        tasks = rng.integers(0, n_tasks, size=(rows, n_tasks), dtype=_index_dtype(n_tasks))
-        out[start : start + rows] = np.take_along_axis(diff, tasks, axis=1).mean(axis=1)
-    return out
-
-
-def compare_versions(
-    a: Any,
-    b: Any,
-    *,
-    rng: np.random.Generator,
-    B: int = 10_000,
-    alpha: float = 0.05,
-    binary: bool | None = None,
-) -> Comparison:
-    """Is B better than A on one task pool, with the between-seed noise counted?
-
-    ``a``: (n_seeds_a, n_tasks), ``b``: (n_seeds_b, n_tasks): per-task scores of each seed
-    (run) of the two versions on the same tasks in the same order; seed counts may differ and
-    may be 1 (a 1-D array is one seed). ``delta`` = mean over tasks of the per-task seed means
-    of B minus those of A.
-
-    CI (confidence 1 - alpha): with several seeds on a side, a two-level bootstrap — seeds
-    resampled with replacement within each version (whole runs, so a seed's shift across all
-    tasks is kept), then tasks resampled with the same indices for both sides (paired) —
-    and a percentile interval. With one seed on both sides it is :func:`paired_bootstrap`
-    (BCa) and ``caveat`` says the CI is too narrow: a lucky seed looks like an improvement.
-    With few seeds the seed level is itself poorly estimated and the CI undercovers (simulated
-    in bench/stats_results.md, nominal 95 %: ~72 % coverage with 2 seeds per side, ~80 % with
-    3, ~86 % with 5, ~93 % with 10; a seed-blind CI: ~20 %): more seeds, not a larger B.
-
-    p_value: exact McNemar (:func:`mcnemar_exact`) when the scores are binary and there is one
-    seed per side; otherwise Wilcoxon signed-rank on the per-task seed means (tasks as units;
-    it ignores seed noise, so decide on the CI). ``binary=None`` detects 0/1 scores.
-    """
-    a, b = _matrix(a, "a"), _matrix(b, "b")
-    _same_tasks(a, b)
-    if not 0.0 < alpha < 1.0:
-        raise InvalidScores(f"expected 0 < alpha < 1, got {alpha}")
-    rng = _generator(rng, B)
-    _confidence(1.0 - alpha, int(B))
-    is_binary = _binary(a) and _binary(b)
-    if binary is None:
-        binary = is_binary
-    elif binary and not is_binary:
-        raise InvalidScores(
-            "expected binary (0/1) scores because binary=True, got other values",
-            fix="pass binary=False (or None to detect) for continuous scores",
-        )
-    (sa, n_tasks), sb = a.shape, b.shape[0]
-    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
-    delta = float(np.mean(mean_b - mean_a))
-    if sa == 1 and sb == 1:
-        boot = paired_bootstrap(mean_a, mean_b, B=int(B), confidence=1 - alpha, rng=rng)
-        ci, ci_method = boot.ci, boot.method
-    else:
-        ci = _percentile_ci(_hierarchical_deltas(a, b, int(B), rng), 1 - alpha)
-        ci_method = "hierarchical_percentile"
-    if binary and sa == 1 and sb == 1:
-        p_value, test = mcnemar_exact(a[0], b[0]).p_value, "mcnemar_exact"
-    else:
-        p_value, test = wilcoxon_signed_rank(mean_a, mean_b).p_value, "wilcoxon_signed_rank"
-    return Comparison(
-        delta=delta,
-        ci=ci,
-        p_value=p_value,
-        test=test,
-        n_tasks=n_tasks,
-        n_seeds=(sa, sb),
-        seed_aware=sa >= 2 and sb >= 2,
-        caveat=SINGLE_SEED_CAVEAT if min(sa, sb) == 1 else None,
-        alpha=float(alpha),
-        ci_method=ci_method,
-        B=int(B),
-    )
-
-
 # ----------------------------------------------------------------------------- pool, sequential
 def _examples(ids: list[str], k: int = 3) -> str:
     shown = ", ".join(repr(t) for t in ids[:k])
@@ -918,7 +771,7 @@ def alpha_spending(
     ever promoting a version that is not better stays <= alpha however many looks are taken.
 
     Decision rule at each look: compute the CI at confidence 1 - nominal (e.g.
-    ``compare_versions(..., alpha=spend.nominal)``); promote only if it lies entirely above
+    ``difference(..., confidence=1 - spend.nominal)``); promote only if it lies entirely above
     the threshold (0, or the minimum gain worth having); reject if it lies entirely below;
     if it straddles the threshold and looks remain, "need more seeds" — run the next batch
     and look again; at the last look a straddling CI means not promoted. A bootstrap CI at a

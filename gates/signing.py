@@ -38,7 +38,6 @@ __all__ = [
     "sha256_hex",
     "sign",
     "delete_tag",
-    "git_command",
     "run_git",
     "sign_tag",
     "ssh_keygen",
@@ -65,18 +64,6 @@ def ssh_keygen(recorded: str | None = None) -> str:
     except InvalidState as exc:
         raise SignatureError(exc.message, fix=exc.fix or "install OpenSSH's client tools (apt-get install "
                              "openssh-client)") from exc
-
-
-def git_command(*args: str, git: str | None = None, ssh_keygen_path: str | None = None) -> list[str]:
-    """The argv of the approver's ``git args...`` (system git, code-running settings pinned off).
-
-    Kept for callers that build their own ``subprocess`` call; run it with
-    :func:`evotree.core.safegit.approver_env`, or use :func:`run_git`.
-    """
-    from evotree.core.safegit import PINNED_CONFIG, program
-
-    settings = [*PINNED_CONFIG, ("gpg.ssh.program", ssh_keygen(ssh_keygen_path))]
-    return [program("git", git), "--no-pager", *[a for k, v in settings for a in ("-c", f"{k}={v}")], *args]
 
 
 def run_git(root: Path | str, *args: str, tools: Any = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:

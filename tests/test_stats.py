@@ -11,15 +11,12 @@ import scipy.stats
 
 from evotree.diagnostics import stats
 from evotree.diagnostics.stats import (
-    SINGLE_SEED_CAVEAT,
     InvalidScores,
     PoolMismatch,
     alpha_spending,
     avg_at_k,
     benjamini_hochberg,
-    compare_versions,
     iqm,
-    mcnemar_exact,
     normalized_score,
     paired_bootstrap,
     pass_at_k,
@@ -74,37 +71,6 @@ def test_normalized_score_by_hand() -> None:
 
 
 # ----------------------------------------------------------------------------- paired tests
-def test_mcnemar_by_hand() -> None:
-    # 2x2: both solved 3, A only 1, B only 6, neither 2 -> 7 discordant
-    a = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0])
-    b = np.array([1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0])
-    res = mcnemar_exact(a, b)
-    assert (res.a_only, res.b_only, res.n_tasks) == (1, 6, 12)
-    # p = 2 * P(X <= 1), X ~ Bin(7, 1/2) = 2 * (1 + 7) / 128
-    assert res.p_value == pytest.approx(16 / 128)
-    assert res.p_value == pytest.approx(scipy.stats.binomtest(1, 7, 0.5).pvalue)
-    assert mcnemar_exact([1, 0, 1], [1, 0, 1]).p_value == 1.0  # no discordant pair
-    assert mcnemar_exact([1, 0], [0, 1]).p_value == 1.0  # capped at 1
-    with pytest.raises(InvalidScores, match="binary"):
-        mcnemar_exact([0.5, 1], [1, 1])
-
-
-@pytest.mark.parametrize("n", [1, 2, 5, 12, 31, 200])
-def test_mcnemar_is_twice_the_smaller_binomial_tail(n: int) -> None:
-    """Every split of n discordant tasks: p = min(1, 2 P(X <= min)), X ~ Bin(n, 1/2), and the
-    concordant tasks (both solved, neither) change nothing."""
-    for a_only in range(n + 1):
-        b_only = n - a_only
-        a = [1] * a_only + [0] * b_only + [1, 1, 0]
-        b = [0] * a_only + [1] * b_only + [1, 1, 0]
-        res = mcnemar_exact(a, b)
-        k = min(a_only, b_only)
-        tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
-        assert (res.a_only, res.b_only, res.n_tasks) == (a_only, b_only, n + 3)
-        assert res.p_value == pytest.approx(min(1.0, 2 * tail), rel=1e-12)
-        assert res.p_value == mcnemar_exact(b, a).p_value  # symmetric in A and B
-
-
 def test_benjamini_hochberg_by_hand_and_vs_scipy() -> None:
     p = np.array([0.01, 0.04, 0.03, 0.005, 0.2, 0.5])
     res = benjamini_hochberg(p, alpha=0.05)
@@ -217,11 +183,6 @@ def test_same_seed_same_ci() -> None:
     first = paired_bootstrap(a, b, B=1000, rng=rng(7))
     assert first == paired_bootstrap(a, b, B=1000, rng=rng(7))
     assert first.ci != paired_bootstrap(a, b, B=1000, rng=rng(8)).ci
-    x = rng(9).uniform(size=(3, 10))
-    assert (
-        compare_versions(x, x + 0.1, rng=rng(1), B=500).ci
-        == compare_versions(x, x + 0.1, rng=rng(1), B=500).ci
-    )
     with pytest.raises(InvalidScores, match="numpy.random.Generator"):
         paired_bootstrap(a, b, rng=7)  # type: ignore[arg-type]
 
@@ -231,7 +192,7 @@ def test_too_few_resamples_for_the_confidence_is_refused() -> None:
     with pytest.raises(InvalidScores, match="expected B >= 10000 resamples for a 0.999 CI"):
         paired_bootstrap([0.1, 0.2], [0.3, 0.1], B=1000, confidence=0.999, rng=rng())
     with pytest.raises(InvalidScores, match="B >= 200"):
-        compare_versions([[0.1, 0.2]] * 2, [[0.3, 0.1]] * 2, rng=rng(), B=100)
+        paired_bootstrap([0.1, 0.2], [0.3, 0.1], B=100, rng=rng())
 
 
 def test_bad_scores_are_refused_with_the_actual_value() -> None:
@@ -299,74 +260,6 @@ def test_probability_of_improvement_ci_matches_a_plain_loop_bootstrap() -> None:
 
 
 # ----------------------------------------------------------------------------- seed-aware
-def test_compare_versions_single_seed_binary_uses_mcnemar_and_warns() -> None:
-    a = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0])
-    b = np.array([1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0])
-    res = compare_versions(a, b, rng=rng(), B=2000)
-    assert res.test == "mcnemar_exact" and res.p_value == pytest.approx(0.125)
-    assert res.n_seeds == (1, 1) and res.n_tasks == 12 and not res.seed_aware
-    assert res.caveat == SINGLE_SEED_CAVEAT
-    assert res.delta == pytest.approx(5 / 12) and res.ci[0] < res.delta < res.ci[1]
-
-
-def test_compare_versions_several_seeds_is_seed_aware() -> None:
-    r = rng(17)
-    a = r.uniform(size=(3, 20))
-    b = r.uniform(size=(2, 20)) + 0.2
-    res = compare_versions(a, b, rng=rng(), B=2000)
-    assert res.seed_aware and res.caveat is None and res.n_seeds == (3, 2)
-    assert res.test == "wilcoxon_signed_rank" and res.ci_method == "hierarchical_percentile"
-    ref = scipy.stats.wilcoxon(b.mean(axis=0) - a.mean(axis=0))
-    assert res.p_value == pytest.approx(ref.pvalue)
-    assert res.delta == pytest.approx(b.mean() - a.mean())
-    # binary with several seeds: per-task success rates are not binary -> Wilcoxon
-    binary = compare_versions(
-        r.integers(0, 2, (3, 20)), r.integers(0, 2, (3, 20)), rng=rng(), B=200
-    )
-    assert binary.test == "wilcoxon_signed_rank"
-    one_side = compare_versions(a, b[:1], rng=rng(), B=200)
-    assert not one_side.seed_aware and one_side.caveat == SINGLE_SEED_CAVEAT
-    with pytest.raises(InvalidScores, match="binary=True"):
-        compare_versions(a, b, rng=rng(), binary=True)
-
-
-def test_hierarchical_bootstrap_without_seed_noise_is_the_task_bootstrap() -> None:
-    """Identical seeds: resampling them changes nothing, so only the task level is left."""
-    r = rng(23)
-    a1, b1 = r.uniform(size=50), r.uniform(size=50) + 0.05
-    a, b = np.tile(a1, (3, 1)), np.tile(b1, (4, 1))
-    seeds = compare_versions(a, b, rng=rng(24), B=4000)
-    tasks = paired_bootstrap(a1, b1, B=4000, rng=rng(25), method="percentile")
-    assert seeds.ci_method == "hierarchical_percentile" and seeds.seed_aware
-    assert seeds.delta == pytest.approx(tasks.delta)
-    for mine, ref, mc in zip(seeds.ci, tasks.ci, tasks.mc_se):
-        assert abs(mine - ref) < 4 * math.sqrt(2) * mc
-    single = compare_versions(a1, b1, rng=rng(26), B=2000)
-    assert single.ci == paired_bootstrap(a1, b1, B=2000, rng=rng(26)).ci
-    assert single.ci_method == "bca"
-
-
-def test_seed_aware_ci_is_wider_than_task_only_ci_under_seed_noise() -> None:
-    """Simulation: every seed shifts all tasks together; only the two-level bootstrap sees it."""
-    r = rng(18)
-    n_seeds, n_tasks = 4, 60
-    difficulty = r.uniform(0.2, 0.8, n_tasks)
-
-    def version(gain: float) -> np.ndarray:
-        seed_shift = r.normal(0.0, 0.05, (n_seeds, 1))  # a lucky or unlucky run
-        return difficulty + gain + seed_shift + r.normal(0.0, 0.01, (n_seeds, n_tasks))
-
-    a, b = version(0.0), version(0.0)
-    seed_aware = compare_versions(a, b, rng=rng(19), B=2000)
-    task_only = paired_bootstrap(a.mean(axis=0), b.mean(axis=0), B=2000, rng=rng(19))
-    width = seed_aware.ci[1] - seed_aware.ci[0]
-    assert seed_aware.delta == pytest.approx(task_only.delta)
-    assert width > 3 * (task_only.ci[1] - task_only.ci[0])
-    # the task-only CI excludes 0 although the versions are equal; the seed-aware one does not
-    assert not task_only.ci[0] < 0 < task_only.ci[1]
-    assert seed_aware.ci[0] < 0 < seed_aware.ci[1]
-
-
 # ----------------------------------------------------------------------------- pool, sequential
 def test_pool_mismatch_message_and_intersect() -> None:
     a = ["t1", "t2", "t3", "t4", "t5"]
