@@ -14,7 +14,9 @@ the protocol's rules in its ``evotree.toml`` (docs/protocols/ai4ai.md, docs/prot
   (``data_strategy.py`` picks training examples from a fixed, partly mislabelled pool); the
   candidate phase writes its selection, and the fixed training stack runs in the judge phase
   from the judge store, out of the candidate's hands, then scores on hidden points; ``[eval]
-  judge_trains = true`` counts that phase's measured time as training.
+  judge_trains = true`` counts that phase's measured time as training. Its templates, the
+  strategy's selection format and the judge's strict reading of it are in
+  :mod:`evotree.domains.rsibench_data`.
 
 The task: points in the plane labelled by a fixed line with 10 % of the labels flipped at
 random, so no classifier beats 0.9 on average (the optimum). Everything is standard library
@@ -28,6 +30,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evotree.domains import write_if_absent
+from evotree.domains.rsibench_data import START_ACCURACY as _RSIBENCH_START
+from evotree.domains.rsibench_data import materialize_rsibench
 
 __all__ = ["PROTOCOLS", "protocol_template"]
 
@@ -82,23 +86,6 @@ model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.
 score(model)
 '''
 
-RSIBENCH_JUDGE = _JUDGE_COMMON + '''
-import time
-from judge_trainer import train
-
-# the fixed training stack runs here, in the judge phase: the candidate only chose the data
-selection = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "selection.json")))
-pool = points(settings["pool"]["seed"], settings["pool"]["size"], noise=settings["pool"]["noise"])
-chosen = sorted({int(i) for i in selection["indices"] if 0 <= int(i) < len(pool)})
-if len(chosen) < 10:
-    sys.exit("the data strategy selected fewer than 10 examples")
-started = time.process_time()
-model = train([pool[i] for i in chosen], epochs=settings["training"]["epochs"], lr=settings["training"]["lr"],
-              seed=int(os.environ.get("EVOTREE_SEED", "0")))
-rec.signal(0, **{"judge/train_cpu_seconds": time.process_time() - started, "judge/examples": len(chosen)})
-score(model)
-'''
-
 #: the trainer, as the starting algorithm (ai4ai) and as the fixed training stack (rsibench-data)
 TRAINER = '''\
 def train(data, epochs, lr, seed=0):
@@ -145,24 +132,6 @@ epochs = 1
 lr = 0.01
 '''
 
-RSIBENCH_STRATEGY = '''\
-"""The data strategy (RSIBench-Data: the only file a candidate may change). It sees the pool
-(pool.py: points with some labels flipped) and writes selection.json: the indices to train on.
-The training itself is fixed and runs in the judge. Starting strategy: the first 60 examples."""
-import json, os, sys
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # pool.py, task.py beside it
-from pool import POOL
-
-json.dump({"indices": list(range(60))}, open("selection.json", "w"))
-'''
-
-RSIBENCH_POOL = '''\
-"""The pool a data strategy selects from (protected): 400 points, 30 % of their labels flipped."""
-from task import points
-
-POOL = points(seed=7, n=400, noise=0.30)
-'''
-
 _AI4AI_TOML = '''\
 # evotree.toml of an AI4AI-Bench-shaped task (docs/protocols/ai4ai.md): the candidate improves the
 # training algorithm; everything else is fixed and judged on hidden points.
@@ -205,40 +174,6 @@ algorithm = ["train.py:def *", "train.py:class *"]
 hyperparameter = ["config.toml"]
 '''
 
-_RSIBENCH_TOML = '''\
-# evotree.toml of an RSIBench-Data-shaped task (docs/protocols/rsibench-data.md): only the data
-# strategy may change; the fixed training stack runs in the judge phase, from the judge store.
-[workspace]
-domain = "custom"
-
-[train]
-# the candidate phase: the data strategy writes selection.json
-command = "python data_strategy.py"
-
-[eval]
-# the fixed training (judge/judge_trainer.py) on the selection, then the hidden score
-command = "python judge/eval.py"
-judge_paths = ["judge/"]
-# the judge phase trains: its wall and CPU time, measured by evotree, count as training
-judge_trains = true
-
-[eval.normalize]
-unusable = 0.5
-start = {start}
-optimum = 0.9
-failed_as_zero = true
-
-[protect]
-base = "root"
-paths = ["task.py", "pool.py", "judge/"]
-editable = ["data_strategy.py"]
-
-[budget]
-max_runs_per_version = 20
-usd_per_cpu_hour = 0.05
-tree_max_usd = 1.0
-'''
-
 _JUDGE_TOML = '''\
 # HIDDEN: the judge's points (drawn at init) and, for rsibench-data, the fixed training stack
 [splits.validation]
@@ -261,7 +196,7 @@ lr = 0.05
 
 #: the starting algorithm's validation accuracy (the normalized scale's 0.1), measured over 20
 #: judge seeds by tests/test_protocols.py::test_the_start_anchors_are_what_the_start_scores
-START_ACCURACY = {"ai4ai": 0.79, "rsibench-data": 0.73}
+START_ACCURACY = {"ai4ai": 0.79, "rsibench-data": _RSIBENCH_START}
 
 
 def _hidden_seeds() -> tuple[int, int]:
@@ -284,16 +219,6 @@ def materialize_ai4ai(root: Path) -> list[str]:
         "task.py": TASK_PY, "trainer.py": TRAINER, "train.py": AI4AI_TRAIN, "config.toml": AI4AI_CONFIG,
         "evotree.toml": _AI4AI_TOML.format(start=START_ACCURACY["ai4ai"]),
         "judge/eval.py": AI4AI_JUDGE, "judge/judge_task.py": TASK_PY,
-        "judge/task.toml": _JUDGE_TOML.format(validation=validation, heldout=heldout)})
-
-
-def materialize_rsibench(root: Path) -> list[str]:
-    """Write the RSIBench-Data-shaped task into ``root`` (never overwriting); the paths written."""
-    validation, heldout = _hidden_seeds()
-    return _write(Path(root), {
-        "task.py": TASK_PY, "pool.py": RSIBENCH_POOL, "data_strategy.py": RSIBENCH_STRATEGY,
-        "evotree.toml": _RSIBENCH_TOML.format(start=START_ACCURACY["rsibench-data"]),
-        "judge/eval.py": RSIBENCH_JUDGE, "judge/judge_task.py": TASK_PY, "judge/judge_trainer.py": TRAINER,
         "judge/task.toml": _JUDGE_TOML.format(validation=validation, heldout=heldout)})
 
 
