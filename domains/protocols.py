@@ -9,7 +9,9 @@ the protocol's rules in its ``evotree.toml`` (docs/protocols/ai4ai.md, docs/prot
   ``config.toml``) of a fixed task (``task.py``, protected); patches are measured against the
   pristine base and may touch only those files; the judge scores the trained model on hidden
   points; scores are normalized (0 unusable = chance, 0.1 the starting algorithm, 1 the task's
-  optimum, its Bayes accuracy); failed formal runs count 0; a money budget.
+  optimum, its Bayes accuracy); failed formal runs count 0; the hidden judge's figures are shown
+  only after ``evotree finalize`` (the agent sees train.py's quick metric), which retrains the
+  selected version clean and judges it once; an exploration budget (4 hours, 1 USD) apart from it.
 * **rsibench-data** — RSIBench-Data's shape: only the *data strategy* may change
   (``data_strategy.py`` picks training examples from a fixed, partly mislabelled pool); the
   candidate phase writes its selection, and the fixed training stack runs in the judge phase
@@ -120,8 +122,16 @@ rec = get_recorder()
 config = tomllib.load(open("config.toml", "rb"))
 data = points(seed=1, n=config["train_points"])
 model = train(data, epochs=config["epochs"], lr=config["lr"], seed=int(os.environ.get("EVOTREE_SEED", "0")))
-correct = sum(1 for x, y, label in data if (model["w"][0] * x + model["w"][1] * y + model["b"] > 0) == bool(label))
-rec.signal(1, train_accuracy=correct / len(data))
+
+
+def accuracy(rows):
+    w, b = model["w"], model["b"]
+    return sum(1 for x, y, label in rows if (w[0] * x + w[1] * y + b > 0) == bool(label)) / len(rows)
+
+
+# the quick metrics (AI4AI's fast metric): what this script measures on data it may see; the hidden
+# judge's score is not shown until the search is finalized
+rec.signal(1, train_accuracy=accuracy(data), quick_accuracy=accuracy(points(seed=2, n=200)))
 json.dump(model, open("model.json", "w"))
 '''
 
@@ -140,10 +150,19 @@ domain = "custom"
 
 [train]
 command = "python train.py"
+# the quick metric (AI4AI's fast metric): train.py's accuracy on points it may see, shown in
+# `tree`, `runs` and `show` where the hidden judge's score would be
+headline_signal = "quick_accuracy"
 
 [eval]
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
+# the hidden evaluator's figures (validation and held-out) are shown to nobody until `evotree
+# finalize`: during the search the agent sees only its own quick metrics (train.py's signals)
+hide_until_finalize = true
+# finalize retrains the selected version clean (its train phase again, a fresh seed), then judges
+# it once on the held-out points, charged to the finalize account, not to the exploration budget
+finalize_retrain = true
 
 [eval.normalize]
 # AI4AI's scale: 0 an unusable model (chance: 0.5), 0.1 the starting algorithm (its validation
@@ -161,9 +180,13 @@ paths = ["task.py", "trainer.py", "judge/"]
 editable = ["train.py", "config.toml"]
 
 [budget]
+# the exploration budget: the agent's own experiments (every run of the search) end 4 hours after
+# init (AI4AI's exploration) or at 1 USD of runs and agent spend; finalize's formal retrain is
+# charged to its own account and is never refused by them
 max_runs_per_version = 20
 usd_per_cpu_hour = 0.05
 tree_max_usd = 1.0
+tree_max_search_hours = 4.0
 
 [interventions]
 # AI4AI's analysis: what kind of change each version makes (evotree diagnose, report --tree).

@@ -64,6 +64,23 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
     better = _branch(cli, {"config.toml": "train_points = 400\nepochs = 10\nlr = 0.05\n"},
                      "more data, more epochs, a larger step")
     _run(cli, better)
+    # the hidden evaluator's score is shown nowhere until finalize: the agent sees its quick metric
+    assert cli.json("compare", "v0", better, code=10)["error"]["code"] == "hidden_until_finalize"
+    heads = {v["id"]: v["headline"] for v in cli.json("tree")["versions"]}
+    assert heads[better]["metric"] == "quick/quick_accuracy" and heads[better]["value"] > heads["v0"]["value"]
+    # weights in the patch are refused before any run (the editable allowlist and the payload rules)
+    cheat = _branch(cli, {"weights.json": '{"w": [0.8, -0.6], "b": 0.1}\n'}, "ship the answer")
+    error = _run(cli, cheat, seeds=1, code=40)["error"]
+    assert error["code"] == "patch_rejected"
+    assert not list((cli.repo / ".evotree" / "runs").glob(f"{cheat}-*"))  # nothing started
+    # the task itself is frozen (issue 32): changing it is refused before any run, like the payload rule
+    moved = _branch(cli, {"task.py": protocols.TASK_PY.replace("NOISE = 0.10", "NOISE = 0.0")}, "no noise")
+    error = _run(cli, moved, seeds=1, code=40)["error"]
+    assert error["code"] == "patch_rejected" and "frozen task" in error["message"] and "task.py" in error["message"]
+    assert not list((cli.repo / ".evotree" / "runs").glob(f"{moved}-*"))  # nothing started
+    # the search ends: the selected version is retrained clean and judged once on the held-out points
+    final = cli.json("finalize", "--yes")
+    assert final["status"] == "finalized" and final["version"] == better and final["retrained"], final
     compare = cli.json("compare", "v0", better)
     assert compare["delta"] > 0 and compare["ci"][0] > 0, compare
     # the version's intervention class, from the policy's [interventions] rules
@@ -76,16 +93,6 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
     # Three SDs above the start is 0.1 + 0.06 / 0.11 * 0.9 ≈ 0.59.
     a, b = compare["normalized"]["a"], compare["normalized"]["b"]
     assert 0.0 < a < 0.6 and a < b <= 1.2, compare["normalized"]
-    # weights in the patch are refused before any run (the editable allowlist and the payload rules)
-    cheat = _branch(cli, {"weights.json": '{"w": [0.8, -0.6], "b": 0.1}\n'}, "ship the answer")
-    error = _run(cli, cheat, seeds=1, code=40)["error"]
-    assert error["code"] == "patch_rejected"
-    assert not list((cli.repo / ".evotree" / "runs").glob(f"{cheat}-*"))  # nothing started
-    # the task itself is frozen (issue 32): changing it is refused before any run, like the payload rule
-    moved = _branch(cli, {"task.py": protocols.TASK_PY.replace("NOISE = 0.10", "NOISE = 0.0")}, "no noise")
-    error = _run(cli, moved, seeds=1, code=40)["error"]
-    assert error["code"] == "patch_rejected" and "frozen task" in error["message"] and "task.py" in error["message"]
-    assert not list((cli.repo / ".evotree" / "runs").glob(f"{moved}-*"))  # nothing started
     import json
 
     from evotree.cli.main import cli as root
