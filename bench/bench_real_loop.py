@@ -1,27 +1,33 @@
-"""The loop measured on real runs (issue 33 item 2): greedy against evotree on the same proposals.
+"""The loop measured on real runs: greedy against evotree on the same proposals, three domains.
 
-Per loop (seed L, fixed in advance): a gym workspace on three Core-16 environments (Acrobot-v1,
-MountainCarContinuous-v0, HalfCheetah-v5) whose v0 is :data:`evotree.demo.GYM_POLICY` with
-``EPSILON`` > 0 (a random action with that chance each step, from the system's entropy: two runs
-of one policy differ, as two training runs do), and one sequence of knob moves drawn from L
-(:func:`evotree.verbs.autopilot.knob_proposals`). Three rules judge the same moves:
+Per domain (bench/real_loop_domains.py: gym, math, autoresearch; the hidden judge fixed in
+advance) and per loop (its seed L, fixed in advance): one sequence of knob moves drawn from L
+(:func:`evotree.verbs.autopilot.knob_proposals`), judged by three rules, each from its own
+champion, every run of every rule a real ``evotree run`` (sandboxed train and judge, the same
+harness and judge):
 
-- **greedy-1**: keep-if-better on one run each (the champion's one run against the candidate's);
-- **greedy-k**: the same on the mean of k runs each, k = evotree's runs per proposal in that loop
-  (rounded up), so it spends about as many runs;
-- **evotree**: ``evotree autopilot`` (the library call, through the verbs) on a real workspace,
-  every run a real ``evotree run`` (sandboxed train and judge), the score gate asking for seeds,
-  a second signer made in a temp folder promoting what passes every gate.
+- **evotree**: ``run_autopilot`` (the library call, through the verbs) on a fresh workspace: the
+  score gate asks for seeds, a second signer made in a temp folder promotes what passes every gate;
+- **greedy-1**: keep-if-better on one run each (the kept version's one run against the
+  candidate's, both at seed 0: the same seed, as autoresearch's loop runs it);
+- **greedy-k**: the same on the mean of k runs each (seeds 0..k-1), k = evotree's runs per
+  proposal in that loop rounded up (capped by the domain's runs per version), so it spends
+  about as many runs.
 
-Greedy's runs are the same judge code played in this process on the same validation pool (the
-domain's episode and scoring functions), not ``evotree run``: the same distribution of scores,
-without the harness' per-run cost. Every champion is re-judged on the held-out pool, which no
-run saw, ``--truth-repeats`` times per episode: its **true value**. Per loop and rule: the final
-champion's true value, whether it ended below its own earlier true peak (by more than
-``--neutral``), promotions whose true effect is within ±``--neutral`` (neutral) or below it
-(harmful), runs, and runs after the peak (evotree also wall seconds).
+Greedy's versions live in one greedy workspace per domain (each rule and loop its own start
+version, a branch of v0 without changes, and its own candidates branched from its own kept
+version); each rule's run count is the number of runs the ledger holds for its versions. Greedy
+is given only the moves evotree tried before its stop rule ended the loop.
 
-    .venv/bin/python bench/bench_real_loop.py --loops 2 --proposals 5 --json out.json
+Truth: every champion re-judged on the held-out split, which no search run saw: gym in this
+process (``--truth-repeats`` plays of every held-out episode), math and autoresearch by
+``--truth-seeds`` real ``evotree run --heldout`` runs at seeds from 1000 in a workspace of their
+own (mean and standard error). Per loop and rule: the final champion's true value, whether it
+ended below its own earlier true peak (by more than the domain's neutral band), promotions whose
+true effect is within the band (neutral) or below it (harmful), runs and runs after the peak.
+
+    .venv/bin/python bench/bench_real_loop.py --domains gym,math,autoresearch --loops 2 \\
+        --proposals 3 --json bench/results/real_loop.json
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from __future__ import annotations
 import benchlib  # noqa: F401  - first: isolates git's configuration
 
 import argparse
+import importlib.util
 import math
+import os
 import statistics
 import sys
 import tempfile
@@ -37,185 +45,251 @@ import time
 from pathlib import Path
 from typing import Any
 
-ENVS = ("Acrobot-v1", "MountainCarContinuous-v0", "HalfCheetah-v5")
+from real_loop_domains import (Domain, GymTruth, WorkspaceTruth, apply_text, autoresearch_domain,
+                               gym_domain, math_domain, share_cache)
+
+from evotree.demo import SecondSigner
+from evotree.verbs import Session
+from evotree.verbs.autopilot import Proposal, knob_proposals, run_autopilot
+
+RULES = ("greedy-1", "greedy-k", "evotree")
+DOMAINS = ("gym", "math", "autoresearch")
 
 
-def _apply(policy: str, proposal: Any, knobs: dict[str, Any]) -> str | None:
-    """``policy`` with ``proposal`` applied (as the autopilot applies it), or None when unchanged."""
-    from evotree.verbs.autopilot import Proposal, apply_proposal
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "policy.py"
-        path.write_text(policy)
-        apply_proposal(Proposal(proposal.key, proposal.kind, proposal.summary, dict(proposal.data)), Path(folder),
-                       knobs)
-        new = path.read_text()
-    return None if new == policy else new
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
-class Truth:
-    """True values (held-out, many repeats) and single runs (validation, one play), cached."""
-
-    def __init__(self, judge: dict[str, Any], repeats: int) -> None:
-        self.judge, self.repeats, self.cache = judge, repeats, {}  # type: ignore[var-annotated]
-
-    def true(self, policy: str) -> float:
-        from evotree.demo import gym_truth
-
-        if policy not in self.cache:
-            self.cache[policy] = gym_truth(policy, self.judge, repeats=self.repeats, split="heldout")
-        return float(self.cache[policy])
-
-    def run(self, policy: str) -> float:
-        from evotree.demo import gym_truth
-
-        return gym_truth(policy, self.judge, repeats=1, split="validation")
+def _value(records: list[Any]) -> float:
+    """The mean headline (validation score) of a version's runs; -inf when none scored."""
+    values = [float(r.headline["value"]) for r in records if r.status == "succeeded" and r.headline
+              and isinstance(r.headline.get("value"), (int, float))]
+    return statistics.fmean(values) if values else -math.inf
 
 
-def greedy(start: str, proposals: list[Any], knobs: dict[str, Any], truth: Truth, k: int) -> dict[str, Any]:
-    """Keep-if-better on the mean of ``k`` runs: the path of champions and the runs spent."""
-    champion, value = start, statistics.fmean(truth.run(start) for _ in range(k))
-    runs, path, kept_at = k, [start], [0]
+def greedy(session: Session, domain: Domain, proposals: list[Proposal], k: int, label: str
+           ) -> dict[str, Any]:
+    """Keep-if-better on the mean of ``k`` real runs (seeds 0..k-1) in the greedy workspace
+    ``session``, from a start version equal to v0; the path of champions and the real runs."""
+    start = session.branch(f"{label}: start (v0 unchanged)", parent="v0")
+    champion, text = start.id, domain.start
+    records = session.run([champion], seeds=k, seed_start=0)
+    value, versions, runs = _value(records), [champion], len(records)
+    path, kept_at = [text], [0]
     for proposal in proposals:
-        candidate = _apply(champion, proposal, knobs)
+        candidate = apply_text(text, domain.recipe, proposal, domain.knobs)
         if candidate is None:
             continue
-        score = statistics.fmean(truth.run(candidate) for _ in range(k))
-        runs += k
+        record = session.branch(f"{label}: {proposal.key} {proposal.summary}", parent=champion)
+        worktree = session.open().absolute(record.worktree)
+        (worktree / domain.recipe).write_text(candidate)
+        session.commit(record.id, f"{label}: {proposal.summary}")
+        versions.append(record.id)
+        records = session.run([record.id], seeds=k, seed_start=0)
+        runs += len(records)
+        score = _value(records)
+        _say(f"  {label} {proposal.key} {proposal.summary}: {score:.4f} vs kept {value:.4f}")
         if score > value:
-            champion, value = candidate, score
+            champion, text, value = record.id, candidate, score
             path.append(candidate)
             kept_at.append(runs)
-    return {"path": path, "runs": runs, "kept_at_runs": kept_at}
+        else:
+            session.abandon(record.id, reason=f"{label}: not better on {k} run(s)")
+    ledger_runs = sum(len(session.runs(v)) for v in versions)  # the real count, from the ledger
+    assert ledger_runs == runs, (ledger_runs, runs)
+    return {"path": path, "runs": ledger_runs, "kept_at_runs": kept_at, "versions": versions}
 
 
-def evotree_loop(loop: int, proposals: list[Any], root: Path, judge_seed: int, args: argparse.Namespace
-                 ) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """One autopilot session on a fresh workspace; its path of champions (policy texts) and runs."""
-    from benchlib import git
-
-    from evotree.api import init as evotree_init
-    from evotree.demo import SecondSigner, gym_files, gym_policy
-    from evotree.verbs import Session
-    from evotree.verbs.autopilot import run_autopilot
-
-    repo = root / f"loop-{loop}"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "bench")
-    git(repo, "config", "user.email", "bench@evotree-bench.invalid")
-    start = gym_policy(EPSILON=args.epsilon)
-    judge = gym_files(repo, ENVS, policy=start, validation=args.validation, heldout=args.heldout, train=1,
-                      max_proposals=len(proposals), patience=args.patience, seed=loop, judge_seed=judge_seed)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "gym workspace")
+def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal],
+                 args: argparse.Namespace, cache_from: Path | None) -> dict[str, Any]:
+    """One autopilot session on a fresh workspace; its path of champions and runs."""
     signer = SecondSigner()
     try:
-        evotree_init(repo, domain="gym", signers=[signer.signer_arg])
+        domain.workspace(repo, [signer.signer_arg], seed=loop, max_proposals=len(proposals),
+                         patience=args.patience)
+        if cache_from is not None:
+            share_cache(cache_from, repo)
         signer.root = repo
         verbs = Session(repo)
+
         def progress(event: str, info: dict[str, Any]) -> None:
             if event in ("gate", "stop"):
-                print(f"  loop {loop} [{info['proposals_done']}/{info['proposals']} proposals, {info['runs']} runs] "
-                      f"{event} {info.get('version', '')} {info.get('verdict') or info.get('stopped') or ''}",
-                      file=sys.stderr, flush=True)
+                _say(f"  {domain.name} loop {loop} [{info['proposals_done']}/{info['proposals']}"
+                     f" proposals, {info['runs']} runs] {event} {info.get('version', '')} "
+                     f"{info.get('verdict') or info.get('stopped') or ''}")
 
-        result = run_autopilot(verbs, proposals, patience=args.patience, max_runs=args.max_runs, jobs=args.jobs,
-                               promote=signer, progress=progress)
-        runs = sorted(verbs.runs(), key=lambda r: r.started_at)
-        wall = [r.wall_seconds for r in runs]
-        path = [start]
-        kept_at = [0]
-        used = 0
+        result = run_autopilot(verbs, proposals, patience=args.patience, max_runs=args.max_runs,
+                               jobs=args.jobs, promote=signer, progress=progress)
+        runs = verbs.runs()
+        path, kept_at, used = [domain.start], [0], 0
         for outcome in result.outcomes:
             used += outcome.runs
             if outcome.promoted and outcome.version:
-                path.append(git(repo, "show", f"evotree/{outcome.version}:policy.py"))
+                path.append(benchlib.git(repo, "show", f"evotree/{outcome.version}:{domain.recipe}"))
                 kept_at.append(used)
-        return ({"path": path, "runs": result.runs, "kept_at_runs": kept_at, "stopped": result.stopped,
-                 "proposals_tried": len(result.outcomes), "wall_seconds": wall,
-                 "champion_runs": result.champion_runs}, judge, start)
+        return {"path": path, "runs": len(runs), "autopilot_runs": result.runs,
+                "kept_at_runs": kept_at, "stopped": result.stopped,
+                "proposals_tried": len(result.outcomes), "champion_runs": result.champion_runs,
+                "wall_seconds": sum(r.wall_seconds for r in runs),
+                "outcomes": [{"key": o.proposal.key, "summary": o.proposal.summary,
+                              "status": o.status, "verdict": o.verdict, "delta": o.delta,
+                              "runs": o.runs, "promoted": o.promoted} for o in result.outcomes]}
     finally:
         signer.close()
 
 
-def judge_path(rule: dict[str, Any], truth: Truth, neutral: float) -> dict[str, Any]:
+def judge_path(rule: dict[str, Any], truth: Any, neutral: float) -> dict[str, Any]:
     """The RSIBench-style row of one rule in one loop."""
-    values = [truth.true(p) for p in rule["path"]]
+    judged = [truth.true(p) for p in rule["path"]]
+    values = [v for v, _ in judged]
     peak = max(range(len(values)), key=lambda i: values[i])
     effects = [b - a for a, b in zip(values, values[1:])]
     return {"final_true": values[-1], "start_true": values[0], "peak_true": values[peak],
             "below_peak": values[-1] < values[peak] - neutral, "promotions": len(effects),
             "neutral_promotions": sum(abs(e) <= neutral for e in effects),
             "harmful_promotions": sum(e < -neutral for e in effects), "runs": rule["runs"],
-            "runs_after_peak": rule["runs"] - rule["kept_at_runs"][peak], "path_true": values}
+            "runs_after_peak": rule["runs"] - rule["kept_at_runs"][peak], "path_true": values,
+            "path_true_se": [se for _, se in judged]}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--loops", type=int, default=2)
-    parser.add_argument("--first-loop", type=int, default=0, help="Seed of the first loop (loops are seeds).")
-    parser.add_argument("--proposals", type=int, default=5, help="Proposals per loop.")
-    parser.add_argument("--patience", type=int, default=3)
-    parser.add_argument("--epsilon", type=float, default=0.1, help="The policy's chance of a random action.")
-    parser.add_argument("--validation", type=int, default=8, help="Validation episodes per environment.")
-    parser.add_argument("--heldout", type=int, default=16, help="Held-out episodes per environment.")
-    parser.add_argument("--truth-repeats", type=int, default=3, help="Plays of each held-out episode per truth.")
-    parser.add_argument("--neutral", type=float, default=0.01, help="A true effect within ±this is neutral.")
-    parser.add_argument("--max-runs", type=int, default=60, help="evotree's runs per loop at most.")
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--json", default=None, help="Write the results here.")
-    args = parser.parse_args()
-    import importlib.util
+def make_domain(name: str, args: argparse.Namespace) -> Domain:
+    if name == "gym":
+        return gym_domain(epsilon=args.epsilon, validation=args.validation, heldout=args.heldout,
+                          judge_seed=args.judge_seed, neutral=args.neutral)
+    if name == "math":
+        return math_domain(steps=args.math_steps, neutral=args.neutral)
+    if name == "autoresearch":
+        return autoresearch_domain(budget=args.ar_budget, neutral=args.neutral)
+    raise SystemExit(f"bench_real_loop: unknown domain {name!r} (one of {', '.join(DOMAINS)})")
 
-    if importlib.util.find_spec("gymnasium") is None:
-        print("bench_real_loop: the gym domain needs gymnasium (pip install 'evotree[gym]')", file=sys.stderr)
-        return 1
-    from evotree.demo import GYM_KNOBS
-    from evotree.verbs.autopilot import Knob, knob_proposals
 
-    knobs = {name: Knob(name, float(lo), float(hi), float(st), "policy.py")
-             for env in ENVS for name, (lo, hi, st) in GYM_KNOBS[env].items()}
+def run_domain(name: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """Every loop of one domain: the three rules' rows, per loop, and the truth's cost."""
+    domain = make_domain(name, args)
     started = time.monotonic()
+    knobs = list(domain.knobs.values())
+    first = folder / f"{name}-loop-{args.first_loop}"
     loops: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="evotree-bench-real-loop-") as folder:
-        for loop in range(args.first_loop, args.first_loop + args.loops):
-            proposals = knob_proposals(list(knobs.values()), count=args.proposals, seed=loop)
-            t0 = time.monotonic()
-            ev, judge, start = evotree_loop(loop, proposals, Path(folder), 1000 + loop, args)
-            truth = Truth(judge, args.truth_repeats)
-            tried = proposals[: ev["proposals_tried"]]  # greedy sees the same moves evotree tried
-            k = max(1, math.ceil(ev["runs"] / max(1, len(tried))))
-            rows = {"greedy-1": judge_path(greedy(start, tried, knobs, truth, 1), truth, args.neutral),
-                    "greedy-k": {**judge_path(greedy(start, tried, knobs, truth, k), truth, args.neutral), "k": k},
-                    "evotree": {**judge_path(ev, truth, args.neutral), "stopped": ev["stopped"],
-                                "champion_runs": ev["champion_runs"], "wall_seconds": sum(ev["wall_seconds"])}}
-            loops.append({"loop": loop, "proposals": [p.to_dict() for p in tried], "rules": rows,
-                          "seconds": time.monotonic() - t0})
-            for name, row in rows.items():
-                print(f"loop {loop} {name:<9} final {row['final_true']:.4f} (start {row['start_true']:.4f}, peak "
-                      f"{row['peak_true']:.4f}) below-peak {row['below_peak']} promotions {row['promotions']} "
-                      f"(neutral {row['neutral_promotions']}, harmful {row['harmful_promotions']}) runs {row['runs']} "
-                      f"after-peak {row['runs_after_peak']}", flush=True)
+    greedy_session = truth = None
+    for loop in range(args.first_loop, args.first_loop + args.loops):
+        proposals = knob_proposals(knobs, count=args.proposals, seed=loop)
+        t0 = time.monotonic()
+        repo = folder / f"{name}-loop-{loop}"
+        ev = evotree_loop(domain, repo, loop, proposals, args, first if loop != args.first_loop else None)
+        t_ev = time.monotonic() - t0
+        if greedy_session is None:  # one greedy workspace per domain, its warm cache shared
+            judge = domain.workspace(folder / f"{name}-greedy", [])
+            share_cache(first, folder / f"{name}-greedy")
+            greedy_session = Session(folder / f"{name}-greedy")
+            if name == "gym":
+                truth = GymTruth(judge, args.truth_repeats)
+            else:
+                truth = WorkspaceTruth(domain, folder / f"{name}-truth", seeds=args.truth_seeds,
+                                       jobs=args.jobs, share_from=first)
+        tried = proposals[: ev["proposals_tried"]]  # greedy sees the moves evotree tried
+        k = max(1, math.ceil(ev["runs"] / max(1, len(tried))))
+        k = min(k, domain.max_runs_per_version, args.max_k or k)
+        t1 = time.monotonic()
+        g1 = greedy(greedy_session, domain, tried, 1, f"loop {loop} greedy-1")
+        gk = greedy(greedy_session, domain, tried, k, f"loop {loop} greedy-k")
+        t_greedy = time.monotonic() - t1
+        t2 = time.monotonic()
+        rows = {"greedy-1": judge_path(g1, truth, domain.neutral),
+                "greedy-k": {**judge_path(gk, truth, domain.neutral), "k": k},
+                "evotree": {**judge_path(ev, truth, domain.neutral), "stopped": ev["stopped"],
+                            "champion_runs": ev["champion_runs"],
+                            "autopilot_runs": ev["autopilot_runs"],
+                            "wall_seconds": ev["wall_seconds"], "outcomes": ev["outcomes"]}}
+        loops.append({"loop": loop, "proposals": [p.to_dict() for p in tried], "rules": rows,
+                      "seconds": {"evotree": t_ev, "greedy": t_greedy,
+                                  "truth": time.monotonic() - t2},
+                      "loadavg_after": os.getloadavg()})
+        for rule, row in rows.items():
+            print(f"{name} loop {loop} {rule:<9} final {row['final_true']:.4f} (start "
+                  f"{row['start_true']:.4f}, peak {row['peak_true']:.4f}) below-peak "
+                  f"{row['below_peak']} promotions {row['promotions']} (neutral "
+                  f"{row['neutral_promotions']}, harmful {row['harmful_promotions']}) runs "
+                  f"{row['runs']} after-peak {row['runs_after_peak']}", flush=True)
+    return {"domain": name, "settings": {**domain.info, "knobs": domain.knob_ranges,
+                                         "neutral": domain.neutral, "recipe": domain.recipe},
+            "loops": loops, "summary": summarize(loops),
+            "truth_runs": getattr(truth, "runs", 0), "seconds": time.monotonic() - started}
+
+
+def summarize(loops: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per rule over ``loops``: means, shares and totals."""
     summary: dict[str, Any] = {}
-    for name in ("greedy-1", "greedy-k", "evotree"):
+    for name in RULES:
         rows = [loop["rules"][name] for loop in loops]
-        promotions = sum(r["promotions"] for r in rows)
+        if not rows:
+            continue
         summary[name] = {
-            "loops": len(rows), "final_true_mean": statistics.fmean(r["final_true"] for r in rows),
+            "loops": len(rows),
+            "final_true_mean": statistics.fmean(r["final_true"] for r in rows),
             "gain_mean": statistics.fmean(r["final_true"] - r["start_true"] for r in rows),
-            "below_peak_share": sum(r["below_peak"] for r in rows) / len(rows),
-            "promotions": promotions, "neutral_promotions": sum(r["neutral_promotions"] for r in rows),
+            "loops_below_peak": sum(r["below_peak"] for r in rows),
+            "promotions": sum(r["promotions"] for r in rows),
+            "neutral_promotions": sum(r["neutral_promotions"] for r in rows),
             "harmful_promotions": sum(r["harmful_promotions"] for r in rows),
-            "runs": sum(r["runs"] for r in rows), "runs_after_peak": sum(r["runs_after_peak"] for r in rows)}
-        s = summary[name]
-        print(f"{name:<9} loops {s['loops']}  final true {s['final_true_mean']:.4f} (gain {s['gain_mean']:+.4f})  "
-              f"below peak {100 * s['below_peak_share']:.0f} %  promotions {s['promotions']} (neutral "
-              f"{s['neutral_promotions']}, harmful {s['harmful_promotions']})  runs {s['runs']} (after peak "
-              f"{s['runs_after_peak']})")
+            "runs": sum(r["runs"] for r in rows),
+            "runs_after_peak": sum(r["runs_after_peak"] for r in rows)}
+    return summary
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--domains", default="gym,math,autoresearch",
+                   help="Comma-separated: gym, math, autoresearch.")
+    p.add_argument("--loops", type=int, default=2)
+    p.add_argument("--first-loop", type=int, default=0, help="Seed of the first loop.")
+    p.add_argument("--proposals", type=int, default=3, help="Proposals per loop.")
+    p.add_argument("--patience", type=int, default=3)
+    p.add_argument("--max-runs", type=int, default=60, help="evotree's runs per loop at most.")
+    p.add_argument("--max-k", type=int, default=0,
+                   help="Cap greedy-k's k (0: evotree's runs per proposal, up to the runs per version).")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--neutral", type=float, default=0.01,
+                   help="A true effect within ±this is neutral (score units of each domain).")
+    p.add_argument("--epsilon", type=float, default=0.1, help="gym: chance of a random action.")
+    p.add_argument("--validation", type=int, default=8, help="gym: validation episodes per env.")
+    p.add_argument("--heldout", type=int, default=16, help="gym: held-out episodes per env.")
+    p.add_argument("--judge-seed", type=int, default=1000, help="gym: seed of the hidden pools.")
+    p.add_argument("--truth-repeats", type=int, default=3,
+                   help="gym: plays of each held-out episode per truth.")
+    p.add_argument("--math-steps", type=int, default=20, help="math: GRPO steps per run.")
+    p.add_argument("--ar-budget", type=float, default=2.0,
+                   help="autoresearch: CPU seconds of training per run.")
+    p.add_argument("--truth-seeds", type=int, default=4,
+                   help="math, autoresearch: held-out runs per champion's truth.")
+    p.add_argument("--json", default=None, help="Write the results here.")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    names = [n.strip() for n in args.domains.split(",") if n.strip()]
+    need = {"gym": "gymnasium", "math": "trl"}
+    for name in names:
+        if name in need and importlib.util.find_spec(need[name]) is None:
+            _say(f"bench_real_loop: the {name} domain needs {need[name]}")
+            return 1
+    started = time.monotonic()
+    load_start = os.getloadavg()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="evotree-bench-real-loop-") as folder:
+        for name in names:
+            results.append(run_domain(name, args, Path(folder)))
+            for rule, s in results[-1]["summary"].items():
+                print(f"{name} {rule:<9} loops {s['loops']}  final true {s['final_true_mean']:.4f}"
+                      f" (gain {s['gain_mean']:+.4f})  below peak {s['loops_below_peak']}  "
+                      f"promotions {s['promotions']} (neutral {s['neutral_promotions']}, harmful "
+                      f"{s['harmful_promotions']})  runs {s['runs']} (after peak "
+                      f"{s['runs_after_peak']})", flush=True)
     print(f"done in {time.monotonic() - started:.0f} s")
-    benchlib.write_json(args.json, {"args": vars(args), "envs": ENVS, "loops": loops, "summary": summary,
+    benchlib.write_json(args.json, {"args": vars(args), "domains": results,
                                     "environment": benchlib.environment(),
+                                    "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
                                     "seconds": time.monotonic() - started})
     return 0
 

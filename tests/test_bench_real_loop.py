@@ -1,0 +1,87 @@
+"""The real-loop benchmark (bench/bench_real_loop.py) at its smallest: one loop of one proposal per
+domain, through the script's own code, so the script cannot rot. Every run is a real sandboxed
+``evotree run``; the test checks the rules' run counts against the ledgers and the rows' shape."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _bench() -> object:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import bench_real_loop
+
+    return bench_real_loop
+
+
+def test_the_autopilot_sections_knobs_parse_and_move_the_recipe() -> None:
+    """The [autopilot] section each domain writes is a valid evotree.toml section, and a knob move
+    changes exactly its line of the recipe (the same text greedy and evotree run)."""
+    import tomllib
+
+    _bench()
+    from real_loop_domains import (AUTORESEARCH_KNOBS, MATH_KNOBS, apply_text, autopilot_section,
+                                   math_recipe)
+
+    from evotree.core.config import render_template
+    from evotree.domains.autoresearch.templates import example_files
+    from evotree.verbs.autopilot import Knob, Proposal
+
+    text = autopilot_section(render_template("math"), "recipe.toml", MATH_KNOBS, max_proposals=3,
+                             patience=2, seed=5)
+    section = tomllib.loads(text)["autopilot"]
+    assert section["recipe"] == "recipe.toml" and section["seed"] == 5
+    assert set(section["knobs"]) == set(MATH_KNOBS)
+    assert text.count("[autopilot]") == 1
+    recipe = math_recipe(steps=7)
+    knobs = {n: Knob(n, float(a), float(b), float(c), "recipe.toml") for n, (a, b, c) in MATH_KNOBS.items()}
+    moved = apply_text(recipe, "recipe.toml", Proposal("k1", "knob", "", {"knob": "num_generations",
+                                                                          "steps": 1}), knobs)
+    assert moved is not None
+    changed = [(a, b) for a, b in zip(recipe.splitlines(), moved.splitlines()) if a != b]
+    assert changed == [("num_generations = 4", "num_generations = 6")]
+    # at its upper bound a move goes the other way; the batch stays a multiple of every group size
+    assert "max_steps = 7" in recipe and "per_device_train_batch_size = 24" in recipe
+    assert all(24 % g == 0 for g in (2, 4, 6, 8))
+    ar = example_files(1.0, seeds=(7_000_001, 7_000_002))
+    toml = tomllib.loads(autopilot_section(ar["evotree.toml"], "train.py", AUTORESEARCH_KNOBS,
+                                           max_proposals=3, patience=3, seed=0))
+    assert toml["autopilot"]["recipe"] == "train.py" and toml["train"]["command"]
+
+
+@pytest.mark.heavy
+@pytest.mark.skipif(importlib.util.find_spec("trl") is None, reason="the math domain needs trl")
+def test_one_proposal_per_new_domain_through_the_benchmark(tmp_path: Path) -> None:
+    bench = _bench()
+    out = tmp_path / "real_loop.json"
+    rc = bench.main(["--domains", "autoresearch,math", "--loops", "1", "--proposals", "1",
+                     "--ar-budget", "0.5", "--math-steps", "2", "--truth-seeds", "1",
+                     "--max-runs", "6", "--max-k", "2", "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert [d["domain"] for d in data["domains"]] == ["autoresearch", "math"]
+    for domain in data["domains"]:
+        (loop,) = domain["loops"]
+        rules = loop["rules"]
+        assert set(rules) == {"greedy-1", "greedy-k", "evotree"}
+        # the autopilot's own count is the ledger's: every run of the rule was a real run
+        assert rules["evotree"]["runs"] == rules["evotree"]["autopilot_runs"] > 0
+        assert rules["evotree"]["runs"] <= 6
+        assert len(loop["proposals"]) == 1  # a knob move always changes the recipe (module doc)
+        assert rules["greedy-1"]["runs"] == 2  # the start's one run and the candidate's
+        assert rules["greedy-k"]["k"] <= 2
+        assert rules["greedy-k"]["runs"] == rules["greedy-k"]["k"] * (rules["greedy-1"]["runs"])
+        for row in rules.values():
+            assert math.isfinite(row["final_true"]) and math.isfinite(row["start_true"])
+            assert row["promotions"] == len(row["path_true"]) - 1
+            assert 0 <= row["runs_after_peak"] <= row["runs"]
+        assert domain["truth_runs"] >= 1
