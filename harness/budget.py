@@ -50,24 +50,40 @@ says the judge phase runs the fixed training (RSIBench-Data), the judge phase to
 (``judge_train_hours``, its part) — as measured by evotree around each phase, never as reported
 by the phase. That time is inside the run's wall limit, so its reservation and every wall, GPU,
 CPU and USD budget already hold it.
+
+**Usage that counts** (:func:`trusted_usage`). The ledger travels: a fetched fast-forward can
+rewrite ``meta["usage"]`` and every version record's ``usage``, which are caches. Budgets are
+decided from usage recomputed from the events this workspace trusts: each ``run.finished`` whose
+provenance is this workspace's key or a runner key the signed policy lists
+(:func:`evotree.harness.provenance.check_run`; counted once per run id, the oldest), and each
+``spend.recorded`` sealed by this workspace's key (:func:`evotree.harness.provenance.seal`;
+counted once per seal). Everything else — a remote's claim, a replayed event, a spend recorded
+before seals existed — is shown by ``evotree budget`` as not counted and spends nothing here.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evotree.core.config import BudgetSection
 from evotree.core.errors import EvotreeError, UsageError
-from evotree.core.ledger import EventKind
+from evotree.core.events import ABSENT, MalformedEvent, SpendRecorded
+from evotree.core.ledger import EventKind, LedgerTxn
+from evotree.harness.provenance import check_run, runner_keys_text, sealed
+
+if TYPE_CHECKING:
+    from evotree.core.workspace import Workspace
 
 __all__ = ["BudgetExceeded", "InvalidSpend", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
            "CHAMPION_RERUNS", "FINALIZE_ACCOUNT", "FINALIZE_USAGE", "champion_reruns_usage", "champion_reruns_left", "usd_per_run_hour",
            "charge_run", "clock_left_seconds", "clock_ends_at", "run_deadline", "SPEND_RECORDED",
-           "MIN_RUN_SECONDS"]
+           "MIN_RUN_SECONDS", "TrustedUsage", "trusted_usage", "spend_facts"]
 
 #: The ledger event of agent/API spend recorded by a person or an agent (:func:`record_spend`).
 SPEND_RECORDED = EventKind.SPEND_RECORDED.value
@@ -184,6 +200,174 @@ def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champio
     used = Usage.from_dict(champion_reruns_usage(meta, champion)).runs
     reserved = committed(meta.get("reservations"), version=champion, account=CHAMPION_RERUNS)["runs"]
     return max(0, budget.max_runs_per_version - used - reserved)
+
+
+# ---------------------------------------------------------------------------- usage that counts
+def spend_facts(*, version: str | None, at: str, usd: Any, tokens: Any, note: Any, principal: Any) -> dict[str, Any]:
+    """What the seal of a ``spend.recorded`` event vouches for (the same dict when made and checked)."""
+    return {"event": SPEND_RECORDED, "version": version, "at": at, "usd": usd, "tokens": tokens, "note": note,
+            "principal": principal}
+
+
+@dataclass(frozen=True)
+class TrustedUsage:
+    """Usage recomputed from the ledger's trusted events (module doc): what budgets decide from."""
+
+    #: the tree's usage: every counted run but finalize's, and every counted spend
+    tree: dict[str, Any]
+    #: each version's usage (its counted runs, champion re-runs included, and spend charged to it)
+    versions: dict[str, dict[str, Any]]
+    #: each champion's re-run account
+    champion_reruns: dict[str, dict[str, Any]]
+    #: finalize's own account
+    finalize: dict[str, Any]
+    #: events that spend nothing here, oldest first: {"event", "commit", "version", "run_id", "why"}
+    not_counted: tuple[dict[str, Any], ...] = ()
+
+    def version(self, version: str) -> dict[str, Any]:
+        """``version``'s usage (zero when nothing of it counts)."""
+        return Usage.from_dict(self.versions.get(version)).to_dict()
+
+    def reruns(self, champion: str) -> dict[str, Any]:
+        """``champion``'s re-run account (zero when nothing of it counts)."""
+        return Usage.from_dict(self.champion_reruns.get(champion)).to_dict()
+
+
+@dataclass
+class _Tally:
+    """The running state of :func:`trusted_usage` at one ledger commit (kept to resume from)."""
+
+    tree: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reruns: dict[str, dict[str, Any]] = field(default_factory=dict)
+    finalize: dict[str, Any] = field(default_factory=dict)
+    runs: set[str] = field(default_factory=set)
+    seals: set[str] = field(default_factory=set)
+    started: dict[str, dict[str, Any]] = field(default_factory=dict)
+    not_counted: list[dict[str, Any]] = field(default_factory=list)
+
+    def copy(self) -> _Tally:
+        return _Tally(dict(self.tree), dict(self.versions), dict(self.reruns), dict(self.finalize), set(self.runs),
+                      set(self.seals), dict(self.started), list(self.not_counted))
+
+
+_TALLIES: OrderedDict[tuple[str, str, str], _Tally] = OrderedDict()
+_TALLIES_LOCK = threading.Lock()
+_MAX_TALLIES = 64
+
+
+def _finite_usage(data: Any) -> dict[str, Any] | None:
+    """``data`` as a usage dict when every figure is a finite number of 0 or more, else None."""
+    if not isinstance(data, Mapping):
+        return None
+    for name in (f.name for f in fields(Usage)):
+        value = data.get(name, 0)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            return None
+    return Usage.from_dict(dict(data)).to_dict()
+
+
+def _count(ws: Workspace, tally: _Tally, commit: str, event: Any, runner_keys: str) -> None:
+    """Add ``event`` (the next, oldest first) to ``tally`` when it is trusted; note it otherwise."""
+    data = event.data if isinstance(event.data, dict) else {}
+    kind = event.kind
+    if kind == EventKind.RUN_STARTED.value:
+        rid = data.get("run_id")
+        if isinstance(rid, str):
+            tally.started.setdefault(rid, data)  # the oldest: one appended later cannot disown a run
+        return
+    if kind not in (EventKind.RUN_FINISHED.value, SPEND_RECORDED):
+        return
+
+    def skip(why: str, **extra: Any) -> None:
+        tally.not_counted.append({"event": kind, "commit": commit, "version": event.version, "at": event.at,
+                                  "why": why, **extra})
+
+    try:
+        payload = event.payload()  # strict: a malformed event spends nothing, and says why
+    except MalformedEvent as exc:
+        skip(exc.message, **({"run_id": data["run_id"]} if isinstance(data.get("run_id"), str) else {}))
+        return
+    if isinstance(payload, SpendRecorded):
+        tokens = payload.tokens if payload.tokens is not ABSENT else None
+        principal = payload.principal if payload.principal is not ABSENT else None
+        facts = spend_facts(version=event.version, at=event.at, usd=payload.usd, tokens=tokens,
+                            note=payload.note, principal=principal)
+        mac = payload.seal if payload.seal is not ABSENT else None
+        usage = _finite_usage({"usd": payload.usd, "agent_usd": payload.usd, "tokens": tokens or 0})
+        if not sealed(ws, facts, mac):
+            skip("not sealed by this workspace's key: recorded elsewhere, edited, or before seals", usd=data.get("usd"))
+        elif mac in tally.seals:
+            skip("a copy of a spend already counted", usd=data.get("usd"))
+        elif usage is None:
+            skip("its amount is not a finite number of 0 or more", usd=str(data.get("usd"))[:40])
+        else:
+            tally.seals.add(mac)
+            tally.tree = add_usage(tally.tree, usage)
+            if event.version:
+                tally.versions[event.version] = add_usage(tally.versions.get(event.version), usage)
+        return
+    rid, version = data.get("run_id"), event.version
+    if not isinstance(rid, str) or not rid or not isinstance(version, str):
+        skip("names no run or no version")
+        return
+    if rid in tally.runs:
+        skip("a second run.finished of a run already counted", run_id=rid)
+        return
+    verdict = check_run(ws, rid, version, tally.started.get(rid), data, runner_keys=runner_keys)
+    if not verdict.trusted:
+        skip(verdict.reason or "foreign", run_id=rid)
+        return
+    usage = _finite_usage(data.get("usage") or {})
+    if usage is None:
+        skip("its usage is not finite numbers of 0 or more", run_id=rid)
+        return
+    tally.runs.add(rid)
+    account = data.get("account") or "version"
+    if account == FINALIZE_ACCOUNT:
+        tally.finalize = add_usage(tally.finalize, usage)
+        return
+    tally.versions[version] = add_usage(tally.versions.get(version), usage)
+    tally.tree = add_usage(tally.tree, usage)
+    if account == CHAMPION_RERUNS:
+        tally.reruns[version] = add_usage(tally.reruns.get(version), usage)
+
+
+def trusted_usage(ws: Workspace, txn: LedgerTxn | None = None) -> TrustedUsage:
+    """The usage budgets decide from, recomputed from the events this workspace trusts (module
+    doc) as of ``txn``'s head (the ledger's head without one); never ``meta["usage"]``.
+
+    Kept per ledger commit: a later call walks only the events appended since.
+    """
+    txn = txn if txn is not None else ws.ledger.snapshot()
+    runner_keys = runner_keys_text(ws)
+    repo_key = str(ws.git.repo.path)
+    head = str(txn.head.id) if txn.head is not None else ""
+    pending: list[tuple[str, Any]] = []
+    base = _Tally()
+    with _TALLIES_LOCK:
+        cached = _TALLIES.get((repo_key, runner_keys, head))
+    if cached is None:
+        for entry in txn.entries():  # newest first, down to a commit already tallied
+            with _TALLIES_LOCK:
+                found = _TALLIES.get((repo_key, runner_keys, entry.commit))
+            if found is not None:
+                base = found
+                break
+            pending.append((entry.commit, entry.event))
+        tally = base.copy()
+        for commit, event in reversed(pending):
+            _count(ws, tally, commit, event, runner_keys)
+        with _TALLIES_LOCK:
+            _TALLIES[(repo_key, runner_keys, head)] = tally
+            while len(_TALLIES) > _MAX_TALLIES:
+                _TALLIES.popitem(last=False)
+        cached = tally
+    return TrustedUsage(tree=Usage.from_dict(cached.tree).to_dict(), versions=dict(cached.versions),
+                        champion_reruns=dict(cached.reruns), finalize=Usage.from_dict(cached.finalize).to_dict(),
+                        not_counted=tuple(cached.not_counted))
 
 
 @dataclass

@@ -6,10 +6,11 @@ docs/protocols/budgets.md."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from evotree.core.events import SpendRecorded
 from evotree.harness.budget import (
     MIN_RUN_SECONDS,
     SPEND_RECORDED,
@@ -19,8 +20,11 @@ from evotree.harness.budget import (
     add_usage,
     clock_left_seconds,
     committed,
+    spend_facts,
+    trusted_usage,
     usd_per_run_hour,
 )
+from evotree.harness.provenance import seal
 from evotree.harness.runs import live_reservations
 
 if TYPE_CHECKING:
@@ -85,13 +89,18 @@ def record_spend(ws: Workspace, usd: float, note: str, *, tokens: int | None = N
             vid = record.id
         txn.meta["usage"] = add_usage(txn.meta.get("usage"), charge)
         at = utcnow()
-        out.update(version=vid, at=at, tree_usd=Usage.from_dict(txn.meta["usage"]).usd)
-        return Event(kind=SPEND_RECORDED, version=vid, actor=str(who), at=at,
-                     data={"usd": charge["usd"], "note": text, "tokens": tokens, "principal": str(who)})
+        out.update(version=vid, at=at)
+        # sealed by this workspace's key: only a spend recorded here counts in its budgets
+        # (harness.budget.trusted_usage); a remote's spend.recorded cannot make the seal
+        mark = seal(ws, spend_facts(version=vid, at=at, usd=charge["usd"], tokens=tokens, note=text,
+                                    principal=str(who)))
+        return Event.of(SpendRecorded(usd=charge["usd"], note=text, tokens=tokens, principal=str(who), seal=mark),
+                        version=vid, actor=str(who), at=at)
 
     ws.ledger.transact(change, actor=who)
+    tree_usd = Usage.from_dict(trusted_usage(ws).tree).usd
     return SpendRecord(usd=charge["usd"], note=text, tokens=tokens, version=out["version"], principal=str(who),
-                       at=out["at"], tree_usd=out["tree_usd"], tree_max_usd=ws.config.budget.tree_max_usd)
+                       at=out["at"], tree_usd=tree_usd, tree_max_usd=ws.config.budget.tree_max_usd)
 
 
 # ---------------------------------------------------------------------------- evotree budget
@@ -112,6 +121,11 @@ class BudgetStatus:
     spend: list[dict[str, Any]]
     #: True when a tree budget or the clock refuses every new run (reading is never blocked)
     spent: bool = False
+    #: events that spend nothing here (a remote's run or spend, a replayed one), newest first (at
+    #: most 20): {"event", "commit", "version", "at", "why", and "run_id" or "usd"}
+    not_counted: list[dict[str, Any]] = field(default_factory=list)
+    #: how many there are in all
+    not_counted_total: int = 0
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,7 +138,8 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
     b = cfg.budget
     snapshot = ws.ledger.snapshot()
     meta = snapshot.meta
-    charged = Usage.from_dict(meta.get("usage"))
+    counted = trusted_usage(ws, snapshot)  # never meta["usage"]: a fetched ledger can write that
+    charged = Usage.from_dict(counted.tree)
     reserved = Usage.from_dict(committed(live_reservations(meta)))
     gpus, cpus = float(cfg.executor.gpus), float(cfg.executor.cpus)
     prices = {"usd_per_gpu_hour": b.usd_per_gpu_hour, "usd_per_cpu_hour": b.usd_per_cpu_hour, "gpus_per_run": gpus,
@@ -150,15 +165,19 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
              "ends_at": None}
     if start is not None and b.tree_max_search_hours:
         clock["ends_at"] = (start + timedelta(hours=b.tree_max_search_hours)).isoformat()
-    versions = [{"id": r.id, "status": r.status, "usage": Usage.from_dict(r.usage).to_dict()}
-                for r in ws.ledger.versions() if r.usage]
+    versions = [{"id": r.id, "status": r.status, "usage": counted.version(r.id)}
+                for r in ws.ledger.versions() if r.id in counted.versions]
     spend = []
+    skipped = {item["commit"] for item in counted.not_counted if item["event"] == SPEND_RECORDED}
     for entry in ws.ledger.entries():
         if entry.event.kind == SPEND_RECORDED:
             spend.append({"at": entry.event.at, "version": entry.event.version, "actor": entry.event.actor,
-                          **{k: entry.event.data.get(k) for k in ("usd", "tokens", "note")}})
+                          **{k: entry.event.data.get(k) for k in ("usd", "tokens", "note")},
+                          "counted": entry.commit not in skipped})
             if len(spend) >= 20:
                 break
     spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (left is not None and left < MIN_RUN_SECONDS)
+    not_counted = [dict(item) for item in counted.not_counted[-20:]][::-1]
     return BudgetStatus(prices=prices, charged=charged.to_dict(), reserved=reserved.to_dict(), budgets=rows,
-                        clock=clock, versions=versions, spend=spend, spent=spent)
+                        clock=clock, versions=versions, spend=spend, spent=spent, not_counted=not_counted,
+                        not_counted_total=len(counted.not_counted))

@@ -63,13 +63,14 @@ from evotree.harness.budget import (
     FINALIZE_ACCOUNT,
     FINALIZE_USAGE,
     RunLimits,
+    TrustedUsage,
     add_usage,
-    champion_reruns_usage,
     charge_run,
     clock_ends_at,
     clock_left_seconds,
     committed,
     plan_limits,
+    trusted_usage,
     usd_per_run_hour,
 )
 from evotree.harness.layout import ENV_RUN_ID, RunPaths
@@ -360,7 +361,7 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     # the preview on a snapshot: refuses early, with the same messages, what the reservation would
     tips = {record.id: tip for record, tip in records}
     limits_of = _plan_limits(cfg, snapshot, per_version, total, live_reservations(snapshot.meta),
-                             tips=tips, champion_commit=str(judge_commit))
+                             tips=tips, champion_commit=str(judge_commit), counted=trusted_usage(ws, snapshot))
     for record, tip in records:
         for seed in range(seed_start, seed_start + seeds):
             run_id = f"{record.id}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
@@ -442,12 +443,14 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
 # ---------------------------------------------------------------------------- reservations
 def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total: int,
                  reservations: Mapping[str, Mapping[str, Any]], *, tips: Mapping[str, str],
-                 champion_commit: str) -> dict[str, tuple[RunLimits, str]]:
+                 champion_commit: str, counted: TrustedUsage) -> dict[str, tuple[RunLimits, str]]:
     """``{version: (limits, account)}`` for a request, counting ``reservations`` as spent.
 
     Runs of the champion's promoted commit are checked against its re-run account (``account``
     ``champion_reruns``, :mod:`evotree.harness.budget`); every other run — of another version, or
     of a commit added to the champion's branch since — against its version's usage (``version``).
+    Usage is ``counted`` (:func:`evotree.harness.budget.trusted_usage`), never the ledger's cached
+    ``meta["usage"]`` or a version record's ``usage``, which a fetched ledger can write.
     """
     champion = txn.meta.get("champion")
     out: dict[str, tuple[RunLimits, str]] = {}
@@ -455,9 +458,10 @@ def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total
     ends_at = clock_ends_at(cfg.budget, txn.meta)  # its end: every run's absolute deadline
     for vid, count in per_version.items():
         account = CHAMPION_RERUNS if vid == champion and tips.get(vid) == champion_commit else "version"
-        usage = champion_reruns_usage(txn.meta, vid) if account == CHAMPION_RERUNS else txn.require(vid).usage
+        txn.require(vid)
+        usage = counted.reruns(vid) if account == CHAMPION_RERUNS else counted.version(vid)
         out[vid] = (plan_limits(
-            cfg.budget, version=vid, version_usage=usage, tree_usage=txn.meta.get("usage"),
+            cfg.budget, version=vid, version_usage=usage, tree_usage=counted.tree,
             version_runs=count, total_runs=total, gpus=cfg.executor.gpus,
             version_reserved=committed(reservations, version=vid, account=account),
             tree_reserved=committed(reservations), account=account,
@@ -485,7 +489,7 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
                 raise InvalidState(f"{vid} was abandoned while its runs were being planned",
                                    fix=f"branch a new version from it: evotree branch --from {vid} -m ...")
         limits_of = _plan_limits(cfg, txn, per_version, total, reservations, tips=tips,
-                                 champion_commit=champion_commit)
+                                 champion_commit=champion_commit, counted=trusted_usage(ws, txn))
         # the worst-case price of an hour of each run, held by its reservation (harness.budget)
         rate = usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus)
         if recheck is not None:

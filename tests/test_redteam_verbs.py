@@ -327,10 +327,10 @@ def test_a_signers_step_that_smuggles_another_file_is_refused(tmp_path: Path) ->
     assert Cli(repo).json("run", "v0", code=33)["error"]["code"] == "untrusted_state"
 
 
-@pytest.mark.xfail(strict=True, reason="the ledger's meta.usage is taken as written: a fetched fast-forward can set the "
-                   "tree's usage past its budget (an unsigned spend.recorded-kind event), and every run here is "
-                   "refused; usage is not recomputed from events this workspace trusts")
 def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: Path) -> None:
+    """A fetched fast-forward set the ledger's meta.usage past the tree's budget (with an unsealed
+    spend.recorded-kind event) and every run here was refused: budgets now decide from usage
+    recomputed from the events this workspace trusts."""
     from test_runs import make_run_repo
 
     repo = make_run_repo(tmp_path / "ws", budget="tree_max_episodes = 1000")
@@ -354,6 +354,107 @@ def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: 
     _push_and_fetch({"repo": repo, "stranger": stranger, "bare": bare})
     [record] = Session(repo).run(["v0"])
     assert record.status == "succeeded", record.error
+    from evotree.harness.money import budget_status
+
+    status = budget_status(Workspace.open(repo))
+    assert status.charged["episodes"] == record.usage["episodes"] < 1000  # the claim counts for nothing
+    assert any(item["event"] == "spend.recorded" and "sealed" in item["why"] for item in status.not_counted)
+
+
+def _budgeted_pair(tmp_path: Path, budget: str) -> dict[str, Path]:
+    from test_runs import make_run_repo
+
+    repo = make_run_repo(tmp_path / "ws", budget=budget)
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "--bare", "--quiet", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "--quiet", "origin", *REFSPECS)
+    stranger = tmp_path / "stranger"
+    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
+    git(stranger, "config", "user.name", "Mallory")
+    git(stranger, "config", "user.email", "mallory@example.com")
+    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
+    return {"repo": repo, "bare": bare, "stranger": stranger}
+
+
+@pytest.mark.heavy
+def test_real_usage_still_stops_runs_at_the_budget(tmp_path: Path) -> None:
+    """The converse: what this workspace's own runs used is counted, and the run that would cross
+    the tree's run budget is refused, although meta.usage was wiped by a fetched fast-forward."""
+    from evotree.harness.budget import BudgetExceeded, trusted_usage
+
+    s = _budgeted_pair(tmp_path, "tree_max_episodes = 1000\nmax_runs_per_version = 2")
+    session = Session(s["repo"])
+    first = session.run(["v0"])[0]
+    assert first.status == "succeeded", first.error
+    second = session.run(["v0"])[0]
+    assert second.status == "succeeded", second.error
+    git(s["repo"], "push", "--quiet", "origin", *REFSPECS)
+    git(s["stranger"], "fetch", "--quiet", "origin", *REFSPECS)
+    ws = Workspace.open(s["stranger"])
+
+    def wipe(txn: LedgerTxn) -> Event:  # the remote resets the caches: every version "fresh"
+        txn.meta["usage"] = {}
+        record = txn.require("v0")
+        record.usage = {}
+        txn.put(record)
+        return Event(kind=EventKind.SPEND_RECORDED.value, version=None, actor="Mallory <mallory@example.com>",
+                     data={"usd": 0.0, "note": "reset"})
+
+    ws.ledger.transact(wipe, actor=ws.git.identity())
+    _push_and_fetch(s)
+    mine = Workspace.open(s["repo"])
+    assert mine.ledger.meta()["usage"] == {}
+    counted = trusted_usage(mine)
+    assert counted.version("v0")["runs"] == 2
+    assert counted.tree["episodes"] == first.usage["episodes"] + second.usage["episodes"]
+    with pytest.raises(BudgetExceeded) as refused:
+        session.run(["v0"])
+    assert refused.value.details["budget"] == "max_runs_per_version"
+
+
+@pytest.mark.heavy
+def test_a_replayed_run_or_spend_event_counts_once_and_a_forged_run_not_at_all(tmp_path: Path) -> None:
+    """A remote copies this workspace's own run.finished (its provenance still matches: the MAC
+    does not cover usage) with usage inflated, replays a sealed spend.recorded, and adds a run of
+    its own: none of it spends this workspace's budget; the real run and spend count once."""
+    from evotree.harness.budget import trusted_usage
+    from evotree.harness.money import budget_status, record_spend
+
+    s = _budgeted_pair(tmp_path, "tree_max_usd = 100")
+    [real] = Session(s["repo"]).run(["v0"])
+    assert real.status == "succeeded", real.error
+    record_spend(Workspace.open(s["repo"]), 2.5, "api: session 1")
+    git(s["repo"], "push", "--quiet", "origin", *REFSPECS)
+    git(s["stranger"], "fetch", "--quiet", "origin", *REFSPECS)
+    ws = Workspace.open(s["stranger"])
+    finished = next(e.event for e in ws.ledger.entries() if e.event.kind == EventKind.RUN_FINISHED.value)
+    spent = next(e.event for e in ws.ledger.entries() if e.event.kind == EventKind.SPEND_RECORDED.value)
+
+    def replay(event: Event, **changes: Any) -> None:
+        def change(txn: LedgerTxn) -> Event:
+            return Event(kind=event.kind, version=event.version, actor=event.actor, at=event.at,
+                         data={**event.data, **changes})
+
+        ws.ledger.transact(change, actor=ws.git.identity())
+
+    replay(finished, usage={**finished.data["usage"], "episodes": 10**9, "usd": 99.0})
+    replay(spent)
+    replay(spent, usd=90.0)  # the seal no longer matches
+    replay(finished, run_id="r-forged", usage={**finished.data["usage"], "usd": 50.0})
+    _push_and_fetch(s)
+    mine = Workspace.open(s["repo"])
+    counted = trusted_usage(mine)
+    assert counted.tree["runs"] == 1
+    assert counted.tree["episodes"] == real.usage["episodes"]
+    assert counted.tree["agent_usd"] == 2.5
+    assert counted.tree["usd"] == round(real.usage["usd"] + 2.5, 9)
+    whys = [item["why"] for item in counted.not_counted]
+    assert len(whys) == 4, whys
+    assert any("second run.finished" in w for w in whys) and any("copy of a spend" in w for w in whys)
+    status = budget_status(mine)
+    assert status.not_counted_total == 4 and not status.spent
+    assert [row["counted"] for row in status.spend] == [False, False, True]
 
 
 def test_progress_shows_no_step_or_metric_of_the_judge_phase_while_hidden() -> None:

@@ -27,12 +27,15 @@ from typing import Any, TypedDict
 import pygit2
 
 from evotree.core.errors import EvotreeError, LedgerConflict, NotAWorkspace, UnknownVersion
+from evotree.core.events import EventKind, MalformedEvent, Payload, payload_type
 from evotree.core.gitio import Git, Identity, RefRaceLost
 from evotree.core.refs import LEDGER_REF
 
 __all__ = [
     "SCHEMA_VERSION",
     "EventKind",
+    "MalformedEvent",
+    "Payload",
     "VersionStatus",
     "VersionRecord",
     "Event",
@@ -50,44 +53,6 @@ _GC_EVERY_EVENTS = 1000
 def utcnow() -> str:
     """Current UTC time as ISO 8601 with microseconds (sortable)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-class EventKind(str, Enum):
-    WORKSPACE_INITIALIZED = "workspace.initialized"
-    VERSION_CREATED = "version.created"
-    VERSION_ABANDONED = "version.abandoned"
-    VERSION_STATUS = "version.status"
-    WORKTREE_PRUNED = "worktree.pruned"
-    WORKTREE_RESTORED = "worktree.restored"
-    RUN_STARTED = "run.started"
-    RUN_FINISHED = "run.finished"
-    FINDING = "finding"
-    DECISION = "decision"
-    PROMOTION = "promotion"
-    SKILL_APPLIED = "skill.applied"
-    AUDIT = "audit"
-    RUN_APPROVED = "run.approved"
-    #: runs reserved before they start (budget and approval checked in the same compare-and-swap)
-    RUN_RESERVED = "run.reserved"
-    #: reservations given back before their runs started (refused, cancelled, owner dead)
-    RUN_RELEASED = "run.released"
-    #: a run's evidence declared void by a signed statement (``evotree runs void``)
-    RUN_VOIDED = "run.voided"
-    #: agent/API spend recorded (``evotree spend record``)
-    SPEND_RECORDED = "spend.recorded"
-    #: the analyzers' lineage moved by a signed promotion (``evotree harness promote``)
-    HARNESS_PROMOTED = "harness.promoted"
-    #: a new judge commit proposed, then promoted by a signed statement (``evotree judge``)
-    JUDGE_PROPOSED = "judge.proposed"
-    JUDGE_PROMOTED = "judge.promoted"
-    #: judge data moved from the champion's tree into the judge store by a signed migration
-    JUDGE_MIGRATED = "judge.migrated"
-    #: the search's one held-out evaluation (``evotree finalize``); lifts the visibility boundary
-    FINALIZE = "finalize"
-    #: a finalize whose held-out run evotree could not finish (its own failure): the search goes on
-    FINALIZE_ATTEMPT = "finalize.attempt"
-    #: the first allowed signers, added after init while there were none (``evotree signers add``)
-    SIGNERS_ADDED = "signers.added"
 
 
 class VersionStatus(str, Enum):
@@ -149,6 +114,19 @@ class Event:
     at: str = field(default_factory=utcnow)
     data: dict[str, Any] = field(default_factory=dict)
     v: int = SCHEMA_VERSION
+
+    @classmethod
+    def of(cls, payload: Payload, *, version: str | None, actor: str, at: str | None = None) -> Event:
+        """The event of ``payload``'s kind with its data (the typed way to write an event)."""
+        return cls(kind=payload.KIND.value, version=version, actor=actor, at=at if at is not None else utcnow(),
+                   data=payload.to_data())
+
+    def payload(self) -> Payload:
+        """``data`` parsed strictly as its kind's payload (:mod:`evotree.core.events`):
+        :class:`MalformedEvent` names the event and the field for an unknown kind or key, a
+        missing required key or a value of the wrong type."""
+        where = f"{self.kind} event" + (f" of {self.version}" if self.version else "") + f" at {self.at}"
+        return payload_type(self.kind).from_data(self.data, event=where)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
