@@ -208,7 +208,10 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
     # issue 30: definitions, built names, forge clients, make, git libraries
     commands += ["a=gi", "export R=origin/fix", "x=1; y=2", "`printf g`", "echo -e '\\147it'",
                  "printf '\\x67'", "gh pr view 1", "hub pr list", "glab mr diff 2", "make peek",
-                 "python3 -c 'import dulwich'", "python3 -c 'import zlib'"]
+                 "python3 -c 'import dulwich'", "python3 -c 'import zlib'",
+                 # a program name built in code, a forge client inside quotes
+                 "python3 -c \"import subprocess as s; s.run(['g' + 'it', 'log'])\"",
+                 "python3 -c \"import os; os.system('g' + 'it log')\"", "bash -lc 'gh pr view 17'"]
     con = duckdb.connect()
     for command in commands:
         (sql,), = con.execute("SELECT regexp_matches(translate(?, '\"''\\', ''), ? || '|judge', 'i')",

@@ -200,7 +200,9 @@ PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "s
                       "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${",
                       "fromhex", "unhexlify", "decode", "rot13", "rot_13", "openssl", "|rev", "| rev", "exec",
                       "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()", "open()",
-                      "dulwich", "zlib", "printf", "$(", "`")
+                      "dulwich", "zlib", "printf", "$(", "`",
+                      # a program run from code, its name built there (``['g' + 'it', 'log']``)
+                      "subprocess", "popen", "system(", "spawn")
 #: what else makes a command worth parsing: a definition at the start of a command (``a=gi``,
 #: ``export R=origin/fix``: a later step may run it), a program named by escapes (``\x67``,
 #: ``\147``), a forge client (gh, hub, glab), make (a Makefile the trajectory wrote)
@@ -224,7 +226,8 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
             return True
     if "=" in command or "\\" in command or "make" in command or "gh" in command or "hub" in command \
             or "glab" in command:
-        if _PREFILTER_RE.search(command):
+        # the unquoted text too: a forge client or make inside ``bash -lc 'gh pr view 17'``
+        if _PREFILTER_RE.search(command) or _PREFILTER_RE.search(flat):
             return True
     return any(n and n.lower() in flat for n in needles)
 
@@ -239,9 +242,18 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
     definition (variable, alias, script) is involved, otherwise memoized by text — agents repeat
     ``git status``, ``git diff`` and test runs all the time. ``output`` (what the step printed,
     when recorded) tells whether a ``git stash`` saved anything."""
-    if not context.state.get("orig_head_own") and _ORIG_SETTERS.search(text):
-        context.state["orig_head_own"] = True  # git reset / merge / rebase / pull / am write ORIG_HEAD
-    if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text:
+    sets_orig = not context.state.get("orig_head_own") and bool(_ORIG_SETTERS.search(text))
+    hits = _classify_in_context(text, rules, context, output)
+    if sets_orig:  # git reset / merge / rebase / pull / am write ORIG_HEAD after reading their
+        # arguments: `git reset --hard ORIG_HEAD` reads the image's ORIG_HEAD
+        context.state["orig_head_own"] = True
+    return hits
+
+
+def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
+                         output: str | None) -> list[Hit]:
+    if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text and not (
+            "switch" in text or "checkout" in text or "branch" in text):
         _, defines = _parse_cached(text)
         if not defines:
             return list(_hits_cached(text, rules))
@@ -253,8 +265,57 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
         if context.state.get("orig_head_own"):
             found = [Hit(h.code, "info", h.rule + " (ORIG_HEAD this trajectory set itself)", h.command)
                      if h.refs and all(r.startswith("ORIG_HEAD") for r in h.refs) else h for h in found]
+        if cmd.argv and _basename(cmd.argv[0]) == "git":
+            found = _own_branches(cmd, found, context)
+        if cmd.argv and _basename(cmd.argv[0]) == "git" \
+                and _git_split(cmd.argv)[0] in _ORIG_SETTER_SUBS:
+            context.state["orig_head_own"] = True  # later commands of this step read its own
         hits += found
     return hits
+_ORIG_SETTER_SUBS = frozenset({"reset", "merge", "rebase", "pull", "am"})
+_CREATE = {"switch": ("-c", "-C", "--create", "--force-create"), "checkout": ("-b", "-B")}
+
+
+def _own_branches(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> list[Hit]:
+    """Branches the trajectory made are its own work: ``git switch -c try`` records ``try`` and
+    that the trajectory left the branch it started on. A later switch to its own branch is no
+    hit; a switch to another plain name (``git switch main``) once it has left its starting branch
+    is most likely the way back, and is left to the task repository to judge (a candidate)."""
+    sub, args = _git_split(cmd.argv)
+    own = context.state.get("own_branches")
+    own = dict(own) if isinstance(own, dict) else {}
+    if sub in _CREATE:
+        opts = _CREATE[sub]
+        name = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in opts), None)
+        if name is not None:
+            own[name] = True
+            context.state["own_branches"] = own
+            if len([a for a in args if not a.startswith("-")]) <= 1:  # from HEAD: the start is left
+                context.state["left_start"] = True
+            return hits
+    elif sub == "branch":
+        names = [a for a in args if not a.startswith("-")]
+        if names and not any(a.startswith("-") and a not in ("-f", "--force", "-q") for a in args):
+            own[names[0]] = True
+            context.state["own_branches"] = own
+        return hits
+    if sub not in ("switch", "checkout") or not own:
+        return hits
+    out = []
+    for h in hits:
+        word = h.refs[0] if len(h.refs) == 1 else None
+        if word is not None and h.code == "audit.git_history_leak" and _rev_kind(word) == "name":
+            if word in own:
+                out.append(Hit(h.code, "info", h.rule + " (a branch this trajectory made)",
+                               h.command))
+                continue
+            if context.state.get("left_start"):
+                out.append(Hit(h.code, "info", f"git {sub} {word}: back from the trajectory's own "
+                               "branch (resolved in the task repository)", h.command, refs=h.refs,
+                               candidate=True))
+                continue
+        out.append(h)
+    return out
 #: commands that write ORIG_HEAD: after one of them, ORIG_HEAD is the trajectory's own HEAD
 _ORIG_SETTERS = re.compile(r"\bgit\b[^|;&\n]*\b(reset|merge|rebase|pull|am)\b")
 _STASH_REF = re.compile(r"^(?:refs/)?stash(?:@\{(\d+)\})?$")

@@ -93,11 +93,21 @@ _SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "
                   "BISECT_HEAD", "AUTO_MERGE")
 
 
+#: ``:/text``: git searches the messages of commits reachable from *any* reference
+_MESSAGE_SEARCH = re.compile(r"^:/[^/\s]")
+#: branch namespaces by convention (git-flow and forges): ``fix/integral-windup`` names a
+#: branch, not a path, when its last part has no file extension
+_BRANCH_NS = re.compile(r"^(?:fix|fixes|hotfix|bugfix|bug|feature|feat|release|pr|pull|wip|topic|"
+                        r"issue|chore|backport|patch)/[^.:]+$")
+
+
 def is_head_relative(rev: str) -> bool:
     """``HEAD``, ``HEAD~3``, ``@^``, ``HEAD~2..HEAD``, ``HEAD:path``: the task's own history."""
     rev = rev.strip()
     if not rev:
         return True
+    if _MESSAGE_SEARCH.match(rev):
+        return False  # :/text: the youngest commit whose message matches, reachable from any ref
     if ":" in rev and not rev.startswith(":"):
         rev = rev.split(":", 1)[0]
     elif rev.startswith(":"):  # :path is the index
@@ -116,6 +126,8 @@ def _rev_kind(word: str) -> str | None:
     be a branch or a path; None when it is HEAD-relative or clearly a path."""
     if is_head_relative(word):
         return None
+    if _MESSAGE_SEARCH.match(word):
+        return "ref"
     base = word.split(":", 1)[0] if ":" in word else word
     parts = [p.lstrip("^") for p in re.split(r"\.\.\.?", base) if p]
     parts = [re.sub(r"([~^][0-9]*)+$", "", p) for p in parts]
@@ -127,7 +139,8 @@ def _rev_kind(word: str) -> str | None:
             kinds.add("hash")
         elif (part.startswith(("refs/", "origin/", "upstream/", "remotes/")) or "@{" in part
               or ":" in word or ".." in word or part in _SPECIAL_HEADS or part in ("stash", "-")
-              or _TAG_LIKE.match(part) or part.endswith("^{}") or "^{" in part):
+              or _TAG_LIKE.match(part) or part.endswith("^{}") or "^{" in part
+              or _BRANCH_NS.match(part)):
             kinds.add("ref")
         elif "/" in part or "." in part or part.startswith("*"):
             continue  # a path
@@ -189,6 +202,30 @@ _HUB_NET = frozenset({"pr", "pull-request", "issue", "browse", "api", "ci-status
 _FORGE_LOCAL = frozenset({"help", "version", "completion", "config", "alias", "extension", "ext", "--version"})
 
 
+def _reflog_top_only(args: Sequence[str]) -> bool:
+    """``git reflog [show] -n 1 [HEAD]``: only the newest entry of HEAD's reflog, which is the
+    commit HEAD is at now (the base, or the trajectory's own commit)."""
+    rest = list(args[1:] if args[:1] == ["show"] else args)
+    limit = None
+    refs = []
+    k = 0
+    while k < len(rest):
+        word = rest[k]
+        if re.fullmatch(r"-\d+", word):
+            limit = int(word[1:])
+        elif word in ("-n", "--max-count") and k + 1 < len(rest):
+            limit = int(rest[k + 1]) if rest[k + 1].isdigit() else None
+            k += 1
+        elif re.fullmatch(r"(?:-n|--max-count=)\d+", word):
+            limit = int(word.split("=", 1)[-1] if "=" in word else word[2:])
+        elif not word.startswith("-"):
+            refs.append(word)
+        k += 1
+    if args and args[0] in ("expire", "delete", "exists", "list", "drop", "write"):
+        return False
+    return limit == 1 and all(r in ("HEAD", "@", "HEAD@{0}", "@{0}") for r in refs)
+
+
 def _git_split(argv: Sequence[str]) -> tuple[str, list[str]]:
     """(subcommand, its arguments) after git's global options."""
     k = 1
@@ -243,6 +280,8 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             hits.append(Hit(code, "info", f"git {sub} {word}: resolved in the task repository", joined,
                             refs=(word,), candidate=True))
 
+    if sub == "ls-remote" and "--get-url" in args:
+        return hits  # prints the remote's URL from the local config; contacts nothing
     if sub in _NET_SUBS:
         hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network", joined))
         if sub != "pull":
@@ -266,13 +305,10 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             # no clean provenance for a later `git show <that id>`
             pos, _ = _positionals([a for a in args if a not in ("--verify", "-q", "--quiet", "--short")
                                    and not a.startswith("--short=")], sub)
-            for word in pos:
-                kind = _rev_kind(word)
-                if kind in ("hash", "ref", "name"):
+            for word in pos:  # what it prints is the id of what it names: never a clean provenance
+                if not is_head_relative(word):
                     hit("warn", f"git rev-parse {word} names a revision outside HEAD's history", _hashes(word),
                         refs=(word,))
-                else:
-                    candidate(word)
             return hits
         if sub == "cat-file":
             if any(a.startswith(("--batch", "--buffer")) for a in args):
@@ -287,19 +323,28 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
                 elif not is_head_relative(word):
                     candidate(word)
             return hits
+        if sub == "reflog" and _reflog_top_only(args):
+            return hits  # HEAD@{0} alone: the commit HEAD is at now
         if why:
             hit("high", why)
         return hits
     if sub == "stash":
         action = args[0] if args else ""
         if action in ("show", "list", "apply", "pop", "branch"):
-            hit("high", f"git stash {action} reads stashed work (not the task's base)")
+            # judged in the task repository when there is one: no stash there, nothing read
+            rest = [a for a in args[1:] if not a.startswith("-")][1 if action == "branch" else 0:]
+            ref = "refs/stash" if action == "list" or not rest else \
+                f"stash@{{{rest[0]}}}" if rest[0].isdigit() else rest[0]
+            hit("high", f"git stash {action} reads stashed work (not the task's base)", refs=(ref,))
         return hits
     if sub == "branch":
         if any(a in ("-a", "-r", "--all", "--remotes", "--contains", "--merged", "--no-merged") for a in args):
             hit("warn", "git branch lists other branches")
         return hits
     if sub == "tag" and any(a in ("--contains", "--merged", "--points-at") for a in args):
+        pos, _ = _positionals([a for a in args if a not in ("--merged", "--points-at")], sub)
+        if "--contains" not in args and all(is_head_relative(p) for p in pos):
+            return hits  # tags on HEAD or behind it: HEAD's own history
         hit("warn", "git tag lists tags by commit")
         return hits
     if sub == "worktree" and args[:1] == ["add"]:
@@ -319,9 +364,15 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             # see which, and branch and tag names are exactly what it must not allow
             hit("high", f"git {sub} --stdin reads revisions the audit cannot see")
             return hits
+        if sub == "describe" and any(a in ("--contains", "--contain") for a in args):
+            hit("high", "git describe --contains names the references that contain a commit "
+                "(its future)")
+            return hits
         flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None)
         if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show", "name-rev",
-                            "describe", "grep", "diff", "cherry"):
+                            "grep", "diff", "cherry"):
+            # not describe: --tags / --all only widen the names it may use for a tag *behind*
+            # the commit
             hit("high", f"git {sub} {flag} walks references beyond the base")
             return hits
         pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
@@ -375,7 +426,11 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
         else:
             pos, _ = _positionals(args, sub)
             revs = pos
-            if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry"):
+            if sub == "format-patch" and not any(re.fullmatch(r"-\d+", a) or a == "--root"
+                                                 for a in args):
+                # one <since> alone means since..HEAD: the commits HEAD has that <since> lacks
+                revs = [w for w in revs if ".." in w] if len(revs) == 1 else revs
+            if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry", "format-patch"):
                 # A..HEAD lists only commits HEAD reaches (A merely subtracts)
                 revs = [w for w in revs if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and
                                                 is_head_relative(w.split("..", 1)[1]))]

@@ -33,6 +33,8 @@ from typing import Any
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
+from evotree.harness.audit.rules import _TAG_LIKE, _git_split, is_head_relative
+from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 
 __all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory", "audit_trajectories",
@@ -43,6 +45,7 @@ HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read",
                            "audit.future_content"})
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 _EXAMPLES = 5
+_STASH = re.compile(r"^(?:refs/)?stash(?:@\{\d+\})?(?:[~^]\d*|\^\{\w*\})*$")
 
 
 class Ancestry:
@@ -81,6 +84,8 @@ class Ancestry:
         tags, branches, ``ORIG_HEAD``, ``FETCH_HEAD``, ``stash@{n}``, reflog selectors,
         ``@{-1}``, ``^{}`` — is what the repository says it is."""
         text = expr.strip()
+        if text.startswith(":/") and len(text) > 2:
+            return self._resolve_one(text)  # a message search over every reference
         if text.startswith(":"):
             return "ancestor", None  # the index: the working copy's own
         depth = 0
@@ -106,7 +111,9 @@ class Ancestry:
         future = next((cid for st, cid in states if st == "future"), None)
         if future is not None:
             return "future", future
-        if states and all(st == "ancestor" for st, _ in states):
+        if states and all(st == "absent" for st, _ in states):
+            return "absent", None
+        if states and all(st in ("ancestor", "absent") for st, _ in states):
             return "ancestor", None
         return "unknown", None
 
@@ -119,6 +126,9 @@ class Ancestry:
             state, _, cid = cached.partition(" ")
             return state, cid or None
         spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), rev)
+        if _STASH.match(rev) and "refs/stash" not in self.repo.references:
+            self._cache[key] = "absent "
+            return "absent", None  # the task repository holds no stash: there was nothing to read
         try:
             commit = self.repo.revparse_single(spec).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError, AttributeError):
@@ -223,18 +233,24 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                               hit.revisions or (cid[:12],), refs=hit.refs)
                     kept.append(hit)
                     continue
-                if state == "ancestor" and ancestry.trusted:
-                    verdict.cleared.append({**hit.to_dict(), "why": "resolves to the base or its ancestor"})
+                if state in ("ancestor", "absent") and ancestry.trusted:
+                    why = "resolves to the base or its ancestor" if state == "ancestor" else \
+                        "names nothing in the task repository (no such stash)"
+                    verdict.cleared.append({**hit.to_dict(), "why": why})
                     continue
             if hit.candidate:
                 continue  # the spelling alone cannot judge it, and no repository said it is beyond the base
-            if hit.revisions and hit.severity == "high" and hit.code == "audit.git_history_leak":
-                reason = _clear_reason(hit, k, traj, step_hits, ancestry)
+            names = _named_tags(hit) if not hit.revisions else ()
+            if (hit.revisions or names) and hit.severity == "high" \
+                    and hit.code == "audit.git_history_leak":
+                reason = _clear_reason(hit, k, traj, step_hits, ancestry, names)
                 if reason == "ancestor":
                     verdict.cleared.append({**hit.to_dict(), "why": "every hash is the base or its ancestor"})
                     continue
                 if reason == "seen":
-                    hit = Hit(hit.code, "info", hit.rule + " (hash first printed by HEAD's own history)",
+                    what = "hash" if hit.revisions else "tag"
+                    hit = Hit(hit.code, "info",
+                              hit.rule + f" ({what} first printed by HEAD's own history)",
                               hit.command, hit.revisions)
             kept.append(hit)
         verdict.hits += kept
@@ -257,13 +273,39 @@ def _resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
     future = next((s for s in states if s[0] == "future"), None)
     if future is not None:
         return future
-    if states and all(s[0] == "ancestor" for s in states):
+    if states and all(s[0] == "absent" for s in states):
+        return "absent", None
+    if states and all(s[0] in ("ancestor", "absent") for s in states):
         return "ancestor", None
     return "unknown", None
 
 
+def _named_tags(hit: Hit) -> tuple[str, ...]:
+    """The release tags (``v2.2.0``) a hit rests on, when it rests on nothing else: a tag
+    printed earlier by HEAD's own history (``git describe``, ``git tag --merged``) or quoted by
+    the task is behind the base, as a hash printed there is."""
+    names = []
+    for ref in hit.refs:
+        for part in re.split(r"\.\.\.?", ref.split(":", 1)[0]):
+            part = re.sub(r"(?:[~^]\d*|\^\{\w*\})+$", "", part.lstrip("^"))
+            if not part or is_head_relative(part):
+                continue
+            if not _TAG_LIKE.match(part):
+                return ()
+            names.append(part)
+    return tuple(names)
+
+
+def _shows_word(text: str | None, word: str) -> bool:
+    pattern = r"(?<![\w.])" + re.escape(word) + r"(?![\w.])"
+    return bool(text) and re.search(pattern, text or "") is not None
+
+
 def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]],
-                  ancestry: Ancestry | None) -> str | None:
+                  ancestry: Ancestry | None, names: Sequence[str] = ()) -> str | None:
+    if names:  # tags the repository could not judge (or there is none): only provenance clears them
+        seen = all(_seen_before(name, k, traj, step_hits, exact=True) for name in names)
+        return "seen" if seen else None
     if ancestry is not None:
         states = {ancestry.status(h) for h in hit.revisions}
         if states == {"ancestor"} and ancestry.trusted:
@@ -271,17 +313,24 @@ def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequen
         if "future" in states:
             return None
     # provenance: every hash quoted by the task's prompt or printed earlier by a step that broke no rule
-    for rev in hit.revisions:
-        seen = bool(traj.prompt and rev in traj.prompt)
-        for j in range(k if not seen else 0):
-            out = traj.steps[j].output
-            if out and rev in out and not any(Severity.parse(h.severity) >= Severity.WARN for h in step_hits[j]) \
-                    and _git_step(traj.steps[j].command):
-                seen = True
-                break
-        if not seen:
-            return None
-    return "seen"
+    return "seen" if all(_seen_before(rev, k, traj, step_hits) for rev in hit.revisions) else None
+
+
+def _seen_before(rev: str, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]], *,
+                 exact: bool = False) -> bool:
+    """Was ``rev`` quoted by the task's prompt, or printed before step ``k`` by git run on HEAD's
+    own history (a step that broke no rule and named no revision it could not judge)?"""
+    def shows(text: str | None) -> bool:
+        return _shows_word(text, rev) if exact else bool(text) and rev in (text or "")
+
+    if shows(traj.prompt):
+        return True
+    for j in range(k):
+        quiet = not any(Severity.parse(h.severity) >= Severity.WARN or h.candidate
+                        for h in step_hits[j])
+        if quiet and shows(traj.steps[j].output) and _git_step(traj.steps[j].command):
+            return True
+    return False
 
 
 
@@ -311,11 +360,24 @@ def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
 
 
 def _git_step(command: str) -> bool:
-    """Did this step run git itself? Only git's own output on HEAD's history (``git log -3``)
-    vouches for a hash; a script the audit cannot read may print any hash it dug up."""
-    from evotree.harness.audit.commands import parse_shell
-
-    return any(cmd.argv and os.path.basename(cmd.argv[0]) in ("git", "hub") for cmd in parse_shell(command))
+    """Did this step run git itself on HEAD's own history? Only git's own output on HEAD's
+    history (``git log -3``, ``git describe``) vouches for a hash or a tag; a script the audit
+    cannot read may print any hash it dug up, and a listing of references (``git tag``,
+    ``git branch -v``, ``git for-each-ref``) prints names and tips beyond the base."""
+    ran_git = False
+    for cmd in parse_shell(command):
+        if not cmd.argv or os.path.basename(cmd.argv[0]) not in ("git", "hub"):
+            continue
+        ran_git = True
+        sub, args = _git_split(cmd.argv)
+        if sub == "branch" and not set(args) <= {"--show-current", "--merged", "HEAD", "--list",
+                                                 "-l"}:
+            return False
+        if sub == "tag" and not ("--merged" in args or "--points-at" in args):
+            return False
+        if sub in _REF_LISTERS and sub not in ("tag", "describe"):
+            return False
+    return ran_git
 
 
 def _future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:

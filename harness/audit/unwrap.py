@@ -104,6 +104,9 @@ class ShellContext(list):  # type: ignore[type-arg]
             return True
         if self.git_aliases and "git" in text:
             return True
+        listed = self.state.get("listed_files")
+        if isinstance(listed, dict) and any(_basename(p) in text for p in listed):
+            return True
         if self.aliases and any(a in text for a in self.aliases):
             return True
         if self.scripts:
@@ -201,6 +204,8 @@ def _substitute(word: str, sink: ShellContext) -> str:
             end = _Lexer(word)._matching(i + 2, "(", ")")
             inner = word[i + 2:end - 1]
             value = _static_text(inner, sink)
+            if value is None and _reads_listed(inner, sink):
+                value = LISTED_REFS  # a line of a file a listing of references was written to
             out.append(word[i:end] if value is None else value)
             i = end
             continue
@@ -210,12 +215,46 @@ def _substitute(word: str, sink: ShellContext) -> str:
                 out.append(word[i:])
                 break
             value = _static_text(word[i + 1:j], sink)
+            if value is None and _reads_listed(word[i + 1:j], sink):
+                value = LISTED_REFS
             out.append(word[i:j + 1] if value is None else value)
             i = j + 1
             continue
         out.append(word[i])
         i += 1
     return "".join(out)
+
+
+def _listed_files(sink: ShellContext) -> dict[str, bool]:
+    """Files the trajectory wrote a listing of references beyond the base to
+    (``git branch -r > /tmp/refs.txt``): what a later step reads from them is such a reference."""
+    found = sink.state.get("listed_files")
+    return found if isinstance(found, dict) else {}
+
+
+def _names_listed(cmd: SimpleCommand, listed: dict[str, bool]) -> bool:
+    words = [*cmd.argv[1:], *(t for op, t in cmd.redirects if op in ("<", "<>"))]
+    return any(_script_key(w, listed) is not None for w in words if w and not w.startswith("-"))
+
+
+def _reads_listed(text: str, sink: ShellContext) -> bool:
+    """Does command line ``text`` (a substitution's body) print lines of a listed file?"""
+    listed = _listed_files(sink)
+    if not listed:
+        return False
+    for cmd in _split(_Lexer(text).run()):
+        if (not cmd.argv or _basename(cmd.argv[0]) in _PASS_THROUGH) and _names_listed(cmd, listed):
+            return True
+    return False
+
+
+def _remember_listing(cmd: SimpleCommand, sink: ShellContext) -> None:
+    """``git branch -r > f`` (a listing of references beyond the base written to a file): mark f."""
+    targets = [t for op, t in cmd.redirects if op in (">", ">>", ">|") and t]
+    if targets and _pipe_source(cmd, sink)[0] == "beyond":
+        listed = dict(_listed_files(sink))
+        listed.update({_norm_path(t): True for t in targets})
+        sink.state["listed_files"] = listed
 
 
 def _procsub_body(word: str, sink: ShellContext) -> str | None:
@@ -248,6 +287,8 @@ def _pipe_source(cmd: SimpleCommand | None, sink: ShellContext) -> tuple[str, li
         if not argv:
             return "unknown", None
         name = _basename(argv[0])
+        if name in _PASS_THROUGH and _names_listed(cmd, _listed_files(sink)):
+            return "beyond", None
         if name in _PASS_THROUGH and cmd.stdin is not None and not (
                 name in ("grep", "egrep", "fgrep", "rg", "cat") and len([a for a in argv[1:] if not a.startswith("-")])
                 > (0 if name == "cat" else 1)):
@@ -573,6 +614,9 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             _write_file(path, content, complete, sink)
     if name in ("cat", "tee", "echo", "printf", "cp", "mv") or (cmd.redirects and name in _static.FILTERS):
         _remember_script(name, argv, cmd, sink)
+    if cmd.redirects and (name == "git" or cmd.stdin is not None or name in _PASS_THROUGH):
+        _remember_listing(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin),
+                          sink)
     if name == "git":
         k = _git_sub_index(argv)
         if k > 0:
