@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
 
@@ -353,12 +355,13 @@ def autopilot_toml(envs: Sequence[str], *, max_proposals: int = 8, patience: int
                    knobs_only: bool = False) -> str:
     """The ``[autopilot]`` section of the knobs of ``envs`` over ``policy.py`` (``knobs_only``: the
     ``[autopilot.knobs.NAME]`` tables alone, for a file whose ``[autopilot]`` is already set)."""
-    lines = [] if knobs_only else ["", "[autopilot]", 'recipe = "policy.py"', f"max_proposals = {max_proposals}",
-                                   f"patience = {patience}", f"seed = {seed}"]
-    for env_id in envs:
-        for name, (low, high, step) in GYM_KNOBS.get(env_id, {}).items():
-            lines += ["", f"[autopilot.knobs.{name}]", f"low = {low}", f"high = {high}", f"step = {step}"]
-    return "\n".join(lines) + "\n"
+    knobs = {name: {"low": low, "high": high, "step": step}
+             for env_id in envs for name, (low, high, step) in GYM_KNOBS.get(env_id, {}).items()}
+    if knobs_only:
+        return "\n" + tomli_w.dumps({"autopilot": {"knobs": knobs}}) if knobs else "\n"
+    section = {"recipe": "policy.py", "max_proposals": max_proposals, "patience": patience, "seed": seed,
+               "knobs": knobs}
+    return "\n" + tomli_w.dumps({"autopilot": section})
 
 
 def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, heldout: int, train: int = 2,

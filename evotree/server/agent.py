@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from evotree.core.errors import ConfigError, EvotreeError, InvalidState
 from evotree.core.refs import CHAMPION_REF
 from evotree.core.versions import VersionStatus
@@ -125,10 +127,6 @@ def bridge_command(python: str | None = None) -> tuple[str, list[str]]:
     return (python or sys.executable), ["-P", "-m", "evotree.server.bridge", AGENT_SOCKET]
 
 
-def _toml_string(text: str) -> str:
-    return json.dumps(text)  # a JSON string is a valid TOML basic string
-
-
 def client_configs(python: str | None = None) -> dict[str, Any]:
     """MCP client configurations that point Claude Code and Codex CLI at the server.
 
@@ -137,9 +135,7 @@ def client_configs(python: str | None = None) -> dict[str, Any]:
     """
     command, args = bridge_command(python)
     claude = {"mcpServers": {"evotree": {"type": "stdio", "command": command, "args": args, "env": {}}}}
-    codex = ("[mcp_servers.evotree]\n"
-             f"command = {_toml_string(command)}\n"
-             f"args = [{', '.join(_toml_string(a) for a in args)}]\n")
+    codex = tomli_w.dumps({"mcp_servers": {"evotree": {"command": command, "args": list(args)}}})
     return {"claude_code": {"file": f"{AGENT_DESK}/.mcp.json", "content": claude},
             "codex": {"file": "$HOME/.codex/config.toml", "content": codex}}
 
