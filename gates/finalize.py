@@ -18,23 +18,35 @@ What is here:
   1. refused (exit 10, code ``already_finalized``) when the ledger has a ``finalize`` event:
      exactly one held-out evaluation per search (checked again in every compare-and-swap);
   2. :func:`finalize_plan`; no usable run: the ``finalize`` event records ``no_ok_submit``;
-  3. one judge-only run of the selected commit with ``EVOTREE_JUDGE_SPLITS=heldout``
-     (:func:`evotree.harness.runs.plan_finalize_run`: run kind ``finalize``, no train phase,
-     reserved against the ``finalize`` account instead of the version's or the tree's budget —
-     the way champion re-runs have their own account — so it is not charged to the search and
-     not refused when the search's budget is spent);
+  3. one held-out run of the selected commit with ``EVOTREE_JUDGE_SPLITS=heldout``
+     (:func:`evotree.harness.runs.plan_finalize_run`: run kind ``finalize``, reserved against the
+     ``finalize`` account instead of the version's or the tree's budget — the way champion
+     re-runs have their own account — so it is not charged to the search (its exploration
+     budget) and not refused when the search's budget or clock is spent). By default it is
+     judge-only: the judge reads the selected run's trained candidate folder (or the commit,
+     EvoPolicyGym's shape). With ``[eval] finalize_retrain`` (AI4AI-Bench's formal retrain)
+     the commit's train phase runs again first, clean, in the sandbox, with a fresh random
+     seed, and the judge scores what it trained;
   4. the ledger event ``finalize`` with ``{status, selected_run, version, commit,
-     validation_mean, heldout_run, heldout_mean, final_score, rule}`` (``final_score``: the
-     judge's ``heldout/ENV/final_score`` signal in the EvoPolicyGym mode, else None); the event
-     also sets ``meta["finalize"]``, which lifts the visibility boundary.
+     validation_mean, heldout_run, heldout_mean, final_score, rule, retrained, seed,
+     normalized}`` (``final_score``: the judge's ``heldout/ENV/final_score`` signal in the
+     EvoPolicyGym mode, else None; ``normalized``: :func:`final_normalized`); the event also
+     sets ``meta["finalize"]``, which lifts the visibility boundary. A held-out run that
+     evotree itself could not finish (its process died, Ctrl-C, an exception of the harness)
+     records ``finalize.attempt`` instead (``not_finalized``, exit 37): the one finalize is not
+     used up.
+
+- AI4AI-Bench's headline over trials (:func:`trials_mean`): the mean of each finalized
+  search's normalized score, a search whose formal retrain or judge failed counting 0.
 
 - Visibility (:mod:`evotree.core.visibility`): while ``[eval] hide_until_finalize`` holds and
   the ledger has no ``finalize`` event, every output (CLI text and ``--json``, agent server)
   drops validation and held-out figures; the judge still computes and keeps them
   (:func:`select_best` needs them).
 
-Tests: ``tests/test_gym_finalize.py`` (the rule; the whole step on a real gym workspace) and
-``tests/test_finalize_visibility.py`` (the boundary).
+Tests: ``tests/test_gym_finalize.py`` (the rule; the whole step on a real gym workspace),
+``tests/test_finalize_visibility.py`` (the boundary) and ``tests/test_ai4ai_mode.py`` (the
+retrain, the accounts, the trials' mean).
 """
 
 from __future__ import annotations

@@ -113,3 +113,59 @@ def test_a_crash_or_an_io_hack_in_train_py_is_not_algorithm_level(tmp_path: Path
     # a top-level change of the script (how the fixed trainer is called) is not algorithm-level either
     top = _classify(tmp_path / "f", "", AI4AI_TRAIN.replace('seed=int(os.environ.get("EVOTREE_SEED", "0"))', "seed=1"))
     assert top.primary == "other"
+
+
+# ---------------------------------------------------------------------------- finalize's outcome, AI4AI's mean over trials
+def test_a_search_without_a_held_out_score_counts_zero_in_the_trials_mean() -> None:
+    from types import SimpleNamespace
+
+    from evotree.gates.finalize import final_normalized, trials_mean
+
+    def ws(**normalize: object) -> object:
+        spec = NormalizeSpec(unusable=0.5, start=0.79, optimum=0.9, **normalize)  # type: ignore[arg-type]
+        return SimpleNamespace(config=SimpleNamespace(eval=SimpleNamespace(normalization=spec)))
+
+    strict, lenient = ws(failed_as_zero=True), ws()
+    assert final_normalized(strict, "finalized", 0.9) == pytest.approx(1.0)
+    assert final_normalized(strict, "finalized", 0.79) == pytest.approx(0.1)
+    assert final_normalized(strict, "heldout_failed", None) == 0.0
+    assert final_normalized(strict, "no_ok_submit", None) == 0.0
+    assert final_normalized(strict, "not_finalized", None) is None  # evotree's failure is no outcome
+    assert final_normalized(lenient, "heldout_failed", None) is None
+    outcomes = [{"status": "finalized", "normalized": 0.4}, {"status": "heldout_failed", "normalized": 0.0},
+                {"status": "finalized", "normalized": 0.2}, {"status": "not_finalized"}, None,
+                {"status": "heldout_failed", "normalized": None}]
+    mean = trials_mean(outcomes)
+    assert mean["mean"] == pytest.approx(0.2) and mean["trials"] == 3 and mean["pending"] == 2
+    assert mean["unscored"] == 1 and mean["statuses"] == {"finalized": 2, "heldout_failed": 2}
+    assert trials_mean([])["mean"] is None
+
+
+def test_the_quick_headline_takes_the_place_of_the_hidden_one_only(tmp_path: Path) -> None:
+    """verbs.policy.shown while hidden: the judge's headline is taken out and the train phase's
+    headline signal put in its place, in dicts and in dataclasses; a shown headline is kept."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evotree.verbs.policy import shown
+
+    # what with_quick_metrics reads of a workspace: the trusted configuration, the runs directory
+    ws = SimpleNamespace(root=tmp_path, config=SimpleNamespace(
+        train=SimpleNamespace(headline_signal="quick_accuracy"), workspace=SimpleNamespace(runs_dir="runs")))
+    run_dir = tmp_path / "runs" / "v0-s0-x"
+    run_dir.mkdir(parents=True)
+    pq.write_table(pa.table({"run_id": ["forged"] * 3, "phase": ["train", "train", "eval"], "step": [1, 2, 9],
+                             "metric": ["quick_accuracy"] * 3, "value": [0.5, 0.7, 0.99]}),
+                   run_dir / "signals.parquet")
+    data = {"runs": [{"run_id": "v0-s0-x", "version": "v0", "seed": 0, "status": "succeeded",
+                      "headline": {"metric": "validation/mean_score", "value": 0.81}},
+                     {"run_id": "v0-s1-y", "version": "v0", "seed": 1, "status": "succeeded",
+                      "headline": {"metric": "validation/mean_score", "value": 0.8}}]}
+    out = shown(ws, data, hide=True)
+    first, second = out["runs"]
+    assert first["headline"] == {"metric": "quick/quick_accuracy", "value": 0.7, "phase": "train"}  # its last step
+    assert second["headline"] is None  # no signal recorded: nothing, and never the judge's
+    assert data["runs"][0]["headline"]["metric"] == "validation/mean_score"  # the input is not changed
+    assert shown(ws, data, hide=False) is data  # not hidden: as it is

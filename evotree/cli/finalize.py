@@ -45,12 +45,17 @@ def _render(result: Any) -> None:
                    f"{escape_control(result.error or '')}): evotree's failure, not the candidate's. The search is NOT "
                    "finalized: fix the cause and run `evotree finalize` again")
         return
+    if result.retrained:
+        click.echo(f"retrained clean from its commit (seed {result.seed}), on the finalize account")
     if result.status == "finalized":
         score = f", final score {result.final_score:.4g}" if result.final_score is not None else ""
         click.echo(f"held-out: {result.heldout_mean:.6g} ({result.heldout_metric}; run {result.heldout_run}){score}")
     else:
         click.echo(f"held-out run {result.heldout_run} {result.heldout_status}: "
                    f"{escape_control(result.error or 'no held-out score')} (recorded: the search is finalized)")
+    if result.normalized is not None:
+        click.echo(f"normalized: {result.normalized:.4g} ([eval.normalize]; a search without a held-out score "
+                   "counts 0 with failed_as_zero)")
     click.echo(f"rule: {result.rule}")
 
 
@@ -66,12 +71,16 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
     Among the runs that succeeded with a validation headline, the highest validation mean is
     selected (a tie goes to the earliest run, evotree's one tie rule, which `report --tree`'s
     historical best uses too; EvoPolicyGym v0.1.0 §7.3 takes the latest); its commit is judged once
-    on the held-out split (a judge-only run, no train phase), charged to a `finalize` account of
-    its own, never to a version's or the tree's budget. The ledger records a `finalize` event;
+    on the held-out split (a judge-only run of the selected run's trained candidate, or, with
+    [eval] finalize_retrain (AI4AI-Bench, evotree init --protocol ai4ai), after its train phase
+    runs again, clean, with a fresh seed), charged to a `finalize` account of its own, never to a
+    version's or the tree's (exploration) budget. A held-out run evotree itself could not finish
+    records an attempt (exit 37) and leaves the search open. The ledger records a `finalize` event;
     a second finalize is refused (exit 10, code already_finalized). With no such run the event
     records no_ok_submit. --dry-run shows the run it would judge and records nothing; at a
-    terminal the person confirms by typing `finalize`, off a terminal --yes is required. In a workspace with [eval] hide_until_finalize (evotree init
-    --protocol evopolicygym) validation and held-out figures are shown only from then on.
+    terminal the person confirms by typing `finalize`, off a terminal --yes is required. In a
+    workspace with [eval] hide_until_finalize (evotree init --protocol evopolicygym or ai4ai)
+    validation and held-out figures are shown only from then on.
     Progress goes to stderr; --json prints the event's data.
     """
     from evotree.core.errors import InvalidState
@@ -108,6 +117,8 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
             click.echo(f"finalize: {run_id}: {event} {detail}".rstrip(), err=True)
 
     click.echo("finalize: selecting the best validation run …", err=True)
+    if ws.config.eval.finalize_retrain:
+        click.echo("finalize: the selected version is retrained clean before its held-out evaluation", err=True)
     return finalize(ws, progress=progress)
 
 
