@@ -28,6 +28,8 @@ true effect is within the band (neutral) or below it (harmful), runs and runs af
 
     .venv/bin/python bench/bench_real_loop.py --domains gym,math,autoresearch --loops 2 \\
         --proposals 3 --json bench/results/real_loop.json
+    # the summary record (bench/results/real_loop.json) from raw outputs (bench/results/raw/):
+    .venv/bin/python bench/bench_real_loop.py --merge RAW1.json RAW2.json OUT.json
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import benchlib  # noqa: F401  - first: isolates git's configuration
 
 import argparse
 import importlib.util
+import itertools
 import math
 import os
 import statistics
@@ -125,7 +128,8 @@ def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal
         for outcome in result.outcomes:
             used += outcome.runs
             if outcome.promoted and outcome.version:
-                path.append(benchlib.git(repo, "show", f"evotree/{outcome.version}:{domain.recipe}"))
+                spec = f"evotree/{outcome.version}:{domain.recipe}"
+                path.append(benchlib.git(repo, "show", spec))
                 kept_at.append(used)
         return {"path": path, "runs": len(runs), "autopilot_runs": result.runs,
                 "kept_at_runs": kept_at, "stopped": result.stopped,
@@ -143,7 +147,7 @@ def judge_path(rule: dict[str, Any], truth: Any, neutral: float) -> dict[str, An
     judged = [truth.true(p) for p in rule["path"]]
     values = [v for v, _ in judged]
     peak = max(range(len(values)), key=lambda i: values[i])
-    effects = [b - a for a, b in zip(values, values[1:])]
+    effects = [b - a for a, b in itertools.pairwise(values)]
     return {"final_true": values[-1], "start_true": values[0], "peak_true": values[peak],
             "below_peak": values[-1] < values[peak] - neutral, "promotions": len(effects),
             "neutral_promotions": sum(abs(e) <= neutral for e in effects),
@@ -175,7 +179,8 @@ def run_domain(name: str, args: argparse.Namespace, folder: Path) -> dict[str, A
         proposals = knob_proposals(knobs, count=args.proposals, seed=loop)
         t0 = time.monotonic()
         repo = folder / f"{name}-loop-{loop}"
-        ev = evotree_loop(domain, repo, loop, proposals, args, first if loop != args.first_loop else None)
+        seed_cache = first if loop != args.first_loop else args.cache_from
+        ev = evotree_loop(domain, repo, loop, proposals, args, seed_cache)
         t_ev = time.monotonic() - t0
         if greedy_session is None:  # one greedy workspace per domain, its warm cache shared
             judge = domain.workspace(folder / f"{name}-greedy", [])
@@ -247,7 +252,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--patience", type=int, default=3)
     p.add_argument("--max-runs", type=int, default=60, help="evotree's runs per loop at most.")
     p.add_argument("--max-k", type=int, default=0,
-                   help="Cap greedy-k's k (0: evotree's runs per proposal, up to the runs per version).")
+                   help="Cap greedy-k's k (0: evotree's runs per proposal, up to the runs "
+                        "per version).")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--neutral", type=float, default=0.01,
                    help="A true effect within ±this is neutral (score units of each domain).")
@@ -262,12 +268,73 @@ def parser() -> argparse.ArgumentParser:
                    help="autoresearch: CPU seconds of training per run.")
     p.add_argument("--truth-seeds", type=int, default=4,
                    help="math, autoresearch: held-out runs per champion's truth.")
+    p.add_argument("--cache-from", type=Path, default=None,
+                   help="A workspace whose .evotree/cache (the math warm-up) seeds the first "
+                        "loop's.")
     p.add_argument("--json", default=None, help="Write the results here.")
     return p
 
 
+TARGET = "real loops: ≤ 2 % below peak, ≤ 2.5 % neutral promotions, ≥ greedy-k at equal runs"
+PAGE = "docs/benchmarks/real-loop.md"
+
+
+def figure(domain: dict[str, Any]) -> str:
+    """The screen's cell for one domain: loops, and per rule the mean final truth, loops below
+    peak, neutral and harmful promotions and runs (the detail is on the page)."""
+    s = domain["summary"]
+    for names in ({"evotree": "evotree", "greedy-k": "greedy-k", "greedy-1": "greedy-1"},
+                  {"evotree": "ev", "greedy-k": "gk", "greedy-1": "g1"}):
+        cells = [f"{names[rule]} {s[rule]['final_true_mean']:.3f} {s[rule]['loops_below_peak']}b "
+                 f"{s[rule]['neutral_promotions']}n{s[rule]['harmful_promotions']}h "
+                 f"{s[rule]['runs']}r" for rule in names if rule in s]
+        text = f"{domain['domain']} ×{len(domain['loops'])}: " + "; ".join(cells)
+        if len(text) <= 110:
+            break
+    return text
+
+
+def merge(paths: list[str], out: str) -> int:
+    """Write the summary record ``out`` (``bench/results/real_loop.json``: the keys
+    bench/make_benchmarks.py reads, one target per domain) from the raw outputs ``paths``."""
+    import json
+
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    for part in parts:  # a raw output written before these keys: from its args and environment
+        args, env = part.get("args", {}), part.get("environment") or {}
+        part.setdefault("command", ".venv/bin/python bench/bench_real_loop.py " + " ".join(
+            f"--{k.replace('_', '-')} {v}" for k, v in args.items() if v not in (None, "", 0)))
+        part.setdefault("date", env.get("time", ""))
+        part.setdefault("commit", env.get("evotree_commit", ""))
+    domains = [d for part in parts for d in part["domains"]]
+    payload = {"benchmark": "The loop on real runs: greedy against evotree, three domains",
+               "script": "bench/bench_real_loop.py",
+               "command": " && ".join(part["command"] for part in parts),
+               "date": " / ".join(part["date"] for part in parts),
+               "commit": " / ".join(sorted({part["commit"] for part in parts})),
+               "page": PAGE,
+               "target": TARGET,
+               "figure": "; ".join(figure(d) for d in domains),
+               "verdict": "measured",
+               "targets": [{"target": f"{d['domain']}: {TARGET}"[:110], "figure": figure(d),
+                            "verdict": "measured"} for d in domains],
+               "note": "b: loops ending below their peak, n/h: neutral/harmful promotions, "
+                       "r: runs; a few loops per domain say nothing about rates near 2 %",
+               "raw": list(paths), "domains": domains,
+               "loadavg": [{"start": part.get("loadavg_start"), "end": part.get("loadavg_end")}
+                           for part in parts],
+               "seconds": [part.get("seconds") for part in parts]}
+    benchlib.write_json(out, payload)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--merge"]:
+        return merge(argv[1:-1], argv[-1])
     args = parser().parse_args(argv)
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     names = [n.strip() for n in args.domains.split(",") if n.strip()]
     need = {"gym": "gymnasium", "math": "trl"}
     for name in names:
@@ -287,8 +354,17 @@ def main(argv: list[str] | None = None) -> int:
                       f"{s['harmful_promotions']})  runs {s['runs']} (after peak "
                       f"{s['runs_after_peak']})", flush=True)
     print(f"done in {time.monotonic() - started:.0f} s")
-    benchlib.write_json(args.json, {"args": vars(args), "domains": results,
-                                    "environment": benchlib.environment(),
+    env = benchlib.environment()
+    benchlib.write_json(args.json, {"script": "bench/bench_real_loop.py",
+                                    "command": ".venv/bin/python bench/bench_real_loop.py "
+                                               + " ".join(argv),
+                                    "date": f"{stamp} - "
+                                            f"{time.strftime('%H:%M UTC', time.gmtime())}",
+                                    "commit": env.get("evotree_commit", "unknown"),
+                                    "args": {k: str(v) if isinstance(v, Path) else v
+                                             for k, v in vars(args).items()},
+                                    "domains": results,
+                                    "environment": env,
                                     "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
                                     "seconds": time.monotonic() - started})
     return 0

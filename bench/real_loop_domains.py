@@ -154,9 +154,10 @@ def math_recipe(*, steps: int, batch: int = 24, generations: int = 4) -> str:
 
 def math_domain(*, steps: int, neutral: float = 0.01) -> Domain:
     """The math recipe on three knobs (module doc), ``steps`` GRPO steps a run."""
+    from evotree.domains.math.templates import render_judge_toml
+
     from evotree.api import init as evotree_init
     from evotree.core.config import render_template
-    from evotree.domains.math.templates import render_judge_toml
 
     start = math_recipe(steps=steps)
 
@@ -181,8 +182,9 @@ def math_domain(*, steps: int, neutral: float = 0.01) -> Domain:
 # ---------------------------------------------------------------------------- autoresearch
 def autoresearch_domain(*, budget: float, neutral: float = 0.01) -> Domain:
     """The autoresearch worked example at a ``budget`` of CPU seconds a run (module doc)."""
-    from evotree.core.workspace import init_workspace
     from evotree.domains.autoresearch.templates import example_files, materialize
+
+    from evotree.core.workspace import init_workspace
 
     files = example_files(budget, seeds=AUTORESEARCH_JUDGE_SEEDS)
     start = files["train.py"]
@@ -201,7 +203,8 @@ def autoresearch_domain(*, budget: float, neutral: float = 0.01) -> Domain:
         return {}
 
     return Domain("autoresearch", "train.py", dict(AUTORESEARCH_KNOBS), start, neutral, make, 12,
-                  {"time_budget_cpu_seconds": budget, "judge_seeds": list(AUTORESEARCH_JUDGE_SEEDS)})
+                  {"time_budget_cpu_seconds": budget,
+                   "judge_seeds": list(AUTORESEARCH_JUDGE_SEEDS)})
 
 
 # ---------------------------------------------------------------------------- truth
@@ -282,7 +285,11 @@ class WorkspaceTruth:
 def share_cache(source: Path, target: Path) -> None:
     """Copy ``source``'s shared cache (the math warm-up, built once) into the workspace
     ``target`` before its first run: every workspace of one benchmark starts from the same warm
-    model (the warm-up's key is its settings, the same everywhere) without training it again."""
+    model (the warm-up's key is its settings, the same everywhere) without training it again.
+    The workspace's own state there (``trust.json``) is not copied."""
     src, dst = source / ".evotree" / "cache", target / ".evotree" / "cache"
-    if src.is_dir() and not dst.exists():
-        shutil.copytree(src, dst, symlinks=True)
+    if not src.is_dir():
+        return
+    for entry in src.iterdir():
+        if entry.is_dir() and not (dst / entry.name).exists():
+            shutil.copytree(entry, dst / entry.name, symlinks=True)
