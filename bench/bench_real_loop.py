@@ -328,11 +328,45 @@ def merge(paths: list[str], out: str) -> int:
     return 0
 
 
+def tables(domains: list[dict[str, Any]]) -> str:
+    """Markdown tables of the loops and the totals, per domain (for the benchmark's page)."""
+    out = []
+    for d in domains:
+        out += [f"**{d['domain']}**", "",
+                "| loop | rule | final true | start | peak | below peak | promotions (neutral, "
+                "harmful) | runs | runs after peak |", "|---|---|---:|---:|---:|---|---|---:|---:|"]
+        for loop in d["loops"]:
+            for rule in ("greedy-1", "greedy-k", "evotree"):
+                r = loop["rules"][rule]
+                name = f"greedy-k (k = {r['k']})" if rule == "greedy-k" else rule
+                if rule == "evotree":
+                    name += f" ({r['stopped']})"
+                out.append(f"| {loop['loop']} ({len(loop['proposals'])} moves) | {name} | "
+                           f"{r['final_true']:.4f} | {r['start_true']:.4f} | "
+                           f"{r['peak_true']:.4f} | {'**yes**' if r['below_peak'] else 'no'} | "
+                           f"{r['promotions']} ({r['neutral_promotions']}, "
+                           f"{r['harmful_promotions']}) | {r['runs']} | {r['runs_after_peak']} |")
+        out += ["", "| rule | mean final true (gain) | loops below peak | promotions (neutral, "
+                "harmful) | runs (after peak) |", "|---|---:|---:|---|---:|"]
+        for rule, s in d["summary"].items():
+            out.append(f"| {rule} | {s['final_true_mean']:.4f} ({s['gain_mean']:+.4f}) | "
+                       f"{s['loops_below_peak']} of {s['loops']} | {s['promotions']} "
+                       f"({s['neutral_promotions']}, {s['harmful_promotions']}) | {s['runs']} "
+                       f"({s['runs_after_peak']}) |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["--merge"]:
         return merge(argv[1:-1], argv[-1])
+    if argv[:1] == ["--tables"]:  # the page's tables from raw outputs
+        import json
+
+        print(tables([d for p in argv[1:] for d in json.loads(Path(p).read_text())["domains"]]))
+        return 0
     args = parser().parse_args(argv)
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     names = [n.strip() for n in args.domains.split(",") if n.strip()]
