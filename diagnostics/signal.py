@@ -622,7 +622,6 @@ class RewardBelowStart(Analyzer):
 
     def analyze(self, con: Any, *, run_id: str, version: str | None,
                 context: AnalysisContext | None = None) -> list[Finding]:
-        t = self.thresholds
         with using(context) as ctx:
             return self._analyze(con, run_id, version, ctx)
 
@@ -757,7 +756,7 @@ class EntropyCollapse(Analyzer):
         t = self.thresholds
         series, shown = series_by_metric(con, run_id, metric_like("entropy"))
         drops: dict[str, dict[str, float]] = {}
-        for metric, (steps, values) in series.items():
+        for metric, (_steps, values) in series.items():
             if values.size < t.min_steps:
                 continue
             early = float(values[: tail(values.size, t.early_fraction)].mean())
@@ -942,7 +941,7 @@ class KlClip(Analyzer):
         out: list[Finding] = []
         families = (("kl", "KL", t.kl_warn, math.inf, t.kl_spike_floor),
                     ("clip_ratio", "clip ratio", t.clip_ratio_warn, 1.0, t.clip_spike_floor))
-        for family, label, warn, cap, floor in families:
+        for family, _label, warn, cap, floor in families:
             names = [m for m in series if ("clip_ratio" in m.lower()) == (family == "clip_ratio")]
             levels: dict[str, float] = {}
             spiked: dict[str, dict[str, float]] = {}

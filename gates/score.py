@@ -142,14 +142,14 @@ def group_sequential_thresholds(infos: tuple[float, ...], spent: tuple[float, ..
             step = math.sqrt(info - prev_info)
             mass = w * dens
 
-            def tail(x: float) -> float:
+            def tail(x: float, mass: np.ndarray = mass, s_nodes: np.ndarray = s_nodes, step: float = step) -> float:
                 return float(np.sum(mass * ndtr((s_nodes - x) / step)))
 
             if share <= 0:
                 bound = 40.0 * math.sqrt(info)
             else:
                 lo, hi = s_nodes[0] - 10 * step, s_nodes[-1] + 40 * step
-                bound = optimize.brentq(lambda x: tail(x) - share, lo, hi, xtol=1e-10)
+                bound = optimize.brentq(lambda x: tail(x) - share, lo, hi, xtol=1e-10)  # noqa: B023
             z = bound / math.sqrt(info)
             new = np.linspace(-10 * math.sqrt(info), bound, grid)
             dens = (mass[None, :] * np.exp(-(new[:, None] - s_nodes[None, :]) ** 2 / (2 * step ** 2))).sum(axis=1) \

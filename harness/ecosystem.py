@@ -264,7 +264,7 @@ def export_mlflow(ws: Workspace, tracking_uri: str, *, versions: list[str] | Non
     Exporting a run again deletes its earlier MLflow run (found by ``evotree.run_id``) first.
     """
     _need("mlflow", "mlflow-skinny")
-    from mlflow.entities import Metric, Param, RunTag
+    from mlflow.entities import Metric, Param
     from mlflow.tracking import MlflowClient
 
     if tracking_uri.startswith("file:") or "://" not in tracking_uri:

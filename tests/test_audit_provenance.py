@@ -5,7 +5,6 @@ is not."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

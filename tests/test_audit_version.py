@@ -278,7 +278,7 @@ def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_findin
     could touch; a call the tracer could not read whole (the caller died, or argv beyond what the
     kernel accepts) is said, never passed over; a session about another version is not read; a
     session.json that is not JSON fails the audit closed."""
-    repo, ws, clean = env["repo"], env["ws"], env["clean"]
+    _repo, ws, clean = env["repo"], env["ws"], env["clean"]
     sessions = ws.state_dir / "agent-sessions"
     mine = sessions / "evotree-agent-test1"
     mine.mkdir(parents=True)

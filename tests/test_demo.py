@@ -3,7 +3,6 @@ real runs), plus fast checks of its refusals, greedy's rule and the pseudo-termi
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess

@@ -125,7 +125,6 @@ def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
 def test_unreachable_ray_address_fails_fast_with_a_fix(ws: object, repo: Path) -> None:
     pytest.importorskip("ray")
     import socket
-    import time
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))

@@ -8,17 +8,14 @@ given, from inside its sandbox.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from conftest import commit_file, git, make_repo
+from conftest import git, make_repo
 
-from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.executors import ExecutorError

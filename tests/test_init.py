@@ -13,7 +13,6 @@ from evotree.core.errors import (
     AlreadyInitialized,
     ConfigError,
     MissingIdentity,
-    NoCommits,
     NotAGitRepository,
     NotAWorkspace,
 )

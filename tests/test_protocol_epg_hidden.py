@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from test_gym_finalize import hidden_gym_workspace
 
@@ -25,7 +24,7 @@ def _pools(text: str) -> bool:
     return "[pools." in text or bool(re.search(r"\[\s*1\d{6,}", text))
 
 
-def _in_pty(repo: Path, args: list[str], answers: "Any", env: dict[str, str], timeout: float = 60.0) -> tuple[int, str]:
+def _in_pty(repo: Path, args: list[str], answers: Any, env: dict[str, str], timeout: float = 60.0) -> tuple[int, str]:
     """Run ``python -m evotree -C repo ARGS`` on a fresh pseudo-terminal (its controlling
     terminal); ``answers(output_so_far)`` returns the next line to type or None. (exit code, output)."""
     import pty

@@ -132,7 +132,7 @@ def test_markdown_report_with_plots(rws: Workspace, tmp_path: Path) -> None:
     assert len(runs["a"]) == len(runs["b"]) == 2
     assert sum(runs["b"]) / 2 == pytest.approx(s["mean_b"]) and sum(runs["a"]) / 2 == pytest.approx(s["mean_a"])
     assert len(result["report"]["curves"]["reward_runs"]["v1"]) == 2  # the reward curve's seed band
-    for name, file in result["report"]["plots"].items():
+    for _name, file in result["report"]["plots"].items():
         png = out.parent / file
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
         assert f'<img src="{file}" width="360" height="206"' in text  # inline, at a comment's size

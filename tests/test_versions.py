@@ -235,7 +235,7 @@ def test_prune_removes_inactive_worktrees_and_forgets_missing(ws: Any, repo: Pat
 
     v1 = create_version(ws, hypothesis="keep")
     v2 = create_version(ws, hypothesis="gone by hand")
-    v3 = create_version(ws, hypothesis="restored then pruned")
+    create_version(ws, hypothesis="restored then pruned")
     abandon_version(ws, "v3", reason="r")
     restore_worktree(ws, "v3")
     shutil.rmtree(repo / v2.worktree)
