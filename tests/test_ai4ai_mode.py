@@ -24,6 +24,7 @@ from evotree.core.workspace import Workspace
 from evotree.domains import protocols
 from evotree.gates.finalize import finalize, finalize_outcome, trials_mean
 from evotree.harness.budget import BudgetExceeded
+from evotree.harness.money import budget_status
 
 pytestmark = pytest.mark.heavy
 
@@ -75,7 +76,8 @@ def test_every_face_shows_quick_metrics_and_no_judge_figure(tmp_path: Path) -> N
 
     cli = _workspace(tmp_path / "w")
     repo = cli.repo
-    cli("run", "v0", "--seeds", "2")  # text output: the renderer sees the quick headline
+    out = cli("run", "v0", "--seeds", "2").output  # text output: the renderer sees the quick headline
+    assert "quick=" in out and "validation" not in out and "heldout" not in out, out
     agent = Session(repo, Principal.parse("agent"))
     made = agent.branch("more data, more epochs")
     (repo / made.worktree / "config.toml").write_text(BETTER)
@@ -175,12 +177,12 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     better("spend", "record", "--usd", "1.0", "--note", "the agent's API bill")
     refused = better.json("run", v1, "--seeds", "1", code=BudgetExceeded.exit_code)
     assert "tree_max_usd" in json.dumps(refused), refused
-    before = Workspace.open(better.repo).ledger.meta()["usage"]
+    before = budget_status(Workspace.open(better.repo)).charged  # what `evotree budget` counts
     second = better.json("finalize", "--yes")
     assert second["status"] == "finalized" and second["version"] == v1 and second["retrained"] is True, second
     assert second["seed"] not in search_seeds  # a fresh seed
     # the formal retrain is not charged to the exploration budget (the search's usage)
-    assert Workspace.open(better.repo).ledger.meta()["usage"] == before
+    assert budget_status(Workspace.open(better.repo)).charged == before
     ws = Workspace.open(better.repo)
     assert ws.ledger.meta()["finalize_usage"]["wall_hours"] > 0  # it is charged to its own account
     record = json.loads((better.repo / ".evotree" / "runs" / second["heldout_run"] / "run.json").read_text())
