@@ -145,7 +145,7 @@ json.dump({"format": 2, "examples": [{"index": i} for i in range(60)],
 JUDGE_DATA = f'''\
 """The judge's reading of selection.json: validated strictly, assembled from the judge's own pool
 and generators. Any fault raises SelectionError before anything is trained."""
-import json, math
+import json, math, os
 
 MIN_EXAMPLES, MAX_EXAMPLES, MAX_REPEAT = {MIN_EXAMPLES}, {MAX_EXAMPLES}, {MAX_REPEAT}
 MAX_WEIGHT, MAX_BYTES = {MAX_WEIGHT!r}, {MAX_SELECTION_BYTES}
@@ -244,6 +244,20 @@ def _example(where, item, pool, generators):
     return (x, y, label, weight), repeat
 
 
+def read(path):
+    """selection.json's text: a regular file (never a link), at most MAX_BYTES of UTF-8."""
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise SelectionError("selection.json is missing or not a regular file")
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise SelectionError(f"selection.json is over {MAX_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SelectionError("selection.json is not UTF-8 text") from None
+
+
 def parse(text):
     """selection.json's text as JSON, strictly: no NaN or Infinity, no duplicate keys."""
     if len(text.encode("utf-8")) > MAX_BYTES:
@@ -252,6 +266,8 @@ def parse(text):
         return json.loads(text, object_pairs_hook=_strict_object, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise SelectionError(f"selection.json is not JSON: {e}") from None
+    except RecursionError:
+        raise SelectionError("selection.json is nested too deeply") from None
 
 
 def assemble(data, pool, generators, defaults):
@@ -320,7 +336,7 @@ def train(rows, epochs, lr, seed=0, batch_size=1, shuffle=True):
 JUDGE = '''\
 import json, os, sys, time, tomllib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
-from judge_data import SelectionError, assemble, parse
+from judge_data import SelectionError, assemble, parse, read
 from judge_pool import GENERATORS, POOL
 from judge_task import points, predict
 from judge_trainer import train
@@ -333,9 +349,8 @@ settings = tomllib.load(open(os.path.join(here, "task.toml"), "rb"))
 # the candidate chose the data and the whitelisted settings; the judge checks them, then trains
 selection = os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "selection.json")
 try:
-    with open(selection, encoding="utf-8") as f:
-        rows, training = assemble(parse(f.read()), POOL, GENERATORS, settings["training"])
-except (OSError, UnicodeDecodeError, SelectionError) as e:
+    rows, training = assemble(parse(read(selection)), POOL, GENERATORS, settings["training"])
+except (OSError, SelectionError) as e:
     sys.exit(f"selection.json refused, nothing trained: {e}")
 started = time.process_time()
 seed = int(os.environ.get("EVOTREE_SEED", "0"))

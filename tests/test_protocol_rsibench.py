@@ -190,6 +190,35 @@ def test_an_oversized_selection_is_refused_before_parsing(judge: types.SimpleNam
     _refused(judge, " " * (4 * 1024 * 1024 + 1), "over 4194304 bytes")
 
 
+def test_only_a_regular_bounded_utf8_file_is_read(
+    judge: types.SimpleNamespace, tmp_path: Path
+) -> None:
+    read, error = judge.data.read, judge.data.SelectionError
+    good = tmp_path / "selection.json"
+    good.write_text('{"indices": [1]}')
+    assert read(str(good)) == '{"indices": [1]}'
+    link = tmp_path / "link.json"
+    link.symlink_to(good)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")  # endless: never read
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (4 * 1024 * 1024 + 1))
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"indices": "\xe9"}')
+    for path, words in [
+        (link, "not a regular file"),
+        (zero, "not a regular file"),
+        (tmp_path / "absent.json", "missing"),
+        (tmp_path, "not a regular file"),
+        (big, "over 4194304 bytes"),
+        (latin, "not UTF-8"),
+    ]:
+        with pytest.raises(error, match=words):
+            read(str(path))
+    with pytest.raises(error, match="nested too deeply"):
+        judge.data.parse("[" * 200_000 + "]" * 200_000)
+
+
 def test_the_generators_label_their_own_points(judge: types.SimpleNamespace) -> None:
     """A generator's label is fixed by the pool's code: the same point gets the same label every
     time, whatever way the number is written; query's labels agree with the task's line about 90 %
