@@ -45,6 +45,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,10 +168,19 @@ def make_domain(name: str, args: argparse.Namespace) -> Domain:
     raise SystemExit(f"bench_real_loop: unknown domain {name!r} (one of {', '.join(DOMAINS)})")
 
 
-def run_domain(name: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    """Every loop of one domain: the three rules' rows, per loop, and the truth's cost."""
+def run_domain(name: str, args: argparse.Namespace, folder: Path,
+               done: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Every loop of one domain: the three rules' rows, per loop, and the truth's cost;
+    ``done`` is given the domain's result so far after every loop (a partial result survives
+    a run stopped early)."""
     domain = make_domain(name, args)
     started = time.monotonic()
+
+    def result() -> dict[str, Any]:
+        return {"domain": name, "settings": {**domain.info, "knobs": domain.knob_ranges,
+                                             "neutral": domain.neutral, "recipe": domain.recipe},
+                "loops": loops, "summary": summarize(loops),
+                "truth_runs": getattr(truth, "runs", 0), "seconds": time.monotonic() - started}
     knobs = list(domain.knobs.values())
     first = folder / f"{name}-loop-{args.first_loop}"
     loops: list[dict[str, Any]] = []
@@ -215,10 +225,9 @@ def run_domain(name: str, args: argparse.Namespace, folder: Path) -> dict[str, A
                   f"{row['below_peak']} promotions {row['promotions']} (neutral "
                   f"{row['neutral_promotions']}, harmful {row['harmful_promotions']}) runs "
                   f"{row['runs']} after-peak {row['runs_after_peak']}", flush=True)
-    return {"domain": name, "settings": {**domain.info, "knobs": domain.knob_ranges,
-                                         "neutral": domain.neutral, "recipe": domain.recipe},
-            "loops": loops, "summary": summarize(loops),
-            "truth_runs": getattr(truth, "runs", 0), "seconds": time.monotonic() - started}
+        if done is not None:
+            done(result())
+    return result()
 
 
 def summarize(loops: list[dict[str, Any]]) -> dict[str, Any]:
@@ -377,10 +386,23 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     started = time.monotonic()
     load_start = os.getloadavg()
-    results = []
+    results: list[dict[str, Any]] = []
+    env = benchlib.environment()
+
+    def write(partial: list[dict[str, Any]]) -> None:
+        benchlib.write_json(args.json, {
+            "script": "bench/bench_real_loop.py",
+            "command": ".venv/bin/python bench/bench_real_loop.py " + " ".join(argv),
+            "date": f"{stamp} - {time.strftime('%H:%M UTC', time.gmtime())}",
+            "commit": env.get("evotree_commit", "unknown"),
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "domains": partial, "environment": env, "loadavg_start": load_start,
+            "loadavg_end": os.getloadavg(), "seconds": time.monotonic() - started})
+
     with tempfile.TemporaryDirectory(prefix="evotree-bench-real-loop-") as folder:
         for name in names:
-            results.append(run_domain(name, args, Path(folder)))
+            results.append(run_domain(name, args, Path(folder),
+                                      lambda part: write([*results, part])))
             for rule, s in results[-1]["summary"].items():
                 print(f"{name} {rule:<9} loops {s['loops']}  final true {s['final_true_mean']:.4f}"
                       f" (gain {s['gain_mean']:+.4f})  below peak {s['loops_below_peak']}  "
@@ -388,19 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{s['harmful_promotions']})  runs {s['runs']} (after peak "
                       f"{s['runs_after_peak']})", flush=True)
     print(f"done in {time.monotonic() - started:.0f} s")
-    env = benchlib.environment()
-    benchlib.write_json(args.json, {"script": "bench/bench_real_loop.py",
-                                    "command": ".venv/bin/python bench/bench_real_loop.py "
-                                               + " ".join(argv),
-                                    "date": f"{stamp} - "
-                                            f"{time.strftime('%H:%M UTC', time.gmtime())}",
-                                    "commit": env.get("evotree_commit", "unknown"),
-                                    "args": {k: str(v) if isinstance(v, Path) else v
-                                             for k, v in vars(args).items()},
-                                    "domains": results,
-                                    "environment": env,
-                                    "loadavg_start": load_start, "loadavg_end": os.getloadavg(),
-                                    "seconds": time.monotonic() - started})
+    write(results)
     return 0
 
 
