@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: evotree.diagnostics.stats.paired_bootstrap against scipy.stats.bootstrap (paired, BCa).
 
-Target (issue 5): with B = 10,000 resamples and 500 tasks, the paired BCa bootstrap of a
+Target: with B = 10,000 resamples and 500 tasks, the paired BCa bootstrap of a
 mean difference is at least 2x faster than
 ``scipy.stats.bootstrap((a, b), stat, paired=True, method="BCa", vectorized=True)``, with CIs
 that agree within Monte-Carlo error.

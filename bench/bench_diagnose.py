@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: every signal- and behavior-layer analyzer over one run of 1M and of 10M rollouts.
 
-Targets (issue 5): a full pass of all signal + behavior analyzers over a run with 1,000,000
+Targets: a full pass of all signal + behavior analyzers over a run with 1,000,000
 rollout rows in at most 3 s, with 10,000,000 rows in at most 15 s (2 cores).
 
 For each size a runs directory is built in a temp folder with numpy/pyarrow, in the exact

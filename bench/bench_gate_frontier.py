@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Benchmark: the gain–cost frontier of the score gate on fresh simulator seeds (issue 17).
+"""Benchmark: the gain–cost frontier of the score gate on fresh simulator seeds.
 
-The last target of issue 17 — a final gain of at least 2× greedy keep-if-better's at no more than
+The gate's last gain target — a final gain of at least 2× greedy keep-if-better's at no more than
 4× its runs, at the default seed noise — is missed by the shipped gate on fresh seeds
 (``bench_gate_replication.py``: 1.85×). This measures whether any rule of the gate's kind gets
 there: the shipped gate; a new lever (a new champion keeps the runs that promoted it, so it needs

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: MCP tool-call latency of `evotree serve` vs the CLI's process start (issue 16).
+"""Benchmark: MCP tool-call latency of `evotree serve` vs the CLI's process start.
 
 Target (issue): the median `tree` / `show` call over a warm server ≤ 50 ms with 1,000 versions.
 

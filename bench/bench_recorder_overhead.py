@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: the cost of evotree's recorder + TRL hooks on a GRPO step of the tiny model.
 
-Target (issue 3): the hooks add at most 3% to a GRPO step.
+Target: the hooks add at most 3% to a GRPO step.
 
 The same tiny GRPO training (evotree.harness.tiny_lm model, same seed, --steps optimizer steps of
 --prompts prompts x --generations completions, CPU, one torch thread) runs in three arms, in an

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: every catalog skill's effect on the math domain, with seeds and CIs (issue 18).
+"""Benchmark: every catalog skill's effect on the math domain, with seeds and CIs.
 
 In a fresh math workspace (``evotree init --domain math``, the domain's defaults), v0 is run on
 --seeds seeds; then, for each built-in skill that applies to the math domain, a version

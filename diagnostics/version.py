@@ -1,4 +1,4 @@
-"""The version layer: what the tree says about one version (issue 5, the fourth layer).
+"""The version layer: what the tree says about one version (the fourth layer).
 
 Where the score, signal and behavior layers look at the evidence of one run, this layer looks
 at a version's place in the tree: its Δ against its parent and the champion (the seed-aware

@@ -18,7 +18,7 @@ What is read, and what is not:
   with ``phase == "eval"``: the train phase runs the candidate's own code, which can write files
   directly and bypass the recorder's check. Everything else is dropped and counted in
   :attr:`CompactionResult.rejected_hidden`.
-* **Links and special files are never followed** (issue 29). The evidence folders are written by
+* **Links and special files are never followed**. The evidence folders are written by
   the phase, which can leave a symbolic link to a host file it cannot see itself, a linked
   folder or a FIFO at ``evidence/<phase>/<kind>.jsonl``; compaction runs outside the sandbox.
   Each file is opened through :mod:`evotree.harness.safe_files` (no link on the way,

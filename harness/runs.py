@@ -728,7 +728,7 @@ def training_seconds(phases: Mapping[str, Mapping[str, Any]], *, judge_trains: b
     sandbox (the monotonic clock and ``wait4``'s rusage of the phase's whole process tree),
     never from what a phase reports about itself. ``judge_trains``: the champion's ``[eval]
     judge_trains`` — the judge phase runs the fixed training (RSIBench-Data's shape), so its
-    time is training time too (issue 20, item 3)."""
+    time is training time too."""
 
     def measured(phase: str, key: str) -> float:
         value = (phases.get(phase) or {}).get(key)
@@ -930,7 +930,7 @@ def _ledger_run_started(ws: Workspace, record: RunRecord) -> None:
     from evotree.core.errors import EvotreeError
     from evotree.harness.patch import patch_digest
 
-    try:  # the patch this run trains, against the pristine base (issue 20): its hash in the ledger
+    try:  # the patch this run trains, against the pristine base: its hash in the ledger
         patch: dict[str, Any] = patch_digest(ws, record.version, commit=record.commit)
     except EvotreeError as exc:
         patch = {"error": exc.code, "message": exc.message}
@@ -1036,7 +1036,7 @@ def _refresh_version_status(version: Any) -> None:
             if r["status"] not in (RunStatus.INGESTED.value, RunStatus.INVALID.value)]
     if not runs:
         invalid = [r for r in version.runs if r["status"] == RunStatus.INVALID.value]
-        if invalid:  # an invalid candidate is shown as such in the tree, not as "active" (issue 20)
+        if invalid:  # an invalid candidate is shown as such in the tree, not as "active"
             version.status = VersionStatus.FAILED.value
             version.reason = (f"invalid candidate: {len(invalid)} run(s) refused as invalid submissions (exit 65); "
                               f"fix it and commit, then run it again")

@@ -1,4 +1,4 @@
-"""Opening files a phase wrote without following what the phase put there (issue 29 item 2).
+"""Opening files a phase wrote without following what the phase put there.
 
 A sandboxed phase can leave anything in the folders it writes (its evidence folder, the
 candidate): a symbolic link to a host file it cannot see itself (``rollouts.jsonl ->

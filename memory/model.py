@@ -41,7 +41,7 @@ class InvalidMemory(EvotreeError):
 
 
 class EntryKind(str, Enum):
-    """The four kinds of memory (issue 6)."""
+    """The four kinds of memory."""
 
     SKILL_VERIFICATION = "skill_verification"
     LESSON = "lesson"

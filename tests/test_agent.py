@@ -1,4 +1,4 @@
-"""`evotree agent` (issue 16): a trainer agent in a bubblewrap sandbox, its verbs over MCP.
+"""`evotree agent`: a trainer agent in a bubblewrap sandbox, its verbs over MCP.
 
 End to end: the agent is a Python script using the MCP SDK's own stdio client, started from the
 configuration `evotree agent` wrote on its desk (.mcp.json -> the bridge -> the server's socket).
@@ -257,7 +257,7 @@ def test_a_link_planted_where_the_next_worktree_goes_is_refused(repo: Path, tmp_
 
 
 def test_every_program_the_agent_runs_is_traced_and_audited(repo: Path) -> None:
-    """Issue 21: the agent's sandbox runs under the runtime tracer (the champion's [sandbox]
+    """The agent's sandbox runs under the runtime tracer (the champion's [sandbox]
     trace, on by default); git started from Python, from eval of a base64 string and by absolute
     path is recorded in .evotree/agent-sessions/<session>/exec_trace.jsonl, whatever the agent
     does to git's own tracing, and `evotree audit V` reads it for the versions the session touched."""

@@ -1,4 +1,4 @@
-"""An approver's process the workspace cannot run code in (issue 16, item 5).
+"""An approver's process the workspace cannot run code in.
 
 An agent can write the repository's ``.git/config`` and ``.git/info/attributes`` and, in a shared
 shell, put a folder first on PATH. Each test plants one of those and checks that nothing of it

@@ -1,4 +1,4 @@
-"""`evotree autopilot` (issue 33): proposals tried through the verbs, judged by the gates, never signed.
+"""`evotree autopilot`: proposals tried through the verbs, judged by the gates, never signed.
 
 Fast checks of the search space (knob lines, the fixed sequence, bounds, config errors) and one
 real gym workspace (CartPole, the gym domain's default policy with its constants as knobs) driven

@@ -1,4 +1,4 @@
-"""Text written by users and agents is shown with its control characters escaped (issue 16).
+"""Text written by users and agents is shown with its control characters escaped.
 
 A hypothesis can carry a newline followed by a line that imitates evotree's output, terminal
 escapes (``ESC[8m`` hides what follows) and Unicode bidi overrides. The commands run as real
@@ -97,7 +97,7 @@ def _clean(out: str) -> None:
 
 
 def test_memory_skills_audit_and_report_text_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
-    """memory list/show/search, suggest, skill show, audit and the report's Markdown/HTML (issue 16)."""
+    """memory list/show/search, suggest, skill show, audit and the report's Markdown/HTML."""
     from evotree.cli import audit, memory, skills
     from evotree.report.html import _e
     from evotree.report.markdown import escape_md

@@ -1,4 +1,4 @@
-"""Evidence bound to the ledger (issue 15, item 5): the score gate and compare count every run
+"""Evidence bound to the ledger: the score gate and compare count every run
 the ledger says started, checked against the manifest its run.finished recorded.
 
 The attack before: a version that is neutral on average (its even seeds lucky, its odd seeds

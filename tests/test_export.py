@@ -1,4 +1,4 @@
-"""Exporting a commit into a run directory (issue 15, item 4): trees built with git plumbing.
+"""Exporting a commit into a run directory: trees built with git plumbing.
 
 `git add` never writes a tree entry named `..`, `.git` or `a/b`, but `git mktree`,
 `hash-object --literally` or a raw object write do. Before the hardening, such a commit made

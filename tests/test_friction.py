@@ -1,4 +1,4 @@
-"""Issue 22's friction log, items 2, 5-9 and `diff` / `status` / `logs`: each as a newcomer met it.
+"""A friction log: `diff`, `status`, `logs` and other commands, each as a newcomer met it.
 
 Real git repositories and real runs (the small train script and judge of tests/test_runs.py).
 """
@@ -376,7 +376,7 @@ def test_a_fresh_clone_compares_after_pull_and_git_clean_loses_nothing(tmp_path:
     validate(pulled, "share")
     assert len(pulled["restored"]) == 2
     # the clone has the evidence, but did not record it: foreign there, listed and not counted
-    # (issue 28: a teammate's runs count only when signed by a runner key the champion lists,
+    # (a teammate's runs count only when signed by a runner key the champion lists,
     # tests/test_share_clone.py); the machine that ran them compares as before
     assert "foreign" in _error(other, "compare", "v0", v1, code=22)["message"]
     assert other.json("pull")["restored"] == []  # nothing missing: nothing written

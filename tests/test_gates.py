@@ -1,4 +1,4 @@
-"""Gates (issue 8): threat tests — each attempt fails clearly and leaves the champion unchanged —
+"""Gates: threat tests — each attempt fails clearly and leaves the champion unchanged —
 and the honest path: a person at a pseudo-terminal with an allowed key promotes, verify passes.
 
 Real git repositories, real SSH keys (ssh-keygen), the real CLI as a subprocess under a pty

@@ -1,4 +1,4 @@
-"""The third held-out trajectory set (issue 30) is what its labels say it is.
+"""The third held-out trajectory set is what its labels say it is.
 
 The set is scored by ``bench/bench_audit_precision.py --set heldout3``; these tests only check the
 data: every format is there, leaks and look-alikes are balanced, and (heavy) every label agrees

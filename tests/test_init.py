@@ -95,7 +95,7 @@ def test_not_a_git_repository(tmp_path: Path) -> None:
 
 def test_no_commits_yet_makes_the_first_commit(tmp_path: Path) -> None:
     """`git init` then `evotree init`: init makes the first commit itself, with only the files
-    it wrote (issue 22, item 2; the user's other files stay uncommitted)."""
+    it wrote (item 2; the user's other files stay uncommitted)."""
     empty = make_repo(tmp_path / "empty", commit=False)
     init_workspace(empty)
     assert git(empty, "rev-list", "--count", "HEAD") == "1"

@@ -1,4 +1,4 @@
-"""The wheel installs one namespace, and works outside the checkout (issue 14).
+"""The wheel installs one namespace, and works outside the checkout.
 
 A wheel is built from a copy of the tracked sources and installed into a fresh virtualenv that
 lives outside the checkout. That virtualenv gets evotree's dependencies by a ``.pth`` line
@@ -64,7 +64,7 @@ def test_the_wheel_installs_only_evotree(wheel: Path) -> None:
         entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
     for module in ("evotree/harness/runs.py", "evotree/diagnostics/stats.py", "evotree/gates/verify.py",
                    "evotree/domains/gym/judge.py", "evotree/core/ledger.py", "evotree/cli/main.py",
-                   "evotree/core/schemas/tree.schema.json"):
+                   "evotree/core/schemas/log.schema.json"):
         assert module in names, module
     assert "evotree = evotree.cli.main:main" in entry_points
 

@@ -1,4 +1,4 @@
-"""Intervention classes (issue 20, item 5): path and region rules of the policy applied to each
+"""Intervention classes: path and region rules of the policy applied to each
 version's change against the commit it was branched from, on a real workspace."""
 
 from __future__ import annotations

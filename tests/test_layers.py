@@ -1,4 +1,4 @@
-"""One namespace and one-way layers (issue 14), read from the source with ``ast``.
+"""One namespace and one-way layers, read from the source with ``ast``.
 
 Every module of the project is named as it is installed (``harness/runs.py`` is
 ``evotree.harness.runs``). Imports anywhere in a module count, those inside functions and under

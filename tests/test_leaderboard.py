@@ -1,4 +1,4 @@
-"""`evotree leaderboard` (issue 32 item 2): EvoPolicyGym's rank-normalized held-out table over
+"""`evotree leaderboard`: EvoPolicyGym's rank-normalized held-out table over
 finalized searches — the rank rule on the seed article's numbers, and three real finalized gym
 searches end to end."""
 

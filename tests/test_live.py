@@ -1,4 +1,4 @@
-"""Watching a run (issue 31 item 4): its output streamed, its step, rate and ETA in `evotree status`;
+"""Watching a run: its output streamed, its step, rate and ETA in `evotree status`;
 the follower reads no file the phase linked elsewhere, and shows control characters escaped."""
 
 from __future__ import annotations

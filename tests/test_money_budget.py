@@ -1,4 +1,4 @@
-"""Money and time budgets (issue 20 item 6) and two rough edges of item 8.
+"""Money and time budgets and two rough edges of item 8.
 
 Prices per GPU/CPU hour, ``tree_max_usd`` / ``max_usd``, agent/API spend (``evotree spend record``,
 the agent server's ``spend_record``), the search clock (``tree_max_search_hours``); a run is
@@ -96,7 +96,7 @@ def test_the_search_clock_runs_from_init_and_bounds_every_run_of_a_request() -> 
     assert clock_left_seconds(budget, meta, now=start + timedelta(hours=1.5)) == pytest.approx(1800)
     assert clock_left_seconds(BudgetSection(), meta) is None
     assert clock_left_seconds(budget, {}, now=start) == 0.0  # no init time: fail closed
-    # not split over the request's runs (issue 20: they may run in parallel); the clock's end is
+    # not split over the request's runs (they may run in parallel); the clock's end is
     # each run's absolute deadline instead (tests/test_search_clock.py)
     limits = _plan(budget, clock_left=1800.0, version_runs=3, total_runs=3, clock_ends_at="2026-01-01T02:00:00+00:00")
     assert limits.wall_seconds == 1800.0 and any("search clock" in n for n in limits.notes)

@@ -1,4 +1,4 @@
-"""One comparison (issue 17): compare, diagnose, gates, the report and the agent tools show the
+"""One comparison: compare, diagnose, gates, the report and the agent tools show the
 same Δ, the same CI and the same p for the same pair of versions — one computation
 (:func:`evotree.diagnostics.compare.compare`), and the gate's look-adjusted threshold is a
 threshold on that p, not a second interval."""

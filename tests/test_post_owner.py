@@ -1,4 +1,4 @@
-"""`report --post` edits only a comment the token's own user wrote (issue 28 item 7).
+"""`report --post` edits only a comment the token's own user wrote.
 
 A tiny local HTTP server stands in for the GitHub REST API (the external service); the code under
 test is evotree's own :func:`evotree.report.github.post_comment`, unchanged.

@@ -1,4 +1,4 @@
-"""`[train] prepare` (issue 18): a phase before training that alone may write the shared cache.
+"""`[train] prepare`: a phase before training that alone may write the shared cache.
 
 The prepare command (the champion's policy) runs in a sandbox with the workspace's cache
 (`.evotree/cache`, `$EVOTREE_CACHE_DIR`) writable; the train phase -- the candidate's code --

@@ -1,4 +1,4 @@
-"""Issue 20: `evotree init --protocol ai4ai` and `--protocol rsibench-data`, run end to end as the
+"""`evotree init --protocol ai4ai` and `--protocol rsibench-data`, run end to end as the
 worked examples of docs/protocols/ai4ai.md and docs/protocols/rsibench-data.md: real runs (a
 second each), the one comparison, normalized scores, and the protocols' patch rules."""
 
@@ -73,7 +73,7 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
     error = _run(cli, cheat, seeds=1, code=40)["error"]
     assert error["code"] == "patch_rejected"
     assert not list((cli.repo / ".evotree" / "runs").glob(f"{cheat}-*"))  # nothing started
-    # the task itself is frozen (issue 32): changing it is refused before any run, like the payload rule
+    # the task itself is frozen: changing it is refused before any run, like the payload rule
     moved = _branch(cli, {"task.py": protocols.TASK_PY.replace("NOISE = 0.10", "NOISE = 0.0")}, "no noise")
     error = _run(cli, moved, seeds=1, code=40)["error"]
     assert error["code"] == "patch_rejected" and "frozen task" in error["message"] and "task.py" in error["message"]
@@ -125,7 +125,7 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
     # only the data strategy may change: a new file is refused before any run
     extra = _branch(cli, {"helper.py": "X = 1\n"}, "a helper")
     assert _run(cli, extra, seeds=1, code=40)["error"]["code"] == "patch_rejected"
-    # RSIBench counts the training bill (issue 32): judge-phase training compute x price is the
+    # RSIBench counts the training bill: judge-phase training compute x price is the
     # unit of the spend after the peak and of the cost per valid candidate; agent spend beside it
     cli("spend", "record", "--usd", "0.01", "--note", "an agent's API call")
     stats = cli.json("report", "--tree")["settings"][0]

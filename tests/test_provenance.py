@@ -1,4 +1,4 @@
-"""Evidence that counts is evidence someone trusted produced (issue 28 item 3).
+"""Evidence that counts is evidence someone trusted produced.
 
 The attack of the issue: a second clone of a shared remote rewrote a worse version's evals to
 1.0, recomputed the run manifests with evotree's own functions and fast-forwarded the ledger;

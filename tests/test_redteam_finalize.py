@@ -197,7 +197,7 @@ def test_after_finalize_the_judges_figures_are_shown(attacked: Any) -> None:
     from evotree.cli.main import cli as main_cli
 
     # the agent-sandbox probe above ran `git log --all` in a traced agent session: the audit now
-    # fails on it (exit 28, issue 21) — the score is what is checked here
+    # fails on it (exit 28) — the score is what is checked here
     audited = cli.runner.invoke(main_cli, ["-C", str(cli.repo), "audit", good, "--json"])
     assert audited.exit_code in (0, 28), audited.output
     assert json.loads(audited.stdout)["raw_score"] == pytest.approx(1.0)

@@ -1,4 +1,4 @@
-"""`evotree report --tree` (issue 20, item 7): search-level statistics checked on hand-made trees
+"""`evotree report --tree`: search-level statistics checked on hand-made trees
 whose answers are known — real workspaces, real runs (the judge scores each version exactly its
 recipe's ``skill``), a real failing audit — and the rules on hand-built rows."""
 

@@ -1,4 +1,4 @@
-"""Reservations, not checks (issue 16 item 4) and champion re-runs (issue 17 item 4).
+"""Reservations, not checks and champion re-runs.
 
 A run is reserved in the ledger, in the compare-and-swap that checks the budgets and the train
 gate's approval, before it starts; ``run.finished`` consumes the reservation, a run that never

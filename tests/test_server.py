@@ -1,4 +1,4 @@
-"""`evotree serve` (issue 16): the agent's verbs over MCP, with the SDK's real client.
+"""`evotree serve`: the agent's verbs over MCP, with the SDK's real client.
 
 The server runs as a real subprocess (the console script), over stdio (``mcp.stdio_client``) and
 over a unix socket (:func:`evotree.server.transport.unix_socket_client`); the workspace is a

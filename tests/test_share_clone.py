@@ -1,4 +1,4 @@
-"""Sharing that verifies in a clone (issue 31 item 2, issue 28 item 3).
+"""Sharing that verifies in a clone.
 
 A teammate clones through a bare remote and runs `evotree pull` only: it carries the version
 branches, the ledger, champion, memory, judge store, run evidence and the signed promotion tags,

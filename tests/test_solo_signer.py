@@ -1,4 +1,4 @@
-"""`evotree init --signer` and solo mode (issue 18, item 4): one person can promote from v0 on.
+"""`evotree init --signer` and solo mode: one person can promote from v0 on.
 
 The key goes into v0's gates/allowed_signers (committed: the policy is the champion's tree).
 "Approver != creator" is per principal: the person may approve a version an agent created

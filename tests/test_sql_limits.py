@@ -1,4 +1,4 @@
-"""Server-side SQL has a time and a memory limit (issue 28 item 7).
+"""Server-side SQL has a time and a memory limit.
 
 `evotree sql`, `evotree.query` and the MCP server's `sql` tool run DuckDB in evotree's own process
 (outside any sandbox): a query that would run for minutes or take gigabytes is stopped at the

@@ -1,4 +1,4 @@
-"""`evotree sql` is read-only (issue 16): the evidence views and nothing else.
+"""`evotree sql` is read-only: the evidence views and nothing else.
 
 DuckDB's own settings do the work (``allowed_paths`` = the views' files, then
 ``enable_external_access = false`` and ``lock_configuration = true``), and DuckDB's parser

@@ -1,4 +1,4 @@
-"""karpathy/autoresearch's loop on evotree (issue 34, docs/protocols/autoresearch.md).
+"""karpathy/autoresearch's loop on evotree (docs/protocols/autoresearch.md).
 
 ``evotree init --protocol autoresearch`` (:mod:`.templates`) puts an autoresearch-style repository
 under evotree — train.py editable, prepare.py and the data protected, a fixed time budget per run —

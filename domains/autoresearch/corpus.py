@@ -1,4 +1,4 @@
-"""The worked example's text: English-like prose generated from a small grammar (issue 34).
+"""The worked example's text: English-like prose generated from a small grammar.
 
 No text is downloaded or copied: a fixed vocabulary and a handful of sentence patterns give prose
 with the structure a character-level model can learn (spelling, frequent words, agreement of

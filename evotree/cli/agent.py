@@ -1,4 +1,4 @@
-"""`evotree agent`: run a trainer agent in a sandbox, with the workspace's verbs over MCP (issue 16)."""
+"""`evotree agent`: run a trainer agent in a sandbox, with the workspace's verbs over MCP."""
 
 from __future__ import annotations
 

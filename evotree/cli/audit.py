@@ -1,4 +1,4 @@
-"""Commands of leak audits (issue 7): `evotree audit V`, `evotree audit trajectories FILE...`,
+"""Commands of leak audits: `evotree audit V`, `evotree audit trajectories FILE...`,
 `evotree audit repo PATH` (the last from :mod:`evotree.cli.audit_repo`).
 
 Registered on the ``evotree`` group by :func:`register`; imports only click at module level,
@@ -32,7 +32,7 @@ class _AuditGroup(click.Group):
 
 
 def _t(text: Any) -> str:
-    """Text for rich: control characters shown escaped (issue 16), markup shown as typed (an
+    """Text for rich: control characters shown escaped, markup shown as typed (an
     agent's command or a trajectory id is text someone else wrote)."""
     from rich.markup import escape
 

@@ -1,4 +1,4 @@
-"""``evotree audit repo PATH``: repository hygiene and the object-store scan (issue 7, item 3).
+"""``evotree audit repo PATH``: repository hygiene and the object-store scan.
 
 :func:`register_repo` adds the ``repo`` subcommand to the ``audit`` group that
 :mod:`evotree.cli.audit` creates. Only click is imported at module level; the library

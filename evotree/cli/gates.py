@@ -1,4 +1,4 @@
-"""Commands of gates (issue 8): `evotree gates`, `evotree promote`, `evotree verify`, `evotree approve-run`.
+"""Commands of gates: `evotree gates`, `evotree promote`, `evotree verify`, `evotree approve-run`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
 :mod:`evotree.cli.main` at module level, the library inside each command. The interactive sign-off

@@ -1,4 +1,4 @@
-"""`evotree leaderboard DIR…`: EvoPolicyGym's rank-normalized table over finalized searches (issue 32 item 2).
+"""`evotree leaderboard DIR…`: EvoPolicyGym's rank-normalized table over finalized searches.
 
 The library is :mod:`evotree.report.leaderboard` (its module doc is the rule).
 """

@@ -1,4 +1,4 @@
-"""Commands of memory and suggestions (issue 6): `evotree memory ...`, `evotree suggest`.
+"""Commands of memory and suggestions: `evotree memory ...`, `evotree suggest`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
 :mod:`evotree.cli.main` at module level, the library inside each command. The text renderers are
@@ -25,7 +25,7 @@ def _console() -> Any:
 
 
 def _t(text: Any, *, keep_newlines: bool = False) -> str:
-    """Text someone wrote, for rich: control characters shown escaped (issue 16), markup shown as typed."""
+    """Text someone wrote, for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
 
     from evotree.core.text import escape_control

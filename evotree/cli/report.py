@@ -1,4 +1,4 @@
-"""Commands of reports (issue 9): `evotree report`, `evotree ci init`.
+"""Commands of reports: `evotree report`, `evotree ci init`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
 :mod:`evotree.cli.main` at module level, the library inside each command.
@@ -19,7 +19,7 @@ def _render_report(result: Any) -> None:
         return
     from evotree.cli.common import console as make_console
 
-    from evotree.core.text import escape_control as shown  # text from versions and agents (issue 16)
+    from evotree.core.text import escape_control as shown  # text from versions and agents
 
     console = make_console(highlight=False)
     verdict = result.verdict

@@ -1,4 +1,4 @@
-"""`evotree serve`: the trainer agent's verbs as an MCP server (issue 16).
+"""`evotree serve`: the trainer agent's verbs as an MCP server.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click at module level, the
 MCP SDK and the library inside the command (``pip install 'evotree-rl[agent]'``).

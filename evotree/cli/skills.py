@@ -1,4 +1,4 @@
-"""Commands of skills (issue 6): `evotree skill list|show|apply`.
+"""Commands of skills: `evotree skill list|show|apply`.
 
 Registered on the ``evotree`` group by :func:`register`; imports only click and
 :mod:`evotree.cli.main` at module level, the library inside each command.
@@ -45,7 +45,7 @@ def _info_data(info: Any, domain: str | None) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ renderers
 def _t(text: Any) -> str:
-    """Text for rich: control characters shown escaped (issue 16), markup shown as typed."""
+    """Text for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
 
     from evotree.core.text import escape_control

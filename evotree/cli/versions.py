@@ -50,7 +50,7 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
         click.secho("evotree: note: no signer (--signer): nobody can sign a promotion yet; add the first one "
                     "later with `evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519`",
                     fg="yellow", err=True)
-    if protocol in ("ai4ai", "rsibench-data", "autoresearch"):  # issues 20, 34: the protocol's task and rules
+    if protocol in ("ai4ai", "rsibench-data", "autoresearch"):  # the protocol's task and rules
         from evotree.core.errors import EvotreeError
         from evotree.core.workspace import init_workspace as init_with_template
         from evotree.domains.protocols import protocol_template
@@ -60,7 +60,7 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
                                fix=f"evotree init --protocol {protocol}")
         domain, template = protocol_template(protocol)
         return init_with_template(where, domain=domain, template=template, signers=signers)
-    if protocol != "evotree" or envs:  # the gym domain's options (issue 19): its template takes them
+    if protocol != "evotree" or envs:  # the gym domain's options: its template takes them
         from evotree.core.workspace import init_workspace as init_with_template
         from evotree.domains.gym.epg_init import init_template
 

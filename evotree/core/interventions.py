@@ -1,4 +1,4 @@
-"""Intervention classes (issue 20, item 5): did a version change the algorithm, a hyperparameter,
+"""Intervention classes: did a version change the algorithm, a hyperparameter,
 the data, or something else?
 
 AI4AI-Bench's central analysis splits submissions by the level they intervene at (algorithm-level

@@ -1,4 +1,4 @@
-"""Reports of a version (issue 9): Markdown for pull requests, one self-contained HTML file for
+"""Reports of a version: Markdown for pull requests, one self-contained HTML file for
 people, JSON for agents, and the GitHub comment that CI keeps up to date.
 
 :func:`build_report` gathers the evidence (comparison, findings, audit, gates, lineage, curves)

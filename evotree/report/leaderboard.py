@@ -1,4 +1,4 @@
-"""A leaderboard over finalized searches (issue 32 item 2): EvoPolicyGym's rank-normalized table.
+"""A leaderboard over finalized searches: EvoPolicyGym's rank-normalized table.
 
 EvoPolicyGym compares agents (a model with its harness) by the **held-out return** of the policy
 each search's finalize selected, rank-normalized per environment, then averaged per capability

@@ -1,4 +1,4 @@
-"""``results.tsv`` in karpathy/autoresearch's column layout, from evotree's evidence (issue 34).
+"""``results.tsv`` in karpathy/autoresearch's column layout, from evotree's evidence.
 
 autoresearch's program.md has the agent append one row per experiment to an untracked
 ``results.tsv``: ``commit  val_bpb  memory_gb  status  description``, status ``keep``, ``discard``

@@ -1,4 +1,4 @@
-"""Search-level statistics of a whole version tree (issue 20, item 7): ``evotree report --tree``.
+"""Search-level statistics of a whole version tree: ``evotree report --tree``.
 
 RSIBench-Data and AI4AI-Bench judge a *search*, not one version: which version is the historical
 best, whether the loop improved on its first attempt, whether it kept searching after its peak

@@ -1,4 +1,4 @@
-"""``evotree serve``: the trainer agent's verbs as an MCP server (issue 16).
+"""``evotree serve``: the trainer agent's verbs as an MCP server.
 
 - :mod:`evotree.server.verbs` -- the verbs as plain functions returning the CLI's ``--json``
   documents, acting for a fixed principal (:class:`~evotree.server.verbs.Principal`);
