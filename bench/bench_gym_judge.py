@@ -177,8 +177,8 @@ def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
         tasks = [Task(env_id, i, seed) for i, seed in enumerate(chosen)]
         cpu, start = _cpu(), time.perf_counter()
         by_index: dict[int, float] = {}
-        for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
-            assert not mismatch and not episode.failed, episode.message
+        for episode, _score in judge_episodes(candidate, tasks, settings, refs):
+            assert not episode.failed, episode.message
             by_index[episode.index] = episode.ret
         return [by_index[i] for i in range(len(chosen))], time.perf_counter() - start, _cpu() - cpu
 
@@ -230,8 +230,8 @@ def once(chosen):
     tasks = [Task(ENV_ID, i, seed) for i, seed in enumerate(chosen)]
     c, start = cpu(), time.perf_counter()
     by_index = {}
-    for episode, _score, mismatch in judge_episodes(candidate, tasks, settings, refs):
-        assert not mismatch and not episode.failed, episode.message
+    for episode, _score in judge_episodes(candidate, tasks, settings, refs):
+        assert not episode.failed, episode.message
         by_index[episode.index] = episode.ret
     return [by_index[i] for i in range(len(chosen))], time.perf_counter() - start, cpu() - c
 

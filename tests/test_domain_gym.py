@@ -221,7 +221,7 @@ def test_judge_is_deterministic_and_scores_by_the_formula(tmp_path: Path) -> Non
     assert first.status == second.status == "succeeded", (first.error, second.error)
     a, b = returns_of(run_dir(ws, first)), returns_of(run_dir(ws, second))
     assert len(a) == 4 and a == b  # same policy, same pool: exactly the same returns
-    # the same episodes played here, in-process, give the same returns
+    # the same episodes played here, in-process with the policy's seeding, give the same returns
     import importlib.util
 
     from evotree.domains.gym.catalog import make_env
@@ -232,7 +232,7 @@ def test_judge_is_deterministic_and_scores_by_the_formula(tmp_path: Path) -> Non
     spec.loader.exec_module(module)
     seeds = load_judge_settings(judge_view(ws) / "judge" / "gym.toml").seeds("validation", "CartPole-v1")
     env = make_env("CartPole-v1")
-    local = [play(env, "CartPole-v1", i, s, module.Policy).ret for i, s in enumerate(seeds)]
+    local = [play(env, "CartPole-v1", i, s, module.Policy, isolated=True).ret for i, s in enumerate(seeds)]
     assert [a[f"validation/CartPole-v1#{i}/return"] for i in range(4)] == local
     # normalized score = clip((R - 10) / (210 - 10), 0, 1.2), per episode; headline = the mean
     expected = [min(1.2, max(0.0, (r - 10.0) / 200.0)) for r in local]
@@ -433,44 +433,40 @@ if os.path.isdir(os.path.dirname(_evals)):  # only in the judge phase
 
 
 def test_tampering_with_the_env_or_the_evidence_does_not_pay(tmp_path: Path) -> None:
-    ws = gym_workspace(tmp_path / "w", references={"CartPole-v1": (0.0, 10000.0)}, judge={"replay_fraction": 1.0})
+    ws = gym_workspace(tmp_path / "w", references={"CartPole-v1": (0.0, 10000.0)})
     honest, tamper, forge = version(ws, policy("return int(obs[2] > 0)")), version(ws, TAMPER), version(ws, FORGE)
     by_version = {r.version: r for r in run_versions(ws, [honest, tamper, forge])}
     assert by_version[honest].status == "succeeded"
-    # the replay on a clean environment scores what the actions really earned
+    # the environment is stepped in the judge's process: patching gymnasium in the policy's process
+    # changes nothing, and there is nothing to replay
     assert by_version[tamper].status == "succeeded"
     assert by_version[tamper].headline["value"] == pytest.approx(by_version[honest].headline["value"])
     tampered = {r["metric"]: r["value"] for r in rows(run_dir(ws, by_version[tamper]) / "signals.parquet")}
-    assert tampered["replay_mismatches"] == 3
-    assert "replay mismatch" in (run_dir(ws, by_version[tamper]) / "logs" / "eval.err").read_text()
+    assert tampered["replay_mismatches"] == 0
+    assert returns_of(run_dir(ws, by_version[tamper])) == returns_of(run_dir(ws, by_version[honest]))
     # forged eval rows: the policy runs in a nested sandbox that cannot reach the judge's evidence,
     # so nothing is forged and the run scores what the policy earned
     assert by_version[forge].status == "succeeded"
     assert by_version[forge].headline["value"] == pytest.approx(by_version[honest].headline["value"])
 
 
-def test_a_sampled_replay_mismatch_replays_every_episode(tmp_path: Path) -> None:
-    """replay_fraction < 1: one caught episode is enough for every episode to be scored from its replay."""
+def test_a_policy_that_patches_gymnasium_in_its_process_gets_the_honest_returns(tmp_path: Path) -> None:
+    """The patch multiplies every reward by 100 where the environment runs; it runs in the judge."""
     from evotree.domains.gym.judge import judge_episodes
     from evotree.domains.gym.runner import Task
     from evotree.domains.gym.settings import JudgeSettings, References
 
-    (tmp_path / "policy.py").write_text(TAMPER)
-    settings = JudgeSettings(envs=["CartPole-v1"], pools={}, replay_fraction=0.25)
+    settings = JudgeSettings(envs=["CartPole-v1"], pools={})
     refs = References(envs={"CartPole-v1": {"random": 0.0, "expert": 500.0}})
     tasks = [Task("CartPole-v1", i, HIDDEN_SEED_MIN + i) for i in range(4)]
-
-    class Draws:  # the judge's secret draws: only the third episode is picked for a replay
-        def __init__(self) -> None:
-            self.values = iter([0.9, 0.9, 0.1, 0.9])
-
-        def random(self) -> float:
-            return next(self.values)
-
-    results = judge_episodes(tmp_path, tasks, settings, refs, rng=Draws())  # type: ignore[arg-type]
-    assert [mismatch for _, _, mismatch in results] == [True] * 4
-    assert all(e.ret == e.length and "replay mismatch" in e.message for e, _, _ in results)  # 1 per step
-    assert all(score == pytest.approx(e.ret / 500.0) for e, score, _ in results)
+    found = {}
+    for name, source in (("tamper", TAMPER), ("honest", policy("return int(obs[2] > 0)"))):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "policy.py").write_text(source)
+        found[name] = sorted((e.index, e.ret, e.length) for e, _ in judge_episodes(folder, tasks, settings, refs))
+    assert found["tamper"] == found["honest"]
+    assert all(ret == length for _, ret, length in found["tamper"])  # 1 per step, never 100
 
 
 # ---------------------------------------------------------------------------- units

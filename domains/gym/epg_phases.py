@@ -18,15 +18,15 @@ Judge: one ``Policy`` per split, ``reset(i)`` for the split's i-th episode; each
 return is its eval score (so the headline is the raw mean return, EvoPolicyGym's ``val_score``);
 ``SPLIT/ENV/final_score`` is its normalization of the mean. A policy that cannot be imported or
 built makes the judge exit 1 (void). ``act`` errors count as they do there: the sampled action
-is played and the episode ends with the return so far.
+is played and the episode ends with the return so far. As in EvoPolicyGym, the policy runs in
+a process of its own and never gets a seed: the environments are stepped in the judge's
+process (:mod:`evotree.domains.gym.driver`), so nothing is replayed (``replay_mismatches`` is 0).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
-import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -153,8 +153,6 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
           check_evidence: Callable[[int], int]) -> int:
     """The judge phase under EvoPolicyGym's scoring; the process's exit code (``check_evidence``:
     the judge's check that only it wrote eval rows, given how many it wrote)."""
-    from evotree.domains.gym.catalog import make_env
-    from evotree.domains.gym.episode import replay
     from evotree.domains.gym.epg import final_score
     from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
     from evotree.harness.recorder import get_recorder
@@ -165,7 +163,6 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
         visible = load_train_settings(candidate / "gym.toml").episodes
     except Exception:  # noqa: BLE001 - only a number shown to the policy
         visible = 0
-    rng = random.Random(secrets.randbits(64))
     rec = get_recorder()
     metrics: dict[str, float] = {"replay_mismatches": 0}
     table = []
@@ -178,7 +175,7 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
                 tasks = [Task(env_id, i, s) for i, s in enumerate(seeds)]
                 meta = {"submit_index": 0, "n_episodes": visible, "remaining_after": 0}
                 episodes = list(run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds, workers=1,
-                                             record_actions=True, summarize=False,
+                                             summarize=False,
                                              max_timeouts=settings.max_timeouts_per_env,
                                              extra={"protocol": "evopolicygym", "meta": meta}))
                 episodes.sort(key=lambda e: e.index)
@@ -187,18 +184,6 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
                     _say("judge", f"{split} {env_id}: the policy cannot be built, the submit is void: {void.message}")
                     return 1
                 for episode in episodes:
-                    if episode.actions and (settings.replay_fraction >= 1 or rng.random() < settings.replay_fraction):
-                        env = make_env(env_id)  # fresh per replay: BipedalWalker keeps state across reset(seed)
-                        try:
-                            ret, length, _, problem = replay(env, episode.seed, episode.actions)
-                        finally:
-                            env.close()
-                        if problem or (ret, length) != (episode.ret, episode.length):
-                            metrics["replay_mismatches"] += 1
-                            _say("judge", f"{split} {env_id}#{episode.index}: replay mismatch (the policy's process "
-                                          f"said {episode.ret} in {episode.length} steps, a clean environment "
-                                          f"gives {ret} in {length}); the replay is scored")
-                            episode.ret, episode.length = ret, length
                     rec.eval_result(split, f"{env_id}#{episode.index}", episode.ret)
                     rec.signal(0, **{f"{split}/{env_id}#{episode.index}/return": episode.ret})
                 mean = sum(e.ret for e in episodes) / len(episodes)

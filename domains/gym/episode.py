@@ -1,13 +1,17 @@
-"""One episode: seeding, action checks, the rollout loop, its summary, and the judge's replay.
+"""One episode: seeding, action checks, the in-process rollout loop, its summary, and a replay.
 
-The same :func:`play` runs a candidate's policy (in a worker process), the reference policies
-(at ``evotree init``) and the benchmark, so a reference return and a candidate's return on
-the same seed are measured the same way.
+:func:`play` runs a trusted policy in this process: the reference policies (at ``evotree
+init``), the benchmark's plain arm, tests. A candidate's policy never runs here: it runs in a
+process of its own and :mod:`evotree.domains.gym.driver` steps the environment for it, with the
+same checks, finish reasons and messages (``play(..., isolated=True)`` reproduces that split's
+seeding in-process, for comparisons).
 
 Determinism: before an episode, ``random`` and ``numpy.random`` are seeded with the episode's
-seed, the environment is reset with it and its action space is seeded with it (so
-``action_space.sample()`` is reproducible); a fresh policy object is built for every episode.
-The same policy on the same pool gives exactly the same returns.
+seed, the environment is reset with it and its action space is seeded with it (so a reference
+policy's ``action_space.sample()`` is reproducible); a fresh policy object is built for every
+episode. A candidate's policy gets neither: its generators and its copies of the spaces are
+seeded with :func:`evotree.domains.gym.wire.policy_seed` (the environment and the episode's
+index), so it learns nothing of the hidden seed and still plays the same pool the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from evotree.domains.gym.wire import clean_space, policy_seed
 
 __all__ = ["FINISH_REASONS", "Episode", "seed_everything", "canonical_action", "action_checker", "encode_action",
            "decode_action", "play", "replay", "EpisodeTimeout"]
@@ -256,11 +262,13 @@ PolicyFactory = Callable[[str, Any, Any], Any]
 
 
 def play(env: Any, env_id: str, index: int, seed: int, make_policy: PolicyFactory, *,
-         record_actions: bool = False, summarize: bool = True) -> Episode:
-    """Run one episode of a freshly built policy; never raises for the policy's faults.
+         record_actions: bool = False, summarize: bool = True, isolated: bool = False) -> Episode:
+    """Run one episode of a freshly built policy in this process; never raises for its faults.
 
-    :class:`EpisodeTimeout` (from the worker's alarm) ends the episode as ``timeout``.
-    ``summarize`` builds the trajectory summary of the train feedback (the judge skips it).
+    :class:`EpisodeTimeout` (from an alarm) ends the episode as ``timeout``. ``summarize``
+    builds the trajectory summary of the train feedback (the judge skips it). ``isolated``: the
+    policy gets clean copies of the spaces and its generators seeded with the policy seed, as
+    a candidate's policy in its own process does (the same returns as the judge's).
     """
     episode = Episode(env_id=env_id, index=index, seed=seed)
     space = env.action_space
@@ -276,7 +284,15 @@ def play(env: Any, env_id: str, index: int, seed: int, make_policy: PolicyFactor
         space.seed(seed)
         if summarize:
             first = _obs_text(obs)
-        policy = make_policy(env_id, env.observation_space, space)
+        observation_space, action_space = env.observation_space, space
+        if isolated:
+            pseed = policy_seed(env_id, index)
+            observation_space, action_space = clean_space(observation_space), clean_space(space)
+            observation_space.seed(pseed)
+            action_space.seed(pseed)
+            random.seed(pseed)
+            np.random.seed(pseed)
+        policy = make_policy(env_id, observation_space, action_space)
         stage = "reset()"
         policy.reset()
         stage = "act(obs)"

@@ -8,19 +8,18 @@ Failed episodes (error, timeout, invalid action) score 0. Signals at step 0:
 ``SPLIT/ENV/mean_return``, ``SPLIT/ENV/mean_score``, ``SPLIT/ENV/failed``, ``SPLIT/ENV#i/return``
 and ``replay_mismatches``.
 
-The policy's worker process also runs the environment. A secret random ``replay_fraction``
-(default 0.25) of the episodes is replayed from their actions on a clean environment in this
-process; if any replay disagrees, every episode is replayed and the replays are scored, so a
-policy that tampers with its process's environment gains nothing (``replay_fraction = 1``
-replays all of them, always). Afterwards the judge checks that nobody else appended to
-its evidence (a policy could try to forge eval rows); if so it exits 1 and the run fails.
+The environments, their seeds and the episode loop run in this process; the policy runs in a
+process of its own (in a nested sandbox) that gets only observations and answers actions
+(:mod:`evotree.domains.gym.runner`). It cannot read its episodes' seeds nor reach the
+environment, so the returns are what this process's environments gave and nothing is replayed
+(``replay_fraction`` in ``judge/gym.toml`` is accepted and no longer used). Afterwards the judge
+checks that nobody else appended to its evidence (a policy could try to forge eval rows); if so
+it exits 1 and the run fails. The signal ``replay_mismatches`` stays 0.
 """
 
 from __future__ import annotations
 
 import os
-import random
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,7 +88,6 @@ def main(cwd: Path | None = None) -> int:
                 split_of[(env_id, seed)] = split
     rec = get_recorder()
     stats: dict[tuple[str, str], dict[str, float]] = {}
-    mismatches = 0
 
     def record(split: str, episode: Episode, score: float) -> None:
         rec.eval_result(split, f"{episode.env_id}#{episode.index}", score)
@@ -102,12 +100,9 @@ def main(cwd: Path | None = None) -> int:
 
     done: set[tuple[str, int]] = set()
     try:
-        for episode, score, mismatch in judge_episodes(Path(candidate), tasks, settings, refs):
+        for episode, score in judge_episodes(Path(candidate), tasks, settings, refs):
             split = split_of[(episode.env_id, episode.seed)]
-            if mismatch:
-                mismatches += 1
-                _say(f"{split} {episode.env_id}#{episode.index}: {episode.message}")
-            elif episode.failed:
+            if episode.failed:
                 _say(f"{split} {episode.env_id}#{episode.index}: {episode.finish_reason}: {episode.message}")
             record(split, episode, score)
             done.add((episode.env_id, episode.seed))
@@ -120,7 +115,7 @@ def main(cwd: Path | None = None) -> int:
     except WorkerBroken as exc:
         _say(str(exc))
         return 1
-    metrics: dict[str, float] = {"replay_mismatches": mismatches}
+    metrics: dict[str, float] = {"replay_mismatches": 0}
     for (split, env_id), entry in sorted(stats.items()):
         metrics[f"{split}/{env_id}/mean_return"] = entry["ret"] / entry["n"]
         metrics[f"{split}/{env_id}/mean_score"] = entry["score"] / entry["n"]
@@ -135,63 +130,25 @@ def main(cwd: Path | None = None) -> int:
     return _check_evidence(written)
 
 
-def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any, *,
-                   rng: random.Random | None = None) -> list[tuple[Any, float, bool]]:
-    """Play ``tasks`` with the candidate's policy; return (episode, normalized score, replay mismatch).
+def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any) -> list[tuple[Any, float]]:
+    """Play ``tasks`` with the candidate's policy; return (episode, normalized score) pairs.
 
-    The policy's worker process also runs the environment, so it could tamper with it. A
-    secretly chosen ``settings.replay_fraction`` of the episodes is replayed from their actions
-    on a clean environment of this process while the worker goes on playing; if any replay
-    disagrees with what the worker reported, every episode is replayed and the replays are
-    scored (with ``replay_fraction = 1`` every episode always is). Mismatching episodes carry
-    the flag and a message. Results come in completion order, once all episodes are played.
-    Raises :class:`evotree.domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
+    The environments are stepped in this process and the policy acts from its own process, so
+    a return is what the environment gave: there is nothing to replay. Results come in
+    completion order, once all episodes are played. Raises
+    :class:`evotree.domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
     """
-    from evotree.domains.gym.catalog import make_env
-    from evotree.domains.gym.episode import replay
     from evotree.domains.gym.runner import run_episodes
     from evotree.domains.gym.scoring import normalized_score
 
-    fraction = settings.replay_fraction
-    rng = rng or random.Random(secrets.randbits(64))
-
-    def verify(episode: Any) -> bool:
-        """Replay ``episode`` on a fresh environment (an environment can keep state across
-        ``reset(seed)``: BipedalWalker does); on a mismatch score the replay instead and return True."""
-        env = make_env(episode.env_id)
-        try:
-            ret, length, reason, problem = replay(env, episode.seed, episode.actions or [])
-        finally:
-            env.close()
-        if not problem and (ret, length, reason) == (episode.ret, episode.length, episode.finish_reason):
-            return False
-        detail = problem or (f"the policy's process reported return {episode.ret} in {episode.length} "
-                             f"steps ({episode.finish_reason}), the replay of its actions on a clean "
-                             f"environment gives {ret} in {length} steps ({reason})")
-        episode.ret, episode.length = ret, length
-        episode.finish_reason = reason if reason in ("terminated", "truncated") and not problem else "error"
-        episode.message = f"replay mismatch: {detail}"
-        return True
-
-    played: list[tuple[Any, bool | None]] = []  # (episode, mismatch; None: not replayed)
-    suspect = False
-    for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
-                                workers=settings.workers, record_actions=fraction > 0,
-                                summarize=False, max_timeouts=settings.max_timeouts_per_env):
-        mismatch = None
-        if not episode.failed and (fraction >= 1 or (fraction > 0 and rng.random() < fraction)):
-            mismatch = verify(episode)
-            suspect = suspect or mismatch
-        played.append((episode, mismatch))
-    if suspect:
-        played = [(e, verify(e) if m is None and not e.failed else m) for e, m in played]
     results = []
-    for episode, mismatch in played:
-        episode.actions = None
+    for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
+                                workers=settings.workers, summarize=False,
+                                max_timeouts=settings.max_timeouts_per_env):
         random_ret, expert_ret = refs.pair(episode.env_id)
         score = 0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret,
                                                              settings.clip_max)
-        results.append((episode, score, bool(mismatch)))
+        results.append((episode, score))
     return results
 
 

@@ -1,31 +1,35 @@
-"""Running a candidate's policy on many episodes, safely: worker processes, time limits, restarts.
+"""Running a candidate's policy on many episodes, safely: policy processes, time limits, restarts.
 
-No per-step IPC: a worker process holds the environment *and* the policy and plays a whole
-episode per request (:mod:`evotree.domains.gym.worker`). The parent only sends ``(env, index, seed)``
-and receives the result, so an episode costs what it costs in a plain Gymnasium loop plus one
-small message each way.
+The environment and the episode loop run here, in the caller's process (the judge or the train
+phase: :mod:`evotree.domains.gym.driver`); the policy runs in a process of its own
+(:mod:`evotree.domains.gym.worker`) that gets observations and answers actions over two pipes. It
+never holds the environment, its seed or this process's frames: the episode's seed cannot be
+read from inside the policy, and the environment cannot be tampered with, so the returns need
+no replay.
 
-The parent enforces the per-episode time limit: the worker's own alarm normally stops a slow
-episode with a traceback (finish_reason ``timeout``); a worker that does not answer within the
-limit plus a grace period is killed and replaced, and so is one that died (a segfault,
-``os._exit``, out of memory). A policy therefore cannot hang or crash the train phase or the
-judge: every episode ends with a result. After ``max_timeouts`` timeouts in one environment the
-rest of its episodes are not run (``skipped``), so a policy that always hangs costs a bounded
-time.
+The parent enforces the per-episode time limit: the policy's own alarm normally stops a slow
+episode with a traceback (finish_reason ``timeout``); a policy process that does not answer
+within the limit plus a grace period is killed and replaced, and so is one that died (a
+segfault, ``os._exit``, out of memory) or broke the protocol. A policy therefore cannot hang or
+crash the train phase or the judge: every episode ends with a result. After ``max_timeouts``
+timeouts in one environment the rest of its episodes are not run (``skipped``), so a policy
+that always hangs costs a bounded time.
 
-The worker's environment has no ``EVOTREE_*`` variables (the policy cannot reach the run's
+The policy's environment has no ``EVOTREE_*`` variables (the policy cannot reach the run's
 recorder through them), ``PYTHONHASHSEED=0`` (set iteration order is the same every run) and
 one BLAS/OpenMP thread unless told otherwise.
 
-In the judge phase (``$EVOTREE_POLICY_SANDBOX`` set by the harness's sandbox) every worker runs
-in a nested sandbox of its own (:func:`evotree.harness.sandbox.policy_sandbox_argv`): it sees
-the system, the Python environment and the candidate's files (at ``/candidate``, its working
-directory) read-only, a private ``/tmp``; not the judge's folder (hidden seeds, references), not
-its evidence, not its processes (a new PID namespace; no ``/proc``), no network, no
-capabilities. The request and reply pipes are all it shares with the judge. Where the
+In the judge phase (``$EVOTREE_POLICY_SANDBOX`` set by the harness's sandbox) every policy process
+runs in a nested sandbox of its own (:func:`evotree.harness.sandbox.policy_sandbox_argv`): it
+sees the system, the Python environment and the candidate's files (at ``/candidate``, its
+working directory) read-only, a private ``/tmp``; not the judge's folder (hidden seeds,
+references), not its evidence, not its processes (a new PID namespace; no ``/proc``), no network,
+no capabilities. The request and reply pipes are all it shares with the judge. Where the
 variable says that no nested sandbox can start here, or the first one fails, the judge gets
 :class:`WorkerBroken` (fail closed: the candidate's code is not run with the judge's view).
-Elsewhere (the train phase, ``[sandbox] mode = "off"``) workers run as plain subprocesses.
+Elsewhere (the train phase, ``[sandbox] mode = "off"``) policy processes run as plain
+subprocesses: still a process of their own, but one that could read this process's memory
+through ``/proc`` where the kernel lets a process of the same user do so.
 """
 
 from __future__ import annotations
@@ -38,14 +42,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evotree.domains.gym.catalog import make_env
+from evotree.domains.gym.driver import PolicyDied, drive
 from evotree.domains.gym.episode import Episode
-from evotree.domains.gym.worker import FrameReader, InvalidPolicy, ProtocolError, send
+from evotree.domains.gym.wire import FrameReader, ProtocolError, send_bytes
+from evotree.domains.gym.worker import InvalidPolicy
 
 __all__ = ["InvalidPolicy", "Task", "Worker", "WorkerBroken", "policy_sandbox_from_env", "run_episodes",
            "worker_env"]
@@ -147,8 +153,9 @@ class Worker:
         self.request_fd = -1
         self.reader: FrameReader | None = None
         self.starts = 0
-        self.inflight: deque[tuple[Task, float, float]] = deque()  # (task, sent at, time limit)
-        self.last_done = 0.0
+        self.deadline: float | None = None
+        #: EvoPolicyGym mode: the ``env_meta`` of each environment, computed once
+        self.meta: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ life cycle
     def start(self) -> None:
@@ -258,81 +265,80 @@ class Worker:
         self.stop()
 
     # ------------------------------------------------------------------ episodes
-    def submit(self, task: Task, *, timeout: float, record_actions: bool, summarize: bool,
-               extra: dict[str, Any] | None = None) -> None:
-        """Queue an episode (the worker plays its requests in order). Starts the worker if needed."""
+    def send_frame(self, payload: bytes) -> None:
+        """One frame to the policy's process (:class:`PolicyDied` if it is gone)."""
+        try:
+            send_bytes(self.request_fd, payload)
+        except OSError:
+            raise PolicyDied from None
+
+    def read_frame(self) -> bytes:
+        """The policy's next frame, by the episode's deadline (:class:`TimeoutError` past it)."""
+        assert self.reader is not None
+        frame = self.reader.read_frame(self.deadline)
+        if frame is None:
+            raise PolicyDied
+        return frame
+
+    def play(self, task: Task, *, timeout: float, record_actions: bool = False, summarize: bool = True,
+             extra: dict[str, Any] | None = None) -> Episode:
+        """Play one episode: the environment here, the policy in its process (started if needed).
+
+        Always returns an Episode: a policy process past the episode's time limit plus a grace
+        period is killed (``timeout``), one that died or broke the protocol is reported
+        (``error``) and replaced at the next episode. Raises :class:`InvalidPolicy` /
+        :class:`WorkerBroken` when the process cannot be (re)started with the policy loaded.
+        """
         if self.proc is None:
             self.start()
-            self.last_done = time.monotonic()
-        try:
-            send(self.request_fd, {"env_id": task.env_id, "index": task.index, "seed": task.seed,
-                                   "timeout": timeout, "record_actions": record_actions,
-                                   "summarize": summarize, **(extra or {})})
-        except OSError:
-            pass  # the worker died: collect() reports it
-        self.inflight.append((task, time.monotonic(), timeout))
-
-    def collect(self) -> tuple[Episode, list[Task]]:
-        """The result of the oldest queued episode, and the tasks to re-queue if the worker failed.
-
-        Always returns an Episode: a worker past the episode's time limit plus a grace period
-        is killed (``timeout``), one that died or broke the protocol is reported (``error``);
-        the episodes queued behind it were not played and are handed back.
-        """
-        task, sent, timeout = self.inflight[0]
-        assert self.reader is not None
+        started = time.monotonic()
         grace = self.grace if self.grace is not None else max(1.0, 0.25 * timeout)
-        started = max(sent, self.last_done)  # it starts when the one before it is done
+        self.deadline = started + timeout + grace
+        env = None
         failure: tuple[str, str] | None = None
-        message: dict[str, Any] | None = None
         try:
-            message = self.reader.read(started + timeout + grace)
+            env = make_env(task.env_id)
+            epg = None
+            if extra and extra.get("protocol") == "evopolicygym":
+                if task.env_id not in self.meta:
+                    from evotree.domains.gym.epg import env_meta
+
+                    self.meta[task.env_id] = env_meta(task.env_id, env, **extra.get("meta", {}))
+                epg = {"meta": self.meta[task.env_id], "trajectory": bool(extra.get("trajectory"))}
+            episode = drive(self, env, task.env_id, task.index, task.seed, timeout=timeout,
+                            record_actions=record_actions, summarize=summarize, epg=epg)
         except TimeoutError:
+            self.stop()
             failure = ("timeout", f"the episode did not finish within its time limit of {timeout:g} s and the "
                                   "policy's process did not respond to the alarm; it was killed (does act() "
                                   "block in C code or ignore signals?)")
-        except (ProtocolError, OSError) as exc:
+        except PolicyDied:
+            code = self.stop(exited=True)
+            failure = ("error", "the policy's process died during the episode "
+                                f"({_exit_text(code, self.sandbox)}): e.g. a segfault, os._exit() or running "
+                                "out of memory; it was restarted")
+        except ProtocolError as exc:
+            self.stop()
             failure = ("error", f"the policy's process broke the domain's protocol ({exc}); it was restarted")
-        died = failure is None and message is None  # end of file: it exited (or was killed) by itself
-        if died:
-            failure = ("error", "the policy's process died during the episode ({code}): e.g. a segfault, "
-                                "os._exit() or running out of memory; it was restarted")
-        episode = None
-        if failure is None and message is not None:
-            if message.get("kind") != "episode":
-                failure = ("error", f"unexpected message from the policy's process: {str(message)[:200]}")
-            else:
-                try:
-                    episode = Episode.from_dict(message)
-                    episode.ret = float(episode.ret)
-                    episode.length = int(episode.length)
-                except (TypeError, ValueError) as exc:
-                    failure = ("error", f"a malformed episode result: {exc}")
-                if episode is not None and (episode.env_id, episode.index, episode.seed) != (
-                        task.env_id, task.index, task.seed):
-                    failure = ("error", "the policy's process answered for another episode")
+        except Exception as exc:  # noqa: BLE001 - e.g. the environment cannot be made or reset
+            self.stop()  # it may be waiting in the middle of an episode
+            failure = ("error", f"{type(exc).__name__}: {exc}")
+        finally:
+            if env is not None:
+                _close(env)
         if failure is not None:
-            lost = [t for t, _, _ in list(self.inflight)[1:]]
-            self.inflight.clear()
-            code = self.stop(exited=died)
-            reason, text = failure
-            return self._failed(task, reason, started,
-                                text.replace("{code}", _exit_text(code, self.sandbox))), lost
-        self.inflight.popleft()
-        self.last_done = time.monotonic()
-        assert episode is not None
-        return episode, []
-
-    def play(self, task: Task, *, timeout: float, record_actions: bool = False, summarize: bool = True) -> Episode:
-        """Play one episode and wait for it (no queueing)."""
-        self.submit(task, timeout=timeout, record_actions=record_actions, summarize=summarize)
-        episode, _ = self.collect()
+            episode = Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason=failure[0],
+                              message=failure[1])
+        episode.seconds = round(time.monotonic() - started, 6)
         return episode
 
-    @staticmethod
-    def _failed(task: Task, reason: str, started: float, message: str) -> Episode:
-        return Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason=reason,
-                       message=message, seconds=round(time.monotonic() - started, 6))
+
+def _close(env: Any) -> None:
+    """Close an episode's environment; one that fails to close must not break the run."""
+    try:
+        env.close()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _exit_text(code: int | None, sandboxed: Any = None) -> str:
@@ -362,20 +368,19 @@ def run_episodes(
     summarize: bool = True,
     max_timeouts: int = 3,
     startup_timeout: float = 60.0,
-    depth: int = 4,
     sandbox: dict[str, Any] | None = FROM_ENV,
     extra: dict[str, Any] | None = None,
 ) -> Iterator[Episode]:
-    """Play ``tasks`` with ``workers`` worker processes; yield each Episode as it finishes.
+    """Play ``tasks`` with ``workers`` policy processes; yield each Episode as it finishes.
 
-    Each worker has up to ``depth`` requests queued, so it starts the next episode while the
-    parent handles the last result. Results come in completion order (task order with one
-    worker). After ``max_timeouts`` timeouts in one environment (0: never) its remaining
-    episodes are yielded unplayed with ``skipped`` set. Raises :class:`InvalidPolicy` if
-    policy.py cannot be loaded and :class:`WorkerBroken` if the domain cannot run here.
-    ``sandbox``: the workers' nested sandbox (:func:`policy_sandbox_from_env`: in the judge phase,
-    ``$EVOTREE_POLICY_SANDBOX``; ``None``: plain subprocesses). ``extra``: more fields of every
-    request (EvoPolicyGym mode: ``protocol``, ``meta``, ``trajectory``).
+    Each policy process plays one episode at a time, its environment stepped by a thread of
+    this process. Results come in completion order (task order with one worker). After
+    ``max_timeouts`` timeouts in one environment (0: never) its remaining episodes are yielded
+    unplayed with ``skipped`` set. Raises :class:`InvalidPolicy` if policy.py cannot be loaded
+    and :class:`WorkerBroken` if the domain cannot run here. ``sandbox``: the policy processes'
+    nested sandbox (:func:`policy_sandbox_from_env`: in the judge phase,
+    ``$EVOTREE_POLICY_SANDBOX``; ``None``: plain subprocesses). ``extra``: EvoPolicyGym mode
+    (``protocol``, ``meta``, ``trajectory``).
     """
     if sandbox is FROM_ENV:
         sandbox = policy_sandbox_from_env()
@@ -397,33 +402,20 @@ def run_episodes(
 
     def slot() -> None:
         worker = Worker(candidate_dir, startup_timeout=startup_timeout, sandbox=sandbox)
-        again: deque[Task] = deque()  # queued on a worker that failed: not played yet
-        exhausted = False
         try:
             while not stop.is_set():
-                while len(worker.inflight) < max(1, depth):
-                    if again:
-                        task = again.popleft()
-                    elif exhausted:
-                        break
-                    else:
-                        item = pending.get()
-                        if item is _DONE:
-                            exhausted = True
-                            break
-                        task = item  # type: ignore[assignment]
-                    if skip(task):
-                        results.put(Episode(env_id=task.env_id, index=task.index, seed=task.seed,
-                                            finish_reason="timeout", skipped=True,
-                                            message=f"not run: {max_timeouts} episodes of {task.env_id} "
-                                                    "already timed out"))
-                        continue
-                    worker.submit(task, timeout=timeout, record_actions=record_actions, summarize=summarize,
-                                  extra=extra)
-                if not worker.inflight:
+                item = pending.get()
+                if item is _DONE:
                     break
-                episode, lost = worker.collect()
-                again.extend(lost)
+                task: Task = item  # type: ignore[assignment]
+                if skip(task):
+                    results.put(Episode(env_id=task.env_id, index=task.index, seed=task.seed,
+                                        finish_reason="timeout", skipped=True,
+                                        message=f"not run: {max_timeouts} episodes of {task.env_id} "
+                                                "already timed out"))
+                    continue
+                episode = worker.play(task, timeout=timeout, record_actions=record_actions, summarize=summarize,
+                                      extra=extra)
                 if episode.finish_reason == "timeout":
                     with lock:
                         timeouts[episode.env_id] = timeouts.get(episode.env_id, 0) + 1
@@ -434,8 +426,8 @@ def run_episodes(
             worker.close()
             results.put(_DONE)
 
-    # the parent's own work (the judge's replay) holds the GIL; switching often keeps the
-    # threads that feed the workers responsive
+    # the slots' threads step environments under the GIL; switching often keeps each of them
+    # responsive to its policy process
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 0.0005))
     threads = [threading.Thread(target=slot, name=f"gym-worker-{i}", daemon=True) for i in range(workers)]

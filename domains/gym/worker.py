@@ -1,102 +1,52 @@
-"""The worker process: loads the candidate's ``policy.py`` and plays whole episodes on request.
+"""The policy's process: loads the candidate's ``policy.py`` and answers observations with actions.
 
-Started by :class:`evotree.domains.gym.runner.Worker` as ``python -P -m evotree.domains.gym.worker REQ_FD REP_FD
-POLICY_FILE`` with the candidate's directory as its working directory. Messages are JSON (never
-pickle: the parent must not execute anything the policy's process sends) in frames of a 4-byte
-big-endian length and the UTF-8 text:
+Started by :class:`evotree.domains.gym.runner.Worker` as ``python -P -m evotree.domains.gym.worker REQ_FD
+REP_FD POLICY_FILE`` with the candidate's directory as its working directory (in the judge phase
+inside a nested sandbox of its own). It holds the policy and nothing else: the environment, its
+seed and the episode loop stay in the process that started it (:mod:`evotree.domains.gym.driver`),
+so the policy cannot read the seed from its frames, its memory or its generators. What crosses
+the pipes (:mod:`evotree.domains.gym.wire`):
 
-* worker → parent at start: ``{"kind": "ready"}``, ``{"kind": "invalid", "message": ...}`` (the
+* policy → parent at start: ``{"kind": "ready"}``, ``{"kind": "invalid", "message": ...}`` (the
   policy breaks the contract) or ``{"kind": "broken", "message": ...}`` (this machine cannot run
   the domain, e.g. gymnasium is missing: not the candidate's fault);
-* parent → worker: ``{"env_id", "index", "seed", "timeout", "record_actions", "summarize"}``
-  (the parent may send the next request before the previous answer: requests queue in the pipe);
-* worker → parent: ``{"kind": "episode", ...Episode fields}``.
+* parent → policy: ``S`` an episode starts (the environment's id, the episode's index, the seed of
+  the policy's own generators — :func:`evotree.domains.gym.wire.policy_seed`, not the episode's —,
+  the time limit, clean copies of the spaces, the first observation; in EvoPolicyGym mode its
+  ``env_meta``), ``O`` the next observation, ``E`` the episode is over;
+* policy → parent: ``A`` an action (checked here, and again by the parent), or a JSON failure
+  ``{"kind": "fail", "reason", "message", "category"}`` (the policy raised, timed out, or returned
+  an action outside the space), after which it waits for the next episode.
 
-The worker's stdout is redirected to stderr, so a policy's ``print`` cannot corrupt the
-protocol (and lands in the phase's log). An alarm inside the worker turns a slow episode into a
-``timeout`` with a traceback of where the policy was; the parent kills a worker that ignores it.
+Before each episode the policy's ``random`` and ``numpy.random`` and its copies of the spaces are
+seeded with the policy seed, so the same policy plays the same pool the same way. Its stdout is
+redirected to stderr (its prints land in the phase's log, not on the pipe). An alarm turns a slow
+episode into a ``timeout`` with a traceback of where the policy was; the parent kills a process
+that ignores it.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
-import json
 import os
-import select
+import pickle
+import random
 import signal
-import struct
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["send", "FrameReader", "ProtocolError", "load_policy_class", "InvalidPolicy", "main"]
+from evotree.domains.gym.wire import FrameReader, ProtocolError, encode_action, send, send_bytes
 
-_HEADER = struct.Struct(">I")
-MAX_FRAME = 64 * 1024 * 1024
+__all__ = ["load_policy_class", "InvalidPolicy", "main"]
 
-
-class ProtocolError(Exception):
-    pass
+#: failure messages are cut to this many characters
+_MESSAGE_LIMIT = 4000
 
 
 class InvalidPolicy(Exception):
     """policy.py cannot be used: it does not import, or does not define a usable ``Policy``."""
-
-
-def send(fd: int, message: dict[str, Any]) -> None:
-    data = json.dumps(message, separators=(",", ":"), allow_nan=True).encode()
-    payload = _HEADER.pack(len(data)) + data
-    view = memoryview(payload)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-class FrameReader:
-    """Reads frames from a pipe with a deadline (the parent side)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer = bytearray()
-
-    def _frame(self) -> dict[str, Any] | None:
-        if len(self.buffer) < _HEADER.size:
-            return None
-        (size,) = _HEADER.unpack_from(self.buffer)
-        if size > MAX_FRAME:
-            raise ProtocolError(f"a message of {size} bytes (more than {MAX_FRAME})")
-        if len(self.buffer) < _HEADER.size + size:
-            return None
-        data = bytes(self.buffer[_HEADER.size:_HEADER.size + size])
-        del self.buffer[:_HEADER.size + size]
-        try:
-            message = json.loads(data)
-        except ValueError as exc:
-            raise ProtocolError(f"a message that is not JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise ProtocolError("a message that is not a JSON object")
-        return message
-
-    def read(self, deadline: float | None) -> dict[str, Any] | None:
-        """The next message; None at end of file; :class:`TimeoutError` past ``deadline``."""
-        while True:
-            message = self._frame()
-            if message is not None:
-                return message
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self.fd], [], [], wait)
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(self.fd, 1 << 20)
-            if not chunk:
-                return None
-            self.buffer += chunk
-
-
-def _read_request(fd: int, reader: FrameReader) -> dict[str, Any] | None:
-    return reader.read(None)
 
 
 # ---------------------------------------------------------------------------- the policy
@@ -148,10 +98,179 @@ def load_policy_class(path: Path) -> type:
 
 
 # ---------------------------------------------------------------------------- main
+class _Clock:
+    """The episode's alarm: raises :class:`EpisodeTimeout` inside the policy's code; while this
+    process waits on the pipe (the environment is stepping) it only marks the episode expired,
+    so no frame is ever cut in half."""
+
+    limit = 0.0
+    in_policy = False
+    expired = False
+
+
 def _alarm(signum: int, frame: Any) -> None:
     from evotree.domains.gym.episode import EpisodeTimeout
 
-    raise EpisodeTimeout(f"{_alarm.limit:g} s")  # type: ignore[attr-defined]
+    if _Clock.in_policy:
+        raise EpisodeTimeout(f"{_Clock.limit:g} s")
+    _Clock.expired = True
+
+
+class _Host:
+    """The policy side of one episode at a time."""
+
+    def __init__(self, policy_class: type, reply_fd: int) -> None:
+        from evotree.domains.gym import epg
+        from evotree.domains.gym.episode import EpisodeTimeout, _policy_traceback, _short, action_checker
+
+        self.policy_class = policy_class
+        self.reply_fd = reply_fd
+        self.epg, self.timeout_type, self.traceback = epg, EpisodeTimeout, _policy_traceback
+        self.short, self.checker = _short, action_checker
+        self.submit: dict[str, Any] = {}  # EvoPolicyGym mode: the one Policy of this submit, per env
+        self.active = False
+        self.steps = 0
+        self.stage = ""
+
+    # ------------------------------------------------------------------ episodes
+    def start(self, message: dict[str, Any]) -> None:
+        """An episode starts: build (or reuse) the policy, then answer the first observation."""
+        _Clock.limit, _Clock.expired = float(message["timeout"]), False
+        signal.setitimer(signal.ITIMER_REAL, float(message["timeout"]))
+        self.active, self.steps = True, 0
+        self.mode = message.get("mode", "default")
+        self.space = message["action_space"]
+        self.trajectory = bool(message.get("trajectory"))
+        seed = int(message["policy_seed"])
+        self.space.seed(seed)
+        try:
+            if self.mode == "evopolicygym":
+                self._start_evopolicygym(message, seed)
+            else:
+                self._start_default(message, seed)
+        except self.timeout_type as exc:
+            self.fail("timeout", f"the episode ran past its time limit ({exc}) at step 0, inside {self.stage}: "
+                                 f"{self.traceback(exc)}")
+            return
+        if self.active:
+            self.observe(message["obs"])
+
+    def _seed_globals(self, seed: int) -> None:
+        import numpy as np
+
+        random.seed(seed)
+        np.random.seed(seed)
+
+    def _start_default(self, message: dict[str, Any], seed: int) -> None:
+        observation_space = message["observation_space"]
+        observation_space.seed(seed)
+        self._seed_globals(seed)
+        self.check = self.checker(self.space)
+        try:
+            _Clock.in_policy = True
+            self.stage = "Policy(...)"
+            policy = self.policy_class(message["env_id"], observation_space, self.space)
+            self.stage = "reset()"
+            policy.reset()
+            self.stage = "act(obs)"
+            self.act = policy.act
+        except Exception as exc:  # noqa: BLE001 - the policy's fault is feedback
+            self.fail("error", f"{self.stage} raised at step 0: {self.traceback(exc)}")
+        except SystemExit as exc:
+            self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step 0")
+        finally:
+            _Clock.in_policy = False
+
+    def _start_evopolicygym(self, message: dict[str, Any], seed: int) -> None:
+        """EvoPolicyGym's contract: one ``Policy(obs_space, action_space, env_meta)`` per submit and
+        environment (built on its first episode), ``reset(episode_index)``, JSON observations."""
+        env_id = str(message["env_id"])
+        self.stage = "act(obs)"
+        try:
+            _Clock.in_policy = True
+            if env_id not in self.submit:
+                meta = message["meta"]
+                try:
+                    self.submit[env_id] = self.policy_class(meta["obs_space"], meta["action_space"], meta)
+                except self.timeout_type:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - SystemExit too: the policy's fault
+                    self.submit[env_id] = self.epg._error("init_error", exc)
+            policy = self.submit[env_id]
+            if isinstance(policy, str):  # its construction failed: the submit is void
+                self.fail("error", policy, category="init_error")
+                return
+            try:
+                policy.reset(int(message["index"]))
+            except self.timeout_type:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                self.fail("error", self.epg._error("reset_error", exc), category="reset_error")
+                return
+        finally:
+            _Clock.in_policy = False
+        self._seed_globals(seed)
+        self.act = policy.act
+
+    def observe(self, obs: Any) -> None:
+        """Answer one observation with an action (or a failure, which ends the episode here)."""
+        if not self.active:
+            return
+        if _Clock.expired:
+            self.fail("timeout", f"the episode ran past its time limit ({_Clock.limit:g} s) at step "
+                                 f"{self.steps}, while the environment stepped")
+            return
+        epg = self.mode == "evopolicygym"
+        try:
+            _Clock.in_policy = True
+            try:
+                if epg:
+                    raw = self.act(self.epg.to_json(obs))
+                    action, invalid = self.epg.coerce(self.space, raw)
+                else:
+                    raw = self.act(obs)
+            finally:
+                _Clock.in_policy = False
+        except self.timeout_type as exc:
+            self.fail("timeout", f"the episode ran past its time limit ({exc}) at step {self.steps}, inside "
+                                 f"{self.stage}: {self.traceback(exc)}")
+            return
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
+            if epg:
+                self.fail("error", self.epg._error("act_error", exc), category="act_error")
+            elif isinstance(exc, SystemExit):
+                self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}")
+            else:
+                self.fail("error", f"{self.stage} raised at step {self.steps}: {self.traceback(exc)}")
+            return
+        try:
+            if epg:
+                frame = encode_action(action, self.space, invalid=invalid, with_raw=self.trajectory,
+                                      raw=self.epg.to_json(raw) if self.trajectory else None)
+            else:
+                action, problem = self.check(raw)
+                if problem is not None:
+                    self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned "
+                                                f"{self.short(raw)}, not in the action space {self.space}: "
+                                                f"{problem}")
+                    return
+                frame = encode_action(action, self.space)
+        except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
+            self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned a value that "
+                                        f"cannot be used: {type(exc).__name__}: {exc}")
+            return
+        self.steps += 1
+        send_bytes(self.reply_fd, frame)
+
+    def fail(self, reason: str, message: str, *, category: str = "") -> None:
+        self.active = False
+        send(self.reply_fd, {"kind": "fail", "reason": reason, "message": message[:_MESSAGE_LIMIT],
+                             "category": category})
+
+    def end(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.active, self.act = False, None
+        _Clock.expired = False
 
 
 def main(argv: list[str]) -> int:
@@ -159,10 +278,10 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # the policy's prints go to stderr; the protocol has its own pipe
     sys.stdout = sys.stderr
     try:
-        from evotree.domains.gym.catalog import make_env, require_gymnasium
-        from evotree.domains.gym.episode import Episode, EpisodeTimeout, play
+        from evotree.domains.gym.catalog import require_gymnasium
 
-        require_gymnasium()
+        require_gymnasium()  # the spaces arrive as gymnasium objects
+        from evotree.domains.gym import epg, episode  # noqa: F401 - what the host needs, imported here
     except Exception as exc:  # noqa: BLE001
         send(reply_fd, {"kind": "broken", "message": str(exc)})
         return 3
@@ -173,81 +292,26 @@ def main(argv: list[str]) -> int:
     except InvalidPolicy as exc:
         send(reply_fd, {"kind": "invalid", "message": str(exc)})
         return 0
+    host = _Host(policy_class, reply_fd)
     send(reply_fd, {"kind": "ready"})
     signal.signal(signal.SIGALRM, _alarm)
-    submit: dict[str, Any] = {}  # EvoPolicyGym mode: the one Policy instance of this submit, per env
     reader = FrameReader(request_fd)
     while True:
         try:
-            request = _read_request(request_fd, reader)
+            frame = reader.read_frame(None)
         except (ProtocolError, OSError):
             return 4
-        if request is None:
+        if frame is None:
             return 0
-        env_id, index, seed = str(request["env_id"]), int(request["index"]), int(request["seed"])
-        started = time.monotonic()
-        env = None
-        try:
-            # a fresh environment per episode, as EvoPolicyGym's judge makes one: some environments keep
-            # state across reset(seed) (BipedalWalker keeps its Box2D world), so an episode played on a
-            # reused object can depend on the episodes played on it before (docs/domains/gym.md)
-            env = make_env(env_id)
-            _alarm.limit = float(request["timeout"])  # type: ignore[attr-defined]
-            signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
-            try:
-                if request.get("protocol") == "evopolicygym":
-                    episode = _play_evopolicygym(env, env_id, index, seed, policy_class, request, submit)
-                else:
-                    episode = play(env, env_id, index, seed, policy_class,
-                                   record_actions=bool(request.get("record_actions")),
-                                   summarize=bool(request.get("summarize", True)))
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except EpisodeTimeout as exc:
-            episode = Episode(env_id=env_id, index=index, seed=seed, finish_reason="timeout",
-                              message=f"the episode ran past its time limit ({exc})")
-        except Exception as exc:  # noqa: BLE001 - e.g. the environment cannot be made
-            episode = Episode(env_id=env_id, index=index, seed=seed, finish_reason="error",
-                              message=f"{type(exc).__name__}: {exc}")
-        finally:
-            if env is not None:
-                _close(env)
-        episode.seconds = round(time.monotonic() - started, 6)
-        send(reply_fd, {"kind": "episode", **vars(episode)})  # not asdict(): it deep-copies the actions
-
-
-def _close(env: Any) -> None:
-    """Close an episode's environment; a policy that broke it must not break the worker."""
-    try:
-        env.close()
-    except Exception:  # noqa: BLE001
-        pass
-
-
-def _play_evopolicygym(env: Any, env_id: str, index: int, seed: int, policy_class: type,
-                       request: dict[str, Any], submit: dict[str, Any]) -> Any:
-    """An episode under EvoPolicyGym's contract: one ``Policy(obs_space, action_space, env_meta)`` per
-    submit and environment (built on its first episode), ``reset(episode_index)``, JSON observations."""
-    from evotree.domains.gym import epg
-    from evotree.domains.gym.episode import Episode, EpisodeTimeout
-
-    if env_id not in submit:
-        meta = epg.env_meta(env_id, env, **request.get("meta", {}))
-        try:
-            submit[env_id] = policy_class(meta["obs_space"], meta["action_space"], meta)
-        except EpisodeTimeout:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - SystemExit too: the policy's fault
-            submit[env_id] = epg._error("init_error", exc)
-    policy = submit[env_id]
-    if isinstance(policy, str):  # its construction failed: the submit is void, nothing is played
-        return Episode(env_id=env_id, index=index, seed=seed, finish_reason="error", message=policy,
-                       category="init_error")
-    image = epg.schema(env.observation_space).get("type") == "Image"
-    fields = epg.play_submit_episode(env, policy, env_id, index, seed,
-                                     record_actions=bool(request.get("record_actions")),
-                                     trajectory=bool(request.get("trajectory")), image_obs=image)
-    return Episode.from_dict(fields)
+        kind = frame[:1]
+        if kind == b"O":
+            host.observe(pickle.loads(frame[1:]))
+        elif kind == b"S":
+            host.start(pickle.loads(frame[1:]))
+        elif kind == b"E":
+            host.end()
+        else:
+            return 4
 
 
 if __name__ == "__main__":

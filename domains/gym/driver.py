@@ -1,0 +1,239 @@
+"""The environment's side of an episode: the loop that steps the environment for a policy in
+another process.
+
+The environment, its seed and this loop live in the process that judges (or trains); the
+policy lives in its own process (:mod:`evotree.domains.gym.worker`, in the judge phase inside a
+nested sandbox) and gets, per episode, the environment's id, the episode's index, clean copies
+of the spaces seeded with the policy seed (:func:`evotree.domains.gym.wire.policy_seed`, never
+the episode's) and the observations, one at a time; it answers with actions. So the policy can
+neither read the seed (it is not in its process) nor tamper with the environment: the returns
+are what this process's environment gave.
+
+The loop is :func:`evotree.domains.gym.episode.play`'s, split in two: the same seeding of the
+environment and its action space, the same action checks (done in the policy's process for its
+messages, and again here), the same finish reasons and messages; and, in EvoPolicyGym mode,
+:func:`evotree.domains.gym.epg.play_submit_episode`'s. The environment is stepped without
+``gymnasium.make``'s checking wrappers when it has only those (the time limit is applied
+here): the same episode, a third cheaper.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from typing import Any, Protocol
+
+from evotree.domains.gym.episode import (
+    Episode,
+    _fast_path,
+    _fmt,
+    _obs_text,
+    _Stats,
+    action_checker,
+    encode_action,
+    seed_everything,
+)
+from evotree.domains.gym.wire import ProtocolError, clean_space, decode_action_frame, json_frame, policy_seed
+
+__all__ = ["Pipe", "PolicyDied", "drive"]
+
+_REASONS = ("error", "timeout", "invalid_action")
+
+
+class PolicyDied(Exception):
+    """The policy's process closed its pipe (it exited or was killed)."""
+
+
+class Pipe(Protocol):
+    """The policy's process, as the loop sees it (:class:`evotree.domains.gym.runner.Worker`)."""
+
+    def send_frame(self, payload: bytes) -> None: ...
+
+    def read_frame(self) -> bytes: ...
+
+
+def _failure(frame: bytes) -> dict[str, Any]:
+    message = json_frame(frame)
+    if message.get("kind") != "fail" or message.get("reason") not in _REASONS:
+        raise ProtocolError(f"unexpected message from the policy's process: {str(message)[:200]}")
+    return message
+
+
+def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
+          record_actions: bool = False, summarize: bool = True, epg: dict[str, Any] | None = None) -> Episode:
+    """One episode of ``env`` (fresh) against the policy behind ``pipe``.
+
+    ``epg``: EvoPolicyGym mode (``{"meta": env_meta, "trajectory": bool}``). Never raises for
+    the policy's faults; raises :class:`TimeoutError`, :class:`PolicyDied` or
+    :class:`~evotree.domains.gym.wire.ProtocolError` when the policy's process stops answering
+    or breaks the protocol (the caller kills and replaces it).
+    """
+    if epg is not None:
+        return _drive_evopolicygym(pipe, env, env_id, index, seed, timeout=timeout, record_actions=record_actions,
+                                   meta=epg["meta"], trajectory=bool(epg.get("trajectory")))
+    episode = Episode(env_id=env_id, index=index, seed=seed)
+    started = time.monotonic()
+    space = env.action_space  # as play(): the object before reset (highway-env makes a new one)
+    seed_everything(seed)  # for environments that draw from the global generators
+    try:
+        obs, _ = env.reset(seed=seed)
+    except Exception as exc:  # noqa: BLE001 - the environment's fault, reported
+        episode.message = f"env.reset raised: {type(exc).__name__}: {exc}"
+        return episode
+    space.seed(seed)
+    stats = _Stats(space) if summarize else None
+    first = _obs_text(obs) if summarize else ""
+    pseed = policy_seed(env_id, index)
+    pipe.send_frame(b"S" + pickle.dumps(
+        {"mode": "default", "env_id": env_id, "index": index, "policy_seed": pseed, "timeout": timeout,
+         "observation_space": clean_space(env.observation_space), "action_space": clean_space(space), "obs": obs},
+        protocol=pickle.HIGHEST_PROTOCOL))
+    fast = _fast_path(env)
+    step, limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
+    check = action_checker(space)
+    actions: list[Any] = []
+    record = actions.append if record_actions else None
+    add = stats.add if stats is not None else None
+    dumps, protocol, monotonic = pickle.dumps, pickle.HIGHEST_PROTOCOL, time.monotonic
+    total, length, reward = 0.0, 0, 0.0
+    try:
+        while True:
+            frame = pipe.read_frame()
+            if frame[:1] != b"A":
+                failure = _failure(frame)
+                episode.finish_reason, episode.message = failure["reason"], str(failure.get("message", ""))
+                break
+            action, problem = check(decode_action_frame(frame, space)[0])
+            if problem is not None:
+                raise ProtocolError(f"an action outside the space that its own check let through: {problem}")
+            if add is not None:
+                add(action)
+            if record is not None:
+                record(action if type(action) is int else encode_action(action))
+            try:
+                obs, reward, terminated, truncated, _ = step(action)
+            except Exception as exc:  # noqa: BLE001
+                episode.message = f"env.step raised at step {length}: {type(exc).__name__}: {exc}"
+                break
+            total += float(reward)
+            length += 1
+            episode.length = length
+            if limit is not None and length >= limit:
+                truncated = True
+            if terminated or truncated:
+                episode.finish_reason = "terminated" if terminated else "truncated"
+                if stats is not None:
+                    episode.summary = (f"{stats.describe()}; first obs {first}; last obs {_obs_text(obs)}; "
+                                       f"last reward {_fmt(float(reward))}")
+                break
+            if monotonic() - started > timeout:
+                episode.finish_reason = "timeout"
+                episode.message = (f"the episode ran past its time limit ({timeout:g} s) at step {length}, "
+                                   "while the environment stepped")
+                break
+            pipe.send_frame(b"O" + dumps(obs, protocol))
+        pipe.send_frame(b"E")
+    finally:
+        episode.ret = total  # up to the failure, for an episode that failed
+        if record_actions:
+            episode.actions = actions
+    return episode
+
+
+def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
+                        record_actions: bool, meta: dict[str, Any], trajectory: bool) -> Episode:
+    """EvoPolicyGym's episode (:func:`evotree.domains.gym.epg.play_submit_episode`) with the policy
+    in its own process: ``reset(episode_index)`` there, JSON observations, actions coerced into the
+    space (and flagged), an ``act()`` error plays a sampled action and ends the episode."""
+    from evotree.domains.gym.epg import TRAJECTORY_CAP_BYTES, schema, to_json
+
+    episode = Episode(env_id=env_id, index=index, seed=seed)
+    started = time.monotonic()
+    space = env.action_space
+    seed_everything(seed)
+    obs, _ = env.reset(seed=seed)
+    space.seed(seed)
+    image_obs = schema(env.observation_space).get("type") == "Image"
+    pipe.send_frame(b"S" + pickle.dumps(
+        {"mode": "evopolicygym", "env_id": env_id, "index": index, "policy_seed": policy_seed(env_id, index),
+         "timeout": timeout, "meta": meta, "action_space": clean_space(space), "obs": obs,
+         "trajectory": trajectory}, protocol=pickle.HIGHEST_PROTOCOL))
+    fast = _fast_path(env)
+    step, limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
+    check = action_checker(space)
+    actions: list[Any] = []
+    rows: list[str] = []
+    size, cut = 0, False
+    total, length = 0.0, 0
+    try:
+        while True:
+            frame = pipe.read_frame()
+            failure = None
+            if frame[:1] == b"A":
+                action, invalid, raw = decode_action_frame(frame, space)
+                action, problem = check(action)
+                if problem is not None:
+                    raise ProtocolError(f"an action outside the space after coercion: {problem}")
+            else:
+                message = _failure(frame)
+                if message.get("category") in ("init_error", "reset_error") or message["reason"] == "timeout":
+                    if message["reason"] == "timeout":  # as EvoPolicyGym's watchdog: nothing of it counts
+                        total, length = 0.0, 0
+                        episode.finish_reason = "timeout"
+                    episode.category = str(message.get("category", ""))
+                    episode.message = str(message.get("message", ""))
+                    if trajectory:
+                        episode.trajectory = []
+                    break
+                if message.get("category") != "act_error":
+                    raise ProtocolError(f"unexpected failure from the policy's process: {str(message)[:200]}")
+                failure = str(message.get("message", ""))
+                action, invalid, raw = space.sample(), False, None
+            obs_row = None
+            if trajectory and not cut and not image_obs:
+                obs_row = to_json(obs)
+            obs, reward, terminated, truncated, info = step(action)
+            reward = float(reward)
+            total += reward
+            length += 1
+            if limit is not None and length >= limit:
+                truncated = True
+            episode.invalid_actions += bool(invalid)
+            if record_actions:
+                actions.append(action if type(action) is int else encode_action(action))
+            if trajectory and not cut:
+                row_info = to_json(info) if isinstance(info, dict) else {}
+                if invalid:
+                    row_info["action_invalid"] = True
+                row = json.dumps({"t": length - 1, "obs": obs_row,
+                                  "action": raw if failure is None else to_json(action), "reward": reward,
+                                  "terminated": bool(terminated), "truncated": bool(truncated),
+                                  "info": row_info}, separators=(",", ":"), default=repr)
+                if size + len(row) > TRAJECTORY_CAP_BYTES:
+                    cut = True
+                    rows.append(json.dumps({"t": length - 1, "truncated_feedback":
+                                            f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes"}))
+                else:
+                    rows.append(row)
+                    size += len(row) + 1
+            if failure is not None:
+                episode.category, episode.message = "act_error", failure
+                break
+            if terminated or truncated:
+                episode.finish_reason = "terminated" if terminated else "truncated"
+                break
+            if time.monotonic() - started > timeout:  # as EvoPolicyGym's watchdog: nothing of it counts
+                total, length = 0.0, 0
+                episode.finish_reason = "timeout"
+                episode.message = f"the episode ran past its time limit ({timeout:g} s)"
+                break
+            pipe.send_frame(b"O" + pickle.dumps(obs, protocol=pickle.HIGHEST_PROTOCOL))
+        pipe.send_frame(b"E")
+    finally:
+        episode.ret, episode.length = total, length
+        if record_actions:
+            episode.actions = actions
+        if trajectory and episode.trajectory is None:
+            episode.trajectory = rows
+    return episode

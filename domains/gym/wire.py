@@ -1,0 +1,291 @@
+"""The pipe between the environment's side and the policy's process: frames, actions, spaces.
+
+Every message is a frame: a 4-byte big-endian length, then a payload whose first byte says
+what it is:
+
+* ``J`` + UTF-8 JSON object (both directions: control messages, failures);
+* ``P`` + a pickle, **only from the environment's side to the policy's process** (observations
+  and the episode's start: data the policy may see). The environment's side never unpickles
+  anything: a pickle runs code where it is loaded;
+* ``A`` + an action (policy → environment): a flags byte (bit 0: EvoPolicyGym coerced it,
+  bit 1: a JSON copy of the raw action follows), a type byte (``i``: an 8-byte signed integer,
+  ``b``: the raw bytes of an array of the action space's dtype and shape, ``j``: tagged JSON,
+  see :func:`tag`), a 4-byte length, the data, then the optional JSON.
+
+The environment's side decodes an action with the action space it holds (never with a type
+the policy names) and checks it again before it steps: the policy's process can only send
+values, never objects.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import os
+import select
+import struct
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MAX_FRAME", "ProtocolError", "send", "send_bytes", "FrameReader", "policy_seed", "clean_space",
+           "tag", "untag", "encode_action", "decode_action_frame"]
+
+_HEADER = struct.Struct(">I")
+_ACTION = struct.Struct(">BcI")  # flags, type, length of the data
+_INT = struct.Struct(">q")
+MAX_FRAME = 64 * 1024 * 1024
+#: dtype kinds an array from the policy's process may have: booleans and numbers, never objects
+_NUMERIC = "biuf"
+
+
+class ProtocolError(Exception):
+    """A frame that breaks the protocol (too large, not JSON, an undecodable action)."""
+
+
+def send_bytes(fd: int, payload: bytes) -> None:
+    """Write one frame (``payload`` starts with its type byte)."""
+    data = _HEADER.pack(len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send(fd: int, message: dict[str, Any]) -> None:
+    """Write one JSON frame."""
+    send_bytes(fd, b"J" + json.dumps(message, separators=(",", ":"), allow_nan=True).encode())
+
+
+class FrameReader:
+    """Reads frames from a pipe, with a deadline."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def _frame(self) -> bytes | None:
+        if len(self.buffer) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self.buffer)
+        if size > MAX_FRAME:
+            raise ProtocolError(f"a message of {size} bytes (more than {MAX_FRAME})")
+        if size == 0:
+            raise ProtocolError("an empty message")
+        if len(self.buffer) < _HEADER.size + size:
+            return None
+        data = bytes(self.buffer[_HEADER.size:_HEADER.size + size])
+        del self.buffer[:_HEADER.size + size]
+        return data
+
+    def read_frame(self, deadline: float | None) -> bytes | None:
+        """The next frame's payload; None at end of file; :class:`TimeoutError` past ``deadline``."""
+        while True:
+            frame = self._frame()
+            if frame is not None:
+                return frame
+            if deadline is not None:
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                    raise TimeoutError
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def read(self, deadline: float | None) -> dict[str, Any] | None:
+        """The next frame as a JSON object (a frame of another type is a :class:`ProtocolError`)."""
+        frame = self.read_frame(deadline)
+        if frame is None:
+            return None
+        return json_frame(frame)
+
+
+def json_frame(frame: bytes) -> dict[str, Any]:
+    if frame[:1] != b"J":
+        raise ProtocolError(f"expected a JSON message, got one of type {frame[:1]!r}")
+    try:
+        message = json.loads(frame[1:])
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"a message that is not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a message that is not a JSON object")
+    return message
+
+
+# ---------------------------------------------------------------------------- the policy's RNG
+def policy_seed(env_id: str, index: int) -> int:
+    """The seed of the policy's own generators for episode ``index`` of ``env_id``.
+
+    Derived from what the policy may know (the environment and the episode's place in its
+    pool), never from the episode's seed: the same policy plays the same pool the same way,
+    and its generators tell it nothing about the hidden seeds."""
+    digest = hashlib.sha256(f"evotree policy rng\0{env_id}\0{int(index)}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+# ---------------------------------------------------------------------------- spaces
+def clean_space(space: Any) -> Any:
+    """A new space equal to ``space`` that refers to nothing of the environment (and whose
+    generator is unseeded): what the policy's process gets. A space type this does not know
+    becomes a bare ``gymnasium.spaces.Space`` of the same shape and dtype."""
+    from gymnasium import spaces
+
+    kind = type(space)
+    if kind is spaces.Discrete:
+        return spaces.Discrete(int(space.n), start=int(space.start), dtype=space.dtype.type)
+    if kind is spaces.Box:
+        return spaces.Box(np.array(space.low, copy=True), np.array(space.high, copy=True), space.shape,
+                          space.dtype.type)
+    if kind is spaces.MultiDiscrete:
+        return spaces.MultiDiscrete(np.array(space.nvec, copy=True), dtype=space.dtype.type,
+                                    start=np.array(space.start, copy=True))
+    if kind is spaces.MultiBinary:
+        return spaces.MultiBinary(np.array(space.n, copy=True) if isinstance(space.n, np.ndarray) else space.n)
+    if kind is spaces.Tuple:
+        return spaces.Tuple([clean_space(s) for s in space.spaces])
+    if kind is spaces.Dict:
+        return spaces.Dict({k: clean_space(s) for k, s in space.spaces.items()}, sort_keys=False)
+    if kind is spaces.Text:
+        return spaces.Text(space.max_length, min_length=space.min_length, charset=space.character_set)
+    shape = getattr(space, "shape", None)
+    dtype = getattr(space, "dtype", None)
+    return spaces.Space(shape=tuple(shape) if shape is not None else None,
+                        dtype=dtype if isinstance(dtype, np.dtype) and dtype.kind in _NUMERIC else None)
+
+
+# ---------------------------------------------------------------------------- values
+def tag(value: Any, depth: int = 0) -> Any:
+    """A value as JSON data that keeps numpy types, tuples and non-finite floats:
+    ``{"a": [dtype, shape, base64]}`` arrays, ``{"g": [dtype, base64]}`` numpy scalars,
+    ``{"t": [...]}`` tuples, ``{"d": [[k, v], ...]}`` dicts, ``{"f": "nan"}`` floats.
+    Raises TypeError for anything else (an object cannot leave the policy's process)."""
+    if depth > 32:
+        raise TypeError("nested too deeply")
+    if value is None or isinstance(value, (bool, str)) or type(value) is int:
+        return value
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else {"f": repr(float(value))}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in _NUMERIC:
+            raise TypeError(f"an array of dtype {value.dtype}")
+        data = np.ascontiguousarray(value)
+        return {"a": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode()]}
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in _NUMERIC:
+            raise TypeError(f"a numpy scalar of dtype {value.dtype}")
+        return {"g": [value.dtype.str, base64.b64encode(value.tobytes()).decode()]}
+    if isinstance(value, int):  # an int subclass (not bool)
+        return int(value)
+    if isinstance(value, list):
+        return [tag(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return {"t": [tag(v, depth + 1) for v in value]}
+    if isinstance(value, dict):
+        return {"d": [[tag(k, depth + 1), tag(v, depth + 1)] for k, v in value.items()]}
+    raise TypeError(f"an object of type {type(value).__name__}")
+
+
+def _dtype(text: Any) -> np.dtype:
+    if not isinstance(text, str) or len(text) > 8:
+        raise ProtocolError("a malformed dtype")
+    try:
+        dtype = np.dtype(text)
+    except TypeError:
+        raise ProtocolError(f"an unknown dtype {text[:20]!r}") from None
+    if dtype.kind not in _NUMERIC or dtype.hasobject:
+        raise ProtocolError(f"an array of dtype {dtype}")
+    return dtype
+
+
+def untag(data: Any, depth: int = 0) -> Any:
+    """The value :func:`tag` encoded; :class:`ProtocolError` for anything malformed."""
+    if depth > 33:
+        raise ProtocolError("nested too deeply")
+    if data is None or isinstance(data, (bool, str, int, float)):
+        return data
+    if isinstance(data, list):
+        return [untag(v, depth + 1) for v in data]
+    if not isinstance(data, dict) or len(data) != 1:
+        raise ProtocolError("a malformed value")
+    ((key, body),) = data.items()
+    try:
+        if key == "f":
+            if body not in ("nan", "inf", "-inf"):
+                raise ProtocolError("a malformed float")
+            return float(body)
+        if key == "t":
+            return tuple(untag(v, depth + 1) for v in body)
+        if key == "d":
+            return {untag(k, depth + 1): untag(v, depth + 1) for k, v in body}
+        if key in ("a", "g"):
+            dtype = _dtype(body[0])
+            shape = tuple(int(n) for n in body[1]) if key == "a" else ()
+            if any(n < 0 for n in shape) or len(shape) > 32:
+                raise ProtocolError("a malformed shape")
+            raw = base64.b64decode(body[-1], validate=True)
+            if len(raw) != dtype.itemsize * math.prod(shape):
+                raise ProtocolError("an array whose data does not match its shape")
+            array = np.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
+            return array if key == "a" else array[()]
+    except ProtocolError:
+        raise
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        raise ProtocolError(f"a malformed value: {exc}") from None
+    raise ProtocolError(f"an unknown value type {key[:20]!r}")
+
+
+def encode_action(action: Any, space: Any, *, invalid: bool = False, raw: Any = None,
+                  with_raw: bool = False) -> bytes:
+    """The ``A`` frame of an action of ``space`` (policy side). ``raw``: EvoPolicyGym's JSON copy of
+    what act() returned, for the trajectory (sent when ``with_raw``)."""
+    flags = (1 if invalid else 0) | (2 if with_raw else 0)
+    if type(action) is int and -(1 << 63) <= action < (1 << 63):
+        kind, data = b"i", _INT.pack(action)
+    elif type(action) is np.ndarray and action.dtype == getattr(space, "dtype", None) \
+            and action.shape == getattr(space, "shape", None) and action.dtype.kind in _NUMERIC:
+        kind, data = b"b", np.ascontiguousarray(action).tobytes()
+    else:
+        kind, data = b"j", json.dumps(tag(action), separators=(",", ":")).encode()
+    trailer = json.dumps(raw, separators=(",", ":"), default=repr).encode() if with_raw else b""
+    return b"A" + _ACTION.pack(flags, kind, len(data)) + data + trailer
+
+
+def decode_action_frame(frame: bytes, space: Any) -> tuple[Any, bool, Any]:
+    """(action, coerced, raw JSON or None) of an ``A`` frame, decoded with ``space`` (the
+    environment's own action space); :class:`ProtocolError` if it does not fit."""
+    if len(frame) < 1 + _ACTION.size:
+        raise ProtocolError("a truncated action")
+    flags, kind, size = _ACTION.unpack_from(frame, 1)
+    start = 1 + _ACTION.size
+    data = frame[start:start + size]
+    if len(data) != size:
+        raise ProtocolError("a truncated action")
+    if kind == b"i":
+        if size != _INT.size:
+            raise ProtocolError("a malformed integer action")
+        (action,) = _INT.unpack(data)
+    elif kind == b"b":
+        dtype, shape = getattr(space, "dtype", None), getattr(space, "shape", None)
+        if not isinstance(dtype, np.dtype) or dtype.kind not in _NUMERIC or shape is None:
+            raise ProtocolError("an array action for a space that has no array actions")
+        if size != dtype.itemsize * math.prod(shape):
+            raise ProtocolError(f"an array action of {size} bytes for a space of shape {shape} and dtype {dtype}")
+        action = np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+    elif kind == b"j":
+        try:
+            action = untag(json.loads(data))
+        except (ValueError, RecursionError) as exc:
+            raise ProtocolError(f"a malformed action: {exc}") from None
+    else:
+        raise ProtocolError(f"an action of unknown type {kind!r}")
+    raw = None
+    if flags & 2:
+        try:
+            raw = json.loads(frame[start + size:])
+        except (ValueError, RecursionError) as exc:
+            raise ProtocolError(f"a malformed raw action: {exc}") from None
+    return action, bool(flags & 1), raw
