@@ -395,9 +395,11 @@ paths = ["task.py", "pool.py", "judge/"]
 editable = ["data_strategy.py"]
 
 [budget]
+# RSIBench's 16 hours of wall clock per setting, from init; a money cap (runs and agent spend)
 max_runs_per_version = 20
 usd_per_cpu_hour = 0.05
 tree_max_usd = 1.0
+tree_max_search_hours = 16.0
 '''
 
 _JUDGE_TOML = '''\
