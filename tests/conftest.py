@@ -110,17 +110,22 @@ def commit_file(worktree: Path, name: str, text: str, message: str) -> None:
 
 
 def load_schema(name: str) -> dict[str, Any]:
-    return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    """A ``--json`` schema as evotree gives it: derived from a result type, or a shipped file."""
+    from evotree.verbs.schemas import load_schema as load
+
+    return load(name)
 
 
 def validate(instance: Any, name: str) -> None:
-    """Validate against a shipped schema, resolving its relative $refs."""
+    """Validate against evotree's schema ``name``, resolving its relative $refs."""
     import jsonschema
     from referencing import Registry, Resource
 
+    from evotree.verbs.schemas import schema_names
+
     registry = Registry().with_resources(
-        (f"evotree/{p.name}", Resource.from_contents(json.loads(p.read_text())))
-        for p in SCHEMAS.glob("*.schema.json")
+        (f"evotree/{n}.schema.json", Resource.from_contents(load_schema(n)))
+        for n in schema_names(include_aliases=True)
     )
     jsonschema.Draft202012Validator(load_schema(name), registry=registry).validate(instance)
 

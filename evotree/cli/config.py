@@ -55,7 +55,7 @@ def config_check(path: str | None) -> Any:
 @outputs(renderer("schema"))
 def schema(name: str | None) -> Any:
     """List the JSON schemas of --json outputs, or print one (e.g. `evotree schema tree`)."""
-    from evotree.core.schemas import load_schema, schema_aliases, schema_names
+    from evotree.verbs.schemas import load_schema, schema_aliases, schema_names
 
     if name is None:
         # `schemas`: every name `evotree schema NAME` accepts (old `_` names included, for scripts that
