@@ -181,3 +181,34 @@ def test_a_message_search_is_resolved_in_the_repository(tmp_path: Path) -> None:
     assert _flagged("git show ':/midnight' --stat", repo=task)
     assert not _flagged("git show ':/tides' --stat", repo=task)
     assert classify_command("git show :/midnight")
+
+
+def test_a_display_step_where_git_printed_only_an_error_showed_nothing() -> None:
+    missing = "fatal: invalid object name 'origin/fix'.\n"
+    assert not _flagged("git show origin/fix:f.py", outputs=(missing,))
+    assert not _flagged("git stash show -p", outputs=("No stash entries found.\n",))
+    assert not _flagged("git log -p v9.9.9 | head", outputs=(
+        "fatal: ambiguous argument 'v9.9.9': unknown revision or path not in the working tree.\n",))
+    # what it printed is what it showed; an empty output proves nothing (it may not be recorded)
+    assert _flagged("git show origin/fix:f.py", outputs=("value = 2\n",))
+    assert _flagged("git show origin/fix:f.py", outputs=("",))
+    assert _flagged("git show origin/fix:f.py", outputs=(missing + "value = 2\n",))
+    # a command that changes the working tree may print nothing when it succeeds
+    assert _flagged("git checkout v1.1.0 -- f.py", outputs=("error: pathspec 'x' did not match\n",))
+    # written to a file, not printed
+    assert _flagged("git show origin/fix:f.py > /tmp/f.py 2>&1", outputs=(missing,))
+
+
+def test_a_name_read_off_the_trajectorys_own_listing_of_references_is_a_reference() -> None:
+    listing = "* main\n  windup\n  team/clamp\n"
+    assert _flagged("git branch", "git log -p -1 windup", outputs=(listing, None))
+    assert _flagged("git branch", "git show team/clamp:pid.py", outputs=(listing, None))
+    tags = ("v1.0\nrelease-candidate\n", None)
+    assert _flagged("git tag", "git show release-candidate", outputs=tags)
+    # not listed: the spelling alone cannot say it is a branch
+    assert not _flagged("git log -p -1 windup")
+    assert not _flagged("git branch", "git log -p -1 docs", outputs=(listing, None))
+    # the branch it stands on, and its way back from its own branch, are not references beyond
+    assert not _flagged("git branch", "git log -3 main", outputs=(listing, None))
+    assert not _flagged("git switch -c try", "git branch", "git switch main",
+                        outputs=(None, "* try\n  main\n", None))

@@ -13,7 +13,9 @@ Modules:
 * :mod:`evotree.harness.audit.version` — :func:`audit_version`: every check over a version's runs,
   the leak-adjusted score, findings, the ``audit`` ledger event;
 * :mod:`evotree.harness.audit.repo`, :mod:`evotree.harness.audit.protected` — repository hygiene and
-  protected paths.
+  the version's patch against its pristine base, over :mod:`~evotree.harness.audit.protected_paths`
+  (which paths are protected), :mod:`~evotree.harness.audit.patch_gate` (the patch gate) and
+  :mod:`~evotree.harness.audit.payload` (what a file's content carries).
 
 The public names below are imported lazily (this package is imported by code that must start
 fast).

@@ -45,6 +45,7 @@ HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read",
                            "audit.future_content"})
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 _EXAMPLES = 5
+HEX_WORD = re.compile(r"[0-9a-f]{7,40}")
 _STASH = re.compile(r"^(?:refs/)?stash(?:@\{\d+\})?(?:[~^]\d*|\^\{\w*\})*$")
 
 
@@ -220,11 +221,21 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
         hits: list[Hit] = []
         if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
             hits = classify_step(step.command, rules, context, step.output)
+        if hits and step.output is not None and _printed_nothing(step.command, step.output):
+            hits = [Hit(h.code, "info", h.rule + " (git printed only an error: nothing shown)",
+                        h.command, h.revisions) if h.code == "audit.git_history_leak" else h
+                    for h in hits]
         step_hits.append(hits)
+    listed = _ListedNames(traj)
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):
         kept = []
         for hit in hits:
+            named = listed.names(hit, k, step_hits)
+            if named is not None:
+                hit = Hit(hit.code, "high", f"{hit.rule.split(':')[0]} names {named[0]}, which "
+                          f"step {named[1] + 1}'s listing of references printed", hit.command,
+                          hit.revisions, refs=hit.refs)
             if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
                 state, cid = _resolve_refs(hit, ancestry)
                 if state == "future":
@@ -263,6 +274,91 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                                     f"saw {len(future)} commit(s) not behind the task's base",
                                     future[0], tuple(future[:_EXAMPLES])))
     return verdict
+
+
+#: git's own words for "there was nothing to show" (a step whose output is only these, or nothing,
+#: showed nothing); and the lines tools wrap around an output (Codex exec, SWE-agent)
+_NOTHING = re.compile(r"^(?:fatal|error|warning): |^No stash entries found\.?$|^usage: git ")
+_WRAPPER = re.compile(r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
+                      r"Original token count: \d+|Output:|OBSERVATION:|"
+                      r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$")
+#: git commands that only display (their whole effect is their output)
+_DISPLAY = frozenset({"log", "show", "diff", "reflog", "describe", "ls-tree", "cat-file",
+                      "rev-list", "grep", "shortlog", "whatchanged", "name-rev", "rev-parse", "blame",
+                      "diff-tree", "cherry", "range-diff", "show-branch", "for-each-ref", "show-ref",
+                      "annotate"})
+_FILTERS = frozenset({"head", "tail", "grep", "sed", "cut", "sort", "uniq", "cat", "less", "more"})
+
+
+def _printed_nothing(command: str, output: str) -> bool:
+    """Did a step that only displays (git's display commands, ``stash list|show``, filters such
+    as ``head``) print only git's errors (no such revision, no stash entries)? Then it showed
+    nothing, whatever it named: judged by what was seen."""
+    cmds = parse_shell(command)
+    if not cmds:
+        return False
+    for cmd in cmds:
+        if not cmd.argv:
+            return False
+        name = os.path.basename(cmd.argv[0])
+        if name == "git":
+            sub, args = _git_split(cmd.argv)
+            if not (sub in _DISPLAY or sub == "stash" and args[:1] in (["list"], ["show"])):
+                return False
+            if any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
+                return False  # written to a file, not printed
+        elif name not in _FILTERS:
+            return False
+    lines = [line.strip() for line in output.splitlines()]
+    # an empty output proves nothing (a reader may not have recorded it): git must have said so
+    return any(_NOTHING.match(line) for line in lines) and \
+        all(not line or _WRAPPER.match(line) or _NOTHING.match(line) for line in lines)
+
+
+class _ListedNames:
+    """Names a trajectory read off its own listings of references (``git branch``, ``git tag``,
+    ``git for-each-ref``, ``git ls-remote``): a later command naming one (``git log -p windup``)
+    names a reference, however path-like or plain its spelling, not HEAD's history. The branch
+    it stood on (``* main``) and branches it made itself are left out."""
+
+    _LISTERS = frozenset({"branch", "tag", "for-each-ref", "show-ref", "ls-remote", "stash",
+                          "reflog"})
+    _PREFIX = re.compile(r"^(?:refs/(?:heads|tags|remotes)/|remotes/)")
+
+    def __init__(self, traj: Trajectory) -> None:
+        self.traj = traj
+        self._names: list[dict[str, None]] = []
+
+    def _listing(self, j: int) -> dict[str, None]:
+        while len(self._names) <= j:
+            step = self.traj.steps[len(self._names)]
+            found: dict[str, None] = {}
+            if step.output and not _git_step(step.command) and any(
+                    cmd.argv and os.path.basename(cmd.argv[0]) == "git"
+                    and _git_split(cmd.argv)[0] in self._LISTERS for cmd in parse_shell(step.command)):
+                for line in step.output.splitlines():
+                    if line.lstrip().startswith("* "):
+                        continue  # the branch HEAD is on
+                    for word in line.split():
+                        word = self._PREFIX.sub("", word.strip("'\",;()"))
+                        if len(word) > 1 and not word.startswith("-") \
+                                and not HEX_WORD.fullmatch(word):
+                            found.setdefault(word, None)
+            self._names.append(found)
+        return self._names[j]
+
+    def names(self, hit: Hit, k: int, step_hits: Sequence[Sequence[Hit]]) -> tuple[str, int] | None:
+        """(the name, the listing step) when ``hit`` rests on a plain or path-like name that an
+        earlier listing printed; None otherwise."""
+        if hit.code != "audit.git_history_leak" or not hit.refs or hit.severity == "high" \
+                or not (hit.candidate or hit.severity == "warn") or "own branch" in hit.rule:
+            return None
+        for ref in hit.refs:
+            word = re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
+            for j in range(k):
+                if word in self._listing(j):
+                    return word, j
+        return None
 
 
 def _resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
@@ -370,9 +466,9 @@ def _git_step(command: str) -> bool:
             continue
         ran_git = True
         sub, args = _git_split(cmd.argv)
-        if sub == "branch" and not set(args) <= {"--show-current", "--merged", "HEAD", "--list",
-                                                 "-l"}:
-            return False
+        if sub == "branch" and not ("--show-current" in args or "--merged" in args
+                                    and set(args) <= {"--merged", "HEAD", "--list", "-l"}):
+            return False  # a listing of branches: names beyond HEAD's history
         if sub == "tag" and not ("--merged" in args or "--points-at" in args):
             return False
         if sub in _REF_LISTERS and sub not in ("tag", "describe"):
