@@ -144,13 +144,21 @@ def select_best(records: Iterable[Any]) -> Candidate | None:
     return first_best(candidates, lambda c: c.validation)
 
 
-def finalize_plan(ws: Any) -> FinalizePlan:
-    """The plan for ``ws``: every run of every version is a submit of the search."""
+def finalize_plan(ws: Any, version: str | None = None) -> FinalizePlan:
+    """The plan for ``ws``: every run of every version is a submit of the search; with ``version``
+    (the submission named, AI4AI-Bench's shape: the agent submits one patch) only that version's
+    runs are, and the rule says so."""
     from evotree.harness.runs import list_runs
 
     records = list_runs(ws)
+    rule = RULE
+    if version is not None:
+        named = ws.resolve(version).id
+        records = [r for r in records if r.version == named]
+        rule = f"the submitted version {named}: {RULE}"
     best = select_best(records)
-    return FinalizePlan(status="ready" if best else "no_ok_submit", selected=best, considered=len(records))
+    return FinalizePlan(status="ready" if best else "no_ok_submit", selected=best, considered=len(records),
+                        rule=rule)
 
 
 class AlreadyFinalized(InvalidState):
@@ -298,7 +306,7 @@ def final_normalized(ws: Any, status: str, heldout_mean: float | None) -> float 
 
 
 def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
-             cancel: threading.Event | None = None) -> FinalizeResult:
+             cancel: threading.Event | None = None, version: str | None = None) -> FinalizeResult:
     """Finalize the search of ``ws`` (see the module doc); the ``finalize`` event's data."""
     from evotree.core.errors import EvotreeError
     from evotree.harness.executors.local import LocalExecutor
@@ -306,7 +314,7 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
     from evotree.harness.runs import plan_finalize_run, release_reservations, runs_dir
 
     _refuse_twice(ws.ledger.meta())
-    plan = finalize_plan(ws)
+    plan = finalize_plan(ws, version)
     if plan.selected is None:
         return _record(ws, FinalizeResult(status="no_ok_submit", selected_run=None, version=None, commit=None,
                                           validation_mean=None, heldout_run=None, heldout_mean=None,

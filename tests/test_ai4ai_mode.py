@@ -174,6 +174,10 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     v1 = _branch(better, {"config.toml": BETTER}, "more data, more epochs")
     better("run", v1, "--seeds", "2")
     search_seeds = {r["seed"] for r in better.json("runs")["runs"]}
+    dry = better.json("finalize", "--dry-run")
+    assert dry["retrain"] is True and dry["selected"]["version"] == v1 and "validation" not in dry["selected"]
+    named = better.json("finalize", "--dry-run", "--version", "v0")  # the submission an agent named
+    assert named["selected"]["version"] == "v0" and named["considered"] == 2 and "submitted version v0" in named["rule"]
     better("spend", "record", "--usd", "1.0", "--note", "the agent's API bill")
     refused = better.json("run", v1, "--seeds", "1", code=BudgetExceeded.exit_code)
     assert "tree_max_usd" in json.dumps(refused), refused
@@ -188,6 +192,7 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     record = json.loads((better.repo / ".evotree" / "runs" / second["heldout_run"] / "run.json").read_text())
     assert record["kind"] == "finalize" and record["seed"] == second["seed"]
     assert record["phases"]["train"]["returncode"] == 0 and record["train_command"] == "python train.py"
+    assert record["phases"]["train"]["sandbox"] == "bwrap" and not record["phases"]["train"]["network"]
     assert record["limits"]["wall_seconds"] == ws.config.train.timeout_seconds + ws.config.eval.timeout_seconds
     # the retrain trained anew: its model.json came from its own train phase, not the search's run
     assert (better.repo / ".evotree" / "runs" / second["heldout_run"] / "candidate" / "model.json").exists()

@@ -28,7 +28,8 @@ def _render(result: Any) -> None:
                        "finalize would record no_ok_submit (nothing judged). Nothing was recorded.")
             return
         shown = f", validation mean {chosen['validation']:.6g}" if isinstance(chosen.get("validation"), float) else ""
-        click.echo(f"dry run: finalize would judge {chosen['run_id']} ({chosen['version']}, commit "
+        how = "retrain clean and judge" if result.get("retrain") else "judge"
+        click.echo(f"dry run: finalize would {how} {chosen['run_id']} ({chosen['version']}, commit "
                    f"{str(chosen['commit'])[:10]}){shown} once on the held-out split, the best of "
                    f"{result['considered']} run(s). Nothing was recorded.")
         click.echo(f"rule: {result['rule']}")
@@ -63,8 +64,10 @@ def _render(result: Any) -> None:
 @click.option("--dry-run", is_flag=True, help="Show which run would be judged on the held-out split; judge "
               "and record nothing.")
 @click.option("--yes", is_flag=True, help="Confirm without the prompt (needed off a terminal: a script).")
+@click.option("--version", "submitted", default=None, metavar="VERSION", help="The submission: select among "
+              "this version's runs only (AI4AI-Bench's shape: the agent names the one patch it submits).")
 @outputs(_render, pass_json=True)
-def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
+def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None) -> Any:
     """End the search: judge the best validation run once on the held-out split.
 
     \b
@@ -77,7 +80,8 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
     version's or the tree's (exploration) budget. A held-out run evotree itself could not finish
     records an attempt (exit 37) and leaves the search open. The ledger records a `finalize` event;
     a second finalize is refused (exit 10, code already_finalized). With no such run the event
-    records no_ok_submit. --dry-run shows the run it would judge and records nothing; at a
+    records no_ok_submit. --version V considers V's runs only (the one submission an agent
+    named, AI4AI-Bench's shape). --dry-run shows the run it would judge and records nothing; at a
     terminal the person confirms by typing `finalize`, off a terminal --yes is required. In a
     workspace with [eval] hide_until_finalize (evotree init --protocol evopolicygym or ai4ai)
     validation and held-out figures are shown only from then on.
@@ -95,7 +99,8 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
     if dry_run:
         from evotree.gates.finalize import finalize_plan
 
-        return {"v": 1, "dry_run": True, **finalize_plan(ws).to_dict()}
+        return {"v": 1, "dry_run": True, "retrain": bool(ws.config.eval.finalize_retrain),
+                **finalize_plan(ws, submitted).to_dict()}
     import sys
 
     from evotree.core.errors import UsageError
@@ -119,7 +124,7 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool) -> Any:
     click.echo("finalize: selecting the best validation run …", err=True)
     if ws.config.eval.finalize_retrain:
         click.echo("finalize: the selected version is retrained clean before its held-out evaluation", err=True)
-    return finalize(ws, progress=progress)
+    return finalize(ws, progress=progress, version=submitted)
 
 
 def register(root: click.Group) -> None:
