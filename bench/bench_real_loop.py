@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from real_loop_domains import (Domain, GymTruth, WorkspaceTruth, apply_text, autoresearch_domain,
-                               gym_domain, math_domain, share_cache)
+                               gym_domain, math_domain, run_seeds, share_cache)
 
 from evotree.demo import SecondSigner
 from evotree.verbs import Session
@@ -77,8 +77,8 @@ def greedy(session: Session, domain: Domain, proposals: list[Proposal], k: int, 
     ``session``, from a start version equal to v0; the path of champions and the real runs."""
     start = session.branch(f"{label}: start (v0 unchanged)", parent="v0")
     champion, text = start.id, domain.start
-    records = session.run([champion], seeds=k, seed_start=0)
-    value, versions, runs = _value(records), [champion], len(records)
+    records, runs = run_seeds(session, champion, seeds=k, seed_start=0)
+    value, versions = _value(records), [champion]
     path, kept_at = [text], [0]
     for proposal in proposals:
         candidate = apply_text(text, domain.recipe, proposal, domain.knobs)
@@ -89,8 +89,8 @@ def greedy(session: Session, domain: Domain, proposals: list[Proposal], k: int, 
         (worktree / domain.recipe).write_text(candidate)
         session.commit(record.id, f"{label}: {proposal.summary}")
         versions.append(record.id)
-        records = session.run([record.id], seeds=k, seed_start=0)
-        runs += len(records)
+        records, started = run_seeds(session, record.id, seeds=k, seed_start=0)
+        runs += started
         score = _value(records)
         _say(f"  {label} {proposal.key} {proposal.summary}: {score:.4f} vs kept {value:.4f}")
         if score > value:
@@ -101,7 +101,9 @@ def greedy(session: Session, domain: Domain, proposals: list[Proposal], k: int, 
             session.abandon(record.id, reason=f"{label}: not better on {k} run(s)")
     ledger_runs = sum(len(session.runs(v)) for v in versions)  # the real count, from the ledger
     assert ledger_runs == runs, (ledger_runs, runs)
-    return {"path": path, "runs": ledger_runs, "kept_at_runs": kept_at, "versions": versions}
+    failed = sum(r.status != "succeeded" for v in versions for r in session.runs(v))
+    return {"path": path, "runs": ledger_runs, "kept_at_runs": kept_at, "versions": versions,
+            "failed_runs": failed}
 
 
 def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal],
@@ -136,6 +138,7 @@ def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal
                 "kept_at_runs": kept_at, "stopped": result.stopped,
                 "proposals_tried": len(result.outcomes), "champion_runs": result.champion_runs,
                 "wall_seconds": sum(r.wall_seconds for r in runs),
+                "failed_runs": sum(r.status != "succeeded" for r in runs),
                 "outcomes": [{"key": o.proposal.key, "summary": o.proposal.summary,
                               "status": o.status, "verdict": o.verdict, "delta": o.delta,
                               "runs": o.runs, "promoted": o.promoted} for o in result.outcomes]}
@@ -209,12 +212,15 @@ def run_domain(name: str, args: argparse.Namespace, folder: Path,
         gk = greedy(greedy_session, domain, tried, k, f"loop {loop} greedy-k")
         t_greedy = time.monotonic() - t1
         t2 = time.monotonic()
-        rows = {"greedy-1": judge_path(g1, truth, domain.neutral),
-                "greedy-k": {**judge_path(gk, truth, domain.neutral), "k": k},
+        rows = {"greedy-1": {**judge_path(g1, truth, domain.neutral),
+                             "failed_runs": g1["failed_runs"]},
+                "greedy-k": {**judge_path(gk, truth, domain.neutral), "k": k,
+                             "failed_runs": gk["failed_runs"]},
                 "evotree": {**judge_path(ev, truth, domain.neutral), "stopped": ev["stopped"],
                             "champion_runs": ev["champion_runs"],
                             "autopilot_runs": ev["autopilot_runs"],
-                            "wall_seconds": ev["wall_seconds"], "outcomes": ev["outcomes"]}}
+                            "wall_seconds": ev["wall_seconds"], "outcomes": ev["outcomes"],
+                            "failed_runs": ev["failed_runs"]}}
         loops.append({"loop": loop, "proposals": [p.to_dict() for p in tried], "rules": rows,
                       "seconds": {"evotree": t_ev, "greedy": t_greedy,
                                   "truth": time.monotonic() - t2},

@@ -226,6 +226,36 @@ class GymTruth:
         return self.cache[text]
 
 
+#: a run that failed for the machine, not the recipe (the shared tree's harness being edited):
+#: its seed is run again, after a pause
+INFRASTRUCTURE = ("SandboxUnavailable",)
+
+
+def run_seeds(session: Any, version: str, *, seeds: int, seed_start: int,
+              jobs: int | None = None, heldout: bool = False, retries: int = 2,
+              pause: float = 20.0) -> tuple[list[Any], int]:
+    """``seeds`` runs of ``version`` from ``seed_start``; a run that failed for the machine
+    (:data:`INFRASTRUCTURE`) is run again at its seed up to ``retries`` times. The runs kept
+    and the number of runs started (what the ledger holds)."""
+    import time
+
+    records = list(session.run([version], seeds=seeds, seed_start=seed_start, jobs=jobs,
+                               heldout=heldout))
+    started = len(records)
+    for _ in range(retries):
+        bad = [r for r in records if r.status != "succeeded"
+               and any(word in (r.error or "") for word in INFRASTRUCTURE)]
+        if not bad:
+            break
+        time.sleep(pause)
+        records = [r for r in records if r not in bad]
+        for r in bad:
+            again = session.run([version], seeds=1, seed_start=r.seed, jobs=jobs, heldout=heldout)
+            started += len(again)
+            records += again
+    return records, started
+
+
 def heldout_mean(ws_root: Path, run_id: str) -> float | None:
     """The mean held-out score of one run, from its ``evals.parquet`` (None: no held-out score)."""
     import duckdb
@@ -269,9 +299,9 @@ class WorkspaceTruth:
     def true(self, text: str) -> tuple[float, float | None]:
         if text not in self.cache:
             version = self._version(text)
-            records = self.session.run([version], seeds=self.seeds, seed_start=self.seed_start,
-                                       jobs=self.jobs, heldout=True)
-            self.runs += len(records)
+            records, started = run_seeds(self.session, version, seeds=self.seeds,
+                                         seed_start=self.seed_start, jobs=self.jobs, heldout=True)
+            self.runs += started
             values = [v for r in records if r.status == "succeeded"
                       for v in [heldout_mean(self.root, r.run_id)] if v is not None]
             if not values:
