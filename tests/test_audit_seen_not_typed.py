@@ -212,3 +212,28 @@ def test_a_name_read_off_the_trajectorys_own_listing_of_references_is_a_referenc
     assert not _flagged("git branch", "git log -3 main", outputs=(listing, None))
     assert not _flagged("git switch -c try", "git branch", "git switch main",
                         outputs=(None, "* try\n  main\n", None))
+
+
+@pytest.mark.parametrize("command", [
+    "function peek { git log --all; }; peek",
+    "function peek {\n  git log -p origin/fix\n}",
+    "git show $(git rev-parse @{-1})",
+    "git diff $(git rev-parse --short origin/fix)",
+    "git show `git rev-parse v1.1.0`:f.py",
+    "git show $(git log -1 --format=%H hotfix/x)",
+    "git show-branch -a",
+    "git merge-base origin/a origin/b",
+])
+def test_spellings_that_hid_a_reference(command: str) -> None:
+    assert _flagged(command)
+
+
+@pytest.mark.parametrize("command", [
+    "function t { python -m pytest -q; }; t",
+    "git show $(git rev-parse HEAD~1)",
+    "git diff $(git merge-base HEAD origin/main)",
+    "git merge-base HEAD origin/main",
+    "git merge-base --is-ancestor HEAD~2 HEAD",
+])
+def test_their_look_alikes(command: str) -> None:
+    assert not _flagged(command)

@@ -304,7 +304,11 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
             if word not in _KEYWORDS:
                 name, _, value = word.partition("=")
                 assigns.append((name.rstrip("+"), value))
-        if argv and argv[0] in ("select", "case", "function"):
+        if argv and argv[0] == "function":  # function NAME [()] { BODY: the body runs when called
+            argv = argv[2:]
+            while argv and argv[0] in ("()", "{", "("):
+                argv.pop(0)
+        elif argv and argv[0] in ("select", "case"):
             argv = []
         elif argv and argv[0] == "for" and not (len(argv) > 2 and argv[2] == "in"):
             argv = []  # for ((...)) / for x; do: nothing to follow

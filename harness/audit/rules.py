@@ -368,7 +368,8 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             hit("high", "git describe --contains names the references that contain a commit "
                 "(its future)")
             return hits
-        flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)), None)
+        flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
+                     or sub == "show-branch" and a in ("-a", "-r")), None)
         if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show", "name-rev",
                             "grep", "diff", "cherry"):
             # not describe: --tags / --all only widen the names it may use for a tag *behind*
@@ -376,6 +377,9 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             hit("high", f"git {sub} {flag} walks references beyond the base")
             return hits
         pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
+        if sub == "merge-base" and any(is_head_relative(p) for p in _positionals(args, sub)[0]) \
+                and not any(a in ("--fork-point", "--octopus") for a in args):
+            return hits  # a common ancestor of HEAD and X is HEAD's own history
         if sub in _REF_SUBS:
             if sub == "pull":
                 return hits

@@ -206,6 +206,8 @@ def _substitute(word: str, sink: ShellContext) -> str:
             value = _static_text(inner, sink)
             if value is None and _reads_listed(inner, sink):
                 value = LISTED_REFS  # a line of a file a listing of references was written to
+            if value is None:
+                value = _resolved_rev(inner)
             out.append(word[i:end] if value is None else value)
             i = end
             continue
@@ -217,12 +219,34 @@ def _substitute(word: str, sink: ShellContext) -> str:
             value = _static_text(word[i + 1:j], sink)
             if value is None and _reads_listed(word[i + 1:j], sink):
                 value = LISTED_REFS
+            if value is None:
+                value = _resolved_rev(word[i + 1:j])
             out.append(word[i:j + 1] if value is None else value)
             i = j + 1
             continue
         out.append(word[i])
         i += 1
     return "".join(out)
+
+
+def _resolved_rev(text: str) -> str | None:
+    """``$(git rev-parse X)``, ``$(git rev-list -1 X)``, ``$(git log -1 --format=%H X)``: the id
+    of X's commit, which names what X names (a revision beyond HEAD stays one)."""
+    if "git" not in text:
+        return None
+    cmds = _split(_Lexer(text).run())
+    if len(cmds) != 1 or not cmds[0].argv or _basename(cmds[0].argv[0]) != "git":
+        return None
+    sub, args = _git_split(cmds[0].argv)
+    if sub not in ("rev-parse", "rev-list", "log"):
+        return None
+    if sub != "rev-parse" and not any(a in ("-1", "-n1", "--max-count=1") for a in args):
+        return None
+    pos = [a for a in args if not a.startswith("-") and a not in ("1",)]
+    if len(pos) != 1 or "$" in pos[0] or "`" in pos[0]:
+        return None
+    word = re.sub(r"\^\{(?:commit)?\}$", "", pos[0])
+    return word if not is_head_relative(word) else "HEAD"
 
 
 def _listed_files(sink: ShellContext) -> dict[str, bool]:
