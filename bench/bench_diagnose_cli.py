@@ -31,7 +31,7 @@ def build(root: Path, rows: int) -> None:
     from evotree.core.ledger import utcnow
     from evotree.core.versions import create_version
     from evotree.core.workspace import Workspace, init_workspace
-    from evotree.harness.runs import RunRecord, runs_dir
+    from evotree.harness.records import RunRecord, runs_dir
 
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     for key, value in (("user.name", "bench"), ("user.email", "bench@example.com")):

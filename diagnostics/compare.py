@@ -142,7 +142,7 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
     silently dropped.
     """
     from evotree.harness.integrity import verify_run_evidence
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     record = ws.resolve(version)
     since = champion_since(ws, record.id)
@@ -300,7 +300,7 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
     run's manifest as it is read; a run that cannot be read, or that is foreign —
     :func:`evotree.harness.provenance.check_run` — is left out). Cached per ledger head."""
     from evotree.harness.integrity import RunEvidence
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     head = ws.ledger.head()
     key = (str(ws.root), str(head.id) if head is not None else "", split)

@@ -133,7 +133,7 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
     candidate's tree. It is required so that no caller silently diagnoses with another one.
     """
     from evotree.harness.query import connect
-    from evotree.harness.runs import list_runs, runs_dir
+    from evotree.harness.records import list_runs, runs_dir
 
     started = time.monotonic()
     record_v = ws.resolve(version)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from evotree.diagnostics.compare import VersionComparison
     from evotree.diagnostics.diagnose import DiagnoseResult
     from evotree.gates.evidence import GateReport
-    from evotree.harness.runs import ProgressFn, RunRecord
+    from evotree.harness.records import ProgressFn, RunRecord
 
 __all__ = [
     "InitResult",

@@ -425,7 +425,7 @@ def _builtin_signal(ws: Workspace, version: str, thresholds: dict[str, Any]) -> 
     from evotree.diagnostics.findings import analyzer_classes, run_analyzers
     from evotree.core.errors import EvotreeError
     from evotree.harness.query import connect
-    from evotree.harness.runs import list_runs, runs_dir
+    from evotree.harness.records import list_runs, runs_dir
 
     record = ws.resolve(version)
     runs = [r.run_id for r in list_runs(ws, version=record.id) if r.status not in ("invalid", "running")]

@@ -148,7 +148,7 @@ def finalize_plan(ws: Any, version: str | None = None) -> FinalizePlan:
     """The plan for ``ws``: every run of every version is a submit of the search; with ``version``
     (the submission named, AI4AI-Bench's shape: the agent submits one patch) only that version's
     runs are, and the rule says so."""
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     records = list_runs(ws)
     rule = RULE
@@ -311,7 +311,9 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
     from evotree.core.errors import EvotreeError
     from evotree.harness.executors.local import LocalExecutor
     from evotree.harness.layout import RunPaths
-    from evotree.harness.runs import plan_finalize_run, release_reservations, runs_dir
+    from evotree.harness.planning import plan_finalize_run
+    from evotree.harness.records import runs_dir
+    from evotree.harness.reservations import release_reservations
 
     _refuse_twice(ws.ledger.meta())
     plan = finalize_plan(ws, version)

@@ -107,7 +107,7 @@ def _frozen_task_changes(config: Any, patch: VersionPatch) -> list[str]:
 
 
 def patch_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
-    """A :data:`evotree.harness.runs.RunAuthorizer` step: :func:`check_patches_before_run` now,
+    """A :data:`evotree.harness.planning.RunAuthorizer` step: :func:`check_patches_before_run` now,
     and a re-check (in the reservation's compare-and-swap) that each branch is still at the
     commit that was checked — a commit added meanwhile is refused, never run unchecked."""
     checked = check_patches_before_run(ws, [v for v, n in requests.items() if n])

@@ -1,7 +1,7 @@
 """Runs with the train gate in front: the entry points the CLI, the API and the agent server call.
 
-:mod:`evotree.harness.runs` plans and executes runs but never decides who may train; it asks an
-``authorize`` callback it is given. These wrappers give it :func:`~evotree.gates.train_gate.train_gate_authorizer`
+:mod:`evotree.harness.planning` plans and :mod:`evotree.harness.execute` executes runs but
+never decides who may train; it asks an ``authorize`` callback it is given. These wrappers give it :func:`~evotree.gates.train_gate.train_gate_authorizer`
 (costly runs need a person's signed approval, the threshold taken from the signed champion; its
 re-check runs in the compare-and-swap that reserves the runs), so every caller above the harness
 — the CLI, the API, the agent server — gets the same check without the harness importing the gates.
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.gates.patch import patch_authorizer
 from evotree.gates.train_gate import train_gate_authorizer
-from evotree.harness.runs import RunPlan, RunRecord
-from evotree.harness.runs import plan_runs as _plan_runs
+from evotree.harness.records import RunPlan, RunRecord
+from evotree.harness.planning import plan_runs as _plan_runs
 from evotree.harness.execute import run_versions as _run_versions
 
 if TYPE_CHECKING:
@@ -45,12 +45,12 @@ def authorize_runs(ws: Workspace, requests: Mapping[str, int]) -> Any:
 
 
 def plan_runs(ws: Workspace, versions: list[str], **options: Any) -> list[RunPlan]:
-    """:func:`evotree.harness.runs.plan_runs` with the patch and train gates as its authorizer."""
+    """:func:`evotree.harness.planning.plan_runs` with the patch and train gates as its authorizer."""
     return _plan_runs(ws, versions, authorize=authorize_runs, **options)
 
 
 def run_versions(ws: Workspace, versions: list[str], **options: Any) -> list[RunRecord]:
-    """:func:`evotree.harness.runs.run_versions` with the patch and train gates as its authorizer.
+    """:func:`evotree.harness.execute.run_versions` with the patch and train gates as its authorizer.
 
     Options are those of the harness function: ``seeds``, ``seed_start``, ``jobs``, ``heldout``,
     ``progress``, ``cancel``, ``executor``, ``address``.

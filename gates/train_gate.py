@@ -112,7 +112,7 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
 def train_gate_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
     """:func:`train_gate`, and (when the signed champion has a train gate) the re-check the
     harness runs in the compare-and-swap that reserves the runs
-    (:data:`evotree.harness.runs.RunRecheck`): the same rule, with the runs counted on the
+    (:data:`evotree.harness.planning.RunRecheck`): the same rule, with the runs counted on the
     ledger head the reservation is written on."""
     checks = {check.version: check for check in train_gate(ws, dict(requests))}
     if not checks:

@@ -2,7 +2,7 @@
 
 Every exporter reads the evidence the way ``evotree sql`` does (:func:`evotree.harness.query.query`
 over the ``signals`` and ``evals`` views) and the run records the way ``evotree runs`` does
-(:func:`evotree.harness.runs.list_runs`), then writes one run of the tool per evotree run:
+(:func:`evotree.harness.records.list_runs`), then writes one run of the tool per evotree run:
 
 - every signal ``(metric, step, value)`` as a scalar at its step (train-phase signals under their
   metric name, signals of another phase under ``<phase>/<metric>``; non-finite values, stored as
@@ -149,7 +149,7 @@ class ExportResult:
 def collect_runs(ws: Workspace, versions: list[str] | None = None) -> list[RunEvidence]:
     """The runs of ``versions`` (all when None or empty), oldest first, with their evidence."""
     from evotree.harness.query import query
-    from evotree.harness.runs import list_runs, runs_dir
+    from evotree.harness.records import list_runs, runs_dir
 
     if versions:
         wanted = {ws.resolve(v).id for v in versions}

@@ -1,7 +1,8 @@
 """Executing a request: plan every run, hand the plans to an executor, handle Ctrl-C.
 
-Kept apart from :mod:`evotree.harness.runs` (records, planning, finishing, listing) so that the
-executors, which build on those records, are imported by this module and never the other way.
+Kept apart from the run records, planning and finishing (:mod:`evotree.harness.records`,
+:mod:`evotree.harness.planning`, :mod:`evotree.harness.finish`) so that the executors, which
+build on those records, are imported by this module and never the other way.
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError
 from evotree.harness.executors import make_executor
-from evotree.harness.runs import (
+from evotree.harness.planning import RunAuthorizer, plan_runs
+from evotree.harness.records import (
     ProgressFn,
-    RunAuthorizer,
     RunDirError,
     RunRecord,
-    RunsCancelled,
     RunStatus,
-    plan_runs,
-    release_reservations,
+    RunsCancelled,
     runs_dir,
 )
+from evotree.harness.reservations import release_reservations
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace

@@ -18,7 +18,8 @@ from evotree.core.refs import branch_ref
 from evotree.core.workspace import Workspace
 from evotree.harness.layout import RunPaths
 from evotree.harness.recorder import Recorder
-from evotree.harness.runs import RunRecord, RunStatus, finish_run, now_stamp, runs_dir
+from evotree.harness.finish import finish_run
+from evotree.harness.records import RunRecord, RunStatus, now_stamp, runs_dir
 
 __all__ = ["IngestError", "ingest_tensorboard", "ingest_trainer_state", "TENSORBOARD_TRAIN_PREFIX"]
 

@@ -2,7 +2,7 @@
 
 The ledger is the list of attempts: ``run.started`` for every run a driver began, ``run.finished``
 for every run it (or crash recovery) ended, with a manifest of the evidence
-(:func:`evotree.harness.runs.evidence_manifest`: the sha256 of every Parquet/JSONL evidence file,
+(:func:`evotree.harness.manifest.evidence_manifest`: the sha256 of every Parquet/JSONL evidence file,
 a hash of the run.json fields readers rely on, and one digest over both). Anything that counts
 runs for a decision (the score gate, ``evotree compare``, reports) asks
 :func:`verify_run_evidence` instead of listing run directories, so deleting the run directories
@@ -49,14 +49,9 @@ from evotree.core.errors import EvotreeError
 from evotree.core.findings import Finding
 from evotree.core.ledger import EventKind
 from evotree.harness.layout import RunPaths
-from evotree.harness.runs import (
-    BOUND_FIELDS,
-    evidence_files,
-    manifest_digest,
-    record_binding,
-    run_is_live,
-    runs_dir,
-)
+from evotree.harness.manifest import BOUND_FIELDS, evidence_files, manifest_digest, record_binding
+from evotree.harness.records import runs_dir
+from evotree.harness.recovery import run_is_live
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace

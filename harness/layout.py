@@ -2,7 +2,7 @@
 
 A run lives in ``<runs_dir>/<run_id>/``::
 
-    run.json                        the run record (RunRecord in evotree.harness.runs)
+    run.json                        the run record (RunRecord in evotree.harness.records)
     candidate/                      the version's committed tree, exported without .git (train cwd)
     evidence/<phase>/<kind>.jsonl   written while running, one JSON object per line
     logs/<phase>.out, logs/<phase>.err

@@ -25,7 +25,7 @@ from evotree.harness.budget import (
     usd_per_run_hour,
 )
 from evotree.harness.provenance import seal
-from evotree.harness.runs import live_reservations
+from evotree.harness.reservations import live_reservations
 
 if TYPE_CHECKING:
     from evotree.core.gitio import Identity

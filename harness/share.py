@@ -61,7 +61,7 @@ from evotree.core.config import Config
 from evotree.core.errors import EvotreeError
 from evotree.core.gitio import Git
 from evotree.core.workspace import Workspace
-from evotree.harness.runs import RunRecord, RunStatus, runs_dir
+from evotree.harness.records import RunRecord, RunStatus, runs_dir
 
 __all__ = ["RUNS_REF_PREFIX", "MAX_ARCHIVE_BYTES", "POINTER", "SHARE_REFSPECS", "ShareError", "ShareResult",
            "archive_run", "archive_runs", "fetch_shared", "push_evidence", "pull_evidence", "run_ref"]

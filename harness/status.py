@@ -15,7 +15,8 @@ from typing import Any
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import VersionStatus
 from evotree.core.workspace import Workspace
-from evotree.harness.runs import RunStatus, list_runs, live_reservations
+from evotree.harness.records import RunStatus, list_runs
+from evotree.harness.reservations import live_reservations
 
 __all__ = ["WorkspaceStatus", "workspace_status"]
 
@@ -72,7 +73,7 @@ def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> Worksp
     except EvotreeError:
         status.reserved = 0
     from evotree.harness.live import progress_of
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     base = runs_dir(ws)
     status.running = [{"run_id": r.run_id, "version": r.version, "seed": r.seed, "started_at": r.started_at,

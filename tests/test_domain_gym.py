@@ -33,7 +33,7 @@ from evotree.core.versions import create_version  # noqa: E402
 from evotree.core.workspace import Workspace  # noqa: E402
 from evotree.harness.budget import BudgetExceeded  # noqa: E402
 from evotree.gates.runs import run_versions  # noqa: E402
-from evotree.harness.runs import RunRecord  # noqa: E402
+from evotree.harness.records import RunRecord# noqa: E402
 
 
 # ---------------------------------------------------------------------------- helpers

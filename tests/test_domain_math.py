@@ -1,7 +1,7 @@
 """The math domain: generator and splits, the workspace template, and real GRPO runs end to end.
 
 No mocks: the end-to-end tests train the tiny local model with trl.GRPOTrainer on CPU through
-``evotree.harness.runs.run_versions`` (train phase in the candidate's exported tree, judge in the
+``evotree.harness.execute.run_versions`` (train phase in the candidate's exported tree, judge in the
 champion's tree), in real git repositories. One module-scoped workspace is trained for a few
 steps and its runs are shared by the tests that read them. The default tests take ~75 s on
 2 CPU cores (the GPU test is marked ``gpu`` and skipped without CUDA).

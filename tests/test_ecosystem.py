@@ -18,7 +18,7 @@ from conftest import Cli
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.query import query
-from evotree.harness.runs import list_runs, runs_dir
+from evotree.harness.records import list_runs, runs_dir
 from test_runs import _version, make_run_repo
 
 

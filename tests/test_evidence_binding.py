@@ -193,7 +193,8 @@ def test_a_started_run_that_never_finished_fails_the_gate_and_a_running_one_hold
     killed, its marker and directory removed before any recovery) fails the gate."""
     import fcntl
 
-    from evotree.harness.runs import RunRecord, _ledger_run_started
+    from evotree.harness.finish import ledger_run_started
+    from evotree.harness.records import RunRecord
 
     ws = _workspace(tmp_path / "w")
     v1 = _version(ws, "skill = 0.5\nspread = 0.2\n")
@@ -207,7 +208,7 @@ def test_a_started_run_that_never_finished_fails_the_gate_and_a_running_one_hold
     ghost = RunRecord(run_id=f"{v1}-s1-ghost", version=v1, seed=1, status="running", commit=commit,
                       judge_commit=git(ws.root, "rev-parse", "refs/evotree/champion"), judge_version="v0",
                       train_command="python train.py", eval_command="python judge/eval.py", started_at="x")
-    _ledger_run_started(ws, ghost)
+    ledger_run_started(ws, ghost)
     # while a process drives it (its .active flock is held) the gate waits for it
     marker = ws.root / ".evotree" / "runs" / ".active" / ghost.run_id
     with open(marker, "a+") as handle:
@@ -229,7 +230,8 @@ def test_a_started_run_that_never_finished_fails_the_gate_and_a_running_one_hold
 def test_unrecorded_and_unverifiable_runs(neutral: tuple[Workspace, str, dict[int, str]]) -> None:
     """A run directory the ledger never heard of is not counted; a run finished without a manifest
     (an evotree from before manifests) cannot be checked and fails the gate."""
-    from evotree.harness.runs import RunRecord, _ledger_run_finished
+    from evotree.harness.finish import ledger_run_finished
+    from evotree.harness.records import RunRecord
 
     ws, v1, runs = neutral
     copy = _run_dir(ws, f"{runs[0]}-copy")
@@ -243,7 +245,7 @@ def test_unrecorded_and_unverifiable_runs(neutral: tuple[Workspace, str, dict[in
     assert copy.name not in data["runs"]["b"] and data["evidence"]["b"]["unrecorded"] == [copy.name]
     assert data["evidence"]["ok"] is True and data["caveat"] is None
     # a second run.finished without a manifest, as an older evotree wrote it
-    _ledger_run_finished(ws, RunRecord.load(_run_dir(ws, runs[3]) / "run.json"))
+    ledger_run_finished(ws, RunRecord.load(_run_dir(ws, runs[3]) / "run.json"))
     check = verify_run_evidence(ws, v1)
     assert check.run(runs[3]).state == "unverified" and not check.ok
     score, _ = _score(ws.root, v1)
@@ -255,7 +257,7 @@ def test_the_manifest_never_follows_links_or_opens_fifos(tmp_path: Path) -> None
     the hashing, and a link is bound by its target, not by what it points to."""
     import os
 
-    from evotree.harness.runs import evidence_files, evidence_manifest, record_binding
+    from evotree.harness.manifest import evidence_files, evidence_manifest, record_binding
 
     run = tmp_path / "run"
     (run / "evidence" / "train").mkdir(parents=True)

@@ -116,7 +116,7 @@ def test_cli_rejects_unknown_executor(ws: object, run: Cli) -> None:
 
 def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
     code = ("import sys; from evotree.harness.executors import make_executor; from evotree.core.config import ExecutorSection;"
-            "import evotree.harness.runs; make_executor(ExecutorSection(kind='local'));"
+            "import evotree.harness.records; make_executor(ExecutorSection(kind='local'));"
             "print('ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-P", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -254,7 +254,7 @@ def test_kill_run_processes_kills_by_run_id_and_returns_pids(tmp_path: Path) -> 
     import os
 
     from evotree.harness.layout import ENV_RUN_ID
-    from evotree.harness.runs import kill_run_processes
+    from evotree.harness.recovery import kill_run_processes
 
     script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True); print('up', flush=True); time.sleep(60)"
     mine = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, ENV_RUN_ID: "run-kill-1"},
@@ -269,7 +269,7 @@ def test_kill_run_processes_kills_by_run_id_and_returns_pids(tmp_path: Path) -> 
         assert other.poll() is None  # another run's process is left alone
         import evotree.harness.executors.ray_worker as worker
 
-        assert not hasattr(worker, "kill_run_processes")  # one implementation, in evotree.harness.runs
+        assert not hasattr(worker, "kill_run_processes")  # one implementation, in evotree.harness.recovery
     finally:
         other.kill()
         mine.kill()

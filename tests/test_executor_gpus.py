@@ -20,7 +20,7 @@ from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.executors import ExecutorError
 from evotree.harness.executors.gpus import GpuPool, _parse_smi, _parse_visible, check_request, gpus_per_run, visible_devices
-from evotree.harness.runs import runs_dir
+from evotree.harness.records import runs_dir
 
 # The train phase prints what it was given and when it ran; the judge prints what it was given.
 TRAIN = '''\
@@ -201,7 +201,7 @@ def test_asking_more_gpus_than_exist_is_refused_before_anything_runs(tmp_path: P
     base = runs_dir(ws)
     assert not [p for p in base.iterdir() if not p.name.startswith(".")] if base.exists() else True
     snapshot = ws.ledger.snapshot()
-    from evotree.harness.runs import live_reservations
+    from evotree.harness.reservations import live_reservations
 
     assert not live_reservations(snapshot.meta)  # the reservations were released
 

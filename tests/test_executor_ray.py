@@ -24,7 +24,7 @@ from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.harness.layout import ENV_RUN_ID
 from evotree.gates.runs import run_versions
-from evotree.harness.runs import list_runs
+from evotree.harness.records import list_runs
 
 ray = pytest.importorskip("ray")
 

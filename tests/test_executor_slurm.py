@@ -228,7 +228,7 @@ def test_bad_settings_fail_before_anything_is_submitted(tmp_path: Path, monkeypa
     from evotree.core.config import parse_config
 
     section = parse_config((ws.root / "evotree.toml").read_text()).executor
-    from evotree.harness.runs import plan_runs
+    from evotree.harness.planning import plan_runs
 
     plans = plan_runs(ws, ["v0"], authorize=lambda *a, **k: None, seeds=1)
     with pytest.raises(ExecutorError, match="whole number of GPUs per Slurm job, actually: 0.5"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evotree.gates.finalize import finalize_plan, select_best
-from evotree.harness.runs import RunRecord
+from evotree.harness.records import RunRecord
 
 
 def record(run_id: str, status: str, value: float | None, started: str, metric: str = "validation/mean_score") -> RunRecord:
@@ -108,7 +108,7 @@ def test_finalize_judges_the_best_validation_run_once_outside_the_budget(tmp_pat
 
     from evotree.harness.budget import BudgetExceeded
     from evotree.gates.runs import run_versions
-    from evotree.harness.runs import RunRecord
+    from evotree.harness.records import RunRecord
 
     ws = hidden_gym_workspace(tmp_path / "w")
     ids = searched(ws)

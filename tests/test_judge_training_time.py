@@ -16,7 +16,8 @@ from evotree.core.config import BudgetSection, parse_config
 from evotree.core.errors import ConfigError
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.harness.budget import charge_run
-from evotree.harness.runs import RESERVATIONS, training_seconds
+from evotree.harness.finish import training_seconds
+from evotree.harness.reservations import RESERVATIONS
 from test_runs import TRAIN, _version
 
 PHASES = {"prepare": {"wall_seconds": 1.5, "cpu_seconds": 1.0}, "train": {"wall_seconds": 10.0, "cpu_seconds": 8.0},

@@ -1,7 +1,7 @@
 """One namespace and one-way layers, read from the source with ``ast``.
 
-Every module of the project is named as it is installed (``harness/runs.py`` is
-``evotree.harness.runs``). Imports anywhere in a module count, those inside functions and under
+Every module of the project is named as it is installed (``harness/records.py`` is
+``evotree.harness.records``). Imports anywhere in a module count, those inside functions and under
 ``TYPE_CHECKING`` too: a lazy import is still a dependency, and a circle through one is still a
 circle. The layers, bottom to top:
 

@@ -25,7 +25,8 @@ from evotree.core.errors import ConfigError
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import BudgetExceeded, charge_run, clock_left_seconds, committed, plan_limits
 from evotree.harness.money import record_spend
-from evotree.harness.runs import RESERVATIONS, plan_runs, release_reservations
+from evotree.harness.planning import plan_runs
+from evotree.harness.reservations import RESERVATIONS, release_reservations
 from test_runs import _version, make_run_repo
 
 #: 36 USD per CPU hour on the default one CPU per run: one cent per second

@@ -451,7 +451,7 @@ def test_each_capability_moves_the_judged_score_and_rsibench_statistics(tmp_path
         stats["post_peak"]["regressions"]
     )
     # the spend after the peak, in the training bill: by hand from the run records
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     from evotree.core.workspace import Workspace
 

@@ -4,7 +4,7 @@ best pick the same one of tied candidates — the earliest — through one funct
 from __future__ import annotations
 
 from evotree.gates.finalize import first_best, select_best
-from evotree.harness.runs import RunRecord
+from evotree.harness.records import RunRecord
 from evotree.report.search import SearchParams, VersionStat, compute_stats
 
 

@@ -131,7 +131,7 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
     stats = cli.json("report", "--tree")["settings"][0]
     spend = stats["spend"]
     from evotree.core.workspace import Workspace
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     ws = Workspace.open(cli.repo)
     price = ws.config.executor.cpus * ws.config.budget.usd_per_cpu_hour + \

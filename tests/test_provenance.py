@@ -148,7 +148,9 @@ def _forge(ws: Workspace, source: Path, run_id: str, *, score: float | None) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from evotree.harness.runs import RunRecord, _ledger_run_finished, _ledger_run_started, evidence_manifest, runs_dir
+    from evotree.harness.finish import ledger_run_finished, ledger_run_started
+    from evotree.harness.manifest import evidence_manifest
+    from evotree.harness.records import RunRecord, runs_dir
 
     target = runs_dir(ws) / run_id
     shutil.copytree(source, target)
@@ -163,8 +165,8 @@ def _forge(ws: Workspace, source: Path, run_id: str, *, score: float | None) -> 
         data["headline"] = {**data["headline"], "value": score}
     (target / "run.json").write_text(json.dumps(data))
     record = RunRecord.load(target / "run.json")
-    _ledger_run_started(ws, record)
-    _ledger_run_finished(ws, record, evidence_manifest(target, data))
+    ledger_run_started(ws, record)
+    ledger_run_finished(ws, record, evidence_manifest(target, data))
     return run_id
 
 
@@ -174,7 +176,7 @@ def test_forged_runs_pulled_from_a_remote_are_foreign_and_never_counted(tmp_path
     from evotree.gates.runs import run_versions
     from evotree.harness.integrity import verify_run_evidence
     from evotree.harness.provenance import FOREIGN_NOTE
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
     from evotree.harness.share import archive_runs
 
     monkeypatch.delenv("EVOTREE_RUNNER_KEY", raising=False)

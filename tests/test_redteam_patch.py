@@ -539,7 +539,7 @@ def test_a_branch_cleaned_just_before_the_check_is_refused(tmp_path: Path) -> No
     just before the check. The check passes the clean tip, the reservation's compare-and-swap
     sees that the planned commit is not the checked one, and nothing is reserved."""
     from evotree.gates.runs import authorize_runs
-    from evotree.harness.runs import plan_runs
+    from evotree.harness.planning import plan_runs
 
     ws = _ws(tmp_path)
     v, wt = _branch(ws)

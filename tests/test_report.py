@@ -36,7 +36,7 @@ def rws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 def _sql(ws: Workspace, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     from evotree.harness.query import connect
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     con = connect(runs_dir(ws))
     try:

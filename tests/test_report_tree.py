@@ -84,7 +84,7 @@ def beta(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 @pytest.mark.heavy
 def test_figures_of_a_hand_made_tree(alpha: Workspace) -> None:
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     stats = tree_stats(alpha)
     rows = {r.id: r for r in stats.versions}

@@ -25,14 +25,10 @@ from conftest import EVOTREE_BIN, Cli, git
 from evotree.core.ledger import Event
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import BudgetExceeded, champion_reruns_left
-from evotree.harness.runs import (
-    RESERVATIONS,
-    owner_is_dead,
-    plan_runs,
-    process_owner,
-    recover_crashed_runs,
-    release_reservations,
-)
+from evotree.core.proc import owner_is_dead, process_owner
+from evotree.harness.planning import plan_runs
+from evotree.harness.recovery import recover_crashed_runs
+from evotree.harness.reservations import RESERVATIONS, release_reservations
 from test_runs import _version, make_run_repo
 
 # tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
@@ -144,7 +140,7 @@ def test_owner_liveness(tmp_path: Path) -> None:
 RESERVE_AND_DIE = """
 import os, signal, sys
 from evotree.core.workspace import Workspace
-from evotree.harness.runs import plan_runs
+from evotree.harness.planning import plan_runs
 plans = plan_runs(Workspace.open(sys.argv[1]), [sys.argv[2]], authorize=lambda ws, r: None, seeds=3, reserve=True)
 print(len(plans), flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
@@ -370,13 +366,15 @@ START_AND_DIE = """
 import os, signal, sys
 from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
-from evotree.harness.runs import RunRecord, _ledger_run_started, plan_runs
+from evotree.harness.finish import ledger_run_started
+from evotree.harness.planning import plan_runs
+from evotree.harness.records import RunRecord
 ws = Workspace.open(sys.argv[1])
 (plan,) = plan_runs(ws, [sys.argv[2]], authorize=lambda ws, r: None, reserve=True)
 record = RunRecord(run_id=plan.run_id, version=plan.version, seed=plan.seed, status="running", commit=plan.commit,
                    judge_commit=plan.judge_commit, judge_version=plan.judge_version, train_command="",
                    eval_command="", started_at=utcnow(), limits=plan.limits.to_dict())
-_ledger_run_started(ws, record)
+ledger_run_started(ws, record)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 

@@ -68,7 +68,8 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]
 def voidable(tmp_path: Path, keys: dict[str, Any]) -> dict[str, Any]:
     """Champion v0 (3 seeds); v1, created by Ada (the git identity), better (4 seeds); one of v1's
     runs re-finished in the ledger without a manifest, as an evotree from before manifests wrote it."""
-    from evotree.harness.runs import RunRecord, _ledger_run_finished
+    from evotree.harness.finish import ledger_run_finished
+    from evotree.harness.records import RunRecord
 
     repo = make_repo(tmp_path / "w")
     (repo / "recipe.toml").write_text("skill = 0.5\n")
@@ -89,7 +90,7 @@ def voidable(tmp_path: Path, keys: dict[str, Any]) -> dict[str, Any]:
     assert all(r.status == "succeeded" for r in records), [r.error for r in records]
     runs = {r.seed: r.run_id for r in records if r.version == v1.id}
     ws = open_workspace(repo)
-    _ledger_run_finished(ws, RunRecord.load(repo / ".evotree" / "runs" / runs[3] / "run.json"))
+    ledger_run_finished(ws, RunRecord.load(repo / ".evotree" / "runs" / runs[3] / "run.json"))
     assert verify_run_evidence(ws, v1.id).run(runs[3]).state == "unverified"
     return {"repo": repo, "v1": v1.id, "runs": runs, "old": runs[3]}
 

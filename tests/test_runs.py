@@ -18,7 +18,7 @@ from evotree.core.versions import abandon_version, create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.harness.budget import BudgetExceeded
 from evotree.gates.runs import run_versions
-from evotree.harness.runs import RunRecord, list_runs
+from evotree.harness.records import RunRecord, list_runs
 
 TRAIN = '''\
 import json, os, sys, time, tomllib
@@ -344,7 +344,7 @@ def test_unwritable_runs_dir(tmp_path: Path) -> None:
         repo = make_run_repo(tmp_path / "w")
         (repo / ".evotree" / "runs").mkdir()
         (repo / ".evotree" / "runs").chmod(0o500)
-    from evotree.harness.runs import RunDirError
+    from evotree.harness.records import RunDirError
 
     with pytest.raises(RunDirError, match="cannot create the runs directory"):
         run_versions(Workspace.open(repo), ["v0"])
@@ -504,7 +504,7 @@ def test_a_train_process_that_left_the_group_is_killed_before_the_judge(unsandbo
     (record,) = run_versions(rws, [v1])
     assert record.status == "succeeded", record.error
     assert any("outlived the train phase" in note for note in record.notes), record.notes
-    from evotree.harness.runs import kill_run_processes
+    from evotree.harness.recovery import kill_run_processes
 
     assert kill_run_processes(record.run_id) == []  # nothing of the run is left alive
 
@@ -536,7 +536,7 @@ def test_sigkill_during_the_judge_phase_leaves_no_judge_folder(tmp_path: Path) -
     record = RunRecord.load(repo / ".evotree" / "runs" / run_id / "run.json")
     assert record.status == "crashed" and any("judge folder" in note for note in record.notes), record.notes
     from evotree.harness.integrity import verify_run_evidence
-    from evotree.harness.runs import kill_run_processes
+    from evotree.harness.recovery import kill_run_processes
 
     assert kill_run_processes(run_id) == []  # the judge process was killed too
     check = verify_run_evidence(Workspace.open(repo), "v0")  # the crashed run is finished with a manifest
@@ -548,7 +548,7 @@ def test_judge_folders_of_runs_no_longer_live_are_swept(rws: Workspace) -> None:
     run's folder, a retry's and anything not made by mkdtemp stay."""
     import fcntl
 
-    from evotree.harness.runs import recover_crashed_runs
+    from evotree.harness.recovery import recover_crashed_runs
 
     judge_root = rws.root / ".evotree" / "judge"
     active = rws.root / ".evotree" / "runs" / ".active"
@@ -567,7 +567,7 @@ def test_judge_folders_of_runs_no_longer_live_are_swept(rws: Workspace) -> None:
         recover_crashed_runs(rws)
         assert not stale.exists() and not stale_copy.exists()
         assert live.exists() and live_copy.exists() and retry.exists()
-    from evotree.harness.runs import remove_judge_leftovers
+    from evotree.harness.recovery import remove_judge_leftovers
 
     for folder in (judge_root / "v0-s2-x-abcdef-0a1b2c3d", judge_root / "v0-s2-x-abcdef-r1-0a1b2c3d"):
         folder.mkdir()

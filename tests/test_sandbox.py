@@ -28,7 +28,7 @@ from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
 from evotree.harness import sandbox
-from evotree.harness.runs import RunRecord
+from evotree.harness.records import RunRecord
 from evotree.harness.sandbox import (
     Limits,
     SandboxSpec,

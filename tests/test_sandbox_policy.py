@@ -44,7 +44,7 @@ from evotree.domains.gym.runner import Task, WorkerBroken, run_episodes
 from evotree.domains.gym.settings import load_judge_settings
 from evotree.gates.runs import run_versions
 from evotree.harness import sandbox
-from evotree.harness.runs import RunRecord
+from evotree.harness.records import RunRecord
 from evotree.harness.sandbox import (
     ENV_POLICY_SANDBOX,
     JUDGE_UID,

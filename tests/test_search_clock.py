@@ -18,7 +18,7 @@ from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.budget import BudgetExceeded, clock_ends_at, clock_left_seconds, plan_limits, run_deadline
 from evotree.harness.executors.phases import TERM_GRACE_SECONDS
-from evotree.harness.runs import RESERVATIONS
+from evotree.harness.reservations import RESERVATIONS
 from test_runs import _version, make_run_repo
 
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -79,7 +79,7 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...], ha
       evotree backtest v3 --transform "reward + 0.1*instruction_following"
     """
     from evotree.diagnostics.backtest import backtest as backtest_fn
-    from evotree.harness.runs import list_runs, runs_dir
+    from evotree.harness.records import list_runs, runs_dir
 
     ws = open_workspace()
     run_ids = [r.run_id for r in list_runs(ws, version=version) if r.status not in ("invalid", "running")]

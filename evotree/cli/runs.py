@@ -110,7 +110,8 @@ def _following(ws: Any, view: Any) -> Any:
     (the judge's left out while figures are hidden), then passes the event on to ``view``."""
     import threading
 
-    from evotree.harness.runs import LOG_PHASES, runs_dir
+    from evotree.harness.logs import LOG_PHASES
+    from evotree.harness.records import runs_dir
     from evotree.verbs.policy import hidden_now
 
     phases = tuple(p for p in LOG_PHASES if not (p == "eval" and hidden_now(ws)))
@@ -174,7 +175,7 @@ def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
 @outputs(renderer("runs"))
 def _list_runs(version: str | None) -> Any:
     from evotree.harness.provenance import mark_foreign
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     ws = open_workspace()
     return mark_foreign(ws, list_runs(ws, version=version))
@@ -319,7 +320,7 @@ def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool)
     characters the phase printed are shown escaped.
     """
     from evotree.core.visibility import HiddenUntilFinalize
-    from evotree.harness.runs import LOG_PHASES, find_run_dir, run_logs
+    from evotree.harness.logs import LOG_PHASES, find_run_dir, run_logs
     from evotree.verbs.policy import hidden_now
 
     ws = open_workspace()
@@ -342,7 +343,7 @@ def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str
     """Print a run's phase output as it is written, until the run has ended."""
     from evotree.core.text import escape_control
     from evotree.harness.live import follow_logs
-    from evotree.harness.runs import RunRecord
+    from evotree.harness.records import RunRecord
 
     def finished() -> bool:
         try:
@@ -376,7 +377,7 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
     or memory_mb (default 30 s, 2048 MiB) is stopped: exit 14, code query_limit.
     """
     from evotree.harness.query import query, sql_limits
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     from evotree.verbs.policy import hidden_now
 

@@ -75,7 +75,7 @@ _HIDDEN_TEXT = re.compile(rf"(\b(?:{_WORD})/[\w./\-]*\s*(?:=|:)\s*)([-+]?(?:\d+\
 _HIDDEN_MARK = "<hidden>"
 _HEADLINE_KEY = re.compile(r"(^|_)headline(_|$)", re.IGNORECASE)
 _AUDIT_SCORES = ("raw_score", "leak_adjusted_score", "leak_zeroed_score")
-#: a failed run's note quotes the failing phase's log (evotree.harness.runs.log_tail_note): the eval
+#: a failed run's note quotes the failing phase's log (evotree.harness.logs.log_tail_note): the eval
 #: phase's is the judge's output
 _JUDGE_NOTE = re.compile(r"\b(eval\.(?:out|err) ends: ).*", re.DOTALL)
 #: text about the judge phase's output or failure (a note quoting its log, an error naming it)

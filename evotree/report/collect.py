@@ -313,7 +313,7 @@ def _lineage(ws: Workspace, version: str, against: str) -> dict[str, Any]:
 def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
     """Per-step curves of the train phase, averaged over each version's runs."""
     from evotree.harness.query import connect
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     try:
         con = connect(runs_dir(ws))

@@ -125,7 +125,7 @@ def load_search(directory: Path | str, *, agent: str | None = None, harness: str
     record of a judge-only run that succeeded; anything else leaves the environments without a
     held-out return."""
     from evotree.core.workspace import Workspace
-    from evotree.harness.runs import RunRecord, runs_dir
+    from evotree.harness.records import RunRecord, runs_dir
 
     ws = Workspace.open(Path(directory))
     name = agent or Path(ws.root).name

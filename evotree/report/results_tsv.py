@@ -94,7 +94,7 @@ def results_rows(ws: Workspace, *, metric: str = "val_bpb") -> list[ResultRow]:
     from evotree.core.versions import tree_view
     from evotree.domains.autoresearch.summary import peak_memory_gb
     from evotree.gates.verify import trusted_policy
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     tree = tree_view(ws)
     policy = trusted_policy(ws)

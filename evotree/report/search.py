@@ -286,7 +286,7 @@ def _ledger_facts(ws: Workspace) -> _LedgerFacts:
 
 def _cpu_seconds(ws: Workspace) -> dict[str, float]:
     """CPU seconds per run id, from the run records on this machine."""
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     out = {}
     for record in list_runs(ws):
@@ -303,7 +303,7 @@ def _training_bill(ws: Workspace) -> dict[str, float]:
     (``[eval] judge_trains``, RSIBench-Data: the fixed training stack runs there), else around
     prepare and train; priced as the money budget prices a run's hour (:func:`usd_per_run_hour`)."""
     from evotree.harness.budget import usd_per_run_hour
-    from evotree.harness.runs import list_runs
+    from evotree.harness.records import list_runs
 
     hourly = usd_per_run_hour(ws.config.budget, gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus)
     judge_trains = bool(getattr(ws.config.eval, "judge_trains", False))

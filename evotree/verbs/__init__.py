@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from evotree.diagnostics.diagnose import DiagnoseResult
     from evotree.gates.evidence import GateReport
     from evotree.harness.money import SpendRecord
-    from evotree.harness.runs import RunRecord
+    from evotree.harness.records import RunRecord
 
 __all__ = ["CommitResult", "NotYourVersion", "Principal", "PrincipalError", "QueryResult", "Session", "UnknownRun",
            "VERBS", "open_workspace", "pin_principal"]
@@ -66,7 +66,7 @@ def open_workspace(path: str | os.PathLike[str]) -> Workspace:
     ws = attach(Workspace.open(path))
     active = ws.absolute(ws.config.workspace.runs_dir) / ".active"
     if active.is_dir() and any(active.iterdir()):  # cheap check first: most calls have no runs alive
-        from evotree.harness.runs import recover_crashed_runs  # the harness loads only when needed
+        from evotree.harness.recovery import recover_crashed_runs  # the harness loads only when needed
 
         ws.recovered = recover_crashed_runs(ws)
     return ws
@@ -286,7 +286,7 @@ class Session:
         return shown(ws, records, hide=hide)
 
     def runs(self, version: str | None = None, run_id: str | None = None) -> list[RunRecord]:
-        from evotree.harness.runs import list_runs
+        from evotree.harness.records import list_runs
 
         ws = self.open()
         records = list_runs(ws, version=version)
@@ -358,7 +358,7 @@ class Session:
         """:meth:`sql` as a ``pyarrow.Table`` (all rows)."""
         from evotree.harness.query import query as query_runs
         from evotree.harness.query import sql_limits
-        from evotree.harness.runs import runs_dir
+        from evotree.harness.records import runs_dir
 
         ws = self.open()
         return query_runs(runs_dir(ws), query, findings_dir=ws.state_dir / "findings", hide_judge=hidden_now(ws),

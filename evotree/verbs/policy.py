@@ -167,7 +167,7 @@ def _quick_values(ws: Workspace, signal: str, run_ids: set[str]) -> dict[str, fl
     """The last value of the train-phase signal ``signal`` of each run (by its run directory)."""
     import duckdb
 
-    from evotree.harness.runs import runs_dir
+    from evotree.harness.records import runs_dir
 
     base = runs_dir(ws)
     files = {str(base / r / "signals.parquet"): r for r in sorted(run_ids)

@@ -22,7 +22,7 @@ from evotree.core.schemas.derive import dataclass_schema
 from evotree.core.versions import TreeView, VersionDetail
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.harness.money import BudgetStatus, SpendRecord
-from evotree.harness.runs import RunRecord
+from evotree.harness.records import RunRecord
 from evotree.verbs import CommitResult, QueryResult
 
 __all__ = ["DERIVED", "VERB_SCHEMAS", "Derived", "load_schema", "schema_aliases", "schema_names"]

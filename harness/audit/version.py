@@ -176,7 +176,7 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     that no trajectory may touch; ``progress``: a callable taking one line of text (stderr).
     """
     from evotree.harness.query import connect
-    from evotree.harness.runs import HEADLINE_SPLITS, list_runs, runs_dir
+    from evotree.harness.records import HEADLINE_SPLITS, list_runs, runs_dir
 
     started = time.monotonic()
     say = progress or (lambda _line: None)

@@ -1,7 +1,7 @@
 """Executors: where the runs of ``evotree run`` execute.
 
-An executor takes planned runs (:class:`evotree.harness.runs.RunPlan`) and returns their final records
-(:class:`evotree.harness.runs.RunRecord`), in plan order. Planning, budgets, the judging policy and the
+An executor takes planned runs (:class:`evotree.harness.records.RunPlan`) and returns their final records
+(:class:`evotree.harness.records.RunRecord`), in plan order. Planning, budgets, the judging policy and the
 ledger stay with the calling process whatever the executor:
 
 - ``local`` (:mod:`evotree.harness.executors.local`): threads of this process, ``jobs`` at a time;

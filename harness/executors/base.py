@@ -12,7 +12,7 @@ from evotree.harness.executors.errors import ExecutorError
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
-    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError"]
 

@@ -1,5 +1,5 @@
 """The executors' error: kept apart from the contract so that evidence stores raise it without
-importing the run records (:mod:`evotree.harness.runs` imports the stores)."""
+importing the run records (the run modules import the stores)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from evotree.harness.layout import RunPaths
 from evotree.harness.sandbox import SandboxPolicy
 
 if TYPE_CHECKING:
-    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["LocalExecutor", "execute_run", "clock_stopped"]
 
@@ -52,7 +52,7 @@ def clock_stopped(record: RunRecord, clock_end: float | None, *, started: float)
     ``budget_exceeded``, its error naming the clock). Called before the phases start (a run that
     waited for a worker past the clock's end is not started) and after a budget stop (which
     limit stopped it: the clock, or the run's own wall limit)."""
-    from evotree.harness.runs import RunStatus
+    from evotree.harness.records import RunStatus
 
     if clock_end is None or time.monotonic() < clock_end:
         return False
@@ -158,14 +158,13 @@ def execute_run(
     ``notes``: lines for the run's record (how it was placed).
     """
     from evotree.harness.executors.phases import train_then_judge
-    from evotree.harness.runs import (
+    from evotree.harness.finish import finish_run, ledger_run_started
+    from evotree.harness.records import (
         RunDirError,
         RunRecord,
         RunStatus,
-        finish_run,
-        _ledger_run_started,
-        _package_versions,
         outcome_status,
+        package_versions,
         runs_dir,
     )
 
@@ -189,7 +188,7 @@ def execute_run(
         commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
         train_command="" if plan.kind == "finalize" and not plan.retrain else cfg.train.command, eval_command=cfg.eval.command,
         started_at=utcnow(), kind=plan.kind,
-        packages=_package_versions(), limits=plan.limits.to_dict(),
+        packages=package_versions(), limits=plan.limits.to_dict(),
         executor={"kind": "local", **({"gpus": list(lease.devices)} if lease is not None else {})},
         judge_data_commit=plan.judge_data_commit,
     )
@@ -200,7 +199,7 @@ def execute_run(
     deadline, clock_end = run_deadline(record.limits, started)
     charge = True
     try:
-        _ledger_run_started(ws, record)
+        ledger_run_started(ws, record)
         notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
                                         "max_steps": plan.limits.max_steps,
                                         **({"gpus": list(lease.devices)} if lease is not None else {})})

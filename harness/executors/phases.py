@@ -75,7 +75,7 @@ from evotree.harness.layout import (
 )
 
 if TYPE_CHECKING:
-    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["TERM_GRACE_SECONDS", "Tail", "phase_env", "run_phase", "signal_group", "supervise", "train_then_judge"]
 
@@ -382,7 +382,7 @@ def train_then_judge(
     outcome (ok / failed / budget / cancelled / invalid). Raises :class:`SandboxUnavailable`
     when the policy wants a sandbox and none can start here (nothing is run).
 
-    ``judge_only`` (a finalize run, :func:`evotree.harness.runs.plan_finalize_run`): no prepare
+    ``judge_only`` (a finalize run, :func:`evotree.harness.planning.plan_finalize_run`): no prepare
     and no train phase; the judge scores the committed candidate as exported.
 
     ``gpus``: the devices the run holds, as every phase's ``CUDA_VISIBLE_DEVICES`` (None: this
@@ -444,7 +444,7 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.
-    from evotree.harness.runs import kill_run_processes
+    from evotree.harness.recovery import kill_run_processes
 
     escaped = kill_run_processes(plan.run_id)
     if escaped:

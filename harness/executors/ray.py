@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from evotree.core.config import ExecutorSection
     from evotree.core.workspace import Workspace
     from evotree.harness.executors.store import EvidenceStore, FetchResult
-    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["RayExecutor", "connect", "evidence_uri"]
 
@@ -171,7 +171,7 @@ class _Driver:
     def __init__(self, ws: Workspace, section: ExecutorSection, address: str, plans: list[RunPlan],
                  progress: ProgressFn | None, cancel: threading.Event) -> None:
         from evotree.harness.executors.store import EvidenceStore
-        from evotree.harness.runs import runs_dir
+        from evotree.harness.records import runs_dir
 
         self.ray = _import_ray()
         self.ws, self.section, self.address, self.plans = ws, section, address, plans
@@ -270,7 +270,7 @@ class _Driver:
 
     # ------------------------------------------------------------------ submitting
     def _open_run(self, plan: RunPlan, run_id: str, attempt: int) -> _Attempt:
-        from evotree.harness.runs import RunDirError, RunRecord, RunStatus, _package_versions
+        from evotree.harness.records import RunDirError, RunRecord, RunStatus, package_versions
 
         cfg = self.ws.config
         paths = RunPaths(self.base / run_id)
@@ -287,7 +287,7 @@ class _Driver:
             run_id=run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
             commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
             train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
-            packages=_package_versions(), limits=plan.limits.to_dict(),
+            packages=package_versions(), limits=plan.limits.to_dict(),
             executor={"kind": "ray", "address": self.address or "local", "attempt": attempt,
                       "retry_of": None, "evidence_uri": self.uri, "driver_host": socket.gethostname()},
             judge_data_commit=plan.judge_data_commit,
@@ -296,7 +296,7 @@ class _Driver:
         return _Attempt(plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt)
 
     def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
-        from evotree.harness.runs import _ledger_run_started
+        from evotree.harness.finish import ledger_run_started
         from evotree.harness.sandbox import SandboxPolicy
 
         cfg = self.ws.config
@@ -307,7 +307,7 @@ class _Driver:
         att.record.executor["retry_of"] = retry_of
         att.record.save(att.paths.record)
         self.origin[run_id] = plan.run_id
-        _ledger_run_started(self.ws, att.record)
+        ledger_run_started(self.ws, att.record)
         self.notify(run_id, "started", {"version": plan.version, "seed": plan.seed,
                                         "max_steps": plan.limits.max_steps})
         spec = {
@@ -373,7 +373,7 @@ class _Driver:
 
     # ------------------------------------------------------------------ settling
     def _settle(self, ref: Any) -> None:
-        from evotree.harness.runs import RunStatus
+        from evotree.harness.records import RunStatus
 
         att = self.running[ref]  # removed by _close, once the run is finished
         exc_types = self.ray.exceptions
@@ -478,7 +478,7 @@ class _Driver:
         if att.attempt >= self.section.max_retries:
             return f"max_retries = {self.section.max_retries} reached"
         from evotree.harness.budget import Usage, committed
-        from evotree.harness.runs import live_reservations
+        from evotree.harness.reservations import live_reservations
 
         snapshot = self.ws.ledger.snapshot()
         version = snapshot.version(att.plan.version)
@@ -499,7 +499,7 @@ class _Driver:
         record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
 
     def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
-        from evotree.harness.runs import finish_run
+        from evotree.harness.finish import finish_run
 
         try:
             finish_run(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
@@ -518,7 +518,7 @@ class _Driver:
         and marked incomplete. A run that cannot be finished normally still gets its status
         written to run.json.
         """
-        from evotree.harness.runs import RunStatus
+        from evotree.harness.records import RunStatus
 
         interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
         why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__
@@ -541,11 +541,12 @@ class _Driver:
                         del self.running[ref]
 
     def _finish_unstarted(self, plan: RunPlan, *, attempt: int) -> None:
-        from evotree.harness.runs import RunStatus, _ledger_run_started
+        from evotree.harness.finish import ledger_run_started
+        from evotree.harness.records import RunStatus
 
         att = self._open_run(plan, plan.run_id, attempt)
         self.origin[plan.run_id] = plan.run_id
-        _ledger_run_started(self.ws, att.record)
+        ledger_run_started(self.ws, att.record)
         att.record.status = RunStatus.CANCELLED.value
         att.record.error = "cancelled before it was submitted"
         self._close(att, wall=0.0, charge=False, complete=True)

@@ -98,7 +98,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     from evotree.harness.executors.phases import train_then_judge
     from evotree.harness.executors.store import WORKER, EvidenceStore
     from evotree.harness.layout import RunPaths
-    from evotree.harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
+    from evotree.harness.records import RunPlan, RunRecord, RunStatus, outcome_status
     from evotree.harness.sandbox import SandboxPolicy
 
     started = time.monotonic()
@@ -195,7 +195,7 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
 
 def cleanup_run(run_id: str) -> dict[str, Any]:
     """After a worker died: kill what its phases left running on this node, delete its scratch."""
-    from evotree.harness.runs import kill_run_processes, remove_judge_leftovers
+    from evotree.harness.recovery import kill_run_processes, remove_judge_leftovers
 
     killed = kill_run_processes(run_id)
     for path in scratch_dirs(run_id):

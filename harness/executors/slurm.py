@@ -50,7 +50,7 @@ from evotree.harness.layout import RunPaths
 if TYPE_CHECKING:
     from evotree.core.config import ExecutorSection
     from evotree.core.workspace import Workspace
-    from evotree.harness.runs import ProgressFn, RunPlan, RunRecord
+    from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
 __all__ = ["CLUSTERS", "SlurmExecutor", "job_folder"]
 
@@ -126,7 +126,7 @@ class _Driver:
                  progress: ProgressFn | None, cancel: threading.Event) -> None:
         from evotree.harness.executors.ray import evidence_uri
         from evotree.harness.executors.store import EvidenceStore
-        from evotree.harness.runs import runs_dir
+        from evotree.harness.records import runs_dir
 
         self.submitit = _import_submitit()
         self.ws, self.section, self.cluster, self.plans = ws, section, cluster, plans
@@ -206,7 +206,7 @@ class _Driver:
 
     # ------------------------------------------------------------------ submitting
     def _open_run(self, plan: RunPlan) -> tuple[RunRecord, RunPaths, IO[str], Path]:
-        from evotree.harness.runs import RunDirError, RunRecord, RunStatus, _package_versions
+        from evotree.harness.records import RunDirError, RunRecord, RunStatus, package_versions
 
         cfg = self.ws.config
         paths = RunPaths(self.base / plan.run_id)
@@ -223,7 +223,7 @@ class _Driver:
             run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
             commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
             train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
-            packages=_package_versions(), limits=plan.limits.to_dict(),
+            packages=package_versions(), limits=plan.limits.to_dict(),
             executor={"kind": "slurm", "cluster": self.cluster, "folder": str(self.folder),
                       "evidence_uri": self.uri, "driver_host": socket.gethostname()},
             judge_data_commit=plan.judge_data_commit,
@@ -262,14 +262,14 @@ class _Driver:
 
     def _submit(self, executor: Any, plan: RunPlan) -> None:
         from evotree.harness.executors.slurm_job import run_job
-        from evotree.harness.runs import _ledger_run_started
+        from evotree.harness.finish import ledger_run_started
         from evotree.harness.sandbox import SandboxPolicy
 
         cfg = self.ws.config
         package, files = self._package(plan.commit)
         judge = self._judge(plan)
         record, paths, lock, marker = self._open_run(plan)
-        _ledger_run_started(self.ws, record)
+        ledger_run_started(self.ws, record)
         spec = {
             "run_id": plan.run_id, "version": plan.version, "seed": plan.seed, "commit": plan.commit,
             "judge_commit": plan.judge_commit, "judge_version": plan.judge_version,
@@ -354,7 +354,7 @@ class _Driver:
     # ------------------------------------------------------------------ settling
     def _settle(self, job: _Job) -> None:
         from evotree.harness.executors.store import FetchResult
-        from evotree.harness.runs import RunStatus
+        from evotree.harness.records import RunStatus
 
         record = job.record
         self._watch(job)  # the last progress: the job copied all of its evidence before it ended
@@ -398,7 +398,7 @@ class _Driver:
 
     def _close(self, job: _Job, *, wall: float, charge: bool, complete: bool) -> None:
         from evotree.harness.executors.slurm_job import judge_archive
-        from evotree.harness.runs import finish_run
+        from evotree.harness.finish import finish_run
 
         judge_archive(self.folder, job.record.run_id).unlink(missing_ok=True)  # a job that never started
         try:
@@ -413,7 +413,8 @@ class _Driver:
 
     def _close_unsubmitted(self, record: RunRecord, paths: RunPaths, lock: IO[str], marker: Path,
                            exc: BaseException) -> None:
-        from evotree.harness.runs import RunStatus, finish_run
+        from evotree.harness.finish import finish_run
+        from evotree.harness.records import RunStatus
 
         record.status = RunStatus.FAILED.value
         record.error = f"not submitted: {_first(exc)}"
@@ -424,10 +425,11 @@ class _Driver:
             lock.close()
 
     def _finish_unstarted(self, plan: RunPlan) -> None:
-        from evotree.harness.runs import RunStatus, _ledger_run_started, finish_run
+        from evotree.harness.finish import finish_run, ledger_run_started
+        from evotree.harness.records import RunStatus
 
         record, paths, lock, marker = self._open_run(plan)
-        _ledger_run_started(self.ws, record)
+        ledger_run_started(self.ws, record)
         record.status = RunStatus.CANCELLED.value
         record.error = "cancelled before it was submitted"
         try:
@@ -439,7 +441,7 @@ class _Driver:
 
     def _abandon(self, exc: BaseException) -> None:
         """The request is aborting: finish every open run (``cancelled`` on Ctrl-C, else ``failed``)."""
-        from evotree.harness.runs import RunStatus
+        from evotree.harness.records import RunStatus
 
         interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
         why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__

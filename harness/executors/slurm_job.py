@@ -60,7 +60,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     from evotree.harness.executors.node import Syncer, extract_archive
     from evotree.harness.executors.store import WORKER, EvidenceStore
     from evotree.harness.layout import RunPaths
-    from evotree.harness.runs import RunPlan, RunRecord, RunStatus, outcome_status
+    from evotree.harness.records import RunPlan, RunRecord, RunStatus, outcome_status
     from evotree.harness.sandbox import SandboxPolicy
 
     started = time.monotonic()
