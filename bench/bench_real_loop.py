@@ -401,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
             "command": ".venv/bin/python bench/bench_real_loop.py " + " ".join(argv),
             "date": f"{stamp} - {time.strftime('%H:%M UTC', time.gmtime())}",
             # a run against a snapshot of the tree (another interpreter's evotree) names its commit
-            "commit": os.environ.get("BENCH_EVOTREE_COMMIT") or env.get("evotree_commit", "unknown"),
+            "commit": os.environ.get("BENCH_EVOTREE_COMMIT")
+            or env.get("evotree_commit", "unknown"),
             "evotree_from": str(Path(sys.modules["evotree"].__file__ or "").parent.parent),
             "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
             "domains": partial, "environment": env, "loadavg_start": load_start,
