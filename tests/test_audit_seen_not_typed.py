@@ -203,6 +203,9 @@ def test_a_name_read_off_the_trajectorys_own_listing_of_references_is_a_referenc
     listing = "* main\n  windup\n  team/clamp\n"
     assert _flagged("git branch", "git log -p -1 windup", outputs=(listing, None))
     assert _flagged("git branch", "git show team/clamp:pid.py", outputs=(listing, None))
+    remotes = ("fork\tgit@example.org:me/pid.git (fetch)\n", None)
+    assert _flagged("git remote -v", "git log -p fork/windup", outputs=remotes)
+    assert not _flagged("git remote -v", "git log -p src/pid.py", outputs=remotes)
     tags = ("v1.0\nrelease-candidate\n", None)
     assert _flagged("git tag", "git show release-candidate", outputs=tags)
     # not listed: the spelling alone cannot say it is a branch

@@ -322,7 +322,7 @@ class _ListedNames:
     it stood on (``* main``) and branches it made itself are left out."""
 
     _LISTERS = frozenset({"branch", "tag", "for-each-ref", "show-ref", "ls-remote", "stash",
-                          "reflog"})
+                          "reflog", "remote"})
     _PREFIX = re.compile(r"^(?:refs/(?:heads|tags|remotes)/|remotes/)")
 
     def __init__(self, traj: Trajectory) -> None:
@@ -356,7 +356,9 @@ class _ListedNames:
         for ref in hit.refs:
             word = re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
             for j in range(k):
-                if word in self._listing(j):
+                names = self._listing(j)
+                # a name listed, or a branch of a remote listed (`git remote` printed `fork`)
+                if word in names or "/" in word and word.split("/", 1)[0] in names:
                     return word, j
         return None
 
@@ -471,7 +473,7 @@ def _git_step(command: str) -> bool:
             return False  # a listing of branches: names beyond HEAD's history
         if sub == "tag" and not ("--merged" in args or "--points-at" in args):
             return False
-        if sub in _REF_LISTERS and sub not in ("tag", "describe"):
+        if sub in _REF_LISTERS and sub not in ("tag", "describe") or sub == "remote":
             return False
     return ran_git
 
