@@ -635,13 +635,20 @@ nrs = {"x86_64": (59, 322, 42, 231, 425, 0xC000003E, 317, 257, 437, 2),
 execve, execveat, connect, exit_group, uring, arch, sys_seccomp, openat, openat2, open_ = nrs[platform.machine()]
 def ins(code, jt, jf, k):
     return struct.pack("HBBI", code, jt, jf, k)
-LD, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+LD, JEQ, JGE, JSET, JA, RET, ST, LDM, AND = 0x20, 0x15, 0x35, 0x45, 0x05, 0x06, 0x02, 0x60, 0x54
 ALLOW, NOTIFY, EPERM = 0x7FFF0000, 0x7FC00000, 0x00050001
+# open/openat: reported unless the call cannot read a file's content (its flags: O_PATH, O_WRONLY,
+# or O_CREAT|O_EXCL -- a new empty file); openat2's flags are behind a pointer: always reported
 prog = b"".join([ins(LD, 0, 0, 4), ins(JEQ, 1, 0, arch), ins(RET, 0, 0, EPERM), ins(LD, 0, 0, 0),
-                 ins(JGE, 10, 0, 0x40000000), ins(JEQ, 8, 0, execve), ins(JEQ, 7, 0, execveat),
-                 ins(JEQ, 6, 0, connect), ins(JEQ, 5, 0, exit_group), ins(JEQ, 4, 0, openat),
-                 ins(JEQ, 3, 0, openat2), ins(JEQ, 2, 0, open_), ins(JEQ, 2, 0, uring),
-                 ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, NOTIFY), ins(RET, 0, 0, EPERM)])
+                 ins(JGE, 21, 0, 0x40000000), ins(JEQ, 18, 0, execve), ins(JEQ, 17, 0, execveat),
+                 ins(JEQ, 16, 0, connect), ins(JEQ, 15, 0, exit_group), ins(JEQ, 14, 0, openat2),
+                 ins(JEQ, 15, 0, uring), ins(JEQ, 2, 0, openat), ins(JEQ, 3, 0, open_),
+                 ins(RET, 0, 0, ALLOW),
+                 ins(LD, 0, 0, 32), ins(JA, 0, 0, 1), ins(LD, 0, 0, 24),      # the flags: openat's, open's
+                 ins(ST, 0, 0, 0), ins(JSET, 6, 0, 0x200000),                 # O_PATH
+                 ins(AND, 0, 0, 0xC0), ins(JEQ, 4, 0, 0xC0),                  # O_CREAT | O_EXCL
+                 ins(LDM, 0, 0, 0), ins(AND, 0, 0, 3), ins(JEQ, 1, 0, 1),     # O_WRONLY
+                 ins(RET, 0, 0, NOTIFY), ins(RET, 0, 0, ALLOW), ins(RET, 0, 0, EPERM)])
 code = ctypes.create_string_buffer(prog)
 class Prog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -202,15 +203,17 @@ static void emit(const struct buf *row) {
     pthread_mutex_unlock(&out_lock);
 }
 
-/* What pread of the caller's memory gives (short or empty when the address is not mapped). */
-static ssize_t peek(int mem, uint64_t addr, void *into, size_t size) {
-    if (!addr || mem < 0) return 0;
-    ssize_t got = pread(mem, into, size, (off_t)addr);
+/* What the caller's memory holds at addr (short or empty when the address is not mapped): one
+ * process_vm_readv, no descriptor to open per call. */
+static ssize_t peek(uint32_t pid, uint64_t addr, void *into, size_t size) {
+    if (!addr) return 0;
+    struct iovec local = {into, size}, remote = {(void *)(uintptr_t)addr, size};
+    ssize_t got = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
     return got < 0 ? 0 : got;
 }
 
 /* The NUL-terminated string at addr, read page by page (at most limit bytes). */
-static size_t cstring(int mem, uint64_t addr, struct buf *into, size_t limit) {
+static size_t cstring(uint32_t pid, uint64_t addr, struct buf *into, size_t limit) {
     char chunk[4096];
     into->len = 0;
     put(into, "", 0);
@@ -218,7 +221,7 @@ static size_t cstring(int mem, uint64_t addr, struct buf *into, size_t limit) {
         uint64_t at = addr + into->len;
         size_t want = 4096 - at % 4096;
         if (want > limit - into->len) want = limit - into->len;
-        ssize_t got = peek(mem, at, chunk, want);
+        ssize_t got = peek(pid, at, chunk, want);
         if (got <= 0) break;
         char *end = memchr(chunk, 0, (size_t)got);
         if (end) { put(into, chunk, (size_t)(end - chunk)); break; }
@@ -227,21 +230,26 @@ static size_t cstring(int mem, uint64_t addr, struct buf *into, size_t limit) {
     return into->len;
 }
 
+static uint32_t tgid_of(uint32_t tid);
+static int pending_note(uint32_t tid, uint32_t tgid, uint64_t argv_hash);
+
 static void exec_row(const struct notif *n, struct buf *row) {
     char proc[64];
     uint64_t path_at = n->nr == NR_EXECVE ? n->args[0] : n->args[1];
     uint64_t argv_at = n->nr == NR_EXECVE ? n->args[1] : n->args[2];
-    snprintf(proc, sizeof proc, "/proc/%u/mem", n->pid);
-    int mem = open(proc, O_RDONLY | O_CLOEXEC);
-    if (mem < 0) {  /* fail closed: the call is recorded, its arguments are not known */
+    /* the caller's memory cannot be read (a refused read says EPERM or ESRCH; a bad address says
+     * EFAULT and is recorded as an empty path): fail closed, the call is recorded, its arguments
+     * are not known */
+    struct buf path = {0}, word = {0}, full = {0};
+    errno = 0;
+    if (!cstring(n->pid, path_at, &path, STRING_LIMIT) && (errno == EPERM || errno == ESRCH)) {
+        free(path.data);
         char head[160];
         snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, \"path\": \"\", \"argv\": [], \"cwd\": null, "
                  "\"unreadable\": true}\n", n->pid);
         puts_(row, head);
         return;
     }
-    struct buf path = {0}, word = {0}, full = {0};
-    cstring(mem, path_at, &path, STRING_LIMIT);
     char cwd[4096];
     snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
     ssize_t cwd_len = readlink(proc, cwd, sizeof cwd - 1);
@@ -259,27 +267,33 @@ static void exec_row(const struct notif *n, struct buf *row) {
     }
     puts_(&full, path.data);
     int missing = access(full.data, X_OK) != 0;
-    char head[64];
-    snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, \"path\": ", n->pid);
+    /* the process this exec replaces (a thread's exec runs under its process's pid) is checked
+     * again at its next reported call (pending_check) */
+    uint32_t tgid = tgid_of(n->pid);
+    char head[96];
+    snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, ", n->pid);
     puts_(row, head);
+    if (tgid != n->pid) { snprintf(head, sizeof head, "\"tgid\": %u, ", tgid); puts_(row, head); }
+    puts_(row, "\"path\": ");
     put_json_string(row, path.data, path.len);
     puts_(row, ", \"argv\": [");
-    uint64_t pointers[64];
+    uint64_t pointers[64], argv_hash = 1469598103934665603ULL;
     size_t words = 0, budget = ARGV_TOTAL_LIMIT;
     int truncated = 0;
     uint64_t at = argv_at;
     int more = argv_at != 0;
     while (more) {
-        ssize_t got = peek(mem, at, pointers, sizeof pointers - (at % 8));
+        ssize_t got = peek(n->pid, at, pointers, sizeof pointers - (at % 8));
         size_t count = (size_t)got / 8;
         if (!count) break;
         for (size_t k = 0; k < count; k++) {
             if (!pointers[k]) { more = 0; break; }
             if (words >= ARGV_LIMIT || !budget) { truncated = 1; more = 0; break; }
-            cstring(mem, pointers[k], &word, budget < STRING_LIMIT ? budget : STRING_LIMIT);
+            cstring(n->pid, pointers[k], &word, budget < STRING_LIMIT ? budget : STRING_LIMIT);
             budget -= word.len + 1 < budget ? word.len + 1 : budget;
             if (words++) puts_(row, ", ");
             put_json_string(row, word.data, word.len);
+            for (size_t i = 0; i <= word.len; i++) argv_hash = (argv_hash ^ (unsigned char)word.data[i]) * 1099511628211ULL;
         }
         at += 8 * count;
     }
@@ -287,27 +301,27 @@ static void exec_row(const struct notif *n, struct buf *row) {
     if (cwd_len >= 0) put_json_string(row, cwd, (size_t)cwd_len); else puts_(row, "null");
     if (missing) puts_(row, ", \"missing\": true");
     if (truncated) puts_(row, ", \"truncated\": true");
+    /* no room to check it after the exec: failed closed (the audit reads "unreadable") */
+    if (!pending_note(n->pid, tgid, argv_hash)) puts_(row, ", \"unreadable\": true, \"unchecked\": true");
     puts_(row, "}\n");
     free(path.data);
     free(word.data);
     free(full.data);
-    close(mem);
 }
 
 static void connect_row(const struct notif *n, struct buf *row) {
-    char proc[64], head[256], text[INET6_ADDRSTRLEN];
+    char head[256], text[INET6_ADDRSTRLEN];
     unsigned char sa[128];
-    snprintf(proc, sizeof proc, "/proc/%u/mem", n->pid);
-    int mem = open(proc, O_RDONLY | O_CLOEXEC);
-    if (mem < 0) {
+    size_t want = n->args[2] < sizeof sa ? (size_t)n->args[2] : sizeof sa;
+    struct iovec local = {sa, want}, remote = {(void *)(uintptr_t)n->args[1], want};
+    ssize_t got = n->args[1] ? process_vm_readv((pid_t)n->pid, &local, 1, &remote, 1, 0) : 0;
+    if (got < 0 && (errno == EPERM || errno == ESRCH)) {
         snprintf(head, sizeof head, "{\"kind\": \"connect\", \"pid\": %u, \"family\": \"unknown\", \"port\": null, "
                  "\"address\": null, \"unreadable\": true}\n", n->pid);
         puts_(row, head);
         return;
     }
-    size_t want = n->args[2] < sizeof sa ? (size_t)n->args[2] : sizeof sa;
-    ssize_t got = peek(mem, n->args[1], sa, want);
-    close(mem);
+    if (got < 0) got = 0;
     uint16_t family = got >= 2 ? (uint16_t)(sa[0] | sa[1] << 8) : 0;
     unsigned port = got >= 4 ? (unsigned)(sa[2] << 8 | sa[3]) : 0;
     if (family == AF_INET && got >= 8 && inet_ntop(AF_INET, sa + 4, text, sizeof text)) {
@@ -329,17 +343,24 @@ static void connect_row(const struct notif *n, struct buf *row) {
 #define EXE_CACHE 512
 #define MAPS_LIMIT 32
 #define HASH_LIMIT ((off_t)1 << 30)
-struct exe_seen { dev_t dev; ino_t ino; off_t size; struct timespec mtime; char hex[65]; };
+struct exe_seen { dev_t dev; ino_t ino; off_t size; struct timespec mtime, ctime; char hex[65]; };
 static struct exe_seen exe_cache[EXE_CACHE];
 static size_t exe_cached;
 
-static const char *exe_hash(int fd, const struct stat *st) {
+static const char *exe_cached_hash(const struct stat *st) {
     for (size_t k = 0; k < exe_cached; k++) {
         struct exe_seen *e = &exe_cache[k];
         if (e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size
-            && e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec)
+            && e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec
+            && e->ctime.tv_sec == st->st_ctim.tv_sec && e->ctime.tv_nsec == st->st_ctim.tv_nsec)
             return e->hex;
     }
+    return NULL;
+}
+
+static const char *exe_hash(int fd, const struct stat *st) {
+    const char *known = exe_cached_hash(st);
+    if (known) return known;
     if (st->st_size > HASH_LIMIT) return NULL;
     struct sha256 h;
     sha256_init(&h);
@@ -357,26 +378,47 @@ static const char *exe_hash(int fd, const struct stat *st) {
     slot->ino = st->st_ino;
     slot->size = st->st_size;
     slot->mtime = st->st_mtim;
+    slot->ctime = st->st_ctim; /* utimensat can restore mtime after an in-place rewrite, not ctime */
     sha256_hex(&h, slot->hex);
     return slot->hex;
 }
 
-static void exe_fields(uint32_t pid, struct buf *row) {
+/* The program the kernel runs in PID: its path, device, inode, links and content hash. */
+static int is_system_git(const struct stat *st);
+
+/* Returns whether the program is the machine's own git; known: a stat of /proc/PID/exe made
+ * already (NULL: made here). */
+static int exe_identity(uint32_t pid, struct buf *row, const struct stat *known) {
     char proc[64], link[4096], head[160];
     snprintf(proc, sizeof proc, "/proc/%u/exe", pid);
     ssize_t n = readlink(proc, link, sizeof link - 1);
     puts_(row, ", \"exe\": ");
     if (n >= 0) put_json_string(row, link, (size_t)n); else puts_(row, "null");
-    int fd = open(proc, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0) {
-        const char *hex = exe_hash(fd, &st);
-        snprintf(head, sizeof head, ", \"exe_dev\": %llu, \"exe_ino\": %llu, \"exe_links\": %llu, \"exe_sha256\": ",
-                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (unsigned long long)st.st_nlink);
-        puts_(row, head);
-        if (hex) { puts_(row, "\""); puts_(row, hex); puts_(row, "\""); } else puts_(row, "null");
+    if (known) st = *known;
+    else if (stat(proc, &st) != 0) return 0;
+    const char *hex = exe_cached_hash(&st);
+    if (!hex) {
+        int fd = open(proc, O_RDONLY | O_CLOEXEC);
+        struct stat again;
+        if (fd >= 0 && fstat(fd, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino)
+            hex = exe_hash(fd, &again);
+        if (fd >= 0) close(fd);
     }
-    if (fd >= 0) close(fd);
+    snprintf(head, sizeof head, ", \"exe_dev\": %llu, \"exe_ino\": %llu, \"exe_links\": %llu, \"exe_sha256\": ",
+             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (unsigned long long)st.st_nlink);
+    puts_(row, head);
+    if (hex) { puts_(row, "\""); puts_(row, hex); puts_(row, "\""); } else puts_(row, "null");
+    return is_system_git(&st);
+}
+
+static void exe_fields(uint32_t pid, struct buf *row) {
+    char proc[64];
+    struct stat st;
+    /* The machine's own git: its mapped files are not read (the costliest part of a row: ~0.2 ms
+     * of /proc/PID/maps; what they would show -- a library put into git by LD_PRELOAD -- is not
+     * judged, docs/threat-model.md) */
+    if (exe_identity(pid, row, NULL)) return;
     /* the files mapped executable, in order, each once */
     snprintf(proc, sizeof proc, "/proc/%u/maps", pid);
     FILE *maps = fopen(proc, "re");
@@ -402,17 +444,17 @@ static void exe_fields(uint32_t pid, struct buf *row) {
             if (count++) { puts_(row, ", "); puts_(&hashes, ", "); }
             put_json_string(row, path, len);
             /* the mapping's own file (map_files: the very file mapped; needs privileges), else the path
-             * inside the sandbox's root */
+             * inside the sandbox's root; stat first: a file hashed already is not opened again */
             char mapped[4352 + 64];
             snprintf(mapped, sizeof mapped, "/proc/%u/map_files/%s", pid, range);
-            int mfd = open(mapped, O_RDONLY | O_CLOEXEC);
-            if (mfd < 0 && path[0] == '/') {
-                snprintf(mapped, sizeof mapped, "/proc/%u/root%.*s", pid, (int)len, path);
-                mfd = open(mapped, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+            int via_map = stat(mapped, &st) == 0;
+            if (!via_map && path[0] == '/') snprintf(mapped, sizeof mapped, "/proc/%u/root%.*s", pid, (int)len, path);
+            const char *hex = via_map && S_ISREG(st.st_mode) ? exe_cached_hash(&st) : NULL;
+            if (!hex && (via_map || path[0] == '/')) {
+                int mfd = open(mapped, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+                if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode)) hex = exe_hash(mfd, &st);
+                if (mfd >= 0) close(mfd);
             }
-            const char *hex = NULL;
-            if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode)) hex = exe_hash(mfd, &st);
-            if (mfd >= 0) close(mfd);
             if (hex) { puts_(&hashes, "\""); puts_(&hashes, hex); puts_(&hashes, "\""); } else puts_(&hashes, "null");
         }
         fclose(maps);
@@ -423,34 +465,173 @@ static void exe_fields(uint32_t pid, struct buf *row) {
     free(hashes.data);
 }
 
-static void exit_row(const struct notif *n, struct buf *row) {
-    char proc[64], head[96], chunk[4096];
-    snprintf(proc, sizeof proc, "/proc/%u/cmdline", n->pid);
+/* /proc/PID/cmdline into cmd (at most 1 MiB); -1 when it cannot be read. */
+static int read_cmdline(uint32_t pid, struct buf *cmd) {
+    char proc[64], chunk[4096];
+    snprintf(proc, sizeof proc, "/proc/%u/cmdline", pid);
+    cmd->len = 0;
+    put(cmd, "", 0);
     int fd = open(proc, O_RDONLY | O_CLOEXEC);
-    struct buf cmd = {0};
-    put(&cmd, "", 0);
+    if (fd < 0) return -1;
     ssize_t got = 0;
-    while (fd >= 0 && cmd.len < (size_t)ARGV_LIMIT * 16 && (got = read(fd, chunk, sizeof chunk)) > 0)
-        put(&cmd, chunk, (size_t)got);
-    snprintf(head, sizeof head, "{\"kind\": \"exit\", \"pid\": %u, \"status\": %u, \"cmdline\": ", n->pid,
-             (unsigned)(n->args[0] & 0xFF));
-    puts_(row, head);
-    if (fd < 0 || got < 0) {
-        puts_(row, "null");
-    } else {
-        puts_(row, "[");
-        size_t start = 0, words = 0;
-        for (size_t i = 0; i < cmd.len; i++) {
-            if (cmd.data[i]) continue;
-            if (words++) puts_(row, ", ");
-            put_json_string(row, cmd.data + start, i - start);
-            start = i + 1;
-        }
-        puts_(row, "]");
+    while (cmd->len < (size_t)ARGV_LIMIT * 16 && (got = read(fd, chunk, sizeof chunk)) > 0) put(cmd, chunk, (size_t)got);
+    close(fd);
+    return got < 0 ? -1 : 0;
+}
+
+static void put_cmdline(struct buf *row, const struct buf *cmd, int ok) {
+    if (!ok) { puts_(row, "null"); return; }
+    puts_(row, "[");
+    size_t start = 0, words = 0;
+    for (size_t i = 0; i < cmd->len; i++) {
+        if (cmd->data[i]) continue;
+        if (words++) puts_(row, ", ");
+        put_json_string(row, cmd->data + start, i - start);
+        start = i + 1;
     }
+    puts_(row, "]");
+}
+
+/* The thread group (process) of thread TID: after an exec by any of its threads the program runs
+ * under this pid. TID itself when it cannot be read. */
+static uint32_t tgid_of(uint32_t tid) {
+    /* a thread-group leader (nearly every caller) is told by pidfd_open, which refuses any other
+     * thread (EINVAL; a kernel with PIDFD_THREAD still refuses without the flag) */
+    int leader = (int)syscall(434 /* pidfd_open */, (pid_t)tid, 0);
+    if (leader >= 0) { close(leader); return tid; }
+    char proc[64], text[1024];
+    snprintf(proc, sizeof proc, "/proc/%u/status", tid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return tid;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) return tid;
+    text[got] = 0;
+    char *at = strstr(text, "\nTgid:");
+    unsigned long tgid = at ? strtoul(at + 6, NULL, 10) : 0;
+    return tgid ? (uint32_t)tgid : tid;
+}
+
+/* When PID started (field 22 of /proc/PID/stat; an exec keeps it): tells a reused pid apart. */
+static unsigned long long start_of(uint32_t pid) {
+    char proc[64], text[1024];
+    snprintf(proc, sizeof proc, "/proc/%u/stat", pid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0) return 0;
+    text[got] = 0;
+    char *p = strrchr(text, ')');
+    if (!p) return 0;
+    p++;
+    for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static uint64_t fnv(const char *data, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)data[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The check after an exec (the argv the kernel really copied): an exec row's argv is read from the
+ * caller's memory before the kernel copies it, and a thread of the caller can rewrite it in
+ * between (seccomp_unotify(2): CONTINUE is no security decision). So each exec is remembered here
+ * by its process (pid, start time, and the program and command line it had before), and at the
+ * process's next reported call -- a dynamic program's first open, before any of its own code ran --
+ * its command line and program are read back from /proc: an "execed" row when the exec took place
+ * (the program or the command line changed). A killed program has made that call already. */
+#define PENDING 65536
+#define PENDING_PROBE 64
+struct pending_exec { uint32_t tgid; unsigned long long start; dev_t dev; ino_t ino; uint64_t argv_hash; };
+static struct pending_exec pending[PENDING];
+static size_t pending_count;
+
+static struct pending_exec *pending_find(uint32_t tgid, int insert) {
+    for (size_t k = 0; k < PENDING_PROBE; k++) {
+        struct pending_exec *e = &pending[(tgid + k) % PENDING];
+        if (e->tgid == tgid) return e;
+        if (!e->tgid) return insert ? e : NULL;
+    }
+    return NULL;
+}
+
+static void pending_drop(struct pending_exec *e) {
+    /* backward-shift deletion keeps every probe sequence whole */
+    size_t hole = (size_t)(e - pending);
+    e->tgid = 0;
+    pending_count--;
+    for (size_t k = 1; k < PENDING_PROBE; k++) {
+        size_t at = (hole + k) % PENDING;
+        if (!pending[at].tgid) break;
+        size_t home = pending[at].tgid % PENDING;
+        size_t dist_hole = (hole - home + PENDING) % PENDING, dist_at = (at - home + PENDING) % PENDING;
+        if (dist_hole < dist_at) { pending[hole] = pending[at]; pending[at].tgid = 0; hole = at; }
+    }
+}
+
+/* At an exec call (the caller waits): remember its process; 0 when there is no room (the exec row
+ * then says "unreadable": the audit fails it closed). */
+static int pending_note(uint32_t tid, uint32_t tgid, uint64_t argv_hash) {
+    struct pending_exec *e = pending_find(tgid, 1);
+    if (!e) return 0;
+    if (!e->tgid) pending_count++;
+    e->tgid = tgid;
+    e->start = start_of(tgid);
+    char proc[64];
+    struct stat st;
+    snprintf(proc, sizeof proc, "/proc/%u/exe", tid);
+    if (stat(proc, &st) == 0) { e->dev = st.st_dev; e->ino = st.st_ino; } else { e->dev = 0; e->ino = 0; }
+    e->argv_hash = argv_hash;
+    return 1;
+}
+
+/* At any reported call of PID: when an exec of its process waits for its check, the check. */
+static void pending_check(uint32_t pid, int nr, struct buf *row) {
+    if (!pending_count) return;
+    struct pending_exec *e = pending_find(pid, 0);
+    if (!e) return;
+    struct pending_exec was = *e;
+    pending_drop(e);
+    if (start_of(pid) != was.start) return; /* another process under a reused pid */
+    struct buf cmd = {0};
+    int ok = read_cmdline(pid, &cmd) == 0;
+    char proc[64];
+    struct stat st;
+    snprintf(proc, sizeof proc, "/proc/%u/exe", pid);
+    int have_exe = stat(proc, &st) == 0;
+    int same_exe = have_exe && st.st_dev == was.dev && st.st_ino == was.ino;
+    int same_argv = ok && fnv(cmd.data, cmd.len) == was.argv_hash;
+    /* nothing to add; or an exec again from the same program: the one before failed (a PATH search) */
+    if ((same_exe && same_argv) || (same_exe && (nr == NR_EXECVE || nr == NR_EXECVEAT))) { free(cmd.data); return; }
+    char head[128];
+    /* "same_exe": the program did not change -- the exec failed (the command line is the old
+     * program's) or ran the same program again; the command line is then kept beside the argv */
+    snprintf(head, sizeof head, "{\"kind\": \"execed\", \"pid\": %u, %s\"cmdline\": ", pid,
+             same_exe ? "\"same_exe\": true, " : "");
+    puts_(row, head);
+    put_cmdline(row, &cmd, ok);
+    exe_identity(pid, row, have_exe ? &st : NULL);
+    puts_(row, "}\n");
+    free(cmd.data);
+}
+
+static void exit_row(const struct notif *n, struct buf *row) {
+    char head[128];
+    struct buf cmd = {0};
+    int ok = read_cmdline(n->pid, &cmd) == 0;
+    uint32_t tgid = tgid_of(n->pid);
+    struct pending_exec *e = pending_count ? pending_find(tgid, 0) : NULL;
+    if (e) pending_drop(e);
+    snprintf(head, sizeof head, "{\"kind\": \"exit\", \"pid\": %u, ", n->pid);
+    puts_(row, head);
+    if (tgid != n->pid) { snprintf(head, sizeof head, "\"tgid\": %u, ", tgid); puts_(row, head); }
+    snprintf(head, sizeof head, "\"status\": %u, \"cmdline\": ", (unsigned)(n->args[0] & 0xFF));
+    puts_(row, head);
+    put_cmdline(row, &cmd, ok);
     exe_fields(n->pid, row);
     puts_(row, "}\n");
-    if (fd >= 0) close(fd);
     free(cmd.data);
 }
 
@@ -513,9 +694,67 @@ static int git_storage(const char *p) {
     return 0;
 }
 
+/* Whether PID runs the machine's own git (its every command is an exec row already). */
+static int is_system_git(const struct stat *st) {
+    for (size_t k = 0; k < system_git_count; k++)
+        if (system_gits[k].dev == st->st_dev && system_gits[k].ino == st->st_ino) return 1;
+    return 0;
+}
+
+static int system_git(uint32_t pid) {
+    char proc[64];
+    struct stat st;
+    snprintf(proc, sizeof proc, "/proc/%u/exe", pid);
+    return stat(proc, &st) == 0 && is_system_git(&st);
+}
+
+/* The file a path names for PID, as the kernel would walk it (symlinks, "..", a descriptor's
+ * /proc/self/fd/N or /dev/fd/N): walked from outside, in PID's root (openat2 RESOLVE_IN_ROOT,
+ * O_PATH: nothing is opened for reading, a FIFO does not block), and read back as a path. Returns
+ * its length (0: it could not be walked; *magic set when the path goes through a descriptor link
+ * of /proc that could not be followed). */
+static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, int *magic) {
+    char link[96];
+    const char *rest = NULL;
+    unsigned long fd_no = 0;
+    *magic = 0;
+    if (!strncmp(full, "/proc/self/fd/", 14)) rest = full + 14;
+    else if (!strncmp(full, "/proc/thread-self/fd/", 21)) rest = full + 21;
+    else if (!strncmp(full, "/dev/fd/", 8)) rest = full + 8;
+    if (rest) {  /* the caller's own descriptor: its /proc/PID/fd/N (a trailing path is not followed) */
+        char *end;
+        fd_no = strtoul(rest, &end, 10);
+        snprintf(link, sizeof link, "/proc/%u/fd/%lu", pid, fd_no);
+        ssize_t n = end != rest && (!*end || *end == '/') ? readlink(link, into, cap - 1) : -1;
+        if (n <= 0) { *magic = 1; return 0; }
+        into[n] = 0;
+        if (*end == '/') snprintf(into + n, cap - (size_t)n, "%s", end);
+        return strlen(into);
+    }
+    snprintf(link, sizeof link, "/proc/%u/root", pid);
+    int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return 0;
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
+    int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
+    int walk_errno = errno;
+    close(root);
+    if (fd < 0) {
+        /* RESOLVE_IN_ROOT does not follow /proc's descriptor links (ELOOP/EXDEV): fail closed */
+        *magic = !strncmp(full, "/proc/", 6) && (walk_errno == ELOOP || walk_errno == EXDEV);
+        return 0;
+    }
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, into, cap - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    into[n] = 0;
+    return (size_t)n;
+}
+
 static void open_row(const struct notif *n, struct buf *row) {
     if (open_rows > OPEN_ROWS_LIMIT) return;
-    char path[4096], base[4096], proc[64], full[8300];
+    if (system_git(n->pid)) return;  /* the cheapest check first: most opens of a phase are git's */
+    char path[4096], base[4096], proc[64], full[8300], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
     size_t len = remote_string(n->pid, at, path, sizeof path);
@@ -530,12 +769,13 @@ static void open_row(const struct notif *n, struct buf *row) {
         base[b] = 0;
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
-    if (!git_storage(full)) return;
-    struct stat st;
+    int magic = 0;
+    size_t walked = 0;
+    if (!git_storage(full)) {  /* the path as written is not git storage: the file it names may be */
+        walked = resolve(n->pid, full, resolved, sizeof resolved, &magic);
+        if (!magic && (!walked || !git_storage(resolved))) return;
+    }
     snprintf(proc, sizeof proc, "/proc/%u/exe", n->pid);
-    if (stat(proc, &st) == 0)
-        for (size_t k = 0; k < system_git_count; k++)
-            if (system_gits[k].dev == st.st_dev && system_gits[k].ino == st.st_ino) return;
     char exe[4096];
     ssize_t e = readlink(proc, exe, sizeof exe - 1);
     char head[64];
@@ -547,6 +787,8 @@ static void open_row(const struct notif *n, struct buf *row) {
     snprintf(head, sizeof head, "{\"kind\": \"open\", \"pid\": %u, \"path\": ", n->pid);
     puts_(row, head);
     put_json_string(row, full, strlen(full));
+    if (walked) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, walked); }
+    if (magic) puts_(row, ", \"unresolved\": true");
     puts_(row, ", \"exe\": ");
     if (e >= 0) put_json_string(row, exe, (size_t)e); else puts_(row, "null");
     puts_(row, "}\n");
@@ -555,13 +797,19 @@ static void open_row(const struct notif *n, struct buf *row) {
 static void *serve(void *arg) {
     int listener = *(int *)arg;
     ioctl(listener, IOCTL_SET_FLAGS, 1UL); /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6+); older: ignored */
-    struct buf row = {0};
+    struct buf row = {0}, checked = {0};
     for (;;) {
-        struct pollfd p = {.fd = listener, .events = POLLIN};
-        int ready = poll(&p, 1, 1000);
-        if (ready < 0) { if (errno == EINTR) continue; break; }
-        if (ready == 0) { if (done) break; continue; }
-        if ((p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN)) break; /* no process carries the filter */
+        /* While the phase runs, the receive blocks (no poll before each call: a system call and a
+         * wake-up less per reported call); once bwrap has exited (done, and SIGUSR1 interrupts a
+         * blocked receive), the last calls are drained by poll until no process carries the
+         * filter (a hang-up) or none came for a second. */
+        if (done) {
+            struct pollfd p = {.fd = listener, .events = POLLIN};
+            int ready = poll(&p, 1, 1000);
+            if (ready < 0) { if (errno == EINTR) continue; break; }
+            if (ready == 0) break;
+            if ((p.revents & (POLLHUP | POLLERR)) && !(p.revents & POLLIN)) break; /* no process carries the filter */
+        }
         struct notif n;
         memset(&n, 0, sizeof n);
         if (ioctl(listener, IOCTL_RECV, &n) != 0) {
@@ -570,6 +818,9 @@ static void *serve(void *arg) {
         }
         row.len = 0;
         put(&row, "", 0);
+        checked.len = 0;
+        put(&checked, "", 0);
+        pending_check(n.pid, n.nr, &checked);  /* a row of its own, before the call's */
         if (n.nr == NR_EXIT_GROUP) exit_row(&n, &row);
         else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
         else if (n.nr == NR_CONNECT) connect_row(&n, &row);
@@ -581,11 +832,15 @@ static void *serve(void *arg) {
         }
         struct notif_resp r = {.id = n.id, .val = 0, .error = 0, .flags = FLAG_CONTINUE};
         ioctl(listener, IOCTL_SEND, &r);
+        if (checked.len > 1) emit(&checked);
         if (row.len > 1) emit(&row);
     }
     free(row.data);
+    free(checked.data);
     return NULL;
 }
+
+static void wake_up(int sig) { (void)sig; }
 
 int main(int argc, char **argv) {
     if (argc < 6) {
@@ -624,7 +879,9 @@ int main(int argc, char **argv) {
     if (!out) { perror("evotree trace: the trace file"); return 70; }
     sha256_init(&running);
     note_system_gits();
-    setvbuf(out, NULL, _IOLBF, 1 << 16);
+    /* fully buffered: a write per 1 MiB, not per row. A tracer killed before its end row loses
+     * the rows still buffered -- and the trace without its end row fails the audit closed anyway */
+    setvbuf(out, NULL, _IOFBF, 1 << 20);
     pid_t pid;
     int err = posix_spawn(&pid, full[0], NULL, NULL, full, environ);
     if (err) { fprintf(stderr, "evotree trace: %s: %s\n", full[0], strerror(err)); return 127; }
@@ -638,6 +895,10 @@ int main(int argc, char **argv) {
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    struct sigaction wake;
+    memset(&wake, 0, sizeof wake);
+    wake.sa_handler = wake_up; /* no SA_RESTART: a blocked receive returns EINTR */
+    sigaction(SIGUSR1, &wake, NULL);
     pthread_t server;
     int have_server = 0, listener = -1;
     char byte;
@@ -657,12 +918,20 @@ int main(int argc, char **argv) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     done = 1;
-    int drained = 1;
+    int drained = 0;
     if (have_server) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 5;
-        drained = pthread_timedjoin_np(server, NULL, &until) == 0;
+        /* a receive that blocks is interrupted (again, until the server sees done: the signal may
+         * come between its check and its receive) */
+        for (int tries = 0; tries < 100 && !drained; tries++) {
+            pthread_kill(server, SIGUSR1);
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 50 * 1000000L;
+            if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+            drained = pthread_timedjoin_np(server, NULL, &until) == 0;
+        }
+    } else {
+        drained = 1;
     }
     /* the last row: how many came before it and the hash of their bytes (a cut trace lacks it) */
     pthread_mutex_lock(&out_lock);
