@@ -240,3 +240,25 @@ def test_spellings_that_hid_a_reference(command: str) -> None:
 ])
 def test_their_look_alikes(command: str) -> None:
     assert not _flagged(command)
+
+
+FIX = "        self._integral = max(-self.i_limit, min(self.i_limit, self._integral + err * dt))"
+SHOWN = f"commit 39b1f32\n\n-        self._integral += err * dt\n+{FIX}\n"
+EDIT = ("str_replace_editor str_replace pid.py --old_str '        self._integral += err * dt' "
+        f"--new_str '{FIX}'")
+
+
+def test_a_change_shown_by_an_unjudged_name_and_then_written_was_copied_from_it() -> None:
+    assert _flagged("git log -p -1 windup", EDIT, outputs=(SHOWN, None))
+    heredoc = f"cat > pid.py <<'EOF'\n{FIX}\nEOF"
+    assert _flagged("git show team/windup", "python -c 'print(1)'", heredoc,
+                    outputs=(SHOWN, "1\n", None))
+    # shown, never written: the name alone stays unjudged on the file alone
+    tested = (SHOWN, "1 passed\n")
+    assert not _flagged("git log -p -1 windup", "python -m pytest -q", outputs=tested)
+    # written first, then shown by a diff against a plain name: the trajectory's own line
+    assert not _flagged(EDIT, "git diff main", outputs=(None, SHOWN))
+    # the line is in the file as it stands (a cat shows it): nothing new was learnt
+    assert not _flagged("cat pid.py", "git log -p -1 docs", EDIT, outputs=(FIX + "\n", SHOWN, None))
+    # HEAD's own history showed it: no unjudged name
+    assert not _flagged("git log -p -1 HEAD~1", EDIT, outputs=(SHOWN, None))

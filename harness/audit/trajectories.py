@@ -45,6 +45,7 @@ HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read",
                            "audit.future_content"})
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 _EXAMPLES = 5
+_UNQUOTE = str.maketrans("", "", "\"'\\")
 HEX_WORD = re.compile(r"[0-9a-f]{7,40}")
 _STASH = re.compile(r"^(?:refs/)?stash(?:@\{\d+\})?(?:[~^]\d*|\^\{\w*\})*$")
 
@@ -226,16 +227,12 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                         h.command, h.revisions) if h.code == "audit.git_history_leak" else h
                     for h in hits]
         step_hits.append(hits)
-    listed = _ListedNames(traj)
+    listed, copied = _ListedNames(traj), _CopiedLines(traj, step_hits)
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):
         kept = []
         for hit in hits:
-            named = listed.names(hit, k, step_hits)
-            if named is not None:
-                hit = Hit(hit.code, "high", f"{hit.rule.split(':')[0]} names {named[0]}, which "
-                          f"step {named[1] + 1}'s listing of references printed", hit.command,
-                          hit.revisions, refs=hit.refs)
+            hit = _by_what_followed(hit, k, listed, copied)
             if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
                 state, cid = _resolve_refs(hit, ancestry)
                 if state == "future":
@@ -315,6 +312,79 @@ def _printed_nothing(command: str, output: str) -> bool:
         all(not line or _WRAPPER.match(line) or _NOTHING.match(line) for line in lines)
 
 
+def _unresolved(hit: Hit) -> bool:
+    """A hit on a name the spelling could not judge (a plain or path-like word in a revision's
+    place): what the trajectory did around it may say what it was."""
+    return hit.code == "audit.git_history_leak" and bool(hit.refs) and hit.severity != "high" \
+        and (hit.candidate or hit.severity == "warn") and "own branch" not in hit.rule
+
+
+def _by_what_followed(hit: Hit, k: int, listed: _ListedNames, copied: _CopiedLines) -> Hit:
+    """An unresolved name judged by the trajectory around it: a name it read off its own listing
+    of references, or a step whose output showed an added line the trajectory then wrote itself
+    (it copied a change from that revision), is high."""
+    if not _unresolved(hit):
+        return hit
+    named = listed.names(hit, k)
+    if named is not None:
+        return Hit(hit.code, "high", f"{hit.rule.split(':')[0]} names {named[0]}, which step "
+                   f"{named[1] + 1}'s listing of references printed", hit.command, hit.revisions,
+                   refs=hit.refs)
+    line = copied.line(k)
+    if line is not None:
+        return Hit(hit.code, "high", f"{hit.rule.split(':')[0]}: its output showed a line the "
+                   f"trajectory wrote itself at step {line[1] + 1}", hit.command, hit.revisions,
+                   line[0], refs=hit.refs)
+    return hit
+
+
+class _CopiedLines:
+    """Lines a step's output *added* (a diff's ``+`` lines, distinctive ones) that the trajectory
+    typed only later (an edit, a here-document, a patch) and never saw elsewhere (not in a
+    ``cat`` of the file, not in any other step's output): it copied them from what that step
+    showed."""
+
+    _MIN = 16
+
+    def __init__(self, traj: Trajectory, step_hits: Sequence[Sequence[Hit]]) -> None:
+        self.traj = traj
+        self.step_hits = step_hits
+        self._typed: list[str] | None = None
+
+    @staticmethod
+    def _flat(text: str) -> str:
+        return re.sub(r"\s+", " ", text.translate(_UNQUOTE)).strip()
+
+    def _added(self, k: int) -> list[str]:
+        out = self.traj.steps[k].output or ""
+        lines = []
+        for line in out.splitlines():
+            if line.startswith("+") and not line.startswith("+++"):
+                text = self._flat(line[1:])
+                if len(text) >= self._MIN and sum(c.isalnum() for c in text) >= 8:
+                    lines.append(text)
+        return lines
+
+    def line(self, k: int) -> tuple[str, int] | None:
+        """(the line, the step that wrote it), or None."""
+        added = self._added(k)
+        if not added:
+            return None
+        if self._typed is None:
+            self._typed = [self._flat(s.command or "") for s in self.traj.steps]
+        steps = self.traj.steps
+        for text in added:
+            if any(text in self._typed[j] for j in range(k + 1)):
+                continue  # typed before it was shown: the trajectory's own line
+            if any(j != k and text in self._flat(steps[j].output or "") for j in range(len(steps))
+                   if not any(_unresolved(h) for h in self.step_hits[j])):
+                continue  # shown elsewhere too (the file as it is, HEAD's own history)
+            later = next((j for j in range(k + 1, len(steps)) if text in self._typed[j]), None)
+            if later is not None:
+                return text, later
+        return None
+
+
 class _ListedNames:
     """Names a trajectory read off its own listings of references (``git branch``, ``git tag``,
     ``git for-each-ref``, ``git ls-remote``): a later command naming one (``git log -p windup``)
@@ -347,12 +417,9 @@ class _ListedNames:
             self._names.append(found)
         return self._names[j]
 
-    def names(self, hit: Hit, k: int, step_hits: Sequence[Sequence[Hit]]) -> tuple[str, int] | None:
+    def names(self, hit: Hit, k: int) -> tuple[str, int] | None:
         """(the name, the listing step) when ``hit`` rests on a plain or path-like name that an
         earlier listing printed; None otherwise."""
-        if hit.code != "audit.git_history_leak" or not hit.refs or hit.severity == "high" \
-                or not (hit.candidate or hit.severity == "warn") or "own branch" in hit.rule:
-            return None
         for ref in hit.refs:
             word = re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
             for j in range(k):
