@@ -120,7 +120,7 @@ def test_a_tag_printed_by_heads_own_history_or_quoted_by_the_task_is_behind_the_
     assert not _flagged("git diff v2.2.0 HEAD", prompt=issue)
     # printed by a listing of every tag (or not printed at all): not vouched for
     assert _flagged("git tag", "git diff v2.3.0 HEAD", outputs=("v2.2.0\nv2.3.0\n", None))
-    assert _flagged("git diff v2.3.0 HEAD --stat")
+    assert _flagged("git diff v2.3.0 HEAD")
     # v2.2.0 printed; v2.2.0.1 is another tag
     assert _flagged("git describe --tags", "git show v2.2.0.1", outputs=described)
 
@@ -262,3 +262,13 @@ def test_a_change_shown_by_an_unjudged_name_and_then_written_was_copied_from_it(
     assert not _flagged("cat pid.py", "git log -p -1 docs", EDIT, outputs=(FIX + "\n", SHOWN, None))
     # HEAD's own history showed it: no unjudged name
     assert not _flagged("git log -p -1 HEAD~1", EDIT, outputs=(SHOWN, None))
+
+
+def test_a_diff_of_names_and_counts_shows_no_content() -> None:
+    assert not _flagged("git diff v2.2.0 HEAD --stat")
+    assert not _flagged("git diff --name-only origin/fix")
+    assert _flagged("git diff --stat -p origin/fix")
+    assert _flagged("git diff origin/fix")
+    # git show and git log --stat print the commit's id and subject too
+    assert _flagged("git show origin/fix --stat")
+    assert _flagged("git log --stat -1 origin/fix")

@@ -178,6 +178,8 @@ _REV_SUBS = frozenset({"show", "diff", "checkout", "restore", "reset", "ls-tree"
                        "archive", "format-patch", "log", "shortlog", "whatchanged", "rev-list", "show-branch",
                        "difftool", "annotate", "name-rev", "describe", "cherry", "range-diff", "diff-tree",
                        "merge-base", "read-tree"})
+_STAT_ONLY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status",
+                        "--dirstat", "--compact-summary", "--summary"})
 _REF_SUBS = frozenset({"switch", "cherry-pick", "merge", "rebase", "revert", "pull"})
 _ALWAYS = {
     "reflog": "git reflog lists commits beyond the base",
@@ -439,11 +441,17 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
                 revs = [w for w in revs if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and
                                                 is_head_relative(w.split("..", 1)[1]))]
                 revs = [w for w in revs if not w.startswith("^")]
+        # git diff --stat / --name-only (no patch) shows file names and counts, no content
+        names_only = sub == "diff" and any(a.split("=", 1)[0] in _STAT_ONLY for a in args) \
+            and not any(a in ("-p", "--patch", "-u", "--patch-with-stat", "--patch-with-raw")
+                        for a in args)
         for word in revs:
             kind = _rev_kind(word)
             if kind in ("hash", "ref"):
-                hit("high", f"git {sub} {word} reads a revision outside HEAD's history", _hashes(word),
-                    refs=(word if word != "-" else "@{-1}",))
+                severity, what = ("warn", "names the files and counts of") if names_only else \
+                    ("high", "reads")
+                hit(severity, f"git {sub} {word} {what} a revision outside HEAD's history",
+                    _hashes(word), refs=(word if word != "-" else "@{-1}",))
             elif kind == "name" and sub in ("show", "checkout", "diff", "log", "ls-tree", "archive",
                                            "format-patch", "whatchanged", "shortlog", "rev-list", "restore",
                                            "diff-tree", "grep", "reset"):
