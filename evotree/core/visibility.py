@@ -1,10 +1,13 @@
-"""EvoPolicyGym's visibility boundary: validation and held-out figures hidden until finalize.
+"""The visibility boundary of EvoPolicyGym and AI4AI-Bench: the judge's figures hidden until finalize.
 
 A workspace whose champion's ``evotree.toml`` sets ``[eval] hide_until_finalize = true`` (what
-``evotree init --protocol evopolicygym`` writes) keeps its judge's validation and held-out
-figures out of every output until ``evotree finalize`` has recorded the search's one held-out
-evaluation (the ledger's ``meta["finalize"]``, set by the ``finalize`` event). The judge still
-computes and stores them: finalize selects the best validation run from them.
+``evotree init --protocol evopolicygym`` and ``--protocol ai4ai`` write) keeps its judge's
+validation and held-out figures out of every output until ``evotree finalize`` has recorded the
+search's one held-out evaluation (the ledger's ``meta["finalize"]``, set by the ``finalize``
+event). The judge still computes and stores them: finalize selects the best validation run from
+them. What this module takes out, the verb layer (:func:`evotree.verbs.policy.shown`) fills with
+the candidate's own quick metric (``[train] headline_signal``, a train-phase signal) where the
+judge's headline was.
 
 **Who is hidden from: everyone, CLI and agent server alike** (fail closed). An agent is not told
 apart from a person: a marker in the environment (``EVOTREE_AGENT_*``, set by ``evotree agent``)
