@@ -104,9 +104,11 @@ def _redact(data: Any) -> Any:
     ctx = click.get_current_context(silent=True)
     try:
         from evotree.core.workspace import Workspace
-        from evotree.verbs.policy import shown
+        from evotree.verbs.policy import acting, shown
 
         ws = Workspace.open(ctx.find_root().obj["dir"]) if ctx is not None and ctx.find_root().obj else None
+        if ws is not None:
+            acting(ws)  # pinned to the signed configuration: the quick metric is named there
     except EvotreeError:
         ws = None
     return redact(data) if ws is None else shown(ws, data, hide=True)
