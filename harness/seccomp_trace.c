@@ -358,10 +358,22 @@ static const char *exe_cached_hash(const struct stat *st) {
     return NULL;
 }
 
+/* The sizes of this machine's git programs (note_system_gits): a file of another size cannot have
+ * a git's content, so its hash -- which would decide nothing -- is not computed (a Python phase
+ * maps ~30 MB of libraries: ~0.2 s of hashing per phase otherwise). */
+static off_t git_sizes[16];
+static size_t git_size_count;
+
+static int git_sized(off_t size) {
+    for (size_t k = 0; k < git_size_count; k++)
+        if (git_sizes[k] == size) return 1;
+    return 0;
+}
+
 static const char *exe_hash(int fd, const struct stat *st) {
     const char *known = exe_cached_hash(st);
     if (known) return known;
-    if (st->st_size > HASH_LIMIT) return NULL;
+    if (st->st_size > HASH_LIMIT || !git_sized(st->st_size)) return NULL;
     struct sha256 h;
     sha256_init(&h);
     char chunk[1 << 16];
@@ -398,15 +410,16 @@ static int exe_identity(uint32_t pid, struct buf *row, const struct stat *known)
     if (known) st = *known;
     else if (stat(proc, &st) != 0) return 0;
     const char *hex = exe_cached_hash(&st);
-    if (!hex) {
+    if (!hex && git_sized(st.st_size)) {
         int fd = open(proc, O_RDONLY | O_CLOEXEC);
         struct stat again;
         if (fd >= 0 && fstat(fd, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino)
             hex = exe_hash(fd, &again);
         if (fd >= 0) close(fd);
     }
-    snprintf(head, sizeof head, ", \"exe_dev\": %llu, \"exe_ino\": %llu, \"exe_links\": %llu, \"exe_sha256\": ",
-             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (unsigned long long)st.st_nlink);
+    snprintf(head, sizeof head, ", \"exe_dev\": %llu, \"exe_ino\": %llu, \"exe_links\": %llu, \"exe_size\": %lld, "
+             "\"exe_sha256\": ", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+             (unsigned long long)st.st_nlink, (long long)st.st_size);
     puts_(row, head);
     if (hex) { puts_(row, "\""); puts_(row, hex); puts_(row, "\""); } else puts_(row, "null");
     return is_system_git(&st);
@@ -450,7 +463,7 @@ static void exe_fields(uint32_t pid, struct buf *row) {
             int via_map = stat(mapped, &st) == 0;
             if (!via_map && path[0] == '/') snprintf(mapped, sizeof mapped, "/proc/%u/root%.*s", pid, (int)len, path);
             const char *hex = via_map && S_ISREG(st.st_mode) ? exe_cached_hash(&st) : NULL;
-            if (!hex && (via_map || path[0] == '/')) {
+            if (!hex && (!via_map || git_sized(st.st_size)) && (via_map || path[0] == '/')) {
                 int mfd = open(mapped, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
                 if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode)) hex = exe_hash(mfd, &st);
                 if (mfd >= 0) close(mfd);
@@ -645,16 +658,34 @@ static struct { dev_t dev; ino_t ino; } system_gits[8];
 static size_t system_git_count;
 static unsigned long open_rows;
 
+/* The machine's git programs (the paths harness/audit/trace.py's git_identities reads, and git on
+ * PATH): their sizes (git_sized); the identity of those at the system's paths only is exempt from
+ * open rows (a folder on PATH may be one a phase can write to). */
+static void note_git(const char *path, int exempt) {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return;
+    if (exempt && system_git_count < 8) {
+        system_gits[system_git_count].dev = st.st_dev;
+        system_gits[system_git_count].ino = st.st_ino;
+        system_git_count++;
+    }
+    if (!git_sized(st.st_size) && git_size_count < sizeof git_sizes / sizeof *git_sizes)
+        git_sizes[git_size_count++] = st.st_size;
+}
+
 static void note_system_gits(void) {
     const char *paths[] = {"/usr/bin/git", "/bin/git", "/usr/local/bin/git", "/usr/lib/git-core/git",
                            "/usr/libexec/git-core/git"};
-    for (size_t k = 0; k < sizeof paths / sizeof *paths && system_git_count < 8; k++) {
-        struct stat st;
-        if (stat(paths[k], &st) == 0 && S_ISREG(st.st_mode)) {
-            system_gits[system_git_count].dev = st.st_dev;
-            system_gits[system_git_count].ino = st.st_ino;
-            system_git_count++;
+    for (size_t k = 0; k < sizeof paths / sizeof *paths; k++) note_git(paths[k], 1);
+    const char *path = getenv("PATH");
+    char dir[4096 + 8];
+    while (path && *path) {
+        size_t len = strcspn(path, ":");
+        if (len && len < 4096 && path[0] == '/') {
+            snprintf(dir, sizeof dir, "%.*s/git", (int)len, path);
+            note_git(dir, 0);
         }
+        path += len + (path[len] == ':');
     }
 }
 

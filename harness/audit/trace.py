@@ -278,7 +278,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
                     else:  # the program changed: this is what the kernel ran
                         target["argv_read"] = target.get("argv")
                         target["argv"] = cmdline
-                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_sha256"):
+                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_size", "exe_sha256"):
                     if key in row:
                         target[key] = row[key]
         elif kind == "connect":
@@ -293,7 +293,8 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
                 cmdline = row.get("cmdline")
                 if cmdline and cmdline != target.get("argv") and "argv_at_exit" not in target:
                     target["argv_at_exit"] = cmdline
-                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_sha256", "mapped", "mapped_sha256"):
+                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_size", "exe_sha256", "mapped",
+                            "mapped_sha256"):
                     if key in row:
                         target[key] = row[key]
     return rows
