@@ -249,11 +249,13 @@ def _score_gate_checked(ws: Workspace, policy: Policy, version: str, commit: str
     foreign = sorted(rid for rid in (*runs_a, *runs_b) if rid in info and info[rid].judge_commit != policy.commit)
     # the champion's re-runs have an account of their own (harness/budget.py): what the gate may
     # still ask of it, never limited by what its own version budget spent before it was champion
-    from evotree.harness.budget import champion_reruns_left
+    from evotree.harness.budget import champion_reruns_left, trusted_usage
 
+    snapshot = ws.ledger.snapshot()
+    left = champion_reruns_left(policy.config.budget, snapshot.meta, policy.champion,
+                                counted=trusted_usage(ws, snapshot)) if budget else None
     decision = decide_score(comparison.difference, rule, names=(policy.champion, version),
-                            champion_runs_left=champion_reruns_left(policy.config.budget, ws.ledger.snapshot().meta,
-                                                                    policy.champion) if budget else None)
+                            champion_runs_left=left)
     normalized = comparison.normalized or {}
     numbers = {**decision.to_dict(), "mean_champion": comparison.mean_a, "mean_candidate": comparison.mean_b,
                **({"mean_champion_normalized": normalized.get("a"),
@@ -502,11 +504,16 @@ def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
     """The version's own spend within the per-version budgets. The tree's spend is shown, not
     judged: a spent tree budget (or search clock) refuses new runs, it never blocks reading,
     comparing or promoting what was already found — the historical best included (issue 20)."""
-    from evotree.harness.budget import Usage
+    from evotree.harness.budget import Usage, trusted_usage
 
     b = policy.config.budget
-    used = Usage.from_dict(record.usage)
-    tree = Usage.from_dict(ws.ledger.meta().get("usage"))
+    counted = trusted_usage(ws)
+    # the version's usage: what its trusted events charged, or the ledger's cached record where
+    # that is higher (fail closed: a fetched ledger can lower the cache, never hide a charge here)
+    cached, trusted = Usage.from_dict(record.usage), Usage.from_dict(counted.version(record.id))
+    used = Usage(**{k: max(getattr(cached, k), getattr(trusted, k))
+                    for k in Usage.__dataclass_fields__})
+    tree = Usage.from_dict(counted.tree)
     over = []
     for name, value, limit in (("max_runs_per_version", used.runs, b.max_runs_per_version),
                                ("max_episodes", used.episodes, b.max_episodes),

@@ -7,7 +7,7 @@ runs of the request, and refuses the request when a run would get nothing.
 
 **Reservations.** A check against a snapshot would let concurrent requests each see the same
 budget left; so every run is *reserved* in the ledger before it starts, in the same
-compare-and-swap that checks the budget (:func:`evotree.harness.runs.reserve_runs`). A run
+compare-and-swap that checks the budget (:func:`evotree.harness.planning.plan_runs`). A run
 holds its reservation until ``run.finished`` charges its usage (or until it is released,
 unstarted), and while it does it counts as spent (:func:`committed`): one run, and its planned
 limits — its ``max_steps``, ``max_episodes`` (0 when unlimited) and its wall clock
@@ -93,7 +93,7 @@ MIN_RUN_SECONDS = 1.0
 #: The ledger's meta key of the champions' re-run accounts: ``{version: usage}``.
 CHAMPION_RERUNS = "champion_reruns"
 #: The account of finalize's one held-out evaluation, apart from every search budget
-#: (:func:`evotree.harness.runs.plan_finalize_run`): a reservation names it (``"account": "finalize"``),
+#: (:func:`evotree.harness.planning.plan_finalize_run`): a reservation names it (``"account": "finalize"``),
 #: :func:`committed` leaves it out of the search's totals, and its usage is ``meta["finalize_usage"]``.
 FINALIZE_ACCOUNT = "finalize"
 FINALIZE_USAGE = "finalize_usage"
@@ -194,19 +194,27 @@ def champion_reruns_usage(meta: Mapping[str, Any], champion: str) -> dict[str, A
     return Usage.from_dict((meta.get(CHAMPION_RERUNS) or {}).get(champion)).to_dict()
 
 
-def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champion: str) -> int:
+def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champion: str, *,
+                         counted: TrustedUsage | None = None) -> int:
     """How many more re-runs ``champion`` may get: ``max_runs_per_version`` less those charged
-    and those reserved (what the score gate may still ask of it)."""
-    used = Usage.from_dict(champion_reruns_usage(meta, champion)).runs
+    and those reserved (what the score gate may still ask of it). ``counted``: the charged runs
+    from :func:`trusted_usage` (else ``meta``'s cached account, which a fetched ledger can
+    write)."""
+    if counted is not None:
+        charged = counted.reruns(champion)
+    else:
+        charged = champion_reruns_usage(meta, champion)
+    used = Usage.from_dict(charged).runs
     reserved = committed(meta.get("reservations"), version=champion, account=CHAMPION_RERUNS)["runs"]
     return max(0, budget.max_runs_per_version - used - reserved)
 
 
 # ---------------------------------------------------------------------------- usage that counts
-def spend_facts(*, version: str | None, at: str, usd: Any, tokens: Any, note: Any, principal: Any) -> dict[str, Any]:
-    """What the seal of a ``spend.recorded`` event vouches for (the same dict when made and checked)."""
-    return {"event": SPEND_RECORDED, "version": version, "at": at, "usd": usd, "tokens": tokens, "note": note,
-            "principal": principal}
+def spend_facts(*, version: str | None, at: str, usd: Any, tokens: Any, note: Any,
+                principal: Any) -> dict[str, Any]:
+    """What the seal of a ``spend.recorded`` event vouches for (the same dict made and checked)."""
+    return {"event": SPEND_RECORDED, "version": version, "at": at, "usd": usd, "tokens": tokens,
+            "note": note, "principal": principal}
 
 
 @dataclass(frozen=True)
@@ -247,8 +255,8 @@ class _Tally:
     not_counted: list[dict[str, Any]] = field(default_factory=list)
 
     def copy(self) -> _Tally:
-        return _Tally(dict(self.tree), dict(self.versions), dict(self.reruns), dict(self.finalize), set(self.runs),
-                      set(self.seals), dict(self.started), list(self.not_counted))
+        return _Tally(dict(self.tree), dict(self.versions), dict(self.reruns), dict(self.finalize),
+                      set(self.runs), set(self.seals), dict(self.started), list(self.not_counted))
 
 
 _TALLIES: OrderedDict[tuple[str, str, str], _Tally] = OrderedDict()
@@ -264,7 +272,9 @@ def _finite_usage(data: Any) -> dict[str, Any] | None:
         value = data.get(name, 0)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if not math.isfinite(value) or value < 0:
             return None
     return Usage.from_dict(dict(data)).to_dict()
 
@@ -276,19 +286,20 @@ def _count(ws: Workspace, tally: _Tally, commit: str, event: Any, runner_keys: s
     if kind == EventKind.RUN_STARTED.value:
         rid = data.get("run_id")
         if isinstance(rid, str):
-            tally.started.setdefault(rid, data)  # the oldest: one appended later cannot disown a run
+            tally.started.setdefault(rid, data)  # the oldest: one appended later cannot disown it
         return
     if kind not in (EventKind.RUN_FINISHED.value, SPEND_RECORDED):
         return
 
     def skip(why: str, **extra: Any) -> None:
-        tally.not_counted.append({"event": kind, "commit": commit, "version": event.version, "at": event.at,
-                                  "why": why, **extra})
+        tally.not_counted.append({"event": kind, "commit": commit, "version": event.version,
+                                  "at": event.at, "why": why, **extra})
 
     try:
         payload = event.payload()  # strict: a malformed event spends nothing, and says why
     except MalformedEvent as exc:
-        skip(exc.message, **({"run_id": data["run_id"]} if isinstance(data.get("run_id"), str) else {}))
+        rid = data.get("run_id")
+        skip(exc.message, **({"run_id": rid} if isinstance(rid, str) else {}))
         return
     if isinstance(payload, SpendRecorded):
         tokens = payload.tokens if payload.tokens is not ABSENT else None
@@ -298,7 +309,8 @@ def _count(ws: Workspace, tally: _Tally, commit: str, event: Any, runner_keys: s
         mac = payload.seal if payload.seal is not ABSENT else None
         usage = _finite_usage({"usd": payload.usd, "agent_usd": payload.usd, "tokens": tokens or 0})
         if not sealed(ws, facts, mac):
-            skip("not sealed by this workspace's key: recorded elsewhere, edited, or before seals", usd=data.get("usd"))
+            skip("not sealed by this workspace's key: recorded elsewhere, edited, or before seals",
+                 usd=data.get("usd"))
         elif mac in tally.seals:
             skip("a copy of a spend already counted", usd=data.get("usd"))
         elif usage is None:
@@ -366,7 +378,8 @@ def trusted_usage(ws: Workspace, txn: LedgerTxn | None = None) -> TrustedUsage:
                 _TALLIES.popitem(last=False)
         cached = tally
     return TrustedUsage(tree=Usage.from_dict(cached.tree).to_dict(), versions=dict(cached.versions),
-                        champion_reruns=dict(cached.reruns), finalize=Usage.from_dict(cached.finalize).to_dict(),
+                        champion_reruns=dict(cached.reruns),
+                        finalize=Usage.from_dict(cached.finalize).to_dict(),
                         not_counted=tuple(cached.not_counted))
 
 
@@ -539,7 +552,7 @@ def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[st
     reservation (the limit × the prices) is what the budgets were checked against, so a run can
     never end above a budget (0.02517 of 0.025). USD at the prices in force now.
     ``train_seconds`` / ``judge_train_seconds``: the measured training time of its phases
-    (:func:`evotree.harness.runs.training_seconds`), shown as ``train_hours`` /
+    (:func:`evotree.harness.finish.training_seconds`), shown as ``train_hours`` /
     ``judge_train_hours``, at most the hours charged (the judge phase, last, is cut first).
     """
     notes: list[str] = []

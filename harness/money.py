@@ -94,8 +94,9 @@ def record_spend(ws: Workspace, usd: float, note: str, *, tokens: int | None = N
         # (harness.budget.trusted_usage); a remote's spend.recorded cannot make the seal
         mark = seal(ws, spend_facts(version=vid, at=at, usd=charge["usd"], tokens=tokens, note=text,
                                     principal=str(who)))
-        return Event.of(SpendRecorded(usd=charge["usd"], note=text, tokens=tokens, principal=str(who), seal=mark),
-                        version=vid, actor=str(who), at=at)
+        payload = SpendRecorded(usd=charge["usd"], note=text, tokens=tokens, principal=str(who),
+                                seal=mark)
+        return Event.of(payload, version=vid, actor=str(who), at=at)
 
     ws.ledger.transact(change, actor=who)
     tree_usd = Usage.from_dict(trusted_usage(ws).tree).usd
@@ -178,6 +179,6 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
                 break
     spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (left is not None and left < MIN_RUN_SECONDS)
     not_counted = [dict(item) for item in counted.not_counted[-20:]][::-1]
-    return BudgetStatus(prices=prices, charged=charged.to_dict(), reserved=reserved.to_dict(), budgets=rows,
-                        clock=clock, versions=versions, spend=spend, spent=spent, not_counted=not_counted,
-                        not_counted_total=len(counted.not_counted))
+    return BudgetStatus(prices=prices, charged=charged.to_dict(), reserved=reserved.to_dict(),
+                        budgets=rows, clock=clock, versions=versions, spend=spend, spent=spent,
+                        not_counted=not_counted, not_counted_total=len(counted.not_counted))

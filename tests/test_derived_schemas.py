@@ -37,20 +37,33 @@ def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields()
 def test_a_field_added_to_a_result_type_appears_in_its_schema_without_a_hand_edit() -> None:
     base = Derived(CommitResult, "commit").schema("commit")
     assert "reviewed_by" not in base["properties"]
-    grown = dataclasses.make_dataclass("CommitResult", [("reviewed_by", "str | None", dataclasses.field(default=None)),
-                                                        ("lines", "list[int]", dataclasses.field(default_factory=list))],
-                                       bases=(CommitResult,))
+    grown = dataclasses.make_dataclass(
+        "CommitResult",
+        [
+            ("reviewed_by", "str | None", dataclasses.field(default=None)),
+            ("lines", "list[int]", dataclasses.field(default_factory=list)),
+        ],
+        bases=(CommitResult,),
+    )
     grown.__module__ = CommitResult.__module__
     schema = Derived(grown, "commit").schema("commit")
     assert schema["properties"]["reviewed_by"] == {"type": ["string", "null"]}
     assert schema["properties"]["lines"] == {"type": "array", "items": {"type": "integer"}}
     assert {"reviewed_by", "lines"} <= set(schema["required"])
     # the output of the grown type validates; one without the new field does not
-    full = grown(version="v1", branch="evotree/v1", worktree=None, previous_commit="a" * 40, commit="b" * 40,
-                 changed=True).to_dict()
+    full = grown(
+        version="v1",
+        branch="evotree/v1",
+        worktree=None,
+        previous_commit="a" * 40,
+        commit="b" * 40,
+        changed=True,
+    ).to_dict()
     jsonschema.Draft202012Validator(schema).validate(full)
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.Draft202012Validator(schema).validate({k: v for k, v in full.items() if k != "reviewed_by"})
+        jsonschema.Draft202012Validator(schema).validate(
+            {k: v for k, v in full.items() if k != "reviewed_by"}
+        )
 
 
 class Colour(Enum):
@@ -93,11 +106,33 @@ def test_the_derivation_maps_types_and_field_notes() -> None:
     assert schema["description"] == "The outer result." and "extra" in schema["required"]
     assert type_schema(int | None) == {"type": ["integer", "null"]}
     validator = jsonschema.Draft202012Validator(schema)
-    validator.validate({"colour": "red", "mode": "a", "rows": [{"x": 1.5}], "table": {"k": 1}, "pair": ["p"],
-                        "anything": None, "maybe": None, "v": 1, "extra": True})
+    validator.validate(
+        {
+            "colour": "red",
+            "mode": "a",
+            "rows": [{"x": 1.5}],
+            "table": {"k": 1},
+            "pair": ["p"],
+            "anything": None,
+            "maybe": None,
+            "v": 1,
+            "extra": True,
+        }
+    )
     with pytest.raises(jsonschema.ValidationError):
-        validator.validate({"colour": "blue", "mode": "a", "rows": [], "table": {}, "pair": [], "anything": 0,
-                            "maybe": None, "v": 1, "extra": True})
+        validator.validate(
+            {
+                "colour": "blue",
+                "mode": "a",
+                "rows": [],
+                "table": {},
+                "pair": [],
+                "anything": 0,
+                "maybe": None,
+                "v": 1,
+                "extra": True,
+            }
+        )
 
 
 def _check(verb: str, result: Any) -> None:
@@ -139,11 +174,18 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
     call("abandon", v2.id, reason="a dead end")
     assert seen == set(VERB_SCHEMAS), set(VERB_SCHEMAS) - seen
     cli = Cli(repo)
-    for args, name in ((("tree",), "tree"), (("show", v1.id), "show"), (("budget",), "budget"),
-                       (("diagnose", v1.id), "diagnose"), (("runs", "--version", v1.id), "run"),
-                       (("spend", "record", "--usd", "0.1", "--note", "more"), "spend-record")):
+    for args, name in (
+        (("tree",), "tree"),
+        (("show", v1.id), "show"),
+        (("budget",), "budget"),
+        (("diagnose", v1.id), "diagnose"),
+        (("runs", "--version", v1.id), "run"),
+        (("spend", "record", "--usd", "0.1", "--note", "more"), "spend-record"),
+    ):
         out = cli.json(*args)
-        items = out["runs"] if args[0] == "runs" else [out]  # runs --json: {"v": 1, "runs": [record, ...]}
+        items = (
+            out["runs"] if args[0] == "runs" else [out]
+        )  # runs --json: {"v": 1, "runs": [record, ...]}
         assert items, args
         for item in items:
             validate(item, name)

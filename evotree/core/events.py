@@ -68,6 +68,10 @@ class EventKind(str, Enum):
     SIGNERS_ADDED = "signers.added"
 
 
+#: what to do about a malformed event
+_FIX = "the event was not written by this evotree (or is damaged): see `evotree verify`"
+
+
 class MalformedEvent(InvalidState):
     """An event whose ``data`` does not match its kind's payload (an unknown key, a wrong type)."""
 
@@ -102,8 +106,10 @@ def _check(value: Any, hint: Any, where: str) -> None:
                 return
             except MalformedEvent as exc:
                 errors.append(exc)
-        raise MalformedEvent(f"{where}: expected {_name(hint)}, actually: {_shown(value)}",
-                             fix="the event was not written by this evotree (or is damaged): see `evotree verify`")
+        raise MalformedEvent(
+            f"{where}: expected {_name(hint)}, actually: {_shown(value)}",
+            fix=_FIX,
+        )
     if hint is type(None):
         ok = value is None
     elif hint is bool:
@@ -111,7 +117,9 @@ def _check(value: Any, hint: Any, where: str) -> None:
     elif hint is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
     elif hint is str:
         ok = isinstance(value, str)
     elif origin is list:
@@ -135,14 +143,21 @@ def _check(value: Any, hint: Any, where: str) -> None:
     else:
         raise TypeError(f"payload field type {hint!r} is not supported")  # a bug of a payload class
     if not ok:
-        raise MalformedEvent(f"{where}: expected {_name(hint)}, actually: {_shown(value)}",
-                             fix="the event was not written by this evotree (or is damaged): see `evotree verify`")
+        raise MalformedEvent(
+            f"{where}: expected {_name(hint)}, actually: {_shown(value)}",
+            fix=_FIX,
+        )
 
 
 def _name(hint: Any) -> str:
     if isinstance(hint, type):
-        return {type(None): "null", str: "text", int: "a whole number", float: "a finite number",
-                bool: "true or false"}.get(hint, hint.__name__)
+        return {
+            type(None): "null",
+            str: "text",
+            int: "a whole number",
+            float: "a finite number",
+            bool: "true or false",
+        }.get(hint, hint.__name__)
     return str(hint).replace("typing.", "").replace("NoneType", "None")
 
 
@@ -159,7 +174,11 @@ class Payload:
 
     def to_data(self) -> dict[str, Any]:
         """The dict stored as the event's ``data`` (unset :func:`omittable` fields left out)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not ABSENT}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) is not ABSENT
+        }
 
     @classmethod
     def from_data(cls, data: Any, *, event: str | None = None) -> Payload:
@@ -167,24 +186,33 @@ class Payload:
         or a missing required key raises :class:`MalformedEvent` naming the event and the field."""
         name = event or cls.KIND.value
         if not isinstance(data, dict):
-            raise MalformedEvent(f"{name}: its data is {_shown(data)}, not an object",
-                                 fix="the event was not written by this evotree (or is damaged): see `evotree verify`",
-                                 event=name)
+            raise MalformedEvent(
+                f"{name}: its data is {_shown(data)}, not an object",
+                fix=_FIX,
+                event=name,
+            )
         hints = _hints(cls)
         known = {f.name for f in fields(cls)}
         unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
-            raise MalformedEvent(f"{name}: unknown field(s) {', '.join(unknown)} (a {cls.KIND.value} event has "
-                                 f"{', '.join(sorted(known)) or 'none'})",
-                                 fix="the event was not written by this evotree (or is damaged): see `evotree verify`",
-                                 event=name, fields=unknown)
+            raise MalformedEvent(
+                f"{name}: unknown field(s) {', '.join(unknown)} (a {cls.KIND.value} event has "
+                f"{', '.join(sorted(known)) or 'none'})",
+                fix=_FIX,
+                event=name,
+                fields=unknown,
+            )
         values: dict[str, Any] = {}
         for f in fields(cls):
             if f.name not in data:
                 if f.default is MISSING and f.default_factory is MISSING:
-                    raise MalformedEvent(f"{name}: field {f.name} is missing", event=name, field=f.name,
-                                         fix="the event was not written by this evotree (or is damaged): see "
-                                             "`evotree verify`")
+                    raise MalformedEvent(
+                        f"{name}: field {f.name} is missing",
+                        event=name,
+                        field=f.name,
+                        fix="the event was not written by this evotree (or is damaged): see "
+                        "`evotree verify`",
+                    )
                 continue
             _check(data[f.name], hints[f.name], f"{name}: field {f.name}")
             values[f.name] = data[f.name]
@@ -363,7 +391,7 @@ class RunReserved(Payload):
     KIND = EventKind.RUN_RESERVED
     #: one {"run_id", "version", "seed", "commit", "limits", "account"} per run reserved
     runs: list[Obj]
-    #: who holds them (harness.runs.process_owner)
+    #: who holds them (evotree.core.proc.process_owner)
     owner: Obj | None = ABSENT
     #: dead owners' reservations given back in the same step
     released: list[str] = ABSENT
@@ -488,11 +516,37 @@ class SignersAdded(Payload):
 
 
 #: the payload type of every event kind
-PAYLOADS: dict[EventKind, type[Payload]] = {cls.KIND: cls for cls in (
-    WorkspaceInitialized, VersionCreated, VersionAbandoned, VersionStatusChanged, WorktreePruned,
-    WorktreeRestored, RunStarted, RunFinished, Finding, Decision, Promotion, SkillApplied, Audit, RunApproved,
-    RunReserved, RunReleased, RunVoided, SpendRecorded, HarnessCreated, HarnessPromoted, JudgePromoted,
-    JudgeProposed, JudgeMigrated, Finalize, FinalizeAttempt, SignersAdded)}
+PAYLOADS: dict[EventKind, type[Payload]] = {
+    cls.KIND: cls
+    for cls in (
+        WorkspaceInitialized,
+        VersionCreated,
+        VersionAbandoned,
+        VersionStatusChanged,
+        WorktreePruned,
+        WorktreeRestored,
+        RunStarted,
+        RunFinished,
+        Finding,
+        Decision,
+        Promotion,
+        SkillApplied,
+        Audit,
+        RunApproved,
+        RunReserved,
+        RunReleased,
+        RunVoided,
+        SpendRecorded,
+        HarnessCreated,
+        HarnessPromoted,
+        JudgePromoted,
+        JudgeProposed,
+        JudgeMigrated,
+        Finalize,
+        FinalizeAttempt,
+        SignersAdded,
+    )
+}
 
 _missing = [kind.value for kind in EventKind if kind not in PAYLOADS]
 if _missing:  # pragma: no cover - a new kind without its payload is a bug caught at import
@@ -505,6 +559,8 @@ def payload_type(kind: str) -> type[Payload]:
     try:
         return PAYLOADS[EventKind(kind)]
     except ValueError:
-        raise MalformedEvent(f"unknown event kind {kind!r}", event=kind,
-                             fix="the event was written by another evotree release or by hand: see `evotree verify`"
-                             ) from None
+        raise MalformedEvent(
+            f"unknown event kind {kind!r}",
+            event=kind,
+            fix="the event was written by another evotree release or by hand: see `evotree verify`",
+        ) from None

@@ -116,16 +116,18 @@ class Event:
     v: int = SCHEMA_VERSION
 
     @classmethod
-    def of(cls, payload: Payload, *, version: str | None, actor: str, at: str | None = None) -> Event:
+    def of(cls, payload: Payload, *, version: str | None, actor: str,
+           at: str | None = None) -> Event:
         """The event of ``payload``'s kind with its data (the typed way to write an event)."""
-        return cls(kind=payload.KIND.value, version=version, actor=actor, at=at if at is not None else utcnow(),
-                   data=payload.to_data())
+        return cls(kind=payload.KIND.value, version=version, actor=actor,
+                   at=at if at is not None else utcnow(), data=payload.to_data())
 
     def payload(self) -> Payload:
         """``data`` parsed strictly as its kind's payload (:mod:`evotree.core.events`):
         :class:`MalformedEvent` names the event and the field for an unknown kind or key, a
         missing required key or a value of the wrong type."""
-        where = f"{self.kind} event" + (f" of {self.version}" if self.version else "") + f" at {self.at}"
+        of = f" of {self.version}" if self.version else ""
+        where = f"{self.kind} event{of} at {self.at}"
         return payload_type(self.kind).from_data(self.data, event=where)
 
     def to_json(self) -> str:
@@ -178,7 +180,7 @@ class LedgerMeta(TypedDict, total=False):
     created_at: str
     #: the tree's usage (evotree.harness.budget.Usage.to_dict): runs, seconds, episodes, USD, tokens
     usage: dict[str, Any]
-    #: runs reserved and not yet finished, by run id (evotree.harness.runs)
+    #: runs reserved and not yet finished, by run id (evotree.harness.reservations)
     reservations: dict[str, Any]
     #: the champion re-runs account, by champion id (evotree.harness.budget)
     champion_reruns: dict[str, Any]

@@ -42,34 +42,65 @@ class Derived:
     optional: tuple[str, ...] = ()
 
     def schema(self, name: str) -> dict[str, Any]:
-        return dataclass_schema(self.type, name=name, title=self.title, extra=self.extra, optional=self.optional)
+        return dataclass_schema(
+            self.type, name=name, title=self.title, extra=self.extra, optional=self.optional
+        )
 
 
-_FINDING_ROW = {"type": "object", "required": ["layer", "code", "severity", "runs"],
-                "description": "one row per (layer, code), most severe first, with the runs it came from",
-                "properties": {"layer": {"type": "string"}, "code": {"type": "string"},
-                               "severity": {"type": ["string", "null"]},
-                               "runs": {"type": "array"}, "detail": {"type": "array"}}}
+_FINDING_ROW = {
+    "type": "object",
+    "required": ["layer", "code", "severity", "runs"],
+    "description": "one row per (layer, code), most severe first, with the runs it came from",
+    "properties": {
+        "layer": {"type": "string"},
+        "code": {"type": "string"},
+        "severity": {"type": ["string", "null"]},
+        "runs": {"type": "array"},
+        "detail": {"type": "array"},
+    },
+}
 
 #: every ``--json`` output derived from its result type: schema name -> its type
 DERIVED: dict[str, Derived] = {
     "tree": Derived(TreeView, "evotree tree --json", extra={"v": _V}),
     "show": Derived(VersionDetail, "evotree show V --json", extra={"v": _V}),
-    "version": Derived(VersionRecord, "A version record (output of branch, merge, abandon, worktree restore)"),
-    "commit": Derived(CommitResult, "commit (the API's and the agent server's): the files snapshotted and the tip"),
-    "sql": Derived(QueryResult, "sql (the API's and the agent server's): rows of one read-only SELECT"),
-    "spend-record": Derived(SpendRecord, "evotree spend record --json (the agent server's spend_record tool)"),
+    "version": Derived(
+        VersionRecord, "A version record (output of branch, merge, abandon, worktree restore)"
+    ),
+    "commit": Derived(
+        CommitResult, "commit (the API's and the agent server's): the files snapshotted and the tip"
+    ),
+    "sql": Derived(
+        QueryResult, "sql (the API's and the agent server's): rows of one read-only SELECT"
+    ),
+    "spend-record": Derived(
+        SpendRecord, "evotree spend record --json (the agent server's spend_record tool)"
+    ),
     "budget": Derived(BudgetStatus, "evotree budget --json"),
-    "run": Derived(RunRecord, "A run record (run.json; items of `evotree run --json` and `evotree runs --json`)"),
-    "diagnose": Derived(DiagnoseResult, "evotree diagnose V --json",
-                        extra={"v": _V, "by_code": {"type": "array", "items": _FINDING_ROW}}),
+    "run": Derived(
+        RunRecord,
+        "A run record (run.json; items of `evotree run --json` and `evotree runs --json`)",
+    ),
+    "diagnose": Derived(
+        DiagnoseResult,
+        "evotree diagnose V --json",
+        extra={"v": _V, "by_code": {"type": "array", "items": _FINDING_ROW}},
+    ),
 }
 
 #: each verb of :data:`evotree.verbs.VERBS` whose result is derived -> its schema (a list result:
 #: each item's)
 VERB_SCHEMAS: dict[str, str] = {
-    "tree": "tree", "show": "show", "branch": "version", "merge": "version", "abandon": "version",
-    "commit": "commit", "run": "run", "runs": "run", "diagnose": "diagnose", "sql": "sql",
+    "tree": "tree",
+    "show": "show",
+    "branch": "version",
+    "merge": "version",
+    "abandon": "version",
+    "commit": "commit",
+    "run": "run",
+    "runs": "run",
+    "diagnose": "diagnose",
+    "sql": "sql",
     "spend_record": "spend-record",
 }
 
@@ -91,12 +122,15 @@ def load_schema(name: str) -> dict[str, Any]:
     if name in DERIVED:
         return copy.deepcopy(_derived(name))
     if name not in shipped.schema_names():
-        raise UsageError(f"unknown schema {name!r}; expected one of {', '.join(schema_names())}",
-                         fix="`evotree schema` lists them", schema=name)
+        raise UsageError(
+            f"unknown schema {name!r}; expected one of {', '.join(schema_names())}",
+            fix="`evotree schema` lists them",
+            schema=name,
+        )
     return shipped.load_schema(name)
 
 
 @cache
 def _derived(name: str) -> dict[str, Any]:
-    """The derived schema ``name`` (derived once a process: the types do not change while it runs)."""
+    """The derived schema ``name`` (once a process: the types do not change while it runs)."""
     return DERIVED[name].schema(name)

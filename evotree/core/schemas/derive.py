@@ -26,13 +26,25 @@ __all__ = ["dataclass_schema", "type_schema"]
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _SCALARS: dict[Any, dict[str, Any]] = {
-    str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"},
-    type(None): {"type": "null"}, Any: {}, object: {},
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    Any: {},
+    object: {},
 }
 
 
-def dataclass_schema(cls: type, *, name: str, title: str, extra: dict[str, dict[str, Any]] | None = None,
-                     optional: tuple[str, ...] = (), description: str | None = None) -> dict[str, Any]:
+def dataclass_schema(
+    cls: type,
+    *,
+    name: str,
+    title: str,
+    extra: dict[str, dict[str, Any]] | None = None,
+    optional: tuple[str, ...] = (),
+    description: str | None = None,
+) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``cls().to_dict()`` / ``asdict(cls())``, as ``$id``
     ``evotree/<name>.schema.json``. ``extra``: properties the output has beside the fields (all
     required); ``optional``: fields the output may leave out."""
@@ -42,7 +54,11 @@ def dataclass_schema(cls: type, *, name: str, title: str, extra: dict[str, dict[
         body["properties"][key] = schema
         if key not in body["required"]:
             body["required"].append(key)
-    out: dict[str, Any] = {"$schema": _DIALECT, "$id": f"evotree/{name}.schema.json", "title": title}
+    out: dict[str, Any] = {
+        "$schema": _DIALECT,
+        "$id": f"evotree/{name}.schema.json",
+        "title": title,
+    }
     text = description if description is not None else _doc(cls)
     if text:
         out["description"] = text
@@ -64,7 +80,9 @@ def _schema(hint: Any, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     args = typing.get_args(hint)
     if origin in (Union, types.UnionType):
         options = [_schema(arg, defs) for arg in args]
-        simple = [o.get("type") for o in options if set(o) == {"type"} and isinstance(o.get("type"), str)]
+        simple = [
+            o.get("type") for o in options if set(o) == {"type"} and isinstance(o.get("type"), str)
+        ]
         if len(simple) == len(options):
             return {"type": list(dict.fromkeys(simple))}
         if any(o == {} for o in options):
@@ -72,8 +90,14 @@ def _schema(hint: Any, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
         return {"anyOf": options}
     if origin is typing.Literal:
         return {"enum": list(args)}
-    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable) \
-            or hint in (list, tuple, set):
+    if origin in (
+        list,
+        tuple,
+        set,
+        frozenset,
+        collections.abc.Sequence,
+        collections.abc.Iterable,
+    ) or hint in (list, tuple, set):
         if origin is tuple:  # tuple[X, ...]: items X; a fixed tuple: any items
             item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
         else:
@@ -101,7 +125,9 @@ def _schema(hint: Any, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {}  # a type JSON cannot name more precisely (a forward reference that did not resolve)
 
 
-def _object_schema(cls: type, defs: dict[str, dict[str, Any]], *, optional: tuple[str, ...] = ()) -> dict[str, Any]:
+def _object_schema(
+    cls: type, defs: dict[str, dict[str, Any]], *, optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
     hints = _hints(cls)
     notes = _field_notes(cls)
     properties: dict[str, Any] = {}
@@ -112,8 +138,11 @@ def _object_schema(cls: type, defs: dict[str, dict[str, Any]], *, optional: tupl
         if notes.get(f.name):
             schema = {**schema, "description": notes[f.name]}
         properties[f.name] = schema
-    out: dict[str, Any] = {"type": "object", "required": [n for n in properties if n not in optional],
-                           "properties": properties}
+    out: dict[str, Any] = {
+        "type": "object",
+        "required": [n for n in properties if n not in optional],
+        "properties": properties,
+    }
     text = _doc(cls)
     if text:
         out["description"] = text
@@ -124,12 +153,13 @@ def _hints(cls: type) -> dict[str, Any]:
     module = vars(sys.modules.get(cls.__module__)) if cls.__module__ in sys.modules else {}
     try:
         return typing.get_type_hints(cls, module)
-    except Exception:  # noqa: BLE001 - a name imported only for type checking: resolve field by field
+    except Exception:  # noqa: BLE001 - a name imported only for type checking: field by field
         out: dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
             for name, text in getattr(klass, "__annotations__", {}).items():
                 try:
-                    out[name] = eval(text, module, {}) if isinstance(text, str) else text  # noqa: S307
+                    value = eval(text, module, {}) if isinstance(text, str) else text  # noqa: S307
+                    out[name] = value
                 except Exception:  # noqa: BLE001 - unresolvable: any value
                     out[name] = Any
         return out
