@@ -157,8 +157,8 @@ def finalize_plan(ws: Any, version: str | None = None) -> FinalizePlan:
         records = [r for r in records if r.version == named]
         rule = f"the submitted version {named}: {RULE}"
     best = select_best(records)
-    return FinalizePlan(status="ready" if best else "no_ok_submit", selected=best, considered=len(records),
-                        rule=rule)
+    return FinalizePlan(status="ready" if best else "no_ok_submit", selected=best,
+                        considered=len(records), rule=rule)
 
 
 class AlreadyFinalized(InvalidState):
@@ -320,7 +320,8 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
     if plan.selected is None:
         return _record(ws, FinalizeResult(status="no_ok_submit", selected_run=None, version=None, commit=None,
                                           validation_mean=None, heldout_run=None, heldout_mean=None,
-                                          final_score=None, rule=plan.rule, considered=plan.considered,
+                                          final_score=None, rule=plan.rule,
+                                          considered=plan.considered,
                                           normalized=final_normalized(ws, "no_ok_submit", None)))
     best = plan.selected
     retrain = bool(ws.config.eval.finalize_retrain)
@@ -348,7 +349,8 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
             status="not_finalized", selected_run=best.run_id, version=best.version, commit=best.commit,
             validation_mean=best.validation, heldout_run=record.run_id, heldout_mean=None, final_score=None,
             rule=plan.rule, considered=plan.considered, heldout_status=record.status, heldout_metric=None,
-            error=record.error or "the held-out run did not finish", retrained=retrain, seed=run.seed))
+            error=record.error or "the held-out run did not finish", retrained=retrain,
+            seed=run.seed))
     status = "finalized" if ok else "heldout_failed"
     return _record(ws, FinalizeResult(
         status=status, selected_run=best.run_id, version=best.version,

@@ -64,8 +64,9 @@ def _render(result: Any) -> None:
 @click.option("--dry-run", is_flag=True, help="Show which run would be judged on the held-out split; judge "
               "and record nothing.")
 @click.option("--yes", is_flag=True, help="Confirm without the prompt (needed off a terminal: a script).")
-@click.option("--version", "submitted", default=None, metavar="VERSION", help="The submission: select among "
-              "this version's runs only (AI4AI-Bench's shape: the agent names the one patch it submits).")
+@click.option("--version", "submitted", default=None, metavar="VERSION",
+              help="The submission: select among this version's runs only (AI4AI-Bench's shape: the "
+                   "agent names the one patch it submits).")
 @outputs(_render, pass_json=True)
 def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None) -> Any:
     """End the search: judge the best validation run once on the held-out split.

@@ -112,7 +112,7 @@ def refuse_hidden(ws: Workspace, verb: str) -> None:
     if hidden_now(ws):
         raise HiddenUntilFinalize(
             f"`{verb}` shows validation and held-out figures, which this workspace hides until the search "
-            "is finalized here ([eval] hide_until_finalize: EvoPolicyGym's and AI4AI-Bench's protocols)",
+            "is finalized here ([eval] hide_until_finalize: the EvoPolicyGym and AI4AI-Bench protocols)",
             fix="use the train feedback (evotree runs, evotree sql over the train phase); a person ends the "
                 "search with `evotree finalize`", command=verb)
 
@@ -139,7 +139,9 @@ def _is_version(item: Any) -> bool:
 
 
 def _has(item: Any, key: str) -> bool:
-    return key in item if isinstance(item, dict) else dataclasses.is_dataclass(item) and hasattr(item, key)
+    if isinstance(item, dict):
+        return key in item
+    return dataclasses.is_dataclass(item) and hasattr(item, key)
 
 
 def _get(item: Any, key: str) -> Any:
@@ -170,20 +172,21 @@ def _quick_values(ws: Workspace, signal: str, run_ids: set[str]) -> dict[str, fl
     from evotree.harness.records import runs_dir
 
     base = runs_dir(ws)
-    files = {str(base / r / "signals.parquet"): r for r in sorted(run_ids)
-             if r and "/" not in r and not r.startswith(".") and (base / r / "signals.parquet").is_file()}
+    safe = (r for r in sorted(run_ids) if r and "/" not in r and not r.startswith("."))
+    files = {str(base / r / "signals.parquet"): r for r in safe if (base / r / "signals.parquet").is_file()}
     if not files:
         return {}
     con = duckdb.connect()
     try:
-        rows = con.execute("SELECT filename, arg_max(value, step) FROM read_parquet(?, filename = true) WHERE "
-                           "phase = 'train' AND metric = ? AND value IS NOT NULL GROUP BY filename",
+        rows = con.execute("SELECT filename, arg_max(value, step) FROM read_parquet(?, filename = true) "
+                           "WHERE phase = 'train' AND metric = ? AND value IS NOT NULL GROUP BY filename",
                            [list(files), signal]).fetchall()
     except duckdb.Error:
         return {}
     finally:
         con.close()
-    return {files[f]: float(v) for f, v in rows if f in files and isinstance(v, (int, float)) and v == v}
+    return {files[f]: float(v) for f, v in rows
+            if f in files and isinstance(v, (int, float)) and v == v}
 
 
 def with_quick_metrics(ws: Workspace, data: Any) -> Any:
@@ -206,8 +209,8 @@ def with_quick_metrics(ws: Workspace, data: Any) -> Any:
         return data
     runs_of: dict[str, list[str]] = {}
     if any(_is_version(i) and not _is_run(i) for i in items):
-        runs_of = {r.id: [str(x.get("run_id")) for x in (r.runs or []) if x.get("status") == "succeeded"]
-                   for r in ws.ledger.versions()}
+        runs_of = {r.id: [str(x.get("run_id")) for x in (r.runs or [])
+                          if x.get("status") == "succeeded"] for r in ws.ledger.versions()}
     wanted = {str(_get(i, "run_id")) for i in items if _is_run(i)}
     for item in items:
         if not _is_run(item):
@@ -217,11 +220,12 @@ def with_quick_metrics(ws: Workspace, data: Any) -> Any:
     for item in items:
         if _is_run(item):
             value = values.get(str(_get(item, "run_id")))
-            headline = None if value is None else {"metric": metric, "value": value, "phase": "train"}
+            headline = None if value is None else \
+                {"metric": metric, "value": value, "phase": "train"}
         else:
             got = [values[r] for r in runs_of.get(str(_get(item, "id")), []) if r in values]
-            headline = {"metric": metric, "value": sum(got) / len(got), "n": len(got), "phase": "train"} \
-                if got else None
+            headline = None if not got else \
+                {"metric": metric, "value": sum(got) / len(got), "n": len(got), "phase": "train"}
         if headline is None:
             continue
         if isinstance(item, dict):
