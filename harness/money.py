@@ -127,6 +127,9 @@ class BudgetStatus:
     not_counted: list[dict[str, Any]] = field(default_factory=list)
     #: how many there are in all
     not_counted_total: int = 0
+    #: the finalize account (the held-out run, and the formal retrain with [eval] finalize_retrain):
+    #: never part of ``charged`` (the search's, i.e. exploration, usage) nor of any tree budget
+    finalize: dict[str, Any] = field(default_factory=dict)
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -181,4 +184,5 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
     not_counted = [dict(item) for item in counted.not_counted[-20:]][::-1]
     return BudgetStatus(prices=prices, charged=charged.to_dict(), reserved=reserved.to_dict(),
                         budgets=rows, clock=clock, versions=versions, spend=spend, spent=spent,
-                        not_counted=not_counted, not_counted_total=len(counted.not_counted))
+                        not_counted=not_counted, not_counted_total=len(counted.not_counted),
+                        finalize=Usage.from_dict(counted.finalize).to_dict())

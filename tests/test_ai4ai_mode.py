@@ -189,6 +189,9 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     assert budget_status(Workspace.open(better.repo)).charged == before
     ws = Workspace.open(better.repo)
     assert ws.ledger.meta()["finalize_usage"]["wall_hours"] > 0  # it is charged to its own account
+    account = budget_status(ws).finalize  # `evotree budget` shows it apart from the search's
+    assert account["runs"] == 1 and account["wall_hours"] > 0 and account["steps"] == 1
+    assert "finalize account (not in the budgets above): 1 run(s)" in better("budget").output
     record = json.loads((better.repo / ".evotree" / "runs" / second["heldout_run"] / "run.json").read_text())
     assert record["kind"] == "finalize" and record["seed"] == second["seed"]
     assert record["phases"]["train"]["returncode"] == 0 and record["train_command"] == "python train.py"

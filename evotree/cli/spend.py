@@ -34,6 +34,10 @@ def _render_budget(status: Any) -> None:
         click.echo(f"training: {c['train_hours']:.4g} of the wall hours"
                    + (f" ({c['judge_train_hours']:.4g} of them in the judge phase, [eval] judge_trains)"
                       if c.get("judge_train_hours") else ""))
+    f = getattr(status, "finalize", None) or {}
+    if f.get("runs"):  # finalize's own account, apart from the search's (exploration) budgets
+        click.echo(f"finalize account (not in the budgets above): {f['runs']} run(s), {f['usd']:g} USD, "
+                   f"{f['wall_hours']:.4g} wall hours")
     if r["runs"]:
         click.echo(f"reserved: {r['runs']} run(s) not finished, up to {r['usd']:g} USD and {r['wall_hours']:.4g} "
                    "wall hours at their limits")
