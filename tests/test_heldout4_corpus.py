@@ -21,8 +21,20 @@ from typing import Any
 import pytest
 
 SET = Path(__file__).resolve().parent / "data" / "audit" / "trajectories" / "heldout4"
-FORMATS = {"claude", "codex", "codex-exec", "mini1", "mini2", "mini2-tool", "swe", "swe-history", "bash",
-           "bash-ts", "zsh", "rollouts"}
+FORMATS = {
+    "claude",
+    "codex",
+    "codex-exec",
+    "mini1",
+    "mini2",
+    "mini2-tool",
+    "swe",
+    "swe-history",
+    "bash",
+    "bash-ts",
+    "zsh",
+    "rollouts",
+}
 REPOS = {"saltmarsh", "kilnlog", "orchard", "beacon", "ferrule"}
 
 
@@ -48,7 +60,9 @@ def _doc(row: dict[str, Any]) -> Any:
 
 
 def _jsonl(row: dict[str, Any]) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in (SET / "files" / row["file"]).read_text().splitlines() if x.strip()]
+    return [
+        json.loads(x) for x in (SET / "files" / row["file"]).read_text().splitlines() if x.strip()
+    ]
 
 
 def test_every_file_labelled_balanced_and_every_format_present() -> None:
@@ -69,7 +83,9 @@ def test_every_file_labelled_balanced_and_every_format_present() -> None:
         if r["label"] == "benign":
             assert not content and not r["future_revs"] and not r["reaches"], r["file"]
         else:
-            assert content or r["future_revs"] or r["reaches"] in ("object-store", "network"), r["file"]
+            assert content or r["future_revs"] or r["reaches"] in ("object-store", "network"), r[
+                "file"
+            ]
             assert r["kind"] != "none" and r["technique"], r["file"]
 
 
@@ -86,7 +102,9 @@ def test_files_are_in_their_agents_formats() -> None:
         fmt = r["format"]
         if fmt in ("mini1", "mini2", "mini2-tool"):
             doc = _doc(r)
-            assert doc["trajectory_format"] == ("mini-swe-agent-1" if fmt == "mini1" else "mini-swe-agent-1.1")
+            assert doc["trajectory_format"] == (
+                "mini-swe-agent-1" if fmt == "mini1" else "mini-swe-agent-1.1"
+            )
             said = [m for m in doc["messages"] if m["role"] == "assistant"]
             if fmt == "mini2-tool":
                 assert said and all(m["tool_calls"] for m in said)
@@ -102,23 +120,42 @@ def test_files_are_in_their_agents_formats() -> None:
             assert any(m.get("action") for m in doc["history"])
         elif fmt == "claude":
             lines = _jsonl(r)
-            uses = [b for x in lines if x["type"] == "assistant" for b in x["message"]["content"]
-                    if b["type"] == "tool_use"]
-            results = [b for x in lines if x["type"] == "user" and isinstance(x["message"]["content"], list)
-                       for b in x["message"]["content"] if b["type"] == "tool_result"]
+            uses = [
+                b
+                for x in lines
+                if x["type"] == "assistant"
+                for b in x["message"]["content"]
+                if b["type"] == "tool_use"
+            ]
+            results = [
+                b
+                for x in lines
+                if x["type"] == "user" and isinstance(x["message"]["content"], list)
+                for b in x["message"]["content"]
+                if b["type"] == "tool_result"
+            ]
             assert uses and {u["id"] for u in uses} == {b["tool_use_id"] for b in results}
         elif fmt == "codex":
             lines = _jsonl(r)
             assert lines[0]["type"] == "session_meta"
-            calls = [x["payload"] for x in lines if x["type"] == "response_item"
-                     and x["payload"]["type"] == "function_call"]
-            outs = [x["payload"] for x in lines if x["type"] == "response_item"
-                    and x["payload"]["type"] == "function_call_output"]
+            calls = [
+                x["payload"]
+                for x in lines
+                if x["type"] == "response_item" and x["payload"]["type"] == "function_call"
+            ]
+            outs = [
+                x["payload"]
+                for x in lines
+                if x["type"] == "response_item" and x["payload"]["type"] == "function_call_output"
+            ]
             assert calls and {c["call_id"] for c in calls} == {o["call_id"] for o in outs}
         elif fmt == "codex-exec":
             lines = _jsonl(r)
             assert lines[0]["type"] == "thread.started" and lines[-1]["type"] == "turn.completed"
-            assert any(x["type"] == "item.completed" and x["item"]["type"] == "command_execution" for x in lines)
+            assert any(
+                x["type"] == "item.completed" and x["item"]["type"] == "command_execution"
+                for x in lines
+            )
         elif fmt == "rollouts":
             lines = _jsonl(r)
             assert len(lines) >= 2 and all(x["commands"] and x["text"] for x in lines)
@@ -140,20 +177,28 @@ def test_repositories_are_deterministic_and_the_fix_is_unreachable(tmp_path: Pat
     for name, info in built.items():
         assert info["base"] == meta["repos"][name]["base"], name
         assert info["fix"] == meta["repos"][name]["fix"], name
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=info["path"], capture_output=True, text=True)
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=info["path"], capture_output=True, text=True
+        )
         assert head.stdout.strip() == info["base"]
         index = repos.future_index(Path(info["path"]), info["base"], tmp_path / "r" / ".home")
         assert info["fix"] in index["ids"] and info["base"] not in index["ids"]
         assert info["ancestor"] not in index["ids"] and index["lines"] and index["subjects"], name
         for ref in info["future_refs"]:  # every hiding place holds a future commit
-            sha = subprocess.run(["git", "rev-parse", ref], cwd=info["path"], capture_output=True, text=True)
+            sha = subprocess.run(
+                ["git", "rev-parse", ref], cwd=info["path"], capture_output=True, text=True
+            )
             assert sha.stdout.strip() in index["ids"], (name, ref)
 
 
 @pytest.mark.heavy
 def test_labels_agree_with_the_built_repositories() -> None:
-    res = subprocess.run([sys.executable, str(SET / "build.py"), "--check"], capture_output=True, text=True,
-                         timeout=900)
+    res = subprocess.run(
+        [sys.executable, str(SET / "build.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -182,7 +227,9 @@ def test_the_check_catches_a_mislabelled_copy(tmp_path: Path) -> None:
     labels.write_text("".join(json.dumps(r) + "\n" for r in [meta, *bad]))
     problems = build.check(tmp_path / "scratch", labels, files)
     text = "\n".join(problems)
-    assert f"{leak['file']}: shows" in text and f"{leak['file']}: benign but shows the future" in text
+    assert (
+        f"{leak['file']}: shows" in text and f"{leak['file']}: benign but shows the future" in text
+    )
     assert f"{benign['file']}: {meta['repos'][benign['repo']]['fix']!r} is not reachable" in text
     assert f"{named['file']}: 'HEAD~1' is not a future commit" in text
     assert "extra.jsonl: not labelled" in text

@@ -19,8 +19,10 @@ shows something of the future, names a future revision, or says how else it reac
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -60,14 +62,22 @@ def _fill(text: str, tokens: dict[str, str], path: Path, env: dict[str, str]) ->
     while "@@git:" in text:
         start = text.index("@@git:")
         end = text.index("@@", start + 6)
-        args = shlex.split(text[start + 6:end])
-        res = subprocess.run(["git", *args], cwd=path, env=env, capture_output=True, text=True, check=True)
-        text = text[:start] + res.stdout.rstrip("\n") + text[end + 2:]
+        args = shlex.split(text[start + 6 : end])
+        res = subprocess.run(
+            ["git", *args], cwd=path, env=env, capture_output=True, text=True, check=True
+        )
+        text = text[:start] + res.stdout.rstrip("\n") + text[end + 2 :]
     return text
 
 
-def _play(story: dict[str, Any], steps: list[dict[str, Any]], src: Path, tokens: dict[str, str],
-          home: Path, scratch: Path) -> list[dict[str, Any]]:
+def _play(
+    story: dict[str, Any],
+    steps: list[dict[str, Any]],
+    src: Path,
+    tokens: dict[str, str],
+    home: Path,
+    scratch: Path,
+) -> list[dict[str, Any]]:
     """Run the steps in a fresh copy of the repository; return them with their outputs."""
     work = scratch / "w" / story["repo"]
     if work.parent.exists():
@@ -98,8 +108,15 @@ def _play(story: dict[str, Any], steps: list[dict[str, Any]], src: Path, tokens:
             out, rc = "", 0
         elif tool == "bash":
             cmd = step.get("via", step["cmd"]).replace("/tmp/", f"{tmp}/")
-            res = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True, timeout=60)
+            res = subprocess.run(
+                ["bash", "-c", cmd],
+                cwd=work,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                timeout=60,
+            )
             out, rc = res.stdout, res.returncode
         elif tool == "read":
             lines = (work / step["path"]).read_text().splitlines()
@@ -117,12 +134,20 @@ def _play(story: dict[str, Any], steps: list[dict[str, Any]], src: Path, tokens:
             out, rc = f"The file {shown}/{step['path']} has been updated.", 0
         elif tool == "grep":
             flags = ["-rn"] if step.get("no_exclude") else ["-rn", "--exclude-dir=.git"]
-            res = subprocess.run(["grep", *flags, step["pattern"], str(work / step.get("path", "."))],
-                                 cwd=work, env=env, capture_output=True, text=True)
+            res = subprocess.run(
+                ["grep", *flags, step["pattern"], str(work / step.get("path", "."))],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             out, rc = res.stdout, 0
         else:
             raise SystemExit(f"{story['file']}: step without output: {step}")
         out = out.replace(str(work), shown).replace(str(tmp), "/tmp")
+        # pytest's wall time is the one thing that differs between builds: fixed per step
+        tick = int(hashlib.sha256(f"{story['file']}:{len(played)}".encode()).hexdigest()[:4], 16) % 9
+        out = re.sub(r"(passed|failed|error)(s?) in \d+\.\d+s", rf"\1\2 in 0.0{tick + 1}s", out)
         if len(out) > _MAX_OUT:
             out = out[:_MAX_OUT] + "\n[... output truncated ...]\n"
         step["out"], step["rc"] = out, rc
@@ -167,8 +192,13 @@ def _resolve(path: Path, env: dict[str, str], rev: str) -> str | None:
     sha = None
     for spec in (rev, None):
         spec = spec if spec is not None else f"{sha}^{{commit}}"
-        res = subprocess.run(["git", "rev-parse", "--verify", "-q", spec], cwd=path, env=env,
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            ["git", "rev-parse", "--verify", "-q", spec],
+            cwd=path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         sha = res.stdout.strip() or None
         if sha is None:
             return None
@@ -176,7 +206,12 @@ def _resolve(path: Path, env: dict[str, str], rev: str) -> str | None:
 
 
 def _ancestor(path: Path, env: dict[str, str], sha: str, base: str) -> bool:
-    return subprocess.run(["git", "merge-base", "--is-ancestor", sha, base], cwd=path, env=env).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "merge-base", "--is-ancestor", sha, base], cwd=path, env=env
+        ).returncode
+        == 0
+    )
 
 
 def build(scratch: Path) -> None:
@@ -187,9 +222,17 @@ def build(scratch: Path) -> None:
     if FILES.exists():
         shutil.rmtree(FILES)
     FILES.mkdir()
-    rows = [{"meta": True, "set": "heldout4", "hidden_paths": HIDDEN,
-             "repos": {n: {"base": i["base"], "fix": i["fix"], "future_refs": i["future_refs"]}
-                       for n, i in built.items()}}]
+    rows = [
+        {
+            "meta": True,
+            "set": "heldout4",
+            "hidden_paths": HIDDEN,
+            "repos": {
+                n: {"base": i["base"], "fix": i["fix"], "future_refs": i["future_refs"]}
+                for n, i in built.items()
+            },
+        }
+    ]
     for story in stories.STORIES:
         info = built[story["repo"]]
         src = Path(info["path"])
@@ -199,15 +242,24 @@ def build(scratch: Path) -> None:
             samples = [_play(story, s, src, tokens, home, scratch) for s in story["samples"]]
             text = render.render(story, task, samples)
         else:
-            text = render.render(story, task, _play(story, story["steps"], src, tokens, home, scratch))
+            text = render.render(
+                story, task, _play(story, story["steps"], src, tokens, home, scratch)
+            )
         target = FILES / story["file"]
         target.write_text(text)
         seen = _seen(file_text(target), indexes[story["repo"]])
-        row = {"file": story["file"], "format": story["format"], "repo": story["repo"], "label": story["label"],
-               "kind": story.get("kind", "none"), "technique": story["technique"], "future_seen": seen,
-               "future_revs": [_fill(r, tokens, src, env) for r in story.get("future_revs", [])],
-               "reachable_revs": [_fill(r, tokens, src, env) for r in story.get("reachable_revs", [])],
-               "reaches": story.get("reaches", "")}
+        row = {
+            "file": story["file"],
+            "format": story["format"],
+            "repo": story["repo"],
+            "label": story["label"],
+            "kind": story.get("kind", "none"),
+            "technique": story["technique"],
+            "future_seen": seen,
+            "future_revs": [_fill(r, tokens, src, env) for r in story.get("future_revs", [])],
+            "reachable_revs": [_fill(r, tokens, src, env) for r in story.get("reachable_revs", [])],
+            "reaches": story.get("reaches", ""),
+        }
         rows.append(row)
     LABELS.write_text("".join(json.dumps(r, sort_keys=False) + "\n" for r in rows))
 
@@ -243,7 +295,9 @@ def check(scratch: Path, labels: Path = LABELS, files: Path = FILES) -> list[str
         if r["label"] == "benign" and content:
             problems.append(f"{r['file']}: benign but shows the future: {seen}")
         if r["label"] == "leak" and not content and not r["future_revs"] and not r["reaches"]:
-            problems.append(f"{r['file']}: a leak that neither shows nor names anything of the future")
+            problems.append(
+                f"{r['file']}: a leak that neither shows nor names anything of the future"
+            )
         for rev in r["future_revs"]:
             sha = _resolve(path, env, rev)
             if sha is None or _ancestor(path, env, sha, base):
@@ -259,7 +313,9 @@ def check(scratch: Path, labels: Path = LABELS, files: Path = FILES) -> list[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="check the committed files against the labels")
+    parser.add_argument(
+        "--check", action="store_true", help="check the committed files against the labels"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="heldout4-") as tmp:
         if args.check:
