@@ -252,8 +252,8 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
 
 def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
                          output: str | None) -> list[Hit]:
-    if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text and not (
-            "switch" in text or "checkout" in text or "branch" in text):
+    if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text \
+            and not _branch_state(text, context):
         _, defines = _parse_cached(text)
         if not defines:
             return list(_hits_cached(text, rules))
@@ -273,6 +273,18 @@ def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
         hits += found
     return hits
 _ORIG_SETTER_SUBS = frozenset({"reset", "merge", "rebase", "pull", "am"})
+#: a step that may make a branch of the trajectory's own (switch -c, checkout -b, branch NAME)
+_MAKES_BRANCH = re.compile(r"\b(?:switch|checkout)\b[^|;&\n]*\s(?:-[bBcC]|--create|"
+                           r"--force-create)\b|\bbranch\s+(?:-[fq]\s+)*[^-\s]")
+
+
+def _branch_state(text: str, context: ShellContext) -> bool:
+    """Must this step be read with the trajectory's own branches? (it makes one, or moves once
+    the trajectory has one)"""
+    if context.state.get("own_branches"):
+        return "switch" in text or "checkout" in text or "branch" in text
+    moves = "switch" in text or "checkout" in text or "branch" in text
+    return moves and bool(_MAKES_BRANCH.search(text))
 _CREATE = {"switch": ("-c", "-C", "--create", "--force-create"), "checkout": ("-b", "-B")}
 
 

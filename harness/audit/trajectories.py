@@ -291,6 +291,8 @@ def _printed_nothing(command: str, output: str) -> bool:
     """Did a step that only displays (git's display commands, ``stash list|show``, filters such
     as ``head``) print only git's errors (no such revision, no stash entries)? Then it showed
     nothing, whatever it named: judged by what was seen."""
+    if len(output) > 4096 or not any(w in output for w in ("fatal: ", "error: ", "No stash ent")):
+        return False  # (git's complaints are short)
     cmds = parse_shell(command)
     if not cmds:
         return False
@@ -357,7 +359,9 @@ class _CopiedLines:
 
     def _added(self, k: int) -> list[str]:
         out = self.traj.steps[k].output or ""
-        lines = []
+        lines: list[str] = []
+        if "\n+" not in out and not out.startswith("+"):
+            return lines
         for line in out.splitlines():
             if line.startswith("+") and not line.startswith("+++"):
                 text = self._flat(line[1:])
@@ -394,38 +398,51 @@ class _ListedNames:
     _LISTERS = frozenset({"branch", "tag", "for-each-ref", "show-ref", "ls-remote", "stash",
                           "reflog", "remote"})
     _PREFIX = re.compile(r"^(?:refs/(?:heads|tags|remotes)/|remotes/)")
+    _LISTER_WORD = re.compile(r"\b(?:branch|tag|for-each-ref|show-ref|ls-remote|stash|reflog|"
+                              r"remote)\b")
 
     def __init__(self, traj: Trajectory) -> None:
         self.traj = traj
-        self._names: list[dict[str, None]] = []
+        self._listings: list[int] | None = None
 
-    def _listing(self, j: int) -> dict[str, None]:
-        while len(self._names) <= j:
-            step = self.traj.steps[len(self._names)]
-            found: dict[str, None] = {}
-            if step.output and not _git_step(step.command) and any(
-                    cmd.argv and os.path.basename(cmd.argv[0]) == "git"
-                    and _git_split(cmd.argv)[0] in self._LISTERS for cmd in parse_shell(step.command)):
-                for line in step.output.splitlines():
-                    if line.lstrip().startswith("* "):
-                        continue  # the branch HEAD is on
-                    for word in line.split():
-                        word = self._PREFIX.sub("", word.strip("'\",;()"))
-                        if len(word) > 1 and not word.startswith("-") \
-                                and not HEX_WORD.fullmatch(word):
-                            found.setdefault(word, None)
-            self._names.append(found)
-        return self._names[j]
+    def listings(self) -> list[int]:
+        """The steps that ran a listing of references and printed something (found once)."""
+        if self._listings is None:
+            self._listings = []
+            for j, step in enumerate(self.traj.steps):
+                command = step.command or ""
+                if step.output and "git" in command and self._LISTER_WORD.search(command) \
+                        and not _git_step(command) and any(
+                        cmd.argv and os.path.basename(cmd.argv[0]) == "git"
+                        and _git_split(cmd.argv)[0] in self._LISTERS
+                        for cmd in parse_shell(command)):
+                    self._listings.append(j)
+        return self._listings
+
+    @staticmethod
+    def _listed(output: str, name: str) -> bool:
+        """Does a listing name ``name`` among the first words of a line (ids come first in
+        ``show-ref`` / ``ls-remote``), not as the branch HEAD is on (``* main``)?"""
+        pattern = (r"(?m)^(?![ \t]*\* )[ \t]*(?:\S+[ \t]+){0,2}['\"]?"
+                   r"(?:refs/(?:heads|tags|remotes)/|remotes/)?" + re.escape(name)
+                   + r"(?=[\s'\":,]|$)")
+        return re.search(pattern, output) is not None
 
     def names(self, hit: Hit, k: int) -> tuple[str, int] | None:
         """(the name, the listing step) when ``hit`` rests on a plain or path-like name that an
         earlier listing printed; None otherwise."""
+        steps = self.traj.steps
         for ref in hit.refs:
             word = re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
-            for j in range(k):
-                names = self._listing(j)
+            head = word.split("/", 1)[0]
+            if len(word) < 2 or HEX_WORD.fullmatch(word):
+                continue
+            for j in self.listings():
+                output = steps[j].output or ""
+                if j >= k or head not in output:
+                    continue
                 # a name listed, or a branch of a remote listed (`git remote` printed `fork`)
-                if word in names or "/" in word and word.split("/", 1)[0] in names:
+                if self._listed(output, word) or "/" in word and self._listed(output, head):
                     return word, j
         return None
 
