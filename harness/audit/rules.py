@@ -265,71 +265,103 @@ def _positionals(args: Sequence[str], sub: str = "") -> tuple[list[str], list[st
     return pos, []
 
 
-def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
-    sub, args = _git_split(argv)
-    hits: list[Hit] = []
-    if not sub:
-        return hits
+class _GitCall:
+    """One git command being judged: its subcommand, its arguments and the hits so far."""
+
     code = "audit.git_history_leak"
 
-    def hit(severity: str, rule: str, revisions: tuple[str, ...] = (), refs: tuple[str, ...] = ()) -> None:
-        hits.append(Hit(code, severity, rule, joined, revisions, refs=refs))
+    def __init__(self, sub: str, args: list[str], joined: str) -> None:
+        self.sub, self.args, self.joined = sub, args, joined
+        self.hits: list[Hit] = []
 
-    def candidate(word: str) -> None:
+    def hit(self, severity: str, rule: str, revisions: tuple[str, ...] = (),
+            refs: tuple[str, ...] = ()) -> None:
+        self.hits.append(Hit(self.code, severity, rule, self.joined, revisions, refs=refs))
+
+    def candidate(self, word: str) -> None:
         """A word in a revision's place that its spelling cannot judge (a path, or a branch or tag
         name): kept only if the task repository resolves it beyond the base."""
         if word and not is_head_relative(word) and not word.startswith("-"):
-            hits.append(Hit(code, "info", f"git {sub} {word}: resolved in the task repository", joined,
-                            refs=(word,), candidate=True))
+            self.hits.append(Hit(self.code, "info", f"git {self.sub} {word}: resolved in the task "
+                                 "repository", self.joined, refs=(word,), candidate=True))
 
+
+def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
+    """The hits of one git command: each judge in turn, until one has decided."""
+    sub, args = _git_split(argv)
+    if not sub:
+        return []
+    call = _GitCall(sub, args, joined)
+    for judge in (_git_network, _git_always, _git_listings, _git_revisions):
+        if judge(call):
+            break
+    return call.hits
+
+
+def _git_network(call: _GitCall) -> bool:
+    """fetch / pull / clone / ls-remote / remote update / submodule update reach the network."""
+    sub, args, joined = call.sub, call.args, call.joined
     if sub == "ls-remote" and "--get-url" in args:
-        return hits  # prints the remote's URL from the local config; contacts nothing
+        return True  # prints the remote's URL from the local config; contacts nothing
     if sub in _NET_SUBS:
-        hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network", joined))
-        if sub != "pull":
-            return hits
-    if sub == "remote" and args and args[0] in ("update", "add", "set-url"):
-        hits.append(Hit("audit.network_fetch", "high" if args[0] == "update" else "warn",
-                        f"git remote {args[0]}", joined))
-        return hits
+        call.hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network",
+                             joined))
+        return sub != "pull"  # (pull also merges: judged as a move below)
+    if sub == "remote" and call.args and args[0] in ("update", "add", "set-url"):
+        call.hits.append(Hit("audit.network_fetch", "high" if args[0] == "update" else "warn",
+                             f"git remote {args[0]}", joined))
+        return True
     if sub == "submodule" and "update" in args:
-        hits.append(Hit("audit.network_fetch", "warn", "git submodule update may fetch", joined))
-        return hits
-    if sub in _ALWAYS:
-        why = _ALWAYS[sub]
-        if sub == "rev-parse":
-            flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
-                         or a in ("--symbolic-full-name",) and "--all" in args), None)
-            if flag:
-                hit("high", f"git rev-parse {flag} lists references beyond the base")
-                return hits
-            # `git rev-parse origin/fix` prints the id of a commit beyond the base: what it prints is
-            # no clean provenance for a later `git show <that id>`
-            pos, _ = _positionals([a for a in args if a not in ("--verify", "-q", "--quiet", "--short")
-                                   and not a.startswith("--short=")], sub)
-            for word in pos:  # what it prints is the id of what it names: never a clean provenance
-                if not is_head_relative(word):
-                    hit("warn", f"git rev-parse {word} names a revision outside HEAD's history", _hashes(word),
-                        refs=(word,))
-            return hits
-        if sub == "cat-file":
-            if any(a.startswith(("--batch", "--buffer")) for a in args):
-                hit("high", "git cat-file --batch reads the object store directly")
-                return hits
-            objects = [a for a in args if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")]
-            for word in objects:
-                kind = _rev_kind(word)
-                if kind:  # a hash, or a ref: resolved and judged by ancestry when the repository is known
-                    hit("high", f"git cat-file {word} reads an object outside HEAD's history", _hashes(word),
-                        refs=(word,))
-                elif not is_head_relative(word):
-                    candidate(word)
-            return hits
-        if sub == "reflog" and _reflog_top_only(args):
-            return hits  # HEAD@{0} alone: the commit HEAD is at now
-        if why:
-            hit("high", why)
-        return hits
+        call.hits.append(Hit("audit.network_fetch", "warn", "git submodule update may fetch",
+                             joined))
+        return True
+    return False
+
+
+def _git_always(call: _GitCall) -> bool:
+    """Subcommands that read beyond the base by nature (reflog, fsck, for-each-ref, ...), and
+    rev-parse / cat-file, judged by what they name."""
+    sub, args = call.sub, call.args
+    if sub not in _ALWAYS:
+        return False
+    if sub == "rev-parse":
+        flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
+                     or a in ("--symbolic-full-name",) and "--all" in args), None)
+        if flag:
+            call.hit("high", f"git rev-parse {flag} lists references beyond the base")
+            return True
+        pos, _ = _positionals([a for a in args if a not in ("--verify", "-q", "--quiet", "--short")
+                               and not a.startswith("--short=")], sub)
+        for word in pos:  # what it prints is the id of what it names: never a clean provenance
+            if not is_head_relative(word):
+                call.hit("warn", f"git rev-parse {word} names a revision outside HEAD's history",
+                         _hashes(word), refs=(word,))
+        return True
+    if sub == "cat-file":
+        if any(a.startswith(("--batch", "--buffer")) for a in args):
+            call.hit("high", "git cat-file --batch reads the object store directly")
+            return True
+        objects = [a for a in args
+                   if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")]
+        for word in objects:
+            kind = _rev_kind(word)
+            if kind:  # a hash, or a ref: resolved and judged by ancestry with the repository
+                call.hit("high", f"git cat-file {word} reads an object outside HEAD's history",
+                         _hashes(word), refs=(word,))
+            elif not is_head_relative(word):
+                call.candidate(word)
+        return True
+    if sub == "reflog" and _reflog_top_only(args):
+        return True  # HEAD@{0} alone: the commit HEAD is at now
+    why = _ALWAYS[sub]
+    if why:
+        call.hit("high", why)
+    return True
+
+
+def _git_listings(call: _GitCall) -> bool:
+    """stash, branch, tag and worktree add: what they list or check out."""
+    sub, args = call.sub, call.args
     if sub == "stash":
         action = args[0] if args else ""
         if action in ("show", "list", "apply", "pop", "branch"):
@@ -337,131 +369,156 @@ def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
             rest = [a for a in args[1:] if not a.startswith("-")][1 if action == "branch" else 0:]
             ref = "refs/stash" if action == "list" or not rest else \
                 f"stash@{{{rest[0]}}}" if rest[0].isdigit() else rest[0]
-            hit("high", f"git stash {action} reads stashed work (not the task's base)", refs=(ref,))
-        return hits
+            call.hit("high", f"git stash {action} reads stashed work (not the task's base)",
+                     refs=(ref,))
+        return True
     if sub == "branch":
         if any(a in ("-a", "-r", "--all", "--remotes", "--contains", "--merged", "--no-merged") for a in args):
-            hit("warn", "git branch lists other branches")
-        return hits
+            call.hit("warn", "git branch lists other branches")
+        return True
     if sub == "tag" and any(a in ("--contains", "--merged", "--points-at") for a in args):
         pos, _ = _positionals([a for a in args if a not in ("--merged", "--points-at")], sub)
         if "--contains" not in args and all(is_head_relative(p) for p in pos):
-            return hits  # tags on HEAD or behind it: HEAD's own history
-        hit("warn", "git tag lists tags by commit")
-        return hits
+            return True  # tags on HEAD or behind it: HEAD's own history
+        call.hit("warn", "git tag lists tags by commit")
+        return True
     if sub == "worktree" and args[:1] == ["add"]:
         pos, _ = _positionals(args[1:])
         for word in pos[1:]:
             kind = _rev_kind(word)
             if kind:
-                hit("high" if kind != "name" else "warn", f"git worktree add of revision {word}", _hashes(word),
-                    refs=(word,))
+                call.hit("high" if kind != "name" else "warn",
+                         f"git worktree add of revision {word}", _hashes(word), refs=(word,))
             else:
-                candidate(word)
-        return hits
-    if sub in _REV_SUBS or sub in _REF_SUBS:
-        if "--stdin" in args and sub in ("log", "rev-list", "shortlog", "whatchanged", "show", "cherry-pick",
-                                         "diff", "name-rev", "describe"):
-            # the revisions come from a pipe (`echo master | git log -p --stdin`): the audit cannot
-            # see which, and branch and tag names are exactly what it must not allow
-            hit("high", f"git {sub} --stdin reads revisions the audit cannot see")
-            return hits
-        if sub == "describe" and any(a in ("--contains", "--contain") for a in args):
-            hit("high", "git describe --contains names the references that contain a commit "
-                "(its future)")
-            return hits
-        flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
-                     or sub == "show-branch" and a in ("-a", "-r")), None)
-        if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show", "name-rev",
-                            "grep", "diff", "cherry"):
-            # not describe: --tags / --all only widen the names it may use for a tag *behind*
-            # the commit
-            hit("high", f"git {sub} {flag} walks references beyond the base")
-            return hits
-        pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
-        if sub == "merge-base" and any(is_head_relative(p) for p in _positionals(args, sub)[0]) \
-                and not any(a in ("--fork-point", "--octopus") for a in args):
-            return hits  # a common ancestor of HEAD and X is HEAD's own history
-        if sub in _REF_SUBS:
-            if sub == "pull":
-                return hits
-            pos, _ = _positionals(args, sub)
-            if sub in ("merge", "rebase", "cherry-pick", "revert") and any(
-                    a in ("--abort", "--continue", "--skip", "--quit") for a in args):
-                return hits
-            if sub == "switch" and any(a in ("-c", "-C", "--create", "--force-create", "--orphan") for a in args):
-                pos = pos[1:]  # the new branch name; a start point after it is a revision
-            for word in pos:
-                kind = _rev_kind(word)
-                if kind is None and sub == "switch" and word == "-":
-                    kind = "ref"
-                if kind:
-                    hit("high", f"git {sub} {word} moves to a revision outside the task's base",
-                        _hashes(word), refs=(word if word != "-" else "@{-1}",))
-                else:
-                    candidate(word)
-            if sub == "switch" and "--detach" in args:
-                pass
-            return hits
-        # revision-taking subcommands
-        if sub == "restore":
-            revs = [a.split("=", 1)[1] for a in args if a.startswith("--source=")]
-            revs += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-s", "--source")]
-            revs += [a[2:] for a in args if a.startswith("-s") and len(a) > 2 and not a.startswith("--")]
-        elif sub == "grep":
-            pos, _ = _positionals(args, sub)
-            has_e = any(a == "-e" or a.startswith("-e") for a in args)
-            revs = pos if has_e else pos[1:]
-        elif sub == "checkout":
-            if any(a in ("-b", "-B", "--orphan") for a in args):
-                pos, _ = _positionals(args, sub)
-                revs = pos  # the start point (the new name was consumed as the option's value)
-            else:
-                pos, after = _positionals(args, sub)
-                revs = pos
-        elif sub == "reset":
-            pos, _ = _positionals(args, sub)
-            revs = pos[:1] if any(a in ("--hard", "--soft", "--mixed", "--keep", "--merge") for a in args) else \
-                [p for p in pos if _rev_kind(p) in ("hash", "ref")]
-        elif sub == "blame" or sub == "annotate":
-            pos, _ = _positionals(args, sub)
-            revs = [p for p in pos if _rev_kind(p) in ("hash", "ref")]
-        elif sub == "archive":
-            pos, _ = _positionals(args, sub)
-            revs = pos[:1]
+                call.candidate(word)
+        return True
+    return False
+
+
+def _git_revisions(call: _GitCall) -> bool:
+    """The subcommands that take revisions: walks of every reference, moves (switch, merge, ...),
+    and each revision word judged by its spelling."""
+    sub, args = call.sub, call.args
+    if sub not in _REV_SUBS and sub not in _REF_SUBS:
+        return False
+    if _walks_every_ref(call):
+        return True
+    if sub == "merge-base" and any(is_head_relative(p) for p in _positionals(args, sub)[0]) \
+            and not any(a in ("--fork-point", "--octopus") for a in args):
+        return True  # a common ancestor of HEAD and X is HEAD's own history
+    if sub in _REF_SUBS:
+        _git_moves(call)
+        return True
+    revs = _revision_words(sub, args)
+    # git diff --stat / --name-only (no patch) shows file names and counts, no content
+    names_only = sub == "diff" and any(a.split("=", 1)[0] in _STAT_ONLY for a in args) \
+        and not any(a in ("-p", "--patch", "-u", "--patch-with-stat", "--patch-with-raw")
+                    for a in args)
+    for word in revs:
+        kind = _rev_kind(word)
+        if kind in ("hash", "ref"):
+            severity, what = ("warn", "names the files and counts of") if names_only else \
+                ("high", "reads")
+            call.hit(severity, f"git {sub} {word} {what} a revision outside HEAD's history",
+                     _hashes(word), refs=(word if word != "-" else "@{-1}",))
+        elif kind == "name" and sub in _NAME_WARNS:
+            call.hit("warn", f"git {sub} {word}: a branch or tag name (or a path) — not HEAD", (),
+                     refs=(word,))
+        elif kind == "name" or kind is None:
+            call.candidate(word)
+    pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
+    if pickaxe and not call.hits and sub in ("log", "whatchanged", "rev-list", "shortlog"):
+        call.hit("warn", f"git {sub} {pickaxe.split('=', 1)[0][:9]} searches history (HEAD's only: "
+                 "no future commits)")
+    return True
+
+
+#: subcommands where a bare name (a branch, a tag or a path) is a warn on its own
+_NAME_WARNS = frozenset({"show", "checkout", "diff", "log", "ls-tree", "archive", "format-patch",
+                         "whatchanged", "shortlog", "rev-list", "restore", "diff-tree", "grep",
+                         "reset"})
+
+
+def _walks_every_ref(call: _GitCall) -> bool:
+    """--stdin (revisions the audit cannot see), describe --contains, and --all / --branches /
+    --remotes / ... : high, and nothing more to judge."""
+    sub, args = call.sub, call.args
+    if "--stdin" in args and sub in ("log", "rev-list", "shortlog", "whatchanged", "show",
+                                     "cherry-pick", "diff", "name-rev", "describe"):
+        # the revisions come from a pipe (`echo master | git log -p --stdin`): the audit cannot
+        # see which, and branch and tag names are exactly what it must not allow
+        call.hit("high", f"git {sub} --stdin reads revisions the audit cannot see")
+        return True
+    if sub == "describe" and any(a in ("--contains", "--contain") for a in args):
+        call.hit("high", "git describe --contains names the references that contain a commit "
+                 "(its future)")
+        return True
+    flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
+                 or sub == "show-branch" and a in ("-a", "-r")), None)
+    if flag and sub in ("log", "shortlog", "whatchanged", "rev-list", "show-branch", "show",
+                        "name-rev", "grep", "diff", "cherry"):
+        # not describe: --tags / --all only widen the names it may use for a tag *behind*
+        # the commit
+        call.hit("high", f"git {sub} {flag} walks references beyond the base")
+        return True
+    return False
+
+
+def _git_moves(call: _GitCall) -> None:
+    """switch / cherry-pick / merge / rebase / revert (and pull's merge) to what they name."""
+    sub, args = call.sub, call.args
+    if sub == "pull":
+        return
+    if sub in ("merge", "rebase", "cherry-pick", "revert") and any(
+            a in ("--abort", "--continue", "--skip", "--quit") for a in args):
+        return
+    pos, _ = _positionals(args, sub)
+    if sub == "switch" and any(a in ("-c", "-C", "--create", "--force-create", "--orphan")
+                               for a in args):
+        pos = pos[1:]  # the new branch name; a start point after it is a revision
+    for word in pos:
+        kind = _rev_kind(word)
+        if kind is None and sub == "switch" and word == "-":
+            kind = "ref"
+        if kind:
+            call.hit("high", f"git {sub} {word} moves to a revision outside the task's base",
+                     _hashes(word), refs=(word if word != "-" else "@{-1}",))
         else:
-            pos, _ = _positionals(args, sub)
-            revs = pos
-            if sub == "format-patch" and not any(re.fullmatch(r"-\d+", a) or a == "--root"
-                                                 for a in args):
-                # one <since> alone means since..HEAD: the commits HEAD has that <since> lacks
-                revs = [w for w in revs if ".." in w] if len(revs) == 1 else revs
-            if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry", "format-patch"):
-                # A..HEAD lists only commits HEAD reaches (A merely subtracts)
-                revs = [w for w in revs if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and
-                                                is_head_relative(w.split("..", 1)[1]))]
-                revs = [w for w in revs if not w.startswith("^")]
-        # git diff --stat / --name-only (no patch) shows file names and counts, no content
-        names_only = sub == "diff" and any(a.split("=", 1)[0] in _STAT_ONLY for a in args) \
-            and not any(a in ("-p", "--patch", "-u", "--patch-with-stat", "--patch-with-raw")
-                        for a in args)
-        for word in revs:
-            kind = _rev_kind(word)
-            if kind in ("hash", "ref"):
-                severity, what = ("warn", "names the files and counts of") if names_only else \
-                    ("high", "reads")
-                hit(severity, f"git {sub} {word} {what} a revision outside HEAD's history",
-                    _hashes(word), refs=(word if word != "-" else "@{-1}",))
-            elif kind == "name" and sub in ("show", "checkout", "diff", "log", "ls-tree", "archive",
-                                           "format-patch", "whatchanged", "shortlog", "rev-list", "restore",
-                                           "diff-tree", "grep", "reset"):
-                hit("warn", f"git {sub} {word}: a branch or tag name (or a path) — not HEAD", (), refs=(word,))
-            elif kind == "name" or kind is None:
-                candidate(word)
-        if pickaxe and not hits and sub in ("log", "whatchanged", "rev-list", "shortlog"):
-            hit("warn", f"git {sub} {pickaxe.split('=', 1)[0][:9]} searches history (HEAD's only: no future "
-                "commits)")
-    return hits
+            call.candidate(word)
+
+
+def _revision_words(sub: str, args: list[str]) -> list[str]:
+    """The words of a revision-taking subcommand that stand where a revision goes."""
+    if sub == "restore":
+        revs = [a.split("=", 1)[1] for a in args if a.startswith("--source=")]
+        revs += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-s", "--source")]
+        revs += [a[2:] for a in args
+                 if a.startswith("-s") and len(a) > 2 and not a.startswith("--")]
+        return revs
+    pos, _ = _positionals(args, sub)
+    if sub == "grep":
+        has_e = any(a == "-e" or a.startswith("-e") for a in args)
+        return pos if has_e else pos[1:]
+    if sub == "checkout":  # with -b/-B/--orphan the new name was consumed as the option's value
+        return pos
+    if sub == "reset":
+        if any(a in ("--hard", "--soft", "--mixed", "--keep", "--merge") for a in args):
+            return pos[:1]
+        return [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+    if sub in ("blame", "annotate"):
+        return [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+    if sub == "archive":
+        return pos[:1]
+    revs = pos
+    if sub == "format-patch" and not any(re.fullmatch(r"-\d+", a) or a == "--root" for a in args):
+        # one <since> alone means since..HEAD: the commits HEAD has that <since> lacks
+        revs = [w for w in revs if ".." in w] if len(revs) == 1 else revs
+    if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry", "format-patch"):
+        # A..HEAD lists only commits HEAD reaches (A merely subtracts)
+        revs = [w for w in revs if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and
+                                        is_head_relative(w.split("..", 1)[1]))]
+        revs = [w for w in revs if not w.startswith("^")]
+    return revs
 
 
 # ----------------------------------------------------------------------------- other rules
