@@ -260,8 +260,11 @@ def test_a_change_shown_by_an_unjudged_name_and_then_written_was_copied_from_it(
     assert not _flagged(EDIT, "git diff main", outputs=(None, SHOWN))
     # the line is in the file as it stands (a cat shows it): nothing new was learnt
     assert not _flagged("cat pid.py", "git log -p -1 docs", EDIT, outputs=(FIX + "\n", SHOWN, None))
-    # HEAD's own history showed it: no unjudged name
+    # HEAD's own history showed it: no unjudged name; main is the name a task's branch has
     assert not _flagged("git log -p -1 HEAD~1", EDIT, outputs=(SHOWN, None))
+    assert not _flagged("git log -p main -- pid.py", EDIT, outputs=(SHOWN, None))
+    assert not _flagged("git switch -c try", "git branch", "git log -p main",
+                        outputs=(None, "* try\n  main\n", None))
 
 
 def test_a_diff_of_names_and_counts_shows_no_content() -> None:

@@ -321,11 +321,19 @@ def _unresolved(hit: Hit) -> bool:
         and (hit.candidate or hit.severity == "warn") and "own branch" not in hit.rule
 
 
+#: the names a task's own branch usually has: `git log -p main` reads HEAD's history there
+_BASE_NAMES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
+
+
+def _ref_name(ref: str) -> str:
+    return re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
+
+
 def _by_what_followed(hit: Hit, k: int, listed: _ListedNames, copied: _CopiedLines) -> Hit:
     """An unresolved name judged by the trajectory around it: a name it read off its own listing
     of references, or a step whose output showed an added line the trajectory then wrote itself
     (it copied a change from that revision), is high."""
-    if not _unresolved(hit):
+    if not _unresolved(hit) or all(_ref_name(r) in _BASE_NAMES for r in hit.refs):
         return hit
     named = listed.names(hit, k)
     if named is not None:
