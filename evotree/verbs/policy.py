@@ -202,10 +202,12 @@ def with_quick_metrics(ws: Workspace, data: Any) -> Any:
         signal = str(ws.config.train.headline_signal or "")
     except Exception:  # noqa: BLE001 - no readable configuration: no quick metric
         return data
+    if not signal:
+        return data
     items: list[Any] = []
     _walk(data, items)
     items = [i for i in items if _get(i, "headline") is None]
-    if not signal or not items:
+    if not items:
         return data
     runs_of: dict[str, list[str]] = {}
     if any(_is_version(i) and not _is_run(i) for i in items):
