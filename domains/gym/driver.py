@@ -36,7 +36,7 @@ from evotree.domains.gym.episode import (
 )
 from evotree.domains.gym.wire import ProtocolError, clean_space, decode_action_frame, json_frame, policy_seed
 
-__all__ = ["Pipe", "PolicyDied", "drive"]
+__all__ = ["DONE", "Pipe", "Play", "PolicyDied", "drive"]
 
 _REASONS = ("error", "timeout", "invalid_action")
 
@@ -60,6 +60,96 @@ def _failure(frame: bytes) -> dict[str, Any]:
     return message
 
 
+class Play:
+    """One episode of evotree's contract on the environment's side, driven by the policy's answers.
+
+    :meth:`begin` resets the environment and gives the start message (None: the episode is
+    over already), :meth:`answer` takes the policy's answer and gives the next observation
+    (``DONE``: the episode is over), :attr:`episode` is the result. ``own`` counts the time the
+    environment took (the policy's own time is counted in its process).
+    """
+
+    def __init__(self, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
+                 record_actions: bool = False, summarize: bool = True) -> None:
+        self.env, self.timeout, self.summarize = env, timeout, summarize
+        self.episode = Episode(env_id=env_id, index=index, seed=seed)
+        self.record_actions = record_actions
+        self.actions: list[Any] = []
+        self.total, self.length = 0.0, 0
+        self.own = 0.0
+        self.first = ""
+
+    def begin(self) -> dict[str, Any] | None:
+        env, episode = self.env, self.episode
+        started = time.monotonic()
+        self.space = space = env.action_space  # as play(): the object before reset (highway-env makes a new one)
+        seed_everything(episode.seed)  # for environments that draw from the global generators
+        try:
+            obs, _ = env.reset(seed=episode.seed)
+        except Exception as exc:  # noqa: BLE001 - the environment's fault, reported
+            episode.message = f"env.reset raised: {type(exc).__name__}: {exc}"
+            return None
+        space.seed(episode.seed)
+        self.stats = _Stats(space) if self.summarize else None
+        self.first = _obs_text(obs) if self.summarize else ""
+        fast = _fast_path(env)
+        self.step, self.limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
+        self.check = action_checker(space)
+        self.own += time.monotonic() - started
+        return {"mode": "default", "env_id": episode.env_id, "index": episode.index,
+                "policy_seed": policy_seed(episode.env_id, episode.index), "timeout": self.timeout,
+                "observation_space": clean_space(env.observation_space), "action_space": clean_space(space),
+                "obs": obs}
+
+    def answer(self, frame: bytes) -> Any:
+        """The next observation for the policy, or ``DONE``."""
+        episode = self.episode
+        if frame[:1] != b"A":
+            failure = _failure(frame)
+            episode.finish_reason, episode.message = failure["reason"], str(failure.get("message", ""))
+            return self._done()
+        action, problem = self.check(decode_action_frame(frame, self.space)[0])
+        if problem is not None:
+            raise ProtocolError(f"an action outside the space that its own check let through: {problem}")
+        if self.stats is not None:
+            self.stats.add(action)
+        if self.record_actions:
+            self.actions.append(action if type(action) is int else encode_action(action))
+        started = time.monotonic()
+        try:
+            obs, reward, terminated, truncated, _ = self.step(action)
+        except Exception as exc:  # noqa: BLE001
+            episode.message = f"env.step raised at step {self.length}: {type(exc).__name__}: {exc}"
+            return self._done()
+        self.own += time.monotonic() - started
+        self.total += float(reward)
+        self.length += 1
+        if self.limit is not None and self.length >= self.limit:
+            truncated = True
+        if terminated or truncated:
+            episode.finish_reason = "terminated" if terminated else "truncated"
+            if self.stats is not None:
+                episode.summary = (f"{self.stats.describe()}; first obs {self.first}; last obs "
+                                   f"{_obs_text(obs)}; last reward {_fmt(float(reward))}")
+            return self._done()
+        if self.own > self.timeout:
+            episode.finish_reason = "timeout"
+            episode.message = (f"the episode ran past its time limit ({self.timeout:g} s) at step "
+                               f"{self.length}, in the environment's steps")
+            return self._done()
+        return obs
+
+    def _done(self) -> Any:
+        self.episode.ret, self.episode.length = self.total, self.length  # up to a failure
+        if self.record_actions:
+            self.episode.actions = self.actions
+        return DONE
+
+
+#: :meth:`Play.answer`'s "the episode is over"
+DONE: Any = object()
+
+
 def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
           record_actions: bool = False, summarize: bool = True, epg: dict[str, Any] | None = None) -> Episode:
     """One episode of ``env`` (fresh) against the policy behind ``pipe``.
@@ -72,73 +162,26 @@ def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: 
     if epg is not None:
         return _drive_evopolicygym(pipe, env, env_id, index, seed, timeout=timeout, record_actions=record_actions,
                                    meta=epg["meta"], trajectory=bool(epg.get("trajectory")))
-    episode = Episode(env_id=env_id, index=index, seed=seed)
+    play = Play(env, env_id, index, seed, timeout=timeout, record_actions=record_actions, summarize=summarize)
+    start = play.begin()
+    if start is None:
+        return play.episode
     started = time.monotonic()
-    space = env.action_space  # as play(): the object before reset (highway-env makes a new one)
-    seed_everything(seed)  # for environments that draw from the global generators
-    try:
-        obs, _ = env.reset(seed=seed)
-    except Exception as exc:  # noqa: BLE001 - the environment's fault, reported
-        episode.message = f"env.reset raised: {type(exc).__name__}: {exc}"
-        return episode
-    space.seed(seed)
-    stats = _Stats(space) if summarize else None
-    first = _obs_text(obs) if summarize else ""
-    pseed = policy_seed(env_id, index)
-    pipe.send_frame(b"S" + pickle.dumps(
-        {"mode": "default", "env_id": env_id, "index": index, "policy_seed": pseed, "timeout": timeout,
-         "observation_space": clean_space(env.observation_space), "action_space": clean_space(space), "obs": obs},
-        protocol=pickle.HIGHEST_PROTOCOL))
-    fast = _fast_path(env)
-    step, limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
-    check = action_checker(space)
-    actions: list[Any] = []
-    record = actions.append if record_actions else None
-    add = stats.add if stats is not None else None
-    dumps, protocol, monotonic = pickle.dumps, pickle.HIGHEST_PROTOCOL, time.monotonic
-    total, length, reward = 0.0, 0, 0.0
-    try:
-        while True:
-            frame = pipe.read_frame()
-            if frame[:1] != b"A":
-                failure = _failure(frame)
-                episode.finish_reason, episode.message = failure["reason"], str(failure.get("message", ""))
-                break
-            action, problem = check(decode_action_frame(frame, space)[0])
-            if problem is not None:
-                raise ProtocolError(f"an action outside the space that its own check let through: {problem}")
-            if add is not None:
-                add(action)
-            if record is not None:
-                record(action if type(action) is int else encode_action(action))
-            try:
-                obs, reward, terminated, truncated, _ = step(action)
-            except Exception as exc:  # noqa: BLE001
-                episode.message = f"env.step raised at step {length}: {type(exc).__name__}: {exc}"
-                break
-            total += float(reward)
-            length += 1
-            episode.length = length
-            if limit is not None and length >= limit:
-                truncated = True
-            if terminated or truncated:
-                episode.finish_reason = "terminated" if terminated else "truncated"
-                if stats is not None:
-                    episode.summary = (f"{stats.describe()}; first obs {first}; last obs {_obs_text(obs)}; "
-                                       f"last reward {_fmt(float(reward))}")
-                break
-            if monotonic() - started > timeout:
-                episode.finish_reason = "timeout"
-                episode.message = (f"the episode ran past its time limit ({timeout:g} s) at step {length}, "
-                                   "while the environment stepped")
-                break
-            pipe.send_frame(b"O" + dumps(obs, protocol))
-        pipe.send_frame(b"E")
-    finally:
-        episode.ret = total  # up to the failure, for an episode that failed
-        if record_actions:
-            episode.actions = actions
-    return episode
+    pipe.send_frame(b"S" + pickle.dumps(start, protocol=pickle.HIGHEST_PROTOCOL))
+    dumps, protocol = pickle.dumps, pickle.HIGHEST_PROTOCOL
+    while True:
+        obs = play.answer(pipe.read_frame())
+        if obs is DONE:
+            break
+        if time.monotonic() - started > timeout:  # the episode's wall time, policy and environment
+            play.episode.finish_reason = "timeout"
+            play.episode.message = (f"the episode ran past its time limit ({timeout:g} s) at step "
+                                    f"{play.length}, while the environment stepped")
+            play._done()
+            break
+        pipe.send_frame(b"O" + dumps(obs, protocol))
+    pipe.send_frame(b"E")
+    return play.episode
 
 
 def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: float,

@@ -144,7 +144,7 @@ def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any) 
     results = []
     for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
                                 workers=settings.workers, summarize=False,
-                                max_timeouts=settings.max_timeouts_per_env):
+                                max_timeouts=settings.max_timeouts_per_env, lanes=settings.lanes):
         random_ret, expert_ret = refs.pair(episode.env_id)
         score = 0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret,
                                                              settings.clip_max)

@@ -36,19 +36,21 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import queue
+import struct
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evotree.domains.gym.catalog import make_env
-from evotree.domains.gym.driver import PolicyDied, drive
+from evotree.domains.gym.driver import DONE, Play, PolicyDied, drive
 from evotree.domains.gym.episode import Episode
 from evotree.domains.gym.wire import FrameReader, ProtocolError, send_bytes
 from evotree.domains.gym.worker import InvalidPolicy
@@ -333,6 +335,118 @@ class Worker:
         return episode
 
 
+    def play_lanes(self, take: Callable[[], Task | None], *, lanes: int, timeout: float,
+                   record_actions: bool = False, summarize: bool = True,
+                   skipped: Callable[[Task], Episode | None] | None = None) -> Iterator[Episode]:
+        """Episodes of evotree's contract, up to ``lanes`` side by side in this one policy process:
+        each round sends one message with every lane's observation (or start) and reads one with
+        every lane's answer, so the pipe's cost is shared by the lanes. ``take`` gives the next
+        task (None: no more). Each episode keeps its own time limit (its policy's time in its
+        process, its environment's here) and its own generators, so it plays exactly what it
+        would play alone. If the process is lost (killed past the deadline, dead, or breaking
+        the protocol), the episodes in flight are played again one at a time: the one at fault
+        fails alone, with its reason (``skipped`` says which of them are not to be played any
+        more, e.g. after too many timeouts)."""
+        if self.proc is None:
+            self.start()
+        grace = self.grace if self.grace is not None else max(1.0, 0.25 * timeout)
+        active: dict[int, tuple[int, Task, Any, Play, float]] = {}  # lane -> (order, task, env, play, start)
+        done: dict[int, Episode] = {}  # finished, by the order their tasks were taken in
+        taken = given = 0
+        items: list[tuple[Any, ...]] = []
+        free = list(range(lanes - 1, -1, -1))
+        exhausted = False
+        dumps, protocol = pickle.dumps, pickle.HIGHEST_PROTOCOL
+        while True:
+            while free and not exhausted:
+                task = take()
+                if task is None:
+                    exhausted = True
+                    break
+                order, taken = taken, taken + 1
+                started = time.monotonic()
+                try:
+                    env = make_env(task.env_id)
+                except Exception as exc:  # noqa: BLE001
+                    done[order] = Episode(env_id=task.env_id, index=task.index, seed=task.seed,
+                                          message=f"{type(exc).__name__}: {exc}")
+                    continue
+                play = Play(env, task.env_id, task.index, task.seed, timeout=timeout,
+                            record_actions=record_actions, summarize=summarize)
+                start = play.begin()
+                if start is None:
+                    _close(env)
+                    play.episode.seconds = round(time.monotonic() - started, 6)
+                    done[order] = play.episode
+                    continue
+                lane = free.pop()
+                active[lane] = (order, task, env, play, started)
+                items.append(("S", lane, start))
+            while given in done:  # in the order the tasks were taken: the same order as one at a time
+                yield done.pop(given)
+                given += 1
+            if not active:
+                return
+            self.deadline = time.monotonic() + len(active) * timeout + grace
+            finished: list[int] = []
+            try:
+                if self.proc is None:
+                    raise PolicyDied
+                self.send_frame(b"B" + dumps(items, protocol))
+                items = []
+                for lane, frame in _answers(self.read_frame(), set(active)):
+                    obs = active[lane][3].answer(frame)
+                    if obs is DONE:
+                        items.append(("E", lane))
+                        finished.append(lane)
+                    else:
+                        items.append(("O", lane, obs))
+            except (TimeoutError, PolicyDied, ProtocolError):
+                self.stop()
+                again = sorted((order, task) for order, task, _, _, _ in active.values())
+                for _, _, env, _, _ in active.values():
+                    _close(env)
+                active.clear()
+                items = []
+                free = list(range(lanes - 1, -1, -1))
+                for order, task in again:
+                    while given in done:
+                        yield done.pop(given)
+                        given += 1
+                    instead = skipped(task) if skipped is not None and given == order else None
+                    done[order] = instead or self.play(task, timeout=timeout, record_actions=record_actions,
+                                                       summarize=summarize)
+                continue
+            for lane in finished:
+                order, _, env, play, started = active.pop(lane)
+                _close(env)
+                play.episode.seconds = round(time.monotonic() - started, 6)
+                free.append(lane)
+                done[order] = play.episode
+
+
+def _answers(frame: bytes, expected: set[int]) -> list[tuple[int, bytes]]:
+    """The answers of a lanes reply (``M``): one per lane that was sent something."""
+    if frame[:1] != b"M" or len(frame) < 5:
+        raise ProtocolError(f"expected the lanes' answers, got a message of type {frame[:1]!r}")
+    (count,) = struct.unpack_from(">I", frame, 1)
+    position, out, seen = 5, [], set()
+    for _ in range(count):
+        if position + 8 > len(frame):
+            raise ProtocolError("a truncated lanes reply")
+        lane, size = struct.unpack_from(">II", frame, position)
+        position += 8
+        answer = frame[position:position + size]
+        position += size
+        if len(answer) != size or lane not in expected or lane in seen or not answer:
+            raise ProtocolError("a malformed lanes reply")
+        seen.add(lane)
+        out.append((lane, answer))
+    if seen != expected or position != len(frame):
+        raise ProtocolError("a lanes reply that does not answer every lane")
+    return out
+
+
 def _close(env: Any) -> None:
     """Close an episode's environment; one that fails to close must not break the run."""
     try:
@@ -370,6 +484,7 @@ def run_episodes(
     startup_timeout: float = 60.0,
     sandbox: dict[str, Any] | None = FROM_ENV,
     extra: dict[str, Any] | None = None,
+    lanes: int = 1,
 ) -> Iterator[Episode]:
     """Play ``tasks`` with ``workers`` policy processes; yield each Episode as it finishes.
 
@@ -380,7 +495,9 @@ def run_episodes(
     and :class:`WorkerBroken` if the domain cannot run here. ``sandbox``: the policy processes'
     nested sandbox (:func:`policy_sandbox_from_env`: in the judge phase,
     ``$EVOTREE_POLICY_SANDBOX``; ``None``: plain subprocesses). ``extra``: EvoPolicyGym mode
-    (``protocol``, ``meta``, ``trajectory``).
+    (``protocol``, ``meta``, ``trajectory``). ``lanes``: episodes each policy process plays side
+    by side (:meth:`Worker.play_lanes`; evotree's contract only: EvoPolicyGym's one policy object
+    plays its episodes in order).
     """
     if sandbox is FROM_ENV:
         sandbox = policy_sandbox_from_env()
@@ -400,26 +517,43 @@ def run_episodes(
         with lock:
             return bool(max_timeouts) and timeouts.get(task.env_id, 0) >= max_timeouts
 
+    def skipped(task: Task) -> Episode | None:
+        if not skip(task):
+            return None
+        return Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason="timeout",
+                       skipped=True, message=f"not run: {max_timeouts} episodes of {task.env_id} already timed out")
+
+    def take() -> Task | None:
+        """The next task to play (None: no more); the skipped ones go straight to the results."""
+        while not stop.is_set():
+            item = pending.get()
+            if item is _DONE:
+                return None
+            task: Task = item  # type: ignore[assignment]
+            instead = skipped(task)
+            if instead is not None:
+                results.put(instead)
+                continue
+            return task
+        return None
+
+    def count(episode: Episode) -> Episode:
+        if episode.finish_reason == "timeout" and not episode.skipped:
+            with lock:
+                timeouts[episode.env_id] = timeouts.get(episode.env_id, 0) + 1
+        return episode
+
     def slot() -> None:
         worker = Worker(candidate_dir, startup_timeout=startup_timeout, sandbox=sandbox)
         try:
-            while not stop.is_set():
-                item = pending.get()
-                if item is _DONE:
-                    break
-                task: Task = item  # type: ignore[assignment]
-                if skip(task):
-                    results.put(Episode(env_id=task.env_id, index=task.index, seed=task.seed,
-                                        finish_reason="timeout", skipped=True,
-                                        message=f"not run: {max_timeouts} episodes of {task.env_id} "
-                                                "already timed out"))
-                    continue
-                episode = worker.play(task, timeout=timeout, record_actions=record_actions, summarize=summarize,
-                                      extra=extra)
-                if episode.finish_reason == "timeout":
-                    with lock:
-                        timeouts[episode.env_id] = timeouts.get(episode.env_id, 0) + 1
-                results.put(episode)
+            if lanes > 1 and not (extra and extra.get("protocol") == "evopolicygym"):
+                for episode in worker.play_lanes(take, lanes=lanes, timeout=timeout, record_actions=record_actions,
+                                                 summarize=summarize, skipped=skipped):
+                    results.put(count(episode))
+            else:
+                while (task := take()) is not None:
+                    results.put(count(worker.play(task, timeout=timeout, record_actions=record_actions,
+                                                  summarize=summarize, extra=extra)))
         except BaseException as exc:  # noqa: BLE001 - InvalidPolicy, WorkerBroken: handed to the caller
             results.put(exc)
         finally:

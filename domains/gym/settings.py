@@ -98,6 +98,8 @@ class TrainSettings:
     episode_timeout_seconds: float = 30.0
     workers: int = 1
     protocol: str = "evotree"
+    #: episodes each policy process plays side by side (evotree's contract; runner.Worker.play_lanes)
+    lanes: int = 16
     #: EvoPolicyGym mode: the train instances (ids into its fixed pool of 64) this submit plays
     instances: list[int] | None = None
 
@@ -148,6 +150,7 @@ def load_train_settings(path: Path) -> TrainSettings:
         episode_timeout_seconds=float(_take(train, "episode_timeout_seconds", (int, float), 30.0, where)),
         workers=_take(train, "workers", int, 1, where),
         protocol=_protocol(train, where),
+        lanes=_take(train, "lanes", int, 16, where),
     )
     _unknown(train, where)
     _instances(settings, instances, has_first_seed=has_first_seed, has_episodes=has_episodes, where=where)
@@ -161,7 +164,13 @@ def load_train_settings(path: Path) -> TrainSettings:
     _positive(settings.episode_timeout_seconds, f"{where}.episode_timeout_seconds")
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"{where}.workers: expected 1 to 64, actually: {settings.workers}")
+    _lanes(settings.lanes, where)
     return settings
+
+
+def _lanes(value: int, where: str) -> None:
+    if not 1 <= value <= 256:
+        raise SettingsError(f"{where}.lanes: expected 1 to 256, actually: {value}")
 
 
 def _instances(settings: TrainSettings, instances: Any, *, has_first_seed: bool, has_episodes: bool,
@@ -198,9 +207,12 @@ class JudgeSettings:
     episode_timeout_seconds: float = 30.0
     workers: int = 1
     max_timeouts_per_env: int = 3
+    #: accepted and ignored: the environment runs in the judge's process, nothing is replayed
     replay_fraction: float = 0.25
     clip_max: float = 1.2
     protocol: str = "evotree"
+    #: episodes each policy process plays side by side (evotree's contract; runner.Worker.play_lanes)
+    lanes: int = 16
 
     def seeds(self, split: str, env_id: str) -> list[int]:
         return self.pools.get(split, {}).get(env_id, [])
@@ -225,12 +237,14 @@ def load_judge_settings(path: Path) -> JudgeSettings:
         replay_fraction=float(_take(judge, "replay_fraction", (int, float), 0.25, where)),
         clip_max=float(_take(judge, "clip_max", (int, float), 1.2, where)),
         protocol=_protocol(judge, where),
+        lanes=_take(judge, "lanes", int, 16, where),
     )
     _unknown(judge, where)
     _positive(settings.episode_timeout_seconds, f"{where}.episode_timeout_seconds")
     _positive(settings.clip_max, f"{where}.clip_max")
     if not 1 <= settings.workers <= 64:
         raise SettingsError(f"{where}.workers: expected 1 to 64, actually: {settings.workers}")
+    _lanes(settings.lanes, where)
     if not 0.0 <= settings.replay_fraction <= 1.0:
         raise SettingsError(f"{where}.replay_fraction: expected a number in [0, 1], actually: "
                             f"{settings.replay_fraction}")

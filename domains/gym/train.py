@@ -95,7 +95,7 @@ def main(cwd: Path | None = None) -> int:
     recorded = 0
     try:
         for episode in run_episodes(cwd, tasks, timeout=settings.episode_timeout_seconds,
-                                    workers=settings.workers):
+                                    workers=settings.workers, lanes=settings.lanes):
             if episode.skipped:
                 skipped += 1
                 continue

@@ -4,9 +4,12 @@ Every message is a frame: a 4-byte big-endian length, then a payload whose first
 what it is:
 
 * ``J`` + UTF-8 JSON object (both directions: control messages, failures);
-* ``P`` + a pickle, **only from the environment's side to the policy's process** (observations
-  and the episode's start: data the policy may see). The environment's side never unpickles
+* ``S`` (an episode starts), ``O`` (an observation), ``B`` (a batch of those for several lanes)
+  + a pickle, and ``E`` (the episode is over): **only from the environment's side to the
+  policy's process** (data the policy may see). The environment's side never unpickles
   anything: a pickle runs code where it is loaded;
+* ``M`` (policy → environment): the answers of a batch, each a lane number, a length and an
+  ``A`` or ``J`` payload;
 * ``A`` + an action (policy → environment): a flags byte (bit 0: EvoPolicyGym coerced it,
   bit 1: a JSON copy of the raw action follows), a type byte (``i``: an 8-byte signed integer,
   ``b``: the raw bytes of an array of the action space's dtype and shape, ``j``: tagged JSON,

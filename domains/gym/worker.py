@@ -13,27 +13,34 @@ the pipes (:mod:`evotree.domains.gym.wire`):
 * parent → policy: ``S`` an episode starts (the environment's id, the episode's index, the seed of
   the policy's own generators — :func:`evotree.domains.gym.wire.policy_seed`, not the episode's —,
   the time limit, clean copies of the spaces, the first observation; in EvoPolicyGym mode its
-  ``env_meta``), ``O`` the next observation, ``E`` the episode is over;
+  ``env_meta``), ``O`` the next observation, ``E`` the episode is over; or ``B``, a batch of
+  those for several lanes (episodes played side by side);
 * policy → parent: ``A`` an action (checked here, and again by the parent), or a JSON failure
   ``{"kind": "fail", "reason", "message", "category"}`` (the policy raised, timed out, or returned
-  an action outside the space), after which it waits for the next episode.
+  an action outside the space), after which the lane waits for its next episode; for a batch,
+  ``M``: every lane's answer in one message.
 
-Before each episode the policy's ``random`` and ``numpy.random`` and its copies of the spaces are
-seeded with the policy seed, so the same policy plays the same pool the same way. Its stdout is
-redirected to stderr (its prints land in the phase's log, not on the pipe). An alarm turns a slow
-episode into a ``timeout`` with a traceback of where the policy was; the parent kills a process
-that ignores it.
+Each episode (lane) has a fresh policy object (evotree's contract), its own copies of the spaces
+and its own ``random`` / ``numpy.random``: the module functions are routed to the running lane's
+generators, seeded with its policy seed, so the same policy plays the same pool the same way
+with any number of lanes. Its stdout is redirected to stderr (its prints land in the phase's
+log, not on the pipe). An alarm turns a slow episode into a ``timeout`` (the episode's own
+policy time) with a traceback of where the policy was; the parent kills a process that ignores
+it.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import pickle
 import random
 import signal
+import struct
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,180 +104,256 @@ def load_policy_class(path: Path) -> type:
     return policy
 
 
-# ---------------------------------------------------------------------------- main
-class _Clock:
-    """The episode's alarm: raises :class:`EpisodeTimeout` inside the policy's code; while this
-    process waits on the pipe (the environment is stepping) it only marks the episode expired,
-    so no frame is ever cut in half."""
+# ---------------------------------------------------------------------------- the generators
+class _Now:
+    """The lane whose policy code runs now (None: this process's own code)."""
 
-    limit = 0.0
-    in_policy = False
-    expired = False
+    lane: _Lane | None = None
+
+
+def _install_generators() -> None:
+    """Route ``random``'s and ``numpy.random``'s module functions to the running lane's own
+    generators (seeded with its policy seed), so that episodes played side by side draw exactly
+    what each would draw alone. Installed before ``policy.py`` is imported (a ``from random
+    import random`` gets the router too); outside a lane the process's own generators answer."""
+    import numpy as np
+
+    def route(name: str, fallback: Any, which: str) -> Any:
+        def routed(*args: Any, **kwargs: Any) -> Any:
+            lane = _Now.lane
+            if lane is None:
+                return fallback(*args, **kwargs)
+            return getattr(lane.generator(which), name)(*args, **kwargs)
+
+        routed.__name__ = routed.__qualname__ = name
+        routed.__doc__ = getattr(fallback, "__doc__", None)
+        return routed
+
+    for name in dir(random):
+        value = getattr(random, name)
+        if getattr(value, "__self__", None) is random._inst:  # type: ignore[attr-defined]
+            setattr(random, name, route(name, value, "random"))
+    legacy = np.random.mtrand._rand
+    for name in dir(np.random.mtrand):
+        value = getattr(np.random.mtrand, name)
+        if getattr(value, "__self__", None) is legacy or name == "seed":
+            routed = route(name, value, "numpy")
+            setattr(np.random.mtrand, name, routed)
+            if getattr(np.random, name, None) is value:
+                setattr(np.random, name, routed)
+
+
+# ---------------------------------------------------------------------------- episodes
+_CURRENT: dict[str, Any] = {}
 
 
 def _alarm(signum: int, frame: Any) -> None:
-    from evotree.domains.gym.episode import EpisodeTimeout
+    """The time limit: raises :class:`EpisodeTimeout` inside a lane's policy code once that
+    episode's own policy time is spent; elsewhere (this process's code, waiting on the pipe) it
+    does nothing, so no frame is ever cut in half."""
+    lane = _Now.lane
+    if lane is None:
+        return
+    left = lane.left - (time.monotonic() - lane.since)
+    if left <= 0:
+        raise _CURRENT["timeout"](f"{lane.limit:g} s")
+    signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
-    if _Clock.in_policy:
-        raise EpisodeTimeout(f"{_Clock.limit:g} s")
-    _Clock.expired = True
+
+class _Lane:
+    """One episode of the policy, in one lane of this process (several play side by side)."""
+
+    def __init__(self, host: _Host) -> None:
+        self.host = host
+        self.active = False
+        self.act: Any = None
+        self.generators: dict[str, Any] = {}
+        self.left = self.limit = self.since = 0.0
+        self.steps = 0
+        self.stage = ""
+
+    def generator(self, which: str) -> Any:
+        if which not in self.generators:
+            import numpy as np
+
+            self.generators[which] = (random.Random(self.seed) if which == "random"
+                                      else np.random.RandomState(self.seed))
+        return self.generators[which]
+
+    def _enter(self) -> None:
+        """The lane's policy code runs from now: the alarm is set to what is left of its time."""
+        signal.setitimer(signal.ITIMER_REAL, max(self.left, 0.001))
+        _Now.lane, self.since = self, time.monotonic()
+
+    def _leave(self) -> None:
+        _Now.lane = None
+        self.left -= time.monotonic() - self.since
+
+    # ------------------------------------------------------------------ episodes
+    def start(self, message: dict[str, Any]) -> bytes:
+        """An episode starts: build (or reuse) the policy, then answer the first observation."""
+        host = self.host
+        self.limit = self.left = float(message["timeout"])
+        self.active, self.steps, self.act = True, 0, None
+        self.mode = message.get("mode", "default")
+        self.space = message["action_space"]
+        self.trajectory = bool(message.get("trajectory"))
+        self.seed = int(message["policy_seed"])
+        self.generators = {}
+        self.space.seed(self.seed)
+        try:
+            if self.mode == "evopolicygym":
+                failure = self._start_evopolicygym(message)
+            else:
+                failure = self._start_default(message)
+        except host.timeout_type as exc:
+            return self.fail("timeout", f"the episode ran past its time limit ({exc}) at step 0, inside "
+                                        f"{self.stage}: {host.traceback(exc)}")
+        return failure or self.observe(message["obs"])
+
+    def _start_default(self, message: dict[str, Any]) -> bytes | None:
+        host = self.host
+        observation_space = message["observation_space"]
+        observation_space.seed(self.seed)
+        self.check = host.checker(self.space)
+        try:
+            self._enter()
+            try:
+                self.stage = "Policy(...)"
+                policy = host.policy_class(message["env_id"], observation_space, self.space)
+                self.stage = "reset()"
+                policy.reset()
+            finally:
+                self._leave()
+        except Exception as exc:  # noqa: BLE001 - the policy's fault is feedback
+            return self.fail("error", f"{self.stage} raised at step 0: {host.traceback(exc)}")
+        except SystemExit as exc:
+            return self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step 0")
+        self.stage = "act(obs)"
+        self.act = policy.act
+        return None
+
+    def _start_evopolicygym(self, message: dict[str, Any]) -> bytes | None:
+        """EvoPolicyGym's contract: one ``Policy(obs_space, action_space, env_meta)`` per submit and
+        environment (built on its first episode), ``reset(episode_index)``, JSON observations."""
+        host, env_id = self.host, str(message["env_id"])
+        self.stage = "act(obs)"
+        self._enter()
+        try:
+            if env_id not in host.submit:
+                meta = message["meta"]
+                try:
+                    host.submit[env_id] = host.policy_class(meta["obs_space"], meta["action_space"], meta)
+                except host.timeout_type:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - SystemExit too: the policy's fault
+                    host.submit[env_id] = host.epg._error("init_error", exc)
+            policy = host.submit[env_id]
+            if isinstance(policy, str):  # its construction failed: the submit is void
+                return self.fail("error", policy, category="init_error")
+            try:
+                policy.reset(int(message["index"]))
+            except host.timeout_type:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                return self.fail("error", host.epg._error("reset_error", exc), category="reset_error")
+        finally:
+            self._leave()
+        self.act = policy.act
+        return None
+
+    def observe(self, obs: Any) -> bytes:
+        """The answer to one observation: an action, or a failure (which ends the episode here)."""
+        host = self.host
+        if not self.active:
+            return self.fail("error", "an observation for an episode that is over")
+        if self.left <= 0:
+            return self.fail("timeout", f"the episode ran past its time limit ({self.limit:g} s) at step "
+                                        f"{self.steps}")
+        epg = self.mode == "evopolicygym"
+        try:
+            self._enter()
+            try:
+                if epg:
+                    raw = self.act(host.epg.to_json(obs))
+                    action, invalid = host.epg.coerce(self.space, raw)
+                else:
+                    raw = self.act(obs)
+            finally:
+                self._leave()
+        except host.timeout_type as exc:
+            return self.fail("timeout", f"the episode ran past its time limit ({exc}) at step {self.steps}, "
+                                        f"inside {self.stage}: {host.traceback(exc)}")
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
+            if epg:
+                return self.fail("error", host.epg._error("act_error", exc), category="act_error")
+            if isinstance(exc, SystemExit):
+                return self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}")
+            return self.fail("error", f"{self.stage} raised at step {self.steps}: {host.traceback(exc)}")
+        try:
+            if epg:
+                frame = encode_action(action, self.space, invalid=invalid, with_raw=self.trajectory,
+                                      raw=host.epg.to_json(raw) if self.trajectory else None)
+            else:
+                action, problem = self.check(raw)
+                if problem is not None:
+                    return self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned "
+                                                       f"{host.short(raw)}, not in the action space "
+                                                       f"{self.space}: {problem}")
+                frame = encode_action(action, self.space)
+        except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
+            return self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned a value "
+                                               f"that cannot be used: {type(exc).__name__}: {exc}")
+        self.steps += 1
+        return frame
+
+    def fail(self, reason: str, message: str, *, category: str = "") -> bytes:
+        self.active, self.act = False, None
+        text = json.dumps({"kind": "fail", "reason": reason, "message": message[:_MESSAGE_LIMIT],
+                           "category": category}, separators=(",", ":"))
+        return b"J" + text.encode()
+
+    def end(self) -> None:
+        self.active, self.act, self.generators = False, None, {}
 
 
 class _Host:
-    """The policy side of one episode at a time."""
+    """The policy side: its lanes, the alarm, the replies."""
 
     def __init__(self, policy_class: type, reply_fd: int) -> None:
         from evotree.domains.gym import epg
-        from evotree.domains.gym.episode import EpisodeTimeout, _policy_traceback, _short, action_checker
+        from evotree.domains.gym.episode import (
+            EpisodeTimeout,
+            _policy_traceback,
+            _short,
+            action_checker,
+        )
 
         self.policy_class = policy_class
         self.reply_fd = reply_fd
         self.epg, self.timeout_type, self.traceback = epg, EpisodeTimeout, _policy_traceback
+        _CURRENT["timeout"] = EpisodeTimeout
         self.short, self.checker = _short, action_checker
         self.submit: dict[str, Any] = {}  # EvoPolicyGym mode: the one Policy of this submit, per env
-        self.active = False
-        self.steps = 0
-        self.stage = ""
+        self.lanes: dict[int, _Lane] = {}
 
-    # ------------------------------------------------------------------ episodes
-    def start(self, message: dict[str, Any]) -> None:
-        """An episode starts: build (or reuse) the policy, then answer the first observation."""
-        _Clock.limit, _Clock.expired = float(message["timeout"]), False
-        signal.setitimer(signal.ITIMER_REAL, float(message["timeout"]))
-        self.active, self.steps = True, 0
-        self.mode = message.get("mode", "default")
-        self.space = message["action_space"]
-        self.trajectory = bool(message.get("trajectory"))
-        seed = int(message["policy_seed"])
-        self.space.seed(seed)
-        try:
-            if self.mode == "evopolicygym":
-                self._start_evopolicygym(message, seed)
-            else:
-                self._start_default(message, seed)
-        except self.timeout_type as exc:
-            self.fail("timeout", f"the episode ran past its time limit ({exc}) at step 0, inside {self.stage}: "
-                                 f"{self.traceback(exc)}")
-            return
-        if self.active:
-            self.observe(message["obs"])
+    def lane(self, number: int) -> _Lane:
+        if number not in self.lanes:
+            self.lanes[number] = _Lane(self)
+        return self.lanes[number]
 
-    def _seed_globals(self, seed: int) -> None:
-        import numpy as np
-
-        random.seed(seed)
-        np.random.seed(seed)
-
-    def _start_default(self, message: dict[str, Any], seed: int) -> None:
-        observation_space = message["observation_space"]
-        observation_space.seed(seed)
-        self._seed_globals(seed)
-        self.check = self.checker(self.space)
-        try:
-            _Clock.in_policy = True
-            self.stage = "Policy(...)"
-            policy = self.policy_class(message["env_id"], observation_space, self.space)
-            self.stage = "reset()"
-            policy.reset()
-            self.stage = "act(obs)"
-            self.act = policy.act
-        except Exception as exc:  # noqa: BLE001 - the policy's fault is feedback
-            self.fail("error", f"{self.stage} raised at step 0: {self.traceback(exc)}")
-        except SystemExit as exc:
-            self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step 0")
-        finally:
-            _Clock.in_policy = False
-
-    def _start_evopolicygym(self, message: dict[str, Any], seed: int) -> None:
-        """EvoPolicyGym's contract: one ``Policy(obs_space, action_space, env_meta)`` per submit and
-        environment (built on its first episode), ``reset(episode_index)``, JSON observations."""
-        env_id = str(message["env_id"])
-        self.stage = "act(obs)"
-        try:
-            _Clock.in_policy = True
-            if env_id not in self.submit:
-                meta = message["meta"]
-                try:
-                    self.submit[env_id] = self.policy_class(meta["obs_space"], meta["action_space"], meta)
-                except self.timeout_type:
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - SystemExit too: the policy's fault
-                    self.submit[env_id] = self.epg._error("init_error", exc)
-            policy = self.submit[env_id]
-            if isinstance(policy, str):  # its construction failed: the submit is void
-                self.fail("error", policy, category="init_error")
-                return
-            try:
-                policy.reset(int(message["index"]))
-            except self.timeout_type:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                self.fail("error", self.epg._error("reset_error", exc), category="reset_error")
-                return
-        finally:
-            _Clock.in_policy = False
-        self._seed_globals(seed)
-        self.act = policy.act
-
-    def observe(self, obs: Any) -> None:
-        """Answer one observation with an action (or a failure, which ends the episode here)."""
-        if not self.active:
-            return
-        if _Clock.expired:
-            self.fail("timeout", f"the episode ran past its time limit ({_Clock.limit:g} s) at step "
-                                 f"{self.steps}, while the environment stepped")
-            return
-        epg = self.mode == "evopolicygym"
-        try:
-            _Clock.in_policy = True
-            try:
-                if epg:
-                    raw = self.act(self.epg.to_json(obs))
-                    action, invalid = self.epg.coerce(self.space, raw)
-                else:
-                    raw = self.act(obs)
-            finally:
-                _Clock.in_policy = False
-        except self.timeout_type as exc:
-            self.fail("timeout", f"the episode ran past its time limit ({exc}) at step {self.steps}, inside "
-                                 f"{self.stage}: {self.traceback(exc)}")
-            return
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
-            if epg:
-                self.fail("error", self.epg._error("act_error", exc), category="act_error")
-            elif isinstance(exc, SystemExit):
-                self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}")
-            else:
-                self.fail("error", f"{self.stage} raised at step {self.steps}: {self.traceback(exc)}")
-            return
-        try:
-            if epg:
-                frame = encode_action(action, self.space, invalid=invalid, with_raw=self.trajectory,
-                                      raw=self.epg.to_json(raw) if self.trajectory else None)
-            else:
-                action, problem = self.check(raw)
-                if problem is not None:
-                    self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned "
-                                                f"{self.short(raw)}, not in the action space {self.space}: "
-                                                f"{problem}")
-                    return
-                frame = encode_action(action, self.space)
-        except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
-            self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned a value that "
-                                        f"cannot be used: {type(exc).__name__}: {exc}")
-            return
-        self.steps += 1
-        send_bytes(self.reply_fd, frame)
-
-    def fail(self, reason: str, message: str, *, category: str = "") -> None:
-        self.active = False
-        send(self.reply_fd, {"kind": "fail", "reason": reason, "message": message[:_MESSAGE_LIMIT],
-                             "category": category})
-
-    def end(self) -> None:
+    def batch(self, items: list[tuple[Any, ...]]) -> bytes:
+        """Episode starts, observations and ends for several lanes; one reply with every answer."""
+        parts = []
+        for item in items:
+            kind, number = item[0], int(item[1])
+            if kind == "E":
+                self.lane(number).end()
+                continue
+            answer = self.lane(number).start(item[2]) if kind == "S" else self.lane(number).observe(item[2])
+            parts.append(struct.pack(">II", number, len(answer)) + answer)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        self.active, self.act = False, None
-        _Clock.expired = False
+        return b"M" + struct.pack(">I", len(parts)) + b"".join(parts)
 
 
 def main(argv: list[str]) -> int:
@@ -282,6 +365,8 @@ def main(argv: list[str]) -> int:
 
         require_gymnasium()  # the spaces arrive as gymnasium objects
         from evotree.domains.gym import epg, episode  # noqa: F401 - what the host needs, imported here
+
+        _install_generators()
     except Exception as exc:  # noqa: BLE001
         send(reply_fd, {"kind": "broken", "message": str(exc)})
         return 3
@@ -296,6 +381,7 @@ def main(argv: list[str]) -> int:
     send(reply_fd, {"kind": "ready"})
     signal.signal(signal.SIGALRM, _alarm)
     reader = FrameReader(request_fd)
+    lane = host.lane(0)
     while True:
         try:
             frame = reader.read_frame(None)
@@ -305,11 +391,17 @@ def main(argv: list[str]) -> int:
             return 0
         kind = frame[:1]
         if kind == b"O":
-            host.observe(pickle.loads(frame[1:]))
+            answer = lane.observe(pickle.loads(frame[1:]))
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            send_bytes(reply_fd, answer)
         elif kind == b"S":
-            host.start(pickle.loads(frame[1:]))
+            answer = lane.start(pickle.loads(frame[1:]))
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            send_bytes(reply_fd, answer)
         elif kind == b"E":
-            host.end()
+            lane.end()
+        elif kind == b"B":
+            send_bytes(reply_fd, host.batch(pickle.loads(frame[1:])))
         else:
             return 4
 

@@ -1,0 +1,104 @@
+"""Episodes played side by side in one policy process (lanes) play exactly what each plays alone.
+
+The policy's process answers several episodes per message (``runner.Worker.play_lanes``). Each
+episode has its own policy object, its own copies of the spaces and its own ``random`` /
+``numpy.random`` (the module functions are routed to the running episode's generators), so a
+policy that draws from the global generators gets the same draws with 1, 3 or 16 lanes, and the
+same as the in-process loop (``play(..., isolated=True)``). A crash or a hang in one episode
+fails that episode alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("gymnasium")
+
+from evotree.domains.gym.catalog import make_env  # noqa: E402
+from evotree.domains.gym.episode import play  # noqa: E402
+from evotree.domains.gym.runner import Task, run_episodes  # noqa: E402
+from evotree.domains.gym.worker import load_policy_class  # noqa: E402
+
+ENV = "CartPole-v1"
+TASKS = [Task(ENV, i, 1_000_000 + 7919 * i) for i in range(12)]
+
+#: draws from every global generator and from the space it was given, every step
+STOCHASTIC = """\
+import random
+import numpy as np
+from random import random as draw
+
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        self.space = action_space
+    def reset(self):
+        np.random.seed(int(np.random.randint(1000)))  # reseeding the global generator is the episode's own
+    def act(self, obs):
+        if np.random.rand() < 0.2 or draw() < 0.1 or random.random() < 0.05:
+            return int(self.space.sample())
+        return int(obs[2] + 0.5 * obs[3] > 0)
+"""
+
+
+def _candidate(tmp_path: Path, source: str, name: str = "c") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "policy.py").write_text(source)
+    return folder
+
+
+def _play(candidate: Path, lanes: int, tasks: list[Task] = TASKS, **kwargs: Any) -> list[tuple[int, float, str]]:
+    episodes = run_episodes(candidate, tasks, timeout=kwargs.pop("timeout", 30.0), sandbox=None, lanes=lanes,
+                            summarize=False, **kwargs)
+    return [(e.index, e.ret, e.finish_reason) for e in episodes]
+
+
+@pytest.mark.heavy
+def test_lanes_play_what_one_at_a_time_plays(tmp_path: Path) -> None:
+    candidate = _candidate(tmp_path, STOCHASTIC)
+    alone = _play(candidate, 1)
+    assert [i for i, _, _ in alone] == list(range(len(TASKS)))  # task order
+    for lanes in (3, 16):
+        assert _play(candidate, lanes) == alone, lanes  # same order, same returns
+    policy_class = load_policy_class(candidate / "policy.py")
+    local = []
+    for task in TASKS:
+        env = make_env(ENV)
+        try:
+            local.append(play(env, ENV, task.index, task.seed, policy_class, isolated=True).ret)
+        finally:
+            env.close()
+    assert [ret for _, ret, _ in alone] == local
+    assert len({ret for _, ret, _ in alone}) > 3  # the draws do change the episodes
+
+
+CRASHY = """\
+import ctypes, signal, time
+import numpy as np
+
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        pass
+    def reset(self):
+        self.fate = np.random.rand()  # the episode's own generator: the same fate in any lane
+    def act(self, obs):
+        if self.fate < 0.15:
+            ctypes.string_at(0)
+        if self.fate > 0.9:
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            while True:
+                time.sleep(0.01)
+        return int(obs[2] > 0)
+"""
+
+
+@pytest.mark.heavy
+def test_a_crash_or_a_hang_in_one_lane_fails_that_episode_alone(tmp_path: Path) -> None:
+    candidate = _candidate(tmp_path, CRASHY)
+    alone = _play(candidate, 1, timeout=0.5, max_timeouts=0)
+    reasons = {reason for _, _, reason in alone}
+    assert {"error", "timeout"} <= reasons and reasons & {"terminated", "truncated"}, alone
+    assert _play(candidate, 6, timeout=0.5, max_timeouts=0) == alone
