@@ -553,7 +553,31 @@ _FOREIGN = {"node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"
 
 
 def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
-    """Append ``cmd`` (wrappers removed) and whatever it runs to ``sink``."""
+    """Append ``cmd`` (wrappers removed) and whatever it runs to ``sink``: definitions are
+    recorded, editor tools write files, written files and Makefiles that run are read, wrappers,
+    shells and interpreters are unwrapped; what is left is appended as it is."""
+    argv = _prepared(cmd, depth, sink)
+    if argv is None:
+        return
+    name = _basename(argv[0])
+    if _shell_builtin(name, argv, cmd, sink) or _editor_tool(name, argv, cmd, sink):
+        return
+    _remember_writes(name, argv, cmd, sink)
+    if name == "git":
+        argv = _git_alias(argv, depth, sink)
+        if argv is None:
+            return
+    _run_written(name, argv, depth, sink)
+    if _unwrap_runner(name, argv, cmd, depth, sink) \
+            or _interpreter_code(name, argv, cmd, depth, sink):
+        return
+    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+
+
+def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] | None:
+    """``cmd``'s words with assignments dropped, variables expanded, static substitutions put in
+    place; None when nothing is left to run here (a bare assignment, a built command word or an
+    alias, parsed again)."""
     argv = list(cmd.argv)
     while argv and _ASSIGN.match(argv[0]):
         argv.pop(0)
@@ -562,35 +586,40 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             sink.vars[name] = _substitute(value, sink) if ("$(" in value or "`" in value) else value
         if cmd.redirects:
             sink.append(SimpleCommand((), cmd.redirects, cmd.heredoc))
-        return
+        return None
     if sink.vars:
         argv = _expand(argv, sink.vars)
         if not argv:
-            return
+            return None
     if depth < MAX_DEPTH and any("$(" in w or "`" in w for w in argv):
         new = [_substitute(w, sink) if ("$(" in w or "`" in w) else w for w in argv]
         if new != argv:
             if new[0] != argv[0]:  # the command word itself was built: parse what it became
                 _parse_into(" ".join(new), depth + 1, sink)
-                return
+                return None
             argv = new
     name = _basename(argv[0])
     alias_value = sink.aliases.get(name)
     if alias_value is not None and depth < MAX_DEPTH and alias_value.split()[:1] != [name]:
         _parse_into(alias_value + " " + " ".join(argv[1:]), depth + 1, sink)
-        return
+        return None
+    return argv
+
+
+def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:
+    """alias, export / declare, for VAR in ..., ... | while read VAR: definitions (True: done)."""
     if name == "alias":
         for word in argv[1:]:
             alias, eq, value = word.partition("=")
             if eq:
                 sink.aliases[alias] = value
-        return
+        return True
     if name in ("export", "declare", "local", "readonly", "typeset"):
         for word in argv[1:]:
             var, eq, value = word.partition("=")
             if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", var):
                 sink.vars[var] = value
-        return
+        return True
     if name == "for" and len(argv) > 2:  # for VAR in WORDS: the loop variable takes a value the rules can judge
         var, words = argv[1], argv[3:]
         value = None
@@ -607,7 +636,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
                 value = word
         if value is not None:
             sink.vars[var] = value
-        return
+        return True
     if name == "read" and cmd.stdin is not None:  # ... | while read VAR
         names = [a for a in argv[1:] if not a.startswith("-")]
         if names:
@@ -616,50 +645,71 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
                 sink.vars[names[-1]] = LISTED_REFS
             elif items:
                 sink.vars[names[-1]] = next((w for w in items if not is_head_relative(w)), items[0])
-        return
+        return True
+    return False
+
+
+def _editor_tool(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:
+    """apply_patch, SWE-agent's editor (str_replace_editor, create, open), patch and git apply
+    of a here-document: the files they write (True: nothing else runs)."""
     if name in ("apply_patch", "applypatch"):
         text = argv[1] if len(argv) > 1 else (cmd.heredoc or "")
         if not text and cmd.stdin is not None:
             text = (_static_of(cmd.stdin, sink) or b"").decode("utf-8", "replace")
         for path, content, complete in _patch_writes(text):
             _write_file(path, content, complete, sink)
-        return
+        return True
     if name == "str_replace_editor":
         _editor(argv, sink)
-        return
+        return True
     if name == "create" and len(argv) == 2:  # SWE-agent's editor: create FILE (and open it)
         sink.state["open_file"] = argv[1]
         _write_file(argv[1], "", True, sink)
-        return
+        return True
     if name == "open" and len(argv) in (2, 3):  # SWE-agent's editor: open FILE [LINE]
         sink.state["open_file"] = argv[1]
     if name in ("patch", "git") and cmd.heredoc and (name == "patch" or argv[1:2] == ["apply"]):
         for path, content, complete in _patch_writes(cmd.heredoc):
             _write_file(path, content, complete, sink)
+    return False
+
+
+def _remember_writes(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> None:
+    """Files written from the command line, and files a listing of references went to."""
     if name in ("cat", "tee", "echo", "printf", "cp", "mv") or (cmd.redirects and name in _static.FILTERS):
         _remember_script(name, argv, cmd, sink)
     if cmd.redirects and (name == "git" or cmd.stdin is not None or name in _PASS_THROUGH):
         _remember_listing(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin),
                           sink)
-    if name == "git":
-        k = _git_sub_index(argv)
-        if k > 0:
-            sub = argv[k]
-            inline = {}
-            for j in range(1, k):
-                if argv[j] == "-c" and j + 1 < k and argv[j + 1].startswith("alias."):
-                    alias, _, value = argv[j + 1][6:].partition("=")
-                    inline[alias] = value
-            if sub == "config":
-                words = [a for a in argv[k + 1:] if not a.startswith("-")]
-                if len(words) >= 2 and words[0].startswith("alias."):
-                    sink.git_aliases[words[0][6:]] = " ".join(words[1:])
-            value = inline.get(sub, sink.git_aliases.get(sub))
-            if value is not None and depth < MAX_DEPTH:
-                if value.startswith("!"):
-                    _parse_into(value[1:] + " " + " ".join(argv[k + 1:]), depth + 1, sink)
-                    return
-                argv = [*argv[:k], *value.split(), *argv[k + 1:]]
+
+
+def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | None:
+    """git's own aliases (``git config alias.x``, ``git -c alias.x=...``): the words they stand
+    for; None when a shell alias (``!...``) was parsed instead."""
+    k = _git_sub_index(argv)
+    if k > 0:
+        sub = argv[k]
+        inline = {}
+        for j in range(1, k):
+            if argv[j] == "-c" and j + 1 < k and argv[j + 1].startswith("alias."):
+                alias, _, value = argv[j + 1][6:].partition("=")
+                inline[alias] = value
+        if sub == "config":
+            words = [a for a in argv[k + 1:] if not a.startswith("-")]
+            if len(words) >= 2 and words[0].startswith("alias."):
+                sink.git_aliases[words[0][6:]] = " ".join(words[1:])
+        value = inline.get(sub, sink.git_aliases.get(sub))
+        if value is not None and depth < MAX_DEPTH:
+            if value.startswith("!"):
+                _parse_into(value[1:] + " " + " ".join(argv[k + 1:]), depth + 1, sink)
+                return None
+            argv = [*argv[:k], *value.split(), *argv[k + 1:]]
+    return argv
+
+
+def _run_written(name: str, argv: list[str], depth: int, sink: ShellContext) -> None:
+    """make of a Makefile the trajectory wrote, and a script it wrote that runs (source, a path,
+    an interpreter with a file)."""
     if name in ("make", "gmake") and depth < MAX_DEPTH:
         for line in _make_recipes(argv, sink):  # a Makefile the trajectory wrote: its recipes run
             _parse_into(line, depth + 1, sink)
@@ -687,6 +737,12 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             body = sink.scripts[key] if key is not None else None
         if body is not None:
             _run_script(body, interpreter, depth, sink)
+
+
+def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
+                   sink: ShellContext) -> bool:
+    """env, xargs, ``uv run`` and the like, wrappers, shells and eval: what they run (True:
+    done)."""
     if name == "env":
         k = 1
         while k < len(argv):
@@ -696,7 +752,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             elif word in ("-S", "--split-string") and k + 1 < len(argv):
                 rest = argv[k + 2:]
                 _parse_into(argv[k + 1] + (" " + " ".join(rest) if rest else ""), depth + 1, sink)
-                return
+                return True
             elif word.startswith("-") or _ASSIGN.match(word):
                 k += 1
             else:
@@ -706,53 +762,60 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
         else:
             sink.append(cmd)
-        return
+        return True
     if name == "xargs":
         _xargs(argv, cmd, depth, sink)
-        return
+        return True
     if name in ("uv", "poetry", "pipenv", "pdm", "hatch", "rye") and argv[1:2] == ["run"] and len(argv) > 2:
         inner = [a for a in argv[2:]]
         while inner and inner[0].startswith("-"):
             inner.pop(0)
         if inner:
             _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
-            return
+            return True
     if name in _WRAPPERS:
         if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
-            return
+            return True
         with_arg, skip = _WRAPPERS[name]
         inner = _after_options(argv, with_arg, skip)
         if inner:
             _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
         else:
             sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
-        return
+        return True
     if name in _SHELLS:
         args = argv[1:]
         if name == "busybox" and args:
             _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
-            return
+            return True
         for k, word in enumerate(args):
             if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
                 if k + 1 < len(args):
                     _parse_into(args[k + 1], depth + 1, sink)
                 sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
-                return
+                return True
             if not word.startswith("-"):
                 break
         if not [w for w in args if not w.startswith("-")]:
             if cmd.heredoc:
                 _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
                 sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
-                return
+                return True
             fed = _stdin_text(cmd, sink)
             if fed is not None:  # echo ... | base64 -d | bash
                 _parse_into(fed, depth + 1, sink)
         sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
-        return
+        return True
     if name == "eval":
         _parse_into(" ".join(argv[1:]), depth + 1, sink)
-        return
+        return True
+    return False
+
+
+def _interpreter_code(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
+                      sink: ShellContext) -> bool:
+    """Code given to node / perl / ruby / ..., and to Python (``-c``, stdin, a here-document):
+    the programs it runs (True: ``python -m pip`` became pip)."""
     if name in _FOREIGN:
         flags = _FOREIGN[name]
         code = next((argv[k + 1] for k, a in enumerate(argv[:-1]) if a in flags), None)
@@ -764,7 +827,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         args = argv[1:]
         if len(args) >= 2 and args[0] == "-m" and args[1] in ("pip", "pip3"):
             _unwrap(SimpleCommand(tuple(["pip", *args[2:]]), cmd.redirects, cmd.heredoc), depth, sink)
-            return
+            return True
         code = None
         for k, word in enumerate(args):
             if word == "-c" and k + 1 < len(args):
@@ -776,7 +839,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
             code = cmd.heredoc if cmd.heredoc is not None else _stdin_text(cmd, sink)
         if code is not None:
             _emit_code(_inline.python_calls(code), depth, sink)
-    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+    return False
 
 
 def _stdin_text(cmd: SimpleCommand, sink: ShellContext) -> str | None:
