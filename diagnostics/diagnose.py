@@ -23,7 +23,8 @@ from evotree.diagnostics.findings import (
 )
 from evotree.diagnostics.harnesses import ActiveHarness, harness_trust_finding
 from evotree.core.errors import EvotreeError
-from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.events import Finding as FindingPayload
+from evotree.core.ledger import Event, LedgerTxn
 from evotree.core.workspace import Workspace
 
 __all__ = ["DiagnoseResult", "aggregate_findings", "diagnose", "LAYERS"]
@@ -201,8 +202,8 @@ def _record(ws: Workspace, result: DiagnoseResult) -> None:
 
     def change(txn: LedgerTxn) -> Event:
         txn.require(result.version)
-        return Event(kind=EventKind.FINDING.value, version=result.version, actor=str(actor),
-                     data={"runs": result.runs, "layers": result.layers, "worst": result.worst,
-                           "counts": counts, "findings": listed, "total": len(result.findings)})
+        payload = FindingPayload(runs=result.runs, layers=result.layers, worst=result.worst,
+                                 counts=counts, findings=listed, total=len(result.findings))
+        return Event.of(payload, version=result.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)

@@ -23,6 +23,7 @@ import pygit2
 
 from evotree.core.errors import InvalidState
 from evotree.core.gitio import RefRaceLost
+from evotree.core.events import SignersAdded as SignersAddedPayload
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.gates.errors import TamperingFound
@@ -102,9 +103,10 @@ def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: 
         if txn.meta.get("champion") != policy.champion:
             raise InvalidState(f"the champion is now {txn.meta.get('champion')}, not {policy.champion}",
                                fix="run the command again")
-        return Event(kind=EventKind.SIGNERS_ADDED.value, version=policy.champion, actor=str(ws.git.identity()),
-                     at=statement["at"], data={"statement": statement, "signature": signature, "commit": commit,
-                                               "previous_commit": policy.commit})
+        added = SignersAddedPayload(statement=statement, signature=signature, commit=commit,
+                                    previous_commit=policy.commit)
+        return Event.of(added, version=policy.champion, actor=str(ws.git.identity()),
+                        at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=ws.git.identity())
     accept_signers(ws, statement)  # made here, by a person at this terminal: accepted here

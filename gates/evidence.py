@@ -625,11 +625,12 @@ def record_run_void(ws: Workspace, policy: Policy, approver: Any, run_id: str, r
     honours it only while it verifies.
     """
     from evotree.core.errors import InvalidState
+    from evotree.core.events import RunVoided
     from evotree.core.ledger import Event, LedgerTxn
     from evotree.gates.errors import SignoffRefused
     from evotree.gates.statements import new_statement, sign_statement
     from evotree.gates.verify import email_of
-    from evotree.harness.integrity import RUN_VOID_TYPE, RUN_VOIDED_EVENT
+    from evotree.harness.integrity import RUN_VOID_TYPE
 
     reason = reason.strip()
     if not reason:
@@ -647,8 +648,10 @@ def record_run_void(ws: Workspace, policy: Policy, approver: Any, run_id: str, r
 
     def change(txn: LedgerTxn) -> Event:
         txn.require(record.id)
-        return Event(kind=RUN_VOIDED_EVENT, version=record.id, actor=str(ws.git.identity()), at=statement["at"],
-                     data={"run_id": run.run_id, "reason": reason, "statement": statement, "signature": signature})
+        voided = RunVoided(run_id=run.run_id, reason=reason, statement=statement,
+                           signature=signature)
+        return Event.of(voided, version=record.id, actor=str(ws.git.identity()),
+                        at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=ws.git.identity())
     return RunVoidResult(run.run_id, record.id, run.seed, run.state, run.headline, reason, approver.principal,

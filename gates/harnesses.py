@@ -38,6 +38,7 @@ from evotree.core.errors import (
     InvalidState,
     UnknownVersion,
 )
+from evotree.core.events import HarnessCreated, HarnessPromoted
 from evotree.core.ledger import Event, LedgerTxn, utcnow
 from evotree.core.workspace import Workspace
 
@@ -114,8 +115,8 @@ def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
             records = harness_records(txn)
             records[hid] = {k: v for k, v in record.to_dict().items() if k != "active"}
             txn.meta["harnesses"] = records
-            return Event(kind="harness.created", version=None, actor=str(actor),
-                         data={"harness": hid, "parent": parent, "hypothesis": record.hypothesis})
+            created = HarnessCreated(harness=hid, parent=parent, hypothesis=record.hypothesis)
+            return Event.of(created, version=None, actor=str(actor))
 
         ws.ledger.transact(change, actor=actor)
     except BaseException:
@@ -261,7 +262,7 @@ def _record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
                               plan: HarnessPromotionPlan) -> HarnessPromotionResult:
     from evotree.gates.errors import TamperingFound
     from evotree.gates.statements import new_statement, sign_statement
-    from evotree.gates.verify import HARNESS_EVENT, HARNESS_PROMOTION_TYPE
+    from evotree.gates.verify import HARNESS_PROMOTION_TYPE
 
     from evotree.core.gitio import RefRaceLost
 
@@ -277,10 +278,11 @@ def _record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
             raise InvalidState(f"the ledger's active harness is now {active}, not {plan.previous_harness}",
                                fix="another harness promotion landed first; run the command again")
         txn.meta["harness_active"] = plan.harness
-        return Event(kind=HARNESS_EVENT, version=None, actor=str(git.identity()), at=statement["at"],
-                     data={"harness": plan.harness, "commit": plan.commit, "previous_harness": plan.previous_harness,
-                           "previous_commit": plan.previous_commit, "statement": statement, "signature": signature,
-                           "diff": plan.diff})
+        promoted = HarnessPromoted(harness=plan.harness, commit=plan.commit,
+                                   previous_harness=plan.previous_harness,
+                                   previous_commit=plan.previous_commit, statement=statement,
+                                   signature=signature, diff=plan.diff)
+        return Event.of(promoted, version=None, actor=str(git.identity()), at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=git.identity())
     previous = git.repo[plan.previous_commit].id if plan.previous_commit else None

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import InvalidState
+from evotree.core.events import JudgeMigrated, JudgePromoted, JudgeProposed
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF
 from evotree.core.workspace import Workspace
@@ -266,9 +267,9 @@ def propose_judge(ws: Workspace, directory: Path, *, proposer: Any = None) -> Ju
         if current != previous:
             raise InvalidState(f"the ledger's judge is now {str(current)[:10]}, not {previous[:10]}",
                                fix="a judge promotion landed meanwhile; export the judge again and re-apply your edit")
-        return Event(kind=JUDGE_PROPOSED_EVENT, version=None, actor=str(actor),
-                     data={"commit": commit, "tree": tree, "previous_commit": previous, "diff": diff,
-                           "diff_hash": diff_hash, "proposed_by": str(actor)})
+        proposed = JudgeProposed(commit=commit, tree=tree, previous_commit=previous, diff=diff,
+                                 diff_hash=diff_hash, proposed_by=str(actor))
+        return Event.of(proposed, version=None, actor=str(actor))
 
     entry = ws.ledger.transact(change, actor=actor)
     return JudgeProposal(commit, tree, previous, str(source), diff, diff_hash, str(actor), entry.commit)
@@ -327,7 +328,7 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
                              "a change cannot approve itself", fix="another person listed in the allowed signers signs")
     from evotree.gates.errors import TamperingFound
     from evotree.gates.statements import new_statement, sign_statement
-    from evotree.gates.verify import JUDGE_EVENT, JUDGE_PROMOTION_TYPE
+    from evotree.gates.verify import JUDGE_PROMOTION_TYPE
 
     from evotree.core.gitio import RefRaceLost
 
@@ -343,9 +344,9 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
             raise InvalidState(f"the ledger's judge is now {str(current)[:10]}, not {plan.previous_commit[:10]}",
                                fix="another judge promotion landed first; run the command again")
         txn.meta["judge"] = {"commit": plan.commit}
-        return Event(kind=JUDGE_EVENT, version=None, actor=str(git.identity()), at=statement["at"],
-                     data={"commit": plan.commit, "previous_commit": plan.previous_commit, "statement": statement,
-                           "signature": signature, "diff": plan.diff})
+        promoted = JudgePromoted(commit=plan.commit, previous_commit=plan.previous_commit,
+                                 statement=statement, signature=signature, diff=plan.diff)
+        return Event.of(promoted, version=None, actor=str(git.identity()), at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=git.identity())
     try:
@@ -393,7 +394,7 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
     from evotree.core.workspace import under_paths, write_judge_commit
     from evotree.gates.errors import TamperingFound
     from evotree.gates.policy import policy_at
-    from evotree.gates.verify import JUDGE_MIGRATED_EVENT, verify_workspace
+    from evotree.gates.verify import verify_workspace
 
     if judge_in_force(ws) is not None:
         raise InvalidState(f"the ledger already has a judge in force ({str(judge_in_force(ws))[:10]})",
@@ -435,9 +436,9 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
         if (txn.meta.get("judge") or {}).get("commit"):
             raise InvalidState("a judge was recorded meanwhile", fix="run `evotree judge show`")
         txn.meta["judge"] = {"commit": str(oid)}
-        return Event(kind=JUDGE_MIGRATED_EVENT, version=None, actor=str(actor),
-                     data={"commit": str(oid), "champion": champion, "champion_commit": champion_commit,
-                           "files": sorted(files)})
+        migrated = JudgeMigrated(commit=str(oid), champion=champion,
+                                 champion_commit=champion_commit, files=sorted(files))
+        return Event.of(migrated, version=None, actor=str(actor))
 
     entry = ws.ledger.transact(change, actor=actor)
     try:

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import InvalidState
-from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.events import Decision, Promotion, RunApproved
+from evotree.core.ledger import Event, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.core.safegit import approver_process, refuse_program_settings
 from evotree.gates.errors import GateFailed, TamperingFound
@@ -132,10 +133,11 @@ def _record_promotion(ws: Workspace, policy: Policy, report: GateReport, approve
         record.updated_at = statement["at"]
         txn.put(record)
         txn.meta["champion"] = report.version
-        return Event(kind=EventKind.PROMOTION.value, version=report.version, actor=str(ws.git.identity()),
-                     at=statement["at"],
-                     data={"statement": statement, "signature": signature, "dossier": dossier, "tag": tag,
-                           "tag_object": tag_object, "previous_champion": policy.champion, "commit": report.commit})
+        promotion = Promotion(statement=statement, signature=signature, dossier=dossier, tag=tag,
+                              tag_object=tag_object, previous_champion=policy.champion,
+                              commit=report.commit)
+        return Event.of(promotion, version=report.version, actor=str(ws.git.identity()),
+                        at=statement["at"])
 
     try:
         entry = ws.ledger.transact(change, actor=ws.git.identity())
@@ -246,9 +248,10 @@ def _record_decision(ws: Workspace, policy: Policy, report: GateReport, approver
 
     def change(txn: LedgerTxn) -> Event:
         txn.require(report.version)
-        return Event(kind=EventKind.DECISION.value, version=report.version, actor=str(ws.git.identity()),
-                     at=statement["at"], data={"decision": decision, "feedback": feedback, "statement": statement,
-                                               "signature": signature, "dossier": dossier})
+        made = Decision(decision=decision, feedback=feedback, statement=statement,
+                        signature=signature, dossier=dossier)
+        return Event.of(made, version=report.version, actor=str(ws.git.identity()),
+                        at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=ws.git.identity())
     warnings: list[str] = []
@@ -298,8 +301,9 @@ def _record_run_approval(ws: Workspace, policy: Policy, version: str, approver: 
 
     def change(txn: LedgerTxn) -> Event:
         txn.require(record.id)
-        return Event(kind=EventKind.RUN_APPROVED.value, version=record.id, actor=str(ws.git.identity()),
-                     at=statement["at"], data={"statement": statement, "signature": signature, "runs": runs})
+        approved = RunApproved(statement=statement, signature=signature, runs=runs)
+        return Event.of(approved, version=record.id, actor=str(ws.git.identity()),
+                        at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=ws.git.identity())
     return RunApprovalResult(version=record.id, commit=commit, runs=runs, max_wall_seconds=seconds,

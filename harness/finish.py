@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.errors import EvotreeError
-from evotree.core.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+from evotree.core.events import ABSENT, RunFinished, RunStarted
+from evotree.core.ledger import Event, LedgerTxn, VersionStatus, utcnow
 from evotree.core.proc import process_owner
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import (
@@ -260,12 +261,13 @@ def ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         entry.update(started=at, owner=owner)
         reservations[record.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
-        return Event(kind=EventKind.RUN_STARTED.value, version=record.version, actor=str(actor),
-                     data={"run_id": record.run_id, "seed": record.seed, "commit": record.commit,
-                           "judge_commit": record.judge_commit, "judge_data_commit": record.judge_data_commit,
-                           "limits": record.limits, "patch": patch,
-                           **({"intervention": intervention} if intervention is not None else {}),
-                           **({"account": entry["account"]} if entry.get("account") != "version" else {})})
+        started = RunStarted(
+            run_id=record.run_id, seed=record.seed, commit=record.commit,
+            judge_commit=record.judge_commit, judge_data_commit=record.judge_data_commit,
+            limits=record.limits, patch=patch,
+            intervention=intervention if intervention is not None else ABSENT,
+            account=entry["account"] if entry.get("account") != "version" else ABSENT)
+        return Event.of(started, version=record.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
 
@@ -297,11 +299,11 @@ def ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, An
             # finalize's held-out evaluation: charged to its own account, never to the version's or
             # the tree's budget (harness.budget), and no run of the version's search
             txn.meta[FINALIZE_USAGE] = add_usage(txn.meta.get(FINALIZE_USAGE), record.usage)
-            return Event(kind=EventKind.RUN_FINISHED.value, version=record.version, actor=str(actor),
-                         data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
-                               "headline": record.headline, "usage": record.usage, "error": record.error,
-                               "account": account, **({"evidence": manifest} if manifest is not None else {}),
-                               "provenance": provenance})
+            finished = RunFinished(
+                run_id=record.run_id, seed=record.seed, status=record.status,
+                headline=record.headline, usage=record.usage, error=record.error, account=account,
+                evidence=manifest if manifest is not None else ABSENT, provenance=provenance)
+            return Event.of(finished, version=record.version, actor=str(actor))
         version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
             {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": record.headline}
         ]
@@ -314,12 +316,12 @@ def ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, An
         _refresh_version_status(version)
         version.updated_at = utcnow()
         txn.put(version)
-        return Event(kind=EventKind.RUN_FINISHED.value, version=record.version, actor=str(actor),
-                     data={"run_id": record.run_id, "seed": record.seed, "status": record.status,
-                           "headline": record.headline, "usage": record.usage, "error": record.error,
-                           **({"account": account} if account != "version" else {}),
-                           **({"evidence": manifest} if manifest is not None else {}),
-                           "provenance": provenance})
+        finished = RunFinished(
+            run_id=record.run_id, seed=record.seed, status=record.status, headline=record.headline,
+            usage=record.usage, error=record.error,
+            account=account if account != "version" else ABSENT,
+            evidence=manifest if manifest is not None else ABSENT, provenance=provenance)
+        return Event.of(finished, version=record.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
 

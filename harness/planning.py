@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evotree.core.errors import ConfigError, DirtyState, InvalidState
-from evotree.core.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+from evotree.core.events import ABSENT, RunReserved
+from evotree.core.ledger import Event, LedgerTxn, VersionStatus, utcnow
 from evotree.core.proc import process_owner
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.core.workspace import Workspace
@@ -213,9 +214,9 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
                  "account": FINALIZE_ACCOUNT, "started": None}
         reservations[plan.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
-        return Event(kind=EventKind.RUN_RESERVED.value, version=version, actor=str(actor),
-                     data={"runs": [{"run_id": plan.run_id, "version": version, "seed": seed, "commit": commit,
-                                     "limits": limits.to_dict(), "account": FINALIZE_ACCOUNT}], "owner": owner})
+        runs = [{"run_id": plan.run_id, "version": version, "seed": seed, "commit": commit,
+                 "limits": limits.to_dict(), "account": FINALIZE_ACCOUNT}]
+        return Event.of(RunReserved(runs=runs, owner=owner), version=version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
     return plan
@@ -289,9 +290,9 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
         decided.clear()
         decided.update(limits_of)
         only = {plan.version for plan in plans}
-        return Event(kind=EventKind.RUN_RESERVED.value, version=next(iter(only)) if len(only) == 1 else None,
-                     actor=str(actor), data={"runs": runs, "owner": owner,
-                                             **({"released": sorted(dead)} if dead else {})})
+        reserved = RunReserved(runs=runs, owner=owner, released=sorted(dead) if dead else ABSENT)
+        return Event.of(reserved, version=next(iter(only)) if len(only) == 1 else None,
+                        actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
     return dict(decided)

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evotree.core.errors import EvotreeError
-from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.events import RunReleased
+from evotree.core.ledger import Event, LedgerTxn
 from evotree.core.proc import owner_is_dead
 from evotree.core.workspace import Workspace
 
@@ -88,8 +89,9 @@ def _release(ws: Workspace, pick: Callable[[dict[str, Any]], list[str]], *, reas
             del reservations[run_id]
         txn.meta[RESERVATIONS] = reservations
         released[:] = ids
-        return Event(kind=EventKind.RUN_RELEASED.value, version=next(iter(versions)) if len(versions) == 1 else None,
-                     actor=str(actor), data={"runs": sorted(ids), "reason": reason})
+        only = next(iter(versions)) if len(versions) == 1 else None
+        released_now = RunReleased(runs=sorted(ids), reason=reason)
+        return Event.of(released_now, version=only, actor=str(actor))
 
     try:
         ws.ledger.transact(change, actor=actor)

@@ -280,7 +280,8 @@ def _version_lock(ws: Workspace, version_id: str) -> Iterator[None]:
 def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any],
                   domain: str, actor: Any) -> ApplyResult:
     from evotree.core.errors import DirtyState, InvalidState
-    from evotree.core.ledger import Event, EventKind, LedgerTxn, VersionStatus, utcnow
+    from evotree.core.events import SkillApplied
+    from evotree.core.ledger import Event, LedgerTxn, VersionStatus, utcnow
 
     record = ws.resolve(record.id)  # as of now, under the lock
     if record.status == VersionStatus.ABANDONED.value:
@@ -341,10 +342,10 @@ def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[st
         current_record.skills = [s.name for s in skills]
         current_record.updated_at = now
         txn.put(current_record)
-        return Event(kind=EventKind.SKILL_APPLIED.value, version=record.id, actor=str(actor),
-                     at=now, data={"skill": info.name, "params": resolved, "commit": str(commit),
-                                   "previous_commit": str(tip), "file": SKILLS_FILE,
-                                   "domain": domain, "skills": [s.name for s in skills]})
+        applied = SkillApplied(skill=info.name, params=resolved, commit=str(commit),
+                               previous_commit=str(tip), file=SKILLS_FILE, domain=domain,
+                               skills=[s.name for s in skills])
+        return Event.of(applied, version=record.id, actor=str(actor), at=now)
 
     try:
         entry_written = ws.ledger.transact(change, actor=actor)

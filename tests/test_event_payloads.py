@@ -123,6 +123,16 @@ def test_a_malformed_payload_is_refused_naming_the_event_and_the_field() -> None
         Event(kind="finding", version="v1", actor="a", data=bad).payload()
 
 
+def test_a_writer_cannot_build_an_event_of_the_wrong_type() -> None:
+    """Event.of checks the payload before anything is written: a writer's bug is refused at once."""
+    bad: Any = "0.5"
+    with pytest.raises(MalformedEvent, match="spend.recorded event being written: field usd"):
+        Event.of(SpendRecorded(usd=bad, note="api"), version=None, actor="a")
+    with pytest.raises(MalformedEvent, match="field worktree_removed"):
+        Event.of(PAYLOADS[EventKind.VERSION_ABANDONED](reason="r", worktree_removed=3), version="v1",
+                 actor="a")
+
+
 def test_an_event_written_before_its_newer_fields_still_reads() -> None:
     """A spend.recorded of an older release (no tokens, principal or seal) parses, and is stored
     back byte for byte as it was."""

@@ -118,9 +118,12 @@ class Event:
     @classmethod
     def of(cls, payload: Payload, *, version: str | None, actor: str,
            at: str | None = None) -> Event:
-        """The event of ``payload``'s kind with its data (the typed way to write an event)."""
+        """The event of ``payload``'s kind with its data (the typed way to write an event); a
+        value of the wrong type is refused here, before anything is written (a writer's bug)."""
+        data = payload.to_data()
+        type(payload).from_data(data, event=f"{payload.KIND.value} event being written")
         return cls(kind=payload.KIND.value, version=version, actor=actor,
-                   at=at if at is not None else utcnow(), data=payload.to_data())
+                   at=at if at is not None else utcnow(), data=data)
 
     def payload(self) -> Payload:
         """``data`` parsed strictly as its kind's payload (:mod:`evotree.core.events`):

@@ -23,6 +23,7 @@ from evotree.core.errors import (
     MergeConflict,
     UsageError,
 )
+from evotree.core.events import VersionAbandoned, VersionCreated, WorktreePruned, WorktreeRestored
 from evotree.core.ledger import (
     Event,
     EventKind,
@@ -202,18 +203,9 @@ def _new_version(
             if number is not None and number > int(txn.meta.get("last_number", 0)):
                 txn.meta["last_number"] = number
             txn.put(record)
-            return Event(
-                kind=EventKind.VERSION_CREATED.value,
-                version=version_id,
-                actor=str(actor),
-                at=now,
-                data={
-                    "parents": parents,
-                    "base_commit": str(commit),
-                    "hypothesis": hypothesis,
-                    "worktree": record.worktree,
-                },
-            )
+            created = VersionCreated(parents=parents, base_commit=str(commit),
+                                     hypothesis=hypothesis, worktree=record.worktree)
+            return Event.of(created, version=version_id, actor=str(actor), at=now)
 
         ws.ledger.transact(change, actor=actor)
     except BaseException:
@@ -322,12 +314,8 @@ def abandon_version(ws: Workspace, version: str, *, reason: str, force: bool = F
         current.worktree = None
         current.updated_at = utcnow()
         txn.put(current)
-        return Event(
-            kind=EventKind.VERSION_ABANDONED.value,
-            version=record.id,
-            actor=str(actor),
-            data={"reason": reason, "worktree_removed": removed},
-        )
+        abandoned = VersionAbandoned(reason=reason, worktree_removed=removed)
+        return Event.of(abandoned, version=record.id, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
     return ws.resolve(record.id)
@@ -431,7 +419,9 @@ def _record_worktree(
         current.worktree = worktree
         current.updated_at = utcnow()
         txn.put(current)
-        return Event(kind=kind.value, version=version, actor=str(actor), data={"worktree": worktree, **data})
+        payload = (WorktreePruned(worktree=worktree, **data) if kind is EventKind.WORKTREE_PRUNED
+                   else WorktreeRestored(worktree=worktree, **data))
+        return Event.of(payload, version=version, actor=str(actor))
 
     return ws.ledger.transact(change, actor=actor)
 

@@ -28,7 +28,8 @@ from evotree.core.errors import (
     UnknownVersion,
 )
 from evotree.core.gitio import Git, Identity
-from evotree.core.ledger import Event, EventKind, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
+from evotree.core.events import WorkspaceInitialized
+from evotree.core.ledger import Event, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
 from evotree.core.refs import (
     CHAMPION_ALIAS,
     CHAMPION_REF,
@@ -536,13 +537,8 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                 data["judge"] = {"commit": str(judge_oid), "files": sorted(judge.files),
                                  "removed_from_branch": list(judge.tracked)}
             txn.put(record)
-            return Event(
-                kind=EventKind.WORKSPACE_INITIALIZED.value,
-                version=ROOT_VERSION,
-                actor=str(actor),
-                at=now,
-                data=data,
-            )
+            return Event.of(WorkspaceInitialized(**data), version=ROOT_VERSION, actor=str(actor),
+                            at=now)
 
         entry = ledger.transact(change, actor=actor, create=True)
     except BaseException:
