@@ -237,6 +237,7 @@ def _connect() -> Any:
 
 def _write_parquet_atomic(target: Path, batches: Any, schema: Any, on_batch: Any) -> int:
     """Write ``batches`` (iterable of Arrow record batches) to ``target`` atomically; rows written."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -248,8 +249,8 @@ def _write_parquet_atomic(target: Path, batches: Any, schema: Any, on_batch: Any
                 if batch.num_rows:
                     writer.write_batch(batch)
                     written += batch.num_rows
-            if written == 0:
-                writer.write_table(schema.empty_table())
+            if written == 0:  # (schema.empty_table() would make pyarrow import pandas)
+                writer.write_table(pa.Table.from_batches([], schema=schema))
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, target)
@@ -305,18 +306,21 @@ def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResul
         status += f" ELSE {_OK} END"
         # a row's run and phase are where its file lies, whatever the row claims: a candidate
         # cannot write evidence under another run's id or pass train rows off as the judge's
+        # _code (file and status in one number, counted per batch) and _ok (the row is kept) are
+        # computed here, not with Arrow compute on Python scalars: converting a Python scalar makes
+        # pyarrow import pandas (seconds of start-up on every run's finish)
         selects.append(f"SELECT * REPLACE ({sql_string(paths.root.name)} AS run_id, "
-                       f"{sql_string(phase_dir)} AS phase) FROM ("
+                       f"{sql_string(phase_dir)} AS phase), _file * 3 + _status AS _code, "
+                       f"_status = {_OK} AS _ok FROM ("
                        f"SELECT {select_list_sql(kind)}, {index} AS _file, {status} AS _status "
                        f"FROM {jsonl_select(kind, [path])})")
     counts: dict[tuple[int, int], int] = {}
 
     def convert(batch: Any) -> Any:
-        code = pc.add(pc.multiply(batch.column("_file"), 3), batch.column("_status"))
-        for entry in pc.value_counts(code).to_pylist():
+        for entry in pc.value_counts(batch.column("_code")).to_pylist():
             key = divmod(int(entry["values"]), 3)
             counts[key] = counts.get(key, 0) + int(entry["counts"])
-        kept = batch.filter(pc.equal(batch.column("_status"), _OK))
+        kept = batch.filter(batch.column("_ok"))
         arrays = []
         for name, target_field in zip(names, schema, strict=True):
             column = kept.column(name)

@@ -43,7 +43,10 @@ __all__ = [
 #: Split whose mean score is a run's headline, in order of preference.
 #: Split whose mean score is a run's headline, in order of preference.
 HEADLINE_SPLITS = ("validation", "heldout", "test", "train")
-_PACKAGES = ("evotree", "torch", "transformers", "trl", "peft", "gymnasium", "duckdb", "pyarrow", "pygit2")
+#: run.json's ``packages``: name -> the distribution whose version is recorded (evotree's own is
+#: distributed as ``evotree-rl``: ``evotree`` on the package index is another project)
+_PACKAGES = {"evotree": "evotree-rl", **{name: name for name in (
+    "torch", "transformers", "trl", "peft", "gymnasium", "duckdb", "pyarrow", "pygit2")}}
 
 ProgressFn = Callable[[str, str, dict[str, Any]], None]
 
@@ -178,12 +181,14 @@ def now_stamp() -> str:
 
 
 def package_versions() -> dict[str, str]:
+    """The installed versions of the packages a run's result may depend on (run.json's
+    ``packages``); those not installed are left out."""
     from importlib import metadata
 
     found = {}
-    for name in _PACKAGES:
+    for name, distribution in _PACKAGES.items():
         try:
-            found[name] = metadata.version(name)
+            found[name] = metadata.version(distribution)
         except metadata.PackageNotFoundError:
             continue
     return found

@@ -161,10 +161,15 @@ def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
     """Warn (on stderr) when a version's runs of its commit gave identical per-task scores:
     a deterministic policy or a domain that ignores the seed, where more seeds add nothing."""
     from evotree.core.errors import EvotreeError
-    from evotree.diagnostics.compare import identical_runs_note
 
     for version in dict.fromkeys(r.version for r in records if r.status == "succeeded"):
         try:
+            # the ledger's list of the version's runs first: with fewer than two succeeded runs no
+            # two can be identical, and the statistics (numpy, the evidence reads) are not loaded
+            if sum(r.get("status") == "succeeded" for r in ws.resolve(version).runs) < 2:
+                continue
+            from evotree.diagnostics.compare import identical_runs_note
+
             note = identical_runs_note(ws, version)
         except EvotreeError:
             continue

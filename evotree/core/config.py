@@ -8,6 +8,7 @@ configuration that judges a version is always read from the champion's tree (see
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import tomllib
 import types
@@ -551,12 +552,17 @@ def parse_config(text: str, *, source: str = CONFIG_FILE) -> Config:
     return Config(**sections)
 
 
+#: The resolved annotations of a configuration dataclass, once per class: resolving them compiles
+#: every annotation's text, which cost more than the rest of a parse (read only, never mutated).
+_type_hints = functools.cache(typing.get_type_hints)
+
+
 def _section_type(f: Any) -> type:
-    return typing.get_type_hints(Config)[f.name]
+    return _type_hints(Config)[f.name]
 
 
 def _build_section(text: str, source: str, name: str, section_type: type, values: dict[str, Any]) -> Any:
-    hints = typing.get_type_hints(section_type)
+    hints = _type_hints(section_type)
     known = {f.name: f for f in fields(section_type)}
     kwargs: dict[str, Any] = {}
     for key, value in values.items():
