@@ -133,6 +133,16 @@ def test_a_writer_cannot_build_an_event_of_the_wrong_type() -> None:
                  actor="a")
 
 
+def test_the_finalize_payload_has_every_field_finalize_writes() -> None:
+    """finalize's event data is FinalizeResult.to_dict(): a field added there must be in the payload
+    type too, or the event would no longer parse."""
+    from evotree.gates.finalize import FinalizeResult
+
+    written = {f.name for f in fields(FinalizeResult)}
+    for kind in (EventKind.FINALIZE, EventKind.FINALIZE_ATTEMPT):
+        assert written == {f.name for f in fields(PAYLOADS[kind])}, kind
+
+
 def test_an_event_written_before_its_newer_fields_still_reads() -> None:
     """A spend.recorded of an older release (no tokens, principal or seal) parses, and is stored
     back byte for byte as it was."""
