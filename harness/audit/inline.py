@@ -431,12 +431,20 @@ class _Scanner(ast.NodeVisitor):
         elif fname in ("walk", "rglob", "glob", "iglob", "scandir", "listdir", "iterdir") and \
                 any(t.rstrip("/") == ".git" or t.rstrip("/").endswith("/.git") for t in texts):
             self.found.append(("argv", ["find", ".git"]))
+        if self._git_library(node, func, fname, first) or self._programs(node, func, fname, first):
+            return
+        self._files_and_network(node, func, fname, first)
+
+    def _git_library(self, node: ast.Call, func: ast.expr, fname: str, first: _Value) -> bool:
+        """git used as a library: lookups by name, listings of references, porcelain, GitPython
+        and sh methods (True: the call was one)."""
+        env = self.env
         # a repository object's lookups by name: repo.commit('v1.1.0'), revparse_single, get_object ...
         if isinstance(func, ast.Attribute) and fname in _REPO_LOOKUPS and self._is_repo(func.value):
             text = _as_text(first)
             if text:
                 self.found.append(("argv", ["git", "show", text]))
-            return
+            return True
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "porcelain":
             if fname in ("tag_list", "branch_list", "for_each_ref", "show_ref", "reflog", "describe"):
                 self.found.append(("argv", ["git", "for-each-ref"]))
@@ -448,18 +456,18 @@ class _Scanner(ast.NodeVisitor):
                 self.found.append(("argv", ["git", "show", *(words or [])]))
             elif fname == "log":
                 self.found.append(("argv", ["git", "log"]))
-            return
+            return True
         # GitPython / sh: <git object>.<subcommand>(*args, **options)
         if isinstance(func, ast.Attribute) and fname in _GIT_METHODS and self._is_gitish(func.value):
             args = [_as_text(a) or (str(a) if isinstance(a, int) else UNKNOWN)
                     for a in (_value(x, env) for x in node.args)]
             self.found.append(("argv", ["git", fname.replace("_", "-"), *_kw_options(node.keywords, env), *args]))
-            return
+            return True
         if isinstance(func, ast.Attribute) and fname == "execute" and self._is_gitish(func.value):
             words = _words(first)
             if words:
                 self.found.append(("argv", words))
-            return
+            return True
         if fname == "iter_commits" and isinstance(func, ast.Attribute):
             revs = [_as_text(a) or UNKNOWN for a in (_value(x, env) for x in node.args)]
             kw_rev = [kw for kw in node.keywords if kw.arg == "rev"]
@@ -467,57 +475,68 @@ class _Scanner(ast.NodeVisitor):
                 revs.insert(0, _as_text(_value(kw_rev[0].value, env)) or UNKNOWN)
             opts = _kw_options([kw for kw in node.keywords if kw.arg not in ("rev", "paths")], env)
             self.found.append(("argv", ["git", "rev-list", *opts, *(revs or ["HEAD"])]))
-            return
+            return True
         if fname in ("listall_references", "listall_reference_objects", "references") and \
                 isinstance(func, ast.Attribute):
             self.found.append(("argv", ["git", "for-each-ref"]))
-            return
+            return True
         if fname in ("lookup_reference", "revparse_single", "lookup_branch", "revparse", "resolve_refish",
                      "lookup_reference_dwim") and isinstance(func, ast.Attribute):
             text = _as_text(first)  # a repository object the code got some other way
             if text:
                 self.found.append(("argv", ["git", "show", text]))
-            return
+            return True
+        return False
+
+    def _programs(self, node: ast.Call, func: ast.expr, fname: str, first: _Value) -> bool:
+        """exec / eval of code, shell calls, os.exec* / spawn*, subprocess: the programs the
+        code runs (True: the call was one)."""
+        env = self.env
         if fname in ("exec", "eval", "compile") and isinstance(func, ast.Name):
             text = _as_text(first)
             if text and self.depth < 4:
                 self.found.extend(_scan(text, self.depth + 1))
-            return
+            return True
         if fname in _SHELL_CALLS:
             text = _as_text(first)
             if text is not None:
                 self.found.append(("shell", text))
-            return
+            return True
         if fname in _OS_EXECL | _OS_SPAWNL:
             skip = 1 if fname in _OS_SPAWNL else 0
             vals = [_value(a, env) for a in node.args[skip + 1:]]
             words = [_as_text(v) or UNKNOWN for v in vals]
             if words:
                 self.found.append(("argv", words))
-            return
+            return True
         if fname in _OS_EXECV | _OS_SPAWNV:
             skip = 1 if fname.startswith("spawn") else 0
             if len(node.args) > skip + 1:
                 words = _words(_value(node.args[skip + 1], env))
                 if words:
                     self.found.append(("argv", words))
-            return
+            return True
         if fname in _EXEC_CALLS or fname == "spawn" and isinstance(func, ast.Attribute):
             shell = any(kw.arg == "shell" and _value(kw.value, env) is True for kw in node.keywords)
             if fname == "create_subprocess_exec":
                 words = [_as_text(_value(a, env)) or UNKNOWN for a in node.args]
                 if words:
                     self.found.append(("argv", words))
-                return
+                return True
             text = _as_text(first)
             if text is not None:
                 # a string without shell=True is one program name; a string with it, a shell line
                 self.found.append(("shell", text) if shell or " " in text else ("argv", [text]))
-                return
+                return True
             words = _words(first)
             if words:
                 self.found.append(("shell", " ".join(words)) if shell and len(words) == 1 else ("argv", words))
-            return
+            return True
+        return False
+
+    def _files_and_network(self, node: ast.Call, func: ast.expr, fname: str, first: _Value) -> None:
+        """open(), Path(...).write_text / read_text / unlink / touch, and URL fetches."""
+        env = self.env
         if fname == "open" and first is not None:
             path = _as_text(first)
             if path is None:
