@@ -275,3 +275,16 @@ def test_a_diff_of_names_and_counts_shows_no_content() -> None:
     # git show and git log --stat print the commit's id and subject too
     assert _flagged("git show origin/fix --stat")
     assert _flagged("git log --stat -1 origin/fix")
+
+
+def test_a_plain_name_that_says_it_is_a_change_is_a_branch() -> None:
+    assert _flagged("git diff fix-midnight")
+    assert _flagged("git log -p windup-fix")
+    assert _flagged("git checkout pr-17 -- f.py")
+    # file and folder names, and the trajectory's own branches so named, are not
+    assert not _flagged("git log -p fixtures")
+    assert not _flagged("git log prefix")
+    assert not _flagged("git switch -c fix-windup", "git diff fix-windup")
+    assert not _flagged("git checkout -b fix-x", "git diff main..fix-x")
+    assert not _flagged("git switch -c fix-x", "git switch main", "git log -p fix-x")
+    assert _flagged("git switch -c mine", "git diff fix-midnight")

@@ -85,6 +85,7 @@ from evotree.harness.audit.lexer import (  # noqa: F401 - re-exported: the names
     unfinished,
 )
 from evotree.harness.audit.rules import (  # noqa: F401 - re-exported: the names of this module before the split
+    BASE_NAMES,
     HEX_REV,
     Hit,
     RuleSet,
@@ -281,8 +282,10 @@ _MAKES_BRANCH = re.compile(r"\b(?:switch|checkout)\b[^|;&\n]*\s(?:-[bBcC]|--crea
 def _branch_state(text: str, context: ShellContext) -> bool:
     """Must this step be read with the trajectory's own branches? (it makes one, or moves once
     the trajectory has one)"""
-    if context.state.get("own_branches"):
-        return "switch" in text or "checkout" in text or "branch" in text
+    own = context.state.get("own_branches")
+    if isinstance(own, dict) and own:
+        return "switch" in text or "checkout" in text or "branch" in text \
+            or any(n in text for n in own)
     moves = "switch" in text or "checkout" in text or "branch" in text
     return moves and bool(_MAKES_BRANCH.search(text))
 _CREATE = {"switch": ("-c", "-C", "--create", "--force-create"), "checkout": ("-b", "-B")}
@@ -311,16 +314,19 @@ def _own_branches(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) ->
             own[names[0]] = True
             context.state["own_branches"] = own
         return hits
-    if sub not in ("switch", "checkout") or not own:
+    if not own:
         return hits
     out = []
     for h in hits:
+        names = [re.sub(r"(?:[~^]\d*)+$", "", part.lstrip("^"))
+                 for ref in h.refs for part in re.split(r"\.\.\.?", ref.split(":", 1)[0]) if part]
+        if h.code == "audit.git_history_leak" and names and any(n in own for n in names) \
+                and all(n in own or n in BASE_NAMES or is_head_relative(n) for n in names):
+            out.append(Hit(h.code, "info", h.rule + " (a branch this trajectory made)", h.command))
+            continue
         word = h.refs[0] if len(h.refs) == 1 else None
-        if word is not None and h.code == "audit.git_history_leak" and _rev_kind(word) == "name":
-            if word in own:
-                out.append(Hit(h.code, "info", h.rule + " (a branch this trajectory made)",
-                               h.command))
-                continue
+        if sub in ("switch", "checkout") and word is not None \
+                and h.code == "audit.git_history_leak" and _rev_kind(word) == "name":
             if context.state.get("left_start"):
                 out.append(Hit(h.code, "info", f"git {sub} {word}: back from the trajectory's own "
                                "branch (resolved in the task repository)", h.command, refs=h.refs,

@@ -101,6 +101,16 @@ _BRANCH_NS = re.compile(r"^(?:fix|fixes|hotfix|bugfix|bug|feature|feat|release|p
                         r"issue|chore|backport|patch)/[^.:]+$")
 
 
+#: a plain name one of whose parts says it is a change (``fix-midnight``, ``pr-17``,
+#: ``windup_hotfix``): a branch, not a file or folder (those have extensions or plain names)
+_BRANCH_WORD = re.compile(r"^(?=[^./:]*$)(?:[A-Za-z0-9]+[-_])*(?:fix|fixes|hotfix|bugfix|pr|wip|"
+                          r"upstream|backport)(?:[-_][A-Za-z0-9]+)*$")
+
+
+#: the names a task's own branch usually has (``git log -p main`` reads HEAD's history there)
+BASE_NAMES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
+
+
 def is_head_relative(rev: str) -> bool:
     """``HEAD``, ``HEAD~3``, ``@^``, ``HEAD~2..HEAD``, ``HEAD:path``: the task's own history."""
     rev = rev.strip()
@@ -140,7 +150,7 @@ def _rev_kind(word: str) -> str | None:
         elif (part.startswith(("refs/", "origin/", "upstream/", "remotes/")) or "@{" in part
               or ":" in word or ".." in word or part in _SPECIAL_HEADS or part in ("stash", "-")
               or _TAG_LIKE.match(part) or part.endswith("^{}") or "^{" in part
-              or _BRANCH_NS.match(part)):
+              or _BRANCH_NS.match(part) or _BRANCH_WORD.search(part)):
             kinds.add("ref")
         elif "/" in part or "." in part or part.startswith("*"):
             continue  # a path

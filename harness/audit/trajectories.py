@@ -33,7 +33,7 @@ from typing import Any
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
-from evotree.harness.audit.rules import _TAG_LIKE, _git_split, is_head_relative
+from evotree.harness.audit.rules import BASE_NAMES, _TAG_LIKE, _git_split, is_head_relative
 from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 
@@ -321,10 +321,6 @@ def _unresolved(hit: Hit) -> bool:
         and (hit.candidate or hit.severity == "warn") and "own branch" not in hit.rule
 
 
-#: the names a task's own branch usually has: `git log -p main` reads HEAD's history there
-_BASE_NAMES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
-
-
 def _ref_name(ref: str) -> str:
     return re.sub(r"(?:[~^]\d*)+$", "", ref.split(":", 1)[0])
 
@@ -333,7 +329,7 @@ def _by_what_followed(hit: Hit, k: int, listed: _ListedNames, copied: _CopiedLin
     """An unresolved name judged by the trajectory around it: a name it read off its own listing
     of references, or a step whose output showed an added line the trajectory then wrote itself
     (it copied a change from that revision), is high."""
-    if not _unresolved(hit) or all(_ref_name(r) in _BASE_NAMES for r in hit.refs):
+    if not _unresolved(hit) or all(_ref_name(r) in BASE_NAMES for r in hit.refs):
         return hit
     named = listed.names(hit, k)
     if named is not None:
