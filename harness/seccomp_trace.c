@@ -601,6 +601,58 @@ static int pending_note(uint32_t tid, uint32_t tgid, uint64_t argv_hash) {
 }
 
 /* At any reported call of PID: when an exec of its process waits for its check, the check. */
+/* The machine's git started with a variable that loads code into it (LD_PRELOAD, LD_AUDIT,
+ * GCONV_PATH: read from /proc/PID/environ at the check after its exec, before any of that code
+ * ran): its opens are not exempt (they are open rows), and its execed row names the variables.
+ * Kept by process until its exit or its next exec; a set that is full taints nothing more (the
+ * row still names the variables). */
+#define TAINTED 1024
+static uint32_t tainted[TAINTED];
+static size_t tainted_count;
+
+static int is_tainted(uint32_t tgid) {
+    for (size_t k = 0; k < tainted_count; k++)
+        if (tainted[k] == tgid) return 1;
+    return 0;
+}
+
+static void untaint(uint32_t tgid) {
+    for (size_t k = 0; k < tainted_count; k++)
+        if (tainted[k] == tgid) { tainted[k] = tainted[--tainted_count]; return; }
+}
+
+static const char *LOADER_VARS[] = {"LD_PRELOAD=", "LD_AUDIT=", "GCONV_PATH="};
+
+/* The loader variables (with a value) of PID's environment as the kernel copied it, as a JSON
+ * list into row (nothing when there are none); whether there were any. */
+static int loader_env(uint32_t pid, struct buf *row) {
+    char proc[64], chunk[4096];
+    snprintf(proc, sizeof proc, "/proc/%u/environ", pid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct buf env = {0};
+    put(&env, "", 0);
+    ssize_t got;
+    while (env.len < (8u << 20) && (got = read(fd, chunk, sizeof chunk)) > 0) put(&env, chunk, (size_t)got);
+    close(fd);
+    int found = 0;
+    for (size_t at = 0; at < env.len;) {
+        const char *entry = env.data + at;
+        size_t len = strnlen(entry, env.len - at);
+        for (size_t k = 0; k < sizeof LOADER_VARS / sizeof *LOADER_VARS; k++) {
+            size_t name = strlen(LOADER_VARS[k]);
+            if (len > name && !strncmp(entry, LOADER_VARS[k], name)) {
+                puts_(row, found++ ? ", " : ", \"loader_env\": [");
+                put_json_string(row, entry, len);
+            }
+        }
+        at += len + 1;
+    }
+    if (found) puts_(row, "]");
+    free(env.data);
+    return found;
+}
+
 static void pending_check(uint32_t pid, int nr, struct buf *row) {
     if (!pending_count) return;
     struct pending_exec *e = pending_find(pid, 0);
@@ -616,8 +668,17 @@ static void pending_check(uint32_t pid, int nr, struct buf *row) {
     int have_exe = stat(proc, &st) == 0;
     int same_exe = have_exe && st.st_dev == was.dev && st.st_ino == was.ino;
     int same_argv = ok && fnv(cmd.data, cmd.len) == was.argv_hash;
+    untaint(pid);
+    struct buf loaders = {0};
+    put(&loaders, "", 0);
+    if (have_exe && is_system_git(&st) && loader_env(pid, &loaders) && tainted_count < TAINTED)
+        tainted[tainted_count++] = pid;
     /* nothing to add; or an exec again from the same program: the one before failed (a PATH search) */
-    if ((same_exe && same_argv) || (same_exe && (nr == NR_EXECVE || nr == NR_EXECVEAT))) { free(cmd.data); return; }
+    if (loaders.len == 0 && ((same_exe && same_argv) || (same_exe && (nr == NR_EXECVE || nr == NR_EXECVEAT)))) {
+        free(cmd.data);
+        free(loaders.data);
+        return;
+    }
     char head[128];
     /* "same_exe": the program did not change -- the exec failed (the command line is the old
      * program's) or ran the same program again; the command line is then kept beside the argv */
@@ -626,8 +687,10 @@ static void pending_check(uint32_t pid, int nr, struct buf *row) {
     puts_(row, head);
     put_cmdline(row, &cmd, ok);
     exe_identity(pid, row, have_exe ? &st : NULL);
+    puts_(row, loaders.data);
     puts_(row, "}\n");
     free(cmd.data);
+    free(loaders.data);
 }
 
 static void exit_row(const struct notif *n, struct buf *row) {
@@ -637,6 +700,7 @@ static void exit_row(const struct notif *n, struct buf *row) {
     uint32_t tgid = tgid_of(n->pid);
     struct pending_exec *e = pending_count ? pending_find(tgid, 0) : NULL;
     if (e) pending_drop(e);
+    if (tainted_count) untaint(tgid);
     snprintf(head, sizeof head, "{\"kind\": \"exit\", \"pid\": %u, ", n->pid);
     puts_(row, head);
     if (tgid != n->pid) { snprintf(head, sizeof head, "\"tgid\": %u, ", tgid); puts_(row, head); }
@@ -784,7 +848,9 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
 
 static void open_row(const struct notif *n, struct buf *row) {
     if (open_rows > OPEN_ROWS_LIMIT) return;
-    if (system_git(n->pid)) return;  /* the cheapest check first: most opens of a phase are git's */
+    /* the cheapest check first: most opens of a phase are git's (not exempt: a git with code loaded
+     * into it, is_tainted; its threads count as the process) */
+    if (system_git(n->pid) && !(tainted_count && is_tainted(tgid_of(n->pid)))) return;
     char path[4096], base[4096], proc[64], full[8300], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];

@@ -15,6 +15,7 @@ Attacks from inside the sandbox on the seccomp tracer's open rows and exec rows:
 
 from __future__ import annotations
 
+import glob
 import sys
 from pathlib import Path
 
@@ -114,3 +115,25 @@ def test_a_renamed_git_killed_before_it_exits_is_still_git(tmp_path: Path, secco
     assert row.get("program") == "git", row
     assert row["argv"] == ["git", "log", "--all", "--oneline"], row
     assert row.get("exe_sha256") in git_identities()
+
+
+_LIBZ = next(iter(sorted(glob.glob("/lib/*/libz.so.1") + glob.glob("/usr/lib/*/libz.so.1")
+                         + glob.glob("/lib64/libz.so.1"))), "")
+
+
+@pytest.mark.heavy
+def test_the_machines_git_with_code_loaded_into_it_is_not_exempt(tmp_path: Path, seccomp: None) -> None:
+    """The machine's git is exempt from open rows (its commands are exec rows) -- unless a
+    variable loads code into it: a library of LD_PRELOAD can read any object under an exec row
+    whose argv is harmless. Its environment as the kernel copied it is read at the check after
+    the exec: such a git's opens of git storage are open rows, and the audit flags them."""
+    if not _LIBZ:
+        pytest.skip("no libz to preload")
+    proc, rows = _run_traced(tmp_path, f"git log --oneline >/dev/null && LD_PRELOAD={_LIBZ} git status --short")
+    assert proc.returncode == 0, proc.stderr
+    opens = _opens(rows)
+    assert opens and all(str(r.get("exe", "")).endswith("/git") for r in opens), opens
+    (preloaded,) = [r for r in rows if r["kind"] == "exec" and r["argv"][:2] == ["git", "status"]]
+    plain = [r for r in rows if r["kind"] == "exec" and r["argv"][:2] == ["git", "log"]]
+    assert preloaded.get("loader_env") == [f"LD_PRELOAD={_LIBZ}"] and plain and "loader_env" not in plain[0]
+    assert _high(tmp_path)

@@ -252,7 +252,9 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
     ``argv_read``; a thread rewrote it in between). Each ``exit`` gives its status to the last
     exec of its process; when the program's command line at exit differs from ``argv`` (the
     program rewrote its own), the row keeps both (``argv_at_exit``). Rows are matched by process
-    (``tgid``: a thread's exec runs under its process's pid)."""
+    (``tgid``: a thread's exec runs under its process's pid). ``loader_env``: the variables that
+    loaded code into the machine's git (``LD_PRELOAD``, ``LD_AUDIT``, ``GCONV_PATH``); such a git's
+    opens of git storage are open rows."""
     rows: list[dict[str, Any]] = []
     last: dict[int, dict[str, Any]] = {}
     for line in text.split("\n"):  # not splitlines(): U+2028 or U+0085 inside a JSON string is no line end
@@ -278,7 +280,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
                     else:  # the program changed: this is what the kernel ran
                         target["argv_read"] = target.get("argv")
                         target["argv"] = cmdline
-                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_size", "exe_sha256"):
+                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_size", "exe_sha256", "loader_env"):
                     if key in row:
                         target[key] = row[key]
         elif kind == "connect":
