@@ -100,7 +100,8 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     drift = ws.config_drift()
     if drift:
         click.secho(f"evotree: note: {drift}", fg="yellow", err=True)
-    _warn_identical_runs(ws, records)
+    for note in session().identical_runs_notes([r.version for r in records if r.status == "succeeded"]):
+        click.secho(f"evotree: warning: {note}", fg="yellow", err=True)
     _archive(ws, [r.run_id for r in records])
     return RunResults(records)
 
@@ -155,26 +156,6 @@ class RunResults(list):  # type: ignore[type-arg]
     @property
     def exit_code(self) -> int:
         return 37 if any(r.status not in ("succeeded", "ingested") for r in self) else 0
-
-
-def _warn_identical_runs(ws: Any, records: list[Any]) -> None:
-    """Warn (on stderr) when a version's runs of its commit gave identical per-task scores:
-    a deterministic policy or a domain that ignores the seed, where more seeds add nothing."""
-    from evotree.core.errors import EvotreeError
-
-    for version in dict.fromkeys(r.version for r in records if r.status == "succeeded"):
-        try:
-            # the ledger's list of the version's runs first: with fewer than two succeeded runs no
-            # two can be identical, and the statistics (numpy, the evidence reads) are not loaded
-            if sum(r.get("status") == "succeeded" for r in ws.resolve(version).runs) < 2:
-                continue
-            from evotree.diagnostics.compare import identical_runs_note
-
-            note = identical_runs_note(ws, version)
-        except EvotreeError:
-            continue
-        if note:
-            click.secho(f"evotree: warning: {note}", fg="yellow", err=True)
 
 
 @outputs(renderer("runs"))

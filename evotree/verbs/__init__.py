@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.errors import InvalidState
+from evotree.core.errors import EvotreeError, InvalidState
 from evotree.core.ledger import VersionStatus
 from evotree.core.workspace import Workspace
 from evotree.verbs.policy import (
@@ -284,6 +284,29 @@ class Session:
         records = run_versions(ws, names, seeds=seeds, seed_start=seed_start, jobs=jobs, heldout=heldout,
                                executor=executor, address=address, progress=progress, cancel=cancel)
         return shown(ws, records, hide=hide)
+
+    def identical_runs_notes(self, versions: Sequence[str]) -> list[str]:
+        """For each of ``versions`` whose runs (two or more) gave identical per-task scores, a note
+        that more seeds add nothing; none while figures are hidden (identical validation scores
+        are a fact about the hidden judge's figures)."""
+        ws = self.open()
+        if hidden_now(ws):
+            return []
+        notes = []
+        for version in dict.fromkeys(versions):
+            try:
+                # the ledger's list of runs first: with fewer than two succeeded runs none can be
+                # identical, and the statistics (numpy, the evidence reads) are not loaded
+                if sum(r.get("status") == "succeeded" for r in ws.resolve(version).runs) < 2:
+                    continue
+                from evotree.diagnostics.compare import identical_runs_note
+
+                note = identical_runs_note(ws, version)
+            except EvotreeError:
+                continue
+            if note:
+                notes.append(note)
+        return notes
 
     def runs(self, version: str | None = None, run_id: str | None = None) -> list[RunRecord]:
         from evotree.harness.records import list_runs
