@@ -132,3 +132,8 @@ def validate(instance: Any, name: str) -> None:
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
+
+
+# the shared set-up of workspaces and signers (keys, scored projects, remotes); it imports this
+# module's helpers, so it comes last
+from fixtures_ws import keys  # noqa: E402,F401 - a fixture, registered for every test file

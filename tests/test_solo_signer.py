@@ -7,24 +7,18 @@ The key goes into v0's gates/allowed_signers (committed: the policy is the champ
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import Cli, git, make_repo
+from fixtures_ws import make_key
 from evotree.core.workspace import Workspace
-
-
-def _key(tmp_path: Path, comment: str) -> Path:
-    key = tmp_path / f"key-{comment.split('@')[0]}"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(key)], check=True)
-    return key
 
 
 def test_init_signer_writes_v0s_allowed_signers_and_solo_mode_holds(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "ws")
-    key = _key(tmp_path, "ada@example.com")
+    key, _ = make_key(tmp_path, "key-ada", comment="ada@example.com")
     result = Cli(repo).json("init", "--signer", f"{key}.pub")
     assert "gates/allowed_signers" in result["files"]
     line = git(repo, "show", "evotree/v0:gates/allowed_signers").splitlines()[-1]
@@ -48,7 +42,7 @@ def test_init_signer_writes_v0s_allowed_signers_and_solo_mode_holds(tmp_path: Pa
 
 def test_bad_signers_write_nothing(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "ws")
-    key = _key(tmp_path, "no-address")
+    key, _ = make_key(tmp_path, "key-no-address", comment="no-address")
     head = git(repo, "rev-parse", "HEAD")
     out = Cli(repo).json("init", "--signer", f"{key}.pub", code=6)
     assert "not an email address" in out["error"]["message"] and "you@example.org=" in out["error"]["fix"]

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import Cli, commit_file, git, make_repo
+from fixtures_ws import EVOTREE_SPECS, bare_remote, clone_as, make_key, signed_workspace
 
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import Event, EventKind, LedgerTxn
@@ -29,28 +29,13 @@ command = "python -c \\"open('{marker}', 'w').write('pwned')\\""
 """
 
 
-def _key(tmp_path: Path, email: str) -> Path:
-    key = tmp_path / f"key-{email.split('@')[0]}"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", email, "-f", str(key)], check=True)
-    return key
-
-
 @pytest.fixture
 def shared(tmp_path: Path) -> dict[str, Any]:
     """A workspace with a signer, pushed to a bare remote, and a stranger's clone of it."""
-    repo = make_repo(tmp_path / "ws")
-    key = _key(tmp_path, "ada@example.com")
-    Cli(repo).json("init", "--signer", f"{key}.pub")
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
-    stranger = tmp_path / "stranger"
-    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
-    git(stranger, "config", "user.name", "Mallory")
-    git(stranger, "config", "user.email", "mallory@example.com")
-    git(stranger, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*",
-        "refs/heads/evotree/*:refs/heads/evotree/*")
+    key, _ = make_key(tmp_path, "key-ada", comment="ada@example.com")
+    repo = signed_workspace(tmp_path / "ws", key)
+    bare = bare_remote(repo, tmp_path / "origin.git")
+    stranger = clone_as(bare, tmp_path / "stranger", "Mallory", "mallory@example.com", fetch_evotree=True)
     return {"repo": repo, "bare": bare, "stranger": stranger, "marker": tmp_path / "PWNED"}
 
 
@@ -71,15 +56,14 @@ def _stranger_crowns_own_version(stranger: Path, marker: Path) -> None:
 
     ws.ledger.transact(crown, actor=ws.git.identity())
     git(stranger, "update-ref", CHAMPION_REF, tip)
-    git(stranger, "push", "--quiet", "origin", "refs/evotree/*:refs/evotree/*",
-        "refs/heads/evotree/*:refs/heads/evotree/*")
+    git(stranger, "push", "--quiet", "origin", *EVOTREE_SPECS)
 
 
 def test_a_fetched_unsigned_champion_is_shown_and_never_acted_on(shared: dict[str, Any]) -> None:
     repo, marker = shared["repo"], shared["marker"]
     _stranger_crowns_own_version(shared["stranger"], marker)
     # the README's refspecs: both are fast-forwards, so a plain fetch takes them
-    git(repo, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    git(repo, "fetch", "--quiet", "origin", *EVOTREE_SPECS)
     cli = Cli(repo)
     # acting verbs refuse, with the problem and `evotree verify` in the fix
     for args in (("run", "v0"), ("run", "v1"), ("branch", "-m", "next"), ("gates", "v1"), ("compare", "v0", "v1"),
@@ -219,13 +203,12 @@ def test_every_verb_is_a_session_method_and_every_face_names_it() -> None:
 
 
 @pytest.mark.heavy
-def test_a_commit_that_lands_during_review_fails_the_promotion(tmp_path: Path) -> None:
+def test_a_commit_that_lands_during_review_fails_the_promotion(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
     """An agent commits to the version while its reviewer types at `promote`: nothing is promoted,
     the tag is taken back, and the champion stays where the signed chain says."""
-    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, keypair, new_version, spawn
+    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, new_version, spawn
     from test_runs import TRAIN
 
-    keys = {who: keypair(tmp_path / "keys", who) for who in ("bob", "ada")}
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
     runs = Session(repo).run(["v0", v1], seeds=3)
@@ -356,11 +339,10 @@ def test_a_failure_of_evotree_itself_is_never_charged(tmp_path: Path) -> None:
 
 
 @pytest.mark.heavy
-def test_after_a_promotion_compare_names_the_comparison_that_justified_it(tmp_path: Path) -> None:
-    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, keypair, new_version, spawn
+def test_after_a_promotion_compare_names_the_comparison_that_justified_it(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
+    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, new_version, spawn
     from test_runs import TRAIN
 
-    keys = {who: keypair(tmp_path / "keys", who) for who in ("bob", "ada")}
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
     Session(repo).run(["v0", v1], seeds=3)

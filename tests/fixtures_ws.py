@@ -1,0 +1,151 @@
+"""Shared set-up of workspaces and signers: SSH keys, scored projects, signed workspaces, remotes.
+
+Keys are made once per test session for each (name, comment) and copied where a test asks for
+them (ssh-keygen on a loaded machine is the slow part): the same name is the same key in every
+test, different names are different keys, and a test may change its copy (a passphrase) freely.
+conftest.py imports this module at its end, so the ``keys`` fixture is known to every test file.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from conftest import Cli, git, make_repo
+
+from evotree.core.workspace import init_workspace
+
+#: what ``evotree push`` carries, as refspecs for a plain ``git push`` / ``git fetch``
+EVOTREE_SPECS = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+
+#: the people of the tests: bob approves, ada is the agent's git identity (conftest), mallory attacks
+EMAILS = {"bob": "bob@example.com", "ada": "ada@example.com", "mallory": "mallory@example.com"}
+
+_KEY_CACHE = Path(tempfile.mkdtemp(prefix="evotree-test-keys-"))
+atexit.register(shutil.rmtree, _KEY_CACHE, ignore_errors=True)
+
+
+def make_key(directory: Path, name: str, *, comment: str | None = None) -> tuple[Path, str]:
+    """An ed25519 key without passphrase at ``directory/name`` (and ``name.pub``), its comment
+    ``comment`` (default: the name): (private key path, 'type base64' public part)."""
+    comment = name if comment is None else comment
+    cached = _KEY_CACHE / hashlib.sha256(f"{name}\0{comment}".encode()).hexdigest()[:16] / name
+    if not cached.is_file():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(cached)],
+                       check=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    key = directory / name
+    shutil.copyfile(cached, key)
+    key.chmod(0o600)  # ssh-keygen refuses a private key others can read
+    shutil.copyfile(f"{cached}.pub", f"{key}.pub")
+    kind, blob, *_ = Path(f"{key}.pub").read_text().split()
+    return key, f"{kind} {blob}"
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
+    """bob, ada, mallory and runner's keys, copied for this test module: name -> (private, public)."""
+    base = tmp_path_factory.mktemp("keys")
+    return {who: make_key(base, who) for who in ("bob", "ada", "mallory", "runner")}
+
+
+def signers_file(keys: Mapping[str, tuple[Path, str]], who: tuple[str, ...] = ("bob", "ada"), *,
+                 header: str = "") -> str:
+    """The text of a ``gates/allowed_signers`` listing ``who`` (by their EMAILS) with their keys."""
+    return header + "".join(f"{EMAILS[w]} {keys[w][1]}\n" for w in who)
+
+
+#: the scored projects' training: the recipe is the model
+SCORED_TRAIN = '''\
+import json, tomllib
+json.dump(tomllib.load(open("recipe.toml", "rb")), open("model.json", "w"))
+'''
+
+
+def scored_config(*, min_tasks: int = 20, min_seeds: int = 3, champion_seeds: int | None = None,
+                  bootstrap_samples: int = 1000, train_approval_above_seconds: int | None = None,
+                  max_wall_seconds: int = 60, max_runs_per_version: int = 6) -> str:
+    """An ``evotree.toml`` with [train], [eval] (judge/ is the judge), [gates] and [budget]."""
+    gates = [f"min_tasks = {min_tasks}", f"min_seeds = {min_seeds}"]
+    if champion_seeds is not None:
+        gates.append(f"champion_seeds = {champion_seeds}")
+    gates.append(f"bootstrap_samples = {bootstrap_samples}")
+    if train_approval_above_seconds is not None:
+        gates.append(f"train_approval_above_seconds = {train_approval_above_seconds}")
+    return (
+        '[train]\ncommand = "python train.py"\n'
+        '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n'
+        "[gates]\nmin_delta = 0.0\nalpha = 0.05\n" + "".join(f"{line}\n" for line in gates)
+        + f"[budget]\nmax_wall_seconds = {max_wall_seconds}\n"
+        f"max_runs_per_version = {max_runs_per_version}\n"
+    )
+
+
+def scored_project(path: Path, *, judge: str, config: str | None = None,
+                   train: str | None = SCORED_TRAIN, recipe: str | None = "skill = 0.5\n",
+                   files: Mapping[str, str] | None = None,
+                   message: str = "recipe, train script, judge and gate policy",
+                   init: bool = True) -> Path:
+    """A repository (``make_repo``) with a recipe, train.py, judge/eval.py, ``evotree.toml``
+    (default ``scored_config()``) and ``files`` (path -> text) in one commit, initialised.
+    ``train`` or ``recipe`` None keeps make_repo's."""
+    repo = make_repo(path)
+    if recipe is not None:
+        (repo / "recipe.toml").write_text(recipe)
+    if train is not None:
+        (repo / "train.py").write_text(train)
+    written = {"judge/eval.py": judge, "evotree.toml": scored_config() if config is None else config,
+               **(files or {})}
+    for name, text in written.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    if init:
+        init_workspace(repo)
+    return repo
+
+
+def signed_workspace(path: Path, key: Path) -> Path:
+    """A ``make_repo`` repository initialised by ``evotree init --signer KEY.pub`` (v0's
+    gates/allowed_signers names the key's comment)."""
+    repo = make_repo(path)
+    Cli(repo).json("init", "--signer", f"{key}.pub")
+    return repo
+
+
+def bare_remote(repo: Path, bare: Path, *, how: str = "refspecs",
+                git_config: Mapping[str, str] | None = None) -> Path:
+    """A bare repository at ``bare``, ``repo``'s remote ``origin``, holding its work: with
+    ``how="refspecs"`` a plain ``git push`` of EVOTREE_SPECS; with ``how="evotree"`` main by git,
+    then ``evotree push`` (which must reject nothing). ``git_config`` is set in the bare first."""
+    git(bare.parent, "init", "-q", "--bare", str(bare))
+    for name, value in (git_config or {}).items():
+        git(bare, "config", name, value)
+    git(repo, "remote", "add", "origin", str(bare))
+    if how == "refspecs":
+        git(repo, "push", "-q", "origin", *EVOTREE_SPECS)
+    elif how == "evotree":
+        git(repo, "push", "-q", "origin", "main")
+        assert Cli(repo).json("push")["rejected"] == []
+    else:
+        raise ValueError(f"how={how!r}: 'refspecs' or 'evotree'")
+    return bare
+
+
+def clone_as(bare: Path, path: Path, name: str, email: str, *, fetch_evotree: bool = False) -> Path:
+    """Another person's clone of ``bare`` at ``path`` (their git identity); with ``fetch_evotree``
+    it also fetches EVOTREE_SPECS (what ``evotree pull`` would, without evotree)."""
+    git(path.parent, "clone", "-q", str(bare), str(path))
+    git(path, "config", "user.name", name)
+    git(path, "config", "user.email", email)
+    if fetch_evotree:
+        git(path, "fetch", "-q", "origin", *EVOTREE_SPECS)
+    return path
