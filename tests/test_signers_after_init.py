@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import Cli, git, make_repo
-from test_gates import CODE_RE, finish, keypair, spawn
+from fixtures_ws import EVOTREE_SPECS, bare_remote, clone_as, make_key
+from test_gates import CODE_RE, finish, spawn
 
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.workspace import Workspace
@@ -33,7 +34,7 @@ def _add(repo: Path, spec: str, key: Path, *, answer: str = "yes") -> tuple[int,
 def bare_ws(tmp_path: Path) -> dict[str, Any]:
     repo = make_repo(tmp_path / "ws")
     out = Cli(repo)("init", "--json")
-    key, _ = keypair(tmp_path / "keys", "ada")
+    key, _ = make_key(tmp_path / "keys", "ada")
     return {"repo": repo, "key": key, "init_stderr": out.stderr}
 
 
@@ -96,16 +97,9 @@ def test_a_fetched_signers_step_counts_only_once_a_person_here_accepts_it(bare_w
     """A teammate adds the first signer in their clone and pushes; here it is refused until the
     owner checks the fingerprint and accepts it (the same step a stranger could make)."""
     repo, key = bare_ws["repo"], bare_ws["key"]
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    specs = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", *specs)
-    mate = tmp_path / "mate"
-    git(tmp_path, "clone", "--quiet", str(bare), str(mate))
-    git(mate, "config", "user.name", "Mate")
-    git(mate, "config", "user.email", "mate@example.com")
-    git(mate, "fetch", "--quiet", "origin", *specs)
+    bare = bare_remote(repo, tmp_path / "origin.git")
+    specs = EVOTREE_SPECS
+    mate = clone_as(bare, tmp_path / "mate", "Mate", "mate@example.com", fetch_evotree=True)
     code, out = _add(mate, f"ada@example.com={key}.pub", key)
     assert code == 0, out
     git(mate, "push", "--quiet", "origin", *specs)
