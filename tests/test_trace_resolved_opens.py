@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_runtime_trace import _run_traced
+from test_runtime_trace import _run_traced, seccomp_raw
 
 from evotree.harness import sandbox
-from evotree.harness.audit.trace import TRACE_FILE, git_identities
+from evotree.harness.audit.trace import TRACE_FILE, git_identities, merge_seccomp
 from evotree.harness.audit.trajectories import audit_trajectories
 
 
@@ -137,3 +137,25 @@ def test_the_machines_git_with_code_loaded_into_it_is_not_exempt(tmp_path: Path,
     plain = [r for r in rows if r["kind"] == "exec" and r["argv"][:2] == ["git", "log"]]
     assert preloaded.get("loader_env") == [f"LD_PRELOAD={_LIBZ}"] and plain and "loader_env" not in plain[0]
     assert _high(tmp_path)
+
+
+def test_the_check_after_an_exec_is_merged_into_its_row() -> None:
+    """The rows as data: the kernel's command line replaces the argv read at the call when the
+    program changed (the read one kept); when the program did not change (a failed exec, or the
+    same program again) it is kept beside, never in place; a thread's exec is matched by its
+    process; the loader variables reach the row."""
+    rows = merge_seccomp(seccomp_raw([
+        {"kind": "exec", "pid": 5, "path": "/usr/bin/git", "argv": ["git", "log", "-1"], "cwd": "/w"},
+        {"kind": "execed", "pid": 5, "cmdline": ["git", "log", "--all"], "exe": "/usr/bin/git",
+         "exe_sha256": "a" * 64, "loader_env": ["LD_PRELOAD=/tmp/x.so"]},
+        {"kind": "exec", "pid": 7, "path": "/nope/git", "argv": ["git", "status"], "cwd": "/w"},
+        {"kind": "execed", "pid": 7, "same_exe": True, "cmdline": ["python3", "run.py"], "exe": "/usr/bin/python3"},
+        {"kind": "exec", "pid": 9, "tgid": 8, "path": "/usr/bin/git", "argv": ["git", "show"], "cwd": "/w"},
+        {"kind": "execed", "pid": 8, "cmdline": ["git", "show", "future"], "exe": "/usr/bin/git"},
+        {"kind": "exit", "pid": 8, "status": 0, "cmdline": ["git", "show", "future"], "exe": "/usr/bin/git"},
+    ]))
+    raced, failed, threaded = rows
+    assert raced["argv"] == ["git", "log", "--all"] and raced["argv_read"] == ["git", "log", "-1"]
+    assert raced["loader_env"] == ["LD_PRELOAD=/tmp/x.so"] and raced["exe_sha256"] == "a" * 64
+    assert failed["argv"] == ["git", "status"] and failed["argv_at_exit"] == ["python3", "run.py"]
+    assert threaded["argv"] == ["git", "show", "future"] and threaded["exit"] == 0
