@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Cli, commit_file, git, make_repo
+from conftest import Cli, commit_file
+from fixtures_ws import bare_remote, clone_as, make_key, scored_config, scored_project
 from evotree.core.versions import create_version
-from evotree.core.workspace import Workspace, init_workspace
-
-TRAIN = '''\
-import json, tomllib
-json.dump(tomllib.load(open("recipe.toml", "rb")), open("model.json", "w"))
-'''
+from evotree.core.workspace import Workspace
 
 JUDGE = '''\
 import json, os
@@ -36,44 +31,15 @@ for i in range(20):
     rec.eval_result("validation", f"task-{i}", min(1.0, max(0.0, model["skill"] + (i % 5 - 2) * 0.02 + seed * 0.01)))
 '''
 
-CONFIG = '''\
-[train]
-command = "python train.py"
-[eval]
-command = "python judge/eval.py"
-judge_paths = ["judge/"]
-[gates]
-min_delta = 0.0
-alpha = 0.05
-min_tasks = 20
-min_seeds = 2
-champion_seeds = 2
-bootstrap_samples = 500
-[budget]
-max_wall_seconds = 60
-max_runs_per_version = 8
-'''
-
-
 def _keypair(path: Path) -> str:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", path.name, "-f", str(path)], check=True)
-    return path.with_suffix(".pub").read_text().split(" ")[0] + " " + path.with_suffix(".pub").read_text().split(" ")[1]
+    return make_key(path.parent, path.name)[1]
 
 
 def _workspace(path: Path, runner_keys: str = "") -> Workspace:
-    repo = make_repo(path)
-    (repo / "recipe.toml").write_text("skill = 0.5\n")
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "evotree.toml").write_text(CONFIG)
-    if runner_keys:
-        (repo / "gates").mkdir()
-        (repo / "gates" / "runner_keys").write_text(runner_keys)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, judge, policy")
-    init_workspace(repo)
-    return Workspace.open(repo)
+    config = scored_config(min_seeds=2, champion_seeds=2, bootstrap_samples=500, max_runs_per_version=8)
+    files = {"gates/runner_keys": runner_keys} if runner_keys else {}
+    return Workspace.open(scored_project(path, judge=JUDGE, config=config, files=files,
+                                         message="recipe, judge, policy"))
 
 
 # ----------------------------------------------------------------------------- the rule, unit by unit
@@ -190,17 +156,10 @@ def test_forged_runs_pulled_from_a_remote_are_foreign_and_never_counted(tmp_path
     honest = Cli(a.root).json("compare", "v0", "v1")
     assert honest["delta"] < -0.1
 
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(a.root, "remote", "add", "origin", str(bare))
-    git(a.root, "push", "-q", "origin", "main")
-    assert Cli(a.root).json("push")["rejected"] == []
+    bare = bare_remote(a.root, tmp_path / "remote.git", how="evotree")
 
     # the attacker: a clone of the same remote, with evotree's own functions
-    b_root = tmp_path / "b"
-    git(tmp_path, "clone", "-q", str(bare), str(b_root))
-    git(b_root, "config", "user.name", "Mallory")
-    git(b_root, "config", "user.email", "mallory@example.com")
+    b_root = clone_as(bare, tmp_path / "b", "Mallory", "mallory@example.com")
     assert len(Cli(b_root).json("pull")["restored"]) == 4
     b = Workspace.open(b_root)
     v1_runs = sorted(r.run_id for r in records if r.version == "v1")
