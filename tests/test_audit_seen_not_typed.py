@@ -288,3 +288,9 @@ def test_a_plain_name_that_says_it_is_a_change_is_a_branch() -> None:
     assert not _flagged("git checkout -b fix-x", "git diff main..fix-x")
     assert not _flagged("git switch -c fix-x", "git switch main", "git log -p fix-x")
     assert _flagged("git switch -c mine", "git diff fix-midnight")
+
+
+def test_combined_short_options_before_a_new_branch_name() -> None:
+    assert not _flagged("git checkout -qb upstream", "git checkout -q main")
+    assert not _flagged("git checkout -qb fix-x", "git diff fix-x")
+    assert _flagged("git checkout -qb mine FETCH_HEAD")

@@ -275,7 +275,7 @@ def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
     return hits
 _ORIG_SETTER_SUBS = frozenset({"reset", "merge", "rebase", "pull", "am"})
 #: a step that may make a branch of the trajectory's own (switch -c, checkout -b, branch NAME)
-_MAKES_BRANCH = re.compile(r"\b(?:switch|checkout)\b[^|;&\n]*\s(?:-[bBcC]|--create|"
+_MAKES_BRANCH = re.compile(r"\b(?:switch|checkout)\b[^|;&\n]*\s(?:-[A-Za-z]*[bBcC]|--create|"
                            r"--force-create)\b|\bbranch\s+(?:-[fq]\s+)*[^-\s]")
 
 
@@ -301,7 +301,8 @@ def _own_branches(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) ->
     own = dict(own) if isinstance(own, dict) else {}
     if sub in _CREATE:
         opts = _CREATE[sub]
-        name = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in opts), None)
+        name = next((args[k + 1] for k, a in enumerate(args[:-1])
+                     if a in opts or re.fullmatch(r"-[A-Za-z]*", a) and "-" + a[-1:] in opts), None)
         if name is not None:
             own[name] = True
             context.state["own_branches"] = own

@@ -104,7 +104,7 @@ _BRANCH_NS = re.compile(r"^(?:fix|fixes|hotfix|bugfix|bug|feature|feat|release|p
 #: a plain name one of whose parts says it is a change (``fix-midnight``, ``pr-17``,
 #: ``windup_hotfix``): a branch, not a file or folder (those have extensions or plain names)
 _BRANCH_WORD = re.compile(r"^(?=[^./:]*$)(?:[A-Za-z0-9]+[-_])*(?:fix|fixes|hotfix|bugfix|pr|wip|"
-                          r"upstream|backport)(?:[-_][A-Za-z0-9]+)*$")
+                          r"backport)(?:[-_][A-Za-z0-9]+)*$")
 
 
 #: the names a task's own branch usually has (``git log -p main`` reads HEAD's history there)
@@ -257,6 +257,9 @@ _FLAGS_OF = {"checkout": frozenset({"-f", "-m", "-p", "-q"}), "switch": frozense
              "cherry-pick": frozenset({"-e", "-x", "-n"}), "merge": frozenset({"-e", "-n", "-q"})}
 
 
+_CLUSTER = re.compile(r"-[A-Za-z]{2,}")
+
+
 def _positionals(args: Sequence[str], sub: str = "") -> tuple[list[str], list[str]]:
     """(positional words before ``--``, words after ``--``), skipping options and their values."""
     pos: list[str] = []
@@ -268,6 +271,8 @@ def _positionals(args: Sequence[str], sub: str = "") -> tuple[list[str], list[st
             return pos, list(args[k + 1:])
         if word.startswith("-") and len(word) > 1:
             name = word.split("=", 1)[0]
+            if _CLUSTER.fullmatch(word) and all("-" + c in flags for c in word[1:-1]):
+                name = "-" + word[-1]  # -qb NAME: flags, then an option that takes a value
             k += 2 if name in _GIT_OPT_ARG and name not in flags and "=" not in word else 1
             continue
         pos.append(word)
