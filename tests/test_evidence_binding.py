@@ -17,16 +17,12 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli, commit_file, git, make_repo, validate
+from conftest import Cli, commit_file, git, validate
+from fixtures_ws import scored_project
 from evotree.core.versions import create_version
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.integrity import verify_run_evidence
-
-TRAIN = '''\
-import json, tomllib
-json.dump(tomllib.load(open("recipe.toml", "rb")), open("model.json", "w"))
-'''
 
 #: even seeds are lucky, odd seeds unlucky, by ``spread``; the same 20 tasks for every run
 JUDGE = '''\
@@ -40,35 +36,9 @@ for i in range(20):
     rec.eval_result("validation", f"task-{i}", min(1.0, max(0.0, score)))
 '''
 
-CONFIG = '''\
-[train]
-command = "python train.py"
-[eval]
-command = "python judge/eval.py"
-judge_paths = ["judge/"]
-[gates]
-min_delta = 0.0
-alpha = 0.05
-min_tasks = 20
-min_seeds = 3
-bootstrap_samples = 1000
-[budget]
-max_wall_seconds = 60
-max_runs_per_version = 6
-'''
-
 
 def _workspace(path: Path) -> Workspace:
-    repo = make_repo(path)
-    (repo / "recipe.toml").write_text("skill = 0.5\n")
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "evotree.toml").write_text(CONFIG)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, train script, judge and gate policy")
-    init_workspace(repo)
-    return Workspace.open(repo)
+    return Workspace.open(scored_project(path, judge=JUDGE))
 
 
 def _version(ws: Workspace, recipe: str) -> str:
