@@ -195,17 +195,20 @@ def champion_reruns_usage(meta: Mapping[str, Any], champion: str) -> dict[str, A
 
 
 def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champion: str, *,
-                         counted: TrustedUsage | None = None) -> int:
+                         counted: TrustedUsage | None = None,
+                         reservations: Mapping[str, Mapping[str, Any]] | None = None) -> int:
     """How many more re-runs ``champion`` may get: ``max_runs_per_version`` less those charged
     and those reserved (what the score gate may still ask of it). ``counted``: the charged runs
     from :func:`trusted_usage` (else ``meta``'s cached account, which a fetched ledger can
-    write)."""
+    write); ``reservations``: those that count
+    (:func:`evotree.harness.reservations.counted_reservations`; else all of ``meta``'s)."""
     if counted is not None:
         charged = counted.reruns(champion)
     else:
         charged = champion_reruns_usage(meta, champion)
     used = Usage.from_dict(charged).runs
-    reserved = committed(meta.get("reservations"), version=champion, account=CHAMPION_RERUNS)["runs"]
+    held = reservations if reservations is not None else meta.get("reservations")
+    reserved = committed(held, version=champion, account=CHAMPION_RERUNS)["runs"]
     return max(0, budget.max_runs_per_version - used - reserved)
 
 

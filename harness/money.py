@@ -25,7 +25,7 @@ from evotree.harness.budget import (
     usd_per_run_hour,
 )
 from evotree.harness.provenance import seal
-from evotree.harness.reservations import live_reservations
+from evotree.harness.reservations import counted_reservations
 
 if TYPE_CHECKING:
     from evotree.core.gitio import Identity
@@ -144,7 +144,7 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
     meta = snapshot.meta
     counted = trusted_usage(ws, snapshot)  # never meta["usage"]: a fetched ledger can write that
     charged = Usage.from_dict(counted.tree)
-    reserved = Usage.from_dict(committed(live_reservations(meta)))
+    reserved = Usage.from_dict(committed(counted_reservations(ws, meta)))
     gpus, cpus = float(cfg.executor.gpus), float(cfg.executor.cpus)
     prices = {"usd_per_gpu_hour": b.usd_per_gpu_hour, "usd_per_cpu_hour": b.usd_per_cpu_hour, "gpus_per_run": gpus,
               "cpus_per_run": cpus, "usd_per_run_hour": usd_per_run_hour(b, gpus=gpus, cpus=cpus)}

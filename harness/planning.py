@@ -33,7 +33,13 @@ from evotree.harness.budget import (
     usd_per_run_hour,
 )
 from evotree.harness.records import RunPlan, now_stamp
-from evotree.harness.reservations import RESERVATIONS, dead_unstarted, live_reservations
+from evotree.harness.reservations import (
+    RESERVATIONS,
+    counted_reservations,
+    dead_unstarted,
+    held_reservations,
+    reservation_seal,
+)
 
 __all__ = ["RunRecheck", "RunAuthorizer", "plan_runs", "plan_finalize_run"]
 
@@ -87,7 +93,8 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     recheck = authorize(ws, per_version)
     # the preview on a snapshot: refuses early, with the same messages, what the reservation would
     tips = {record.id: tip for record, tip in records}
-    limits_of = _plan_limits(cfg, snapshot, per_version, total, live_reservations(snapshot.meta),
+    limits_of = _plan_limits(cfg, snapshot, per_version, total,
+                             counted_reservations(ws, snapshot.meta),
                              tips=tips, champion_commit=str(judge_commit),
                              counted=trusted_usage(ws, snapshot))
     for record, tip in records:
@@ -202,16 +209,19 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
 
     def change(txn: LedgerTxn) -> Event:
         check(txn)
-        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        reservations = held_reservations(txn.meta)
         for run_id in dead_unstarted(reservations):
             del reservations[run_id]
-        if any((entry.get("account") or "version") == FINALIZE_ACCOUNT for entry in reservations.values()):
+        # only reservations this workspace made (or a live process here holds) block it
+        counted = counted_reservations(ws, {RESERVATIONS: reservations})
+        if any((entry.get("account") or "version") == FINALIZE_ACCOUNT for entry in counted.values()):
             raise InvalidState("a finalize run is already reserved or running",
                                fix="wait for it (`evotree runs`); the search has one held-out evaluation")
         entry = {"version": version, "seed": seed, "commit": commit, "at": utcnow(), "owner": owner,
                  "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus), "cpus": float(cfg.executor.cpus),
                  "usd_per_hour": usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus),
                  "account": FINALIZE_ACCOUNT, "started": None}
+        entry["seal"] = reservation_seal(ws, plan.run_id, entry)
         reservations[plan.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
         runs = [{"run_id": plan.run_id, "version": version, "seed": seed, "commit": commit,
@@ -261,7 +271,7 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
     decided: dict[str, tuple[RunLimits, str]] = {}
 
     def change(txn: LedgerTxn) -> Event:
-        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        reservations = held_reservations(txn.meta)
         dead = dead_unstarted(reservations)
         for run_id in dead:
             del reservations[run_id]
@@ -269,7 +279,8 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
             if txn.require(vid).status == VersionStatus.ABANDONED.value:
                 raise InvalidState(f"{vid} was abandoned while its runs were being planned",
                                    fix=f"branch a new version from it: evotree branch --from {vid} -m ...")
-        limits_of = _plan_limits(cfg, txn, per_version, total, reservations, tips=tips,
+        counted = counted_reservations(ws, {RESERVATIONS: reservations})  # not a remote's
+        limits_of = _plan_limits(cfg, txn, per_version, total, counted, tips=tips,
                                  champion_commit=champion_commit, counted=trusted_usage(ws, txn))
         # the worst-case price of an hour of each run, held by its reservation (harness.budget)
         rate = usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus)
@@ -283,6 +294,7 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
                      "owner": owner, "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus),
                      "cpus": float(cfg.executor.cpus), "usd_per_hour": rate,
                      "account": account, "started": None}
+            entry["seal"] = reservation_seal(ws, plan.run_id, entry)
             reservations[plan.run_id] = entry
             runs.append({"run_id": plan.run_id, "version": plan.version, "seed": plan.seed,
                          "commit": plan.commit, "limits": limits.to_dict(), "account": account})

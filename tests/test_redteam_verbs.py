@@ -489,3 +489,78 @@ def test_the_trust_cache_key_names_the_ledger_s_real_meta_keys() -> None:
     named = set(json.loads(_meta_key({})))
     assert named <= set(LedgerMeta.__annotations__), named - set(LedgerMeta.__annotations__)
     assert "harness_active" in named
+
+
+@pytest.mark.heavy
+def test_reservations_a_remote_plants_do_not_block_runs(tmp_path: Path) -> None:
+    """A remote fast-forwards the ledger with reservations of its own in ``meta.reservations``
+    (unstarted and "started" ones, on its host or claiming this one, one of the finalize account,
+    malformed ones), enough to fill ``max_runs_per_version`` and the tree's budget many times:
+    ``evotree run`` here still runs, ``budget`` shows nothing reserved, and a reservation this
+    workspace makes still counts."""
+    import socket
+
+    from evotree.core.proc import process_owner
+    from evotree.harness.money import budget_status
+    from evotree.harness.reservations import counted_reservations, live_reservations
+
+    s = _budgeted_pair(tmp_path, "tree_max_usd = 100\nmax_runs_per_version = 2")
+    ws = Workspace.open(s["stranger"])
+    here = process_owner()  # the stranger knows this host's name, not its boot id or processes
+    limits = {"wall_seconds": 3.6e9, "max_steps": 10**9, "max_episodes": 10**9}
+
+    def plant(txn: LedgerTxn) -> Event:
+        held = dict(txn.meta.get("reservations") or {})
+        for i in range(6):
+            owner = {"pid": 1, "pid_start": 1, "pid_ns": "pid:[4026531836]", "host": "mallory-box",
+                     "boot_id": "b" * 36, "at": here["at"]}
+            if i % 2:  # claims this host: a guessed boot id, its own pid
+                owner = {**owner, "host": socket.gethostname(), "pid": 1 + i}
+            held[f"v0-s{i}-planted"] = {
+                "version": "v0", "seed": i, "commit": "0" * 40, "at": here["at"], "owner": owner,
+                "limits": limits, "gpus": 8.0, "cpus": 64.0, "usd_per_hour": 1e6,
+                "account": "finalize" if i == 5 else "version",
+                "started": here["at"] if i >= 3 else None, "seal": "hmac-sha256:" + "0" * 64}
+        held["junk"] = "not a reservation"
+        txn.meta["reservations"] = held
+        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
+                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "hold"})
+
+    ws.ledger.transact(plant, actor=ws.git.identity())
+    _push_and_fetch(s)
+    mine = Workspace.open(s["repo"])
+    assert len(live_reservations(mine.ledger.meta())) >= 3  # the planted book is there
+    assert counted_reservations(mine, mine.ledger.meta()) == {}
+    status = budget_status(mine)
+    assert status.reserved["runs"] == 0 and status.reserved["usd"] == 0
+    ran = Cli(s["repo"]).json("run", "v0")
+    records = ran if isinstance(ran, list) else ran.get("runs", [ran])
+    assert records and all(r["status"] == "succeeded" for r in records), records
+    second = Session(s["repo"]).run(["v0"])[0]
+    assert second.status == "succeeded", second.error
+
+
+def test_a_reservation_this_workspace_makes_counts_and_an_edited_copy_does_not(
+        tmp_path: Path) -> None:
+    """The converse: a reservation planned here is sealed with the local key and counts; a sealed
+    entry counts here but not in another workspace, and not once its limits are changed (as a
+    remote would) or its seal is copied to another run."""
+    from evotree.harness.planning import plan_runs
+    from evotree.harness.reservations import counted_reservations, reservation_seal
+    from test_runs import make_run_repo
+
+    repo = make_run_repo(tmp_path / "ws", budget="max_runs_per_version = 5")
+    ws = Workspace.open(repo)
+    [plan] = plan_runs(ws, ["v0"], authorize=lambda _ws, _per: None, reserve=True)
+    meta = ws.ledger.meta()
+    assert list(counted_reservations(ws, meta)) == [plan.run_id]
+    assert meta["reservations"][plan.run_id]["seal"]
+    # an owner this host cannot judge (another machine): only the seal can make it count
+    entry = {**meta["reservations"][plan.run_id], "owner": {"pid": 7, "host": "elsewhere"}}
+    entry["seal"] = reservation_seal(ws, plan.run_id, entry)
+    assert list(counted_reservations(ws, {"reservations": {plan.run_id: entry}})) == [plan.run_id]
+    other = Workspace.open(make_run_repo(tmp_path / "other", budget="max_runs_per_version = 5"))
+    assert counted_reservations(other, {"reservations": {plan.run_id: entry}}) == {}
+    edited = {**entry, "limits": {**entry["limits"], "wall_seconds": 1e12}}
+    assert counted_reservations(ws, {"reservations": {plan.run_id: edited}}) == {}
+    assert counted_reservations(ws, {"reservations": {"v0-other": entry}}) == {}

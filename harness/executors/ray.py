@@ -477,13 +477,15 @@ class _Driver:
             return "the request was cancelled"
         if att.attempt >= self.section.max_retries:
             return f"max_retries = {self.section.max_retries} reached"
-        from evotree.harness.budget import Usage, committed
-        from evotree.harness.reservations import live_reservations
+        from evotree.harness.budget import Usage, committed, trusted_usage
+        from evotree.harness.reservations import counted_reservations
 
+        # trusted usage and this workspace's reservations only: a fetched ledger's cached
+        # ``usage`` or planted reservations never refuse (or allow) a retry
         snapshot = self.ws.ledger.snapshot()
-        version = snapshot.version(att.plan.version)
-        used = Usage.from_dict(version.usage if version is not None else None).runs
-        reserved = committed(live_reservations(snapshot.meta), version=att.plan.version)["runs"]
+        used = Usage.from_dict(trusted_usage(self.ws, snapshot).version(att.plan.version)).runs
+        reserved = committed(counted_reservations(self.ws, snapshot.meta),
+                             version=att.plan.version)["runs"]
         limit = self.ws.config.budget.max_runs_per_version
         if used + reserved + 1 > limit:
             return (f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {reserved} "
