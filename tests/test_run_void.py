@@ -16,20 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
-from test_gates import child_env, finish, keypair, spawn
+from conftest import EVOTREE_BIN, Cli, commit_file, validate
+from fixtures_ws import scored_project, signers_file
+from test_gates import child_env, finish, spawn
 
 from evotree.core.ledger import Event, LedgerTxn
 from evotree.core.versions import create_version
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.integrity import RUN_VOID_TYPE, RUN_VOIDED_EVENT, verify_run_evidence
 from evotree.verbs import open_workspace
-
-TRAIN = '''\
-import json, tomllib
-json.dump(tomllib.load(open("recipe.toml", "rb")), open("model.json", "w"))
-'''
 
 JUDGE = '''\
 import json, os
@@ -40,29 +36,6 @@ for i in range(20):
     rec.eval_result("validation", f"task-{i}", min(1.0, max(0.0, model["skill"] + (i % 5 - 2) * 0.01)))
 '''
 
-CONFIG = '''\
-[train]
-command = "python train.py"
-[eval]
-command = "python judge/eval.py"
-judge_paths = ["judge/"]
-[gates]
-min_delta = 0.0
-alpha = 0.05
-min_tasks = 20
-min_seeds = 3
-bootstrap_samples = 1000
-[budget]
-max_wall_seconds = 60
-max_runs_per_version = 6
-'''
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "ada", "mallory")}
-
 
 @pytest.fixture
 def voidable(tmp_path: Path, keys: dict[str, Any]) -> dict[str, Any]:
@@ -71,18 +44,8 @@ def voidable(tmp_path: Path, keys: dict[str, Any]) -> dict[str, Any]:
     from evotree.harness.finish import ledger_run_finished
     from evotree.harness.records import RunRecord
 
-    repo = make_repo(tmp_path / "w")
-    (repo / "recipe.toml").write_text("skill = 0.5\n")
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "evotree.toml").write_text(CONFIG)
-    (repo / "gates").mkdir()
-    (repo / "gates" / "allowed_signers").write_text(
-        f"bob@example.com {keys['bob'][1]}\nada@example.com {keys['ada'][1]}\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, train script, judge, gate policy and allowed signers")
-    init_workspace(repo)
+    repo = scored_project(tmp_path / "w", judge=JUDGE, files={"gates/allowed_signers": signers_file(keys)},
+                          message="recipe, train script, judge, gate policy and allowed signers")
     ws = open_workspace(repo)
     v1 = create_version(ws, hypothesis="more skill", parent="champion")
     commit_file(repo / v1.worktree, "recipe.toml", "skill = 0.7\n", "more skill")
