@@ -33,8 +33,9 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
   sandbox (the outer sandbox's own start, ~0.1 s, is not counted; the nested worker's start is
   in *total*, as the plain worker's is).
 
-For the judge arms two rates are kept: *steady* (the start-up, measured by a one-episode judge
-run just before, subtracted: workers warm) and *total* (all episodes over the wall time
+For the judge arms two rates are kept: *steady* (the start-up and one round of lanes, measured
+by a judge run of ``min(lanes, n // 2)`` episodes just before, subtracted: the marginal rate of
+the episodes beyond the first batch, workers warm; one episode for ``judge-1lane``) and *total* (all episodes over the wall time
 including starting the worker processes, ~0.5 s each: they import gymnasium and the policy);
 the ratio is steady over plain. *CPU ms/episode* counts this process and its worker processes
 (start-up subtracted the same way): the machine is shared, so wall rates of a two-process
@@ -186,11 +187,12 @@ def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
             by_index[episode.index] = episode.ret
         return [by_index[i] for i in range(len(chosen))], time.perf_counter() - start, _cpu() - cpu
 
-    _, wall_one, cpu_one = once(seeds[:1])
+    m = max(1, min(lanes, len(seeds) // 2))  # one batch of lanes: start-up and one round of episodes
+    _, wall_one, cpu_one = once(seeds[:m])
     returns, wall, cpu = once(seeds)
     n = len(seeds)
-    return returns, {"total": n / wall, "steady": (n - 1) / max(1e-9, wall - wall_one),
-                     "cpu_ms_per_episode": (cpu - cpu_one) / (n - 1) * 1000, "startup_s": wall_one}
+    return returns, {"total": n / wall, "steady": (n - m) / (wall - wall_one) if wall > wall_one else float("nan"),
+                     "cpu_ms_per_episode": (cpu - cpu_one) / (n - m) * 1000, "startup_s": wall_one}
 
 
 #: Runs the judge's loop inside a sandbox: ``argv[1]`` is the candidate, ``argv[2:]`` the seeds.
@@ -241,9 +243,11 @@ def once(chosen):
 
 
 once(seeds[:1])  # warm-up: imports gymnasium here (the bench process has it) and checks the nested sandbox once
-_, wall_one, cpu_one = once(seeds[:1])
+m = max(1, min(settings.lanes, len(seeds) // 2))  # one batch of lanes
+_, wall_one, cpu_one = once(seeds[:m])
 returns, wall, cpu_all = once(seeds)
-print(json.dumps({"returns": returns, "wall_one": wall_one, "wall": wall, "cpu_one": cpu_one, "cpu": cpu_all}))
+print(json.dumps({"returns": returns, "wall_one": wall_one, "wall": wall, "cpu_one": cpu_one, "cpu": cpu_all,
+                  "m": m}))
 '''
 
 
@@ -264,9 +268,11 @@ def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
     if proc.returncode != 0:
         raise RuntimeError(f"the sandboxed judge failed ({proc.returncode}): {proc.stderr[-2000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    n = len(seeds)
-    return out["returns"], {"total": n / out["wall"], "steady": (n - 1) / max(1e-9, out["wall"] - out["wall_one"]),
-                            "cpu_ms_per_episode": (out["cpu"] - out["cpu_one"]) / (n - 1) * 1000,
+    n, m = len(seeds), out["m"]
+    return out["returns"], {"total": n / out["wall"],
+                            "steady": (n - m) / (out["wall"] - out["wall_one"]) if out["wall"] > out["wall_one"]
+                            else float("nan"),
+                            "cpu_ms_per_episode": (out["cpu"] - out["cpu_one"]) / (n - m) * 1000,
                             "startup_s": out["wall_one"]}
 
 
@@ -329,6 +335,7 @@ def main() -> int:
             rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": [], "cpu_ms_per_episode": []}
                                                         for a in arms}
             ratios: dict[str, list[float]] = {a: [] for a in arms}
+            total_ratios: dict[str, list[float]] = {a: [] for a in arms}
             reference: list[float] | None = None
             for rep in range(args.repeats):
                 shift = rep % len(order)
@@ -345,6 +352,7 @@ def main() -> int:
                         rates[arm][kind].append(rate[kind])
                 for arm in arms:
                     ratios[arm].append(rep_rates[arm]["steady"] / rep_rates["plain"]["steady"])
+                    total_ratios[arm].append(rep_rates[arm]["total"] / rep_rates["plain"]["total"])
             steps = STEPS.get(env_id, sum(reference or []))
             summary = {}
             for arm in arms:
@@ -352,6 +360,7 @@ def main() -> int:
                     "episodes_per_s_steady": statistics.median(rates[arm]["steady"]),
                     "episodes_per_s_total": statistics.median(rates[arm]["total"]),
                     "ratio_to_plain_steady": statistics.median(ratios[arm]),
+                    "ratio_to_plain_total": statistics.median(total_ratios[arm]),
                     "cpu_ms_per_episode": statistics.median(rates[arm]["cpu_ms_per_episode"]),
                 }
             results["policies"][name] = {"load_average": os.getloadavg()[0], "episodes": count,
@@ -360,10 +369,11 @@ def main() -> int:
             print(f"policy {name}: {count} episodes of {env_id}, {steps / count:.1f} steps each, "
                   f"median of {args.repeats} interleaved repetitions")
             print(f"{'arm':19s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
-                  f"{'CPU ms/episode':>15s}")
+                  f"{'ratio total':>12s} {'CPU ms/episode':>15s}")
             for arm, row in summary.items():
                 print(f"{arm:19s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
-                      f"{row['ratio_to_plain_steady']:15.3f} {row['cpu_ms_per_episode']:15.3f}")
+                      f"{row['ratio_to_plain_steady']:15.3f} {row['ratio_to_plain_total']:12.3f} "
+                      f"{row['cpu_ms_per_episode']:15.3f}")
             if "judge-nested" in rates and "judge-eval-sandbox" in rates:
                 nested = [n / b for n, b in zip(rates["judge-nested"]["steady"], rates["judge-eval-sandbox"]["steady"],
                                                 strict=True)]
@@ -385,20 +395,21 @@ def _record(results: dict[str, Any], argv: list[str]) -> dict[str, Any]:
     """The summary record (bench/results): the judge arm's steady ratio to the plain loop."""
     import subprocess
 
-    parts, ratios = [], []
+    parts, steady, loads, ratios = [], [], [], []
     for name, row in results["policies"].items():
         arms = row["arms"]
         if "judge" not in arms:
             continue
-        ratio = arms["judge"]["ratio_to_plain_steady"]
+        ratio = arms["judge"]["ratio_to_plain_total"]  # start-up included: the steady figure is noisy here
         ratios.append(ratio)
-        parts.append(f"{name} ({row['steps_per_episode']:.0f} steps): {ratio:.2f}x "
-                      f"({arms['judge']['cpu_ms_per_episode']:.1f} vs {arms['plain']['cpu_ms_per_episode']:.1f} "
-                      f"CPU ms/episode), load {row['load_average']:.1f} on {results['machine']['cpus']} CPUs")
+        parts.append(f"{ratio:.2f}x {name}")
+        steady.append(f"{arms['judge']['ratio_to_plain_steady']:.2f}x")
+        loads.append(row["load_average"])
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=False).stdout.strip()
     target = "gym judge, policy in its own process (observations only), >= 0.8x a plain Gymnasium loop"
-    figure = "; ".join(parts)
+    figure = (f"{', '.join(parts)} (start-up incl.; steady {'/'.join(steady)}), load "
+              f"{min(loads):.0f}-{max(loads):.0f} on {results['machine']['cpus']} CPUs")
     verdict = "met" if ratios and min(ratios) >= 0.8 else "not met"
     return {"benchmark": "Gym judge with the split policy process vs a plain Gymnasium loop",
             "script": "bench/bench_gym_judge.py", "command": ".venv/bin/python -P bench/bench_gym_judge.py "
