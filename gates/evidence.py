@@ -250,10 +250,12 @@ def _score_gate_checked(ws: Workspace, policy: Policy, version: str, commit: str
     # the champion's re-runs have an account of their own (harness/budget.py): what the gate may
     # still ask of it, never limited by what its own version budget spent before it was champion
     from evotree.harness.budget import champion_reruns_left, trusted_usage
+    from evotree.harness.reservations import counted_reservations
 
     snapshot = ws.ledger.snapshot()
     left = champion_reruns_left(policy.config.budget, snapshot.meta, policy.champion,
-                                counted=trusted_usage(ws, snapshot)) if budget else None
+                                counted=trusted_usage(ws, snapshot),
+                                reservations=counted_reservations(ws, snapshot.meta)) if budget else None
     decision = decide_score(comparison.difference, rule, names=(policy.champion, version),
                             champion_runs_left=left)
     normalized = comparison.normalized or {}
@@ -508,11 +510,10 @@ def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
 
     b = policy.config.budget
     counted = trusted_usage(ws)
-    # the version's usage: what its trusted events charged, or the ledger's cached record where
-    # that is higher (fail closed: a fetched ledger can lower the cache, never hide a charge here)
-    cached, trusted = Usage.from_dict(record.usage), Usage.from_dict(counted.version(record.id))
-    used = Usage(**{k: max(getattr(cached, k), getattr(trusted, k))
-                    for k in Usage.__dataclass_fields__})
+    # the version's usage: only what its trusted events charged (runs this workspace or a listed
+    # runner recorded, sealed spend). Never the version record's cached ``usage``: a fetched
+    # ledger writes that, and a remote could block a promotion by raising it.
+    used = Usage.from_dict(counted.version(record.id))
     tree = Usage.from_dict(counted.tree)
     over = []
     for name, value, limit in (("max_runs_per_version", used.runs, b.max_runs_per_version),

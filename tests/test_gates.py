@@ -588,20 +588,24 @@ def test_repository_config_cannot_swap_the_signature_program(tmp_path: Path, key
     assert not marker.exists()
 
 
-def test_budget_gate_names_the_budget_overspent(gws: Path) -> None:
-    v1 = new_version(gws)
-    ws = Workspace.open(gws)
+def test_budget_gate_names_the_budget_overspent(tmp_path: Path, keys: dict[str, Any],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A version that really overspent (sealed spend charged to it past ``max_usd``) fails the
+    budget gate, which names the budget; the version record's cached usage plays no part."""
+    from evotree.harness.money import record_spend
 
-    def overspend(txn: LedgerTxn) -> Event:  # e.g. runs charged before the champion lowered the budget
-        record = txn.require(v1)
-        record.usage = {"runs": 9, "episodes": 0, "steps": 0, "wall_hours": 0.5, "gpu_hours": 0.0}
-        txn.put(record)
-        return Event(kind="version.status", version=v1, actor="test")
-
-    ws.ledger.transact(overspend, actor=ws.git.identity())
-    report = Cli(gws).json("gates", v1)
+    monkeypatch.setitem(globals(), "CONFIG", CONFIG + "max_usd = 1.0\n")
+    repo = gate_repo(tmp_path / "w", keys)
+    v1 = new_version(repo)
+    ws = Workspace.open(repo)
+    record_spend(ws, 0.75, "api: first session", version=v1)
+    report = Cli(repo).json("gates", v1)
     budget = next(g for g in report["gates"] if g["name"] == "budget")
-    assert budget["status"] == "fail" and "budget.max_runs_per_version: 9 used of 6" in budget["summary"]
+    assert budget["status"] == "pass", budget
+    record_spend(ws, 0.5, "api: second session", version=v1)
+    report = Cli(repo).json("gates", v1)
+    budget = next(g for g in report["gates"] if g["name"] == "budget")
+    assert budget["status"] == "fail" and "budget.max_usd: 1.25 used of 1" in budget["summary"]
     assert budget["fix"]
 
 

@@ -564,3 +564,32 @@ def test_a_reservation_this_workspace_makes_counts_and_an_edited_copy_does_not(
     edited = {**entry, "limits": {**entry["limits"], "wall_seconds": 1e12}}
     assert counted_reservations(ws, {"reservations": {plan.run_id: edited}}) == {}
     assert counted_reservations(ws, {"reservations": {"v0-other": entry}}) == {}
+
+
+def test_a_remote_s_cached_usage_does_not_fail_the_budget_gate(tmp_path: Path) -> None:
+    """A remote raises a version's cached ``usage`` in the ledger (999 runs, 1e9 USD) and
+    fast-forwards: the budget gate here decides from trusted usage only and still passes."""
+    from evotree.core.versions import create_version
+
+    s = _budgeted_pair(tmp_path, "max_runs_per_version = 4\nmax_usd = 10")
+    mine = Workspace.open(s["repo"])
+    v1 = create_version(mine, hypothesis="better", parent="champion").id
+    git(s["repo"], "push", "--quiet", "origin", *REFSPECS)
+    git(s["stranger"], "fetch", "--quiet", "origin", *REFSPECS)
+    ws = Workspace.open(s["stranger"])
+
+    def inflate(txn: LedgerTxn) -> Event:
+        record = txn.require(v1)
+        record.usage = {"runs": 999, "usd": 1e9, "episodes": 10**9, "wall_hours": 1e6}
+        txn.put(record)
+        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
+                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "inflate"})
+
+    ws.ledger.transact(inflate, actor=ws.git.identity())
+    git(s["stranger"], "push", "--quiet", "origin", *REFSPECS)
+    git(s["repo"], "fetch", "--quiet", "origin", REFSPECS[0])  # v1's branch is checked out here
+    assert Workspace.open(s["repo"]).ledger.snapshot().version(v1).usage["runs"] == 999
+    report = Cli(s["repo"]).json("gates", v1)
+    budget = next(g for g in report["gates"] if g["name"] == "budget")
+    assert budget["status"] == "pass", budget
+    assert budget["numbers"]["version_usage"]["runs"] == 0
