@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
-from test_gates import BOB, answer_challenge, child_env, finish, keypair, spawn
+from conftest import EVOTREE_BIN, Cli, commit_file, git, validate
+from fixtures_ws import scored_project, signers_file
+from test_gates import BOB, answer_challenge, child_env, finish, spawn
 from test_runs import CONFIG, JUDGE, TRAIN
 
 from evotree.core.ledger import Event, LedgerTxn
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 
 STRICT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.1\n'
 LENIENT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.99\n'
@@ -30,21 +31,11 @@ PLUGIN = "from evotree.diagnostics.findings import Analyzer  # a plug-in module 
 
 def signed_run_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
     """``test_runs.make_run_repo`` plus ``gates/allowed_signers`` (bob, ada) in the root commit."""
-    repo = make_repo(path)
-    (repo / "recipe.toml").write_text("skill = 0.5\nsteps = 3\n")
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
     hidden = {"validation": [f"val-{i}" for i in range(10)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
-    (repo / "judge" / "hidden.json").write_text(json.dumps(hidden))
-    (repo / "evotree.toml").write_text(CONFIG.format(budget=""))
-    (repo / "gates").mkdir()
-    (repo / "gates" / "allowed_signers").write_text(
-        f"{BOB} {keys['bob'][1]}\nada@example.com {keys['ada'][1]}\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, train script, judge and allowed signers")
-    init_workspace(repo)
-    return repo
+    files = {"judge/hidden.json": json.dumps(hidden), "gates/allowed_signers": signers_file(keys)}
+    return scored_project(path, judge=JUDGE, config=CONFIG.format(budget=""), train=TRAIN,
+                          recipe="skill = 0.5\nsteps = 3\n", files=files,
+                          message="recipe, train script, judge and allowed signers")
 
 
 def promote_signed(repo: Path, hid: str, key: Path, *, expect: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -68,13 +59,6 @@ def harness_state(repo: Path) -> tuple[str, str, int]:
     promoted = sum(1 for e in ws.ledger.entries() if e.event.kind == "harness.promoted")
     return (git(repo, "rev-parse", "--verify", "--quiet", "refs/evotree/harness", check=False),
             ws.ledger.meta().get("harness_active") or "h0", promoted)
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    """Real SSH keys: Bob approves, Ada is the agent's identity (creates harnesses), Mallory is not allowed."""
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "ada", "mallory")}
 
 
 @pytest.fixture
