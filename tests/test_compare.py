@@ -101,14 +101,6 @@ def test_sequential_look_is_a_threshold_on_the_same_p(tmp_path: Path) -> None:
     cli.json("compare", a, b, "--look", "1", code=1)  # --look needs --max-looks
 
 
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    from test_gates import keypair
-
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "ada")}
-
-
 def _promote_judge(ws: Workspace, edit: Any, key: Path, tmp_path: Path) -> None:
     """A signed judge promotion through the library (the person's part is tested in test_judge_store)."""
     from evotree.gates.judges import export_judge, plan_judge_promotion, propose_judge, record_judge_promotion

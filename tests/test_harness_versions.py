@@ -11,19 +11,11 @@ from typing import Any
 
 import pytest
 from conftest import Cli, commit_file, git
-from test_gates import keypair
 from test_harness_signoff import promote_signed, signed_run_repo
 
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    """Real SSH keys: Bob approves harness promotions; Ada (the agent's identity) creates harnesses."""
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "ada")}
 
 
 def _dead_group_version(ws: Workspace) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import pygit2
 import pytest
 from conftest import EVOTREE_BIN, Cli, git, validate
-from test_gates import child_env, finish, keypair, spawn
+from test_gates import child_env, finish, spawn
 from test_harness_signoff import signed_run_repo
 from test_runs import make_run_repo
 
@@ -40,12 +40,6 @@ HIDDEN = {"validation": [f"val-{i}" for i in range(10)], "heldout": [f"SECRET-he
 def rws(tmp_path: Path) -> Workspace:
     """``test_runs.make_run_repo``: judge/eval.py and judge/hidden.json committed, then init."""
     return Workspace.open(make_run_repo(tmp_path / "w"))
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "ada")}
 
 
 def eval_tasks(ws: Workspace, record: Any) -> list[str]:
