@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: the cost of the runtime trace on a phase that runs 1,000 git commands (issue 21).
-Target: <= 10 % more wall time than the same phase in the same sandbox untraced.
+Target: <= 10 % more wall and CPU time than the same phase in the same sandbox untraced, on the
+agent mix (docs/benchmarks/trace.md).
 
 The phase: ``bash -c`` running ``git`` 1,000 times, in the phase sandbox (``SandboxSpec``,
 started through ``accounted`` as ``evotree run`` starts phases). Two mixes:
@@ -30,7 +31,8 @@ the CPU overhead; on a loaded one the CPU figure is the steadier estimate.
 
 Each traced run is checked: every one of the 1,000 git processes is in the trace. Run:
 
-    .venv/bin/python bench/bench_audit_trace.py [--mix agent|light] [--commands 1000] [--repeats 5] [--json PATH]
+    .venv/bin/python bench/bench_audit_trace.py [--mix agent light] [--commands 1000] [--repeats 5]
+        [--no-strace] [--json bench/results/trace_overhead.json]
 """
 
 from __future__ import annotations
