@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from evotree.core.errors import InvalidState
+from evotree.core.events import Finalize, FinalizeAttempt
 from evotree.core.ledger import EventKind
 
 __all__ = ["Candidate", "FinalizePlan", "FinalizeResult", "AlreadyFinalized", "FINALIZE_EVENT", "select_best",
@@ -252,14 +253,14 @@ def _record(ws: Any, result: FinalizeResult) -> FinalizeResult:
     from evotree.harness.provenance import seal
 
     actor = ws.git.identity()
-    data = result.to_dict()
+    finalized = Finalize(**result.to_dict())
 
     def change(txn: LedgerTxn) -> Event:
         _refuse_twice(txn.meta)
         at = utcnow()
         done = {"status": result.status, "at": at, "heldout_run": result.heldout_run}
         txn.meta[FINALIZE_META] = {**done, "seal": seal(ws, {"what": "finalize", **done})}
-        return Event(kind=FINALIZE_EVENT, version=result.version, actor=str(actor), at=at, data=data)
+        return Event.of(finalized, version=result.version, actor=str(actor), at=at)
 
     ws.ledger.transact(change, actor=actor)
     return result
@@ -278,10 +279,10 @@ def _record_attempt(ws: Any, result: FinalizeResult) -> FinalizeResult:
     from evotree.core.ledger import Event, LedgerTxn
 
     actor = ws.git.identity()
+    attempt = FinalizeAttempt(**result.to_dict())
 
     def change(txn: LedgerTxn) -> Event:
-        return Event(kind=EventKind.FINALIZE_ATTEMPT.value, version=result.version, actor=str(actor),
-                     data=result.to_dict())
+        return Event.of(attempt, version=result.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
     return result

@@ -478,7 +478,8 @@ def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | N
 def record_audit(ws: Any, report: AuditReport) -> None:
     """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
     from evotree.core.findings import write_findings_file
-    from evotree.core.ledger import Event, EventKind
+    from evotree.core.events import Audit
+    from evotree.core.ledger import Event
 
     write_findings_file(ws.state_dir / "findings", f"{report.version}.audit.jsonl",
                         (finding.to_dict() for finding in report.findings))
@@ -500,14 +501,16 @@ def record_audit(ws: Any, report: AuditReport) -> None:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1
     listed = [{"code": f.code, "severity": f.severity, "title": f.title, "run_id": f.run_id}
               for f in report.findings[:_LEDGER_FINDINGS]]
-    data = {"passed": report.passed, "worst": report.worst, "runs": report.runs, "trajectories": report.trajectories,
-            "flagged": report.flagged, "git_history_rate": report.git_history_rate, "raw_score": report.raw_score,
-            "leak_adjusted_score": report.leak_adjusted_score, "leak_zeroed_score": report.leak_zeroed_score,
-            "score_metric": report.score_metric, "counts": counts, "findings": listed,
-            "total": len(report.findings), "incident": report.incident}
+    audited = Audit(passed=report.passed, worst=report.worst, runs=list(report.runs),
+                    trajectories=report.trajectories, flagged=report.flagged,
+                    git_history_rate=report.git_history_rate, raw_score=report.raw_score,
+                    leak_adjusted_score=report.leak_adjusted_score,
+                    leak_zeroed_score=report.leak_zeroed_score, score_metric=report.score_metric,
+                    counts=counts, findings=listed, total=len(report.findings),
+                    incident=report.incident)
 
     def change(txn: Any) -> Event:
         txn.require(report.version)
-        return Event(kind=EventKind.AUDIT.value, version=report.version, actor=str(actor), data=data)
+        return Event.of(audited, version=report.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
