@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli, git
+from fixtures_ws import bare_remote, clone_as
 from evotree.core.workspace import Workspace
 
 RUN_ID = "v0-s0-20990101T000000-evil01"
@@ -36,17 +37,10 @@ def _record(ws: Workspace, run_id: str = RUN_ID) -> bytes:
 
 def _shared(ws: Workspace, tmp_path: Path) -> tuple[Path, Path]:
     """(bare remote, attacker's clone) of the workspace ``ws``."""
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(bare, "config", "core.bigFileThreshold", "1m")  # the remote side streams too (not under test)
-    git(ws.root, "remote", "add", "origin", str(bare))
-    git(ws.root, "push", "-q", "origin", "main")
-    assert Cli(ws.root).json("push")["rejected"] == []
-    attacker = tmp_path / "attacker"
-    git(tmp_path, "clone", "-q", str(bare), str(attacker))
-    git(attacker, "config", "user.name", "Mallory")
-    git(attacker, "config", "user.email", "mallory@example.com")
-    return bare, attacker
+    # the remote side streams too (not under test)
+    bare = bare_remote(ws.root, tmp_path / "remote.git", how="evotree",
+                       git_config={"core.bigFileThreshold": "1m"})
+    return bare, clone_as(bare, tmp_path / "attacker", "Mallory", "mallory@example.com")
 
 
 def _plant(repo: Path, run_id: str, files: dict[str, str]) -> None:
