@@ -35,7 +35,8 @@ class Policy:
     def __init__(self, env_id, observation_space, action_space):
         self.space = action_space
     def reset(self):
-        np.random.seed(int(np.random.randint(1000)))  # reseeding the global generator is the episode's own
+        # reseeding the global generator is the episode's own business
+        np.random.seed(int(np.random.randint(1000)))
     def act(self, obs):
         if np.random.rand() < 0.2 or draw() < 0.1 or random.random() < 0.05:
             return int(self.space.sample())
@@ -50,9 +51,18 @@ def _candidate(tmp_path: Path, source: str, name: str = "c") -> Path:
     return folder
 
 
-def _play(candidate: Path, lanes: int, tasks: list[Task] = TASKS, **kwargs: Any) -> list[tuple[int, float, str]]:
-    episodes = run_episodes(candidate, tasks, timeout=kwargs.pop("timeout", 30.0), sandbox=None, lanes=lanes,
-                            summarize=False, **kwargs)
+def _play(
+    candidate: Path, lanes: int, tasks: list[Task] = TASKS, **kwargs: Any
+) -> list[tuple[int, float, str]]:
+    episodes = run_episodes(
+        candidate,
+        tasks,
+        timeout=kwargs.pop("timeout", 30.0),
+        sandbox=None,
+        lanes=lanes,
+        summarize=False,
+        **kwargs,
+    )
     return [(e.index, e.ret, e.finish_reason) for e in episodes]
 
 

@@ -51,8 +51,10 @@ class _Spy:
             if SEED in [v for v in frame.f_locals.values() if isinstance(v, int)]:
                 _Spy.found.add("frames")
             frame = frame.f_back
-        if any(SEED in [v for v in info.frame.f_locals.values() if isinstance(v, int)]
-               for info in inspect.stack()):
+        if any(
+            SEED in [v for v in info.frame.f_locals.values() if isinstance(v, int)]
+            for info in inspect.stack()
+        ):
             _Spy.found.add("inspect.stack")
         for obj in gc.get_objects():
             if getattr(obj, "seed", None) == SEED:
@@ -75,7 +77,7 @@ def test_the_spy_finds_the_seed_where_policy_and_environment_share_a_process() -
 
 
 #: The attacker's code, shared by both contracts: every channel it tries, and what each gave.
-SPY = r'''
+SPY = r"""
 import gc, hashlib, inspect, json, os, random, re, struct, sys
 import numpy as np
 
@@ -142,7 +144,8 @@ def spy(space, observation_space):
     found, tried = [], {{}}
     frame = sys._getframe()
     while frame is not None:
-        if any(_hit(v) for v in frame.f_locals.values()) or any(_hit(v) for v in frame.f_globals.values()):
+        seen = list(frame.f_locals.values()) + list(frame.f_globals.values())
+        if any(_hit(v) for v in seen):
             found.append("frames")
             break
         frame = frame.f_back
@@ -150,7 +153,8 @@ def spy(space, observation_space):
         found.append("inspect.stack")
     for obj in gc.get_objects():
         try:
-            if _hit(getattr(obj, "seed", None)) or (isinstance(obj, (dict, list, tuple)) and _hit(obj)):
+            container = isinstance(obj, (dict, list, tuple))
+            if _hit(getattr(obj, "seed", None)) or (container and _hit(obj)):
                 found.append("gc")
                 break
         except Exception:
@@ -194,7 +198,8 @@ class Policy:
         self.args = args
 
     def reset(self, *_):
-        if len(self.args) == 3 and isinstance(self.args[2], dict):  # EvoPolicyGym: JSON schemas, no spaces
+        # EvoPolicyGym: JSON schemas, no spaces
+        if len(self.args) == 3 and isinstance(self.args[2], dict):
             space = observation_space = None
         else:
             space, observation_space = self.args[2], self.args[1]
@@ -203,7 +208,7 @@ class Policy:
 
     def act(self, obs):
         return 0
-'''
+"""
 
 
 def _report(message: str) -> dict[str, Any]:
@@ -224,25 +229,41 @@ def _judge_like(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _spy(candidate: Path, sandbox: dict[str, Any] | None, *, epg: bool) -> dict[str, Any]:
-    extra = {"protocol": "evopolicygym", "meta": {"submit_index": 0, "n_episodes": 1, "remaining_after": 0}} \
-        if epg else None
-    (episode,) = run_episodes(candidate, [Task(ENV, 0, SEED)], timeout=120, sandbox=sandbox, extra=extra)
+    extra = (
+        {
+            "protocol": "evopolicygym",
+            "meta": {"submit_index": 0, "n_episodes": 1, "remaining_after": 0},
+        }
+        if epg
+        else None
+    )
+    (episode,) = run_episodes(
+        candidate, [Task(ENV, 0, SEED)], timeout=120, sandbox=sandbox, extra=extra
+    )
     assert episode.failed and episode.category == ("reset_error" if epg else ""), episode
     return _report(episode.message)
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("epg", [False, True], ids=["evotree", "evopolicygym"])
-def test_a_policy_process_holds_nothing_of_the_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     epg: bool) -> None:
+def test_a_policy_process_holds_nothing_of_the_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, epg: bool
+) -> None:
     """A plain policy process (train phase, sandbox off): no frame, object, generator, space,
     argument or variable of its process holds the seed. What a process of the same user may
     read of its parent through /proc is the nested sandbox's to close (next test)."""
     judge, candidate = _judge_like(tmp_path)
     monkeypatch.chdir(judge)
     report = _spy(candidate, None, epg=epg)
-    in_process = {"numpy state", "action space generator", "observation space generator",
-                  "frames", "inspect.stack", "gc", "argv or environment"}
+    in_process = {
+        "numpy state",
+        "action space generator",
+        "observation space generator",
+        "frames",
+        "inspect.stack",
+        "gc",
+        "argv or environment",
+    }
     assert not in_process & set(report["found"]), report
     assert "parent environ" not in report["found"] and "parent cmdline" not in report["found"]
     assert report["tried"]["ppid"] == os.getpid()  # the attack did look at its parent
@@ -250,8 +271,9 @@ def test_a_policy_process_holds_nothing_of_the_seed(tmp_path: Path, monkeypatch:
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("epg", [False, True], ids=["evotree", "evopolicygym"])
-def test_in_the_nested_sandbox_no_channel_gives_the_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          epg: bool) -> None:
+def test_in_the_nested_sandbox_no_channel_gives_the_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, epg: bool
+) -> None:
     """The judge phase's configuration: /proc/<ppid>/mem, environ, cmdline, the judge's seed file,
     the frames, gc, the generators: nothing."""
     if not check_policy_sandbox().ok:
@@ -265,7 +287,9 @@ def test_in_the_nested_sandbox_no_channel_gives_the_seed(tmp_path: Path, monkeyp
 
 
 @pytest.mark.heavy
-def test_the_proc_attack_works_on_a_plain_process_as_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_proc_attack_works_on_a_plain_process_as_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The control of the /proc attacks (and the documented residual of a plain policy process): as
     root, outside the nested sandbox, the spy reads the seed file through its parent's cwd and the
     seed in its parent's memory — the reason the judge phase nests."""
@@ -279,33 +303,60 @@ def test_the_proc_attack_works_on_a_plain_process_as_root(tmp_path: Path, monkey
 
 
 # ---------------------------------------------------------------------------- failures are results
-BODY = "class Policy:\n    def __init__(self, *a):\n        pass\n    def reset(self, *a):\n        pass\n" \
-       "    def act(self, obs):\n"
+BODY = (
+    "class Policy:\n    def __init__(self, *a):\n        pass\n"
+    "    def reset(self, *a):\n        pass\n"
+    "    def act(self, obs):\n"
+)
 
 FAILING = {
-    "segfault": ("import ctypes\n", "        ctypes.string_at(0)\n", "error", "died during the episode"),
-    "hang": ("import signal, time\n", "        signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
-             "        while True:\n            time.sleep(0.01)\n", "timeout", "it was killed"),
-    "garbage": ("import os, sys\n", "        os.write(int(sys.argv[2]), b'\\x00\\x00\\x00\\x05Jnope')\n"
-                "        return 0\n", "error", "broke the domain's protocol"),
-    "forged action": ("import os, struct, sys\n", "        os.write(int(sys.argv[2]), struct.pack('>I', 14) + b'A'"
-                      " + struct.pack('>BcI', 0, b'i', 8) + struct.pack('>q', 7))\n        return 0\n",
-                      "error", "broke the domain's protocol"),
+    "segfault": (
+        "import ctypes\n",
+        "        ctypes.string_at(0)\n",
+        "error",
+        "died during the episode",
+    ),
+    "hang": (
+        "import signal, time\n",
+        "        signal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+        "        while True:\n            time.sleep(0.01)\n",
+        "timeout",
+        "it was killed",
+    ),
+    "garbage": (
+        "import os, sys\n",
+        "        os.write(int(sys.argv[2]), b'\\x00\\x00\\x00\\x05Jnope')\n        return 0\n",
+        "error",
+        "broke the domain's protocol",
+    ),
+    "forged action": (
+        "import os, struct, sys\n",
+        "        os.write(int(sys.argv[2]), struct.pack('>I', 14) + b'A'"
+        " + struct.pack('>BcI', 0, b'i', 8) + struct.pack('>q', 7))\n        return 0\n",
+        "error",
+        "broke the domain's protocol",
+    ),
     "exit": ("", "        raise SystemExit(3)\n", "error", "act(obs) called sys.exit(3) at step 0"),
 }
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(FAILING))
-def test_a_policy_that_crashes_hangs_or_forges_is_a_failed_episode(tmp_path: Path, name: str) -> None:
+def test_a_policy_that_crashes_hangs_or_forges_is_a_failed_episode(
+    tmp_path: Path, name: str
+) -> None:
     from evotree.domains.gym.judge import judge_episodes
     from evotree.domains.gym.settings import JudgeSettings, References
 
     prelude, act, reason, text = FAILING[name]
     (tmp_path / "policy.py").write_text(prelude + BODY + act)
-    settings = JudgeSettings(envs=[ENV], pools={}, episode_timeout_seconds=0.5, max_timeouts_per_env=5)
+    settings = JudgeSettings(
+        envs=[ENV], pools={}, episode_timeout_seconds=0.5, max_timeouts_per_env=5
+    )
     refs = References(envs={ENV: {"random": 0.0, "expert": 500.0}})
-    results = judge_episodes(tmp_path, [Task(ENV, i, 1_000_000 + i) for i in range(2)], settings, refs)
+    results = judge_episodes(
+        tmp_path, [Task(ENV, i, 1_000_000 + i) for i in range(2)], settings, refs
+    )
     assert len(results) == 2
     for episode, score in results:
         assert (episode.finish_reason, score) == (reason, 0.0), episode

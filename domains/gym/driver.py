@@ -34,7 +34,13 @@ from evotree.domains.gym.episode import (
     encode_action,
     seed_everything,
 )
-from evotree.domains.gym.wire import ProtocolError, clean_space, decode_action_frame, json_frame, policy_seed
+from evotree.domains.gym.wire import (
+    ProtocolError,
+    clean_space,
+    decode_action_frame,
+    json_frame,
+    policy_seed,
+)
 
 __all__ = ["DONE", "Pipe", "Play", "PolicyDied", "drive"]
 
@@ -69,8 +75,17 @@ class Play:
     environment took (the policy's own time is counted in its process).
     """
 
-    def __init__(self, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
-                 record_actions: bool = False, summarize: bool = True) -> None:
+    def __init__(
+        self,
+        env: Any,
+        env_id: str,
+        index: int,
+        seed: int,
+        *,
+        timeout: float,
+        record_actions: bool = False,
+        summarize: bool = True,
+    ) -> None:
         self.env, self.timeout, self.summarize = env, timeout, summarize
         self.episode = Episode(env_id=env_id, index=index, seed=seed)
         self.record_actions = record_actions
@@ -82,7 +97,9 @@ class Play:
     def begin(self) -> dict[str, Any] | None:
         env, episode = self.env, self.episode
         started = time.monotonic()
-        self.space = space = env.action_space  # as play(): the object before reset (highway-env makes a new one)
+        self.space = space = (
+            env.action_space
+        )  # as play(): the object before reset (highway-env makes a new one)
         seed_everything(episode.seed)  # for environments that draw from the global generators
         try:
             obs, _ = env.reset(seed=episode.seed)
@@ -96,21 +113,32 @@ class Play:
         self.step, self.limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
         self.check = action_checker(space)
         self.own += time.monotonic() - started
-        return {"mode": "default", "env_id": episode.env_id, "index": episode.index,
-                "policy_seed": policy_seed(episode.env_id, episode.index), "timeout": self.timeout,
-                "observation_space": clean_space(env.observation_space), "action_space": clean_space(space),
-                "obs": obs}
+        return {
+            "mode": "default",
+            "env_id": episode.env_id,
+            "index": episode.index,
+            "policy_seed": policy_seed(episode.env_id, episode.index),
+            "timeout": self.timeout,
+            "observation_space": clean_space(env.observation_space),
+            "action_space": clean_space(space),
+            "obs": obs,
+        }
 
     def answer(self, frame: bytes) -> Any:
         """The next observation for the policy, or ``DONE``."""
         episode = self.episode
         if frame[:1] != b"A":
             failure = _failure(frame)
-            episode.finish_reason, episode.message = failure["reason"], str(failure.get("message", ""))
+            episode.finish_reason, episode.message = (
+                failure["reason"],
+                str(failure.get("message", "")),
+            )
             return self._done()
         action, problem = self.check(decode_action_frame(frame, self.space)[0])
         if problem is not None:
-            raise ProtocolError(f"an action outside the space that its own check let through: {problem}")
+            raise ProtocolError(
+                f"an action outside the space that its own check let through: {problem}"
+            )
         if self.stats is not None:
             self.stats.add(action)
         if self.record_actions:
@@ -129,13 +157,17 @@ class Play:
         if terminated or truncated:
             episode.finish_reason = "terminated" if terminated else "truncated"
             if self.stats is not None:
-                episode.summary = (f"{self.stats.describe()}; first obs {self.first}; last obs "
-                                   f"{_obs_text(obs)}; last reward {_fmt(float(reward))}")
+                episode.summary = (
+                    f"{self.stats.describe()}; first obs {self.first}; last obs "
+                    f"{_obs_text(obs)}; last reward {_fmt(float(reward))}"
+                )
             return self._done()
         if self.own > self.timeout:
             episode.finish_reason = "timeout"
-            episode.message = (f"the episode ran past its time limit ({self.timeout:g} s) at step "
-                               f"{self.length}, in the environment's steps")
+            episode.message = (
+                f"the episode ran past its time limit ({self.timeout:g} s) at step "
+                f"{self.length}, in the environment's steps"
+            )
             return self._done()
         return obs
 
@@ -150,8 +182,18 @@ class Play:
 DONE: Any = object()
 
 
-def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
-          record_actions: bool = False, summarize: bool = True, epg: dict[str, Any] | None = None) -> Episode:
+def drive(
+    pipe: Pipe,
+    env: Any,
+    env_id: str,
+    index: int,
+    seed: int,
+    *,
+    timeout: float,
+    record_actions: bool = False,
+    summarize: bool = True,
+    epg: dict[str, Any] | None = None,
+) -> Episode:
     """One episode of ``env`` (fresh) against the policy behind ``pipe``.
 
     ``epg``: EvoPolicyGym mode (``{"meta": env_meta, "trajectory": bool}``). Never raises for
@@ -160,9 +202,26 @@ def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: 
     or breaks the protocol (the caller kills and replaces it).
     """
     if epg is not None:
-        return _drive_evopolicygym(pipe, env, env_id, index, seed, timeout=timeout, record_actions=record_actions,
-                                   meta=epg["meta"], trajectory=bool(epg.get("trajectory")))
-    play = Play(env, env_id, index, seed, timeout=timeout, record_actions=record_actions, summarize=summarize)
+        return _drive_evopolicygym(
+            pipe,
+            env,
+            env_id,
+            index,
+            seed,
+            timeout=timeout,
+            record_actions=record_actions,
+            meta=epg["meta"],
+            trajectory=bool(epg.get("trajectory")),
+        )
+    play = Play(
+        env,
+        env_id,
+        index,
+        seed,
+        timeout=timeout,
+        record_actions=record_actions,
+        summarize=summarize,
+    )
     start = play.begin()
     if start is None:
         return play.episode
@@ -175,8 +234,10 @@ def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: 
             break
         if time.monotonic() - started > timeout:  # the episode's wall time, policy and environment
             play.episode.finish_reason = "timeout"
-            play.episode.message = (f"the episode ran past its time limit ({timeout:g} s) at step "
-                                    f"{play.length}, while the environment stepped")
+            play.episode.message = (
+                f"the episode ran past its time limit ({timeout:g} s) at step "
+                f"{play.length}, while the environment stepped"
+            )
             play._done()
             break
         pipe.send_frame(b"O" + dumps(obs, protocol))
@@ -184,8 +245,18 @@ def drive(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: 
     return play.episode
 
 
-def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int, *, timeout: float,
-                        record_actions: bool, meta: dict[str, Any], trajectory: bool) -> Episode:
+def _drive_evopolicygym(
+    pipe: Pipe,
+    env: Any,
+    env_id: str,
+    index: int,
+    seed: int,
+    *,
+    timeout: float,
+    record_actions: bool,
+    meta: dict[str, Any],
+    trajectory: bool,
+) -> Episode:
     """EvoPolicyGym's episode (:func:`evotree.domains.gym.epg.play_submit_episode`) with the policy
     in its own process: ``reset(episode_index)`` there, JSON observations, actions coerced into the
     space (and flagged), an ``act()`` error plays a sampled action and ends the episode."""
@@ -198,10 +269,23 @@ def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int
     obs, _ = env.reset(seed=seed)
     space.seed(seed)
     image_obs = schema(env.observation_space).get("type") == "Image"
-    pipe.send_frame(b"S" + pickle.dumps(
-        {"mode": "evopolicygym", "env_id": env_id, "index": index, "policy_seed": policy_seed(env_id, index),
-         "timeout": timeout, "meta": meta, "action_space": clean_space(space), "obs": obs,
-         "trajectory": trajectory}, protocol=pickle.HIGHEST_PROTOCOL))
+    pipe.send_frame(
+        b"S"
+        + pickle.dumps(
+            {
+                "mode": "evopolicygym",
+                "env_id": env_id,
+                "index": index,
+                "policy_seed": policy_seed(env_id, index),
+                "timeout": timeout,
+                "meta": meta,
+                "action_space": clean_space(space),
+                "obs": obs,
+                "trajectory": trajectory,
+            },
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+    )
     fast = _fast_path(env)
     step, limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
     check = action_checker(space)
@@ -220,8 +304,13 @@ def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int
                     raise ProtocolError(f"an action outside the space after coercion: {problem}")
             else:
                 message = _failure(frame)
-                if message.get("category") in ("init_error", "reset_error") or message["reason"] == "timeout":
-                    if message["reason"] == "timeout":  # as EvoPolicyGym's watchdog: nothing of it counts
+                if (
+                    message.get("category") in ("init_error", "reset_error")
+                    or message["reason"] == "timeout"
+                ):
+                    if (
+                        message["reason"] == "timeout"
+                    ):  # as EvoPolicyGym's watchdog: nothing of it counts
                         total, length = 0.0, 0
                         episode.finish_reason = "timeout"
                     episode.category = str(message.get("category", ""))
@@ -230,7 +319,9 @@ def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int
                         episode.trajectory = []
                     break
                 if message.get("category") != "act_error":
-                    raise ProtocolError(f"unexpected failure from the policy's process: {str(message)[:200]}")
+                    raise ProtocolError(
+                        f"unexpected failure from the policy's process: {str(message)[:200]}"
+                    )
                 failure = str(message.get("message", ""))
                 action, invalid, raw = space.sample(), False, None
             obs_row = None
@@ -249,14 +340,31 @@ def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int
                 row_info = to_json(info) if isinstance(info, dict) else {}
                 if invalid:
                     row_info["action_invalid"] = True
-                row = json.dumps({"t": length - 1, "obs": obs_row,
-                                  "action": raw if failure is None else to_json(action), "reward": reward,
-                                  "terminated": bool(terminated), "truncated": bool(truncated),
-                                  "info": row_info}, separators=(",", ":"), default=repr)
+                row = json.dumps(
+                    {
+                        "t": length - 1,
+                        "obs": obs_row,
+                        "action": raw if failure is None else to_json(action),
+                        "reward": reward,
+                        "terminated": bool(terminated),
+                        "truncated": bool(truncated),
+                        "info": row_info,
+                    },
+                    separators=(",", ":"),
+                    default=repr,
+                )
                 if size + len(row) > TRAJECTORY_CAP_BYTES:
                     cut = True
-                    rows.append(json.dumps({"t": length - 1, "truncated_feedback":
-                                            f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes"}))
+                    rows.append(
+                        json.dumps(
+                            {
+                                "t": length - 1,
+                                "truncated_feedback": (
+                                    f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes"
+                                ),
+                            }
+                        )
+                    )
                 else:
                     rows.append(row)
                     size += len(row) + 1
@@ -266,7 +374,9 @@ def _drive_evopolicygym(pipe: Pipe, env: Any, env_id: str, index: int, seed: int
             if terminated or truncated:
                 episode.finish_reason = "terminated" if terminated else "truncated"
                 break
-            if time.monotonic() - started > timeout:  # as EvoPolicyGym's watchdog: nothing of it counts
+            if (
+                time.monotonic() - started > timeout
+            ):  # as EvoPolicyGym's watchdog: nothing of it counts
                 total, length = 0.0, 0
                 episode.finish_reason = "timeout"
                 episode.message = f"the episode ran past its time limit ({timeout:g} s)"

@@ -103,12 +103,13 @@ envs = [{envs}]
 episode_timeout_seconds = {timeout}
 # After this many timeouts in one environment its remaining episodes score 0 unplayed (0: never).
 max_timeouts_per_env = 3
-# Worker processes playing episodes in parallel.
+# Policy processes playing episodes in parallel.
 workers = 1
-# The policy's process also runs the environment, so it could tamper with it. The judge re-runs
-# this fraction of the episodes (chosen at random, secretly) from their actions on a clean
-# environment in its own process; if any replay disagrees, it replays every episode and scores
-# the replays. 1.0 replays all (about 1.5x the CPU of playing), 0 none.
+# Episodes each policy process plays side by side (one message each way per step of all of
+# them); each keeps its own policy object, generators and time limit.
+lanes = 16
+# Accepted and ignored: the environment runs in the judge's process, the policy in its own, so
+# nothing is replayed.
 replay_fraction = 0.25
 # Normalized score = clip((R - random) / (expert - random), 0, clip_max).
 clip_max = 1.2

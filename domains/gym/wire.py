@@ -34,8 +34,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_FRAME", "ProtocolError", "send", "send_bytes", "FrameReader", "policy_seed", "clean_space",
-           "tag", "untag", "encode_action", "decode_action_frame"]
+__all__ = [
+    "MAX_FRAME",
+    "ProtocolError",
+    "send",
+    "send_bytes",
+    "FrameReader",
+    "policy_seed",
+    "clean_space",
+    "tag",
+    "untag",
+    "encode_action",
+    "decode_action_frame",
+]
 
 _HEADER = struct.Struct(">I")
 _ACTION = struct.Struct(">BcI")  # flags, type, length of the data
@@ -80,12 +91,12 @@ class FrameReader:
             raise ProtocolError("an empty message")
         if len(self.buffer) < _HEADER.size + size:
             return None
-        data = bytes(self.buffer[_HEADER.size:_HEADER.size + size])
-        del self.buffer[:_HEADER.size + size]
+        data = bytes(self.buffer[_HEADER.size : _HEADER.size + size])
+        del self.buffer[: _HEADER.size + size]
         return data
 
     def read_frame(self, deadline: float | None) -> bytes | None:
-        """The next frame's payload; None at end of file; :class:`TimeoutError` past ``deadline``."""
+        """The next frame's payload; None at end of file; TimeoutError past ``deadline``."""
         while True:
             frame = self._frame()
             if frame is not None:
@@ -141,23 +152,36 @@ def clean_space(space: Any) -> Any:
     if kind is spaces.Discrete:
         return spaces.Discrete(int(space.n), start=int(space.start), dtype=space.dtype.type)
     if kind is spaces.Box:
-        return spaces.Box(np.array(space.low, copy=True), np.array(space.high, copy=True), space.shape,
-                          space.dtype.type)
+        return spaces.Box(
+            np.array(space.low, copy=True),
+            np.array(space.high, copy=True),
+            space.shape,
+            space.dtype.type,
+        )
     if kind is spaces.MultiDiscrete:
-        return spaces.MultiDiscrete(np.array(space.nvec, copy=True), dtype=space.dtype.type,
-                                    start=np.array(space.start, copy=True))
+        return spaces.MultiDiscrete(
+            np.array(space.nvec, copy=True),
+            dtype=space.dtype.type,
+            start=np.array(space.start, copy=True),
+        )
     if kind is spaces.MultiBinary:
-        return spaces.MultiBinary(np.array(space.n, copy=True) if isinstance(space.n, np.ndarray) else space.n)
+        return spaces.MultiBinary(
+            np.array(space.n, copy=True) if isinstance(space.n, np.ndarray) else space.n
+        )
     if kind is spaces.Tuple:
         return spaces.Tuple([clean_space(s) for s in space.spaces])
     if kind is spaces.Dict:
         return spaces.Dict({k: clean_space(s) for k, s in space.spaces.items()}, sort_keys=False)
     if kind is spaces.Text:
-        return spaces.Text(space.max_length, min_length=space.min_length, charset=space.character_set)
+        return spaces.Text(
+            space.max_length, min_length=space.min_length, charset=space.character_set
+        )
     shape = getattr(space, "shape", None)
     dtype = getattr(space, "dtype", None)
-    return spaces.Space(shape=tuple(shape) if shape is not None else None,
-                        dtype=dtype if isinstance(dtype, np.dtype) and dtype.kind in _NUMERIC else None)
+    return spaces.Space(
+        shape=tuple(shape) if shape is not None else None,
+        dtype=dtype if isinstance(dtype, np.dtype) and dtype.kind in _NUMERIC else None,
+    )
 
 
 # ---------------------------------------------------------------------------- values
@@ -241,15 +265,20 @@ def untag(data: Any, depth: int = 0) -> Any:
     raise ProtocolError(f"an unknown value type {key[:20]!r}")
 
 
-def encode_action(action: Any, space: Any, *, invalid: bool = False, raw: Any = None,
-                  with_raw: bool = False) -> bytes:
+def encode_action(
+    action: Any, space: Any, *, invalid: bool = False, raw: Any = None, with_raw: bool = False
+) -> bytes:
     """The ``A`` frame of an action of ``space`` (policy side). ``raw``: EvoPolicyGym's JSON copy of
     what act() returned, for the trajectory (sent when ``with_raw``)."""
     flags = (1 if invalid else 0) | (2 if with_raw else 0)
     if type(action) is int and -(1 << 63) <= action < (1 << 63):
         kind, data = b"i", _INT.pack(action)
-    elif type(action) is np.ndarray and action.dtype == getattr(space, "dtype", None) \
-            and action.shape == getattr(space, "shape", None) and action.dtype.kind in _NUMERIC:
+    elif (
+        type(action) is np.ndarray
+        and action.dtype == getattr(space, "dtype", None)
+        and action.shape == getattr(space, "shape", None)
+        and action.dtype.kind in _NUMERIC
+    ):
         kind, data = b"b", np.ascontiguousarray(action).tobytes()
     else:
         kind, data = b"j", json.dumps(tag(action), separators=(",", ":")).encode()
@@ -264,7 +293,7 @@ def decode_action_frame(frame: bytes, space: Any) -> tuple[Any, bool, Any]:
         raise ProtocolError("a truncated action")
     flags, kind, size = _ACTION.unpack_from(frame, 1)
     start = 1 + _ACTION.size
-    data = frame[start:start + size]
+    data = frame[start : start + size]
     if len(data) != size:
         raise ProtocolError("a truncated action")
     if kind == b"i":
@@ -276,7 +305,9 @@ def decode_action_frame(frame: bytes, space: Any) -> tuple[Any, bool, Any]:
         if not isinstance(dtype, np.dtype) or dtype.kind not in _NUMERIC or shape is None:
             raise ProtocolError("an array action for a space that has no array actions")
         if size != dtype.itemsize * math.prod(shape):
-            raise ProtocolError(f"an array action of {size} bytes for a space of shape {shape} and dtype {dtype}")
+            raise ProtocolError(
+                f"an array action of {size} bytes for a space of shape {shape} and dtype {dtype}"
+            )
         action = np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
     elif kind == b"j":
         try:
@@ -288,7 +319,7 @@ def decode_action_frame(frame: bytes, space: Any) -> tuple[Any, bool, Any]:
     raw = None
     if flags & 2:
         try:
-            raw = json.loads(frame[start + size:])
+            raw = json.loads(frame[start + size :])
         except (ValueError, RecursionError) as exc:
             raise ProtocolError(f"a malformed raw action: {exc}") from None
     return action, bool(flags & 1), raw

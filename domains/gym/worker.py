@@ -1,11 +1,12 @@
 """The policy's process: loads the candidate's ``policy.py`` and answers observations with actions.
 
-Started by :class:`evotree.domains.gym.runner.Worker` as ``python -P -m evotree.domains.gym.worker REQ_FD
-REP_FD POLICY_FILE`` with the candidate's directory as its working directory (in the judge phase
-inside a nested sandbox of its own). It holds the policy and nothing else: the environment, its
-seed and the episode loop stay in the process that started it (:mod:`evotree.domains.gym.driver`),
-so the policy cannot read the seed from its frames, its memory or its generators. What crosses
-the pipes (:mod:`evotree.domains.gym.wire`):
+Started by :class:`evotree.domains.gym.runner.Worker` as
+``python -P -m evotree.domains.gym.worker REQ_FD REP_FD POLICY_FILE`` with the candidate's
+directory as its working directory (in the judge phase inside a nested sandbox of its own).
+It holds the policy and nothing else: the environment, its seed and the episode loop stay in
+the process that started it (:mod:`evotree.domains.gym.driver`), so the policy cannot read
+the seed from its frames, its memory or its generators. What crosses the pipes
+(:mod:`evotree.domains.gym.wire`):
 
 * policy → parent at start: ``{"kind": "ready"}``, ``{"kind": "invalid", "message": ...}`` (the
   policy breaks the contract) or ``{"kind": "broken", "message": ...}`` (this machine cannot run
@@ -63,7 +64,9 @@ def load_policy_class(path: Path) -> type:
     Raises :class:`InvalidPolicy` with a message meant for the candidate's author.
     """
     if not path.is_file():
-        raise InvalidPolicy(f"{path.name} is missing: the gym domain runs the class Policy defined in it")
+        raise InvalidPolicy(
+            f"{path.name} is missing: the gym domain runs the class Policy defined in it"
+        )
     spec = importlib.util.spec_from_file_location("policy", path)
     if spec is None or spec.loader is None:
         raise InvalidPolicy(f"{path.name} cannot be imported")
@@ -79,26 +82,32 @@ def load_policy_class(path: Path) -> type:
     if policy is None:
         names = sorted(n for n in vars(module) if not n.startswith("_"))
         raise InvalidPolicy(
-            f"{path.name} defines no `Policy` (it defines: {', '.join(names) or 'nothing'}); define "
-            "class Policy with __init__(self, env_id, observation_space, action_space), reset(self) "
-            "and act(self, obs)"
+            f"{path.name} defines no `Policy` (it defines: {', '.join(names) or 'nothing'}); "
+            "define class Policy with __init__(self, env_id, observation_space, action_space), "
+            "reset(self) and act(self, obs)"
         )
     if not inspect.isclass(policy):
         raise InvalidPolicy(f"`Policy` in {path.name} is a {type(policy).__name__}, not a class")
     missing = [name for name in ("reset", "act") if not callable(getattr(policy, name, None))]
     if missing:
-        raise InvalidPolicy(f"class Policy in {path.name} has no {' and no '.join(m + '()' for m in missing)} "
-                            "method; the domain calls reset() before each episode and act(obs) at each step")
+        raise InvalidPolicy(
+            f"class Policy in {path.name} has no {' and no '.join(m + '()' for m in missing)} "
+            "method; the domain calls reset() before each episode and act(obs) at each step"
+        )
     try:
         inspect.signature(policy).bind("CartPole-v1", None, None)
     except TypeError as exc:
-        raise InvalidPolicy(f"Policy(env_id, observation_space, action_space) cannot be called: {exc}") from None
+        raise InvalidPolicy(
+            f"Policy(env_id, observation_space, action_space) cannot be called: {exc}"
+        ) from None
     except ValueError:
         pass  # no signature available (a C type): it will be tried
     try:
         inspect.signature(policy.act).bind(object(), None)
     except TypeError as exc:
-        raise InvalidPolicy(f"Policy.act(obs) cannot be called with one observation: {exc}") from None
+        raise InvalidPolicy(
+            f"Policy.act(obs) cannot be called with one observation: {exc}"
+        ) from None
     except ValueError:
         pass
     return policy
@@ -176,8 +185,9 @@ class _Lane:
         if which not in self.generators:
             import numpy as np
 
-            self.generators[which] = (random.Random(self.seed) if which == "random"
-                                      else np.random.RandomState(self.seed))
+            self.generators[which] = (
+                random.Random(self.seed) if which == "random" else np.random.RandomState(self.seed)
+            )
         return self.generators[which]
 
     def _enter(self) -> None:
@@ -207,8 +217,11 @@ class _Lane:
             else:
                 failure = self._start_default(message)
         except host.timeout_type as exc:
-            return self.fail("timeout", f"the episode ran past its time limit ({exc}) at step 0, inside "
-                                        f"{self.stage}: {host.traceback(exc)}")
+            return self.fail(
+                "timeout",
+                f"the episode ran past its time limit ({exc}) at step 0, inside "
+                f"{self.stage}: {host.traceback(exc)}",
+            )
         return failure or self.observe(message["obs"])
 
     def _start_default(self, message: dict[str, Any]) -> bytes | None:
@@ -243,7 +256,9 @@ class _Lane:
             if env_id not in host.submit:
                 meta = message["meta"]
                 try:
-                    host.submit[env_id] = host.policy_class(meta["obs_space"], meta["action_space"], meta)
+                    host.submit[env_id] = host.policy_class(
+                        meta["obs_space"], meta["action_space"], meta
+                    )
                 except host.timeout_type:
                     raise
                 except BaseException as exc:  # noqa: BLE001 - SystemExit too: the policy's fault
@@ -256,7 +271,9 @@ class _Lane:
             except host.timeout_type:
                 raise
             except Exception as exc:  # noqa: BLE001
-                return self.fail("error", host.epg._error("reset_error", exc), category="reset_error")
+                return self.fail(
+                    "error", host.epg._error("reset_error", exc), category="reset_error"
+                )
         finally:
             self._leave()
         self.act = policy.act
@@ -268,8 +285,10 @@ class _Lane:
         if not self.active:
             return self.fail("error", "an observation for an episode that is over")
         if self.left <= 0:
-            return self.fail("timeout", f"the episode ran past its time limit ({self.limit:g} s) at step "
-                                        f"{self.steps}")
+            return self.fail(
+                "timeout",
+                f"the episode ran past its time limit ({self.limit:g} s) at step {self.steps}",
+            )
         epg = self.mode == "evopolicygym"
         try:
             self._enter()
@@ -282,35 +301,60 @@ class _Lane:
             finally:
                 self._leave()
         except host.timeout_type as exc:
-            return self.fail("timeout", f"the episode ran past its time limit ({exc}) at step {self.steps}, "
-                                        f"inside {self.stage}: {host.traceback(exc)}")
+            return self.fail(
+                "timeout",
+                f"the episode ran past its time limit ({exc}) at step {self.steps}, "
+                f"inside {self.stage}: {host.traceback(exc)}",
+            )
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
             if epg:
                 return self.fail("error", host.epg._error("act_error", exc), category="act_error")
             if isinstance(exc, SystemExit):
-                return self.fail("error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}")
-            return self.fail("error", f"{self.stage} raised at step {self.steps}: {host.traceback(exc)}")
+                return self.fail(
+                    "error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}"
+                )
+            return self.fail(
+                "error", f"{self.stage} raised at step {self.steps}: {host.traceback(exc)}"
+            )
         try:
             if epg:
-                frame = encode_action(action, self.space, invalid=invalid, with_raw=self.trajectory,
-                                      raw=host.epg.to_json(raw) if self.trajectory else None)
+                frame = encode_action(
+                    action,
+                    self.space,
+                    invalid=invalid,
+                    with_raw=self.trajectory,
+                    raw=host.epg.to_json(raw) if self.trajectory else None,
+                )
             else:
                 action, problem = self.check(raw)
                 if problem is not None:
-                    return self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned "
-                                                       f"{host.short(raw)}, not in the action space "
-                                                       f"{self.space}: {problem}")
+                    return self.fail(
+                        "invalid_action",
+                        f"invalid action at step {self.steps}: act() returned "
+                        f"{host.short(raw)}, not in the action space "
+                        f"{self.space}: {problem}",
+                    )
                 frame = encode_action(action, self.space)
         except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
-            return self.fail("invalid_action", f"invalid action at step {self.steps}: act() returned a value "
-                                               f"that cannot be used: {type(exc).__name__}: {exc}")
+            return self.fail(
+                "invalid_action",
+                f"invalid action at step {self.steps}: act() returned a value "
+                f"that cannot be used: {type(exc).__name__}: {exc}",
+            )
         self.steps += 1
         return frame
 
     def fail(self, reason: str, message: str, *, category: str = "") -> bytes:
         self.active, self.act = False, None
-        text = json.dumps({"kind": "fail", "reason": reason, "message": message[:_MESSAGE_LIMIT],
-                           "category": category}, separators=(",", ":"))
+        text = json.dumps(
+            {
+                "kind": "fail",
+                "reason": reason,
+                "message": message[:_MESSAGE_LIMIT],
+                "category": category,
+            },
+            separators=(",", ":"),
+        )
         return b"J" + text.encode()
 
     def end(self) -> None:
@@ -334,7 +378,9 @@ class _Host:
         self.epg, self.timeout_type, self.traceback = epg, EpisodeTimeout, _policy_traceback
         _CURRENT["timeout"] = EpisodeTimeout
         self.short, self.checker = _short, action_checker
-        self.submit: dict[str, Any] = {}  # EvoPolicyGym mode: the one Policy of this submit, per env
+        self.submit: dict[
+            str, Any
+        ] = {}  # EvoPolicyGym mode: the one Policy of this submit, per env
         self.lanes: dict[int, _Lane] = {}
 
     def lane(self, number: int) -> _Lane:
@@ -350,7 +396,11 @@ class _Host:
             if kind == "E":
                 self.lane(number).end()
                 continue
-            answer = self.lane(number).start(item[2]) if kind == "S" else self.lane(number).observe(item[2])
+            answer = (
+                self.lane(number).start(item[2])
+                if kind == "S"
+                else self.lane(number).observe(item[2])
+            )
             parts.append(struct.pack(">II", number, len(answer)) + answer)
         signal.setitimer(signal.ITIMER_REAL, 0)
         return b"M" + struct.pack(">I", len(parts)) + b"".join(parts)
