@@ -14,33 +14,22 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli, git, make_repo, validate
-from evotree.core.workspace import Workspace, init_workspace
-from test_gates import BOB, CONFIG, SEEDED_JUDGE, answer_challenge, finish, keypair, new_version, spawn
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "runner")}
+from conftest import Cli, git, validate
+from evotree.core.workspace import Workspace
+from fixtures_ws import bare_remote, clone_as, scored_config, scored_project, signers_file
+from test_gates import SEEDED_JUDGE, answer_challenge, finish, new_version, spawn
 
 
 def _team_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
     """A workspace whose champion lists bob as approver and the team's runner key."""
     from test_runs import TRAIN
 
-    repo = make_repo(path)
-    (repo / "gates").mkdir()
-    (repo / "gates" / "allowed_signers").write_text(f"{BOB} {keys['bob'][1]}\n")
-    (repo / "gates" / "runner_keys").write_text(f"# the team's runner machines\nci-runner {keys['runner'][1]}\n")
-    (repo / "evotree.toml").write_text(CONFIG.format(min_tasks=20, train_threshold=0))
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(SEEDED_JUDGE)
-    (repo / "train.py").write_text(TRAIN)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, judge, gate policy, runner keys")
-    init_workspace(repo)
-    return repo
+    runners = f"# the team's runner machines\nci-runner {keys['runner'][1]}\n"
+    return scored_project(path, judge=SEEDED_JUDGE, train=TRAIN, recipe=None,
+                          config=scored_config(champion_seeds=3, train_approval_above_seconds=0),
+                          files={"gates/allowed_signers": signers_file(keys, ("bob",)),
+                                 "gates/runner_keys": runners},
+                          message="recipe, judge, gate policy, runner keys")
 
 
 def _gates(repo: Path, version: str) -> dict[str, Any]:
@@ -66,19 +55,13 @@ def test_a_clone_through_a_bare_remote_verifies_compares_gates_and_reports(
     Cli(repo)("diagnose", v1)
     expected = Cli(repo).json("compare", "v0", v1)
 
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "-q", "origin", "main")
+    bare = bare_remote(repo, tmp_path / "remote.git", how="main")
     pushed = Cli(repo).json("push")
     validate(pushed, "share")
     assert pushed["rejected"] == [] and {"refs/evotree/ledger", "refs/evotree/champion", "refs/evotree/judge",
                                          f"refs/heads/evotree/{v1}"} <= set(pushed["updated"])
 
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(bare), str(clone))
-    git(clone, "config", "user.name", "Bo Teammate")
-    git(clone, "config", "user.email", "bo@example.com")
+    clone = clone_as(bare, tmp_path / "clone", "Bo Teammate", "bo@example.com")
     other = Cli(clone)
     pulled = other.json("pull")  # a fresh clone: no workspace yet, pull fetches it
     validate(pulled, "share")
