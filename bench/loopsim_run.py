@@ -75,6 +75,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--budget", type=int, default=0, help="runs per loop (0: 20 per proposal)")
     p.add_argument("--baselines", default="",
                    help="extra fixed greedy k's, e.g. 2,4,8; 'seq' adds the example rule")
+    p.add_argument("--stats-loops", type=int, default=200,
+                   help="loops used to measure the world (run SD, pool bias)")
     p.add_argument("--json", required=True, help="where to write the full results")
     p.add_argument("--record", help="also write a bench/results summary record here")
     return p.parse_args(argv)
@@ -109,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         "commit": _commit(),
         "setup": {**setup.__dict__, "loop_budget": setup.budget},
         "world": {k: v for k, v in world.__dict__.items() if k not in ("seed", "noise")},
-        "world_measured": world_stats(world, args.noise),
+        "world_measured": world_stats(world, args.noise, loops=args.stats_loops),
         "results": results,
         "seconds": round(time.perf_counter() - started, 1),
     }

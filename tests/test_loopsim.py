@@ -120,3 +120,34 @@ def test_doubling_the_seed_noise_doubles_the_run_to_run_sd() -> None:
     stats = L.world_stats(L.WorldConfig(), [1, 2], loops=40, runs=6)
     assert 0.010 < stats["run_sd_1x"] < 0.020
     assert 1.7 < stats["run_sd_2x"] / stats["run_sd_1x"] < 2.1
+
+
+def test_the_cli_loads_a_rule_from_a_file_and_runs_the_baselines_beside_it(tmp_path: Path
+                                                                           ) -> None:
+    import json
+
+    import loopsim_run
+
+    rule = tmp_path / "my_rule.py"
+    rule.write_text(
+        "from loopsim import Action\n"
+        "class Twice:\n"
+        "    def __init__(self, k=2):\n"
+        "        self.k, self.name = k, f'twice-{k}'\n"
+        "    def decide(self, state):\n"
+        "        if len(state.candidate_scores) < self.k:\n"
+        "            return Action.run_candidate(self.k)\n"
+        "        return Action.reject()\n"
+        "def make(**kw):\n"
+        "    return Twice(**kw)\n")
+    out = tmp_path / "out.json"
+    assert loopsim_run.main(["--rule", f"{rule}:make", "--rule-kwargs", '{"k": 9}',
+                             "--loops", "3", "--proposals", "4", "--noise", "1",
+                             "--first-loops", "4", "--stats-loops", "3",
+                             "--json", str(out)]) == 0
+    block = json.loads(out.read_text())["results"]["1x"]
+    rows = block["rules"]
+    assert set(rows) == {"ceiling", "twice-9", "greedy-1", "greedy-7"}
+    assert block["matched_greedy"] == {"twice-9": "greedy-7"}  # 36 runs over 4 + 1 comparisons
+    assert rows["twice-9"]["runs_per_loop"] == 36 and rows["twice-9"]["ceiling_share"]["mean"] == 0
+    assert rows["twice-9"]["neutral_promoted_first_clean"]["n"] == 4

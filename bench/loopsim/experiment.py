@@ -85,8 +85,12 @@ def _boot(values: np.ndarray, base: np.ndarray | None, reps: int, seed: int
     if base is None:
         point, stats = values.mean(), values[idx].mean(axis=1)
     else:
+        if base.mean() <= 0:
+            return math.nan, math.nan, math.nan
         point = values.mean() / base.mean()
-        stats = values[idx].mean(axis=1) / base[idx].mean(axis=1)
+        sums = base[idx].mean(axis=1)
+        keep = sums > 0              # a resample whose ceiling gained nothing has no ratio
+        stats = values[idx][keep].mean(axis=1) / sums[keep]
     lo, hi = np.percentile(stats, [2.5, 97.5])
     return float(point), float(lo), float(hi)
 
