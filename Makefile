@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-heavy test-demo test-all bench venv benchmarks-md
+.PHONY: demo test test-heavy test-demo test-all bench venv benchmarks-md lint
 
 venv:
 	scripts/bootstrap dev,llm,gym,ray,report,export
@@ -10,8 +10,12 @@ venv:
 demo: venv
 	$(VENV)/bin/evotree demo
 
-test: venv
+test: venv lint
 	$(PY) -m pytest -q -m "not slow and not gpu and not heavy"
+
+# ruff's lint rules (pyproject.toml [tool.ruff.lint]); part of `make test`
+lint: venv
+	$(VENV)/bin/ruff check .
 
 # tests of tens of seconds each, run apart (CI runs them after `make test`)
 test-heavy: venv
