@@ -27,6 +27,7 @@ from evotree.harness.budget import BudgetExceeded, charge_run, clock_left_second
 from evotree.harness.money import record_spend
 from evotree.harness.planning import plan_runs
 from evotree.harness.reservations import RESERVATIONS, release_reservations
+from fixtures_ws import scored_config, scored_project, signers_file
 from test_runs import _version, make_run_repo
 
 #: 36 USD per CPU hour on the default one CPU per run: one cent per second
@@ -312,7 +313,8 @@ def _run_any(cli: Cli, version: str) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------- a policy fix without rebuilding
 @pytest.mark.heavy
-def test_a_mistyped_protected_path_is_fixed_by_a_promoted_policy_change(tmp_path: Path) -> None:
+def test_a_mistyped_protected_path_is_fixed_by_a_promoted_policy_change(
+        tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
     """`[protect].paths` names `helpr.py` for `helper.py`: the fix is a version changing
     evotree.toml, run under the champion's policy, promoted by a person who accepts the policy
     change (`--allow-policy-change`, `change policy`). No new workspace: the next version is
@@ -324,25 +326,13 @@ def test_a_mistyped_protected_path_is_fixed_by_a_promoted_policy_change(tmp_path
     from evotree.gates.evidence import evaluate_gates
     from evotree.gates.runs import run_versions
 
-    from conftest import make_repo
-    from evotree.core.workspace import init_workspace
-
-    keys = {who: tg.keypair(tmp_path / "keys", who) for who in ("bob", "ada")}
     # tests/test_gates.py's gate_repo, with the mistyped [protect].paths in the root's policy
-    typo = tg.CONFIG.format(min_tasks=20, train_threshold=0) + \
+    typo = scored_config(champion_seeds=3, train_approval_above_seconds=0) + \
         '[protect]\npaths = ["evotree.toml", "judge/", "gates/", "helpr.py"]\n'
     fixed = typo.replace('"helpr.py"', '"helper.py"')
-    repo = make_repo(tmp_path / "w")
-    (repo / "gates").mkdir()
-    (repo / "gates" / "allowed_signers").write_text(f"{tg.BOB} {keys['bob'][1]}\nada@example.com {keys['ada'][1]}\n")
-    (repo / "evotree.toml").write_text(typo)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(tg.SEEDED_JUDGE)
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "helper.py").write_text("x = 0\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, judge, a policy with a typo")
-    init_workspace(repo)
+    repo = scored_project(tmp_path / "w", judge=tg.SEEDED_JUDGE, config=typo, train=TRAIN, recipe=None,
+                          files={"gates/allowed_signers": signers_file(keys), "helper.py": "x = 0\n"},
+                          message="recipe, judge, a policy with a typo")
     ws = Workspace.open(repo)
     assert "helpr.py" in ws.config.protect.paths and "helper.py" not in ws.config.protect.paths
     v1 = tg.new_version(repo, "skill = 0.9\nsteps = 3\n", files={"evotree.toml": fixed, "helper.py": "x = 1\n"})
