@@ -206,6 +206,22 @@ _ALWAYS = {
     "notes": "git notes reads notes attached to other commits",
     "replace": "git replace rewrites what commits resolve to",
 }
+#: a reference scope: the references a wide command lists or walks, as a pseudo-revision the
+#: task repository resolves (:meth:`evotree.harness.audit.trajectories.Ancestry.resolve`):
+#: ``*refs:P1,P2`` (every reference under the prefixes or globs; none: all), ``*show-ref:``
+#: (``git show-ref``'s tail-matched patterns after ``;``), ``*notes:REF:OBJ`` (a note on OBJ, or
+#: any note, in the notes reference REF). Without the repository the hit stays as spelled.
+SCOPE = "*"
+_SCOPE_OF_FLAG = {"--all": "*refs:", "--branches": "*refs:refs/heads/", "--tags": "*refs:refs/tags/",
+                  "--remotes": "*refs:refs/remotes/"}
+
+
+def scope_refs(flag: str) -> tuple[str, ...]:
+    """The reference scope a walk flag (``--all``, ``--branches``, ...) reads, if it has one."""
+    token = _SCOPE_OF_FLAG.get(flag)
+    return (token,) if token else ()
+
+
 _NET_SUBS = frozenset({"fetch", "pull", "clone", "ls-remote", "fetch-pack", "remote-https", "http-fetch"})
 #: hub's own commands (all reach GitHub)
 _HUB_NET = frozenset({"pr", "pull-request", "issue", "browse", "api", "ci-status", "compare", "create", "fork",
@@ -318,6 +334,19 @@ def _git_network(call: _GitCall) -> bool:
     sub, args, joined = call.sub, call.args, call.joined
     if sub == "ls-remote" and "--get-url" in args:
         return True  # prints the remote's URL from the local config; contacts nothing
+    if sub in ("fetch", "pull") and _local_remote(args):
+        # the repository itself (``git fetch . main:scratch``): no network; what it copies is a
+        # revision of this repository, judged like any other
+        pos, _ = _positionals(args, sub)
+        for spec in pos[1:]:
+            src = spec.lstrip("+").split(":", 1)[0]
+            kind = _rev_kind(src)
+            if kind in ("hash", "ref"):
+                call.hit("high", f"git {sub} . {src} copies a revision outside HEAD's history",
+                         _hashes(src), refs=(src,))
+            elif src and not is_head_relative(src):
+                call.candidate(src)
+        return True
     if sub in _NET_SUBS:
         call.hits.append(Hit("audit.network_fetch", "high", f"git {sub} reaches the network",
                              joined))
@@ -333,6 +362,54 @@ def _git_network(call: _GitCall) -> bool:
     return False
 
 
+def _local_remote(args: Sequence[str]) -> bool:
+    """Is the repository a fetch or pull names this repository itself (``.``, ``./``)?"""
+    pos, _ = _positionals(args)
+    return bool(pos) and pos[0] in (".", "./", "file://.")
+
+
+def _refs_scope(sub: str, args: Sequence[str]) -> tuple[str, ...]:
+    """The references ``for-each-ref`` / ``show-ref`` list, as a scope token (:data:`SCOPE`)."""
+    pos, _ = _positionals([a for a in args if a not in ("--heads", "--tags", "--branches")], sub)
+    if sub == "for-each-ref":
+        if any(a.split("=", 1)[0] in ("--contains", "--no-contains", "--merged", "--no-merged",
+                                      "--points-at") for a in args):
+            return ()  # filtered by a revision: judged by spelling
+        return ("*refs:" + ",".join(pos),)
+    prefixes = [p for f, p in (("--heads", "refs/heads/"), ("--branches", "refs/heads/"),
+                               ("--tags", "refs/tags/")) if f in args]
+    if any(a in ("--verify", "--exists", "--exclude-existing") or a.startswith("--exclude-existing")
+           for a in args):
+        return ()
+    return ("*show-ref:" + ",".join(prefixes) + ";" + ",".join(pos),)
+
+
+def _notes_scope(args: Sequence[str]) -> tuple[str, ...]:
+    """``git notes [--ref R] list|show [OBJ]``: the note it reads, as a scope token; () for
+    the other notes subcommands."""
+    ref = "refs/notes/commits"
+    rest: list[str] = []
+    k = 0
+    while k < len(args):
+        word = args[k]
+        if word == "--ref" and k + 1 < len(args):
+            ref = args[k + 1]
+            k += 2
+            continue
+        if word.startswith("--ref="):
+            ref = word.split("=", 1)[1]
+        elif not word.startswith("-"):
+            rest.append(word)
+        k += 1
+    if not ref.startswith("refs/"):
+        ref = "refs/notes/" + ref
+    action = rest[0] if rest else "list"
+    if action not in ("list", "show") or len(rest) > 2:
+        return ()
+    obj = rest[1] if len(rest) > 1 else ("HEAD" if action == "show" else "")
+    return (f"*notes:{ref}:{obj}",)
+
+
 def _git_always(call: _GitCall) -> bool:
     """Subcommands that read beyond the base by nature (reflog, fsck, for-each-ref, ...), and
     rev-parse / cat-file, judged by what they name."""
@@ -343,7 +420,8 @@ def _git_always(call: _GitCall) -> bool:
         flag = next((a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)
                      or a in ("--symbolic-full-name",) and "--all" in args), None)
         if flag:
-            call.hit("high", f"git rev-parse {flag} lists references beyond the base")
+            call.hit("high", f"git rev-parse {flag} lists references beyond the base",
+                     refs=scope_refs(flag))
             return True
         pos, _ = _positionals([a for a in args if a not in ("--verify", "-q", "--quiet", "--short")
                                and not a.startswith("--short=")], sub)
@@ -368,7 +446,16 @@ def _git_always(call: _GitCall) -> bool:
         return True
     if sub == "reflog" and _reflog_top_only(args):
         return True  # HEAD@{0} alone: the commit HEAD is at now
+    if sub == "fsck" and "--no-dangling" in args and not any(
+            a in ("--unreachable", "--lost-found", "--dangling") for a in args):
+        call.hit("warn", "git fsck --no-dangling reports only broken objects (no dangling ones)")
+        return True
     why = _ALWAYS[sub]
+    if sub in ("for-each-ref", "show-ref", "notes"):
+        refs = _notes_scope(args) if sub == "notes" else _refs_scope(sub, args)
+        if why:
+            call.hit("high", why, refs=refs)
+        return True
     if why:
         call.hit("high", why)
     return True
@@ -474,9 +561,27 @@ def _walks_every_ref(call: _GitCall) -> bool:
                         "name-rev", "grep", "diff", "cherry"):
         # not describe: --tags / --all only widen the names it may use for a tag *behind*
         # the commit
-        call.hit("high", f"git {sub} {flag} walks references beyond the base")
+        call.hit("high", f"git {sub} {flag} walks references beyond the base",
+                 refs=_walk_scope(sub, args))
         return True
     return False
+
+
+def _walk_scope(sub: str, args: list[str]) -> tuple[str, ...]:
+    """What a walk of every reference reads, for the task repository to judge: the scopes of
+    its flags and the revisions it names besides; () (judged by spelling) when a flag has no
+    scope (``--reflog``, ``--glob``, ...)."""
+    if sub == "show-branch":
+        flags = [a for a in args if a in ("-a", "-r", "--all", "--remotes")]
+        scopes = [("*refs:refs/remotes/" if f in ("-r", "--remotes") else "*refs:refs/heads/,refs/remotes/")
+                  for f in flags]
+    else:
+        flags = [a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)]
+        if any(f not in _SCOPE_OF_FLAG for f in flags):
+            return ()
+        scopes = [_SCOPE_OF_FLAG[f] for f in flags]
+    words = [w for w in _positionals(args, sub)[0] if not is_head_relative(w)]
+    return tuple(dict.fromkeys(scopes)) + tuple(words)
 
 
 def _git_moves(call: _GitCall) -> None:

@@ -21,6 +21,7 @@ git history, and findings grouped by code and run.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import time
@@ -33,7 +34,7 @@ from typing import Any
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
-from evotree.harness.audit.rules import BASE_NAMES, _TAG_LIKE, _git_split, is_head_relative
+from evotree.harness.audit.rules import BASE_NAMES, SCOPE, _TAG_LIKE, _git_split, is_head_relative
 from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 
@@ -86,6 +87,8 @@ class Ancestry:
         tags, branches, ``ORIG_HEAD``, ``FETCH_HEAD``, ``stash@{n}``, reflog selectors,
         ``@{-1}``, ``^{}`` — is what the repository says it is."""
         text = expr.strip()
+        if text.startswith(SCOPE):
+            return self._scope(text)
         if text.startswith(":/") and len(text) > 2:
             return self._resolve_one(text)  # a message search over every reference
         if text.startswith(":"):
@@ -109,6 +112,8 @@ class Ancestry:
             end = end or "HEAD"
             if end.startswith("^"):
                 continue
+            # X^{tree} / X^{commit} / X^{}: an object of commit X, judged by X
+            end = re.sub(r"(?:\^\{(?:tree|commit|object|)\})+$", "", end) or "HEAD"
             states.append(self._resolve_one(end))
         future = next((cid for st, cid in states if st == "future"), None)
         if future is not None:
@@ -118,6 +123,63 @@ class Ancestry:
         if states and all(st in ("ancestor", "absent") for st, _ in states):
             return "ancestor", None
         return "unknown", None
+
+    def _commit_state(self, oid: Any) -> tuple[str, str | None]:
+        """The ancestry of the commit an object peels to ('unknown' when it peels to none)."""
+        import pygit2
+
+        try:
+            commit = self.repo.get(oid).peel(pygit2.Commit)
+        except (KeyError, ValueError, AttributeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return "unknown", None
+        cid = commit.id
+        if cid == self.base or self.repo.descendant_of(self.base, cid):
+            return "ancestor", None
+        return "future", str(cid)
+
+    def _scope(self, token: str) -> tuple[str, str | None]:
+        """A reference scope (:data:`evotree.harness.audit.rules.SCOPE`): 'future' when one of the
+        references it reads (or the note it shows) is beyond the base, 'absent' when it reads
+        none, 'ancestor' when every one is the base or behind it."""
+        import pygit2
+
+        kind, _, rest = token[1:].partition(":")
+        if kind == "notes":
+            ref, _, obj = rest.partition(":")
+            if ref not in self.repo.references:
+                return "absent", None
+            if obj:
+                spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), obj)
+                try:
+                    target = self.repo.revparse_single(spec).id
+                    self.repo.lookup_note(str(target), ref)
+                except KeyError:
+                    return "absent", None  # no note on it: git printed an error, nothing shown
+                except (ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+                    return "unknown", None
+            # a note's text is in no commit of the base: reading one reads beyond it
+            return "future", str(self.repo.references[ref].resolve().target)
+        if kind == "refs":
+            prefixes, tails = [p for p in rest.split(",") if p], []
+        elif kind == "show-ref":
+            head, _, tail = rest.partition(";")
+            prefixes, tails = [p for p in head.split(",") if p], [t for t in tail.split(",") if t]
+        else:
+            return "unknown", None
+        names = [n for n in self.repo.references if n.startswith("refs/")
+                 and (not prefixes or any(_ref_matches(n, p) for p in prefixes))
+                 and (not tails or any(n == t or n.endswith("/" + t) for t in tails))]
+        if not names:
+            return "absent", None
+        for name in names:
+            try:
+                oid = self.repo.references[name].resolve().target
+            except (KeyError, ValueError, pygit2.GitError):
+                return "unknown", None
+            state = self._commit_state(oid)
+            if state[0] != "ancestor":
+                return state
+        return "ancestor", None
 
     def _resolve_one(self, rev: str) -> tuple[str, str | None]:
         import pygit2
@@ -169,6 +231,28 @@ class Ancestry:
             result = "ancestor" if cid == self.base or self.repo.descendant_of(self.base, cid) else "future"
         self._cache[word] = result
         return result
+
+
+def _without_commands(text: str | None, commands: Sequence[str]) -> str | None:
+    """The observation text without the commands the trajectory typed (each where it occurs in
+    order): a line of its own command is its own work, not something an output showed."""
+    if not text:
+        return text
+    parts, pos = [], 0
+    for command in commands:
+        at = text.find(command, pos) if command else -1
+        if at < 0:
+            continue
+        parts.append(text[pos:at])
+        pos = at + len(command)
+    return "".join(parts) + text[pos:]
+
+
+def _ref_matches(name: str, pattern: str) -> bool:
+    """``git for-each-ref``'s pattern match: a glob, or a prefix ending at a ``/``."""
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(name, pattern)
+    return name == pattern or name.startswith(pattern.rstrip("/") + "/")
 
 
 @dataclass
@@ -284,6 +368,7 @@ _DISPLAY = frozenset({"log", "show", "diff", "reflog", "describe", "ls-tree", "c
                       "rev-list", "grep", "shortlog", "whatchanged", "name-rev", "rev-parse", "blame",
                       "diff-tree", "cherry", "range-diff", "show-branch", "for-each-ref", "show-ref",
                       "annotate"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _FILTERS = frozenset({"head", "tail", "grep", "sed", "cut", "sort", "uniq", "cat", "less", "more"})
 
 
@@ -302,10 +387,12 @@ def _printed_nothing(command: str, output: str) -> bool:
         name = os.path.basename(cmd.argv[0])
         if name == "git":
             sub, args = _git_split(cmd.argv)
-            if not (sub in _DISPLAY or sub == "stash" and args[:1] in (["list"], ["show"])):
+            if not (sub in _DISPLAY or sub in ("stash", "notes") and args[:1] in (["list"], ["show"])):
                 return False
             if any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
                 return False  # written to a file, not printed
+        elif name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+            continue  # ``bash -lc '...'``: its inner commands are judged on their own above
         elif name not in _FILTERS:
             return False
     lines = [line.strip() for line in output.splitlines()]
@@ -526,7 +613,7 @@ def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
     from evotree.harness.audit.provenance import scan_outputs
 
     found = scan_outputs(ancestry.index(), [s.output for s in traj.steps], [s.command for s in traj.steps],
-                         traj.text)
+                         _without_commands(traj.text, [s.command for s in traj.steps]))
     hits = []
     for c in found:
         command = traj.steps[c.step].command if c.step >= 0 else "(observation text)"

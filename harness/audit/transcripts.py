@@ -27,6 +27,13 @@ them from the content, not the file name):
     ``local_shell_call`` with a ``command`` argv (joined with :func:`shlex.join`, so
     ``["bash", "-lc", "git log --all"]`` is parsed through), ``apply_patch`` patches as writes
     of the files they touch; outputs from ``function_call_output``.
+``codex-exec``
+    ``codex exec --json`` events (``thread.started``, ``turn.*``, ``item.started`` /
+    ``item.updated`` / ``item.completed``, ``error``): a ``command_execution`` item is a step
+    (its ``command``, its ``aggregated_output`` as the output); a ``file_change`` item writes
+    each changed path (``tee PATH``); an ``mcp_tool_call`` is read as the tool it names; a
+    ``web_search`` is a ``curl``. Messages, reasoning and to-do lists are no steps; an item
+    of a type the audit does not know that looks like it runs something is ``audit.unreadable``.
 
 ``trace``
     A phase's runtime trace (``evidence/<phase>/exec_trace.jsonl``, :mod:`evotree.harness.audit.trace`):
@@ -53,7 +60,8 @@ from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 __all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory",
            "trace_trajectory"]
 
-FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex", "trace")
+FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex", "codex-exec",
+           "trace")
 
 
 @dataclass
@@ -375,7 +383,18 @@ def _jsonl_kind(obj: Mapping[str, Any]) -> str | None:
         return "codex"
     if "role" in obj and ("content" in obj or "tool_calls" in obj):
         return "chat"
+    if kind in _EXEC_EVENTS and (kind not in ("error", "item.started", "item.updated", "item.completed")
+                                 or isinstance(obj.get("item"), Mapping) or "message" in obj):
+        return "codex-exec"
     return None
+
+
+#: the event types of ``codex exec --json`` (``thread.resumed``/``item.created``: older spellings)
+_EXEC_EVENTS = frozenset({"thread.started", "thread.resumed", "turn.started", "turn.completed",
+                          "turn.failed", "item.started", "item.created", "item.updated",
+                          "item.completed", "error"})
+#: item types of ``codex exec --json`` that run nothing (no step)
+_EXEC_QUIET = frozenset({"agent_message", "assistant_message", "reasoning", "todo_list", "error"})
 
 
 def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Trajectory:
@@ -386,10 +405,13 @@ def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Tra
     text = obj.get("text")
     if isinstance(text, str) and text and steps:
         _outputs_from_text(steps, text)
+    # the transcript before the first command is what the task gave the agent (its prompt)
+    first = text.find(steps[0].command) if isinstance(text, str) and steps and steps[0].command else -1
     return Trajectory(tid, "evotree", steps, source=source,
                       task_id=None if obj.get("task_id") is None else str(obj.get("task_id")),
                       run_id=run_id or None, phase=obj.get("phase"),
-                      text=obj.get("text") if isinstance(obj.get("text"), str) else None, nbytes=nbytes)
+                      text=obj.get("text") if isinstance(obj.get("text"), str) else None, nbytes=nbytes,
+                      prompt=text[:first].strip() or None if first > 0 else None)
 
 
 def _outputs_from_text(steps: list[Step], text: str) -> None:
@@ -491,6 +513,54 @@ class _Session:
                 step.output = _text_of(out)
 
 
+    def codex_exec(self, obj: Mapping[str, Any]) -> None:
+        """One ``codex exec --json`` event: an item becomes a step when it starts (or completes,
+        whichever is seen first); its completion fills in what it printed."""
+        item = obj.get("item")
+        if not isinstance(item, Mapping):
+            return
+        kind = str(item.get("type") or item.get("item_type") or "")
+        key = "exec:" + str(item.get("id") or len(self.traj.steps))
+        if kind == "command_execution":
+            step = self.pending.get(key)
+            command = _argv_text(item.get("command"))
+            if step is None:
+                step = Step(command, tool="command_execution")
+                self.traj.steps.append(step)
+                self.pending[key] = step
+            elif command and command != step.command:  # the completed item is what ran
+                step.command = command
+            out = item.get("aggregated_output")
+            done = obj.get("type") == "item.completed" or item.get("status") not in (None, "in_progress")
+            if isinstance(out, str) and (out or done):
+                step.output = out
+            return
+        if key in self.pending:
+            return
+        if kind == "file_change":
+            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            steps = [Step(("rm -f " if str(c.get("kind")) == "delete" else "tee ")
+                          + shlex.quote(str(c.get("path"))), tool="file_change")
+                     for c in changes if isinstance(c, Mapping) and c.get("path")]
+            if not steps and changes:
+                self.traj.unread.append("a file_change item names no path")
+        elif kind == "mcp_tool_call":
+            name = str(item.get("tool") or "")
+            steps = _tool_step(name, _load_args(item.get("arguments")))
+            if not steps:
+                self._unread_tool(name)
+        elif kind == "web_search":
+            steps = [Step(f"curl {shlex.quote('websearch:' + str(item.get('query', '')))}",
+                          tool="web_search")]
+        else:
+            if kind not in _EXEC_QUIET:
+                self._unread_tool(kind)
+            return
+        for step in steps:
+            self.traj.steps.append(step)
+        self.pending[key] = steps[0] if steps else Step("")
+
+
 def trace_trajectory(rows: Iterable[Mapping[str, Any]], tid: str, source: str | None = None, *,
                      run_id: str | None = None, phase: str | None = None) -> Trajectory:
     """A runtime trace (:mod:`evotree.harness.audit.trace`) as a trajectory: each program that ran
@@ -551,6 +621,8 @@ def _jsonl(text: str, source: str, stem: str) -> list[Trajectory]:
             session.claude(obj)
         elif kind == "codex":
             session.codex(obj)
+        elif kind == "codex-exec":
+            session.codex_exec(obj)
         else:
             session.messages.append(obj)
     if session is not None:
