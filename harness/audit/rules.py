@@ -212,7 +212,8 @@ _ALWAYS = {
 #: (``git show-ref``'s tail-matched patterns after ``;``), ``*notes:REF:OBJ`` (a note on OBJ, or
 #: any note, in the notes reference REF). Without the repository the hit stays as spelled.
 SCOPE = "*"
-_SCOPE_OF_FLAG = {"--all": "*refs:", "--branches": "*refs:refs/heads/", "--tags": "*refs:refs/tags/",
+_SCOPE_OF_FLAG = {"--all": "*refs:", "--branches": "*refs:refs/heads/",
+                  "--tags": "*refs:refs/tags/",
                   "--remotes": "*refs:refs/remotes/"}
 
 
@@ -573,7 +574,8 @@ def _walk_scope(sub: str, args: list[str]) -> tuple[str, ...]:
     scope (``--reflog``, ``--glob``, ...)."""
     if sub == "show-branch":
         flags = [a for a in args if a in ("-a", "-r", "--all", "--remotes")]
-        scopes = [("*refs:refs/remotes/" if f in ("-r", "--remotes") else "*refs:refs/heads/,refs/remotes/")
+        scopes = [("*refs:refs/remotes/" if f in ("-r", "--remotes")
+                   else "*refs:refs/heads/,refs/remotes/")
                   for f in flags]
     else:
         flags = [a for a in args if a in _ALL_REFS or a.startswith(_ALL_REFS_PREFIX)]

@@ -387,7 +387,8 @@ def _printed_nothing(command: str, output: str) -> bool:
         name = os.path.basename(cmd.argv[0])
         if name == "git":
             sub, args = _git_split(cmd.argv)
-            if not (sub in _DISPLAY or sub in ("stash", "notes") and args[:1] in (["list"], ["show"])):
+            if not (sub in _DISPLAY
+                    or sub in ("stash", "notes") and args[:1] in (["list"], ["show"])):
                 return False
             if any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
                 return False  # written to a file, not printed

@@ -60,7 +60,8 @@ from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 __all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory",
            "trace_trajectory"]
 
-FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex", "codex-exec",
+FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex",
+           "codex-exec",
            "trace")
 
 
@@ -383,8 +384,8 @@ def _jsonl_kind(obj: Mapping[str, Any]) -> str | None:
         return "codex"
     if "role" in obj and ("content" in obj or "tool_calls" in obj):
         return "chat"
-    if kind in _EXEC_EVENTS and (kind not in ("error", "item.started", "item.updated", "item.completed")
-                                 or isinstance(obj.get("item"), Mapping) or "message" in obj):
+    framed = kind not in ("error", "item.started", "item.updated", "item.completed")
+    if kind in _EXEC_EVENTS and (framed or isinstance(obj.get("item"), Mapping) or "message" in obj):
         return "codex-exec"
     return None
 
@@ -406,7 +407,8 @@ def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Tra
     if isinstance(text, str) and text and steps:
         _outputs_from_text(steps, text)
     # the transcript before the first command is what the task gave the agent (its prompt)
-    first = text.find(steps[0].command) if isinstance(text, str) and steps and steps[0].command else -1
+    first = text.find(steps[0].command) \
+        if isinstance(text, str) and steps and steps[0].command else -1
     return Trajectory(tid, "evotree", steps, source=source,
                       task_id=None if obj.get("task_id") is None else str(obj.get("task_id")),
                       run_id=run_id or None, phase=obj.get("phase"),
@@ -531,7 +533,8 @@ class _Session:
             elif command and command != step.command:  # the completed item is what ran
                 step.command = command
             out = item.get("aggregated_output")
-            done = obj.get("type") == "item.completed" or item.get("status") not in (None, "in_progress")
+            done = obj.get("type") == "item.completed" \
+                or item.get("status") not in (None, "in_progress")
             if isinstance(out, str) and (out or done):
                 step.output = out
             return
