@@ -277,14 +277,14 @@ def test_eight_concurrent_requests_never_exceed_a_budget(tmp_path: Path) -> None
     assert not _reservations(ws)
 
 
-def test_eight_concurrent_requests_never_exceed_a_signed_approval(tmp_path: Path) -> None:
+def test_eight_concurrent_requests_never_exceed_a_signed_approval(tmp_path: Path,
+                                                                keys: dict[str, tuple[Path, str]]) -> None:
     """Train gate: one run (60 s) is under the 100 s threshold, two need a person's approval. The
     approval of 3 runs covers 3 runs of the commit, however many requests race for it."""
     import test_gates as tg
     from test_runs import TRAIN
     from test_server import socket_server
 
-    keys = {name: tg.keypair(tmp_path / "keys", name) for name in ("bob", "ada", "mallory")}
     repo = tg.gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=tg.SEEDED_JUDGE)
     v1 = tg.new_version(repo)
     path = tmp_path / "s.sock"
