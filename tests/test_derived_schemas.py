@@ -7,15 +7,16 @@ import dataclasses
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 import jsonschema
 import pytest
 
 from conftest import Cli, validate
 
-from evotree.core.schemas.derive import dataclass_schema, type_schema
+from evotree.core.schemas.derive import dataclass_schema, schema_note, type_schema
 from evotree.verbs import VERBS, CommitResult, Session
+from evotree.verbs.results import ErrorResult, LogResult
 from evotree.verbs.schemas import DERIVED, VERB_SCHEMAS, Derived, load_schema, schema_names
 
 
@@ -25,8 +26,10 @@ def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields()
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$id"] == f"evotree/{name}.schema.json" and schema["title"] == derived.title
         names = {f.name for f in dataclasses.fields(derived.type)}
+        optional = set(derived.optional) | {
+            f.name for f in dataclasses.fields(derived.type) if f.metadata.get("optional")}
         assert set(schema["properties"]) == names | set(derived.extra), name
-        assert set(schema["required"]) == (names - set(derived.optional)) | set(derived.extra), name
+        assert set(schema["required"]) == (names - optional) | set(derived.extra), name
     assert set(VERB_SCHEMAS) <= set(VERBS) and set(VERB_SCHEMAS.values()) <= set(DERIVED)
     assert set(DERIVED) <= set(schema_names())
     # nothing derived is also shipped as a hand-written file that could drift from it
@@ -137,6 +140,11 @@ def test_the_derivation_maps_types_and_field_notes() -> None:
 
 def _check(verb: str, result: Any) -> None:
     name = VERB_SCHEMAS[verb]
+    if verb == "log":  # the verb returns the events; the output is LogResult's (the CLI's --json)
+        typed = LogResult.of(result).to_dict()
+        assert typed == {"v": 1, "events": result}
+        validate(json.loads(json.dumps(typed)), name)
+        return
     items = result if isinstance(result, list) else [result]
     assert items, verb
     for item in items:
@@ -172,6 +180,7 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
     call("spend_record", 0.5, "api: one session", tokens=100, version=v1.id)
     call("merge", v1.id, v2.id, message="both ideas")
     call("abandon", v2.id, reason="a dead end")
+    call("log", limit=20)
     assert seen == set(VERB_SCHEMAS), set(VERB_SCHEMAS) - seen
     cli = Cli(repo)
     for args, name in (
@@ -181,13 +190,99 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
         (("diagnose", v1.id), "diagnose"),
         (("runs", "--version", v1.id), "run"),
         (("spend", "record", "--usd", "0.1", "--note", "more"), "spend-record"),
+        (("log", "-n", "30"), "log"),
     ):
         out = cli.json(*args)
         items = (
             out["runs"] if args[0] == "runs" else [out]
         )  # runs --json: {"v": 1, "runs": [record, ...]}
+        if args[0] == "log":
+            assert len(out["events"]) > 10
         assert items, args
         for item in items:
             validate(item, name)
+    error = cli.json("show", "v999", code=5)
+    validate(error, "error")
     assert cli.json("schema", "commit") == load_schema("commit")
+    assert cli.json("schema", "log") == load_schema("log")
     assert {"commit", "sql", "tree"} <= set(cli.json("schema")["current"])
+
+
+class Row(TypedDict):
+    """A row of a listing."""
+
+    name: str
+    kind: Literal["file", "dir"]
+    size: NotRequired[int]
+
+
+@dataclasses.dataclass
+class WithNotes:
+    rows: list[Row]
+    commit: str = dataclasses.field(metadata=schema_note(pattern="^[0-9a-f]{40}$"))
+    note: str | None = dataclasses.field(default=None, metadata=schema_note(optional=True))
+
+
+def test_typed_dicts_field_metadata_and_optional_fields_are_derived() -> None:
+    schema = dataclass_schema(WithNotes, name="w", title="t")
+    row = schema["$defs"]["Row"]
+    assert row["required"] == ["name", "kind"] and row["properties"]["kind"] == {"enum": ["file", "dir"]}
+    assert schema["properties"]["commit"]["pattern"] == "^[0-9a-f]{40}$"
+    assert schema["required"] == ["rows", "commit"]
+    validator = jsonschema.Draft202012Validator(schema)
+    validator.validate({"rows": [{"name": "a", "kind": "file"}], "commit": "a" * 40})
+    for bad in ({"rows": [{"name": "a", "kind": "link"}], "commit": "a" * 40},
+                {"rows": [{"kind": "dir"}], "commit": "a" * 40},
+                {"rows": [], "commit": "HEAD"}):
+        with pytest.raises(jsonschema.ValidationError):
+            validator.validate(bad)
+
+
+def test_what_derivation_restores_run_status_enums_commit_patterns_and_error_fields() -> None:
+    from evotree.core.errors import UnknownVersion
+
+    run = load_schema("run")["properties"]
+    assert "succeeded" in run["status"]["enum"] and "bogus" not in run["status"]["enum"]
+    assert run["commit"]["pattern"].startswith("^[0-9a-f]{40}")
+    version = load_schema("version")["properties"]
+    assert "abandoned" in version["status"]["enum"]
+    entry = load_schema("log")["$defs"]["LogEntry"]
+    assert entry["properties"]["commit"]["pattern"] and "commit" in entry["required"]
+    # the error output is ErrorResult's, exactly the dict EvotreeError writes
+    exc = UnknownVersion("no version v9", fix="evotree tree", version="v9")
+    assert ErrorResult.of(exc).to_dict() == {"error": exc.to_dict()}
+    plain = UnknownVersion("no version v9")
+    assert ErrorResult.of(plain).to_dict() == {"error": plain.to_dict()}
+    validator = jsonschema.Draft202012Validator(load_schema("error"))
+    validator.validate({"error": exc.to_dict()})
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate({"error": {**exc.to_dict(), "fix": None}})
+
+
+def test_memory_outputs_validate_against_their_derived_schemas(tmp_path: Path) -> None:
+    """memory add/list/search/skills --json (the CLI's dicts) validate against the schemas derived
+    from MemoryEntry and the memory result types, which build the same dicts; an entry with a
+    kind or id memory never writes does not validate."""
+    from conftest import make_repo
+    from evotree.core.workspace import init_workspace
+    from evotree.memory.query import list_entries
+    from evotree.verbs.results import MemoryListResult
+
+    repo = make_repo(tmp_path / "ws")
+    init_workspace(repo)
+    cli = Cli(repo)
+    entry = cli.json("memory", "add", "dropping flat groups helps", "--tag", "grpo")
+    validate(entry, "memory-entry")
+    listed = cli.json("memory", "list")
+    validate(listed, "memory-list")
+    from evotree.core.workspace import Workspace
+
+    typed = MemoryListResult(entries=list_entries(Workspace.open(repo)), skills=[],
+                             min_domains=listed["min_domains"], filtered=False).to_dict()
+    assert typed == listed
+    validate(cli.json("memory", "search", "flat", "groups"), "memory-search")
+    validate(cli.json("memory", "skills"), "memory-skills")
+    for bad in ({**entry, "kind": "gossip"}, {**entry, "id": "x1"}):
+        with pytest.raises(jsonschema.ValidationError):
+            validate(bad, "memory-entry")
+    assert load_schema("memory_entry") == load_schema("memory-entry")  # the old name still resolves

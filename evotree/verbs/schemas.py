@@ -2,8 +2,11 @@
 
 A verb returns a typed result (a dataclass with ``to_dict()``); its schema is
 :func:`evotree.core.schemas.derive.dataclass_schema` of that type, so a field added to the
-type is in the schema with no hand edit (:data:`DERIVED`). Outputs that are not one result type
-(errors, listings of the CLI's own, reports, memory) keep the hand-written schemas shipped in
+type is in the schema with no hand edit (:data:`DERIVED`); ``log`` and the error every
+``--json`` command prints are the typed results of :mod:`evotree.verbs.results`. What a field's
+type cannot say (a run's status is one of :class:`~evotree.harness.records.RunStatus`, a commit
+is a hex object name) is added per field (:attr:`Derived.fields`, or the field's own
+``metadata``). The outputs not derived yet keep hand-written schemas shipped in
 :mod:`evotree.core.schemas`. :func:`load_schema` and :func:`schema_names` answer for both:
 ``evotree schema NAME`` and the tests read schemas only through them.
 """
@@ -17,13 +20,23 @@ from typing import Any
 
 from evotree.core import schemas as shipped
 from evotree.core.errors import UsageError
-from evotree.core.ledger import VersionRecord
+from evotree.core.ledger import VersionRecord, VersionStatus
 from evotree.core.schemas.derive import dataclass_schema
 from evotree.core.versions import TreeView, VersionDetail
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.harness.money import BudgetStatus, SpendRecord
-from evotree.harness.records import RunRecord
+from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
+from evotree.memory.model import EntryKind, MemoryEntry
+from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
+from evotree.verbs.results import (
+    COMMIT_PATTERN,
+    ErrorResult,
+    LogResult,
+    MemoryListResult,
+    MemorySearchResult,
+    MemorySkillsResult,
+)
 
 __all__ = ["DERIVED", "VERB_SCHEMAS", "Derived", "load_schema", "schema_aliases", "schema_names"]
 
@@ -40,11 +53,32 @@ class Derived:
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: fields the output may leave out
     optional: tuple[str, ...] = ()
+    #: what a field's type cannot say, merged into its schema: name -> schema (an enum, a pattern)
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def schema(self, name: str) -> dict[str, Any]:
-        return dataclass_schema(
+        out = dataclass_schema(
             self.type, name=name, title=self.title, extra=self.extra, optional=self.optional
         )
+        for key, more in self.fields.items():
+            # "field": the output's own; "Type.field": a nested type's (its $defs entry)
+            owner, _, name = key.rpartition(".")
+            props = out["$defs"][owner]["properties"] if owner else out["properties"]
+            props[name] = {**props[name], **more}
+        return out
+
+
+_COMMIT = {"pattern": COMMIT_PATTERN}
+_RUN_FIELDS: dict[str, dict[str, Any]] = {
+    "status": {"enum": [s.value for s in RunStatus]},
+    "commit": _COMMIT,
+    "judge_commit": _COMMIT,
+    "judge_data_commit": _COMMIT,
+}
+_VERSION_FIELDS: dict[str, dict[str, Any]] = {
+    "status": {"enum": [s.value for s in VersionStatus]},
+    "base_commit": _COMMIT,
+}
 
 
 _FINDING_ROW = {
@@ -60,12 +94,21 @@ _FINDING_ROW = {
     },
 }
 
+_ENTRY = {"id": {"pattern": "^m[0-9a-f]{20}$"}, "kind": {"enum": [k.value for k in EntryKind]}}
+_ENTRY_IN = {f"MemoryEntry.{k}": v for k, v in _ENTRY.items()}
+
 #: every ``--json`` output derived from its result type: schema name -> its type
 DERIVED: dict[str, Derived] = {
     "tree": Derived(TreeView, "evotree tree --json", extra={"v": _V}),
     "show": Derived(VersionDetail, "evotree show V --json", extra={"v": _V}),
     "version": Derived(
-        VersionRecord, "A version record (output of branch, merge, abandon, worktree restore)"
+        VersionRecord,
+        "A version record (output of branch, merge, abandon, worktree restore)",
+        fields=_VERSION_FIELDS,
+    ),
+    "log": Derived(LogResult, "evotree log --json"),
+    "error": Derived(
+        ErrorResult, "The JSON printed by any --json command that fails (exit code != 0)"
     ),
     "commit": Derived(
         CommitResult, "commit (the API's and the agent server's): the files snapshotted and the tip"
@@ -80,6 +123,21 @@ DERIVED: dict[str, Derived] = {
     "run": Derived(
         RunRecord,
         "A run record (run.json; items of `evotree run --json` and `evotree runs --json`)",
+        fields=_RUN_FIELDS,
+    ),
+    "memory-entry": Derived(
+        MemoryEntry,
+        "A memory entry (evotree memory add|show --json; items of memory list/search)",
+        fields=_ENTRY,
+    ),
+    "memory-list": Derived(MemoryListResult, "evotree memory list --json", fields=_ENTRY_IN),
+    "memory-search": Derived(MemorySearchResult, "evotree memory search --json", fields=_ENTRY_IN),
+    "memory-skills": Derived(MemorySkillsResult, "evotree memory skills --json"),
+    "memory-export": Derived(ExportResult, "evotree memory export --json", extra={"v": _V}),
+    "memory-import": Derived(ImportResult, "evotree memory import --json", extra={"v": _V}),
+    "memory-merge": Derived(
+        MergeResult, "evotree memory merge REF --json", extra={"v": _V},
+        fields={"source_commit": _COMMIT, "commit": _COMMIT},
     ),
     "diagnose": Derived(
         DiagnoseResult,
@@ -92,6 +150,7 @@ DERIVED: dict[str, Derived] = {
 #: each item's)
 VERB_SCHEMAS: dict[str, str] = {
     "tree": "tree",
+    "log": "log",
     "show": "show",
     "branch": "version",
     "merge": "version",
@@ -106,13 +165,19 @@ VERB_SCHEMAS: dict[str, str] = {
 
 
 def schema_aliases() -> dict[str, str]:
-    """Old schema name -> its current name (:func:`evotree.core.schemas.schema_aliases`)."""
-    return shipped.schema_aliases()
+    """Old schema name -> its current name: each shipped ``_`` name (a file holding a ``$ref``)
+    whose ``-`` name is derived or shipped."""
+    current = set(DERIVED) | set(shipped.schema_names(include_aliases=True))
+    return {name: name.replace("_", "-") for name in shipped.schema_names(include_aliases=True)
+            if "_" in name and name.replace("_", "-") in current}
 
 
 def schema_names(*, include_aliases: bool = False) -> list[str]:
-    """Every schema :func:`load_schema` gives: the derived ones and the shipped files."""
-    return sorted(set(DERIVED) | set(shipped.schema_names(include_aliases=include_aliases)))
+    """Every schema :func:`load_schema` gives: the derived ones and the shipped files (the old
+    ``_`` names too with ``include_aliases``)."""
+    aliases = schema_aliases()
+    names = set(DERIVED) | set(shipped.schema_names(include_aliases=True))
+    return sorted(n for n in names if include_aliases or n not in aliases)
 
 
 def load_schema(name: str) -> dict[str, Any]:
@@ -121,7 +186,7 @@ def load_schema(name: str) -> dict[str, Any]:
     name = schema_aliases().get(name, name)
     if name in DERIVED:
         return copy.deepcopy(_derived(name))
-    if name not in shipped.schema_names():
+    if name not in shipped.schema_names(include_aliases=True) or name in schema_aliases():
         raise UsageError(
             f"unknown schema {name!r}; expected one of {', '.join(schema_names())}",
             fix="`evotree schema` lists them",

@@ -3,10 +3,13 @@ its result type, so a field added to the type is in the schema with no hand edit
 
 :func:`dataclass_schema` maps ``str``/``int``/``float``/``bool``/``None``/``Any``, ``list``/
 ``tuple``/``Sequence``, ``dict``/``Mapping`` (text keys), unions, ``Literal``, ``Enum`` and nested
-dataclasses (as ``$defs``, by class name). Each field's ``#:`` comment (the project's attribute
-doc) and each class's docstring become descriptions. Every field of a dataclass is required
-(``asdict`` writes them all) unless the caller names it optional; what a ``to_dict`` adds beside
-the fields (``"v"``, a computed property) is passed in as ``extra``.
+dataclasses and ``TypedDict`` s (as ``$defs``, by class name). Each field's ``#:`` comment (the
+project's attribute doc) and each class's docstring become descriptions. Every field of a
+dataclass is required (``asdict`` writes them all) unless the caller names it optional or its
+``metadata`` says ``{"optional": True}`` (a ``to_dict`` that leaves it out when empty); a
+``TypedDict``'s required keys are its own. A field's ``metadata["schema"]`` is merged into its
+schema (a ``pattern``, an ``enum`` the type cannot say); what a ``to_dict`` adds beside the
+fields (``"v"``, a computed property) is passed in as ``extra``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,16 @@ import types
 import typing
 from typing import Any, Union
 
-__all__ = ["dataclass_schema", "type_schema"]
+__all__ = ["dataclass_schema", "type_schema", "OPTIONAL", "schema_note"]
+
+#: ``field(metadata=OPTIONAL)``: the output may leave the field out
+OPTIONAL: dict[str, Any] = {"optional": True}
+
+
+def schema_note(*, optional: bool = False, **schema: Any) -> dict[str, Any]:
+    """A field's ``metadata``: ``schema`` merged into its derived schema (``pattern=…``), and
+    whether the output may leave it out."""
+    return {"schema": schema, **({"optional": True} if optional else {})}
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _SCALARS: dict[Any, dict[str, Any]] = {
@@ -122,6 +134,12 @@ def _schema(hint: Any, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
             defs[key] = {}  # a placeholder: a recursive type refers to itself
             defs[key] = _object_schema(hint, defs)
         return {"$ref": f"#/$defs/{key}"}
+    if typing.is_typeddict(hint):
+        key = hint.__name__
+        if key not in defs:
+            defs[key] = {}
+            defs[key] = _typeddict_schema(hint, defs)
+        return {"$ref": f"#/$defs/{key}"}
     return {}  # a type JSON cannot name more precisely (a forward reference that did not resolve)
 
 
@@ -131,16 +149,57 @@ def _object_schema(
     hints = _hints(cls)
     notes = _field_notes(cls)
     properties: dict[str, Any] = {}
+    left_out = set(optional)
     for f in dataclasses.fields(cls):
         schema = _schema(hints.get(f.name, Any), defs)
         if f.name == "v" and isinstance(f.default, int):
             schema = {"const": f.default}
+        schema.update(f.metadata.get("schema") or {})
+        if f.metadata.get("optional"):
+            left_out.add(f.name)
         if notes.get(f.name):
             schema = {**schema, "description": notes[f.name]}
         properties[f.name] = schema
     out: dict[str, Any] = {
         "type": "object",
-        "required": [n for n in properties if n not in optional],
+        "required": [n for n in properties if n not in left_out],
+        "properties": properties,
+    }
+    text = _doc(cls)
+    if text:
+        out["description"] = text
+    return out
+
+
+def _typeddict_schema(cls: type, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A ``TypedDict``'s object schema. Its required keys are read from the hints themselves
+    (``NotRequired[X]`` / ``Required[X]`` and ``total``): with postponed annotations the class's
+    own ``__required_keys__`` cannot see them."""
+    module = vars(sys.modules.get(cls.__module__)) if cls.__module__ in sys.modules else {}
+    try:
+        hints = typing.get_type_hints(cls, module, include_extras=True)
+    except Exception:  # noqa: BLE001 - an unresolvable name: what the class itself knows
+        hints = _hints(cls)
+    notes = _field_notes(cls)
+    properties: dict[str, Any] = {}
+    required: set[str] = set()
+    for name, hint in hints.items():
+        origin = typing.get_origin(hint)
+        if origin is typing.NotRequired:
+            hint = typing.get_args(hint)[0]
+        elif origin is typing.Required or getattr(cls, "__total__", True):
+            if origin is typing.Required:
+                hint = typing.get_args(hint)[0]
+            required.add(name)
+        while typing.get_origin(hint) is typing.Annotated:
+            hint = typing.get_args(hint)[0]
+        schema = _schema(hint, defs)
+        if notes.get(name):
+            schema = {**schema, "description": notes[name]}
+        properties[name] = schema
+    out: dict[str, Any] = {
+        "type": "object",
+        "required": [n for n in properties if n in required],
         "properties": properties,
     }
     text = _doc(cls)
@@ -176,7 +235,7 @@ def _field_notes(cls: type) -> dict[str, str]:
     """``field -> its #: comment`` from the class's source (and its dataclass bases')."""
     notes: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
+        if not dataclasses.is_dataclass(klass) and not typing.is_typeddict(klass):
             continue
         try:
             source = textwrap.dedent(inspect.getsource(klass))

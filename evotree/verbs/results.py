@@ -1,0 +1,145 @@
+"""Typed results of the ``--json`` outputs that are not one library record: ``log``, the error
+every ``--json`` command prints when it fails, and memory's listings. Their schemas are derived from these types
+(:mod:`evotree.verbs.schemas`), and each builds the JSON it describes (``to_dict``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evotree.core.errors import EvotreeError
+from evotree.core.schemas.derive import OPTIONAL, schema_note
+from evotree.memory.model import MemoryEntry
+from evotree.memory.query import SearchHit, SkillStatus
+
+__all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
+           "MemoryListResult", "MemorySearchResult", "MemorySkillsResult"]
+
+#: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
+COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """A ledger event (one line of JSON in a ledger commit message) and the ledger commit that
+    holds it."""
+
+    #: the event's kind: workspace.initialized, version.created, run.finished, promotion, … (its
+    #: payload type in evotree.core.events)
+    kind: str
+    version: str | None
+    #: git identity 'Name <email>'
+    actor: str
+    #: UTC, ISO 8601
+    at: str
+    #: the event's own fields (its payload)
+    data: dict[str, Any]
+    #: the ledger commit
+    commit: str = field(metadata=schema_note(pattern=COMMIT_PATTERN))
+    #: record schema version; readers skip versions they do not know
+    v: int = 1
+
+    @classmethod
+    def of(cls, item: dict[str, Any]) -> LogEntry:
+        """From :func:`evotree.core.versions.log_entries`'s dict (an event and its commit)."""
+        return cls(kind=item["kind"], version=item.get("version"), actor=item["actor"],
+                   at=item["at"], data=dict(item.get("data") or {}), commit=item["commit"],
+                   v=int(item.get("v", 1)))
+
+
+@dataclass(frozen=True)
+class LogResult:
+    """``evotree log --json``: the ledger's events, newest first."""
+
+    #: newest first
+    events: list[LogEntry]
+    v: int = 1
+
+    @classmethod
+    def of(cls, entries: Iterable[dict[str, Any]]) -> LogResult:
+        return cls(events=[LogEntry.of(item) for item in entries])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What went wrong, and how to repair it."""
+
+    #: stable error code, e.g. unknown_version
+    code: str
+    #: the process's exit code (``evotree schema exit-codes`` lists them)
+    exit_code: int
+    message: str
+    #: what to do about it
+    fix: str | None = field(default=None, metadata={**OPTIONAL, "schema": {"type": "string"}})
+    #: the facts the message names (a version, a budget, a limit, …)
+    details: dict[str, Any] | None = field(
+        default=None, metadata={**OPTIONAL, "schema": {"type": "object"}})
+
+
+@dataclass(frozen=True)
+class ErrorResult:
+    """The JSON printed by any ``--json`` command that fails (exit code != 0)."""
+
+    error: ErrorInfo
+
+    @classmethod
+    def of(cls, exc: EvotreeError) -> ErrorResult:
+        return cls(ErrorInfo(code=exc.code, exit_code=exc.exit_code, message=exc.message,
+                             fix=exc.fix or None, details=dict(exc.details) or None))
+
+    def to_dict(self) -> dict[str, Any]:
+        info = {k: v for k, v in asdict(self.error).items()
+                if v is not None or k not in ("fix", "details")}
+        return {"error": info}
+
+
+@dataclass(frozen=True)
+class MemoryListResult:
+    """``evotree memory list --json``: the entries, oldest first, and what memory says of each
+    skill."""
+
+    #: oldest first
+    entries: list[MemoryEntry]
+    skills: list[SkillStatus]
+    #: significant gains needed in this many domains to be verified across domains
+    min_domains: int
+    #: whether a filter (kind, skill, version, domain) left entries out
+    filtered: bool
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "entries": [e.to_dict() for e in self.entries],
+                "skills": [s.to_dict() for s in self.skills], "min_domains": self.min_domains,
+                "filtered": self.filtered}
+
+
+@dataclass(frozen=True)
+class MemorySearchResult:
+    """``evotree memory search --json``."""
+
+    query: str
+    #: best first (BM25); every query word matched
+    hits: list[SearchHit]
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "query": self.query, "hits": [h.to_dict() for h in self.hits]}
+
+
+@dataclass(frozen=True)
+class MemorySkillsResult:
+    """``evotree memory skills --json``: each skill's verifications, by domain."""
+
+    skills: list[SkillStatus]
+    #: significant gains needed in this many domains to be verified across domains
+    min_domains: int
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "skills": [s.to_dict() for s in self.skills],
+                "min_domains": self.min_domains}
