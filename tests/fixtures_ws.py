@@ -124,21 +124,21 @@ def signed_workspace(path: Path, key: Path) -> Path:
 def bare_remote(repo: Path, bare: Path, *, how: str = "refspecs",
                 git_config: Mapping[str, str] | None = None) -> Path:
     """A bare repository at ``bare``, ``repo``'s remote ``origin``, holding its work: with
-    ``how="refspecs"`` a plain ``git push`` of EVOTREE_SPECS; with ``how="main"`` only main (the
-    test pushes the rest); with ``how="evotree"`` main, then ``evotree push`` (which must reject
-    nothing). ``git_config`` is set in the bare first."""
+    ``how="refspecs"`` a plain ``git push`` of EVOTREE_SPECS; ``how="all"`` main and
+    EVOTREE_SPECS; ``how="main"`` only main (the test pushes the rest); ``how="evotree"`` main,
+    then ``evotree push`` (which must reject nothing). ``git_config`` is set in the bare first."""
     git(bare.parent, "init", "-q", "--bare", str(bare))
     for name, value in (git_config or {}).items():
         git(bare, "config", name, value)
     git(repo, "remote", "add", "origin", str(bare))
-    if how == "refspecs":
-        git(repo, "push", "-q", "origin", *EVOTREE_SPECS)
+    if how in ("refspecs", "all"):
+        git(repo, "push", "-q", "origin", *(("main",) if how == "all" else ()), *EVOTREE_SPECS)
     elif how in ("main", "evotree"):
         git(repo, "push", "-q", "origin", "main")
         if how == "evotree":
             assert Cli(repo).json("push")["rejected"] == []
     else:
-        raise ValueError(f"how={how!r}: 'refspecs', 'main' or 'evotree'")
+        raise ValueError(f"how={how!r}: 'refspecs', 'all', 'main' or 'evotree'")
     return bare
 
 

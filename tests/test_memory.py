@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
+from fixtures_ws import bare_remote, clone_as
 
 import evotree.memory as memory
 from evotree.core.versions import create_version
@@ -222,15 +223,8 @@ def test_memory_survives_push_and_clone(ws: Workspace, repo: Path, tmp_path: Pat
     memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01))
     memory.add_entry(ws, "keep the historical best")
     before = Cli(repo).json("memory", "list")
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "--quiet", str(bare), str(clone))
-    git(clone, "config", "user.name", "Bo")
-    git(clone, "config", "user.email", "bo@example.com")
-    git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    bare = bare_remote(repo, tmp_path / "origin.git", how="all")
+    clone = clone_as(bare, tmp_path / "clone", "Bo", "bo@example.com", fetch_evotree=True)
     after = Cli(clone).json("memory", "list")
     from evotree.memory.record import workspace_id
 
@@ -394,15 +388,8 @@ def test_concurrent_processes_lose_nothing(ws: Workspace, repo: Path) -> None:
 
 def test_diverged_clones_merge_their_memory(ws: Workspace, repo: Path, tmp_path: Path) -> None:
     memory.add_entry(ws, "shared lesson")
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "--quiet", str(bare), str(clone))
-    git(clone, "config", "user.name", "Bo")
-    git(clone, "config", "user.email", "bo@example.com")
-    git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    bare = bare_remote(repo, tmp_path / "origin.git", how="all")
+    clone = clone_as(bare, tmp_path / "clone", "Bo", "bo@example.com", fetch_evotree=True)
     Cli(clone).json("memory", "add", "learned in the clone")
     git(clone, "push", "--quiet", "origin", "refs/evotree/memory")
     memory.add_entry(ws, "learned here meanwhile")

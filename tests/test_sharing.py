@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Cli, commit_file, git
+from fixtures_ws import EVOTREE_SPECS, bare_remote, clone_as
 from evotree.core.versions import abandon_version, create_version, merge_versions
 
 
@@ -19,20 +20,13 @@ def test_push_clone_fetch_shows_same_tree(ws: Any, repo: Path, tmp_path: Path) -
     abandon_version(ws, "v2", reason="worse")
     original = Cli(repo).json("tree")
 
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
+    bare = bare_remote(repo, tmp_path / "origin.git", how="all")
 
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "--quiet", str(bare), str(clone))
-    git(clone, "config", "user.name", "Bo Reviewer")
-    git(clone, "config", "user.email", "bo@example.com")
+    clone = clone_as(bare, tmp_path / "clone", "Bo Reviewer", "bo@example.com")
     # a plain clone does not carry the ledger: evotree says how to fetch it
     err = Cli(clone).json("tree", code=3)["error"]
     assert "refs/evotree/*" in err["fix"]
-    git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*",
-        "refs/heads/evotree/*:refs/heads/evotree/*")
+    git(clone, "fetch", "--quiet", "origin", *EVOTREE_SPECS)
     cloned = Cli(clone).json("tree")
 
     def comparable(tree: dict) -> list[dict]:

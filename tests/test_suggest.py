@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
+from fixtures_ws import bare_remote, clone_as
 from test_runs import make_run_repo
 
 import evotree.memory as memory
@@ -136,15 +137,8 @@ def test_a_clone_suggests_from_the_ledger_and_undiagnosed_is_explained(tmp_path:
     assert err["code"] == "not_diagnosed" and f"evotree diagnose {v2}" in err["fix"]
     assert Cli(ws.root).json("suggest", "v77", code=5)["error"]["code"] == "unknown_version"
     # a clone has the ledger's finding event but not .evotree/findings/
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(ws.root, "remote", "add", "origin", str(bare))
-    git(ws.root, "push", "--quiet", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "--quiet", str(bare), str(clone))
-    git(clone, "fetch", "--quiet", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
-    git(clone, "config", "user.name", "Bo")
-    git(clone, "config", "user.email", "bo@example.com")
+    bare = bare_remote(ws.root, tmp_path / "origin.git", how="all")
+    clone = clone_as(bare, tmp_path / "clone", "Bo", "bo@example.com", fetch_evotree=True)
     from_ledger = Cli(clone).json("suggest", v1)
     validate(from_ledger, "suggest")
     assert from_ledger["source"] == "ledger"
