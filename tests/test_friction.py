@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli, commit_file, git, ledger_commits, make_repo, validate
+from fixtures_ws import bare_remote, clone_as
 from test_runs import make_run_repo
 
 from evotree.core.workspace import Workspace
@@ -356,20 +357,13 @@ def test_a_fresh_clone_compares_after_pull_and_git_clean_loses_nothing(tmp_path:
     cli("run", v1)
     refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/evotree/runs/").split()
     assert len(refs) == 2  # `evotree run` archived both runs
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    git(repo, "remote", "add", "origin", str(remote))
-    git(repo, "push", "-q", "origin", "main", "refs/evotree/*", "refs/heads/evotree/*")
+    remote = bare_remote(repo, tmp_path / "remote.git", how="all")
     pushed = cli.json("push")
     validate(pushed, "share")
     assert pushed["refs"] == 2 and pushed["archived"] == []  # archived already, by `run`
     expected = cli.json("compare", "v0", v1)
 
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(remote), str(clone))
-    git(clone, "config", "user.name", "Bo")
-    git(clone, "config", "user.email", "bo@example.com")
-    git(clone, "fetch", "-q", "origin", "refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+    clone = clone_as(remote, tmp_path / "clone", "Bo", "bo@example.com", fetch_evotree=True)
     other = Cli(clone)
     assert _error(other, "compare", "v0", v1, code=22)["code"] == "no_scores"
     pulled = other.json("pull")
