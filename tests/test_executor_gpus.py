@@ -14,9 +14,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import git, make_repo
+from fixtures_ws import scored_project
 
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.executors import ExecutorError
 from evotree.harness.executors.gpus import GpuPool, _parse_smi, _parse_visible, check_request, gpus_per_run, visible_devices
@@ -51,16 +51,8 @@ gpus = {gpus}
 
 
 def gpu_repo(path: Path, *, gpus: int, hold: float = 1.5) -> Workspace:
-    repo = make_repo(path)
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "hold.txt").write_text(str(hold))
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "evotree.toml").write_text(CONFIG.format(gpus=gpus))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "gpu recipe")
-    init_workspace(repo)
-    return Workspace.open(repo)
+    return Workspace.open(scored_project(path, judge=JUDGE, config=CONFIG.format(gpus=gpus), train=TRAIN,
+                                         recipe=None, files={"hold.txt": str(hold)}, message="gpu recipe"))
 
 
 def seen(ws: Workspace, run_id: str) -> tuple[dict[str, object], str]:
