@@ -151,3 +151,11 @@ def clone_as(bare: Path, path: Path, name: str, email: str, *, fetch_evotree: bo
     if fetch_evotree:
         git(path, "fetch", "-q", "origin", *EVOTREE_SPECS)
     return path
+
+
+def with_stranger(repo: Path, base: Path) -> dict[str, Path]:
+    """``repo`` pushed (EVOTREE_SPECS) to the bare ``base/origin.git``, and Mallory's clone of it at
+    ``base/stranger`` with the evotree refs fetched: {"repo", "bare", "stranger"}."""
+    bare = bare_remote(repo, base / "origin.git")
+    stranger = clone_as(bare, base / "stranger", "Mallory", "mallory@example.com", fetch_evotree=True)
+    return {"repo": repo, "bare": bare, "stranger": stranger}

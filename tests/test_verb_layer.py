@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli, commit_file, git, make_repo
-from fixtures_ws import EVOTREE_SPECS, bare_remote, clone_as, make_key, signed_workspace
+from fixtures_ws import EVOTREE_SPECS, make_key, signed_workspace, with_stranger
 
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import Event, EventKind, LedgerTxn
@@ -33,10 +33,7 @@ command = "python -c \\"open('{marker}', 'w').write('pwned')\\""
 def shared(tmp_path: Path) -> dict[str, Any]:
     """A workspace with a signer, pushed to a bare remote, and a stranger's clone of it."""
     key, _ = make_key(tmp_path, "key-ada", comment="ada@example.com")
-    repo = signed_workspace(tmp_path / "ws", key)
-    bare = bare_remote(repo, tmp_path / "origin.git")
-    stranger = clone_as(bare, tmp_path / "stranger", "Mallory", "mallory@example.com", fetch_evotree=True)
-    return {"repo": repo, "bare": bare, "stranger": stranger, "marker": tmp_path / "PWNED"}
+    return {**with_stranger(signed_workspace(tmp_path / "ws", key), tmp_path), "marker": tmp_path / "PWNED"}
 
 
 def _stranger_crowns_own_version(stranger: Path, marker: Path) -> None:
