@@ -78,7 +78,8 @@ def test_a_wide_command_reaching_a_future_reference_or_note_is_a_leak(
     assert _flagged(command, repo=leaky)
 
 
-@pytest.mark.parametrize("command", ["git for-each-ref refs/heads refs/tags", "git show-ref --heads",
+@pytest.mark.parametrize("command", ["git for-each-ref refs/heads refs/tags",
+                                     "git show-ref --heads",
                                      "git notes show HEAD~0^", "git log --branches --oneline",
                                      "git show-branch -a"])
 def test_a_scope_that_leaves_the_future_reference_out_is_cleared(command: str,
@@ -100,7 +101,8 @@ def test_a_named_revision_beside_all_is_judged_too(tmp_path: Path) -> None:
     assert _flagged(f"git log --all -p {oid}", repo=task)
 
 
-def test_tree_of_a_commit_is_judged_by_the_commit(clean: dict[str, str], leaky: dict[str, str]) -> None:
+def test_tree_of_a_commit_is_judged_by_the_commit(clean: dict[str, str],
+                                                  leaky: dict[str, str]) -> None:
     assert not _flagged("git cat-file -p HEAD^{tree}", repo=clean)
     assert _flagged("git cat-file -p refs/pull/7/head^{tree}", repo=leaky)
 
@@ -158,10 +160,52 @@ def test_codex_exec_clean_session_passes_and_unknown_items_fail_closed(tmp_path:
                                 "exit_code": 0, "status": "completed"}))
     assert audit_trajectories([ok]).flagged == 0
     odd = tmp_path / "odd.jsonl"
-    odd.write_text(_exec_events({"id": "item_1", "type": "remote_shell_run", "cmd": "git log --all"}))
+    odd.write_text(_exec_events({"id": "item_1", "type": "remote_shell_run",
+                                 "cmd": "git log --all"}))
     audit = audit_trajectories([odd])
     assert audit.flagged == 1
     assert any(h.code == "audit.unreadable" for v in audit.verdicts for h in v.hits)
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text(json.dumps({"kind": "step", "shell": "git log --all"}) + "\n")
     assert audit_trajectories([unknown]).flagged == 1  # an unknown format never passes
+
+
+# ----------------------------------------------------------------------------- the misses
+def test_switch_create_judges_its_start_point(clean: dict[str, str], leaky: dict[str, str]) -> None:
+    assert _flagged("git switch -c tryout origin/HEAD")
+    assert _flagged("git switch -c tryout refs/pull/7/head", repo=leaky)
+    assert not _flagged("git switch -c tryout")
+    assert not _flagged("git switch -c tryout HEAD~1", repo=clean)
+
+
+def test_log_show_notes_reads_the_notes(clean: dict[str, str], leaky: dict[str, str]) -> None:
+    assert _flagged("git log -1 --show-notes")
+    assert _flagged("git log -1 --notes=commits", repo=leaky)
+    assert not _flagged("git log -1 --show-notes", repo=clean)  # no notes there
+    assert not _flagged("git log -1 --no-notes")
+
+
+def test_branch_verbose_lists_every_branch_tip(clean: dict[str, str], leaky: dict[str, str],
+                                               tmp_path: Path) -> None:
+    two = "* main  1a2b3c4 base\n  wip/x  5d6e7f8 the fix\n"
+    assert _flagged("git branch -v", outputs=(two,))
+    assert _flagged("git branch -vv")  # nothing recorded: the spelling cannot tell
+    assert not _flagged("git branch -v", outputs=("* main 1a2b3c4 base\n",))
+    assert not _flagged("git branch -v", repo=clean)
+    task = _task(tmp_path / "r", future_ref="refs/heads/wip/merge-order")
+    assert _flagged("git branch -v", repo=task)
+
+
+def test_a_makefile_fed_on_stdin_is_read() -> None:
+    assert _flagged("make -f - peek <<'EOF'\npeek:\n\tgit show wip/merge-order:f.py\nEOF")
+    assert _flagged("make --file=- <<EOF\nall:\n\tgit log --all -p\nEOF")
+    assert not _flagged("make -f - t <<'EOF'\nt:\n\tpython -m pytest -q\nEOF")
+
+
+def test_a_clone_of_the_repository_itself_is_judged_by_what_it_copies(
+        clean: dict[str, str], leaky: dict[str, str]) -> None:
+    assert not _flagged("git clone -q --single-branch --branch main --no-tags . /tmp/fr")
+    assert _flagged("git clone --single-branch -b wip/fix . /tmp/x")
+    assert _flagged("git clone . /tmp/x")  # every branch: the file alone cannot tell
+    assert not _flagged("git clone . /tmp/x", repo=clean)
+    assert _flagged("git clone https://example.org/a/b /tmp/b")

@@ -335,6 +335,8 @@ def _git_network(call: _GitCall) -> bool:
     sub, args, joined = call.sub, call.args, call.joined
     if sub == "ls-remote" and "--get-url" in args:
         return True  # prints the remote's URL from the local config; contacts nothing
+    if sub == "clone" and _local_clone(call):
+        return True
     if sub in ("fetch", "pull") and _local_remote(args):
         # the repository itself (``git fetch . main:scratch``): no network; what it copies is a
         # revision of this repository, judged like any other
@@ -367,6 +369,44 @@ def _local_remote(args: Sequence[str]) -> bool:
     """Is the repository a fetch or pull names this repository itself (``.``, ``./``)?"""
     pos, _ = _positionals(args)
     return bool(pos) and pos[0] in (".", "./", "file://.")
+
+
+def _local_clone(call: _GitCall) -> bool:
+    """``git clone [--single-branch --branch X] . DEST``: a copy of this repository, not the
+    network; it copies the branch it names (or every branch, and the tags unless
+    ``--no-tags``), judged in the task repository."""
+    args = call.args
+    branch = None
+    pos: list[str] = []
+    k = 0
+    while k < len(args):
+        word = args[k]
+        if word in ("-b", "--branch", "-o", "--origin", "-c", "--config", "--depth", "-u",
+                    "--upload-pack", "--reference", "--separate-git-dir", "--template", "-j",
+                    "--jobs", "--filter", "--bundle-uri", "--server-option"):
+            if word in ("-b", "--branch") and k + 1 < len(args):
+                branch = args[k + 1]
+            k += 2
+            continue
+        if word.startswith("--branch="):
+            branch = word.split("=", 1)[1]
+        elif not word.startswith("-"):
+            pos.append(word)
+        k += 1
+    if not pos or pos[0] not in (".", "./", "file://."):
+        return False
+    if "--single-branch" in args:
+        kind = _rev_kind(branch) if branch else None
+        if branch and kind in ("hash", "ref"):
+            call.hit("high", f"git clone . --branch {branch} copies a revision outside HEAD's "
+                     "history", _hashes(branch), refs=(branch,))
+        elif branch and not is_head_relative(branch):
+            call.candidate(branch)
+        return True
+    scope = "*refs:" if "--mirror" in args else "*refs:refs/heads/" + (
+        "" if "--no-tags" in args else ",refs/tags/")
+    call.hit("high", "git clone . copies every branch of this repository", refs=(scope,))
+    return True
 
 
 def _refs_scope(sub: str, args: Sequence[str]) -> tuple[str, ...]:
@@ -478,6 +518,12 @@ def _git_listings(call: _GitCall) -> bool:
     if sub == "branch":
         if any(a in ("-a", "-r", "--all", "--remotes", "--contains", "--merged", "--no-merged") for a in args):
             call.hit("warn", "git branch lists other branches")
+        elif any(a in ("-v", "-vv", "--verbose") for a in args) and not any(
+                a in ("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",
+                      "--show-current", "--list") or not a.startswith("-") for a in args):
+            # each local branch's tip and subject: another branch's subject is its commit's
+            call.hit("high", "git branch -v prints the tip commit and subject of every branch",
+                     refs=("*refs:refs/heads/",))
         return True
     if sub == "tag" and any(a in ("--contains", "--merged", "--points-at") for a in args):
         pos, _ = _positionals([a for a in args if a not in ("--merged", "--points-at")], sub)
@@ -506,6 +552,10 @@ def _git_revisions(call: _GitCall) -> bool:
         return False
     if _walks_every_ref(call):
         return True
+    notes = _shown_notes(sub, args)
+    if notes:
+        call.hit("high", f"git {sub} --show-notes shows notes (text outside the base's history)",
+                 refs=(f"*notes:{notes}:",))
     if sub == "merge-base" and any(is_head_relative(p) for p in _positionals(args, sub)[0]) \
             and not any(a in ("--fork-point", "--octopus") for a in args):
         return True  # a common ancestor of HEAD and X is HEAD's own history
@@ -568,6 +618,19 @@ def _walks_every_ref(call: _GitCall) -> bool:
     return False
 
 
+def _shown_notes(sub: str, args: Sequence[str]) -> str | None:
+    """The notes reference ``git log|show|whatchanged --notes[=REF]`` / ``--show-notes[=REF]``
+    asks for (None: none asked for; git's default display is left to content provenance)."""
+    if sub not in ("log", "show", "whatchanged") or "--no-notes" in args:
+        return None
+    for word in args:
+        name, eq, value = word.partition("=")
+        if name in ("--notes", "--show-notes", "--standard-notes"):
+            ref = value if eq and value else "commits"
+            return ref if ref.startswith("refs/") else "refs/notes/" + ref
+    return None
+
+
 def _walk_scope(sub: str, args: list[str]) -> tuple[str, ...]:
     """What a walk of every reference reads, for the task repository to judge: the scopes of
     its flags and the revisions it names besides; () (judged by spelling) when a flag has no
@@ -595,9 +658,9 @@ def _git_moves(call: _GitCall) -> None:
             a in ("--abort", "--continue", "--skip", "--quit") for a in args):
         return
     pos, _ = _positionals(args, sub)
-    if sub == "switch" and any(a in ("-c", "-C", "--create", "--force-create", "--orphan")
-                               for a in args):
+    if sub == "switch" and any(a in ("--create", "--force-create") for a in args):
         pos = pos[1:]  # the new branch name; a start point after it is a revision
+        # (-c / -C / --orphan take the name as their value: already left out of pos)
     for word in pos:
         kind = _rev_kind(word)
         if kind is None and sub == "switch" and word == "-":

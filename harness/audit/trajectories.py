@@ -233,6 +233,13 @@ class Ancestry:
         return result
 
 
+def _only_current_branch(output: str) -> bool:
+    """Did ``git branch -v`` print only the branch HEAD is on (``* main 1a2b3c4 subject``)?"""
+    lines = [line for line in output.splitlines()
+             if line.strip() and not _WRAPPER.match(line.strip())]
+    return len(lines) == 1 and lines[0].startswith("* ")
+
+
 def _without_commands(text: str | None, commands: Sequence[str]) -> str | None:
     """The observation text without the commands the trajectory typed (each where it occurs in
     order): a line of its own command is its own work, not something an output showed."""
@@ -310,6 +317,10 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
             hits = [Hit(h.code, "info", h.rule + " (git printed only an error: nothing shown)",
                         h.command, h.revisions) if h.code == "audit.git_history_leak" else h
                     for h in hits]
+        if hits and step.output is not None:
+            hits = [Hit(h.code, "info", h.rule + " (the output lists only the current branch)",
+                        h.command, h.revisions) if h.rule.startswith("git branch -v")
+                    and _only_current_branch(step.output) else h for h in hits]
         step_hits.append(hits)
     listed, copied = _ListedNames(traj), _CopiedLines(traj, step_hits)
     # clear hits that rest only on hashes shown to be in the task's own history

@@ -567,6 +567,11 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
         argv = _git_alias(argv, depth, sink)
         if argv is None:
             return
+    if name in ("make", "gmake") and cmd.heredoc is not None and _reads_stdin_makefile(argv):
+        sink.scripts["/dev/stdin"] = cmd.heredoc  # ``make -f - <<EOF``: the body is the Makefile
+        stdin_file = ("--file=-", "-f-", "--file=/dev/stdin", "--makefile=-")
+        argv = [w for a in argv for w in (["-f", "/dev/stdin"] if a in stdin_file
+                                          else ["/dev/stdin"] if a == "-" else [a])]
     _run_written(name, argv, depth, sink)
     if _unwrap_runner(name, argv, cmd, depth, sink) \
             or _interpreter_code(name, argv, cmd, depth, sink):
@@ -705,6 +710,17 @@ def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | N
                 return None
             argv = [*argv[:k], *value.split(), *argv[k + 1:]]
     return argv
+
+
+def _reads_stdin_makefile(argv: Sequence[str]) -> bool:
+    """``make -f -`` / ``make -f /dev/stdin`` / ``make --file=-``: the Makefile is the input."""
+    for k, word in enumerate(argv[1:], 1):
+        if word in ("-f", "--file", "--makefile") and k + 1 < len(argv) \
+                and argv[k + 1] in ("-", "/dev/stdin"):
+            return True
+        if word in ("-f-", "--file=-", "--file=/dev/stdin", "--makefile=-"):
+            return True
+    return False
 
 
 def _run_written(name: str, argv: list[str], depth: int, sink: ShellContext) -> None:
