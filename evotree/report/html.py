@@ -42,25 +42,34 @@ __all__ = ["TEMPLATES", "render_html"]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # Marks on <body> whether every image decoded: read back by the headless-browser test.
-_SCRIPT = ("window.addEventListener('load',function(){var i=Array.prototype.slice.call(document.images);"
-           "document.body.setAttribute('data-images',String(i.length));"
-           "document.body.setAttribute('data-images-ok',String(i.every(function(x){"
-           "return x.complete&&x.naturalWidth>0;})));});")
+_SCRIPT = (
+    "window.addEventListener('load',function(){"
+    "var i=Array.prototype.slice.call(document.images);"
+    "document.body.setAttribute('data-images',String(i.length));"
+    "document.body.setAttribute('data-images-ok',String(i.every(function(x){"
+    "return x.complete&&x.naturalWidth>0;})));});"
+)
 # Draws each interactive figure from its JSON data block; a figure that fails shows its PNG (the
 # <noscript> beside it). Marks on <body> how many were drawn and how many failed.
-_PLOTLY_INIT = ("(function(){var n=0,f=0,d=document.querySelectorAll('script[type=\"application/json\"][data-plot]');"
-                "for(var i=0;i<d.length;i++){var el=document.getElementById('iplot-'+d[i].getAttribute('data-plot'));"
-                "try{var fig=JSON.parse(d[i].textContent);Plotly.newPlot(el,fig.data,fig.layout,"
-                "{responsive:true,displaylogo:false});n++;}catch(e){f++;var ns=el&&el.nextElementSibling;"
-                "if(ns&&ns.tagName==='NOSCRIPT'){el.innerHTML=ns.textContent;}}}"
-                "document.body.setAttribute('data-plots',String(n));document.body.setAttribute('data-plots-failed',"
-                "String(f));})();")
+_PLOTLY_INIT = (
+    "(function(){var n=0,f=0,"
+    "d=document.querySelectorAll('script[type=\"application/json\"][data-plot]');"
+    "for(var i=0;i<d.length;i++){"
+    "var el=document.getElementById('iplot-'+d[i].getAttribute('data-plot'));"
+    "try{var fig=JSON.parse(d[i].textContent);Plotly.newPlot(el,fig.data,fig.layout,"
+    "{responsive:true,displaylogo:false});n++;}catch(e){f++;var ns=el&&el.nextElementSibling;"
+    "if(ns&&ns.tagName==='NOSCRIPT'){el.innerHTML=ns.textContent;}}}"
+    "document.body.setAttribute('data-plots',String(n));"
+    "document.body.setAttribute('data-plots-failed',"
+    "String(f));})();"
+)
 
 
 def _visible(value: Any) -> Any:
     """What every ``{{ }}`` writes, before autoescape: control characters (bidi overrides, terminal
     escapes, newlines) written out visibly, ``None`` as nothing. Markup (what a template marked
-    ``|safe``, and the output of its own macros) is written as it is."""
+    ``|safe``, and the output of its own macros) is written as it is; so text joined to Markup
+    (``macro() ~ text``) would be HTML-escaped only: write text as ``{{ text }}`` of its own."""
     return value if isinstance(value, Markup) else escape_control(value)
 
 
@@ -85,16 +94,22 @@ def _sha256(script: str) -> str:
     return base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
 
 
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                          undefined=jinja2.StrictUndefined, finalize=_visible, trim_blocks=True,
-                          lstrip_blocks=True, keep_trailing_newline=True)
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    finalize=_visible,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
 _ENV.filters["fmt"] = _fmt
 _ENV.filters["sha256"] = _sha256
 _ENV.filters.update(e=_escape, escape=_escape, forceescape=_forceescape)
 
 
 def _e(value: Any) -> str:
-    """``value`` as the report's templates write any text: control characters visible, HTML-escaped."""
+    """``value`` as the report's templates write text: control characters visible, HTML-escaped."""
     return _ENV.from_string("{{ value }}").render(value=value)
 
 
@@ -113,11 +128,20 @@ def _scores(data: ReportData) -> dict[str, Any]:
         normalized = {"a": na, "b": nb, "delta": None if na is None or nb is None else nb - na}
     iqm = s.get("iqm")
     counts = data.per_task["counts"] if data.per_task.get("available") else None
-    return {"available": True, "s": s, "lo": s["ci"][0], "hi": s["ci"][1],
-            "level": round(100 * s.get("confidence", 1 - 2 * s["alpha"])), "normalized": normalized,
-            "iqm": {"a": iqm["a"], "b": iqm["b"], "delta": iqm["b"] - iqm["a"]} if iqm else None,
-            "p_threshold": s.get("p_threshold", s["alpha"]), "statement": s.get("statement"),
-            "notes": s.get("notes") or [], "caveat": s.get("caveat"), "per_task": counts}
+    return {
+        "available": True,
+        "s": s,
+        "lo": s["ci"][0],
+        "hi": s["ci"][1],
+        "level": round(100 * s.get("confidence", 1 - 2 * s["alpha"])),
+        "normalized": normalized,
+        "iqm": {"a": iqm["a"], "b": iqm["b"], "delta": iqm["b"] - iqm["a"]} if iqm else None,
+        "p_threshold": s.get("p_threshold", s["alpha"]),
+        "statement": s.get("statement"),
+        "notes": s.get("notes") or [],
+        "caveat": s.get("caveat"),
+        "per_task": counts,
+    }
 
 
 def _findings(data: ReportData) -> dict[str, Any]:
@@ -133,14 +157,36 @@ def _findings(data: ReportData) -> dict[str, Any]:
         first: dict[str, dict[str, Any]] = {}
         for item in found:
             first.setdefault(item["code"], item)
-        rows = [{"code": row["code"], "severity": row["severity"], "title": row["title"],
-                 "runs": ", ".join(row["runs"]) or "version", "n": row["count"],
-                 "suggestion": first[row["code"]].get("suggestion"),
-                 "detail": [{"run": d.get("run_id") or "version", "severity": d.get("severity"),
-                             "title": d.get("title")} for d in row["detail"]] if row["count"] > 1 else []}
-                for row in aggregate_findings(found)]
-        layers.append({"name": layer, "n_findings": len(found), "n_kinds": len(first), "rows": rows,
-                       "severe": any(i.get("severity") in ("high", "critical") for i in found)})
+        rows = [
+            {
+                "code": row["code"],
+                "severity": row["severity"],
+                "title": row["title"],
+                "runs": ", ".join(row["runs"]) or "version",
+                "n": row["count"],
+                "suggestion": first[row["code"]].get("suggestion"),
+                "detail": [
+                    {
+                        "run": d.get("run_id") or "version",
+                        "severity": d.get("severity"),
+                        "title": d.get("title"),
+                    }
+                    for d in row["detail"]
+                ]
+                if row["count"] > 1
+                else [],
+            }
+            for row in aggregate_findings(found)
+        ]
+        layers.append(
+            {
+                "name": layer,
+                "n_findings": len(found),
+                "n_kinds": len(first),
+                "rows": rows,
+                "severe": any(i.get("severity") in ("high", "critical") for i in found),
+            }
+        )
     return {"available": True, "total": f["total"], "worst": f.get("worst"), "layers": layers}
 
 
@@ -148,30 +194,53 @@ def _audit(data: ReportData) -> dict[str, Any]:
     a = data.audit
     if not a.get("available"):
         return {"available": False, "reason": a.get("reason")}
-    return {"available": True, "passed": a["passed"], "source": a["source"],
-            "raw_score": a.get("raw_score"), "leak_adjusted_score": a.get("leak_adjusted_score"),
-            "found": [{"severity": i.get("severity"), "code": i.get("code"), "title": i.get("title")}
-                      for i in a.get("findings") or [] if isinstance(i, dict)]}
+    return {
+        "available": True,
+        "passed": a["passed"],
+        "source": a["source"],
+        "raw_score": a.get("raw_score"),
+        "leak_adjusted_score": a.get("leak_adjusted_score"),
+        "found": [
+            {"severity": i.get("severity"), "code": i.get("code"), "title": i.get("title")}
+            for i in a.get("findings") or []
+            if isinstance(i, dict)
+        ],
+    }
 
 
 def _gates(data: ReportData) -> dict[str, Any]:
     g = data.gates
     if not g.get("available"):
         return {"available": False, "reason": g.get("reason")}
-    return {"available": True, "passed": g.get("passed"),
-            "gates": [{"name": x.get("name"), "status": x.get("status"), "summary": x.get("summary")}
-                      for x in g.get("gates") or []]}
+    return {
+        "available": True,
+        "passed": g.get("passed"),
+        "gates": [
+            {"name": x.get("name"), "status": x.get("status"), "summary": x.get("summary")}
+            for x in g.get("gates") or []
+        ],
+    }
 
 
 def _tree(data: ReportData) -> list[dict[str, Any]]:
     """The lineage as nested nodes: a node's first parent places it; merges are noted."""
     views: dict[str, dict[str, Any]] = {}
     for n in data.lineage["nodes"]:
-        classes = ["node"] + (["subject"] if n["subject"] else []) + \
-            (["dead"] if n["status"] in ("abandoned", "failed") else [])
-        views[n["id"]] = {"id": n["id"], "classes": " ".join(classes), "hypothesis": n["hypothesis"],
-                          "champion": n["champion"], "status": n["status"], "score": n.get("score"),
-                          "merges": ", ".join(n["parents"][1:]), "children": []}
+        classes = (
+            ["node"]
+            + (["subject"] if n["subject"] else [])
+            + (["dead"] if n["status"] in ("abandoned", "failed") else [])
+        )
+        views[n["id"]] = {
+            "id": n["id"],
+            "classes": " ".join(classes),
+            "hypothesis": n["hypothesis"],
+            "champion": n["champion"],
+            "status": n["status"],
+            "score": n.get("score"),
+            "merges": ", ".join(n["parents"][1:]),
+            "children": [],
+        }
     roots = []
     for n in data.lineage["nodes"]:
         if n["parents"]:
@@ -181,32 +250,61 @@ def _tree(data: ReportData) -> list[dict[str, Any]]:
     return roots
 
 
-def _plots(data: ReportData, plots: dict[str, str], figures: dict[str, str] | None,
-           note: str | None) -> dict[str, Any]:
-    """Each plot in the report's order: its PNG (base64), its Plotly JSON (escaped for a data block)."""
+def _plots(
+    data: ReportData, plots: dict[str, str], figures: dict[str, str] | None, note: str | None
+) -> dict[str, Any]:
+    """Each plot in the report's order: its PNG (base64), its Plotly JSON (escaped for a data
+    block)."""
     figures = figures or {}
     titles = plot_titles(data)
     shown: list[dict[str, Any]] = []
     for name in plot_order(data, set(plots) | set(figures)):
-        png = base64.b64encode(Path(plots[name]).read_bytes()).decode("ascii") if name in plots else None
-        shown.append({"name": name, "title": titles.get(name, name), "png": png,
-                      "figure": _json_block(figures[name]) if name in figures else None,
-                      # the first plot of the recorded train signals opens their heading
-                      "signals_heading": name not in PLOTS and all(p["name"] in PLOTS for p in shown)})
+        png = (
+            base64.b64encode(Path(plots[name]).read_bytes()).decode("ascii")
+            if name in plots
+            else None
+        )
+        shown.append(
+            {
+                "name": name,
+                "title": titles.get(name, name),
+                "png": png,
+                "figure": _json_block(figures[name]) if name in figures else None,
+                # the first plot of the recorded train signals opens their heading
+                "signals_heading": name not in PLOTS and all(p["name"] in PLOTS for p in shown),
+            }
+        )
     return {"any": bool(plots or figures), "note": note, "shown": shown}
 
 
 def _signals(data: ReportData) -> dict[str, Any]:
-    """Every recorded train signal, by group (the headline first): last value per version, range, steps."""
+    """Every recorded train signal, by group (the headline first): last value per version, range,
+    steps."""
     signals = (data.curves.get("signals") or {}) if data.curves.get("available") else {}
-    versions = [v for v in (data.against, data.version) if v] if data.against != data.version else [data.version]
+    versions = (
+        [v for v in (data.against, data.version) if v]
+        if data.against != data.version
+        else [data.version]
+    )
     headline = signals.get("headline")
     summary = signals.get("summary") or {}
-    rows = [{"group": group["group"], "metric": metric, "headline": metric == headline,
-             "cells": [(summary.get(metric) or {}).get(version) for version in versions]}
-            for group in signals.get("groups") or [] for metric in group["metrics"]]
-    return {"rows": rows, "versions": versions, "headline": headline,
-            "headline_source": signals.get("headline_source"), "left_out": signals.get("left_out")}
+    rows = [
+        {
+            "group": group["group"],
+            "metric": metric,
+            "headline": metric == headline,
+            "cells": [(summary.get(metric) or {}).get(version) for version in versions],
+        }
+        for group in signals.get("groups") or []
+        for metric in group["metrics"]
+    ]
+    return {
+        "rows": rows,
+        "versions": versions,
+        "headline": headline,
+        "headline_source": signals.get("headline_source"),
+        "left_out": signals.get("left_out"),
+    }
 
 
 def _diff(data: ReportData) -> dict[str, Any]:
@@ -216,14 +314,35 @@ def _diff(data: ReportData) -> dict[str, Any]:
         return {"available": False}
 
     def cell(value: Any) -> str:
-        return "—" if value is None else value if isinstance(value, str) else json.dumps(value, default=str)
+        return (
+            "—"
+            if value is None
+            else value
+            if isinstance(value, str)
+            else json.dumps(value, default=str)
+        )
 
     params, files = d.get("params") or [], d.get("files") or []
-    return {"available": True, "a": d["a"], "b": d["b"], "n_params": len(params), "n_files": len(files),
-            "params": [{"path": p["path"], "param": p["param"], "a": cell(p["a"]), "b": cell(p["b"])}
-                       for p in params[:100]],
-            "files": [{"path": f["path"], "status": f["status"], "additions": f.get("additions", ""),
-                       "deletions": f.get("deletions", "")} for f in files[:100]]}
+    return {
+        "available": True,
+        "a": d["a"],
+        "b": d["b"],
+        "n_params": len(params),
+        "n_files": len(files),
+        "params": [
+            {"path": p["path"], "param": p["param"], "a": cell(p["a"]), "b": cell(p["b"])}
+            for p in params[:100]
+        ],
+        "files": [
+            {
+                "path": f["path"],
+                "status": f["status"],
+                "additions": f.get("additions", ""),
+                "deletions": f.get("deletions", ""),
+            }
+            for f in files[:100]
+        ],
+    }
 
 
 def _interactive(data: ReportData, wanted: bool) -> tuple[dict[str, str] | None, str | None]:
@@ -231,12 +350,18 @@ def _interactive(data: ReportData, wanted: bool) -> tuple[dict[str, str] | None,
     if not wanted:
         return None, None
     if not plotly_view.plotly_available():
-        return None, ("Static plots: Plotly is not installed, so the plots are not interactive "
-                      "(pip install 'evotree-rl[report]').")
+        return None, (
+            "Static plots: Plotly is not installed, so the plots are not interactive "
+            "(pip install 'evotree-rl[report]')."
+        )
     try:
         return plotly_view.figures(data), None
     except Exception as exc:  # noqa: BLE001 - an optional view must not cost the report
-        return None, f"Static plots: the interactive plots could not be built ({type(exc).__name__}: {exc})."
+        return (
+            None,
+            "Static plots: the interactive plots could not be built "
+            f"({type(exc).__name__}: {exc}).",
+        )
 
 
 def render_html(data: ReportData, plots: dict[str, str], *, interactive: bool = True) -> str:
@@ -248,10 +373,23 @@ def render_html(data: ReportData, plots: dict[str, str], *, interactive: bool = 
     scripts = [_SCRIPT]
     if figures:
         scripts = [plotly_view.plotly_js(), _PLOTLY_INIT, _SCRIPT]
-    verdict = {"status": data.verdict["status"], "line": data.verdict["line"],
-               "notes": data.verdict.get("notes") or []}
+    verdict = {
+        "status": data.verdict["status"],
+        "line": data.verdict["line"],
+        "notes": data.verdict.get("notes") or [],
+    }
     subject = {k: data.subject[k] for k in ("hypothesis", "branch", "status", "created_by")}
     return _ENV.get_template("report.html").render(
-        data=data, verdict=verdict, subject=subject, scripts=scripts, scores=_scores(data),
-        plots=_plots(data, plots, figures, note), signals=_signals(data), diff=_diff(data),
-        findings=_findings(data), audit=_audit(data), gates=_gates(data), tree=_tree(data))
+        data=data,
+        verdict=verdict,
+        subject=subject,
+        scripts=scripts,
+        scores=_scores(data),
+        plots=_plots(data, plots, figures, note),
+        signals=_signals(data),
+        diff=_diff(data),
+        findings=_findings(data),
+        audit=_audit(data),
+        gates=_gates(data),
+        tree=_tree(data),
+    )
