@@ -486,6 +486,10 @@ def test_each_capability_moves_the_judged_score_and_rsibench_statistics(tmp_path
     assert stats["cost_per_valid_candidate"]["per_candidate"]["training_usd"] == pytest.approx(
         sum(bill[v] for v in order[1:]) / len(versions), abs=1e-8
     )
+    # over one setting, RSIBench's median cost per valid candidate is that setting's training bill
+    assert rates["median_training_usd_per_valid_candidate"] == pytest.approx(
+        stats["cost_per_valid_candidate"]["per_candidate"]["training_usd"], abs=1e-12
+    )
     text = cli("report", "--tree").output
     assert "unit of the share: training_usd" in text and "agent_usd 0.01" in text
 

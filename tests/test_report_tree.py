@@ -5,6 +5,7 @@ recipe's ``skill``), a real failing audit — and the rules on hand-built rows."
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,11 @@ def test_rates_over_two_workspaces_through_the_cli(alpha: Workspace, beta: Works
     assert (r["ended_below_peak"]["numerator"], r["ended_below_peak"]["denominator"]) == (1, 2)
     assert r["post_peak_regression"]["settings"] == ["alpha"]
     assert r["stop_recommended"]["settings"] == ["alpha"] and r["champion_is_best"]["rate"] == 0.0
+    per_valid = [tree_stats(w).cost_per_valid_candidate["per_candidate"] for w in (alpha, beta)]
+    bills = [c["training_usd"] for c in per_valid if "training_usd" in c]  # only where runs priced training
+    assert r["median_training_usd_per_valid_candidate"] == (
+        pytest.approx(statistics.median(bills)) if bills else None)
+    assert r["median_runs_per_valid_candidate"] == pytest.approx(statistics.median(c["runs"] for c in per_valid))
 
     # text and Markdown on stdout; Markdown and JSON into a file with --out
     text = Cli(alpha.root)("report", "--tree", "--workspace", str(alpha.root), "--workspace", str(beta.root)).stdout

@@ -632,6 +632,9 @@ def aggregate_rates(settings: Sequence[TreeStats]) -> dict[str, Any]:
         "median_after_peak_share": _median([s.recommendation["after_peak_share"] for s in settings]),
         "median_runs_per_valid_candidate": _median([
             (s.cost_per_valid_candidate["per_candidate"] or {}).get("runs") for s in settings]),
+        # RSIBench-Data's headline cost: the median over settings of the training bill per valid candidate
+        "median_training_usd_per_valid_candidate": _median([
+            (s.cost_per_valid_candidate["per_candidate"] or {}).get(TRAINING_UNIT) for s in settings]),
         "interventions": by_class([r for s in settings for r in s.versions[1:]]),
         "normalized": (normalized_summary([r for s in settings if s.normalized is not None for r in s.versions[1:]],
                                           failed_as_zero=all(s.normalized["failed_as_zero"] for s in settings
