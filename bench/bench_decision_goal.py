@@ -1,0 +1,162 @@
+"""The decision goal on the project's own simulator (gates/calibration.py), with the metric set of
+the independent one (bench/loopsim): the gate, greedy keep-if-better, greedy-k at the gate's runs
+and the perfect-information ceiling, on the same loops.
+
+    .venv/bin/python bench/bench_decision_goal.py [--loops 200] [--seeds 0 1] [--trials 2000]
+        [--json PATH]
+
+The gate and greedy-1 are :func:`evotree.gates.calibration.simulate_tree` as the calibration
+bench runs them (the gate: :func:`~evotree.diagnostics.stats.difference` and
+:func:`~evotree.gates.score.decide_score` at every look). The simulator has neither a ceiling nor
+greedy-k, so both are computed here on the same draws (pools and proposals come from their own
+stream, ``default_rng([seed, 1])``, as in ``simulate_tree``): the ceiling promotes exactly the
+helpful proposals (effects do not depend on the state there, so its final gain is their sum);
+greedy-k runs each candidate ``k`` times with :func:`~evotree.gates.calibration.evaluate` and
+keeps it when its mean beats the mean of the champion's last ``k`` runs (a promoted candidate's
+runs become the champion's), as loopsim's greedy-k does. The clean first comparison is
+:func:`~evotree.gates.calibration.comparison_rate` of a neutral change with no earlier versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from evotree.gates.calibration import Proposals, SimModel, comparison_rate, evaluate, simulate_tree
+
+STEPS = 30
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> dict[str, Any]:
+    """A rate with its Wilson 95 % interval (as loopsim reports rates)."""
+    if n == 0:
+        return {"k": 0, "n": 0, "rate": None, "lo": None, "hi": None}
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return {"k": int(k), "n": int(n), "rate": p, "lo": max(0.0, c - h), "hi": min(1.0, c + h)}
+
+
+def _draws(model: SimModel, proposals: Proposals, loops: int, seed: int) -> list[Any]:
+    """The pools and proposals ``simulate_tree`` meets on ``seed`` (the same stream)."""
+    draws = np.random.default_rng([seed, 1])
+    out = []
+    for _ in range(loops):
+        pool = model.difficulties(draws)
+        drawn = [(proposals.draw(draws), proposals.noise(draws)) for _ in range(STEPS)]
+        out.append((pool, [effect for effect, _ in drawn]))
+    return out
+
+
+def ceiling(model: SimModel, loops: int, seed: int) -> dict[str, Any]:
+    """Promote exactly the helpful proposals: the final gain of each loop."""
+    finals = [sum(e for e in effects if e > 0) for _, effects in
+              _draws(model, Proposals(), loops, seed)]
+    return {"finals": finals, "runs": 0}
+
+
+def greedy_k(k: int, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
+    """Keep if the mean of ``k`` candidate runs beats the mean of the champion's last ``k``."""
+    rng = np.random.default_rng([seed, 2, k])
+    finals, neutral, neutral_kept, below, runs = [], 0, 0, 0, 0
+    for pool, effects in _draws(model, Proposals(), loops, seed):
+        quality = peak = 0.0
+        champion = evaluate(model, pool, quality, k, rng).mean()
+        runs += k
+        for effect in effects:
+            score = evaluate(model, pool, quality + effect, k, rng).mean()
+            runs += k
+            kept = score > champion
+            neutral += effect == 0
+            neutral_kept += kept and effect == 0
+            if kept:
+                champion, quality = score, quality + effect
+                peak = max(peak, quality)
+        finals.append(quality)
+        below += quality < peak - 1e-12
+    return {"finals": finals, "runs": runs / loops, "neutral": wilson(neutral_kept, neutral),
+            "below_peak": wilson(below, loops)}
+
+
+def tree(strategy: str, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
+    """The gate or greedy-1 through the project's own simulator."""
+    s = simulate_tree(strategy, loops=loops, steps=STEPS, model=model, seed=seed)
+    return {"finals": list(s.finals), "runs": s.runs_per_loop,
+            "neutral": wilson(s.promoted_neutral, s.neutral),
+            "first_in_tree": wilson(s.first_neutral_promoted, s.first_neutral),
+            "harmful": wilson(s.promoted_harmful, s.harmful), "power": s.power,
+            "below_peak": wilson(s.ended_below_peak, s.loops), "deadlocked": s.deadlocked,
+            "champion_runs": s.champion_runs / max(1, s.runs)}
+
+
+def one_noise(factor: int, loops: int, seeds: list[int], trials: int) -> dict[str, Any]:
+    """Every rule at one seed-noise factor, seeds pooled."""
+    model = SimModel(seed_sd=SimModel().seed_sd * factor)
+    started = time.monotonic()
+    parts: dict[str, list[dict[str, Any]]] = {"gate": [], "greedy-1": [], "ceiling": []}
+    for seed in seeds:
+        parts["gate"].append(tree("gate", model, loops, seed))
+        parts["greedy-1"].append(tree("greedy", model, loops, seed))
+        parts["ceiling"].append(ceiling(model, loops, seed))
+    gate_runs = float(np.mean([p["runs"] for p in parts["gate"]]))
+    k = max(1, round(gate_runs / (STEPS + 1)))
+    parts[f"greedy-{k}"] = [greedy_k(k, model, loops, seed) for seed in seeds]
+    hits, n, first_runs = comparison_rate(0.0, trials, model=model, tree_versions=0,
+                                          seed=41 + factor)
+    ceil = np.concatenate([p["finals"] for p in parts["ceiling"]])
+    rows: dict[str, Any] = {}
+    for name, ps in parts.items():
+        finals = np.concatenate([p["finals"] for p in ps])
+        runs = float(np.mean([p["runs"] for p in ps]))
+        share = float(finals.mean() / ceil.mean())
+        row: dict[str, Any] = {"final_gain": float(finals.mean()),
+                               "final_gain_se": float(finals.std(ddof=1) / math.sqrt(finals.size)),
+                               "ceiling_share": share, "runs_per_loop": runs,
+                               "share_per_100_runs": share / (runs / 100) if runs else None}
+        for key in ("neutral", "first_in_tree", "harmful", "below_peak"):
+            if key in ps[0]:
+                row[key] = wilson(sum(p[key]["k"] for p in ps), sum(p[key]["n"] for p in ps))
+        if "deadlocked" in ps[0]:
+            row["deadlocked"] = sum(p["deadlocked"] for p in ps)
+            row["champion_run_share"] = float(np.mean([p["champion_runs"] for p in ps]))
+            row["power"] = float(np.mean([p["power"] for p in ps]))
+        rows[name] = row
+    rows["gate"]["neutral_first_clean"] = wilson(hits, n)
+    rows["gate"]["first_clean_mean_runs"] = first_runs
+    return {"run_sd": model.run_sd, "matched_greedy": f"greedy-{k}", "rules": rows,
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--loops", type=int, default=200, help="loops per seed and noise level")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--trials", type=int, default=2000, help="clean first comparisons per noise")
+    p.add_argument("--json", type=Path, required=True)
+    args = p.parse_args()
+    started = time.monotonic()
+    with ProcessPoolExecutor(2) as pool:
+        futures = {f"{f}x": pool.submit(one_noise, f, args.loops, args.seeds, args.trials)
+                   for f in (1, 2)}
+        out = {"loops": args.loops, "seeds": args.seeds, "steps": STEPS, "trials": args.trials,
+               "results": {name: fut.result() for name, fut in futures.items()}}
+    out["seconds"] = round(time.monotonic() - started, 1)
+    args.json.write_text(json.dumps(out, indent=1) + "\n")
+    for noise, block in out["results"].items():
+        for name, row in block["rules"].items():
+            print(noise, name, {k: (v["rate"] if isinstance(v, dict) else v) for k, v in row.items()})
+
+
+if __name__ == "__main__":
+    main()
