@@ -209,3 +209,15 @@ def test_a_clone_of_the_repository_itself_is_judged_by_what_it_copies(
     assert _flagged("git clone . /tmp/x")  # every branch: the file alone cannot tell
     assert not _flagged("git clone . /tmp/x", repo=clean)
     assert _flagged("git clone https://example.org/a/b /tmp/b")
+
+
+def test_an_upstream_git_status_showed_at_head_is_head() -> None:
+    same = ("git status -sb", "## main...origin/main\n")
+    assert not _flagged(same[0], "git log -3 @{u}", outputs=(same[1], "x"))
+    assert not _flagged("git status", "git diff origin/main",
+                        outputs=("On branch main\nYour branch is up to date with 'origin/main'.\n",
+                                 "x"))
+    assert _flagged(same[0], "git log -3 @{u}", outputs=("## main...origin/main [behind 1]\n", "x"))
+    assert _flagged(same[0], "git switch other", "git log @{u}", outputs=(same[1], "", "x"))
+    assert _flagged("git log -3 @{u}", same[0], outputs=("x", same[1]))  # shown after: no proof
+    assert _flagged(same[0], "git log -3 origin/fix", outputs=(same[1], "x"))

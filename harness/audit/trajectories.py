@@ -233,6 +233,35 @@ class Ancestry:
         return result
 
 
+#: ``git status -sb``'s first line without ``[ahead N]``/``[behind N]``; ``git status``'s
+#: "up to date": the upstream is the very commit HEAD is at
+_STATUS_SAME = re.compile(r"^## [^\s.]+(?:\.(?!\.)[^\s.]+)*\.\.\.(\S+)\s*$|"
+                          r"^Your branch is up to date with '([^']+)'\.", re.M)
+#: commands after which the upstream may no longer be HEAD's
+_MOVES_UPSTREAM = re.compile(r"\bgit\b.*\b(?:switch|checkout|fetch|pull|branch\s+(?:-u|--set-upstream"
+                             r"|--set-upstream-to)|remote|update-ref|symbolic-ref)\b")
+_UPSTREAM_SPELLING = re.compile(r"^(?:HEAD|@|[\w.-]+)?@\{(?:u|upstream)\}$", re.I)
+
+
+def _upstream_after(step: Any, upstream: str) -> str:
+    """The upstream known to be HEAD after ``step`` ('' when none is, or HEAD may have left it)."""
+    if step.command and _MOVES_UPSTREAM.search(step.command):
+        upstream = ""
+    if step.output and re.search(r"\bgit\b.*\bstatus\b", step.command or ""):
+        m = _STATUS_SAME.search(step.output)
+        if m:
+            upstream = m.group(1) or m.group(2)
+    return upstream
+
+
+def _names_upstream(ref: str, upstream: str) -> bool:
+    """Does ``ref`` (``@{u}``, ``main@{upstream}``, ``origin/main``, with ``:path``) name the
+    upstream git status showed at HEAD?"""
+    rev = ref.split(":", 1)[0]
+    return bool(_UPSTREAM_SPELLING.match(rev)) or rev in (upstream, "remotes/" + upstream,
+                                                          "refs/remotes/" + upstream)
+
+
 def _only_current_branch(output: str) -> bool:
     """Did ``git branch -v`` print only the branch HEAD is on (``* main 1a2b3c4 subject``)?"""
     lines = [line for line in output.splitlines()
@@ -309,6 +338,7 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
     needles = rules.hidden_needles
     step_hits: list[list[Hit]] = []
     context = ShellContext()  # variables, aliases and scripts carry over between steps
+    upstream = ""  # an upstream git status showed at HEAD (no ahead/behind), until HEAD moves
     for step in traj.steps:
         hits: list[Hit] = []
         if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
@@ -321,6 +351,12 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
             hits = [Hit(h.code, "info", h.rule + " (the output lists only the current branch)",
                         h.command, h.revisions) if h.rule.startswith("git branch -v")
                     and _only_current_branch(step.output) else h for h in hits]
+        if hits and upstream:
+            hits = [Hit(h.code, "info", h.rule + f" (git status showed the upstream {upstream} "
+                        "is HEAD)", h.command, h.revisions)
+                    if h.code == "audit.git_history_leak" and h.refs
+                    and all(_names_upstream(r, upstream) for r in h.refs) else h for h in hits]
+        upstream = _upstream_after(step, upstream)
         step_hits.append(hits)
     listed, copied = _ListedNames(traj), _CopiedLines(traj, step_hits)
     # clear hits that rest only on hashes shown to be in the task's own history
