@@ -173,6 +173,7 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
     v2 = call("branch", "another idea")
     call("run", [v1.id])
     call("runs", v1.id)
+    call("gates", v1.id, run_audit=False)
     call("tree")
     call("show", v1.id)
     call("diagnose", v1.id)
@@ -191,6 +192,8 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
         (("runs", "--version", v1.id), "run"),
         (("spend", "record", "--usd", "0.1", "--note", "more"), "spend-record"),
         (("log", "-n", "30"), "log"),
+        (("suggest", v1.id), "suggest"),
+        (("gates", v1.id), "gates"),
     ):
         out = cli.json(*args)
         items = (

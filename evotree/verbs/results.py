@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
@@ -15,7 +15,8 @@ from evotree.memory.model import MemoryEntry
 from evotree.memory.query import SearchHit, SkillStatus
 
 __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
-           "MemoryListResult", "MemorySearchResult", "MemorySkillsResult"]
+           "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
+           "FindingRef", "SkillMemory", "RecipeChange"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -143,3 +144,48 @@ class MemorySkillsResult:
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "skills": [s.to_dict() for s in self.skills],
                 "min_domains": self.min_domains}
+
+
+class GatePolicy(TypedDict):
+    """The gate policy the gates applied: read from the champion's commit only."""
+
+    #: the champion's commit the policy was read from
+    commit: str
+    #: its [gates] section
+    gates: dict[str, Any]
+    #: its protected paths
+    protect: list[str]
+    #: the principals allowed to sign a promotion
+    allowed_signers: list[str]
+    budget_max_runs_per_version: NotRequired[int]
+
+
+Severity = Literal["info", "warn", "high", "critical"]
+
+
+class FindingRef(TypedDict):
+    """A finding named by a suggestion (or addressed by none)."""
+
+    code: str
+    severity: str | None
+    title: str | None
+    run_id: str | None
+
+
+class SkillMemory(TypedDict):
+    """What memory says of a suggested skill."""
+
+    verified_in_domain: bool
+    domains: list[str]
+    verified_across_domains: bool
+    verifications: int
+    significant: int
+    negative: int
+    best_delta: float | None
+
+
+#: a recipe change the findings' evidence names (``from`` is a Python keyword: the functional form)
+RecipeChange = TypedDict("RecipeChange", {
+    "param": str, "from": Any, "to": Any, "kind": NotRequired[str | None],
+    "where": NotRequired[str | None], "why": NotRequired[str | None], "severity": Severity,
+    "score": float, "addresses": list[FindingRef]})

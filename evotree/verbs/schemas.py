@@ -21,21 +21,27 @@ from typing import Any
 from evotree.core import schemas as shipped
 from evotree.core.errors import UsageError
 from evotree.core.ledger import VersionRecord, VersionStatus
-from evotree.core.schemas.derive import dataclass_schema
+from evotree.core.schemas.derive import dataclass_schema, type_schema
 from evotree.core.versions import TreeView, VersionDetail
 from evotree.diagnostics.diagnose import DiagnoseResult
+from evotree.gates.evidence import GATE_NAMES, GateReport
 from evotree.harness.money import BudgetStatus, SpendRecord
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
 from evotree.memory.model import EntryKind, MemoryEntry
+from evotree.memory.suggest import SuggestResult
 from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,
     ErrorResult,
+    FindingRef,
+    GatePolicy,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
     MemorySkillsResult,
+    RecipeChange,
+    SkillMemory,
 )
 
 __all__ = ["DERIVED", "VERB_SCHEMAS", "Derived", "load_schema", "schema_aliases", "schema_names"]
@@ -55,11 +61,26 @@ class Derived:
     optional: tuple[str, ...] = ()
     #: what a field's type cannot say, merged into its schema: name -> schema (an enum, a pattern)
     fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: a field's more precise type than the one declared: name -> type (a TypedDict)
+    hints: dict[str, Any] = field(default_factory=dict)
 
     def schema(self, name: str) -> dict[str, Any]:
+        own = {k: v for k, v in self.hints.items() if "." not in k}
         out = dataclass_schema(
-            self.type, name=name, title=self.title, extra=self.extra, optional=self.optional
+            self.type, name=name, title=self.title, extra=self.extra, optional=self.optional,
+            hints=own,
         )
+        for key, hint in self.hints.items():  # "Type.field": a nested type's field
+            if "." in key:
+                owner, _, prop = key.partition(".")
+                defs = out.setdefault("$defs", {})
+                before = defs[owner]["properties"][prop]
+                derived = type_schema(hint, defs)
+                if "description" in before:
+                    derived["description"] = before["description"]
+                defs[owner]["properties"][prop] = derived
+        if "$defs" in out:
+            out["$defs"] = dict(sorted(out["$defs"].items()))
         for key, more in self.fields.items():
             # "field": the output's own; "Type.field": a nested type's (its $defs entry)
             owner, _, name = key.rpartition(".")
@@ -96,6 +117,25 @@ _FINDING_ROW = {
 
 _ENTRY = {"id": {"pattern": "^m[0-9a-f]{20}$"}, "kind": {"enum": [k.value for k in EntryKind]}}
 _ENTRY_IN = {f"MemoryEntry.{k}": v for k, v in _ENTRY.items()}
+
+_GATES_FIELDS: dict[str, dict[str, Any]] = {
+    "commit": _COMMIT,
+    "champion_commit": _COMMIT,
+    "comparison": {"description": "evotree compare champion V (schema compare): the one "
+                   "comparison; the score gate's numbers carry the same delta, ci and p_value and "
+                   "the gate's own threshold on p at this look (numbers.threshold), its verdict, "
+                   "conditional power, seeds to settle and next seeds"},
+    "findings": {"description": "one row per finding code with the runs it came from: first the "
+                 "score gate's evidence findings (critical score.evidence_*), then signal findings "
+                 "of high severity or above, re-analysed now"},
+    "GateResult.name": {"enum": list(GATE_NAMES)},
+    "GateResult.status": {"enum": ["pass", "fail", "unavailable"],
+                          "description": "unavailable blocks like fail (the gates fail closed)"},
+    "GateResult.summary": {"description": "which gate, the numbers"},
+    "GateResult.numbers": {"description": "the gate's numbers; the score gate's include evidence "
+                           "(per side: run ids per state, as in compare's evidence)"},
+    "GateResult.fix": {"description": "what would satisfy the gate (e.g. how many more seeds)"},
+}
 
 #: every ``--json`` output derived from its result type: schema name -> its type
 DERIVED: dict[str, Derived] = {
@@ -139,6 +179,27 @@ DERIVED: dict[str, Derived] = {
         MergeResult, "evotree memory merge REF --json", extra={"v": _V},
         fields={"source_commit": _COMMIT, "commit": _COMMIT},
     ),
+    "gates": Derived(
+        GateReport,
+        "evotree gates V --json",
+        extra={"v": _V, "passed": {"type": "boolean"}},
+        fields=_GATES_FIELDS,
+        hints={"policy": GatePolicy},
+    ),
+    "suggest": Derived(
+        SuggestResult,
+        "evotree suggest V --json",
+        extra={"v": _V},
+        hints={"unaddressed": list[FindingRef], "changes": list[RecipeChange],
+               "Suggestion.addresses": list[FindingRef], "Suggestion.memory": SkillMemory},
+        fields={
+            "source": {"enum": ["file", "ledger"], "description": "file: .evotree/findings/V.jsonl; "
+                       "ledger: the last finding event (a clone without local findings)"},
+            "unaddressed": {"description": "warn+ findings no skill addresses"},
+            "Suggestion.severity": {"enum": ["info", "warn", "high", "critical"],
+                                    "description": "worst finding it addresses"},
+        },
+    ),
     "diagnose": Derived(
         DiagnoseResult,
         "evotree diagnose V --json",
@@ -151,6 +212,7 @@ DERIVED: dict[str, Derived] = {
 VERB_SCHEMAS: dict[str, str] = {
     "tree": "tree",
     "log": "log",
+    "gates": "gates",
     "show": "show",
     "branch": "version",
     "merge": "version",

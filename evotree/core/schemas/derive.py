@@ -56,12 +56,14 @@ def dataclass_schema(
     extra: dict[str, dict[str, Any]] | None = None,
     optional: tuple[str, ...] = (),
     description: str | None = None,
+    hints: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``cls().to_dict()`` / ``asdict(cls())``, as ``$id``
     ``evotree/<name>.schema.json``. ``extra``: properties the output has beside the fields (all
-    required); ``optional``: fields the output may leave out."""
+    required); ``optional``: fields the output may leave out; ``hints``: a field's more precise
+    type than the one declared (a ``TypedDict`` for a ``dict[str, Any]`` field)."""
     defs: dict[str, dict[str, Any]] = {}
-    body = _object_schema(cls, defs, optional=optional)
+    body = _object_schema(cls, defs, optional=optional, hints=hints)
     for key, schema in (extra or {}).items():
         body["properties"][key] = schema
         if key not in body["required"]:
@@ -144,9 +146,13 @@ def _schema(hint: Any, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _object_schema(
-    cls: type, defs: dict[str, dict[str, Any]], *, optional: tuple[str, ...] = ()
+    cls: type,
+    defs: dict[str, dict[str, Any]],
+    *,
+    optional: tuple[str, ...] = (),
+    hints: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    hints = _hints(cls)
+    hints = {**_hints(cls), **(hints or {})}
     notes = _field_notes(cls)
     properties: dict[str, Any] = {}
     left_out = set(optional)
