@@ -73,6 +73,7 @@ def test_the_autopilot_sections_knobs_parse_and_move_the_recipe() -> None:
 
 
 @pytest.mark.heavy
+@pytest.mark.timeout(1800)  # the math warm-up and ~12 sandboxed runs; minutes on a loaded machine
 @pytest.mark.skipif(importlib.util.find_spec("trl") is None, reason="the math domain needs trl")
 def test_one_proposal_per_new_domain_through_the_benchmark(tmp_path: Path) -> None:
     bench = _bench()
