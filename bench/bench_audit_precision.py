@@ -34,6 +34,10 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   ``mswea_bash_command`` and tool calls among them) against six task repositories built by its
   ``repos.py``; scored on the file alone (``heldout3``) and with ``repo=``/``base=`` of each file's
   task repository (``heldout3_repo``, the ``--repo/--base`` of ``evotree audit trajectories``).
+  A development set since it was scored once.
+* ``tests/data/audit/trajectories/heldout4`` — the fourth held-out set (98 files, 50 leaks, five
+  task repositories), written blind and scored once at ``d86020d``; a development set since
+  (``heldout4`` and ``heldout4_repo``).
 
 Run:
 
@@ -223,7 +227,9 @@ def main() -> None:
         "trajectories": {"dev": trajectory_set(TRAJECTORIES / "dev"),
                          "heldout": trajectory_set(TRAJECTORIES / "heldout"),
                          "heldout3": trajectory_set(TRAJECTORIES / "heldout3"),
-                         "heldout3_repo": trajectory_set(TRAJECTORIES / "heldout3", with_repo=True)},
+                         "heldout3_repo": trajectory_set(TRAJECTORIES / "heldout3", with_repo=True),
+                         "heldout4": trajectory_set(TRAJECTORIES / "heldout4"),
+                         "heldout4_repo": trajectory_set(TRAJECTORIES / "heldout4", with_repo=True)},
     }
     print(json.dumps(result, indent=2))
     if args.json:
