@@ -221,3 +221,18 @@ def test_an_upstream_git_status_showed_at_head_is_head() -> None:
     assert _flagged(same[0], "git switch other", "git log @{u}", outputs=(same[1], "", "x"))
     assert _flagged("git log -3 @{u}", same[0], outputs=("x", same[1]))  # shown after: no proof
     assert _flagged(same[0], "git log -3 origin/fix", outputs=(same[1], "x"))
+
+
+def test_a_walk_inside_a_single_branch_clone_reads_that_branch(leaky: dict[str, str],
+                                                                tmp_path: Path) -> None:
+    clone = "git clone -q --single-branch --branch main --no-tags . /tmp/fr"
+    walk = "git -C /tmp/fr log --all --oneline"
+    assert not _flagged(clone, walk)
+    assert not _flagged(f"bash -lc '{clone} && {walk}'")
+    assert _flagged(f"bash -lc '{walk}; {clone}'")  # walked before it was made
+    assert _flagged(clone, "git -C /tmp/other log --all")
+    assert _flagged("git clone -q --single-branch --branch main . /tmp/fr", walk)  # tags copied
+    assert _flagged(clone, "git -C /tmp/fr log --reflog")
+    task = _task(tmp_path / "r", future_ref="refs/heads/wip/fix")
+    assert _flagged("git clone -q --single-branch --branch wip/fix --no-tags . /tmp/fr", walk,
+                    repo=task)

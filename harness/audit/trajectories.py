@@ -243,6 +243,50 @@ _MOVES_UPSTREAM = re.compile(r"\bgit\b.*\b(?:switch|checkout|fetch|pull|branch\s
 _UPSTREAM_SPELLING = re.compile(r"^(?:HEAD|@|[\w.-]+)?@\{(?:u|upstream)\}$", re.I)
 
 
+def _single_branch_clones(command: str, clones: dict[str, str]) -> None:
+    """Record ``git clone --single-branch [--branch B] . DEST``: DEST holds only B (HEAD when
+    no branch is named), and no tags with ``--no-tags``; anything else written to DEST
+    forgets it."""
+    if "clone" not in command and not clones:
+        return
+    for cmd in parse_shell(command):
+        argv = list(cmd.argv)
+        if not argv or os.path.basename(argv[0]) != "git":
+            continue
+        sub, args = _git_split(argv)
+        if sub != "clone":
+            continue
+        words = [a for k, a in enumerate(args) if not a.startswith("-")
+                 and not (k and args[k - 1] in ("-b", "--branch", "-o", "--origin", "--depth"))]
+        if len(words) < 2:
+            continue
+        dest = os.path.normpath(words[1])
+        clones.pop(dest, None)
+        if words[0] in (".", "./") and "--single-branch" in args and "--no-tags" in args:
+            branch = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-b", "--branch")),
+                          next((a.split("=", 1)[1] for a in args if a.startswith("--branch=")),
+                               "HEAD"))
+            clones[dest] = branch
+
+
+def _in_own_clone(hit: Hit, clones: dict[str, str]) -> Hit:
+    """A walk of every reference (``git -C DEST log --all``) inside a single-branch clone the
+    trajectory made of this repository reads that one branch: a candidate for it (judged in the
+    task repository; HEAD's history without it when the branch is HEAD)."""
+    if hit.code != "audit.git_history_leak" or not hit.refs \
+            or not all(r.startswith("*refs:") for r in hit.refs):
+        return hit
+    words = hit.command.split()
+    where = next((words[k + 1] for k, w in enumerate(words[:-1]) if w == "-C"), None)
+    branch = clones.get(os.path.normpath(where)) if where else None
+    if branch is None:
+        return hit
+    rule = f"{hit.rule} (in a single-branch clone of {branch})"
+    if is_head_relative(branch):
+        return Hit(hit.code, "info", rule, hit.command)
+    return Hit(hit.code, "info", rule, hit.command, refs=(branch,), candidate=True)
+
+
 def _upstream_after(step: Any, upstream: str) -> str:
     """The upstream known to be HEAD after ``step`` ('' when none is, or HEAD may have left it)."""
     if step.command and _MOVES_UPSTREAM.search(step.command):
@@ -339,6 +383,7 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
     step_hits: list[list[Hit]] = []
     context = ShellContext()  # variables, aliases and scripts carry over between steps
     upstream = ""  # an upstream git status showed at HEAD (no ahead/behind), until HEAD moves
+    clones: dict[str, str] = {}  # single-branch clones of this repository: folder -> branch
     for step in traj.steps:
         hits: list[Hit] = []
         if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
@@ -356,7 +401,19 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                         "is HEAD)", h.command, h.revisions)
                     if h.code == "audit.git_history_leak" and h.refs
                     and all(_names_upstream(r, upstream) for r in h.refs) else h for h in hits]
+        made: dict[str, str] = {}
+        _single_branch_clones(step.command, made)
+        if hits and (clones or made):
+            # a clone made earlier in this step counts for the commands after it
+            cmd = step.command
+            here = {**clones, **{d: b for d, b in made.items()
+                                 if 0 <= cmd.find(f" . {d}") < cmd.find(f"-C {d}")}}
+            hits = [_in_own_clone(h, here) for h in hits]
         upstream = _upstream_after(step, upstream)
+        clones.update(made)
+        for dest in [d for d in clones if d not in made and f" {d}" in step.command
+                     and "clone" in step.command]:
+            clones.pop(dest)  # cloned over with something else
         step_hits.append(hits)
     listed, copied = _ListedNames(traj), _CopiedLines(traj, step_hits)
     # clear hits that rest only on hashes shown to be in the task's own history
