@@ -25,7 +25,7 @@ def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields()
         schema = load_schema(name)
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$id"] == f"evotree/{name}.schema.json" and schema["title"] == derived.title
-        names = {f.name for f in dataclasses.fields(derived.type)}
+        names = {f.name for f in dataclasses.fields(derived.type)} - set(derived.omit)
         optional = set(derived.optional) | {
             f.name for f in dataclasses.fields(derived.type) if f.metadata.get("optional")}
         assert set(schema["properties"]) == names | set(derived.extra), name
@@ -174,6 +174,8 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
     call("run", [v1.id])
     call("runs", v1.id)
     call("gates", v1.id, run_audit=False)
+    session.run(["v0"])
+    call("compare", "v0", v1.id)
     call("tree")
     call("show", v1.id)
     call("diagnose", v1.id)
@@ -193,6 +195,7 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
         (("spend", "record", "--usd", "0.1", "--note", "more"), "spend-record"),
         (("log", "-n", "30"), "log"),
         (("suggest", v1.id), "suggest"),
+        (("compare", "v0", v1.id), "compare"),
         (("gates", v1.id), "gates"),
     ):
         out = cli.json(*args)

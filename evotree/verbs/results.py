@@ -16,7 +16,7 @@ from evotree.memory.query import SearchHit, SkillStatus
 
 __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
            "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
-           "FindingRef", "SkillMemory", "RecipeChange"]
+           "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -189,3 +189,32 @@ RecipeChange = TypedDict("RecipeChange", {
     "param": str, "from": Any, "to": Any, "kind": NotRequired[str | None],
     "where": NotRequired[str | None], "why": NotRequired[str | None], "severity": Severity,
     "score": float, "addresses": list[FindingRef]})
+
+
+class EvidenceSide(TypedDict):
+    """Run ids per state of the runs counted for one version; unrecorded: run directories of the
+    version the ledger does not know (never read)."""
+
+    version: str
+    runs: int
+    ok: list[str]
+    missing: list[str]
+    tampered: list[str]
+    unfinished: list[str]
+    running: list[str]
+    unverified: list[str]
+    unrecorded: list[str]
+    #: run id -> what was found
+    problems: dict[str, Any]
+
+
+class CompareEvidence(TypedDict):
+    """The runs the ledger records for each side, checked against their run.finished manifests.
+    ok is false when a counted run is missing, tampered, unfinished or unverified: such runs are
+    left out of the numbers, named here and in the caveat, and the score gate fails."""
+
+    ok: bool
+    #: one critical score.evidence_* finding per kind, naming the runs
+    findings: list[dict[str, Any]]
+    a: EvidenceSide
+    b: EvidenceSide

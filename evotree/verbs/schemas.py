@@ -23,6 +23,7 @@ from evotree.core.errors import UsageError
 from evotree.core.ledger import VersionRecord, VersionStatus
 from evotree.core.schemas.derive import dataclass_schema, type_schema
 from evotree.core.versions import TreeView, VersionDetail
+from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.gates.evidence import GATE_NAMES, GateReport
 from evotree.harness.money import BudgetStatus, SpendRecord
@@ -33,6 +34,7 @@ from evotree.memory.suggest import SuggestResult
 from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,
+    CompareEvidence,
     ErrorResult,
     FindingRef,
     GatePolicy,
@@ -63,6 +65,8 @@ class Derived:
     fields: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: a field's more precise type than the one declared: name -> type (a TypedDict)
     hints: dict[str, Any] = field(default_factory=dict)
+    #: fields ``to_dict`` leaves out (kept in the object, not in its JSON)
+    omit: tuple[str, ...] = ()
 
     def schema(self, name: str) -> dict[str, Any]:
         own = {k: v for k, v in self.hints.items() if "." not in k}
@@ -79,6 +83,9 @@ class Derived:
                 if "description" in before:
                     derived["description"] = before["description"]
                 defs[owner]["properties"][prop] = derived
+        for key in self.omit:
+            out["properties"].pop(key, None)
+            out["required"] = [r for r in out["required"] if r != key]
         if "$defs" in out:
             out["$defs"] = dict(sorted(out["$defs"].items()))
         for key, more in self.fields.items():
@@ -135,6 +142,31 @@ _GATES_FIELDS: dict[str, dict[str, Any]] = {
     "GateResult.numbers": {"description": "the gate's numbers; the score gate's include evidence "
                            "(per side: run ids per state, as in compare's evidence)"},
     "GateResult.fix": {"description": "what would satisfy the gate (e.g. how many more seeds)"},
+}
+
+_PAIR = {"minItems": 2, "maxItems": 2}
+_COMPARE_FIELDS: dict[str, dict[str, Any]] = {
+    "a": {"description": "the version compared against (named first, e.g. v0)"},
+    "b": {"description": "the version compared (named second, e.g. v1); delta = b - a"},
+    "delta": {"description": "mean over tasks of b's seed means minus a's"},
+    "ci": {**_PAIR, "description": "two-sided at confidence (1 - 2 alpha): its lower end is the "
+           "one-sided bound at alpha; a t interval (runs or tasks as units: see unit)"},
+    "p_value": {"description": "one-sided: H0 that b is not better than a by more than threshold"},
+    "test": {"enum": ["t_runs", "t_tasks"], "description": "t_runs: runs (seeds) are the units; "
+             "t_tasks: tasks are the units (runs are identical copies, or the per-task spread is "
+             "the larger noise)"},
+    "n_seeds": {**_PAIR, "description": "distinct seeds [a, b]"},
+    "decision": {"enum": ["better", "worse", "inconclusive", "need_more_seeds"],
+                 "description": "better: p below p_threshold; worse: the CI lies below threshold"},
+    "unit": {"enum": ["runs", "tasks"]},
+    "identical": _PAIR,
+    "B": {"description": "bootstrap resamples of the secondary summaries (iqm, "
+          "probability_of_improvement) only"},
+    "runs": {"description": "run ids compared: {a: [...], b: [...]}"},
+    "iqm": {"description": "IQM of each side with stratified-bootstrap CIs"},
+    "probability_of_improvement": {"description": "P(b > a) (rliable) with its CI: b_over_a"},
+    "per_group": {"description": "per environment (task ids ENV#i): delta, Wilcoxon p and "
+                  "Benjamini-Hochberg adjusted p"},
 }
 
 #: every ``--json`` output derived from its result type: schema name -> its type
@@ -200,6 +232,14 @@ DERIVED: dict[str, Derived] = {
                                     "description": "worst finding it addresses"},
         },
     ),
+    "compare": Derived(
+        VersionComparison,
+        "evotree compare A B --json",
+        extra={"v": _V},
+        fields=_COMPARE_FIELDS,
+        hints={"evidence": CompareEvidence | None},
+        omit=("difference",),
+    ),
     "diagnose": Derived(
         DiagnoseResult,
         "evotree diagnose V --json",
@@ -220,6 +260,7 @@ VERB_SCHEMAS: dict[str, str] = {
     "commit": "commit",
     "run": "run",
     "runs": "run",
+    "compare": "compare",
     "diagnose": "diagnose",
     "sql": "sql",
     "spend_record": "spend-record",
