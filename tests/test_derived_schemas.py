@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
@@ -25,6 +26,9 @@ def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields()
         schema = load_schema(name)
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["$id"] == f"evotree/{name}.schema.json" and schema["title"] == derived.title
+        if typing.is_typeddict(derived.type):  # a TypedDict: its keys, its own required ones
+            assert set(schema["properties"]) == set(typing.get_type_hints(derived.type)), name
+            continue
         names = {f.name for f in dataclasses.fields(derived.type)} - set(derived.omit)
         optional = set(derived.optional) | {
             f.name for f in dataclasses.fields(derived.type) if f.metadata.get("optional")}
@@ -196,6 +200,7 @@ def test_every_verb_s_json_output_validates_against_its_derived_schema(tmp_path:
         (("log", "-n", "30"), "log"),
         (("suggest", v1.id), "suggest"),
         (("compare", "v0", v1.id), "compare"),
+        (("audit", v1.id), "audit"),
         (("gates", v1.id), "gates"),
     ):
         out = cli.json(*args)
@@ -292,3 +297,22 @@ def test_memory_outputs_validate_against_their_derived_schemas(tmp_path: Path) -
         with pytest.raises(jsonschema.ValidationError):
             validate(bad, "memory-entry")
     assert load_schema("memory_entry") == load_schema("memory-entry")  # the old name still resolves
+
+
+def test_the_audit_schema_is_what_both_audits_write() -> None:
+    """audit's result is the AuditResult TypedDict: every key AuditReport.to_dict() and
+    TrajectoryAudit.to_dict() write is one of its keys, and what both write is required."""
+    from evotree.harness.audit.trajectories import TrajectoryAudit
+    from evotree.harness.audit.version import AuditReport
+
+    report = AuditReport(version="v1", passed=True, findings=[], trajectories=0, flagged=0,
+                         git_history_rate=0.0, raw_score=None, leak_adjusted_score=None)
+    files = TrajectoryAudit(trajectories=0, flagged=0, git_history=0, git_history_rate=0.0,
+                            verdicts=[], findings=[])
+    schema = load_schema("audit")
+    for out in (report.to_dict(), files.to_dict()):
+        assert set(out) <= set(schema["properties"]), set(out) - set(schema["properties"])
+        validate(out, "audit")
+    assert set(schema["required"]) <= set(report.to_dict()) & set(files.to_dict())
+    with pytest.raises(jsonschema.ValidationError):
+        validate({**files.to_dict(), "worst": "catastrophic"}, "audit")

@@ -16,7 +16,8 @@ from evotree.memory.query import SearchHit, SkillStatus
 
 __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
            "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
-           "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence"]
+           "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence",
+           "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -218,3 +219,100 @@ class CompareEvidence(TypedDict):
     findings: list[dict[str, Any]]
     a: EvidenceSide
     b: EvidenceSide
+
+
+#: a trajectory's format as the audit read it
+TrajectoryFormat = Literal["evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code",
+                           "codex", "trace", "unknown"]
+
+
+class AuditFinding(TypedDict):
+    """A finding of the audit layer (``Finding.to_dict()``)."""
+
+    v: Literal[1]
+    layer: Literal["audit"]
+    code: str
+    severity: Severity
+    title: str
+    #: trajectory audit: trajectories, total, rate, commands, rules (counts), examples;
+    #: contamination: checked, contaminated, rate, n-gram sizes, examples
+    evidence: dict[str, Any]
+    suggestion: str
+    skills: list[str]
+    run_id: str | None
+    version: str | None
+    harness_version: str
+
+
+class AuditHit(TypedDict):
+    """One rule that fired on one simple command (``Hit.to_dict()``)."""
+
+    code: str
+    severity: Severity
+    rule: str
+    #: the simple command (after unwrapping bash -c, env, sudo, ...)
+    command: str
+    revisions: NotRequired[list[str]]
+    #: the output line that shows the leak (content provenance), quoted
+    output: NotRequired[str]
+    refs: NotRequired[list[str]]
+    why: NotRequired[str]
+
+
+class AuditVerdict(TypedDict):
+    """What the audit found in one trajectory (``TrajectoryVerdict.to_dict()``)."""
+
+    #: run/phase/step/group/sample for evotree rollouts; the file name otherwise
+    id: str
+    format: TrajectoryFormat
+    source: str | None
+    task_id: str | None
+    run_id: str | None
+    phase: str | None
+    steps: int
+    #: a hit of severity high or above
+    flagged: bool
+    uses_git_history: bool
+    worst: Severity | None
+    hits: list[AuditHit]
+    #: hits dropped because every hash they name is the task's base or its ancestor
+    cleared: list[dict[str, Any]]
+    future_hashes: list[str]
+
+
+class AuditResult(TypedDict):
+    """Leak audit (``evotree audit V --json``: ``AuditReport.to_dict()``; ``evotree audit
+    trajectories FILE... --json``: ``TrajectoryAudit.to_dict()``). passed is false when any
+    finding is high or above (exit code 28). A version audit has version, the scores, checks and
+    runs; a trajectory-file audit has steps, bytes and seconds."""
+
+    v: Literal[1]
+    passed: bool
+    findings: list[AuditFinding]
+    #: trajectories (rollouts with commands, or transcript sessions) audited
+    trajectories: int
+    flagged: int
+    #: trajectories that used git history or internals beyond the base
+    git_history: int
+    git_history_rate: float
+    #: trajectories with hits (all of them with --all)
+    verdicts: list[AuditVerdict]
+    worst: NotRequired[Severity | None]
+    version: NotRequired[str]
+    #: mean judge score of the headline split
+    raw_score: NotRequired[float | None]
+    #: the same with flagged trajectories' evals left out (null when all were flagged)
+    leak_adjusted_score: NotRequired[float | None]
+    #: the same with flagged trajectories' evals counted as 0
+    leak_zeroed_score: NotRequired[float | None]
+    score_metric: NotRequired[str | None]
+    runs: NotRequired[list[str]]
+    #: what each check did, or why it was skipped
+    checks: NotRequired[dict[str, str]]
+    warnings: NotRequired[list[str]]
+    contamination: NotRequired[dict[str, Any] | None]
+    #: the memory entry recording a failed audit
+    incident: NotRequired[str | None]
+    steps: NotRequired[int]
+    bytes: NotRequired[int]
+    seconds: NotRequired[float]

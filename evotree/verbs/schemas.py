@@ -34,6 +34,7 @@ from evotree.memory.suggest import SuggestResult
 from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,
+    AuditResult,
     CompareEvidence,
     ErrorResult,
     FindingRef,
@@ -239,6 +240,12 @@ DERIVED: dict[str, Derived] = {
         fields=_COMPARE_FIELDS,
         hints={"evidence": CompareEvidence | None},
         omit=("difference",),
+    ),
+    "audit": Derived(
+        AuditResult,
+        "evotree audit V --json  /  evotree audit trajectories FILE... --json",
+        fields={"AuditFinding.code": {"pattern": "^audit\\.[a-z][a-z0-9_]*$"},
+                "AuditVerdict.steps": {"minimum": 0}},
     ),
     "diagnose": Derived(
         DiagnoseResult,

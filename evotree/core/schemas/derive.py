@@ -63,7 +63,11 @@ def dataclass_schema(
     required); ``optional``: fields the output may leave out; ``hints``: a field's more precise
     type than the one declared (a ``TypedDict`` for a ``dict[str, Any]`` field)."""
     defs: dict[str, dict[str, Any]] = {}
-    body = _object_schema(cls, defs, optional=optional, hints=hints)
+    if typing.is_typeddict(cls):  # a result described by the JSON's own keys
+        body = _typeddict_schema(cls, defs)
+        body["required"] = [k for k in body["required"] if k not in optional]
+    else:
+        body = _object_schema(cls, defs, optional=optional, hints=hints)
     for key, schema in (extra or {}).items():
         body["properties"][key] = schema
         if key not in body["required"]:
