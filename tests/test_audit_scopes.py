@@ -236,3 +236,12 @@ def test_a_walk_inside_a_single_branch_clone_reads_that_branch(leaky: dict[str, 
     task = _task(tmp_path / "r", future_ref="refs/heads/wip/fix")
     assert _flagged("git clone -q --single-branch --branch wip/fix --no-tags . /tmp/fr", walk,
                     repo=task)
+
+
+def test_every_format_the_reader_names_is_in_the_audit_json_schema() -> None:
+    import typing
+
+    from evotree.harness.audit.transcripts import FORMATS
+    from evotree.verbs.results import TrajectoryFormat
+
+    assert set(FORMATS) <= set(typing.get_args(TrajectoryFormat))

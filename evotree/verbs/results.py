@@ -223,7 +223,7 @@ class CompareEvidence(TypedDict):
 
 #: a trajectory's format as the audit read it
 TrajectoryFormat = Literal["evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code",
-                           "codex", "trace", "unknown"]
+                           "codex", "codex-exec", "trace", "unknown"]
 
 
 class AuditFinding(TypedDict):
