@@ -386,6 +386,8 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
                     continue
                 if outcome.verdict not in ("more_seeds", "not_ready") or not any((more or {}).values()):
                     break
+                if _round == MAX_ROUNDS - 1:  # no look would follow: seeds run now would only be spent
+                    break
                 if more.get("champion"):
                     reran.add(champion)
                     run(champion, int(more["champion"]), max(_seeds_of(session, champion) or [-1]) + 1, outcome)
