@@ -132,6 +132,29 @@ def test_head_pointed_at_the_future_branch_is_a_finding(
     assert _flagged(audit)
 
 
+#: a git directory of the candidate's own whose HEAD names the future branch and whose objects
+#: and refs are links to the task repository's; .git itself is never touched
+_LINKED_GIT_DIR = """\
+python3 -c "import os; d = '../.' + 'git/'; os.mkdir('f');
+[os.symlink(d + n, 'f/' + n) for n in ('objects', 'refs')]"
+echo 'ref: refs/heads/future' > f/HEAD
+GIT_DIR=f git log -p
+"""
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=True, reason="a GIT_DIR of links (made by Python, no .git in any "
+                   "argv) whose HEAD names the future branch: "
+                   "links and writes are not reported, the machine's git reads through them "
+                   "exempt from open rows, and its argv is plain git log -p")
+def test_a_git_dir_of_links_to_the_task_repository_is_a_finding(
+    tmp_path: Path, seccomp: None
+) -> None:
+    proc, audit = _traced(tmp_path, "bash run.sh", {"run.sh": _LINKED_GIT_DIR})
+    assert SECRET in proc.stdout, proc.stderr
+    assert _flagged(audit)
+
+
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(_UPSTREAM_MOVED))
 @pytest.mark.xfail(strict=True, reason="an upstream set by writing .git/config (unreported) makes "
@@ -214,7 +237,9 @@ print(inflate_all(pack).decode("latin1"))
 @pytest.mark.xfail(strict=True, reason="renaming .git/objects is no open and a rename is not "
                    "reported; the files read under the new name are outside git's layout, so "
                    "they are no open rows: the future is read by hand with no row")
-def test_an_object_store_renamed_and_read_by_hand_is_a_finding(tmp_path: Path, seccomp: None) -> None:
+def test_an_object_store_renamed_and_read_by_hand_is_a_finding(
+    tmp_path: Path, seccomp: None
+) -> None:
     proc, audit = _traced(tmp_path, "python3 tool.py", {"tool.py": _RENAMED_STORE})
     assert SECRET in proc.stdout, proc.stderr
     assert _flagged(audit)
@@ -239,17 +264,21 @@ mount = ctypes.c_int()
 made = libc.name_to_handle_at(-100, b"a.txt", handle, ctypes.byref(mount), 0)
 fd = libc.open_by_handle_at(os.open(".", os.O_RDONLY), handle, 0)
 print("handle", made, "open", fd, "errno", ctypes.get_errno())
+params = ctypes.create_string_buffer(120)
+print("uring", libc.syscall(425, 8, params), ctypes.get_errno())
 PY
 """
 
 
 @pytest.mark.heavy
-def test_open_by_handle_is_refused_in_the_sandbox(tmp_path: Path, seccomp: None) -> None:
+def test_opens_without_a_path_are_refused_in_the_sandbox(tmp_path: Path, seccomp: None) -> None:
     """open_by_handle_at opens a file with no path for the tracer to read; it needs
     CAP_DAC_READ_SEARCH in the initial namespace, which no phase has (EPERM), even for a handle
-    the phase could make itself."""
+    the phase could make itself. io_uring (IORING_OP_OPENAT opens in the kernel's worker, past
+    the filter) cannot even be set up."""
     proc, _ = _traced(tmp_path, _HANDLE)
     assert "handle 0 open -1 errno 1" in proc.stdout, proc.stdout + proc.stderr
+    assert "uring -1" in proc.stdout, proc.stdout
 
 
 # ---------------------------------------------------------------------------- the gym judge
@@ -271,7 +300,8 @@ def _episodes(tmp_path: Path, source: str, tasks: int, **kwargs: object) -> list
     candidate = tmp_path / "candidate"
     candidate.mkdir(exist_ok=True)
     (candidate / "policy.py").write_text(source)
-    played = run_episodes(candidate, [Task(CARTPOLE, i, 1_000_003 + 7919 * i) for i in range(tasks)],
+    tasks_ = [Task(CARTPOLE, i, 1_000_003 + 7919 * i) for i in range(tasks)]
+    played = run_episodes(candidate, tasks_,
                           summarize=False, **{"timeout": 30.0, **kwargs})  # type: ignore[arg-type]
     return sorted(played, key=lambda e: e.index)
 
@@ -315,7 +345,9 @@ def test_a_policy_cannot_reroll_its_episodes_by_dying(tmp_path: Path) -> None:
     assert len(episodes) == 4
     # safe: what it played side by side counts (pushing left falls within ~10 steps), or the
     # episodes in flight when it killed itself fail
-    assert all(e.failed or e.ret < 50 for e in episodes), [(e.ret, e.finish_reason) for e in episodes]
+    assert all(e.failed or e.ret < 50 for e in episodes), [
+        (e.ret, e.finish_reason) for e in episodes
+    ]
 
 
 #: the dying process leaves marks where a replacement process might find them
@@ -389,19 +421,23 @@ class Policy:
 _FRAMES = {
     "a frame longer than the limit": "struct.pack('>I', (64 << 20) + 1)",
     "a huge frame that never ends": "struct.pack('>I', 60 << 20) + b'J' + b' ' * 1000",
-    "an answer for a lane never sent": "struct.pack('>I', 13) + b'M' + struct.pack('>II', 7, 4)"
+    "a batch answer for lane 7, unasked": "struct.pack('>I', 13) + b'M' + struct.pack('>II', 7, 4)"
                                       " + b'Aabc'",
-    "an action array of objects": "(lambda p: struct.pack('>I', len(p)) + p)(b'A\\x00j' + "
-                                  "struct.pack('>I', 33) + b'{\"a\": [\"|O\", [1], \"AAAAAAAA\"]}')",
+    "a failure claiming a good ending": "(lambda p: struct.pack('>I', len(p)) + p)(b'J' + "
+                                        "b'{\"kind\": \"fail\", \"reason\": \"truncated\"}')",
+    "an action array of objects": "(lambda d: (lambda p: struct.pack('>I', len(p)) + p)("
+                                  "b'A\\x00j' + struct.pack('>I', len(d)) + d))("
+                                  "b'{\"a\": [\"|O\", [1], \"AAAAAAAA\"]}')",
 }
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(_FRAMES))
 def test_forged_frames_fail_one_episode_within_its_limit(tmp_path: Path, name: str) -> None:
-    """Frames the policy's process writes itself: too long, never finished, for a lane the judge
-    did not send, an object array. The episode fails (error or timeout) within its time limit
-    and grace, the process is replaced, and the next episode plays normally."""
+    """Frames the policy's process writes itself: too long, never finished, a batch answer for
+    an unasked lane, an object array, a failure claiming a good ending (which would end a
+    MountainCar episode early with a better return). The episode fails (error or timeout) within
+    its time limit and grace, the process is replaced, and the next episode plays normally."""
     source = _frame_attack(_FRAMES[name]).replace("{mark!r}", repr(str(tmp_path / "mark")))
     started = time.monotonic()
     first, second = _episodes(tmp_path, source, 2, lanes=1, sandbox=None, timeout=2.0)
@@ -473,7 +509,8 @@ def test_a_policy_refunding_its_own_time_is_timed_out_in_lanes(tmp_path: Path) -
 BAD_ACTIONS = """\
 import numpy as np
 
-ACTIONS = [[float("nan")], [float("inf")], [1e308], [[0.5]], [0.5, 0.5], np.array([np.nan], dtype=np.float16),
+ACTIONS = [[float("nan")], [float("inf")], [1e308], [[0.5]], [0.5, 0.5],
+           np.array([np.nan], dtype=np.float16),
            np.array([object()], dtype=object), "0.5", None, {"a": 1}]
 COUNT = [0]
 
