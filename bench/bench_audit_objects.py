@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: the object-store scan of `evotree audit repo` on a repository of 100,000 commits.
 
-Target (issue 7): at most 10 s.
+Target: at most 10 s.
 
 The repository is built with `git fast-import` (one stream, one pack): --commits commits on
 one line of history, each changing one of --files Python files spread over 20 folders (a new

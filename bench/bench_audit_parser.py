@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: the audit's hand-written shell lexer against tree-sitter-bash (issue 21).
+"""Benchmark: the audit's hand-written shell lexer against tree-sitter-bash.
 
 Both read every command of the labelled corpora (``tests/data/audit/corpus.jsonl``,
 ``heldout.jsonl`` and the commands of the development trajectory set

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: precision and recall of the trajectory audit on the labeled corpus (issue 7).
+"""Benchmark: precision and recall of the trajectory audit on the labeled corpus.
 
 Corpus: ``tests/data/audit/corpus.jsonl`` — one shell command per line with a label (``leak``
 with the finding code it must produce, or ``benign``: ordinary work, including ordinary use of
@@ -19,7 +19,7 @@ and every benign row.
 Held-out set: ``tests/data/audit/heldout.jsonl`` (60 commands, 31 leaks) was written after the
 rules and scored once before any rule was changed for it; its numbers are the blind estimate.
 
-Trajectory sets (issue 21), scored per *file* (a file is flagged when any trajectory in it has a
+Trajectory sets, scored per *file* (a file is flagged when any trajectory in it has a
 hit of severity high or above; a leaky file counts as found when flagged): agent trajectories
 in eleven format variants (Claude Code, Codex rollout / exec / legacy JSONL, SWE-agent
 ``trajectory`` and ``history``, mini-swe-agent, bash history with and without timestamps, zsh
@@ -29,7 +29,7 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
   mis-flagged classes in every format; the rules are tuned on it;
 * ``tests/data/audit/trajectories/heldout`` — the second held-out set: other stories and
   wrappings, written before the issue-21 rule changes and never tuned on;
-* ``tests/data/audit/trajectories/heldout3`` — the third held-out set (issue 30), written blind
+* ``tests/data/audit/trajectories/heldout3`` — the third held-out set, written blind
   before the issue-30 rule changes: 82 files in twelve format variants (mini-swe-agent 2.x with
   ``mswea_bash_command`` and tool calls among them) against six task repositories built by its
   ``repos.py``; scored on the file alone (``heldout3``) and with ``repo=``/``base=`` of each file's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: the cost of content provenance (issue 30): building the index of what a task
+"""Benchmark: the cost of content provenance: building the index of what a task
 repository holds beyond its base, and scanning trajectory outputs against it.
 
 The repository is built with `git fast-import`: --commits commits on one line of history over

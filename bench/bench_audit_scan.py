@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: trajectory scan throughput of the leak audit (issue 7). Target: >= 50 MB/s.
+"""Benchmark: trajectory scan throughput of the leak audit. Target: >= 50 MB/s.
 
 A corpus of agent transcripts is written to a temp folder: --mb megabytes (default 100) split
 evenly over three formats — Claude Code JSONL sessions, SWE-agent ``.traj`` JSON and evotree

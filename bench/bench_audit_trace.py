@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: the cost of the runtime trace on a phase that runs 1,000 git commands (issue 21).
+"""Benchmark: the cost of the runtime trace on a phase that runs 1,000 git commands.
 Target: <= 10 % more wall and CPU time than the same phase in the same sandbox untraced, on the
 agent mix (docs/benchmarks/trace.md).
 
@@ -21,7 +21,7 @@ Variants, interleaved in rotated order, --repeats times each (median reported):
             the sandbox by the compiled ``harness/seccomp_trace.c``), including the conversion
             into ``exec_trace.jsonl`` after the phase
   seccomp-exec-only  the same without the open reports (``sandbox.TRACE_OPENS = False``; the
-            Python tracer this variant used to measure was deleted in issue 29)
+            Python tracer this variant used to measure was deleted)
   strace    the same with the fallback tracer (strace -f --seccomp-bpf outside the sandbox)
 
 Reported: wall time, and CPU time (user + system of the launcher, bubblewrap, the phase's

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_diagnose import generate_run  # noqa: E402
 
-TARGETS = {1_000_000: 4.0, 10_000_000: 15.0}  # issue 14: the scipy.stats import included
+TARGETS = {1_000_000: 4.0, 10_000_000: 15.0}  # the scipy.stats import included
 
 
 def build(root: Path, rows: int) -> None:

@@ -58,7 +58,7 @@ def main() -> None:
           f"budget {rule.max_runs} runs a version. {loops} loops × 30 proposals per row, {trials} trials per single "
           "comparison; rates with 95 % Clopper-Pearson intervals.\n")
     one_look = ScoreRule(min_seeds=4, max_runs=8)  # looks: (4,): the whole alpha at 4 candidate seeds
-    # the gate as first shipped for issue 17: looks 1/4/16, each look tested at its share of alpha,
+    # the gate as first shipped: looks 1/4/16, each look tested at its share of alpha,
     # futile when the observed Δ is not above 0 or the conditional power at the observed Δ is below 10 %
     first = ScoreRule(schedule=(1, 4, 16), boundaries="shares", futility=0.1, optimism=0.0)
     variants = [
@@ -67,7 +67,7 @@ def main() -> None:
          Levers(sequential=False), rule),
         ("previous rule, adding 3 + 3 seeds look by look", "previous", Levers(), rule),
         ("**gate** (pooled spread, one-sided 0.025, sequential, free champion re-runs)", "gate", Levers(), rule),
-        ("gate as first shipped for issue 17 (looks 1/4/16, alpha shares, futile when Δ ≤ 0 or CP < 10 % at the "
+        ("gate as first shipped (looks 1/4/16, alpha shares, futile when Δ ≤ 0 or CP < 10 % at the "
          "observed Δ)", "gate", Levers(), first),
         ("gate with each look tested at its alpha share (no group-sequential thresholds)", "gate", Levers(),
          replace(rule, boundaries="shares")),

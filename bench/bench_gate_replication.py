@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Benchmark: the score gate's final gain against greedy keep-if-better on fresh simulator seeds
-(issue 17). The gate's settings were chosen among about 40 variants on the seeds of
+The gate's settings were chosen among about 40 variants on the seeds of
 ``bench_gate_calibration.py`` (seed 18 at the default seed noise); this replays only the shipped
 gate and greedy on other seeds, so the ratio it reports carries no selection.
 

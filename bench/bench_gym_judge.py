@@ -23,12 +23,12 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
   one observation); this row is the plain vector loop, for reference;
 * ``judge-eval-sandbox`` — the judge's loop (default replay) run where ``evotree run`` runs it
-  before issue 15 item 2: inside the judge phase's bubblewrap sandbox, its worker a plain
+  before the nested policy sandbox: inside the judge phase's bubblewrap sandbox, its worker a plain
   subprocess in that sandbox (a driver script in ``wrap(SandboxSpec(...))``);
 * ``judge-nested``   — the same inside the judge phase's sandbox as ``evotree run`` starts it
   now (``SandboxSpec(policy=PolicySandbox())``: its own user namespace and
   ``$EVOTREE_POLICY_SANDBOX``), each worker in a nested sandbox of its own
-  (:func:`evotree.harness.sandbox.policy_sandbox_argv`). Target (issue 15): at least 0.9x the
+  (:func:`evotree.harness.sandbox.policy_sandbox_argv`). Target: at least 0.9x the
   episodes/s of ``judge-eval-sandbox``. The sandboxed arms time the judge's loop inside the
   sandbox (the outer sandbox's own start, ~0.1 s, is not counted; the nested worker's start is
   in *total*, as the plain worker's is).
@@ -254,7 +254,7 @@ print(json.dumps({"returns": returns, "wall_one": wall_one, "wall": wall, "cpu_o
 def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
                         replay: float = 0.25, env_id: str = ENV_ID) -> tuple[list[float], dict[str, float]]:
     """The judge's loop inside the judge phase's sandbox: today's (``nested=False``: workers are plain
-    subprocesses in it) or issue 15's (``nested=True``: each worker in a nested sandbox)."""
+    subprocesses in it) or the nested one (``nested=True``: each worker in a nested sandbox)."""
     import subprocess
 
     from evotree.harness.sandbox import PolicySandbox, SandboxSpec, sandbox_env, wrap
@@ -291,7 +291,7 @@ def main() -> int:
     parser.add_argument("--policies", default="long,short", help="comma-separated: long, short")
     parser.add_argument("--arms", default="", help="comma-separated arms (default: all)")
     parser.add_argument("--envs", default="",
-                        help="comma-separated environment ids (issue 19): each plays evotree's reference policy "
+                        help="comma-separated environment ids: each plays evotree's reference policy "
                              "for it instead of the CartPole policies (default arms: plain, judge, judge-nested)")
     parser.add_argument("--episodes", type=int, default=40, help="episodes per environment with --envs")
     parser.add_argument("--json", type=Path)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: memory search on SQLite FTS5 against the hand-written BM25 it replaced.
 
-Issue 14, item 5: keep hand-written code only with a measured reason. ``evotree memory search``
+Hand-written code is kept only with a measured reason. ``evotree memory search``
 now ranks with SQLite FTS5 (standard-library ``sqlite3``, an in-memory index built from the
 entries, ``bm25()``). The baseline is the previous pure-Python BM25 (inverted index + scoring),
 kept here, in this script only, as ``old_bm25_search`` (with the old tokenizer it used; the new
@@ -129,7 +129,7 @@ def make_entries(n: int, seed: int, ws: Workspace) -> list[MemoryEntry]:
 
 
 # ----------------------------------------------------------------------------- baseline
-# memory/query.py before issue 14, verbatim but for the names: its tokenizer (no memo) and its
+# memory/query.py before FTS5, verbatim but for the names: its tokenizer (no memo) and its
 # hand-written BM25. ``old_bm25_search`` is the named baseline; ``bm25_on_new_tokenizer`` runs
 # the same BM25 on today's (memoized, same output) tokenizer, to separate engine and tokenizer.
 _K1 = 1.2

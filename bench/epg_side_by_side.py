@@ -1,6 +1,6 @@
 """The same policy files through EvoPolicyGym's own judge and evotree's gym judge, on EvoPolicyGym's seed pools.
 
-Issue 19, item 4. For each environment and each policy folder of ``bench/epg_side_by_side/policies``
+For each environment and each policy folder of ``bench/epg_side_by_side/policies``
 (written in EvoPolicyGym's contract: ``Policy(obs_space, action_space, env_meta)``,
 ``reset(episode_index)``, ``act(obs)`` on JSON observations), both judges play the first N seeds of
 one of EvoPolicyGym's ``data/main-128/<env>/{heldout,valid}.json`` pools:

@@ -1,5 +1,5 @@
-"""Protocol templates (issue 20): ``evotree init --protocol ai4ai`` and ``--protocol rsibench-data``;
-(issue 34) ``--protocol autoresearch``, karpathy/autoresearch's loop (:mod:`evotree.domains.autoresearch`,
+"""Protocol templates: ``evotree init --protocol ai4ai`` and ``--protocol rsibench-data``;
+``--protocol autoresearch``, karpathy/autoresearch's loop (:mod:`evotree.domains.autoresearch`,
 docs/protocols/autoresearch.md).
 
 Each writes a small, CPU-only task of the protocol's shape into a custom-domain workspace, with

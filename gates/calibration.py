@@ -22,7 +22,7 @@ Strategies (:func:`simulate_tree`):
 - ``greedy``: keep-if-better on one run against the champion's recorded score (the score of the
   run that got it promoted: the winner's curse included);
 - ``gate``: the score gate, with the levers of :class:`Levers` (all on by default);
-- ``previous``: the rule before issue 17 — a Welch test on 3 + 3 run means, the spread of the
+- ``previous``: the rule before the score gate — a Welch test on 3 + 3 run means, the spread of the
   two versions only, alpha 0.05 one-sided spent Pocock-wise over ``max_runs // 3`` looks, every
   look 3 more seeds a side, the champion's re-runs charged to its own run budget.
 """

@@ -65,7 +65,7 @@ is then the host's uid 0 (whatever number it has inside), and the sysctl files a
 that uid without any capability. bubblewrap's own cover of ``/proc/sys`` is skipped in that
 case (its ``access(W_OK)`` test fails on the 0555 folder).
 
-The runtime trace (issues 21 and 29, :attr:`SandboxSpec.trace`): bubblewrap starts under the
+The runtime trace (:attr:`SandboxSpec.trace`): bubblewrap starts under the
 compiled seccomp tracer (``seccomp_trace.c``, :func:`compiled_tracer`; ``strace -f --seccomp-bpf``,
 :func:`trace_argv`, where it cannot be built or start), outside the sandbox, which records every
 program that runs in it (argv, working directory, exit status, the binary the kernel loaded),
@@ -255,7 +255,7 @@ class SandboxSpec:
     #: Let the sandboxed processes create user namespaces of their own (nested sandboxes). Off by
     #: default: ``--disable-userns`` where this bubblewrap has it (0.8 and later).
     userns: bool = False
-    #: Trace what runs (issue 21): every program that runs in the sandbox (argv, working
+    #: Trace what runs: every program that runs in the sandbox (argv, working
     #: directory, exit status) and every connect, written to this file by a tracer outside the
     #: sandbox that nothing inside can see, stop or switch off (:data:`TRACER`: the compiled
     #: seccomp user-notification tracer, or strace). Give a path outside
@@ -623,7 +623,7 @@ def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv
 #: Installed inside the sandbox before the phase's command (``python -I -S -c`` of this, then
 #: exec): a seccomp filter whose ``execve``, ``execveat``, ``connect``, ``exit_group`` and
 #: ``open``/``openat``/``openat2`` calls are reported to a listener (the tracer records the opens
-#: of git storage only, issue 29), which it hands out through the inherited socket named by argv[1]
+#: of git storage only), which it hands out through the inherited socket named by argv[1]
 #: and closes. Refused (EPERM): calls of another ABI (``int 0x80``, x32: they would name other
 #: numbers) and ``io_uring_setup`` (io_uring operations bypass seccomp). A filter cannot be
 #: removed, and every process of the phase inherits it.
@@ -671,7 +671,7 @@ os.execvp(sys.argv[2], sys.argv[2:])
 
 #: Whether the seccomp tracer also reports ``open``/``openat``/``openat2`` (it records those of git
 #: storage by programs other than the machine's git: git used as a library, objects read with zlib;
-#: issue 29). On by default; benchmarks switch it off to measure its cost.
+#: the audit judges). On by default; benchmarks switch it off to measure its cost.
 TRACE_OPENS = True
 
 
@@ -688,7 +688,7 @@ def _seccomp_tracer_argv(out: Path | str) -> list[str]:
     return [str(compiled), str(out), sys.executable, installer]
 
 
-#: Why the seccomp tracer cannot run where no C compiler builds it (issue 29: the one seccomp
+#: Why the seccomp tracer cannot run where no C compiler builds it (the one seccomp
 #: tracer is the compiled one; strace is the fallback).
 NO_COMPILER = ("the seccomp tracer could not be built: no C compiler (cc, gcc or clang) on PATH, or the "
                "build of harness/seccomp_trace.c failed")
@@ -879,7 +879,7 @@ def _prlimit() -> str:
                              fix="install util-linux (apt-get install util-linux), or set the [sandbox] limits to 0")
 
 
-#: The environment variables every sandboxed phase gets (when evotree has them), issue 29: what a
+#: The environment variables every sandboxed phase gets (when evotree has them): what a
 #: program needs to run (PATH, locale, time zone, terminal), what evotree sets for the phase
 #: (PYTHONSAFEPATH, GIT_CEILING_DIRECTORIES, the run's GPUs) and evotree's own ``EVOTREE_*``
 #: (:data:`PHASE_ENV_PREFIXES`). Nothing else of the person running evotree: no token, no key, no

@@ -1,5 +1,5 @@
 """A running sandbox seen from outside, by host pid (moved out of :mod:`evotree.harness.sandbox`,
-issue 29: no change): its PID namespace, its processes and threads, signals and the final reap."""
+unchanged): its PID namespace, its processes and threads, signals and the final reap."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A phase's pids cgroup (moved out of :mod:`evotree.harness.sandbox`, issue 29: no change).
+"""A phase's pids cgroup (moved out of :mod:`evotree.harness.sandbox`, unchanged).
 
 Where this machine lets evotree make one, each sandboxed phase runs in a pids cgroup limited to
 its ``max_processes``: the kernel's bound on processes and threads, which binds the host's root

@@ -1,5 +1,5 @@
 """The judge's copy of the candidate: folders and regular files only (moved out of
-:mod:`evotree.harness.sandbox`, issue 29: no change)."""
+:mod:`evotree.harness.sandbox`, unchanged)."""
 
 from __future__ import annotations
 

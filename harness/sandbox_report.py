@@ -1,5 +1,5 @@
 """The one-line sandbox warning of ``evotree gates`` / ``evotree verify`` (moved out of
-:mod:`evotree.harness.sandbox`, issue 29: no change)."""
+:mod:`evotree.harness.sandbox`, unchanged)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The static audit without its known blind spots (issue 21): each class the audit missed or
+"""The static audit without its known blind spots: each class the audit missed or
 mis-flagged on unseen trajectories, as a test, and the file-level scores on the development and
 held-out trajectory sets (tests/data/audit/trajectories)."""
 

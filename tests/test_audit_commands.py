@@ -107,7 +107,7 @@ def test_python_c_calls_are_followed() -> None:
 def test_head_relative_revisions() -> None:
     for rev in ("HEAD", "HEAD~3", "@^", "HEAD~2..HEAD", "HEAD:src/x.py", ":src/x.py"):
         assert is_head_relative(rev), rev
-    # ORIG_HEAD is what the image's last reset left (issue 30: it may be the future fix), not HEAD
+    # ORIG_HEAD is what the image's last reset left (it may be the future fix), not HEAD
     for rev in ("abc1234", "origin/main", "HEAD..origin/main", "abc1234:x.py", "stash@{0}", "ORIG_HEAD"):
         assert not is_head_relative(rev), rev
 

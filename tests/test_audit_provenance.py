@@ -1,4 +1,4 @@
-"""Content provenance (issue 30 item 1): with the task repository and its base, tool outputs that
+"""Content provenance: with the task repository and its base, tool outputs that
 show what only the future holds — object ids, commit subjects, tag names, lines future commits add
 — are a leak whatever printed them; what the agent wrote itself, or what the base already holds,
 is not."""

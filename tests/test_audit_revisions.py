@@ -1,7 +1,7 @@
-"""Revisions resolved as git resolves them (issue 30 item 2): every revision a git command names is
+"""Revisions resolved as git resolves them: every revision a git command names is
 resolved in the task repository and judged by ancestry relative to the base, not by its spelling
 (bare tags and branches, ORIG_HEAD, FETCH_HEAD, stash@{n}, reflog selectors, @{-1}, ^{}, ranges,
-hashes). Without the repository, the spelling decides as before, with the gaps of issue 30 closed."""
+hashes). Without the repository, the spelling decides as before, with its known gaps closed."""
 
 from __future__ import annotations
 

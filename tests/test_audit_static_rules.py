@@ -1,4 +1,4 @@
-"""Static rules for the spellings of issue 30 item 4, each with a leak and a look-alike, read as the
+"""Static rules for spellings that hid a read, each with a leak and a look-alike, read as the
 trajectory audit reads them (the keyword prefilter included): forge clients as network tools,
 program names built by printf / hex / octal / $'..' / variables, here-document bodies and files
 written then run (Makefiles, scripts), git used as a library from Python."""

@@ -1,4 +1,4 @@
-"""Nothing passes unread (issue 30): a file no reader knows, or a known format whose steps cannot
+"""Nothing passes unread: a file no reader knows, or a known format whose steps cannot
 be parsed, is an ``audit.unreadable`` finding that fails the audit; mini-swe-agent 2's trajectory
 format (```` ```mswea_bash_command ```` blocks, ``extra.actions``, ``extra.raw_output``) is read."""
 

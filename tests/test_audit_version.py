@@ -205,7 +205,7 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
     corpus = Path(__file__).parent / "data" / "audit" / "corpus.jsonl"
     commands = [json.loads(line)["command"] for line in corpus.read_text().splitlines()]
     commands += ["cat ../../judge/x", "g\\it log", "$'\\x67it' log --all", 'G=g"i"t']
-    # issue 30: definitions, built names, forge clients, make, git libraries
+    # definitions, built names, forge clients, make, git libraries
     commands += ["a=gi", "export R=origin/fix", "x=1; y=2", "`printf g`", "echo -e '\\147it'",
                  "printf '\\x67'", "gh pr view 1", "hub pr list", "glab mr diff 2", "make peek",
                  "python3 -c 'import dulwich'", "python3 -c 'import zlib'",
@@ -274,7 +274,7 @@ def test_a_failed_audit_keeps_its_exit_code_when_the_reader_goes_away(env: dict[
 
 
 def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_finding(env: dict[str, Any]) -> None:
-    """Issue 21: an `evotree agent` session's runtime trace joins the audit of every version it
+    """An `evotree agent` session's runtime trace joins the audit of every version it
     could touch; a call the tracer could not read whole (the caller died, or argv beyond what the
     kernel accepts) is said, never passed over; a session about another version is not read; a
     session.json that is not JSON fails the audit closed."""
@@ -289,7 +289,7 @@ def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_findin
              "truncated": True, "exit": None}]
     from evotree.harness.audit.trace import seal_rows
 
-    (mine / "exec_trace.jsonl").write_text(seal_rows(rows))  # sealed as write_trace seals it (issue 29)
+    (mine / "exec_trace.jsonl").write_text(seal_rows(rows))  # sealed as write_trace seals it
     (mine / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": [clean]}))
     other = sessions / "evotree-agent-test2"
     other.mkdir()

@@ -44,7 +44,7 @@ def test_ci_init_writes_a_workflow_whose_steps_run(ws: Any, run: Cli) -> None:
     # every evotree command the workflow calls that exists here is a real command
     for line in runs.splitlines():
         words = line.split()
-        if words[:1] == ["evotree"] and words[1] != "audit":  # audit: issue 7's command
+        if words[:1] == ["evotree"] and words[1] != "audit":  # audit: the leak audit's command
             assert words[1] in evotree_cli.commands, line
     post = steps["Report (Markdown, posted on the pull request)"]
     assert post["env"] == {"GITHUB_TOKEN": "${{ secrets.GITHUB_TOKEN }}"} and post["if"] == "always()"

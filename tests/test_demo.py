@@ -16,7 +16,7 @@ from conftest import EVOTREE_BIN, Cli, git
 from evotree.demo import _at_terminal, greedy_keep
 from evotree.core.proc import safe_env
 
-#: issue 18: the whole demo in 5 minutes on 2 CPU cores (a shared, loaded machine may set
+#: the whole demo in 5 minutes on 2 CPU cores (a shared, loaded machine may set
 #: EVOTREE_DEMO_LIMIT_S to check the rest; CI does not)
 DEMO_LIMIT_S = float(os.environ.get("EVOTREE_DEMO_LIMIT_S", "300"))
 

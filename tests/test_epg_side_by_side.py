@@ -1,4 +1,4 @@
-"""bench/epg_side_by_side.py: the same policy files through EvoPolicyGym's judge and evotree's (issue 19, item 4).
+"""bench/epg_side_by_side.py: the same policy files through EvoPolicyGym's judge and evotree's.
 
 The first test needs only evotree's .venv: the bench's policies (EvoPolicyGym's contract) run unchanged
 through evotree's gym judge in its compatibility mode, as the bench drives it. The second runs both

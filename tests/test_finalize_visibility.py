@@ -1,4 +1,4 @@
-"""EvoPolicyGym's visibility boundary (issue 19 item 2; evotree/core/visibility.py): before
+"""EvoPolicyGym's visibility boundary (evotree/core/visibility.py): before
 `evotree finalize`, no output — CLI text or --json, the agent server's tools — shows a validation
 or held-out figure; train feedback and budgets stay visible; after finalize they are shown."""
 

@@ -34,7 +34,7 @@ def test_power_grows_with_the_effect() -> None:
     two, _, _ = comparison_rate(2.0 * sd, 100, seed=5)
     assert half / n < one / n < two / 100 and two / 100 >= 0.8
     # the full study measures 0.65 at +1 run-to-run SD (docs/benchmarks/gate.md); the gate as
-    # first shipped for issue 17 (looks 1/4/16, alpha shares, futile at Δ <= 0) had 0.54-0.58
+    # first shipped (looks 1/4/16, alpha shares, futile at Δ <= 0) had 0.54-0.58
     assert one / n >= 0.6  # here: 98/150 shipped, 83/150 with the rule as first shipped
 
 

@@ -94,7 +94,7 @@ def _candidate(tmp_path: Path, name: str, text: str, env_id: str) -> Path:
 
 #: Core-16 environments whose reference policy does not reliably beat random on a drawn pool (the
 #: judge then refuses to score: undefined normalization), marked xfail rather than hidden. Empty:
-#: parking-v0's was one until its reference became a path-following controller (issue 19).
+#: parking-v0's was one until its reference became a path-following controller.
 _WEAK_REFERENCE: dict[str, str] = {}
 
 

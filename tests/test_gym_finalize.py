@@ -1,4 +1,4 @@
-"""Finalize (issue 19 item 2, gates/finalize.py): the selection rule, and `evotree finalize` on a real gym workspace."""
+"""Finalize (gates/finalize.py): the selection rule, and `evotree finalize` on a real gym workspace."""
 
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ def test_plan_on_a_real_workspace_without_runs(ws) -> None:  # noqa: ANN001 - th
 
 
 # ---------------------------------------------------------------------------- the whole step, for real
-import json  # noqa: E402
 import re  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402

@@ -1,4 +1,4 @@
-"""`evotree init --domain gym` with a judge/gym.toml that exists before init (issue 19)."""
+"""`evotree init --domain gym` with a judge/gym.toml that exists before init."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20, item 3: where the judge phase runs the fixed training (``[eval] judge_trains``,
+"""Where the judge phase runs the fixed training (``[eval] judge_trains``,
 RSIBench-Data's shape), its time — measured by evotree outside the sandbox, not reported by the
 judge — is counted as training in the run record and the usage, and is held by the run's
 reservation: a budget that the judge's training would cross stops the run at its limit."""

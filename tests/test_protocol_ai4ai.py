@@ -1,4 +1,4 @@
-"""AI4AI-Bench's scoring (issue 32 item 3): with `[eval.normalize] failed_as_zero = true` a crashed
+"""AI4AI-Bench's scoring: with `[eval.normalize] failed_as_zero = true` a crashed
 formal run counts 0 in every normalized mean — the version's headline in `tree`, each side of
 `compare` (and so the score gate's numbers) — instead of being dropped (a mean biased upward)."""
 

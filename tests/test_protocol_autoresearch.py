@@ -1,4 +1,4 @@
-"""Issue 34: karpathy/autoresearch's loop on evotree (`evotree init --protocol autoresearch`).
+"""karpathy/autoresearch's loop on evotree (`evotree init --protocol autoresearch`).
 
 Fast tests: the summary lines the metric is parsed from, the hidden evaluation's stream layout
 (no context holds a byte scored at the same or a later step), results.tsv's layout, the two kinds

@@ -1,4 +1,4 @@
-"""EvoPolicyGym's boundary holds for the judge store too (issue 32 item 1): while validation and
+"""EvoPolicyGym's boundary holds for the judge store too: while validation and
 held-out seeds are hidden until finalize, `evotree judge show PATH` / `judge export` give them only
 to a person at an interactive terminal who types back the path and a one-time code — never to a
 pipe (even with --force), never as --json, never to an agent session or under CI."""

@@ -1,4 +1,4 @@
-"""EvoPolicyGym's train pool and task descriptions (issue 32 item 1): a run plays instances of a
+"""EvoPolicyGym's train pool and task descriptions: a run plays instances of a
 fixed pool of 64 (ids, never seeds; no first_seed in this mode), and every Core-16 environment
 has its task.md."""
 

@@ -1,4 +1,4 @@
-"""One tie rule everywhere (issue 32 item 1): finalize's selection and report --tree's historical
+"""One tie rule everywhere: finalize's selection and report --tree's historical
 best pick the same one of tied candidates — the earliest — through one function."""
 
 from __future__ import annotations

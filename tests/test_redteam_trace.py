@@ -1,4 +1,4 @@
-"""Red-team tests of the runtime trace (issue 21): attacks run from *inside* the sandbox against
+"""Red-team tests of the runtime trace: attacks run from *inside* the sandbox against
 the tracer outside it — exhaust it, blind it, inject rows into it, race it. Each test is an
 attack that worked (and was fixed) or one the tracer must keep withstanding."""
 
@@ -148,7 +148,7 @@ libc.syscall(322, d, b"git", argv, None, 0)
 """.replace("* 5", "* 6"))
     assert not Path("/tmp/evotree-redteam-g").exists() or tracer  # the sandbox's /tmp is its own
     proc, rows = _run_traced(tmp_path, script)
-    argvs = [r.get("argv_called") or r["argv"] for r in _execs(rows)]  # as called (issue 29 names git rows "git")
+    argvs = [r.get("argv_called") or r["argv"] for r in _execs(rows)]  # as called (git rows are named "git")
     assert ["./g", "log", "--all", "-1"] in argvs, proc.stderr
     assert ["/proc/self/fd/3", "reflog"] in argvs
     assert ["git", "-C", str((tmp_path / "work").absolute()), "rev-list", "--all"] in argvs

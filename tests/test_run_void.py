@@ -1,4 +1,4 @@
-"""Voiding a run (issue 15's known defect): a signed way out for runs whose evidence cannot be counted.
+"""Voiding a run: a signed way out for runs whose evidence cannot be counted.
 
 Before: a run recorded before evidence manifests existed ("unverified"), or one whose directory
 is lost for good, failed the score gate forever; nothing could be done but abandon the commit.

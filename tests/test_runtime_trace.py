@@ -1,4 +1,4 @@
-"""The runtime trace of a sandboxed phase (issue 21): every program that really runs — git from
+"""The runtime trace of a sandboxed phase: every program that really runs — git from
 Python, from ``eval`` of a base64 string, by absolute path — is recorded with argv, working
 directory and exit status by a tracer outside the sandbox that nothing inside can switch off;
 connects to the internet from a sandbox without network are recorded too; the audit reads the
@@ -31,7 +31,7 @@ def needs_tracer(test):  # type: ignore[no-untyped-def]
 @pytest.fixture(params=["seccomp", "strace"])
 def tracer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every tracer: the seccomp one (the default, compiled) and strace (the fallback where no C
-    compiler builds it; the Python tracer was deleted in issue 29)."""
+    compiler builds it; the Python tracer was deleted)."""
     name = request.param
     monkeypatch.setattr(sandbox, "TRACER", name)
     if name == "strace" and not sandbox._can_trace(sandbox._strace()):
@@ -278,7 +278,7 @@ def test_a_run_with_sandbox_trace_records_its_git_calls_and_the_audit_flags_them
 def test_the_compiled_tracer_reads_what_an_attacker_feeds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The seccomp tracer on what an attacker would feed it: argv bytes that are not UTF-8,
     control characters, quotes and backslashes, 3,000 arguments, a 100 kB argument, a relative
-    path, an execveat, a failed PATH lookup (no process). (Until issue 29 this compared it with the
+    path, an execveat, a failed PATH lookup (no process). (This once compared it with the
     Python tracer, now deleted, which recorded the same rows.)"""
     monkeypatch.setattr(sandbox, "TRACER", "seccomp")
     if not sandbox._seccomp_works() or sandbox.compiled_tracer() is None:

@@ -1,4 +1,4 @@
-"""The phase sandbox (issue 15, items 1 and 6), tested as the attacker would attack it.
+"""The phase sandbox (items 1 and 6), tested as the attacker would attack it.
 
 One real `evotree run` of a custom-domain workspace whose candidate is hostile: its train phase
 tries to read the user's checkout, another version's worktree, the home directory and `.git`,

@@ -1,4 +1,4 @@
-"""The phase environment is an allowlist (issue 29 item 3).
+"""The phase environment is an allowlist.
 
 The attack that worked: only ``EVOTREE_*`` was dropped, so the credentials of the person running
 evotree (HF_TOKEN, AWS, OpenAI and GitHub tokens, SSH_AUTH_SOCK) reached the candidate's train

@@ -1,6 +1,6 @@
 """The phase sandbox's accounting and limits, tested as a candidate (or its user) would see them.
 
-Issue 15's known defects: a sandboxed phase recorded ~0 s of CPU (bubblewrap returns before the
+Known defects, fixed: a sandboxed phase recorded ~0 s of CPU (bubblewrap returns before the
 sandbox's init is reaped); ``max_processes`` was RLIMIT_NPROC only, which the kernel never
 applies to root (tests and CI run as root: 200 children went through a limit of 50); and a
 train phase could create user namespaces of its own (``unshare -U``, ``os.unshare``), an

@@ -1,4 +1,4 @@
-"""Nothing outside the box follows what a phase wrote (issue 29 item 2).
+"""Nothing outside the box follows what a phase wrote.
 
 The attack that worked: a train phase leaves ``evidence/train/rollouts.jsonl`` as a symbolic link
 to a host file the sandbox cannot see; compaction, run by evotree outside the sandbox with the

@@ -1,4 +1,4 @@
-"""Candidate code the judge runs plays in a nested sandbox (issue 15, item 2), tested as an attacker.
+"""Candidate code the judge runs plays in a nested sandbox, tested as an attacker.
 
 The gym judge is trusted code from the champion, but it plays the *candidate's* `policy.py` in
 worker processes. Each worker runs in a sandbox of its own, nested in the judge's

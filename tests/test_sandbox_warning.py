@@ -1,4 +1,4 @@
-"""Without a sandbox, `gates`, `verify` and every report say so on their first line (issue 15, item 6)."""
+"""Without a sandbox, `gates`, `verify` and every report say so on their first line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20, item 6: the search clock's end is every run's absolute deadline, enforced by the
+"""The search clock's end is every run's absolute deadline, enforced by the
 executor — exact, where the old split of the time left over a request's runs was conservative
 (runs in parallel were cut to half the time) and could not stop a run that started late."""
 

@@ -1,5 +1,4 @@
-"""`evotree pull` trusts neither a remote's sizes nor its addresses; `push` follows no link
-(issue 28 item 3).
+"""`evotree pull` trusts neither a remote's sizes nor its addresses; `push` follows no link.
 
 Before: a large-run pointer made `pull` send a HEAD and a GET to a URI the remote chose, and a
 512 MiB blob of zeros (a 512 KiB pack) was written whole with 1.6 GiB of memory. Now large runs

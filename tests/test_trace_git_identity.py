@@ -1,4 +1,4 @@
-"""git is recognised by what runs, not by its name (issue 29 item 4).
+"""git is recognised by what runs, not by its name.
 
 Each evasion that read the future branch with no finding while plain git in the same run was
 flagged: git under another argv[0] (``exec -a``), a renamed copy, git through the dynamic loader,

@@ -1,4 +1,4 @@
-"""The trace cannot be reached from inside, and a trace that was cut is no record (issue 29 item 1).
+"""The trace cannot be reached from inside, and a trace that was cut is no record.
 
 Attacks of a candidate's train code: find a descriptor to the trace among its own and truncate it
 (it worked: the compiled tracer's output was not close-on-exec, so ``git log --all`` then one

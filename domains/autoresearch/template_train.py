@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from prepare import CONTEXT, TIME_BUDGET, VOCAB_SIZE, clock, evaluate_bpb, get_batch, load_split, log_softmax
+from prepare import CONTEXT, TIME_BUDGET, VOCAB_SIZE, clock, evaluate_bpb, get_batch, load_split, log_softmax  # noqa: F401 - CONTEXT: the bound N_CTX must respect
 
 # ---------------------------------------------------------------------------- hyperparameters
 N_CTX = 8          # bytes of context the model uses (at most prepare.CONTEXT)

@@ -16,7 +16,6 @@ be submitted as a candidate; the others act from the observation alone.
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Any
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""`evotree finalize`: the search's one held-out evaluation (EvoPolicyGym's finalize; issue 19 item 2).
+"""`evotree finalize`: the search's one held-out evaluation (EvoPolicyGym's finalize).
 
 The library is :func:`evotree.gates.finalize.finalize` (its module doc is the design).
 """

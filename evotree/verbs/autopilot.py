@@ -1,4 +1,4 @@
-"""``evotree autopilot``: the loop driven by a proposer, through the verbs an agent uses (issue 33).
+"""``evotree autopilot``: the loop driven by a proposer, through the verbs an agent uses.
 
 For each proposal: branch from the champion (its hypothesis is the proposal), apply it in the
 new version's worktree, commit, run the seeds the score gate asks for (its ``numbers``: the

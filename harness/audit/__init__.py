@@ -1,4 +1,4 @@
-"""Leak audits of what runs saw (issue 7): ``evotree audit V``, run before any promotion.
+"""Leak audits of what runs saw: ``evotree audit V``, run before any promotion.
 
 Modules:
 

@@ -1,6 +1,6 @@
 """Shell commands, parsed properly, and the leak rules applied to each simple command.
 
-Since issue 30 the code lives in three modules, and this one keeps what joins them — the keyword
+The code lives in three modules, and this one keeps what joins them — the keyword
 :func:`prefilter`, :func:`classify_step` (one step of a trajectory, with its context, own
 stashes and ORIG_HEAD) and :func:`classify_command` — and re-exports every name it had:
 

@@ -4,7 +4,7 @@
 substitutions and here-documents; :func:`_split` turns its tokens into :class:`SimpleCommand` s
 (operators, redirections, ``NAME=value`` prefixes, keywords); :class:`LineJoiner` and
 :func:`unfinished` tell whether a line of shell history continues on the next one. Moved out of
-:mod:`evotree.harness.audit.commands` (issue 30), which re-exports these names.
+:mod:`evotree.harness.audit.commands`, which re-exports these names.
 """
 
 from __future__ import annotations

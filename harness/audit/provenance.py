@@ -35,7 +35,6 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 __all__ = ["ProvenanceIndex", "ContentHit", "build_index", "scan_outputs", "MIN_LINE", "MIN_ALNUM"]

@@ -3,8 +3,7 @@
 Revisions (:func:`is_head_relative` and how a word names one), git's rules
 (``audit.git_history_leak``), and the other rules: git internals, network fetches (with
 loopback), hidden data, writes to tests. :class:`Hit` is what a rule returns; :class:`RuleSet`
-what the rules know about the task. Moved out of :mod:`evotree.harness.audit.commands`
-(issue 30), which re-exports these names.
+what the rules know about the task. Moved out of :mod:`evotree.harness.audit.commands`, which re-exports these names.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a small shell pipeline prints, computed without running it (issue 21).
+"""What a small shell pipeline prints, computed without running it.
 
 A leak hidden in an encoded string (``eval "$(echo Z2l0IGxvZyAtLWFsbA== | base64 -d)"``,
 ``echo 676974… | xxd -r -p | sh``, ``bash <(printf '\\x67\\x69\\x74 reflog')``) is a command

@@ -1,4 +1,4 @@
-"""The runtime trace of a sandboxed phase: what really ran, read like a trajectory (issue 21).
+"""The runtime trace of a sandboxed phase: what really ran, read like a trajectory.
 
 A static reading of commands can be walked around (a program that runs git itself, a command
 built at run time). So the phase sandbox (:mod:`evotree.harness.sandbox`, ``SandboxSpec.trace``)
@@ -10,7 +10,7 @@ started by a shell, Python, ``eval`` or anything else — is recorded with its a
 directory and exit status, and so is every ``connect`` to an internet address.
 
 :func:`parse_strace` turns strace's output into rows; :func:`write_trace` writes them as
-``evidence/<phase>/exec_trace.jsonl`` (after the phase, so the manifest of issue 12 binds it):
+``evidence/<phase>/exec_trace.jsonl`` (after the phase, so the run's evidence manifest binds it):
 
 ``{"kind": "exec", "pid": 12, "path": "/usr/bin/git", "argv": ["git", "log", "--all"], "cwd": "/w", "exit": 0}``
 ``{"kind": "connect", "pid": 13, "family": "AF_INET", "address": "1.1.1.1", "port": 443, "result": "ENETUNREACH"}``
@@ -19,7 +19,7 @@ The audit reads such a file as a trajectory (format ``trace``): each exec is a s
 re-joined as a command line; the trajectory rules apply, git's above all), each connect to a
 non-loopback address a step ``connect() ADDRESS:PORT``, which the network rule flags.
 
-Tamper evidence (issue 29). The tracer's own file is opened close-on-exec outside the sandbox (no
+Tamper evidence. The tracer's own file is opened close-on-exec outside the sandbox (no
 process of the phase holds a descriptor to it), each of its rows carries ``seq`` and its last row,
 written after bwrap exited, is ``{"kind": "end", "rows": N, "sha256": H}`` (H: the SHA-256 of
 every byte before it). :func:`check_raw` checks that (for strace's text: that the sandbox's first
@@ -286,7 +286,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
         elif kind == "connect":
             row.setdefault("result", "attempted")
             rows.append(row)
-        elif kind == "open":  # git storage opened by a program other than the machine's git (issue 29)
+        elif kind == "open":  # git storage opened by a program other than the machine's git
             rows.append(row)
         elif kind == "exit":
             target = last.pop(row.get("tgid", row.get("pid", -1)), None)
@@ -350,7 +350,7 @@ def _sha256_cached(path: str, dev: int, ino: int, size: int, mtime: int) -> str 
 
 
 def identify(rows: list[dict[str, Any]], gits: frozenset[str]) -> list[dict[str, Any]]:
-    """Name each exec row by what the kernel ran, not by its argv (issue 29), in place.
+    """Name each exec row by what the kernel ran, not by its argv, in place.
 
     A row whose loaded program (``exe_sha256``) or one of whose executable mappings
     (``mapped_sha256``: a program ``ld.so`` started) has the content of a git of this machine

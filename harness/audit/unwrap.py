@@ -5,7 +5,7 @@ unwraps wrappers (``env``, ``sudo``, ``timeout``, ``bash -c``, ``eval``, ``xargs
 variables, aliases, git aliases, files the trajectory wrote and then ran (scripts, Makefiles),
 Python and other interpreters' code (:mod:`evotree.harness.audit.inline`) and commands built
 from literals (:mod:`evotree.harness.audit.static`). Moved out of
-:mod:`evotree.harness.audit.commands` (issue 30), which re-exports these names.
+:mod:`evotree.harness.audit.commands`, which re-exports these names.
 """
 
 from __future__ import annotations

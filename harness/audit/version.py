@@ -65,7 +65,7 @@ _SQL_PREFILTER = (r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|s
                   r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$|"
                   r"fromhex|unhexlify|decode|rot13|rot_13|openssl|\|rev|\| rev|exec|apply_patch|str_replace_editor|"
                   r"end_of_edit|base32|basenc|connect\(\)|"
-                  # issue 30: built names, definitions a later step uses, forge clients, make, git libraries
+                  # built names, definitions a later step uses, forge clients, make, git libraries
                   r"printf|`|echo -e|x[0-9a-f]{2}|[0-7]{3}|dulwich|zlib|\bgh\b|hub|glab|make|"
                   r"subprocess|popen|system\(|spawn|"
                   r"(^|[;&|(\n])\s*(export\s+|declare\s+|local\s+|readonly\s+)?[A-Za-z_][A-Za-z0-9_]*\+?=")
