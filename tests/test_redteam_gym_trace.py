@@ -542,3 +542,45 @@ def test_malformed_box_actions_are_invalid_never_stepped(tmp_path: Path) -> None
         (e.finish_reason, e.message) for e in episodes
     ]
     assert all(e.length == 0 for e in episodes), [e.length for e in episodes]
+
+
+#: forks a daemon (its own session, SIGHUP ignored, the pipes closed) that keeps writing to the shared stderr,
+#: then kills its own process
+DAEMON = """\
+import os, signal, time
+
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        pass
+    def reset(self):
+        pass
+    def act(self, obs):
+        if os.fork() == 0:
+            os.setsid()
+            os.closerange(3, 4096)  # not holding the judge's pipe open
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            if os.fork() == 0:
+                for _ in range(60):
+                    os.write(2, b"redteam-daemon-alive\\n")
+                    time.sleep(0.1)
+            os._exit(0)
+        time.sleep(0.3)
+        os._exit(3)
+"""
+
+
+@pytest.mark.heavy
+def test_a_daemon_forked_by_a_policy_dies_with_its_process(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """In the nested sandbox a daemon the policy forks (new session, SIGHUP ignored) ends with
+    the policy's process: nothing of it runs on once the judge has replaced that process."""
+    spec = _policy_sandbox()
+    if spec is None:
+        pytest.skip("no nested policy sandbox here")
+    episodes = _episodes(tmp_path, DAEMON, 1, lanes=1, sandbox=spec)
+    assert episodes[0].failed
+    during = capfd.readouterr().err
+    assert "redteam-daemon-alive" in during  # the daemon did run
+    time.sleep(1.0)
+    assert "redteam-daemon-alive" not in capfd.readouterr().err
