@@ -544,8 +544,8 @@ def test_malformed_box_actions_are_invalid_never_stepped(tmp_path: Path) -> None
     assert all(e.length == 0 for e in episodes), [e.length for e in episodes]
 
 
-#: forks a daemon (its own session, SIGHUP ignored, the pipes closed) that keeps writing to the shared stderr,
-#: then kills its own process
+#: forks a daemon (its own session, SIGHUP ignored, the pipes closed) that keeps writing to the
+#: shared stderr, then kills its own process
 DAEMON = """\
 import os, signal, time
 
