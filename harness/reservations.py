@@ -128,9 +128,10 @@ def release_reservations(ws: Workspace, run_ids: list[str], *, reason: str) -> l
     nothing when there is nothing to release. Returns the ids released.
     """
     def unstarted(reservations: Mapping[str, Mapping[str, Any]]) -> list[str]:
-        return [r for r in dict.fromkeys(run_ids) if r in reservations and not reservations[r].get("started")]
+        return [r for r in dict.fromkeys(run_ids) if r in reservations
+                and isinstance(reservations[r], Mapping) and not reservations[r].get("started")]
 
-    if not unstarted(ws.ledger.meta().get(RESERVATIONS) or {}):
+    if not unstarted(held_reservations(ws.ledger.meta())):
         return []
     return _release(ws, unstarted, reason=reason)
 
@@ -143,7 +144,7 @@ def release_dead_reservations(ws: Workspace) -> list[str]:
     machine's reservations are left to that machine's evotree. Started runs of a dead owner are
     :func:`recover_crashed_runs`'s: it finishes them (``crashed``), which consumes theirs.
     """
-    if not dead_unstarted(ws.ledger.meta().get(RESERVATIONS) or {}):
+    if not dead_unstarted(held_reservations(ws.ledger.meta())):
         return []
     return _release(ws, dead_unstarted, reason="the process that reserved these runs died before they started")
 
@@ -158,11 +159,12 @@ def _release(ws: Workspace, pick: Callable[[dict[str, Any]], list[str]], *, reas
     released: list[str] = []
 
     def change(txn: LedgerTxn) -> Event:
-        reservations = dict(txn.meta.get(RESERVATIONS) or {})
+        reservations = held_reservations(txn.meta)
         ids = pick(reservations)
         if not ids:
             raise _NothingToRelease("nothing to release")
-        versions = {reservations[r].get("version") for r in ids}
+        versions = {entry.get("version") if isinstance(entry, Mapping) else None
+                    for entry in (reservations[r] for r in ids)}
         for run_id in ids:
             del reservations[run_id]
         txn.meta[RESERVATIONS] = reservations

@@ -593,3 +593,22 @@ def test_a_remote_s_cached_usage_does_not_fail_the_budget_gate(tmp_path: Path) -
     budget = next(g for g in report["gates"] if g["name"] == "budget")
     assert budget["status"] == "pass", budget
     assert budget["numbers"]["version_usage"]["runs"] == 0
+
+
+def test_malformed_reservations_count_for_nothing_and_are_released(tmp_path: Path) -> None:
+    """Entries of a fetched reservation book that are not reservations at all (a string, a
+    number) neither count nor crash the release of dead reservations: they are given back."""
+    from evotree.harness.reservations import counted_reservations, release_dead_reservations
+    from test_runs import make_run_repo
+
+    ws = Workspace.open(make_run_repo(tmp_path / "ws"))
+
+    def plant(txn: LedgerTxn) -> Event:
+        txn.meta["reservations"] = {"junk": "x", "n": 5}
+        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
+                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "junk"})
+
+    ws.ledger.transact(plant, actor=ws.git.identity())
+    assert counted_reservations(ws, ws.ledger.meta()) == {}
+    assert sorted(release_dead_reservations(ws)) == ["junk", "n"]
+    assert ws.ledger.meta().get("reservations") == {}
