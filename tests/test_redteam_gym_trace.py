@@ -255,6 +255,41 @@ def test_git_upload_pack_driven_over_a_pipe_is_a_finding(tmp_path: Path, seccomp
     assert _flagged(audit)
 
 
+#: git's server side, run by hand: its advertisement names every ref with its hash (the future
+#: branch's included), and a want brings the objects (above)
+_SERVERS = {
+    "http-backend, its request in the environment": (
+        "GIT_HTTP_EXPORT_ALL=1 GIT_PROJECT_ROOT=$PWD PATH_INFO=/.git/info/refs "
+        "QUERY_STRING=service=git-upload-pack REQUEST_METHOD=GET git http-backend"
+    ),
+    "the dashed upload-pack from git's exec path": (
+        "echo 0000 | $(git --exec-path)/git-upload-pack ."
+    ),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", sorted(_SERVERS))
+@pytest.mark.xfail(strict=True, reason="git http-backend / git-upload-pack advertise every ref "
+                   "and its hash, the future branch's too, and are not judged as listing refs")
+def test_git_serving_its_refs_is_a_finding(tmp_path: Path, seccomp: None, name: str) -> None:
+    proc, audit = _traced(tmp_path, _SERVERS[name])
+    assert "refs/heads/future" in proc.stdout, proc.stderr
+    assert _flagged(audit)
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=True, reason="'git checkout -' is @{-1} (flagged when spelled so): it "
+                   "checks out the branch HEAD's reflog was on before, here the future branch, "
+                   "and is judged as a checkout of nothing in particular")
+def test_checkout_of_the_previous_branch_is_a_finding(tmp_path: Path, seccomp: None) -> None:
+    """The task repository's HEAD reflog holds a checkout of the future branch (it was made on
+    it and then switched back to main, as a task repository prepared by hand often is)."""
+    proc, audit = _traced(tmp_path, "git checkout -q -; cat a.txt")
+    assert SECRET in proc.stdout, proc.stderr
+    assert _flagged(audit)
+
+
 _HANDLE = """python3 - <<'PY'
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
