@@ -322,7 +322,7 @@ def _score_fix(policy: Policy, version: str, decision: Any, rule: Any, foreign: 
                f"{100 * chance:.0f} %")
         return (f"more seeds are unlikely to settle it in {version}'s favour ({why}); revise the version"
                 + (f" ({notes})" if notes else ""))
-    return (f"not better at the last look; more seeds cannot change the verdict: revise the version"
+    return ("not better at the last look; more seeds cannot change the verdict: revise the version"
             + (f" ({notes})" if notes else ""))
 
 
