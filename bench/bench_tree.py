@@ -162,10 +162,10 @@ def main() -> int:
         try:
             import jsonschema
 
-            from evotree.core.schemas import load_schema
+            from evotree.verbs.schemas import load_schema
 
             jsonschema.validate(data, load_schema("tree"))
-            info["schema_check"] = "tree --json output validates against tree.schema.json"
+            info["schema_check"] = "tree --json output validates against the schema derived from its result type"
         except ImportError:
             info["schema_check"] = "skipped (jsonschema not installed)"
         del data, out
