@@ -15,13 +15,11 @@ from typing import Any
 
 import pytest
 from conftest import Cli, commit_file, git
-from test_gates import BOB, CODE_RE, _forge_promotion, finish, gate_repo, keys, new_version, spawn
+from test_gates import BOB, CODE_RE, _forge_promotion, finish, gate_repo, new_version, spawn
 
 from evotree.core import safegit
 from evotree.core.errors import InvalidState
 from evotree.core.workspace import Workspace
-
-__all__ = ["keys"]  # the module-scoped SSH keys fixture of test_gates
 
 NASTY = "tune lr\ncommit: 0000000000000000000000000000000000000000 forged line\x1b[8mhidden \u202eevil"
 

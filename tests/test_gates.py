@@ -18,29 +18,15 @@ from typing import Any
 import pexpect
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
+from fixtures_ws import make_key, scored_project, signers_file
 
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.versions import create_version
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 from evotree.gates.signoff import CI_VARIABLES
 
 CODE_RE = re.compile(r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})")
 BOB = "bob@example.com"  # the human approver; the agent's git identity is Ada (conftest)
-
-
-def keypair(directory: Path, name: str) -> tuple[Path, str]:
-    """A fresh ed25519 key without passphrase: (private key path, 'type base64' public part)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    key = directory / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True)
-    kind, blob, *_ = (directory / f"{name}.pub").read_text().split()
-    return key, f"{kind} {blob}"
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    base = tmp_path_factory.mktemp("keys")
-    return {who: keypair(base, who) for who in ("bob", "ada", "mallory")}
 
 
 CONFIG = """\
@@ -66,20 +52,10 @@ max_runs_per_version = 6
 def gate_repo(path: Path, keys: dict[str, tuple[Path, str]], *, signers: tuple[str, ...] = ("bob", "ada"),
               min_tasks: int = 20, train_threshold: int = 0, judge: str | None = None, train: str | None = None) -> Path:
     """A workspace whose champion's tree holds [gates] and gates/allowed_signers (bob, ada)."""
-    repo = make_repo(path)
-    (repo / "gates").mkdir()
-    emails = {"bob": BOB, "ada": "ada@example.com", "mallory": "mallory@example.com"}
-    (repo / "gates" / "allowed_signers").write_text(
-        "# approvers of promotions\n" + "".join(f"{emails[w]} {keys[w][1]}\n" for w in signers))
-    (repo / "evotree.toml").write_text(CONFIG.format(min_tasks=min_tasks, train_threshold=train_threshold))
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(judge or "print('judge')\n")
-    if train:
-        (repo / "train.py").write_text(train)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, judge, gate policy")
-    init_workspace(repo)
-    return repo
+    allowed = signers_file(keys, signers, header="# approvers of promotions\n")
+    return scored_project(path, judge=judge or "print('judge')\n", train=train or None, recipe=None,
+                          config=CONFIG.format(min_tasks=min_tasks, train_threshold=train_threshold),
+                          files={"gates/allowed_signers": allowed}, message="recipe, judge, gate policy")
 
 
 def new_version(repo: Path, text: str = "skill = 0.9\n", *, files: dict[str, str] | None = None) -> str:
@@ -610,7 +586,7 @@ def test_budget_gate_names_the_budget_overspent(tmp_path: Path, keys: dict[str, 
 
 
 def test_passphrase_protected_key_asks_the_person_at_the_terminal(tmp_path: Path) -> None:
-    keys = {w: keypair(tmp_path / "k", w) for w in ("bob", "ada")}
+    keys = {w: make_key(tmp_path / "k", w) for w in ("bob", "ada")}
     subprocess.run(["ssh-keygen", "-q", "-p", "-P", "", "-N", "secret", "-f", str(keys["bob"][0])], check=True)
     repo = gate_repo(tmp_path / "w", keys)
     v1 = new_version(repo)
@@ -630,7 +606,7 @@ def test_passphrase_protected_key_asks_the_person_at_the_terminal(tmp_path: Path
 def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: dict[str, Any]) -> None:
     from evotree.gates.evidence import acknowledge_protected, evaluate_gates
 
-    carol = keypair(gws.parent / "k", "carol")
+    carol = make_key(gws.parent / "k", "carol")
     signers = (gws / "gates" / "allowed_signers").read_text() + f"carol@example.com {carol[1]}\n"
     v1 = new_version(gws, files={"gates/allowed_signers": signers})
     before = state(gws)

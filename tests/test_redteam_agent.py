@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git
 from test_approver_process import plant_filter, script
-from test_gates import gate_repo, keys, new_version  # noqa: F401 - keys is a fixture
+from test_gates import gate_repo, new_version
 
 from evotree.core.workspace import Workspace
 

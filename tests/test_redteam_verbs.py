@@ -6,13 +6,13 @@ works is an ``xfail(strict=True)`` test naming it; one that fails is asserted to
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import Cli, commit_file, git, make_repo
+from fixtures_ws import EVOTREE_SPECS, make_key, with_stranger
 
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import Event, EventKind, LedgerTxn
@@ -20,29 +20,18 @@ from evotree.core.refs import CHAMPION_REF
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.verbs import Principal, Session
 
-REFSPECS = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
+REFSPECS = EVOTREE_SPECS
 
 
 def _key(tmp_path: Path, email: str) -> Path:
-    key = tmp_path / f"key-{email.split('@')[0]}"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", email, "-f", str(key)], check=True)
-    return key
+    return make_key(tmp_path, f"key-{email.split('@')[0]}", comment=email)[0]
 
 
 def _shared(tmp_path: Path, *init_args: str) -> dict[str, Path]:
     """A workspace pushed to a bare remote, and a stranger's clone of it (the README's refspecs)."""
     repo = make_repo(tmp_path / "ws")
     Cli(repo).json("init", *init_args)
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", *REFSPECS)
-    stranger = tmp_path / "stranger"
-    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
-    git(stranger, "config", "user.name", "Mallory")
-    git(stranger, "config", "user.email", "mallory@example.com")
-    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
-    return {"repo": repo, "bare": bare, "stranger": stranger}
+    return with_stranger(repo, tmp_path)
 
 
 def _push_and_fetch(s: dict[str, Path]) -> None:
@@ -78,16 +67,7 @@ def _hidden_shared(tmp_path: Path) -> dict[str, Path]:
     from test_gym_finalize import hidden_gym_workspace
 
     repo = hidden_gym_workspace(tmp_path / "ws").root
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", *REFSPECS)
-    stranger = tmp_path / "stranger"
-    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
-    git(stranger, "config", "user.name", "Mallory")
-    git(stranger, "config", "user.email", "mallory@example.com")
-    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
-    return {"repo": repo, "bare": bare, "stranger": stranger}
+    return with_stranger(repo, tmp_path)
 
 
 def test_a_fetched_finalize_event_does_not_lift_the_boundary(tmp_path: Path) -> None:
@@ -334,16 +314,8 @@ def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: 
     from test_runs import make_run_repo
 
     repo = make_run_repo(tmp_path / "ws", budget="tree_max_episodes = 1000")
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", *REFSPECS)
-    stranger = tmp_path / "stranger"
-    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
-    git(stranger, "config", "user.name", "Mallory")
-    git(stranger, "config", "user.email", "mallory@example.com")
-    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
-    ws = Workspace.open(stranger)
+    s = with_stranger(repo, tmp_path)
+    ws = Workspace.open(s["stranger"])
 
     def exhaust(txn: LedgerTxn) -> Event:
         txn.meta["usage"] = {**(txn.meta.get("usage") or {}), "episodes": 10**9}
@@ -351,7 +323,7 @@ def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: 
                      data={"usd": 0.0, "note": "nothing to see"})
 
     ws.ledger.transact(exhaust, actor=ws.git.identity())
-    _push_and_fetch({"repo": repo, "stranger": stranger, "bare": bare})
+    _push_and_fetch(s)
     [record] = Session(repo).run(["v0"])
     assert record.status == "succeeded", record.error
     from evotree.harness.money import budget_status
@@ -366,16 +338,7 @@ def _budgeted_pair(tmp_path: Path, budget: str) -> dict[str, Path]:
     from test_runs import make_run_repo
 
     repo = make_run_repo(tmp_path / "ws", budget=budget)
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "--bare", "--quiet", str(bare))
-    git(repo, "remote", "add", "origin", str(bare))
-    git(repo, "push", "--quiet", "origin", *REFSPECS)
-    stranger = tmp_path / "stranger"
-    git(tmp_path, "clone", "--quiet", str(bare), str(stranger))
-    git(stranger, "config", "user.name", "Mallory")
-    git(stranger, "config", "user.email", "mallory@example.com")
-    git(stranger, "fetch", "--quiet", "origin", *REFSPECS)
-    return {"repo": repo, "bare": bare, "stranger": stranger}
+    return with_stranger(repo, tmp_path)
 
 
 @pytest.mark.heavy
