@@ -432,7 +432,7 @@ def test_cli_json_exit_codes_and_schema(tmp_path: Path) -> None:
 def test_registered_on_the_evotree_audit_group(tmp_path: Path) -> None:
     from evotree.cli.main import cli
 
-    audit = cli.commands.get("audit")
+    audit = cli.get_command(click.Context(cli), "audit")  # the lazy group loads it
     if not isinstance(audit, click.Group) or "repo" not in audit.commands:
         pytest.xfail("evotree/cli_audit.py does not call register_repo yet")
     repo = make_repo(tmp_path / "r")

@@ -9,6 +9,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 from conftest import ROOT, Cli, validate
@@ -45,7 +46,7 @@ def test_ci_init_writes_a_workflow_whose_steps_run(ws: Any, run: Cli) -> None:
     for line in runs.splitlines():
         words = line.split()
         if words[:1] == ["evotree"] and words[1] != "audit":  # audit: the leak audit's command
-            assert words[1] in evotree_cli.commands, line
+            assert words[1] in evotree_cli.list_commands(click.Context(evotree_cli)), line
     post = steps["Report (Markdown, posted on the pull request)"]
     assert post["env"] == {"GITHUB_TOKEN": "${{ secrets.GITHUB_TOKEN }}"} and post["if"] == "always()"
     assert steps["Audit"]["continue-on-error"] is True

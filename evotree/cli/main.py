@@ -14,7 +14,6 @@ import sys
 from typing import Any
 
 import click
-from click.utils import make_default_short_help
 
 from evotree.core import __version__
 from evotree.cli.common import EXIT_CODE_HELP, SHORT_EXIT_CODE_HELP
@@ -120,7 +119,7 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         limit = formatter.width - 6 - max(map(len, self.list_commands(ctx)), default=0)
-        rows = [(name, make_default_short_help(COMMANDS[name][1], limit)
+        rows = [(name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit=limit)
                  if name in COMMANDS and name not in self.commands
                  else self.commands[name].get_short_help_str(limit=limit))
                 for name in self.list_commands(ctx)]
