@@ -24,7 +24,8 @@ from evotree.core.workspace import init_workspace
 #: what ``evotree push`` carries, as refspecs for a plain ``git push`` / ``git fetch``
 EVOTREE_SPECS = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
 
-#: the people of the tests: bob approves, ada is the agent's git identity (conftest), mallory attacks
+#: the people of the tests: bob approves, ada is the agent's git identity (conftest),
+#: mallory attacks
 EMAILS = {"bob": "bob@example.com", "ada": "ada@example.com", "mallory": "mallory@example.com"}
 
 _KEY_CACHE = Path(tempfile.mkdtemp(prefix="evotree-test-keys-"))
@@ -38,8 +39,10 @@ def make_key(directory: Path, name: str, *, comment: str | None = None) -> tuple
     cached = _KEY_CACHE / hashlib.sha256(f"{name}\0{comment}".encode()).hexdigest()[:16] / name
     if not cached.is_file():
         cached.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(cached)],
-                       check=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(cached)],
+            check=True,
+        )
     directory.mkdir(parents=True, exist_ok=True)
     key = directory / name
     shutil.copyfile(cached, key)
@@ -51,27 +54,36 @@ def make_key(directory: Path, name: str, *, comment: str | None = None) -> tuple
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str]]:
-    """bob, ada, mallory and runner's keys, copied for this test module: name -> (private, public)."""
+    """bob, ada, mallory and runner's keys, copied for this test module:
+    name -> (private key path, public part)."""
     base = tmp_path_factory.mktemp("keys")
     return {who: make_key(base, who) for who in ("bob", "ada", "mallory", "runner")}
 
 
-def signers_file(keys: Mapping[str, tuple[Path, str]], who: tuple[str, ...] = ("bob", "ada"), *,
-                 header: str = "") -> str:
+def signers_file(
+    keys: Mapping[str, tuple[Path, str]], who: tuple[str, ...] = ("bob", "ada"), *, header: str = ""
+) -> str:
     """The text of a ``gates/allowed_signers`` listing ``who`` (by their EMAILS) with their keys."""
     return header + "".join(f"{EMAILS[w]} {keys[w][1]}\n" for w in who)
 
 
 #: the scored projects' training: the recipe is the model
-SCORED_TRAIN = '''\
+SCORED_TRAIN = """\
 import json, tomllib
 json.dump(tomllib.load(open("recipe.toml", "rb")), open("model.json", "w"))
-'''
+"""
 
 
-def scored_config(*, min_tasks: int = 20, min_seeds: int = 3, champion_seeds: int | None = None,
-                  bootstrap_samples: int = 1000, train_approval_above_seconds: int | None = None,
-                  max_wall_seconds: int = 60, max_runs_per_version: int = 6) -> str:
+def scored_config(
+    *,
+    min_tasks: int = 20,
+    min_seeds: int = 3,
+    champion_seeds: int | None = None,
+    bootstrap_samples: int = 1000,
+    train_approval_above_seconds: int | None = None,
+    max_wall_seconds: int = 60,
+    max_runs_per_version: int = 6,
+) -> str:
     """An ``evotree.toml`` with [train], [eval] (judge/ is the judge), [gates] and [budget]."""
     gates = [f"min_tasks = {min_tasks}", f"min_seeds = {min_seeds}"]
     if champion_seeds is not None:
@@ -82,17 +94,24 @@ def scored_config(*, min_tasks: int = 20, min_seeds: int = 3, champion_seeds: in
     return (
         '[train]\ncommand = "python train.py"\n'
         '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n'
-        "[gates]\nmin_delta = 0.0\nalpha = 0.05\n" + "".join(f"{line}\n" for line in gates)
+        "[gates]\nmin_delta = 0.0\nalpha = 0.05\n"
+        + "".join(f"{line}\n" for line in gates)
         + f"[budget]\nmax_wall_seconds = {max_wall_seconds}\n"
         f"max_runs_per_version = {max_runs_per_version}\n"
     )
 
 
-def scored_project(path: Path, *, judge: str, config: str | None = None,
-                   train: str | None = SCORED_TRAIN, recipe: str | None = "skill = 0.5\n",
-                   files: Mapping[str, str] | None = None,
-                   message: str = "recipe, train script, judge and gate policy",
-                   init: bool = True) -> Path:
+def scored_project(
+    path: Path,
+    *,
+    judge: str,
+    config: str | None = None,
+    train: str | None = SCORED_TRAIN,
+    recipe: str | None = "skill = 0.5\n",
+    files: Mapping[str, str] | None = None,
+    message: str = "recipe, train script, judge and gate policy",
+    init: bool = True,
+) -> Path:
     """A repository (``make_repo``) with a recipe, train.py, judge/eval.py, ``evotree.toml``
     (default ``scored_config()``) and ``files`` (path -> text) in one commit, initialised.
     ``train`` or ``recipe`` None keeps make_repo's."""
@@ -101,8 +120,11 @@ def scored_project(path: Path, *, judge: str, config: str | None = None,
         (repo / "recipe.toml").write_text(recipe)
     if train is not None:
         (repo / "train.py").write_text(train)
-    written = {"judge/eval.py": judge, "evotree.toml": scored_config() if config is None else config,
-               **(files or {})}
+    written = {
+        "judge/eval.py": judge,
+        "evotree.toml": scored_config() if config is None else config,
+        **(files or {}),
+    }
     for name, text in written.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
@@ -121,8 +143,9 @@ def signed_workspace(path: Path, key: Path) -> Path:
     return repo
 
 
-def bare_remote(repo: Path, bare: Path, *, how: str = "refspecs",
-                git_config: Mapping[str, str] | None = None) -> Path:
+def bare_remote(
+    repo: Path, bare: Path, *, how: str = "refspecs", git_config: Mapping[str, str] | None = None
+) -> Path:
     """A bare repository at ``bare``, ``repo``'s remote ``origin``, holding its work: with
     ``how="refspecs"`` a plain ``git push`` of EVOTREE_SPECS; ``how="all"`` main and
     EVOTREE_SPECS; ``how="main"`` only main (the test pushes the rest); ``how="evotree"`` main,
@@ -157,5 +180,7 @@ def with_stranger(repo: Path, base: Path) -> dict[str, Path]:
     """``repo`` pushed (EVOTREE_SPECS) to the bare ``base/origin.git``, and Mallory's clone of it at
     ``base/stranger`` with the evotree refs fetched: {"repo", "bare", "stranger"}."""
     bare = bare_remote(repo, base / "origin.git")
-    stranger = clone_as(bare, base / "stranger", "Mallory", "mallory@example.com", fetch_evotree=True)
+    stranger = clone_as(
+        bare, base / "stranger", "Mallory", "mallory@example.com", fetch_evotree=True
+    )
     return {"repo": repo, "bare": bare, "stranger": stranger}
