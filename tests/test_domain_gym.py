@@ -304,7 +304,7 @@ def test_a_solved_cartpole_passes_the_signal_gate(tmp_path: Path) -> None:
     from evotree.diagnostics.diagnose import diagnose
     from evotree.gates.evidence import evaluate_gates
     from evotree.gates.harnesses import active_harness
-    from evotree.memory import suggest
+    from evotree.memory.suggest import suggest  # the function, not the module
 
     ws = gym_workspace(tmp_path / "w", train=8, validation=3)
     v1 = version(ws, CARTPOLE_EXPERT)
