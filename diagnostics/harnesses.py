@@ -21,11 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from evotree.core.chain_trust import ChainTrust
 from evotree.core.errors import (
     ConfigError,
     EvotreeError,
@@ -46,7 +47,6 @@ __all__ = [
     "HARNESS_REF",
     "TEMPLATE",
     "ActiveHarness",
-    "HarnessTrust",
     "HarnessVersion",
     "harness_diff",
     "harness_records",
@@ -159,37 +159,6 @@ def harness_records(txn: LedgerTxn) -> dict[str, dict[str, Any]]:
     return dict(txn.meta.get("harnesses") or {})
 
 
-@dataclass
-class HarnessTrust:
-    """The end of the signed chain of harness promotions, and what disagrees with it."""
-
-    id: str
-    commit: str | None
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def trusted(self) -> bool:
-        return not self.problems
-
-    @property
-    def warning(self) -> str | None:
-        """One sentence for people and agents, or None when everything matches the signed chain."""
-        if not self.problems:
-            return None
-        return (f"the harness in force is not signed: {self.problems[0]}"
-                + (f" (+{len(self.problems) - 1} more problem(s))" if len(self.problems) > 1 else "")
-                + f"; the last signed harness {self.id} is used instead")
-
-    @property
-    def fix(self) -> str:
-        """How to restore the harness ref to the signed chain."""
-        restore = (f"git update-ref {HARNESS_REF} {self.commit}" if self.commit
-                   else f"git update-ref -d {HARNESS_REF}")
-        return (f"run `evotree verify` for the full list; restore the harness ref to the signed chain ({restore}) "
-                "and the ledger from a trusted copy; a new harness goes in force only through "
-                "`evotree harness promote HN` with a person's signed sign-off")
-
-
 def read_blob(ws: Workspace, commit: str | None, name: str) -> bytes | None:
     if commit is None:
         return None
@@ -235,7 +204,7 @@ def harness_diff(ws: Workspace, previous: str, previous_commit: str | None, hid:
             "thresholds": changes, "analyzers_py": {"status": status, "sha256": new_sha, "previous_sha256": old_sha}}
 
 
-def load_harness(ws: Workspace, trust: HarnessTrust) -> ActiveHarness:
+def load_harness(ws: Workspace, trust: ChainTrust) -> ActiveHarness:
     """The harness ``trust`` names, loaded: its thresholds and plug-in analyzers (never a policy branch).
 
     ``trust`` comes from :func:`evotree.gates.harnesses.trusted_harness`, the end of the signed chain

@@ -23,7 +23,6 @@ from evotree.diagnostics.harnesses import (
     HARNESS_REF,
     TEMPLATE,
     ActiveHarness,
-    HarnessTrust,
     HarnessVersion,
     harness_diff,
     harness_records,
@@ -32,6 +31,7 @@ from evotree.diagnostics.harnesses import (
     read_blob,
 )
 
+from evotree.core.chain_trust import ChainTrust
 from evotree.core.errors import (
     DirtyState,
     EvotreeError,
@@ -41,6 +41,7 @@ from evotree.core.errors import (
 from evotree.core.events import HarnessCreated, HarnessPromoted
 from evotree.core.ledger import Event, LedgerTxn, utcnow
 from evotree.core.workspace import Workspace
+from evotree.gates.trust import chain_trust
 
 if TYPE_CHECKING:
     from evotree.gates.policy import Policy
@@ -126,18 +127,10 @@ def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
     return record
 
 
-def trusted_harness(ws: Workspace) -> HarnessTrust:
-    """The signed harness chain's end (``h0``, no commit, when nothing was promoted) and its problems.
-
-    Runs :func:`evotree.gates.verify.verify_workspace` (without tags): harness promotions are checked
-    against the allowed signers of the champion in force at their point of the ledger.
-    """
-    from evotree.gates.verify import HARNESS_PROBLEMS, verify_workspace
-
-    report = verify_workspace(ws, check_tags=False)
-    harness = report.harness or {}
-    problems = [p.message for p in report.problems if p.kind in HARNESS_PROBLEMS]
-    return HarnessTrust(str(harness.get("id") or BUILTIN), harness.get("commit"), problems)
+def trusted_harness(ws: Workspace) -> ChainTrust:
+    """The signed harness chain's end (``h0``, no commit, when nothing was promoted) and its problems
+    (:func:`evotree.gates.trust.chain_trust`: verify's walk, kept by the ledger tip and refs)."""
+    return chain_trust(ws, "harness")
 
 
 @dataclass
@@ -214,7 +207,7 @@ def _plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
     trust = trusted_harness(ws)
     if not trust.trusted:
         raise TamperingFound(f"refusing to promote a harness: {trust.warning}", fix=trust.fix,
-                             problems=trust.problems)
+                             problems=list(trust.problems))
     records = ws.ledger.meta().get("harnesses") or {}
     if hid != BUILTIN and hid not in records:
         raise UnknownVersion(f"unknown harness version {hid!r}", fix="`evotree harness list` lists them")

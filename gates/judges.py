@@ -24,15 +24,17 @@ version that removes them from the champion's tree is branched for the owner to 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evotree.core.chain_trust import ChainTrust
 from evotree.core.errors import InvalidState
 from evotree.core.events import JudgeMigrated, JudgePromoted, JudgeProposed
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF
 from evotree.core.workspace import Workspace
+from evotree.gates.trust import chain_trust
 from evotree.harness.judge_store import (
     JudgeStoreError,
     judge_diff,
@@ -53,7 +55,6 @@ __all__ = [
     "JudgePromotionResult",
     "JudgeProposal",
     "JudgeStatus",
-    "JudgeTrust",
     "check_outside_repository",
     "export_judge",
     "judge_status",
@@ -69,30 +70,11 @@ __all__ = [
 JUDGE_PROPOSED_EVENT = EventKind.JUDGE_PROPOSED.value
 
 
-@dataclass
-class JudgeTrust:
-    """The end of the signed judge chain and what ``evotree verify`` found wrong with it."""
-
-    commit: str | None
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def trusted(self) -> bool:
-        return not self.problems
-
-    @property
-    def warning(self) -> str | None:
-        return None if self.trusted else "the judge in force is not backed by the signed chain: " + \
-            "; ".join(self.problems[:3])
-
-
-def trusted_judge(ws: Workspace) -> JudgeTrust:
-    """The judge commit at the end of the chain (init's, then migrations and signed promotions)."""
-    from evotree.gates.verify import JUDGE_PROBLEMS, verify_workspace
-
-    report = verify_workspace(ws, check_tags=False)
-    problems = [p.message for p in report.problems if p.kind in JUDGE_PROBLEMS]
-    return JudgeTrust(report.judge.get("commit"), problems)
+def trusted_judge(ws: Workspace) -> ChainTrust:
+    """The judge commit at the end of the chain (init's, then migrations and signed promotions),
+    and its problems (:func:`evotree.gates.trust.chain_trust`: verify's walk, kept by the ledger
+    tip and refs)."""
+    return chain_trust(ws, "judge")
 
 
 @dataclass
@@ -125,8 +107,7 @@ def _require_judge(ws: Workspace) -> str:
     if not trust.trusted:
         from evotree.gates.errors import TamperingFound
 
-        raise TamperingFound(f"refusing: {trust.warning}", fix="run `evotree verify`; restore refs/evotree/judge "
-                             "and refs/evotree/ledger from a trusted copy", problems=trust.problems)
+        raise TamperingFound(f"refusing: {trust.warning}", fix=trust.fix, problems=list(trust.problems))
     if trust.commit is None:
         raise InvalidState("this workspace has no judge store yet: its judge files are in the champion's tree",
                            fix="move them: evotree judge migrate")

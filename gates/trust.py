@@ -11,23 +11,34 @@ The walk is cached by the ledger tip and the champion and judge refs (``.evotree
 evotree's own state, never pushed or fetched). When only events that cannot change the chain were
 appended since (runs, findings, spend: not a promotion, decision, harness or judge event) and the
 ledger's champion, judge and harness are the same, the cached result stands without a new walk.
+
+The harness's and the judge's signed chains are read through :func:`chain_trust` (one type,
+:class:`evotree.core.chain_trust.ChainTrust`): the same walk, kept in this process by the ledger
+tip, the champion, harness and judge refs, their reflogs and the signers accepted here — any move
+of one of them walks again. Kept in memory only: nothing on disk can tell it a chain is signed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from evotree.core.chain_trust import CHAINS, ChainTrust
 from evotree.core.ledger import EventKind
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF, LEDGER_REF
+from evotree.diagnostics.harnesses import BUILTIN
+from evotree.gates.bootstrap import accepted_state, unaccepted_signers
 from evotree.gates.errors import TamperingFound
+from evotree.gates.verify import HARNESS_PROBLEMS, JUDGE_PROBLEMS, verify_workspace
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["CHAIN_KINDS", "InForce", "UntrustedState", "in_force"]
+__all__ = ["CHAIN_KINDS", "ChainTrust", "InForce", "UntrustedState", "chain_trust", "in_force"]
 
 #: ledger event kinds that can change what is in force (a new walk is needed after any of them)
 CHAIN_KINDS = frozenset({
@@ -108,10 +119,6 @@ def in_force(ws: Workspace) -> InForce:
     champion commit (read from that commit, not from the ref, so a ref moved afterwards changes
     nothing for this verb).
     """
-    from evotree.gates.verify import verify_workspace
-
-    from evotree.gates.bootstrap import accepted_state
-
     key = {"ledger": _ref(ws, LEDGER_REF), "champion_ref": _ref(ws, CHAMPION_REF), "judge_ref": _ref(ws, JUDGE_REF),
            "meta": _meta_key(ws.ledger.meta()), "accepted": accepted_state(ws)}
     cached = _read_cache(ws)
@@ -136,8 +143,6 @@ def in_force(ws: Workspace) -> InForce:
                 "refs/evotree/ledger and refs/evotree/champion from a trusted copy (git update-ref with the "
                 "values verify names) — nothing runs on an unsigned champion, policy or judge",
             problems=[p.to_dict() for p in chain])
-    from evotree.gates.bootstrap import unaccepted_signers
-
     foreign = unaccepted_signers(ws)
     if foreign:
         first = foreign[0]
@@ -154,3 +159,54 @@ def in_force(ws: Workspace) -> InForce:
     ws.pin_in_force(result.commit)
     ws.pinned_judge = (result.judge,)  # harness.judge_store.judge_in_force reads this, not the ledger
     return result
+
+
+# ---------------------------------------------------------------------------- harness and judge chains
+_WALKS: OrderedDict[tuple[Any, ...], dict[str, ChainTrust]] = OrderedDict()
+_WALKS_LOCK = threading.Lock()
+_MAX_WALKS = 32
+
+
+def _walk_key(ws: Workspace) -> tuple[Any, ...]:
+    """What the harness and judge chains' verdict depends on: the ledger tip, the refs the walk
+    checks with their reflogs' lengths, and the signers accepted here."""
+    repo = ws.git.repo
+    refs: list[Any] = []
+    for name in (LEDGER_REF, CHAMPION_REF, JUDGE_REF, CHAINS["harness"][0]):
+        ref = repo.references.get(name)
+        try:
+            logged = sum(1 for _ in ref.log()) if ref is not None else 0
+        except Exception:  # noqa: BLE001 - no reflog: the walk notes it, the key stays the value
+            logged = 0
+        refs.append((name, _ref(ws, name), logged))
+    return (str(repo.path), tuple(refs), accepted_state(ws))
+
+
+def chain_trust(ws: Workspace, chain: str) -> ChainTrust:
+    """Where the signed ``chain`` ("harness" or "judge") ends, and what disagrees with it.
+
+    The harness chain starts at the built-in ``h0`` (no commit), the judge chain at init's judge;
+    both are walked by :func:`evotree.gates.verify.verify_workspace` (promotions checked against
+    the allowed signers of the champion in force at their point of the ledger), once per state of
+    the ledger and refs (:func:`_walk_key`).
+    """
+    if chain not in CHAINS:
+        raise ValueError(f"no signed chain named {chain!r}: {', '.join(CHAINS)}")
+    key = _walk_key(ws)
+    with _WALKS_LOCK:
+        found = _WALKS.get(key)
+    if found is None:
+        report = verify_workspace(ws, check_tags=False)
+        harness = report.harness or {}
+        found = {
+            "harness": ChainTrust("harness", str(harness.get("id") or BUILTIN), harness.get("commit"),
+                                  tuple(p.message for p in report.problems
+                                        if p.kind in HARNESS_PROBLEMS)),
+            "judge": ChainTrust("judge", None, (report.judge or {}).get("commit"),
+                                tuple(p.message for p in report.problems if p.kind in JUDGE_PROBLEMS)),
+        }
+        with _WALKS_LOCK:
+            _WALKS[key] = found
+            while len(_WALKS) > _MAX_WALKS:
+                _WALKS.popitem(last=False)
+    return found[chain]
