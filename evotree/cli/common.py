@@ -99,7 +99,7 @@ def outputs(
 def _redact(data: Any) -> Any:
     """``data`` as the verb layer shows it while hidden (:func:`evotree.verbs.policy.shown`: redacted,
     the quick metric where the judge's headline was); redacted alone when no workspace opens."""
-    from evotree.core.visibility import redact
+    from evotree.verbs.policy import redacted
 
     ctx = click.get_current_context(silent=True)
     try:
@@ -111,7 +111,7 @@ def _redact(data: Any) -> Any:
             acting(ws)  # pinned to the signed configuration: the quick metric is named there
     except EvotreeError:
         ws = None
-    return redact(data) if ws is None else shown(ws, data, hide=True)
+    return redacted(data) if ws is None else shown(ws, data, hide=True)
 
 
 def _boundary(*, refuse: bool) -> bool:

@@ -223,14 +223,13 @@ class EvotreeTools:
     def _shown(self, data: Any) -> Any:
         """``data`` as an agent may see it: while the workspace hides validation and held-out
         figures (EvoPolicyGym's boundary, decided by :mod:`evotree.verbs.policy`), without them."""
-        from evotree.core.visibility import redact
-        from evotree.verbs.policy import hidden_now
+        from evotree.verbs.policy import hidden_now, redacted
 
         if not hidden_now(self.verbs.open()):
             return data
         if isinstance(data, Encoded):
-            return Encoded.of(redact(data.data))
-        return redact(data)
+            return Encoded.of(redacted(data.data))
+        return redacted(data)
 
     def shutdown(self, timeout: float = 60.0) -> int:
         """Cancel runs still in flight and wait (up to ``timeout`` s) for every call to end, so

@@ -12,17 +12,23 @@
   EvoPolicyGym and AI4AI-Bench (``[eval] hide_until_finalize``), decided from the *trusted*
   configuration; when the chain cannot be established the figures are hidden (fail closed). While
   hidden, every face shows the candidate's own quick metric (``[train] headline_signal``, a
-  train-phase signal: :func:`with_quick_metrics`) where the judge's headline would be.
+  train-phase signal: :func:`with_quick_metrics`) where the judge's headline would be. What
+  redaction takes out is taken out so that every output still matches its ``--json`` schema
+  (:func:`redacted`): a list item that a hidden figure is part of is omitted (no count: the number
+  of hidden findings is itself a figure), a headline becomes ``null`` ("not scored"), a text field
+  named after a hidden split keeps its text when it spells no number and reads ``<hidden>`` when it
+  does.
 - **What spend may be recorded** (:data:`MAX_SPEND_USD`): finite, bounded amounts only.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError, InvalidState
-from evotree.core.visibility import FINALIZE_META, HiddenUntilFinalize, redact
+from evotree.core.visibility import FINALIZE_META, HIDDEN_SPLITS, HiddenUntilFinalize, redact
 from evotree.core.visibility import hidden as _configured_hidden
 from evotree.gates.trust import InForce, UntrustedState, in_force
 
@@ -32,7 +38,7 @@ if TYPE_CHECKING:
     from evotree.verbs.principal import Principal
 
 __all__ = ["MAX_SPEND_TOKENS", "MAX_SPEND_USD", "NotYourVersion", "QUICK_PREFIX", "acting", "attach", "hidden_now",
-           "refuse_hidden", "require_owner", "shown", "with_quick_metrics"]
+           "redacted", "refuse_hidden", "require_owner", "shown", "with_quick_metrics"]
 
 #: the largest amount one ``spend record`` may carry (USD): far above any real API bill, far below
 #: where sums of records stop being finite
@@ -122,7 +128,68 @@ def shown(ws: Workspace, result: Any, *, hide: bool | None = None) -> Any:
     metric (:func:`with_quick_metrics`) where the judge's headline was."""
     if hide is None:
         hide = hidden_now(ws)
-    return with_quick_metrics(ws, redact(result)) if hide else result
+    return with_quick_metrics(ws, redacted(result)) if hide else result
+
+
+#: what a text field named after a hidden split reads when its text spells a number
+HIDDEN_TEXT = "<hidden>"
+_SPLIT_KEY = re.compile(rf"^({'|'.join(HIDDEN_SPLITS)})([/_.\-]|$)", re.IGNORECASE)
+_HEADLINE = re.compile(r"(^|_)headline(_|$)", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+
+
+def redacted(result: Any) -> Any:
+    """``result`` with every hidden figure taken out (:func:`evotree.core.visibility.redact`), in a
+    form its ``--json`` schema still accepts, the same for every face:
+
+    - a list item that redaction emptied, or one a part of which (other than a headline) it
+      emptied (a ledger event whose payload is a hidden finding), is omitted;
+    - a headline emptied stays ``null`` (every headline's schema allows it: "not scored");
+    - a text field named after a hidden split (a skill's ``validation`` criterion) keeps its text
+      when the text spells no number, and reads :data:`HIDDEN_TEXT` when it does.
+    """
+    out, _ = _mend(result, redact(result))
+    return out
+
+
+def _mend(before: Any, after: Any) -> tuple[Any, bool]:
+    """``after`` (redaction's output for ``before``) made schema-valid, and whether it kept every
+    part but headlines (a list drops an item that did not)."""
+    if after is None:  # a hidden dict emptied (not whole); a value nulled (whole)
+        return None, not isinstance(before, dict)
+    if isinstance(after, list) and isinstance(before, list) and len(before) == len(after):
+        kept = [_mend(b, a) for b, a in zip(before, after)]
+        return [value for value, whole in kept if whole], True
+    if isinstance(after, tuple) and isinstance(before, tuple) and len(before) == len(after) \
+            and not hasattr(after, "_fields"):
+        kept = [_mend(b, a) for b, a in zip(before, after)]
+        return tuple(value for value, whole in kept if whole), True
+    if isinstance(after, dict) and isinstance(before, dict):
+        whole = True
+        out = dict(after)
+        for key, value in before.items():
+            if key in after:
+                out[key], ok = _mend(value, after[key])
+                whole = whole and (ok or _headline(key))
+            elif isinstance(key, str) and isinstance(value, str) and _SPLIT_KEY.match(key):
+                out[key] = value if not _DIGIT.search(value) else HIDDEN_TEXT
+        return out, whole
+    if dataclasses.is_dataclass(after) and not isinstance(after, type) \
+            and type(after) is type(before):
+        whole = True
+        for f in dataclasses.fields(after):
+            value, ok = _mend(getattr(before, f.name, None), getattr(after, f.name, None))
+            whole = whole and (ok or _headline(f.name))
+            try:
+                object.__setattr__(after, f.name, value)
+            except (AttributeError, TypeError):  # a slot-less frozen oddity: left as redacted
+                continue
+        return after, whole
+    return after, True
+
+
+def _headline(key: Any) -> bool:
+    return isinstance(key, str) and bool(_HEADLINE.search(key))
 
 
 #: the metric prefix of a quick headline: the candidate's own train-phase signal, shown while the
