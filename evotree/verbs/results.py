@@ -17,7 +17,8 @@ from evotree.memory.query import SearchHit, SkillStatus
 __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
            "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
            "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence",
-           "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult"]
+           "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult", "ParamChange", "FileChange",
+           "Unreadable"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -316,3 +317,34 @@ class AuditResult(TypedDict):
     steps: NotRequired[int]
     bytes: NotRequired[int]
     seconds: NotRequired[float]
+
+
+class ParamChange(TypedDict):
+    """One parameter whose value differs, appears or disappears (a row of ``diff``'s params)."""
+
+    path: str
+    #: dotted key, e.g. train.learning_rate
+    param: str
+    #: value in V (null: absent)
+    a: Any
+    #: value in W (null: absent)
+    b: Any
+
+
+class FileChange(TypedDict):
+    """One changed file (a row of ``diff``'s files)."""
+
+    path: str
+    old_path: NotRequired[str]
+    status: Literal["added", "removed", "modified", "renamed"]
+    additions: int
+    deletions: int
+    binary: NotRequired[bool]
+
+
+class Unreadable(TypedDict):
+    """A parameter file that could not be parsed on one side (its lines still count)."""
+
+    path: str
+    version: str
+    reason: str

@@ -22,11 +22,14 @@ from evotree.core import schemas as shipped
 from evotree.core.errors import UsageError
 from evotree.core.ledger import VersionRecord, VersionStatus
 from evotree.core.schemas.derive import dataclass_schema, type_schema
-from evotree.core.versions import TreeView, VersionDetail
+from evotree.core.diff import VersionDiff
+from evotree.core.versions import PruneResult, TreeView, VersionDetail
+from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.gates.evidence import GATE_NAMES, GateReport
 from evotree.harness.money import BudgetStatus, SpendRecord
+from evotree.report.ci import CiInitResult
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
 from evotree.memory.model import EntryKind, MemoryEntry
@@ -37,14 +40,17 @@ from evotree.verbs.results import (
     AuditResult,
     CompareEvidence,
     ErrorResult,
+    FileChange,
     FindingRef,
     GatePolicy,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
     MemorySkillsResult,
+    ParamChange,
     RecipeChange,
     SkillMemory,
+    Unreadable,
 )
 
 __all__ = ["DERIVED", "VERB_SCHEMAS", "Derived", "load_schema", "schema_aliases", "schema_names"]
@@ -246,6 +252,29 @@ DERIVED: dict[str, Derived] = {
         "evotree audit V --json  /  evotree audit trajectories FILE... --json",
         fields={"AuditFinding.code": {"pattern": "^audit\\.[a-z][a-z0-9_]*$"},
                 "AuditVerdict.steps": {"minimum": 0}},
+    ),
+    "init": Derived(
+        InitResult, "evotree init --json",
+        fields={"champion": {"const": "v0"}, "branch": {"const": "evotree/v0"},
+                "commit": _COMMIT, "ledger_commit": _COMMIT, "judge_commit": _COMMIT},
+    ),
+    "prune": Derived(
+        PruneResult, "evotree worktree prune --json",
+        fields={"forgotten": {"description": "versions whose recorded worktree was already gone"},
+                "skipped_dirty": {"description": "version -> its uncommitted paths (kept)"}},
+    ),
+    "diff": Derived(
+        VersionDiff, "evotree diff V W --json",
+        hints={"params": list[ParamChange], "files": list[FileChange],
+               "unreadable": list[Unreadable]},
+        fields={"commit_a": _COMMIT, "commit_b": _COMMIT},
+    ),
+    "report-ci": Derived(
+        CiInitResult, "evotree ci init --json", extra={"v": _V},
+        fields={"action": {"enum": ["created", "overwritten"]},
+                "path": {"description": "the workflow file written (not committed)"},
+                "install": {"description": "the pip requirement the workflow installs evotree with "
+                            "(a path in the repository or NAME @ URL, never a bare index name)"}},
     ),
     "diagnose": Derived(
         DiagnoseResult,
