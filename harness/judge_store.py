@@ -26,17 +26,15 @@ import os
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pygit2
 
 from evotree.core.errors import InvalidState
+from evotree.core.gitio import Identity
 from evotree.core.refs import JUDGE_REF
-from evotree.core.workspace import judge_path_problem, under_paths, write_judge_commit
-
-if TYPE_CHECKING:
-    from evotree.core.gitio import Identity
-    from evotree.core.workspace import Workspace
+from evotree.core.workspace import Workspace, judge_path_problem, under_paths, write_judge_commit
+from evotree.harness.export import UnsafeTree, check_tree, export_tree
 
 __all__ = [
     "JUDGE_REF",
@@ -97,8 +95,6 @@ def _entries(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[tuple[st
     The walk and its rules are the export's (:func:`evotree.harness.export.check_tree`), plus the
     judge store's own path rule; no blob is read, so checking a large judge is cheap.
     """
-    from evotree.harness.export import UnsafeTree, check_tree
-
     short = str(commit)[:10]
     fix = "write a new judge commit from a clean directory (evotree judge propose, then evotree judge promote)"
     try:
@@ -155,8 +151,6 @@ def materialise_judge(repo: pygit2.Repository, commit: str | pygit2.Oid, target:
     files opened without following links, an existing file at a path replaced (an overlay on the
     champion's export), a link or a directory in the way refused.
     """
-    from evotree.harness.export import UnsafeTree, export_tree
-
     _entries(repo, commit)
     try:
         return export_tree(repo, commit, target)
@@ -175,8 +169,6 @@ def provide_judge_tree(repo: pygit2.Repository, champion_commit: str, judge_data
     shadows the store) and the judge commit is overlaid. Without one (a workspace from before the
     store), the champion's whole tree, judge paths included, as before.
     """
-    from evotree.harness.export import export_tree
-
     if judge_data_commit is None:
         return export_tree(repo, champion_commit, target)
     count = export_tree(repo, champion_commit, target, exclude=list(judge_paths))

@@ -6,9 +6,10 @@ One commit per append, parent = the previous head; the commit's tree is every en
     entries/<id[1:3]>/<id>.json      one MemoryEntry each (immutable; id = hash of its content)
 
 The commit message is ``evotree: memory <what>`` and, as its last line, one line of JSON naming
-the entries the commit added. Appends are compare-and-swap on the ref (:meth:`Git.cas_ref`, as
-:meth:`evotree.core.ledger.Ledger.transact` does); a lost race re-reads the head and retries, so
-concurrent writers lose nothing, and an entry whose id is already present is not added again.
+the entries the commit added. Appends go through the ledger's store
+(:class:`evotree.core.refstore.RefStore`: compare-and-swap on the ref, the sharded tree, the strict
+walk); a lost race re-reads the head and retries, so concurrent writers lose nothing, and an
+entry whose id is already present is not added again.
 An append of several entries (a promotion's verifications, an import) is one commit: it lands
 whole or not at all. No worktree or index is touched; ``git push origin 'refs/evotree/*'``
 carries memory with the ledger.
@@ -17,27 +18,25 @@ carries memory with the ledger.
 from __future__ import annotations
 
 import json
-import random
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import pygit2
 
-from evotree.core.errors import LedgerConflict
-from evotree.core.gitio import Git, Identity, RefRaceLost
+from evotree.core.gitio import Git, Identity
 from evotree.core.refs import MEMORY_REF
+from evotree.core.refstore import Prepared, RefStore, json_bytes, sharded_blobs, write_sharded_tree
 from evotree.memory.model import InvalidMemory, MemoryEntry
 
 __all__ = ["AppendResult", "MemoryStore"]
 
 STORE_SCHEMA_VERSION = 1
-_MAX_ATTEMPTS = 200
 
 
 def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode()
+    # memory's stored form since its first release (non-ASCII kept as is)
+    return json_bytes(data, ensure_ascii=False, allow_nan=True)
 
 
 def _shard(entry_id: str) -> str:
@@ -59,6 +58,8 @@ class MemoryStore:
     def __init__(self, git: Git, ref: str = MEMORY_REF) -> None:
         self.git = git
         self.ref = ref
+        self.store = RefStore(git, ref, busy_fix="another process is writing memory heavily; "
+                                                 "retry the command")
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -66,8 +67,7 @@ class MemoryStore:
 
     def head(self) -> pygit2.Commit | None:
         """The newest memory commit, or None while memory is empty."""
-        target = self.git.ref_target(self.ref)
-        return self.repo[target] if target is not None else None
+        return self.store.head()
 
     # ------------------------------------------------------------------ reading
     def entries(self) -> list[MemoryEntry]:
@@ -89,19 +89,7 @@ class MemoryStore:
     def _items(self, tree: pygit2.Tree, where: str | None) -> Iterable[tuple[pygit2.Tree, pygit2.Object]]:
         """Every ``(shard, item)`` of ``entries/``, each of the type the layout requires (a
         shard is a tree, an item a blob named ``<id>.json``), else :class:`InvalidMemory`."""
-        if "entries" not in tree:
-            return
-        top = tree["entries"]
-        if not isinstance(top, pygit2.Tree):
-            raise self._malformed(f"entries is a {top.type_str}, not a tree", where)
-        for shard in top:
-            if not isinstance(shard, pygit2.Tree):
-                raise self._malformed(f"entries/{shard.name} is a {shard.type_str}, not a shard tree", where)
-            for item in shard:
-                if not isinstance(item, pygit2.Blob) or not item.name.endswith(".json"):
-                    raise self._malformed(f"entries/{shard.name}/{item.name} is a {item.type_str}, "
-                                          "not an entry blob <id>.json", where)
-                yield shard, item
+        return sharded_blobs(tree, "entries", lambda what: self._malformed(what, where))
 
     def _entries_of(self, tree: pygit2.Tree, where: str | None = None) -> Iterable[MemoryEntry]:
         for shard, item in self._items(tree, where):
@@ -151,13 +139,7 @@ class MemoryStore:
 
     def commits(self) -> int:
         """How many commits memory has (one per append)."""
-        head = self.head()
-        if head is None:
-            return 0
-        count = 0
-        for _ in self.repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL):
-            count += 1
-        return count
+        return self.store.count()
 
     # ------------------------------------------------------------------ writing
     def append(self, entries: list[MemoryEntry], *, actor: Identity, what: str,
@@ -173,63 +155,41 @@ class MemoryStore:
         for entry in entries:
             unique.setdefault(entry.id, entry)
         signature = actor.signature()
-        for attempt in range(_MAX_ATTEMPTS):
-            head = self.head()
+
+        def prepare(head: pygit2.Commit | None) -> Prepared[AppendResult]:
             present = self.ids(head.tree) if head is not None else set()
             new = [e for e in unique.values() if e.id not in present]
             skipped = [i for i in unique if i in present]
-            contained = merge is None or (head is not None and (head.id == merge or
-                                                                 self.repo.descendant_of(head.id, merge)))
+            contained = merge is None or (head is not None and (
+                head.id == merge or self.repo.descendant_of(head.id, merge)))
             if not new and contained:
-                return AppendResult(added=[], skipped=skipped, commit=None)
+                return Prepared(None, AppendResult(added=[], skipped=skipped, commit=None))
             if merge is not None and (head is None or self.repo.descendant_of(merge, head.id)):
                 commit = merge  # theirs already holds ours: fast-forward
                 subject = f"evotree: memory {what} (fast-forward)"
             else:
-                tree = self._write_tree(head, new, len(present) + len(new))
-                subject = f"evotree: memory {what}".strip()
-                line = json.dumps({"v": STORE_SCHEMA_VERSION, "op": "merge" if merge is not None else "add",
-                                   "ids": [e.id for e in new], "kinds": sorted({e.kind for e in new})},
-                                  separators=(",", ":"))
-                parents = ([head.id] if head is not None else []) + ([merge] if merge is not None else [])
-                commit = self.repo.create_commit(None, signature, signature, f"{subject}\n\n{line}\n", tree,
-                                                 parents)
-            try:
-                self.git.cas_ref(self.ref, commit, head.id if head is not None else None, subject)
-            except RefRaceLost:
-                if self._landed(commit):
-                    return AppendResult(added=new, skipped=skipped, commit=str(commit))
-                time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 20))
-                continue
-            return AppendResult(added=new, skipped=skipped, commit=str(commit))
-        raise LedgerConflict(
-            f"could not append to {self.ref} after {_MAX_ATTEMPTS} compare-and-swap attempts",
-            fix="another process is writing memory heavily; retry the command",
-        )
+                commit, subject = self._new_commit(head, new, len(present) + len(new), signature,
+                                                   what=what, merge=merge)
+            return Prepared(commit, AppendResult(added=new, skipped=skipped, commit=str(commit)),
+                            subject)
 
-    def _landed(self, commit: pygit2.Oid) -> bool:
-        current = self.git.ref_target(self.ref)
-        if current is None:
-            return False
-        return current == commit or self.repo.descendant_of(current, commit)
+        return self.store.update(prepare)
 
-    def _write_tree(self, head: pygit2.Commit | None, new: list[MemoryEntry], total: int) -> pygit2.Oid:
-        repo = self.repo
-        base = head.tree if head is not None else None
-        root = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
-        entries_tree = repo[base["entries"].id] if base is not None and "entries" in base else None
-        top = repo.TreeBuilder(entries_tree) if entries_tree is not None else repo.TreeBuilder()
-        by_shard: dict[str, list[MemoryEntry]] = {}
+    def _new_commit(self, head: pygit2.Commit | None, new: list[MemoryEntry], total: int,
+                    signature: pygit2.Signature, *, what: str, merge: pygit2.Oid | None
+                    ) -> tuple[pygit2.Oid, str]:
+        """The commit adding ``new`` on ``head`` (and ``merge`` as a second parent), its subject."""
+        shards: dict[str, dict[str, bytes]] = {}
         for entry in new:
-            by_shard.setdefault(_shard(entry.id), []).append(entry)
-        for shard, items in by_shard.items():
-            existing = repo[entries_tree[shard].id] if entries_tree is not None and shard in entries_tree else None
-            builder = repo.TreeBuilder(existing) if existing is not None else repo.TreeBuilder()
-            for entry in items:
-                builder.insert(f"{entry.id}.json", repo.create_blob(_json_bytes(entry.to_dict())),
-                               pygit2.GIT_FILEMODE_BLOB)
-            top.insert(shard, builder.write(), pygit2.GIT_FILEMODE_TREE)
-        root.insert("entries", top.write(), pygit2.GIT_FILEMODE_TREE)
+            blob = _json_bytes(entry.to_dict())
+            shards.setdefault(_shard(entry.id), {})[f"{entry.id}.json"] = blob
         meta = {"v": STORE_SCHEMA_VERSION, "entries": total}
-        root.insert("meta.json", repo.create_blob(_json_bytes(meta)), pygit2.GIT_FILEMODE_BLOB)
-        return root.write()
+        tree = write_sharded_tree(self.repo, head.tree if head is not None else None, "entries",
+                                  shards, {"meta.json": _json_bytes(meta)})
+        subject = f"evotree: memory {what}".strip()
+        line = json.dumps({"v": STORE_SCHEMA_VERSION, "op": "merge" if merge is not None else "add",
+                           "ids": [e.id for e in new], "kinds": sorted({e.kind for e in new})},
+                          separators=(",", ":"))
+        parents = ([head.id] if head is not None else []) + ([merge] if merge is not None else [])
+        commit = self.store.new_commit(signature, f"{subject}\n\n{line}\n", tree, parents)
+        return commit, subject

@@ -8,16 +8,16 @@ the commit's tree is the materialized state after the event:
 
 Sharding keeps each event's new tree objects small (a shard of a few entries, not one tree of
 10,000 versions). Appends go through :meth:`Ledger.transact`: read the head, apply the change,
-write a commit, compare-and-swap the ref; on a lost race retry on the new head. Concurrent
-processes therefore never lose or duplicate an event, and nothing touches a worktree.
+write a commit, compare-and-swap the ref; on a lost race retry on the new head (the loop, the
+sharded tree and the head's walk are :mod:`evotree.core.refstore`'s, shared with memory).
+Concurrent processes therefore never lose or duplicate an event, and nothing touches a worktree.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import random
-import time
+import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
@@ -26,10 +26,19 @@ from typing import Any, TypedDict
 
 import pygit2
 
-from evotree.core.errors import EvotreeError, LedgerConflict, NotAWorkspace, UnknownVersion
+from evotree.core.errors import EvotreeError, InvalidState, NotAWorkspace, UnknownVersion
 from evotree.core.events import EventKind, MalformedEvent, Payload, payload_type
-from evotree.core.gitio import Git, Identity, RefRaceLost
+from evotree.core.gitio import Git, Identity
 from evotree.core.refs import LEDGER_REF
+from evotree.core.refstore import (
+    Prepared,
+    RefStore,
+    first_parents,
+    json_bytes,
+    sharded_blobs,
+    write_sharded_tree,
+)
+from evotree.core.safegit import approver_env, system_program
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -46,7 +55,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-_MAX_ATTEMPTS = 200
 _GC_EVERY_EVENTS = 1000
 
 
@@ -163,7 +171,7 @@ def _shard(version_id: str) -> str:
 
 def _json_bytes(data: Any) -> bytes:
     # allow_nan=False: Infinity or NaN never enter the ledger (a sum of huge spends once did)
-    return (json.dumps(data, sort_keys=True, indent=1, allow_nan=False) + "\n").encode()
+    return json_bytes(data, allow_nan=False)
 
 
 class LedgerMeta(TypedDict, total=False):
@@ -253,39 +261,19 @@ class LedgerTxn:
         reads it here, so that a concurrent append makes the compare-and-swap fail and the
         decision is taken again on the new head.
         """
-        commit: pygit2.Commit | None = self.head
-        while commit is not None:
-            event = _event_of(commit)
-            if event is not None and (version is None or event.version == version):
-                yield LedgerEntry(str(commit.id), event)
-            commit = commit.parents[0] if commit.parents else None
+        if self.head is not None:
+            yield from _entries_from(self.head, version)
 
     def write_tree(self) -> pygit2.Oid:
         unknown = sorted(set(self.meta) - META_KEYS - self._read_keys)
         if unknown:  # a bug of the writer (a misspelled key): nothing is written
             raise EvotreeError(f"ledger meta has unknown key(s) {', '.join(unknown)} (known: LedgerMeta)",
                                fix="a bug in evotree: report it")
-        repo = self._repo
-        root = repo.TreeBuilder(self._tree) if self._tree is not None else repo.TreeBuilder()
-        versions_tree = None
-        if self._tree is not None and "versions" in self._tree:
-            versions_tree = repo[self._tree["versions"].id]
-        versions = repo.TreeBuilder(versions_tree) if versions_tree is not None else repo.TreeBuilder()
-        by_shard: dict[str, list[VersionRecord]] = {}
+        shards: dict[str, dict[str, bytes]] = {}
         for record in self._changed.values():
-            by_shard.setdefault(_shard(record.id), []).append(record)
-        for shard, records in by_shard.items():
-            existing = None
-            if versions_tree is not None and shard in versions_tree:
-                existing = repo[versions_tree[shard].id]
-            builder = repo.TreeBuilder(existing) if existing is not None else repo.TreeBuilder()
-            for record in records:
-                blob = repo.create_blob(_json_bytes(record.to_dict()))
-                builder.insert(f"{record.id}.json", blob, pygit2.GIT_FILEMODE_BLOB)
-            versions.insert(shard, builder.write(), pygit2.GIT_FILEMODE_TREE)
-        root.insert("versions", versions.write(), pygit2.GIT_FILEMODE_TREE)
-        root.insert("meta.json", repo.create_blob(_json_bytes(self.meta)), pygit2.GIT_FILEMODE_BLOB)
-        return root.write()
+            shards.setdefault(_shard(record.id), {})[f"{record.id}.json"] = _json_bytes(record.to_dict())
+        return write_sharded_tree(self._repo, self._tree, "versions", shards,
+                                  {"meta.json": _json_bytes(self.meta)})
 
 
 class Ledger:
@@ -294,6 +282,8 @@ class Ledger:
     def __init__(self, git: Git, ref: str = LEDGER_REF) -> None:
         self.git = git
         self.ref = ref
+        self.store = RefStore(git, ref, busy_fix="another process is writing the ledger heavily; "
+                                                 "retry the command")
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -301,11 +291,10 @@ class Ledger:
 
     def head(self) -> pygit2.Commit | None:
         """The newest ledger commit, or None before ``evotree init``."""
-        target = self.git.ref_target(self.ref)
-        return self.repo[target] if target is not None else None
+        return self.store.head()
 
     def exists(self) -> bool:
-        return self.git.ref_target(self.ref) is not None
+        return self.store.exists()
 
     def snapshot(self) -> LedgerTxn:
         """A read-only view of the current state (a transaction that is never committed)."""
@@ -321,53 +310,35 @@ class Ledger:
         side effects outside the transaction.
         """
         signature = actor.signature()
-        for attempt in range(_MAX_ATTEMPTS):
-            head = self.head()
+        events = 0
+
+        def prepare(head: pygit2.Commit | None) -> Prepared[LedgerEntry]:
+            nonlocal events
             if head is None and not create:
                 raise NotAWorkspace(f"no ledger at {self.ref}", fix="run `evotree init`")
             txn = LedgerTxn(self.repo, head)
             event = change(txn)
-            txn.meta["events"] = int(txn.meta.get("events", 0)) + 1
+            events = int(txn.meta.get("events", 0)) + 1
+            txn.meta["events"] = events
             tree = txn.write_tree()
             subject = f"evotree: {event.kind}" + (f" {event.version}" if event.version else "")
             message = f"{subject}\n\n{event.to_json()}\n"
             parents = [head.id] if head is not None else []
-            commit = self.repo.create_commit(None, signature, signature, message, tree, parents)
-            try:
-                self.git.cas_ref(self.ref, commit, head.id if head is not None else None, subject)
-            except RefRaceLost:
-                if self._landed(commit):
-                    # the ref moved to our commit but a later step (e.g. the reflog append, which
-                    # takes its own lock) failed: the event is recorded, do not append it twice
-                    return LedgerEntry(str(commit), event)
-                time.sleep(random.uniform(0.001, 0.005) * min(attempt + 1, 20))
-                continue
-            if int(txn.meta["events"]) % _GC_EVERY_EVENTS == 0:
-                self._pack_in_background()
-            return LedgerEntry(str(commit), event)
-        raise LedgerConflict(
-            f"could not append to {self.ref} after {_MAX_ATTEMPTS} compare-and-swap attempts",
-            fix="another process is writing the ledger heavily; retry the command",
-        )
+            commit = self.store.new_commit(signature, message, tree, parents)
+            return Prepared(commit, LedgerEntry(str(commit), event), subject)
 
-    def _landed(self, commit: pygit2.Oid) -> bool:
-        """True when ``commit`` is on the ledger (its head, or an ancestor of it)."""
-        current = self.git.ref_target(self.ref)
-        if current is None:
-            return False
-        return current == commit or self.repo.descendant_of(current, commit)
+        entry = self.store.update(prepare)
+        if events % _GC_EVERY_EVENTS == 0:
+            self._pack_in_background()
+        return entry
 
     def _pack_in_background(self) -> None:
         """Each event leaves a few loose objects; let git pack them now and then (detached)."""
-        import subprocess
-
-        from evotree.core.safegit import approver_env, system_program
-
         try:  # the system's git, with no hook (pre-auto-gc) or global setting of the workspace's
             git = system_program("git")
             subprocess.Popen([git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                              "gc", "--auto", "--quiet"], cwd=str(self.git.root), env=approver_env(),
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              "gc", "--auto", "--quiet"], cwd=str(self.git.root),
+                             env=approver_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
         except (OSError, EvotreeError):
             pass  # packing is an optimisation only
@@ -378,35 +349,40 @@ class Ledger:
         head = self.head()
         if head is None:
             return []
-        tree = head.tree
-        if "versions" not in tree:
-            return []
-        records = []
         known = _RECORD_FIELDS
-        for shard in tree["versions"]:  # tree entries are objects already: no lookups by id
-            for entry in shard:
-                data = json.loads(entry.data)
-                records.append(VersionRecord(**{k: v for k, v in data.items() if k in known}))
+        records = []
+        # tree entries are objects already: no lookups by id
+        for _, item in sharded_blobs(head.tree, "versions", self._malformed):
+            data = json.loads(item.data)
+            records.append(VersionRecord(**{k: v for k, v in data.items() if k in known}))
         return records
+
+    def _malformed(self, what: str) -> InvalidState:
+        return InvalidState(f"the ledger on {self.ref} is malformed: {what}",
+                            fix=f"the ledger ref was written by another tool; inspect it with "
+                                f"`git log -p {self.ref}`")
 
     def meta(self) -> dict[str, Any]:
         return self.snapshot().meta
 
-    def entries(self, *, version: str | None = None, limit: int | None = None) -> Iterator[LedgerEntry]:
+    def entries(self, *, version: str | None = None,
+                limit: int | None = None) -> Iterator[LedgerEntry]:
         """Events newest first (optionally only those of ``version``, at most ``limit``)."""
         head = self.head()
         if head is None:
             return
-        count = 0
-        commit: pygit2.Commit | None = head
-        while commit is not None:
-            event = _event_of(commit)
-            if event is not None and (version is None or event.version == version):
-                yield LedgerEntry(str(commit.id), event)
-                count += 1
-                if limit is not None and count >= limit:
-                    return
-            commit = commit.parents[0] if commit.parents else None
+        for count, entry in enumerate(_entries_from(head, version), start=1):
+            yield entry
+            if limit is not None and count >= limit:
+                return
+
+
+def _entries_from(head: pygit2.Commit, version: str | None) -> Iterator[LedgerEntry]:
+    """The events from ``head`` back to the first (first parents), optionally only ``version``'s."""
+    for commit in first_parents(head):
+        event = _event_of(commit)
+        if event is not None and (version is None or event.version == version):
+            yield LedgerEntry(str(commit.id), event)
 
 
 def _event_of(commit: pygit2.Commit) -> Event | None:

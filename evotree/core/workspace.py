@@ -39,6 +39,7 @@ from evotree.core.refs import (
     branch_name,
     branch_ref,
 )
+from evotree.core.refstore import RefStore, write_file_tree
 
 __all__ = ["STATE_DIR", "Workspace", "InitResult", "init_workspace", "judge_path_problem", "under_paths",
            "write_judge_commit"]
@@ -218,41 +219,17 @@ def write_judge_commit(git: Git, files: Mapping[str, tuple[bytes, int]], *, pare
     Only regular files (``GIT_FILEMODE_BLOB`` / ``_EXECUTABLE``) at paths that pass
     :func:`judge_path_problem`: the judge store never holds a symlink, a submodule or a ``..``.
     """
-    from evotree.core.errors import EvotreeError
-
     if not files:
         raise EvotreeError("a judge commit needs at least one file", fix="put the judge's files in the directory")
-    repo = git.repo
-    root: dict[str, object] = {}
-    for rel, (data, mode) in sorted(files.items()):
+    for rel, (_, mode) in sorted(files.items()):
         problem = judge_path_problem(rel)
         if problem:
             raise EvotreeError(f"{rel!r} cannot be a judge file: {problem}", fix="rename or remove it")
         if mode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
             raise EvotreeError(f"{rel!r} cannot be a judge file: not a regular file", fix="keep regular files only")
-        node = root
-        *dirs, name = rel.split("/")
-        for part in dirs:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise EvotreeError(f"{rel!r}: {part!r} is both a file and a directory", fix="rename one of them")
-            node = child
-        if name in node:
-            raise EvotreeError(f"{rel!r} is both a file and a directory", fix="rename one of them")
-        node[name] = (repo.create_blob(data), mode)
-
-    def build(node: dict[str, object]) -> pygit2.Oid:
-        builder = repo.TreeBuilder()
-        for name, value in node.items():
-            if isinstance(value, dict):
-                builder.insert(name, build(value), pygit2.GIT_FILEMODE_TREE)
-            else:
-                oid, mode = value  # type: ignore[misc]
-                builder.insert(name, oid, mode)
-        return builder.write()
-
-    sig = identity.signature()
-    return repo.create_commit(None, sig, sig, message, build(root), [parent] if parent is not None else [])
+    tree = write_file_tree(git.repo, files)
+    parents = [parent] if parent is not None else []
+    return RefStore(git, JUDGE_REF).new_commit(identity.signature(), message, tree, parents)
 
 
 @dataclass
