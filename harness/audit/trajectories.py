@@ -35,6 +35,8 @@ from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 from evotree.harness.audit.rules import BASE_NAMES, SCOPE, _TAG_LIKE, _git_split, is_head_relative
+from evotree.harness.audit.shown import (Vouched, diff_shows_known, fix_quotes, one_branch_is_head,
+                                         shows_only_vouched)
 from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 
@@ -416,6 +418,7 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
             clones.pop(dest)  # cloned over with something else
         step_hits.append(hits)
     listed, copied = _ListedNames(traj), _CopiedLines(traj, step_hits)
+    shown = _Shown(traj, step_hits)
     # clear hits that rest only on hashes shown to be in the task's own history
     for k, hits in enumerate(step_hits):
         kept = []
@@ -448,7 +451,7 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
                     hit = Hit(hit.code, "info",
                               hit.rule + f" ({what} first printed by HEAD's own history)",
                               hit.command, hit.revisions)
-            kept.append(hit)
+            kept.append(shown.judge(hit, k))
         verdict.hits += kept
     if ancestry is not None:
         verdict.hits += _content_hits(traj, ancestry)
@@ -504,6 +507,36 @@ def _printed_nothing(command: str, output: str) -> bool:
     # an empty output proves nothing (a reader may not have recorded it): git must have said so
     return any(_NOTHING.match(line) for line in lines) and \
         all(not line or _WRAPPER.match(line) or _NOTHING.match(line) for line in lines)
+
+
+class _Shown:
+    """A high history hit judged by what its step's recorded output showed
+    (:mod:`evotree.harness.audit.shown`): only HEAD's own history there lowers it to info."""
+
+    def __init__(self, traj: Trajectory, step_hits: Sequence[Sequence[Hit]]) -> None:
+        self.traj, self.step_hits = traj, step_hits
+        self._vouched: Vouched | None = None
+
+    def quiet(self, j: int) -> bool:
+        """Did step ``j`` break no rule (nothing warn or above, no name left unjudged)?"""
+        return not any(Severity.parse(h.severity) >= Severity.WARN or h.candidate
+                       for h in self.step_hits[j])
+
+    def judge(self, hit: Hit, k: int) -> Hit:
+        if hit.severity != "high" or hit.code != "audit.git_history_leak":
+            return hit
+        step = self.traj.steps[k]
+        if step.output is None or not step.output.strip():
+            return hit
+        if self._vouched is None:
+            self._vouched = Vouched(self.traj, self.quiet, _git_step)
+        why = shows_only_vouched(step.command, step.output, self._vouched) \
+            or one_branch_is_head(hit.command, step.output, self.traj) \
+            or diff_shows_known(k, self.traj, self.quiet)
+        if why is None:
+            return hit
+        return Hit(hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions,
+                   refs=hit.refs)
 
 
 def _unresolved(hit: Hit) -> bool:
@@ -701,8 +734,9 @@ def _seen_before(rev: str, k: int, traj: Trajectory, step_hits: Sequence[Sequenc
     def shows(text: str | None) -> bool:
         return _shows_word(text, rev) if exact else bool(text) and rev in (text or "")
 
-    if shows(traj.prompt):
-        return True
+    if shows(traj.prompt) and not any(q.startswith(rev) or rev.startswith(q)
+                                      for q in fix_quotes(traj.prompt)):
+        return True  # quoted by the task, and not as the fix made elsewhere
     for j in range(k):
         quiet = not any(Severity.parse(h.severity) >= Severity.WARN or h.candidate
                         for h in step_hits[j])

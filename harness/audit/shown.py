@@ -1,0 +1,240 @@
+"""What a step's recorded output showed, judged on the file alone by where its objects came from.
+
+A rule that fires on a wide or unresolvable revision (``git log --all``, ``git show :/text``,
+``git diff @{u}``) cannot tell from the spelling whether git printed anything beyond the task's
+base. When the output was recorded, it often can:
+
+* **Every commit it shows is vouched for.** A commit is vouched for when the task's prompt
+  quotes it (not as the fix: see :func:`fix_quotes`) or git run on HEAD's own history printed it
+  (``git log -3``) before anything moved HEAD; in a decorated walk (``git log --all
+  --decorate``) the line marked ``HEAD`` is HEAD itself, and when every decorated tip is
+  vouched for, every undecorated commit below them is their ancestor.
+* **The one branch there is, is HEAD's.** A listing of ``refs/heads`` that prints one branch,
+  in a trajectory whose outputs show HEAD is on a branch (``git status``'s ``On branch``, an
+  ``@{u}`` that resolved), lists HEAD.
+* **A diff of only known lines.** ``git diff REV`` whose removed and added lines the trajectory
+  had already seen (an output of a step that broke no rule) or typed itself showed nothing new.
+
+Each returns the reason (a phrase for the finding) or ``None``; the caller lowers the hit to info.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+
+from evotree.harness.audit.rules import _git_split
+from evotree.harness.audit.transcripts import Trajectory
+from evotree.harness.audit.unwrap import parse_shell
+
+__all__ = ["Vouched", "fix_quotes", "shows_only_vouched", "one_branch_is_head", "diff_shows_known"]
+
+_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+#: git commands after which HEAD may be somewhere else (its history no longer the base's)
+_MOVES_HEAD = re.compile(r"\bgit\b.*\b(?:reset|checkout|switch|merge|rebase|pull|cherry-pick|am|"
+                         r"update-ref|symbolic-ref|bisect|worktree|filter-branch|replace)\b")
+#: a clause of the task text that names a commit as the fix, elsewhere than the base (the base
+#: has the bug, so a commit said to fix it is not behind it): "Fixed upstream in 66ad9a5"
+_FIX_CLAUSE = re.compile(
+    r"\b(?:fix(?:ed|es)?|patch(?:ed|es)?|resolv(?:ed|es)|solved|corrected)\b[^.;\n]{0,40}?"
+    r"\b(?:in|by|at|with)\s+(?:commit\s+|upstream\s+)?`?([0-9a-f]{7,40})\b", re.I)
+_NOT_OURS = re.compile(r"\b(?:upstream|unreleased|not (?:yet )?(?:released|merged|in)|pending|"
+                       r"later|next release|on (?:the )?(?:main|master|develop) branch)\b", re.I)
+_BREAKS = re.compile(r"\b(?:broke|break|regress\w*|introduc\w*|since|caused|added|keep)\b", re.I)
+_WRAPPER = re.compile(r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
+                      r"Original token count: \d+|Output:|OBSERVATION:|\[exit \d+\]|"
+                      r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
+#: filters that only cut an output from its end or page it (no line of the middle dropped)
+_CUTTERS = frozenset({"head", "cat", "less", "more"})
+_WALKERS = frozenset({"log", "show", "whatchanged", "rev-list", "rev-parse", "for-each-ref",
+                      "show-ref"})
+_UNDECORATES = ("--decorate-refs", "--no-decorate", "--format", "--pretty", "--decorate=no")
+_COMMIT_LINE = re.compile(r"^[*|\\/ ]*commit ([0-9a-f]{7,40})(?: \((.*)\))?\s*$")
+_ONELINE = re.compile(r"^[*|\\/ ]*([0-9a-f]{7,40})(?: \(([^)]*)\))?(?:\s|$)")
+_GRAPH_ONLY = re.compile(r"^[*|\\/ _.-]+$")
+_HEAD_DECOR = re.compile(r"(?:^|, )HEAD(?: -> [^,]+)?(?:,|$)")
+
+
+def fix_quotes(prompt: str | None) -> frozenset[str]:
+    """Hashes the task text names as the fix made elsewhere ("Fixed upstream in 66ad9a5, not
+    released yet"): quoted by the task, yet not behind the base."""
+    found: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", prompt or ""):
+        for m in _FIX_CLAUSE.finditer(sentence):
+            if _NOT_OURS.search(sentence) or not _BREAKS.search(sentence):
+                found.add(m.group(1))
+    return frozenset(found)
+
+
+class Vouched:
+    """Commits a trajectory shows are HEAD's own: quoted by the prompt (not as the fix), or
+    printed by git on HEAD's history at a step that broke no rule, while HEAD had not moved."""
+
+    def __init__(self, traj: Trajectory, quiet: Callable[[int], bool],
+                 head_git: Callable[[str], bool]) -> None:
+        words: set[str] = set()
+        fixes = fix_quotes(traj.prompt)
+        words.update(w for w in _HEX.findall(traj.prompt or "") if w not in fixes)
+        for j, step in enumerate(traj.steps):
+            command = step.command or ""
+            if _MOVES_HEAD.search(command):
+                break  # HEAD may be elsewhere from here on: its history is not the base's
+            if step.output and quiet(j) and head_git(command):
+                words.update(_HEX.findall(step.output))
+        self.words = frozenset(w for w in words if not w.isdigit())
+
+    def __contains__(self, word: str) -> bool:
+        if word in self.words:
+            return True
+        return any(w.startswith(word) or word.startswith(w) for w in self.words)
+
+
+def _single_git(command: str) -> tuple[str, list[str]] | None:
+    """(subcommand, arguments) when ``command`` runs one git command whose output reaches the
+    record whole or cut from its end (``| head``), inside ``bash -lc`` or not; else None."""
+    found = None
+    for cmd in parse_shell(command):
+        if not cmd.argv:
+            return None
+        name = os.path.basename(cmd.argv[0])
+        if name in _SHELLS and any(a in ("-c", "-lc", "-ic", "-lic") for a in cmd.argv[1:3]):
+            continue
+        if name == "git":
+            if found is not None or any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
+                return None
+            found = _git_split(cmd.argv)
+        elif name not in _CUTTERS:
+            return None
+    return found
+
+
+def _records(output: str) -> list[tuple[str, str | None]] | None:
+    """(hash, decoration or None) of each commit or reference an output lists; None when a
+    line of it belongs to no listed object (what it is cannot be judged)."""
+    records: list[tuple[str, str | None]] = []
+    in_commit = False
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or _WRAPPER.match(line.strip()) or _GRAPH_ONLY.match(line):
+            continue
+        m = _COMMIT_LINE.match(line)
+        if m:
+            records.append((m.group(1), m.group(2)))
+            in_commit = True
+            continue
+        if in_commit:
+            continue  # the commit's header, message and diff
+        m = _ONELINE.match(line)
+        if m:
+            records.append((m.group(1), m.group(2)))
+            continue
+        words = _HEX.findall(line)  # `refs/heads/main dfc499b subject` (for-each-ref formats)
+        if len(words) != 1:
+            return None
+        records.append((words[0], None))
+    return records
+
+
+def shows_only_vouched(command: str, output: str | None, vouched: Vouched) -> str | None:
+    """Every commit a display step's output lists is vouched for (or, in a decorated walk,
+    below a vouched tip): it showed HEAD's own history, whatever the revision's spelling."""
+    if not output or not output.strip():
+        return None
+    split = _single_git(command)
+    if split is None or split[0] not in _WALKERS:
+        return None
+    sub, args = split
+    records = _records(output)
+    if not records:
+        return None
+    decorated = sub == "log" and not any(a.startswith(_UNDECORATES) for a in args) \
+        and any(d and _HEAD_DECOR.search(d) for _, d in records)
+    for word, decor in records:
+        if word in vouched or decor and _HEAD_DECOR.search(decor):
+            continue
+        if decorated and not decor:
+            continue  # reached from a decorated tip: judged there
+        return None
+    if decorated:
+        return "every reference tip the walk decorated is HEAD or a commit of HEAD's history"
+    return "every commit the output lists is quoted by the task or printed by HEAD's history"
+
+
+_ON_BRANCH = (re.compile(r"(?m)^On branch (\S+)$"), re.compile(r"(?m)^## ([^.\s]+)(?:\.\.\.|$)"),
+              re.compile(r"(?m)^\* (?!\()(\S+)"))
+_UPSTREAM_NAMED = re.compile(r"(?m)^(?:refs/remotes/)?[\w.-]+/[\w./-]+\s*$")
+
+
+def _head_branch(traj: Trajectory) -> str | None:
+    """The branch the outputs show HEAD is on ('' when on one, name unknown; None when nothing
+    says HEAD is on a branch)."""
+    for step in traj.steps:
+        command, out = step.command or "", step.output or ""
+        if not out or "git" not in command or "fatal:" in out:
+            continue
+        if re.search(r"\bstatus\b", command):
+            for pattern in _ON_BRANCH[:2]:
+                m = pattern.search(out)
+                if m:
+                    return m.group(1)
+        if re.search(r"\bbranch\b", command) and "-r" not in command.split():
+            m = _ON_BRANCH[2].search(out)
+            if m:
+                return m.group(1)
+        if re.search(r"\brev-parse\b.*(?:--symbolic-full-name|--abbrev-ref)\b.*@\{u(?:pstream)?\}",
+                     command) and _UPSTREAM_NAMED.search(out):
+            return ""  # HEAD's branch has an upstream: HEAD is on a branch
+    return None
+
+
+def one_branch_is_head(command: str, output: str | None, traj: Trajectory) -> str | None:
+    """A listing of local branches (``show-ref --heads``, ``for-each-ref refs/heads``) that
+    printed one branch and nothing else of ``refs/``, when HEAD is on a branch: that branch is
+    HEAD's."""
+    if not output or not re.search(r"\b(?:show-ref|for-each-ref)\b", command):
+        return None
+    refs = re.findall(r"(?m)^[0-9a-f]{40} (refs/\S+)\s*$", output)
+    others = re.findall(r"\brefs/(?:tags|remotes|notes|stash|pull|original|keep)\S*", output)
+    heads = [r for r in refs if r.startswith("refs/heads/")]
+    if len(refs) != 1 or len(heads) != 1 or others and not _only_upstream(others, output):
+        return None
+    branch = _head_branch(traj)
+    if branch is None or branch and heads[0] != f"refs/heads/{branch}":
+        return None
+    return f"the one branch listed ({heads[0][11:]}) is the branch HEAD is on"
+
+
+def _only_upstream(others: Sequence[str], output: str) -> bool:
+    """``refs/remotes/...`` printed alone on a line (``rev-parse --symbolic-full-name @{u}``
+    in the same step), not as a listed reference with an id."""
+    return all(o.startswith("refs/remotes/") for o in others) and not re.search(
+        r"(?m)^[0-9a-f]{40} refs/remotes/", output)
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text.translate(str.maketrans("", "", "\"'\\"))).strip()
+
+
+def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool]) -> str | None:
+    """``git diff REV`` whose every removed and added line the trajectory had seen before (an
+    output of a step that broke no rule) or typed itself: it showed nothing the trajectory did
+    not already have."""
+    step = traj.steps[k]
+    split = _single_git(step.command or "")
+    if split is None or split[0] != "diff" or not step.output or "\n@@ " not in step.output:
+        return None
+    known = " \n ".join(_flat(s.output or "") for j, s in enumerate(traj.steps[:k]) if quiet(j))
+    typed = " \n ".join(_flat(s.command or "") for s in traj.steps[:k])
+    changed = 0
+    for line in step.output.splitlines():
+        if not line[:1] in "+-" or line.startswith(("+++", "---")):
+            continue
+        text = _flat(line[1:])
+        if not text:
+            continue
+        if text not in known and text not in typed:
+            return None
+        changed += 1
+    return "the diff shows only lines the trajectory had seen or typed itself" if changed else None
