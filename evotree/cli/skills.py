@@ -36,13 +36,6 @@ def _domain_here() -> str | None:
         return None
 
 
-def _info_data(info: Any, domain: str | None) -> dict[str, Any]:
-    data = info.to_dict()
-    data["applies"] = None if domain is None else info.why_not(domain) is None
-    data["why_not"] = None if domain is None else info.why_not(domain)
-    return data
-
-
 # ------------------------------------------------------------------------------ renderers
 def _t(text: Any) -> str:
     """Text for rich: control characters shown escaped, markup shown as typed."""
@@ -59,9 +52,10 @@ def _console() -> Any:
     return console(highlight=False)
 
 
-def _render_list(data: dict[str, Any]) -> None:
+def _render_list(result: Any) -> None:
     from rich.table import Table
 
+    data = result.to_dict()
     domain = data["domain"]
     table = Table(title="skills" + (f" (workspace domain: {_t(domain)})" if domain else ""),
                   title_justify="left")
@@ -80,7 +74,8 @@ def _render_list(data: dict[str, Any]) -> None:
                   "`evotree skill apply NAME --to V [--param k=v]` to use one.")
 
 
-def _render_show(data: dict[str, Any]) -> None:
+def _render_show(result: Any) -> None:
+    data = result.to_dict()
     console = _console()
     console.print(f"[bold]{_t(data['name'])}[/] — {_t(data['title'])}  "
                   f"[dim]({_t(data['kind'])} skill)[/]")
@@ -144,10 +139,10 @@ def register(cli: click.Group) -> None:
         """List the built-in skills; inside a workspace, those that do not apply to its domain
         are marked."""
         from evotree.skills import list_skills
+        from evotree.verbs.results import SkillDetail, SkillListResult
 
         domain = _domain_here()
-        return {"v": 1, "domain": domain,
-                "skills": [_info_data(info, domain) for info in list_skills()]}
+        return SkillListResult(domain, [SkillDetail.of(info, domain) for info in list_skills()])
 
     @skill.command()
     @click.argument("name")
@@ -156,9 +151,9 @@ def register(cli: click.Group) -> None:
         """Show one skill: trigger, intervention, expected outcome, validation, domains, the
         finding codes it addresses, its parameters (type, default, range) and provenance."""
         from evotree.skills import get_skill
+        from evotree.verbs.results import SkillShowResult
 
-        info = get_skill(name)
-        return {"v": 1, **_info_data(info, _domain_here())}
+        return SkillShowResult.of(get_skill(name), _domain_here())
 
     @skill.command()
     @click.argument("name")

@@ -6,19 +6,20 @@ every ``--json`` command prints when it fails, and memory's listings. Their sche
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
 from evotree.memory.model import MemoryEntry
 from evotree.memory.query import SearchHit, SkillStatus
+from evotree.skills.catalog import SkillInfo
 
 __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
            "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
            "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence",
            "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult", "ParamChange", "FileChange",
-           "Unreadable"]
+           "Unreadable", "SkillDetail", "SkillShowResult", "SkillListResult"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -348,3 +349,39 @@ class Unreadable(TypedDict):
     path: str
     version: str
     reason: str
+
+
+@dataclass(frozen=True)
+class SkillDetail(SkillInfo):
+    """A built-in skill, and whether it applies to the workspace's domain."""
+
+    #: applies to this workspace's domain (null outside a workspace)
+    applies: bool | None = None
+    #: why it does not apply here (null when it does, or outside a workspace)
+    why_not: str | None = None
+
+    @classmethod
+    def of(cls, info: SkillInfo, domain: str | None) -> SkillDetail:
+        why = None if domain is None else info.why_not(domain)
+        return cls(**{f.name: getattr(info, f.name) for f in fields(SkillInfo)},
+                   applies=None if domain is None else why is None, why_not=why)
+
+
+@dataclass(frozen=True)
+class SkillShowResult(SkillDetail):
+    """``evotree skill show NAME --json``: one skill."""
+
+    v: int = 1
+
+
+@dataclass(frozen=True)
+class SkillListResult:
+    """``evotree skill list --json``: the built-in skills."""
+
+    #: the workspace's domain, null outside a workspace
+    domain: str | None
+    skills: list[SkillDetail]
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "domain": self.domain, "skills": [s.to_dict() for s in self.skills]}

@@ -30,6 +30,7 @@ from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.gates.evidence import GATE_NAMES, GateReport
 from evotree.harness.money import BudgetStatus, SpendRecord
 from evotree.report.ci import CiInitResult
+from evotree.skills.recipe import ApplyResult
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
 from evotree.memory.model import EntryKind, MemoryEntry
@@ -49,7 +50,10 @@ from evotree.verbs.results import (
     MemorySkillsResult,
     ParamChange,
     RecipeChange,
+    SkillDetail,
+    SkillListResult,
     SkillMemory,
+    SkillShowResult,
     Unreadable,
 )
 
@@ -176,6 +180,21 @@ _COMPARE_FIELDS: dict[str, dict[str, Any]] = {
                   "Benjamini-Hochberg adjusted p"},
 }
 
+_SKILL: dict[str, dict[str, Any]] = {
+    "kind": {"enum": ["batch", "reward"],
+             "description": "batch: changes what the policy loss sees; reward: changes rewards"},
+    "not_applicable": {"description": "domain -> why it does not apply there"},
+}
+_PARAM: dict[str, dict[str, Any]] = {
+    "ParamSpec.type": {"enum": ["float", "int", "bool", "str"]},
+    "ParamSpec.range": {"type": ["array", "null"], "items": {"type": ["number", "null"]},
+                        "minItems": 2, "maxItems": 2,
+                        "description": "[low, high] for numbers, inclusive; null on a side: "
+                                       "unbounded"},
+    "ParamSpec.default": {"description": "default value, of the parameter's type"},
+}
+
+
 #: every ``--json`` output derived from its result type: schema name -> its type
 DERIVED: dict[str, Derived] = {
     "tree": Derived(TreeView, "evotree tree --json", extra={"v": _V}),
@@ -275,6 +294,23 @@ DERIVED: dict[str, Derived] = {
                 "path": {"description": "the workflow file written (not committed)"},
                 "install": {"description": "the pip requirement the workflow installs evotree with "
                             "(a path in the repository or NAME @ URL, never a bare index name)"}},
+    ),
+    "skill-list": Derived(
+        SkillListResult, "evotree skill list --json",
+        fields={**{f"SkillDetail.{k}": v for k, v in _SKILL.items()}, **_PARAM},
+    ),
+    "skill-show": Derived(SkillShowResult, "evotree skill show NAME --json",
+                          fields={**_SKILL, **_PARAM}),
+    "skill-apply": Derived(
+        ApplyResult, "evotree skill apply NAME --to V --json", extra={"v": _V},
+        fields={"commit": {**_COMMIT, "description": "the version's branch tip after applying"},
+                "previous_commit": _COMMIT, "file": {"const": "skills.toml"},
+                "params": {"description": "every parameter, resolved (given or default)"},
+                "changed": {"description": "false: the recipe already had these parameters; no "
+                            "commit, no event"},
+                "skills": {"description": "all skills of the version, in activation order"},
+                "ledger_commit": {"description": "the skill.applied event's ledger commit (null "
+                                  "when unchanged)"}},
     ),
     "diagnose": Derived(
         DiagnoseResult,

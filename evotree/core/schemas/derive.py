@@ -220,6 +220,10 @@ def _typeddict_schema(cls: type, defs: dict[str, dict[str, Any]]) -> dict[str, A
 
 def _hints(cls: type) -> dict[str, Any]:
     module = vars(sys.modules.get(cls.__module__)) if cls.__module__ in sys.modules else {}
+    try:  # each class's own module resolves its fields (a base from another module's too)
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - then with the subclass's module
+        pass
     try:
         return typing.get_type_hints(cls, module)
     except Exception:  # noqa: BLE001 - a name imported only for type checking: field by field
