@@ -93,7 +93,9 @@ def test_context_carries_definitions_across_steps() -> None:
     argvs = [c.argv for c in parse_shell("$G log --all", context)]
     assert argvs == [("git", "log", "--all")]
     # without a context a step stands alone
-    assert [c.argv for c in parse_shell("$G log --all")] == [("$G", "log", "--all")]
+    assert [c.argv for c in parse_shell("$G status")] == [("$G", "status")]
+    # ... though a name it cannot resolve, given git's words, is judged as git
+    assert [c.argv for c in parse_shell("$G log --all")] == [("git", "log", "--all")]
 
 
 def test_python_c_calls_are_followed() -> None:

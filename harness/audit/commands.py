@@ -135,6 +135,7 @@ from evotree.harness.audit.unwrap import (  # noqa: F401 - re-exported: the name
     LISTED_REFS,
     MAX_DEPTH,
     ShellContext,
+    _GIT_WORDS,
     _EDIT_BLOCK,
     _FOREIGN,
     _MAKEFILES,
@@ -210,6 +211,9 @@ PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "s
 _PREFILTER_RE = re.compile(r"(?:^|[;&|(\n]\s*)(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?"
                            r"[A-Za-z_][A-Za-z0-9_]*\+?=|\\(?:x[0-9a-fA-F]|[0-7]{3})|"
                            r"(?:^|[\s;&|(])(?:gh|hub|glab|g?make)(?=\s|$)")
+#: a command name the audit may not resolve (``$X``, ``"${a[0]}"``) given git's words
+_VAR_GIT_RE = re.compile(r"(?:^|[;&|(\n]\s*)[\"']?\$\{?[A-Za-z_]\w*(?:\[[^\]]*\])?\}?[\"']?\s+(?:"
+                         + "|".join(sorted(_GIT_WORDS, key=len, reverse=True)) + r")\b")
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
@@ -230,6 +234,8 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
         # the unquoted text too: a forge client or make inside ``bash -lc 'gh pr view 17'``
         if _PREFILTER_RE.search(command) or _PREFILTER_RE.search(flat):
             return True
+    if "$" in command and _VAR_GIT_RE.search(command):
+        return True
     return any(n and n.lower() in flat for n in needles)
 
 

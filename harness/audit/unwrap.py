@@ -116,7 +116,8 @@ class ShellContext(list):  # type: ignore[type-arg]
                 return True
             return any(_basename(p).rsplit(".", 1)[0] in text for p in self.scripts if p)
         return False
-_VAR_WORD = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$")
+_VAR_WORD = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)"
+                       r"(?:\[(?:0|@|\*)\])?\})$")
 _VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 #: what a variable or an ``xargs`` argument holds when it comes from a listing of references
 #: beyond the task's base (``git branch -r | xargs git show``): a ref, as far as the rules go
@@ -603,6 +604,8 @@ def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] |
                 _parse_into(" ".join(new), depth + 1, sink)
                 return None
             argv = new
+    if "$" in argv[0] and len(argv) > 1 and argv[1] in _GIT_WORDS:
+        argv = ["git", *argv[1:]]  # a command name the audit cannot resolve, given git's words
     name = _basename(argv[0])
     alias_value = sink.aliases.get(name)
     if alias_value is not None and depth < MAX_DEPTH and alias_value.split()[:1] != [name]:
@@ -642,6 +645,8 @@ def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCo
         if value is not None:
             sink.vars[var] = value
         return True
+    if name in ("read", "mapfile", "readarray", "printf") and _builtin_sets(name, argv, cmd, sink):
+        return True
     if name == "read" and cmd.stdin is not None:  # ... | while read VAR
         names = [a for a in argv[1:] if not a.startswith("-")]
         if names:
@@ -652,6 +657,40 @@ def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCo
                 sink.vars[names[-1]] = next((w for w in items if not is_head_relative(w)), items[0])
         return True
     return False
+
+
+#: git subcommands that read history or references: after a command name the audit could not
+#: resolve (``$X log --all``, ``$(unknown) show origin/fix``) the words are judged as git's
+_GIT_WORDS = frozenset({"log", "show", "diff", "cat-file", "rev-list", "reflog", "for-each-ref",
+                        "show-ref", "ls-remote", "fetch", "checkout", "restore", "switch", "reset",
+                        "cherry-pick", "merge", "stash", "notes", "ls-tree", "rev-parse", "archive",
+                        "bundle", "format-patch", "diff-tree", "whatchanged", "shortlog", "fsck",
+                        "pull", "clone", "show-branch", "blame", "fast-export", "verify-pack",
+                        "unpack-objects", "name-rev", "describe", "range-diff", "rebase"})
+_READ_VALUED = frozenset({"-d", "-n", "-N", "-p", "-t", "-u"})
+_MAPFILE_VALUED = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
+
+
+def _builtin_sets(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:
+    """Builtins that set a variable from literals: ``printf -v VAR FORMAT ARGS``, ``read VAR
+    <<< WORD`` (or a here-document), ``mapfile -t ARR <<< WORD`` (True: done)."""
+    if name == "printf":
+        if argv[1:2] != ["-v"] or len(argv) < 4:
+            return False
+        out = _static.source_output(["printf", *argv[3:]])
+        if out is not None:
+            sink.vars[argv[2]] = out.decode("utf-8", "replace")
+        return True
+    text = next((t for op, t in cmd.redirects if op == "<<<"), cmd.heredoc)
+    if text is None:
+        return False
+    valued = _READ_VALUED if name == "read" else _MAPFILE_VALUED
+    names = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-")
+             and argv[k - 1] not in valued]
+    if names:
+        first = text.splitlines()[0] if text.strip() else ""
+        sink.vars[names[-1] if name != "read" else names[0]] = first.strip()
+    return True
 
 
 def _editor_tool(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:

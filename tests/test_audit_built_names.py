@@ -1,0 +1,50 @@
+"""Command names built by builtins that set variables, and names the audit cannot resolve.
+
+``printf -v VAR``, ``read VAR <<< WORD`` (or a here-document) and ``mapfile``/``readarray``
+set a variable from literals: a later ``$VAR log --all`` runs git. A command name still
+unresolved after every expansion (``$X``, ``$(unknown)``), given git's own words, is judged as
+git: how the name was built does not change what the words ask for.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from evotree.harness.audit.trajectories import audit_trajectory
+from evotree.harness.audit.transcripts import Step, Trajectory
+
+
+def _flagged(*commands: str) -> bool:
+    return audit_trajectory(Trajectory("t", "shell", [Step(c) for c in commands])).flagged
+
+
+@pytest.mark.parametrize("commands", [
+    ("printf -v g '\\x67\\x69\\x74'; $g log --all",),
+    ("printf -v g %s git", "$g show origin/fix"),
+    ("printf -v g '\\147\\151\\164'; \"$g\" cat-file -p origin/fix:f",),
+    ("IFS= read -r g <<< \"git\"; \"$g\" log --all",),
+    ("read -t 5 g <<< git; $g log --all",),
+    ("read -r g <<'EOF'\ngit\nEOF\n$g log --all -p",),
+    ("mapfile -t a <<< git; ${a[0]} log --all",),
+    ("readarray -t a <<< git", "\"${a[@]}\" show origin/fix"),
+    ("$X log --all",),
+    ("\"$G\" show origin/fix",),
+    ("$(some_unknown_tool) log --all",),
+    ("ls; $X diff origin/main",),
+])
+def test_a_built_or_unresolved_name_with_gits_words_is_git(commands: tuple[str, ...]) -> None:
+    assert _flagged(*commands)
+
+
+@pytest.mark.parametrize("commands", [
+    ("printf -v g '\\x67\\x69\\x74'; $g status",),
+    ("read -r g <<< git; $g show HEAD:src/f.py",),
+    ("$X status",),
+    ("$PYTHON -m pytest -q",),
+    ("$EDITOR notes.txt",),
+    ("printf -v msg '%s done' build; echo \"$msg\"",),
+    ("read -p 'name' n <<< abc; echo $n",),
+    ("mapfile -t lines < files.txt; echo ${lines[0]}",),
+])
+def test_look_alikes_that_read_only_head_pass(commands: tuple[str, ...]) -> None:
+    assert not _flagged(*commands)
