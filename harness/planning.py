@@ -38,7 +38,7 @@ from evotree.harness.reservations import (
     counted_reservations,
     dead_unstarted,
     held_reservations,
-    reservation_seal,
+    reservation_marks,
 )
 
 __all__ = ["RunRecheck", "RunAuthorizer", "plan_runs", "plan_finalize_run"]
@@ -221,7 +221,7 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
                  "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus), "cpus": float(cfg.executor.cpus),
                  "usd_per_hour": usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus),
                  "account": FINALIZE_ACCOUNT, "started": None}
-        entry["seal"] = reservation_seal(ws, plan.run_id, entry)
+        entry.update(reservation_marks(ws, plan.run_id, entry))
         reservations[plan.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
         runs = [{"run_id": plan.run_id, "version": version, "seed": seed, "commit": commit,
@@ -294,7 +294,7 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
                      "owner": owner, "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus),
                      "cpus": float(cfg.executor.cpus), "usd_per_hour": rate,
                      "account": account, "started": None}
-            entry["seal"] = reservation_seal(ws, plan.run_id, entry)
+            entry.update(reservation_marks(ws, plan.run_id, entry))
             reservations[plan.run_id] = entry
             runs.append({"run_id": plan.run_id, "version": plan.version, "seed": plan.seed,
                          "commit": plan.commit, "limits": limits.to_dict(), "account": account})

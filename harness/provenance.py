@@ -23,6 +23,11 @@ use, and :func:`evotree.diagnostics.compare.tree_spread`): a finished run whose 
 missing, made with another workspace's key, or signed by a key the policy does not list is
 ``foreign`` — shown (``evotree runs`` notes it), never counted. Pulled runs of a teammate are
 foreign here unless their machine signs as a listed runner.
+
+The same two marks bind the budget's reservations (:mod:`evotree.harness.reservations`): a
+:func:`seal` by this workspace's key, and a :func:`sign_as_runner` signature that
+:func:`check_runner` accepts where the policy lists the key — so clones sharing a budget count
+each other's reservations only through a listed runner key.
 """
 
 from __future__ import annotations
@@ -42,8 +47,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["SEAL_TYPE", "STATEMENT_TYPE", "seal", "sealed", "RUNNER_NAMESPACE", "FOREIGN_NOTE", "Provenance", "attest_run", "check_run", "foreign_runs",
-           "key_path", "mark_foreign", "runner_keys_text"]
+__all__ = ["SEAL_TYPE", "STATEMENT_TYPE", "seal", "sealed", "RUNNER_NAMESPACE", "FOREIGN_NOTE",
+           "Provenance", "attest_run", "check_run", "check_runner", "foreign_runs", "key_path",
+           "mark_foreign", "runner_keys_text", "sign_as_runner"]
 
 STATEMENT_TYPE = "evotree.run-provenance"
 #: what :func:`seal` MACs besides the facts (never a run's statement: the types differ)
@@ -153,6 +159,14 @@ def _ssh_keygen() -> str | None:
         return program("ssh-keygen")
     except EvotreeError:
         return None
+
+
+def sign_as_runner(data: dict[str, Any],
+                   env: dict[str, str] | None = None) -> dict[str, str] | None:
+    """``{"principal", "signature"}``: ``data`` signed with the runner key ``$EVOTREE_RUNNER_KEY``
+    of ``env`` (default this process's), or None without a key (or when signing failed). What
+    :func:`check_runner` accepts where the signed policy lists that key."""
+    return _runner_sign(data, dict(os.environ) if env is None else env)
 
 
 def _runner_sign(data: dict[str, Any], env: dict[str, str]) -> dict[str, str] | None:
@@ -269,17 +283,31 @@ def check_run(ws: Workspace, run_id: str, version: str, started: dict[str, Any] 
     if key is not None and isinstance(mac, str) and hmac.compare_digest(mac, _mac(key, data)):
         return Provenance("local")
     runner = payload.get("runner")
-    if isinstance(runner, dict) and isinstance(runner.get("principal"), str) \
-            and isinstance(runner.get("signature"), str):
-        allowed = runner_keys_text(ws) if runner_keys is None else runner_keys
-        if _runner_verified(allowed, runner["principal"], data, runner["signature"]):
-            return Provenance("runner", signer=runner["principal"])
-        return Provenance("foreign", f"signed as runner {runner['principal'][:80]!r}, a key the champion's runner "
-                                     "keys do not list (or the signature does not match)", signer=runner["principal"])
+    if runner is not None:
+        verdict = check_runner(ws, data, runner, runner_keys=runner_keys)
+        if verdict.trusted or verdict.signer is not None:
+            return verdict
     if key is not None and payload.get("key_id") == _key_id(key):
         return Provenance("foreign", "its provenance names this workspace's key but does not match: edited after "
                                      "it was recorded")
     return Provenance("foreign", "recorded by another workspace's evotree (another key), not signed by a listed runner")
+
+
+def check_runner(ws: Workspace, data: dict[str, Any], runner: Any, *,
+                 runner_keys: str | None = None) -> Provenance:
+    """Whether ``runner`` (:func:`sign_as_runner` of ``data``) is a signature by a runner key the
+    signed policy lists (:func:`runner_keys_text`; ``runner_keys``: that text, when the caller
+    checks many): ``runner`` with its principal, else ``foreign`` (the reason says why)."""
+    if not (isinstance(runner, dict) and isinstance(runner.get("principal"), str)
+            and isinstance(runner.get("signature"), str)):
+        return Provenance("foreign", "no runner signature")
+    allowed = runner_keys_text(ws) if runner_keys is None else runner_keys
+    if _runner_verified(allowed, runner["principal"], data, runner["signature"]):
+        return Provenance("runner", signer=runner["principal"])
+    name = runner["principal"][:80]
+    return Provenance("foreign", f"signed as runner {name!r}, a key the champion's runner keys do "
+                                 "not list (or the signature does not match)",
+                      signer=runner["principal"])
 
 
 def foreign_runs(ws: Workspace) -> dict[str, str]:

@@ -16,7 +16,7 @@ from evotree.core.errors import EvotreeError
 from evotree.core.ledger import VersionStatus
 from evotree.core.workspace import Workspace
 from evotree.harness.records import RunStatus, list_runs
-from evotree.harness.reservations import live_reservations
+from evotree.harness.reservations import reservation_book
 
 __all__ = ["WorkspaceStatus", "workspace_status"]
 
@@ -32,8 +32,13 @@ class WorkspaceStatus:
     here: str | None
     #: runs running now on this machine: run_id, version, seed, started_at
     running: list[dict[str, Any]] = field(default_factory=list)
-    #: runs reserved in the ledger and not finished (on any machine)
+    #: runs reserved in the ledger and not finished that count here: this workspace's, a live
+    #: process's on this host, or a listed runner's
+    #: (:func:`evotree.harness.reservations.reservation_book`, the budgets' rule)
     reserved: int = 0
+    #: reservations in the ledger that count for nothing here (a remote's, unsigned, an unlisted
+    #: runner key, expired, malformed): run_id, version, seed, host, at, why
+    foreign_reservations: list[dict[str, Any]] = field(default_factory=list)
     #: one row per version not abandoned: id, status, state, next, waits_for (agent / person / nothing)
     versions: list[dict[str, Any]] = field(default_factory=list)
     #: what waits for a person, one line each (promotions to decide)
@@ -69,9 +74,12 @@ def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> Worksp
                              champion_headline=champion.headline if champion else None,
                              here=version_at(ws, here) if here is not None else None)
     try:
-        status.reserved = len(live_reservations(ws.ledger.meta()))
+        book = reservation_book(ws, ws.ledger.meta())
     except EvotreeError:
-        status.reserved = 0
+        book = None
+    if book is not None:  # the budgets' rule: a remote's are shown apart, never counted
+        status.reserved = len(book.counted)
+        status.foreign_reservations = book.foreign_rows()
     from evotree.harness.live import progress_of
     from evotree.harness.records import runs_dir
 

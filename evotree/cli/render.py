@@ -356,6 +356,13 @@ def workspace_status(result: Any) -> None:
         _console.print(f"[yellow]{_plural(data['reserved'], 'run')} reserved[/] (starting, or on another machine)")
     else:
         _console.print("nothing running")
+    foreign = data.get("foreign_reservations") or []
+    if foreign:  # a remote's, unsigned, an unlisted runner key: shown apart, never counted
+        _console.print(f"[grey50]{_plural(len(foreign), 'reservation')} in the ledger not counted "
+                       "here (foreign):[/]")
+        for row in foreign[:10]:
+            _console.print(f"  [grey50]{_esc(row['run_id'])} ({_esc(row.get('host') or '?')}): "
+                           f"{_esc(row['why'])}[/]")
     table = Table(box=None)
     for column in ("version", "state", "runs", "next", "waits for"):
         table.add_column(column, overflow="fold")
