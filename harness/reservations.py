@@ -71,9 +71,9 @@ RUNNER_GRACE_SECONDS = 3600.0
 
 
 def live_reservations(meta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The reservations ``meta`` holds, but the unstarted ones whose owner died (what ``status``
-    shows; budgets count only :func:`counted_reservations` of them). Malformed entries are left
-    out."""
+    """The reservations ``meta`` holds, but the unstarted ones whose owner died: whoever wrote
+    them (budgets and ``status`` count only :func:`reservation_book`'s counted part). Malformed
+    entries are left out."""
     held = meta.get(RESERVATIONS)
     reservations = ({str(k): dict(v) for k, v in held.items() if isinstance(v, Mapping)}
                     if isinstance(held, Mapping) else {})
