@@ -194,3 +194,17 @@ def test_a_hash_the_task_names_as_the_fix_is_not_vouched_for(leaky: dict[str, st
 ])
 def test_fix_quotes_reads_the_clause_around_the_hash(text: str, named: bool) -> None:
     assert bool(fix_quotes(text)) is named
+
+
+def test_lines_a_script_printed_do_not_make_a_diff_known(leaky: dict[str, str]) -> None:
+    lrepo = Path(leaky["repo"])
+    (lrepo / "calc.py").write_text("def wrap(t):\n    return t % 86400\n")
+    try:
+        leak = _out(lrepo, "diff", "fix/wrap")
+    finally:
+        git(lrepo, "checkout", "-q", "--", "calc.py")
+    dug = ("python dig.py", _out(lrepo, "show", "fix/wrap:calc.py"))  # a script the audit cannot read
+    assert _flagged(_edit_steps(lrepo) + [dug, ("git diff @{u}", leak)])
+    # the same lines read from the working tree (a file the trajectory wrote): known
+    read = ("cat calc.py", _out(lrepo, "show", "fix/wrap:calc.py"))
+    assert not _flagged(_edit_steps(lrepo) + [read, ("git diff @{u}", leak)])

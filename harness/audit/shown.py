@@ -217,15 +217,30 @@ def _flat(text: str) -> str:
     return re.sub(r"\s+", " ", text.translate(str.maketrans("", "", "\"'\\"))).strip()
 
 
-def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool]) -> str | None:
-    """``git diff REV`` whose every removed and added line the trajectory had seen before (an
-    output of a step that broke no rule) or typed itself: it showed nothing the trajectory did
-    not already have."""
+_READERS = frozenset({"cat", "head", "tail", "sed", "nl", "grep", "rg", "less", "more", "awk",
+                      "ls", "wc", "bat", "view", "open"})
+
+
+def _reads_files(command: str) -> bool:
+    """Does ``command`` only read files (``cat``, ``sed -n``, an agent's Read tool)? Its output
+    is the working tree; a script's output could be anything it dug up."""
+    cmds = parse_shell(command)
+    return bool(cmds) and all(
+        cmd.argv and (os.path.basename(cmd.argv[0]) in _READERS
+                      or os.path.basename(cmd.argv[0]) in _SHELLS) for cmd in cmds)
+
+
+def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool],
+                     head_git: Callable[[str], bool]) -> str | None:
+    """``git diff REV`` whose every removed and added line the trajectory had seen before (a
+    file read, or git on HEAD's history, at a step that broke no rule) or typed itself: it
+    showed nothing the trajectory did not already have."""
     step = traj.steps[k]
     split = _single_git(step.command or "")
     if split is None or split[0] != "diff" or not step.output or "\n@@ " not in step.output:
         return None
-    known = " \n ".join(_flat(s.output or "") for j, s in enumerate(traj.steps[:k]) if quiet(j))
+    known = " \n ".join(_flat(s.output or "") for j, s in enumerate(traj.steps[:k])
+                        if quiet(j) and (_reads_files(s.command or "") or head_git(s.command or "")))
     typed = " \n ".join(_flat(s.command or "") for s in traj.steps[:k])
     changed = 0
     for line in step.output.splitlines():

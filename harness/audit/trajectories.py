@@ -532,7 +532,7 @@ class _Shown:
             self._vouched = Vouched(self.traj, self.quiet, _git_step)
         why = shows_only_vouched(step.command, step.output, self._vouched) \
             or one_branch_is_head(hit.command, step.output, self.traj) \
-            or diff_shows_known(k, self.traj, self.quiet)
+            or diff_shows_known(k, self.traj, self.quiet, _git_step)
         if why is None:
             return hit
         return Hit(hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions,
