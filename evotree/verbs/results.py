@@ -19,7 +19,8 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
            "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence",
            "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult", "ParamChange", "FileChange",
-           "Unreadable", "SkillDetail", "SkillShowResult", "SkillListResult"]
+           "Unreadable", "SkillDetail", "SkillShowResult", "SkillListResult",
+           "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -385,3 +386,58 @@ class SkillListResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "domain": self.domain, "skills": [s.to_dict() for s in self.skills]}
+
+
+class RunningRow(TypedDict):
+    """A run running now on this machine (``status``'s running)."""
+
+    run_id: str
+    version: str
+    seed: int
+    started_at: NotRequired[str | None]
+    #: steps, episodes, the last signal (evotree.harness.live.Progress)
+    progress: NotRequired[dict[str, Any]]
+
+
+class VersionStatusRow(TypedDict):
+    """One version not abandoned (``status``'s versions): where it stands, what it waits for."""
+
+    id: str
+    status: str
+    champion: bool
+    runs: int
+    scored_runs: int
+    failed_runs: int
+    #: uncommitted paths in its worktree
+    uncommitted: int
+    headline: NotRequired[dict[str, Any] | None]
+    worktree: NotRequired[str | None]
+    state: str
+    #: the command that moves it on
+    next: str
+    waits_for: Literal["agent", "person", "runs", "nothing"]
+
+
+class LogFile(TypedDict):
+    """The tail of one phase's log (``logs``' logs)."""
+
+    phase: Literal["prepare", "train", "eval"]
+    stream: Literal["out", "err"]
+    path: str
+    lines: list[str]
+    #: earlier lines exist (--tail 0 shows all)
+    truncated: bool
+
+
+class SkippedRun(TypedDict):
+    """A run push or pull left alone, and why."""
+
+    run_id: str
+    reason: str
+
+
+class RejectedRef(TypedDict):
+    """A ref left as it was (git refused a push; pull: diverged, other evidence), and why."""
+
+    ref: str
+    reason: str

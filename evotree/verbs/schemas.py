@@ -28,7 +28,10 @@ from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.gates.evidence import GATE_NAMES, GateReport
+from evotree.harness.logs import RunLogs
 from evotree.harness.money import BudgetStatus, SpendRecord
+from evotree.harness.share import ShareResult
+from evotree.harness.status import WorkspaceStatus
 from evotree.report.ci import CiInitResult
 from evotree.skills.recipe import ApplyResult
 from evotree.harness.records import RunRecord, RunStatus
@@ -44,17 +47,21 @@ from evotree.verbs.results import (
     FileChange,
     FindingRef,
     GatePolicy,
+    LogFile,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
     MemorySkillsResult,
     ParamChange,
     RecipeChange,
-    SkillDetail,
+    RejectedRef,
+    RunningRow,
     SkillListResult,
     SkillMemory,
     SkillShowResult,
+    SkippedRun,
     Unreadable,
+    VersionStatusRow,
 )
 
 __all__ = ["DERIVED", "VERB_SCHEMAS", "Derived", "load_schema", "schema_aliases", "schema_names"]
@@ -311,6 +318,22 @@ DERIVED: dict[str, Derived] = {
                 "skills": {"description": "all skills of the version, in activation order"},
                 "ledger_commit": {"description": "the skill.applied event's ledger commit (null "
                                   "when unchanged)"}},
+    ),
+    "status": Derived(
+        WorkspaceStatus, "evotree status --json",
+        hints={"running": list[RunningRow], "versions": list[VersionStatusRow]},
+        fields={"reserved": {"minimum": 0}, "VersionStatusRow.status":
+                {"enum": [s.value for s in VersionStatus]}},
+    ),
+    "logs": Derived(
+        RunLogs, "evotree logs RUN --json", hints={"logs": list[LogFile]},
+        fields={"status": {"enum": [*(s.value for s in RunStatus), None]}},
+    ),
+    "share": Derived(
+        ShareResult, "evotree push --json / evotree pull --json",
+        hints={"skipped": list[SkippedRun], "rejected": list[RejectedRef]},
+        fields={"action": {"enum": ["push", "pull", "archive"]}, "refs": {"minimum": 0},
+                "remote": {"description": "null: pull --local (nothing fetched)"}},
     ),
     "diagnose": Derived(
         DiagnoseResult,
