@@ -35,7 +35,7 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.events import RunReleased
@@ -48,6 +48,7 @@ __all__ = [
     "RESERVATIONS",
     "RESERVATION_TYPE",
     "RUNNER_GRACE_SECONDS",
+    "ForeignReservation",
     "ReservationBook",
     "live_reservations",
     "counted_reservations",
@@ -132,6 +133,19 @@ def _boot_id() -> str:
         return ""
 
 
+class ForeignReservation(TypedDict):
+    """A reservation that counts for nothing here, as ``evotree status`` lists it."""
+
+    run_id: str
+    version: str | None
+    seed: int | None
+    #: the host its owner names (what it claims: nothing here vouches for it)
+    host: str | None
+    at: str | None
+    #: why it does not count
+    why: str
+
+
 @dataclass(frozen=True)
 class ReservationBook:
     """The ledger's live reservations, split by :func:`reservation_book`'s rule."""
@@ -145,9 +159,9 @@ class ReservationBook:
     #: run id -> entry of the foreign ones (a mapping; malformed entries: an empty one)
     foreign_entries: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def foreign_rows(self) -> list[dict[str, Any]]:
+    def foreign_rows(self) -> list[ForeignReservation]:
         """One row per foreign reservation: run_id, version, seed, host, at, why (for status)."""
-        rows = []
+        rows: list[ForeignReservation] = []
         for run_id, why in sorted(self.foreign.items()):
             entry = self.foreign_entries.get(run_id) or {}
             owner = entry.get("owner") if isinstance(entry.get("owner"), Mapping) else {}

@@ -16,7 +16,7 @@ from evotree.core.errors import EvotreeError
 from evotree.core.ledger import VersionStatus
 from evotree.core.workspace import Workspace
 from evotree.harness.records import RunStatus, list_runs
-from evotree.harness.reservations import reservation_book
+from evotree.harness.reservations import ForeignReservation, reservation_book
 
 __all__ = ["WorkspaceStatus", "workspace_status"]
 
@@ -38,7 +38,7 @@ class WorkspaceStatus:
     reserved: int = 0
     #: reservations in the ledger that count for nothing here (a remote's, unsigned, an unlisted
     #: runner key, expired, malformed): run_id, version, seed, host, at, why
-    foreign_reservations: list[dict[str, Any]] = field(default_factory=list)
+    foreign_reservations: list[ForeignReservation] = field(default_factory=list)
     #: one row per version not abandoned: id, status, state, next, waits_for (agent / person / nothing)
     versions: list[dict[str, Any]] = field(default_factory=list)
     #: what waits for a person, one line each (promotions to decide)
