@@ -59,6 +59,9 @@ provenance is this workspace's key or a runner key the signed policy lists
 ``spend.recorded`` sealed by this workspace's key (:func:`evotree.harness.provenance.seal`;
 counted once per seal). Everything else — a remote's claim, a replayed event, a spend recorded
 before seals existed — is shown by ``evotree budget`` as not counted and spends nothing here.
+Reservations count by the same kind of rule, decided once in
+:func:`evotree.harness.reservations.reservation_book`: sealed by this workspace, owned by a live
+process here, or signed by a listed runner key (clones sharing one budget).
 """
 
 from __future__ import annotations
