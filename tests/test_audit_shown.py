@@ -62,29 +62,44 @@ def leaky(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return _history(tmp_path_factory.mktemp("leaky") / "r", future_branch="fix/wrap")
 
 
-def test_a_decorated_walk_whose_tips_are_head_or_vouched_showed_head_history(
+def test_a_walk_whose_every_commit_is_head_history_showed_head_history(
         clean: dict[str, str]) -> None:
     repo = Path(clean["repo"])
     walk = "git log --all --oneline --decorate"
     shown = _out(repo, "log", "--all", "--oneline", "--decorate")
-    vouch = ("git log -p -1 -- recipe.toml", _out(repo, "log", "-p", "-1", "--", "recipe.toml"))
+    vouch = ("git log --oneline -3", _out(repo, "log", "--oneline", "-3"))
     assert "HEAD -> main" in shown and "tag: v0.9" in shown
+    # HEAD's line is HEAD; the other two printed by HEAD's history (before or after)
     assert not _flagged([(walk, shown), vouch])
-    # the tagged tip vouched by nothing: the walk may have shown a side line
+    assert not _flagged([vouch, (walk, shown)])
+    # the tagged root vouched by nothing: the walk may have shown a side line
     assert _flagged([(walk, shown)])
     # no output recorded: the spelling is all there is
     assert _flagged([(walk, None), vouch])
 
 
-def test_a_decorated_walk_showing_another_tip_is_a_leak(leaky: dict[str, str]) -> None:
+def test_a_walk_showing_another_tip_is_a_leak(leaky: dict[str, str]) -> None:
     repo = Path(leaky["repo"])
     shown = _out(repo, "log", "--all", "--oneline", "--decorate")
     assert "fix/wrap" in shown
-    vouch = ("git log -p -1 -- recipe.toml", _out(repo, "log", "-p", "-1", "--", "recipe.toml"))
+    vouch = ("git log --oneline -3", _out(repo, "log", "--oneline", "-3"))
     assert _flagged([("git log --all --oneline --decorate", shown), vouch])
     # a filter that can drop the decorated line hides what was shown: judged by spelling
     plain = "\n".join(line for line in shown.splitlines() if "fix/wrap" not in line) + "\n"
     assert _flagged([("git log --all --oneline --decorate | grep -v wrap", plain), vouch])
+
+
+def test_a_commit_git_lists_undecorated_is_not_judged_by_the_tips(clean: dict[str, str],
+                                                                  tmp_path: Path) -> None:
+    """git decorates only branches, remotes, tags and the stash: a future commit reached from
+    refs/pull is listed bare, below or above tips that are all HEAD's."""
+    task = _history(tmp_path / "r", future_branch=None)
+    repo = Path(task["repo"])
+    git(repo, "update-ref", "refs/pull/7/head", task["fix"])
+    shown = _out(repo, "log", "--all", "--oneline", "--decorate")
+    assert task["fix"][:7] in shown and "pull" not in shown  # listed, undecorated
+    vouch = ("git log --oneline -3", _out(repo, "log", "--oneline", "-3"))
+    assert _flagged([("git log --all --oneline --decorate", shown), vouch])
 
 
 def _walk_severity(steps: list[tuple[str, str | None]]) -> str:
@@ -208,3 +223,10 @@ def test_lines_a_script_printed_do_not_make_a_diff_known(leaky: dict[str, str]) 
     # the same lines read from the working tree (a file the trajectory wrote): known
     read = ("cat calc.py", _out(lrepo, "show", "fix/wrap:calc.py"))
     assert not _flagged(_edit_steps(lrepo) + [read, ("git diff @{u}", leak)])
+
+
+def test_an_abbreviation_of_only_digits_is_still_a_hash() -> None:
+    walk = ("git log --all --oneline", "8be9233 Add firing profile sample\n2910880 initial recipe\n")
+    vouch = ("git log --oneline -2", "8be9233 Add firing profile sample\n2910880 initial recipe\n")
+    assert not _flagged([walk, vouch])
+    assert _flagged([walk, ("git log --oneline -1", "8be9233 Add firing profile sample\n")])

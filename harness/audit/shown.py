@@ -6,9 +6,10 @@ base. When the output was recorded, it often can:
 
 * **Every commit it shows is vouched for.** A commit is vouched for when the task's prompt
   quotes it (not as the fix: see :func:`fix_quotes`) or git run on HEAD's own history printed it
-  (``git log -3``) before anything moved HEAD; in a decorated walk (``git log --all
-  --decorate``) the line marked ``HEAD`` is HEAD itself, and when every decorated tip is
-  vouched for, every undecorated commit below them is their ancestor.
+  (``git log -3``) before anything moved HEAD; in a decorated walk the line marked ``HEAD`` is
+  HEAD itself. An undecorated line is not judged by the tips around it: git (2.38 on)
+  decorates only branches, remotes, tags and the stash, so a commit reached from
+  ``refs/pull/*`` or ``refs/original/*`` is listed bare.
 * **The one branch there is, is HEAD's.** A listing of ``refs/heads`` that prints one branch,
   in a trajectory whose outputs show HEAD is on a branch (``git status``'s ``On branch``, an
   ``@{u}`` that resolved), lists HEAD.
@@ -50,7 +51,6 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _CUTTERS = frozenset({"head", "cat", "less", "more"})
 _WALKERS = frozenset({"log", "show", "whatchanged", "rev-list", "rev-parse", "for-each-ref",
                       "show-ref"})
-_UNDECORATES = ("--decorate-refs", "--no-decorate", "--format", "--pretty", "--decorate=no")
 _COMMIT_LINE = re.compile(r"^[*|\\/ ]*commit ([0-9a-f]{7,40})(?: \((.*)\))?\s*$")
 _ONELINE = re.compile(r"^[*|\\/ ]*([0-9a-f]{7,40})(?: \(([^)]*)\))?(?:\s|$)")
 _GRAPH_ONLY = re.compile(r"^[*|\\/ _.-]+$")
@@ -76,14 +76,16 @@ class Vouched:
                  head_git: Callable[[str], bool]) -> None:
         words: set[str] = set()
         fixes = fix_quotes(traj.prompt)
-        words.update(w for w in _HEX.findall(traj.prompt or "") if w not in fixes)
+        # (a number in the task's text is not a hash; git's own output may abbreviate to digits)
+        words.update(w for w in _HEX.findall(traj.prompt or "")
+                     if w not in fixes and not w.isdigit())
         for j, step in enumerate(traj.steps):
             command = step.command or ""
             if _MOVES_HEAD.search(command):
                 break  # HEAD may be elsewhere from here on: its history is not the base's
             if step.output and quiet(j) and head_git(command):
                 words.update(_HEX.findall(step.output))
-        self.words = frozenset(w for w in words if not w.isdigit())
+        self.words = frozenset(words)
 
     def __contains__(self, word: str) -> bool:
         if word in self.words:
@@ -145,21 +147,13 @@ def shows_only_vouched(command: str, output: str | None, vouched: Vouched) -> st
     split = _single_git(command)
     if split is None or split[0] not in _WALKERS:
         return None
-    sub, args = split
     records = _records(output)
     if not records:
         return None
-    decorated = sub == "log" and not any(a.startswith(_UNDECORATES) for a in args) \
-        and any(d and _HEAD_DECOR.search(d) for _, d in records)
     for word, decor in records:
-        if word in vouched or decor and _HEAD_DECOR.search(decor):
-            continue
-        if decorated and not decor:
-            continue  # reached from a decorated tip: judged there
-        return None
-    if decorated:
-        return "every reference tip the walk decorated is HEAD or a commit of HEAD's history"
-    return "every commit the output lists is quoted by the task or printed by HEAD's history"
+        if not (word in vouched or decor and _HEAD_DECOR.search(decor)):
+            return None
+    return "every commit the output lists is HEAD, quoted by the task or printed by HEAD's history"
 
 
 _ON_BRANCH = (re.compile(r"(?m)^On branch (\S+)$"), re.compile(r"(?m)^## ([^.\s]+)(?:\.\.\.|$)"),
