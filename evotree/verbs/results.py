@@ -20,7 +20,9 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence",
            "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult", "ParamChange", "FileChange",
            "Unreadable", "SkillDetail", "SkillShowResult", "SkillListResult",
-           "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef"]
+           "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef",
+           "JudgeFileRow", "JudgeDiffFile", "JudgeDiff", "HarnessDiff", "ChainEnd", "PromotionRow",
+           "HarnessPromotionRow", "JudgePromotionRow"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -441,3 +443,98 @@ class RejectedRef(TypedDict):
 
     ref: str
     reason: str
+
+
+#: a sha256 digest in hex
+SHA256_PATTERN = "^[0-9a-f]{64}$"
+
+
+class JudgeFileRow(TypedDict):
+    """One file of a judge commit: its path, size and sha256 (never its content)."""
+
+    path: str
+    size: int
+    sha256: str
+    executable: bool
+
+
+class JudgeDiffFile(TypedDict):
+    """One judge file, compared with the judge in force."""
+
+    path: str
+    status: Literal["added", "changed", "removed", "unchanged"]
+    size: int | None
+    sha256: str | None
+    previous_sha256: str | None
+
+
+class JudgeDiff(TypedDict):
+    """What a judge promotion changes; its canonical JSON's sha256 is what the approver signs."""
+
+    commit: str
+    previous_commit: str | None
+    files: list[JudgeDiffFile]
+
+
+class AnalyzersChange(TypedDict):
+    """The harness's analyzers.py, compared with the harness in force."""
+
+    status: Literal["absent", "added", "changed", "unchanged", "removed"]
+    sha256: str | None
+    previous_sha256: str | None
+
+
+class HarnessDiff(TypedDict):
+    """What a harness promotion changes; its canonical JSON's sha256 is what the approver signs."""
+
+    harness: str
+    commit: str | None
+    previous_harness: str
+    previous_commit: str | None
+    #: analyzer, key, old, new (old/new null: the analyzer's default)
+    thresholds: list[dict[str, Any]]
+    analyzers_py: AnalyzersChange
+
+
+class ChainEnd(TypedDict):
+    """The end of a signed chain (harness: its id and commit; judge: its commit, null: none)."""
+
+    id: NotRequired[str]
+    commit: str | None
+
+
+class PromotionRow(TypedDict):
+    """A signed promotion of the champion, oldest first."""
+
+    version: str | None
+    commit: str
+    previous: str
+    approver: str | None
+    evidence_hash: str | None
+    at: NotRequired[str]
+    signed: NotRequired[bool]
+    ledger_commit: NotRequired[str]
+
+
+class HarnessPromotionRow(TypedDict):
+    """A signed harness promotion, oldest first."""
+
+    harness: str
+    commit: str | None
+    previous: str | None
+    approver: str | None
+    diff_hash: str | None
+    at: NotRequired[str]
+    ledger_commit: NotRequired[str]
+
+
+class JudgePromotionRow(TypedDict):
+    """A valid judge migration or signed judge promotion, oldest first."""
+
+    kind: Literal["promotion", "migration"]
+    commit: str
+    previous: str | None
+    approver: str | None
+    diff_hash: str | None
+    at: NotRequired[str]
+    ledger_commit: NotRequired[str]

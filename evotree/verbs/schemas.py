@@ -28,6 +28,15 @@ from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.gates.evidence import GATE_NAMES, GateReport
+from evotree.gates.harnesses import HarnessPromotionResult
+from evotree.gates.judges import (
+    JudgeExportResult,
+    JudgeMigrationResult,
+    JudgePromotionResult,
+    JudgeStatus,
+)
+from evotree.gates.promote import PromotionResult, RunApprovalResult
+from evotree.gates.verify import VerifyReport
 from evotree.harness.logs import RunLogs
 from evotree.harness.money import BudgetStatus, SpendRecord
 from evotree.harness.share import ShareResult
@@ -41,18 +50,26 @@ from evotree.memory.suggest import SuggestResult
 from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,
+    SHA256_PATTERN,
     AuditResult,
     CompareEvidence,
     ErrorResult,
     FileChange,
+    ChainEnd,
     FindingRef,
     GatePolicy,
+    HarnessDiff,
+    HarnessPromotionRow,
+    JudgeDiff,
+    JudgeFileRow,
+    JudgePromotionRow,
     LogFile,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
     MemorySkillsResult,
     ParamChange,
+    PromotionRow,
     RecipeChange,
     RejectedRef,
     RunningRow,
@@ -202,6 +219,15 @@ _PARAM: dict[str, dict[str, Any]] = {
 }
 
 
+_SHA = {"pattern": SHA256_PATTERN}
+_FILES = {"files": list[JudgeFileRow]}
+_FILE_FIELDS = {"JudgeFileRow.sha256": _SHA, "JudgeFileRow.size": {"minimum": 0}}
+_SIGNED = {
+    "diff_hash": {**_SHA, "description": "sha256 of the canonical JSON of diff, as signed"},
+    "approver": {"description": "the principal in the champion's allowed signers who signed"},
+}
+
+
 #: every ``--json`` output derived from its result type: schema name -> its type
 DERIVED: dict[str, Derived] = {
     "tree": Derived(TreeView, "evotree tree --json", extra={"v": _V}),
@@ -334,6 +360,72 @@ DERIVED: dict[str, Derived] = {
         hints={"skipped": list[SkippedRun], "rejected": list[RejectedRef]},
         fields={"action": {"enum": ["push", "pull", "archive"]}, "refs": {"minimum": 0},
                 "remote": {"description": "null: pull --local (nothing fetched)"}},
+    ),
+    "verify": Derived(
+        VerifyReport, "evotree verify --json", extra={"v": _V},
+        hints={"promotions": list[PromotionRow], "harness_promotions": list[HarnessPromotionRow],
+               "judge_promotions": list[JudgePromotionRow], "harness": ChainEnd,
+               "judge": ChainEnd},
+        fields={"ok": {"description": "false (exit 33) when tampering was found"},
+                "anchor": {"description": "the root of the chain of trust: workspace.initialized"},
+                "champion": {"description": "the end of the signed chain"},
+                "harness": {"description": "the end of the signed chain of harness promotions "
+                            "(h0, commit null: the built-in harness)"},
+                "Problem.kind": {"description": "ledger_root, promotion, champion_ref, "
+                                 "run_off_chain, judge_promotion, ... (gates/verify.py)"}},
+    ),
+    "judge-show": Derived(
+        JudgeStatus, "evotree judge show --json", extra={"v": _V}, hints=_FILES,
+        fields={**_FILE_FIELDS,
+                "commit": {"description": "the judge commit in force; null: no judge store "
+                           "(legacy: the judge files are in the champion's tree)"},
+                "ref": {"description": "what refs/evotree/judge points to (runs never follow "
+                        "it alone)"},
+                "signed": {"description": "false when evotree verify finds a problem with the "
+                           "judge chain"},
+                "judge_paths": {"description": "[eval].judge_paths of the champion"}},
+    ),
+    "judge-export": Derived(
+        JudgeExportResult, "evotree judge export DIR --json", extra={"v": _V}, hints=_FILES,
+        fields={**_FILE_FIELDS, "commit": _COMMIT},
+    ),
+    "judge-migrate": Derived(
+        JudgeMigrationResult, "evotree judge migrate --json", extra={"v": _V}, hints=_FILES,
+        fields={**_FILE_FIELDS,
+                "commit": {**_COMMIT, "description": "the judge commit now in force"},
+                "champion_commit": {**_COMMIT, "description": "the signed champion the files "
+                                    "came from"},
+                "version": {"description": "the new version whose commit removes the judge "
+                            "paths (null with --no-branch)"}},
+    ),
+    "judge-promote": Derived(
+        JudgePromotionResult, "evotree judge promote DIR --json", extra={"v": _V},
+        hints={"diff": JudgeDiff},
+        fields={**_SIGNED, "commit": {**_COMMIT, "description": "the judge commit now in force"},
+                "previous_commit": _COMMIT},
+    ),
+    "harness-promote": Derived(
+        HarnessPromotionResult, "evotree harness promote --json", extra={"v": _V},
+        hints={"diff": HarnessDiff},
+        fields={**_SIGNED, "harness": {"pattern": "^h[0-9]+$",
+                                       "description": "the harness now in force"},
+                "commit": {"description": "its commit (null: h0, the built-in harness)"}},
+    ),
+    "promote": Derived(
+        PromotionResult, "evotree promote V --json (after the person's decision)",
+        extra={"v": _V},
+        fields={"dossier": {"anyOf": [{"$ref": "gates.schema.json"}, {"type": "null"}],
+                            "description": "the gate report the approver decided on (schema gates)"},
+                "decision": {"enum": ["approve", "revise", "abort"]},
+                "evidence_hash": {**_SHA, "description": "sha256 of the canonical dossier, "
+                                  "signed"},
+                "champion": {"description": "the champion after the decision"},
+                "approver": {"description": "principal in the champion's allowed signers"}},
+    ),
+    "gates-run-approval": Derived(
+        RunApprovalResult, "evotree approve-run V --json", extra={"v": _V},
+        fields={"runs": {"minimum": 1},
+                "commit": {"description": "the approval covers this commit only"}},
     ),
     "diagnose": Derived(
         DiagnoseResult,
