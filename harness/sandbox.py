@@ -102,6 +102,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError
+from evotree.harness import git_guard
 from evotree.harness.sandbox_box import SandboxBox
 from evotree.harness.sandbox_cgroup import PidsCgroup
 from evotree.harness.sandbox_copy import CopyReport, copy_regular_files
@@ -386,11 +387,22 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
     exe = _binary(binary)
     if exe is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
-    args = _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [])
+    guard = _guard_task_repositories(spec)
+    args = _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [],
+                 guard=guard)
     if spec.trace is not None:
         seccomp = TRACER == "seccomp" and _seccomp_tracing(spec) and _seccomp_works()
         args = (_seccomp_tracer_argv(spec.trace) if seccomp else trace_argv(spec.trace)) + args
     return args
+
+
+def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path]]:
+    """A traced phase's task repositories (git directories in its read-write folders): their
+    state recorded beside the trace, and the binds that lock their references, HEAD and config
+    (:mod:`evotree.harness.git_guard`); :func:`finish_trace` compares them after the phase."""
+    if spec.trace is None:
+        return []
+    return git_guard.before_phase(spec.read_write, spec.trace)
 
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:
@@ -490,10 +502,12 @@ def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, 
 
     if spec.trace is None:
         return []
-    return write_trace(spec.trace, Path(evidence_dir) / TRACE_FILE, cwd=str(Path(spec.cwd).absolute()))
+    return write_trace(spec.trace, Path(evidence_dir) / TRACE_FILE, cwd=str(Path(spec.cwd).absolute()),
+                       extra=git_guard.after_phase(spec.trace))
 
 
-def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str]) -> list[str]:
+def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str], *,
+          guard: Sequence[tuple[str, Path]] = ()) -> list[str]:
     args = [exe, "--unshare-all"]
     if spec.network:
         args.append("--share-net")
@@ -507,6 +521,7 @@ def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str]) ->
         binds += [("--ro-bind", p) for p in python_paths()]
     binds += [("--ro-bind", Path(p)) for p in spec.read_only]
     binds += [("--bind", Path(p)) for p in spec.read_write]
+    binds += list(guard)  # deeper than the folder that holds them: bound after it
     for option, path in sorted(binds, key=lambda b: len(b[1].absolute().parts)):  # parents first (stable)
         args += [option, str(path.absolute()), str(path.absolute())]
     for path in sorted(spec.masked, key=lambda p: len(Path(p).parts)):

@@ -195,6 +195,8 @@ KILL = {kill}
 env = dict(os.environ, GIT_COMMITTER_DATE="2030-01-01T00:00:00", GIT_AUTHOR_DATE="2030-01-01T00:00:00",
            GIT_AUTHOR_NAME="a", GIT_AUTHOR_EMAIL="a@b", GIT_COMMITTER_NAME="a", GIT_COMMITTER_EMAIL="a@b")
 q = lambda *a: subprocess.run(["git", *a], check=True, capture_output=True, env=env)
+# a repository of the phase's own (a task repository's references are locked in a traced phase)
+q("init", "-q", "/tmp/own"); os.chdir("/tmp/own"); q("commit", "-q", "--allow-empty", "-m", "base")
 q("checkout", "-q", "-b", "future")
 with open("big", "w") as fh:
     fh.write("x\\n" * 400000)

@@ -88,7 +88,7 @@ def test_an_honest_link_and_write_only_opens_are_not_rows(tmp_path: Path, seccom
         "os.close(os.open('.git/description', os.O_WRONLY | os.O_APPEND))",
         "os.close(os.open('.git/HEAD', os.O_PATH))",
         "os.close(os.open('.git/objects/new-file', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))",
-        "os.close(os.open('.git/refs/evotree-new', os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))",
+        "os.close(os.open('.git/objects/evotree-new', os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))",
         "print('wrote')",
         "PY",
         f"{_PY} -c \"open('.git/ORIG_HEAD', 'w').close(); print(open('.git/ORIG_HEAD').read())\"",

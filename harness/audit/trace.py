@@ -40,8 +40,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AGENT_SESSIONS", "TRACE_FILE", "TRACE_SYSCALLS", "TraceTampered", "check_raw", "git_identities",
-           "identify", "parse_strace", "merge_seccomp", "read_trace_rows", "seal_rows", "write_trace"]
+from evotree.harness.audit.rules import _git_split, _positionals
+
+__all__ = ["AGENT_SESSIONS", "GIT_SERVERS", "TRACE_FILE", "TRACE_SYSCALLS", "TraceTampered", "check_raw",
+           "git_identities", "identify", "judge_git_spellings", "parse_strace", "merge_seccomp", "read_trace_rows", "seal_rows", "write_trace"]
 
 #: Where each traced ``evotree agent`` session's evidence lands, under ``.evotree/``:
 #: ``agent-sessions/<session>/exec_trace.jsonl`` and ``session.json`` (the versions it could touch).
@@ -391,11 +393,90 @@ def identify(rows: list[dict[str, Any]], gits: frozenset[str]) -> list[dict[str,
         row["identified_by"] = how
         if not argv or posixpath.basename(argv[0]) != "git" or program_at:
             row["argv_called"] = argv
-            row["argv"] = ["git", *argv[program_at + 1:]]
+            row["argv"] = ["git", *_dashed(argv[program_at] if argv else ""), *argv[program_at + 1:]]
         again = row.get("argv_at_exit")
         if isinstance(again, list) and again and posixpath.basename(str(again[0])) != "git":
-            row["argv_at_exit"] = ["git", *again[program_at + 1:]]
+            row["argv_at_exit"] = ["git", *_dashed(str(again[program_at]) if program_at < len(again)
+                                                   else ""), *again[program_at + 1:]]
     return rows
+
+
+def _dashed(name: str) -> list[str]:
+    """The subcommand a git program's own name selects (``git-upload-pack`` runs ``upload-pack``,
+    as git itself reads ``argv[0]``), or nothing."""
+    base = posixpath.basename(name)
+    return [base[4:]] if base.startswith("git-") and len(base) > 4 else []
+
+
+#: git's server side: each advertises every reference with its hash and serves (or, for
+#: receive-pack, accepts) the objects any of them reaches; judged as reading every reference
+GIT_SERVERS = frozenset({"upload-pack", "receive-pack", "upload-archive", "http-backend", "daemon"})
+#: subcommands for which a lone ``-`` is ``@{-1}`` (the branch HEAD's reflog was on before)
+_DASH_IS_PREVIOUS = frozenset({"checkout", "switch", "merge", "rebase", "cherry-pick", "revert"})
+#: subcommands that, given no revision, act on the current branch's upstream (``@{u}``)
+_UPSTREAM_BY_DEFAULT = frozenset({"merge", "rebase", "cherry"})
+#: options after which such a subcommand names no revision at all (a step of one in progress)
+_IN_PROGRESS = frozenset({"--abort", "--continue", "--quit", "--skip", "--edit-todo",
+                          "--show-current-patch", "--root"})
+
+
+def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give each git exec row the spelling the audit's git rules judge, in place.
+
+    Some git commands read beyond HEAD without naming a revision: git's server side
+    (``upload-pack``, ``receive-pack``, ``upload-archive``, ``http-backend``, ``daemon``, under
+    any name: ``git-upload-pack`` selects its subcommand by its own name) advertises every
+    reference and serves what they reach, so it is judged as ``git log --all``; a lone ``-`` of
+    ``checkout``/``switch``/``merge``/``rebase``/``cherry-pick``/``revert`` (and ``worktree add
+    PATH -``) is ``@{-1}``, the reflog's previous branch; ``merge``, ``rebase`` and ``cherry``
+    with no revision act on the upstream, which any config (the repository's, ``~/.gitconfig``,
+    ``GIT_CONFIG_*`` in the environment, none of which the trace holds) may have set: they are
+    judged as naming ``@{u}``. The argv as run is kept as ``argv_run``, and ``judged_as`` says
+    why. A program named ``git-<server>`` that is not git (the separate ``git-http-backend``) is
+    judged the same way."""
+    for row in rows:
+        if row.get("kind") != "exec":
+            continue
+        argv = [str(a) for a in row.get("argv") or []]
+        if not argv:
+            continue
+        name = posixpath.basename(argv[0])
+        if name != "git":
+            dashed = _dashed(name) or _dashed(str(row.get("exe") or "").removesuffix(" (deleted)"))
+            if not dashed or dashed[0] not in GIT_SERVERS:
+                continue
+            judged: list[str] | None = ["git", "log", "--all"]
+            why = f"git {dashed[0]} advertises every reference and serves what they reach"
+        else:
+            judged, why = _judged_git(argv)
+        if judged is not None and judged != argv:
+            row.setdefault("argv_run", argv)
+            row["argv"] = judged
+            row["judged_as"] = why
+    return rows
+
+
+def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
+    sub, rest = _git_split(argv)
+    head = argv[:len(argv) - len(rest)]
+    if sub in GIT_SERVERS:
+        return ["git", "log", "--all"], f"git {sub} advertises every reference and serves what they reach"
+    if sub == "worktree" and rest[:1] == ["add"]:
+        pos, _ = _positionals(rest[1:], sub)
+        if len(pos) >= 2 and pos[1] == "-":
+            at = len(rest) - 1 - rest[::-1].index("-")
+            return head + rest[:at] + ["@{-1}"] + rest[at + 1:], "'-' is @{-1} (the reflog's previous branch)"
+        return None, ""
+    if sub in _DASH_IS_PREVIOUS:
+        cut = rest.index("--") if "--" in rest else len(rest)
+        if "-" in rest[:cut]:
+            fixed = [("@{-1}" if (k < cut and w == "-") else w) for k, w in enumerate(rest)]
+            return head + fixed, "'-' is @{-1} (the reflog's previous branch)"
+    if sub in _UPSTREAM_BY_DEFAULT and not _IN_PROGRESS.intersection(w.split("=", 1)[0] for w in rest):
+        pos, _ = _positionals(rest, sub)
+        if not pos:
+            return head + rest + ["@{u}"], f"git {sub} with no revision acts on the upstream (@{{u}})"
+    return None, ""
 
 
 class TraceTampered(ValueError):
@@ -465,11 +546,25 @@ def seal_rows(rows: list[dict[str, Any]], *, problem: str | None = None, tracer:
     return body + json.dumps(end) + "\n"
 
 
-def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: str = "/") -> list[dict[str, Any]]:
+def _sandbox_start(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """strace's first row is bubblewrap started by evotree (strace's own child, before any code
+    of the phase): its command line is evotree's binds, the locked parts of task repositories
+    among them, not something the phase ran. It is kept as ``sandbox_argv``, judged as
+    ``bwrap``."""
+    if rows and rows[0].get("kind") == "exec" and posixpath.basename(str(rows[0].get("path"))) == "bwrap":
+        rows[0]["sandbox_argv"] = rows[0].get("argv")
+        rows[0]["argv"] = ["bwrap"]
+    return rows
+
+
+def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: str = "/", *,
+                extra: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Convert the tracer's file ``raw`` (the seccomp tracer's JSON rows or strace's output) into
     ``out``, sealed (:func:`seal_rows`; a raw trace that is not whole, :func:`check_raw`, is said in
-    the seal and fails the audit closed). A file already at ``out`` — one the phase itself may have
-    planted — is replaced, never followed. Returns the rows."""
+    the seal and fails the audit closed). ``extra``: rows observed outside the tracer, sealed after
+    its rows (``git_state``: a task repository changed during the phase, ``harness/git_guard.py``).
+    A file already at ``out`` — one the phase itself may have planted — is replaced, never
+    followed. Returns the rows."""
     try:
         fd = os.open(raw, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -481,7 +576,8 @@ def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: s
             data = fh.read()
     text = data.decode("utf-8", errors="replace")
     seccomp = text.lstrip().startswith("{")
-    rows = identify(merge_seccomp(text), git_identities()) if seccomp else parse_strace(text, cwd)
+    rows = identify(merge_seccomp(text), git_identities()) if seccomp else _sandbox_start(parse_strace(text, cwd))
+    rows += extra or []
     problem = check_raw(data)
     target = Path(out)
     if target.is_symlink() or target.exists():
@@ -496,7 +592,9 @@ def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: s
 
 
 def read_trace_rows(text: str) -> list[dict[str, Any]]:
-    """The exec, connect and open rows of a sealed trace file's text (:func:`seal_rows`).
+    """The exec, connect and open rows of a sealed trace file's text (:func:`seal_rows`), git
+    rows in the spelling the audit judges (:func:`judge_git_spellings`); a ``git_state`` row (a
+    task repository changed during the phase) is read as an open row of what changed.
 
     Raises :class:`TraceTampered` when the seal does not hold — a row missing, reordered, added
     or changed, the end row missing (the file was cut) — or when the seal says the tracer's own
@@ -520,8 +618,12 @@ def read_trace_rows(text: str) -> list[dict[str, Any]]:
                 raise TraceTampered("rows follow the trace's end row")
             if row.get("intact") is not True:
                 raise TraceTampered(f"the tracer's own output was not whole: {row.get('problem') or 'unknown'}")
-            return rows
+            return judge_git_spellings(rows)
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
         if row.get("kind") in ("exec", "connect", "open"):
             rows.append(row)
+        elif row.get("kind") == "git_state":  # judged as git storage touched without git
+            rows.append({"kind": "open", "path": f"{row.get('path')} ({row.get('change')})",
+                         "exe": "the phase (the task repository's .git, compared after the phase)",
+                         "git_state": row.get("change")})
     raise TraceTampered(f"the trace has no end row after {len(lines)} line(s): it was cut or truncated")

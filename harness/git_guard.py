@@ -1,0 +1,361 @@
+"""Task repositories a traced phase may write: what of their ``.git`` is locked, and what changed.
+
+The runtime trace judges git by its command lines and by opens of git storage by programs that
+are not the machine's git. A phase that changes what a plain spelling means walks around both:
+``.git/HEAD`` written, renamed over or replaced by a link to name another branch (then plain
+``git log``), an upstream written into ``.git/config``, ``.git/objects`` renamed out of git's
+layout and read by hand, a ref made a link to another. So, for every git directory found in a
+traced phase's read-write folders before it starts (:func:`find_git_dirs`):
+
+- the sandbox binds it onto itself (a mount point: it cannot be renamed, replaced or removed),
+  ``HEAD``, ``config``, ``packed-refs``, ``commondir``, ``shallow``, ``refs/``, ``logs/`` and
+  ``info/`` read-only, ``objects/`` onto itself (it cannot be renamed; new objects can be
+  written): :func:`guard_binds`. git still reads everything, and ``status``, ``diff``, ``add``
+  (the index) work; what moves a reference (``commit``, ``checkout`` of a branch, ``stash``)
+  fails;
+- its state is recorded outside the sandbox before the phase (:func:`snapshot`: the entries of
+  the git directory with device, inode, change time and content hash, every reference's value)
+  and compared after it (:func:`compare`): a git directory moved, replaced or linked, a locked
+  file or reference changed, an entry that points git elsewhere (``commondir``, ``worktrees``,
+  ``gitdir``) or a part that could not be locked (a linked ``HEAD``, a ``.git`` that is a link)
+  is a change, which the trace seals as a ``git_state`` row and the audit flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SNAPSHOT_SUFFIX",
+    "after_phase",
+    "before_phase",
+    "compare",
+    "find_git_dirs",
+    "guard_binds",
+    "snapshot",
+    "snapshot_path",
+]
+
+#: The snapshot of a traced phase's task repositories: beside its raw trace (outside every bind).
+SNAPSHOT_SUFFIX = ".git-state.json"
+#: Files of a git directory bound read-only when they are there (regular files).
+_LOCKED_FILES = ("HEAD", "config", "packed-refs", "commondir", "shallow")
+#: Folders bound read-only when they are there.
+_LOCKED_DIRS = ("refs", "logs", "info")
+#: Entries git itself writes while it works with references locked (the index, a merge's
+#: state); every other entry that appears is a change.
+_VOLATILE = frozenset(
+    {
+        "index",
+        "FETCH_HEAD",
+        "ORIG_HEAD",
+        "MERGE_HEAD",
+        "MERGE_MSG",
+        "MERGE_MODE",
+        "MERGE_RR",
+        "COMMIT_EDITMSG",
+        "AUTO_MERGE",
+        "REBASE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "BISECT_LOG",
+        "BISECT_START",
+        "BISECT_TERMS",
+        "BISECT_NAMES",
+        "BISECT_EXPECTED_REV",
+        "BISECT_ANCESTORS_OK",
+        "sequencer",
+        "rebase-merge",
+        "rebase-apply",
+        "gc.log",
+        "gc.pid",
+        "rr-cache",
+        "objects",
+        "hooks",
+        "description",
+        "branches",
+        "lost-found",
+        "modules",
+    }
+)
+#: How far below a read-write folder task repositories are looked for, and how many folder
+#: entries at most (a phase's start must stay cheap; deeper repositories are not guarded).
+MAX_DEPTH = 3
+MAX_ENTRIES = 5000
+_HASH_LIMIT = 1 << 20
+
+
+def _is_bare(path: Path) -> bool:
+    try:
+        return (
+            stat.S_ISREG(os.lstat(path / "HEAD").st_mode)
+            and stat.S_ISDIR(os.lstat(path / "objects").st_mode)
+            and stat.S_ISDIR(os.lstat(path / "refs").st_mode)
+        )
+    except OSError:
+        return False
+
+
+def find_git_dirs(
+    roots: Iterable[Path | str], *, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
+) -> tuple[list[Path], list[str]]:
+    """(the git directories in and below ``roots``, what could not be guarded).
+
+    A work tree's ``.git`` folder and a bare repository count, down to ``max_depth`` folders
+    below each root, links never followed. A ``.git`` that is a link cannot be locked (the link
+    itself can be swapped): it is a problem, as is a git directory reached through a link. A
+    ``.git`` file (a linked worktree's pointer) is left alone: the folder it names is guarded
+    only where it is itself found."""
+    found: list[Path] = []
+    problems: list[str] = []
+    seen = 0
+    for root in roots:
+        queue = [(Path(root).absolute(), 0)]
+        while queue:
+            folder, depth = queue.pop(0)
+            if _is_bare(folder):
+                found.append(folder)
+                continue
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            seen += len(entries)
+            for entry in entries:
+                if entry.name == ".git":
+                    if entry.is_symlink():
+                        problems.append(f"{entry.path} is a symbolic link: it cannot be locked")
+                    elif entry.is_dir(follow_symlinks=False):
+                        found.append(Path(entry.path))
+                elif (
+                    depth < max_depth and entry.is_dir(follow_symlinks=False) and seen < max_entries
+                ):
+                    queue.append((Path(entry.path), depth + 1))
+    out = []
+    for path in found:
+        if os.path.realpath(path) != str(path):
+            problems.append(f"{path} is reached through a symbolic link: it cannot be locked")
+        elif path not in out:
+            out.append(path)
+    return out, problems
+
+
+def guard_binds(git_dirs: Sequence[Path]) -> tuple[list[tuple[str, Path]], list[str]]:
+    """(bubblewrap binds that lock ``git_dirs`` as the module says, what could not be locked)."""
+    binds: list[tuple[str, Path]] = []
+    problems: list[str] = []
+    for gd in git_dirs:
+        binds.append(("--bind", gd))
+        for name in (*_LOCKED_FILES, *_LOCKED_DIRS, "objects"):
+            path = gd / name
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                if name in ("HEAD", "objects", "refs"):
+                    problems.append(f"{path} is missing: the repository cannot be locked")
+                continue
+            except OSError as exc:
+                problems.append(f"{path} cannot be read ({exc.strerror})")
+                continue
+            want_dir = name in (*_LOCKED_DIRS, "objects")
+            if stat.S_ISLNK(mode):
+                problems.append(f"{path} is a symbolic link: it cannot be locked")
+            elif want_dir != stat.S_ISDIR(mode) or not (want_dir or stat.S_ISREG(mode)):
+                problems.append(f"{path} is not a {'folder' if want_dir else 'regular file'}")
+            else:
+                binds.append(("--bind" if name == "objects" else "--ro-bind", path))
+    return binds, problems
+
+
+def _entry(path: Path) -> list[Any] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    kind = (
+        "link"
+        if stat.S_ISLNK(info.st_mode)
+        else "dir"
+        if stat.S_ISDIR(info.st_mode)
+        else "file"
+        if stat.S_ISREG(info.st_mode)
+        else "other"
+    )
+    digest = None
+    if kind == "file" and info.st_size <= _HASH_LIMIT:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as fh:
+                digest = hashlib.sha256(fh.read(_HASH_LIMIT + 1)).hexdigest()
+        except OSError:
+            digest = None
+    elif kind == "link":
+        try:
+            digest = "-> " + os.readlink(path)
+        except OSError:
+            digest = None
+    return [kind, info.st_dev, info.st_ino, info.st_ctime_ns, digest]
+
+
+def _refs(gd: Path, limit: int = 20000) -> dict[str, list[Any] | None]:
+    """Every file under ``refs/`` and ``logs/`` (links not followed), by path."""
+    out: dict[str, list[Any] | None] = {}
+    for top in ("refs", "logs"):
+        stack = [gd / top]
+        while stack and len(out) < limit:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    out[str(Path(entry.path).relative_to(gd))] = _entry(Path(entry.path))
+    return out
+
+
+def snapshot(git_dirs: Sequence[Path], problems: Sequence[str] = ()) -> dict[str, Any]:
+    """The state of ``git_dirs`` (module doc), with the problems found while guarding them."""
+    repos = []
+    for gd in git_dirs:
+        try:
+            names = sorted(os.listdir(gd))
+        except OSError:
+            names = []
+        repos.append(
+            {
+                "path": str(gd),
+                "self": _entry(gd),
+                "entries": {
+                    n: _entry(gd / n)
+                    for n in names
+                    if n not in _VOLATILE and not n.endswith(".lock")
+                }
+                | {"objects": _entry(gd / "objects")},
+                "refs": _refs(gd),
+            }
+        )
+    return {"repos": repos, "problems": list(problems)}
+
+
+def compare(before: dict[str, Any]) -> list[dict[str, Any]]:
+    """What changed in the repositories of ``before`` (a :func:`snapshot`) since it was taken,
+    and the problems it recorded: ``{"kind": "git_state", "path": ..., "change": ...}`` rows."""
+    rows: list[dict[str, Any]] = []
+
+    def change(path: str, text: str) -> None:
+        rows.append({"kind": "git_state", "path": path, "change": text})
+
+    for problem in before.get("problems") or []:
+        change(str(problem).split(" ", 1)[0], "not guarded: " + str(problem))
+    for repo in before.get("repos") or []:
+        gd = Path(str(repo.get("path")))
+        now = _entry(gd)
+        was = repo.get("self")
+        if now is None or was is None or now[:3] != was[:3]:
+            change(str(gd), "the git directory was moved, removed, replaced or linked")
+            continue
+        entries = repo.get("entries") or {}
+        try:
+            names = set(os.listdir(gd))
+        except OSError:
+            names = set()
+        for name in sorted(names - set(entries) - _VOLATILE):
+            if not name.endswith(".lock"):
+                change(
+                    str(gd / name), "a new entry in the git directory (it can point git elsewhere)"
+                )
+        for name, old in sorted(entries.items()):
+            new = _entry(gd / name)
+            if new is None:
+                change(str(gd / name), "removed or renamed")
+            elif (
+                old is None
+                or new[0] != old[0]
+                or new[4] != old[4]
+                or (new[0] != "dir" and new[1:4] != old[1:4])
+                or (new[0] == "dir" and new[1:3] != old[1:3])
+            ):
+                change(str(gd / name), "changed, replaced or linked during the phase")
+        old_refs = repo.get("refs") or {}
+        new_refs = _refs(gd)
+        for name in sorted(set(old_refs) | set(new_refs)):
+            old, new = old_refs.get(name), new_refs.get(name)
+            if (
+                old is None
+                or new is None
+                or new[0] != old[0]
+                or new[4] != old[4]
+                or new[1:4] != old[1:4]
+            ):
+                change(
+                    str(gd / name),
+                    "a reference or reflog added, removed or changed during the phase",
+                )
+    return rows
+
+
+def snapshot_path(trace: Path | str) -> Path:
+    """Where the snapshot of the phase traced into ``trace`` is kept."""
+    return Path(str(trace) + SNAPSHOT_SUFFIX)
+
+
+def before_phase(read_write: Iterable[Path | str], trace: Path | str) -> list[tuple[str, Path]]:
+    """Find the task repositories in ``read_write``, record their state beside ``trace``
+    (replacing any file there, never following a link) and return the binds that lock them."""
+    git_dirs, problems = find_git_dirs(read_write)
+    binds, more = guard_binds(git_dirs)
+    target = snapshot_path(trace)
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    with open(target, "x", encoding="utf-8") as fh:
+        json.dump(snapshot(git_dirs, [*problems, *more]), fh)
+    return binds
+
+
+def after_phase(trace: Path | str) -> list[dict[str, Any]]:
+    """The ``git_state`` rows of the phase traced into ``trace`` (:func:`compare`); no snapshot
+    where the raw trace exists is itself a row (the repositories could not be compared)."""
+    path = snapshot_path(trace)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        if os.path.lexists(trace):
+            return [
+                {
+                    "kind": "git_state",
+                    "path": str(path),
+                    "change": "no record of the task repositories before the phase: not compared",
+                }
+            ]
+        return []
+    except OSError as exc:
+        return [
+            {
+                "kind": "git_state",
+                "path": str(path),
+                "change": f"the snapshot cannot be read: {exc}",
+            }
+        ]
+    with os.fdopen(fd, "r", encoding="utf-8") as fh:
+        try:
+            before = json.load(fh)
+        except ValueError:
+            before = None
+    if not isinstance(before, dict):
+        return [
+            {
+                "kind": "git_state",
+                "path": str(path),
+                "change": "the snapshot is not a record: not compared",
+            }
+        ]
+    return compare(before)
