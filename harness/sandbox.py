@@ -73,7 +73,9 @@ every ``connect`` and every open of git storage by a program other than the mach
 descriptors are close-on-exec (no process of the phase holds one) and its rows are sealed (a
 ``seq`` each, a final count and SHA-256); :func:`finish_trace` writes them as
 ``evidence/<phase>/exec_trace.jsonl`` after the phase, and the audit reads it like a trajectory
-(:mod:`evotree.harness.audit.trace`, docs/audit.md).
+(:mod:`evotree.harness.audit.trace`, docs/audit.md). The git directories in a traced phase's
+read-write folders are locked (HEAD, config, refs and reflogs read-only, the directory and its
+object store mount points) and compared after the phase (:mod:`evotree.harness.git_guard`).
 
 The environment of a phase is an allowlist (:func:`sandbox_env`, :data:`PHASE_ENV`, the
 champion's ``[sandbox] pass_env``): no credential of the person running evotree reaches it

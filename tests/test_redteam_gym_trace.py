@@ -168,7 +168,8 @@ GIT_DIR=f git log -p
 @pytest.mark.xfail(strict=True, reason="a GIT_DIR of links (made by Python, no .git in any "
                    "argv) whose HEAD names the future branch: "
                    "links and writes are not reported, the machine's git reads through them "
-                   "exempt from open rows, and its argv is plain git log -p")
+                   "exempt from open rows, and its argv is plain git log -p; locking the task "
+                   "repository does not help (the links only read)")
 def test_a_git_dir_of_links_to_the_task_repository_is_a_finding(
     tmp_path: Path, seccomp: None
 ) -> None:
