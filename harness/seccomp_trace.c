@@ -232,9 +232,16 @@ static size_t cstring(uint32_t pid, uint64_t addr, struct buf *into, size_t limi
 
 static uint32_t tgid_of(uint32_t tid);
 static int pending_note(uint32_t tid, uint32_t tgid, uint64_t argv_hash);
+static int exec_begins(uint32_t tid, uint32_t tgid);
+static void process_ends(uint32_t tgid);
+static void exec_settled(uint32_t tid);
+static void cache_disable(void);
 
 static void exec_row(const struct notif *n, struct buf *row) {
     char proc[64];
+    /* the process the exec replaces (a thread's exec runs under its process's pid) */
+    uint32_t tgid = tgid_of(n->pid);
+    if (!exec_begins(n->pid, tgid)) cache_disable();
     uint64_t path_at = n->nr == NR_EXECVE ? n->args[0] : n->args[1];
     uint64_t argv_at = n->nr == NR_EXECVE ? n->args[1] : n->args[2];
     /* the caller's memory cannot be read (a refused read says EPERM or ESRCH; a bad address says
@@ -267,9 +274,7 @@ static void exec_row(const struct notif *n, struct buf *row) {
     }
     puts_(&full, path.data);
     int missing = access(full.data, X_OK) != 0;
-    /* the process this exec replaces (a thread's exec runs under its process's pid) is checked
-     * again at its next reported call (pending_check) */
-    uint32_t tgid = tgid_of(n->pid);
+    /* the process this exec replaces is checked again at its next reported call (pending_check) */
     char head[96];
     snprintf(head, sizeof head, "{\"kind\": \"exec\", \"pid\": %u, ", n->pid);
     puts_(row, head);
@@ -700,6 +705,7 @@ static void exit_row(const struct notif *n, struct buf *row) {
     uint32_t tgid = tgid_of(n->pid);
     struct pending_exec *e = pending_count ? pending_find(tgid, 0) : NULL;
     if (e) pending_drop(e);
+    process_ends(tgid);
     if (tainted_count) untaint(tgid);
     snprintf(head, sizeof head, "{\"kind\": \"exit\", \"pid\": %u, ", n->pid);
     puts_(row, head);
@@ -757,6 +763,7 @@ static size_t remote_string(uint32_t pid, uint64_t addr, char *into, size_t cap)
     size_t got = 0;
     while (addr && got + 1 < cap) {
         size_t want = 4096 - (size_t)((addr + got) % 4096);
+        if (!got && want > 256) want = 256; /* most paths: one short copy, not the rest of a page */
         if (want > cap - 1 - got) want = cap - 1 - got;
         struct iovec local = {into + got, want}, remote = {(void *)(uintptr_t)(addr + got), want};
         ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
@@ -796,11 +803,118 @@ static int is_system_git(const struct stat *st) {
     return 0;
 }
 
-static int system_git(uint32_t pid) {
+/* Which program a thread runs, remembered between its opens: a stat of /proc/PID/exe costs ~5 us
+ * on a VM (a path walk through /proc), most of the tracer's work per open of the machine's git,
+ * while a poll of a pidfd costs ~1 us. An entry holds a pidfd of the thread, opened before its
+ * program was read: a pidfd of a task that has ended polls readable, so a tid that was reused by
+ * another task is never taken for the one remembered. A task changes its program only by an
+ * exec, and every exec is reported: at its notification every entry of the process is dropped,
+ * and the process is "in flight" -- none of its threads is remembered -- until its exec is over:
+ * a call of the exec'ing thread after it (the exec failed or the new program runs: either way the
+ * program read then is the one that runs), or its exit. An exec by a thread other than the leader
+ * keeps its process in flight to its exit (after the exec the thread has the leader's pid, and a
+ * call under that pid could still be the old leader's). Where anything cannot be told (no pidfd
+ * of a thread before Linux 6.9, the in-flight table full), nothing is remembered: a stat per open,
+ * as without the cache. */
+#define VERDICTS 256
+#define IN_FLIGHT 1024
+#define PIDFD_THREAD_FLAG 0x80 /* O_EXCL: PIDFD_THREAD (Linux 6.9+) */
+struct verdict { uint32_t tid, tgid; int pidfd, git; };
+static struct verdict verdicts[VERDICTS];
+struct flight { uint32_t tgid, tid; };
+static struct flight in_flight[IN_FLIGHT];
+static size_t in_flight_count;
+
+static void verdict_drop(struct verdict *v) {
+    if (v->tid) close(v->pidfd);
+    v->tid = 0;
+}
+
+/* Drop every remembered thread of process TGID. */
+static void forget_process(uint32_t tgid) {
+    for (size_t k = 0; k < VERDICTS; k++)
+        if (verdicts[k].tid && verdicts[k].tgid == tgid) verdict_drop(&verdicts[k]);
+}
+
+static struct flight *flight_of(uint32_t tgid) {
+    for (size_t k = 0; k < in_flight_count; k++)
+        if (in_flight[k].tgid == tgid) return &in_flight[k];
+    return NULL;
+}
+
+static void flight_end(struct flight *f) { *f = in_flight[--in_flight_count]; }
+
+/* set once the cache cannot be kept right (the in-flight table full): a stat per open from then on */
+static int cache_off;
+
+static void cache_disable(void) {
+    cache_off = 1;
+    for (size_t k = 0; k < VERDICTS; k++) verdict_drop(&verdicts[k]);
+}
+
+/* An exec of thread TID of process TGID is reported (the caller waits; whether it will succeed
+ * is not known). Returns 0 when the process cannot be kept in flight (the cache is then off). */
+static int exec_begins(uint32_t tid, uint32_t tgid) {
+    if (cache_off) return 1;
+    forget_process(tgid);
+    struct flight *f = flight_of(tgid);
+    if (f) {
+        if (f->tid != tid) f->tid = 0; /* two threads exec'ing: in flight to the process's end */
+        return 1;
+    }
+    if (in_flight_count == IN_FLIGHT) { /* processes killed while in flight: their entries go */
+        for (size_t k = 0; k < in_flight_count;) {
+            int alive = (int)syscall(434 /* pidfd_open */, (pid_t)in_flight[k].tgid, 0);
+            if (alive >= 0) { close(alive); k++; }
+            else if (errno == ESRCH) flight_end(&in_flight[k]);
+            else k++;
+        }
+        if (in_flight_count == IN_FLIGHT) return 0;
+    }
+    in_flight[in_flight_count++] = (struct flight){tgid, tid};
+    return 1;
+}
+
+/* Any reported call of TID: when it is the leader whose own exec was in flight, that exec is over. */
+static void exec_settled(uint32_t tid) {
+    struct flight *f = in_flight_count ? flight_of(tid) : NULL;
+    if (f && f->tid == tid) flight_end(f);
+}
+
+/* Process TGID is ending (exit_group reported): its threads are forgotten, its pidfds closed. */
+static void process_ends(uint32_t tgid) {
+    forget_process(tgid);
+    struct flight *f = in_flight_count ? flight_of(tgid) : NULL;
+    if (f) flight_end(f);
+}
+
+/* Whether TID runs the machine's own git; *tgid: its process (0: not read). */
+static int runs_system_git(uint32_t tid, uint32_t *tgid) {
+    *tgid = 0;
+    struct verdict *v = &verdicts[tid % VERDICTS];
+    if (v->tid == tid) {
+        struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
+        if (poll(&p, 1, 0) == 0) { *tgid = v->tgid; return v->git; }
+        verdict_drop(v); /* the task remembered has ended: the tid is another's */
+    }
+    int pidfd = cache_off ? -1 : (int)syscall(434 /* pidfd_open */, (pid_t)tid, 0);
+    if (pidfd >= 0) *tgid = tid; /* pidfd_open refuses any thread but a process's leader */
+    else if (!cache_off && (errno == EINVAL || errno == ENOENT)) { /* a thread (6.18 says ENOENT) */
+        pidfd = (int)syscall(434, (pid_t)tid, PIDFD_THREAD_FLAG);
+        if (pidfd >= 0) *tgid = tgid_of(tid);
+    }
+    if (pidfd >= 0 && (*tgid == 0 || (in_flight_count && flight_of(*tgid)))) { close(pidfd); pidfd = -1; }
+    if (pidfd >= 0) fcntl(pidfd, F_SETFD, FD_CLOEXEC);
     char proc[64];
     struct stat st;
-    snprintf(proc, sizeof proc, "/proc/%u/exe", pid);
-    return stat(proc, &st) == 0 && is_system_git(&st);
+    snprintf(proc, sizeof proc, "/proc/%u/exe", tid);
+    if (stat(proc, &st) != 0) { if (pidfd >= 0) close(pidfd); return 0; }
+    int git = is_system_git(&st);
+    if (pidfd >= 0) {
+        verdict_drop(v);
+        *v = (struct verdict){tid, *tgid, pidfd, git};
+    }
+    return git;
 }
 
 /* The file a path names for PID, as the kernel would walk it (symlinks, "..", a descriptor's
@@ -850,7 +964,8 @@ static void open_row(const struct notif *n, struct buf *row) {
     if (open_rows > OPEN_ROWS_LIMIT) return;
     /* the cheapest check first: most opens of a phase are git's (not exempt: a git with code loaded
      * into it, is_tainted; its threads count as the process) */
-    if (system_git(n->pid) && !(tainted_count && is_tainted(tgid_of(n->pid)))) return;
+    uint32_t tgid;
+    if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid)))) return;
     char path[4096], base[4096], proc[64], full[8300], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
@@ -917,6 +1032,7 @@ static void *serve(void *arg) {
         put(&row, "", 0);
         checked.len = 0;
         put(&checked, "", 0);
+        exec_settled(n.pid);
         pending_check(n.pid, n.nr, &checked);  /* a row of its own, before the call's */
         if (n.nr == NR_EXIT_GROUP) exit_row(&n, &row);
         else if (n.nr == NR_EXECVE || n.nr == NR_EXECVEAT) exec_row(&n, &row);
