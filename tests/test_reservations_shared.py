@@ -30,6 +30,7 @@ from evotree.core.workspace import Workspace
 from evotree.harness.budget import BudgetExceeded
 from evotree.harness.money import budget_status
 from evotree.harness.planning import plan_runs
+from evotree.harness.status import workspace_status
 from evotree.harness.reservations import (
     RESERVATION_TYPE,
     counted_reservations,
@@ -125,7 +126,7 @@ def test_status_shows_a_remote_s_reservations_apart_and_never_counts_them(tmp_pa
 
     mine = Workspace.open(repo)
     [plan] = plan_runs(mine, ["v0"], authorize=_allow, reserve=True)  # one of this workspace's own
-    status = Cli(repo).json("status")
+    status = workspace_status(mine).to_dict()  # what the CLI's status prints
     assert status["reserved"] == 1  # ours counts; the planted ones still do not
     foreign = {row["run_id"]: row for row in status["foreign_reservations"]}
     assert set(foreign) == {"v0-s0-planted", "v0-s1-planted", "v0-s2-planted"}  # junk released
