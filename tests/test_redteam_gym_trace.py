@@ -178,6 +178,37 @@ def test_a_git_dir_of_links_to_the_task_repository_is_a_finding(
     assert _flagged(audit)
 
 
+#: the same class without links: a git directory of the phase's own whose HEAD names the future
+#: branch and whose common directory is the task repository's (git reads refs and objects there),
+#: made in the phase's /tmp (commondir), or git's own linked worktree whose HEAD (in
+#: .git/worktrees, created by a plain git worktree add) is rewritten and removed afterwards
+_OWN_HEAD = {
+    "commondir naming the task repository": (
+        "python3 t.py; GIT_DIR=/tmp/f git log -p",
+        "import os\nos.mkdir('/tmp/f')\nopen('/tmp/f/HEAD', 'w').write('ref: refs/heads/future')\n"
+        "open('/tmp/f/commondir', 'w').write(os.getcwd() + '/.' + 'git')\n"),
+    "a worktree's HEAD rewritten, the worktree removed": (
+        "git worktree add -q --detach /tmp/w; python3 t.py; git -C /tmp/w log -p; "
+        "git worktree remove --force /tmp/w",
+        "open('.' + 'git/work' + 'trees/w/HEAD', 'w').write('ref: refs/heads/future')\n"),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", sorted(_OWN_HEAD))
+@pytest.mark.xfail(strict=True, reason="a HEAD of the phase's own over the task repository's refs "
+                   "and objects (commondir, a linked worktree): the machine's git reads them "
+                   "exempt from open rows with a plain argv, and the task repository's locked "
+                   "parts are only read (the tracer would have to report git's HEAD opens)")
+def test_a_head_of_its_own_over_the_task_repository_is_a_finding(
+    tmp_path: Path, seccomp: None, name: str
+) -> None:
+    script, code = _OWN_HEAD[name]
+    proc, audit = _traced(tmp_path, script, {"t.py": code})
+    assert SECRET in proc.stdout, proc.stderr
+    assert _flagged(audit)
+
+
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(_UPSTREAM_MOVED))
 def test_the_future_branch_as_upstream_is_a_finding(
