@@ -67,7 +67,8 @@ def test_a_dashed_name_keeps_its_subcommand_when_identified_by_content() -> None
     rows = [
         {"kind": "exec", "argv": ["/tmp/x/git-upload-pack", "."], "exe": "/tmp/x/git-upload-pack",
          "exe_sha256": "G"},
-        {"kind": "exec", "argv": ["upload-pack", "."], "exe": "/tmp/upload-pack", "exe_sha256": "G"},
+        {"kind": "exec", "argv": ["upload-pack", "."], "exe": "/tmp/upload-pack",
+         "exe_sha256": "G"},
     ]
     identify(rows, frozenset({"G"}))
     assert rows[0]["argv"] == ["git", "upload-pack", "."]
