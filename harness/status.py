@@ -14,8 +14,11 @@ from typing import Any
 
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import VersionStatus
+from evotree.core.refs import branch_ref
+from evotree.core.versions import tree_view, version_at
 from evotree.core.workspace import Workspace
-from evotree.harness.records import RunStatus, list_runs
+from evotree.harness.live import progress_of
+from evotree.harness.records import RunStatus, list_runs, runs_dir
 from evotree.harness.reservations import ForeignReservation, reservation_book
 
 __all__ = ["WorkspaceStatus", "workspace_status"]
@@ -57,16 +60,12 @@ def _runs_by_version(ws: Workspace) -> dict[str, list[Any]]:
 
 
 def _tip(ws: Workspace, version: str) -> str | None:
-    from evotree.core.refs import branch_ref
-
     target = ws.git.ref_target(branch_ref(version))
     return str(target) if target is not None else None
 
 
 def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> WorkspaceStatus:
     """The workspace's state for a person or an agent: running runs and each version's next step."""
-    from evotree.core.versions import tree_view, version_at
-
     view = tree_view(ws)
     champion = next((v for v in view.versions if v.champion), None)
     runs = _runs_by_version(ws)
@@ -80,9 +79,6 @@ def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> Worksp
     if book is not None:  # the budgets' rule: a remote's are shown apart, never counted
         status.reserved = len(book.counted)
         status.foreign_reservations = book.foreign_rows()
-    from evotree.harness.live import progress_of
-    from evotree.harness.records import runs_dir
-
     base = runs_dir(ws)
     status.running = [{"run_id": r.run_id, "version": r.version, "seed": r.seed, "started_at": r.started_at,
                        "progress": progress_of(base / r.run_id, started_at=r.started_at,
