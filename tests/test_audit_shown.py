@@ -230,3 +230,23 @@ def test_an_abbreviation_of_only_digits_is_still_a_hash() -> None:
     vouch = ("git log --oneline -2", "8be9233 Add firing profile sample\n2910880 initial recipe\n")
     assert not _flagged([walk, vouch])
     assert _flagged([walk, ("git log --oneline -1", "8be9233 Add firing profile sample\n")])
+
+
+def test_a_future_abbreviation_of_only_digits_is_found_with_the_repository(tmp_path: Path) -> None:
+    """About one abbreviation in 27 is all digits: where git prints an id it is a hash (a
+    number elsewhere in an output is not looked up)."""
+    repo = make_repo(tmp_path / "r")
+    base = git(repo, "rev-parse", "HEAD")
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    future = next(c for c in (git(repo, "commit-tree", tree, "-p", base, "-m", f"fix {n}")
+                              for n in range(2000)) if c[:7].isdigit())
+    git(repo, "update-ref", "refs/pull/1/head", future)
+    short = future[:7]
+
+    def flagged(output: str) -> bool:
+        traj = Trajectory("t", "shell", [Step("python tools/report.py", output)])
+        return audit_trajectories([traj], repo=str(repo), base=base).flagged == 1
+
+    assert flagged(f"{short} the fix\n")
+    assert flagged(f"commit {future}\n")
+    assert not flagged(f"ran {short} iterations\n")

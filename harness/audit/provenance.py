@@ -37,7 +37,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ProvenanceIndex", "ContentHit", "build_index", "scan_outputs", "MIN_LINE", "MIN_ALNUM"]
+__all__ = ["ProvenanceIndex", "ContentHit", "build_index", "scan_outputs", "MIN_LINE", "MIN_ALNUM",
+           "at_hash_place"]
 
 #: a line must be this long (after stripping) to count as distinctive
 MIN_LINE = 16
@@ -50,9 +51,18 @@ MIN_SUBJECT = 12
 MAX_LINES_PER_COMMIT = 2000
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 _HEX7 = re.compile(r"(?<![0-9A-Za-z])([0-9a-f]{7})[0-9a-f]{0,33}(?![0-9A-Za-z])")
+#: where git prints a commit id: a line's start (``--oneline``, ``rev-list``, after ``--graph``'s
+#: marks), ``commit X``, ``X refs/...``; a word of only digits counts as a hash only there
+_HASH_PLACE = re.compile(r"(?:^|\n)[*|\\/ ]*(?:commit |[-+]?)$")
 _INDEX_LINE = re.compile(r"[ \t]*index [0-9a-f]{7,40}\.\.[0-9a-f]{7,40}")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 _TOKEN_SPLIT = re.compile(r"[\s(),;:/'\"`\[\]{}<>]+")
+
+
+def at_hash_place(text: str, start: int) -> bool:
+    """Is ``text[start:]`` where git prints a commit id (a line's start, after ``commit``)?
+    Abbreviations of only digits (``2910880``) are hashes there and numbers elsewhere."""
+    return _HASH_PLACE.search(text[max(0, start - 40):start]) is not None or start == 0
 
 
 @dataclass
@@ -266,8 +276,8 @@ def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands
             matches = _HEX.finditer(out)
         for m in matches:
             word = m.group(0)
-            if word.isdigit():
-                continue
+            if word.isdigit() and not at_hash_place(out, m.start()):
+                continue  # a number, not an abbreviation git printed
             found = index.object_for(word)
             if found is None:
                 continue

@@ -34,6 +34,7 @@ from typing import Any
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
+from evotree.harness.audit.provenance import at_hash_place
 from evotree.harness.audit.rules import BASE_NAMES, SCOPE, _TAG_LIKE, _git_split, is_head_relative
 from evotree.harness.audit.shown import (Vouched, diff_shows_known, fix_quotes, one_branch_is_head,
                                          shows_only_vouched)
@@ -798,8 +799,9 @@ def _future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
     if traj.text:
         texts.append(traj.text)
     for text in texts:
-        for word in _HEX.findall(text):
-            if not word.isdigit():
+        for m in _HEX.finditer(text):
+            word = m.group(0)
+            if not word.isdigit() or at_hash_place(text, m.start()):
                 words.setdefault(word, None)
     return [w for w in words if ancestry.status(w) == "future"]
 
