@@ -390,8 +390,8 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
     if exe is None:
         raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
     guard = _guard_task_repositories(spec)
-    args = _wrap(spec, argv, exe, _nesting_args(spec.policy, exe) if spec.policy is not None else [],
-                 guard=guard)
+    nesting = _nesting_args(spec.policy, exe) if spec.policy is not None else []
+    args = _wrap(spec, argv, exe, nesting, guard=guard)
     if spec.trace is not None:
         seccomp = TRACER == "seccomp" and _seccomp_tracing(spec) and _seccomp_works()
         args = (_seccomp_tracer_argv(spec.trace) if seccomp else trace_argv(spec.trace)) + args
@@ -504,8 +504,8 @@ def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, 
 
     if spec.trace is None:
         return []
-    return write_trace(spec.trace, Path(evidence_dir) / TRACE_FILE, cwd=str(Path(spec.cwd).absolute()),
-                       extra=git_guard.after_phase(spec.trace))
+    return write_trace(spec.trace, Path(evidence_dir) / TRACE_FILE,
+                       cwd=str(Path(spec.cwd).absolute()), extra=git_guard.after_phase(spec.trace))
 
 
 def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str], *,

@@ -42,8 +42,9 @@ from typing import Any
 
 from evotree.harness.audit.rules import _git_split, _positionals
 
-__all__ = ["AGENT_SESSIONS", "GIT_SERVERS", "TRACE_FILE", "TRACE_SYSCALLS", "TraceTampered", "check_raw",
-           "git_identities", "identify", "judge_git_spellings", "parse_strace", "merge_seccomp", "read_trace_rows", "seal_rows", "write_trace"]
+__all__ = ["AGENT_SESSIONS", "GIT_SERVERS", "TRACE_FILE", "TRACE_SYSCALLS", "TraceTampered",
+           "check_raw", "git_identities", "identify", "judge_git_spellings", "parse_strace",
+           "merge_seccomp", "read_trace_rows", "seal_rows", "write_trace"]
 
 #: Where each traced ``evotree agent`` session's evidence lands, under ``.evotree/``:
 #: ``agent-sessions/<session>/exec_trace.jsonl`` and ``session.json`` (the versions it could touch).
@@ -393,7 +394,8 @@ def identify(rows: list[dict[str, Any]], gits: frozenset[str]) -> list[dict[str,
         row["identified_by"] = how
         if not argv or posixpath.basename(argv[0]) != "git" or program_at:
             row["argv_called"] = argv
-            row["argv"] = ["git", *_dashed(argv[program_at] if argv else ""), *argv[program_at + 1:]]
+            sub = _dashed(argv[program_at] if argv else "")
+            row["argv"] = ["git", *sub, *argv[program_at + 1:]]
         again = row.get("argv_at_exit")
         if isinstance(again, list) and again and posixpath.basename(str(again[0])) != "git":
             row["argv_at_exit"] = ["git", *_dashed(str(again[program_at]) if program_at < len(again)
@@ -456,23 +458,28 @@ def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+_PREVIOUS = "'-' is @{-1} (the reflog's previous branch)"
+
+
 def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
     sub, rest = _git_split(argv)
     head = argv[:len(argv) - len(rest)]
     if sub in GIT_SERVERS:
-        return ["git", "log", "--all"], f"git {sub} advertises every reference and serves what they reach"
+        return ["git", "log", "--all"], (f"git {sub} advertises every reference and serves what "
+                                         "they reach")
     if sub == "worktree" and rest[:1] == ["add"]:
         pos, _ = _positionals(rest[1:], sub)
         if len(pos) >= 2 and pos[1] == "-":
             at = len(rest) - 1 - rest[::-1].index("-")
-            return head + rest[:at] + ["@{-1}"] + rest[at + 1:], "'-' is @{-1} (the reflog's previous branch)"
+            return head + rest[:at] + ["@{-1}"] + rest[at + 1:], _PREVIOUS
         return None, ""
     if sub in _DASH_IS_PREVIOUS:
         cut = rest.index("--") if "--" in rest else len(rest)
         if "-" in rest[:cut]:
             fixed = [("@{-1}" if (k < cut and w == "-") else w) for k, w in enumerate(rest)]
-            return head + fixed, "'-' is @{-1} (the reflog's previous branch)"
-    if sub in _UPSTREAM_BY_DEFAULT and not _IN_PROGRESS.intersection(w.split("=", 1)[0] for w in rest):
+            return head + fixed, _PREVIOUS
+    in_progress = _IN_PROGRESS.intersection(w.split("=", 1)[0] for w in rest)
+    if sub in _UPSTREAM_BY_DEFAULT and not in_progress:
         pos, _ = _positionals(rest, sub)
         if not pos:
             return head + rest + ["@{u}"], f"git {sub} with no revision acts on the upstream (@{{u}})"
@@ -551,7 +558,8 @@ def _sandbox_start(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     of the phase): its command line is evotree's binds, the locked parts of task repositories
     among them, not something the phase ran. It is kept as ``sandbox_argv``, judged as
     ``bwrap``."""
-    if rows and rows[0].get("kind") == "exec" and posixpath.basename(str(rows[0].get("path"))) == "bwrap":
+    first = rows[0] if rows else {}
+    if first.get("kind") == "exec" and posixpath.basename(str(first.get("path"))) == "bwrap":
         rows[0]["sandbox_argv"] = rows[0].get("argv")
         rows[0]["argv"] = ["bwrap"]
     return rows
@@ -576,7 +584,10 @@ def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: s
             data = fh.read()
     text = data.decode("utf-8", errors="replace")
     seccomp = text.lstrip().startswith("{")
-    rows = identify(merge_seccomp(text), git_identities()) if seccomp else _sandbox_start(parse_strace(text, cwd))
+    if seccomp:
+        rows = identify(merge_seccomp(text), git_identities())
+    else:
+        rows = _sandbox_start(parse_strace(text, cwd))
     rows += extra or []
     problem = check_raw(data)
     target = Path(out)
