@@ -33,6 +33,8 @@ import tomli_w
 
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
+from evotree.gates.signoff import CI_VARIABLES
+from evotree.verbs import Session
 
 __all__ = ["APPROVER", "DEMO_ENVS", "DEMO_PROPOSALS", "DemoResult", "GYM_KNOBS", "GYM_POLICY", "autopilot_toml",
            "greedy_keep", "gym_files", "gym_policy", "gym_truth", "run_demo"]
@@ -454,22 +456,62 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
              proposals: int = DEMO_PROPOSALS) -> DemoResult:
     """Create a gym workspace at ``path`` (default: a temp folder) and let the autopilot walk the loop."""
     started = time.monotonic()
-    repo = _prepare(path)
-    evotree = _Runner(repo, echo)
-    result = DemoResult(path=repo)
-    keys: dict[str, Path] = {}
-    judge: dict[str, Any] = {}
+    demo = _Demo(_prepare(path), echo, proposals)
+    result = demo.result
+    steps: list[tuple[str, Callable[[], None]]] = [
+        ("create a repository with the gym domain's default policy, and a demo-only approver", demo.setup_repo),
+        ("make it a workspace of the gym domain (v0 = that policy)", demo.init),
+        ("the autopilot tries a handful of proposals; a person signs only what the gates pass", demo.autopilot),
+        ("side by side: greedy keep-if-better, evotree, and the held-out truth of both", demo.side_by_side),
+        ("the tree: what was kept, what is negative evidence", demo.tree),
+    ]
+    try:
+        for number, (title, step) in enumerate(steps, start=1):
+            echo(f"\n[{number}/{len(steps)}] {title}  ({time.monotonic() - started:.0f} s)")
+            step()
+    finally:
+        if not keep:
+            shutil.rmtree(demo.repo, ignore_errors=True)
+        if "private" in demo.keys:
+            shutil.rmtree(demo.keys["private"].parent, ignore_errors=True)
+    result.seconds = time.monotonic() - started
+    echo(f"\ndone in {result.seconds:.0f} s.")
+    if result.promoted:
+        echo(f"{result.evotree} is the champion: the gate found a real gain, promoted by {APPROVER} (the demo's "
+             f"second person), verified. Held-out truth: v0 {result.truth.get('v0', float('nan')):.4f}, "
+             f"{result.evotree} {result.truth.get(result.evotree or 'v0', float('nan')):.4f}.")
+    else:
+        echo(f"nothing promoted: {result.stopped}")
+    if keep:
+        echo(f"workspace: {demo.repo}")
+    return result
 
-    def setup_repo() -> None:
+
+class _Demo:
+    """The demo's steps on one repository, sharing what each step leaves for the next."""
+
+    def __init__(self, repo: Path, echo: Callable[[str], None], proposals: int) -> None:
+        self.repo, self.echo, self.proposals = repo, echo, proposals
+        self.evotree = _Runner(repo, echo)
+        self.result = DemoResult(path=repo)
+        #: the demo-only approver's key pair ("private", "public")
+        self.keys: dict[str, Path] = {}
+        #: the judge's settings gym_files wrote (the held-out truth reads them)
+        self.judge: dict[str, Any] = {}
+        self._code_shown = ""
+
+    def setup_repo(self) -> None:
+        """A repository holding the gym domain's default policy, and the approver's key."""
+        repo, echo = self.repo, self.echo
         echo(f"demo repository: {repo}")
         _git(repo, "init", "--quiet", "-b", "main")
         if not _git_ok(repo, "config", "user.name") or not _git_ok(repo, "config", "user.email"):
             _git(repo, "config", "user.name", "evotree demo")
             _git(repo, "config", "user.email", "demo@evotree.invalid")
         (repo / "README.md").write_text("# A control policy, versioned with evotree\n")
-        judge.update(gym_files(repo, DEMO_ENVS, policy=GYM_POLICY, validation=DEMO_VALIDATION,
-                               heldout=DEMO_HELDOUT, max_proposals=proposals, patience=3, seed=DEMO_SEED,
-                               judge_seed=DEMO_JUDGE_SEED))
+        self.judge.update(gym_files(repo, DEMO_ENVS, policy=GYM_POLICY, validation=DEMO_VALIDATION,
+                                    heldout=DEMO_HELDOUT, max_proposals=self.proposals, patience=3,
+                                    seed=DEMO_SEED, judge_seed=DEMO_JUDGE_SEED))
         echo(f"(the researcher's first recipe: the gym domain's own default policy for {', '.join(DEMO_ENVS)}, "
              "its constants written as knobs (policy.py); evotree.toml's [autopilot] declares each knob's range "
              "and step; init keeps it as v0)")
@@ -481,12 +523,14 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
             (repo / name / "__init__.py").write_text(f"raise ImportError('user {name}/ shadowed evotree')\n")
         _git(repo, "add", "-A")
         _git(repo, "commit", "--quiet", "-m", "initial commit")
-        keys["private"], keys["public"] = _approver_key(echo)
+        self.keys["private"], self.keys["public"] = _approver_key(echo)
 
-    def init() -> None:
-        evotree("init", "--domain", "gym", "--signer", f"{APPROVER}={keys['public']}")
+    def init(self) -> None:
+        self.evotree("init", "--domain", "gym", "--signer", f"{APPROVER}={self.keys['public']}")
 
-    def autopilot() -> None:
+    def autopilot(self) -> None:
+        """The autopilot's proposals; each version that passes every gate is promoted, then it goes on."""
+        echo, proposals, result = self.echo, self.proposals, self.result
         echo(f"(the autopilot tries {proposals} knob moves drawn in advance from [autopilot].seed; for each it "
              "branches from the champion, commits, runs the seeds the score gate asks for - the champion's "
              "re-runs first - and evaluates the gates. It never signs: when a version passes every gate it stops "
@@ -497,12 +541,12 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         start_champion = "v0"
         while len(outcomes) < proposals:
             args = ["autopilot", "--max-proposals", str(proposals - len(outcomes)), "--jobs", "2"]
-            data = evotree.streamed_json(*args, *(["--skip", str(len(outcomes))] if outcomes else []))
+            data = self.evotree.streamed_json(*args, *(["--skip", str(len(outcomes))] if outcomes else []))
             outcomes += data["outcomes"]
             waiting = data.get("awaiting_signoff")
             if waiting:
                 result.gates_passed = True
-                promote(waiting)
+                self.promote(waiting)
                 continue
             break
         for o in outcomes:
@@ -511,19 +555,14 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
                  f"{o['runs']} run(s)  {o['proposal']['summary']}")
         echo(f"  stopped: {data.get('stopped')}: {data.get('stop_reason')}")
         result.autopilot = {"start_champion": start_champion, "outcomes": outcomes, "last": data}
-        result.evotree = _champion()
+        result.evotree = str(Session(self.repo).open().champion())
         if not result.promoted:
             result.stopped = "no proposal passed the gates: nothing is promoted, v0 stays the champion"
 
-    def _champion() -> str:
-        from evotree.verbs import Session
-
-        return str(Session(repo).open().champion())
-
-    def side_by_side() -> None:
-        from evotree.verbs import Session
-
-        verbs = Session(repo)
+    def side_by_side(self) -> None:
+        """What greedy keep-if-better would have kept beside what the gates kept, with held-out truth."""
+        echo, result = self.echo, self.result
+        verbs = Session(self.repo)
         assert result.autopilot is not None
         start = result.autopilot["start_champion"]
         v0_value = _first_value(verbs.runs(start))
@@ -537,8 +576,8 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         first = dict(tried, **{start: v0_value})
         for label, version in rows:
             if version not in result.truth:
-                policy = _git(repo, "show", f"evotree/{version}:policy.py")
-                result.truth[version] = gym_truth(policy, judge, repeats=1)
+                policy = _git(self.repo, "show", f"evotree/{version}:policy.py")
+                result.truth[version] = gym_truth(policy, self.judge, repeats=1)
             value = first.get(version)
             shown = f"{value:.4f}" if value is not None else "-"
             echo(f"{label:<34} {version:<6} {shown:>14} {result.truth[version]:>15.4f}")
@@ -549,73 +588,45 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
         else:
             echo(f"(greedy and evotree keep the same version, {greedy})")
 
-    def promote(version: str) -> None:
+    def promote(self, version: str) -> None:
+        """The second person's promotion at a pseudo-terminal, then ``evotree verify``."""
+        echo, keys = self.echo, self.keys
         echo(f"(the gate found a real gain: {version}. The demo now plays the second person, {APPROVER}: "
              "promotion needs someone other than the version's creator, at a terminal, typing the version and a "
              "one-time code, and signing with a key the champion allows; the demo answers at a pseudo-terminal "
              "with the demo-only key)")
         echo(f"$ evotree promote {version} --key {keys['private']}")
-        from evotree.gates.signoff import CI_VARIABLES
-
         # the demo's own stand-in person types at the terminal, so a CI variable of the shell
         # that started the demo is not passed on (a real promotion from CI stays refused)
         env = {k: v for k, v in safe_env().items() if k not in CI_VARIABLES}
         env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "120"})
         code = _at_terminal(
-            python_command("-m", "evotree", "-C", str(repo), "promote", version, "--key", str(keys["private"])),
-            cwd=repo, env=env, echo=echo, script=_promote_script(version))
+            python_command("-m", "evotree", "-C", str(self.repo), "promote", version, "--key",
+                           str(keys["private"])),
+            cwd=self.repo, env=env, echo=echo, script=self._promote_script(version))
         if code != 0:
             raise EvotreeError(f"demo: `evotree promote {version}` exited {code}",
-                               fix=f"see the session above; the workspace is left at {repo}")
-        result.promoted = True
-        evotree("verify")
-        result.verified = True
+                               fix=f"see the session above; the workspace is left at {self.repo}")
+        self.result.promoted = True
+        self.evotree("verify")
+        self.result.verified = True
 
-    code_shown = [""]
-
-    def _promote_script(version: str) -> list[tuple[str, Callable[[re.Match[str]], str]]]:
+    def _promote_script(self, version: str) -> list[tuple[str, Callable[[re.Match[str]], str]]]:
+        """The prompts of ``evotree promote`` and the second person's answers."""
         def remember(match: re.Match[str]) -> str:
-            code_shown[0] = match.group(1)
+            self._code_shown = match.group(1)
             return version
 
         return [
             (r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})[\s\S]*?version id: ", remember),
-            (r"one-time code: ", lambda m: code_shown[0]),
+            (r"one-time code: ", lambda m: self._code_shown),
             (r"decision \[approve/revise/abort\]: ", lambda m: "approve"),
         ]
 
-    def tree() -> None:
-        if not result.promoted:
-            echo(f"(nothing promoted: {result.stopped}; the gate found no real gain among these proposals)")
-        evotree("tree")
-
-    steps: list[tuple[str, Callable[[], None]]] = [
-        ("create a repository with the gym domain's default policy, and a demo-only approver", setup_repo),
-        ("make it a workspace of the gym domain (v0 = that policy)", init),
-        ("the autopilot tries a handful of proposals; a person signs only what the gates pass", autopilot),
-        ("side by side: greedy keep-if-better, evotree, and the held-out truth of both", side_by_side),
-        ("the tree: what was kept, what is negative evidence", tree),
-    ]
-    try:
-        for number, (title, step) in enumerate(steps, start=1):
-            echo(f"\n[{number}/{len(steps)}] {title}  ({time.monotonic() - started:.0f} s)")
-            step()
-    finally:
-        if not keep:
-            shutil.rmtree(repo, ignore_errors=True)
-        if "private" in keys:
-            shutil.rmtree(keys["private"].parent, ignore_errors=True)
-    result.seconds = time.monotonic() - started
-    echo(f"\ndone in {result.seconds:.0f} s.")
-    if result.promoted:
-        echo(f"{result.evotree} is the champion: the gate found a real gain, promoted by {APPROVER} (the demo's "
-             f"second person), verified. Held-out truth: v0 {result.truth.get('v0', float('nan')):.4f}, "
-             f"{result.evotree} {result.truth.get(result.evotree or 'v0', float('nan')):.4f}.")
-    else:
-        echo(f"nothing promoted: {result.stopped}")
-    if keep:
-        echo(f"workspace: {repo}")
-    return result
+    def tree(self) -> None:
+        if not self.result.promoted:
+            self.echo(f"(nothing promoted: {self.result.stopped}; the gate found no real gain among these proposals)")
+        self.evotree("tree")
 
 
 class SecondSigner:

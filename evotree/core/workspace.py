@@ -29,7 +29,15 @@ from evotree.core.errors import (
 )
 from evotree.core.gitio import Git, Identity
 from evotree.core.events import WorkspaceInitialized
-from evotree.core.ledger import Event, Ledger, LedgerTxn, VersionRecord, VersionStatus, utcnow
+from evotree.core.ledger import (
+    Event,
+    Ledger,
+    LedgerEntry,
+    LedgerTxn,
+    VersionRecord,
+    VersionStatus,
+    utcnow,
+)
 from evotree.core.refs import (
     CHAMPION_ALIAS,
     CHAMPION_REF,
@@ -380,9 +388,51 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                                f"--domain {domain}`; the core init_workspace takes template=domain_template(domain)")
     git = Git(start)
     unborn = git.repo.head_is_unborn  # `git init` and nothing else: init makes the first commit itself
-    head = None if unborn else git.head_commit()
+    state = _InitState(head=None if unborn else git.head_commit(), config_path=git.root / CONFIG_FILE)
     actor = git.identity()
     ledger = Ledger(git)
+    _refuse_existing(git, ledger)
+    signer_lines, signers_rel = _check_init_inputs(git, state.config_path, domain, signers)
+    _write_and_commit(git, state, domain=domain, template=template, actor=actor,
+                      signer_lines=signer_lines, signers_rel=signers_rel)
+    entry = _create_refs_and_ledger(git, ledger, state, domain=domain, actor=actor)
+    ensure_state_dir(git.root)
+    head, judge = state.head, state.judge
+    return InitResult(
+        root=str(git.root),
+        champion=ROOT_VERSION,
+        commit=str(head),
+        branch=branch_name(ROOT_VERSION),
+        config_path=str(state.config_path),
+        config_committed=state.committed,
+        ledger_commit=entry.commit,
+        files=sorted(p for p in state.created if not under_paths(p, state.judge_paths)),
+        judge_commit=str(state.judge_oid) if state.judge_oid is not None else None,
+        judge_files=sorted(judge.files),
+        judge_removed=list(judge.tracked),
+        notes=_init_notes(git, state, unborn=unborn),
+    )
+
+
+@dataclass
+class _InitState:
+    """What init has done so far: what a failure undoes, and what the result reports."""
+
+    head: pygit2.Oid | None
+    config_path: Path
+    #: files init wrote (the template's, evotree.toml, the allowed signers)
+    created: list[str] = field(default_factory=list)
+    #: init committed evotree.toml or the judge files' removal
+    committed: bool = False
+    judge: _JudgeFiles = field(default_factory=lambda: _JudgeFiles())
+    judge_oid: pygit2.Oid | None = None
+    judge_paths: list[str] = field(default_factory=list)
+    #: the owner's files init deleted: restored on failure
+    deleted: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+
+
+def _refuse_existing(git: Git, ledger: Ledger) -> None:
+    """Refuse a workspace already made, or a leftover v0 branch or judge ref without a ledger."""
     if ledger.exists():
         champion = ledger.meta().get("champion")
         raise AlreadyInitialized(
@@ -401,8 +451,11 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                 f"(git update-ref -d {JUDGE_REF}) and re-run init",
         )
 
-    config_path = git.root / CONFIG_FILE
-    created: list[str] = []
+
+def _check_init_inputs(git: Git, config_path: Path, domain: str,
+                       signers: Sequence[str]) -> tuple[list[str], str]:
+    """Validate the policy (or the domain's template) and every ``--signer`` before anything is
+    written; the allowed-signers lines and the file they go to."""
     if config_path.exists():
         parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE)  # raises ConfigError with line
     else:
@@ -413,69 +466,101 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
     if signer_lines and (git.root / signers_rel).exists():
         raise AlreadyInitialized(f"--signer: {signers_rel} exists already; init writes it only in a new workspace",
                                  fix=f"add the line to {signers_rel} in a version and promote it (a signed change)")
-    committed = False
-    judge = _JudgeFiles()
-    judge_oid: pygit2.Oid | None = None
-    deleted: dict[str, tuple[bytes, int]] = {}  # the owner's files init deleted: restored on failure
+    return signer_lines, signers_rel
+
+
+def _write_and_commit(git: Git, state: _InitState, *, domain: str, template: DomainTemplate | None,
+                      actor: Identity, signer_lines: list[str], signers_rel: str) -> None:
+    """Write the workspace's files, move the judge paths into a judge commit and commit the
+    policy; on any failure undo every file written or deleted, and re-raise."""
     try:
-        if template is not None:
-            created += list(template(git.root))
-        if not config_path.exists():
-            config_path.write_text(render_template(domain))
-            created.append(CONFIG_FILE)
-        if signer_lines:  # the first allowed signers: a solo researcher can sign promotions from v0 on
-            target = git.root / signers_rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text("# Allowed signers of evotree sign-offs (EMAIL KEY), written by evotree init --signer.\n"
-                              + "".join(f"{line}\n" for line in signer_lines))
-            created.append(signers_rel)
-        judge_paths = list(parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE).eval.judge_paths)
-        head_tree = git.repo[git.repo.TreeBuilder().write()] if head is None else git.repo[head].tree
-        judge = _collect_judge_files(git, head_tree, judge_paths)
-        if judge.files:
-            judge_oid = write_judge_commit(
-                git, judge.files, parent=None, identity=actor,
-                message=f"evotree: judge store at init ({domain} domain)\n\nThe hidden files of "
-                        f"[eval].judge_paths ({', '.join(judge_paths)}): never checked out.\n")
-        paths = [CONFIG_FILE, *[p for p in created if p != CONFIG_FILE and not under_paths(p, judge_paths)]]
-        changed = [p for p in paths if _differs_from_head(git, head_tree, p)]
-        for rel in judge.on_disk:  # hidden data leaves the working tree (it is in the judge commit)
-            if rel not in created:
-                deleted[rel] = judge.files[rel]
-            (git.root / rel).unlink(missing_ok=True)
-        _remove_empty_dirs(git.root, judge.on_disk)
-        if changed or judge.tracked:
-            if changed:
-                git.run("add", "--", *changed)
-            message = f"evotree: initialize workspace ({domain} domain)"
-            if head is None:
-                message += "\n\nThe repository had no commits: this is its first commit.\n"
-            if judge.tracked:
-                message += (f"\n\nThe judge files ({', '.join(judge.tracked)}) move to {JUDGE_REF}: "
-                            "hidden data stays out of every checkout.\n")
-            git.run("commit", "--quiet", "-m", message, "--", *changed, *judge.tracked)
-            committed = True
-            head = git.head_commit()
-        if head is None:  # cannot happen (an unborn HEAD always gets evotree.toml committed), but never guess
-            raise EvotreeError("init made no first commit in a repository without commits",
-                               fix="commit your recipe (git commit) and re-run evotree init")
-        if judge.files:  # no judge path stays staged either (a staged, never committed judge file)
-            git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
-                    *[p.rstrip("/") or "." for p in judge_paths])
+        _write_files(git, state, domain=domain, template=template, signer_lines=signer_lines,
+                     signers_rel=signers_rel)
+        _store_judge_files(git, state, domain=domain, actor=actor)
+        _commit_init(git, state, domain=domain)
     except BaseException:
-        if created:
-            git.run("reset", "--quiet", "--", *created, check=False)
-            for rel in created:
+        if state.created:
+            git.run("reset", "--quiet", "--", *state.created, check=False)
+            for rel in state.created:
                 target = git.root / rel
                 if target.is_dir():
                     shutil.rmtree(target, ignore_errors=True)
                 else:
                     target.unlink(missing_ok=True)
-        if judge.tracked and not committed:
-            git.run("reset", "--quiet", "--", *judge.tracked, check=False)
-        _restore_files(git.root, deleted)
+        if state.judge.tracked and not state.committed:
+            git.run("reset", "--quiet", "--", *state.judge.tracked, check=False)
+        _restore_files(git.root, state.deleted)
         raise
 
+
+def _write_files(git: Git, state: _InitState, *, domain: str, template: DomainTemplate | None,
+                 signer_lines: list[str], signers_rel: str) -> None:
+    """The domain's files, ``evotree.toml`` when there is none, the first allowed signers."""
+    if template is not None:
+        state.created += list(template(git.root))
+    if not state.config_path.exists():
+        state.config_path.write_text(render_template(domain))
+        state.created.append(CONFIG_FILE)
+    if signer_lines:  # the first allowed signers: a solo researcher can sign promotions from v0 on
+        target = git.root / signers_rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("# Allowed signers of evotree sign-offs (EMAIL KEY), written by evotree init --signer.\n"
+                          + "".join(f"{line}\n" for line in signer_lines))
+        state.created.append(signers_rel)
+
+
+def _store_judge_files(git: Git, state: _InitState, *, domain: str, actor: Identity) -> None:
+    """Every file under ``[eval].judge_paths`` into a first judge commit (no ref moved yet)."""
+    config = parse_config(read_config_text(state.config_path, source=CONFIG_FILE), source=CONFIG_FILE)
+    state.judge_paths = judge_paths = list(config.eval.judge_paths)
+    head = state.head
+    head_tree = git.repo[git.repo.TreeBuilder().write()] if head is None else git.repo[head].tree
+    state.judge = _collect_judge_files(git, head_tree, judge_paths)
+    if state.judge.files:
+        state.judge_oid = write_judge_commit(
+            git, state.judge.files, parent=None, identity=actor,
+            message=f"evotree: judge store at init ({domain} domain)\n\nThe hidden files of "
+                    f"[eval].judge_paths ({', '.join(judge_paths)}): never checked out.\n")
+
+
+def _commit_init(git: Git, state: _InitState, *, domain: str) -> None:
+    """Delete the judge files from the working tree, commit the policy (and the judge files'
+    removal from the branch) and unstage every judge path; ``state.head`` becomes that commit."""
+    head, judge, judge_paths, created = state.head, state.judge, state.judge_paths, state.created
+    head_tree = git.repo[git.repo.TreeBuilder().write()] if head is None else git.repo[head].tree
+    paths = [CONFIG_FILE, *[p for p in created if p != CONFIG_FILE and not under_paths(p, judge_paths)]]
+    changed = [p for p in paths if _differs_from_head(git, head_tree, p)]
+    for rel in judge.on_disk:  # hidden data leaves the working tree (it is in the judge commit)
+        if rel not in created:
+            state.deleted[rel] = judge.files[rel]
+        (git.root / rel).unlink(missing_ok=True)
+    _remove_empty_dirs(git.root, judge.on_disk)
+    if changed or judge.tracked:
+        if changed:
+            git.run("add", "--", *changed)
+        message = f"evotree: initialize workspace ({domain} domain)"
+        if head is None:
+            message += "\n\nThe repository had no commits: this is its first commit.\n"
+        if judge.tracked:
+            message += (f"\n\nThe judge files ({', '.join(judge.tracked)}) move to {JUDGE_REF}: "
+                        "hidden data stays out of every checkout.\n")
+        git.run("commit", "--quiet", "-m", message, "--", *changed, *judge.tracked)
+        state.committed = True
+        state.head = git.head_commit()
+    if state.head is None:  # cannot happen (an unborn HEAD always gets evotree.toml committed), but never guess
+        raise EvotreeError("init made no first commit in a repository without commits",
+                           fix="commit your recipe (git commit) and re-run evotree init")
+    if judge.files:  # no judge path stays staged either (a staged, never committed judge file)
+        git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
+                *[p.rstrip("/") or "." for p in judge_paths])
+
+
+def _create_refs_and_ledger(git: Git, ledger: Ledger, state: _InitState, *, domain: str,
+                            actor: Identity) -> LedgerEntry:
+    """The v0 branch, the champion and judge refs, the ledger's first event; on failure the refs
+    made are deleted again."""
+    head, judge, judge_oid = state.head, state.judge, state.judge_oid
+    assert head is not None
     # reflogs for every ref, refs/evotree/* included: `evotree verify` reads the champion's and
     # the ledger's reflogs to see a ref moved and moved back (git logs only branches by default)
     git.run("config", "core.logAllRefUpdates", "always")
@@ -507,7 +592,7 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             if txn.head is not None:
                 raise AlreadyInitialized(f"{git.root} was initialized concurrently", fix="run `evotree tree`")
             txn.meta.update({"champion": ROOT_VERSION, "last_number": 0, "created_at": now})
-            data: dict[str, object] = {"commit": str(head), "domain": domain, "config_committed": committed}
+            data: dict[str, object] = {"commit": str(head), "domain": domain, "config_committed": state.committed}
             if judge_oid is not None:
                 # the judge in force: followed by runs from the ledger, never from the ref alone
                 txn.meta["judge"] = {"commit": str(judge_oid)}
@@ -517,12 +602,16 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
             return Event.of(WorkspaceInitialized(**data), version=ROOT_VERSION, actor=str(actor),
                             at=now)
 
-        entry = ledger.transact(change, actor=actor, create=True)
+        return ledger.transact(change, actor=actor, create=True)
     except BaseException:
         for ref in created_refs:
             git.delete_ref(ref)
         raise
-    ensure_state_dir(git.root)
+
+
+def _init_notes(git: Git, state: _InitState, *, unborn: bool) -> list[str]:
+    """What the owner should know: judge files left in history, a first commit made, ignored files."""
+    head, judge, judge_paths = state.head, state.judge, state.judge_paths
     notes = []
     if judge.tracked:
         notes.append(
@@ -541,20 +630,7 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
                                 if left else ""))
     if judge.ignored:
         notes.append(f"left in place, not in the judge store (git ignores them): {', '.join(judge.ignored[:10])}")
-    return InitResult(
-        root=str(git.root),
-        champion=ROOT_VERSION,
-        commit=str(head),
-        branch=branch_name(ROOT_VERSION),
-        config_path=str(config_path),
-        config_committed=committed,
-        ledger_commit=entry.commit,
-        files=sorted(p for p in created if not under_paths(p, judge_paths)),
-        judge_commit=str(judge_oid) if judge_oid is not None else None,
-        judge_files=sorted(judge.files),
-        judge_removed=list(judge.tracked),
-        notes=notes,
-    )
+    return notes
 
 
 def _restore_files(root: Path, files: Mapping[str, tuple[bytes, int]]) -> None:
