@@ -32,7 +32,7 @@ def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields()
         names = {f.name for f in dataclasses.fields(derived.type)} - set(derived.omit)
         optional = set(derived.optional) | {
             f.name for f in dataclasses.fields(derived.type) if f.metadata.get("optional")}
-        assert set(schema["properties"]) == names | set(derived.extra), name
+        assert set(schema["properties"]) == names | set(derived.extra) | set(derived.beside), name
         assert set(schema["required"]) == (names - optional) | set(derived.extra), name
     assert set(VERB_SCHEMAS) <= set(VERBS) and set(VERB_SCHEMAS.values()) <= set(DERIVED)
     assert set(DERIVED) <= set(schema_names())

@@ -64,7 +64,7 @@ def test_the_wheel_installs_only_evotree(wheel: Path) -> None:
         entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
     for module in ("evotree/harness/records.py", "evotree/diagnostics/stats.py", "evotree/gates/verify.py",
                    "evotree/domains/gym/judge.py", "evotree/core/ledger.py", "evotree/cli/main.py",
-                   "evotree/core/schemas/event.schema.json"):
+                   "evotree/core/schemas/memory_entry.schema.json"):
         assert module in names, module
     assert "evotree = evotree.cli.main:main" in entry_points
 

@@ -169,7 +169,9 @@ def help_cmd(ctx: click.Context, topic: str | None, as_json: bool) -> None:
     root = ctx.find_root()
     if topic in ("exit-codes", "exit_codes", "exit-code"):
         if as_json:
-            click.echo(json.dumps({"v": 1, "exit_codes": {str(k): v for k, v in EXIT_CODES.items()}}))
+            from evotree.verbs.results import ExitCodesResult
+
+            click.echo(json.dumps(ExitCodesResult.of(EXIT_CODES).to_dict()))
         else:
             click.echo(EXIT_CODE_HELP.removeprefix("\b\n"))
         return

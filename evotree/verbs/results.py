@@ -22,7 +22,8 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "Unreadable", "SkillDetail", "SkillShowResult", "SkillListResult",
            "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef",
            "JudgeFileRow", "JudgeDiffFile", "JudgeDiff", "HarnessDiff", "ChainEnd", "PromotionRow",
-           "HarnessPromotionRow", "JudgePromotionRow"]
+           "HarnessPromotionRow", "JudgePromotionRow", "EvidenceManifest", "EventData", "ExitCodesResult",
+           "PostedComment"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -538,3 +539,57 @@ class JudgePromotionRow(TypedDict):
     diff_hash: str | None
     at: NotRequired[str]
     ledger_commit: NotRequired[str]
+
+
+class EvidenceManifest(TypedDict):
+    """What a run's evidence was when it finished (evotree.harness.manifest); evotree.harness.
+    integrity recomputes it."""
+
+    v: Literal[1]
+    #: path in the run directory -> sha256:<hex> (a regular file), link:<sha256 of its target> or
+    #: special:<kind>; every <kind>.parquet and every file under evidence/. Omitted above 256
+    #: files (the digest covers them)
+    files: NotRequired[dict[str, str]]
+    n_files: int
+    #: sha256 of run.json's bound fields: run_id, version, seed, status, commit, judge_commit,
+    #: judge_version, judge_data_commit, started_at, headline (null when absent)
+    record: str
+    #: one hash over files and record
+    digest: str
+    #: the machine whose disk holds the run directory
+    host: str
+
+
+class EventData(TypedDict, total=False):
+    """The event's own fields (its payload: evotree.core.events, one dataclass per kind).
+    run.finished: run_id, seed, status, headline, usage, error and evidence."""
+
+    #: the run's evidence manifest (run.finished; absent in events written before manifests)
+    evidence: EvidenceManifest
+
+
+@dataclass(frozen=True)
+class ExitCodesResult:
+    """``evotree help exit-codes --json``: every exit code and what it means. The table is data
+    (:data:`evotree.core.errors.EXIT_CODES`): its keys are the codes, as text."""
+
+    #: exit code (as text) -> what it means
+    exit_codes: dict[str, str]
+    v: int = 1
+
+    @classmethod
+    def of(cls, codes: dict[int, str]) -> ExitCodesResult:
+        return cls({str(k): v for k, v in codes.items()})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "exit_codes": dict(self.exit_codes)}
+
+
+class PostedComment(TypedDict):
+    """The pull-request comment ``report --post`` created or updated (report.github.PostResult)."""
+
+    action: Literal["created", "updated"]
+    pull_request: int
+    comment_id: int
+    url: str | None
+    repository: str

@@ -20,7 +20,8 @@ from typing import Any
 
 from evotree.core import schemas as shipped
 from evotree.core.errors import UsageError
-from evotree.core.ledger import VersionRecord, VersionStatus
+from evotree.core.events import EventKind
+from evotree.core.ledger import Event, VersionRecord, VersionStatus
 from evotree.core.schemas.derive import dataclass_schema, type_schema
 from evotree.core.diff import VersionDiff
 from evotree.core.versions import PruneResult, TreeView, VersionDetail
@@ -42,6 +43,7 @@ from evotree.harness.money import BudgetStatus, SpendRecord
 from evotree.harness.share import ShareResult
 from evotree.harness.status import WorkspaceStatus
 from evotree.report.ci import CiInitResult
+from evotree.report.files import FORMATS, ReportOutput
 from evotree.skills.recipe import ApplyResult
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
@@ -54,6 +56,8 @@ from evotree.verbs.results import (
     AuditResult,
     CompareEvidence,
     ErrorResult,
+    EventData,
+    ExitCodesResult,
     FileChange,
     ChainEnd,
     FindingRef,
@@ -69,6 +73,7 @@ from evotree.verbs.results import (
     MemorySearchResult,
     MemorySkillsResult,
     ParamChange,
+    PostedComment,
     PromotionRow,
     RecipeChange,
     RejectedRef,
@@ -102,6 +107,8 @@ class Derived:
     hints: dict[str, Any] = field(default_factory=dict)
     #: fields ``to_dict`` leaves out (kept in the object, not in its JSON)
     omit: tuple[str, ...] = ()
+    #: what some outputs of the type carry beside its fields (not required): name -> schema
+    beside: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def schema(self, name: str) -> dict[str, Any]:
         own = {k: v for k, v in self.hints.items() if "." not in k}
@@ -118,6 +125,8 @@ class Derived:
                 if "description" in before:
                     derived["description"] = before["description"]
                 defs[owner]["properties"][prop] = derived
+        for key, more in self.beside.items():
+            out["properties"][key] = more
         for key in self.omit:
             out["properties"].pop(key, None)
             out["required"] = [r for r in out["required"] if r != key]
@@ -426,6 +435,32 @@ DERIVED: dict[str, Derived] = {
         RunApprovalResult, "evotree approve-run V --json", extra={"v": _V},
         fields={"runs": {"minimum": 1},
                 "commit": {"description": "the approval covers this commit only"}},
+    ),
+    "event": Derived(
+        Event, "A ledger event (one line of JSON in a ledger commit message)",
+        hints={"data": EventData},
+        fields={"kind": {"description": "one of evotree.core.events.EventKind: "
+                         + ", ".join(k.value for k in EventKind)},
+                "actor": {"description": "git identity 'Name <email>'"},
+                "at": {"description": "UTC, ISO 8601"},
+                "v": {"description": "record schema version; readers skip versions they do not "
+                      "know"}},
+        beside={"commit": {"type": "string", "pattern": COMMIT_PATTERN,
+                           "description": "ledger commit (in log/show output only)"}},
+    ),
+    "exit-codes": Derived(
+        ExitCodesResult, "evotree help exit-codes --json",
+        fields={"exit_codes": {"propertyNames": {"pattern": "^[0-9]+$"}}},
+    ),
+    "report-output": Derived(
+        ReportOutput, "evotree report V --json", extra={"v": _V},
+        hints={"posted": PostedComment | None},
+        fields={"format": {"enum": list(FORMATS)},
+                "path": {"description": "the report file written"},
+                "files": {"description": "every file written, the report first, then its plots "
+                          "(md)"},
+                "verdict": {"$ref": "report.schema.json#/properties/verdict"},
+                "report": {"$ref": "report.schema.json"}},
     ),
     "diagnose": Derived(
         DiagnoseResult,
