@@ -192,3 +192,22 @@ def test_a_repository_that_cannot_be_locked_is_a_change(tmp_path: Path, traced: 
     assert [c["path"] for c in changes] == [str(work / ".git")]
     snapshot = json.loads(git_guard.snapshot_path(tmp_path / "raw.trace").read_text())
     assert snapshot["repos"] == []
+
+
+@pytest.mark.heavy
+def test_a_garbage_head_is_locked_as_it_is_and_a_linked_head_is_said(
+    tmp_path: Path, traced: None
+) -> None:
+    """Bad input does not stop the phase: a HEAD of garbage is locked as it is (git fails on
+    it, nothing changed); a HEAD that is a link cannot be locked and is a row."""
+    work = _repo(tmp_path / "a" / "work")
+    (work / ".git" / "HEAD").write_bytes(b"\xff\x00garbage")
+    proc, changes = _phase(tmp_path / "a", work, "git status; echo x > .git/HEAD; echo ran")
+    assert proc.stdout.strip().endswith("ran") and changes == []
+    assert (work / ".git" / "HEAD").read_bytes() == b"\xff\x00garbage"
+    work = _repo(tmp_path / "b" / "work")
+    (work / ".git" / "HEAD").unlink()
+    (work / ".git" / "HEAD").symlink_to("refs/heads/main")
+    proc, changes = _phase(tmp_path / "b", work, "git log --oneline | wc -l")
+    assert proc.stdout.strip() == "1", proc.stderr
+    assert [c["path"] for c in changes] == [str(work / ".git" / "HEAD")]
