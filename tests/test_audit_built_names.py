@@ -48,3 +48,30 @@ def test_a_built_or_unresolved_name_with_gits_words_is_git(commands: tuple[str, 
 ])
 def test_look_alikes_that_read_only_head_pass(commands: tuple[str, ...]) -> None:
     assert not _flagged(*commands)
+
+
+@pytest.mark.parametrize("commands", [
+    ("find . -maxdepth 0 -exec git log --all \\;",),
+    ("find . -name x -execdir git show origin/fix:{} +",),
+    ("awk 'BEGIN{system(\"git log --all\")}'",),
+    ("awk 'BEGIN { while ((\"git show origin/fix\" | getline l) > 0) print l }'",),
+    ("awk 'BEGIN{print \"git log --all -p\" | \"sh\"}'",),
+    ("script -qc 'git log --all' /dev/null",),
+    ("script --command='git show origin/fix' /dev/null",),
+    ("xargs -I{} git show {} <<< origin/fix",),
+    ("xargs git show <<'EOF'\norigin/fix\nEOF",),
+])
+def test_programs_that_run_programs_are_read(commands: tuple[str, ...]) -> None:
+    assert _flagged(*commands)
+
+
+@pytest.mark.parametrize("commands", [
+    ("find . -name '*.py' -exec grep -l retry {} \\;",),
+    ("find . -exec git show HEAD:{} \\;",),
+    ("awk '{print $1}' data.txt",),
+    ("awk 'BEGIN{system(\"ls -la\")}'",),
+    ("script -q /dev/null",),
+    ("xargs -I{} git show HEAD:{} <<< src/a.py",),
+])
+def test_programs_that_run_only_head_reads_pass(commands: tuple[str, ...]) -> None:
+    assert not _flagged(*commands)

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from evotree.harness.audit import inline as _inline
 from evotree.harness.audit import static as _static
+from evotree.harness.audit import spawners as _spawners
 from evotree.harness.audit.lexer import SimpleCommand, _ASSIGN, _KEYWORDS, _Lexer, _SPECIAL, _basename, _split
 from evotree.harness.audit.rules import (_GIT_GLOBAL_ARG, _GIT_INTERNAL, _git_rules, _git_split, _positionals,
                                          is_head_relative)
@@ -864,6 +865,14 @@ def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
     if name == "eval":
         _parse_into(" ".join(argv[1:]), depth + 1, sink)
         return True
+    runs = _spawners.find_exec(argv) if name == "find" else []
+    texts = _spawners.awk_commands(argv) if name in _spawners.AWKS else []
+    if name == "script" and _spawners.script_command(argv):
+        texts = [_spawners.script_command(argv) or ""]
+    for run in runs:
+        _unwrap(SimpleCommand(tuple(run), (), None), depth + 1, sink)
+    for text in texts:
+        _parse_into(text, depth + 1, sink)
     return False
 
 
@@ -926,6 +935,8 @@ def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) 
         elif word == "-i":
             repl = "{}"
     scope, items = _pipe_source(cmd.stdin, sink) if cmd.stdin is not None else ("unknown", None)
+    if cmd.stdin is None and _spawners.fed_words(cmd.redirects, cmd.heredoc):
+        scope, items = "static", _spawners.fed_words(cmd.redirects, cmd.heredoc)
     if scope == "static" and items:
         items = items[:64]
         runs = [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items]
