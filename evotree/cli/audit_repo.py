@@ -29,7 +29,7 @@ def render_repo_audit(result: Any) -> None:
         return escape(escape_control(text))
 
     console = make_console()
-    audit = result["audit"]
+    audit = result.audit
     scan = audit.scan
     console.print(f"[bold]repository[/bold] {shown(audit.path)}  [bold]base[/bold] {shown(audit.base[:12])}  "
                   f"allowed refs: {shown(', '.join(audit.allowed_refs)) or '(none)'}")
@@ -47,7 +47,7 @@ def render_repo_audit(result: Any) -> None:
         console.print(table)
     verdict = "[green]passed[/green]" if audit.passed else "[bold red]FAILED[/bold red] (findings of severity high or above)"
     console.print(f"audit: {verdict}")
-    clean = result.get("sanitized")
+    clean = result.sanitized
     if clean is not None:
         state = "[green]clean[/green]" if clean.passed else "[bold red]NOT clean[/bold red]"
         console.print(f"sanitized copy: {shown(clean.out)} (branch {shown(clean.branch)} at {shown(clean.base[:12])}, "
@@ -55,13 +55,6 @@ def render_repo_audit(result: Any) -> None:
                       f"left behind) — re-audited: {state}")
         for f in clean.audit.findings:
             console.print(f"  [{_STYLE[f.severity]}]{f.severity}[/] {shown(f.code)}: {shown(f.title)}")
-
-
-def _to_json(result: dict[str, Any]) -> dict[str, Any]:
-    data = result["audit"].to_dict()
-    clean = result.get("sanitized")
-    data["sanitized"] = clean.to_dict() if clean is not None else None
-    return data
 
 
 def register_repo(audit_group: click.Group) -> None:
@@ -102,10 +95,9 @@ def register_repo(audit_group: click.Group) -> None:
         Exit 0: passed (with --sanitize: the clean copy passed); 28: findings of
         severity high or above (--json still prints the report); 29: unreadable input.
         """
-        import sys
-
         from evotree.harness.audit.errors import AuditInputError
         from evotree.harness.audit.repo import inspect_repository, sanitize_repository
+        from evotree.verbs.results import RepoAuditResult
 
         if sanitize and not out:
             raise AuditInputError("--sanitize needs --out PATH (the source is never changed in place)",
@@ -115,25 +107,9 @@ def register_repo(audit_group: click.Group) -> None:
         if not as_json:
             click.echo(f"evotree: scanning the object store of {path} ...", err=True)
         audit = inspect_repository(path, base=base, allowed_refs=list(allowed) or None)
-        result: dict[str, Any] = {"audit": audit, "sanitized": None}
+        clean = None
         if sanitize:
             if not as_json:
                 click.echo(f"evotree: writing a clean copy to {out} ...", err=True)
-            result["sanitized"] = sanitize_repository(path, out, base=base, branch=branch)
-        passed = result["sanitized"].passed if sanitize else audit.passed
-        if passed:
-            return _JsonResult(result)
-        if as_json:
-            import json
-
-            click.echo(json.dumps(_to_json(result), indent=2 if sys.stdout.isatty() else None, default=str))
-        else:
-            render_repo_audit(_JsonResult(result))
-        raise click.exceptions.Exit(28)
-
-
-class _JsonResult(dict):  # type: ignore[type-arg]
-    """The command's result: a dict for the renderer, with the ``--json`` form as ``to_dict``."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return _to_json(self)
+            clean = sanitize_repository(path, out, base=base, branch=branch)
+        return RepoAuditResult(audit, clean)  # not passed: printed, then exit 28 (its exit_code)

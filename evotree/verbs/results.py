@@ -11,6 +11,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
+from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.memory.model import MemoryEntry
 from evotree.memory.query import SearchHit, SkillStatus
 from evotree.skills.catalog import SkillInfo
@@ -23,7 +24,7 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef",
            "JudgeFileRow", "JudgeDiffFile", "JudgeDiff", "HarnessDiff", "ChainEnd", "PromotionRow",
            "HarnessPromotionRow", "JudgePromotionRow", "EvidenceManifest", "EventData", "ExitCodesResult",
-           "PostedComment"]
+           "PostedComment", "RepoAuditResult"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -593,3 +594,27 @@ class PostedComment(TypedDict):
     comment_id: int
     url: str | None
     repository: str
+
+
+@dataclass(frozen=True)
+class RepoAuditResult:
+    """``evotree audit repo PATH --json``: the repository's audit (its fields at the top level)
+    and, with ``--sanitize``, the clean copy with its own audit."""
+
+    audit: RepoAudit
+    sanitized: SanitizeResult | None = None
+
+    @property
+    def passed(self) -> bool:
+        """What decides the exit code: the clean copy's audit with --sanitize, else the source's."""
+        return self.sanitized.passed if self.sanitized is not None else self.audit.passed
+
+    @property
+    def exit_code(self) -> int:
+        """28 when the audit did not pass (the JSON is still printed), else 0."""
+        return 0 if self.passed else 28
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.audit.to_dict()
+        data["sanitized"] = self.sanitized.to_dict() if self.sanitized is not None else None
+        return data

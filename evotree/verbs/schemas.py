@@ -14,6 +14,7 @@ is a hex object name) is added per field (:attr:`Derived.fields`, or the field's
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -39,6 +40,7 @@ from evotree.gates.judges import (
 from evotree.gates.promote import PromotionResult, RunApprovalResult
 from evotree.gates.verify import VerifyReport
 from evotree.harness.logs import RunLogs
+from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.harness.money import BudgetStatus, SpendRecord
 from evotree.harness.share import ShareResult
 from evotree.harness.status import WorkspaceStatus
@@ -53,6 +55,7 @@ from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,
     SHA256_PATTERN,
+    AuditFinding,
     AuditResult,
     CompareEvidence,
     ErrorResult,
@@ -109,6 +112,8 @@ class Derived:
     omit: tuple[str, ...] = ()
     #: what some outputs of the type carry beside its fields (not required): name -> schema
     beside: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: more types whose schemas ``beside`` or ``fields`` refer to (``#/$defs/Name``)
+    defs: tuple[type, ...] = ()
 
     def schema(self, name: str) -> dict[str, Any]:
         own = {k: v for k, v in self.hints.items() if "." not in k}
@@ -125,19 +130,38 @@ class Derived:
                 if "description" in before:
                     derived["description"] = before["description"]
                 defs[owner]["properties"][prop] = derived
+        for extra_type in self.defs:
+            type_schema(extra_type, out.setdefault("$defs", {}))
         for key, more in self.beside.items():
             out["properties"][key] = more
-        for key in self.omit:
-            out["properties"].pop(key, None)
-            out["required"] = [r for r in out["required"] if r != key]
+        for key in self.omit:  # "field": the output's own; "Type.field": a nested type's
+            owner, _, prop = key.rpartition(".")
+            body = out["$defs"][owner] if owner else out
+            body["properties"].pop(prop, None)
+            body["required"] = [r for r in body["required"] if r != prop]
         if "$defs" in out:
             out["$defs"] = dict(sorted(out["$defs"].items()))
         for key, more in self.fields.items():
             # "field": the output's own; "Type.field": a nested type's (its $defs entry)
             owner, _, name = key.rpartition(".")
             props = out["$defs"][owner]["properties"] if owner else out["properties"]
-            props[name] = {**props[name], **more}
+            props[name] = {**(props.get(name, {}) if owner else props[name]), **more}
+        _prune_defs(out)
         return out
+
+
+def _prune_defs(schema: dict[str, Any]) -> None:
+    """Drop the ``$defs`` nothing refers to any more (a nested type a field's schema replaced)."""
+    defs = schema.get("$defs")
+    while defs:
+        text = json.dumps({k: v for k, v in schema.items() if k != "$defs"}) + json.dumps(defs)
+        unused = [k for k in defs if f'"#/$defs/{k}"' not in text]
+        if not unused:
+            return
+        for key in unused:
+            del defs[key]
+    if defs == {}:
+        del schema["$defs"]
 
 
 _COMMIT = {"pattern": COMMIT_PATTERN}
@@ -461,6 +485,31 @@ DERIVED: dict[str, Derived] = {
                           "(md)"},
                 "verdict": {"$ref": "report.schema.json#/properties/verdict"},
                 "report": {"$ref": "report.schema.json"}},
+    ),
+    "audit-repo": Derived(
+        RepoAudit, "evotree audit repo PATH --json",
+        extra={"v": _V, "kind": {"const": "repo"},
+               "worst": {"enum": ["info", "warn", "high", "critical", None]}},
+        hints={"findings": list[AuditFinding]},
+        beside={"sanitized": {"anyOf": [{"$ref": "#/$defs/SanitizeResult"}, {"type": "null"}],
+                              "description": "with --sanitize: the clean copy and its own audit "
+                              "(the same shape as this one)"}},
+        defs=(SanitizeResult,),
+        omit=("ObjectScan.commits", "ObjectScan.dangling_ids"),
+        fields={"base": _COMMIT, "passed": {"description": "the source repository has no "
+                                            "finding of severity high or above"},
+                "AuditFinding.code": {"pattern": "^audit\\.[a-z][a-z0-9_]*$"},
+                "FutureCommit.id": _COMMIT,
+                "FutureCommit.kind": {"enum": ["descendant", "newer", "older"]},
+                "ObjectScan.objects": {"minimum": 0}, "ObjectScan.reachable": {"minimum": 0},
+                "ObjectScan.future_commits": {"description": "newest first, at most 20"},
+                "SanitizeResult.base": _COMMIT,
+                "SanitizeResult.audit": {"$ref": "#"},
+                "SanitizeResult.passed": {"type": "boolean", "description": "the copy passed "
+                                          "its own audit and its HEAD is the base (decides the "
+                                          "exit code)"},
+                "SanitizeResult.commits": {"minimum": 1},
+                "SanitizeResult.removed_objects": {"minimum": 0}},
     ),
     "diagnose": Derived(
         DiagnoseResult,
