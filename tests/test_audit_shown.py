@@ -250,3 +250,16 @@ def test_a_future_abbreviation_of_only_digits_is_found_with_the_repository(tmp_p
     assert flagged(f"{short} the fix\n")
     assert flagged(f"commit {future}\n")
     assert not flagged(f"ran {short} iterations\n")
+
+
+def test_a_reflog_whose_entries_are_head_history_showed_head_history(tmp_path: Path) -> None:
+    task = _history(tmp_path / "r", future_branch=None)
+    repo = Path(task["repo"])
+    reflog = _out(repo, "reflog", "-3")
+    assert task["fix"][:7] in reflog  # the reset away from the fix is in HEAD's log
+    head_only = reflog.splitlines()[0] + "\n"
+    assert "HEAD@{0}" in head_only
+    assert not _flagged([("git reflog -1", head_only)])
+    assert not _flagged([("git reflog -5", head_only)])
+    vouch = ("git log --oneline -3", _out(repo, "log", "--oneline", "-3"))
+    assert _flagged([("git reflog -3", reflog), vouch])  # the fix's entry: nothing vouches

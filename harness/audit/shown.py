@@ -50,7 +50,9 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 #: filters that only cut an output from its end or page it (no line of the middle dropped)
 _CUTTERS = frozenset({"head", "cat", "less", "more"})
 _WALKERS = frozenset({"log", "show", "whatchanged", "rev-list", "rev-parse", "for-each-ref",
-                      "show-ref"})
+                      "show-ref", "reflog"})
+#: ``git reflog``'s newest entry of HEAD's log: HEAD itself
+_REFLOG_HEAD = re.compile(r"^([0-9a-f]{7,40}) (?:\([^)]*\) )?HEAD@\{0\}: ")
 _COMMIT_LINE = re.compile(r"^[*|\\/ ]*commit ([0-9a-f]{7,40})(?: \((.*)\))?\s*$")
 _ONELINE = re.compile(r"^[*|\\/ ]*([0-9a-f]{7,40})(?: \(([^)]*)\))?(?:\s|$)")
 _GRAPH_ONLY = re.compile(r"^[*|\\/ _.-]+$")
@@ -128,6 +130,10 @@ def _records(output: str) -> list[tuple[str, str | None]] | None:
             continue
         if in_commit:
             continue  # the commit's header, message and diff
+        m = _REFLOG_HEAD.match(line)
+        if m:
+            records.append((m.group(1), "HEAD"))
+            continue
         m = _ONELINE.match(line)
         if m:
             records.append((m.group(1), m.group(2)))
@@ -150,8 +156,9 @@ def shows_only_vouched(command: str, output: str | None, vouched: Vouched) -> st
     records = _records(output)
     if not records:
         return None
+    head = {w for w, d in records if d and _HEAD_DECOR.search(d)}  # HEAD, wherever it recurs
     for word, decor in records:
-        if not (word in vouched or decor and _HEAD_DECOR.search(decor)):
+        if not (word in vouched or word in head):
             return None
     return "every commit the output lists is HEAD, quoted by the task or printed by HEAD's history"
 
