@@ -148,3 +148,16 @@ def test_a_hash_printed_by_an_unread_script_is_no_provenance() -> None:
     future = "4c3b2a19f8e7d6c5b4a39281706f5e4d3c2b1a09"
     assert _flagged(None, "python list_fixes.py", f"git show {future[:9]}", outputs=(future, None))
     assert not _flagged(None, "git log -5 --format=%H", f"git show {future[:9]}", outputs=(future, None))
+
+
+@pytest.mark.parametrize("command", ["git log --oneline HEAD@{0}", "git diff HEAD@{0}",
+                                     "git show @{0}~1:f.py"])
+def test_the_newest_entry_of_heads_log_is_head(task: dict[str, str], command: str) -> None:
+    assert not _flagged(None, command)
+    assert not _flagged(task, command)
+
+
+@pytest.mark.parametrize("command", ["git show HEAD@{1}", "git show @{1}", "git show HEAD@{01}",
+                                     "git show fix@{0}"])
+def test_older_entries_and_other_branches_logs_are_not(task: dict[str, str], command: str) -> None:
+    assert _flagged(None, command)

@@ -84,7 +84,8 @@ class RuleSet:
 
 # ----------------------------------------------------------------------------- revisions
 HEX_REV = re.compile(r"^[0-9a-f]{7,40}$")
-_HEAD_REL = re.compile(r"^(HEAD|@)?([~^][0-9]*)*$")
+#: (``HEAD@{0}`` and ``@{0}`` are the newest entry of HEAD's or its branch's log: HEAD itself)
+_HEAD_REL = re.compile(r"^(HEAD|@)?(?:@\{0\})?([~^][0-9]*)*$")
 #: a release tag's spelling (v1.2.3, 2.0.1, v3.1-rc1): a revision, not a path
 _TAG_LIKE = re.compile(r"^v?\d+(?:\.\d+)+(?:[-.+]?[A-Za-z][\w.]*)?$")
 #: references git's own operations write (the image's ORIG_HEAD may point at the future fix)
