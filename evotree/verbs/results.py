@@ -24,7 +24,9 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef",
            "JudgeFileRow", "JudgeDiffFile", "JudgeDiff", "HarnessDiff", "ChainEnd", "PromotionRow",
            "HarnessPromotionRow", "JudgePromotionRow", "EvidenceManifest", "EventData", "ExitCodesResult",
-           "PostedComment", "RepoAuditResult"]
+           "PostedComment", "RepoAuditResult",
+           "ReportVerdict", "ReportSubject", "ScoresSection", "PerTaskSection", "FindingsSection",
+           "ReportAuditSection", "Section", "LineageSection", "CurvesSection", "SignalsView"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -618,3 +620,173 @@ class RepoAuditResult:
         data = self.audit.to_dict()
         data["sanitized"] = self.sanitized.to_dict() if self.sanitized is not None else None
         return data
+
+
+#: a curve: version -> [[step, value], ...], averaged over the version's runs
+Series = dict[str, list[tuple[int, float]]]
+
+
+class ReportVerdict(TypedDict):
+    """The report's first line: the comparison's decision, or why there is none."""
+
+    status: Literal["better", "worse", "inconclusive", "need_more_seeds", "not_compared", "blocked"]
+    icon: str
+    line: str
+    notes: list[str]
+
+
+class ReportSubject(TypedDict):
+    """The version the report is about."""
+
+    id: str
+    status: str
+    hypothesis: str
+    parents: list[str]
+    branch: str
+    created_by: str
+    created_at: NotRequired[str]
+    headline: dict[str, Any] | None
+    champion: bool
+
+
+class Section(TypedDict):
+    """A report section: available, or not with the reason shown in its place."""
+
+    available: bool
+    #: why the section could not be filled (only when not available)
+    reason: NotRequired[str]
+
+
+class ScoresSection(Section):
+    """The comparison against 'against' (diagnostics.compare): mean_a, mean_b, delta = b - a, ci,
+    p_value, test, n_tasks, n_seeds [a, b], decision, threshold, caveat, runs."""
+
+    split: NotRequired[str]
+    a: NotRequired[str]
+    b: NotRequired[str]
+    mean_a: NotRequired[float]
+    mean_b: NotRequired[float]
+    delta: NotRequired[float]
+    ci: NotRequired[list[float]]
+    p_value: NotRequired[float]
+    test: NotRequired[str]
+    alpha: NotRequired[float]
+    n_tasks: NotRequired[int]
+    n_seeds: NotRequired[list[int]]
+    decision: NotRequired[Literal["better", "worse", "inconclusive", "need_more_seeds"]]
+    threshold: NotRequired[float]
+    caveat: NotRequired[str | None]
+
+
+class TaskDelta(TypedDict):
+    """One task's means on each side and their difference."""
+
+    task: str
+    a: float | None
+    b: float | None
+    delta: float | None
+
+
+class GroupDelta(TypedDict):
+    """One environment's tasks (ENV#i) together."""
+
+    group: str
+    n_tasks: int
+    a: float | None
+    b: float | None
+    delta: float | None
+
+
+class TaskCounts(TypedDict):
+    improved: int
+    worse: int
+    unchanged: int
+
+
+class PerTaskSection(Section):
+    """Per task (and per environment) deltas."""
+
+    tasks: NotRequired[list[TaskDelta]]
+    #: per-environment delta: tasks named ENV#i grouped by ENV (empty when the ids carry no group)
+    groups: NotRequired[list[GroupDelta]]
+    counts: NotRequired[TaskCounts]
+
+
+class FindingRow(TypedDict):
+    """A finding as the report lists it."""
+
+    layer: str
+    code: str
+    severity: str | None
+    title: str
+
+
+class FindingsSection(Section):
+    """The version's findings, by layer."""
+
+    total: NotRequired[int]
+    worst: NotRequired[str | None]
+    counts: NotRequired[dict[str, int]]
+    by_layer: NotRequired[dict[str, list[FindingRow]]]
+
+
+class ReportAuditSection(Section):
+    """The leak audit's verdict."""
+
+    source: NotRequired[str]
+    passed: NotRequired[bool]
+    raw_score: NotRequired[float | None]
+    leak_adjusted_score: NotRequired[float | None]
+    findings: NotRequired[list[Any]]
+
+
+class LineageNode(TypedDict):
+    id: str
+    parents: list[str]
+    status: str
+    champion: bool
+    subject: bool
+    score: Any
+
+
+class LineageSection(TypedDict):
+    """The version's ancestry in the tree (cut to the versions that matter)."""
+
+    available: bool
+    champion: Any
+    nodes: list[LineageNode]
+    total_versions: int
+    cut: Any
+
+
+class SignalGroup(TypedDict):
+    group: str
+    #: the group's plot name, signals-<slug>
+    plot: str
+    metrics: list[str]
+
+
+class SignalsView(TypedDict, total=False):
+    """Every train-phase signal of the compared versions' runs (evotree.report.signals): grouped,
+    the headline first."""
+
+    #: declared ([train].headline_signal), else reward, else the first reward-like name
+    headline: str | None
+    headline_source: str
+    groups: list[SignalGroup]
+    #: metric -> series (at most 400 points a version)
+    series: dict[str, Series]
+    #: metric -> version -> last, min, max, steps, runs
+    summary: dict[str, Any]
+    left_out: int
+
+
+class CurvesSection(Section):
+    """The train-phase curves of the compared versions."""
+
+    reward: NotRequired[Series]
+    entropy: NotRequired[Series]
+    dead_groups: NotRequired[Series]
+    entropy_metric: NotRequired[str | None]
+    dead_std_epsilon: NotRequired[float]
+    signals: NotRequired[SignalsView]

@@ -46,6 +46,7 @@ from evotree.harness.share import ShareResult
 from evotree.harness.status import WorkspaceStatus
 from evotree.report.ci import CiInitResult
 from evotree.report.files import FORMATS, ReportOutput
+from evotree.report.model import ReportData
 from evotree.skills.recipe import ApplyResult
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
@@ -63,24 +64,33 @@ from evotree.verbs.results import (
     ExitCodesResult,
     FileChange,
     ChainEnd,
+    CurvesSection,
     FindingRef,
+    FindingsSection,
     GatePolicy,
     HarnessDiff,
     HarnessPromotionRow,
     JudgeDiff,
     JudgeFileRow,
     JudgePromotionRow,
+    LineageSection,
     LogFile,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
     MemorySkillsResult,
     ParamChange,
+    PerTaskSection,
     PostedComment,
     PromotionRow,
     RecipeChange,
     RejectedRef,
+    ReportAuditSection,
+    ReportSubject,
+    ReportVerdict,
     RunningRow,
+    ScoresSection,
+    Section,
     SkillListResult,
     SkillMemory,
     SkillShowResult,
@@ -259,6 +269,13 @@ _SIGNED = {
     "diff_hash": {**_SHA, "description": "sha256 of the canonical JSON of diff, as signed"},
     "approver": {"description": "the principal in the champion's allowed signers who signed"},
 }
+
+
+#: an unavailable section carries its reason (what the section types cannot say)
+_UNAVAILABLE = {"if": {"properties": {"available": {"const": False}}},
+                "then": {"required": ["available", "reason"]}}
+_SECTIONS = {"scores": ScoresSection, "per_task": PerTaskSection, "findings": FindingsSection,
+             "audit": ReportAuditSection, "gates": Section, "curves": CurvesSection}
 
 
 #: every ``--json`` output derived from its result type: schema name -> its type
@@ -475,6 +492,19 @@ DERIVED: dict[str, Derived] = {
     "exit-codes": Derived(
         ExitCodesResult, "evotree help exit-codes --json",
         fields={"exit_codes": {"propertyNames": {"pattern": "^[0-9]+$"}}},
+    ),
+    "report": Derived(
+        ReportData, "The report's data (evotree report V --format json; report-output's report)",
+        extra={"v": _V}, optional=("sandbox_warning", "recipe_diff"),
+        hints={"verdict": ReportVerdict, "subject": ReportSubject, "lineage": LineageSection,
+               **_SECTIONS},
+        fields={**{name: _UNAVAILABLE for name in _SECTIONS},
+                "plots": {"description": "plot name (reward, entropy, dead_groups, task_delta) -> "
+                          "file name beside the Markdown, or 'embedded' in HTML"},
+                "ScoresSection.ci": {"minItems": 2, "maxItems": 2},
+                "recipe_diff": {"description": "what changed between `against` and `version` "
+                                "(evotree diff): params (path, param, a, b), files (path, status, "
+                                "additions, deletions); or {available: false, reason}"}},
     ),
     "report-output": Derived(
         ReportOutput, "evotree report V --json", extra={"v": _V},
