@@ -3,7 +3,9 @@
 ``printf -v VAR``, ``read VAR <<< WORD`` (or a here-document) and ``mapfile``/``readarray``
 set a variable from literals: a later ``$VAR log --all`` runs git. A command name still
 unresolved after every expansion (``$X``, ``$(unknown)``), given git's own words, is judged as
-git: how the name was built does not change what the words ask for.
+git: how the name was built does not change what the words ask for. Programs that run other
+programs (``find -exec``, awk, ``script -c``, ``xargs`` fed by a here-string) are read, and
+``git remote show|prune NAME`` asks the remote.
 """
 
 from __future__ import annotations
@@ -75,3 +77,14 @@ def test_programs_that_run_programs_are_read(commands: tuple[str, ...]) -> None:
 ])
 def test_programs_that_run_only_head_reads_pass(commands: tuple[str, ...]) -> None:
     assert not _flagged(*commands)
+
+
+@pytest.mark.parametrize("command, leak", [
+    ("git remote show origin", True), ("git remote prune origin", True),
+    ("git remote prune --dry-run origin", True), ("git remote show -n origin", False),
+    ("git remote show", False), ("git remote -v", False),
+])
+def test_remote_show_and_prune_ask_the_remote(command: str, leak: bool) -> None:
+    """``git remote show NAME`` lists the remote's branches as the remote has them now (like
+    ``ls-remote``); ``-n`` reads only the local configuration."""
+    assert _flagged(command) is leak

@@ -358,6 +358,13 @@ def _git_network(call: _GitCall) -> bool:
         call.hits.append(Hit("audit.network_fetch", "high" if args[0] == "update" else "warn",
                              f"git remote {args[0]}", joined))
         return True
+    if sub == "remote" and args[:1] in (["show"], ["prune"]) \
+            and (args[0] == "prune" or "-n" not in args) \
+            and len([a for a in args if not a.startswith("-")]) > 1:
+        # (show -n: only the local configuration; prune asks the remote, dry run or not)
+        call.hits.append(Hit("audit.network_fetch", "high", f"git remote {args[0]} contacts the "
+                             "remote (lists its branches)", joined))
+        return True
     if sub == "submodule" and "update" in args:
         call.hits.append(Hit("audit.network_fetch", "warn", "git submodule update may fetch",
                              joined))
