@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -1099,6 +1100,15 @@ int main(int argc, char **argv) {
     int err = posix_spawn(&pid, full[0], NULL, NULL, full, environ);
     if (err) { fprintf(stderr, "evotree trace: %s: %s\n", full[0], strerror(err)); return 127; }
     close(pair[1]);
+    /* the program cache holds up to VERDICTS pidfds: room for them beside the /proc files the
+     * handlers open (the soft limit raised within the hard one, after the spawn: bwrap and the
+     * sandbox keep theirs), else no cache */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 4 * VERDICTS) {
+        files.rlim_cur = files.rlim_max < 4 * VERDICTS ? files.rlim_max : 4 * VERDICTS;
+        setrlimit(RLIMIT_NOFILE, &files);
+        if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur < 2 * VERDICTS) cache_off = 1;
+    }
     /* an interrupt, hang-up or termination meant for the session (Ctrl-C on evotree agent, a
      * supervisor's SIGTERM to the group) reaches bwrap, which ends the sandbox; the tracer stays to
      * serve the last calls and write its end record (a trace cut by the signal would fail the audit
