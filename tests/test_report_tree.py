@@ -261,7 +261,7 @@ def test_bad_workspaces_are_refused(ws: Workspace, tmp_path: Path) -> None:
 
 
 def test_the_schema_is_registered() -> None:
-    from evotree.core.schemas import load_schema, schema_names
+    from evotree.verbs.schemas import load_schema, schema_names
 
     assert "report-tree" in schema_names()
     assert load_schema("report-tree")["title"] == "evotree report --tree --json"

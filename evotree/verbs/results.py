@@ -26,7 +26,9 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "HarnessPromotionRow", "JudgePromotionRow", "EvidenceManifest", "EventData", "ExitCodesResult",
            "PostedComment", "RepoAuditResult",
            "ReportVerdict", "ReportSubject", "ScoresSection", "PerTaskSection", "FindingsSection",
-           "ReportAuditSection", "Section", "LineageSection", "CurvesSection", "SignalsView"]
+           "ReportAuditSection", "Section", "LineageSection", "CurvesSection", "SignalsView",
+           "Rate", "Spend", "ClassStat", "VersionIntervention", "HistoricalBest", "FirstAttempt",
+           "PostPeak", "SpendView", "CostPerCandidate", "Recommendation", "SearchRates"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -790,3 +792,118 @@ class CurvesSection(Section):
     entropy_metric: NotRequired[str | None]
     dead_std_epsilon: NotRequired[float]
     signals: NotRequired[SignalsView]
+
+
+#: usage summed over runs: runs, steps, episodes, wall_hours, gpu_hours, cpu_seconds, ... -> number
+Spend = dict[str, float]
+
+
+class Rate(TypedDict):
+    """A share of settings: how many answer yes, of how many that answer at all."""
+
+    numerator: int
+    denominator: int
+    #: numerator / denominator; null when no setting answers the question
+    rate: float | None
+    #: the settings counted in the numerator
+    settings: list[str]
+
+
+class ClassStat(TypedDict):
+    """The candidates of one primary intervention class."""
+
+    versions: int
+    valid: int
+    mean_score: float | None
+
+
+class VersionIntervention(TypedDict, total=False):
+    """A version's intervention class (evotree.core.interventions)."""
+
+    #: algorithm | hyperparameter | data | other | none; null for the root
+    primary: str | None
+    classes: list[str]
+    units: dict[str, int]
+    files: dict[str, list[str]]
+    error: str
+
+
+class HistoricalBest(TypedDict):
+    version: str | None
+    score: float | None
+    metric: str | None
+    order: int | None
+    ties: list[str]
+    excluded_audit_failed: list[str]
+    champion_is_best: bool | None
+
+
+class FirstAttempt(TypedDict):
+    version: str | None
+    score: float | None
+    valid: bool
+    beats_root: bool | None
+    improved_later: bool | None
+    best_later: str | None
+    best_later_score: float | None
+
+
+class PostPeak(TypedDict):
+    peak: str | None
+    versions_after: int
+    valid_after: int
+    continued: bool
+    regressions: list[str]
+    worst_drop: float | None
+    worst_version: str | None
+    last_valid: str | None
+    ended_below_peak: bool | None
+    below_best_so_far: list[str]
+    margin: float
+
+
+class SpendView(TypedDict):
+    total: Spend
+    after_peak: Spend
+    after_peak_share: dict[str, float | None]
+    candidates: Spend
+    share_unit: str
+    cpu_seconds_complete: bool
+
+
+class CostPerCandidate(TypedDict):
+    valid_candidates: int
+    candidates: int
+    per_candidate: Spend | None
+
+
+class Recommendation(TypedDict):
+    """Stop or continue the search, and why."""
+
+    action: Literal["stop", "continue"]
+    line: str
+    keep: str | None
+    versions_since_peak: int
+    after_peak_share: float | None
+    share_unit: str
+    patience: int
+    max_after_peak_share: float
+
+
+class SearchRates(TypedDict):
+    """The rates over the settings."""
+
+    settings: int
+    first_attempt_improved: Rate
+    first_attempt_beats_root: Rate
+    continued_after_peak: Rate
+    ended_below_peak: Rate
+    post_peak_regression: Rate
+    stop_recommended: Rate
+    champion_is_best: Rate
+    median_after_peak_share: float | None
+    median_runs_per_valid_candidate: float | None
+    #: RSIBench-Data's unit: the training bill per valid candidate, median over settings
+    median_training_usd_per_valid_candidate: NotRequired[float | None]
+    #: pooled over the candidates of every setting
+    interventions: NotRequired[dict[str, ClassStat] | None]

@@ -47,6 +47,7 @@ from evotree.harness.status import WorkspaceStatus
 from evotree.report.ci import CiInitResult
 from evotree.report.files import FORMATS, ReportOutput
 from evotree.report.model import ReportData
+from evotree.report.search_model import SearchParams, SearchReport
 from evotree.skills.recipe import ApplyResult
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
@@ -64,12 +65,16 @@ from evotree.verbs.results import (
     ExitCodesResult,
     FileChange,
     ChainEnd,
+    ClassStat,
+    CostPerCandidate,
     CurvesSection,
     FindingRef,
+    FirstAttempt,
     FindingsSection,
     GatePolicy,
     HarnessDiff,
     HarnessPromotionRow,
+    HistoricalBest,
     JudgeDiff,
     JudgeFileRow,
     JudgePromotionRow,
@@ -81,21 +86,26 @@ from evotree.verbs.results import (
     MemorySkillsResult,
     ParamChange,
     PerTaskSection,
+    PostPeak,
     PostedComment,
     PromotionRow,
     RecipeChange,
+    Recommendation,
     RejectedRef,
     ReportAuditSection,
     ReportSubject,
     ReportVerdict,
     RunningRow,
     ScoresSection,
+    SearchRates,
     Section,
     SkillListResult,
     SkillMemory,
     SkillShowResult,
     SkippedRun,
+    SpendView,
     Unreadable,
+    VersionIntervention,
     VersionStatusRow,
 )
 
@@ -505,6 +515,30 @@ DERIVED: dict[str, Derived] = {
                 "recipe_diff": {"description": "what changed between `against` and `version` "
                                 "(evotree diff): params (path, param, a, b), files (path, status, "
                                 "additions, deletions); or {available: false, reason}"}},
+    ),
+    "report-tree": Derived(
+        SearchReport, "evotree report --tree --json",
+        extra={"v": _V}, omit=("search_format",),
+        hints={"parameters": SearchParams, "rates": SearchRates,
+               "TreeStats.historical_best": HistoricalBest, "TreeStats.first_attempt": FirstAttempt,
+               "TreeStats.post_peak": PostPeak, "TreeStats.spend": SpendView,
+               "TreeStats.cost_per_valid_candidate": CostPerCandidate,
+               "TreeStats.recommendation": Recommendation,
+               "TreeStats.interventions": dict[str, ClassStat] | None,
+               "VersionStat.intervention": VersionIntervention | None},
+        fields={"settings": {"minItems": 1},
+                "path": {"description": "the file written with --out, else null"},
+                "SearchParams.direction": {"enum": ["max", "min", "auto"]},
+                "SearchParams.patience": {"minimum": 1},
+                "SearchParams.max_after_peak_share": {"minimum": 0, "maximum": 1},
+                "TreeStats.direction": {"enum": ["max", "min"]},
+                "TreeStats.interventions": {"description": "per primary intervention class of "
+                                            "the candidates (null: none classified)"},
+                "VersionStat.order": {"minimum": 1, "description": "creation order, 1 = the "
+                                      "root"},
+                "VersionStat.audit": {"enum": ["passed", "failed", None]},
+                "VersionStat.score": {"description": "the headline (null: no score, never 0)"},
+                "SearchRates.settings": {"minimum": 1}},
     ),
     "report-output": Derived(
         ReportOutput, "evotree report V --json", extra={"v": _V},
