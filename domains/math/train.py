@@ -45,7 +45,32 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from evotree.core.errors import EvotreeError
+from evotree.domains.math import ADAPTER_DIR, MODEL_DIR, OUTPUT_DIR, RECIPE_FILE, TRAIN_FILE
+from evotree.domains.math.data import SplitError, generate, problems_table
+from evotree.domains.math.model import (
+    ModelUnavailable,
+    check_model_name,
+    load_policy,
+    offline,
+    set_cpu_threads,
+)
+from evotree.domains.math.rewards import make_reward_functions, skill_hooks
+from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split, training_seed
+from evotree.domains.math.warmup import load_warm_policy
 from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_STEPS, INVALID_SUBMISSION_EXIT
+from evotree.harness.recorder import Recorder, get_recorder
+from evotree.harness.seeding import run_seed as read_run_seed
+from evotree.harness.seeding import seed_everything
+from evotree.harness.trl import (
+    EvotreeCallback,
+    UnsupportedTRL,
+    activate_skills,
+    check_trl_version,
+    record_rewards,
+    skill_trainer_class,
+)
+from evotree.skills.recipe import SKILLS_FILE, load_skills_file
 
 __all__ = ["TENSORBOARD_DIR", "grpo_config_kwargs", "main"]
 
@@ -99,29 +124,92 @@ def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool, seed: int |
     return kwargs
 
 
-def main(cwd: Path | None = None) -> int:
-    cwd = Path(cwd or os.getcwd())
-    from evotree.domains.math import ADAPTER_DIR, MODEL_DIR, OUTPUT_DIR, RECIPE_FILE, TRAIN_FILE
-    from evotree.domains.math.data import SplitError, generate, problems_table
-    from evotree.domains.math.model import (
-        ModelUnavailable,
-        check_model_name,
-        load_policy,
-        offline,
-        set_cpu_threads,
-    )
-    from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split, training_seed
-    from evotree.domains.math.warmup import load_warm_policy
-    from evotree.harness.seeding import run_seed as read_run_seed
-    from evotree.harness.seeding import seed_everything
-    from evotree.core.errors import EvotreeError
-    from evotree.skills.recipe import SKILLS_FILE, load_skills_file
+class _Stop(Exception):
+    """Ends the train phase early with an exit code (65: an invalid submission; 1: a failure)."""
 
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _refuse(message: str) -> _Stop:
+    """An invalid submission (exit 65, charged nothing): said, then raised by the caller."""
+    return _Stop(_invalid(message))
+
+
+def _fail(message: str) -> _Stop:
+    """A failure (exit 1): said, then raised by the caller."""
+    _say(message)
+    return _Stop(1)
+
+
+def _with_fix(exc: EvotreeError) -> str:
+    """An evotree error's message with its fix in parentheses (when it has one)."""
+    return exc.message + (f" ({exc.fix})" if exc.fix else "")
+
+
+@dataclasses.dataclass
+class _Inputs:
+    """What the train phase reads from the candidate's tree and the run, checked."""
+
+    recipe: Any
+    spec: Any
+    problems: list[Any]
+    run_seed: int
+    seed: int
+    applied: Any
+
+
+def main(cwd: Path | None = None) -> int:
+    """Train the candidate's recipe (see the module doc); the exit code."""
+    cwd = Path(cwd or os.getcwd())
     started = time.monotonic()
     offline()
     # TRL 1.16 itself calls transformers' deprecated is_gradient_checkpointing
     warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing", category=FutureWarning)
-    # ------------------------------------------------------------ everything checked first (exit 65)
+    try:
+        return _train(cwd, started)
+    except _Stop as stop:
+        return stop.code
+
+
+def _train(cwd: Path, started: float) -> int:
+    """Every check first (exit 65 before any training), then training and the judge's model."""
+    inputs = _read_inputs(cwd)
+    recipe = inputs.recipe
+    cuda = _check_runtime(recipe)
+    output = cwd / OUTPUT_DIR
+    config = _grpo_config(recipe, output, cuda=cuda, seed=inputs.seed)
+    seed_everything(inputs.seed)
+    model, tokenizer, described, warm = _build_policy(recipe, inputs.spec, cwd, inputs.seed)
+    # the version's skills, activated now so a skill that cannot work is refused before training
+    stops = sorted({int(i) for i in (tokenizer.eos_token_id, tokenizer.pad_token_id) if i is not None})
+    activation = _activate_skills(inputs.applied, recipe, stops)
+    config.reward_weights = list(activation.reward_weights)
+    threads = set_cpu_threads(model, recipe.cpu_threads) if not cuda else None
+    peft_config = _lora_config(recipe, model)
+    _name_model_path(recipe, model, tokenizer, output)
+    # ------------------------------------------------------------ training
+    rec = _recorder(output, recipe)
+    trainer = _build_trainer(recipe, model, tokenizer, config, activation, rec, stops, inputs.problems,
+                             peft_config)
+    _record_start(rec, trainer, model, inputs, activation, warm)
+    _say(f"training {described} on {len(inputs.problems)} problems for up to {recipe.max_steps} steps "
+         f"({'LoRA' if recipe.lora else 'full'}, {'cuda' if cuda else f'cpu, {threads} thread(s)'}"
+         f"{', vLLM' if recipe.use_vllm else ''})"
+         + (f" with skills {', '.join(activation.names)}" if activation.names else ""))
+    result = trainer.train()
+    # ------------------------------------------------------------ what the judge evaluates
+    _save_model(cwd, recipe, trainer, tokenizer)
+    summary = _summary(trainer, result, inputs, activation, warm, described, started)
+    (output / "train_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    rec.close()
+    print(json.dumps(summary))
+    return 0
+
+
+def _read_inputs(cwd: Path) -> _Inputs:
+    """recipe.toml, math.toml's train problems, the run's seed and skills.toml, each checked."""
     try:
         recipe = load_recipe(cwd / RECIPE_FILE)
         spec = load_train_split(cwd / TRAIN_FILE)
@@ -129,59 +217,65 @@ def main(cwd: Path | None = None) -> int:
         if not recipe.is_tiny:
             check_model_name(recipe.model, cwd=cwd)
     except (SettingsError, SplitError, ModelUnavailable) as exc:
-        return _invalid(str(exc))
+        raise _refuse(str(exc)) from None
     try:
         run_seed = read_run_seed()
     except ValueError as exc:  # the harness always sets a valid one
-        _say(str(exc))
-        return 1
+        raise _fail(str(exc)) from None
     # every source of randomness follows the run's seed (mixed with the recipe's): the tiny
     # model's initialisation, TRL's prompt order and rollout sampling, dropout
     seed = training_seed(recipe.seed, run_seed)
     try:
         applied = load_skills_file(cwd / SKILLS_FILE, domain="math")
     except EvotreeError as exc:
-        return _invalid(f"{exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
+        raise _refuse(_with_fix(exc)) from None
+    return _Inputs(recipe, spec, problems, run_seed, seed, applied)
+
+
+def _check_runtime(recipe: Any) -> bool:
+    """torch, vLLM when the recipe asks for it, a supported TRL; whether CUDA is here."""
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - the llm extra is missing
-        _say(f"the math domain needs torch, transformers and trl ({exc}); pip install 'evotree[llm]'")
-        return 1
+        raise _fail(f"the math domain needs torch, transformers and trl ({exc}); pip install 'evotree[llm]'") from None
     cuda = torch.cuda.is_available()
     if recipe.use_vllm:
         if not cuda:
-            return _invalid("use_vllm = true, but vLLM rollouts need a CUDA GPU and this machine has none; "
-                            "set use_vllm = false to generate with transformers on CPU")
+            raise _refuse("use_vllm = true, but vLLM rollouts need a CUDA GPU and this machine has none; "
+                          "set use_vllm = false to generate with transformers on CPU")
         try:
             import vllm  # noqa: F401
         except ImportError:
-            return _invalid("use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
-                            "or set use_vllm = false")
-    from evotree.harness.trl import UnsupportedTRL, check_trl_version
-
+            raise _refuse("use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
+                          "or set use_vllm = false") from None
     try:
         check_trl_version()
     except UnsupportedTRL as exc:
-        _say(f"{exc.message}; {exc.fix}")
-        return 1
-    from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+        raise _fail(f"{exc.message}; {exc.fix}") from None
+    return cuda
 
-    output = cwd / OUTPUT_DIR
+
+def _grpo_config(recipe: Any, output: Path, *, cuda: bool, seed: int) -> Any:
+    """The ``trl.GRPOConfig``; with ``[trl] report_to = ["tensorboard"]``, event files under the
+    run's own output dir, never where an inherited TENSORBOARD_LOGGING_DIR points."""
+    from trl import GRPOConfig
+
     try:
         config = GRPOConfig(**grpo_config_kwargs(recipe, output / "trainer", cuda=cuda, seed=seed))
     except (TypeError, ValueError) as exc:
-        return _invalid(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}")
+        raise _refuse(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}") from None
     if "tensorboard" in (config.report_to or []):
-        # [trl] report_to = ["tensorboard"]: event files under the run's own output dir, never
-        # where an inherited TENSORBOARD_LOGGING_DIR points
         try:
             import tensorboard  # noqa: F401  (transformers' TensorBoardCallback needs it)
         except ImportError:
-            return _invalid("recipe.toml: trl.report_to = ['tensorboard'] needs tensorboard: "
-                            "pip install 'evotree-rl[export]'")
+            raise _refuse("recipe.toml: trl.report_to = ['tensorboard'] needs tensorboard: "
+                          "pip install 'evotree-rl[export]'") from None
         os.environ["TENSORBOARD_LOGGING_DIR"] = str(output / TENSORBOARD_DIR)
-    seed_everything(seed)
+    return config
+
+
+def _build_policy(recipe: Any, spec: Any, cwd: Path, seed: int) -> tuple[Any, Any, str, Any]:
+    """The model, its tokenizer, its description and the warm-up used (None: none)."""
     warm = None
     try:
         if recipe.is_tiny and recipe.warmup.enabled:
@@ -192,49 +286,52 @@ def main(cwd: Path | None = None) -> int:
         else:
             model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=seed)
     except ModelUnavailable as exc:
-        return _invalid(str(exc))
-    from evotree.domains.math.rewards import make_reward_functions, skill_hooks
-    from evotree.harness.trl import activate_skills
+        raise _refuse(str(exc)) from None
+    return model, tokenizer, described, warm
 
-    # the version's skills, activated now so a skill that cannot work is refused before training
-    stops = [tokenizer.eos_token_id, tokenizer.pad_token_id]
-    stops = sorted({int(i) for i in stops if i is not None})
+
+def _activate_skills(applied: Any, recipe: Any, stops: list[int]) -> Any:
+    """The version's skills over the domain's reward functions and hooks (exit 65 when one cannot work)."""
     try:
-        activation = activate_skills(
+        return activate_skills(
             applied, hooks=skill_hooks(stops, recipe.max_completion_length),
             reward_funcs=make_reward_functions(stops), reward_weights=recipe.reward_weights,
             max_completion_length=recipe.max_completion_length)
     except EvotreeError as exc:
-        return _invalid(f"{SKILLS_FILE}: {exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
-    config.reward_weights = list(activation.reward_weights)
-    threads = set_cpu_threads(model, recipe.cpu_threads) if not cuda else None
-    peft_config = None
-    if recipe.lora:
-        try:
-            from peft import LoraConfig
-        except ImportError:
-            return _invalid("lora = true, but peft is not installed here; pip install peft")
-        peft_config = LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha,
-                                 lora_dropout=recipe.lora_dropout,
-                                 target_modules=list(recipe.lora_target_modules), task_type="CAUSAL_LM")
-        names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
-        unknown = [m for m in recipe.lora_target_modules if m not in names]
-        if unknown:
-            return _invalid(f"lora_target_modules: {', '.join(unknown)} are not modules of the model "
-                            f"(it has e.g. {', '.join(sorted(n for n in names if n.endswith('_proj'))[:8])})")
+        raise _refuse(f"{SKILLS_FILE}: {_with_fix(exc)}") from None
+
+
+def _lora_config(recipe: Any, model: Any) -> Any:
+    """peft's LoraConfig when the recipe asks for LoRA (its target modules checked), else None."""
+    if not recipe.lora:
+        return None
+    try:
+        from peft import LoraConfig
+    except ImportError:
+        raise _refuse("lora = true, but peft is not installed here; pip install peft") from None
+    peft_config = LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha,
+                             lora_dropout=recipe.lora_dropout,
+                             target_modules=list(recipe.lora_target_modules), task_type="CAUSAL_LM")
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    unknown = [m for m in recipe.lora_target_modules if m not in names]
+    if unknown:
+        raise _refuse(f"lora_target_modules: {', '.join(unknown)} are not modules of the model "
+                      f"(it has e.g. {', '.join(sorted(n for n in names if n.endswith('_proj'))[:8])})")
+    return peft_config
+
+
+def _name_model_path(recipe: Any, model: Any, tokenizer: Any, output: Path) -> None:
+    """TRL rebuilds the KL reference model, and vLLM loads the policy, from the model's path:
+    give a model built in memory one."""
     if (recipe.beta > 0 or recipe.use_vllm) and not getattr(model.config, "_name_or_path", ""):
-        # TRL rebuilds the KL reference model, and vLLM loads the policy, from the model's path:
-        # give the model built in memory one.
         initial = output / "initial_model"
         model.save_pretrained(initial)
         tokenizer.save_pretrained(initial)
         model.config._name_or_path = str(initial)
 
-    # ------------------------------------------------------------ training
-    from evotree.harness.recorder import Recorder, get_recorder
-    from evotree.harness.trl import EvotreeCallback, record_rewards, skill_trainer_class
 
-
+def _recorder(output: Path, recipe: Any) -> Recorder:
+    """The run's recorder; outside ``evotree run``, one writing to ``output/evidence/``."""
     if os.environ.get(ENV_EVIDENCE_DIR):
         rec = get_recorder()
     else:
@@ -244,6 +341,15 @@ def main(cwd: Path | None = None) -> int:
         _say(f"not inside `evotree run`: evidence goes to {output / 'evidence'}")
     if rec.max_steps is not None and rec.max_steps < recipe.max_steps:
         _say(f"the run's step budget is {rec.max_steps} (max_steps = {recipe.max_steps}): training stops there")
+    return rec
+
+
+def _build_trainer(recipe: Any, model: Any, tokenizer: Any, config: Any, activation: Any, rec: Recorder,
+                   stops: list[int], problems: list[Any], peft_config: Any) -> Any:
+    """The GRPO trainer (the skills' trainer class) with the recorded rewards and the callback."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
     try:
         reward_funcs = record_rewards(
             activation.reward_funcs, recorder=rec, num_generations=recipe.num_generations,
@@ -251,29 +357,31 @@ def main(cwd: Path | None = None) -> int:
             model=model,
         )
         trainer_class = skill_trainer_class(GRPOTrainer, activation, recorder=rec)
-        trainer = trainer_class(
+        return trainer_class(
             model=model, reward_funcs=reward_funcs, args=config,
             train_dataset=Dataset.from_dict(problems_table(problems)),
             processing_class=tokenizer, callbacks=[EvotreeCallback(rec)], peft_config=peft_config,
         )
     except EvotreeError as exc:
-        _say(f"{exc.message}" + (f"; {exc.fix}" if exc.fix else ""))
-        return 1
+        raise _fail(exc.message + (f"; {exc.fix}" if exc.fix else "")) from None
+
+
+def _record_start(rec: Recorder, trainer: Any, model: Any, inputs: _Inputs, activation: Any,
+                  warm: Any) -> None:
+    """The step-0 signals: the warm-up, the problems, the seeds, the model's size, the skills."""
     if warm is not None:
         rec.signal(0, **{"warmup/steps": warm.manifest["steps"], "warmup/accuracy": warm.manifest["accuracy"],
                          "warmup/trained": int(warm.trained), "warmup/seconds": warm.manifest["seconds"]})
-    rec.signal(0, **{"train/problems": len(problems), "seed/run": run_seed, "seed/train": seed,
+    rec.signal(0, **{"train/problems": len(inputs.problems), "seed/run": inputs.run_seed,
+                     "seed/train": inputs.seed,
                      "model/parameters": sum(p.numel() for p in model.parameters()),
                      "model/trainable_parameters": sum(p.numel() for p in trainer.model.parameters()
                                                        if p.requires_grad)},
                      **{f"skill/{name}/active": 1 for name in activation.names})
-    _say(f"training {described} on {len(problems)} problems for up to {recipe.max_steps} steps "
-         f"({'LoRA' if recipe.lora else 'full'}, {'cuda' if cuda else f'cpu, {threads} thread(s)'}"
-         f"{', vLLM' if recipe.use_vllm else ''})"
-         + (f" with skills {', '.join(activation.names)}" if activation.names else ""))
-    result = trainer.train()
 
-    # ------------------------------------------------------------ what the judge evaluates
+
+def _save_model(cwd: Path, recipe: Any, trainer: Any, tokenizer: Any) -> None:
+    """The trained model and its tokenizer in ``output/model/`` (LoRA: merged; the adapter beside it)."""
     model_dir = cwd / MODEL_DIR
     if recipe.lora:
         trainer.model.save_pretrained(cwd / ADAPTER_DIR)
@@ -283,11 +391,17 @@ def main(cwd: Path | None = None) -> int:
     else:
         trainer.model.save_pretrained(model_dir, safe_serialization=True)
     tokenizer.save_pretrained(model_dir)
+
+
+def _summary(trainer: Any, result: Any, inputs: _Inputs, activation: Any, warm: Any, described: str,
+             started: float) -> dict[str, Any]:
+    """``train_summary.json``: what was trained, how far, from which seeds, and the rewards."""
+    recipe = inputs.recipe
     history = [entry for entry in trainer.state.log_history if "reward" in entry]
-    summary = {
+    return {
         "model": described, "steps": int(trainer.state.global_step), "max_steps": recipe.max_steps,
-        "train_problems": len(problems), "lora": recipe.lora, "skills": activation.names,
-        "run_seed": run_seed, "seed": seed,
+        "train_problems": len(inputs.problems), "lora": recipe.lora, "skills": activation.names,
+        "run_seed": inputs.run_seed, "seed": inputs.seed,
         "warmup": None if warm is None else {
             "key": warm.key, "trained": warm.trained, "steps": warm.manifest["steps"],
             "accuracy": warm.manifest["accuracy"], "seconds": warm.manifest["seconds"],
@@ -297,10 +411,6 @@ def main(cwd: Path | None = None) -> int:
         "last_reward": history[-1]["reward"] if history else None,
         "wall_seconds": round(time.monotonic() - started, 3),
     }
-    (output / "train_summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    rec.close()
-    print(json.dumps(summary))
-    return 0
 
 
 if __name__ == "__main__":
