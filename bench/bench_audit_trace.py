@@ -102,6 +102,8 @@ def main() -> None:
         "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release(),
         "cpus": os.cpu_count(), "load_average_before": load_before, "load_average_after": load_after,
         "mixes": mixes,
+        "benchmark": "Runtime trace overhead",
+        "page": "docs/benchmarks/trace.md",
     }
     print(json.dumps(result, indent=2))
     if args.json:
