@@ -88,3 +88,25 @@ def test_remote_show_and_prune_ask_the_remote(command: str, leak: bool) -> None:
     """``git remote show NAME`` lists the remote's branches as the remote has them now (like
     ``ls-remote``); ``-n`` reads only the local configuration."""
     assert _flagged(command) is leak
+
+
+@pytest.mark.parametrize("command", [
+    "python -c \"import http.client as h; c = h.HTTPSConnection('github.com'); c.request('GET', '/')\"",
+    "python -c \"import socket; socket.create_connection(('github.com', 443))\"",
+    "node -e \"fetch('https://github.com/o/r/pull/3.patch').then(r => r.text())\"",
+    "node -e \"require('https').get('https://github.com/o/r/pull/3.diff', r => r.pipe(process.stdout))\"",
+    "ruby -e \"require 'open-uri'; puts URI.open('https://github.com/o/r/pull/3.diff').read\"",
+    "perl -MLWP::Simple -e 'print get(\"https://github.com/o/r/pull/3.diff\")'",
+])
+def test_code_that_opens_a_connection_reaches_the_network(command: str) -> None:
+    assert _flagged(command)
+
+
+@pytest.mark.parametrize("command", [
+    "node -e \"console.log('https://example.com/docs')\"",
+    "ruby -e \"puts('https://example.com')\"",
+    "python -c \"import socket; socket.create_connection(('127.0.0.1', 8000))\"",
+    "node -e \"fetch('http://localhost:3000/api')\"",
+])
+def test_printing_an_address_or_reaching_loopback_is_not(command: str) -> None:
+    assert not _flagged(command)

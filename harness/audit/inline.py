@@ -558,10 +558,18 @@ class _Scanner(ast.NodeVisitor):
                 verb = "cat" if fname.startswith("read") else "rm" if fname == "unlink" else "tee"
                 self.found.append(("argv", [verb, path]))
             return
-        if fname in _NET_CALLS:
+        if fname in _NET_CALLS and fname != "create_connection":
             url = _as_text(first)
             if url and re.match(r"^(https?|ftp)://", url):
                 self.found.append(("argv", ["curl", url]))
+        elif fname in ("HTTPConnection", "HTTPSConnection", "create_connection") and node.args:
+            arg = node.args[0]  # a host, or create_connection's (host, port)
+            if isinstance(arg, ast.Tuple) and arg.elts:
+                arg = arg.elts[0]
+            host = _as_text(_value(arg, env))
+            if host and re.match(r"^[\w.-]+$", host):
+                scheme = "http" if fname == "HTTPConnection" else "https"
+                self.found.append(("argv", ["curl", f"{scheme}://{host}/"]))
 
 
 def _parse_loose(code: str) -> ast.AST | None:
@@ -618,6 +626,9 @@ _PROC_CALL = re.compile(r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn
                         r"proc_open|readpipe|IO\.popen|Open3\.\w+)\s*\(?\s*")
 _QX = re.compile(r"\bqx\s*([({\[/|!])|%x\s*([({\[|!])")
 _CLOSE = {"(": ")", "{": "}", "[": "]", "/": "/", "|": "|", "!": "!"}
+#: an internet address given to a call (``fetch(``, ``https.get(``, ``URI(``, ``get(``)
+_URL_ARG = re.compile(r"""\b(?![\w.:]*\b(?:log|print|puts|say|printf|write|error|info|warn|debug)\s*\()"""
+                      r"""[\w.:]+\s*\(\s*(?:'((?:https?|ftp)://[^'\s]+)'|"((?:https?|ftp)://[^"\s]+)")""")
 
 
 def _unescape(text: str) -> str:
@@ -645,6 +656,8 @@ def foreign_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
             out.append(("shell", literals[0]))
         else:
             out.append(("argv", tuple(literals)))
+    for m in _URL_ARG.finditer(code):  # fetch('https://...'), https.get("..."), URI.open(...)
+        out.append(("argv", ("curl", m.group(1) or m.group(2))))
     for m in _STRING.finditer(code):
         if m.group(3) is not None:  # `...` runs a shell in perl / ruby / php
             out.append(("shell", _unescape(m.group(3))))
