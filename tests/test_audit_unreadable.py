@@ -139,3 +139,29 @@ def test_codex_write_stdin_is_read_as_commands(tmp_path: Path) -> None:
     rows[2]["payload"]["arguments"] = json.dumps({"session_id": 1, "chars": "pytest -q\n"})
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert _codes(path) == set()
+
+
+def test_fish_history_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "fish_history"
+    path.write_text("- cmd: cat > p.sh <<EOF\\ngit log --all -p\\nEOF\n  when: 1700000000\n"
+                    "- cmd: bash p.sh\n  when: 1700000002\n  paths:\n    - p.sh\n")
+    steps = [s.command for t in read_trajectories(path) for s in t.steps]
+    assert steps == ["cat > p.sh <<EOF\ngit log --all -p\nEOF", "bash p.sh"]
+    assert "audit.git_history_leak" in _codes(path)
+    clean = tmp_path / "fish_clean"
+    clean.write_text("- cmd: python -m pytest -q\n  when: 1700000000\n- cmd: git diff\n"
+                     "  when: 1700000001\n")
+    assert not _codes(clean)
+
+
+def test_prose_or_markdown_is_no_shell_history(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("This is a summary of the session.\nThe agent read the parser and fixed it.\n")
+    assert "audit.unreadable" in _codes(notes)
+    chat = tmp_path / "chat.md"
+    chat.write_text("# aider chat started at 2024-05-01\n\n#### Fix the retry loop\n\n"
+                    "> Running the tests now\n\nI fixed the loop in the retry module today.\n")
+    assert "audit.unreadable" in _codes(chat)
+    history = tmp_path / ".bash_history"  # a comment or two among commands is still a history
+    history.write_text("# try the parser\ngit status\npython -m pytest -q\nvim src/parse.py\n")
+    assert not _codes(history)
