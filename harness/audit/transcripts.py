@@ -9,8 +9,9 @@ them from the content, not the file name):
     ``rollouts.parquet``): one trajectory per row, its ``commands`` column the steps, its
     ``text`` the observation text.
 ``shell``
-    Plain shell history (``.bash_history`` with ``#<epoch>`` lines, zsh ``: <epoch>:0;cmd``):
-    one trajectory per file, no outputs.
+    Plain shell history (``.bash_history`` with ``#<epoch>`` lines, zsh ``: <epoch>:0;cmd``,
+    fish ``- cmd: CMD``): one trajectory per file, no outputs. Text that reads mostly as prose
+    or markdown is no history: ``audit.unreadable``.
 ``swe-agent``
     SWE-agent ``.traj`` JSON: ``{"trajectory": [{"action", "observation", ...}]}`` (or only
     ``"history"`` messages).
