@@ -4,8 +4,9 @@ The policy's process answers several episodes per message (``runner.Worker.play_
 episode has its own policy object, its own copies of the spaces and its own ``random`` /
 ``numpy.random`` (the module functions are routed to the running episode's generators), so a
 policy that draws from the global generators gets the same draws with 1, 3 or 16 lanes, and the
-same as the in-process loop (``play(..., isolated=True)``). A crash or a hang in one episode
-fails that episode alone.
+same as the in-process loop (``play(..., isolated=True)``). A crash or a hang of the policy's
+process fails every episode in flight, and none of them is played again (a replay would be a
+re-roll for a policy that ends its process when it is losing).
 """
 
 from __future__ import annotations
@@ -106,9 +107,18 @@ class Policy:
 
 
 @pytest.mark.heavy
-def test_a_crash_or_a_hang_in_one_lane_fails_that_episode_alone(tmp_path: Path) -> None:
+def test_a_crash_or_a_hang_fails_every_episode_in_flight(tmp_path: Path) -> None:
     candidate = _candidate(tmp_path, CRASHY)
     alone = _play(candidate, 1, timeout=0.5, max_timeouts=0)
     reasons = {reason for _, _, reason in alone}
     assert {"error", "timeout"} <= reasons and reasons & {"terminated", "truncated"}, alone
-    assert _play(candidate, 6, timeout=0.5, max_timeouts=0) == alone
+    side = _play(candidate, 6, timeout=0.5, max_timeouts=0)
+    assert [i for i, _, _ in side] == list(range(len(TASKS)))
+    lost = ("error", "timeout")
+    for one, other in zip(alone, side, strict=True):
+        if one[2] in lost:  # what fails alone fails in lanes
+            assert other[2] in lost, (one, other)
+        elif other[2] not in lost:  # what plays to its end plays what it plays alone
+            assert other == one
+    # the episodes in flight with a crash or a hang failed with it: more failures than alone
+    assert sum(r in lost for _, _, r in side) > sum(r in lost for _, _, r in alone), side

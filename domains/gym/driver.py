@@ -70,9 +70,11 @@ class Play:
     """One episode of evotree's contract on the environment's side, driven by the policy's answers.
 
     :meth:`begin` resets the environment and gives the start message (None: the episode is
-    over already), :meth:`answer` takes the policy's answer and gives the next observation
-    (``DONE``: the episode is over), :attr:`episode` is the result. ``own`` counts the time the
-    environment took (the policy's own time is counted in its process).
+    over already), :meth:`answer` takes the policy's answer frame (:meth:`step` an action
+    already decoded and checked) and gives the next observation (``DONE``: the episode is
+    over), :attr:`episode` is the result. The time limit is the episode's wall time on this
+    side's clock, from :meth:`begin` (:attr:`deadline`): what the policy's process says about
+    its own time counts for nothing.
     """
 
     def __init__(
@@ -91,12 +93,15 @@ class Play:
         self.record_actions = record_actions
         self.actions: list[Any] = []
         self.total, self.length = 0.0, 0
-        self.own = 0.0
         self.first = ""
+        self.started = self.deadline = 0.0
 
-    def begin(self) -> dict[str, Any] | None:
+    def begin(self, spaces: Any = None) -> dict[str, Any] | None:
+        """Reset the environment; the start message (``spaces``: the pickled clean copies of
+        the spaces, when the caller keeps them per environment id) or None."""
         env, episode = self.env, self.episode
-        started = time.monotonic()
+        self.started = started = time.monotonic()
+        self.deadline = started + self.timeout
         self.space = space = (
             env.action_space
         )  # as play(): the object before reset (highway-env makes a new one)
@@ -110,46 +115,54 @@ class Play:
         self.stats = _Stats(space) if self.summarize else None
         self.first = _obs_text(obs) if self.summarize else ""
         fast = _fast_path(env)
-        self.step, self.limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
+        self._step, self.limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
         self.check = action_checker(space)
-        self.own += time.monotonic() - started
-        return {
+        message = {
             "mode": "default",
             "env_id": episode.env_id,
             "index": episode.index,
             "policy_seed": policy_seed(episode.env_id, episode.index),
-            "timeout": self.timeout,
-            "observation_space": clean_space(env.observation_space),
-            "action_space": clean_space(space),
+            "timeout": max(self.deadline - time.monotonic(), 0.0),
+            "limit": self.timeout,
             "obs": obs,
         }
+        if spaces is None:
+            message["observation_space"] = clean_space(env.observation_space)
+            message["action_space"] = clean_space(space)
+        else:
+            message["spaces"] = spaces
+        return message
 
     def answer(self, frame: bytes) -> Any:
-        """The next observation for the policy, or ``DONE``."""
-        episode = self.episode
+        """The next observation for the policy, or ``DONE``: ``frame`` is its answer."""
         if frame[:1] != b"A":
-            failure = _failure(frame)
-            episode.finish_reason, episode.message = (
-                failure["reason"],
-                str(failure.get("message", "")),
-            )
-            return self._done()
+            return self.fail(_failure(frame))
         action, problem = self.check(decode_action_frame(frame, self.space)[0])
         if problem is not None:
             raise ProtocolError(
                 f"an action outside the space that its own check let through: {problem}"
             )
+        return self.step(action)
+
+    def fail(self, failure: dict[str, Any]) -> Any:
+        """The policy's process reported a failure (a checked ``fail`` message): ``DONE``."""
+        self.episode.finish_reason = failure["reason"]
+        self.episode.message = str(failure.get("message", ""))
+        return self._done()
+
+    def step(self, action: Any) -> Any:
+        """Step the environment with ``action`` (decoded and checked with this environment's
+        action space): the next observation, or ``DONE``."""
+        episode = self.episode
         if self.stats is not None:
             self.stats.add(action)
         if self.record_actions:
             self.actions.append(action if type(action) is int else encode_action(action))
-        started = time.monotonic()
         try:
-            obs, reward, terminated, truncated, _ = self.step(action)
+            obs, reward, terminated, truncated, _ = self._step(action)
         except Exception as exc:  # noqa: BLE001
             episode.message = f"env.step raised at step {self.length}: {type(exc).__name__}: {exc}"
             return self._done()
-        self.own += time.monotonic() - started
         self.total += float(reward)
         self.length += 1
         if self.limit is not None and self.length >= self.limit:
@@ -162,14 +175,19 @@ class Play:
                     f"{_obs_text(obs)}; last reward {_fmt(float(reward))}"
                 )
             return self._done()
-        if self.own > self.timeout:
-            episode.finish_reason = "timeout"
-            episode.message = (
-                f"the episode ran past its time limit ({self.timeout:g} s) at step "
-                f"{self.length}, in the environment's steps"
-            )
-            return self._done()
+        if time.monotonic() > self.deadline:
+            return self.time_out()
         return obs
+
+    def time_out(self) -> Any:
+        """The episode's wall time is past its limit: ``DONE``."""
+        self.episode.finish_reason = "timeout"
+        self.episode.message = (
+            f"the episode ran past its time limit ({self.timeout:g} s) at step {self.length} "
+            "(its wall time in the judge: the policy's answers and the environment's steps, "
+            "and with lanes the other episodes' answers in the same rounds)"
+        )
+        return self._done()
 
     def _done(self) -> Any:
         self.episode.ret, self.episode.length = self.total, self.length  # up to a failure
@@ -225,20 +243,11 @@ def drive(
     start = play.begin()
     if start is None:
         return play.episode
-    started = time.monotonic()
     pipe.send_frame(b"S" + pickle.dumps(start, protocol=pickle.HIGHEST_PROTOCOL))
     dumps, protocol = pickle.dumps, pickle.HIGHEST_PROTOCOL
     while True:
         obs = play.answer(pipe.read_frame())
         if obs is DONE:
-            break
-        if time.monotonic() - started > timeout:  # the episode's wall time, policy and environment
-            play.episode.finish_reason = "timeout"
-            play.episode.message = (
-                f"the episode ran past its time limit ({timeout:g} s) at step "
-                f"{play.length}, while the environment stepped"
-            )
-            play._done()
             break
         pipe.send_frame(b"O" + dumps(obs, protocol))
     pipe.send_frame(b"E")

@@ -17,7 +17,10 @@ for more episodes than the budget has left (``EVOTREE_MAX_EPISODES``) plays none
 Judge: one ``Policy`` per split, ``reset(i)`` for the split's i-th episode; each episode's raw
 return is its eval score (so the headline is the raw mean return, EvoPolicyGym's ``val_score``);
 ``SPLIT/ENV/final_score`` is its normalization of the mean. A policy that cannot be imported or
-built makes the judge exit 1 (void). ``act`` errors count as they do there: the sampled action
+built makes the judge exit 1 (void), and so does an episode that times out or whose policy
+process dies, hangs or breaks the protocol (EvoPolicyGym's evaluation fails there: it has no
+return to count, and a return of 0 would beat a losing episode where returns are negative, e.g.
+MountainCar). ``act`` errors count as they do there: the sampled action
 is played and the episode ends with the return so far. As in EvoPolicyGym, the policy runs in
 a process of its own and never gets a seed: the environments are stepped in the judge's
 process (:mod:`evotree.domains.gym.driver`), so nothing is replayed (``replay_mismatches`` is 0).
@@ -182,6 +185,11 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
                 void = next((e for e in episodes if e.category == "init_error"), None)
                 if void is not None:
                     _say("judge", f"{split} {env_id}: the policy cannot be built, the submit is void: {void.message}")
+                    return 1
+                lost = next((e for e in episodes if e.finish_reason == "timeout" or e.category == "rollout"), None)
+                if lost is not None:  # EvoPolicyGym's eval fails on a rollout timeout or a dead process
+                    _say("judge", f"{split} {env_id}#{lost.index}: the episode was lost ({lost.finish_reason}), "
+                                  f"the submit is void: {lost.message}")
                     return 1
                 for episode in episodes:
                     rec.eval_result(split, f"{env_id}#{episode.index}", episode.ret)

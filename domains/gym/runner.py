@@ -38,7 +38,6 @@ import json
 import os
 import pickle
 import queue
-import struct
 import signal
 import subprocess
 import sys
@@ -52,7 +51,14 @@ from typing import Any
 from evotree.domains.gym.catalog import make_env
 from evotree.domains.gym.driver import DONE, Play, PolicyDied, drive
 from evotree.domains.gym.episode import Episode
-from evotree.domains.gym.wire import FrameReader, ProtocolError, send_bytes
+from evotree.domains.gym.wire import (
+    FrameReader,
+    ProtocolError,
+    clean_space,
+    decode_reply,
+    encode_request,
+    send_bytes,
+)
 from evotree.domains.gym.worker import InvalidPolicy
 
 __all__ = ["InvalidPolicy", "Task", "Worker", "WorkerBroken", "policy_sandbox_from_env", "run_episodes",
@@ -156,6 +162,8 @@ class Worker:
         self.reader: FrameReader | None = None
         self.starts = 0
         self.deadline: float | None = None
+        #: the pickled clean copies of each environment's spaces (:meth:`_spaces`)
+        self.spaces: dict[str, bytes] = {}
         #: EvoPolicyGym mode: the ``env_meta`` of each environment, computed once
         self.meta: dict[str, dict[str, Any]] = {}
 
@@ -180,7 +188,8 @@ class Worker:
             os.close(reply_w)
         self.starts += 1
         self.request_fd = request_w
-        self.reader = FrameReader(reply_r)
+        os.set_blocking(request_w, False)  # writes wait by the deadline (send_bytes)
+        self.reader = FrameReader(reply_r, nonblocking=True)
         try:
             message = self.reader.read(time.monotonic() + self.startup_timeout)
         except TimeoutError:
@@ -270,7 +279,9 @@ class Worker:
     def send_frame(self, payload: bytes) -> None:
         """One frame to the policy's process (:class:`PolicyDied` if it is gone)."""
         try:
-            send_bytes(self.request_fd, payload)
+            send_bytes(self.request_fd, payload, self.deadline)
+        except TimeoutError:
+            raise
         except OSError:
             raise PolicyDied from None
 
@@ -298,6 +309,7 @@ class Worker:
         self.deadline = started + timeout + grace
         env = None
         failure: tuple[str, str] | None = None
+        epg_mode = bool(extra and extra.get("protocol") == "evopolicygym")
         try:
             env = make_env(task.env_id)
             epg = None
@@ -329,8 +341,9 @@ class Worker:
             if env is not None:
                 _close(env)
         if failure is not None:
+            # EvoPolicyGym's verdict for an episode lost with its process: ``rollout`` (void)
             episode = Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason=failure[0],
-                              message=failure[1])
+                              message=failure[1], category="rollout" if epg_mode else "")
         episode.seconds = round(time.monotonic() - started, 6)
         return episode
 
@@ -341,30 +354,34 @@ class Worker:
         """Episodes of evotree's contract, up to ``lanes`` side by side in this one policy process:
         each round sends one message with every lane's observation (or start) and reads one with
         every lane's answer, so the pipe's cost is shared by the lanes. ``take`` gives the next
-        task (None: no more). Each episode keeps its own time limit (its policy's time in its
-        process, its environment's here) and its own generators, so it plays exactly what it
-        would play alone. If the process is lost (killed past the deadline, dead, or breaking
-        the protocol), the episodes in flight are played again one at a time: the one at fault
-        fails alone, with its reason (``skipped`` says which of them are not to be played any
-        more, e.g. after too many timeouts)."""
-        if self.proc is None:
-            self.start()
+        task (None: no more). Each episode keeps its own generators, so it plays exactly what it
+        would play alone; its time limit is its wall time here, the rounds it is in included
+        (:class:`_Pace` plays fewer lanes when the policy is slow, so that the others' answers
+        cost an episode little). If the process is lost (dead, past the time limit of every
+        episode in flight, or breaking the protocol), every episode in flight fails with that
+        reason and is never played again: a replay would let a policy re-roll an episode it is
+        losing by ending its process. ``skipped`` is kept for the callers (not used: nothing is
+        replayed)."""
         grace = self.grace if self.grace is not None else max(1.0, 0.25 * timeout)
-        active: dict[int, tuple[int, Task, Any, Play, float]] = {}  # lane -> (order, task, env, play, start)
+        active: dict[int, tuple[int, Any, Play]] = {}  # lane -> (order, env, play)
         done: dict[int, Episode] = {}  # finished, by the order their tasks were taken in
         taken = given = 0
-        items: list[tuple[Any, ...]] = []
+        starts: list[tuple[int, dict[str, Any]]] = []
+        ends: list[int] = []
+        observed: list[tuple[int, Any]] = []
         free = list(range(lanes - 1, -1, -1))
         exhausted = False
-        dumps, protocol = pickle.dumps, pickle.HIGHEST_PROTOCOL
+        pace = _Pace(lanes)
+        monotonic = time.monotonic
         while True:
-            while free and not exhausted:
+            if not exhausted and free and len(active) < pace.width and self.proc is None:
+                self.start()
+            while free and not exhausted and len(active) < pace.width:
                 task = take()
                 if task is None:
                     exhausted = True
                     break
                 order, taken = taken, taken + 1
-                started = time.monotonic()
                 try:
                     env = make_env(task.env_id)
                 except Exception as exc:  # noqa: BLE001
@@ -373,78 +390,119 @@ class Worker:
                     continue
                 play = Play(env, task.env_id, task.index, task.seed, timeout=timeout,
                             record_actions=record_actions, summarize=summarize)
-                start = play.begin()
+                start = play.begin(self._spaces(task.env_id, env))
                 if start is None:
                     _close(env)
-                    play.episode.seconds = round(time.monotonic() - started, 6)
+                    play.episode.seconds = round(monotonic() - play.started, 6)
                     done[order] = play.episode
                     continue
                 lane = free.pop()
-                active[lane] = (order, task, env, play, started)
-                items.append(("S", lane, start))
+                active[lane] = (order, env, play)
+                starts.append((lane, start))
             while given in done:  # in the order the tasks were taken: the same order as one at a time
                 yield done.pop(given)
                 given += 1
             if not active:
-                return
-            self.deadline = time.monotonic() + len(active) * timeout + grace
+                if exhausted:
+                    return
+                continue
+            # the round may last until the last episode in flight is past its limit, and a grace
+            self.deadline = max(p.deadline for _, _, p in active.values()) + grace
+            order_ = [lane for lane, _ in observed] + [lane for lane, _ in starts]
             finished: list[int] = []
+            began = monotonic()
             try:
-                if self.proc is None:
-                    raise PolicyDied
-                self.send_frame(b"B" + dumps(items, protocol))
-                items = []
-                for lane, frame in _answers(self.read_frame(), set(active)):
-                    obs = active[lane][3].answer(frame)
+                self.send_frame(encode_request(starts, ends, observed))
+                starts, ends, observed = [], [], []
+                answers = decode_reply(self.read_frame(), order_)
+                pace.add(monotonic() - began, len(order_))
+                for lane, value, frame in answers:
+                    play = active[lane][2]
+                    if frame is not None:
+                        obs = play.answer(frame)
+                    else:
+                        action, problem = play.check(value)
+                        if problem is not None:
+                            raise ProtocolError("an action outside the space that its own check let "
+                                                f"through: {problem}")
+                        obs = play.step(action)
                     if obs is DONE:
-                        items.append(("E", lane))
                         finished.append(lane)
                     else:
-                        items.append(("O", lane, obs))
-            except (TimeoutError, PolicyDied, ProtocolError):
-                self.stop()
-                again = sorted((order, task) for order, task, _, _, _ in active.values())
-                for _, _, env, _, _ in active.values():
+                        observed.append((lane, obs))
+            except (TimeoutError, PolicyDied, ProtocolError) as exc:
+                failure = self._lost(exc, len(active))
+                for order, env, play in active.values():
                     _close(env)
+                    play.fail({"reason": failure[0], "message": failure[1]})
+                    play.episode.seconds = round(monotonic() - play.started, 6)
+                    done[order] = play.episode
                 active.clear()
-                items = []
+                starts, ends, observed = [], [], []
                 free = list(range(lanes - 1, -1, -1))
-                for order, task in again:
-                    while given in done:
-                        yield done.pop(given)
-                        given += 1
-                    instead = skipped(task) if skipped is not None and given == order else None
-                    done[order] = instead or self.play(task, timeout=timeout, record_actions=record_actions,
-                                                       summarize=summarize)
                 continue
             for lane in finished:
-                order, _, env, play, started = active.pop(lane)
+                order, env, play = active.pop(lane)
                 _close(env)
-                play.episode.seconds = round(time.monotonic() - started, 6)
+                play.episode.seconds = round(monotonic() - play.started, 6)
                 free.append(lane)
+                ends.append(lane)
                 done[order] = play.episode
 
+    def _spaces(self, env_id: str, env: Any) -> bytes:
+        """The pickled clean copies of ``env``'s spaces, made once per environment id (the policy's
+        process unpickles its own copies for every episode)."""
+        cached = self.spaces.get(env_id)
+        if cached is None:
+            cached = self.spaces[env_id] = pickle.dumps(
+                (clean_space(env.observation_space), clean_space(env.action_space)),
+                protocol=pickle.HIGHEST_PROTOCOL)
+        return cached
 
-def _answers(frame: bytes, expected: set[int]) -> list[tuple[int, bytes]]:
-    """The answers of a lanes reply (``M``): one per lane that was sent something."""
-    if frame[:1] != b"M" or len(frame) < 5:
-        raise ProtocolError(f"expected the lanes' answers, got a message of type {frame[:1]!r}")
-    (count,) = struct.unpack_from(">I", frame, 1)
-    position, out, seen = 5, [], set()
-    for _ in range(count):
-        if position + 8 > len(frame):
-            raise ProtocolError("a truncated lanes reply")
-        lane, size = struct.unpack_from(">II", frame, position)
-        position += 8
-        answer = frame[position:position + size]
-        position += size
-        if len(answer) != size or lane not in expected or lane in seen or not answer:
-            raise ProtocolError("a malformed lanes reply")
-        seen.add(lane)
-        out.append((lane, answer))
-    if seen != expected or position != len(frame):
-        raise ProtocolError("a lanes reply that does not answer every lane")
-    return out
+    def _lost(self, exc: BaseException, flight: int) -> tuple[str, str]:
+        """Stop a policy process that was lost in a round of ``flight`` episodes: (finish
+        reason, message) for every one of them."""
+        others = (f" and {flight - 1} other episode{'s' if flight > 2 else ''} side by side"
+                  if flight > 1 else "")
+        tail = ("; every episode in flight fails and none is played again (a replay would let a "
+                "policy re-roll an episode it is losing)")
+        if isinstance(exc, TimeoutError):
+            self.stop()
+            return ("timeout", f"the policy's process did not answer within the time limit of the "
+                               f"episodes in flight and a grace period, while it played this episode{others}; "
+                               f"it was killed (does act() block in C code or ignore signals?){tail}")
+        if isinstance(exc, PolicyDied):
+            code = self.stop(exited=True)
+            return ("error", f"the policy's process died during the episode ({_exit_text(code, self.sandbox)}), "
+                             f"while it played this episode{others}: e.g. a segfault, os._exit() or "
+                             f"running out of memory; it was restarted{tail}")
+        self.stop()
+        return ("error", f"the policy's process broke the domain's protocol ({exc}) while it played this "
+                         f"episode{others}; it was restarted{tail}")
+
+
+class _Pace:
+    """How many lanes play at once: up to ``lanes``, ramped up from one (a policy whose
+    ``__init__`` is slow does not start many at once), and fewer when the policy is slow.
+
+    An episode's time limit is its wall time, which with lanes includes the other lanes'
+    answers in its rounds. Lanes save the pipe's round trip (tens of microseconds), so once an
+    answer costs more than ``ROUND / lanes`` they save little and cost the episodes in flight
+    their time: the width is kept to ``ROUND`` seconds of answers a round (measured here, on
+    this side's clock, averaged over the last rounds)."""
+
+    ROUND = 0.002
+
+    def __init__(self, lanes: int) -> None:
+        self.lanes = lanes
+        self.width = 1
+        self.per = 0.0
+
+    def add(self, wall: float, answers: int) -> None:
+        per = wall / max(answers, 1)
+        self.per = per if not self.per else 0.5 * (self.per + per)
+        fit = int(self.ROUND / self.per) if self.per > 0 else self.lanes
+        self.width = max(1, min(self.lanes, fit, 2 * self.width))
 
 
 def _close(env: Any) -> None:

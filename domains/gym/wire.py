@@ -4,12 +4,16 @@ Every message is a frame: a 4-byte big-endian length, then a payload whose first
 what it is:
 
 * ``J`` + UTF-8 JSON object (both directions: control messages, failures);
-* ``S`` (an episode starts), ``O`` (an observation), ``B`` (a batch of those for several lanes)
-  + a pickle, and ``E`` (the episode is over): **only from the environment's side to the
-  policy's process** (data the policy may see). The environment's side never unpickles
+* ``S`` (an episode starts), ``O`` (an observation) + a pickle, and ``E`` (the episode is
+  over); ``R``, one round of several lanes (:func:`encode_request`: the lanes whose episodes
+  ended, the lanes' observations as one block of raw array data when they are arrays of one
+  dtype and shape, else a pickle, and the starts, pickled): **only from the environment's side
+  to the policy's process** (data the policy may see). The environment's side never unpickles
   anything: a pickle runs code where it is loaded;
-* ``M`` (policy → environment): the answers of a batch, each a lane number, a length and an
-  ``A`` or ``J`` payload;
+* ``N`` (policy → environment): the answers of a round when every lane answered an action of
+  one kind (:func:`encode_reply`): ``i`` and one 8-byte integer per lane, or ``b``, a dtype and a
+  shape and one array per lane, in the order the round asked them; ``M``: the answers of a
+  round in any other case, each a lane number, a length and an ``A`` or ``J`` payload;
 * ``A`` + an action (policy → environment): a flags byte (bit 0: EvoPolicyGym coerced it,
   bit 1: a JSON copy of the raw action follows), a type byte (``i``: an 8-byte signed integer,
   ``b``: the raw bytes of an array of the action space's dtype and shape, ``j``: tagged JSON,
@@ -27,6 +31,7 @@ import hashlib
 import json
 import math
 import os
+import pickle
 import select
 import struct
 import time
@@ -46,6 +51,10 @@ __all__ = [
     "untag",
     "encode_action",
     "decode_action_frame",
+    "encode_request",
+    "decode_request",
+    "encode_reply",
+    "decode_reply",
 ]
 
 _HEADER = struct.Struct(">I")
@@ -60,12 +69,21 @@ class ProtocolError(Exception):
     """A frame that breaks the protocol (too large, not JSON, an undecodable action)."""
 
 
-def send_bytes(fd: int, payload: bytes) -> None:
-    """Write one frame (``payload`` starts with its type byte)."""
+def send_bytes(fd: int, payload: bytes, deadline: float | None = None) -> None:
+    """Write one frame (``payload`` starts with its type byte). With ``deadline`` the
+    descriptor is non-blocking and a reader that stops reading is a :class:`TimeoutError`
+    past it (a frame larger than the pipe's buffer would block the writer for ever)."""
     data = _HEADER.pack(len(payload)) + payload
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            wait = deadline - time.monotonic() if deadline is not None else 1.0
+            if wait <= 0 or not select.select([], [fd], [], wait)[1]:
+                if deadline is not None:
+                    raise TimeoutError from None
+            continue
         view = view[written:]
 
 
@@ -75,11 +93,16 @@ def send(fd: int, message: dict[str, Any]) -> None:
 
 
 class FrameReader:
-    """Reads frames from a pipe, with a deadline."""
+    """Reads frames from a pipe, with a deadline (``nonblocking``: the descriptor is made
+    non-blocking, and a read is tried before any wait: one system call when the answer is
+    there already, as it mostly is)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, nonblocking: bool = False) -> None:
         self.fd = fd
         self.buffer = bytearray()
+        self.nonblocking = nonblocking
+        if nonblocking:
+            os.set_blocking(fd, False)
 
     def _frame(self) -> bytes | None:
         if len(self.buffer) < _HEADER.size:
@@ -101,13 +124,28 @@ class FrameReader:
             frame = self._frame()
             if frame is not None:
                 return frame
-            if deadline is not None:
-                wait = deadline - time.monotonic()
-                if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
-                    raise TimeoutError
-            chunk = os.read(self.fd, 1 << 20)
+            if self.nonblocking:
+                try:
+                    chunk = os.read(self.fd, 1 << 20)
+                except BlockingIOError:
+                    wait = deadline - time.monotonic() if deadline is not None else None
+                    if wait is not None and wait <= 0:
+                        raise TimeoutError from None
+                    if not select.select([self.fd], [], [], wait)[0]:
+                        raise TimeoutError from None
+                    continue
+            else:
+                if deadline is not None:
+                    wait = deadline - time.monotonic()
+                    if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                        raise TimeoutError
+                chunk = os.read(self.fd, 1 << 20)
             if not chunk:
                 return None
+            if not self.buffer and len(chunk) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(chunk)
+                if len(chunk) == _HEADER.size + size and 0 < size <= MAX_FRAME:
+                    return chunk[_HEADER.size :]  # the common case: exactly one frame
             self.buffer += chunk
 
     def read(self, deadline: float | None) -> dict[str, Any] | None:
@@ -323,3 +361,146 @@ def decode_action_frame(frame: bytes, space: Any) -> tuple[Any, bool, Any]:
         except (ValueError, RecursionError) as exc:
             raise ProtocolError(f"a malformed raw action: {exc}") from None
     return action, bool(flags & 1), raw
+
+
+# ---------------------------------------------------------------------------- rounds of lanes
+_COUNTS = struct.Struct("<HHH")  # starts, ends, observations
+_SIZE = struct.Struct("<I")
+
+
+def _array_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
+    text = dtype.str.encode()
+    return bytes((len(text),)) + text + bytes((len(shape),)) + struct.pack(f"<{len(shape)}I", *shape)
+
+
+def _read_array_header(frame: bytes, at: int) -> tuple[np.dtype, tuple[int, ...], int]:
+    try:
+        size = frame[at]
+        dtype = _dtype(frame[at + 1 : at + 1 + size].decode("ascii"))
+        at += 1 + size
+        ndim = frame[at]
+        shape = struct.unpack_from(f"<{ndim}I", frame, at + 1)
+    except (IndexError, UnicodeDecodeError, struct.error):
+        raise ProtocolError("a malformed array header") from None
+    return dtype, tuple(shape), at + 1 + 4 * ndim
+
+
+def _same_arrays(values: list[Any]) -> bool:
+    first = values[0]
+    if type(first) is not np.ndarray or first.dtype.kind not in _NUMERIC or not first.ndim:
+        return False  # (a 0-d array would come back as a numpy scalar)
+    dtype, shape = first.dtype, first.shape
+    return all(type(v) is np.ndarray and v.dtype == dtype and v.shape == shape for v in values)
+
+
+def encode_request(
+    starts: list[tuple[int, dict[str, Any]]], ends: list[int], observed: list[tuple[int, Any]]
+) -> bytes:
+    """The ``R`` frame of one round (environment side): the lanes whose episodes ended, each
+    lane's next observation, the episodes that start. Observations that are arrays of one
+    dtype and shape travel as one block of raw data; anything else, and the starts, pickled."""
+    numbers = [*ends, *(lane for lane, _ in observed)]
+    values = [obs for _, obs in observed]
+    if values and _same_arrays(values):
+        first = values[0]
+        block = b"b" + _array_header(first.dtype, first.shape) + b"".join(v.tobytes() for v in values)
+    elif values:
+        block = b"p" + pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        block = b""
+    return (
+        b"R"
+        + _COUNTS.pack(len(starts), len(ends), len(observed))
+        + struct.pack(f"<{len(numbers)}H", *numbers)
+        + _SIZE.pack(len(block))
+        + block
+        + (pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL) if starts else b"")
+    )
+
+
+def decode_request(
+    frame: bytes,
+) -> tuple[list[tuple[int, dict[str, Any]]], list[int], list[tuple[int, Any]]]:
+    """(starts, ends, observed) of an ``R`` frame (policy side: it comes from the judge).
+    Each observation of a raw block is a writable array of its own round's buffer."""
+    nstarts, nends, nobs = _COUNTS.unpack_from(frame, 1)
+    at = 1 + _COUNTS.size
+    numbers = struct.unpack_from(f"<{nends + nobs}H", frame, at)
+    at += 2 * (nends + nobs)
+    (size,) = _SIZE.unpack_from(frame, at)
+    at += _SIZE.size
+    block = frame[at : at + size]
+    observed: list[tuple[int, Any]] = []
+    if nobs:
+        if block[:1] == b"b":
+            dtype, shape, offset = _read_array_header(block, 1)
+            rows = np.frombuffer(bytearray(block[offset:]), dtype=dtype).reshape((nobs, *shape))
+            observed = list(zip(numbers[nends:], rows, strict=True))
+        else:
+            observed = list(zip(numbers[nends:], pickle.loads(block[1:]), strict=True))
+    starts = pickle.loads(frame[at + size :]) if nstarts else []
+    return starts, list(numbers[:nends]), observed
+
+
+def encode_reply(answers: list[tuple[int, Any, bytes | None, Any]]) -> bytes:
+    """The answers of a round (policy side): ``(lane, action, None, space)`` for an action
+    checked here, ``(lane, None, frame, space)`` for a failure (or an EvoPolicyGym frame).
+    ``N`` when every answer is an integer, or an array of one dtype and shape; else ``M``."""
+    if answers and all(frame is None for _, _, frame, _ in answers):
+        actions = [action for _, action, _, _ in answers]
+        if all(type(a) is int for a in actions):
+            try:
+                return b"Ni" + struct.pack(f"<{len(actions)}q", *actions)
+            except struct.error:
+                pass  # an integer past 64 bits: the general form
+        elif _same_arrays(actions):
+            first = actions[0]
+            return b"Nb" + _array_header(first.dtype, first.shape) + b"".join(
+                a.tobytes() for a in actions
+            )
+    parts = []
+    for lane, action, frame, space in answers:
+        payload = frame if frame is not None else encode_action(action, space)
+        parts.append(struct.pack(">II", lane, len(payload)) + payload)
+    return b"M" + struct.pack(">I", len(parts)) + b"".join(parts)
+
+
+def decode_reply(frame: bytes, order: list[int]) -> list[tuple[int, Any, bytes | None]]:
+    """The answers of a round (environment side), one per lane of ``order`` (the lanes asked,
+    observations first, then starts): ``(lane, value, None)`` for an action value, still to be
+    checked with the lane's action space, or ``(lane, None, payload)`` for an ``A`` / ``J``
+    payload. :class:`ProtocolError` for anything that is not exactly one answer per lane."""
+    kind, count = frame[:1], len(order)
+    if kind == b"N":
+        sub = frame[1:2]
+        if sub == b"i":
+            if len(frame) != 2 + 8 * count:
+                raise ProtocolError("a lanes reply of the wrong size")
+            values = struct.unpack_from(f"<{count}q", frame, 2)
+            return [(lane, value, None) for lane, value in zip(order, values)]
+        if sub == b"b":
+            dtype, shape, at = _read_array_header(frame, 2)
+            if len(shape) > 32 or len(frame) != at + dtype.itemsize * math.prod(shape) * count:
+                raise ProtocolError("a lanes reply of the wrong size")
+            rows = np.frombuffer(bytearray(frame[at:]), dtype=dtype).reshape((count, *shape))
+            return [(lane, rows[j], None) for j, lane in enumerate(order)]
+        raise ProtocolError(f"a lanes reply of unknown kind {sub!r}")
+    if kind != b"M" or len(frame) < 5:
+        raise ProtocolError(f"expected the lanes' answers, got a message of type {kind!r}")
+    expected = set(order)
+    (number,) = struct.unpack_from(">I", frame, 1)
+    position, out, seen = 5, [], set()
+    for _ in range(number):
+        if position + 8 > len(frame):
+            raise ProtocolError("a truncated lanes reply")
+        lane, size = struct.unpack_from(">II", frame, position)
+        position += 8
+        answer = frame[position : position + size]
+        position += size
+        if len(answer) != size or lane not in expected or lane in seen or not answer:
+            raise ProtocolError("a malformed lanes reply")
+        seen.add(lane)
+        out.append((lane, None, answer))
+    if seen != expected or position != len(frame):
+        raise ProtocolError("a lanes reply that does not answer every lane")
+    return out

@@ -14,20 +14,22 @@ the seed from its frames, its memory or its generators. What crosses the pipes
 * parent → policy: ``S`` an episode starts (the environment's id, the episode's index, the seed of
   the policy's own generators — :func:`evotree.domains.gym.wire.policy_seed`, not the episode's —,
   the time limit, clean copies of the spaces, the first observation; in EvoPolicyGym mode its
-  ``env_meta``), ``O`` the next observation, ``E`` the episode is over; or ``B``, a batch of
-  those for several lanes (episodes played side by side);
+  ``env_meta``), ``O`` the next observation, ``E`` the episode is over; or ``R``, one round of
+  several lanes (episodes played side by side: :func:`evotree.domains.gym.wire.encode_request`);
 * policy → parent: ``A`` an action (checked here, and again by the parent), or a JSON failure
   ``{"kind": "fail", "reason", "message", "category"}`` (the policy raised, timed out, or returned
-  an action outside the space), after which the lane waits for its next episode; for a batch,
-  ``M``: every lane's answer in one message.
+  an action outside the space), after which the lane waits for its next episode; for a round,
+  ``N`` or ``M``: every lane's answer in one message.
 
 Each episode (lane) has a fresh policy object (evotree's contract), its own copies of the spaces
 and its own ``random`` / ``numpy.random``: the module functions are routed to the running lane's
 generators, seeded with its policy seed, so the same policy plays the same pool the same way
 with any number of lanes. Its stdout is redirected to stderr (its prints land in the phase's
-log, not on the pipe). An alarm turns a slow episode into a ``timeout`` (the episode's own
-policy time) with a traceback of where the policy was; the parent kills a process that ignores
-it.
+log, not on the pipe). An alarm turns a slow episode into a ``timeout`` with a traceback of
+where the policy was, once the episode's time is over (the time left that the parent gave at
+its start: its wall time, as the parent counts it). The alarm is only a courtesy: the parent
+measures every episode's time itself, ends the episodes past their limit and kills a process
+that does not answer; nothing this process says about time counts there.
 """
 
 from __future__ import annotations
@@ -39,13 +41,20 @@ import os
 import pickle
 import random
 import signal
-import struct
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from evotree.domains.gym.wire import FrameReader, ProtocolError, encode_action, send, send_bytes
+from evotree.domains.gym.wire import (
+    FrameReader,
+    ProtocolError,
+    decode_request,
+    encode_action,
+    encode_reply,
+    send,
+    send_bytes,
+)
 
 __all__ = ["load_policy_class", "InvalidPolicy", "main"]
 
@@ -156,17 +165,31 @@ def _install_generators() -> None:
 _CURRENT: dict[str, Any] = {}
 
 
+class _Alarm:
+    """When the alarm is set to ring (``inf``: not set)."""
+
+    at = float("inf")
+
+
+def _arm(deadline: float) -> None:
+    """Have the alarm ring by ``deadline`` (a system call only when it would ring later)."""
+    if deadline < _Alarm.at:
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - time.monotonic(), 0.001))
+        _Alarm.at = deadline
+
+
 def _alarm(signum: int, frame: Any) -> None:
     """The time limit: raises :class:`EpisodeTimeout` inside a lane's policy code once that
-    episode's own policy time is spent; elsewhere (this process's code, waiting on the pipe) it
-    does nothing, so no frame is ever cut in half."""
+    episode's deadline has passed; inside another lane's code it is set again for that lane;
+    elsewhere (this process's code, waiting on the pipe) it does nothing, so no frame is ever
+    cut in half."""
+    _Alarm.at = float("inf")
     lane = _Now.lane
     if lane is None:
         return
-    left = lane.left - (time.monotonic() - lane.since)
-    if left <= 0:
+    if time.monotonic() >= lane.deadline:
         raise _CURRENT["timeout"](f"{lane.limit:g} s")
-    signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+    _arm(lane.deadline)
 
 
 class _Lane:
@@ -177,7 +200,7 @@ class _Lane:
         self.active = False
         self.act: Any = None
         self.generators: dict[str, Any] = {}
-        self.left = self.limit = self.since = 0.0
+        self.deadline = self.limit = 0.0
         self.steps = 0
         self.stage = ""
 
@@ -191,21 +214,24 @@ class _Lane:
         return self.generators[which]
 
     def _enter(self) -> None:
-        """The lane's policy code runs from now: the alarm is set to what is left of its time."""
-        signal.setitimer(signal.ITIMER_REAL, max(self.left, 0.001))
-        _Now.lane, self.since = self, time.monotonic()
+        """The lane's policy code runs from now: the alarm rings by its deadline."""
+        if self.deadline < _Alarm.at:
+            _arm(self.deadline)
+        _Now.lane = self
 
     def _leave(self) -> None:
         _Now.lane = None
-        self.left -= time.monotonic() - self.since
 
     # ------------------------------------------------------------------ episodes
-    def start(self, message: dict[str, Any]) -> bytes:
+    def start(self, message: dict[str, Any]) -> tuple[Any, bytes | None]:
         """An episode starts: build (or reuse) the policy, then answer the first observation."""
         host = self.host
-        self.limit = self.left = float(message["timeout"])
+        self.deadline = time.monotonic() + float(message["timeout"])
+        self.limit = float(message.get("limit", message["timeout"]))
         self.active, self.steps, self.act = True, 0, None
         self.mode = message.get("mode", "default")
+        if "spaces" in message:  # the judge's clean copies, pickled once per environment id
+            message["observation_space"], message["action_space"] = pickle.loads(message["spaces"])
         self.space = message["action_space"]
         self.trajectory = bool(message.get("trajectory"))
         self.seed = int(message["policy_seed"])
@@ -217,12 +243,14 @@ class _Lane:
             else:
                 failure = self._start_default(message)
         except host.timeout_type as exc:
-            return self.fail(
+            return None, self.fail(
                 "timeout",
                 f"the episode ran past its time limit ({exc}) at step 0, inside "
                 f"{self.stage}: {host.traceback(exc)}",
             )
-        return failure or self.observe(message["obs"])
+        if failure is not None:
+            return None, failure
+        return self.answer(message["obs"])
 
     def _start_default(self, message: dict[str, Any]) -> bytes | None:
         host = self.host
@@ -280,12 +308,19 @@ class _Lane:
         return None
 
     def observe(self, obs: Any) -> bytes:
-        """The answer to one observation: an action, or a failure (which ends the episode here)."""
+        """The answer to one observation as a frame (an ``A`` action or a ``J`` failure)."""
+        action, frame = self.answer(obs)
+        return frame if frame is not None else encode_action(action, self.space)
+
+    def answer(self, obs: Any) -> tuple[Any, bytes | None]:
+        """The answer to one observation: ``(action, None)``, an action checked here (evotree's
+        contract), or ``(None, frame)``: a failure (which ends the episode here) or, in
+        EvoPolicyGym mode, the ``A`` frame of the coerced action."""
         host = self.host
         if not self.active:
-            return self.fail("error", "an observation for an episode that is over")
-        if self.left <= 0:
-            return self.fail(
+            return None, self.fail("error", "an observation for an episode that is over")
+        if time.monotonic() >= self.deadline:
+            return None, self.fail(
                 "timeout",
                 f"the episode ran past its time limit ({self.limit:g} s) at step {self.steps}",
             )
@@ -301,19 +336,21 @@ class _Lane:
             finally:
                 self._leave()
         except host.timeout_type as exc:
-            return self.fail(
+            return None, self.fail(
                 "timeout",
                 f"the episode ran past its time limit ({exc}) at step {self.steps}, "
                 f"inside {self.stage}: {host.traceback(exc)}",
             )
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
             if epg:
-                return self.fail("error", host.epg._error("act_error", exc), category="act_error")
+                return None, self.fail(
+                    "error", host.epg._error("act_error", exc), category="act_error"
+                )
             if isinstance(exc, SystemExit):
-                return self.fail(
+                return None, self.fail(
                     "error", f"{self.stage} called sys.exit({exc.code}) at step {self.steps}"
                 )
-            return self.fail(
+            return None, self.fail(
                 "error", f"{self.stage} raised at step {self.steps}: {host.traceback(exc)}"
             )
         try:
@@ -325,24 +362,26 @@ class _Lane:
                     with_raw=self.trajectory,
                     raw=host.epg.to_json(raw) if self.trajectory else None,
                 )
-            else:
-                action, problem = self.check(raw)
-                if problem is not None:
-                    return self.fail(
-                        "invalid_action",
-                        f"invalid action at step {self.steps}: act() returned "
-                        f"{host.short(raw)}, not in the action space "
-                        f"{self.space}: {problem}",
-                    )
-                frame = encode_action(action, self.space)
+                self.steps += 1
+                return None, frame
+            action, problem = self.check(raw)
+            if problem is not None:
+                return None, self.fail(
+                    "invalid_action",
+                    f"invalid action at step {self.steps}: act() returned "
+                    f"{host.short(raw)}, not in the action space "
+                    f"{self.space}: {problem}",
+                )
+            if type(action) is not int:
+                encode_action(action, self.space)  # fails here for a value that cannot travel
         except Exception as exc:  # noqa: BLE001 - e.g. an object whose __array__ raises
-            return self.fail(
+            return None, self.fail(
                 "invalid_action",
                 f"invalid action at step {self.steps}: act() returned a value "
                 f"that cannot be used: {type(exc).__name__}: {exc}",
             )
         self.steps += 1
-        return frame
+        return action, None
 
     def fail(self, reason: str, message: str, *, category: str = "") -> bytes:
         self.active, self.act = False, None
@@ -378,9 +417,8 @@ class _Host:
         self.epg, self.timeout_type, self.traceback = epg, EpisodeTimeout, _policy_traceback
         _CURRENT["timeout"] = EpisodeTimeout
         self.short, self.checker = _short, action_checker
-        self.submit: dict[
-            str, Any
-        ] = {}  # EvoPolicyGym mode: the one Policy of this submit, per env
+        #: EvoPolicyGym mode: the one Policy of this submit, per environment
+        self.submit: dict[str, Any] = {}
         self.lanes: dict[int, _Lane] = {}
 
     def lane(self, number: int) -> _Lane:
@@ -388,22 +426,22 @@ class _Host:
             self.lanes[number] = _Lane(self)
         return self.lanes[number]
 
-    def batch(self, items: list[tuple[Any, ...]]) -> bytes:
-        """Episode starts, observations and ends for several lanes; one reply with every answer."""
-        parts = []
-        for item in items:
-            kind, number = item[0], int(item[1])
-            if kind == "E":
-                self.lane(number).end()
-                continue
-            answer = (
-                self.lane(number).start(item[2])
-                if kind == "S"
-                else self.lane(number).observe(item[2])
-            )
-            parts.append(struct.pack(">II", number, len(answer)) + answer)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        return b"M" + struct.pack(">I", len(parts)) + b"".join(parts)
+    def round(self, frame: bytes) -> bytes:
+        """One round of lanes (an ``R`` frame): episodes that ended, observations, starts; one
+        reply with every answer, observations' first, in the order they were asked."""
+        starts, ends, observed = decode_request(frame)
+        for number in ends:
+            self.lane(number).end()
+        answers = []
+        for number, obs in observed:
+            lane = self.lane(number)
+            action, failure = lane.answer(obs)
+            answers.append((number, action, failure, lane.space))
+        for number, message in starts:
+            lane = self.lane(number)
+            action, failure = lane.start(message)
+            answers.append((number, action, failure, lane.space))
+        return encode_reply(answers)
 
 
 def main(argv: list[str]) -> int:
@@ -440,18 +478,15 @@ def main(argv: list[str]) -> int:
         if frame is None:
             return 0
         kind = frame[:1]
-        if kind == b"O":
-            answer = lane.observe(pickle.loads(frame[1:]))
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            send_bytes(reply_fd, answer)
+        if kind == b"R":
+            send_bytes(reply_fd, host.round(frame))
+        elif kind == b"O":
+            send_bytes(reply_fd, lane.observe(pickle.loads(frame[1:])))
         elif kind == b"S":
-            answer = lane.start(pickle.loads(frame[1:]))
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            send_bytes(reply_fd, answer)
+            action, failure = lane.start(pickle.loads(frame[1:]))
+            send_bytes(reply_fd, failure if failure is not None else encode_action(action, lane.space))
         elif kind == b"E":
             lane.end()
-        elif kind == b"B":
-            send_bytes(reply_fd, host.batch(pickle.loads(frame[1:])))
         else:
             return 4
 
