@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import select
 import shutil
@@ -31,10 +32,22 @@ from typing import Any
 
 import tomli_w
 
+from evotree.core.config import render_template
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
-from evotree.gates.signoff import CI_VARIABLES
-from evotree.verbs import Session
+from evotree.domains.gym import materialize
+from evotree.domains.gym.settings import (
+    HIDDEN_SEED_MAX,
+    HIDDEN_SEED_MIN,
+    load_judge_settings,
+    load_references,
+)
+from evotree.gates.evidence import evaluate_gates
+from evotree.gates.promote import record_promotion
+from evotree.gates.signoff import CI_VARIABLES, approver_for
+from evotree.gates.verify import trusted_policy
+from evotree.verbs import Session, open_workspace
+from evotree.verbs.autopilot import set_knob
 
 __all__ = ["APPROVER", "DEMO_ENVS", "DEMO_PROPOSALS", "DemoResult", "GYM_KNOBS", "GYM_POLICY", "autopilot_toml",
            "greedy_keep", "gym_files", "gym_policy", "gym_truth", "run_demo"]
@@ -345,8 +358,6 @@ GYM_KNOBS: dict[str, dict[str, tuple[float, float, float]]] = {
 
 def gym_policy(**values: float) -> str:
     """:data:`GYM_POLICY` with some knobs set (e.g. ``EPSILON=0.1``)."""
-    from evotree.verbs.autopilot import set_knob
-
     text = GYM_POLICY
     for name, value in values.items():
         text = set_knob(text, name, value, isinstance(value, int))
@@ -373,12 +384,7 @@ def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, 
     ``[autopilot]`` knobs of ``envs``, ``policy``, gym.toml, the judge's pools and references);
     ``judge_seed`` fixes the hidden pools (a demo and a benchmark repeat), else they are drawn at
     random. Returns the pools and references, for a held-out truth kept outside the workspace."""
-    import random as _random
-
-    from evotree.core.config import render_template
-    from evotree.domains.gym import materialize
-    from evotree.domains.gym.settings import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
-    from evotree.domains.gym.templates import render_judge_toml
+    from evotree.domains.gym.templates import render_judge_toml  # numpy: loaded when used
 
     text = render_template("gym")
     for key, value in (("recipe", '"policy.py"'), ("max_proposals", max_proposals), ("patience", patience),
@@ -389,7 +395,7 @@ def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, 
     (repo / "evotree.toml").write_text(text + extra_toml)
     (repo / "policy.py").write_text(policy)
     if judge_seed is not None:
-        rng = _random.Random(judge_seed)
+        rng = random.Random(judge_seed)
         draw = rng.sample(range(HIDDEN_SEED_MIN, HIDDEN_SEED_MAX), len(envs) * (validation + heldout))
         pools = {"validation": {e: draw[i * validation:(i + 1) * validation] for i, e in enumerate(envs)}}
         rest = draw[len(envs) * validation:]
@@ -398,8 +404,6 @@ def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, 
         (repo / "judge" / "gym.toml").write_text(render_judge_toml(envs, pools, timeout=30.0))
     materialize(repo, envs=envs, train_episodes=train, validation_episodes=validation, heldout_episodes=heldout,
                 episode_timeout=30.0)
-    from evotree.domains.gym.settings import load_judge_settings, load_references
-
     settings = load_judge_settings(repo / "judge" / "gym.toml")
     refs = load_references(repo / "judge" / "references.json")
     return {"envs": list(envs), "heldout": {e: settings.seeds("heldout", e) for e in envs},
@@ -411,6 +415,7 @@ def gym_truth(policy: str, judge: dict[str, Any], *, repeats: int = 1, split: st
     """The mean normalized score of ``policy`` (its text) on the ``split`` pool of ``judge`` (what
     :func:`gym_files` returned), each episode played ``repeats`` times: the truth a benchmark
     judges a champion by, computed here with the domain's own episode and scoring code."""
+    # the episode and scoring code load numpy: only when a truth is computed
     from evotree.domains.gym.catalog import make_env
     from evotree.domains.gym.episode import play
     from evotree.domains.gym.scoring import normalized_score
@@ -654,12 +659,6 @@ class SecondSigner:
 
     def __call__(self, version: str) -> bool:
         """Promote ``version`` of the workspace at :attr:`root` when every gate passes; whether it did."""
-        from evotree.gates.evidence import evaluate_gates
-        from evotree.gates.promote import record_promotion
-        from evotree.gates.signoff import approver_for
-        from evotree.gates.verify import trusted_policy
-        from evotree.verbs import open_workspace
-
         assert self.root is not None, "set SecondSigner.root to the workspace first"
         ws = open_workspace(self.root)
         policy = trusted_policy(ws)
