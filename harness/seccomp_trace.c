@@ -893,7 +893,7 @@ static void process_ends(uint32_t tgid) {
 static int runs_system_git(uint32_t tid, uint32_t *tgid) {
     *tgid = 0;
     struct verdict *v = &verdicts[tid % VERDICTS];
-    if (v->tid == tid) {
+    if (tid && v->tid == tid) { /* (0: a caller of no pid here; an empty entry is never read) */
         struct pollfd p = {.fd = v->pidfd, .events = POLLIN};
         if (poll(&p, 1, 0) == 0) { *tgid = v->tgid; return v->git; }
         verdict_drop(v); /* the task remembered has ended: the tid is another's */
