@@ -9,6 +9,7 @@ tested with real git output from a real repository, with a leak beside the look-
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -263,3 +264,23 @@ def test_a_reflog_whose_entries_are_head_history_showed_head_history(tmp_path: P
     assert not _flagged([("git reflog -5", head_only)])
     vouch = ("git log --oneline -3", _out(repo, "log", "--oneline", "-3"))
     assert _flagged([("git reflog -3", reflog), vouch])  # the fix's entry: nothing vouches
+
+
+def test_a_checkout_or_restore_that_git_refused_wrote_nothing(leaky: dict[str, str]) -> None:
+    repo = Path(leaky["repo"])
+    proc = subprocess.run(["git", "checkout", "v9.9.9", "--", "calc.py"], cwd=repo,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and proc.stderr.startswith("fatal: invalid reference")
+    assert not _flagged([("git checkout v9.9.9 -- calc.py", proc.stderr)])
+    proc = subprocess.run(["git", "restore", "--source=origin/none", "calc.py"], cwd=repo,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert not _flagged([("git restore --source=origin/none calc.py", proc.stderr)])
+    # it worked: the fix's file is in the working tree
+    done = subprocess.run(["git", "checkout", "fix/wrap", "--", "calc.py"], cwd=repo,
+                          capture_output=True, text=True)
+    git(repo, "checkout", "-q", "HEAD", "--", "calc.py")
+    assert done.returncode == 0
+    assert _flagged([("git checkout fix/wrap -- calc.py", done.stdout + done.stderr)])
+    # a cherry-pick that stopped on a conflict left the fix's lines behind: not an abort
+    assert _flagged([("git cherry-pick fix/wrap", "error: could not apply 1a2b3c4... fix\n")])

@@ -476,6 +476,10 @@ _DISPLAY = frozenset({"log", "show", "diff", "reflog", "describe", "ls-tree", "c
                       "rev-list", "grep", "shortlog", "whatchanged", "name-rev", "rev-parse", "blame",
                       "diff-tree", "cherry", "range-diff", "show-branch", "for-each-ref", "show-ref",
                       "annotate"})
+#: git commands that write nothing when they fail on what they were given (no such revision, a
+#: path the revision lacks); merge, cherry-pick, rebase and am leave conflicts behind instead
+_ABORTS = frozenset({"checkout", "restore", "switch", "reset", "archive", "format-patch",
+                     "worktree", "read-tree"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _FILTERS = frozenset({"head", "tail", "grep", "sed", "cut", "sort", "uniq", "cat", "less", "more"})
 
@@ -495,7 +499,7 @@ def _printed_nothing(command: str, output: str) -> bool:
         name = os.path.basename(cmd.argv[0])
         if name == "git":
             sub, args = _git_split(cmd.argv)
-            if not (sub in _DISPLAY
+            if not (sub in _DISPLAY or sub in _ABORTS
                     or sub in ("stash", "notes") and args[:1] in (["list"], ["show"])):
                 return False
             if any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
