@@ -72,15 +72,16 @@ def test_git_turned_into_another_program_by_an_exec_has_its_opens_recorded(
     work = _repo(tmp_path / "work")
     hook = work / "hook.so"
     (tmp_path / "hook.c").write_text(_HOOK)
-    subprocess.run([compiler, "-shared", "-fPIC", "-pthread", "-o", str(hook), str(tmp_path / "hook.c")],
+    source = tmp_path / "hook.c"
+    subprocess.run([compiler, "-shared", "-fPIC", "-pthread", "-o", str(hook), str(source)],
                    check=True, capture_output=True)
     # plain git first (exempt), then the git that becomes cat: a process of its own (not bash
     # exec'ing its last command), so that what is remembered of it is that it runs git
     script = (f"git log --oneline >/dev/null && {'EXEC_FROM_THREAD=1 ' if thread else ''}"
               f"LD_PRELOAD={hook} git status --short; true")
     spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
-    proc = subprocess.run(accounted(wrap(spec, ["bash", "-c", script])), env=sandbox_env(dict(os.environ)),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(accounted(wrap(spec, ["bash", "-c", script])),
+                          env=sandbox_env(dict(os.environ)), capture_output=True, text=True, timeout=120)
     evidence = tmp_path / "evidence"
     evidence.mkdir()
     rows = finish_trace(spec, evidence)
