@@ -146,7 +146,9 @@ def _play(
             raise SystemExit(f"{story['file']}: step without output: {step}")
         out = out.replace(str(work), shown).replace(str(tmp), "/tmp")
         # pytest's wall time is the one thing that differs between builds: fixed per step
-        tick = int(hashlib.sha256(f"{story['file']}:{len(played)}".encode()).hexdigest()[:4], 16) % 9
+        tick = (
+            int(hashlib.sha256(f"{story['file']}:{len(played)}".encode()).hexdigest()[:4], 16) % 9
+        )
         out = re.sub(r"(passed|failed|error)(s?) in \d+\.\d+s", rf"\1\2 in 0.0{tick + 1}s", out)
         if len(out) > _MAX_OUT:
             out = out[:_MAX_OUT] + "\n[... output truncated ...]\n"
