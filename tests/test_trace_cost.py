@@ -81,8 +81,8 @@ def test_git_turned_into_another_program_by_an_exec_has_its_opens_recorded(
               f"LD_PRELOAD={hook} git status --short; true")
     spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
     env = sandbox_env(dict(os.environ))
-    proc = subprocess.run(accounted(wrap(spec, ["bash", "-c", script])), env=env, capture_output=True,
-                          text=True, timeout=120)
+    argv = accounted(wrap(spec, ["bash", "-c", script]))
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     evidence = tmp_path / "evidence"
     evidence.mkdir()
     rows = finish_trace(spec, evidence)
