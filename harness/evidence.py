@@ -30,10 +30,10 @@ What is read, and what is not:
   most a stray ``.<kind>.parquet.tmp-*`` file, which the next compaction removes.
 
 Speed: JSON is parsed once by DuckDB's ``read_json`` (explicit columns, ``ignore_errors``; it
-yields one row per non-blank line, all-null for a malformed one) and streamed as Arrow batches
-into a pyarrow ``ParquetWriter`` (exact schema, no second pass) — about 2.5 s for 1,000,000
-rollout rows (392 MB of JSONL) on 2 cores (``bench/bench_compaction.py``). Peak memory grows
-slowly with the file (DuckDB's read buffers): ~0.85 GB RSS at 1M rows, ~1.1 GB at 3M rows.
+yields one row per non-blank line, all-null for a malformed one) into a temp table with the
+schema's types, where each file's malformed and forged rows are counted; DuckDB's own Parquet
+writer then writes the kept rows (``COPY``). Neither pyarrow nor numpy is loaded: finishing a run
+pays for DuckDB's import only (``bench/bench_compaction.py`` for 1,000,000 rollout rows).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.errors import EvotreeError
-from evotree.harness.layout import HIDDEN_SPLITS, KINDS, SCHEMAS, RunPaths, arrow_schema
+from evotree.harness.layout import HIDDEN_SPLITS, KINDS, SCHEMAS, RunPaths
 from evotree.harness.safe_files import UnsafeFile, fd_path, open_regular, regular_files_in
 
 __all__ = [
@@ -68,11 +68,13 @@ __all__ = [
 _DUCKDB_TYPES = {"str": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN",
                  "list[str]": "VARCHAR[]"}
 
-#: Rows per Arrow batch streamed from DuckDB to the Parquet writer (one row group each at most).
+#: Rows per Parquet row group (DuckDB's ``ROW_GROUP_SIZE``).
 _BATCH_ROWS = 256 * 1024
 
 # row status computed in SQL
 _OK, _MALFORMED, _HIDDEN = 0, 1, 2
+#: the status of the temp table's all-null row (see _compact_files)
+_SENTINEL = -1
 
 
 class CompactionError(EvotreeError):
@@ -235,22 +237,17 @@ def _connect() -> Any:
     return con
 
 
-def _write_parquet_atomic(target: Path, batches: Any, schema: Any, on_batch: Any) -> int:
-    """Write ``batches`` (iterable of Arrow record batches) to ``target`` atomically; rows written."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def _copy_parquet_atomic(con: Any, target: Path, query: str) -> None:
+    """Write the rows of ``query`` to ``target`` as zstd Parquet (DuckDB's writer), atomically."""
+    import duckdb
 
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    written = 0
     try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-            for batch in batches:
-                batch = on_batch(batch)
-                if batch.num_rows:
-                    writer.write_batch(batch)
-                    written += batch.num_rows
-            if written == 0:  # (schema.empty_table() would make pyarrow import pandas)
-                writer.write_table(pa.Table.from_batches([], schema=schema))
+        try:
+            con.execute(f"COPY ({query}) TO {sql_string(str(tmp))} "
+                        f"(FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE {_BATCH_ROWS})")
+        except duckdb.IOException as exc:  # the file could not be written: said like an OSError
+            raise OSError(str(exc)) from None
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, target)
@@ -265,12 +262,9 @@ def _write_parquet_atomic(target: Path, batches: Any, schema: Any, on_batch: Any
             os.close(fd)
     except OSError:
         pass
-    return written
 
 
 def _compact_kind(con: Any, paths: RunPaths, kind: str, result: CompactionResult) -> None:
-    schema = arrow_schema(kind)
-    names = list(SCHEMAS[kind])
     files: list[tuple[str, str]] = []  # (phase, /proc/self/fd/N of the file checked and held open)
     rel: list[str] = []
     held: list[int] = []
@@ -287,58 +281,57 @@ def _compact_kind(con: Any, paths: RunPaths, kind: str, result: CompactionResult
             held.append(fd)
             files.append((phase_dir, fd_path(fd)))
             rel.append(name)
-        _compact_files(con, paths, kind, result, files, rel, schema, names)
+        _compact_files(con, paths, kind, result, files, rel)
     finally:
         for fd in held:
             os.close(fd)
 
 
-def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResult, files: list[tuple[str, str]],
-                   rel: list[str], schema: Any, names: list[str]) -> None:
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResult,
+                   files: list[tuple[str, str]], rel: list[str]) -> None:
+    """Read ``files`` (one pass over the JSON) into a typed temp table, count each file's
+    malformed and forged rows there, and write the kept rows to the kind's Parquet file.
 
-    selects = []
-    for index, (phase_dir, path) in enumerate(files):
-        status = f"CASE WHEN {all_null_sql(kind)} THEN {_MALFORMED}"
-        if kind == "evals":
-            status += f" WHEN {hidden_forged_sql(phase_dir)} THEN {_HIDDEN}"
-        status += f" ELSE {_OK} END"
-        # a row's run and phase are where its file lies, whatever the row claims: a candidate
-        # cannot write evidence under another run's id or pass train rows off as the judge's
-        # _code (file and status in one number, counted per batch) and _ok (the row is kept) are
-        # computed here, not with Arrow compute on Python scalars: converting a Python scalar makes
-        # pyarrow import pandas (seconds of start-up on every run's finish)
-        selects.append(f"SELECT * REPLACE ({sql_string(paths.root.name)} AS run_id, "
-                       f"{sql_string(phase_dir)} AS phase), _file * 3 + _status AS _code, "
-                       f"_status = {_OK} AS _ok FROM ("
-                       f"SELECT {select_list_sql(kind)}, {index} AS _file, {status} AS _status "
-                       f"FROM {jsonl_select(kind, [path])})")
-    counts: dict[tuple[int, int], int] = {}
-
-    def convert(batch: Any) -> Any:
-        for entry in pc.value_counts(batch.column("_code")).to_pylist():
-            key = divmod(int(entry["values"]), 3)
-            counts[key] = counts.get(key, 0) + int(entry["counts"])
-        kept = batch.filter(batch.column("_ok"))
-        arrays = []
-        for name, target_field in zip(names, schema, strict=True):
-            column = kept.column(name)
-            arrays.append(column if column.type.equals(target_field.type) else column.cast(target_field.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-    if selects:
-        reader = con.sql(" UNION ALL ".join(selects)).to_arrow_reader(_BATCH_ROWS)
-    else:
-        reader = iter(())
-    target = paths.parquet(kind)
+    DuckDB alone reads and writes: no pyarrow (and no numpy below it) is loaded to finish a
+    run. The table's columns are declared with the schema's types and hold one all-null row
+    that is never written, so every Parquet column is optional and the file has exactly
+    :func:`evotree.harness.layout.arrow_schema`'s columns, types and nullability.
+    """
+    table = sql_ident(f"_compact_{kind}")
+    columns = ", ".join(f"{sql_ident(c)} {t}" for c, t in duckdb_columns(kind).items())
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({columns}, _file INTEGER, _status INTEGER)")
     try:
-        written = _write_parquet_atomic(target, reader, schema, convert)
-    except OSError as exc:
-        raise CompactionError(
-            f"cannot write {target}: {exc.strerror or exc}",
-            fix="check the permissions and free space of the runs directory",
-        ) from None
+        # one all-null row, never written: DuckDB writes a column as Parquet REQUIRED (non-null
+        # in Arrow) when the table's statistics show no null in it, whatever the declared type
+        con.execute(f"INSERT INTO {table} (_file, _status) VALUES (-1, {_SENTINEL})")
+        selects = []
+        for index, (phase_dir, path) in enumerate(files):
+            status = f"CASE WHEN {all_null_sql(kind)} THEN {_MALFORMED}"
+            if kind == "evals":
+                status += f" WHEN {hidden_forged_sql(phase_dir)} THEN {_HIDDEN}"
+            status += f" ELSE {_OK} END"
+            # a row's run and phase are where its file lies, whatever the row claims: a candidate
+            # cannot write evidence under another run's id or pass train rows off as the judge's
+            selects.append(f"SELECT * REPLACE ({sql_string(paths.root.name)} AS run_id, "
+                           f"{sql_string(phase_dir)} AS phase) FROM ("
+                           f"SELECT {select_list_sql(kind)}, {index} AS _file, {status} AS _status "
+                           f"FROM {jsonl_select(kind, [path])})")
+        if selects:
+            con.execute(f"INSERT INTO {table} " + " UNION ALL ".join(selects))
+        counts = {(int(f), int(s)): int(n) for f, s, n in con.execute(
+            f"SELECT _file, _status, count(*) FROM {table} GROUP BY _file, _status").fetchall()}
+        target = paths.parquet(kind)
+        names = ", ".join(sql_ident(c) for c in SCHEMAS[kind])
+        try:
+            _copy_parquet_atomic(con, target, f"SELECT {names} FROM {table} WHERE _status = {_OK}")
+        except OSError as exc:
+            raise CompactionError(
+                f"cannot write {target}: {exc.strerror or exc}",
+                fix="check the permissions and free space of the runs directory",
+            ) from None
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    written = sum(n for (_, status), n in counts.items() if status == _OK)
     result.rows[kind] = written
     result.parquet[kind] = str(target)
     for index, name in enumerate(rel):

@@ -1,6 +1,6 @@
-"""What finishing a run loads: compaction must not pull in pandas (pyarrow imports it when a
-Python scalar is converted, seconds of start-up on every run), and still count malformed lines
-and forged hidden scores per file and keep only the good rows."""
+"""What finishing a run loads: compaction must not pull in pandas, pyarrow or numpy (DuckDB reads
+the JSONL and writes the Parquet; those imports were a third of a run's own CPU), and still count
+malformed lines and forged hidden scores per file and keep only the good rows."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ _COMPACT = """
 import json, sys
 from evotree.harness.evidence import compact_run
 result = compact_run(sys.argv[1])
-print(json.dumps({"pandas": "pandas" in sys.modules, "rows": result.rows,
+print(json.dumps({"pandas": "pandas" in sys.modules, "pyarrow": "pyarrow" in sys.modules,
+                  "numpy": "numpy" in sys.modules, "rows": result.rows,
                   "malformed": result.malformed, "hidden": result.rejected_hidden}))
 """
 
@@ -40,6 +41,7 @@ def test_compaction_counts_and_filters_without_loading_pandas(tmp_path: Path) ->
                          capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     assert data["pandas"] is False
+    assert data["pyarrow"] is False and data["numpy"] is False  # DuckDB alone writes Parquet
     assert data["rows"]["evals"] == 2 and data["rows"]["signals"] == 1
     assert data["hidden"] == {"evidence/train/evals.jsonl": 1}
     assert data["malformed"]["evidence/train/evals.jsonl"] == 1
