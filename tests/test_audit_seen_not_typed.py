@@ -194,7 +194,10 @@ def test_a_display_step_where_git_printed_only_an_error_showed_nothing() -> None
     assert _flagged("git show origin/fix:f.py", outputs=("",))
     assert _flagged("git show origin/fix:f.py", outputs=(missing + "value = 2\n",))
     # a command that changes the working tree may print nothing when it succeeds
-    assert _flagged("git checkout v1.1.0 -- f.py", outputs=("error: pathspec 'x' did not match\n",))
+    assert _flagged("git checkout v1.1.0 -- f.py", outputs=("",))
+    # ... but one git refused wrote nothing (git checks every pathspec before writing any)
+    assert not _flagged("git checkout v1.1.0 -- f.py", outputs=("error: pathspec 'x' did not match\n",))
+    assert _flagged("git cherry-pick v1.1.0", outputs=("error: could not apply 1a2b3c4... fix\n",))
     # written to a file, not printed
     assert _flagged("git show origin/fix:f.py > /tmp/f.py 2>&1", outputs=(missing,))
 
