@@ -40,13 +40,19 @@ def gitrepo(tmp_path: Path) -> Git:
 
 def _append(store: RefStore, name: str) -> str:
     """Append one commit whose tree adds ``items/<shard>/<name>.json``; its id."""
+
     def prepare(head: pygit2.Commit | None) -> Prepared[str]:
-        tree = write_sharded_tree(store.repo, head.tree if head is not None else None, "items",
-                                  {name[:1]: {f"{name}.json": json_bytes({"name": name})}},
-                                  {"meta.json": json_bytes({"last": name})})
+        tree = write_sharded_tree(
+            store.repo,
+            head.tree if head is not None else None,
+            "items",
+            {name[:1]: {f"{name}.json": json_bytes({"name": name})}},
+            {"meta.json": json_bytes({"last": name})},
+        )
         parents = [head.id] if head is not None else []
         commit = store.new_commit(ACTOR.signature(), f"add {name}", tree, parents)
         return Prepared(commit, str(commit), f"add {name}")
+
     return store.update(prepare)
 
 
@@ -90,6 +96,7 @@ def test_an_abort_in_prepare_writes_nothing(gitrepo: Git) -> None:
 
     def refuse(head: pygit2.Commit | None) -> Prepared[None]:
         raise EvotreeError("refused", fix="none")
+
     with pytest.raises(EvotreeError, match="refused"):
         store.update(refuse)
     assert store.head() == before
@@ -105,8 +112,13 @@ def test_a_lost_race_prepares_again_on_the_new_head(gitrepo: Git) -> None:
         heads.append(str(head.id))
         if len(heads) == 1:  # another writer lands first
             _append(RefStore(gitrepo, REF), "banana")
-        tree = write_sharded_tree(store.repo, head.tree, "items",
-                                  {"c": {"cherry.json": json_bytes({"name": "cherry"})}}, {})
+        tree = write_sharded_tree(
+            store.repo,
+            head.tree,
+            "items",
+            {"c": {"cherry.json": json_bytes({"name": "cherry"})}},
+            {},
+        )
         commit = store.new_commit(ACTOR.signature(), "add cherry", tree, [head.id])
         return Prepared(commit, str(commit), "add cherry")
 
@@ -149,7 +161,9 @@ def test_threads_appending_at_once_lose_nothing(gitrepo: Git) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)
 
-    threads = [threading.Thread(target=writer, args=(names[t * 6:(t + 1) * 6],)) for t in range(4)]
+    threads = [
+        threading.Thread(target=writer, args=(names[t * 6 : (t + 1) * 6],)) for t in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -163,45 +177,75 @@ def test_threads_appending_at_once_lose_nothing(gitrepo: Git) -> None:
     assert store.count() == len(names)
 
 
-@pytest.mark.parametrize("layout, message", [
-    ({"items": (b"x", pygit2.GIT_FILEMODE_BLOB)}, "items is a blob, not a tree"),
-    ({"items/ab": (b"x", pygit2.GIT_FILEMODE_BLOB)}, "items/ab is a blob, not a shard tree"),
-    ({"items/ab/x.txt": (b"x", pygit2.GIT_FILEMODE_BLOB)}, "items/ab/x.txt is a blob, not an entry"),
-    ({"items/ab/x.json/y": (b"x", pygit2.GIT_FILEMODE_BLOB)}, "items/ab/x.json is a tree, not an"),
-])
-def test_the_strict_walk_names_what_is_out_of_place(gitrepo: Git, layout: dict[str, tuple[bytes, int]],
-                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    "layout, message",
+    [
+        ({"items": (b"x", pygit2.GIT_FILEMODE_BLOB)}, "items is a blob, not a tree"),
+        ({"items/ab": (b"x", pygit2.GIT_FILEMODE_BLOB)}, "items/ab is a blob, not a shard tree"),
+        (
+            {"items/ab/x.txt": (b"x", pygit2.GIT_FILEMODE_BLOB)},
+            "items/ab/x.txt is a blob, not an entry",
+        ),
+        (
+            {"items/ab/x.json/y": (b"x", pygit2.GIT_FILEMODE_BLOB)},
+            "items/ab/x.json is a tree, not an",
+        ),
+    ],
+)
+def test_the_strict_walk_names_what_is_out_of_place(
+    gitrepo: Git, layout: dict[str, tuple[bytes, int]], message: str
+) -> None:
     tree = gitrepo.repo[write_file_tree(gitrepo.repo, layout)]
     with pytest.raises(ValueError, match=message):
         list(sharded_blobs(tree, "items", ValueError))
 
 
 def test_a_malformed_ledger_and_memory_are_refused_with_their_names(gitrepo: Git) -> None:
-    bad = write_file_tree(gitrepo.repo, {"versions/ab": (b"x", pygit2.GIT_FILEMODE_BLOB),
-                                         "entries/ab": (b"x", pygit2.GIT_FILEMODE_BLOB),
-                                         "meta.json": (b"{}", pygit2.GIT_FILEMODE_BLOB)})
+    bad = write_file_tree(
+        gitrepo.repo,
+        {
+            "versions/ab": (b"x", pygit2.GIT_FILEMODE_BLOB),
+            "entries/ab": (b"x", pygit2.GIT_FILEMODE_BLOB),
+            "meta.json": (b"{}", pygit2.GIT_FILEMODE_BLOB),
+        },
+    )
     commit = gitrepo.repo.create_commit(None, ACTOR.signature(), ACTOR.signature(), "bad", bad, [])
     for ref in ("refs/evotree/ledger", "refs/evotree/memory"):
         gitrepo.cas_ref(ref, commit, None)
-    with pytest.raises(InvalidState, match="the ledger on refs/evotree/ledger is malformed: "
-                                           "versions/ab is a blob"):
+    with pytest.raises(
+        InvalidState, match="the ledger on refs/evotree/ledger is malformed: versions/ab is a blob"
+    ):
         Ledger(gitrepo).versions()
-    with pytest.raises(InvalidMemory, match="memory on refs/evotree/memory is malformed: entries/ab is a blob"):
+    with pytest.raises(
+        InvalidMemory, match="memory on refs/evotree/memory is malformed: entries/ab is a blob"
+    ):
         MemoryStore(gitrepo).entries()
 
 
 def test_file_tree_refuses_a_path_that_is_both_file_and_folder(gitrepo: Git) -> None:
     with pytest.raises(EvotreeError, match="both a file and a directory"):
-        write_file_tree(gitrepo.repo, {"a": (b"1", pygit2.GIT_FILEMODE_BLOB),
-                                       "a/b": (b"2", pygit2.GIT_FILEMODE_BLOB)})
+        write_file_tree(
+            gitrepo.repo,
+            {"a": (b"1", pygit2.GIT_FILEMODE_BLOB), "a/b": (b"2", pygit2.GIT_FILEMODE_BLOB)},
+        )
 
 
 def test_ledger_and_memory_keep_their_layouts_on_the_one_store(gitrepo: Git) -> None:
     ledger = Ledger(gitrepo)
 
     def create(txn):  # type: ignore[no-untyped-def]
-        txn.put(VersionRecord(id="v0", parents=[], branch="evotree/v0", status="active",
-                              hypothesis="h", created_by="A", created_at="t", base_commit="0" * 40))
+        txn.put(
+            VersionRecord(
+                id="v0",
+                parents=[],
+                branch="evotree/v0",
+                status="active",
+                hypothesis="h",
+                created_by="A",
+                created_at="t",
+                base_commit="0" * 40,
+            )
+        )
         return Event(kind="version.created", version="v0", actor="A", at="2020", data={})
 
     entry = ledger.transact(create, actor=ACTOR, create=True)
@@ -213,13 +257,22 @@ def test_ledger_and_memory_keep_their_layouts_on_the_one_store(gitrepo: Git) -> 
     assert str(head.tree.id) == LEDGER_TREE
     assert head.message.startswith("evotree: version.created v0\n\n{")
     memory = MemoryStore(gitrepo)
-    lesson = MemoryEntry(kind="lesson", text="ünïcode kept", version="v0", domain="d", workspace="w",
-                         created_at="2020", created_by="A")
+    lesson = MemoryEntry(
+        kind="lesson",
+        text="ünïcode kept",
+        version="v0",
+        domain="d",
+        workspace="w",
+        created_at="2020",
+        created_by="A",
+    )
     result = memory.append([lesson, lesson], actor=ACTOR, what="lesson")
     assert [e.id for e in result.added] == [lesson.id]
-    blob = memory.head().tree[f"entries/{lesson.id[1:3]}/{lesson.id}.json"]  # type: ignore[union-attr]
+    head = memory.head()
+    assert head is not None
+    blob = head.tree[f"entries/{lesson.id[1:3]}/{lesson.id}.json"]
     assert "ünïcode kept".encode() in blob.data  # memory's form: non-ASCII as is
-    assert str(memory.head().tree.id) == MEMORY_TREE  # type: ignore[union-attr]
+    assert str(head.tree.id) == MEMORY_TREE
     again = memory.append([lesson], actor=ACTOR, what="again")
     assert again.commit is None and again.skipped == [lesson.id]
 
@@ -230,8 +283,9 @@ def test_a_ref_moved_to_our_commit_counts_as_written(gitrepo: Git) -> None:
     _append(store, "apple")
 
     class FlakyGit(Git):
-        def cas_ref(self, name: str, new: pygit2.Oid, expected: pygit2.Oid | None,
-                    message: str = "evotree") -> None:
+        def cas_ref(
+            self, name: str, new: pygit2.Oid, expected: pygit2.Oid | None, message: str = "evotree"
+        ) -> None:
             super().cas_ref(name, new, expected, message)
             raise RefRaceLost(f"{name}: the reflog's lock was taken")
 

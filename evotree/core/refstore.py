@@ -5,8 +5,9 @@ A store is a chain of commits on one ref (``refs/evotree/ledger``, ``refs/evotre
 
 - :class:`RefStore`: the ref's head, the walk of its commits (:func:`first_parents`), and
   :meth:`RefStore.update`, the one compare-and-swap loop: read the head, let the caller
-  prepare a commit on it, move the ref only if it still points at that head (:meth:`Git.cas_ref`); on a lost race prepare again on the
-  new head, so concurrent writers never lose or duplicate a commit.
+  prepare a commit on it, move the ref only if it still points at that head
+  (:meth:`Git.cas_ref`); on a lost race prepare again on the new head, so concurrent writers
+  never lose or duplicate a commit.
 - :func:`json_bytes`: the canonical JSON of a stored record (sorted keys, indent 1, newline).
 - :func:`write_sharded_tree`: a new root tree with blobs added under ``<folder>/<shard>/`` and
   top-level files replaced, reusing every untouched tree of the base (each append writes a few
@@ -54,8 +55,9 @@ def json_bytes(data: Any, *, ensure_ascii: bool = True, allow_nan: bool = False)
     once did). Memory keeps its own historical form (``ensure_ascii=False``, ``allow_nan=True``) so
     that existing refs read and re-write byte for byte.
     """
-    text = json.dumps(data, sort_keys=True, indent=1, ensure_ascii=ensure_ascii,
-                      allow_nan=allow_nan)
+    text = json.dumps(
+        data, sort_keys=True, indent=1, ensure_ascii=ensure_ascii, allow_nan=allow_nan
+    )
     return (text + "\n").encode()
 
 
@@ -76,8 +78,14 @@ class Prepared(Generic[T]):
 class RefStore:
     """A chain of commits on one ref, appended to by compare-and-swap."""
 
-    def __init__(self, git: Git, ref: str, *, busy_fix: str = "retry the command",
-                 attempts: int = MAX_ATTEMPTS) -> None:
+    def __init__(
+        self,
+        git: Git,
+        ref: str,
+        *,
+        busy_fix: str = "retry the command",
+        attempts: int = MAX_ATTEMPTS,
+    ) -> None:
         self.git = git
         self.ref = ref
         #: the ``fix`` of the LedgerConflict raised when every attempt lost its race
@@ -103,8 +111,9 @@ class RefStore:
             return False
         return current == commit or self.repo.descendant_of(current, commit)
 
-    def new_commit(self, signature: pygit2.Signature, message: str, tree: pygit2.Oid,
-                   parents: list[pygit2.Oid]) -> pygit2.Oid:
+    def new_commit(
+        self, signature: pygit2.Signature, message: str, tree: pygit2.Oid, parents: list[pygit2.Oid]
+    ) -> pygit2.Oid:
         """A commit object (no ref moved) by ``signature`` as author and committer."""
         return self.repo.create_commit(None, signature, signature, message, tree, parents)
 
@@ -123,8 +132,12 @@ class RefStore:
             if prepared.commit is None:
                 return prepared.result
             try:
-                self.git.cas_ref(self.ref, prepared.commit, head.id if head is not None else None,
-                                 prepared.subject)
+                self.git.cas_ref(
+                    self.ref,
+                    prepared.commit,
+                    head.id if head is not None else None,
+                    prepared.subject,
+                )
             except RefRaceLost:
                 if self.landed(prepared.commit):
                     return prepared.result
@@ -157,9 +170,13 @@ def first_parents(head: pygit2.Commit) -> Iterator[pygit2.Commit]:
         commit = commit.parents[0] if commit.parents else None
 
 
-def write_sharded_tree(repo: pygit2.Repository, base: pygit2.Tree | None, folder: str,
-                       shards: Mapping[str, Mapping[str, bytes]],
-                       files: Mapping[str, bytes]) -> pygit2.Oid:
+def write_sharded_tree(
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    folder: str,
+    shards: Mapping[str, Mapping[str, bytes]],
+    files: Mapping[str, bytes],
+) -> pygit2.Oid:
     """``base`` with ``folder/<shard>/<name>`` added or replaced for every blob of ``shards``
     (shard -> name -> bytes) and each top-level file of ``files`` replaced; the new root tree.
 
@@ -181,8 +198,9 @@ def write_sharded_tree(repo: pygit2.Repository, base: pygit2.Tree | None, folder
     return root.write()
 
 
-def sharded_blobs(tree: pygit2.Tree, folder: str, malformed: Callable[[str], Exception]
-                  ) -> Iterator[tuple[pygit2.Tree, pygit2.Blob]]:
+def sharded_blobs(
+    tree: pygit2.Tree, folder: str, malformed: Callable[[str], Exception]
+) -> Iterator[tuple[pygit2.Tree, pygit2.Blob]]:
     """Every ``(shard, item)`` under ``tree``'s ``folder``, each of the type the layout requires
     (``folder`` and each shard a tree, each item a blob named ``<id>.json``); otherwise
     ``malformed(what)`` is raised, ``what`` naming the path and what is there."""
@@ -196,8 +214,10 @@ def sharded_blobs(tree: pygit2.Tree, folder: str, malformed: Callable[[str], Exc
             raise malformed(f"{folder}/{shard.name} is a {shard.type_str}, not a shard tree")
         for item in shard:
             if not isinstance(item, pygit2.Blob) or not item.name.endswith(".json"):
-                raise malformed(f"{folder}/{shard.name}/{item.name} is a {item.type_str}, "
-                                "not an entry blob <id>.json")
+                raise malformed(
+                    f"{folder}/{shard.name}/{item.name} is a {item.type_str}, "
+                    "not an entry blob <id>.json"
+                )
             yield shard, item
 
 
@@ -211,8 +231,9 @@ def write_file_tree(repo: pygit2.Repository, files: Mapping[str, tuple[bytes, in
         for part in dirs:
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise EvotreeError(f"{rel!r}: {part!r} is both a file and a directory",
-                                   fix="rename one of them")
+                raise EvotreeError(
+                    f"{rel!r}: {part!r} is both a file and a directory", fix="rename one of them"
+                )
             node = child
         if name in node:
             raise EvotreeError(f"{rel!r} is both a file and a directory", fix="rename one of them")

@@ -74,14 +74,35 @@ from evotree.report.search_read import read_versions
 from evotree.report.search_render import render_markdown, render_text, write_search_report
 from evotree.report.search_stats import aggregate_rates, by_class, compute_stats, normalized_summary
 
-__all__ = ["SearchParams", "VersionStat", "TreeStats", "SearchReport", "tree_stats", "search_report",
-           "render_markdown", "render_text", "SEARCH_SCHEMA_VERSION", "SPEND_UNITS", "TRAINING_UNIT",
-           "normalized_summary", "compute_stats", "read_versions", "by_class", "aggregate_rates",
-           "write_search_report"]
+__all__ = [
+    "SearchParams",
+    "VersionStat",
+    "TreeStats",
+    "SearchReport",
+    "tree_stats",
+    "search_report",
+    "render_markdown",
+    "render_text",
+    "SEARCH_SCHEMA_VERSION",
+    "SPEND_UNITS",
+    "TRAINING_UNIT",
+    "normalized_summary",
+    "compute_stats",
+    "read_versions",
+    "by_class",
+    "aggregate_rates",
+    "write_search_report",
+]
 
 
-def tree_stats(ws: Workspace, *, params: SearchParams | None = None, setting: str | None = None,
-               classify: bool = True, rules: InterventionRules | None = None) -> TreeStats:
+def tree_stats(
+    ws: Workspace,
+    *,
+    params: SearchParams | None = None,
+    setting: str | None = None,
+    classify: bool = True,
+    rules: InterventionRules | None = None,
+) -> TreeStats:
     """Search-level statistics of ``ws``'s tree (see the module doc).
 
     ``classify``: add each version's intervention class, by ``rules`` or else by the champion's
@@ -96,20 +117,32 @@ def tree_stats(ws: Workspace, *, params: SearchParams | None = None, setting: st
             except EvotreeError as exc:
                 notes = [f"intervention classes not shown: {exc.message}"]
         if rules is not None:
+
             def classifier(vid: str) -> dict[str, Any] | None:
                 try:
                     return classify_version(ws, vid, rules).to_dict()
                 except EvotreeError as exc:
                     return {"primary": None, "classes": [], "error": exc.message}
                 except Exception as exc:  # noqa: BLE001 - a missing object must not hide the statistics
-                    return {"primary": None, "classes": [], "error": f"{type(exc).__name__}: {exc}"[:300]}
+                    return {
+                        "primary": None,
+                        "classes": [],
+                        "error": f"{type(exc).__name__}: {exc}"[:300],
+                    }
+
     rows, complete, unattributed = read_versions(ws, interventions=classifier)
     champion = ws.ledger.meta().get("champion")
     if params is not None and params.direction == "auto":
         spec = ws.config.eval.normalization
         params = replace(params, direction=spec.direction if spec is not None else "max")
-    stats = compute_stats(setting or ws.root.name, rows, params=params, champion=str(champion) if champion else None,
-                          cpu_complete=complete, unattributed=unattributed)
+    stats = compute_stats(
+        setting or ws.root.name,
+        rows,
+        params=params,
+        champion=str(champion) if champion else None,
+        cpu_complete=complete,
+        unattributed=unattributed,
+    )
     stats.notes.extend(notes)
     norm = ws.config.eval.normalization
     if norm is not None:
@@ -117,20 +150,35 @@ def tree_stats(ws: Workspace, *, params: SearchParams | None = None, setting: st
     return stats
 
 
-def search_report(workspaces: Sequence[Workspace], *, params: SearchParams | None = None,
-                  classify: bool = True) -> SearchReport:
+def search_report(
+    workspaces: Sequence[Workspace], *, params: SearchParams | None = None, classify: bool = True
+) -> SearchReport:
     """Statistics of each workspace's search and the rates over them (one workspace: rates over one)."""
     if not workspaces:
-        raise UsageError("search statistics need at least one workspace", fix="pass --workspace PATH")
+        raise UsageError(
+            "search statistics need at least one workspace", fix="pass --workspace PATH"
+        )
     roots = [str(ws.root.resolve()) for ws in workspaces]
     if len(set(roots)) != len(roots):
         twice = sorted({r for r in roots if roots.count(r) > 1})
-        raise UsageError(f"a workspace is named twice: {', '.join(twice)}",
-                         fix="name each workspace once: a setting counted twice would skew the rates")
+        raise UsageError(
+            f"a workspace is named twice: {', '.join(twice)}",
+            fix="name each workspace once: a setting counted twice would skew the rates",
+        )
     p = params or SearchParams()
     names = [ws.root.name for ws in workspaces]
-    settings = [tree_stats(ws, params=p, classify=classify,
-                           setting=ws.root.name if names.count(ws.root.name) == 1 else str(ws.root))
-                for ws in workspaces]
-    return SearchReport(generated_at=utcnow(), parameters=asdict(p), settings=settings,
-                        rates=aggregate_rates(settings))
+    settings = [
+        tree_stats(
+            ws,
+            params=p,
+            classify=classify,
+            setting=ws.root.name if names.count(ws.root.name) == 1 else str(ws.root),
+        )
+        for ws in workspaces
+    ]
+    return SearchReport(
+        generated_at=utcnow(),
+        parameters=asdict(p),
+        settings=settings,
+        rates=aggregate_rates(settings),
+    )

@@ -13,8 +13,19 @@ from typing import Any
 from evotree.core.errors import UsageError
 from evotree.gates.finalize import better, tied
 
-__all__ = ["SEARCH_SCHEMA_VERSION", "SPEND_UNITS", "SHARE_UNITS", "TRAINING_UNIT", "SearchParams",
-           "VersionStat", "TreeStats", "SearchReport", "finite", "add_usage", "percent"]
+__all__ = [
+    "SEARCH_SCHEMA_VERSION",
+    "SPEND_UNITS",
+    "SHARE_UNITS",
+    "TRAINING_UNIT",
+    "SearchParams",
+    "VersionStat",
+    "TreeStats",
+    "SearchReport",
+    "finite",
+    "add_usage",
+    "percent",
+]
 
 SEARCH_SCHEMA_VERSION = 1
 #: spend units always reported (a usage's other numeric keys, e.g. ``usd``, are added when present)
@@ -44,16 +55,28 @@ class SearchParams:
 
     def __post_init__(self) -> None:
         def bad(name: str, value: Any, expected: str) -> UsageError:
-            return UsageError(f"search statistics: {name} must be {expected}, actually: {value!r}",
-                              fix=f"pass a {name} {expected}", key=name)
+            return UsageError(
+                f"search statistics: {name} must be {expected}, actually: {value!r}",
+                fix=f"pass a {name} {expected}",
+                key=name,
+            )
 
         for name in ("epsilon", "margin", "max_after_peak_share"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise bad(name, value, "a finite number >= 0")
         if self.max_after_peak_share > 1:
             raise bad("max_after_peak_share", self.max_after_peak_share, "between 0 and 1")
-        if isinstance(self.patience, bool) or not isinstance(self.patience, int) or self.patience < 1:
+        if (
+            isinstance(self.patience, bool)
+            or not isinstance(self.patience, int)
+            or self.patience < 1
+        ):
             raise bad("patience", self.patience, "an integer >= 1")
         if self.direction not in ("max", "min", "auto"):
             raise bad("direction", self.direction, "'max', 'min' or 'auto'")
@@ -155,8 +178,14 @@ class SearchReport:
     search_format: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": SEARCH_SCHEMA_VERSION, "generated_at": self.generated_at, "parameters": self.parameters,
-                "settings": [s.to_dict() for s in self.settings], "rates": self.rates, "path": self.path}
+        return {
+            "v": SEARCH_SCHEMA_VERSION,
+            "generated_at": self.generated_at,
+            "parameters": self.parameters,
+            "settings": [s.to_dict() for s in self.settings],
+            "rates": self.rates,
+            "path": self.path,
+        }
 
 
 # ---------------------------------------------------------------------------- numbers

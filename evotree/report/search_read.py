@@ -66,7 +66,9 @@ def _ledger_facts(ws: Workspace) -> _LedgerFacts:
                 continue
             seen_runs.add(run_id)
             usage = event.data.get("usage")
-            facts.runs.setdefault(event.version, []).append((run_id, dict(usage) if isinstance(usage, dict) else {}))
+            facts.runs.setdefault(event.version, []).append(
+                (run_id, dict(usage) if isinstance(usage, dict) else {})
+            )
     facts.unattributed.reverse()  # oldest first
     return facts
 
@@ -87,7 +89,9 @@ def _training_bill(ws: Workspace) -> dict[str, float]:
     Training compute is what evotree measured around the judge phase when the judge trains
     (``[eval] judge_trains``, RSIBench-Data: the fixed training stack runs there), else around
     prepare and train; priced as the money budget prices a run's hour (:func:`usd_per_run_hour`)."""
-    hourly = usd_per_run_hour(ws.config.budget, gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus)
+    hourly = usd_per_run_hour(
+        ws.config.budget, gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus
+    )
     judge_trains = bool(getattr(ws.config.eval, "judge_trains", False))
     out = {}
     for record in list_runs(ws):
@@ -97,8 +101,9 @@ def _training_bill(ws: Workspace) -> dict[str, float]:
     return out
 
 
-def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any] | None] | None = None
-                  ) -> tuple[list[VersionStat], bool, list[tuple[str, dict[str, Any]]]]:
+def read_versions(
+    ws: Workspace, *, interventions: Callable[[str], dict[str, Any] | None] | None = None
+) -> tuple[list[VersionStat], bool, list[tuple[str, dict[str, Any]]]]:
     """The workspace's versions in creation order with score, audit verdict and spend (runs and
     agent spend charged to them); whether the CPU seconds of every charged run were found on this
     machine; and the agent spend charged to no version, ``[(at, usage)]`` oldest first."""
@@ -128,21 +133,41 @@ def read_versions(ws: Workspace, *, interventions: Callable[[str], dict[str, Any
         for usage in facts.agent.get(view.id, []):
             add_usage(spend, usage)
         audit = audits.get(view.id)
-        rows.append(VersionStat(
-            id=view.id, order=order, parents=list(view.parents), created_at=view.created_at, status=view.status,
-            hypothesis=view.hypothesis, score=score, metric=headline.get("metric") if score is not None else None,
-            audit=audit, valid=score is not None and audit != "failed", runs_finished=len(runs), spend=spend,
-            intervention=interventions(view.id) if interventions is not None else None,
-            normalized=_version_normalized(spec, headline, formal.get(view.id) or [])))
+        rows.append(
+            VersionStat(
+                id=view.id,
+                order=order,
+                parents=list(view.parents),
+                created_at=view.created_at,
+                status=view.status,
+                hypothesis=view.hypothesis,
+                score=score,
+                metric=headline.get("metric") if score is not None else None,
+                audit=audit,
+                valid=score is not None and audit != "failed",
+                runs_finished=len(runs),
+                spend=spend,
+                intervention=interventions(view.id) if interventions is not None else None,
+                normalized=_version_normalized(spec, headline, formal.get(view.id) or []),
+            )
+        )
     return rows, complete, facts.unattributed
 
 
-def _version_normalized(spec: Any, headline: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> float | None:
+def _version_normalized(
+    spec: Any, headline: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]
+) -> float | None:
     """A version's normalized score: the tree's; with ``failed_as_zero``, from its formal runs
     (so a version whose runs all failed scores 0 instead of having none)."""
     if spec is None:
         return None
     if spec.failed_as_zero:
-        return normalized_mean([(r.get("status"), (r.get("headline") or {}).get("value")) for r in runs
-                                if r.get("status") not in ("ingested", "cancelled", "running")], spec)
+        return normalized_mean(
+            [
+                (r.get("status"), (r.get("headline") or {}).get("value"))
+                for r in runs
+                if r.get("status") not in ("ingested", "cancelled", "running")
+            ],
+            spec,
+        )
     return finite(headline.get("normalized"))
