@@ -58,6 +58,21 @@ def test_a_text_named_after_a_hidden_split_keeps_its_words_not_its_numbers() -> 
     assert "validation" not in out[2]  # a figure under the split's name: dropped as before
 
 
+def test_a_typed_result_s_field_named_after_a_hidden_split_is_nulled_like_its_json_key() -> None:
+    """The text renderer gets the typed result, the JSON its dict: neither shows the figure."""
+    from evotree.gates.finalize import Candidate, FinalizePlan
+    from evotree.verbs.results import FinalizeDryRun
+
+    plan = FinalizeDryRun(FinalizePlan("ready", Candidate("v1-s0", "v1", _COMMIT, "t", 0.8125), 3),
+                          retrain=False)
+    typed = redacted(plan)
+    assert typed.plan.selected.validation is None and plan.plan.selected.validation == 0.8125
+    raw = redacted(plan.to_dict())
+    assert "validation" not in raw["selected"]
+    validate(raw, "finalize-plan")
+    validate(typed.to_dict(), "finalize-plan")
+
+
 def test_a_run_s_nulled_end_time_keeps_the_run() -> None:
     run = {"run_id": "v1-s0", "phases": {"train": {"wall_seconds": 1.0}, "eval": {"returncode": 0}},
            "ended_at": "2026-12-04T15:56:52+00:00", "headline": {"metric": "validation/m", "value": 1}}
@@ -110,7 +125,7 @@ def _person_commands(version: str, run_id: str, tmp: Path) -> list[tuple[tuple[s
         (("help", "exit-codes"), "exit-codes"), (("worktree", "prune"), "prune"),
         (("memory", "export", str(tmp / "memory.jsonl")), "memory-export"),
         (("compare", "v0", version), "error"), (("gates", version), "error"),
-        (("report", version), "error"),
+        (("report", version), "error"), (("finalize", "--dry-run"), "finalize-plan"),
         (("spend", "record", "--usd", "0.25", "--note", "api"), "spend-record"),
     ]
 
@@ -127,6 +142,9 @@ def test_every_json_output_matches_its_schema_in_hide_mode_for_a_person(
             validate(item, schema)
         if schema == "error":
             assert data["error"]["code"] == "hidden_until_finalize", argv
+        if schema == "finalize-plan":
+            assert data["selected"]["run_id"] == hidden_ws["run"]
+            assert "validation" not in data["selected"]
         if argv[0] == "log":
             assert all(e["data"] is not None for e in data["events"])
             assert not [e for e in data["events"] if e["kind"] == "finding"
@@ -193,3 +211,11 @@ def test_every_json_output_matches_its_schema_in_hide_mode_for_an_agent(
             validate(data, "error")
         else:
             validate(data, schema)
+
+
+@pytest.mark.heavy
+def test_finalize_s_json_matches_its_schema(hidden_ws: dict[str, Any]) -> None:
+    """Last (it lifts the boundary): the person's finalize, its JSON against the finalize schema."""
+    data = Cli(hidden_ws["repo"]).json("finalize", "--yes")
+    validate(data, "finalize")
+    assert data["status"] in ("finalized", "heldout_failed"), data

@@ -21,7 +21,8 @@ cli = click.Group("evotree")
 def _render(result: Any) -> None:
     from evotree.core.text import escape_control
 
-    if isinstance(result, dict) and result.get("dry_run"):  # --dry-run: what would be judged
+    if getattr(result, "dry_run", False):  # --dry-run: what would be judged
+        result = result.to_dict()
         chosen = result.get("selected")
         if not chosen:
             click.echo(f"dry run: none of the {result['considered']} run(s) succeeded with a validation score; "
@@ -99,9 +100,9 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
     ws = open_workspace()
     if dry_run:
         from evotree.gates.finalize import finalize_plan
+        from evotree.verbs.results import FinalizeDryRun
 
-        return {"v": 1, "dry_run": True, "retrain": bool(ws.config.eval.finalize_retrain),
-                **finalize_plan(ws, submitted).to_dict()}
+        return FinalizeDryRun(finalize_plan(ws, submitted), bool(ws.config.eval.finalize_retrain))
     import sys
 
     from evotree.core.errors import UsageError

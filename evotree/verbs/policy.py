@@ -146,7 +146,10 @@ def redacted(result: Any) -> Any:
       emptied (a ledger event whose payload is a hidden finding), is omitted;
     - a headline emptied stays ``null`` (every headline's schema allows it: "not scored");
     - a text field named after a hidden split (a skill's ``validation`` criterion) keeps its text
-      when the text spells no number, and reads :data:`HIDDEN_TEXT` when it does.
+      when the text spells no number, and reads :data:`HIDDEN_TEXT` when it does;
+    - a typed result's field named after a hidden split (``validation_mean``, ``heldout_run``, a
+      candidate's ``validation``) is ``None``, as its key is dropped from the same result's JSON:
+      a text renderer of the typed result shows what the JSON shows.
     """
     out, _ = _mend(result, redact(result))
     return out
@@ -171,8 +174,8 @@ def _mend(before: Any, after: Any) -> tuple[Any, bool]:
             if key in after:
                 out[key], ok = _mend(value, after[key])
                 whole = whole and (ok or _headline(key))
-            elif isinstance(key, str) and isinstance(value, str) and _SPLIT_KEY.match(key):
-                out[key] = value if not _DIGIT.search(value) else HIDDEN_TEXT
+            elif isinstance(value, str) and _split_word(key):
+                out[key] = _text(value)
         return out, whole
     if dataclasses.is_dataclass(after) and not isinstance(after, type) \
             and type(after) is type(before):
@@ -180,12 +183,23 @@ def _mend(before: Any, after: Any) -> tuple[Any, bool]:
         for f in dataclasses.fields(after):
             value, ok = _mend(getattr(before, f.name, None), getattr(after, f.name, None))
             whole = whole and (ok or _headline(f.name))
+            if _SPLIT_KEY.match(f.name):  # the field of a key the JSON drops: not shown either
+                value = _text(value) if _split_word(f.name) and isinstance(value, str) else None
             try:
                 object.__setattr__(after, f.name, value)
             except (AttributeError, TypeError):  # a slot-less frozen oddity: left as redacted
                 continue
         return after, whole
     return after, True
+
+
+def _split_word(key: Any) -> bool:
+    """``key`` is a hidden split's name itself (``validation``: a text about the split)."""
+    return isinstance(key, str) and key.lower() in HIDDEN_SPLITS
+
+
+def _text(value: str) -> str:
+    return value if not _DIGIT.search(value) else HIDDEN_TEXT
 
 
 def _headline(key: Any) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
+from evotree.gates.finalize import FinalizePlan
 from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.memory.model import MemoryEntry
 from evotree.memory.query import SearchHit, SkillStatus
@@ -28,7 +29,8 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "ReportVerdict", "ReportSubject", "ScoresSection", "PerTaskSection", "FindingsSection",
            "ReportAuditSection", "Section", "LineageSection", "CurvesSection", "SignalsView",
            "Rate", "Spend", "ClassStat", "VersionIntervention", "HistoricalBest", "FirstAttempt",
-           "PostPeak", "SpendView", "CostPerCandidate", "Recommendation", "SearchRates"]
+           "PostPeak", "SpendView", "CostPerCandidate", "Recommendation", "SearchRates",
+           "FinalizeDryRun"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -907,3 +909,18 @@ class SearchRates(TypedDict):
     median_training_usd_per_valid_candidate: NotRequired[float | None]
     #: pooled over the candidates of every setting
     interventions: NotRequired[dict[str, ClassStat] | None]
+
+
+@dataclass(frozen=True)
+class FinalizeDryRun:
+    """``evotree finalize --dry-run --json``: what finalize would judge on the held-out split, and
+    whether it would retrain the selected commit first; nothing is recorded."""
+
+    plan: FinalizePlan
+    #: ``[eval] finalize_retrain``: the selected commit is trained again, clean, before the judge
+    retrain: bool
+    dry_run: bool = True
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "dry_run": True, "retrain": self.retrain, **self.plan.to_dict()}

@@ -30,6 +30,7 @@ from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
 from evotree.gates.evidence import GATE_NAMES, GateReport
+from evotree.gates.finalize import Candidate, FinalizeResult
 from evotree.gates.harnesses import HarnessPromotionResult
 from evotree.gates.judges import (
     JudgeExportResult,
@@ -61,6 +62,7 @@ from evotree.verbs.results import (
     AuditResult,
     CompareEvidence,
     ErrorResult,
+    FinalizeDryRun,
     EventData,
     ExitCodesResult,
     FileChange,
@@ -138,8 +140,8 @@ class Derived:
     def schema(self, name: str) -> dict[str, Any]:
         own = {k: v for k, v in self.hints.items() if "." not in k}
         out = dataclass_schema(
-            self.type, name=name, title=self.title, extra=self.extra, optional=self.optional,
-            hints=own,
+            self.type, name=name, title=self.title, extra=self.extra,
+            optional=tuple(k for k in self.optional if "." not in k), hints=own,
         )
         for key, hint in self.hints.items():  # "Type.field": a nested type's field
             if "." in key:
@@ -150,6 +152,11 @@ class Derived:
                 if "description" in before:
                     derived["description"] = before["description"]
                 defs[owner]["properties"][prop] = derived
+        for key in self.optional:  # "Type.field": a nested type's field the output may leave out
+            if "." in key:
+                owner, _, prop = key.partition(".")
+                body = out["$defs"][owner]
+                body["required"] = [r for r in body["required"] if r != prop]
         for extra_type in self.defs:
             type_schema(extra_type, out.setdefault("$defs", {}))
         for key, more in self.beside.items():
@@ -539,6 +546,30 @@ DERIVED: dict[str, Derived] = {
                 "VersionStat.audit": {"enum": ["passed", "failed", None]},
                 "VersionStat.score": {"description": "the headline (null: no score, never 0)"},
                 "SearchRates.settings": {"minimum": 1}},
+    ),
+    "finalize": Derived(
+        FinalizeResult, "evotree finalize --json: the finalize event's data",
+        # a search not finalized keeps the boundary: the held-out and validation keys are left out
+        optional=("validation_mean", "heldout_run", "heldout_mean", "heldout_status",
+                  "heldout_metric"),
+        fields={"status": {"enum": ["finalized", "no_ok_submit", "heldout_failed",
+                                    "not_finalized"],
+                           "description": "not_finalized: evotree's failure (retry)"},
+                "commit": _COMMIT},
+    ),
+    "finalize-plan": Derived(
+        FinalizeDryRun, "evotree finalize --dry-run --json: what finalize would judge",
+        omit=("plan",),
+        extra={"status": {"enum": ["ready", "no_ok_submit"]}, "considered": {"type": "integer",
+               "minimum": 0}, "rule": {"type": "string"},
+               "selected": {"anyOf": [{"$ref": "#/$defs/Candidate"}, {"type": "null"}],
+                            "description": "the run finalize would judge (null: no_ok_submit)"}},
+        fields={"dry_run": {"const": True},
+                "Candidate.validation": {"type": ["number", "null"],
+                                         "description": "its validation mean (absent while "
+                                         "figures are hidden)"},
+                "Candidate.commit": _COMMIT},
+        defs=(Candidate,), optional=("Candidate.validation",),
     ),
     "report-output": Derived(
         ReportOutput, "evotree report V --json", extra={"v": _V},
