@@ -52,6 +52,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import benchlib  # noqa: E402  - isolates git's configuration first
 
+# the warm-up request writes the bytecode caches that a user's installation has: with
+# PYTHONDONTWRITEBYTECODE inherited, every request would compile again each module edited since
+# its cache was last written (a cost of this machine's shared checkout, not of evotree)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 SEGMENTS = ("startup_to_reserved", "reserved_to_started", "started_to_train", "train_to_eval",
             "eval_to_ended", "ended_to_finished", "finished_to_exit")
 
