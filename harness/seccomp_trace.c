@@ -563,7 +563,7 @@ static uint64_t fnv(const char *data, size_t n) {
  * (the program or the command line changed). A killed program has made that call already. */
 #define PENDING 65536
 #define PENDING_PROBE 64
-struct pending_exec { uint32_t tgid; unsigned long long start; dev_t dev; ino_t ino; uint64_t argv_hash; };
+struct pending_exec { uint32_t tgid, tid; unsigned long long start; dev_t dev; ino_t ino; uint64_t argv_hash; };
 static struct pending_exec pending[PENDING];
 static size_t pending_count;
 
@@ -603,6 +603,7 @@ static int pending_note(uint32_t tid, uint32_t tgid, uint64_t argv_hash) {
     snprintf(proc, sizeof proc, "/proc/%u/exe", tid);
     if (stat(proc, &st) == 0) { e->dev = st.st_dev; e->ino = st.st_ino; } else { e->dev = 0; e->ino = 0; }
     e->argv_hash = argv_hash;
+    e->tid = tid;
     return 1;
 }
 
@@ -666,13 +667,25 @@ static void pending_check(uint32_t pid, int nr, struct buf *row) {
     struct pending_exec was = *e;
     pending_drop(e);
     if (start_of(pid) != was.start) return; /* another process under a reused pid */
-    struct buf cmd = {0};
-    int ok = read_cmdline(pid, &cmd) == 0;
     char proc[64];
     struct stat st;
     snprintf(proc, sizeof proc, "/proc/%u/exe", pid);
     int have_exe = stat(proc, &st) == 0;
     int same_exe = have_exe && st.st_dev == was.dev && st.st_ino == was.ino;
+    /* An exec by a thread other than the leader: after it, the thread runs under the process's
+     * pid -- but so does the old leader until the exec has killed it, and its call may come
+     * first. While the program has not changed, the check waits for a later call (a failed exec
+     * of such a thread is left to the exit row), so the new program is still checked. */
+    if (was.tid && was.tid != pid && same_exe) {
+        struct pending_exec *again = pending_find(pid, 1);
+        if (again) {
+            if (!again->tgid) pending_count++;
+            *again = was;
+        }
+        return;
+    }
+    struct buf cmd = {0};
+    int ok = read_cmdline(pid, &cmd) == 0;
     int same_argv = ok && fnv(cmd.data, cmd.len) == was.argv_hash;
     untaint(pid);
     struct buf loaders = {0};
