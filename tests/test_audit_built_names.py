@@ -91,10 +91,12 @@ def test_remote_show_and_prune_ask_the_remote(command: str, leak: bool) -> None:
 
 
 @pytest.mark.parametrize("command", [
-    "python -c \"import http.client as h; c = h.HTTPSConnection('github.com'); c.request('GET', '/')\"",
+    "python -c \"import http.client as h; c = h.HTTPSConnection('github.com'); "
+    "c.request('GET', '/')\"",
     "python -c \"import socket; socket.create_connection(('github.com', 443))\"",
     "node -e \"fetch('https://github.com/o/r/pull/3.patch').then(r => r.text())\"",
-    "node -e \"require('https').get('https://github.com/o/r/pull/3.diff', r => r.pipe(process.stdout))\"",
+    "node -e \"require('https').get('https://github.com/o/r/pull/3.diff', "
+    "r => r.pipe(process.stdout))\"",
     "ruby -e \"require 'open-uri'; puts URI.open('https://github.com/o/r/pull/3.diff').read\"",
     "perl -MLWP::Simple -e 'print get(\"https://github.com/o/r/pull/3.diff\")'",
 ])

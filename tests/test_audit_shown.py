@@ -219,7 +219,8 @@ def test_lines_a_script_printed_do_not_make_a_diff_known(leaky: dict[str, str]) 
         leak = _out(lrepo, "diff", "fix/wrap")
     finally:
         git(lrepo, "checkout", "-q", "--", "calc.py")
-    dug = ("python dig.py", _out(lrepo, "show", "fix/wrap:calc.py"))  # a script the audit cannot read
+    # a script the audit cannot read printed the fix's file
+    dug = ("python dig.py", _out(lrepo, "show", "fix/wrap:calc.py"))
     assert _flagged(_edit_steps(lrepo) + [dug, ("git diff @{u}", leak)])
     # the same lines read from the working tree (a file the trajectory wrote): known
     read = ("cat calc.py", _out(lrepo, "show", "fix/wrap:calc.py"))
@@ -227,7 +228,8 @@ def test_lines_a_script_printed_do_not_make_a_diff_known(leaky: dict[str, str]) 
 
 
 def test_an_abbreviation_of_only_digits_is_still_a_hash() -> None:
-    walk = ("git log --all --oneline", "8be9233 Add firing profile sample\n2910880 initial recipe\n")
+    walk = ("git log --all --oneline",
+            "8be9233 Add firing profile sample\n2910880 initial recipe\n")
     vouch = ("git log --oneline -2", "8be9233 Add firing profile sample\n2910880 initial recipe\n")
     assert not _flagged([walk, vouch])
     assert _flagged([walk, ("git log --oneline -1", "8be9233 Add firing profile sample\n")])

@@ -627,8 +627,9 @@ _PROC_CALL = re.compile(r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn
 _QX = re.compile(r"\bqx\s*([({\[/|!])|%x\s*([({\[|!])")
 _CLOSE = {"(": ")", "{": "}", "[": "]", "/": "/", "|": "|", "!": "!"}
 #: an internet address given to a call (``fetch(``, ``https.get(``, ``URI(``, ``get(``)
-_URL_ARG = re.compile(r"""\b(?![\w.:]*\b(?:log|print|puts|say|printf|write|error|info|warn|debug)\s*\()"""
-                      r"""[\w.:]+\s*\(\s*(?:'((?:https?|ftp)://[^'\s]+)'|"((?:https?|ftp)://[^"\s]+)")""")
+_URL_ARG = re.compile(r"""\b(?![\w.:]*\b(?:log|print|puts|say|printf|write|error|info|warn|debug)"""
+                      r"""\s*\()[\w.:]+\s*\(\s*"""
+                      r"""(?:'((?:https?|ftp)://[^'\s]+)'|"((?:https?|ftp)://[^"\s]+)")""")
 
 
 def _unescape(text: str) -> str:

@@ -240,8 +240,8 @@ def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool],
     split = _single_git(step.command or "")
     if split is None or split[0] != "diff" or not step.output or "\n@@ " not in step.output:
         return None
-    known = " \n ".join(_flat(s.output or "") for j, s in enumerate(traj.steps[:k])
-                        if quiet(j) and (_reads_files(s.command or "") or head_git(s.command or "")))
+    known = " \n ".join(_flat(s.output or "") for j, s in enumerate(traj.steps[:k]) if quiet(j)
+                        and (_reads_files(s.command or "") or head_git(s.command or "")))
     typed = " \n ".join(_flat(s.command or "") for s in traj.steps[:k])
     changed = 0
     for line in step.output.splitlines():

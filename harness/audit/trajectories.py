@@ -290,6 +290,26 @@ def _in_own_clone(hit: Hit, clones: dict[str, str]) -> Hit:
     return Hit(hit.code, "info", rule, hit.command, refs=(branch,), candidate=True)
 
 
+def _by_step_output(hits: list[Hit], step: Any, upstream: str) -> list[Hit]:
+    """A step's hits lowered by what its output (or an earlier ``git status``) showed: git
+    printed only an error; ``git branch -v`` listed only the current branch; the upstream named
+    is the one ``git status`` showed at HEAD."""
+    if step.output is not None and _printed_nothing(step.command, step.output):
+        hits = [Hit(h.code, "info", h.rule + " (git printed only an error: nothing shown)",
+                    h.command, h.revisions) if h.code == "audit.git_history_leak" else h
+                for h in hits]
+    if step.output is not None:
+        hits = [Hit(h.code, "info", h.rule + " (the output lists only the current branch)",
+                    h.command, h.revisions) if h.rule.startswith("git branch -v")
+                and _only_current_branch(step.output) else h for h in hits]
+    if upstream:
+        hits = [Hit(h.code, "info", h.rule + f" (git status showed the upstream {upstream} "
+                    "is HEAD)", h.command, h.revisions)
+                if h.code == "audit.git_history_leak" and h.refs
+                and all(_names_upstream(r, upstream) for r in h.refs) else h for h in hits]
+    return hits
+
+
 def _upstream_after(step: Any, upstream: str) -> str:
     """The upstream known to be HEAD after ``step`` ('' when none is, or HEAD may have left it)."""
     if step.command and _MOVES_UPSTREAM.search(step.command):
@@ -391,19 +411,8 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
         hits: list[Hit] = []
         if step.command and (context.relevant(step.command) or prefilter(step.command, needles)):
             hits = classify_step(step.command, rules, context, step.output)
-        if hits and step.output is not None and _printed_nothing(step.command, step.output):
-            hits = [Hit(h.code, "info", h.rule + " (git printed only an error: nothing shown)",
-                        h.command, h.revisions) if h.code == "audit.git_history_leak" else h
-                    for h in hits]
-        if hits and step.output is not None:
-            hits = [Hit(h.code, "info", h.rule + " (the output lists only the current branch)",
-                        h.command, h.revisions) if h.rule.startswith("git branch -v")
-                    and _only_current_branch(step.output) else h for h in hits]
-        if hits and upstream:
-            hits = [Hit(h.code, "info", h.rule + f" (git status showed the upstream {upstream} "
-                        "is HEAD)", h.command, h.revisions)
-                    if h.code == "audit.git_history_leak" and h.refs
-                    and all(_names_upstream(r, upstream) for r in h.refs) else h for h in hits]
+        if hits:
+            hits = _by_step_output(hits, step, upstream)
         made: dict[str, str] = {}
         _single_branch_clones(step.command, made)
         if hits and (clones or made):

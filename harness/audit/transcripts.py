@@ -663,7 +663,8 @@ def _fish_entries(lines: list[str]) -> list[str]:
     for line in lines:
         if line.startswith("- cmd: "):
             raw = line[len("- cmd: "):]
-            entries.append(re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), raw))
+            entries.append(re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1),
+                                  raw))
     return [e for e in entries if e.strip()]
 
 
