@@ -251,6 +251,7 @@ def test_a_signed_judge_promotion_changes_what_judges_runs(tmp_path: Path, keys:
     (edit / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"new-{i}" for i in range(4)]}))
     # the change is proposed first (by Ada, the git identity of this checkout): recorded, nothing in force
     proposal = Cli(repo).json("judge", "propose", str(edit))
+    validate(proposal, "judge-propose")
     assert proposal["proposed_by"] == "Ada Tester <ada@example.com>" and proposal["previous_commit"] == before
     assert judge_in_force(ws) == before
     # no terminal: refused, nothing recorded

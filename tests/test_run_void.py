@@ -95,6 +95,7 @@ def test_an_unverified_run_fails_the_gate_until_a_person_voids_it(voidable: dict
     code, out = _void_at_terminal(repo, old, keys["bob"][0])
     assert code == 0, out
     result = json.loads(out[out.index('{"'):])
+    validate(result, "runs-void")
     assert result["run_id"] == old and result["version"] == v1 and result["state_before"] == "unverified"
     assert result["approver"] == "bob@example.com" and "before manifests" in result["reason"]
     ws = open_workspace(repo)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli, git, make_repo
+from conftest import Cli, git, make_repo, validate
 from fixtures_ws import EVOTREE_SPECS, bare_remote, clone_as, make_key
 from test_gates import CODE_RE, finish, spawn
 
@@ -51,6 +51,7 @@ def test_the_first_signer_is_added_once_and_verify_accepts_it(bare_ws: dict[str,
     code, out = _add(repo, f"ada@example.com={key}.pub", key)
     assert code == 0, out
     result = json.loads(out[out.index('{"'):])
+    validate(result, "signers-add")
     assert result["signers"] == ["ada@example.com"] and result["previous_commit"] == before
     champion = git(repo, "rev-parse", "refs/evotree/champion")
     assert champion == result["commit"] and git(repo, "rev-parse", f"{champion}^") == before

@@ -29,12 +29,14 @@ from evotree.core.versions import PruneResult, TreeView, VersionDetail
 from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
-from evotree.gates.evidence import GATE_NAMES, GateReport
+from evotree.gates.bootstrap import SignersAdded
+from evotree.gates.evidence import GATE_NAMES, GateReport, RunVoidResult
 from evotree.gates.finalize import Candidate, FinalizeResult
 from evotree.gates.harnesses import HarnessPromotionResult
 from evotree.gates.judges import (
     JudgeExportResult,
     JudgeMigrationResult,
+    JudgeProposal,
     JudgePromotionResult,
     JudgeStatus,
 )
@@ -470,6 +472,22 @@ DERIVED: dict[str, Derived] = {
         hints={"diff": JudgeDiff},
         fields={**_SIGNED, "commit": {**_COMMIT, "description": "the judge commit now in force"},
                 "previous_commit": _COMMIT},
+    ),
+    "judge-propose": Derived(
+        JudgeProposal, "evotree judge propose DIR --json: the judge tree proposed, by whom",
+        extra={"v": _V}, hints={"diff": JudgeDiff},
+        fields={"commit": _COMMIT, "previous_commit": _COMMIT, "ledger_commit": _COMMIT,
+                "diff_hash": _SIGNED["diff_hash"],
+                "proposed_by": {"description": "the approver of its promotion must be someone "
+                                "else"}},
+    ),
+    "runs-void": Derived(
+        RunVoidResult, "evotree runs void RUN --json: the run taken out of the evidence",
+        extra={"v": _V}, fields={"ledger_commit": _COMMIT},
+    ),
+    "signers-add": Derived(
+        SignersAdded, "evotree signers add --json: signers allowed by a signed step",
+        fields={"previous_commit": _COMMIT, "commit": _COMMIT, "ledger_commit": _COMMIT},
     ),
     "harness-promote": Derived(
         HarnessPromotionResult, "evotree harness promote --json", extra={"v": _V},
