@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -182,16 +184,56 @@ def now_stamp() -> str:
 
 def package_versions() -> dict[str, str]:
     """The installed versions of the packages a run's result may depend on (run.json's
-    ``packages``); those not installed are left out."""
-    from importlib import metadata
+    ``packages``); those not installed are left out.
 
-    found = {}
-    for name, distribution in _PACKAGES.items():
+    What ``importlib.metadata.version`` answers (the first ``<name>-*.dist-info`` or
+    ``.egg-info`` along ``sys.path`` whose normalized name matches, its ``Version`` header),
+    found in one listing of each path entry instead of importing importlib.metadata and its
+    email parser (about 0.04 s of a run's own CPU). A folder without that header is not an
+    installation here (importlib.metadata would answer None and stop).
+    """
+    wanted = {_normalize(distribution): name for name, distribution in _PACKAGES.items()}
+    found: dict[str, str] = {}
+    for entry in sys.path:
         try:
-            found[name] = metadata.version(distribution)
-        except metadata.PackageNotFoundError:
+            children = sorted(os.listdir(entry or "."))
+        except OSError:  # not a folder (a zip), or gone
             continue
-    return found
+        for child in children:
+            base, dot, ext = child.lower().rpartition(".")
+            if not dot or ext not in ("dist-info", "egg-info"):
+                continue
+            name = wanted.get(_normalize(base.partition("-")[0]))
+            if name is None or name in found:
+                continue
+            version = _metadata_version(os.path.join(entry or ".", child))
+            if version is not None:
+                found[name] = version
+    return {name: found[name] for name in _PACKAGES if name in found}
+
+
+def _normalize(name: str) -> str:
+    """A distribution name as importlib.metadata compares them (PEP 503, ``_`` for ``-``)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _metadata_version(path: str) -> str | None:
+    """The ``Version`` header of a dist-info's METADATA or an egg-info's PKG-INFO (a folder, or
+    the egg-info file itself); None when there is none."""
+    candidates = [path] if os.path.isfile(path) else [os.path.join(path, "METADATA"),
+                                                       os.path.join(path, "PKG-INFO")]
+    for candidate in candidates:
+        try:
+            with open(candidate, encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    if not line.strip():
+                        break  # the headers end at the first blank line
+                    key, sep, value = line.partition(":")
+                    if sep and key.strip().lower() == "version":
+                        return value.strip()
+        except OSError:
+            continue
+    return None
 
 
 def outcome_status(outcome: str) -> str:
