@@ -2,9 +2,10 @@
 """Benchmark: the gym judge's episodes/s on CartPole-v1 against a plain Gymnasium loop.
 
 Target: the judge, with the policy in a process of its own that gets only observations (the
-environment stepped in the judge's process, one observation and one action over a pipe per
-step), plays at least 0.8x the episodes/s of a plain loop running the same policy on the same
-seeds (earlier target, when the policy's process also ran the environment: 0.9x).
+environment stepped in the judge's process; with lanes, one binary message each way per round
+of all the lanes' observations and actions), plays at least 0.8x the episodes/s of a plain loop
+running the same policy on the same seeds (earlier target, when the policy's process also ran
+the environment: 0.9x).
 
 Arms, timed in the same process, in an order rotated every repetition (--repeats):
 
@@ -18,7 +19,9 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 * ``judge-2workers`` — two policy processes (the machine has 2 cores);
 * ``judge-1lane``    — the judge with ``lanes = 1``: one episode at a time, one message each way
   per step (the default, ``lanes = 16``, plays 16 episodes side by side in the policy process:
-  one message each way per step of all of them);
+  one message each way per round of all of them; fewer while the judge ramps up from one lane
+  or when rounds are slow, ``runner._Pace``);
+* ``judge-64lanes``  — the judge with ``lanes = 64``: 4x fewer rounds;
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
   one observation); this row is the plain vector loop, for reference;
@@ -324,6 +327,8 @@ def main() -> int:
                 "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0, env_id=env_id),
                 "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25, env_id=env_id),
                 "judge-1lane": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=1),
+                "judge-64lanes": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id,
+                                         lanes=64),
                 "vector-plain": partial(arm_vector, policy, seeds),
                 "judge-eval-sandbox": partial(arm_judge_sandboxed, candidate, seeds, nested=False, env_id=env_id),
                 "judge-nested": partial(arm_judge_sandboxed, candidate, seeds, nested=True, env_id=env_id),

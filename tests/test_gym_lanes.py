@@ -122,3 +122,35 @@ def test_a_crash_or_a_hang_fails_every_episode_in_flight(tmp_path: Path) -> None
             assert other == one
     # the episodes in flight with a crash or a hang failed with it: more failures than alone
     assert sum(r in lost for _, _, r in side) > sum(r in lost for _, _, r in alone), side
+
+
+#: any space: draws from the global generator and the space, or answers from the observation
+ANY_SPACE = """\
+import numpy as np
+
+class Policy:
+    def __init__(self, env_id, observation_space, action_space):
+        self.space = action_space
+    def reset(self):
+        pass
+    def act(self, obs):
+        if np.random.rand() < 0.3:
+            return self.space.sample()
+        if hasattr(self.space, "n"):
+            return int(float(np.sum(obs)) > 0) % int(self.space.n)
+        return np.clip(np.zeros(self.space.shape, self.space.dtype) + float(np.sum(obs)),
+                       self.space.low, self.space.high).astype(self.space.dtype)
+"""
+
+
+@pytest.mark.heavy
+def test_lanes_of_several_environments_play_what_one_at_a_time_plays(tmp_path: Path) -> None:
+    """Lanes holding episodes of different environments at once (observations of several dtypes
+    and shapes in one round, Discrete and Box actions): the same episodes as one at a time."""
+    candidate = _candidate(tmp_path, ANY_SPACE)
+    envs = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0"]
+    tasks = [Task(env, i, 2_000_000 + 104729 * i + 13 * j) for j, env in enumerate(envs)
+             for i in range(3)]
+    alone = _play(candidate, 1, tasks)
+    assert all(reason in ("terminated", "truncated") for _, _, reason in alone), alone
+    assert _play(candidate, 8, tasks) == alone

@@ -396,6 +396,7 @@ class Worker:
                     play.episode.seconds = round(monotonic() - play.started, 6)
                     done[order] = play.episode
                     continue
+                pace.horizon(timeout, getattr(env.spec, "max_episode_steps", None))
                 lane = free.pop()
                 active[lane] = (order, env, play)
                 starts.append((lane, start))
@@ -408,14 +409,13 @@ class Worker:
                 continue
             # the round may last until the last episode in flight is past its limit, and a grace
             self.deadline = max(p.deadline for _, _, p in active.values()) + grace
-            order_ = [lane for lane, _ in observed] + [lane for lane, _ in starts]
             finished: list[int] = []
             began = monotonic()
             try:
-                self.send_frame(encode_request(starts, ends, observed))
+                request, asked = encode_request(starts, ends, observed)
+                self.send_frame(request)
                 starts, ends, observed = [], [], []
-                answers = decode_reply(self.read_frame(), order_)
-                pace.add(monotonic() - began, len(order_))
+                answers = decode_reply(self.read_frame(), asked)
                 for lane, value, frame in answers:
                     play = active[lane][2]
                     if frame is not None:
@@ -430,6 +430,7 @@ class Worker:
                         finished.append(lane)
                     else:
                         observed.append((lane, obs))
+                pace.add(monotonic() - began, len(asked))
             except (TimeoutError, PolicyDied, ProtocolError) as exc:
                 failure = self._lost(exc, len(active))
                 for order, env, play in active.values():
@@ -483,13 +484,14 @@ class Worker:
 
 class _Pace:
     """How many lanes play at once: up to ``lanes``, ramped up from one (a policy whose
-    ``__init__`` is slow does not start many at once), and fewer when the policy is slow.
+    ``__init__`` is slow does not start many at once), and fewer when a round is slow.
 
     An episode's time limit is its wall time, which with lanes includes the other lanes'
-    answers in its rounds. Lanes save the pipe's round trip (tens of microseconds), so once an
-    answer costs more than ``ROUND / lanes`` they save little and cost the episodes in flight
-    their time: the width is kept to ``ROUND`` seconds of answers a round (measured here, on
-    this side's clock, averaged over the last rounds)."""
+    answers and environment steps in its rounds. Lanes save the pipe's round trip (tens of
+    microseconds a round), so the width is kept to :attr:`budget` seconds a round (measured
+    here, on this side's clock, averaged over the last rounds): at most ``ROUND``, and at most
+    a tenth of the time limit spread over the longest episode (``max_episode_steps``), so that
+    playing side by side costs an episode at most about a tenth of its time."""
 
     ROUND = 0.002
 
@@ -497,11 +499,17 @@ class _Pace:
         self.lanes = lanes
         self.width = 1
         self.per = 0.0
+        self.budget = self.ROUND
+
+    def horizon(self, timeout: float, steps: int | None) -> None:
+        """An episode of at most ``steps`` steps and ``timeout`` seconds starts."""
+        if steps:
+            self.budget = min(self.budget, 0.1 * timeout / steps)
 
     def add(self, wall: float, answers: int) -> None:
         per = wall / max(answers, 1)
         self.per = per if not self.per else 0.5 * (self.per + per)
-        fit = int(self.ROUND / self.per) if self.per > 0 else self.lanes
+        fit = int(self.budget / self.per) if self.per > 0 else self.lanes
         self.width = max(1, min(self.lanes, fit, 2 * self.width))
 
 

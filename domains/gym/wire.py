@@ -61,6 +61,9 @@ _HEADER = struct.Struct(">I")
 _ACTION = struct.Struct(">BcI")  # flags, type, length of the data
 _INT = struct.Struct(">q")
 MAX_FRAME = 64 * 1024 * 1024
+#: bytes asked of one read: below the allocator's mmap threshold (a 1 MiB buffer cost an mmap,
+#: an mremap and a munmap per read)
+_CHUNK = 1 << 16
 #: dtype kinds an array from the policy's process may have: booleans and numbers, never objects
 _NUMERIC = "biuf"
 
@@ -126,7 +129,7 @@ class FrameReader:
                 return frame
             if self.nonblocking:
                 try:
-                    chunk = os.read(self.fd, 1 << 20)
+                    chunk = os.read(self.fd, _CHUNK)
                 except BlockingIOError:
                     wait = deadline - time.monotonic() if deadline is not None else None
                     if wait is not None and wait <= 0:
@@ -139,7 +142,7 @@ class FrameReader:
                     wait = deadline - time.monotonic()
                     if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
                         raise TimeoutError
-                chunk = os.read(self.fd, 1 << 20)
+                chunk = os.read(self.fd, _CHUNK)
             if not chunk:
                 return None
             if not self.buffer and len(chunk) >= _HEADER.size:
@@ -364,7 +367,7 @@ def decode_action_frame(frame: bytes, space: Any) -> tuple[Any, bool, Any]:
 
 
 # ---------------------------------------------------------------------------- rounds of lanes
-_COUNTS = struct.Struct("<HHH")  # starts, ends, observations
+_COUNTS = struct.Struct("<HHHH")  # starts, ends, observations, blocks of observations
 _SIZE = struct.Struct("<I")
 
 
@@ -395,27 +398,39 @@ def _same_arrays(values: list[Any]) -> bool:
 
 def encode_request(
     starts: list[tuple[int, dict[str, Any]]], ends: list[int], observed: list[tuple[int, Any]]
-) -> bytes:
-    """The ``R`` frame of one round (environment side): the lanes whose episodes ended, each
-    lane's next observation, the episodes that start. Observations that are arrays of one
-    dtype and shape travel as one block of raw data; anything else, and the starts, pickled."""
-    numbers = [*ends, *(lane for lane, _ in observed)]
-    values = [obs for _, obs in observed]
-    if values and _same_arrays(values):
-        first = values[0]
-        block = b"b" + _array_header(first.dtype, first.shape) + b"".join(v.tobytes() for v in values)
-    elif values:
-        block = b"p" + pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
-    else:
-        block = b""
-    return (
+) -> tuple[bytes, list[int]]:
+    """The ``R`` frame of one round (environment side) and the order of the lanes it asks (the
+    order of the answers): the lanes whose episodes ended, each lane's next observation, the
+    episodes that start. Observations that are arrays travel as blocks of raw data, one per
+    dtype and shape; anything else, and the starts, pickled."""
+    groups: dict[Any, list[tuple[int, Any]]] = {}
+    other: list[tuple[int, Any]] = []
+    for lane, obs in observed:
+        if type(obs) is np.ndarray and obs.dtype.kind in _NUMERIC and obs.ndim:
+            groups.setdefault((obs.dtype, obs.shape), []).append((lane, obs))
+        else:
+            other.append((lane, obs))
+    blocks = []
+    order = []
+    for (dtype, shape), items in groups.items():
+        order.extend(lane for lane, _ in items)
+        data = b"".join(obs.tobytes() for _, obs in items)
+        blocks.append(_SIZE.pack(len(items)) + b"b" + _array_header(dtype, shape) + data)
+    if other:
+        order.extend(lane for lane, _ in other)
+        data = pickle.dumps([obs for _, obs in other], protocol=pickle.HIGHEST_PROTOCOL)
+        blocks.append(_SIZE.pack(len(other)) + b"p" + data)
+    block = b"".join(_SIZE.pack(len(b)) + b for b in blocks)
+    numbers = [*ends, *order]
+    frame = (
         b"R"
-        + _COUNTS.pack(len(starts), len(ends), len(observed))
+        + _COUNTS.pack(len(starts), len(ends), len(order), len(blocks))
         + struct.pack(f"<{len(numbers)}H", *numbers)
         + _SIZE.pack(len(block))
         + block
         + (pickle.dumps(starts, protocol=pickle.HIGHEST_PROTOCOL) if starts else b"")
     )
+    return frame, [*order, *(lane for lane, _ in starts)]
 
 
 def decode_request(
@@ -423,22 +438,27 @@ def decode_request(
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[int], list[tuple[int, Any]]]:
     """(starts, ends, observed) of an ``R`` frame (policy side: it comes from the judge).
     Each observation of a raw block is a writable array of its own round's buffer."""
-    nstarts, nends, nobs = _COUNTS.unpack_from(frame, 1)
+    nstarts, nends, nobs, nblocks = _COUNTS.unpack_from(frame, 1)
     at = 1 + _COUNTS.size
     numbers = struct.unpack_from(f"<{nends + nobs}H", frame, at)
     at += 2 * (nends + nobs)
     (size,) = _SIZE.unpack_from(frame, at)
     at += _SIZE.size
-    block = frame[at : at + size]
-    observed: list[tuple[int, Any]] = []
-    if nobs:
+    end = at + size
+    values: list[Any] = []
+    for _ in range(nblocks):
+        (length,) = _SIZE.unpack_from(frame, at)
+        (count,) = _SIZE.unpack_from(frame, at + _SIZE.size)
+        block = frame[at + 2 * _SIZE.size : at + _SIZE.size + length]
+        at += _SIZE.size + length
         if block[:1] == b"b":
             dtype, shape, offset = _read_array_header(block, 1)
-            rows = np.frombuffer(bytearray(block[offset:]), dtype=dtype).reshape((nobs, *shape))
-            observed = list(zip(numbers[nends:], rows, strict=True))
+            rows = np.frombuffer(bytearray(block[offset:]), dtype=dtype).reshape((count, *shape))
+            values.extend(rows)
         else:
-            observed = list(zip(numbers[nends:], pickle.loads(block[1:]), strict=True))
-    starts = pickle.loads(frame[at + size :]) if nstarts else []
+            values.extend(pickle.loads(block[1:]))
+    observed = list(zip(numbers[nends:], values, strict=True))
+    starts = pickle.loads(frame[end:]) if nstarts else []
     return starts, list(numbers[:nends]), observed
 
 
