@@ -6,9 +6,11 @@ type is in the schema with no hand edit (:data:`DERIVED`); ``log`` and the error
 ``--json`` command prints are the typed results of :mod:`evotree.verbs.results`. What a field's
 type cannot say (a run's status is one of :class:`~evotree.harness.records.RunStatus`, a commit
 is a hex object name) is added per field (:attr:`Derived.fields`, or the field's own
-``metadata``). The outputs not derived yet keep hand-written schemas shipped in
-:mod:`evotree.core.schemas`. :func:`load_schema` and :func:`schema_names` answer for both:
-``evotree schema NAME`` and the tests read schemas only through them.
+``metadata``); what only a rule can say (an unavailable report section carries its reason) is
+the one hand-written piece, per field. Every ``--json`` output with a schema is derived; what
+:mod:`evotree.core.schemas` still ships are the old ``_`` names, each a ``$ref`` to its current
+name. :func:`load_schema` and :func:`schema_names` answer for both: ``evotree schema NAME`` and
+the tests read schemas only through them.
 """
 
 from __future__ import annotations

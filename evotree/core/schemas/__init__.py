@@ -1,4 +1,6 @@
-"""JSON Schemas of every ``--json`` output: the stable interface agents rely on.
+"""The shipped schema files: the old ``_`` names of ``--json`` schemas, each a ``$ref`` to its
+current name. Every schema itself is derived from its result type
+(:mod:`evotree.verbs.schemas`, which answers for every name, these included).
 
 A schema's ``"v"`` is bumped only for an incompatible change; new optional fields may be
 added at any time, so readers must ignore keys they do not know.
