@@ -38,6 +38,9 @@ extended history, evotree rollouts), written by ``build.py`` beside each set:
 * ``tests/data/audit/trajectories/heldout4`` — the fourth held-out set (98 files, 50 leaks, five
   task repositories), written blind and scored once at ``d86020d``; a development set since
   (``heldout4`` and ``heldout4_repo``).
+* ``tests/data/audit/trajectories/heldout5`` — the fifth held-out set (84 files, 43 leaks, five
+  task repositories), written blind and scored once at ``b23bbd6``; a development set since
+  (``heldout5`` and ``heldout5_repo``).
 
 Run:
 
@@ -229,7 +232,9 @@ def main() -> None:
                          "heldout3": trajectory_set(TRAJECTORIES / "heldout3"),
                          "heldout3_repo": trajectory_set(TRAJECTORIES / "heldout3", with_repo=True),
                          "heldout4": trajectory_set(TRAJECTORIES / "heldout4"),
-                         "heldout4_repo": trajectory_set(TRAJECTORIES / "heldout4", with_repo=True)},
+                         "heldout4_repo": trajectory_set(TRAJECTORIES / "heldout4", with_repo=True),
+                         "heldout5": trajectory_set(TRAJECTORIES / "heldout5"),
+                         "heldout5_repo": trajectory_set(TRAJECTORIES / "heldout5", with_repo=True)},
     }
     print(json.dumps(result, indent=2))
     if args.json:
