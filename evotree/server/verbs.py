@@ -246,24 +246,20 @@ class Verbs:
         except EvotreeError:
             return None
 
-    @staticmethod
-    def _skill_data(info: Any, domain: str | None) -> dict[str, Any]:
-        data = info.to_dict()
-        data["applies"] = None if domain is None else info.why_not(domain) is None
-        data["why_not"] = None if domain is None else info.why_not(domain)
-        return data
-
     def skill_list(self) -> dict[str, Any]:
+        """``skill list`` as the CLI gives it (the same typed result, schema ``skill-list``)."""
         from evotree.skills import list_skills
+        from evotree.verbs.results import SkillDetail, SkillListResult
 
         domain = self._domain()
-        return {"v": 1, "domain": domain, "skills": [self._skill_data(i, domain) for i in list_skills()]}
+        return SkillListResult(domain, [SkillDetail.of(i, domain) for i in list_skills()]).to_dict()
 
     def skill_show(self, name: str) -> dict[str, Any]:
+        """``skill show`` as the CLI gives it (schema ``skill-show``)."""
         from evotree.skills import get_skill
+        from evotree.verbs.results import SkillShowResult
 
-        info = get_skill(name)
-        return {"v": 1, **self._skill_data(info, self._domain())}
+        return SkillShowResult.of(get_skill(name), self._domain()).to_dict()
 
     def memory_search(self, query: str, kind: str | None = None, limit: int = 20) -> dict[str, Any]:
         hits = self.session.memory_search(query, kind=kind, limit=limit)
