@@ -31,7 +31,9 @@ import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from evotree.core.config import toml_value
 from evotree.domains import write_if_absent
+from evotree.domains.line_task import TASK_PY_INLINE
 from evotree.domains.rsibench_data import START_ACCURACY as _RSIBENCH_START
 from evotree.domains.rsibench_data import materialize_rsibench
 
@@ -40,30 +42,7 @@ __all__ = ["PROTOCOLS", "protocol_template"]
 PROTOCOLS = ("ai4ai", "rsibench-data", "autoresearch")
 
 #: the shared task: a fixed line, 10 % label noise (so the Bayes accuracy, the optimum, is 0.9)
-TASK_PY = '''\
-"""The fixed task (protected: a candidate cannot change it): points in [-1, 1]^2 labelled by the
-line 0.8 x - 0.6 y + 0.1 > 0, with a share of the labels flipped at random."""
-import random
-
-NOISE = 0.10
-
-
-def points(seed, n, noise=NOISE):
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        x, y = rng.uniform(-1, 1), rng.uniform(-1, 1)
-        label = 1 if 0.8 * x - 0.6 * y + 0.1 > 0 else 0
-        if rng.random() < noise:
-            label = 1 - label
-        out.append((x, y, label))
-    return out
-
-
-def predict(model, x, y):
-    w = model["w"]
-    return 1 if w[0] * x + w[1] * y + model["b"] > 0 else 0
-'''
+TASK_PY = TASK_PY_INLINE
 
 #: the judge's scoring, shared by both protocols (it lives under judge/, hidden)
 _JUDGE_COMMON = '''\
@@ -197,6 +176,8 @@ algorithm = ["train.py:def *", "train.py:class *"]
 hyperparameter = ["config.toml"]
 '''
 
+#: the commented templates (this one and _AI4AI_TOML) stay literal text (a TOML writer drops
+#: comments); each value they take comes through toml_value, escaped by tomli_w
 _JUDGE_TOML = '''\
 # HIDDEN: the judge's points (drawn at init) and, for rsibench-data, the fixed training stack
 [splits.validation]
@@ -240,9 +221,10 @@ def materialize_ai4ai(root: Path) -> list[str]:
     validation, heldout = _hidden_seeds()
     return _write(Path(root), {
         "task.py": TASK_PY, "trainer.py": TRAINER, "train.py": AI4AI_TRAIN, "config.toml": AI4AI_CONFIG,
-        "evotree.toml": _AI4AI_TOML.format(start=START_ACCURACY["ai4ai"]),
+        "evotree.toml": _AI4AI_TOML.format(start=toml_value(START_ACCURACY["ai4ai"])),
         "judge/eval.py": AI4AI_JUDGE, "judge/judge_task.py": TASK_PY,
-        "judge/task.toml": _JUDGE_TOML.format(validation=validation, heldout=heldout)})
+        "judge/task.toml": _JUDGE_TOML.format(
+            validation=toml_value(validation), heldout=toml_value(heldout))})
 
 
 def protocol_template(protocol: str) -> tuple[str, Callable[[Path], Iterable[str]]]:

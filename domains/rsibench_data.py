@@ -26,7 +26,9 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from evotree.core.config import toml_value
 from evotree.domains import write_if_absent
+from evotree.domains.line_task import TASK_PY_WITH_LINE
 
 __all__ = ["MAX_EXAMPLES", "MIN_EXAMPLES", "START_ACCURACY", "TRAINING_SETTINGS",
            "materialize_rsibench"]
@@ -53,35 +55,7 @@ TRAINING_SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
 }
 
 #: the fixed task (protected), shared by the candidate (task.py) and the judge (judge_task.py)
-TASK_PY = '''\
-"""The fixed task (protected: a candidate cannot change it): points in [-1, 1]^2 labelled by the
-line 0.8 x - 0.6 y + 0.1 > 0, with a share of the labels flipped at random."""
-import random
-
-NOISE = 0.10
-
-
-def line(x, y):
-    """The clean label of (x, y)."""
-    return 1 if 0.8 * x - 0.6 * y + 0.1 > 0 else 0
-
-
-def points(seed, n, noise=NOISE):
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        x, y = rng.uniform(-1, 1), rng.uniform(-1, 1)
-        label = line(x, y)
-        if rng.random() < noise:
-            label = 1 - label
-        out.append((x, y, label))
-    return out
-
-
-def predict(model, x, y):
-    w = model["w"]
-    return 1 if w[0] * x + w[1] * y + model["b"] > 0 else 0
-'''
+TASK_PY = TASK_PY_WITH_LINE
 
 #: the pool and its generators (protected); the judge runs its own copy (judge/judge_pool.py)
 POOL_PY = '''\
@@ -365,6 +339,8 @@ for split in os.environ.get("EVOTREE_JUDGE_SPLITS", "validation").split(","):
         rec.eval_result(split, f"{split}-{i}", 1.0 if correct else 0.0)
 '''
 
+#: the commented templates stay literal text (a TOML writer drops comments); each value they
+#: take comes through toml_value, escaped by tomli_w
 _TOML = '''\
 # evotree.toml of an RSIBench-Data-shaped task (docs/protocols/rsibench-data.md): only the data
 # strategy may change; the fixed training stack runs in the judge phase, from the judge store.
@@ -427,11 +403,12 @@ def materialize_rsibench(root: Path) -> list[str]:
     heldout = validation + rng.randint(1, 1_000_000)
     files = {
         "task.py": TASK_PY, "pool.py": POOL_PY, "data_strategy.py": STRATEGY_PY,
-        "evotree.toml": _TOML.format(start=START_ACCURACY),
+        "evotree.toml": _TOML.format(start=toml_value(START_ACCURACY)),
         "judge/eval.py": JUDGE, "judge/judge_task.py": TASK_PY, "judge/judge_trainer.py": TRAINER,
         "judge/judge_pool.py": POOL_PY.replace("from task import", "from judge_task import"),
         "judge/judge_data.py": JUDGE_DATA,
-        "judge/task.toml": _JUDGE_TOML.format(validation=validation, heldout=heldout)}
+        "judge/task.toml": _JUDGE_TOML.format(
+            validation=toml_value(validation), heldout=toml_value(heldout))}
     written: list[str] = []
     for rel, text in files.items():
         write_if_absent(Path(root), rel, text, written)

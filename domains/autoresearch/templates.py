@@ -15,8 +15,10 @@ Two cases (docs/protocols/autoresearch.md):
 from __future__ import annotations
 
 import secrets
+import shlex
 from pathlib import Path
 
+from evotree.core.config import toml_value
 from evotree.domains import write_if_absent
 from evotree.domains.autoresearch.corpus import generate
 
@@ -28,6 +30,8 @@ DEFAULT_TIME_BUDGET = 30.0
 EXAMPLE_MARKER = "The worked example of ``evotree init --protocol autoresearch``"
 _HERE = Path(__file__).resolve().parent
 
+#: the commented templates stay literal text (a TOML writer drops comments); every value they
+#: take comes through toml_value (escaped by tomli_w): _example_toml, _repo_toml
 _EXAMPLE_TOML = '''\
 # evotree.toml of an autoresearch-style repository (docs/protocols/autoresearch.md): the agent edits
 # train.py only; every run trains for a fixed time budget; the judge decides on hidden text.
@@ -37,7 +41,7 @@ domain = "custom"
 [train]
 # program.md's "uv run train.py > run.log 2>&1" and "grep ^val_bpb: run.log": evotree's runner
 # gives train.py the fixed time budget (seconds of training), writes run.log and records the summary
-command = "python -P -m evotree.domains.autoresearch.runner --time-budget {budget:g} --threads 1 --metric val_bpb -- python train.py"
+command = {command}
 # program.md: a run far over its budget is killed and counted as a failure (a crash)
 timeout_seconds = {timeout}
 
@@ -83,7 +87,7 @@ domain = "custom"
 # flash-attention kernel (~/.cache/huggingface) are linked in from the read-only read_paths below,
 # and the last "python" should be an interpreter with train.py's packages, outside the repository
 # and readable in the sandbox (docs/protocols/autoresearch.md, "A GPU run of karpathy/autoresearch")
-command = "sh -c 'mkdir -p $HOME/.cache && ln -sfn {home}/.cache/autoresearch $HOME/.cache/autoresearch && ln -sfn {home}/.cache/huggingface $HOME/.cache/huggingface && HF_HUB_OFFLINE=1 exec python -P -m evotree.domains.autoresearch.runner --metric val_bpb -- python train.py'"
+command = {command}
 # program.md: "If a run exceeds 10 minutes, kill it and treat it as a failure"
 timeout_seconds = 600
 
@@ -116,8 +120,31 @@ gpus = 1.0
 [sandbox]
 # the data cache (prepare.py), read-only; add the Python environment that has torch if it lives
 # outside the system folders, and ~/.cache/huggingface for the flash-attention kernel
-read_paths = ["{home}/.cache/autoresearch", "{home}/.cache/huggingface"]
+read_paths = {read_paths}
 '''
+
+
+def _example_toml(time_budget: float, timeout: int) -> str:
+    """The worked example's evotree.toml: ``time_budget`` seconds of training a run."""
+    runner = f"python -P -m evotree.domains.autoresearch.runner --time-budget {time_budget:g}"
+    command = f"{runner} --threads 1 --metric val_bpb -- python train.py"
+    return _EXAMPLE_TOML.format(
+        command=toml_value(command), timeout=toml_value(timeout), wall=toml_value(timeout + 660)
+    )
+
+
+def _repo_toml(home: Path) -> str:
+    """An autoresearch repository's evotree.toml: the caches under ``home`` linked into the
+    sandbox's HOME (quoted for the shell, then for TOML: a home of any name)."""
+    caches = [f"{home}/.cache/autoresearch", f"{home}/.cache/huggingface"]
+    script = (
+        f"mkdir -p $HOME/.cache && ln -sfn {shlex.quote(caches[0])} $HOME/.cache/autoresearch"
+        f" && ln -sfn {shlex.quote(caches[1])} $HOME/.cache/huggingface && HF_HUB_OFFLINE=1"
+        " exec python -P -m evotree.domains.autoresearch.runner --metric val_bpb -- python train.py"
+    )
+    return _REPO_TOML.format(
+        command=toml_value(f"sh -c {shlex.quote(script)}"), read_paths=toml_value(caches)
+    )
 
 
 def program_md(metric: str = "val_bpb") -> str:
@@ -139,7 +166,7 @@ def example_files(time_budget: float = DEFAULT_TIME_BUDGET, *, seeds: tuple[int,
         "program.md": program_md(),
         "data/train.txt": generate(1, 300_000),
         "data/val.txt": generate(2, 40_000),
-        "evotree.toml": _EXAMPLE_TOML.format(budget=time_budget, timeout=timeout, wall=timeout + 660),
+        "evotree.toml": _example_toml(time_budget, timeout),
         "judge/validation.txt": generate(seeds[0], 12_000),
         "judge/heldout.txt": generate(seeds[1], 12_000),
     }
@@ -157,7 +184,7 @@ def materialize(root: Path, time_budget: float = DEFAULT_TIME_BUDGET) -> list[st
     own = (root / "train.py").is_file() and prepare.is_file() and \
         EXAMPLE_MARKER not in prepare.read_text(encoding="utf-8", errors="replace")
     if own:
-        write_if_absent(root, "evotree.toml", _REPO_TOML.format(home=Path.home()), written)
+        write_if_absent(root, "evotree.toml", _repo_toml(Path.home()), written)
         write_if_absent(root, "program.evotree.md", program_md(), written)
         return written
     for rel, text in example_files(time_budget).items():

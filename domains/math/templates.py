@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 
+from evotree.core.config import toml_value
 from evotree.domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
 
 __all__ = ["MATH_TOML", "RECIPE_TOML", "draw_hidden_seeds", "render_judge_toml"]
@@ -174,4 +175,8 @@ def draw_hidden_seeds() -> tuple[int, int]:
 
 
 def render_judge_toml(validation_seed: int, heldout_seed: int) -> str:
-    return _JUDGE_TOML.format(validation_seed=validation_seed, heldout_seed=heldout_seed)
+    """The hidden judge/math.toml: the commented template (a TOML writer drops comments), its
+    seeds written by toml_value."""
+    return _JUDGE_TOML.format(
+        validation_seed=toml_value(validation_seed), heldout_seed=toml_value(heldout_seed)
+    )

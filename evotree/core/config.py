@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from evotree.core.errors import ConfigError
 
 __all__ = [
@@ -699,7 +701,7 @@ _TEMPLATE = '''\
 
 [workspace]
 # Domain template: "custom", "math" (TRL GRPO on a tiny local model) or "gym" (policy as code).
-domain = "{domain}"
+domain = {domain}
 # Where version worktrees are created (relative to the repository root).
 worktree_dir = ".evotree/worktrees"
 # Where run evidence is written (ignored by git).
@@ -707,18 +709,18 @@ runs_dir = ".evotree/runs"
 
 [train]
 # Train phase: runs in the version's exported tree (no .git), sees only the train split.
-command = "{train}"
+command = {train}
 timeout_seconds = 3600
 # Run first, with the workspace's shared cache ($EVOTREE_CACHE_DIR) writable; the train phase
 # then reads the cache only (a candidate's code cannot change what later runs start from).
-prepare = "{prepare}"
+prepare = {prepare}
 # The signal your train script records that reports show first (e.g. "reward_mean"); empty: reward.
 headline_signal = ""
 
 [eval]
 # Judge phase: runs in the CHAMPION's tree (never the candidate's), after training has ended;
 # the only phase that reads hidden splits. The candidate's exported tree is $EVOTREE_CANDIDATE_DIR.
-command = "{eval}"
+command = {eval}
 timeout_seconds = 3600
 # Judge code and hidden splits (validation, held-out): never exported into a candidate's run.
 judge_paths = ["judge/"]
@@ -856,8 +858,8 @@ candidate_max_mb = 65536
 # The git and ssh-keygen that sign-offs (promote, approve-run, verify, harness promote) run:
 # absolute paths owned by root, resolved when the workspace was initialized; PATH is never
 # consulted for them. "" looks in /usr/bin, /bin, /usr/sbin, /sbin, /usr/local/bin.
-git = "{git}"
-ssh_keygen = "{ssh_keygen}"
+git = {git}
+ssh_keygen = {ssh_keygen}
 
 [share]
 # `evotree pull`: the largest object (a run over 256 MiB goes to a store, not git) and the most
@@ -914,8 +916,19 @@ def render_template(domain: str = "custom") -> str:
     train, evaluate = _DOMAIN_COMMANDS[domain]
     max_episodes = 128 if domain == "gym" else 0
     prepare = _DOMAIN_PREPARE.get(domain, "")
-    return _TEMPLATE.format(domain=domain, train=train, eval=evaluate, max_episodes=max_episodes, prepare=prepare,
-                            git=_system_path("git"), ssh_keygen=_system_path("ssh-keygen"))
+    values = {"domain": domain, "train": train, "eval": evaluate, "max_episodes": max_episodes,
+              "prepare": prepare, "git": _system_path("git"), "ssh_keygen": _system_path("ssh-keygen")}
+    return _TEMPLATE.format(**{name: toml_value(value) for name, value in values.items()})
+
+
+def toml_value(value: Any) -> str:
+    """``value`` written as a TOML value by tomli_w (a string quoted and escaped, a number, a
+    list). The commented templates (``evotree.toml`` and the domains' files) keep their comments
+    for the user as literal text, which a TOML writer would drop, and take every value they
+    interpolate from here, so that none is escaped by hand. A list stays on one line."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").removesuffix("\n")
 
 
 def _system_path(name: str) -> str:
