@@ -231,7 +231,10 @@ def jsonl_files(paths: RunPaths, kind: str) -> list[tuple[str, Path]]:
 def _connect() -> Any:
     import duckdb
 
-    con = duckdb.connect(":memory:")
+    return _configure(duckdb.connect(":memory:"))
+
+
+def _configure(con: Any) -> Any:
     con.execute("SET preserve_insertion_order = true")
     con.execute("SET enable_progress_bar = false")
     return con
@@ -340,13 +343,16 @@ def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResul
             result.rejected_hidden[name] = counts[(index, _HIDDEN)]
 
 
-def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True) -> CompactionResult:
+def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True,
+                con: Any | None = None) -> CompactionResult:
     """Compact every evidence kind of the run at ``run_dir`` into ``<run_dir>/<kind>.parquet``.
 
     Reads all phases; skips and counts malformed lines; drops and counts forged hidden-split
     evals; writes each file atomically (see the module doc). Re-running it is safe: the Parquet
     files are rebuilt from the JSONL files. With ``keep_jsonl=False`` the JSONL files are
-    deleted once every Parquet file is in place.
+    deleted once every Parquet file is in place. ``con``: an open in-memory DuckDB connection
+    to work in (the caller's, kept open: finishing a run reads the headline from it next);
+    None: one of its own.
     """
     started = time.perf_counter()
     paths = RunPaths(Path(run_dir))
@@ -356,7 +362,8 @@ def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True) -> 
     for stray in paths.root.glob(".*.parquet.tmp-*"):  # left by a compaction that crashed
         stray.unlink(missing_ok=True)
     result = CompactionResult(run_dir=str(paths.root))
-    con = _connect()
+    own = con is None
+    con = _connect() if con is None else _configure(con)
     try:
         for kind in KINDS:
             _compact_kind(con, paths, kind, result)
@@ -369,7 +376,8 @@ def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True) -> 
         raise CompactionError(f"cannot compact {paths.root}: {exc}",
                               fix="check that the evidence files are readable") from None
     finally:
-        con.close()
+        if own:
+            con.close()
     if not keep_jsonl:
         for kind in KINDS:
             for _, path in _jsonl_files(paths, kind, {}):

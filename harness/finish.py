@@ -30,6 +30,7 @@ from evotree.harness.budget import (
     charge_run,
     usd_per_run_hour,
 )
+from evotree.harness.evidence import compact_run
 from evotree.harness.layout import RunPaths
 from evotree.harness.logs import log_tail_note
 from evotree.harness.manifest import evidence_manifest
@@ -60,19 +61,19 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     and compacted for inspection, but the run gets no headline and ``evidence.complete`` is
     false, so partial evidence is never taken for a result.
     """
-    from evotree.harness.evidence import compact_run
-
     record.ended_at = utcnow()
     record.wall_seconds = round(wall_seconds if wall_seconds is not None else time.monotonic() - (started or 0), 3)
+    con = _duck()  # one in-memory connection for the compaction and both summaries
     try:
-        result = compact_run(paths.root)
-        record.evidence = _evidence_summary(result)
-    except Exception as exc:  # noqa: BLE001 - evidence problems must not lose the run record
-        record.notes.append(f"compaction failed: {type(exc).__name__}: {exc}")
-    if not complete:
-        record.evidence["complete"] = False
-    con = _duck()  # one in-memory connection for both summaries
-    try:
+        try:
+            result = compact_run(paths.root, con=con)
+            record.evidence = _evidence_summary(result)
+        except Exception as exc:  # noqa: BLE001 - evidence problems must not lose the run record
+            record.notes.append(f"compaction failed: {type(exc).__name__}: {exc}")
+            con.close()  # whatever state the failure left it in: the summaries start afresh
+            con = _duck()
+        if not complete:
+            record.evidence["complete"] = False
         record.headline = _headline(con, paths) if complete else None
         steps, episodes = _train_counts(con, paths)
     finally:
@@ -163,7 +164,7 @@ def _evidence_summary(result: Any) -> dict[str, Any]:
 def _duck() -> Any:
     import duckdb
 
-    return duckdb.connect()
+    return duckdb.connect(":memory:")
 
 
 def _headline(con: Any, paths: RunPaths) -> dict[str, Any] | None:

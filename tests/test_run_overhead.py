@@ -9,8 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
+from evotree.harness.evidence import compact_run
 from evotree.harness.recorder import Recorder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,3 +48,21 @@ def test_compaction_counts_and_filters_without_loading_pandas(tmp_path: Path) ->
     assert data["hidden"] == {"evidence/train/evals.jsonl": 1}
     assert data["malformed"]["evidence/train/evals.jsonl"] == 1
     assert data["malformed"]["evidence/eval/evals.jsonl"] == 0
+
+
+def test_compaction_in_the_callers_connection_leaves_it_open_and_clean(tmp_path: Path) -> None:
+    """finish_run compacts in the connection it reads the headline from: compaction leaves it
+    open, with no table of its own behind, and the Parquet files it wrote readable there."""
+    with Recorder(tmp_path / "evidence" / "eval", run_id="r1", phase="eval") as rec:
+        rec.eval_result("validation", "t0", 0.25)
+        rec.eval_result("validation", "t1", 0.75)
+    con = duckdb.connect(":memory:")
+    try:
+        result = compact_run(tmp_path, con=con)
+        assert result.rows["evals"] == 2
+        assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchall()[0][0] == 0
+        mean = con.execute("SELECT avg(score) FROM read_parquet(?)",
+                           [str(tmp_path / "evals.parquet")]).fetchall()[0][0]
+        assert mean == 0.5
+    finally:
+        con.close()
