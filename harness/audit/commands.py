@@ -86,6 +86,7 @@ from evotree.harness.audit.lexer import (  # noqa: F401 - re-exported: the names
 )
 from evotree.harness.audit.rules import (  # noqa: F401 - re-exported: the names of this module before the split
     BASE_NAMES,
+    BISECT_SCOPE,
     HEX_REV,
     Hit,
     RuleSet,
@@ -260,7 +261,7 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
 def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
                          output: str | None) -> list[Hit]:
     if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text \
-            and not _branch_state(text, context):
+            and "bisect" not in text and not _branch_state(text, context):
         _, defines = _parse_cached(text)
         if not defines:
             return list(_hits_cached(text, rules))
@@ -274,6 +275,7 @@ def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
                      if h.refs and all(r.startswith("ORIG_HEAD") for r in h.refs) else h for h in found]
         if cmd.argv and _basename(cmd.argv[0]) == "git":
             found = _own_branches(cmd, found, context)
+            found = _own_bisect(cmd, found, context)
         if cmd.argv and _basename(cmd.argv[0]) == "git" \
                 and _git_split(cmd.argv)[0] in _ORIG_SETTER_SUBS:
             context.state["orig_head_own"] = True  # later commands of this step read its own
@@ -341,6 +343,21 @@ def _own_branches(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) ->
                 continue
         out.append(h)
     return out
+def _own_bisect(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> list[Hit]:
+    """A bisect the trajectory started (``git bisect start``, which clears any left over) or
+    ended (``git bisect reset``) is its own: later bisect steps move only between the revisions
+    it named (judged at ``start``). Before that, a bisect in progress is the image's."""
+    sub, args = _git_split(cmd.argv)
+    if sub != "bisect":
+        return hits
+    if context.state.get("bisect_own"):
+        hits = [Hit(h.code, "info", h.rule + " (a bisect this trajectory started or reset)",
+                    h.command) if h.refs == (BISECT_SCOPE,) else h for h in hits]
+    if args[:1] in (["start"], ["reset"]):
+        context.state["bisect_own"] = True
+    return hits
+
+
 #: commands that write ORIG_HEAD: after one of them, ORIG_HEAD is the trajectory's own HEAD
 _ORIG_SETTERS = re.compile(r"\bgit\b[^|;&\n]*\b(reset|merge|rebase|pull|am)\b")
 _STASH_REF = re.compile(r"^(?:refs/)?stash(?:@\{(\d+)\})?$")

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evotree.harness.audit import static as _static
 from evotree.harness.audit.lexer import SimpleCommand, _basename
 
 __all__ = ["Hit", "RuleSet", "HEX_REV", "is_head_relative", "is_loopback", "classify"]
@@ -107,6 +108,13 @@ _BRANCH_WORD = re.compile(r"^(?=[^./:]*$)(?:[A-Za-z0-9]+[-_])*(?:fix|fixes|hotfi
                           r"backport)(?:[-_][A-Za-z0-9]+)*$")
 
 
+#: spellings git resolves as references, never as paths: ``refs/...``, remote branches by
+#: convention, a bisect's terms (``bisect/fixed`` is ``refs/bisect/fixed``) and another
+#: worktree's HEAD (``worktrees/NAME/HEAD``, ``main-worktree/HEAD``)
+_REF_NAMESPACES = ("refs/", "origin/", "upstream/", "remotes/", "bisect/", "worktrees/",
+                   "main-worktree/")
+
+
 #: the names a task's own branch usually has (``git log -p main`` reads HEAD's history there)
 BASE_NAMES = frozenset({"main", "master", "trunk", "develop", "development", "default"})
 
@@ -147,7 +155,7 @@ def _rev_kind(word: str) -> str | None:
             continue
         if HEX_REV.match(part):
             kinds.add("hash")
-        elif (part.startswith(("refs/", "origin/", "upstream/", "remotes/")) or "@{" in part
+        elif (part.startswith(_REF_NAMESPACES) or "@{" in part
               or ":" in word or ".." in word or part in _SPECIAL_HEADS or part in ("stash", "-")
               or _TAG_LIKE.match(part) or part.endswith("^{}") or "^{" in part
               or _BRANCH_NS.match(part) or _BRANCH_WORD.search(part)):
@@ -302,9 +310,12 @@ class _GitCall:
 
     code = "audit.git_history_leak"
 
-    def __init__(self, sub: str, args: list[str], joined: str) -> None:
+    def __init__(self, sub: str, args: list[str], joined: str,
+                 fed: list[str] | None = None) -> None:
         self.sub, self.args, self.joined = sub, args, joined
         self.hits: list[Hit] = []
+        #: the lines written in the command line that feed its input (None: not known)
+        self.fed = fed
 
     def hit(self, severity: str, rule: str, revisions: tuple[str, ...] = (),
             refs: tuple[str, ...] = ()) -> None:
@@ -318,13 +329,14 @@ class _GitCall:
                                  "repository", self.joined, refs=(word,), candidate=True))
 
 
-def _git_rules(argv: Sequence[str], joined: str) -> list[Hit]:
-    """The hits of one git command: each judge in turn, until one has decided."""
+def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -> list[Hit]:
+    """The hits of one git command: each judge in turn, until one has decided. ``fed``: the
+    lines its input is given in the command line, when it is."""
     sub, args = _git_split(argv)
     if not sub:
         return []
-    call = _GitCall(sub, args, joined)
-    for judge in (_git_network, _git_always, _git_listings, _git_revisions):
+    call = _GitCall(sub, args, joined, fed)
+    for judge in (_git_network, _git_always, _git_listings, _git_bisect, _git_revisions):
         if judge(call):
             break
     return call.hits
@@ -480,7 +492,7 @@ def _git_always(call: _GitCall) -> bool:
         return True
     if sub == "cat-file":
         if any(a.startswith(("--batch", "--buffer")) for a in args):
-            call.hit("high", "git cat-file --batch reads the object store directly")
+            _cat_file_batch(call)
             return True
         objects = [a for a in args
                    if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")]
@@ -507,6 +519,38 @@ def _git_always(call: _GitCall) -> bool:
     if why:
         call.hit("high", why)
     return True
+
+
+def _cat_file_batch(call: _GitCall) -> None:
+    """``git cat-file --batch`` reads the objects named on its input: when the input is written
+    in the command (a here-document, a here-string, ``printf``/``echo`` piped in), each line's
+    object is judged like a revision (``HEAD:path`` is HEAD's own); otherwise the audit cannot
+    see what it reads (``--batch-all-objects``: every object)."""
+    lines = None if any(a.startswith("--batch-all-objects") for a in call.args) else call.fed
+    if lines is None:
+        call.hit("high", "git cat-file --batch reads the object store directly")
+        return
+    for line in lines:
+        word = line.split()[0] if line.split() else ""
+        kind = _rev_kind(word) if word else None
+        if kind in ("hash", "ref"):
+            call.hit("high", f"git cat-file --batch reads {word}, an object outside HEAD's history",
+                     _hashes(word), refs=(word,))
+        elif word and not is_head_relative(word):
+            call.candidate(word)
+
+
+def _fed_lines(cmd: SimpleCommand) -> list[str] | None:
+    """The lines written in the command line that feed ``cmd``'s input (a here-document, a
+    here-string, or ``printf``/``echo`` of literals piped in); None when they are not."""
+    text = next((t for op, t in cmd.redirects if op == "<<<"), cmd.heredoc)
+    if text is None and cmd.stdin is not None and not cmd.stdin.stdin and "$" not in " ".join(
+            cmd.stdin.argv) and not any(op in ("<", "<<<") for op, _ in cmd.stdin.redirects):
+        out = _static.source_output(cmd.stdin.argv)
+        text = out.decode("utf-8", "replace") if out is not None else None
+    if text is None or "$" in text or "`" in text:
+        return None
+    return [line for line in text.splitlines() if line.strip()]
 
 
 def _git_listings(call: _GitCall) -> bool:
@@ -549,6 +593,43 @@ def _git_listings(call: _GitCall) -> bool:
                 call.candidate(word)
         return True
     return False
+
+
+#: ``git bisect`` subcommands that neither read nor move within a bisect in progress
+_BISECT_QUIET = frozenset({"terms", "help", "-h", "--help"})
+#: the reference scope of a bisect in progress: its terms' commits (``refs/bisect/*``)
+BISECT_SCOPE = "*refs:refs/bisect/"
+
+
+def _git_bisect(call: _GitCall) -> bool:
+    """``git bisect``: ``start`` judges the revisions it names; ``reset [COMMIT]`` goes back to
+    where the bisect started (or to COMMIT, judged); every other subcommand (``log``,
+    ``visualize``, ``run``, ``replay``, ``good``/``bad``/``skip`` and custom terms) reads or
+    checks out the commits of the bisect in progress, which a bisect the trajectory did not
+    start may have beyond the base (:data:`BISECT_SCOPE`, resolved in the task repository;
+    lowered when the trajectory started or reset the bisect itself)."""
+    if call.sub != "bisect":
+        return False
+    args = call.args
+    action = args[0] if args else ""
+    if action in _BISECT_QUIET:
+        return True
+    if action in ("start", "reset"):
+        pos = [a for a in args[1:] if not a.startswith("-")]
+        if "--" in args[1:]:
+            pos = [a for a in args[1:args.index("--")] if not a.startswith("-")]
+        for word in pos:
+            kind = _rev_kind(word)
+            if kind in ("hash", "ref"):
+                call.hit("high", f"git bisect {action} {word} names a revision outside HEAD's "
+                         "history", _hashes(word), refs=(word,))
+            elif kind == "name":
+                call.candidate(word)
+        return True
+    what = "reads" if action in ("log", "visualize", "view") else "checks out commits of"
+    call.hit("high", f"git bisect {action or '(no subcommand)'} {what} the bisect in progress "
+             "(refs/bisect/*: its commits may be beyond the base)", refs=(BISECT_SCOPE,))
+    return True
 
 
 def _git_revisions(call: _GitCall) -> bool:
@@ -899,6 +980,96 @@ def _net_rule(name: str, argv: Sequence[str], joined: str) -> Hit | None:
     return Hit("audit.network_fetch", "high", f"{name} reaches the network", joined)
 
 
+#: options whose value is a path or pattern left out of the command's reach
+_EXCLUDE_OPTS = frozenset({"--exclude", "--exclude-dir", "--exclude-from", "--ignore",
+                           "--ignore-dir", "--exclude-vcs-ignores", "--anchored-exclude"})
+#: readers a ``find -exec`` may run on what it finds
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"})
+_CONTENT_READERS = frozenset({"cat", "head", "tail", "grep", "egrep", "fgrep", "sed", "awk", "less",
+                              "more", "nl", "strings", "xxd", "od", "hexdump", "tac", "bat", "wc"})
+
+
+def _excluded(argv: Sequence[str]) -> set[int]:
+    """Positions of the words that name what a command leaves out (``--exclude=./judge``,
+    ``--exclude-dir hidden``, find's ``-not -path P`` / ``-path P -prune``, rg's ``-g '!P'``):
+    an exclusion is not a read."""
+    out: set[int] = set()
+    for k, word in enumerate(argv):
+        name = word.split("=", 1)[0]
+        if name in _EXCLUDE_OPTS:
+            out.add(k)
+            if "=" not in word:
+                out.add(k + 1)
+        elif word in ("-path", "-wholename", "-name", "-iname", "-ipath", "-regex") \
+                and k + 1 < len(argv) and (argv[k - 1] in ("!", "-not", "\\!")
+                                           or list(argv[k + 2:k + 3]) == ["-prune"]):
+            out.add(k + 1)
+        elif word in ("-g", "--glob", "--iglob") and argv[k + 1:k + 2] \
+                and argv[k + 1].startswith("!"):
+            out.add(k + 1)
+        elif name in ("--glob", "--iglob") and word.split("=", 1)[1:2] and \
+                word.split("=", 1)[1].startswith("!"):
+            out.add(k)
+    return out
+
+
+def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str, bool] | None:
+    """(folder, hidden path, whole files) when a recursive read (``find DIR -exec cat``,
+    ``grep -r P DIR``, ``rg``/``ag``, ``cat DIR/*/...``) starts in a folder below the checkout's
+    root that holds a hidden path (``tests`` holds ``tests/hidden/``) and leaves it in (no
+    exclusion, no ``-maxdepth`` above it): it reads the hidden files too, whole (cat, head)
+    or only the lines a search matches (grep, rg: ``whole`` is False). The whole checkout
+    (``.``) is every session's search root: a hidden path under it is judged when named."""
+    if not argv:
+        return None
+    name = _basename(argv[0])
+    skip = [argv[k] for k in _excluded(argv) if k < len(argv)]
+    if any(rules.hidden_match(w) or rules.hidden_match(w + "/") or rules.mentions_hidden(w)
+           for w in skip):
+        return None  # the hidden path is left out
+    depth = None
+    whole = name not in _SEARCHERS
+    roots: list[str] = []
+    if name == "find":
+        runs = [_basename(argv[k + 1]) for k, a in enumerate(argv[:-1])
+                if a in ("-exec", "-execdir", "-ok", "-okdir")]
+        if not any(r in _CONTENT_READERS for r in runs):
+            return None
+        whole = any(r in _CONTENT_READERS and r not in _SEARCHERS for r in runs)
+        depth = next((int(argv[k + 1]) for k, a in enumerate(argv[:-1])
+                      if a == "-maxdepth" and argv[k + 1].isdigit()), None)
+        for word in argv[1:]:
+            if word.startswith(("-", "(", "!")):
+                break
+            roots.append(word)
+    elif name in ("grep", "egrep", "fgrep", "zgrep") and any(
+            a in ("--recursive", "--dereference-recursive")
+            or re.fullmatch(r"-[A-Za-z]*[rR][A-Za-z]*", a) for a in argv[1:]):
+        pos = [a for a in argv[1:] if not a.startswith("-")]
+        has_e = any(a in ("-e", "-f") or a.startswith(("--regexp", "--file")) for a in argv[1:])
+        roots = pos if has_e else pos[1:]
+    elif name in ("rg", "ag", "ack"):
+        roots = [a for a in argv[1:] if not a.startswith("-")][1:]
+    elif name in _CONTENT_READERS:
+        # a wildcard in a folder's place (``tests/*/x.py``, ``tests/**``) descends into it
+        roots = [a.split("*", 1)[0] for a in argv[1:] if re.search(r"\*[^/]*/|\*\*", a)]
+    for root in roots:
+        clean = root.strip().rstrip("/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        if not clean or clean in (".", "..") or clean.startswith(("/", "~", "$")):
+            continue
+        for path in rules.hidden_paths:
+            hidden = path.strip().strip("/")
+            if hidden.startswith("./"):
+                hidden = hidden[2:]
+            # a file under the hidden path lies one level below the path's own parts
+            below = hidden[len(clean) + 1:].count("/") + 2
+            if hidden.startswith(clean + "/") and (depth is None or depth >= below):
+                return clean, hidden, whole
+    return None
+
+
 def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
     """The leak rules that fire on one simple command (module doc)."""
     argv = cmd.argv
@@ -921,7 +1092,7 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
                         f"git storage read without git (runtime trace): {target[:80]}", joined))
         return hits
     if name == "git":
-        hits += _git_rules(argv, joined)
+        hits += _git_rules(argv, joined, _fed_lines(cmd) if "cat-file" in argv else None)
     elif name in _NET:
         hit = _net_rule(name, argv, joined)
         if hit is not None:
@@ -954,9 +1125,18 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
             hits.append(Hit("audit.git_internals_read", "warn", "lists .git", joined))
     # hidden data
     if rules.hidden_paths and rules.mentions_hidden(joined):
-        hidden = next((w for w in [*argv, *(t for _, t in cmd.redirects)] if rules.hidden_match(w)), None)
+        skip = _excluded(argv)
+        hidden = next((w for k, w in [*enumerate(argv), *((-1, t) for _, t in cmd.redirects)]
+                       if k not in skip and rules.hidden_match(w)), None)
         if hidden:
             hits.append(Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}", joined))
+    if rules.hidden_paths and not any(h.code == "audit.hidden_data_read" for h in hits):
+        inside = _reads_folder_holding(argv, rules)
+        if inside:
+            folder, hidden, whole = inside
+            hits.append(Hit("audit.hidden_data_read", "high" if whole else "warn",
+                            f"reads {folder} recursively, and the hidden {hidden} with it"
+                            + ("" if whole else " (only the lines a search matches)"), joined))
     # writes to tests
     for target in (_write_targets(argv, cmd.redirects) if cmd.redirects or name in _WRITERS else ()):
         clean = target.strip()

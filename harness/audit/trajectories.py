@@ -785,6 +785,11 @@ def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
     return hits
 
 
+#: git commands whose output is not HEAD's history: remotes, other worktrees' HEADs
+#: (``worktree list``), a bisect's commits (``bisect log``, ``bisect run``)
+_NOT_HEADS = frozenset({"remote", "worktree", "bisect"})
+
+
 def _git_step(command: str) -> bool:
     """Did this step run git itself on HEAD's own history? Only git's own output on HEAD's
     history (``git log -3``, ``git describe``) vouches for a hash or a tag; a script the audit
@@ -801,7 +806,7 @@ def _git_step(command: str) -> bool:
             return False  # a listing of branches: names beyond HEAD's history
         if sub == "tag" and not ("--merged" in args or "--points-at" in args):
             return False
-        if sub in _REF_LISTERS and sub not in ("tag", "describe") or sub == "remote":
+        if sub in _REF_LISTERS and sub not in ("tag", "describe") or sub in _NOT_HEADS:
             return False
     return ran_git
 

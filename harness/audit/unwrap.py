@@ -578,7 +578,7 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
     if _unwrap_runner(name, argv, cmd, depth, sink) \
             or _interpreter_code(name, argv, cmd, depth, sink):
         return
-    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin))
 
 
 def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] | None:
