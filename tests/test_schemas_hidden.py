@@ -27,12 +27,13 @@ def _event(kind: str, data: dict[str, Any]) -> LogEntry:
 def test_a_hidden_item_is_omitted_and_a_headline_nulled_schema_valid() -> None:
     """A ledger event whose payload is a hidden figure is left out of ``log`` (not a ``null`` the
     schema refuses); a hidden finding inside an event's list is left out; a headline is null."""
-    shown_event = _event("version.status", {"status": "evaluated",
-                                            "headline": {"metric": "validation/mean", "value": 0.8}})
+    hidden_headline = {"metric": "validation/mean", "value": 0.8}
+    shown_event = _event("version.status", {"status": "evaluated", "headline": hidden_headline})
     hidden_payload = _event("finding", {"metric": "validation/mean", "value": 0.8})
     findings = _event("finding", {"findings": [
         {"code": "score.low_seeds", "severity": "warn", "layer": "score", "title": "few seeds"},
-        {"code": "behavior.reward_hacking", "severity": "high", "layer": "behavior", "title": "x"}]})
+        {"code": "behavior.reward_hacking", "severity": "high", "layer": "behavior",
+         "title": "x"}]})
     result = LogResult(events=[shown_event, hidden_payload, findings])
     raw = redacted(result.to_dict())
     validate(raw, "log")
@@ -42,9 +43,8 @@ def test_a_hidden_item_is_omitted_and_a_headline_nulled_schema_valid() -> None:
     # the typed result itself, redacted (what the verb layer returns to a face), the same
     typed = redacted(result)
     validate(typed.to_dict(), "log")
-    assert [e.kind for e in typed.events] == ["version.status", "finding"]
-    assert typed.events[0].data["headline"] is None
-    assert [f["code"] for f in typed.events[1].data["findings"]] == ["behavior.reward_hacking"]
+    assert typed.to_dict() == raw  # a typed result is shown as its JSON is (the time to the minute)
+    assert typed.events[0].at == "2026-12-04T15:56:00+00:00"
     assert result.events[1].data == {"metric": "validation/mean", "value": 0.8}  # a copy: untouched
 
 
@@ -75,9 +75,11 @@ def test_a_typed_result_s_field_named_after_a_hidden_split_is_nulled_like_its_js
 
 def test_a_run_s_nulled_end_time_keeps_the_run() -> None:
     run = {"run_id": "v1-s0", "phases": {"train": {"wall_seconds": 1.0}, "eval": {"returncode": 0}},
-           "ended_at": "2026-12-04T15:56:52+00:00", "headline": {"metric": "validation/m", "value": 1}}
+           "ended_at": "2026-12-04T15:56:52+00:00",
+           "headline": {"metric": "validation/m", "value": 1}}
     [out] = redacted([run])
-    assert out["ended_at"] is None and out["headline"] is None and out["phases"]["eval"] == {"ok": True}
+    assert out["ended_at"] is None and out["headline"] is None
+    assert out["phases"]["eval"] == {"ok": True}
 
 
 # ------------------------------------------------------------------------- end to end, hide mode
@@ -98,8 +100,8 @@ def hidden_ws(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     cli.json("memory", "add", "balance on the pole's angle", "--version", made["id"])
 
     def finding(txn: LedgerTxn) -> Event:  # a finding event naming the judge's figures
-        return Event(kind=EventKind.FINDING.value, version=made["id"], actor="Ada <ada@example.com>",
-                     at="2026-12-04T00:00:00+00:00", data={
+        return Event(kind=EventKind.FINDING.value, version=made["id"],
+                     actor="Ada <ada@example.com>", at="2026-12-04T00:00:00+00:00", data={
                          "runs": [run["run_id"]], "layers": ["score"], "worst": "warn",
                          "counts": {"warn": 1}, "total": 1, "findings": [
                              {"code": "score.low_seeds", "severity": "warn", "layer": "score",

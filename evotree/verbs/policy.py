@@ -179,18 +179,47 @@ def _mend(before: Any, after: Any) -> tuple[Any, bool]:
         return out, whole
     if dataclasses.is_dataclass(after) and not isinstance(after, type) \
             and type(after) is type(before):
+        scalars = _as_json(before)
+        if scalars is not None and not scalars:
+            return None, False  # the record's own keys name a hidden figure: hidden whole
         whole = True
         for f in dataclasses.fields(after):
             value, ok = _mend(getattr(before, f.name, None), getattr(after, f.name, None))
             whole = whole and (ok or _headline(f.name))
-            if _SPLIT_KEY.match(f.name):  # the field of a key the JSON drops: not shown either
-                value = _text(value) if _split_word(f.name) and isinstance(value, str) else None
+            if scalars is not None and f.name in scalars:  # as the same record's JSON shows it
+                value = scalars[f.name]
+            elif _SPLIT_KEY.match(f.name):  # the field of a key the JSON drops: not shown either
+                value = _dropped(f.name, value)
             try:
                 object.__setattr__(after, f.name, value)
             except (AttributeError, TypeError):  # a slot-less frozen oddity: left as redacted
                 continue
         return after, whole
     return after, True
+
+
+_SCALAR = (str, int, float, bool, type(None))
+
+
+def _as_json(record: Any) -> dict[str, Any] | None:
+    """A typed record's scalar fields as redaction shows them in its JSON (a ledger event's time to
+    the minute, a bare headline number ``None``, a split-named key dropped); ``{}`` when the record
+    is hidden whole (its keys name a hidden split or finding); ``None`` for a run record, which
+    redaction already coarsens from its own JSON."""
+    if hasattr(record, "run_id") and hasattr(record, "phases"):
+        return None
+    scalars = {f.name: getattr(record, f.name, None) for f in dataclasses.fields(record)
+               if isinstance(getattr(record, f.name, None), _SCALAR)}
+    shown = redact(scalars)
+    if shown is None:
+        return {}
+    return {k: shown[k] if k in shown else _dropped(k, v) for k, v in scalars.items()} or None
+
+
+def _dropped(key: str, value: Any) -> Any:
+    """A scalar field whose key redaction drops: a text under a split's own name keeps its words
+    (:func:`_text`); anything else is ``None``."""
+    return _text(value) if _split_word(key) and isinstance(value, str) else None
 
 
 def _split_word(key: Any) -> bool:

@@ -502,7 +502,8 @@ DERIVED: dict[str, Derived] = {
         PromotionResult, "evotree promote V --json (after the person's decision)",
         extra={"v": _V},
         fields={"dossier": {"anyOf": [{"$ref": "gates.schema.json"}, {"type": "null"}],
-                            "description": "the gate report the approver decided on (schema gates)"},
+                            "description": "the gate report the approver decided on "
+                                           "(schema gates)"},
                 "decision": {"enum": ["approve", "revise", "abort"]},
                 "evidence_hash": {**_SHA, "description": "sha256 of the canonical dossier, "
                                   "signed"},
