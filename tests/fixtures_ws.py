@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import os
+import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import pexpect
 import pytest
-from conftest import Cli, git, make_repo
+from conftest import EVOTREE_BIN, Cli, git, make_repo
 
 from evotree.core.workspace import init_workspace
+from evotree.gates.signoff import CI_VARIABLES
 
 #: what ``evotree push`` carries, as refspecs for a plain ``git push`` / ``git fetch``
 EVOTREE_SPECS = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*")
@@ -143,6 +147,35 @@ def signed_workspace(path: Path, key: Path) -> Path:
     return repo
 
 
+def empty_repo(path: Path) -> Path:
+    """An empty git repository at ``path`` (made) on main, with Ada's identity and no commit:
+    for the ``evotree init`` that writes a protocol's files."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "Ada")
+    git(path, "config", "user.email", EMAILS["ada"])
+    return path
+
+
+def protocol_workspace(path: Path, protocol: str) -> Cli:
+    """``evotree init --protocol PROTOCOL`` in a new ``empty_repo(path)``: its Cli."""
+    cli = Cli(empty_repo(path))
+    cli("init", "--protocol", protocol)
+    return cli
+
+
+def commit_version(cli: Cli, files: Mapping[str, str], message: str) -> str:
+    """A version branched from the champion (``evotree branch -m MESSAGE``) with ``files``
+    (path -> text) written in its worktree and committed: its id."""
+    version = cli.json("branch", "-m", message)["id"]
+    worktree = cli.repo / ".evotree" / "worktrees" / version
+    for rel, text in files.items():
+        (worktree / rel).write_text(text)
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-qm", message)
+    return version
+
+
 def bare_remote(
     repo: Path, bare: Path, *, how: str = "refspecs", git_config: Mapping[str, str] | None = None
 ) -> Path:
@@ -184,3 +217,64 @@ def with_stranger(repo: Path, base: Path) -> dict[str, Path]:
         bare, base / "stranger", "Mallory", "mallory@example.com", fetch_evotree=True
     )
     return {"repo": repo, "bare": bare, "stranger": stranger}
+
+
+# ----------------------------------------------------------------- a person at a terminal
+#: the one-time code a sign-off shows on the terminal
+CODE_RE = re.compile(r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This environment without the CI variables (a sign-off refuses under CI), plain output."""
+    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
+    env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "160", **extra})
+    return env
+
+
+def spawn(repo: Path, *args: str, **env: str) -> pexpect.spawn:
+    """``evotree -C REPO ARGS`` under a pseudo-terminal, ``env`` added to child_env()."""
+    return pexpect.spawn(str(EVOTREE_BIN), ["-C", str(repo), *args], cwd=str(repo),
+                         env=child_env(**env), encoding="utf-8", timeout=120, dimensions=(50, 160))
+
+
+def answer_challenge(child: pexpect.spawn, version: str, *, code: str | None = None) -> str:
+    """Type the version id and the one-time code shown (or ``code``); the code shown."""
+    child.expect(CODE_RE)
+    shown = child.match.group(1)
+    child.expect("version id: ")
+    child.sendline(version)
+    child.expect("one-time code: ")
+    child.sendline(code or shown)
+    return shown
+
+
+def finish(child: pexpect.spawn) -> tuple[int, str]:
+    """Wait for the command to end: (exit status, everything it wrote since the last expect)."""
+    child.expect(pexpect.EOF)
+    out = child.before or ""
+    child.close()
+    return child.exitstatus, out
+
+
+def promote_at_terminal(
+    repo: Path,
+    version: str,
+    key: Path,
+    *flags: str,
+    before_gates: Callable[[pexpect.spawn], object] | None = None,
+    under_review: Callable[[], object] | None = None,
+) -> tuple[int, str]:
+    """A person approves ``version`` at a terminal: ``evotree promote VERSION --key KEY FLAGS``,
+    all gates shown passing, the challenge answered, ``approve`` typed: (exit status, output).
+    ``before_gates(child)`` answers what the command asks before the gates (a policy change's
+    acceptance); ``under_review()`` runs while the dossier is on screen (a racing change)."""
+    child = spawn(repo, "promote", version, "--key", str(key), *flags)
+    if before_gates is not None:
+        before_gates(child)
+    child.expect("all gates pass")
+    if under_review is not None:
+        under_review()
+    answer_challenge(child, version)
+    child.expect(r"decision \[approve/revise/abort\]: ")
+    child.sendline("approve")
+    return finish(child)

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli, git
+from conftest import Cli
+from fixtures_ws import commit_version, protocol_workspace
 from test_finalize_visibility import leaks
 
 from evotree.core.workspace import Workspace
@@ -31,26 +32,6 @@ pytestmark = pytest.mark.heavy
 BETTER = "train_points = 400\nepochs = 10\nlr = 0.05\n"
 #: a patch that runs in exploration (seeds 0, 1, ...) and crashes in the formal retrain (a fresh seed)
 CRASH_ON_RETRAIN = "import os\nif int(os.environ.get('EVOTREE_SEED', '0')) > 1000:\n    raise SystemExit(3)\n"
-
-
-def _workspace(path: Path) -> Cli:
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", "Ada")
-    git(path, "config", "user.email", "ada@example.com")
-    cli = Cli(path)
-    cli("init", "--protocol", "ai4ai")
-    return cli
-
-
-def _branch(cli: Cli, files: dict[str, str], message: str) -> str:
-    version = cli.json("branch", "-m", message)["id"]
-    worktree = cli.repo / ".evotree" / "worktrees" / version
-    for rel, text in files.items():
-        (worktree / rel).write_text(text)
-    git(worktree, "add", "-A")
-    git(worktree, "commit", "-qm", message)
-    return version
 
 
 def _quick(cli: Cli, version: str) -> list[float]:
@@ -74,7 +55,7 @@ def test_every_face_shows_quick_metrics_and_no_judge_figure(tmp_path: Path) -> N
     from evotree.server.verbs import Verbs
     from evotree.verbs import Principal, Session
 
-    cli = _workspace(tmp_path / "w")
+    cli = protocol_workspace(tmp_path / "w", "ai4ai")
     repo = cli.repo
     out = cli("run", "v0", "--seeds", "2").output  # text output: the renderer sees the quick headline
     assert "quick=" in out and "validation" not in out and "heldout" not in out, out
@@ -152,7 +133,7 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     the held-out points); AI4AI's headline is the mean of their normalized scores, the crash 0."""
     # trial 1: the starting algorithm alone. A finalize that fails in evotree's own code (here a
     # progress callback of the face that raises) records an attempt and leaves the search open
-    start = _workspace(tmp_path / "start")
+    start = protocol_workspace(tmp_path / "start", "ai4ai")
     start("run", "v0", "--seeds", "2")
 
     def broken(run_id: str, event: str, info: dict[str, Any]) -> None:
@@ -169,9 +150,9 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     # trial 2: a better recipe. Exploration is charged to the search's budget; when that is spent
     # (here: agent spend over [budget] tree_max_usd) no run of the search starts, and the formal
     # retrain still runs, on the finalize account, leaving the search's usage as it was
-    better = _workspace(tmp_path / "better")
+    better = protocol_workspace(tmp_path / "better", "ai4ai")
     better("run", "v0", "--seeds", "2")
-    v1 = _branch(better, {"config.toml": BETTER}, "more data, more epochs")
+    v1 = commit_version(better, {"config.toml": BETTER}, "more data, more epochs")
     better("run", v1, "--seeds", "2")
     search_seeds = {r["seed"] for r in better.json("runs")["runs"]}
     dry = better.json("finalize", "--dry-run")
@@ -206,10 +187,10 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     assert second["normalized"] > first["normalized"]
 
     # trial 3: the patch runs in exploration and crashes in the formal retrain: heldout_failed, 0
-    crash = _workspace(tmp_path / "crash")
+    crash = protocol_workspace(tmp_path / "crash", "ai4ai")
     crash("run", "v0", "--seeds", "1")
     train = protocols.AI4AI_TRAIN
-    v1 = _branch(crash, {"config.toml": BETTER, "train.py": CRASH_ON_RETRAIN + train}, "better, fragile")
+    v1 = commit_version(crash, {"config.toml": BETTER, "train.py": CRASH_ON_RETRAIN + train}, "better, fragile")
     crash("run", v1, "--seeds", "2")
     third = crash.json("finalize", "--yes")
     assert third["version"] == v1 and third["status"] == "heldout_failed" and third["normalized"] == 0.0, third

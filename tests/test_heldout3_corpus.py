@@ -8,37 +8,19 @@ benign file's nothing.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from corpus_sets import labels, set_dir, set_module
 
-SET = Path(__file__).resolve().parent / "data" / "audit" / "trajectories" / "heldout3"
-
-
-def _labels() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    rows = [json.loads(x) for x in (SET / "labels.jsonl").read_text().splitlines() if x.strip()]
-    return rows[0], rows[1:]
-
-
-def _module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"heldout3_{name}", SET / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SET))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SET))
-    return mod
+SET = set_dir("heldout3")
 
 
 def test_every_file_labelled_and_every_format_present() -> None:
-    meta, rows = _labels()
+    meta, rows = labels("heldout3")
     assert meta["meta"] and set(meta["repos"]) == {"tidewatch", "ledgerline", "glyphwrap", "cronwheel", "quayside",
                                                     "thermoprobe"}
     on_disk = {p.name for p in (SET / "files").iterdir()}
@@ -55,7 +37,7 @@ def test_every_file_labelled_and_every_format_present() -> None:
 
 
 def test_mini2_files_use_the_mswea_fence() -> None:
-    _, rows = _labels()
+    _, rows = labels("heldout3")
     for r in rows:
         if r["format"] != "mini2":
             continue
@@ -66,8 +48,8 @@ def test_mini2_files_use_the_mswea_fence() -> None:
 
 
 def test_repositories_are_deterministic_and_base_is_head(tmp_path: Path) -> None:
-    repos = _module("repos")
-    meta, _ = _labels()
+    repos = set_module("heldout3", "repos")
+    meta, _ = labels("heldout3")
     built = repos.build_repos(tmp_path / "r")
     for name, info in built.items():
         assert info["base"] == meta["repos"][name]["base"], name

@@ -9,7 +9,6 @@ and (heavy) every label agrees with the repositories as built.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -19,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus_sets import labels, read_jsonl, set_dir, set_module
 
-SET = Path(__file__).resolve().parent / "data" / "audit" / "trajectories" / "heldout4"
+SET = set_dir("heldout4")
 FORMATS = {
     "claude",
     "codex",
@@ -38,35 +38,16 @@ FORMATS = {
 REPOS = {"saltmarsh", "kilnlog", "orchard", "beacon", "ferrule"}
 
 
-def _labels() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    rows = [json.loads(x) for x in (SET / "labels.jsonl").read_text().splitlines() if x.strip()]
-    return rows[0], rows[1:]
-
-
-def _module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"heldout4_{name}", SET / f"{name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(SET))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(SET))
-    return mod
-
-
 def _doc(row: dict[str, Any]) -> Any:
     return json.loads((SET / "files" / row["file"]).read_text())
 
 
 def _jsonl(row: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        json.loads(x) for x in (SET / "files" / row["file"]).read_text().splitlines() if x.strip()
-    ]
+    return read_jsonl(SET / "files" / row["file"])
 
 
 def test_every_file_labelled_balanced_and_every_format_present() -> None:
-    meta, rows = _labels()
+    meta, rows = labels("heldout4")
     assert meta["meta"] and set(meta["repos"]) == REPOS and meta["hidden_paths"]
     on_disk = {p.name for p in (SET / "files").iterdir()}
     assert on_disk == {r["file"] for r in rows}
@@ -90,14 +71,14 @@ def test_every_file_labelled_balanced_and_every_format_present() -> None:
 
 
 def test_file_names_do_not_give_the_label_away() -> None:
-    _, rows = _labels()
+    _, rows = labels("heldout4")
     for r in rows:
         name = r["file"].lower()
         assert not any(w in name for w in ("leak", "benign", "clean", "honest", "future")), name
 
 
 def test_files_are_in_their_agents_formats() -> None:
-    _, rows = _labels()
+    _, rows = labels("heldout4")
     for r in rows:
         fmt = r["format"]
         if fmt in ("mini1", "mini2", "mini2-tool"):
@@ -171,8 +152,8 @@ def test_files_are_in_their_agents_formats() -> None:
 
 @pytest.mark.heavy
 def test_repositories_are_deterministic_and_the_fix_is_unreachable(tmp_path: Path) -> None:
-    repos = _module("repos")
-    meta, _ = _labels()
+    repos = set_module("heldout4", "repos")
+    meta, _ = labels("heldout4")
     built = repos.build_repos(tmp_path / "r")
     for name, info in built.items():
         assert info["base"] == meta["repos"][name]["base"], name
@@ -205,8 +186,8 @@ def test_labels_agree_with_the_built_repositories() -> None:
 @pytest.mark.heavy
 def test_the_check_catches_a_mislabelled_copy(tmp_path: Path) -> None:
     """The label check is not vacuous: flipped labels and wrong revisions are reported."""
-    build = _module("build")
-    meta, rows = _labels()
+    build = set_module("heldout4", "build")
+    meta, rows = labels("heldout4")
     files = tmp_path / "files"
     shutil.copytree(SET / "files", files)
     leak = next(r for r in rows if r["label"] == "leak" and r["future_seen"].get("ids"))
@@ -223,9 +204,9 @@ def test_the_check_catches_a_mislabelled_copy(tmp_path: Path) -> None:
             r["future_revs"] = ["HEAD~1"]  # an ancestor called future
         bad.append(r)
     (files / "extra.jsonl").write_text("{}\n")  # a file nobody labelled
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps(r) + "\n" for r in [meta, *bad]))
-    problems = build.check(tmp_path / "scratch", labels, files)
+    labels_file = tmp_path / "labels.jsonl"
+    labels_file.write_text("".join(json.dumps(r) + "\n" for r in [meta, *bad]))
+    problems = build.check(tmp_path / "scratch", labels_file, files)
     text = "\n".join(problems)
     assert (
         f"{leak['file']}: shows" in text and f"{leak['file']}: benign but shows the future" in text

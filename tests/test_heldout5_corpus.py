@@ -7,19 +7,18 @@ deterministically with the reference fix out of the base's reach.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from corpus_sets import labels, read_jsonl, set_dir, set_module
 
-SET = Path(__file__).parent / "data" / "audit" / "trajectories" / "heldout5"
+SET = set_dir("heldout5")
 FILES = SET / "files"
 FORMATS = {
     "claude",
@@ -38,25 +37,7 @@ FORMATS = {
 KINDS_WITHOUT_TRACE = {"network", "hidden-path", "ref-glob"}
 
 
-def _load(name: str) -> ModuleType:
-    """A module of the set under a name of its own (the earlier sets use the same file names)."""
-    spec = importlib.util.spec_from_file_location(f"heldout5_{name}", SET / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _labels() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    rows = [json.loads(x) for x in (SET / "labels.jsonl").read_text().splitlines() if x.strip()]
-    return rows[0], rows[1:]
-
-
-META, ROWS = _labels()
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+META, ROWS = labels("heldout5")
 
 
 def test_meta_row_names_every_repository_with_base_fix_and_refs() -> None:
@@ -127,7 +108,7 @@ def test_leaks_use_many_doors() -> None:
 
 
 def _check_claude(path: Path) -> None:
-    lines = _jsonl(path)
+    lines = read_jsonl(path)
     assert lines[0]["type"] == "user" and lines[0]["parentUuid"] is None
     uses = [
         c
@@ -149,7 +130,7 @@ def _check_claude(path: Path) -> None:
 
 
 def _check_codex(path: Path) -> None:
-    lines = _jsonl(path)
+    lines = read_jsonl(path)
     assert lines[0]["type"] == "session_meta"
     calls = [x["payload"] for x in lines if x["payload"].get("type") == "function_call"]
     outs = [x["payload"] for x in lines if x["payload"].get("type") == "function_call_output"]
@@ -161,7 +142,7 @@ def _check_codex(path: Path) -> None:
 
 
 def _check_codex_exec(path: Path) -> None:
-    lines = _jsonl(path)
+    lines = read_jsonl(path)
     assert lines[0]["type"] == "thread.started" and lines[-1]["type"] == "turn.completed"
     done = [
         x["item"]
@@ -210,7 +191,7 @@ def _check_history(path: Path, fmt: str) -> None:
 
 
 def _check_rollouts(path: Path) -> None:
-    rows = _jsonl(path)
+    rows = read_jsonl(path)
     assert len(rows) == 3 and [r["sample_index"] for r in rows] == [0, 1, 2]
     assert len({(r["run_id"], r["step"], r["group_id"]) for r in rows}) == 1
     for r in rows:
@@ -238,7 +219,7 @@ def test_file_parses_in_its_format(row: dict[str, Any]) -> None:
 
 
 def test_labels_agree_with_the_stories() -> None:
-    stories = _load("stories")
+    stories = set_module("heldout5", "stories")
     by_file = {s["file"]: s for s in stories.STORIES}
     assert set(by_file) == {r["file"] for r in ROWS}
     for r in ROWS:
@@ -257,7 +238,7 @@ def _git(path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPro
 
 @pytest.mark.heavy
 def test_repositories_build_deterministically_with_the_fix_out_of_reach(tmp_path: Path) -> None:
-    repos = _load("repos")
+    repos = set_module("heldout5", "repos")
     first = repos.build_repos(tmp_path / "a")
     second = repos.build_repos(tmp_path / "b")
     env = repos.git_env(tmp_path / "a" / ".home")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, git
+from fixtures_ws import empty_repo
 
 from evotree.core.config import parse_config
 from evotree.domains.autoresearch.corpus import generate
@@ -174,14 +175,6 @@ def test_the_worked_example_files(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- end to end
-def _repo(path: Path) -> Path:
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", "Ada")
-    git(path, "config", "user.email", "ada@example.com")
-    return path
-
-
 def _branch(cli: Cli, message: str, edit: dict[str, tuple[str, str]]) -> str:
     """A version from the champion with ``edit`` = {file: (old, new)} applied and committed."""
     version = cli.json("branch", "-m", message)["id"]
@@ -223,7 +216,7 @@ def test_the_worked_example_end_to_end(tmp_path: Path) -> None:
     """Two experiments through the protocol with real training (3 s per run): a larger learning
     rate is kept by the score gate; a smaller initialization, whose single run may look
     better (the step count under a wall-clock budget moves with the machine's load), is not."""
-    repo = _repo(tmp_path / "example")
+    repo = empty_repo(tmp_path / "example")
     for rel, text in example_files(3).items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
@@ -307,7 +300,7 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     (home / ".cache" / "autoresearch").mkdir(parents=True)
     (home / ".cache" / "autoresearch" / "noise.txt").write_text("0.002\n")
     monkeypatch.setenv("HOME", str(home))  # init names the data cache under the user's home
-    repo = _repo(tmp_path / "autoresearch")
+    repo = empty_repo(tmp_path / "autoresearch")
     (repo / "prepare.py").write_text(STAND_IN_PREPARE)
     (repo / "train.py").write_text(STAND_IN_TRAIN)
     (repo / ".gitignore").write_text("results.tsv\nrun.log\n")

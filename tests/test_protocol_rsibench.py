@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli, git
+from conftest import Cli
 from evotree.domains import protocols, rsibench_data
+from fixtures_ws import commit_version, protocol_workspace
 
 
 def _module(name: str, text: str, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
@@ -364,27 +365,6 @@ CAPABILITIES = [
 ]
 
 
-def _workspace(tmp_path: Path) -> Cli:
-    repo = tmp_path / "data-task"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "Ada")
-    git(repo, "config", "user.email", "ada@example.com")
-    cli = Cli(repo)
-    cli("init", "--protocol", "rsibench-data")
-    return cli
-
-
-def _branch(cli: Cli, files: dict[str, str], message: str) -> str:
-    version = cli.json("branch", "-m", message)["id"]
-    worktree = cli.repo / ".evotree" / "worktrees" / version
-    for rel, text in files.items():
-        (worktree / rel).write_text(text)
-    git(worktree, "add", "-A")
-    git(worktree, "commit", "-qm", message)
-    return version
-
-
 def _scores(cli: Cli, version: str, seeds: int = 3) -> list[float]:
     runs = cli.json("run", version, "--seeds", str(seeds))["runs"]
     assert [r["status"] for r in runs] == ["succeeded"] * seeds, runs
@@ -403,12 +383,12 @@ def _examples(cli: Cli, version: str) -> set[float]:
 def test_each_capability_moves_the_judged_score_and_rsibench_statistics(tmp_path: Path) -> None:
     """Each capability of the data strategy, alone, against the first-60 baseline (seeds 0-2,
     means, margins), then RSIBench's headline statistics over the same search."""
-    cli = _workspace(tmp_path)
+    cli = protocol_workspace(tmp_path / "data-task", "rsibench-data")
     base = _scores(cli, "v0")
     versions: dict[str, str] = {}
     scores: dict[str, list[float]] = {}
     for name, body, margin in CAPABILITIES:
-        versions[name] = _branch(cli, {"data_strategy.py": PREAMBLE + body}, name)
+        versions[name] = commit_version(cli, {"data_strategy.py": PREAMBLE + body}, name)
         scores[name] = _scores(cli, versions[name])
         gap = statistics.mean(scores[name]) - statistics.mean(base)
         assert gap > margin if margin >= 0 else gap < margin, (name, scores[name], base)
@@ -517,7 +497,7 @@ json.dump({"format": 2, "examples": [{"generator": "oracle", "params": {}}] * 20
 def test_a_refused_selection_fails_the_run_untrained_and_the_generators_are_fixed(
     tmp_path: Path,
 ) -> None:
-    cli = _workspace(tmp_path)
+    cli = protocol_workspace(tmp_path / "data-task", "rsibench-data")
     refused = {
         "smuggler": SMUGGLER,
         "too many": _dump('{"format": 2, "examples": [{"index": 1, "repeat": 20}] * 101}'),
@@ -536,7 +516,7 @@ def test_a_refused_selection_fails_the_run_untrained_and_the_generators_are_fixe
         "NaN weight": "NaN is not a number",
     }
     for name, strategy in refused.items():
-        version = _branch(cli, {"data_strategy.py": strategy}, name)
+        version = commit_version(cli, {"data_strategy.py": strategy}, name)
         (run,) = cli.json("run", version, "--seeds", "1", code=37)["runs"]
         assert run["status"] == "failed" and run["headline"] is None, run
         note = " ".join(run["notes"])
@@ -553,14 +533,14 @@ def test_a_refused_selection_fails_the_run_untrained_and_the_generators_are_fixe
     # is refused before any run, like any change outside data_strategy.py
     pool = (cli.repo / "pool.py").read_text()
     assert "flipped = random.Random" in pool
-    lenient = _branch(
+    lenient = commit_version(
         cli, {"pool.py": pool.replace("< 0.10", "< 0.0")}, "a generator without noise"
     )
     error = cli.json("run", lenient, "--seeds", "1", code=40)["error"]
     assert error["code"] == "patch_rejected" and "pool.py" in error["message"], error
     assert not list((cli.repo / ".evotree" / "runs").glob(f"{lenient}-*"))  # nothing started
     # and the first format still runs, as before
-    first = _branch(
+    first = commit_version(
         cli,
         {"data_strategy.py": _dump('{"indices": list(range(100))}')},
         "the first 100",

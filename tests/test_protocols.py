@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, git
+from fixtures_ws import commit_version, protocol_workspace
 
 from evotree.domains import protocols
 
@@ -30,38 +31,17 @@ json.dump({"indices": keep}, open("selection.json", "w"))
 '''
 
 
-def _workspace(tmp_path: Path, protocol: str) -> Cli:
-    repo = tmp_path / protocol
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "Ada")
-    git(repo, "config", "user.email", "ada@example.com")
-    cli = Cli(repo)
-    cli("init", "--protocol", protocol)
-    return cli
-
-
-def _branch(cli: Cli, files: dict[str, str], message: str) -> str:
-    version = cli.json("branch", "-m", message)["id"]
-    worktree = cli.repo / ".evotree" / "worktrees" / version
-    for rel, text in files.items():
-        (worktree / rel).write_text(text)
-    git(worktree, "add", "-A")
-    git(worktree, "commit", "-qm", message)
-    return version
-
-
 def _run(cli: Cli, version: str, seeds: int = 3, code: int = 0) -> Any:
     return cli.json("run", version, "--seeds", str(seeds), code=code)
 
 
 def test_ai4ai_worked_example(tmp_path: Path) -> None:
-    cli = _workspace(tmp_path, "ai4ai")
+    cli = protocol_workspace(tmp_path / "ai4ai", "ai4ai")
     assert not (cli.repo / "judge").exists()  # the hidden points went into the judge store
     for run in _run(cli, "v0")["runs"]:  # the judge only scores here: its time is no training
         assert run["judge_train_seconds"] == 0 and run["train_seconds"] == run["phases"]["train"]["wall_seconds"]
         assert run["usage"]["judge_train_hours"] == 0 < run["usage"]["train_hours"]
-    better = _branch(cli, {"config.toml": "train_points = 400\nepochs = 10\nlr = 0.05\n"},
+    better = commit_version(cli, {"config.toml": "train_points = 400\nepochs = 10\nlr = 0.05\n"},
                      "more data, more epochs, a larger step")
     _run(cli, better)
     # the hidden evaluator's score is shown nowhere until finalize: the agent sees its quick metric
@@ -69,12 +49,12 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
     heads = {v["id"]: v["headline"] for v in cli.json("tree")["versions"]}
     assert heads[better]["metric"] == "quick/quick_accuracy" and heads[better]["value"] > heads["v0"]["value"]
     # weights in the patch are refused before any run (the editable allowlist and the payload rules)
-    cheat = _branch(cli, {"weights.json": '{"w": [0.8, -0.6], "b": 0.1}\n'}, "ship the answer")
+    cheat = commit_version(cli, {"weights.json": '{"w": [0.8, -0.6], "b": 0.1}\n'}, "ship the answer")
     error = _run(cli, cheat, seeds=1, code=40)["error"]
     assert error["code"] == "patch_rejected"
     assert not list((cli.repo / ".evotree" / "runs").glob(f"{cheat}-*"))  # nothing started
     # the task itself is frozen: changing it is refused before any run, like the payload rule
-    moved = _branch(cli, {"task.py": protocols.TASK_PY.replace("NOISE = 0.10", "NOISE = 0.0")}, "no noise")
+    moved = commit_version(cli, {"task.py": protocols.TASK_PY.replace("NOISE = 0.10", "NOISE = 0.0")}, "no noise")
     error = _run(cli, moved, seeds=1, code=40)["error"]
     assert error["code"] == "patch_rejected" and "frozen task" in error["message"] and "task.py" in error["message"]
     assert not list((cli.repo / ".evotree" / "runs").glob(f"{moved}-*"))  # nothing started
@@ -103,7 +83,7 @@ def test_ai4ai_worked_example(tmp_path: Path) -> None:
 
 
 def test_rsibench_data_worked_example(tmp_path: Path) -> None:
-    cli = _workspace(tmp_path, "rsibench-data")
+    cli = protocol_workspace(tmp_path / "rsibench-data", "rsibench-data")
     # the fixed training runs in the judge phase ([eval] judge_trains): its time, as evotree
     # measured it, is counted as training in the run and in the usage `evotree budget` shows
     for run in _run(cli, "v0")["runs"]:
@@ -114,7 +94,7 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
                                                      abs=0.002)
         assert 0 < run["usage"]["judge_train_hours"] < run["usage"]["train_hours"] <= run["usage"]["wall_hours"]
     assert cli.json("budget")["charged"]["judge_train_hours"] > 0
-    better = _branch(cli, {"data_strategy.py": KNN_STRATEGY}, "drop examples their neighbours disagree with")
+    better = commit_version(cli, {"data_strategy.py": KNN_STRATEGY}, "drop examples their neighbours disagree with")
     _run(cli, better)
     compare = cli.json("compare", "v0", better)
     assert compare["delta"] > 0 and compare["ci"][0] > 0, compare
@@ -123,7 +103,7 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
                            f"'{better}'")["rows"]
     assert rows and all(200 < r["value"] < 400 for r in rows)
     # only the data strategy may change: a new file is refused before any run
-    extra = _branch(cli, {"helper.py": "X = 1\n"}, "a helper")
+    extra = commit_version(cli, {"helper.py": "X = 1\n"}, "a helper")
     assert _run(cli, extra, seeds=1, code=40)["error"]["code"] == "patch_rejected"
     # RSIBench counts the training bill: judge-phase training compute x price is the
     # unit of the spend after the peak and of the cost per valid candidate; agent spend beside it
@@ -146,7 +126,7 @@ def test_rsibench_data_worked_example(tmp_path: Path) -> None:
     assert "unit of the share: training_usd" in text and "agent_usd 0.01" in text
     # RSIBench's headline statistics on evotree: a later attempt that ends below the peak, its
     # training bill after the peak as a share of the whole, the first attempt not improved on
-    worse = _branch(cli, {"data_strategy.py": 'import json\njson.dump({"indices": list(range(12))}, '
+    worse = commit_version(cli, {"data_strategy.py": 'import json\njson.dump({"indices": list(range(12))}, '
                                               'open("selection.json", "w"))\n'}, "fewer examples")
     _run(cli, worse)
     report = cli.json("report", "--tree")
