@@ -87,6 +87,7 @@ from evotree.harness.audit.lexer import (  # noqa: F401 - re-exported: the names
 from evotree.harness.audit.rules import (  # noqa: F401 - re-exported: the names of this module before the split
     BASE_NAMES,
     BISECT_SCOPE,
+    BISECT_START,
     HEX_REV,
     Hit,
     RuleSet,
@@ -352,7 +353,8 @@ def _own_bisect(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> l
         return hits
     if context.state.get("bisect_own"):
         hits = [Hit(h.code, "info", h.rule + " (a bisect this trajectory started or reset)",
-                    h.command) if h.refs == (BISECT_SCOPE,) else h for h in hits]
+                    h.command) if h.refs == (BISECT_SCOPE,) else h for h in hits
+                if h.refs != (BISECT_START,)]
     if args[:1] in (["start"], ["reset"]):
         context.state["bisect_own"] = True
     return hits

@@ -599,6 +599,8 @@ def _git_listings(call: _GitCall) -> bool:
 _BISECT_QUIET = frozenset({"terms", "help", "-h", "--help"})
 #: the reference scope of a bisect in progress: its terms' commits (``refs/bisect/*``)
 BISECT_SCOPE = "*refs:refs/bisect/"
+#: where ``git bisect reset`` returns: the branch or commit ``BISECT_START`` names
+BISECT_START = "*bisect-start:"
 
 
 def _git_bisect(call: _GitCall) -> bool:
@@ -618,6 +620,12 @@ def _git_bisect(call: _GitCall) -> bool:
         pos = [a for a in args[1:] if not a.startswith("-")]
         if "--" in args[1:]:
             pos = [a for a in args[1:args.index("--")] if not a.startswith("-")]
+        if action == "reset" and not pos:
+            # back to the branch (or commit) BISECT_START names: the base's, unless the bisect
+            # was started elsewhere; only the task repository can say
+            call.hits.append(Hit(call.code, "info", "git bisect reset returns to where the bisect "
+                                 "started (BISECT_START)", call.joined, refs=(BISECT_START,),
+                                 candidate=True))
         for word in pos:
             kind = _rev_kind(word)
             if kind in ("hash", "ref"):

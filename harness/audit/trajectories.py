@@ -162,6 +162,8 @@ class Ancestry:
                     return "unknown", None
             # a note's text is in no commit of the base: reading one reads beyond it
             return "future", str(self.repo.references[ref].resolve().target)
+        if kind == "bisect-start":
+            return self._bisect_start()
         if kind == "refs":
             prefixes, tails = [p for p in rest.split(",") if p], []
         elif kind == "show-ref":
@@ -183,6 +185,22 @@ class Ancestry:
             if state[0] != "ancestor":
                 return state
         return "ancestor", None
+
+    def _bisect_start(self) -> tuple[str, str | None]:
+        """Where ``git bisect reset`` returns: the branch or commit ``BISECT_START`` names
+        ('absent' when no bisect is in progress)."""
+        import pygit2
+
+        try:
+            name = (Path(self.repo.path) / "BISECT_START").read_text().strip()
+        except OSError:
+            return "absent", None
+        for spec in (f"refs/heads/{name}", name):
+            try:
+                return self._commit_state(self.repo.revparse_single(spec).id)
+            except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+                continue
+        return "unknown", None
 
     def _resolve_one(self, rev: str) -> tuple[str, str | None]:
         import pygit2
