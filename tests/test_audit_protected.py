@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 from conftest import git
+from fixtures_ws import branch_version, commit_files
 from test_runs import make_run_repo
 
 from evotree.diagnostics.findings import Finding
 from evotree.core.config import parse_config
-from evotree.core.versions import create_version, merge_versions
+from evotree.core.versions import merge_versions
 from evotree.core.workspace import Workspace
 from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.protected import PatchGate, check_protected_paths, protected_patterns, row_shape
@@ -24,41 +25,24 @@ def pws(tmp_path: Path) -> Workspace:
     return Workspace.open(make_run_repo(tmp_path / "w"))
 
 
-def _branch(ws: Workspace, parent: str = "champion") -> tuple[str, Path]:
-    rec = create_version(ws, hypothesis="h", parent=parent)
-    return rec.id, ws.root / rec.worktree
-
-
-def _commit(wt: Path, files: dict[str, str | bytes], message: str = "change") -> None:
-    for name, content in files.items():
-        path = wt / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    git(wt, "add", "-A")
-    git(wt, "commit", "-qm", message)
-
-
 def _codes(findings: list[Finding]) -> dict[str, Finding]:
     return {f.code: f for f in findings}
 
 
 def test_a_recipe_change_passes_the_gate(pws: Workspace) -> None:
-    v, wt = _branch(pws)
-    _commit(wt, {"recipe.toml": "skill = 0.9\nsteps = 3\n", "notes/plan.md": "try a higher skill\n"})
+    v, wt = branch_version(pws)
+    commit_files(wt, {"recipe.toml": "skill = 0.9\nsteps = 3\n", "notes/plan.md": "try a higher skill\n"})
     assert check_protected_paths(pws, v) == []
 
 
 def test_judge_hidden_data_config_and_harness_changes_are_critical(pws: Workspace) -> None:
-    v, wt = _branch(pws)
+    v, wt = branch_version(pws)
     # the judge lives in refs/evotree/judge, in no checkout: a version that writes judge files of
     # its own (a judge to shadow the real one) is still a protected-path change
     assert not (wt / "judge").exists()
-    _commit(wt, {"judge/hidden.json": json.dumps({"heldout": ["easy"]}), "harness.toml": "[thresholds]\n",
+    commit_files(wt, {"judge/hidden.json": json.dumps({"heldout": ["easy"]}), "harness.toml": "[thresholds]\n",
                  "evotree.toml": (wt / "evotree.toml").read_text() + "\n# relaxed\n"})
-    _commit(wt, {"judge/eval.py": "print(1.0)\n"}, "a judge of its own")
+    commit_files(wt, {"judge/eval.py": "print(1.0)\n"}, "a judge of its own")
     found = _codes(check_protected_paths(pws, v))
     assert set(found) == {"audit.protected_path"}
     f = found["audit.protected_path"]
@@ -71,32 +55,32 @@ def test_judge_hidden_data_config_and_harness_changes_are_critical(pws: Workspac
 
 
 def test_renaming_into_a_protected_path_is_caught(pws: Workspace) -> None:
-    v, wt = _branch(pws)
-    _commit(wt, {"gates/allowed_signers": "mallory ssh-ed25519 AAAA\n"})
+    v, wt = branch_version(pws)
+    commit_files(wt, {"gates/allowed_signers": "mallory ssh-ed25519 AAAA\n"})
     f = _codes(check_protected_paths(pws, v))["audit.protected_path"]
     assert f.evidence["paths"][0]["pattern"] in ("gates/", "gates/allowed_signers")
 
 
 def test_diff_is_measured_from_where_the_version_started_not_the_parents_tip(pws: Workspace) -> None:
-    parent, pwt = _branch(pws)
-    child, cwt = _branch(pws, parent=parent)
-    _commit(pwt, {"judge/eval.py": "print('parent changed the judge later')\n"})
-    _commit(cwt, {"recipe.toml": "skill = 0.7\n"})
+    parent, pwt = branch_version(pws)
+    child, cwt = branch_version(pws, parent=parent)
+    commit_files(pwt, {"judge/eval.py": "print('parent changed the judge later')\n"})
+    commit_files(cwt, {"recipe.toml": "skill = 0.7\n"})
     assert check_protected_paths(pws, child) == []  # the parent's later change is not the child's
     assert "audit.protected_path" in _codes(check_protected_paths(pws, parent))
 
 
 def test_protected_paths_come_from_the_champion_not_the_candidate(pws: Workspace) -> None:
-    v, wt = _branch(pws)
+    v, wt = branch_version(pws)
     text = (wt / "evotree.toml").read_text()
-    _commit(wt, {"evotree.toml": text + "\n[protect]\npaths = []\n", "judge/eval.py": "print(1.0)\n"})
+    commit_files(wt, {"evotree.toml": text + "\n[protect]\npaths = []\n", "judge/eval.py": "print(1.0)\n"})
     paths = {p["path"] for p in _codes(check_protected_paths(pws, v))["audit.protected_path"].evidence["paths"]}
     assert paths == {"evotree.toml", "judge/eval.py"}
 
 
 def test_patch_gate_data_weights_binary_and_large(pws: Workspace) -> None:
-    v, wt = _branch(pws)
-    _commit(wt, {"data/answers.csv": "id,answer\n1,42\n", "ckpt/model.safetensors": b"\x00\x01weights",
+    v, wt = branch_version(pws)
+    commit_files(wt, {"data/answers.csv": "id,answer\n1,42\n", "ckpt/model.safetensors": b"\x00\x01weights",
                  "tool.so": b"\x7fELF\x00\x00\x00binary", "big.txt": "word\n" * 300_000,
                  "cache.pt.gz": b"zipped weights"})
     found = _codes(check_protected_paths(pws, v))
@@ -110,30 +94,30 @@ def test_patch_gate_data_weights_binary_and_large(pws: Workspace) -> None:
 
 
 def test_patch_gate_row_shaped_payload_in_a_python_file(pws: Workspace) -> None:
-    v, wt = _branch(pws)
+    v, wt = branch_version(pws)
     rows = "\n".join(f'    ("task-{i}", {i * 7 % 13}, {i / 3:.4f}),' for i in range(500))
-    _commit(wt, {"lookup.py": f"ANSWERS = [\n{rows}\n]\n\ndef answer(t):\n    return dict(ANSWERS)[t]\n"})
+    commit_files(wt, {"lookup.py": f"ANSWERS = [\n{rows}\n]\n\ndef answer(t):\n    return dict(ANSWERS)[t]\n"})
     f = _codes(check_protected_paths(pws, v))["audit.patch_payload"]
     assert f.evidence["paths"][0]["rows"] == 500 and f.evidence["paths"][0]["shape"] == "(S,N,N),"
 
 
 def test_patch_gate_counts_only_added_rows_and_one_long_line(pws: Workspace) -> None:
-    v, wt = _branch(pws)
+    v, wt = branch_version(pws)
     rows = "\n".join(f"{i},{i * 2}" for i in range(150))
-    _commit(wt, {"table.py": f'"""\n{rows}\n"""\n'})
+    commit_files(wt, {"table.py": f'"""\n{rows}\n"""\n'})
     assert check_protected_paths(pws, v) == []  # 150 rows: under the limit of 200
     more = "\n".join(f"{i},{i * 2}" for i in range(150, 300))
-    _commit(wt, {"table.py": f'"""\n{rows}\n{more}\n"""\n'})
+    commit_files(wt, {"table.py": f'"""\n{rows}\n{more}\n"""\n'})
     # the version's whole diff adds 300 rows now
     assert _codes(check_protected_paths(pws, v))["audit.patch_payload"].evidence["paths"][0]["rows"] == 300
-    w, wt2 = _branch(pws)
-    _commit(wt2, {"blob.py": "X = [" + ",".join(str(i) for i in range(10_000)) + "]\n"})
+    w, wt2 = branch_version(pws)
+    commit_files(wt2, {"blob.py": "X = [" + ",".join(str(i) for i in range(10_000)) + "]\n"})
     f = _codes(check_protected_paths(pws, w))["audit.patch_payload"]
     assert f.evidence["paths"][0]["longest_line"] > 20_000
 
 
 def test_symlinks_out_of_the_tree_or_into_the_judge(pws: Workspace) -> None:
-    v, wt = _branch(pws)
+    v, wt = branch_version(pws)
     os.symlink("/etc/passwd", wt / "abs")
     os.symlink("../../judge", wt / "up")
     os.symlink("judge/hidden.json", wt / "peek.json")
@@ -146,7 +130,7 @@ def test_symlinks_out_of_the_tree_or_into_the_judge(pws: Workspace) -> None:
 
 
 def test_a_submodule_is_a_warning(pws: Workspace) -> None:
-    v, wt = _branch(pws)
+    v, wt = branch_version(pws)
     git(wt, "update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},vendor/answers")
     git(wt, "commit", "-qm", "vendor a submodule")
     f = _codes(check_protected_paths(pws, v))["audit.patch_submodule"]
@@ -154,8 +138,8 @@ def test_a_submodule_is_a_warning(pws: Workspace) -> None:
 
 
 def test_allow_list_and_thresholds_from_the_gate(pws: Workspace) -> None:
-    v, wt = _branch(pws)
-    _commit(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "recipe.toml": "skill = 0.6\n" + "#" * 50 + "\n"})
+    v, wt = branch_version(pws)
+    commit_files(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "recipe.toml": "skill = 0.6\n" + "#" * 50 + "\n"})
     assert "audit.patch_data" in _codes(check_protected_paths(pws, v))
     assert check_protected_paths(pws, v, gate=PatchGate(allow=["fixtures/"])) == []
     found = _codes(check_protected_paths(pws, v, gate=PatchGate(allow=["fixtures/"], max_file_bytes=10)))
@@ -163,10 +147,10 @@ def test_allow_list_and_thresholds_from_the_gate(pws: Workspace) -> None:
 
 
 def test_merge_version_is_checked_against_both_sides(pws: Workspace) -> None:
-    a, awt = _branch(pws)
-    b, bwt = _branch(pws)
-    _commit(awt, {"recipe.toml": "skill = 0.9\n"})
-    _commit(bwt, {"judge/eval.py": "print('always 1')\n"})
+    a, awt = branch_version(pws)
+    b, bwt = branch_version(pws)
+    commit_files(awt, {"recipe.toml": "skill = 0.9\n"})
+    commit_files(bwt, {"judge/eval.py": "print('always 1')\n"})
     merged = merge_versions(pws, a, b, message="combine")
     f = _codes(check_protected_paths(pws, merged.id))["audit.protected_path"]
     assert f.evidence["paths"][0]["path"] == "judge/eval.py"
@@ -178,7 +162,7 @@ def test_root_version_has_no_diff_and_bad_input_is_clear(pws: Workspace) -> None
 
     with pytest.raises(UnknownVersion):
         check_protected_paths(pws, "v99")
-    v, _ = _branch(pws)
+    v, _ = branch_version(pws)
     git(pws.root, "worktree", "remove", "--force", str(pws.root / ".evotree" / "worktrees" / v))
     git(pws.root, "branch", "-D", f"evotree/{v}")
     with pytest.raises(AuditInputError, match="has no branch"):
@@ -235,8 +219,8 @@ def test_the_champions_protect_section_sets_the_gate(pws: Workspace) -> None:
     git(pws.root, "commit", "-qam", "champion: allow fixtures, strict rows")
     git(pws.root, "update-ref", "refs/evotree/champion", "HEAD")
     ws = Workspace.open(pws.root)
-    v, wt = _branch(ws)
-    _commit(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "rows.py": "\n".join(f"{i},{i}" for i in range(5)) + "\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "rows.py": "\n".join(f"{i},{i}" for i in range(5)) + "\n"})
     found = _codes(check_protected_paths(ws, v))
     # v started from the champion's commit (not v0's branch tip, whose evotree.toml is older): its
     # protected paths equal the policy in force; only the payload rule (max_row_lines = 3) fires

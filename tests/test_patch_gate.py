@@ -12,11 +12,11 @@ from pathlib import Path
 import pygit2
 import pytest
 from conftest import Cli, git
+from fixtures_ws import branch_version, commit_files
 from test_runs import make_run_repo
 
 from evotree.core.findings import Finding
 from evotree.core.refs import CHAMPION_REF
-from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
 from evotree.gates.evidence import protected_gate
 from evotree.gates.patch import PatchRejected, check_patches_before_run, patch_authorizer
@@ -30,26 +30,6 @@ def _ws(tmp_path: Path, protect: str = "") -> Workspace:
     """A run workspace whose root commit (the pristine base) holds ``[protect]`` ``protect``."""
     budget = "max_runs_per_version = 20\n" + (f"[protect]\n{protect}\n" if protect else "")
     return Workspace.open(make_run_repo(tmp_path / "w", budget=budget))
-
-
-def _branch(ws: Workspace, parent: str = "champion") -> tuple[str, Path]:
-    rec = create_version(ws, hypothesis="h", parent=parent)
-    return rec.id, ws.root / rec.worktree
-
-
-def _commit(wt: Path, files: dict[str, str | bytes | None], message: str = "change") -> None:
-    for name, content in files.items():
-        path = wt / name
-        if content is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    git(wt, "add", "-A")
-    git(wt, "commit", "-qm", message)
 
 
 def _codes(findings: list[Finding]) -> dict[str, Finding]:
@@ -74,10 +54,10 @@ NPY = b"\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': 
 
 def test_a_child_of_a_version_that_added_weights_is_rejected_everywhere(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    parent, pwt = _branch(ws)
-    _commit(pwt, {"warm.npy": NPY})
-    child, cwt = _branch(ws, parent=parent)
-    _commit(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})  # the child's own diff is clean
+    parent, pwt = branch_version(ws)
+    commit_files(pwt, {"warm.npy": NPY})
+    child, cwt = branch_version(ws, parent=parent)
+    commit_files(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})  # the child's own diff is clean
     # the audit: measured from the root, the child's patch carries warm.npy
     found = _codes(check_protected_paths(ws, child))
     assert set(found) == {"audit.patch_data"} and _paths(found["audit.patch_data"]) == {"warm.npy"}
@@ -93,8 +73,8 @@ def test_a_child_of_a_version_that_added_weights_is_rejected_everywhere(tmp_path
     assert info.value.exit_code == 40 and info.value.code == "patch_rejected"
     assert info.value.details["version"] == child and "warm.npy" in info.value.message
     # a clean sibling passes all three
-    ok, owt = _branch(ws)
-    _commit(owt, {"recipe.toml": "skill = 0.6\nsteps = 3\n"})
+    ok, owt = branch_version(ws)
+    commit_files(owt, {"recipe.toml": "skill = 0.6\nsteps = 3\n"})
     assert check_protected_paths(ws, ok) == []
     assert check_patches_before_run(ws, [ok]) == {ok: str(ws.git.ref_target(f"refs/heads/evotree/{ok}"))}
     assert protected_gate(ws, _policy(ws), ok, str(ws.git.ref_target(f"refs/heads/evotree/{ok}"))).passed
@@ -102,8 +82,8 @@ def test_a_child_of_a_version_that_added_weights_is_rejected_everywhere(tmp_path
 
 def test_a_refused_run_starts_and_charges_nothing(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
-    _commit(wt, {"warm.json": json.dumps(_floats(300))})  # weights as a one-line JSON array
+    v, wt = branch_version(ws)
+    commit_files(wt, {"warm.json": json.dumps(_floats(300))})  # weights as a one-line JSON array
     before = [e.event.kind for e in ws.ledger.entries()]
     out = Cli(ws.root).json("run", v, code=40)
     assert out["error"]["code"] == "patch_rejected" and out["error"]["exit_code"] == 40
@@ -121,10 +101,10 @@ def test_a_refused_run_starts_and_charges_nothing(tmp_path: Path) -> None:
 
 def test_the_audit_command_fails_the_child_too(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    parent, pwt = _branch(ws)
-    _commit(pwt, {"warm.npy": NPY})
-    child, cwt = _branch(ws, parent=parent)
-    _commit(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
+    parent, pwt = branch_version(ws)
+    commit_files(pwt, {"warm.npy": NPY})
+    child, cwt = branch_version(ws, parent=parent)
+    commit_files(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
     out = Cli(ws.root).json("audit", child, code=28)  # the audit report, and exit 28
     assert not out["passed"]
     assert {f["code"] for f in out["findings"] if f["severity"] == "high"} == {"audit.patch_data"}
@@ -134,8 +114,8 @@ def test_a_clean_version_still_runs(tmp_path: Path) -> None:
     from evotree.gates.runs import run_versions
 
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
-    _commit(wt, {"recipe.toml": "skill = 0.8\nsteps = 3\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"recipe.toml": "skill = 0.8\nsteps = 3\n"})
     (record,) = run_versions(ws, [v])
     assert record.status == "succeeded", record.error
     # the patch this run trained is in its run.started event: the hash of the patch against the base
@@ -145,10 +125,10 @@ def test_a_clean_version_still_runs(tmp_path: Path) -> None:
 
 def test_the_branch_moving_after_the_check_is_refused_at_reservation(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
-    _commit(wt, {"recipe.toml": "skill = 0.8\nsteps = 3\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"recipe.toml": "skill = 0.8\nsteps = 3\n"})
     recheck = patch_authorizer(ws, {v: 1})
-    _commit(wt, {"warm.npy": NPY}, "weights after the check")
+    commit_files(wt, {"warm.npy": NPY}, "weights after the check")
     moved = str(ws.git.ref_target(f"refs/heads/evotree/{v}"))
     with pytest.raises(PatchRejected, match="moved while its runs were being planned"):
         recheck(ws.ledger.snapshot(), {v: 1}, {v: moved})
@@ -156,15 +136,15 @@ def test_the_branch_moving_after_the_check_is_refused_at_reservation(tmp_path: P
 
 def test_globs_in_protect_paths_count_in_the_gate_as_in_the_audit(tmp_path: Path) -> None:
     ws = _ws(tmp_path, 'paths = ["evotree.toml", "judge/", "gates/", "help*.py", "**/secret_*.txt"]')
-    v, wt = _branch(ws)
-    _commit(wt, {"helper.py": "def f():\n    return 1\n", "deep/dir/secret_key.txt": "x\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"helper.py": "def f():\n    return 1\n", "deep/dir/secret_key.txt": "x\n"})
     found = _codes(check_protected_paths(ws, v))
     assert _paths(found["audit.protected_path"]) == {"helper.py", "deep/dir/secret_key.txt"}
     gate = protected_gate(ws, _policy(ws), v, str(ws.git.ref_target(f"refs/heads/evotree/{v}")))
     assert gate.status == "fail" and set(gate.numbers["changed"]) == {"helper.py", "deep/dir/secret_key.txt"}
     # its child changes nothing itself, but still differs from the champion there: fails too
-    child, cwt = _branch(ws, parent=v)
-    _commit(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
+    child, cwt = branch_version(ws, parent=v)
+    commit_files(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
     assert "audit.protected_path" in _codes(check_protected_paths(ws, child))
     gate = protected_gate(ws, _policy(ws), child, str(ws.git.ref_target(f"refs/heads/evotree/{child}")))
     assert gate.status == "fail" and "helper.py" in gate.numbers["changed"]
@@ -174,8 +154,8 @@ def test_globs_in_protect_paths_count_in_the_gate_as_in_the_audit(tmp_path: Path
 
 def test_the_policy_file_is_protected_even_when_paths_leave_it_out(tmp_path: Path) -> None:
     ws = _ws(tmp_path, 'paths = ["judge/"]')
-    v, wt = _branch(ws)
-    _commit(wt, {"evotree.toml": (wt / "evotree.toml").read_text() + "\n# relaxed\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"evotree.toml": (wt / "evotree.toml").read_text() + "\n# relaxed\n"})
     assert _paths(_codes(check_protected_paths(ws, v))["audit.protected_path"]) == {"evotree.toml"}
     gate = protected_gate(ws, _policy(ws), v, str(ws.git.ref_target(f"refs/heads/evotree/{v}")))
     assert gate.numbers["changed"] == ["evotree.toml"]
@@ -183,8 +163,8 @@ def test_the_policy_file_is_protected_even_when_paths_leave_it_out(tmp_path: Pat
 
 def test_case_tricks_on_protected_paths_are_caught(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
-    _commit(wt, {"Judge/eval.py": "print(1.0)\n", "EVOTREE.TOML": "[gates]\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"Judge/eval.py": "print(1.0)\n", "EVOTREE.TOML": "[gates]\n"})
     assert _paths(_codes(check_protected_paths(ws, v))["audit.protected_path"]) == {"Judge/eval.py", "EVOTREE.TOML"}
 
 
@@ -212,8 +192,8 @@ def test_weights_and_data_however_encoded(tmp_path: Path) -> None:
         "column.txt": ("".join(f"{x}\n" for x in _floats(300, 3)), "audit.patch_payload"),
     }
     for name, (content, code) in cases.items():
-        v, wt = _branch(ws)
-        _commit(wt, {name: content})
+        v, wt = branch_version(ws)
+        commit_files(wt, {name: content})
         found = _codes(check_protected_paths(ws, v))
         assert set(found) == {code}, (name, found)
         assert _paths(found[code]) == {name}
@@ -223,34 +203,34 @@ def test_weights_and_data_however_encoded(tmp_path: Path) -> None:
 
 def test_data_sharded_over_many_files_is_caught_as_a_whole(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
+    v, wt = branch_version(ws)
     shards = {f"shards/w{i:02d}.json": json.dumps([_floats(100, i)]) for i in range(45)}  # 100 numbers each
-    _commit(wt, shards)
+    commit_files(wt, shards)
     f = _codes(check_protected_paths(ws, v))["audit.patch_payload"]
     item = f.evidence["paths"][0]
     assert item["numbers"] == 4500 and item["limit"] == 4000 and item["path"] == "45 files"
-    w, wt2 = _branch(ws)
-    _commit(wt2, dict(list(shards.items())[:30]))  # 3000 numbers in all: under the patch's limit
+    w, wt2 = branch_version(ws)
+    commit_files(wt2, dict(list(shards.items())[:30]))  # 3000 numbers in all: under the patch's limit
     assert check_protected_paths(ws, w) == []
 
 
 def test_ordinary_code_and_config_pass(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
+    v, wt = branch_version(ws)
     code = "\n".join(f"def f{i}(x):\n    return x * {i} + 0.5  # step {i}\n" for i in range(200))
-    _commit(wt, {"lib.py": code, "sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 100\n",
+    commit_files(wt, {"lib.py": code, "sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 100\n",
                  "hashes.txt": "\n".join(os.urandom(32).hex() for _ in range(10)) + "\n",
                  "README.md": "A recipe with a higher skill: see lib.py.\n"})
     assert check_protected_paths(ws, v) == []
     # a modified file is measured by what it adds: an existing long line does not count again
-    _commit(wt, {"sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 200\n"})
+    commit_files(wt, {"sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 200\n"})
     assert check_protected_paths(ws, v) == []
 
 
 def test_editable_allowlist(tmp_path: Path) -> None:
     ws = _ws(tmp_path, 'editable = ["train.py", "data/**", "notes/*.md"]')
-    good, gwt = _branch(ws)
-    _commit(gwt, {"train.py": "print('new train')\n", "data/build/strategy.py": "K = 3\n", "notes/plan.md": "x\n"})
+    good, gwt = branch_version(ws)
+    commit_files(gwt, {"train.py": "print('new train')\n", "data/build/strategy.py": "K = 3\n", "notes/plan.md": "x\n"})
     assert check_protected_paths(ws, good) == []
     cases = {
         "recipe.toml": {"recipe.toml": "skill = 0.9\nsteps = 3\n"},
@@ -259,45 +239,45 @@ def test_editable_allowlist(tmp_path: Path) -> None:
         "notes/deep/x.md": {"notes/deep/x.md": "x\n"},  # * stays in one folder
     }
     for path, files in cases.items():
-        v, wt = _branch(ws)
-        _commit(wt, files)
+        v, wt = branch_version(ws)
+        commit_files(wt, files)
         found = _codes(check_protected_paths(ws, v))
         assert set(found) == {"audit.patch_not_editable"} and _paths(found["audit.patch_not_editable"]) == {path}
         with pytest.raises(PatchRejected):
             check_patches_before_run(ws, [v])
     # a rename out of an editable path and a deletion are changes too
-    v, wt = _branch(ws)
+    v, wt = branch_version(ws)
     git(wt, "mv", "train.py", "trainer.py")
     git(wt, "commit", "-qm", "rename")
     assert _paths(_codes(check_protected_paths(ws, v))["audit.patch_not_editable"]) == {"trainer.py"}
-    v, wt = _branch(ws)
-    _commit(wt, {"recipe.toml": None})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"recipe.toml": None})
     assert _paths(_codes(check_protected_paths(ws, v))["audit.patch_not_editable"]) == {"recipe.toml"}
 
 
 def test_editable_config_keys(tmp_path: Path) -> None:
     ws = _ws(tmp_path, 'editable_keys = ["recipe.toml:skill"]')
-    ok, owt = _branch(ws)
-    _commit(owt, {"recipe.toml": "skill = 0.9\nsteps = 3\n"})
+    ok, owt = branch_version(ws)
+    commit_files(owt, {"recipe.toml": "skill = 0.9\nsteps = 3\n"})
     assert check_protected_paths(ws, ok) == []
     for content, keys in (("skill = 0.9\nsteps = 30\n", ["steps"]), ("skill = 0.5\nsteps = 3\nwarm = [1, 2]\n", ["warm"]),
                           ("skill = 0.5\n", ["steps"])):
-        v, wt = _branch(ws)
-        _commit(wt, {"recipe.toml": content})
+        v, wt = branch_version(ws)
+        commit_files(wt, {"recipe.toml": content})
         f = _codes(check_protected_paths(ws, v))["audit.patch_config_key"]
         assert f.evidence["paths"][0]["keys"] == keys
-    v, wt = _branch(ws)
-    _commit(wt, {"recipe.toml": "skill = = 1\n"})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"recipe.toml": "skill = = 1\n"})
     assert "not readable as TOML" in _codes(check_protected_paths(ws, v))["audit.patch_config_key"].evidence["paths"][0]["why"]
 
 
 def test_configured_base(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    parent, pwt = _branch(ws)
-    _commit(pwt, {"warm.npy": NPY})
+    parent, pwt = branch_version(ws)
+    commit_files(pwt, {"warm.npy": NPY})
     tip = str(ws.git.ref_target(f"refs/heads/evotree/{parent}"))
-    child, cwt = _branch(ws, parent=parent)
-    _commit(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
+    child, cwt = branch_version(ws, parent=parent)
+    commit_files(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
     assert resolve_base(ws, "root") == ("root (v0)", ws.resolve("v0").base_commit)
     assert resolve_base(ws, "v0")[1] == ws.resolve("v0").base_commit
     assert resolve_base(ws, "champion")[1] == str(ws.git.ref_target(CHAMPION_REF))
@@ -314,23 +294,23 @@ def test_configured_base(tmp_path: Path) -> None:
 
 def test_patch_hash_is_the_content_not_the_history(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    a, awt = _branch(ws)
-    _commit(awt, {"recipe.toml": "skill = 0.7\nsteps = 3\n", "lib.py": "x = 1\n"})
-    b, bwt = _branch(ws)
-    _commit(bwt, {"lib.py": "x = 1\n"}, "first")
-    _commit(bwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"}, "second")
+    a, awt = branch_version(ws)
+    commit_files(awt, {"recipe.toml": "skill = 0.7\nsteps = 3\n", "lib.py": "x = 1\n"})
+    b, bwt = branch_version(ws)
+    commit_files(bwt, {"lib.py": "x = 1\n"}, "first")
+    commit_files(bwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"}, "second")
     pa, pb = version_patch(ws, a), version_patch(ws, b)
     assert pa.commit != pb.commit and pa.sha256 == pb.sha256
     assert {f["path"] for f in pa.files} == {"recipe.toml", "lib.py"}
     assert patch_digest(ws, a) == pa.summary()  # what run.started records, without the rules
-    _commit(bwt, {"lib.py": "x = 2\n"})
+    commit_files(bwt, {"lib.py": "x = 2\n"})
     assert version_patch(ws, b).sha256 != pa.sha256
     assert version_patch(ws, "v0").files == []
 
 
 def test_symlink_and_dotdot_attacks(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
+    v, wt = branch_version(ws)
     (wt / "train.py").unlink()
     os.symlink("judge/hidden.json", wt / "train.py")
     os.symlink("../../../etc/passwd", wt / "peek")
@@ -351,8 +331,8 @@ def test_acknowledging_a_policy_change_does_not_pass_a_patch_violation(tmp_path:
     from evotree.gates.evidence import GateReport, acknowledge_protected
 
     ws = _ws(tmp_path)
-    v, wt = _branch(ws)
-    _commit(wt, {"judge/extra.py": "x = 1\n", "warm.npy": NPY})
+    v, wt = branch_version(ws)
+    commit_files(wt, {"judge/extra.py": "x = 1\n", "warm.npy": NPY})
     gate = protected_gate(ws, _policy(ws), v, str(ws.git.ref_target(f"refs/heads/evotree/{v}")))
     report = GateReport(version=v, commit="", created_by="", hypothesis="", champion="v0", champion_commit="",
                         policy={}, gates=[gate], comparison=None, findings=[], audit=None)
