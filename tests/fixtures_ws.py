@@ -22,7 +22,8 @@ import pexpect
 import pytest
 from conftest import EVOTREE_BIN, Cli, git, make_repo
 
-from evotree.core.workspace import init_workspace
+from evotree.core.versions import create_version
+from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.signoff import CI_VARIABLES
 
 #: what ``evotree push`` carries, as refspecs for a plain ``git push`` / ``git fetch``
@@ -174,6 +175,30 @@ def commit_version(cli: Cli, files: Mapping[str, str], message: str) -> str:
     git(worktree, "add", "-A")
     git(worktree, "commit", "-qm", message)
     return version
+
+
+def branch_version(ws: Workspace, parent: str = "champion") -> tuple[str, Path]:
+    """A new version from ``parent`` (hypothesis "h"): (its id, its worktree)."""
+    rec = create_version(ws, hypothesis="h", parent=parent)
+    return rec.id, ws.root / rec.worktree
+
+
+def commit_files(
+    worktree: Path, files: Mapping[str, str | bytes | None], message: str = "change"
+) -> None:
+    """Write ``files`` (path -> text or bytes; None deletes the file) and commit them all."""
+    for name, content in files.items():
+        path = worktree / name
+        if content is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    git(worktree, "add", "-A")
+    git(worktree, "commit", "-qm", message)
 
 
 def bare_remote(
