@@ -157,7 +157,7 @@ def shows_only_vouched(command: str, output: str | None, vouched: Vouched) -> st
     if not records:
         return None
     head = {w for w, d in records if d and _HEAD_DECOR.search(d)}  # HEAD, wherever it recurs
-    for word, decor in records:
+    for word, _ in records:
         if not (word in vouched or word in head):
             return None
     return "every commit the output lists is HEAD, quoted by the task or printed by HEAD's history"
@@ -245,7 +245,7 @@ def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool],
     typed = " \n ".join(_flat(s.command or "") for s in traj.steps[:k])
     changed = 0
     for line in step.output.splitlines():
-        if not line[:1] in "+-" or line.startswith(("+++", "---")):
+        if line[:1] not in "+-" or line.startswith(("+++", "---")):
             continue
         text = _flat(line[1:])
         if not text:
