@@ -179,6 +179,11 @@ def test_cat_file_batch_is_judged_by_the_lines_written_for_it(clean: dict[str, s
     assert _flagged("git cat-file --batch < names.txt")
     assert _flagged("git cat-file --batch-all-objects --batch")
     assert _flagged("echo $REV:weeks.py | git cat-file --batch")
+    # a group or loop pipes every command's output, not only its last one's
+    assert _flagged("{ echo $(git rev-parse origin/fix):weeks.py; printf 'HEAD:weeks.py\\n'; } "
+                    "| git cat-file --batch")
+    assert _flagged("(cat names.txt; printf 'HEAD:f\\n') | git cat-file --batch")
+    assert _flagged("for r in a b; do printf 'HEAD:f\\n'; done | git cat-file --batch")
 
 
 # ----------------------------------------------------------------------------- hidden paths

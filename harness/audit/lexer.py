@@ -10,7 +10,7 @@ substitutions and here-documents; :func:`_split` turns its tokens into :class:`S
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["SimpleCommand", "LineJoiner", "unfinished"]
 
@@ -28,6 +28,9 @@ class SimpleCommand:
     assigns: tuple[tuple[str, str], ...] = ()  # NAME=value words before it (alone: shell variables)
     #: the command whose output a pipe feeds into this one (``a | b``: b.stdin is a)
     stdin: SimpleCommand | None = field(default=None, compare=False, repr=False)
+    #: True when this command ends a group or loop whose whole output a pipe carries
+    #: (``{ a; b; } | c``, ``(a; b) | c``, ``for ...; done | c``): ``c`` reads more than it
+    grouped: bool = field(default=False, compare=False, repr=False)
 
 
 # ----------------------------------------------------------------------------- lexer
@@ -39,6 +42,8 @@ _SPECIAL = re.compile(r"[\\'\"$`#<>|&;()\n{}!]")
 _REDIRS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", ">", "<")
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
                        "time", "esac", "[[", "]]", "coproc"})
+#: words that end a group or a loop (its output is every command's inside it)
+_GROUP_ENDS = frozenset({"}", "done", "fi", "esac"})
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _ANSI_ESC = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
              "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -325,10 +330,11 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
     while k < len(tokens):
         kind, value = tokens[k]
         if kind == "op":
+            closes = bool(words) and words[-1] in _GROUP_ENDS or k > 0 and tokens[k - 1] == ("op", ")")
             made = end()
             last = made if made is not None else last
             if value in ("|", "|&"):
-                piped = last
+                piped = replace(last, grouped=True) if closes and last is not None else last
             elif value != "(":
                 piped = None
         elif kind == "r":

@@ -544,8 +544,10 @@ def _fed_lines(cmd: SimpleCommand) -> list[str] | None:
     """The lines written in the command line that feed ``cmd``'s input (a here-document, a
     here-string, or ``printf``/``echo`` of literals piped in); None when they are not."""
     text = next((t for op, t in cmd.redirects if op == "<<<"), cmd.heredoc)
-    if text is None and cmd.stdin is not None and not cmd.stdin.stdin and "$" not in " ".join(
-            cmd.stdin.argv) and not any(op in ("<", "<<<") for op, _ in cmd.stdin.redirects):
+    src = cmd.stdin
+    if text is None and src is not None and not src.stdin and not src.grouped \
+            and "$" not in " ".join(src.argv) \
+            and not any(op in ("<", "<<<") for op, _ in src.redirects):
         out = _static.source_output(cmd.stdin.argv)
         text = out.decode("utf-8", "replace") if out is not None else None
     if text is None or "$" in text or "`" in text:
