@@ -330,7 +330,8 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
     while k < len(tokens):
         kind, value = tokens[k]
         if kind == "op":
-            closes = bool(words) and words[-1] in _GROUP_ENDS or k > 0 and tokens[k - 1] == ("op", ")")
+            closes = bool(words) and words[-1] in _GROUP_ENDS \
+                or k > 0 and tokens[k - 1] == ("op", ")")
             made = end()
             last = made if made is not None else last
             if value in ("|", "|&"):
