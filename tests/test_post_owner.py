@@ -6,13 +6,11 @@ test is evotree's own :func:`evotree.report.github.post_comment`, unchanged.
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 import pytest
+from json_stub import JsonStub, Request
 
 from evotree.report.github import post_comment
 from evotree.report.model import ReportError, marker
@@ -20,77 +18,40 @@ from evotree.report.model import ReportError, marker
 TOKEN = "ghp_owner_test_token"
 
 
-class _GitHub:
+class _GitHub(JsonStub):
     """Pull request 5's comments; ``/user`` answers ``login`` (or ``user_status`` when set)."""
 
     def __init__(self, login: str, *, user_status: int = 200) -> None:
+        super().__init__()
         self.login, self.user_status = login, user_status
         self.comments: list[dict[str, Any]] = []
-        self.requests: list[tuple[str, str]] = []
         self.next_id = 100
-        api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: Any) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def _route(self, method: str) -> None:
-                api.requests.append((method, self.path))
-                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-                    return self._send(401, {"message": "Bad credentials"})
-                url = urlparse(self.path)
-                parts = url.path.strip("/").split("/")
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                if parts == ["user"] and method == "GET":
-                    if api.user_status != 200:
-                        return self._send(api.user_status, {"message": "Resource not accessible by integration"})
-                    return self._send(200, {"login": api.login, "id": 1})
-                if parts[:5] == ["repos", "acme", "recipes", "issues", "5"] and parts[5:] == ["comments"]:
-                    if method == "GET":
-                        query = parse_qs(url.query)
-                        page, per = int(query["page"][0]), int(query["per_page"][0])
-                        return self._send(200, api.comments[(page - 1) * per: page * per])
-                    api.next_id += 1
-                    comment = {"id": api.next_id, "body": body["body"], "user": {"login": api.login}}
-                    api.comments.append(comment)
-                    return self._send(201, comment)
-                if method == "PATCH" and parts[:5] == ["repos", "acme", "recipes", "issues", "comments"]:
-                    for comment in api.comments:
-                        if comment["id"] == int(parts[5]):
-                            if comment["user"]["login"].lower() != api.login.lower():  # GitHub refuses others' comments too
-                                return self._send(403, {"message": "Must have admin rights"})
-                            comment["body"] = body["body"]
-                            return self._send(200, comment)
-                return self._send(404, {"message": "Not Found"})
-
-            def do_GET(self) -> None:
-                self._route("GET")
-
-            def do_POST(self) -> None:
-                self._route("POST")
-
-            def do_PATCH(self) -> None:
-                self._route("PATCH")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> _GitHub:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def route(self, request: Request) -> tuple[int, Any]:
+        if request.headers.get("Authorization") != f"Bearer {TOKEN}":
+            return 401, {"message": "Bad credentials"}
+        method, parts, body = request.method, request.parts, request.body()
+        if parts == ["user"] and method == "GET":
+            if self.user_status != 200:
+                return self.user_status, {"message": "Resource not accessible by integration"}
+            return 200, {"login": self.login, "id": 1}
+        if parts[:5] == ["repos", "acme", "recipes", "issues", "5"] and parts[5:] == ["comments"]:
+            if method == "GET":
+                query = parse_qs(request.url.query)
+                page, per = int(query["page"][0]), int(query["per_page"][0])
+                return 200, self.comments[(page - 1) * per: page * per]
+            self.next_id += 1
+            comment = {"id": self.next_id, "body": body["body"], "user": {"login": self.login}}
+            self.comments.append(comment)
+            return 201, comment
+        if method == "PATCH" and parts[:5] == ["repos", "acme", "recipes", "issues", "comments"]:
+            for comment in self.comments:
+                if comment["id"] == int(parts[5]):
+                    if comment["user"]["login"].lower() != self.login.lower():  # GitHub refuses too
+                        return 403, {"message": "Must have admin rights"}
+                    comment["body"] = body["body"]
+                    return 200, comment
+        return 404, {"message": "Not Found"}
 
 
 def _env(api: _GitHub, **extra: str) -> dict[str, str]:

@@ -4,14 +4,13 @@ the marker-based PR comment against a local stub of the GitHub API, bad input.""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 import pytest
 from conftest import Cli, commit_file, validate
+from json_stub import JsonStub, Request
 from test_runs import make_run_repo
 
 from evotree.core.versions import create_version
@@ -191,84 +190,47 @@ def test_report_bad_input_writes_nothing(rws: Workspace, tmp_path: Path) -> None
 
 
 # ----------------------------------------------------------------------------- GitHub stub
-class _Stub:
+class _Stub(JsonStub):
     """A tiny GitHub REST API: pulls by head, issue comments (list, create, update)."""
 
     def __init__(self, token: str, pulls: dict[str, int]) -> None:
+        super().__init__()
         self.token, self.pulls = token, pulls
         self.comments: dict[int, list[dict[str, Any]]] = {n: [] for n in pulls.values()}
-        self.requests: list[tuple[str, str]] = []
         self.next_id = 1000
-        stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, body: Any) -> None:
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def _route(self, method: str) -> None:
-                stub.requests.append((method, self.path))
-                if self.headers.get("Authorization") != f"Bearer {stub.token}":
-                    return self._send(401, {"message": "Bad credentials"})
-                url = urlparse(self.path)
-                parts = url.path.strip("/").split("/")
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                if method == "GET" and parts == ["user"]:  # the token's own user (only its comments are edited)
-                    return self._send(200, {"login": "evotree-ci"})
-                if parts[:3] != ["repos", "acme", "recipes"]:
-                    return self._send(404, {"message": "Not Found"})
-                rest = parts[3:]
-                if method == "GET" and rest == ["pulls"]:
-                    head = parse_qs(url.query)["head"][0]
-                    owner, branch = head.split(":", 1)
-                    found = [{"number": stub.pulls[branch]}] if owner == "acme" and branch in stub.pulls else []
-                    return self._send(200, found)
-                if rest[:1] == ["issues"] and rest[2:] == ["comments"]:
-                    number = int(rest[1])
-                    if method == "GET":
-                        query = parse_qs(url.query)
-                        page, per = int(query["page"][0]), int(query["per_page"][0])
-                        return self._send(200, stub.comments[number][(page - 1) * per: page * per])
-                    stub.next_id += 1
-                    comment = {"id": stub.next_id, "body": body["body"], "html_url": f"http://pr/{number}#{stub.next_id}",
-                               "user": {"login": "evotree-ci"}}
-                    stub.comments[number].append(comment)
-                    return self._send(201, comment)
-                if method == "PATCH" and rest[:2] == ["issues", "comments"]:
-                    for comments in stub.comments.values():
-                        for comment in comments:
-                            if comment["id"] == int(rest[2]):
-                                comment["body"] = body["body"]
-                                return self._send(200, comment)
-                return self._send(404, {"message": "Not Found"})
-
-            def do_GET(self) -> None:
-                self._route("GET")
-
-            def do_POST(self) -> None:
-                self._route("POST")
-
-            def do_PATCH(self) -> None:
-                self._route("PATCH")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> _Stub:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def route(self, request: Request) -> tuple[int, Any]:
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return 401, {"message": "Bad credentials"}
+        method, parts, body = request.method, request.parts, request.body()
+        if method == "GET" and parts == ["user"]:  # the token's own user (only its comments are edited)
+            return 200, {"login": "evotree-ci"}
+        if parts[:3] != ["repos", "acme", "recipes"]:
+            return 404, {"message": "Not Found"}
+        rest = parts[3:]
+        if method == "GET" and rest == ["pulls"]:
+            head = parse_qs(request.url.query)["head"][0]
+            owner, branch = head.split(":", 1)
+            found = [{"number": self.pulls[branch]}] if owner == "acme" and branch in self.pulls else []
+            return 200, found
+        if rest[:1] == ["issues"] and rest[2:] == ["comments"]:
+            number = int(rest[1])
+            if method == "GET":
+                query = parse_qs(request.url.query)
+                page, per = int(query["page"][0]), int(query["per_page"][0])
+                return 200, self.comments[number][(page - 1) * per: page * per]
+            self.next_id += 1
+            comment = {"id": self.next_id, "body": body["body"],
+                       "html_url": f"http://pr/{number}#{self.next_id}", "user": {"login": "evotree-ci"}}
+            self.comments[number].append(comment)
+            return 201, comment
+        if method == "PATCH" and rest[:2] == ["issues", "comments"]:
+            for comments in self.comments.values():
+                for comment in comments:
+                    if comment["id"] == int(rest[2]):
+                        comment["body"] = body["body"]
+                        return 200, comment
+        return 404, {"message": "Not Found"}
 
 
 def test_post_creates_then_updates_its_own_comment(rws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
