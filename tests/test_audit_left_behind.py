@@ -193,6 +193,8 @@ def test_cat_file_batch_is_judged_by_the_lines_written_for_it(clean: dict[str, s
     "cat tests/*/*.py",
     "head -n 20 tests/**/*.py",
     "find tests -maxdepth 2 -name '*.py' -exec cat {} +",
+    "find tests -name '*.py' | xargs cat",
+    "find tests -type f -print0 | sort -z | xargs -0 head -n 40",
 ])
 def test_a_recursive_read_of_a_folder_holding_a_hidden_path_is_a_leak(command: str) -> None:
     flagged, rules = _audit(command)
@@ -208,6 +210,9 @@ def test_a_recursive_read_of_a_folder_holding_a_hidden_path_is_a_leak(command: s
     "grep -rn 'def page' tests/",                             # the lines a search matches: warn
     "grep -rn --exclude-dir=hidden 'def page' tests/",
     "find src -name '*.py' -exec cat {} +",
+    "find tests -name '*.py' | grep -v hidden | xargs cat",
+    "find tests -maxdepth 1 -name '*.py' | xargs cat",
+    "find tests -name '*.py' | wc -l",
     "tar czf /tmp/work.tgz --exclude=.git --exclude=./judge .",
     "rsync -a --exclude judge/ ./ /tmp/copy/",
 ])

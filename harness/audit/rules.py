@@ -1042,7 +1042,8 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
     roots: list[str] = []
     if name == "find":
         runs = [_basename(argv[k + 1]) for k, a in enumerate(argv[:-1])
-                if a in ("-exec", "-execdir", "-ok", "-okdir")]
+                if a in ("-exec", "-execdir", "-ok", "-okdir")
+                and not _edits_in_place(argv[k + 1:k + 4])]
         if not any(r in _CONTENT_READERS for r in runs):
             return None
         whole = any(r in _CONTENT_READERS and r not in _SEARCHERS for r in runs)
@@ -1078,6 +1079,32 @@ def _reads_folder_holding(argv: Sequence[str], rules: RuleSet) -> tuple[str, str
             if hidden.startswith(clean + "/") and (depth is None or depth >= below):
                 return clean, hidden, whole
     return None
+
+
+def _edits_in_place(argv: Sequence[str]) -> bool:
+    """``sed -i ...``: an edit (judged as a write), not a read of what it is given."""
+    return bool(argv) and _basename(argv[0]) == "sed" and any(
+        a == "-i" or a.startswith(("-i", "--in-place")) for a in argv[1:])
+
+
+def _reads_what_find_found(cmd: SimpleCommand, rules: RuleSet) -> tuple[str, str, bool] | None:
+    """``find DIR ... | xargs cat``: the reader runs on what find listed (its roots, as the
+    audit reads xargs), judged as ``find DIR ... -exec cat {} +`` would be."""
+    src = cmd.stdin
+    hops = 0
+    while src is not None and src.argv and _basename(src.argv[0]) in ("grep", "sort", "head",
+                                                                        "tail") and hops < 4:
+        if rules.mentions_hidden(" ".join(src.argv)):
+            return None  # a filter on the way names the hidden path (``| grep -v hidden``)
+        src = src.stdin
+        hops += 1
+    if src is None or not src.argv or _basename(src.argv[0]) != "find" or not cmd.argv \
+            or _basename(cmd.argv[0]) not in _CONTENT_READERS or _edits_in_place(cmd.argv):
+        return None
+    roots = {w.rstrip("/") for w in src.argv[1:]}
+    if not any(w.endswith("/") and w.rstrip("/") in roots for w in cmd.argv[1:]):
+        return None  # not xargs's expansion of the listing
+    return _reads_folder_holding([*src.argv, "-exec", cmd.argv[0], "{}", "+"], rules)
 
 
 def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
@@ -1141,7 +1168,7 @@ def classify(cmd: SimpleCommand, rules: RuleSet = RuleSet()) -> list[Hit]:
         if hidden:
             hits.append(Hit("audit.hidden_data_read", "high", f"touches hidden data: {hidden[:80]}", joined))
     if rules.hidden_paths and not any(h.code == "audit.hidden_data_read" for h in hits):
-        inside = _reads_folder_holding(argv, rules)
+        inside = _reads_folder_holding(argv, rules) or _reads_what_find_found(cmd, rules)
         if inside:
             folder, hidden, whole = inside
             hits.append(Hit("audit.hidden_data_read", "high" if whole else "warn",

@@ -948,8 +948,8 @@ def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) 
         runs = [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items[:64]]
     else:
         runs = [inner]
-    for run in runs:
-        _unwrap(SimpleCommand(tuple(run), cmd.redirects, cmd.heredoc), depth, sink)
+    for run in runs:  # (the pipe's source kept: what found the files xargs hands on)
+        _unwrap(SimpleCommand(tuple(run), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
 
 
 def _parse_into(text: str, depth: int, sink: ShellContext) -> None:
