@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import Cli, commit_file, git
-from test_gates import BOB, CODE_RE, _forge_promotion, finish, gate_repo, new_version, spawn
+from fixtures_ws import CODE_RE, finish, spawn
+from test_gates import BOB, _forge_promotion, gate_repo, new_version
 
 from evotree.core import safegit
 from evotree.core.errors import InvalidState

@@ -9,23 +9,29 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pexpect
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
-from fixtures_ws import make_key, scored_project, signers_file
+from fixtures_ws import (
+    answer_challenge,
+    child_env,
+    finish,
+    make_key,
+    promote_at_terminal,
+    scored_project,
+    signers_file,
+    spawn,
+)
 
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
 from evotree.gates.signoff import CI_VARIABLES
 
-CODE_RE = re.compile(r"one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})")
 BOB = "bob@example.com"  # the human approver; the agent's git identity is Ada (conftest)
 
 
@@ -67,34 +73,6 @@ def new_version(repo: Path, text: str = "skill = 0.9\n", *, files: dict[str, str
         (wt / name).write_text(content)
     commit_file(wt, "recipe.toml", text, "recipe")
     return rec.id
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES}
-    env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "160", **extra})
-    return env
-
-
-def spawn(repo: Path, *args: str, **env: str) -> pexpect.spawn:
-    return pexpect.spawn(str(EVOTREE_BIN), ["-C", str(repo), *args], cwd=str(repo), env=child_env(**env),
-                         encoding="utf-8", timeout=120, dimensions=(50, 160))
-
-
-def answer_challenge(child: pexpect.spawn, version: str, *, code: str | None = None) -> str:
-    child.expect(CODE_RE)
-    shown = child.match.group(1)
-    child.expect("version id: ")
-    child.sendline(version)
-    child.expect("one-time code: ")
-    child.sendline(code or shown)
-    return shown
-
-
-def finish(child: pexpect.spawn) -> tuple[int, str]:
-    child.expect(pexpect.EOF)
-    out = child.before or ""
-    child.close()
-    return child.exitstatus, out
 
 
 def state(repo: Path) -> tuple[str, str, int]:
@@ -452,12 +430,7 @@ def test_person_at_a_terminal_promotes_and_verify_passes(tmp_path: Path, keys: d
     assert score["numbers"]["n_seeds"] == [3, 3] and score["numbers"]["ci"][0] > 0
     candidate = git(repo, "rev-parse", f"evotree/{v1}")
 
-    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--merge", "--json")
-    child.expect("all gates pass")
-    answer_challenge(child, v1)
-    child.expect(r"decision \[approve/revise/abort\]: ")
-    child.sendline("approve")
-    code, out = finish(child)
+    code, out = promote_at_terminal(repo, v1, keys["bob"][0], "--merge", "--json")
     assert code == 0, out
     result = json.loads(out[out.index('{"'):])
     validate(result, "promote")

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git, validate
-from fixtures_ws import scored_project, signers_file
-from test_gates import BOB, answer_challenge, child_env, finish, spawn
+from fixtures_ws import answer_challenge, child_env, finish, scored_project, signers_file, spawn
+from test_gates import BOB
 from test_runs import CONFIG, JUDGE, TRAIN
 
 from evotree.core.ledger import Event, LedgerTxn

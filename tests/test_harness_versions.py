@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli, commit_file, git
+from fixtures_ws import finish, spawn
 from test_harness_signoff import promote_signed, signed_run_repo
 
 from evotree.core.versions import create_version
@@ -67,7 +68,6 @@ def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path, keys: 
 
 
 def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any]) -> None:
-    from test_gates import finish, spawn
 
     from evotree.gates.harnesses import plan_harness_promotion
     from evotree.core.errors import ConfigError, UnknownVersion

@@ -15,7 +15,7 @@ from typing import Any
 import pygit2
 import pytest
 from conftest import EVOTREE_BIN, Cli, git, validate
-from test_gates import child_env, finish, spawn
+from fixtures_ws import child_env, finish, spawn
 from test_harness_signoff import signed_run_repo
 from test_runs import make_run_repo
 

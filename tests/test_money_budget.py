@@ -27,7 +27,7 @@ from evotree.harness.budget import BudgetExceeded, charge_run, clock_left_second
 from evotree.harness.money import record_spend
 from evotree.harness.planning import plan_runs
 from evotree.harness.reservations import RESERVATIONS, release_reservations
-from fixtures_ws import scored_config, scored_project, signers_file
+from fixtures_ws import promote_at_terminal, scored_config, scored_project, signers_file
 from test_runs import _version, make_run_repo
 
 #: 36 USD per CPU hour on the default one CPU per run: one cent per second
@@ -347,15 +347,15 @@ def test_a_mistyped_protected_path_is_fixed_by_a_promoted_policy_change(
     assert blocking == {"protected", "audit"}, [(g.name, g.summary) for g in report.gates if g.status != "pass"]
     audit = next(g for g in report.gates if g.name == "audit")
     assert {b["code"] for b in audit.numbers["blocking"]} == {"audit.protected_path"}
-    child = tg.spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--allow-policy-change", "--json")
-    child.expect(r"changes these protected paths \(all of them\):\s+evotree.toml")
-    child.expect("type 'change policy' to accept them: ")
-    child.sendline("change policy")
-    child.expect("all gates pass")
-    tg.answer_challenge(child, v1)
-    child.expect(r"decision \[approve/revise/abort\]: ")
-    child.sendline("approve")
-    code, out = tg.finish(child)
+
+    def accept_policy_change(child: Any) -> None:
+        child.expect(r"changes these protected paths \(all of them\):\s+evotree.toml")
+        child.expect("type 'change policy' to accept them: ")
+        child.sendline("change policy")
+
+    code, out = promote_at_terminal(
+        repo, v1, keys["bob"][0], "--allow-policy-change", "--json", before_gates=accept_policy_change
+    )
     assert code == 0, out
     ws = Workspace.open(repo)
     assert ws.champion() == v1 and "helper.py" in ws.config.protect.paths

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, validate
-from fixtures_ws import scored_project, signers_file
-from test_gates import child_env, finish, spawn
+from fixtures_ws import child_env, finish, scored_project, signers_file, spawn
 
 from evotree.core.ledger import Event, LedgerTxn
 from evotree.core.versions import create_version

@@ -16,8 +16,15 @@ import pytest
 
 from conftest import Cli, git, validate
 from evotree.core.workspace import Workspace
-from fixtures_ws import bare_remote, clone_as, scored_config, scored_project, signers_file
-from test_gates import SEEDED_JUDGE, answer_challenge, finish, new_version, spawn
+from fixtures_ws import (
+    bare_remote,
+    clone_as,
+    promote_at_terminal,
+    scored_config,
+    scored_project,
+    signers_file,
+)
+from test_gates import SEEDED_JUDGE, new_version
 
 
 def _team_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
@@ -82,12 +89,7 @@ def test_a_clone_through_a_bare_remote_verifies_compares_gates_and_reports(
     assert other.json("verify")["ok"]
 
     # a person promotes on the team machine; the signed tag travels with `evotree push`
-    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--json")
-    child.expect("all gates pass")
-    answer_challenge(child, v1)
-    child.expect(r"decision \[approve/revise/abort\]: ")
-    child.sendline("approve")
-    code, out_text = finish(child)
+    code, out_text = promote_at_terminal(repo, v1, keys["bob"][0], "--json")
     assert code == 0, out_text
     pushed = Cli(repo).json("push")
     assert f"refs/tags/evotree/promoted/{v1}" in pushed["updated"] and pushed["rejected"] == []

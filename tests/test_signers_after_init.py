@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import Cli, git, make_repo, validate
-from fixtures_ws import EVOTREE_SPECS, bare_remote, clone_as, make_key
-from test_gates import CODE_RE, finish, spawn
+from fixtures_ws import CODE_RE, EVOTREE_SPECS, bare_remote, clone_as, finish, make_key, spawn
 
 from evotree.core.ledger import Event, EventKind, LedgerTxn
 from evotree.core.workspace import Workspace

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from conftest import Cli, commit_file, git, make_repo
-from fixtures_ws import EVOTREE_SPECS, make_key, signed_workspace, with_stranger
+from fixtures_ws import (
+    EVOTREE_SPECS,
+    make_key,
+    promote_at_terminal,
+    signed_workspace,
+    with_stranger,
+)
 
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import Event, EventKind, LedgerTxn
@@ -203,7 +209,7 @@ def test_every_verb_is_a_session_method_and_every_face_names_it() -> None:
 def test_a_commit_that_lands_during_review_fails_the_promotion(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
     """An agent commits to the version while its reviewer types at `promote`: nothing is promoted,
     the tag is taken back, and the champion stays where the signed chain says."""
-    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, new_version, spawn
+    from test_gates import SEEDED_JUDGE, gate_repo, new_version
     from test_runs import TRAIN
 
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
@@ -213,14 +219,12 @@ def test_a_commit_that_lands_during_review_fails_the_promotion(tmp_path: Path, k
     Cli(repo)("diagnose", v1)
     assert Cli(repo).json("gates", v1)["passed"]
     reviewed = git(repo, "rev-parse", f"evotree/{v1}")
-    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--json")
-    child.expect("all gates pass")
     worktree = repo / Workspace.open(repo).resolve(v1).worktree
-    commit_file(worktree, "recipe.toml", "skill = 0.9\nsteps = 3\n# sneaked in\n", "racing commit")
-    answer_challenge(child, v1)
-    child.expect(r"decision \[approve/revise/abort\]: ")
-    child.sendline("approve")
-    code, out = finish(child)
+    code, out = promote_at_terminal(
+        repo, v1, keys["bob"][0], "--json", under_review=lambda: commit_file(
+            worktree, "recipe.toml", "skill = 0.9\nsteps = 3\n# sneaked in\n", "racing commit"
+        )
+    )
     assert code == 10 and "changed while it was under review" in out, out
     ws = Workspace.open(repo)
     assert ws.champion() == "v0" and git(repo, "rev-parse", CHAMPION_REF) != reviewed
@@ -337,19 +341,14 @@ def test_a_failure_of_evotree_itself_is_never_charged(tmp_path: Path) -> None:
 
 @pytest.mark.heavy
 def test_after_a_promotion_compare_names_the_comparison_that_justified_it(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
-    from test_gates import SEEDED_JUDGE, answer_challenge, finish, gate_repo, new_version, spawn
+    from test_gates import SEEDED_JUDGE, gate_repo, new_version
     from test_runs import TRAIN
 
     repo = gate_repo(tmp_path / "h", keys, judge=SEEDED_JUDGE, train=TRAIN)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
     Session(repo).run(["v0", v1], seeds=3)
     Cli(repo)("diagnose", v1)
-    child = spawn(repo, "promote", v1, "--key", str(keys["bob"][0]), "--json")
-    child.expect("all gates pass")
-    answer_challenge(child, v1)
-    child.expect(r"decision \[approve/revise/abort\]: ")
-    child.sendline("approve")
-    code, out = finish(child)
+    code, out = promote_at_terminal(repo, v1, keys["bob"][0], "--json")
     assert code == 0, out
     error = Cli(repo).json("compare", "v0", v1, code=22)["error"]
     assert "it was promoted on Δ +" in error["message"] and "against v0" in error["message"]
