@@ -18,10 +18,10 @@ Arms, timed in the same process, in an order rotated every repetition (--repeats
 * ``judge-replay-all``, ``judge-noreplay`` — kept for the history of the earlier design;
 * ``judge-2workers`` — two policy processes (the machine has 2 cores);
 * ``judge-1lane``    — the judge with ``lanes = 1``: one episode at a time, one message each way
-  per step (the default, ``lanes = 16``, plays 16 episodes side by side in the policy process:
-  one message each way per round of all of them; fewer while the judge ramps up from one lane
-  or when rounds are slow, ``runner._Pace``);
-* ``judge-64lanes``  — the judge with ``lanes = 64``: 4x fewer rounds;
+  per step (the default, ``lanes = 64``, plays up to 64 episodes side by side in the policy
+  process: one message each way per round of all of them; fewer while the judge ramps up from
+  one lane or when rounds are slow, ``runner._Pace``);
+* ``judge-16lanes``  — the judge with ``lanes = 16`` (the default before): 4x more rounds;
 * ``vector-plain``   — a plain ``gymnasium.vector.SyncVectorEnv`` loop (8 envs, batches of 8
   seeds, one policy object per sub-env). The judge has no vectorized path (its policies act on
   one observation); this row is the plain vector loop, for reference;
@@ -170,7 +170,7 @@ def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[flo
 
 
 def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
-              replay: float, env_id: str = ENV_ID, lanes: int = 16) -> tuple[list[float], dict[str, float]]:
+              replay: float, env_id: str = ENV_ID, lanes: int = 64) -> tuple[list[float], dict[str, float]]:
     """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
     policy) is measured by a one-episode run just before and subtracted for the steady rates."""
     from evotree.domains.gym.judge import judge_episodes
@@ -327,8 +327,8 @@ def main() -> int:
                 "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0, env_id=env_id),
                 "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25, env_id=env_id),
                 "judge-1lane": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=1),
-                "judge-64lanes": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id,
-                                         lanes=64),
+                "judge-16lanes": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id,
+                                         lanes=16),
                 "vector-plain": partial(arm_vector, policy, seeds),
                 "judge-eval-sandbox": partial(arm_judge_sandboxed, candidate, seeds, nested=False, env_id=env_id),
                 "judge-nested": partial(arm_judge_sandboxed, candidate, seeds, nested=True, env_id=env_id),

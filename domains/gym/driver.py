@@ -105,17 +105,21 @@ class Play:
         self.space = space = (
             env.action_space
         )  # as play(): the object before reset (highway-env makes a new one)
+        fast = _fast_path(env)
+        # with only gym.make's checking wrappers the bare environment is reset and stepped: the
+        # same episode (the wrappers only check, and the time limit is applied here), without
+        # the checker's per-environment inspection on the first reset
+        target = fast[0] if fast is not None else env
         seed_everything(episode.seed)  # for environments that draw from the global generators
         try:
-            obs, _ = env.reset(seed=episode.seed)
+            obs, _ = target.reset(seed=episode.seed)
         except Exception as exc:  # noqa: BLE001 - the environment's fault, reported
             episode.message = f"env.reset raised: {type(exc).__name__}: {exc}"
             return None
         space.seed(episode.seed)
         self.stats = _Stats(space) if self.summarize else None
         self.first = _obs_text(obs) if self.summarize else ""
-        fast = _fast_path(env)
-        self._step, self.limit = (fast[0].step, fast[1]) if fast is not None else (env.step, None)
+        self._step, self.limit = target.step, (fast[1] if fast is not None else None)
         self.check = action_checker(space)
         message = {
             "mode": "default",

@@ -396,7 +396,7 @@ class Worker:
                     play.episode.seconds = round(monotonic() - play.started, 6)
                     done[order] = play.episode
                     continue
-                pace.horizon(timeout, getattr(env.spec, "max_episode_steps", None))
+                pace.horizon(timeout, play.limit)
                 lane = free.pop()
                 active[lane] = (order, env, play)
                 starts.append((lane, start))

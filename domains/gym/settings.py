@@ -99,7 +99,7 @@ class TrainSettings:
     workers: int = 1
     protocol: str = "evotree"
     #: episodes each policy process plays side by side (evotree's contract; runner.Worker.play_lanes)
-    lanes: int = 16
+    lanes: int = 64
     #: EvoPolicyGym mode: the train instances (ids into its fixed pool of 64) this submit plays
     instances: list[int] | None = None
 
@@ -150,7 +150,7 @@ def load_train_settings(path: Path) -> TrainSettings:
         episode_timeout_seconds=float(_take(train, "episode_timeout_seconds", (int, float), 30.0, where)),
         workers=_take(train, "workers", int, 1, where),
         protocol=_protocol(train, where),
-        lanes=_take(train, "lanes", int, 16, where),
+        lanes=_take(train, "lanes", int, 64, where),
     )
     _unknown(train, where)
     _instances(settings, instances, has_first_seed=has_first_seed, has_episodes=has_episodes, where=where)
@@ -212,7 +212,7 @@ class JudgeSettings:
     clip_max: float = 1.2
     protocol: str = "evotree"
     #: episodes each policy process plays side by side (evotree's contract; runner.Worker.play_lanes)
-    lanes: int = 16
+    lanes: int = 64
 
     def seeds(self, split: str, env_id: str) -> list[int]:
         return self.pools.get(split, {}).get(env_id, [])
@@ -237,7 +237,7 @@ def load_judge_settings(path: Path) -> JudgeSettings:
         replay_fraction=float(_take(judge, "replay_fraction", (int, float), 0.25, where)),
         clip_max=float(_take(judge, "clip_max", (int, float), 1.2, where)),
         protocol=_protocol(judge, where),
-        lanes=_take(judge, "lanes", int, 16, where),
+        lanes=_take(judge, "lanes", int, 64, where),
     )
     _unknown(judge, where)
     _positive(settings.episode_timeout_seconds, f"{where}.episode_timeout_seconds")

@@ -105,9 +105,10 @@ episode_timeout_seconds = {timeout}
 max_timeouts_per_env = 3
 # Policy processes playing episodes in parallel.
 workers = 1
-# Episodes each policy process plays side by side (one message each way per step of all of
-# them); each keeps its own policy object, generators and time limit.
-lanes = 16
+# Episodes each policy process plays side by side (one message each way per round of all of
+# them; fewer when the policy is slow); each keeps its own policy object and generators, and
+# its time limit is its wall time.
+lanes = 64
 # Accepted and ignored: the environment runs in the judge's process, the policy in its own, so
 # nothing is replayed.
 replay_fraction = 0.25
