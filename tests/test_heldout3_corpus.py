@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus_sets import labels, set_dir, set_module
+from corpus_sets import FORMATS, labels, set_dir, set_module
 
 SET = set_dir("heldout3")
 
@@ -29,8 +29,7 @@ def test_every_file_labelled_and_every_format_present() -> None:
     leaks = sum(r["label"] == "leak" for r in rows)
     assert 0.4 <= leaks / len(rows) <= 0.6
     formats = {r["format"] for r in rows}
-    assert {"claude", "codex", "codex-exec", "mini1", "mini2", "mini2-tool", "swe", "swe-history", "bash", "bash-ts",
-            "zsh", "rollouts"} <= formats
+    assert FORMATS <= formats
     for r in rows:  # a leak names what of the future it showed; a benign file shows nothing
         content = {k for k in r["future_seen"] if k != "tags"}
         assert bool(content) == (r["label"] == "leak"), r["file"]

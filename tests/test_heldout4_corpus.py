@@ -18,23 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_sets import labels, read_jsonl, set_dir, set_module
+from corpus_sets import FORMATS, labels, read_jsonl, set_dir, set_module
 
 SET = set_dir("heldout4")
-FORMATS = {
-    "claude",
-    "codex",
-    "codex-exec",
-    "mini1",
-    "mini2",
-    "mini2-tool",
-    "swe",
-    "swe-history",
-    "bash",
-    "bash-ts",
-    "zsh",
-    "rollouts",
-}
 REPOS = {"saltmarsh", "kilnlog", "orchard", "beacon", "ferrule"}
 
 

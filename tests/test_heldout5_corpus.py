@@ -16,24 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_sets import labels, read_jsonl, set_dir, set_module
+from corpus_sets import FORMATS, labels, read_jsonl, set_dir, set_module
 
 SET = set_dir("heldout5")
 FILES = SET / "files"
-FORMATS = {
-    "claude",
-    "codex",
-    "codex-exec",
-    "mini1",
-    "mini2",
-    "mini2-tool",
-    "swe",
-    "swe-history",
-    "bash",
-    "bash-ts",
-    "zsh",
-    "rollouts",
-}
 KINDS_WITHOUT_TRACE = {"network", "hidden-path", "ref-glob"}
 
 
