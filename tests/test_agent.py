@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from conftest import EVOTREE_BIN, Cli, git  # noqa: E402
+from conftest import EVOTREE_BIN, Cli, git, validate  # noqa: E402
 from evotree.server.agent import AGENT_SOCKET, client_configs  # noqa: E402
 from test_server import IMPOSTOR, make_workspace  # noqa: E402
 
@@ -179,6 +179,7 @@ def test_the_champion_and_unknown_versions_are_refused_and_the_exit_code_is_the_
 def test_the_printed_configuration_points_at_the_bridge() -> None:
     proc = subprocess.run([str(EVOTREE_BIN), "agent", "--print-config", "--json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    validate(json.loads(proc.stdout), "agent-config")
     got = json.loads(proc.stdout)["mcp"]
     assert got == client_configs()
     server = got["claude_code"]["content"]["mcpServers"]["evotree"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EVOTREE_BIN, git, make_repo
+from conftest import EVOTREE_BIN, git, make_repo, validate
 
 from evotree.verbs.autopilot import (
     Knob,
@@ -140,6 +140,7 @@ def test_the_autopilot_gates_each_proposal_and_never_signs(tmp_path: Path) -> No
                               env=safe_env(), timeout=500)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         data = json.loads(proc.stdout)
+        validate(data, "autopilot")
         # progress with totals went to stderr, the JSON alone to stdout
         assert "[0/3 proposals, 0 runs] proposal 1" in proc.stderr and "runs]   gates v" in proc.stderr
         statuses = [(o["proposal"]["key"], o["status"], o["verdict"]) for o in data["outcomes"]]

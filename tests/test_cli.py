@@ -76,8 +76,11 @@ def test_text_output_is_readable(run: Cli) -> None:
 def test_config_show_and_check(run: Cli, repo: Path) -> None:
     run("init", "--domain", "gym")
     cfg = run.json("config", "show")
+    validate(cfg, "config")
     assert cfg["workspace"]["domain"] == "gym" and cfg["gates"]["alpha"] == 0.025
-    assert run.json("config", "check")["valid"] is True
+    checked = run.json("config", "check")
+    validate(checked, "config-check")
+    assert checked["valid"] is True
     (repo / "evotree.toml").write_text("[gates]\nalpha = 'x'\n")
     err = run.json("config", "check", code=6)
     validate(err, "error")

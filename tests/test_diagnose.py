@@ -64,6 +64,7 @@ def test_backtest_cli_revives_dead_groups(tmp_path: Path) -> None:
     run_versions(ws, [rec.id])
     cli = Cli(ws.root)
     data = cli.json("backtest", rec.id, "--transform", "reward + 0.1*follow")
+    validate(data, "backtest")
     (run,) = data["runs"]
     assert run["dead_group_ratio_before"] == 1.0 and run["dead_group_ratio_after"] == 0.0
     assert run["revived_fraction"] == 1.0

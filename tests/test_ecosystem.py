@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli
+from conftest import Cli, validate
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.query import query
@@ -45,6 +45,7 @@ def test_export_tensorboard_read_back_by_event_accumulator(tree: tuple[Workspace
     ws, v1, record = tree
     Cli(ws.root).json("export", "tensorboard", str(tmp_path / "tb"), "--version", v1)
     out = Cli(ws.root).json("export", "tensorboard", str(tmp_path / "tb"), "--version", v1)  # again: replaced
+    validate(out, "export")
     assert out["tool"] == "tensorboard" and [r["run_id"] for r in out["runs"]] == [record.run_id]
     logdir = tmp_path / "tb" / v1 / record.run_id
     assert Path(out["runs"][0]["target"]).resolve() == logdir.resolve()
@@ -107,6 +108,7 @@ def test_import_tensorboard_makes_an_ingested_run(tree: tuple[Workspace, str, An
     v1 = _version(ws, "skill = 0.1\n", hypothesis="trained elsewhere")  # its own version: v1 keeps one run
     logged = _write_trl_like_events(tmp_path / "out" / "runs" / "Dec03_10-00-00_host")
     out = Cli(ws.root).json("import", "tensorboard", str(tmp_path / "out"), "--version", v1, "--seed", "7")
+    validate(out, "runs")
     (run,) = out["runs"]
     assert run["status"] == "ingested" and run["version"] == v1 and run["seed"] == 7
     assert run["headline"] is None and run["judge_commit"] is None  # not judged: no score
@@ -160,6 +162,7 @@ def test_export_mlflow_read_back_by_mlflow_client(tree: tuple[Workspace, str, An
     uri = f"file:{tmp_path / 'mlruns'}"
     Cli(ws.root).json("export", "mlflow", "--tracking-uri", uri, "--version", v1, "--experiment", "evo")
     out = Cli(ws.root).json("export", "mlflow", "--tracking-uri", uri, "--version", v1, "--experiment", "evo")
+    validate(out, "export")
     (exported,) = out["runs"]
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name("evo")
@@ -185,6 +188,7 @@ def test_export_wandb_offline_run_files(tree: tuple[Workspace, str, Any], tmp_pa
     pytest.importorskip("wandb")
     ws, v1, record = tree
     out = Cli(ws.root).json("export", "wandb", str(tmp_path / "wb"), "--version", v1)
+    validate(out, "export")
     (exported,) = out["runs"]
     run_dir = Path(exported["target"])
     assert run_dir.name.startswith("offline-run-") and run_dir.parent == (tmp_path / "wb" / "wandb").resolve()
@@ -248,11 +252,13 @@ def test_precommit_audits_the_staged_tree(tree: tuple[Workspace, str, Any]) -> N
     (wt / "recipe.toml").write_text("skill = 0.9\nsteps = 3\n")
     git(wt, "add", "recipe.toml")
     ok = Cli(wt).json("precommit")
+    validate(ok, "precommit")
     assert ok["version"] == rec.id and ok["blocking"] == [] and ok["exit_code"] == 0
     (wt / "judge").mkdir(exist_ok=True)  # a version's checkout may leave the judge out
     (wt / "judge" / "eval.py").write_text("print('every answer is right')\n")
     git(wt, "add", "judge/eval.py")
     refused = Cli(ws.root).json("precommit", "--worktree", str(wt), code=28)
+    validate(refused, "precommit")
     assert "audit.protected_path" in refused["blocking"]
     assert any("judge/eval.py" in json.dumps(f) for f in refused["findings"])
     assert git(wt, "rev-parse", "HEAD") == head  # no commit made, the staged changes still staged

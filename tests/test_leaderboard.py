@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conftest import validate
 from evotree.report.leaderboard import (
     SearchEntry,
     category_of,
@@ -101,6 +102,7 @@ def test_three_finalized_searches(tmp_path: Path) -> None:
     cli = Cli(tmp_path / "good")
     data = cli.json("leaderboard", f"pd:codex={tmp_path / 'good'}", f"zero={tmp_path / 'bad'}",
                     str(tmp_path / "none"))
+    validate(data, "leaderboard")
     rows = {r["agent"]: r for r in data["rows"]}
     assert [r["agent"] for r in data["rows"]] == ["pd", "zero", "none"]
     assert data["envs"] == ["CartPole-v1"] and data["categories"] == ["Gym/Box2D"]

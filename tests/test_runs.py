@@ -390,6 +390,7 @@ def test_ingest_trainer_state(rws: Workspace, tmp_path: Path) -> None:
     path = tmp_path / "trainer_state.json"
     path.write_text(json.dumps(state))  # json writes NaN, as transformers does
     data = Cli(rws.root).json("ingest", str(path), "--version", "v0")
+    validate(data, "runs")
     (run,) = data["runs"]
     assert run["status"] == "ingested" and run["headline"] is None and run["wall_seconds"] == 12.5
     assert any("1 non-finite" in n for n in run["notes"]) and any("skipped 1" in n for n in run["notes"])

@@ -71,7 +71,9 @@ def register(cli: click.Group) -> None:
         if print_config and not command:
             configs = client_configs()
             if as_json:
-                click.echo(json.dumps({"v": 1, "mcp": configs}))
+                from evotree.verbs.results import AgentConfigResult
+
+                click.echo(json.dumps(AgentConfigResult(mcp=configs).to_dict()))
             else:
                 for name, entry in configs.items():
                     content = entry["content"]

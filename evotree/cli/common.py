@@ -28,8 +28,10 @@ SHORT_EXIT_CODE_HELP = ("\b\nExit codes: 0 success, 1 a bug (please report it), 
 
 
 def to_data(result: Any) -> Any:
-    if isinstance(result, list):
-        return {"v": 1, "runs": [to_data(item) for item in result]}
+    if isinstance(result, list):  # run records (run, runs, ingest, import): schema runs
+        from evotree.verbs.results import RunsResult
+
+        return RunsResult(list(result)).to_dict()
     if hasattr(result, "to_dict"):
         return result.to_dict()
     if is_dataclass(result) and not isinstance(result, type):

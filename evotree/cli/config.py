@@ -46,8 +46,10 @@ def config_check(path: str | None) -> Any:
         target = Path(path)
     if not target.is_file():
         raise ConfigError(f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target))
+    from evotree.verbs.results import ConfigCheckResult
+
     parse_config(read_config_text(target), source=str(target))
-    return {"v": 1, "path": str(target), "valid": True}
+    return ConfigCheckResult(path=str(target), valid=True)
 
 
 @cli.command()
@@ -60,8 +62,10 @@ def schema(name: str | None) -> Any:
     if name is None:
         # `schemas`: every name `evotree schema NAME` accepts (old `_` names included, for scripts that
         # look theirs up); `current`: the names to use; `aliases`: old name -> current name
-        return {"v": 1, "schemas": schema_names(include_aliases=True), "current": schema_names(),
-                "aliases": schema_aliases()}
+        from evotree.verbs.results import SchemaListResult
+
+        return SchemaListResult(schemas=schema_names(include_aliases=True),
+                                current=schema_names(), aliases=schema_aliases())
     return load_schema(name)
 
 

@@ -35,8 +35,9 @@ def harness_branch(hypothesis: str) -> Any:
 def harness_list() -> Any:
     """List harness versions; the active one judges every `evotree diagnose`."""
     from evotree.gates.harnesses import list_harnesses
+    from evotree.verbs.results import HarnessListResult
 
-    return list_harnesses(open_workspace())
+    return HarnessListResult.of(list_harnesses(open_workspace()))
 
 
 @harness.command("promote")

@@ -241,13 +241,15 @@ def config(cfg: Any) -> None:
             _console.print(f"  {key} = {_esc(repr(value))}")
 
 
-def config_check(result: dict[str, Any]) -> None:
-    _console.print(f"[green]✓[/] {_esc(result['path'])} is valid")
+def config_check(result: Any) -> None:
+    path = result.path if hasattr(result, "path") else result["path"]
+    _console.print(f"[green]✓[/] {_esc(path)} is valid")
 
 
-def schema(result: dict[str, Any]) -> None:
+def schema(result: Any) -> None:
     import json
 
+    result = result.to_dict() if hasattr(result, "to_dict") else result
     if "schemas" in result:
         for name in result.get("current", result["schemas"]):
             _console.print(name)
@@ -462,8 +464,9 @@ class RunProgress:
                 self.console.print(f"{_esc(run_id)}: {text}")
 
 
-def sql_result(result: dict[str, Any]) -> None:
+def sql_result(result: Any) -> None:
     """``evotree sql``: the rows as a table (at most ``limit``)."""
+    result = result.to_dict() if hasattr(result, "to_dict") else result
     table = Table(*result["columns"], box=None)
     for row in result["rows"][: result["limit"]]:
         table.add_row(*(_esc(_cell(row[c])) for c in result["columns"]))
@@ -506,7 +509,8 @@ def harness_created(record: Any) -> None:
                    f"commit, then `evotree harness promote {_esc(record.id)}`")
 
 
-def harness_list(result: dict[str, Any]) -> None:
+def harness_list(result: Any) -> None:
+    result = result.to_dict() if hasattr(result, "to_dict") else result
     for h in result["harnesses"]:
         star = " [bold yellow]★ active[/]" if h["active"] else ""
         _console.print(f"[bold]{_esc(h['id'])}[/]{star} · {_esc(h['hypothesis'])}")

@@ -379,7 +379,9 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
         for row in rows:
             writer.writerow([row[c] for c in table.column_names])
         raise click.exceptions.Exit(0)
-    return {"v": 1, "columns": table.column_names, "rows": rows, "limit": limit}
+    from evotree.verbs.results import SqlOutput
+
+    return SqlOutput(columns=table.column_names, rows=rows, limit=limit, row_count=len(rows))
 
 
 @cli.command()

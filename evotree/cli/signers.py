@@ -93,11 +93,14 @@ def signers_accept(ledger_commit: str, as_json: bool) -> None:
     except EvotreeError as exc:
         fail(exc, as_json)
         return
-    result = {"v": 1, "accepted": steps[0]["ledger_commit"], "signers": statement.get("signers") or []}
+    from evotree.verbs.results import SignersAccepted
+
+    result = SignersAccepted(accepted=steps[0]["ledger_commit"],
+                             signers=[str(s) for s in statement.get("signers") or []])
     if as_json:
-        click.echo(json.dumps(result))
+        click.echo(json.dumps(result.to_dict()))
     else:
-        click.echo(f"accepted the signers {', '.join(result['signers'])} here")
+        click.echo(f"accepted the signers {', '.join(result.signers)} here")
 
 
 def register(root: click.Group) -> None:

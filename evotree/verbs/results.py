@@ -11,7 +11,9 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
+from evotree.diagnostics.harnesses import HarnessVersion
 from evotree.gates.finalize import FinalizePlan
+from evotree.harness.records import RunRecord
 from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.memory.model import MemoryEntry
 from evotree.memory.query import SearchHit, SkillStatus
@@ -30,7 +32,9 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "ReportAuditSection", "Section", "LineageSection", "CurvesSection", "SignalsView",
            "Rate", "Spend", "ClassStat", "VersionIntervention", "HistoricalBest", "FirstAttempt",
            "PostPeak", "SpendView", "CostPerCandidate", "Recommendation", "SearchRates",
-           "FinalizeDryRun"]
+           "FinalizeDryRun", "RunsResult", "HarnessListResult", "ConfigCheckResult",
+           "SignersAccepted", "SqlOutput", "AgentConfigResult", "SchemaListResult",
+           "BacktestOutput"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -924,3 +928,183 @@ class FinalizeDryRun:
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "dry_run": True, "retrain": self.retrain, **self.plan.to_dict()}
+
+
+@dataclass(frozen=True)
+class RunsResult:
+    """Run records, oldest first: ``evotree run``, ``runs``, ``ingest`` and ``import tensorboard``
+    ``--json``."""
+
+    runs: list[RunRecord]
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "runs": [r.to_dict() if hasattr(r, "to_dict") else asdict(r)
+                                 for r in self.runs]}
+
+
+@dataclass(frozen=True)
+class HarnessListResult:
+    """``evotree harness list --json``: the harness versions, the built-in ``h0`` first."""
+
+    #: the end of the signed chain of harness promotions (what diagnose and the gates use)
+    active: str
+    #: false (with a warning) when the harness ref or the ledger disagree with the signed chain
+    signed: bool
+    warning: str | None
+    harnesses: list[HarnessVersion]
+    v: int = 1
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> HarnessListResult:
+        """From :func:`evotree.gates.harnesses.list_harnesses`'s dict."""
+        return cls(active=data["active"], signed=bool(data["signed"]), warning=data["warning"],
+                   harnesses=[HarnessVersion(**h) for h in data["harnesses"]])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "active": self.active, "signed": self.signed, "warning": self.warning,
+                "harnesses": [h.to_dict() for h in self.harnesses]}
+
+
+@dataclass(frozen=True)
+class ConfigCheckResult:
+    """``evotree config check --json``: the evotree.toml checked (an invalid one is an error)."""
+
+    path: str
+    valid: bool
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "path": self.path, "valid": self.valid}
+
+
+@dataclass(frozen=True)
+class SignersAccepted:
+    """``evotree signers accept --json``: a fetched signers.added step accepted in this clone."""
+
+    #: the ledger commit of the signers.added step
+    accepted: str = field(metadata=schema_note(pattern=COMMIT_PATTERN))
+    #: the principals that step allows to sign
+    signers: list[str] = field(default_factory=list)
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "accepted": self.accepted, "signers": list(self.signers)}
+
+
+@dataclass(frozen=True)
+class SqlOutput:
+    """``evotree sql --json``: every row of one read-only SELECT (the verb ``sql`` of the API and
+    the agent server returns at most its ``limit`` rows; schema sql)."""
+
+    columns: list[str]
+    #: every row the query returned
+    rows: list[dict[str, Any]]
+    #: rows the text table shows (--limit); the JSON carries them all
+    limit: int
+    #: len(rows)
+    row_count: int
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "columns": list(self.columns), "rows": self.rows, "limit": self.limit,
+                "row_count": self.row_count}
+
+
+class McpClientConfig(TypedDict):
+    """One MCP client's configuration: where it reads it and what to write there."""
+
+    file: str
+    #: the file's content: JSON (an object) or TOML (text)
+    content: dict[str, Any] | str
+
+
+@dataclass(frozen=True)
+class AgentConfigResult:
+    """``evotree agent --print-config --json``: the MCP client configurations written for the
+    agent."""
+
+    #: client (claude_code, codex) -> the file it reads and its content
+    mcp: dict[str, McpClientConfig]
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "mcp": self.mcp}
+
+
+@dataclass(frozen=True)
+class SchemaListResult:
+    """``evotree schema --json``: every schema name (``evotree schema NAME`` prints one)."""
+
+    #: every name accepted, old ``_`` names included
+    schemas: list[str]
+    #: the names to use
+    current: list[str]
+    #: old name -> current name
+    aliases: dict[str, str]
+    v: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"v": 1, "schemas": list(self.schemas), "current": list(self.current),
+                "aliases": dict(self.aliases)}
+
+
+class FindingSummary(TypedDict):
+    code: str
+    severity: str | None
+    title: str
+
+
+class FindingChangeRow(TypedDict):
+    """How one finding code of one run changed."""
+
+    run_id: str
+    code: str
+    kind: Literal["new", "resolved", "severity_changed"]
+    before: str | None
+    after: str | None
+
+
+class DeadGroups(TypedDict):
+    groups: int
+    dead: int
+    ratio: float | None
+
+
+class RunBacktestRow(TypedDict):
+    """One run, before and after the transform (``RunBacktest.to_dict()``)."""
+
+    run_id: str
+    findings_before: list[FindingSummary]
+    findings_after: list[FindingSummary]
+    changes: list[FindingChangeRow]
+    dead_groups_before: DeadGroups
+    dead_groups_after: DeadGroups
+    dead_group_ratio_before: float | None
+    dead_group_ratio_after: float | None
+    #: (dead before - dead after) / dead before; null when no group was dead before
+    revived_fraction: float | None
+    groups_revived: int
+    groups_killed: int
+
+
+class BacktestHarness(TypedDict):
+    harness_version: str
+    #: analyzer -> threshold overrides
+    thresholds: dict[str, Any]
+    dead_group_std_epsilon: float
+
+
+class BacktestOutput(TypedDict):
+    """``evotree backtest V --json`` (``BacktestResult.to_dict()``): the analyzers re-run over the
+    stored rollouts, as they are and under the transform."""
+
+    runs_dir: str
+    run_ids: list[str]
+    #: the reward transform (RewardTransform.to_dict())
+    transform: dict[str, Any]
+    layers: list[str] | None
+    harness: BacktestHarness
+    runs: list[RunBacktestRow]
+    #: every run's changes together
+    changes: list[FindingChangeRow]

@@ -16,14 +16,18 @@ the tests read schemas only through them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import sys
+import typing
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from evotree.core import schemas as shipped
 from evotree.core.errors import UsageError
-from evotree.core.events import EventKind
+from evotree.core.config import Config
+from evotree.core.events import PAYLOADS, EventKind
 from evotree.core.ledger import Event, VersionRecord, VersionStatus
 from evotree.core.schemas.derive import dataclass_schema, type_schema
 from evotree.core.diff import VersionDiff
@@ -31,6 +35,12 @@ from evotree.core.versions import PruneResult, TreeView, VersionDetail
 from evotree.core.workspace import InitResult
 from evotree.diagnostics.compare import VersionComparison
 from evotree.diagnostics.diagnose import DiagnoseResult
+from evotree.diagnostics.harnesses import HarnessVersion
+from evotree.harness.ecosystem import ExportResult as ToolExportResult
+from evotree.harness.ecosystem import StagedCheck
+from evotree.report.leaderboard import Leaderboard
+from evotree.report.results_tsv import ResultsTsv
+from evotree.verbs.autopilot import AutopilotResult
 from evotree.gates.bootstrap import SignersAdded
 from evotree.gates.evidence import GATE_NAMES, GateReport, RunVoidResult
 from evotree.gates.finalize import Candidate, FinalizeResult
@@ -61,6 +71,14 @@ from evotree.memory.suggest import SuggestResult
 from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,
+    AgentConfigResult,
+    BacktestOutput,
+    ConfigCheckResult,
+    HarnessListResult,
+    RunsResult,
+    SchemaListResult,
+    SignersAccepted,
+    SqlOutput,
     SHA256_PATTERN,
     AuditFinding,
     AuditResult,
@@ -140,6 +158,9 @@ class Derived:
     beside: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: more types whose schemas ``beside`` or ``fields`` refer to (``#/$defs/Name``)
     defs: tuple[type, ...] = ()
+    #: the object holding a ledger event (``""``: the output itself; else its ``$defs`` name)
+    #: whose ``data`` is checked against its ``kind``'s payload type (:data:`PAYLOADS`)
+    event: str | None = None
 
     def schema(self, name: str) -> dict[str, Any]:
         own = {k: v for k, v in self.hints.items() if "." not in k}
@@ -178,7 +199,43 @@ class Derived:
             props = out["$defs"][owner]["properties"] if owner else out["properties"]
             props[name] = {**(props.get(name, {}) if owner else props[name]), **more}
         _prune_defs(out)
+        if self.event is not None:
+            _payloads_by_kind(out, self.event)
         return out
+
+
+def payload_schema(cls: type) -> dict[str, Any]:
+    """The schema of one event kind's ``data`` (its payload dataclass): the keys it declares and no
+    other, a field with no default required (an ``ABSENT`` one may be left out), as
+    :meth:`evotree.core.events.Payload.from_data` reads it."""
+    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    props: dict[str, Any] = {}
+    required = []
+    for f in dataclasses.fields(cls):
+        props[f.name] = type_schema(hints[f.name])
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+    out: dict[str, Any] = {"type": "object", "required": required, "properties": props,
+                           "additionalProperties": False}
+    if cls.__dict__.get("__doc__") and not cls.__doc__.startswith(f"{cls.__name__}("):
+        out["description"] = " ".join(cls.__doc__.split())
+    return out
+
+
+def _payloads_by_kind(schema: dict[str, Any], where: str) -> None:
+    """``data`` checked by ``kind``: one ``if kind == K then data is K's payload`` per event kind,
+    the payloads in ``$defs`` as ``payload.<kind>``."""
+    defs = schema.setdefault("$defs", {})
+    target = defs[where] if where else schema
+    cases = []
+    for kind, cls in PAYLOADS.items():
+        name = f"payload.{kind.value}"
+        defs[name] = payload_schema(cls)
+        cases.append({"if": {"properties": {"kind": {"const": kind.value}},
+                             "required": ["kind"]},
+                      "then": {"properties": {"data": {"$ref": f"#/$defs/{name}"}}}})
+    target["allOf"] = cases
+    schema["$defs"] = dict(sorted(defs.items()))
 
 
 def _prune_defs(schema: dict[str, Any]) -> None:
@@ -308,7 +365,7 @@ DERIVED: dict[str, Derived] = {
         "A version record (output of branch, merge, abandon, worktree restore)",
         fields=_VERSION_FIELDS,
     ),
-    "log": Derived(LogResult, "evotree log --json"),
+    "log": Derived(LogResult, "evotree log --json", event="LogEntry"),
     "error": Derived(
         ErrorResult, "The JSON printed by any --json command that fails (exit code != 0)"
     ),
@@ -526,6 +583,7 @@ DERIVED: dict[str, Derived] = {
                       "know"}},
         beside={"commit": {"type": "string", "pattern": COMMIT_PATTERN,
                            "description": "ledger commit (in log/show output only)"}},
+        event="",
     ),
     "exit-codes": Derived(
         ExitCodesResult, "evotree help exit-codes --json",
@@ -632,6 +690,50 @@ DERIVED: dict[str, Derived] = {
         "evotree diagnose V --json",
         extra={"v": _V, "by_code": {"type": "array", "items": _FINDING_ROW}},
     ),
+    "runs": Derived(
+        RunsResult, "evotree run|runs|ingest|import tensorboard --json: run records, oldest first",
+        fields={f"RunRecord.{k}": v for k, v in _RUN_FIELDS.items()},
+    ),
+    "harness-version": Derived(
+        HarnessVersion, "evotree harness branch --json: the harness version created",
+        fields={"id": {"pattern": "^h[0-9]+$"}},
+    ),
+    "harness-list": Derived(
+        HarnessListResult, "evotree harness list --json",
+        fields={"active": {"pattern": "^h[0-9]+$"}},
+    ),
+    "config": Derived(Config, "evotree config show --json: the configuration in force"),
+    "config-check": Derived(ConfigCheckResult, "evotree config check --json",
+                            fields={"valid": {"const": True}}),
+    "schema-list": Derived(SchemaListResult, "evotree schema --json (evotree schema NAME prints "
+                           "that JSON Schema itself)"),
+    "backtest": Derived(BacktestOutput, "evotree backtest V --json"),
+    "leaderboard": Derived(Leaderboard, "evotree leaderboard DIR... --json", extra={"v": _V}),
+    "export": Derived(
+        ToolExportResult, "evotree export tensorboard|mlflow|wandb --json: one entry per run",
+        fields={"tool": {"enum": ["tensorboard", "mlflow", "wandb"]}},
+    ),
+    "export-results-tsv": Derived(ResultsTsv, "evotree export results-tsv --json",
+                                  extra={"v": _V}, omit=("text",)),
+    "precommit": Derived(
+        StagedCheck, "evotree precommit --json: the audit's static checks over the staged tree",
+        hints={"findings": list[AuditFinding]},
+        extra={"exit_code": {"enum": [0, 28], "description": "28: a finding is high or above "
+                             "(the commit is refused)"}},
+        fields={"staged_commit": _COMMIT},
+    ),
+    "autopilot": Derived(
+        AutopilotResult, "evotree autopilot --json: every proposal's outcome, and why it stopped",
+        extra={"promoted": {"type": "array", "items": {"type": "string"}},
+               "passed": {"type": "array", "items": {"type": ["string", "null"]},
+                          "description": "the versions every gate passed"}},
+    ),
+    "signers-accept": Derived(SignersAccepted, "evotree signers accept LEDGER_COMMIT --json"),
+    "sql-output": Derived(
+        SqlOutput, "evotree sql --json: every row of one read-only SELECT",
+        fields={"limit": {"minimum": 1}, "row_count": {"minimum": 0}},
+    ),
+    "agent-config": Derived(AgentConfigResult, "evotree agent --print-config --json"),
 }
 
 #: each verb of :data:`evotree.verbs.VERBS` whose result is derived -> its schema (a list result:

@@ -18,9 +18,9 @@ import ast
 import collections.abc
 import dataclasses
 import enum
+import functools
 import inspect
 import sys
-import textwrap
 import types
 import typing
 from typing import Any, Union
@@ -218,6 +218,7 @@ def _typeddict_schema(cls: type, defs: dict[str, dict[str, Any]]) -> dict[str, A
     return out
 
 
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     module = vars(sys.modules.get(cls.__module__)) if cls.__module__ in sys.modules else {}
     try:  # each class's own module resolves its fields (a base from another module's too)
@@ -247,27 +248,50 @@ def _doc(cls: type) -> str | None:
 
 def _field_notes(cls: type) -> dict[str, str]:
     """``field -> its #: comment`` from the class's source (and its dataclass bases')."""
+    return dict(_class_notes(cls))
+
+
+@functools.cache
+def _class_notes(cls: type) -> dict[str, str]:
+    """:func:`_field_notes`, read once a class."""
     notes: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
         if not dataclasses.is_dataclass(klass) and not typing.is_typeddict(klass):
             continue
-        try:
-            source = textwrap.dedent(inspect.getsource(klass))
-        except (OSError, TypeError):
+        found = _module_classes(klass.__module__).get(klass.__qualname__)
+        if found is None:
             continue
-        lines = source.splitlines()
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node in body:
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        node, lines = found
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 comment: list[str] = []
-                row = node.lineno - 2
+                row = item.lineno - 2
                 while row >= 0 and lines[row].strip().startswith("#:"):
                     comment.insert(0, lines[row].strip()[2:].strip())
                     row -= 1
                 if comment:
-                    notes[node.target.id] = " ".join(comment)
+                    notes[item.target.id] = " ".join(comment)
     return notes
+
+
+@functools.cache
+def _module_classes(module: str) -> dict[str, tuple[ast.ClassDef, list[str]]]:
+    """Each class statement of ``module``'s source by qualified name, with the source's lines: the
+    module is parsed once (``inspect.getsource`` of a class parses it again for every class)."""
+    try:
+        source = inspect.getsource(sys.modules[module])
+        tree = ast.parse(source)
+    except (KeyError, OSError, TypeError, SyntaxError):
+        return {}
+    lines = source.splitlines()
+    out: dict[str, tuple[ast.ClassDef, list[str]]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = f"{prefix}{node.name}"
+                out.setdefault(name, (node, lines))
+                visit(node.body, f"{name}.")
+
+    visit(tree.body, "")
+    return out
