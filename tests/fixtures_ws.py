@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from conftest import EVOTREE_BIN, Cli, git, make_repo
+from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo
 
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
@@ -199,6 +200,44 @@ def commit_files(
             path.write_text(content)
     git(worktree, "add", "-A")
     git(worktree, "commit", "-qm", message)
+
+
+#: a judge of the model train.py wrote (model.json): of 10 validation tasks, the first ``skill``
+#: share pass
+SKILL_JUDGE = """\
+import json, os
+from evotree.harness import get_recorder
+rec = get_recorder()
+model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
+hidden = json.load(open("judge/hidden.json"))
+for i, task in enumerate(hidden["validation"]):
+    rec.eval_result("validation", task, 1.0 if (i + 1) / len(hidden["validation"]) <= model["skill"] else 0.0)
+"""
+
+
+def skill_repo(path: Path, *, train: str, config: str) -> Path:
+    """An initialised ``make_repo`` workspace judged by SKILL_JUDGE (judge/hidden.json: 10
+    validation tasks), with ``train`` as train.py, ``config`` as evotree.toml and the recipe
+    ``skill = 0.5``, ``steps = 3``, all in one commit."""
+    repo = make_repo(path)
+    (repo / "recipe.toml").write_text("skill = 0.5\nsteps = 3\n")
+    (repo / "train.py").write_text(train)
+    (repo / "judge").mkdir()
+    (repo / "judge" / "eval.py").write_text(SKILL_JUDGE)
+    hidden = {"validation": [f"val-{i}" for i in range(10)]}
+    (repo / "judge" / "hidden.json").write_text(json.dumps(hidden))
+    (repo / "evotree.toml").write_text(config)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "recipe, train script and judge")
+    init_workspace(repo)
+    return repo
+
+
+def recipe_version(ws: Workspace, recipe: str) -> str:
+    """A version from the champion whose recipe.toml is ``recipe`` (one commit): its id."""
+    rec = create_version(ws, hypothesis="h", parent="champion")
+    commit_file(ws.root / rec.worktree, "recipe.toml", recipe, "recipe")
+    return rec.id
 
 
 def bare_remote(

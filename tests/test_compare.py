@@ -7,17 +7,11 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli, commit_file, validate
-from evotree.core.versions import create_version
+from conftest import Cli, validate
+from fixtures_ws import recipe_version
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from test_runs import make_run_repo
-
-
-def _version(ws: Workspace, recipe: str) -> str:
-    rec = create_version(ws, hypothesis="h")
-    commit_file(ws.root / rec.worktree, "recipe.toml", recipe, "recipe")
-    return rec.id
 
 
 #: A judge whose scores depend on the run's seed: a run's luck shifts all its tasks (as in RL).
@@ -39,7 +33,7 @@ POOL = {"validation": [f"val-{i}" for i in range(40)], "heldout": []}
 
 def test_compare_two_versions(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
-    low, high = _version(ws, "skill = 0.2\nsteps = 1\n"), _version(ws, "skill = 0.9\nsteps = 1\n")
+    low, high = recipe_version(ws, "skill = 0.2\nsteps = 1\n"), recipe_version(ws, "skill = 0.9\nsteps = 1\n")
     run_versions(ws, [low, high], seeds=2, jobs=2)
     data = Cli(ws.root).json("compare", low, high, "--bootstrap", "2000")
     validate(data, "compare")
@@ -57,7 +51,7 @@ def test_compare_two_versions(tmp_path: Path) -> None:
 
 def test_single_run_a_side_says_the_spread_is_unknown(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
-    v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.6\nsteps = 1\n")
     run_versions(ws, ["v0", v1])
     data = Cli(ws.root).json("compare", "v0", v1, "--bootstrap", "2000")
     assert data["seed_aware"] is False and "run-to-run spread is unknown" in data["caveat"]
@@ -66,7 +60,7 @@ def test_single_run_a_side_says_the_spread_is_unknown(tmp_path: Path) -> None:
 
 def test_the_spread_is_pooled_over_the_tree_and_ci_and_p_agree(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w", judge=SEEDED_JUDGE, hidden=POOL))
-    a, b, c = (_version(ws, f"skill = {s}\nsteps = 1\n") for s in (0.4, 0.5, 0.45))
+    a, b, c = (recipe_version(ws, f"skill = {s}\nsteps = 1\n") for s in (0.4, 0.5, 0.45))
     run_versions(ws, [a, b, c], seeds=3, jobs=3)
     data = Cli(ws.root).json("compare", a, b)
     validate(data, "compare")
@@ -77,14 +71,17 @@ def test_the_spread_is_pooled_over_the_tree_and_ci_and_p_agree(tmp_path: Path) -
 
     q = stats.t.ppf(1 - data["alpha"], data["df"])
     assert data["ci"] == pytest.approx([data["delta"] - q * data["se"], data["delta"] + q * data["se"]])
-    assert data["p_value"] == pytest.approx(stats.t.sf(data["delta"] / data["se"], data["df"]))
-    assert (data["p_value"] < data["alpha"]) == (data["ci"][0] > 0) == (data["decision"] == "better")
+    # H0: Δ <= [gates].min_delta (0.002 by default): the p and the CI's lower end agree on it
+    margin = data["threshold"]
+    assert margin == pytest.approx(0.002)
+    assert data["p_value"] == pytest.approx(stats.t.sf((data["delta"] - margin) / data["se"], data["df"]))
+    assert (data["p_value"] < data["alpha"]) == (data["ci"][0] > margin) == (data["decision"] == "better")
     assert data["confidence"] == pytest.approx(1 - 2 * data["alpha"])
 
 
 def test_sequential_look_is_a_threshold_on_the_same_p(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w", judge=SEEDED_JUDGE, hidden=POOL))
-    a, b = _version(ws, "skill = 0.5\nsteps = 1\n"), _version(ws, "skill = 0.53\nsteps = 1\n")
+    a, b = recipe_version(ws, "skill = 0.5\nsteps = 1\n"), recipe_version(ws, "skill = 0.53\nsteps = 1\n")
     run_versions(ws, [a, b], seeds=3, jobs=2)
     cli = Cli(ws.root)
     plain = cli.json("compare", a, b, "--bootstrap", "2000")
@@ -120,7 +117,7 @@ def test_mismatched_pools_refused_unless_intersected(tmp_path: Path, keys: dict[
     from test_harness_signoff import signed_run_repo
 
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
-    v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.6\nsteps = 1\n")
     run_versions(ws, ["v0"])
     # the judge in force gets a bigger validation pool (a signed judge promotion); v1 is scored on it
     import json
@@ -140,14 +137,14 @@ def test_mismatched_pools_refused_unless_intersected(tmp_path: Path, keys: dict[
 
 def test_no_scores_is_explained(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
-    v1 = _version(ws, "skill = 0.6\n")
+    v1 = recipe_version(ws, "skill = 0.6\n")
     err = Cli(ws.root).json("compare", "v0", v1, code=22)["error"]
     assert "has no scored run" in err["message"] and "evotree run v0" in err["fix"]
 
 
 def test_identical_copies_never_ask_for_more_seeds(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
-    a, b = _version(ws, "skill = 0.5\nsteps = 1\n"), _version(ws, "skill = 0.6\nsteps = 1\n")
+    a, b = recipe_version(ws, "skill = 0.5\nsteps = 1\n"), recipe_version(ws, "skill = 0.6\nsteps = 1\n")
     run_versions(ws, [a, b], seeds=2, jobs=2)
     first = Cli(ws.root).json("compare", a, b, "--look", "1", "--max-looks", "3")
     assert first["identical"] == [True, True]
@@ -159,7 +156,7 @@ def test_identical_copies_never_ask_for_more_seeds(tmp_path: Path) -> None:
 def test_iqm_probability_of_improvement_and_per_environment_bh(tmp_path: Path) -> None:
     hidden = {"validation": [f"EnvA#{i}" for i in range(10)] + [f"EnvB#{i}" for i in range(10)], "heldout": []}
     ws = Workspace.open(make_run_repo(tmp_path / "w", hidden=hidden))
-    a, b = _version(ws, "skill = 0.2\nsteps = 1\n"), _version(ws, "skill = 0.9\nsteps = 1\n")
+    a, b = recipe_version(ws, "skill = 0.2\nsteps = 1\n"), recipe_version(ws, "skill = 0.9\nsteps = 1\n")
     run_versions(ws, [a, b], seeds=2, jobs=2)
     data = Cli(ws.root).json("compare", a, b, "--bootstrap", "2000")
     validate(data, "compare")
@@ -175,7 +172,7 @@ def test_iqm_probability_of_improvement_and_per_environment_bh(tmp_path: Path) -
 
 def test_champion_is_judged_on_runs_since_it_became_champion(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
-    v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.6\nsteps = 1\n")
     run_versions(ws, [v1])
     # pretend v1 was promoted now (the promotion gate is a later piece): its earlier runs no longer count
     from evotree.core.ledger import Event
@@ -205,12 +202,12 @@ def test_champion_is_judged_on_runs_since_it_became_champion(tmp_path: Path) -> 
 
 def test_run_warns_when_seeds_add_nothing(tmp_path: Path) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w"))
-    v1 = _version(ws, "skill = 0.6\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.6\nsteps = 1\n")
     result = Cli(ws.root)("run", v1, "--seeds", "2", "--json")
     assert "gave identical per-task scores" in result.stderr and "more seeds add nothing" in result.stderr
     assert result.stdout.lstrip().startswith("{")  # the JSON itself is untouched
     # a judge whose scores depend on the seed: no warning
     ws2 = Workspace.open(make_run_repo(tmp_path / "s", judge=SEEDED_JUDGE, hidden=POOL))
-    v2 = _version(ws2, "skill = 0.5\nsteps = 1\n")
+    v2 = recipe_version(ws2, "skill = 0.5\nsteps = 1\n")
     result = Cli(ws2.root)("run", v2, "--seeds", "3", "--json")
     assert "identical" not in result.stderr

@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from conftest import Cli, commit_file, git, validate
-from fixtures_ws import scored_project
-from evotree.core.versions import create_version
+from conftest import Cli, git, validate
+from fixtures_ws import recipe_version, scored_project
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.integrity import verify_run_evidence
@@ -41,12 +40,6 @@ def _workspace(path: Path) -> Workspace:
     return Workspace.open(scored_project(path, judge=JUDGE))
 
 
-def _version(ws: Workspace, recipe: str) -> str:
-    rec = create_version(ws, hypothesis="h", parent="champion")
-    commit_file(ws.root / rec.worktree, "recipe.toml", recipe, "recipe")
-    return rec.id
-
-
 def _score(repo: Path, version: str) -> tuple[dict[str, Any], dict[str, Any]]:
     report = Cli(repo).json("gates", version)
     validate(report, "gates")
@@ -61,7 +54,7 @@ def _run_dir(ws: Workspace, run_id: str) -> Path:
 def neutral(tmp_path: Path) -> tuple[Workspace, str, dict[int, str]]:
     """Champion v0 (3 seeds, no luck) and a neutral v1 (6 seeds: +0.2 on even, -0.2 on odd)."""
     ws = _workspace(tmp_path / "w")
-    v1 = _version(ws, "skill = 0.5\nspread = 0.2\n")
+    v1 = recipe_version(ws, "skill = 0.5\nspread = 0.2\n")
     records = run_versions(ws, ["v0"], seeds=3, jobs=2) + run_versions(Workspace.open(ws.root), [v1], seeds=6, jobs=2)
     assert all(r.status == "succeeded" for r in records), [r.error for r in records]
     return Workspace.open(ws.root), v1, {r.seed: r.run_id for r in records if r.version == v1}
@@ -167,7 +160,7 @@ def test_a_started_run_that_never_finished_fails_the_gate_and_a_running_one_hold
     from evotree.harness.records import RunRecord
 
     ws = _workspace(tmp_path / "w")
-    v1 = _version(ws, "skill = 0.5\nspread = 0.2\n")
+    v1 = recipe_version(ws, "skill = 0.5\nspread = 0.2\n")
     run_versions(ws, ["v0"], seeds=3, jobs=2)
     for seed in (0, 2, 4):
         run_versions(Workspace.open(ws.root), [v1], seeds=1, seed_start=seed)

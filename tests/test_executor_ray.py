@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EVOTREE_BIN, Cli, commit_file, git, make_repo, validate
+from conftest import EVOTREE_BIN, Cli, git, validate
+from fixtures_ws import recipe_version, skill_repo
 
 from evotree.core.ledger import EventKind
-from evotree.core.versions import create_version
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 from evotree.harness.layout import ENV_RUN_ID
 from evotree.gates.runs import run_versions
 from evotree.harness.records import list_runs
@@ -52,16 +52,6 @@ if recipe.get("fail"):
     sys.exit(3)
 '''
 
-JUDGE = '''\
-import json, os
-from evotree.harness import get_recorder
-rec = get_recorder()
-model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
-hidden = json.load(open("judge/hidden.json"))
-for i, task in enumerate(hidden["validation"]):
-    rec.eval_result("validation", task, 1.0 if (i + 1) / len(hidden["validation"]) <= model["skill"] else 0.0)
-'''
-
 CONFIG = '''\
 [train]
 command = "python train.py"
@@ -75,23 +65,7 @@ kind = "ray"
 
 
 def make_ray_repo(path: Path, *, executor: str = "") -> Path:
-    repo = make_repo(path)
-    (repo / "recipe.toml").write_text("skill = 0.5\nsteps = 3\n")
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"val-{i}" for i in range(10)]}))
-    (repo / "evotree.toml").write_text(CONFIG.format(executor=executor))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, train script and judge")
-    init_workspace(repo)
-    return repo
-
-
-def version(ws: Workspace, recipe: str) -> str:
-    rec = create_version(ws, hypothesis="h", parent="champion")
-    commit_file(ws.root / rec.worktree, "recipe.toml", recipe, "recipe")
-    return rec.id
+    return skill_repo(path, train=TRAIN, config=CONFIG.format(executor=executor))
 
 
 @pytest.fixture(scope="module")
@@ -166,8 +140,8 @@ def check_landed(ws: Workspace, record: Any, store: Path, *, skill: float, steps
 def test_parallel_runs_on_ray_evidence_lands_and_code_failures_are_not_retried(cluster: str, tmp_path: Path) -> None:
     store = tmp_path / "shared-store"
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"\nmax_retries = 2'))
-    v1, v2 = version(ws, "skill = 0.8\nsteps = 3\n"), version(ws, "skill = 0.3\nsteps = 2\n")
-    v3 = version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
+    v1, v2 = recipe_version(ws, "skill = 0.8\nsteps = 3\n"), recipe_version(ws, "skill = 0.3\nsteps = 2\n")
+    v3 = recipe_version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
     events: list[tuple[str, str]] = []
     records = run_versions(ws, [v1, v2, v3], progress=lambda rid, ev, info: events.append((rid, ev)))
     assert [r.version for r in records] == [v1, v2, v3]
@@ -190,7 +164,7 @@ def test_parallel_runs_on_ray_evidence_lands_and_code_failures_are_not_retried(c
 @pytest.mark.slow
 def test_versions_times_seeds_on_ray(cluster: str, tmp_path: Path) -> None:
     ws = Workspace.open(make_ray_repo(tmp_path / "w"))
-    v1, v2 = version(ws, "skill = 0.8\nsteps = 3\n"), version(ws, "skill = 0.3\nsteps = 2\n")
+    v1, v2 = recipe_version(ws, "skill = 0.8\nsteps = 3\n"), recipe_version(ws, "skill = 0.3\nsteps = 2\n")
     records = run_versions(ws, [v1, v2], seeds=3)
     assert [(r.version, r.seed) for r in records] == [(v, s) for v in (v1, v2) for s in range(3)]
     for record in records:
@@ -211,7 +185,7 @@ def _gate(tmp_path: Path) -> tuple[Path, str]:
 def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp_path: Path) -> None:
     block, gate = _gate(tmp_path)
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 1\nsync_seconds = 0.2" + gate))
-    v1 = version(ws, f'skill = 0.7\nsteps = 2\nblock = "{block}"\n')
+    v1 = recipe_version(ws, f'skill = 0.7\nsteps = 2\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     result: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1])))
@@ -255,7 +229,7 @@ def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp
 def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path) -> None:
     block, gate = _gate(tmp_path)
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=gate))
-    v1 = version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+    v1 = recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     cancel = threading.Event()
     result: dict[str, Any] = {}
@@ -306,7 +280,7 @@ def test_cli_executor_ray_ctrl_c_marks_runs_cancelled(cluster: str, tmp_path: Pa
     block = tmp_path / "block"
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w"))
-    v1 = version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+    v1 = recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
     proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(ws.root), "run", v1, "--executor", "ray",
                              "--address", cluster, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONPATH": ""})
@@ -329,7 +303,7 @@ def test_cli_executor_ray_ctrl_c_marks_runs_cancelled(cluster: str, tmp_path: Pa
 def test_cli_run_executor_ray_json(cluster: str, tmp_path: Path) -> None:
     repo = make_ray_repo(tmp_path / "w")
     ws = Workspace.open(repo)
-    v1 = version(ws, "skill = 0.9\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.9\nsteps = 1\n")
     out = Cli(repo).json("run", v1, "--executor", "ray", "--address", cluster)
     (record,) = out["runs"]
     validate(record, "run")
@@ -346,7 +320,7 @@ def test_driver_killed_ray_run_is_recovered_as_crashed_with_incomplete_evidence(
     block = tmp_path / "block"
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="sync_seconds = 0.2"))
-    v1 = version(ws, f'skill = 0.6\nsteps = 2\nblock = "{block}"\n')
+    v1 = recipe_version(ws, f'skill = 0.6\nsteps = 2\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(ws.root), "run", v1, "--executor", "ray",
                              "--address", cluster, "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -373,7 +347,7 @@ def test_lost_worker_is_not_retried_past_the_runs_budget(cluster: str, tmp_path:
     block = tmp_path / "block"
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 3\n[budget]\nmax_runs_per_version = 1"))
-    v1 = version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+    v1 = recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     result: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1])))
@@ -395,7 +369,7 @@ def test_a_run_no_node_can_hold_is_refused_before_anything_starts(cluster: str, 
     from evotree.harness.executors import ExecutorError
 
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="gpus = 1.0\ncpus = 1.0"))
-    v1 = version(ws, "skill = 0.5\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.5\nsteps = 1\n")
     with pytest.raises(ExecutorError, match=r"no node of the Ray cluster can hold one run: .*GPU 1") as info:
         run_versions(ws, [v1])
     assert info.value.exit_code == 35 and "gpus" in info.value.fix
@@ -408,7 +382,7 @@ def test_runs_get_the_cpus_of_executor_section(cluster: str, tmp_path: Path) -> 
     from datetime import datetime
 
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="cpus = 2.0"))
-    v1 = version(ws, "skill = 0.5\nsteps = 1\n")
+    v1 = recipe_version(ws, "skill = 0.5\nsteps = 1\n")
     a, b = run_versions(ws, [v1], seeds=2)  # each run takes both CPUs of the cluster: one at a time
 
     def span(record: Any) -> tuple[datetime, datetime]:
@@ -441,7 +415,7 @@ def test_forged_store_evidence_and_failing_fetch_are_not_taken_for_results(
 
     store = tmp_path / "shared-store"
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"'))
-    v1, v2 = version(ws, "skill = 0.3\nsteps = 1\n"), version(ws, "skill = 0.4\nsteps = 1\n")
+    v1, v2 = recipe_version(ws, "skill = 0.3\nsteps = 1\n"), recipe_version(ws, "skill = 0.4\nsteps = 1\n")
     real_fetch = EvidenceStore.fetch
 
     def fetch(self: EvidenceStore, run_id: str, local_root: Path, expected: Any = None) -> Any:
@@ -471,7 +445,7 @@ def test_an_aborted_request_leaves_no_run_running(cluster: str, tmp_path: Path, 
     block = tmp_path / "block"
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w"))
-    quick, slow = version(ws, "skill = 0.3\nsteps = 1\n"), version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+    quick, slow = recipe_version(ws, "skill = 0.3\nsteps = 1\n"), recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
 
     def fetch(self: EvidenceStore, run_id: str, local_root: Path, expected: Any = None) -> Any:
         raise _DriverBug("boom")

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_file, git, make_repo
+from conftest import git
+from fixtures_ws import recipe_version, skill_repo
 
 from evotree.core.ledger import EventKind
-from evotree.core.versions import create_version
-from evotree.core.workspace import Workspace, init_workspace
+from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.executors import ExecutorError
 from evotree.harness.executors.slurm import SlurmExecutor, job_folder
@@ -53,15 +53,6 @@ json.dump({"skill": skill}, open("model.json", "w"))
 if recipe.get("fail"):
     sys.exit(3)
 '''
-JUDGE = '''\
-import json, os
-from evotree.harness import get_recorder
-rec = get_recorder()
-model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
-hidden = json.load(open("judge/hidden.json"))
-for i, task in enumerate(hidden["validation"]):
-    rec.eval_result("validation", task, 1.0 if (i + 1) / len(hidden["validation"]) <= model["skill"] else 0.0)
-'''
 CONFIG = '''\
 [train]
 command = "python train.py"
@@ -75,23 +66,8 @@ sync_seconds = 0.3
 
 
 def make_slurm_repo(path: Path, store: Path, *, kind: str = "") -> Workspace:
-    repo = make_repo(path)
-    (repo / "recipe.toml").write_text("skill = 0.5\nsteps = 3\n")
-    (repo / "train.py").write_text(TRAIN)
-    (repo / "judge").mkdir()
-    (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"val-{i}" for i in range(10)]}))
-    (repo / "evotree.toml").write_text(CONFIG.format(store=store) + (f'kind = "{kind}"\n' if kind else ""))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "recipe, train script and judge")
-    init_workspace(repo)
-    return Workspace.open(repo)
-
-
-def version(ws: Workspace, recipe: str) -> str:
-    rec = create_version(ws, hypothesis="h", parent="champion")
-    commit_file(ws.root / rec.worktree, "recipe.toml", recipe, "recipe")
-    return rec.id
+    config = CONFIG.format(store=store) + (f'kind = "{kind}"\n' if kind else "")
+    return Workspace.open(skill_repo(path, train=TRAIN, config=config))
 
 
 def signals(ws: Workspace, run_id: str) -> dict[tuple[int, str], float]:
@@ -131,9 +107,9 @@ def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, m
     store = tmp_path / "shared-store"
     ws = make_slurm_repo(tmp_path / "w", store)
     assert job_folder(ws) == shared
-    v1 = version(ws, f'skill = 0.8\nsteps = 3\nprobe = "{shared / "jobs"}"\n')
-    v2 = version(ws, f'skill = 0.3\nsteps = 2\nprobe = "{shared / "packages"}"\n')
-    v3 = version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
+    v1 = recipe_version(ws, f'skill = 0.8\nsteps = 3\nprobe = "{shared / "jobs"}"\n')
+    v2 = recipe_version(ws, f'skill = 0.3\nsteps = 2\nprobe = "{shared / "packages"}"\n')
+    v3 = recipe_version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
     events: list[tuple[str, str]] = []
     records = run_versions(ws, [v1, v2, v3], executor="slurm", progress=lambda rid, ev, info: events.append((rid, ev)))
     assert [r.version for r in records] == [v1, v2, v3]
@@ -196,7 +172,7 @@ def test_cancel_stops_the_job_and_its_phase(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
     store = tmp_path / "store"
     ws = make_slurm_repo(tmp_path / "w", store)
-    v1 = version(ws, "skill = 0.4\nsteps = 2\nblock = true\n")
+    v1 = recipe_version(ws, "skill = 0.4\nsteps = 2\nblock = true\n")
     cancel = threading.Event()
     result: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1], executor="slurm",
@@ -353,7 +329,7 @@ def test_a_real_single_node_slurm_runs_the_request(slurm_cluster: Any, tmp_path:
     monkeypatch.delenv("EVOTREE_SLURM_CLUSTER", raising=False)
     store = tmp_path / "store"
     ws = make_slurm_repo(tmp_path / "w", store)
-    v1 = version(ws, "skill = 0.7\nsteps = 2\n")
+    v1 = recipe_version(ws, "skill = 0.7\nsteps = 2\n")
     records = run_versions(ws, ["v0", v1], executor="slurm")
     for record, skill, steps in zip(records, (0.5, 0.7), (3, 2)):
         check_landed(ws, record, store, skill=skill, steps=steps, cluster="slurm")
