@@ -42,7 +42,7 @@ from loopsim import Action, LoopInfo, LoopState, Outcome, State
 __all__ = ["EvotreeGate", "make"]
 
 #: the defaults of ``[gates]`` and ``[budget]`` (evotree/core/config.py), as gates builds them
-SHIPPED = ScoreRule(min_delta=0.0, alpha=0.025, min_tasks=20, min_seeds=1, max_runs=20,
+SHIPPED = ScoreRule(min_delta=0.002, alpha=0.025, min_tasks=20, min_seeds=1, max_runs=20,
                     champion_seeds=4)
 
 

@@ -924,8 +924,11 @@ def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: f
       side's own estimate when that is larger; a side whose runs are identical copies has
       SD 0 and counts as one run. Degrees of freedom: Welch-Satterthwaite.
     - **tasks as units**: SE = SD of the per-task differences / sqrt(n_tasks), n_tasks - 1
-      degrees of freedom; what is left when runs are copies of each other (deterministic
-      runs: the comparison says so, and copies are never counted as independent).
+      degrees of freedom (no more than the run-level spread's when that is estimated and
+      nonzero: the seed's shift common to all tasks of a run is not in the per-task SD, so a
+      run-level spread that came out small on few runs does not make Δ surer); what is left
+      when runs are copies of each other (deterministic runs: the comparison says so, and
+      copies are never counted as independent).
 
     CI: Δ ± t(df, 1 - (1 - confidence)/2) · SE; p: one-sided, P(T > (Δ - threshold)/SE).
     """
@@ -956,6 +959,10 @@ def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: f
             fix="run more seeds or score more tasks")
     if se_tasks is not None and (se_runs is None or se_tasks > se_runs):
         unit, se, df = "tasks", se_tasks, float(n_tasks - 1)
+        if se_runs and df_runs is not None:
+            # the seed's shift, common to every task of a run, is in the run-level spread only:
+            # the per-task SE cannot be surer of the noise than that spread's own estimate
+            df = min(df, float(df_runs))
     else:
         unit, se, df = "runs", float(se_runs), float(df_runs)  # type: ignore[arg-type]
     if se > 0:

@@ -57,7 +57,7 @@ SETTLE_POWER = 0.8
 class ScoreRule:
     """The numbers of ``[gates]`` (and the run budget) that the score gate uses."""
 
-    min_delta: float = 0.0
+    min_delta: float = 0.002
     alpha: float = 0.025
     min_tasks: int = 20
     min_seeds: int = 1

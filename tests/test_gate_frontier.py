@@ -24,7 +24,7 @@ def test_predictive_power_under_a_point_prior_is_the_conditional_power_at_that_p
     looks = rule.looks()
     # a prior all at the observed Δ: the conditional power at the observed Δ (the champion at the
     # last look's seeds, as the gate plans it)
-    expect = conditional_power(diff, rule.alpha_at(len(looks), looks), looks[-1], looks[-1], 0.0, 0.0)
+    expect = conditional_power(diff, rule.alpha_at(len(looks), looks), looks[-1], looks[-1], rule.min_delta, 0.0)
     assert _predictive_power(diff, rule, (np.array([diff.delta]), np.array([1.0]))) == pytest.approx(expect, abs=1e-9)
     powers = [_predictive_power(diff, rule, (np.array([t]), np.array([1.0]))) for t in (-0.02, 0.0, 0.02, 0.04)]
     assert powers == sorted(powers) and powers[0] < 0.05 and powers[-1] > 0.9

@@ -257,7 +257,8 @@ class BudgetSection:
 
 @dataclass
 class GatesSection:
-    min_delta: float = field(default=0.0, metadata=_help("Lower CI bound of Δ vs champion must exceed this."))
+    min_delta: float = field(default=0.002, metadata=_help(
+        "Lower CI bound of Δ vs champion must exceed this (score units: 0.002 = 0.2 points of a 0-1 score)."))
     alpha: float = field(default=0.025, metadata=_help(
         "One-sided false-promotion level over all looks at a candidate (CIs shown at 1 - 2 alpha)."))
     min_tasks: int = field(default=20, metadata=_help("Minimum evaluated tasks for a comparison."))
@@ -798,7 +799,9 @@ charge_invalid = false
 # against the champion re-run champion_seeds times since its promotion; the run-to-run
 # spread is pooled over the comparable runs of the tree. A comparison stops (futile) when even
 # a true delta one SE above the observed one would pass at the last look with under 40 %.
-min_delta = 0.0
+# min_delta: a change must be better by more than this (score units; 0.002 = 0.2 points of a
+# 0-1 score) so that changes within noise of zero are not promoted on a first comparison.
+min_delta = 0.002
 alpha = 0.025
 min_tasks = 20
 min_seeds = 1
