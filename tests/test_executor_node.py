@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_executor_ray import make_ray_repo, run_pids, version, wait_for
+from fixtures_ws import recipe_version
+from test_executor_ray import make_ray_repo, run_pids, wait_for
 
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
@@ -28,7 +29,7 @@ def test_node_dying_mid_run_fails_the_attempt_and_the_retry_runs_on_another_node
         block = tmp_path / "block"
         block.write_text("hold")
         ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 1\nsync_seconds = 0.2"))
-        v1 = version(ws, f'skill = 0.4\nsteps = 2\nblock = "{block}"\n')
+        v1 = recipe_version(ws, f'skill = 0.4\nsteps = 2\nblock = "{block}"\n')
         store = ws.root / ".evotree" / "store" / "runs"
         result: dict[str, Any] = {}
         thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1])))
