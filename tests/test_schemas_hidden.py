@@ -28,7 +28,8 @@ def test_a_hidden_item_is_omitted_and_a_headline_nulled_schema_valid() -> None:
     """A ledger event whose payload is a hidden figure is left out of ``log`` (not a ``null`` the
     schema refuses); a hidden finding inside an event's list is left out; a headline is null."""
     hidden_headline = {"metric": "validation/mean", "value": 0.8}
-    shown_event = _event("version.status", {"status": "evaluated", "headline": hidden_headline})
+    shown_event = _event("run.finished", {"run_id": "v1-s0", "seed": 0, "status": "succeeded",
+                                          "headline": hidden_headline})
     hidden_payload = _event("finding", {"metric": "validation/mean", "value": 0.8})
     findings = _event("finding", {"findings": [
         {"code": "score.low_seeds", "severity": "warn", "layer": "score", "title": "few seeds"},
@@ -37,7 +38,7 @@ def test_a_hidden_item_is_omitted_and_a_headline_nulled_schema_valid() -> None:
     result = LogResult(events=[shown_event, hidden_payload, findings])
     raw = redacted(result.to_dict())
     validate(raw, "log")
-    assert [e["kind"] for e in raw["events"]] == ["version.status", "finding"]
+    assert [e["kind"] for e in raw["events"]] == ["run.finished", "finding"]
     assert raw["events"][0]["data"]["headline"] is None
     assert [f["code"] for f in raw["events"][1]["data"]["findings"]] == ["behavior.reward_hacking"]
     # the typed result itself, redacted (what the verb layer returns to a face), the same

@@ -16,7 +16,7 @@ from conftest import Cli, commit_file, validate
 
 from evotree.cli.main import cli
 from evotree.core.errors import EvotreeError
-from evotree.core.events import ABSENT, PAYLOADS
+from evotree.core.events import PAYLOADS
 from evotree.verbs.results import ErrorResult, LogResult, MemorySearchResult, SignersAccepted
 from evotree.verbs.schemas import DERIVED, load_schema
 
@@ -187,7 +187,10 @@ def test_an_event_s_data_is_checked_against_its_kind_s_payload() -> None:
     assert not event.is_valid(_event("spend.recorded", {"usd": "1", "note": "x"}))
     # a kind's payload is not another's: promotion's data is not a run's
     assert not event.is_valid(_event("promotion", finished))
-    assert ABSENT is not None
+    # show's events are checked the same way
+    show = load_schema("show")["$defs"]["LogEntry"]
+    assert show["allOf"] == load_schema("log")["$defs"]["LogEntry"]["allOf"]
+    assert len(show["allOf"]) == len(PAYLOADS)
 
 
 def test_signers_accepted_and_sql_output_are_their_schemas() -> None:
@@ -268,7 +271,7 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
     call("show", "show", v1.id)
     call("log", "log")
     call("runs", "run", v1.id)
-    call("diagnose", "diagnose", v1.id, record=False)
+    call("diagnose", "diagnose", v1.id)
     call("suggest", "suggest", v1.id)
     call("audit", "audit", v1.id, record=False)
     call("sql", "sql", "SELECT run_id, status FROM runs")
@@ -279,17 +282,21 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
         exc = call(verb, "error", *args)
         assert isinstance(exc, EvotreeError) and exc.code == "hidden_until_finalize", (verb, exc)
     # alice's version: mallory may not write to it
-    for verb, args, kwargs in (("commit", (v1.id, "mine now"), {}),
-                               ("abandon", (v1.id,), {"reason": "not mine"}),
-                               ("run", ([v1.id],), {}),
-                               ("spend_record", (1.0, "on alice"), {"version": v1.id})):
-        exc = call(verb, "version", *args, **kwargs)
-        assert isinstance(exc, EvotreeError), (verb, exc)
-        assert exc.exit_code != 0 and checked[verb].startswith("error:"), verb
+    for verb, schema, args, kwargs in (("commit", "commit", (v1.id, "mine now"), {}),
+                                       ("abandon", "version", (v1.id,), {"reason": "not mine"}),
+                                       ("run", "run", ([v1.id],), {}),
+                                       ("spend_record", "spend-record", (1.0, "on alice"),
+                                        {"version": v1.id})):
+        exc = call(verb, schema, *args, **kwargs)
+        assert isinstance(exc, EvotreeError) and exc.exit_code != 0, (verb, exc)
     # her own version, branched from the champion: hers to write
     own = call("branch", "version", "mallory's idea")
     assert own.created_by and "mallory" in json.dumps(typed(own))
     call("merge", "version", own.id, "v0", message="mine with the root")
     assert set(checked) == set(VERBS), set(VERBS) - set(checked)
-    text = json.dumps(checked)
-    assert "hidden_until_finalize" in text
+    refused = {verb: code for verb, code in checked.items() if code.startswith("error:")}
+    assert refused == {"compare": "error:hidden_until_finalize",
+                       "gates": "error:hidden_until_finalize",
+                       "report": "error:hidden_until_finalize",
+                       "commit": "error:not_your_version", "abandon": "error:not_your_version",
+                       "run": "error:not_your_version", "spend_record": "error:not_your_version"}

@@ -104,6 +104,7 @@ from evotree.verbs.results import (
     JudgePromotionRow,
     LineageSection,
     LogFile,
+    LogEntry,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
@@ -359,7 +360,8 @@ _SECTIONS = {"scores": ScoresSection, "per_task": PerTaskSection, "findings": Fi
 #: every ``--json`` output derived from its result type: schema name -> its type
 DERIVED: dict[str, Derived] = {
     "tree": Derived(TreeView, "evotree tree --json", extra={"v": _V}),
-    "show": Derived(VersionDetail, "evotree show V --json", extra={"v": _V}),
+    "show": Derived(VersionDetail, "evotree show V --json", extra={"v": _V},
+                    hints={"events": list[LogEntry]}, event="LogEntry"),
     "version": Derived(
         VersionRecord,
         "A version record (output of branch, merge, abandon, worktree restore)",
