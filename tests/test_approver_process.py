@@ -40,6 +40,20 @@ def plant_filter(repo: Path, marker: Path) -> None:
     (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
 
 
+def harness_draft_with_filter(
+    tmp_path: Path, keys: dict[str, Any]
+) -> tuple[Path, dict[str, Any], Path, Path]:
+    """A gate workspace with a committed harness draft ("stricter") and a clean/smudge filter
+    planted that touches ``tmp_path/ran``: (repo, the draft's branch answer, its worktree, marker)."""
+    repo = gate_repo(tmp_path / "w", keys)
+    harness = Cli(repo).json("harness", "branch", "-m", "stricter")
+    worktree = repo / harness["worktree"]
+    commit_file(worktree, "harness.toml", "[thresholds]\n", "thresholds")
+    marker = tmp_path / "ran"
+    plant_filter(repo, marker)
+    return repo, harness, worktree, marker
+
+
 def plant_hooks(repo: Path, marker: Path, folder: Path) -> None:
     """Hooks in .git/hooks and in a core.hooksPath folder, and a core.fsmonitor program."""
     for hooks in (repo / ".git" / "hooks", folder):
@@ -210,12 +224,7 @@ def test_hooks_fsmonitor_and_hooks_path_do_not_run_in_sign_offs(tmp_path: Path, 
 def test_harness_promote_status_runs_no_filter_or_fsmonitor(tmp_path: Path, keys: dict[str, Any]) -> None:
     from evotree.gates.harnesses import plan_harness_promotion
 
-    repo = gate_repo(tmp_path / "w", keys)
-    harness = Cli(repo).json("harness", "branch", "-m", "stricter")
-    worktree = repo / harness["worktree"]
-    commit_file(worktree, "harness.toml", "[thresholds]\n", "thresholds")
-    marker = tmp_path / "ran"
-    plant_filter(repo, marker)
+    repo, harness, worktree, marker = harness_draft_with_filter(tmp_path, keys)
     git(repo, "config", "core.fsmonitor", str(script(tmp_path / "fsm", f"touch {marker}\nexit 1\n")))
     (worktree / "harness.toml").write_text("[thresholds]\n")  # same bytes, new mtime: git must look again
     os.utime(worktree / "harness.toml", (1, 1))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import EVOTREE_BIN, Cli, commit_file, git
-from test_approver_process import plant_filter, script
+from test_approver_process import harness_draft_with_filter, script
 from test_gates import gate_repo, new_version
 
 from evotree.core.workspace import Workspace
@@ -28,12 +28,7 @@ pytestmark = pytest.mark.heavy
 def test_harness_promote_status_with_a_rewritten_pointer_runs_no_filter(tmp_path: Path, keys: dict[str, Any]) -> None:
     from evotree.gates.harnesses import plan_harness_promotion
 
-    repo = gate_repo(tmp_path / "w", keys)
-    harness = Cli(repo).json("harness", "branch", "-m", "stricter")
-    worktree = repo / harness["worktree"]
-    commit_file(worktree, "harness.toml", "[thresholds]\n", "thresholds")
-    marker = tmp_path / "ran"
-    plant_filter(repo, marker)
+    repo, harness, worktree, marker = harness_draft_with_filter(tmp_path, keys)
     # the worktree's pointer names a clean decoy repository: `git config --list` run in the
     # worktree lists the decoy's settings (none), so no filter is blanked out
     decoy = tmp_path / "decoy"
