@@ -59,7 +59,7 @@ COMMAND_SCHEMAS: dict[str, tuple[str, ...]] = {
     "judge show": ("judge-show",),
     "leaderboard": ("leaderboard",),
     "log": ("log",),
-    "logs": ("logs",),
+    "logs": ("logs", "log-line"),  # --follow: one log-line object a line
     "memory add": ("memory-entry",),
     "memory export": ("memory-export",),
     "memory import": ("memory-import",),
@@ -216,7 +216,18 @@ def test_harness_schema_sql_and_log_outputs_match_their_schemas(tmp_path: Path) 
     validate(cli_.json("schema"), "schema-list")
     made = cli_.json("branch", "-m", "idea")
     validate(cli_.json("run", made["id"]), "runs")
-    validate(cli_.json("runs"), "runs")
+    runs = cli_.json("runs")
+    validate(runs, "runs")
+    run_id = runs["runs"][-1]["run_id"]
+    logs = cli_.json("logs", run_id)
+    validate(logs, "logs")
+    train_out = next(log["path"] for log in logs["logs"] if log["phase"] == "train"
+                     and log["stream"] == "out")
+    Path(train_out).write_text("step 1\nstep 2\n")  # this workspace's phases print nothing
+    followed = cli_("logs", run_id, "--follow", "--json").stdout.splitlines()
+    assert [json.loads(line)["line"] for line in followed] == ["step 1", "step 2"]
+    for line in followed:
+        validate(json.loads(line), "log-line")
     out = cli_.json("sql", "SELECT run_id, version FROM runs", "--limit", "1")
     validate(out, "sql-output")
     assert out["limit"] == 1 and out["row_count"] == len(out["rows"]) == 1

@@ -330,6 +330,7 @@ def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str
     from evotree.core.text import escape_control
     from evotree.harness.live import follow_logs
     from evotree.harness.records import RunRecord
+    from evotree.verbs.results import LogLine
 
     def finished() -> bool:
         try:
@@ -339,7 +340,7 @@ def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str
 
     for name, stream, line in follow_logs(run_dir, phases, finished=finished):
         if as_json:
-            click.echo(json.dumps({"run_id": run_dir.name, "phase": name, "stream": stream, "line": line}), err=err)
+            click.echo(json.dumps(LogLine(run_dir.name, name, stream, line).to_dict()), err=err)
         else:
             click.echo(f"{prefix}{name}.{stream}: {escape_control(line)}", err=err)
 

@@ -34,7 +34,7 @@ __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult"
            "PostPeak", "SpendView", "CostPerCandidate", "Recommendation", "SearchRates",
            "FinalizeDryRun", "RunsResult", "HarnessListResult", "ConfigCheckResult",
            "SignersAccepted", "SqlOutput", "AgentConfigResult", "SchemaListResult",
-           "BacktestOutput"]
+           "BacktestOutput", "LogLine"]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -1108,3 +1108,18 @@ class BacktestOutput(TypedDict):
     runs: list[RunBacktestRow]
     #: every run's changes together
     changes: list[FindingChangeRow]
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """``evotree logs RUN --follow --json``: one line a phase wrote (one JSON object a line, as
+    the phases write them, until the run has ended)."""
+
+    run_id: str
+    phase: Literal["prepare", "train", "eval"]
+    stream: Literal["out", "err"]
+    #: the line as written (no newline)
+    line: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

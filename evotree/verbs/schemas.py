@@ -105,6 +105,7 @@ from evotree.verbs.results import (
     LineageSection,
     LogFile,
     LogEntry,
+    LogLine,
     LogResult,
     MemoryListResult,
     MemorySearchResult,
@@ -736,6 +737,7 @@ DERIVED: dict[str, Derived] = {
         fields={"limit": {"minimum": 1}, "row_count": {"minimum": 0}},
     ),
     "agent-config": Derived(AgentConfigResult, "evotree agent --print-config --json"),
+    "log-line": Derived(LogLine, "evotree logs RUN --follow --json: one object a line"),
 }
 
 #: each verb of :data:`evotree.verbs.VERBS` whose result is derived -> its schema (a list result:
