@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli, git
+from conftest import Cli, git, validate
 from fixtures_ws import empty_repo
 
 from evotree.core.config import parse_config
@@ -332,6 +332,8 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     assert table[better]["status"] == "keep" and float(table[better]["val_bpb"]) == pytest.approx(1.0, abs=0.01)
     assert table[same]["status"] == "discard"
     assert table[oom]["status"] == "crash" and table[oom]["memory_gb"] == "0.0"
-    rows = {r["version"]: r for r in cli.json("export", "results-tsv")["rows"]}
+    exported = cli.json("export", "results-tsv")
+    validate(exported, "export-results-tsv")
+    rows = {r["version"]: r for r in exported["rows"]}
     assert rows[better]["verdict"] == "pass" and rows[better]["delta"] > 0 and rows[better]["ci_low"] > 0
     assert rows[oom]["metric"] is None and rows[oom]["seeds"] == 0

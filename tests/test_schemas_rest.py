@@ -193,8 +193,8 @@ def test_an_event_s_data_is_checked_against_its_kind_s_payload() -> None:
     assert len(show["allOf"]) == len(PAYLOADS)
 
 
-def test_signers_accepted_and_sql_output_are_their_schemas() -> None:
-    """Two outputs only a terminal or DuckDB reach: their typed results against their schemas."""
+def test_signers_accepted_names_a_ledger_commit() -> None:
+    """signers accept's typed result against its schema: the step is a commit, not a ref name."""
     validate(SignersAccepted(accepted="b" * 40, signers=["ada@example.com"]).to_dict(),
              "signers-accept")
     with pytest.raises(jsonschema.ValidationError):
@@ -311,3 +311,39 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
                        "report": "error:hidden_until_finalize",
                        "commit": "error:not_your_version", "abandon": "error:not_your_version",
                        "run": "error:not_your_version", "spend_record": "error:not_your_version"}
+
+
+@pytest.mark.heavy
+def test_signers_accept_json_at_a_terminal_matches_its_schema(tmp_path: Path) -> None:
+    """The real `signers accept --json` (a person at a terminal accepts a teammate's fetched
+    signers step): what it prints is the signers-accept schema's."""
+    from conftest import git, make_repo
+    from fixtures_ws import CODE_RE, EVOTREE_SPECS, bare_remote, clone_as, finish, make_key, spawn
+    from test_signers_after_init import _add
+
+    repo = make_repo(tmp_path / "ws")
+    Cli(repo)("init", "--json")
+    key, _ = make_key(tmp_path / "keys", "ada")
+    bare = bare_remote(repo, tmp_path / "origin.git")
+    mate = clone_as(bare, tmp_path / "mate", "Mate", "mate@example.com", fetch_evotree=True)
+    code, out = _add(mate, f"ada@example.com={key}.pub", key)
+    assert code == 0, out
+    git(mate, "push", "--quiet", "origin", *EVOTREE_SPECS)
+    git(repo, "fetch", "--quiet", "origin", *EVOTREE_SPECS)
+    refused = Cli(repo).json("branch", "-m", "x", code=33)
+    validate(refused, "error")
+    ledger = refused["error"]["details"]["problems"][0]["ledger_commit"]
+    child = spawn(repo, "signers", "accept", ledger[:10], "--json")
+    child.expect(CODE_RE)
+    shown = child.match.group(1)
+    child.expect("signer\\(s\\): ")
+    child.sendline("ada@example.com")
+    child.expect("one-time code: ")
+    child.sendline(shown)
+    child.expect(r"accept these signers here\? \[yes/no\]: ")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 0, out
+    printed = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    validate(printed, "signers-accept")
+    assert printed["accepted"] == ledger and printed["signers"] == ["ada@example.com"]
