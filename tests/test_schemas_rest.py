@@ -312,6 +312,44 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
                        "commit": "error:not_your_version", "abandon": "error:not_your_version",
                        "run": "error:not_your_version", "spend_record": "error:not_your_version"}
 
+    # the agent server's tools as mallory (what her MCP client gets back): the same (the server
+    # has no abandon or merge tool)
+    import anyio
+
+    from evotree.server.tools import EvotreeTools
+    from evotree.server.verbs import Verbs
+
+    tools = EvotreeTools(Verbs(ws.root, Principal.parse("mallory")))
+    tool_calls = {
+        "tree": (lambda v: v.tree(), "tree"), "show": (lambda v: v.show(v1.id), "show"),
+        "log": (lambda v: v.log(None, None), "log"), "runs": (lambda v: v.runs(v1.id), "runs"),
+        "diagnose": (lambda v: v.diagnose(v1.id), "diagnose"),
+        "suggest": (lambda v: v.suggest(v1.id), "suggest"),
+        "audit": (lambda v: v.audit(v1.id), "audit"),
+        "sql": (lambda v: v.sql("SELECT run_id FROM runs"), "sql"),
+        "memory_search": (lambda v: v.memory_search("pole"), "memory-search"),
+        "memory_add": (lambda v: v.memory_add("a second lesson", version=v1.id),
+                       "memory-entry"),
+        "branch": (lambda v: v.branch("another idea of mallory's"), "version"),
+        "compare": (lambda v: v.compare("v0", v1.id), "hidden_until_finalize"),
+        "gates": (lambda v: v.gates(v1.id), "hidden_until_finalize"),
+        "report": (lambda v: v.report(v1.id), "hidden_until_finalize"),
+        "commit": (lambda v: v.commit(v1.id, "mine"), "not_your_version"),
+        "run": (lambda v: v.run([v1.id]), "not_your_version"),
+        "spend_record": (lambda v: v.spend_record(1.0, "on alice", version=v1.id),
+                         "not_your_version"),
+    }
+    for name, (call_tool, expected) in tool_calls.items():
+        result = anyio.run(tools.call, lambda: call_tool(tools.verbs))
+        data = json.loads(result.content[0].text)
+        if expected in DERIVED:
+            assert not result.is_error, (name, data)
+            validate(data, expected)
+        else:
+            assert result.is_error, (name, data)
+            validate(data, "error")
+            assert data["error"]["code"] == expected, (name, data)
+
 
 @pytest.mark.heavy
 def test_signers_accept_json_at_a_terminal_matches_its_schema(tmp_path: Path) -> None:
