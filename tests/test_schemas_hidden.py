@@ -130,6 +130,10 @@ def _person_commands(version: str, run_id: str, tmp: Path) -> list[tuple[tuple[s
         (("compare", "v0", version), "error"), (("gates", version), "error"),
         (("report", version), "error"), (("finalize", "--dry-run"), "finalize-plan"),
         (("spend", "record", "--usd", "0.25", "--note", "api"), "spend-record"),
+        (("harness", "list"), "harness-list"), (("config", "show"), "config"),
+        (("config", "check"), "config-check"), (("schema",), "schema-list"),
+        (("sql", "SELECT run_id, status FROM runs"), "sql-output"),
+        (("backtest", version), "backtest"),
     ]
 
 
