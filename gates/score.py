@@ -9,8 +9,9 @@ functions on a simulated tree.
 
 The rule (docs/gates.md):
 
-- **One-sided test at ``alpha``** (default 0.025): promote only when p (H0: Δ ≤ ``min_delta``)
-  is below this look's threshold. With one look the threshold is ``alpha`` itself, so the gate
+- **One-sided test at ``alpha``** (default 0.025): promote only when p (H0: Δ ≤ ``min_delta``,
+  default 0.002: better by more than a fifth of a point of a 0–1 score) is below this look's
+  threshold. With one look the threshold is ``alpha`` itself, so the gate
   passes exactly when the lower end of the reported (1 − 2·alpha) CI is above ``min_delta``.
 - **The run-to-run spread from the whole tree**: the SE of Δ uses the spread of a run's mean
   score pooled over every comparable version of the tree (a side's own estimate when it is
@@ -57,6 +58,8 @@ SETTLE_POWER = 0.8
 class ScoreRule:
     """The numbers of ``[gates]`` (and the run budget) that the score gate uses."""
 
+    #: H0 is Δ <= this (score units; 0.002 = 0.2 points of a 0-1 score): a margin so that changes
+    #: within noise of zero are rarely promoted on a clean first comparison (docs/gates.md)
     min_delta: float = 0.002
     alpha: float = 0.025
     min_tasks: int = 20
