@@ -340,7 +340,7 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
                          "not_your_version"),
     }
     for name, (call_tool, expected) in tool_calls.items():
-        result = anyio.run(tools.call, lambda: call_tool(tools.verbs))
+        result = anyio.run(tools.call, lambda f=call_tool: f(tools.verbs))
         data = json.loads(result.content[0].text)
         if expected in DERIVED:
             assert not result.is_error, (name, data)

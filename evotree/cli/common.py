@@ -29,7 +29,7 @@ SHORT_EXIT_CODE_HELP = ("\b\nExit codes: 0 success, 1 a bug (please report it), 
 
 def to_data(result: Any) -> Any:
     if isinstance(result, list):  # run records (run, runs, ingest, import): schema runs
-        from evotree.verbs.results import RunsResult
+        from evotree.verbs.run_list import RunsResult
 
         return RunsResult(list(result)).to_dict()
     if hasattr(result, "to_dict"):

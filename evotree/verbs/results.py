@@ -13,7 +13,7 @@ from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
 from evotree.diagnostics.harnesses import HarnessVersion
 from evotree.gates.finalize import FinalizePlan
-from evotree.harness.records import RunRecord
+from evotree.verbs.run_list import RunsResult
 from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.memory.model import MemoryEntry
 from evotree.memory.query import SearchHit, SkillStatus
@@ -928,19 +928,6 @@ class FinalizeDryRun:
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "dry_run": True, "retrain": self.retrain, **self.plan.to_dict()}
-
-
-@dataclass(frozen=True)
-class RunsResult:
-    """Run records, oldest first: ``evotree run``, ``runs``, ``ingest`` and ``import tensorboard``
-    ``--json``."""
-
-    runs: list[RunRecord]
-    v: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "runs": [r.to_dict() if hasattr(r, "to_dict") else asdict(r)
-                                 for r in self.runs]}
 
 
 @dataclass(frozen=True)
