@@ -55,7 +55,7 @@ def _console() -> Any:
 def _render_list(result: Any) -> None:
     from rich.table import Table
 
-    data = result.to_dict()
+    data = result.to_dict() if hasattr(result, "to_dict") else result  # typed, or its JSON
     domain = data["domain"]
     table = Table(title="skills" + (f" (workspace domain: {_t(domain)})" if domain else ""),
                   title_justify="left")
@@ -75,7 +75,7 @@ def _render_list(result: Any) -> None:
 
 
 def _render_show(result: Any) -> None:
-    data = result.to_dict()
+    data = result.to_dict() if hasattr(result, "to_dict") else result  # typed, or its JSON
     console = _console()
     console.print(f"[bold]{_t(data['name'])}[/] — {_t(data['title'])}  "
                   f"[dim]({_t(data['kind'])} skill)[/]")
