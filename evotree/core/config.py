@@ -258,7 +258,8 @@ class BudgetSection:
 @dataclass
 class GatesSection:
     min_delta: float = field(default=0.002, metadata=_help(
-        "Lower CI bound of Δ vs champion must exceed this (score units: 0.002 = 0.2 points of a 0-1 score)."))
+        "Lower CI bound of Δ vs champion must exceed this "
+        "(score units: 0.002 = 0.2 points of a 0-1 score)."))
     alpha: float = field(default=0.025, metadata=_help(
         "One-sided false-promotion level over all looks at a candidate (CIs shown at 1 - 2 alpha)."))
     min_tasks: int = field(default=20, metadata=_help("Minimum evaluated tasks for a comparison."))
