@@ -374,13 +374,13 @@ class Worker:
         pace = _Pace(lanes)
         monotonic = time.monotonic
         while True:
-            if not exhausted and free and len(active) < pace.width and self.proc is None:
-                self.start()
             while free and not exhausted and len(active) < pace.width:
                 task = take()
                 if task is None:
                     exhausted = True
                     break
+                if self.proc is None:  # started before the episode's clock does
+                    self.start()
                 order, taken = taken, taken + 1
                 try:
                     env = make_env(task.env_id)
