@@ -21,7 +21,9 @@ from pathlib import Path
 import pygit2
 import pytest
 from conftest import git
-from test_patch_gate import NPY, _branch, _codes, _commit, _floats, _paths, _policy, _ws
+from fixtures_ws import branch_version as _branch
+from fixtures_ws import commit_files as _commit
+from test_patch_gate import NPY, _codes, _floats, _paths, _policy, _ws
 
 from evotree.core.refs import CHAMPION_REF
 from evotree.core.workspace import Workspace
