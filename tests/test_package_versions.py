@@ -18,7 +18,9 @@ def _reference() -> dict[str, str]:
     for name, distribution in records._PACKAGES.items():
         try:
             found[name] = metadata.version(distribution)
-        except metadata.PackageNotFoundError:
+        except (metadata.PackageNotFoundError, FileNotFoundError):
+            # not installed; or a folder with no METADATA: importlib.metadata answers None or,
+            # once importlib_metadata's finder is loaded (a suite imports it), MetadataNotFound
             continue
     return found
 
