@@ -12,7 +12,7 @@ must give no hit.
 
 Measured, for --repeats repetitions:
 
-  build   evotree.harness.audit.provenance.build_index(repo, base)   (wall seconds)
+  build   evotree.harness.audit.future_content.build_index(repo, base)   (wall seconds)
   scan    scan_outputs(index, outputs) over --mb MB of outputs: `cat` of base files, pytest
           lines, hex words (mostly naming nothing), git log -3 of the base   (MB/s of wall time,
           and of CPU time, which a loaded machine inflates far less)
@@ -123,7 +123,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from evotree.harness.audit.provenance import build_index, scan_outputs
+    from evotree.harness.audit.future_content import build_index, scan_outputs
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-prov-") as tmp:
         repo = Path(tmp) / "task"

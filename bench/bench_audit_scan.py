@@ -20,7 +20,7 @@ Variants, interleaved in rotated order, each --repeats times (median reported):
 
 Then the evidence-store path of ``evotree audit V``: the rollout rows of the corpus (a third of
 it) compacted into one run's ``rollouts.parquet`` and audited through DuckDB (the SQL prefilter,
-then the same rules on the candidates: ``evotree.harness.audit.version._rollout_verdicts``), against
+then the same rules on the candidates: ``evotree.harness.audit.version_audit._rollout_verdicts``), against
 the baseline ``store_read``: one DuckDB scan reading the same columns (commands, text) of every
 row. Its throughput is counted in the rows' JSONL bytes.
 
@@ -140,8 +140,8 @@ def read_baseline(paths: list[Path]) -> int:
 def _store(folder: Path, repeats: int) -> dict[str, Any]:
     """The evidence-store path (module doc): median seconds and MB/s of store_read and store_audit."""
     from evotree.harness.audit.commands import RuleSet
-    from evotree.harness.audit.version import _rollout_verdicts
-    from evotree.harness.evidence import compact_run
+    from evotree.harness.audit.version_audit import _rollout_verdicts
+    from evotree.harness.compaction import compact_run
     from evotree.harness.query import connect
 
     runs = folder / "store"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark: compaction of 1,000,000 rollout rows, JSONL -> Parquet (evotree.harness.evidence.compact_run).
+"""Benchmark: compaction of 1,000,000 rollout rows, JSONL -> Parquet (evotree.harness.compaction.compact_run).
 
 Target (issue): under 10 s on the 2-core development machine.
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pyarrow.parquet as pq
 
-    from evotree.harness.evidence import compact_run
+    from evotree.harness.compaction import compact_run
     from evotree.harness.layout import KINDS, arrow_schema
 
     env = environment()

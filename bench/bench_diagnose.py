@@ -92,7 +92,7 @@ def generate_run(runs_dir: Path, run_id: str, *, version: str, rows: int, seed: 
     pool_lists = pa.array(command_pool, pa.list_(pa.string()))
     schema = arrow_schema("rollouts")
     truncated_total = 0
-    chunk = 256 * 1024  # whole groups; one row group each, as compaction writes (evotree.harness.evidence)
+    chunk = 256 * 1024  # whole groups; one row group each, as compaction writes (evotree.harness.compaction)
     with pq.ParquetWriter(run_dir / "rollouts.parquet", schema, compression="zstd") as writer:
         for lo in range(0, rows, chunk):
             n = min(chunk, rows - lo)

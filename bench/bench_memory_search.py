@@ -15,7 +15,7 @@ real workspace through the library (``MemoryEntry`` + ``MemoryStore.append``, on
 reads them back with ``list_entries`` (what ``search`` does), then times, interleaved in an order
 rotated every repetition (warm-up discarded):
 
-- ``fts5``: ``evotree.memory.query.search_entries`` for each query of a fixed set (limit 20,
+- ``fts5``: ``evotree.memory.read.search_entries`` for each query of a fixed set (limit 20,
   the CLI's default), summed over the set;
 - ``old-bm25``: the baseline, same queries, same limit;
 - ``bm25-new-tokenizer``: the old BM25 on the new tokenizer (engine against engine);
@@ -46,7 +46,7 @@ import benchlib as bl  # first: isolates git's configuration before pygit2 is im
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.memory.model import InvalidMemory, MemoryEntry
-from evotree.memory.query import (
+from evotree.memory.read import (
     _WORD,
     SearchHit,
     _document,
@@ -129,7 +129,7 @@ def make_entries(n: int, seed: int, ws: Workspace) -> list[MemoryEntry]:
 
 
 # ----------------------------------------------------------------------------- baseline
-# memory/query.py before FTS5, verbatim but for the names: its tokenizer (no memo) and its
+# memory/read.py before FTS5, verbatim but for the names: its tokenizer (no memo) and its
 # hand-written BM25. ``old_bm25_search`` is the named baseline; ``bm25_on_new_tokenizer`` runs
 # the same BM25 on today's (memoized, same output) tokenizer, to separate engine and tokenizer.
 _K1 = 1.2

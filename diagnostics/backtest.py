@@ -56,7 +56,8 @@ from evotree.diagnostics.behavior import component_value_sql
 from evotree.diagnostics.findings import Finding, Severity, make_thresholds, run_analyzers
 from evotree.diagnostics.signal import DeadGroups
 from evotree.core.errors import EvotreeError
-from evotree.harness.evidence import sql_string
+from evotree.harness.compaction import sql_string
+from evotree.harness.query import connect
 
 __all__ = [
     "BacktestError",
@@ -437,7 +438,6 @@ def backtest(
     ``"builtin+overrides"`` with overrides). Raises :class:`BacktestError` for a bad transform,
     no runs or runs with no evidence under ``runs_dir``; ``ConfigError`` for bad thresholds.
     """
-    from evotree.harness.query import connect
 
     chosen = as_transform(transform)
     ids = [run_ids] if isinstance(run_ids, str) else [str(r) for r in run_ids]

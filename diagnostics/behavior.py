@@ -85,7 +85,8 @@ from evotree.diagnostics.signal import (
     tail,
     using,
 )
-from evotree.harness.evidence import sql_string
+from evotree.harness.compaction import sql_string
+from evotree.diagnostics.stats import paired_bootstrap
 
 __all__ = [
     "Diversity",
@@ -874,7 +875,6 @@ class RewardEval(Analyzer):
     def _against_parent(self, con: Any, run_id: str, version: str | None, parents: list[str],
                         steps: np.ndarray, means: np.ndarray, scale: float, trend: Any, source: str,
                         shown: str) -> list[Finding]:
-        from evotree.diagnostics.stats import paired_bootstrap
 
         t = self.thresholds
         late = float(means[-tail(steps.size, t.window_fraction):].mean())

@@ -43,6 +43,23 @@ from evotree.diagnostics.stats import (
 )
 from evotree.core.errors import EvotreeError
 from evotree.core.workspace import Workspace
+from evotree.harness.integrity import verify_run_evidence
+from evotree.harness.records import runs_dir
+from evotree.core.refs import CHAMPION_REF
+from evotree.core.refs import branch_ref
+from evotree.harness.integrity import RunEvidence
+from evotree.harness.provenance import check_run
+from evotree.harness.provenance import runner_keys_text
+from evotree.harness.compaction import all_null_sql
+from evotree.harness.compaction import hidden_forged_sql
+from evotree.harness.compaction import jsonl_select
+from evotree.harness.compaction import select_list_sql
+from evotree.harness.compaction import sql_string
+from evotree.harness.layout import RunPaths
+from evotree.core.normalize import FAILED_STATUSES
+from evotree.core.normalize import normalize_score
+from evotree.core.normalize import normalized_mean
+from evotree.harness.integrity import evidence_findings
 
 if TYPE_CHECKING:
     from evotree.harness.integrity import EvidenceCheck
@@ -141,8 +158,6 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
     samples (Avg@k). Every run must cover the same tasks; a run that does not is reported, not
     silently dropped.
     """
-    from evotree.harness.integrity import verify_run_evidence
-    from evotree.harness.records import runs_dir
 
     record = ws.resolve(version)
     since = champion_since(ws, record.id)
@@ -252,7 +267,6 @@ class SideScores:
 def default_commit(ws: Workspace, version: str) -> str | None:
     """The commit a comparison of ``version`` is about: the champion ref's for the champion, else
     the tip of its branch (the commit the gates would promote)."""
-    from evotree.core.refs import CHAMPION_REF, branch_ref
 
     record = ws.resolve(version)
     ref = CHAMPION_REF if ws.champion() == record.id else branch_ref(record.id)
@@ -265,7 +279,6 @@ def side_scores(ws: Workspace, version: str, *, split: str = "validation", check
     """The scores of ``version`` a comparison uses: its runs of ``commit`` (default
     :func:`default_commit`), averaged per seed. Without ``strict``, a version with no scored run
     of that commit falls back to the newest commit that has some, and says so in ``note``."""
-    from evotree.harness.integrity import verify_run_evidence
 
     record = ws.resolve(version)
     check = check if check is not None else verify_run_evidence(ws, record.id)
@@ -299,8 +312,6 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
     succeeded runs the ledger records (one ledger walk; each evals file checked against its
     run's manifest as it is read; a run that cannot be read, or that is foreign —
     :func:`evotree.harness.provenance.check_run` — is left out). Cached per ledger head."""
-    from evotree.harness.integrity import RunEvidence
-    from evotree.harness.records import runs_dir
 
     head = ws.ledger.head()
     key = (str(ws.root), str(head.id) if head is not None else "", split)
@@ -317,7 +328,6 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
             started.setdefault(rid, event)
         elif event.kind == "run.finished":
             finished.setdefault(rid, event)
-    from evotree.harness.provenance import check_run, runner_keys_text
 
     runner_keys = runner_keys_text(ws)
     groups: dict[tuple[str, str | None, str | None], list[RunEvidence]] = {}
@@ -419,8 +429,6 @@ def _eval_rows(base: Any, runs: list[Any], split: str) -> list[tuple[str, str, f
 
     import duckdb
 
-    from evotree.harness.evidence import all_null_sql, hidden_forged_sql, jsonl_select, select_list_sql, sql_string
-    from evotree.harness.layout import RunPaths
 
     with tempfile.TemporaryDirectory(prefix="evotree-evals-") as tmp:
         parts = []
@@ -535,7 +543,6 @@ def compare(
     p_threshold = alpha
     if look is not None:
         p_threshold = alpha_spending(alpha, look, max_looks, kind="pocock").nominal  # type: ignore[arg-type]
-    from evotree.harness.integrity import verify_run_evidence
 
     name_a, name_b = ws.resolve(a).id, ws.resolve(b).id
     check_a, check_b = evidence_checks or (verify_run_evidence(ws, name_a), verify_run_evidence(ws, name_b))
@@ -612,7 +619,6 @@ def compare(
 def _failed_formal(check: Any, commit: str | None, since: str | None) -> list[str]:
     """The failed formal runs of ``commit`` (not voided, not foreign; for a champion, since it became
     champion, as its scored runs): with ``failed_as_zero`` they count 0."""
-    from evotree.core.normalize import FAILED_STATUSES
 
     return [r.run_id for r in check.runs if r.status in FAILED_STATUSES and r.void is None
             and r.state != "foreign" and (commit is None or r.commit == commit)
@@ -629,7 +635,6 @@ def _normalized_means(ws: Workspace, mean_a: float, mean_b: float,
     spec = ws.config.eval.normalization
     if spec is None:
         return None
-    from evotree.core.normalize import normalize_score, normalized_mean
 
     if spec.failed_as_zero and sides is not None:
         out = []
@@ -663,7 +668,6 @@ def comparison_evidence(ws: Workspace, check_a: EvidenceCheck, check_b: Evidence
     run is left out of the numbers but never silently: it is listed here, named in the caveat,
     and ``ok`` is false (the score gate fails on the same runs).
     """
-    from evotree.harness.integrity import evidence_findings
 
     out: dict[str, Any] = {"ok": True, "findings": []}
     bad: list[str] = []

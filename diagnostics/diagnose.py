@@ -26,6 +26,11 @@ from evotree.core.errors import EvotreeError
 from evotree.core.events import Finding as FindingPayload
 from evotree.core.ledger import Event, LedgerTxn
 from evotree.core.workspace import Workspace
+from evotree.diagnostics.stats import pass_at_k
+from evotree.harness.query import connect
+from evotree.harness.records import list_runs
+from evotree.harness.records import runs_dir
+from evotree.core.visibility import hidden
 
 __all__ = ["DiagnoseResult", "aggregate_findings", "diagnose", "LAYERS"]
 
@@ -111,7 +116,6 @@ def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
 
 def _at_k(con: Any, run_id: str, split: str) -> dict[str, Any]:
     """Avg@k and unbiased pass@k of a split whose per-sample scores are binary (k = fewest samples)."""
-    from evotree.diagnostics.stats import pass_at_k
 
     query = ("SELECT task_id, count(score) AS n, sum(score) AS c, bool_and(score IN (0, 1)) AS binary "
              "FROM _evals WHERE run_id = ? AND split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY task_id")
@@ -133,8 +137,6 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
     :func:`evotree.gates.harnesses.active_harness`: the end of the signed chain, never the
     candidate's tree. It is required so that no caller silently diagnoses with another one.
     """
-    from evotree.harness.query import connect
-    from evotree.harness.records import list_runs, runs_dir
 
     started = time.monotonic()
     record_v = ws.resolve(version)
@@ -152,7 +154,6 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
     if record_v.parent:
         parent_runs = [r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"]
     findings_dir = ws.state_dir / "findings"
-    from evotree.core.visibility import hidden
 
     hide = hidden(ws)
     if hide:  # EvoPolicyGym's boundary: the score and version layers only report the judge's figures

@@ -62,7 +62,7 @@ from evotree.diagnostics.findings import (
     query,
     register_analyzer,
 )
-from evotree.harness.evidence import sql_string
+from evotree.harness.compaction import sql_string
 
 __all__ = [
     "DeadGroups",

@@ -47,6 +47,7 @@ from evotree.diagnostics.stats import PoolMismatch
 from evotree.core.errors import ConfigError
 from evotree.core.versions import TreeView, VersionView, tree_view
 from evotree.core.workspace import Workspace
+from evotree.core.interventions import intervention_record
 
 __all__ = ["CODES", "VersionThresholds", "intervention_table", "version_findings"]
 
@@ -224,7 +225,6 @@ def version_findings(
 def _intervention(ws: Workspace, vid: str) -> list[Finding]:
     """The version's intervention class (algorithm / hyperparameter / data / other) from the
     policy's ``[interventions]`` rules, when it has them (AI4AI-Bench's central analysis)."""
-    from evotree.core.interventions import intervention_record
 
     record = intervention_record(ws, vid)
     if not record or "error" in record or record.get("primary") is None:

@@ -36,6 +36,7 @@ from evotree.domains import write_if_absent
 from evotree.domains.line_task import TASK_PY_INLINE
 from evotree.domains.rsibench_data import START_ACCURACY as _RSIBENCH_START
 from evotree.domains.rsibench_data import materialize_rsibench
+from evotree.core.errors import EvotreeError
 
 __all__ = ["PROTOCOLS", "protocol_template"]
 
@@ -237,6 +238,5 @@ def protocol_template(protocol: str) -> tuple[str, Callable[[Path], Iterable[str
         from evotree.domains.autoresearch.templates import materialize
 
         return "custom", materialize
-    from evotree.core.errors import EvotreeError
 
     raise EvotreeError(f"unknown protocol {protocol!r}", fix=f"one of: {', '.join(PROTOCOLS)}")

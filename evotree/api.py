@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 from evotree.core.versions import PruneResult, TreeView, VersionDetail, prune_worktrees, restore_worktree
 from evotree.core.workspace import InitResult, Workspace, init_workspace
 from evotree.verbs import Session, open_workspace
+from evotree.domains import domain_template
 
 if TYPE_CHECKING:
     from evotree.core.ledger import VersionRecord
     from evotree.diagnostics.compare import VersionComparison
     from evotree.diagnostics.diagnose import DiagnoseResult
-    from evotree.gates.evidence import GateReport
+    from evotree.gates.evaluation import GateReport
     from evotree.harness.records import ProgressFn, RunRecord
 
 __all__ = [
@@ -79,7 +80,6 @@ def init(path: PathLike = ".", *, domain: str = "custom", signers: Sequence[str]
     ``signers``: ``[EMAIL=]KEY.pub`` of the people who may sign promotions, written to v0's
     ``gates/allowed_signers`` (a solo researcher can promote from the start).
     """
-    from evotree.domains import domain_template
 
     return init_workspace(path, domain=domain, template=domain_template(domain), signers=signers)
 

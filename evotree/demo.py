@@ -42,12 +42,16 @@ from evotree.domains.gym.settings import (
     load_judge_settings,
     load_references,
 )
-from evotree.gates.evidence import evaluate_gates
+from evotree.gates.evaluation import evaluate_gates
 from evotree.gates.promote import record_promotion
 from evotree.gates.signoff import CI_VARIABLES, approver_for
 from evotree.gates.verify import trusted_policy
 from evotree.verbs import Session, open_workspace
 from evotree.verbs.autopilot import set_knob
+from evotree.domains.gym.templates import render_judge_toml
+from evotree.domains.gym.catalog import make_env
+from evotree.domains.gym.episode import play
+from evotree.domains.gym.scoring import normalized_score
 
 __all__ = ["APPROVER", "DEMO_ENVS", "DEMO_PROPOSALS", "DemoResult", "GYM_KNOBS", "GYM_POLICY", "autopilot_toml",
            "greedy_keep", "gym_files", "gym_policy", "gym_truth", "run_demo"]
@@ -384,7 +388,6 @@ def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, 
     ``[autopilot]`` knobs of ``envs``, ``policy``, gym.toml, the judge's pools and references);
     ``judge_seed`` fixes the hidden pools (a demo and a benchmark repeat), else they are drawn at
     random. Returns the pools and references, for a held-out truth kept outside the workspace."""
-    from evotree.domains.gym.templates import render_judge_toml  # numpy: loaded when used
 
     text = render_template("gym")
     for key, value in (("recipe", '"policy.py"'), ("max_proposals", max_proposals), ("patience", patience),
@@ -416,9 +419,6 @@ def gym_truth(policy: str, judge: dict[str, Any], *, repeats: int = 1, split: st
     :func:`gym_files` returned), each episode played ``repeats`` times: the truth a benchmark
     judges a champion by, computed here with the domain's own episode and scoring code."""
     # the episode and scoring code load numpy: only when a truth is computed
-    from evotree.domains.gym.catalog import make_env
-    from evotree.domains.gym.episode import play
-    from evotree.domains.gym.scoring import normalized_score
 
     namespace: dict[str, Any] = {"__name__": "evotree_truth_policy"}
     exec(compile(policy, "policy.py", "exec"), namespace)  # noqa: S102 - the benchmark's own policy text

@@ -37,6 +37,8 @@ import numpy as np
 
 from evotree.diagnostics.stats import RunSpread, SpreadTerm, alpha_spending, difference, pooled_spread, spread_term
 from evotree.gates.score import ScoreRule, decide_score
+from evotree.gates.score import _se_at
+from evotree.gates.score import pass_margin
 
 __all__ = ["Levers", "Proposals", "SimModel", "TreeStats", "comparison_rate", "evaluate", "simulate_tree"]
 
@@ -297,7 +299,6 @@ def _predictive_power(diff: Any, rule: ScoreRule, prior: tuple[np.ndarray, np.nd
     as :func:`evotree.gates.score.conditional_power`, the champion at the candidate's seeds)."""
     from scipy.special import ndtr, ndtri
 
-    from evotree.gates.score import _se_at, pass_margin
 
     looks = rule.looks()
     se = float(diff.se)

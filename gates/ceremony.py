@@ -15,6 +15,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evotree.gates.signoff import Approver
+from evotree.core.text import escape_control
+from evotree.gates.promote import record_run_approval
+from evotree.gates.promote import version_tip
+from evotree.gates.harnesses import plan_harness_promotion
+from evotree.gates.harnesses import record_harness_promotion
+from evotree.gates.judges import plan_judge_promotion
+from evotree.gates.judges import record_judge_promotion
+from evotree.gates.evaluation import record_run_void
+from evotree.gates.evaluation import void_candidate
+from evotree.core.workspace import signer_line
+from evotree.gates.bootstrap import prepare_signers
+from evotree.gates.bootstrap import record_signers
 
 __all__ = ["YES_NO", "SignOff"]
 
@@ -52,7 +64,6 @@ class SignOff:
 
 
 def _esc(text: Any) -> str:
-    from evotree.core.text import escape_control
 
     return escape_control(text)
 
@@ -60,7 +71,6 @@ def _esc(text: Any) -> str:
 def approve_run_signoff(ws: Any, policy: Any, version: str, runs: int) -> SignOff:
     """``evotree approve-run``: costly runs of ``version``'s current commit (the commit shown is the
     one signed; refused if the branch moves meanwhile)."""
-    from evotree.gates.promote import record_run_approval, version_tip
 
     record = ws.resolve(version)
     budget = policy.config.budget
@@ -83,7 +93,6 @@ def harness_signoff(ws: Any, policy: Any, harness_id: str) -> SignOff:
     """``evotree harness promote``: the analyzers' thresholds and plug-in code that judge every version."""
     import json
 
-    from evotree.gates.harnesses import plan_harness_promotion, record_harness_promotion
 
     plan = plan_harness_promotion(ws, harness_id)
     diff = plan.diff
@@ -117,7 +126,6 @@ def harness_signoff(ws: Any, policy: Any, harness_id: str) -> SignOff:
 
 def judge_signoff(ws: Any, policy: Any, directory: Any) -> SignOff:
     """``evotree judge promote``: new judge files in force (what changes: sizes and sha256, never contents)."""
-    from evotree.gates.judges import plan_judge_promotion, record_judge_promotion
 
     plan = plan_judge_promotion(ws, directory)
     lines = [f"new judge {plan.commit[:10]} from {plan.directory}", f"replaces {plan.previous_commit[:10]}",
@@ -143,7 +151,6 @@ def void_signoff(ws: Any, policy: Any, run_id: str, reason: str) -> SignOff:
     """``evotree runs void``: a run whose evidence cannot be counted leaves its version's numbers."""
     import json
 
-    from evotree.gates.evidence import record_run_void, void_candidate
 
     record, run = void_candidate(ws, run_id)
     lines = [f"run {run.run_id} of {record.id} (created by {_esc(str(record.created_by))}), seed {run.seed}, "
@@ -161,8 +168,6 @@ def void_signoff(ws: Any, policy: Any, run_id: str, reason: str) -> SignOff:
 def signers_signoff(ws: Any, policy: Any, specs: Sequence[str]) -> SignOff:
     """``evotree signers add``: the first allowed signers of a workspace that has none, signed by
     the new key (:mod:`evotree.gates.bootstrap`)."""
-    from evotree.core.workspace import signer_line
-    from evotree.gates.bootstrap import prepare_signers, record_signers
 
     lines = [signer_line(spec)[1] for spec in specs]
     commit, new_policy = prepare_signers(ws, policy, lines)

@@ -42,6 +42,17 @@ from evotree.core.events import HarnessCreated, HarnessPromoted
 from evotree.core.ledger import Event, LedgerTxn, utcnow
 from evotree.core.workspace import Workspace
 from evotree.gates.trust import chain_trust
+from evotree.core.versions import _check_free_path
+from evotree.core.gitio import check_worktree_special_files
+from evotree.core.safegit import run_git
+from evotree.core.safegit import approver_process
+from evotree.gates.errors import TamperingFound
+from evotree.gates.signing import canonical
+from evotree.gates.signing import sha256_hex
+from evotree.gates.statements import new_statement
+from evotree.gates.statements import sign_statement
+from evotree.gates.verify import HARNESS_PROMOTION_TYPE
+from evotree.core.gitio import RefRaceLost
 
 if TYPE_CHECKING:
     from evotree.gates.policy import Policy
@@ -95,7 +106,6 @@ def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
     number = max([int(k[1:]) for k in (meta.get("harnesses") or {})] + [0]) + 1
     while not git.create_ref(f"refs/heads/{BRANCH_PREFIX}h{number}", base, "evotree harness branch"):
         number += 1
-    from evotree.core.versions import _check_free_path
 
     hid = f"h{number}"
     branch = BRANCH_PREFIX + hid
@@ -175,8 +185,6 @@ def _dirty(ws: Workspace, path: Any) -> list[str]:
     open for ever) is refused before git starts."""
     import os
 
-    from evotree.core.gitio import check_worktree_special_files
-    from evotree.core.safegit import run_git
 
     admin = ws.git.worktree_admin_dir(path)
     check_worktree_special_files(path)
@@ -194,15 +202,12 @@ def plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
     chain: a new signature must not build on a ref moved by hand. Runs no workspace code: the
     approver's key is near (``analyzers.py`` is hashed and shown, never imported).
     """
-    from evotree.core.safegit import approver_process
 
     with approver_process():
         return _plan_harness_promotion(ws, hid)
 
 
 def _plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
-    from evotree.gates.errors import TamperingFound
-    from evotree.gates.signing import canonical, sha256_hex
 
     trust = trusted_harness(ws)
     if not trust.trusted:
@@ -245,7 +250,6 @@ def record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
     as a version's promotion. The statement names the harness, its commit, the previous harness
     and its commit, and the sha256 of the diff the person was shown.
     """
-    from evotree.core.safegit import approver_process
 
     with approver_process(policy.config.tools):
         return _record_harness_promotion(ws, policy, approver, plan)
@@ -253,11 +257,7 @@ def record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
 
 def _record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
                               plan: HarnessPromotionPlan) -> HarnessPromotionResult:
-    from evotree.gates.errors import TamperingFound
-    from evotree.gates.statements import new_statement, sign_statement
-    from evotree.gates.verify import HARNESS_PROMOTION_TYPE
 
-    from evotree.core.gitio import RefRaceLost
 
     statement = new_statement(ws, HARNESS_PROMOTION_TYPE, approver, harness=plan.harness, commit=plan.commit,
                               previous_harness=plan.previous_harness, previous_commit=plan.previous_commit,

@@ -42,6 +42,20 @@ from evotree.harness.judge_store import (
     judge_in_force,
     write_judge_from_directory,
 )
+from evotree.harness.judge_store import materialise_judge
+from evotree.gates.signing import canonical
+from evotree.gates.signing import sha256_hex
+from evotree.gates.errors import SignoffRefused
+from evotree.gates.verify import email_of
+from evotree.gates.errors import TamperingFound
+from evotree.gates.statements import new_statement
+from evotree.gates.statements import sign_statement
+from evotree.gates.verify import JUDGE_PROMOTION_TYPE
+from evotree.core.gitio import RefRaceLost
+from evotree.core.workspace import under_paths
+from evotree.core.workspace import write_judge_commit
+from evotree.gates.policy import policy_at
+from evotree.gates.verify import verify_workspace
 
 if TYPE_CHECKING:
     from evotree.gates.policy import Policy
@@ -150,7 +164,6 @@ class JudgeExportResult:
 def export_judge(ws: Workspace, directory: Path) -> JudgeExportResult:
     """Write the judge in force into ``directory`` (outside the repository; new or empty),
     laid out as in the repository (``DIR/judge/gym.toml``)."""
-    from evotree.harness.judge_store import materialise_judge
 
     commit = _require_judge(ws)
     target = check_outside_repository(ws, directory, what="the export directory")
@@ -215,7 +228,6 @@ class JudgePromotionResult:
 
 def _staged(ws: Workspace, directory: Path) -> tuple[str, str, Path, dict[str, Any], str]:
     """(new judge commit, the judge in force, the directory, the diff, its sha256); refuses no-ops."""
-    from evotree.gates.signing import canonical, sha256_hex
 
     previous = _require_judge(ws)
     source = check_outside_repository(ws, directory, what="the judge directory")
@@ -298,8 +310,6 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
     the new and the previous judge commit, the sha256 of the diff shown and the proposer
     (``created_by``: ``evotree verify`` refuses a statement whose signer proposed it).
     """
-    from evotree.gates.errors import SignoffRefused
-    from evotree.gates.verify import email_of
 
     if not plan.proposed_by:
         raise InvalidState("this judge change has no proposer: it was not proposed with `evotree judge propose`",
@@ -307,11 +317,7 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
     if email_of(plan.proposed_by) == email_of(approver.principal):
         raise SignoffRefused(f"the approver ({approver.principal}) proposed this judge change ({plan.proposed_by}): "
                              "a change cannot approve itself", fix="another person listed in the allowed signers signs")
-    from evotree.gates.errors import TamperingFound
-    from evotree.gates.statements import new_statement, sign_statement
-    from evotree.gates.verify import JUDGE_PROMOTION_TYPE
 
-    from evotree.core.gitio import RefRaceLost
 
     statement = new_statement(ws, JUDGE_PROMOTION_TYPE, approver, commit=plan.commit,
                               previous_commit=plan.previous_commit, diff_hash=plan.diff_hash,
@@ -371,11 +377,6 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
     """
     import pygit2
 
-    from evotree.core.gitio import RefRaceLost
-    from evotree.core.workspace import under_paths, write_judge_commit
-    from evotree.gates.errors import TamperingFound
-    from evotree.gates.policy import policy_at
-    from evotree.gates.verify import verify_workspace
 
     if judge_in_force(ws) is not None:
         raise InvalidState(f"the ledger already has a judge in force ({str(judge_in_force(ws))[:10]})",

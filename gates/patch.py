@@ -1,9 +1,9 @@
 """The patch gate: protected paths against the champion, the patch against the pristine base.
 
-Used twice with the same rules (:func:`evotree.harness.patch.version_patch`, which the audit
+Used twice with the same rules (:func:`evotree.harness.version_patch.version_patch`, which the audit
 uses too):
 
-* :func:`evotree.gates.evidence.protected_gate` — the ``protected`` evidence gate of
+* :func:`evotree.gates.evaluation.protected_gate` — the ``protected`` evidence gate of
   ``evotree gates`` / ``promote``, with the signed champion's policy;
 * :func:`check_patches_before_run` — before any run is planned or reserved (``evotree run``, the
   API, the agent server: :mod:`evotree.gates.runs`): a version whose patch the gate would
@@ -22,11 +22,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError
+from evotree.gates.errors import TamperingFound
+from evotree.gates.policy import policy_at
+from evotree.gates.verify import verify_workspace
+from evotree.harness.version_patch import version_patch
 
 if TYPE_CHECKING:
     from evotree.core.ledger import LedgerTxn
     from evotree.core.workspace import Workspace
-    from evotree.harness.patch import VersionPatch
+    from evotree.harness.version_patch import VersionPatch
 
 __all__ = ["PatchRejected", "check_patches_before_run", "patch_authorizer"]
 
@@ -55,10 +59,6 @@ def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, st
     of signed promotions, as the train gate reads it), never whatever ``refs/evotree/champion``
     points to: a candidate can move that ref from its worktree (refs are shared) to a commit of
     its own whose ``[protect]`` allows everything."""
-    from evotree.gates.errors import TamperingFound
-    from evotree.gates.policy import policy_at
-    from evotree.gates.verify import verify_workspace
-    from evotree.harness.patch import version_patch
 
     signed = verify_workspace(ws, check_tags=False)
     if not signed.champion_commit:

@@ -21,10 +21,12 @@ from evotree.gates.errors import GateFailed, TamperingFound
 from evotree.gates.signing import canonical, delete_tag, run_git, sha256_hex, sign_tag
 from evotree.gates.statements import anchor_commit, new_statement, sign_statement
 from evotree.gates.verify import DECISION_TYPE, PROMOTION_TYPE, RUN_APPROVAL_TYPE, tag_name
+from evotree.core.gitio import RefRaceLost
+from evotree.gates.policy import blob_at
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
-    from evotree.gates.evidence import GateReport
+    from evotree.gates.evaluation import GateReport
     from evotree.gates.policy import Policy
     from evotree.gates.signoff import Approver
 
@@ -144,7 +146,6 @@ def _record_promotion(ws: Workspace, policy: Policy, report: GateReport, approve
     except BaseException:
         delete_tag(ws.root, tag, tools=tools)
         raise
-    from evotree.core.gitio import RefRaceLost
 
     try:
         ws.git.cas_ref(CHAMPION_REF, ws.git.repo[report.commit].id, ws.git.repo[policy.commit].id,
@@ -219,7 +220,6 @@ def _merge(ws: Workspace, commit: str, warnings: list[str], tools: Any = None) -
 def _uses_filters(ws: Workspace, commit: str) -> bool:
     """True when the root ``.gitattributes`` of ``commit`` assigns a filter (checked out without it,
     such files would be wrong: LFS pointers instead of their content)."""
-    from evotree.gates.policy import blob_at
 
     try:
         text = blob_at(ws, commit, ".gitattributes")
@@ -269,7 +269,6 @@ def _record_decision(ws: Workspace, policy: Policy, report: GateReport, approver
 
 def version_tip(ws: Workspace, version: str) -> str:
     """The commit a version's runs would train now: its branch tip (its base commit without one)."""
-    from evotree.core.refs import branch_ref
 
     record = ws.resolve(version)
     tip = ws.git.ref_target(branch_ref(record.id))

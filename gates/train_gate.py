@@ -24,6 +24,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evotree.gates.errors import GateFailed
+from evotree.core.refs import CHAMPION_REF
+from evotree.gates.errors import TamperingFound
+from evotree.gates.policy import policy_at
+from evotree.gates.verify import verify_workspace
+from evotree.gates.verify import trusted_policy
+from evotree.gates.promote import version_tip
+from evotree.gates.statements import anchor_commit
+from evotree.gates.verify import RUN_APPROVAL_TYPE
+from evotree.gates.verify import check_signed_statement
 
 if TYPE_CHECKING:
     from evotree.core.ledger import LedgerEntry, LedgerTxn
@@ -57,10 +66,6 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
     commit of one's own, with no train gate, does not switch the gate off — while the signed
     champion has one, runs are refused until the ref is back.
     """
-    from evotree.core.refs import CHAMPION_REF
-    from evotree.gates.errors import TamperingFound
-    from evotree.gates.policy import policy_at
-    from evotree.gates.verify import verify_workspace
 
     signed = verify_workspace(ws, check_tags=False)  # one walk: reused by trusted_policy below
     if not signed.champion_commit:
@@ -82,8 +87,6 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
             f"champion {signed.champion} ({signed.champion_commit[:10]}), whose train gate applies",
             fix="restore the ref (git update-ref refs/evotree/champion "
                 f"{signed.champion_commit}) and run `evotree verify`")
-    from evotree.gates.verify import trusted_policy
-    from evotree.gates.promote import version_tip
 
     checks: list[TrainGateCheck] = []
     policy = None
@@ -182,8 +185,6 @@ def _history(entries: Iterable[LedgerEntry], version: str, commit: str) -> tuple
 
 def _approval(ws: Workspace, policy: object, version: str, approvals: list[dict]) -> tuple[int, str]:
     """(runs approved by the newest valid one of ``approvals``, the time it was signed); (0, "")."""
-    from evotree.gates.statements import anchor_commit
-    from evotree.gates.verify import RUN_APPROVAL_TYPE, check_signed_statement
 
     anchor = anchor_commit(ws)
     record_id = ws.resolve(version).id

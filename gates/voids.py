@@ -12,6 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evotree.harness.integrity import RUN_VOID_TYPE
+from evotree.gates.verify import trusted_policy
+from evotree.gates.statements import anchor_commit
+from evotree.gates.verify import check_signed_statement
+from evotree.gates.verify import email_of
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -22,7 +26,6 @@ __all__ = ["check_run_void", "check_void"]
 def check_void(ws: Any, record: Any, run_id: str, data: dict[str, Any]) -> list[str]:
     """Reasons why the ``run.voided`` event ``data`` does not void ``run_id`` of ``record`` under
     the signed champion's policy ([] = it does); the policy failing to load is a reason."""
-    from evotree.gates.verify import trusted_policy
 
     try:
         policy = trusted_policy(ws)
@@ -39,8 +42,6 @@ def check_run_void(ws: Workspace, policy: Any, data: Any, *, version: str, run_i
     signed by an allowed signer of ``policy`` (the signed champion's) who is not the version's
     creator as the ledger records it (``created_by``: not as the statement claims), with a reason.
     """
-    from evotree.gates.statements import anchor_commit
-    from evotree.gates.verify import check_signed_statement, email_of
 
     if not isinstance(data, dict):
         return ["no event data"]

@@ -31,6 +31,13 @@ from typing import Any
 
 from evotree.core.errors import EvotreeError
 from evotree.core.workspace import Workspace
+from evotree.harness.query import query
+from evotree.harness.records import list_runs
+from evotree.harness.records import runs_dir
+from evotree.core.refs import BRANCH_PREFIX
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.protected import BLOCKING
+from evotree.harness.audit.protected import version_patch
 
 __all__ = [
     "MissingExportDependency",
@@ -148,8 +155,6 @@ class ExportResult:
 # ----------------------------------------------------------------------------- reading
 def collect_runs(ws: Workspace, versions: list[str] | None = None) -> list[RunEvidence]:
     """The runs of ``versions`` (all when None or empty), oldest first, with their evidence."""
-    from evotree.harness.query import query
-    from evotree.harness.records import list_runs, runs_dir
 
     if versions:
         wanted = {ws.resolve(v).id for v in versions}
@@ -413,9 +418,6 @@ def check_staged(ws: Workspace, worktree: str | os.PathLike[str]) -> StagedCheck
     """
     import pygit2
 
-    from evotree.core.refs import BRANCH_PREFIX
-    from evotree.harness.audit.errors import AuditInputError
-    from evotree.harness.audit.protected import BLOCKING, version_patch
 
     path = Path(worktree)
     try:

@@ -30,12 +30,15 @@ from evotree.harness.budget import (
     charge_run,
     usd_per_run_hour,
 )
-from evotree.harness.evidence import compact_run
+from evotree.harness.compaction import compact_run
 from evotree.harness.layout import RunPaths
 from evotree.harness.logs import log_tail_note
 from evotree.harness.manifest import evidence_manifest
 from evotree.harness.records import HEADLINE_SPLITS, RunRecord, RunStatus
 from evotree.harness.reservations import RESERVATIONS
+from evotree.harness.version_patch import patch_digest
+from evotree.core.interventions import intervention_record
+from evotree.harness.provenance import attest_run
 
 __all__ = [
     "finish_run",
@@ -226,7 +229,6 @@ def ledger_run_started(ws: Workspace, record: RunRecord) -> None:
 
     owner = process_owner()
     gpus = float(ws.config.executor.gpus)
-    from evotree.harness.patch import patch_digest
 
     try:  # the patch this run trains, against the pristine base: its hash in the ledger
         patch: dict[str, Any] = patch_digest(ws, record.version, commit=record.commit)
@@ -234,7 +236,6 @@ def ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         patch = {"error": exc.code, "message": exc.message}
     except Exception as exc:  # noqa: BLE001 - a record of the patch must never stop a run that was authorized
         patch = {"error": type(exc).__name__, "message": str(exc)[:300]}
-    from evotree.core.interventions import intervention_record
 
     intervention = intervention_record(ws, record.version, commit=record.commit)  # None without rules; never raises
 
@@ -281,7 +282,6 @@ def ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, An
     otherwise: another process settled it first). The event carries ``provenance``
     (:func:`evotree.harness.provenance.attest_run`): what makes the run count here.
     """
-    from evotree.harness.provenance import attest_run
 
     actor = ws.git.identity()
     provenance = attest_run(ws, record, manifest)

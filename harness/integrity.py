@@ -52,6 +52,10 @@ from evotree.harness.layout import RunPaths
 from evotree.harness.manifest import BOUND_FIELDS, evidence_files, manifest_digest, record_binding
 from evotree.harness.records import runs_dir
 from evotree.harness.recovery import run_is_live
+from evotree.harness.safe_files import UnsafeFile
+from evotree.harness.safe_files import read_regular
+from evotree.harness.provenance import check_run
+from evotree.harness.provenance import runner_keys_text
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -128,7 +132,6 @@ class RunEvidence:
         (:mod:`evotree.harness.safe_files`): :class:`EvidenceChanged` says what it is."""
         import hashlib
 
-        from evotree.harness.safe_files import UnsafeFile, read_regular
 
         try:
             data = read_regular(root, rel)
@@ -293,7 +296,6 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
     compares them with the manifest its ``run.finished`` recorded. Runs are ordered by when the
     ledger recorded them. Never raises for a problem with a run: that is the run's state.
     """
-    from evotree.harness.provenance import check_run, runner_keys_text
 
     record = ws.resolve(version)
     base = runs_dir(ws)

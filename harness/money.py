@@ -26,6 +26,9 @@ from evotree.harness.budget import (
 )
 from evotree.harness.provenance import seal
 from evotree.harness.reservations import counted_reservations
+from evotree.core.ledger import Event
+from evotree.core.ledger import LedgerTxn
+from evotree.core.ledger import utcnow
 
 if TYPE_CHECKING:
     from evotree.core.gitio import Identity
@@ -63,7 +66,6 @@ def record_spend(ws: Workspace, usd: float, note: str, *, tokens: int | None = N
     (default the git identity; the agent server passes its ``--as``). Spend already made is
     always recorded, even past a budget (which then refuses new runs); a negative, non-finite or
     unnoted amount is refused and nothing is written."""
-    from evotree.core.ledger import Event, LedgerTxn, utcnow
 
     if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd) or usd < 0:
         raise InvalidSpend(f"--usd: expected a finite amount of 0 or more, actually: {usd!r}",

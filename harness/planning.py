@@ -40,6 +40,9 @@ from evotree.harness.reservations import (
     held_reservations,
     reservation_marks,
 )
+from evotree.harness.sandbox import require_sandbox
+from evotree.harness.judge_store import check_judge_commit
+from evotree.harness.judge_store import judge_in_force
 
 __all__ = ["RunRecheck", "RunAuthorizer", "plan_runs", "plan_finalize_run"]
 
@@ -129,7 +132,6 @@ def _check_request(ws: Workspace, *, seeds: int, seed_start: int, heldout: bool)
                 key=f"{name}.command",
             )
     # fail closed: where the champion's policy wants a sandbox and none can start, nothing runs
-    from evotree.harness.sandbox import require_sandbox
 
     require_sandbox(cfg.sandbox)
     if heldout and cfg.eval.hide_until_finalize:
@@ -144,7 +146,6 @@ def _judge_in_force(ws: Workspace) -> tuple[Any, str | None]:
     judge_commit = ws.git.repo[ws.pinned_commit].id if ws.pinned_commit else ws.git.ref_target(CHAMPION_REF)
     if judge_commit is None:
         raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
-    from evotree.harness.judge_store import check_judge_commit, judge_in_force
 
     judge_data = judge_in_force(ws)  # the ledger's judge commit: a hand-moved refs/evotree/judge is not followed
     if judge_data is not None:
@@ -192,7 +193,6 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
     if not cfg.eval.command.strip():
         raise ConfigError("[eval].command is empty in the champion's evotree.toml: there is no judge to run",
                           fix="set [eval].command on the champion", key="eval.command")
-    from evotree.harness.sandbox import require_sandbox
 
     require_sandbox(cfg.sandbox)
     judge_commit, judge_data = _judge_in_force(ws)

@@ -14,7 +14,7 @@
     ``seed`` joined from run.json on ``run_id``. Each is the union of the finished runs'
     ``<run>/<kind>.parquet`` and, for runs with no Parquet file of that kind yet (running, or
     crashed before compaction), their ``evidence/<phase>/<kind>.jsonl`` files read in place,
-    with the rules of compaction (:mod:`evotree.harness.evidence`): malformed lines skipped, forged
+    with the rules of compaction (:mod:`evotree.harness.compaction`): malformed lines skipped, forged
     hidden-split evals dropped.
 ``findings``
     ``<findings_dir>/*.jsonl`` with columns version, layer, code, severity, title, run_id (all
@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.errors import EvotreeError
-from evotree.harness.evidence import (
+from evotree.harness.compaction import (
     all_null_sql,
     duckdb_columns,
     hidden_forged_sql,

@@ -109,6 +109,9 @@ from evotree.harness.sandbox_box import SandboxBox
 from evotree.harness.sandbox_cgroup import PidsCgroup
 from evotree.harness.sandbox_copy import CopyReport, copy_regular_files
 from evotree.harness.sandbox_report import sandbox_warning
+from evotree.harness.audit.trace import TRACE_SYSCALLS
+from evotree.harness.audit.trace import TRACE_FILE
+from evotree.harness.audit.trace import write_trace
 
 if TYPE_CHECKING:
     from evotree.core.config import SandboxSection
@@ -486,7 +489,6 @@ def trace_argv(out: Path | str, binary: str | None = None) -> list[str]:
     strings whole; ``-y`` names the path of a descriptor (``fchdir``). Raises
     :class:`SandboxUnavailable` without strace (install it: ``apt-get install strace``).
     """
-    from evotree.harness.audit.trace import TRACE_SYSCALLS
 
     exe = _strace(binary)
     if exe is None:
@@ -500,7 +502,6 @@ def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, 
     """After a traced phase: its trace as ``evidence_dir/exec_trace.jsonl`` (replacing any file the
     phase put there), bound like all evidence by the run's manifest. Returns the rows
     (:func:`evotree.harness.audit.trace.parse_strace`)."""
-    from evotree.harness.audit.trace import TRACE_FILE, write_trace
 
     if spec.trace is None:
         return []

@@ -97,6 +97,8 @@ from typing import Any
 
 from evotree.core.errors import EvotreeError
 from evotree.harness.recorder import Recorder, RecorderError, get_recorder
+from evotree.skills.runtime import activate
+from evotree.skills.runtime import ScoredBatch
 
 try:  # transformers comes with trl; without it the module still imports and the check explains
     from transformers import TrainerCallback as _TrainerCallback
@@ -594,7 +596,6 @@ def activate_skills(applied: Sequence[Any], *, hooks: Any, reward_funcs: Sequenc
     :func:`record_rewards`, the weights as ``GRPOConfig.reward_weights``) and whose batch
     skills go to :func:`skill_trainer_class`. Checks the TRL version first."""
     check_trl_version()
-    from evotree.skills.runtime import activate
 
     return activate(applied, hooks=hooks, reward_funcs=reward_funcs, reward_weights=reward_weights,
                     max_completion_length=max_completion_length)
@@ -660,7 +661,6 @@ def _scored_batch(trainer: Any, num_generations: int) -> Any:
     """The batch the last ``_calculate_rewards`` call scored, as the skills see it."""
     import torch
 
-    from evotree.skills.runtime import ScoredBatch
 
     rewards_per_func, completions, completion_ids = trainer._evotree_scored
     if rewards_per_func.shape[0] != len(completions):

@@ -18,6 +18,8 @@ from evotree.core.workspace import Workspace
 from evotree.memory.model import EntryKind, InvalidMemory, MemoryEntry
 from evotree.memory.store import MemoryStore
 from evotree.skills.recipe import SKILLS_FILE, parse_skills_text
+from evotree.core.findings import Finding
+from evotree.core.findings import Severity
 
 __all__ = [
     "add_entry",
@@ -225,7 +227,6 @@ def record_abandonment(ws: Workspace, version: str, reason: str) -> MemoryEntry:
 
 def record_incident(ws: Workspace, version: str, findings: list[dict[str, Any]]) -> MemoryEntry:
     """An audit incident on ``version``: the audit's findings (code, severity, title, evidence)."""
-    from evotree.core.findings import Finding, Severity
 
     record = ws.resolve(version)
     if not isinstance(findings, list) or not findings:

@@ -18,6 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.skills.catalog import DOMAIN_CHOICES, SkillInfo, get_skill, parse_params
 from evotree.skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
+from evotree.core.errors import InvalidState
+from evotree.core.refs import branch_ref
+from evotree.core.ledger import VersionStatus
+from evotree.core.errors import DirtyState
+from evotree.core.events import SkillApplied
+from evotree.core.ledger import Event
+from evotree.core.ledger import LedgerTxn
+from evotree.core.ledger import utcnow
+from evotree.core.gitio import RefRaceLost
+from evotree.core.versions import abandon_version
+from evotree.core.versions import create_version
 
 if TYPE_CHECKING:  # pragma: no cover
     from evotree.core.workspace import Workspace
@@ -186,8 +197,6 @@ def check_applicable(info: SkillInfo, domain: str, params: dict[str, Any] | None
 
 # ------------------------------------------------------------------------------ the repository
 def _tip(ws: Workspace, version_id: str) -> Any:
-    from evotree.core.errors import InvalidState
-    from evotree.core.refs import branch_ref
 
     tip = ws.git.ref_target(branch_ref(version_id))
     if tip is None:
@@ -239,8 +248,6 @@ def apply_skill(ws: Workspace, version: str, name: str,
     changes (exit 8). Re-applying a skill replaces its parameters; applying it again with the
     same ones changes nothing. If the ledger append fails, the commit is undone.
     """
-    from evotree.core.errors import InvalidState
-    from evotree.core.ledger import VersionStatus
 
     info = get_skill(name)
     resolved = parse_params(info, dict(params or {}))
@@ -279,9 +286,6 @@ def _version_lock(ws: Workspace, version_id: str) -> Iterator[None]:
 
 def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any],
                   domain: str, actor: Any) -> ApplyResult:
-    from evotree.core.errors import DirtyState, InvalidState
-    from evotree.core.events import SkillApplied
-    from evotree.core.ledger import Event, LedgerTxn, VersionStatus, utcnow
 
     record = ws.resolve(record.id)  # as of now, under the lock
     if record.status == VersionStatus.ABANDONED.value:
@@ -445,9 +449,6 @@ def _commit_on_branch(ws: Workspace, version_id: str, tip: Any, text: str, messa
     """A commit of ``skills.toml`` on the branch without a worktree (pygit2, compare-and-swap)."""
     import pygit2
 
-    from evotree.core.errors import InvalidState
-    from evotree.core.gitio import RefRaceLost
-    from evotree.core.refs import branch_ref
 
     repo = ws.git.repo
     builder = repo.TreeBuilder(repo[tip].tree)
@@ -467,8 +468,6 @@ def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any
     """Put the branch (and the worktree, which was clean) back where it was."""
     import pygit2
 
-    from evotree.core.gitio import RefRaceLost
-    from evotree.core.refs import branch_ref
 
     if worktree is not None:
         head = ws.git.run("rev-parse", "HEAD", cwd=worktree, check=False).strip()
@@ -494,7 +493,6 @@ def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champio
     failure), the new version is abandoned with the reason, worktree removed: never left
     looking like a version that has its skills. Returns the version's record.
     """
-    from evotree.core.versions import abandon_version, create_version
 
     domain = ws.config.workspace.domain
     names = [n for n, _ in requested]

@@ -64,7 +64,7 @@ def plant_hooks(repo: Path, marker: Path, folder: Path) -> None:
 
 def passing_report(ws: Workspace, policy: Any, version: str) -> Any:
     """A dossier whose gates all pass (none evaluated): what the approver signs after the gates."""
-    from evotree.gates.evidence import GateReport
+    from evotree.gates.evaluation import GateReport
     from evotree.gates.promote import version_tip
 
     record = ws.resolve(version)

@@ -242,7 +242,7 @@ def test_text_output_shows_both_scores(incident: dict[str, Any]) -> None:
 
 
 def test_the_promotion_gates_block_the_leaky_version(incident: dict[str, Any]) -> None:
-    evidence = pytest.importorskip("evotree.gates.evidence")
+    evidence = pytest.importorskip("evotree.gates.evaluation")
     report = evidence.evaluate_gates(incident["ws"], incident["v1"], B=200)
     (audit,) = [g for g in report.gates if g.name == "audit"]
     assert audit.status == "fail" and not report.passed

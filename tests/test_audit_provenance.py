@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import git, make_repo
-from evotree.harness.audit.provenance import build_index, scan_outputs
+from evotree.harness.audit.future_content import build_index, scan_outputs
 from evotree.harness.audit.trajectories import audit_trajectories
 from evotree.harness.audit.transcripts import Step, Trajectory
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import Cli, commit_file, git, make_repo, validate
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
-from evotree.harness.audit.version import audit_version
+from evotree.harness.audit.version_audit import audit_version
 from evotree.gates.runs import run_versions
 
 TRAIN = '''\
@@ -200,7 +200,7 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
     import duckdb
 
     from evotree.harness.audit.commands import prefilter
-    from evotree.harness.audit.version import _SQL_PREFILTER
+    from evotree.harness.audit.version_audit import _SQL_PREFILTER
 
     corpus = Path(__file__).parent / "data" / "audit" / "corpus.jsonl"
     commands = [json.loads(line)["command"] for line in corpus.read_text().splitlines()]

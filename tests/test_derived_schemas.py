@@ -276,7 +276,7 @@ def test_memory_outputs_validate_against_their_derived_schemas(tmp_path: Path) -
     kind or id memory never writes does not validate."""
     from conftest import make_repo
     from evotree.core.workspace import init_workspace
-    from evotree.memory.query import list_entries
+    from evotree.memory.read import list_entries
     from evotree.verbs.results import MemoryListResult
 
     repo = make_repo(tmp_path / "ws")
@@ -303,7 +303,7 @@ def test_the_audit_schema_is_what_both_audits_write() -> None:
     """audit's result is the AuditResult TypedDict: every key AuditReport.to_dict() and
     TrajectoryAudit.to_dict() write is one of its keys, and what both write is required."""
     from evotree.harness.audit.trajectories import TrajectoryAudit
-    from evotree.harness.audit.version import AuditReport
+    from evotree.harness.audit.version_audit import AuditReport
 
     report = AuditReport(version="v1", passed=True, findings=[], trajectories=0, flagged=0,
                          git_history_rate=0.0, raw_score=None, leak_adjusted_score=None)

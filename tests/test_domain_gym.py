@@ -302,9 +302,9 @@ def test_a_solved_cartpole_passes_the_signal_gate(tmp_path: Path) -> None:
     """Every train return is 500 (CartPole solved): equal returns of episodes are not dead GRPO
     groups. No dead-group finding, the real signal gate passes, and no GRPO skill is suggested."""
     from evotree.diagnostics.diagnose import diagnose
-    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.evaluation import evaluate_gates
     from evotree.gates.harnesses import active_harness
-    from evotree.memory.suggest import suggest  # the function, not the module
+    from evotree.memory.suggestions import suggest  # the function, not the module
 
     ws = gym_workspace(tmp_path / "w", train=8, validation=3)
     v1 = version(ws, CARTPOLE_EXPERT)

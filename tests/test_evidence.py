@@ -1,4 +1,4 @@
-"""Compaction of a run's evidence (harness/evidence.py): exact schema, malformed lines, forged
+"""Compaction of a run's evidence (harness/compaction.py): exact schema, malformed lines, forged
 hidden scores, empty runs, atomic writes. Real JSONL and Parquet files in temp dirs."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from evotree.harness.evidence import CompactionError, compact_run
+from evotree.harness.compaction import CompactionError, compact_run
 from evotree.harness.layout import KINDS, SCHEMAS, arrow_schema
 from evotree.harness.recorder import Recorder
 
@@ -221,7 +221,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path: Path) -> None:
 
 _COMPACTOR = textwrap.dedent("""
     import sys
-    from evotree.harness.evidence import compact_run
+    from evotree.harness.compaction import compact_run
     while True:
         compact_run(sys.argv[1])
 """)

@@ -177,7 +177,7 @@ def test_a_started_run_that_never_finished_fails_the_gate_and_a_running_one_hold
     with open(marker, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         assert verify_run_evidence(ws, v1).run(ghost.run_id).state == "running"
-        from evotree.gates.evidence import evaluate_gates
+        from evotree.gates.evaluation import evaluate_gates
         from evotree.gates.policy import policy_at
 
         report = evaluate_gates(ws, v1, policy=policy_at(ws, "v0", ghost.judge_commit), run_audit=False)

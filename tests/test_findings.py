@@ -34,7 +34,7 @@ from evotree.diagnostics.findings import (
     sort_findings,
 )
 from evotree.core.errors import ConfigError
-from evotree.harness.evidence import compact_run
+from evotree.harness.compaction import compact_run
 from evotree.harness.query import FINDINGS_COLUMNS, connect, query
 from evotree.harness.recorder import Recorder
 

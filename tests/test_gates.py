@@ -577,7 +577,7 @@ def test_passphrase_protected_key_asks_the_person_at_the_terminal(tmp_path: Path
 
 
 def test_a_policy_change_needs_the_persons_explicit_acceptance(gws: Path, keys: dict[str, Any]) -> None:
-    from evotree.gates.evidence import acknowledge_protected, evaluate_gates
+    from evotree.gates.evaluation import acknowledge_protected, evaluate_gates
 
     carol = make_key(gws.parent / "k", "carol")
     signers = (gws / "gates" / "allowed_signers").read_text() + f"carol@example.com {carol[1]}\n"

@@ -120,7 +120,7 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, 
     from evotree.diagnostics.harnesses import harness_trust_finding
     from evotree.gates.harnesses import active_harness
     from evotree.core.versions import create_version
-    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.evaluation import evaluate_gates
 
     # the agent writes a lenient harness and points the ref at it by hand
     lenient = Cli(hws).json("harness", "branch", "-m", "silence dead groups")
@@ -172,7 +172,7 @@ def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, ke
     from evotree.gates.harnesses import active_harness, plan_harness_promotion
     from evotree.core.errors import UnknownVersion
     from evotree.core.versions import create_version
-    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.evaluation import evaluate_gates
     from evotree.gates.signing import canonical, sha256_hex
 
     worktree = next(h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1")

@@ -15,7 +15,7 @@ import evotree.memory as memory
 from evotree.core.errors import EvotreeError
 from evotree.core.workspace import Workspace
 from evotree.memory.model import InvalidMemory, MemoryEntry
-from evotree.memory.query import SearchHit, search_entries
+from evotree.memory.read import SearchHit, search_entries
 
 
 def _entry(text: str, n: int, *, kind: str = "lesson", **fields: Any) -> MemoryEntry:
@@ -119,7 +119,7 @@ def test_fts5_syntax_in_a_query_is_plain_text(query: str) -> None:
     hits = search_entries(CORPUS, query)
     assert all(isinstance(h, SearchHit) and h.score > 0 for h in hits)
     # the same words typed plainly give the same hits
-    from evotree.memory.query import _WORD
+    from evotree.memory.read import _WORD
 
     plain = " ".join(_WORD.findall(query.replace("*", " ")))
     if plain and not query.rstrip().endswith("*"):

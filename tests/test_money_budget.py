@@ -264,7 +264,7 @@ def test_the_spend_record_tool_over_stdio(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------- the budget gate
 def test_a_spent_tree_budget_never_blocks_the_budget_gate_of_the_best_version(tmp_path: Path) -> None:
-    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.evaluation import evaluate_gates
 
     repo = make_run_repo(tmp_path / "w", budget="tree_max_usd = 1.0\nmax_usd = 2.0")
     ws = Workspace.open(repo)
@@ -323,7 +323,7 @@ def test_a_mistyped_protected_path_is_fixed_by_a_promoted_policy_change(
     import test_gates as tg
     from test_runs import TRAIN
 
-    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.evaluation import evaluate_gates
     from evotree.gates.runs import run_versions
 
     # tests/test_gates.py's gate_repo, with the mistyped [protect].paths in the root's policy

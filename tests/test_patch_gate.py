@@ -1,4 +1,4 @@
-"""The patch gate against the pristine base (harness/patch.py, gates/patch.py): the same rules
+"""The patch gate against the pristine base (harness/version_patch.py, gates/patch.py): the same rules
 in the audit, the protected gate and the check before a run, on real workspaces."""
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from test_runs import make_run_repo
 from evotree.core.findings import Finding
 from evotree.core.refs import CHAMPION_REF
 from evotree.core.workspace import Workspace
-from evotree.gates.evidence import protected_gate
+from evotree.gates.evaluation import protected_gate
 from evotree.gates.patch import PatchRejected, check_patches_before_run, patch_authorizer
 from evotree.gates.policy import policy_at
 from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.protected import check_protected_paths, glob_match
-from evotree.harness.patch import patch_digest, resolve_base, version_patch
+from evotree.harness.version_patch import patch_digest, resolve_base, version_patch
 
 
 def _ws(tmp_path: Path, protect: str = "") -> Workspace:
@@ -328,7 +328,7 @@ def test_symlink_and_dotdot_attacks(tmp_path: Path) -> None:
 
 
 def test_acknowledging_a_policy_change_does_not_pass_a_patch_violation(tmp_path: Path) -> None:
-    from evotree.gates.evidence import GateReport, acknowledge_protected
+    from evotree.gates.evaluation import GateReport, acknowledge_protected
 
     ws = _ws(tmp_path)
     v, wt = branch_version(ws)
@@ -357,7 +357,7 @@ def test_glob_semantics() -> None:
 ])
 def test_accepting_a_policy_change_covers_only_the_audit_finding_of_that_change(
         codes: list[str], audit_passes: bool) -> None:
-    from evotree.gates.evidence import GateReport, GateResult, acknowledge_protected
+    from evotree.gates.evaluation import GateReport, GateResult, acknowledge_protected
 
     gates = [GateResult("protected", "fail", "changes evotree.toml", {"changed": ["evotree.toml"]}),
              GateResult("audit", "fail", "leaks", {"blocking": [{"code": c, "severity": "critical"} for c in codes]})]

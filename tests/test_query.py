@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evotree.harness.evidence import compact_run, duckdb_columns
+from evotree.harness.compaction import compact_run, duckdb_columns
 from evotree.harness.layout import KINDS
 from evotree.harness.query import (
     FINDINGS_COLUMNS,

@@ -27,11 +27,11 @@ from test_patch_gate import NPY, _codes, _floats, _paths, _policy, _ws
 
 from evotree.core.refs import CHAMPION_REF
 from evotree.core.workspace import Workspace
-from evotree.gates.evidence import protected_gate
+from evotree.gates.evaluation import protected_gate
 from evotree.gates.patch import PatchRejected, check_patches_before_run
 from evotree.harness.audit.protected import check_protected_paths
 from evotree.harness.export import UnsafeTree, check_tree, export_tree
-from evotree.harness.patch import version_patch
+from evotree.harness.version_patch import version_patch
 
 # the judge's hidden file of make_run_repo: `evotree init` moves it to the judge store
 # (refs/evotree/judge), out of every checkout — but a worktree's git reads every object of the

@@ -82,7 +82,7 @@ def test_report_data_matches_the_evidence(rws: Workspace) -> None:
     assert nodes["v2"]["parents"] == ["v1"] and nodes["v1"]["score"] == pytest.approx(0.8)
     assert data.verdict["status"] == expected.decision and f"{s['delta']:+.3f}" in data.verdict["line"]
     # gates: as the gates package evaluates them, without promoting
-    from evotree.gates.evidence import evaluate_gates
+    from evotree.gates.evaluation import evaluate_gates
 
     gates = evaluate_gates(rws, "v1").to_dict()
     assert data.gates["available"] and data.gates["passed"] == gates["passed"]

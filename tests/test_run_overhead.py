@@ -12,14 +12,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evotree.harness.evidence import compact_run
+from evotree.harness.compaction import compact_run
 from evotree.harness.recorder import Recorder
 
 ROOT = Path(__file__).resolve().parent.parent
 
 _COMPACT = """
 import json, sys
-from evotree.harness.evidence import compact_run
+from evotree.harness.compaction import compact_run
 result = compact_run(sys.argv[1])
 print(json.dumps({"pandas": "pandas" in sys.modules, "pyarrow": "pyarrow" in sys.modules,
                   "numpy": "numpy" in sys.modules, "rows": result.rows,

@@ -130,7 +130,7 @@ def test_the_versions_creator_cannot_void_its_runs(voidable: dict[str, Any], key
     assert code == 31 and "cannot approve itself" in out
     # nor through the library with a hand-made approver
     from evotree.gates.errors import SignoffRefused
-    from evotree.gates.evidence import record_run_void
+    from evotree.gates.evaluation import record_run_void
     from evotree.gates.signoff import Approver
     from evotree.gates.verify import trusted_policy
 

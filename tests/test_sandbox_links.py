@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evotree.harness.evidence import compact_run
+from evotree.harness.compaction import compact_run
 from evotree.harness.layout import RunPaths
 from evotree.harness.query import query
 from evotree.harness.safe_files import UnsafeFile, open_regular, read_regular

@@ -330,7 +330,7 @@ def test_nonfinite_values_always_reported(tmp_path: Path) -> None:
 
     with Recorder(run / "evidence" / "eval", run_id="r1", phase="eval") as rec:  # the judge's: counted, not named
         rec.signal(0, **{"validation/secret-task/return": math.nan})
-    from evotree.harness.evidence import compact_run
+    from evotree.harness.compaction import compact_run
 
     compact_run(run)
     f = one(analyze(tmp_path, NonFinite()), "signal.nonfinite_values")

@@ -174,7 +174,7 @@ def test_a_tampered_phase_trace_fails_the_audit_closed(tmp_path: Path, attack: s
     from evotree.core.workspace import Workspace
     from evotree.gates.runs import run_versions
     from evotree.harness import sandbox
-    from evotree.harness.audit.version import audit_version
+    from evotree.harness.audit.version_audit import audit_version
 
     if not (sandbox.check_sandbox().ok and sandbox.can_trace()):
         pytest.skip("needs bubblewrap and a tracer")

@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from evotree.domains.autoresearch.summary import DIRECTIONS, metric_value, parse_summary
+from evotree.harness.sandbox import ENV_POLICY_SANDBOX
+from evotree.harness.sandbox import policy_sandbox_argv
+from evotree.harness import get_recorder
 
 __all__ = ["hidden_bits_per_byte", "main", "stream_layout"]
 
@@ -52,7 +55,6 @@ def _scorer_command(candidate: Path) -> tuple[list[str], Path | None]:
     argv = [sys.executable, "-P", "-m", "evotree.domains.autoresearch.scorer"]
     import json
 
-    from evotree.harness.sandbox import ENV_POLICY_SANDBOX, policy_sandbox_argv
 
     raw = os.environ.get(ENV_POLICY_SANDBOX)
     if raw is None:  # a judge run without evotree's sandbox ([sandbox] mode = "off")
@@ -115,7 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context", type=int, default=32, help="hidden evaluation: bytes of context per question")
     parser.add_argument("--steps", type=int, default=512, help="hidden evaluation: bytes scored per stream")
     args = parser.parse_args(argv)
-    from evotree.harness import get_recorder
 
     rec = get_recorder()
     sign = -1.0 if args.direction == "min" else 1.0

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from evotree.domains.autoresearch.summary import metric_value, parse_summary
+from evotree.harness import get_recorder
 
 __all__ = ["main"]
 
@@ -64,7 +65,6 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
         code = proc.wait()
     summary = parse_summary(log.read_text(encoding="utf-8", errors="replace"))
-    from evotree.harness import get_recorder
 
     rec = get_recorder()
     numbers = {f"summary/{k}": v for k, v in summary.items()}

@@ -18,6 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evotree.domains import write_if_absent
+from evotree.domains.gym.catalog import DEFAULT_ENVS
+from evotree.domains.gym.catalog import GymMissing
+from evotree.domains.gym.catalog import require_gymnasium
+from evotree.domains.gym.catalog import unavailable_reason
+from evotree.domains.gym.settings import SettingsError
+from evotree.domains.gym.templates import POLICY_PY
+from evotree.domains.gym.templates import draw_hidden_pools
+from evotree.domains.gym.templates import render_gym_toml
+from evotree.domains.gym.templates import render_judge_toml
+from evotree.core.errors import EvotreeError
+from evotree.domains.gym.scoring import compute_references
+from evotree.domains.gym.settings import load_judge_settings
 
 __all__ = ["materialize", "refuse_ignored_judge", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
 
@@ -44,15 +56,6 @@ def materialize(
     returns on the validation pool, computed here by rolling both policies out) are hidden. An
     existing ``judge/gym.toml`` is kept and its pools are used for missing references.
     """
-    from evotree.domains.gym.catalog import DEFAULT_ENVS, GymMissing, require_gymnasium, unavailable_reason
-    from evotree.domains.gym.settings import SettingsError
-    from evotree.domains.gym.templates import (
-        POLICY_PY,
-        draw_hidden_pools,
-        render_gym_toml,
-        render_judge_toml,
-    )
-    from evotree.core.errors import EvotreeError
 
     root = Path(root)
     envs = list(envs or DEFAULT_ENVS)
@@ -96,7 +99,6 @@ def refuse_ignored_judge(root: Path) -> None:
     """
     import subprocess
 
-    from evotree.core.errors import EvotreeError
 
     try:
         proc = subprocess.run(["git", "check-ignore", "-q", "--no-index", "--", JUDGE_FILE],
@@ -112,8 +114,6 @@ def refuse_ignored_judge(root: Path) -> None:
 
 def references_text(root: Path) -> str:
     """``judge/references.json`` for the judged environments of ``root/judge/gym.toml``."""
-    from evotree.domains.gym.scoring import compute_references
-    from evotree.domains.gym.settings import load_judge_settings
 
     settings = load_judge_settings(Path(root) / JUDGE_FILE)
     pools = {env_id: settings.seeds("validation", env_id) for env_id in settings.envs}

@@ -30,11 +30,22 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from evotree.domains.gym.catalog import CATALOG
+from evotree.domains.gym.catalog import DEFAULT_ENVS
+from evotree.domains.gym.catalog import unavailable_reason
+from evotree.domains.gym.experts import EXPERTS
+from evotree.domains.gym.catalog import CORE16
+from evotree.domains.gym.core16 import PRIVILEGED
+from evotree.domains.gym.core16 import STATIC_REFERENCES
+from evotree.domains.gym.scoring import reference_returns
+from evotree.domains.gym import REFERENCES_FILE
+from evotree.domains.gym import references_text
+from evotree.domains.gym import JUDGE_FILE
+from evotree.domains.gym.settings import load_judge_settings
+from evotree.domains.gym.templates import draw_hidden_pools
 
 
 def _envs() -> int:
-    from evotree.domains.gym.catalog import CATALOG, DEFAULT_ENVS, unavailable_reason
-    from evotree.domains.gym.experts import EXPERTS
 
     for env_id, info in CATALOG.items():
         reason = unavailable_reason(env_id)
@@ -49,9 +60,6 @@ def _envs() -> int:
 def _anchors(envs: list[str], episodes: int, first_seed: int) -> int:
     import statistics
 
-    from evotree.domains.gym.catalog import CORE16
-    from evotree.domains.gym.core16 import PRIVILEGED, STATIC_REFERENCES
-    from evotree.domains.gym.scoring import reference_returns
 
     print(f"| env | random (mean of {episodes}) | reference (mean of {episodes}) | anchors used | reference |")
     print("|---|---:|---:|---|---|")
@@ -91,7 +99,6 @@ def _check_root(root: Path) -> int:
 
 
 def _references(root: Path) -> int:
-    from evotree.domains.gym import REFERENCES_FILE, references_text
 
     text = references_text(root)
     (root / REFERENCES_FILE).write_text(text, encoding="utf-8")
@@ -100,11 +107,6 @@ def _references(root: Path) -> int:
 
 
 def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
-    from evotree.domains.gym import JUDGE_FILE
-    from evotree.domains.gym.catalog import unavailable_reason
-    from evotree.domains.gym.experts import EXPERTS
-    from evotree.domains.gym.settings import load_judge_settings
-    from evotree.domains.gym.templates import draw_hidden_pools
 
     path = root / JUDGE_FILE
     settings = load_judge_settings(path)

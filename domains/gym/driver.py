@@ -41,6 +41,9 @@ from evotree.domains.gym.wire import (
     json_frame,
     policy_seed,
 )
+from evotree.domains.gym.epg import TRAJECTORY_CAP_BYTES
+from evotree.domains.gym.epg import schema
+from evotree.domains.gym.epg import to_json
 
 __all__ = ["DONE", "Pipe", "Play", "PolicyDied", "drive"]
 
@@ -273,7 +276,6 @@ def _drive_evopolicygym(
     """EvoPolicyGym's episode (:func:`evotree.domains.gym.epg.play_submit_episode`) with the policy
     in its own process: ``reset(episode_index)`` there, JSON observations, actions coerced into the
     space (and flagged), an ``act()`` error plays a sampled action and ends the episode."""
-    from evotree.domains.gym.epg import TRAJECTORY_CAP_BYTES, schema, to_json
 
     episode = Episode(env_id=env_id, index=index, seed=seed)
     started = time.monotonic()

@@ -30,6 +30,9 @@ import traceback
 from typing import Any
 
 import numpy as np
+from evotree.domains.gym.episode import EpisodeTimeout
+from evotree.domains.gym.episode import encode_action
+from evotree.domains.gym.episode import seed_everything
 
 __all__ = ["PROTOCOL", "schema", "to_json", "coerce", "env_meta", "play_submit_episode", "final_score",
            "TRAJECTORY_CAP_BYTES", "FEEDBACK_CAP_BYTES", "TRAIN_POOL_SIZE", "train_pool", "instance_seeds"]
@@ -230,7 +233,6 @@ def play_submit_episode(env: Any, policy: Any, env_id: str, index: int, seed: in
     terminated, truncated, info}`` (``obs`` is null for image observations), cut at
     :data:`TRAJECTORY_CAP_BYTES`.
     """
-    from evotree.domains.gym.episode import EpisodeTimeout, encode_action, seed_everything
 
     out: dict[str, Any] = {"env_id": env_id, "index": index, "seed": seed, "ret": 0.0, "length": 0,
                            "finish_reason": "error", "message": "", "category": "", "invalid_actions": 0}

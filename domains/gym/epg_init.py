@@ -24,6 +24,25 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evotree.core.errors import EvotreeError
+from evotree.domains.gym.templates import render_judge_toml
+from evotree.core.config import render_template
+from evotree.domains import write_if_absent
+from evotree.domains.gym import JUDGE_FILE
+from evotree.domains.gym import POLICY_FILE
+from evotree.domains.gym import REFERENCES_FILE
+from evotree.domains.gym import TRAIN_FILE
+from evotree.domains.gym.catalog import GymMissing
+from evotree.domains.gym.catalog import require_gymnasium
+from evotree.domains.gym.catalog import unavailable_reason
+from evotree.domains.gym.experts import EXPERTS
+from evotree.domains.gym.scoring import compute_references
+from evotree.domains.gym.settings import SettingsError
+from evotree.domains.gym.settings import load_judge_settings
+from evotree.domains.gym.epg_tasks import TASK_FILE
+from evotree.domains.gym.epg_tasks import render as render_task
+from evotree.domains.gym.templates import draw_hidden_pools
+from evotree.domains.gym import refuse_ignored_judge
+from evotree.domains.gym import materialize
 
 __all__ = ["materialize_evopolicygym", "init_template", "POLICY_PY", "REFERENCE_EPISODES", "BUDGET_EPISODES"]
 
@@ -86,7 +105,6 @@ def _neutral(space):
 
 
 def _judge_toml(env_id: str, pools: dict[str, dict[str, list[int]]], timeout: float) -> str:
-    from evotree.domains.gym.templates import render_judge_toml
 
     text = render_judge_toml([env_id], pools, timeout=timeout)
     head = ("# EvoPolicyGym compatibility mode: raw returns are the scores (the headline is the raw mean),\n"
@@ -116,7 +134,6 @@ def _gym_toml(env_id: str, episodes: int, timeout: float) -> str:
 
 
 def _evotree_toml() -> str:
-    from evotree.core.config import render_template
 
     text = render_template("gym")
     text, n1 = re.subn(r"(?m)^max_episodes = \d+$", "max_episodes = 0", text)
@@ -139,18 +156,8 @@ def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8
                              heldout_episodes: int = HELDOUT_EPISODES, episode_timeout: float = 120.0,
                              reference_episodes: int = REFERENCE_EPISODES) -> list[str]:
     """Write the compatibility-mode workspace files into ``root`` (never overwriting); the paths written."""
-    from evotree.domains import write_if_absent
-    from evotree.domains.gym import JUDGE_FILE, POLICY_FILE, REFERENCES_FILE, TRAIN_FILE
-    from evotree.domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
-    from evotree.domains.gym.experts import EXPERTS
-    from evotree.domains.gym.scoring import compute_references
-    from evotree.domains.gym.settings import SettingsError, load_judge_settings
-    from evotree.domains.gym.epg_tasks import TASK_FILE
-    from evotree.domains.gym.epg_tasks import render as render_task
-    from evotree.domains.gym.templates import draw_hidden_pools
 
     root = Path(root)
-    from evotree.domains.gym import refuse_ignored_judge
 
     refuse_ignored_judge(root)
     try:
@@ -224,7 +231,6 @@ def init_template(domain: str, protocol: str, envs: Sequence[str]) -> tuple[str,
         return "gym", lambda root: materialize_evopolicygym(root, env_id)
     if protocol != "evotree":
         raise EvotreeError(f"unknown protocol {protocol!r}", fix="--protocol evotree or evopolicygym")
-    from evotree.domains.gym import materialize
 
     chosen = list(envs)
     return "gym", lambda root: materialize(root, envs=chosen or None)

@@ -37,6 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_EPISODES, INVALID_SUBMISSION_EXIT
+from evotree.domains.gym.epg import FEEDBACK_CAP_BYTES
+from evotree.domains.gym.runner import InvalidPolicy
+from evotree.domains.gym.runner import Task
+from evotree.domains.gym.runner import WorkerBroken
+from evotree.domains.gym.runner import run_episodes
+from evotree.domains.gym.episode import Episode
+from evotree.harness.recorder import get_recorder
+from evotree.domains.gym.epg import final_score
 
 __all__ = ["train", "judge"]
 
@@ -46,7 +54,6 @@ def _say(phase: str, message: str) -> None:
 
 
 def _write_feedback(root: Path, summary: dict[str, Any], episodes: list[Any]) -> None:
-    from evotree.domains.gym.epg import FEEDBACK_CAP_BYTES
 
     root.mkdir(parents=True, exist_ok=True)
     spent = 0
@@ -69,9 +76,6 @@ def _write_feedback(root: Path, summary: dict[str, Any], episodes: list[Any]) ->
 
 def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[int]) -> int:
     """The train phase under EvoPolicyGym's contract; the process's exit code."""
-    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
-    from evotree.domains.gym.episode import Episode
-    from evotree.harness.recorder import get_recorder
 
     tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(seeds)]
     limit = os.environ.get(ENV_MAX_EPISODES)
@@ -156,9 +160,6 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
           check_evidence: Callable[[int], int]) -> int:
     """The judge phase under EvoPolicyGym's scoring; the process's exit code (``check_evidence``:
     the judge's check that only it wrote eval rows, given how many it wrote)."""
-    from evotree.domains.gym.epg import final_score
-    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
-    from evotree.harness.recorder import get_recorder
 
     try:
         from evotree.domains.gym.settings import load_train_settings

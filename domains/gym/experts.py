@@ -18,6 +18,7 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+import evotree.domains.gym.core16 as core16
 
 __all__ = ["RandomPolicy", "EXPERTS", "make_expert", "make_random"]
 
@@ -217,7 +218,6 @@ _WITH_ENV = {
     "MiniGrid-DoorKey-5x5-v0": MiniGridExpert,
 }
 def _core16() -> Any:
-    import evotree.domains.gym.core16 as core16
 
     return core16
 

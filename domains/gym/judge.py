@@ -25,6 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.layout import ENV_CANDIDATE_DIR, ENV_EVIDENCE_DIR, ENV_JUDGE_SPLITS
+from evotree.domains.gym import JUDGE_FILE
+from evotree.domains.gym import REFERENCES_FILE
+from evotree.domains.gym.catalog import GymMissing
+from evotree.domains.gym.catalog import require_gymnasium
+from evotree.domains.gym.catalog import unavailable_reason
+from evotree.domains.gym.settings import SPLITS
+from evotree.domains.gym.settings import SettingsError
+from evotree.domains.gym.settings import load_judge_settings
+from evotree.domains.gym.settings import load_references
+from evotree.domains.gym.episode import Episode
+from evotree.domains.gym.runner import InvalidPolicy
+from evotree.domains.gym.runner import Task
+from evotree.domains.gym.runner import WorkerBroken
+from evotree.harness.recorder import get_recorder
+from evotree.domains.gym.runner import run_episodes
+from evotree.domains.gym.scoring import normalized_score
 
 __all__ = ["main", "judge_episodes"]
 
@@ -35,9 +51,6 @@ def _say(message: str) -> None:
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from evotree.domains.gym import JUDGE_FILE, REFERENCES_FILE
-    from evotree.domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
-    from evotree.domains.gym.settings import SPLITS, SettingsError, load_judge_settings, load_references
 
     try:
         require_gymnasium()
@@ -75,9 +88,6 @@ def main(cwd: Path | None = None) -> int:
 
         return judge_evopolicygym(Path(candidate), settings, refs, envs, [s for s in splits if s in SPLITS],
                                   _check_evidence)
-    from evotree.domains.gym.episode import Episode
-    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken
-    from evotree.harness.recorder import get_recorder
 
     split_of: dict[tuple[str, int], str] = {}
     tasks = []
@@ -138,8 +148,6 @@ def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any) 
     completion order, once all episodes are played. Raises
     :class:`evotree.domains.gym.runner.InvalidPolicy` / ``WorkerBroken`` like ``run_episodes``.
     """
-    from evotree.domains.gym.runner import run_episodes
-    from evotree.domains.gym.scoring import normalized_score
 
     results = []
     for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,

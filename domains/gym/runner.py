@@ -60,6 +60,10 @@ from evotree.domains.gym.wire import (
     send_bytes,
 )
 from evotree.domains.gym.worker import InvalidPolicy
+from evotree.harness.sandbox import ENV_POLICY_SANDBOX
+from evotree.harness.sandbox import SandboxUnavailable
+from evotree.harness.sandbox import policy_sandbox_argv
+from evotree.harness.sandbox import POLICY_CANDIDATE_DIR
 
 __all__ = ["InvalidPolicy", "Task", "Worker", "WorkerBroken", "policy_sandbox_from_env", "run_episodes",
            "worker_env"]
@@ -90,7 +94,6 @@ def policy_sandbox_from_env(environ: dict[str, str] | None = None) -> dict[str, 
 
     A value that is not a JSON object is a spec that says nothing can be isolated (fail closed).
     """
-    from evotree.harness.sandbox import ENV_POLICY_SANDBOX
 
     raw = (os.environ if environ is None else environ).get(ENV_POLICY_SANDBOX)
     if raw is None:
@@ -111,7 +114,6 @@ _probe_lock = threading.Lock()
 def _probe_sandbox(spec: dict[str, Any]) -> None:
     """Start one nested sandbox running Python (once per spec and process); :class:`WorkerBroken` if it
     cannot start, with bubblewrap's message. Nothing of the candidate runs in it."""
-    from evotree.harness.sandbox import SandboxUnavailable, policy_sandbox_argv
 
     key = json.dumps(spec, sort_keys=True)
     with _probe_lock:
@@ -216,11 +218,6 @@ class Worker:
         worker = [sys.executable, "-P", "-m", "evotree.domains.gym.worker", "{request}", "{reply}"]
         if self.sandbox is None:
             return [*worker, str(self.candidate_dir / "policy.py")], worker_env()
-        from evotree.harness.sandbox import (
-            POLICY_CANDIDATE_DIR,
-            SandboxUnavailable,
-            policy_sandbox_argv,
-        )
 
         _probe_sandbox(self.sandbox)
         try:

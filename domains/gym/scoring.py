@@ -18,6 +18,14 @@ from typing import Any
 import numpy as np
 
 from evotree.domains.gym.settings import References
+from evotree.domains.gym.catalog import make_env
+from evotree.domains.gym.episode import play
+from evotree.domains.gym.experts import RandomPolicy
+from evotree.domains.gym.experts import make_expert
+from evotree.domains.gym.core16 import STATIC_REFERENCES
+from evotree.domains.gym.core16 import STATIC_SOURCE
+from evotree.domains.gym.core16 import OBS_ONLY
+from evotree.domains.gym.core16 import PRIVILEGED
 
 __all__ = ["normalized_score", "reference_returns", "compute_references", "ZeroPolicy", "CLIP_MAX"]
 
@@ -42,9 +50,6 @@ def reference_returns(env_id: str, seeds: Iterable[int], which: str) -> list[flo
     ``reset(seed)`` (BipedalWalker keeps its Box2D world), and a reference must not depend on the
     order its seeds are played in.
     """
-    from evotree.domains.gym.catalog import make_env
-    from evotree.domains.gym.episode import play
-    from evotree.domains.gym.experts import RandomPolicy, make_expert
 
     returns = []
     for index, seed in enumerate(seeds):
@@ -102,7 +107,6 @@ def compute_references(pools: dict[str, list[int]], *, static: bool = True) -> R
     """
     import gymnasium
 
-    from evotree.domains.gym.core16 import STATIC_REFERENCES, STATIC_SOURCE
 
     refs = References(meta={"pool": "validation", "gymnasium": gymnasium.__version__,
                             "computed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
@@ -144,7 +148,6 @@ def _mean(values: list[float]) -> float:
 
 
 def _expert_name(env_id: str) -> str:
-    from evotree.domains.gym.core16 import OBS_ONLY, PRIVILEGED
 
     if env_id in OBS_ONLY or env_id in PRIVILEGED:
         privileged = "; privileged: it reads the environment's state" if env_id in PRIVILEGED else ""

@@ -24,6 +24,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from evotree.domains.gym.epg import TRAIN_POOL_SIZE
 
 __all__ = ["PROTOCOLS", "HIDDEN_SEED_MIN", "HIDDEN_SEED_MAX", "SPLITS", "SettingsError", "TrainSettings",
            "JudgeSettings", "References", "load_train_settings", "load_judge_settings", "load_references"]
@@ -106,7 +107,6 @@ class TrainSettings:
     def instance_ids(self, run_seed: int = 0) -> list[int]:
         """EvoPolicyGym mode: the instances a run plays — ``instances`` when given, else the
         ``run_seed``-th block of ``episodes_per_env`` ids, wrapped modulo the pool's 64."""
-        from evotree.domains.gym.epg import TRAIN_POOL_SIZE
 
         if self.instances is not None:
             return list(self.instances)
@@ -176,7 +176,6 @@ def _lanes(value: int, where: str) -> None:
 def _instances(settings: TrainSettings, instances: Any, *, has_first_seed: bool, has_episodes: bool,
                where: str) -> None:
     """EvoPolicyGym mode's train instances: ids into its fixed pool, never a ``first_seed``."""
-    from evotree.domains.gym.epg import TRAIN_POOL_SIZE
 
     if settings.protocol != "evopolicygym":
         if instances is not None:

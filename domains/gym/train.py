@@ -27,6 +27,21 @@ import sys
 from pathlib import Path
 
 from evotree.harness.layout import INVALID_SUBMISSION_EXIT
+from evotree.domains.gym import POLICY_FILE
+from evotree.domains.gym import TRAIN_FILE
+from evotree.domains.gym.catalog import GymMissing
+from evotree.domains.gym.catalog import require_gymnasium
+from evotree.domains.gym.catalog import unavailable_reason
+from evotree.domains.gym.settings import SettingsError
+from evotree.domains.gym.settings import load_train_settings
+from evotree.domains.gym.runner import InvalidPolicy
+from evotree.domains.gym.runner import Task
+from evotree.domains.gym.runner import WorkerBroken
+from evotree.domains.gym.runner import run_episodes
+from evotree.harness.recorder import get_recorder
+from evotree.harness.seeding import derive_seed
+from evotree.harness.seeding import seed_everything
+from evotree.harness.seeding import run_seed as read_run_seed
 
 __all__ = ["main", "ENV_MAX_EPISODES"]
 
@@ -42,9 +57,6 @@ def _fail(message: str, code: int) -> int:
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from evotree.domains.gym import POLICY_FILE, TRAIN_FILE
-    from evotree.domains.gym.catalog import GymMissing, require_gymnasium, unavailable_reason
-    from evotree.domains.gym.settings import SettingsError, load_train_settings
 
     try:
         require_gymnasium()
@@ -57,10 +69,6 @@ def main(cwd: Path | None = None) -> int:
     except SettingsError as exc:
         return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
 
-    from evotree.domains.gym.runner import InvalidPolicy, Task, WorkerBroken, run_episodes
-    from evotree.harness.recorder import get_recorder
-    from evotree.harness.seeding import derive_seed, seed_everything
-    from evotree.harness.seeding import run_seed as read_run_seed
 
     try:
         run_seed = read_run_seed()

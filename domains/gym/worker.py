@@ -55,6 +55,11 @@ from evotree.domains.gym.wire import (
     send,
     send_bytes,
 )
+from evotree.domains.gym import epg
+from evotree.domains.gym.episode import EpisodeTimeout
+from evotree.domains.gym.episode import _policy_traceback
+from evotree.domains.gym.episode import _short
+from evotree.domains.gym.episode import action_checker
 
 __all__ = ["load_policy_class", "InvalidPolicy", "main"]
 
@@ -404,13 +409,6 @@ class _Host:
     """The policy side: its lanes, the alarm, the replies."""
 
     def __init__(self, policy_class: type, reply_fd: int) -> None:
-        from evotree.domains.gym import epg
-        from evotree.domains.gym.episode import (
-            EpisodeTimeout,
-            _policy_traceback,
-            _short,
-            action_checker,
-        )
 
         self.policy_class = policy_class
         self.reply_fd = reply_fd

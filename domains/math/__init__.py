@@ -18,6 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from evotree.domains import write_if_absent
+from evotree.domains.math.data import HIDDEN_SEED_MIN
+from evotree.domains.math.settings import SettingsError
+from evotree.domains.math.settings import parse_judge_settings
+from evotree.domains.math.templates import MATH_TOML
+from evotree.domains.math.templates import RECIPE_TOML
+from evotree.domains.math.templates import draw_hidden_seeds
+from evotree.domains.math.templates import render_judge_toml
 
 __all__ = [
     "ADAPTER_DIR",
@@ -48,9 +55,6 @@ def materialize(root: Path, *, validation_seed: int | None = None,
     """
     import tomllib
 
-    from evotree.domains.math.data import HIDDEN_SEED_MIN
-    from evotree.domains.math.settings import SettingsError, parse_judge_settings
-    from evotree.domains.math.templates import MATH_TOML, RECIPE_TOML, draw_hidden_seeds, render_judge_toml
 
     root = Path(root)
     written: list[str] = []

@@ -27,6 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.layout import ENV_CANDIDATE_DIR, ENV_JUDGE_SPLITS
+from evotree.domains.math import JUDGE_FILE
+from evotree.domains.math import MODEL_DIR
+from evotree.domains.math.data import SplitError
+from evotree.domains.math.data import hidden_splits
+from evotree.domains.math.data import is_correct
+from evotree.domains.math.data import is_well_formed
+from evotree.domains.math.model import load_trained
+from evotree.domains.math.model import set_cpu_threads
+from evotree.domains.math.settings import HIDDEN_SPLITS
+from evotree.domains.math.settings import SettingsError
+from evotree.domains.math.settings import load_judge_settings
+from evotree.harness.recorder import get_recorder
 
 __all__ = ["main", "pass_at_k", "sample_completions"]
 
@@ -83,10 +95,6 @@ def sample_completions(model: Any, tokenizer: Any, prompts: Sequence[str], *, sa
 
 def main(cwd: Path | None = None) -> int:
     cwd = Path(cwd or os.getcwd())
-    from evotree.domains.math import JUDGE_FILE, MODEL_DIR
-    from evotree.domains.math.data import SplitError, hidden_splits, is_correct, is_well_formed
-    from evotree.domains.math.model import load_trained, set_cpu_threads
-    from evotree.domains.math.settings import HIDDEN_SPLITS, SettingsError, load_judge_settings
 
     try:
         settings = load_judge_settings(cwd / JUDGE_FILE)
@@ -112,7 +120,6 @@ def main(cwd: Path | None = None) -> int:
 
     import torch
 
-    from evotree.harness.recorder import get_recorder
 
     try:
         model, tokenizer = load_trained(model_dir)

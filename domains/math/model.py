@@ -9,6 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from evotree.domains.math.data import WORDS
+from evotree.harness.tiny_lm import DEFAULT_WORDS
+from evotree.harness.tiny_lm import build_tiny_tokenizer
 
 __all__ = ["ModelUnavailable", "check_model_name", "load_policy", "load_trained", "offline", "tiny_tokenizer"]
 
@@ -26,8 +29,6 @@ def offline() -> None:
 
 def tiny_tokenizer() -> Any:
     """The tiny tokenizer: every word and character of the math prompts is a known token."""
-    from evotree.domains.math.data import WORDS
-    from evotree.harness.tiny_lm import DEFAULT_WORDS, build_tiny_tokenizer
 
     missing = [w for w in WORDS if w not in DEFAULT_WORDS]
     return build_tiny_tokenizer((*DEFAULT_WORDS, *missing))

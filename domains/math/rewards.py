@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from evotree.domains.math.data import extract_answer, is_correct, is_well_formed
+from evotree.skills.runtime import SkillHooks
 
 __all__ = ["answer_checks", "correctness_score", "format_score", "make_reward_functions",
            "skill_hooks"]
@@ -72,7 +73,6 @@ def skill_hooks(stop_token_ids: Iterable[int], max_completion_length: int) -> An
     ``instruction_following`` (exactly a number, ended by the end token) and ``brevity``
     (1 - tokens / max_completion_length), and the output-format check (the completion starts
     with a number) for DualLevelFilter."""
-    from evotree.skills.runtime import SkillHooks
 
     stops = frozenset(int(i) for i in stop_token_ids)
     limit = max(1, int(max_completion_length))

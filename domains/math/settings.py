@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN, OPS, SplitError, SplitSpec
+from evotree.harness.seeding import derive_seed
 
 __all__ = [
     "MANAGED_TRL_KEYS",
@@ -224,7 +225,6 @@ def training_seed(recipe_seed: int, run_seed: int) -> int:
     sampling, dropout), two versions with the same recipe seed at the same run seed draw the same
     random numbers (common random numbers), and the recipe's seed still picks another stream.
     """
-    from evotree.harness.seeding import derive_seed
 
     return derive_seed("math/train", int(recipe_seed), int(run_seed))
 

@@ -50,6 +50,16 @@ from typing import Any
 
 from evotree.domains.math.data import OPS, SplitSpec, _answer, _facts, fact_key, format_prompt, in_judge_region
 from evotree.domains.math.settings import WarmupSettings
+from evotree.harness.tiny_lm import build_tiny_causal_lm
+from evotree.domains.math.model import ModelUnavailable
+from evotree.domains.math.model import _prepare_tokenizer
+from evotree.domains.math.model import offline
+from evotree.domains.math.model import tiny_tokenizer
+from evotree.domains.math import RECIPE_FILE
+from evotree.domains.math import TRAIN_FILE
+from evotree.domains.math.settings import load_recipe
+from evotree.domains.math.settings import load_train_split
+from evotree.domains.math.settings import SettingsError
 
 __all__ = [
     "CACHE_SUBDIR",
@@ -195,7 +205,6 @@ def build_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSett
     accuracy is logged alongside (for experiments; it never changes the training)."""
     import torch
 
-    from evotree.harness.tiny_lm import build_tiny_causal_lm
 
     say = log or (lambda message: None)
     started = time.monotonic()
@@ -329,7 +338,6 @@ def load_warm_policy(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSett
     (:func:`ensure_warm_model`: from the cache, or trained and cached first), for the train
     split ``spec``, the ``[tiny]`` shape and the ``[warmup]`` settings. Raises
     :class:`evotree.domains.math.model.ModelUnavailable` when the shape cannot be built."""
-    from evotree.domains.math.model import ModelUnavailable, _prepare_tokenizer, offline, tiny_tokenizer
 
     offline()
     tokenizer = _prepare_tokenizer(tiny_tokenizer())
@@ -356,9 +364,6 @@ def prepare(tree: Path, *, cache: str | os.PathLike[str] | None = None,
     """Build (or find) the warm-up a version's tree asks for, e.g. on the host before its runs:
     None when its recipe does not use one (another model, or ``[warmup] enabled = false``).
     Raises :class:`evotree.domains.math.settings.SettingsError` for an invalid recipe or math.toml."""
-    from evotree.domains.math import RECIPE_FILE, TRAIN_FILE
-    from evotree.domains.math.model import tiny_tokenizer
-    from evotree.domains.math.settings import load_recipe, load_train_split
 
     recipe = load_recipe(Path(tree) / RECIPE_FILE)
     if not recipe.is_tiny or not recipe.warmup.enabled:
@@ -372,7 +377,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     version's tree (default: the current directory) into the cache; print its folder."""
     import argparse
 
-    from evotree.domains.math.settings import SettingsError
 
     parser = argparse.ArgumentParser(prog="python -m evotree.domains.math.warmup", description=main.__doc__)
     parser.add_argument("tree", nargs="?", default=".")

@@ -7,6 +7,9 @@ import json
 import click
 
 from evotree.cli.common import fail, missing_mcp
+from evotree.core.errors import EvotreeError
+from evotree.cli.common import open_workspace
+from evotree.cli.common import session
 
 __all__ = ["register"]
 
@@ -60,7 +63,6 @@ def register(cli: click.Group) -> None:
         """
         import os
 
-        from evotree.core.errors import EvotreeError
 
         try:
             from evotree.server.agent import AgentError, client_configs, prepare_agent, run_agent
@@ -80,7 +82,6 @@ def register(cli: click.Group) -> None:
                     text = content if isinstance(content, str) else json.dumps(content, indent=2) + "\n"
                     click.echo(f"# {name}: {entry['file']}\n{text}")
             return
-        from evotree.cli.common import open_workspace, session
 
         try:
             if not command:

@@ -9,6 +9,14 @@ import click
 
 from evotree.cli.common import open_workspace, outputs, renderer, session
 from evotree.core.errors import UsageError
+from evotree.diagnostics.backtest import backtest as backtest_fn
+from evotree.harness.records import list_runs
+from evotree.harness.records import runs_dir
+from evotree.diagnostics.harnesses import harness_thresholds
+from evotree.gates.harnesses import active_harness
+from evotree.cli.render import _console
+from evotree.cli.render import _esc
+from evotree.cli.render import _SEVERITY_STYLE
 
 __all__ = ["register"]
 
@@ -78,8 +86,6 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...], ha
     under a candidate reward transform and/or other thresholds, e.g.
       evotree backtest v3 --transform "reward + 0.1*instruction_following"
     """
-    from evotree.diagnostics.backtest import backtest as backtest_fn
-    from evotree.harness.records import list_runs, runs_dir
 
     ws = open_workspace()
     run_ids = [r.run_id for r in list_runs(ws, version=version) if r.status not in ("invalid", "running")]
@@ -88,8 +94,6 @@ def backtest(version: str, transform: str | None, overrides: tuple[str, ...], ha
 
         raise BacktestError(f"{ws.resolve(version).id} has no stored run to backtest on this machine",
                            fix=f"run it first: evotree run {version}")
-    from evotree.diagnostics.harnesses import harness_thresholds
-    from evotree.gates.harnesses import active_harness
 
     harness = harness_id or active_harness(ws).id
     thresholds: dict[str, dict[str, Any]] = {k: dict(v) for k, v in harness_thresholds(ws, harness).items()}
@@ -115,7 +119,6 @@ def _fmt(value: Any, spec: str = ".4g") -> str:
 
 def render_comparison(result: Any) -> None:
     """``evotree compare``: the statement naming both versions, then Δ, its CI, p and where the noise came from."""
-    from evotree.cli.render import _console, _esc
 
     a, b = _esc(result.a), _esc(result.b)
     lo, hi = result.ci
@@ -165,7 +168,6 @@ def render_diagnosis(result: Any) -> None:
     """``evotree diagnose``: one row per finding code, most severe first, with the runs it came from."""
     from rich.table import Table
 
-    from evotree.cli.render import _SEVERITY_STYLE, _console, _esc
 
     rows = result.by_code
     _console.print(f"[bold]{_esc(result.version)}[/]: {len(result.findings)} finding(s) of {len(rows)} kind(s) over "

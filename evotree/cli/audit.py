@@ -12,6 +12,10 @@ import sys
 from typing import Any
 
 import click
+from evotree.core.text import escape_control
+from evotree.cli.common import console as make_console
+from evotree.cli.common import fail
+from evotree.core.errors import EvotreeError
 
 __all__ = ["register", "render_audit", "render_trajectory_audit"]
 
@@ -36,7 +40,6 @@ def _t(text: Any) -> str:
     agent's command or a trajectory id is text someone else wrote)."""
     from rich.markup import escape
 
-    from evotree.core.text import escape_control
 
     return escape(escape_control(text))
 
@@ -77,8 +80,7 @@ def _verdict_table(console: Any, verdicts: list[Any], *, limit: int) -> None:
 
 
 def render_audit(report: Any) -> None:
-    """Print an :class:`evotree.harness.audit.version.AuditReport` for people."""
-    from evotree.cli.common import console as make_console
+    """Print an :class:`evotree.harness.audit.version_audit.AuditReport` for people."""
 
     console = make_console()
     console.print(f"[bold]audit of {_t(report.version)}[/bold]: {len(report.runs)} run(s), "
@@ -106,7 +108,6 @@ def render_audit(report: Any) -> None:
 
 def render_trajectory_audit(result: Any) -> None:
     """Print a :class:`evotree.harness.audit.trajectories.TrajectoryAudit` for people."""
-    from evotree.cli.common import console as make_console
 
     console = make_console()
     console.print(f"{result.trajectories} trajectories ({result.steps} steps, {result.nbytes / 1e6:.1f} MB in "
@@ -134,7 +135,6 @@ def _emit(result: Any, as_json: bool, render: Any, passed: bool, data: dict[str,
 
 def register(cli: click.Group) -> None:
     """Add the ``audit`` group to ``cli``."""
-    from evotree.cli.common import fail
 
     @cli.group("audit", cls=_AuditGroup, invoke_without_command=False)
     def audit() -> None:
@@ -165,7 +165,6 @@ def register(cli: click.Group) -> None:
     def audit_version_cmd(version: str, trajectories: tuple[str, ...], hidden: tuple[str, ...], no_record: bool,
                           as_json: bool) -> None:
         """Audit version VERSION (see `evotree audit --help`)."""
-        from evotree.core.errors import EvotreeError
 
         try:
             from evotree.cli.common import session
@@ -190,7 +189,6 @@ def register(cli: click.Group) -> None:
     def audit_trajectories_cmd(files: tuple[str, ...], hidden: tuple[str, ...], repo: str | None, base: str | None,
                                show_all: bool, as_json: bool) -> None:
         """Audit trajectory FILES for leaks (no workspace needed). Exit 28 when one leaked."""
-        from evotree.core.errors import EvotreeError
 
         try:
             from evotree.harness.audit.trajectories import audit_trajectories

@@ -10,6 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from evotree.cli.common import console as make_console
+from evotree.core.text import escape_control
+from evotree.cli.common import outputs
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.repo import inspect_repository
+from evotree.harness.audit.repo import sanitize_repository
+from evotree.verbs.results import RepoAuditResult
 
 __all__ = ["register_repo", "render_repo_audit"]
 
@@ -18,12 +25,10 @@ _STYLE = {"critical": "bold red", "high": "red", "warn": "yellow", "info": "dim"
 
 def render_repo_audit(result: Any) -> None:
     """Print an audit (and a sanitize result, if any) as rich text for people."""
-    from evotree.cli.common import console as make_console
     from rich.table import Table
 
     from rich.markup import escape
 
-    from evotree.core.text import escape_control
 
     def shown(text: Any) -> str:  # paths, refs and finding text can carry control characters and markup
         return escape(escape_control(text))
@@ -59,7 +64,6 @@ def render_repo_audit(result: Any) -> None:
 
 def register_repo(audit_group: click.Group) -> None:
     """Add ``repo PATH [--base REV] [--allow-ref REF] [--sanitize --out PATH] [--json]``."""
-    from evotree.cli.common import outputs
 
     @audit_group.command("repo")
     @click.argument("path", type=click.Path(file_okay=False))
@@ -95,9 +99,6 @@ def register_repo(audit_group: click.Group) -> None:
         Exit 0: passed (with --sanitize: the clean copy passed); 28: findings of
         severity high or above (--json still prints the report); 29: unreadable input.
         """
-        from evotree.harness.audit.errors import AuditInputError
-        from evotree.harness.audit.repo import inspect_repository, sanitize_repository
-        from evotree.verbs.results import RepoAuditResult
 
         if sanitize and not out:
             raise AuditInputError("--sanitize needs --out PATH (the source is never changed in place)",

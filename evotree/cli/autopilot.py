@@ -7,6 +7,12 @@ from typing import Any
 import click
 
 from evotree.cli.common import outputs, session
+from evotree.verbs.autopilot import knob_proposals
+from evotree.verbs.autopilot import knobs_from_config
+from evotree.verbs.autopilot import patch_proposals
+from evotree.verbs.autopilot import run_autopilot
+from evotree.verbs.autopilot import suggest_proposals
+from evotree.core.errors import UsageError
 
 __all__ = ["register"]
 
@@ -80,9 +86,6 @@ def autopilot(from_suggest: bool, patches: str | None, max_proposals: int | None
     autopilot never signs: it stops at the first version that passes every gate, for a person's
     `evotree promote`.
     """
-    from evotree.verbs.autopilot import knob_proposals, knobs_from_config, patch_proposals, run_autopilot, \
-        suggest_proposals
-    from evotree.core.errors import UsageError
 
     verbs = session()
     ws = verbs.act()

@@ -8,6 +8,15 @@ import click
 
 from evotree.cli.common import fail, open_workspace, outputs, renderer
 from evotree.core.errors import EvotreeError
+from evotree.core.config import CONFIG_FILE
+from evotree.core.config import parse_config
+from evotree.core.config import read_config_text
+from evotree.core.errors import ConfigError
+from evotree.verbs.results import ConfigCheckResult
+from evotree.verbs.schemas import load_schema
+from evotree.verbs.schemas import schema_aliases
+from evotree.verbs.schemas import schema_names
+from evotree.demo import run_demo
 
 __all__ = ["register"]
 
@@ -35,8 +44,6 @@ def config_check(path: str | None) -> Any:
     """Validate an evotree.toml (default: the one in the current checkout)."""
     from pathlib import Path
 
-    from evotree.core.config import CONFIG_FILE, parse_config, read_config_text
-    from evotree.core.errors import ConfigError
 
     if path is None:
         from evotree.core.gitio import Git
@@ -46,7 +53,6 @@ def config_check(path: str | None) -> Any:
         target = Path(path)
     if not target.is_file():
         raise ConfigError(f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target))
-    from evotree.verbs.results import ConfigCheckResult
 
     parse_config(read_config_text(target), source=str(target))
     return ConfigCheckResult(path=str(target), valid=True)
@@ -57,7 +63,6 @@ def config_check(path: str | None) -> Any:
 @outputs(renderer("schema"))
 def schema(name: str | None) -> Any:
     """List the JSON schemas of --json outputs, or print one (e.g. `evotree schema tree`)."""
-    from evotree.verbs.schemas import load_schema, schema_aliases, schema_names
 
     if name is None:
         # `schemas`: every name `evotree schema NAME` accepts (old `_` names included, for scripts that
@@ -83,7 +88,6 @@ def demo(path: str | None, keep: bool) -> None:
     the end), verify, and side by side what greedy keep-if-better would have kept, what evotree
     kept and the held-out truth of both. About 2-3 minutes on two cores.
     """
-    from evotree.demo import run_demo
 
     try:
         run_demo(path, keep=keep, echo=click.echo)

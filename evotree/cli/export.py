@@ -7,6 +7,9 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, renderer
+from evotree.core.text import escape_control
+from evotree.harness.ingest import ingest_tensorboard
+from evotree.harness.ecosystem import check_staged
 
 __all__ = ["cli", "register"]
 
@@ -19,7 +22,6 @@ def cli() -> None:
 
 
 def _render_export(result: Any) -> None:
-    from evotree.core.text import escape_control
 
     click.echo(f"exported {len(result.runs)} run(s) to {result.tool} at {escape_control(result.destination)}")
     for run in result.runs:
@@ -82,7 +84,6 @@ def export_wandb(directory: str, project: str | None, versions: tuple[str, ...])
 
 
 def _render_results_tsv(result: Any) -> None:
-    from evotree.core.text import escape_control
 
     if result.path is None:
         for line in result.text.splitlines():  # each cell escaped; the tabs between them kept
@@ -128,13 +129,11 @@ def import_tensorboard(directory: str, version: str, seed: int) -> Any:
     Every scalar becomes a signal at its step (train/loss -> loss); the run has no judge phase,
     so no score, and it is not charged to budgets.
     """
-    from evotree.harness.ingest import ingest_tensorboard
 
     return [ingest_tensorboard(open_workspace(), directory, version=version, seed=seed)]
 
 
 def _render_staged(result: Any) -> None:
-    from evotree.core.text import escape_control
 
     verdict = "refused" if result.blocking else "passed"
     click.echo(f"pre-commit audit of {result.version}'s staged tree ({result.files} changed file(s) "
@@ -162,7 +161,6 @@ def precommit(worktree: str | None) -> Any:
             pass_filenames: false
             always_run: true
     """
-    from evotree.harness.ecosystem import check_staged
 
     here = click.get_current_context().find_root().obj["dir"]
     return check_staged(open_workspace(), worktree or here)

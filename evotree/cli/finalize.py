@@ -11,6 +11,10 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs
+from evotree.core.text import escape_control
+from evotree.core.errors import InvalidState
+from evotree.gates.finalize import finalize
+from evotree.core.errors import UsageError
 
 __all__ = ["register"]
 
@@ -19,7 +23,6 @@ cli = click.Group("evotree")
 
 
 def _render(result: Any) -> None:
-    from evotree.core.text import escape_control
 
     if getattr(result, "dry_run", False):  # --dry-run: what would be judged
         result = result.to_dict()
@@ -89,8 +92,6 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
     validation and held-out figures are shown only from then on.
     Progress goes to stderr; --json prints the event's data.
     """
-    from evotree.core.errors import InvalidState
-    from evotree.gates.finalize import finalize
 
     if os.environ.get("EVOTREE_AGENT_PRINCIPAL"):
         # a courtesy, not the boundary (an agent's process can unset the variable): ending the
@@ -105,7 +106,6 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
         return FinalizeDryRun(finalize_plan(ws, submitted), bool(ws.config.eval.finalize_retrain))
     import sys
 
-    from evotree.core.errors import UsageError
 
     if sys.stdin.isatty() and sys.stderr.isatty() and not yes:
         typed = click.prompt("finalize ends the search: one held-out evaluation, never again; type finalize "

@@ -11,12 +11,32 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from evotree.cli.common import console
+from evotree.core.text import escape_control
+from evotree.cli.common import fail
+from evotree.cli.common import open_workspace
+from evotree.cli.common import outputs
+from evotree.cli.common import session
+from evotree.core.errors import EvotreeError
+from evotree.gates.verify import verify_workspace
+from evotree.harness.sandbox import sandbox_warning
+from evotree.core.safegit import approver_process
+from evotree.cli.signoff import signoff_command
+from evotree.gates.ceremony import approve_run_signoff
+from evotree.cli.signoff import ask
+from evotree.cli.signoff import run_signoff
+from evotree.core.errors import InvalidState
+from evotree.gates.ceremony import SignOff
+from evotree.gates.errors import SignoffRefused
+from evotree.gates.evaluation import acknowledge_protected
+from evotree.gates.evaluation import evaluate_gates
+from evotree.gates.promote import record_decision
+from evotree.gates.promote import record_promotion
 
 __all__ = ["register"]
 
 
 def _console(err: bool = False) -> Any:
-    from evotree.cli.common import console
 
     return console(highlight=False, soft_wrap=False, stderr=err)
 
@@ -28,7 +48,6 @@ def _t(text: Any) -> str:
     """Text someone wrote, for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
 
-    from evotree.core.text import escape_control
 
     return escape(escape_control(text))
 
@@ -140,7 +159,6 @@ def render_run_approval(result: Any) -> None:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli.common import fail, open_workspace, outputs
 
     @cli.command("gates")
     @click.argument("version")
@@ -160,7 +178,6 @@ def register(cli: click.Group) -> None:
         budget, harness (diagnosed with the harness in force). The policy is read from the
         champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
         """
-        from evotree.cli.common import session
 
         if not as_json:
             click.echo(f"evaluating gates for {version} …", err=True)
@@ -190,7 +207,6 @@ def register(cli: click.Group) -> None:
         Refused when stdin or stdout is not a terminal or a CI variable is set: agents read the
         evidence with `evotree gates VERSION --json`.
         """
-        from evotree.core.errors import EvotreeError
 
         try:
             result = _promote(version, key, merge, as_json, allow_policy_change)
@@ -218,11 +234,7 @@ def register(cli: click.Group) -> None:
         champion ref and the ledger's champion must be the end of that chain. Exit 33 when
         anything was tampered with (an edited ledger, a champion moved without a signed approval).
         """
-        from evotree.core.errors import EvotreeError
-        from evotree.gates.verify import verify_workspace
-        from evotree.harness.sandbox import sandbox_warning
 
-        from evotree.core.safegit import approver_process
 
         try:
             with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
@@ -255,8 +267,6 @@ def register(cli: click.Group) -> None:
         current commit. Same rules as promote: a person at a terminal, an allowed key, not the
         version's creator, the version id and a one-time code typed back.
         """
-        from evotree.cli.signoff import signoff_command
-        from evotree.gates.ceremony import approve_run_signoff
 
         signoff_command(lambda ws, policy: approve_run_signoff(ws, policy, version, runs), key, as_json,
                         action="approve runs", render=render_run_approval)
@@ -265,12 +275,6 @@ def register(cli: click.Group) -> None:
 def _promote(version: str, key: str | None, merge: bool, as_json: bool, allow_policy_change: bool = False) -> Any:
     """`evotree promote` through the one sign-off driver: the gates are evaluated once the key is
     known to be allowed (no workspace code near it), shown, and decide the choices offered."""
-    from evotree.cli.signoff import ask, run_signoff
-    from evotree.core.errors import InvalidState
-    from evotree.gates.ceremony import SignOff
-    from evotree.gates.errors import SignoffRefused
-    from evotree.gates.evidence import acknowledge_protected, evaluate_gates
-    from evotree.gates.promote import record_decision, record_promotion
 
     state: dict[str, Any] = {}
 
@@ -322,6 +326,5 @@ def _shown(text: Any) -> str:
     """``text`` as printable characters: control characters (ANSI escapes, newlines, carriage
     returns, bidi overrides) a candidate put in a path or hypothesis are shown escaped, never
     interpreted by the terminal (:func:`evotree.core.text.escape_control`)."""
-    from evotree.core.text import escape_control
 
     return escape_control(text)

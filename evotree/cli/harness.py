@@ -7,6 +7,12 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, renderer
+from evotree.gates.harnesses import create_harness
+from evotree.gates.harnesses import list_harnesses
+from evotree.verbs.results import HarnessListResult
+from evotree.cli.signoff import signoff_command
+from evotree.core.text import escape_control as esc
+from evotree.gates.ceremony import harness_signoff
 
 __all__ = ["register"]
 
@@ -25,7 +31,6 @@ def harness() -> None:
 @outputs(renderer("harness_created"))
 def harness_branch(hypothesis: str) -> Any:
     """Create harness version hN from the active one: a branch plus a worktree with harness.toml."""
-    from evotree.gates.harnesses import create_harness
 
     return create_harness(open_workspace(), hypothesis=hypothesis)
 
@@ -34,8 +39,6 @@ def harness_branch(hypothesis: str) -> Any:
 @outputs(renderer("harness_list"))
 def harness_list() -> Any:
     """List harness versions; the active one judges every `evotree diagnose`."""
-    from evotree.gates.harnesses import list_harnesses
-    from evotree.verbs.results import HarnessListResult
 
     return HarnessListResult.of(list_harnesses(open_workspace()))
 
@@ -59,9 +62,6 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     harness). Refused without a terminal or under CI (exit 31), for a key not allowed (32),
     or when the harness in force is not signed (33: `evotree verify` says why).
     """
-    from evotree.cli.signoff import signoff_command
-    from evotree.core.text import escape_control as esc
-    from evotree.gates.ceremony import harness_signoff
 
     signoff_command(lambda ws, policy: harness_signoff(ws, policy, harness_id), key, as_json,
                     action="promote a harness",

@@ -19,6 +19,16 @@ from typing import Any
 import click
 
 from evotree.cli.common import fail, open_workspace, outputs
+from evotree.gates.errors import SignoffRefused
+from evotree.verbs.policy import hidden_now
+from evotree.cli.signoff import challenge as _challenge
+from evotree.gates.signoff import require_human_terminal as _require
+from evotree.core.errors import EvotreeError
+from evotree.gates.judges import export_judge
+from evotree.gates.judges import propose_judge
+from evotree.cli.signoff import signoff_command
+from evotree.gates.ceremony import judge_signoff
+from evotree.gates.judges import migrate_judge
 
 __all__ = ["register"]
 
@@ -56,8 +66,6 @@ def _sign_for_hidden(ws: Any, what: str, path: str) -> bool:
     the person signed); False when it does not (the ordinary rule applies)."""
     import os
 
-    from evotree.gates.errors import SignoffRefused
-    from evotree.verbs.policy import hidden_now
 
     if not hidden_now(ws):
         return False
@@ -65,7 +73,6 @@ def _sign_for_hidden(ws: Any, what: str, path: str) -> bool:
         raise SignoffRefused(f"refusing to {what}: validation and held-out data stay hidden from agent sessions "
                              "until `evotree finalize`", fix="a person runs it at their own terminal")
     require_human_terminal(action=f"{what} while validation and held-out data are hidden until finalize")
-    from evotree.cli.signoff import challenge as _challenge
 
     _challenge(path, True, what="path", shown=f"the path ({path})")  # prompts on stderr
     return True
@@ -73,13 +80,11 @@ def _sign_for_hidden(ws: Any, what: str, path: str) -> bool:
 
 def require_human_terminal(*, action: str) -> None:
     """:func:`evotree.gates.signoff.require_human_terminal` (stdin, stdout and /dev/tty; no CI)."""
-    from evotree.gates.signoff import require_human_terminal as _require
 
     _require(action=action)
 
 
 def _refuse_pipe(force: bool, what: str) -> None:
-    from evotree.gates.errors import SignoffRefused
 
     if force:
         return
@@ -106,7 +111,6 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
     While the search hides validation and held-out data until `evotree finalize`, --force does
     not apply: only a person at an interactive terminal who types back PATH and a one-time code.
     """
-    from evotree.core.errors import EvotreeError
 
     try:
         if path is not None and as_json:
@@ -160,7 +164,6 @@ def judge_export(directory: Path, force: bool) -> Any:
     refused (hidden data would sit in a checkout). Like `judge show PATH`, it is for the owner at
     a terminal: refused when stdout is not a terminal unless --force.
     """
-    from evotree.gates.judges import export_judge
 
     ws = open_workspace()
     if not _sign_for_hidden(ws, "export the judge's hidden data", str(directory)):
@@ -183,7 +186,6 @@ def judge_propose(directory: Path) -> Any:
     proposer (your git identity). Nothing is in force until another allowed signer — not the
     proposer — signs `evotree judge promote DIR` on exactly these files.
     """
-    from evotree.gates.judges import propose_judge
 
     return propose_judge(open_workspace(), directory)
 
@@ -217,8 +219,6 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     a terminal or under CI (exit 31), for a key not allowed (32), or when the judge in force is
     not signed (33: `evotree verify` says why).
     """
-    from evotree.cli.signoff import signoff_command
-    from evotree.gates.ceremony import judge_signoff
 
     signoff_command(lambda ws, policy: judge_signoff(ws, policy, directory), key, as_json,
                     action="change the judge",
@@ -240,7 +240,6 @@ def judge_migrate(no_branch: bool) -> Any:
     tree; promote it (evotree promote V --allow-policy-change) so no checkout holds them, and
     remove them from your own branch. They stay in git history.
     """
-    from evotree.gates.judges import migrate_judge
 
     return migrate_judge(open_workspace(), branch=not no_branch)
 

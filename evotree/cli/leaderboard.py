@@ -10,6 +10,11 @@ from typing import Any
 import click
 
 from evotree.cli.common import outputs
+from evotree.core.text import escape_control
+from evotree.report.leaderboard import render_markdown
+from evotree.report.leaderboard import leaderboard
+from evotree.report.leaderboard import load_search
+from evotree.report.leaderboard import parse_spec
 
 __all__ = ["register"]
 
@@ -18,8 +23,6 @@ cli = click.Group("evotree")
 
 
 def _render(board: Any) -> None:
-    from evotree.core.text import escape_control
-    from evotree.report.leaderboard import render_markdown
 
     click.echo(escape_control(render_markdown(board)), nl=False)
     for entry in board.searches:
@@ -43,7 +46,6 @@ def leaderboard_cmd(searches: tuple[str, ...]) -> Any:
     mean, and how many environments each agent placed 1st and in the top 2. A search not
     finalized, or finalized without a held-out return (no_ok_submit, heldout_failed), ranks last.
     """
-    from evotree.report.leaderboard import leaderboard, load_search, parse_spec
 
     entries = []
     for spec in searches:

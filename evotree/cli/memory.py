@@ -10,6 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from evotree.cli.common import console
+from evotree.core.text import escape_control
+from evotree.memory.model import InvalidMemory
+from evotree.cli.common import open_workspace
+from evotree.cli.common import outputs
+from evotree.memory.record import add_entry
+from evotree.memory.read import MIN_DOMAINS
+from evotree.memory.read import list_entries
+from evotree.memory.read import skill_status
+from evotree.memory.read import get_entry
+from evotree.memory.read import search
+from evotree.memory.transfer import export_memory
+from evotree.memory.transfer import import_memory
+from evotree.memory.transfer import merge_memory
+from evotree.memory.suggestions import suggest as make_suggestions
 
 __all__ = ["register"]
 
@@ -19,7 +34,6 @@ _KIND_LABEL = {"skill_verification": "verify", "lesson": "lesson", "negative_evi
 
 
 def _console() -> Any:
-    from evotree.cli.common import console
 
     return console(highlight=False)
 
@@ -28,7 +42,6 @@ def _t(text: Any, *, keep_newlines: bool = False) -> str:
     """Text someone wrote, for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
 
-    from evotree.core.text import escape_control
 
     return escape(escape_control(text, keep_newlines=keep_newlines))
 
@@ -186,7 +199,6 @@ def _render_suggest(result: dict[str, Any]) -> None:
 
 
 def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
-    from evotree.memory.model import InvalidMemory
 
     out = {}
     for pair in pairs:
@@ -200,7 +212,6 @@ def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli.common import open_workspace, outputs
 
     @cli.group()
     def memory() -> None:
@@ -228,7 +239,6 @@ def register(cli: click.Group) -> None:
     def memory_add(text: str, kind: str, version: str | None, skill: str | None,
                    evidence: tuple[str, ...], tags: tuple[str, ...]) -> Any:
         """Add a lesson (TEXT) to memory, linked to a version and evidence."""
-        from evotree.memory.record import add_entry
 
         return add_entry(open_workspace(), text, kind=kind, version=version, skill=skill,
                          evidence=_parse_evidence(evidence), tags=list(tags)).to_dict()
@@ -243,7 +253,6 @@ def register(cli: click.Group) -> None:
     def memory_list(kind: str | None, skill: str | None, version: str | None, domain: str | None,
                     limit: int | None) -> Any:
         """List memory entries, oldest first, and the skills' verification status."""
-        from evotree.memory.query import MIN_DOMAINS, list_entries, skill_status
 
         ws = open_workspace()
         entries = list_entries(ws, kind, skill=skill, version=version, domain=domain)
@@ -258,7 +267,6 @@ def register(cli: click.Group) -> None:
     @outputs(_render_entry)
     def memory_show(entry_id: str) -> Any:
         """Show one entry in full (ID or a unique prefix of at least 4 characters)."""
-        from evotree.memory.query import get_entry
 
         return get_entry(open_workspace(), entry_id).to_dict()
 
@@ -276,7 +284,6 @@ def register(cli: click.Group) -> None:
           evotree memory search dead groups
           evotree memory search "StdGroup*" --kind skill_verification
         """
-        from evotree.memory.query import search
 
         query = " ".join(words)
         hits = search(open_workspace(), query, limit=limit, kind=kind)
@@ -286,7 +293,6 @@ def register(cli: click.Group) -> None:
     @outputs(_render_skills)
     def memory_skills() -> Any:
         """Each skill's status: domains with significant gains, verified across domains or not."""
-        from evotree.memory.query import MIN_DOMAINS, skill_status
 
         return {"v": 1, "skills": [s.to_dict() for s in skill_status(open_workspace())], "min_domains": MIN_DOMAINS}
 
@@ -297,7 +303,6 @@ def register(cli: click.Group) -> None:
     @outputs(_render_export)
     def memory_export(path: str, kind: str | None, force: bool) -> Any:
         """Write memory to PATH (one JSON document with a digest) for another workspace."""
-        from evotree.memory.transfer import export_memory
 
         return export_memory(open_workspace(), path, kind=kind, force=force).to_dict()
 
@@ -312,7 +317,6 @@ def register(cli: click.Group) -> None:
         Imported entries are marked with where they came from. They are advice: they can
         make a skill "verified across domains" in suggestions, never pass a gate.
         """
-        from evotree.memory.transfer import import_memory
 
         return import_memory(open_workspace(), path, dry_run=dry_run).to_dict()
 
@@ -330,7 +334,6 @@ def register(cli: click.Group) -> None:
           git push origin refs/evotree/memory
         Every entry of REF is validated first; nothing is written if one is bad.
         """
-        from evotree.memory.transfer import merge_memory
 
         return merge_memory(open_workspace(), rev).to_dict()
 
@@ -346,6 +349,5 @@ def register(cli: click.Group) -> None:
         domain or across domains rank first; negative evidence and failed verifications rank
         a skill down; skills already applied to VERSION come last. See docs/memory.md.
         """
-        from evotree.memory.suggest import suggest as make_suggestions
 
         return make_suggestions(open_workspace(), version).to_dict()

@@ -9,6 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from evotree.cli.common import console as make_console
+from evotree.core.text import escape_control as shown
+from evotree.report.search import render_markdown
+from evotree.report.search import render_text
+from evotree.cli.common import open_workspace
+from evotree.core.errors import UsageError
+from evotree.core.workspace import Workspace
+from evotree.report.search import SearchParams
+from evotree.report.search import search_report
+from evotree.report.search import write_search_report
+from evotree.cli.common import outputs
+from evotree.report.files import write_report
+from evotree.cli.common import session
+from evotree.report.ci import write_workflow
 
 __all__ = ["register"]
 
@@ -17,9 +31,7 @@ def _render_report(result: Any) -> None:
     if getattr(result, "search_format", None):  # `report --tree` (evotree.report.search)
         _render_tree(result)
         return
-    from evotree.cli.common import console as make_console
 
-    from evotree.core.text import escape_control as shown  # text from versions and agents
 
     console = make_console(highlight=False)
     verdict = result.verdict
@@ -37,8 +49,6 @@ def _render_report(result: Any) -> None:
 
 
 def _render_tree(result: Any) -> None:
-    from evotree.core.text import escape_control as shown
-    from evotree.report.search import render_markdown, render_text
 
     if result.path:
         click.echo(f"wrote {shown(result.path)}")
@@ -56,10 +66,6 @@ def _render_tree(result: Any) -> None:
 def _tree_report(workspaces: tuple[str, ...], fmt: str | None, out: str | None, epsilon: float, margin: float,
                  patience: int, max_after_peak_share: float, direction: str) -> Any:
     """`evotree report --tree`: search-level statistics of this workspace or of each --workspace."""
-    from evotree.cli.common import open_workspace
-    from evotree.core.errors import UsageError
-    from evotree.core.workspace import Workspace
-    from evotree.report.search import SearchParams, search_report, write_search_report
 
     if fmt == "html":
         raise UsageError("report --tree has no HTML format", fix="--format md (the default) or --format json")
@@ -74,7 +80,6 @@ def _tree_report(workspaces: tuple[str, ...], fmt: str | None, out: str | None, 
 
 
 def _render_ci(result: Any) -> None:
-    from evotree.core.text import escape_control as shown
 
     click.echo(f"{shown(result.action)} {shown(result.path)}")
     click.echo(f"It installs evotree with: pip install \"{shown(result.install)}\"")
@@ -84,7 +89,6 @@ def _render_ci(result: Any) -> None:
 
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli.common import open_workspace, outputs
 
     @cli.command()
     @click.argument("version", required=False)
@@ -149,7 +153,6 @@ def register(cli: click.Group) -> None:
         import os
         from pathlib import Path
 
-        from evotree.core.errors import UsageError
 
         if tree:
             if version is not None or post:
@@ -164,7 +167,6 @@ def register(cli: click.Group) -> None:
         if publish_plots and (not post or fmt != "md" or plots_url_base):
             raise UsageError("--publish-plots goes with --post and --format md, without --plots-url-base",
                              fix="evotree report VERSION --post --publish-plots")
-        from evotree.report.files import write_report
 
         ws = open_workspace()
         if post:  # fail fast, before any work or file: no token, bad repository or API URL
@@ -176,7 +178,6 @@ def register(cli: click.Group) -> None:
             if not as_json:
                 click.echo(f"report: {message}…", err=True)
 
-        from evotree.cli.common import session
 
         data = session().report(version, against=against, split=split, audit=not no_audit, progress=progress)
         progress(f"writing {fmt}")
@@ -239,7 +240,6 @@ def register(cli: click.Group) -> None:
         folder evotree was installed from when it is inside this repository, or the git URL
         and commit pip recorded; otherwise it refuses and says what to pass.
         """
-        from evotree.report.ci import write_workflow
 
         ws = open_workspace()
         return write_workflow(ws.root, path=path, force=force, domain=ws.config.workspace.domain,

@@ -9,6 +9,29 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, renderer, session
+from evotree.harness.logs import LOG_PHASES
+from evotree.harness.records import runs_dir
+from evotree.verbs.policy import hidden_now
+from evotree.harness.provenance import mark_foreign
+from evotree.harness.records import list_runs
+from evotree.cli.signoff import signoff_command
+from evotree.gates.ceremony import void_signoff
+from evotree.harness.share import push_evidence
+from evotree.core.errors import NotAWorkspace
+from evotree.harness.share import fetch_shared
+from evotree.harness.share import pull_evidence
+from evotree.harness.status import workspace_status
+from evotree.core.visibility import HiddenUntilFinalize
+from evotree.harness.logs import find_run_dir
+from evotree.harness.logs import run_logs
+from evotree.core.text import escape_control
+from evotree.harness.live import follow_logs
+from evotree.harness.records import RunRecord
+from evotree.verbs.results import LogLine
+from evotree.harness.query import query
+from evotree.harness.query import sql_limits
+from evotree.verbs.results import SqlOutput
+from evotree.harness.ingest import ingest_trainer_state
 
 __all__ = ["register"]
 
@@ -111,9 +134,6 @@ def _following(ws: Any, view: Any) -> Any:
     (the judge's left out while figures are hidden), then passes the event on to ``view``."""
     import threading
 
-    from evotree.harness.logs import LOG_PHASES
-    from evotree.harness.records import runs_dir
-    from evotree.verbs.policy import hidden_now
 
     phases = tuple(p for p in LOG_PHASES if not (p == "eval" and hidden_now(ws)))
     base = runs_dir(ws)
@@ -160,8 +180,6 @@ class RunResults(list):  # type: ignore[type-arg]
 
 @outputs(renderer("runs"))
 def _list_runs(version: str | None) -> Any:
-    from evotree.harness.provenance import mark_foreign
-    from evotree.harness.records import list_runs
 
     ws = open_workspace()
     return mark_foreign(ws, list_runs(ws, version=version))
@@ -202,8 +220,6 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     them with who voided them and why. A run that counts cannot be voided. Refused without a
     terminal or under CI (exit 31), for a key not allowed (32).
     """
-    from evotree.cli.signoff import signoff_command
-    from evotree.gates.ceremony import void_signoff
 
     signoff_command(lambda ws, policy: void_signoff(ws, policy, run_id, reason), key, as_json, action="void a run",
                     render=lambda result: f"run {result.run_id} of {result.version} is voided "
@@ -227,7 +243,6 @@ def push(remote: str | None, store: str | None) -> Any:
     Never forced: a remote ref that names other evidence is refused. A run over 256 MiB goes to
     --store instead (its ref keeps the URI and the files' sha256; `evotree pull` checks them).
     """
-    from evotree.harness.share import push_evidence
 
     ws = open_workspace()
     configured = ws.config.executor.evidence_uri
@@ -259,8 +274,6 @@ def pull(remote: str | None, local: bool, store: str | None) -> Any:
     `tampered`, and runs recorded by another workspace are `foreign` (shown, never counted)
     unless signed by a runner key the champion lists (docs/cluster.md).
     """
-    from evotree.core.errors import NotAWorkspace
-    from evotree.harness.share import fetch_shared, pull_evidence
 
     try:
         ws = open_workspace()
@@ -283,7 +296,6 @@ def status() -> Any:
     Cheap and read-only (the ledger, this machine's run records, git status of the worktrees);
     `evotree gates V` evaluates the gates themselves.
     """
-    from evotree.harness.status import workspace_status
 
     return workspace_status(open_workspace(), here=click.get_current_context().find_root().obj["dir"])
 
@@ -305,9 +317,6 @@ def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool)
     --follow, the output is printed as the phases write it, until the run has ended; control
     characters the phase printed are shown escaped.
     """
-    from evotree.core.visibility import HiddenUntilFinalize
-    from evotree.harness.logs import LOG_PHASES, find_run_dir, run_logs
-    from evotree.verbs.policy import hidden_now
 
     ws = open_workspace()
     hide = hidden_now(ws)
@@ -327,10 +336,6 @@ def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool)
 
 def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str = "", err: bool = False) -> None:
     """Print a run's phase output as it is written, until the run has ended."""
-    from evotree.core.text import escape_control
-    from evotree.harness.live import follow_logs
-    from evotree.harness.records import RunRecord
-    from evotree.verbs.results import LogLine
 
     def finished() -> bool:
         try:
@@ -363,10 +368,7 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
     another file or a URL exits 14 (code query_not_allowed). A query past [sql] timeout_seconds
     or memory_mb (default 30 s, 2048 MiB) is stopped: exit 14, code query_limit.
     """
-    from evotree.harness.query import query, sql_limits
-    from evotree.harness.records import runs_dir
 
-    from evotree.verbs.policy import hidden_now
 
     ws = open_workspace()
     table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden_now(ws),
@@ -380,7 +382,6 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
         for row in rows:
             writer.writerow([row[c] for c in table.column_names])
         raise click.exceptions.Exit(0)
-    from evotree.verbs.results import SqlOutput
 
     return SqlOutput(columns=table.column_names, rows=rows, limit=limit, row_count=len(rows))
 
@@ -397,7 +398,6 @@ def ingest(path: str, version: str, seed: int) -> Any:
     Its log_history becomes signals; the run has no judge phase, so no score, and it is not
     charged to budgets.
     """
-    from evotree.harness.ingest import ingest_trainer_state
 
     return [ingest_trainer_state(open_workspace(), path, version=version, seed=seed)]
 

@@ -7,6 +7,14 @@ MCP SDK and the library inside the command (``pip install 'evotree-rl[agent]'``)
 from __future__ import annotations
 
 import click
+from evotree.cli.common import fail
+from evotree.cli.common import missing_mcp
+from evotree.core.errors import EvotreeError
+from evotree.core.workspace import Workspace
+from evotree.server.verbs import Principal
+from evotree.server.verbs import Verbs
+from evotree.server.verbs import pin_principal
+from evotree.core.errors import InvalidState
 
 __all__ = ["register"]
 
@@ -52,8 +60,6 @@ def register(cli: click.Group) -> None:
         import signal
         import sys
 
-        from evotree.cli.common import fail, missing_mcp
-        from evotree.core.errors import EvotreeError
 
         try:
             import anyio
@@ -63,12 +69,9 @@ def register(cli: click.Group) -> None:
         except ImportError as exc:
             fail(missing_mcp("serve", exc), as_json)
             return
-        from evotree.core.workspace import Workspace
-        from evotree.server.verbs import Principal, Verbs, pin_principal
 
         from pathlib import Path
 
-        from evotree.core.errors import InvalidState
 
         try:
             who = Principal.parse(principal)

@@ -7,6 +7,19 @@ import json
 import click
 
 from evotree.cli.common import fail
+from evotree.cli.signoff import signoff_command
+from evotree.gates.ceremony import signers_signoff
+from evotree.cli.common import open_workspace
+from evotree.cli.signoff import ask
+from evotree.cli.signoff import challenge
+from evotree.core.errors import EvotreeError
+from evotree.core.errors import InvalidState
+from evotree.core.text import escape_control
+from evotree.gates.bootstrap import accept_signers
+from evotree.gates.bootstrap import unaccepted_signers
+from evotree.gates.errors import SignoffRefused
+from evotree.gates.signoff import require_human_terminal
+from evotree.verbs.results import SignersAccepted
 
 __all__ = ["register"]
 
@@ -37,8 +50,6 @@ def signers_add(specs: tuple[str, ...], key: str | None, as_json: bool) -> None:
     exists: then edit gates/allowed_signers on a version and promote it. Example:
       evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519
     """
-    from evotree.cli.signoff import signoff_command
-    from evotree.gates.ceremony import signers_signoff
 
     signoff_command(lambda ws, policy: signers_signoff(ws, policy, list(specs)), key, as_json,
                     action="add the first signers",
@@ -64,13 +75,6 @@ def signers_accept(ledger_commit: str, as_json: bool) -> None:
     state (.git/evotree, never pushed). LEDGER_COMMIT: the ledger commit `evotree` names when it
     refuses (a prefix of 7 or more characters).
     """
-    from evotree.cli.common import open_workspace
-    from evotree.cli.signoff import ask, challenge
-    from evotree.core.errors import EvotreeError, InvalidState
-    from evotree.core.text import escape_control
-    from evotree.gates.bootstrap import accept_signers, unaccepted_signers
-    from evotree.gates.errors import SignoffRefused
-    from evotree.gates.signoff import require_human_terminal
 
     try:
         require_human_terminal(action="accept signers")
@@ -93,7 +97,6 @@ def signers_accept(ledger_commit: str, as_json: bool) -> None:
     except EvotreeError as exc:
         fail(exc, as_json)
         return
-    from evotree.verbs.results import SignersAccepted
 
     result = SignersAccepted(accepted=steps[0]["ledger_commit"],
                              signers=[str(s) for s in statement.get("signers") or []])

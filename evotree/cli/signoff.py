@@ -12,6 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+from evotree.gates.signoff import check_typed
+from evotree.gates.signoff import new_code
+from evotree.cli.common import open_workspace
+from evotree.core.safegit import approver_process
+from evotree.gates.ceremony import YES_NO
+from evotree.gates.errors import SignoffRefused
+from evotree.gates.signing import resolve_key
+from evotree.gates.signoff import approver_for
+from evotree.gates.signoff import require_human_terminal
+from evotree.gates.verify import trusted_policy
+from evotree.cli.common import fail
+from evotree.core.errors import EvotreeError
 
 __all__ = ["ask", "challenge", "run_signoff", "signoff_command"]
 
@@ -23,7 +35,6 @@ def ask(text: str, as_json: bool) -> str:
 
 def challenge(expected: str, as_json: bool, *, what: str = "version id", shown: str = "the version id") -> None:
     """Show a one-time code; the person types ``expected`` (``what``, described as ``shown``) and the code back."""
-    from evotree.gates.signoff import check_typed, new_code
 
     code = new_code()
     click.echo(f"\nTo sign off, type {shown} and the one-time code {click.style(code, bold=True)}", err=as_json)
@@ -37,13 +48,6 @@ def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool
     """Run one ceremony: ``build(ws, policy)`` returns the :class:`~evotree.gates.ceremony.SignOff`;
     ``prepare(request, approver, policy)`` (promote) may evaluate and show more, and set the
     choices, before the challenge. Returns what the gates layer recorded."""
-    from evotree.cli.common import open_workspace
-    from evotree.core.safegit import approver_process
-    from evotree.gates.ceremony import YES_NO
-    from evotree.gates.errors import SignoffRefused
-    from evotree.gates.signing import resolve_key
-    from evotree.gates.signoff import approver_for, require_human_terminal
-    from evotree.gates.verify import trusted_policy
 
     with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
         require_human_terminal(action=action)
@@ -88,8 +92,6 @@ def signoff_command(build: Callable[[Any, Any], Any], key: str | None, as_json: 
     printed as JSON or as the line ``render(result)`` gives (a renderer may print itself: ``None``)."""
     import json
 
-    from evotree.cli.common import fail
-    from evotree.core.errors import EvotreeError
 
     try:
         result = run_signoff(build, key, as_json, action=action)

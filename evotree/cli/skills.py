@@ -9,6 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from evotree.core.errors import EvotreeError
+from evotree.core.workspace import Workspace
+from evotree.core.text import escape_control
+from evotree.cli.common import console
+from evotree.cli.common import open_workspace
+from evotree.cli.common import outputs
+from evotree.skills import list_skills
+from evotree.verbs.results import SkillDetail
+from evotree.verbs.results import SkillListResult
+from evotree.skills import get_skill
+from evotree.verbs.results import SkillShowResult
+from evotree.skills import apply_skill
 
 __all__ = ["parse_param_options", "register"]
 
@@ -27,8 +39,6 @@ def parse_param_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:
 
 def _domain_here() -> str | None:
     """The workspace's domain when run inside one, else None (listing needs no workspace)."""
-    from evotree.core.errors import EvotreeError
-    from evotree.core.workspace import Workspace
 
     try:
         return Workspace.open(click.get_current_context().find_root().obj["dir"]).config.workspace.domain
@@ -41,13 +51,11 @@ def _t(text: Any) -> str:
     """Text for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
 
-    from evotree.core.text import escape_control
 
     return escape(escape_control(text))
 
 
 def _console() -> Any:
-    from evotree.cli.common import console
 
     return console(highlight=False)
 
@@ -120,7 +128,6 @@ def _render_apply(result: Any) -> None:
 # ------------------------------------------------------------------------------ commands
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-    from evotree.cli.common import open_workspace, outputs
 
     @cli.group()
     def skill() -> None:
@@ -138,8 +145,6 @@ def register(cli: click.Group) -> None:
     def list_() -> Any:
         """List the built-in skills; inside a workspace, those that do not apply to its domain
         are marked."""
-        from evotree.skills import list_skills
-        from evotree.verbs.results import SkillDetail, SkillListResult
 
         domain = _domain_here()
         return SkillListResult(domain, [SkillDetail.of(info, domain) for info in list_skills()])
@@ -150,8 +155,6 @@ def register(cli: click.Group) -> None:
     def show(name: str) -> Any:
         """Show one skill: trigger, intervention, expected outcome, validation, domains, the
         finding codes it addresses, its parameters (type, default, range) and provenance."""
-        from evotree.skills import get_skill
-        from evotree.verbs.results import SkillShowResult
 
         return SkillShowResult.of(get_skill(name), _domain_here())
 
@@ -173,6 +176,5 @@ def register(cli: click.Group) -> None:
         to the workspace's domain (exit 26), a dirty worktree (exit 8), the champion or an
         abandoned version (exit 10).
         """
-        from evotree.skills import apply_skill
 
         return apply_skill(open_workspace(), version, name, parse_param_options(params))

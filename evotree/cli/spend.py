@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, session
+from evotree.core.text import escape_control
+from evotree.harness.money import budget_status
 
 __all__ = ["register"]
 
@@ -16,7 +18,6 @@ cli = click.Group("evotree")
 
 
 def _shown(value: Any) -> str:
-    from evotree.core.text import escape_control
 
     return escape_control(value)
 
@@ -76,7 +77,6 @@ def budget() -> Any:
     agent/API spend (`evotree spend record`); reserved: runs not finished, at their limits.
     Read-only; a spent budget refuses new runs (exit 16), never reading the tree.
     """
-    from evotree.harness.money import budget_status
 
     return budget_status(open_workspace())
 

@@ -7,6 +7,14 @@ from typing import Any
 import click
 
 from evotree.cli.common import open_workspace, outputs, renderer, session
+from evotree.api import init as init_workspace
+from evotree.core.versions import tree_view
+from evotree.core.versions import show_version
+from evotree.core.versions import log_entries
+from evotree.core.diff import diff_markdown
+from evotree.core.diff import diff_versions
+from evotree.core.versions import prune_worktrees
+from evotree.core.versions import restore_worktree
 
 __all__ = ["register"]
 
@@ -43,7 +51,6 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
     (ignored by git) and records v0 = HEAD as the root and champion. With --signer, v0 also
     holds gates/allowed_signers, so promotions can be signed from the start.
     """
-    from evotree.api import init as init_workspace
 
     where = click.get_current_context().find_root().obj["dir"]
     if not signers:  # said before anything is written, on stderr (the --json document stays clean)
@@ -134,7 +141,6 @@ def tree() -> Any:
     Abandoned and failed versions are shown dimmed: they are negative evidence and are
     never deleted.
     """
-    from evotree.core.versions import tree_view
 
     return tree_view(open_workspace())
 
@@ -144,7 +150,6 @@ def tree() -> Any:
 @outputs(renderer("version_detail"))
 def show(version: str) -> Any:
     """Show one version: record, commits since branching, worktree state, its events."""
-    from evotree.core.versions import show_version
 
     return show_version(open_workspace(), version)
 
@@ -155,7 +160,6 @@ def show(version: str) -> Any:
 @outputs(renderer("log"))
 def log(version: str | None, limit: int | None) -> Any:
     """Show the ledger's events, newest first."""
-    from evotree.core.versions import log_entries
 
     return {"v": 1, "events": log_entries(open_workspace(), version=version, limit=limit)}
 
@@ -175,7 +179,6 @@ def diff(first: str, second: str, as_md: bool, as_json: bool) -> Any:
     train.learning_rate). Other changes are listed per file with added and removed lines;
     `git diff evotree/V evotree/W` shows the lines themselves.
     """
-    from evotree.core.diff import diff_markdown, diff_versions
 
     result = diff_versions(open_workspace(), first, second)
     if as_md and not as_json:
@@ -215,7 +218,6 @@ def worktree() -> None:
 @outputs(renderer("prune_result"))
 def worktree_prune(force: bool) -> Any:
     """Remove worktrees of abandoned and failed versions; forget ones deleted by hand."""
-    from evotree.core.versions import prune_worktrees
 
     return prune_worktrees(open_workspace(), force=force)
 
@@ -226,7 +228,6 @@ def worktree_prune(force: bool) -> Any:
 @outputs(renderer("version_restored"))
 def worktree_restore(version: str, path: str | None) -> Any:
     """Give VERSION a worktree again (abandoned versions too, to inspect them)."""
-    from evotree.core.versions import restore_worktree
 
     return restore_worktree(open_workspace(), version, worktree=path)
 

@@ -290,7 +290,7 @@ class RunStarted(Payload):
     judge_commit: str | None = ABSENT
     judge_data_commit: str | None = ABSENT
     limits: Obj | None = ABSENT
-    #: the patch this run trains, against the pristine base (harness.patch.patch_digest)
+    #: the patch this run trains, against the pristine base (harness.version_patch.patch_digest)
     patch: Obj | None = ABSENT
     intervention: Obj = ABSENT
     #: set only when it is not "version" (champion_reruns, finalize)

@@ -45,6 +45,11 @@ import pygit2
 from evotree.core.globs import glob_regex
 from evotree.core.errors import ConfigError  # noqa: F401 - raised by the rules' parser, re-exported
 from evotree.core.intervention_rules import CLASSES, InterventionRules, Rule, parse_rules
+from evotree.core.config import CONFIG_FILE
+from evotree.core.refs import CHAMPION_REF
+from evotree.core.diff import _parse
+from evotree.core.refs import branch_ref
+from evotree.core.errors import EvotreeError
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -89,8 +94,6 @@ class VersionIntervention:
 def policy_rules(ws: Workspace) -> InterventionRules | None:
     """The ``[interventions]`` rules of the champion's ``evotree.toml`` (the policy in force), read
     from its raw TOML; None when it has none."""
-    from evotree.core.config import CONFIG_FILE
-    from evotree.core.refs import CHAMPION_REF
 
     target = ws.git.ref_target(CHAMPION_REF)
     if target is None:
@@ -221,7 +224,6 @@ def _text(data: bytes | None) -> str | None:
 
 def _key_units(path: str, old: bytes | None, new: bytes | None) -> list[_Unit] | None:
     """The changed dotted keys of a structured file (None when a side does not parse)."""
-    from evotree.core.diff import _parse
 
     sides = []
     for data in (old, new):
@@ -288,7 +290,6 @@ def classify_version(ws: Workspace, version: str, rules: InterventionRules, *,
                      commit: str | None = None) -> VersionIntervention:
     """The intervention class of ``version``: its branch tip (or ``commit``, e.g. the commit a run
     trained) against the commit it was branched from."""
-    from evotree.core.refs import branch_ref
 
     record = ws.resolve(version)
     if not record.parents:
@@ -305,7 +306,6 @@ def intervention_record(ws: Workspace, version: str, *, commit: str | None = Non
     """What a ledger event may carry about ``version``'s intervention class (e.g. ``run.started``'s
     ``data["intervention"]``): None when the policy has no ``[interventions]``; ``{"error": ...}``
     instead of raising, so that a record never stops the command that writes it."""
-    from evotree.core.errors import EvotreeError
 
     try:
         rules = policy_rules(ws)

@@ -21,6 +21,13 @@ from evotree.core.errors import EvotreeError
 from evotree.report.model import ReportData, section_unavailable
 from evotree.report.signals import collect_signals
 from evotree.core.workspace import Workspace
+from evotree.core.diff import diff_versions
+from evotree.diagnostics.compare import compare
+from evotree.diagnostics.compare import version_scores
+from evotree.core.ledger import EventKind
+from evotree.core.versions import tree_view
+from evotree.harness.query import connect
+from evotree.harness.records import runs_dir
 
 __all__ = ["DEAD_STD_EPSILON", "LAYER_ORDER", "build_report"]
 
@@ -92,7 +99,6 @@ def _recipe_diff(ws: Workspace, against: str, version: str) -> dict[str, Any]:
     """The parameters and files that differ from ``against`` (``evotree diff``), as data."""
     if against == version:
         return section_unavailable("the version is compared with itself")
-    from evotree.core.diff import diff_versions
 
     try:
         diff = diff_versions(ws, against, version)
@@ -108,7 +114,6 @@ def _scores(ws: Workspace, version: str, against: str, split: str) -> tuple[dict
         reason = (f"{version} is the version it would be compared against; pass --against VERSION "
                   "(e.g. its parent)")
         return section_unavailable(reason), section_unavailable(reason)
-    from evotree.diagnostics.compare import compare, version_scores
 
     try:
         result = compare(ws, against, version, split=split)
@@ -207,7 +212,6 @@ def _findings(ws: Workspace, version: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- audit
 def _audit_event(ws: Workspace, version: str) -> dict[str, Any] | None:
-    from evotree.core.ledger import EventKind
 
     for entry in ws.ledger.entries(version=version):  # newest first
         if entry.event.kind == EventKind.AUDIT.value:
@@ -253,9 +257,9 @@ def _audit(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- gates
 def _gates(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
-    """Gate status without promoting (``evotree.gates.evidence.evaluate_gates``), when it is available."""
+    """Gate status without promoting (``evotree.gates.evaluation.evaluate_gates``), when it is available."""
     try:
-        from evotree.gates.evidence import evaluate_gates
+        from evotree.gates.evaluation import evaluate_gates
     except ImportError as exc:
         return section_unavailable(f"gates: not evaluated (no gate evaluation in this evotree: {exc})")
     try:
@@ -276,7 +280,6 @@ def _gates(ws: Workspace, version: str, run_audit: bool) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- lineage
 def _lineage(ws: Workspace, version: str, against: str) -> dict[str, Any]:
-    from evotree.core.versions import tree_view
 
     view = tree_view(ws)
     by_id = {v.id: v for v in view.versions}
@@ -312,8 +315,6 @@ def _lineage(ws: Workspace, version: str, against: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- curves
 def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
     """Per-step curves of the train phase, averaged over each version's runs."""
-    from evotree.harness.query import connect
-    from evotree.harness.records import runs_dir
 
     try:
         con = connect(runs_dir(ws))

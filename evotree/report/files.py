@@ -12,6 +12,10 @@ from typing import Any
 
 from evotree.report.model import ReportData, ReportError
 from evotree.core.workspace import Workspace
+from evotree.report.html import render_html
+from evotree.report.markdown import png_size
+from evotree.report.markdown import render_markdown
+from evotree.report.plots import write_plots
 
 __all__ = ["FORMATS", "ReportOutput", "target_path", "write_report"]
 
@@ -70,9 +74,6 @@ def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str |
 
     On any failure the files this call wrote are removed and :class:`ReportError` names the path.
     """
-    from evotree.report.html import render_html
-    from evotree.report.markdown import png_size, render_markdown
-    from evotree.report.plots import write_plots
 
     if plots_url_base is not None and fmt != "md":
         raise ReportError("--plots-url-base links the PNGs written beside the Markdown: it needs --format md",

@@ -32,6 +32,7 @@ from typing import Any
 
 from evotree.report.model import ReportData
 from evotree.report.plots import PLOTS, smooth
+from evotree.core.text import escape_control
 
 __all__ = ["BUNDLE", "BUNDLE_SHA256", "TRACE_TYPES", "figures", "plotly_available", "plotly_js"]
 
@@ -76,7 +77,6 @@ def plotly_js() -> str:
 
 def _t(value: Any) -> str:
     """Text Plotly draws: its pseudo-HTML (links, tags) escaped, so a label is only text."""
-    from evotree.core.text import escape_control
 
     return escape(escape_control(value), quote=True)
 

@@ -38,6 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from evotree.core.errors import UsageError
+from evotree.domains.gym.catalog import CATALOG
+from evotree.domains.gym.catalog import _family
+from evotree.domains.gym import TRAIN_FILE
+from evotree.domains.gym.settings import SettingsError
+from evotree.domains.gym.settings import load_train_settings
+from evotree.core.workspace import Workspace
+from evotree.harness.records import RunRecord
+from evotree.harness.records import runs_dir
 
 __all__ = ["CATEGORIES", "SearchEntry", "AgentRow", "Leaderboard", "category_of", "load_search", "rank_scores",
            "leaderboard", "render_markdown", "parse_spec"]
@@ -50,7 +58,6 @@ _BY_FAMILY = {"classic": "Gym/Box2D", "box2d": "Gym/Box2D", "mujoco": "MuJoCo", 
 
 def category_of(env_id: str) -> str:
     """The leaderboard category of a Gymnasium id (``Other`` outside the catalog's families)."""
-    from evotree.domains.gym.catalog import CATALOG, _family
 
     info = CATALOG.get(env_id)
     family = info.category if info is not None else _family(env_id)[0]
@@ -109,8 +116,6 @@ def _heldout_returns(run_dir: Path) -> dict[str, float]:
 
 
 def _train_envs(root: Path) -> list[str]:
-    from evotree.domains.gym import TRAIN_FILE
-    from evotree.domains.gym.settings import SettingsError, load_train_settings
 
     try:
         return list(load_train_settings(root / TRAIN_FILE).envs)
@@ -124,8 +129,6 @@ def load_search(directory: Path | str, *, agent: str | None = None, harness: str
     Only the ``finalize`` run the event names is read, and only when it is that workspace's own
     record of a judge-only run that succeeded; anything else leaves the environments without a
     held-out return."""
-    from evotree.core.workspace import Workspace
-    from evotree.harness.records import RunRecord, runs_dir
 
     ws = Workspace.open(Path(directory))
     name = agent or Path(ws.root).name

@@ -13,6 +13,8 @@ from typing import Any
 from evotree.report.collect import LAYER_ORDER
 from evotree.report.model import ReportData, marker
 from evotree.report.plots import PLOTS, plot_order, plot_titles
+from evotree.core.text import escape_control
+from evotree.diagnostics.diagnose import aggregate_findings
 
 __all__ = ["COMMENT_IMAGE_WIDTH", "GITHUB_COMMENT_LIMIT", "INLINE_PLOTS", "escape_md", "mermaid", "render_markdown", "shorten"]
 
@@ -28,7 +30,6 @@ _SEVERITY_ICON = {"critical": "🟥", "high": "🟧", "warn": "🟨", "info": "�
 def escape_md(text: Any, limit: int = 300) -> str:
     """One line of untrusted text, safe inside Markdown tables and free of HTML; control characters
     (terminal escapes, bidi overrides) are written out visibly (:func:`evotree.core.text.escape_control`)."""
-    from evotree.core.text import escape_control
 
     value = escape_control(" ".join(str(text if text is not None else "").split()))
     if len(value) > limit:
@@ -135,7 +136,6 @@ def _findings_section(data: ReportData) -> list[str]:
         items = f["by_layer"].get(layer)
         if not items:
             continue
-        from evotree.diagnostics.diagnose import aggregate_findings
 
         rows = aggregate_findings(items)  # one row per code, with the runs it came from
         lines.append(f"<details{' open' if any(i['severity'] in ('high', 'critical') for i in items) else ''}>"

@@ -26,6 +26,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
+from evotree.gates.evaluation import evaluate_gates
+from evotree.core.ledger import EventKind
+from evotree.core.refs import branch_ref
+from evotree.core.versions import tree_view
+from evotree.domains.autoresearch.summary import peak_memory_gb
+from evotree.gates.verify import trusted_policy
+from evotree.harness.records import list_runs
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -76,7 +83,6 @@ def _run_numbers(record: Any) -> dict[str, float]:
 
 def _score_verdict(ws: Workspace, policy: Any, version: str) -> tuple[str, float | None, float | None, float | None]:
     """The score gate's verdict for ``version`` against the champion: (verdict, Δ, CI low, CI high)."""
-    from evotree.gates.evidence import evaluate_gates
 
     report = evaluate_gates(ws, version, policy=policy, run_audit=False, run_plugins=False)
     gate = next(g for g in report.gates if g.name == "score")
@@ -89,12 +95,6 @@ def _score_verdict(ws: Workspace, policy: Any, version: str) -> tuple[str, float
 
 def results_rows(ws: Workspace, *, metric: str = "val_bpb") -> list[ResultRow]:
     """The version tree as results.tsv rows (see the module's rules), oldest version first."""
-    from evotree.core.ledger import EventKind
-    from evotree.core.refs import branch_ref
-    from evotree.core.versions import tree_view
-    from evotree.domains.autoresearch.summary import peak_memory_gb
-    from evotree.gates.verify import trusted_policy
-    from evotree.harness.records import list_runs
 
     tree = tree_view(ws)
     policy = trusted_policy(ws)

@@ -49,6 +49,16 @@ from evotree.core.errors import ConfigError, EvotreeError, InvalidState
 from evotree.core.refs import CHAMPION_REF
 from evotree.core.versions import VersionStatus
 from evotree.core.workspace import Workspace
+from evotree.harness.sandbox import can_trace
+from evotree.harness.sandbox import check_sandbox
+from evotree.verbs.policy import hidden_now
+from evotree.harness.sandbox import SandboxSpec
+from evotree.harness.sandbox import wrap
+from evotree.core.workspace import ensure_state_dir
+from evotree.harness.audit.trace import AGENT_SESSIONS
+from evotree.harness.sandbox import finish_trace
+from evotree.core.gitio import Git
+from evotree.core.gitio import write_pointer
 
 __all__ = [
     "AGENT_DESK",
@@ -189,8 +199,6 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
     without a worktree, ``network`` unless the champion's policy has ``[sandbox] agent_network``,
     and a host where bubblewrap cannot start.
     """
-    from evotree.harness.sandbox import can_trace, check_sandbox
-    from evotree.verbs.policy import hidden_now
 
     status = check_sandbox()
     if not status.ok:
@@ -275,7 +283,6 @@ def _write_desk(plan: AgentPlan) -> None:
 # ---------------------------------------------------------------------------- the sandbox
 def agent_argv(plan: AgentPlan, argv: Sequence[str]) -> list[str]:
     """The bwrap command line that runs ``argv`` as the agent of ``plan``."""
-    from evotree.harness.sandbox import SandboxSpec, wrap
 
     own = (*plan.worktrees, *((plan.session_dir,) if plan.session_dir is not None else ()))
     spec = SandboxSpec(cwd=plan.desk, read_write=(*own, plan.home, plan.desk), network=plan.network,
@@ -418,9 +425,6 @@ def save_session_trace(plan: AgentPlan, *, started: float, exit_code: int | None
     """After a traced session: its runtime trace as ``.evotree/agent-sessions/<session>/exec_trace.jsonl``
     and ``session.json`` (principal, the versions it could touch — its own and those it branched —,
     times, exit code), where ``evotree audit V`` reads it. Returns the folder (``None``: untraced)."""
-    from evotree.core.workspace import ensure_state_dir
-    from evotree.harness.audit.trace import AGENT_SESSIONS
-    from evotree.harness.sandbox import SandboxSpec, finish_trace
 
     if plan.trace is None:
         return None
@@ -448,7 +452,6 @@ def restore_worktree_folder(plan: AgentPlan) -> list[str]:
     the agent aimed at a git folder of its own would run that folder's fsmonitor, filters, pager
     as the user), and a ``.git`` or ``evotree.toml`` the agent planted in the folder itself (which
     would make git or evotree take it for a repository) is removed. Returns what it changed."""
-    from evotree.core.gitio import Git, write_pointer
 
     changed: list[str] = []
     base = plan.worktree_base

@@ -40,6 +40,8 @@ from evotree.core import __version__
 from evotree.core.errors import EvotreeError
 from evotree.core.text import escape_control
 from evotree.server.verbs import Encoded, Verbs
+from evotree.verbs.policy import hidden_now
+from evotree.verbs.policy import redacted
 
 __all__ = ["FORBIDDEN_WORDS", "TOOL_NAMES", "EvotreeTools", "build_server", "error_result", "ok_result"]
 
@@ -223,7 +225,6 @@ class EvotreeTools:
     def _shown(self, data: Any) -> Any:
         """``data`` as an agent may see it: while the workspace hides validation and held-out
         figures (EvoPolicyGym's boundary, decided by :mod:`evotree.verbs.policy`), without them."""
-        from evotree.verbs.policy import hidden_now, redacted
 
         if not hidden_now(self.verbs.open()):
             return data

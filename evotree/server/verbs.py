@@ -23,6 +23,14 @@ from evotree.core.errors import EvotreeError
 from evotree.verbs import Session
 from evotree.verbs.policy import hidden_now, shown
 from evotree.verbs.principal import Principal, PrincipalError, UnknownRun, pin_principal
+from evotree.core.refs import LEDGER_REF
+from evotree.core.versions import tree_view
+from evotree.core.refs import branch_ref
+from evotree.skills import list_skills
+from evotree.verbs.results import SkillDetail
+from evotree.verbs.results import SkillListResult
+from evotree.skills import get_skill
+from evotree.verbs.results import SkillShowResult
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -89,8 +97,6 @@ class Verbs:
         kept. This is what keeps ``tree`` and ``show`` of a 1,000-version tree within a few
         milliseconds on a warm server (BENCHMARKS.md, "MCP tool-call latency").
         """
-        from evotree.core.refs import LEDGER_REF
-        from evotree.core.versions import tree_view
 
         def head() -> str | None:
             target = ws.git.ref_target(LEDGER_REF)
@@ -141,7 +147,6 @@ class Verbs:
         empty."""
         import pygit2
 
-        from evotree.core.refs import branch_ref
 
         ws = self.open()
         record = ws.resolve(version)
@@ -248,16 +253,12 @@ class Verbs:
 
     def skill_list(self) -> dict[str, Any]:
         """``skill list`` as the CLI gives it (the same typed result, schema ``skill-list``)."""
-        from evotree.skills import list_skills
-        from evotree.verbs.results import SkillDetail, SkillListResult
 
         domain = self._domain()
         return SkillListResult(domain, [SkillDetail.of(i, domain) for i in list_skills()]).to_dict()
 
     def skill_show(self, name: str) -> dict[str, Any]:
         """``skill show`` as the CLI gives it (schema ``skill-show``)."""
-        from evotree.skills import get_skill
-        from evotree.verbs.results import SkillShowResult
 
         return SkillShowResult.of(get_skill(name), self._domain()).to_dict()
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from evotree.core.versions import TreeView, VersionDetail
     from evotree.diagnostics.compare import VersionComparison
     from evotree.diagnostics.diagnose import DiagnoseResult
-    from evotree.gates.evidence import GateReport
+    from evotree.gates.evaluation import GateReport
     from evotree.harness.money import SpendRecord
     from evotree.harness.records import RunRecord
 
@@ -333,7 +333,7 @@ class Session:
 
     def gates(self, version: str, *, bootstrap: int | None = None, run_audit: bool = True) -> GateReport:
         """Every promotion gate for ``version`` under the signed policy, without promoting."""
-        from evotree.gates.evidence import evaluate_gates
+        from evotree.gates.evaluation import evaluate_gates
         from evotree.gates.verify import trusted_policy
 
         ws = self.act()
@@ -357,14 +357,14 @@ class Session:
                                      record=record))
 
     def suggest(self, version: str) -> Any:
-        from evotree.memory.suggest import suggest as make_suggestions
+        from evotree.memory.suggestions import suggest as make_suggestions
 
         ws = self.act()
         return shown(ws, make_suggestions(ws, version))
 
     def audit(self, version: str, *, hidden_paths: Sequence[str] = (), trajectory_files: Sequence[str] = (),
               record: bool = True, progress: Any = None) -> Any:
-        from evotree.harness.audit.version import audit_version
+        from evotree.harness.audit.version_audit import audit_version
 
         ws = self.act()
         return shown(ws, audit_version(ws, version, record=record, trajectory_files=tuple(trajectory_files),
@@ -423,7 +423,7 @@ class Session:
                          evidence={str(k): str(v) for k, v in (evidence or {}).items()}, tags=list(tags))
 
     def memory_search(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
-        from evotree.memory.query import search
+        from evotree.memory.read import search
 
         ws = self.open()
         return shown(ws, search(ws, query, limit=limit, kind=kind))

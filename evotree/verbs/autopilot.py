@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import EvotreeError, UsageError
+from evotree.harness.budget import BudgetExceeded
 
 if TYPE_CHECKING:
     from evotree.verbs import Session
@@ -291,7 +292,6 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
     passed version (``awaiting_signoff``). ``progress(event, info)``: events ``proposal``,
     ``run``, ``gate``, ``outcome``, ``stop``, each with the running totals.
     """
-    from evotree.harness.budget import BudgetExceeded
 
     ws = session.act()
     config = ws.config

@@ -16,7 +16,7 @@ from evotree.gates.finalize import FinalizePlan
 from evotree.verbs.run_list import RunsResult
 from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.memory.model import MemoryEntry
-from evotree.memory.query import SearchHit, SkillStatus
+from evotree.memory.read import SearchHit, SkillStatus
 from evotree.skills.catalog import SkillInfo
 
 __all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",

@@ -42,7 +42,7 @@ from evotree.report.leaderboard import Leaderboard
 from evotree.report.results_tsv import ResultsTsv
 from evotree.verbs.autopilot import AutopilotResult
 from evotree.gates.bootstrap import SignersAdded
-from evotree.gates.evidence import GATE_NAMES, GateReport, RunVoidResult
+from evotree.gates.evaluation import GATE_NAMES, GateReport, RunVoidResult
 from evotree.gates.finalize import Candidate, FinalizeResult
 from evotree.gates.harnesses import HarnessPromotionResult
 from evotree.gates.judges import (
@@ -67,7 +67,7 @@ from evotree.skills.recipe import ApplyResult
 from evotree.harness.records import RunRecord, RunStatus
 from evotree.verbs import CommitResult, QueryResult
 from evotree.memory.model import EntryKind, MemoryEntry
-from evotree.memory.suggest import SuggestResult
+from evotree.memory.suggestions import SuggestResult
 from evotree.memory.transfer import ExportResult, ImportResult, MergeResult
 from evotree.verbs.results import (
     COMMIT_PATTERN,

@@ -5,12 +5,12 @@ Modules:
 * :mod:`evotree.harness.audit.commands` — the prefilter and per-step classification, over
   :mod:`~evotree.harness.audit.lexer` (shell lexer), :mod:`~evotree.harness.audit.unwrap` (what a
   command really runs) and :mod:`~evotree.harness.audit.rules` (the leak rules per simple command);
-* :mod:`evotree.harness.audit.provenance` — content provenance against the task repository;
+* :mod:`evotree.harness.audit.future_content` — content provenance against the task repository;
 * :mod:`evotree.harness.audit.transcripts` — readers of trajectory formats (evotree rollouts, shell
   history, SWE-agent / mini-swe-agent JSON, Claude Code / Codex JSONL);
 * :mod:`evotree.harness.audit.trajectories` — the trajectory audit and hash ancestry;
 * :mod:`evotree.harness.audit.contamination` — n-gram overlap of training data with hidden splits;
-* :mod:`evotree.harness.audit.version` — :func:`audit_version`: every check over a version's runs,
+* :mod:`evotree.harness.audit.version_audit` — :func:`audit_version`: every check over a version's runs,
   the leak-adjusted score, findings, the ``audit`` ledger event;
 * :mod:`evotree.harness.audit.repo`, :mod:`evotree.harness.audit.protected` — repository hygiene and
   the version's patch against its pristine base, over :mod:`~evotree.harness.audit.protected_paths`
@@ -29,10 +29,10 @@ __all__ = ["AuditReport", "audit_version", "audit_trajectories", "TrajectoryAudi
            "AuditInputError", "record_audit", "record_task"]
 
 _LAZY = {
-    "AuditReport": "evotree.harness.audit.version",
-    "audit_version": "evotree.harness.audit.version",
-    "record_task": "evotree.harness.audit.version",
-    "record_audit": "evotree.harness.audit.version",
+    "AuditReport": "evotree.harness.audit.version_audit",
+    "audit_version": "evotree.harness.audit.version_audit",
+    "record_task": "evotree.harness.audit.version_audit",
+    "record_audit": "evotree.harness.audit.version_audit",
     "audit_trajectories": "evotree.harness.audit.trajectories",
     "TrajectoryAudit": "evotree.harness.audit.trajectories",
     "AuditFailed": "evotree.harness.audit.errors",

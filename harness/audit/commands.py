@@ -197,7 +197,7 @@ __all__ = [
 #: Substrings (of the lower-cased command, quotes and backslashes removed) without which no rule
 #: can fire: program names of the rules, git, test paths, URL schemes, Python's fetchers, and
 #: shell features that can spell a word indirectly (eval, ``${``). A plain ``in`` per keyword is
-#: ~5x faster than one alternation regex. ``_SQL_PREFILTER`` in :mod:`evotree.harness.audit.version`
+#: ~5x faster than one alternation regex. ``_SQL_PREFILTER`` in :mod:`evotree.harness.audit.version_audit`
 #: must stay a superset (tested).
 PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "ssh", "scp", "rsync", "nc",
                       "telnet", "socat", "w3m", "lynx", "links", "xh", "socket", "urlopen", "requests", "urllib",

@@ -3,7 +3,7 @@
 A candidate's patch is its branch tip (``refs/heads/evotree/<id>``) against the *pristine base*
 (``[protect].base``: the root version's first commit unless configured), not against its
 parent: what an ancestor added is in the patch too. Protected paths are compared with the
-champion's tree. :func:`version_patch` (re-exported by :mod:`evotree.harness.patch`) is the one
+champion's tree. :func:`version_patch` (re-exported by :mod:`evotree.harness.version_patch`) is the one
 function the audit, the protected gate and the check before a run use.
 
 This module holds the pristine base and the version's patch (:class:`VersionPatch`,
@@ -129,6 +129,7 @@ from evotree.harness.audit.protected_paths import (  # noqa: F401
     protected_patterns,
     protected_touches,
 )
+from evotree.harness.judge_store import judge_in_force
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -310,7 +311,6 @@ def _check_base_lineage(repo: pygit2.Repository, label: str, base: pygit2.Commit
 def _judge_trees(ws: Any, repo: pygit2.Repository) -> list[pygit2.Tree]:
     """The judge store's tree in force (the ledger's judge commit: hidden pools, reference
     answers), which every worktree's git can read (``git show refs/evotree/judge:...``)."""
-    from evotree.harness.judge_store import judge_in_force
 
     try:
         commit = judge_in_force(ws)

@@ -34,12 +34,13 @@ from typing import Any
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_step, prefilter
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
-from evotree.harness.audit.provenance import at_hash_place
+from evotree.harness.audit.future_content import at_hash_place
 from evotree.harness.audit.rules import BASE_NAMES, SCOPE, _TAG_LIKE, _git_split, is_head_relative
 from evotree.harness.audit.shown import (Vouched, diff_shows_known, fix_quotes, one_branch_is_head,
                                          shows_only_vouched)
 from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
+from evotree.harness.audit.future_content import scan_outputs
 
 __all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory", "audit_trajectories",
            "findings_from_verdicts", "read_or_unreadable", "HISTORY_CODES"]
@@ -226,10 +227,10 @@ class Ancestry:
         return result
 
     def index(self) -> Any:
-        """The :class:`~evotree.harness.audit.provenance.ProvenanceIndex` of this repository and
+        """The :class:`~evotree.harness.audit.future_content.ProvenanceIndex` of this repository and
         base (built once, on first use)."""
         if self._index is None:
-            from evotree.harness.audit.provenance import build_index
+            from evotree.harness.audit.future_content import build_index
 
             self._index = build_index(self.path, str(self.base))
         return self._index
@@ -779,9 +780,8 @@ def _seen_before(rev: str, k: int, traj: Trajectory, step_hits: Sequence[Sequenc
 
 
 def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
-    """Content provenance (:mod:`evotree.harness.audit.provenance`): outputs showing what only
+    """Content provenance (:mod:`evotree.harness.audit.future_content`): outputs showing what only
     the task's future holds, whatever command printed them."""
-    from evotree.harness.audit.provenance import scan_outputs
 
     found = scan_outputs(ancestry.index(), [s.output for s in traj.steps], [s.command for s in traj.steps],
                          _without_commands(traj.text, [s.command for s in traj.steps]))

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
+from evotree.harness.audit.commands import LineJoiner
 
 __all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory",
            "trace_trajectory"]
@@ -698,7 +699,6 @@ def _history_entries(text: str) -> list[str]:
             groups.append([])
         else:
             groups[-1].append(line)
-    from evotree.harness.audit.commands import LineJoiner
 
     entries = []
     for group in groups:

@@ -35,6 +35,11 @@ from evotree.harness.export import export_tree
 from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.layout import RunPaths
 from evotree.harness.sandbox import SandboxPolicy
+from evotree.harness.records import RunStatus
+from evotree.harness.sandbox_copy import copy_regular_files
+from evotree.harness.executors.phases import train_then_judge
+from evotree.harness.finish import finish_run
+from evotree.harness.finish import ledger_run_started
 
 if TYPE_CHECKING:
     from evotree.harness.records import ProgressFn, RunPlan, RunRecord
@@ -52,7 +57,6 @@ def clock_stopped(record: RunRecord, clock_end: float | None, *, started: float)
     ``budget_exceeded``, its error naming the clock). Called before the phases start (a run that
     waited for a worker past the clock's end is not started) and after a budget stop (which
     limit stopped it: the clock, or the run's own wall limit)."""
-    from evotree.harness.records import RunStatus
 
     if clock_end is None or time.monotonic() < clock_end:
         return False
@@ -138,7 +142,6 @@ def _candidate_from_run(base: Path, plan: RunPlan, paths: Any, cfg: Any, record:
     source = base / plan.source_run / "candidate"
     if source.is_symlink() or not source.is_dir():
         return False
-    from evotree.harness.sandbox_copy import copy_regular_files
 
     paths.candidate.mkdir(parents=True, exist_ok=True)
     report = copy_regular_files(source, paths.candidate, max_files=cfg.sandbox.candidate_max_files,
@@ -157,8 +160,6 @@ def execute_run(
     ``lease``: the GPUs the run holds (its phases see only them); None: this process's devices.
     ``notes``: lines for the run's record (how it was placed).
     """
-    from evotree.harness.executors.phases import train_then_judge
-    from evotree.harness.finish import finish_run, ledger_run_started
     from evotree.harness.records import (
         RunDirError,
         RunRecord,

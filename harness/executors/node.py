@@ -8,6 +8,7 @@ import tarfile
 import threading
 from pathlib import Path
 from typing import Any
+from evotree.harness.executors.store import evidence_files
 
 __all__ = ["Syncer", "extract_archive"]
 
@@ -23,7 +24,6 @@ class Syncer(threading.Thread):
         self.error: str | None = None
 
     def sync(self) -> None:
-        from evotree.harness.executors.store import evidence_files
 
         changed: dict[str, int] = {}
         for rel in evidence_files(self.root):  # the contract's names only, never candidate/

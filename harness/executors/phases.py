@@ -73,6 +73,7 @@ from evotree.harness.layout import (
     INVALID_SUBMISSION_EXIT,
     RunPaths,
 )
+from evotree.harness.recovery import kill_run_processes
 
 if TYPE_CHECKING:
     from evotree.harness.records import ProgressFn, RunPlan, RunRecord
@@ -444,7 +445,6 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.
-    from evotree.harness.recovery import kill_run_processes
 
     escaped = kill_run_processes(plan.run_id)
     if escaped:

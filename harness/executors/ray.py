@@ -56,6 +56,20 @@ from evotree.core.ledger import utcnow
 from evotree.harness.executors.errors import ExecutorError
 from evotree.harness.executors.phases import TERM_GRACE_SECONDS
 from evotree.harness.layout import RunPaths
+from evotree.harness.records import runs_dir
+from evotree.harness.executors.ray_worker import ProgressSink
+from evotree.harness.finish import ledger_run_started
+from evotree.harness.sandbox import SandboxPolicy
+from evotree.harness.records import RunStatus
+from evotree.harness.budget import Usage
+from evotree.harness.budget import committed
+from evotree.harness.budget import trusted_usage
+from evotree.harness.reservations import counted_reservations
+from evotree.harness.finish import finish_run
+from evotree.harness.executors.ray_worker import cleanup_run
+from evotree.harness.executors.ray_worker import run_in_worker
+from evotree.harness.judge_store import provide_judge_tree
+from evotree.harness.export import export_tree
 
 if TYPE_CHECKING:
     from evotree.core.config import ExecutorSection
@@ -171,7 +185,6 @@ class _Driver:
     def __init__(self, ws: Workspace, section: ExecutorSection, address: str, plans: list[RunPlan],
                  progress: ProgressFn | None, cancel: threading.Event) -> None:
         from evotree.harness.executors.store import EvidenceStore
-        from evotree.harness.records import runs_dir
 
         self.ray = _import_ray()
         self.ws, self.section, self.address, self.plans = ws, section, address, plans
@@ -192,7 +205,6 @@ class _Driver:
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> list[RunRecord]:
-        from evotree.harness.executors.ray_worker import ProgressSink
 
         self._check_feasible()
         self.sink = self.ray.remote(num_cpus=0)(ProgressSink).remote()
@@ -296,8 +308,6 @@ class _Driver:
         return _Attempt(plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt)
 
     def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
-        from evotree.harness.finish import ledger_run_started
-        from evotree.harness.sandbox import SandboxPolicy
 
         cfg = self.ws.config
         run_id = plan.run_id if attempt == 0 else f"{plan.run_id}-r{attempt}"
@@ -373,7 +383,6 @@ class _Driver:
 
     # ------------------------------------------------------------------ settling
     def _settle(self, ref: Any) -> None:
-        from evotree.harness.records import RunStatus
 
         att = self.running[ref]  # removed by _close, once the run is finished
         exc_types = self.ray.exceptions
@@ -477,8 +486,6 @@ class _Driver:
             return "the request was cancelled"
         if att.attempt >= self.section.max_retries:
             return f"max_retries = {self.section.max_retries} reached"
-        from evotree.harness.budget import Usage, committed, trusted_usage
-        from evotree.harness.reservations import counted_reservations
 
         # trusted usage and this workspace's reservations only: a fetched ledger's cached
         # ``usage`` or planted reservations never refuse (or allow) a retry
@@ -501,7 +508,6 @@ class _Driver:
         record.cpu_seconds = float(manifest.get("cpu_seconds") or 0.0)
 
     def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
-        from evotree.harness.finish import finish_run
 
         try:
             finish_run(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
@@ -520,7 +526,6 @@ class _Driver:
         and marked incomplete. A run that cannot be finished normally still gets its status
         written to run.json.
         """
-        from evotree.harness.records import RunStatus
 
         interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
         why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__
@@ -543,8 +548,6 @@ class _Driver:
                         del self.running[ref]
 
     def _finish_unstarted(self, plan: RunPlan, *, attempt: int) -> None:
-        from evotree.harness.finish import ledger_run_started
-        from evotree.harness.records import RunStatus
 
         att = self._open_run(plan, plan.run_id, attempt)
         self.origin[plan.run_id] = plan.run_id
@@ -568,7 +571,6 @@ class _Driver:
             return
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from evotree.harness.executors.ray_worker import cleanup_run
 
         task = self.ray.remote(cleanup_run).options(
             num_cpus=0, max_retries=0,
@@ -586,7 +588,6 @@ class _Driver:
 
 
 def _task_body() -> Any:
-    from evotree.harness.executors.ray_worker import run_in_worker
 
     return run_in_worker
 
@@ -607,7 +608,6 @@ def _wall(manifest: dict[str, Any] | None, worker: dict[str, Any] | None, att: _
 
 def _tar_judge(ws: Workspace, commit: str, data_commit: str | None) -> tuple[bytes, int]:
     """A deterministic gzipped tar of the judge tree (:func:`evotree.harness.judge_store.provide_judge_tree`)."""
-    from evotree.harness.judge_store import provide_judge_tree
 
     with tempfile.TemporaryDirectory(prefix="evotree-judge-") as tmp:
         root = Path(tmp) / "tree"
@@ -617,7 +617,6 @@ def _tar_judge(ws: Workspace, commit: str, data_commit: str | None) -> tuple[byt
 
 def _tar_commit(ws: Workspace, commit: str, *, exclude: list[str], compress: bool = False) -> tuple[bytes, int]:
     """A deterministic tar of ``commit``'s exported tree; (bytes, number of files and links)."""
-    from evotree.harness.export import export_tree
 
     with tempfile.TemporaryDirectory(prefix="evotree-export-") as tmp:
         root = Path(tmp) / "tree"

@@ -46,6 +46,19 @@ from typing import IO, TYPE_CHECKING, Any
 from evotree.core.ledger import utcnow
 from evotree.harness.executors.errors import ExecutorError
 from evotree.harness.layout import RunPaths
+from evotree.harness.executors.ray import evidence_uri
+from evotree.harness.executors.store import EvidenceStore
+from evotree.harness.records import runs_dir
+from evotree.harness.executors.ray import _tar_commit
+from evotree.harness.executors.ray import _tar_judge
+from evotree.harness.executors.slurm_job import judge_archive
+from evotree.harness.executors.slurm_job import run_job
+from evotree.harness.finish import ledger_run_started
+from evotree.harness.sandbox import SandboxPolicy
+from evotree.harness.executors.store import WORKER
+from evotree.harness.executors.store import FetchResult
+from evotree.harness.records import RunStatus
+from evotree.harness.finish import finish_run
 
 if TYPE_CHECKING:
     from evotree.core.config import ExecutorSection
@@ -124,9 +137,6 @@ class _Driver:
 
     def __init__(self, ws: Workspace, section: ExecutorSection, cluster: str, plans: list[RunPlan],
                  progress: ProgressFn | None, cancel: threading.Event) -> None:
-        from evotree.harness.executors.ray import evidence_uri
-        from evotree.harness.executors.store import EvidenceStore
-        from evotree.harness.records import runs_dir
 
         self.submitit = _import_submitit()
         self.ws, self.section, self.cluster, self.plans = ws, section, cluster, plans
@@ -235,7 +245,6 @@ class _Driver:
         """The candidate archive of ``commit`` (judge paths excluded), written once: (path, file count)."""
         if commit in self.packages:
             return self.packages[commit]
-        from evotree.harness.executors.ray import _tar_commit
 
         data, files = _tar_commit(self.ws, commit, exclude=list(self.ws.config.eval.judge_paths))
         target = self.folder / "packages" / f"{hashlib.sha256(data).hexdigest()[:32]}.tar"
@@ -249,8 +258,6 @@ class _Driver:
 
     def _judge(self, plan: RunPlan) -> Path:
         """The run's judge archive, readable by this user only; the job deletes it once read."""
-        from evotree.harness.executors.ray import _tar_judge
-        from evotree.harness.executors.slurm_job import judge_archive
 
         data, _ = _tar_judge(self.ws, plan.judge_commit, plan.judge_data_commit)
         target = judge_archive(self.folder, plan.run_id)
@@ -261,9 +268,6 @@ class _Driver:
         return target
 
     def _submit(self, executor: Any, plan: RunPlan) -> None:
-        from evotree.harness.executors.slurm_job import run_job
-        from evotree.harness.finish import ledger_run_started
-        from evotree.harness.sandbox import SandboxPolicy
 
         cfg = self.ws.config
         package, files = self._package(plan.commit)
@@ -302,7 +306,6 @@ class _Driver:
         """Progress of a running job from what it copied to the store: its phase once its
         ``worker.json`` (train) or judge evidence (eval) is there, and the steps and metrics of
         the new lines of its ``signals.jsonl`` (the same events the local executor sends)."""
-        from evotree.harness.executors.store import WORKER
 
         run_id = job.record.run_id
         try:
@@ -353,8 +356,6 @@ class _Driver:
 
     # ------------------------------------------------------------------ settling
     def _settle(self, job: _Job) -> None:
-        from evotree.harness.executors.store import FetchResult
-        from evotree.harness.records import RunStatus
 
         record = job.record
         self._watch(job)  # the last progress: the job copied all of its evidence before it ended
@@ -397,8 +398,6 @@ class _Driver:
         self._close(job, wall=_wall(manifest, worker, job), charge=charge, complete=complete)
 
     def _close(self, job: _Job, *, wall: float, charge: bool, complete: bool) -> None:
-        from evotree.harness.executors.slurm_job import judge_archive
-        from evotree.harness.finish import finish_run
 
         judge_archive(self.folder, job.record.run_id).unlink(missing_ok=True)  # a job that never started
         try:
@@ -413,8 +412,6 @@ class _Driver:
 
     def _close_unsubmitted(self, record: RunRecord, paths: RunPaths, lock: IO[str], marker: Path,
                            exc: BaseException) -> None:
-        from evotree.harness.finish import finish_run
-        from evotree.harness.records import RunStatus
 
         record.status = RunStatus.FAILED.value
         record.error = f"not submitted: {_first(exc)}"
@@ -425,8 +422,6 @@ class _Driver:
             lock.close()
 
     def _finish_unstarted(self, plan: RunPlan) -> None:
-        from evotree.harness.finish import finish_run, ledger_run_started
-        from evotree.harness.records import RunStatus
 
         record, paths, lock, marker = self._open_run(plan)
         ledger_run_started(self.ws, record)
@@ -441,7 +436,6 @@ class _Driver:
 
     def _abandon(self, exc: BaseException) -> None:
         """The request is aborting: finish every open run (``cancelled`` on Ctrl-C, else ``failed``)."""
-        from evotree.harness.records import RunStatus
 
         interrupted = isinstance(exc, KeyboardInterrupt) or self.cancelling_since is not None
         why = f"{type(exc).__name__}: {_first(exc)}" if str(exc).strip() else type(exc).__name__

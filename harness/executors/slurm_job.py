@@ -34,6 +34,19 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from evotree.harness.budget import RunLimits
+from evotree.harness.budget import run_deadline
+from evotree.harness.executors.phases import train_then_judge
+from evotree.harness.executors.node import Syncer
+from evotree.harness.executors.node import extract_archive
+from evotree.harness.executors.store import WORKER
+from evotree.harness.executors.store import EvidenceStore
+from evotree.harness.layout import RunPaths
+from evotree.harness.records import RunPlan
+from evotree.harness.records import RunRecord
+from evotree.harness.records import RunStatus
+from evotree.harness.records import outcome_status
+from evotree.harness.sandbox import SandboxPolicy
 
 __all__ = ["judge_archive", "run_job", "scratch_dirs"]
 
@@ -55,13 +68,6 @@ def judge_archive(folder: Path, run_id: str) -> Path:
 
 def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     """Execute one run in this Slurm job; return its manifest (also written to the store)."""
-    from evotree.harness.budget import RunLimits, run_deadline
-    from evotree.harness.executors.phases import train_then_judge
-    from evotree.harness.executors.node import Syncer, extract_archive
-    from evotree.harness.executors.store import WORKER, EvidenceStore
-    from evotree.harness.layout import RunPaths
-    from evotree.harness.records import RunPlan, RunRecord, RunStatus, outcome_status
-    from evotree.harness.sandbox import SandboxPolicy
 
     started = time.monotonic()
     run_id = spec["run_id"]

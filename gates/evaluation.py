@@ -13,6 +13,45 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
 from evotree.harness.sandbox import sandbox_warning
+from evotree.core.refs import branch_ref
+from evotree.gates.verify import trusted_policy
+from evotree.diagnostics.diagnose import aggregate_findings
+from evotree.harness.integrity import verify_run_evidence
+from evotree.core.errors import EvotreeError
+from evotree.diagnostics.compare import champion_since
+from evotree.diagnostics.compare import compare
+from evotree.gates.score import ScoreRule
+from evotree.gates.score import decide_score
+from evotree.harness.integrity import PROBLEM_STATES
+from evotree.harness.integrity import evidence_findings
+from evotree.harness.budget import champion_reruns_left
+from evotree.harness.budget import trusted_usage
+from evotree.harness.reservations import counted_reservations
+from evotree.diagnostics.diagnose import diagnose
+from evotree.gates.harnesses import active_harness
+from evotree.diagnostics.harnesses import ANALYZERS_FILE
+from evotree.diagnostics.harnesses import BUILTIN
+from evotree.diagnostics.harnesses import HARNESS_FILE
+from evotree.gates.harnesses import trusted_harness
+from evotree.gates.policy import blob_at
+from evotree.diagnostics.findings import analyzer_classes
+from evotree.diagnostics.findings import run_analyzers
+from evotree.harness.query import connect
+from evotree.harness.records import list_runs
+from evotree.harness.records import runs_dir
+from evotree.harness.version_patch import version_patch
+from evotree.harness.budget import Usage
+from evotree.core.errors import InvalidState
+from evotree.core.errors import UnknownVersion
+from evotree.harness.integrity import find_run
+from evotree.core.events import RunVoided
+from evotree.core.ledger import Event
+from evotree.core.ledger import LedgerTxn
+from evotree.gates.errors import SignoffRefused
+from evotree.gates.statements import new_statement
+from evotree.gates.statements import sign_statement
+from evotree.gates.verify import email_of
+from evotree.harness.integrity import RUN_VOID_TYPE
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -96,8 +135,6 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
     key in their own process. The signal gate then re-runs the built-in analyzers and adds the
     critical findings of the recorded diagnosis (which ran the plug-ins, in the agent's process).
     """
-    from evotree.core.refs import branch_ref
-    from evotree.gates.verify import trusted_policy
 
     policy = policy or trusted_policy(ws)
     record = ws.resolve(version)
@@ -120,7 +157,6 @@ def evaluate_gates(ws: Workspace, version: str, *, policy: Policy | None = None,
     results.append(signal_result)
     # evidence findings of the score gate (runs missing, edited, unfinished) lead the dossier's findings;
     # one row per finding code with the runs it came from (each finding's run and title in `detail`)
-    from evotree.diagnostics.diagnose import aggregate_findings
 
     evidence_rows = aggregate_findings([{k: f.get(k) for k in ("layer", "code", "severity", "title", "run_id",
                                                                 "harness_version")}
@@ -173,7 +209,6 @@ def _score_gate(ws: Workspace, policy: Policy, version: str, commit: str, *,
     """The score gate (:func:`_score_gate_checked`), plus the runs a person voided: listed in its
     numbers (``voided``: run, seed, approver, reason, state before) and named in its summary,
     never silently dropped; they are in no number and no longer fail the gate."""
-    from evotree.harness.integrity import verify_run_evidence
 
     check_a, check_b = verify_run_evidence(ws, policy.champion), verify_run_evidence(ws, version)
     result, data = _score_gate_checked(ws, policy, version, commit, B=B, checks=(check_a, check_b))
@@ -203,10 +238,6 @@ def _score_gate_checked(ws: Workspace, policy: Policy, version: str, commit: str
     ``score.evidence_*`` finding naming it; one still running makes the gate unavailable. Seeds,
     commits and judges are read from the ledger, not from run.json.
     """
-    from evotree.core.errors import EvotreeError
-    from evotree.diagnostics.compare import champion_since, compare
-    from evotree.gates.score import ScoreRule, decide_score
-    from evotree.harness.integrity import PROBLEM_STATES, evidence_findings
 
     g = policy.config.gates
     budget = policy.config.budget.max_runs_per_version
@@ -249,8 +280,6 @@ def _score_gate_checked(ws: Workspace, policy: Policy, version: str, commit: str
     foreign = sorted(rid for rid in (*runs_a, *runs_b) if rid in info and info[rid].judge_commit != policy.commit)
     # the champion's re-runs have an account of their own (harness/budget.py): what the gate may
     # still ask of it, never limited by what its own version budget spent before it was champion
-    from evotree.harness.budget import champion_reruns_left, trusted_usage
-    from evotree.harness.reservations import counted_reservations
 
     snapshot = ws.ledger.snapshot()
     left = champion_reruns_left(policy.config.budget, snapshot.meta, policy.champion,
@@ -336,7 +365,6 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
     except ImportError as exc:
         return GateResult("audit", "unavailable", f"audit unavailable in this evotree ({exc}); failing closed",
                           fix="install an evotree with evotree.harness.audit, then re-evaluate"), None
-    from evotree.core.errors import EvotreeError
 
     try:
         # evaluating the gates is a read: a clean audit writes nothing; a failed one is an
@@ -370,9 +398,6 @@ def _audit_gate(ws: Workspace, version: str, run_audit: bool) -> tuple[GateResul
 # ------------------------------------------------------------------ signal findings
 def _signal_gate(ws: Workspace, version: str, run_plugins: bool = True) -> tuple[GateResult, list[dict[str, Any]]]:
     """Re-analyses the evidence now (the recorded findings file is not trusted on its own)."""
-    from evotree.core.errors import EvotreeError
-    from evotree.diagnostics.diagnose import diagnose
-    from evotree.gates.harnesses import active_harness
 
     hid, plugin_source, thresholds, _trust = _harness_data(ws)
     note = ""
@@ -407,9 +432,6 @@ def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
     """
     import tomllib
 
-    from evotree.diagnostics.harnesses import ANALYZERS_FILE, BUILTIN, HARNESS_FILE
-    from evotree.gates.harnesses import trusted_harness
-    from evotree.gates.policy import blob_at
 
     trust = trusted_harness(ws)
     if trust.commit is None:
@@ -426,10 +448,6 @@ def _harness_data(ws: Workspace) -> tuple[str, str | None, dict[str, Any], Any]:
 
 def _builtin_signal(ws: Workspace, version: str, thresholds: dict[str, Any]) -> list[dict[str, Any]]:
     """The built-in signal analyzers over the version's runs (no plug-in code loaded)."""
-    from evotree.diagnostics.findings import analyzer_classes, run_analyzers
-    from evotree.core.errors import EvotreeError
-    from evotree.harness.query import connect
-    from evotree.harness.records import list_runs, runs_dir
 
     record = ws.resolve(version)
     runs = [r.run_id for r in list_runs(ws, version=record.id) if r.status not in ("invalid", "running")]
@@ -468,10 +486,8 @@ def _recorded_critical(ws: Workspace, version: str) -> list[dict[str, Any]]:
 def protected_gate(ws: Workspace, policy: Policy, version: str, commit: str) -> GateResult:
     """The ``protected`` gate: the candidate's tree equals the champion's at every protected path
     (judge, policy, signers, harness; globs as in the audit), and its patch against the pristine
-    base (``[protect].base``) has no blocking finding (:func:`evotree.harness.patch.version_patch`,
+    base (``[protect].base``) has no blocking finding (:func:`evotree.harness.version_patch.version_patch`,
     the rules the audit and the check before a run use)."""
-    from evotree.core.errors import EvotreeError
-    from evotree.harness.patch import version_patch
 
     try:
         patch = version_patch(ws, version, commit=commit, config=policy.config, champion_commit=policy.commit)
@@ -506,7 +522,6 @@ def _budget_gate(ws: Workspace, policy: Policy, record: Any) -> GateResult:
     """The version's own spend within the per-version budgets. The tree's spend is shown, not
     judged: a spent tree budget (or search clock) refuses new runs, it never blocks reading,
     comparing or promoting what was already found — the historical best included (issue 20)."""
-    from evotree.harness.budget import Usage, trusted_usage
 
     b = policy.config.budget
     counted = trusted_usage(ws)
@@ -592,8 +607,6 @@ def void_candidate(ws: Workspace, run_id: str) -> tuple[Any, Any]:
     unfinished, unverified) may be voided: a run that counts is not taken out of a comparison
     by a signature (that would be choosing seeds), and a running one finishes first.
     """
-    from evotree.core.errors import InvalidState, UnknownVersion
-    from evotree.harness.integrity import PROBLEM_STATES, find_run, verify_run_evidence
 
     found = find_run(ws, run_id)
     if found is None:
@@ -625,13 +638,6 @@ def record_run_void(ws: Workspace, policy: Policy, approver: Any, run_id: str, r
     the reason and the version's creator; :func:`evotree.harness.integrity.verify_run_evidence`
     honours it only while it verifies.
     """
-    from evotree.core.errors import InvalidState
-    from evotree.core.events import RunVoided
-    from evotree.core.ledger import Event, LedgerTxn
-    from evotree.gates.errors import SignoffRefused
-    from evotree.gates.statements import new_statement, sign_statement
-    from evotree.gates.verify import email_of
-    from evotree.harness.integrity import RUN_VOID_TYPE
 
     reason = reason.strip()
     if not reason:

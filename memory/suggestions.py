@@ -33,7 +33,7 @@ from evotree.core.errors import InvalidState
 from evotree.core.ledger import EventKind
 from evotree.core.workspace import Workspace
 from evotree.memory.model import EntryKind
-from evotree.memory.query import SkillStatus, skill_status_of
+from evotree.memory.read import SkillStatus, skill_status_of
 from evotree.memory.record import applied_skills
 from evotree.memory.store import MemoryStore
 

@@ -36,6 +36,11 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from evotree.harness.audit.repo import _all_objects
+from evotree.harness.audit.repo import _git
+from evotree.harness.audit.repo import _open
+from evotree.harness.audit.repo import _resolve
+from evotree.harness.audit.repo import _rev_list_objects
 
 __all__ = ["ProvenanceIndex", "ContentHit", "build_index", "scan_outputs", "MIN_LINE", "MIN_ALNUM",
            "at_hash_place"]
@@ -116,7 +121,6 @@ def _distinctive(line: str) -> bool:
 
 def build_index(repo: str | os.PathLike[str], base: str | None = None) -> ProvenanceIndex:
     """Index what ``repo`` holds beyond ``base`` (default HEAD); see the module doc."""
-    from evotree.harness.audit.repo import _all_objects, _git, _open, _resolve, _rev_list_objects
 
     started = time.perf_counter()
     r = _open(repo)

@@ -51,6 +51,21 @@ from evotree.harness.audit.trajectories import (
     audit_trajectory,
     findings_from_verdicts,
 )
+from evotree.harness.layout import ENV_EVIDENCE_DIR
+from evotree.harness.layout import ENV_PHASE
+from evotree.harness.recorder import RecorderError
+from evotree.harness.query import connect
+from evotree.harness.records import HEADLINE_SPLITS
+from evotree.harness.records import list_runs
+from evotree.harness.records import runs_dir
+from evotree.harness.audit.trace import AGENT_SESSIONS
+from evotree.core.refs import CHAMPION_REF
+from evotree.harness.judge_store import judge_in_force
+from evotree.harness.audit.transcripts import rollout_trajectory
+from evotree.harness.compaction import sql_string
+from evotree.core.findings import write_findings_file
+from evotree.core.events import Audit
+from evotree.core.ledger import Event
 
 __all__ = ["AuditReport", "audit_version", "record_audit", "record_task", "TASKS_FILE"]
 
@@ -79,8 +94,6 @@ def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = N
     uses it for hash ancestry and repository hygiene. ``base`` defaults to the repository's
     HEAD at the time of the call (record it before the trajectory starts).
     """
-    from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_PHASE
-    from evotree.harness.recorder import RecorderError
 
     env = os.environ if environ is None else environ
     evidence = env.get(ENV_EVIDENCE_DIR)
@@ -175,8 +188,6 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     :mod:`evotree.harness.audit.transcripts`); ``hidden_paths``: paths beyond ``[eval].judge_paths``
     that no trajectory may touch; ``progress``: a callable taking one line of text (stderr).
     """
-    from evotree.harness.query import connect
-    from evotree.harness.records import HEADLINE_SPLITS, list_runs, runs_dir
 
     started = time.monotonic()
     say = progress or (lambda _line: None)
@@ -231,7 +242,6 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
                                 suggestion=f"run it first: evotree run {vid}", version=vid))
     # ---- runtime traces of the sandboxed phases (evidence/<phase>/exec_trace.jsonl) and of the
     # `evotree agent` sessions that could touch this version (.evotree/agent-sessions/*/)
-    from evotree.harness.audit.trace import AGENT_SESSIONS
 
     traces: list[tuple[Path, str, str, str]] = []  # (file, trajectory id, run id, phase)
     for run_id in run_ids:
@@ -405,8 +415,6 @@ def _commit_type() -> Any:
 def _champion_tree(ws: Any) -> Any:
     """The tree holding the hidden files: the judge store's commit in force (refs/evotree/judge,
     as the ledger records it), else (a workspace from before the store) the champion's tree."""
-    from evotree.core.refs import CHAMPION_REF
-    from evotree.harness.judge_store import judge_in_force
 
     judge = judge_in_force(ws)
     if judge is not None:
@@ -419,8 +427,6 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
                       tasks: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[TrajectoryVerdict], Counter[str | None]]:
     """Verdicts of the rollouts with commands; only prefilter candidates (and rollouts of tasks
     with a recorded repository: hash ancestry reads their text) leave DuckDB."""
-    from evotree.harness.audit.transcripts import rollout_trajectory
-    from evotree.harness.evidence import sql_string
 
     try:
         ids = ", ".join(sql_string(r) for r in run_ids)
@@ -453,7 +459,6 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
 def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | None]],
             splits: Sequence[str]) -> tuple[float | None, float | None, float | None, str | None]:
     """(raw, leak-adjusted, leak-zeroed, metric) over the eval phase's headline split."""
-    from evotree.harness.evidence import sql_string
 
     try:
         ids = ", ".join(sql_string(r) for r in run_ids)
@@ -477,9 +482,6 @@ def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | N
 
 def record_audit(ws: Any, report: AuditReport) -> None:
     """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
-    from evotree.core.findings import write_findings_file
-    from evotree.core.events import Audit
-    from evotree.core.ledger import Event
 
     write_findings_file(ws.state_dir / "findings", f"{report.version}.audit.jsonl",
                         (finding.to_dict() for finding in report.findings))
