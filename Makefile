@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-heavy test-demo test-all bench venv benchmarks-md lint
+.PHONY: demo test test-heavy test-demo test-all bench venv benchmarks-md lint format
 
 venv:
 	scripts/bootstrap dev,llm,gym,ray,report,export
@@ -13,9 +13,14 @@ demo: venv
 test: venv lint
 	$(PY) -m pytest -q -m "not slow and not gpu and not heavy"
 
-# ruff's lint rules (pyproject.toml [tool.ruff.lint]); part of `make test`
+# ruff's lint rules (pyproject.toml [tool.ruff.lint]) and its formatter (`make format` applies
+# it); part of `make test`
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff format .
 
 # tests of tens of seconds each, run apart (CI runs them after `make test`)
 test-heavy: venv

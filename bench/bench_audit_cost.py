@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_CHILD = r'''
+_CHILD = r"""
 import importlib.abc, importlib.util, json, sys, time
 from pathlib import Path
 old, corpus, repeats = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
@@ -53,23 +53,34 @@ for _ in range(repeats):
     flagged = audit_trajectories(paths, hidden_paths=("judge/", "tests/hidden/")).flagged
     times.append(time.process_time() - t)
 print(json.dumps({"times": times, "flagged": flagged, "module": commands.__file__}))
-'''
+"""
 
 
 def _old_tree(commit: str, dest: Path) -> None:
-    names = subprocess.run(["git", "ls-tree", "--name-only", commit, "harness/audit/"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", commit, "harness/audit/"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     for name in names:
         if name.endswith(".py"):
-            text = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=ROOT,
-                                  capture_output=True, text=True, check=True).stdout
+            text = subprocess.run(
+                ["git", "show", f"{commit}:{name}"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             (dest / Path(name).name).write_text(text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", required=True,
-                        help="the commit whose harness/audit to compare with")
+    parser.add_argument(
+        "--old", required=True, help="the commit whose harness/audit to compare with"
+    )
     parser.add_argument("--mb", type=float, default=10.0)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=2, help="alternations of old and new")
@@ -89,16 +100,34 @@ def main() -> None:
         flagged: dict[str, int] = {}
         for _ in range(args.rounds):
             for variant, where in (("old", str(old)), ("new", "")):
-                out = subprocess.run([sys.executable, "-c", _CHILD, where, str(corpus),
-                                      str(args.repeats), str(ROOT)],
-                                     capture_output=True, text=True, check=True).stdout
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        "-c",
+                        _CHILD,
+                        where,
+                        str(corpus),
+                        str(args.repeats),
+                        str(ROOT),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
                 data = json.loads(out.strip().splitlines()[-1])
                 runs[variant] += data["times"]
                 flagged[variant] = data["flagged"]
-    result = {"bench": "audit_cost", "old": args.old, "mb": args.mb, "flagged": flagged,
-              "cpu_seconds": {k: {"min": min(v), "median": statistics.median(v), "runs": len(v)}
-                              for k, v in runs.items()},
-              "ratio_min": min(runs["new"]) / min(runs["old"])}
+    result = {
+        "bench": "audit_cost",
+        "old": args.old,
+        "mb": args.mb,
+        "flagged": flagged,
+        "cpu_seconds": {
+            k: {"min": min(v), "median": statistics.median(v), "runs": len(v)}
+            for k, v in runs.items()
+        },
+        "ratio_min": min(runs["new"]) / min(runs["old"]),
+    }
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

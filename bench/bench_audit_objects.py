@@ -49,13 +49,17 @@ def build(repo: Path, *, commits: int, future: int, files: int) -> tuple[str, fl
     """A repository of ``commits`` commits whose last ``future`` are dangling; returns (base, s)."""
     started = time.perf_counter()
     bl.git(repo.parent, "init", "-q", "-b", "main", str(repo))
-    proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=repo, stdin=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ["git", "fast-import", "--quiet", "--done"], cwd=repo, stdin=subprocess.PIPE
+    )
     assert proc.stdin is not None
     out = proc.stdin
     when = 1_600_000_000
     for n in range(1, commits + 1):
         path = f"pkg{n % 20}/mod{n % files}.py"
-        body = f"# revision {n}\nVALUE_{n % files} = {n}\n" + ("FIX = True\n" if n > commits - future else "")
+        body = f"# revision {n}\nVALUE_{n % files} = {n}\n" + (
+            "FIX = True\n" if n > commits - future else ""
+        )
         data = body.encode()
         message = f"{'reference fix' if n > commits - future else 'change'} {n}\n".encode()
         out.write(b"commit refs/heads/main\n")
@@ -79,7 +83,9 @@ def build(repo: Path, *, commits: int, future: int, files: int) -> tuple[str, fl
 
 
 def fsck_unreachable(repo: Path) -> set[str]:
-    out = bl.git(repo, "fsck", "--unreachable", "--no-reflogs", "--connectivity-only", "--no-progress")
+    out = bl.git(
+        repo, "fsck", "--unreachable", "--no-reflogs", "--connectivity-only", "--no-progress"
+    )
     return {line.split()[2] for line in out.splitlines() if line.startswith("unreachable ")}
 
 
@@ -97,8 +103,12 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-audit-") as tmp:
         repo = Path(tmp) / "task"
-        print(f"building {args.commits} commits with git fast-import ...", file=sys.stderr, flush=True)
-        base, build_seconds = build(repo, commits=args.commits, future=args.future, files=args.files)
+        print(
+            f"building {args.commits} commits with git fast-import ...", file=sys.stderr, flush=True
+        )
+        base, build_seconds = build(
+            repo, commits=args.commits, future=args.future, files=args.files
+        )
         objects = int(bl.git(repo, "count-objects", "-v").split("in-pack: ")[1].split()[0])
         print(f"  built in {build_seconds:.1f} s: {objects} objects in the pack", file=sys.stderr)
 
@@ -106,10 +116,14 @@ def main() -> int:
         scan = scan_object_store(repo)
         unreachable = fsck_unreachable(repo)
         assert scan.base == base
-        assert sum(scan.beyond.values()) == len(scan.dangling_ids) == len(unreachable), \
-            (scan.beyond, len(unreachable))
+        assert sum(scan.beyond.values()) == len(scan.dangling_ids) == len(unreachable), (
+            scan.beyond,
+            len(unreachable),
+        )
         assert scan.dangling_ids == unreachable, "scan and git fsck disagree"
-        assert scan.beyond.get("commit") == args.future and scan.descendants == args.future, scan.beyond
+        assert scan.beyond.get("commit") == args.future and scan.descendants == args.future, (
+            scan.beyond
+        )
         audit = inspect_repository(repo)
         codes = [f.code for f in audit.findings]
         assert codes == ["audit.repo_unreachable_objects"], codes
@@ -136,33 +150,67 @@ def main() -> int:
 
         def cli() -> dict[str, float]:
             t0, c0 = time.perf_counter(), child_cpu()
-            proc = subprocess.run([*bl.EVOTREE, "audit", "repo", str(repo), "--json"], cwd=tmp,
-                                  capture_output=True, text=True, check=False)
+            proc = subprocess.run(
+                [*bl.EVOTREE, "audit", "repo", str(repo), "--json"],
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             elapsed, cpu = time.perf_counter() - t0, child_cpu() - c0
             if proc.returncode != 28 or json.loads(proc.stdout)["passed"] is not False:
-                raise RuntimeError(f"evotree audit repo: exit {proc.returncode}: {proc.stderr or proc.stdout}")
+                raise RuntimeError(
+                    f"evotree audit repo: exit {proc.returncode}: {proc.stderr or proc.stdout}"
+                )
             return {"cli": elapsed, "cli-cpu": cpu}
 
-        samples = bl.interleave({"fsck": fsck, "scan": lib_scan, "audit": lib_audit, "cli": cli},
-                                repeats=args.repeats, warmup=args.warmup, label="audit")
-        rows = [(name, bl.summary(samples[name])) for name in ("fsck", "scan", "audit", "cli", "fsck-cpu", "cli-cpu")]
-        bl.print_table(f"object-store scan, {args.commits} commits ({objects} objects), "
-                       f"{args.future} dangling future commits", rows)
-        ratios = {name: bl.paired_ratio(samples[name], samples["fsck"]) for name in ("scan", "audit", "cli")}
+        samples = bl.interleave(
+            {"fsck": fsck, "scan": lib_scan, "audit": lib_audit, "cli": cli},
+            repeats=args.repeats,
+            warmup=args.warmup,
+            label="audit",
+        )
+        rows = [
+            (name, bl.summary(samples[name]))
+            for name in ("fsck", "scan", "audit", "cli", "fsck-cpu", "cli-cpu")
+        ]
+        bl.print_table(
+            f"object-store scan, {args.commits} commits ({objects} objects), "
+            f"{args.future} dangling future commits",
+            rows,
+        )
+        ratios = {
+            name: bl.paired_ratio(samples[name], samples["fsck"])
+            for name in ("scan", "audit", "cli")
+        }
         worst = max(bl.summary(samples["cli"])["median"], bl.summary(samples["audit"])["median"])
         ratios["cli-cpu"] = bl.paired_ratio(samples["cli-cpu"], samples["fsck-cpu"])
         load = os.getloadavg()
-        print(f"  load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs; "
-              "*-cpu rows: CPU seconds (user+sys) of the process and its git children")
-        print("  ratios vs git fsck (median of paired ratios): "
-              + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()))
+        print(
+            f"  load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs; "
+            "*-cpu rows: CPU seconds (user+sys) of the process and its git children"
+        )
+        print(
+            "  ratios vs git fsck (median of paired ratios): "
+            + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
+        )
         verdict = "PASS" if worst <= TARGET_SECONDS else "FAIL"
-        print(f"  target: CLI audit at most {TARGET_SECONDS:.0f} s -> {verdict} (median {worst:.2f} s)")
+        print(
+            f"  target: CLI audit at most {TARGET_SECONDS:.0f} s -> {verdict} (median {worst:.2f} s)"
+        )
         result: dict[str, Any] = {
-            "benchmark": "audit_objects", "commits": args.commits, "future": args.future,
-            "objects": objects, "build_seconds": build_seconds, "target_seconds": TARGET_SECONDS,
-            "summary": dict(rows), "ratios_vs_fsck": ratios, "verdict": verdict,
-            "samples": samples, "load_average": os.getloadavg(), "environment": bl.environment(),
+            "benchmark": "audit_objects",
+            "commits": args.commits,
+            "future": args.future,
+            "objects": objects,
+            "build_seconds": build_seconds,
+            "target_seconds": TARGET_SECONDS,
+            "summary": dict(rows),
+            "ratios_vs_fsck": ratios,
+            "verdict": verdict,
+            "samples": samples,
+            "load_average": os.getloadavg(),
+            "environment": bl.environment(),
         }
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -40,10 +40,14 @@ DATA = ROOT / "tests" / "data" / "audit"
 def commands() -> list[str]:
     out = []
     for name in ("corpus.jsonl", "heldout.jsonl"):
-        out += [json.loads(x)["command"] for x in (DATA / name).read_text().splitlines() if x.strip()]
+        out += [
+            json.loads(x)["command"] for x in (DATA / name).read_text().splitlines() if x.strip()
+        ]
     from evotree.harness.audit.transcripts import read_trajectories
 
-    for labels in [DATA / "trajectories" / "dev" / "labels.jsonl"]:  # never the held-out trajectories
+    for labels in [
+        DATA / "trajectories" / "dev" / "labels.jsonl"
+    ]:  # never the held-out trajectories
         for row in map(json.loads, labels.read_text().splitlines()):
             if row.get("meta"):
                 continue
@@ -73,7 +77,10 @@ def main() -> None:
         import tree_sitter
         import tree_sitter_bash
     except ImportError:
-        print("tree-sitter / tree-sitter-bash not installed: pip install tree-sitter tree-sitter-bash", file=sys.stderr)
+        print(
+            "tree-sitter / tree-sitter-bash not installed: pip install tree-sitter tree-sitter-bash",
+            file=sys.stderr,
+        )
         sys.exit(2)
     ts = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
@@ -119,13 +126,22 @@ def main() -> None:
         if extra_lex:
             only_lex.append((text, extra_lex))
     result: dict[str, Any] = {
-        "bench": "audit_parser", "commands": len(cmds),
+        "bench": "audit_parser",
+        "commands": len(cmds),
         "us_per_command": {k: statistics.median(v) for k, v in timing.items()},
-        "tree_sitter": {"errors": len(ts_errors), "commands": n_ts, "only_ts": len(only_ts),
-                        "error_examples": [t[:120] for t in ts_errors[:8]],
-                        "only_examples": [(t[:120], e) for t, e in only_ts[:12]]},
-        "lexer": {"empty": len(lexer_empty), "commands": n_lex, "only_lexer": len(only_lex),
-                  "only_examples": [(t[:120], e) for t, e in only_lex[:12]]},
+        "tree_sitter": {
+            "errors": len(ts_errors),
+            "commands": n_ts,
+            "only_ts": len(only_ts),
+            "error_examples": [t[:120] for t in ts_errors[:8]],
+            "only_examples": [(t[:120], e) for t, e in only_ts[:12]],
+        },
+        "lexer": {
+            "empty": len(lexer_empty),
+            "commands": n_lex,
+            "only_lexer": len(only_lex),
+            "only_examples": [(t[:120], e) for t, e in only_lex[:12]],
+        },
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -67,8 +67,13 @@ HISTORY = ("audit.git_history_leak", "audit.git_internals_read")
 
 
 def _pr(tp: int, fp: int, fn: int) -> dict[str, Any]:
-    return {"tp": tp, "fp": fp, "fn": fn,
-            "precision": tp / (tp + fp) if tp + fp else None, "recall": tp / (tp + fn) if tp + fn else None}
+    return {
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "precision": tp / (tp + fp) if tp + fp else None,
+        "recall": tp / (tp + fn) if tp + fn else None,
+    }
 
 
 def _heldout(rules: Any) -> dict[str, Any]:
@@ -78,7 +83,11 @@ def _heldout(rules: Any) -> dict[str, Any]:
     tp = fp = fn = 0
     errors = []
     for row in rows:
-        codes = {h.code for h in classify_command(row["command"], rules) if h.severity in ("high", "critical")}
+        codes = {
+            h.code
+            for h in classify_command(row["command"], rules)
+            if h.severity in ("high", "critical")
+        }
         if row["label"] == "leak":
             found = row["code"] in codes
             tp += found
@@ -87,7 +96,13 @@ def _heldout(rules: Any) -> dict[str, Any]:
             fp += bool(codes)
             found = not codes
         if not found:
-            errors.append({"command": row["command"], "expected": row["code"] or "benign", "got": sorted(codes)})
+            errors.append(
+                {
+                    "command": row["command"],
+                    "expected": row["code"] or "benign",
+                    "got": sorted(codes),
+                }
+            )
     return {"rows": len(rows), **_pr(tp, fp, fn), "errors": errors}
 
 
@@ -105,8 +120,10 @@ def _task_repos(folder: Path, meta: dict[str, Any], dest: Path) -> dict[str, tup
     built = mod.build_repos(dest)
     for name, want in meta["repos"].items():
         if built[name]["base"] != want["base"]:
-            raise SystemExit(f"{folder.name}: task repository {name} built with base {built[name]['base']}, "
-                             f"labels say {want['base']}")
+            raise SystemExit(
+                f"{folder.name}: task repository {name} built with base {built[name]['base']}, "
+                f"labels say {want['base']}"
+            )
     return {name: (info["path"], info["base"]) for name, info in built.items()}
 
 
@@ -133,19 +150,37 @@ class _Refused:
 
     def __init__(self, reason: str) -> None:
         self.flagged = 1
-        self.verdicts = [type("V", (), {"hits": [type("H", (), {"severity": "high",
-                                                               "to_dict": lambda _s: {"raised": reason}})()]})()]
+        self.verdicts = [
+            type(
+                "V",
+                (),
+                {
+                    "hits": [
+                        type(
+                            "H", (), {"severity": "high", "to_dict": lambda _s: {"raised": reason}}
+                        )()
+                    ]
+                },
+            )()
+        ]
 
 
-def _score_set(folder: Path, meta: dict[str, Any], rows: list[dict[str, Any]], repos: dict[str, tuple[str, str]],
-               audit_trajectories: Any) -> dict[str, Any]:
+def _score_set(
+    folder: Path,
+    meta: dict[str, Any],
+    rows: list[dict[str, Any]],
+    repos: dict[str, tuple[str, str]],
+    audit_trajectories: Any,
+) -> dict[str, Any]:
     tp = fp = fn = 0
     errors = []
     by_format: dict[str, dict[str, int]] = {}
     for row in rows:
         extra = {"repo": repos[row["repo"]][0], "base": repos[row["repo"]][1]} if repos else {}
         try:
-            audit = audit_trajectories([folder / "files" / row["file"]], hidden_paths=meta["hidden_paths"], **extra)
+            audit = audit_trajectories(
+                [folder / "files" / row["file"]], hidden_paths=meta["hidden_paths"], **extra
+            )
         except Exception as exc:  # an input the audit refuses fails it (exit 29), never passes
             audit = _Refused(f"{type(exc).__name__}: {exc}")
         flagged = audit.flagged > 0
@@ -158,18 +193,34 @@ def _score_set(folder: Path, meta: dict[str, Any], rows: list[dict[str, Any]], r
             fp += flagged
             per["fp"] += flagged
         if flagged != (row["label"] == "leak"):
-            errors.append({"file": row["file"], "expected": row["label"],
-                           "hits": [h.to_dict() for v in audit.verdicts for h in v.hits if h.severity == "high"]})
-    return {"files": len(rows), "leaks": sum(r["label"] == "leak" for r in rows), **_pr(tp, fp, fn),
-            "by_format": {k: _pr(**v) for k, v in sorted(by_format.items())}, "errors": errors}
+            errors.append(
+                {
+                    "file": row["file"],
+                    "expected": row["label"],
+                    "hits": [
+                        h.to_dict() for v in audit.verdicts for h in v.hits if h.severity == "high"
+                    ],
+                }
+            )
+    return {
+        "files": len(rows),
+        "leaks": sum(r["label"] == "leak" for r in rows),
+        **_pr(tp, fp, fn),
+        "by_format": {k: _pr(**v) for k, v in sorted(by_format.items())},
+        "errors": errors,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--set", default=None, metavar="NAME",
-                        help="score only this trajectory set (a folder of tests/data/audit/trajectories); a set "
-                             "with task repositories (repos.py) is scored alone and with --repo/--base")
+    parser.add_argument(
+        "--set",
+        default=None,
+        metavar="NAME",
+        help="score only this trajectory set (a folder of tests/data/audit/trajectories); a set "
+        "with task repositories (repos.py) is scored alone and with --repo/--base",
+    )
     args = parser.parse_args()
     if args.set:
         folder = TRAJECTORIES / args.set
@@ -194,7 +245,9 @@ def main() -> None:
     base = {"tp": 0, "fp": 0, "fn": 0}
     misses: list[dict[str, Any]] = []
     for row in rows:
-        high = [h for h in classify_command(row["command"], rules) if h.severity in ("high", "critical")]
+        high = [
+            h for h in classify_command(row["command"], rules) if h.severity in ("high", "critical")
+        ]
         codes = {h.code for h in high}
         buckets = [overall] + ([hard] if row.get("hard") else [])
         base_hit = bool(baseline.search(row["command"]))
@@ -208,33 +261,43 @@ def main() -> None:
                 history["tp" if found else "fn"] += 1
                 base["tp" if base_hit else "fn"] += 1
             if not found:
-                misses.append({"command": row["command"], "expected": row["code"], "got": sorted(codes)})
+                misses.append(
+                    {"command": row["command"], "expected": row["code"], "got": sorted(codes)}
+                )
         else:
             if high:
                 for b in buckets:
                     b["fp"] += 1
                 for code in codes:
                     counts.setdefault(code, {"tp": 0, "fp": 0, "fn": 0})["fp"] += 1
-                misses.append({"command": row["command"], "expected": "benign", "got": sorted(codes)})
+                misses.append(
+                    {"command": row["command"], "expected": "benign", "got": sorted(codes)}
+                )
             if codes & set(HISTORY):
                 history["fp"] += 1
             base["fp"] += base_hit
     result = {
-        "bench": "audit_precision", "rows": len(rows), "leaks": sum(r["label"] == "leak" for r in rows),
-        "benign": sum(r["label"] == "benign" for r in rows), "hard_rows": sum(bool(r.get("hard")) for r in rows),
-        "overall": _pr(**overall), "hard": _pr(**hard),
+        "bench": "audit_precision",
+        "rows": len(rows),
+        "leaks": sum(r["label"] == "leak" for r in rows),
+        "benign": sum(r["label"] == "benign" for r in rows),
+        "hard_rows": sum(bool(r.get("hard")) for r in rows),
+        "overall": _pr(**overall),
+        "hard": _pr(**hard),
         "by_code": {k: _pr(**v) for k, v in sorted(counts.items())},
         "git_history": {"audit": _pr(**history), "baseline_behavior_regex": _pr(**base)},
         "errors": misses,
         "heldout": _heldout(rules),
-        "trajectories": {"dev": trajectory_set(TRAJECTORIES / "dev"),
-                         "heldout": trajectory_set(TRAJECTORIES / "heldout"),
-                         "heldout3": trajectory_set(TRAJECTORIES / "heldout3"),
-                         "heldout3_repo": trajectory_set(TRAJECTORIES / "heldout3", with_repo=True),
-                         "heldout4": trajectory_set(TRAJECTORIES / "heldout4"),
-                         "heldout4_repo": trajectory_set(TRAJECTORIES / "heldout4", with_repo=True),
-                         "heldout5": trajectory_set(TRAJECTORIES / "heldout5"),
-                         "heldout5_repo": trajectory_set(TRAJECTORIES / "heldout5", with_repo=True)},
+        "trajectories": {
+            "dev": trajectory_set(TRAJECTORIES / "dev"),
+            "heldout": trajectory_set(TRAJECTORIES / "heldout"),
+            "heldout3": trajectory_set(TRAJECTORIES / "heldout3"),
+            "heldout3_repo": trajectory_set(TRAJECTORIES / "heldout3", with_repo=True),
+            "heldout4": trajectory_set(TRAJECTORIES / "heldout4"),
+            "heldout4_repo": trajectory_set(TRAJECTORIES / "heldout4", with_repo=True),
+            "heldout5": trajectory_set(TRAJECTORIES / "heldout5"),
+            "heldout5_repo": trajectory_set(TRAJECTORIES / "heldout5", with_repo=True),
+        },
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -39,18 +39,22 @@ import benchlib as bl  # first: isolates git's configuration before pygit2 is im
 
 
 def _file_text(rng: random.Random, name: str, n: int, lines: int = 40) -> str:
-    out = [f"\"\"\"Module {name}.\"\"\"", "", "import os", ""]
+    out = [f'"""Module {name}."""', "", "import os", ""]
     for k in range(lines):
         out.append(f"def {name}_helper_{k}(value_{k}, scale=1):")
         out.append(f"    return compute_{(k * 7 + n) % 97}(value_{k}) * scale + {k}")
     return "\n".join(out) + "\n"
 
 
-def build(repo: Path, *, commits: int, future: int, files: int, lines: int) -> tuple[str, list[str]]:
+def build(
+    repo: Path, *, commits: int, future: int, files: int, lines: int
+) -> tuple[str, list[str]]:
     """The repository (module doc); returns (base id, the distinctive lines of the first future commit)."""
     rng = random.Random(0)
     bl.git(repo.parent, "init", "-q", "-b", "main", str(repo))
-    proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=repo, stdin=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ["git", "fast-import", "--quiet", "--done"], cwd=repo, stdin=subprocess.PIPE
+    )
     assert proc.stdin is not None
     out = proc.stdin
     when = 1_600_000_000
@@ -60,8 +64,10 @@ def build(repo: Path, *, commits: int, future: int, files: int, lines: int) -> t
         f = n % files
         body = _file_text(rng, f"mod{f}", n)
         if n > base_n:
-            added = [f"    guard_against_case_{n}_{j}(value, threshold={rng.randint(10**6, 10**7)})"
-                     for j in range(lines)]
+            added = [
+                f"    guard_against_case_{n}_{j}(value, threshold={rng.randint(10**6, 10**7)})"
+                for j in range(lines)
+            ]
             if not planted:
                 planted = [a.strip() for a in added]
             body += "\n".join(added) + "\n"
@@ -75,7 +81,9 @@ def build(repo: Path, *, commits: int, future: int, files: int, lines: int) -> t
         out.write(f"data {len(message.encode())}\n".encode() + message.encode())
         if n > 1:
             out.write(f"from :{n - 1}\n".encode())
-        out.write(f"M 100644 inline pkg{f % 20}/mod{f}.py\ndata {len(data)}\n".encode() + data + b"\n")
+        out.write(
+            f"M 100644 inline pkg{f % 20}/mod{f}.py\ndata {len(data)}\n".encode() + data + b"\n"
+        )
         if n > base_n and n % 10 == 0:
             out.write(f"reset refs/tags/v2.{n}.0\nfrom :{n}\n\n".encode())
     out.write(f"reset refs/remotes/origin/main\nfrom :{commits}\n\n".encode())
@@ -104,7 +112,9 @@ def outputs(repo: Path, mb: float) -> list[str]:
         elif kind == 1:
             text = "".join(f"tests/test_x.py::test_{k} PASSED [{k}%]\n" for k in range(100))
         elif kind == 2:
-            text = "".join(f"build {rng.getrandbits(40):010x} ok in {rng.random():.3f}s\n" for _ in range(200))
+            text = "".join(
+                f"build {rng.getrandbits(40):010x} ok in {rng.random():.3f}s\n" for _ in range(200)
+            )
         else:
             text = log + "\n"
         chunks.append(text)
@@ -117,7 +127,9 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=20_000)
     parser.add_argument("--future", type=int, default=200)
     parser.add_argument("--files", type=int, default=400)
-    parser.add_argument("--lines", type=int, default=5, help="distinctive lines each future commit adds")
+    parser.add_argument(
+        "--lines", type=int, default=5, help="distinctive lines each future commit adds"
+    )
     parser.add_argument("--mb", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
@@ -127,9 +139,15 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-prov-") as tmp:
         repo = Path(tmp) / "task"
-        print(f"building {args.commits} commits ({args.future} future) ...", file=sys.stderr, flush=True)
+        print(
+            f"building {args.commits} commits ({args.future} future) ...",
+            file=sys.stderr,
+            flush=True,
+        )
         started = time.perf_counter()
-        base, planted = build(repo, commits=args.commits, future=args.future, files=args.files, lines=args.lines)
+        base, planted = build(
+            repo, commits=args.commits, future=args.future, files=args.files, lines=args.lines
+        )
         built_s = time.perf_counter() - started
         objects = int(bl.git(repo, "count-objects", "-v").split("in-pack: ")[1].split()[0])
         # correctness before timing
@@ -139,7 +157,9 @@ def main() -> int:
         assert base not in index.objects and len(index.subjects) == args.future
         assert len(index.tags) == args.future // 10, len(index.tags)
         leak = scan_outputs(index, ["\n".join(planted[:2])])
-        assert [h.kind for h in leak] == ["line", "line"] and all(h.severity == "high" for h in leak), leak
+        assert [h.kind for h in leak] == ["line", "line"] and all(
+            h.severity == "high" for h in leak
+        ), leak
         chunks = outputs(repo, args.mb)
         benign = scan_outputs(index, chunks)
         assert not benign, benign[:3]
@@ -154,14 +174,23 @@ def main() -> int:
             scans.append(time.perf_counter() - t)
             cpus.append(time.process_time() - c)
         result: dict[str, Any] = {
-            "bench": "audit_provenance", "commits": args.commits, "future": args.future,
-            "objects": objects, "repo_build_s": round(built_s, 2), "index": index.to_dict(),
-            "build_s": {"median": round(statistics.median(builds), 3), "min": round(min(builds), 3),
-                        "max": round(max(builds), 3)},
+            "bench": "audit_provenance",
+            "commits": args.commits,
+            "future": args.future,
+            "objects": objects,
+            "repo_build_s": round(built_s, 2),
+            "index": index.to_dict(),
+            "build_s": {
+                "median": round(statistics.median(builds), 3),
+                "min": round(min(builds), 3),
+                "max": round(max(builds), 3),
+            },
             "scan_mb": round(nbytes / 1e6, 2),
             "scan_s": {"median": round(statistics.median(scans), 3), "min": round(min(scans), 3)},
             "scan_mb_s": round(nbytes / 1e6 / statistics.median(scans), 1),
-            "scan_cpu_mb_s": round(nbytes / 1e6 / statistics.median(cpus), 1),  # CPU seconds: robust to load
+            "scan_cpu_mb_s": round(
+                nbytes / 1e6 / statistics.median(cpus), 1
+            ),  # CPU seconds: robust to load
             "environment": bl.environment(),
         }
     print(json.dumps(result, indent=2))

@@ -50,18 +50,36 @@ TARGET_MBPS = 50.0
 STEPS = 40
 LEAKY_SESSIONS = 0.05
 HIDDEN = ("judge/", "tests/hidden/")  # the corpus's hidden paths
-LINES = ["    def test_roundtrip(self):", "        assert parse(dump(x)) == x", "import numpy as np",
-         "E       AssertionError: expected 3, got 4", "PASSED tests/test_core.py::test_basic",
-         "diff --git a/src/pkg/mod.py b/src/pkg/mod.py", "@@ -10,7 +10,7 @@ class Parser:",
-         "commit 3b18e512dba79e4c8300dd08aeb37f8e728b8dad", "    return self._cache.get(key, default)",
-         "Traceback (most recent call last):", "  File \"src/pkg/mod.py\", line 42, in run"]
+LINES = [
+    "    def test_roundtrip(self):",
+    "        assert parse(dump(x)) == x",
+    "import numpy as np",
+    "E       AssertionError: expected 3, got 4",
+    "PASSED tests/test_core.py::test_basic",
+    "diff --git a/src/pkg/mod.py b/src/pkg/mod.py",
+    "@@ -10,7 +10,7 @@ class Parser:",
+    "commit 3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+    "    return self._cache.get(key, default)",
+    "Traceback (most recent call last):",
+    '  File "src/pkg/mod.py", line 42, in run',
+]
 
 
-EVERYDAY = ("cat src/pkg/mod{n}.py", "grep -rn 'name_{n}' src/", "sed -n '{n},{m}p' src/pkg/mod{n}.py",
-            "python -m pytest tests/test_mod{n}.py -q", "ls -la src/pkg{n}", "find . -name 'mod{n}*.py'",
-            "python reproduce_{n}.py", "head -n {m} src/pkg/mod{n}.py", "nl -ba src/pkg/mod{n}.py | sed -n '{n},{m}p'",
-            "git diff src/pkg/mod{n}.py", "git log -{n} --oneline -- src/pkg/mod{n}.py",
-            "sed -i 's/old_{n}/new_{n}/' src/pkg/mod{n}.py", "echo 'x = {n}' >> scratch_{m}.py")
+EVERYDAY = (
+    "cat src/pkg/mod{n}.py",
+    "grep -rn 'name_{n}' src/",
+    "sed -n '{n},{m}p' src/pkg/mod{n}.py",
+    "python -m pytest tests/test_mod{n}.py -q",
+    "ls -la src/pkg{n}",
+    "find . -name 'mod{n}*.py'",
+    "python reproduce_{n}.py",
+    "head -n {m} src/pkg/mod{n}.py",
+    "nl -ba src/pkg/mod{n}.py | sed -n '{n},{m}p'",
+    "git diff src/pkg/mod{n}.py",
+    "git log -{n} --oneline -- src/pkg/mod{n}.py",
+    "sed -i 's/old_{n}/new_{n}/' src/pkg/mod{n}.py",
+    "echo 'x = {n}' >> scratch_{m}.py",
+)
 
 
 def _command(rng: random.Random, benign: list[str]) -> str:
@@ -79,7 +97,9 @@ def _output(rng: random.Random) -> str:
 
 def generate(folder: Path, megabytes: float, seed: int = 0) -> dict[str, Any]:
     """Write the corpus; return its size, file count and how many sessions hold a leak."""
-    rows = [json.loads(x) for x in (ROOT / "tests/data/audit/corpus.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(x) for x in (ROOT / "tests/data/audit/corpus.jsonl").read_text().splitlines()
+    ]
     benign = [r["command"] for r in rows if r["label"] == "benign" and not r.get("hard")]
     leaks = [r["command"] for r in rows if r["label"] == "leak" and not r.get("hard")]
     rng = random.Random(seed)
@@ -96,21 +116,65 @@ def generate(folder: Path, megabytes: float, seed: int = 0) -> dict[str, Any]:
         if kind == "claude":
             lines = []
             for i, (cmd, out) in enumerate(steps):
-                lines.append({"type": "assistant", "sessionId": f"s{sessions}", "message": {"role": "assistant", "content": [
-                    {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": cmd}}]}})
-                lines.append({"type": "user", "sessionId": f"s{sessions}", "message": {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": f"t{i}", "content": out}]}})
+                lines.append(
+                    {
+                        "type": "assistant",
+                        "sessionId": f"s{sessions}",
+                        "message": {
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "tool_use",
+                                    "id": f"t{i}",
+                                    "name": "Bash",
+                                    "input": {"command": cmd},
+                                }
+                            ],
+                        },
+                    }
+                )
+                lines.append(
+                    {
+                        "type": "user",
+                        "sessionId": f"s{sessions}",
+                        "message": {
+                            "role": "user",
+                            "content": [
+                                {"type": "tool_result", "tool_use_id": f"t{i}", "content": out}
+                            ],
+                        },
+                    }
+                )
             data = "".join(json.dumps(x) + "\n" for x in lines)
             path = folder / f"session{sessions}.jsonl"
         elif kind == "swe":
-            data = json.dumps({"trajectory": [{"action": c, "observation": o, "thought": ""} for c, o in steps],
-                               "history": [], "info": {}})
+            data = json.dumps(
+                {
+                    "trajectory": [
+                        {"action": c, "observation": o, "thought": ""} for c, o in steps
+                    ],
+                    "history": [],
+                    "info": {},
+                }
+            )
             path = folder / f"run{sessions}.traj"
         else:
-            data = json.dumps({"run_id": "r", "phase": "eval", "step": 0, "group_id": f"g{sessions}",
-                               "task_id": f"t{sessions}", "sample_index": 0, "reward": 1.0,
-                               "commands": [c for c, _ in steps],
-                               "text": "\n".join(f"$ {c}\n{o}" for c, o in steps)}) + "\n"
+            data = (
+                json.dumps(
+                    {
+                        "run_id": "r",
+                        "phase": "eval",
+                        "step": 0,
+                        "group_id": f"g{sessions}",
+                        "task_id": f"t{sessions}",
+                        "sample_index": 0,
+                        "reward": 1.0,
+                        "commands": [c for c, _ in steps],
+                        "text": "\n".join(f"$ {c}\n{o}" for c, o in steps),
+                    }
+                )
+                + "\n"
+            )
             path = folder / f"rollouts{sessions // 300}.jsonl"
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(data)
@@ -154,17 +218,23 @@ def _store(folder: Path, repeats: int) -> dict[str, Any]:
             out.write(text)
             nbytes += len(text.encode())
             rows += text.count("\n")
-    (run / "run.json").write_text(json.dumps({"run_id": "r", "version": "v1", "seed": 0, "status": "succeeded"}))
+    (run / "run.json").write_text(
+        json.dumps({"run_id": "r", "version": "v1", "seed": 0, "status": "succeeded"})
+    )
     compact_run(run)
     rules = RuleSet(hidden_paths=HIDDEN)
     times: dict[str, list[float]] = {"store_read": [], "store_audit": []}
     flagged = None
     for rep in range(repeats):
-        for variant in (("store_read", "store_audit") if rep % 2 == 0 else ("store_audit", "store_read")):
+        for variant in (
+            ("store_read", "store_audit") if rep % 2 == 0 else ("store_audit", "store_read")
+        ):
             start = time.perf_counter()
             if variant == "store_read":
                 con = connect(runs)
-                con.execute("SELECT count(*), sum(length(text)), sum(len(commands)) FROM _rollouts").fetchall()
+                con.execute(
+                    "SELECT count(*), sum(length(text)), sum(len(commands)) FROM _rollouts"
+                ).fetchall()
                 con.close()
             else:
                 import evotree.harness.audit.commands as commands_mod
@@ -176,11 +246,19 @@ def _store(folder: Path, repeats: int) -> dict[str, Any]:
                 assert sum(totals.values()) == rows
             times[variant].append(time.perf_counter() - start)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"  store: {rows} rollouts, {nbytes / 1e6:.1f} MB: read {med['store_read']:.2f} s, "
-          f"audit {med['store_audit']:.2f} s ({nbytes / 1e6 / med['store_audit']:.1f} MB/s)", file=sys.stderr)
-    return {"rows": rows, "bytes": nbytes, "flagged": flagged, "median_seconds": med,
-            "mb_per_s": {k: nbytes / 1e6 / v for k, v in med.items()},
-            "audit_vs_read": med["store_read"] / med["store_audit"]}
+    print(
+        f"  store: {rows} rollouts, {nbytes / 1e6:.1f} MB: read {med['store_read']:.2f} s, "
+        f"audit {med['store_audit']:.2f} s ({nbytes / 1e6 / med['store_audit']:.1f} MB/s)",
+        file=sys.stderr,
+    )
+    return {
+        "rows": rows,
+        "bytes": nbytes,
+        "flagged": flagged,
+        "median_seconds": med,
+        "mb_per_s": {k: nbytes / 1e6 / v for k, v in med.items()},
+        "audit_vs_read": med["store_read"] / med["store_audit"],
+    }
 
 
 def main() -> None:
@@ -199,8 +277,11 @@ def main() -> None:
         folder = Path(tmp)
         t0 = time.perf_counter()
         corpus = generate(folder, args.mb)
-        print(f"corpus: {corpus['bytes'] / 1e6:.1f} MB in {corpus['files']} files, {corpus['sessions']} sessions "
-              f"({corpus['leaky_sessions']} with a leak), written in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        print(
+            f"corpus: {corpus['bytes'] / 1e6:.1f} MB in {corpus['files']} files, {corpus['sessions']} sessions "
+            f"({corpus['leaky_sessions']} with a leak), written in {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+        )
         paths = sorted(folder.iterdir())
         real_prefilter = traj_mod.prefilter
 
@@ -224,22 +305,39 @@ def main() -> None:
         variants = ["read", "audit", "audit_all"]
         times: dict[str, list[float]] = {v: [] for v in variants}
         for rep in range(args.repeats):
-            order = variants[rep % 3:] + variants[:rep % 3]
+            order = variants[rep % 3 :] + variants[: rep % 3]
             for variant in order:
                 seconds, out = run(variant)
                 times[variant].append(seconds)
                 if variant != "read":
-                    assert out.trajectories == corpus["sessions"], (out.trajectories, corpus["sessions"])
-                    assert out.flagged == corpus["leaky_sessions"], (variant, out.flagged, corpus["leaky_sessions"])
-                print(f"  {variant:9s} {seconds:6.2f} s  {corpus['bytes'] / 1e6 / seconds:7.1f} MB/s", file=sys.stderr)
+                    assert out.trajectories == corpus["sessions"], (
+                        out.trajectories,
+                        corpus["sessions"],
+                    )
+                    assert out.flagged == corpus["leaky_sessions"], (
+                        variant,
+                        out.flagged,
+                        corpus["leaky_sessions"],
+                    )
+                print(
+                    f"  {variant:9s} {seconds:6.2f} s  {corpus['bytes'] / 1e6 / seconds:7.1f} MB/s",
+                    file=sys.stderr,
+                )
         store = _store(folder, args.repeats)
     med = {v: statistics.median(t) for v, t in times.items()}
     mbps = {v: corpus["bytes"] / 1e6 / s for v, s in med.items()}
     result = {
-        "bench": "audit_scan", "python": platform.python_version(), "machine": platform.machine(),
-        "corpus": corpus, "repeats": args.repeats, "median_seconds": med, "mb_per_s": mbps,
-        "audit_vs_read": med["read"] / med["audit"], "prefilter_speedup": med["audit_all"] / med["audit"],
-        "target_mb_per_s": TARGET_MBPS, "meets_target": mbps["audit"] >= TARGET_MBPS,
+        "bench": "audit_scan",
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "corpus": corpus,
+        "repeats": args.repeats,
+        "median_seconds": med,
+        "mb_per_s": mbps,
+        "audit_vs_read": med["read"] / med["audit"],
+        "prefilter_speedup": med["audit_all"] / med["audit"],
+        "target_mb_per_s": TARGET_MBPS,
+        "meets_target": mbps["audit"] >= TARGET_MBPS,
         "store": store,
     }
     print(json.dumps(result, indent=2))

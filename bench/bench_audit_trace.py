@@ -59,16 +59,28 @@ TARGET = 0.10
 LIGHT = ("git rev-parse HEAD", "git status --short", "git log -1 --oneline", "git diff --stat")
 #: --mix agent: what a coding agent runs, on a repository with history (--history commits of
 #: --files files)
-AGENT = ("git status --short", "git log -5 --stat", "git diff HEAD~3 --stat", "git show HEAD~2 --stat",
-         "git log --oneline -20 -- src/f7.py", "git grep -n value_3", "git blame src/f3.py", "git diff")
+AGENT = (
+    "git status --short",
+    "git log -5 --stat",
+    "git diff HEAD~3 --stat",
+    "git show HEAD~2 --stat",
+    "git log --oneline -20 -- src/f7.py",
+    "git grep -n value_3",
+    "git blame src/f3.py",
+    "git diff",
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commands", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--mix", nargs="+", choices=("light", "agent", "agent-nogrep"), default=["agent"])
-    parser.add_argument("--history", type=int, default=300, help="commits of the --mix agent repository")
+    parser.add_argument(
+        "--mix", nargs="+", choices=("light", "agent", "agent-nogrep"), default=["agent"]
+    )
+    parser.add_argument(
+        "--history", type=int, default=300, help="commits of the --mix agent repository"
+    )
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--no-strace", action="store_true", help="leave the strace variant out")
     parser.add_argument("--json", type=Path, default=None)
@@ -87,11 +99,14 @@ def main() -> None:
     figure = "; ".join(
         f"{mix}: seccomp {m['cpu_overhead']['seccomp']:+.1%} CPU / {m['overhead']['seccomp']:+.1%} wall, "
         f"exec-only {m['cpu_overhead']['seccomp-exec-only']:+.1%} CPU / {m['overhead']['seccomp-exec-only']:+.1%} wall"
-        for mix, m in mixes.items())
+        for mix, m in mixes.items()
+    )
     met = head["cpu_overhead"]["seccomp"] <= TARGET and head["overhead"]["seccomp"] <= TARGET
-    short = (f"{head['cpu_overhead']['seccomp']:+.0%} CPU / {head['overhead']['seccomp']:+.0%} wall "
-             f"(execs only {head['cpu_overhead']['seccomp-exec-only']:+.0%} CPU), load "
-             f"{load_before[0]:.0f}-{load_after[0]:.0f}")  # the screen's cell; the rest in figure_detail
+    short = (
+        f"{head['cpu_overhead']['seccomp']:+.0%} CPU / {head['overhead']['seccomp']:+.0%} wall "
+        f"(execs only {head['cpu_overhead']['seccomp-exec-only']:+.0%} CPU), load "
+        f"{load_before[0]:.0f}-{load_after[0]:.0f}"
+    )  # the screen's cell; the rest in figure_detail
     result: dict[str, Any] = {
         "bench": "trace_overhead",
         "target": "runtime trace (opens reported) ≤ 10 % wall and CPU on the agent mix",
@@ -102,8 +117,12 @@ def main() -> None:
         "command": "python " + " ".join(["bench/bench_audit_trace.py", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": _commit(),
-        "python": platform.python_version(), "machine": platform.machine(), "kernel": platform.release(),
-        "cpus": os.cpu_count(), "load_average_before": load_before, "load_average_after": load_after,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "load_average_before": load_before,
+        "load_average_after": load_after,
         "mixes": mixes,
         "benchmark": "Runtime trace overhead",
         "page": "docs/benchmarks/trace.md",
@@ -115,8 +134,12 @@ def main() -> None:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -130,27 +153,49 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
         base = Path(tmp)
         work = base / "work"
         work.mkdir()
-        env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
-               "GIT_COMMITTER_EMAIL": "a@b"}
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "a",
+            "GIT_AUTHOR_EMAIL": "a@b",
+            "GIT_COMMITTER_NAME": "a",
+            "GIT_COMMITTER_EMAIL": "a@b",
+        }
         subprocess.run(["git", "init", "-q", str(work)], check=True, env=env)
         (work / "src").mkdir()
         files = args.files if mix_name.startswith("agent") else 20
         for k in range(files):
-            (work / "src" / f"f{k}.py").write_text("".join(f"value_{j} = {j * k}\n" for j in range(40)))
+            (work / "src" / f"f{k}.py").write_text(
+                "".join(f"value_{j} = {j * k}\n" for j in range(40))
+            )
         subprocess.run(["git", "-C", str(work), "add", "."], check=True, env=env)
         subprocess.run(["git", "-C", str(work), "commit", "-q", "-m", "base"], check=True, env=env)
-        if mix_name.startswith("agent"):  # history: each commit edits a few files (fast-import: seconds, not minutes)
+        if mix_name.startswith(
+            "agent"
+        ):  # history: each commit edits a few files (fast-import: seconds, not minutes)
             stream = []
             for c in range(args.history):
-                stream.append(f"commit refs/heads/master\ncommitter a <a@b> {1700000000 + c} +0000\n"
-                              f"data {len(f'c{c}')}\nc{c}\n" + ("from refs/heads/master^0\n" if c == 0 else ""))
+                stream.append(
+                    f"commit refs/heads/master\ncommitter a <a@b> {1700000000 + c} +0000\n"
+                    f"data {len(f'c{c}')}\nc{c}\n"
+                    + ("from refs/heads/master^0\n" if c == 0 else "")
+                )
                 for k in (c % files, (c * 7) % files):
                     body = "".join(f"value_{j} = {j * k + c}\n" for j in range(40))
                     stream.append(f"M 644 inline src/f{k}.py\ndata {len(body)}\n{body}")
-            subprocess.run(["git", "-C", str(work), "fast-import", "--quiet"], input="".join(stream).encode(),
-                           check=True, env=env)
-            subprocess.run(["git", "-C", str(work), "reset", "-q", "--hard", "master"], check=True, env=env)
-        mix = {"agent": AGENT, "light": LIGHT, "agent-nogrep": tuple(c for c in AGENT if "grep" not in c)}[mix_name]
+            subprocess.run(
+                ["git", "-C", str(work), "fast-import", "--quiet"],
+                input="".join(stream).encode(),
+                check=True,
+                env=env,
+            )
+            subprocess.run(
+                ["git", "-C", str(work), "reset", "-q", "--hard", "master"], check=True, env=env
+            )
+        mix = {
+            "agent": AGENT,
+            "light": LIGHT,
+            "agent-nogrep": tuple(c for c in AGENT if "grep" not in c),
+        }[mix_name]
         lines = [mix[k % len(mix)] + " >/dev/null" for k in range(args.commands)]
         script = "\n".join(lines)
         variants: tuple[str, ...] = ("sandbox", "seccomp", "seccomp-exec-only", "strace")
@@ -170,31 +215,50 @@ def measure(mix_name: str, args: argparse.Namespace) -> dict[str, Any]:
                 spec = SandboxSpec(cwd=work, read_write=(work,), trace=trace)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
-                proc = subprocess.run(accounted(wrap(spec, ["bash", "-c", script])), env=sandbox_env(dict(os.environ)),
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                proc = subprocess.run(
+                    accounted(wrap(spec, ["bash", "-c", script])),
+                    env=sandbox_env(dict(os.environ)),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
                 if trace is not None:
                     rows = finish_trace(spec, base)
                 seconds = time.perf_counter() - start
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu[variant].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+                cpu[variant].append(
+                    after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                )
                 assert proc.returncode == 0, proc.stderr[-2000:]
                 if trace is not None:
-                    gits = sum(1 for r in rows if r["kind"] == "exec" and r["path"].endswith("/git"))
+                    gits = sum(
+                        1 for r in rows if r["kind"] == "exec" and r["path"].endswith("/git")
+                    )
                     traced_gits[variant].append(gits)
                     assert gits == args.commands, (gits, args.commands)
                 times[variant].append(seconds)
-                print(f"  {mix_name} {variant:18s} {seconds:6.2f} s wall  {cpu[variant][-1]:6.2f} s cpu  "
-                      f"load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+                print(
+                    f"  {mix_name} {variant:18s} {seconds:6.2f} s wall  {cpu[variant][-1]:6.2f} s cpu  "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    file=sys.stderr,
+                )
     sandbox_mod.TRACER, sandbox_mod.TRACE_OPENS = "seccomp", True
     med = {k: statistics.median(v) for k, v in times.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     overhead = {v: med[v] / med["sandbox"] - 1 for v in variants[1:]}
     cpu_overhead = {v: med_cpu[v] / med_cpu["sandbox"] - 1 for v in variants[1:]}
     return {
-        "mix": mix_name, "commands": list(mix), "count": args.commands, "repeats": args.repeats,
-        "median_seconds": med, "seconds": times, "ms_per_git": {k: v / args.commands * 1000 for k, v in med.items()},
-        "cpu_seconds": cpu, "median_cpu_seconds": med_cpu,
-        "overhead": overhead, "cpu_overhead": cpu_overhead, "target": TARGET,
+        "mix": mix_name,
+        "commands": list(mix),
+        "count": args.commands,
+        "repeats": args.repeats,
+        "median_seconds": med,
+        "seconds": times,
+        "ms_per_git": {k: v / args.commands * 1000 for k, v in med.items()},
+        "cpu_seconds": cpu,
+        "median_cpu_seconds": med_cpu,
+        "overhead": overhead,
+        "cpu_overhead": cpu_overhead,
+        "target": TARGET,
         "meets_target": {v: overhead[v] <= TARGET and cpu_overhead[v] <= TARGET for v in overhead},
         "git_processes_traced": traced_gits,
     }

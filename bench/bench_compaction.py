@@ -42,8 +42,28 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 TARGET_SECONDS = 10.0
-WORDS = ("the", "answer", "is", "so", "we", "add", "multiply", "sum", "step", "therefore", "final",
-         "number", "carry", "digit", "check", "result", "equals", "first", "then", "minus")
+WORDS = (
+    "the",
+    "answer",
+    "is",
+    "so",
+    "we",
+    "add",
+    "multiply",
+    "sum",
+    "step",
+    "therefore",
+    "final",
+    "number",
+    "carry",
+    "digit",
+    "check",
+    "result",
+    "equals",
+    "first",
+    "then",
+    "minus",
+)
 
 
 def generate(run_dir: Path, rows: int, seed: int = 0) -> dict[str, Any]:
@@ -61,13 +81,18 @@ def generate(run_dir: Path, rows: int, seed: int = 0) -> dict[str, Any]:
             step = group // 64
             rewards = [rng.choice((0.0, 0.5, 1.0)) for _ in range(n)]
             rec.rollout_group(
-                step, group_id=f"g{group:07d}", task_id=f"task-{group % 500:03d}", rewards=rewards,
+                step,
+                group_id=f"g{group:07d}",
+                task_id=f"task-{group % 500:03d}",
+                rewards=rewards,
                 components={"correct": rewards, "format": [1.0] * n},
                 lengths=[rng.randint(16, 1024) for _ in range(n)],
                 truncated=[rng.random() < 0.02 for _ in range(n)],
                 finish_reasons=["stop"] * n,
                 texts=[" ".join(rng.choices(WORDS, k=16)) for _ in range(n)],
-                commands=[["python -c 'print(2+2)'"] if (written + i) % 3 == 0 else [] for i in range(n)],
+                commands=[
+                    ["python -c 'print(2+2)'"] if (written + i) % 3 == 0 else [] for i in range(n)
+                ],
             )
             if group % 64 == 0:
                 rec.signal(step, loss=1.0 / (step + 1), reward_mean=sum(rewards) / n)
@@ -75,8 +100,12 @@ def generate(run_dir: Path, rows: int, seed: int = 0) -> dict[str, Any]:
             written += n
             group += 1
     path = run_dir / "evidence" / "train" / "rollouts.jsonl"
-    return {"rows": rows, "groups": group, "seconds": time.perf_counter() - started,
-            "jsonl_bytes": path.stat().st_size}
+    return {
+        "rows": rows,
+        "groups": group,
+        "seconds": time.perf_counter() - started,
+        "jsonl_bytes": path.stat().st_size,
+    }
 
 
 def corrupt(src: Path, dst: Path, rows: int) -> int:
@@ -100,16 +129,24 @@ def environment() -> dict[str, Any]:
     import duckdb
     import pyarrow
 
-    return {"python": platform.python_version(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "duckdb": duckdb.__version__, "pyarrow": pyarrow.__version__,
-            "loadavg_at_start": os.getloadavg(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "duckdb": duckdb.__version__,
+        "pyarrow": pyarrow.__version__,
+        "loadavg_at_start": os.getloadavg(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--json", default=None, metavar="PATH", help="Also write the results as JSON.")
+    parser.add_argument(
+        "--json", default=None, metavar="PATH", help="Also write the results as JSON."
+    )
     parser.add_argument("--keep", action="store_true", help="Keep the generated run directories.")
     args = parser.parse_args(argv)
 
@@ -122,10 +159,17 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="evotree-bench-compaction-"))
     try:
         clean = work / "clean"
-        print(f"recording {args.rows:,} rollout rows with the recorder ...", file=sys.stderr, flush=True)
+        print(
+            f"recording {args.rows:,} rollout rows with the recorder ...",
+            file=sys.stderr,
+            flush=True,
+        )
         gen = generate(clean, args.rows)
-        print(f"  {gen['jsonl_bytes'] / 1e6:.0f} MB of JSONL in {gen['seconds']:.1f} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {gen['jsonl_bytes'] / 1e6:.0f} MB of JSONL in {gen['seconds']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         crashed = work / "crashed"
         bad_lines = corrupt(clean, crashed, args.rows)
 
@@ -146,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                         raise SystemExit(f"{name}: {kind}.parquet has the wrong schema")
                 last[name] = result
                 return seconds
+
             return call
 
         fns = {"clean": variant("clean"), "crashed": variant("crashed")}
@@ -159,24 +204,39 @@ def main(argv: list[str] | None = None) -> int:
         parquet_bytes = (clean / "rollouts.parquet").stat().st_size
         peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-        print(f"\ncompact_run over {args.rows:,} rollout rows "
-              f"({gen['jsonl_bytes'] / 1e6:.0f} MB JSONL -> {parquet_bytes / 1e6:.1f} MB Parquet), "
-              f"{args.repeats} repetitions")
+        print(
+            f"\ncompact_run over {args.rows:,} rollout rows "
+            f"({gen['jsonl_bytes'] / 1e6:.0f} MB JSONL -> {parquet_bytes / 1e6:.1f} MB Parquet), "
+            f"{args.repeats} repetitions"
+        )
         print(f"  {'':10}  {'median s':>9}  {'min s':>7}  {'max s':>7}  {'rows/s':>11}  malformed")
         for n in names:
-            print(f"  {n:10}  {med[n]:9.2f}  {min(samples[n]):7.2f}  {max(samples[n]):7.2f}  "
-                  f"{args.rows / med[n]:11,.0f}  {last[n].malformed_total}")
+            print(
+                f"  {n:10}  {med[n]:9.2f}  {min(samples[n]):7.2f}  {max(samples[n]):7.2f}  "
+                f"{args.rows / med[n]:11,.0f}  {last[n].malformed_total}"
+            )
         print(f"  peak RSS of this process (includes generation): {peak_rss_mb:.0f} MB")
         verdict = "met" if max(med.values()) < TARGET_SECONDS else "MISSED"
-        print(f"  target < {TARGET_SECONDS:.0f} s: {verdict} (clean {med['clean']:.2f} s, "
-              f"crashed {med['crashed']:.2f} s)")
+        print(
+            f"  target < {TARGET_SECONDS:.0f} s: {verdict} (clean {med['clean']:.2f} s, "
+            f"crashed {med['crashed']:.2f} s)"
+        )
 
-        payload = {"benchmark": "compaction", "environment": env, "generation": gen,
-                   "rows": args.rows, "repeats": args.repeats, "samples_s": samples,
-                   "median_s": med, "parquet_bytes": parquet_bytes, "malformed_lines_crashed": bad_lines,
-                   "peak_rss_mb": peak_rss_mb, "target_s": TARGET_SECONDS,
-                   "target_met": max(med.values()) < TARGET_SECONDS,
-                   "results": {n: r.to_dict() for n, r in last.items()}}
+        payload = {
+            "benchmark": "compaction",
+            "environment": env,
+            "generation": gen,
+            "rows": args.rows,
+            "repeats": args.repeats,
+            "samples_s": samples,
+            "median_s": med,
+            "parquet_bytes": parquet_bytes,
+            "malformed_lines_crashed": bad_lines,
+            "peak_rss_mb": peak_rss_mb,
+            "target_s": TARGET_SECONDS,
+            "target_met": max(med.values()) < TARGET_SECONDS,
+            "results": {n: r.to_dict() for n, r in last.items()},
+        }
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")

@@ -77,42 +77,69 @@ def generate(runs_dir: Path, rows: int, runs: int = 1, seed: int = 0) -> dict[st
     dead_value = rng.integers(0, 2, groups).astype(np.float64)
     reward = np.where(dead[g], dead_value[g], rng.integers(0, 2, rows).astype(np.float64))
     null = rng.random(rows) < 0.001
-    texts = pa.array([f"step by step: {i} + {i * 7 % 13} = {i + i * 7 % 13}; the answer is {i % 97}"
-                      for i in range(1000)], pa.string())
-    components = pa.array(['{"correct": 1.0, "format": 1.0}', '{"correct": 0.0, "format": 1.0}'], pa.string())
-    empty_lists = pa.ListArray.from_arrays(pa.array(np.zeros(rows + 1, dtype=np.int32)), pa.array([], pa.string()))
-    table = pa.table({
-        "run_id": pa.repeat(pa.scalar("run", pa.string()), rows),  # set per run below
-        "phase": pa.repeat(pa.scalar("train", pa.string()), rows),
-        "step": pa.array(g // 64),
-        "group_id": group_ids.take(pa.array(g)),
-        "task_id": tasks.take(pa.array(g % 500)),
-        "sample_index": pa.array(np.arange(rows, dtype=np.int64) % samples),
-        "reward": pa.array(reward, mask=null),
-        "components": components.take(pa.array((reward == 0).astype(np.int32))),
-        "length": pa.array(rng.integers(16, 1024, rows)),
-        "truncated": pa.array(rng.random(rows) < 0.02),
-        "finish_reason": pa.repeat(pa.scalar("stop", pa.string()), rows),
-        "text": texts.take(pa.array(rng.integers(0, 1000, rows))),
-        "commands": empty_lists,
-        "nonfinite": pa.array(null),
-        "ts": pa.array(1.7e9 + np.arange(rows, dtype=np.float64) * 0.001),
-    })
+    texts = pa.array(
+        [
+            f"step by step: {i} + {i * 7 % 13} = {i + i * 7 % 13}; the answer is {i % 97}"
+            for i in range(1000)
+        ],
+        pa.string(),
+    )
+    components = pa.array(
+        ['{"correct": 1.0, "format": 1.0}', '{"correct": 0.0, "format": 1.0}'], pa.string()
+    )
+    empty_lists = pa.ListArray.from_arrays(
+        pa.array(np.zeros(rows + 1, dtype=np.int32)), pa.array([], pa.string())
+    )
+    table = pa.table(
+        {
+            "run_id": pa.repeat(pa.scalar("run", pa.string()), rows),  # set per run below
+            "phase": pa.repeat(pa.scalar("train", pa.string()), rows),
+            "step": pa.array(g // 64),
+            "group_id": group_ids.take(pa.array(g)),
+            "task_id": tasks.take(pa.array(g % 500)),
+            "sample_index": pa.array(np.arange(rows, dtype=np.int64) % samples),
+            "reward": pa.array(reward, mask=null),
+            "components": components.take(pa.array((reward == 0).astype(np.int32))),
+            "length": pa.array(rng.integers(16, 1024, rows)),
+            "truncated": pa.array(rng.random(rows) < 0.02),
+            "finish_reason": pa.repeat(pa.scalar("stop", pa.string()), rows),
+            "text": texts.take(pa.array(rng.integers(0, 1000, rows))),
+            "commands": empty_lists,
+            "nonfinite": pa.array(null),
+            "ts": pa.array(1.7e9 + np.arange(rows, dtype=np.float64) * 0.001),
+        }
+    )
     table = table.cast(arrow_schema("rollouts"))
     per_run = -(-groups // runs) * samples
     size = 0
     for index, run_id in enumerate(run_ids(runs)):
         part = table.slice(index * per_run, per_run)
-        part = part.set_column(0, "run_id", pa.repeat(pa.scalar(run_id, pa.string()), part.num_rows))
+        part = part.set_column(
+            0, "run_id", pa.repeat(pa.scalar(run_id, pa.string()), part.num_rows)
+        )
         run_dir = runs_dir / run_id
         run_dir.mkdir(parents=True, exist_ok=True)
         pq.write_table(part, run_dir / "rollouts.parquet", compression="zstd")
-        (run_dir / "run.json").write_text(json.dumps(
-            {"run_id": run_id, "version": f"v{index % 7 + 1}", "seed": seed + index,
-             "status": "succeeded"}, indent=2) + "\n")
+        (run_dir / "run.json").write_text(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "version": f"v{index % 7 + 1}",
+                    "seed": seed + index,
+                    "status": "succeeded",
+                },
+                indent=2,
+            )
+            + "\n"
+        )
         size += (run_dir / "rollouts.parquet").stat().st_size
-    return {"rows": rows, "groups": groups, "runs": runs, "seconds": time.perf_counter() - started,
-            "parquet_bytes": size}
+    return {
+        "rows": rows,
+        "groups": groups,
+        "runs": runs,
+        "seconds": time.perf_counter() - started,
+        "parquet_bytes": size,
+    }
 
 
 def _timed(fn: Callable[[], float]) -> Callable[[], tuple[float, float]]:
@@ -120,6 +147,7 @@ def _timed(fn: Callable[[], float]) -> Callable[[], tuple[float, float]]:
         t0 = time.perf_counter()
         value = fn()
         return time.perf_counter() - t0, value
+
     return call
 
 
@@ -149,14 +177,22 @@ def variants(runs_dir: Path, runs: int) -> dict[str, Callable[[], tuple[float, f
 
     def pandas() -> float:
         cols = ["run_id", "step", "group_id", "reward"]
-        df = pd.concat([pd.read_parquet(f, columns=cols) for f in files], ignore_index=True) \
-            if len(files) > 1 else pd.read_parquet(files[0], columns=cols)
+        df = (
+            pd.concat([pd.read_parquet(f, columns=cols) for f in files], ignore_index=True)
+            if len(files) > 1
+            else pd.read_parquet(files[0], columns=cols)
+        )
         df = df[df["reward"].notna()]
-        std = df.groupby(["run_id", "step", "group_id"], sort=False, observed=True)["reward"].std(ddof=0)
+        std = df.groupby(["run_id", "step", "group_id"], sort=False, observed=True)["reward"].std(
+            ddof=0
+        )
         return float((std <= THRESHOLD).mean())
 
-    return {"(a) duckdb-direct": _timed(direct), "(b) evotree-views": _timed(views),
-            "(c) pandas": _timed(pandas)}
+    return {
+        "(a) duckdb-direct": _timed(direct),
+        "(b) evotree-views": _timed(views),
+        "(c) pandas": _timed(pandas),
+    }
 
 
 def environment() -> dict[str, Any]:
@@ -165,10 +201,17 @@ def environment() -> dict[str, Any]:
     import pandas
     import pyarrow
 
-    return {"python": platform.python_version(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "duckdb": duckdb.__version__, "pyarrow": pyarrow.__version__,
-            "pandas": pandas.__version__, "numpy": numpy.__version__,
-            "loadavg_at_start": os.getloadavg(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "duckdb": duckdb.__version__,
+        "pyarrow": pyarrow.__version__,
+        "pandas": pandas.__version__,
+        "numpy": numpy.__version__,
+        "loadavg_at_start": os.getloadavg(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="Split the rows over this many runs.")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--json", default=None, metavar="PATH", help="Also write the results as JSON.")
+    parser.add_argument(
+        "--json", default=None, metavar="PATH", help="Also write the results as JSON."
+    )
     parser.add_argument("--keep", action="store_true", help="Keep the generated runs directory.")
     args = parser.parse_args(argv)
 
@@ -187,8 +232,12 @@ def main(argv: list[str] | None = None) -> int:
         runs_dir = work / "runs"
         print(f"generating {args.rows:,} rollout rows ...", file=sys.stderr, flush=True)
         gen = generate(runs_dir, args.rows, args.runs)
-        print(f"  {gen['groups']:,} groups in {args.runs} run(s), {gen['parquet_bytes'] / 1e6:.1f} MB Parquet "
-              f"in {gen['seconds']:.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"  {gen['groups']:,} groups in {args.runs} run(s), {gen['parquet_bytes'] / 1e6:.1f} MB Parquet "
+            f"in {gen['seconds']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         fns = variants(runs_dir, args.runs)
         names = list(fns)
         samples: dict[str, list[float]] = {n: [] for n in names}
@@ -208,9 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         ratio_bc = statistics.median(x / y for x, y in zip(b, c, strict=True))
         ratio_ba = statistics.median(x / y for x, y in zip(b, a, strict=True))
 
-        print(f"\ndead-group ratio over {args.rows:,} rollout rows ({gen['groups']:,} groups, "
-              f"{args.runs} run(s)), "
-              f"{args.repeats} repetitions after {args.warmup} warm-up")
+        print(
+            f"\ndead-group ratio over {args.rows:,} rollout rows ({gen['groups']:,} groups, "
+            f"{args.runs} run(s)), "
+            f"{args.repeats} repetitions after {args.warmup} warm-up"
+        )
         print(f"  {'':20}  {'median s':>9}  {'min s':>7}  {'max s':>7}")
         for n in names:
             print(f"  {n:20}  {med[n]:9.3f}  {min(samples[n]):7.3f}  {max(samples[n]):7.3f}")
@@ -219,12 +270,23 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "met" if med[names[1]] <= TARGET_SECONDS else "MISSED"
         print(f"  target (b) <= {TARGET_SECONDS:.1f} s: {verdict} ({med[names[1]]:.3f} s)")
 
-        payload = {"benchmark": "dead_groups", "environment": env, "generation": gen,
-                   "rows": args.rows, "runs": args.runs, "repeats": args.repeats, "warmup": args.warmup,
-                   "threshold": THRESHOLD, "ratio_value": next(iter(results.values())),
-                   "samples_s": samples, "median_s": med,
-                   "ratio_b_over_c": ratio_bc, "ratio_b_over_a": ratio_ba,
-                   "target_s": TARGET_SECONDS, "target_met": med[names[1]] <= TARGET_SECONDS}
+        payload = {
+            "benchmark": "dead_groups",
+            "environment": env,
+            "generation": gen,
+            "rows": args.rows,
+            "runs": args.runs,
+            "repeats": args.repeats,
+            "warmup": args.warmup,
+            "threshold": THRESHOLD,
+            "ratio_value": next(iter(results.values())),
+            "samples_s": samples,
+            "median_s": med,
+            "ratio_b_over_c": ratio_bc,
+            "ratio_b_over_a": ratio_ba,
+            "target_s": TARGET_SECONDS,
+            "target_met": med[names[1]] <= TARGET_SECONDS,
+        }
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(payload, indent=2) + "\n")

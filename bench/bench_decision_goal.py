@@ -62,8 +62,9 @@ def _draws(model: SimModel, proposals: Proposals, loops: int, seed: int) -> list
 
 def ceiling(model: SimModel, loops: int, seed: int) -> dict[str, Any]:
     """Promote exactly the helpful proposals: the final gain of each loop."""
-    finals = [sum(e for e in effects if e > 0) for _, effects in
-              _draws(model, Proposals(), loops, seed)]
+    finals = [
+        sum(e for e in effects if e > 0) for _, effects in _draws(model, Proposals(), loops, seed)
+    ]
     return {"finals": finals, "runs": 0}
 
 
@@ -86,19 +87,28 @@ def greedy_k(k: int, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
                 peak = max(peak, quality)
         finals.append(quality)
         below += quality < peak - 1e-12
-    return {"finals": finals, "runs": runs / loops, "neutral": wilson(neutral_kept, neutral),
-            "below_peak": wilson(below, loops)}
+    return {
+        "finals": finals,
+        "runs": runs / loops,
+        "neutral": wilson(neutral_kept, neutral),
+        "below_peak": wilson(below, loops),
+    }
 
 
 def tree(strategy: str, model: SimModel, loops: int, seed: int) -> dict[str, Any]:
     """The gate or greedy-1 through the project's own simulator."""
     s = simulate_tree(strategy, loops=loops, steps=STEPS, model=model, seed=seed)
-    return {"finals": list(s.finals), "runs": s.runs_per_loop,
-            "neutral": wilson(s.promoted_neutral, s.neutral),
-            "first_in_tree": wilson(s.first_neutral_promoted, s.first_neutral),
-            "harmful": wilson(s.promoted_harmful, s.harmful), "power": s.power,
-            "below_peak": wilson(s.ended_below_peak, s.loops), "deadlocked": s.deadlocked,
-            "champion_runs": s.champion_runs / max(1, s.runs)}
+    return {
+        "finals": list(s.finals),
+        "runs": s.runs_per_loop,
+        "neutral": wilson(s.promoted_neutral, s.neutral),
+        "first_in_tree": wilson(s.first_neutral_promoted, s.first_neutral),
+        "harmful": wilson(s.promoted_harmful, s.harmful),
+        "power": s.power,
+        "below_peak": wilson(s.ended_below_peak, s.loops),
+        "deadlocked": s.deadlocked,
+        "champion_runs": s.champion_runs / max(1, s.runs),
+    }
 
 
 def one_noise(factor: int, loops: int, seeds: list[int], trials: int) -> dict[str, Any]:
@@ -113,18 +123,22 @@ def one_noise(factor: int, loops: int, seeds: list[int], trials: int) -> dict[st
     gate_runs = float(np.mean([p["runs"] for p in parts["gate"]]))
     k = max(1, round(gate_runs / (STEPS + 1)))
     parts[f"greedy-{k}"] = [greedy_k(k, model, loops, seed) for seed in seeds]
-    hits, n, first_runs = comparison_rate(0.0, trials, model=model, tree_versions=0,
-                                          seed=41 + factor)
+    hits, n, first_runs = comparison_rate(
+        0.0, trials, model=model, tree_versions=0, seed=41 + factor
+    )
     ceil = np.concatenate([p["finals"] for p in parts["ceiling"]])
     rows: dict[str, Any] = {}
     for name, ps in parts.items():
         finals = np.concatenate([p["finals"] for p in ps])
         runs = float(np.mean([p["runs"] for p in ps]))
         share = float(finals.mean() / ceil.mean())
-        row: dict[str, Any] = {"final_gain": float(finals.mean()),
-                               "final_gain_se": float(finals.std(ddof=1) / math.sqrt(finals.size)),
-                               "ceiling_share": share, "runs_per_loop": runs,
-                               "share_per_100_runs": share / (runs / 100) if runs else None}
+        row: dict[str, Any] = {
+            "final_gain": float(finals.mean()),
+            "final_gain_se": float(finals.std(ddof=1) / math.sqrt(finals.size)),
+            "ceiling_share": share,
+            "runs_per_loop": runs,
+            "share_per_100_runs": share / (runs / 100) if runs else None,
+        }
         for key in ("neutral", "first_in_tree", "harmful", "below_peak"):
             if key in ps[0]:
                 row[key] = wilson(sum(p[key]["k"] for p in ps), sum(p[key]["n"] for p in ps))
@@ -135,8 +149,12 @@ def one_noise(factor: int, loops: int, seeds: list[int], trials: int) -> dict[st
         rows[name] = row
     rows["gate"]["neutral_first_clean"] = wilson(hits, n)
     rows["gate"]["first_clean_mean_runs"] = first_runs
-    return {"run_sd": model.run_sd, "matched_greedy": f"greedy-{k}", "rules": rows,
-            "seconds": round(time.monotonic() - started, 1)}
+    return {
+        "run_sd": model.run_sd,
+        "matched_greedy": f"greedy-{k}",
+        "rules": rows,
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def _pct(rate: dict[str, Any] | None) -> str:
@@ -152,11 +170,16 @@ def normalize(project: dict[str, Any], loopsim: dict[str, Any], rule: str) -> di
         rows = {}
         for name, r in block["rules"].items():
             rows["gate" if name == "gate" else name] = {
-                "neutral_tree": r.get("neutral"), "neutral_first_clean": r.get("neutral_first_clean"),
-                "below_peak": r.get("below_peak"), "deadlocks": r.get("deadlocked"),
-                "final_gain": r["final_gain"], "ceiling_share": r["ceiling_share"],
-                "runs_per_loop": r["runs_per_loop"], "share_per_100_runs": r["share_per_100_runs"],
-                "champion_run_share": r.get("champion_run_share")}
+                "neutral_tree": r.get("neutral"),
+                "neutral_first_clean": r.get("neutral_first_clean"),
+                "below_peak": r.get("below_peak"),
+                "deadlocks": r.get("deadlocked"),
+                "final_gain": r["final_gain"],
+                "ceiling_share": r["ceiling_share"],
+                "runs_per_loop": r["runs_per_loop"],
+                "share_per_100_runs": r["share_per_100_runs"],
+                "champion_run_share": r.get("champion_run_share"),
+            }
         out["project"][noise] = {"rules": rows, "matched": block["matched_greedy"]}
     for noise, block in loopsim["results"].items():
         rows = {}
@@ -165,12 +188,17 @@ def normalize(project: dict[str, Any], loopsim: dict[str, Any], rule: str) -> di
             rows["gate" if name == rule else name] = {
                 "neutral_tree": r["neutral_promoted_tree"],
                 "neutral_first_clean": r["neutral_promoted_first_clean"]
-                if name != "ceiling" else None,
-                "below_peak": r["below_peak"], "deadlocks": r["deadlocks"]["k"],
-                "final_gain": r["final_gain"]["mean"], "ceiling_share": r["ceiling_share"]["mean"],
+                if name != "ceiling"
+                else None,
+                "below_peak": r["below_peak"],
+                "deadlocks": r["deadlocks"]["k"],
+                "final_gain": r["final_gain"]["mean"],
+                "ceiling_share": r["ceiling_share"]["mean"],
                 "ceiling_share_ci": [r["ceiling_share"]["lo"], r["ceiling_share"]["hi"]],
-                "runs_per_loop": r["runs_per_loop"], "share_per_100_runs": per100,
-                "champion_run_share": r["champion_run_share"]}
+                "runs_per_loop": r["runs_per_loop"],
+                "share_per_100_runs": per100,
+                "champion_run_share": r["champion_run_share"],
+            }
         out["loopsim"][noise] = {"rules": rows, "matched": block["matched_greedy"].get(rule)}
     return out
 
@@ -180,25 +208,31 @@ def tables(norm: dict[str, Any]) -> str:
     lines = []
     for sim, blocks in norm.items():
         for noise, block in blocks.items():
-            lines += [f"\n#### {sim}, {noise} seed noise (greedy-k at the gate's runs: "
-                      f"{block['matched']})\n",
-                      "| rule | neutral promoted, tree % | neutral promoted, clean first % | "
-                      "below peak % | deadlocks | final true gain | ceiling share | runs / loop | "
-                      "share per 100 runs |", "|---|---|---|---|---|---|---|---|---|"]
+            lines += [
+                f"\n#### {sim}, {noise} seed noise (greedy-k at the gate's runs: "
+                f"{block['matched']})\n",
+                "| rule | neutral promoted, tree % | neutral promoted, clean first % | "
+                "below peak % | deadlocks | final true gain | ceiling share | runs / loop | "
+                "share per 100 runs |",
+                "|---|---|---|---|---|---|---|---|---|",
+            ]
             for name, r in block["rules"].items():
                 per100 = r["share_per_100_runs"]
                 lines.append(
                     f"| {name} | {_pct(r['neutral_tree'])} | {_pct(r['neutral_first_clean'])} | "
                     f"{_pct(r['below_peak'])} | {r['deadlocks'] if r['deadlocks'] is not None else '—'}"
                     f" | {r['final_gain']:.4f} | {r['ceiling_share']:.3f} | "
-                    f"{r['runs_per_loop']:.0f} | " + (f"{per100:.3f}" if per100 else "—") + " |")
+                    f"{r['runs_per_loop']:.0f} | " + (f"{per100:.3f}" if per100 else "—") + " |"
+                )
     return "\n".join(lines)
 
 
 def targets(norm: dict[str, Any]) -> list[dict[str, str]]:
     """One row per constraint per simulator (cells: 1x / 2x)."""
-    names = {"project": "project's simulator (gates/calibration.py)",
-             "loopsim": "independent simulator (bench/loopsim)"}
+    names = {
+        "project": "project's simulator (gates/calibration.py)",
+        "loopsim": "independent simulator (bench/loopsim)",
+    }
     rows = []
     for sim, blocks in norm.items():
         gates = {n: b["rules"]["gate"] for n, b in blocks.items()}
@@ -211,25 +245,39 @@ def targets(norm: dict[str, Any]) -> list[dict[str, str]]:
             return all(g[n][key]["rate"] <= limit for n in g)
 
         rows += [
-            {"target": f"{names[sim]}: neutral promoted ≤ 2.5 % in the tree (1x / 2x noise)",
-             "figure": cell("neutral_tree") + " %",
-             "verdict": "met" if ok("neutral_tree", 0.025) else "not met"},
-            {"target": f"{names[sim]}: neutral promoted ≤ 2.0 % on a clean first comparison "
-                       "(1x / 2x)",
-             "figure": cell("neutral_first_clean") + " %",
-             "verdict": "met" if ok("neutral_first_clean", 0.020) else "not met"},
-            {"target": f"{names[sim]}: ≤ 2 % of loops end below their peak (1x / 2x)",
-             "figure": cell("below_peak") + " %",
-             "verdict": "met" if ok("below_peak", 0.02) else "not met"},
-            {"target": f"{names[sim]}: no deadlock (1x / 2x)",
-             "figure": " / ".join(str(gates[n]["deadlocks"]) for n in gates) + " deadlocks",
-             "verdict": "met" if all(gates[n]["deadlocks"] == 0 for n in gates) else "not met"},
-            {"target": f"{names[sim]}: ceiling share at least greedy-k's at equal runs (1x / 2x)",
-             "figure": "/".join(f"{gates[n]['ceiling_share']:.2f}" for n in gates) + " vs "
-             + "/".join(f"{matched[n]['ceiling_share']:.2f}" for n in gates) + " ("
-             + "/".join(blocks[n]["matched"] for n in gates) + ")",
-             "verdict": "met" if all(gates[n]["ceiling_share"] >= matched[n]["ceiling_share"]
-                                     for n in gates) else "not met"},
+            {
+                "target": f"{names[sim]}: neutral promoted ≤ 2.5 % in the tree (1x / 2x noise)",
+                "figure": cell("neutral_tree") + " %",
+                "verdict": "met" if ok("neutral_tree", 0.025) else "not met",
+            },
+            {
+                "target": f"{names[sim]}: neutral promoted ≤ 2.0 % on a clean first comparison "
+                "(1x / 2x)",
+                "figure": cell("neutral_first_clean") + " %",
+                "verdict": "met" if ok("neutral_first_clean", 0.020) else "not met",
+            },
+            {
+                "target": f"{names[sim]}: ≤ 2 % of loops end below their peak (1x / 2x)",
+                "figure": cell("below_peak") + " %",
+                "verdict": "met" if ok("below_peak", 0.02) else "not met",
+            },
+            {
+                "target": f"{names[sim]}: no deadlock (1x / 2x)",
+                "figure": " / ".join(str(gates[n]["deadlocks"]) for n in gates) + " deadlocks",
+                "verdict": "met" if all(gates[n]["deadlocks"] == 0 for n in gates) else "not met",
+            },
+            {
+                "target": f"{names[sim]}: ceiling share at least greedy-k's at equal runs (1x / 2x)",
+                "figure": "/".join(f"{gates[n]['ceiling_share']:.2f}" for n in gates)
+                + " vs "
+                + "/".join(f"{matched[n]['ceiling_share']:.2f}" for n in gates)
+                + " ("
+                + "/".join(blocks[n]["matched"] for n in gates)
+                + ")",
+                "verdict": "met"
+                if all(gates[n]["ceiling_share"] >= matched[n]["ceiling_share"] for n in gates)
+                else "not met",
+            },
         ]
     return rows
 
@@ -241,26 +289,37 @@ def screen_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     out = []
     for project, loopsim in zip(rows[:half], rows[half:]):
         name = project["target"].split(": ", 1)[1]
-        out.append({"target": f"decision goal, both simulators: {name}",
-                    "figure": f"project {project['figure']}; loopsim {loopsim['figure']}",
-                    "verdict": "met" if project["verdict"] == loopsim["verdict"] == "met"
-                    else "not met"})
+        out.append(
+            {
+                "target": f"decision goal, both simulators: {name}",
+                "figure": f"project {project['figure']}; loopsim {loopsim['figure']}",
+                "verdict": "met"
+                if project["verdict"] == loopsim["verdict"] == "met"
+                else "not met",
+            }
+        )
     return out
 
 
-PROJECT_COMMAND = (".venv/bin/python bench/bench_decision_goal.py --loops 200 --seeds 0 1 --trials 2000 "
-                   "--json bench/results/raw/decision_goal_project.json")
-LOOPSIM_COMMAND = (".venv/bin/python bench/loopsim_run.py --rule bench/loopsim_evotree.py:make --name "
-                   "evotree-gate --loops 200 --proposals 30 --seed 0,1 --noise 1,2 --first-loops 2000 "
-                   "--json bench/results/raw/loopsim_evotree.json")
+PROJECT_COMMAND = (
+    ".venv/bin/python bench/bench_decision_goal.py --loops 200 --seeds 0 1 --trials 2000 "
+    "--json bench/results/raw/decision_goal_project.json"
+)
+LOOPSIM_COMMAND = (
+    ".venv/bin/python bench/loopsim_run.py --rule bench/loopsim_evotree.py:make --name "
+    "evotree-gate --loops 200 --proposals 30 --seed 0,1 --noise 1,2 --first-loops 2000 "
+    "--json bench/results/raw/loopsim_evotree.json"
+)
 
 
 def figure(rows: list[dict[str, str]]) -> str:
     """The record's one-line figure: every constraint's cells, project's then loopsim's."""
     half = len(rows) // 2
     labels = ("neutral in the tree", "clean first", "below peak", "deadlocks", "ceiling share")
-    parts = [f"{label} {p['figure']} (project), {q['figure']} (loopsim)"
-             for label, p, q in zip(labels, rows[:half], rows[half:])]
+    parts = [
+        f"{label} {p['figure']} (project), {q['figure']} (loopsim)"
+        for label, p, q in zip(labels, rows[:half], rows[half:])
+    ]
     return "1x / 2x seed noise: " + "; ".join(parts)
 
 
@@ -280,18 +339,27 @@ def main() -> None:
     else:
         started = time.monotonic()
         with ProcessPoolExecutor(2) as pool:
-            futures = {f"{f}x": pool.submit(one_noise, f, args.loops, args.seeds, args.trials)
-                       for f in (1, 2)}
-            out = {"loops": args.loops, "seeds": args.seeds, "steps": STEPS,
-                   "trials": args.trials,
-                   "results": {name: fut.result() for name, fut in futures.items()}}
+            futures = {
+                f"{f}x": pool.submit(one_noise, f, args.loops, args.seeds, args.trials)
+                for f in (1, 2)
+            }
+            out = {
+                "loops": args.loops,
+                "seeds": args.seeds,
+                "steps": STEPS,
+                "trials": args.trials,
+                "results": {name: fut.result() for name, fut in futures.items()},
+            }
         out["seconds"] = round(time.monotonic() - started, 1)
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     if not args.loopsim:
         for noise, block in out["results"].items():
             for name, row in block["rules"].items():
-                print(noise, name, {k: (v["rate"] if isinstance(v, dict) else v)
-                                    for k, v in row.items()})
+                print(
+                    noise,
+                    name,
+                    {k: (v["rate"] if isinstance(v, dict) else v) for k, v in row.items()},
+                )
         return
     loopsim = json.loads(args.loopsim.read_text())
     norm = normalize(out, loopsim, args.rule)
@@ -304,12 +372,20 @@ def main() -> None:
         record = {
             "benchmark": "The decision goal on two simulators",
             "script": "bench/bench_decision_goal.py",
-            "command": " && ".join([PROJECT_COMMAND, LOOPSIM_COMMAND, " ".join(
-                [".venv/bin/python", "bench/bench_decision_goal.py", *sys.argv[1:]])]),
+            "command": " && ".join(
+                [
+                    PROJECT_COMMAND,
+                    LOOPSIM_COMMAND,
+                    " ".join([".venv/bin/python", "bench/bench_decision_goal.py", *sys.argv[1:]]),
+                ]
+            ),
             "date": time.strftime("%Y-%m-%d", time.gmtime()),
-            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], text=True,
-                                     capture_output=True, cwd=Path(__file__).parents[1]
-                                     ).stdout.strip(),
+            "commit": subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                text=True,
+                capture_output=True,
+                cwd=Path(__file__).parents[1],
+            ).stdout.strip(),
             "page": "docs/benchmarks/decision-goal.md",
             "target": "the decision goal's hard constraints and objective on both simulators",
             "figure": figure(rows),
@@ -317,7 +393,8 @@ def main() -> None:
             "targets": screen_rows(rows),
             "targets_by_simulator": rows,
             "project_setup": {k: out[k] for k in ("loops", "seeds", "steps", "trials")},
-            "loopsim_setup": loopsim["setup"], "loopsim_command": loopsim["command"],
+            "loopsim_setup": loopsim["setup"],
+            "loopsim_command": loopsim["command"],
             "loopsim_commit": loopsim["commit"],
             "metrics": norm,
         }

@@ -45,11 +45,25 @@ def build(root: Path, rows: int) -> None:
     create_version(ws, hypothesis="child", parent="v1")
     base = runs_dir(ws)
     base.mkdir(parents=True, exist_ok=True)
-    for run_id, version, n, mean in (("run-v2", "v2", rows, 0.4), ("run-v1", "v1", max(rows // 10, 8), 0.5)):
-        generate_run(base, run_id, version=version, rows=n, seed=hash(run_id) % 1000, eval_mean=mean)
-        RunRecord(run_id=run_id, version=version, seed=0, status="succeeded", commit="0" * 40,
-                  judge_commit=None, judge_version="v0", train_command="(bench)", eval_command="(bench)",
-                  started_at=utcnow()).save(base / run_id / "run.json")
+    for run_id, version, n, mean in (
+        ("run-v2", "v2", rows, 0.4),
+        ("run-v1", "v1", max(rows // 10, 8), 0.5),
+    ):
+        generate_run(
+            base, run_id, version=version, rows=n, seed=hash(run_id) % 1000, eval_mean=mean
+        )
+        RunRecord(
+            run_id=run_id,
+            version=version,
+            seed=0,
+            status="succeeded",
+            commit="0" * 40,
+            judge_commit=None,
+            judge_version="v0",
+            train_command="(bench)",
+            eval_command="(bench)",
+            started_at=utcnow(),
+        ).save(base / run_id / "run.json")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,20 +83,37 @@ def main(argv: list[str] | None = None) -> int:
             times = []
             for _ in range(args.repeats):
                 t0 = time.perf_counter()
-                proc = subprocess.run([str(evotree), "-C", str(root), "diagnose", "v2", "--json"],
-                                      capture_output=True, text=True, env={**os.environ, "PYTHONSAFEPATH": "1"})
+                proc = subprocess.run(
+                    [str(evotree), "-C", str(root), "diagnose", "v2", "--json"],
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "PYTHONSAFEPATH": "1"},
+                )
                 times.append(time.perf_counter() - t0)
                 if proc.returncode != 0:
                     raise SystemExit(proc.stderr)
             findings = json.loads(proc.stdout)
-            row = {"rows": rows, "median_s": statistics.median(times), "max_s": max(times), "runs": args.repeats,
-                   "build_s": built, "findings": len(findings["findings"]), "layers": findings["layers"],
-                   "target_s": TARGETS.get(rows)}
+            row = {
+                "rows": rows,
+                "median_s": statistics.median(times),
+                "max_s": max(times),
+                "runs": args.repeats,
+                "build_s": built,
+                "findings": len(findings["findings"]),
+                "layers": findings["layers"],
+                "target_s": TARGETS.get(rows),
+            }
             results.append(row)
-            verdict = "" if row["target_s"] is None else ("MET" if row["median_s"] <= row["target_s"] else "NOT MET")
-            print(f"{rows:>11,} rows: evotree diagnose v2 --json median {row['median_s']:.2f} s "
-                  f"(max {row['max_s']:.2f} s, n={args.repeats}); {row['findings']} findings over layers "
-                  f"{', '.join(row['layers'])}; target {row['target_s']} s {verdict}")
+            verdict = (
+                ""
+                if row["target_s"] is None
+                else ("MET" if row["median_s"] <= row["target_s"] else "NOT MET")
+            )
+            print(
+                f"{rows:>11,} rows: evotree diagnose v2 --json median {row['median_s']:.2f} s "
+                f"(max {row['max_s']:.2f} s, n={args.repeats}); {row['findings']} findings over layers "
+                f"{', '.join(row['layers'])}; target {row['target_s']} s {verdict}"
+            )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"results": results}, indent=1))

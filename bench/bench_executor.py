@@ -91,8 +91,13 @@ def one_round(ws: Any, ids: list[str], seeds: int, executor: str, slots: int) ->
     if bad:
         raise SystemExit(f"{executor}: runs did not succeed: {bad} {[r.error for r in records]}")
     phases = sum(p["wall_seconds"] for r in records for p in r.phases.values())
-    return {"executor": executor, "runs": len(records), "wall_s": wall, "phase_s": phases,
-            "overhead_per_run_s": (wall * slots - phases) / len(records)}
+    return {
+        "executor": executor,
+        "runs": len(records),
+        "wall_s": wall,
+        "phase_s": phases,
+        "overhead_per_run_s": (wall * slots - phases) / len(records),
+    }
 
 
 def _noop(_: int) -> int:
@@ -123,7 +128,10 @@ def ray_floor(samples: int) -> dict[str, float]:
             start = time.perf_counter()
             ray.get(task.options(runtime_env={"working_dir": uri}).remote(0))
             bucket.append(time.perf_counter() - start)
-    return {"noop_fresh_env_s": statistics.median(fresh), "noop_same_env_s": statistics.median(warm)}
+    return {
+        "noop_fresh_env_s": statistics.median(fresh),
+        "noop_same_env_s": statistics.median(warm),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versions", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--slots", type=int, default=2, help="--jobs of the local executor = Ray CPUs")
+    parser.add_argument(
+        "--slots", type=int, default=2, help="--jobs of the local executor = Ray CPUs"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
 
@@ -146,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         ids = build(root, args.versions)
         ws = Workspace.open(root)
         t0 = time.perf_counter()
-        ray.init(num_cpus=args.slots, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        ray.init(
+            num_cpus=args.slots, include_dashboard=False, log_to_driver=False, logging_level="ERROR"
+        )
         ray_start = time.perf_counter() - t0
         rows = []
         for i in range(args.rounds):
@@ -155,24 +167,37 @@ def main(argv: list[str] | None = None) -> int:
                 row = one_round(ws, ids, args.seeds, executor, args.slots)
                 row["round"] = i
                 rows.append(row)
-                print(f"round {i} {executor:5s} runs={row['runs']} wall={row['wall_s']:.2f}s "
-                      f"phases={row['phase_s']:.2f}s overhead/run={row['overhead_per_run_s']:.2f}s", flush=True)
+                print(
+                    f"round {i} {executor:5s} runs={row['runs']} wall={row['wall_s']:.2f}s "
+                    f"phases={row['phase_s']:.2f}s overhead/run={row['overhead_per_run_s']:.2f}s",
+                    flush=True,
+                )
         floor = ray_floor(3)
-        print(f"ray no-op task: fresh runtime_env {floor['noop_fresh_env_s']:.2f}s, "
-              f"same runtime_env {floor['noop_same_env_s']:.3f}s", flush=True)
+        print(
+            f"ray no-op task: fresh runtime_env {floor['noop_fresh_env_s']:.2f}s, "
+            f"same runtime_env {floor['noop_same_env_s']:.3f}s",
+            flush=True,
+        )
         ray.shutdown()
 
     def med(executor: str, key: str) -> float:
         return statistics.median(r[key] for r in rows if r["executor"] == executor)
 
     summary = {
-        "versions": args.versions, "seeds": args.seeds, "runs_per_round": args.versions * args.seeds,
-        "slots": args.slots, "rounds": args.rounds, "ray_start_s": ray_start,
-        "load_avg_1m": os.getloadavg()[0], "cpus": os.cpu_count(),
-        "local_wall_s": med("local", "wall_s"), "ray_wall_s": med("ray", "wall_s"),
+        "versions": args.versions,
+        "seeds": args.seeds,
+        "runs_per_round": args.versions * args.seeds,
+        "slots": args.slots,
+        "rounds": args.rounds,
+        "ray_start_s": ray_start,
+        "load_avg_1m": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+        "local_wall_s": med("local", "wall_s"),
+        "ray_wall_s": med("ray", "wall_s"),
         "local_overhead_per_run_s": med("local", "overhead_per_run_s"),
         "ray_overhead_per_run_s": med("ray", "overhead_per_run_s"),
-        **floor, "rows": rows,
+        **floor,
+        "rows": rows,
     }
     summary["ray_over_local_wall"] = summary["ray_wall_s"] / summary["local_wall_s"]
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))

@@ -117,7 +117,9 @@ def load_policy(path: Path) -> type:
     return module.Policy
 
 
-def arm_plain(policy: type, seeds: list[int], env_id: str = ENV_ID) -> tuple[list[float], dict[str, float]]:
+def arm_plain(
+    policy: type, seeds: list[int], env_id: str = ENV_ID
+) -> tuple[list[float], dict[str, float]]:
     from evotree.domains.gym.catalog import make_env
 
     env = make_env(env_id)  # gymnasium.make after importing the package that registers the id
@@ -142,7 +144,9 @@ def arm_plain(policy: type, seeds: list[int], env_id: str = ENV_ID) -> tuple[lis
     return returns, {"total": len(seeds) / wall, "steady": len(seeds) / wall}
 
 
-def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[float], dict[str, float]]:
+def arm_vector(
+    policy: type, seeds: list[int], width: int = 8
+) -> tuple[list[float], dict[str, float]]:
     import gymnasium as gym
     import numpy as np
 
@@ -150,10 +154,13 @@ def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[flo
     start = time.perf_counter()
     returns: list[float] = []
     for at in range(0, len(seeds), width):
-        batch = seeds[at:at + width]
+        batch = seeds[at : at + width]
         padded = batch + [batch[-1]] * (width - len(batch))
         obs, _ = envs.reset(seed=padded)
-        pols = [policy(ENV_ID, envs.single_observation_space, envs.single_action_space) for _ in range(width)]
+        pols = [
+            policy(ENV_ID, envs.single_observation_space, envs.single_action_space)
+            for _ in range(width)
+        ]
         for pol in pols:
             pol.reset()
         totals = np.zeros(width)
@@ -162,23 +169,38 @@ def arm_vector(policy: type, seeds: list[int], width: int = 8) -> tuple[list[flo
             actions = np.array([pols[i].act(obs[i]) for i in range(width)])
             obs, reward, terminated, truncated, _ = envs.step(actions)
             totals += np.where(done, 0.0, reward)
-            done |= terminated | truncated  # a finished sub-env auto-resets; its later steps are ignored
+            done |= (
+                terminated | truncated
+            )  # a finished sub-env auto-resets; its later steps are ignored
         returns.extend(float(t) for t in totals[: len(batch)])
     wall = time.perf_counter() - start
     envs.close()
     return returns, {"total": len(seeds) / wall, "steady": len(seeds) / wall}
 
 
-def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
-              replay: float, env_id: str = ENV_ID, lanes: int = 64) -> tuple[list[float], dict[str, float]]:
+def arm_judge(
+    candidate: Path,
+    seeds: list[int],
+    *,
+    workers: int,
+    replay: float,
+    env_id: str = ENV_ID,
+    lanes: int = 64,
+) -> tuple[list[float], dict[str, float]]:
     """The judge's loop on ``seeds``; its start-up (the worker processes importing gymnasium and the
     policy) is measured by a one-episode run just before and subtracted for the steady rates."""
     from evotree.domains.gym.judge import judge_episodes
     from evotree.domains.gym.runner import Task
     from evotree.domains.gym.settings import JudgeSettings, References
 
-    settings = JudgeSettings(envs=[env_id], pools={}, workers=workers, replay_fraction=replay,
-                             episode_timeout_seconds=60.0, lanes=lanes)
+    settings = JudgeSettings(
+        envs=[env_id],
+        pools={},
+        workers=workers,
+        replay_fraction=replay,
+        episode_timeout_seconds=60.0,
+        lanes=lanes,
+    )
     refs = References(envs={env_id: {"random": -1e9, "expert": 1e9}})  # scores are not looked at
 
     def once(chosen: list[int]) -> tuple[list[float], float, float]:
@@ -190,17 +212,23 @@ def arm_judge(candidate: Path, seeds: list[int], *, workers: int,
             by_index[episode.index] = episode.ret
         return [by_index[i] for i in range(len(chosen))], time.perf_counter() - start, _cpu() - cpu
 
-    m = max(1, min(lanes, len(seeds) // 2))  # one batch of lanes: start-up and one round of episodes
+    m = max(
+        1, min(lanes, len(seeds) // 2)
+    )  # one batch of lanes: start-up and one round of episodes
     _, wall_one, cpu_one = once(seeds[:m])
     returns, wall, cpu = once(seeds)
     n = len(seeds)
-    return returns, {"total": n / wall, "steady": (n - m) / (wall - wall_one) if wall > wall_one else float("nan"),
-                     "cpu_ms_per_episode": (cpu - cpu_one) / (n - m) * 1000, "startup_s": wall_one}
+    return returns, {
+        "total": n / wall,
+        "steady": (n - m) / (wall - wall_one) if wall > wall_one else float("nan"),
+        "cpu_ms_per_episode": (cpu - cpu_one) / (n - m) * 1000,
+        "startup_s": wall_one,
+    }
 
 
 #: Runs the judge's loop inside a sandbox: ``argv[1]`` is the candidate, ``argv[2:]`` the seeds.
 #: Prints the returns, and wall and CPU time of a one-episode run and of the full run (JSON).
-_DRIVER = '''\
+_DRIVER = """\
 import ctypes, json, os, resource, sys, time
 from pathlib import Path
 from evotree.domains.gym.judge import judge_episodes
@@ -251,32 +279,58 @@ _, wall_one, cpu_one = once(seeds[:m])
 returns, wall, cpu_all = once(seeds)
 print(json.dumps({"returns": returns, "wall_one": wall_one, "wall": wall, "cpu_one": cpu_one, "cpu": cpu_all,
                   "m": m}))
-'''
+"""
 
 
-def arm_judge_sandboxed(candidate: Path, seeds: list[int], *, nested: bool,
-                        replay: float = 0.25, env_id: str = ENV_ID) -> tuple[list[float], dict[str, float]]:
+def arm_judge_sandboxed(
+    candidate: Path, seeds: list[int], *, nested: bool, replay: float = 0.25, env_id: str = ENV_ID
+) -> tuple[list[float], dict[str, float]]:
     """The judge's loop inside the judge phase's sandbox: today's (``nested=False``: workers are plain
     subprocesses in it) or the nested one (``nested=True``: each worker in a nested sandbox)."""
     import subprocess
 
     from evotree.harness.sandbox import PolicySandbox, SandboxSpec, sandbox_env, wrap
 
-    spec = SandboxSpec(cwd=candidate.parent, read_only=(candidate.parent,),
-                       policy=PolicySandbox() if nested else None)
-    argv = wrap(spec, [sys.executable, "-P", "-c", _DRIVER, env_id, str(candidate), str(replay), *map(str, seeds)])
+    spec = SandboxSpec(
+        cwd=candidate.parent,
+        read_only=(candidate.parent,),
+        policy=PolicySandbox() if nested else None,
+    )
+    argv = wrap(
+        spec,
+        [
+            sys.executable,
+            "-P",
+            "-c",
+            _DRIVER,
+            env_id,
+            str(candidate),
+            str(replay),
+            *map(str, seeds),
+        ],
+    )
     env = sandbox_env({k: v for k, v in os.environ.items() if not k.startswith("EVOTREE_")})
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=600,
-                          check=False)
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"the sandboxed judge failed ({proc.returncode}): {proc.stderr[-2000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     n, m = len(seeds), out["m"]
-    return out["returns"], {"total": n / out["wall"],
-                            "steady": (n - m) / (out["wall"] - out["wall_one"]) if out["wall"] > out["wall_one"]
-                            else float("nan"),
-                            "cpu_ms_per_episode": (out["cpu"] - out["cpu_one"]) / (n - m) * 1000,
-                            "startup_s": out["wall_one"]}
+    return out["returns"], {
+        "total": n / out["wall"],
+        "steady": (n - m) / (out["wall"] - out["wall_one"])
+        if out["wall"] > out["wall_one"]
+        else float("nan"),
+        "cpu_ms_per_episode": (out["cpu"] - out["cpu_one"]) / (n - m) * 1000,
+        "startup_s": out["wall_one"],
+    }
 
 
 def _cpu() -> float:
@@ -293,27 +347,50 @@ def main() -> int:
     parser.add_argument("--episodes-short", type=int, default=400)
     parser.add_argument("--policies", default="long,short", help="comma-separated: long, short")
     parser.add_argument("--arms", default="", help="comma-separated arms (default: all)")
-    parser.add_argument("--envs", default="",
-                        help="comma-separated environment ids: each plays evotree's reference policy "
-                             "for it instead of the CartPole policies (default arms: plain, judge, judge-nested)")
-    parser.add_argument("--episodes", type=int, default=40, help="episodes per environment with --envs")
+    parser.add_argument(
+        "--envs",
+        default="",
+        help="comma-separated environment ids: each plays evotree's reference policy "
+        "for it instead of the CartPole policies (default arms: plain, judge, judge-nested)",
+    )
+    parser.add_argument(
+        "--episodes", type=int, default=40, help="episodes per environment with --envs"
+    )
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--record", type=Path,
-                        help="write the summary record (target, figure, verdict) of the judge arm here")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        help="write the summary record (target, figure, verdict) of the judge arm here",
+    )
     args = parser.parse_args()
     if args.envs and not args.arms:
         args.arms = "judge,judge-nested"
 
-    results: dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                                           "platform": platform.platform()}, "policies": {}}
+    results: dict[str, Any] = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "policies": {},
+    }
     import gymnasium
 
     results["machine"]["gymnasium"] = gymnasium.__version__
     with tempfile.TemporaryDirectory(prefix="evotree-bench-gym-") as tmp:
-        cases = ([(env_id, env_id, REFERENCE_POLICY, args.episodes) for env_id in args.envs.split(",")]
-                 if args.envs else
-                 [(name, ENV_ID, POLICIES[name], args.episodes_long if name == "long" else args.episodes_short)
-                  for name in args.policies.split(",")])
+        cases = (
+            [(env_id, env_id, REFERENCE_POLICY, args.episodes) for env_id in args.envs.split(",")]
+            if args.envs
+            else [
+                (
+                    name,
+                    ENV_ID,
+                    POLICIES[name],
+                    args.episodes_long if name == "long" else args.episodes_short,
+                )
+                for name in args.policies.split(",")
+            ]
+        )
         for name, env_id, source, count in cases:
             candidate = Path(tmp) / name
             candidate.mkdir()
@@ -322,23 +399,39 @@ def main() -> int:
             seeds = [1_000_000 + 7919 * i for i in range(count)]
             arms = {
                 "plain": partial(arm_plain, policy, seeds, env_id),
-                "judge": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id),
-                "judge-replay-all": partial(arm_judge, candidate, seeds, workers=1, replay=1.0, env_id=env_id),
-                "judge-noreplay": partial(arm_judge, candidate, seeds, workers=1, replay=0.0, env_id=env_id),
-                "judge-2workers": partial(arm_judge, candidate, seeds, workers=2, replay=0.25, env_id=env_id),
-                "judge-1lane": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=1),
-                "judge-16lanes": partial(arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id,
-                                         lanes=16),
+                "judge": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id
+                ),
+                "judge-replay-all": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=1.0, env_id=env_id
+                ),
+                "judge-noreplay": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.0, env_id=env_id
+                ),
+                "judge-2workers": partial(
+                    arm_judge, candidate, seeds, workers=2, replay=0.25, env_id=env_id
+                ),
+                "judge-1lane": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=1
+                ),
+                "judge-16lanes": partial(
+                    arm_judge, candidate, seeds, workers=1, replay=0.25, env_id=env_id, lanes=16
+                ),
                 "vector-plain": partial(arm_vector, policy, seeds),
-                "judge-eval-sandbox": partial(arm_judge_sandboxed, candidate, seeds, nested=False, env_id=env_id),
-                "judge-nested": partial(arm_judge_sandboxed, candidate, seeds, nested=True, env_id=env_id),
+                "judge-eval-sandbox": partial(
+                    arm_judge_sandboxed, candidate, seeds, nested=False, env_id=env_id
+                ),
+                "judge-nested": partial(
+                    arm_judge_sandboxed, candidate, seeds, nested=True, env_id=env_id
+                ),
             }
             if args.arms:
                 wanted = ["plain", *[a for a in args.arms.split(",") if a != "plain"]]
                 arms = {a: arms[a] for a in wanted}
             order = list(arms)
-            rates: dict[str, dict[str, list[float]]] = {a: {"total": [], "steady": [], "cpu_ms_per_episode": []}
-                                                        for a in arms}
+            rates: dict[str, dict[str, list[float]]] = {
+                a: {"total": [], "steady": [], "cpu_ms_per_episode": []} for a in arms
+            }
             ratios: dict[str, list[float]] = {a: [] for a in arms}
             total_ratios: dict[str, list[float]] = {a: [] for a in arms}
             reference: list[float] | None = None
@@ -351,7 +444,9 @@ def main() -> int:
                     rate.setdefault("cpu_ms_per_episode", (_cpu() - cpu0) / len(seeds) * 1000)
                     if reference is None:
                         reference = returns
-                    assert returns == reference, f"{arm} returned different returns than the first arm"
+                    assert returns == reference, (
+                        f"{arm} returned different returns than the first arm"
+                    )
                     rep_rates[arm] = rate
                     for kind in ("total", "steady", "cpu_ms_per_episode"):
                         rates[arm][kind].append(rate[kind])
@@ -368,31 +463,59 @@ def main() -> int:
                     "ratio_to_plain_total": statistics.median(total_ratios[arm]),
                     "cpu_ms_per_episode": statistics.median(rates[arm]["cpu_ms_per_episode"]),
                 }
-            results["policies"][name] = {"load_average": os.getloadavg()[0], "episodes": count,
-                                         "steps_per_episode": steps / count, "arms": summary}
+            results["policies"][name] = {
+                "load_average": os.getloadavg()[0],
+                "episodes": count,
+                "steps_per_episode": steps / count,
+                "arms": summary,
+            }
             print(f"\nload average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-            print(f"policy {name}: {count} episodes of {env_id}, {steps / count:.1f} steps each, "
-                  f"median of {args.repeats} interleaved repetitions")
-            print(f"{'arm':19s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
-                  f"{'ratio total':>12s} {'CPU ms/episode':>15s}")
+            print(
+                f"policy {name}: {count} episodes of {env_id}, {steps / count:.1f} steps each, "
+                f"median of {args.repeats} interleaved repetitions"
+            )
+            print(
+                f"{'arm':19s} {'eps/s steady':>13s} {'eps/s total':>12s} {'ratio vs plain':>15s} "
+                f"{'ratio total':>12s} {'CPU ms/episode':>15s}"
+            )
             for arm, row in summary.items():
-                print(f"{arm:19s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
-                      f"{row['ratio_to_plain_steady']:15.3f} {row['ratio_to_plain_total']:12.3f} "
-                      f"{row['cpu_ms_per_episode']:15.3f}")
+                print(
+                    f"{arm:19s} {row['episodes_per_s_steady']:13.1f} {row['episodes_per_s_total']:12.1f} "
+                    f"{row['ratio_to_plain_steady']:15.3f} {row['ratio_to_plain_total']:12.3f} "
+                    f"{row['cpu_ms_per_episode']:15.3f}"
+                )
             if "judge-nested" in rates and "judge-eval-sandbox" in rates:
-                nested = [n / b for n, b in zip(rates["judge-nested"]["steady"], rates["judge-eval-sandbox"]["steady"],
-                                                strict=True)]
-                totals = [n / b for n, b in zip(rates["judge-nested"]["total"], rates["judge-eval-sandbox"]["total"],
-                                                strict=True)]
+                nested = [
+                    n / b
+                    for n, b in zip(
+                        rates["judge-nested"]["steady"],
+                        rates["judge-eval-sandbox"]["steady"],
+                        strict=True,
+                    )
+                ]
+                totals = [
+                    n / b
+                    for n, b in zip(
+                        rates["judge-nested"]["total"],
+                        rates["judge-eval-sandbox"]["total"],
+                        strict=True,
+                    )
+                ]
                 results["policies"][name]["nested_vs_eval_sandbox"] = {
-                    "steady": statistics.median(nested), "total": statistics.median(totals),
-                    "steady_per_repetition": nested}
-                print(f"judge-nested / judge-eval-sandbox: steady {statistics.median(nested):.3f}, total "
-                      f"{statistics.median(totals):.3f} (median of per-repetition ratios; target >= 0.9)")
+                    "steady": statistics.median(nested),
+                    "total": statistics.median(totals),
+                    "steady_per_repetition": nested,
+                }
+                print(
+                    f"judge-nested / judge-eval-sandbox: steady {statistics.median(nested):.3f}, total "
+                    f"{statistics.median(totals):.3f} (median of per-repetition ratios; target >= 0.9)"
+                )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.record:
-        args.record.write_text(json.dumps(_record(results, sys.argv[1:]), indent=1, ensure_ascii=False) + "\n")
+        args.record.write_text(
+            json.dumps(_record(results, sys.argv[1:]), indent=1, ensure_ascii=False) + "\n"
+        )
     return 0
 
 
@@ -405,22 +528,40 @@ def _record(results: dict[str, Any], argv: list[str]) -> dict[str, Any]:
         arms = row["arms"]
         if "judge" not in arms:
             continue
-        ratio = arms["judge"]["ratio_to_plain_total"]  # start-up included: the steady figure is noisy here
+        ratio = arms["judge"][
+            "ratio_to_plain_total"
+        ]  # start-up included: the steady figure is noisy here
         ratios.append(ratio)
         parts.append(f"{ratio:.2f}x {name}")
         steady.append(f"{arms['judge']['ratio_to_plain_steady']:.2f}x")
         loads.append(row["load_average"])
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                            check=False).stdout.strip()
-    target = "gym judge, policy in its own process (observations only), >= 0.8x a plain Gymnasium loop"
-    figure = (f"{', '.join(parts)} (start-up incl.; steady {'/'.join(steady)}), load "
-              f"{min(loads):.0f}-{max(loads):.0f} on {results['machine']['cpus']} CPUs")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    target = (
+        "gym judge, policy in its own process (observations only), >= 0.8x a plain Gymnasium loop"
+    )
+    figure = (
+        f"{', '.join(parts)} (start-up incl.; steady {'/'.join(steady)}), load "
+        f"{min(loads):.0f}-{max(loads):.0f} on {results['machine']['cpus']} CPUs"
+    )
     verdict = "met" if ratios and min(ratios) >= 0.8 else "not met"
-    return {"benchmark": "Gym judge with the split policy process vs a plain Gymnasium loop",
-            "script": "bench/bench_gym_judge.py", "command": ".venv/bin/python -P bench/bench_gym_judge.py "
-            + " ".join(argv), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
-            "page": "docs/benchmarks/gym-judge.md", "target": target, "figure": figure, "verdict": verdict,
-            "targets": [{"target": target, "figure": figure, "verdict": verdict}]}
+    return {
+        "benchmark": "Gym judge with the split policy process vs a plain Gymnasium loop",
+        "script": "bench/bench_gym_judge.py",
+        "command": ".venv/bin/python -P bench/bench_gym_judge.py " + " ".join(argv),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": commit,
+        "page": "docs/benchmarks/gym-judge.md",
+        "target": target,
+        "figure": figure,
+        "verdict": verdict,
+        "targets": [{"target": target, "figure": figure, "verdict": verdict}],
+    }
 
 
 if __name__ == "__main__":

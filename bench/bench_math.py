@@ -61,8 +61,9 @@ def one_run(base: Path, name: str, cpu_threads: int) -> dict[str, Any]:
     (repo / "README.md").write_text("bench\n")
     if cpu_threads:  # the template with one change; init keeps an existing recipe.toml
         assert "\ncpu_threads = 0\n" in RECIPE_TOML
-        (repo / "recipe.toml").write_text(RECIPE_TOML.replace("\ncpu_threads = 0\n",
-                                                              f"\ncpu_threads = {cpu_threads}\n"))
+        (repo / "recipe.toml").write_text(
+            RECIPE_TOML.replace("\ncpu_threads = 0\n", f"\ncpu_threads = {cpu_threads}\n")
+        )
     benchlib.git(repo, "add", "-A")
     benchlib.git(repo, "commit", "--quiet", "-m", "readme")
     benchlib.evotree(repo, "init", "--domain", "math")
@@ -92,7 +93,9 @@ def one_run(base: Path, name: str, cpu_threads: int) -> dict[str, Any]:
         "train_phase_seconds": train_wall,
         "judge_phase_seconds": record["phases"]["eval"]["wall_seconds"],
         "steps": steps,
-        "trl_steps_per_second": next(v for (s, m), v in train.items() if m == "train_steps_per_second"),
+        "trl_steps_per_second": next(
+            v for (s, m), v in train.items() if m == "train_steps_per_second"
+        ),
         "trl_train_runtime": next(v for (s, m), v in train.items() if m == "train_runtime"),
         "steps_per_second_phase": round(steps / train_wall, 3),
         "step_time_median": statistics.median(step_times),
@@ -126,8 +129,10 @@ ROWS = [
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:
-    lines = [f"| | {' | '.join(f'run {i + 1}' for i in range(len(results)))} | median |",
-             f"|---|{'---|' * len(results)}---|"]
+    lines = [
+        f"| | {' | '.join(f'run {i + 1}' for i in range(len(results)))} | median |",
+        f"|---|{'---|' * len(results)}---|",
+    ]
     for label, key, fmt in ROWS:
         cells = [fmt.format(r[key]) for r in results]
         median = statistics.median(r[key] for r in results)
@@ -140,10 +145,12 @@ def render(arms: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
     lines = [
         "# Math domain benchmark: a default v0 run",
         "",
-        (f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPU cores, no GPU, shared "
-         f"with other work: load average before {meta['load_before']}, after {meta['load_after']}), "
-         f"Python {meta['python']}, torch {meta['torch']}, transformers {meta['transformers']}, "
-         f"trl {meta['trl']}."),
+        (
+            f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPU cores, no GPU, shared "
+            f"with other work: load average before {meta['load_before']}, after {meta['load_after']}), "
+            f"Python {meta['python']}, torch {meta['torch']}, transformers {meta['transformers']}, "
+            f"trl {meta['trl']}."
+        ),
         "",
         "Command:",
         "",
@@ -151,13 +158,15 @@ def render(arms: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         meta["command"],
         "```",
         "",
-        ("Each repetition runs in a fresh temp repository (`git init`, a README commit, "
-         "`evotree init --domain math`, then the timed `evotree run v0`): the default v0 is the tiny "
-         "local Llama (129,856 parameters), 200 GRPO steps of 16 completions (4 prompts x 4 "
-         "generations, at most 5 new tokens), then the judge samples 48 validation problems x 4 "
-         "(Avg@4, pass@4). Every workspace draws its own hidden seeds, so the validation problems "
-         "(and the Avg@4) differ between repetitions; the training does not (same seed: same "
-         "rewards). The two arms alternate."),
+        (
+            "Each repetition runs in a fresh temp repository (`git init`, a README commit, "
+            "`evotree init --domain math`, then the timed `evotree run v0`): the default v0 is the tiny "
+            "local Llama (129,856 parameters), 200 GRPO steps of 16 completions (4 prompts x 4 "
+            "generations, at most 5 new tokens), then the judge samples 48 validation problems x 4 "
+            "(Avg@4, pass@4). Every workspace draws its own hidden seeds, so the validation problems "
+            "(and the Avg@4) differ between repetitions; the training does not (same seed: same "
+            "rewards). The two arms alternate."
+        ),
         "",
         "## Default recipe (`cpu_threads = 0`: one torch thread for the tiny model)",
         "",
@@ -169,19 +178,25 @@ def render(arms: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> str:
         "",
         "## Reading",
         "",
-        (f"- A default v0 run takes {statistics.median(r['run_wall_seconds'] for r in default):.0f} s "
-         f"wall (median): the GRPO loop itself runs at "
-         f"{statistics.median(r['trl_steps_per_second'] for r in default):.0f} steps/s; the rest of the "
-         "train phase is Python start-up, importing torch/transformers/trl, building and saving the "
-         "model; the judge phase is mostly imports."),
-        (f"- Two torch threads make it {statistics.median(r['run_wall_seconds'] for r in threads2) / statistics.median(r['run_wall_seconds'] for r in default):.1f}x "
-         "slower in wall time and use more CPU: the tiny model's matrices are too small for "
-         "intra-op parallelism, and OpenMP threads that spin while the other core is busy (a shared "
-         "machine) stall every step. Hence `cpu_threads = 0` picks one thread below 20M parameters."),
-        ("- The v0 baseline learns the format (a number, then end-of-sequence: the reward climbs "
-         "from ~0.03 to 0.5 = the format weight) but not arithmetic; late in training nearly every "
-         "group is dead (all samples scored alike), so GRPO has no signal left and the validation "
-         "Avg@4 stays near chance: room for the versions that follow."),
+        (
+            f"- A default v0 run takes {statistics.median(r['run_wall_seconds'] for r in default):.0f} s "
+            f"wall (median): the GRPO loop itself runs at "
+            f"{statistics.median(r['trl_steps_per_second'] for r in default):.0f} steps/s; the rest of the "
+            "train phase is Python start-up, importing torch/transformers/trl, building and saving the "
+            "model; the judge phase is mostly imports."
+        ),
+        (
+            f"- Two torch threads make it {statistics.median(r['run_wall_seconds'] for r in threads2) / statistics.median(r['run_wall_seconds'] for r in default):.1f}x "
+            "slower in wall time and use more CPU: the tiny model's matrices are too small for "
+            "intra-op parallelism, and OpenMP threads that spin while the other core is busy (a shared "
+            "machine) stall every step. Hence `cpu_threads = 0` picks one thread below 20M parameters."
+        ),
+        (
+            "- The v0 baseline learns the format (a number, then end-of-sequence: the reward climbs "
+            "from ~0.03 to 0.5 = the format weight) but not arithmetic; late in training nearly every "
+            "group is dead (all samples scored alike), so GRPO has no signal left and the validation "
+            "Avg@4 stays near chance: room for the versions that follow."
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -200,14 +215,21 @@ def main(argv: list[str] | None = None) -> int:
     import trl
 
     given = " ".join(argv if argv is not None else sys.argv[1:])
-    command = (f".venv/bin/python bench/bench_math.py {given}".strip()
-               + "\n# times, per repetition and arm, in a fresh repository:\n"
-               "git init && git commit (README) && evotree init --domain math && evotree run v0")
+    command = (
+        f".venv/bin/python bench/bench_math.py {given}".strip()
+        + "\n# times, per repetition and arm, in a fresh repository:\n"
+        "git init && git commit (README) && evotree init --domain math && evotree run v0"
+    )
     meta = {
-        "date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "cpus": os.cpu_count(),
-        "python": platform.python_version(), "torch": torch.__version__,
-        "transformers": transformers.__version__, "trl": trl.__version__,
-        "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg()), "command": command,
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "trl": trl.__version__,
+        "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "command": command,
     }
     arms: dict[str, list[dict[str, Any]]] = {"default": [], "threads2": []}
     with tempfile.TemporaryDirectory(prefix="evotree-bench-math-") as tmp:

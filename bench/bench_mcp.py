@@ -101,7 +101,9 @@ def _wait_listening(path: Path, proc: subprocess.Popen[bytes], timeout: float = 
             return
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"the socket server exited: {proc.communicate()[1].decode()}") from None
+                raise RuntimeError(
+                    f"the socket server exited: {proc.communicate()[1].decode()}"
+                ) from None
             if time.monotonic() > deadline:
                 raise RuntimeError("the socket server did not start listening") from None
             time.sleep(0.05)
@@ -111,11 +113,17 @@ def _wait_listening(path: Path, proc: subprocess.Popen[bytes], timeout: float = 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--versions", type=int, default=1000, help="versions added after v0 (default 1000)")
-    parser.add_argument("--active", type=int, default=20, help="of which active, with worktrees (default 20)")
+    parser.add_argument(
+        "--versions", type=int, default=1000, help="versions added after v0 (default 1000)"
+    )
+    parser.add_argument(
+        "--active", type=int, default=20, help="of which active, with worktrees (default 20)"
+    )
     parser.add_argument("--files", type=int, default=30, help="files in the recipe (default 30)")
     parser.add_argument("--repeats", type=int, default=30, help="timed repetitions (default 30)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed calls of each tool first (default 5)")
+    parser.add_argument(
+        "--warmup", type=int, default=5, help="untimed calls of each tool first (default 5)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temp repository")
@@ -146,13 +154,22 @@ def main() -> int:
         verbs = Verbs(repo, Principal.parse("bench"))
         server_env = {**os.environ}
         sock = tmp / "s.sock"
-        sock_proc = subprocess.Popen([*bl.EVOTREE, "-C", str(repo), "serve", "--as", "bench", "--socket", str(sock)],
-                                     env=server_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        sock_proc = subprocess.Popen(
+            [*bl.EVOTREE, "-C", str(repo), "serve", "--as", "bench", "--socket", str(sock)],
+            env=server_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         _wait_listening(sock, sock_proc)
         http_sock = tmp / "h.sock"
-        http_proc = subprocess.Popen([bl.PYTHON, "-P", "-c", HTTP_SERVER, str(repo), str(http_sock)], env=server_env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        http_proc = subprocess.Popen(
+            [bl.PYTHON, "-P", "-c", HTTP_SERVER, str(repo), str(http_sock)],
+            env=server_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         _wait_listening(http_sock, http_proc)
 
         def cli(*cmd: str) -> float:
@@ -180,16 +197,26 @@ def main() -> int:
             return time.perf_counter() - t0
 
         async def measure() -> dict[str, list[float]]:
-            params = StdioServerParameters(command=bl.EVOTREE[0], args=[*bl.EVOTREE[1:], "-C", str(repo), "serve",
-                                                                          "--as", "bench"], env=server_env)
+            params = StdioServerParameters(
+                command=bl.EVOTREE[0],
+                args=[*bl.EVOTREE[1:], "-C", str(repo), "serve", "--as", "bench"],
+                env=server_env,
+            )
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            http_client = httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(uds=str(http_sock)), timeout=60)
-            async with stdio_client(params) as (r1, w1), ClientSession(r1, w1) as stdio_session, \
-                    unix_socket_client(sock) as (r2, w2), ClientSession(r2, w2) as sock_session, \
-                    http_client, streamable_http_client("http://localhost/mcp", http_client=http_client) as (r3, w3), \
-                    ClientSession(r3, w3) as http_session:
+            http_client = httpx2.AsyncClient(
+                transport=httpx2.AsyncHTTPTransport(uds=str(http_sock)), timeout=60
+            )
+            async with (
+                stdio_client(params) as (r1, w1),
+                ClientSession(r1, w1) as stdio_session,
+                unix_socket_client(sock) as (r2, w2),
+                ClientSession(r2, w2) as sock_session,
+                http_client,
+                streamable_http_client("http://localhost/mcp", http_client=http_client) as (r3, w3),
+                ClientSession(r3, w3) as http_session,
+            ):
                 await stdio_session.initialize()
                 await sock_session.initialize()
                 await http_session.initialize()
@@ -232,8 +259,11 @@ def main() -> int:
                         samples[name].append(await value if hasattr(value, "__await__") else value)
                     if (rep + 1) % 10 == 0:
                         print(f"  repetition {rep + 1}/{args.repeats}", file=sys.stderr, flush=True)
-            floor = StdioServerParameters(command=bl.PYTHON, args=["-P", "-c", FLOOR_SERVER, str(tmp / "tree.json")],
-                                          env=server_env)
+            floor = StdioServerParameters(
+                command=bl.PYTHON,
+                args=["-P", "-c", FLOOR_SERVER, str(tmp / "tree.json")],
+                env=server_env,
+            )
             async with stdio_client(floor) as (r4, w4), ClientSession(r4, w4) as floor_session:
                 await floor_session.initialize()
 
@@ -261,27 +291,55 @@ def main() -> int:
                 proc.wait(timeout=60)
 
     stats = {name: bl.summary(values) for name, values in samples.items()}
-    bl.print_table(f"tree and show with {args.versions + 1} versions ({args.repeats} repetitions, warm servers)",
-                   list(stats.items()),
-                   note=f"tree --json {tree_bytes:,} bytes, show --json {show_bytes:,} bytes; "
-                        f"target: median MCP call <= {TARGET_SECONDS * 1000:.0f} ms")
-    verdict = {name: stats[name]["median"] <= TARGET_SECONDS for name in stats
-               if name.startswith(("mcp-stdio", "mcp-sock"))}
-    ratios = {f"cli/{name}": statistics.median(c / m for c, m in zip(samples["cli-" + name.split("-")[-1]],
-                                                                        samples[name]))
-              for name in stats if name.startswith("mcp-")}
+    bl.print_table(
+        f"tree and show with {args.versions + 1} versions ({args.repeats} repetitions, warm servers)",
+        list(stats.items()),
+        note=f"tree --json {tree_bytes:,} bytes, show --json {show_bytes:,} bytes; "
+        f"target: median MCP call <= {TARGET_SECONDS * 1000:.0f} ms",
+    )
+    verdict = {
+        name: stats[name]["median"] <= TARGET_SECONDS
+        for name in stats
+        if name.startswith(("mcp-stdio", "mcp-sock"))
+    }
+    ratios = {
+        f"cli/{name}": statistics.median(
+            c / m for c, m in zip(samples["cli-" + name.split("-")[-1]], samples[name])
+        )
+        for name in stats
+        if name.startswith("mcp-")
+    }
     for name, ok in verdict.items():
-        print(f"  {name}: {stats[name]['median'] * 1000:.1f} ms median -> {'met' if ok else 'NOT met'}; "
-              f"the CLI takes {ratios['cli/' + name]:.1f}x as long (paired)")
-    transport = {tool: bl.paired_ratio(samples[f"mcp-http-{tool}"], samples[f"mcp-sock-{tool}"]) for tool in ("tree", "show")}
-    print(f"  Streamable HTTP on a unix socket vs --socket's line framing (paired): tree {transport['tree']:.2f}x, "
-          f"show {transport['show']:.2f}x")
-    bl.write_json(args.json, {
-        "benchmark": "bench_mcp", "environment": env,
-        "parameters": {**vars(args), "shown_version": shown, "tree_bytes": tree_bytes, "show_bytes": show_bytes},
-        "seconds": stats, "paired_ratios": ratios, "http_vs_socket": transport, "target_met": verdict,
-        "total_seconds": round(time.perf_counter() - started, 1),
-    })
+        print(
+            f"  {name}: {stats[name]['median'] * 1000:.1f} ms median -> {'met' if ok else 'NOT met'}; "
+            f"the CLI takes {ratios['cli/' + name]:.1f}x as long (paired)"
+        )
+    transport = {
+        tool: bl.paired_ratio(samples[f"mcp-http-{tool}"], samples[f"mcp-sock-{tool}"])
+        for tool in ("tree", "show")
+    }
+    print(
+        f"  Streamable HTTP on a unix socket vs --socket's line framing (paired): tree {transport['tree']:.2f}x, "
+        f"show {transport['show']:.2f}x"
+    )
+    bl.write_json(
+        args.json,
+        {
+            "benchmark": "bench_mcp",
+            "environment": env,
+            "parameters": {
+                **vars(args),
+                "shown_version": shown,
+                "tree_bytes": tree_bytes,
+                "show_bytes": show_bytes,
+            },
+            "seconds": stats,
+            "paired_ratios": ratios,
+            "http_vs_socket": transport,
+            "target_met": verdict,
+            "total_seconds": round(time.perf_counter() - started, 1),
+        },
+    )
     return 0 if all(verdict.values()) else 1
 
 

@@ -57,30 +57,94 @@ from evotree.memory.read import (
 from evotree.memory.store import MemoryStore
 
 QUERIES = [
-    "reward",                      # common word
-    "dead groups",                 # two words
-    "StdGroupFilter",              # an identifier (camelCase)
-    "std group filter",            # its parts
+    "reward",  # common word
+    "dead groups",  # two words
+    "StdGroupFilter",  # an identifier (camelCase)
+    "std group filter",  # its parts
     "kl penalty",
-    "entropy*",                    # prefix
-    "overlong-penalty",            # compound word
-    "signal.dead_groups_high",     # a finding code
-    "learning rate warmup",        # three words
-    "zorblax",                     # a rare word
-    "nothing-like-this",           # no hit
+    "entropy*",  # prefix
+    "overlong-penalty",  # compound word
+    "signal.dead_groups_high",  # a finding code
+    "learning rate warmup",  # three words
+    "zorblax",  # a rare word
+    "nothing-like-this",  # no hit
 ]
-_SKILLS = ["StdGroupFilter", "OverlongPenalty", "KLAnnealing", "EntropyBonus", "RewardClipping",
-           "LengthNormalizer", "DynamicSampling", "TokenLevelLoss"]
-_CODES = ["signal.dead_groups_high", "signal.entropy_collapse", "behavior.length_blowup",
-          "behavior.format_drift", "reward.hacking_suspected", "signal.kl_spike"]
-_RL = ["reward", "policy", "rollout", "group", "groups", "dead", "advantage", "kl", "entropy", "clip",
-       "batch", "tokenizer", "sampler", "filter", "std", "threshold", "learning", "rate", "warmup",
-       "schedule", "verifier", "format", "length", "penalty", "overlong", "temperature", "judge",
-       "dataset", "math", "code", "answers", "variance", "collapse", "spike", "gain", "loss"]
+_SKILLS = [
+    "StdGroupFilter",
+    "OverlongPenalty",
+    "KLAnnealing",
+    "EntropyBonus",
+    "RewardClipping",
+    "LengthNormalizer",
+    "DynamicSampling",
+    "TokenLevelLoss",
+]
+_CODES = [
+    "signal.dead_groups_high",
+    "signal.entropy_collapse",
+    "behavior.length_blowup",
+    "behavior.format_drift",
+    "reward.hacking_suspected",
+    "signal.kl_spike",
+]
+_RL = [
+    "reward",
+    "policy",
+    "rollout",
+    "group",
+    "groups",
+    "dead",
+    "advantage",
+    "kl",
+    "entropy",
+    "clip",
+    "batch",
+    "tokenizer",
+    "sampler",
+    "filter",
+    "std",
+    "threshold",
+    "learning",
+    "rate",
+    "warmup",
+    "schedule",
+    "verifier",
+    "format",
+    "length",
+    "penalty",
+    "overlong",
+    "temperature",
+    "judge",
+    "dataset",
+    "math",
+    "code",
+    "answers",
+    "variance",
+    "collapse",
+    "spike",
+    "gain",
+    "loss",
+]
 
 
 def _vocabulary(rng: random.Random, n: int) -> list[str]:
-    syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "fu", "gri", "bel", "tor"]
+    syllables = [
+        "ka",
+        "lo",
+        "mi",
+        "ne",
+        "ru",
+        "ta",
+        "vo",
+        "zi",
+        "pe",
+        "sa",
+        "do",
+        "fu",
+        "gri",
+        "bel",
+        "tor",
+    ]
     words = {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(n * 2)}
     return sorted(words)[:n]
 
@@ -101,30 +165,60 @@ def make_entries(n: int, seed: int, ws: Workspace) -> list[MemoryEntry]:
     entries = []
     for i in range(n):
         created = f"2026-{1 + i // 28 // 24 % 12:02d}-{1 + i // 24 % 28:02d}T{i % 24:02d}:00:{i % 60:02d}Z"
-        common: dict[str, Any] = {"domain": domain, "workspace": "bench0000", "created_at": created,
-                                  "created_by": "Bench Runner <bench@example.com>", "version": f"v{i // 3 + 1}"}
+        common: dict[str, Any] = {
+            "domain": domain,
+            "workspace": "bench0000",
+            "created_at": created,
+            "created_by": "Bench Runner <bench@example.com>",
+            "version": f"v{i // 3 + 1}",
+        }
         roll = rng.random()
         if i == n // 2:
             text = "zorblax: the dead groups vanished once the std threshold was raised"
         else:
             text = sentence(rng.randint(12, 60))
         if roll < 0.4:
-            entries.append(MemoryEntry(kind="lesson", text=text, tags=rng.sample(["grpo", "manual", "math"], 2),
-                                       **common))
+            entries.append(
+                MemoryEntry(
+                    kind="lesson",
+                    text=text,
+                    tags=rng.sample(["grpo", "manual", "math"], 2),
+                    **common,
+                )
+            )
         elif roll < 0.75:
             skill = rng.choice(_SKILLS)
             delta = round(rng.uniform(-0.05, 0.12), 4)
-            entries.append(MemoryEntry(kind="skill_verification", skill=skill,
-                                       text=f"{skill} in {domain}: delta {delta:+.4g}; {text}",
-                                       data={"delta": delta, "ci": [delta - 0.03, delta + 0.03],
-                                             "p_value": rng.random() / 10, "significant": delta > 0.03,
-                                             "feedback": sentence(8)}, **common))
+            entries.append(
+                MemoryEntry(
+                    kind="skill_verification",
+                    skill=skill,
+                    text=f"{skill} in {domain}: delta {delta:+.4g}; {text}",
+                    data={
+                        "delta": delta,
+                        "ci": [delta - 0.03, delta + 0.03],
+                        "p_value": rng.random() / 10,
+                        "significant": delta > 0.03,
+                        "feedback": sentence(8),
+                    },
+                    **common,
+                )
+            )
         else:
             codes = rng.sample(_CODES, rng.randint(0, 3))
-            entries.append(MemoryEntry(kind="negative_evidence", text=f"abandoned: {text}",
-                                       data={"decision": "abandoned", "reason": sentence(6),
-                                             "findings": {"codes": codes, "worst": "high" if codes else None},
-                                             "skills": rng.sample(_SKILLS, rng.randint(0, 2))}, **common))
+            entries.append(
+                MemoryEntry(
+                    kind="negative_evidence",
+                    text=f"abandoned: {text}",
+                    data={
+                        "decision": "abandoned",
+                        "reason": sentence(6),
+                        "findings": {"codes": codes, "worst": "high" if codes else None},
+                        "skills": rng.sample(_SKILLS, rng.randint(0, 2)),
+                    },
+                    **common,
+                )
+            )
     return entries
 
 
@@ -151,10 +245,16 @@ def old_tokenize(text: str) -> list[str]:
         word = match.group(0)
         whole = _old_stem(word.lower())
         out.append(whole)
-        pieces = [p for chunk in re.split(r"[._-]", word) for p in (_PART.findall(chunk) or [chunk])]
+        pieces = [
+            p for chunk in re.split(r"[._-]", word) for p in (_PART.findall(chunk) or [chunk])
+        ]
         if len(pieces) > 1:
             out.extend(_old_stem(p.lower()) for p in pieces if p)
-            out.extend(_old_stem(chunk.lower()) for chunk in re.split(r"[._-]", word) if chunk and chunk != word)
+            out.extend(
+                _old_stem(chunk.lower())
+                for chunk in re.split(r"[._-]", word)
+                if chunk and chunk != word
+            )
     return out
 
 
@@ -170,21 +270,33 @@ def _old_strings(value: Any) -> Any:
 
 
 def old_document(entry: MemoryEntry) -> list[str]:
-    parts = [entry.text, entry.kind.replace("_", " "), entry.version or "", entry.domain, entry.skill or "",
-             " ".join(entry.tags), *_old_strings(entry.data)]
+    parts = [
+        entry.text,
+        entry.kind.replace("_", " "),
+        entry.version or "",
+        entry.domain,
+        entry.skill or "",
+        " ".join(entry.tags),
+        *_old_strings(entry.data),
+    ]
     return old_tokenize(" ".join(parts))
 
 
-def old_bm25_search(entries: list[MemoryEntry], text: str, *, limit: int | None = None) -> list[SearchHit]:
+def old_bm25_search(
+    entries: list[MemoryEntry], text: str, *, limit: int | None = None
+) -> list[SearchHit]:
     return _bm25(entries, text, limit, old_tokenize, old_document)
 
 
-def bm25_on_new_tokenizer(entries: list[MemoryEntry], text: str, *, limit: int | None = None) -> list[SearchHit]:
+def bm25_on_new_tokenizer(
+    entries: list[MemoryEntry], text: str, *, limit: int | None = None
+) -> list[SearchHit]:
     return _bm25(entries, text, limit, tokenize, _document)
 
 
-def _bm25(entries: list[MemoryEntry], text: str, limit: int | None, tokenize_fn: Any,
-          document_fn: Any) -> list[SearchHit]:
+def _bm25(
+    entries: list[MemoryEntry], text: str, limit: int | None, tokenize_fn: Any, document_fn: Any
+) -> list[SearchHit]:
     wanted: list[tuple[str, bool, list[str]]] = []
     for raw in (t for t in re.split(r"\s+", (text or "").strip()) if t):
         prefix = raw.endswith("*")
@@ -214,7 +326,9 @@ def _bm25(entries: list[MemoryEntry], text: str, limit: int | None, tokenize_fn:
             terms.extend((part, [part] if part in postings else []) for part in parts)
     expanded = [group for _, group in terms]
     hits = []
-    candidate_sets = [set().union(*(postings[t] for t in group)) if group else set() for group in expanded]
+    candidate_sets = [
+        set().union(*(postings[t] for t in group)) if group else set() for group in expanded
+    ]
     matching = set.intersection(*candidate_sets) if candidate_sets else set()
     for i in matching:
         score = 0.0
@@ -247,9 +361,12 @@ def agreement(entries: list[MemoryEntry]) -> dict[str, Any]:
         if set(new) != set(old):
             raise SystemExit(f"hit sets differ for {q!r}: fts5 {len(new)}, old {len(old)}")
         top = min(10, len(new))
-        per_query[q] = {"hits": len(new), "same_top1": new[:1] == old[:1],
-                        "top10_overlap": (len(set(new[:10]) & set(old[:10])) / top) if top else 1.0,
-                        "same_order": new == old}
+        per_query[q] = {
+            "hits": len(new),
+            "same_top1": new[:1] == old[:1],
+            "top10_overlap": (len(set(new[:10]) & set(old[:10])) / top) if top else 1.0,
+            "same_order": new == old,
+        }
     return per_query
 
 
@@ -287,25 +404,44 @@ def measure(n: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
             [_document(e) for e in entries]
         return time.perf_counter() - t0
 
-    samples = bl.interleave({"fts5": lambda: run_all(search_entries),
-                             "old-bm25": lambda: run_all(old_bm25_search),
-                             "bm25-new-tokenizer": lambda: run_all(bm25_on_new_tokenizer),
-                             "tokenize": tokenize_only},
-                            repeats=args.repeats, warmup=args.warmup, label=f"{n} entries")
+    samples = bl.interleave(
+        {
+            "fts5": lambda: run_all(search_entries),
+            "old-bm25": lambda: run_all(old_bm25_search),
+            "bm25-new-tokenizer": lambda: run_all(bm25_on_new_tokenizer),
+            "tokenize": tokenize_only,
+        },
+        repeats=args.repeats,
+        warmup=args.warmup,
+        label=f"{n} entries",
+    )
     per_query = {}
     for q in QUERIES:  # one query at a time, for the table (interleaved too)
-        s = bl.interleave({"fts5": lambda q=q: _time(search_entries, entries, q),
-                           "old-bm25": lambda q=q: _time(old_bm25_search, entries, q),
-                           "bm25-new-tokenizer": lambda q=q: _time(bm25_on_new_tokenizer, entries, q)},
-                          repeats=max(3, args.repeats // 3), warmup=1)
+        s = bl.interleave(
+            {
+                "fts5": lambda q=q: _time(search_entries, entries, q),
+                "old-bm25": lambda q=q: _time(old_bm25_search, entries, q),
+                "bm25-new-tokenizer": lambda q=q: _time(bm25_on_new_tokenizer, entries, q),
+            },
+            repeats=max(3, args.repeats // 3),
+            warmup=1,
+        )
         per_query[q] = {k: bl.summary(v) for k, v in s.items()}
-    return {"entries": n, "queries": len(QUERIES), "list_entries": bl.summary(load),
-            "seconds": {k: bl.summary(v) for k, v in samples.items()},
-            "ratio_fts5_over_old": bl.summary(samples["fts5"])["median"] / bl.summary(samples["old-bm25"])["median"],
-            "paired_ratio_fts5_over_old": bl.paired_ratio(samples["fts5"], samples["old-bm25"]),
-            "paired_ratio_fts5_over_bm25_new_tokenizer": bl.paired_ratio(samples["fts5"],
-                                                                        samples["bm25-new-tokenizer"]),
-            "per_query": per_query, "agreement": agreement(entries), "samples": samples}
+    return {
+        "entries": n,
+        "queries": len(QUERIES),
+        "list_entries": bl.summary(load),
+        "seconds": {k: bl.summary(v) for k, v in samples.items()},
+        "ratio_fts5_over_old": bl.summary(samples["fts5"])["median"]
+        / bl.summary(samples["old-bm25"])["median"],
+        "paired_ratio_fts5_over_old": bl.paired_ratio(samples["fts5"], samples["old-bm25"]),
+        "paired_ratio_fts5_over_bm25_new_tokenizer": bl.paired_ratio(
+            samples["fts5"], samples["bm25-new-tokenizer"]
+        ),
+        "per_query": per_query,
+        "agreement": agreement(entries),
+        "samples": samples,
+    }
 
 
 def _time(fn: Any, entries: list[MemoryEntry], q: str) -> float:
@@ -332,28 +468,44 @@ def main() -> int:
             r = measure(n, args, Path(tmp))
             results.append(r)
             s = r["seconds"]
-            bl.print_table(f"{n} entries, {r['queries']} queries a repetition (limit 20)",
-                           [("fts5", s["fts5"]), ("old-bm25 (baseline)", s["old-bm25"]),
-                            ("bm25 on the new tokenizer", s["bm25-new-tokenizer"]),
-                            ("tokenize only (new)", s["tokenize"]),
-                            ("list_entries (read, once)", r["list_entries"])],
-                           note=f"fts5 / old-bm25 = {r['ratio_fts5_over_old']:.2f}x "
-                                f"(paired {r['paired_ratio_fts5_over_old']:.2f}x); fts5 / bm25 on the new "
-                                f"tokenizer: paired {r['paired_ratio_fts5_over_bm25_new_tokenizer']:.2f}x; "
-                                f"per search: fts5 "
-                                f"{s['fts5']['median'] / r['queries'] * 1000:.1f} ms, old "
-                                f"{s['old-bm25']['median'] / r['queries'] * 1000:.1f} ms")
-            print(f"\n  {'query':24} {'hits':>5} {'fts5 ms':>8} {'old ms':>8} {'bm25-new':>8} "
-                  f"{'fts5/old':>8} top1 top10 order")
+            bl.print_table(
+                f"{n} entries, {r['queries']} queries a repetition (limit 20)",
+                [
+                    ("fts5", s["fts5"]),
+                    ("old-bm25 (baseline)", s["old-bm25"]),
+                    ("bm25 on the new tokenizer", s["bm25-new-tokenizer"]),
+                    ("tokenize only (new)", s["tokenize"]),
+                    ("list_entries (read, once)", r["list_entries"]),
+                ],
+                note=f"fts5 / old-bm25 = {r['ratio_fts5_over_old']:.2f}x "
+                f"(paired {r['paired_ratio_fts5_over_old']:.2f}x); fts5 / bm25 on the new "
+                f"tokenizer: paired {r['paired_ratio_fts5_over_bm25_new_tokenizer']:.2f}x; "
+                f"per search: fts5 "
+                f"{s['fts5']['median'] / r['queries'] * 1000:.1f} ms, old "
+                f"{s['old-bm25']['median'] / r['queries'] * 1000:.1f} ms",
+            )
+            print(
+                f"\n  {'query':24} {'hits':>5} {'fts5 ms':>8} {'old ms':>8} {'bm25-new':>8} "
+                f"{'fts5/old':>8} top1 top10 order"
+            )
             for q, a in r["agreement"].items():
                 pq = r["per_query"][q]
                 f, o, e = (pq[k]["median"] for k in ("fts5", "old-bm25", "bm25-new-tokenizer"))
-                print(f"  {q:24} {a['hits']:>5} {f * 1000:8.1f} {o * 1000:8.1f} {e * 1000:8.1f} {f / o:8.2f} "
-                      f"{'same' if a['same_top1'] else 'diff':>4} {a['top10_overlap']:5.0%} "
-                      f"{'same' if a['same_order'] else 'diff'}")
+                print(
+                    f"  {q:24} {a['hits']:>5} {f * 1000:8.1f} {o * 1000:8.1f} {e * 1000:8.1f} {f / o:8.2f} "
+                    f"{'same' if a['same_top1'] else 'diff':>4} {a['top10_overlap']:5.0%} "
+                    f"{'same' if a['same_order'] else 'diff'}"
+                )
     env["loadavg_at_end"] = bl.os.getloadavg()
-    bl.write_json(args.json, {"benchmark": "memory_search", "environment": env, "params": vars(args),
-                              "results": results})
+    bl.write_json(
+        args.json,
+        {
+            "benchmark": "memory_search",
+            "environment": env,
+            "params": vars(args),
+            "results": results,
+        },
+    )
     return 0
 
 

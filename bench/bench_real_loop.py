@@ -49,8 +49,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from real_loop_domains import (Domain, GymTruth, WorkspaceTruth, apply_text, autoresearch_domain,
-                               gym_domain, math_domain, run_seeds, share_cache)
+from real_loop_domains import (
+    Domain,
+    GymTruth,
+    WorkspaceTruth,
+    apply_text,
+    autoresearch_domain,
+    gym_domain,
+    math_domain,
+    run_seeds,
+    share_cache,
+)
 
 from evotree.demo import SecondSigner
 from evotree.verbs import Session
@@ -66,13 +75,19 @@ def _say(text: str) -> None:
 
 def _value(records: list[Any]) -> float:
     """The mean headline (validation score) of a version's runs; -inf when none scored."""
-    values = [float(r.headline["value"]) for r in records if r.status == "succeeded" and r.headline
-              and isinstance(r.headline.get("value"), (int, float))]
+    values = [
+        float(r.headline["value"])
+        for r in records
+        if r.status == "succeeded"
+        and r.headline
+        and isinstance(r.headline.get("value"), (int, float))
+    ]
     return statistics.fmean(values) if values else -math.inf
 
 
-def greedy(session: Session, domain: Domain, proposals: list[Proposal], k: int, label: str
-           ) -> dict[str, Any]:
+def greedy(
+    session: Session, domain: Domain, proposals: list[Proposal], k: int, label: str
+) -> dict[str, Any]:
     """Keep-if-better on the mean of ``k`` real runs (seeds 0..k-1) in the greedy workspace
     ``session``, from a start version equal to v0; the path of champions and the real runs."""
     start = session.branch(f"{label}: start (v0 unchanged)", parent="v0")
@@ -102,17 +117,33 @@ def greedy(session: Session, domain: Domain, proposals: list[Proposal], k: int, 
     ledger_runs = sum(len(session.runs(v)) for v in versions)  # the real count, from the ledger
     assert ledger_runs == runs, (ledger_runs, runs)
     failed = sum(r.status != "succeeded" for v in versions for r in session.runs(v))
-    return {"path": path, "runs": ledger_runs, "kept_at_runs": kept_at, "versions": versions,
-            "failed_runs": failed}
+    return {
+        "path": path,
+        "runs": ledger_runs,
+        "kept_at_runs": kept_at,
+        "versions": versions,
+        "failed_runs": failed,
+    }
 
 
-def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal],
-                 args: argparse.Namespace, cache_from: Path | None) -> dict[str, Any]:
+def evotree_loop(
+    domain: Domain,
+    repo: Path,
+    loop: int,
+    proposals: list[Proposal],
+    args: argparse.Namespace,
+    cache_from: Path | None,
+) -> dict[str, Any]:
     """One autopilot session on a fresh workspace; its path of champions and runs."""
     signer = SecondSigner()
     try:
-        domain.workspace(repo, [signer.signer_arg], seed=loop, max_proposals=len(proposals),
-                         patience=args.patience)
+        domain.workspace(
+            repo,
+            [signer.signer_arg],
+            seed=loop,
+            max_proposals=len(proposals),
+            patience=args.patience,
+        )
         if cache_from is not None:
             share_cache(cache_from, repo)
         signer.root = repo
@@ -120,12 +151,21 @@ def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal
 
         def progress(event: str, info: dict[str, Any]) -> None:
             if event in ("gate", "stop"):
-                _say(f"  {domain.name} loop {loop} [{info['proposals_done']}/{info['proposals']}"
-                     f" proposals, {info['runs']} runs] {event} {info.get('version', '')} "
-                     f"{info.get('verdict') or info.get('stopped') or ''}")
+                _say(
+                    f"  {domain.name} loop {loop} [{info['proposals_done']}/{info['proposals']}"
+                    f" proposals, {info['runs']} runs] {event} {info.get('version', '')} "
+                    f"{info.get('verdict') or info.get('stopped') or ''}"
+                )
 
-        result = run_autopilot(verbs, proposals, patience=args.patience, max_runs=args.max_runs,
-                               jobs=args.jobs, promote=signer, progress=progress)
+        result = run_autopilot(
+            verbs,
+            proposals,
+            patience=args.patience,
+            max_runs=args.max_runs,
+            jobs=args.jobs,
+            promote=signer,
+            progress=progress,
+        )
         runs = verbs.runs()
         path, kept_at, used = [domain.start], [0], 0
         for outcome in result.outcomes:
@@ -134,14 +174,29 @@ def evotree_loop(domain: Domain, repo: Path, loop: int, proposals: list[Proposal
                 spec = f"evotree/{outcome.version}:{domain.recipe}"
                 path.append(benchlib.git(repo, "show", spec))
                 kept_at.append(used)
-        return {"path": path, "runs": len(runs), "autopilot_runs": result.runs,
-                "kept_at_runs": kept_at, "stopped": result.stopped,
-                "proposals_tried": len(result.outcomes), "champion_runs": result.champion_runs,
-                "wall_seconds": sum(r.wall_seconds for r in runs),
-                "failed_runs": sum(r.status != "succeeded" for r in runs),
-                "outcomes": [{"key": o.proposal.key, "summary": o.proposal.summary,
-                              "status": o.status, "verdict": o.verdict, "delta": o.delta,
-                              "runs": o.runs, "promoted": o.promoted} for o in result.outcomes]}
+        return {
+            "path": path,
+            "runs": len(runs),
+            "autopilot_runs": result.runs,
+            "kept_at_runs": kept_at,
+            "stopped": result.stopped,
+            "proposals_tried": len(result.outcomes),
+            "champion_runs": result.champion_runs,
+            "wall_seconds": sum(r.wall_seconds for r in runs),
+            "failed_runs": sum(r.status != "succeeded" for r in runs),
+            "outcomes": [
+                {
+                    "key": o.proposal.key,
+                    "summary": o.proposal.summary,
+                    "status": o.status,
+                    "verdict": o.verdict,
+                    "delta": o.delta,
+                    "runs": o.runs,
+                    "promoted": o.promoted,
+                }
+                for o in result.outcomes
+            ],
+        }
     finally:
         signer.close()
 
@@ -152,18 +207,30 @@ def judge_path(rule: dict[str, Any], truth: Any, neutral: float) -> dict[str, An
     values = [v for v, _ in judged]
     peak = max(range(len(values)), key=lambda i: values[i])
     effects = [b - a for a, b in itertools.pairwise(values)]
-    return {"final_true": values[-1], "start_true": values[0], "peak_true": values[peak],
-            "below_peak": values[-1] < values[peak] - neutral, "promotions": len(effects),
-            "neutral_promotions": sum(abs(e) <= neutral for e in effects),
-            "harmful_promotions": sum(e < -neutral for e in effects), "runs": rule["runs"],
-            "runs_after_peak": rule["runs"] - rule["kept_at_runs"][peak], "path_true": values,
-            "path_true_se": [se for _, se in judged]}
+    return {
+        "final_true": values[-1],
+        "start_true": values[0],
+        "peak_true": values[peak],
+        "below_peak": values[-1] < values[peak] - neutral,
+        "promotions": len(effects),
+        "neutral_promotions": sum(abs(e) <= neutral for e in effects),
+        "harmful_promotions": sum(e < -neutral for e in effects),
+        "runs": rule["runs"],
+        "runs_after_peak": rule["runs"] - rule["kept_at_runs"][peak],
+        "path_true": values,
+        "path_true_se": [se for _, se in judged],
+    }
 
 
 def make_domain(name: str, args: argparse.Namespace) -> Domain:
     if name == "gym":
-        return gym_domain(epsilon=args.epsilon, validation=args.validation, heldout=args.heldout,
-                          judge_seed=args.judge_seed, neutral=args.neutral)
+        return gym_domain(
+            epsilon=args.epsilon,
+            validation=args.validation,
+            heldout=args.heldout,
+            judge_seed=args.judge_seed,
+            neutral=args.neutral,
+        )
     if name == "math":
         return math_domain(steps=args.math_steps, neutral=args.neutral)
     if name == "autoresearch":
@@ -171,8 +238,12 @@ def make_domain(name: str, args: argparse.Namespace) -> Domain:
     raise SystemExit(f"bench_real_loop: unknown domain {name!r} (one of {', '.join(DOMAINS)})")
 
 
-def run_domain(name: str, args: argparse.Namespace, folder: Path,
-               done: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def run_domain(
+    name: str,
+    args: argparse.Namespace,
+    folder: Path,
+    done: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Every loop of one domain: the three rules' rows, per loop, and the truth's cost;
     ``done`` is given the domain's result so far after every loop (a partial result survives
     a run stopped early)."""
@@ -180,10 +251,20 @@ def run_domain(name: str, args: argparse.Namespace, folder: Path,
     started = time.monotonic()
 
     def result() -> dict[str, Any]:
-        return {"domain": name, "settings": {**domain.info, "knobs": domain.knob_ranges,
-                                             "neutral": domain.neutral, "recipe": domain.recipe},
-                "loops": loops, "summary": summarize(loops),
-                "truth_runs": getattr(truth, "runs", 0), "seconds": time.monotonic() - started}
+        return {
+            "domain": name,
+            "settings": {
+                **domain.info,
+                "knobs": domain.knob_ranges,
+                "neutral": domain.neutral,
+                "recipe": domain.recipe,
+            },
+            "loops": loops,
+            "summary": summarize(loops),
+            "truth_runs": getattr(truth, "runs", 0),
+            "seconds": time.monotonic() - started,
+        }
+
     knobs = list(domain.knobs.values())
     first = folder / f"{name}-loop-{args.first_loop}"
     loops: list[dict[str, Any]] = []
@@ -202,8 +283,13 @@ def run_domain(name: str, args: argparse.Namespace, folder: Path,
             if name == "gym":
                 truth = GymTruth(judge, args.truth_repeats)
             else:
-                truth = WorkspaceTruth(domain, folder / f"{name}-truth", seeds=args.truth_seeds,
-                                       jobs=args.jobs, share_from=first)
+                truth = WorkspaceTruth(
+                    domain,
+                    folder / f"{name}-truth",
+                    seeds=args.truth_seeds,
+                    jobs=args.jobs,
+                    share_from=first,
+                )
         tried = proposals[: ev["proposals_tried"]]  # greedy sees the moves evotree tried
         k = max(1, math.ceil(ev["runs"] / max(1, len(tried))))
         k = min(k, domain.max_runs_per_version, args.max_k or k)
@@ -212,25 +298,41 @@ def run_domain(name: str, args: argparse.Namespace, folder: Path,
         gk = greedy(greedy_session, domain, tried, k, f"loop {loop} greedy-k")
         t_greedy = time.monotonic() - t1
         t2 = time.monotonic()
-        rows = {"greedy-1": {**judge_path(g1, truth, domain.neutral),
-                             "failed_runs": g1["failed_runs"]},
-                "greedy-k": {**judge_path(gk, truth, domain.neutral), "k": k,
-                             "failed_runs": gk["failed_runs"]},
-                "evotree": {**judge_path(ev, truth, domain.neutral), "stopped": ev["stopped"],
-                            "champion_runs": ev["champion_runs"],
-                            "autopilot_runs": ev["autopilot_runs"],
-                            "wall_seconds": ev["wall_seconds"], "outcomes": ev["outcomes"],
-                            "failed_runs": ev["failed_runs"]}}
-        loops.append({"loop": loop, "proposals": [p.to_dict() for p in tried], "rules": rows,
-                      "seconds": {"evotree": t_ev, "greedy": t_greedy,
-                                  "truth": time.monotonic() - t2},
-                      "loadavg_after": os.getloadavg()})
+        rows = {
+            "greedy-1": {**judge_path(g1, truth, domain.neutral), "failed_runs": g1["failed_runs"]},
+            "greedy-k": {
+                **judge_path(gk, truth, domain.neutral),
+                "k": k,
+                "failed_runs": gk["failed_runs"],
+            },
+            "evotree": {
+                **judge_path(ev, truth, domain.neutral),
+                "stopped": ev["stopped"],
+                "champion_runs": ev["champion_runs"],
+                "autopilot_runs": ev["autopilot_runs"],
+                "wall_seconds": ev["wall_seconds"],
+                "outcomes": ev["outcomes"],
+                "failed_runs": ev["failed_runs"],
+            },
+        }
+        loops.append(
+            {
+                "loop": loop,
+                "proposals": [p.to_dict() for p in tried],
+                "rules": rows,
+                "seconds": {"evotree": t_ev, "greedy": t_greedy, "truth": time.monotonic() - t2},
+                "loadavg_after": os.getloadavg(),
+            }
+        )
         for rule, row in rows.items():
-            print(f"{name} loop {loop} {rule:<9} final {row['final_true']:.4f} (start "
-                  f"{row['start_true']:.4f}, peak {row['peak_true']:.4f}) below-peak "
-                  f"{row['below_peak']} promotions {row['promotions']} (neutral "
-                  f"{row['neutral_promotions']}, harmful {row['harmful_promotions']}) runs "
-                  f"{row['runs']} after-peak {row['runs_after_peak']}", flush=True)
+            print(
+                f"{name} loop {loop} {rule:<9} final {row['final_true']:.4f} (start "
+                f"{row['start_true']:.4f}, peak {row['peak_true']:.4f}) below-peak "
+                f"{row['below_peak']} promotions {row['promotions']} (neutral "
+                f"{row['neutral_promotions']}, harmful {row['harmful_promotions']}) runs "
+                f"{row['runs']} after-peak {row['runs_after_peak']}",
+                flush=True,
+            )
         if done is not None:
             done(result())
     return result()
@@ -252,40 +354,67 @@ def summarize(loops: list[dict[str, Any]]) -> dict[str, Any]:
             "neutral_promotions": sum(r["neutral_promotions"] for r in rows),
             "harmful_promotions": sum(r["harmful_promotions"] for r in rows),
             "runs": sum(r["runs"] for r in rows),
-            "runs_after_peak": sum(r["runs_after_peak"] for r in rows)}
+            "runs_after_peak": sum(r["runs_after_peak"] for r in rows),
+        }
     return summary
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--domains", default="gym,math,autoresearch",
-                   help="Comma-separated: gym, math, autoresearch.")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--domains",
+        default="gym,math,autoresearch",
+        help="Comma-separated: gym, math, autoresearch.",
+    )
     p.add_argument("--loops", type=int, default=2)
     p.add_argument("--first-loop", type=int, default=0, help="Seed of the first loop.")
     p.add_argument("--proposals", type=int, default=3, help="Proposals per loop.")
     p.add_argument("--patience", type=int, default=3)
     p.add_argument("--max-runs", type=int, default=60, help="evotree's runs per loop at most.")
-    p.add_argument("--max-k", type=int, default=0,
-                   help="Cap greedy-k's k (0: evotree's runs per proposal, up to the runs "
-                        "per version).")
+    p.add_argument(
+        "--max-k",
+        type=int,
+        default=0,
+        help="Cap greedy-k's k (0: evotree's runs per proposal, up to the runs per version).",
+    )
     p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--neutral", type=float, default=0.01,
-                   help="A true effect within ±this is neutral (score units of each domain).")
+    p.add_argument(
+        "--neutral",
+        type=float,
+        default=0.01,
+        help="A true effect within ±this is neutral (score units of each domain).",
+    )
     p.add_argument("--epsilon", type=float, default=0.1, help="gym: chance of a random action.")
     p.add_argument("--validation", type=int, default=8, help="gym: validation episodes per env.")
     p.add_argument("--heldout", type=int, default=16, help="gym: held-out episodes per env.")
     p.add_argument("--judge-seed", type=int, default=1000, help="gym: seed of the hidden pools.")
-    p.add_argument("--truth-repeats", type=int, default=3,
-                   help="gym: plays of each held-out episode per truth.")
+    p.add_argument(
+        "--truth-repeats",
+        type=int,
+        default=3,
+        help="gym: plays of each held-out episode per truth.",
+    )
     p.add_argument("--math-steps", type=int, default=20, help="math: GRPO steps per run.")
-    p.add_argument("--ar-budget", type=float, default=2.0,
-                   help="autoresearch: CPU seconds of training per run.")
-    p.add_argument("--truth-seeds", type=int, default=4,
-                   help="math, autoresearch: held-out runs per champion's truth.")
-    p.add_argument("--cache-from", type=Path, default=None,
-                   help="A workspace whose .evotree/cache (the math warm-up) seeds the first "
-                        "loop's.")
+    p.add_argument(
+        "--ar-budget",
+        type=float,
+        default=2.0,
+        help="autoresearch: CPU seconds of training per run.",
+    )
+    p.add_argument(
+        "--truth-seeds",
+        type=int,
+        default=4,
+        help="math, autoresearch: held-out runs per champion's truth.",
+    )
+    p.add_argument(
+        "--cache-from",
+        type=Path,
+        default=None,
+        help="A workspace whose .evotree/cache (the math warm-up) seeds the first loop's.",
+    )
     p.add_argument("--json", default=None, help="Write the results here.")
     return p
 
@@ -298,11 +427,17 @@ def figure(domain: dict[str, Any]) -> str:
     """The screen's cell for one domain: loops, and per rule the mean final truth, loops below
     peak, neutral and harmful promotions and runs (the detail is on the page)."""
     s = domain["summary"]
-    for names in ({"evotree": "evotree", "greedy-k": "greedy-k", "greedy-1": "greedy-1"},
-                  {"evotree": "ev", "greedy-k": "gk", "greedy-1": "g1"}):
-        cells = [f"{names[rule]} {s[rule]['final_true_mean']:.3f} {s[rule]['loops_below_peak']}b "
-                 f"{s[rule]['neutral_promotions']}n{s[rule]['harmful_promotions']}h "
-                 f"{s[rule]['runs']}r" for rule in names if rule in s]
+    for names in (
+        {"evotree": "evotree", "greedy-k": "greedy-k", "greedy-1": "greedy-1"},
+        {"evotree": "ev", "greedy-k": "gk", "greedy-1": "g1"},
+    ):
+        cells = [
+            f"{names[rule]} {s[rule]['final_true_mean']:.3f} {s[rule]['loops_below_peak']}b "
+            f"{s[rule]['neutral_promotions']}n{s[rule]['harmful_promotions']}h "
+            f"{s[rule]['runs']}r"
+            for rule in names
+            if rule in s
+        ]
         text = f"{domain['domain']} ×{len(domain['loops'])}: " + "; ".join(cells)
         if len(text) <= 110:
             break
@@ -317,29 +452,40 @@ def merge(paths: list[str], out: str) -> int:
     parts = [json.loads(Path(p).read_text()) for p in paths]
     for part in parts:  # a raw output written before these keys: from its args and environment
         args, env = part.get("args", {}), part.get("environment") or {}
-        part.setdefault("command", ".venv/bin/python bench/bench_real_loop.py " + " ".join(
-            f"--{k.replace('_', '-')} {v}" for k, v in args.items() if v not in (None, "", 0)))
+        part.setdefault(
+            "command",
+            ".venv/bin/python bench/bench_real_loop.py "
+            + " ".join(
+                f"--{k.replace('_', '-')} {v}" for k, v in args.items() if v not in (None, "", 0)
+            ),
+        )
         part.setdefault("date", env.get("time", ""))
         part.setdefault("commit", env.get("evotree_commit", ""))
     domains = [d for part in parts for d in part["domains"]]
-    payload = {"benchmark": "The loop on real runs: greedy against evotree, three domains",
-               "script": "bench/bench_real_loop.py",
-               "command": " && ".join(part["command"] for part in parts),
-               "date": " / ".join(sorted({part["date"][:10] for part in parts})),
-               "dates": [part["date"] for part in parts],
-               "commit": " / ".join(part["commit"][:7] + part["commit"][40:] for part in parts),
-               "page": PAGE,
-               "target": TARGET,
-               "figure": "; ".join(figure(d) for d in domains),
-               "verdict": "measured",
-               "targets": [{"target": f"{d['domain']}: {TARGET}"[:110], "figure": figure(d),
-                            "verdict": "measured"} for d in domains],
-               "note": "b: loops ending below their peak, n/h: neutral/harmful promotions, "
-                       "r: runs; a few loops per domain say nothing about rates near 2 %",
-               "raw": list(paths), "domains": domains,
-               "loadavg": [{"start": part.get("loadavg_start"), "end": part.get("loadavg_end")}
-                           for part in parts],
-               "seconds": [part.get("seconds") for part in parts]}
+    payload = {
+        "benchmark": "The loop on real runs: greedy against evotree, three domains",
+        "script": "bench/bench_real_loop.py",
+        "command": " && ".join(part["command"] for part in parts),
+        "date": " / ".join(sorted({part["date"][:10] for part in parts})),
+        "dates": [part["date"] for part in parts],
+        "commit": " / ".join(part["commit"][:7] + part["commit"][40:] for part in parts),
+        "page": PAGE,
+        "target": TARGET,
+        "figure": "; ".join(figure(d) for d in domains),
+        "verdict": "measured",
+        "targets": [
+            {"target": f"{d['domain']}: {TARGET}"[:110], "figure": figure(d), "verdict": "measured"}
+            for d in domains
+        ],
+        "note": "b: loops ending below their peak, n/h: neutral/harmful promotions, "
+        "r: runs; a few loops per domain say nothing about rates near 2 %",
+        "raw": list(paths),
+        "domains": domains,
+        "loadavg": [
+            {"start": part.get("loadavg_start"), "end": part.get("loadavg_end")} for part in parts
+        ],
+        "seconds": [part.get("seconds") for part in parts],
+    }
     benchlib.write_json(out, payload)
     return 0
 
@@ -348,27 +494,39 @@ def tables(domains: list[dict[str, Any]]) -> str:
     """Markdown tables of the loops and the totals, per domain (for the benchmark's page)."""
     out = []
     for d in domains:
-        out += [f"**{d['domain']}**", "",
-                "| loop | rule | final true | start | peak | below peak | promotions (neutral, "
-                "harmful) | runs | runs after peak |", "|---|---|---:|---:|---:|---|---|---:|---:|"]
+        out += [
+            f"**{d['domain']}**",
+            "",
+            "| loop | rule | final true | start | peak | below peak | promotions (neutral, "
+            "harmful) | runs | runs after peak |",
+            "|---|---|---:|---:|---:|---|---|---:|---:|",
+        ]
         for loop in d["loops"]:
             for rule in ("greedy-1", "greedy-k", "evotree"):
                 r = loop["rules"][rule]
                 name = f"greedy-k (k = {r['k']})" if rule == "greedy-k" else rule
                 if rule == "evotree":
                     name += f" ({r['stopped']})"
-                out.append(f"| {loop['loop']} ({len(loop['proposals'])} moves) | {name} | "
-                           f"{r['final_true']:.4f} | {r['start_true']:.4f} | "
-                           f"{r['peak_true']:.4f} | {'**yes**' if r['below_peak'] else 'no'} | "
-                           f"{r['promotions']} ({r['neutral_promotions']}, "
-                           f"{r['harmful_promotions']}) | {r['runs']} | {r['runs_after_peak']} |")
-        out += ["", "| rule | mean final true (gain) | loops below peak | promotions (neutral, "
-                "harmful) | runs (after peak) |", "|---|---:|---:|---|---:|"]
+                out.append(
+                    f"| {loop['loop']} ({len(loop['proposals'])} moves) | {name} | "
+                    f"{r['final_true']:.4f} | {r['start_true']:.4f} | "
+                    f"{r['peak_true']:.4f} | {'**yes**' if r['below_peak'] else 'no'} | "
+                    f"{r['promotions']} ({r['neutral_promotions']}, "
+                    f"{r['harmful_promotions']}) | {r['runs']} | {r['runs_after_peak']} |"
+                )
+        out += [
+            "",
+            "| rule | mean final true (gain) | loops below peak | promotions (neutral, "
+            "harmful) | runs (after peak) |",
+            "|---|---:|---:|---|---:|",
+        ]
         for rule, s in d["summary"].items():
-            out.append(f"| {rule} | {s['final_true_mean']:.4f} ({s['gain_mean']:+.4f}) | "
-                       f"{s['loops_below_peak']} of {s['loops']} | {s['promotions']} "
-                       f"({s['neutral_promotions']}, {s['harmful_promotions']}) | {s['runs']} "
-                       f"({s['runs_after_peak']}) |")
+            out.append(
+                f"| {rule} | {s['final_true_mean']:.4f} ({s['gain_mean']:+.4f}) | "
+                f"{s['loops_below_peak']} of {s['loops']} | {s['promotions']} "
+                f"({s['neutral_promotions']}, {s['harmful_promotions']}) | {s['runs']} "
+                f"({s['runs_after_peak']}) |"
+            )
         out.append("")
     return "\n".join(out)
 
@@ -397,28 +555,39 @@ def main(argv: list[str] | None = None) -> int:
     env = benchlib.environment()
 
     def write(partial: list[dict[str, Any]]) -> None:
-        benchlib.write_json(args.json, {
-            "script": "bench/bench_real_loop.py",
-            "command": ".venv/bin/python bench/bench_real_loop.py " + " ".join(argv),
-            "date": f"{stamp} - {time.strftime('%H:%M UTC', time.gmtime())}",
-            # a run against a snapshot of the tree (another interpreter's evotree) names its commit
-            "commit": os.environ.get("BENCH_EVOTREE_COMMIT")
-            or env.get("evotree_commit", "unknown"),
-            "evotree_from": str(Path(sys.modules["evotree"].__file__ or "").parent.parent),
-            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            "domains": partial, "environment": env, "loadavg_start": load_start,
-            "loadavg_end": os.getloadavg(), "seconds": time.monotonic() - started})
+        benchlib.write_json(
+            args.json,
+            {
+                "script": "bench/bench_real_loop.py",
+                "command": ".venv/bin/python bench/bench_real_loop.py " + " ".join(argv),
+                "date": f"{stamp} - {time.strftime('%H:%M UTC', time.gmtime())}",
+                # a run against a snapshot of the tree (another interpreter's evotree) names its commit
+                "commit": os.environ.get("BENCH_EVOTREE_COMMIT")
+                or env.get("evotree_commit", "unknown"),
+                "evotree_from": str(Path(sys.modules["evotree"].__file__ or "").parent.parent),
+                "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+                "domains": partial,
+                "environment": env,
+                "loadavg_start": load_start,
+                "loadavg_end": os.getloadavg(),
+                "seconds": time.monotonic() - started,
+            },
+        )
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-real-loop-") as folder:
         for name in names:
-            results.append(run_domain(name, args, Path(folder),
-                                      lambda part: write([*results, part])))
+            results.append(
+                run_domain(name, args, Path(folder), lambda part: write([*results, part]))
+            )
             for rule, s in results[-1]["summary"].items():
-                print(f"{name} {rule:<9} loops {s['loops']}  final true {s['final_true_mean']:.4f}"
-                      f" (gain {s['gain_mean']:+.4f})  below peak {s['loops_below_peak']}  "
-                      f"promotions {s['promotions']} (neutral {s['neutral_promotions']}, harmful "
-                      f"{s['harmful_promotions']})  runs {s['runs']} (after peak "
-                      f"{s['runs_after_peak']})", flush=True)
+                print(
+                    f"{name} {rule:<9} loops {s['loops']}  final true {s['final_true_mean']:.4f}"
+                    f" (gain {s['gain_mean']:+.4f})  below peak {s['loops_below_peak']}  "
+                    f"promotions {s['promotions']} (neutral {s['neutral_promotions']}, harmful "
+                    f"{s['harmful_promotions']})  runs {s['runs']} (after peak "
+                    f"{s['runs_after_peak']})",
+                    flush=True,
+                )
     print(f"done in {time.monotonic() - started:.0f} s")
     write(results)
     return 0

@@ -59,8 +59,12 @@ def correct(prompts, completions, answer, **kwargs):
 
 
 def fmt(completions, **kwargs):
-    return [round(sum(ch in "0123456789+-*= " for ch in c) / len(c), 4)
-            if any(ch.isdigit() for ch in c) else None for c in completions]
+    return [
+        round(sum(ch in "0123456789+-*= " for ch in c) / len(c), 4)
+        if any(ch.isdigit() for ch in c)
+        else None
+        for c in completions
+    ]
 
 
 #: What is timed per step (wall clock): the whole step (from one on_step_end to the next), the
@@ -105,10 +109,10 @@ class HookTimer:
 
     def __init__(self) -> None:
         self.calls: dict[str, list[float]] = {}  # kind -> seconds of hook work per call
-        self.steady = 0.0        # hook seconds after a run's second step (files already open)
-        self.steady_steps = 0    # steps those seconds cover
-        self._user = 0.0         # running total inside the user's reward functions
-        self._step_ends = 0      # on_step_end calls in the current run
+        self.steady = 0.0  # hook seconds after a run's second step (files already open)
+        self.steady_steps = 0  # steps those seconds cover
+        self._user = 0.0  # running total inside the user's reward functions
+        self._step_ends = 0  # on_step_end calls in the current run
 
     def new_run(self, steps: int) -> None:
         self._step_ends = 0
@@ -145,8 +149,17 @@ class HookTimer:
         return [t for times in self.calls.values() for t in times]
 
 
-def one_run(arm: str, *, steps: int, prompts: int, generations: int, completion_len: int,
-            seed: int, workdir: Path, timer: HookTimer | None = None) -> dict[str, Any]:
+def one_run(
+    arm: str,
+    *,
+    steps: int,
+    prompts: int,
+    generations: int,
+    completion_len: int,
+    seed: int,
+    workdir: Path,
+    timer: HookTimer | None = None,
+) -> dict[str, Any]:
     from datasets import Dataset
     from transformers import PrinterCallback, ProgressCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -157,20 +170,38 @@ def one_run(arm: str, *, steps: int, prompts: int, generations: int, completion_
 
     tokenizer = build_tiny_tokenizer()
     model = build_tiny_causal_lm(tokenizer, seed=seed)
-    dataset = Dataset.from_dict({
-        "prompt": [f"what is {a}+{b}?" for a, b in PROBLEMS],
-        "answer": [str(a + b) for a, b in PROBLEMS],
-        "task_id": [f"add-{a}-{b}" for a, b in PROBLEMS],
-    })
+    dataset = Dataset.from_dict(
+        {
+            "prompt": [f"what is {a}+{b}?" for a, b in PROBLEMS],
+            "answer": [str(a + b) for a, b in PROBLEMS],
+            "task_id": [f"add-{a}-{b}" for a, b in PROBLEMS],
+        }
+    )
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
-    no_ckpt = {("activation_checkpointing" if "activation_checkpointing" in fields
-                else "gradient_checkpointing"): False}
+    no_ckpt = {
+        (
+            "activation_checkpointing"
+            if "activation_checkpointing" in fields
+            else "gradient_checkpointing"
+        ): False
+    }
     out = Path(tempfile.mkdtemp(dir=workdir, prefix=f"{arm}-"))
     config = GRPOConfig(
-        output_dir=str(out / "out"), use_cpu=True, bf16=False, fp16=False, seed=seed, **no_ckpt,
-        num_generations=generations, per_device_train_batch_size=prompts * generations,
-        max_completion_length=completion_len, max_steps=steps, learning_rate=1e-2,
-        reward_weights=[1.0, 0.5], logging_steps=1, report_to="none", save_strategy="no",
+        output_dir=str(out / "out"),
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=seed,
+        **no_ckpt,
+        num_generations=generations,
+        per_device_train_batch_size=prompts * generations,
+        max_completion_length=completion_len,
+        max_steps=steps,
+        learning_rate=1e-2,
+        reward_weights=[1.0, 0.5],
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
         disable_tqdm=True,
     )
     clock = StepClock()
@@ -181,9 +212,15 @@ def one_run(arm: str, *, steps: int, prompts: int, generations: int, completion_
         recorder = Recorder(out / "evidence", run_id=out.name, phase="train")
         if timer is not None:  # the reward functions' own time is subtracted from the hooks'
             reward_funcs = [timer.timed(f, kind=None) for f in reward_funcs]
-        reward_funcs = record_rewards(reward_funcs, recorder=recorder, num_generations=generations,
-                                      weights=[1.0, 0.5], task_id_column="task_id",
-                                      eos_token_id=tokenizer.eos_token_id, model=model)
+        reward_funcs = record_rewards(
+            reward_funcs,
+            recorder=recorder,
+            num_generations=generations,
+            weights=[1.0, 0.5],
+            task_id_column="task_id",
+            eos_token_id=tokenizer.eos_token_id,
+            model=model,
+        )
         callback = EvotreeCallback(recorder)
         if timer is not None:
             for name in ("on_log", "on_step_end"):
@@ -191,13 +228,21 @@ def one_run(arm: str, *, steps: int, prompts: int, generations: int, completion_
             reward_funcs = [timer.timed(f, kind="reward wrapper") for f in reward_funcs]
         callbacks.append(callback)
     callbacks.append(clock.callback)
-    trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs, args=config,
-                          train_dataset=dataset, processing_class=tokenizer, callbacks=callbacks)
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=callbacks,
+    )
     for printer in (PrinterCallback, ProgressCallback):  # console output is noise, in both arms
         trainer.remove_callback(printer)
     trainer.train()
-    result = {"step_times": clock.step_times(),
-              "weights": [p.detach().clone() for p in model.parameters()]}
+    result = {
+        "step_times": clock.step_times(),
+        "weights": [p.detach().clone() for p in model.parameters()],
+    }
     if recorder is not None:
         recorder.close()
         result["rows"] = dict(recorder.rows)
@@ -211,19 +256,28 @@ def percentile(samples: list[float], q: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=15,
-                        help="repetitions of the three arms (bare, hooks, bare-again)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=15,
+        help="repetitions of the three arms (bare, hooks, bare-again)",
+    )
     parser.add_argument("--warmup", type=int, default=1, help="repetitions run first, discarded")
-    parser.add_argument("--timed-runs", type=int, default=5,
-                        help="runs that time the hooks directly")
+    parser.add_argument(
+        "--timed-runs", type=int, default=5, help="runs that time the hooks directly"
+    )
     parser.add_argument("--steps", type=int, default=10, help="optimizer steps per run")
     parser.add_argument("--prompts", type=int, default=2, help="prompts per step")
     parser.add_argument("--generations", type=int, default=4)
     parser.add_argument("--completion-len", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (1: the tiny model gains nothing from more, and a "
-                        "shared 2-core machine adds less noise)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (1: the tiny model gains nothing from more, and a "
+        "shared 2-core machine adds less noise)",
+    )
     parser.add_argument("--json", help="write the results here as JSON")
     args = parser.parse_args()
 
@@ -235,8 +289,13 @@ def main() -> int:
 
     check_trl_version()
     torch.set_num_threads(args.threads)
-    shape = {"steps": args.steps, "prompts": args.prompts, "generations": args.generations,
-             "completion_len": args.completion_len, "seed": args.seed}
+    shape = {
+        "steps": args.steps,
+        "prompts": args.prompts,
+        "generations": args.generations,
+        "completion_len": args.completion_len,
+        "seed": args.seed,
+    }
     # "bare-again" is an A/A control: its ratio to "bare" is the measurement's noise floor
     arms = ["bare", "hooks", "bare-again"]
     # per clock and arm: every measured step of every run; per clock: per-repetition ratios
@@ -251,20 +310,25 @@ def main() -> int:
             runs = {arm: one_run(arm, workdir=work, **shape) for arm in arms[shift:] + arms[:shift]}
             identical = identical and all(
                 torch.equal(a, b)
-                for a, b in zip(runs["bare"]["weights"], runs["hooks"]["weights"], strict=True))
+                for a, b in zip(runs["bare"]["weights"], runs["hooks"]["weights"], strict=True)
+            )
             if rep < args.warmup:
                 continue
             for clock in CLOCKS:
-                medians = {arm: statistics.median(r["step_times"][clock])
-                           for arm, r in runs.items()}
+                medians = {
+                    arm: statistics.median(r["step_times"][clock]) for arm, r in runs.items()
+                }
                 for arm in arms:
                     steps[clock][arm].extend(runs[arm]["step_times"][clock])
                 for arm, values in ratios[clock].items():
                     values.append(medians[arm] / medians["bare"])
             walls = {arm: statistics.median(runs[arm]["step_times"]["step"]) for arm in arms}
-            print(f"  repetition {rep + 1 - args.warmup}/{args.repeats}: median wall step "
-                  + ", ".join(f"{arm} {walls[arm] * 1e3:.1f} ms" for arm in arms),
-                  file=sys.stderr, flush=True)
+            print(
+                f"  repetition {rep + 1 - args.warmup}/{args.repeats}: median wall step "
+                + ", ".join(f"{arm} {walls[arm] * 1e3:.1f} ms" for arm in arms),
+                file=sys.stderr,
+                flush=True,
+            )
         for _ in range(args.timed_runs):
             timer.new_run(args.steps)
             rows = one_run("hooks", workdir=work, timer=timer, **shape)["rows"]
@@ -286,10 +350,15 @@ def main() -> int:
     total_steps = args.steps * args.timed_runs
     hook_mean = sum(calls) / total_steps  # every call, each run's first (set-up) calls included
     hook_steady = timer.steady / timer.steady_steps  # steps 3..N: evidence files already open
-    per_kind = {kind: {"calls_per_step": len(t) / total_steps,
-                       "us_per_step": sum(t) / total_steps * 1e6,
-                       "median_us": statistics.median(t) * 1e6, "max_us": max(t) * 1e6}
-                for kind, t in timer.calls.items()}
+    per_kind = {
+        kind: {
+            "calls_per_step": len(t) / total_steps,
+            "us_per_step": sum(t) / total_steps * 1e6,
+            "median_us": statistics.median(t) * 1e6,
+            "max_us": max(t) * 1e6,
+        }
+        for kind, t in timer.calls.items()
+    }
     result = {
         "target_overhead": TARGET,
         "command": ".venv/bin/python bench/bench_recorder_overhead.py " + " ".join(sys.argv[1:]),
@@ -298,40 +367,56 @@ def main() -> int:
         **summary,
         "hook_ms_per_step_mean": hook_mean * 1e3,
         "hook_ms_per_step_after_step_2": hook_steady * 1e3,
-        "hook_share_of_bare_step": {"all_steps": hook_mean / bare,
-                                    "after_step_2": hook_steady / bare},
+        "hook_share_of_bare_step": {
+            "all_steps": hook_mean / bare,
+            "after_step_2": hook_steady / bare,
+        },
         "hook_calls": per_kind,
         "evidence_rows_per_run": rows,
         "identical_weights": identical,
         "environment": {
-            "python": platform.python_version(), "platform": platform.platform(),
-            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "torch": torch.__version__, "transformers": transformers.__version__,
-            "trl": trl.__version__, "loadavg_at_end": os.getloadavg(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "trl": trl.__version__,
+            "loadavg_at_end": os.getloadavg(),
         },
     }
-    print(f"\nGRPO step of the tiny model ({args.prompts} prompts x {args.generations} "
-          f"completions of <= {args.completion_len} tokens, {args.steps} steps/run, "
-          f"{args.repeats} repetitions of bare / hooks / bare-again, torch threads "
-          f"{args.threads})")
+    print(
+        f"\nGRPO step of the tiny model ({args.prompts} prompts x {args.generations} "
+        f"completions of <= {args.completion_len} tokens, {args.steps} steps/run, "
+        f"{args.repeats} repetitions of bare / hooks / bare-again, torch threads "
+        f"{args.threads})"
+    )
     for clock in CLOCKS:
         info = summary[clock]
-        print(f"  {clock:8} time, median ms: " + ", ".join(
-            f"{arm} {ms:.3f}" for arm, ms in info["median_step_ms"].items())
-              + "; 10th percentile ms: " + ", ".join(
-            f"{arm} {ms:.3f}" for arm, ms in info["p10_step_ms"].items()))
+        print(
+            f"  {clock:8} time, median ms: "
+            + ", ".join(f"{arm} {ms:.3f}" for arm, ms in info["median_step_ms"].items())
+            + "; 10th percentile ms: "
+            + ", ".join(f"{arm} {ms:.3f}" for arm, ms in info["p10_step_ms"].items())
+        )
         for arm in ("hooks", "bare-again"):
             low, high = info["paired_ratio_range"][arm]
-            print(f"    {arm:10} / bare: ratio of medians {info['ratio_of_medians'][arm]:.4f}, "
-                  f"of 10th percentiles {info['ratio_of_p10'][arm]:.4f}, median paired ratio "
-                  f"{info['median_paired_ratio'][arm]:.4f} (range {low:.3f}..{high:.3f})"
-                  + ("   <- A/A: the noise floor" if arm == "bare-again" else ""))
-    print(f"  hooks' own time: {hook_mean * 1e3:.3f} ms/step = {hook_mean / bare:.2%} of the bare "
-          f"median step, over all steps; {hook_steady * 1e3:.3f} ms/step = "
-          f"{hook_steady / bare:.2%} after step 2 (steps 1-2 open the evidence files)")
+            print(
+                f"    {arm:10} / bare: ratio of medians {info['ratio_of_medians'][arm]:.4f}, "
+                f"of 10th percentiles {info['ratio_of_p10'][arm]:.4f}, median paired ratio "
+                f"{info['median_paired_ratio'][arm]:.4f} (range {low:.3f}..{high:.3f})"
+                + ("   <- A/A: the noise floor" if arm == "bare-again" else "")
+            )
+    print(
+        f"  hooks' own time: {hook_mean * 1e3:.3f} ms/step = {hook_mean / bare:.2%} of the bare "
+        f"median step, over all steps; {hook_steady * 1e3:.3f} ms/step = "
+        f"{hook_steady / bare:.2%} after step 2 (steps 1-2 open the evidence files)"
+    )
     for kind, info in per_kind.items():
-        print(f"    {kind:15}: {info['calls_per_step']:.1f} calls/step, {info['us_per_step']:.0f} "
-              f"us/step; per call median {info['median_us']:.0f} us, max {info['max_us']:.0f} us")
+        print(
+            f"    {kind:15}: {info['calls_per_step']:.1f} calls/step, {info['us_per_step']:.0f} "
+            f"us/step; per call median {info['median_us']:.0f} us, max {info['max_us']:.0f} us"
+        )
     print(f"  evidence per run: {rows['signals']} signal rows, {rows['rollouts']} rollout rows")
     print(f"  weights identical with and without hooks: {identical}")
     met = hook_mean / bare <= TARGET

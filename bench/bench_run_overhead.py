@@ -57,8 +57,15 @@ import benchlib  # noqa: E402  - isolates git's configuration first
 # its cache was last written (a cost of this machine's shared checkout, not of evotree)
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-SEGMENTS = ("startup_to_reserved", "reserved_to_started", "started_to_train", "train_to_eval",
-            "eval_to_ended", "ended_to_finished", "finished_to_exit")
+SEGMENTS = (
+    "startup_to_reserved",
+    "reserved_to_started",
+    "started_to_train",
+    "train_to_eval",
+    "eval_to_ended",
+    "ended_to_finished",
+    "finished_to_exit",
+)
 
 
 def _ts(text: str) -> float:
@@ -90,8 +97,11 @@ def events_of(repo: Path, run_id: str) -> dict[str, float]:
     for entry in ws.ledger.entries(limit=50):
         event = entry.event
         data = event.data or {}
-        ids = [r.get("run_id") for r in data.get("runs", [])] if event.kind == "run.reserved" else [
-            data.get("run_id")]
+        ids = (
+            [r.get("run_id") for r in data.get("runs", [])]
+            if event.kind == "run.reserved"
+            else [data.get("run_id")]
+        )
         if run_id in ids and event.kind in ("run.reserved", "run.started", "run.finished"):
             found.setdefault(event.kind, _ts(event.at))
     return found
@@ -121,15 +131,26 @@ def run_by_hand(repo: Path, record: dict[str, Any], scratch: Path) -> dict[str, 
     paths.root.mkdir(parents=True)
     export_tree(ws.git.repo, record["commit"], paths.candidate, exclude=list(cfg.eval.judge_paths))
     paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
-    plan = RunPlan(run_id=paths.root.name, version=record["version"], seed=record["seed"],
-                   commit=record["commit"], judge_commit=record["judge_commit"] or "",
-                   judge_version=record["judge_version"] or "",
-                   limits=RunLimits(**{k: record["limits"].get(k)
-                                       for k in ("wall_seconds", "max_steps", "max_episodes")}))
+    plan = RunPlan(
+        run_id=paths.root.name,
+        version=record["version"],
+        seed=record["seed"],
+        commit=record["commit"],
+        judge_commit=record["judge_commit"] or "",
+        judge_version=record["judge_version"] or "",
+        limits=RunLimits(
+            **{k: record["limits"].get(k) for k in ("wall_seconds", "max_steps", "max_episodes")}
+        ),
+    )
     extra = policy.extra_read_only()
-    spec = SandboxSpec(cwd=paths.candidate, read_only=(paths.root, *extra),
-                       read_write=(paths.candidate, paths.evidence_dir("train")),
-                       network=policy.train_network, limits=policy.limits, pass_env=policy.pass_env)
+    spec = SandboxSpec(
+        cwd=paths.candidate,
+        read_only=(paths.root, *extra),
+        read_write=(paths.candidate, paths.evidence_dir("train")),
+        network=policy.train_network,
+        limits=policy.limits,
+        pass_env=policy.pass_env,
+    )
     if policy.trace and can_trace():
         (paths.root / "trace").mkdir()
         spec = dataclasses.replace(spec, trace=paths.root / "trace" / "train.trace")
@@ -138,14 +159,23 @@ def run_by_hand(repo: Path, record: dict[str, Any], scratch: Path) -> dict[str, 
     paths.log("train", "out").parent.mkdir(parents=True, exist_ok=True)
     with open(paths.log("train", "out"), "wb") as out, open(paths.log("train", "err"), "wb") as err:
         start = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=paths.candidate, env=env, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=paths.candidate,
+            env=env,
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise RuntimeError(f"the by-hand train phase failed ({proc.returncode}): "
-                           f"{paths.log('train', 'err').read_text()[-500:]}")
+        raise RuntimeError(
+            f"the by-hand train phase failed ({proc.returncode}): "
+            f"{paths.log('train', 'err').read_text()[-500:]}"
+        )
     shutil.rmtree(paths.root, ignore_errors=True)
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime}
 
@@ -166,9 +196,18 @@ def one_rep(repo: Path, index: int, scratch: Path) -> dict[str, Any]:
     record = json.loads((repo / ".evotree" / "runs" / runs[0]["run_id"] / "run.json").read_text())
     train, judge = record["phases"]["train"], record["phases"]["eval"]
     ev = events_of(repo, record["run_id"])
-    points = [spawn, ev["run.reserved"], _ts(record["started_at"]), _ts(train["started_at"]),
-              _ts(train["ended_at"]), _ts(judge["started_at"]), _ts(judge["ended_at"]),
-              _ts(record["ended_at"]), ev["run.finished"], exited]
+    points = [
+        spawn,
+        ev["run.reserved"],
+        _ts(record["started_at"]),
+        _ts(train["started_at"]),
+        _ts(train["ended_at"]),
+        _ts(judge["started_at"]),
+        _ts(judge["ended_at"]),
+        _ts(record["ended_at"]),
+        ev["run.finished"],
+        exited,
+    ]
     # the phases' own spans are left out: segments are what lies between them
     pairs = ((0, 1), (1, 2), (2, 3), (4, 5), (6, 7), (7, 8), (8, 9))
     spans = [points[b] - points[a] for a, b in pairs]
@@ -176,11 +215,17 @@ def one_rep(repo: Path, index: int, scratch: Path) -> dict[str, Any]:
     phases_wall = train["wall_seconds"] + judge["wall_seconds"]
     phases_cpu = train["cpu_seconds"] + judge["cpu_seconds"]
     return {
-        "version": version, "run_id": record["run_id"], "load_1min": round(load, 2),
-        "run_wall": round(wall, 3), "run_cpu": round(cpu, 3),
-        "train_wall": train["wall_seconds"], "eval_wall": judge["wall_seconds"],
-        "train_cpu": train["cpu_seconds"], "eval_cpu": judge["cpu_seconds"],
-        "train_wall_by_hand": round(hand["wall"], 3), "train_cpu_by_hand": round(hand["cpu"], 3),
+        "version": version,
+        "run_id": record["run_id"],
+        "load_1min": round(load, 2),
+        "run_wall": round(wall, 3),
+        "run_cpu": round(cpu, 3),
+        "train_wall": train["wall_seconds"],
+        "eval_wall": judge["wall_seconds"],
+        "train_cpu": train["cpu_seconds"],
+        "eval_cpu": judge["cpu_seconds"],
+        "train_wall_by_hand": round(hand["wall"], 3),
+        "train_cpu_by_hand": round(hand["cpu"], 3),
         "own_wall": round(wall - phases_wall, 3),
         "own_wall_vs_hand": round(wall - hand["wall"] - judge["wall_seconds"], 3),
         "own_cpu": round(cpu - phases_cpu, 3),
@@ -195,12 +240,23 @@ def summarise(reps: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "reps": len(reps),
         "load_1min": [r["load_1min"] for r in reps],
-        **{f"median_{k}": med(k) for k in ("run_wall", "run_cpu", "train_wall", "eval_wall",
-                                            "train_wall_by_hand", "own_wall", "own_wall_vs_hand",
-                                            "own_cpu")},
+        **{
+            f"median_{k}": med(k)
+            for k in (
+                "run_wall",
+                "run_cpu",
+                "train_wall",
+                "eval_wall",
+                "train_wall_by_hand",
+                "own_wall",
+                "own_wall_vs_hand",
+                "own_cpu",
+            )
+        },
         "min_own_wall": round(min(r["own_wall"] for r in reps), 3),
-        "median_segments": {s: round(statistics.median(r["segments"][s] for r in reps), 3)
-                            for s in SEGMENTS},
+        "median_segments": {
+            s: round(statistics.median(r["segments"][s] for r in reps), 3) for s in SEGMENTS
+        },
     }
 
 

@@ -44,20 +44,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: F401  - isolates git's configuration first
 
 from evotree.core.config import SandboxSection
-from evotree.harness.sandbox import (SandboxPolicy, SandboxSpec, accounted, check_sandbox, copy_regular_files,
-                                     finish_trace, wrap)
+from evotree.harness.sandbox import (
+    SandboxPolicy,
+    SandboxSpec,
+    accounted,
+    check_sandbox,
+    copy_regular_files,
+    finish_trace,
+    wrap,
+)
 
 
 def _spec(run: Path) -> SandboxSpec:
     policy = SandboxPolicy.from_config(SandboxSection())
-    return SandboxSpec(cwd=run / "candidate", read_only=(run,),
-                       read_write=(run / "candidate", run / "evidence" / "train"), network=False, limits=policy.limits)
+    return SandboxSpec(
+        cwd=run / "candidate",
+        read_only=(run,),
+        read_write=(run / "candidate", run / "evidence" / "train"),
+        network=False,
+        limits=policy.limits,
+    )
 
 
 def _time(argv: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   start_new_session=True)
+    subprocess.run(
+        argv,
+        cwd=cwd,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     return time.perf_counter() - start
 
 
@@ -66,8 +84,14 @@ def _cpu_time(argv: list[str], cwd: Path, after: Any = None) -> tuple[float, flo
     the command (the trace's conversion), inside the wall time."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   start_new_session=True)
+    subprocess.run(
+        argv,
+        cwd=cwd,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     if after is not None:
         after()
     wall = time.perf_counter() - start
@@ -88,30 +112,46 @@ def startup(run: Path, starts: int, traced: bool = True) -> dict[str, Any]:
     }
     out: dict[str, Any] = {}
     for name, argv in cases.items():
-        kinds: dict[str, tuple[list[str], Any]] = {"plain": (argv, None), "sandbox": (accounted(wrap(spec, argv)), None)}
+        kinds: dict[str, tuple[list[str], Any]] = {
+            "plain": (argv, None),
+            "sandbox": (accounted(wrap(spec, argv)), None),
+        }
         if traced:
-            kinds["traced"] = (accounted(wrap(trace_spec, argv)), lambda: finish_trace(trace_spec, evidence))
+            kinds["traced"] = (
+                accounted(wrap(trace_spec, argv)),
+                lambda: finish_trace(trace_spec, evidence),
+            )
         walls: dict[str, list[float]] = {k: [] for k in kinds}
         cpus: dict[str, list[float]] = {k: [] for k in kinds}
         order = list(kinds)
         for i in range(starts + 2):
-            for kind in order[i % len(order):] + order[:i % len(order)]:
+            for kind in order[i % len(order) :] + order[: i % len(order)]:
                 cmd, after = kinds[kind]
                 wall, cpu = _cpu_time(cmd, run / "candidate", after)
                 if i >= 2:  # two warm-up rounds
                     walls[kind].append(wall)
                     cpus[kind].append(cpu)
         med = {k: statistics.median(v) for k, v in walls.items()}
-        row = {"plain_ms": round(med["plain"] * 1000, 2), "sandbox_ms": round(med["sandbox"] * 1000, 2),
-               "overhead_ms": round((med["sandbox"] - med["plain"]) * 1000, 2),
-               "sandbox_p90_ms": round(sorted(walls["sandbox"])[int(len(walls["sandbox"]) * 0.9)] * 1000, 2),
-               "plain_cpu_ms": round(statistics.median(cpus["plain"]) * 1000, 2),
-               "sandbox_cpu_ms": round(statistics.median(cpus["sandbox"]) * 1000, 2), "n": len(walls["sandbox"])}
+        row = {
+            "plain_ms": round(med["plain"] * 1000, 2),
+            "sandbox_ms": round(med["sandbox"] * 1000, 2),
+            "overhead_ms": round((med["sandbox"] - med["plain"]) * 1000, 2),
+            "sandbox_p90_ms": round(
+                sorted(walls["sandbox"])[int(len(walls["sandbox"]) * 0.9)] * 1000, 2
+            ),
+            "plain_cpu_ms": round(statistics.median(cpus["plain"]) * 1000, 2),
+            "sandbox_cpu_ms": round(statistics.median(cpus["sandbox"]) * 1000, 2),
+            "n": len(walls["sandbox"]),
+        }
         if traced:
-            row.update(traced_ms=round(med["traced"] * 1000, 2),
-                       traced_overhead_ms=round((med["traced"] - med["plain"]) * 1000, 2),
-                       traced_p90_ms=round(sorted(walls["traced"])[int(len(walls["traced"]) * 0.9)] * 1000, 2),
-                       traced_cpu_ms=round(statistics.median(cpus["traced"]) * 1000, 2))
+            row.update(
+                traced_ms=round(med["traced"] * 1000, 2),
+                traced_overhead_ms=round((med["traced"] - med["plain"]) * 1000, 2),
+                traced_p90_ms=round(
+                    sorted(walls["traced"])[int(len(walls["traced"]) * 0.9)] * 1000, 2
+                ),
+                traced_cpu_ms=round(statistics.median(cpus["traced"]) * 1000, 2),
+            )
         out[name] = row
     return out
 
@@ -132,8 +172,11 @@ def long_phase(run: Path, rounds: int, seconds: float) -> dict[str, Any]:
     spec = _spec(run)
     cases = {
         f"sleep {seconds:g}": ["bash", "-c", f"sleep {seconds:g}"],
-        f"~{seconds:g} s of Python arithmetic":
-            ["bash", "-c", f"{sys.executable} -c '{_WORK.format(n=_calibrate(seconds))}'"],
+        f"~{seconds:g} s of Python arithmetic": [
+            "bash",
+            "-c",
+            f"{sys.executable} -c '{_WORK.format(n=_calibrate(seconds))}'",
+        ],
     }
     out: dict[str, Any] = {}
     for name, argv in cases.items():
@@ -145,8 +188,13 @@ def long_phase(run: Path, rounds: int, seconds: float) -> dict[str, Any]:
             for kind, cmd in order:
                 (plain if kind == "plain" else boxed).append(_time(cmd, run / "candidate"))
         p, b = statistics.median(plain), statistics.median(boxed)
-        out[name] = {"plain_s": round(p, 3), "sandbox_s": round(b, 3), "overhead_pct": round((b - p) / p * 100, 2),
-                     "plain_all": [round(x, 3) for x in plain], "sandbox_all": [round(x, 3) for x in boxed]}
+        out[name] = {
+            "plain_s": round(p, 3),
+            "sandbox_s": round(b, 3),
+            "overhead_pct": round((b - p) / p * 100, 2),
+            "plain_all": [round(x, 3) for x in plain],
+            "sandbox_all": [round(x, 3) for x in boxed],
+        }
     return out
 
 
@@ -158,7 +206,7 @@ def judge_copy(base: Path, files: int) -> dict[str, Any]:
     (src / "output" / "model.safetensors").write_bytes(os.urandom(64 * 2**20))
     mine, theirs = [], []
     for i in range(3):
-        for kind in (("mine", "theirs") if i % 2 == 0 else ("theirs", "mine")):
+        for kind in ("mine", "theirs") if i % 2 == 0 else ("theirs", "mine"):
             dst = base / f"copy-{kind}-{i}"
             start = time.perf_counter()
             if kind == "mine":
@@ -168,9 +216,12 @@ def judge_copy(base: Path, files: int) -> dict[str, Any]:
                 shutil.copytree(src, dst, symlinks=True)
             (mine if kind == "mine" else theirs).append(time.perf_counter() - start)
             shutil.rmtree(dst)
-    return {"files": files + 1, "mib": round((files * 10_240 + 64 * 2**20) / 2**20, 1),
-            "copy_regular_files_s": round(statistics.median(mine), 3),
-            "shutil_copytree_s": round(statistics.median(theirs), 3)}
+    return {
+        "files": files + 1,
+        "mib": round((files * 10_240 + 64 * 2**20) / 2**20, 1),
+        "copy_regular_files_s": round(statistics.median(mine), 3),
+        "shutil_copytree_s": round(statistics.median(theirs), 3),
+    }
 
 
 def main() -> None:
@@ -180,8 +231,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--startup-only", action="store_true",
-                        help="only the start-up (item 1), written with the target, figure and verdict")
+    parser.add_argument(
+        "--startup-only",
+        action="store_true",
+        help="only the start-up (item 1), written with the target, figure and verdict",
+    )
     args = parser.parse_args()
     status = check_sandbox()
     if not status.ok:
@@ -191,9 +245,15 @@ def main() -> None:
         (run / "candidate").mkdir(parents=True)
         (run / "evidence" / "train").mkdir(parents=True)
         result: dict[str, Any] = {
-            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg(),
-                        "bwrap": status.version, "check_ms": status.startup_ms, "uid": os.getuid(),
-                        "kernel": platform.release()},
+            "machine": {
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "load": os.getloadavg(),
+                "bwrap": status.version,
+                "check_ms": status.startup_ms,
+                "uid": os.getuid(),
+                "kernel": platform.release(),
+            },
             "startup": startup(run, args.starts),
         }
         if not args.startup_only:
@@ -204,14 +264,20 @@ def main() -> None:
     result = {
         "bench": "sandbox_startup",
         "target": "the phase sandbox's start-up (sandboxed minus plain, bash -c true, median) <= 50 ms",
-        "figure": (f"{true['overhead_ms']:.1f} ms (sandbox {true['sandbox_ms']:.1f} ms, p90 {true['sandbox_p90_ms']:.1f} ms, "
-                   f"plain {true['plain_ms']:.1f} ms); under the runtime trace {true.get('traced_overhead_ms', 0):.1f} ms"),
+        "figure": (
+            f"{true['overhead_ms']:.1f} ms (sandbox {true['sandbox_ms']:.1f} ms, p90 {true['sandbox_p90_ms']:.1f} ms, "
+            f"plain {true['plain_ms']:.1f} ms); under the runtime trace {true.get('traced_overhead_ms', 0):.1f} ms"
+        ),
         "verdict": "met" if true["overhead_ms"] <= 50 else "not met",
         "script": "bench/bench_sandbox.py",
         "command": "python " + " ".join(["bench/bench_sandbox.py", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                 cwd=Path(__file__).resolve().parents[1]).stdout.strip(),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        ).stdout.strip(),
         **result,
     }
     text = json.dumps(result, indent=1)

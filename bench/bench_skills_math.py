@@ -58,17 +58,26 @@ def _sql(repo: Path, query: str) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--skills", nargs="*", default=None, help="default: every skill that applies to math")
+    parser.add_argument(
+        "--skills", nargs="*", default=None, help="default: every skill that applies to math"
+    )
     parser.add_argument("--json", dest="json_path", default=None)
     parser.add_argument("--memory-out", default=None)
-    parser.add_argument("--keep", default=None, help="make the workspace here (kept) instead of a temp folder")
-    parser.add_argument("--train-ops", default=None,
-                        help='the train problems\' operators, e.g. "+,-,*" (the judge keeps + and -): '
-                             "multiplication facts the warm model cannot answer make many dead groups, "
-                             "the setting where EvoTrainer's StdGroupFilter gains came from")
+    parser.add_argument(
+        "--keep", default=None, help="make the workspace here (kept) instead of a temp folder"
+    )
+    parser.add_argument(
+        "--train-ops",
+        default=None,
+        help='the train problems\' operators, e.g. "+,-,*" (the judge keeps + and -): '
+        "multiplication facts the warm model cannot answer make many dead groups, "
+        "the setting where EvoTrainer's StdGroupFilter gains came from",
+    )
     args = parser.parse_args()
 
     from evotree.skills import get_skill, list_skills
@@ -99,11 +108,27 @@ def main() -> int:
     results: list[dict[str, Any]] = []
     for name in names:
         params = get_skill(name).defaults()
-        proc = benchlib.evotree(repo, "branch", "--from", "v0", "--skill", name, "-m", f"{name} (defaults)",
-                                "--json", check=False)
+        proc = benchlib.evotree(
+            repo,
+            "branch",
+            "--from",
+            "v0",
+            "--skill",
+            name,
+            "-m",
+            f"{name} (defaults)",
+            "--json",
+            check=False,
+        )
         if proc.returncode != 0:
-            results.append({"skill": name, "params": params, "applies": False,
-                            "why": (proc.stderr or proc.stdout).strip()[-300:]})
+            results.append(
+                {
+                    "skill": name,
+                    "params": params,
+                    "applies": False,
+                    "why": (proc.stderr or proc.stdout).strip()[-300:],
+                }
+            )
             print(f"{name}: not applied ({proc.returncode})", flush=True)
             continue
         version = json.loads(proc.stdout)["id"]
@@ -111,23 +136,35 @@ def main() -> int:
         benchlib.evotree(repo, "run", version, "--seeds", seeds, "--jobs", str(args.jobs))
         cmp = _json(repo, "compare", "v0", version)
         row: dict[str, Any] = {
-            "skill": name, "version": version, "params": params, "applies": True,
-            "delta": cmp["delta"], "ci": cmp["ci"], "p_value": cmp["p_value"],
-            "mean_v0": cmp["mean_a"], "mean_skill": cmp["mean_b"],
-            "n_seeds": cmp.get("n_seeds"), "unit": cmp.get("unit"),
+            "skill": name,
+            "version": version,
+            "params": params,
+            "applies": True,
+            "delta": cmp["delta"],
+            "ci": cmp["ci"],
+            "p_value": cmp["p_value"],
+            "mean_v0": cmp["mean_a"],
+            "mean_skill": cmp["mean_b"],
+            "n_seeds": cmp.get("n_seeds"),
+            "unit": cmp.get("unit"),
             "train_s": _train_seconds(repo, version),
         }
         if name == "StdGroupFilter":
-            rows = _sql(repo, "SELECT metric, sum(value) AS total FROM signals WHERE version = "
-                              f"'{version}' AND metric LIKE 'skill/StdGroupFilter/%' GROUP BY metric")
+            rows = _sql(
+                repo,
+                "SELECT metric, sum(value) AS total FROM signals WHERE version = "
+                f"'{version}' AND metric LIKE 'skill/StdGroupFilter/%' GROUP BY metric",
+            )
             totals = {r["metric"].rsplit("/", 1)[1]: r["total"] for r in rows}
             row["generation"] = totals
         significant = cmp["ci"][0] > 0
         row["significant_gain"] = significant
         if not significant:
-            reason = (f"{name} (default parameters) on the math domain's defaults: no significant gain over v0, "
-                      f"Δ {cmp['delta']:+.4f} validation Avg@8, 95 % CI [{cmp['ci'][0]:+.4f}, {cmp['ci'][1]:+.4f}], "
-                      f"one-sided p {cmp['p_value']:.3g}, {args.seeds} seeds each (bench/bench_skills_math.py)")
+            reason = (
+                f"{name} (default parameters) on the math domain's defaults: no significant gain over v0, "
+                f"Δ {cmp['delta']:+.4f} validation Avg@8, 95 % CI [{cmp['ci'][0]:+.4f}, {cmp['ci'][1]:+.4f}], "
+                f"one-sided p {cmp['p_value']:.3g}, {args.seeds} seeds each (bench/bench_skills_math.py)"
+            )
             benchlib.evotree(repo, "abandon", version, "--reason", reason)
             row["recorded"] = "negative evidence (abandoned)"
         else:
@@ -136,21 +173,36 @@ def main() -> int:
         print(json.dumps(row), flush=True)
     if args.memory_out:
         benchlib.evotree(repo, "memory", "export", str(Path(args.memory_out).resolve()))
-    doc = {"seeds": args.seeds, "train_ops": args.train_ops, "v0_train_s": base_train, "skills": results,
-           "seconds": time.time() - started, "machine": platform.platform(),
-           "command": " ".join(sys.argv), "workspace": str(repo)}
+    doc = {
+        "seeds": args.seeds,
+        "train_ops": args.train_ops,
+        "v0_train_s": base_train,
+        "skills": results,
+        "seconds": time.time() - started,
+        "machine": platform.platform(),
+        "command": " ".join(sys.argv),
+        "workspace": str(repo),
+    }
     if args.json_path:
         Path(args.json_path).write_text(json.dumps(doc, indent=2) + "\n")
-    print("\n| skill (defaults) | Δ validation Avg@8 vs v0 | 95 % CI | one-sided p | train CPU time vs v0 | recorded |")
+    print(
+        "\n| skill (defaults) | Δ validation Avg@8 vs v0 | 95 % CI | one-sided p | train CPU time vs v0 | recorded |"
+    )
     print("|---|---:|---|---:|---:|---|")
     v0_med = statistics.median(base_train) if base_train else float("nan")
     for r in results:
         if not r.get("applies"):
             print(f"| {r['skill']} | — | — | — | — | not applicable: {r['why'][:80]} |")
             continue
-        ratio = statistics.median(r["train_s"]) / v0_med if r["train_s"] and base_train else float("nan")
-        print(f"| {r['skill']} | {r['delta']:+.4f} | [{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}] | {r['p_value']:.3g} "
-              f"| {ratio:.2f}× | {r['recorded']} |")
+        ratio = (
+            statistics.median(r["train_s"]) / v0_med
+            if r["train_s"] and base_train
+            else float("nan")
+        )
+        print(
+            f"| {r['skill']} | {r['delta']:+.4f} | [{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}] | {r['p_value']:.3g} "
+            f"| {ratio:.2f}× | {r['recorded']} |"
+        )
     return 0
 
 

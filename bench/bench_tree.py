@@ -165,7 +165,9 @@ def main() -> int:
             from evotree.verbs.schemas import load_schema
 
             jsonschema.validate(data, load_schema("tree"))
-            info["schema_check"] = "tree --json output validates against the schema derived from its result type"
+            info["schema_check"] = (
+                "tree --json output validates against the schema derived from its result type"
+            )
         except ImportError:
             info["schema_check"] = "skipped (jsonschema not installed)"
         del data, out

@@ -42,15 +42,23 @@ from loopsim import Action, LoopInfo, LoopState, Outcome, State
 __all__ = ["EvotreeGate", "make"]
 
 #: the defaults of ``[gates]`` and ``[budget]`` (evotree/core/config.py), as gates builds them
-SHIPPED = ScoreRule(min_delta=0.002, alpha=0.025, min_tasks=20, min_seeds=1, max_runs=20,
-                    champion_seeds=4)
+SHIPPED = ScoreRule(
+    min_delta=0.002, alpha=0.025, min_tasks=20, min_seeds=1, max_runs=20, champion_seeds=4
+)
 
 
 class EvotreeGate:
     """The shipped score gate behind loopsim's rule interface (module doc)."""
 
-    def __init__(self, rule: ScoreRule = SHIPPED, *, champion_budget: bool = True,
-                 patience: int = 0, futility: int = 0, name: str | None = None) -> None:
+    def __init__(
+        self,
+        rule: ScoreRule = SHIPPED,
+        *,
+        champion_budget: bool = True,
+        patience: int = 0,
+        futility: int = 0,
+        name: str | None = None,
+    ) -> None:
         self.rule = rule
         self.champion_budget = champion_budget
         self.patience = patience
@@ -62,10 +70,10 @@ class EvotreeGate:
     # ------------------------------------------------------------------ loop-level memory
     def start_loop(self, info: LoopInfo | None) -> None:
         """Forget the last loop's tree."""
-        self.terms: list[SpreadTerm] = []       # finished versions of this loop's tree
-        self.pending: list[Action] = []         # the rest of the seeds the gate asked for
-        self.last: State | None = None          # the last state seen of the proposal in hand
-        self.missed = 0                         # proposals in a row not passed
+        self.terms: list[SpreadTerm] = []  # finished versions of this loop's tree
+        self.pending: list[Action] = []  # the rest of the seeds the gate asked for
+        self.last: State | None = None  # the last state seen of the proposal in hand
+        self.missed = 0  # proposals in a row not passed
         self.promoted = False
 
     def end_proposal(self, outcome: Outcome) -> None:
@@ -95,7 +103,7 @@ class EvotreeGate:
         if self.pending:
             return self.pending.pop(0)
         rule = self.rule
-        since = state.champion_task_scores[state.champion_runs_as_candidate:]
+        since = state.champion_task_scores[state.champion_runs_as_candidate :]
         if not state.candidate_task_scores:
             self.pending = [Action.run_candidate(rule.seeds_needed)]
             if len(since) < rule.champion_seeds:
@@ -105,8 +113,9 @@ class EvotreeGate:
             return Action.run_champion(rule.champion_seeds)
         a, b = np.vstack(since), np.vstack(state.candidate_task_scores)
         spread = pooled_spread([*self.terms, spread_term(a), spread_term(b)])
-        diff = difference(a, b, spread=spread, confidence=1 - 2 * rule.alpha,
-                          threshold=rule.min_delta)
+        diff = difference(
+            a, b, spread=spread, confidence=1 - 2 * rule.alpha, threshold=rule.min_delta
+        )
         left = max(0, rule.max_runs - len(since)) if self.champion_budget else None
         decision = decide_score(diff, rule, champion_runs_left=left)
         self.verdicts[decision.verdict] = self.verdicts.get(decision.verdict, 0) + 1

@@ -69,14 +69,25 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--proposals", type=int, default=30)
     p.add_argument("--seed", type=_ints, default=(0,), help="one seed or a comma list")
     p.add_argument("--noise", type=_floats, default=(1.0, 2.0), help="seed-noise multipliers")
-    p.add_argument("--first-loops", type=int, default=2000,
-                   help="extra loops per seed judging one neutral first proposal")
+    p.add_argument(
+        "--first-loops",
+        type=int,
+        default=2000,
+        help="extra loops per seed judging one neutral first proposal",
+    )
     p.add_argument("--cap", type=int, default=40, help="runs one proposal may spend")
     p.add_argument("--budget", type=int, default=0, help="runs per loop (0: 20 per proposal)")
-    p.add_argument("--baselines", default="",
-                   help="extra fixed greedy k's, e.g. 2,4,8; 'seq' adds the example rule")
-    p.add_argument("--stats-loops", type=int, default=200,
-                   help="loops used to measure the world (run SD, pool bias)")
+    p.add_argument(
+        "--baselines",
+        default="",
+        help="extra fixed greedy k's, e.g. 2,4,8; 'seq' adds the example rule",
+    )
+    p.add_argument(
+        "--stats-loops",
+        type=int,
+        default=200,
+        help="loops used to measure the world (run SD, pool bias)",
+    )
     p.add_argument("--json", required=True, help="where to write the full results")
     p.add_argument("--record", help="also write a bench/results summary record here")
     return p.parse_args(argv)
@@ -92,21 +103,28 @@ def main(argv: list[str] | None = None) -> int:
             factories[SequentialMargin().name] = SequentialMargin
             match.append(SequentialMargin().name)
         elif item:
-            factories[f"greedy-{int(item)}"] = (lambda k=int(item): GreedyK(k))
+            factories[f"greedy-{int(item)}"] = lambda k=int(item): GreedyK(k)
     if args.rule:
         factory = load_factory(args.rule, json.loads(args.rule_kwargs))
         name = args.name or getattr(factory(), "name", args.rule)
         factories = {name: factory, **factories}
         match.insert(0, name)
-    setup = Setup(loops=args.loops, proposals=args.proposals, seeds=args.seed,
-                  proposal_cap=args.cap, loop_budget=args.budget, first_loops=args.first_loops)
+    setup = Setup(
+        loops=args.loops,
+        proposals=args.proposals,
+        seeds=args.seed,
+        proposal_cap=args.cap,
+        loop_budget=args.budget,
+        first_loops=args.first_loops,
+    )
     world = WorldConfig()
     started = time.perf_counter()
     results = evaluate(factories, world, setup, args.noise, match=match)
     out = {
         "script": "bench/loopsim_run.py",
         "command": shlex.join([".venv/bin/python", "bench/loopsim_run.py", *sys.argv[1:]])
-        if argv is None else "loopsim_run.main(" + repr(argv) + ")",
+        if argv is None
+        else "loopsim_run.main(" + repr(argv) + ")",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
         "commit": _commit(),
         "setup": {**setup.__dict__, "loop_budget": setup.budget},
@@ -130,8 +148,13 @@ def _plain(value: Any) -> Any:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
-                              capture_output=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            text=True,
+            capture_output=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -146,11 +169,13 @@ def table(out: dict[str, Any]) -> str:
     """The results as markdown tables, one per noise level."""
     lines = []
     for noise, block in out["results"].items():
-        lines += [f"\n### {noise} seed noise\n",
-                  "| rule | neutral promoted, tree % | neutral promoted, clean first % | "
-                  "below peak % | deadlocks | final true gain | ceiling share | runs/loop | "
-                  "share per 100 runs | champion runs % |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"\n### {noise} seed noise\n",
+            "| rule | neutral promoted, tree % | neutral promoted, clean first % | "
+            "below peak % | deadlocks | final true gain | ceiling share | runs/loop | "
+            "share per 100 runs | champion runs % |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for name, row in block["rules"].items():
             share, per100 = row["ceiling_share"], row["ceiling_share_per_100_runs"]
             champ = row["champion_run_share"]
@@ -161,10 +186,15 @@ def table(out: dict[str, Any]) -> str:
                 f"{share['mean']:.3f} [{share['lo']:.3f}, {share['hi']:.3f}] | "
                 f"{row['runs_per_loop']:.1f} | "
                 + (f"{per100['mean']:.3f}" if per100["mean"] is not None else "—")
-                + " | " + (f"{100 * champ:.0f}" if champ is not None else "—") + " |")
+                + " | "
+                + (f"{100 * champ:.0f}" if champ is not None else "—")
+                + " |"
+            )
         if block["matched_greedy"]:
-            lines.append("\nGreedy-k at equal runs: " + ", ".join(
-                f"{rule} ↔ {k}" for rule, k in block["matched_greedy"].items()))
+            lines.append(
+                "\nGreedy-k at equal runs: "
+                + ", ".join(f"{rule} ↔ {k}" for rule, k in block["matched_greedy"].items())
+            )
     return "\n".join(lines)
 
 
@@ -174,15 +204,22 @@ def record(out: dict[str, Any]) -> dict[str, Any]:
     neutral = "/".join(f"{100 * r['neutral_promoted_tree']['rate']:.1f}" for r in rows)
     below = "/".join(f"{100 * r['below_peak']['rate']:.1f}" for r in rows)
     share = "/".join(f"{r['ceiling_share']['mean']:.2f}" for r in rows)
-    figure = (f"greedy-1 at {'/'.join(out['results'])} noise: neutral promoted {neutral} %, "
-              f"below peak {below} %, ceiling share {share}")
+    figure = (
+        f"greedy-1 at {'/'.join(out['results'])} noise: neutral promoted {neutral} %, "
+        f"below peak {below} %, ceiling share {share}"
+    )
     setup = out["setup"]
     return {
         "benchmark": "Independent loop simulator: baseline promotion rules",
-        "script": out["script"], "command": out["command"], "date": out["date"],
-        "commit": out["commit"], "page": "docs/benchmarks/loopsim.md",
-        "target": (f"baselines measured on an independent loop world ({setup['loops']} loops x "
-                   f"{setup['proposals']} proposals x {len(setup['seeds'])} seeds)"),
+        "script": out["script"],
+        "command": out["command"],
+        "date": out["date"],
+        "commit": out["commit"],
+        "page": "docs/benchmarks/loopsim.md",
+        "target": (
+            f"baselines measured on an independent loop world ({setup['loops']} loops x "
+            f"{setup['proposals']} proposals x {len(setup['seeds'])} seeds)"
+        ),
         "figure": figure,
         "verdict": "measured",
         "full": out,

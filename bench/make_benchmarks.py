@@ -75,14 +75,26 @@ def rows_of(path: Path) -> list[Row]:
             raise RecordError(f"{where}: each target must be an object")
         cells = {key: _text(item.get(key), where, key) for key in ("target", "figure", "verdict")}
         if cells["verdict"] not in VERDICTS:
-            raise RecordError(f"{where}: verdict must be one of {VERDICTS}, "
-                              f"actually: {cells['verdict']!r}")
+            raise RecordError(
+                f"{where}: verdict must be one of {VERDICTS}, actually: {cells['verdict']!r}"
+            )
         for key in ("target", "figure"):
             if len(cells[key]) > MAX_CELL:
-                raise RecordError(f"{where}: '{key}' has {len(cells[key])} characters (at most "
-                                  f"{MAX_CELL}): put the detail on {meta['page']}")
-        rows.append(Row(cells["target"], cells["figure"], cells["verdict"], meta["script"],
-                        meta["date"], meta["page"], where))
+                raise RecordError(
+                    f"{where}: '{key}' has {len(cells[key])} characters (at most "
+                    f"{MAX_CELL}): put the detail on {meta['page']}"
+                )
+        rows.append(
+            Row(
+                cells["target"],
+                cells["figure"],
+                cells["verdict"],
+                meta["script"],
+                meta["date"],
+                meta["page"],
+                where,
+            )
+        )
     return rows
 
 
@@ -121,8 +133,11 @@ def render(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when BENCHMARKS.md differs from what the records say")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when BENCHMARKS.md differs from what the records say",
+    )
     args = parser.parse_args(argv)
     try:
         text = render(collect())

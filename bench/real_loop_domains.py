@@ -36,8 +36,11 @@ from evotree.verbs.autopilot import Knob, Proposal, apply_proposal
 
 GYM_ENVS = ("Acrobot-v1", "MountainCarContinuous-v0", "HalfCheetah-v5")
 #: the math recipe's knobs: (low, high, step); the v0 values are the shrunk recipe's below
-MATH_KNOBS = {"learning_rate": (1e-4, 2.1e-3, 4e-4), "num_generations": (2, 8, 2),
-              "temperature": (0.6, 1.4, 0.2)}
+MATH_KNOBS = {
+    "learning_rate": (1e-4, 2.1e-3, 4e-4),
+    "num_generations": (2, 8, 2),
+    "temperature": (0.6, 1.4, 0.2),
+}
 #: autoresearch's knobs: LR (0.0002 is too small for a budget of seconds), INIT_SCALE (no help)
 AUTORESEARCH_KNOBS = {"LR": (2e-4, 1.4e-3, 4e-4), "INIT_SCALE": (0.7, 1.3, 0.1)}
 #: hidden seeds of the math judge (validation, held-out): fixed in advance, in the judge's range
@@ -55,21 +58,39 @@ def new_repo(path: Path) -> Path:
     return path
 
 
-def autopilot_section(text: str, recipe: str, knobs: dict[str, tuple[float, float, float]],
-                      *, max_proposals: int, patience: int, seed: int) -> str:
+def autopilot_section(
+    text: str,
+    recipe: str,
+    knobs: dict[str, tuple[float, float, float]],
+    *,
+    max_proposals: int,
+    patience: int,
+    seed: int,
+) -> str:
     """``text`` (an evotree.toml) with its ``[autopilot]`` set to ``knobs`` over ``recipe``
     (the template's section replaced, or a new one appended)."""
     if "\n[autopilot]\n" in text:
         head, _, _ = text.partition("\n[autopilot]\n")
         # keep what follows the template's section (its commented [interventions])
         tail = text.split("\n[autopilot]\n", 1)[1]
-        rest = tail[tail.index("\n# [interventions]"):] if "\n# [interventions]" in tail else ""
+        rest = tail[tail.index("\n# [interventions]") :] if "\n# [interventions]" in tail else ""
         text = head + "\n" + rest
-    lines = ["", "[autopilot]", f'recipe = "{recipe}"', f"max_proposals = {max_proposals}",
-             f"patience = {patience}", f"seed = {seed}"]
+    lines = [
+        "",
+        "[autopilot]",
+        f'recipe = "{recipe}"',
+        f"max_proposals = {max_proposals}",
+        f"patience = {patience}",
+        f"seed = {seed}",
+    ]
     for name, (low, high, step) in knobs.items():
-        lines += ["", f"[autopilot.knobs.{name}]", f"low = {low!r}", f"high = {high!r}",
-                  f"step = {step!r}"]
+        lines += [
+            "",
+            f"[autopilot.knobs.{name}]",
+            f"low = {low!r}",
+            f"high = {high!r}",
+            f"step = {step!r}",
+        ]
     return text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
 
 
@@ -81,8 +102,11 @@ def apply_text(text: str, recipe: str, proposal: Proposal, knobs: dict[str, Knob
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / recipe
         path.write_text(text)
-        apply_proposal(Proposal(proposal.key, proposal.kind, proposal.summary, dict(proposal.data)),
-                       Path(folder), knobs)
+        apply_proposal(
+            Proposal(proposal.key, proposal.kind, proposal.summary, dict(proposal.data)),
+            Path(folder),
+            knobs,
+        )
         new = path.read_text()
     return None if new == text else new
 
@@ -104,18 +128,28 @@ class Domain:
 
     @property
     def knobs(self) -> dict[str, Knob]:
-        return {name: Knob(name, float(lo), float(hi), float(st), self.recipe)
-                for name, (lo, hi, st) in self.knob_ranges.items()}
+        return {
+            name: Knob(name, float(lo), float(hi), float(st), self.recipe)
+            for name, (lo, hi, st) in self.knob_ranges.items()
+        }
 
-    def workspace(self, path: Path, signers: list[str], *, seed: int = 0, max_proposals: int = 8,
-                  patience: int = 3) -> dict[str, Any]:
+    def workspace(
+        self,
+        path: Path,
+        signers: list[str],
+        *,
+        seed: int = 0,
+        max_proposals: int = 8,
+        patience: int = 3,
+    ) -> dict[str, Any]:
         """A fresh workspace of this domain at ``path`` (v0 = :attr:`start`), initialized."""
         return self.make(new_repo(path), signers, seed, max_proposals, patience)
 
 
 # ---------------------------------------------------------------------------- gym
-def gym_domain(*, epsilon: float, validation: int, heldout: int, judge_seed: int,
-               neutral: float = 0.01) -> Domain:
+def gym_domain(
+    *, epsilon: float, validation: int, heldout: int, judge_seed: int, neutral: float = 0.01
+) -> Domain:
     """Three Core-16 environments with a parameterized policy (module doc)."""
     from evotree.api import init as evotree_init
     from evotree.demo import GYM_KNOBS, gym_files, gym_policy
@@ -123,19 +157,42 @@ def gym_domain(*, epsilon: float, validation: int, heldout: int, judge_seed: int
     start = gym_policy(EPSILON=epsilon)
     ranges = {name: spec for env in GYM_ENVS for name, spec in GYM_KNOBS[env].items()}
 
-    def make(repo: Path, signers: list[str], seed: int, max_proposals: int, patience: int
-             ) -> dict[str, Any]:
-        judge = gym_files(repo, GYM_ENVS, policy=start, validation=validation, heldout=heldout,
-                          train=1, max_proposals=max_proposals, patience=patience, seed=seed,
-                          judge_seed=judge_seed)
+    def make(
+        repo: Path, signers: list[str], seed: int, max_proposals: int, patience: int
+    ) -> dict[str, Any]:
+        judge = gym_files(
+            repo,
+            GYM_ENVS,
+            policy=start,
+            validation=validation,
+            heldout=heldout,
+            train=1,
+            max_proposals=max_proposals,
+            patience=patience,
+            seed=seed,
+            judge_seed=judge_seed,
+        )
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "gym workspace")
         evotree_init(repo, domain="gym", signers=signers)
         return judge
 
-    return Domain("gym", "policy.py", ranges, start, neutral, make, 20,
-                  {"envs": list(GYM_ENVS), "epsilon": epsilon, "validation_episodes": validation,
-                   "heldout_episodes": heldout, "judge_seed": judge_seed})
+    return Domain(
+        "gym",
+        "policy.py",
+        ranges,
+        start,
+        neutral,
+        make,
+        20,
+        {
+            "envs": list(GYM_ENVS),
+            "epsilon": epsilon,
+            "validation_episodes": validation,
+            "heldout_episodes": heldout,
+            "judge_seed": judge_seed,
+        },
+    )
 
 
 # ---------------------------------------------------------------------------- math
@@ -145,8 +202,11 @@ def math_recipe(*, steps: int, batch: int = 24, generations: int = 4) -> str:
     from evotree.domains.math.templates import RECIPE_TOML
 
     text = RECIPE_TOML
-    for key, value in (("max_steps", steps), ("per_device_train_batch_size", batch),
-                       ("num_generations", generations)):
+    for key, value in (
+        ("max_steps", steps),
+        ("per_device_train_batch_size", batch),
+        ("num_generations", generations),
+    ):
         text, n = re.subn(rf"(?m)^{key} = \d+$", f"{key} = {value}", text, count=1)
         assert n == 1, key
     return text
@@ -161,10 +221,17 @@ def math_domain(*, steps: int, neutral: float = 0.01) -> Domain:
 
     start = math_recipe(steps=steps)
 
-    def make(repo: Path, signers: list[str], seed: int, max_proposals: int, patience: int
-             ) -> dict[str, Any]:
-        text = autopilot_section(render_template("math"), "recipe.toml", MATH_KNOBS,
-                                 max_proposals=max_proposals, patience=patience, seed=seed)
+    def make(
+        repo: Path, signers: list[str], seed: int, max_proposals: int, patience: int
+    ) -> dict[str, Any]:
+        text = autopilot_section(
+            render_template("math"),
+            "recipe.toml",
+            MATH_KNOBS,
+            max_proposals=max_proposals,
+            patience=patience,
+            seed=seed,
+        )
         (repo / "evotree.toml").write_text(text)
         (repo / "recipe.toml").write_text(start)
         (repo / "judge").mkdir()
@@ -174,9 +241,21 @@ def math_domain(*, steps: int, neutral: float = 0.01) -> Domain:
         evotree_init(repo, domain="math", signers=signers)
         return {}
 
-    return Domain("math", "recipe.toml", dict(MATH_KNOBS), start, neutral, make, 20,
-                  {"max_steps": steps, "per_device_train_batch_size": 24, "num_generations": 4,
-                   "judge_seeds": list(MATH_JUDGE_SEEDS)})
+    return Domain(
+        "math",
+        "recipe.toml",
+        dict(MATH_KNOBS),
+        start,
+        neutral,
+        make,
+        20,
+        {
+            "max_steps": steps,
+            "per_device_train_batch_size": 24,
+            "num_generations": 4,
+            "judge_seeds": list(MATH_JUDGE_SEEDS),
+        },
+    )
 
 
 # ---------------------------------------------------------------------------- autoresearch
@@ -189,12 +268,19 @@ def autoresearch_domain(*, budget: float, neutral: float = 0.01) -> Domain:
     files = example_files(budget, seeds=AUTORESEARCH_JUDGE_SEEDS)
     start = files["train.py"]
 
-    def make(repo: Path, signers: list[str], seed: int, max_proposals: int, patience: int
-             ) -> dict[str, Any]:
+    def make(
+        repo: Path, signers: list[str], seed: int, max_proposals: int, patience: int
+    ) -> dict[str, Any]:
         for rel, text in files.items():
             if rel == "evotree.toml":
-                text = autopilot_section(text, "train.py", AUTORESEARCH_KNOBS,
-                                         max_proposals=max_proposals, patience=patience, seed=seed)
+                text = autopilot_section(
+                    text,
+                    "train.py",
+                    AUTORESEARCH_KNOBS,
+                    max_proposals=max_proposals,
+                    patience=patience,
+                    seed=seed,
+                )
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
             (repo / rel).write_text(text)
         git(repo, "add", "prepare.py", "train.py", "program.md", "data", "evotree.toml")
@@ -202,9 +288,16 @@ def autoresearch_domain(*, budget: float, neutral: float = 0.01) -> Domain:
         init_workspace(repo, domain="custom", template=materialize, signers=signers)
         return {}
 
-    return Domain("autoresearch", "train.py", dict(AUTORESEARCH_KNOBS), start, neutral, make, 12,
-                  {"time_budget_cpu_seconds": budget,
-                   "judge_seeds": list(AUTORESEARCH_JUDGE_SEEDS)})
+    return Domain(
+        "autoresearch",
+        "train.py",
+        dict(AUTORESEARCH_KNOBS),
+        start,
+        neutral,
+        make,
+        12,
+        {"time_budget_cpu_seconds": budget, "judge_seeds": list(AUTORESEARCH_JUDGE_SEEDS)},
+    )
 
 
 # ---------------------------------------------------------------------------- truth
@@ -221,8 +314,10 @@ class GymTruth:
         from evotree.demo import gym_truth
 
         if text not in self.cache:
-            self.cache[text] = (float(gym_truth(text, self.judge, repeats=self.repeats,
-                                                split="heldout")), None)
+            self.cache[text] = (
+                float(gym_truth(text, self.judge, repeats=self.repeats, split="heldout")),
+                None,
+            )
         return self.cache[text]
 
 
@@ -231,20 +326,32 @@ class GymTruth:
 INFRASTRUCTURE = ("SandboxUnavailable",)
 
 
-def run_seeds(session: Any, version: str, *, seeds: int, seed_start: int,
-              jobs: int | None = None, heldout: bool = False, retries: int = 2,
-              pause: float = 20.0) -> tuple[list[Any], int]:
+def run_seeds(
+    session: Any,
+    version: str,
+    *,
+    seeds: int,
+    seed_start: int,
+    jobs: int | None = None,
+    heldout: bool = False,
+    retries: int = 2,
+    pause: float = 20.0,
+) -> tuple[list[Any], int]:
     """``seeds`` runs of ``version`` from ``seed_start``; a run that failed for the machine
     (:data:`INFRASTRUCTURE`) is run again at its seed up to ``retries`` times. The runs kept
     and the number of runs started (what the ledger holds)."""
     import time
 
-    records = list(session.run([version], seeds=seeds, seed_start=seed_start, jobs=jobs,
-                               heldout=heldout))
+    records = list(
+        session.run([version], seeds=seeds, seed_start=seed_start, jobs=jobs, heldout=heldout)
+    )
     started = len(records)
     for _ in range(retries):
-        bad = [r for r in records if r.status != "succeeded"
-               and any(word in (r.error or "") for word in INFRASTRUCTURE)]
+        bad = [
+            r
+            for r in records
+            if r.status != "succeeded" and any(word in (r.error or "") for word in INFRASTRUCTURE)
+        ]
         if not bad:
             break
         time.sleep(pause)
@@ -263,9 +370,15 @@ def heldout_mean(ws_root: Path, run_id: str) -> float | None:
     path = ws_root / ".evotree" / "runs" / run_id / "evals.parquet"
     if not path.exists():
         return None
-    row = duckdb.connect().execute(
-        "SELECT avg(score) FILTER (WHERE isfinite(score)) FROM read_parquet(?) "
-        "WHERE phase = 'eval' AND split = 'heldout'", [str(path)]).fetchone()
+    row = (
+        duckdb.connect()
+        .execute(
+            "SELECT avg(score) FILTER (WHERE isfinite(score)) FROM read_parquet(?) "
+            "WHERE phase = 'eval' AND split = 'heldout'",
+            [str(path)],
+        )
+        .fetchone()
+    )
     return None if row is None or row[0] is None else float(row[0])
 
 
@@ -274,8 +387,16 @@ class WorkspaceTruth:
     from ``seed_start``, which no search run uses) in a workspace of its own; the mean held-out
     score and its standard error. Cached by the recipe's text."""
 
-    def __init__(self, domain: Domain, root: Path, *, seeds: int, seed_start: int = 1000,
-                 jobs: int | None = None, share_from: Path | None = None) -> None:
+    def __init__(
+        self,
+        domain: Domain,
+        root: Path,
+        *,
+        seeds: int,
+        seed_start: int = 1000,
+        jobs: int | None = None,
+        share_from: Path | None = None,
+    ) -> None:
         from evotree.verbs import Session
 
         self.domain, self.seeds, self.seed_start, self.jobs = domain, seeds, seed_start, jobs
@@ -299,14 +420,27 @@ class WorkspaceTruth:
     def true(self, text: str) -> tuple[float, float | None]:
         if text not in self.cache:
             version = self._version(text)
-            records, started = run_seeds(self.session, version, seeds=self.seeds,
-                                         seed_start=self.seed_start, jobs=self.jobs, heldout=True)
+            records, started = run_seeds(
+                self.session,
+                version,
+                seeds=self.seeds,
+                seed_start=self.seed_start,
+                jobs=self.jobs,
+                heldout=True,
+            )
             self.runs += started
-            values = [v for r in records if r.status == "succeeded"
-                      for v in [heldout_mean(self.root, r.run_id)] if v is not None]
+            values = [
+                v
+                for r in records
+                if r.status == "succeeded"
+                for v in [heldout_mean(self.root, r.run_id)]
+                if v is not None
+            ]
             if not values:
-                raise RuntimeError(f"no held-out score for a {self.domain.name} champion: "
-                                   f"{[(r.status, r.error) for r in records]}")
+                raise RuntimeError(
+                    f"no held-out score for a {self.domain.name} champion: "
+                    f"{[(r.status, r.error) for r in records]}"
+                )
             se = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else None
             self.cache[text] = (statistics.fmean(values), se)
         return self.cache[text]

@@ -83,15 +83,21 @@ class BacktestError(EvotreeError, ValueError):
 
 
 # ----------------------------------------------------------------------------- transform
-_FIX = ('write it as a sum of terms: "reward" (optionally NUMBER*reward), NUMBER*component, '
-        'and NUMBER; e.g. "reward + 0.1*instruction_following" or "0.5*reward + 0.1*format - 0.2"')
-_TOKEN = re.compile(r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-                    r"|(?P<op>[+\-*]))")
+_FIX = (
+    'write it as a sum of terms: "reward" (optionally NUMBER*reward), NUMBER*component, '
+    'and NUMBER; e.g. "reward + 0.1*instruction_following" or "0.5*reward + 0.1*format - 0.2"'
+)
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>[+\-*]))"
+)
 
 
 def _finite_number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise BacktestError(f"reward transform: {what} must be a finite number, actually: {value!r}")
+        raise BacktestError(
+            f"reward transform: {what} must be a finite number, actually: {value!r}"
+        )
     return float(value)
 
 
@@ -105,13 +111,17 @@ class RewardTransform:
 
     def __post_init__(self) -> None:
         if not isinstance(self.add, Mapping):
-            raise BacktestError(f"reward transform: add must map component names to weights, "
-                                f"actually: {type(self.add).__name__}")
+            raise BacktestError(
+                f"reward transform: add must map component names to weights, "
+                f"actually: {type(self.add).__name__}"
+            )
         add: dict[str, float] = {}
         for name, weight in self.add.items():
             if not isinstance(name, str) or not name:
-                raise BacktestError(f"reward transform: a component name must be a non-empty string, "
-                                    f"actually: {name!r}")
+                raise BacktestError(
+                    f"reward transform: a component name must be a non-empty string, "
+                    f"actually: {name!r}"
+                )
             add[name] = _finite_number(weight, f"the weight of {name!r}")
         object.__setattr__(self, "add", add)
         object.__setattr__(self, "scale", _finite_number(self.scale, "scale"))
@@ -127,7 +137,9 @@ class RewardTransform:
         """Read ``"reward + 0.1*instruction_following"`` (see the module doc); raise
         :class:`BacktestError` for anything else."""
         if not isinstance(text, str):
-            raise BacktestError(f"reward transform: expected a string, actually: {type(text).__name__}", fix=_FIX)
+            raise BacktestError(
+                f"reward transform: expected a string, actually: {type(text).__name__}", fix=_FIX
+            )
         source = text.strip()
         if source.lower().startswith("reward'") or re.match(r"^reward\s*=[^=]", source):
             source = source.split("=", 1)[1].strip()  # "reward' = ..." / "reward = ..."
@@ -136,8 +148,12 @@ class RewardTransform:
         while pos < len(source):
             match = _TOKEN.match(source, pos)
             if not match or match.end() == pos:
-                raise BacktestError(f"cannot parse reward transform {text!r}: unexpected "
-                                    f"{source[pos:].strip()[:20]!r} at position {pos}", fix=_FIX, transform=text)
+                raise BacktestError(
+                    f"cannot parse reward transform {text!r}: unexpected "
+                    f"{source[pos:].strip()[:20]!r} at position {pos}",
+                    fix=_FIX,
+                    transform=text,
+                )
             kind = match.lastgroup or ""
             tokens.append((kind, match.group(kind), match.start(kind)))
             pos = match.end()
@@ -147,7 +163,9 @@ class RewardTransform:
             raise BacktestError("reward transform is empty", fix=_FIX, transform=text)
 
         def fail(why: str) -> BacktestError:
-            return BacktestError(f"cannot parse reward transform {text!r}: {why}", fix=_FIX, transform=text)
+            return BacktestError(
+                f"cannot parse reward transform {text!r}: {why}", fix=_FIX, transform=text
+            )
 
         scale: float | None = None
         shift = 0.0
@@ -172,8 +190,10 @@ class RewardTransform:
                     coef *= float(value)
                 elif kind == "name":
                     if name is not None:
-                        raise fail(f"{name!r} * {value!r}: a term may hold one name (products of "
-                                   "rewards or components are not supported)")
+                        raise fail(
+                            f"{name!r} * {value!r}: a term may hold one name (products of "
+                            "rewards or components are not supported)"
+                        )
                     name = value
                 else:
                     raise fail(f"expected a number or a name at position {at}, got {value!r}")
@@ -224,7 +244,12 @@ class RewardTransform:
         return " ".join(out)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"expression": str(self), "add": dict(self.add), "scale": self.scale, "shift": self.shift}
+        return {
+            "expression": str(self),
+            "add": dict(self.add),
+            "scale": self.scale,
+            "shift": self.shift,
+        }
 
 
 def as_transform(value: RewardTransform | str | Mapping[str, Any] | None) -> RewardTransform:
@@ -239,10 +264,15 @@ def as_transform(value: RewardTransform | str | Mapping[str, Any] | None) -> Rew
     if isinstance(value, Mapping):
         unknown = set(value) - {"add", "scale", "shift"}
         if unknown:
-            raise BacktestError(f"reward transform: unknown keys {sorted(unknown)}", fix="keys: add, scale, shift")
+            raise BacktestError(
+                f"reward transform: unknown keys {sorted(unknown)}", fix="keys: add, scale, shift"
+            )
         return RewardTransform(**dict(value))
-    raise BacktestError(f"reward transform: expected a RewardTransform or a string, "
-                        f"actually: {type(value).__name__}", fix=_FIX)
+    raise BacktestError(
+        f"reward transform: expected a RewardTransform or a string, "
+        f"actually: {type(value).__name__}",
+        fix=_FIX,
+    )
 
 
 def apply_transform(con: Any, transform: RewardTransform) -> None:
@@ -252,7 +282,9 @@ def apply_transform(con: Any, transform: RewardTransform) -> None:
     :func:`evotree.harness.query.connect` and must not have been transformed already.
     """
     con.execute(f"ALTER VIEW _rollouts RENAME TO {STORED_VIEW}")
-    con.execute(f"CREATE VIEW _rollouts AS SELECT * REPLACE ({transform.sql()} AS reward) FROM {STORED_VIEW}")
+    con.execute(
+        f"CREATE VIEW _rollouts AS SELECT * REPLACE ({transform.sql()} AS reward) FROM {STORED_VIEW}"
+    )
 
 
 # ----------------------------------------------------------------------------- dead groups
@@ -272,15 +304,18 @@ class DeadGroupStats:
 
 
 def _group_sd_sql(view: str, run_id: str) -> str:
-    return ("SELECT step, group_id, count(r) AS n, stddev_pop(r) AS sd FROM (SELECT step, group_id, "
-            f"CASE WHEN isfinite(reward) THEN reward END AS r FROM {view} "
-            f"WHERE run_id = {sql_string(run_id)} AND phase = 'train') GROUP BY step, group_id")
+    return (
+        "SELECT step, group_id, count(r) AS n, stddev_pop(r) AS sd FROM (SELECT step, group_id, "
+        f"CASE WHEN isfinite(reward) THEN reward END AS r FROM {view} "
+        f"WHERE run_id = {sql_string(run_id)} AND phase = 'train') GROUP BY step, group_id"
+    )
 
 
 def _dead_stats(con: Any, run_id: str, eps: float, view: str = "_rollouts") -> DeadGroupStats:
     ((groups, dead),) = con.execute(
         f"SELECT count(*), count(*) FILTER (WHERE sd < {float(eps)!r}) FROM ({_group_sd_sql(view, run_id)}) "
-        "WHERE n > 0").fetchall()
+        "WHERE n > 0"
+    ).fetchall()
     return DeadGroupStats(int(groups), int(dead))
 
 
@@ -291,7 +326,8 @@ def _flips(con: Any, run_id: str, eps: float) -> tuple[int, int]:
         f"SELECT count(*) FILTER (WHERE b.sd < {e} AND a.sd >= {e}), "
         f"count(*) FILTER (WHERE b.sd >= {e} AND a.sd < {e}) "
         f"FROM ({_group_sd_sql(STORED_VIEW, run_id)}) AS b JOIN ({_group_sd_sql('_rollouts', run_id)}) AS a "
-        "USING (step, group_id) WHERE b.n > 0 AND a.n > 0").fetchall()
+        "USING (step, group_id) WHERE b.n > 0 AND a.n > 0"
+    ).fetchall()
     return int(revived or 0), int(killed or 0)
 
 
@@ -307,8 +343,13 @@ class FindingChange:
     after: str | None  #: severity after (None: absent)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "code": self.code, "kind": self.kind,
-                "before": self.before, "after": self.after}
+        return {
+            "run_id": self.run_id,
+            "code": self.code,
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+        }
 
 
 def _by_code(findings: Iterable[Finding]) -> dict[str, str]:
@@ -319,7 +360,9 @@ def _by_code(findings: Iterable[Finding]) -> dict[str, str]:
     return {code: rank.label for code, rank in out.items()}
 
 
-def diff_findings(run_id: str, before: Iterable[Finding], after: Iterable[Finding]) -> list[FindingChange]:
+def diff_findings(
+    run_id: str, before: Iterable[Finding], after: Iterable[Finding]
+) -> list[FindingChange]:
     """The changes between two sets of findings of one run, compared by code (the highest
     severity of a code counts); sorted by code."""
     b, a = _by_code(before), _by_code(after)
@@ -368,17 +411,19 @@ class RunBacktest:
         return (self.dead_before.dead - self.dead_after.dead) / self.dead_before.dead
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id,
-                "findings_before": _summary(self.findings_before),
-                "findings_after": _summary(self.findings_after),
-                "changes": [c.to_dict() for c in self.changes],
-                "dead_groups_before": self.dead_before.to_dict(),
-                "dead_groups_after": self.dead_after.to_dict(),
-                "dead_group_ratio_before": self.dead_group_ratio_before,
-                "dead_group_ratio_after": self.dead_group_ratio_after,
-                "revived_fraction": self.revived_fraction,
-                "groups_revived": self.groups_revived,
-                "groups_killed": self.groups_killed}
+        return {
+            "run_id": self.run_id,
+            "findings_before": _summary(self.findings_before),
+            "findings_after": _summary(self.findings_after),
+            "changes": [c.to_dict() for c in self.changes],
+            "dead_groups_before": self.dead_before.to_dict(),
+            "dead_groups_after": self.dead_after.to_dict(),
+            "dead_group_ratio_before": self.dead_group_ratio_before,
+            "dead_group_ratio_after": self.dead_group_ratio_after,
+            "revived_fraction": self.revived_fraction,
+            "groups_revived": self.groups_revived,
+            "groups_killed": self.groups_killed,
+        }
 
 
 @dataclass
@@ -405,12 +450,19 @@ class BacktestResult:
         raise KeyError(run_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"runs_dir": self.runs_dir, "run_ids": list(self.run_ids), "transform": self.transform.to_dict(),
-                "layers": list(self.layers) if self.layers is not None else None,
-                "harness": {"harness_version": self.harness_version, "thresholds": self.thresholds,
-                            "dead_group_std_epsilon": self.std_epsilon},
-                "runs": [r.to_dict() for r in self.runs],
-                "changes": [c.to_dict() for c in self.changes]}
+        return {
+            "runs_dir": self.runs_dir,
+            "run_ids": list(self.run_ids),
+            "transform": self.transform.to_dict(),
+            "layers": list(self.layers) if self.layers is not None else None,
+            "harness": {
+                "harness_version": self.harness_version,
+                "thresholds": self.thresholds,
+                "dead_group_std_epsilon": self.std_epsilon,
+            },
+            "runs": [r.to_dict() for r in self.runs],
+            "changes": [c.to_dict() for c in self.changes],
+        }
 
 
 def _thresholds_dict(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -442,7 +494,9 @@ def backtest(
     chosen = as_transform(transform)
     ids = [run_ids] if isinstance(run_ids, str) else [str(r) for r in run_ids]
     if not ids:
-        raise BacktestError("backtest: no run ids given", fix="pass the ids of the runs to backtest")
+        raise BacktestError(
+            "backtest: no run ids given", fix="pass the ids of the runs to backtest"
+        )
     layer_list = tuple(layers) if layers is not None else None
     overrides = dict(thresholds or {})
     eps = float(make_thresholds(DeadGroups, overrides.get(DeadGroups.name)).std_epsilon)
@@ -450,14 +504,23 @@ def backtest(
 
     before_con = connect(runs_dir)
     try:
-        known = {r for (r,) in before_con.execute(
-            "SELECT DISTINCT run_id FROM _rollouts UNION SELECT run_id FROM runs "
-            "UNION SELECT DISTINCT run_id FROM _signals").fetchall()}
+        known = {
+            r
+            for (r,) in before_con.execute(
+                "SELECT DISTINCT run_id FROM _rollouts UNION SELECT run_id FROM runs "
+                "UNION SELECT DISTINCT run_id FROM _signals"
+            ).fetchall()
+        }
         missing = [r for r in ids if r not in known]
         if missing:
-            raise BacktestError(f"backtest: no run {', '.join(map(repr, missing))} under {runs_dir}",
-                                fix="pass ids of runs recorded under the runs directory", missing=missing)
-        before = run_analyzers(before_con, run_ids=ids, version=None, layers=layer_list, thresholds=overrides)
+            raise BacktestError(
+                f"backtest: no run {', '.join(map(repr, missing))} under {runs_dir}",
+                fix="pass ids of runs recorded under the runs directory",
+                missing=missing,
+            )
+        before = run_analyzers(
+            before_con, run_ids=ids, version=None, layers=layer_list, thresholds=overrides
+        )
         dead_before = {r: _dead_stats(before_con, r, eps) for r in ids}
     finally:
         before_con.close()
@@ -465,7 +528,9 @@ def backtest(
     after_con = connect(runs_dir)
     try:
         apply_transform(after_con, chosen)
-        after = run_analyzers(after_con, run_ids=ids, version=None, layers=layer_list, thresholds=overrides)
+        after = run_analyzers(
+            after_con, run_ids=ids, version=None, layers=layer_list, thresholds=overrides
+        )
         dead_after = {r: _dead_stats(after_con, r, eps) for r in ids}
         flips = {r: _flips(after_con, r, eps) for r in ids}
     finally:
@@ -475,8 +540,25 @@ def backtest(
     for r in ids:
         fb = [f for f in before if f.run_id == r]
         fa = [f for f in after if f.run_id == r]
-        runs.append(RunBacktest(r, fb, fa, diff_findings(r, fb, fa), dead_before[r], dead_after[r],
-                                groups_revived=flips[r][0], groups_killed=flips[r][1]))
-    return BacktestResult(runs_dir=str(runs_dir), run_ids=ids, transform=chosen, layers=layer_list,
-                          harness_version=label, thresholds=_thresholds_dict(overrides), std_epsilon=eps,
-                          runs=runs)
+        runs.append(
+            RunBacktest(
+                r,
+                fb,
+                fa,
+                diff_findings(r, fb, fa),
+                dead_before[r],
+                dead_after[r],
+                groups_revived=flips[r][0],
+                groups_killed=flips[r][1],
+            )
+        )
+    return BacktestResult(
+        runs_dir=str(runs_dir),
+        run_ids=ids,
+        transform=chosen,
+        layers=layer_list,
+        harness_version=label,
+        thresholds=_thresholds_dict(overrides),
+        std_epsilon=eps,
+        runs=runs,
+    )

@@ -64,8 +64,16 @@ from evotree.harness.integrity import evidence_findings
 if TYPE_CHECKING:
     from evotree.harness.integrity import EvidenceCheck
 
-__all__ = ["NoScores", "SideScores", "VersionComparison", "compare", "identical_runs_note",
-           "side_scores", "tree_spread", "version_scores"]
+__all__ = [
+    "NoScores",
+    "SideScores",
+    "VersionComparison",
+    "compare",
+    "identical_runs_note",
+    "side_scores",
+    "tree_spread",
+    "version_scores",
+]
 
 
 class NoScores(EvotreeError):
@@ -144,9 +152,14 @@ class VersionComparison:
         return out
 
 
-def version_scores(ws: Workspace, version: str, *, split: str = "validation",
-                   check: EvidenceCheck | None = None,
-                   commit: str | None = None) -> tuple[list[str], np.ndarray, list[str]]:
+def version_scores(
+    ws: Workspace,
+    version: str,
+    *,
+    split: str = "validation",
+    check: EvidenceCheck | None = None,
+    commit: str | None = None,
+) -> tuple[list[str], np.ndarray, list[str]]:
     """(task ids, scores of shape (n_runs, n_tasks), run ids) of a version's succeeded runs.
 
     The runs are those the ledger records (:func:`evotree.harness.integrity.verify_run_evidence`,
@@ -162,41 +175,69 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
     record = ws.resolve(version)
     since = champion_since(ws, record.id)
     check = check if check is not None else verify_run_evidence(ws, record.id)
-    usable = [r for r in check.runs if r.usable and r.status == "succeeded"
-              and (since is None or (r.started_at or "") > since)]
+    usable = [
+        r
+        for r in check.runs
+        if r.usable and r.status == "succeeded" and (since is None or (r.started_at or "") > since)
+    ]
     chosen = [r for r in usable if commit is None or r.commit == commit]
     rows = _eval_rows(runs_dir(ws), chosen, split)
     if not rows:
         excluded = [r for r in check.problems if since is None or (r.started_at or "") > since]
-        why = (f"; {len(excluded)} run(s) the ledger records cannot be used ({_problem_text(excluded)})"
-               if excluded else "")
+        why = (
+            f"; {len(excluded)} run(s) the ledger records cannot be used ({_problem_text(excluded)})"
+            if excluded
+            else ""
+        )
         foreign = [r.run_id for r in check.by_state("foreign")]
-        if foreign:  # pulled from someone else (or forged): listed, never counted (harness.provenance)
-            why += (f"; {len(foreign)} run(s) are foreign here ({', '.join(foreign[:3])}"
-                    f"{' …' if len(foreign) > 3 else ''}): recorded by another workspace and not signed by a "
-                    "runner key the champion lists, so not counted (docs/cluster.md: runner keys)")
+        if (
+            foreign
+        ):  # pulled from someone else (or forged): listed, never counted (harness.provenance)
+            why += (
+                f"; {len(foreign)} run(s) are foreign here ({', '.join(foreign[:3])}"
+                f"{' …' if len(foreign) > 3 else ''}): recorded by another workspace and not signed by a "
+                "runner key the champion lists, so not counted (docs/cluster.md: runner keys)"
+            )
         if commit is not None and usable and _eval_rows(runs_dir(ws), usable, split):
             raise NoScores(
                 f"none of the {len(usable)} scored run(s) of {record.id} is of the commit compared "
                 f"({commit[:10]}): runs of another commit are not evidence for this one" + why,
                 fix=f"evotree run {record.id} --seeds 1 (runs the branch tip; {record.id} must be at {commit[:10]})",
-                version=record.id, split=split, commit=commit)
-        earlier = [r for r in check.runs if r.usable and r.status == "succeeded" and r not in usable]
+                version=record.id,
+                split=split,
+                commit=commit,
+            )
+        earlier = [
+            r for r in check.runs if r.usable and r.status == "succeeded" and r not in usable
+        ]
         if since is not None and earlier and _eval_rows(runs_dir(ws), earlier, split):
             promoted = _promotion_comparison(ws, record.id)
-            said = (f"; it was promoted on Δ {promoted['delta']:+.4g} (CI {promoted['ci'][0]:+.4g} to "
+            said = (
+                (
+                    f"; it was promoted on Δ {promoted['delta']:+.4g} (CI {promoted['ci'][0]:+.4g} to "
                     f"{promoted['ci'][1]:+.4g}, p {promoted['p_value']:.3g}) against {promoted['against']}, "
                     "the signed dossier's comparison (`evotree log --version "
-                    f"{record.id}` shows it)") if promoted else ""
+                    f"{record.id}` shows it)"
+                )
+                if promoted
+                else ""
+            )
             raise NoScores(
                 f"{record.id} is the champion and has no run since it became champion: the runs that "
-                "got it promoted are biased upward (the winner's curse), so they are not reused" + said + why,
+                "got it promoted are biased upward (the winner's curse), so they are not reused"
+                + said
+                + why,
                 fix=f"re-evaluate it on the same pool with new seeds: evotree run {record.id} --seeds 4 "
-                    f"--seed-start {_next_seed(check)}",
-                version=record.id, split=split, promotion_comparison=promoted)
+                f"--seed-start {_next_seed(check)}",
+                version=record.id,
+                split=split,
+                promotion_comparison=promoted,
+            )
         raise NoScores(
             f"{record.id} has no scored run on split {split!r} on this machine" + why,
-            fix=f"run it first: evotree run {record.id} --seeds 1", version=record.id, split=split,
+            fix=f"run it first: evotree run {record.id} --seeds 1",
+            version=record.id,
+            split=split,
         )
     by_run: dict[str, dict[str, float]] = {}
     for run_id, task_id, score in rows:
@@ -207,7 +248,8 @@ def version_scores(ws: Workspace, version: str, *, split: str = "validation",
         if sorted(by_run[run_id]) != tasks:
             raise NoScores(
                 f"the runs of {record.id} were scored on different tasks ({run_ids[0]}: {len(tasks)}, "
-                f"{run_id}: {len(by_run[run_id])})", fix="re-run the version so all runs use one pool",
+                f"{run_id}: {len(by_run[run_id])})",
+                fix="re-run the version so all runs use one pool",
             )
     matrix = np.array([[by_run[r][t] for t in tasks] for r in run_ids], dtype=float)
     return tasks, matrix, run_ids
@@ -223,10 +265,13 @@ def _promotion_comparison(ws: Workspace, version: str) -> dict[str, Any] | None:
         if not isinstance(comparison, dict):
             return None
         try:
-            return {"delta": float(comparison["delta"]), "ci": [float(x) for x in comparison["ci"]][:2],
-                    "p_value": float(comparison["p_value"]), "against": str(comparison.get("a") or
-                                                                            entry.event.data.get("previous_champion")),
-                    "ledger_commit": entry.commit}
+            return {
+                "delta": float(comparison["delta"]),
+                "ci": [float(x) for x in comparison["ci"]][:2],
+                "p_value": float(comparison["p_value"]),
+                "against": str(comparison.get("a") or entry.event.data.get("previous_champion")),
+                "ledger_commit": entry.commit,
+            }
         except (KeyError, TypeError, ValueError):
             return None
     return None
@@ -238,7 +283,9 @@ def _next_seed(check: EvidenceCheck) -> int:
     return max(seeds) + 1 if seeds else 0
 
 
-def by_seed(matrix: np.ndarray, run_ids: list[str], seeds: dict[str, int | None]) -> tuple[np.ndarray, list[int]]:
+def by_seed(
+    matrix: np.ndarray, run_ids: list[str], seeds: dict[str, int | None]
+) -> tuple[np.ndarray, list[int]]:
     """One row per distinct seed (repeated runs of a seed averaged): seeds, not runs, are the
     units, so re-running a lucky seed cannot shrink the spread a comparison sees."""
     groups: dict[int, list[int]] = {}
@@ -274,8 +321,15 @@ def default_commit(ws: Workspace, version: str) -> str | None:
     return str(tip) if tip is not None else record.base_commit
 
 
-def side_scores(ws: Workspace, version: str, *, split: str = "validation", check: EvidenceCheck | None = None,
-                commit: str | None = None, strict: bool = False) -> SideScores:
+def side_scores(
+    ws: Workspace,
+    version: str,
+    *,
+    split: str = "validation",
+    check: EvidenceCheck | None = None,
+    commit: str | None = None,
+    strict: bool = False,
+) -> SideScores:
     """The scores of ``version`` a comparison uses: its runs of ``commit`` (default
     :func:`default_commit`), averaged per seed. Without ``strict``, a version with no scored run
     of that commit falls back to the newest commit that has some, and says so in ``note``."""
@@ -285,7 +339,9 @@ def side_scores(ws: Workspace, version: str, *, split: str = "validation", check
     want = commit or default_commit(ws, record.id)
     note = None
     try:
-        tasks, matrix, run_ids = version_scores(ws, record.id, split=split, check=check, commit=want)
+        tasks, matrix, run_ids = version_scores(
+            ws, record.id, split=split, check=check, commit=want
+        )
     except NoScores as exc:
         if strict or "of the commit compared" not in exc.message:
             raise
@@ -295,19 +351,31 @@ def side_scores(ws: Workspace, version: str, *, split: str = "validation", check
         want = info[newest].commit
         keep = [i for i, rid in enumerate(run_ids) if info[rid].commit == want]
         matrix, run_ids = matrix[keep], [run_ids[i] for i in keep]
-        note = (f"{record.id} has no run of its current commit: its runs of the earlier commit "
-                f"{str(want)[:10]} are compared (the gates count only runs of the commit they would promote)")
+        note = (
+            f"{record.id} has no run of its current commit: its runs of the earlier commit "
+            f"{str(want)[:10]} are compared (the gates count only runs of the commit they would promote)"
+        )
     info = {r.run_id: r for r in check.runs}
-    seeded, seeds = by_seed(matrix, run_ids, {rid: info[rid].seed if rid in info else None for rid in run_ids})
-    judges = sorted({str(info[rid].judge_commit) for rid in run_ids if rid in info and info[rid].judge_commit})
-    return SideScores(record.id, tasks, seeded, run_ids, seeds, want, judges, _next_seed(check), note)
+    seeded, seeds = by_seed(
+        matrix, run_ids, {rid: info[rid].seed if rid in info else None for rid in run_ids}
+    )
+    judges = sorted(
+        {str(info[rid].judge_commit) for rid in run_ids if rid in info and info[rid].judge_commit}
+    )
+    return SideScores(
+        record.id, tasks, seeded, run_ids, seeds, want, judges, _next_seed(check), note
+    )
 
 
 # ----------------------------------------------------------------------------- the tree's spread
-_TREE_CACHE: dict[tuple[str, str, str], list[tuple[str, str | None, str | None, list[str], np.ndarray]]] = {}
+_TREE_CACHE: dict[
+    tuple[str, str, str], list[tuple[str, str | None, str | None, list[str], np.ndarray]]
+] = {}
 
 
-def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str | None, list[str], np.ndarray]]:
+def _tree_groups(
+    ws: Workspace, split: str
+) -> list[tuple[str, str | None, str | None, list[str], np.ndarray]]:
     """(version, commit, judge commit, task ids, (n_seeds, n_tasks) scores) of every group of
     succeeded runs the ledger records (one ledger walk; each evals file checked against its
     run's manifest as it is read; a run that cannot be read, or that is foreign —
@@ -333,21 +401,36 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
     groups: dict[tuple[str, str | None, str | None], list[RunEvidence]] = {}
     for rid, fin in finished.items():
         manifest = fin.data.get("evidence")
-        if fin.data.get("status") != "succeeded" or not isinstance(manifest, dict) \
-                or not isinstance(manifest.get("files"), dict) or rid not in started:
+        if (
+            fin.data.get("status") != "succeeded"
+            or not isinstance(manifest, dict)
+            or not isinstance(manifest.get("files"), dict)
+            or rid not in started
+        ):
             continue
         sdata = started[rid].data
-        if not check_run(ws, rid, str(fin.version), sdata, fin.data, runner_keys=runner_keys).trusted:
+        if not check_run(
+            ws, rid, str(fin.version), sdata, fin.data, runner_keys=runner_keys
+        ).trusted:
             continue  # foreign evidence (harness.provenance): in no spread, like in no comparison
         seed = fin.data.get("seed", sdata.get("seed"))
-        run = RunEvidence(run_id=rid, version=str(fin.version), state="ok",
-                          seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-                          commit=sdata.get("commit"), judge_commit=sdata.get("judge_commit"),
-                          started_at=started[rid].at, status="succeeded", expected=dict(manifest["files"]))
+        run = RunEvidence(
+            run_id=rid,
+            version=str(fin.version),
+            state="ok",
+            seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+            commit=sdata.get("commit"),
+            judge_commit=sdata.get("judge_commit"),
+            started_at=started[rid].at,
+            status="succeeded",
+            expected=dict(manifest["files"]),
+        )
         groups.setdefault((run.version, run.commit, run.judge_commit), []).append(run)
     out = []
     base = runs_dir(ws)
-    for (version, commit, judge), runs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    for (version, commit, judge), runs in sorted(
+        groups.items(), key=lambda kv: tuple(map(str, kv[0]))
+    ):
         if len({r.seed for r in runs}) < 2:
             continue
         try:
@@ -373,8 +456,15 @@ def _tree_groups(ws: Workspace, split: str) -> list[tuple[str, str | None, str |
     return out
 
 
-def tree_spread(ws: Workspace, *, split: str, tasks: list[str], judges: list[str] | None,
-                sides: list[np.ndarray], exclude: tuple[str, ...] = ()) -> RunSpread:
+def tree_spread(
+    ws: Workspace,
+    *,
+    split: str,
+    tasks: list[str],
+    judges: list[str] | None,
+    sides: list[np.ndarray],
+    exclude: tuple[str, ...] = (),
+) -> RunSpread:
     """The run-to-run spread of a run's mean score, pooled over the comparable versions of the tree.
 
     Comparable: runs of one version and commit, scored on ``split`` over (at least) ``tasks`` by
@@ -403,10 +493,12 @@ def identical_runs_note(ws: Workspace, version: str, *, split: str = "validation
         return None
     if not runs_identical(side.matrix):
         return None
-    return (f"{side.version}: its {len(side.seeds)} runs (seeds {', '.join(map(str, side.seeds[:6]))}"
-            f"{' …' if len(side.seeds) > 6 else ''}) gave identical per-task scores on {split}: the policy is "
-            "deterministic or the domain ignores the seed, so more seeds add nothing; comparisons count its "
-            "runs as one and use the tasks as the unit")
+    return (
+        f"{side.version}: its {len(side.seeds)} runs (seeds {', '.join(map(str, side.seeds[:6]))}"
+        f"{' …' if len(side.seeds) > 6 else ''}) gave identical per-task scores on {split}: the policy is "
+        "deterministic or the domain ignores the seed, so more seeds add nothing; comparisons count its "
+        "runs as one and use the tasks as the unit"
+    )
 
 
 def _problem_text(runs: list[Any]) -> str:
@@ -429,7 +521,6 @@ def _eval_rows(base: Any, runs: list[Any], split: str) -> list[tuple[str, str, f
 
     import duckdb
 
-
     with tempfile.TemporaryDirectory(prefix="evotree-evals-") as tmp:
         parts = []
         for index, run in enumerate(runs):
@@ -438,26 +529,34 @@ def _eval_rows(base: Any, runs: list[Any], split: str) -> list[tuple[str, str, f
             if paths.parquet("evals").is_file():
                 copy = Path(tmp) / f"{index}.parquet"
                 copy.write_bytes(run.read_verified(paths.root, "evals.parquet"))
-                parts.append(f"SELECT run_id, phase, split, task_id, score FROM read_parquet({sql_string(str(copy))}, "
-                             f"can_have_nan=true) WHERE run_id = {rid}")
+                parts.append(
+                    f"SELECT run_id, phase, split, task_id, score FROM read_parquet({sql_string(str(copy))}, "
+                    f"can_have_nan=true) WHERE run_id = {rid}"
+                )
                 continue
             evidence = paths.root / "evidence"
-            for phase_dir in sorted(p for p in evidence.iterdir() if p.is_dir()) if evidence.is_dir() else []:
+            for phase_dir in (
+                sorted(p for p in evidence.iterdir() if p.is_dir()) if evidence.is_dir() else []
+            ):
                 if not (phase_dir / "evals.jsonl").is_file():
                     continue
                 copy = Path(tmp) / f"{index}-{len(parts)}.jsonl"
-                copy.write_bytes(run.read_verified(paths.root, f"evidence/{phase_dir.name}/evals.jsonl"))
+                copy.write_bytes(
+                    run.read_verified(paths.root, f"evidence/{phase_dir.name}/evals.jsonl")
+                )
                 parts.append(
                     f"SELECT run_id, phase, split, task_id, score FROM (SELECT {select_list_sql('evals')} FROM "
                     f"{jsonl_select('evals', [copy])} WHERE NOT {all_null_sql('evals')} AND NOT "
-                    f"coalesce({hidden_forged_sql(phase_dir.name)}, false)) WHERE run_id = {rid}")
+                    f"coalesce({hidden_forged_sql(phase_dir.name)}, false)) WHERE run_id = {rid}"
+                )
         if not parts:
             return []
         con = duckdb.connect()
         try:
             return con.execute(
                 "SELECT run_id, task_id, avg(score) FROM (" + " UNION ALL ".join(parts) + ") "
-                "WHERE split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY ALL ORDER BY 1, 2", [split],
+                "WHERE split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY ALL ORDER BY 1, 2",
+                [split],
             ).fetchall()
         finally:
             con.close()
@@ -477,7 +576,9 @@ def champion_since(ws: Workspace, version: str) -> str | None:
     return None
 
 
-def _per_group(tasks: list[str], a: np.ndarray, b: np.ndarray, alpha: float) -> list[dict[str, Any]] | None:
+def _per_group(
+    tasks: list[str], a: np.ndarray, b: np.ndarray, alpha: float
+) -> list[dict[str, Any]] | None:
     """Per environment (task ids ``ENV#i``): Δ and Wilcoxon p, Benjamini–Hochberg adjusted."""
     groups: dict[str, list[int]] = {}
     for index, task in enumerate(tasks):
@@ -493,8 +594,14 @@ def _per_group(tasks: list[str], a: np.ndarray, b: np.ndarray, alpha: float) -> 
         mean_a, mean_b = a[:, cols].mean(axis=0), b[:, cols].mean(axis=0)
         test = wilcoxon_signed_rank(mean_a, mean_b)
         p_values.append(float(test.p_value))
-        rows.append({"group": name, "n_tasks": len(cols), "delta": float(mean_b.mean() - mean_a.mean()),
-                     "p_value": float(test.p_value)})
+        rows.append(
+            {
+                "group": name,
+                "n_tasks": len(cols),
+                "delta": float(mean_b.mean() - mean_a.mean()),
+                "p_value": float(test.p_value),
+            }
+        )
     adjusted = benjamini_hochberg(p_values, alpha)
     for row, p_adj, rejected in zip(rows, adjusted.adjusted, adjusted.rejected):
         row["p_adjusted"] = float(p_adj)
@@ -503,9 +610,18 @@ def _per_group(tasks: list[str], a: np.ndarray, b: np.ndarray, alpha: float) -> 
 
 
 def compare(
-    ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
-    B: int | None = None, alpha: float | None = None, seed: int = 0,
-    look: int | None = None, max_looks: int | None = None, threshold: float | None = None,
+    ws: Workspace,
+    a: str,
+    b: str,
+    *,
+    split: str = "validation",
+    intersect: bool = False,
+    B: int | None = None,
+    alpha: float | None = None,
+    seed: int = 0,
+    look: int | None = None,
+    max_looks: int | None = None,
+    threshold: float | None = None,
     evidence_checks: tuple[EvidenceCheck, EvidenceCheck] | None = None,
     commits: tuple[str | None, str | None] | None = None,
 ) -> VersionComparison:
@@ -537,7 +653,9 @@ def compare(
     alpha = alpha if alpha is not None else gates.alpha
     threshold = gates.min_delta if threshold is None else threshold
     if (look is None) != (max_looks is None):
-        raise EvotreeError("--look and --max-looks go together", fix="pass both, e.g. --look 1 --max-looks 3")
+        raise EvotreeError(
+            "--look and --max-looks go together", fix="pass both, e.g. --look 1 --max-looks 3"
+        )
     if not 0.0 < alpha < 0.5:
         raise EvotreeError(f"alpha: expected a one-sided level in (0, 0.5), actually: {alpha}")
     p_threshold = alpha
@@ -545,18 +663,33 @@ def compare(
         p_threshold = alpha_spending(alpha, look, max_looks, kind="pocock").nominal  # type: ignore[arg-type]
 
     name_a, name_b = ws.resolve(a).id, ws.resolve(b).id
-    check_a, check_b = evidence_checks or (verify_run_evidence(ws, name_a), verify_run_evidence(ws, name_b))
+    check_a, check_b = evidence_checks or (
+        verify_run_evidence(ws, name_a),
+        verify_run_evidence(ws, name_b),
+    )
     want_a, want_b = commits or (None, None)
-    side_a = side_scores(ws, name_a, split=split, check=check_a, commit=want_a, strict=want_a is not None)
-    side_b = side_scores(ws, name_b, split=split, check=check_b, commit=want_b, strict=want_b is not None)
+    side_a = side_scores(
+        ws, name_a, split=split, check=check_a, commit=want_a, strict=want_a is not None
+    )
+    side_b = side_scores(
+        ws, name_b, split=split, check=check_b, commit=want_b, strict=want_b is not None
+    )
     evidence, warning = comparison_evidence(ws, check_a, check_b)
     common = require_same_pool(side_a.tasks, side_b.tasks, intersect=intersect)
     scores_a = side_a.matrix[:, [side_a.tasks.index(t) for t in common]]
     scores_b = side_b.matrix[:, [side_b.tasks.index(t) for t in common]]
     judges = sorted(set(side_a.judge_commits) | set(side_b.judge_commits)) or None
-    spread = tree_spread(ws, split=split, tasks=common, judges=judges, sides=[scores_a, scores_b],
-                         exclude=(name_a, name_b))
-    diff = difference(scores_a, scores_b, spread=spread, confidence=1 - 2 * alpha, threshold=threshold)
+    spread = tree_spread(
+        ws,
+        split=split,
+        tasks=common,
+        judges=judges,
+        sides=[scores_a, scores_b],
+        exclude=(name_a, name_b),
+    )
+    diff = difference(
+        scores_a, scores_b, spread=spread, confidence=1 - 2 * alpha, threshold=threshold
+    )
     lo, hi = diff.ci
     if diff.p_value < p_threshold:
         decision, next_step = "better", None
@@ -565,9 +698,11 @@ def compare(
     elif look is not None and look < (max_looks or 0) and not all(diff.identical):
         decision = "need_more_seeds"
         n_a, n_b = diff.n_runs
-        next_step = (f"evotree run {name_a} --seeds {max(1, n_a)} --seed-start {side_a.next_seed}; evotree run "
-                     f"{name_b} --seeds {max(1, n_b)} --seed-start {side_b.next_seed}; then evotree compare "
-                     f"{name_a} {name_b} --look {look + 1} --max-looks {max_looks}")
+        next_step = (
+            f"evotree run {name_a} --seeds {max(1, n_a)} --seed-start {side_a.next_seed}; evotree run "
+            f"{name_b} --seeds {max(1, n_b)} --seed-start {side_b.next_seed}; then evotree compare "
+            f"{name_a} {name_b} --look {look + 1} --max-looks {max_looks}"
+        )
     else:
         decision, next_step = "inconclusive", None
     rng = np.random.default_rng(seed + 1)
@@ -577,41 +712,85 @@ def compare(
     if scores_a.shape[0] >= 2 and scores_b.shape[0] >= 2:
         ci_a = stratified_bootstrap_ci(scores_a, iqm, B=extra_b, rng=rng)
         ci_b = stratified_bootstrap_ci(scores_b, iqm, B=extra_b, rng=rng)
-        iqm_summary = {"a": float(iqm(scores_a)), "a_ci": [float(x) for x in ci_a.ci],
-                       "b": float(iqm(scores_b)), "b_ci": [float(x) for x in ci_b.ci]}
+        iqm_summary = {
+            "a": float(iqm(scores_a)),
+            "a_ci": [float(x) for x in ci_a.ci],
+            "b": float(iqm(scores_b)),
+            "b_ci": [float(x) for x in ci_b.ci],
+        }
         improvement = probability_of_improvement(scores_b, scores_a, B=extra_b, rng=rng)
         poi = {"b_over_a": float(improvement.probability), "ci": [float(x) for x in improvement.ci]}
     notes = [warning, side_a.note, side_b.note]
     if diff.caveat:
         notes.append(diff.caveat)
-    said = [f"{name}'s runs are identical copies (a deterministic policy, or a domain that ignores the seed): they "
-            "count as one run, and more seeds add nothing" for name, same in ((name_a, diff.identical[0]),
-                                                                             (name_b, diff.identical[1])) if same]
+    said = [
+        f"{name}'s runs are identical copies (a deterministic policy, or a domain that ignores the seed): they "
+        "count as one run, and more seeds add nothing"
+        for name, same in ((name_a, diff.identical[0]), (name_b, diff.identical[1]))
+        if same
+    ]
     if all(diff.identical):
         said.append("the tasks are the unit of this comparison")
-    unit_text = ("runs as units" if diff.unit == "runs" else "tasks as units")
-    tree_text = (f"spread pooled over {spread.versions} version(s) of the tree, df {spread.df}"
-                 if spread.sd is not None else "no pooled spread")
+    unit_text = "runs as units" if diff.unit == "runs" else "tasks as units"
+    tree_text = (
+        f"spread pooled over {spread.versions} version(s) of the tree, df {spread.df}"
+        if spread.sd is not None
+        else "no pooled spread"
+    )
     return VersionComparison(
-        a=name_a, b=name_b, split=split, delta=float(diff.delta), ci=[float(lo), float(hi)],
-        p_value=float(diff.p_value), test=f"t_{diff.unit}", n_tasks=int(diff.n_tasks),
-        n_seeds=[int(n) for n in diff.n_runs], seed_aware=diff.se_runs is not None,
-        caveat=" ".join(n for n in notes if n) or None, alpha=float(alpha),
-        ci_method=f"t ({unit_text}; {tree_text})", B=int(extra_b),
-        runs={"a": side_a.run_ids, "b": side_b.run_ids}, mean_a=float(scores_a.mean()), mean_b=float(scores_b.mean()),
+        a=name_a,
+        b=name_b,
+        split=split,
+        delta=float(diff.delta),
+        ci=[float(lo), float(hi)],
+        p_value=float(diff.p_value),
+        test=f"t_{diff.unit}",
+        n_tasks=int(diff.n_tasks),
+        n_seeds=[int(n) for n in diff.n_runs],
+        seed_aware=diff.se_runs is not None,
+        caveat=" ".join(n for n in notes if n) or None,
+        alpha=float(alpha),
+        ci_method=f"t ({unit_text}; {tree_text})",
+        B=int(extra_b),
+        runs={"a": side_a.run_ids, "b": side_b.run_ids},
+        mean_a=float(scores_a.mean()),
+        mean_b=float(scores_b.mean()),
         intersected=len(common) != len(side_a.tasks) or len(common) != len(side_b.tasks),
-        threshold=float(threshold), decision=decision, look=look, max_looks=max_looks, next_step=next_step,
-        iqm=iqm_summary, probability_of_improvement=poi,
-        per_group=_per_group(common, scores_a, scores_b, alpha), evidence=evidence,
-        confidence=float(diff.confidence), p_threshold=float(p_threshold), se=float(diff.se),
-        df=float(diff.df) if math.isfinite(diff.df) else 1e9, unit=diff.unit, identical=list(diff.identical),
-        spread={"sd": list(diff.sd), "source": list(diff.sd_source), "tree": spread.to_dict(),
-                "se_runs": diff.se_runs, "se_tasks": diff.se_tasks},
-        commits={"a": side_a.commit, "b": side_b.commit}, seeds={"a": side_a.seeds, "b": side_b.seeds},
-        statement=statement(name_a, name_b, diff, decision, p_threshold, threshold), notes=said,
-        normalized=_normalized_means(ws, float(scores_a.mean()), float(scores_b.mean()),
-                                     sides=((scores_a, _failed_formal(check_a, side_a.commit, champion_since(ws, name_a))),
-                                            (scores_b, _failed_formal(check_b, side_b.commit, champion_since(ws, name_b))))),
+        threshold=float(threshold),
+        decision=decision,
+        look=look,
+        max_looks=max_looks,
+        next_step=next_step,
+        iqm=iqm_summary,
+        probability_of_improvement=poi,
+        per_group=_per_group(common, scores_a, scores_b, alpha),
+        evidence=evidence,
+        confidence=float(diff.confidence),
+        p_threshold=float(p_threshold),
+        se=float(diff.se),
+        df=float(diff.df) if math.isfinite(diff.df) else 1e9,
+        unit=diff.unit,
+        identical=list(diff.identical),
+        spread={
+            "sd": list(diff.sd),
+            "source": list(diff.sd_source),
+            "tree": spread.to_dict(),
+            "se_runs": diff.se_runs,
+            "se_tasks": diff.se_tasks,
+        },
+        commits={"a": side_a.commit, "b": side_b.commit},
+        seeds={"a": side_a.seeds, "b": side_b.seeds},
+        statement=statement(name_a, name_b, diff, decision, p_threshold, threshold),
+        notes=said,
+        normalized=_normalized_means(
+            ws,
+            float(scores_a.mean()),
+            float(scores_b.mean()),
+            sides=(
+                (scores_a, _failed_formal(check_a, side_a.commit, champion_since(ws, name_a))),
+                (scores_b, _failed_formal(check_b, side_b.commit, champion_since(ws, name_b))),
+            ),
+        ),
         difference=diff,
     )
 
@@ -620,14 +799,23 @@ def _failed_formal(check: Any, commit: str | None, since: str | None) -> list[st
     """The failed formal runs of ``commit`` (not voided, not foreign; for a champion, since it became
     champion, as its scored runs): with ``failed_as_zero`` they count 0."""
 
-    return [r.run_id for r in check.runs if r.status in FAILED_STATUSES and r.void is None
-            and r.state != "foreign" and (commit is None or r.commit == commit)
-            and (since is None or (r.started_at or "") > since)]
+    return [
+        r.run_id
+        for r in check.runs
+        if r.status in FAILED_STATUSES
+        and r.void is None
+        and r.state != "foreign"
+        and (commit is None or r.commit == commit)
+        and (since is None or (r.started_at or "") > since)
+    ]
 
 
-def _normalized_means(ws: Workspace, mean_a: float, mean_b: float,
-                      sides: tuple[tuple[Any, list[str]], tuple[Any, list[str]]] | None = None
-                      ) -> dict[str, float | None] | None:
+def _normalized_means(
+    ws: Workspace,
+    mean_a: float,
+    mean_b: float,
+    sides: tuple[tuple[Any, list[str]], tuple[Any, list[str]]] | None = None,
+) -> dict[str, float | None] | None:
     """Each side's mean score normalized by ``[eval.normalize]`` (the mean of raw scores, then
     normalized: the map is not linear across its anchors), or None when it is not set. With
     ``failed_as_zero`` (AI4AI-Bench): the mean over the side's formal runs of each run's normalized
@@ -639,17 +827,20 @@ def _normalized_means(ws: Workspace, mean_a: float, mean_b: float,
     if spec.failed_as_zero and sides is not None:
         out = []
         for scores, failed in sides:
-            pairs = [("succeeded", float(row.mean())) for row in scores] + [("failed", None) for _ in failed]
+            pairs = [("succeeded", float(row.mean())) for row in scores] + [
+                ("failed", None) for _ in failed
+            ]
             out.append(normalized_mean(pairs, spec))
         return {"a": out[0], "b": out[1]}
     return {"a": normalize_score(mean_a, spec), "b": normalize_score(mean_b, spec)}
 
 
-
-def statement(a: str, b: str, diff: Difference, decision: str, p_threshold: float, threshold: float) -> str:
+def statement(
+    a: str, b: str, diff: Difference, decision: str, p_threshold: float, threshold: float
+) -> str:
     """One sentence naming the versions, e.g. "v1 is better than v0: Δ +0.21, 95 % CI [...], p 0.0004"."""
     level = f"{100 * diff.confidence:.0f} %"
-    numbers = (f"Δ {diff.delta:+.4f}, {level} CI [{diff.ci[0]:+.4f}, {diff.ci[1]:+.4f}], one-sided p {diff.p_value:.3g}")
+    numbers = f"Δ {diff.delta:+.4f}, {level} CI [{diff.ci[0]:+.4f}, {diff.ci[1]:+.4f}], one-sided p {diff.p_value:.3g}"
     above = f" above {threshold:+g}" if threshold else ""
     if decision == "better":
         return f"{b} is better than {a}{above}: {numbers} < {p_threshold:.3g}"
@@ -660,7 +851,9 @@ def statement(a: str, b: str, diff: Difference, decision: str, p_threshold: floa
     return f"{b} is not distinguishable from {a}: {numbers}"
 
 
-def comparison_evidence(ws: Workspace, check_a: EvidenceCheck, check_b: EvidenceCheck) -> tuple[dict[str, Any], str | None]:
+def comparison_evidence(
+    ws: Workspace, check_a: EvidenceCheck, check_b: EvidenceCheck
+) -> tuple[dict[str, Any], str | None]:
     """``VersionComparison.evidence`` and the warning that leads its caveat (None when all is well).
 
     Counted are the runs a comparison may use: every run the ledger records for the version
@@ -678,11 +871,15 @@ def comparison_evidence(ws: Workspace, check_a: EvidenceCheck, check_b: Evidence
         problems = [r for r in counted if not r.usable and r.state != "running"]
         if problems:
             out["ok"] = False
-            out["findings"] += [f.to_dict() for f in evidence_findings(problems, version=check.version)]
+            out["findings"] += [
+                f.to_dict() for f in evidence_findings(problems, version=check.version)
+            ]
             bad.append(f"{check.version}: {_problem_text(problems)}")
     warning = None
     if bad:
-        warning = ("EVIDENCE PROBLEM: run(s) the ledger records were left out because their evidence is "
-                   f"missing, edited or unfinished ({'; '.join(bad)}); these numbers are not a valid "
-                   "comparison and the score gate fails.")
+        warning = (
+            "EVIDENCE PROBLEM: run(s) the ledger records were left out because their evidence is "
+            f"missing, edited or unfinished ({'; '.join(bad)}); these numbers are not a valid "
+            "comparison and the score gate fails."
+        )
     return out, warning

@@ -56,9 +56,17 @@ class DiagnoseResult:
         return aggregate_findings(self.findings)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "version": self.version, "runs": self.runs, "layers": self.layers,
-                "worst": self.worst, "seconds": round(self.seconds, 3), "by_code": self.by_code,
-                "findings": self.findings, "interventions": self.interventions}
+        return {
+            "v": 1,
+            "version": self.version,
+            "runs": self.runs,
+            "layers": self.layers,
+            "worst": self.worst,
+            "seconds": round(self.seconds, 3),
+            "by_code": self.by_code,
+            "findings": self.findings,
+            "interventions": self.interventions,
+        }
 
 
 _RANK = {"info": 0, "warn": 1, "high": 2, "critical": 3}
@@ -74,63 +82,114 @@ def aggregate_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         key = (str(f.get("layer")), str(f.get("code")))
         row = rows.get(key)
         if row is None:
-            row = rows[key] = {"layer": key[0], "code": key[1], "severity": f.get("severity"),
-                               "title": f.get("title"), "runs": [], "count": 0,
-                               "harness_version": f.get("harness_version"), "detail": []}
+            row = rows[key] = {
+                "layer": key[0],
+                "code": key[1],
+                "severity": f.get("severity"),
+                "title": f.get("title"),
+                "runs": [],
+                "count": 0,
+                "harness_version": f.get("harness_version"),
+                "detail": [],
+            }
         elif _RANK.get(str(f.get("severity")), 0) > _RANK.get(str(row["severity"]), 0):
             row["severity"], row["title"] = f.get("severity"), f.get("title")
         row["count"] += 1
         run = f.get("run_id")
         if run and run not in row["runs"]:
             row["runs"].append(run)
-        row["detail"].append({"run_id": run, "severity": f.get("severity"), "title": f.get("title")})
+        row["detail"].append(
+            {"run_id": run, "severity": f.get("severity"), "title": f.get("title")}
+        )
     for row in rows.values():
         row["runs"].sort()
-    return sorted(rows.values(), key=lambda r: (-_RANK.get(str(r["severity"]), 0), r["layer"], r["code"]))
+    return sorted(
+        rows.values(), key=lambda r: (-_RANK.get(str(r["severity"]), 0), r["layer"], r["code"])
+    )
 
 
 def _score_layer(con: Any, run_ids: list[str], version: str) -> list[Finding]:
     findings = []
     for run_id in run_ids:
-        query = ("SELECT split, count(DISTINCT task_id) AS tasks, count(*) AS samples, avg(score) AS mean, "
-                 "count(score) AS scored FROM _evals WHERE run_id = ? AND phase = 'eval' GROUP BY split ORDER BY split")
+        query = (
+            "SELECT split, count(DISTINCT task_id) AS tasks, count(*) AS samples, avg(score) AS mean, "
+            "count(score) AS scored FROM _evals WHERE run_id = ? AND phase = 'eval' GROUP BY split ORDER BY split"
+        )
         rows = con.execute(query, [run_id]).fetchall()
         if not rows:
-            findings.append(Finding(
-                layer="score", code="score.no_eval_results", severity="warn",
-                title="the judge recorded no eval results: this run has no score (not a score of 0)",
-                evidence={"query": query}, suggestion="check the judge's log (logs/eval.err) and re-run",
-                run_id=run_id, version=version))
+            findings.append(
+                Finding(
+                    layer="score",
+                    code="score.no_eval_results",
+                    severity="warn",
+                    title="the judge recorded no eval results: this run has no score (not a score of 0)",
+                    evidence={"query": query},
+                    suggestion="check the judge's log (logs/eval.err) and re-run",
+                    run_id=run_id,
+                    version=version,
+                )
+            )
             continue
         for split, tasks, samples, mean, scored in rows:
-            evidence = {"split": split, "tasks": tasks, "samples": samples, "mean": mean,
-                        "scored": scored, "query": query, **_at_k(con, run_id, split)}
-            title = (f"{split}: mean score {mean:.4g} over {tasks} tasks ({samples} samples)"
-                     if mean is not None else f"{split}: no finite score")
+            evidence = {
+                "split": split,
+                "tasks": tasks,
+                "samples": samples,
+                "mean": mean,
+                "scored": scored,
+                "query": query,
+                **_at_k(con, run_id, split),
+            }
+            title = (
+                f"{split}: mean score {mean:.4g} over {tasks} tasks ({samples} samples)"
+                if mean is not None
+                else f"{split}: no finite score"
+            )
             if "pass_at_k" in evidence:
                 title += f"; avg@{evidence['k']} {evidence['avg_at_k']:.4g}, pass@{evidence['k']} {evidence['pass_at_k']:.4g}"
-            findings.append(Finding(layer="score", code="score.split_summary", severity="info", title=title,
-                                    evidence=evidence, run_id=run_id, version=version))
+            findings.append(
+                Finding(
+                    layer="score",
+                    code="score.split_summary",
+                    severity="info",
+                    title=title,
+                    evidence=evidence,
+                    run_id=run_id,
+                    version=version,
+                )
+            )
     return findings
 
 
 def _at_k(con: Any, run_id: str, split: str) -> dict[str, Any]:
     """Avg@k and unbiased pass@k of a split whose per-sample scores are binary (k = fewest samples)."""
 
-    query = ("SELECT task_id, count(score) AS n, sum(score) AS c, bool_and(score IN (0, 1)) AS binary "
-             "FROM _evals WHERE run_id = ? AND split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY task_id")
+    query = (
+        "SELECT task_id, count(score) AS n, sum(score) AS c, bool_and(score IN (0, 1)) AS binary "
+        "FROM _evals WHERE run_id = ? AND split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY task_id"
+    )
     rows = con.execute(query, [run_id, split]).fetchall()
     if not rows or not all(binary for *_, binary in rows):
         return {}
     n = [int(r[1]) for r in rows]
     c = [int(round(r[2])) for r in rows]
     k = min(n)
-    return {"k": k, "avg_at_k": sum(ci / ni for ci, ni in zip(c, n)) / len(n),
-            "pass_at_k": float(pass_at_k(n, c, k).mean), "query_at_k": query}
+    return {
+        "k": k,
+        "avg_at_k": sum(ci / ni for ci, ni in zip(c, n)) / len(n),
+        "pass_at_k": float(pass_at_k(n, c, k).mean),
+        "query_at_k": query,
+    }
 
 
-def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: list[str] | None = None,
-             record: bool = True) -> DiagnoseResult:
+def diagnose(
+    ws: Workspace,
+    version: str,
+    *,
+    harness: ActiveHarness,
+    layers: list[str] | None = None,
+    record: bool = True,
+) -> DiagnoseResult:
     """Diagnose every run of ``version`` recorded on this machine; record the findings.
 
     ``harness`` is the harness in force (thresholds, plug-in analyzers), from
@@ -143,20 +202,28 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
     chosen = list(layers or LAYERS)
     for layer in chosen:
         if layer not in LAYERS:
-            raise EvotreeError(f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}",
-                               fix="pass --layer score, signal, behavior or version")
+            raise EvotreeError(
+                f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}",
+                fix="pass --layer score, signal, behavior or version",
+            )
     runs = [r for r in list_runs(ws, version=record_v.id) if r.status not in ("invalid", "running")]
     if not runs:
-        raise EvotreeError(f"{record_v.id} has no finished run to diagnose on this machine",
-                           fix=f"run it first: evotree run {record_v.id}")
+        raise EvotreeError(
+            f"{record_v.id} has no finished run to diagnose on this machine",
+            fix=f"run it first: evotree run {record_v.id}",
+        )
     run_ids = [r.run_id for r in runs]
     parent_runs = []
     if record_v.parent:
-        parent_runs = [r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"]
+        parent_runs = [
+            r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"
+        ]
     findings_dir = ws.state_dir / "findings"
 
     hide = hidden(ws)
-    if hide:  # EvoPolicyGym's boundary: the score and version layers only report the judge's figures
+    if (
+        hide
+    ):  # EvoPolicyGym's boundary: the score and version layers only report the judge's figures
         chosen = [layer for layer in chosen if layer not in ("score", "version")]
     con = connect(runs_dir(ws), findings_dir=findings_dir, hide_judge=hide)
     try:
@@ -165,8 +232,14 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
             found += _score_layer(con, run_ids, record_v.id)
         other = [layer for layer in chosen if layer in ("signal", "behavior")]
         if other:
-            found += run_analyzers(con, run_ids=run_ids, version=record_v.id, layers=other,
-                                   parent_run_ids=parent_runs, thresholds=harness.thresholds or None)
+            found += run_analyzers(
+                con,
+                run_ids=run_ids,
+                version=record_v.id,
+                layers=other,
+                parent_run_ids=parent_runs,
+                thresholds=harness.thresholds or None,
+            )
     finally:
         con.close()
     interventions = None
@@ -176,16 +249,25 @@ def diagnose(ws: Workspace, version: str, *, harness: ActiveHarness, layers: lis
         found += version_findings(ws, record_v.id, B=ws.config.gates.bootstrap_samples)
         interventions = intervention_table(ws)
     # every finding names the harness version that produced it (plug-ins may name their own)
-    found = sort_findings(replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
-                          for f in found)
-    unsigned = harness_trust_finding(harness, record_v.id)  # harness ref or ledger off the signed chain
+    found = sort_findings(
+        replace(f, harness_version=harness.id) if f.harness_version == "builtin" else f
+        for f in found
+    )
+    unsigned = harness_trust_finding(
+        harness, record_v.id
+    )  # harness ref or ledger off the signed chain
     if unsigned is not None:
         found = sort_findings([unsigned, *found])
     worst = max_severity(found)
-    result = DiagnoseResult(version=record_v.id, runs=run_ids, layers=chosen,
-                            findings=[f.to_dict() for f in found],
-                            worst=worst.label if worst is not None else None,
-                            seconds=time.monotonic() - started, interventions=interventions)
+    result = DiagnoseResult(
+        version=record_v.id,
+        runs=run_ids,
+        layers=chosen,
+        findings=[f.to_dict() for f in found],
+        worst=worst.label if worst is not None else None,
+        seconds=time.monotonic() - started,
+        interventions=interventions,
+    )
     if record:
         _record(ws, result)
     return result
@@ -198,13 +280,21 @@ def _record(ws: Workspace, result: DiagnoseResult) -> None:
     counts: dict[str, int] = {}
     for finding in result.findings:
         counts[finding["severity"]] = counts.get(finding["severity"], 0) + 1
-    listed = [{k: f.get(k) for k in ("code", "severity", "title", "run_id", "layer")}
-              for f in result.findings[:_LEDGER_FINDINGS]]
+    listed = [
+        {k: f.get(k) for k in ("code", "severity", "title", "run_id", "layer")}
+        for f in result.findings[:_LEDGER_FINDINGS]
+    ]
 
     def change(txn: LedgerTxn) -> Event:
         txn.require(result.version)
-        payload = FindingPayload(runs=result.runs, layers=result.layers, worst=result.worst,
-                                 counts=counts, findings=listed, total=len(result.findings))
+        payload = FindingPayload(
+            runs=result.runs,
+            layers=result.layers,
+            worst=result.worst,
+            counts=counts,
+            findings=listed,
+            total=len(result.findings),
+        )
         return Event.of(payload, version=result.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)

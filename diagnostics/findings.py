@@ -92,7 +92,6 @@ __all__ = [
 BUILTIN_MODULES = ("evotree.diagnostics.signal", "evotree.diagnostics.behavior")
 
 
-
 # ----------------------------------------------------------------------------- thresholds
 @dataclass(frozen=True)
 class NoThresholds:
@@ -100,7 +99,11 @@ class NoThresholds:
 
 
 def _field_ok(value: Any, annotation: Any) -> bool:
-    kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    kind = (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", str(annotation))
+    )
     kind = kind.replace(" ", "")
     if kind == "float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -129,19 +132,28 @@ def make_thresholds(analyzer: type[Analyzer] | Analyzer, overrides: Any = None) 
     if isinstance(overrides, cls):
         return overrides
     if not isinstance(overrides, Mapping):
-        raise ConfigError(f"thresholds of {analyzer.name}: expected a table of values, actually: "
-                          f"{type(overrides).__name__}", key=analyzer.name)
+        raise ConfigError(
+            f"thresholds of {analyzer.name}: expected a table of values, actually: "
+            f"{type(overrides).__name__}",
+            key=analyzer.name,
+        )
     fields = {f.name: f for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {}
     for key, value in overrides.items():
         if key not in fields:
             close = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"thresholds of {analyzer.name}: unknown key {key!r}{hint}",
-                              fix=f"known keys: {', '.join(fields) or '(none)'}", key=f"{analyzer.name}.{key}")
+            raise ConfigError(
+                f"thresholds of {analyzer.name}: unknown key {key!r}{hint}",
+                fix=f"known keys: {', '.join(fields) or '(none)'}",
+                key=f"{analyzer.name}.{key}",
+            )
         if not _field_ok(value, fields[key].type):
-            raise ConfigError(f"thresholds of {analyzer.name}: {key} expected {fields[key].type}, "
-                              f"actually: {value!r}", key=f"{analyzer.name}.{key}")
+            raise ConfigError(
+                f"thresholds of {analyzer.name}: {key} expected {fields[key].type}, "
+                f"actually: {value!r}",
+                key=f"{analyzer.name}.{key}",
+            )
         values[key] = tuple(value) if isinstance(value, list) else value
     try:
         return cls(**values)
@@ -154,7 +166,9 @@ def check_order(owner: str, **levels: float) -> None:
     names = list(levels)
     for low, high in itertools.pairwise(names):
         if levels[low] > levels[high]:
-            raise ValueError(f"{low} ({levels[low]}) must not exceed {high} ({levels[high]}) in {owner}")
+            raise ValueError(
+                f"{low} ({levels[low]}) must not exceed {high} ({levels[high]}) in {owner}"
+            )
 
 
 def check_range(owner: str, name: str, value: float, lo: float, hi: float) -> None:
@@ -191,8 +205,16 @@ class AnalysisContext:
         self._values: dict[tuple[str, str], Any] = {}
         self._con: Any = None
 
-    def shared(self, con: Any, run_id: str, alias: str, sql: str, *, key: str | None = None,
-               shown: str | None = None) -> Shared:
+    def shared(
+        self,
+        con: Any,
+        run_id: str,
+        alias: str,
+        sql: str,
+        *,
+        key: str | None = None,
+        shown: str | None = None,
+    ) -> Shared:
         """The temp table holding ``sql`` for ``run_id`` (created the first time it is asked).
 
         ``key`` (default: ``alias``) tells sub-results of different parameters apart; ``shown``
@@ -218,7 +240,9 @@ class AnalysisContext:
         if self._con is None:
             self._con = con
         elif self._con is not con:
-            raise FindingError("an AnalysisContext serves one connection; create one per connection")
+            raise FindingError(
+                "an AnalysisContext serves one connection; create one per connection"
+            )
 
     def close(self) -> None:
         """Drop the temp tables (the connection stays open)."""
@@ -269,19 +293,40 @@ class Analyzer(ABC):
         self.thresholds = make_thresholds(self, thresholds)
 
     @abstractmethod
-    def analyze(self, con: Any, *, run_id: str, version: str | None,
-                context: AnalysisContext | None = None) -> list[Finding]:
+    def analyze(
+        self, con: Any, *, run_id: str, version: str | None, context: AnalysisContext | None = None
+    ) -> list[Finding]:
         """The findings about ``run_id`` (of ``version``) from the evidence views of ``con``."""
 
-    def finding(self, code: str, severity: str | Severity, title: str, *, run_id: str | None,
-                version: str | None, evidence: Mapping[str, Any], suggestion: str = "",
-                skills: Sequence[str] = ()) -> Finding:
+    def finding(
+        self,
+        code: str,
+        severity: str | Severity,
+        title: str,
+        *,
+        run_id: str | None,
+        version: str | None,
+        evidence: Mapping[str, Any],
+        suggestion: str = "",
+        skills: Sequence[str] = (),
+    ) -> Finding:
         """A finding of this analyzer (``code`` must be one of :attr:`codes`)."""
         if code not in self.codes:
-            raise FindingError(f"analyzer {self.name} emitted {code!r}, which is not in its codes {self.codes}")
-        return Finding(layer=self.layer, code=code, severity=Severity.parse(severity).label, title=title,
-                       evidence=dict(evidence), suggestion=suggestion, skills=list(skills), run_id=run_id,
-                       version=version, harness_version=self.harness_version)
+            raise FindingError(
+                f"analyzer {self.name} emitted {code!r}, which is not in its codes {self.codes}"
+            )
+        return Finding(
+            layer=self.layer,
+            code=code,
+            severity=Severity.parse(severity).label,
+            title=title,
+            evidence=dict(evidence),
+            suggestion=suggestion,
+            skills=list(skills),
+            run_id=run_id,
+            version=version,
+            harness_version=self.harness_version,
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, thresholds={self.thresholds!r})"
@@ -295,12 +340,18 @@ def _check_analyzer(cls: type[Analyzer]) -> None:
         if not hasattr(cls, attr):
             raise FindingError(f"analyzer {cls.__name__} has no {attr}")
     if cls.layer not in LAYERS:
-        raise FindingError(f"analyzer {cls.name}: layer must be one of {', '.join(LAYERS)}, actually: {cls.layer!r}")
+        raise FindingError(
+            f"analyzer {cls.name}: layer must be one of {', '.join(LAYERS)}, actually: {cls.layer!r}"
+        )
     if not cls.name.startswith(cls.layer + "."):
-        raise FindingError(f"analyzer name {cls.name!r} must start with its layer {cls.layer!r} and a dot")
+        raise FindingError(
+            f"analyzer name {cls.name!r} must start with its layer {cls.layer!r} and a dot"
+        )
     for code in cls.codes:
         if not _CODE.match(code) or not code.startswith(cls.layer + "."):
-            raise FindingError(f"analyzer {cls.name}: code {code!r} is not '<{cls.layer}>.<snake_case>'")
+            raise FindingError(
+                f"analyzer {cls.name}: code {code!r} is not '<{cls.layer}>.<snake_case>'"
+            )
     if not dataclasses.is_dataclass(cls.thresholds_type):
         raise FindingError(f"analyzer {cls.name}: thresholds_type must be a dataclass")
     try:
@@ -316,8 +367,10 @@ def register_analyzer(cls: type[Analyzer] | None = None, *, replace: bool = Fals
     def add(klass: type[Analyzer]) -> type[Analyzer]:
         _check_analyzer(klass)
         if klass.name in _REGISTRY and _REGISTRY[klass.name] is not klass and not replace:
-            raise FindingError(f"an analyzer named {klass.name!r} is already registered",
-                               fix="choose another name, or pass replace=True to override it")
+            raise FindingError(
+                f"an analyzer named {klass.name!r} is already registered",
+                fix="choose another name, or pass replace=True to override it",
+            )
         _REGISTRY[klass.name] = klass
         return klass
 
@@ -392,8 +445,11 @@ def run_analyzers(
         if name not in known:
             close = difflib.get_close_matches(name, sorted(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"thresholds for an unknown analyzer {name!r}{hint}",
-                              fix=f"analyzers: {', '.join(sorted(known))}", key=name)
+            raise ConfigError(
+                f"thresholds for an unknown analyzer {name!r}{hint}",
+                fix=f"analyzers: {', '.join(sorted(known))}",
+                key=name,
+            )
     instances = [a if isinstance(a, Analyzer) else a(overrides.get(a.name)) for a in classes]
     findings: list[Finding] = []
     context = AnalysisContext(parent_run_ids=parent_run_ids)
@@ -403,18 +459,32 @@ def run_analyzers(
             for analyzer in instances:
                 started = time.perf_counter()
                 try:
-                    findings.extend(analyzer.analyze(con, run_id=run_id, version=run_version, context=context))
+                    findings.extend(
+                        analyzer.analyze(con, run_id=run_id, version=run_version, context=context)
+                    )
                 except Exception as exc:
                     if strict:
                         raise
-                    findings.append(Finding(
-                        layer=analyzer.layer, code=f"{analyzer.layer}.analyzer_failed", severity="warn",
-                        title=f"analyzer {analyzer.name} failed on run {run_id}: {type(exc).__name__}",
-                        evidence={"analyzer": analyzer.name, "error": str(exc).splitlines()[0] if str(exc) else ""},
-                        suggestion="report this; the other analyzers ran", run_id=run_id, version=run_version,
-                        harness_version=analyzer.harness_version))
+                    findings.append(
+                        Finding(
+                            layer=analyzer.layer,
+                            code=f"{analyzer.layer}.analyzer_failed",
+                            severity="warn",
+                            title=f"analyzer {analyzer.name} failed on run {run_id}: {type(exc).__name__}",
+                            evidence={
+                                "analyzer": analyzer.name,
+                                "error": str(exc).splitlines()[0] if str(exc) else "",
+                            },
+                            suggestion="report this; the other analyzers ran",
+                            run_id=run_id,
+                            version=run_version,
+                            harness_version=analyzer.harness_version,
+                        )
+                    )
                 if timings is not None:
-                    timings[analyzer.name] = timings.get(analyzer.name, 0.0) + time.perf_counter() - started
+                    timings[analyzer.name] = (
+                        timings.get(analyzer.name, 0.0) + time.perf_counter() - started
+                    )
     finally:
         context.close()
     return sort_findings(findings)

@@ -122,10 +122,15 @@ class ActiveHarness:
         spec = importlib.util.spec_from_loader(name, loader=None)
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         try:
-            exec(compile(self.analyzers_source, f"<harness {self.id}: {ANALYZERS_FILE}>", "exec"), module.__dict__)
+            exec(
+                compile(self.analyzers_source, f"<harness {self.id}: {ANALYZERS_FILE}>", "exec"),
+                module.__dict__,
+            )
         except Exception as exc:  # noqa: BLE001 - a broken plug-in must say where it broke
-            raise EvotreeError(f"{ANALYZERS_FILE} of harness {self.id} failed to load: {type(exc).__name__}: {exc}",
-                               fix=f"fix it on branch {BRANCH_PREFIX}{self.id} and promote again") from None
+            raise EvotreeError(
+                f"{ANALYZERS_FILE} of harness {self.id} failed to load: {type(exc).__name__}: {exc}",
+                fix=f"fix it on branch {BRANCH_PREFIX}{self.id} and promote again",
+            ) from None
         added = [cls for cls in analyzer_classes() if before.get(cls.name) is not cls]
         for cls in added:
             cls.harness_version = self.id
@@ -141,16 +146,25 @@ def parse_harness_toml(text: str, source: str) -> dict[str, dict[str, Any]]:
         raise ConfigError(f"{source}: not valid TOML: {exc}", fix=f"fix {HARNESS_FILE}") from None
     unknown = set(data) - {"thresholds"}
     thresholds = data.get("thresholds", {})
-    if unknown or not isinstance(thresholds, dict) or not all(isinstance(v, dict) for v in thresholds.values()):
-        raise ConfigError(f"{source}: expected only [thresholds.<analyzer>] tables, actually: {sorted(data)}",
-                          fix='put each override under [thresholds."<analyzer name>"], e.g. [thresholds."signal.dead_groups"]')
+    if (
+        unknown
+        or not isinstance(thresholds, dict)
+        or not all(isinstance(v, dict) for v in thresholds.values())
+    ):
+        raise ConfigError(
+            f"{source}: expected only [thresholds.<analyzer>] tables, actually: {sorted(data)}",
+            fix='put each override under [thresholds."<analyzer name>"], e.g. [thresholds."signal.dead_groups"]',
+        )
     from evotree.diagnostics.findings import analyzer_classes, make_thresholds
 
     known = {cls.name: cls for cls in analyzer_classes()}
     for name, overrides in thresholds.items():
         if name not in known:
-            raise ConfigError(f"{source}: unknown analyzer {name!r}", fix=f"analyzers: {', '.join(sorted(known))}",
-                              key=f"thresholds.{name}")
+            raise ConfigError(
+                f"{source}: unknown analyzer {name!r}",
+                fix=f"analyzers: {', '.join(sorted(known))}",
+                key=f"thresholds.{name}",
+            )
         make_thresholds(known[name], overrides)  # raises ConfigError naming the key
     return thresholds
 
@@ -178,11 +192,14 @@ def _raw_thresholds(ws: Workspace, commit: str | None) -> dict[str, dict[str, An
     if not isinstance(thresholds, dict):
         return {}
     # JSON-safe (TOML dates become strings) so the diff has one canonical byte form
-    return json.loads(json.dumps({str(k): v for k, v in thresholds.items() if isinstance(v, dict)}, default=str))
+    return json.loads(
+        json.dumps({str(k): v for k, v in thresholds.items() if isinstance(v, dict)}, default=str)
+    )
 
 
-def harness_diff(ws: Workspace, previous: str, previous_commit: str | None, hid: str,
-                 commit: str | None) -> dict[str, Any]:
+def harness_diff(
+    ws: Workspace, previous: str, previous_commit: str | None, hid: str, commit: str | None
+) -> dict[str, Any]:
     """What a harness promotion changes: every threshold changed, and ``analyzers.py`` (status, sha256).
 
     Computed from the two commits only (no workspace code runs), so ``evotree verify`` can
@@ -194,14 +211,39 @@ def harness_diff(ws: Workspace, previous: str, previous_commit: str | None, hid:
         before, after = old.get(analyzer, {}), new.get(analyzer, {})
         for key in sorted(set(before) | set(after)):
             if key not in before or key not in after or before[key] != after[key]:
-                changes.append({"analyzer": analyzer, "key": key, "old": before.get(key), "new": after.get(key)})
-    old_src, new_src = read_blob(ws, previous_commit, ANALYZERS_FILE), read_blob(ws, commit, ANALYZERS_FILE)
+                changes.append(
+                    {
+                        "analyzer": analyzer,
+                        "key": key,
+                        "old": before.get(key),
+                        "new": after.get(key),
+                    }
+                )
+    old_src, new_src = (
+        read_blob(ws, previous_commit, ANALYZERS_FILE),
+        read_blob(ws, commit, ANALYZERS_FILE),
+    )
     old_sha = hashlib.sha256(old_src).hexdigest() if old_src is not None else None
     new_sha = hashlib.sha256(new_src).hexdigest() if new_src is not None else None
-    status = ("absent" if old_sha is None and new_sha is None else "added" if old_sha is None
-              else "removed" if new_sha is None else "unchanged" if old_sha == new_sha else "changed")
-    return {"harness": hid, "commit": commit, "previous_harness": previous, "previous_commit": previous_commit,
-            "thresholds": changes, "analyzers_py": {"status": status, "sha256": new_sha, "previous_sha256": old_sha}}
+    status = (
+        "absent"
+        if old_sha is None and new_sha is None
+        else "added"
+        if old_sha is None
+        else "removed"
+        if new_sha is None
+        else "unchanged"
+        if old_sha == new_sha
+        else "changed"
+    )
+    return {
+        "harness": hid,
+        "commit": commit,
+        "previous_harness": previous,
+        "previous_commit": previous_commit,
+        "thresholds": changes,
+        "analyzers_py": {"status": status, "sha256": new_sha, "previous_sha256": old_sha},
+    }
 
 
 def load_harness(ws: Workspace, trust: ChainTrust) -> ActiveHarness:
@@ -214,11 +256,19 @@ def load_harness(ws: Workspace, trust: ChainTrust) -> ActiveHarness:
     if trust.commit is None:
         return ActiveHarness(BUILTIN, None, {}, signed=trust.trusted, warning=trust.warning)
     source = read_blob(ws, trust.commit, ANALYZERS_FILE)
-    harness = ActiveHarness(trust.id, trust.commit, {}, source.decode() if source is not None else None,
-                            signed=trust.trusted, warning=trust.warning)
+    harness = ActiveHarness(
+        trust.id,
+        trust.commit,
+        {},
+        source.decode() if source is not None else None,
+        signed=trust.trusted,
+        warning=trust.warning,
+    )
     harness.load_analyzers()  # plug-ins first: harness.toml may set their thresholds too
     text = read_blob(ws, trust.commit, HARNESS_FILE)
-    harness.thresholds = parse_harness_toml(text.decode() if text is not None else "", f"{HARNESS_FILE} of {trust.id}")
+    harness.thresholds = parse_harness_toml(
+        text.decode() if text is not None else "", f"{HARNESS_FILE} of {trust.id}"
+    )
     return harness
 
 
@@ -232,12 +282,17 @@ def harness_trust_finding(harness: ActiveHarness, version: str | None = None) ->
         return None
     from evotree.diagnostics.findings import Finding
 
-    return Finding(layer="version", code="version.harness_unsigned", severity="critical",
-                   title=harness.warning or "the harness in force is not signed",
-                   evidence={"harness_used": harness.id, "commit": harness.commit},
-                   suggestion="run `evotree verify`; restore refs/evotree/harness to the signed chain; promote "
-                              "harnesses only with `evotree harness promote HN` (a person's signed sign-off)",
-                   version=version, harness_version=harness.id)
+    return Finding(
+        layer="version",
+        code="version.harness_unsigned",
+        severity="critical",
+        title=harness.warning or "the harness in force is not signed",
+        evidence={"harness_used": harness.id, "commit": harness.commit},
+        suggestion="run `evotree verify`; restore refs/evotree/harness to the signed chain; promote "
+        "harnesses only with `evotree harness promote HN` (a person's signed sign-off)",
+        version=version,
+        harness_version=harness.id,
+    )
 
 
 def harness_thresholds(ws: Workspace, hid: str) -> dict[str, dict[str, Any]]:
@@ -246,7 +301,9 @@ def harness_thresholds(ws: Workspace, hid: str) -> dict[str, dict[str, Any]]:
         return {}
     records = ws.ledger.meta().get("harnesses") or {}
     if hid not in records:
-        raise UnknownVersion(f"unknown harness version {hid!r}", fix="`evotree harness list` lists them")
+        raise UnknownVersion(
+            f"unknown harness version {hid!r}", fix="`evotree harness list` lists them"
+        )
     target = ws.git.ref_target(f"refs/heads/{records[hid]['branch']}")
     tree = ws.git.repo[target].tree
     text = ws.git.repo[tree[HARNESS_FILE].id].data.decode() if HARNESS_FILE in tree else ""

@@ -512,7 +512,9 @@ def wilcoxon_signed_rank(
     a, b = _vector(a, "a"), _vector(b, "b")
     _same_tasks(a, b)
     if zero_method not in ("wilcox", "pratt", "zsplit"):
-        raise InvalidScores(f"zero_method: expected wilcox, pratt or zsplit, actually: {zero_method!r}")
+        raise InvalidScores(
+            f"zero_method: expected wilcox, pratt or zsplit, actually: {zero_method!r}"
+        )
     d = b - a
     nonzero = d != 0
     n_zero = int(d.size - np.count_nonzero(nonzero))
@@ -793,8 +795,10 @@ def alpha_spending(
 
 
 # ----------------------------------------------------------------------------- run-level comparison
-IDENTICAL_RUNS_NOTE = ("its runs are identical copies (a deterministic policy, or a domain that ignores "
-                       "the seed): they count as one run, and more seeds add nothing")
+IDENTICAL_RUNS_NOTE = (
+    "its runs are identical copies (a deterministic policy, or a domain that ignores "
+    "the seed): they count as one run, and more seeds add nothing"
+)
 
 
 @dataclass(frozen=True)
@@ -821,8 +825,13 @@ class RunSpread:
     identical_versions: int  #: versions with >= 2 runs that are identical copies (left out)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sd": self.sd, "df": self.df, "versions": self.versions, "runs": self.runs,
-                "identical_versions": self.identical_versions}
+        return {
+            "sd": self.sd,
+            "df": self.df,
+            "versions": self.versions,
+            "runs": self.runs,
+            "identical_versions": self.identical_versions,
+        }
 
 
 def runs_identical(matrix: Any) -> bool:
@@ -886,7 +895,10 @@ class Difference:
     @property
     def effective_runs(self) -> tuple[int, int]:
         """Runs that count: identical copies count once."""
-        return (1 if self.identical[0] else self.n_runs[0], 1 if self.identical[1] else self.n_runs[1])
+        return (
+            1 if self.identical[0] else self.n_runs[0],
+            1 if self.identical[1] else self.n_runs[1],
+        )
 
 
 def _side_sd(x: np.ndarray, spread: RunSpread | None) -> tuple[float | None, float, str, bool]:
@@ -907,8 +919,14 @@ def _side_sd(x: np.ndarray, spread: RunSpread | None) -> tuple[float | None, flo
     return None, 0.0, "unknown", False
 
 
-def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: float = 0.95,
-               threshold: float = 0.0) -> Difference:
+def difference(
+    a: Any,
+    b: Any,
+    *,
+    spread: RunSpread | None = None,
+    confidence: float = 0.95,
+    threshold: float = 0.0,
+) -> Difference:
     """Is b better than a on one task pool? One Δ, one CI and one p, from one t distribution.
 
     ``a``: (n_runs_a, n_tasks), ``b``: (n_runs_b, n_tasks): per-task scores, one row per run
@@ -947,16 +965,17 @@ def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: f
     n_b = 1 if same_b else b.shape[0]
     se_runs = df_runs = None
     if sd_a is not None and sd_b is not None:
-        va, vb = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+        va, vb = sd_a**2 / n_a, sd_b**2 / n_b
         se_runs = math.sqrt(va + vb)
-        den = (va ** 2 / df_a if va > 0 else 0.0) + (vb ** 2 / df_b if vb > 0 else 0.0)
+        den = (va**2 / df_a if va > 0 else 0.0) + (vb**2 / df_b if vb > 0 else 0.0)
         df_runs = (va + vb) ** 2 / den if den > 0 else math.inf
     se_tasks = float(per_task.std(ddof=1) / math.sqrt(n_tasks)) if n_tasks >= 2 else None
     if se_runs is None and se_tasks is None:
         raise InvalidScores(
             "expected two tasks, or a run-to-run spread (two runs of a version, or comparable runs in "
             "the tree), to estimate the noise of Δ; got one task and one run a side",
-            fix="run more seeds or score more tasks")
+            fix="run more seeds or score more tasks",
+        )
     if se_tasks is not None and (se_runs is None or se_tasks > se_runs):
         unit, se, df = "tasks", se_tasks, float(n_tasks - 1)
         if se_runs and df_runs is not None:
@@ -966,8 +985,11 @@ def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: f
     else:
         unit, se, df = "runs", float(se_runs), float(df_runs)  # type: ignore[arg-type]
     if se > 0:
-        q = float(sps.t.ppf(1 - (1 - confidence) / 2, df)) if math.isfinite(df) else _NORMAL.inv_cdf(
-            1 - (1 - confidence) / 2)
+        q = (
+            float(sps.t.ppf(1 - (1 - confidence) / 2, df))
+            if math.isfinite(df)
+            else _NORMAL.inv_cdf(1 - (1 - confidence) / 2)
+        )
         ci = (delta - q * se, delta + q * se)
         z = (delta - threshold) / se
         p = float(sps.t.sf(z, df)) if math.isfinite(df) else 1.0 - _NORMAL.cdf(z)
@@ -976,10 +998,25 @@ def difference(a: Any, b: Any, *, spread: RunSpread | None = None, confidence: f
         p = 0.0 if delta > threshold else 1.0
     caveats = []
     if se_runs is None:
-        caveats.append("one run a side and no comparable runs in the tree: the run-to-run spread is "
-                       "unknown, so the CI counts the tasks only and is too narrow; run a second seed")
-    return Difference(delta=delta, ci=(float(ci[0]), float(ci[1])), confidence=float(confidence),
-                      p_value=float(min(1.0, max(0.0, p))), threshold=float(threshold), se=float(se),
-                      df=float(df), unit=unit, n_tasks=int(n_tasks), n_runs=(int(a.shape[0]), int(b.shape[0])),
-                      identical=(same_a, same_b), sd=(sd_a, sd_b), sd_source=(src_a, src_b),
-                      se_runs=se_runs, se_tasks=se_tasks, caveat="; ".join(caveats) or None)
+        caveats.append(
+            "one run a side and no comparable runs in the tree: the run-to-run spread is "
+            "unknown, so the CI counts the tasks only and is too narrow; run a second seed"
+        )
+    return Difference(
+        delta=delta,
+        ci=(float(ci[0]), float(ci[1])),
+        confidence=float(confidence),
+        p_value=float(min(1.0, max(0.0, p))),
+        threshold=float(threshold),
+        se=float(se),
+        df=float(df),
+        unit=unit,
+        n_tasks=int(n_tasks),
+        n_runs=(int(a.shape[0]), int(b.shape[0])),
+        identical=(same_a, same_b),
+        sd=(sd_a, sd_b),
+        sd_source=(src_a, src_b),
+        se_runs=se_runs,
+        se_tasks=se_tasks,
+        caveat="; ".join(caveats) or None,
+    )

@@ -102,13 +102,17 @@ def _thresholds(value: VersionThresholds | Mapping[str, Any] | None) -> VersionT
     if isinstance(value, VersionThresholds):
         return value
     if not isinstance(value, Mapping):
-        raise ConfigError(f"version thresholds: expected a table, actually: {type(value).__name__}",
-                          key="version")
+        raise ConfigError(
+            f"version thresholds: expected a table, actually: {type(value).__name__}", key="version"
+        )
     known = {f.name for f in dataclasses.fields(VersionThresholds)}
     unknown = sorted(set(value) - known)
     if unknown:
-        raise ConfigError(f"version thresholds: unknown key(s) {', '.join(unknown)}",
-                          fix=f"known keys: {', '.join(sorted(known))}", key="version")
+        raise ConfigError(
+            f"version thresholds: unknown key(s) {', '.join(unknown)}",
+            fix=f"known keys: {', '.join(sorted(known))}",
+            key="version",
+        )
     try:
         return VersionThresholds(**dict(value))
     except (TypeError, ValueError) as exc:
@@ -139,7 +143,9 @@ class _Layer:
         key = (a, b)
         if key not in self._cache:
             try:
-                self._cache[key] = compare(self.ws, a, b, split=self.split, B=self.B, seed=self.seed)
+                self._cache[key] = compare(
+                    self.ws, a, b, split=self.split, B=self.B, seed=self.seed
+                )
             except NoScores as exc:
                 self._cache[key] = str(exc)
             except PoolMismatch as exc:
@@ -163,38 +169,90 @@ class _Layer:
         return "none"
 
 
-def _finding(code: str, severity: str, title: str, version: str, evidence: dict[str, Any],
-             suggestion: str = "") -> Finding:
-    return Finding(layer="version", code=code, severity=severity, title=title, evidence=evidence,
-                   suggestion=suggestion, version=version)
+def _finding(
+    code: str,
+    severity: str,
+    title: str,
+    version: str,
+    evidence: dict[str, Any],
+    suggestion: str = "",
+) -> Finding:
+    return Finding(
+        layer="version",
+        code=code,
+        severity=severity,
+        title=title,
+        evidence=evidence,
+        suggestion=suggestion,
+        version=version,
+    )
 
 
 def _delta_finding(layer: _Layer, code: str, other: str, version: str, what: str) -> Finding:
     result = layer.compare(other, version)
     if isinstance(result, str):
-        return _finding(code, "info", f"no Δ against the {what} {other}: {result.splitlines()[0]}", version,
-                        {"against": other, "reason": result, "delta": None},
-                        "run the missing side first (evotree run <version> --seeds 3); "
-                        "a version without scores is not scored 0")
+        return _finding(
+            code,
+            "info",
+            f"no Δ against the {what} {other}: {result.splitlines()[0]}",
+            version,
+            {"against": other, "reason": result, "delta": None},
+            "run the missing side first (evotree run <version> --seeds 3); "
+            "a version without scores is not scored 0",
+        )
     sig = layer.significance(result)
-    evidence = {"against": other, "delta": result.delta, "ci": result.ci, "p_value": result.p_value,
-                "significant": sig, "n_tasks": result.n_tasks, "n_seeds": result.n_seeds,
-                "seed_aware": result.seed_aware, "caveat": result.caveat, "alpha": result.alpha,
-                "mean_against": result.mean_a, "mean_version": result.mean_b, "split": result.split}
+    evidence = {
+        "against": other,
+        "delta": result.delta,
+        "ci": result.ci,
+        "p_value": result.p_value,
+        "significant": sig,
+        "n_tasks": result.n_tasks,
+        "n_seeds": result.n_seeds,
+        "seed_aware": result.seed_aware,
+        "caveat": result.caveat,
+        "alpha": result.alpha,
+        "mean_against": result.mean_a,
+        "mean_version": result.mean_b,
+        "split": result.split,
+    }
     span = f"Δ {result.delta:+.4g} (CI {result.ci[0]:+.4g} .. {result.ci[1]:+.4g})"
     caveat = f" [{result.caveat}]" if result.caveat else ""
     if sig == "worse":
-        return _finding(code, "warn", f"significantly worse than the {what} {other}: {span}{caveat}", version,
-                        evidence, f"do not promote {version} over {other}; look at what its change broke")
+        return _finding(
+            code,
+            "warn",
+            f"significantly worse than the {what} {other}: {span}{caveat}",
+            version,
+            evidence,
+            f"do not promote {version} over {other}; look at what its change broke",
+        )
     if sig == "better":
-        return _finding(code, "info", f"significantly better than the {what} {other}: {span}{caveat}", version,
-                        evidence, "more seeds before promotion" if result.caveat else "")
-    return _finding(code, "info", f"not significantly different from the {what} {other}: {span}{caveat}",
-                    version, evidence, "run more seeds to tell them apart" if result.caveat else "")
+        return _finding(
+            code,
+            "info",
+            f"significantly better than the {what} {other}: {span}{caveat}",
+            version,
+            evidence,
+            "more seeds before promotion" if result.caveat else "",
+        )
+    return _finding(
+        code,
+        "info",
+        f"not significantly different from the {what} {other}: {span}{caveat}",
+        version,
+        evidence,
+        "run more seeds to tell them apart" if result.caveat else "",
+    )
 
 
 def version_findings(
-    ws: Workspace, version: str, *, split: str = "validation", B: int = 2000, seed: int = 0,
+    ws: Workspace,
+    version: str,
+    *,
+    split: str = "validation",
+    B: int = 2000,
+    seed: int = 0,
     thresholds: VersionThresholds | Mapping[str, Any] | None = None,
 ) -> list[Finding]:
     """The version layer's findings about ``version`` (an id or ``champion``), most severe first."""
@@ -230,8 +288,15 @@ def _intervention(ws: Workspace, vid: str) -> list[Finding]:
     if not record or "error" in record or record.get("primary") is None:
         return []
     classes = ", ".join(record.get("classes") or []) or record["primary"]
-    return [_finding("version.intervention", "info",
-                     f"{vid} is a {record['primary']} change ({classes} touched)", vid, record)]
+    return [
+        _finding(
+            "version.intervention",
+            "info",
+            f"{vid} is a {record['primary']} change ({classes} touched)",
+            vid,
+            record,
+        )
+    ]
 
 
 def _historical_best(layer: _Layer, vid: str, own: float | None) -> list[Finding]:
@@ -240,16 +305,31 @@ def _historical_best(layer: _Layer, vid: str, own: float | None) -> list[Finding
         return []
     best_id, best = max(scored, key=lambda item: item[1])  # first (oldest) of ties
     best_view = layer.views[best_id]
-    evidence = {"best": best_id, "best_headline": best, "best_status": best_view.status,
-                "metric": (best_view.headline or {}).get("metric"), "version_headline": own,
-                "scored_versions": len(scored)}
+    evidence = {
+        "best": best_id,
+        "best_headline": best,
+        "best_status": best_view.status,
+        "metric": (best_view.headline or {}).get("metric"),
+        "version_headline": own,
+        "scored_versions": len(scored),
+    }
     if best_id == vid:
         title = f"{vid} is the best version of the tree so far ({best:.4g})"
     else:
-        gap = f", {own - best:+.4g} from it" if own is not None else ", this version has no headline"
+        gap = (
+            f", {own - best:+.4g} from it" if own is not None else ", this version has no headline"
+        )
         title = f"the best version of the tree so far is {best_id} ({best:.4g}{gap})"
-    return [_finding("version.historical_best", "info", title, vid, evidence,
-                     f"keep {best_id} selectable: do not prune or abandon it")]
+    return [
+        _finding(
+            "version.historical_best",
+            "info",
+            title,
+            vid,
+            evidence,
+            f"keep {best_id} selectable: do not prune or abandon it",
+        )
+    ]
 
 
 def _post_peak(layer: _Layer, vid: str, own: float | None, t: VersionThresholds) -> list[Finding]:
@@ -263,20 +343,30 @@ def _post_peak(layer: _Layer, vid: str, own: float | None, t: VersionThresholds)
     drop = peak_value - own
     if drop <= t.regression_margin:
         return []
-    return [_finding(
-        "version.post_peak_regression", "warn",
-        f"{vid} is {drop:.4g} below its lineage's peak {peak} ({peak_value:.4g} -> {own:.4g})", vid,
-        {"peak": peak, "peak_headline": peak_value, "version_headline": own, "drop": drop,
-         "regression_margin": t.regression_margin, "lineage": layer.lineage(vid),
-         "prior": "RSIBench-Data: 78% of runs that kept searching past their peak ended lower"},
-        f"the historical best {peak} must stay selectable (do not abandon or prune it); "
-        f"consider branching from {peak} again or stopping this lineage",
-    )]
+    return [
+        _finding(
+            "version.post_peak_regression",
+            "warn",
+            f"{vid} is {drop:.4g} below its lineage's peak {peak} ({peak_value:.4g} -> {own:.4g})",
+            vid,
+            {
+                "peak": peak,
+                "peak_headline": peak_value,
+                "version_headline": own,
+                "drop": drop,
+                "regression_margin": t.regression_margin,
+                "lineage": layer.lineage(vid),
+                "prior": "RSIBench-Data: 78% of runs that kept searching past their peak ended lower",
+            },
+            f"the historical best {peak} must stay selectable (do not abandon or prune it); "
+            f"consider branching from {peak} again or stopping this lineage",
+        )
+    ]
 
 
 def _saturation(layer: _Layer, vid: str, t: VersionThresholds) -> list[Finding]:
     lineage = layer.lineage(vid)
-    recent = lineage[1:][-t.saturation_k:]  # versions that have a parent
+    recent = lineage[1:][-t.saturation_k :]  # versions that have a parent
     if len(recent) < t.saturation_k:
         return []
     steps = []
@@ -288,15 +378,27 @@ def _saturation(layer: _Layer, vid: str, t: VersionThresholds) -> list[Finding]:
         sig = layer.significance(result)
         if sig == "better":
             return []
-        steps.append({"version": child, "parent": parent, "delta": result.delta, "ci": result.ci,
-                      "significant": sig, "caveat": result.caveat})
-    return [_finding(
-        "version.saturation", "warn",
-        f"no significant gain in the last {t.saturation_k} versions of the lineage ({', '.join(recent)})", vid,
-        {"k": t.saturation_k, "steps": steps},
-        "this line of changes has saturated: change strategy (another axis of the recipe, a merge, "
-        "or branch from the historical best) rather than another small tweak",
-    )]
+        steps.append(
+            {
+                "version": child,
+                "parent": parent,
+                "delta": result.delta,
+                "ci": result.ci,
+                "significant": sig,
+                "caveat": result.caveat,
+            }
+        )
+    return [
+        _finding(
+            "version.saturation",
+            "warn",
+            f"no significant gain in the last {t.saturation_k} versions of the lineage ({', '.join(recent)})",
+            vid,
+            {"k": t.saturation_k, "steps": steps},
+            "this line of changes has saturated: change strategy (another axis of the recipe, a merge, "
+            "or branch from the historical best) rather than another small tweak",
+        )
+    ]
 
 
 def _escalate(layer: _Layer, vid: str, t: VersionThresholds) -> list[Finding]:
@@ -306,32 +408,53 @@ def _escalate(layer: _Layer, vid: str, t: VersionThresholds) -> list[Finding]:
     ones are skipped, uncomparable ones end the streak."""
     lineage = layer.lineage(vid)
     on_line = set(lineage)
-    attempts = [v for v in layer.tree.versions
-                if v.parent is not None and (v.id in on_line or v.parent in on_line)]
+    attempts = [
+        v
+        for v in layer.tree.versions
+        if v.parent is not None and (v.id in on_line or v.parent in on_line)
+    ]
     streak: list[dict[str, Any]] = []
     for view in reversed(attempts):
         if len(streak) >= t.escalate_n:
             break
         if view.status in _NEGATIVE:
-            streak.append({"version": view.id, "parent": view.parent, "outcome": view.status,
-                           "reason": view.reason})
+            streak.append(
+                {
+                    "version": view.id,
+                    "parent": view.parent,
+                    "outcome": view.status,
+                    "reason": view.reason,
+                }
+            )
             continue
         if view.status in _PENDING and _headline(view) is None:
             continue
         result = layer.compare(view.parent, view.id)
         if isinstance(result, str) or layer.significance(result) != "worse":
             break
-        streak.append({"version": view.id, "parent": view.parent, "outcome": "significantly worse",
-                       "delta": result.delta, "ci": result.ci})
+        streak.append(
+            {
+                "version": view.id,
+                "parent": view.parent,
+                "outcome": "significantly worse",
+                "delta": result.delta,
+                "ci": result.ci,
+            }
+        )
     if len(streak) < t.escalate_n:
         return []
     names = ", ".join(f"{s['version']} ({s['outcome']})" for s in reversed(streak))
-    return [_finding(
-        "version.escalate", "high", f"{len(streak)} consecutive failed attempts on this lineage: {names}", vid,
-        {"n": t.escalate_n, "streak": streak[::-1], "lineage": lineage},
-        "escalate to a human or change strategy: the last attempts all failed; do not spend more "
-        "budget on the same kind of change",
-    )]
+    return [
+        _finding(
+            "version.escalate",
+            "high",
+            f"{len(streak)} consecutive failed attempts on this lineage: {names}",
+            vid,
+            {"n": t.escalate_n, "streak": streak[::-1], "lineage": lineage},
+            "escalate to a human or change strategy: the last attempts all failed; do not spend more "
+            "budget on the same kind of change",
+        )
+    ]
 
 
 def _past_deltas(layer: _Layer, vid: str) -> list[float]:
@@ -362,8 +485,13 @@ def _too_good(layer: _Layer, vid: str, own: float | None, t: VersionThresholds) 
         delta, source = result.delta, "compare"
     past = _past_deltas(layer, vid)
     reasons = []
-    evidence: dict[str, Any] = {"parent": parent, "delta": delta, "delta_source": source,
-                                "past_deltas": len(past), "absolute_jump": t.absolute_jump}
+    evidence: dict[str, Any] = {
+        "parent": parent,
+        "delta": delta,
+        "delta_source": source,
+        "past_deltas": len(past),
+        "absolute_jump": t.absolute_jump,
+    }
     if len(past) >= t.min_past_deltas:
         mean, sd = statistics.fmean(past), statistics.stdev(past)
         limit = mean + max(t.jump_sd * sd, t.min_jump)
@@ -374,11 +502,16 @@ def _too_good(layer: _Layer, vid: str, own: float | None, t: VersionThresholds) 
         reasons.append(f"above the absolute jump threshold {t.absolute_jump:+.4g}")
     if not reasons:
         return []
-    return [_finding(
-        "version.too_good_to_be_true", "high",
-        f"Δ {delta:+.4g} over {parent} is too good to be true: {'; '.join(reasons)}", vid, evidence,
-        f"run `evotree audit {vid}` before promotion: look for leakage, judge hacking or a changed pool",
-    )]
+    return [
+        _finding(
+            "version.too_good_to_be_true",
+            "high",
+            f"Δ {delta:+.4g} over {parent} is too good to be true: {'; '.join(reasons)}",
+            vid,
+            evidence,
+            f"run `evotree audit {vid}` before promotion: look for leakage, judge hacking or a changed pool",
+        )
+    ]
 
 
 def intervention_table(ws: Workspace) -> list[dict[str, Any]]:
@@ -393,7 +526,15 @@ def intervention_table(ws: Workspace) -> list[dict[str, Any]]:
         if v.parent is None:
             continue
         own, parent = _headline(v), _headline(views.get(v.parent))
-        rows.append({"id": v.id, "parent": v.parent, "hypothesis": v.hypothesis, "status": v.status,
-                     "headline": own, "parent_headline": parent,
-                     "delta": own - parent if own is not None and parent is not None else None})
+        rows.append(
+            {
+                "id": v.id,
+                "parent": v.parent,
+                "hypothesis": v.hypothesis,
+                "status": v.status,
+                "headline": own,
+                "parent_headline": parent,
+                "delta": own - parent if own is not None and parent is not None else None,
+            }
+        )
     return rows

@@ -20,8 +20,10 @@ def domain_template(domain: str) -> Callable[[Path], Iterable[str]] | None:
     if domain == "custom":
         return None
     if domain not in DOMAINS:
-        raise EvotreeError(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}",
-                           fix="pass --domain custom, math or gym")
+        raise EvotreeError(
+            f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}",
+            fix="pass --domain custom, math or gym",
+        )
     module = importlib.import_module(f"evotree.domains.{domain}")
     return module.materialize
 

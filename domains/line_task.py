@@ -29,7 +29,7 @@ def line(x, y):
 
 '''
 
-_POINTS = '''\
+_POINTS = """\
 def points(seed, n, noise=NOISE):
     rng = random.Random(seed)
     out = []
@@ -45,7 +45,7 @@ def points(seed, n, noise=NOISE):
 def predict(model, x, y):
     w = model["w"]
     return 1 if w[0] * x + w[1] * y + model["b"] > 0 else 0
-'''
+"""
 
 #: ai4ai's task.py: the clean label computed inline
 TASK_PY_INLINE = _HEAD + _POINTS.format(label="1 if 0.8 * x - 0.6 * y + 0.1 > 0 else 0")

@@ -46,7 +46,7 @@ PROTOCOLS = ("ai4ai", "rsibench-data", "autoresearch")
 TASK_PY = TASK_PY_INLINE
 
 #: the judge's scoring, shared by both protocols (it lives under judge/, hidden)
-_JUDGE_COMMON = '''\
+_JUDGE_COMMON = """\
 import json, os, sys, tomllib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
 from judge_task import points, predict
@@ -61,12 +61,15 @@ def score(model):
         conf = settings["splits"][split]
         for i, (x, y, label) in enumerate(points(conf["seed"], conf["points"])):
             rec.eval_result(split, f"{split}-{i}", 1.0 if predict(model, x, y) == label else 0.0)
-'''
+"""
 
-AI4AI_JUDGE = _JUDGE_COMMON + '''
+AI4AI_JUDGE = (
+    _JUDGE_COMMON
+    + """
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 score(model)
-'''
+"""
+)
 
 #: the trainer, as the starting algorithm (ai4ai) and as the fixed training stack (rsibench-data)
 TRAINER = '''\
@@ -115,14 +118,14 @@ rec.signal(1, train_accuracy=accuracy(data), quick_accuracy=accuracy(points(seed
 json.dump(model, open("model.json", "w"))
 '''
 
-AI4AI_CONFIG = '''\
+AI4AI_CONFIG = """\
 # hyperparameters of the starting algorithm (train.py reads them)
 train_points = 40
 epochs = 1
 lr = 0.01
-'''
+"""
 
-_AI4AI_TOML = '''\
+_AI4AI_TOML = """\
 # evotree.toml of an AI4AI-Bench-shaped task (docs/protocols/ai4ai.md): the candidate improves the
 # training algorithm; everything else is fixed and judged on hidden points.
 [workspace]
@@ -175,11 +178,11 @@ tree_max_search_hours = 4.0
 # writes files never counts as algorithm-level, nor does a change at train.py's top level.
 algorithm = ["train.py:def *", "train.py:class *"]
 hyperparameter = ["config.toml"]
-'''
+"""
 
 #: the commented templates (this one and _AI4AI_TOML) stay literal text (a TOML writer drops
 #: comments); each value they take comes through toml_value, escaped by tomli_w
-_JUDGE_TOML = '''\
+_JUDGE_TOML = """\
 # HIDDEN: the judge's points (drawn at init) and, for rsibench-data, the fixed training stack
 [splits.validation]
 seed = {validation}
@@ -197,7 +200,7 @@ noise = 0.30
 [training]
 epochs = 20
 lr = 0.05
-'''
+"""
 
 #: the starting algorithm's validation accuracy (the normalized scale's 0.1), measured over 20
 #: judge seeds by tests/test_protocols.py::test_the_start_anchors_are_what_the_start_scores
@@ -220,12 +223,21 @@ def _write(root: Path, files: dict[str, str]) -> list[str]:
 def materialize_ai4ai(root: Path) -> list[str]:
     """Write the AI4AI-shaped task into ``root`` (never overwriting); the paths written."""
     validation, heldout = _hidden_seeds()
-    return _write(Path(root), {
-        "task.py": TASK_PY, "trainer.py": TRAINER, "train.py": AI4AI_TRAIN, "config.toml": AI4AI_CONFIG,
-        "evotree.toml": _AI4AI_TOML.format(start=toml_value(START_ACCURACY["ai4ai"])),
-        "judge/eval.py": AI4AI_JUDGE, "judge/judge_task.py": TASK_PY,
-        "judge/task.toml": _JUDGE_TOML.format(
-            validation=toml_value(validation), heldout=toml_value(heldout))})
+    return _write(
+        Path(root),
+        {
+            "task.py": TASK_PY,
+            "trainer.py": TRAINER,
+            "train.py": AI4AI_TRAIN,
+            "config.toml": AI4AI_CONFIG,
+            "evotree.toml": _AI4AI_TOML.format(start=toml_value(START_ACCURACY["ai4ai"])),
+            "judge/eval.py": AI4AI_JUDGE,
+            "judge/judge_task.py": TASK_PY,
+            "judge/task.toml": _JUDGE_TOML.format(
+                validation=toml_value(validation), heldout=toml_value(heldout)
+            ),
+        },
+    )
 
 
 def protocol_template(protocol: str) -> tuple[str, Callable[[Path], Iterable[str]]]:

@@ -30,8 +30,13 @@ from evotree.core.config import toml_value
 from evotree.domains import write_if_absent
 from evotree.domains.line_task import TASK_PY_WITH_LINE
 
-__all__ = ["MAX_EXAMPLES", "MIN_EXAMPLES", "START_ACCURACY", "TRAINING_SETTINGS",
-           "materialize_rsibench"]
+__all__ = [
+    "MAX_EXAMPLES",
+    "MIN_EXAMPLES",
+    "START_ACCURACY",
+    "TRAINING_SETTINGS",
+    "materialize_rsibench",
+]
 
 #: the starting strategy's (first 60, shuffled) mean validation accuracy: the normalized scale's
 #: 0.1, measured by tests/test_protocol_rsibench.py::test_the_start_anchor_is_what_the_start_scores
@@ -116,7 +121,8 @@ json.dump({"format": 2, "examples": [{"index": i} for i in range(60)],
 '''
 
 #: the judge's strict reading of selection.json (hidden, protected: judge/judge_data.py)
-JUDGE_DATA = f'''\
+JUDGE_DATA = (
+    f'''\
 """The judge's reading of selection.json: validated strictly, assembled from the judge's own pool
 and generators. Any fault raises SelectionError before anything is trained."""
 import json, math, os
@@ -125,7 +131,8 @@ MIN_EXAMPLES, MAX_EXAMPLES, MAX_REPEAT = {MIN_EXAMPLES}, {MAX_EXAMPLES}, {MAX_RE
 MAX_WEIGHT, MAX_BYTES = {MAX_WEIGHT!r}, {MAX_SELECTION_BYTES}
 TRAINING = {TRAINING_SETTINGS!r}
 ITEM_KEYS = ("index", "generator", "params", "label", "weight", "repeat")
-''' + '''
+'''
+    + '''
 
 class SelectionError(ValueError):
     """selection.json is refused: the run fails, nothing is trained."""
@@ -275,6 +282,7 @@ def assemble(data, pool, generators, defaults):
         raise SelectionError(f"{len(rows)} examples: at least {MIN_EXAMPLES}")
     return rows, settings
 '''
+)
 
 #: the fixed training stack (hidden, protected: judge/judge_trainer.py)
 TRAINER = '''\
@@ -307,7 +315,7 @@ def train(rows, epochs, lr, seed=0, batch_size=1, shuffle=True):
 '''
 
 #: the judge (hidden): the strict reading, the fixed training, the score on hidden points
-JUDGE = '''\
+JUDGE = """\
 import json, os, sys, time, tomllib
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__))))
 from judge_data import SelectionError, assemble, parse, read
@@ -337,11 +345,11 @@ for split in os.environ.get("EVOTREE_JUDGE_SPLITS", "validation").split(","):
     for i, (x, y, label) in enumerate(points(conf["seed"], conf["points"])):
         correct = predict(model, x, y) == label
         rec.eval_result(split, f"{split}-{i}", 1.0 if correct else 0.0)
-'''
+"""
 
 #: the commented templates stay literal text (a TOML writer drops comments); each value they
 #: take comes through toml_value, escaped by tomli_w
-_TOML = '''\
+_TOML = """\
 # evotree.toml of an RSIBench-Data-shaped task (docs/protocols/rsibench-data.md): only the data
 # strategy may change; the fixed training stack runs in the judge phase, from the judge store.
 [workspace]
@@ -376,9 +384,9 @@ max_runs_per_version = 20
 usd_per_cpu_hour = 0.05
 tree_max_usd = 1.0
 tree_max_search_hours = 16.0
-'''
+"""
 
-_JUDGE_TOML = '''\
+_JUDGE_TOML = """\
 # HIDDEN: the judge's points (drawn at init) and the fixed training's defaults
 [splits.validation]
 seed = {validation}
@@ -393,7 +401,7 @@ points = 400
 epochs = 20
 lr = 0.05
 batch_size = 1
-'''
+"""
 
 
 def materialize_rsibench(root: Path) -> list[str]:
@@ -402,13 +410,19 @@ def materialize_rsibench(root: Path) -> list[str]:
     validation = rng.randint(1_000_000, 2_000_000_000)
     heldout = validation + rng.randint(1, 1_000_000)
     files = {
-        "task.py": TASK_PY, "pool.py": POOL_PY, "data_strategy.py": STRATEGY_PY,
+        "task.py": TASK_PY,
+        "pool.py": POOL_PY,
+        "data_strategy.py": STRATEGY_PY,
         "evotree.toml": _TOML.format(start=toml_value(START_ACCURACY)),
-        "judge/eval.py": JUDGE, "judge/judge_task.py": TASK_PY, "judge/judge_trainer.py": TRAINER,
+        "judge/eval.py": JUDGE,
+        "judge/judge_task.py": TASK_PY,
+        "judge/judge_trainer.py": TRAINER,
         "judge/judge_pool.py": POOL_PY.replace("from task import", "from judge_task import"),
         "judge/judge_data.py": JUDGE_DATA,
         "judge/task.toml": _JUDGE_TOML.format(
-            validation=toml_value(validation), heldout=toml_value(heldout))}
+            validation=toml_value(validation), heldout=toml_value(heldout)
+        ),
+    }
     written: list[str] = []
     for rel, text in files.items():
         write_if_absent(Path(root), rel, text, written)

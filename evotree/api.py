@@ -24,7 +24,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.versions import PruneResult, TreeView, VersionDetail, prune_worktrees, restore_worktree
+from evotree.core.versions import (
+    PruneResult,
+    TreeView,
+    VersionDetail,
+    prune_worktrees,
+    restore_worktree,
+)
 from evotree.core.workspace import InitResult, Workspace, init_workspace
 from evotree.verbs import Session, open_workspace
 from evotree.domains import domain_template
@@ -74,7 +80,9 @@ def _session(ws: Workspace) -> Session:
     return Session(ws.root)
 
 
-def init(path: PathLike = ".", *, domain: str = "custom", signers: Sequence[str] = ()) -> InitResult:
+def init(
+    path: PathLike = ".", *, domain: str = "custom", signers: Sequence[str] = ()
+) -> InitResult:
     """``evotree init``: turn the git repository at ``path`` into a workspace (v0 = HEAD = champion).
 
     ``signers``: ``[EMAIL=]KEY.pub`` of the people who may sign promotions, written to v0's
@@ -84,18 +92,34 @@ def init(path: PathLike = ".", *, domain: str = "custom", signers: Sequence[str]
     return init_workspace(path, domain=domain, template=domain_template(domain), signers=signers)
 
 
-def branch(ws: Workspace, hypothesis: str, *, parent: str = "champion", name: str | None = None,
-           worktree: PathLike | None = None, skills: dict[str, dict[str, Any]] | None = None) -> VersionRecord:
+def branch(
+    ws: Workspace,
+    hypothesis: str,
+    *,
+    parent: str = "champion",
+    name: str | None = None,
+    worktree: PathLike | None = None,
+    skills: dict[str, dict[str, Any]] | None = None,
+) -> VersionRecord:
     """``evotree branch``: a new version from ``parent`` with its own branch and worktree.
 
     ``skills`` maps skill names to parameters (``{"StdGroupFilter": {"min_std": 0.1}}``); each is
     checked before anything is created, then recorded in the version's ``skills.toml``.
     """
-    return _session(ws).branch(hypothesis, parent=parent, name=name, worktree=worktree, skills=skills)
+    return _session(ws).branch(
+        hypothesis, parent=parent, name=name, worktree=worktree, skills=skills
+    )
 
 
-def merge(ws: Workspace, first: str, second: str, *, message: str, name: str | None = None,
-          worktree: PathLike | None = None) -> VersionRecord:
+def merge(
+    ws: Workspace,
+    first: str,
+    second: str,
+    *,
+    message: str,
+    name: str | None = None,
+    worktree: PathLike | None = None,
+) -> VersionRecord:
     """``evotree merge``: a version with two parents."""
     return _session(ws).merge(first, second, message=message, name=name, worktree=worktree)
 
@@ -115,18 +139,37 @@ def show(ws: Workspace, version: str) -> VersionDetail:
     return _session(ws).show(version)
 
 
-def log(ws: Workspace, *, version: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+def log(
+    ws: Workspace, *, version: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
     """``evotree log``: ledger events, newest first."""
     return _session(ws).log(version, limit)
 
 
-def run(ws: Workspace, versions: list[str] | str, *, seeds: int = 1, seed_start: int = 0,
-        jobs: int | None = None, heldout: bool = False, executor: str | None = None,
-        address: str | None = None, progress: ProgressFn | None = None) -> list[RunRecord]:
+def run(
+    ws: Workspace,
+    versions: list[str] | str,
+    *,
+    seeds: int = 1,
+    seed_start: int = 0,
+    jobs: int | None = None,
+    heldout: bool = False,
+    executor: str | None = None,
+    address: str | None = None,
+    progress: ProgressFn | None = None,
+) -> list[RunRecord]:
     """``evotree run``: train and judge ``versions`` × ``seeds`` (the train gate in front)."""
     names = [versions] if isinstance(versions, str) else list(versions)
-    return _session(ws).run(names, seeds=seeds, seed_start=seed_start, jobs=jobs, heldout=heldout,
-                            executor=executor, address=address, progress=progress)
+    return _session(ws).run(
+        names,
+        seeds=seeds,
+        seed_start=seed_start,
+        jobs=jobs,
+        heldout=heldout,
+        executor=executor,
+        address=address,
+        progress=progress,
+    )
 
 
 def runs(ws: Workspace, *, version: str | None = None) -> list[RunRecord]:
@@ -134,14 +177,23 @@ def runs(ws: Workspace, *, version: str | None = None) -> list[RunRecord]:
     return _session(ws).runs(version)
 
 
-def compare(ws: Workspace, a: str, b: str, *, split: str = "validation", intersect: bool = False,
-            B: int | None = None, seed: int = 0) -> VersionComparison:  # noqa: N803 - B as in the papers
+def compare(
+    ws: Workspace,
+    a: str,
+    b: str,
+    *,
+    split: str = "validation",
+    intersect: bool = False,
+    B: int | None = None,
+    seed: int = 0,
+) -> VersionComparison:  # noqa: N803 - B as in the papers
     """``evotree compare``: Δ = b − a on the common task pool, with its CI, p-value and decision."""
     return _session(ws).compare(a, b, split=split, intersect=intersect, bootstrap=B, seed=seed)
 
 
-def diagnose(ws: Workspace, version: str, *, layers: list[str] | None = None,
-             record: bool = True) -> DiagnoseResult:
+def diagnose(
+    ws: Workspace, version: str, *, layers: list[str] | None = None, record: bool = True
+) -> DiagnoseResult:
     """``evotree diagnose``: score / signal / behavior / version findings, by the signed harness."""
     return _session(ws).diagnose(version, layers=layers, record=record)
 

@@ -53,8 +53,20 @@ from evotree.domains.gym.catalog import make_env
 from evotree.domains.gym.episode import play
 from evotree.domains.gym.scoring import normalized_score
 
-__all__ = ["APPROVER", "DEMO_ENVS", "DEMO_PROPOSALS", "DemoResult", "GYM_KNOBS", "GYM_POLICY", "autopilot_toml",
-           "greedy_keep", "gym_files", "gym_policy", "gym_truth", "run_demo"]
+__all__ = [
+    "APPROVER",
+    "DEMO_ENVS",
+    "DEMO_PROPOSALS",
+    "DemoResult",
+    "GYM_KNOBS",
+    "GYM_POLICY",
+    "autopilot_toml",
+    "greedy_keep",
+    "gym_files",
+    "gym_policy",
+    "gym_truth",
+    "run_demo",
+]
 
 #: The demo's second person: a signer of its own, made for the demo and named as such.
 APPROVER = "reviewer@evotree-demo.invalid"
@@ -89,8 +101,10 @@ class DemoResult:
 def _git(repo: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise GitCommandError(f"`git {' '.join(args)}` failed in the demo repository: {proc.stderr.strip()}",
-                              fix="check that git works here (git --version)")
+        raise GitCommandError(
+            f"`git {' '.join(args)}` failed in the demo repository: {proc.stderr.strip()}",
+            fix="check that git works here (git --version)",
+        )
     return proc.stdout
 
 
@@ -108,14 +122,22 @@ class _Runner:
     def __init__(self, repo: Path, echo: Callable[[str], None]) -> None:
         # output goes through a pipe: without COLUMNS, rich would wrap tables at 80 columns
         self.repo, self.echo = repo, echo
-        self.env = {"COLUMNS": str(max(120, shutil.get_terminal_size((120, 40)).columns)), **safe_env()}
+        self.env = {
+            "COLUMNS": str(max(120, shutil.get_terminal_size((120, 40)).columns)),
+            **safe_env(),
+        }
         self._commands: set[str] | None = None
 
     def has(self, command: str) -> bool:
         """Whether this evotree has ``command`` (from ``evotree --help``)."""
         if self._commands is None:
-            proc = subprocess.run(python_command("-m", "evotree", "--help"), cwd=self.repo, env=self.env,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                python_command("-m", "evotree", "--help"),
+                cwd=self.repo,
+                env=self.env,
+                capture_output=True,
+                text=True,
+            )
             names: set[str] = set()
             section = False
             for line in proc.stdout.splitlines():
@@ -130,8 +152,13 @@ class _Runner:
 
     def quiet(self, *args: str) -> Any:
         """Run a ``--json`` command without echoing; its parsed output (None on failure)."""
-        proc = subprocess.run(python_command("-m", "evotree", "-C", str(self.repo), *args, "--json"),
-                              cwd=self.repo, env=self.env, capture_output=True, text=True)
+        proc = subprocess.run(
+            python_command("-m", "evotree", "-C", str(self.repo), *args, "--json"),
+            cwd=self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
         try:
             return json.loads(proc.stdout) if proc.returncode == 0 else None
         except json.JSONDecodeError:
@@ -140,9 +167,15 @@ class _Runner:
     def streamed_json(self, *args: str) -> Any:
         """Echo ``$ evotree ARGS --json``, stream its progress (stderr) as it comes, return its JSON."""
         self.echo(f"$ evotree {' '.join(_quote(a) for a in args)} --json")
-        proc = subprocess.Popen(python_command("-m", "evotree", "-C", str(self.repo), *args, "--json"),
-                                cwd=self.repo, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, bufsize=1)
+        proc = subprocess.Popen(
+            python_command("-m", "evotree", "-C", str(self.repo), *args, "--json"),
+            cwd=self.repo,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
 
         def pump() -> None:
             assert proc.stderr is not None
@@ -160,17 +193,25 @@ class _Runner:
         except json.JSONDecodeError:
             data = None
         if code != 0 or not isinstance(data, dict):
-            raise EvotreeError(f"demo step `evotree {' '.join(args)}` failed with exit code {code}: {out[-2000:]}",
-                               fix=f"see the output above; the demo workspace is left at {self.repo}")
+            raise EvotreeError(
+                f"demo step `evotree {' '.join(args)}` failed with exit code {code}: {out[-2000:]}",
+                fix=f"see the output above; the demo workspace is left at {self.repo}",
+            )
         return data
 
     def __call__(self, *args: str, ok: tuple[int, ...] = (0,)) -> int:
         """Echo ``$ evotree ARGS``, stream its output, fail unless its exit code is in ``ok``."""
         self.echo(f"$ evotree {' '.join(_quote(a) for a in args)}")
         started = time.monotonic()
-        proc = subprocess.Popen(python_command("-m", "evotree", "-C", str(self.repo), *args), cwd=self.repo,
-                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                bufsize=1)
+        proc = subprocess.Popen(
+            python_command("-m", "evotree", "-C", str(self.repo), *args),
+            cwd=self.repo,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
         last = [time.monotonic()]
 
         def pump() -> None:
@@ -195,9 +236,15 @@ class _Runner:
         return code
 
 
-def _at_terminal(argv: list[str], *, cwd: Path, env: dict[str, str],
-                 script: list[tuple[str, Callable[[re.Match[str]], str]]],
-                 echo: Callable[[str], None], timeout: float = 600.0) -> int:
+def _at_terminal(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    script: list[tuple[str, Callable[[re.Match[str]], str]]],
+    echo: Callable[[str], None],
+    timeout: float = 600.0,
+) -> int:
     """Run ``argv`` on a new pseudo-terminal (its controlling terminal), answer each prompt of
     ``script`` (a regex, and the line to type when it appears) in order, echo the session and
     return the exit code. A prompt that does not appear in ``timeout`` seconds kills the process."""
@@ -211,8 +258,17 @@ def _at_terminal(argv: list[str], *, cwd: Path, env: dict[str, str],
     def controlling_terminal() -> None:  # runs in the child, after setsid
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
-                            start_new_session=True, preexec_fn=controlling_terminal, close_fds=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+        close_fds=True,
+    )
     os.close(slave)
     buffer, shown, deadline = "", 0, time.monotonic() + timeout
     pending = list(script)
@@ -237,9 +293,11 @@ def _at_terminal(argv: list[str], *, cwd: Path, env: dict[str, str],
                     continue
             if time.monotonic() > deadline:
                 proc.kill()
-                raise EvotreeError(f"demo: `{' '.join(argv[-3:])}` did not ask for "
-                                   f"{pending[0][0] if pending else 'nothing more'} in {timeout:.0f} s",
-                                   fix="see the session above")
+                raise EvotreeError(
+                    f"demo: `{' '.join(argv[-3:])}` did not ask for "
+                    f"{pending[0][0] if pending else 'nothing more'} in {timeout:.0f} s",
+                    fix="see the session above",
+                )
             ready, _, _ = select.select([master], [], [], 0.5)
             if not ready:
                 if proc.poll() is not None and not pending:
@@ -266,13 +324,20 @@ def _approver_key(echo: Callable[[str], None]) -> tuple[Path, Path]:
     """A fresh SSH key pair for the demo's second person, outside the demo repository."""
     folder = Path(tempfile.mkdtemp(prefix="evotree-demo-approver-"))
     key = folder / "id_ed25519"
-    proc = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", APPROVER, "-f", str(key)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", APPROVER, "-f", str(key)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
-        raise EvotreeError(f"demo: ssh-keygen could not make the approver's key: {proc.stderr.strip()}",
-                           fix="install OpenSSH's ssh-keygen (apt-get install openssh-client)")
-    echo(f"(a demo-only approver, {APPROVER}: its key {key} was made for this demo and is allowed to sign "
-         "promotions in this workspace only)")
+        raise EvotreeError(
+            f"demo: ssh-keygen could not make the approver's key: {proc.stderr.strip()}",
+            fix="install OpenSSH's ssh-keygen (apt-get install openssh-client)",
+        )
+    echo(
+        f"(a demo-only approver, {APPROVER}: its key {key} was made for this demo and is allowed to sign "
+        "promotions in this workspace only)"
+    )
     return key, key.with_suffix(".pub")
 
 
@@ -281,9 +346,12 @@ def _prepare(path: str | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="evotree-demo-"))
     repo = Path(path).resolve()
     if repo.exists() and (not repo.is_dir() or any(repo.iterdir())):
-        raise AlreadyExists(f"demo path {repo} is not an empty folder", fix="pass a new or empty folder")
+        raise AlreadyExists(
+            f"demo path {repo} is not an empty folder", fix="pass a new or empty folder"
+        )
     repo.mkdir(parents=True, exist_ok=True)
     return repo
+
 
 # ---------------------------------------------------------------------------- a gym workspace with knobs
 #: The gym domain's own v0 policy (domains/gym/templates.py POLICY_PY) written with its constants
@@ -355,7 +423,10 @@ GYM_KNOBS: dict[str, dict[str, tuple[float, float, float]]] = {
     "CartPole-v1": {"CP_ANGVEL": (-1.0, 2.0, 0.5), "CP_POS": (-0.5, 0.5, 0.25)},
     "Acrobot-v1": {"AC_V1": (-1.0, 2.0, 0.5), "AC_V2": (-1.0, 1.0, 0.5)},
     "MountainCar-v0": {"MC_BACK": (0, 1, 1)},
-    "MountainCarContinuous-v0": {"MCC_THROTTLE": (0.25, 1.0, 0.25), "MCC_BIAS": (-0.02, 0.02, 0.01)},
+    "MountainCarContinuous-v0": {
+        "MCC_THROTTLE": (0.25, 1.0, 0.25),
+        "MCC_BIAS": (-0.02, 0.02, 0.01),
+    },
     "HalfCheetah-v5": {"HC_PERIOD": (5.0, 15.0, 1.0), "HC_AMP": (0.2, 1.0, 0.1)},
 }
 
@@ -368,53 +439,101 @@ def gym_policy(**values: float) -> str:
     return text
 
 
-def autopilot_toml(envs: Sequence[str], *, max_proposals: int = 8, patience: int = 3, seed: int = 0,
-                   knobs_only: bool = False) -> str:
+def autopilot_toml(
+    envs: Sequence[str],
+    *,
+    max_proposals: int = 8,
+    patience: int = 3,
+    seed: int = 0,
+    knobs_only: bool = False,
+) -> str:
     """The ``[autopilot]`` section of the knobs of ``envs`` over ``policy.py`` (``knobs_only``: the
     ``[autopilot.knobs.NAME]`` tables alone, for a file whose ``[autopilot]`` is already set)."""
-    knobs = {name: {"low": low, "high": high, "step": step}
-             for env_id in envs for name, (low, high, step) in GYM_KNOBS.get(env_id, {}).items()}
+    knobs = {
+        name: {"low": low, "high": high, "step": step}
+        for env_id in envs
+        for name, (low, high, step) in GYM_KNOBS.get(env_id, {}).items()
+    }
     if knobs_only:
         return "\n" + tomli_w.dumps({"autopilot": {"knobs": knobs}}) if knobs else "\n"
-    section = {"recipe": "policy.py", "max_proposals": max_proposals, "patience": patience, "seed": seed,
-               "knobs": knobs}
+    section = {
+        "recipe": "policy.py",
+        "max_proposals": max_proposals,
+        "patience": patience,
+        "seed": seed,
+        "knobs": knobs,
+    }
     return "\n" + tomli_w.dumps({"autopilot": section})
 
 
-def gym_files(repo: Path, envs: Sequence[str], *, policy: str, validation: int, heldout: int, train: int = 2,
-              max_proposals: int = 6, patience: int = 3, seed: int = 0, judge_seed: int | None = None,
-              extra_toml: str = "") -> dict[str, Any]:
+def gym_files(
+    repo: Path,
+    envs: Sequence[str],
+    *,
+    policy: str,
+    validation: int,
+    heldout: int,
+    train: int = 2,
+    max_proposals: int = 6,
+    patience: int = 3,
+    seed: int = 0,
+    judge_seed: int | None = None,
+    extra_toml: str = "",
+) -> dict[str, Any]:
     """Write a gym workspace's files into the git repository ``repo`` (evotree.toml with the
     ``[autopilot]`` knobs of ``envs``, ``policy``, gym.toml, the judge's pools and references);
     ``judge_seed`` fixes the hidden pools (a demo and a benchmark repeat), else they are drawn at
     random. Returns the pools and references, for a held-out truth kept outside the workspace."""
 
     text = render_template("gym")
-    for key, value in (("recipe", '"policy.py"'), ("max_proposals", max_proposals), ("patience", patience),
-                       ("seed", seed)):  # the template's [autopilot] section, set (each key once in it)
-        text = re.sub(rf"(?m)^(\[autopilot\][\s\S]*?)^{key} = .*$", rf"\g<1>{key} = {value}", text, count=1)
+    for key, value in (
+        ("recipe", '"policy.py"'),
+        ("max_proposals", max_proposals),
+        ("patience", patience),
+        ("seed", seed),
+    ):  # the template's [autopilot] section, set (each key once in it)
+        text = re.sub(
+            rf"(?m)^(\[autopilot\][\s\S]*?)^{key} = .*$", rf"\g<1>{key} = {value}", text, count=1
+        )
     text = re.sub(r"(?m)^knobs = \{\}\n", "", text, count=1) + autopilot_toml(envs, knobs_only=True)
     text = re.sub(r"(?m)^max_episodes = \d+$", "max_episodes = 0", text)
     (repo / "evotree.toml").write_text(text + extra_toml)
     (repo / "policy.py").write_text(policy)
     if judge_seed is not None:
         rng = random.Random(judge_seed)
-        draw = rng.sample(range(HIDDEN_SEED_MIN, HIDDEN_SEED_MAX), len(envs) * (validation + heldout))
-        pools = {"validation": {e: draw[i * validation:(i + 1) * validation] for i, e in enumerate(envs)}}
-        rest = draw[len(envs) * validation:]
-        pools["heldout"] = {e: rest[i * heldout:(i + 1) * heldout] for i, e in enumerate(envs)}
+        draw = rng.sample(
+            range(HIDDEN_SEED_MIN, HIDDEN_SEED_MAX), len(envs) * (validation + heldout)
+        )
+        pools = {
+            "validation": {
+                e: draw[i * validation : (i + 1) * validation] for i, e in enumerate(envs)
+            }
+        }
+        rest = draw[len(envs) * validation :]
+        pools["heldout"] = {e: rest[i * heldout : (i + 1) * heldout] for i, e in enumerate(envs)}
         (repo / "judge").mkdir(exist_ok=True)
         (repo / "judge" / "gym.toml").write_text(render_judge_toml(envs, pools, timeout=30.0))
-    materialize(repo, envs=envs, train_episodes=train, validation_episodes=validation, heldout_episodes=heldout,
-                episode_timeout=30.0)
+    materialize(
+        repo,
+        envs=envs,
+        train_episodes=train,
+        validation_episodes=validation,
+        heldout_episodes=heldout,
+        episode_timeout=30.0,
+    )
     settings = load_judge_settings(repo / "judge" / "gym.toml")
     refs = load_references(repo / "judge" / "references.json")
-    return {"envs": list(envs), "heldout": {e: settings.seeds("heldout", e) for e in envs},
-            "validation": {e: settings.seeds("validation", e) for e in envs},
-            "references": {e: refs.pair(e) for e in envs}}
+    return {
+        "envs": list(envs),
+        "heldout": {e: settings.seeds("heldout", e) for e in envs},
+        "validation": {e: settings.seeds("validation", e) for e in envs},
+        "references": {e: refs.pair(e) for e in envs},
+    }
 
 
-def gym_truth(policy: str, judge: dict[str, Any], *, repeats: int = 1, split: str = "heldout") -> float:
+def gym_truth(
+    policy: str, judge: dict[str, Any], *, repeats: int = 1, split: str = "heldout"
+) -> float:
     """The mean normalized score of ``policy`` (its text) on the ``split`` pool of ``judge`` (what
     :func:`gym_files` returned), each episode played ``repeats`` times: the truth a benchmark
     judges a champion by, computed here with the domain's own episode and scoring code."""
@@ -432,14 +551,20 @@ def gym_truth(policy: str, judge: dict[str, Any], *, repeats: int = 1, split: st
             for _ in range(repeats):
                 for index, seed in enumerate(judge[split][env_id]):
                     episode = play(env, env_id, index, seed, policy_class, summarize=False)
-                    scores.append(0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret))
+                    scores.append(
+                        0.0
+                        if episode.failed
+                        else normalized_score(episode.ret, random_ret, expert_ret)
+                    )
         finally:
             env.close()
         per_env.append(sum(scores) / len(scores))
     return sum(per_env) / len(per_env)
 
 
-def greedy_keep(start: tuple[str, float], tried: Sequence[tuple[str, float | None]]) -> tuple[str, float]:
+def greedy_keep(
+    start: tuple[str, float], tried: Sequence[tuple[str, float | None]]
+) -> tuple[str, float]:
     """What greedy keep-if-better on one run keeps: each tried version whose one run scores above
     the kept one's run replaces it, in order. ``start``: the champion and its run's score."""
     kept = start
@@ -450,24 +575,43 @@ def greedy_keep(start: tuple[str, float], tried: Sequence[tuple[str, float | Non
 
 
 def _first_value(records: Sequence[Any]) -> float | None:
-    for record in sorted(records, key=lambda r: (r.seed if r.seed is not None else 1 << 30, r.started_at)):
-        if record.status == "succeeded" and record.headline and isinstance(record.headline.get("value"),
-                                                                          (int, float)):
+    for record in sorted(
+        records, key=lambda r: (r.seed if r.seed is not None else 1 << 30, r.started_at)
+    ):
+        if (
+            record.status == "succeeded"
+            and record.headline
+            and isinstance(record.headline.get("value"), (int, float))
+        ):
             return float(record.headline["value"])
     return None
 
 
-def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None] = print,
-             proposals: int = DEMO_PROPOSALS) -> DemoResult:
+def run_demo(
+    path: str | None,
+    *,
+    keep: bool = True,
+    echo: Callable[[str], None] = print,
+    proposals: int = DEMO_PROPOSALS,
+) -> DemoResult:
     """Create a gym workspace at ``path`` (default: a temp folder) and let the autopilot walk the loop."""
     started = time.monotonic()
     demo = _Demo(_prepare(path), echo, proposals)
     result = demo.result
     steps: list[tuple[str, Callable[[], None]]] = [
-        ("create a repository with the gym domain's default policy, and a demo-only approver", demo.setup_repo),
+        (
+            "create a repository with the gym domain's default policy, and a demo-only approver",
+            demo.setup_repo,
+        ),
         ("make it a workspace of the gym domain (v0 = that policy)", demo.init),
-        ("the autopilot tries a handful of proposals; a person signs only what the gates pass", demo.autopilot),
-        ("side by side: greedy keep-if-better, evotree, and the held-out truth of both", demo.side_by_side),
+        (
+            "the autopilot tries a handful of proposals; a person signs only what the gates pass",
+            demo.autopilot,
+        ),
+        (
+            "side by side: greedy keep-if-better, evotree, and the held-out truth of both",
+            demo.side_by_side,
+        ),
         ("the tree: what was kept, what is negative evidence", demo.tree),
     ]
     try:
@@ -482,9 +626,11 @@ def run_demo(path: str | None, *, keep: bool = True, echo: Callable[[str], None]
     result.seconds = time.monotonic() - started
     echo(f"\ndone in {result.seconds:.0f} s.")
     if result.promoted:
-        echo(f"{result.evotree} is the champion: the gate found a real gain, promoted by {APPROVER} (the demo's "
-             f"second person), verified. Held-out truth: v0 {result.truth.get('v0', float('nan')):.4f}, "
-             f"{result.evotree} {result.truth.get(result.evotree or 'v0', float('nan')):.4f}.")
+        echo(
+            f"{result.evotree} is the champion: the gate found a real gain, promoted by {APPROVER} (the demo's "
+            f"second person), verified. Held-out truth: v0 {result.truth.get('v0', float('nan')):.4f}, "
+            f"{result.evotree} {result.truth.get(result.evotree or 'v0', float('nan')):.4f}."
+        )
     else:
         echo(f"nothing promoted: {result.stopped}")
     if keep:
@@ -514,18 +660,34 @@ class _Demo:
             _git(repo, "config", "user.name", "evotree demo")
             _git(repo, "config", "user.email", "demo@evotree.invalid")
         (repo / "README.md").write_text("# A control policy, versioned with evotree\n")
-        self.judge.update(gym_files(repo, DEMO_ENVS, policy=GYM_POLICY, validation=DEMO_VALIDATION,
-                                    heldout=DEMO_HELDOUT, max_proposals=self.proposals, patience=3,
-                                    seed=DEMO_SEED, judge_seed=DEMO_JUDGE_SEED))
-        echo(f"(the researcher's first recipe: the gym domain's own default policy for {', '.join(DEMO_ENVS)}, "
-             "its constants written as knobs (policy.py); evotree.toml's [autopilot] declares each knob's range "
-             "and step; init keeps it as v0)")
-        echo(f"(the judge's hidden pools are drawn from a fixed seed so the demo repeats: {DEMO_VALIDATION} "
-             f"validation and {DEMO_HELDOUT} held-out episodes per environment; `evotree init` draws them at random)")
+        self.judge.update(
+            gym_files(
+                repo,
+                DEMO_ENVS,
+                policy=GYM_POLICY,
+                validation=DEMO_VALIDATION,
+                heldout=DEMO_HELDOUT,
+                max_proposals=self.proposals,
+                patience=3,
+                seed=DEMO_SEED,
+                judge_seed=DEMO_JUDGE_SEED,
+            )
+        )
+        echo(
+            f"(the researcher's first recipe: the gym domain's own default policy for {', '.join(DEMO_ENVS)}, "
+            "its constants written as knobs (policy.py); evotree.toml's [autopilot] declares each knob's range "
+            "and step; init keeps it as v0)"
+        )
+        echo(
+            f"(the judge's hidden pools are drawn from a fixed seed so the demo repeats: {DEMO_VALIDATION} "
+            f"validation and {DEMO_HELDOUT} held-out episodes per environment; `evotree init` draws them at random)"
+        )
         # folders named like evotree's packages: the demo proves they cannot shadow it
         for name in ("skills", "domains"):
             (repo / name).mkdir()
-            (repo / name / "__init__.py").write_text(f"raise ImportError('user {name}/ shadowed evotree')\n")
+            (repo / name / "__init__.py").write_text(
+                f"raise ImportError('user {name}/ shadowed evotree')\n"
+            )
         _git(repo, "add", "-A")
         _git(repo, "commit", "--quiet", "-m", "initial commit")
         self.keys["private"], self.keys["public"] = _approver_key(echo)
@@ -536,17 +698,21 @@ class _Demo:
     def autopilot(self) -> None:
         """The autopilot's proposals; each version that passes every gate is promoted, then it goes on."""
         echo, proposals, result = self.echo, self.proposals, self.result
-        echo(f"(the autopilot tries {proposals} knob moves drawn in advance from [autopilot].seed; for each it "
-             "branches from the champion, commits, runs the seeds the score gate asks for - the champion's "
-             "re-runs first - and evaluates the gates. It never signs: when a version passes every gate it stops "
-             "for a person's sign-off, which the demo's second person gives, and the autopilot goes on from the "
-             "new champion with the rest of the sequence)")
+        echo(
+            f"(the autopilot tries {proposals} knob moves drawn in advance from [autopilot].seed; for each it "
+            "branches from the champion, commits, runs the seeds the score gate asks for - the champion's "
+            "re-runs first - and evaluates the gates. It never signs: when a version passes every gate it stops "
+            "for a person's sign-off, which the demo's second person gives, and the autopilot goes on from the "
+            "new champion with the rest of the sequence)"
+        )
         outcomes: list[dict[str, Any]] = []
         data: dict[str, Any] = {}
         start_champion = "v0"
         while len(outcomes) < proposals:
             args = ["autopilot", "--max-proposals", str(proposals - len(outcomes)), "--jobs", "2"]
-            data = self.evotree.streamed_json(*args, *(["--skip", str(len(outcomes))] if outcomes else []))
+            data = self.evotree.streamed_json(
+                *args, *(["--skip", str(len(outcomes))] if outcomes else [])
+            )
             outcomes += data["outcomes"]
             waiting = data.get("awaiting_signoff")
             if waiting:
@@ -556,13 +722,17 @@ class _Demo:
             break
         for o in outcomes:
             delta = f"Δ {o['delta']:+.4f}" if isinstance(o.get("delta"), (int, float)) else ""
-            echo(f"  {o['version'] or '-':>4}  {o['status']:<13} {o['verdict'] or '':<11} {delta:<10} "
-                 f"{o['runs']} run(s)  {o['proposal']['summary']}")
+            echo(
+                f"  {o['version'] or '-':>4}  {o['status']:<13} {o['verdict'] or '':<11} {delta:<10} "
+                f"{o['runs']} run(s)  {o['proposal']['summary']}"
+            )
         echo(f"  stopped: {data.get('stopped')}: {data.get('stop_reason')}")
         result.autopilot = {"start_champion": start_champion, "outcomes": outcomes, "last": data}
         result.evotree = str(Session(self.repo).open().champion())
         if not result.promoted:
-            result.stopped = "no proposal passed the gates: nothing is promoted, v0 stays the champion"
+            result.stopped = (
+                "no proposal passed the gates: nothing is promoted, v0 stays the champion"
+            )
 
     def side_by_side(self) -> None:
         """What greedy keep-if-better would have kept beside what the gates kept, with held-out truth."""
@@ -571,13 +741,21 @@ class _Demo:
         assert result.autopilot is not None
         start = result.autopilot["start_champion"]
         v0_value = _first_value(verbs.runs(start))
-        tried = [(o["version"], _first_value(verbs.runs(o["version"]))) for o in result.autopilot["outcomes"]
-                 if o.get("version") and o["status"] in ("passed", "not_passed")]
-        greedy, greedy_value = greedy_keep((start, v0_value if v0_value is not None else float("-inf")), tried)
+        tried = [
+            (o["version"], _first_value(verbs.runs(o["version"])))
+            for o in result.autopilot["outcomes"]
+            if o.get("version") and o["status"] in ("passed", "not_passed")
+        ]
+        greedy, greedy_value = greedy_keep(
+            (start, v0_value if v0_value is not None else float("-inf")), tried
+        )
         result.greedy = greedy
         echo(f"{'rule':<34} {'keeps':<6} {'its first run':>14} {'held-out truth':>15}")
-        rows = [("the start (the domain's default)", start), ("greedy keep-if-better on one run", greedy),
-                ("evotree (the gates)", result.evotree or start)]
+        rows = [
+            ("the start (the domain's default)", start),
+            ("greedy keep-if-better on one run", greedy),
+            ("evotree (the gates)", result.evotree or start),
+        ]
         first = dict(tried, **{start: v0_value})
         for label, version in rows:
             if version not in result.truth:
@@ -587,37 +765,60 @@ class _Demo:
             shown = f"{value:.4f}" if value is not None else "-"
             echo(f"{label:<34} {version:<6} {shown:>14} {result.truth[version]:>15.4f}")
         if greedy != result.evotree:
-            better = "above" if result.truth[greedy] > result.truth[result.evotree or start] else "not above"
-            echo(f"(greedy would keep {greedy}, whose held-out truth is {better} what evotree kept: "
-                 f"{result.truth[greedy]:.4f} vs {result.truth[result.evotree or start]:.4f})")
+            better = (
+                "above"
+                if result.truth[greedy] > result.truth[result.evotree or start]
+                else "not above"
+            )
+            echo(
+                f"(greedy would keep {greedy}, whose held-out truth is {better} what evotree kept: "
+                f"{result.truth[greedy]:.4f} vs {result.truth[result.evotree or start]:.4f})"
+            )
         else:
             echo(f"(greedy and evotree keep the same version, {greedy})")
 
     def promote(self, version: str) -> None:
         """The second person's promotion at a pseudo-terminal, then ``evotree verify``."""
         echo, keys = self.echo, self.keys
-        echo(f"(the gate found a real gain: {version}. The demo now plays the second person, {APPROVER}: "
-             "promotion needs someone other than the version's creator, at a terminal, typing the version and a "
-             "one-time code, and signing with a key the champion allows; the demo answers at a pseudo-terminal "
-             "with the demo-only key)")
+        echo(
+            f"(the gate found a real gain: {version}. The demo now plays the second person, {APPROVER}: "
+            "promotion needs someone other than the version's creator, at a terminal, typing the version and a "
+            "one-time code, and signing with a key the champion allows; the demo answers at a pseudo-terminal "
+            "with the demo-only key)"
+        )
         echo(f"$ evotree promote {version} --key {keys['private']}")
         # the demo's own stand-in person types at the terminal, so a CI variable of the shell
         # that started the demo is not passed on (a real promotion from CI stays refused)
         env = {k: v for k, v in safe_env().items() if k not in CI_VARIABLES}
         env.update({"TERM": "dumb", "NO_COLOR": "1", "COLUMNS": "120"})
         code = _at_terminal(
-            python_command("-m", "evotree", "-C", str(self.repo), "promote", version, "--key",
-                           str(keys["private"])),
-            cwd=self.repo, env=env, echo=echo, script=self._promote_script(version))
+            python_command(
+                "-m",
+                "evotree",
+                "-C",
+                str(self.repo),
+                "promote",
+                version,
+                "--key",
+                str(keys["private"]),
+            ),
+            cwd=self.repo,
+            env=env,
+            echo=echo,
+            script=self._promote_script(version),
+        )
         if code != 0:
-            raise EvotreeError(f"demo: `evotree promote {version}` exited {code}",
-                               fix=f"see the session above; the workspace is left at {self.repo}")
+            raise EvotreeError(
+                f"demo: `evotree promote {version}` exited {code}",
+                fix=f"see the session above; the workspace is left at {self.repo}",
+            )
         self.result.promoted = True
         self.evotree("verify")
         self.result.verified = True
 
     def _promote_script(self, version: str) -> list[tuple[str, Callable[[re.Match[str]], str]]]:
         """The prompts of ``evotree promote`` and the second person's answers."""
+
         def remember(match: re.Match[str]) -> str:
             self._code_shown = match.group(1)
             return version
@@ -630,7 +831,9 @@ class _Demo:
 
     def tree(self) -> None:
         if not self.result.promoted:
-            self.echo(f"(nothing promoted: {self.result.stopped}; the gate found no real gain among these proposals)")
+            self.echo(
+                f"(nothing promoted: {self.result.stopped}; the gate found no real gain among these proposals)"
+            )
         self.evotree("tree")
 
 
@@ -644,11 +847,16 @@ class SecondSigner:
         self.principal = principal
         self.folder = Path(tempfile.mkdtemp(prefix="evotree-signer-"))
         self.key = self.folder / "id_ed25519"
-        proc = subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(self.key)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(self.key)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
-            raise EvotreeError(f"ssh-keygen could not make the second signer's key: {proc.stderr.strip()}",
-                               fix="install OpenSSH's ssh-keygen")
+            raise EvotreeError(
+                f"ssh-keygen could not make the second signer's key: {proc.stderr.strip()}",
+                fix="install OpenSSH's ssh-keygen",
+            )
         self.public = self.key.with_suffix(".pub")
         self.root: Path | None = None
 

@@ -36,8 +36,16 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.gates.signoff import Approver
 
-__all__ = ["SIGNERS_TYPE", "SignersAdded", "accept_signers", "accepted_state", "prepare_signers", "record_signers",
-           "statement_hash", "unaccepted_signers"]
+__all__ = [
+    "SIGNERS_TYPE",
+    "SignersAdded",
+    "accept_signers",
+    "accepted_state",
+    "prepare_signers",
+    "record_signers",
+    "statement_hash",
+    "unaccepted_signers",
+]
 
 
 @dataclass
@@ -64,7 +72,11 @@ def _with_file(repo: pygit2.Repository, tree: pygit2.Tree, path: str, data: byte
     if not rest:
         builder.insert(head, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB)
         return builder.write()
-    sub = repo[tree[head].id] if head in tree and tree[head].type_str == "tree" else repo[repo.TreeBuilder().write()]
+    sub = (
+        repo[tree[head].id]
+        if head in tree and tree[head].type_str == "tree"
+        else repo[repo.TreeBuilder().write()]
+    )
     builder.insert(head, _with_file(repo, sub, rest, data), pygit2.GIT_FILEMODE_TREE)
     return builder.write()
 
@@ -77,46 +89,74 @@ def prepare_signers(ws: Workspace, policy: Policy, lines: list[str]) -> tuple[st
             f"{policy.allowed_signers_path} of the champion {policy.champion} already names "
             f"{', '.join(policy.principals)}: signers are now added or rotated only by a reviewed promotion",
             fix=f"edit {policy.allowed_signers_path} on a version and promote it (`evotree promote`), "
-                "signed by a current signer")
+            "signed by a current signer",
+        )
     if not lines:
-        raise InvalidState("no signer to add", fix="evotree signers add you@example.org=~/.ssh/id_ed25519.pub")
+        raise InvalidState(
+            "no signer to add", fix="evotree signers add you@example.org=~/.ssh/id_ed25519.pub"
+        )
     repo = ws.git.repo
     previous = repo[policy.commit].peel(pygit2.Commit)
     text = "".join(f"{line}\n" for line in lines)
     tree = _with_file(repo, previous.tree, policy.allowed_signers_path, text.encode())
     identity = ws.git.identity().signature()
-    commit = repo.create_commit(None, identity, identity, f"evotree signers: allow {', '.join(lines[i].split()[0] for i in range(len(lines)))}\n",
-                                tree, [previous.id])
+    commit = repo.create_commit(
+        None,
+        identity,
+        identity,
+        f"evotree signers: allow {', '.join(lines[i].split()[0] for i in range(len(lines)))}\n",
+        tree,
+        [previous.id],
+    )
     return str(commit), policy_at(ws, policy.champion, str(commit))
 
 
-def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: Approver) -> SignersAdded:
+def record_signers(
+    ws: Workspace, policy: Policy, new_policy: Policy, approver: Approver
+) -> SignersAdded:
     """Sign (with the new key, checked against the new file), record ``signers.added`` and move the
     champion ref (and branch) from the signed champion's commit to the new one."""
     commit = new_policy.commit
-    statement = new_statement(ws, SIGNERS_TYPE, approver, version=policy.champion, previous_commit=policy.commit,
-                              commit=commit, signers=new_policy.principals,
-                              signers_hash=sha256_hex(canonical(new_policy.allowed_signers_text)))
+    statement = new_statement(
+        ws,
+        SIGNERS_TYPE,
+        approver,
+        version=policy.champion,
+        previous_commit=policy.commit,
+        commit=commit,
+        signers=new_policy.principals,
+        signers_hash=sha256_hex(canonical(new_policy.allowed_signers_text)),
+    )
     signature = sign_statement(new_policy, approver, statement)
 
     def change(txn: LedgerTxn) -> Event:
         if txn.meta.get("champion") != policy.champion:
-            raise InvalidState(f"the champion is now {txn.meta.get('champion')}, not {policy.champion}",
-                               fix="run the command again")
-        added = SignersAddedPayload(statement=statement, signature=signature, commit=commit,
-                                    previous_commit=policy.commit)
-        return Event.of(added, version=policy.champion, actor=str(ws.git.identity()),
-                        at=statement["at"])
+            raise InvalidState(
+                f"the champion is now {txn.meta.get('champion')}, not {policy.champion}",
+                fix="run the command again",
+            )
+        added = SignersAddedPayload(
+            statement=statement, signature=signature, commit=commit, previous_commit=policy.commit
+        )
+        return Event.of(
+            added, version=policy.champion, actor=str(ws.git.identity()), at=statement["at"]
+        )
 
     entry = ws.ledger.transact(change, actor=ws.git.identity())
     accept_signers(ws, statement)  # made here, by a person at this terminal: accepted here
     repo = ws.git.repo
     try:
-        ws.git.cas_ref(CHAMPION_REF, repo[commit].id, repo[policy.commit].id,
-                       f"evotree signers add (signed by {approver.principal})")
+        ws.git.cas_ref(
+            CHAMPION_REF,
+            repo[commit].id,
+            repo[policy.commit].id,
+            f"evotree signers add (signed by {approver.principal})",
+        )
     except RefRaceLost as exc:
-        raise TamperingFound(f"the signers are recorded, but {CHAMPION_REF} was moved meanwhile ({exc})",
-                             fix=f"run `evotree verify`; git update-ref {CHAMPION_REF} {commit}") from exc
+        raise TamperingFound(
+            f"the signers are recorded, but {CHAMPION_REF} was moved meanwhile ({exc})",
+            fix=f"run `evotree verify`; git update-ref {CHAMPION_REF} {commit}",
+        ) from exc
     moved = False
     branch = branch_ref(policy.champion)
     if str(ws.git.ref_target(branch)) == policy.commit:
@@ -125,9 +165,15 @@ def record_signers(ws: Workspace, policy: Policy, new_policy: Policy, approver: 
             moved = True
         except RefRaceLost:
             moved = False
-    return SignersAdded(champion=policy.champion, previous_commit=policy.commit, commit=commit,
-                        signers=new_policy.principals, approver=approver.principal, ledger_commit=entry.commit,
-                        branch_moved=moved)
+    return SignersAdded(
+        champion=policy.champion,
+        previous_commit=policy.commit,
+        commit=commit,
+        signers=new_policy.principals,
+        approver=approver.principal,
+        ledger_commit=entry.commit,
+        branch_moved=moved,
+    )
 
 
 # ---------------------------------------------------------------------------- local acceptance
@@ -163,8 +209,10 @@ def accept_signers(ws: Workspace, statement: dict[str, Any]) -> None:
     digest = statement_hash(statement)
     mac = seal(ws, {"accepted_signers": digest})
     if mac is None:
-        raise InvalidState("this workspace's private key cannot be made, so no signers can be accepted here",
-                           fix="check that the repository's .git folder is writable")
+        raise InvalidState(
+            "this workspace's private key cannot be made, so no signers can be accepted here",
+            fix="check that the repository's .git folder is writable",
+        )
     path = _accepted_path(ws)
     data = _accepted(ws)
     data[digest] = mac
@@ -188,10 +236,14 @@ def unaccepted_signers(ws: Workspace) -> list[dict[str, Any]]:
     accepted = _accepted(ws)
     missing = []
     for entry in ws.ledger.entries():
-        if entry.event.kind != EventKind.SIGNERS_ADDED.value or not isinstance(entry.event.data, dict):
+        if entry.event.kind != EventKind.SIGNERS_ADDED.value or not isinstance(
+            entry.event.data, dict
+        ):
             continue
         statement = entry.event.data.get("statement")
         digest = statement_hash(statement)
         if not sealed(ws, {"accepted_signers": digest}, accepted.get(digest)):
-            missing.append({"ledger_commit": entry.commit, "statement": statement, "digest": digest})
+            missing.append(
+                {"ledger_commit": entry.commit, "statement": statement, "digest": digest}
+            )
     return missing

@@ -35,12 +35,27 @@ from typing import Any
 
 import numpy as np
 
-from evotree.diagnostics.stats import RunSpread, SpreadTerm, alpha_spending, difference, pooled_spread, spread_term
+from evotree.diagnostics.stats import (
+    RunSpread,
+    SpreadTerm,
+    alpha_spending,
+    difference,
+    pooled_spread,
+    spread_term,
+)
 from evotree.gates.score import ScoreRule, decide_score
 from evotree.gates.score import _se_at
 from evotree.gates.score import pass_margin
 
-__all__ = ["Levers", "Proposals", "SimModel", "TreeStats", "comparison_rate", "evaluate", "simulate_tree"]
+__all__ = [
+    "Levers",
+    "Proposals",
+    "SimModel",
+    "TreeStats",
+    "comparison_rate",
+    "evaluate",
+    "simulate_tree",
+]
 
 
 @dataclass(frozen=True)
@@ -60,11 +75,17 @@ class SimModel:
     def run_sd(self) -> float:
         """About the SD of a run's mean score around its version's (seed shift, per-task luck
         and the binomial eval noise of Beta(2, 2) tasks: E[p(1 - p)] = 0.2; clipping ignored)."""
-        return math.sqrt(self.seed_sd ** 2 + (0.2 / self.k + self.jitter_sd ** 2) / self.n_tasks)
+        return math.sqrt(self.seed_sd**2 + (0.2 / self.k + self.jitter_sd**2) / self.n_tasks)
 
 
-def evaluate(model: SimModel, pool: np.ndarray, quality: float, seeds: int, rng: np.random.Generator,
-             noise: float = 1.0) -> np.ndarray:
+def evaluate(
+    model: SimModel,
+    pool: np.ndarray,
+    quality: float,
+    seeds: int,
+    rng: np.random.Generator,
+    noise: float = 1.0,
+) -> np.ndarray:
     """(seeds, n_tasks) Avg@k scores of a version of true ``quality`` on ``pool`` (``noise``: a
     multiple of the model's seed SD, for a version noisier than the rest of the tree)."""
     shift = rng.normal(0.0, model.seed_sd * noise, size=(seeds, 1))
@@ -158,7 +179,11 @@ class TreeStats:
 
     @property
     def final_se(self) -> float:
-        return float(np.std(self.finals, ddof=1) / math.sqrt(len(self.finals))) if len(self.finals) > 1 else 0.0
+        return (
+            float(np.std(self.finals, ddof=1) / math.sqrt(len(self.finals)))
+            if len(self.finals) > 1
+            else 0.0
+        )
 
     @property
     def runs_per_loop(self) -> float:
@@ -166,10 +191,15 @@ class TreeStats:
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "finals"}
-        out.update(neutral_promotion_rate=self.neutral_promotion_rate,
-                   harmful_promotion_rate=self.harmful_promotion_rate, power=self.power,
-                   below_peak_fraction=self.below_peak_fraction, mean_final=self.mean_final,
-                   final_se=self.final_se, runs_per_loop=self.runs_per_loop)
+        out.update(
+            neutral_promotion_rate=self.neutral_promotion_rate,
+            harmful_promotion_rate=self.harmful_promotion_rate,
+            power=self.power,
+            below_peak_fraction=self.below_peak_fraction,
+            mean_final=self.mean_final,
+            final_se=self.final_se,
+            runs_per_loop=self.runs_per_loop,
+        )
         return out
 
 
@@ -183,7 +213,11 @@ def _previous_decides(a: np.ndarray, b: np.ndarray, rule: ScoreRule) -> tuple[bo
     batch = 3
     max_looks = max(1, rule.max_runs // batch)
     look = min(max_looks, max(1, math.ceil(b.shape[0] / batch)))
-    nominal = rule.alpha if max_looks == 1 else alpha_spending(rule.alpha, look, max_looks, kind="pocock").nominal
+    nominal = (
+        rule.alpha
+        if max_looks == 1
+        else alpha_spending(rule.alpha, look, max_looks, kind="pocock").nominal
+    )
     d = difference(a, b, spread=None, confidence=1 - 2 * nominal)
     return d.p_value < nominal and d.n_tasks >= rule.min_tasks, look < max_looks
 
@@ -191,14 +225,23 @@ def _previous_decides(a: np.ndarray, b: np.ndarray, rule: ScoreRule) -> tuple[bo
 class _Loop:
     """One improvement loop: the champion, its runs since promotion, the tree's spread terms."""
 
-    def __init__(self, model: SimModel, rule: ScoreRule, levers: Levers, rng: np.random.Generator,
-                 stats: TreeStats, pool: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        model: SimModel,
+        rule: ScoreRule,
+        levers: Levers,
+        rng: np.random.Generator,
+        stats: TreeStats,
+        pool: np.ndarray | None = None,
+    ) -> None:
         self.model, self.rule, self.levers, self.rng, self.stats = model, rule, levers, rng, stats
         self.pool = model.difficulties(rng) if pool is None else pool
         self.quality = 0.0
         self.peak = 0.0
         self.terms: list[SpreadTerm] = []  # finished versions of the tree
-        self.champion_used = 0  # runs charged to the champion's budget (its runs as a candidate too)
+        self.champion_used = (
+            0  # runs charged to the champion's budget (its runs as a candidate too)
+        )
         self.champion = np.empty((0, model.n_tasks))
         self.noise = 1.0  # the champion's seed-noise multiple
         self.deadlocked = False
@@ -232,20 +275,33 @@ class _Loop:
         rule = self.rule
         candidate = self.run(self.quality + effect, rule.seeds_needed, noise)
         while True:
-            d = difference(self.champion, candidate, spread=self.spread(candidate), confidence=1 - 2 * rule.alpha,
-                           threshold=rule.min_delta)
+            d = difference(
+                self.champion,
+                candidate,
+                spread=self.spread(candidate),
+                confidence=1 - 2 * rule.alpha,
+                threshold=rule.min_delta,
+            )
             decision = decide_score(d, rule, champion_runs_left=self.champion_runs_left())
             if decision.passed:
                 return True, candidate
-            if decision.verdict == "not_ready" and decision.next_seeds and not self.levers.sequential \
-                    and candidate.shape[0] >= rule.seeds_needed:
+            if (
+                decision.verdict == "not_ready"
+                and decision.next_seeds
+                and not self.levers.sequential
+                and candidate.shape[0] >= rule.seeds_needed
+            ):
                 return False, candidate  # one look: no more seeds, not even to learn the spread
             if decision.verdict not in ("more_seeds", "not_ready") or not decision.next_seeds:
                 return False, candidate
             if decision.verdict == "more_seeds" and not self.levers.sequential:
                 return False, candidate
-            if decision.verdict == "more_seeds" and self.levers.oracle_futility and self.prior is not None \
-                    and _predictive_power(d, rule, self.prior) < self.levers.oracle_futility:
+            if (
+                decision.verdict == "more_seeds"
+                and self.levers.oracle_futility
+                and self.prior is not None
+                and _predictive_power(d, rule, self.prior) < self.levers.oracle_futility
+            ):
                 return False, candidate
             add_b, add_a = decision.next_seeds["candidate"], decision.next_seeds["champion"]
             if add_b + add_a == 0:
@@ -271,7 +327,11 @@ class _Loop:
         self.noise = noise
         self.quality += effect
         self.peak = max(self.peak, self.quality)
-        self.champion = candidate.copy() if self.levers.reuse_promotion_runs else np.empty((0, self.model.n_tasks))
+        self.champion = (
+            candidate.copy()
+            if self.levers.reuse_promotion_runs
+            else np.empty((0, self.model.n_tasks))
+        )
         self.champion_used = candidate.shape[0]
 
     def ready_champion(self, need: int) -> bool:
@@ -288,8 +348,13 @@ def _prior_grid(proposals: Proposals, points: int = 40) -> tuple[np.ndarray, np.
     helpful = np.linspace(*proposals.helpful, points)
     p_helpful = 1.0 - proposals.p_harmful - proposals.p_neutral
     effects = np.concatenate([harmful, [0.0], helpful])
-    weights = np.concatenate([np.full(points, proposals.p_harmful / points), [proposals.p_neutral],
-                              np.full(points, p_helpful / points)])
+    weights = np.concatenate(
+        [
+            np.full(points, proposals.p_harmful / points),
+            [proposals.p_neutral],
+            np.full(points, p_helpful / points),
+        ]
+    )
     return effects, weights
 
 
@@ -298,7 +363,6 @@ def _predictive_power(diff: Any, rule: ScoreRule, prior: tuple[np.ndarray, np.nd
     observed one (normal likelihood, SE of the comparison) under ``prior`` (Brownian-motion form,
     as :func:`evotree.gates.score.conditional_power`, the champion at the candidate's seeds)."""
     from scipy.special import ndtr, ndtri
-
 
     looks = rule.looks()
     se = float(diff.se)
@@ -309,8 +373,13 @@ def _predictive_power(diff: Any, rule: ScoreRule, prior: tuple[np.ndarray, np.nd
     effects, weights = prior
     post = weights * np.exp(-0.5 * ((float(diff.delta) - effects) / se) ** 2)
     post = post / post.sum()
-    margin = pass_margin(float(diff.delta) - rule.min_delta, effects - rule.min_delta, 1.0 / se ** 2,
-                         1.0 / se_last ** 2, crit)
+    margin = pass_margin(
+        float(diff.delta) - rule.min_delta,
+        effects - rule.min_delta,
+        1.0 / se**2,
+        1.0 / se_last**2,
+        crit,
+    )
     return float((post * ndtr(-margin)).sum())
 
 
@@ -325,9 +394,17 @@ def _record(stats: TreeStats, effect: float, promoted: bool, first: bool) -> Non
         stats.first_neutral_promoted += promoted
 
 
-def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule = ScoreRule(),
-                  model: SimModel = SimModel(), proposals: Proposals = Proposals(), levers: Levers = Levers(),
-                  seed: int = 0) -> TreeStats:
+def simulate_tree(
+    strategy: str,
+    *,
+    loops: int,
+    steps: int = 30,
+    rule: ScoreRule = ScoreRule(),
+    model: SimModel = SimModel(),
+    proposals: Proposals = Proposals(),
+    levers: Levers = Levers(),
+    seed: int = 0,
+) -> TreeStats:
     """Run ``loops`` improvement loops of ``steps`` proposals each under ``strategy``
     (``greedy``, ``gate`` or ``previous``); the same seed draws the same pools and proposals."""
     if strategy not in ("greedy", "gate", "previous"):
@@ -361,8 +438,11 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
                 if not loop.ready_champion(need):
                     loop.deadlocked = True
                     break
-                promoted, candidate = (loop.compare_previous(effect, noise) if strategy == "previous"
-                                       else loop.compare(effect, noise))
+                promoted, candidate = (
+                    loop.compare_previous(effect, noise)
+                    if strategy == "previous"
+                    else loop.compare(effect, noise)
+                )
                 _record(stats, effect, promoted, step == 0)
                 if promoted:
                     loop.promote(effect, candidate, noise)
@@ -374,9 +454,18 @@ def simulate_tree(strategy: str, *, loops: int, steps: int = 30, rule: ScoreRule
     return stats
 
 
-def comparison_rate(effect: float, n: int, *, rule: ScoreRule = ScoreRule(), model: SimModel = SimModel(),
-                    tree_versions: int = 10, tree_runs: int = 3, sequential: bool = True, noise: float = 1.0,
-                    seed: int = 0) -> tuple[int, int, float]:
+def comparison_rate(
+    effect: float,
+    n: int,
+    *,
+    rule: ScoreRule = ScoreRule(),
+    model: SimModel = SimModel(),
+    tree_versions: int = 10,
+    tree_runs: int = 3,
+    sequential: bool = True,
+    noise: float = 1.0,
+    seed: int = 0,
+) -> tuple[int, int, float]:
     """(promotions, trials, mean runs) of single comparisons of a candidate of true ``effect``
     against a champion re-run ``champion_seeds`` times, in a tree whose spread was already seen on
     ``tree_versions`` earlier versions of ``tree_runs`` runs each (0: a clean first comparison);

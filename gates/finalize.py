@@ -60,9 +60,25 @@ from evotree.core.errors import InvalidState
 from evotree.core.events import Finalize, FinalizeAttempt
 from evotree.core.ledger import EventKind
 
-__all__ = ["Candidate", "FinalizePlan", "FinalizeResult", "AlreadyFinalized", "FINALIZE_EVENT", "select_best",
-           "finalize_plan", "finalize", "RULE", "TIE_EPSILON", "TIE_RULE", "tied", "better", "first_best",
-           "final_normalized", "finalize_outcome", "trials_mean"]
+__all__ = [
+    "Candidate",
+    "FinalizePlan",
+    "FinalizeResult",
+    "AlreadyFinalized",
+    "FINALIZE_EVENT",
+    "select_best",
+    "finalize_plan",
+    "finalize",
+    "RULE",
+    "TIE_EPSILON",
+    "TIE_RULE",
+    "tied",
+    "better",
+    "first_best",
+    "final_normalized",
+    "finalize_outcome",
+    "trials_mean",
+]
 
 #: The ledger event of the search's one held-out evaluation.
 FINALIZE_EVENT = EventKind.FINALIZE.value
@@ -73,8 +89,10 @@ TIE_EPSILON = 1e-9
 #: The one tie rule, said once (evotree departs here from EvoPolicyGym's §7.3, which takes the latest).
 TIE_RULE = "a tie (within a relative 1e-9) goes to the earliest"
 
-RULE = ("EvoPolicyGym v0.1.0 §7.3 with evotree's one tie rule: among succeeded runs with a validation "
-        f"headline, the highest raw validation mean; {TIE_RULE} run (started first)")
+RULE = (
+    "EvoPolicyGym v0.1.0 §7.3 with evotree's one tie rule: among succeeded runs with a validation "
+    f"headline, the highest raw validation mean; {TIE_RULE} run (started first)"
+)
 
 T = TypeVar("T")
 
@@ -91,8 +109,13 @@ def better(a: float, b: float, *, direction: str = "max", epsilon: float = TIE_E
     return a > b if direction == "max" else a < b
 
 
-def first_best(items: Iterable[T], score: Callable[[T], float], *, direction: str = "max",
-               epsilon: float = TIE_EPSILON) -> T | None:
+def first_best(
+    items: Iterable[T],
+    score: Callable[[T], float],
+    *,
+    direction: str = "max",
+    epsilon: float = TIE_EPSILON,
+) -> T | None:
     """The best of ``items`` taken in their (time) order: a later item replaces the best only when
     it is :func:`better` — so the earliest of tied items wins. The one rule of "best" that
     :func:`select_best` (finalize) and ``evotree report --tree``'s historical best both use."""
@@ -122,26 +145,40 @@ class FinalizePlan:
     rule: str = RULE
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "considered": self.considered, "rule": self.rule,
-                "selected": None if self.selected is None else vars(self.selected)}
+        return {
+            "status": self.status,
+            "considered": self.considered,
+            "rule": self.rule,
+            "selected": None if self.selected is None else vars(self.selected),
+        }
 
 
 def _candidate(record: Any) -> Candidate | None:
     if getattr(record, "kind", "search") != "search":  # finalize's own held-out run is no submit
         return None
     headline = getattr(record, "headline", None) or {}
-    if getattr(record, "status", None) != "succeeded" or not str(headline.get("metric", "")).startswith("validation/"):
+    if getattr(record, "status", None) != "succeeded" or not str(
+        headline.get("metric", "")
+    ).startswith("validation/"):
         return None
     value = headline.get("value")
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
         return None
-    return Candidate(run_id=record.run_id, version=record.version, commit=record.commit,
-                     started_at=record.started_at, validation=float(value))
+    return Candidate(
+        run_id=record.run_id,
+        version=record.version,
+        commit=record.commit,
+        started_at=record.started_at,
+        validation=float(value),
+    )
 
 
 def select_best(records: Iterable[Any]) -> Candidate | None:
     """The run EvoPolicyGym's finalize would select, or None when no run is usable."""
-    candidates = sorted((c for c in map(_candidate, records) if c is not None), key=lambda c: (c.started_at, c.run_id))
+    candidates = sorted(
+        (c for c in map(_candidate, records) if c is not None),
+        key=lambda c: (c.started_at, c.run_id),
+    )
     return first_best(candidates, lambda c: c.validation)
 
 
@@ -158,8 +195,12 @@ def finalize_plan(ws: Any, version: str | None = None) -> FinalizePlan:
         records = [r for r in records if r.version == named]
         rule = f"the submitted version {named}: {RULE}"
     best = select_best(records)
-    return FinalizePlan(status="ready" if best else "no_ok_submit", selected=best,
-                        considered=len(records), rule=rule)
+    return FinalizePlan(
+        status="ready" if best else "no_ok_submit",
+        selected=best,
+        considered=len(records),
+        rule=rule,
+    )
 
 
 class AlreadyFinalized(InvalidState):
@@ -210,7 +251,10 @@ def _refuse_twice(meta: Any) -> None:
     if done:
         raise AlreadyFinalized(
             f"this search is finalized already ({done.get('status')}, at {done.get('at')}): it has exactly one "
-            "held-out evaluation", fix="`evotree log` shows the finalize event", finalize=done)
+            "held-out evaluation",
+            fix="`evotree log` shows the finalize event",
+            finalize=done,
+        )
 
 
 def _final_score(run_dir: Any) -> float | None:
@@ -223,8 +267,11 @@ def _final_score(run_dir: Any) -> float | None:
         return None
     con = duckdb.connect()
     try:
-        rows = con.execute("SELECT metric, value FROM read_parquet(?) WHERE phase = 'eval' AND metric LIKE "
-                           "'heldout/%/final_score'", [str(path)]).fetchall()
+        rows = con.execute(
+            "SELECT metric, value FROM read_parquet(?) WHERE phase = 'eval' AND metric LIKE "
+            "'heldout/%/final_score'",
+            [str(path)],
+        ).fetchall()
     finally:
         con.close()
     values = {metric: value for metric, value in rows}
@@ -270,8 +317,10 @@ def _not_the_candidates(record: Any) -> bool:
     """Whether a held-out run failed for a reason that is evotree's, not the candidate's or the judge's."""
     if record.status in ("crashed", "cancelled"):
         return True
-    return record.status == "failed" and any("evotree failed while running this run" in str(n)
-                                             for n in getattr(record, "notes", []) or [])
+    return record.status == "failed" and any(
+        "evotree failed while running this run" in str(n)
+        for n in getattr(record, "notes", []) or []
+    )
 
 
 def _record_attempt(ws: Any, result: FinalizeResult) -> FinalizeResult:
@@ -306,8 +355,13 @@ def final_normalized(ws: Any, status: str, heldout_mean: float | None) -> float 
     return 0.0 if spec.failed_as_zero else None
 
 
-def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
-             cancel: threading.Event | None = None, version: str | None = None) -> FinalizeResult:
+def finalize(
+    ws: Any,
+    *,
+    progress: Callable[[str, str, dict[str, Any]], None] | None = None,
+    cancel: threading.Event | None = None,
+    version: str | None = None,
+) -> FinalizeResult:
     """Finalize the search of ``ws`` (see the module doc); the ``finalize`` event's data."""
     from evotree.core.errors import EvotreeError
     from evotree.harness.executors.local import LocalExecutor
@@ -319,23 +373,44 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
     _refuse_twice(ws.ledger.meta())
     plan = finalize_plan(ws, version)
     if plan.selected is None:
-        return _record(ws, FinalizeResult(status="no_ok_submit", selected_run=None, version=None, commit=None,
-                                          validation_mean=None, heldout_run=None, heldout_mean=None,
-                                          final_score=None, rule=plan.rule,
-                                          considered=plan.considered,
-                                          normalized=final_normalized(ws, "no_ok_submit", None)))
+        return _record(
+            ws,
+            FinalizeResult(
+                status="no_ok_submit",
+                selected_run=None,
+                version=None,
+                commit=None,
+                validation_mean=None,
+                heldout_run=None,
+                heldout_mean=None,
+                final_score=None,
+                rule=plan.rule,
+                considered=plan.considered,
+                normalized=final_normalized(ws, "no_ok_submit", None),
+            ),
+        )
     best = plan.selected
     retrain = bool(ws.config.eval.finalize_retrain)
     # retrain: the selected commit is trained again, clean, with a fresh seed; else the judge reads
     # the selected run's trained artifact (for judges that need one) or the commit itself
-    run = plan_finalize_run(ws, best.version, best.commit, check=lambda txn: _refuse_twice(txn.meta),
-                            source_run=best.run_id, retrain=retrain)
+    run = plan_finalize_run(
+        ws,
+        best.version,
+        best.commit,
+        check=lambda txn: _refuse_twice(txn.meta),
+        source_run=best.run_id,
+        retrain=retrain,
+    )
     try:
         (runs_dir(ws) / ".active").mkdir(parents=True, exist_ok=True)
-        [record] = LocalExecutor(jobs=1).execute(ws, [run], progress=progress, cancel=cancel or threading.Event())
+        [record] = LocalExecutor(jobs=1).execute(
+            ws, [run], progress=progress, cancel=cancel or threading.Event()
+        )
     finally:
         try:
-            release_reservations(ws, [run.run_id], reason="finalize ended before its held-out run started")
+            release_reservations(
+                ws, [run.run_id], reason="finalize ended before its held-out run started"
+            )
         except EvotreeError:
             pass
     headline = record.headline or {}
@@ -346,21 +421,48 @@ def finalize(ws: Any, *, progress: Callable[[str, str, dict[str, Any]], None] | 
         # evotree's own failure (its process died, Ctrl-C, an exception of the harness): the search
         # is not finalized, so a person can run finalize again once the cause is fixed. A judge that
         # exits non-zero is not retried: candidate code may run inside it and could crash on purpose
-        return _record_attempt(ws, FinalizeResult(
-            status="not_finalized", selected_run=best.run_id, version=best.version, commit=best.commit,
-            validation_mean=best.validation, heldout_run=record.run_id, heldout_mean=None, final_score=None,
-            rule=plan.rule, considered=plan.considered, heldout_status=record.status, heldout_metric=None,
-            error=record.error or "the held-out run did not finish", retrained=retrain,
-            seed=run.seed))
+        return _record_attempt(
+            ws,
+            FinalizeResult(
+                status="not_finalized",
+                selected_run=best.run_id,
+                version=best.version,
+                commit=best.commit,
+                validation_mean=best.validation,
+                heldout_run=record.run_id,
+                heldout_mean=None,
+                final_score=None,
+                rule=plan.rule,
+                considered=plan.considered,
+                heldout_status=record.status,
+                heldout_metric=None,
+                error=record.error or "the held-out run did not finish",
+                retrained=retrain,
+                seed=run.seed,
+            ),
+        )
     status = "finalized" if ok else "heldout_failed"
-    return _record(ws, FinalizeResult(
-        status=status, selected_run=best.run_id, version=best.version,
-        commit=best.commit, validation_mean=best.validation, heldout_run=record.run_id,
-        heldout_mean=float(value) if ok else None,
-        final_score=_final_score(RunPaths(runs_dir(ws) / record.run_id).root) if ok else None,
-        rule=plan.rule, considered=plan.considered, heldout_status=record.status,
-        heldout_metric=metric or None, error=record.error, retrained=retrain, seed=run.seed,
-        normalized=final_normalized(ws, status, float(value) if ok else None)))
+    return _record(
+        ws,
+        FinalizeResult(
+            status=status,
+            selected_run=best.run_id,
+            version=best.version,
+            commit=best.commit,
+            validation_mean=best.validation,
+            heldout_run=record.run_id,
+            heldout_mean=float(value) if ok else None,
+            final_score=_final_score(RunPaths(runs_dir(ws) / record.run_id).root) if ok else None,
+            rule=plan.rule,
+            considered=plan.considered,
+            heldout_status=record.status,
+            heldout_metric=metric or None,
+            error=record.error,
+            retrained=retrain,
+            seed=run.seed,
+            normalized=final_normalized(ws, status, float(value) if ok else None),
+        ),
+    )
 
 
 def finalize_outcome(ws: Any) -> dict[str, Any] | None:
@@ -396,6 +498,11 @@ def trials_mean(outcomes: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
             values.append(float(value))
         else:
             unscored += 1
-    return {"mean": sum(values) / len(values) if values else None, "trials": len(values),
-            "failed": sum(n for s, n in statuses.items() if s != "finalized"),
-            "statuses": statuses, "pending": pending, "unscored": unscored}
+    return {
+        "mean": sum(values) / len(values) if values else None,
+        "trials": len(values),
+        "failed": sum(n for s, n in statuses.items() if s != "finalized"),
+        "statuses": statuses,
+        "pending": pending,
+        "unscored": unscored,
+    }

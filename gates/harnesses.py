@@ -79,19 +79,34 @@ def list_harnesses(ws: Workspace) -> dict[str, Any]:
     meta = ws.ledger.meta()
     trust = trusted_harness(ws)
     active = trust.id
-    items = [HarnessVersion(BUILTIN, None, "built-in analyzers and thresholds", "evotree", "", None, None)]
+    items = [
+        HarnessVersion(
+            BUILTIN, None, "built-in analyzers and thresholds", "evotree", "", None, None
+        )
+    ]
     for record in sorted((meta.get("harnesses") or {}).values(), key=lambda r: int(r["id"][1:])):
-        items.append(HarnessVersion(**{k: record.get(k) for k in HarnessVersion.__dataclass_fields__ if k != "active"}))
+        items.append(
+            HarnessVersion(
+                **{k: record.get(k) for k in HarnessVersion.__dataclass_fields__ if k != "active"}
+            )
+        )
     for item in items:
         item.active = item.id == active
-    return {"v": 1, "active": active, "signed": trust.trusted, "warning": trust.warning,
-            "harnesses": [h.to_dict() for h in items]}
+    return {
+        "v": 1,
+        "active": active,
+        "signed": trust.trusted,
+        "warning": trust.warning,
+        "harnesses": [h.to_dict() for h in items],
+    }
 
 
 def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
     """A new harness version ``hN`` from the active one, with its branch and worktree."""
     if not hypothesis.strip():
-        raise EvotreeError("a hypothesis (-m) is required", fix='pass -m "what the new thresholds should catch"')
+        raise EvotreeError(
+            "a hypothesis (-m) is required", fix='pass -m "what the new thresholds should catch"'
+        )
     git = ws.git
     actor = git.identity()
     meta = ws.ledger.meta()
@@ -101,10 +116,16 @@ def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
     if base is None:  # the first harness branch: a root commit holding the template
         sig = actor.signature()
         builder = git.repo.TreeBuilder()
-        builder.insert(HARNESS_FILE, git.repo.create_blob(TEMPLATE.encode()), pygit2.GIT_FILEMODE_BLOB)
-        base = git.repo.create_commit(None, sig, sig, "evotree: harness template\n", builder.write(), [])
+        builder.insert(
+            HARNESS_FILE, git.repo.create_blob(TEMPLATE.encode()), pygit2.GIT_FILEMODE_BLOB
+        )
+        base = git.repo.create_commit(
+            None, sig, sig, "evotree: harness template\n", builder.write(), []
+        )
     number = max([int(k[1:]) for k in (meta.get("harnesses") or {})] + [0]) + 1
-    while not git.create_ref(f"refs/heads/{BRANCH_PREFIX}h{number}", base, "evotree harness branch"):
+    while not git.create_ref(
+        f"refs/heads/{BRANCH_PREFIX}h{number}", base, "evotree harness branch"
+    ):
         number += 1
 
     hid = f"h{number}"
@@ -120,7 +141,9 @@ def create_harness(ws: Workspace, *, hypothesis: str) -> HarnessVersion:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         git.add_worktree(path, branch)
-        record = HarnessVersion(hid, parent, hypothesis.strip(), str(actor), utcnow(), branch, ws.display_path(path))
+        record = HarnessVersion(
+            hid, parent, hypothesis.strip(), str(actor), utcnow(), branch, ws.display_path(path)
+        )
 
         def change(txn: LedgerTxn) -> Event:
             records = harness_records(txn)
@@ -185,13 +208,23 @@ def _dirty(ws: Workspace, path: Any) -> list[str]:
     open for ever) is refused before git starts."""
     import os
 
-
     admin = ws.git.worktree_admin_dir(path)
     check_worktree_special_files(path)
-    proc = run_git(ws.root, f"--git-dir={admin}", f"--work-tree={os.path.realpath(path)}", "status",
-                   "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all", cwd=path)
+    proc = run_git(
+        ws.root,
+        f"--git-dir={admin}",
+        f"--work-tree={os.path.realpath(path)}",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=all",
+        cwd=path,
+    )
     if proc.returncode != 0:
-        raise EvotreeError(f"git status failed in {path}: {proc.stderr.strip()}", fix="check the worktree")
+        raise EvotreeError(
+            f"git status failed in {path}: {proc.stderr.strip()}", fix="check the worktree"
+        )
     return [e[3:] for e in proc.stdout.split("\0") if len(e) > 3]
 
 
@@ -211,38 +244,66 @@ def _plan_harness_promotion(ws: Workspace, hid: str) -> HarnessPromotionPlan:
 
     trust = trusted_harness(ws)
     if not trust.trusted:
-        raise TamperingFound(f"refusing to promote a harness: {trust.warning}", fix=trust.fix,
-                             problems=list(trust.problems))
+        raise TamperingFound(
+            f"refusing to promote a harness: {trust.warning}",
+            fix=trust.fix,
+            problems=list(trust.problems),
+        )
     records = ws.ledger.meta().get("harnesses") or {}
     if hid != BUILTIN and hid not in records:
-        raise UnknownVersion(f"unknown harness version {hid!r}", fix="`evotree harness list` lists them")
+        raise UnknownVersion(
+            f"unknown harness version {hid!r}", fix="`evotree harness list` lists them"
+        )
     if hid == BUILTIN:
         target, created_by, hypothesis = None, "evotree", "built-in analyzers and thresholds"
     else:
         record = records[hid]
-        created_by, hypothesis = str(record.get("created_by") or ""), str(record.get("hypothesis") or "")
+        created_by, hypothesis = (
+            str(record.get("created_by") or ""),
+            str(record.get("hypothesis") or ""),
+        )
         if record.get("worktree") and ws.absolute(record["worktree"]).exists():
             dirty = _dirty(ws, ws.absolute(record["worktree"]))
             if dirty:
-                raise DirtyState(f"harness {hid} has uncommitted changes: {', '.join(dirty)}",
-                                 fix=f"commit them in {record['worktree']}", paths=dirty)
+                raise DirtyState(
+                    f"harness {hid} has uncommitted changes: {', '.join(dirty)}",
+                    fix=f"commit them in {record['worktree']}",
+                    paths=dirty,
+                )
         tip = ws.git.ref_target(f"refs/heads/{record['branch']}")
         if tip is None:
-            raise UnknownVersion(f"the branch {record['branch']} of harness {hid} is gone",
-                                 fix="branch a new harness: evotree harness branch -m TEXT")
+            raise UnknownVersion(
+                f"the branch {record['branch']} of harness {hid} is gone",
+                fix="branch a new harness: evotree harness branch -m TEXT",
+            )
         target = str(tip)
         raw = read_blob(ws, target, HARNESS_FILE)
-        parse_harness_toml(raw.decode("utf-8", errors="replace") if raw is not None else "", f"{HARNESS_FILE} of {hid}")
+        parse_harness_toml(
+            raw.decode("utf-8", errors="replace") if raw is not None else "",
+            f"{HARNESS_FILE} of {hid}",
+        )
     if hid == trust.id and target == trust.commit:
-        raise InvalidState(f"harness {hid} @ {str(target)[:10]} is already in force", fix="commit a change on its "
-                           "branch, or branch a new harness: evotree harness branch -m TEXT")
+        raise InvalidState(
+            f"harness {hid} @ {str(target)[:10]} is already in force",
+            fix="commit a change on its "
+            "branch, or branch a new harness: evotree harness branch -m TEXT",
+        )
     diff = harness_diff(ws, trust.id, trust.commit, hid, target)
-    return HarnessPromotionPlan(hid, target, created_by, hypothesis, trust.id, trust.commit, diff,
-                                sha256_hex(canonical(diff)))
+    return HarnessPromotionPlan(
+        hid,
+        target,
+        created_by,
+        hypothesis,
+        trust.id,
+        trust.commit,
+        diff,
+        sha256_hex(canonical(diff)),
+    )
 
 
-def record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
-                             plan: HarnessPromotionPlan) -> HarnessPromotionResult:
+def record_harness_promotion(
+    ws: Workspace, policy: Policy, approver: Approver, plan: HarnessPromotionPlan
+) -> HarnessPromotionResult:
     """Sign the harness promotion, append the ``harness.promoted`` event, then CAS-move the harness ref.
 
     ``policy`` must come from :func:`evotree.gates.policy.trusted_policy` and ``approver`` from
@@ -255,26 +316,41 @@ def record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
         return _record_harness_promotion(ws, policy, approver, plan)
 
 
-def _record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
-                              plan: HarnessPromotionPlan) -> HarnessPromotionResult:
+def _record_harness_promotion(
+    ws: Workspace, policy: Policy, approver: Approver, plan: HarnessPromotionPlan
+) -> HarnessPromotionResult:
 
-
-    statement = new_statement(ws, HARNESS_PROMOTION_TYPE, approver, harness=plan.harness, commit=plan.commit,
-                              previous_harness=plan.previous_harness, previous_commit=plan.previous_commit,
-                              created_by=plan.created_by, diff_hash=plan.diff_hash)
+    statement = new_statement(
+        ws,
+        HARNESS_PROMOTION_TYPE,
+        approver,
+        harness=plan.harness,
+        commit=plan.commit,
+        previous_harness=plan.previous_harness,
+        previous_commit=plan.previous_commit,
+        created_by=plan.created_by,
+        diff_hash=plan.diff_hash,
+    )
     signature = sign_statement(policy, approver, statement)
     git = ws.git
 
     def change(txn: LedgerTxn) -> Event:
         active = txn.meta.get("harness_active") or BUILTIN
         if active != plan.previous_harness:
-            raise InvalidState(f"the ledger's active harness is now {active}, not {plan.previous_harness}",
-                               fix="another harness promotion landed first; run the command again")
+            raise InvalidState(
+                f"the ledger's active harness is now {active}, not {plan.previous_harness}",
+                fix="another harness promotion landed first; run the command again",
+            )
         txn.meta["harness_active"] = plan.harness
-        promoted = HarnessPromoted(harness=plan.harness, commit=plan.commit,
-                                   previous_harness=plan.previous_harness,
-                                   previous_commit=plan.previous_commit, statement=statement,
-                                   signature=signature, diff=plan.diff)
+        promoted = HarnessPromoted(
+            harness=plan.harness,
+            commit=plan.commit,
+            previous_harness=plan.previous_harness,
+            previous_commit=plan.previous_commit,
+            statement=statement,
+            signature=signature,
+            diff=plan.diff,
+        )
         return Event.of(promoted, version=None, actor=str(git.identity()), at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=git.identity())
@@ -285,15 +361,33 @@ def _record_harness_promotion(ws: Workspace, policy: Policy, approver: Approver,
                 raise RefRaceLost(HARNESS_REF)
             git.delete_ref(HARNESS_REF)
         else:
-            git.cas_ref(HARNESS_REF, git.repo[plan.commit].id, previous,
-                        f"evotree harness promote {plan.harness} (signed by {approver.principal})")
+            git.cas_ref(
+                HARNESS_REF,
+                git.repo[plan.commit].id,
+                previous,
+                f"evotree harness promote {plan.harness} (signed by {approver.principal})",
+            )
     except RefRaceLost as exc:
-        restore = f"git update-ref {HARNESS_REF} {plan.commit}" if plan.commit else f"git update-ref -d {HARNESS_REF}"
+        restore = (
+            f"git update-ref {HARNESS_REF} {plan.commit}"
+            if plan.commit
+            else f"git update-ref -d {HARNESS_REF}"
+        )
         raise TamperingFound(
             f"the promotion of harness {plan.harness} is recorded and signed, but {HARNESS_REF} was moved by "
-            f"someone else meanwhile ({exc})", fix=f"run `evotree verify`; reset the harness ref: {restore}") from exc
-    return HarnessPromotionResult(plan.harness, plan.commit, plan.previous_harness, plan.previous_commit, plan.diff,
-                                  plan.diff_hash, approver.principal, entry.commit)
+            f"someone else meanwhile ({exc})",
+            fix=f"run `evotree verify`; reset the harness ref: {restore}",
+        ) from exc
+    return HarnessPromotionResult(
+        plan.harness,
+        plan.commit,
+        plan.previous_harness,
+        plan.previous_commit,
+        plan.diff,
+        plan.diff_hash,
+        approver.principal,
+        entry.commit,
+    )
 
 
 def active_harness(ws: Workspace) -> ActiveHarness:

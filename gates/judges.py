@@ -112,8 +112,15 @@ def judge_status(ws: Workspace) -> JudgeStatus:
     trust = trusted_judge(ws)
     ref = ws.git.ref_target(JUDGE_REF)
     files = [f.to_dict() for f in judge_files(ws.git.repo, trust.commit)] if trust.commit else []
-    return JudgeStatus(trust.commit, str(ref) if ref is not None else None, trust.trusted, trust.warning,
-                       list(ws.config.eval.judge_paths), files, trust.commit is None)
+    return JudgeStatus(
+        trust.commit,
+        str(ref) if ref is not None else None,
+        trust.trusted,
+        trust.warning,
+        list(ws.config.eval.judge_paths),
+        files,
+        trust.commit is None,
+    )
 
 
 def _require_judge(ws: Workspace) -> str:
@@ -121,10 +128,14 @@ def _require_judge(ws: Workspace) -> str:
     if not trust.trusted:
         from evotree.gates.errors import TamperingFound
 
-        raise TamperingFound(f"refusing: {trust.warning}", fix=trust.fix, problems=list(trust.problems))
+        raise TamperingFound(
+            f"refusing: {trust.warning}", fix=trust.fix, problems=list(trust.problems)
+        )
     if trust.commit is None:
-        raise InvalidState("this workspace has no judge store yet: its judge files are in the champion's tree",
-                           fix="move them: evotree judge migrate")
+        raise InvalidState(
+            "this workspace has no judge store yet: its judge files are in the champion's tree",
+            fix="move them: evotree judge migrate",
+        )
     return trust.commit
 
 
@@ -133,7 +144,11 @@ def _repository_dirs(ws: Workspace) -> list[Path]:
     """The repository's root and every worktree of it (where hidden data must never be written)."""
     dirs = [ws.root.resolve(), Path(ws.git.repo.path).resolve()]
     out = ws.git.run("worktree", "list", "--porcelain", check=False)
-    dirs += [Path(line[len("worktree "):]).resolve() for line in out.splitlines() if line.startswith("worktree ")]
+    dirs += [
+        Path(line[len("worktree ") :]).resolve()
+        for line in out.splitlines()
+        if line.startswith("worktree ")
+    ]
     return dirs
 
 
@@ -145,7 +160,8 @@ def check_outside_repository(ws: Workspace, directory: Path, *, what: str) -> Pa
             raise InvalidState(
                 f"{what} {target} is inside the repository ({base}): hidden judge data would sit in a checkout "
                 "that candidates and agents can read",
-                fix="use a directory outside the repository, e.g. ~/judge-edit or a fresh mktemp -d")
+                fix="use a directory outside the repository, e.g. ~/judge-edit or a fresh mktemp -d",
+            )
     return target
 
 
@@ -168,10 +184,14 @@ def export_judge(ws: Workspace, directory: Path) -> JudgeExportResult:
     commit = _require_judge(ws)
     target = check_outside_repository(ws, directory, what="the export directory")
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise InvalidState(f"{target} exists and is not an empty directory", fix="pass a new or empty directory")
+        raise InvalidState(
+            f"{target} exists and is not an empty directory", fix="pass a new or empty directory"
+        )
     target.mkdir(parents=True, exist_ok=True)
     materialise_judge(ws.git.repo, commit, target)
-    return JudgeExportResult(str(target), commit, [f.to_dict() for f in judge_files(ws.git.repo, commit)])
+    return JudgeExportResult(
+        str(target), commit, [f.to_dict() for f in judge_files(ws.git.repo, commit)]
+    )
 
 
 # ---------------------------------------------------------------------------- promotion
@@ -231,12 +251,15 @@ def _staged(ws: Workspace, directory: Path) -> tuple[str, str, Path, dict[str, A
 
     previous = _require_judge(ws)
     source = check_outside_repository(ws, directory, what="the judge directory")
-    commit = write_judge_from_directory(ws, source, parent=previous,
-                                        message=f"evotree: judge update from {source.name}\n")
+    commit = write_judge_from_directory(
+        ws, source, parent=previous, message=f"evotree: judge update from {source.name}\n"
+    )
     diff = judge_diff(ws.git.repo, previous, commit)
     if all(row["status"] == "unchanged" for row in diff["files"]):
-        raise InvalidState(f"{source} holds exactly the judge in force ({previous[:10]}): nothing to promote",
-                           fix="edit the files first (evotree judge export DIR writes the current ones)")
+        raise InvalidState(
+            f"{source} holds exactly the judge in force ({previous[:10]}): nothing to promote",
+            fix="edit the files first (evotree judge export DIR writes the current ones)",
+        )
     return commit, previous, source, diff, sha256_hex(canonical(diff))
 
 
@@ -258,14 +281,24 @@ def propose_judge(ws: Workspace, directory: Path, *, proposer: Any = None) -> Ju
     def change(txn: LedgerTxn) -> Event:
         current = (txn.meta.get("judge") or {}).get("commit")
         if current != previous:
-            raise InvalidState(f"the ledger's judge is now {str(current)[:10]}, not {previous[:10]}",
-                               fix="a judge promotion landed meanwhile; export the judge again and re-apply your edit")
-        proposed = JudgeProposed(commit=commit, tree=tree, previous_commit=previous, diff=diff,
-                                 diff_hash=diff_hash, proposed_by=str(actor))
+            raise InvalidState(
+                f"the ledger's judge is now {str(current)[:10]}, not {previous[:10]}",
+                fix="a judge promotion landed meanwhile; export the judge again and re-apply your edit",
+            )
+        proposed = JudgeProposed(
+            commit=commit,
+            tree=tree,
+            previous_commit=previous,
+            diff=diff,
+            diff_hash=diff_hash,
+            proposed_by=str(actor),
+        )
         return Event.of(proposed, version=None, actor=str(actor))
 
     entry = ws.ledger.transact(change, actor=actor)
-    return JudgeProposal(commit, tree, previous, str(source), diff, diff_hash, str(actor), entry.commit)
+    return JudgeProposal(
+        commit, tree, previous, str(source), diff, diff_hash, str(actor), entry.commit
+    )
 
 
 def judge_proposal(ws: Workspace, tree: str, previous: str) -> tuple[str, str] | None:
@@ -295,13 +328,15 @@ def plan_judge_promotion(ws: Workspace, directory: Path) -> JudgePromotionPlan:
             f"nobody proposed the judge files of {source} to replace the judge in force ({previous[:10]}): a judge "
             "change is proposed by one principal and signed by another",
             fix=f"the person or agent making the change runs `evotree judge propose {source}`; then another "
-                "allowed signer runs `evotree judge promote` on the same files")
+            "allowed signer runs `evotree judge promote` on the same files",
+        )
     proposed_by, proposal = found
     return JudgePromotionPlan(commit, previous, str(source), diff, diff_hash, proposed_by, proposal)
 
 
-def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
-                           plan: JudgePromotionPlan) -> JudgePromotionResult:
+def record_judge_promotion(
+    ws: Workspace, policy: Policy, approver: Approver, plan: JudgePromotionPlan
+) -> JudgePromotionResult:
     """Sign the judge promotion, append ``judge.promoted``, then CAS-move ``refs/evotree/judge``.
 
     ``policy`` from :func:`evotree.gates.verify.trusted_policy`, ``approver`` from
@@ -312,39 +347,69 @@ def record_judge_promotion(ws: Workspace, policy: Policy, approver: Approver,
     """
 
     if not plan.proposed_by:
-        raise InvalidState("this judge change has no proposer: it was not proposed with `evotree judge propose`",
-                           fix="propose it first (evotree judge propose DIR), then promote it")
+        raise InvalidState(
+            "this judge change has no proposer: it was not proposed with `evotree judge propose`",
+            fix="propose it first (evotree judge propose DIR), then promote it",
+        )
     if email_of(plan.proposed_by) == email_of(approver.principal):
-        raise SignoffRefused(f"the approver ({approver.principal}) proposed this judge change ({plan.proposed_by}): "
-                             "a change cannot approve itself", fix="another person listed in the allowed signers signs")
+        raise SignoffRefused(
+            f"the approver ({approver.principal}) proposed this judge change ({plan.proposed_by}): "
+            "a change cannot approve itself",
+            fix="another person listed in the allowed signers signs",
+        )
 
-
-    statement = new_statement(ws, JUDGE_PROMOTION_TYPE, approver, commit=plan.commit,
-                              previous_commit=plan.previous_commit, diff_hash=plan.diff_hash,
-                              created_by=plan.proposed_by, proposal=plan.proposal)
+    statement = new_statement(
+        ws,
+        JUDGE_PROMOTION_TYPE,
+        approver,
+        commit=plan.commit,
+        previous_commit=plan.previous_commit,
+        diff_hash=plan.diff_hash,
+        created_by=plan.proposed_by,
+        proposal=plan.proposal,
+    )
     signature = sign_statement(policy, approver, statement)
     git = ws.git
 
     def change(txn: LedgerTxn) -> Event:
         current = (txn.meta.get("judge") or {}).get("commit")
         if current != plan.previous_commit:
-            raise InvalidState(f"the ledger's judge is now {str(current)[:10]}, not {plan.previous_commit[:10]}",
-                               fix="another judge promotion landed first; run the command again")
+            raise InvalidState(
+                f"the ledger's judge is now {str(current)[:10]}, not {plan.previous_commit[:10]}",
+                fix="another judge promotion landed first; run the command again",
+            )
         txn.meta["judge"] = {"commit": plan.commit}
-        promoted = JudgePromoted(commit=plan.commit, previous_commit=plan.previous_commit,
-                                 statement=statement, signature=signature, diff=plan.diff)
+        promoted = JudgePromoted(
+            commit=plan.commit,
+            previous_commit=plan.previous_commit,
+            statement=statement,
+            signature=signature,
+            diff=plan.diff,
+        )
         return Event.of(promoted, version=None, actor=str(git.identity()), at=statement["at"])
 
     entry = ws.ledger.transact(change, actor=git.identity())
     try:
-        git.cas_ref(JUDGE_REF, git.repo[plan.commit].id, git.repo[plan.previous_commit].id,
-                    f"evotree judge promote (signed by {approver.principal})")
+        git.cas_ref(
+            JUDGE_REF,
+            git.repo[plan.commit].id,
+            git.repo[plan.previous_commit].id,
+            f"evotree judge promote (signed by {approver.principal})",
+        )
     except RefRaceLost as exc:
         raise TamperingFound(
             f"the judge promotion is recorded and signed, but {JUDGE_REF} was moved by someone else meanwhile ({exc})",
-            fix=f"run `evotree verify`; reset the judge ref: git update-ref {JUDGE_REF} {plan.commit}") from exc
-    return JudgePromotionResult(plan.commit, plan.previous_commit, plan.diff, plan.diff_hash, approver.principal,
-                                entry.commit, plan.proposed_by)
+            fix=f"run `evotree verify`; reset the judge ref: git update-ref {JUDGE_REF} {plan.commit}",
+        ) from exc
+    return JudgePromotionResult(
+        plan.commit,
+        plan.previous_commit,
+        plan.diff,
+        plan.diff_hash,
+        approver.principal,
+        entry.commit,
+        plan.proposed_by,
+    )
 
 
 # ---------------------------------------------------------------------------- migration
@@ -377,17 +442,20 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
     """
     import pygit2
 
-
     if judge_in_force(ws) is not None:
-        raise InvalidState(f"the ledger already has a judge in force ({str(judge_in_force(ws))[:10]})",
-                           fix="change it with a signed promotion: evotree judge export DIR, edit, "
-                               "evotree judge promote DIR")
+        raise InvalidState(
+            f"the ledger already has a judge in force ({str(judge_in_force(ws))[:10]})",
+            fix="change it with a signed promotion: evotree judge export DIR, edit, "
+            "evotree judge promote DIR",
+        )
     report = verify_workspace(ws, check_tags=False)
     ref = ws.git.ref_target(CHAMPION_REF)
     if not report.champion_commit or ref is None or str(ref) != report.champion_commit:
-        raise TamperingFound(f"refusing to migrate: {CHAMPION_REF} is not the signed champion "
-                             f"({report.champion} @ {report.champion_commit[:10]})",
-                             fix="run `evotree verify` and restore the champion ref first")
+        raise TamperingFound(
+            f"refusing to migrate: {CHAMPION_REF} is not the signed champion "
+            f"({report.champion} @ {report.champion_commit[:10]})",
+            fix="run `evotree verify` and restore the champion ref first",
+        )
     champion, champion_commit = report.champion, report.champion_commit
     policy = policy_at(ws, champion, champion_commit)
     judge_paths = list(policy.config.eval.judge_paths)
@@ -401,57 +469,96 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
             if entry.filemode == pygit2.GIT_FILEMODE_TREE:
                 stack.append((repo[entry.id], rel + "/"))
             elif under_paths(rel, judge_paths):
-                if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-                    raise JudgeStoreError(f"{rel} in the champion's tree is a symlink or submodule; the judge store "
-                                          "holds regular files only", fix=f"replace {rel} by a regular file on a "
-                                          "new version and promote it first")
+                if entry.filemode not in (
+                    pygit2.GIT_FILEMODE_BLOB,
+                    pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
+                ):
+                    raise JudgeStoreError(
+                        f"{rel} in the champion's tree is a symlink or submodule; the judge store "
+                        "holds regular files only",
+                        fix=f"replace {rel} by a regular file on a "
+                        "new version and promote it first",
+                    )
                 files[rel] = (repo[entry.id].data, entry.filemode)
     if not files:
-        raise InvalidState(f"the champion {champion} has no files under [eval].judge_paths ({', '.join(judge_paths)})",
-                           fix="nothing to migrate: commit the judge's files in a directory outside the repository "
-                               "and promote them (evotree judge promote DIR) once a judge exists, or re-run init")
+        raise InvalidState(
+            f"the champion {champion} has no files under [eval].judge_paths ({', '.join(judge_paths)})",
+            fix="nothing to migrate: commit the judge's files in a directory outside the repository "
+            "and promote them (evotree judge promote DIR) once a judge exists, or re-run init",
+        )
     actor = ws.git.identity()
-    oid = write_judge_commit(ws.git, files, parent=None, identity=actor,
-                             message=f"evotree: judge store migrated from {champion} ({champion_commit[:10]})\n")
+    oid = write_judge_commit(
+        ws.git,
+        files,
+        parent=None,
+        identity=actor,
+        message=f"evotree: judge store migrated from {champion} ({champion_commit[:10]})\n",
+    )
 
     def change(txn: LedgerTxn) -> Event:
         if (txn.meta.get("judge") or {}).get("commit"):
             raise InvalidState("a judge was recorded meanwhile", fix="run `evotree judge show`")
         txn.meta["judge"] = {"commit": str(oid)}
-        migrated = JudgeMigrated(commit=str(oid), champion=champion,
-                                 champion_commit=champion_commit, files=sorted(files))
+        migrated = JudgeMigrated(
+            commit=str(oid), champion=champion, champion_commit=champion_commit, files=sorted(files)
+        )
         return Event.of(migrated, version=None, actor=str(actor))
 
     entry = ws.ledger.transact(change, actor=actor)
     try:
         ws.git.cas_ref(JUDGE_REF, oid, ws.git.ref_target(JUDGE_REF), "evotree judge migrate")
     except RefRaceLost as exc:
-        raise TamperingFound(f"the migration is recorded, but {JUDGE_REF} was moved meanwhile ({exc})",
-                             fix=f"git update-ref {JUDGE_REF} {oid}") from exc
+        raise TamperingFound(
+            f"the migration is recorded, but {JUDGE_REF} was moved meanwhile ({exc})",
+            fix=f"git update-ref {JUDGE_REF} {oid}",
+        ) from exc
     version = worktree = None
     specs = [p.rstrip("/") for p in judge_paths]
     steps = []
     if branch:
         from evotree.core.versions import create_version
 
-        record = create_version(ws, hypothesis=f"remove the judge paths ({', '.join(judge_paths)}) from the tree: "
-                                "the hidden data now lives in refs/evotree/judge", parent=champion)
+        record = create_version(
+            ws,
+            hypothesis=f"remove the judge paths ({', '.join(judge_paths)}) from the tree: "
+            "the hidden data now lives in refs/evotree/judge",
+            parent=champion,
+        )
         version, worktree = record.id, record.worktree
         path = ws.absolute(str(record.worktree))
         ws.git.run("rm", "-r", "-q", "--ignore-unmatch", "--", *specs, cwd=path)
-        ws.git.run("commit", "-q", "-m", f"remove {', '.join(judge_paths)}: the judge's hidden data is in "
-                   f"{JUDGE_REF} ({str(oid)[:10]})", cwd=path)
-        steps += [f"run it and promote it (removing protected paths is a policy change): evotree run {version} "
-                  f"--seeds 2 && evotree promote {version} --allow-policy-change"]
+        ws.git.run(
+            "commit",
+            "-q",
+            "-m",
+            f"remove {', '.join(judge_paths)}: the judge's hidden data is in "
+            f"{JUDGE_REF} ({str(oid)[:10]})",
+            cwd=path,
+        )
+        steps += [
+            f"run it and promote it (removing protected paths is a policy change): evotree run {version} "
+            f"--seeds 2 && evotree promote {version} --allow-policy-change"
+        ]
     else:
-        steps += ["branch a version from the champion, remove the judge paths there and promote it: evotree branch "
-                  f"-m 'remove judge paths' && git -C <worktree> rm -r {' '.join(specs)} && git -C <worktree> commit "
-                  "-m 'judge in refs/evotree/judge' && evotree promote V --allow-policy-change"]
-    steps += [f"remove them from your own checkout's branch too: git rm -r {' '.join(specs)} && git commit",
-              "they remain in git history and in existing clones; purge them with a history rewrite "
-              f"(git filter-repo --invert-paths {' '.join('--path ' + s for s in specs)}) only if that matters",
-              "until the removal is promoted, runs already judge with refs/evotree/judge (the champion's copy is "
-              "ignored)"]
-    return JudgeMigrationResult(str(oid), champion, champion_commit,
-                                [f.to_dict() for f in judge_files(repo, oid)], entry.commit, version,
-                                str(worktree) if worktree else None, steps)
+        steps += [
+            "branch a version from the champion, remove the judge paths there and promote it: evotree branch "
+            f"-m 'remove judge paths' && git -C <worktree> rm -r {' '.join(specs)} && git -C <worktree> commit "
+            "-m 'judge in refs/evotree/judge' && evotree promote V --allow-policy-change"
+        ]
+    steps += [
+        f"remove them from your own checkout's branch too: git rm -r {' '.join(specs)} && git commit",
+        "they remain in git history and in existing clones; purge them with a history rewrite "
+        f"(git filter-repo --invert-paths {' '.join('--path ' + s for s in specs)}) only if that matters",
+        "until the removal is promoted, runs already judge with refs/evotree/judge (the champion's copy is "
+        "ignored)",
+    ]
+    return JudgeMigrationResult(
+        str(oid),
+        champion,
+        champion_commit,
+        [f.to_dict() for f in judge_files(repo, oid)],
+        entry.commit,
+        version,
+        str(worktree) if worktree else None,
+        steps,
+    )

@@ -62,8 +62,11 @@ def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, st
 
     signed = verify_workspace(ws, check_tags=False)
     if not signed.champion_commit:
-        raise TamperingFound("refusing to run: the ledger has no signed root, so no signed patch rules "
-                             "(`evotree verify` says why)", fix="restore refs/evotree/ledger from a trusted copy")
+        raise TamperingFound(
+            "refusing to run: the ledger has no signed root, so no signed patch rules "
+            "(`evotree verify` says why)",
+            fix="restore refs/evotree/ledger from a trusted copy",
+        )
     champion, champion_commit = signed.champion, signed.champion_commit
     config = policy_at(ws, champion, champion_commit).config
     checked: dict[str, str] = {}
@@ -74,8 +77,9 @@ def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, st
             # the ledger (a ref any worktree can move) names another first commit than the signed anchor
             raise TamperingFound(
                 f"refusing to run: the ledger names {patch.base_commit[:10]} as the root's first commit, not the "
-                f"anchor of the signed chain ({anchor[:10]})", fix="run `evotree verify`; restore "
-                "refs/evotree/ledger from a trusted copy")
+                f"anchor of the signed chain ({anchor[:10]})",
+                fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy",
+            )
         checked[patch.version] = patch.commit
         if patch.version == champion and patch.commit == champion_commit:
             continue
@@ -84,17 +88,27 @@ def check_patches_before_run(ws: Workspace, versions: list[str]) -> dict[str, st
             raise PatchRejected(
                 f"{patch.version} changes the frozen task ({', '.join(frozen[:5])}{' …' if len(frozen) > 5 else ''}): "
                 "this workspace's [protect] lets a candidate change only its editable paths; nothing was started "
-                "or charged", fix=f"revert them on {patch.version}'s branch in a new commit; the task changes only "
-                "on the champion, by a reviewed promotion", version=patch.version, commit=patch.commit,
-                paths=frozen, findings=[f.to_dict() for f in patch.protected])
+                "or charged",
+                fix=f"revert them on {patch.version}'s branch in a new commit; the task changes only "
+                "on the champion, by a reviewed promotion",
+                version=patch.version,
+                commit=patch.commit,
+                paths=frozen,
+                findings=[f.to_dict() for f in patch.protected],
+            )
         if patch.blocking:
             raise PatchRejected(
                 f"{patch.version}'s patch against the pristine base ({patch.base}, {patch.base_commit[:10]}) breaks "
                 f"the patch rules: {_describe(patch)}; nothing was started or charged",
                 fix=f"remove them from {patch.version}'s branch in a new commit (see `evotree audit {patch.version}`), "
-                    "or branch a clean version from the root; the rules are the champion's [protect]",
-                version=patch.version, commit=patch.commit, base=patch.base, base_commit=patch.base_commit,
-                patch_sha256=patch.sha256, findings=[f.to_dict() for f in patch.blocking])
+                "or branch a clean version from the root; the rules are the champion's [protect]",
+                version=patch.version,
+                commit=patch.commit,
+                base=patch.base,
+                base_commit=patch.base_commit,
+                patch_sha256=patch.sha256,
+                findings=[f.to_dict() for f in patch.blocking],
+            )
     return checked
 
 
@@ -102,8 +116,14 @@ def _frozen_task_changes(config: Any, patch: VersionPatch) -> list[str]:
     """Protected paths the patch changes or adds, when ``[protect] editable`` freezes the task."""
     if not list(getattr(config.protect, "editable", []) or []):
         return []
-    return sorted({str(p.get("path")) for f in patch.protected for p in f.evidence.get("paths", [])
-                   if p.get("status") != "D"})
+    return sorted(
+        {
+            str(p.get("path"))
+            for f in patch.protected
+            for p in f.evidence.get("paths", [])
+            if p.get("status") != "D"
+        }
+    )
 
 
 def patch_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
@@ -115,8 +135,11 @@ def patch_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
     def recheck(txn: LedgerTxn, runs_of: Mapping[str, int], commits: Mapping[str, str]) -> None:
         for version, commit in commits.items():
             if version in checked and checked[version] != commit:
-                raise PatchRejected(f"the branch of {version} moved while its runs were being planned "
-                                    f"({checked[version][:10]} checked, {commit[:10]} planned)",
-                                    fix="run the request again", version=version)
+                raise PatchRejected(
+                    f"the branch of {version} moved while its runs were being planned "
+                    f"({checked[version][:10]} checked, {commit[:10]} planned)",
+                    fix="run the request again",
+                    version=version,
+                )
 
     return recheck

@@ -53,8 +53,11 @@ def blob_at(ws: Workspace, commit: str, path: str) -> bytes | None:
 def policy_at(ws: Workspace, champion: str, commit: str) -> Policy:
     """The policy stored in ``commit`` (the champion ``champion``'s tree)."""
     text = blob_at(ws, commit, CONFIG_FILE)
-    config = parse_config(text.decode("utf-8", errors="replace"), source=f"{CONFIG_FILE} of {champion}") \
-        if text is not None else Config()
+    config = (
+        parse_config(text.decode("utf-8", errors="replace"), source=f"{CONFIG_FILE} of {champion}")
+        if text is not None
+        else Config()
+    )
     path = config.gates.allowed_signers
     raw = blob_at(ws, commit, path)
     signers: list[AllowedSigner] = []

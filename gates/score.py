@@ -46,8 +46,15 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["ScoreDecision", "ScoreRule", "conditional_power", "decide_score", "group_sequential_thresholds", "look_of",
-           "pass_margin"]
+__all__ = [
+    "ScoreDecision",
+    "ScoreRule",
+    "conditional_power",
+    "decide_score",
+    "group_sequential_thresholds",
+    "look_of",
+    "pass_margin",
+]
 
 _NORMAL = NormalDist()
 #: The power at which a comparison "would likely settle" (seeds to settle).
@@ -91,7 +98,7 @@ class ScoreRule:
             return tuple(self.schedule)
         first = self.seeds_needed
         cap = max(first, self.max_runs - self.champion_seeds)
-        steps = sorted({m * 2 ** j for m in (1, 3) for j in range(16)})
+        steps = sorted({m * 2**j for m in (1, 3) for j in range(16)})
         out = [first * m for m in steps if first * m <= cap]
         if cap > out[-1]:
             out.append(cap)
@@ -119,7 +126,9 @@ class ScoreRule:
 
 
 @lru_cache(maxsize=64)
-def group_sequential_thresholds(infos: tuple[float, ...], spent: tuple[float, ...]) -> tuple[float, ...]:
+def group_sequential_thresholds(
+    infos: tuple[float, ...], spent: tuple[float, ...]
+) -> tuple[float, ...]:
     """Nominal one-sided p thresholds of looks at information ``infos`` (increasing) such that,
     under H0, the chance of first crossing at look j is ``spent[j] - spent[j-1]`` (``spent``: the
     cumulative alpha spent by each look). Canonical joint distribution (the score statistic is a
@@ -140,12 +149,14 @@ def group_sequential_thresholds(infos: tuple[float, ...], spent: tuple[float, ..
             z = float(-ndtri(share)) if share > 0 else 40.0
             bound = z * math.sqrt(info)
             s_nodes = np.linspace(-10 * math.sqrt(info), bound, grid)
-            dens = np.exp(-s_nodes ** 2 / (2 * info)) / math.sqrt(2 * math.pi * info)
+            dens = np.exp(-(s_nodes**2) / (2 * info)) / math.sqrt(2 * math.pi * info)
         else:
             step = math.sqrt(info - prev_info)
             mass = w * dens
 
-            def tail(x: float, mass: np.ndarray = mass, s_nodes: np.ndarray = s_nodes, step: float = step) -> float:
+            def tail(
+                x: float, mass: np.ndarray = mass, s_nodes: np.ndarray = s_nodes, step: float = step
+            ) -> float:
                 return float(np.sum(mass * ndtr((s_nodes - x) / step)))
 
             if share <= 0:
@@ -155,8 +166,9 @@ def group_sequential_thresholds(infos: tuple[float, ...], spent: tuple[float, ..
                 bound = optimize.brentq(lambda x: tail(x) - share, lo, hi, xtol=1e-10)  # noqa: B023
             z = bound / math.sqrt(info)
             new = np.linspace(-10 * math.sqrt(info), bound, grid)
-            dens = (mass[None, :] * np.exp(-(new[:, None] - s_nodes[None, :]) ** 2 / (2 * step ** 2))).sum(axis=1) \
-                / math.sqrt(2 * math.pi * step ** 2)
+            dens = (
+                mass[None, :] * np.exp(-((new[:, None] - s_nodes[None, :]) ** 2) / (2 * step**2))
+            ).sum(axis=1) / math.sqrt(2 * math.pi * step**2)
             s_nodes = new
         h = s_nodes[1] - s_nodes[0]
         w = np.full(grid, h)
@@ -225,8 +237,9 @@ def _se_at(diff: Any, n_a: int, n_b: int) -> float:
     return float(diff.se) * later / now
 
 
-def conditional_power(diff: Any, threshold: float, n_a: int, n_b: int, min_delta: float = 0.0,
-                      optimism: float = 0.0) -> float:
+def conditional_power(
+    diff: Any, threshold: float, n_a: int, n_b: int, min_delta: float = 0.0, optimism: float = 0.0
+) -> float:
     """P(pass at a later look with ``n_a``/``n_b`` runs | the data so far), were the true Δ the
     observed one plus ``optimism`` SEs (0: the observed Δ).
 
@@ -237,7 +250,7 @@ def conditional_power(diff: Any, threshold: float, n_a: int, n_b: int, min_delta
     if diff.se <= 0:
         return 1.0 if theta > 0 else 0.0
     se_later = _se_at(diff, n_a, n_b)
-    info_now, info_later = 1.0 / diff.se ** 2, (1.0 / se_later ** 2 if se_later > 0 else math.inf)
+    info_now, info_later = 1.0 / diff.se**2, (1.0 / se_later**2 if se_later > 0 else math.inf)
     crit = _NORMAL.inv_cdf(1.0 - threshold)
     if not math.isfinite(info_later):
         return 1.0 if theta > 0 else 0.0
@@ -256,8 +269,13 @@ def pass_margin(observed: Any, theta: Any, info_now: float, info_later: float, c
     return (crit * math.sqrt(info_later) - observed * info_now - theta * gap) / math.sqrt(gap)
 
 
-def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champion", "candidate"),
-                 champion_runs_left: int | None = None) -> ScoreDecision:
+def decide_score(
+    diff: Any,
+    rule: ScoreRule,
+    *,
+    names: tuple[str, str] = ("champion", "candidate"),
+    champion_runs_left: int | None = None,
+) -> ScoreDecision:
     """Apply the score gate to the comparison ``diff`` of the champion (a) and the candidate (b).
 
     ``diff`` is a :class:`evotree.diagnostics.stats.Difference` (or a comparison carrying its
@@ -285,15 +303,21 @@ def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champ
         ready = False
     champion_needed = 2 if diff.identical[0] else rule.champion_seeds
     if n_a < champion_needed and not (diff.identical[0] and n_a >= 2):
-        reasons.append(f"{champion} has {n_a} run(s) since its promotion, the policy needs {champion_needed} "
-                       "(its re-runs; the runs that got it promoted are biased upward)")
+        reasons.append(
+            f"{champion} has {n_a} run(s) since its promotion, the policy needs {champion_needed} "
+            "(its re-runs; the runs that got it promoted are biased upward)"
+        )
         ready = False
     if "unknown" in diff.sd_source:
-        reasons.append("the run-to-run spread is unknown (one run a side and no comparable runs in the tree)")
+        reasons.append(
+            "the run-to-run spread is unknown (one run a side and no comparable runs in the tree)"
+        )
         ready = False
     if both_identical:
-        notes.append(f"the runs of {champion} and of {candidate} are identical copies: the tasks are the unit, "
-                     "more seeds add nothing, and there is one look at alpha")
+        notes.append(
+            f"the runs of {champion} and of {candidate} are identical copies: the tasks are the unit, "
+            "more seeds add nothing, and there is one look at alpha"
+        )
     elif diff.identical[1]:
         notes.append(f"the runs of {candidate} are identical copies: they count as one run")
     elif diff.identical[0]:
@@ -301,20 +325,51 @@ def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champ
     passed_p = diff.p_value < threshold
     if not passed_p:
         where = f"at look {look} of {max_looks}" if max_looks > 1 else "at its one look"
-        reasons.append(f"p = {diff.p_value:.3g} is not below {threshold:.3g} (alpha {rule.alpha:g} {where})")
+        reasons.append(
+            f"p = {diff.p_value:.3g} is not below {threshold:.3g} (alpha {rule.alpha:g} {where})"
+        )
     if not reasons:
-        return ScoreDecision(True, "pass", float(diff.delta), [float(diff.ci[0]), float(diff.ci[1])],
-                             float(diff.confidence), float(diff.p_value), float(threshold), look, max_looks,
-                             list(looks), int(diff.n_tasks), [n_a, n_b], str(diff.unit), [], notes=notes)
-    decision = ScoreDecision(False, "not_ready" if not ready or diff.n_tasks < rule.min_tasks else "fail",
-                             float(diff.delta), [float(diff.ci[0]), float(diff.ci[1])], float(diff.confidence),
-                             float(diff.p_value), float(threshold), look, max_looks, list(looks), int(diff.n_tasks),
-                             [n_a, n_b], str(diff.unit), reasons, notes=notes)
+        return ScoreDecision(
+            True,
+            "pass",
+            float(diff.delta),
+            [float(diff.ci[0]), float(diff.ci[1])],
+            float(diff.confidence),
+            float(diff.p_value),
+            float(threshold),
+            look,
+            max_looks,
+            list(looks),
+            int(diff.n_tasks),
+            [n_a, n_b],
+            str(diff.unit),
+            [],
+            notes=notes,
+        )
+    decision = ScoreDecision(
+        False,
+        "not_ready" if not ready or diff.n_tasks < rule.min_tasks else "fail",
+        float(diff.delta),
+        [float(diff.ci[0]), float(diff.ci[1])],
+        float(diff.confidence),
+        float(diff.p_value),
+        float(threshold),
+        look,
+        max_looks,
+        list(looks),
+        int(diff.n_tasks),
+        [n_a, n_b],
+        str(diff.unit),
+        reasons,
+        notes=notes,
+    )
     if diff.n_tasks < rule.min_tasks:
         return decision
     if not ready:  # the first look: its seeds (a second run of either side makes the spread known)
-        more = {"candidate": max(0, rule.seeds_needed - n_b) if not diff.identical[1] else 0,
-                "champion": max(0, champion_needed - n_a) if not diff.identical[0] else 0}
+        more = {
+            "candidate": max(0, rule.seeds_needed - n_b) if not diff.identical[1] else 0,
+            "champion": max(0, champion_needed - n_a) if not diff.identical[0] else 0,
+        }
         if not any(more.values()):
             more["candidate"] = 1
         decision.next_seeds = more
@@ -323,6 +378,7 @@ def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champ
         decision.verdict = "fail"
         decision.notes.append("more seeds cannot change this comparison")
         return decision
+
     # sequential: what more seeds would likely do, were the observed Δ the true one
     def champion_at(seeds: int) -> int:
         want = max(n_a, seeds)
@@ -333,14 +389,20 @@ def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champ
     def power_at(j: int, optimism: float = 0.0) -> float:
         s = looks[j - 1]
         if diff.identical[1]:  # looks count the champion's seeds
-            return conditional_power(diff, rule.alpha_at(j, looks), s, n_b, rule.min_delta, optimism)
-        return conditional_power(diff, rule.alpha_at(j, looks), champion_at(s), s, rule.min_delta, optimism)
+            return conditional_power(
+                diff, rule.alpha_at(j, looks), s, n_b, rule.min_delta, optimism
+            )
+        return conditional_power(
+            diff, rule.alpha_at(j, looks), champion_at(s), s, rule.min_delta, optimism
+        )
 
     later = range(look + 1, max_looks + 1)
     if later:
         decision.conditional_power = power_at(max_looks)
         if diff.delta > rule.min_delta:
-            decision.seeds_to_settle = next((looks[j - 1] for j in later if power_at(j) >= SETTLE_POWER), None)
+            decision.seeds_to_settle = next(
+                (looks[j - 1] for j in later if power_at(j) >= SETTLE_POWER), None
+            )
     if not later:
         decision.verdict = "fail"
         decision.notes.append(f"this was the last look ({looks[-1]} seeds)")
@@ -349,14 +411,19 @@ def decide_score(diff: Any, rule: ScoreRule, *, names: tuple[str, str] = ("champ
     if hopeful < rule.futility:
         decision.verdict = "futile"
         if rule.optimism:
-            decision.notes.append(f"even were the true Δ {rule.optimism:g} SE above the observed one, the last look "
-                                  f"({looks[-1]} seeds) would pass with probability {100 * hopeful:.0f} % "
-                                  f"(futility below {100 * rule.futility:.0f} %)")
+            decision.notes.append(
+                f"even were the true Δ {rule.optimism:g} SE above the observed one, the last look "
+                f"({looks[-1]} seeds) would pass with probability {100 * hopeful:.0f} % "
+                f"(futility below {100 * rule.futility:.0f} %)"
+            )
         return decision
     nxt = looks[look]
     decision.verdict = "more_seeds"
     if diff.identical[1]:
         decision.next_seeds = {"candidate": 0, "champion": max(0, nxt - n_a)}
     else:
-        decision.next_seeds = {"candidate": max(0, nxt - n_b), "champion": max(0, champion_at(nxt) - n_a)}
+        decision.next_seeds = {
+            "candidate": max(0, nxt - n_b),
+            "champion": max(0, champion_at(nxt) - n_a),
+        }
     return decision

@@ -46,7 +46,9 @@ __all__ = [
 ]
 
 NAMESPACE = "evotree"
-_KEY_TYPE = re.compile(r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp\d+|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)$")
+_KEY_TYPE = re.compile(
+    r"^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp\d+|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)$"
+)
 
 
 def ssh_keygen(recorded: str | None = None) -> str:
@@ -62,21 +64,32 @@ def ssh_keygen(recorded: str | None = None) -> str:
     try:
         return program("ssh-keygen", recorded)
     except InvalidState as exc:
-        raise SignatureError(exc.message, fix=exc.fix or "install OpenSSH's client tools (apt-get install "
-                             "openssh-client)") from exc
+        raise SignatureError(
+            exc.message,
+            fix=exc.fix or "install OpenSSH's client tools (apt-get install openssh-client)",
+        ) from exc
 
 
-def run_git(root: Path | str, *args: str, tools: Any = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+def run_git(
+    root: Path | str, *args: str, tools: Any = None, **kwargs: Any
+) -> subprocess.CompletedProcess[Any]:
     """:func:`evotree.core.safegit.run_git` with the programs of ``tools`` (a policy's ``[tools]``)."""
     from evotree.core.safegit import run_git as safe_run
 
-    return safe_run(root, *args, git=getattr(tools, "git", None) or None,
-                    ssh_keygen=getattr(tools, "ssh_keygen", None) or None, **kwargs)
+    return safe_run(
+        root,
+        *args,
+        git=getattr(tools, "git", None) or None,
+        ssh_keygen=getattr(tools, "ssh_keygen", None) or None,
+        **kwargs,
+    )
 
 
 def canonical(data: Any) -> bytes:
     """The one byte form of a JSON value that is signed and hashed: sorted keys, no spaces."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
 
 
 def sha256_hex(data: bytes) -> str:
@@ -121,14 +134,23 @@ def parse_allowed_signers(text: str, *, source: str = "allowed_signers") -> list
             )
         options = ",".join(tokens[1:index])
         if "cert-authority" in options:
-            raise SignatureError(f"{source} line {number}: cert-authority lines are not supported by evotree",
-                                 fix="list each approver's own public key")
+            raise SignatureError(
+                f"{source} line {number}: cert-authority lines are not supported by evotree",
+                fix="list each approver's own public key",
+            )
         namespaces = None
         match = re.search(r'namespaces="([^"]*)"', options)
         if match:
             namespaces = tuple(n.strip() for n in match.group(1).split(","))
-        out.append(AllowedSigner(tuple(p for p in tokens[0].split(",") if p), tokens[index],
-                                 tokens[index + 1], namespaces, number))
+        out.append(
+            AllowedSigner(
+                tuple(p for p in tokens[0].split(",") if p),
+                tokens[index],
+                tokens[index + 1],
+                namespaces,
+                number,
+            )
+        )
     return out
 
 
@@ -146,8 +168,10 @@ def resolve_key(explicit: str | None, *, git_root: Path | None = None) -> Path:
         )
     path = Path(os.path.expanduser(candidate.removeprefix("key::")))
     if not path.is_file():
-        raise SignatureError(f"signing key from {origin} does not exist: {path}",
-                             fix="give the path of an SSH private key (or its .pub with the key in ssh-agent)")
+        raise SignatureError(
+            f"signing key from {origin} does not exist: {path}",
+            fix="give the path of an SSH private key (or its .pub with the key in ssh-agent)",
+        )
     return path
 
 
@@ -169,15 +193,21 @@ def public_key(key: Path, *, program: str | None = None) -> tuple[str, str]:
     if pub.is_file():
         text = pub.read_text()
     else:
-        proc = subprocess.run([ssh_keygen(program), "-y", "-f", str(key)], capture_output=True, check=False, text=True)
+        proc = subprocess.run(
+            [ssh_keygen(program), "-y", "-f", str(key)], capture_output=True, check=False, text=True
+        )
         if proc.returncode != 0:
-            raise SignatureError(f"cannot read the public half of {key}: {proc.stderr.strip()}",
-                                 fix="check the key file (ssh-keygen -y -f KEY)")
+            raise SignatureError(
+                f"cannot read the public half of {key}: {proc.stderr.strip()}",
+                fix="check the key file (ssh-keygen -y -f KEY)",
+            )
         text = proc.stdout
     parts = text.split()
     if len(parts) < 2 or not _KEY_TYPE.match(parts[0]):
-        raise SignatureError(f"{pub if pub.is_file() else key} is not an SSH public key",
-                             fix="use an ed25519/ecdsa/rsa SSH key made by ssh-keygen")
+        raise SignatureError(
+            f"{pub if pub.is_file() else key} is not an SSH public key",
+            fix="use an ed25519/ecdsa/rsa SSH key made by ssh-keygen",
+        )
     return parts[0], parts[1]
 
 
@@ -193,8 +223,11 @@ def principals_for(signers: list[AllowedSigner], key_type: str, blob: str) -> li
     """Principals the allowed-signers file grants to this public key (for the evotree namespace)."""
     out: list[str] = []
     for signer in signers:
-        if signer.key_type == key_type and signer.key == blob and (
-                signer.namespaces is None or NAMESPACE in signer.namespaces):
+        if (
+            signer.key_type == key_type
+            and signer.key == blob
+            and (signer.namespaces is None or NAMESPACE in signer.namespaces)
+        ):
             out.extend(signer.principals)
     return out
 
@@ -213,17 +246,34 @@ def sign(key: Path, data: bytes, *, program: str | None = None) -> str:
     with _tmpdir() as tmp:
         payload = tmp / "payload"
         payload.write_bytes(data)
-        proc = subprocess.run([ssh_keygen(program), "-q", "-Y", "sign", "-n", NAMESPACE, "-f", str(key), str(payload)],
-                              capture_output=True, check=False, text=True)
+        proc = subprocess.run(
+            [
+                ssh_keygen(program),
+                "-q",
+                "-Y",
+                "sign",
+                "-n",
+                NAMESPACE,
+                "-f",
+                str(key),
+                str(payload),
+            ],
+            capture_output=True,
+            check=False,
+            text=True,
+        )
         sig = tmp / "payload.sig"
         if proc.returncode != 0 or not sig.is_file():
-            raise SignatureError(f"ssh-keygen could not sign with {key}: {proc.stderr.strip() or proc.returncode}",
-                                 fix="check the key and its passphrase, or load it into ssh-agent")
+            raise SignatureError(
+                f"ssh-keygen could not sign with {key}: {proc.stderr.strip() or proc.returncode}",
+                fix="check the key and its passphrase, or load it into ssh-agent",
+            )
         return sig.read_text()
 
 
-def verify(allowed_text: str, principal: str, data: bytes, signature: str, *,
-           program: str | None = None) -> tuple[bool, str]:
+def verify(
+    allowed_text: str, principal: str, data: bytes, signature: str, *, program: str | None = None
+) -> tuple[bool, str]:
     """Check ``signature`` over ``data`` by ``principal`` against an allowed-signers text.
 
     Returns (valid, ssh-keygen's message). Never raises for a bad signature; ``program`` is the
@@ -243,23 +293,53 @@ def verify(allowed_text: str, principal: str, data: bytes, signature: str, *,
         sig = tmp / "sig"
         sig.write_text(signature)
         proc = subprocess.run(
-            [exe, "-Y", "verify", "-f", str(allowed), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
-            input=data, capture_output=True, check=False,
+            [
+                exe,
+                "-Y",
+                "verify",
+                "-f",
+                str(allowed),
+                "-I",
+                principal,
+                "-n",
+                NAMESPACE,
+                "-s",
+                str(sig),
+            ],
+            input=data,
+            capture_output=True,
+            check=False,
         )
         message = (proc.stdout + proc.stderr).decode(errors="replace").strip()
         return proc.returncode == 0, message
 
 
-def sign_tag(root: Path, name: str, target: str, message: str, key: Path, *, tools: Any = None) -> str:
+def sign_tag(
+    root: Path, name: str, target: str, message: str, key: Path, *, tools: Any = None
+) -> str:
     """Create the annotated tag ``name`` on ``target``, signed by git with ``key``; return its object id.
 
     git runs as the approver's (:func:`run_git`): the system git, no hook, no repository setting
     that runs a program; ``tools`` is the policy's ``[tools]``.
     """
-    proc = run_git(root, "-c", f"user.signingkey={key}", "tag", "-s", "-f", "-m", message, name, target, tools=tools)
+    proc = run_git(
+        root,
+        "-c",
+        f"user.signingkey={key}",
+        "tag",
+        "-s",
+        "-f",
+        "-m",
+        message,
+        name,
+        target,
+        tools=tools,
+    )
     if proc.returncode != 0:
-        raise SignatureError(f"git could not create the signed tag {name}: {proc.stderr.strip()}",
-                             fix="check the key (git -c gpg.format=ssh -c user.signingkey=KEY tag -s ...)")
+        raise SignatureError(
+            f"git could not create the signed tag {name}: {proc.stderr.strip()}",
+            fix="check the key (git -c gpg.format=ssh -c user.signingkey=KEY tag -s ...)",
+        )
     return run_git(root, "rev-parse", f"refs/tags/{name}", tools=tools).stdout.strip()
 
 
@@ -286,19 +366,24 @@ def verify_tag(root: Path, name: str, allowed_text: str, *, tools: Any = None) -
 
     ``tools``: the ``[tools]`` of the policy whose signers are checked (its git and ssh-keygen).
     """
+
     def git(*args: str) -> subprocess.CompletedProcess[Any]:
         return run_git(root, *args, tools=tools)
 
     try:
         obj = git("rev-parse", "--verify", "--quiet", f"refs/tags/{name}").stdout.strip()
     except Exception as exc:  # noqa: BLE001 - an untrusted program is a failed check, not a crash
-        return TagCheck(True, False, False, None, None, None, f"tag {name} cannot be checked: {exc}")
+        return TagCheck(
+            True, False, False, None, None, None, f"tag {name} cannot be checked: {exc}"
+        )
     if not obj:
         return TagCheck(False, False, False, None, None, None, f"tag {name} does not exist")
     kind = git("cat-file", "-t", obj).stdout.strip()
     target = git("rev-parse", f"{obj}^{{commit}}").stdout.strip() or None
     if kind != "tag":
-        return TagCheck(True, False, False, None, target, obj, f"tag {name} is a lightweight tag, not signed")
+        return TagCheck(
+            True, False, False, None, target, obj, f"tag {name} is a lightweight tag, not signed"
+        )
     body = git("cat-file", "tag", obj).stdout
     if "-----BEGIN SSH SIGNATURE-----" not in body:
         return TagCheck(True, False, False, None, target, obj, f"tag {name} is not signed")
@@ -308,9 +393,16 @@ def verify_tag(root: Path, name: str, allowed_text: str, *, tools: Any = None) -
     if not blocks or blocks[-1] != "-----BEGIN SSH SIGNATURE-----":
         from evotree.core.text import escape_control
 
-        return TagCheck(True, True, False, None, target, obj,
-                        f"tag {name} ends with a signature block that is not an SSH signature "
-                        f"({escape_control(blocks[-1][:60]) if blocks else 'none at a line start'}); not verified")
+        return TagCheck(
+            True,
+            True,
+            False,
+            None,
+            target,
+            obj,
+            f"tag {name} ends with a signature block that is not an SSH signature "
+            f"({escape_control(blocks[-1][:60]) if blocks else 'none at a line start'}); not verified",
+        )
     with _tmpdir() as tmp:
         allowed = tmp / "allowed_signers"
         allowed.write_text(allowed_text)
@@ -318,5 +410,12 @@ def verify_tag(root: Path, name: str, allowed_text: str, *, tools: Any = None) -
     message = (proc.stdout + proc.stderr).strip()
     match = re.search(r'Good "git" signature for (\S+) with', message)
     ok = proc.returncode == 0 and match is not None
-    return TagCheck(True, True, ok, match.group(1) if match else None, target, obj,
-                    message.splitlines()[0] if message else "")
+    return TagCheck(
+        True,
+        True,
+        ok,
+        match.group(1) if match else None,
+        target,
+        obj,
+        message.splitlines()[0] if message else "",
+    )

@@ -21,22 +21,58 @@ from evotree.gates.errors import SignatureError, SignoffRefused
 from evotree.gates.signing import fingerprint, principals_for, public_key
 from evotree.gates.verify import email_of
 
-__all__ = ["CI_VARIABLES", "Approver", "approver_for", "check_typed", "new_code", "require_human_terminal"]
+__all__ = [
+    "CI_VARIABLES",
+    "Approver",
+    "approver_for",
+    "check_typed",
+    "new_code",
+    "require_human_terminal",
+]
 
 #: Environment variables that CI systems set; any of them (non-empty, not "0"/"false") refuses.
-CI_VARIABLES = ("CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL",
-                "JENKINS_HOME", "HUDSON_URL", "TF_BUILD", "CIRCLECI", "TRAVIS", "TEAMCITY_VERSION",
-                "BITBUCKET_BUILD_NUMBER", "CODEBUILD_BUILD_ID", "DRONE", "APPVEYOR", "SEMAPHORE",
-                "GO_PIPELINE_NAME", "BUILD_BUILDID", "CI_JOB_ID", "WOODPECKER_CI", "RUN_ID_CI")
+CI_VARIABLES = (
+    "CI",
+    "CONTINUOUS_INTEGRATION",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "BUILDKITE",
+    "JENKINS_URL",
+    "JENKINS_HOME",
+    "HUDSON_URL",
+    "TF_BUILD",
+    "CIRCLECI",
+    "TRAVIS",
+    "TEAMCITY_VERSION",
+    "BITBUCKET_BUILD_NUMBER",
+    "CODEBUILD_BUILD_ID",
+    "DRONE",
+    "APPVEYOR",
+    "SEMAPHORE",
+    "GO_PIPELINE_NAME",
+    "BUILD_BUILDID",
+    "CI_JOB_ID",
+    "WOODPECKER_CI",
+    "RUN_ID_CI",
+)
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 
 def _ci_variables(env: dict[str, str]) -> list[str]:
-    return [name for name in CI_VARIABLES if env.get(name, "").strip().lower() not in ("", "0", "false", "no")]
+    return [
+        name
+        for name in CI_VARIABLES
+        if env.get(name, "").strip().lower() not in ("", "0", "false", "no")
+    ]
 
 
-def require_human_terminal(*, env: dict[str, str] | None = None, stdin: IO[Any] | None = None,
-                           stdout: IO[Any] | None = None, action: str = "sign off") -> None:
+def require_human_terminal(
+    *,
+    env: dict[str, str] | None = None,
+    stdin: IO[Any] | None = None,
+    stdout: IO[Any] | None = None,
+    action: str = "sign off",
+) -> None:
     """Refuse unless stdin and stdout are terminals, a controlling terminal exists and no CI variable is set."""
     env = dict(os.environ) if env is None else env
     stdin = stdin or sys.stdin
@@ -46,7 +82,9 @@ def require_human_terminal(*, env: dict[str, str] | None = None, stdin: IO[Any] 
         raise SignoffRefused(
             f"refusing to {action} in a CI environment ({', '.join(found)} set): a sign-off is a person's decision",
             fix="a person runs this command at their own terminal; agents can read the evidence with "
-                "`evotree gates V --json`", variables=found)
+            "`evotree gates V --json`",
+            variables=found,
+        )
     problems = []
     if stdin is None or not _isatty(stdin):
         problems.append("stdin is not a terminal")
@@ -62,7 +100,8 @@ def require_human_terminal(*, env: dict[str, str] | None = None, stdin: IO[Any] 
         raise SignoffRefused(
             f"refusing to {action}: {'; '.join(problems)} — a sign-off needs a person at an interactive terminal",
             fix="run it yourself in a terminal (not from a script, pipe or agent); agents can read the evidence "
-                "with `evotree gates V --json`")
+            "with `evotree gates V --json`",
+        )
 
 
 def _isatty(stream: IO[Any]) -> bool:
@@ -81,11 +120,15 @@ def new_code() -> str:
 def check_typed(version: str, code: str, typed_version: str, typed_code: str) -> None:
     """Refuse unless the approver typed the version id and the one-time code exactly."""
     if typed_version.strip() != version:
-        raise SignoffRefused(f"the version typed ({typed_version.strip()!r}) is not {version!r}; nothing was signed",
-                             fix="run the command again and type the version id shown")
+        raise SignoffRefused(
+            f"the version typed ({typed_version.strip()!r}) is not {version!r}; nothing was signed",
+            fix="run the command again and type the version id shown",
+        )
     if not hmac.compare_digest(typed_code.strip().upper().encode(), code.encode()):
-        raise SignoffRefused("the one-time code typed does not match the code shown; nothing was signed",
-                             fix="run the command again and type the code shown on screen")
+        raise SignoffRefused(
+            "the one-time code typed does not match the code shown; nothing was signed",
+            fix="run the command again and type the code shown on screen",
+        )
 
 
 @dataclass
@@ -100,10 +143,14 @@ class Approver:
 def approver_for(policy: Any, key: Path, created_by: str | None) -> Approver:
     """The allowed principal of ``key`` under ``policy``; refuses a key that is not allowed or the creator."""
     if policy.signers_error:
-        raise SignatureError(f"no allowed signers in the champion: {policy.signers_error}",
-                             fix=f"commit {policy.allowed_signers_path} (lines 'EMAIL ssh-ed25519 KEY') on the "
-                                 "champion through a reviewed promotion, or at init")
-    tools = getattr(getattr(policy, "config", None), "tools", None)  # the policy's ssh-keygen, never PATH's
+        raise SignatureError(
+            f"no allowed signers in the champion: {policy.signers_error}",
+            fix=f"commit {policy.allowed_signers_path} (lines 'EMAIL ssh-ed25519 KEY') on the "
+            "champion through a reviewed promotion, or at init",
+        )
+    tools = getattr(
+        getattr(policy, "config", None), "tools", None
+    )  # the policy's ssh-keygen, never PATH's
     key_type, blob = public_key(key, program=getattr(tools, "ssh_keygen", None) or None)
     fp = fingerprint(key_type, blob)
     principals = principals_for(policy.signers, key_type, blob)
@@ -112,11 +159,13 @@ def approver_for(policy: Any, key: Path, created_by: str | None) -> Approver:
             f"the key {key} ({fp}) is not in {policy.allowed_signers_path} of the champion {policy.champion} "
             f"(allowed: {', '.join(policy.principals) or 'nobody'})",
             fix="sign with your own allowed key (--key); a candidate's copy of the allowed signers is never used",
-            fingerprint=fp)
+            fingerprint=fp,
+        )
     creator = email_of(created_by)
     eligible = [p for p in principals if email_of(p) != creator]
     if not eligible:
         raise SignoffRefused(
             f"the approver ({principals[0]}) created this version ({created_by}): a version cannot approve itself",
-            fix="another person listed in the allowed signers signs off")
+            fix="another person listed in the allowed signers signs off",
+        )
     return Approver(eligible[0], key, fp)

@@ -30,10 +30,14 @@ def anchor_commit(ws: Workspace) -> str:
 def sign_statement(policy: Policy, approver: Approver, statement: dict[str, Any]) -> str:
     """Sign ``statement`` and check the signature against ``policy`` before it is used anywhere."""
     signature = sign(approver.key, canonical(statement))
-    ok, message = verify(policy.allowed_signers_text, approver.principal, canonical(statement), signature)
+    ok, message = verify(
+        policy.allowed_signers_text, approver.principal, canonical(statement), signature
+    )
     if not ok:
-        raise SignatureError(f"the signature made with {approver.key} does not verify as {approver.principal}: {message}",
-                             fix="check that the key is the one listed in the champion's allowed signers")
+        raise SignatureError(
+            f"the signature made with {approver.key} does not verify as {approver.principal}: {message}",
+            fix="check that the key is the one listed in the champion's allowed signers",
+        )
     return signature
 
 
@@ -43,5 +47,13 @@ def new_statement(ws: Workspace, kind: str, approver: Approver, **fields: Any) -
     Every signed record (promotion, decision, run approval, harness promotion) has this form,
     so ``evotree verify`` checks them all with :func:`evotree.gates.verify.check_signed_statement`.
     """
-    return {"type": kind, "v": 1, "workspace": anchor_commit(ws), "approver": approver.principal,
-            "key": approver.fingerprint, "at": utcnow(), "nonce": secrets.token_hex(16), **fields}
+    return {
+        "type": kind,
+        "v": 1,
+        "workspace": anchor_commit(ws),
+        "approver": approver.principal,
+        "key": approver.fingerprint,
+        "at": utcnow(),
+        "nonce": secrets.token_hex(16),
+        **fields,
+    }

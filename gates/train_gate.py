@@ -69,13 +69,17 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
 
     signed = verify_workspace(ws, check_tags=False)  # one walk: reused by trusted_policy below
     if not signed.champion_commit:
-        raise TamperingFound("refusing to run: the ledger has no signed root (`evotree verify` says why)",
-                             fix="restore refs/evotree/ledger from a trusted copy")
+        raise TamperingFound(
+            "refusing to run: the ledger has no signed root (`evotree verify` says why)",
+            fix="restore refs/evotree/ledger from a trusted copy",
+        )
     judge = [p for p in signed.problems if p.kind in ("ledger_judge", "judge_promotion")]
     if judge:  # the harness follows the ledger's judge commit: it must be the signed one
-        raise TamperingFound(f"refusing to run: the judge data the ledger names is not signed ({judge[0].message})",
-                             fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy; the judge "
-                                 "changes only through `evotree judge promote DIR`")
+        raise TamperingFound(
+            f"refusing to run: the judge data the ledger names is not signed ({judge[0].message})",
+            fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy; the judge "
+            "changes only through `evotree judge promote DIR`",
+        )
     cfg = policy_at(ws, signed.champion, signed.champion_commit).config
     threshold = cfg.gates.train_approval_above_seconds
     if threshold <= 0:
@@ -86,7 +90,8 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
             f"refusing to run: {CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'}, not to the signed "
             f"champion {signed.champion} ({signed.champion_commit[:10]}), whose train gate applies",
             fix="restore the ref (git update-ref refs/evotree/champion "
-                f"{signed.champion_commit}) and run `evotree verify`")
+            f"{signed.champion_commit}) and run `evotree verify`",
+        )
 
     checks: list[TrainGateCheck] = []
     policy = None
@@ -96,12 +101,23 @@ def train_gate(ws: Workspace, requests: dict[str, int]) -> list[TrainGateCheck]:
         record_id = ws.resolve(version).id
         started, approvals = _history(ws.ledger.entries(), record_id, commit)
         if policy is None and approvals:
-            policy = trusted_policy(ws, signed)  # raises TamperingFound when the champion is not signed-for
+            policy = trusted_policy(
+                ws, signed
+            )  # raises TamperingFound when the champion is not signed-for
         approved, since = _approval(ws, policy, version, approvals) if approvals else (0, "")
         used = sum(1 for at in started if at > since)
         cost = max_wall * (used + runs)
-        check = TrainGateCheck(version, cost, threshold, cost > threshold, approved, used,
-                               commit=commit, since=since, max_wall_seconds=max_wall)
+        check = TrainGateCheck(
+            version,
+            cost,
+            threshold,
+            cost > threshold,
+            approved,
+            used,
+            commit=commit,
+            since=since,
+            max_wall_seconds=max_wall,
+        )
         checks.append(check)
         if not check.needs_approval:
             continue
@@ -127,32 +143,53 @@ def train_gate_authorizer(ws: Workspace, requests: Mapping[str, int]) -> Any:
             if check is None or not runs:
                 continue
             if commits.get(version, check.commit) != check.commit:
-                raise GateFailed(f"train gate: the branch of {version} moved while its runs were being planned",
-                                 fix="run the request again", gate="train", version=version)
+                raise GateFailed(
+                    f"train gate: the branch of {version} moved while its runs were being planned",
+                    fix="run the request again",
+                    gate="train",
+                    version=version,
+                )
             started, _ = _history(txn.entries(), version, check.commit)
             used = sum(1 for at in started if at > check.since)
             cost = check.max_wall_seconds * (used + runs)
             if cost > check.threshold and used + runs > check.approved_runs:
-                raise _refusal(replace(check, cost_seconds=cost, needs_approval=True, used_runs=used), runs)
+                raise _refusal(
+                    replace(check, cost_seconds=cost, needs_approval=True, used_runs=used), runs
+                )
 
     return recheck
 
 
 def _refusal(check: TrainGateCheck, runs: int) -> GateFailed:
-    version, used, approved, cost = check.version, check.used_runs, check.approved_runs, check.cost_seconds
-    detail = (f"no valid signed approval for {version}'s current commit" if approved == 0 else
-              f"the approval covers {approved} run(s), {used} already started or reserved")
+    version, used, approved, cost = (
+        check.version,
+        check.used_runs,
+        check.approved_runs,
+        check.cost_seconds,
+    )
+    detail = (
+        f"no valid signed approval for {version}'s current commit"
+        if approved == 0
+        else f"the approval covers {approved} run(s), {used} already started or reserved"
+    )
     return GateFailed(
         f"train gate: {runs} run(s) of {version} may cost up to {cost:g} s "
         f"({used} already started + {runs} × budget.max_wall_seconds {check.max_wall_seconds:g}), above "
         f"gates.train_approval_above_seconds = {check.threshold}; {detail}",
         fix=f"a person approves at a terminal: evotree approve-run {version} --runs {used + runs}"
-            f" (or request fewer runs)",
-        gate="train", version=version, cost_seconds=cost, threshold=check.threshold,
-        approved_runs=approved, used_runs=used)
+        f" (or request fewer runs)",
+        gate="train",
+        version=version,
+        cost_seconds=cost,
+        threshold=check.threshold,
+        approved_runs=approved,
+        used_runs=used,
+    )
 
 
-def _history(entries: Iterable[LedgerEntry], version: str, commit: str) -> tuple[list[str], list[dict]]:
+def _history(
+    entries: Iterable[LedgerEntry], version: str, commit: str
+) -> tuple[list[str], list[dict]]:
     """One ledger walk (``entries`` newest first): for each run of ``commit`` of ``version`` that
     was reserved or started (``run.reserved``, ``run.started``) and not given back unstarted
     (``run.released``), the newest of those times; and the ``run.approved`` events of ``version``
@@ -171,7 +208,11 @@ def _history(entries: Iterable[LedgerEntry], version: str, commit: str) -> tuple
                 started.add(run_id)
         elif event.kind == "run.reserved":
             for run in data.get("runs") or []:
-                if isinstance(run, dict) and run.get("version") == version and run.get("commit") == commit:
+                if (
+                    isinstance(run, dict)
+                    and run.get("version") == version
+                    and run.get("commit") == commit
+                ):
                     runs.setdefault(str(run.get("run_id")), str(event.at))
             released.update(str(r) for r in data.get("released") or [])
         elif event.kind == "run.released":
@@ -180,18 +221,28 @@ def _history(entries: Iterable[LedgerEntry], version: str, commit: str) -> tuple
             statement = data.get("statement")
             if isinstance(statement, dict) and statement.get("commit") == commit:
                 approvals.append(data)
-    return [at for run_id, at in runs.items() if run_id not in released or run_id in started], approvals
+    return [
+        at for run_id, at in runs.items() if run_id not in released or run_id in started
+    ], approvals
 
 
-def _approval(ws: Workspace, policy: object, version: str, approvals: list[dict]) -> tuple[int, str]:
+def _approval(
+    ws: Workspace, policy: object, version: str, approvals: list[dict]
+) -> tuple[int, str]:
     """(runs approved by the newest valid one of ``approvals``, the time it was signed); (0, "")."""
 
     anchor = anchor_commit(ws)
     record_id = ws.resolve(version).id
     for data in approvals:
         statement = data["statement"]
-        if check_signed_statement(policy, statement, data.get("signature"),  # type: ignore[arg-type]
-                                  expect_type=RUN_APPROVAL_TYPE, anchor=anchor, version=record_id):
+        if check_signed_statement(
+            policy,
+            statement,
+            data.get("signature"),  # type: ignore[arg-type]
+            expect_type=RUN_APPROVAL_TYPE,
+            anchor=anchor,
+            version=record_id,
+        ):
             continue  # forged or from a key that is not allowed: ignored
         # counted from the signed time, not the event's: a replayed copy of an approval (same
         # statement and signature in a new event) does not reset what was already used

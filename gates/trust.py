@@ -41,14 +41,31 @@ if TYPE_CHECKING:
 __all__ = ["CHAIN_KINDS", "ChainTrust", "InForce", "UntrustedState", "chain_trust", "in_force"]
 
 #: ledger event kinds that can change what is in force (a new walk is needed after any of them)
-CHAIN_KINDS = frozenset({
-    EventKind.WORKSPACE_INITIALIZED.value, EventKind.PROMOTION.value, EventKind.DECISION.value,
-    EventKind.HARNESS_PROMOTED.value, EventKind.JUDGE_PROMOTED.value, EventKind.JUDGE_MIGRATED.value,
-    EventKind.FINALIZE.value, EventKind.SIGNERS_ADDED.value,
-})
+CHAIN_KINDS = frozenset(
+    {
+        EventKind.WORKSPACE_INITIALIZED.value,
+        EventKind.PROMOTION.value,
+        EventKind.DECISION.value,
+        EventKind.HARNESS_PROMOTED.value,
+        EventKind.JUDGE_PROMOTED.value,
+        EventKind.JUDGE_MIGRATED.value,
+        EventKind.FINALIZE.value,
+        EventKind.SIGNERS_ADDED.value,
+    }
+)
 #: verify's problems that do not touch the champion chain (see :func:`evotree.gates.verify.trusted_policy`)
-_NOT_CHAIN = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog",
-              "run_off_chain", "judge_ref", "judge_reflog", "run_judge_off_chain")
+_NOT_CHAIN = (
+    "decision",
+    "run_approval",
+    "harness_promotion",
+    "ledger_harness",
+    "harness_ref",
+    "harness_reflog",
+    "run_off_chain",
+    "judge_ref",
+    "judge_reflog",
+    "run_judge_off_chain",
+)
 _CACHE_VERSION = 1
 
 
@@ -74,8 +91,11 @@ def _ref(ws: Workspace, name: str) -> str | None:
 
 
 def _meta_key(meta: dict[str, Any]) -> str:
-    return json.dumps({k: meta.get(k) for k in ("champion", "judge", "harness_active", "harnesses", "finalize")},
-                      sort_keys=True, default=str)
+    return json.dumps(
+        {k: meta.get(k) for k in ("champion", "judge", "harness_active", "harnesses", "finalize")},
+        sort_keys=True,
+        default=str,
+    )
 
 
 def _cache_path(ws: Workspace) -> Any:
@@ -119,30 +139,41 @@ def in_force(ws: Workspace) -> InForce:
     champion commit (read from that commit, not from the ref, so a ref moved afterwards changes
     nothing for this verb).
     """
-    key = {"ledger": _ref(ws, LEDGER_REF), "champion_ref": _ref(ws, CHAMPION_REF), "judge_ref": _ref(ws, JUDGE_REF),
-           "meta": _meta_key(ws.ledger.meta()), "accepted": accepted_state(ws)}
+    key = {
+        "ledger": _ref(ws, LEDGER_REF),
+        "champion_ref": _ref(ws, CHAMPION_REF),
+        "judge_ref": _ref(ws, JUDGE_REF),
+        "meta": _meta_key(ws.ledger.meta()),
+        "accepted": accepted_state(ws),
+    }
     cached = _read_cache(ws)
     if cached is not None and all(cached.get(k) == v for k, v in key.items() if k != "ledger"):
         if cached.get("ledger") == key["ledger"] or (
-                cached.get("ledger") and _only_harmless_since(ws, str(cached["ledger"]))):
+            cached.get("ledger") and _only_harmless_since(ws, str(cached["ledger"]))
+        ):
             result = InForce(**cached["in_force"])
             if cached.get("ledger") != key["ledger"]:
                 _write_cache(ws, {"v": _CACHE_VERSION, **key, "in_force": asdict(result)})
             ws.pin_in_force(result.commit)
-            ws.pinned_judge = (result.judge,)  # harness.judge_store.judge_in_force reads this, not the ledger
+            ws.pinned_judge = (
+                result.judge,
+            )  # harness.judge_store.judge_in_force reads this, not the ledger
             return result
     report = verify_workspace(ws, check_tags=False)
     chain = [p for p in report.problems if p.kind not in _NOT_CHAIN]
     if chain:
-        listed = "; ".join(f"{p.message}" + (f" (ledger {p.ledger_commit[:10]})" if p.ledger_commit else "")
-                           for p in chain[:3])
+        listed = "; ".join(
+            f"{p.message}" + (f" (ledger {p.ledger_commit[:10]})" if p.ledger_commit else "")
+            for p in chain[:3]
+        )
         raise UntrustedState(
             f"refusing to act: what is in force is not backed by signed promotions ({len(chain)} problem(s): "
             f"{listed})",
             fix="run `evotree verify` for the full list; if a fetch brought these refs, restore "
-                "refs/evotree/ledger and refs/evotree/champion from a trusted copy (git update-ref with the "
-                "values verify names) — nothing runs on an unsigned champion, policy or judge",
-            problems=[p.to_dict() for p in chain])
+            "refs/evotree/ledger and refs/evotree/champion from a trusted copy (git update-ref with the "
+            "values verify names) — nothing runs on an unsigned champion, policy or judge",
+            problems=[p.to_dict() for p in chain],
+        )
     foreign = unaccepted_signers(ws)
     if foreign:
         first = foreign[0]
@@ -150,14 +181,24 @@ def in_force(ws: Workspace) -> InForce:
         raise UntrustedState(
             f"refusing to act: the allowed signers ({who}) were added by a signers.added step made elsewhere "
             f"(ledger {first['ledger_commit'][:10]}), not accepted here: a stranger can make such a step with "
-            "their own key", fix=f"check the key with that person, then `evotree signers accept "
+            "their own key",
+            fix=f"check the key with that person, then `evotree signers accept "
             f"{first['ledger_commit'][:10]}` (or restore the ledger and champion from a trusted copy)",
-            problems=[{"kind": "signers_not_accepted", "ledger_commit": f["ledger_commit"]} for f in foreign])
-    result = InForce(champion=report.champion, commit=report.champion_commit,
-                     judge=(report.judge or {}).get("commit"))
+            problems=[
+                {"kind": "signers_not_accepted", "ledger_commit": f["ledger_commit"]}
+                for f in foreign
+            ],
+        )
+    result = InForce(
+        champion=report.champion,
+        commit=report.champion_commit,
+        judge=(report.judge or {}).get("commit"),
+    )
     _write_cache(ws, {"v": _CACHE_VERSION, **key, "in_force": asdict(result)})
     ws.pin_in_force(result.commit)
-    ws.pinned_judge = (result.judge,)  # harness.judge_store.judge_in_force reads this, not the ledger
+    ws.pinned_judge = (
+        result.judge,
+    )  # harness.judge_store.judge_in_force reads this, not the ledger
     return result
 
 
@@ -199,11 +240,18 @@ def chain_trust(ws: Workspace, chain: str) -> ChainTrust:
         report = verify_workspace(ws, check_tags=False)
         harness = report.harness or {}
         found = {
-            "harness": ChainTrust("harness", str(harness.get("id") or BUILTIN), harness.get("commit"),
-                                  tuple(p.message for p in report.problems
-                                        if p.kind in HARNESS_PROBLEMS)),
-            "judge": ChainTrust("judge", None, (report.judge or {}).get("commit"),
-                                tuple(p.message for p in report.problems if p.kind in JUDGE_PROBLEMS)),
+            "harness": ChainTrust(
+                "harness",
+                str(harness.get("id") or BUILTIN),
+                harness.get("commit"),
+                tuple(p.message for p in report.problems if p.kind in HARNESS_PROBLEMS),
+            ),
+            "judge": ChainTrust(
+                "judge",
+                None,
+                (report.judge or {}).get("commit"),
+                tuple(p.message for p in report.problems if p.kind in JUDGE_PROBLEMS),
+            ),
         }
         with _WALKS_LOCK:
             _WALKS[key] = found

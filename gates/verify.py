@@ -69,11 +69,25 @@ JUDGE_PROMOTION_TYPE = "evotree.judge-promotion"
 JUDGE_EVENT = EventKind.JUDGE_PROMOTED.value
 JUDGE_MIGRATED_EVENT = EventKind.JUDGE_MIGRATED.value
 #: Problems that make the judge data in force untrusted (the ledger itself, or the judge chain).
-JUDGE_PROBLEMS = ("ledger_root", "ledger_reinit", "ledger_rewritten", "judge_promotion", "ledger_judge",
-                  "judge_ref", "judge_reflog")
+JUDGE_PROBLEMS = (
+    "ledger_root",
+    "ledger_reinit",
+    "ledger_rewritten",
+    "judge_promotion",
+    "ledger_judge",
+    "judge_ref",
+    "judge_reflog",
+)
 #: Problems that make the harness in force untrusted (the ledger itself, or the harness chain).
-HARNESS_PROBLEMS = ("ledger_root", "ledger_reinit", "ledger_rewritten", "harness_promotion", "ledger_harness",
-                    "harness_ref", "harness_reflog")
+HARNESS_PROBLEMS = (
+    "ledger_root",
+    "ledger_reinit",
+    "ledger_rewritten",
+    "harness_promotion",
+    "ledger_harness",
+    "harness_ref",
+    "harness_reflog",
+)
 
 
 def tag_name(version: str) -> str:
@@ -130,8 +144,15 @@ class VerifyReport:
         return out
 
 
-def check_signed_statement(policy: Policy, statement: Any, signature: Any, *, expect_type: str,
-                           anchor: str, version: str | None) -> list[str]:
+def check_signed_statement(
+    policy: Policy,
+    statement: Any,
+    signature: Any,
+    *,
+    expect_type: str,
+    anchor: str,
+    version: str | None,
+) -> list[str]:
     """Reasons why ``statement``/``signature`` is not a valid signed approval under ``policy`` ([] = valid)."""
     if not isinstance(statement, dict):
         return ["no signed statement"]
@@ -146,13 +167,22 @@ def check_signed_statement(policy: Policy, statement: Any, signature: Any, *, ex
     if policy.signers_error:
         reasons.append(f"no allowed signers: {policy.signers_error}")
     elif not any(s.allows(approver) for s in policy.signers):
-        reasons.append(f"signer {approver!r} is not in {policy.allowed_signers_path} of {policy.champion}")
+        reasons.append(
+            f"signer {approver!r} is not in {policy.allowed_signers_path} of {policy.champion}"
+        )
     else:
         # the ssh-keygen the policy records (a system program; never one found on PATH)
-        ok, message = verify(policy.allowed_signers_text, approver, canonical(statement), signature,
-                             program=policy.config.tools.ssh_keygen or None)
+        ok, message = verify(
+            policy.allowed_signers_text,
+            approver,
+            canonical(statement),
+            signature,
+            program=policy.config.tools.ssh_keygen or None,
+        )
         if not ok:
-            reasons.append(f"signature invalid: {message.splitlines()[-1] if message else 'no signature'}")
+            reasons.append(
+                f"signature invalid: {message.splitlines()[-1] if message else 'no signature'}"
+            )
     created_by = email_of(statement.get("created_by"))
     if created_by and email_of(approver) == created_by:
         reasons.append(f"approver {approver} created the version")
@@ -163,67 +193,144 @@ def _ledger_entries(ws: Workspace) -> list[LedgerEntry]:
     return list(reversed(list(ws.ledger.entries())))
 
 
-def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bool = True) -> VerifyReport:
+def verify_workspace(
+    ws: Workspace, *, check_tags: bool = True, check_reflog: bool = True
+) -> VerifyReport:
     """Walk the ledger oldest first and check every signed approval, the champion ref and meta."""
     from evotree.gates.policy import policy_at
 
     entries = _ledger_entries(ws)
     problems: list[Problem] = []
-    checked = {"events": len(entries), "promotions": 0, "decisions": 0, "run_approvals": 0, "tags": 0,
-               "reflog_entries": 0, "harness_promotions": 0, "judge_promotions": 0}
+    checked = {
+        "events": len(entries),
+        "promotions": 0,
+        "decisions": 0,
+        "run_approvals": 0,
+        "tags": 0,
+        "reflog_entries": 0,
+        "harness_promotions": 0,
+        "judge_promotions": 0,
+    }
     if not entries or entries[0].event.kind != EventKind.WORKSPACE_INITIALIZED.value:
         first = entries[0].event.kind if entries else "nothing"
-        return VerifyReport(False, {}, "", "", problems=[Problem(
-            "ledger_root", f"the ledger does not start with workspace.initialized (it starts with {first})")],
-            checked=checked)
+        return VerifyReport(
+            False,
+            {},
+            "",
+            "",
+            problems=[
+                Problem(
+                    "ledger_root",
+                    f"the ledger does not start with workspace.initialized (it starts with {first})",
+                )
+            ],
+            checked=checked,
+        )
     init = entries[0]
     anchor_commit = str(init.event.data.get("commit", ""))
     champion, commit = str(init.event.version), anchor_commit
     chain_commits = {anchor_commit}
     policy = policy_at(ws, champion, commit)
-    anchor = {"version": champion, "commit": anchor_commit, "ledger_commit": init.commit,
-              "allowed_signers": policy.principals}
+    anchor = {
+        "version": champion,
+        "commit": anchor_commit,
+        "ledger_commit": init.commit,
+        "allowed_signers": policy.principals,
+    }
     report = VerifyReport(True, anchor, champion, commit, checked=checked)
     records = {r.id: r for r in ws.ledger.versions()}
     harness_records = ws.ledger.meta().get("harnesses") or {}
     harness_id, harness_commit = "h0", None  # the root of the harness chain: the built-in analyzers
     harness_commits: set[str] = set()
     init_judge = init.event.data.get("judge") if isinstance(init.event.data, dict) else None
-    judge_commit = str(init_judge["commit"]) if isinstance(init_judge, dict) and init_judge.get("commit") else None
+    judge_commit = (
+        str(init_judge["commit"])
+        if isinstance(init_judge, dict) and init_judge.get("commit")
+        else None
+    )
     judge_commits: set[str] = {judge_commit} if judge_commit else set()
     for entry in entries[1:]:
         event = entry.event
         data = event.data if isinstance(event.data, dict) else {}
-        if event.kind == EventKind.RUN_STARTED.value and "judge_data_commit" in data \
-                and data.get("judge_data_commit") != judge_commit:
-            problems.append(Problem("run_judge_off_chain", f"run {data.get('run_id')} of {event.version} was judged "
-                                    f"with judge data {str(data.get('judge_data_commit'))[:10]}, not "
-                                    f"{str(judge_commit)[:10]} (the signed judge then)", event.version, entry.commit))
+        if (
+            event.kind == EventKind.RUN_STARTED.value
+            and "judge_data_commit" in data
+            and data.get("judge_data_commit") != judge_commit
+        ):
+            problems.append(
+                Problem(
+                    "run_judge_off_chain",
+                    f"run {data.get('run_id')} of {event.version} was judged "
+                    f"with judge data {str(data.get('judge_data_commit'))[:10]}, not "
+                    f"{str(judge_commit)[:10]} (the signed judge then)",
+                    event.version,
+                    entry.commit,
+                )
+            )
         if event.kind == EventKind.WORKSPACE_INITIALIZED.value:
-            problems.append(Problem("ledger_reinit", "a second workspace.initialized event", event.version,
-                                    entry.commit))
+            problems.append(
+                Problem(
+                    "ledger_reinit",
+                    "a second workspace.initialized event",
+                    event.version,
+                    entry.commit,
+                )
+            )
         elif event.kind == EventKind.PROMOTION.value:
             checked["promotions"] += 1
-            reasons = _check_promotion(ws, policy, data, event.version, anchor_commit, champion, commit,
-                                       records, check_tags, checked)
+            reasons = _check_promotion(
+                ws,
+                policy,
+                data,
+                event.version,
+                anchor_commit,
+                champion,
+                commit,
+                records,
+                check_tags,
+                checked,
+            )
             if reasons:
-                problems.append(Problem("promotion", f"promotion of {event.version} at ledger "
-                                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
-                                        event.version, entry.commit))
+                problems.append(
+                    Problem(
+                        "promotion",
+                        f"promotion of {event.version} at ledger "
+                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                        event.version,
+                        entry.commit,
+                    )
+                )
                 continue
             statement = data["statement"]
-            report.promotions.append({"version": event.version, "commit": statement["commit"],
-                                      "previous": statement["previous_champion"], "approver": statement.get("approver"),
-                                      "evidence_hash": statement.get("evidence_hash"), "at": event.at,
-                                      "signed": bool(data.get("signature")), "ledger_commit": entry.commit})
+            report.promotions.append(
+                {
+                    "version": event.version,
+                    "commit": statement["commit"],
+                    "previous": statement["previous_champion"],
+                    "approver": statement.get("approver"),
+                    "evidence_hash": statement.get("evidence_hash"),
+                    "at": event.at,
+                    "signed": bool(data.get("signature")),
+                    "ledger_commit": entry.commit,
+                }
+            )
             champion, commit = str(event.version), str(statement["commit"])
             chain_commits.add(commit)
             policy = policy_at(ws, champion, commit)
         elif event.kind == EventKind.SIGNERS_ADDED.value:
-            reasons, added = check_signers_added(ws, policy, data, event.version, anchor_commit, champion, commit)
+            reasons, added = check_signers_added(
+                ws, policy, data, event.version, anchor_commit, champion, commit
+            )
             if reasons or added is None:
-                problems.append(Problem("signers_added", f"signers added at ledger {entry.commit[:10]} are not "
-                                        "valid: " + "; ".join(reasons), event.version, entry.commit))
+                problems.append(
+                    Problem(
+                        "signers_added",
+                        f"signers added at ledger {entry.commit[:10]} are not "
+                        "valid: " + "; ".join(reasons),
+                        event.version,
+                        entry.commit,
+                    )
+                )
                 continue
             commit = added.commit
             chain_commits.add(commit)
@@ -232,42 +339,90 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
             checked["decisions"] += 1
             reasons = _check_decision(policy, data, event.version, anchor_commit)
             if reasons:
-                problems.append(Problem("decision", f"decision on {event.version} at ledger {entry.commit[:10]}"
-                                        " is not valid: " + "; ".join(reasons), event.version, entry.commit))
-        elif event.kind == EventKind.RUN_STARTED.value and data.get("judge_commit") not in (None, commit):
+                problems.append(
+                    Problem(
+                        "decision",
+                        f"decision on {event.version} at ledger {entry.commit[:10]}"
+                        " is not valid: " + "; ".join(reasons),
+                        event.version,
+                        entry.commit,
+                    )
+                )
+        elif event.kind == EventKind.RUN_STARTED.value and data.get("judge_commit") not in (
+            None,
+            commit,
+        ):
             # planned while refs/evotree/champion pointed elsewhere: its train gate, budget, commands
             # and judge came from a commit that was not the signed champion (a ref moved and moved back)
-            problems.append(Problem("run_off_chain", f"run {data.get('run_id')} of {event.version} was planned and "
-                                    f"judged under champion commit {str(data.get('judge_commit'))[:10]}, not "
-                                    f"{commit[:10]} ({champion}, the signed champion then): the champion ref "
-                                    "was moved for it", event.version, entry.commit))
+            problems.append(
+                Problem(
+                    "run_off_chain",
+                    f"run {data.get('run_id')} of {event.version} was planned and "
+                    f"judged under champion commit {str(data.get('judge_commit'))[:10]}, not "
+                    f"{commit[:10]} ({champion}, the signed champion then): the champion ref "
+                    "was moved for it",
+                    event.version,
+                    entry.commit,
+                )
+            )
         elif event.kind == EventKind.RUN_APPROVED.value:
             checked["run_approvals"] += 1
-            reasons = check_signed_statement(policy, data.get("statement"), data.get("signature"),
-                                             expect_type=RUN_APPROVAL_TYPE, anchor=anchor_commit,
-                                             version=event.version)
+            reasons = check_signed_statement(
+                policy,
+                data.get("statement"),
+                data.get("signature"),
+                expect_type=RUN_APPROVAL_TYPE,
+                anchor=anchor_commit,
+                version=event.version,
+            )
             if reasons:
-                problems.append(Problem("run_approval", f"run approval of {event.version} at ledger "
-                                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
-                                        event.version, entry.commit))
+                problems.append(
+                    Problem(
+                        "run_approval",
+                        f"run approval of {event.version} at ledger "
+                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                        event.version,
+                        entry.commit,
+                    )
+                )
             else:
-                report.approvals.append({"version": event.version, "approver": data["statement"].get("approver"),
-                                         "runs": data["statement"].get("runs"), "at": event.at,
-                                         "ledger_commit": entry.commit})
+                report.approvals.append(
+                    {
+                        "version": event.version,
+                        "approver": data["statement"].get("approver"),
+                        "runs": data["statement"].get("runs"),
+                        "at": event.at,
+                        "ledger_commit": entry.commit,
+                    }
+                )
         elif event.kind == HARNESS_EVENT:
             checked["harness_promotions"] += 1
-            reasons = _check_harness_promotion(ws, policy, data, anchor_commit, harness_id, harness_commit,
-                                               harness_records)
+            reasons = _check_harness_promotion(
+                ws, policy, data, anchor_commit, harness_id, harness_commit, harness_records
+            )
             if reasons:
-                problems.append(Problem("harness_promotion", f"promotion of harness {data.get('harness')} at ledger "
-                                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons), None,
-                                        entry.commit))
+                problems.append(
+                    Problem(
+                        "harness_promotion",
+                        f"promotion of harness {data.get('harness')} at ledger "
+                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                        None,
+                        entry.commit,
+                    )
+                )
                 continue
             statement = data["statement"]
-            report.harness_promotions.append({
-                "harness": statement["harness"], "commit": statement["commit"],
-                "previous": statement["previous_harness"], "approver": statement.get("approver"),
-                "diff_hash": statement.get("diff_hash"), "at": event.at, "ledger_commit": entry.commit})
+            report.harness_promotions.append(
+                {
+                    "harness": statement["harness"],
+                    "commit": statement["commit"],
+                    "previous": statement["previous_harness"],
+                    "approver": statement.get("approver"),
+                    "diff_hash": statement.get("diff_hash"),
+                    "at": event.at,
+                    "ledger_commit": entry.commit,
+                }
+            )
             harness_id, harness_commit = str(statement["harness"]), statement["commit"]
             if harness_commit:
                 harness_commits.add(harness_commit)
@@ -279,30 +434,57 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
                 reasons = _check_judge_migration(ws, policy, data, judge_commit, commit)
             what = "promotion" if event.kind == JUDGE_EVENT else "migration"
             if reasons:
-                problems.append(Problem("judge_promotion", f"judge {what} at ledger {entry.commit[:10]} is not valid: "
-                                        + "; ".join(reasons), None, entry.commit))
+                problems.append(
+                    Problem(
+                        "judge_promotion",
+                        f"judge {what} at ledger {entry.commit[:10]} is not valid: "
+                        + "; ".join(reasons),
+                        None,
+                        entry.commit,
+                    )
+                )
                 continue
             statement = data.get("statement") if event.kind == JUDGE_EVENT else None
-            report.judge_promotions.append({
-                "kind": what, "commit": data["commit"], "previous": judge_commit,
-                "approver": statement.get("approver") if statement else None,
-                "diff_hash": statement.get("diff_hash") if statement else None, "at": event.at,
-                "ledger_commit": entry.commit})
+            report.judge_promotions.append(
+                {
+                    "kind": what,
+                    "commit": data["commit"],
+                    "previous": judge_commit,
+                    "approver": statement.get("approver") if statement else None,
+                    "diff_hash": statement.get("diff_hash") if statement else None,
+                    "at": event.at,
+                    "ledger_commit": entry.commit,
+                }
+            )
             judge_commit = str(data["commit"])
             judge_commits.add(judge_commit)
     meta_champion = ws.ledger.meta().get("champion")
     if meta_champion != champion:
-        problems.append(Problem("ledger_champion", f"the ledger names {meta_champion} as champion, but the last "
-                                f"signed promotion made {champion} champion", meta_champion))
+        problems.append(
+            Problem(
+                "ledger_champion",
+                f"the ledger names {meta_champion} as champion, but the last "
+                f"signed promotion made {champion} champion",
+                meta_champion,
+            )
+        )
     ref = ws.git.ref_target(CHAMPION_REF)
     if ref is None or str(ref) != commit:
-        problems.append(Problem("champion_ref", f"{CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'},"
-                                f" not to {commit[:10]} ({champion}, the end of the signed chain): it was moved "
-                                "without a signed approval", champion))
+        problems.append(
+            Problem(
+                "champion_ref",
+                f"{CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'},"
+                f" not to {commit[:10]} ({champion}, the end of the signed chain): it was moved "
+                "without a signed approval",
+                champion,
+            )
+        )
     _check_harness_end(ws, harness_id, harness_commit, problems)
     _check_judge_end(ws, judge_commit, problems)
     if check_reflog:
-        _check_reflogs(ws, chain_commits, problems, checked, report.notes, harness_commits, judge_commits)
+        _check_reflogs(
+            ws, chain_commits, problems, checked, report.notes, harness_commits, judge_commits
+        )
     report.champion, report.champion_commit = champion, commit
     report.harness = {"id": harness_id, "commit": harness_commit}
     report.judge = {"commit": judge_commit}
@@ -311,21 +493,36 @@ def verify_workspace(ws: Workspace, *, check_tags: bool = True, check_reflog: bo
     return report
 
 
-def _check_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], version: str | None, anchor: str,
-                     champion: str, commit: str, records: dict[str, Any], check_tags: bool,
-                     checked: dict[str, int]) -> list[str]:
+def _check_promotion(
+    ws: Workspace,
+    policy: Policy,
+    data: dict[str, Any],
+    version: str | None,
+    anchor: str,
+    champion: str,
+    commit: str,
+    records: dict[str, Any],
+    check_tags: bool,
+    checked: dict[str, int],
+) -> list[str]:
     statement = data.get("statement")
     if not isinstance(statement, dict):
         return ["no signed statement"]
     reasons: list[str] = []
     if statement.get("previous_champion") != champion or statement.get("previous_commit") != commit:
-        reasons.append(f"it replaces {statement.get('previous_champion')} @ "
-                       f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's champion is "
-                       f"{champion} @ {commit[:10]}")
+        reasons.append(
+            f"it replaces {statement.get('previous_champion')} @ "
+            f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's champion is "
+            f"{champion} @ {commit[:10]}"
+        )
     dossier = data.get("dossier")
     if sha256_hex(canonical(dossier)) != statement.get("evidence_hash"):
         reasons.append("evidence hash differs from the recorded dossier (dossier edited)")
-    if not isinstance(dossier, dict) or dossier.get("version") != version or dossier.get("commit") != statement.get("commit"):
+    if (
+        not isinstance(dossier, dict)
+        or dossier.get("version") != version
+        or dossier.get("commit") != statement.get("commit")
+    ):
         reasons.append("the dossier is not the candidate's")
     if statement.get("decision") != "approve":
         reasons.append(f"decision {statement.get('decision')!r} is not approve")
@@ -333,19 +530,33 @@ def _check_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], versio
     if record is not None and statement.get("created_by") != record.created_by:
         reasons.append("the statement's creator differs from the ledger's")
     if not _is_commit(ws, statement.get("commit")):
-        reasons.append(f"the promoted commit {str(statement.get('commit'))[:10]} is not a commit of this repository")
+        reasons.append(
+            f"the promoted commit {str(statement.get('commit'))[:10]} is not a commit of this repository"
+        )
     if policy.config.gates.require_signoff or data.get("signature"):
-        reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=PROMOTION_TYPE,
-                                          anchor=anchor, version=version)
+        reasons += check_signed_statement(
+            policy,
+            statement,
+            data.get("signature"),
+            expect_type=PROMOTION_TYPE,
+            anchor=anchor,
+            version=version,
+        )
     if check_tags and not reasons:
         checked["tags"] += 1
-        tag = verify_tag(ws.root, tag_name(str(version)), policy.allowed_signers_text, tools=policy.config.tools)
+        tag = verify_tag(
+            ws.root, tag_name(str(version)), policy.allowed_signers_text, tools=policy.config.tools
+        )
         if not tag.valid:
             reasons.append(f"tag {tag_name(str(version))}: {tag.message}")
         elif tag.target != statement.get("commit"):
-            reasons.append(f"tag {tag_name(str(version))} points to {str(tag.target)[:10]}, not the promoted commit")
+            reasons.append(
+                f"tag {tag_name(str(version))} points to {str(tag.target)[:10]}, not the promoted commit"
+            )
         elif email_of(tag.principal) != email_of(statement.get("approver")):
-            reasons.append(f"tag {tag_name(str(version))} is signed by {tag.principal}, not the approver")
+            reasons.append(
+                f"tag {tag_name(str(version))} is signed by {tag.principal}, not the approver"
+            )
     return reasons
 
 
@@ -360,19 +571,36 @@ def _is_commit(ws: Workspace, sha: Any) -> bool:
         return False
 
 
-def _check_decision(policy: Policy, data: dict[str, Any], version: str | None, anchor: str) -> list[str]:
+def _check_decision(
+    policy: Policy, data: dict[str, Any], version: str | None, anchor: str
+) -> list[str]:
     statement = data.get("statement")
-    reasons = check_signed_statement(policy, statement, data.get("signature"), expect_type=DECISION_TYPE,
-                                     anchor=anchor, version=version)
-    if "dossier" in data and isinstance(statement, dict) and \
-            sha256_hex(canonical(data.get("dossier"))) != statement.get("evidence_hash"):
+    reasons = check_signed_statement(
+        policy,
+        statement,
+        data.get("signature"),
+        expect_type=DECISION_TYPE,
+        anchor=anchor,
+        version=version,
+    )
+    if (
+        "dossier" in data
+        and isinstance(statement, dict)
+        and sha256_hex(canonical(data.get("dossier"))) != statement.get("evidence_hash")
+    ):
         reasons.append("evidence hash differs from the recorded dossier")
     return reasons
 
 
-def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], checked: dict[str, int],
-                   notes: list[str], harness_chain: set[str] | None = None,
-                   judge_chain: set[str] | None = None) -> None:
+def _check_reflogs(
+    ws: Workspace,
+    chain: set[str],
+    problems: list[Problem],
+    checked: dict[str, int],
+    notes: list[str],
+    harness_chain: set[str] | None = None,
+    judge_chain: set[str] | None = None,
+) -> None:
     """Every value the champion (harness, judge) ref took must be a signed champion (harness, judge);
     the ledger must only grow."""
     from evotree.diagnostics.harnesses import HARNESS_REF
@@ -388,29 +616,65 @@ def _check_reflogs(ws: Workspace, chain: set[str], problems: list[Problem], chec
         except Exception:  # noqa: BLE001 - no reflog is a note, not tampering
             log = []
         if not log:
-            notes.append(f"{name} has no reflog here (git logs refs outside refs/heads only with "
-                         "core.logAllRefUpdates=always); its current value was checked")
+            notes.append(
+                f"{name} has no reflog here (git logs refs outside refs/heads only with "
+                "core.logAllRefUpdates=always); its current value was checked"
+            )
             continue
         for item in log:
             checked["reflog_entries"] += 1
             old, new = str(item.oid_old), str(item.oid_new)
             if name == CHAMPION_REF and new != zero and new not in chain:
-                problems.append(Problem("champion_reflog", f"{CHAMPION_REF} once pointed to {new[:10]} "
-                                        f"({item.message}), which no signed promotion made champion"))
+                problems.append(
+                    Problem(
+                        "champion_reflog",
+                        f"{CHAMPION_REF} once pointed to {new[:10]} "
+                        f"({item.message}), which no signed promotion made champion",
+                    )
+                )
             if name == JUDGE_REF and new != zero and new not in (judge_chain or set()):
-                problems.append(Problem("judge_reflog", f"{JUDGE_REF} once pointed to {new[:10]} "
-                                        f"({item.message}), which no signed judge promotion put in force"))
+                problems.append(
+                    Problem(
+                        "judge_reflog",
+                        f"{JUDGE_REF} once pointed to {new[:10]} "
+                        f"({item.message}), which no signed judge promotion put in force",
+                    )
+                )
             if name == HARNESS_REF and new != zero and new not in (harness_chain or set()):
-                problems.append(Problem("harness_reflog", f"{HARNESS_REF} once pointed to {new[:10]} "
-                                        f"({item.message}), which no signed harness promotion put in force"))
-            if name == LEDGER_REF and old != zero and new != zero and old in repo and new in repo \
-                    and old != new and not repo.descendant_of(new, old):
-                problems.append(Problem("ledger_rewritten", f"{LEDGER_REF} moved from {old[:10]} to {new[:10]}, "
-                                        f"which does not extend it: the ledger's history was rewritten"))
+                problems.append(
+                    Problem(
+                        "harness_reflog",
+                        f"{HARNESS_REF} once pointed to {new[:10]} "
+                        f"({item.message}), which no signed harness promotion put in force",
+                    )
+                )
+            if (
+                name == LEDGER_REF
+                and old != zero
+                and new != zero
+                and old in repo
+                and new in repo
+                and old != new
+                and not repo.descendant_of(new, old)
+            ):
+                problems.append(
+                    Problem(
+                        "ledger_rewritten",
+                        f"{LEDGER_REF} moved from {old[:10]} to {new[:10]}, "
+                        f"which does not extend it: the ledger's history was rewritten",
+                    )
+                )
 
 
-def _check_harness_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str, previous: str,
-                             previous_commit: str | None, records: dict[str, Any]) -> list[str]:
+def _check_harness_promotion(
+    ws: Workspace,
+    policy: Policy,
+    data: dict[str, Any],
+    anchor: str,
+    previous: str,
+    previous_commit: str | None,
+    records: dict[str, Any],
+) -> list[str]:
     """Reasons why a ``harness.promoted`` event is not a valid signed step of the harness chain."""
     from evotree.diagnostics.harnesses import BUILTIN, harness_diff
 
@@ -420,11 +684,18 @@ def _check_harness_promotion(ws: Workspace, policy: Policy, data: dict[str, Any]
     reasons: list[str] = []
     hid, commit = statement.get("harness"), statement.get("commit")
     if not isinstance(hid, str) or hid != data.get("harness"):
-        reasons.append(f"the statement is for harness {hid!r}, the event for {data.get('harness')!r}")
-    if statement.get("previous_harness") != previous or statement.get("previous_commit") != previous_commit:
-        reasons.append(f"it replaces harness {statement.get('previous_harness')} @ "
-                       f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's harness is "
-                       f"{previous} @ {str(previous_commit)[:10]}")
+        reasons.append(
+            f"the statement is for harness {hid!r}, the event for {data.get('harness')!r}"
+        )
+    if (
+        statement.get("previous_harness") != previous
+        or statement.get("previous_commit") != previous_commit
+    ):
+        reasons.append(
+            f"it replaces harness {statement.get('previous_harness')} @ "
+            f"{str(statement.get('previous_commit'))[:10]}, but the signed chain's harness is "
+            f"{previous} @ {str(previous_commit)[:10]}"
+        )
     if hid == BUILTIN:
         if commit is not None:
             reasons.append("the built-in harness h0 has no commit")
@@ -442,28 +713,50 @@ def _check_harness_promotion(ws: Workspace, policy: Policy, data: dict[str, Any]
             reasons.append(f"the diff between the harness commits cannot be recomputed: {exc}")
         else:
             if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
-                reasons.append("the signed diff hash differs from the diff of the two harness commits")
+                reasons.append(
+                    "the signed diff hash differs from the diff of the two harness commits"
+                )
             if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
                 reasons.append("the recorded diff is not the one signed (edited)")
-    reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=HARNESS_PROMOTION_TYPE,
-                                      anchor=anchor, version=None)
+    reasons += check_signed_statement(
+        policy,
+        statement,
+        data.get("signature"),
+        expect_type=HARNESS_PROMOTION_TYPE,
+        anchor=anchor,
+        version=None,
+    )
     return reasons
 
 
-def _check_harness_end(ws: Workspace, harness_id: str, commit: str | None, problems: list[Problem]) -> None:
+def _check_harness_end(
+    ws: Workspace, harness_id: str, commit: str | None, problems: list[Problem]
+) -> None:
     """``refs/evotree/harness`` and the ledger's ``harness_active`` must name the end of the harness chain."""
     from evotree.diagnostics.harnesses import BUILTIN, HARNESS_REF
 
     meta = ws.ledger.meta().get("harness_active") or BUILTIN
     if meta != harness_id:
-        problems.append(Problem("ledger_harness", f"the ledger names harness {meta} as active, but the last signed "
-                                f"harness promotion put {harness_id} in force"))
+        problems.append(
+            Problem(
+                "ledger_harness",
+                f"the ledger names harness {meta} as active, but the last signed "
+                f"harness promotion put {harness_id} in force",
+            )
+        )
     ref = ws.git.ref_target(HARNESS_REF)
     if (str(ref) if ref is not None else None) != commit:
-        where = f"{harness_id} @ {commit[:10]}" if commit else f"{harness_id}: no {HARNESS_REF} at all"
-        problems.append(Problem("harness_ref", f"{HARNESS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
-                                f"to the end of the signed chain of harness promotions ({where}): it was moved "
-                                "without a signed harness promotion"))
+        where = (
+            f"{harness_id} @ {commit[:10]}" if commit else f"{harness_id}: no {HARNESS_REF} at all"
+        )
+        problems.append(
+            Problem(
+                "harness_ref",
+                f"{HARNESS_REF} points to {str(ref)[:10] if ref else 'nothing'}, not "
+                f"to the end of the signed chain of harness promotions ({where}): it was moved "
+                "without a signed harness promotion",
+            )
+        )
 
 
 def _champion_judge_files(ws: Workspace, policy: Policy, commit: str) -> dict[str, str]:
@@ -489,8 +782,9 @@ def _champion_judge_files(ws: Workspace, policy: Policy, commit: str) -> dict[st
     return found
 
 
-def _check_judge_migration(ws: Workspace, policy: Policy, data: dict[str, Any], previous: str | None,
-                           champion_commit: str) -> list[str]:
+def _check_judge_migration(
+    ws: Workspace, policy: Policy, data: dict[str, Any], previous: str | None, champion_commit: str
+) -> list[str]:
     """Reasons why a ``judge.migrated`` event is not a valid (unsigned) start of the judge chain.
 
     Unsigned is enough only because nothing is decided: the chain has no judge yet, and the
@@ -500,26 +794,36 @@ def _check_judge_migration(ws: Workspace, policy: Policy, data: dict[str, Any], 
 
     reasons: list[str] = []
     if previous is not None:
-        reasons.append(f"the ledger already had a judge ({previous[:10]}): changing it needs a signed judge promotion")
+        reasons.append(
+            f"the ledger already had a judge ({previous[:10]}): changing it needs a signed judge promotion"
+        )
     target = data.get("commit")
     if not _is_commit(ws, target):
         return reasons + [f"the judge commit {str(target)[:10]} is not a commit of this repository"]
     if data.get("champion_commit") != champion_commit:
-        reasons.append(f"it claims champion commit {str(data.get('champion_commit'))[:10]}, but the signed "
-                       f"champion then was {champion_commit[:10]}")
+        reasons.append(
+            f"it claims champion commit {str(data.get('champion_commit'))[:10]}, but the signed "
+            f"champion then was {champion_commit[:10]}"
+        )
     try:
         moved = {f.path: f.sha256 for f in judge_files(ws.git.repo, target)}
         expected = _champion_judge_files(ws, policy, champion_commit)
     except Exception as exc:  # noqa: BLE001 - an unreadable commit is a problem, not a crash
         return reasons + [f"its files cannot be read: {exc}"]
     if moved != expected:
-        differ = sorted(set(moved) ^ set(expected) | {p for p in moved if p in expected and moved[p] != expected[p]})
-        reasons.append(f"its files are not those of the champion's judge paths ({', '.join(differ[:5])} differ)")
+        differ = sorted(
+            set(moved) ^ set(expected)
+            | {p for p in moved if p in expected and moved[p] != expected[p]}
+        )
+        reasons.append(
+            f"its files are not those of the champion's judge paths ({', '.join(differ[:5])} differ)"
+        )
     return reasons
 
 
-def _check_judge_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str,
-                           previous: str | None) -> list[str]:
+def _check_judge_promotion(
+    ws: Workspace, policy: Policy, data: dict[str, Any], anchor: str, previous: str | None
+) -> list[str]:
     """Reasons why a ``judge.promoted`` event is not a valid signed step of the judge chain."""
     from evotree.harness.judge_store import judge_diff
 
@@ -529,11 +833,15 @@ def _check_judge_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], 
     reasons: list[str] = []
     commit = statement.get("commit")
     if commit != data.get("commit"):
-        reasons.append(f"the statement is for judge commit {str(commit)[:10]}, the event for "
-                       f"{str(data.get('commit'))[:10]}")
+        reasons.append(
+            f"the statement is for judge commit {str(commit)[:10]}, the event for "
+            f"{str(data.get('commit'))[:10]}"
+        )
     if statement.get("previous_commit") != previous:
-        reasons.append(f"it replaces judge {str(statement.get('previous_commit'))[:10]}, but the signed chain's "
-                       f"judge is {str(previous)[:10]}")
+        reasons.append(
+            f"it replaces judge {str(statement.get('previous_commit'))[:10]}, but the signed chain's "
+            f"judge is {str(previous)[:10]}"
+        )
     if not _is_commit(ws, commit):
         reasons.append(f"the judge commit {str(commit)[:10]} is not a commit of this repository")
     if not reasons:
@@ -543,11 +851,19 @@ def _check_judge_promotion(ws: Workspace, policy: Policy, data: dict[str, Any], 
             reasons.append(f"the diff between the judge commits cannot be recomputed: {exc}")
         else:
             if sha256_hex(canonical(diff)) != statement.get("diff_hash"):
-                reasons.append("the signed diff hash differs from the diff of the two judge commits")
+                reasons.append(
+                    "the signed diff hash differs from the diff of the two judge commits"
+                )
             if sha256_hex(canonical(data.get("diff"))) != statement.get("diff_hash"):
                 reasons.append("the recorded diff is not the one signed (edited)")
-    reasons += check_signed_statement(policy, statement, data.get("signature"), expect_type=JUDGE_PROMOTION_TYPE,
-                                      anchor=anchor, version=None)
+    reasons += check_signed_statement(
+        policy,
+        statement,
+        data.get("signature"),
+        expect_type=JUDGE_PROMOTION_TYPE,
+        anchor=anchor,
+        version=None,
+    )
     return reasons
 
 
@@ -556,14 +872,24 @@ def _check_judge_end(ws: Workspace, commit: str | None, problems: list[Problem])
     judge = ws.ledger.meta().get("judge")
     meta = str(judge.get("commit")) if isinstance(judge, dict) and judge.get("commit") else None
     if meta != commit:
-        problems.append(Problem("ledger_judge", f"the ledger names judge {str(meta)[:10]} as in force, but the signed "
-                                f"judge chain ends at {str(commit)[:10]}"))
+        problems.append(
+            Problem(
+                "ledger_judge",
+                f"the ledger names judge {str(meta)[:10]} as in force, but the signed "
+                f"judge chain ends at {str(commit)[:10]}",
+            )
+        )
     ref = ws.git.ref_target(JUDGE_REF)
     if (str(ref) if ref is not None else None) != commit:
         where = commit[:10] if commit else f"no {JUDGE_REF} at all"
-        problems.append(Problem("judge_ref", f"{JUDGE_REF} points to {str(ref)[:10] if ref else 'nothing'}, not to "
-                                f"the end of the signed judge chain ({where}): it was moved without a signed judge "
-                                "promotion, and runs do not follow it"))
+        problems.append(
+            Problem(
+                "judge_ref",
+                f"{JUDGE_REF} points to {str(ref)[:10] if ref else 'nothing'}, not to "
+                f"the end of the signed judge chain ({where}): it was moved without a signed judge "
+                "promotion, and runs do not follow it",
+            )
+        )
 
 
 def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
@@ -586,8 +912,18 @@ def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
     # a hand-moved judge ref is not followed (runs take the ledger's judge) and a run judged off the
     # judge chain is reported; a ledger whose judge is not signed-for ("judge_promotion",
     # "ledger_judge") blocks, since runs would be judged with it
-    ignored = ("decision", "run_approval", "harness_promotion", "ledger_harness", "harness_ref", "harness_reflog",
-               "run_off_chain", "judge_ref", "judge_reflog", "run_judge_off_chain")
+    ignored = (
+        "decision",
+        "run_approval",
+        "harness_promotion",
+        "ledger_harness",
+        "harness_ref",
+        "harness_reflog",
+        "run_off_chain",
+        "judge_ref",
+        "judge_reflog",
+        "run_judge_off_chain",
+    )
     chain = [p for p in report.problems if p.kind not in ignored]
     if chain:
         first = chain[0]
@@ -595,14 +931,21 @@ def trusted_policy(ws: Workspace, report: Any = None) -> Policy:
             f"refusing: the champion is not backed by signed approvals ({len(chain)} problem(s);"
             f" first: {first.message})",
             fix="run `evotree verify` for the full list; restore refs/evotree/champion and refs/evotree/ledger "
-                "from a trusted copy (e.g. the remote) before promoting or approving",
+            "from a trusted copy (e.g. the remote) before promoting or approving",
             problems=[p.to_dict() for p in chain],
         )
     return policy_at(ws, report.champion, report.champion_commit)
 
 
-def check_signers_added(ws: Workspace, policy: Policy, data: dict[str, Any], version: str | None, anchor: str,
-                        champion: str, commit: str) -> tuple[list[str], Policy | None]:
+def check_signers_added(
+    ws: Workspace,
+    policy: Policy,
+    data: dict[str, Any],
+    version: str | None,
+    anchor: str,
+    champion: str,
+    commit: str,
+) -> tuple[list[str], Policy | None]:
     """Reasons why a ``signers.added`` event is not a valid step of the chain ([] = it is), and the
     policy it puts in force."""
     import pygit2
@@ -611,12 +954,16 @@ def check_signers_added(ws: Workspace, policy: Policy, data: dict[str, Any], ver
 
     reasons: list[str] = []
     if policy.signers:
-        reasons.append(f"the policy in force already named {', '.join(policy.principals)}: signers are added "
-                       "by a reviewed promotion")
+        reasons.append(
+            f"the policy in force already named {', '.join(policy.principals)}: signers are added "
+            "by a reviewed promotion"
+        )
     new = str(data.get("commit") or "")
     if data.get("previous_commit") != commit or version != champion:
-        reasons.append(f"it follows {str(data.get('previous_commit'))[:10]} of {version}, not the signed "
-                       f"champion {champion} @ {commit[:10]}")
+        reasons.append(
+            f"it follows {str(data.get('previous_commit'))[:10]} of {version}, not the signed "
+            f"champion {champion} @ {commit[:10]}"
+        )
     try:
         new_commit = ws.git.repo[new].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError):
@@ -627,13 +974,23 @@ def check_signers_added(ws: Workspace, policy: Policy, data: dict[str, Any], ver
         diff = ws.git.repo.diff(ws.git.repo[commit].peel(pygit2.Commit).tree, new_commit.tree)
         changed = {d.delta.new_file.path for d in diff}
         if changed != {policy.allowed_signers_path}:
-            reasons.append(f"the new commit changes {sorted(changed)}, not only {policy.allowed_signers_path}")
+            reasons.append(
+                f"the new commit changes {sorted(changed)}, not only {policy.allowed_signers_path}"
+            )
     new_policy = policy_at(ws, champion, new)
     if blob_at(ws, new, policy.allowed_signers_path) is None:
         reasons.append("the new commit has no allowed signers")
     statement = data.get("statement")
-    reasons += check_signed_statement(new_policy, statement, data.get("signature"), expect_type=SIGNERS_TYPE,
-                                      anchor=anchor, version=champion)
-    if isinstance(statement, dict) and (statement.get("commit") != new or statement.get("previous_commit") != commit):
+    reasons += check_signed_statement(
+        new_policy,
+        statement,
+        data.get("signature"),
+        expect_type=SIGNERS_TYPE,
+        anchor=anchor,
+        version=champion,
+    )
+    if isinstance(statement, dict) and (
+        statement.get("commit") != new or statement.get("previous_commit") != commit
+    ):
         reasons.append("the statement names other commits than the event")
     return reasons, (None if reasons else new_policy)

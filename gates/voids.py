@@ -31,11 +31,14 @@ def check_void(ws: Any, record: Any, run_id: str, data: dict[str, Any]) -> list[
         policy = trusted_policy(ws)
     except Exception as exc:  # noqa: BLE001 - a void is honoured only under the signed policy
         return [f"the signed champion's policy cannot be established ({exc})"]
-    return check_run_void(ws, policy, data, version=record.id, run_id=run_id, created_by=record.created_by)
+    return check_run_void(
+        ws, policy, data, version=record.id, run_id=run_id, created_by=record.created_by
+    )
 
 
-def check_run_void(ws: Workspace, policy: Any, data: Any, *, version: str, run_id: str,
-                   created_by: str | None) -> list[str]:
+def check_run_void(
+    ws: Workspace, policy: Any, data: Any, *, version: str, run_id: str, created_by: str | None
+) -> list[str]:
     """Reasons why a ``run.voided`` event's ``data`` does not void ``run_id`` of ``version`` ([] = it does).
 
     The statement must be an ``evotree.run-void`` of this workspace, for this version and run,
@@ -46,8 +49,14 @@ def check_run_void(ws: Workspace, policy: Any, data: Any, *, version: str, run_i
     if not isinstance(data, dict):
         return ["no event data"]
     statement = data.get("statement")
-    reasons = check_signed_statement(policy, statement, data.get("signature"), expect_type=RUN_VOID_TYPE,
-                                     anchor=anchor_commit(ws), version=version)
+    reasons = check_signed_statement(
+        policy,
+        statement,
+        data.get("signature"),
+        expect_type=RUN_VOID_TYPE,
+        anchor=anchor_commit(ws),
+        version=version,
+    )
     if not isinstance(statement, dict):
         return reasons
     if statement.get("run_id") != run_id or data.get("run_id") != run_id:
@@ -55,8 +64,14 @@ def check_run_void(ws: Workspace, policy: Any, data: Any, *, version: str, run_i
     if not str(statement.get("reason") or "").strip():
         reasons.append("the statement gives no reason")
     approver = email_of(statement.get("approver"))
-    if created_by and approver and approver == email_of(created_by) and not any(
-            "created the version" in r for r in reasons):
-        reasons.append(f"approver {statement.get('approver')} created the version ({created_by}): a version's "
-                       "creator cannot void its runs")
+    if (
+        created_by
+        and approver
+        and approver == email_of(created_by)
+        and not any("created the version" in r for r in reasons)
+    ):
+        reasons.append(
+            f"approver {statement.get('approver')} created the version ({created_by}): a version's "
+            "creator cannot void its runs"
+        )
     return reasons

@@ -83,10 +83,30 @@ from evotree.harness.provenance import check_run, runner_keys_text, sealed
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["BudgetExceeded", "InvalidSpend", "RunLimits", "Usage", "plan_limits", "add_usage", "committed",
-           "CHAMPION_RERUNS", "FINALIZE_ACCOUNT", "FINALIZE_USAGE", "champion_reruns_usage", "champion_reruns_left", "usd_per_run_hour",
-           "charge_run", "clock_left_seconds", "clock_ends_at", "run_deadline", "SPEND_RECORDED",
-           "MIN_RUN_SECONDS", "TrustedUsage", "trusted_usage", "spend_facts"]
+__all__ = [
+    "BudgetExceeded",
+    "InvalidSpend",
+    "RunLimits",
+    "Usage",
+    "plan_limits",
+    "add_usage",
+    "committed",
+    "CHAMPION_RERUNS",
+    "FINALIZE_ACCOUNT",
+    "FINALIZE_USAGE",
+    "champion_reruns_usage",
+    "champion_reruns_left",
+    "usd_per_run_hour",
+    "charge_run",
+    "clock_left_seconds",
+    "clock_ends_at",
+    "run_deadline",
+    "SPEND_RECORDED",
+    "MIN_RUN_SECONDS",
+    "TrustedUsage",
+    "trusted_usage",
+    "spend_facts",
+]
 
 #: The ledger event of agent/API spend recorded by a person or an agent (:func:`record_spend`).
 SPEND_RECORDED = EventKind.SPEND_RECORDED.value
@@ -162,8 +182,12 @@ def usd_per_run_hour(budget: BudgetSection, *, gpus: float, cpus: float) -> floa
     return float(gpus) * budget.usd_per_gpu_hour + float(cpus) * budget.usd_per_cpu_hour
 
 
-def committed(reservations: Mapping[str, Mapping[str, Any]] | None, *, version: str | None = None,
-              account: str | None = None) -> dict[str, Any]:
+def committed(
+    reservations: Mapping[str, Mapping[str, Any]] | None,
+    *,
+    version: str | None = None,
+    account: str | None = None,
+) -> dict[str, Any]:
     """What the reserved (not yet finished) runs may still spend, as a usage dict.
 
     Each counts as one run and its planned limits: ``max_steps`` and ``max_episodes`` (0 when it
@@ -197,9 +221,14 @@ def champion_reruns_usage(meta: Mapping[str, Any], champion: str) -> dict[str, A
     return Usage.from_dict((meta.get(CHAMPION_RERUNS) or {}).get(champion)).to_dict()
 
 
-def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champion: str, *,
-                         counted: TrustedUsage | None = None,
-                         reservations: Mapping[str, Mapping[str, Any]] | None = None) -> int:
+def champion_reruns_left(
+    budget: BudgetSection,
+    meta: Mapping[str, Any],
+    champion: str,
+    *,
+    counted: TrustedUsage | None = None,
+    reservations: Mapping[str, Mapping[str, Any]] | None = None,
+) -> int:
     """How many more re-runs ``champion`` may get: ``max_runs_per_version`` less those charged
     and those reserved (what the score gate may still ask of it). ``counted``: the charged runs
     from :func:`trusted_usage` (else ``meta``'s cached account, which a fetched ledger can
@@ -216,11 +245,19 @@ def champion_reruns_left(budget: BudgetSection, meta: Mapping[str, Any], champio
 
 
 # ---------------------------------------------------------------------------- usage that counts
-def spend_facts(*, version: str | None, at: str, usd: Any, tokens: Any, note: Any,
-                principal: Any) -> dict[str, Any]:
+def spend_facts(
+    *, version: str | None, at: str, usd: Any, tokens: Any, note: Any, principal: Any
+) -> dict[str, Any]:
     """What the seal of a ``spend.recorded`` event vouches for (the same dict made and checked)."""
-    return {"event": SPEND_RECORDED, "version": version, "at": at, "usd": usd, "tokens": tokens,
-            "note": note, "principal": principal}
+    return {
+        "event": SPEND_RECORDED,
+        "version": version,
+        "at": at,
+        "usd": usd,
+        "tokens": tokens,
+        "note": note,
+        "principal": principal,
+    }
 
 
 @dataclass(frozen=True)
@@ -261,8 +298,16 @@ class _Tally:
     not_counted: list[dict[str, Any]] = field(default_factory=list)
 
     def copy(self) -> _Tally:
-        return _Tally(dict(self.tree), dict(self.versions), dict(self.reruns), dict(self.finalize),
-                      set(self.runs), set(self.seals), dict(self.started), list(self.not_counted))
+        return _Tally(
+            dict(self.tree),
+            dict(self.versions),
+            dict(self.reruns),
+            dict(self.finalize),
+            set(self.runs),
+            set(self.seals),
+            dict(self.started),
+            list(self.not_counted),
+        )
 
 
 _TALLIES: OrderedDict[tuple[str, str, str], _Tally] = OrderedDict()
@@ -298,8 +343,16 @@ def _count(ws: Workspace, tally: _Tally, commit: str, event: Any, runner_keys: s
         return
 
     def skip(why: str, **extra: Any) -> None:
-        tally.not_counted.append({"event": kind, "commit": commit, "version": event.version,
-                                  "at": event.at, "why": why, **extra})
+        tally.not_counted.append(
+            {
+                "event": kind,
+                "commit": commit,
+                "version": event.version,
+                "at": event.at,
+                "why": why,
+                **extra,
+            }
+        )
 
     try:
         payload = event.payload()  # strict: a malformed event spends nothing, and says why
@@ -310,13 +363,21 @@ def _count(ws: Workspace, tally: _Tally, commit: str, event: Any, runner_keys: s
     if isinstance(payload, SpendRecorded):
         tokens = payload.tokens if payload.tokens is not ABSENT else None
         principal = payload.principal if payload.principal is not ABSENT else None
-        facts = spend_facts(version=event.version, at=event.at, usd=payload.usd, tokens=tokens,
-                            note=payload.note, principal=principal)
+        facts = spend_facts(
+            version=event.version,
+            at=event.at,
+            usd=payload.usd,
+            tokens=tokens,
+            note=payload.note,
+            principal=principal,
+        )
         mac = payload.seal if payload.seal is not ABSENT else None
         usage = _finite_usage({"usd": payload.usd, "agent_usd": payload.usd, "tokens": tokens or 0})
         if not sealed(ws, facts, mac):
-            skip("not sealed by this workspace's key: recorded elsewhere, edited, or before seals",
-                 usd=data.get("usd"))
+            skip(
+                "not sealed by this workspace's key: recorded elsewhere, edited, or before seals",
+                usd=data.get("usd"),
+            )
         elif mac in tally.seals:
             skip("a copy of a spend already counted", usd=data.get("usd"))
         elif usage is None:
@@ -383,10 +444,13 @@ def trusted_usage(ws: Workspace, txn: LedgerTxn | None = None) -> TrustedUsage:
             while len(_TALLIES) > _MAX_TALLIES:
                 _TALLIES.popitem(last=False)
         cached = tally
-    return TrustedUsage(tree=Usage.from_dict(cached.tree).to_dict(), versions=dict(cached.versions),
-                        champion_reruns=dict(cached.reruns),
-                        finalize=Usage.from_dict(cached.finalize).to_dict(),
-                        not_counted=tuple(cached.not_counted))
+    return TrustedUsage(
+        tree=Usage.from_dict(cached.tree).to_dict(),
+        versions=dict(cached.versions),
+        champion_reruns=dict(cached.reruns),
+        finalize=Usage.from_dict(cached.finalize).to_dict(),
+        not_counted=tuple(cached.not_counted),
+    )
 
 
 @dataclass
@@ -404,8 +468,11 @@ class RunLimits:
     ends_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"wall_seconds": self.wall_seconds, "max_steps": self.max_steps,
-                               "max_episodes": self.max_episodes}
+        out: dict[str, Any] = {
+            "wall_seconds": self.wall_seconds,
+            "max_steps": self.max_steps,
+            "max_episodes": self.max_episodes,
+        }
         if self.ends_at is not None:
             out["ends_at"] = self.ends_at
         return out
@@ -450,56 +517,105 @@ def plan_limits(
     used_t = Usage.from_dict(add_usage(tree_usage, tree_reserved))
     if used_v.runs + version_runs > budget.max_runs_per_version:
         reserved = used_v.runs - charged_runs
-        whose = f"{version}'s re-runs as champion have" if account == CHAMPION_RERUNS else f"{version} has"
+        whose = (
+            f"{version}'s re-runs as champion have"
+            if account == CHAMPION_RERUNS
+            else f"{version} has"
+        )
         raise BudgetExceeded(
             f"{whose} used {used_v.runs} of its {budget.max_runs_per_version} runs"
             + (f" ({reserved} of them reserved or running)" if reserved else "")
             + f"; {version_runs} more would exceed budget.max_runs_per_version",
             fix="run fewer seeds, or raise budget.max_runs_per_version on the champion",
-            budget="max_runs_per_version", used=used_v.runs, limit=budget.max_runs_per_version,
-            requested=version_runs, reserved=reserved, account=account,
+            budget="max_runs_per_version",
+            used=used_v.runs,
+            limit=budget.max_runs_per_version,
+            requested=version_runs,
+            reserved=reserved,
+            account=account,
         )
 
-    def per_run(name: str, vlimit: float, tlimit: float, vused: float, tused: float, unit: str) -> float | None:
+    def per_run(
+        name: str, vlimit: float, tlimit: float, vused: float, tused: float, unit: str
+    ) -> float | None:
         left_v = _remaining([(vlimit, vused)])
         left_t = _remaining([(tlimit, tused)])
-        shares = [x for x in ((left_v / version_runs) if left_v is not None else None,
-                              (left_t / total_runs) if left_t is not None else None) if x is not None]
+        shares = [
+            x
+            for x in (
+                (left_v / version_runs) if left_v is not None else None,
+                (left_t / total_runs) if left_t is not None else None,
+            )
+            if x is not None
+        ]
         if not shares:
             return None
         share = min(shares)
         if share <= 0 or (unit in ("steps", "episodes") and share < 1):
-            which = "tree_max_" + name if left_t is not None and (left_t / total_runs) == share else "max_" + name
+            which = (
+                "tree_max_" + name
+                if left_t is not None and (left_t / total_runs) == share
+                else "max_" + name
+            )
             used, limit = (tused, tlimit) if which.startswith("tree") else (vused, vlimit)
             raise BudgetExceeded(
                 f"budget.{which} is spent: {used:g} of {limit:g} {unit} used, nothing left for "
                 f"{version_runs if which.startswith('max') else total_runs} more run(s) of {version}",
                 fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
-                budget=which, used=used, limit=limit, requested=version_runs,
+                budget=which,
+                used=used,
+                limit=limit,
+                requested=version_runs,
             )
         tree_binds = left_t is not None and (left_t / total_runs) == share
-        used, limit, runs = (tused, tlimit, total_runs) if tree_binds else (vused, vlimit, version_runs)
-        if used > 0 or runs > 1:  # less than the whole budget: say so before the runs start, and in their notes
+        used, limit, runs = (
+            (tused, tlimit, total_runs) if tree_binds else (vused, vlimit, version_runs)
+        )
+        if (
+            used > 0 or runs > 1
+        ):  # less than the whole budget: say so before the runs start, and in their notes
             which = ("tree_max_" if tree_binds else "max_") + name
             shown = int(share) if unit in ("steps", "episodes") else round(share, 4)
-            notes.append(f"each run of {version} may use at most {shown:g} {unit}: budget.{which} has "
-                         f"{limit - used:g} of {limit:g} left ({used:g} used), split over {runs} run(s); a run "
-                         f"that needs more is cut short")
+            notes.append(
+                f"each run of {version} may use at most {shown:g} {unit}: budget.{which} has "
+                f"{limit - used:g} of {limit:g} left ({used:g} used), split over {runs} run(s); a run "
+                f"that needs more is cut short"
+            )
         return share
 
     notes: list[str] = []
 
-    steps = per_run("steps", budget.max_steps, budget.tree_max_steps, used_v.steps, used_t.steps, "steps")
-    episodes = per_run("episodes", budget.max_episodes, budget.tree_max_episodes,
-                       used_v.episodes, used_t.episodes, "episodes")
-    wall_hours = per_run("wall_hours", budget.max_wall_hours, budget.tree_max_wall_hours,
-                         used_v.wall_hours, used_t.wall_hours, "hours")
+    steps = per_run(
+        "steps", budget.max_steps, budget.tree_max_steps, used_v.steps, used_t.steps, "steps"
+    )
+    episodes = per_run(
+        "episodes",
+        budget.max_episodes,
+        budget.tree_max_episodes,
+        used_v.episodes,
+        used_t.episodes,
+        "episodes",
+    )
+    wall_hours = per_run(
+        "wall_hours",
+        budget.max_wall_hours,
+        budget.tree_max_wall_hours,
+        used_v.wall_hours,
+        used_t.wall_hours,
+        "hours",
+    )
     wall = float(budget.max_wall_seconds)
     if wall_hours is not None:
         wall = min(wall, wall_hours * 3600)
     if gpus > 0:
-        gpu_hours = per_run("gpu_hours", budget.max_gpu_hours, budget.tree_max_gpu_hours,
-                            used_v.gpu_hours, used_t.gpu_hours, "GPU hours")
+        gpu_hours = per_run(
+            "gpu_hours",
+            budget.max_gpu_hours,
+            budget.tree_max_gpu_hours,
+            used_v.gpu_hours,
+            used_t.gpu_hours,
+            "GPU hours",
+        )
         if gpu_hours is not None:
             wall = min(wall, gpu_hours * 3600 / gpus)
     # money: refused when spent (agent spend included) even if runs are free; else the USD share
@@ -508,16 +624,25 @@ def plan_limits(
     rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
     if usd is not None and rate > 0:
         bought = math.floor(usd / rate * 3600 * 1000) / 1000
-        while bought > 0 and round(bought / 3600 * rate, 9) > usd:  # charged cost is rounded to 1e-9 USD
+        while (
+            bought > 0 and round(bought / 3600 * rate, 9) > usd
+        ):  # charged cost is rounded to 1e-9 USD
             bought = round(bought - 0.001, 3)
         if bought < MIN_RUN_SECONDS:
-            which = "tree_max_usd" if budget.tree_max_usd and (budget.tree_max_usd - used_t.usd) / total_runs <= usd \
+            which = (
+                "tree_max_usd"
+                if budget.tree_max_usd and (budget.tree_max_usd - used_t.usd) / total_runs <= usd
                 else "max_usd"
+            )
             raise BudgetExceeded(
                 f"budget.{which} has {usd:.6g} USD left for each of the request's runs: less than "
                 f"{MIN_RUN_SECONDS:g} s of a run at {rate:g} USD/hour; {version} is not started",
                 fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
-                budget=which, left_usd=usd, usd_per_hour=rate, requested=version_runs)
+                budget=which,
+                left_usd=usd,
+                usd_per_hour=rate,
+                requested=version_runs,
+            )
         wall = min(wall, bought)
     ends_at = None
     if clock_left is not None:
@@ -528,14 +653,23 @@ def plan_limits(
                 f"hours (from the workspace's init) has {max(clock_left, 0.0):.0f} s left, less than "
                 f"{MIN_RUN_SECONDS:g} s; {version} is not started",
                 fix="stop here and keep the best version (evotree tree), or raise budget.tree_max_search_hours "
-                    "on the champion",
-                budget="tree_max_search_hours", left_seconds=max(clock_left, 0.0),
-                limit=budget.tree_max_search_hours, requested=version_runs)
+                "on the champion",
+                budget="tree_max_search_hours",
+                left_seconds=max(clock_left, 0.0),
+                limit=budget.tree_max_search_hours,
+                requested=version_runs,
+            )
         if share < wall:
-            notes.append(f"each run of {version} may use at most {share:g} s: the search clock "
-                         f"(budget.tree_max_search_hours = {budget.tree_max_search_hours:g}) has "
-                         f"{clock_left:.0f} s left" + (f" and every run is stopped at its end ({clock_ends_at})"
-                                                        if clock_ends_at else ""))
+            notes.append(
+                f"each run of {version} may use at most {share:g} s: the search clock "
+                f"(budget.tree_max_search_hours = {budget.tree_max_search_hours:g}) has "
+                f"{clock_left:.0f} s left"
+                + (
+                    f" and every run is stopped at its end ({clock_ends_at})"
+                    if clock_ends_at
+                    else ""
+                )
+            )
             wall = share
         ends_at = clock_ends_at
     return RunLimits(
@@ -548,9 +682,18 @@ def plan_limits(
 
 
 # ---------------------------------------------------------------------------- charging a run
-def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[str, Any] | None, gpus: float,
-               cpus: float, steps: int, episodes: int, train_seconds: float = 0.0,
-               judge_train_seconds: float = 0.0) -> tuple[dict[str, Any], list[str]]:
+def charge_run(
+    budget: BudgetSection,
+    *,
+    wall_seconds: float,
+    limits: Mapping[str, Any] | None,
+    gpus: float,
+    cpus: float,
+    steps: int,
+    episodes: int,
+    train_seconds: float = 0.0,
+    judge_train_seconds: float = 0.0,
+) -> tuple[dict[str, Any], list[str]]:
     """What a finished run is charged, and the note to keep when it is less than measured.
 
     Hours are charged up to the run's wall limit (``limits["wall_seconds"]``): the time past its
@@ -564,9 +707,16 @@ def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[st
     notes: list[str] = []
     seconds = max(0.0, float(wall_seconds))
     cap = (limits or {}).get("wall_seconds")
-    if isinstance(cap, (int, float)) and not isinstance(cap, bool) and math.isfinite(cap) and 0 < cap < seconds:
-        notes.append(f"charged {cap:g} s, its wall limit, of the {seconds:.3f} s it took (stopping and "
-                     f"compacting a run past its deadline is not charged to it)")
+    if (
+        isinstance(cap, (int, float))
+        and not isinstance(cap, bool)
+        and math.isfinite(cap)
+        and 0 < cap < seconds
+    ):
+        notes.append(
+            f"charged {cap:g} s, its wall limit, of the {seconds:.3f} s it took (stopping and "
+            f"compacting a run past its deadline is not charged to it)"
+        )
         seconds = float(cap)
     hours = seconds / 3600
     rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
@@ -575,10 +725,17 @@ def charge_run(budget: BudgetSection, *, wall_seconds: float, limits: Mapping[st
     before_judge = min(max(0.0, float(train_seconds) - judge_train), seconds)
     judge_train = min(judge_train, seconds - before_judge)
     train = before_judge + judge_train
-    usage = Usage(runs=1, episodes=int(episodes), steps=int(steps), wall_hours=round(hours, 9),
-                  gpu_hours=round(hours * float(gpus), 9), cpu_hours=round(hours * float(cpus), 9),
-                  usd=round(hours * rate, 9), train_hours=round(train / 3600, 9),
-                  judge_train_hours=round(judge_train / 3600, 9))
+    usage = Usage(
+        runs=1,
+        episodes=int(episodes),
+        steps=int(steps),
+        wall_hours=round(hours, 9),
+        gpu_hours=round(hours * float(gpus), 9),
+        cpu_hours=round(hours * float(cpus), 9),
+        usd=round(hours * rate, 9),
+        train_hours=round(train / 3600, 9),
+        judge_train_hours=round(judge_train / 3600, 9),
+    )
     return usage.to_dict(), notes
 
 
@@ -593,7 +750,9 @@ def _parse_time(text: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def clock_left_seconds(budget: BudgetSection, meta: Mapping[str, Any], *, now: datetime | None = None) -> float | None:
+def clock_left_seconds(
+    budget: BudgetSection, meta: Mapping[str, Any], *, now: datetime | None = None
+) -> float | None:
     """Seconds left on the search clock (``tree_max_search_hours`` from ``meta["created_at"]``,
     the workspace's init); None when there is no clock. A ledger without its init time has no
     clock to measure from: 0 left (fail closed)."""
@@ -615,7 +774,9 @@ def clock_ends_at(budget: BudgetSection, meta: Mapping[str, Any]) -> str | None:
     return (started + timedelta(hours=budget.tree_max_search_hours)).isoformat()
 
 
-def run_deadline(limits: Mapping[str, Any], started: float, *, now: datetime | None = None) -> tuple[float, float | None]:
+def run_deadline(
+    limits: Mapping[str, Any], started: float, *, now: datetime | None = None
+) -> tuple[float, float | None]:
     """A run's deadline on this process's monotonic clock, and the search clock's end on it.
 
     ``limits``: the run's stored limits (``wall_seconds``, optional ``ends_at``); ``started``:
@@ -633,5 +794,7 @@ def run_deadline(limits: Mapping[str, Any], started: float, *, now: datetime | N
         return deadline, None
     ends = _parse_time(text)
     mono = time.monotonic()
-    clock_end = mono + ((ends - (now or datetime.now(UTC))).total_seconds() if ends is not None else 0.0)
+    clock_end = mono + (
+        (ends - (now or datetime.now(UTC))).total_seconds() if ends is not None else 0.0
+    )
     return min(deadline, clock_end), clock_end

@@ -65,8 +65,13 @@ __all__ = [
 ]
 
 #: layout type name -> DuckDB type
-_DUCKDB_TYPES = {"str": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN",
-                 "list[str]": "VARCHAR[]"}
+_DUCKDB_TYPES = {
+    "str": "VARCHAR",
+    "int": "BIGINT",
+    "float": "DOUBLE",
+    "bool": "BOOLEAN",
+    "list[str]": "VARCHAR[]",
+}
 
 #: Rows per Parquet row group (DuckDB's ``ROW_GROUP_SIZE``).
 _BATCH_ROWS = 256 * 1024
@@ -114,12 +119,19 @@ class CompactionResult:
         return sum(self.rejected_hidden.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "run_dir": self.run_dir, "rows": dict(self.rows),
-                "malformed": dict(self.malformed), "malformed_total": self.malformed_total,
-                "rejected_hidden": dict(self.rejected_hidden),
-                "rejected_hidden_total": self.rejected_hidden_total,
-                "parquet": dict(self.parquet), "removed_jsonl": list(self.removed_jsonl),
-                "refused": dict(self.refused), "seconds": round(self.seconds, 3)}
+        return {
+            "v": 1,
+            "run_dir": self.run_dir,
+            "rows": dict(self.rows),
+            "malformed": dict(self.malformed),
+            "malformed_total": self.malformed_total,
+            "rejected_hidden": dict(self.rejected_hidden),
+            "rejected_hidden_total": self.rejected_hidden_total,
+            "parquet": dict(self.parquet),
+            "removed_jsonl": list(self.removed_jsonl),
+            "refused": dict(self.refused),
+            "seconds": round(self.seconds, 3),
+        }
 
 
 # ----------------------------------------------------------------------------- SQL helpers
@@ -149,10 +161,16 @@ def jsonl_select(kind: str, paths: list[Path] | list[str], *, extra: str = "") -
     Lenient: ``ignore_errors`` turns a malformed line into an all-null row (filter it out with
     :func:`all_null_sql`). ``extra`` is appended to the argument list (e.g. ``filename=true``).
     """
-    columns = "{" + ", ".join(f"{sql_string(c)}: {sql_string(t)}" for c, t in duckdb_columns(kind).items()) + "}"
+    columns = (
+        "{"
+        + ", ".join(f"{sql_string(c)}: {sql_string(t)}" for c, t in duckdb_columns(kind).items())
+        + "}"
+    )
     files = "[" + ", ".join(sql_string(str(p)) for p in paths) + "]"
-    args = (f"{files}, columns={columns}, format='newline_delimited', ignore_errors=true, "
-            f"maximum_object_size=268435456")
+    args = (
+        f"{files}, columns={columns}, format='newline_delimited', ignore_errors=true, "
+        f"maximum_object_size=268435456"
+    )
     return f"read_json({args}{', ' + extra if extra else ''})"
 
 
@@ -165,7 +183,9 @@ def select_list_sql(kind: str) -> str:
     ``isnan(x)`` to false on such files; duckdb/duckdb#25521.)
     """
     floats = [c for c, t in SCHEMAS[kind].items() if t == "float"]
-    bad = " OR ".join(f"({sql_ident(c)} IS NOT NULL AND NOT isfinite({sql_ident(c)}))" for c in floats)
+    bad = " OR ".join(
+        f"({sql_ident(c)} IS NOT NULL AND NOT isfinite({sql_ident(c)}))" for c in floats
+    )
     out = []
     for column, type_name in SCHEMAS[kind].items():
         ident = sql_ident(column)
@@ -192,14 +212,18 @@ def hidden_forged_sql(phase_dir: str) -> str:
 
 
 # ----------------------------------------------------------------------------- compaction
-def _jsonl_files(paths: RunPaths, kind: str, refused: dict[str, str] | None = None) -> list[tuple[str, Path]]:
+def _jsonl_files(
+    paths: RunPaths, kind: str, refused: dict[str, str] | None = None
+) -> list[tuple[str, Path]]:
     """(phase directory name, path) of every ``evidence/<phase>/<kind>.jsonl`` that is a regular
     file reached without links, sorted. Anything else at those names (a link, a linked phase
     folder, a FIFO) goes into ``refused`` (relative path -> what it is), never into the list."""
     refused = {} if refused is None else refused
     try:
         _, others = regular_files_in(paths.root, "evidence")
-        phases = sorted(e.name for e in os.scandir(paths.root / "evidence") if e.is_dir(follow_symlinks=False))
+        phases = sorted(
+            e.name for e in os.scandir(paths.root / "evidence") if e.is_dir(follow_symlinks=False)
+        )
     except FileNotFoundError:
         return []
     except (UnsafeFile, NotADirectoryError) as exc:
@@ -247,8 +271,10 @@ def _copy_parquet_atomic(con: Any, target: Path, query: str) -> None:
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         try:
-            con.execute(f"COPY ({query}) TO {sql_string(str(tmp))} "
-                        f"(FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE {_BATCH_ROWS})")
+            con.execute(
+                f"COPY ({query}) TO {sql_string(str(tmp))} "
+                f"(FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE {_BATCH_ROWS})"
+            )
         except duckdb.IOException as exc:  # the file could not be written: said like an OSError
             raise OSError(str(exc)) from None
         with open(tmp, "rb") as handle:
@@ -290,8 +316,14 @@ def _compact_kind(con: Any, paths: RunPaths, kind: str, result: CompactionResult
             os.close(fd)
 
 
-def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResult,
-                   files: list[tuple[str, str]], rel: list[str]) -> None:
+def _compact_files(
+    con: Any,
+    paths: RunPaths,
+    kind: str,
+    result: CompactionResult,
+    files: list[tuple[str, str]],
+    rel: list[str],
+) -> None:
     """Read ``files`` (one pass over the JSON) into a typed temp table, count each file's
     malformed and forged rows there, and write the kept rows to the kind's Parquet file.
 
@@ -315,14 +347,20 @@ def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResul
             status += f" ELSE {_OK} END"
             # a row's run and phase are where its file lies, whatever the row claims: a candidate
             # cannot write evidence under another run's id or pass train rows off as the judge's
-            selects.append(f"SELECT * REPLACE ({sql_string(paths.root.name)} AS run_id, "
-                           f"{sql_string(phase_dir)} AS phase) FROM ("
-                           f"SELECT {select_list_sql(kind)}, {index} AS _file, {status} AS _status "
-                           f"FROM {jsonl_select(kind, [path])})")
+            selects.append(
+                f"SELECT * REPLACE ({sql_string(paths.root.name)} AS run_id, "
+                f"{sql_string(phase_dir)} AS phase) FROM ("
+                f"SELECT {select_list_sql(kind)}, {index} AS _file, {status} AS _status "
+                f"FROM {jsonl_select(kind, [path])})"
+            )
         if selects:
             con.execute(f"INSERT INTO {table} " + " UNION ALL ".join(selects))
-        counts = {(int(f), int(s)): int(n) for f, s, n in con.execute(
-            f"SELECT _file, _status, count(*) FROM {table} GROUP BY _file, _status").fetchall()}
+        counts = {
+            (int(f), int(s)): int(n)
+            for f, s, n in con.execute(
+                f"SELECT _file, _status, count(*) FROM {table} GROUP BY _file, _status"
+            ).fetchall()
+        }
         target = paths.parquet(kind)
         names = ", ".join(sql_ident(c) for c in SCHEMAS[kind])
         try:
@@ -343,8 +381,9 @@ def _compact_files(con: Any, paths: RunPaths, kind: str, result: CompactionResul
             result.rejected_hidden[name] = counts[(index, _HIDDEN)]
 
 
-def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True,
-                con: Any | None = None) -> CompactionResult:
+def compact_run(
+    run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True, con: Any | None = None
+) -> CompactionResult:
     """Compact every evidence kind of the run at ``run_dir`` into ``<run_dir>/<kind>.parquet``.
 
     Reads all phases; skips and counts malformed lines; drops and counts forged hidden-split
@@ -357,8 +396,10 @@ def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True,
     started = time.perf_counter()
     paths = RunPaths(Path(run_dir))
     if not paths.root.is_dir():
-        raise CompactionError(f"run directory {paths.root} does not exist (or is not a directory)",
-                              fix="pass the directory of one run: <runs_dir>/<run_id>")
+        raise CompactionError(
+            f"run directory {paths.root} does not exist (or is not a directory)",
+            fix="pass the directory of one run: <runs_dir>/<run_id>",
+        )
     for stray in paths.root.glob(".*.parquet.tmp-*"):  # left by a compaction that crashed
         stray.unlink(missing_ok=True)
     result = CompactionResult(run_dir=str(paths.root))
@@ -370,11 +411,15 @@ def compact_run(run_dir: str | os.PathLike[str], *, keep_jsonl: bool = True,
     except EvotreeError:
         raise
     except Exception as exc:  # duckdb / Arrow errors: an evidence file could not be read
-        if type(exc).__module__.split(".")[0] not in ("duckdb", "_duckdb", "pyarrow") \
-                and not isinstance(exc, OSError):
+        if type(exc).__module__.split(".")[0] not in (
+            "duckdb",
+            "_duckdb",
+            "pyarrow",
+        ) and not isinstance(exc, OSError):
             raise
-        raise CompactionError(f"cannot compact {paths.root}: {exc}",
-                              fix="check that the evidence files are readable") from None
+        raise CompactionError(
+            f"cannot compact {paths.root}: {exc}", fix="check that the evidence files are readable"
+        ) from None
     finally:
         if own:
             con.close()

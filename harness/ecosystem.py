@@ -81,7 +81,8 @@ def _need(module: str, package: str) -> Any:
     except ImportError as exc:
         raise MissingExportDependency(
             f"this export needs {package} ({exc.name or exc} is not installed)",
-            fix=f"{_PIP}  (or: pip install {package})") from None
+            fix=f"{_PIP}  (or: pip install {package})",
+        ) from None
 
 
 @dataclass
@@ -117,8 +118,14 @@ class RunEvidence:
 
     def metadata(self) -> dict[str, str]:
         """Version, seed, commit, status (and judge commit, times, headline metric) as strings."""
-        meta = {"run_id": self.run_id, "version": self.version, "seed": str(self.seed),
-                "commit": self.commit, "status": self.status, "started_at": self.started_at}
+        meta = {
+            "run_id": self.run_id,
+            "version": self.version,
+            "seed": str(self.seed),
+            "commit": self.commit,
+            "status": self.status,
+            "started_at": self.started_at,
+        }
         if self.judge_commit:
             meta["judge_commit"] = self.judge_commit
         if self.ended_at:
@@ -166,31 +173,53 @@ def collect_runs(ws: Workspace, versions: list[str] | None = None) -> list[RunEv
     base = runs_dir(ws)
     ids = {r.run_id for r in records}
     signals: dict[str, list[tuple[str, int, float, float]]] = {}
-    rows = query(base, "SELECT run_id, phase, metric, step, value, ts FROM signals "
-                       "WHERE value IS NOT NULL ORDER BY run_id, step, ts, metric").to_pylist()
+    rows = query(
+        base,
+        "SELECT run_id, phase, metric, step, value, ts FROM signals "
+        "WHERE value IS NOT NULL ORDER BY run_id, step, ts, metric",
+    ).to_pylist()
     for row in rows:
         if row["run_id"] not in ids or row["step"] is None or not math.isfinite(row["value"]):
             continue
-        tag = row["metric"] if row["phase"] in ("train", None) else f"{row['phase']}/{row['metric']}"
+        tag = (
+            row["metric"] if row["phase"] in ("train", None) else f"{row['phase']}/{row['metric']}"
+        )
         signals.setdefault(row["run_id"], []).append(
-            (tag, int(row["step"]), float(row["value"]), float(row["ts"] or 0.0)))
+            (tag, int(row["step"]), float(row["value"]), float(row["ts"] or 0.0))
+        )
     means: dict[str, dict[str, float]] = {}
-    for row in query(base, "SELECT run_id, split, avg(score) AS mean FROM evals WHERE score IS NOT NULL "
-                           "GROUP BY run_id, split").to_pylist():
+    for row in query(
+        base,
+        "SELECT run_id, split, avg(score) AS mean FROM evals WHERE score IS NOT NULL "
+        "GROUP BY run_id, split",
+    ).to_pylist():
         if row["run_id"] in ids and row["mean"] is not None:
             means.setdefault(row["run_id"], {})[row["split"]] = float(row["mean"])
-    return [RunEvidence(run_id=r.run_id, version=r.version, seed=r.seed, status=r.status, commit=r.commit,
-                        judge_commit=r.judge_commit, started_at=r.started_at, ended_at=r.ended_at,
-                        signals=signals.get(r.run_id, []), split_means=means.get(r.run_id, {}),
-                        headline=r.headline) for r in records]
+    return [
+        RunEvidence(
+            run_id=r.run_id,
+            version=r.version,
+            seed=r.seed,
+            status=r.status,
+            commit=r.commit,
+            judge_commit=r.judge_commit,
+            started_at=r.started_at,
+            ended_at=r.ended_at,
+            signals=signals.get(r.run_id, []),
+            split_means=means.get(r.run_id, {}),
+            headline=r.headline,
+        )
+        for r in records
+    ]
 
 
 def _mkdir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ExportError(f"cannot create {path}: {exc.strerror or exc}",
-                          fix="pass a directory you can write") from None
+        raise ExportError(
+            f"cannot create {path}: {exc.strerror or exc}", fix="pass a directory you can write"
+        ) from None
     return path
 
 
@@ -203,15 +232,22 @@ def _safe_name(text: str) -> str:
 def _text_value(tag: str, text: str) -> Any:
     from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
-    meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
-    tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING, string_val=[text.encode()],
-                                    tensor_shape=tensor_shape_pb2.TensorShapeProto(
-                                        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)]))
+    meta = summary_pb2.SummaryMetadata(
+        plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text")
+    )
+    tensor = tensor_pb2.TensorProto(
+        dtype=types_pb2.DT_STRING,
+        string_val=[text.encode()],
+        tensor_shape=tensor_shape_pb2.TensorShapeProto(
+            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)]
+        ),
+    )
     return summary_pb2.Summary.Value(tag=tag, metadata=meta, tensor=tensor)
 
 
-def export_tensorboard(ws: Workspace, directory: str | os.PathLike[str], *,
-                       versions: list[str] | None = None) -> ExportResult:
+def export_tensorboard(
+    ws: Workspace, directory: str | os.PathLike[str], *, versions: list[str] | None = None
+) -> ExportResult:
     """Write one TensorBoard run directory per run: ``<directory>/<version>/<run_id>/``.
 
     Scalars: every signal at its step, the judge's headline and split means at the last step.
@@ -226,27 +262,54 @@ def export_tensorboard(ws: Workspace, directory: str | os.PathLike[str], *,
     result = ExportResult(tool="tensorboard", destination=str(root.resolve()))
     for run in collect_runs(ws, versions):
         logdir = _mkdir(root / _safe_name(run.version) / _safe_name(run.run_id))
-        for old in logdir.glob("events.out.tfevents.*"):  # an earlier export of this run: replaced, not doubled
+        for old in logdir.glob(
+            "events.out.tfevents.*"
+        ):  # an earlier export of this run: replaced, not doubled
             old.unlink()
         writer = EventFileWriter(str(logdir))
         count = 0
         try:
             table = "| key | value |\n|---|---|\n" + "\n".join(
-                f"| {k} | {v} |" for k, v in run.metadata().items())
-            writer.add_event(event_pb2.Event(wall_time=time.time(), step=0, summary=summary_pb2.Summary(
-                value=[_text_value("evotree/metadata", table)])))
+                f"| {k} | {v} |" for k, v in run.metadata().items()
+            )
+            writer.add_event(
+                event_pb2.Event(
+                    wall_time=time.time(),
+                    step=0,
+                    summary=summary_pb2.Summary(value=[_text_value("evotree/metadata", table)]),
+                )
+            )
             for tag, step, value, ts in run.signals:
-                writer.add_event(event_pb2.Event(wall_time=ts or time.time(), step=step, summary=summary_pb2.Summary(
-                    value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])))
+                writer.add_event(
+                    event_pb2.Event(
+                        wall_time=ts or time.time(),
+                        step=step,
+                        summary=summary_pb2.Summary(
+                            value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)]
+                        ),
+                    )
+                )
                 count += 1
             final = run.final_scalars()
             if final:
-                writer.add_event(event_pb2.Event(wall_time=time.time(), step=run.last_step, summary=summary_pb2.Summary(
-                    value=[summary_pb2.Summary.Value(tag=t, simple_value=v) for t, v in final.items()])))
+                writer.add_event(
+                    event_pb2.Event(
+                        wall_time=time.time(),
+                        step=run.last_step,
+                        summary=summary_pb2.Summary(
+                            value=[
+                                summary_pb2.Summary.Value(tag=t, simple_value=v)
+                                for t, v in final.items()
+                            ]
+                        ),
+                    )
+                )
                 count += len(final)
         finally:
             writer.close()
-        result.runs.append(ExportedRun(run.run_id, run.version, run.seed, run.status, str(logdir), count))
+        result.runs.append(
+            ExportedRun(run.run_id, run.version, run.seed, run.status, str(logdir), count)
+        )
     return result
 
 
@@ -254,8 +317,13 @@ def export_tensorboard(ws: Workspace, directory: str | os.PathLike[str], *,
 _MLFLOW_KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
-def export_mlflow(ws: Workspace, tracking_uri: str, *, versions: list[str] | None = None,
-                  experiment: str | None = None) -> ExportResult:
+def export_mlflow(
+    ws: Workspace,
+    tracking_uri: str,
+    *,
+    versions: list[str] | None = None,
+    experiment: str | None = None,
+) -> ExportResult:
     """Log one MLflow run per run into ``tracking_uri`` (e.g. ``file:/path/mlruns``).
 
     MLflow 3 refuses its file store unless ``MLFLOW_ALLOW_FILE_STORE=true``: for a ``file:`` URI
@@ -281,30 +349,49 @@ def export_mlflow(ws: Workspace, tracking_uri: str, *, versions: list[str] | Non
         found = client.get_experiment_by_name(name)
         experiment_id = found.experiment_id if found is not None else client.create_experiment(name)
     except Exception as exc:  # MlflowException, OSError: the store refused
-        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise ExportError(f"MLflow store {tracking_uri} cannot be used (experiment {name!r}): {first}",
-                          fix="pass --tracking-uri file:/a/writable/folder, or http(s)://your-mlflow-server") from None
+        first = next(
+            (line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__
+        )
+        raise ExportError(
+            f"MLflow store {tracking_uri} cannot be used (experiment {name!r}): {first}",
+            fix="pass --tracking-uri file:/a/writable/folder, or http(s)://your-mlflow-server",
+        ) from None
     result = ExportResult(tool="mlflow", destination=tracking_uri)
     for run in collect_runs(ws, versions):
         meta = run.metadata()
         tags = {f"evotree.{k}": v for k, v in meta.items()}
         tags["mlflow.runName"] = run.run_id
-        for earlier in client.search_runs([experiment_id], f"tags.`evotree.run_id` = '{run.run_id}'"):
-            client.delete_run(earlier.info.run_id)  # an earlier export of this run: replaced, not doubled
+        for earlier in client.search_runs(
+            [experiment_id], f"tags.`evotree.run_id` = '{run.run_id}'"
+        ):
+            client.delete_run(
+                earlier.info.run_id
+            )  # an earlier export of this run: replaced, not doubled
         created = client.create_run(experiment_id, run_name=run.run_id, tags=tags)
         mlflow_id = created.info.run_id
-        metrics = [Metric(_MLFLOW_KEY.sub("_", tag), value, int((ts or time.time()) * 1000), step)
-                   for tag, step, value, ts in run.signals]
+        metrics = [
+            Metric(_MLFLOW_KEY.sub("_", tag), value, int((ts or time.time()) * 1000), step)
+            for tag, step, value, ts in run.signals
+        ]
         now_ms = int(time.time() * 1000)
-        metrics += [Metric(_MLFLOW_KEY.sub("_", t), v, now_ms, run.last_step) for t, v in run.final_scalars().items()]
-        params = [Param(k, meta[k]) for k in ("version", "seed", "commit", "judge_commit") if k in meta]
+        metrics += [
+            Metric(_MLFLOW_KEY.sub("_", t), v, now_ms, run.last_step)
+            for t, v in run.final_scalars().items()
+        ]
+        params = [
+            Param(k, meta[k]) for k in ("version", "seed", "commit", "judge_commit") if k in meta
+        ]
         params += [Param(k, v) for k, v in _recipe_params(ws, run.commit).items()]
         for i in range(0, len(params), 100):  # MLflow's limit per batch
-            client.log_batch(mlflow_id, params=params[i:i + 100])
+            client.log_batch(mlflow_id, params=params[i : i + 100])
         for i in range(0, len(metrics), 1000):  # MLflow's limit per batch
-            client.log_batch(mlflow_id, metrics=metrics[i:i + 1000])
-        client.set_terminated(mlflow_id, status="FINISHED" if run.status in ("succeeded", "ingested") else "FAILED")
-        result.runs.append(ExportedRun(run.run_id, run.version, run.seed, run.status, mlflow_id, len(metrics)))
+            client.log_batch(mlflow_id, metrics=metrics[i : i + 1000])
+        client.set_terminated(
+            mlflow_id, status="FINISHED" if run.status in ("succeeded", "ingested") else "FAILED"
+        )
+        result.runs.append(
+            ExportedRun(run.run_id, run.version, run.seed, run.status, mlflow_id, len(metrics))
+        )
     return result
 
 
@@ -320,7 +407,12 @@ def _recipe_params(ws: Workspace, commit: str) -> dict[str, str]:
     try:
         tree = ws.git.repo[commit].peel(pygit2.Tree)
         data = tomllib.loads(tree[RECIPE_FILE].data.decode())
-    except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):  # none, not TOML, not in this clone
+    except (
+        KeyError,
+        ValueError,
+        UnicodeDecodeError,
+        pygit2.GitError,
+    ):  # none, not TOML, not in this clone
         return {}
     out: dict[str, str] = {}
 
@@ -328,7 +420,9 @@ def _recipe_params(ws: Workspace, commit: str) -> dict[str, str]:
         if isinstance(value, dict):
             for key, item in value.items():
                 walk(item, f"{prefix}.{key}")
-        elif isinstance(value, (str, int, float, bool)) or (isinstance(value, list) and len(str(value)) < 500):
+        elif isinstance(value, (str, int, float, bool)) or (
+            isinstance(value, list) and len(str(value)) < 500
+        ):
             out[_MLFLOW_KEY.sub("_", prefix)] = str(value)[:6000]
 
     walk(data, "recipe")
@@ -336,8 +430,13 @@ def _recipe_params(ws: Workspace, commit: str) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- W&B (offline)
-def export_wandb(ws: Workspace, directory: str | os.PathLike[str], *, versions: list[str] | None = None,
-                 project: str | None = None) -> ExportResult:
+def export_wandb(
+    ws: Workspace,
+    directory: str | os.PathLike[str],
+    *,
+    versions: list[str] | None = None,
+    project: str | None = None,
+) -> ExportResult:
     """Write one offline W&B run per run under ``<directory>/wandb/`` (``WANDB_MODE=offline``).
 
     Nothing goes over the network; ``wandb sync <directory>/wandb/offline-run-*`` uploads them
@@ -357,11 +456,24 @@ def export_wandb(ws: Workspace, directory: str | os.PathLike[str], *, versions: 
             for tag, step, value, _ts in run.signals:
                 by_step.setdefault(step, {})[tag] = value
             final = run.final_scalars()
-            wb = wandb.init(mode="offline", dir=str(root), project=project or ws.root.name, name=run.run_id,
-                            group=run.version, job_type="evotree-run", config=run.metadata(),
-                            tags=[run.version, run.status], reinit="create_new",
-                            settings=wandb.Settings(console="off", save_code=False, disable_git=True,
-                                                    x_disable_stats=True, x_disable_meta=True))
+            wb = wandb.init(
+                mode="offline",
+                dir=str(root),
+                project=project or ws.root.name,
+                name=run.run_id,
+                group=run.version,
+                job_type="evotree-run",
+                config=run.metadata(),
+                tags=[run.version, run.status],
+                reinit="create_new",
+                settings=wandb.Settings(
+                    console="off",
+                    save_code=False,
+                    disable_git=True,
+                    x_disable_stats=True,
+                    x_disable_meta=True,
+                ),
+            )
             if final:  # the judge's scalars at the last step, with that step's signals
                 by_step.setdefault(run.last_step, {}).update(final)
             try:
@@ -371,8 +483,11 @@ def export_wandb(ws: Workspace, directory: str | os.PathLike[str], *, versions: 
             finally:
                 wb.finish()
             count = sum(len(v) for v in by_step.values())
-            result.runs.append(ExportedRun(run.run_id, run.version, run.seed, run.status,
-                                           str(Path(target).parent), count))
+            result.runs.append(
+                ExportedRun(
+                    run.run_id, run.version, run.seed, run.status, str(Path(target).parent), count
+                )
+            )
     finally:
         for key, value in saved.items():
             if value is None:
@@ -418,28 +533,40 @@ def check_staged(ws: Workspace, worktree: str | os.PathLike[str]) -> StagedCheck
     """
     import pygit2
 
-
     path = Path(worktree)
     try:
         repo = pygit2.Repository(str(path))
     except pygit2.GitError as exc:
-        raise AuditInputError(f"{path} is not a git worktree: {exc}",
-                              fix="run it inside a version's worktree (evotree show V names it)") from None
+        raise AuditInputError(
+            f"{path} is not a git worktree: {exc}",
+            fix="run it inside a version's worktree (evotree show V names it)",
+        ) from None
     if repo.head_is_unborn or repo.head_is_detached:
-        raise AuditInputError(f"{path}: HEAD is not on a version's branch",
-                              fix="check out the version's branch (evotree/<id>) in its worktree")
+        raise AuditInputError(
+            f"{path}: HEAD is not on a version's branch",
+            fix="check out the version's branch (evotree/<id>) in its worktree",
+        )
     branch = repo.head.name
     prefix = f"refs/heads/{BRANCH_PREFIX}"
     if not branch.startswith(prefix):
-        raise AuditInputError(f"{path}: HEAD is on {branch}, not a version's branch ({prefix}<id>)",
-                              fix="run it inside a version's worktree (evotree show V names it)")
-    version = ws.resolve(branch[len(prefix):]).id
+        raise AuditInputError(
+            f"{path}: HEAD is on {branch}, not a version's branch ({prefix}<id>)",
+            fix="run it inside a version's worktree (evotree show V names it)",
+        )
+    version = ws.resolve(branch[len(prefix) :]).id
     tree_id = repo.index.write_tree()
     sig = pygit2.Signature("evotree pre-commit", "pre-commit@evotree.invalid")
-    staged = repo.create_commit(None, sig, sig, "staged changes (evotree pre-commit check)", tree_id,
-                                [repo.head.target])
+    staged = repo.create_commit(
+        None, sig, sig, "staged changes (evotree pre-commit check)", tree_id, [repo.head.target]
+    )
     patch = version_patch(ws, version, commit=str(staged))
     findings = patch.all_findings
-    return StagedCheck(version=version, worktree=str(path.resolve()), staged_commit=str(staged), base=patch.base,
-                       files=len(patch.files), findings=[f.to_dict() for f in findings],
-                       blocking=[f.code for f in findings if f.severity in BLOCKING])
+    return StagedCheck(
+        version=version,
+        worktree=str(path.resolve()),
+        staged_commit=str(staged),
+        base=patch.base,
+        files=len(patch.files),
+        findings=[f.to_dict() for f in findings],
+        blocking=[f.code for f in findings if f.severity in BLOCKING],
+    )

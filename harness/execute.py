@@ -58,8 +58,15 @@ def run_versions(
     ends the request — done, refused by the executor, cancelled, an error — the reservations of
     runs that never started are released (``run.released``) before this returns.
     """
-    plans = plan_runs(ws, versions, authorize=authorize, seeds=seeds, heldout=heldout, seed_start=seed_start,
-                      reserve=True)
+    plans = plan_runs(
+        ws,
+        versions,
+        authorize=authorize,
+        seeds=seeds,
+        heldout=heldout,
+        seed_start=seed_start,
+        reserve=True,
+    )
     if progress is not None:  # a budget split that cuts runs short is said before they start
         said: set[str] = set()
         for plan in plans:
@@ -68,33 +75,58 @@ def run_versions(
                     said.add(note)
                     progress(plan.run_id, "budget", {"version": plan.version, "note": note})
     try:
-        return _execute(ws, plans, jobs=jobs, progress=progress, cancel=cancel, executor=executor, address=address)
+        return _execute(
+            ws,
+            plans,
+            jobs=jobs,
+            progress=progress,
+            cancel=cancel,
+            executor=executor,
+            address=address,
+        )
     finally:
         try:
-            release_reservations(ws, [plan.run_id for plan in plans],
-                                 reason="the request ended before these runs started")
+            release_reservations(
+                ws,
+                [plan.run_id for plan in plans],
+                reason="the request ended before these runs started",
+            )
         except EvotreeError:
             pass  # left to the owner-death release: this process ends, its reservations are freed
 
 
-def _execute(ws: Workspace, plans: list[Any], *, jobs: int | None, progress: ProgressFn | None,
-             cancel: threading.Event | None, executor: str | None, address: str | None) -> list[RunRecord]:
+def _execute(
+    ws: Workspace,
+    plans: list[Any],
+    *,
+    jobs: int | None,
+    progress: ProgressFn | None,
+    cancel: threading.Event | None,
+    executor: str | None,
+    address: str | None,
+) -> list[RunRecord]:
     runner = make_executor(ws.config.executor, kind=executor, jobs=jobs, address=address)
     cancel = cancel or threading.Event()
     base = runs_dir(ws)
     try:
         (base / ".active").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RunDirError(f"cannot create the runs directory {base}: {exc.strerror}",
-                          fix="check permissions and free space, or set [workspace].runs_dir") from None
+        raise RunDirError(
+            f"cannot create the runs directory {base}: {exc.strerror}",
+            fix="check permissions and free space, or set [workspace].runs_dir",
+        ) from None
     if not os.access(base, os.W_OK):
-        raise RunDirError(f"the runs directory {base} is not writable",
-                          fix="check its permissions, or set [workspace].runs_dir to a writable place")
+        raise RunDirError(
+            f"the runs directory {base} is not writable",
+            fix="check its permissions, or set [workspace].runs_dir to a writable place",
+        )
     # Ctrl-C only sets the cancel event (a handler, not a KeyboardInterrupt that could strike
     # while a lock is held): each run then stops its processes (or Ray tasks) and is marked
     # `cancelled`. A second Ctrl-C aborts.
     interrupted = threading.Event()
-    previous = _install_sigint(lambda *_: (interrupted.set(), cancel.set(), _restore_sigint(previous)))
+    previous = _install_sigint(
+        lambda *_: (interrupted.set(), cancel.set(), _restore_sigint(previous))
+    )
     try:
         records = runner.execute(ws, plans, progress=progress, cancel=cancel)
     finally:
@@ -103,7 +135,8 @@ def _execute(ws: Workspace, plans: list[Any], *, jobs: int | None, progress: Pro
         raise RunsCancelled(
             f"cancelled: {sum(r.status == RunStatus.CANCELLED.value for r in records)} run(s) stopped "
             "and marked cancelled; runs that had finished are kept",
-            fix="`evotree runs` lists them", runs=[r.run_id for r in records],
+            fix="`evotree runs` lists them",
+            runs=[r.run_id for r in records],
         )
     return records
 

@@ -40,7 +40,10 @@ __all__ = ["ExportEntry", "UnsafeTree", "check_tree", "export_tree", "is_exclude
 _BLOB = pygit2.GIT_FILEMODE_BLOB  # 0o100644
 _EXEC = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE  # 0o100755
 _TREE = pygit2.GIT_FILEMODE_TREE  # 0o040000
-_MODE_NAMES = {pygit2.GIT_FILEMODE_LINK: "a symlink (120000)", pygit2.GIT_FILEMODE_COMMIT: "a submodule (160000)"}
+_MODE_NAMES = {
+    pygit2.GIT_FILEMODE_LINK: "a symlink (120000)",
+    pygit2.GIT_FILEMODE_COMMIT: "a submodule (160000)",
+}
 
 
 class UnsafeTree(InvalidState):
@@ -75,7 +78,11 @@ def _refuse(commit: str, path: str, rule: str, fix: str) -> UnsafeTree:
     return UnsafeTree(
         f"commit {commit[:10]}: tree entry {path!r} {rule}; evotree exports only plain files, executables "
         "and directories with ordinary names, so nothing is written outside the run directory",
-        fix=fix, path=path, rule=rule, commit=commit)
+        fix=fix,
+        path=path,
+        rule=rule,
+        commit=commit,
+    )
 
 
 def _name_problem(raw: bytes) -> str | None:
@@ -95,8 +102,9 @@ def _name_problem(raw: bytes) -> str | None:
     return None
 
 
-def check_tree(repo: pygit2.Repository, commit: pygit2.Oid | str, *,
-               exclude: list[str] | tuple[str, ...] = ()) -> list[ExportEntry]:
+def check_tree(
+    repo: pygit2.Repository, commit: pygit2.Oid | str, *, exclude: list[str] | tuple[str, ...] = ()
+) -> list[ExportEntry]:
     """Every entry :func:`export_tree` would write (directories before their contents).
 
     Raises :class:`UnsafeTree` on the first entry that breaks a rule (see the module doc); paths
@@ -111,24 +119,42 @@ def check_tree(repo: pygit2.Repository, commit: pygit2.Oid | str, *,
         current, prefix = stack.pop()
         seen: set[bytes] = set()
         for entry in current:
-            raw = entry.raw_name if hasattr(entry, "raw_name") else entry.name.encode("utf-8", "surrogateescape")
-            shown = (prefix.as_posix() + "/" if prefix.parts else "") + raw.decode("utf-8", "backslashreplace")
+            raw = (
+                entry.raw_name
+                if hasattr(entry, "raw_name")
+                else entry.name.encode("utf-8", "surrogateescape")
+            )
+            shown = (prefix.as_posix() + "/" if prefix.parts else "") + raw.decode(
+                "utf-8", "backslashreplace"
+            )
             problem = _name_problem(raw)
             if problem is not None:
-                raise _refuse(head, shown, problem,
-                              "rewrite the version without that entry (it cannot come from `git add`: "
-                              "the tree was built with git plumbing); branch a clean version")
+                raise _refuse(
+                    head,
+                    shown,
+                    problem,
+                    "rewrite the version without that entry (it cannot come from `git add`: "
+                    "the tree was built with git plumbing); branch a clean version",
+                )
             if raw in seen:
-                raise _refuse(head, shown, "appears twice in its directory",
-                              "rewrite the version with one entry of that name; branch a clean version")
+                raise _refuse(
+                    head,
+                    shown,
+                    "appears twice in its directory",
+                    "rewrite the version with one entry of that name; branch a clean version",
+                )
             seen.add(raw)
             mode = entry.filemode
             if mode not in (_BLOB, _EXEC, _TREE):
                 what = _MODE_NAMES.get(mode, f"of mode {mode:06o}")
-                raise _refuse(head, shown, f"is {what}: only files (100644), executables (100755) and "
-                              "directories (040000) are exported",
-                              f"replace it by the file(s) it stands for and commit: git rm --cached {shown} "
-                              f"&& git add <the real file or directory at {shown}>")
+                raise _refuse(
+                    head,
+                    shown,
+                    f"is {what}: only files (100644), executables (100755) and "
+                    "directories (040000) are exported",
+                    f"replace it by the file(s) it stands for and commit: git rm --cached {shown} "
+                    f"&& git add <the real file or directory at {shown}>",
+                )
             rel = prefix / raw.decode("utf-8")
             rel_text = rel.as_posix()
             if is_excluded(rel_text, exclude):
@@ -136,9 +162,17 @@ def check_tree(repo: pygit2.Repository, commit: pygit2.Oid | str, *,
             obj = repo.get(entry.id)
             want = pygit2.GIT_OBJECT_TREE if mode == _TREE else pygit2.GIT_OBJECT_BLOB
             if obj is None or obj.type != want:
-                raise _refuse(head, shown, "points to " + ("a missing object" if obj is None else
-                              f"a {obj.type_str} while its mode says {'tree' if mode == _TREE else 'blob'}"),
-                              "rewrite the version from a consistent tree; branch a clean version")
+                raise _refuse(
+                    head,
+                    shown,
+                    "points to "
+                    + (
+                        "a missing object"
+                        if obj is None
+                        else f"a {obj.type_str} while its mode says {'tree' if mode == _TREE else 'blob'}"
+                    ),
+                    "rewrite the version from a consistent tree; branch a clean version",
+                )
             out.append(ExportEntry(rel_text, mode, entry.id))
             if mode == _TREE:
                 stack.append((obj, rel))
@@ -150,7 +184,11 @@ def _inside(path: str, root: str) -> bool:
 
 
 def export_tree(
-    repo: pygit2.Repository, commit: pygit2.Oid | str, target: Path, *, exclude: list[str] | tuple[str, ...] = ()
+    repo: pygit2.Repository,
+    commit: pygit2.Oid | str,
+    target: Path,
+    *,
+    exclude: list[str] | tuple[str, ...] = (),
 ) -> int:
     """Write the files of ``commit`` under ``target`` (created); return the number of files.
 
@@ -164,31 +202,51 @@ def export_tree(
     count = 0
     # O_NONBLOCK: a FIFO left in the target cannot block the open (ENXIO without a reader); what
     # was opened must be a regular file (fstat below): never a FIFO, a device or a socket
-    flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     for entry in entries:
         dest = os.path.join(root, *entry.path.split("/"))
         parent = os.path.realpath(os.path.dirname(dest))
         if not _inside(parent, root) or not _inside(os.path.normpath(dest), root):
-            raise _refuse(str(commit), entry.path, f"would be written outside {target}",
-                          "export into a fresh directory that holds no links")
+            raise _refuse(
+                str(commit),
+                entry.path,
+                f"would be written outside {target}",
+                "export into a fresh directory that holds no links",
+            )
         if entry.mode == _TREE:
             if os.path.islink(dest):
-                raise _refuse(str(commit), entry.path, f"meets a link already at {dest}",
-                              "export into a fresh directory that holds no links")
+                raise _refuse(
+                    str(commit),
+                    entry.path,
+                    f"meets a link already at {dest}",
+                    "export into a fresh directory that holds no links",
+                )
             os.makedirs(dest, exist_ok=True)
             continue
         if os.path.islink(dest):
-            raise _refuse(str(commit), entry.path, f"meets a link already at {dest}",
-                          "export into a fresh directory that holds no links")
+            raise _refuse(
+                str(commit),
+                entry.path,
+                f"meets a link already at {dest}",
+                "export into a fresh directory that holds no links",
+            )
         try:
             fd = os.open(dest, flags, 0o755 if entry.mode == _EXEC else 0o644)
         except OSError as exc:
-            raise _refuse(str(commit), entry.path, f"meets something at {dest} that cannot be written as a "
-                          f"file ({exc.strerror})", "export into a fresh directory that holds no links") from None
+            raise _refuse(
+                str(commit),
+                entry.path,
+                f"meets something at {dest} that cannot be written as a file ({exc.strerror})",
+                "export into a fresh directory that holds no links",
+            ) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise _refuse(str(commit), entry.path, f"meets a special file at {dest} (not written)",
-                              "export into a fresh directory that holds no links or special files")
+                raise _refuse(
+                    str(commit),
+                    entry.path,
+                    f"meets a special file at {dest} (not written)",
+                    "export into a fresh directory that holds no links or special files",
+                )
             with os.fdopen(fd, "wb") as handle:
                 fd = -1
                 handle.write(repo[entry.oid].data)

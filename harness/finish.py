@@ -54,10 +54,16 @@ class _AlreadySettled(EvotreeError):
     code = "already_settled"
 
 
-
-
-def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float | None,
-               wall_seconds: float | None = None, *, charge: bool = True, complete: bool = True) -> None:
+def finish_run(
+    ws: Workspace,
+    record: RunRecord,
+    paths: RunPaths,
+    started: float | None,
+    wall_seconds: float | None = None,
+    *,
+    charge: bool = True,
+    complete: bool = True,
+) -> None:
     """Compact evidence, compute headline and usage, write run.json, append run.finished.
 
     ``complete=False`` (a remote run whose evidence did not all arrive): what arrived is kept
@@ -65,7 +71,9 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
     false, so partial evidence is never taken for a result.
     """
     record.ended_at = utcnow()
-    record.wall_seconds = round(wall_seconds if wall_seconds is not None else time.monotonic() - (started or 0), 3)
+    record.wall_seconds = round(
+        wall_seconds if wall_seconds is not None else time.monotonic() - (started or 0), 3
+    )
     con = _duck()  # one in-memory connection for the compaction and both summaries
     try:
         try:
@@ -83,15 +91,28 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
         con.close()
     # invalid submissions cost nothing unless [budget] charge_invalid; a run is charged at most its
     # wall limit, at the prices in force (harness.budget.charge_run: it never ends above a budget)
-    charge = charge and (record.status != RunStatus.INVALID.value or ws.config.budget.charge_invalid)
-    (record.train_seconds, record.train_cpu_seconds, record.judge_train_seconds,
-     record.judge_train_cpu_seconds) = training_seconds(record.phases, judge_trains=ws.config.eval.judge_trains)
+    charge = charge and (
+        record.status != RunStatus.INVALID.value or ws.config.budget.charge_invalid
+    )
+    (
+        record.train_seconds,
+        record.train_cpu_seconds,
+        record.judge_train_seconds,
+        record.judge_train_cpu_seconds,
+    ) = training_seconds(record.phases, judge_trains=ws.config.eval.judge_trains)
     record.usage = {}
     if charge:
         record.usage, charge_notes = charge_run(
-            ws.config.budget, wall_seconds=record.wall_seconds, limits=record.limits,
-            gpus=ws.config.executor.gpus, cpus=ws.config.executor.cpus, steps=steps, episodes=episodes,
-            train_seconds=record.train_seconds, judge_train_seconds=record.judge_train_seconds)
+            ws.config.budget,
+            wall_seconds=record.wall_seconds,
+            limits=record.limits,
+            gpus=ws.config.executor.gpus,
+            cpus=ws.config.executor.cpus,
+            steps=steps,
+            episodes=episodes,
+            train_seconds=record.train_seconds,
+            judge_train_seconds=record.judge_train_seconds,
+        )
         record.notes.extend(charge_notes)
     if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
         mistake = _judge_mistake(paths) if complete else None
@@ -99,14 +120,28 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
             record.status = RunStatus.FAILED.value
             record.error = mistake
         else:
-            record.notes.append("the judge recorded no eval results: this run has no score (not a score of 0)")
+            record.notes.append(
+                "the judge recorded no eval results: this run has no score (not a score of 0)"
+            )
     budget = ws.config.budget
     tail = log_tail_note(record, paths)
     if tail:
         record.notes.append(tail)
-    record.notes.extend(budget_cut_notes(record.limits, steps=steps, episodes=episodes, whole={
-        "max_steps": min([x for x in (budget.max_steps, budget.tree_max_steps) if x] or [0]),
-        "max_episodes": min([x for x in (budget.max_episodes, budget.tree_max_episodes) if x] or [0])}))
+    record.notes.extend(
+        budget_cut_notes(
+            record.limits,
+            steps=steps,
+            episodes=episodes,
+            whole={
+                "max_steps": min(
+                    [x for x in (budget.max_steps, budget.tree_max_steps) if x] or [0]
+                ),
+                "max_episodes": min(
+                    [x for x in (budget.max_episodes, budget.tree_max_episodes) if x] or [0]
+                ),
+            },
+        )
+    )
     # the evidence as it is now, bound to the ledger: a run directory deleted or edited later is
     # found by evotree.harness.integrity (the score gate and compare count every started run)
     manifest = evidence_manifest(paths.root, record.to_dict())
@@ -119,7 +154,9 @@ def finish_run(ws: Workspace, record: RunRecord, paths: RunPaths, started: float
 TRAINING_PHASES = ("prepare", "train")
 
 
-def training_seconds(phases: Mapping[str, Mapping[str, Any]], *, judge_trains: bool) -> tuple[float, float, float, float]:
+def training_seconds(
+    phases: Mapping[str, Mapping[str, Any]], *, judge_trains: bool
+) -> tuple[float, float, float, float]:
     """(train wall, train CPU, judge-phase train wall, judge-phase train CPU) seconds of a run.
 
     From the phases' ``wall_seconds`` / ``cpu_seconds``, which evotree measures outside the
@@ -130,18 +167,26 @@ def training_seconds(phases: Mapping[str, Mapping[str, Any]], *, judge_trains: b
 
     def measured(phase: str, key: str) -> float:
         value = (phases.get(phase) or {}).get(key)
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
         return max(0.0, float(value)) if ok else 0.0
 
     wall = sum(measured(p, "wall_seconds") for p in TRAINING_PHASES)
     cpu = sum(measured(p, "cpu_seconds") for p in TRAINING_PHASES)
     judge_wall = measured("eval", "wall_seconds") if judge_trains else 0.0
     judge_cpu = measured("eval", "cpu_seconds") if judge_trains else 0.0
-    return (round(wall + judge_wall, 3), round(cpu + judge_cpu, 3), round(judge_wall, 3), round(judge_cpu, 3))
+    return (
+        round(wall + judge_wall, 3),
+        round(cpu + judge_cpu, 3),
+        round(judge_wall, 3),
+        round(judge_cpu, 3),
+    )
 
 
-def budget_cut_notes(limits: Mapping[str, Any] | None, *, steps: int, episodes: int,
-                     whole: Mapping[str, int]) -> list[str]:
+def budget_cut_notes(
+    limits: Mapping[str, Any] | None, *, steps: int, episodes: int, whole: Mapping[str, int]
+) -> list[str]:
     """The notes of a run that used every episode or step of a budget *share* (less than the whole
     budget ``whole``: the budget left, split over the request's runs): it may have been cut short,
     which its note says instead of passing for a plain success."""
@@ -152,16 +197,21 @@ def budget_cut_notes(limits: Mapping[str, Any] | None, *, steps: int, episodes: 
             continue
         if whole.get(key) and cap >= whole[key]:
             continue  # it had the whole budget: using all of it is the recipe's choice
-        notes.append(f"budget-limited: it used all {cap} {unit} it was allowed (the budget.{key} left, split over "
-                     f"the request's runs); a recipe that wanted more was cut short (its logs say: evotree logs "
-                     f"RUN) — raise budget.{key} or run fewer seeds")
+        notes.append(
+            f"budget-limited: it used all {cap} {unit} it was allowed (the budget.{key} left, split over "
+            f"the request's runs); a recipe that wanted more was cut short (its logs say: evotree logs "
+            f"RUN) — raise budget.{key} or run fewer seeds"
+        )
     return notes
 
 
 def _evidence_summary(result: Any) -> dict[str, Any]:
     data = asdict(result) if hasattr(result, "__dataclass_fields__") else dict(result)
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()
-            if not isinstance(v, (bytes,))}
+    return {
+        k: (str(v) if isinstance(v, Path) else v)
+        for k, v in data.items()
+        if not isinstance(v, (bytes,))
+    }
 
 
 def _duck() -> Any:
@@ -177,13 +227,19 @@ def _headline(con: Any, paths: RunPaths) -> dict[str, Any] | None:
         return None
     rows = con.execute(
         "SELECT split, avg(score) FILTER (WHERE isfinite(score)), count(*), count(score) FILTER (WHERE isfinite(score)) "
-        "FROM read_parquet(?) WHERE phase = 'eval' GROUP BY split", [str(evals)]
+        "FROM read_parquet(?) WHERE phase = 'eval' GROUP BY split",
+        [str(evals)],
     ).fetchall()
     by_split = {split: (mean, n, scored) for split, mean, n, scored in rows}
     for split in HEADLINE_SPLITS:
         if split in by_split and by_split[split][2] > 0:
             mean, n, scored = by_split[split]
-            return {"metric": f"{split}/mean_score", "value": float(mean), "n": int(n), "scored": int(scored)}
+            return {
+                "metric": f"{split}/mean_score",
+                "value": float(mean),
+                "n": int(n),
+                "scored": int(scored),
+            }
     return None
 
 
@@ -195,8 +251,11 @@ def _judge_mistake(paths: RunPaths) -> str | None:
         return None
     con = _duck()
     try:
-        rows = con.execute("SELECT split, count(*), count(score) FILTER (WHERE isfinite(score)) FROM read_parquet(?) "
-                           "WHERE phase = 'eval' GROUP BY split ORDER BY split", [str(evals)]).fetchall()
+        rows = con.execute(
+            "SELECT split, count(*), count(score) FILTER (WHERE isfinite(score)) FROM read_parquet(?) "
+            "WHERE phase = 'eval' GROUP BY split ORDER BY split",
+            [str(evals)],
+        ).fetchall()
     finally:
         con.close()
     if not rows:
@@ -204,23 +263,33 @@ def _judge_mistake(paths: RunPaths) -> str | None:
     known = [(split, n, finite) for split, n, finite in rows if split in HEADLINE_SPLITS]
     if not known:
         listed = ", ".join(f"{split!r} ({n})" for split, n, _ in rows[:5])
-        return (f"the judge recorded {sum(n for _, n, _ in rows)} eval result(s), all on split(s) {listed}, none on "
-                f"{', '.join(HEADLINE_SPLITS)}: a misspelled split? (a judge mistake: this run has no score)")
+        return (
+            f"the judge recorded {sum(n for _, n, _ in rows)} eval result(s), all on split(s) {listed}, none on "
+            f"{', '.join(HEADLINE_SPLITS)}: a misspelled split? (a judge mistake: this run has no score)"
+        )
     total = sum(n for _, n, _ in known)
-    return (f"the judge recorded {total} eval result(s) on {', '.join(s for s, _, _ in known)}, none with a finite "
-            "score (NaN or infinite): a judge mistake, this run has no score")
+    return (
+        f"the judge recorded {total} eval result(s) on {', '.join(s for s, _, _ in known)}, none with a finite "
+        "score (NaN or infinite): a judge mistake, this run has no score"
+    )
 
 
 def _train_counts(con: Any, paths: RunPaths) -> tuple[int, int]:
     """(highest step, rollouts) the train phase recorded: what the run is charged."""
     steps = episodes = 0
     if paths.parquet("signals").exists():
-        value = con.execute("SELECT max(step) FROM read_parquet(?) WHERE phase = 'train'",
-                            [str(paths.parquet("signals"))]).fetchall()[0][0]
+        value = con.execute(
+            "SELECT max(step) FROM read_parquet(?) WHERE phase = 'train'",
+            [str(paths.parquet("signals"))],
+        ).fetchall()[0][0]
         steps = int(value or 0)
     if paths.parquet("rollouts").exists():
-        episodes = int(con.execute("SELECT count(*) FROM read_parquet(?) WHERE phase = 'train'",
-                                   [str(paths.parquet("rollouts"))]).fetchall()[0][0])
+        episodes = int(
+            con.execute(
+                "SELECT count(*) FROM read_parquet(?) WHERE phase = 'train'",
+                [str(paths.parquet("rollouts"))],
+            ).fetchall()[0][0]
+        )
     return steps, episodes
 
 
@@ -237,13 +306,20 @@ def ledger_run_started(ws: Workspace, record: RunRecord) -> None:
     except Exception as exc:  # noqa: BLE001 - a record of the patch must never stop a run that was authorized
         patch = {"error": type(exc).__name__, "message": str(exc)[:300]}
 
-    intervention = intervention_record(ws, record.version, commit=record.commit)  # None without rules; never raises
+    intervention = intervention_record(
+        ws, record.version, commit=record.commit
+    )  # None without rules; never raises
 
     def change(txn: LedgerTxn) -> Event:
         version = txn.require(record.version)
         if record.kind != "finalize":  # the held-out evaluation is no run of the version's search
             version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
-                {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": None}
+                {
+                    "run_id": record.run_id,
+                    "seed": record.seed,
+                    "status": record.status,
+                    "headline": None,
+                }
             ]
             if version.status != VersionStatus.ABANDONED.value:
                 version.status = VersionStatus.RUNNING.value
@@ -253,29 +329,54 @@ def ledger_run_started(ws: Workspace, record: RunRecord) -> None:
         # retry, an executor driven directly) gets one now, so other requests count it too
         reservations = dict(txn.meta.get(RESERVATIONS) or {})
         at = utcnow()
-        entry = dict(reservations.get(record.run_id) or {
-            "version": record.version, "seed": record.seed, "commit": record.commit, "at": at,
-            "limits": record.limits, "gpus": gpus, "reserved": False, "cpus": float(ws.config.executor.cpus),
-            "usd_per_hour": usd_per_run_hour(ws.config.budget, gpus=gpus, cpus=ws.config.executor.cpus),
-            "account": FINALIZE_ACCOUNT if record.kind == "finalize"
-            else CHAMPION_RERUNS if txn.meta.get("champion") == record.version == record.judge_version
-            and record.commit == record.judge_commit else "version"})
+        entry = dict(
+            reservations.get(record.run_id)
+            or {
+                "version": record.version,
+                "seed": record.seed,
+                "commit": record.commit,
+                "at": at,
+                "limits": record.limits,
+                "gpus": gpus,
+                "reserved": False,
+                "cpus": float(ws.config.executor.cpus),
+                "usd_per_hour": usd_per_run_hour(
+                    ws.config.budget, gpus=gpus, cpus=ws.config.executor.cpus
+                ),
+                "account": FINALIZE_ACCOUNT
+                if record.kind == "finalize"
+                else CHAMPION_RERUNS
+                if txn.meta.get("champion") == record.version == record.judge_version
+                and record.commit == record.judge_commit
+                else "version",
+            }
+        )
         entry.update(started=at, owner=owner)
         reservations[record.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
         started = RunStarted(
-            run_id=record.run_id, seed=record.seed, commit=record.commit,
-            judge_commit=record.judge_commit, judge_data_commit=record.judge_data_commit,
-            limits=record.limits, patch=patch,
+            run_id=record.run_id,
+            seed=record.seed,
+            commit=record.commit,
+            judge_commit=record.judge_commit,
+            judge_data_commit=record.judge_data_commit,
+            limits=record.limits,
+            patch=patch,
             intervention=intervention if intervention is not None else ABSENT,
-            account=entry["account"] if entry.get("account") != "version" else ABSENT)
+            account=entry["account"] if entry.get("account") != "version" else ABSENT,
+        )
         return Event.of(started, version=record.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
 
 
-def ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, Any] | None = None, *,
-                         reserved: bool = False) -> None:
+def ledger_run_finished(
+    ws: Workspace,
+    record: RunRecord,
+    manifest: dict[str, Any] | None = None,
+    *,
+    reserved: bool = False,
+) -> None:
     """Append ``run.finished``; ``manifest`` (:func:`evidence_manifest`) is recorded as ``evidence``.
 
     ``reserved``: only while the run still holds its reservation (:class:`_AlreadySettled`
@@ -295,22 +396,38 @@ def ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, An
         reservation = reservations.pop(record.run_id, None) or {}
         if RESERVATIONS in txn.meta or reservation:
             txn.meta[RESERVATIONS] = reservations
-        account = reservation.get("account") or (FINALIZE_ACCOUNT if record.kind == "finalize" else "version")
+        account = reservation.get("account") or (
+            FINALIZE_ACCOUNT if record.kind == "finalize" else "version"
+        )
         if account == FINALIZE_ACCOUNT:
             # finalize's held-out evaluation: charged to its own account, never to the version's or
             # the tree's budget (harness.budget), and no run of the version's search
             txn.meta[FINALIZE_USAGE] = add_usage(txn.meta.get(FINALIZE_USAGE), record.usage)
             finished = RunFinished(
-                run_id=record.run_id, seed=record.seed, status=record.status,
-                headline=record.headline, usage=record.usage, error=record.error, account=account,
-                evidence=manifest if manifest is not None else ABSENT, provenance=provenance)
+                run_id=record.run_id,
+                seed=record.seed,
+                status=record.status,
+                headline=record.headline,
+                usage=record.usage,
+                error=record.error,
+                account=account,
+                evidence=manifest if manifest is not None else ABSENT,
+                provenance=provenance,
+            )
             return Event.of(finished, version=record.version, actor=str(actor))
         version.runs = [r for r in version.runs if r["run_id"] != record.run_id] + [
-            {"run_id": record.run_id, "seed": record.seed, "status": record.status, "headline": record.headline}
+            {
+                "run_id": record.run_id,
+                "seed": record.seed,
+                "status": record.status,
+                "headline": record.headline,
+            }
         ]
         version.usage = add_usage(version.usage, record.usage)
         txn.meta["usage"] = add_usage(txn.meta.get("usage"), record.usage)
-        if account == CHAMPION_RERUNS:  # checked against the champion's re-run account (harness.budget)
+        if (
+            account == CHAMPION_RERUNS
+        ):  # checked against the champion's re-run account (harness.budget)
             reruns = dict(txn.meta.get(CHAMPION_RERUNS) or {})
             reruns[record.version] = add_usage(reruns.get(record.version), record.usage)
             txn.meta[CHAMPION_RERUNS] = reruns
@@ -318,10 +435,16 @@ def ledger_run_finished(ws: Workspace, record: RunRecord, manifest: dict[str, An
         version.updated_at = utcnow()
         txn.put(version)
         finished = RunFinished(
-            run_id=record.run_id, seed=record.seed, status=record.status, headline=record.headline,
-            usage=record.usage, error=record.error,
+            run_id=record.run_id,
+            seed=record.seed,
+            status=record.status,
+            headline=record.headline,
+            usage=record.usage,
+            error=record.error,
             account=account if account != "version" else ABSENT,
-            evidence=manifest if manifest is not None else ABSENT, provenance=provenance)
+            evidence=manifest if manifest is not None else ABSENT,
+            provenance=provenance,
+        )
         return Event.of(finished, version=record.version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
@@ -331,21 +454,30 @@ def _refresh_version_status(version: Any) -> None:
     """A version's status and headline from its runs (mean over scored runs of one metric)."""
     if version.status == VersionStatus.ABANDONED.value:
         return
-    runs = [r for r in version.runs  # ingested runs are evidence and invalid ones cost nothing: not attempts
-            if r["status"] not in (RunStatus.INGESTED.value, RunStatus.INVALID.value)]
+    runs = [
+        r
+        for r in version.runs  # ingested runs are evidence and invalid ones cost nothing: not attempts
+        if r["status"] not in (RunStatus.INGESTED.value, RunStatus.INVALID.value)
+    ]
     if not runs:
         invalid = [r for r in version.runs if r["status"] == RunStatus.INVALID.value]
         if invalid:  # an invalid candidate is shown as such in the tree, not as "active"
             version.status = VersionStatus.FAILED.value
-            version.reason = (f"invalid candidate: {len(invalid)} run(s) refused as invalid submissions (exit 65); "
-                              f"fix it and commit, then run it again")
+            version.reason = (
+                f"invalid candidate: {len(invalid)} run(s) refused as invalid submissions (exit 65); "
+                f"fix it and commit, then run it again"
+            )
         elif version.status == VersionStatus.RUNNING.value:
             version.status = VersionStatus.ACTIVE.value
         return
     if any(r["status"] == RunStatus.RUNNING.value for r in runs):
         version.status = VersionStatus.RUNNING.value
         return
-    scored = [r["headline"] for r in runs if r["status"] == RunStatus.SUCCEEDED.value and r.get("headline")]
+    scored = [
+        r["headline"]
+        for r in runs
+        if r["status"] == RunStatus.SUCCEEDED.value and r.get("headline")
+    ]
     if scored:
         metric = scored[0]["metric"]
         same = [h["value"] for h in scored if h["metric"] == metric]
@@ -354,4 +486,6 @@ def _refresh_version_status(version: Any) -> None:
         version.reason = None
     elif runs:
         version.status = VersionStatus.FAILED.value
-        version.reason = f"no run produced a score ({', '.join(sorted({r['status'] for r in runs}))})"
+        version.reason = (
+            f"no run produced a score ({', '.join(sorted({r['status'] for r in runs}))})"
+        )

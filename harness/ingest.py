@@ -31,25 +31,41 @@ class IngestError(EvotreeError):
     code = "ingest_error"
 
 
-def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed: int = 0) -> RunRecord:
+def ingest_trainer_state(
+    ws: Workspace, path: str | Path, *, version: str, seed: int = 0
+) -> RunRecord:
     """Create a run of ``version`` whose signals are the state's ``log_history``."""
     source = Path(path)
     try:
         state = json.loads(source.read_text())
     except FileNotFoundError:
-        raise IngestError(f"{source} does not exist", fix="pass the path of a trainer_state.json") from None
+        raise IngestError(
+            f"{source} does not exist", fix="pass the path of a trainer_state.json"
+        ) from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise IngestError(f"{source} is not valid JSON: {exc}", fix="pass a trainer_state.json written by "
-                          "transformers' Trainer (output_dir/checkpoint-N/trainer_state.json)") from None
+        raise IngestError(
+            f"{source} is not valid JSON: {exc}",
+            fix="pass a trainer_state.json written by "
+            "transformers' Trainer (output_dir/checkpoint-N/trainer_state.json)",
+        ) from None
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list):
-        raise IngestError(f"{source} has no log_history list: not a trainer_state.json",
-                          fix="pass output_dir/checkpoint-N/trainer_state.json")
-    if not any(isinstance(e, dict) and isinstance(e.get("step"), int) and not isinstance(e.get("step"), bool)
-               for e in history):
-        raise IngestError(f"{source}: none of its {len(history)} log_history entries has an integer step: nothing "
-                          "to ingest", fix="pass a trainer_state.json written by transformers' Trainer "
-                          "(output_dir/checkpoint-N/trainer_state.json)")
+        raise IngestError(
+            f"{source} has no log_history list: not a trainer_state.json",
+            fix="pass output_dir/checkpoint-N/trainer_state.json",
+        )
+    if not any(
+        isinstance(e, dict)
+        and isinstance(e.get("step"), int)
+        and not isinstance(e.get("step"), bool)
+        for e in history
+    ):
+        raise IngestError(
+            f"{source}: none of its {len(history)} log_history entries has an integer step: nothing "
+            "to ingest",
+            fix="pass a trainer_state.json written by transformers' Trainer "
+            "(output_dir/checkpoint-N/trainer_state.json)",
+        )
     record_v = ws.resolve(version)
     tip = ws.git.ref_target(branch_ref(record_v.id))
     run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
@@ -61,19 +77,35 @@ def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed:
         if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
             skipped += 1
             continue
-        metrics = {k: v for k, v in entry.items()
-                   if k not in _NOT_METRICS and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        metrics = {
+            k: v
+            for k, v in entry.items()
+            if k not in _NOT_METRICS and isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
         if "epoch" in entry and isinstance(entry["epoch"], (int, float)):
             metrics["epoch"] = entry["epoch"]
         if metrics:
             recorder.signal(entry["step"], **metrics)
     recorder.close()
-    runtime = next((e.get("train_runtime") for e in reversed(history)
-                    if isinstance(e, dict) and isinstance(e.get("train_runtime"), (int, float))), 0.0)
+    runtime = next(
+        (
+            e.get("train_runtime")
+            for e in reversed(history)
+            if isinstance(e, dict) and isinstance(e.get("train_runtime"), (int, float))
+        ),
+        0.0,
+    )
     record = RunRecord(
-        run_id=run_id, version=record_v.id, seed=seed, status=RunStatus.INGESTED.value,
-        commit=str(tip) if tip is not None else record_v.base_commit, judge_commit=None, judge_version=None,
-        train_command=f"(ingested from {source.resolve()})", eval_command="", started_at=utcnow(),
+        run_id=run_id,
+        version=record_v.id,
+        seed=seed,
+        status=RunStatus.INGESTED.value,
+        commit=str(tip) if tip is not None else record_v.base_commit,
+        judge_commit=None,
+        judge_version=None,
+        train_command=f"(ingested from {source.resolve()})",
+        eval_command="",
+        started_at=utcnow(),
     )
     record.notes.append(f"ingested {len(history) - skipped} log entries from {source.resolve()}")
     if skipped:
@@ -81,10 +113,15 @@ def ingest_trainer_state(ws: Workspace, path: str | Path, *, version: str, seed:
     if recorder.nonfinite:
         record.notes.append(f"{recorder.nonfinite} non-finite values recorded and flagged")
     record.save(paths.record)
-    finish_run(ws, record, paths, None, wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
-            charge=False)
+    finish_run(
+        ws,
+        record,
+        paths,
+        None,
+        wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
+        charge=False,
+    )
     return record
-
 
 
 # ----------------------------------------------------------------------------- TensorBoard
@@ -97,7 +134,9 @@ def _event_dirs(source: Path) -> list[Path]:
     return sorted({p.parent for p in source.rglob("events.out.tfevents*") if p.is_file()})
 
 
-def ingest_tensorboard(ws: Workspace, path: str | Path, *, version: str, seed: int = 0) -> RunRecord:
+def ingest_tensorboard(
+    ws: Workspace, path: str | Path, *, version: str, seed: int = 0
+) -> RunRecord:
     """Create a run of ``version`` whose signals are the scalars of a TensorBoard log directory.
 
     ``path`` is a run directory holding ``events.out.tfevents.*`` files, or a folder with exactly
@@ -108,40 +147,59 @@ def ingest_tensorboard(ws: Workspace, path: str | Path, *, version: str, seed: i
     """
     source = Path(path)
     if not source.is_dir():
-        raise IngestError(f"{source} is not a directory", fix="pass a TensorBoard log directory "
-                          "(TRL with report_to=['tensorboard'] writes output_dir/runs/<date_host>/)")
+        raise IngestError(
+            f"{source} is not a directory",
+            fix="pass a TensorBoard log directory "
+            "(TRL with report_to=['tensorboard'] writes output_dir/runs/<date_host>/)",
+        )
     dirs = _event_dirs(source)
     if not dirs:
-        raise IngestError(f"{source} holds no TensorBoard event file (events.out.tfevents.*)",
-                          fix="pass the logging_dir of a run that used report_to=['tensorboard']")
+        raise IngestError(
+            f"{source} holds no TensorBoard event file (events.out.tfevents.*)",
+            fix="pass the logging_dir of a run that used report_to=['tensorboard']",
+        )
     if len(dirs) > 1:
         listed = ", ".join(str(d.relative_to(source)) for d in dirs[:5])
-        raise IngestError(f"{source} holds {len(dirs)} TensorBoard runs ({listed}{', ...' if len(dirs) > 5 else ''})",
-                          fix="pass one of them: each becomes its own evotree run")
+        raise IngestError(
+            f"{source} holds {len(dirs)} TensorBoard runs ({listed}{', ...' if len(dirs) > 5 else ''})",
+            fix="pass one of them: each becomes its own evotree run",
+        )
     try:
         import tensorboard  # noqa: F401  (the package first: its submodules may be cached)
         from tensorboard.backend.event_processing import event_accumulator
     except ImportError as exc:
-        missing = IngestError(f"reading TensorBoard files needs tensorboard ({exc.name or exc} is not installed)",
-                              fix="pip install 'evotree-rl[export]'  (or: pip install tensorboard)")
+        missing = IngestError(
+            f"reading TensorBoard files needs tensorboard ({exc.name or exc} is not installed)",
+            fix="pip install 'evotree-rl[export]'  (or: pip install tensorboard)",
+        )
         missing.exit_code, missing.code = 2, "missing_dependency"
         raise missing from None
-    acc = event_accumulator.EventAccumulator(str(dirs[0]), size_guidance={event_accumulator.SCALARS: 0})
+    acc = event_accumulator.EventAccumulator(
+        str(dirs[0]), size_guidance={event_accumulator.SCALARS: 0}
+    )
     try:
         acc.Reload()
     except Exception as exc:  # a truncated or foreign file: tensorboard raises its own errors
-        raise IngestError(f"{dirs[0]}: cannot read its event files: {str(exc).splitlines()[0] if str(exc) else exc!r}",
-                          fix="pass a directory written by TensorBoard's SummaryWriter") from None
+        raise IngestError(
+            f"{dirs[0]}: cannot read its event files: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+            fix="pass a directory written by TensorBoard's SummaryWriter",
+        ) from None
     scalars: dict[int, dict[str, float]] = {}
     last_wall = 0.0
     for tag in acc.Tags().get(event_accumulator.SCALARS, []):
-        metric = tag[len(TENSORBOARD_TRAIN_PREFIX):] if tag.startswith(TENSORBOARD_TRAIN_PREFIX) else tag
+        metric = (
+            tag[len(TENSORBOARD_TRAIN_PREFIX) :]
+            if tag.startswith(TENSORBOARD_TRAIN_PREFIX)
+            else tag
+        )
         for event in acc.Scalars(tag):
             scalars.setdefault(int(event.step), {})[metric] = float(event.value)
             last_wall = max(last_wall, float(event.wall_time))
     if not scalars:
-        raise IngestError(f"{dirs[0]} has event files but no scalars: nothing to ingest",
-                          fix="pass the logging_dir of a training run that logged scalars (train/loss, ...)")
+        raise IngestError(
+            f"{dirs[0]} has event files but no scalars: nothing to ingest",
+            fix="pass the logging_dir of a training run that logged scalars (train/loss, ...)",
+        )
     record_v = ws.resolve(version)
     tip = ws.git.ref_target(branch_ref(record_v.id))
     run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
@@ -153,15 +211,30 @@ def ingest_tensorboard(ws: Workspace, path: str | Path, *, version: str, seed: i
     recorder.close()
     runtime = scalars[max(scalars)].get("train_runtime", 0.0)
     record = RunRecord(
-        run_id=run_id, version=record_v.id, seed=seed, status=RunStatus.INGESTED.value,
-        commit=str(tip) if tip is not None else record_v.base_commit, judge_commit=None, judge_version=None,
-        train_command=f"(ingested from TensorBoard {dirs[0].resolve()})", eval_command="", started_at=utcnow(),
+        run_id=run_id,
+        version=record_v.id,
+        seed=seed,
+        status=RunStatus.INGESTED.value,
+        commit=str(tip) if tip is not None else record_v.base_commit,
+        judge_commit=None,
+        judge_version=None,
+        train_command=f"(ingested from TensorBoard {dirs[0].resolve()})",
+        eval_command="",
+        started_at=utcnow(),
     )
     count = sum(len(v) for v in scalars.values())
-    record.notes.append(f"ingested {count} scalars at {len(scalars)} steps from {dirs[0].resolve()}")
+    record.notes.append(
+        f"ingested {count} scalars at {len(scalars)} steps from {dirs[0].resolve()}"
+    )
     if recorder.nonfinite:
         record.notes.append(f"{recorder.nonfinite} non-finite values recorded and flagged")
     record.save(paths.record)
-    finish_run(ws, record, paths, None, wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
-               charge=False)
+    finish_run(
+        ws,
+        record,
+        paths,
+        None,
+        wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
+        charge=False,
+    )
     return record

@@ -60,8 +60,19 @@ from evotree.harness.provenance import runner_keys_text
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["STATES", "PROBLEM_STATES", "RUN_VOIDED_EVENT", "RUN_VOID_TYPE", "RunEvidence", "EvidenceCheck",
-           "EvidenceChanged", "VoidChecker", "find_run", "verify_run_evidence", "evidence_findings"]
+__all__ = [
+    "STATES",
+    "PROBLEM_STATES",
+    "RUN_VOIDED_EVENT",
+    "RUN_VOID_TYPE",
+    "RunEvidence",
+    "EvidenceCheck",
+    "EvidenceChanged",
+    "VoidChecker",
+    "find_run",
+    "verify_run_evidence",
+    "evidence_findings",
+]
 
 STATES = ("ok", "missing", "tampered", "unfinished", "running", "unverified", "foreign", "voided")
 #: The ledger event that takes a run out of the evidence, and the type of its signed statement.
@@ -72,22 +83,46 @@ PROBLEM_STATES = ("missing", "tampered", "unfinished", "unverified")
 
 #: state -> (finding code, severity, what happened, what to do)
 _FINDING = {
-    "missing": ("score.evidence_missing", "critical", "evidence missing",
-                ("restore the run directories (.evotree/runs/<run_id>) from a backup or from the machine that "
-                 "ran them (the manifest names its host); a run cannot be dropped and more seeds do not replace "
-                 "it: only a new commit (evotree branch) starts a fresh count, or, if the evidence is lost for "
-                 "good, a person who did not create the version voids the run with a signed sign-off "
-                 "(evotree runs void RUN_ID --reason TEXT)")),
-    "tampered": ("score.evidence_tampered", "critical", "evidence differs from what the run recorded",
-                 ("restore the original run directories; evidence edited after a run finished is not evidence "
-                  "(a new commit, evotree branch, starts a fresh count)")),
-    "unfinished": ("score.evidence_unfinished", "critical", "started but never finished",
-                   ("run any evotree command on the machine that drove them (crash recovery finishes them), "
-                    "or bring their run directories here")),
-    "unverified": ("score.evidence_unverified", "critical", "recorded before evidence manifests existed",
-                   ("these runs cannot be checked: commit anew (evotree branch --from the version) and run "
-                    "that commit's seeds with this evotree, or have a person who did not create the version void "
-                    "them with a signed sign-off (evotree runs void RUN_ID --reason TEXT)")),
+    "missing": (
+        "score.evidence_missing",
+        "critical",
+        "evidence missing",
+        (
+            "restore the run directories (.evotree/runs/<run_id>) from a backup or from the machine that "
+            "ran them (the manifest names its host); a run cannot be dropped and more seeds do not replace "
+            "it: only a new commit (evotree branch) starts a fresh count, or, if the evidence is lost for "
+            "good, a person who did not create the version voids the run with a signed sign-off "
+            "(evotree runs void RUN_ID --reason TEXT)"
+        ),
+    ),
+    "tampered": (
+        "score.evidence_tampered",
+        "critical",
+        "evidence differs from what the run recorded",
+        (
+            "restore the original run directories; evidence edited after a run finished is not evidence "
+            "(a new commit, evotree branch, starts a fresh count)"
+        ),
+    ),
+    "unfinished": (
+        "score.evidence_unfinished",
+        "critical",
+        "started but never finished",
+        (
+            "run any evotree command on the machine that drove them (crash recovery finishes them), "
+            "or bring their run directories here"
+        ),
+    ),
+    "unverified": (
+        "score.evidence_unverified",
+        "critical",
+        "recorded before evidence manifests existed",
+        (
+            "these runs cannot be checked: commit anew (evotree branch --from the version) and run "
+            "that commit's seeds with this evotree, or have a person who did not create the version void "
+            "them with a signed sign-off (evotree runs void RUN_ID --reason TEXT)"
+        ),
+    ),
 }
 
 
@@ -132,20 +167,26 @@ class RunEvidence:
         (:mod:`evotree.harness.safe_files`): :class:`EvidenceChanged` says what it is."""
         import hashlib
 
-
         try:
             data = read_regular(root, rel)
         except UnsafeFile as exc:
             raise EvidenceChanged(
                 f"{rel} of run {self.run_id} is {exc.reason}, not a regular file: it was not read",
                 fix="find out what put it into the run directory (a phase may leave links in its evidence); "
-                    "restore the run's evidence and evaluate again",
-                run_id=self.run_id, path=rel) from None
-        if self.expected is not None and self.expected.get(rel) != "sha256:" + hashlib.sha256(data).hexdigest():
+                "restore the run's evidence and evaluate again",
+                run_id=self.run_id,
+                path=rel,
+            ) from None
+        if (
+            self.expected is not None
+            and self.expected.get(rel) != "sha256:" + hashlib.sha256(data).hexdigest()
+        ):
             raise EvidenceChanged(
                 f"{rel} of run {self.run_id} changed after its evidence was checked (or is not in its manifest)",
                 fix="find out what is writing into the run directory; restore it and evaluate again",
-                run_id=self.run_id, path=rel)
+                run_id=self.run_id,
+                path=rel,
+            )
         return data
 
 
@@ -195,8 +236,13 @@ class EvidenceCheck:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "runs": [r.to_dict() for r in self.runs], "unrecorded": list(self.unrecorded),
-                "voided": [r.to_dict() for r in self.voided], "ok": self.ok}
+        return {
+            "version": self.version,
+            "runs": [r.to_dict() for r in self.runs],
+            "unrecorded": list(self.unrecorded),
+            "voided": [r.to_dict() for r in self.voided],
+            "ok": self.ok,
+        }
 
 
 def evidence_findings(runs: list[RunEvidence], *, version: str) -> list[Finding]:
@@ -208,13 +254,25 @@ def evidence_findings(runs: list[RunEvidence], *, version: str) -> list[Finding]
             continue
         code, severity, what, fix = _FINDING[state]
         ids = [r.run_id for r in chosen]
-        out.append(Finding(
-            layer="score", code=code, severity=severity, version=version,
-            title=f"{len(chosen)} run(s) of {version} the ledger records: {what} ({', '.join(ids[:4])}"
-                  + (" …" if len(ids) > 4 else "") + ")",
-            evidence={"runs": ids, "problems": {r.run_id: r.problems for r in chosen},
-                      "seeds": {r.run_id: r.seed for r in chosen}, "hosts": {r.run_id: r.host for r in chosen}},
-            suggestion=fix, run_id=ids[0] if len(ids) == 1 else None))
+        out.append(
+            Finding(
+                layer="score",
+                code=code,
+                severity=severity,
+                version=version,
+                title=f"{len(chosen)} run(s) of {version} the ledger records: {what} ({', '.join(ids[:4])}"
+                + (" …" if len(ids) > 4 else "")
+                + ")",
+                evidence={
+                    "runs": ids,
+                    "problems": {r.run_id: r.problems for r in chosen},
+                    "seeds": {r.run_id: r.seed for r in chosen},
+                    "hosts": {r.run_id: r.host for r in chosen},
+                },
+                suggestion=fix,
+                run_id=ids[0] if len(ids) == 1 else None,
+            )
+        )
     return out
 
 
@@ -269,12 +327,19 @@ def _check_files(root: Path, manifest: dict[str, Any], run: RunEvidence) -> None
         fields = _changed_fields(data, run)
         changed.append("run.json " + (", ".join(fields) if fields else "bound fields") + " changed")
     if not missing and not changed and manifest_digest(files, bound) != manifest.get("digest"):
-        changed.append("the evidence digest differs" + ("" if isinstance(listed, dict)
-                                                        else f" ({len(files)} file(s) now, "
-                                                             f"{manifest.get('n_files')} recorded)"))
+        changed.append(
+            "the evidence digest differs"
+            + (
+                ""
+                if isinstance(listed, dict)
+                else f" ({len(files)} file(s) now, {manifest.get('n_files')} recorded)"
+            )
+        )
     if missing:
         run.state = "missing"
-        run.problems = [f"missing: {', '.join(missing)}"] + ([f"changed: {', '.join(changed)}"] if changed else [])
+        run.problems = [f"missing: {', '.join(missing)}"] + (
+            [f"changed: {', '.join(changed)}"] if changed else []
+        )
     elif changed:
         run.state, run.problems = "tampered", [f"changed: {', '.join(changed)}"]
     else:
@@ -283,10 +348,20 @@ def _check_files(root: Path, manifest: dict[str, Any], run: RunEvidence) -> None
 
 def _changed_fields(data: dict[str, Any], run: RunEvidence) -> list[str]:
     """Bound run.json fields that differ from what the ledger says (where it says it)."""
-    ledger = {"run_id": run.run_id, "version": run.version, "seed": run.seed, "status": run.status,
-              "commit": run.commit, "judge_commit": run.judge_commit, "headline": run.headline}
-    return [f"{k} ({data.get(k)!r}, the ledger says {ledger[k]!r})" for k in BOUND_FIELDS
-            if k in ledger and ledger[k] is not None and data.get(k) != ledger[k]]
+    ledger = {
+        "run_id": run.run_id,
+        "version": run.version,
+        "seed": run.seed,
+        "status": run.status,
+        "commit": run.commit,
+        "judge_commit": run.judge_commit,
+        "headline": run.headline,
+    }
+    return [
+        f"{k} ({data.get(k)!r}, the ledger says {ledger[k]!r})"
+        for k in BOUND_FIELDS
+        if k in ledger and ledger[k] is not None and data.get(k) != ledger[k]
+    ]
 
 
 def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
@@ -307,22 +382,35 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
         fdata = finished.data if finished is not None else {}
         seed = fdata.get("seed", sdata.get("seed"))
         run = RunEvidence(
-            run_id=run_id, version=record.id, state="unfinished",
+            run_id=run_id,
+            version=record.id,
+            state="unfinished",
             seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-            commit=sdata.get("commit"), judge_commit=sdata.get("judge_commit"),
-            started_at=(started or finished).at, status=fdata.get("status") if finished is not None else None,
-            headline=fdata.get("headline"))
+            commit=sdata.get("commit"),
+            judge_commit=sdata.get("judge_commit"),
+            started_at=(started or finished).at,
+            status=fdata.get("status") if finished is not None else None,
+            headline=fdata.get("headline"),
+        )
         if finished is None:
             if run_is_live(ws, run_id):
                 run.state = "running"
             else:
-                run.problems = ["the ledger has run.started but no run.finished, and no process drives it"]
+                run.problems = [
+                    "the ledger has run.started but no run.finished, and no process drives it"
+                ]
         else:
             if runner_keys is None:
                 runner_keys = runner_keys_text(ws)
             # who recorded it decides before what it holds: foreign evidence is never read
-            verdict = check_run(ws, run_id, record.id, sdata if started is not None else None, fdata,
-                                runner_keys=runner_keys)
+            verdict = check_run(
+                ws,
+                run_id,
+                record.id,
+                sdata if started is not None else None,
+                fdata,
+                runner_keys=runner_keys,
+            )
             manifest = fdata.get("evidence")
             if not verdict.trusted:
                 run.state, run.problems = "foreign", [str(verdict.reason)]
@@ -336,10 +424,15 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
             else:
                 root = base / run_id
                 if not root.is_dir() or not RunPaths(root).record.is_file():
-                    run.state, run.problems = "missing", [f"its run directory {root} or its run.json does not exist"]
+                    run.state, run.problems = (
+                        "missing",
+                        [f"its run directory {root} or its run.json does not exist"],
+                    )
                 else:
                     run.state = "unverified"
-                    run.problems = ["run.finished recorded no evidence manifest (an evotree from before manifests)"]
+                    run.problems = [
+                        "run.finished recorded no evidence manifest (an evotree from before manifests)"
+                    ]
         runs.append(run)
     runs.sort(key=lambda r: (r.started_at or "", r.run_id))
     voided = _apply_voids(ws, record, runs)
@@ -351,10 +444,18 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
                 data = json.loads(path.read_bytes())
             except (OSError, ValueError):
                 continue
-            if isinstance(data, dict) and data.get("version") == record.id and path.parent.name not in known:
+            if (
+                isinstance(data, dict)
+                and data.get("version") == record.id
+                and path.parent.name not in known
+            ):
                 unrecorded.append(path.parent.name)
-    return EvidenceCheck(version=record.id, runs=[r for r in runs if r.state != "voided"], unrecorded=unrecorded,
-                         voided=voided)
+    return EvidenceCheck(
+        version=record.id,
+        runs=[r for r in runs if r.state != "voided"],
+        unrecorded=unrecorded,
+        voided=voided,
+    )
 
 
 # ---------------------------------------------------------------------------- voids
@@ -362,7 +463,11 @@ def find_run(ws: Workspace, run_id: str) -> tuple[str, dict[str, Any]] | None:
     """(version, the newest run.started/run.finished data) of the run ``run_id`` the ledger records."""
     for entry in ws.ledger.entries():  # newest first
         event = entry.event
-        if event.kind in ("run.started", "run.finished") and event.data.get("run_id") == run_id and event.version:
+        if (
+            event.kind in ("run.started", "run.finished")
+            and event.data.get("run_id") == run_id
+            and event.version
+        ):
             return str(event.version), dict(event.data)
     return None
 
@@ -378,8 +483,11 @@ VoidChecker = Callable[["Workspace", Any, str, dict[str, Any]], list[str]]
 def _apply_voids(ws: Workspace, record: Any, runs: list[RunEvidence]) -> list[RunEvidence]:
     """Mark the runs a valid ``run.voided`` names (state ``voided``); name rejected voids among the
     run's problems. Returns the voided runs."""
-    events = [(entry, entry.event) for entry in ws.ledger.entries(version=record.id)
-              if entry.event.kind == RUN_VOIDED_EVENT]
+    events = [
+        (entry, entry.event)
+        for entry in ws.ledger.entries(version=record.id)
+        if entry.event.kind == RUN_VOIDED_EVENT
+    ]
     if not events:
         return []
     by_id = {r.run_id: r for r in runs}
@@ -390,14 +498,25 @@ def _apply_voids(ws: Workspace, record: Any, runs: list[RunEvidence]) -> list[Ru
         if run is None or run.state == "voided":
             continue
         data = event.data if isinstance(event.data, dict) else {}
-        reasons = (["no void checker is loaded (evotree.gates validates voids against the signed policy)"]
-                   if checker is None else checker(ws, record, run.run_id, data))
+        reasons = (
+            ["no void checker is loaded (evotree.gates validates voids against the signed policy)"]
+            if checker is None
+            else checker(ws, record, run.run_id, data)
+        )
         if reasons:
-            run.problems = [*run.problems, f"a run.voided event at ledger {entry.commit[:10]} was rejected: "
-                            + "; ".join(str(r) for r in reasons)]
+            run.problems = [
+                *run.problems,
+                f"a run.voided event at ledger {entry.commit[:10]} was rejected: "
+                + "; ".join(str(r) for r in reasons),
+            ]
             continue
         statement = event.data["statement"]
-        run.void = {"approver": statement.get("approver"), "reason": statement.get("reason"), "at": event.at,
-                    "ledger_commit": entry.commit, "state_before": run.state}
+        run.void = {
+            "approver": statement.get("approver"),
+            "reason": statement.get("reason"),
+            "at": event.at,
+            "ledger_commit": entry.commit,
+            "state_before": run.state,
+        }
         run.state = "voided"
     return [r for r in runs if r.state == "voided"]

@@ -89,7 +89,9 @@ def judge_in_force(ws: Workspace) -> str | None:
     return str(commit) if commit else None
 
 
-def _entries(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[tuple[str, pygit2.Oid, int]]:
+def _entries(
+    repo: pygit2.Repository, commit: str | pygit2.Oid
+) -> list[tuple[str, pygit2.Oid, int]]:
     """Every file of the judge commit: (path, blob id, filemode); refuses what an export refuses.
 
     The walk and its rules are the export's (:func:`evotree.harness.export.check_tree`), plus the
@@ -100,16 +102,23 @@ def _entries(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[tuple[st
     try:
         entries = check_tree(repo, commit)
     except (KeyError, ValueError) as exc:
-        raise JudgeStoreError(f"the judge commit {short} is not in this repository ({exc})",
-                              fix=f"fetch it: git fetch origin '{JUDGE_REF}:{JUDGE_REF}'") from None
+        raise JudgeStoreError(
+            f"the judge commit {short} is not in this repository ({exc})",
+            fix=f"fetch it: git fetch origin '{JUDGE_REF}:{JUDGE_REF}'",
+        ) from None
     except UnsafeTree as exc:
-        raise JudgeStoreError(f"the judge commit {short} holds {exc.details.get('path')!r}: {exc.details.get('rule')}; "
-                              "the judge store holds regular files only (no symlink or submodule)", fix=fix) from None
+        raise JudgeStoreError(
+            f"the judge commit {short} holds {exc.details.get('path')!r}: {exc.details.get('rule')}; "
+            "the judge store holds regular files only (no symlink or submodule)",
+            fix=fix,
+        ) from None
     found: list[tuple[str, pygit2.Oid, int]] = []
     for entry in entries:
         problem = judge_path_problem(entry.path)
         if problem:
-            raise JudgeStoreError(f"the judge commit {short} holds {entry.path!r}: {problem}", fix=fix)
+            raise JudgeStoreError(
+                f"the judge commit {short} holds {entry.path!r}: {problem}", fix=fix
+            )
         if entry.mode != pygit2.GIT_FILEMODE_TREE:
             found.append((entry.path, entry.oid, entry.mode))
     return sorted(found, key=lambda item: item[0])
@@ -120,8 +129,14 @@ def judge_files(repo: pygit2.Repository, commit: str | pygit2.Oid) -> list[Judge
     files = []
     for rel, oid, mode in _entries(repo, commit):
         blob = repo[oid]
-        files.append(JudgeFile(rel, blob.size, hashlib.sha256(blob.data).hexdigest(),
-                               mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE))
+        files.append(
+            JudgeFile(
+                rel,
+                blob.size,
+                hashlib.sha256(blob.data).hexdigest(),
+                mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
+            )
+        )
     return files
 
 
@@ -139,8 +154,10 @@ def read_judge_file(repo: pygit2.Repository, commit: str | pygit2.Oid, path: str
         if rel == wanted:
             return bytes(repo[oid].data)
     names = [rel for rel, _, _ in _entries(repo, commit)]
-    raise JudgeStoreError(f"the judge has no file {path!r} (it has: {', '.join(names) or 'nothing'})",
-                          fix="`evotree judge show` lists the files")
+    raise JudgeStoreError(
+        f"the judge has no file {path!r} (it has: {', '.join(names) or 'nothing'})",
+        fix="`evotree judge show` lists the files",
+    )
 
 
 def materialise_judge(repo: pygit2.Repository, commit: str | pygit2.Oid, target: Path) -> int:
@@ -155,13 +172,25 @@ def materialise_judge(repo: pygit2.Repository, commit: str | pygit2.Oid, target:
     try:
         return export_tree(repo, commit, target)
     except (UnsafeTree, IsADirectoryError) as exc:
-        why = exc.message if isinstance(exc, UnsafeTree) else f"a directory is in the way ({exc.filename})"
-        raise JudgeStoreError(f"cannot materialise the judge into {target}: {why} (a symlink or a directory "
-                              "is in the way)", fix="materialise the judge into a fresh directory") from None
+        why = (
+            exc.message
+            if isinstance(exc, UnsafeTree)
+            else f"a directory is in the way ({exc.filename})"
+        )
+        raise JudgeStoreError(
+            f"cannot materialise the judge into {target}: {why} (a symlink or a directory "
+            "is in the way)",
+            fix="materialise the judge into a fresh directory",
+        ) from None
 
 
-def provide_judge_tree(repo: pygit2.Repository, champion_commit: str, judge_data_commit: str | None,
-                       judge_paths: list[str] | tuple[str, ...], target: Path) -> int:
+def provide_judge_tree(
+    repo: pygit2.Repository,
+    champion_commit: str,
+    judge_data_commit: str | None,
+    judge_paths: list[str] | tuple[str, ...],
+    target: Path,
+) -> int:
     """The judge phase's directory: the champion's commit plus the judge store; the number of files.
 
     With a judge commit in force, the champion is exported *without* its judge paths (a copy
@@ -175,8 +204,9 @@ def provide_judge_tree(repo: pygit2.Repository, champion_commit: str, judge_data
     return count + materialise_judge(repo, judge_data_commit, target)
 
 
-def read_directory(directory: Path, *, judge_paths: list[str] | tuple[str, ...] | None = None
-                   ) -> dict[str, tuple[bytes, int]]:
+def read_directory(
+    directory: Path, *, judge_paths: list[str] | tuple[str, ...] | None = None
+) -> dict[str, tuple[bytes, int]]:
     """The judge files of a directory laid out like the repository (``DIR/judge/gym.toml``).
 
     Regular files only: a symlink, a device, a ``.git`` directory or a path outside
@@ -184,7 +214,9 @@ def read_directory(directory: Path, *, judge_paths: list[str] | tuple[str, ...] 
     """
     root = Path(directory)
     if not root.is_dir():
-        raise JudgeStoreError(f"{root} is not a directory", fix="pass the directory `evotree judge export` wrote")
+        raise JudgeStoreError(
+            f"{root} is not a directory", fix="pass the directory `evotree judge export` wrote"
+        )
     files: dict[str, tuple[bytes, int]] = {}
     for current, dirs, names in os.walk(root, followlinks=False):
         here = Path(current)
@@ -192,42 +224,71 @@ def read_directory(directory: Path, *, judge_paths: list[str] | tuple[str, ...] 
             path = here / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():
-                raise JudgeStoreError(f"{rel} in {root} is a symlink; the judge store holds regular files only",
-                                      fix=f"replace {rel} by the files themselves")
+                raise JudgeStoreError(
+                    f"{rel} in {root} is a symlink; the judge store holds regular files only",
+                    fix=f"replace {rel} by the files themselves",
+                )
             if name.lower() == ".git":
-                raise JudgeStoreError(f"{rel} in {root} is a .git directory; judge files only, please",
-                                      fix=f"remove {path}")
+                raise JudgeStoreError(
+                    f"{rel} in {root} is a .git directory; judge files only, please",
+                    fix=f"remove {path}",
+                )
         for name in names:
             path = here / name
             rel = path.relative_to(root).as_posix()
             info = os.lstat(path)
             if not stat.S_ISREG(info.st_mode):
-                raise JudgeStoreError(f"{rel} in {root} is a symlink or not a regular file; the judge store holds "
-                                      "regular files only", fix=f"replace {rel} by a regular file or remove it")
+                raise JudgeStoreError(
+                    f"{rel} in {root} is a symlink or not a regular file; the judge store holds "
+                    "regular files only",
+                    fix=f"replace {rel} by a regular file or remove it",
+                )
             problem = judge_path_problem(rel)
             if problem:
-                raise JudgeStoreError(f"{rel!r} cannot be a judge file: {problem}", fix="rename or remove it")
+                raise JudgeStoreError(
+                    f"{rel!r} cannot be a judge file: {problem}", fix="rename or remove it"
+                )
             if judge_paths is not None and not under_paths(rel, judge_paths):
                 raise JudgeStoreError(
                     f"{rel} in {root} is not under [eval].judge_paths ({', '.join(judge_paths)}): the judge store "
                     "holds the judge paths only, laid out as in the repository (e.g. DIR/judge/gym.toml)",
-                    fix=f"move it under one of {', '.join(judge_paths)} or remove it")
+                    fix=f"move it under one of {', '.join(judge_paths)} or remove it",
+                )
             if info.st_size > _MAX_FILE_BYTES:
-                raise JudgeStoreError(f"{rel} is {info.st_size / 2**30:.1f} GiB, over the 1 GiB limit of a judge file",
-                                      fix="keep large hidden data outside git and let the judge fetch it")
-            mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if info.st_mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
+                raise JudgeStoreError(
+                    f"{rel} is {info.st_size / 2**30:.1f} GiB, over the 1 GiB limit of a judge file",
+                    fix="keep large hidden data outside git and let the judge fetch it",
+                )
+            mode = (
+                pygit2.GIT_FILEMODE_BLOB_EXECUTABLE
+                if info.st_mode & 0o100
+                else pygit2.GIT_FILEMODE_BLOB
+            )
             files[rel] = (path.read_bytes(), mode)
     if not files:
-        raise JudgeStoreError(f"{root} holds no judge files", fix="`evotree judge export DIR` writes the current ones")
+        raise JudgeStoreError(
+            f"{root} holds no judge files", fix="`evotree judge export DIR` writes the current ones"
+        )
     return files
 
 
-def write_judge_from_directory(ws: Workspace, directory: Path, *, parent: str | None, message: str,
-                               identity: Identity | None = None) -> str:
+def write_judge_from_directory(
+    ws: Workspace,
+    directory: Path,
+    *,
+    parent: str | None,
+    message: str,
+    identity: Identity | None = None,
+) -> str:
     """A new judge commit (no ref moved) from ``directory``'s files under the champion's judge paths."""
     files = read_directory(directory, judge_paths=list(ws.config.eval.judge_paths))
-    oid = write_judge_commit(ws.git, files, parent=ws.git.repo[parent].id if parent else None, message=message,
-                             identity=identity or ws.git.identity())
+    oid = write_judge_commit(
+        ws.git,
+        files,
+        parent=ws.git.repo[parent].id if parent else None,
+        message=message,
+        identity=identity or ws.git.identity(),
+    )
     return str(oid)
 
 
@@ -243,8 +304,26 @@ def judge_diff(repo: pygit2.Repository, previous: str | None, commit: str) -> di
     rows = []
     for path in sorted(set(new) | set(old)):
         n, o = new.get(path), old.get(path)
-        status = ("added" if o is None else "removed" if n is None else
-                  "unchanged" if n.sha256 == o.sha256 and n.executable == o.executable else "changed")
-        rows.append({"path": path, "status": status, "size": n.size if n else None,
-                     "sha256": n.sha256 if n else None, "previous_sha256": o.sha256 if o else None})
-    return {"commit": str(commit), "previous_commit": str(previous) if previous else None, "files": rows}
+        status = (
+            "added"
+            if o is None
+            else "removed"
+            if n is None
+            else "unchanged"
+            if n.sha256 == o.sha256 and n.executable == o.executable
+            else "changed"
+        )
+        rows.append(
+            {
+                "path": path,
+                "status": status,
+                "size": n.size if n else None,
+                "sha256": n.sha256 if n else None,
+                "previous_sha256": o.sha256 if o else None,
+            }
+        )
+    return {
+        "commit": str(commit),
+        "previous_commit": str(previous) if previous else None,
+        "files": rows,
+    }

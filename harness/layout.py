@@ -70,20 +70,40 @@ INVALID_SUBMISSION_EXIT = 65
 #: run_id (str), phase (str), ts (float, unix seconds) and nonfinite (bool: a NaN/inf value).
 SCHEMAS: dict[str, dict[str, str]] = {
     "signals": {
-        "run_id": "str", "phase": "str", "step": "int", "metric": "str", "value": "float",
-        "nonfinite": "bool", "ts": "float",
+        "run_id": "str",
+        "phase": "str",
+        "step": "int",
+        "metric": "str",
+        "value": "float",
+        "nonfinite": "bool",
+        "ts": "float",
     },
     "rollouts": {
-        "run_id": "str", "phase": "str", "step": "int", "group_id": "str", "task_id": "str",
-        "sample_index": "int", "reward": "float",
+        "run_id": "str",
+        "phase": "str",
+        "step": "int",
+        "group_id": "str",
+        "task_id": "str",
+        "sample_index": "int",
+        "reward": "float",
         "components": "str",  # JSON object: reward component name -> value
-        "length": "int", "truncated": "bool", "finish_reason": "str", "text": "str",
+        "length": "int",
+        "truncated": "bool",
+        "finish_reason": "str",
+        "text": "str",
         "commands": "list[str]",  # shell commands / tool calls the trajectory issued
-        "nonfinite": "bool", "ts": "float",
+        "nonfinite": "bool",
+        "ts": "float",
     },
     "evals": {
-        "run_id": "str", "phase": "str", "split": "str", "task_id": "str", "sample_index": "int",
-        "score": "float", "nonfinite": "bool", "ts": "float",
+        "run_id": "str",
+        "phase": "str",
+        "split": "str",
+        "task_id": "str",
+        "sample_index": "int",
+        "score": "float",
+        "nonfinite": "bool",
+        "ts": "float",
     },
 }
 
@@ -92,8 +112,13 @@ def arrow_schema(kind: str):  # -> pyarrow.Schema (pyarrow imported lazily: it i
     """The Arrow schema of an evidence kind."""
     import pyarrow as pa
 
-    types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(),
-             "list[str]": pa.list_(pa.string())}
+    types = {
+        "str": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+        "list[str]": pa.list_(pa.string()),
+    }
     return pa.schema([(name, types[t]) for name, t in SCHEMAS[kind].items()])
 
 

@@ -44,8 +44,14 @@ def _open_regular(path: Path) -> int | None:
     return fd
 
 
-def follow_logs(run_dir: Path, phases: tuple[str, ...], *, finished: Callable[[], bool],
-                poll: float = _POLL_SECONDS, from_start: bool = True) -> Iterator[tuple[str, str, str]]:
+def follow_logs(
+    run_dir: Path,
+    phases: tuple[str, ...],
+    *,
+    finished: Callable[[], bool],
+    poll: float = _POLL_SECONDS,
+    from_start: bool = True,
+) -> Iterator[tuple[str, str, str]]:
     """``(phase, stream, line)`` for each line the run's phases write, as they write it, until
     ``finished()`` says the run has ended and the files have nothing more (a last read after)."""
     paths = RunPaths(run_dir)
@@ -120,8 +126,13 @@ def _seconds(stamp: Any) -> float | None:
         return None
 
 
-def progress_of(run_dir: Path, *, started_at: str | None, max_steps: int | None,
-                phases: tuple[str, ...] = ("train", "prepare")) -> LiveProgress:
+def progress_of(
+    run_dir: Path,
+    *,
+    started_at: str | None,
+    max_steps: int | None,
+    phases: tuple[str, ...] = ("train", "prepare"),
+) -> LiveProgress:
     """The newest step and metric a running run's train phase recorded (read from the tail of its
     signals file), its rate since the run started and, with a known total, an ETA."""
     paths = RunPaths(run_dir)
@@ -154,5 +165,12 @@ def progress_of(run_dir: Path, *, started_at: str | None, max_steps: int | None,
         rate = step / elapsed
         if total and rate > 0:
             eta = max(0.0, (total - step) / rate)
-    return LiveProgress(phase=phase_seen, step=step, total_steps=total, metric=metric, value=value,
-                        steps_per_second=rate, eta_seconds=eta)
+    return LiveProgress(
+        phase=phase_seen,
+        step=step,
+        total_steps=total,
+        metric=metric,
+        value=value,
+        steps_per_second=rate,
+        eta_seconds=eta,
+    )

@@ -37,14 +37,23 @@ def _last_lines(path: Path, count: int, *, max_bytes: int = 1 << 20) -> tuple[li
     return lines[-count:] if count else [], more
 
 
-def log_tail_note(record: RunRecord, paths: RunPaths, *, lines: int = 3, width: int = 400) -> str | None:
+def log_tail_note(
+    record: RunRecord, paths: RunPaths, *, lines: int = 3, width: int = 400
+) -> str | None:
     """For a run that failed in a phase (invalid, failed, stopped): the last lines of that phase's
     stderr (stdout when stderr is empty), so the cause is in the run's note, not only in a file."""
-    if record.status in (RunStatus.SUCCEEDED.value, RunStatus.INGESTED.value, RunStatus.RUNNING.value,
-                         RunStatus.CANCELLED.value):
+    if record.status in (
+        RunStatus.SUCCEEDED.value,
+        RunStatus.INGESTED.value,
+        RunStatus.RUNNING.value,
+        RunStatus.CANCELLED.value,
+    ):
         return None
-    failing = [name for name, phase in record.phases.items()
-               if isinstance(phase, dict) and phase.get("returncode") not in (0, None)]
+    failing = [
+        name
+        for name, phase in record.phases.items()
+        if isinstance(phase, dict) and phase.get("returncode") not in (0, None)
+    ]
     phase = failing[-1] if failing else next(reversed(record.phases), None)
     if phase is None:
         return None
@@ -78,19 +87,31 @@ def find_run_dir(ws: Workspace, run_id: str) -> Path:
     """The directory of run ``run_id`` (or of the one run whose id starts with it); :class:`UnknownRun` otherwise."""
     base = runs_dir(ws)
     if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith(".") or "\0" in run_id:
-        raise UnknownRun(f"{run_id!r} is not a run id", fix="`evotree runs` lists the run ids", run_id=run_id)
+        raise UnknownRun(
+            f"{run_id!r} is not a run id", fix="`evotree runs` lists the run ids", run_id=run_id
+        )
     exact = base / run_id
     if (exact / "run.json").is_file():
         return exact
-    found = sorted(p for p in base.glob(f"{glob_escape(run_id)}*") if (p / "run.json").is_file()) \
-        if base.is_dir() else []
+    found = (
+        sorted(p for p in base.glob(f"{glob_escape(run_id)}*") if (p / "run.json").is_file())
+        if base.is_dir()
+        else []
+    )
     if len(found) == 1:
         return found[0]
     if found:
-        raise UnknownRun(f"{run_id!r} names {len(found)} runs: {', '.join(p.name for p in found[:5])}"
-                         + (" …" if len(found) > 5 else ""), fix="type more of the run id", run_id=run_id)
-    raise UnknownRun(f"no run {run_id!r} on this machine (under {base})", fix="`evotree runs` lists the run ids",
-                     run_id=run_id)
+        raise UnknownRun(
+            f"{run_id!r} names {len(found)} runs: {', '.join(p.name for p in found[:5])}"
+            + (" …" if len(found) > 5 else ""),
+            fix="type more of the run id",
+            run_id=run_id,
+        )
+    raise UnknownRun(
+        f"no run {run_id!r} on this machine (under {base})",
+        fix="`evotree runs` lists the run ids",
+        run_id=run_id,
+    )
 
 
 def glob_escape(text: str) -> str:
@@ -101,7 +122,9 @@ def glob_escape(text: str) -> str:
 def run_logs(ws: Workspace, run_id: str, *, phase: str | None = None, tail: int = 50) -> RunLogs:
     """The last ``tail`` lines (0: all) of each phase's stdout and stderr of a run (one ``phase`` only if given)."""
     if phase is not None and phase not in LOG_PHASES:
-        raise UsageError(f"--phase {phase!r}: expected one of {', '.join(LOG_PHASES)}", fix="e.g. --phase train")
+        raise UsageError(
+            f"--phase {phase!r}: expected one of {', '.join(LOG_PHASES)}", fix="e.g. --phase train"
+        )
     root = find_run_dir(ws, run_id)
     paths = RunPaths(root)
     try:
@@ -114,7 +137,22 @@ def run_logs(ws: Workspace, run_id: str, *, phase: str | None = None, tail: int 
             path = paths.log(name, stream)
             if not path.is_file():
                 continue
-            lines, more = _last_lines(path, tail if tail else 10**9, max_bytes=(1 << 20) if tail else 1 << 40)
-            logs.append({"phase": name, "stream": stream, "path": str(path), "lines": lines, "truncated": more})
-    return RunLogs(run_id=root.name, version=record.version if record else None,
-                   status=record.status if record else None, error=record.error if record else None, logs=logs)
+            lines, more = _last_lines(
+                path, tail if tail else 10**9, max_bytes=(1 << 20) if tail else 1 << 40
+            )
+            logs.append(
+                {
+                    "phase": name,
+                    "stream": stream,
+                    "path": str(path),
+                    "lines": lines,
+                    "truncated": more,
+                }
+            )
+    return RunLogs(
+        run_id=root.name,
+        version=record.version if record else None,
+        status=record.status if record else None,
+        error=record.error if record else None,
+        logs=logs,
+    )

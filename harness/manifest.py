@@ -30,8 +30,18 @@ __all__ = [
 ]
 
 #: run.json fields bound by a run's manifest: what the score gate and compare read from run.json.
-BOUND_FIELDS = ("run_id", "version", "seed", "status", "commit", "judge_commit", "judge_version",
-                "judge_data_commit", "started_at", "headline")
+BOUND_FIELDS = (
+    "run_id",
+    "version",
+    "seed",
+    "status",
+    "commit",
+    "judge_commit",
+    "judge_version",
+    "judge_data_commit",
+    "started_at",
+    "headline",
+)
 MANIFEST_VERSION = 1
 #: At most this many files are listed one by one in the ledger (beyond, only the digest).
 MANIFEST_MAX_LISTED = 256
@@ -94,7 +104,9 @@ def record_binding(data: Mapping[str, Any]) -> str:
 
 def manifest_digest(files: Mapping[str, str], record: str) -> str:
     """The one hash over a manifest: its files and its record binding."""
-    return "sha256:" + _sha256_bytes(_canonical({"v": MANIFEST_VERSION, "files": dict(files), "record": record}))
+    return "sha256:" + _sha256_bytes(
+        _canonical({"v": MANIFEST_VERSION, "files": dict(files), "record": record})
+    )
 
 
 def evidence_manifest(run_dir: Path, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,8 +121,15 @@ def evidence_manifest(run_dir: Path, record: Mapping[str, Any]) -> dict[str, Any
     except OSError as exc:
         files = {"<unreadable>": f"error:{type(exc).__name__}"}
     bound = record_binding(record)
-    manifest: dict[str, Any] = {"v": MANIFEST_VERSION, "n_files": len(files), "record": bound,
-                                "digest": manifest_digest(files, bound), "host": socket.gethostname()}
-    if len(files) <= MANIFEST_MAX_LISTED:  # a run that wrote thousands of files keeps its digest only
+    manifest: dict[str, Any] = {
+        "v": MANIFEST_VERSION,
+        "n_files": len(files),
+        "record": bound,
+        "digest": manifest_digest(files, bound),
+        "host": socket.gethostname(),
+    }
+    if (
+        len(files) <= MANIFEST_MAX_LISTED
+    ):  # a run that wrote thousands of files keeps its digest only
         manifest["files"] = files
     return manifest

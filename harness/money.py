@@ -59,27 +59,51 @@ class SpendRecord:
 MAX_NOTE_CHARS = 2000
 
 
-def record_spend(ws: Workspace, usd: float, note: str, *, tokens: int | None = None, version: str | None = None,
-                 actor: Identity | None = None) -> SpendRecord:
+def record_spend(
+    ws: Workspace,
+    usd: float,
+    note: str,
+    *,
+    tokens: int | None = None,
+    version: str | None = None,
+    actor: Identity | None = None,
+) -> SpendRecord:
     """Record agent/API spend (``spend.recorded``): charged to the tree's usage (``usd``,
     ``agent_usd``, ``tokens``) and, with ``version``, to that version's. ``actor``: the principal
     (default the git identity; the agent server passes its ``--as``). Spend already made is
     always recorded, even past a budget (which then refuses new runs); a negative, non-finite or
     unnoted amount is refused and nothing is written."""
 
-    if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd) or usd < 0:
-        raise InvalidSpend(f"--usd: expected a finite amount of 0 or more, actually: {usd!r}",
-                           fix="record what was spent, in USD (e.g. --usd 0.42); spend cannot be taken back",
-                           usd=str(usd))
-    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
-        raise InvalidSpend(f"--tokens: expected a whole number of 0 or more, actually: {tokens!r}",
-                           fix="pass the tokens used, e.g. --tokens 120000, or leave it out", tokens=str(tokens))
+    if (
+        isinstance(usd, bool)
+        or not isinstance(usd, (int, float))
+        or not math.isfinite(usd)
+        or usd < 0
+    ):
+        raise InvalidSpend(
+            f"--usd: expected a finite amount of 0 or more, actually: {usd!r}",
+            fix="record what was spent, in USD (e.g. --usd 0.42); spend cannot be taken back",
+            usd=str(usd),
+        )
+    if tokens is not None and (
+        isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0
+    ):
+        raise InvalidSpend(
+            f"--tokens: expected a whole number of 0 or more, actually: {tokens!r}",
+            fix="pass the tokens used, e.g. --tokens 120000, or leave it out",
+            tokens=str(tokens),
+        )
     text = (note or "").strip()
     if not text or len(text) > MAX_NOTE_CHARS:
-        raise InvalidSpend(f"--note: expected 1 to {MAX_NOTE_CHARS} characters saying what was spent on, "
-                           f"actually: {len(text)}", fix="e.g. --note 'claude api: session 3 (v4, v5)'")
+        raise InvalidSpend(
+            f"--note: expected 1 to {MAX_NOTE_CHARS} characters saying what was spent on, "
+            f"actually: {len(text)}",
+            fix="e.g. --note 'claude api: session 3 (v4, v5)'",
+        )
     who = actor if actor is not None else ws.git.identity()
-    charge = Usage(usd=round(float(usd), 9), agent_usd=round(float(usd), 9), tokens=int(tokens or 0)).to_dict()
+    charge = Usage(
+        usd=round(float(usd), 9), agent_usd=round(float(usd), 9), tokens=int(tokens or 0)
+    ).to_dict()
     out: dict[str, Any] = {}
 
     def change(txn: LedgerTxn) -> Event:
@@ -94,16 +118,29 @@ def record_spend(ws: Workspace, usd: float, note: str, *, tokens: int | None = N
         out.update(version=vid, at=at)
         # sealed by this workspace's key: only a spend recorded here counts in its budgets
         # (harness.budget.trusted_usage); a remote's spend.recorded cannot make the seal
-        mark = seal(ws, spend_facts(version=vid, at=at, usd=charge["usd"], tokens=tokens, note=text,
-                                    principal=str(who)))
-        payload = SpendRecorded(usd=charge["usd"], note=text, tokens=tokens, principal=str(who),
-                                seal=mark)
+        mark = seal(
+            ws,
+            spend_facts(
+                version=vid, at=at, usd=charge["usd"], tokens=tokens, note=text, principal=str(who)
+            ),
+        )
+        payload = SpendRecorded(
+            usd=charge["usd"], note=text, tokens=tokens, principal=str(who), seal=mark
+        )
         return Event.of(payload, version=vid, actor=str(who), at=at)
 
     ws.ledger.transact(change, actor=who)
     tree_usd = Usage.from_dict(trusted_usage(ws).tree).usd
-    return SpendRecord(usd=charge["usd"], note=text, tokens=tokens, version=out["version"], principal=str(who),
-                       at=out["at"], tree_usd=tree_usd, tree_max_usd=ws.config.budget.tree_max_usd)
+    return SpendRecord(
+        usd=charge["usd"],
+        note=text,
+        tokens=tokens,
+        version=out["version"],
+        principal=str(who),
+        at=out["at"],
+        tree_usd=tree_usd,
+        tree_max_usd=ws.config.budget.tree_max_usd,
+    )
 
 
 # ---------------------------------------------------------------------------- evotree budget
@@ -148,43 +185,81 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
     charged = Usage.from_dict(counted.tree)
     reserved = Usage.from_dict(committed(counted_reservations(ws, meta)))
     gpus, cpus = float(cfg.executor.gpus), float(cfg.executor.cpus)
-    prices = {"usd_per_gpu_hour": b.usd_per_gpu_hour, "usd_per_cpu_hour": b.usd_per_cpu_hour, "gpus_per_run": gpus,
-              "cpus_per_run": cpus, "usd_per_run_hour": usd_per_run_hour(b, gpus=gpus, cpus=cpus)}
+    prices = {
+        "usd_per_gpu_hour": b.usd_per_gpu_hour,
+        "usd_per_cpu_hour": b.usd_per_cpu_hour,
+        "gpus_per_run": gpus,
+        "cpus_per_run": cpus,
+        "usd_per_run_hour": usd_per_run_hour(b, gpus=gpus, cpus=cpus),
+    }
     rows = []
-    for name, unit, limit, key in (("tree_max_usd", "USD", b.tree_max_usd, "usd"),
-                                   ("tree_max_wall_hours", "hours", b.tree_max_wall_hours, "wall_hours"),
-                                   ("tree_max_gpu_hours", "GPU hours", b.tree_max_gpu_hours, "gpu_hours"),
-                                   ("tree_max_steps", "steps", b.tree_max_steps, "steps"),
-                                   ("tree_max_episodes", "episodes", b.tree_max_episodes, "episodes")):
+    for name, unit, limit, key in (
+        ("tree_max_usd", "USD", b.tree_max_usd, "usd"),
+        ("tree_max_wall_hours", "hours", b.tree_max_wall_hours, "wall_hours"),
+        ("tree_max_gpu_hours", "GPU hours", b.tree_max_gpu_hours, "gpu_hours"),
+        ("tree_max_steps", "steps", b.tree_max_steps, "steps"),
+        ("tree_max_episodes", "episodes", b.tree_max_episodes, "episodes"),
+    ):
         if not limit and name != "tree_max_usd":
             continue
         used, held = getattr(charged, key), getattr(reserved, key)
-        rows.append({"budget": name, "unit": unit, "limit": limit or None, "charged": used, "reserved": held,
-                     "left": round(limit - used - held, 9) if limit else None})
+        rows.append(
+            {
+                "budget": name,
+                "unit": unit,
+                "limit": limit or None,
+                "charged": used,
+                "reserved": held,
+                "left": round(limit - used - held, 9) if limit else None,
+            }
+        )
     left = clock_left_seconds(b, meta, now=now)
     started = meta.get("created_at")
     start = _parse_time(started)
     elapsed = ((now or datetime.now(UTC)) - start).total_seconds() / 3600 if start else None
-    clock = {"started_at": started, "elapsed_hours": round(elapsed, 6) if elapsed is not None else None,
-             "limit_hours": b.tree_max_search_hours or None,
-             "left_hours": round(max(left, 0.0) / 3600, 6) if left is not None else None,
-             "ends_at": None}
+    clock = {
+        "started_at": started,
+        "elapsed_hours": round(elapsed, 6) if elapsed is not None else None,
+        "limit_hours": b.tree_max_search_hours or None,
+        "left_hours": round(max(left, 0.0) / 3600, 6) if left is not None else None,
+        "ends_at": None,
+    }
     if start is not None and b.tree_max_search_hours:
         clock["ends_at"] = (start + timedelta(hours=b.tree_max_search_hours)).isoformat()
-    versions = [{"id": r.id, "status": r.status, "usage": counted.version(r.id)}
-                for r in ws.ledger.versions() if r.id in counted.versions]
+    versions = [
+        {"id": r.id, "status": r.status, "usage": counted.version(r.id)}
+        for r in ws.ledger.versions()
+        if r.id in counted.versions
+    ]
     spend = []
     skipped = {item["commit"] for item in counted.not_counted if item["event"] == SPEND_RECORDED}
     for entry in ws.ledger.entries():
         if entry.event.kind == SPEND_RECORDED:
-            spend.append({"at": entry.event.at, "version": entry.event.version, "actor": entry.event.actor,
-                          **{k: entry.event.data.get(k) for k in ("usd", "tokens", "note")},
-                          "counted": entry.commit not in skipped})
+            spend.append(
+                {
+                    "at": entry.event.at,
+                    "version": entry.event.version,
+                    "actor": entry.event.actor,
+                    **{k: entry.event.data.get(k) for k in ("usd", "tokens", "note")},
+                    "counted": entry.commit not in skipped,
+                }
+            )
             if len(spend) >= 20:
                 break
-    spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (left is not None and left < MIN_RUN_SECONDS)
+    spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (
+        left is not None and left < MIN_RUN_SECONDS
+    )
     not_counted = [dict(item) for item in counted.not_counted[-20:]][::-1]
-    return BudgetStatus(prices=prices, charged=charged.to_dict(), reserved=reserved.to_dict(),
-                        budgets=rows, clock=clock, versions=versions, spend=spend, spent=spent,
-                        not_counted=not_counted, not_counted_total=len(counted.not_counted),
-                        finalize=Usage.from_dict(counted.finalize).to_dict())
+    return BudgetStatus(
+        prices=prices,
+        charged=charged.to_dict(),
+        reserved=reserved.to_dict(),
+        budgets=rows,
+        clock=clock,
+        versions=versions,
+        spend=spend,
+        spent=spent,
+        not_counted=not_counted,
+        not_counted_total=len(counted.not_counted),
+        finalize=Usage.from_dict(counted.finalize).to_dict(),
+    )

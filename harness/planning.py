@@ -55,8 +55,16 @@ RunRecheck = Callable[[LedgerTxn, Mapping[str, int], Mapping[str, str]], None]
 RunAuthorizer = Callable[["Workspace", Mapping[str, int]], Any]
 
 
-def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, seeds: int = 1,
-              heldout: bool = False, seed_start: int = 0, reserve: bool = False) -> list[RunPlan]:
+def plan_runs(
+    ws: Workspace,
+    versions: list[str],
+    *,
+    authorize: RunAuthorizer,
+    seeds: int = 1,
+    heldout: bool = False,
+    seed_start: int = 0,
+    reserve: bool = False,
+) -> list[RunPlan]:
     """Check every requested run and budget; nothing starts unless all of them may.
 
     ``reserve=True`` (what :func:`evotree.harness.execute.run_versions` asks) also *reserves* the
@@ -96,21 +104,42 @@ def plan_runs(ws: Workspace, versions: list[str], *, authorize: RunAuthorizer, s
     recheck = authorize(ws, per_version)
     # the preview on a snapshot: refuses early, with the same messages, what the reservation would
     tips = {record.id: tip for record, tip in records}
-    limits_of = _plan_limits(cfg, snapshot, per_version, total,
-                             counted_reservations(ws, snapshot.meta),
-                             tips=tips, champion_commit=str(judge_commit),
-                             counted=trusted_usage(ws, snapshot))
+    limits_of = _plan_limits(
+        cfg,
+        snapshot,
+        per_version,
+        total,
+        counted_reservations(ws, snapshot.meta),
+        tips=tips,
+        champion_commit=str(judge_commit),
+        counted=trusted_usage(ws, snapshot),
+    )
     for record, tip in records:
         for seed in range(seed_start, seed_start + seeds):
             run_id = f"{record.id}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
-            plans.append(RunPlan(run_id=run_id, version=record.id, seed=seed, commit=tip,
-                                 judge_commit=str(judge_commit), judge_version=champion.id,
-                                 limits=limits_of[record.id][0],
-                                 judge_splits=("validation", "heldout") if heldout else ("validation",),
-                                 judge_data_commit=judge_data))
+            plans.append(
+                RunPlan(
+                    run_id=run_id,
+                    version=record.id,
+                    seed=seed,
+                    commit=tip,
+                    judge_commit=str(judge_commit),
+                    judge_version=champion.id,
+                    limits=limits_of[record.id][0],
+                    judge_splits=("validation", "heldout") if heldout else ("validation",),
+                    judge_data_commit=judge_data,
+                )
+            )
     if reserve:
-        limits_of = _reserve(ws, plans, per_version, total, tips, champion_commit=str(judge_commit),
-                             recheck=recheck if callable(recheck) else None)
+        limits_of = _reserve(
+            ws,
+            plans,
+            per_version,
+            total,
+            tips,
+            champion_commit=str(judge_commit),
+            recheck=recheck if callable(recheck) else None,
+        )
         for plan in plans:
             plan.limits = limits_of[plan.version][0]
     return plans
@@ -120,36 +149,51 @@ def _check_request(ws: Workspace, *, seeds: int, seed_start: int, heldout: bool)
     """Refuse a request that cannot run at all: bad seed counts, empty commands, no sandbox
     where one is required, ``--heldout`` where the held-out split waits for finalize."""
     if seeds < 1:
-        raise InvalidState(f"--seeds: expected at least 1, actually: {seeds}", fix="pass --seeds 1 or more")
+        raise InvalidState(
+            f"--seeds: expected at least 1, actually: {seeds}", fix="pass --seeds 1 or more"
+        )
     if seed_start < 0:
-        raise InvalidState(f"--seed-start: expected 0 or more, actually: {seed_start}", fix="pass --seed-start 0 or more")
+        raise InvalidState(
+            f"--seed-start: expected 0 or more, actually: {seed_start}",
+            fix="pass --seed-start 0 or more",
+        )
     cfg = ws.config
     for name, phase in (("train", cfg.train), ("eval", cfg.eval)):
         if not phase.command.strip():
             raise ConfigError(
                 f"[{name}].command is empty in the champion's evotree.toml: there is nothing to run",
-                fix=f"set [{name}].command (e.g. \"python {name}.py\") on the champion",
+                fix=f'set [{name}].command (e.g. "python {name}.py") on the champion',
                 key=f"{name}.command",
             )
     # fail closed: where the champion's policy wants a sandbox and none can start, nothing runs
 
     require_sandbox(cfg.sandbox)
     if heldout and cfg.eval.hide_until_finalize:
-        raise InvalidState("this workspace judges the held-out split once, in `evotree finalize` "
-                           "([eval] hide_until_finalize, EvoPolicyGym's protocol): `--heldout` is not offered",
-                           fix="run without --heldout; a person ends the search with `evotree finalize`")
+        raise InvalidState(
+            "this workspace judges the held-out split once, in `evotree finalize` "
+            "([eval] hide_until_finalize, EvoPolicyGym's protocol): `--heldout` is not offered",
+            fix="run without --heldout; a person ends the search with `evotree finalize`",
+        )
 
 
 def _judge_in_force(ws: Workspace) -> tuple[Any, str | None]:
     """(the champion commit that judges, the judge store's commit in force or None), both checked."""
     # the signed champion a verb pinned (gates.trust.in_force), never the ref as it may stand now
-    judge_commit = ws.git.repo[ws.pinned_commit].id if ws.pinned_commit else ws.git.ref_target(CHAMPION_REF)
+    judge_commit = (
+        ws.git.repo[ws.pinned_commit].id if ws.pinned_commit else ws.git.ref_target(CHAMPION_REF)
+    )
     if judge_commit is None:
-        raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
+        raise InvalidState(
+            "refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone"
+        )
 
-    judge_data = judge_in_force(ws)  # the ledger's judge commit: a hand-moved refs/evotree/judge is not followed
+    judge_data = judge_in_force(
+        ws
+    )  # the ledger's judge commit: a hand-moved refs/evotree/judge is not followed
     if judge_data is not None:
-        check_judge_commit(ws.git.repo, judge_data)  # present and well-formed, before anything starts
+        check_judge_commit(
+            ws.git.repo, judge_data
+        )  # present and well-formed, before anything starts
     return judge_commit, judge_data
 
 
@@ -158,8 +202,10 @@ def _runnable(ws: Workspace, name: str, snapshot: LedgerTxn) -> tuple[Any, str]:
     clean, its branch present."""
     record = ws.resolve(name, snapshot)
     if record.status == VersionStatus.ABANDONED.value:
-        raise InvalidState(f"{record.id} is abandoned ({record.reason}); it is kept as evidence, not run",
-                           fix=f"branch a new version from it: evotree branch --from {record.id} -m ...")
+        raise InvalidState(
+            f"{record.id} is abandoned ({record.reason}); it is kept as evidence, not run",
+            fix=f"branch a new version from it: evotree branch --from {record.id} -m ...",
+        )
     if record.worktree and ws.absolute(record.worktree).exists():
         dirty = ws.git.status_porcelain(ws.absolute(record.worktree))
         if dirty:
@@ -171,13 +217,22 @@ def _runnable(ws: Workspace, name: str, snapshot: LedgerTxn) -> tuple[Any, str]:
             )
     tip = ws.git.ref_target(branch_ref(record.id))
     if tip is None:
-        raise InvalidState(f"branch {record.branch} of {record.id} is missing",
-                           fix=f"restore it: git branch {record.branch} {record.base_commit}")
+        raise InvalidState(
+            f"branch {record.branch} of {record.id} is missing",
+            fix=f"restore it: git branch {record.branch} {record.base_commit}",
+        )
     return record, str(tip)
 
 
-def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callable[[LedgerTxn], None],
-                      source_run: str | None = None, retrain: bool = False) -> RunPlan:
+def plan_finalize_run(
+    ws: Workspace,
+    version: str,
+    commit: str,
+    *,
+    check: Callable[[LedgerTxn], None],
+    source_run: str | None = None,
+    retrain: bool = False,
+) -> RunPlan:
     """Reserve finalize's one held-out evaluation: a judge-only run of ``commit`` (of ``version``)
     on the ``heldout`` split, against the ``finalize`` account.
 
@@ -191,19 +246,34 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
     """
     cfg = ws.config
     if not cfg.eval.command.strip():
-        raise ConfigError("[eval].command is empty in the champion's evotree.toml: there is no judge to run",
-                          fix="set [eval].command on the champion", key="eval.command")
+        raise ConfigError(
+            "[eval].command is empty in the champion's evotree.toml: there is no judge to run",
+            fix="set [eval].command on the champion",
+            key="eval.command",
+        )
 
     require_sandbox(cfg.sandbox)
     judge_commit, judge_data = _judge_in_force(ws)
     champion = ws.resolve("champion")
     wall = cfg.eval.timeout_seconds + (cfg.train.timeout_seconds if retrain else 0)
     limits = RunLimits(wall_seconds=float(wall), max_steps=None, max_episodes=None)
-    seed = 1 + secrets.randbelow(2**31 - 1) if retrain else 0  # a fresh seed: no seed of the search reused
-    plan = RunPlan(run_id=f"{version}-finalize-{now_stamp()}-{secrets.token_hex(3)}", version=version, seed=seed,
-                   commit=commit, judge_commit=str(judge_commit), judge_version=champion.id, limits=limits,
-                   judge_splits=("heldout",), judge_data_commit=judge_data, kind="finalize",
-                   source_run=None if retrain else source_run, retrain=retrain)
+    seed = (
+        1 + secrets.randbelow(2**31 - 1) if retrain else 0
+    )  # a fresh seed: no seed of the search reused
+    plan = RunPlan(
+        run_id=f"{version}-finalize-{now_stamp()}-{secrets.token_hex(3)}",
+        version=version,
+        seed=seed,
+        commit=commit,
+        judge_commit=str(judge_commit),
+        judge_version=champion.id,
+        limits=limits,
+        judge_splits=("heldout",),
+        judge_data_commit=judge_data,
+        kind="finalize",
+        source_run=None if retrain else source_run,
+        retrain=retrain,
+    )
     actor = ws.git.identity()
     owner = process_owner()
 
@@ -214,27 +284,58 @@ def plan_finalize_run(ws: Workspace, version: str, commit: str, *, check: Callab
             del reservations[run_id]
         # only reservations this workspace made (or a live process here holds) block it
         counted = counted_reservations(ws, {RESERVATIONS: reservations})
-        if any((entry.get("account") or "version") == FINALIZE_ACCOUNT for entry in counted.values()):
-            raise InvalidState("a finalize run is already reserved or running",
-                               fix="wait for it (`evotree runs`); the search has one held-out evaluation")
-        entry = {"version": version, "seed": seed, "commit": commit, "at": utcnow(), "owner": owner,
-                 "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus), "cpus": float(cfg.executor.cpus),
-                 "usd_per_hour": usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus),
-                 "account": FINALIZE_ACCOUNT, "started": None}
+        if any(
+            (entry.get("account") or "version") == FINALIZE_ACCOUNT for entry in counted.values()
+        ):
+            raise InvalidState(
+                "a finalize run is already reserved or running",
+                fix="wait for it (`evotree runs`); the search has one held-out evaluation",
+            )
+        entry = {
+            "version": version,
+            "seed": seed,
+            "commit": commit,
+            "at": utcnow(),
+            "owner": owner,
+            "limits": limits.to_dict(),
+            "gpus": float(cfg.executor.gpus),
+            "cpus": float(cfg.executor.cpus),
+            "usd_per_hour": usd_per_run_hour(
+                cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus
+            ),
+            "account": FINALIZE_ACCOUNT,
+            "started": None,
+        }
         entry.update(reservation_marks(ws, plan.run_id, entry))
         reservations[plan.run_id] = entry
         txn.meta[RESERVATIONS] = reservations
-        runs = [{"run_id": plan.run_id, "version": version, "seed": seed, "commit": commit,
-                 "limits": limits.to_dict(), "account": FINALIZE_ACCOUNT}]
+        runs = [
+            {
+                "run_id": plan.run_id,
+                "version": version,
+                "seed": seed,
+                "commit": commit,
+                "limits": limits.to_dict(),
+                "account": FINALIZE_ACCOUNT,
+            }
+        ]
         return Event.of(RunReserved(runs=runs, owner=owner), version=version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
     return plan
 
 
-def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total: int,
-                 reservations: Mapping[str, Mapping[str, Any]], *, tips: Mapping[str, str],
-                 champion_commit: str, counted: TrustedUsage) -> dict[str, tuple[RunLimits, str]]:
+def _plan_limits(
+    cfg: Any,
+    txn: LedgerTxn,
+    per_version: Mapping[str, int],
+    total: int,
+    reservations: Mapping[str, Mapping[str, Any]],
+    *,
+    tips: Mapping[str, str],
+    champion_commit: str,
+    counted: TrustedUsage,
+) -> dict[str, tuple[RunLimits, str]]:
     """``{version: (limits, account)}`` for a request, counting ``reservations`` as spent.
 
     Runs of the champion's promoted commit are checked against its re-run account (``account``
@@ -248,22 +349,42 @@ def _plan_limits(cfg: Any, txn: LedgerTxn, per_version: Mapping[str, int], total
     clock_left = clock_left_seconds(cfg.budget, txn.meta)  # the search clock, read once per request
     ends_at = clock_ends_at(cfg.budget, txn.meta)  # its end: every run's absolute deadline
     for vid, count in per_version.items():
-        account = CHAMPION_RERUNS if vid == champion and tips.get(vid) == champion_commit else "version"
+        account = (
+            CHAMPION_RERUNS if vid == champion and tips.get(vid) == champion_commit else "version"
+        )
         txn.require(vid)
         usage = counted.reruns(vid) if account == CHAMPION_RERUNS else counted.version(vid)
-        out[vid] = (plan_limits(
-            cfg.budget, version=vid, version_usage=usage, tree_usage=counted.tree,
-            version_runs=count, total_runs=total, gpus=cfg.executor.gpus,
-            version_reserved=committed(reservations, version=vid, account=account),
-            tree_reserved=committed(reservations), account=account,
-            cpus=cfg.executor.cpus, clock_left=clock_left, clock_ends_at=ends_at,
-        ), account)
+        out[vid] = (
+            plan_limits(
+                cfg.budget,
+                version=vid,
+                version_usage=usage,
+                tree_usage=counted.tree,
+                version_runs=count,
+                total_runs=total,
+                gpus=cfg.executor.gpus,
+                version_reserved=committed(reservations, version=vid, account=account),
+                tree_reserved=committed(reservations),
+                account=account,
+                cpus=cfg.executor.cpus,
+                clock_left=clock_left,
+                clock_ends_at=ends_at,
+            ),
+            account,
+        )
     return out
 
 
-def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int], total: int,
-             tips: Mapping[str, str], *, champion_commit: str,
-             recheck: RunRecheck | None) -> dict[str, tuple[RunLimits, str]]:
+def _reserve(
+    ws: Workspace,
+    plans: list[RunPlan],
+    per_version: Mapping[str, int],
+    total: int,
+    tips: Mapping[str, str],
+    *,
+    champion_commit: str,
+    recheck: RunRecheck | None,
+) -> dict[str, tuple[RunLimits, str]]:
     """Append ``run.reserved`` for ``plans``: the budgets and ``recheck`` decided in its CAS."""
     cfg = ws.config
     actor = ws.git.identity()
@@ -277,11 +398,21 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
             del reservations[run_id]
         for vid in per_version:
             if txn.require(vid).status == VersionStatus.ABANDONED.value:
-                raise InvalidState(f"{vid} was abandoned while its runs were being planned",
-                                   fix=f"branch a new version from it: evotree branch --from {vid} -m ...")
+                raise InvalidState(
+                    f"{vid} was abandoned while its runs were being planned",
+                    fix=f"branch a new version from it: evotree branch --from {vid} -m ...",
+                )
         counted = counted_reservations(ws, {RESERVATIONS: reservations})  # not a remote's
-        limits_of = _plan_limits(cfg, txn, per_version, total, counted, tips=tips,
-                                 champion_commit=champion_commit, counted=trusted_usage(ws, txn))
+        limits_of = _plan_limits(
+            cfg,
+            txn,
+            per_version,
+            total,
+            counted,
+            tips=tips,
+            champion_commit=champion_commit,
+            counted=trusted_usage(ws, txn),
+        )
         # the worst-case price of an hour of each run, held by its reservation (harness.budget)
         rate = usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus)
         if recheck is not None:
@@ -290,21 +421,39 @@ def _reserve(ws: Workspace, plans: list[RunPlan], per_version: Mapping[str, int]
         runs = []
         for plan in plans:
             limits, account = limits_of[plan.version]
-            entry = {"version": plan.version, "seed": plan.seed, "commit": plan.commit, "at": at,
-                     "owner": owner, "limits": limits.to_dict(), "gpus": float(cfg.executor.gpus),
-                     "cpus": float(cfg.executor.cpus), "usd_per_hour": rate,
-                     "account": account, "started": None}
+            entry = {
+                "version": plan.version,
+                "seed": plan.seed,
+                "commit": plan.commit,
+                "at": at,
+                "owner": owner,
+                "limits": limits.to_dict(),
+                "gpus": float(cfg.executor.gpus),
+                "cpus": float(cfg.executor.cpus),
+                "usd_per_hour": rate,
+                "account": account,
+                "started": None,
+            }
             entry.update(reservation_marks(ws, plan.run_id, entry))
             reservations[plan.run_id] = entry
-            runs.append({"run_id": plan.run_id, "version": plan.version, "seed": plan.seed,
-                         "commit": plan.commit, "limits": limits.to_dict(), "account": account})
+            runs.append(
+                {
+                    "run_id": plan.run_id,
+                    "version": plan.version,
+                    "seed": plan.seed,
+                    "commit": plan.commit,
+                    "limits": limits.to_dict(),
+                    "account": account,
+                }
+            )
         txn.meta[RESERVATIONS] = reservations
         decided.clear()
         decided.update(limits_of)
         only = {plan.version for plan in plans}
         reserved = RunReserved(runs=runs, owner=owner, released=sorted(dead) if dead else ABSENT)
-        return Event.of(reserved, version=next(iter(only)) if len(only) == 1 else None,
-                        actor=str(actor))
+        return Event.of(
+            reserved, version=next(iter(only)) if len(only) == 1 else None, actor=str(actor)
+        )
 
     ws.ledger.transact(change, actor=actor)
     return dict(decided)

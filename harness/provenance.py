@@ -47,9 +47,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["SEAL_TYPE", "STATEMENT_TYPE", "seal", "sealed", "RUNNER_NAMESPACE", "FOREIGN_NOTE",
-           "Provenance", "attest_run", "check_run", "check_runner", "foreign_runs", "key_path",
-           "mark_foreign", "runner_keys_text", "sign_as_runner"]
+__all__ = [
+    "SEAL_TYPE",
+    "STATEMENT_TYPE",
+    "seal",
+    "sealed",
+    "RUNNER_NAMESPACE",
+    "FOREIGN_NOTE",
+    "Provenance",
+    "attest_run",
+    "check_run",
+    "check_runner",
+    "foreign_runs",
+    "key_path",
+    "mark_foreign",
+    "runner_keys_text",
+    "sign_as_runner",
+]
 
 STATEMENT_TYPE = "evotree.run-provenance"
 #: what :func:`seal` MACs besides the facts (never a run's statement: the types differ)
@@ -77,14 +91,35 @@ class Provenance:
 
 
 def _canonical(data: Any) -> bytes:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode()
 
 
-def statement(run_id: str, version: str, *, seed: Any, status: Any, headline: Any, digest: Any,
-              commit: Any, judge_commit: Any) -> dict[str, Any]:
+def statement(
+    run_id: str,
+    version: str,
+    *,
+    seed: Any,
+    status: Any,
+    headline: Any,
+    digest: Any,
+    commit: Any,
+    judge_commit: Any,
+) -> dict[str, Any]:
     """The facts an attestation vouches for (the same dict when made and when checked)."""
-    return {"type": STATEMENT_TYPE, "v": 1, "run_id": run_id, "version": version, "seed": seed, "status": status,
-            "headline": headline, "digest": digest, "commit": commit, "judge_commit": judge_commit}
+    return {
+        "type": STATEMENT_TYPE,
+        "v": 1,
+        "run_id": run_id,
+        "version": version,
+        "seed": seed,
+        "status": status,
+        "headline": headline,
+        "digest": digest,
+        "commit": commit,
+        "judge_commit": judge_commit,
+    }
 
 
 def key_path(ws: Workspace) -> Path:
@@ -107,7 +142,9 @@ def _load_key(ws: Workspace, *, create: bool) -> bytes | None:
             return None
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = path.parent / f".provenance.key.{os.getpid()}.{secrets.token_hex(4)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_hex(_KEY_BYTES) + "\n")
         try:
@@ -147,8 +184,11 @@ def seal(ws: Workspace, facts: dict[str, Any]) -> str | None:
 def sealed(ws: Workspace, facts: dict[str, Any], mac: Any) -> bool:
     """Whether ``mac`` is :func:`seal` of ``facts`` by this workspace's key."""
     key = _load_key(ws, create=False)
-    return key is not None and isinstance(mac, str) and hmac.compare_digest(mac, _mac(key, {"type": SEAL_TYPE,
-                                                                                             **facts}))
+    return (
+        key is not None
+        and isinstance(mac, str)
+        and hmac.compare_digest(mac, _mac(key, {"type": SEAL_TYPE, **facts}))
+    )
 
 
 def _ssh_keygen() -> str | None:
@@ -161,8 +201,9 @@ def _ssh_keygen() -> str | None:
         return None
 
 
-def sign_as_runner(data: dict[str, Any],
-                   env: dict[str, str] | None = None) -> dict[str, str] | None:
+def sign_as_runner(
+    data: dict[str, Any], env: dict[str, str] | None = None
+) -> dict[str, str] | None:
     """``{"principal", "signature"}``: ``data`` signed with the runner key ``$EVOTREE_RUNNER_KEY``
     of ``env`` (default this process's), or None without a key (or when signing failed). What
     :func:`check_runner` accepts where the signed policy lists that key."""
@@ -179,32 +220,67 @@ def _runner_sign(data: dict[str, Any], env: dict[str, str]) -> dict[str, str] | 
     with tempfile.TemporaryDirectory(prefix="evotree-run-sig-") as tmp:
         payload = Path(tmp) / "statement"
         payload.write_bytes(_canonical(data))
-        proc = subprocess.run([exe, "-q", "-Y", "sign", "-n", RUNNER_NAMESPACE, "-f", os.path.expanduser(key),
-                               str(payload)], capture_output=True, stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            [
+                exe,
+                "-q",
+                "-Y",
+                "sign",
+                "-n",
+                RUNNER_NAMESPACE,
+                "-f",
+                os.path.expanduser(key),
+                str(payload),
+            ],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         sig = payload.with_name("statement.sig")
         if proc.returncode != 0 or not sig.is_file():
             return None
         return {"principal": principal, "signature": sig.read_text()}
 
 
-def attest_run(ws: Workspace, record: Any, manifest: dict[str, Any] | None,
-               env: dict[str, str] | None = None) -> dict[str, Any]:
+def attest_run(
+    ws: Workspace, record: Any, manifest: dict[str, Any] | None, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The ``provenance`` that ``run.finished`` of ``record`` carries: this workspace's MAC (and a
     runner signature when ``$EVOTREE_RUNNER_KEY`` names a key) over :func:`statement`."""
     commit, judge_commit = getattr(record, "commit", None), getattr(record, "judge_commit", None)
     try:
         key = _load_key(ws, create=True)
     except OSError as exc:  # never lose a run over its attestation: it is recorded, and foreign
-        return {"v": 1, "error": f"no workspace key ({exc.strerror or exc})", "commit": commit,
-                "judge_commit": judge_commit}
+        return {
+            "v": 1,
+            "error": f"no workspace key ({exc.strerror or exc})",
+            "commit": commit,
+            "judge_commit": judge_commit,
+        }
     if key is None:
-        return {"v": 1, "error": f"{key_path(ws)} is not a key evotree wrote", "commit": commit,
-                "judge_commit": judge_commit}
-    data = statement(record.run_id, record.version, seed=record.seed, status=record.status,
-                     headline=record.headline, digest=(manifest or {}).get("digest"),
-                     commit=commit, judge_commit=judge_commit)
-    out: dict[str, Any] = {"v": 1, "key_id": _key_id(key), "mac": _mac(key, data),
-                           "commit": commit, "judge_commit": judge_commit}
+        return {
+            "v": 1,
+            "error": f"{key_path(ws)} is not a key evotree wrote",
+            "commit": commit,
+            "judge_commit": judge_commit,
+        }
+    data = statement(
+        record.run_id,
+        record.version,
+        seed=record.seed,
+        status=record.status,
+        headline=record.headline,
+        digest=(manifest or {}).get("digest"),
+        commit=commit,
+        judge_commit=judge_commit,
+    )
+    out: dict[str, Any] = {
+        "v": 1,
+        "key_id": _key_id(key),
+        "mac": _mac(key, data),
+        "commit": commit,
+        "judge_commit": judge_commit,
+    }
     runner = _runner_sign(data, dict(os.environ) if env is None else env)
     if runner is not None:
         out["runner"] = runner
@@ -239,11 +315,18 @@ def runner_keys_text(ws: Workspace) -> str:
 
 
 def _runner_verified(allowed: str, principal: str, data: dict[str, Any], signature: str) -> bool:
-    if not allowed.strip() or "BEGIN SSH SIGNATURE" not in signature or not principal \
-            or any(c in principal for c in "\r\n\0") or principal.startswith("-"):
+    if (
+        not allowed.strip()
+        or "BEGIN SSH SIGNATURE" not in signature
+        or not principal
+        or any(c in principal for c in "\r\n\0")
+        or principal.startswith("-")
+    ):
         return False
     payload = _canonical(data)
-    cache = hashlib.sha256(b"\0".join([allowed.encode(), principal.encode(), payload, signature.encode()])).hexdigest()
+    cache = hashlib.sha256(
+        b"\0".join([allowed.encode(), principal.encode(), payload, signature.encode()])
+    ).hexdigest()
     if cache in _VERIFIED:
         return _VERIFIED[cache]
     exe = _ssh_keygen()
@@ -254,30 +337,69 @@ def _runner_verified(allowed: str, principal: str, data: dict[str, Any], signatu
         signers.write_text(allowed)
         sig = Path(tmp) / "sig"
         sig.write_text(signature)
-        proc = subprocess.run([exe, "-Y", "verify", "-f", str(signers), "-I", principal, "-n", RUNNER_NAMESPACE,
-                               "-s", str(sig)], input=payload, capture_output=True, check=False)
+        proc = subprocess.run(
+            [
+                exe,
+                "-Y",
+                "verify",
+                "-f",
+                str(signers),
+                "-I",
+                principal,
+                "-n",
+                RUNNER_NAMESPACE,
+                "-s",
+                str(sig),
+            ],
+            input=payload,
+            capture_output=True,
+            check=False,
+        )
     _VERIFIED[cache] = proc.returncode == 0
     return _VERIFIED[cache]
 
 
-def check_run(ws: Workspace, run_id: str, version: str, started: dict[str, Any] | None,
-              finished: dict[str, Any], *, runner_keys: str | None = None) -> Provenance:
+def check_run(
+    ws: Workspace,
+    run_id: str,
+    version: str,
+    started: dict[str, Any] | None,
+    finished: dict[str, Any],
+    *,
+    runner_keys: str | None = None,
+) -> Provenance:
     """Whether the ``run.finished`` data ``finished`` (and ``run.started`` data ``started``, when the
     ledger has one) was recorded by this workspace or a listed runner. ``runner_keys``: the text of
     :func:`runner_keys_text`, when the caller checks many runs."""
     payload = finished.get("provenance")
     if not isinstance(payload, dict):
-        return Provenance("foreign", "its run.finished carries no provenance: not recorded by this workspace's evotree")
+        return Provenance(
+            "foreign",
+            "its run.finished carries no provenance: not recorded by this workspace's evotree",
+        )
     if "mac" not in payload and "runner" not in payload:
-        return Provenance("foreign", f"recorded without an attestation: {str(payload.get('error'))[:200]}")
+        return Provenance(
+            "foreign", f"recorded without an attestation: {str(payload.get('error'))[:200]}"
+        )
     commit, judge_commit = payload.get("commit"), payload.get("judge_commit")
-    if started is not None and (started.get("commit") != commit or started.get("judge_commit") != judge_commit):
-        return Provenance("foreign", "its run.started names another commit than the one its provenance vouches for")
+    if started is not None and (
+        started.get("commit") != commit or started.get("judge_commit") != judge_commit
+    ):
+        return Provenance(
+            "foreign",
+            "its run.started names another commit than the one its provenance vouches for",
+        )
     manifest = finished.get("evidence")
-    data = statement(run_id, version, seed=finished.get("seed"), status=finished.get("status"),
-                     headline=finished.get("headline"),
-                     digest=manifest.get("digest") if isinstance(manifest, dict) else None,
-                     commit=commit, judge_commit=judge_commit)
+    data = statement(
+        run_id,
+        version,
+        seed=finished.get("seed"),
+        status=finished.get("status"),
+        headline=finished.get("headline"),
+        digest=manifest.get("digest") if isinstance(manifest, dict) else None,
+        commit=commit,
+        judge_commit=judge_commit,
+    )
     key = _load_key(ws, create=False)
     mac = payload.get("mac")
     if key is not None and isinstance(mac, str) and hmac.compare_digest(mac, _mac(key, data)):
@@ -288,26 +410,39 @@ def check_run(ws: Workspace, run_id: str, version: str, started: dict[str, Any] 
         if verdict.trusted or verdict.signer is not None:
             return verdict
     if key is not None and payload.get("key_id") == _key_id(key):
-        return Provenance("foreign", "its provenance names this workspace's key but does not match: edited after "
-                                     "it was recorded")
-    return Provenance("foreign", "recorded by another workspace's evotree (another key), not signed by a listed runner")
+        return Provenance(
+            "foreign",
+            "its provenance names this workspace's key but does not match: edited after "
+            "it was recorded",
+        )
+    return Provenance(
+        "foreign",
+        "recorded by another workspace's evotree (another key), not signed by a listed runner",
+    )
 
 
-def check_runner(ws: Workspace, data: dict[str, Any], runner: Any, *,
-                 runner_keys: str | None = None) -> Provenance:
+def check_runner(
+    ws: Workspace, data: dict[str, Any], runner: Any, *, runner_keys: str | None = None
+) -> Provenance:
     """Whether ``runner`` (:func:`sign_as_runner` of ``data``) is a signature by a runner key the
     signed policy lists (:func:`runner_keys_text`; ``runner_keys``: that text, when the caller
     checks many): ``runner`` with its principal, else ``foreign`` (the reason says why)."""
-    if not (isinstance(runner, dict) and isinstance(runner.get("principal"), str)
-            and isinstance(runner.get("signature"), str)):
+    if not (
+        isinstance(runner, dict)
+        and isinstance(runner.get("principal"), str)
+        and isinstance(runner.get("signature"), str)
+    ):
         return Provenance("foreign", "no runner signature")
     allowed = runner_keys_text(ws) if runner_keys is None else runner_keys
     if _runner_verified(allowed, runner["principal"], data, runner["signature"]):
         return Provenance("runner", signer=runner["principal"])
     name = runner["principal"][:80]
-    return Provenance("foreign", f"signed as runner {name!r}, a key the champion's runner keys do "
-                                 "not list (or the signature does not match)",
-                      signer=runner["principal"])
+    return Provenance(
+        "foreign",
+        f"signed as runner {name!r}, a key the champion's runner keys do "
+        "not list (or the signature does not match)",
+        signer=runner["principal"],
+    )
 
 
 def foreign_runs(ws: Workspace) -> dict[str, str]:

@@ -95,8 +95,15 @@ VIEWS = ("runs", "signals", "rollouts", "evals", "findings")
 #: Columns the ``runs`` view always has (first, in this order), and their DuckDB types.
 RUN_COLUMNS = {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT", "status": "VARCHAR"}
 #: Columns of the ``findings`` view.
-FINDINGS_COLUMNS = {"version": "VARCHAR", "layer": "VARCHAR", "code": "VARCHAR",
-                    "severity": "VARCHAR", "title": "VARCHAR", "run_id": "VARCHAR", "ts": "DOUBLE"}
+FINDINGS_COLUMNS = {
+    "version": "VARCHAR",
+    "layer": "VARCHAR",
+    "code": "VARCHAR",
+    "severity": "VARCHAR",
+    "title": "VARCHAR",
+    "run_id": "VARCHAR",
+    "ts": "DOUBLE",
+}
 #: Columns joined from run.json onto every evidence view.
 JOINED_COLUMNS = {"version": "VARCHAR", "seed": "BIGINT"}
 
@@ -154,8 +161,10 @@ def scan_runs(runs_dir: str | os.PathLike[str]) -> EvidenceSources:
     if not root.exists():
         return sources
     if not root.is_dir():
-        raise QueryError(f"runs directory {root} is not a directory",
-                         fix="pass the directory that holds one folder per run")
+        raise QueryError(
+            f"runs directory {root} is not a directory",
+            fix="pass the directory that holds one folder per run",
+        )
     for run_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         paths = RunPaths(run_dir)
         record = paths.record
@@ -200,7 +209,9 @@ def _evidence_sql(kind: str, sources: EvidenceSources) -> str:
         where = f"NOT {all_null_sql(kind)}"
         if kind == "evals":
             where += f" AND NOT coalesce({hidden_forged_sql(phase_dir)}, false)"
-        parts.append(f"SELECT {select_list_sql(kind)} FROM {jsonl_select(kind, files)} WHERE {where}")
+        parts.append(
+            f"SELECT {select_list_sql(kind)} FROM {jsonl_select(kind, files)} WHERE {where}"
+        )
     return " UNION ALL ".join(parts) if parts else _empty_select(columns)
 
 
@@ -282,20 +293,37 @@ def _create_runs(con: Any, sources: EvidenceSources) -> None:
             if first not in RUN_COLUMNS and first not in rest:
                 rest[first] = _finite(value)
         rests.append(json.dumps(rest, default=str))
-    _temp_table(con, "_runs_src", {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT",
-                                   "status": "VARCHAR", "_rest": "VARCHAR"},
-                [{"run_id": r, "version": v, "seed": n, "status": st, "_rest": rest}
-                 for r, v, n, st, rest in zip(core["run_id"], core["version"], core["seed"], core["status"], rests)])
+    _temp_table(
+        con,
+        "_runs_src",
+        {
+            "run_id": "VARCHAR",
+            "version": "VARCHAR",
+            "seed": "BIGINT",
+            "status": "VARCHAR",
+            "_rest": "VARCHAR",
+        },
+        [
+            {"run_id": r, "version": v, "seed": n, "status": st, "_rest": rest}
+            for r, v, n, st, rest in zip(
+                core["run_id"], core["version"], core["seed"], core["status"], rests
+            )
+        ],
+    )
     try:
         structure = None
         if any(r != "{}" for r in rests):
-            (raw,), = con.execute("SELECT json_group_structure(_rest::JSON) FROM _runs_src").fetchall()
+            ((raw,),) = con.execute(
+                "SELECT json_group_structure(_rest::JSON) FROM _runs_src"
+            ).fetchall()
             parsed = json.loads(raw) if raw else None
             structure = _null_to_json(parsed) if isinstance(parsed, dict) and parsed else None
         extra = ""
         if structure:
             extra = f", unnest(json_transform(_rest, {sql_string(json.dumps(structure))}))"
-        con.execute(f"CREATE TEMP TABLE runs AS SELECT run_id, version, seed, status{extra} FROM _runs_src")
+        con.execute(
+            f"CREATE TEMP TABLE runs AS SELECT run_id, version, seed, status{extra} FROM _runs_src"
+        )
     finally:
         con.execute("DROP TABLE IF EXISTS _runs_src")
 
@@ -308,8 +336,12 @@ def _create_run_meta(con: Any, sources: EvidenceSources) -> None:
         if run_id is None or run_id in seen:
             continue
         seen[run_id] = (_str_or_none(record.get("version")), _int_or_none(record.get("seed")))
-    _temp_table(con, "_run_meta", {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT"},
-                [{"run_id": r, "version": v, "seed": n} for r, (v, n) in seen.items()])
+    _temp_table(
+        con,
+        "_run_meta",
+        {"run_id": "VARCHAR", "version": "VARCHAR", "seed": "BIGINT"},
+        [{"run_id": r, "version": v, "seed": n} for r, (v, n) in seen.items()],
+    )
 
 
 def _temp_table(con: Any, name: str, columns: dict[str, str], rows: list[dict[str, Any]]) -> None:
@@ -317,23 +349,36 @@ def _temp_table(con: Any, name: str, columns: dict[str, str], rows: list[dict[st
     statement over a JSON parameter. Registering an Arrow table instead makes duckdb import pandas
     (~0.3 s of every `evotree diagnose`); this takes ~40 ms for 10,000 rows."""
     shape = json.dumps([columns])
-    con.execute(f"CREATE TEMP TABLE {name} AS SELECT unnest(from_json(?::JSON, {sql_string(shape)}), "
-                "recursive := true)", [json.dumps(rows)])
+    con.execute(
+        f"CREATE TEMP TABLE {name} AS SELECT unnest(from_json(?::JSON, {sql_string(shape)}), "
+        "recursive := true)",
+        [json.dumps(rows)],
+    )
 
 
 def _findings_files(findings_dir: Path | None) -> list[Path]:
-    return sorted(Path(findings_dir).glob("*.jsonl")) if findings_dir and Path(findings_dir).is_dir() else []
+    return (
+        sorted(Path(findings_dir).glob("*.jsonl"))
+        if findings_dir and Path(findings_dir).is_dir()
+        else []
+    )
 
 
 def _create_findings_view(con: Any, files: list[Path]) -> None:
     if not files:
         con.execute(f"CREATE VIEW findings AS {_empty_select(FINDINGS_COLUMNS)}")
         return
-    columns = "{" + ", ".join(f"{sql_string(c)}: {sql_string(t)}" for c, t in FINDINGS_COLUMNS.items()) + "}"
+    columns = (
+        "{"
+        + ", ".join(f"{sql_string(c)}: {sql_string(t)}" for c, t in FINDINGS_COLUMNS.items())
+        + "}"
+    )
     listing = "[" + ", ".join(sql_string(str(p)) for p in files) + "]"
     not_all_null = " OR ".join(f"{sql_ident(c)} IS NOT NULL" for c in FINDINGS_COLUMNS)
-    con.execute(f"CREATE VIEW findings AS SELECT * FROM read_json({listing}, columns={columns}, "
-                f"format='newline_delimited', ignore_errors=true) WHERE {not_all_null}")
+    con.execute(
+        f"CREATE VIEW findings AS SELECT * FROM read_json({listing}, columns={columns}, "
+        f"format='newline_delimited', ignore_errors=true) WHERE {not_all_null}"
+    )
 
 
 def _evidence_files(sources: EvidenceSources, findings: list[Path]) -> list[str]:
@@ -366,9 +411,15 @@ def _lock_down(con: Any, files: list[str]) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike[str] | None = None,
-            threads: int | None = None, read_only: bool = False, hide_judge: bool = False,
-            memory_mb: int | None = None) -> Any:
+def connect(
+    runs_dir: str | os.PathLike[str],
+    *,
+    findings_dir: str | os.PathLike[str] | None = None,
+    threads: int | None = None,
+    read_only: bool = False,
+    hide_judge: bool = False,
+    memory_mb: int | None = None,
+) -> Any:
     """An in-memory DuckDB connection with the views ``runs``, ``signals``, ``rollouts``,
     ``evals`` and ``findings`` over everything under ``runs_dir`` (see the module doc).
 
@@ -391,7 +442,9 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
         from evotree.core.visibility import coarsen_run
 
         # the judge's figures, timing and log tails never enter the views (not redacted after a query)
-        sources.records = [{k: v for k, v in coarsen_run(r).items() if k != "headline"} for r in sources.records]
+        sources.records = [
+            {k: v for k, v in coarsen_run(r).items() if k != "headline"} for r in sources.records
+        ]
     findings = _findings_files(Path(findings_dir) if findings_dir is not None else None)
     con = duckdb.connect(":memory:")
     try:
@@ -406,15 +459,19 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
         _create_findings_view(con, findings)
         if hide_judge:
             for kind in KINDS:
-                con.execute(f"CREATE TEMP TABLE _shown_{kind} AS SELECT * FROM _{kind} "
-                            "WHERE phase IS DISTINCT FROM 'eval'")
+                con.execute(
+                    f"CREATE TEMP TABLE _shown_{kind} AS SELECT * FROM _{kind} "
+                    "WHERE phase IS DISTINCT FROM 'eval'"
+                )
                 con.execute(f"CREATE OR REPLACE VIEW _{kind} AS SELECT * FROM _shown_{kind}")
             from evotree.core.visibility import HIDDEN_FINDINGS, SHOWN_FINDINGS
 
             judged = " OR ".join(f"starts_with(code, {sql_string(c)})" for c in HIDDEN_FINDINGS)
             shown = ", ".join(sql_string(c) for c in sorted(SHOWN_FINDINGS))
-            con.execute("CREATE TEMP TABLE _shown_findings AS SELECT * FROM findings "
-                        f"WHERE code IS NULL OR code IN ({shown}) OR NOT ({judged})")
+            con.execute(
+                "CREATE TEMP TABLE _shown_findings AS SELECT * FROM findings "
+                f"WHERE code IS NULL OR code IN ({shown}) OR NOT ({judged})"
+            )
             con.execute("CREATE OR REPLACE VIEW findings AS SELECT * FROM _shown_findings")
         if memory_mb is not None:
             _limit_memory(con, memory_mb)
@@ -422,9 +479,11 @@ def connect(runs_dir: str | os.PathLike[str], *, findings_dir: str | os.PathLike
             _lock_down(con, [] if hide_judge else _evidence_files(sources, findings))
     except duckdb.Error as exc:
         con.close()
-        raise QueryError(f"cannot open the evidence under {runs_dir}: {_first_line(exc)}",
-                         fix="check that the run directories are readable; a corrupt Parquet file "
-                         "can be rebuilt from its JSONL files by compacting the run again") from None
+        raise QueryError(
+            f"cannot open the evidence under {runs_dir}: {_first_line(exc)}",
+            fix="check that the run directories are readable; a corrupt Parquet file "
+            "can be rebuilt from its JSONL files by compacting the run again",
+        ) from None
     return con
 
 
@@ -445,9 +504,11 @@ def _views_help(con: Any) -> str:
     return "; ".join(parts)
 
 
-_READ_ONLY_FIX = ("ask with one SELECT over the views {views} (e.g. SELECT * FROM runs); evotree sql "
-                  "reads the evidence and nothing else: no other file, no network, no SET, COPY, "
-                  "ATTACH, INSTALL/LOAD, PRAGMA, CREATE or INSERT")
+_READ_ONLY_FIX = (
+    "ask with one SELECT over the views {views} (e.g. SELECT * FROM runs); evotree sql "
+    "reads the evidence and nothing else: no other file, no network, no SET, COPY, "
+    "ATTACH, INSTALL/LOAD, PRAGMA, CREATE or INSERT"
+)
 
 
 def check_select(con: Any, sql: str) -> None:
@@ -460,13 +521,21 @@ def check_select(con: Any, sql: str) -> None:
         raise _query_error(con, sql, exc) from None
     fix = _READ_ONLY_FIX.format(views=", ".join(VIEWS))
     if len(statements) != 1:
-        raise QueryNotAllowed(f"the SQL holds {len(statements)} statements; evotree sql runs exactly one",
-                              fix=fix, sql=sql, statements=len(statements))
+        raise QueryNotAllowed(
+            f"the SQL holds {len(statements)} statements; evotree sql runs exactly one",
+            fix=fix,
+            sql=sql,
+            statements=len(statements),
+        )
     kind = statements[0].type
     if kind != duckdb.StatementType.SELECT:
         name = getattr(kind, "name", str(kind))
-        raise QueryNotAllowed(f"{name} statements are not allowed: the evidence is read-only",
-                              fix=fix, sql=sql, statement_type=name)
+        raise QueryNotAllowed(
+            f"{name} statements are not allowed: the evidence is read-only",
+            fix=fix,
+            sql=sql,
+            statement_type=name,
+        )
 
 
 def sql_limits(ws: Any) -> dict[str, Any]:
@@ -475,37 +544,62 @@ def sql_limits(ws: Any) -> dict[str, Any]:
     return {"timeout_s": float(section.timeout_seconds), "memory_mb": int(section.memory_mb)}
 
 
-def _query_error(con: Any, sql: str, exc: BaseException, *, timeout_s: float | None = None,
-                 memory_mb: int | None = None) -> QueryError:
+def _query_error(
+    con: Any,
+    sql: str,
+    exc: BaseException,
+    *,
+    timeout_s: float | None = None,
+    memory_mb: int | None = None,
+) -> QueryError:
     import duckdb
 
     if isinstance(exc, duckdb.InterruptException):
         return QueryLimitExceeded(
-            f"the query ran past its time limit ({timeout_s:g} s) and was stopped" if timeout_s is not None
+            f"the query ran past its time limit ({timeout_s:g} s) and was stopped"
+            if timeout_s is not None
             else "the query was interrupted",
             fix="narrow it (a WHERE on run_id or version, fewer joins), or raise [sql] timeout_seconds in evotree.toml",
-            sql=sql, limit="time", timeout_seconds=timeout_s)
+            sql=sql,
+            limit="time",
+            timeout_seconds=timeout_s,
+        )
     if isinstance(exc, duckdb.OutOfMemoryException):
         return QueryLimitExceeded(
-            f"the query needed more than its memory limit ({memory_mb} MiB) and was stopped" if memory_mb is not None
+            f"the query needed more than its memory limit ({memory_mb} MiB) and was stopped"
+            if memory_mb is not None
             else f"the query ran out of memory: {_first_line(exc)}",
             fix="aggregate before joining, select fewer columns or rows, or raise [sql] memory_mb in evotree.toml",
-            sql=sql, limit="memory", memory_mb=memory_mb)
+            sql=sql,
+            limit="memory",
+            memory_mb=memory_mb,
+        )
 
     if isinstance(exc, duckdb.PermissionException):
         return QueryNotAllowed(
             f"the query reaches outside the evidence: {_first_line(exc)}",
-            fix=_READ_ONLY_FIX.format(views=", ".join(VIEWS)), sql=sql, views=list(VIEWS))
+            fix=_READ_ONLY_FIX.format(views=", ".join(VIEWS)),
+            sql=sql,
+            views=list(VIEWS),
+        )
     return QueryError(
         f"SQL error: {_first_line(exc)} (views: {', '.join(VIEWS)})",
         fix=f"fix the query; the views and their columns are: {_views_help(con)}",
-        sql=sql, views=list(VIEWS),
+        sql=sql,
+        views=list(VIEWS),
     )
 
 
-def _limited(runs_dir: str | os.PathLike[str], sql: str, fetch: Any, *,
-             findings_dir: str | os.PathLike[str] | None, hide_judge: bool,
-             timeout_s: float | None, memory_mb: int | None) -> Any:
+def _limited(
+    runs_dir: str | os.PathLike[str],
+    sql: str,
+    fetch: Any,
+    *,
+    findings_dir: str | os.PathLike[str] | None,
+    hide_judge: bool,
+    timeout_s: float | None,
+    memory_mb: int | None,
+) -> Any:
     """Run ``sql`` read-only and ``fetch`` its relation, under the memory and wall-clock limits."""
     import threading
 
@@ -513,8 +607,12 @@ def _limited(runs_dir: str | os.PathLike[str], sql: str, fetch: Any, *,
 
     timeout = DEFAULT_TIMEOUT_S if timeout_s is None else float(timeout_s)
     memory = DEFAULT_MEMORY_MB if memory_mb is None else int(memory_mb)
-    con = connect(runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge, memory_mb=memory)
-    timer = threading.Timer(timeout, con.interrupt)  # DuckDB checks for an interrupt between vectors
+    con = connect(
+        runs_dir, findings_dir=findings_dir, read_only=True, hide_judge=hide_judge, memory_mb=memory
+    )
+    timer = threading.Timer(
+        timeout, con.interrupt
+    )  # DuckDB checks for an interrupt between vectors
     timer.daemon = True
     timer.start()
     try:
@@ -531,30 +629,58 @@ def _limited(runs_dir: str | os.PathLike[str], sql: str, fetch: Any, *,
 def _checked(con: Any, sql: str) -> bool:
     """:func:`_run`'s checks (not empty, exactly one SELECT) without running anything."""
     if not sql or not sql.strip():
-        raise QueryError("the SQL query is empty",
-                         fix=f"query one of the views {', '.join(VIEWS)}, e.g. SELECT * FROM runs")
+        raise QueryError(
+            "the SQL query is empty",
+            fix=f"query one of the views {', '.join(VIEWS)}, e.g. SELECT * FROM runs",
+        )
     check_select(con, sql)
     return True
 
 
-def query(runs_dir: str | os.PathLike[str], sql: str, *,
-          findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False,
-          timeout_s: float | None = None, memory_mb: int | None = None) -> Any:
+def query(
+    runs_dir: str | os.PathLike[str],
+    sql: str,
+    *,
+    findings_dir: str | os.PathLike[str] | None = None,
+    hide_judge: bool = False,
+    timeout_s: float | None = None,
+    memory_mb: int | None = None,
+) -> Any:
     """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pyarrow.Table``.
 
     ``timeout_s`` / ``memory_mb`` (default :data:`DEFAULT_TIMEOUT_S`, :data:`DEFAULT_MEMORY_MB`;
     ``[sql]`` in evotree.toml): past either, :class:`QueryLimitExceeded`."""
-    return _limited(runs_dir, sql, lambda relation: relation.to_arrow_table(), findings_dir=findings_dir,
-                    hide_judge=hide_judge, timeout_s=timeout_s, memory_mb=memory_mb)
+    return _limited(
+        runs_dir,
+        sql,
+        lambda relation: relation.to_arrow_table(),
+        findings_dir=findings_dir,
+        hide_judge=hide_judge,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+    )
 
 
-def query_df(runs_dir: str | os.PathLike[str], sql: str, *,
-             findings_dir: str | os.PathLike[str] | None = None, hide_judge: bool = False,
-             timeout_s: float | None = None, memory_mb: int | None = None) -> Any:
+def query_df(
+    runs_dir: str | os.PathLike[str],
+    sql: str,
+    *,
+    findings_dir: str | os.PathLike[str] | None = None,
+    hide_judge: bool = False,
+    timeout_s: float | None = None,
+    memory_mb: int | None = None,
+) -> Any:
     """Run ``sql`` (one ``SELECT``) over the views of ``runs_dir``, read-only; a ``pandas.DataFrame``
     (limits as :func:`query`)."""
-    return _limited(runs_dir, sql, lambda relation: relation.df(), findings_dir=findings_dir,
-                    hide_judge=hide_judge, timeout_s=timeout_s, memory_mb=memory_mb)
+    return _limited(
+        runs_dir,
+        sql,
+        lambda relation: relation.df(),
+        findings_dir=findings_dir,
+        hide_judge=hide_judge,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+    )
 
 
 def dead_group_ratio(con: Any, run_id: str | None = None, threshold: float = 1e-6) -> float:
@@ -574,9 +700,11 @@ def dead_group_ratio(con: Any, run_id: str | None = None, threshold: float = 1e-
     if run_id is not None:
         where += " AND run_id = ?"
         params.append(str(run_id))
-    sql = ("SELECT count(*) FILTER (WHERE sd <= ?) AS dead, count(*) AS groups FROM ("
-           f"SELECT stddev_pop(reward) AS sd FROM _rollouts WHERE {where} "
-           "GROUP BY run_id, step, group_id)")
+    sql = (
+        "SELECT count(*) FILTER (WHERE sd <= ?) AS dead, count(*) AS groups FROM ("
+        f"SELECT stddev_pop(reward) AS sd FROM _rollouts WHERE {where} "
+        "GROUP BY run_id, step, group_id)"
+    )
     try:
         ((dead, groups),) = con.execute(sql, params).fetchall()  # fetchall: leave no open result
     except duckdb.Error as exc:

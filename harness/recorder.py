@@ -64,8 +64,14 @@ def _finite(value: Any, what: str) -> tuple[float | None, bool]:
 class Recorder:
     """Appends evidence rows for one phase of one run."""
 
-    def __init__(self, evidence_dir: str | os.PathLike[str], *, run_id: str, phase: str,
-                 max_steps: int | None = None) -> None:
+    def __init__(
+        self,
+        evidence_dir: str | os.PathLike[str],
+        *,
+        run_id: str,
+        phase: str,
+        max_steps: int | None = None,
+    ) -> None:
         if phase not in PHASES:
             raise RecorderError(f"phase: expected one of {', '.join(PHASES)}, actually: {phase!r}")
         self.evidence_dir = Path(evidence_dir)
@@ -96,8 +102,12 @@ class Recorder:
                 "Recorder(path, run_id=..., phase='train') yourself for a local experiment",
             )
         max_steps = env.get(ENV_MAX_STEPS)
-        return cls(evidence, run_id=env.get(ENV_RUN_ID, "local"), phase=env.get(ENV_PHASE, "train"),
-                   max_steps=int(max_steps) if max_steps else None)
+        return cls(
+            evidence,
+            run_id=env.get(ENV_RUN_ID, "local"),
+            phase=env.get(ENV_PHASE, "train"),
+            max_steps=int(max_steps) if max_steps else None,
+        )
 
     # ------------------------------------------------------------------ writing
     def _write(self, kind: str, rows: list[dict[str, Any]]) -> None:
@@ -106,7 +116,8 @@ class Recorder:
         now = time.time()
         encode = _ENCODER.encode
         text = "".join(
-            encode({"run_id": self.run_id, "phase": self.phase, **row, "ts": now}) + "\n" for row in rows
+            encode({"run_id": self.run_id, "phase": self.phase, **row, "ts": now}) + "\n"
+            for row in rows
         )
         with self._lock:
             handle = self._files.get(kind)
@@ -153,10 +164,16 @@ class Recorder:
         if n == 0:
             raise RecorderError(f"rollout_group {group_id!r}: rewards is empty")
         columns: dict[str, Sequence[Any] | None] = {
-            "lengths": lengths, "truncated": truncated, "finish_reasons": finish_reasons,
-            "texts": texts, "commands": commands,
+            "lengths": lengths,
+            "truncated": truncated,
+            "finish_reasons": finish_reasons,
+            "texts": texts,
+            "commands": commands,
         }
-        for name, values in {**columns, **{f"components[{k}]": v for k, v in (components or {}).items()}}.items():
+        for name, values in {
+            **columns,
+            **{f"components[{k}]": v for k, v in (components or {}).items()},
+        }.items():
             if values is not None and len(values) != n:
                 raise RecorderError(
                     f"rollout_group {group_id!r}: {name} has {len(values)} values, rewards has {n}",
@@ -173,16 +190,22 @@ class Recorder:
                 parts[name], part_bad = _finite(values[i], f"component {name!r} of sample {i}")
                 bad = bad or part_bad
             self.nonfinite += bad
-            rows.append({
-                "step": step, "group_id": str(group_id), "task_id": str(task_id), "sample_index": i,
-                "reward": reward, "components": json.dumps(parts, allow_nan=False),
-                "length": int(lengths[i]) if lengths is not None else None,
-                "truncated": bool(truncated[i]) if truncated is not None else None,
-                "finish_reason": str(finish_reasons[i]) if finish_reasons is not None else None,
-                "text": str(texts[i]) if texts is not None else None,
-                "commands": [str(c) for c in commands[i]] if commands is not None else [],
-                "nonfinite": bad,
-            })
+            rows.append(
+                {
+                    "step": step,
+                    "group_id": str(group_id),
+                    "task_id": str(task_id),
+                    "sample_index": i,
+                    "reward": reward,
+                    "components": json.dumps(parts, allow_nan=False),
+                    "length": int(lengths[i]) if lengths is not None else None,
+                    "truncated": bool(truncated[i]) if truncated is not None else None,
+                    "finish_reason": str(finish_reasons[i]) if finish_reasons is not None else None,
+                    "text": str(texts[i]) if texts is not None else None,
+                    "commands": [str(c) for c in commands[i]] if commands is not None else [],
+                    "nonfinite": bad,
+                }
+            )
         self._write("rollouts", rows)
 
     def eval_result(self, split: str, task_id: str, score: float, *, sample_index: int = 0) -> None:
@@ -195,8 +218,18 @@ class Recorder:
             )
         number, bad = _finite(score, f"score of {split}/{task_id}")
         self.nonfinite += bad
-        self._write("evals", [{"split": str(split), "task_id": str(task_id),
-                               "sample_index": int(sample_index), "score": number, "nonfinite": bad}])
+        self._write(
+            "evals",
+            [
+                {
+                    "split": str(split),
+                    "task_id": str(task_id),
+                    "sample_index": int(sample_index),
+                    "score": number,
+                    "nonfinite": bad,
+                }
+            ],
+        )
 
     def budget_exceeded(self, step: int) -> bool:
         """True once ``step`` is past the run's step budget (training loops should stop)."""

@@ -47,8 +47,22 @@ __all__ = [
 HEADLINE_SPLITS = ("validation", "heldout", "test", "train")
 #: run.json's ``packages``: name -> the distribution whose version is recorded (evotree's own is
 #: distributed as ``evotree-rl``: ``evotree`` on the package index is another project)
-_PACKAGES = {"evotree": "evotree-rl", **{name: name for name in (
-    "torch", "transformers", "trl", "peft", "gymnasium", "duckdb", "pyarrow", "pygit2")}}
+_PACKAGES = {
+    "evotree": "evotree-rl",
+    **{
+        name: name
+        for name in (
+            "torch",
+            "transformers",
+            "trl",
+            "peft",
+            "gymnasium",
+            "duckdb",
+            "pyarrow",
+            "pygit2",
+        )
+    },
+}
 
 ProgressFn = Callable[[str, str, dict[str, Any]], None]
 
@@ -134,7 +148,9 @@ class RunRecord:
         """Read ``run.json``; ``ValueError`` when it is not a run record (not JSON, not an object, fields missing)."""
         data = json.loads(path.read_bytes())
         if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a run record (a JSON {type(data).__name__}, not an object)")
+            raise ValueError(
+                f"{path}: not a run record (a JSON {type(data).__name__}, not an object)"
+            )
         known = set(cls.__dataclass_fields__)
         try:
             return cls(**{k: v for k, v in data.items() if k in known})
@@ -220,8 +236,11 @@ def _normalize(name: str) -> str:
 def _metadata_version(path: str) -> str | None:
     """The ``Version`` header of a dist-info's METADATA or an egg-info's PKG-INFO (a folder, or
     the egg-info file itself); None when there is none."""
-    candidates = [path] if os.path.isfile(path) else [os.path.join(path, "METADATA"),
-                                                       os.path.join(path, "PKG-INFO")]
+    candidates = (
+        [path]
+        if os.path.isfile(path)
+        else [os.path.join(path, "METADATA"), os.path.join(path, "PKG-INFO")]
+    )
     for candidate in candidates:
         try:
             with open(candidate, encoding="utf-8", errors="replace") as handle:
@@ -239,8 +258,11 @@ def _metadata_version(path: str) -> str | None:
 def outcome_status(outcome: str) -> str:
     """The run status of a phase outcome (ok / failed / budget / cancelled / invalid)."""
     return {
-        "ok": RunStatus.SUCCEEDED, "failed": RunStatus.FAILED, "budget": RunStatus.BUDGET_EXCEEDED,
-        "cancelled": RunStatus.CANCELLED, "invalid": RunStatus.INVALID,
+        "ok": RunStatus.SUCCEEDED,
+        "failed": RunStatus.FAILED,
+        "budget": RunStatus.BUDGET_EXCEEDED,
+        "cancelled": RunStatus.CANCELLED,
+        "invalid": RunStatus.INVALID,
     }[outcome].value
 
 

@@ -76,19 +76,32 @@ def recover_crashed_runs(ws: Workspace) -> list[str]:
                     # a driver killed during the judge phase left the judge's tree (hidden answers)
                     removed = remove_judge_leftovers(judge_root(ws), record.run_id)
                     if removed:
-                        record.notes.append(f"removed {len(removed)} judge folder(s) the dead driver left: "
-                                            + ", ".join(removed))
+                        record.notes.append(
+                            f"removed {len(removed)} judge folder(s) the dead driver left: "
+                            + ", ".join(removed)
+                        )
                     record.status = RunStatus.CRASHED.value
-                    record.error = ("the process driving this run died (killed or crashed) before it "
-                                    "finished; what it recorded is kept")
+                    record.error = (
+                        "the process driving this run died (killed or crashed) before it "
+                        "finished; what it recorded is kept"
+                    )
                     complete = True
                     if record.executor.get("kind") == "ray":  # its evidence is in the store
                         complete = False
                         _import_remote_evidence(record, paths)
-                    last = max((p.stat().st_mtime for p in paths.root.rglob("*") if p.is_file()),
-                               default=time.time())
+                    last = max(
+                        (p.stat().st_mtime for p in paths.root.rglob("*") if p.is_file()),
+                        default=time.time(),
+                    )
                     started = datetime.fromisoformat(record.started_at).timestamp()
-                    finish_run(ws, record, paths, None, wall_seconds=max(0.0, last - started), complete=complete)
+                    finish_run(
+                        ws,
+                        record,
+                        paths,
+                        None,
+                        wall_seconds=max(0.0, last - started),
+                        complete=complete,
+                    )
                     marked.append(record.run_id)
             marker.unlink(missing_ok=True)
         finally:
@@ -108,7 +121,11 @@ def _settle_reservations(ws: Workspace, active: Path) -> list[str]:
         return []  # recovery never blocks the command that called it
     marked = []
     for run_id, entry in reservations.items():
-        if not entry.get("started") or os.path.lexists(active / run_id) or not owner_is_dead(entry.get("owner") or {}):
+        if (
+            not entry.get("started")
+            or os.path.lexists(active / run_id)
+            or not owner_is_dead(entry.get("owner") or {})
+        ):
             continue
         paths = RunPaths(runs_dir(ws) / run_id)
         try:
@@ -118,23 +135,38 @@ def _settle_reservations(ws: Workspace, active: Path) -> list[str]:
         if record is not None and record.status != RunStatus.RUNNING.value and record.ended_at:
             # finished on disk, killed before its run.finished landed: record it as it is
             try:
-                ledger_run_finished(ws, record, evidence_manifest(paths.root, record.to_dict()), reserved=True)
+                ledger_run_finished(
+                    ws, record, evidence_manifest(paths.root, record.to_dict()), reserved=True
+                )
             except EvotreeError:
                 continue
             marked.append(run_id)
             continue
         if record is None:
-            record = RunRecord(run_id=run_id, version=str(entry.get("version")), seed=int(entry.get("seed") or 0),
-                               status=RunStatus.RUNNING.value, commit=str(entry.get("commit") or ""),
-                               judge_commit=None, judge_version=None, train_command="", eval_command="",
-                               started_at=str(entry.get("started")), limits=dict(entry.get("limits") or {}))
+            record = RunRecord(
+                run_id=run_id,
+                version=str(entry.get("version")),
+                seed=int(entry.get("seed") or 0),
+                status=RunStatus.RUNNING.value,
+                commit=str(entry.get("commit") or ""),
+                judge_commit=None,
+                judge_version=None,
+                train_command="",
+                eval_command="",
+                started_at=str(entry.get("started")),
+                limits=dict(entry.get("limits") or {}),
+            )
             record.notes.append("its run directory is gone: finished from its reservation")
         record.status = RunStatus.CRASHED.value
-        record.error = ("the process driving this run died before it finished, and left no .active marker "
-                        "to recover it by")
+        record.error = (
+            "the process driving this run died before it finished, and left no .active marker "
+            "to recover it by"
+        )
         record.ended_at = utcnow()
         record.headline = None
-        record.usage = {"runs": 1}  # what it spent beyond the run is unknown: it is charged as a run
+        record.usage = {
+            "runs": 1
+        }  # what it spent beyond the run is unknown: it is charged as a run
         try:
             ledger_run_finished(ws, record, reserved=True)
             if paths.root.is_dir():
@@ -183,11 +215,15 @@ def _judge_owners(name: str) -> list[str]:
     owners = [head]
     stem, dash, word = head.rpartition("-")
     if dash and stem and word.isalpha() and word.islower():
-        owners.append(stem)  # <run_id>-<word>-XXXXXXXX (or a run id ending in letters: both are checked)
+        owners.append(
+            stem
+        )  # <run_id>-<word>-XXXXXXXX (or a run id ending in letters: both are checked)
     return owners
 
 
-def remove_judge_leftovers(root: Path, run_id: str | None = None, *, active: Path | None = None) -> list[str]:
+def remove_judge_leftovers(
+    root: Path, run_id: str | None = None, *, active: Path | None = None
+) -> list[str]:
     """Delete judge folders (``<root>/<run_id>-XXXXXXXX``) that a killed driver could not delete.
 
     With ``run_id``: that run's (call it once the run's processes are dead). Without: every
@@ -201,7 +237,10 @@ def remove_judge_leftovers(root: Path, run_id: str | None = None, *, active: Pat
     removed = []
     for entry in sorted(root.iterdir()):
         if run_id is not None:
-            if not (entry.name.startswith(run_id + "-") and _JUDGE_REST.match(entry.name[len(run_id) + 1:])):
+            if not (
+                entry.name.startswith(run_id + "-")
+                and _JUDGE_REST.match(entry.name[len(run_id) + 1 :])
+            ):
                 continue
         else:
             owners = _judge_owners(entry.name)
@@ -218,7 +257,9 @@ def _remove_tree(path: Path) -> bool:
         path.unlink(missing_ok=True)
         return not os.path.lexists(path)
 
-    def retry(func: Any, name: str, _exc: Any) -> None:  # a judge may leave read-only folders behind
+    def retry(
+        func: Any, name: str, _exc: Any
+    ) -> None:  # a judge may leave read-only folders behind
         try:
             os.chmod(os.path.dirname(name), st.S_IRWXU)
             if os.path.isdir(name) and not os.path.islink(name):
@@ -227,7 +268,9 @@ def _remove_tree(path: Path) -> bool:
         except OSError:
             pass
 
-    shutil.rmtree(path, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(path, onerror=retry)
+    shutil.rmtree(path, onexc=retry) if sys.version_info >= (3, 12) else shutil.rmtree(
+        path, onerror=retry
+    )
     return not os.path.lexists(path)
 
 
@@ -240,10 +283,14 @@ def _import_remote_evidence(record: RunRecord, paths: RunPaths) -> None:
         from evotree.harness.executors.store import EvidenceStore
 
         fetched = EvidenceStore(uri).fetch(record.run_id, paths.root)
-        record.notes.append(f"imported {len(fetched.files)} file(s) from the evidence store {uri}; "
-                            "incomplete: the driver died before the run ended")
+        record.notes.append(
+            f"imported {len(fetched.files)} file(s) from the evidence store {uri}; "
+            "incomplete: the driver died before the run ended"
+        )
     except Exception as exc:  # noqa: BLE001 - recovery must mark the run whatever the store does
-        record.notes.append(f"the evidence store {uri} could not be read: {type(exc).__name__}: {exc}")
+        record.notes.append(
+            f"the evidence store {uri} could not be read: {type(exc).__name__}: {exc}"
+        )
 
 
 def kill_run_processes(run_id: str) -> list[int]:

@@ -76,8 +76,11 @@ def live_reservations(meta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     them (budgets and ``status`` count only :func:`reservation_book`'s counted part). Malformed
     entries are left out."""
     held = meta.get(RESERVATIONS)
-    reservations = ({str(k): dict(v) for k, v in held.items() if isinstance(v, Mapping)}
-                    if isinstance(held, Mapping) else {})
+    reservations = (
+        {str(k): dict(v) for k, v in held.items() if isinstance(v, Mapping)}
+        if isinstance(held, Mapping)
+        else {}
+    )
     for run_id in dead_unstarted(reservations):
         del reservations[run_id]
     return reservations
@@ -85,9 +88,25 @@ def live_reservations(meta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def reservation_facts(run_id: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     """What a reservation's seal vouches for (the same dict when made and when checked)."""
-    return {"what": "reservation", "run_id": run_id,
-            **{k: entry.get(k) for k in ("version", "seed", "commit", "at", "owner", "limits", "gpus",
-                                         "cpus", "usd_per_hour", "account")}}
+    return {
+        "what": "reservation",
+        "run_id": run_id,
+        **{
+            k: entry.get(k)
+            for k in (
+                "version",
+                "seed",
+                "commit",
+                "at",
+                "owner",
+                "limits",
+                "gpus",
+                "cpus",
+                "usd_per_hour",
+                "account",
+            )
+        },
+    }
 
 
 def reservation_seal(ws: Workspace, run_id: str, entry: Mapping[str, Any]) -> str | None:
@@ -95,8 +114,9 @@ def reservation_seal(ws: Workspace, run_id: str, entry: Mapping[str, Any]) -> st
     return seal(ws, reservation_facts(run_id, entry))
 
 
-def reservation_marks(ws: Workspace, run_id: str, entry: Mapping[str, Any],
-                      env: dict[str, str] | None = None) -> dict[str, Any]:
+def reservation_marks(
+    ws: Workspace, run_id: str, entry: Mapping[str, Any], env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """What a reservation this workspace makes carries: its ``seal`` (:func:`reservation_seal`)
     and, when ``$EVOTREE_RUNNER_KEY`` of ``env`` (default this process's) names a key, a
     ``runner`` signature over the same facts, which other clones sharing the budget count where
@@ -167,9 +187,16 @@ class ReservationBook:
             owner = entry.get("owner") if isinstance(entry.get("owner"), Mapping) else {}
             seed = entry.get("seed")
             seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else None
-            rows.append({"run_id": run_id, "version": _text(entry.get("version")), "seed": seed,
-                         "host": _text(owner.get("host")), "at": _text(entry.get("at")),
-                         "why": why})
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "version": _text(entry.get("version")),
+                    "seed": seed,
+                    "host": _text(owner.get("host")),
+                    "at": _text(entry.get("at")),
+                    "why": why,
+                }
+            )
         return rows
 
 
@@ -193,14 +220,24 @@ def _runner_expired(entry: Mapping[str, Any], now: datetime) -> bool:
     at = _parse_time(entry.get("at"))
     limits = entry.get("limits") if isinstance(entry.get("limits"), Mapping) else {}
     wall = limits.get("wall_seconds")
-    if at is None or isinstance(wall, bool) or not isinstance(wall, (int, float)) \
-            or not math.isfinite(wall) or wall < 0:
+    if (
+        at is None
+        or isinstance(wall, bool)
+        or not isinstance(wall, (int, float))
+        or not math.isfinite(wall)
+        or wall < 0
+    ):
         return True
     return (now - at).total_seconds() > float(wall) + RUNNER_GRACE_SECONDS
 
 
-def reservation_book(ws: Workspace, meta: Mapping[str, Any], *, runner_keys: str | None = None,
-                     now: datetime | None = None) -> ReservationBook:
+def reservation_book(
+    ws: Workspace,
+    meta: Mapping[str, Any],
+    *,
+    runner_keys: str | None = None,
+    now: datetime | None = None,
+) -> ReservationBook:
     """Which of ``meta``'s reservations count here and which are foreign (module doc: sealed by
     this workspace, owned by a live process here, or signed by a listed runner and not expired).
 
@@ -231,19 +268,24 @@ def reservation_book(ws: Workspace, meta: Mapping[str, Any], *, runner_keys: str
         elif entry.get("runner") is not None:
             if allowed is None:
                 allowed = runner_keys_text(ws)
-            verdict = check_runner(ws, {"type": RESERVATION_TYPE, **facts}, entry.get("runner"),
-                                   runner_keys=allowed)
+            verdict = check_runner(
+                ws, {"type": RESERVATION_TYPE, **facts}, entry.get("runner"), runner_keys=allowed
+            )
             if not verdict.trusted:
                 book.foreign[run_id] = verdict.reason or "a runner key the policy does not list"
             elif _runner_expired(entry, moment):
-                book.foreign[run_id] = (f"signed by listed runner {verdict.signer!r}, but older "
-                                        f"than its wall limit plus {RUNNER_GRACE_SECONDS:g} s "
-                                        "(expired)")
+                book.foreign[run_id] = (
+                    f"signed by listed runner {verdict.signer!r}, but older "
+                    f"than its wall limit plus {RUNNER_GRACE_SECONDS:g} s "
+                    "(expired)"
+                )
             else:
                 why = f"runner {verdict.signer}"
         else:
-            book.foreign[run_id] = ("not sealed by this workspace, no live owner on this host, no "
-                                    "listed runner's signature: another workspace's, or a remote's")
+            book.foreign[run_id] = (
+                "not sealed by this workspace, no live owner on this host, no "
+                "listed runner's signature: another workspace's, or a remote's"
+            )
         if why is not None:
             book.counted[run_id] = dict(entry)
             book.why_counted[run_id] = why
@@ -262,9 +304,12 @@ def counted_reservations(ws: Workspace, meta: Mapping[str, Any]) -> dict[str, di
 def dead_unstarted(reservations: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The ids of ``reservations`` not started whose owner is known to be dead (malformed entries
     too: nothing can start them)."""
-    return [run_id for run_id, entry in reservations.items()
-            if not isinstance(entry, Mapping)
-            or (not entry.get("started") and owner_is_dead(entry.get("owner") or {}))]
+    return [
+        run_id
+        for run_id, entry in reservations.items()
+        if not isinstance(entry, Mapping)
+        or (not entry.get("started") and owner_is_dead(entry.get("owner") or {}))
+    ]
 
 
 def held_reservations(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -280,9 +325,15 @@ def release_reservations(ws: Workspace, run_ids: list[str], *, reason: str) -> l
     Started runs keep theirs (``run.finished`` consumes it); unknown ids are ignored. Appends
     nothing when there is nothing to release. Returns the ids released.
     """
+
     def unstarted(reservations: Mapping[str, Mapping[str, Any]]) -> list[str]:
-        return [r for r in dict.fromkeys(run_ids) if r in reservations
-                and isinstance(reservations[r], Mapping) and not reservations[r].get("started")]
+        return [
+            r
+            for r in dict.fromkeys(run_ids)
+            if r in reservations
+            and isinstance(reservations[r], Mapping)
+            and not reservations[r].get("started")
+        ]
 
     if not unstarted(held_reservations(ws.ledger.meta())):
         return []
@@ -299,15 +350,18 @@ def release_dead_reservations(ws: Workspace) -> list[str]:
     """
     if not dead_unstarted(held_reservations(ws.ledger.meta())):
         return []
-    return _release(ws, dead_unstarted, reason="the process that reserved these runs died before they started")
+    return _release(
+        ws, dead_unstarted, reason="the process that reserved these runs died before they started"
+    )
 
 
 class _NothingToRelease(EvotreeError):
     code = "nothing_to_release"
 
 
-
-def _release(ws: Workspace, pick: Callable[[dict[str, Any]], list[str]], *, reason: str) -> list[str]:
+def _release(
+    ws: Workspace, pick: Callable[[dict[str, Any]], list[str]], *, reason: str
+) -> list[str]:
     actor = ws.git.identity()
     released: list[str] = []
 
@@ -316,8 +370,10 @@ def _release(ws: Workspace, pick: Callable[[dict[str, Any]], list[str]], *, reas
         ids = pick(reservations)
         if not ids:
             raise _NothingToRelease("nothing to release")
-        versions = {entry.get("version") if isinstance(entry, Mapping) else None
-                    for entry in (reservations[r] for r in ids)}
+        versions = {
+            entry.get("version") if isinstance(entry, Mapping) else None
+            for entry in (reservations[r] for r in ids)
+        }
         for run_id in ids:
             del reservations[run_id]
         txn.meta[RESERVATIONS] = reservations

@@ -28,8 +28,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["UnsafeFile", "describe", "fd_path", "open_regular", "opened_regular", "read_regular",
-           "regular_files_in"]
+__all__ = [
+    "UnsafeFile",
+    "describe",
+    "fd_path",
+    "open_regular",
+    "opened_regular",
+    "read_regular",
+    "regular_files_in",
+]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -128,7 +135,9 @@ def opened_regular(root: str | os.PathLike[str], rel: str | os.PathLike[str]) ->
         os.close(fd)
 
 
-def read_regular(root: str | os.PathLike[str], rel: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+def read_regular(
+    root: str | os.PathLike[str], rel: str | os.PathLike[str], *, limit: int | None = None
+) -> bytes:
     """The bytes of the regular file ``rel`` under ``root`` (:func:`open_regular`); at most
     ``limit`` bytes when given."""
     with opened_regular(root, rel) as fd, os.fdopen(os.dup(fd), "rb") as handle:
@@ -141,7 +150,9 @@ def fd_path(fd: int) -> str:
     return f"/proc/self/fd/{fd}"
 
 
-def regular_files_in(root: str | os.PathLike[str], rel: str | os.PathLike[str] = "") -> tuple[list[str], dict[str, str]]:
+def regular_files_in(
+    root: str | os.PathLike[str], rel: str | os.PathLike[str] = ""
+) -> tuple[list[str], dict[str, str]]:
     """The entries of the folder ``rel`` under ``root``, without following links: (names of the
     regular files, {name: what it is} of every other entry but plain folders). The folder
     itself is reached without links (:class:`UnsafeFile` otherwise)."""

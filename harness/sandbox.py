@@ -186,19 +186,61 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: /etc entries a phase may read: what the loader, Python, git, torch and TLS need. Never
 #: shadow, ssh, sudoers or machine-id.
 _ETC = (
-    "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
-    "localtime", "timezone", "hosts", "host.conf", "resolv.conf", "gai.conf", "protocols", "services",
-    "ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies", "mime.types",
-    "os-release", "debian_version", "gitconfig", "inputrc", "terminfo", "localtime",
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "localtime",
+    "timezone",
+    "hosts",
+    "host.conf",
+    "resolv.conf",
+    "gai.conf",
+    "protocols",
+    "services",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "crypto-policies",
+    "mime.types",
+    "os-release",
+    "debian_version",
+    "gitconfig",
+    "inputrc",
+    "terminfo",
+    "localtime",
 )
 #: Device nodes of GPUs, bound when the host has them (CUDA needs them; ROCm: kfd and dri).
-_GPU_DEVICES = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps", "dri", "kfd")
+_GPU_DEVICES = (
+    "nvidiactl",
+    "nvidia-uvm",
+    "nvidia-uvm-tools",
+    "nvidia-modeset",
+    "nvidia-caps",
+    "dri",
+    "kfd",
+)
 #: The evotree packages whose folders the sandbox binds (setup.cfg's package_dir).
-_PACKAGES = ("evotree", "evotree.harness", "evotree.diagnostics", "evotree.skills", "evotree.memory",
-             "evotree.gates", "evotree.domains")
-_INSTALL_FIX = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
-_OFF_FIX = ('or, to run phases without isolation, set [sandbox] mode = "off" in the champion\'s '
-            "evotree.toml (runs are then marked unsandboxed)")
+_PACKAGES = (
+    "evotree",
+    "evotree.harness",
+    "evotree.diagnostics",
+    "evotree.skills",
+    "evotree.memory",
+    "evotree.gates",
+    "evotree.domains",
+)
+_INSTALL_FIX = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+)
+_OFF_FIX = (
+    'or, to run phases without isolation, set [sandbox] mode = "off" in the champion\'s '
+    "evotree.toml (runs are then marked unsandboxed)"
+)
 
 
 class SandboxUnavailable(EvotreeError):
@@ -214,7 +256,9 @@ class Limits:
     """Resource limits of one phase; 0 means unlimited."""
 
     memory_mb: int = 0  #: RLIMIT_DATA, MiB
-    max_processes: int = 0  #: RLIMIT_NPROC (processes and threads; for uid 0, counted by the supervisor)
+    max_processes: int = (
+        0  #: RLIMIT_NPROC (processes and threads; for uid 0, counted by the supervisor)
+    )
     max_output_mb: int = 0  #: RLIMIT_FSIZE, MiB (largest file written)
 
     def prlimit_args(self) -> list[str]:
@@ -295,7 +339,8 @@ def _exposable(path: Path, what: str) -> Path:
                 f"the sandbox would expose {path}: it is {what} and holds {marker} (a repository or a "
                 "workspace), which a phase must never see",
                 fix="install evotree outside the repository (a virtualenv elsewhere, or a wheel), "
-                    + _OFF_FIX)
+                + _OFF_FIX,
+            )
     return path
 
 
@@ -312,8 +357,13 @@ def python_paths() -> tuple[Path, ...]:
     package imported from there is not importable inside).
     """
     found: list[Path] = []
-    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))):
+    for raw in (
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+    ):
         found.append(Path(raw))
     for name in _PACKAGES:
         try:
@@ -343,8 +393,13 @@ def python_paths() -> tuple[Path, ...]:
 def _site_path() -> list[str]:
     """``sys.path`` of a fresh interpreter like ours, without the environment or the current folder."""
     try:
-        proc = subprocess.run([sys.executable, "-E", "-P", "-c", "import json, sys; print(json.dumps(sys.path))"],
-                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [sys.executable, "-E", "-P", "-c", "import json, sys; print(json.dumps(sys.path))"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         return [p for p in json.loads(proc.stdout) if isinstance(p, str) and p.startswith("/")]
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return []
@@ -367,7 +422,9 @@ def _system_args(network: bool, *, proc: bool = True) -> list[str]:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     if proc:
         args += ["--proc", "/proc"]
-        if os.path.isdir("/proc/sys"):  # read-only: writable by the host's uid 0 without capabilities
+        if os.path.isdir(
+            "/proc/sys"
+        ):  # read-only: writable by the host's uid 0 without capabilities
             args += ["--ro-bind", "/proc/sys", "/proc/sys"]
             # except the user namespace limits, which are per user namespace and writable only with
             # CAP_SYS_RESOURCE in it: a nested sandbox sets its own to forbid further namespaces
@@ -391,7 +448,9 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
     """
     exe = _binary(binary)
     if exe is None:
-        raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX
+        )
     guard = _guard_task_repositories(spec)
     nesting = _nesting_args(spec.policy, exe) if spec.policy is not None else []
     args = _wrap(spec, argv, exe, nesting, guard=guard)
@@ -442,23 +501,36 @@ def _seccomp_works() -> bool:
     container's seccomp profile or an old kernel refuses user notification."""
     import tempfile
 
-    if not _seccomp_tracing(SandboxSpec(cwd=Path("/"))) or compiled_tracer() is None or not check_sandbox().ok:
+    if (
+        not _seccomp_tracing(SandboxSpec(cwd=Path("/")))
+        or compiled_tracer() is None
+        or not check_sandbox().ok
+    ):
         return False
     # a success is remembered per kernel, bwrap and tracer (each evotree process would otherwise pay
     # ~0.1 s); were it stale, a traced phase fails closed with the installer's reason
     import hashlib
 
     tracer = compiled_tracer()
-    key = hashlib.sha256(f"{os.uname().release}|{_binary(None)}|{tracer}|{sys.executable}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        f"{os.uname().release}|{_binary(None)}|{tracer}|{sys.executable}".encode()
+    ).hexdigest()[:16]
     marker = _tracer_cache() / f"seccomp-probe-{key}.ok"
     if _owned_private(_tracer_cache()) and marker.is_file() and not marker.is_symlink():
         return True
     with tempfile.TemporaryDirectory(prefix="evotree-trace-probe-") as tmp:
         spec = SandboxSpec(cwd=Path("/"))  # the trace file is written outside the sandbox
         try:
-            argv = _seccomp_tracer_argv(Path(tmp) / "probe.trace") + wrap(spec, ["/bin/sh", "-c", "exit 7"])
-            proc = subprocess.run(argv, capture_output=True, timeout=60,
-                                  stdin=subprocess.DEVNULL, env=sandbox_env(dict(os.environ)))
+            argv = _seccomp_tracer_argv(Path(tmp) / "probe.trace") + wrap(
+                spec, ["/bin/sh", "-c", "exit 7"]
+            )
+            proc = subprocess.run(
+                argv,
+                capture_output=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                env=sandbox_env(dict(os.environ)),
+            )
             rows = (Path(tmp) / "probe.trace").read_text(encoding="utf-8", errors="replace")
         except (OSError, subprocess.SubprocessError, SandboxUnavailable):
             return False
@@ -474,8 +546,12 @@ def _can_trace(exe: str | None) -> bool:
     if exe is None:
         return False
     try:
-        proc = subprocess.run([exe, "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve", "-o", os.devnull, "true"],
-                              capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [exe, "-f", "--seccomp-bpf", "-qq", "-e", "trace=execve", "-o", os.devnull, "true"],
+            capture_output=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0
@@ -492,10 +568,26 @@ def trace_argv(out: Path | str, binary: str | None = None) -> list[str]:
 
     exe = _strace(binary)
     if exe is None:
-        raise SandboxUnavailable("strace is not installed: the runtime trace of the phase cannot be taken",
-                                 fix="install strace (Debian/Ubuntu: apt-get install strace)")
-    return [exe, "-f", "--seccomp-bpf", "-q", "-e", f"trace={TRACE_SYSCALLS}", "-e", "signal=none",
-            "-s", "65536", "-y", "-o", str(out), "--"]
+        raise SandboxUnavailable(
+            "strace is not installed: the runtime trace of the phase cannot be taken",
+            fix="install strace (Debian/Ubuntu: apt-get install strace)",
+        )
+    return [
+        exe,
+        "-f",
+        "--seccomp-bpf",
+        "-q",
+        "-e",
+        f"trace={TRACE_SYSCALLS}",
+        "-e",
+        "signal=none",
+        "-s",
+        "65536",
+        "-y",
+        "-o",
+        str(out),
+        "--",
+    ]
 
 
 def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, Any]]:
@@ -505,19 +597,36 @@ def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, 
 
     if spec.trace is None:
         return []
-    return write_trace(spec.trace, Path(evidence_dir) / TRACE_FILE,
-                       cwd=str(Path(spec.cwd).absolute()), extra=git_guard.after_phase(spec.trace))
+    return write_trace(
+        spec.trace,
+        Path(evidence_dir) / TRACE_FILE,
+        cwd=str(Path(spec.cwd).absolute()),
+        extra=git_guard.after_phase(spec.trace),
+    )
 
 
-def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str], *,
-          guard: Sequence[tuple[str, Path]] = ()) -> list[str]:
+def _wrap(
+    spec: SandboxSpec,
+    argv: Sequence[str],
+    exe: str,
+    extra: list[str],
+    *,
+    guard: Sequence[tuple[str, Path]] = (),
+) -> list[str]:
     args = [exe, "--unshare-all"]
     if spec.network:
         args.append("--share-net")
     args += extra
     if not spec.userns and "--unshare-user" not in extra and disables_userns(exe):
         args += ["--unshare-user", "--disable-userns"]
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "evotree-sandbox"]
+    args += [
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "evotree-sandbox",
+    ]
     args += _system_args(spec.network)
     binds: list[tuple[str, Path]] = []
     if spec.python:
@@ -525,7 +634,9 @@ def _wrap(spec: SandboxSpec, argv: Sequence[str], exe: str, extra: list[str], *,
     binds += [("--ro-bind", Path(p)) for p in spec.read_only]
     binds += [("--bind", Path(p)) for p in spec.read_write]
     binds += list(guard)  # deeper than the folder that holds them: bound after it
-    for option, path in sorted(binds, key=lambda b: len(b[1].absolute().parts)):  # parents first (stable)
+    for option, path in sorted(
+        binds, key=lambda b: len(b[1].absolute().parts)
+    ):  # parents first (stable)
         args += [option, str(path.absolute()), str(path.absolute())]
     for path in sorted(spec.masked, key=lambda p: len(Path(p).parts)):
         args += ["--tmpfs", str(Path(path).absolute())]
@@ -544,7 +655,12 @@ def _nesting_args(policy: PolicySandbox, exe: str) -> list[str]:
     if not status.ok:
         value = {"error": status.reason, "fix": status.fix}
         return ["--setenv", ENV_POLICY_SANDBOX, json.dumps(value)]
-    return [*_judge_user_args(), "--setenv", ENV_POLICY_SANDBOX, json.dumps(policy_sandbox_spec(policy, exe))]
+    return [
+        *_judge_user_args(),
+        "--setenv",
+        ENV_POLICY_SANDBOX,
+        json.dumps(policy_sandbox_spec(policy, exe)),
+    ]
 
 
 def _judge_user_args() -> list[str]:
@@ -563,10 +679,15 @@ def policy_sandbox_spec(policy: PolicySandbox, binary: str | None = None) -> dic
     """
     exe = _binary(binary)
     if exe is None:
-        raise SandboxUnavailable("bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX)
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX
+        )
     paths = [*python_paths(), *(Path(p).absolute() for p in policy.read_only)]
-    return {"bwrap": exe, "read_only": [str(p) for p in dict.fromkeys(paths)],
-            "disable_userns": "--disable-userns" in _bwrap_help(exe)}
+    return {
+        "bwrap": exe,
+        "read_only": [str(p) for p in dict.fromkeys(paths)],
+        "disable_userns": "--disable-userns" in _bwrap_help(exe),
+    }
 
 
 def disables_userns(binary: str | None = None) -> bool:
@@ -582,8 +703,13 @@ def _disable_userns_works(exe: str) -> bool:
     if "--disable-userns" not in _bwrap_help(exe):
         return False
     try:
-        proc = subprocess.run([exe, "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--", "true"],
-                              capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            [exe, "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--", "true"],
+            capture_output=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0
@@ -593,14 +719,22 @@ def _disable_userns_works(exe: str) -> bool:
 def _bwrap_help(exe: str) -> str:
     """``bwrap --help`` (which options this bubblewrap has: ``--disable-userns`` is 0.8 and later)."""
     try:
-        proc = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10,
-                              stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            [exe, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         return proc.stdout + proc.stderr
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
 
-def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv: Sequence[str]) -> list[str]:
+def policy_sandbox_argv(
+    spec: dict[str, Any], candidate: Path | str | None, argv: Sequence[str]
+) -> list[str]:
     """The bwrap command line that runs ``argv`` (candidate code) in a nested sandbox.
 
     ``spec``: the judge phase's ``$EVOTREE_POLICY_SANDBOX`` (:func:`policy_sandbox_spec`).
@@ -618,20 +752,39 @@ def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv
         raise SandboxUnavailable(
             "candidate code cannot be isolated from the judge here: "
             + str(spec.get("error") or "no bubblewrap binary was named"),
-            fix=str(spec.get("fix") or _INSTALL_FIX))
+            fix=str(spec.get("fix") or _INSTALL_FIX),
+        )
     exe = _binary(str(spec["bwrap"]))
     if exe is None:
-        raise SandboxUnavailable(f"bubblewrap is not executable at {spec['bwrap']} inside the judge's sandbox",
-                                 fix="install bubblewrap under /usr (apt-get install bubblewrap)")
-    args = [exe, "--unshare-all", "--unshare-user", *(["--disable-userns"] if spec.get("disable_userns") else []),
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "evotree-policy"]
+        raise SandboxUnavailable(
+            f"bubblewrap is not executable at {spec['bwrap']} inside the judge's sandbox",
+            fix="install bubblewrap under /usr (apt-get install bubblewrap)",
+        )
+    args = [
+        exe,
+        "--unshare-all",
+        "--unshare-user",
+        *(["--disable-userns"] if spec.get("disable_userns") else []),
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "evotree-policy",
+    ]
     args += _system_args(False, proc=False)
     for path in sorted((Path(p) for p in spec.get("read_only", ())), key=lambda p: len(p.parts)):
         if path.is_absolute() and path != Path("/"):
             args += ["--ro-bind", str(path), str(path)]
     if candidate is not None:
         args += ["--ro-bind", str(Path(candidate).absolute()), POLICY_CANDIDATE_DIR]
-    args += ["--remount-ro", "/", "--chdir", POLICY_CANDIDATE_DIR if candidate is not None else "/tmp", "--"]
+    args += [
+        "--remount-ro",
+        "/",
+        "--chdir",
+        POLICY_CANDIDATE_DIR if candidate is not None else "/tmp",
+        "--",
+    ]
     return args + list(argv)
 
 
@@ -645,7 +798,7 @@ def policy_sandbox_argv(spec: dict[str, Any], candidate: Path | str | None, argv
 #: and closes. Refused (EPERM): calls of another ABI (``int 0x80``, x32: they would name other
 #: numbers) and ``io_uring_setup`` (io_uring operations bypass seccomp). A filter cannot be
 #: removed, and every process of the phase inherits it.
-_TRACE_INSTALLER = r'''
+_TRACE_INSTALLER = r"""
 import array, ctypes, os, platform, socket, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 nrs = {"x86_64": (59, 322, 42, 231, 425, 0xC000003E, 317, 257, 437, 2),
@@ -685,7 +838,7 @@ out.sendmsg([b"L"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [li
 out.close()
 os.close(listener)
 os.execvp(sys.argv[2], sys.argv[2:])
-'''
+"""
 
 #: Whether the seccomp tracer also reports ``open``/``openat``/``openat2`` (it records those of git
 #: storage by programs other than the machine's git: git used as a library, objects read with zlib;
@@ -702,16 +855,21 @@ def _seccomp_tracer_argv(out: Path | str) -> list[str]:
     installer = _TRACE_INSTALLER
     if not TRACE_OPENS:  # numbers no call has: the filter lets every open go by unreported
         installer = installer.replace("317, 257, 437, 2)", "317, 99991, 99992, 99993)").replace(
-            "277, 56, 437, 56)", "277, 99991, 99992, 99993)")
+            "277, 56, 437, 56)", "277, 99991, 99992, 99993)"
+        )
     return [str(compiled), str(out), sys.executable, installer]
 
 
 #: Why the seccomp tracer cannot run where no C compiler builds it (the one seccomp
 #: tracer is the compiled one; strace is the fallback).
-NO_COMPILER = ("the seccomp tracer could not be built: no C compiler (cc, gcc or clang) on PATH, or the "
-               "build of harness/seccomp_trace.c failed")
-NO_COMPILER_FIX = ("install a C compiler (Debian/Ubuntu: apt-get install gcc) so that evotree builds its tracer, "
-                   "or strace (apt-get install strace), the slower fallback (BENCHMARKS.md §21)")
+NO_COMPILER = (
+    "the seccomp tracer could not be built: no C compiler (cc, gcc or clang) on PATH, or the "
+    "build of harness/seccomp_trace.c failed"
+)
+NO_COMPILER_FIX = (
+    "install a C compiler (Debian/Ubuntu: apt-get install gcc) so that evotree builds its tracer, "
+    "or strace (apt-get install strace), the slower fallback (BENCHMARKS.md §21)"
+)
 
 
 def tracer_unavailable_reason() -> str | None:
@@ -725,9 +883,15 @@ def tracer_unavailable_reason() -> str | None:
     if TRACER == "seccomp" and compiled_tracer() is None:
         parts.append(NO_COMPILER)
     elif TRACER == "seccomp":
-        parts.append("seccomp user notification is refused here (Linux 5.9+, x86_64 or aarch64, and a container "
-                     "profile that allows it)")
-    parts.append("strace is not installed" if _strace(None) is None else "strace cannot trace here (ptrace refused)")
+        parts.append(
+            "seccomp user notification is refused here (Linux 5.9+, x86_64 or aarch64, and a container "
+            "profile that allows it)"
+        )
+    parts.append(
+        "strace is not installed"
+        if _strace(None) is None
+        else "strace cannot trace here (ptrace refused)"
+    )
     return "; ".join(parts) + ". Fix: " + NO_COMPILER_FIX
 
 
@@ -804,8 +968,12 @@ def build_tracer(folder: Path) -> Path | None:
         return None
     tmp = cache / f".seccomp-trace-{digest}.{os.getpid()}.tmp"
     try:
-        proc = subprocess.run([compiler, "-O2", "-pthread", "-o", str(tmp), str(TRACER_SOURCE)],
-                              capture_output=True, timeout=120, check=False)
+        proc = subprocess.run(
+            [compiler, "-O2", "-pthread", "-o", str(tmp), str(TRACER_SOURCE)],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
         if proc.returncode != 0:
             return None
         os.chmod(tmp, 0o700)
@@ -893,8 +1061,10 @@ def _prlimit() -> str:
     for candidate in ("/usr/bin/prlimit", "/bin/prlimit"):
         if os.access(candidate, os.X_OK):
             return candidate
-    raise SandboxUnavailable("prlimit (util-linux) is not installed: the sandbox cannot set the phase's limits",
-                             fix="install util-linux (apt-get install util-linux), or set the [sandbox] limits to 0")
+    raise SandboxUnavailable(
+        "prlimit (util-linux) is not installed: the sandbox cannot set the phase's limits",
+        fix="install util-linux (apt-get install util-linux), or set the [sandbox] limits to 0",
+    )
 
 
 #: The environment variables every sandboxed phase gets (when evotree has them): what a
@@ -902,9 +1072,22 @@ def _prlimit() -> str:
 #: (PYTHONSAFEPATH, GIT_CEILING_DIRECTORIES, the run's GPUs) and evotree's own ``EVOTREE_*``
 #: (:data:`PHASE_ENV_PREFIXES`). Nothing else of the person running evotree: no token, no key, no
 #: agent socket, unless the champion's ``[sandbox] pass_env`` names it.
-PHASE_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONSAFEPATH", "PYTHONDONTWRITEBYTECODE",
-             "GIT_CEILING_DIRECTORIES", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-             "ROCR_VISIBLE_DEVICES")
+PHASE_ENV = (
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "PYTHONSAFEPATH",
+    "PYTHONDONTWRITEBYTECODE",
+    "GIT_CEILING_DIRECTORIES",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+)
 #: Prefixes of the variables every phase gets: the locale (``LC_*``) and evotree's own.
 PHASE_ENV_PREFIXES = ("LC_", "EVOTREE_")
 
@@ -937,13 +1120,21 @@ class SandboxStatus:
     startup_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "binary": self.binary, "version": self.version, "reason": self.reason,
-                "fix": self.fix, "startup_ms": self.startup_ms}
+        return {
+            "ok": self.ok,
+            "binary": self.binary,
+            "version": self.version,
+            "reason": self.reason,
+            "fix": self.fix,
+            "startup_ms": self.startup_ms,
+        }
 
 
-_PROBE = ("import sys\n"
-          "s = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
-          "print(s['CapEff'].strip(), s['NoNewPrivs'].strip(), open('/proc/1/cmdline').read() != '')\n")
+_PROBE = (
+    "import sys\n"
+    "s = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
+    "print(s['CapEff'].strip(), s['NoNewPrivs'].strip(), open('/proc/1/cmdline').read() != '')\n"
+)
 
 
 def check_sandbox(binary: str | None = None) -> SandboxStatus:
@@ -960,37 +1151,69 @@ def _check(binary: str | None) -> SandboxStatus:
     exe = _binary(binary)
     if exe is None:
         where = f"at {binary}" if binary is not None else "in /usr/bin, /bin or PATH"
-        return SandboxStatus(False, None, reason=f"bubblewrap (bwrap) is not installed (looked {where})",
-                             fix=_INSTALL_FIX + ", " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            None,
+            reason=f"bubblewrap (bwrap) is not installed (looked {where})",
+            fix=_INSTALL_FIX + ", " + _OFF_FIX,
+        )
     try:
-        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        version = subprocess.run(
+            [exe, "--version"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return SandboxStatus(False, exe, reason=f"{exe} cannot be executed: {exc}", fix=_INSTALL_FIX + ", " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            reason=f"{exe} cannot be executed: {exc}",
+            fix=_INSTALL_FIX + ", " + _OFF_FIX,
+        )
     from evotree.core.config import SandboxSection
 
     try:
-        argv = wrap(SandboxSpec(cwd=Path("/tmp"), limits=SandboxPolicy.from_config(SandboxSection()).limits),
-                    [sys.executable, "-I", "-S", "-c", _PROBE], binary=exe)
+        argv = wrap(
+            SandboxSpec(
+                cwd=Path("/tmp"), limits=SandboxPolicy.from_config(SandboxSection()).limits
+            ),
+            [sys.executable, "-I", "-S", "-c", _PROBE],
+            binary=exe,
+        )
     except SandboxUnavailable as exc:
         return SandboxStatus(False, exe, version, reason=exc.message, fix=exc.fix)
     start = time.perf_counter()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return SandboxStatus(False, exe, version, reason=f"a trivial sandbox did not start: {exc}",
-                             fix=_INSTALL_FIX + ", " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            version,
+            reason=f"a trivial sandbox did not start: {exc}",
+            fix=_INSTALL_FIX + ", " + _OFF_FIX,
+        )
     took = round((time.perf_counter() - start) * 1000, 1)
     if proc.returncode != 0:
         message = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         reason, fix = _explain(message)
-        return SandboxStatus(False, exe, version, reason=f"a trivial sandbox failed: {message} ({reason})",
-                             fix=fix + ", " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            version,
+            reason=f"a trivial sandbox failed: {message} ({reason})",
+            fix=fix + ", " + _OFF_FIX,
+        )
     fields_ = proc.stdout.split()
     if len(fields_) != 3 or int(fields_[0], 16) != 0 or fields_[1] != "1":
-        return SandboxStatus(False, exe, version,
-                             reason=f"the sandbox kept privileges (CapEff, NoNewPrivs = {fields_[:2]}); "
-                                    "this bubblewrap does not drop capabilities",
-                             fix="install bubblewrap 0.4 or newer, " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            version,
+            reason=f"the sandbox kept privileges (CapEff, NoNewPrivs = {fields_[:2]}); "
+            "this bubblewrap does not drop capabilities",
+            fix="install bubblewrap 0.4 or newer, " + _OFF_FIX,
+        )
     return SandboxStatus(True, exe, version, startup_ms=took)
 
 
@@ -1037,48 +1260,86 @@ def _check_policy(binary: str | None) -> SandboxStatus:
     from evotree.core.config import SandboxSection
 
     exe = outer.binary
-    nest_fix = ("allow unprivileged user namespaces inside user namespaces (user.max_user_namespaces > 1; "
-                "on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile that "
-                "allows userns for bwrap)")
+    nest_fix = (
+        "allow unprivileged user namespaces inside user namespaces (user.max_user_namespaces > 1; "
+        "on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile that "
+        "allows userns for bwrap)"
+    )
     try:
         spec = policy_sandbox_spec(PolicySandbox(), exe)
         inner = policy_sandbox_argv(spec, None, [sys.executable, "-I", "-S", "-c", _POLICY_PROBE])
-        argv = _wrap(SandboxSpec(cwd=Path("/tmp"), limits=SandboxPolicy.from_config(SandboxSection()).limits),
-                     inner, exe, _judge_user_args())
+        argv = _wrap(
+            SandboxSpec(
+                cwd=Path("/tmp"), limits=SandboxPolicy.from_config(SandboxSection()).limits
+            ),
+            inner,
+            exe,
+            _judge_user_args(),
+        )
     except SandboxUnavailable as exc:
         return SandboxStatus(False, exe, outer.version, reason=exc.message, fix=exc.fix)
     start = time.perf_counter()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                              env=sandbox_env(dict(os.environ)), check=False)
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            env=sandbox_env(dict(os.environ)),
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return SandboxStatus(False, exe, outer.version, reason=f"a nested sandbox did not start: {exc}",
-                             fix=nest_fix + ", " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            outer.version,
+            reason=f"a nested sandbox did not start: {exc}",
+            fix=nest_fix + ", " + _OFF_FIX,
+        )
     took = round((time.perf_counter() - start) * 1000, 1)
     if proc.returncode != 0:
         message = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        return SandboxStatus(False, exe, outer.version, reason=f"a sandbox cannot start a nested one here: {message}",
-                             fix=nest_fix + ", " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            outer.version,
+            reason=f"a sandbox cannot start a nested one here: {message}",
+            fix=nest_fix + ", " + _OFF_FIX,
+        )
     seen = proc.stdout.split()
     if seen[:3] != ["0", "1", "False"] or (spec["disable_userns"] and seen[3:] != ["False"]):
-        return SandboxStatus(False, exe, outer.version,
-                             reason=f"the nested sandbox kept privileges (capabilities, no-new-privileges, "
-                                    f"/proc, a user namespace of its own = {seen})",
-                             fix="install bubblewrap 0.4 or newer, " + _OFF_FIX)
+        return SandboxStatus(
+            False,
+            exe,
+            outer.version,
+            reason=f"the nested sandbox kept privileges (capabilities, no-new-privileges, "
+            f"/proc, a user namespace of its own = {seen})",
+            fix="install bubblewrap 0.4 or newer, " + _OFF_FIX,
+        )
     return SandboxStatus(True, exe, outer.version, startup_ms=took)
 
 
 def _explain(message: str) -> tuple[str, str]:
     low = message.lower()
-    if "uid map" in low or "user namespace" in low or "no permissions to creat" in low or "new namespace" in low:
-        return ("the kernel or a security policy forbids the namespaces bubblewrap needs",
-                "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 "
-                "also kernel.apparmor_restrict_unprivileged_userns=0), or run evotree as root, or in a container "
-                "started with --security-opt seccomp=unconfined --security-opt apparmor=unconfined")
+    if (
+        "uid map" in low
+        or "user namespace" in low
+        or "no permissions to creat" in low
+        or "new namespace" in low
+    ):
+        return (
+            "the kernel or a security policy forbids the namespaces bubblewrap needs",
+            "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 "
+            "also kernel.apparmor_restrict_unprivileged_userns=0), or run evotree as root, or in a container "
+            "started with --security-opt seccomp=unconfined --security-opt apparmor=unconfined",
+        )
     if "proc" in low and "mount" in low or "operation not permitted" in low:
-        return ("mounts are not permitted here (a container's default seccomp or AppArmor profile)",
-                "start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "
-                "(or --privileged)")
+        return (
+            "mounts are not permitted here (a container's default seccomp or AppArmor profile)",
+            "start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "
+            "(or --privileged)",
+        )
     return ("bubblewrap failed", _INSTALL_FIX)
 
 
@@ -1093,7 +1354,9 @@ def require_sandbox(section: SandboxSection) -> SandboxStatus | None:
     if not status.ok:
         raise SandboxUnavailable(
             f"the champion's policy runs every phase in a sandbox, and none can start here: {status.reason}",
-            fix=status.fix, binary=status.binary, reason=status.reason,
+            fix=status.fix,
+            binary=status.binary,
+            reason=status.reason,
         )
     return status
 
@@ -1125,13 +1388,21 @@ class SandboxPolicy:
         return self.mode != "off"
 
     @classmethod
-    def from_config(cls, section: SandboxSection, *, forbidden: Iterable[Path | str] = ()) -> SandboxPolicy:
-        return cls(mode=section.mode, train_network=section.train_network, eval_network=section.eval_network,
-                   limits=Limits(section.memory_mb, section.max_processes, section.max_output_mb),
-                   read_paths=tuple(section.read_paths), candidate_max_files=section.candidate_max_files,
-                   candidate_max_mb=section.candidate_max_mb, forbidden=tuple(str(p) for p in forbidden),
-                   trace=bool(getattr(section, "trace", False)),
-                   pass_env=tuple(getattr(section, "pass_env", ()) or ()))
+    def from_config(
+        cls, section: SandboxSection, *, forbidden: Iterable[Path | str] = ()
+    ) -> SandboxPolicy:
+        return cls(
+            mode=section.mode,
+            train_network=section.train_network,
+            eval_network=section.eval_network,
+            limits=Limits(section.memory_mb, section.max_processes, section.max_output_mb),
+            read_paths=tuple(section.read_paths),
+            candidate_max_files=section.candidate_max_files,
+            candidate_max_mb=section.candidate_max_mb,
+            forbidden=tuple(str(p) for p in forbidden),
+            trace=bool(getattr(section, "trace", False)),
+            pass_env=tuple(getattr(section, "pass_env", ()) or ()),
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> SandboxPolicy:
@@ -1145,12 +1416,22 @@ class SandboxPolicy:
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "train_network": self.train_network, "eval_network": self.eval_network,
-                "limits": {"memory_mb": self.limits.memory_mb, "max_processes": self.limits.max_processes,
-                           "max_output_mb": self.limits.max_output_mb},
-                "read_paths": list(self.read_paths), "candidate_max_files": self.candidate_max_files,
-                "candidate_max_mb": self.candidate_max_mb, "forbidden": list(self.forbidden), "trace": self.trace,
-                "pass_env": list(self.pass_env)}
+        return {
+            "mode": self.mode,
+            "train_network": self.train_network,
+            "eval_network": self.eval_network,
+            "limits": {
+                "memory_mb": self.limits.memory_mb,
+                "max_processes": self.limits.max_processes,
+                "max_output_mb": self.limits.max_output_mb,
+            },
+            "read_paths": list(self.read_paths),
+            "candidate_max_files": self.candidate_max_files,
+            "candidate_max_mb": self.candidate_max_mb,
+            "forbidden": list(self.forbidden),
+            "trace": self.trace,
+            "pass_env": list(self.pass_env),
+        }
 
     def extra_read_only(self) -> tuple[Path, ...]:
         """``read_paths`` that exist, after refusing any that overlaps a forbidden folder."""
@@ -1163,7 +1444,8 @@ class SandboxPolicy:
                     raise SandboxUnavailable(
                         f"[sandbox].read_paths entry {raw} overlaps the workspace's repository {bad}: "
                         "a phase would see the repository",
-                        fix="list folders outside the repository (datasets, model caches) in [sandbox].read_paths")
+                        fix="list folders outside the repository (datasets, model caches) in [sandbox].read_paths",
+                    )
             if path.exists():
                 out.append(path)
         return tuple(out)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 __all__ = ["SandboxBox"]
 
+
 class SandboxBox:
     """The processes of one running sandbox, seen from outside (by host pid).
 
@@ -39,7 +40,10 @@ class SandboxBox:
         """
         if self.namespace is None:
             try:
-                outside = {os.readlink(f"/proc/{self.pid}/ns/pid"), os.readlink("/proc/self/ns/pid")}
+                outside = {
+                    os.readlink(f"/proc/{self.pid}/ns/pid"),
+                    os.readlink("/proc/self/ns/pid"),
+                }
             except OSError:
                 return None
             level = [self.pid]
@@ -47,7 +51,9 @@ class SandboxBox:
                 level = [c for parent in level for c in _children(parent)]
                 for child in level:
                     try:  # held open: the namespace (and its number) cannot be recycled for another
-                        fd = os.open(f"/proc/{child}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)  # sandbox while we use it
+                        fd = os.open(
+                            f"/proc/{child}/ns/pid", os.O_RDONLY | os.O_CLOEXEC
+                        )  # sandbox while we use it
                     except OSError:
                         continue
                     ns = f"pid:[{os.fstat(fd).st_ino}]"
@@ -152,7 +158,9 @@ class SandboxBox:
             self._kills += 1
             if self.init is None or self._kills > 1:
                 _kill_group(self.pid, sig)
-            for pid in sorted(self.members(), key=lambda p: p != self.init):  # its init first: the kernel
+            for pid in sorted(
+                self.members(), key=lambda p: p != self.init
+            ):  # its init first: the kernel
                 _kill(pid, sig)  # then ends the whole namespace
             return
         members = [p for p in self.members() if p != self.init]

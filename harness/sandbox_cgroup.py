@@ -14,6 +14,7 @@ from pathlib import Path
 
 __all__ = ["PidsCgroup"]
 
+
 class PidsCgroup:
     """A pids cgroup of one phase, where this machine lets evotree make one: the kernel's bound on
     the number of processes and threads, which (unlike RLIMIT_NPROC) also binds the host's root.
@@ -42,8 +43,10 @@ class PidsCgroup:
         parent = _pids_parent()
         if parent is None:
             return None
-        for stale in parent.glob(cls._PREFIX + "*"):  # left by an evotree that was killed: removed once empty
-            owner = stale.name[len(cls._PREFIX):].split("-")[0]
+        for stale in parent.glob(
+            cls._PREFIX + "*"
+        ):  # left by an evotree that was killed: removed once empty
+            owner = stale.name[len(cls._PREFIX) :].split("-")[0]
             if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
                 with contextlib.suppress(OSError):
                     stale.rmdir()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 __all__ = ["CopyReport", "copy_regular_files"]
 
+
 @dataclass
 class CopyReport:
     """What :func:`copy_regular_files` copied and what it refused (one line per refused entry)."""
@@ -56,18 +57,30 @@ def copy_regular_files(src: Path, dst: Path, *, max_files: int, max_bytes: int) 
                 (target / entry.name).mkdir(mode=0o755)
                 walk(Path(entry.path), target / entry.name, name)
             elif not stat.S_ISREG(mode):
-                kind = ("FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode)
-                        else "device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+                kind = (
+                    "FIFO"
+                    if stat.S_ISFIFO(mode)
+                    else "socket"
+                    if stat.S_ISSOCK(mode)
+                    else "device"
+                    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "special file"
+                )
                 refuse(name, f"{kind} (not opened)")
             elif info.st_nlink > 1:
                 refuse(name, f"hard link ({info.st_nlink} names for one file; not copied)")
             elif over or report.files + 1 > max_files or report.bytes + info.st_size > max_bytes:
                 if not over:
-                    refuse(name, f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
-                                 "it and every later file were not copied")
+                    refuse(
+                        name,
+                        f"over the copy limit ({max_files} files, {max_bytes // 2**20} MiB); "
+                        "it and every later file were not copied",
+                    )
                 over = True
             else:
-                copied = _copy_file(Path(entry.path), target / entry.name, info, max_bytes - report.bytes)
+                copied = _copy_file(
+                    Path(entry.path), target / entry.name, info, max_bytes - report.bytes
+                )
                 if isinstance(copied, str):
                     refuse(name, copied)
                 else:
@@ -82,14 +95,23 @@ def _copy_file(src: Path, dst: Path, before: os.stat_result, budget: int) -> int
     try:
         fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        return "symbolic link (not followed)" if exc.errno == errno.ELOOP else f"cannot be opened ({exc.strerror})"
+        return (
+            "symbolic link (not followed)"
+            if exc.errno == errno.ELOOP
+            else f"cannot be opened ({exc.strerror})"
+        )
     try:
         info = os.fstat(fd)
-        if (not stat.S_ISREG(info.st_mode) or info.st_nlink > 1
-                or (info.st_dev, info.st_ino) != (before.st_dev, before.st_ino)):
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_nlink > 1
+            or (info.st_dev, info.st_ino) != (before.st_dev, before.st_ino)
+        ):
             return "changed into a link or special file while being copied (not copied)"
         mode = 0o755 if info.st_mode & stat.S_IXUSR else 0o644
-        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        out = os.open(
+            dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode
+        )
         try:
             copied = 0
             while copied <= budget:

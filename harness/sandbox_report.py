@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 __all__ = ["sandbox_warning"]
 
+
 def sandbox_warning(ws: Workspace, version: str | None = None) -> str | None:
     """One line for the top of ``evotree gates`` / ``evotree verify``, or ``None`` when all is sandboxed.
 
@@ -22,14 +23,18 @@ def sandbox_warning(ws: Workspace, version: str | None = None) -> str | None:
     if version is not None:
         version = ws.resolve(version).id
     if ws.config.sandbox.mode == "off":
-        problems.append('the champion\'s evotree.toml sets [sandbox] mode = "off": train and judge phases '
-                        "run without isolation (a candidate can read the judge's data, the repository and "
-                        "the network)")
+        problems.append(
+            'the champion\'s evotree.toml sets [sandbox] mode = "off": train and judge phases '
+            "run without isolation (a candidate can read the judge's data, the repository and "
+            "the network)"
+        )
     runs = _unsandboxed_runs(ws, version)
     if runs:
         whose = f"of {version} " if version else ""
-        problems.append(f"{len(runs)} run(s) {whose}ran without a sandbox: {', '.join(runs[:3])}"
-                        + (" …" if len(runs) > 3 else ""))
+        problems.append(
+            f"{len(runs)} run(s) {whose}ran without a sandbox: {', '.join(runs[:3])}"
+            + (" …" if len(runs) > 3 else "")
+        )
     if not problems:
         return None
     return "WARNING: sandbox off — " + "; ".join(problems)
@@ -44,7 +49,9 @@ def _unsandboxed_runs(ws: Workspace, version: str | None) -> list[str]:
             data = json.loads(record.read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(data, dict):  # not a run record (a damaged or foreign file): not ours to read
+        if not isinstance(
+            data, dict
+        ):  # not a run record (a damaged or foreign file): not ours to read
             continue
         if version is not None and data.get("version") != version:
             continue

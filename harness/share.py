@@ -63,8 +63,20 @@ from evotree.core.gitio import Git
 from evotree.core.workspace import Workspace
 from evotree.harness.records import RunRecord, RunStatus, runs_dir
 
-__all__ = ["RUNS_REF_PREFIX", "MAX_ARCHIVE_BYTES", "POINTER", "SHARE_REFSPECS", "ShareError", "ShareResult",
-           "archive_run", "archive_runs", "fetch_shared", "push_evidence", "pull_evidence", "run_ref"]
+__all__ = [
+    "RUNS_REF_PREFIX",
+    "MAX_ARCHIVE_BYTES",
+    "POINTER",
+    "SHARE_REFSPECS",
+    "ShareError",
+    "ShareResult",
+    "archive_run",
+    "archive_runs",
+    "fetch_shared",
+    "push_evidence",
+    "pull_evidence",
+    "run_ref",
+]
 
 RUNS_REF_PREFIX = "refs/evotree/runs/"
 #: a run with more archivable bytes than this is not archived in git (use an evidence store)
@@ -79,8 +91,11 @@ POINTER = "evotree-archive.json"
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: every ref a clone needs, as push/fetch refspecs (never forced): the ledger, champion, memory,
 #: judge store, harness and run evidence (refs/evotree/*), the version branches, the signed tags
-SHARE_REFSPECS = ("refs/evotree/*:refs/evotree/*", "refs/heads/evotree/*:refs/heads/evotree/*",
-                  "refs/tags/evotree/*:refs/tags/evotree/*")
+SHARE_REFSPECS = (
+    "refs/evotree/*:refs/evotree/*",
+    "refs/heads/evotree/*:refs/heads/evotree/*",
+    "refs/tags/evotree/*:refs/tags/evotree/*",
+)
 #: where `pull` fetches to before it moves any ref of the workspace (emptied after each pull)
 _INCOMING = "refs/evotree-incoming/"
 _CHUNK = 1 << 20
@@ -118,7 +133,9 @@ class ShareResult:
 def run_ref(run_id: str) -> str:
     """The ref of a run's archived evidence; :class:`ShareError` for an id that cannot be one."""
     if not _RUN_ID_RE.fullmatch(run_id) or ".." in run_id or run_id.endswith((".lock", ".")):
-        raise ShareError(f"{run_id!r} is not a run id that can name a ref", fix="`evotree runs` lists run ids")
+        raise ShareError(
+            f"{run_id!r} is not a run id that can name a ref", fix="`evotree runs` lists run ids"
+        )
     return RUNS_REF_PREFIX + run_id
 
 
@@ -137,11 +154,15 @@ def _open_regular(root: Path, rel: str) -> int:
             try:
                 nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | nofollow, dir_fd=fd)
             except OSError as exc:
-                raise _NotRegular(f"{rel}: {part} is not a plain directory ({exc.strerror})") from None
+                raise _NotRegular(
+                    f"{rel}: {part} is not a plain directory ({exc.strerror})"
+                ) from None
             os.close(fd)
             fd = nxt
         try:
-            leaf = os.open(parts[-1], os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+            leaf = os.open(
+                parts[-1], os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0), dir_fd=fd
+            )
         except OSError as exc:
             raise _NotRegular(f"{rel} is a link or cannot be opened ({exc.strerror})") from None
     finally:
@@ -202,7 +223,9 @@ def _build_tree(repo: pygit2.Repository, root: Path, files: list[tuple[str, Path
         *dirs, name = rel.split("/")
         for part in dirs:
             node = node.setdefault(part, {})
-        data, st_mode = _read_regular(root, rel)  # O_NOFOLLOW at every component: a swapped-in link is refused
+        data, st_mode = _read_regular(
+            root, rel
+        )  # O_NOFOLLOW at every component: a swapped-in link is refused
         mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if st_mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
         node[name] = (repo.create_blob(data), mode)
 
@@ -225,13 +248,17 @@ def _store_open(uri: str) -> tuple[Any, str]:
     try:
         import fsspec
     except ImportError:
-        raise ShareError(f"the store {uri} is a URL: reading or writing it needs fsspec",
-                         fix="pip install fsspec (and the filesystem's package, e.g. s3fs)") from None
+        raise ShareError(
+            f"the store {uri} is a URL: reading or writing it needs fsspec",
+            fix="pip install fsspec (and the filesystem's package, e.g. s3fs)",
+        ) from None
     fs, root = fsspec.core.url_to_fs(uri)
     return fs, root
 
 
-def _store_put(uri: str, run_id: str, run_dir: Path, files: list[tuple[str, Path]]) -> dict[str, dict[str, Any]]:
+def _store_put(
+    uri: str, run_id: str, run_dir: Path, files: list[tuple[str, Path]]
+) -> dict[str, dict[str, Any]]:
     """Copy a run's files to ``<uri>/evotree-archive/<run_id>/``; their sizes and sha256 (each file
     opened with ``O_NOFOLLOW``, regular files only, and hashed from the bytes copied)."""
     fs, root = _store_open(uri)
@@ -263,31 +290,45 @@ class _Budget:
 
     def take(self, size: int, what: str) -> None:
         if size > self.per_object:
-            raise ShareError(f"{what} is {size / 2**20:.1f} MiB, more than one object may be "
-                             f"({self.per_object / 2**20:.0f} MiB, [share] max_object_mb): refused, nothing written",
-                             fix="raise [share] max_object_mb on the champion if this evidence is expected")
+            raise ShareError(
+                f"{what} is {size / 2**20:.1f} MiB, more than one object may be "
+                f"({self.per_object / 2**20:.0f} MiB, [share] max_object_mb): refused, nothing written",
+                fix="raise [share] max_object_mb on the champion if this evidence is expected",
+            )
         if size > self.left:
-            raise ShareError(f"{what} ({size / 2**20:.1f} MiB) would take this pull past [share] max_total_mb "
-                             f"({self.left / 2**20:.1f} MiB left): refused", fix="pull again, or raise [share] max_total_mb")
+            raise ShareError(
+                f"{what} ({size / 2**20:.1f} MiB) would take this pull past [share] max_total_mb "
+                f"({self.left / 2**20:.1f} MiB left): refused",
+                fix="pull again, or raise [share] max_total_mb",
+            )
         self.left -= size
 
 
-def _store_get(pointer: dict[str, Any], run_id: str, staging: Path, store: str | None, budget: _Budget) -> None:
+def _store_get(
+    pointer: dict[str, Any], run_id: str, staging: Path, store: str | None, budget: _Budget
+) -> None:
     """Write a large run's files from **this workspace's** ``store`` into ``staging``: each file's
     size checked against the pointer and the caps before and while it is copied, its sha256 after.
     The pointer's own ``uri`` is never contacted (a remote would choose the address)."""
     files = pointer.get("files")
     if not isinstance(files, dict):
-        raise ShareError(f"{POINTER} of {run_id} is malformed", fix="the ref was not written by evotree; delete it")
+        raise ShareError(
+            f"{POINTER} of {run_id} is malformed",
+            fix="the ref was not written by evotree; delete it",
+        )
     if not store:
-        raise ShareError(f"{run_id} is a large run whose files are in an evidence store, and this workspace names "
-                         "none (its pointer's own address is never used)",
-                         fix="set [executor].evidence_uri, or pass evotree pull --store URI (the store the team pushes to)")
+        raise ShareError(
+            f"{run_id} is a large run whose files are in an evidence store, and this workspace names "
+            "none (its pointer's own address is never used)",
+            fix="set [executor].evidence_uri, or pass evotree pull --store URI (the store the team pushes to)",
+        )
     fs, root = _store_open(store)
     for rel, entry in files.items():
         if not isinstance(rel, str) or not _safe_rel(rel) or not isinstance(entry, dict):
-            raise ShareError(f"{POINTER} of {run_id} lists a path that cannot be written: {rel!r}",
-                             fix="the ref was not written by evotree; delete it (git update-ref -d REF)")
+            raise ShareError(
+                f"{POINTER} of {run_id} lists a path that cannot be written: {rel!r}",
+                fix="the ref was not written by evotree; delete it (git update-ref -d REF)",
+            )
         size = entry.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise ShareError(f"{POINTER} of {run_id} gives no size for {rel}", fix="delete the ref")
@@ -303,21 +344,28 @@ def _store_get(pointer: dict[str, Any], run_id: str, staging: Path, store: str |
                 while chunk := handle.read(_CHUNK):
                     written += len(chunk)
                     if written > size:
-                        raise ShareError(f"{run_id}: {rel} in the store {store} is larger than the "
-                                         f"{size} bytes its pointer lists: refused",
-                                         fix="the store copy was changed; push the run again from the machine that ran it")
+                        raise ShareError(
+                            f"{run_id}: {rel} in the store {store} is larger than the "
+                            f"{size} bytes its pointer lists: refused",
+                            fix="the store copy was changed; push the run again from the machine that ran it",
+                        )
                     digest.update(chunk)
                     out.write(chunk)
         except (OSError, FileNotFoundError) as exc:
-            raise ShareError(f"{run_id}: cannot read {rel} from the store {store} ({exc})",
-                             fix="check the store is reachable from here (credentials, path)") from None
+            raise ShareError(
+                f"{run_id}: cannot read {rel} from the store {store} ({exc})",
+                fix="check the store is reachable from here (credentials, path)",
+            ) from None
         if digest.hexdigest() != entry.get("sha256"):
-            raise ShareError(f"{run_id}: {rel} in the store {store} is not the file that was pushed (sha256 differs)",
-                             fix="the store copy was changed; push the run again from the machine that ran it")
+            raise ShareError(
+                f"{run_id}: {rel} in the store {store} is not the file that was pushed (sha256 differs)",
+                fix="the store copy was changed; push the run again from the machine that ran it",
+            )
 
 
-def archive_run(ws: Workspace, run_dir: Path, *, store: str | None = None,
-                max_bytes: int | None = None) -> tuple[str, str]:
+def archive_run(
+    ws: Workspace, run_dir: Path, *, store: str | None = None, max_bytes: int | None = None
+) -> tuple[str, str]:
     """Archive one finished run; returns ``(run_id, outcome)`` with outcome ``archived``, ``already`` or a
     reason it was skipped (running, too large without a ``store``, no run.json, a ref naming other evidence).
 
@@ -336,8 +384,12 @@ def archive_run(ws: Workspace, run_dir: Path, *, store: str | None = None,
         return run_id, "still running"
     files, refused = _archivable(run_dir)
     if refused:
-        return run_id, ("not archived: " + "; ".join(refused[:3]) + (" …" if len(refused) > 3 else "")
-                        + " (links are never followed)")
+        return run_id, (
+            "not archived: "
+            + "; ".join(refused[:3])
+            + (" …" if len(refused) > 3 else "")
+            + " (links are never followed)"
+        )
     size = sum(path.lstat().st_size for _rel, path in files)
     limit = MAX_ARCHIVE_BYTES if max_bytes is None else max_bytes
     repo = ws.git.repo
@@ -346,11 +398,15 @@ def archive_run(ws: Workspace, run_dir: Path, *, store: str | None = None,
         if existing is not None:
             return run_id, "already"
         if not store:
-            return run_id, (f"{size / 2**20:.1f} MiB of evidence is more than the git archive takes "
-                            f"({limit / 2**20:.0f} MiB): push it to a store (evotree push --store URI)")
+            return run_id, (
+                f"{size / 2**20:.1f} MiB of evidence is more than the git archive takes "
+                f"({limit / 2**20:.0f} MiB): push it to a store (evotree push --store URI)"
+            )
         uri = store if _SCHEME.match(store) else str(Path(store).expanduser().resolve())
         listed = _store_put(uri, run_id, run_dir, files)
-        pointer = json.dumps({"v": 1, "run_id": run_id, "uri": uri, "files": listed}, indent=1, sort_keys=True)
+        pointer = json.dumps(
+            {"v": 1, "run_id": run_id, "uri": uri, "files": listed}, indent=1, sort_keys=True
+        )
         builder = repo.TreeBuilder()
         builder.insert(POINTER, repo.create_blob(pointer.encode()), pygit2.GIT_FILEMODE_BLOB)
         tree = builder.write()
@@ -361,30 +417,45 @@ def archive_run(ws: Workspace, run_dir: Path, *, store: str | None = None,
             return run_id, f"not archived: {exc} (links are never followed)"
     if existing is not None:
         current = repo[existing].peel(pygit2.Commit)
-        return run_id, "already" if current.tree_id == tree else "its ref holds other evidence: left unchanged"
+        return (
+            run_id,
+            "already"
+            if current.tree_id == tree
+            else "its ref holds other evidence: left unchanged",
+        )
     try:
         when = int(datetime.fromisoformat(record.ended_at).timestamp())
     except ValueError:
         when = 0
     sig = pygit2.Signature(*_AUTHOR, when, 0)
-    message = (f"evotree: evidence of run {run_id}\n\nversion {record.version}, seed {record.seed}, status "
-               f"{record.status}, commit {record.commit}\n")
+    message = (
+        f"evotree: evidence of run {run_id}\n\nversion {record.version}, seed {record.seed}, status "
+        f"{record.status}, commit {record.commit}\n"
+    )
     commit = repo.create_commit(None, sig, sig, message, tree, [])
     if not ws.git.create_ref(ref, commit, f"evotree: archive the evidence of {run_id}"):
         return run_id, "already"
     return run_id, "archived"
 
 
-def archive_runs(ws: Workspace, run_ids: list[str] | None = None, *, store: str | None = None,
-                 max_bytes: int | None = None) -> ShareResult:
+def archive_runs(
+    ws: Workspace,
+    run_ids: list[str] | None = None,
+    *,
+    store: str | None = None,
+    max_bytes: int | None = None,
+) -> ShareResult:
     """Archive the finished runs of this machine (``run_ids``: only those) that are not archived yet
     (large ones into ``store``, when given: :func:`archive_run`)."""
     base = runs_dir(ws)
     result = ShareResult(action="archive", remote=None)
     if not base.is_dir():
         return result
-    dirs = ([base / r for r in run_ids] if run_ids is not None
-            else sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")))
+    dirs = (
+        [base / r for r in run_ids]
+        if run_ids is not None
+        else sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    )
     for run_dir in dirs:
         if not (run_dir / "run.json").is_file():
             continue
@@ -410,12 +481,18 @@ def _remote(ws: Workspace | Git, remote: str | None) -> str:
     git = ws if isinstance(ws, Git) else ws.git
     name = remote or "origin"
     if name.startswith("-"):
-        raise ShareError(f"{name!r} is not a remote", fix="name a remote (git remote -v lists them)")
+        raise ShareError(
+            f"{name!r} is not a remote", fix="name a remote (git remote -v lists them)"
+        )
     known = git.run("remote").split()
-    if name not in known and not re.match(r"^(/|\.|[A-Za-z][A-Za-z0-9+.-]*://|[^/:]+@[^:]+:)", name):
-        raise ShareError(f"no git remote {name!r}" + (f" (remotes: {', '.join(known)})" if known else
-                                                       " (this repository has no remote)"),
-                         fix="git remote add origin URL, or name a remote or a URL")
+    if name not in known and not re.match(
+        r"^(/|\.|[A-Za-z][A-Za-z0-9+.-]*://|[^/:]+@[^:]+:)", name
+    ):
+        raise ShareError(
+            f"no git remote {name!r}"
+            + (f" (remotes: {', '.join(known)})" if known else " (this repository has no remote)"),
+            fix="git remote add origin URL, or name a remote or a URL",
+        )
     return name
 
 
@@ -423,17 +500,34 @@ def _git_env() -> dict[str, str]:
     return {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
 
 
-def push_evidence(ws: Workspace, remote: str | None = None, *, store: str | None = None,
-                  max_bytes: int | None = None) -> ShareResult:
+def push_evidence(
+    ws: Workspace,
+    remote: str | None = None,
+    *,
+    store: str | None = None,
+    max_bytes: int | None = None,
+) -> ShareResult:
     """Archive what is not archived yet (large runs into ``store``), then push every ref a clone
     needs (:data:`SHARE_REFSPECS`) to ``remote``, never forced: refs git refuses are in ``rejected``."""
     archived = archive_runs(ws, store=store, max_bytes=max_bytes)
     name = _remote(ws, remote)
     refs = _run_refs(ws)
-    result = ShareResult(action="push", remote=name, archived=archived.archived, skipped=archived.skipped,
-                         refs=len(refs))
-    proc = subprocess.run(["git", "push", "--porcelain", "--", name, *SHARE_REFSPECS], cwd=ws.root,
-                          capture_output=True, text=True, env=_git_env(), stdin=subprocess.DEVNULL, check=False)
+    result = ShareResult(
+        action="push",
+        remote=name,
+        archived=archived.archived,
+        skipped=archived.skipped,
+        refs=len(refs),
+    )
+    proc = subprocess.run(
+        ["git", "push", "--porcelain", "--", name, *SHARE_REFSPECS],
+        cwd=ws.root,
+        capture_output=True,
+        text=True,
+        env=_git_env(),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     for line in proc.stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or ":" not in parts[1]:
@@ -444,33 +538,46 @@ def push_evidence(ws: Workspace, remote: str | None = None, *, store: str | None
         elif flag in ("*", " ", "+"):
             result.updated.append(dst)
     if proc.returncode != 0 and not result.rejected:
-        raise ShareError(f"git push to {name} failed: {(proc.stderr.strip() or proc.stdout.strip())[:500]}",
-                         fix="check the remote's URL and your access to it (git remote -v)")
+        raise ShareError(
+            f"git push to {name} failed: {(proc.stderr.strip() or proc.stdout.strip())[:500]}",
+            fix="check the remote's URL and your access to it (git remote -v)",
+        )
     return result
 
 
 def _safe_rel(rel: str) -> bool:
     parts = rel.split("/")
-    return bool(rel) and not rel.startswith("/") and "\\" not in rel and "\0" not in rel and all(
-        p not in ("", ".", "..") and p.lower() != ".git" for p in parts)
+    return (
+        bool(rel)
+        and not rel.startswith("/")
+        and "\\" not in rel
+        and "\0" not in rel
+        and all(p not in ("", ".", "..") and p.lower() != ".git" for p in parts)
+    )
 
 
-def _tree_entries(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> list[tuple[str, str, int]]:
+def _tree_entries(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
+) -> list[tuple[str, str, int]]:
     """(path, blob id, mode) of every file of an archived run's tree; :class:`ShareError` for a
     path that cannot be written, a link or a submodule."""
     out: list[tuple[str, str, int]] = []
     for entry in tree:
         rel = f"{prefix}{entry.name}"
         if not _safe_rel(rel):
-            raise ShareError(f"archived evidence holds a path that cannot be written: {rel!r}",
-                             fix="the ref was not written by evotree; delete it (git update-ref -d REF)")
+            raise ShareError(
+                f"archived evidence holds a path that cannot be written: {rel!r}",
+                fix="the ref was not written by evotree; delete it (git update-ref -d REF)",
+            )
         if entry.filemode == pygit2.GIT_FILEMODE_TREE:
             out += _tree_entries(repo, repo[entry.id], rel + "/")
         elif entry.filemode in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
             out.append((rel, str(entry.id), entry.filemode))
         else:
-            raise ShareError(f"archived evidence holds a link or a submodule: {rel!r}",
-                             fix="the ref was not written by evotree; delete it (git update-ref -d REF)")
+            raise ShareError(
+                f"archived evidence holds a link or a submodule: {rel!r}",
+                fix="the ref was not written by evotree; delete it (git update-ref -d REF)",
+            )
     return out
 
 
@@ -485,8 +592,15 @@ class _Blobs:
     def sizes(self, oids: list[str]) -> dict[str, int]:
         if not oids:
             return {}
-        proc = subprocess.run(["git", "cat-file", "--batch-check"], cwd=self.root, input="\n".join(oids) + "\n",
-                              capture_output=True, text=True, env=_git_env(), check=False)
+        proc = subprocess.run(
+            ["git", "cat-file", "--batch-check"],
+            cwd=self.root,
+            input="\n".join(oids) + "\n",
+            capture_output=True,
+            text=True,
+            env=_git_env(),
+            check=False,
+        )
         out: dict[str, int] = {}
         for line in proc.stdout.splitlines():
             parts = line.split()
@@ -494,14 +608,21 @@ class _Blobs:
                 out[parts[0]] = int(parts[2])
         missing = [o for o in oids if o not in out]
         if missing:
-            raise ShareError(f"archived evidence names {len(missing)} object(s) this repository lacks ({missing[0]})",
-                             fix="fetch again (evotree pull)")
+            raise ShareError(
+                f"archived evidence names {len(missing)} object(s) this repository lacks ({missing[0]})",
+                fix="fetch again (evotree pull)",
+            )
         return out
 
     def copy(self, oid: str, size: int, path: Path) -> None:
         if self._proc is None:
-            self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.root, stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, env=_git_env())
+            self._proc = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=self.root,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_git_env(),
+            )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(f"{oid}\n".encode())
         self._proc.stdin.flush()
@@ -529,8 +650,14 @@ class _Blobs:
             self._proc = None
 
 
-def _materialize(repo: pygit2.Repository, blobs: _Blobs, tree: pygit2.Tree, target: Path, budget: _Budget,
-                 run_id: str) -> None:
+def _materialize(
+    repo: pygit2.Repository,
+    blobs: _Blobs,
+    tree: pygit2.Tree,
+    target: Path,
+    budget: _Budget,
+    run_id: str,
+) -> None:
     """Write an archived run's files under ``target``: every blob measured first (the whole run
     refused before a byte is written when one is over the caps), then streamed."""
     entries = _tree_entries(repo, tree)
@@ -566,10 +693,13 @@ def _checked_out(git: Git) -> dict[str, Path]:
 
 def _local_name(incoming: str) -> str | None:
     rest = incoming.removeprefix(_INCOMING)
-    for source, local in (("evotree/", "refs/evotree/"), ("heads/", "refs/heads/evotree/"),
-                          ("tags/", "refs/tags/evotree/")):
+    for source, local in (
+        ("evotree/", "refs/evotree/"),
+        ("heads/", "refs/heads/evotree/"),
+        ("tags/", "refs/tags/evotree/"),
+    ):
         if rest.startswith(source):
-            return local + rest[len(source):]
+            return local + rest[len(source) :]
     return None
 
 
@@ -589,14 +719,38 @@ def _fetch(git: Git, name: str, budget: _Budget) -> None:
 
     pack_dir = git._common_dir() / "objects" / "pack"
     before = {p.name for p in pack_dir.glob("*")} if pack_dir.is_dir() else set()
-    specs = [f"+{src.split(':')[0]}:{_INCOMING}{tag}/*" for src, tag in
-             zip(SHARE_REFSPECS, ("evotree", "heads", "tags"), strict=True)]
+    specs = [
+        f"+{src.split(':')[0]}:{_INCOMING}{tag}/*"
+        for src, tag in zip(SHARE_REFSPECS, ("evotree", "heads", "tags"), strict=True)
+    ]
     proc = subprocess.run(
-        ["git", "-c", "core.bigFileThreshold=1m", "-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1",
-         "-c", "fetch.writeCommitGraph=false", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-         "--no-recurse-submodules", "--", name, *specs],
-        cwd=git.root, capture_output=True, text=True, env=_git_env(), stdin=subprocess.DEVNULL, check=False,
-        preexec_fn=capped)
+        [
+            "git",
+            "-c",
+            "core.bigFileThreshold=1m",
+            "-c",
+            "fetch.unpackLimit=1",
+            "-c",
+            "transfer.unpackLimit=1",
+            "-c",
+            "fetch.writeCommitGraph=false",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--",
+            name,
+            *specs,
+        ],
+        cwd=git.root,
+        capture_output=True,
+        text=True,
+        env=_git_env(),
+        stdin=subprocess.DEVNULL,
+        check=False,
+        preexec_fn=capped,
+    )
     new = [p for p in pack_dir.glob("*") if p.name not in before] if pack_dir.is_dir() else []
     if proc.returncode != 0:
         for leftover in new:  # a pack cut short at the cap: nothing of it stays
@@ -604,12 +758,20 @@ def _fetch(git: Git, name: str, budget: _Budget) -> None:
                 leftover.unlink(missing_ok=True)
         _clear_incoming(git)
         text = (proc.stderr.strip() or proc.stdout.strip())[:500]
-        capped_out = any(k in text for k in ("File size limit", "signal 25", "EFBIG", "too large", "index-pack"))
+        capped_out = any(
+            k in text for k in ("File size limit", "signal 25", "EFBIG", "too large", "index-pack")
+        )
         raise ShareError(
-            (f"the fetch from {name} was stopped: the remote sent more than this pull may write "
-             f"({limit / 2**20:.0f} MiB, [share] max_total_mb)" if capped_out else f"git fetch from {name} failed")
-            + f": {text}", fix="raise [share] max_total_mb on the champion if the remote's refs are expected to be "
-                               "this large; else check the remote (git remote -v)")
+            (
+                f"the fetch from {name} was stopped: the remote sent more than this pull may write "
+                f"({limit / 2**20:.0f} MiB, [share] max_total_mb)"
+                if capped_out
+                else f"git fetch from {name} failed"
+            )
+            + f": {text}",
+            fix="raise [share] max_total_mb on the champion if the remote's refs are expected to be "
+            "this large; else check the remote (git remote -v)",
+        )
     received = sum(p.stat().st_size for p in new if p.is_file() and p.suffix == ".pack")
     budget.left = max(budget.left - received, 0)
 
@@ -632,7 +794,9 @@ def _take_incoming(git: Git, result: ShareResult) -> None:
             continue
         if local.startswith((RUNS_REF_PREFIX, "refs/tags/")):
             what = "other evidence" if local.startswith(RUNS_REF_PREFIX) else "another tag"
-            result.rejected.append({"ref": local, "reason": f"the remote's names {what}: left unchanged"})
+            result.rejected.append(
+                {"ref": local, "reason": f"the remote's names {what}: left unchanged"}
+            )
             continue
         try:
             ahead = repo.descendant_of(theirs, ours)
@@ -642,15 +806,27 @@ def _take_incoming(git: Git, result: ShareResult) -> None:
         if behind:
             continue  # ours is ahead of the remote's: push it
         if not ahead:
-            result.rejected.append({"ref": local, "reason": "diverged from the remote's (neither contains the "
-                                                            "other): left unchanged"})
+            result.rejected.append(
+                {
+                    "ref": local,
+                    "reason": "diverged from the remote's (neither contains the "
+                    "other): left unchanged",
+                }
+            )
             continue
         if local in checked_out:
-            result.rejected.append({"ref": local, "reason": f"checked out in {checked_out[local]}: update it there "
-                                                            f"(git -C {checked_out[local]} merge --ff-only {theirs})"})
+            result.rejected.append(
+                {
+                    "ref": local,
+                    "reason": f"checked out in {checked_out[local]}: update it there "
+                    f"(git -C {checked_out[local]} merge --ff-only {theirs})",
+                }
+            )
             continue
         try:
-            git.cas_ref(local, theirs, ours, f"evotree pull: fast-forward {local} from {result.remote}")
+            git.cas_ref(
+                local, theirs, ours, f"evotree pull: fast-forward {local} from {result.remote}"
+            )
             result.updated.append(local)
         except Exception as exc:  # noqa: BLE001 - a racing writer: say so, move nothing
             result.rejected.append({"ref": local, "reason": f"changed here while pulling ({exc})"})
@@ -678,8 +854,9 @@ def _configured_store(ws: Workspace) -> str | None:
     return configured if _SCHEME.match(configured) else str((ws.root / Path(configured)).resolve())
 
 
-def pull_evidence(ws: Workspace, remote: str | None = None, *, fetch: bool = True,
-                  store: str | None = None) -> ShareResult:
+def pull_evidence(
+    ws: Workspace, remote: str | None = None, *, fetch: bool = True, store: str | None = None
+) -> ShareResult:
     """Fetch every shared ref from ``remote`` (:func:`_fetch`, :func:`_take_incoming`; ``fetch=False``:
     only the local refs, e.g. after ``git clean -xdf``) and write back every archived run missing
     from the runs directory, under ``[share]``'s caps. Large runs come only from ``store`` (default
@@ -709,8 +886,17 @@ def pull_evidence(ws: Workspace, remote: str | None = None, *, fetch: bool = Tru
     return result
 
 
-def _restore(ws: Workspace, repo: pygit2.Repository, blobs: _Blobs, base: Path, run_id: str, target: pygit2.Oid,
-             store: str | None, budget: _Budget, result: ShareResult) -> None:
+def _restore(
+    ws: Workspace,
+    repo: pygit2.Repository,
+    blobs: _Blobs,
+    base: Path,
+    run_id: str,
+    target: pygit2.Oid,
+    store: str | None,
+    budget: _Budget,
+    result: ShareResult,
+) -> None:
     """Write one archived run back into the runs directory (staged, then renamed into place)."""
     import shutil
 
@@ -721,7 +907,9 @@ def _restore(ws: Workspace, repo: pygit2.Repository, blobs: _Blobs, base: Path, 
     if (final / "run.json").exists():
         return  # this machine has it: its own copy stands (the ledger's manifest checks both)
     if final.exists() and any(final.iterdir()):
-        result.skipped.append({"run_id": run_id, "reason": f"{final} exists without a run.json: left alone"})
+        result.skipped.append(
+            {"run_id": run_id, "reason": f"{final} exists without a run.json: left alone"}
+        )
         return
     staging = base / f".pull-{run_id}-{os.getpid()}"
     try:
@@ -732,12 +920,16 @@ def _restore(ws: Workspace, repo: pygit2.Repository, blobs: _Blobs, base: Path, 
             entry = commit.tree[POINTER]
             size = blobs.sizes([str(entry.id)])[str(entry.id)]
             if size > 1 << 20:
-                raise ShareError(f"{POINTER} of {run_id} is {size} bytes: not a pointer evotree wrote",
-                                 fix="delete the ref")
+                raise ShareError(
+                    f"{POINTER} of {run_id} is {size} bytes: not a pointer evotree wrote",
+                    fix="delete the ref",
+                )
             try:
                 pointer = json.loads(repo[entry.id].data)
             except ValueError:
-                raise ShareError(f"{POINTER} of {run_id} is not JSON", fix="delete the ref") from None
+                raise ShareError(
+                    f"{POINTER} of {run_id} is not JSON", fix="delete the ref"
+                ) from None
             _store_get(pointer if isinstance(pointer, dict) else {}, run_id, staging, store, budget)
         else:
             _materialize(repo, blobs, commit.tree, staging, budget, run_id)
@@ -747,7 +939,9 @@ def _restore(ws: Workspace, repo: pygit2.Repository, blobs: _Blobs, base: Path, 
             final.rmdir()
         os.replace(staging, final)
     except (ShareError, pygit2.GitError, ValueError, OSError) as exc:
-        result.skipped.append({"run_id": run_id, "reason": getattr(exc, "message", None) or str(exc)})
+        result.skipped.append(
+            {"run_id": run_id, "reason": getattr(exc, "message", None) or str(exc)}
+        )
         return
     finally:
         if staging.exists():

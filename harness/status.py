@@ -69,9 +69,12 @@ def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> Worksp
     view = tree_view(ws)
     champion = next((v for v in view.versions if v.champion), None)
     runs = _runs_by_version(ws)
-    status = WorkspaceStatus(root=str(ws.root), champion=view.champion,
-                             champion_headline=champion.headline if champion else None,
-                             here=version_at(ws, here) if here is not None else None)
+    status = WorkspaceStatus(
+        root=str(ws.root),
+        champion=view.champion,
+        champion_headline=champion.headline if champion else None,
+        here=version_at(ws, here) if here is not None else None,
+    )
     try:
         book = reservation_book(ws, ws.ledger.meta())
     except EvotreeError:
@@ -80,48 +83,99 @@ def workspace_status(ws: Workspace, *, here: str | Path | None = None) -> Worksp
         status.reserved = len(book.counted)
         status.foreign_reservations = book.foreign_rows()
     base = runs_dir(ws)
-    status.running = [{"run_id": r.run_id, "version": r.version, "seed": r.seed, "started_at": r.started_at,
-                       "progress": progress_of(base / r.run_id, started_at=r.started_at,
-                                               max_steps=(r.limits or {}).get("max_steps")).to_dict()}
-                      for records in runs.values() for r in records if r.status == RunStatus.RUNNING.value]
+    status.running = [
+        {
+            "run_id": r.run_id,
+            "version": r.version,
+            "seed": r.seed,
+            "started_at": r.started_at,
+            "progress": progress_of(
+                base / r.run_id,
+                started_at=r.started_at,
+                max_steps=(r.limits or {}).get("max_steps"),
+            ).to_dict(),
+        }
+        for records in runs.values()
+        for r in records
+        if r.status == RunStatus.RUNNING.value
+    ]
     running_versions = {r["version"] for r in status.running}
     for v in view.versions:
         if v.status == VersionStatus.ABANDONED.value:
             continue
         mine = [r for r in runs.get(v.id, []) if r.status != RunStatus.INGESTED.value]
         scored = [r for r in mine if r.status == RunStatus.SUCCEEDED.value and r.headline]
-        broken = [r for r in mine if r.status in (RunStatus.FAILED.value, RunStatus.INVALID.value,
-                                                    RunStatus.CRASHED.value)]
+        broken = [
+            r
+            for r in mine
+            if r.status
+            in (RunStatus.FAILED.value, RunStatus.INVALID.value, RunStatus.CRASHED.value)
+        ]
         dirty: list[str] = []
         if v.worktree and ws.absolute(v.worktree).is_dir():
             try:
                 dirty = ws.git.status_porcelain(ws.absolute(v.worktree))
             except EvotreeError:
                 dirty = []
-        row: dict[str, Any] = {"id": v.id, "status": v.status, "champion": v.champion, "runs": len(mine),
-                               "scored_runs": len(scored), "failed_runs": len(broken), "uncommitted": len(dirty),
-                               "headline": v.headline, "worktree": v.worktree}
+        row: dict[str, Any] = {
+            "id": v.id,
+            "status": v.status,
+            "champion": v.champion,
+            "runs": len(mine),
+            "scored_runs": len(scored),
+            "failed_runs": len(broken),
+            "uncommitted": len(dirty),
+            "headline": v.headline,
+            "worktree": v.worktree,
+        }
         if v.id in running_versions:
-            row.update(state="running", next=f"wait for its runs (evotree runs --version {v.id})", waits_for="runs")
+            row.update(
+                state="running",
+                next=f"wait for its runs (evotree runs --version {v.id})",
+                waits_for="runs",
+            )
         elif dirty:
-            row.update(state="uncommitted changes",
-                       next=f"commit them in {v.worktree} (evotree runs only committed trees)", waits_for="agent")
+            row.update(
+                state="uncommitted changes",
+                next=f"commit them in {v.worktree} (evotree runs only committed trees)",
+                waits_for="agent",
+            )
         elif v.champion and not scored:
-            row.update(state="champion without a score", next=f"evotree run {v.id} --seeds 3", waits_for="agent")
+            row.update(
+                state="champion without a score",
+                next=f"evotree run {v.id} --seeds 3",
+                waits_for="agent",
+            )
         elif v.champion:
-            row.update(state="champion", next="branch a new version: evotree branch -m \"hypothesis\"",
-                       waits_for="nothing")
+            row.update(
+                state="champion",
+                next='branch a new version: evotree branch -m "hypothesis"',
+                waits_for="nothing",
+            )
         elif not mine:
             row.update(state="not run yet", next=f"evotree run {v.id} --seeds 3", waits_for="agent")
         elif not scored:
             last = broken[-1] if broken else mine[-1]
-            row.update(state=f"no scored run ({last.status})", next=f"evotree logs {last.run_id}", waits_for="agent")
+            row.update(
+                state=f"no scored run ({last.status})",
+                next=f"evotree logs {last.run_id}",
+                waits_for="agent",
+            )
         elif _tip(ws, v.id) not in {r.commit for r in scored}:
-            row.update(state="changed since its scored runs", next=f"evotree run {v.id} --seeds 3", waits_for="agent")
+            row.update(
+                state="changed since its scored runs",
+                next=f"evotree run {v.id} --seeds 3",
+                waits_for="agent",
+            )
         else:
-            row.update(state="scored", next=f"evotree gates {v.id}, then a person: evotree promote {v.id}",
-                       waits_for="person")
-            status.for_a_person.append(f"{v.id}: decide its promotion (evotree gates {v.id}; evotree promote "
-                                       f"{v.id} at a terminal, signed)")
+            row.update(
+                state="scored",
+                next=f"evotree gates {v.id}, then a person: evotree promote {v.id}",
+                waits_for="person",
+            )
+            status.for_a_person.append(
+                f"{v.id}: decide its promotion (evotree gates {v.id}; evotree promote "
+                f"{v.id} at a terminal, signed)"
+            )
         status.versions.append(row)
     return status

@@ -45,12 +45,28 @@ SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)
 
 #: Whole-word tokens (lower case). Other words are spelled letter by letter.
 DEFAULT_WORDS: tuple[str, ...] = (
-    "what", "is", "the", "answer", "sum", "of", "and", "plus", "minus", "times",
-    "compute", "result", "solve", "question", "user", "assistant", "system",
+    "what",
+    "is",
+    "the",
+    "answer",
+    "sum",
+    "of",
+    "and",
+    "plus",
+    "minus",
+    "times",
+    "compute",
+    "result",
+    "solve",
+    "question",
+    "user",
+    "assistant",
+    "system",
 )
 #: Every character that has its own token: digits, operators, punctuation, space, newline, a-z.
-CHARSET: str = (string.digits + "+-*/=?.,:;()<>[]!'\" \n"
-                + string.ascii_lowercase + string.ascii_uppercase)
+CHARSET: str = (
+    string.digits + "+-*/=?.,:;()<>[]!'\" \n" + string.ascii_lowercase + string.ascii_uppercase
+)
 
 #: A minimal chat template (for conversational datasets): ``role: content`` lines.
 CHAT_TEMPLATE = (
@@ -59,8 +75,9 @@ CHAT_TEMPLATE = (
 )
 
 
-def tiny_vocabulary(words: Iterable[str] = DEFAULT_WORDS, *,
-                    extra_chars: str = "") -> dict[str, int]:
+def tiny_vocabulary(
+    words: Iterable[str] = DEFAULT_WORDS, *, extra_chars: str = ""
+) -> dict[str, int]:
     """Token -> id, in a fixed order: special tokens, words, then characters (no duplicates)."""
     vocab: dict[str, int] = {}
     for token in (*SPECIAL_TOKENS, *words, *CHARSET, *extra_chars):
@@ -99,7 +116,10 @@ def build_tiny_tokenizer(
     backend.decoder = decoders.Fuse()
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
-        pad_token=PAD, bos_token=BOS, eos_token=EOS, unk_token=UNK,
+        pad_token=PAD,
+        bos_token=BOS,
+        eos_token=EOS,
+        unk_token=UNK,
         padding_side=padding_side,
         model_max_length=model_max_length,
     )

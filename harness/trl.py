@@ -144,7 +144,9 @@ def check_trl_version() -> str:
         raise UnsupportedTRL(
             f"TRL is not installed (import failed: {exc}); "
             f"evotree's TRL hooks need trl{_SUPPORTED_TEXT}",
-            fix=_INSTALL_FIX, supported=_SUPPORTED_TEXT, installed=None,
+            fix=_INSTALL_FIX,
+            supported=_SUPPORTED_TEXT,
+            installed=None,
         ) from None
     installed = str(getattr(trl, "__version__", "unknown"))
     from packaging.version import InvalidVersion, Version
@@ -161,7 +163,8 @@ def check_trl_version() -> str:
             f"TRL {installed} is installed; evotree's TRL hooks support trl{_SUPPORTED_TEXT}",
             fix=_INSTALL_FIX
             + "; a newer TRL needs the hooks re-verified (tests/test_trl_hooks.py)",
-            supported=_SUPPORTED_TEXT, installed=installed,
+            supported=_SUPPORTED_TEXT,
+            installed=installed,
         )
     return installed
 
@@ -214,8 +217,9 @@ class EvotreeCallback(_TrainerCallback):
         self._budget_recorded = False
         self._warned_reserved = False
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
-               **kwargs: Any) -> None:
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         if not logs or not getattr(state, "is_world_process_zero", True):
             return
         step = int(state.global_step)
@@ -226,9 +230,11 @@ class EvotreeCallback(_TrainerCallback):
                 continue
             if name in _RESERVED:
                 if not self._warned_reserved:
-                    warnings.warn(f"EvotreeCallback: a logged metric named {name!r} cannot be "
-                                  "recorded (the name is taken by Recorder.signal); rename it",
-                                  stacklevel=2)
+                    warnings.warn(
+                        f"EvotreeCallback: a logged metric named {name!r} cannot be "
+                        "recorded (the name is taken by Recorder.signal); rename it",
+                        stacklevel=2,
+                    )
                     self._warned_reserved = True
                 continue
             if self._last_step.get(name, -1) >= step:  # already written at this step
@@ -261,13 +267,17 @@ def _is_async(func: Any) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
     return inspect.iscoroutinefunction(func) or (
-        callable(func) and inspect.iscoroutinefunction(func.__call__))
+        callable(func) and inspect.iscoroutinefunction(func.__call__)
+    )
 
 
 def _prompt_key(prompt: Any) -> str:
     """A stable task id for a prompt (plain text or chat messages)."""
-    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str,
-                                                             ensure_ascii=False)
+    text = (
+        prompt
+        if isinstance(prompt, str)
+        else json.dumps(prompt, sort_keys=True, default=str, ensure_ascii=False)
+    )
     return "p" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -279,8 +289,9 @@ def _completion_text(completion: Any) -> str:
         for message in completion:
             content = message.get("content", "") if isinstance(message, dict) else message
             if isinstance(content, list):  # content blocks
-                content = "".join(str(b.get("text", "")) if isinstance(b, dict) else str(b)
-                                  for b in content)
+                content = "".join(
+                    str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content
+                )
             parts.append(str(content))
         return "\n".join(parts)
     return str(completion)
@@ -309,9 +320,16 @@ class _Batch:
 class _RewardGroups:
     """Collects each reward function's output for a batch; writes the groups when all are in."""
 
-    def __init__(self, recorder: Recorder, names: list[str], weights: list[float],
-                 num_generations: int, task_id_column: str | None,
-                 eos_token_ids: frozenset[int] | None, model: Any) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        names: list[str],
+        weights: list[float],
+        num_generations: int,
+        task_id_column: str | None,
+        eos_token_ids: frozenset[int] | None,
+        model: Any,
+    ) -> None:
         self.recorder = recorder
         self.names = names
         self.weights = weights
@@ -319,8 +337,8 @@ class _RewardGroups:
         self.task_id_column = task_id_column
         self.eos_token_ids = eos_token_ids
         self.model = model
-        self.batches = 0          # batches written
-        self.skipped_eval = 0     # eval-mode batches not recorded
+        self.batches = 0  # batches written
+        self.skipped_eval = 0  # eval-mode batches not recorded
         self._batch: _Batch | None = None
         self._group_counter: tuple[int, int] = (-1, 0)  # (step, groups written at that step)
         self._lock = threading.Lock()
@@ -328,21 +346,25 @@ class _RewardGroups:
     def wrap(self, index: int, func: Callable[..., Any]) -> Callable[..., Any]:
         name = self.names[index]
         if _is_async(func):
+
             async def wrapped(*args: Any, **kwargs: Any) -> Any:
                 output = _reusable(await func(*args, **kwargs))
                 self.collect(index, name, output, args, kwargs)
                 return output
         else:
+
             def wrapped(*args: Any, **kwargs: Any) -> Any:
                 output = _reusable(func(*args, **kwargs))
                 self.collect(index, name, output, args, kwargs)
                 return output
+
         functools.update_wrapper(wrapped, func, assigned=("__module__", "__doc__"), updated=())
         wrapped.__name__ = wrapped.__qualname__ = _callable_name(func)  # TRL's metric names stay
         return wrapped
 
-    def collect(self, index: int, name: str, output: Any, args: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> None:
+    def collect(
+        self, index: int, name: str, output: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         if args or "prompts" not in kwargs or "completions" not in kwargs:
             raise RolloutLayoutError(
                 f"reward function {name!r} was called without prompts=/completions= keywords",
@@ -378,7 +400,9 @@ class _RewardGroups:
             if len(batch.outputs[i]) != n:
                 raise RolloutLayoutError(
                     f"reward function {name!r} returned {len(batch.outputs[i])} rewards for "
-                    f"{n} completions", fix="return one reward (or None) per completion")
+                    f"{n} completions",
+                    fix="return one reward (or None) per completion",
+                )
         if len(completions) != n:
             raise RolloutLayoutError(f"{len(completions)} completions for {n} prompts")
         self._check_single_process()
@@ -401,12 +425,16 @@ class _RewardGroups:
         }
         rewards = [self._combine(batch, s) for s in range(n)]
         texts = [_completion_text(c) for c in completions]
-        lengths = ([len(ids) for ids in completion_ids] if completion_ids is not None
-                   else [len(t) for t in texts])
+        lengths = (
+            [len(ids) for ids in completion_ids]
+            if completion_ids is not None
+            else [len(t) for t in texts]
+        )
         truncated = finish = None
         if completion_ids is not None and self.eos_token_ids is not None:
-            truncated = [not ids or int(ids[-1]) not in self.eos_token_ids
-                         for ids in completion_ids]
+            truncated = [
+                not ids or int(ids[-1]) not in self.eos_token_ids for ids in completion_ids
+            ]
             finish = ["length" if t else "stop" for t in truncated]
         last_step, counter = self._group_counter
         first = counter if last_step == step else 0
@@ -459,9 +487,20 @@ class _RewardGroups:
         if column is None:
             return [_prompt_key(p) for p in prompts]
         if column not in kwargs:
-            known = sorted(k for k in kwargs if k not in
-                           ("prompts", "completions", "completion_ids", "trainer_state",
-                            "log_extra", "log_metric", "environments"))
+            known = sorted(
+                k
+                for k in kwargs
+                if k
+                not in (
+                    "prompts",
+                    "completions",
+                    "completion_ids",
+                    "trainer_state",
+                    "log_extra",
+                    "log_metric",
+                    "environments",
+                )
+            )
             raise RolloutLayoutError(
                 f"task_id_column {column!r} is not among the dataset columns TRL passed to the "
                 f"reward functions: {', '.join(known) or '(none)'}",
@@ -470,8 +509,9 @@ class _RewardGroups:
             )
         values = kwargs[column]
         if len(values) != len(prompts):
-            raise RolloutLayoutError(f"column {column!r} has {len(values)} values for "
-                                     f"{len(prompts)} prompts")
+            raise RolloutLayoutError(
+                f"column {column!r} has {len(values)} values for {len(prompts)} prompts"
+            )
         return [str(v) for v in values]
 
     @staticmethod
@@ -512,8 +552,9 @@ def record_rewards(
     recorder = _check_recorder(recorder, "record_rewards")
     funcs = list(reward_funcs) if isinstance(reward_funcs, (list, tuple)) else [reward_funcs]
     if not funcs:
-        raise RecorderError("record_rewards: reward_funcs is empty",
-                            fix="pass one or more reward functions")
+        raise RecorderError(
+            "record_rewards: reward_funcs is empty", fix="pass one or more reward functions"
+        )
     for func in funcs:
         if isinstance(func, str) or not callable(func) or _is_module(func):
             raise RecorderError(
@@ -521,10 +562,15 @@ def record_rewards(
                 fix="reward models (nn.Module or a model id) are scored by TRL itself and cannot "
                 "be recorded here; wrap the model in a Python reward function instead",
             )
-    if (isinstance(num_generations, bool) or not isinstance(num_generations, int)
-            or num_generations < 1):
-        raise RecorderError(f"record_rewards: num_generations must be a positive integer, "
-                            f"actually: {num_generations!r}")
+    if (
+        isinstance(num_generations, bool)
+        or not isinstance(num_generations, int)
+        or num_generations < 1
+    ):
+        raise RecorderError(
+            f"record_rewards: num_generations must be a positive integer, "
+            f"actually: {num_generations!r}"
+        )
     if weights is None:
         weights = [1.0] * len(funcs)
     weights = list(weights)
@@ -538,8 +584,11 @@ def record_rewards(
             raise RecorderError(f"record_rewards: weights must be finite numbers, actually: {w!r}")
     eos: frozenset[int] | None = None
     if eos_token_id is not None:
-        eos = frozenset([int(eos_token_id)] if isinstance(eos_token_id, numbers.Integral)
-                        else (int(i) for i in eos_token_id))
+        eos = frozenset(
+            [int(eos_token_id)]
+            if isinstance(eos_token_id, numbers.Integral)
+            else (int(i) for i in eos_token_id)
+        )
     names: list[str] = []
     for func in funcs:  # components are keyed by name: make repeated names distinct
         base = name = _callable_name(func)
@@ -547,8 +596,9 @@ def record_rewards(
         while name in names:
             name, k = f"{base}_{k}", k + 1
         names.append(name)
-    groups = _RewardGroups(recorder, names, [float(w) for w in weights], num_generations,
-                           task_id_column, eos, model)
+    groups = _RewardGroups(
+        recorder, names, [float(w) for w in weights], num_generations, task_id_column, eos, model
+    )
     return [groups.wrap(i, func) for i, func in enumerate(funcs)]
 
 
@@ -582,14 +632,30 @@ def _is_module(obj: Any) -> bool:
 _SEAM_METHODS = ("_calculate_rewards", "_generate_and_score_completions")
 #: Generation-batch keys a refill (StdGroupFilter's max_resample_batches) knows how to merge.
 _LEFT_PADDED = frozenset({"prompt_ids", "prompt_mask"})
-_MERGEABLE = frozenset({"prompt_ids", "prompt_mask", "completion_ids", "completion_mask",
-                        "advantages", "num_items_in_batch", "old_per_token_logps",
-                        "ref_per_token_logps", "sampling_per_token_logps",
-                        "importance_sampling_ratio"})
+_MERGEABLE = frozenset(
+    {
+        "prompt_ids",
+        "prompt_mask",
+        "completion_ids",
+        "completion_mask",
+        "advantages",
+        "num_items_in_batch",
+        "old_per_token_logps",
+        "ref_per_token_logps",
+        "sampling_per_token_logps",
+        "importance_sampling_ratio",
+    }
+)
 
 
-def activate_skills(applied: Sequence[Any], *, hooks: Any, reward_funcs: Sequence[Callable[..., Any]],
-                    reward_weights: Sequence[float] | None, max_completion_length: int) -> Any:
+def activate_skills(
+    applied: Sequence[Any],
+    *,
+    hooks: Any,
+    reward_funcs: Sequence[Callable[..., Any]],
+    reward_weights: Sequence[float] | None,
+    max_completion_length: int,
+) -> Any:
     """A version's skills (``evotree.skills.recipe.AppliedSkill``, e.g. from ``load_skills_file``)
     made ready for ``GRPOTrainer``: returns a ``evotree.skills.runtime.Activation`` whose
     ``reward_funcs`` / ``reward_weights`` replace the domain's (pass the functions through
@@ -597,8 +663,13 @@ def activate_skills(applied: Sequence[Any], *, hooks: Any, reward_funcs: Sequenc
     skills go to :func:`skill_trainer_class`. Checks the TRL version first."""
     check_trl_version()
 
-    return activate(applied, hooks=hooks, reward_funcs=reward_funcs, reward_weights=reward_weights,
-                    max_completion_length=max_completion_length)
+    return activate(
+        applied,
+        hooks=hooks,
+        reward_funcs=reward_funcs,
+        reward_weights=reward_weights,
+        max_completion_length=max_completion_length,
+    )
 
 
 def skill_trainer_class(base: type, activation: Any, *, recorder: Recorder | None = None) -> type:
@@ -616,7 +687,10 @@ def skill_trainer_class(base: type, activation: Any, *, recorder: Recorder | Non
         raise UnsupportedTRL(
             f"{base.__name__} of TRL {trl.__version__} lacks {', '.join(missing)}, the methods "
             f"evotree's batch skills hook into",
-            fix=_INSTALL_FIX, supported=_SUPPORTED_TEXT, installed=str(trl.__version__))
+            fix=_INSTALL_FIX,
+            supported=_SUPPORTED_TEXT,
+            installed=str(trl.__version__),
+        )
     rec = _check_recorder(recorder, "skill_trainer_class")
 
     class SkillGRPOTrainer(base):  # type: ignore[misc,valid-type]
@@ -624,12 +698,17 @@ def skill_trainer_class(base: type, activation: Any, *, recorder: Recorder | Non
 
         evotree_batch_skills = tuple(batch_skills)
 
-        def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any,
-                               completion_ids_list: Any) -> Any:
-            rewards_per_func = super()._calculate_rewards(inputs, prompts, completions,
-                                                          completion_ids_list)
-            self._evotree_scored = (rewards_per_func, list(completions),
-                                    [list(ids) for ids in completion_ids_list])
+        def _calculate_rewards(
+            self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any
+        ) -> Any:
+            rewards_per_func = super()._calculate_rewards(
+                inputs, prompts, completions, completion_ids_list
+            )
+            self._evotree_scored = (
+                rewards_per_func,
+                list(completions),
+                [list(ids) for ids in completion_ids_list],
+            )
             return rewards_per_func
 
         def _generate_and_score_completions(self, inputs: Any) -> Any:
@@ -661,13 +740,13 @@ def _scored_batch(trainer: Any, num_generations: int) -> Any:
     """The batch the last ``_calculate_rewards`` call scored, as the skills see it."""
     import torch
 
-
     rewards_per_func, completions, completion_ids = trainer._evotree_scored
     if rewards_per_func.shape[0] != len(completions):
         raise RolloutLayoutError(
             "evotree's batch skills need one training process: the scored batch spans "
             f"{rewards_per_func.shape[0]} samples, this process holds {len(completions)}",
-            fix="train with batch skills on one process (one GPU)")
+            fix="train with batch skills on one process (one GPU)",
+        )
     values = rewards_per_func.detach().to("cpu", torch.float64)
     weights = trainer.reward_weights.detach().to("cpu", torch.float64)
     scored = ~torch.isnan(values)
@@ -677,8 +756,12 @@ def _scored_batch(trainer: Any, num_generations: int) -> Any:
     eos = getattr(trainer, "eos_token_ids", None) or [trainer._tokenizer.eos_token_id]
     stops = {int(i) for i in [*eos, trainer._tokenizer.pad_token_id] if i is not None}
     truncated = [not ids or int(ids[-1]) not in stops for ids in completion_ids]
-    return ScoredBatch(rewards=combined.tolist(), num_generations=num_generations,
-                       truncated=truncated, completions=[_completion_text(c) for c in completions])
+    return ScoredBatch(
+        rewards=combined.tolist(),
+        num_generations=num_generations,
+        truncated=truncated,
+        completions=[_completion_text(c) for c in completions],
+    )
 
 
 def _select(skills: Sequence[Any], batch: Any) -> tuple[list[bool], list[bool], list[Any]]:
@@ -690,8 +773,13 @@ def _select(skills: Sequence[Any], batch: Any) -> tuple[list[bool], list[bool], 
     return groups, samples, selections
 
 
-def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
-                        generate: Callable[[Any], dict[str, Any]], recorder: Recorder) -> dict[str, Any]:
+def _apply_batch_skills(
+    trainer: Any,
+    inputs: Any,
+    output: dict[str, Any],
+    generate: Callable[[Any], dict[str, Any]],
+    recorder: Recorder,
+) -> dict[str, Any]:
     import torch
 
     g = int(trainer.num_generations)
@@ -699,8 +787,10 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
     batch = _scored_batch(trainer, g)
     n = len(batch.rewards)
     if n % g or output["advantages"].shape[0] != n:
-        raise RolloutLayoutError(f"a generation batch of {n} samples is not whole groups of "
-                                 f"{g} on one process", fix="train on one process")
+        raise RolloutLayoutError(
+            f"a generation batch of {n} samples is not whole groups of {g} on one process",
+            fix="train on one process",
+        )
     keep_groups, keep_samples, selections = _select(skills, batch)
     counts: dict[str, dict[str, int]] = {sel.skill: dict(sel.counts) for sel in selections}
     budget = max((sel.max_resample_batches for sel in selections), default=0)
@@ -717,13 +807,14 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
             raise SkillNotApplicable(
                 f"refilling dropped groups (max_resample_batches) merges text-only GRPO batches; "
                 f"this one also has {', '.join(unknown)}",
-                fix="apply the skill with --param max_resample_batches=0")
+                fix="apply the skill with --param max_resample_batches=0",
+            )
         if fresh:
             picked = _fresh_rows(trainer, len(dropped), seen, step, extra)
             if not picked:  # the training set has no prompt left that this step has not seen
                 break
             rows_in = [row for row in picked for _ in range(g)]
-            sub_dropped = dropped[:len(picked)]
+            sub_dropped = dropped[: len(picked)]
         else:
             rows_in = [inputs[k * g + j] for k in dropped for j in range(g)]
             sub_dropped = list(dropped)
@@ -736,25 +827,34 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
             for key, value in sel.counts.items():
                 if key != "kept":
                     counts[sel.skill][key] = counts[sel.skill].get(key, 0) + value
-        still = list(dropped[len(sub_dropped):])
+        still = list(dropped[len(sub_dropped) :])
         for j, k in enumerate(sub_dropped):
             if not sub_groups[j]:
                 still.append(k)
                 continue
-            _replace_rows(trainer, output, sub, list(range(k * g, (k + 1) * g)),
-                          list(range(j * g, (j + 1) * g)))
+            _replace_rows(
+                trainer,
+                output,
+                sub,
+                list(range(k * g, (k + 1) * g)),
+                list(range(j * g, (j + 1) * g)),
+            )
             keep_groups[k] = True
-            keep_samples[k * g:(k + 1) * g] = sub_samples[j * g:(j + 1) * g]
+            keep_samples[k * g : (k + 1) * g] = sub_samples[j * g : (j + 1) * g]
             refilled += 1
         dropped = sorted(still)
-    keep = torch.tensor(keep_samples, dtype=output["completion_mask"].dtype,
-                        device=output["completion_mask"].device)
+    keep = torch.tensor(
+        keep_samples, dtype=output["completion_mask"].dtype, device=output["completion_mask"].device
+    )
     output["completion_mask"] = output["completion_mask"] * keep.unsqueeze(1)
     output["advantages"] = output["advantages"] * keep.to(output["advantages"].dtype)
     if "tool_mask" in output:
         output["tool_mask"] = output["tool_mask"] * keep.to(output["tool_mask"].dtype).unsqueeze(1)
-    loss_mask = output["completion_mask"] if "tool_mask" not in output else (
-        output["completion_mask"] * output["tool_mask"])
+    loss_mask = (
+        output["completion_mask"]
+        if "tool_mask" not in output
+        else (output["completion_mask"] * output["tool_mask"])
+    )
     output["num_items_in_batch"] = trainer.accelerator.gather(loss_mask.sum()).sum()
     for sel in selections:
         counts[sel.skill]["kept"] = sum(keep_groups)
@@ -764,11 +864,18 @@ def _apply_batch_skills(trainer: Any, inputs: Any, output: dict[str, Any],
             counts[sel.skill]["resample_batches"] = extra
             counts[sel.skill]["refilled"] = refilled
             counts[sel.skill]["generated_groups"] = generated
-    trainer.evotree_last_batch = SkillBatchReport(step, len(keep_groups), list(keep_groups),
-                                                  list(keep_samples), counts, extra, refilled)
+    trainer.evotree_last_batch = SkillBatchReport(
+        step, len(keep_groups), list(keep_groups), list(keep_samples), counts, extra, refilled
+    )
     if getattr(trainer.state, "is_world_process_zero", True):
-        recorder.signal(step, **{f"skill/{name}/{key}": value for name, values in counts.items()
-                                 for key, value in values.items()})
+        recorder.signal(
+            step,
+            **{
+                f"skill/{name}/{key}": value
+                for name, values in counts.items()
+                for key, value in values.items()
+            },
+        )
     return output
 
 
@@ -785,7 +892,8 @@ def _fresh_rows(trainer: Any, wanted: int, seen: set[str], step: int, round_: in
         raise SkillNotApplicable(
             "refilling with fresh prompts needs a training set with random access (a "
             "datasets.Dataset); this trainer's is " + type(dataset).__name__,
-            fix="apply the skill with --param refill=same (or max_resample_batches=0)")
+            fix="apply the skill with --param refill=same (or max_resample_batches=0)",
+        )
     seed = int(getattr(trainer.args, "seed", 0) or 0)
     rng = random.Random(f"evotree-refill:{seed}:{step}:{round_}")
     order = list(range(len(dataset)))
@@ -803,8 +911,9 @@ def _fresh_rows(trainer: Any, wanted: int, seen: set[str], step: int, round_: in
     return picked
 
 
-def _replace_rows(trainer: Any, output: dict[str, Any], sub: dict[str, Any], rows: list[int],
-                  sub_rows: list[int]) -> None:
+def _replace_rows(
+    trainer: Any, output: dict[str, Any], sub: dict[str, Any], rows: list[int], sub_rows: list[int]
+) -> None:
     """Put rows ``sub_rows`` of the refill batch ``sub`` in place of ``rows`` of ``output``,
     padding the narrower side (prompts on the left, completions on the right)."""
     import torch

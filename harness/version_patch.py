@@ -26,5 +26,12 @@ from evotree.harness.audit.protected import (
     version_patch,
 )
 
-__all__ = ["BLOCKING", "PATCH_FORMAT", "VersionPatch", "patch_digest", "patch_sha256", "resolve_base",
-           "version_patch"]
+__all__ = [
+    "BLOCKING",
+    "PATCH_FORMAT",
+    "VersionPatch",
+    "patch_digest",
+    "patch_sha256",
+    "resolve_base",
+    "version_patch",
+]

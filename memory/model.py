@@ -82,8 +82,20 @@ def _canonical(data: dict[str, Any]) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-_HASHED = ("v", "kind", "text", "version", "domain", "workspace", "created_at", "created_by",
-           "skill", "data", "evidence", "tags")
+_HASHED = (
+    "v",
+    "kind",
+    "text",
+    "version",
+    "domain",
+    "workspace",
+    "created_at",
+    "created_by",
+    "skill",
+    "data",
+    "evidence",
+    "tags",
+)
 
 
 def entry_id(content: dict[str, Any]) -> str:
@@ -121,33 +133,55 @@ class MemoryEntry:
     def __post_init__(self) -> None:
         self.kind = EntryKind.parse(self.kind).value
         if not isinstance(self.text, str) or not self.text.strip():
-            raise InvalidMemory("memory entry text: expected a non-empty string", fix="say what was learned")
+            raise InvalidMemory(
+                "memory entry text: expected a non-empty string", fix="say what was learned"
+            )
         if len(self.text) > _MAX_TEXT:
-            raise InvalidMemory(f"memory entry text: at most {_MAX_TEXT} characters, actually {len(self.text)}",
-                              fix="shorten it; link long material through evidence instead")
+            raise InvalidMemory(
+                f"memory entry text: at most {_MAX_TEXT} characters, actually {len(self.text)}",
+                fix="shorten it; link long material through evidence instead",
+            )
         for name in ("domain", "workspace", "created_at", "created_by"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise InvalidMemory(f"memory entry {name}: expected a non-empty string, actually: "
-                                  f"{getattr(self, name)!r}", fix="the export is malformed; re-export it")
+                raise InvalidMemory(
+                    f"memory entry {name}: expected a non-empty string, actually: "
+                    f"{getattr(self, name)!r}",
+                    fix="the export is malformed; re-export it",
+                )
         for name in ("version", "skill"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
-                raise InvalidMemory(f"memory entry {name}: expected a string or null, actually: "
-                                  f"{getattr(self, name)!r}", fix="the export is malformed; re-export it")
+                raise InvalidMemory(
+                    f"memory entry {name}: expected a string or null, actually: "
+                    f"{getattr(self, name)!r}",
+                    fix="the export is malformed; re-export it",
+                )
         if self.kind == EntryKind.SKILL_VERIFICATION.value and not self.skill:
             raise InvalidMemory("a skill verification needs the skill's name", fix="pass the skill")
         for name in ("data", "evidence"):
             if not isinstance(getattr(self, name), dict):
-                raise InvalidMemory(f"memory entry {name}: expected an object, actually: "
-                                  f"{type(getattr(self, name)).__name__}", fix="the export is malformed")
-        if isinstance(self.tags, str) or not isinstance(self.tags, list) or \
-                not all(isinstance(t, str) for t in self.tags):
-            raise InvalidMemory(f"memory entry tags: expected a list of strings, actually: {self.tags!r}",
-                              fix="the export is malformed")
+                raise InvalidMemory(
+                    f"memory entry {name}: expected an object, actually: "
+                    f"{type(getattr(self, name)).__name__}",
+                    fix="the export is malformed",
+                )
+        if (
+            isinstance(self.tags, str)
+            or not isinstance(self.tags, list)
+            or not all(isinstance(t, str) for t in self.tags)
+        ):
+            raise InvalidMemory(
+                f"memory entry tags: expected a list of strings, actually: {self.tags!r}",
+                fix="the export is malformed",
+            )
         if self.v != ENTRY_SCHEMA_VERSION:
-            raise InvalidMemory(f"memory entry schema version: expected {ENTRY_SCHEMA_VERSION}, actually: {self.v!r}",
-                              fix="upgrade evotree to read memory written by a newer version")
+            raise InvalidMemory(
+                f"memory entry schema version: expected {ENTRY_SCHEMA_VERSION}, actually: {self.v!r}",
+                fix="upgrade evotree to read memory written by a newer version",
+            )
         if self.origin is not None and not isinstance(self.origin, dict):
-            raise InvalidMemory("memory entry origin: expected an object or null", fix="the export is malformed")
+            raise InvalidMemory(
+                "memory entry origin: expected an object or null", fix="the export is malformed"
+            )
         self.data = json_safe(self.data)
         self.evidence = json_safe(self.evidence)
         self.tags = sorted(set(self.tags))
@@ -157,7 +191,9 @@ class MemoryEntry:
         elif self.id != computed:
             raise InvalidMemory(
                 f"memory entry {self.id}: its content hashes to {computed}; it was changed after it was written",
-                fix="memory entries are immutable: add a new entry instead of editing one", id=self.id)
+                fix="memory entries are immutable: add a new entry instead of editing one",
+                id=self.id,
+            )
 
     def content(self) -> dict[str, Any]:
         """The hashed part of the entry (everything but ``id`` and ``origin``)."""
@@ -166,37 +202,58 @@ class MemoryEntry:
     @property
     def significant(self) -> bool:
         """For a skill verification: did it show a significant gain (CI above 0 and p < alpha)?"""
-        return bool(self.data.get("significant")) if self.kind == EntryKind.SKILL_VERIFICATION.value else False
+        return (
+            bool(self.data.get("significant"))
+            if self.kind == EntryKind.SKILL_VERIFICATION.value
+            else False
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (schema ``memory_entry``); a copy the caller may change."""
         out = {name: getattr(self, name) for name in _FIELDS}
-        out.update(data=copy.deepcopy(self.data), evidence=copy.deepcopy(self.evidence), tags=list(self.tags),
-                   origin=copy.deepcopy(self.origin))
+        out.update(
+            data=copy.deepcopy(self.data),
+            evidence=copy.deepcopy(self.evidence),
+            tags=list(self.tags),
+            origin=copy.deepcopy(self.origin),
+        )
         return out
 
     @classmethod
     def from_dict(cls, data: Any) -> MemoryEntry:
         """Read :meth:`to_dict`'s form, refusing unknown or missing fields and a wrong id."""
         if not isinstance(data, dict):
-            raise InvalidMemory(f"a memory entry: expected a JSON object, actually: {type(data).__name__}",
-                              fix="the export is malformed; re-export it")
+            raise InvalidMemory(
+                f"a memory entry: expected a JSON object, actually: {type(data).__name__}",
+                fix="the export is malformed; re-export it",
+            )
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
         if unknown:
-            raise InvalidMemory(f"memory entry {data.get('id', '?')}: unknown fields {', '.join(unknown)}",
-                              fix="the export was written by another tool or a newer evotree")
-        missing = [k for k in ("id", "kind", "text", "domain", "workspace", "created_at", "created_by")
-                   if k not in data]
+            raise InvalidMemory(
+                f"memory entry {data.get('id', '?')}: unknown fields {', '.join(unknown)}",
+                fix="the export was written by another tool or a newer evotree",
+            )
+        missing = [
+            k
+            for k in ("id", "kind", "text", "domain", "workspace", "created_at", "created_by")
+            if k not in data
+        ]
         if missing:
-            raise InvalidMemory(f"memory entry {data.get('id', '?')}: missing {', '.join(missing)}",
-                              fix="the export is malformed; re-export it")
+            raise InvalidMemory(
+                f"memory entry {data.get('id', '?')}: missing {', '.join(missing)}",
+                fix="the export is malformed; re-export it",
+            )
         if not isinstance(data["id"], str) or not data["id"]:
-            raise InvalidMemory("memory entry id: expected a non-empty string", fix="the export is malformed")
+            raise InvalidMemory(
+                "memory entry id: expected a non-empty string", fix="the export is malformed"
+            )
         try:
             return cls(**data)
         except TypeError as exc:  # e.g. a field of the wrong shape that dataclass init refuses
-            raise InvalidMemory(f"memory entry {data.get('id')}: {exc}", fix="the export is malformed") from None
+            raise InvalidMemory(
+                f"memory entry {data.get('id')}: {exc}", fix="the export is malformed"
+            ) from None
 
 
 _FIELDS = tuple(f.name for f in fields(MemoryEntry))

@@ -61,8 +61,11 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     pieces = [p for chunk in chunks for p in (_PART.findall(chunk) or [chunk])]
     if len(pieces) <= 1:
         return (whole,)
-    return (whole, *(_stem(p.lower()) for p in pieces if p),
-            *(_stem(chunk.lower()) for chunk in chunks if chunk and chunk != word))
+    return (
+        whole,
+        *(_stem(p.lower()) for p in pieces if p),
+        *(_stem(chunk.lower()) for chunk in chunks if chunk and chunk != word),
+    )
 
 
 def tokenize(text: str) -> list[str]:
@@ -85,20 +88,37 @@ def _strings(value: Any) -> Iterable[str]:
 
 
 def _document(entry: MemoryEntry) -> list[str]:
-    parts = [entry.text, entry.kind.replace("_", " "), entry.version or "", entry.domain, entry.skill or "",
-             " ".join(entry.tags), *_strings(entry.data)]
+    parts = [
+        entry.text,
+        entry.kind.replace("_", " "),
+        entry.version or "",
+        entry.domain,
+        entry.skill or "",
+        " ".join(entry.tags),
+        *_strings(entry.data),
+    ]
     return tokenize(" ".join(parts))
 
 
-def list_entries(ws: Workspace, kind: str | None = None, *, skill: str | None = None,
-                 version: str | None = None, domain: str | None = None) -> list[MemoryEntry]:
+def list_entries(
+    ws: Workspace,
+    kind: str | None = None,
+    *,
+    skill: str | None = None,
+    version: str | None = None,
+    domain: str | None = None,
+) -> list[MemoryEntry]:
     """Entries in memory, oldest first, optionally only one kind, skill, version or domain."""
     if kind is not None:
         kind = EntryKind.parse(kind).value
-    return [e for e in MemoryStore(ws.git).entries()
-            if (kind is None or e.kind == kind) and (skill is None or e.skill == skill
-                                                     or (e.skill is None and skill in _skills_named(e)))
-            and (version is None or e.version == version) and (domain is None or e.domain == domain)]
+    return [
+        e
+        for e in MemoryStore(ws.git).entries()
+        if (kind is None or e.kind == kind)
+        and (skill is None or e.skill == skill or (e.skill is None and skill in _skills_named(e)))
+        and (version is None or e.version == version)
+        and (domain is None or e.domain == domain)
+    ]
 
 
 def _skills_named(entry: MemoryEntry) -> set[str]:
@@ -119,14 +139,21 @@ def get_entry(ws: Workspace, ref: str) -> MemoryEntry:
     if exact is not None:
         return exact
     if not ref or len(ref) < 4:
-        raise InvalidMemory(f"memory entry id: expected at least 4 characters of an id like m1a2b…, actually: {ref!r}",
-                            fix="`evotree memory list` shows the ids")
+        raise InvalidMemory(
+            f"memory entry id: expected at least 4 characters of an id like m1a2b…, actually: {ref!r}",
+            fix="`evotree memory list` shows the ids",
+        )
     matches = sorted(i for i in store.ids() if i.startswith(ref))
     if not matches:
-        raise InvalidMemory(f"no memory entry with id {ref!r}", fix="`evotree memory list` shows the ids", id=ref)
+        raise InvalidMemory(
+            f"no memory entry with id {ref!r}", fix="`evotree memory list` shows the ids", id=ref
+        )
     if len(matches) > 1:
-        raise InvalidMemory(f"memory entry id {ref!r} is ambiguous: {', '.join(matches[:5])}",
-                            fix="give more characters of the id", id=ref)
+        raise InvalidMemory(
+            f"memory entry id {ref!r} is ambiguous: {', '.join(matches[:5])}",
+            fix="give more characters of the id",
+            id=ref,
+        )
     found = store.get(matches[0])
     assert found is not None
     return found
@@ -143,13 +170,19 @@ class SearchHit:
     def to_dict(self) -> dict[str, Any]:
         # 6 significant digits, not 6 decimals: FTS5's bm25() gives a word found in more than half
         # the entries an idf of 1e-6, so scores in a small memory can be that small.
-        return {"score": float(f"{self.score:.6g}"), "matched": self.matched, "entry": self.entry.to_dict()}
+        return {
+            "score": float(f"{self.score:.6g}"),
+            "matched": self.matched,
+            "entry": self.entry.to_dict(),
+        }
 
 
 # Documents hold only tokens made by ``tokenize`` (ASCII letters, digits and ``._-``) joined by
 # spaces; the ``ascii`` tokenizer with those token characters keeps each one whole.
-_FTS_TABLE = ("CREATE VIRTUAL TABLE docs USING fts5(body, created_at UNINDEXED, id UNINDEXED, "
-              "tokenize = \"ascii tokenchars '._-'\")")
+_FTS_TABLE = (
+    "CREATE VIRTUAL TABLE docs USING fts5(body, created_at UNINDEXED, id UNINDEXED, "
+    "tokenize = \"ascii tokenchars '._-'\")"
+)
 _FTS_VOCAB = "CREATE VIRTUAL TABLE vocab USING fts5vocab(docs, 'row')"
 
 
@@ -161,30 +194,40 @@ def _phrase(token: str, prefix: bool) -> str:
 def _query_words(text: str) -> list[tuple[str, bool, tuple[str, ...]]]:
     """(whole token, is_prefix, its parts) for each word of ``text``; refuses a query without words."""
     if not isinstance(text, str):
-        raise InvalidMemory(f"search: expected the words to search for as a string, actually: {type(text).__name__}",
-                            fix='e.g. evotree memory search "dead groups"')
+        raise InvalidMemory(
+            f"search: expected the words to search for as a string, actually: {type(text).__name__}",
+            fix='e.g. evotree memory search "dead groups"',
+        )
     wanted: list[tuple[str, bool, tuple[str, ...]]] = []
     for raw in (t for t in re.split(r"\s+", text.strip()) if t):
         prefix = raw.endswith("*")
         words = _WORD.findall(raw.rstrip("*"))
         for k, word in enumerate(words):
             tokens = tokenize(word)
-            wanted.append((tokens[0], prefix and k == len(words) - 1, tuple(dict.fromkeys(tokens[1:]))))
+            wanted.append(
+                (tokens[0], prefix and k == len(words) - 1, tuple(dict.fromkeys(tokens[1:])))
+            )
     if not wanted:
-        raise InvalidMemory(f"search: expected words (letters or digits) to search for, actually: {text[:200]!r}",
-                            fix='e.g. evotree memory search "dead groups"')
+        raise InvalidMemory(
+            f"search: expected words (letters or digits) to search for, actually: {text[:200]!r}",
+            fix='e.g. evotree memory search "dead groups"',
+        )
     return list(dict.fromkeys(wanted))  # a repeated word counts once
 
 
-def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None = None) -> list[SearchHit]:
+def search_entries(
+    entries: list[MemoryEntry], text: str, *, limit: int | None = None
+) -> list[SearchHit]:
     """Rank ``entries`` against the query ``text`` (every word must match; FTS5 BM25), best first.
 
     Ties keep the older entry first. ``limit``: at most this many hits (``None``: all).
     """
     wanted = _query_words(text)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise InvalidMemory(f"search limit: expected a whole number ≥ 0 or None, actually: {limit!r}",
-                            fix="e.g. limit=20")
+        raise InvalidMemory(
+            f"search limit: expected a whole number ≥ 0 or None, actually: {limit!r}",
+            fix="e.g. limit=20",
+        )
     if not entries or limit == 0:
         return []
     db = sqlite3.connect(":memory:")
@@ -192,13 +235,17 @@ def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None =
         try:
             db.execute(_FTS_TABLE)
         except sqlite3.OperationalError as exc:
-            raise InvalidMemory(f"memory search needs SQLite's FTS5, which this Python's sqlite3 lacks ({exc}; "
-                                f"SQLite {sqlite3.sqlite_version})",
-                                fix="use a Python whose sqlite3 module is built with FTS5 (the python.org, "
-                                    "conda and most Linux distribution builds are)") from None
+            raise InvalidMemory(
+                f"memory search needs SQLite's FTS5, which this Python's sqlite3 lacks ({exc}; "
+                f"SQLite {sqlite3.sqlite_version})",
+                fix="use a Python whose sqlite3 module is built with FTS5 (the python.org, "
+                "conda and most Linux distribution builds are)",
+            ) from None
         db.execute(_FTS_VOCAB)
-        db.executemany("INSERT INTO docs(rowid, body, created_at, id) VALUES (?, ?, ?, ?)",
-                       ((i, " ".join(_document(e)), e.created_at, e.id) for i, e in enumerate(entries)))
+        db.executemany(
+            "INSERT INTO docs(rowid, body, created_at, id) VALUES (?, ?, ?, ?)",
+            ((i, " ".join(_document(e)), e.created_at, e.id) for i, e in enumerate(entries)),
+        )
 
         def indexed(token: str) -> bool:
             return db.execute("SELECT 1 FROM vocab WHERE term = ?", (token,)).fetchone() is not None
@@ -213,19 +260,25 @@ def search_entries(entries: list[MemoryEntry], text: str, *, limit: int | None =
                 terms.extend((part, _phrase(part, False)) for part in parts)
         terms = list(dict.fromkeys(terms))
         match = " AND ".join(expr for _, expr in terms)
-        rows = db.execute("SELECT rowid, -bm25(docs) AS score FROM docs WHERE docs MATCH ? "
-                          "ORDER BY score DESC, created_at, id LIMIT ?",
-                          (match, -1 if limit is None else limit)).fetchall()
+        rows = db.execute(
+            "SELECT rowid, -bm25(docs) AS score FROM docs WHERE docs MATCH ? "
+            "ORDER BY score DESC, created_at, id LIMIT ?",
+            (match, -1 if limit is None else limit),
+        ).fetchall()
     except sqlite3.Error as exc:  # not expected: the query holds only quoted tokens
-        raise InvalidMemory(f"search {text[:200]!r} failed in SQLite FTS5: {exc}",
-                            fix="search with plain words; report this query if it keeps failing") from None
+        raise InvalidMemory(
+            f"search {text[:200]!r} failed in SQLite FTS5: {exc}",
+            fix="search with plain words; report this query if it keeps failing",
+        ) from None
     finally:
         db.close()
     labels = list(dict.fromkeys(label for label, _ in terms))
     return [SearchHit(entry=entries[i], score=score, matched=list(labels)) for i, score in rows]
 
 
-def search(ws: Workspace, text: str, *, limit: int | None = 20, kind: str | None = None) -> list[SearchHit]:
+def search(
+    ws: Workspace, text: str, *, limit: int | None = 20, kind: str | None = None
+) -> list[SearchHit]:
     """Full-text search over memory (optionally only one kind), best first."""
     return search_entries(list_entries(ws, kind), text, limit=limit)
 
@@ -248,10 +301,15 @@ class SkillStatus:
     per_domain: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"skill": self.skill, "domains": self.domains,
-                "verified_across_domains": self.verified_across_domains,
-                "verifications": self.verifications, "significant": self.significant,
-                "negative": self.negative, "per_domain": self.per_domain}
+        return {
+            "skill": self.skill,
+            "domains": self.domains,
+            "verified_across_domains": self.verified_across_domains,
+            "verifications": self.verifications,
+            "significant": self.significant,
+            "negative": self.negative,
+            "per_domain": self.per_domain,
+        }
 
     def verified_in(self, domain: str) -> bool:
         """Did a verification in ``domain`` show a significant gain?"""
@@ -272,13 +330,24 @@ def skill_status_of(entries: list[MemoryEntry]) -> list[SkillStatus]:
     for skill in sorted(set(by_skill) | set(negatives)):
         rows: dict[str, dict[str, Any]] = {}
         for entry in by_skill.get(skill, []):
-            row = rows.setdefault(entry.domain, {"domain": entry.domain, "verifications": 0, "significant": 0,
-                                                 "best_delta": None, "versions": [], "imported": False,
-                                                 "workspaces": []})
+            row = rows.setdefault(
+                entry.domain,
+                {
+                    "domain": entry.domain,
+                    "verifications": 0,
+                    "significant": 0,
+                    "best_delta": None,
+                    "versions": [],
+                    "imported": False,
+                    "workspaces": [],
+                },
+            )
             row["verifications"] += 1
             row["significant"] += int(entry.significant)
             delta = entry.data.get("delta")
-            if isinstance(delta, (int, float)) and (row["best_delta"] is None or delta > row["best_delta"]):
+            if isinstance(delta, (int, float)) and (
+                row["best_delta"] is None or delta > row["best_delta"]
+            ):
                 row["best_delta"] = delta
             if entry.version and entry.version not in row["versions"]:
                 row["versions"].append(entry.version)
@@ -287,10 +356,17 @@ def skill_status_of(entries: list[MemoryEntry]) -> list[SkillStatus]:
             row["imported"] = row["imported"] or entry.origin is not None
         domains = sorted(d for d, r in rows.items() if r["significant"] > 0)
         verifications = sum(r["verifications"] for r in rows.values())
-        out.append(SkillStatus(skill=skill, domains=domains, verified_across_domains=len(domains) >= MIN_DOMAINS,
-                               verifications=verifications, significant=sum(r["significant"] for r in rows.values()),
-                               negative=negatives.get(skill, 0),
-                               per_domain=[rows[d] for d in sorted(rows)]))
+        out.append(
+            SkillStatus(
+                skill=skill,
+                domains=domains,
+                verified_across_domains=len(domains) >= MIN_DOMAINS,
+                verifications=verifications,
+                significant=sum(r["significant"] for r in rows.values()),
+                negative=negatives.get(skill, 0),
+                per_domain=[rows[d] for d in sorted(rows)],
+            )
+        )
     return out
 
 

@@ -58,8 +58,9 @@ class MemoryStore:
     def __init__(self, git: Git, ref: str = MEMORY_REF) -> None:
         self.git = git
         self.ref = ref
-        self.store = RefStore(git, ref, busy_fix="another process is writing memory heavily; "
-                                                 "retry the command")
+        self.store = RefStore(
+            git, ref, busy_fix="another process is writing memory heavily; retry the command"
+        )
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -82,11 +83,15 @@ class MemoryStore:
         return list(self._entries_of(tree, where))
 
     def _malformed(self, what: str, where: str | None) -> InvalidMemory:
-        return InvalidMemory(f"memory on {where or self.ref} is malformed: {what}",
-                             fix="the memory ref was written by another tool; inspect it with "
-                                 f"`git log -p {where or self.ref}`")
+        return InvalidMemory(
+            f"memory on {where or self.ref} is malformed: {what}",
+            fix="the memory ref was written by another tool; inspect it with "
+            f"`git log -p {where or self.ref}`",
+        )
 
-    def _items(self, tree: pygit2.Tree, where: str | None) -> Iterable[tuple[pygit2.Tree, pygit2.Object]]:
+    def _items(
+        self, tree: pygit2.Tree, where: str | None
+    ) -> Iterable[tuple[pygit2.Tree, pygit2.Object]]:
         """Every ``(shard, item)`` of ``entries/``, each of the type the layout requires (a
         shard is a tree, an item a blob named ``<id>.json``), else :class:`InvalidMemory`."""
         return sharded_blobs(tree, "entries", lambda what: self._malformed(what, where))
@@ -99,10 +104,14 @@ class MemoryStore:
                 raise InvalidMemory(
                     f"memory entry {shard.name}/{item.name} on {where or self.ref} is unreadable: {exc}",
                     fix="the memory ref was written by another tool; inspect it with "
-                        f"`git log -p {where or self.ref}`") from None
+                    f"`git log -p {where or self.ref}`",
+                ) from None
             if item.name != f"{entry.id}.json" or shard.name != _shard(entry.id):
-                raise self._malformed(f"entries/{shard.name}/{item.name} holds entry {entry.id}, "
-                                      f"which belongs at entries/{_shard(entry.id)}/{entry.id}.json", where)
+                raise self._malformed(
+                    f"entries/{shard.name}/{item.name} holds entry {entry.id}, "
+                    f"which belongs at entries/{_shard(entry.id)}/{entry.id}.json",
+                    where,
+                )
             yield entry
 
     def ids(self, tree: pygit2.Tree | None = None) -> set[str]:
@@ -130,9 +139,11 @@ class MemoryStore:
         try:
             entry = MemoryEntry.from_dict(json.loads(blob.data))
         except (ValueError, TypeError, InvalidMemory) as exc:
-            raise InvalidMemory(f"memory entry {path} on {self.ref} is unreadable: {exc}",
-                                fix="the memory ref was written by another tool; inspect it with "
-                                    f"`git log -p {self.ref}`") from None
+            raise InvalidMemory(
+                f"memory entry {path} on {self.ref} is unreadable: {exc}",
+                fix="the memory ref was written by another tool; inspect it with "
+                f"`git log -p {self.ref}`",
+            ) from None
         if entry.id != entry_id:
             raise self._malformed(f"{path} holds entry {entry.id}, not {entry_id}", None)
         return entry
@@ -142,8 +153,14 @@ class MemoryStore:
         return self.store.count()
 
     # ------------------------------------------------------------------ writing
-    def append(self, entries: list[MemoryEntry], *, actor: Identity, what: str,
-               merge: pygit2.Oid | None = None) -> AppendResult:
+    def append(
+        self,
+        entries: list[MemoryEntry],
+        *,
+        actor: Identity,
+        what: str,
+        merge: pygit2.Oid | None = None,
+    ) -> AppendResult:
         """Add ``entries`` in one commit (those already present are skipped), retrying lost races.
 
         ``what`` is the commit subject's tail (``promotion v3``). Nothing is written when every
@@ -160,36 +177,57 @@ class MemoryStore:
             present = self.ids(head.tree) if head is not None else set()
             new = [e for e in unique.values() if e.id not in present]
             skipped = [i for i in unique if i in present]
-            contained = merge is None or (head is not None and (
-                head.id == merge or self.repo.descendant_of(head.id, merge)))
+            contained = merge is None or (
+                head is not None and (head.id == merge or self.repo.descendant_of(head.id, merge))
+            )
             if not new and contained:
                 return Prepared(None, AppendResult(added=[], skipped=skipped, commit=None))
             if merge is not None and (head is None or self.repo.descendant_of(merge, head.id)):
                 commit = merge  # theirs already holds ours: fast-forward
                 subject = f"evotree: memory {what} (fast-forward)"
             else:
-                commit, subject = self._new_commit(head, new, len(present) + len(new), signature,
-                                                   what=what, merge=merge)
-            return Prepared(commit, AppendResult(added=new, skipped=skipped, commit=str(commit)),
-                            subject)
+                commit, subject = self._new_commit(
+                    head, new, len(present) + len(new), signature, what=what, merge=merge
+                )
+            return Prepared(
+                commit, AppendResult(added=new, skipped=skipped, commit=str(commit)), subject
+            )
 
         return self.store.update(prepare)
 
-    def _new_commit(self, head: pygit2.Commit | None, new: list[MemoryEntry], total: int,
-                    signature: pygit2.Signature, *, what: str, merge: pygit2.Oid | None
-                    ) -> tuple[pygit2.Oid, str]:
+    def _new_commit(
+        self,
+        head: pygit2.Commit | None,
+        new: list[MemoryEntry],
+        total: int,
+        signature: pygit2.Signature,
+        *,
+        what: str,
+        merge: pygit2.Oid | None,
+    ) -> tuple[pygit2.Oid, str]:
         """The commit adding ``new`` on ``head`` (and ``merge`` as a second parent), its subject."""
         shards: dict[str, dict[str, bytes]] = {}
         for entry in new:
             blob = _json_bytes(entry.to_dict())
             shards.setdefault(_shard(entry.id), {})[f"{entry.id}.json"] = blob
         meta = {"v": STORE_SCHEMA_VERSION, "entries": total}
-        tree = write_sharded_tree(self.repo, head.tree if head is not None else None, "entries",
-                                  shards, {"meta.json": _json_bytes(meta)})
+        tree = write_sharded_tree(
+            self.repo,
+            head.tree if head is not None else None,
+            "entries",
+            shards,
+            {"meta.json": _json_bytes(meta)},
+        )
         subject = f"evotree: memory {what}".strip()
-        line = json.dumps({"v": STORE_SCHEMA_VERSION, "op": "merge" if merge is not None else "add",
-                           "ids": [e.id for e in new], "kinds": sorted({e.kind for e in new})},
-                          separators=(",", ":"))
+        line = json.dumps(
+            {
+                "v": STORE_SCHEMA_VERSION,
+                "op": "merge" if merge is not None else "add",
+                "ids": [e.id for e in new],
+                "kinds": sorted({e.kind for e in new}),
+            },
+            separators=(",", ":"),
+        )
         parents = ([head.id] if head is not None else []) + ([merge] if merge is not None else [])
         commit = self.store.new_commit(signature, f"{subject}\n\n{line}\n", tree, parents)
         return commit, subject

@@ -65,10 +65,18 @@ class Suggestion:
     entries: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"skill": self.skill, "title": self.title, "score": round(self.score, 4),
-                "severity": self.severity, "addresses": self.addresses, "memory": self.memory,
-                "reasons": self.reasons, "applied": self.applied, "applies": self.applies,
-                "entries": self.entries}
+        return {
+            "skill": self.skill,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "severity": self.severity,
+            "addresses": self.addresses,
+            "memory": self.memory,
+            "reasons": self.reasons,
+            "applied": self.applied,
+            "applies": self.applies,
+            "entries": self.entries,
+        }
 
 
 @dataclass
@@ -87,10 +95,17 @@ class SuggestResult:
     changes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "version": self.version, "domain": self.domain, "source": self.source,
-                "findings": self.findings, "suggestions": [s.to_dict() for s in self.suggestions],
-                "changes": self.changes, "unaddressed": self.unaddressed,
-                "memory_entries": self.memory_entries}
+        return {
+            "v": 1,
+            "version": self.version,
+            "domain": self.domain,
+            "source": self.source,
+            "findings": self.findings,
+            "suggestions": [s.to_dict() for s in self.suggestions],
+            "changes": self.changes,
+            "unaddressed": self.unaddressed,
+            "memory_entries": self.memory_entries,
+        }
 
 
 def _recipe_changes(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -104,21 +119,33 @@ def _recipe_changes(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         key = (str(change["param"]), json.dumps(change.get("to"), sort_keys=True))
         brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
-        item = merged.setdefault(key, {
-            "param": str(change["param"]), "from": change.get("from"), "to": change.get("to"),
-            "kind": change.get("kind"), "where": change.get("where"), "why": change.get("why"),
-            "addresses": []})
+        item = merged.setdefault(
+            key,
+            {
+                "param": str(change["param"]),
+                "from": change.get("from"),
+                "to": change.get("to"),
+                "kind": change.get("kind"),
+                "where": change.get("where"),
+                "why": change.get("why"),
+                "addresses": [],
+            },
+        )
         item["addresses"].append(brief)
         also.setdefault(key, set()).update(str(c) for c in change.get("also_addresses") or [])
     for key, codes in also.items():  # findings the change's evidence shows it causes too
         for finding in findings:
-            if finding.get("code") in codes and (finding.get("run_id") in
-                                                 {b.get("run_id") for b in merged[key]["addresses"]}):
-                merged[key]["addresses"].append({k: finding.get(k) for k in ("code", "severity", "title",
-                                                                                 "run_id")})
+            if finding.get("code") in codes and (
+                finding.get("run_id") in {b.get("run_id") for b in merged[key]["addresses"]}
+            ):
+                merged[key]["addresses"].append(
+                    {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
+                )
     out = []
     for item in merged.values():
-        worst = max((b.get("severity") or "info" for b in item["addresses"]), key=_SEVERITY_ORDER.index)
+        worst = max(
+            (b.get("severity") or "info" for b in item["addresses"]), key=_SEVERITY_ORDER.index
+        )
         codes = {b["code"] for b in item["addresses"]}
         # scored as a skill named by its finding: severity, +0.25 a further code, +0.5 named
         item["severity"] = worst
@@ -145,11 +172,17 @@ def load_findings(ws: Workspace, version: str) -> tuple[list[dict[str, Any]], st
         return out, "file"
     for entry in ws.ledger.entries(version=version):
         if entry.event.kind == EventKind.FINDING.value:
-            listed = [f for f in entry.event.data.get("findings") or [] if isinstance(f, dict) and f.get("code")]
+            listed = [
+                f
+                for f in entry.event.data.get("findings") or []
+                if isinstance(f, dict) and f.get("code")
+            ]
             return [{**f, "skills": []} for f in listed], "ledger"
-    raise NotDiagnosed(f"{version} has no findings: it was not diagnosed",
-                       fix=f"run `evotree diagnose {version}` first (after `evotree run {version}`)",
-                       version=version)
+    raise NotDiagnosed(
+        f"{version} has no findings: it was not diagnosed",
+        fix=f"run `evotree diagnose {version}` first (after `evotree run {version}`)",
+        version=version,
+    )
 
 
 def _library() -> tuple[dict[str, Any], dict[str, list[str]]]:
@@ -169,11 +202,19 @@ def _library() -> tuple[dict[str, Any], dict[str, list[str]]]:
     return infos, by_code
 
 
-def _memory_score(status: SkillStatus | None, domain: str, negatives: int,
-                  reasons: list[str]) -> tuple[float, dict[str, Any]]:
+def _memory_score(
+    status: SkillStatus | None, domain: str, negatives: int, reasons: list[str]
+) -> tuple[float, dict[str, Any]]:
     if status is None:
-        return 0.0, {"verified_in_domain": False, "domains": [], "verified_across_domains": False,
-                     "verifications": 0, "significant": 0, "negative": negatives, "best_delta": None}
+        return 0.0, {
+            "verified_in_domain": False,
+            "domains": [],
+            "verified_across_domains": False,
+            "verifications": 0,
+            "significant": 0,
+            "negative": negatives,
+            "best_delta": None,
+        }
     score = 0.0
     if status.verified_across_domains:
         score += 3
@@ -190,12 +231,21 @@ def _memory_score(status: SkillStatus | None, domain: str, negatives: int,
         reasons.append(f"{failed} verification(s) without a significant gain")
     if negatives:
         score -= min(0.5 * negatives, 1.5)
-        reasons.append(f"named in {negatives} negative-evidence entr{'y' if negatives == 1 else 'ies'}")
-    deltas = [r["best_delta"] for r in status.per_domain if isinstance(r.get("best_delta"), (int, float))]
-    return score, {"verified_in_domain": status.verified_in(domain), "domains": status.domains,
-                   "verified_across_domains": status.verified_across_domains,
-                   "verifications": status.verifications, "significant": status.significant,
-                   "negative": negatives, "best_delta": max(deltas) if deltas else None}
+        reasons.append(
+            f"named in {negatives} negative-evidence entr{'y' if negatives == 1 else 'ies'}"
+        )
+    deltas = [
+        r["best_delta"] for r in status.per_domain if isinstance(r.get("best_delta"), (int, float))
+    ]
+    return score, {
+        "verified_in_domain": status.verified_in(domain),
+        "domains": status.domains,
+        "verified_across_domains": status.verified_across_domains,
+        "verifications": status.verifications,
+        "significant": status.significant,
+        "negative": negatives,
+        "best_delta": max(deltas) if deltas else None,
+    }
 
 
 def suggest(ws: Workspace, version: str) -> SuggestResult:
@@ -224,7 +274,9 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
     unaddressed = []
     for finding in findings:
         named.update(finding.get("skills") or [])
-        names = list(dict.fromkeys([*(finding.get("skills") or []), *by_code.get(finding["code"], [])]))
+        names = list(
+            dict.fromkeys([*(finding.get("skills") or []), *by_code.get(finding["code"], [])])
+        )
         names = [name for name in names if offered(name)]
         brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
         if not names:
@@ -256,17 +308,34 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
             reasons.append("not in this evotree's skill library")
         if name in already:
             reasons.append(f"already applied to {record.id}: tune its parameters or look elsewhere")
-        suggestions.append(Suggestion(
-            skill=name, title=getattr(info, "title", None), score=score + bonus, severity=worst,
-            addresses=briefs, memory=summary, reasons=reasons, applied=name in already, applies=applies,
-            entries=[e.id for e in related]))
+        suggestions.append(
+            Suggestion(
+                skill=name,
+                title=getattr(info, "title", None),
+                score=score + bonus,
+                severity=worst,
+                addresses=briefs,
+                memory=summary,
+                reasons=reasons,
+                applied=name in already,
+                applies=applies,
+                entries=[e.id for e in related],
+            )
+        )
     suggestions.sort(key=lambda s: (s.applied, s.applies is False, -s.score, s.skill))
     changes = _recipe_changes(findings)
     fixed = {b["code"] for c in changes for b in c["addresses"]}
     unaddressed = [b for b in unaddressed if b["code"] not in fixed]
-    return SuggestResult(version=record.id, domain=domain, source=source, findings=len(findings),
-                         suggestions=suggestions, unaddressed=unaddressed, memory_entries=len(entries),
-                         changes=changes)
+    return SuggestResult(
+        version=record.id,
+        domain=domain,
+        source=source,
+        findings=len(findings),
+        suggestions=suggestions,
+        unaddressed=unaddressed,
+        memory_entries=len(entries),
+        changes=changes,
+    )
 
 
 def _names(entry: Any, skill: str) -> bool:

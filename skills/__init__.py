@@ -12,7 +12,12 @@ Importing this package loads neither pygit2 nor torch.
 """
 
 from evotree.skills.catalog import ParamSpec, SkillInfo, get_skill, list_skills, parse_params
-from evotree.skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
+from evotree.skills.errors import (
+    InvalidSkillParam,
+    SkillNotApplicable,
+    SkillsFileError,
+    UnknownSkill,
+)
 from evotree.skills.recipe import (
     SKILLS_FILE,
     AppliedSkill,

@@ -55,15 +55,19 @@ class ParamSpec:
     def convert(self, value: Any, *, skill: str) -> Any:
         """``value`` (a ``--param`` string or a TOML value) as this parameter's type, checked."""
         where = f"{skill}.{self.name}"
-        expected = f"{self.type}" + (f" in {_range_text(self.range)}" if self.range else "") + (
-            f" (one of {', '.join(self.choices)})" if self.choices else "")
+        expected = (
+            f"{self.type}"
+            + (f" in {_range_text(self.range)}" if self.range else "")
+            + (f" (one of {', '.join(self.choices)})" if self.choices else "")
+        )
 
         def bad(why: str) -> InvalidSkillParam:
             return InvalidSkillParam(
                 f"{where}: {why}; expected {expected}, actually: {value!r}",
                 fix=f"`evotree skill show {skill}` lists its parameters; e.g. --param "
-                    f"{self.name}={_format(self.default)}",
-                skill=skill, param=self.name,
+                f"{self.name}={_format(self.default)}",
+                skill=skill,
+                param=self.name,
             )
 
         converted: Any
@@ -142,7 +146,8 @@ class SkillInfo:
             f"{self.name} has no parameter {name!r}{hint}; its parameters: "
             f"{', '.join(names) or '(none)'}",
             fix=f"`evotree skill show {self.name}` lists its parameters",
-            skill=self.name, param=name,
+            skill=self.name,
+            param=name,
         )
 
     def defaults(self) -> dict[str, Any]:
@@ -154,7 +159,8 @@ class SkillInfo:
         if domain in self.domains:
             return None
         return self.not_applicable.get(domain) or (
-            f"{self.name} applies to the domains {', '.join(self.domains)}, not {domain!r}")
+            f"{self.name} applies to the domains {', '.join(self.domains)}, not {domain!r}"
+        )
 
 
 def _range_text(r: tuple[float | None, float | None]) -> str:
@@ -169,8 +175,10 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-_NOT_GYM_GRPO = ("{name} changes GRPO groups and TRL's policy loss; the gym domain evolves "
-                 "policy code against a judge (no GRPO groups, no TRL trainer), so it does not apply")
+_NOT_GYM_GRPO = (
+    "{name} changes GRPO groups and TRL's policy loss; the gym domain evolves "
+    "policy code against a judge (no GRPO groups, no TRL trainer), so it does not apply"
+)
 _GRPO_DOMAINS = ["math", "custom"]
 
 
@@ -183,45 +191,63 @@ _BUILTIN: tuple[SkillInfo, ...] = (
         name="StdGroupFilter",
         title="Drop GRPO groups whose rewards do not vary",
         trigger="Many groups have (near-)zero reward std below the solved reward: every sample "
-                "of a prompt scores alike (all wrong, or stuck at one partial reward), so the "
-                "group's advantages are zero and it only dilutes the batch "
-                "(signal.dead_groups_high). Groups every sample solves "
-                "(signal.dead_groups_solved, signal.all_solved_high) are learnt prompts: the "
-                "answer there is harder prompts, not this filter.",
+        "of a prompt scores alike (all wrong, or stuck at one partial reward), so the "
+        "group's advantages are zero and it only dilutes the batch "
+        "(signal.dead_groups_high). Groups every sample solves "
+        "(signal.dead_groups_solved, signal.all_solved_high) are learnt prompts: the "
+        "answer there is harder prompts, not this filter.",
         intervention="DAPO's dynamic sampling. Groups whose reward std is at most min_std get "
-                     "zero weight in the policy loss: their completion tokens are masked out of "
-                     "the loss (and its token count) and their advantages set to 0. Then, up to "
-                     "max_resample_batches extra generation batches per step, fresh prompts of "
-                     "the training set (not in the step's batch) are sampled in the dropped "
-                     "groups' number, and groups that vary take the dropped groups' places "
-                     "(refill = \"same\" samples the dropped prompts again instead). The extra "
-                     "generation is the cost: kept, dropped, refilled, resample_batches and "
-                     "generated_groups are recorded as signals skill/StdGroupFilter/*.",
+        "zero weight in the policy loss: their completion tokens are masked out of "
+        "the loss (and its token count) and their advantages set to 0. Then, up to "
+        "max_resample_batches extra generation batches per step, fresh prompts of "
+        "the training set (not in the step's batch) are sampled in the dropped "
+        "groups' number, and groups that vary take the dropped groups' places "
+        '(refill = "same" samples the dropped prompts again instead). The extra '
+        "generation is the cost: kept, dropped, refilled, resample_batches and "
+        "generated_groups are recorded as signals skill/StdGroupFilter/*.",
         expected_outcome="The groups the policy trains on all carry signal: a lower dead-group "
-                         "ratio among trained groups and more useful gradient per step. "
-                         "EvoTrainer found it on SWE; reused, it brought +1.17 on Coding and "
-                         "+0.96 on Math.",
+        "ratio among trained groups and more useful gradient per step. "
+        "EvoTrainer found it on SWE; reused, it brought +1.17 on Coding and "
+        "+0.96 on Math.",
         validation="skill/StdGroupFilter/dropped at a step equals the recorded rollout groups of "
-                   "that step whose reward std is <= min_std; then `evotree compare` against "
-                   "the parent across seeds (paired bootstrap): verified when validation "
-                   "improves.",
+        "that step whose reward std is <= min_std; then `evotree compare` against "
+        "the parent across seeds (paired bootstrap): verified when validation "
+        "improves.",
         domains=_GRPO_DOMAINS,
-        addresses=["signal.dead_groups_high", "signal.reward_plateau", "signal.echo_trap",
-                   "behavior.template_collapse"],
+        addresses=[
+            "signal.dead_groups_high",
+            "signal.reward_plateau",
+            "signal.echo_trap",
+            "behavior.template_collapse",
+        ],
         params=[
-            ParamSpec("min_std", "float", 0.0,
-                      "a group is dropped when its reward std (unbiased, over its scored "
-                      "samples) is at most this; 0 drops exactly the zero-std groups",
-                      range=(0.0, None)),
-            ParamSpec("max_resample_batches", "int", 2,
-                      "extra generation batches per step to refill dropped groups (0: no "
-                      "refill, the batch just trains on fewer groups)", range=(0, 8)),
-            ParamSpec("refill", "str", "fresh",
-                      "where refill groups come from: fresh prompts of the training set "
-                      "(DAPO) or the same prompts sampled again", choices=("fresh", "same")),
+            ParamSpec(
+                "min_std",
+                "float",
+                0.0,
+                "a group is dropped when its reward std (unbiased, over its scored "
+                "samples) is at most this; 0 drops exactly the zero-std groups",
+                range=(0.0, None),
+            ),
+            ParamSpec(
+                "max_resample_batches",
+                "int",
+                2,
+                "extra generation batches per step to refill dropped groups (0: no "
+                "refill, the batch just trains on fewer groups)",
+                range=(0, 8),
+            ),
+            ParamSpec(
+                "refill",
+                "str",
+                "fresh",
+                "where refill groups come from: fresh prompts of the training set "
+                "(DAPO) or the same prompts sampled again",
+                choices=("fresh", "same"),
+            ),
         ],
         provenance="EvoTrainer (seed 001): found on SWE, reused on Coding (+1.17) and Math "
-                   "(+0.96); dynamic sampling from DAPO (Yu et al., arXiv:2503.14476)",
+        "(+0.96); dynamic sampling from DAPO (Yu et al., arXiv:2503.14476)",
         kind="batch",
         not_applicable=_gym("StdGroupFilter"),
     ),
@@ -229,35 +255,51 @@ _BUILTIN: tuple[SkillInfo, ...] = (
         name="DualLevelFilter",
         title="Group-level std filter plus sample-level masking of broken samples",
         trigger="Many rollouts are truncated at the length limit or fail the output format, and "
-                "many groups have zero reward std (behavior.format_failure_high, "
-                "behavior.truncation_rate_high, signal.dead_groups_high).",
+        "many groups have zero reward std (behavior.format_failure_high, "
+        "behavior.truncation_rate_high, signal.dead_groups_high).",
         intervention="Group level: as StdGroupFilter (groups with reward std <= min_std get zero "
-                     "weight). Sample level: a truncated sample (its last token is not an end "
-                     "token) and, where the domain can tell, a sample that fails the output "
-                     "format are masked out of the policy loss, so the policy is not pushed "
-                     "either way by output the verifier could not judge. The other samples of "
-                     "the group keep their advantages. Counts are recorded as signals "
-                     "skill/DualLevelFilter/*.",
+        "weight). Sample level: a truncated sample (its last token is not an end "
+        "token) and, where the domain can tell, a sample that fails the output "
+        "format are masked out of the policy loss, so the policy is not pushed "
+        "either way by output the verifier could not judge. The other samples of "
+        "the group keep their advantages. Counts are recorded as signals "
+        "skill/DualLevelFilter/*.",
         expected_outcome="Fewer truncated and malformed rollouts stop shaping the policy by "
-                         "noise; a cleaner gradient than the group filter alone.",
+        "noise; a cleaner gradient than the group filter alone.",
         validation="skill/DualLevelFilter/masked_samples equals the recorded rollouts of the step "
-                   "that are truncated or fail the format, outside dropped groups; then "
-                   "`evotree compare` against the parent across seeds.",
+        "that are truncated or fail the format, outside dropped groups; then "
+        "`evotree compare` against the parent across seeds.",
         domains=_GRPO_DOMAINS,
-        addresses=["behavior.format_failure_high", "behavior.truncation_rate_high",
-                   "signal.truncation_rising", "signal.dead_groups_high"],
+        addresses=[
+            "behavior.format_failure_high",
+            "behavior.truncation_rate_high",
+            "signal.truncation_rising",
+            "signal.dead_groups_high",
+        ],
         params=[
-            ParamSpec("min_std", "float", 0.0,
-                      "group level: drop groups whose reward std is at most this",
-                      range=(0.0, None)),
-            ParamSpec("mask_truncated", "bool", True,
-                      "sample level: mask samples cut off at max_completion_length"),
-            ParamSpec("mask_format_failed", "bool", True,
-                      "sample level: mask samples that fail the domain's output format "
-                      "(needs the domain's format check)"),
+            ParamSpec(
+                "min_std",
+                "float",
+                0.0,
+                "group level: drop groups whose reward std is at most this",
+                range=(0.0, None),
+            ),
+            ParamSpec(
+                "mask_truncated",
+                "bool",
+                True,
+                "sample level: mask samples cut off at max_completion_length",
+            ),
+            ParamSpec(
+                "mask_format_failed",
+                "bool",
+                True,
+                "sample level: mask samples that fail the domain's output format "
+                "(needs the domain's format check)",
+            ),
         ],
         provenance="EvoTrainer (seed 001) dual-level filtering; sample masking as TRL's "
-                   "mask_truncated_completions and DAPO's overlong filtering (arXiv:2503.14476)",
+        "mask_truncated_completions and DAPO's overlong filtering (arXiv:2503.14476)",
         kind="batch",
         not_applicable=_gym("DualLevelFilter"),
     ),
@@ -265,28 +307,45 @@ _BUILTIN: tuple[SkillInfo, ...] = (
         name="OverlongPenalty",
         title="DAPO's soft overlong punishment",
         trigger="Rollouts run into the length limit, or get longer over training "
-                "(behavior.truncation_rate_high, signal.truncation_rising, behavior.length_shift, "
-                "behavior.repetition_high).",
+        "(behavior.truncation_rate_high, signal.truncation_rising, behavior.length_shift, "
+        "behavior.repetition_high).",
         intervention="An extra reward term (component overlong_penalty): 0 for a completion of at "
-                     "most max_length - cache_length tokens, falling linearly to -1 at "
-                     "max_length, and -1 beyond it; multiplied by weight and added to the "
-                     "sample's reward.",
+        "most max_length - cache_length tokens, falling linearly to -1 at "
+        "max_length, and -1 beyond it; multiplied by weight and added to the "
+        "sample's reward.",
         expected_outcome="Shorter completions that end before the limit; fewer truncated "
-                         "rollouts and less reward noise from cut-off answers.",
+        "rollouts and less reward noise from cut-off answers.",
         validation="The recorded overlong_penalty component equals the formula on each "
-                   "rollout's length; truncation rate falls against the parent at equal steps.",
+        "rollout's length; truncation rate falls against the parent at equal steps.",
         domains=_GRPO_DOMAINS,
-        addresses=["behavior.truncation_rate_high", "signal.truncation_rising",
-                   "behavior.length_shift", "behavior.repetition_high"],
+        addresses=[
+            "behavior.truncation_rate_high",
+            "signal.truncation_rising",
+            "behavior.length_shift",
+            "behavior.repetition_high",
+        ],
         params=[
-            ParamSpec("max_length", "int", 0,
-                      "L_max in tokens; 0: the trainer's max_completion_length",
-                      range=(0, None)),
-            ParamSpec("cache_length", "int", 0,
-                      "L_cache, the soft zone before L_max; 0: a fifth of L_max (at least 1)",
-                      range=(0, None)),
-            ParamSpec("weight", "float", 1.0, "weight of the penalty term in the reward",
-                      range=(0.0, 100.0)),
+            ParamSpec(
+                "max_length",
+                "int",
+                0,
+                "L_max in tokens; 0: the trainer's max_completion_length",
+                range=(0, None),
+            ),
+            ParamSpec(
+                "cache_length",
+                "int",
+                0,
+                "L_cache, the soft zone before L_max; 0: a fifth of L_max (at least 1)",
+                range=(0, None),
+            ),
+            ParamSpec(
+                "weight",
+                "float",
+                1.0,
+                "weight of the penalty term in the reward",
+                range=(0.0, 100.0),
+            ),
         ],
         provenance="DAPO (Yu et al., arXiv:2503.14476), soft overlong punishment",
         kind="reward",
@@ -296,23 +355,27 @@ _BUILTIN: tuple[SkillInfo, ...] = (
         name="PartialPassReward",
         title="Reward the fraction of checks passed, not all-or-nothing",
         trigger="Most groups are solved by no sample: an all-or-nothing reward gives them zero "
-                "std and no gradient (signal.none_solved_high, signal.dead_groups_high).",
+        "std and no gradient (signal.none_solved_high, signal.dead_groups_high).",
         intervention="The domain's all-or-nothing reward (math: correctness) is replaced by the "
-                     "fraction of its checks a completion passes (math: the answer has the right "
-                     "number of digits, and each digit is right in its place), under the same "
-                     "name and weight; a fraction below min_fraction scores 0. A fully correct "
-                     "completion still scores 1.",
+        "fraction of its checks a completion passes (math: the answer has the right "
+        "number of digits, and each digit is right in its place), under the same "
+        "name and weight; a fraction below min_fraction scores 0. A fully correct "
+        "completion still scores 1.",
         expected_outcome="Groups that were all-zero now vary, so they carry gradient towards "
-                         "more correct answers; fewer dead groups early in training.",
+        "more correct answers; fewer dead groups early in training.",
         validation="The recorded component equals the fraction of checks passed; the dead-group "
-                   "ratio falls against the parent; `evotree compare` on validation (scored "
-                   "by the judge's exact check, unchanged).",
+        "ratio falls against the parent; `evotree compare` on validation (scored "
+        "by the judge's exact check, unchanged).",
         domains=_GRPO_DOMAINS,
         addresses=["signal.none_solved_high", "signal.dead_groups_high"],
         params=[
-            ParamSpec("min_fraction", "float", 0.0,
-                      "a completion passing fewer than this fraction of checks scores 0",
-                      range=(0.0, 1.0)),
+            ParamSpec(
+                "min_fraction",
+                "float",
+                0.0,
+                "a completion passing fewer than this fraction of checks scores 0",
+                range=(0.0, 1.0),
+            ),
         ],
         provenance="EvoTrainer (seed 001), partial-pass reward on test suites (SWE, Coding)",
         kind="reward",
@@ -322,27 +385,32 @@ _BUILTIN: tuple[SkillInfo, ...] = (
         name="AuxRewardTerm",
         title="A weighted extra reward term",
         trigger="The main reward is too sparse, or a wanted behaviour is not rewarded "
-                "(signal.none_solved_high, behavior.tool_failure_high).",
+        "(signal.none_solved_high, behavior.tool_failure_high).",
         intervention="Adds one of the domain's auxiliary reward functions (math: "
-                     "instruction_following, 1 when the completion is exactly a number that "
-                     "ends with the end token; brevity, 1 - length / max_completion_length) as "
-                     "a new reward component aux_<term> with the given weight, e.g. 0.1 x "
-                     "instruction following.",
+        "instruction_following, 1 when the completion is exactly a number that "
+        "ends with the end token; brevity, 1 - length / max_completion_length) as "
+        "a new reward component aux_<term> with the given weight, e.g. 0.1 x "
+        "instruction following.",
         expected_outcome="The behaviour the term rewards improves without swamping the main "
-                         "reward; sparse groups gain some variance.",
+        "reward; sparse groups gain some variance.",
         validation="The recorded aux_<term> component equals the term on each rollout; the "
-                   "main reward does not fall against the parent.",
+        "main reward does not fall against the parent.",
         domains=_GRPO_DOMAINS,
         addresses=["signal.none_solved_high", "behavior.tool_failure_high"],
         params=[
-            ParamSpec("term", "str", "instruction_following",
-                      "which auxiliary reward the domain offers (math: instruction_following, "
-                      "brevity; custom: whatever the training script passes)"),
-            ParamSpec("weight", "float", 0.1, "weight of the term in the reward",
-                      range=(-10.0, 10.0)),
+            ParamSpec(
+                "term",
+                "str",
+                "instruction_following",
+                "which auxiliary reward the domain offers (math: instruction_following, "
+                "brevity; custom: whatever the training script passes)",
+            ),
+            ParamSpec(
+                "weight", "float", 0.1, "weight of the term in the reward", range=(-10.0, 10.0)
+            ),
         ],
         provenance="EvoTrainer (seed 001), auxiliary reward terms (e.g. 0.1 x instruction "
-                   "following)",
+        "following)",
         kind="reward",
         not_applicable=_gym("AuxRewardTerm"),
     ),
@@ -371,7 +439,8 @@ def get_skill(name: str) -> SkillInfo:
     hint = f"; did you mean {' or '.join(by_lower[c] for c in close)}?" if close else ""
     raise UnknownSkill(
         f"unknown skill {name!r}{hint}",
-        fix=f"`evotree skill list` lists the skills: {', '.join(_BY_NAME)}", skill=name,
+        fix=f"`evotree skill list` lists the skills: {', '.join(_BY_NAME)}",
+        skill=name,
     )
 
 

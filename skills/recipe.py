@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evotree.skills.catalog import DOMAIN_CHOICES, SkillInfo, get_skill, parse_params
-from evotree.skills.errors import InvalidSkillParam, SkillNotApplicable, SkillsFileError, UnknownSkill
+from evotree.skills.errors import (
+    InvalidSkillParam,
+    SkillNotApplicable,
+    SkillsFileError,
+    UnknownSkill,
+)
 from evotree.core.errors import InvalidState
 from evotree.core.refs import branch_ref
 from evotree.core.ledger import VersionStatus
@@ -97,8 +102,13 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     text = str(value)
-    escaped = (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-               .replace("\t", "\\t").replace("\r", "\\r"))
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\t", "\\t")
+        .replace("\r", "\\r")
+    )
     return f'"{escaped}"'
 
 
@@ -107,27 +117,36 @@ def render_skills_text(skills: list[AppliedSkill]) -> str:
     parts = [_HEADER]
     for skill in skills:
         params = ", ".join(f"{k} = {_toml_value(v)}" for k, v in skill.params.items())
-        parts.append(f'\n[[skill]]\nname = "{skill.name}"\nparams = {{ {params} }}\n'
-                     if params else f'\n[[skill]]\nname = "{skill.name}"\nparams = {{}}\n')
+        parts.append(
+            f'\n[[skill]]\nname = "{skill.name}"\nparams = {{ {params} }}\n'
+            if params
+            else f'\n[[skill]]\nname = "{skill.name}"\nparams = {{}}\n'
+        )
     return "".join(parts)
 
 
-def parse_skills_text(text: str, *, source: str = SKILLS_FILE,
-                      domain: str | None = None) -> list[AppliedSkill]:
+def parse_skills_text(
+    text: str, *, source: str = SKILLS_FILE, domain: str | None = None
+) -> list[AppliedSkill]:
     """The skills listed in a ``skills.toml``, validated: known names, each at most once,
     parameters of the right type and range (defaults filled in); with ``domain``, each must
     apply to it. Raises :class:`SkillsFileError` (exit 25) naming the file and the entry, or
     :class:`SkillNotApplicable` (exit 26)."""
-    fix = f"fix {source} (`evotree skill show NAME` lists a skill's parameters), or re-apply " \
-          "the skill with `evotree skill apply`"
+    fix = (
+        f"fix {source} (`evotree skill show NAME` lists a skill's parameters), or re-apply "
+        "the skill with `evotree skill apply`"
+    )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SkillsFileError(f"{source}: not valid TOML: {exc}", fix=fix) from None
     unknown = sorted(set(data) - {"skill"})
     if unknown:
-        raise SkillsFileError(f"{source}: unknown top-level key(s) {', '.join(unknown)}; only "
-                              "[[skill]] entries are allowed", fix=fix)
+        raise SkillsFileError(
+            f"{source}: unknown top-level key(s) {', '.join(unknown)}; only "
+            "[[skill]] entries are allowed",
+            fix=fix,
+        )
     entries = data.get("skill", [])
     if not isinstance(entries, list):
         raise SkillsFileError(f"{source}: 'skill' must be an array of tables ([[skill]])", fix=fix)
@@ -139,8 +158,9 @@ def parse_skills_text(text: str, *, source: str = SKILLS_FILE,
             raise SkillsFileError(f"{where} is not a table", fix=fix)
         extra = sorted(set(entry) - {"name", "params"})
         if extra:
-            raise SkillsFileError(f"{where}: unknown key(s) {', '.join(extra)} (expected name, "
-                                  "params)", fix=fix)
+            raise SkillsFileError(
+                f"{where}: unknown key(s) {', '.join(extra)} (expected name, params)", fix=fix
+            )
         name = entry.get("name")
         if not isinstance(name, str):
             raise SkillsFileError(f"{where}: 'name' must be a string, actually: {name!r}", fix=fix)
@@ -173,8 +193,9 @@ def load_skills_file(path: str | Path, *, domain: str | None = None) -> list[App
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SkillsFileError(f"{path}: cannot be read: {exc}",
-                              fix="commit a readable UTF-8 skills.toml") from None
+        raise SkillsFileError(
+            f"{path}: cannot be read: {exc}", fix="commit a readable UTF-8 skills.toml"
+        ) from None
     return parse_skills_text(text, source=str(path.name), domain=domain)
 
 
@@ -185,14 +206,22 @@ def check_applicable(info: SkillInfo, domain: str, params: dict[str, Any] | None
     why = info.why_not(domain)
     if why is not None:
         raise SkillNotApplicable(
-            why, fix=f"`evotree skill list` shows each skill's domains; this workspace's domain "
-                     f"is {domain!r}", skill=info.name, domain=domain)
+            why,
+            fix=f"`evotree skill list` shows each skill's domains; this workspace's domain "
+            f"is {domain!r}",
+            skill=info.name,
+            domain=domain,
+        )
     for key, value in (params or {}).items():
         offered = DOMAIN_CHOICES.get((info.name, key, domain))
         if offered is not None and value not in offered:
             raise InvalidSkillParam(
                 f"{info.name}.{key}: the {domain} domain offers {', '.join(offered)}, not {value!r}",
-                fix=f"--param {key}={offered[0]}", skill=info.name, param=key, domain=domain)
+                fix=f"--param {key}={offered[0]}",
+                skill=info.name,
+                param=key,
+                domain=domain,
+            )
 
 
 # ------------------------------------------------------------------------------ the repository
@@ -200,9 +229,10 @@ def _tip(ws: Workspace, version_id: str) -> Any:
 
     tip = ws.git.ref_target(branch_ref(version_id))
     if tip is None:
-        raise InvalidState(f"the branch of {version_id} is missing from this repository",
-                           fix=f"fetch it: git fetch origin {branch_ref(version_id)}:"
-                               f"{branch_ref(version_id)}")
+        raise InvalidState(
+            f"the branch of {version_id} is missing from this repository",
+            fix=f"fetch it: git fetch origin {branch_ref(version_id)}:{branch_ref(version_id)}",
+        )
     return tip
 
 
@@ -218,12 +248,17 @@ def _file_at(ws: Workspace, commit: Any) -> str | None:
         return None
     entry = tree[SKILLS_FILE]
     if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-        kind = {pygit2.GIT_FILEMODE_LINK: "a symbolic link", pygit2.GIT_FILEMODE_TREE: "a folder",
-                pygit2.GIT_FILEMODE_COMMIT: "a submodule"}.get(entry.filemode, f"mode {entry.filemode:o}")
-        raise SkillsFileError(f"{SKILLS_FILE} at {str(commit)[:10]} is {kind}, not a regular file; "
-                              "evotree never reads or writes a recipe through one",
-                              fix=f"replace {SKILLS_FILE} with a regular file (git rm {SKILLS_FILE}, commit), "
-                                  "then apply the skill again")
+        kind = {
+            pygit2.GIT_FILEMODE_LINK: "a symbolic link",
+            pygit2.GIT_FILEMODE_TREE: "a folder",
+            pygit2.GIT_FILEMODE_COMMIT: "a submodule",
+        }.get(entry.filemode, f"mode {entry.filemode:o}")
+        raise SkillsFileError(
+            f"{SKILLS_FILE} at {str(commit)[:10]} is {kind}, not a regular file; "
+            "evotree never reads or writes a recipe through one",
+            fix=f"replace {SKILLS_FILE} with a regular file (git rm {SKILLS_FILE}, commit), "
+            "then apply the skill again",
+        )
     blob = ws.git.repo[entry.id]
     return blob.data.decode("utf-8", errors="replace")
 
@@ -237,8 +272,9 @@ def applied_skills(ws: Workspace, version: str) -> list[AppliedSkill]:
     return parse_skills_text(text, source=f"{SKILLS_FILE} of {record.id}")
 
 
-def apply_skill(ws: Workspace, version: str, name: str,
-                params: dict[str, Any] | None = None) -> ApplyResult:
+def apply_skill(
+    ws: Workspace, version: str, name: str, params: dict[str, Any] | None = None
+) -> ApplyResult:
     """Record skill ``name`` with ``params`` in ``version``'s recipe: a commit on its branch
     (in its worktree if it has one) and a ``skill.applied`` ledger event.
 
@@ -255,15 +291,19 @@ def apply_skill(ws: Workspace, version: str, name: str,
     check_applicable(info, domain, resolved)
     record = ws.resolve(version)
     if record.status == VersionStatus.ABANDONED.value:
-        raise InvalidState(f"{record.id} is abandoned ({record.reason}); its recipe is negative "
-                           "evidence and stays as it is",
-                           fix=f"branch a new version: evotree branch --from {record.id} "
-                               f"--skill {name} -m '...'", version=record.id)
+        raise InvalidState(
+            f"{record.id} is abandoned ({record.reason}); its recipe is negative "
+            "evidence and stays as it is",
+            fix=f"branch a new version: evotree branch --from {record.id} --skill {name} -m '...'",
+            version=record.id,
+        )
     if record.id == ws.champion():
-        raise InvalidState(f"{record.id} is the champion; a skill changes training, so it goes "
-                           "on a new version that is then judged against the champion",
-                           fix=f"evotree branch --skill {name} -m 'why {name} should help'",
-                           version=record.id)
+        raise InvalidState(
+            f"{record.id} is the champion; a skill changes training, so it goes "
+            "on a new version that is then judged against the champion",
+            fix=f"evotree branch --skill {name} -m 'why {name} should help'",
+            version=record.id,
+        )
     actor = ws.git.identity()
     with _version_lock(ws, record.id):
         return _apply_locked(ws, record, info, resolved, domain, actor)
@@ -284,8 +324,9 @@ def _version_lock(ws: Workspace, version_id: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any],
-                  domain: str, actor: Any) -> ApplyResult:
+def _apply_locked(
+    ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any], domain: str, actor: Any
+) -> ApplyResult:
 
     record = ws.resolve(record.id)  # as of now, under the lock
     if record.status == VersionStatus.ABANDONED.value:
@@ -313,26 +354,43 @@ def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[st
             raise DirtyState(
                 f"the worktree of {record.id} ({record.worktree}) has uncommitted changes: {shown}",
                 fix=f"commit or discard them in {record.worktree} first; the skill is recorded "
-                    "as a commit of its own", paths=dirty)
+                "as a commit of its own",
+                paths=dirty,
+            )
         head = ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
         on = ws.git.run("symbolic-ref", "--quiet", "HEAD", cwd=worktree, check=False).strip()
         if on != f"refs/heads/{record.branch}":
             raise InvalidState(
                 f"the worktree of {record.id} ({record.worktree}) is not on its branch "
                 f"{record.branch} (HEAD: {on or 'detached'})",
-                fix=f"git -C {record.worktree} switch {record.branch}", version=record.id)
+                fix=f"git -C {record.worktree} switch {record.branch}",
+                version=record.id,
+            )
         if head != str(tip):
             raise InvalidState(
                 f"the worktree of {record.id} is at {head[:10]}, not at the tip of "
                 f"{record.branch} ({str(tip)[:10]})",
-                fix=f"check out {record.branch} in {record.worktree}", version=record.id)
+                fix=f"check out {record.branch} in {record.worktree}",
+                version=record.id,
+            )
     if old_text is not None and old_text == text:
-        return ApplyResult(version=record.id, skill=info.name, params=resolved, changed=False,
-                           commit=str(tip), previous_commit=str(tip), file=SKILLS_FILE,
-                           skills=skills, worktree=record.worktree)
+        return ApplyResult(
+            version=record.id,
+            skill=info.name,
+            params=resolved,
+            changed=False,
+            commit=str(tip),
+            previous_commit=str(tip),
+            file=SKILLS_FILE,
+            skills=skills,
+            worktree=record.worktree,
+        )
     shown_params = ", ".join(f"{k}={v}" for k, v in resolved.items())
-    message = (f"evotree: skill {info.name}" + (f" ({shown_params})" if shown_params else "")
-               + f"\n\n{info.title}.\nRecorded by `evotree skill apply`; see {SKILLS_FILE}.\n")
+    message = (
+        f"evotree: skill {info.name}"
+        + (f" ({shown_params})" if shown_params else "")
+        + f"\n\n{info.title}.\nRecorded by `evotree skill apply`; see {SKILLS_FILE}.\n"
+    )
     if worktree is not None:
         commit = _commit_in_worktree(ws, worktree, text, old_text, message)
     else:
@@ -346,9 +404,15 @@ def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[st
         current_record.skills = [s.name for s in skills]
         current_record.updated_at = now
         txn.put(current_record)
-        applied = SkillApplied(skill=info.name, params=resolved, commit=str(commit),
-                               previous_commit=str(tip), file=SKILLS_FILE, domain=domain,
-                               skills=[s.name for s in skills])
+        applied = SkillApplied(
+            skill=info.name,
+            params=resolved,
+            commit=str(commit),
+            previous_commit=str(tip),
+            file=SKILLS_FILE,
+            domain=domain,
+            skills=[s.name for s in skills],
+        )
         return Event.of(applied, version=record.id, actor=str(actor), at=now)
 
     try:
@@ -356,23 +420,35 @@ def _apply_locked(ws: Workspace, record: Any, info: SkillInfo, resolved: dict[st
     except BaseException:
         _undo_commit(ws, record.id, worktree, tip, commit)
         raise
-    return ApplyResult(version=record.id, skill=info.name, params=resolved, changed=True,
-                       commit=str(commit), previous_commit=str(tip), file=SKILLS_FILE,
-                       skills=skills, ledger_commit=entry_written.commit,
-                       worktree=record.worktree)
+    return ApplyResult(
+        version=record.id,
+        skill=info.name,
+        params=resolved,
+        changed=True,
+        commit=str(commit),
+        previous_commit=str(tip),
+        file=SKILLS_FILE,
+        skills=skills,
+        ledger_commit=entry_written.commit,
+        worktree=record.worktree,
+    )
 
 
-def _commit_in_worktree(ws: Workspace, worktree: Path, text: str, old_text: str | None,
-                        message: str) -> str:
+def _commit_in_worktree(
+    ws: Workspace, worktree: Path, text: str, old_text: str | None, message: str
+) -> str:
     """Write ``skills.toml`` in the (clean) worktree and commit it there; restore on failure.
 
     git runs with ``--git-dir=ADMIN --work-tree=WORKTREE`` (:meth:`evotree.core.gitio.Git.run`
     with ``cwd`` a linked worktree), never through the worktree's ``.git`` pointer file."""
-    _write_in_worktree(worktree, text, create=True)  # refuses (a link, a special file) before writing
+    _write_in_worktree(
+        worktree, text, create=True
+    )  # refuses (a link, a special file) before writing
     try:
         ws.git.run("add", "--", SKILLS_FILE, cwd=worktree)
-        ws.git.run("commit", "--quiet", "--no-verify", "-m", message, "--", SKILLS_FILE,
-                   cwd=worktree)
+        ws.git.run(
+            "commit", "--quiet", "--no-verify", "-m", message, "--", SKILLS_FILE, cwd=worktree
+        )
     except BaseException:
         ws.git.run("reset", "--quiet", "--", SKILLS_FILE, cwd=worktree, check=False)
         try:
@@ -393,9 +469,11 @@ def _open_worktree_dir(worktree: Path) -> int:
     try:
         return os.open(worktree, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
-        raise SkillsFileError(f"{worktree} is not a plain folder ({exc.strerror}); evotree writes "
-                              f"{SKILLS_FILE} only into a worktree's own folder",
-                              fix="evotree worktree restore VERSION (recreates its worktree)") from None
+        raise SkillsFileError(
+            f"{worktree} is not a plain folder ({exc.strerror}); evotree writes "
+            f"{SKILLS_FILE} only into a worktree's own folder",
+            fix="evotree worktree restore VERSION (recreates its worktree)",
+        ) from None
 
 
 def _write_in_worktree(worktree: Path, text: str, *, create: bool) -> None:
@@ -408,24 +486,35 @@ def _write_in_worktree(worktree: Path, text: str, *, create: bool) -> None:
     data = text.encode("utf-8")
     dir_fd = _open_worktree_dir(worktree)
     try:
-        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+        flags = (
+            os.O_WRONLY
+            | os.O_NOFOLLOW
+            | os.O_NONBLOCK
+            | os.O_CLOEXEC
+            | (os.O_CREAT if create else 0)
+        )
         try:
             fd = os.open(SKILLS_FILE, flags, 0o644, dir_fd=dir_fd)
         except OSError as exc:
-            raise SkillsFileError(f"{worktree / SKILLS_FILE} cannot be written safely ({exc.strerror}): "
-                                  "evotree never writes the recipe through a symbolic link or into a "
-                                  "special file", fix=f"remove {worktree / SKILLS_FILE} and retry") from None
+            raise SkillsFileError(
+                f"{worktree / SKILLS_FILE} cannot be written safely ({exc.strerror}): "
+                "evotree never writes the recipe through a symbolic link or into a "
+                "special file",
+                fix=f"remove {worktree / SKILLS_FILE} and retry",
+            ) from None
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-                raise SkillsFileError(f"{worktree / SKILLS_FILE} is not a regular file of the worktree "
-                                      "(a special file or a hard link); nothing was written",
-                                      fix=f"remove {worktree / SKILLS_FILE} and retry")
+                raise SkillsFileError(
+                    f"{worktree / SKILLS_FILE} is not a regular file of the worktree "
+                    "(a special file or a hard link); nothing was written",
+                    fix=f"remove {worktree / SKILLS_FILE} and retry",
+                )
             os.set_blocking(fd, True)
             os.ftruncate(fd, 0)
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
     finally:
@@ -449,7 +538,6 @@ def _commit_on_branch(ws: Workspace, version_id: str, tip: Any, text: str, messa
     """A commit of ``skills.toml`` on the branch without a worktree (pygit2, compare-and-swap)."""
     import pygit2
 
-
     repo = ws.git.repo
     builder = repo.TreeBuilder(repo[tip].tree)
     builder.insert(SKILLS_FILE, repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
@@ -458,16 +546,18 @@ def _commit_on_branch(ws: Workspace, version_id: str, tip: Any, text: str, messa
     try:
         ws.git.cas_ref(branch_ref(version_id), commit, tip, f"evotree skill apply {version_id}")
     except RefRaceLost:
-        raise InvalidState(f"the branch of {version_id} moved while the skill was being applied",
-                           fix="retry `evotree skill apply`") from None
+        raise InvalidState(
+            f"the branch of {version_id} moved while the skill was being applied",
+            fix="retry `evotree skill apply`",
+        ) from None
     return str(commit)
 
 
-def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any,
-                 commit: str) -> None:
+def _undo_commit(
+    ws: Workspace, version_id: str, worktree: Path | None, tip: Any, commit: str
+) -> None:
     """Put the branch (and the worktree, which was clean) back where it was."""
     import pygit2
-
 
     if worktree is not None:
         head = ws.git.run("rev-parse", "HEAD", cwd=worktree, check=False).strip()
@@ -475,16 +565,27 @@ def _undo_commit(ws: Workspace, version_id: str, worktree: Path | None, tip: Any
             ws.git.run("reset", "--hard", "--quiet", str(tip), cwd=worktree, check=False)
         return
     try:
-        ws.git.cas_ref(branch_ref(version_id), pygit2.Oid(hex=str(tip)), pygit2.Oid(hex=commit),
-                       f"evotree skill apply {version_id}: undone")
+        ws.git.cas_ref(
+            branch_ref(version_id),
+            pygit2.Oid(hex=str(tip)),
+            pygit2.Oid(hex=commit),
+            f"evotree skill apply {version_id}: undone",
+        )
     except RefRaceLost:
         pass  # someone moved the branch on: leave their commit alone
 
 
-def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champion",
-                       name: str | None = None, worktree: str | Path | None = None,
-                       requested: list[tuple[str, dict[str, Any]]], creator: Any = None,
-                       worktree_parent: Path | None = None) -> Any:
+def branch_with_skills(
+    ws: Workspace,
+    *,
+    hypothesis: str,
+    parent: str = "champion",
+    name: str | None = None,
+    worktree: str | Path | None = None,
+    requested: list[tuple[str, dict[str, Any]]],
+    creator: Any = None,
+    worktree_parent: Path | None = None,
+) -> Any:
     """``evotree branch --skill NAME [--param NAME.k=v]``: a new version with skills applied.
 
     Every skill, parameter and the domain are checked before the version is created, so a
@@ -498,28 +599,40 @@ def branch_with_skills(ws: Workspace, *, hypothesis: str, parent: str = "champio
     names = [n for n, _ in requested]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise InvalidSkillParam(f"--skill {', '.join(twice)} given more than once",
-                                fix="name each skill once; its parameters go in --param NAME.k=v")
+        raise InvalidSkillParam(
+            f"--skill {', '.join(twice)} given more than once",
+            fix="name each skill once; its parameters go in --param NAME.k=v",
+        )
     for skill_name, params in requested:
         info = get_skill(skill_name)
         check_applicable(info, domain, parse_params(info, params))
-    record = create_version(ws, hypothesis=hypothesis, parent=parent, name=name, worktree=worktree,
-                            creator=creator, worktree_parent=worktree_parent)
+    record = create_version(
+        ws,
+        hypothesis=hypothesis,
+        parent=parent,
+        name=name,
+        worktree=worktree,
+        creator=creator,
+        worktree_parent=worktree_parent,
+    )
     try:
         for skill_name, params in requested:
             apply_skill(ws, record.id, skill_name, params)
     except BaseException as exc:
         reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         try:
-            abandon_version(ws, record.id, reason=f"`evotree branch --skill` failed: {reason}",
-                            force=True)
+            abandon_version(
+                ws, record.id, reason=f"`evotree branch --skill` failed: {reason}", force=True
+            )
         except Exception:  # noqa: BLE001, S110 - the original error is the one to report
             pass
         raise
     return ws.resolve(record.id)
 
 
-def split_skill_params(skill_names: list[str], options: list[str]) -> list[tuple[str, dict[str, str]]]:
+def split_skill_params(
+    skill_names: list[str], options: list[str]
+) -> list[tuple[str, dict[str, str]]]:
     """``--skill`` names and ``--param NAME.k=v`` options as (skill, params) pairs.
 
     A ``--param`` must name one of the ``--skill`` skills; raises :class:`InvalidSkillParam`
@@ -532,11 +645,13 @@ def split_skill_params(skill_names: list[str], options: list[str]) -> list[tuple
         if not sep or not dot or not skill_name or not key:
             raise InvalidSkillParam(
                 f"--param {option!r} is not SKILL.KEY=VALUE",
-                fix="e.g. --skill StdGroupFilter --param StdGroupFilter.min_std=0.1")
+                fix="e.g. --skill StdGroupFilter --param StdGroupFilter.min_std=0.1",
+            )
         if skill_name not in grouped:
             raise InvalidSkillParam(
                 f"--param {option!r} is for {skill_name}, which is not among the --skill "
                 f"options ({', '.join(skill_names) or 'none'})",
-                fix=f"add --skill {skill_name}, or fix the skill name in --param")
+                fix=f"add --skill {skill_name}, or fix the skill name in --param",
+            )
         grouped[skill_name][key.strip()] = value
     return [(n, grouped[n]) for n in skill_names]

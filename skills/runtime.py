@@ -99,8 +99,11 @@ def group_stds(rewards: Sequence[float], num_generations: int) -> list[float]:
     double precision; 0 for a group with fewer than two scored samples (nothing varies)."""
     out = []
     for g in range(len(rewards) // num_generations):
-        values = [float(r) for r in rewards[g * num_generations:(g + 1) * num_generations]
-                  if not math.isnan(float(r))]
+        values = [
+            float(r)
+            for r in rewards[g * num_generations : (g + 1) * num_generations]
+            if not math.isnan(float(r))
+        ]
         if len(values) < 2:
             out.append(0.0)
             continue
@@ -136,11 +139,15 @@ class StdGroupFilter(BatchSkill):
         keep = _keep_groups(batch, float(self.params["min_std"]))
         g = batch.num_generations
         samples = [keep[i // g] for i in range(len(batch.rewards))]
-        return Selection(self.name, keep, samples,
-                         {"groups": len(keep), "kept": sum(keep), "dropped": len(keep) - sum(keep)},
-                         min_std=float(self.params["min_std"]),
-                         max_resample_batches=int(self.params["max_resample_batches"]),
-                         refill=str(self.params.get("refill", "fresh")))
+        return Selection(
+            self.name,
+            keep,
+            samples,
+            {"groups": len(keep), "kept": sum(keep), "dropped": len(keep) - sum(keep)},
+            min_std=float(self.params["min_std"]),
+            max_resample_batches=int(self.params["max_resample_batches"]),
+            refill=str(self.params.get("refill", "fresh")),
+        )
 
 
 class DualLevelFilter(BatchSkill):
@@ -158,18 +165,31 @@ class DualLevelFilter(BatchSkill):
         samples, truncated, malformed = [], 0, 0
         for i, text in enumerate(batch.completions):
             cut = bool(self.params["mask_truncated"]) and batch.truncated[i]
-            bad = (bool(self.params["mask_format_failed"]) and self.format_ok is not None
-                   and not self.format_ok(text))
+            bad = (
+                bool(self.params["mask_format_failed"])
+                and self.format_ok is not None
+                and not self.format_ok(text)
+            )
             in_kept_group = keep[i // g]
             truncated += in_kept_group and cut
             malformed += in_kept_group and bad and not cut
             samples.append(in_kept_group and not cut and not bad)
         dropped = len(keep) - sum(keep)
-        return Selection(self.name, keep, samples, {
-            "groups": len(keep), "kept": sum(keep), "dropped": dropped,
-            "masked_samples": truncated + malformed, "masked_truncated": truncated,
-            "masked_format": malformed, "kept_samples": sum(samples)},
-            min_std=float(self.params["min_std"]))
+        return Selection(
+            self.name,
+            keep,
+            samples,
+            {
+                "groups": len(keep),
+                "kept": sum(keep),
+                "dropped": dropped,
+                "masked_samples": truncated + malformed,
+                "masked_truncated": truncated,
+                "masked_format": malformed,
+                "kept_samples": sum(samples),
+            },
+            min_std=float(self.params["min_std"]),
+        )
 
 
 # ------------------------------------------------------------------------------ reward skills
@@ -193,8 +213,12 @@ def _name(func: Any) -> str:
 
 
 def _overlong_func(max_length: int, cache_length: int) -> RewardFunc:
-    def overlong_penalty_reward(prompts: Sequence[Any], completions: Sequence[Any],
-                                completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
+    def overlong_penalty_reward(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]],
+        **kwargs: Any,
+    ) -> list[float]:
         return [overlong_penalty(len(ids), max_length, cache_length) for ids in completion_ids]
 
     overlong_penalty_reward.__name__ = overlong_penalty_reward.__qualname__ = "overlong_penalty"
@@ -237,9 +261,14 @@ class Activation:
         return [s.name for s in self.skills]
 
 
-def activate(applied: Sequence[AppliedSkill], *, hooks: SkillHooks,
-             reward_funcs: Sequence[RewardFunc], reward_weights: Sequence[float] | None,
-             max_completion_length: int) -> Activation:
+def activate(
+    applied: Sequence[AppliedSkill],
+    *,
+    hooks: SkillHooks,
+    reward_funcs: Sequence[RewardFunc],
+    reward_weights: Sequence[float] | None,
+    max_completion_length: int,
+) -> Activation:
     """Turn a version's skills into reward functions, weights and batch skills, in recipe order.
 
     Raises :class:`SkillNotApplicable` (exit 26) when a skill does not apply to
@@ -250,8 +279,10 @@ def activate(applied: Sequence[AppliedSkill], *, hooks: SkillHooks,
     funcs = list(reward_funcs)
     weights = [1.0] * len(funcs) if reward_weights is None else [float(w) for w in reward_weights]
     if len(weights) != len(funcs):
-        raise InvalidSkillParam(f"{len(weights)} reward weights for {len(funcs)} reward functions",
-                                fix="pass one weight per reward function")
+        raise InvalidSkillParam(
+            f"{len(weights)} reward weights for {len(funcs)} reward functions",
+            fix="pass one weight per reward function",
+        )
     batch: list[BatchSkill] = []
     for skill in applied:
         info = get_skill(skill.name)
@@ -267,7 +298,9 @@ def activate(applied: Sequence[AppliedSkill], *, hooks: SkillHooks,
                     f"DualLevelFilter: the {hooks.domain} domain offers no format check, so "
                     "format-failed samples cannot be told apart",
                     fix="apply it with --param mask_format_failed=false, or pass "
-                        "SkillHooks(format_ok=...) from the training script", skill=info.name)
+                    "SkillHooks(format_ok=...) from the training script",
+                    skill=info.name,
+                )
             batch.append(DualLevelFilter(params, hooks.format_ok))
         elif info.name == "OverlongPenalty":
             max_length = int(params["max_length"]) or int(max_completion_length)
@@ -275,7 +308,9 @@ def activate(applied: Sequence[AppliedSkill], *, hooks: SkillHooks,
             if cache > max_length:
                 raise InvalidSkillParam(
                     f"OverlongPenalty: cache_length {cache} exceeds max_length {max_length}",
-                    fix="choose cache_length <= max_length", skill=info.name)
+                    fix="choose cache_length <= max_length",
+                    skill=info.name,
+                )
             funcs.append(_overlong_func(max_length, cache))
             weights.append(float(params["weight"]))
         elif info.name == "PartialPassReward":
@@ -284,22 +319,32 @@ def activate(applied: Sequence[AppliedSkill], *, hooks: SkillHooks,
             if hooks.checks is None or target is None or target not in names:
                 raise SkillNotApplicable(
                     f"PartialPassReward: the {hooks.domain} domain offers no per-check results "
-                    "for its all-or-nothing reward" + (f" ({target!r} is not among the reward "
-                                                       f"functions {names})" if target else ""),
-                    fix="pass SkillHooks(checks=..., all_or_nothing=NAME) from the training "
-                        "script", skill=info.name)
-            funcs[names.index(target)] = _partial_pass_func(target, hooks.checks,
-                                                             float(params["min_fraction"]))
+                    "for its all-or-nothing reward"
+                    + (
+                        f" ({target!r} is not among the reward functions {names})" if target else ""
+                    ),
+                    fix="pass SkillHooks(checks=..., all_or_nothing=NAME) from the training script",
+                    skill=info.name,
+                )
+            funcs[names.index(target)] = _partial_pass_func(
+                target, hooks.checks, float(params["min_fraction"])
+            )
         elif info.name == "AuxRewardTerm":
             term = str(params["term"])
             if term not in hooks.aux_terms:
                 raise InvalidSkillParam(
                     f"AuxRewardTerm: the {hooks.domain} domain has no auxiliary term {term!r}; "
                     f"it has: {', '.join(sorted(hooks.aux_terms)) or '(none)'}",
-                    fix="apply it again with --param term=NAME", skill=info.name, param="term")
+                    fix="apply it again with --param term=NAME",
+                    skill=info.name,
+                    param="term",
+                )
             if f"aux_{term}" in [_name(f) for f in funcs]:
-                raise InvalidSkillParam(f"AuxRewardTerm: aux_{term} is already a reward function",
-                                        fix="apply each term once", skill=info.name)
+                raise InvalidSkillParam(
+                    f"AuxRewardTerm: aux_{term} is already a reward function",
+                    fix="apply each term once",
+                    skill=info.name,
+                )
             funcs.append(_aux_func(term, hooks.aux_terms[term]))
             weights.append(float(params["weight"]))
         else:  # pragma: no cover - a catalog entry without an implementation is a bug

@@ -22,8 +22,15 @@ os.environ["HOME"] = str(_HOME)
 os.environ["XDG_CONFIG_HOME"] = str(_HOME / ".config")
 os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 os.environ["GIT_CONFIG_GLOBAL"] = str(_HOME / ".gitconfig")
-for _var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-             "GIT_DIR", "GIT_WORK_TREE", "PYTHONPATH"):
+for _var in (
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "PYTHONPATH",
+):
     os.environ.pop(_var, None)
 (_HOME / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
 

@@ -12,20 +12,22 @@ from typing import Any
 
 TRAJECTORIES = Path(__file__).resolve().parent / "data" / "audit" / "trajectories"
 #: the transcript formats every held-out set covers (agents' logs, shell histories, rollouts)
-FORMATS = frozenset({
-    "claude",
-    "codex",
-    "codex-exec",
-    "mini1",
-    "mini2",
-    "mini2-tool",
-    "swe",
-    "swe-history",
-    "bash",
-    "bash-ts",
-    "zsh",
-    "rollouts",
-})
+FORMATS = frozenset(
+    {
+        "claude",
+        "codex",
+        "codex-exec",
+        "mini1",
+        "mini2",
+        "mini2-tool",
+        "swe",
+        "swe-history",
+        "bash",
+        "bash-ts",
+        "zsh",
+        "rollouts",
+    }
+)
 
 
 def set_dir(name: str) -> Path:

@@ -297,8 +297,15 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def spawn(repo: Path, *args: str, **env: str) -> pexpect.spawn:
     """``evotree -C REPO ARGS`` under a pseudo-terminal, ``env`` added to child_env()."""
-    return pexpect.spawn(str(EVOTREE_BIN), ["-C", str(repo), *args], cwd=str(repo),
-                         env=child_env(**env), encoding="utf-8", timeout=120, dimensions=(50, 160))
+    return pexpect.spawn(
+        str(EVOTREE_BIN),
+        ["-C", str(repo), *args],
+        cwd=str(repo),
+        env=child_env(**env),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(50, 160),
+    )
 
 
 def answer_challenge(child: pexpect.spawn, version: str, *, code: str | None = None) -> str:

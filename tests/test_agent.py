@@ -27,7 +27,7 @@ from test_server import IMPOSTOR, make_workspace  # noqa: E402
 pytestmark = pytest.mark.heavy
 
 #: The agent: the SDK's stdio client, configured from the desk's .mcp.json; prints one JSON document.
-AGENT = r'''
+AGENT = r"""
 import asyncio, json, os, sys
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -77,21 +77,28 @@ async def main():
 
 asyncio.run(main())
 print("AGENT-RESULT " + json.dumps(out))
-'''
+"""
 
 
-def _agent(repo: Path, *args: str, env: dict[str, str] | None = None,
-           timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def _agent(
+    repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     full.update(env or {})
-    return subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "agent", *args], capture_output=True, text=True,
-                          env=full, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "agent", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _result(proc: subprocess.CompletedProcess[str]) -> dict:
     for line in proc.stdout.splitlines():
         if line.startswith("AGENT-RESULT "):
-            return json.loads(line[len("AGENT-RESULT "):])
+            return json.loads(line[len("AGENT-RESULT ") :])
     raise AssertionError(f"no result (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
 
 
@@ -100,17 +107,31 @@ def repo(tmp_path: Path) -> Path:
     return make_workspace(tmp_path / "ws")
 
 
-def test_an_agent_works_through_the_tools_and_cannot_cross_the_sandbox(repo: Path, tmp_path: Path) -> None:
+def test_an_agent_works_through_the_tools_and_cannot_cross_the_sandbox(
+    repo: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     key = home / ".ssh" / "id_ed25519"
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY----- secret\n")
-    proc = _agent(repo, "--as", "Bot <bot@example.org>", "--", sys.executable, "-c", AGENT, str(repo), str(key),
-                  env={"HOME": str(home), **IMPOSTOR})
+    proc = _agent(
+        repo,
+        "--as",
+        "Bot <bot@example.org>",
+        "--",
+        sys.executable,
+        "-c",
+        AGENT,
+        str(repo),
+        str(key),
+        env={"HOME": str(home), **IMPOSTOR},
+    )
     assert proc.returncode == 0, proc.stderr
     got = _result(proc)
     assert got["cwd"] == "/agent"
-    assert "promote" not in got["tools"] and {"branch", "commit", "run", "gates"} <= set(got["tools"])
+    assert "promote" not in got["tools"] and {"branch", "commit", "run", "gates"} <= set(
+        got["tools"]
+    )
     # the work went through: branched, committed, ran, compared, gated
     vid = got["branch"]["id"]
     assert got["commit"]["changed"] and {r["status"] for r in got["run"]["runs"]} == {"succeeded"}
@@ -123,8 +144,15 @@ def test_an_agent_works_through_the_tools_and_cannot_cross_the_sandbox(repo: Pat
     # promotion is not a tool
     assert got["promote"]["error"]
     # every forbidden act failed
-    forbidden = {"read_repo_git", "write_ref", "read_ledger",
-                 "read_judge", "read_champion_judge", "read_key", "write_champion"}
+    forbidden = {
+        "read_repo_git",
+        "write_ref",
+        "read_ledger",
+        "read_judge",
+        "read_champion_judge",
+        "read_key",
+        "write_champion",
+    }
     assert forbidden <= set(got["errors"]), got["errors"]
     assert got["champion_recipe"].startswith("skill = 0.5")
     assert got["workspace_listing"] in (None, [".evotree"])  # only the path down to the worktrees
@@ -147,18 +175,22 @@ def test_other_versions_worktrees_are_hidden_and_network_needs_the_policy(repo: 
     other = cli.json("branch", "-m", "someone else's")["id"]
     other_wt = repo / ".evotree" / "worktrees" / other
     (other_wt / "notes.txt").write_text("private\n")
-    probe = ("import os, sys; own = os.path.join('versions', sys.argv[1]); "
-             "print(sorted(os.listdir(own)), os.path.exists(sys.argv[2]), "
-             "repr(open(os.path.join(own, '.git')).read()))\n"
-             "try:\n open(os.path.join(own, '.git'), 'w').write('gitdir: /tmp/x')\n"
-             "except OSError as exc: print('refused', type(exc).__name__)")
+    probe = (
+        "import os, sys; own = os.path.join('versions', sys.argv[1]); "
+        "print(sorted(os.listdir(own)), os.path.exists(sys.argv[2]), "
+        "repr(open(os.path.join(own, '.git')).read()))\n"
+        "try:\n open(os.path.join(own, '.git'), 'w').write('gitdir: /tmp/x')\n"
+        "except OSError as exc: print('refused', type(exc).__name__)"
+    )
     proc = _agent(repo, "--versions", mine, "--", sys.executable, "-c", probe, mine, str(other_wt))
     assert proc.returncode == 0, proc.stderr
     listing, refusal = proc.stdout.strip().splitlines()
     own, rest = listing.split("] ")
     hidden, pointer = rest.split(" ", 1)
     assert "recipe.toml" in own and hidden == "False"  # the other worktree is not there at all
-    assert pointer == "''" and refusal.startswith("refused")  # its own .git pointer: empty, read-only
+    assert pointer == "''" and refusal.startswith(
+        "refused"
+    )  # its own .git pointer: empty, read-only
     assert (repo / ".evotree" / "worktrees" / mine / ".git").read_text().startswith("gitdir:")
     refused = _agent(repo, "--network", "--json", "--", "true")
     assert refused.returncode == 6
@@ -166,9 +198,13 @@ def test_other_versions_worktrees_are_hidden_and_network_needs_the_policy(repo: 
     assert "agent_network" in refused.stdout
 
 
-def test_the_champion_and_unknown_versions_are_refused_and_the_exit_code_is_the_agents(repo: Path) -> None:
+def test_the_champion_and_unknown_versions_are_refused_and_the_exit_code_is_the_agents(
+    repo: Path,
+) -> None:
     champion = _agent(repo, "--versions", "v0", "--json", "--", "true")
-    assert champion.returncode == 10 and "champion" in json.loads(champion.stdout)["error"]["message"]
+    assert (
+        champion.returncode == 10 and "champion" in json.loads(champion.stdout)["error"]["message"]
+    )
     unknown = _agent(repo, "--versions", "v9", "--json", "--", "true")
     assert unknown.returncode == 5
     nothing = _agent(repo, "--json")
@@ -177,17 +213,25 @@ def test_the_champion_and_unknown_versions_are_refused_and_the_exit_code_is_the_
 
 
 def test_the_printed_configuration_points_at_the_bridge() -> None:
-    proc = subprocess.run([str(EVOTREE_BIN), "agent", "--print-config", "--json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "agent", "--print-config", "--json"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     validate(json.loads(proc.stdout), "agent-config")
     got = json.loads(proc.stdout)["mcp"]
     assert got == client_configs()
     server = got["claude_code"]["content"]["mcpServers"]["evotree"]
-    assert server["args"][-1] == AGENT_SOCKET and server["args"][:3] == ["-P", "-m", "evotree.server.bridge"]
+    assert server["args"][-1] == AGENT_SOCKET and server["args"][:3] == [
+        "-P",
+        "-m",
+        "evotree.server.bridge",
+    ]
     assert f'"{AGENT_SOCKET}"' in got["codex"]["content"]
 
 
-def test_a_rewritten_worktree_pointer_is_never_followed_by_evotree(repo: Path, tmp_path: Path) -> None:
+def test_a_rewritten_worktree_pointer_is_never_followed_by_evotree(
+    repo: Path, tmp_path: Path
+) -> None:
     """An agent that rewrites a worktree's .git pointer (one branched after its sandbox started)
     must not get evotree's own git to read a config of its choosing (core.fsmonitor runs a program)."""
     cli = Cli(repo)
@@ -207,8 +251,11 @@ def test_a_killed_session_takes_its_server_and_agent_with_it(repo: Path, tmp_pat
     import signal
     import time
 
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "agent", "--", "sleep", "300"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "agent", "--", "sleep", "300"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not _pids(f"{repo} serve") or not _pids("sleep 300", exact=True):
@@ -220,9 +267,15 @@ def test_a_killed_session_takes_its_server_and_agent_with_it(repo: Path, tmp_pat
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     deadline = time.monotonic() + 30
-    while (_pids(f"{repo} serve") or _pids("sleep 300", exact=True)) and time.monotonic() < deadline:
+    while (
+        _pids(f"{repo} serve") or _pids("sleep 300", exact=True)
+    ) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _pids(f"{repo} serve") and not _pids("sleep 300", exact=True), (_pids(f"{repo} serve"), _pids("sleep 300", exact=True), [(p, open(f"/proc/{p}/cmdline").read()[:200]) for p in _pids("evotree-agent")])
+    assert not _pids(f"{repo} serve") and not _pids("sleep 300", exact=True), (
+        _pids(f"{repo} serve"),
+        _pids("sleep 300", exact=True),
+        [(p, open(f"/proc/{p}/cmdline").read()[:200]) for p in _pids("evotree-agent")],
+    )
 
 
 def _pids(needle: str, *, exact: bool = False) -> list[int]:
@@ -232,7 +285,9 @@ def _pids(needle: str, *, exact: bool = False) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if (cmdline.strip() == needle if exact else needle in cmdline) and "-m pytest" not in cmdline:
+        if (
+            cmdline.strip() == needle if exact else needle in cmdline
+        ) and "-m pytest" not in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -245,13 +300,17 @@ def test_a_link_planted_where_the_next_worktree_goes_is_refused(repo: Path, tmp_
 
     target = tmp_path / "elsewhere"
     target.mkdir()
-    plant = ("import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
-             f"os.symlink({str(target)!r}, os.path.join(base, 'v1')); print('planted')")
+    plant = (
+        "import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
+        f"os.symlink({str(target)!r}, os.path.join(base, 'v1')); print('planted')"
+    )
     proc = _agent(repo, "--as", "bot", "--", sys.executable, "-c", plant)
     assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr
     (session,) = (repo / ".evotree" / "worktrees").glob("agent-bot-*")
     assert (session / "v1").is_symlink()
-    with pytest.raises(AlreadyExists, match="symbolic link"):  # the session's server, branching next
+    with pytest.raises(
+        AlreadyExists, match="symbolic link"
+    ):  # the session's server, branching next
         Verbs(repo, Principal.parse("bot"), worktree_dir=session).branch("next")
     assert list(target.iterdir()) == []
     assert git(repo, "branch", "--list", "evotree/v1").strip() == ""  # nothing half-made
@@ -264,27 +323,36 @@ def test_every_program_the_agent_runs_is_traced_and_audited(repo: Path) -> None:
     does to git's own tracing, and `evotree audit V` reads it for the versions the session touched."""
     cli = Cli(repo)
     mine = cli.json("branch", "-m", "the agent's")["id"]
-    script = "\n".join([
-        "export GIT_TRACE2=0 GIT_CONFIG_NOSYSTEM=1",
-        "cd versions/" + mine,
-        "python3 -c \"import subprocess; subprocess.run(['git', 'log', '--all', '--oneline'])\" 2>/dev/null",
-        "eval \"$(echo Z2l0IHJlZmxvZw== | base64 -d)\" 2>/dev/null",  # git reflog
-        "/usr/bin/git -c trace2.eventTarget=/dev/null rev-list --all 2>/dev/null",
-        "exit 3",
-    ])
+    script = "\n".join(
+        [
+            "export GIT_TRACE2=0 GIT_CONFIG_NOSYSTEM=1",
+            "cd versions/" + mine,
+            "python3 -c \"import subprocess; subprocess.run(['git', 'log', '--all', '--oneline'])\" 2>/dev/null",
+            'eval "$(echo Z2l0IHJlZmxvZw== | base64 -d)" 2>/dev/null',  # git reflog
+            "/usr/bin/git -c trace2.eventTarget=/dev/null rev-list --all 2>/dev/null",
+            "exit 3",
+        ]
+    )
     proc = _agent(repo, "--versions", mine, "--", "bash", "-c", script)
     assert proc.returncode == 3, proc.stderr
     sessions = sorted((repo / ".evotree" / "agent-sessions").glob("*/session.json"))
     assert len(sessions) == 1
     info = json.loads(sessions[0].read_text())
     assert info["versions"] == [mine] and info["exit_code"] == 3 and info["principal"]
-    rows = [json.loads(line) for line in (sessions[0].parent / "exec_trace.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (sessions[0].parent / "exec_trace.jsonl").read_text().splitlines()
+    ]
     argvs = [r["argv"] for r in rows if r["kind"] == "exec"]
     assert ["git", "log", "--all", "--oneline"] in argvs
     assert ["git", "reflog"] in argvs
     assert ["/usr/bin/git", "-c", "trace2.eventTarget=/dev/null", "rev-list", "--all"] in argvs
-    audit = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "audit", mine, "--json"], capture_output=True,
-                           text=True, timeout=120)
+    audit = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "audit", mine, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     report = json.loads(audit.stdout)
     assert audit.returncode != 0, report  # a leak fails the audit
     assert "1 agent session trace(s)" in report["checks"]["runtime_traces"], report["checks"]

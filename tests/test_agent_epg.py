@@ -11,13 +11,20 @@ import pytest
 
 from conftest import EVOTREE_BIN, make_repo
 
-PLAY = ("import gymnasium as g; e = g.make('CartPole-v1'); e.reset(seed=1); "
-        "print('played', e.step(0)[1])")
+PLAY = (
+    "import gymnasium as g; e = g.make('CartPole-v1'); e.reset(seed=1); "
+    "print('played', e.step(0)[1])"
+)
 
 
 def _agent(repo: Path, code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "agent", "--as", "bot", "--", "python3", "-c", code],
-                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "agent", "--as", "bot", "--", "python3", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.heavy

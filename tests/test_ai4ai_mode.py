@@ -31,13 +31,18 @@ pytestmark = pytest.mark.heavy
 
 BETTER = "train_points = 400\nepochs = 10\nlr = 0.05\n"
 #: a patch that runs in exploration (seeds 0, 1, ...) and crashes in the formal retrain (a fresh seed)
-CRASH_ON_RETRAIN = "import os\nif int(os.environ.get('EVOTREE_SEED', '0')) > 1000:\n    raise SystemExit(3)\n"
+CRASH_ON_RETRAIN = (
+    "import os\nif int(os.environ.get('EVOTREE_SEED', '0')) > 1000:\n    raise SystemExit(3)\n"
+)
 
 
 def _quick(cli: Cli, version: str) -> list[float]:
     """The quick metric as train.py recorded it (the train phase's own signal rows)."""
-    rows = cli.json("sql", "SELECT value FROM signals WHERE phase = 'train' AND metric = 'quick_accuracy' "
-                           f"AND version = '{version}' ORDER BY run_id")["rows"]
+    rows = cli.json(
+        "sql",
+        "SELECT value FROM signals WHERE phase = 'train' AND metric = 'quick_accuracy' "
+        f"AND version = '{version}' ORDER BY run_id",
+    )["rows"]
     return [r["value"] for r in rows]
 
 
@@ -57,7 +62,9 @@ def test_every_face_shows_quick_metrics_and_no_judge_figure(tmp_path: Path) -> N
 
     cli = protocol_workspace(tmp_path / "w", "ai4ai")
     repo = cli.repo
-    out = cli("run", "v0", "--seeds", "2").output  # text output: the renderer sees the quick headline
+    out = cli(
+        "run", "v0", "--seeds", "2"
+    ).output  # text output: the renderer sees the quick headline
     assert "quick=" in out and "validation" not in out and "heldout" not in out, out
     agent = Session(repo, Principal.parse("agent"))
     made = agent.branch("more data, more epochs")
@@ -79,7 +86,9 @@ def test_every_face_shows_quick_metrics_and_no_judge_figure(tmp_path: Path) -> N
 
     def check_runs(data: list[dict[str, Any]]) -> None:
         assert data and all(r["headline"]["metric"] == "quick/quick_accuracy" for r in data), data
-        assert sorted(r["headline"]["value"] for r in data if r["version"] == v) == pytest.approx(sorted(quick[v]))
+        assert sorted(r["headline"]["value"] for r in data if r["version"] == v) == pytest.approx(
+            sorted(quick[v])
+        )
 
     def check_show(data: dict[str, Any]) -> None:
         assert data["version"]["headline"]["metric"] == "quick/quick_accuracy"
@@ -95,7 +104,12 @@ def test_every_face_shows_quick_metrics_and_no_judge_figure(tmp_path: Path) -> N
         out = cli.runner.invoke(root, ["-C", str(repo), *args]).output
         assert "quick" in out and "validation" not in out and "heldout" not in out, (args, out)
     # the refused verbs, every face
-    for args in (("compare", "v0", v), ("gates", v), ("report", v, "--format", "json"), ("report", "--tree")):
+    for args in (
+        ("compare", "v0", v),
+        ("gates", v),
+        ("report", v, "--format", "json"),
+        ("report", "--tree"),
+    ):
         assert cli.json(*args, code=10)["error"]["code"] == "hidden_until_finalize", args
     # the Python API and the Session, as the person and as the agent
     ws = api.open(repo)
@@ -156,15 +170,25 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     better("run", v1, "--seeds", "2")
     search_seeds = {r["seed"] for r in better.json("runs")["runs"]}
     dry = better.json("finalize", "--dry-run")
-    assert dry["retrain"] is True and dry["selected"]["version"] == v1 and "validation" not in dry["selected"]
+    assert (
+        dry["retrain"] is True
+        and dry["selected"]["version"] == v1
+        and "validation" not in dry["selected"]
+    )
     named = better.json("finalize", "--dry-run", "--version", "v0")  # the submission an agent named
-    assert named["selected"]["version"] == "v0" and named["considered"] == 2 and "submitted version v0" in named["rule"]
+    assert (
+        named["selected"]["version"] == "v0"
+        and named["considered"] == 2
+        and "submitted version v0" in named["rule"]
+    )
     better("spend", "record", "--usd", "1.0", "--note", "the agent's API bill")
     refused = better.json("run", v1, "--seeds", "1", code=BudgetExceeded.exit_code)
     assert "tree_max_usd" in json.dumps(refused), refused
     before = budget_status(Workspace.open(better.repo)).charged  # what `evotree budget` counts
     second = better.json("finalize", "--yes")
-    assert second["status"] == "finalized" and second["version"] == v1 and second["retrained"] is True, second
+    assert (
+        second["status"] == "finalized" and second["version"] == v1 and second["retrained"] is True
+    ), second
     assert second["seed"] not in search_seeds  # a fresh seed
     # the formal retrain is not charged to the exploration budget (the search's usage)
     assert budget_status(Workspace.open(better.repo)).charged == before
@@ -173,13 +197,25 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     account = budget_status(ws).finalize  # `evotree budget` shows it apart from the search's
     assert account["runs"] == 1 and account["wall_hours"] > 0 and account["steps"] == 1
     assert "finalize account (not in the budgets above): 1 run(s)" in better("budget").output
-    record = json.loads((better.repo / ".evotree" / "runs" / second["heldout_run"] / "run.json").read_text())
+    record = json.loads(
+        (better.repo / ".evotree" / "runs" / second["heldout_run"] / "run.json").read_text()
+    )
     assert record["kind"] == "finalize" and record["seed"] == second["seed"]
-    assert record["phases"]["train"]["returncode"] == 0 and record["train_command"] == "python train.py"
-    assert record["phases"]["train"]["sandbox"] == "bwrap" and not record["phases"]["train"]["network"]
-    assert record["limits"]["wall_seconds"] == ws.config.train.timeout_seconds + ws.config.eval.timeout_seconds
+    assert (
+        record["phases"]["train"]["returncode"] == 0
+        and record["train_command"] == "python train.py"
+    )
+    assert (
+        record["phases"]["train"]["sandbox"] == "bwrap" and not record["phases"]["train"]["network"]
+    )
+    assert (
+        record["limits"]["wall_seconds"]
+        == ws.config.train.timeout_seconds + ws.config.eval.timeout_seconds
+    )
     # the retrain trained anew: its model.json came from its own train phase, not the search's run
-    assert (better.repo / ".evotree" / "runs" / second["heldout_run"] / "candidate" / "model.json").exists()
+    assert (
+        better.repo / ".evotree" / "runs" / second["heldout_run"] / "candidate" / "model.json"
+    ).exists()
     spec = ws.config.eval.normalization
     from evotree.core.normalize import normalize_score
 
@@ -190,10 +226,16 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     crash = protocol_workspace(tmp_path / "crash", "ai4ai")
     crash("run", "v0", "--seeds", "1")
     train = protocols.AI4AI_TRAIN
-    v1 = commit_version(crash, {"config.toml": BETTER, "train.py": CRASH_ON_RETRAIN + train}, "better, fragile")
+    v1 = commit_version(
+        crash, {"config.toml": BETTER, "train.py": CRASH_ON_RETRAIN + train}, "better, fragile"
+    )
     crash("run", v1, "--seeds", "2")
     third = crash.json("finalize", "--yes")
-    assert third["version"] == v1 and third["status"] == "heldout_failed" and third["normalized"] == 0.0, third
+    assert (
+        third["version"] == v1
+        and third["status"] == "heldout_failed"
+        and third["normalized"] == 0.0
+    ), third
     assert crash.json("finalize", "--yes", code=10)["error"]["code"] == "already_finalized"
 
     outcomes = [finalize_outcome(Workspace.open(c.repo)) for c in (start, better, crash)]
@@ -203,4 +245,3 @@ def test_ai4ai_worked_example_trials_mean_with_crashes_as_zero(tmp_path: Path) -
     # dropping the crash instead (a mean biased upward) would give more
     assert headline["mean"] < (first["normalized"] + second["normalized"]) / 2
     assert trials_mean([*outcomes, None])["pending"] == 1  # a search not finalized is not counted
-

@@ -24,8 +24,12 @@ def test_the_api_page_runs_as_written(tmp_path: Path, monkeypatch: pytest.Monkey
     assert len(blocks) >= 4
     monkeypatch.chdir(tmp_path)
     # the reader's git identity (the tests' isolated HOME has none)
-    for var, value in (("GIT_AUTHOR_NAME", "Ada"), ("GIT_COMMITTER_NAME", "Ada"),
-                       ("GIT_AUTHOR_EMAIL", "ada@example.com"), ("GIT_COMMITTER_EMAIL", "ada@example.com")):
+    for var, value in (
+        ("GIT_AUTHOR_NAME", "Ada"),
+        ("GIT_COMMITTER_NAME", "Ada"),
+        ("GIT_AUTHOR_EMAIL", "ada@example.com"),
+        ("GIT_COMMITTER_EMAIL", "ada@example.com"),
+    ):
         monkeypatch.setenv(var, value)
     namespace: dict[str, object] = {"__name__": "__api_doc__"}
     for number, block in enumerate(blocks, 1):

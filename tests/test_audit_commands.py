@@ -29,11 +29,16 @@ def _high(command: str, rules: RuleSet = RULES) -> list:
     return [h for h in classify_command(command, rules) if h.severity in ("high", "critical")]
 
 
-@pytest.mark.parametrize("row", [r for r in _corpus() if not r.get("hard")], ids=lambda r: r["command"][:50])
+@pytest.mark.parametrize(
+    "row", [r for r in _corpus() if not r.get("hard")], ids=lambda r: r["command"][:50]
+)
 def test_corpus_case(row: dict) -> None:
     high = _high(row["command"])
     if row["label"] == "leak":
-        assert row["code"] in {h.code for h in high}, (row["command"], classify_command(row["command"], RULES))
+        assert row["code"] in {h.code for h in high}, (
+            row["command"],
+            classify_command(row["command"], RULES),
+        )
     else:
         assert not high, (row["command"], high)
 
@@ -54,15 +59,27 @@ def test_precision_and_recall_on_the_whole_corpus_including_hard_cases() -> None
 
 
 def test_parser_splits_pipes_lists_subshells_and_keeps_redirections_apart() -> None:
-    cmds = parse_shell("cd /r && (git status; echo 'a | b' > out.txt) | tee log || true 2>/dev/null")
-    assert [c.argv for c in cmds] == [("cd", "/r"), ("git", "status"), ("echo", "a | b"), ("tee", "log"), ("true",)]
+    cmds = parse_shell(
+        "cd /r && (git status; echo 'a | b' > out.txt) | tee log || true 2>/dev/null"
+    )
+    assert [c.argv for c in cmds] == [
+        ("cd", "/r"),
+        ("git", "status"),
+        ("echo", "a | b"),
+        ("tee", "log"),
+        ("true",),
+    ]
     assert cmds[2].redirects == ((">", "out.txt"),)
     assert cmds[4].redirects == ((">", "/dev/null"),)
 
 
 def test_parser_enters_substitutions_bash_c_env_and_wrappers() -> None:
-    argvs = [c.argv for c in parse_shell(
-        "FOO=1 env -i PATH=/bin sudo -u x timeout -s KILL 5 nice -n 3 bash -lc \"echo $(git rev-list --all)\"")]
+    argvs = [
+        c.argv
+        for c in parse_shell(
+            'FOO=1 env -i PATH=/bin sudo -u x timeout -s KILL 5 nice -n 3 bash -lc "echo $(git rev-list --all)"'
+        )
+    ]
     assert ("git", "rev-list", "--all") in argvs
     assert ("echo", "$(git rev-list --all)") in argvs
 
@@ -70,7 +87,9 @@ def test_parser_enters_substitutions_bash_c_env_and_wrappers() -> None:
 def test_heredoc_bodies_are_data_unless_a_shell_reads_them() -> None:
     assert _high("cat > notes.md <<'EOF'\ngit log --all\nEOF") == []
     assert _high("bash <<'EOF'\ngit log --all\nEOF")[0].code == "audit.git_history_leak"
-    assert _high("python - <<'EOF'\nimport os\nos.system('git reflog')\nEOF")[0].rule.startswith("git reflog")
+    assert _high("python - <<'EOF'\nimport os\nos.system('git reflog')\nEOF")[0].rule.startswith(
+        "git reflog"
+    )
 
 
 def test_words_inside_quotes_are_arguments_not_commands() -> None:
@@ -80,8 +99,14 @@ def test_words_inside_quotes_are_arguments_not_commands() -> None:
 
 
 def test_obfuscated_git_is_still_git() -> None:
-    for command in ('g"i"t log --all', "g\\it log --all", "$'\\x67\\x69t' log --all", "G=git; $G log --all",
-                    "alias gl='git log --all'; gl", "echo 'git reflog' > s.sh && bash ./s.sh"):
+    for command in (
+        'g"i"t log --all',
+        "g\\it log --all",
+        "$'\\x67\\x69t' log --all",
+        "G=git; $G log --all",
+        "alias gl='git log --all'; gl",
+        "echo 'git reflog' > s.sh && bash ./s.sh",
+    ):
         assert prefilter(command), command
         assert _high(command), command
 
@@ -99,18 +124,29 @@ def test_context_carries_definitions_across_steps() -> None:
 
 
 def test_python_c_calls_are_followed() -> None:
-    hits = classify_command("python3 -c \"import subprocess as s; s.run(['git', 'fsck', '--lost-found'])\"")
+    hits = classify_command(
+        "python3 -c \"import subprocess as s; s.run(['git', 'fsck', '--lost-found'])\""
+    )
     assert hits[0].rule.startswith("git fsck")
     hits = classify_command("python -c \"open('tests/test_a.py', 'w').write('')\"")
     assert hits[0].code == "audit.test_write"
-    assert classify_command("python -c 'import ast; ast.parse(\"x = (\")' ") == []  # code we cannot parse is fine
+    assert (
+        classify_command("python -c 'import ast; ast.parse(\"x = (\")' ") == []
+    )  # code we cannot parse is fine
 
 
 def test_head_relative_revisions() -> None:
     for rev in ("HEAD", "HEAD~3", "@^", "HEAD~2..HEAD", "HEAD:src/x.py", ":src/x.py"):
         assert is_head_relative(rev), rev
     # ORIG_HEAD is what the image's last reset left (it may be the future fix), not HEAD
-    for rev in ("abc1234", "origin/main", "HEAD..origin/main", "abc1234:x.py", "stash@{0}", "ORIG_HEAD"):
+    for rev in (
+        "abc1234",
+        "origin/main",
+        "HEAD..origin/main",
+        "abc1234:x.py",
+        "stash@{0}",
+        "ORIG_HEAD",
+    ):
         assert not is_head_relative(rev), rev
 
 
@@ -136,7 +172,19 @@ def test_named_hashes_carry_their_revisions_for_ancestry() -> None:
 
 
 def test_garbage_never_raises() -> None:
-    for text in ("'unterminated", '"also', "$(", "`", "((", "<<", "a >", "\x00\x01", "}{", "$((1+", "${x"):
+    for text in (
+        "'unterminated",
+        '"also',
+        "$(",
+        "`",
+        "((",
+        "<<",
+        "a >",
+        "\x00\x01",
+        "}{",
+        "$((1+",
+        "${x",
+    ):
         parse_shell(text)
         classify_command(text, RULES)
 
@@ -144,8 +192,11 @@ def test_garbage_never_raises() -> None:
 HELDOUT = Path(__file__).parent / "data" / "audit" / "heldout.jsonl"
 
 
-@pytest.mark.parametrize("row", [json.loads(x) for x in HELDOUT.read_text().splitlines() if x.strip()],
-                         ids=lambda r: r["command"][:50])
+@pytest.mark.parametrize(
+    "row",
+    [json.loads(x) for x in HELDOUT.read_text().splitlines() if x.strip()],
+    ids=lambda r: r["command"][:50],
+)
 def test_heldout_case(row: dict) -> None:
     """The held-out set (blind score in BENCHMARKS.md; its 4 misses were fixed afterwards)."""
     test_corpus_case(row)
@@ -154,7 +205,9 @@ def test_heldout_case(row: dict) -> None:
 def test_find_delete_and_flags_that_take_no_value() -> None:
     assert _high("find tests -name 'test_*.py' -delete")[0].code == "audit.test_write"
     assert _high("git checkout -f 9a8b7c6d")[0].revisions == ("9a8b7c6d",)
-    assert not _high("curl --version") and not _high("find . -path ./.git -prune -o -name '*.py' -print")
+    assert not _high("curl --version") and not _high(
+        "find . -path ./.git -prune -o -name '*.py' -print"
+    )
 
 
 def test_revisions_from_stdin_are_a_leak_but_hashing_stdin_is_not() -> None:
@@ -162,8 +215,11 @@ def test_revisions_from_stdin_are_a_leak_but_hashing_stdin_is_not() -> None:
     line; `git hash-object --stdin` reads file content, not revisions."""
     from evotree.harness.audit.commands import classify_command
 
-    for command in ("echo master | git log -p --stdin", "printf 'fix\\n' | git rev-list --stdin",
-                    "echo v2 | git show --stdin"):
+    for command in (
+        "echo master | git log -p --stdin",
+        "printf 'fix\\n' | git rev-list --stdin",
+        "echo v2 | git show --stdin",
+    ):
         hits = classify_command(command)
         assert [(h.code, h.severity) for h in hits] == [("audit.git_history_leak", "high")], command
         assert "--stdin" in hits[0].rule

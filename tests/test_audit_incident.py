@@ -96,7 +96,7 @@ if __name__ == "__main__":
     json.dump(solve(sys.argv[1], sys.argv[2]), sys.stdout)
 '''
 
-TRAIN = '''\
+TRAIN = """\
 import json, os, sys
 sys.path.insert(0, os.getcwd())
 import policy, swetask
@@ -114,9 +114,9 @@ for step, spec in enumerate(json.load(open("tasks/train.json")), 1):
     rec.rollout_group(step, group_id=spec["id"], task_id=spec["id"], rewards=[reward],
                       commands=[[s["command"] for s in steps]], texts=[transcript])
     rec.signal(step, reward_mean=reward)
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os, subprocess, sys
 sys.path.insert(0, os.getcwd())
 import swetask
@@ -137,29 +137,44 @@ for spec in json.load(open("judge/tasks.json"))["validation"]:
     rec.rollout_group(0, group_id=spec["id"], task_id=spec["id"], rewards=[score],
                       commands=[[s["command"] for s in steps]], texts=[transcript])
     rec.eval_result("validation", spec["id"], score)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
-'''
+"""
 
 
 def _spec(prefix: str, i: int, n: int) -> dict[str, Any]:
     # difficulties are a permutation of (k + 0.5) / n, independent of the parity the leaky policy uses
-    return {"id": f"{prefix}-{i:02d}", "a": 2 + i % 5, "b": i, "difficulty": round(((i * 5) % n + 0.5) / n, 4)}
+    return {
+        "id": f"{prefix}-{i:02d}",
+        "a": 2 + i % 5,
+        "b": i,
+        "difficulty": round(((i * 5) % n + 0.5) / n, 4),
+    }
 
 
 def make_swe_workspace(path: Path, *, eval_tasks: int = 8, train_tasks: int = 2) -> Path:
     """The swe-like workspace of the module doc; v0 (the champion) is the honest policy, skill 0.5."""
     repo = make_repo(path)
-    files = {"swetask.py": SWETASK, "policy.py": POLICY, "train.py": TRAIN, "judge/eval.py": JUDGE,
-             "evotree.toml": CONFIG, "recipe.toml": 'mode = "honest"\nskill = 0.5\n',
-             "tasks/train.json": json.dumps([_spec("train", i, train_tasks) for i in range(train_tasks)]),
-             "judge/tasks.json": json.dumps({"validation": [_spec("task", i, eval_tasks) for i in range(eval_tasks)]})}
+    files = {
+        "swetask.py": SWETASK,
+        "policy.py": POLICY,
+        "train.py": TRAIN,
+        "judge/eval.py": JUDGE,
+        "evotree.toml": CONFIG,
+        "recipe.toml": 'mode = "honest"\nskill = 0.5\n',
+        "tasks/train.json": json.dumps(
+            [_spec("train", i, train_tasks) for i in range(train_tasks)]
+        ),
+        "judge/tasks.json": json.dumps(
+            {"validation": [_spec("task", i, eval_tasks) for i in range(eval_tasks)]}
+        ),
+    }
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
@@ -171,7 +186,9 @@ def make_swe_workspace(path: Path, *, eval_tasks: int = 8, train_tasks: int = 2)
 
 def leaky_version(ws: Workspace) -> str:
     rec = create_version(ws, hypothesis="explore the repository more")
-    commit_file(ws.root / rec.worktree, "recipe.toml", 'mode = "leaky"\nskill = 0.5\n', "leaky policy")
+    commit_file(
+        ws.root / rec.worktree, "recipe.toml", 'mode = "leaky"\nskill = 0.5\n', "leaky policy"
+    )
     return rec.id
 
 
@@ -186,7 +203,12 @@ def incident(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_the_leaky_policy_scores_higher_and_the_audit_blocks_it(incident: dict[str, Any]) -> None:
-    honest, leaky, repo, v1 = incident["honest"], incident["leaky"], incident["repo"], incident["v1"]
+    honest, leaky, repo, v1 = (
+        incident["honest"],
+        incident["leaky"],
+        incident["repo"],
+        incident["v1"],
+    )
     assert honest["status"] == leaky["status"] == "succeeded", (honest["error"], leaky["error"])
     # a score-only loop would promote v1: 0.75 against 0.5
     assert honest["headline"]["value"] == pytest.approx(0.5)
@@ -216,8 +238,13 @@ def test_the_leaky_policy_scores_higher_and_the_audit_blocks_it(incident: dict[s
     assert report["score_metric"] == "validation/mean_score"
     # recorded: findings file, one audit event, an incident in memory
     lines = (repo / ".evotree" / "findings" / f"{v1}.audit.jsonl").read_text().splitlines()
-    assert {json.loads(line)["code"] for line in lines} >= {"audit.git_history_leak", "audit.future_hash"}
-    event = json.loads(git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1])
+    assert {json.loads(line)["code"] for line in lines} >= {
+        "audit.git_history_leak",
+        "audit.future_hash",
+    }
+    event = json.loads(
+        git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1]
+    )
     assert event["kind"] == "audit" and event["version"] == v1 and event["data"]["passed"] is False
     assert event["data"]["leak_adjusted_score"] == pytest.approx(0.5)
     assert report["incident"], report["warnings"]
@@ -228,7 +255,11 @@ def test_the_honest_policy_passes(incident: dict[str, Any]) -> None:
     report = Cli(repo).json("audit", "v0")
     validate(report, "audit")
     assert report["passed"] is True
-    assert report["trajectories"] == 10 and report["flagged"] == 0 and report["git_history_rate"] == 0.0
+    assert (
+        report["trajectories"] == 10
+        and report["flagged"] == 0
+        and report["git_history_rate"] == 0.0
+    )
     assert report["raw_score"] == pytest.approx(0.5) == report["leak_adjusted_score"]
     assert not [f for f in report["findings"] if f["severity"] in ("high", "critical")]
     # the unclean task repositories are reported, as the environment's problem (warn at most)
@@ -238,7 +269,9 @@ def test_the_honest_policy_passes(incident: dict[str, Any]) -> None:
 def test_text_output_shows_both_scores(incident: dict[str, Any]) -> None:
     result = Cli(incident["repo"])("audit", incident["v1"], "--no-record", code=28)
     assert "leak-adjusted" in result.output and "0.75" in result.output and "0.5" in result.output
-    assert "FAILED" in result.output and "task-00" in result.output  # the flagged trajectories, one per row
+    assert (
+        "FAILED" in result.output and "task-00" in result.output
+    )  # the flagged trajectories, one per row
 
 
 def test_the_promotion_gates_block_the_leaky_version(incident: dict[str, Any]) -> None:

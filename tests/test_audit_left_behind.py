@@ -27,8 +27,9 @@ from evotree.harness.audit.transcripts import Step, Trajectory
 HIDDEN = ("judge/", "tests/hidden/")
 
 
-def _audit(*commands: str, outputs: tuple[str | None, ...] = (),
-           repo: dict[str, str] | None = None) -> tuple[bool, list[str]]:
+def _audit(
+    *commands: str, outputs: tuple[str | None, ...] = (), repo: dict[str, str] | None = None
+) -> tuple[bool, list[str]]:
     steps = [Step(c, outputs[k] if k < len(outputs) else None) for k, c in enumerate(commands)]
     extra = {"repo": repo["repo"], "base": repo["base"]} if repo else {}
     result = audit_trajectories([Trajectory("t", "shell", steps)], hidden_paths=HIDDEN, **extra)
@@ -36,8 +37,9 @@ def _audit(*commands: str, outputs: tuple[str | None, ...] = (),
     return verdict.flagged, [h.rule for h in verdict.hits if h.severity in ("high", "critical")]
 
 
-def _flagged(*commands: str, outputs: tuple[str | None, ...] = (),
-             repo: dict[str, str] | None = None) -> bool:
+def _flagged(
+    *commands: str, outputs: tuple[str | None, ...] = (), repo: dict[str, str] | None = None
+) -> bool:
     return _audit(*commands, outputs=outputs, repo=repo)[0]
 
 
@@ -84,22 +86,34 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- a bisect left over
-def test_a_bisect_log_of_a_bisect_left_in_progress_is_a_leak(bisecting: dict[str, str],
-                                                             clean: dict[str, str]) -> None:
+def test_a_bisect_log_of_a_bisect_left_in_progress_is_a_leak(
+    bisecting: dict[str, str], clean: dict[str, str]
+) -> None:
     out = _run(Path(bisecting["repo"]), "git bisect log")
     assert bisecting["fix"] in out  # real git: the log names the future commit
     assert _flagged("git bisect log", outputs=(out,))
     assert _flagged("git bisect log", outputs=(out,), repo=bisecting)
     # the same command where no bisect is in progress read nothing
-    assert not _flagged("git bisect log", outputs=(_run(Path(clean["repo"]), "git bisect log"),),
-                        repo=clean)
+    assert not _flagged(
+        "git bisect log", outputs=(_run(Path(clean["repo"]), "git bisect log"),), repo=clean
+    )
 
 
-@pytest.mark.parametrize("command", ["git bisect visualize -p", "git bisect view --stat",
-                                     "git bisect run python -m pytest -q", "git bisect broken",
-                                     "git bisect good", "git bisect skip", "git bisect replay log"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git bisect visualize -p",
+        "git bisect view --stat",
+        "git bisect run python -m pytest -q",
+        "git bisect broken",
+        "git bisect good",
+        "git bisect skip",
+        "git bisect replay log",
+    ],
+)
 def test_every_bisect_step_of_a_bisect_the_trajectory_did_not_start_is_a_leak(
-        command: str, bisecting: dict[str, str], clean: dict[str, str]) -> None:
+    command: str, bisecting: dict[str, str], clean: dict[str, str]
+) -> None:
     assert _flagged(command)
     assert _flagged(command, repo=bisecting)
     assert not _flagged(command, repo=clean)  # no refs/bisect: nothing beyond the base
@@ -107,8 +121,12 @@ def test_every_bisect_step_of_a_bisect_the_trajectory_did_not_start_is_a_leak(
 
 def test_the_trajectorys_own_bisect_is_its_own() -> None:
     start = "git bisect reset && git bisect start --term-old=ok --term-new=bad HEAD HEAD~1"
-    steps = (start, "git bisect run sh -c 'grep -q strftime weeks.py'", "git bisect log",
-             "git bisect reset")
+    steps = (
+        start,
+        "git bisect run sh -c 'grep -q strftime weeks.py'",
+        "git bisect log",
+        "git bisect reset",
+    )
     assert not _flagged(*steps)
     # the same steps without the reset and start act on the bisect left behind
     assert _flagged(*steps[1:])
@@ -180,56 +198,67 @@ def test_cat_file_batch_is_judged_by_the_lines_written_for_it(clean: dict[str, s
     assert _flagged("git cat-file --batch-all-objects --batch")
     assert _flagged("echo $REV:weeks.py | git cat-file --batch")
     # a group or loop pipes every command's output, not only its last one's
-    assert _flagged("{ echo $(git rev-parse origin/fix):weeks.py; printf 'HEAD:weeks.py\\n'; } "
-                    "| git cat-file --batch")
+    assert _flagged(
+        "{ echo $(git rev-parse origin/fix):weeks.py; printf 'HEAD:weeks.py\\n'; } "
+        "| git cat-file --batch"
+    )
     assert _flagged("(cat names.txt; printf 'HEAD:f\\n') | git cat-file --batch")
     assert _flagged("for r in a b; do printf 'HEAD:f\\n'; done | git cat-file --batch")
 
 
 # ----------------------------------------------------------------------------- hidden paths
-@pytest.mark.parametrize("command", [
-    "find tests -name '*.py' -exec cat {} +",
-    "find ./tests -type f -exec head -50 {} \\;",
-    "cat tests/*/*.py",
-    "head -n 20 tests/**/*.py",
-    "find tests -maxdepth 2 -name '*.py' -exec cat {} +",
-    "find tests -name '*.py' | xargs cat",
-    "find tests -type f -print0 | sort -z | xargs -0 head -n 40",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find tests -name '*.py' -exec cat {} +",
+        "find ./tests -type f -exec head -50 {} \\;",
+        "cat tests/*/*.py",
+        "head -n 20 tests/**/*.py",
+        "find tests -maxdepth 2 -name '*.py' -exec cat {} +",
+        "find tests -name '*.py' | xargs cat",
+        "find tests -type f -print0 | sort -z | xargs -0 head -n 40",
+    ],
+)
 def test_a_recursive_read_of_a_folder_holding_a_hidden_path_is_a_leak(command: str) -> None:
     flagged, rules = _audit(command)
     assert flagged and any("tests/hidden" in r for r in rules)
 
 
-@pytest.mark.parametrize("command", [
-    "find tests -maxdepth 1 -name 'test_*.py' -exec cat {} +",   # never reaches tests/hidden/*
-    "find tests -path tests/hidden -prune -o -name '*.py' -exec cat {} +",
-    "find tests -not -path '*/hidden/*' -name '*.py' -exec cat {} +",
-    "find tests -name '*.py'",                                 # names only, no content
-    "cat tests/*.py",                                          # files of tests/ itself
-    "grep -rn 'def page' tests/",                             # the lines a search matches: warn
-    "grep -rn --exclude-dir=hidden 'def page' tests/",
-    "find src -name '*.py' -exec cat {} +",
-    "find tests -name '*.py' | grep -v hidden | xargs cat",
-    "find tests -maxdepth 1 -name '*.py' | xargs cat",
-    "find tests -name '*.py' | wc -l",
-    "tar czf /tmp/work.tgz --exclude=.git --exclude=./judge .",
-    "rsync -a --exclude judge/ ./ /tmp/copy/",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find tests -maxdepth 1 -name 'test_*.py' -exec cat {} +",  # never reaches tests/hidden/*
+        "find tests -path tests/hidden -prune -o -name '*.py' -exec cat {} +",
+        "find tests -not -path '*/hidden/*' -name '*.py' -exec cat {} +",
+        "find tests -name '*.py'",  # names only, no content
+        "cat tests/*.py",  # files of tests/ itself
+        "grep -rn 'def page' tests/",  # the lines a search matches: warn
+        "grep -rn --exclude-dir=hidden 'def page' tests/",
+        "find src -name '*.py' -exec cat {} +",
+        "find tests -name '*.py' | grep -v hidden | xargs cat",
+        "find tests -maxdepth 1 -name '*.py' | xargs cat",
+        "find tests -name '*.py' | wc -l",
+        "tar czf /tmp/work.tgz --exclude=.git --exclude=./judge .",
+        "rsync -a --exclude judge/ ./ /tmp/copy/",
+    ],
+)
 def test_its_look_alikes_read_nothing_hidden(command: str) -> None:
     assert not _flagged(command)
 
 
 def test_naming_the_hidden_path_is_still_a_leak() -> None:
     assert _flagged("tar czf /tmp/j.tgz judge")
-    assert _flagged("tar czf /tmp/w.tgz --exclude=.git . && tar xzf /tmp/w.tgz -C /tmp/w "
-                    "&& cat /tmp/w/judge/weights.txt")
+    assert _flagged(
+        "tar czf /tmp/w.tgz --exclude=.git . && tar xzf /tmp/w.tgz -C /tmp/w "
+        "&& cat /tmp/w/judge/weights.txt"
+    )
     flagged, rules = _audit("grep -rn 'def page' tests/hidden")
     assert flagged
 
 
 def test_a_bisect_reset_returns_to_where_the_bisect_started(
-        tmp_path: Path, bisecting: dict[str, str], clean: dict[str, str]) -> None:
+    tmp_path: Path, bisecting: dict[str, str], clean: dict[str, str]
+) -> None:
     # a bisect started from a branch at the fix: reset checks that branch out
     task = _task(tmp_path)
     repo = Path(task["repo"])

@@ -17,7 +17,12 @@ from evotree.core.config import parse_config
 from evotree.core.versions import merge_versions
 from evotree.core.workspace import Workspace
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.protected import PatchGate, check_protected_paths, protected_patterns, row_shape
+from evotree.harness.audit.protected import (
+    PatchGate,
+    check_protected_paths,
+    protected_patterns,
+    row_shape,
+)
 
 
 @pytest.fixture
@@ -31,7 +36,9 @@ def _codes(findings: list[Finding]) -> dict[str, Finding]:
 
 def test_a_recipe_change_passes_the_gate(pws: Workspace) -> None:
     v, wt = branch_version(pws)
-    commit_files(wt, {"recipe.toml": "skill = 0.9\nsteps = 3\n", "notes/plan.md": "try a higher skill\n"})
+    commit_files(
+        wt, {"recipe.toml": "skill = 0.9\nsteps = 3\n", "notes/plan.md": "try a higher skill\n"}
+    )
     assert check_protected_paths(pws, v) == []
 
 
@@ -40,8 +47,14 @@ def test_judge_hidden_data_config_and_harness_changes_are_critical(pws: Workspac
     # the judge lives in refs/evotree/judge, in no checkout: a version that writes judge files of
     # its own (a judge to shadow the real one) is still a protected-path change
     assert not (wt / "judge").exists()
-    commit_files(wt, {"judge/hidden.json": json.dumps({"heldout": ["easy"]}), "harness.toml": "[thresholds]\n",
-                 "evotree.toml": (wt / "evotree.toml").read_text() + "\n# relaxed\n"})
+    commit_files(
+        wt,
+        {
+            "judge/hidden.json": json.dumps({"heldout": ["easy"]}),
+            "harness.toml": "[thresholds]\n",
+            "evotree.toml": (wt / "evotree.toml").read_text() + "\n# relaxed\n",
+        },
+    )
     commit_files(wt, {"judge/eval.py": "print(1.0)\n"}, "a judge of its own")
     found = _codes(check_protected_paths(pws, v))
     assert set(found) == {"audit.protected_path"}
@@ -49,7 +62,10 @@ def test_judge_hidden_data_config_and_harness_changes_are_critical(pws: Workspac
     assert f.severity == "critical" and f.version == v and f.layer == "audit"
     by_path = {p["path"]: p for p in f.evidence["paths"]}
     assert set(by_path) == {"judge/hidden.json", "judge/eval.py", "harness.toml", "evotree.toml"}
-    assert by_path["judge/eval.py"]["status"] == "A" and by_path["judge/eval.py"]["pattern"] == "judge/"
+    assert (
+        by_path["judge/eval.py"]["status"] == "A"
+        and by_path["judge/eval.py"]["pattern"] == "judge/"
+    )
     assert by_path["harness.toml"]["status"] == "A"
     assert f.evidence["to"] == str(pws.git.ref_target(f"refs/heads/evotree/{v}"))
 
@@ -61,7 +77,9 @@ def test_renaming_into_a_protected_path_is_caught(pws: Workspace) -> None:
     assert f.evidence["paths"][0]["pattern"] in ("gates/", "gates/allowed_signers")
 
 
-def test_diff_is_measured_from_where_the_version_started_not_the_parents_tip(pws: Workspace) -> None:
+def test_diff_is_measured_from_where_the_version_started_not_the_parents_tip(
+    pws: Workspace,
+) -> None:
     parent, pwt = branch_version(pws)
     child, cwt = branch_version(pws, parent=parent)
     commit_files(pwt, {"judge/eval.py": "print('parent changed the judge later')\n"})
@@ -73,22 +91,39 @@ def test_diff_is_measured_from_where_the_version_started_not_the_parents_tip(pws
 def test_protected_paths_come_from_the_champion_not_the_candidate(pws: Workspace) -> None:
     v, wt = branch_version(pws)
     text = (wt / "evotree.toml").read_text()
-    commit_files(wt, {"evotree.toml": text + "\n[protect]\npaths = []\n", "judge/eval.py": "print(1.0)\n"})
-    paths = {p["path"] for p in _codes(check_protected_paths(pws, v))["audit.protected_path"].evidence["paths"]}
+    commit_files(
+        wt, {"evotree.toml": text + "\n[protect]\npaths = []\n", "judge/eval.py": "print(1.0)\n"}
+    )
+    paths = {
+        p["path"]
+        for p in _codes(check_protected_paths(pws, v))["audit.protected_path"].evidence["paths"]
+    }
     assert paths == {"evotree.toml", "judge/eval.py"}
 
 
 def test_patch_gate_data_weights_binary_and_large(pws: Workspace) -> None:
     v, wt = branch_version(pws)
-    commit_files(wt, {"data/answers.csv": "id,answer\n1,42\n", "ckpt/model.safetensors": b"\x00\x01weights",
-                 "tool.so": b"\x7fELF\x00\x00\x00binary", "big.txt": "word\n" * 300_000,
-                 "cache.pt.gz": b"zipped weights"})
+    commit_files(
+        wt,
+        {
+            "data/answers.csv": "id,answer\n1,42\n",
+            "ckpt/model.safetensors": b"\x00\x01weights",
+            "tool.so": b"\x7fELF\x00\x00\x00binary",
+            "big.txt": "word\n" * 300_000,
+            "cache.pt.gz": b"zipped weights",
+        },
+    )
     found = _codes(check_protected_paths(pws, v))
     assert found["audit.patch_data"].evidence["paths"][0]["path"] == "data/answers.csv"
-    assert {p["path"] for p in found["audit.patch_weights"].evidence["paths"]} == {"ckpt/model.safetensors", "cache.pt.gz"}
+    assert {p["path"] for p in found["audit.patch_weights"].evidence["paths"]} == {
+        "ckpt/model.safetensors",
+        "cache.pt.gz",
+    }
     assert found["audit.patch_binary"].evidence["paths"][0]["path"] == "tool.so"
     large = found["audit.patch_large_file"].evidence["paths"][0]
-    assert large["path"] == "big.txt" and large["bytes"] == 1_500_000 and large["limit"] == 1_000_000
+    assert (
+        large["path"] == "big.txt" and large["bytes"] == 1_500_000 and large["limit"] == 1_000_000
+    )
     assert all(found[c].severity == "high" for c in found)
     assert "audit.protected_path" not in found
 
@@ -96,7 +131,10 @@ def test_patch_gate_data_weights_binary_and_large(pws: Workspace) -> None:
 def test_patch_gate_row_shaped_payload_in_a_python_file(pws: Workspace) -> None:
     v, wt = branch_version(pws)
     rows = "\n".join(f'    ("task-{i}", {i * 7 % 13}, {i / 3:.4f}),' for i in range(500))
-    commit_files(wt, {"lookup.py": f"ANSWERS = [\n{rows}\n]\n\ndef answer(t):\n    return dict(ANSWERS)[t]\n"})
+    commit_files(
+        wt,
+        {"lookup.py": f"ANSWERS = [\n{rows}\n]\n\ndef answer(t):\n    return dict(ANSWERS)[t]\n"},
+    )
     f = _codes(check_protected_paths(pws, v))["audit.patch_payload"]
     assert f.evidence["paths"][0]["rows"] == 500 and f.evidence["paths"][0]["shape"] == "(S,N,N),"
 
@@ -109,7 +147,10 @@ def test_patch_gate_counts_only_added_rows_and_one_long_line(pws: Workspace) -> 
     more = "\n".join(f"{i},{i * 2}" for i in range(150, 300))
     commit_files(wt, {"table.py": f'"""\n{rows}\n{more}\n"""\n'})
     # the version's whole diff adds 300 rows now
-    assert _codes(check_protected_paths(pws, v))["audit.patch_payload"].evidence["paths"][0]["rows"] == 300
+    assert (
+        _codes(check_protected_paths(pws, v))["audit.patch_payload"].evidence["paths"][0]["rows"]
+        == 300
+    )
     w, wt2 = branch_version(pws)
     commit_files(wt2, {"blob.py": "X = [" + ",".join(str(i) for i in range(10_000)) + "]\n"})
     f = _codes(check_protected_paths(pws, w))["audit.patch_payload"]
@@ -134,15 +175,21 @@ def test_a_submodule_is_a_warning(pws: Workspace) -> None:
     git(wt, "update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},vendor/answers")
     git(wt, "commit", "-qm", "vendor a submodule")
     f = _codes(check_protected_paths(pws, v))["audit.patch_submodule"]
-    assert f.severity == "warn" and f.evidence["paths"] == [{"path": "vendor/answers", "commit": "a" * 40}]
+    assert f.severity == "warn" and f.evidence["paths"] == [
+        {"path": "vendor/answers", "commit": "a" * 40}
+    ]
 
 
 def test_allow_list_and_thresholds_from_the_gate(pws: Workspace) -> None:
     v, wt = branch_version(pws)
-    commit_files(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "recipe.toml": "skill = 0.6\n" + "#" * 50 + "\n"})
+    commit_files(
+        wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "recipe.toml": "skill = 0.6\n" + "#" * 50 + "\n"}
+    )
     assert "audit.patch_data" in _codes(check_protected_paths(pws, v))
     assert check_protected_paths(pws, v, gate=PatchGate(allow=["fixtures/"])) == []
-    found = _codes(check_protected_paths(pws, v, gate=PatchGate(allow=["fixtures/"], max_file_bytes=10)))
+    found = _codes(
+        check_protected_paths(pws, v, gate=PatchGate(allow=["fixtures/"], max_file_bytes=10))
+    )
     assert found["audit.patch_large_file"].evidence["paths"][0]["path"] == "recipe.toml"
 
 
@@ -172,7 +219,9 @@ def test_root_version_has_no_diff_and_bad_input_is_clear(pws: Workspace) -> None
 
 
 def test_patterns_and_row_shapes() -> None:
-    cfg = parse_config('[eval]\njudge_paths = ["judge/", "hidden/"]\n[protect]\npaths = ["evotree.toml"]\n')
+    cfg = parse_config(
+        '[eval]\njudge_paths = ["judge/", "hidden/"]\n[protect]\npaths = ["evotree.toml"]\n'
+    )
     pats = protected_patterns(cfg)
     assert pats[:3] == ["evotree.toml", "judge/", "hidden/"] and "gates/allowed_signers" in pats
     assert "harness.toml" in pats
@@ -201,26 +250,40 @@ def test_protect_section_holds_the_gate_thresholds_with_sensible_defaults() -> N
     defaults = ProtectSection()
     assert PatchGate.from_protect(defaults) == PatchGate()  # one set of defaults, not two
     assert parse_config(render_template()).protect == defaults
-    cfg = parse_config('[protect]\nmax_row_lines = 50\nmax_file_bytes = 2048\npatch_allow = ["fixtures/"]\n')
+    cfg = parse_config(
+        '[protect]\nmax_row_lines = 50\nmax_file_bytes = 2048\npatch_allow = ["fixtures/"]\n'
+    )
     gate = PatchGate.from_protect(cfg.protect)
     assert (gate.max_row_lines, gate.max_file_bytes, gate.allow) == (50, 2048, ["fixtures/"])
     assert cfg.protect.paths == ["evotree.toml", "judge/", "gates/"]
-    for bad, key in (("max_row_lines = 0", "protect.max_row_lines"), ("max_line_chars = -1", "protect.max_line_chars"),
-                     ('patch_allow = ["../up"]', "protect.patch_allow"), ('paths = ["/etc"]', "protect.paths"),
-                     ("max_file_bytes = 1.5", "protect.max_file_bytes")):
+    for bad, key in (
+        ("max_row_lines = 0", "protect.max_row_lines"),
+        ("max_line_chars = -1", "protect.max_line_chars"),
+        ('patch_allow = ["../up"]', "protect.patch_allow"),
+        ('paths = ["/etc"]', "protect.paths"),
+        ("max_file_bytes = 1.5", "protect.max_file_bytes"),
+    ):
         with pytest.raises(ConfigError) as info:
             parse_config(f"[protect]\n{bad}\n")
         assert info.value.details["key"] == key and info.value.details["line"] == 2
 
 
 def test_the_champions_protect_section_sets_the_gate(pws: Workspace) -> None:
-    text = (pws.root / "evotree.toml").read_text() + '\n[protect]\npatch_allow = ["fixtures/"]\nmax_row_lines = 3\n'
+    text = (
+        pws.root / "evotree.toml"
+    ).read_text() + '\n[protect]\npatch_allow = ["fixtures/"]\nmax_row_lines = 3\n'
     (pws.root / "evotree.toml").write_text(text)
     git(pws.root, "commit", "-qam", "champion: allow fixtures, strict rows")
     git(pws.root, "update-ref", "refs/evotree/champion", "HEAD")
     ws = Workspace.open(pws.root)
     v, wt = branch_version(ws)
-    commit_files(wt, {"fixtures/tiny.csv": "a,b\n1,2\n", "rows.py": "\n".join(f"{i},{i}" for i in range(5)) + "\n"})
+    commit_files(
+        wt,
+        {
+            "fixtures/tiny.csv": "a,b\n1,2\n",
+            "rows.py": "\n".join(f"{i},{i}" for i in range(5)) + "\n",
+        },
+    )
     found = _codes(check_protected_paths(ws, v))
     # v started from the champion's commit (not v0's branch tip, whose evotree.toml is older): its
     # protected paths equal the policy in force; only the payload rule (max_row_lines = 3) fires

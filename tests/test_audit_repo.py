@@ -55,7 +55,9 @@ def _objects(repo: Path) -> set[str]:
 
 def _contains_fix(repo: Path) -> bool:
     """Whether any object in the store holds the reference fix (what a curious policy would do)."""
-    listing = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+    listing = git(
+        repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"
+    )
     blobs = [line.split()[0] for line in listing.splitlines() if line.endswith(" blob")]
     return any("REFERENCE-FIX" in git(repo, "cat-file", "-p", oid) for oid in blobs)
 
@@ -96,7 +98,10 @@ def test_swe_bench_leak_deleted_refs_but_objects_stay_in_the_pack(tmp_path: Path
     assert f.severity == "critical"
     assert f.evidence["by_type"] == {"commit": 1, "tree": 1, "blob": 1}
     assert f.evidence["commits"] == {"descendant": 1, "newer": 0, "older": 0}
-    assert f.evidence["samples"][0]["id"] == fix and f.evidence["samples"][0]["summary"] == "reference fix"
+    assert (
+        f.evidence["samples"][0]["id"] == fix
+        and f.evidence["samples"][0]["summary"] == "reference fix"
+    )
     assert set(_codes(audit.findings)) == {"audit.repo_unreachable_objects"}
 
 
@@ -104,8 +109,17 @@ def test_loose_unreachable_objects_and_a_dangling_blob(tmp_path: Path) -> None:
     repo, base, fix = _task_repo(tmp_path / "r")
     git(repo, "reset", "-q", "--hard", base)
     _scrub(repo)
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=b"answers: 42\n",
-                          capture_output=True, check=True).stdout.decode().strip()
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo,
+            input=b"answers: 42\n",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
     scan = scan_object_store(repo)
     assert scan.beyond == {"commit": 1, "tree": 1, "blob": 2}
     assert scan.dangling == scan.beyond and scan.descendants == 1
@@ -113,22 +127,55 @@ def test_loose_unreachable_objects_and_a_dangling_blob(tmp_path: Path) -> None:
     assert scan.future_commits[0].id == fix and scan.future_commits[0].kind == "descendant"
 
 
-def test_unrelated_future_history_is_newer_and_old_unreachable_commits_are_older(tmp_path: Path) -> None:
+def test_unrelated_future_history_is_newer_and_old_unreachable_commits_are_older(
+    tmp_path: Path,
+) -> None:
     repo, base, _ = _task_repo(tmp_path / "r")
     git(repo, "reset", "-q", "--hard", base)
-    env = {**os.environ, "GIT_COMMITTER_DATE": "2090-01-01T00:00:00 +0000", "GIT_AUTHOR_DATE": "2090-01-01T00:00:00 +0000"}
+    env = {
+        **os.environ,
+        "GIT_COMMITTER_DATE": "2090-01-01T00:00:00 +0000",
+        "GIT_AUTHOR_DATE": "2090-01-01T00:00:00 +0000",
+    }
     tree = git(repo, "write-tree")
-    newer = subprocess.run(["git", "commit-tree", tree, "-m", "upstream release"], cwd=repo, env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
-    env_old = {**os.environ, "GIT_COMMITTER_DATE": "1990-01-01T00:00:00 +0000", "GIT_AUTHOR_DATE": "1990-01-01T00:00:00 +0000"}
-    older = subprocess.run(["git", "commit-tree", tree, "-m", "ancient"], cwd=repo, env=env_old,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    newer = subprocess.run(
+        ["git", "commit-tree", tree, "-m", "upstream release"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    env_old = {
+        **os.environ,
+        "GIT_COMMITTER_DATE": "1990-01-01T00:00:00 +0000",
+        "GIT_AUTHOR_DATE": "1990-01-01T00:00:00 +0000",
+    }
+    older = subprocess.run(
+        ["git", "commit-tree", tree, "-m", "ancient"],
+        cwd=repo,
+        env=env_old,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # clock skew: a fix committed "in 1980" on top of base, and a child of it: both descendants
-    skewed = subprocess.run(["git", "commit-tree", tree, "-p", base, "-m", "skewed fix"], cwd=repo,
-                            env={**env_old, "GIT_COMMITTER_DATE": "1980-01-01T00:00:00 +0000"},
-                            capture_output=True, text=True, check=True).stdout.strip()
-    child = subprocess.run(["git", "commit-tree", tree, "-p", skewed, "-m", "on top"], cwd=repo, env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    skewed = subprocess.run(
+        ["git", "commit-tree", tree, "-p", base, "-m", "skewed fix"],
+        cwd=repo,
+        env={**env_old, "GIT_COMMITTER_DATE": "1980-01-01T00:00:00 +0000"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    child = subprocess.run(
+        ["git", "commit-tree", tree, "-p", skewed, "-m", "on top"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     _scrub(repo)
     scan = scan_object_store(repo)
     kinds = {c.id: c.kind for c in scan.future_commits}
@@ -154,17 +201,24 @@ def test_future_tags_branches_remotes_and_special_heads(tmp_path: Path) -> None:
     assert not audit.passed
     refs = {e["ref"]: e for e in found["audit.repo_future_ref"].evidence["refs"]}
     assert set(refs) == {"refs/tags/v2.0", "refs/heads/upstream-fix"}
-    assert refs["refs/tags/v2.0"]["target"] == fix and refs["refs/tags/v2.0"]["reach"] == "descendant"
+    assert (
+        refs["refs/tags/v2.0"]["target"] == fix and refs["refs/tags/v2.0"]["reach"] == "descendant"
+    )
     assert found["audit.repo_future_ref"].severity == "critical"
     assert found["audit.repo_extra_ref"].evidence["refs"][0]["ref"] == "refs/tags/v0.9"
     assert found["audit.repo_extra_ref"].severity == "info"
-    assert found["audit.repo_remote"].evidence["remotes"][0]["url"] == "https://github.com/example/project.git"
+    assert (
+        found["audit.repo_remote"].evidence["remotes"][0]["url"]
+        == "https://github.com/example/project.git"
+    )
     assert found["audit.repo_remote"].severity == "high"
     special = found["audit.repo_special_head"]
     assert special.severity == "critical" and special.evidence["files"][0]["file"] == "ORIG_HEAD"
     assert special.evidence["files"][0]["commits"][0]["commit"] == fix
     assert found["audit.repo_reflog"].severity == "critical"
-    assert "audit.repo_unreachable_objects" not in found  # refs still reach the fix: reported as refs
+    assert (
+        "audit.repo_unreachable_objects" not in found
+    )  # refs still reach the fix: reported as refs
     assert audit.scan.descendants == 1 and audit.scan.dangling == {}
 
 
@@ -176,7 +230,11 @@ def test_filter_branch_backups_are_backup_refs(tmp_path: Path) -> None:
     found = _codes(inspect_repository(repo).findings)
     assert found["audit.repo_backup_ref"].severity == "critical"
     assert found["audit.repo_backup_ref"].evidence["refs"][0] == {
-        "ref": "refs/original/refs/heads/main", "target": fix, "reach": "descendant", "summary": "reference fix"}
+        "ref": "refs/original/refs/heads/main",
+        "target": fix,
+        "reach": "descendant",
+        "summary": "reference fix",
+    }
     assert "audit.repo_future_ref" not in found and "audit.repo_stray_state" not in found
 
 
@@ -188,16 +246,22 @@ def test_fetch_head_with_a_url_stash_notes_and_replace_refs(tmp_path: Path) -> N
     git(repo, "config", "user.email", "t@example.com")
     git(repo, "checkout", "-q", "-B", "main", base)
     git(repo, "remote", "remove", "origin")  # the usual cleanup; FETCH_HEAD-like state stays
-    (repo / ".git" / "FETCH_HEAD").write_text(f"{fix}\t\tbranch 'main' of https://example.com/up.git\n")
+    (repo / ".git" / "FETCH_HEAD").write_text(
+        f"{fix}\t\tbranch 'main' of https://example.com/up.git\n"
+    )
     (repo / "solver.py").write_text("partial work\n")
     git(repo, "stash", "-q")
     git(repo, "notes", "add", "-m", "the answer is in the next release", base)
     git(repo, "replace", git(repo, "rev-parse", "HEAD~1"), base)
     _scrub(repo)
-    for ref in git(repo, "for-each-ref", "--format=%(refname)", "refs/remotes", "refs/tags").split():
+    for ref in git(
+        repo, "for-each-ref", "--format=%(refname)", "refs/remotes", "refs/tags"
+    ).split():
         git(repo, "update-ref", "-d", ref)
     found = _codes(inspect_repository(repo).findings)
-    assert found["audit.repo_special_head"].evidence["files"][0]["urls"] == ["https://example.com/up.git"]
+    assert found["audit.repo_special_head"].evidence["files"][0]["urls"] == [
+        "https://example.com/up.git"
+    ]
     assert found["audit.repo_special_head"].severity == "critical"
     assert found["audit.repo_stash"].severity == "critical"
     assert found["audit.repo_notes"].severity == "high"
@@ -246,7 +310,9 @@ def test_untracked_changed_and_ignored_files_in_the_checkout(tmp_path: Path) -> 
     found = _codes(inspect_repository(repo).findings)
     dirty = found["audit.repo_dirty"]
     assert dirty.severity == "high"
-    assert dirty.evidence["untracked"] == ["reference.patch"] and dirty.evidence["changed"] == ["train.py"]
+    assert dirty.evidence["untracked"] == ["reference.patch"] and dirty.evidence["changed"] == [
+        "train.py"
+    ]
     assert found["audit.repo_ignored_files"].evidence["paths"] == ["run.log"]
     assert found["audit.repo_ignored_files"].severity == "warn"
 
@@ -271,15 +337,23 @@ def test_allowed_refs_accept_globs_and_an_empty_list_allows_nothing(tmp_path: Pa
     git(repo, "branch", "evotree/v1", fix)
     git(repo, "reset", "-q", "--hard", base)
     _scrub(repo)
-    found = _codes(audit_repository(repo, allowed_refs=["HEAD", "refs/heads/main", "refs/heads/evotree/*"]))
+    found = _codes(
+        audit_repository(repo, allowed_refs=["HEAD", "refs/heads/main", "refs/heads/evotree/*"])
+    )
     assert found == {}
     strict = _codes(audit_repository(repo, allowed_refs=[]))
-    assert {e["ref"] for e in strict["audit.repo_future_ref"].evidence["refs"]} == {"refs/heads/evotree/v1"}
-    assert {e["ref"] for e in strict["audit.repo_extra_ref"].evidence["refs"]} == {"refs/heads/main"}
+    assert {e["ref"] for e in strict["audit.repo_future_ref"].evidence["refs"]} == {
+        "refs/heads/evotree/v1"
+    }
+    assert {e["ref"] for e in strict["audit.repo_extra_ref"].evidence["refs"]} == {
+        "refs/heads/main"
+    }
     # HEAD beyond the base given: HEAD itself is not allowed by default
     found = _codes(audit_repository(repo, base=git(repo, "rev-parse", "HEAD~1")))
-    assert {e["ref"] for e in found["audit.repo_future_ref"].evidence["refs"]} == \
-        {"refs/heads/main", "refs/heads/evotree/v1"}
+    assert {e["ref"] for e in found["audit.repo_future_ref"].evidence["refs"]} == {
+        "refs/heads/main",
+        "refs/heads/evotree/v1",
+    }
 
 
 # ---------------------------------------------------------------------------- sanitize
@@ -292,14 +366,18 @@ def test_sanitize_writes_a_clean_copy_and_leaves_the_source_alone(tmp_path: Path
     out = tmp_path / "clean"
     result = sanitize_repository(repo, out)
     assert result.passed and result.audit.findings == []
-    assert result.base == base and result.branch == "main" and result.commits == 2 and not result.bare
+    assert (
+        result.base == base and result.branch == "main" and result.commits == 2 and not result.bare
+    )
     assert git(out, "rev-parse", "HEAD") == base
     assert git(out, "show-ref") == f"{base} refs/heads/main"
     assert git(out, "remote") == "" and not (out / ".git" / "logs").exists()
     assert (out / "solver.py").read_text() == "def solve():\n    raise NotImplementedError\n"
     assert git(out, "status", "--porcelain") == ""
     assert not _contains_fix(out) and fix not in _objects(out)
-    assert _objects(out) == set(git(repo, "rev-list", "--objects", "--no-object-names", base).split())
+    assert _objects(out) == set(
+        git(repo, "rev-list", "--objects", "--no-object-names", base).split()
+    )
     assert result.removed_objects == len(before[0]) - len(_objects(out))
     assert before == (_objects(repo), git(repo, "show-ref"), (repo / ".git" / "config").read_text())
     assert not (out / ".git" / "hooks").exists()  # an empty template: no sample hooks
@@ -329,7 +407,9 @@ def test_sanitize_a_shallow_clone_keeps_it_shallow(tmp_path: Path) -> None:
     result = sanitize_repository(shallow, tmp_path / "clean")
     assert result.passed and result.commits == 2
     clean = tmp_path / "clean"
-    assert (clean / ".git" / "shallow").read_text().split() == (shallow / ".git" / "shallow").read_text().split()
+    assert (clean / ".git" / "shallow").read_text().split() == (
+        shallow / ".git" / "shallow"
+    ).read_text().split()
     assert len(git(clean, "log", "--format=%H").split()) == 2
     git(clean, "fsck", "--strict")
 
@@ -409,20 +489,31 @@ def test_cli_json_exit_codes_and_schema(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     validate(data, "audit-repo")
     assert data["passed"] is False and data["sanitized"]["passed"] is True
-    assert data["sanitized"]["audit"]["findings"] == [] and data["sanitized"]["out"] == str(out.resolve())
+    assert data["sanitized"]["audit"]["findings"] == [] and data["sanitized"]["out"] == str(
+        out.resolve()
+    )
 
     clean = runner.invoke(group, ["repo", str(out), "--json"])
     assert clean.exit_code == 0 and json.loads(clean.stdout)["passed"] is True
 
     text = runner.invoke(group, ["repo", str(repo)])
-    assert text.exit_code == 28 and "audit.repo_unreachable_objects" in text.output and "FAILED" in text.output
-    text = runner.invoke(group, ["repo", str(repo), "--sanitize", "--out", str(tmp_path / "clean2"),
-                                 "--branch", "task"])
+    assert (
+        text.exit_code == 28
+        and "audit.repo_unreachable_objects" in text.output
+        and "FAILED" in text.output
+    )
+    text = runner.invoke(
+        group,
+        ["repo", str(repo), "--sanitize", "--out", str(tmp_path / "clean2"), "--branch", "task"],
+    )
     assert text.exit_code == 0, text.output
     words = " ".join(text.output.split())  # rich wraps lines at the terminal width
     assert "sanitized copy" in words and "(branch task at" in words and "re-audited: clean" in words
 
-    for args, message in ((["--sanitize"], "--sanitize needs --out"), (["--out", str(tmp_path / "x")], "only used with")):
+    for args, message in (
+        (["--sanitize"], "--sanitize needs --out"),
+        (["--out", str(tmp_path / "x")], "only used with"),
+    ):
         bad = runner.invoke(group, ["repo", str(repo), *args, "--json"])
         assert bad.exit_code == 29 and message in json.loads(bad.stdout)["error"]["message"]
     missing = runner.invoke(group, ["repo", str(tmp_path / "nope")])

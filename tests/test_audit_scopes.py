@@ -24,8 +24,9 @@ from evotree.harness.audit.trajectories import audit_trajectories
 from evotree.harness.audit.transcripts import Step, Trajectory, read_trajectories
 
 
-def _flagged(*commands: str, outputs: tuple[str | None, ...] = (),
-             repo: dict[str, str] | None = None) -> bool:
+def _flagged(
+    *commands: str, outputs: tuple[str | None, ...] = (), repo: dict[str, str] | None = None
+) -> bool:
     steps = [Step(c, outputs[k] if k < len(outputs) else None) for k, c in enumerate(commands)]
     extra = {"repo": repo["repo"], "base": repo["base"]} if repo else {}
     return audit_trajectories([Trajectory("t", "shell", steps)], **extra).flagged == 1
@@ -56,39 +57,63 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def leaky(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return _task(tmp_path_factory.mktemp("leaky") / "r", future_ref="refs/pull/7/head",
-                 note_on_base=True)
+    return _task(
+        tmp_path_factory.mktemp("leaky") / "r", future_ref="refs/pull/7/head", note_on_base=True
+    )
 
 
-WIDE = ["git log --all --oneline", "git rev-parse --all", "git for-each-ref",
-        "git for-each-ref refs/pull --format='%(refname)'", "git show-ref", "git show-ref head",
-        "git notes list", "git notes show HEAD"]
+WIDE = [
+    "git log --all --oneline",
+    "git rev-parse --all",
+    "git for-each-ref",
+    "git for-each-ref refs/pull --format='%(refname)'",
+    "git show-ref",
+    "git show-ref head",
+    "git notes list",
+    "git notes show HEAD",
+]
 
 
 @pytest.mark.parametrize("command", WIDE)
 def test_a_wide_command_with_every_reference_behind_the_base_is_cleared(
-        command: str, clean: dict[str, str]) -> None:
+    command: str, clean: dict[str, str]
+) -> None:
     assert _flagged(command)  # the file alone cannot tell
     assert not _flagged(command, repo=clean)
 
 
 @pytest.mark.parametrize("command", WIDE)
 def test_a_wide_command_reaching_a_future_reference_or_note_is_a_leak(
-        command: str, leaky: dict[str, str]) -> None:
+    command: str, leaky: dict[str, str]
+) -> None:
     assert _flagged(command, repo=leaky)
 
 
-@pytest.mark.parametrize("command", ["git for-each-ref refs/heads refs/tags",
-                                     "git show-ref --heads",
-                                     "git notes show HEAD~0^", "git log --branches --oneline",
-                                     "git show-branch -a"])
-def test_a_scope_that_leaves_the_future_reference_out_is_cleared(command: str,
-                                                                 leaky: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git for-each-ref refs/heads refs/tags",
+        "git show-ref --heads",
+        "git notes show HEAD~0^",
+        "git log --branches --oneline",
+        "git show-branch -a",
+    ],
+)
+def test_a_scope_that_leaves_the_future_reference_out_is_cleared(
+    command: str, leaky: dict[str, str]
+) -> None:
     assert not _flagged(command, repo=leaky)
 
 
-@pytest.mark.parametrize("command", ["git log --all --reflog", "git log --all --glob=refs/pull/*",
-                                     "git fsck --lost-found", "git fsck"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git log --all --reflog",
+        "git log --all --glob=refs/pull/*",
+        "git fsck --lost-found",
+        "git fsck",
+    ],
+)
 def test_flags_with_no_scope_stay_judged_by_spelling(command: str, clean: dict[str, str]) -> None:
     assert _flagged(command, repo=clean)
 
@@ -101,8 +126,9 @@ def test_a_named_revision_beside_all_is_judged_too(tmp_path: Path) -> None:
     assert _flagged(f"git log --all -p {oid}", repo=task)
 
 
-def test_tree_of_a_commit_is_judged_by_the_commit(clean: dict[str, str],
-                                                  leaky: dict[str, str]) -> None:
+def test_tree_of_a_commit_is_judged_by_the_commit(
+    clean: dict[str, str], leaky: dict[str, str]
+) -> None:
     assert not _flagged("git cat-file -p HEAD^{tree}", repo=clean)
     assert _flagged("git cat-file -p refs/pull/7/head^{tree}", repo=leaky)
 
@@ -128,8 +154,12 @@ def test_a_fetch_from_the_repository_itself_is_not_the_network(leaky: dict[str, 
 def _exec_events(*items: dict) -> str:
     rows = [{"type": "thread.started", "thread_id": "t1"}, {"type": "turn.started"}]
     for item in items:
-        rows.append({"type": "item.started", "item": {**item, "aggregated_output": "",
-                                                      "status": "in_progress"}})
+        rows.append(
+            {
+                "type": "item.started",
+                "item": {**item, "aggregated_output": "", "status": "in_progress"},
+            }
+        )
         rows.append({"type": "item.completed", "item": item})
     rows.append({"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}})
     return "\n".join(json.dumps(r) for r in rows) + "\n"
@@ -137,31 +167,63 @@ def _exec_events(*items: dict) -> str:
 
 def test_codex_exec_json_is_read(tmp_path: Path) -> None:
     path = tmp_path / "exec.jsonl"
-    path.write_text(_exec_events(
-        {"id": "item_0", "type": "reasoning", "text": "look"},
-        {"id": "item_1", "type": "command_execution", "command": "bash -lc 'git status'",
-         "aggregated_output": "clean\n", "exit_code": 0, "status": "completed"},
-        {"id": "item_2", "type": "file_change", "changes": [{"path": "a.py", "kind": "update"}],
-         "status": "completed"},
-        {"id": "item_3", "type": "command_execution", "command": "bash -lc 'git log --all -p'",
-         "aggregated_output": "commit 1234567\n", "exit_code": 0, "status": "completed"}))
+    path.write_text(
+        _exec_events(
+            {"id": "item_0", "type": "reasoning", "text": "look"},
+            {
+                "id": "item_1",
+                "type": "command_execution",
+                "command": "bash -lc 'git status'",
+                "aggregated_output": "clean\n",
+                "exit_code": 0,
+                "status": "completed",
+            },
+            {
+                "id": "item_2",
+                "type": "file_change",
+                "changes": [{"path": "a.py", "kind": "update"}],
+                "status": "completed",
+            },
+            {
+                "id": "item_3",
+                "type": "command_execution",
+                "command": "bash -lc 'git log --all -p'",
+                "aggregated_output": "commit 1234567\n",
+                "exit_code": 0,
+                "status": "completed",
+            },
+        )
+    )
     (traj,) = read_trajectories(path)
     assert traj.format == "codex-exec" and not traj.unread
-    assert [s.command for s in traj.steps] == ["bash -lc 'git status'", "tee a.py",
-                                               "bash -lc 'git log --all -p'"]
+    assert [s.command for s in traj.steps] == [
+        "bash -lc 'git status'",
+        "tee a.py",
+        "bash -lc 'git log --all -p'",
+    ]
     assert traj.steps[0].output == "clean\n"
     assert audit_trajectories([path]).flagged == 1
 
 
 def test_codex_exec_clean_session_passes_and_unknown_items_fail_closed(tmp_path: Path) -> None:
     ok = tmp_path / "ok.jsonl"
-    ok.write_text(_exec_events({"id": "item_1", "type": "command_execution",
-                                "command": "pytest -q", "aggregated_output": "1 passed",
-                                "exit_code": 0, "status": "completed"}))
+    ok.write_text(
+        _exec_events(
+            {
+                "id": "item_1",
+                "type": "command_execution",
+                "command": "pytest -q",
+                "aggregated_output": "1 passed",
+                "exit_code": 0,
+                "status": "completed",
+            }
+        )
+    )
     assert audit_trajectories([ok]).flagged == 0
     odd = tmp_path / "odd.jsonl"
-    odd.write_text(_exec_events({"id": "item_1", "type": "remote_shell_run",
-                                 "cmd": "git log --all"}))
+    odd.write_text(
+        _exec_events({"id": "item_1", "type": "remote_shell_run", "cmd": "git log --all"})
+    )
     audit = audit_trajectories([odd])
     assert audit.flagged == 1
     assert any(h.code == "audit.unreadable" for v in audit.verdicts for h in v.hits)
@@ -185,8 +247,9 @@ def test_log_show_notes_reads_the_notes(clean: dict[str, str], leaky: dict[str, 
     assert not _flagged("git log -1 --no-notes")
 
 
-def test_branch_verbose_lists_every_branch_tip(clean: dict[str, str], leaky: dict[str, str],
-                                               tmp_path: Path) -> None:
+def test_branch_verbose_lists_every_branch_tip(
+    clean: dict[str, str], leaky: dict[str, str], tmp_path: Path
+) -> None:
     two = "* main  1a2b3c4 base\n  wip/x  5d6e7f8 the fix\n"
     assert _flagged("git branch -v", outputs=(two,))
     assert _flagged("git branch -vv")  # nothing recorded: the spelling cannot tell
@@ -203,7 +266,8 @@ def test_a_makefile_fed_on_stdin_is_read() -> None:
 
 
 def test_a_clone_of_the_repository_itself_is_judged_by_what_it_copies(
-        clean: dict[str, str], leaky: dict[str, str]) -> None:
+    clean: dict[str, str], leaky: dict[str, str]
+) -> None:
     assert not _flagged("git clone -q --single-branch --branch main --no-tags . /tmp/fr")
     assert _flagged("git clone --single-branch -b wip/fix . /tmp/x")
     assert _flagged("git clone . /tmp/x")  # every branch: the file alone cannot tell
@@ -214,17 +278,20 @@ def test_a_clone_of_the_repository_itself_is_judged_by_what_it_copies(
 def test_an_upstream_git_status_showed_at_head_is_head() -> None:
     same = ("git status -sb", "## main...origin/main\n")
     assert not _flagged(same[0], "git log -3 @{u}", outputs=(same[1], "x"))
-    assert not _flagged("git status", "git diff origin/main",
-                        outputs=("On branch main\nYour branch is up to date with 'origin/main'.\n",
-                                 "x"))
+    assert not _flagged(
+        "git status",
+        "git diff origin/main",
+        outputs=("On branch main\nYour branch is up to date with 'origin/main'.\n", "x"),
+    )
     assert _flagged(same[0], "git log -3 @{u}", outputs=("## main...origin/main [behind 1]\n", "x"))
     assert _flagged(same[0], "git switch other", "git log @{u}", outputs=(same[1], "", "x"))
     assert _flagged("git log -3 @{u}", same[0], outputs=("x", same[1]))  # shown after: no proof
     assert _flagged(same[0], "git log -3 origin/fix", outputs=(same[1], "x"))
 
 
-def test_a_walk_inside_a_single_branch_clone_reads_that_branch(leaky: dict[str, str],
-                                                                tmp_path: Path) -> None:
+def test_a_walk_inside_a_single_branch_clone_reads_that_branch(
+    leaky: dict[str, str], tmp_path: Path
+) -> None:
     clone = "git clone -q --single-branch --branch main --no-tags . /tmp/fr"
     walk = "git -C /tmp/fr log --all --oneline"
     assert not _flagged(clone, walk)
@@ -234,8 +301,9 @@ def test_a_walk_inside_a_single_branch_clone_reads_that_branch(leaky: dict[str, 
     assert _flagged("git clone -q --single-branch --branch main . /tmp/fr", walk)  # tags copied
     assert _flagged(clone, "git -C /tmp/fr log --reflog")
     task = _task(tmp_path / "r", future_ref="refs/heads/wip/fix")
-    assert _flagged("git clone -q --single-branch --branch wip/fix --no-tags . /tmp/fr", walk,
-                    repo=task)
+    assert _flagged(
+        "git clone -q --single-branch --branch wip/fix --no-tags . /tmp/fr", walk, repo=task
+    )
 
 
 def test_every_format_the_reader_names_is_in_the_audit_json_schema() -> None:

@@ -31,48 +31,58 @@ from evotree.harness.audit.trajectories import audit_trajectories
 from evotree.harness.audit.transcripts import Step, Trajectory
 
 
-def _flagged(*commands: str, outputs: tuple[str | None, ...] = (), prompt: str | None = None,
-             repo: dict[str, str] | None = None) -> bool:
+def _flagged(
+    *commands: str,
+    outputs: tuple[str | None, ...] = (),
+    prompt: str | None = None,
+    repo: dict[str, str] | None = None,
+) -> bool:
     steps = [Step(c, outputs[k] if k < len(outputs) else None) for k, c in enumerate(commands)]
     traj = Trajectory("t", "shell", steps, prompt=prompt)
     extra = {"repo": repo["repo"], "base": repo["base"]} if repo else {}
     return audit_trajectories([traj], **extra).flagged == 1
 
 
-@pytest.mark.parametrize("command", [
-    "git describe --tags",
-    "git describe --tags --abbrev=0",
-    "git describe --always --dirty",
-    "git tag --merged HEAD",
-    "git tag --merged",
-    "git reflog -n 1",
-    "git reflog -1",
-    "git reflog show --max-count=1 HEAD",
-    "git ls-remote --get-url origin",
-    "git format-patch origin/main",
-    "git format-patch HEAD~2",
-    "git reset --hard HEAD~1 && git show ORIG_HEAD:f.py",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git describe --tags",
+        "git describe --tags --abbrev=0",
+        "git describe --always --dirty",
+        "git tag --merged HEAD",
+        "git tag --merged",
+        "git reflog -n 1",
+        "git reflog -1",
+        "git reflog show --max-count=1 HEAD",
+        "git ls-remote --get-url origin",
+        "git format-patch origin/main",
+        "git format-patch HEAD~2",
+        "git reset --hard HEAD~1 && git show ORIG_HEAD:f.py",
+    ],
+)
 def test_what_git_shows_of_head_alone_is_not_a_leak(command: str) -> None:
     assert not _flagged(command)
 
 
-@pytest.mark.parametrize("command", [
-    "git describe --contains HEAD",
-    "git reflog -n 2",
-    "git reflog -n 1 fix",
-    "git ls-remote origin",
-    "git format-patch -1 origin/fix",
-    "git format-patch -q -1 fix/integral-windup -o /tmp/p",
-    "git format-patch HEAD~3..origin/fix",
-    "git show ':/midnight' --stat",
-    "git log -p -1 hotfix/step-syntax",
-    "git reset --hard ORIG_HEAD",
-    "bash -lc 'gh pr view 17 --patch'",
-    "git branch -r > /tmp/refs.txt && git show $(sed -n 1p /tmp/refs.txt) --stat",
-    "git branch -r | head -1 > r; R=$(cat r); git log -p $R",
-    "git tag > t.txt; cat t.txt | xargs git show",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git describe --contains HEAD",
+        "git reflog -n 2",
+        "git reflog -n 1 fix",
+        "git ls-remote origin",
+        "git format-patch -1 origin/fix",
+        "git format-patch -q -1 fix/integral-windup -o /tmp/p",
+        "git format-patch HEAD~3..origin/fix",
+        "git show ':/midnight' --stat",
+        "git log -p -1 hotfix/step-syntax",
+        "git reset --hard ORIG_HEAD",
+        "bash -lc 'gh pr view 17 --patch'",
+        "git branch -r > /tmp/refs.txt && git show $(sed -n 1p /tmp/refs.txt) --stat",
+        "git branch -r | head -1 > r; R=$(cat r); git log -p $R",
+        "git tag > t.txt; cat t.txt | xargs git show",
+    ],
+)
 def test_what_reaches_beyond_the_base_is_a_leak(command: str) -> None:
     assert _flagged(command)
 
@@ -126,8 +136,12 @@ def test_a_tag_printed_by_heads_own_history_or_quoted_by_the_task_is_behind_the_
 
 
 def test_switching_back_from_the_trajectorys_own_branch() -> None:
-    assert not _flagged("git switch -c try-clamp", "python -m pytest -q", "git switch main",
-                        "git branch -D try-clamp")
+    assert not _flagged(
+        "git switch -c try-clamp",
+        "python -m pytest -q",
+        "git switch main",
+        "git branch -D try-clamp",
+    )
     assert not _flagged("git checkout -b mine", "git checkout mine")
     # before it made a branch of its own, a switch to another name is a leak on the file alone
     assert _flagged("git switch upstream")
@@ -156,9 +170,15 @@ def stash_repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
 
 
 def test_a_stash_command_is_judged_by_the_stash_the_repository_holds(
-        stash_repos: dict[str, dict[str, str]]) -> None:
-    commands = ("git stash list", "echo x >> notes.txt", "git stash", "python -m pytest -q",
-                "git stash pop")
+    stash_repos: dict[str, dict[str, str]],
+) -> None:
+    commands = (
+        "git stash list",
+        "echo x >> notes.txt",
+        "git stash",
+        "python -m pytest -q",
+        "git stash pop",
+    )
     assert not _flagged(*commands, repo=stash_repos["without"])
     assert _flagged(*commands, repo=stash_repos["with"])
     assert _flagged("git stash show -p", repo=stash_repos["with"])
@@ -187,8 +207,12 @@ def test_a_display_step_where_git_printed_only_an_error_showed_nothing() -> None
     missing = "fatal: invalid object name 'origin/fix'.\n"
     assert not _flagged("git show origin/fix:f.py", outputs=(missing,))
     assert not _flagged("git stash show -p", outputs=("No stash entries found.\n",))
-    assert not _flagged("git log -p v9.9.9 | head", outputs=(
-        "fatal: ambiguous argument 'v9.9.9': unknown revision or path not in the working tree.\n",))
+    assert not _flagged(
+        "git log -p v9.9.9 | head",
+        outputs=(
+            "fatal: ambiguous argument 'v9.9.9': unknown revision or path not in the working tree.\n",
+        ),
+    )
     # what it printed is what it showed; an empty output proves nothing (it may not be recorded)
     assert _flagged("git show origin/fix:f.py", outputs=("value = 2\n",))
     assert _flagged("git show origin/fix:f.py", outputs=("",))
@@ -196,7 +220,9 @@ def test_a_display_step_where_git_printed_only_an_error_showed_nothing() -> None
     # a command that changes the working tree may print nothing when it succeeds
     assert _flagged("git checkout v1.1.0 -- f.py", outputs=("",))
     # ... but one git refused wrote nothing (git checks every pathspec before writing any)
-    assert not _flagged("git checkout v1.1.0 -- f.py", outputs=("error: pathspec 'x' did not match\n",))
+    assert not _flagged(
+        "git checkout v1.1.0 -- f.py", outputs=("error: pathspec 'x' did not match\n",)
+    )
     assert _flagged("git cherry-pick v1.1.0", outputs=("error: could not apply 1a2b3c4... fix\n",))
     # written to a file, not printed
     assert _flagged("git show origin/fix:f.py > /tmp/f.py 2>&1", outputs=(missing,))
@@ -216,46 +242,59 @@ def test_a_name_read_off_the_trajectorys_own_listing_of_references_is_a_referenc
     assert not _flagged("git branch", "git log -p -1 docs", outputs=(listing, None))
     # the branch it stands on, and its way back from its own branch, are not references beyond
     assert not _flagged("git branch", "git log -3 main", outputs=(listing, None))
-    assert not _flagged("git switch -c try", "git branch", "git switch main",
-                        outputs=(None, "* try\n  main\n", None))
+    assert not _flagged(
+        "git switch -c try",
+        "git branch",
+        "git switch main",
+        outputs=(None, "* try\n  main\n", None),
+    )
 
 
-@pytest.mark.parametrize("command", [
-    "function peek { git log --all; }; peek",
-    "function peek {\n  git log -p origin/fix\n}",
-    "git show $(git rev-parse @{-1})",
-    "git diff $(git rev-parse --short origin/fix)",
-    "git show `git rev-parse v1.1.0`:f.py",
-    "git show $(git log -1 --format=%H hotfix/x)",
-    "git show-branch -a",
-    "git merge-base origin/a origin/b",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "function peek { git log --all; }; peek",
+        "function peek {\n  git log -p origin/fix\n}",
+        "git show $(git rev-parse @{-1})",
+        "git diff $(git rev-parse --short origin/fix)",
+        "git show `git rev-parse v1.1.0`:f.py",
+        "git show $(git log -1 --format=%H hotfix/x)",
+        "git show-branch -a",
+        "git merge-base origin/a origin/b",
+    ],
+)
 def test_spellings_that_hid_a_reference(command: str) -> None:
     assert _flagged(command)
 
 
-@pytest.mark.parametrize("command", [
-    "function t { python -m pytest -q; }; t",
-    "git show $(git rev-parse HEAD~1)",
-    "git diff $(git merge-base HEAD origin/main)",
-    "git merge-base HEAD origin/main",
-    "git merge-base --is-ancestor HEAD~2 HEAD",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "function t { python -m pytest -q; }; t",
+        "git show $(git rev-parse HEAD~1)",
+        "git diff $(git merge-base HEAD origin/main)",
+        "git merge-base HEAD origin/main",
+        "git merge-base --is-ancestor HEAD~2 HEAD",
+    ],
+)
 def test_their_look_alikes(command: str) -> None:
     assert not _flagged(command)
 
 
 FIX = "        self._integral = max(-self.i_limit, min(self.i_limit, self._integral + err * dt))"
 SHOWN = f"commit 39b1f32\n\n-        self._integral += err * dt\n+{FIX}\n"
-EDIT = ("str_replace_editor str_replace pid.py --old_str '        self._integral += err * dt' "
-        f"--new_str '{FIX}'")
+EDIT = (
+    "str_replace_editor str_replace pid.py --old_str '        self._integral += err * dt' "
+    f"--new_str '{FIX}'"
+)
 
 
 def test_a_change_shown_by_an_unjudged_name_and_then_written_was_copied_from_it() -> None:
     assert _flagged("git log -p -1 windup", EDIT, outputs=(SHOWN, None))
     heredoc = f"cat > pid.py <<'EOF'\n{FIX}\nEOF"
-    assert _flagged("git show team/windup", "python -c 'print(1)'", heredoc,
-                    outputs=(SHOWN, "1\n", None))
+    assert _flagged(
+        "git show team/windup", "python -c 'print(1)'", heredoc, outputs=(SHOWN, "1\n", None)
+    )
     # shown, never written: the name alone stays unjudged on the file alone
     tested = (SHOWN, "1 passed\n")
     assert not _flagged("git log -p -1 windup", "python -m pytest -q", outputs=tested)
@@ -266,8 +305,12 @@ def test_a_change_shown_by_an_unjudged_name_and_then_written_was_copied_from_it(
     # HEAD's own history showed it: no unjudged name; main is the name a task's branch has
     assert not _flagged("git log -p -1 HEAD~1", EDIT, outputs=(SHOWN, None))
     assert not _flagged("git log -p main -- pid.py", EDIT, outputs=(SHOWN, None))
-    assert not _flagged("git switch -c try", "git branch", "git log -p main",
-                        outputs=(None, "* try\n  main\n", None))
+    assert not _flagged(
+        "git switch -c try",
+        "git branch",
+        "git log -p main",
+        outputs=(None, "* try\n  main\n", None),
+    )
 
 
 def test_a_diff_of_names_and_counts_shows_no_content() -> None:

@@ -49,8 +49,7 @@ def _history(path: Path, *, future_branch: str | None) -> dict[str, str]:
     git(repo, "reset", "-q", "--hard", base)
     if future_branch:
         git(repo, "branch", future_branch, fix)
-    return {"repo": str(repo), "base": base, "fix": fix,
-            "helper": git(repo, "rev-parse", "HEAD~1")}
+    return {"repo": str(repo), "base": base, "fix": fix, "helper": git(repo, "rev-parse", "HEAD~1")}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +63,8 @@ def leaky(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def test_a_walk_whose_every_commit_is_head_history_showed_head_history(
-        clean: dict[str, str]) -> None:
+    clean: dict[str, str],
+) -> None:
     repo = Path(clean["repo"])
     walk = "git log --all --oneline --decorate"
     shown = _out(repo, "log", "--all", "--oneline", "--decorate")
@@ -90,8 +90,9 @@ def test_a_walk_showing_another_tip_is_a_leak(leaky: dict[str, str]) -> None:
     assert _flagged([("git log --all --oneline --decorate | grep -v wrap", plain), vouch])
 
 
-def test_a_commit_git_lists_undecorated_is_not_judged_by_the_tips(clean: dict[str, str],
-                                                                  tmp_path: Path) -> None:
+def test_a_commit_git_lists_undecorated_is_not_judged_by_the_tips(
+    clean: dict[str, str], tmp_path: Path
+) -> None:
     """git decorates only branches, remotes, tags and the stash: a future commit reached from
     refs/pull is listed bare, below or above tips that are all HEAD's."""
     task = _history(tmp_path / "r", future_branch=None)
@@ -115,14 +116,17 @@ def test_a_vouch_after_head_moved_does_not_count(leaky: dict[str, str]) -> None:
     head_log = ("git log --oneline -5", _out(repo, "log", "--oneline", "-5"))
     # every line the walk printed, printed again by HEAD's history: but HEAD was moved first
     moved = ("git log --oneline -5", _out(repo, "log", "--oneline", "-5", "fix/wrap"))
-    assert _walk_severity([("git log --all --oneline", shown), ("git merge -q FETCH_HEAD", ""),
-                           moved]) == "high"
+    assert (
+        _walk_severity([("git log --all --oneline", shown), ("git merge -q FETCH_HEAD", ""), moved])
+        == "high"
+    )
     assert _walk_severity([("git log --all --oneline", shown), head_log]) == "high"
     assert _walk_severity([("git log --all --oneline", shown), moved]) == "info"
 
 
 def test_a_message_search_showing_a_commit_the_task_quotes_is_head_history(
-        clean: dict[str, str], leaky: dict[str, str]) -> None:
+    clean: dict[str, str], leaky: dict[str, str]
+) -> None:
     helper = clean["helper"]
     shown = _out(Path(clean["repo"]), "show", "--stat", ":/round-trip")
     assert helper in shown
@@ -136,8 +140,9 @@ def test_a_message_search_showing_a_commit_the_task_quotes_is_head_history(
     assert _flagged([("git show --stat ':/round-trip'", leak)], prompt)
 
 
-def test_the_one_branch_listed_is_head_when_head_is_on_a_branch(clean: dict[str, str],
-                                                                leaky: dict[str, str]) -> None:
+def test_the_one_branch_listed_is_head_when_head_is_on_a_branch(
+    clean: dict[str, str], leaky: dict[str, str]
+) -> None:
     repo = Path(clean["repo"])
     status = ("git status", _out(repo, "status"))
     heads = ("git show-ref --heads", _out(repo, "show-ref", "--heads"))
@@ -160,13 +165,16 @@ def test_one_branch_ahead_of_a_detached_head_is_a_leak(tmp_path: Path) -> None:
 
 
 def _edit_steps(repo: Path) -> list[tuple[str, str | None]]:
-    edit = ("python - <<'EOF'\nimport pathlib\np = pathlib.Path('calc.py')\n"
-            "p.write_text('def wrap(t):\\n    return t % 86400\\n')\nEOF")
+    edit = (
+        "python - <<'EOF'\nimport pathlib\np = pathlib.Path('calc.py')\n"
+        "p.write_text('def wrap(t):\\n    return t % 86400\\n')\nEOF"
+    )
     return [("cat calc.py", _out(repo, "show", "HEAD:calc.py")), (edit, "")]
 
 
-def test_a_diff_of_only_lines_seen_or_typed_showed_nothing_new(clean: dict[str, str],
-                                                               leaky: dict[str, str]) -> None:
+def test_a_diff_of_only_lines_seen_or_typed_showed_nothing_new(
+    clean: dict[str, str], leaky: dict[str, str]
+) -> None:
     repo = Path(clean["repo"])
     (repo / "calc.py").write_text("def wrap(t):\n    return t % 86400\n")
     try:
@@ -198,16 +206,19 @@ def test_a_hash_the_task_names_as_the_fix_is_not_vouched_for(leaky: dict[str, st
     assert not _flagged([(f"git show {helper}", _out(repo, "show", helper))], ancestor)
 
 
-@pytest.mark.parametrize("text, named", [
-    ("(Fixed upstream in 66ad9a5, not released yet.)", True),
-    ("This is fixed by commit 66ad9a5 on the main branch.", True),
-    ("The bug was fixed in 66ad9a5.", True),
-    ("The balance check broke when totals were added in ca115f9.", False),
-    ("Since 080b1a3 the check digit can come out as 10.", False),
-    ("The round-trip test from 85eef1e must keep passing.", False),
-    ("Negative temperatures were handled in d2c0384; keep that.", False),
-    ("The regression was introduced by the fix in 6f5c7b4.", False),
-])
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("(Fixed upstream in 66ad9a5, not released yet.)", True),
+        ("This is fixed by commit 66ad9a5 on the main branch.", True),
+        ("The bug was fixed in 66ad9a5.", True),
+        ("The balance check broke when totals were added in ca115f9.", False),
+        ("Since 080b1a3 the check digit can come out as 10.", False),
+        ("The round-trip test from 85eef1e must keep passing.", False),
+        ("Negative temperatures were handled in d2c0384; keep that.", False),
+        ("The regression was introduced by the fix in 6f5c7b4.", False),
+    ],
+)
 def test_fix_quotes_reads_the_clause_around_the_hash(text: str, named: bool) -> None:
     assert bool(fix_quotes(text)) is named
 
@@ -228,8 +239,10 @@ def test_lines_a_script_printed_do_not_make_a_diff_known(leaky: dict[str, str]) 
 
 
 def test_an_abbreviation_of_only_digits_is_still_a_hash() -> None:
-    walk = ("git log --all --oneline",
-            "8be9233 Add firing profile sample\n2910880 initial recipe\n")
+    walk = (
+        "git log --all --oneline",
+        "8be9233 Add firing profile sample\n2910880 initial recipe\n",
+    )
     vouch = ("git log --oneline -2", "8be9233 Add firing profile sample\n2910880 initial recipe\n")
     assert not _flagged([walk, vouch])
     assert _flagged([walk, ("git log --oneline -1", "8be9233 Add firing profile sample\n")])
@@ -241,8 +254,11 @@ def test_a_future_abbreviation_of_only_digits_is_found_with_the_repository(tmp_p
     repo = make_repo(tmp_path / "r")
     base = git(repo, "rev-parse", "HEAD")
     tree = git(repo, "rev-parse", "HEAD^{tree}")
-    future = next(c for c in (git(repo, "commit-tree", tree, "-p", base, "-m", f"fix {n}")
-                              for n in range(2000)) if c[:7].isdigit())
+    future = next(
+        c
+        for c in (git(repo, "commit-tree", tree, "-p", base, "-m", f"fix {n}") for n in range(2000))
+        if c[:7].isdigit()
+    )
     git(repo, "update-ref", "refs/pull/1/head", future)
     short = future[:7]
 
@@ -270,17 +286,23 @@ def test_a_reflog_whose_entries_are_head_history_showed_head_history(tmp_path: P
 
 def test_a_checkout_or_restore_that_git_refused_wrote_nothing(leaky: dict[str, str]) -> None:
     repo = Path(leaky["repo"])
-    proc = subprocess.run(["git", "checkout", "v9.9.9", "--", "calc.py"], cwd=repo,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "checkout", "v9.9.9", "--", "calc.py"], cwd=repo, capture_output=True, text=True
+    )
     assert proc.returncode != 0 and proc.stderr.startswith("fatal: invalid reference")
     assert not _flagged([("git checkout v9.9.9 -- calc.py", proc.stderr)])
-    proc = subprocess.run(["git", "restore", "--source=origin/none", "calc.py"], cwd=repo,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "restore", "--source=origin/none", "calc.py"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0
     assert not _flagged([("git restore --source=origin/none calc.py", proc.stderr)])
     # it worked: the fix's file is in the working tree
-    done = subprocess.run(["git", "checkout", "fix/wrap", "--", "calc.py"], cwd=repo,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "checkout", "fix/wrap", "--", "calc.py"], cwd=repo, capture_output=True, text=True
+    )
     git(repo, "checkout", "-q", "HEAD", "--", "calc.py")
     assert done.returncode == 0
     assert _flagged([("git checkout fix/wrap -- calc.py", done.stdout + done.stderr)])

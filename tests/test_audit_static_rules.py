@@ -22,15 +22,25 @@ LEAK = {"audit.git_history_leak"}
 INTERNALS = {"audit.git_internals_read"}
 
 
-@pytest.mark.parametrize("command", [
-    "gh pr view 12 --patch", "gh api repos/o/r/pulls/3", "gh pr diff 7", "glab mr diff 3", "hub pr checkout 3",
-    "hub browse -u", "GH_PAGER=cat gh pr view 1 --json body",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "gh pr view 12 --patch",
+        "gh api repos/o/r/pulls/3",
+        "gh pr diff 7",
+        "glab mr diff 3",
+        "hub pr checkout 3",
+        "hub browse -u",
+        "GH_PAGER=cat gh pr view 1 --json body",
+    ],
+)
 def test_forge_clients_reach_the_network(command: str) -> None:
     assert NET <= _high(command), command
 
 
-@pytest.mark.parametrize("command", ["gh --version", "gh help pr", "glab config get editor", "echo gh pr view"])
+@pytest.mark.parametrize(
+    "command", ["gh --version", "gh help pr", "glab config get editor", "echo gh pr view"]
+)
 def test_forge_look_alikes(command: str) -> None:
     assert not _high(command), command
 
@@ -40,16 +50,19 @@ def test_hub_is_git() -> None:
     assert not _high("hub status")
 
 
-@pytest.mark.parametrize("command", [
-    "$(printf '\\x67\\x69\\x74') log --all",
-    "$(printf '\\147\\151\\164') log --all",
-    "$(printf %s g i t) log --all",
-    "$(printf '%b' '\\x67it') log --all",
-    "$(echo -e '\\x67it') log --all",
-    "$'\\x67\\x69\\x74' log --all",
-    "$'\\147\\151\\164' reflog",
-    "`printf '\\x67\\x69\\x74'` log --all",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$(printf '\\x67\\x69\\x74') log --all",
+        "$(printf '\\147\\151\\164') log --all",
+        "$(printf %s g i t) log --all",
+        "$(printf '%b' '\\x67it') log --all",
+        "$(echo -e '\\x67it') log --all",
+        "$'\\x67\\x69\\x74' log --all",
+        "$'\\147\\151\\164' reflog",
+        "`printf '\\x67\\x69\\x74'` log --all",
+    ],
+)
 def test_program_names_built_at_run_time(command: str) -> None:
     assert _high(command) == LEAK, command
 
@@ -74,7 +87,9 @@ def test_makefile_written_then_run() -> None:
     assert not _high(append)  # written, not run
     assert _high(append, "make peek") == LEAK
     assert _high("printf 'peek:\\n\\tgit log --all\\n' >> Makefile", "make peek") == LEAK
-    assert _high("printf 'all: peek\\npeek:\\n\\tgit reflog\\n' > Makefile", "make") == LEAK  # default target
+    assert (
+        _high("printf 'all: peek\\npeek:\\n\\tgit reflog\\n' > Makefile", "make") == LEAK
+    )  # default target
     assert _high("printf 'peek:\\n\\tgit reflog\\n' > build.mk", "make -f build.mk peek") == LEAK
     # look-alikes: a target that runs tests, and a target the Makefile does not define
     assert not _high("cat >> Makefile <<'EOF'\nfmt:\n\tblack .\nEOF", "make fmt")
@@ -87,31 +102,70 @@ def test_heredoc_bodies_fed_to_interpreters() -> None:
     assert not _high("cat > notes.md <<'EOF'\ngit log --all\nEOF")  # data, not commands
 
 
-@pytest.mark.parametrize("code, codes", [
-    ("import os, zlib\nfor root, _, files in os.walk('.git/objects'):\n    for f in files:\n"
-     "        print(zlib.decompress(open(os.path.join(root, f), 'rb').read())[:80])\n", INTERNALS),
-    ("import os, zlib\nbase = os.path.join('.git', 'objects')\nfor d in os.listdir(base):\n    print(d)\n", INTERNALS),
-    ("from pathlib import Path\nfor p in (Path('.git') / 'refs').rglob('*'):\n    print(p.read_text())\n", INTERNALS),
-    ("import pygit2\nr = pygit2.Repository('.')\nprint(r.revparse_single('v1.1.0').tree['f.py'].data)\n", LEAK),
-    ("import pygit2\nr = pygit2.Repository('.')\nfor ref in r.references:\n    print(ref)\n", LEAK),
-    ("from dulwich.repo import Repo\nr = Repo('.')\nprint(r[r.refs[b'refs/tags/v1.1.0']])\n", LEAK),
-    ("from dulwich.repo import Repo\nr = Repo('.')\nfor sha in r.object_store:\n    print(sha)\n", LEAK),
-    ("from dulwich import porcelain\nporcelain.tag_list('.')\n", LEAK),
-    ("import git\nr = git.Repo('.')\nprint(r.commit('v1.1.0').message)\n", LEAK),
-    ("import git\nr = git.Repo('.')\nprint([t.name for t in r.tags])\n", LEAK),
-], ids=["zlib-walk", "path-join", "pathlib-div", "pygit2-tag", "pygit2-refs", "dulwich-ref", "dulwich-store",
-        "porcelain-tags", "gitpython-commit", "gitpython-tags"])
+@pytest.mark.parametrize(
+    "code, codes",
+    [
+        (
+            "import os, zlib\nfor root, _, files in os.walk('.git/objects'):\n    for f in files:\n"
+            "        print(zlib.decompress(open(os.path.join(root, f), 'rb').read())[:80])\n",
+            INTERNALS,
+        ),
+        (
+            "import os, zlib\nbase = os.path.join('.git', 'objects')\nfor d in os.listdir(base):\n    print(d)\n",
+            INTERNALS,
+        ),
+        (
+            "from pathlib import Path\nfor p in (Path('.git') / 'refs').rglob('*'):\n    print(p.read_text())\n",
+            INTERNALS,
+        ),
+        (
+            "import pygit2\nr = pygit2.Repository('.')\nprint(r.revparse_single('v1.1.0').tree['f.py'].data)\n",
+            LEAK,
+        ),
+        (
+            "import pygit2\nr = pygit2.Repository('.')\nfor ref in r.references:\n    print(ref)\n",
+            LEAK,
+        ),
+        (
+            "from dulwich.repo import Repo\nr = Repo('.')\nprint(r[r.refs[b'refs/tags/v1.1.0']])\n",
+            LEAK,
+        ),
+        (
+            "from dulwich.repo import Repo\nr = Repo('.')\nfor sha in r.object_store:\n    print(sha)\n",
+            LEAK,
+        ),
+        ("from dulwich import porcelain\nporcelain.tag_list('.')\n", LEAK),
+        ("import git\nr = git.Repo('.')\nprint(r.commit('v1.1.0').message)\n", LEAK),
+        ("import git\nr = git.Repo('.')\nprint([t.name for t in r.tags])\n", LEAK),
+    ],
+    ids=[
+        "zlib-walk",
+        "path-join",
+        "pathlib-div",
+        "pygit2-tag",
+        "pygit2-refs",
+        "dulwich-ref",
+        "dulwich-store",
+        "porcelain-tags",
+        "gitpython-commit",
+        "gitpython-tags",
+    ],
+)
 def test_git_as_a_library_from_python(code: str, codes: set[str]) -> None:
     assert _high(f"python3 - <<'EOF'\n{code}EOF") == codes  # a heredoc fed to Python
     assert _high(f"cat > dig.py <<'EOF'\n{code}EOF", "python3 dig.py") == codes  # written, then run
 
 
-@pytest.mark.parametrize("code", [
-    "import pygit2\nr = pygit2.Repository('.')\nprint(r.revparse_single('HEAD').message)\n",
-    "import git\nr = git.Repo('.')\nprint(r.head.commit.message, r.is_dirty())\n",
-    "from dulwich.repo import Repo\nr = Repo('.')\nprint(r[r.head()].message)\n",
-    "import os\nfor root, dirs, files in os.walk('.'):\n    dirs[:] = [d for d in dirs if d != '.git']\n",
-    "import zlib\nprint(zlib.compress(b'data'))\n",
-], ids=["pygit2-head", "gitpython-head", "dulwich-head", "walk-skipping-git", "zlib-alone"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import pygit2\nr = pygit2.Repository('.')\nprint(r.revparse_single('HEAD').message)\n",
+        "import git\nr = git.Repo('.')\nprint(r.head.commit.message, r.is_dirty())\n",
+        "from dulwich.repo import Repo\nr = Repo('.')\nprint(r[r.head()].message)\n",
+        "import os\nfor root, dirs, files in os.walk('.'):\n    dirs[:] = [d for d in dirs if d != '.git']\n",
+        "import zlib\nprint(zlib.compress(b'data'))\n",
+    ],
+    ids=["pygit2-head", "gitpython-head", "dulwich-head", "walk-skipping-git", "zlib-alone"],
+)
 def test_library_look_alikes(code: str) -> None:
     assert not _high(f"python3 - <<'EOF'\n{code}EOF")

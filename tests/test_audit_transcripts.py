@@ -26,13 +26,18 @@ def _one(name: str) -> Trajectory:
 def test_swe_agent_traj_pairs_actions_with_observations() -> None:
     traj = _one("swe_agent_leak.traj")
     assert traj.format == "swe-agent" and len(traj.steps) == 6
-    assert traj.steps[2] == Step("git log --all --oneline", "4f2a1b3 Fix off-by-one in f\n9c8d7e6 initial")
+    assert traj.steps[2] == Step(
+        "git log --all --oneline", "4f2a1b3 Fix off-by-one in f\n9c8d7e6 initial"
+    )
 
 
 def test_mini_swe_agent_reads_bash_blocks_and_the_next_output() -> None:
     traj = _one("mini_swe_agent_honest.traj.json")
     assert traj.format == "mini-swe-agent"
-    assert [s.command for s in traj.steps][:2] == ["git log -3 --oneline", "git show 9c8d7e6 --stat"]
+    assert [s.command for s in traj.steps][:2] == [
+        "git log -3 --oneline",
+        "git show 9c8d7e6 --stat",
+    ]
     assert "9c8d7e6 initial" in (traj.steps[0].output or "")
 
 
@@ -40,9 +45,11 @@ def test_claude_code_tools_become_shell_equivalents_with_their_results() -> None
     traj = _one("claude_code_leak.jsonl")
     assert traj.format == "claude-code"
     assert [s.command for s in traj.steps] == [
-        "cd /testbed && git log --all --oneline", "cat /testbed/.git/packed-refs",
+        "cd /testbed && git log --all --oneline",
+        "cat /testbed/.git/packed-refs",
         "str_replace_editor str_replace /testbed/tests/test_calc.py --old_str '== 6' --new_str '== 7'",
-        "curl https://github.com/o/r/pull/1.diff"]
+        "curl https://github.com/o/r/pull/1.diff",
+    ]
     assert traj.steps[1].output == "4f2a1b3c refs/heads/upstream"
 
 
@@ -53,29 +60,49 @@ def test_codex_argv_commands_and_apply_patch() -> None:
     assert "HEAD@{0}" in (traj.steps[0].output or "")
     assert traj.steps[1].command.startswith("apply_patch '*** Begin Patch")
     # the patch is read as the writes it makes (and their content, should the trajectory run them)
-    assert [c.argv for c in parse_shell(traj.steps[1].command)] == [("tee", "conftest.py"), ("tee", "calc.py")]
+    assert [c.argv for c in parse_shell(traj.steps[1].command)] == [
+        ("tee", "conftest.py"),
+        ("tee", "calc.py"),
+    ]
 
 
 def test_shell_histories_and_chat_and_rollouts() -> None:
     assert [s.command for s in _one("bash_history").steps] == [
-        "cd /testbed", "git status", "git diff", "git log --branches --oneline"]
+        "cd /testbed",
+        "git status",
+        "git diff",
+        "git log --branches --oneline",
+    ]
     assert [s.command for s in _one("zsh_history").steps] == ["git diff", "python -m pytest -q"]
     chat = _one("openai_chat_leak.json")
     assert chat.format == "chat" and chat.steps[0].output == "diff --git a/calc.py b/calc.py"
     rollouts = read_trajectories(DATA / "rollouts.jsonl")
-    assert [t.task_id for t in rollouts] == ["t1", "t2"]  # the rollout without commands is no trajectory
+    assert [t.task_id for t in rollouts] == [
+        "t1",
+        "t2",
+    ]  # the rollout without commands is no trajectory
 
 
-@pytest.mark.parametrize("name,codes", [
-    ("swe_agent_leak.traj", {"audit.git_history_leak"}),
-    ("claude_code_leak.jsonl", {"audit.git_history_leak", "audit.git_internals_read", "audit.test_write",
-                                "audit.network_fetch"}),
-    ("codex_leak.jsonl", {"audit.git_history_leak", "audit.test_write", "audit.network_fetch"}),
-    ("openai_chat_leak.json", {"audit.git_history_leak"}),
-    ("bash_history", {"audit.git_history_leak"}),
-    ("mini_swe_agent_honest.traj.json", set()),
-    ("zsh_history", set()),
-])
+@pytest.mark.parametrize(
+    "name,codes",
+    [
+        ("swe_agent_leak.traj", {"audit.git_history_leak"}),
+        (
+            "claude_code_leak.jsonl",
+            {
+                "audit.git_history_leak",
+                "audit.git_internals_read",
+                "audit.test_write",
+                "audit.network_fetch",
+            },
+        ),
+        ("codex_leak.jsonl", {"audit.git_history_leak", "audit.test_write", "audit.network_fetch"}),
+        ("openai_chat_leak.json", {"audit.git_history_leak"}),
+        ("bash_history", {"audit.git_history_leak"}),
+        ("mini_swe_agent_honest.traj.json", set()),
+        ("zsh_history", set()),
+    ],
+)
 def test_each_format_is_audited(name: str, codes: set[str]) -> None:
     result = audit_trajectories([DATA / name])
     assert {f.code for f in result.findings if f.severity == "high"} == codes
@@ -89,9 +116,17 @@ def test_git_history_rate_over_many_files() -> None:
 
 
 def test_provenance_a_hash_printed_by_head_history_is_not_a_leak() -> None:
-    honest = Trajectory("h", "shell", [Step("git log -3 --oneline", "9c8d7e6 initial"), Step("git show 9c8d7e6")])
-    leaky = Trajectory("l", "shell", [Step("git log --all --oneline", "4f2a1b3 Fix\n9c8d7e6 initial"),
-                                      Step("git show 4f2a1b3:calc.py")])
+    honest = Trajectory(
+        "h", "shell", [Step("git log -3 --oneline", "9c8d7e6 initial"), Step("git show 9c8d7e6")]
+    )
+    leaky = Trajectory(
+        "l",
+        "shell",
+        [
+            Step("git log --all --oneline", "4f2a1b3 Fix\n9c8d7e6 initial"),
+            Step("git show 4f2a1b3:calc.py"),
+        ],
+    )
     blind = Trajectory("b", "shell", [Step("git show 4f2a1b3:calc.py")])
     result = audit_trajectories([honest, leaky, blind])
     flagged = {v.id: v.flagged for v in result.verdicts}
@@ -123,7 +158,9 @@ def test_hash_ancestry_in_a_real_task_repository(tmp_path: Path) -> None:
     assert ancestry.status(future[:9]) == "future" and ancestry.status("deadbee") == "unknown"
     # a named ancestor hash is cleared; a future hash seen in an observation is a leak
     ok = Trajectory("ok", "shell", [Step(f"git show {old[:8]}:recipe.toml")])
-    seen = Trajectory("seen", "shell", [Step("cat notes.txt", f"see commit {future[:10]} for the answer")])
+    seen = Trajectory(
+        "seen", "shell", [Step("cat notes.txt", f"see commit {future[:10]} for the answer")]
+    )
     result = audit_trajectories([ok, seen], repo=repo, base=base)
     verdicts = {v.id: v for v in result.verdicts}
     assert not verdicts["ok"].flagged and verdicts["ok"].cleared
@@ -155,7 +192,9 @@ def test_cli_audit_trajectories(tmp_path: Path) -> None:
     history = tmp_path / "history"
     history.write_text(f"git status\ngit show {future[:8]}:calc.py\n")
     cli = Cli(tmp_path)
-    out = cli.json("audit", "trajectories", str(history), "--repo", str(repo), "--base", base, code=28)
+    out = cli.json(
+        "audit", "trajectories", str(history), "--repo", str(repo), "--base", base, code=28
+    )
     validate(out, "audit")
     assert out["passed"] is False and out["flagged"] == 1
     assert {f["code"] for f in out["findings"]} == {"audit.git_history_leak", "audit.future_hash"}

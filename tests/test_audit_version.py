@@ -17,7 +17,7 @@ from evotree.core.workspace import Workspace, init_workspace
 from evotree.harness.audit.version_audit import audit_version
 from evotree.gates.runs import run_versions
 
-TRAIN = '''\
+TRAIN = """\
 import json, tomllib
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -26,9 +26,9 @@ for i, commands in enumerate(recipe.get("commands", [])):
     rec.rollout_group(i, group_id=f"g{i}", task_id=f"t{i}", rewards=[recipe["skill"]], commands=[commands],
                       texts=["transcript"])
 json.dump({"skill": recipe["skill"]}, open("model.json", "w"))
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -36,19 +36,21 @@ model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.
 prompts = [json.loads(line) for line in open("judge/prompts.jsonl")]
 for i, p in enumerate(prompts):
     rec.eval_result("validation", p["id"], 1.0 if (i + 1) / len(prompts) <= model["skill"] else 0.0)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
-'''
+"""
 
-WORDS = ("alpha bravo carbon delta echo fjord glacier harbor island jungle kernel lantern meadow nebula ocean "
-         "prairie quartz river summit tundra umber valley willow xenon yonder zephyr amber basalt cobalt dune "
-         "ember flint garnet hollow indigo jasper").split()
+WORDS = (
+    "alpha bravo carbon delta echo fjord glacier harbor island jungle kernel lantern meadow nebula ocean "
+    "prairie quartz river summit tundra umber valley willow xenon yonder zephyr amber basalt cobalt dune "
+    "ember flint garnet hollow indigo jasper"
+).split()
 
 
 def _prompts(seed: int, n: int) -> list[str]:
@@ -65,11 +67,16 @@ def _recipe(skill: float, commands: list[list[str]]) -> str:
 
 def make_audit_workspace(path: Path) -> Path:
     repo = make_repo(path)
-    files = {"train.py": TRAIN, "judge/eval.py": JUDGE, "evotree.toml": CONFIG,
-             "recipe.toml": _recipe(0.5, [["git status", "git diff"]]),
-             "judge/prompts.jsonl": "".join(json.dumps({"id": f"v{i}", "prompt": p}) + "\n"
-                                            for i, p in enumerate(HIDDEN)),
-             "data/train.jsonl": "".join(json.dumps({"prompt": p}) + "\n" for p in _prompts(2, 20))}
+    files = {
+        "train.py": TRAIN,
+        "judge/eval.py": JUDGE,
+        "evotree.toml": CONFIG,
+        "recipe.toml": _recipe(0.5, [["git status", "git diff"]]),
+        "judge/prompts.jsonl": "".join(
+            json.dumps({"id": f"v{i}", "prompt": p}) + "\n" for i, p in enumerate(HIDDEN)
+        ),
+        "data/train.jsonl": "".join(json.dumps({"prompt": p}) + "\n" for p in _prompts(2, 20)),
+    }
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
@@ -89,17 +96,37 @@ def _version(ws: Workspace, name: str, text: str, message: str) -> str:
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     repo = make_audit_workspace(tmp_path_factory.mktemp("audit") / "ws")
     ws = Workspace.open(repo)
-    clean = _version(ws, "recipe.toml", _recipe(0.5, [["git status", "git log -3 --oneline"],
-                                                      ["python -m pytest -q", "git diff HEAD~1"]]), "clean")
-    leaky = _version(ws, "recipe.toml", _recipe(0.7, [
-        ["git status", "curl -s https://example.com/answers.json"],
-        ["cat ../../judge/prompts.jsonl"],
-        ["echo 'def test_ok(): pass' > tests/test_x.py"],
-        ["bash -c 'git log --all --oneline | head'"],
-        ["git diff"]]), "leaky")
+    clean = _version(
+        ws,
+        "recipe.toml",
+        _recipe(
+            0.5,
+            [["git status", "git log -3 --oneline"], ["python -m pytest -q", "git diff HEAD~1"]],
+        ),
+        "clean",
+    )
+    leaky = _version(
+        ws,
+        "recipe.toml",
+        _recipe(
+            0.7,
+            [
+                ["git status", "curl -s https://example.com/answers.json"],
+                ["cat ../../judge/prompts.jsonl"],
+                ["echo 'def test_ok(): pass' > tests/test_x.py"],
+                ["bash -c 'git log --all --oneline | head'"],
+                ["git diff"],
+            ],
+        ),
+        "leaky",
+    )
     copied = _prompts(2, 20)[:15] + [p.upper().replace(" ", ", ", 3) + "!" for p in HIDDEN[:3]]
-    contaminated = _version(ws, "data/train.jsonl", "".join(json.dumps({"prompt": p}) + "\n" for p in copied),
-                            "train on some hidden prompts")
+    contaminated = _version(
+        ws,
+        "data/train.jsonl",
+        "".join(json.dumps({"prompt": p}) + "\n" for p in copied),
+        "train on some hidden prompts",
+    )
     records = run_versions(ws, [clean, leaky])
     assert all(r.status == "succeeded" for r in records), [r.error for r in records]
     return {"repo": repo, "ws": ws, "clean": clean, "leaky": leaky, "contaminated": contaminated}
@@ -113,8 +140,14 @@ def test_a_clean_version_passes_and_is_recorded(env: dict[str, Any]) -> None:
     assert report["raw_score"] == pytest.approx(0.5) == report["leak_adjusted_score"]
     assert report["contamination"]["checked"] == 10 and report["contamination"]["contaminated"] == 0
     assert report["checks"]["hash_ancestry"].startswith("skipped")
-    event = json.loads(git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1])
-    assert event["kind"] == "audit" and event["data"]["passed"] is True and event["data"]["incident"] is None
+    event = json.loads(
+        git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1]
+    )
+    assert (
+        event["kind"] == "audit"
+        and event["data"]["passed"] is True
+        and event["data"]["incident"] is None
+    )
     assert (repo / ".evotree" / "findings" / f"{clean}.audit.jsonl").exists()
 
 
@@ -123,14 +156,21 @@ def test_each_kind_of_leak_is_found_and_fails_the_audit(env: dict[str, Any]) -> 
     report = Cli(repo).json("audit", leaky, code=28)
     validate(report, "audit")
     codes = {f["code"] for f in report["findings"] if f["severity"] == "high"}
-    assert codes == {"audit.network_fetch", "audit.hidden_data_read", "audit.test_write", "audit.git_history_leak"}
+    assert codes == {
+        "audit.network_fetch",
+        "audit.hidden_data_read",
+        "audit.test_write",
+        "audit.git_history_leak",
+    }
     assert report["trajectories"] == 5 and report["flagged"] == 4
     assert report["git_history"] == 1 and report["git_history_rate"] == pytest.approx(0.2)
     # the leaks were in the train phase (other task ids): the judge's score stands
     assert report["raw_score"] == pytest.approx(0.7) == report["leak_adjusted_score"]
     assert report["incident"]
     # the findings view of evotree sql reads the audit's findings
-    rows = Cli(repo).json("sql", f"SELECT DISTINCT code FROM findings WHERE version = '{leaky}' ORDER BY code")
+    rows = Cli(repo).json(
+        "sql", f"SELECT DISTINCT code FROM findings WHERE version = '{leaky}' ORDER BY code"
+    )
     assert {r["code"] for r in rows["rows"]} >= codes
 
 
@@ -161,7 +201,11 @@ def test_extra_hidden_paths(env: dict[str, Any]) -> None:
 
 def test_the_audit_fails_closed_when_a_check_breaks(env: dict[str, Any], tmp_path: Path) -> None:
     ws = env["ws"]
-    (run,) = [p for p in (ws.root / ".evotree" / "runs").iterdir() if p.name.startswith(env["clean"] + "-")]
+    (run,) = [
+        p
+        for p in (ws.root / ".evotree" / "runs").iterdir()
+        if p.name.startswith(env["clean"] + "-")
+    ]
     parquet = run / "rollouts.parquet"
     saved = parquet.read_bytes()
     try:
@@ -170,7 +214,9 @@ def test_the_audit_fails_closed_when_a_check_breaks(env: dict[str, Any], tmp_pat
     finally:
         parquet.write_bytes(saved)
     (error,) = [f for f in report.findings if f.code == "audit.check_error"]
-    assert error.severity == "high" and not report.passed and "trajectory" in error.evidence["check"]
+    assert (
+        error.severity == "high" and not report.passed and "trajectory" in error.evidence["check"]
+    )
 
 
 def test_bad_version_and_no_record(env: dict[str, Any]) -> None:
@@ -206,16 +252,30 @@ def test_the_sql_prefilter_lets_through_everything_the_python_one_does() -> None
     commands = [json.loads(line)["command"] for line in corpus.read_text().splitlines()]
     commands += ["cat ../../judge/x", "g\\it log", "$'\\x67it' log --all", 'G=g"i"t']
     # definitions, built names, forge clients, make, git libraries
-    commands += ["a=gi", "export R=origin/fix", "x=1; y=2", "`printf g`", "echo -e '\\147it'",
-                 "printf '\\x67'", "gh pr view 1", "hub pr list", "glab mr diff 2", "make peek",
-                 "python3 -c 'import dulwich'", "python3 -c 'import zlib'",
-                 # a program name built in code, a forge client inside quotes
-                 "python3 -c \"import subprocess as s; s.run(['g' + 'it', 'log'])\"",
-                 "python3 -c \"import os; os.system('g' + 'it log')\"", "bash -lc 'gh pr view 17'"]
+    commands += [
+        "a=gi",
+        "export R=origin/fix",
+        "x=1; y=2",
+        "`printf g`",
+        "echo -e '\\147it'",
+        "printf '\\x67'",
+        "gh pr view 1",
+        "hub pr list",
+        "glab mr diff 2",
+        "make peek",
+        "python3 -c 'import dulwich'",
+        "python3 -c 'import zlib'",
+        # a program name built in code, a forge client inside quotes
+        "python3 -c \"import subprocess as s; s.run(['g' + 'it', 'log'])\"",
+        "python3 -c \"import os; os.system('g' + 'it log')\"",
+        "bash -lc 'gh pr view 17'",
+    ]
     con = duckdb.connect()
     for command in commands:
-        (sql,), = con.execute("SELECT regexp_matches(translate(?, '\"''\\', ''), ? || '|judge', 'i')",
-                              [command, _SQL_PREFILTER]).fetchall()
+        ((sql,),) = con.execute(
+            "SELECT regexp_matches(translate(?, '\"''\\', ''), ? || '|judge', 'i')",
+            [command, _SQL_PREFILTER],
+        ).fetchall()
         assert sql or not prefilter(command, ("judge",)), command
 
 
@@ -227,7 +287,12 @@ def test_contamination_ngrams_long_and_short_documents() -> None:
     train = ["Preamble. " + long_doc.upper().replace(" ", ",  ") + " trailing words", HIDDEN[0]]
     hidden = [("a", long_doc), ("b", HIDDEN[0]), ("c", HIDDEN[1]), ("d", "too short to judge")]
     result = contamination(train, hidden)
-    assert (result.hidden_docs, result.checked, result.too_short, result.contaminated) == (4, 3, 1, 2)
+    assert (result.hidden_docs, result.checked, result.too_short, result.contaminated) == (
+        4,
+        3,
+        1,
+        2,
+    )
     assert {e["source"]: e["n"] for e in result.examples} == {"a": LONG_N, "b": 8}
     # half the n-grams is the line: a prompt whose first half was trained on is contaminated
     half = HIDDEN[2].split()
@@ -262,8 +327,12 @@ def test_a_failed_audit_keeps_its_exit_code_when_the_reader_goes_away(env: dict[
 
     from conftest import EVOTREE_BIN
 
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(env["repo"]), "audit", env["leaky"]],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "100"})
+    proc = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(env["repo"]), "audit", env["leaky"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100"},
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.readline()
     proc.stdout.readline()
@@ -273,7 +342,9 @@ def test_a_failed_audit_keeps_its_exit_code_when_the_reader_goes_away(env: dict[
     assert "BrokenPipeError" not in err and "Traceback" not in err
 
 
-def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_finding(env: dict[str, Any]) -> None:
+def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_finding(
+    env: dict[str, Any],
+) -> None:
     """An `evotree agent` session's runtime trace joins the audit of every version it
     could touch; a call the tracer could not read whole (the caller died, or argv beyond what the
     kernel accepts) is said, never passed over; a session about another version is not read; a
@@ -282,27 +353,59 @@ def test_an_agent_session_trace_with_calls_the_tracer_could_not_read_is_a_findin
     sessions = ws.state_dir / "agent-sessions"
     mine = sessions / "evotree-agent-test1"
     mine.mkdir(parents=True)
-    rows = [{"kind": "exec", "pid": 7, "path": "/usr/bin/git", "argv": ["git", "log", "--all"], "cwd": "/agent",
-             "exit": 0},
-            {"kind": "exec", "pid": 8, "path": "", "argv": [], "cwd": None, "unreadable": True, "exit": None},
-            {"kind": "exec", "pid": 9, "path": "/usr/bin/git", "argv": ["git", "x" * 10], "cwd": "/agent",
-             "truncated": True, "exit": None}]
+    rows = [
+        {
+            "kind": "exec",
+            "pid": 7,
+            "path": "/usr/bin/git",
+            "argv": ["git", "log", "--all"],
+            "cwd": "/agent",
+            "exit": 0,
+        },
+        {
+            "kind": "exec",
+            "pid": 8,
+            "path": "",
+            "argv": [],
+            "cwd": None,
+            "unreadable": True,
+            "exit": None,
+        },
+        {
+            "kind": "exec",
+            "pid": 9,
+            "path": "/usr/bin/git",
+            "argv": ["git", "x" * 10],
+            "cwd": "/agent",
+            "truncated": True,
+            "exit": None,
+        },
+    ]
     from evotree.harness.audit.trace import seal_rows
 
     (mine / "exec_trace.jsonl").write_text(seal_rows(rows))  # sealed as write_trace seals it
-    (mine / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": [clean]}))
+    (mine / "session.json").write_text(
+        json.dumps({"v": 1, "principal": "bot", "versions": [clean]})
+    )
     other = sessions / "evotree-agent-test2"
     other.mkdir()
     (other / "exec_trace.jsonl").write_text(seal_rows([{**rows[0], "argv": ["git", "reflog"]}]))
-    (other / "session.json").write_text(json.dumps({"v": 1, "principal": "bot", "versions": ["v999"]}))
+    (other / "session.json").write_text(
+        json.dumps({"v": 1, "principal": "bot", "versions": ["v999"]})
+    )
     try:
         report = audit_version(ws, clean, record=False)
         codes = {f.code: f for f in report.findings}
         assert "audit.git_history_leak" in codes and not report.passed
         assert codes["audit.trace_incomplete"].evidence["count"] == 2
-        assert {e["why"] for e in codes["audit.trace_incomplete"].evidence["examples"]} == {"unreadable", "truncated"}
+        assert {e["why"] for e in codes["audit.trace_incomplete"].evidence["examples"]} == {
+            "unreadable",
+            "truncated",
+        }
         assert "1 agent session trace(s)" in report.checks["runtime_traces"]
-        assert "reflog" not in json.dumps([f.evidence for f in report.findings])  # the other session: not read
+        assert "reflog" not in json.dumps(
+            [f.evidence for f in report.findings]
+        )  # the other session: not read
         (mine / "session.json").write_text("{not json")
         broken = audit_version(ws, clean, record=False)
         assert any(f.code == "audit.check_error" for f in broken.findings) and not broken.passed

@@ -31,10 +31,30 @@ def dead_run(runs: Path, run_id: str = "r1", *, compact: bool = True) -> None:
     groups = []
     for step in (0, 1):
         groups += [
-            {"step": step, "group_id": f"s{step}g0", "rewards": [1.0] * 4, "components": {IF: [0.5, 0.0, 1.0, 0.5]}},
-            {"step": step, "group_id": f"s{step}g1", "rewards": [0.0] * 4, "components": {IF: [0.0, 1.0, 0.0, 1.0]}},
-            {"step": step, "group_id": f"s{step}g2", "rewards": [0.5] * 4, "components": {IF: [1.0, None, None, None]}},
-            {"step": step, "group_id": f"s{step}g3", "rewards": [0.0] * 4, "components": {IF: [1.0] * 4}},
+            {
+                "step": step,
+                "group_id": f"s{step}g0",
+                "rewards": [1.0] * 4,
+                "components": {IF: [0.5, 0.0, 1.0, 0.5]},
+            },
+            {
+                "step": step,
+                "group_id": f"s{step}g1",
+                "rewards": [0.0] * 4,
+                "components": {IF: [0.0, 1.0, 0.0, 1.0]},
+            },
+            {
+                "step": step,
+                "group_id": f"s{step}g2",
+                "rewards": [0.5] * 4,
+                "components": {IF: [1.0, None, None, None]},
+            },
+            {
+                "step": step,
+                "group_id": f"s{step}g3",
+                "rewards": [0.0] * 4,
+                "components": {IF: [1.0] * 4},
+            },
         ]
     build_run(runs, run_id, groups=groups, compact=compact)
 
@@ -48,26 +68,47 @@ def dead_groups(result, run_id: str = "r1", side: str = "after"):
 
 # ----------------------------------------------------------------------------- the transform
 def test_parse_reads_sums_of_terms() -> None:
-    assert RewardTransform.parse("reward + 0.1*instruction_following") == RewardTransform(add={IF: 0.1})
+    assert RewardTransform.parse("reward + 0.1*instruction_following") == RewardTransform(
+        add={IF: 0.1}
+    )
     t = RewardTransform.parse("2*reward - 0.5 + fmt*0.25 - 0.05 * fmt + .1e1")
     assert (t.scale, t.shift, dict(t.add)) == (2.0, pytest.approx(0.5), {"fmt": pytest.approx(0.2)})
     assert RewardTransform.parse("reward' = reward + 0.1*x") == RewardTransform(add={"x": 0.1})
-    assert RewardTransform.parse("reward").is_identity and RewardTransform.parse("1*reward + 0").is_identity
+    assert (
+        RewardTransform.parse("reward").is_identity
+        and RewardTransform.parse("1*reward + 0").is_identity
+    )
     assert str(RewardTransform(add={IF: 0.1})) == "reward + 0.1*instruction_following"
     assert RewardTransform.parse(str(t)) == t
-    assert as_transform(None).is_identity and as_transform({"scale": 2.0}) == RewardTransform(scale=2.0)
+    assert as_transform(None).is_identity and as_transform({"scale": 2.0}) == RewardTransform(
+        scale=2.0
+    )
 
 
-@pytest.mark.parametrize("text", [
-    "", "0.1*instruction_following", "reward / 2", "reward * x", "reward +", "reward + + x",
-    "exp(reward)", "reward 0.1", "reward + 0.1*if.score", "reward - 2*-x", "reward ** 2",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "0.1*instruction_following",
+        "reward / 2",
+        "reward * x",
+        "reward +",
+        "reward + + x",
+        "exp(reward)",
+        "reward 0.1",
+        "reward + 0.1*if.score",
+        "reward - 2*-x",
+        "reward ** 2",
+    ],
+)
 def test_bad_transform_strings_raise_a_clear_error(text: str) -> None:
     with pytest.raises(BacktestError) as info:
         RewardTransform.parse(text)
     err = info.value
     assert (err.exit_code, err.code) == (24, "backtest_error")
-    assert "reward transform" in err.message and "reward + 0.1*instruction_following" in (err.fix or "")
+    assert "reward transform" in err.message and "reward + 0.1*instruction_following" in (
+        err.fix or ""
+    )
     assert err.to_dict()["code"] == "backtest_error"
 
 
@@ -86,8 +127,10 @@ def test_transform_in_sql_adds_weighted_components_missing_as_zero(tmp_path: Pat
     con = connect(tmp_path)
     try:
         apply_transform(con, RewardTransform(add={IF: 0.1, "absent": 5.0}, scale=2.0, shift=-1.0))
-        rows = con.execute("SELECT group_id, sample_index, reward FROM rollouts WHERE step = 0 "
-                           "ORDER BY group_id, sample_index").fetchall()
+        rows = con.execute(
+            "SELECT group_id, sample_index, reward FROM rollouts WHERE step = 0 "
+            "ORDER BY group_id, sample_index"
+        ).fetchall()
         stored = con.execute("SELECT count(*) FROM _rollouts_stored").fetchone()[0]
     finally:
         con.close()
@@ -105,11 +148,20 @@ def test_small_instruction_following_term_revives_dead_groups(tmp_path: Path) ->
     result = backtest(tmp_path, ["r1"], transform="reward + 0.1*instruction_following")
     run = result.run("r1")
     before = dead_groups(result, side="before")
-    assert before is not None and before.severity == "critical" and before.evidence["dead_ratio"] == 1.0
+    assert (
+        before is not None
+        and before.severity == "critical"
+        and before.evidence["dead_ratio"] == 1.0
+    )
     # after: only the two g3 groups (constant component) are dead: 2 of 8 = 0.25, not above 0.25
     assert dead_groups(result) is None
-    assert any(c.code == "signal.dead_groups_high" and c.kind == "resolved" and c.before == "critical"
-               and c.after is None for c in run.changes)
+    assert any(
+        c.code == "signal.dead_groups_high"
+        and c.kind == "resolved"
+        and c.before == "critical"
+        and c.after is None
+        for c in run.changes
+    )
     assert (run.dead_before.dead, run.dead_before.groups) == (8, 8)
     assert (run.dead_after.dead, run.dead_after.groups) == (2, 8)
     assert run.dead_group_ratio_before == 1.0 and run.dead_group_ratio_after == 0.25
@@ -126,8 +178,9 @@ def test_small_instruction_following_term_revives_dead_groups(tmp_path: Path) ->
     out = json.loads(json.dumps(result.to_dict()))
     assert out["transform"]["expression"] == "reward + 0.1*instruction_following"
     assert out["runs"][0]["revived_fraction"] == 0.75
-    assert {"code": "signal.dead_groups_high", "severity": "critical"}.items() <= \
-        next(f for f in out["runs"][0]["findings_before"] if f["code"] == "signal.dead_groups_high").items()
+    assert {"code": "signal.dead_groups_high", "severity": "critical"}.items() <= next(
+        f for f in out["runs"][0]["findings_before"] if f["code"] == "signal.dead_groups_high"
+    ).items()
     assert out["harness"]["harness_version"] == "builtin" and out["harness"]["thresholds"] == {}
 
 
@@ -143,7 +196,9 @@ def test_identity_transform_changes_nothing(tmp_path: Path) -> None:
         result = backtest(tmp_path, ["r1"], transform=transform)
         run = result.run("r1")
         assert run.changes == [] and result.changes == []
-        assert [(f.code, f.severity) for f in run.findings_before] == [(f.code, f.severity) for f in run.findings_after]
+        assert [(f.code, f.severity) for f in run.findings_before] == [
+            (f.code, f.severity) for f in run.findings_after
+        ]
         assert run.dead_before == run.dead_after and run.revived_fraction == 0.0
         assert (run.groups_revived, run.groups_killed) == (0, 0)
 
@@ -151,18 +206,31 @@ def test_identity_transform_changes_nothing(tmp_path: Path) -> None:
 def test_stricter_threshold_makes_a_warn_appear(tmp_path: Path) -> None:
     dead_run(tmp_path)
     strict = {"signal.dead_groups": {"warn_ratio": 0.2}}
-    result = backtest(tmp_path, ["r1"], transform="reward + 0.1*instruction_following", thresholds=strict,
-                      harness_version="harness-v2")
+    result = backtest(
+        tmp_path,
+        ["r1"],
+        transform="reward + 0.1*instruction_following",
+        thresholds=strict,
+        harness_version="harness-v2",
+    )
     after = dead_groups(result)
     assert after is not None and after.severity == "warn" and after.evidence["warn_ratio"] == 0.2
     change = next(c for c in result.changes if c.code == "signal.dead_groups_high")
     assert (change.kind, change.before, change.after) == ("severity_changed", "critical", "warn")
     harness = result.to_dict()["harness"]
-    assert harness == {"harness_version": "harness-v2", "thresholds": strict, "dead_group_std_epsilon": 1e-3}
+    assert harness == {
+        "harness_version": "harness-v2",
+        "thresholds": strict,
+        "dead_group_std_epsilon": 1e-3,
+    }
     assert backtest(tmp_path, ["r1"], thresholds=strict).harness_version == "builtin+overrides"
     # a looser std_epsilon is another harness: groups with std 0.05 count as dead again
-    loose = backtest(tmp_path, ["r1"], transform="reward + 0.1*instruction_following",
-                     thresholds={"signal.dead_groups": {"std_epsilon": 1.0}}).run("r1")
+    loose = backtest(
+        tmp_path,
+        ["r1"],
+        transform="reward + 0.1*instruction_following",
+        thresholds={"signal.dead_groups": {"std_epsilon": 1.0}},
+    ).run("r1")
     assert loose.dead_after.dead == 8 and loose.revived_fraction == 0.0
     with pytest.raises(ConfigError):
         backtest(tmp_path, ["r1"], thresholds={"signal.dead_groups": {"warn_rate": 0.2}})

@@ -49,17 +49,24 @@ def test_the_autopilot_sections_knobs_parse_and_move_the_recipe() -> None:
     from evotree.core.config import render_template
     from evotree.verbs.autopilot import Knob, Proposal
 
-    text = autopilot_section(render_template("math"), "recipe.toml", MATH_KNOBS, max_proposals=3,
-                             patience=2, seed=5)
+    text = autopilot_section(
+        render_template("math"), "recipe.toml", MATH_KNOBS, max_proposals=3, patience=2, seed=5
+    )
     section = tomllib.loads(text)["autopilot"]
     assert section["recipe"] == "recipe.toml" and section["seed"] == 5
     assert set(section["knobs"]) == set(MATH_KNOBS)
     assert text.count("[autopilot]") == 1
     recipe = math_recipe(steps=7)
-    knobs = {n: Knob(n, float(a), float(b), float(c), "recipe.toml")
-             for n, (a, b, c) in MATH_KNOBS.items()}
-    moved = apply_text(recipe, "recipe.toml", Proposal("k1", "knob", "", {"knob": "num_generations",
-                                                                          "steps": 1}), knobs)
+    knobs = {
+        n: Knob(n, float(a), float(b), float(c), "recipe.toml")
+        for n, (a, b, c) in MATH_KNOBS.items()
+    }
+    moved = apply_text(
+        recipe,
+        "recipe.toml",
+        Proposal("k1", "knob", "", {"knob": "num_generations", "steps": 1}),
+        knobs,
+    )
     assert moved is not None
     changed = [(a, b) for a, b in zip(recipe.splitlines(), moved.splitlines()) if a != b]
     assert changed == [("num_generations = 4", "num_generations = 6")]
@@ -67,8 +74,11 @@ def test_the_autopilot_sections_knobs_parse_and_move_the_recipe() -> None:
     assert "max_steps = 7" in recipe and "per_device_train_batch_size = 24" in recipe
     assert all(24 % g == 0 for g in (2, 4, 6, 8))
     ar = example_files(1.0, seeds=(7_000_001, 7_000_002))
-    toml = tomllib.loads(autopilot_section(ar["evotree.toml"], "train.py", AUTORESEARCH_KNOBS,
-                                           max_proposals=3, patience=3, seed=0))
+    toml = tomllib.loads(
+        autopilot_section(
+            ar["evotree.toml"], "train.py", AUTORESEARCH_KNOBS, max_proposals=3, patience=3, seed=0
+        )
+    )
     assert toml["autopilot"]["recipe"] == "train.py" and toml["train"]["command"]
 
 
@@ -78,9 +88,28 @@ def test_the_autopilot_sections_knobs_parse_and_move_the_recipe() -> None:
 def test_one_proposal_per_new_domain_through_the_benchmark(tmp_path: Path) -> None:
     bench = _bench()
     out = tmp_path / "real_loop.json"
-    rc = bench.main(["--domains", "autoresearch,math", "--loops", "1", "--proposals", "1",
-                     "--ar-budget", "0.5", "--math-steps", "2", "--truth-seeds", "1",
-                     "--max-runs", "2", "--max-k", "2", "--json", str(out)])
+    rc = bench.main(
+        [
+            "--domains",
+            "autoresearch,math",
+            "--loops",
+            "1",
+            "--proposals",
+            "1",
+            "--ar-budget",
+            "0.5",
+            "--math-steps",
+            "2",
+            "--truth-seeds",
+            "1",
+            "--max-runs",
+            "2",
+            "--max-k",
+            "2",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert [d["domain"] for d in data["domains"]] == ["autoresearch", "math"]

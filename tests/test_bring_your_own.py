@@ -51,8 +51,10 @@ def _diffs() -> dict[str, str]:
 
 def _files(section: str) -> dict[str, str]:
     """Files of a section: each code block right after a line starting with `path` — ..."""
-    return {m.group(1): m.group(2)
-            for m in re.finditer(r"^`([\w./]+)` — .*?\n+```\w+\n(.*?)```", section, re.S | re.M)}
+    return {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^`([\w./]+)` — .*?\n+```\w+\n(.*?)```", section, re.S | re.M)
+    }
 
 
 # ------------------------------------------------------------------------------ the diffs
@@ -61,7 +63,9 @@ def test_the_page_has_one_diff_per_stack() -> None:
 
 
 @pytest.mark.parametrize("stack", sorted(SCRIPTS))
-def test_the_doc_diff_turns_the_original_into_the_patched_script(tmp_path: Path, stack: str) -> None:
+def test_the_doc_diff_turns_the_original_into_the_patched_script(
+    tmp_path: Path, stack: str
+) -> None:
     name = SCRIPTS[stack]
     original = (DATA / stack / "original" / name).read_text()
     patched = (DATA / stack / "patched" / name).read_text()
@@ -69,11 +73,15 @@ def test_the_doc_diff_turns_the_original_into_the_patched_script(tmp_path: Path,
     (tmp_path / name).write_text(original)
     (tmp_path / "doc.diff").write_text(_diffs()[name])
     # git apply: no fuzz, every context line must match; outside a repository it works like patch -p1
-    proc = subprocess.run(["git", "apply", "--verbose", "doc.diff"], cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "apply", "--verbose", "doc.diff"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / name).read_text() == patched
     # and nothing but the diff: the original with the diff reversed again is the original
-    proc = subprocess.run(["git", "apply", "-R", "doc.diff"], cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "apply", "-R", "doc.diff"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / name).read_text() == original
 
@@ -111,7 +119,11 @@ def test_the_patched_script_compiles_and_its_evotree_names_exist(stack: str) -> 
     for name, obj in imported.items():
         params = inspect.signature(obj).parameters
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        assert takes_any or calls.get(name, set()) <= set(params), (name, calls.get(name), list(params))
+        assert takes_any or calls.get(name, set()) <= set(params), (
+            name,
+            calls.get(name),
+            list(params),
+        )
 
 
 # ------------------------------------------------------------------------------ the PyTorch script, run
@@ -141,30 +153,58 @@ def test_the_patched_pytorch_script_runs_through_evotree(tmp_path: Path) -> None
     cli = Cli(repo)
     cli("run", "v0", "--seeds", "2")
     out = cli.json("branch", "-m", "a tenth of the learning rate")
-    worktree = repo / out["worktree"] if "worktree" in out else repo / ".evotree" / "worktrees" / "v1"
+    worktree = (
+        repo / out["worktree"] if "worktree" in out else repo / ".evotree" / "worktrees" / "v1"
+    )
     train = worktree / "train.py"
-    train.write_text(train.read_text().replace('"--lr", type=float, default=0.05', '"--lr", type=float, default=0.005'))
+    train.write_text(
+        train.read_text().replace(
+            '"--lr", type=float, default=0.05', '"--lr", type=float, default=0.005'
+        )
+    )
     git(worktree, "commit", "-qam", "lr 0.005")
     cli("run", "v1", "--seeds", "2")
 
     runs = cli.json("sql", "SELECT version, seed, status FROM runs ORDER BY version, seed")["rows"]
     assert [(r["version"], r["seed"], r["status"]) for r in runs] == [
-        ("v0", 0, "succeeded"), ("v0", 1, "succeeded"), ("v1", 0, "succeeded"), ("v1", 1, "succeeded")]
+        ("v0", 0, "succeeded"),
+        ("v0", 1, "succeeded"),
+        ("v1", 0, "succeeded"),
+        ("v1", 1, "succeeded"),
+    ]
     # signals: total_steps at step 0, then loss at every one of the 100 steps, in every run
-    rows = cli.json("sql", "SELECT version, seed, metric, count(*) AS n, min(step) AS first, max(step) AS last "
-                           "FROM signals WHERE phase = 'train' GROUP BY ALL ORDER BY ALL")["rows"]
-    assert [(r["version"], r["seed"], r["metric"], r["n"], r["first"], r["last"]) for r in rows] == [
-        (v, s, m, n, first, last) for v in ("v0", "v1") for s in (0, 1)
-        for m, n, first, last in (("loss", 100, 1, 100), ("total_steps", 1, 0, 0))]
+    rows = cli.json(
+        "sql",
+        "SELECT version, seed, metric, count(*) AS n, min(step) AS first, max(step) AS last "
+        "FROM signals WHERE phase = 'train' GROUP BY ALL ORDER BY ALL",
+    )["rows"]
+    assert [
+        (r["version"], r["seed"], r["metric"], r["n"], r["first"], r["last"]) for r in rows
+    ] == [
+        (v, s, m, n, first, last)
+        for v in ("v0", "v1")
+        for s in (0, 1)
+        for m, n, first, last in (("loss", 100, 1, 100), ("total_steps", 1, 0, 0))
+    ]
     # the run's seed reached the script: the two seeds' first losses differ (other data, other init)
-    first = cli.json("sql", "SELECT seed, value FROM signals WHERE version = 'v0' AND metric = 'loss' "
-                            "AND step = 1 ORDER BY seed")["rows"]
+    first = cli.json(
+        "sql",
+        "SELECT seed, value FROM signals WHERE version = 'v0' AND metric = 'loss' "
+        "AND step = 1 ORDER BY seed",
+    )["rows"]
     assert first[0]["value"] != first[1]["value"]
     # the judge scored 32 validation points of each run's model.pt
-    scores = cli.json("sql", "SELECT version, seed, count(*) AS n, avg(score) AS mean FROM evals "
-                             "WHERE split = 'validation' GROUP BY ALL ORDER BY ALL")["rows"]
+    scores = cli.json(
+        "sql",
+        "SELECT version, seed, count(*) AS n, avg(score) AS mean FROM evals "
+        "WHERE split = 'validation' GROUP BY ALL ORDER BY ALL",
+    )["rows"]
     assert [(r["version"], r["seed"], r["n"]) for r in scores] == [
-        ("v0", 0, 32), ("v0", 1, 32), ("v1", 0, 32), ("v1", 1, 32)]
+        ("v0", 0, 32),
+        ("v0", 1, 32),
+        ("v1", 0, 32),
+        ("v1", 1, 32),
+    ]
     v0 = [r["mean"] for r in scores if r["version"] == "v0"]
     v1 = [r["mean"] for r in scores if r["version"] == "v1"]
     assert min(v0) > 0.9 and max(v1) < min(v0)  # lr 0.05 fits y = 3x - 1; lr 0.005 is still far off
@@ -193,7 +233,7 @@ def _find(data: object, key: str) -> object:
 
 
 # ------------------------------------------------------------------------------ read_paths: a model cache
-CACHE_PROBE = '''\
+CACHE_PROBE = """\
 import json
 import os
 
@@ -218,7 +258,7 @@ try:
 except Exception as exc:  # what a script without its cache meets
     print("NO CACHE", type(exc).__name__, exc)
     rec.signal(0, cache_read=0.0)
-'''
+"""
 JUDGE = 'from evotree.harness import get_recorder\nget_recorder().eval_result("validation", "t1", 1.0)\n'
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 
@@ -237,7 +277,8 @@ def _stand_in_cache(root: Path, marker: str) -> Path:
 @needs_sandbox
 @pytest.mark.parametrize("listed", [True, False])
 def test_read_paths_make_a_model_cache_readable_in_the_phase_and_only_then(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: bool) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: bool
+) -> None:
     """~5-10 s each. The command sets HF_HUB_CACHE and HF_HUB_OFFLINE=1 as the page says; the cache
     is a folder outside the repository. Listed: huggingface_hub finds the cached file, and the
     phase cannot write there. Not listed: the folder does not exist in the phase. The environment
@@ -248,27 +289,43 @@ def test_read_paths_make_a_model_cache_readable_in_the_phase_and_only_then(
     monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     marker = f"cache-marker-{listed}-{tmp_path.name}"
     hub = _stand_in_cache(tmp_path / "hf-cache", marker)
-    toml = (f'[train]\ncommand = "HF_HUB_CACHE={hub} HF_HUB_OFFLINE=1 python train.py"\n\n'
-            '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n')
+    toml = (
+        f'[train]\ncommand = "HF_HUB_CACHE={hub} HF_HUB_OFFLINE=1 python train.py"\n\n'
+        '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n'
+    )
     if listed:
         toml += f'\n[sandbox]\nread_paths = ["{hub}"]\npass_env = ["HF_TOKEN"]\n'
-    repo = _workspace(tmp_path / "w", {"train.py": CACHE_PROBE, "judge/eval.py": JUDGE, "evotree.toml": toml})
+    repo = _workspace(
+        tmp_path / "w", {"train.py": CACHE_PROBE, "judge/eval.py": JUDGE, "evotree.toml": toml}
+    )
     cli = Cli(repo)
     cli("run", "v0")
-    rows = cli.json("sql", "SELECT metric, value FROM signals WHERE phase = 'train' ORDER BY metric")["rows"]
+    rows = cli.json(
+        "sql", "SELECT metric, value FROM signals WHERE phase = 'train' ORDER BY metric"
+    )["rows"]
     got = {r["metric"]: r["value"] for r in rows}
     expected = 1.0 if listed else 0.0
-    assert got == {"cache_seen": expected, "cache_read": expected, "cache_writable": 0.0,
-                   "offline": 1.0, "shell_hf_home": 0.0, "token": expected}
+    assert got == {
+        "cache_seen": expected,
+        "cache_read": expected,
+        "cache_writable": 0.0,
+        "offline": 1.0,
+        "shell_hf_home": 0.0,
+        "token": expected,
+    }
     (run_id,) = [r["run_id"] for r in cli.json("sql", "SELECT run_id FROM runs")["rows"]]
     log = (repo / ".evotree" / "runs" / run_id / "logs" / "train.out").read_text(errors="replace")
     assert (f"MARKER {marker}" in log) is listed
     assert not (hub / "written-by-a-phase").exists()
     # the host's cache is untouched either way (no lock files, no .no_exist markers)
     assert sorted(str(p.relative_to(hub)) for p in hub.rglob("*")) == [
-        "models--acme--tiny-model", "models--acme--tiny-model/refs", "models--acme--tiny-model/refs/main",
-        "models--acme--tiny-model/snapshots", f"models--acme--tiny-model/snapshots/{REVISION}",
-        f"models--acme--tiny-model/snapshots/{REVISION}/config.json"]
+        "models--acme--tiny-model",
+        "models--acme--tiny-model/refs",
+        "models--acme--tiny-model/refs/main",
+        "models--acme--tiny-model/snapshots",
+        f"models--acme--tiny-model/snapshots/{REVISION}",
+        f"models--acme--tiny-model/snapshots/{REVISION}/config.json",
+    ]
     shutil.rmtree(tmp_path / "hf-cache")
 
 
@@ -290,7 +347,9 @@ def _tiny_model_cache(root: Path, repo_id: str) -> Path:
 
 @pytest.mark.heavy
 @needs_sandbox
-def test_the_patched_trl_script_trains_through_evotree_from_a_read_only_hub_cache(tmp_path: Path) -> None:
+def test_the_patched_trl_script_trains_through_evotree_from_a_read_only_hub_cache(
+    tmp_path: Path,
+) -> None:
     """Heavy (measured 45 s on the shared 2-core machine): the patched TRL GRPO script and the page's TRL
     judge and evotree.toml, with the model id and cache path of a stand-in cache (evotree's tiny
     LM under acme/tiny-lm) and 2 steps instead of 200: GRPO trains in the sandbox from the
@@ -302,8 +361,9 @@ def test_the_patched_trl_script_trains_through_evotree_from_a_read_only_hub_cach
     assert set(files) == {"judge/eval.py", "judge/tasks.json", "evotree.toml"}
     toml = files["evotree.toml"]
     assert toml.count("/home/ada/.cache/huggingface/hub") == 2 and "--steps 200" in toml
-    files["evotree.toml"] = (toml.replace("/home/ada/.cache/huggingface/hub", str(hub))
-                             .replace("--steps 200", "--model acme/tiny-lm --steps 2"))
+    files["evotree.toml"] = toml.replace("/home/ada/.cache/huggingface/hub", str(hub)).replace(
+        "--steps 200", "--model acme/tiny-lm --steps 2"
+    )
     files["train_grpo.py"] = (DATA / "trl" / "patched" / "train_grpo.py").read_text()
     repo = _workspace(tmp_path / "grpo", files)
     before = sorted((str(p.relative_to(hub)), p.stat().st_mtime_ns) for p in hub.rglob("*"))
@@ -311,11 +371,24 @@ def test_the_patched_trl_script_trains_through_evotree_from_a_read_only_hub_cach
     cli("run", "v0")
     assert sorted((str(p.relative_to(hub)), p.stat().st_mtime_ns) for p in hub.rglob("*")) == before
     (run,) = cli.json("sql", "SELECT run_id, status FROM runs")["rows"]
-    err = (repo / ".evotree" / "runs" / run["run_id"] / "logs" / "train.err")
-    assert run["status"] == "succeeded", err.read_text(errors="replace")[-3000:] if err.exists() else run
-    metrics = {r["metric"] for r in cli.json("sql", "SELECT DISTINCT metric FROM signals WHERE phase = 'train'")["rows"]}
+    err = repo / ".evotree" / "runs" / run["run_id"] / "logs" / "train.err"
+    assert run["status"] == "succeeded", (
+        err.read_text(errors="replace")[-3000:] if err.exists() else run
+    )
+    metrics = {
+        r["metric"]
+        for r in cli.json("sql", "SELECT DISTINCT metric FROM signals WHERE phase = 'train'")[
+            "rows"
+        ]
+    }
     assert {"loss", "reward"} <= metrics, metrics
-    groups = cli.json("sql", "SELECT step, group_id, count(*) AS n FROM rollouts GROUP BY ALL ORDER BY ALL")["rows"]
+    groups = cli.json(
+        "sql", "SELECT step, group_id, count(*) AS n FROM rollouts GROUP BY ALL ORDER BY ALL"
+    )["rows"]
     assert [r["step"] for r in groups] == [1, 1, 2, 2] and {r["n"] for r in groups} == {4}
-    evals = cli.json("sql", "SELECT task_id, score FROM evals WHERE split = 'validation' ORDER BY task_id")["rows"]
-    assert [r["task_id"] for r in evals] == ["v1", "v2"] and all(r["score"] in (0.0, 1.0) for r in evals)
+    evals = cli.json(
+        "sql", "SELECT task_id, score FROM evals WHERE split = 'validation' ORDER BY task_id"
+    )["rows"]
+    assert [r["task_id"] for r in evals] == ["v1", "v2"] and all(
+        r["score"] in (0.0, 1.0) for r in evals
+    )

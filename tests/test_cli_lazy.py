@@ -25,19 +25,22 @@ def test_the_table_is_what_each_module_registers() -> None:
 
 
 def test_help_imports_no_command_module() -> None:
-    code = ("import sys, contextlib, io\n"
-            "from evotree.cli.main import cli\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try: cli(['--help'], prog_name='evotree')\n"
-            "    except SystemExit: pass\n"
-            "import json; print(json.dumps(sorted(m for m in sys.modules if m.startswith(("
-            "'evotree.cli.', 'evotree.verbs', 'harness', 'gates', 'diagnostics')))))\n")
+    code = (
+        "import sys, contextlib, io\n"
+        "from evotree.cli.main import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: cli(['--help'], prog_name='evotree')\n"
+        "    except SystemExit: pass\n"
+        "import json; print(json.dumps(sorted(m for m in sys.modules if m.startswith(("
+        "'evotree.cli.', 'evotree.verbs', 'harness', 'gates', 'diagnostics')))))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout))
     assert loaded <= {"evotree.cli.main", "evotree.cli.common", "evotree.cli.console"}, loaded
 
 
 def test_an_unknown_command_still_fails_with_click_s_message() -> None:
-    out = subprocess.run([sys.executable, "-m", "evotree", "no-such-command"], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "evotree", "no-such-command"], capture_output=True, text=True
+    )
     assert out.returncode == 2 and "No such command" in out.stderr

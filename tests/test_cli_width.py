@@ -9,7 +9,9 @@ import pytest
 from conftest import Cli
 
 
-def test_a_console_off_a_terminal_is_wide_unless_columns_says(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_console_off_a_terminal_is_wide_unless_columns_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from evotree.cli.common import WIDE, console
 
     monkeypatch.delenv("COLUMNS", raising=False)
@@ -20,9 +22,13 @@ def test_a_console_off_a_terminal_is_wide_unless_columns_says(monkeypatch: pytes
     assert console().width == WIDE
 
 
-def test_a_long_line_reaches_a_pipe_whole(ws: object, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_line_reaches_a_pipe_whole(
+    ws: object, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
-    hypothesis = "drop dead groups and " + " ".join(f"word{i}" for i in range(20))  # ~140 characters
+    hypothesis = "drop dead groups and " + " ".join(
+        f"word{i}" for i in range(20)
+    )  # ~140 characters
     Cli(repo).json("branch", "-m", hypothesis)
     out = Cli(repo)("tree").output
     assert any(hypothesis in line for line in out.splitlines()), out

@@ -18,7 +18,9 @@ def test_eight_processes_branching_at_once(ws: Any, repo: Path) -> None:
     procs = [
         subprocess.Popen(
             [str(EVOTREE_BIN), "-C", str(repo), "branch", "-m", f"hypothesis {i}", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i in range(N_PROCESSES)
     ]
@@ -30,15 +32,25 @@ def test_eight_processes_branching_at_once(ws: Any, repo: Path) -> None:
     ids = sorted(r["id"] for r in results)
     assert ids == sorted(f"v{i}" for i in range(1, N_PROCESSES + 1))
     # each hypothesis landed on exactly one version
-    assert sorted(r["hypothesis"] for r in results) == sorted(f"hypothesis {i}" for i in range(N_PROCESSES))
+    assert sorted(r["hypothesis"] for r in results) == sorted(
+        f"hypothesis {i}" for i in range(N_PROCESSES)
+    )
     # the ledger: one init + one event per process, none lost, none duplicated
     assert ledger_commits(repo) == 1 + N_PROCESSES
     log = git(repo, "log", "--format=%s", "refs/evotree/ledger").splitlines()
     created = sorted(line.split()[-1] for line in log if "version.created" in line)
     assert created == ids
-    tree = {v["id"]: v for v in json.loads(
-        subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "tree", "--json"], capture_output=True,
-                       text=True, check=True).stdout)["versions"]}
+    tree = {
+        v["id"]: v
+        for v in json.loads(
+            subprocess.run(
+                [str(EVOTREE_BIN), "-C", str(repo), "tree", "--json"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )["versions"]
+    }
     assert set(tree) == {"v0", *ids}
     for r in results:
         assert tree[r["id"]]["hypothesis"] == r["hypothesis"]
@@ -58,7 +70,9 @@ def _append_events(args: tuple[str, int, int]) -> list[str]:
     commits = []
     for i in range(count):
         entry = ledger.transact(
-            lambda txn, i=i: Event(kind="finding", version="v0", actor=str(actor), data={"w": worker, "i": i}),
+            lambda txn, i=i: Event(
+                kind="finding", version="v0", actor=str(actor), data={"w": worker, "i": i}
+            ),
             actor=actor,
         )
         commits.append(entry.commit)
@@ -77,8 +91,11 @@ def test_concurrent_ledger_appends_lose_nothing(ws: Any, repo: Path) -> None:
     assert len(on_ref) == 1 + N_PROCESSES * per_worker
     seen = sorted(
         (e["data"]["w"], e["data"]["i"])
-        for e in (json.loads(line) for line in git(repo, "log", "--format=%b", "refs/evotree/ledger").splitlines()
-                  if line.startswith("{"))
+        for e in (
+            json.loads(line)
+            for line in git(repo, "log", "--format=%b", "refs/evotree/ledger").splitlines()
+            if line.startswith("{")
+        )
         if e["kind"] == "finding"
     )
     assert seen == sorted((w, i) for w in range(N_PROCESSES) for i in range(per_worker))
@@ -104,6 +121,8 @@ def test_append_whose_ref_update_raised_after_landing_is_not_repeated(ws: Any, r
     git_.cas_ref = flaky  # the real update happens; only the report of it fails
     actor = git_.identity()
     before = ledger_commits(repo)
-    entry = ws.ledger.transact(lambda txn: Event(kind="finding", version="v0", actor=str(actor)), actor=actor)
+    entry = ws.ledger.transact(
+        lambda txn: Event(kind="finding", version="v0", actor=str(actor)), actor=actor
+    )
     assert ledger_commits(repo) == before + 1 and len(calls) == 1
     assert git(repo, "rev-parse", "refs/evotree/ledger") == entry.commit

@@ -23,16 +23,28 @@ def test_template_parses_and_matches_defaults_except_commands(domain: str) -> No
     from dataclasses import fields
 
     for section in fields(Config):
-        if section.name == "interventions":  # a free-form table of classes (docs/protocols/search-statistics.md)
+        if (
+            section.name == "interventions"
+        ):  # a free-form table of classes (docs/protocols/search-statistics.md)
             assert "# [interventions]" in text
             continue
         for key in fields(getattr(defaults, section.name)):
-            assert f"\n{key.name} = " in text, f"{section.name}.{key.name} missing from the template"
+            assert f"\n{key.name} = " in text, (
+                f"{section.name}.{key.name} missing from the template"
+            )
 
 
 def test_template_covers_required_sections() -> None:
     text = render_template()
-    for section in ("[workspace]", "[train]", "[eval]", "[protect]", "[budget]", "[gates]", "[executor]"):
+    for section in (
+        "[workspace]",
+        "[train]",
+        "[eval]",
+        "[protect]",
+        "[budget]",
+        "[gates]",
+        "[executor]",
+    ):
         assert section in text
 
 
@@ -49,14 +61,18 @@ def test_syntax_error_names_line() -> None:
 
 def test_unknown_key_names_key_line_and_suggestion() -> None:
     text = "[workspace]\ndomain = 'math'\n\n[gates]\nalpha = 0.1\nmin_delt = 0.5\n"
-    with pytest.raises(ConfigError, match=r":6: unknown key 'gates.min_delt' \(did you mean 'gates.min_delta'\?\)") as info:
+    with pytest.raises(
+        ConfigError, match=r":6: unknown key 'gates.min_delt' \(did you mean 'gates.min_delta'\?\)"
+    ) as info:
         parse_config(text)
     assert info.value.details == {"path": "evotree.toml", "key": "gates.min_delt", "line": 6}
 
 
 def test_wrong_type_names_key_and_line() -> None:
     text = "[budget]\nmax_episodes = 'many'\n"
-    with pytest.raises(ConfigError, match=r":2: budget.max_episodes: expected an integer, actually: 'many'"):
+    with pytest.raises(
+        ConfigError, match=r":2: budget.max_episodes: expected an integer, actually: 'many'"
+    ):
         parse_config(text)
 
 
@@ -67,20 +83,28 @@ def test_bool_is_not_an_integer() -> None:
 
 def test_invalid_value_names_key_and_line() -> None:
     text = "[workspace]\ndomain = 'custom'\n[gates]\n\nalpha = 1.5\n"
-    with pytest.raises(ConfigError, match=r":5: gates.alpha: expected a number in \(0, 1\), actually: 1.5"):
+    with pytest.raises(
+        ConfigError, match=r":5: gates.alpha: expected a number in \(0, 1\), actually: 1.5"
+    ):
         parse_config(text)
 
 
 def test_unknown_domain_and_executor() -> None:
-    with pytest.raises(ConfigError, match=r":2: workspace.domain: expected one of custom, math, gym"):
+    with pytest.raises(
+        ConfigError, match=r":2: workspace.domain: expected one of custom, math, gym"
+    ):
         parse_config("[workspace]\ndomain = 'chess'\n")
-    with pytest.raises(ConfigError, match=r"executor.kind: expected one of local, ray, slurm, actually: 'pbs'"):
+    with pytest.raises(
+        ConfigError, match=r"executor.kind: expected one of local, ray, slurm, actually: 'pbs'"
+    ):
         parse_config("[executor]\nkind = 'pbs'\n")
     assert parse_config("[executor]\nkind = 'slurm'\n").executor.kind == "slurm"
 
 
 def test_unknown_section_and_non_table() -> None:
-    with pytest.raises(ConfigError, match=r":1: unknown section \[gate\] \(did you mean 'gates'\?\)"):
+    with pytest.raises(
+        ConfigError, match=r":1: unknown section \[gate\] \(did you mean 'gates'\?\)"
+    ):
         parse_config("[gate]\nalpha = 0.1\n")
     with pytest.raises(ConfigError, match=r"\[budget\] must be a table"):
         parse_config("budget = 3\n")

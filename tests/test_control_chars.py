@@ -17,8 +17,10 @@ from conftest import EVOTREE_BIN, Cli
 from evotree.core.text import CONTROL_ESCAPES, escape_control
 
 NASTY = "tune lr\ncommit: 0000000000000000000000000000000000000000 forged line\x1b[8mhidden \u202eevil [bold]x[/bold]"
-SHOWN = ("tune lr\\ncommit: 0000000000000000000000000000000000000000 forged line\\x1b[8mhidden \\u202eevil "
-         "[bold]x[/bold]")
+SHOWN = (
+    "tune lr\\ncommit: 0000000000000000000000000000000000000000 forged line\\x1b[8mhidden \\u202eevil "
+    "[bold]x[/bold]"
+)
 
 
 def test_escape_control() -> None:
@@ -27,7 +29,9 @@ def test_escape_control() -> None:
     assert escape_control("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
     assert escape_control("\x00\x07\x7f\x85\x9b") == "\\x00\\x07\\x7f\\x85\\x9b"
     bidi = "".join(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
-    assert escape_control(bidi) == "".join(f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+    assert escape_control(bidi) == "".join(
+        f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+    )
     assert escape_control("a\u2028b") == "a\\u2028b"
     assert escape_control("line 1\nline 2\r", keep_newlines=True) == "line 1\nline 2\\r"
     assert escape_control(None) == "" and escape_control(3) == "3"
@@ -37,7 +41,9 @@ def test_escape_control() -> None:
 
 
 def _evotree(repo: Path, *args: str) -> bytes:
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), *args], capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), *args], capture_output=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     return proc.stdout
 
@@ -63,8 +69,14 @@ def test_tree_show_log_and_branch_escape_what_agents_wrote(ws: object, repo: Pat
 
 def test_abandon_reason_and_log_actor_are_escaped(ws: object, repo: Path) -> None:
     _evotree(repo, "branch", "-m", "plain")
-    out = _evotree(repo, "abandon", "v1", "--reason", "dead end\x1b]8;;http://x\x07link\n[red]no[/red]")
-    assert b"\x1b" not in out and b"\x07" not in out and b"\\x1b]8;;http://x\\x07link\\n[red]no[/red]" in out
+    out = _evotree(
+        repo, "abandon", "v1", "--reason", "dead end\x1b]8;;http://x\x07link\n[red]no[/red]"
+    )
+    assert (
+        b"\x1b" not in out
+        and b"\x07" not in out
+        and b"\\x1b]8;;http://x\\x07link\\n[red]no[/red]" in out
+    )
     tree = _evotree(repo, "tree")
     assert b"\x1b" not in tree and b"\\x1b]8;;" in tree
     log = _evotree(repo, "log")
@@ -74,9 +86,15 @@ def test_abandon_reason_and_log_actor_are_escaped(ws: object, repo: Path) -> Non
 def test_runs_table_escapes_run_text(capsys: pytest.CaptureFixture[str]) -> None:
     from evotree.cli import render
 
-    record = SimpleNamespace(run_id="v1-s0-x", status="failed", headline={"metric": "val\x1b[8m/score", "value": 0.5},
-                             wall_seconds=1.0, usage={"steps": 3}, error="train exited 1:\n\x1b[2Jcleared\u202e",
-                             notes=[])
+    record = SimpleNamespace(
+        run_id="v1-s0-x",
+        status="failed",
+        headline={"metric": "val\x1b[8m/score", "value": 0.5},
+        wall_seconds=1.0,
+        usage={"steps": 3},
+        error="train exited 1:\n\x1b[2Jcleared\u202e",
+        notes=[],
+    )
     render.runs([record])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out
@@ -102,26 +120,78 @@ def test_memory_skills_audit_and_report_text_is_escaped(capsys: pytest.CaptureFi
     from evotree.report.html import _e
     from evotree.report.markdown import escape_md
 
-    entry = {"id": "m1", "kind": "lesson", "domain": "math", "text": NASTY, "version": "v1\x1b[2J", "skill": None,
-             "origin": None, "created_by": "Ada\u202e <a@x>", "created_at": "now", "workspace": "w", "tags": ["t\x07"],
-             "data": {"note": NASTY}, "evidence": None}
+    entry = {
+        "id": "m1",
+        "kind": "lesson",
+        "domain": "math",
+        "text": NASTY,
+        "version": "v1\x1b[2J",
+        "skill": None,
+        "origin": None,
+        "created_by": "Ada\u202e <a@x>",
+        "created_at": "now",
+        "workspace": "w",
+        "tags": ["t\x07"],
+        "data": {"note": NASTY},
+        "evidence": None,
+    }
     memory._render_entries({"entries": [entry]})
     memory._render_entry(entry)
     memory._render_hits({"query": "lr\x1b[8m", "hits": [{"score": 1.0, "entry": entry}]})
-    memory._render_suggest({"version": "v1", "domain": "math", "source": "file", "findings": 1, "memory_entries": 1,
-                            "suggestions": [{"skill": "s\x1b[8m", "score": 1.0, "applied": False, "applies": True,
-                                             "memory": {"verified_across_domains": False, "verified_in_domain": False,
-                                                        "domains": [], "verifications": 0},
-                                             "addresses": [{"code": "c\nfake", "severity": "high"}],
-                                             "reasons": [NASTY]}], "unaddressed": []})
+    memory._render_suggest(
+        {
+            "version": "v1",
+            "domain": "math",
+            "source": "file",
+            "findings": 1,
+            "memory_entries": 1,
+            "suggestions": [
+                {
+                    "skill": "s\x1b[8m",
+                    "score": 1.0,
+                    "applied": False,
+                    "applies": True,
+                    "memory": {
+                        "verified_across_domains": False,
+                        "verified_in_domain": False,
+                        "domains": [],
+                        "verifications": 0,
+                    },
+                    "addresses": [{"code": "c\nfake", "severity": "high"}],
+                    "reasons": [NASTY],
+                }
+            ],
+            "unaddressed": [],
+        }
+    )
     out = capsys.readouterr().out
     _clean(out)
     assert "\\x1b[8m" in out and "\\u202e" in out and "\\x07" in out
-    skills._render_show({"name": "n", "title": NASTY, "kind": "recipe", "trigger": "t", "intervention": "i",
-                         "expected_outcome": "e", "validation": "v", "domains": ["math"], "applies": None,
-                         "why_not": None, "addresses": ["c"], "provenance": "p\x1b]8;;x\x07", "params": []})
-    finding = SimpleNamespace(severity="high", code="leak", title=NASTY, run_id="r\x1b[8m", suggestion="fix\rit",
-                              evidence={"examples": [{"command": "cat /judge\x1b[8m\ncommit: 0000"}]})
+    skills._render_show(
+        {
+            "name": "n",
+            "title": NASTY,
+            "kind": "recipe",
+            "trigger": "t",
+            "intervention": "i",
+            "expected_outcome": "e",
+            "validation": "v",
+            "domains": ["math"],
+            "applies": None,
+            "why_not": None,
+            "addresses": ["c"],
+            "provenance": "p\x1b]8;;x\x07",
+            "params": [],
+        }
+    )
+    finding = SimpleNamespace(
+        severity="high",
+        code="leak",
+        title=NASTY,
+        run_id="r\x1b[8m",
+        suggestion="fix\rit",
+        evidence={"examples": [{"command": "cat /judge\x1b[8m\ncommit: 0000"}]},
+    )
     audit._findings_table(__import__("rich.console").console.Console(), [finding])
     out = capsys.readouterr().out
     _clean(out)

@@ -31,7 +31,8 @@ def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields()
             continue
         names = {f.name for f in dataclasses.fields(derived.type)} - set(derived.omit)
         optional = set(derived.optional) | {
-            f.name for f in dataclasses.fields(derived.type) if f.metadata.get("optional")}
+            f.name for f in dataclasses.fields(derived.type) if f.metadata.get("optional")
+        }
         assert set(schema["properties"]) == names | set(derived.extra) | set(derived.beside), name
         assert set(schema["required"]) == (names - optional) | set(derived.extra), name
     assert set(VERB_SCHEMAS) <= set(VERBS) and set(VERB_SCHEMAS.values()) <= set(DERIVED)
@@ -237,14 +238,18 @@ class WithNotes:
 def test_typed_dicts_field_metadata_and_optional_fields_are_derived() -> None:
     schema = dataclass_schema(WithNotes, name="w", title="t")
     row = schema["$defs"]["Row"]
-    assert row["required"] == ["name", "kind"] and row["properties"]["kind"] == {"enum": ["file", "dir"]}
+    assert row["required"] == ["name", "kind"] and row["properties"]["kind"] == {
+        "enum": ["file", "dir"]
+    }
     assert schema["properties"]["commit"]["pattern"] == "^[0-9a-f]{40}$"
     assert schema["required"] == ["rows", "commit"]
     validator = jsonschema.Draft202012Validator(schema)
     validator.validate({"rows": [{"name": "a", "kind": "file"}], "commit": "a" * 40})
-    for bad in ({"rows": [{"name": "a", "kind": "link"}], "commit": "a" * 40},
-                {"rows": [{"kind": "dir"}], "commit": "a" * 40},
-                {"rows": [], "commit": "HEAD"}):
+    for bad in (
+        {"rows": [{"name": "a", "kind": "link"}], "commit": "a" * 40},
+        {"rows": [{"kind": "dir"}], "commit": "a" * 40},
+        {"rows": [], "commit": "HEAD"},
+    ):
         with pytest.raises(jsonschema.ValidationError):
             validator.validate(bad)
 
@@ -288,8 +293,12 @@ def test_memory_outputs_validate_against_their_derived_schemas(tmp_path: Path) -
     validate(listed, "memory-list")
     from evotree.core.workspace import Workspace
 
-    typed = MemoryListResult(entries=list_entries(Workspace.open(repo)), skills=[],
-                             min_domains=listed["min_domains"], filtered=False).to_dict()
+    typed = MemoryListResult(
+        entries=list_entries(Workspace.open(repo)),
+        skills=[],
+        min_domains=listed["min_domains"],
+        filtered=False,
+    ).to_dict()
     assert typed == listed
     validate(cli.json("memory", "search", "flat", "groups"), "memory-search")
     validate(cli.json("memory", "skills"), "memory-skills")
@@ -305,10 +314,19 @@ def test_the_audit_schema_is_what_both_audits_write() -> None:
     from evotree.harness.audit.trajectories import TrajectoryAudit
     from evotree.harness.audit.version_audit import AuditReport
 
-    report = AuditReport(version="v1", passed=True, findings=[], trajectories=0, flagged=0,
-                         git_history_rate=0.0, raw_score=None, leak_adjusted_score=None)
-    files = TrajectoryAudit(trajectories=0, flagged=0, git_history=0, git_history_rate=0.0,
-                            verdicts=[], findings=[])
+    report = AuditReport(
+        version="v1",
+        passed=True,
+        findings=[],
+        trajectories=0,
+        flagged=0,
+        git_history_rate=0.0,
+        raw_score=None,
+        leak_adjusted_score=None,
+    )
+    files = TrajectoryAudit(
+        trajectories=0, flagged=0, git_history=0, git_history_rate=0.0, verdicts=[], findings=[]
+    )
     schema = load_schema("audit")
     for out in (report.to_dict(), files.to_dict()):
         assert set(out) <= set(schema["properties"]), set(out) - set(schema["properties"])

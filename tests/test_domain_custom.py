@@ -26,7 +26,13 @@ def _blocks() -> dict[str, str]:
 
 def test_doc_example_runs_end_to_end(tmp_path: Path) -> None:
     files = _blocks()
-    assert set(files) == {"recipe.toml", "train.py", "judge/eval.py", "judge/tasks.json", "evotree.toml"}
+    assert set(files) == {
+        "recipe.toml",
+        "train.py",
+        "judge/eval.py",
+        "judge/tasks.json",
+        "evotree.toml",
+    }
     repo = make_repo(tmp_path / "custom")
     for rel, content in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -38,18 +44,27 @@ def test_doc_example_runs_end_to_end(tmp_path: Path) -> None:
     assert result.judge_removed == ["judge/eval.py", "judge/tasks.json"]
     assert not (repo / "judge").exists()
     assert "judge" not in git(repo, "ls-tree", "--name-only", "HEAD").split()
-    assert git(repo, "ls-tree", "-r", "--name-only", "refs/evotree/judge").split() == result.judge_files
+    assert (
+        git(repo, "ls-tree", "-r", "--name-only", "refs/evotree/judge").split()
+        == result.judge_files
+    )
     ws = Workspace.open(repo)
     (v0,) = run_versions(ws, ["v0"])
     assert v0.status == "succeeded" and v0.headline["value"] == pytest.approx(0.5)
-    assert v0.judge_data_commit == result.judge_commit  # the judge's hidden data, recorded with the run
+    assert (
+        v0.judge_data_commit == result.judge_commit
+    )  # the judge's hidden data, recorded with the run
     v1 = create_version(ws, hypothesis="more skill")
-    assert not (repo / v1.worktree / "judge").exists()  # a candidate's worktree holds no hidden data
+    assert not (
+        repo / v1.worktree / "judge"
+    ).exists()  # a candidate's worktree holds no hidden data
     recipe = repo / v1.worktree / "recipe.toml"
     recipe.write_text(recipe.read_text().replace("skill = 0.5", "skill = 0.75"))
     git(repo / v1.worktree, "commit", "-qam", "skill 0.75")
     runs = run_versions(ws, ["v1"], seeds=2)
     assert [r.headline["value"] for r in runs] == [pytest.approx(0.75)] * 2
-    rows = Cli(repo).json("sql", "SELECT version, avg(score) AS s FROM evals GROUP BY version ORDER BY version")
+    rows = Cli(repo).json(
+        "sql", "SELECT version, avg(score) AS s FROM evals GROUP BY version ORDER BY version"
+    )
     assert [(r["version"], r["s"]) for r in rows["rows"]] == [("v0", 0.5), ("v1", 0.75)]
     assert not (repo / ".evotree" / "runs" / v0.run_id / "candidate" / "judge").exists()

@@ -53,8 +53,10 @@ pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch
 
 # TRL 1.16 itself calls transformers' deprecated is_gradient_checkpointing
 # tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
-pytestmark = [pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning"),
-              pytest.mark.heavy]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning"),
+    pytest.mark.heavy,
+]
 
 STEPS = 6
 G = 8  # num_generations of the template
@@ -65,7 +67,9 @@ def fast_recipe(*, warmup: bool = False, **changes: Any) -> str:
     """The v0 template, shortened to a few small steps (and any other key changed); without
     the tiny model's warm-up unless asked (tests/test_math_warmup.py tests it)."""
     text = RECIPE_TOML.replace("max_steps = 200", f"max_steps = {STEPS}")
-    text = text.replace("per_device_train_batch_size = 64", f"per_device_train_batch_size = {PER_STEP}")
+    text = text.replace(
+        "per_device_train_batch_size = 64", f"per_device_train_batch_size = {PER_STEP}"
+    )
     if not warmup:
         text = text.replace("\nenabled = true\n", "\nenabled = false\n")
     for key, value in changes.items():
@@ -97,8 +101,11 @@ def rows(path: Path) -> list[dict[str, Any]]:
 def default_specs() -> tuple[SplitSpec, SplitSpec, SplitSpec]:
     train = tomllib.loads(MATH_TOML)["train"]
     train_spec = SplitSpec(**{**train, "ops": tuple(train["ops"])})
-    return (train_spec, SplitSpec(seed=HIDDEN_SEED_MIN + 17, num_problems=48),
-            SplitSpec(seed=HIDDEN_SEED_MIN + 91, num_problems=48))
+    return (
+        train_spec,
+        SplitSpec(seed=HIDDEN_SEED_MIN + 17, num_problems=48),
+        SplitSpec(seed=HIDDEN_SEED_MIN + 91, num_problems=48),
+    )
 
 
 def test_generator_is_deterministic() -> None:
@@ -106,10 +113,17 @@ def test_generator_is_deterministic() -> None:
     first, second = generate(spec, judge_region=False), generate(spec, judge_region=False)
     assert first == second and len(first) == spec.num_problems
     # in another interpreter too (no dependence on hash randomization or process state)
-    code = ("from evotree.domains.math.data import SplitSpec, generate; "
-            "print([p.task_id for p in generate(SplitSpec(seed=0, num_problems=256), judge_region=False)])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout
+    code = (
+        "from evotree.domains.math.data import SplitSpec, generate; "
+        "print([p.task_id for p in generate(SplitSpec(seed=0, num_problems=256), judge_region=False)])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
+    ).stdout
     assert out.strip() == str([p.task_id for p in first])
     other = generate(SplitSpec(seed=1, num_problems=spec.num_problems), judge_region=False)
     assert [p.task_id for p in other] != [p.task_id for p in first]
@@ -132,14 +146,23 @@ def test_the_three_splits_are_disjoint() -> None:
     assert not any(in_judge_region(*f) for f in facts["train"])
     # a candidate asking for every train problem there is still never meets a hidden one
     everything = SplitSpec(seed=5, num_problems=1, ops=("+", "-", "*"), max_operand=20)
-    in_train, in_judge = space_size(everything, judge_region=False), space_size(everything, judge_region=True)
-    all_train = generate(SplitSpec(seed=5, num_problems=in_train, ops=("+", "-", "*"), max_operand=20),
-                         judge_region=False)
+    in_train, in_judge = (
+        space_size(everything, judge_region=False),
+        space_size(everything, judge_region=True),
+    )
+    all_train = generate(
+        SplitSpec(seed=5, num_problems=in_train, ops=("+", "-", "*"), max_operand=20),
+        judge_region=False,
+    )
     assert {p.fact for p in all_train}.isdisjoint(facts["validation"] | facts["heldout"])
     assert abs(in_judge / (in_train + in_judge) - JUDGE_REGION_SHARE) < 0.05  # about a quarter
     # 3+4 and 4+3 are one fact: never one in train and the other hidden
     assert fact_key("+", 4, 3) == fact_key("+", 3, 4)
-    assert all(in_judge_region("*", a, b) == in_judge_region("*", b, a) for a in range(12) for b in range(12))
+    assert all(
+        in_judge_region("*", a, b) == in_judge_region("*", b, a)
+        for a in range(12)
+        for b in range(12)
+    )
     # train seeds and judge seeds never overlap
     with pytest.raises(SplitError, match="train seeds are below"):
         build_splits(SplitSpec(seed=HIDDEN_SEED_MIN, num_problems=4), validation, heldout)
@@ -163,27 +186,48 @@ def test_every_prompt_is_within_the_tiny_vocabulary() -> None:
     tok = tiny_tokenizer()
     train, validation, heldout = default_specs()
     problems = [p for ps in build_splits(train, validation, heldout).values() for p in ps]
-    problems += generate(SplitSpec(seed=2, num_problems=60, ops=("*",), word_share=1.0), judge_region=False)
+    problems += generate(
+        SplitSpec(seed=2, num_problems=60, ops=("*",), word_share=1.0), judge_region=False
+    )
     for p in problems:
         text = p.prompt + f" {p.answer}"
         ids = tok(text)["input_ids"]
         assert tok.unk_token_id not in ids, text
         assert tok.decode(ids) == text
-    assert len(tok(" 17")["input_ids"]) == 3  # space and two digits: max_completion_length 5 fits eos
+    assert (
+        len(tok(" 17")["input_ids"]) == 3
+    )  # space and two digits: max_completion_length 5 fits eos
 
 
 def test_answer_checker_and_rewards() -> None:
     from evotree.domains.math.rewards import format_score, make_reward_functions
 
-    assert extract_answer(" 7") == 7 and extract_answer("answer: 12 x") == 12 and extract_answer("x7") is None
-    assert is_correct(" 7", 7) and is_correct("7 8", 7) and not is_correct(" 17", 7) and not is_correct("", 7)
+    assert (
+        extract_answer(" 7") == 7
+        and extract_answer("answer: 12 x") == 12
+        and extract_answer("x7") is None
+    )
+    assert (
+        is_correct(" 7", 7)
+        and is_correct("7 8", 7)
+        and not is_correct(" 17", 7)
+        and not is_correct("", 7)
+    )
     assert is_well_formed(" 7 ") and is_well_formed("answer 7") and not is_well_formed("7 8")
     assert format_score(" 7", True) == 1.0 and format_score(" 7", False) == 0.75
-    assert format_score("7 8", False) == 0.5 and format_score("", True) == 0.25 and format_score("x", False) == 0
+    assert (
+        format_score("7 8", False) == 0.5
+        and format_score("", True) == 0.25
+        and format_score("x", False) == 0
+    )
     correctness, fmt = make_reward_functions([2, 0])
     assert (correctness.__name__, fmt.__name__) == ("correctness", "format")
-    kwargs = {"prompts": ["p"] * 3, "completions": [" 7", "7 7", "what"], "answer": ["7", "7", "7"],
-              "completion_ids": [[5, 2], [5, 9, 5], [1, 0]]}
+    kwargs = {
+        "prompts": ["p"] * 3,
+        "completions": [" 7", "7 7", "what"],
+        "answer": ["7", "7", "7"],
+        "completion_ids": [[5, 2], [5, 9, 5], [1, 0]],
+    }
     assert correctness(**kwargs) == [1.0, 1.0, 0.0]
     assert fmt(**kwargs) == [1.0, 0.5, 0.25]
 
@@ -195,7 +239,9 @@ def test_pass_at_k_is_unbiased() -> None:
         for c in range(n + 1):
             for k in range(1, n + 1):
                 subsets = list(itertools.combinations([1] * c + [0] * (n - c), k))
-                assert pass_at_k(n, c, k) == pytest.approx(sum(any(s) for s in subsets) / len(subsets))
+                assert pass_at_k(n, c, k) == pytest.approx(
+                    sum(any(s) for s in subsets) / len(subsets)
+                )
     assert pass_at_k(4, 1, 1) == 0.25 and pass_at_k(4, 0, 4) == 0.0 and pass_at_k(4, 1, 4) == 1.0
 
 
@@ -206,18 +252,21 @@ def test_the_template_is_the_default_recipe() -> None:
     assert recipe.lora and recipe.max_steps == STEPS and recipe.reward_weights == [1.0, 0.5]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("learnig_rate = 0.1\n", "learnig_rate: unknown key (did you mean 'learning_rate'?)"),
-    ("temperature = \"hot\"\n", "temperature: expected a number, actually a string"),
-    ("max_steps = 0\n", "max_steps: expected a number >= 1, actually: 0"),
-    ("max_steps = 2.5\n", "max_steps: expected an integer"),
-    ("num_generations = 3\n", "must be a multiple of num_generations (3)"),
-    ("[rewards]\nformt = 1\n", "rewards.formt: unknown key (did you mean 'format'?)"),
-    ("[rewards]\ncorrectness = 0\nformat = 0\n", "every reward weight is 0"),
-    ("[trl]\noutput_dir = \"x\"\n", "trl.output_dir: set by the math domain itself"),
-    ("[trl]\nmask_truncated = true\n", "did you mean 'mask_truncated_completions'?"),
-    ("[tiny]\nhidden_size = 30\n", "must be divisible by num_heads"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("learnig_rate = 0.1\n", "learnig_rate: unknown key (did you mean 'learning_rate'?)"),
+        ('temperature = "hot"\n', "temperature: expected a number, actually a string"),
+        ("max_steps = 0\n", "max_steps: expected a number >= 1, actually: 0"),
+        ("max_steps = 2.5\n", "max_steps: expected an integer"),
+        ("num_generations = 3\n", "must be a multiple of num_generations (3)"),
+        ("[rewards]\nformt = 1\n", "rewards.formt: unknown key (did you mean 'format'?)"),
+        ("[rewards]\ncorrectness = 0\nformat = 0\n", "every reward weight is 0"),
+        ('[trl]\noutput_dir = "x"\n', "trl.output_dir: set by the math domain itself"),
+        ("[trl]\nmask_truncated = true\n", "did you mean 'mask_truncated_completions'?"),
+        ("[tiny]\nhidden_size = 30\n", "must be divisible by num_heads"),
+    ],
+)
 def test_invalid_recipes_are_explained(text: str, message: str) -> None:
     with pytest.raises(SettingsError) as info:
         parse_recipe(tomllib.loads(text))
@@ -238,22 +287,35 @@ def test_judge_settings_are_checked() -> None:
     from evotree.domains.math.settings import parse_judge_settings
     from evotree.domains.math.templates import render_judge_toml
 
-    good = parse_judge_settings(tomllib.loads(render_judge_toml(HIDDEN_SEED_MIN, HIDDEN_SEED_MIN + 1)))
+    good = parse_judge_settings(
+        tomllib.loads(render_judge_toml(HIDDEN_SEED_MIN, HIDDEN_SEED_MIN + 1))
+    )
     assert (good.samples, good.pass_at, good.temperature) == (8, [1, 8], 0.6)
     # every fact of the judge's region: validation and held-out take all 118 between them
     spec = good.splits["validation"]
-    assert spec.num_problems + good.splits["heldout"].num_problems == space_size(spec, judge_region=True) == 118
-    bad = {"judge": {"pass_at": [1, 9], "sampels": 3},
-           "splits": {"validation": {"seed": 5}, "heldout": {}, "test": {}}}
+    assert (
+        spec.num_problems + good.splits["heldout"].num_problems
+        == space_size(spec, judge_region=True)
+        == 118
+    )
+    bad = {
+        "judge": {"pass_at": [1, 9], "sampels": 3},
+        "splits": {"validation": {"seed": 5}, "heldout": {}, "test": {}},
+    }
     with pytest.raises(SettingsError) as info:
         parse_judge_settings(bad)
     text = str(info.value)
-    for message in ("judge.sampels: unknown key (did you mean 'samples'?)",
-                    "judge.pass_at: every k must be in 1..samples (8)",
-                    "splits.validation.seed: expected 1_000_000 <= seed",
-                    "splits.heldout.seed: missing", "splits.test: unknown split"):
+    for message in (
+        "judge.sampels: unknown key (did you mean 'samples'?)",
+        "judge.pass_at: every k must be in 1..samples (8)",
+        "splits.validation.seed: expected 1_000_000 <= seed",
+        "splits.heldout.seed: missing",
+        "splits.test: unknown split",
+    ):
         assert message in text, text
-    same = {"splits": {"validation": {"seed": HIDDEN_SEED_MIN}, "heldout": {"seed": HIDDEN_SEED_MIN}}}
+    same = {
+        "splits": {"validation": {"seed": HIDDEN_SEED_MIN}, "heldout": {"seed": HIDDEN_SEED_MIN}}
+    }
     with pytest.raises(SettingsError, match="different seeds"):
         parse_judge_settings(same)
 
@@ -267,10 +329,10 @@ def test_materialize_writes_without_overwriting(tmp_path: Path) -> None:
     assert all(s >= HIDDEN_SEED_MIN for s in seeds) and seeds[0] != seeds[1]
     assert judge.samples == 8 and judge.pass_at == [1, 8]
     assert load_train_split(tmp_path / TRAIN_FILE).seed < HIDDEN_SEED_MIN
-    (tmp_path / RECIPE_FILE).write_text("model = \"mine\"\n")
+    (tmp_path / RECIPE_FILE).write_text('model = "mine"\n')
     (tmp_path / JUDGE_FILE).unlink()
     assert materialize(tmp_path) == [JUDGE_FILE]
-    assert (tmp_path / RECIPE_FILE).read_text() == "model = \"mine\"\n"
+    assert (tmp_path / RECIPE_FILE).read_text() == 'model = "mine"\n'
     assert materialize(tmp_path) == []
     other = tmp_path / "other"
     assert materialize(other, validation_seed=HIDDEN_SEED_MIN + 1, heldout_seed=HIDDEN_SEED_MIN + 2)
@@ -327,17 +389,30 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     runs = repo / ".evotree" / "runs"
     from evotree.harness.judge_store import judge_in_force, materialise_judge
 
-    hidden = tmp_path_factory.mktemp("judge-view")  # the judge store, as a run's judge directory has it
+    hidden = tmp_path_factory.mktemp(
+        "judge-view"
+    )  # the judge store, as a run's judge directory has it
     materialise_judge(ws.git.repo, judge_in_force(ws), hidden)
     assert not (repo / "judge").exists() and first.judge_data_commit == judge_in_force(ws)
-    return {"ws": ws, "repo": repo, "judge": hidden, "first": first, "second": second, "invalid": invalid,
-            "dir": runs / first.run_id, "heldout_dir": runs / second.run_id,
-            "invalid_dir": runs / invalid.run_id}
+    return {
+        "ws": ws,
+        "repo": repo,
+        "judge": hidden,
+        "first": first,
+        "second": second,
+        "invalid": invalid,
+        "dir": runs / first.run_id,
+        "heldout_dir": runs / second.run_id,
+        "invalid_dir": runs / invalid.run_id,
+    }
 
 
 def test_a_v0_run_trains_and_is_judged(trained: dict[str, Any]) -> None:
     record, run_dir = trained["first"], trained["dir"]
-    assert record.status == "succeeded", (record.error, (run_dir / "logs" / "train.err").read_text()[-3000:])
+    assert record.status == "succeeded", (
+        record.error,
+        (run_dir / "logs" / "train.err").read_text()[-3000:],
+    )
     assert record.phases["train"]["returncode"] == 0 and record.phases["eval"]["returncode"] == 0
     model_dir = run_dir / "candidate" / MODEL_DIR
     assert (model_dir / "config.json").is_file() and (model_dir / "model.safetensors").is_file()
@@ -381,8 +456,13 @@ def test_rollouts_are_recorded_per_sample_in_groups(trained: dict[str, Any]) -> 
         for r in members:
             parts = json.loads(r["components"])
             assert set(parts) == {"correctness", "format"}
-            assert r["reward"] == pytest.approx(sum(w * parts[n] for n, w in recipe.rewards.items()))
-            assert r["finish_reason"] in ("stop", "length") and 0 < r["length"] <= recipe.max_completion_length
+            assert r["reward"] == pytest.approx(
+                sum(w * parts[n] for n, w in recipe.rewards.items())
+            )
+            assert (
+                r["finish_reason"] in ("stop", "length")
+                and 0 < r["length"] <= recipe.max_completion_length
+            )
             per_step_rewards[r["step"]].append(r["reward"])
     assert sorted(per_step_rewards) == list(range(1, STEPS + 1))
     means = {step: sum(v) / len(v) for step, v in per_step_rewards.items()}
@@ -400,12 +480,22 @@ def test_the_judge_scores_k_samples_per_validation_problem(trained: dict[str, An
         by_task[r["task_id"]].append(r["sample_index"])
     assert set(by_task) == {p.task_id for p in problems["validation"]}
     assert all(sorted(v) == list(range(8)) for v in by_task.values())
-    signals = {r["metric"]: r["value"] for r in rows(trained["dir"] / "signals.parquet") if r["phase"] == "eval"}
+    signals = {
+        r["metric"]: r["value"]
+        for r in rows(trained["dir"] / "signals.parquet")
+        if r["phase"] == "eval"
+    }
     mean = sum(r["score"] for r in evals) / len(evals)
-    assert signals["validation/avg@8"] == pytest.approx(mean) == pytest.approx(trained["first"].headline["value"])
+    assert (
+        signals["validation/avg@8"]
+        == pytest.approx(mean)
+        == pytest.approx(trained["first"].headline["value"])
+    )
     assert signals["validation/pass@1"] == pytest.approx(mean)
     assert signals["validation/pass@8"] >= signals["validation/pass@1"]
-    assert signals["validation/problems"] == 59 and not any(m.startswith("heldout/") for m in signals)
+    assert signals["validation/problems"] == 59 and not any(
+        m.startswith("heldout/") for m in signals
+    )
 
 
 def test_held_out_is_judged_when_asked_for(trained: dict[str, Any]) -> None:
@@ -417,17 +507,28 @@ def test_held_out_is_judged_when_asked_for(trained: dict[str, Any]) -> None:
         counts[r["split"]] += 1
     assert counts == {"validation": 59 * 8, "heldout": 59 * 8}
     assert record.headline["metric"] == "validation/mean_score"
-    signals = {r["metric"] for r in rows(trained["heldout_dir"] / "signals.parquet") if r["phase"] == "eval"}
+    signals = {
+        r["metric"]
+        for r in rows(trained["heldout_dir"] / "signals.parquet")
+        if r["phase"] == "eval"
+    }
     assert {"heldout/avg@8", "heldout/pass@1", "heldout/pass@8"} <= signals
     # training and judging are deterministic: the same version gives the same validation samples
-    first = sorted((r["task_id"], r["sample_index"], r["score"]) for r in rows(trained["dir"] / "evals.parquet"))
-    again = sorted((r["task_id"], r["sample_index"], r["score"]) for r in evals if r["split"] == "validation")
+    first = sorted(
+        (r["task_id"], r["sample_index"], r["score"])
+        for r in rows(trained["dir"] / "evals.parquet")
+    )
+    again = sorted(
+        (r["task_id"], r["sample_index"], r["score"]) for r in evals if r["split"] == "validation"
+    )
     assert first == again
 
 
 def _rollouts_by_step(run_dir: Path) -> list[tuple[int, str, int, str, float]]:
-    return sorted((r["step"], r["group_id"], r["sample_index"], r["task_id"] + "|" + r["text"], r["reward"])
-                  for r in rows(run_dir / "rollouts.parquet"))
+    return sorted(
+        (r["step"], r["group_id"], r["sample_index"], r["task_id"] + "|" + r["text"], r["reward"])
+        for r in rows(run_dir / "rollouts.parquet")
+    )
 
 
 @pytest.mark.heavy
@@ -440,20 +541,33 @@ def test_run_seeds_change_training_and_the_same_seed_repeats(trained: dict[str, 
 
     (other,) = run_versions(trained["ws"], ["v0"], seed_start=1)
     other_dir = trained["repo"] / ".evotree" / "runs" / other.run_id
-    assert other.seed == 1 and other.status == "succeeded", (other.error, (other_dir / "logs" / "train.err").read_text()[-3000:])
+    assert other.seed == 1 and other.status == "succeeded", (
+        other.error,
+        (other_dir / "logs" / "train.err").read_text()[-3000:],
+    )
     assert trained["first"].seed == trained["second"].seed == 0
-    a, again, b = (_rollouts_by_step(d) for d in (trained["dir"], trained["heldout_dir"], other_dir))
+    a, again, b = (
+        _rollouts_by_step(d) for d in (trained["dir"], trained["heldout_dir"], other_dir)
+    )
     assert a == again  # reproducible: the same seed, the same prompts, samples and rewards
     assert a != b
     order = [[t.split("|")[0] for step, _, i, t, _ in x if i == 0 and step <= 2] for x in (a, b)]
     assert order[0] != order[1]  # the data order follows the run seed
-    summaries = [json.loads((d / "candidate" / "output" / "train_summary.json").read_text())
-                 for d in (trained["dir"], other_dir)]
+    summaries = [
+        json.loads((d / "candidate" / "output" / "train_summary.json").read_text())
+        for d in (trained["dir"], other_dir)
+    ]
     recipe = parse_recipe(tomllib.loads(fast_recipe()))
     assert [(s["run_seed"], s["seed"]) for s in summaries] == [
-        (0, training_seed(recipe.seed, 0)), (1, training_seed(recipe.seed, 1))]
+        (0, training_seed(recipe.seed, 0)),
+        (1, training_seed(recipe.seed, 1)),
+    ]
     assert summaries[0]["train_problems"] == summaries[1]["train_problems"] == 256
-    signals = {r["metric"]: r["value"] for r in rows(other_dir / "signals.parquet") if r["phase"] == "train" and r["step"] == 0}
+    signals = {
+        r["metric"]: r["value"]
+        for r in rows(other_dir / "signals.parquet")
+        if r["phase"] == "train" and r["step"] == 0
+    }
     assert (signals["seed/run"], signals["seed/train"]) == (1, training_seed(recipe.seed, 1))
     # common random numbers: another version with the same recipe seed, at the same run seed,
     # starts from the same weights and draws the same first prompts and samples (step 1 is
@@ -461,7 +575,9 @@ def test_run_seeds_change_training_and_the_same_seed_repeats(trained: dict[str, 
     from evotree.core.versions import create_version
 
     sibling = create_version(trained["ws"], hypothesis="another learning rate", parent="v0")
-    commit_file(trained["repo"] / sibling.worktree, RECIPE_FILE, fast_recipe(learning_rate=0.01), "lr")
+    commit_file(
+        trained["repo"] / sibling.worktree, RECIPE_FILE, fast_recipe(learning_rate=0.01), "lr"
+    )
     (crn,) = run_versions(trained["ws"], [sibling.id], seed_start=1)
     assert crn.status == "succeeded", crn.error
     c = _rollouts_by_step(trained["repo"] / ".evotree" / "runs" / crn.run_id)
@@ -481,13 +597,25 @@ def test_the_judge_is_deterministic_in_process(trained: dict[str, Any]) -> None:
     model, tokenizer = load_trained(trained["dir"] / "candidate" / MODEL_DIR)
     threads = torch.get_num_threads()
     assert set_cpu_threads(model, judge.cpu_threads) == 1  # as the judge: a tiny model, one thread
-    kwargs = {"samples": judge.samples, "temperature": judge.temperature, "top_p": judge.top_p,
-              "max_new_tokens": judge.max_new_tokens, "seed": judge.seed, "batch_size": judge.batch_size}
+    kwargs = {
+        "samples": judge.samples,
+        "temperature": judge.temperature,
+        "top_p": judge.top_p,
+        "max_new_tokens": judge.max_new_tokens,
+        "seed": judge.seed,
+        "batch_size": judge.batch_size,
+    }
     first = sample_completions(model, tokenizer, [p.prompt for p in problems], **kwargs)
     assert first == sample_completions(model, tokenizer, [p.prompt for p in problems], **kwargs)
-    recorded = {(r["task_id"], r["sample_index"]): r["score"] for r in rows(trained["dir"] / "evals.parquet")}
-    scored = {(p.task_id, i): float(is_correct(t, p.answer))
-              for p, texts in zip(problems, first, strict=True) for i, t in enumerate(texts)}
+    recorded = {
+        (r["task_id"], r["sample_index"]): r["score"]
+        for r in rows(trained["dir"] / "evals.parquet")
+    }
+    scored = {
+        (p.task_id, i): float(is_correct(t, p.answer))
+        for p, texts in zip(problems, first, strict=True)
+        for i, t in enumerate(texts)
+    }
     torch.set_num_threads(threads)
     assert scored == recorded  # the judge's subprocess sampled exactly these
 
@@ -542,38 +670,69 @@ def test_judge_without_a_model_fails_clearly(trained: dict[str, Any], tmp_path: 
     (judge_dir / "judge").mkdir(parents=True)
     (judge_dir / JUDGE_FILE).write_text((trained["judge"] / JUDGE_FILE).read_text())
     (tmp_path / "candidate").mkdir()
-    env = {**os.environ, "EVOTREE_CANDIDATE_DIR": str(tmp_path / "candidate"),
-           "EVOTREE_EVIDENCE_DIR": str(tmp_path / "evidence"), "EVOTREE_PHASE": "eval"}
-    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.domains.math.judge"], cwd=judge_dir, env=env,
-                          capture_output=True, text=True, check=False)
+    env = {
+        **os.environ,
+        "EVOTREE_CANDIDATE_DIR": str(tmp_path / "candidate"),
+        "EVOTREE_EVIDENCE_DIR": str(tmp_path / "evidence"),
+        "EVOTREE_PHASE": "eval",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.domains.math.judge"],
+        cwd=judge_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 1
     assert "the candidate has no trained model: output/model/ is missing" in proc.stderr
 
 
-def _train_subprocess(cwd: Path, *, max_steps: int | None = None) -> subprocess.CompletedProcess[str]:
+def _train_subprocess(
+    cwd: Path, *, max_steps: int | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVOTREE_")}
-    env.update({"EVOTREE_EVIDENCE_DIR": str(cwd / "evidence"), "EVOTREE_PHASE": "train",
-                "EVOTREE_RUN_ID": "t"})
+    env.update(
+        {
+            "EVOTREE_EVIDENCE_DIR": str(cwd / "evidence"),
+            "EVOTREE_PHASE": "train",
+            "EVOTREE_RUN_ID": "t",
+        }
+    )
     if max_steps is not None:
         env["EVOTREE_MAX_STEPS"] = str(max_steps)
-    return subprocess.run([sys.executable, "-P", "-m", "evotree.domains.math.train"], cwd=cwd, env=env,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.domains.math.train"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
-def test_lora_on_a_local_model_directory_within_the_step_budget(trained: dict[str, Any], tmp_path: Path) -> None:
+def test_lora_on_a_local_model_directory_within_the_step_budget(
+    trained: dict[str, Any], tmp_path: Path
+) -> None:
     """LoRA adapters train on a Hugging Face model given as a local directory (v0's trained tiny
     model), and EVOTREE_MAX_STEPS stops training through the callback."""
     from safetensors.torch import load_file
 
     materialize(tmp_path)
     local_model = trained["dir"] / "candidate" / MODEL_DIR
-    (tmp_path / RECIPE_FILE).write_text(fast_recipe(lora=True, model=str(local_model), learning_rate=0.05,
-                                                    per_device_train_batch_size=16))
+    (tmp_path / RECIPE_FILE).write_text(
+        fast_recipe(
+            lora=True, model=str(local_model), learning_rate=0.05, per_device_train_batch_size=16
+        )
+    )
     proc = _train_subprocess(tmp_path, max_steps=4)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((tmp_path / "output" / "train_summary.json").read_text())
     assert summary["steps"] == 4 and summary["lora"] and str(local_model) in summary["model"]
-    signals = [json.loads(line) for line in (tmp_path / "evidence" / "signals.jsonl").read_text().splitlines()]
+    signals = [
+        json.loads(line)
+        for line in (tmp_path / "evidence" / "signals.jsonl").read_text().splitlines()
+    ]
     assert {"budget/stopped"} <= {s["metric"] for s in signals}
     assert max(s["step"] for s in signals) == 4
     adapter = load_file(tmp_path / "output" / "adapter" / "adapter_model.safetensors")
@@ -601,10 +760,13 @@ def test_vllm_rollouts_on_gpu(tmp_path: Path) -> None:
         pytest.skip("vLLM rollouts need a CUDA GPU; none here")
     pytest.importorskip("vllm", reason="vLLM is not installed (pip install 'evotree[vllm]')")
     materialize(tmp_path)
-    recipe = fast_recipe(use_vllm=True).replace("[trl]\n", "[trl]\nvllm_mode = \"colocate\"\n"
-                                                "vllm_gpu_memory_utilization = 0.2\n")
+    recipe = fast_recipe(use_vllm=True).replace(
+        "[trl]\n", '[trl]\nvllm_mode = "colocate"\nvllm_gpu_memory_utilization = 0.2\n'
+    )
     # vLLM's attention kernels want a head size of 64 or more
-    recipe = recipe.replace("hidden_size = 64", "hidden_size = 128").replace("num_heads = 4", "num_heads = 2")
+    recipe = recipe.replace("hidden_size = 64", "hidden_size = 128").replace(
+        "num_heads = 4", "num_heads = 2"
+    )
     (tmp_path / RECIPE_FILE).write_text(recipe)
     proc = _train_subprocess(tmp_path, max_steps=2)
     assert proc.returncode == 0, proc.stderr[-3000:]

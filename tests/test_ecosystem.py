@@ -38,13 +38,17 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, str, Any]
 
 
 # ----------------------------------------------------------------------------- TensorBoard
-def test_export_tensorboard_read_back_by_event_accumulator(tree: tuple[Workspace, str, Any], tmp_path: Path) -> None:
+def test_export_tensorboard_read_back_by_event_accumulator(
+    tree: tuple[Workspace, str, Any], tmp_path: Path
+) -> None:
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     ws, v1, record = tree
     Cli(ws.root).json("export", "tensorboard", str(tmp_path / "tb"), "--version", v1)
-    out = Cli(ws.root).json("export", "tensorboard", str(tmp_path / "tb"), "--version", v1)  # again: replaced
+    out = Cli(ws.root).json(
+        "export", "tensorboard", str(tmp_path / "tb"), "--version", v1
+    )  # again: replaced
     validate(out, "export")
     assert out["tool"] == "tensorboard" and [r["run_id"] for r in out["runs"]] == [record.run_id]
     logdir = tmp_path / "tb" / v1 / record.run_id
@@ -66,12 +70,19 @@ def test_export_tensorboard_read_back_by_event_accumulator(tree: tuple[Workspace
     # metadata as a text summary
     (text_event,) = acc.Tensors("evotree/metadata")
     table = text_event.tensor_proto.string_val[0].decode()
-    for key, value in (("version", v1), ("seed", "0"), ("commit", record.commit), ("status", "succeeded")):
+    for key, value in (
+        ("version", v1),
+        ("seed", "0"),
+        ("commit", record.commit),
+        ("status", "succeeded"),
+    ):
         assert f"| {key} | {value} |" in table
     assert acc.summary_metadata["evotree/metadata"].plugin_data.plugin_name == "text"
 
 
-def test_export_tensorboard_of_no_runs_and_unknown_version(tree: tuple[Workspace, str, Any], tmp_path: Path) -> None:
+def test_export_tensorboard_of_no_runs_and_unknown_version(
+    tree: tuple[Workspace, str, Any], tmp_path: Path
+) -> None:
     pytest.importorskip("tensorboard")
     ws, _v1, _record = tree
     cli = Cli(ws.root)
@@ -96,53 +107,84 @@ def _write_trl_like_events(logdir: Path) -> dict[str, list[tuple[int, float]]]:
     writer = EventFileWriter(str(logdir))
     for tag, points in logged.items():
         for step, value in points:
-            writer.add_event(event_pb2.Event(wall_time=1700000000.0 + step, step=step, summary=summary_pb2.Summary(
-                value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])))
+            writer.add_event(
+                event_pb2.Event(
+                    wall_time=1700000000.0 + step,
+                    step=step,
+                    summary=summary_pb2.Summary(
+                        value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)]
+                    ),
+                )
+            )
     writer.close()
     return logged
 
 
-def test_import_tensorboard_makes_an_ingested_run(tree: tuple[Workspace, str, Any], tmp_path: Path) -> None:
+def test_import_tensorboard_makes_an_ingested_run(
+    tree: tuple[Workspace, str, Any], tmp_path: Path
+) -> None:
     pytest.importorskip("tensorboard")
     ws, _v1, _record = tree
-    v1 = _version(ws, "skill = 0.1\n", hypothesis="trained elsewhere")  # its own version: v1 keeps one run
+    v1 = _version(
+        ws, "skill = 0.1\n", hypothesis="trained elsewhere"
+    )  # its own version: v1 keeps one run
     logged = _write_trl_like_events(tmp_path / "out" / "runs" / "Dec03_10-00-00_host")
-    out = Cli(ws.root).json("import", "tensorboard", str(tmp_path / "out"), "--version", v1, "--seed", "7")
+    out = Cli(ws.root).json(
+        "import", "tensorboard", str(tmp_path / "out"), "--version", v1, "--seed", "7"
+    )
     validate(out, "runs")
     (run,) = out["runs"]
     assert run["status"] == "ingested" and run["version"] == v1 and run["seed"] == 7
     assert run["headline"] is None and run["judge_commit"] is None  # not judged: no score
-    rows = query(runs_dir(ws), f"SELECT metric, step, value FROM signals WHERE run_id = '{run['run_id']}'").to_pylist()
+    rows = query(
+        runs_dir(ws), f"SELECT metric, step, value FROM signals WHERE run_id = '{run['run_id']}'"
+    ).to_pylist()
     got = sorted((r["metric"], r["step"], r["value"]) for r in rows)
-    want = sorted((tag.removeprefix("train/"), step, f32(value)) for tag, pts in logged.items() for step, value in pts)
+    want = sorted(
+        (tag.removeprefix("train/"), step, f32(value))
+        for tag, pts in logged.items()
+        for step, value in pts
+    )
     assert got == want
-    assert any(r.run_id == run["run_id"] and r.status == "ingested" for r in list_runs(ws, version=v1))
+    assert any(
+        r.run_id == run["run_id"] and r.status == "ingested" for r in list_runs(ws, version=v1)
+    )
 
 
-def test_import_tensorboard_refuses_bad_directories(tree: tuple[Workspace, str, Any], tmp_path: Path) -> None:
+def test_import_tensorboard_refuses_bad_directories(
+    tree: tuple[Workspace, str, Any], tmp_path: Path
+) -> None:
     pytest.importorskip("tensorboard")
     ws, v1, _record = tree
     cli = Cli(ws.root)
     (tmp_path / "empty").mkdir()
     err = cli.json("import", "tensorboard", str(tmp_path / "empty"), "--version", v1, code=18)
-    assert err["error"]["code"] == "ingest_error" and "no TensorBoard event file" in err["error"]["message"]
+    assert (
+        err["error"]["code"] == "ingest_error"
+        and "no TensorBoard event file" in err["error"]["message"]
+    )
     _write_trl_like_events(tmp_path / "two" / "a")
     _write_trl_like_events(tmp_path / "two" / "b")
     err = cli.json("import", "tensorboard", str(tmp_path / "two"), "--version", v1, code=18)
     assert "2 TensorBoard runs" in err["error"]["message"]
 
 
-def test_missing_tool_is_a_clear_error(tree: tuple[Workspace, str, Any], tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_tool_is_a_clear_error(
+    tree: tuple[Workspace, str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Without the export extra: exit 2, code missing_dependency, the pip command as the fix."""
     ws, v1, _record = tree
     cli = Cli(ws.root)
-    for module, args in (("tensorboard", ("export", "tensorboard", str(tmp_path / "tb"))),
-                         ("mlflow", ("export", "mlflow", "--tracking-uri", f"file:{tmp_path / 'ml'}")),
-                         ("wandb", ("export", "wandb", str(tmp_path / "wb"))),
-                         ("tensorboard", ("import", "tensorboard", str(tmp_path), "--version", v1))):
+    for module, args in (
+        ("tensorboard", ("export", "tensorboard", str(tmp_path / "tb"))),
+        ("mlflow", ("export", "mlflow", "--tracking-uri", f"file:{tmp_path / 'ml'}")),
+        ("wandb", ("export", "wandb", str(tmp_path / "wb"))),
+        ("tensorboard", ("import", "tensorboard", str(tmp_path), "--version", v1)),
+    ):
         (tmp_path / "run").mkdir(exist_ok=True)
-        (tmp_path / "run" / "events.out.tfevents.1700000000.host").write_bytes(b"")  # found before reading
+        (tmp_path / "run" / "events.out.tfevents.1700000000.host").write_bytes(
+            b""
+        )  # found before reading
         with monkeypatch.context() as patch:
             patch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
             err = cli.json(*args, code=2)["error"]
@@ -152,16 +194,23 @@ def test_missing_tool_is_a_clear_error(tree: tuple[Workspace, str, Any], tmp_pat
 
 
 # ----------------------------------------------------------------------------- MLflow
-def test_export_mlflow_read_back_by_mlflow_client(tree: tuple[Workspace, str, Any], tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_mlflow_read_back_by_mlflow_client(
+    tree: tuple[Workspace, str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("mlflow")
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 keeps its file store behind an opt-in
+    monkeypatch.setenv(
+        "MLFLOW_ALLOW_FILE_STORE", "true"
+    )  # MLflow 3 keeps its file store behind an opt-in
     from mlflow.tracking import MlflowClient
 
     ws, v1, record = tree
     uri = f"file:{tmp_path / 'mlruns'}"
-    Cli(ws.root).json("export", "mlflow", "--tracking-uri", uri, "--version", v1, "--experiment", "evo")
-    out = Cli(ws.root).json("export", "mlflow", "--tracking-uri", uri, "--version", v1, "--experiment", "evo")
+    Cli(ws.root).json(
+        "export", "mlflow", "--tracking-uri", uri, "--version", v1, "--experiment", "evo"
+    )
+    out = Cli(ws.root).json(
+        "export", "mlflow", "--tracking-uri", uri, "--version", v1, "--experiment", "evo"
+    )
     validate(out, "export")
     (exported,) = out["runs"]
     client = MlflowClient(tracking_uri=uri)
@@ -172,7 +221,10 @@ def test_export_mlflow_read_back_by_mlflow_client(tree: tuple[Workspace, str, An
     assert run.data.params["version"] == v1 and run.data.params["seed"] == "0"
     assert run.data.params["commit"] == record.commit
     assert run.data.params["recipe.skill"] == "0.8" and run.data.params["recipe.steps"] == "3"
-    assert run.data.tags["evotree.status"] == "succeeded" and run.data.tags["evotree.run_id"] == record.run_id
+    assert (
+        run.data.tags["evotree.status"] == "succeeded"
+        and run.data.tags["evotree.run_id"] == record.run_id
+    )
 
     def history(key: str) -> list[tuple[int, float]]:
         return sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, key))
@@ -191,19 +243,39 @@ def test_export_wandb_offline_run_files(tree: tuple[Workspace, str, Any], tmp_pa
     validate(out, "export")
     (exported,) = out["runs"]
     run_dir = Path(exported["target"])
-    assert run_dir.name.startswith("offline-run-") and run_dir.parent == (tmp_path / "wb" / "wandb").resolve()
+    assert (
+        run_dir.name.startswith("offline-run-")
+        and run_dir.parent == (tmp_path / "wb" / "wandb").resolve()
+    )
     (wandb_file,) = run_dir.glob("*.wandb")
     records = _read_wandb_records(wandb_file)
     history = [r for r in records if r.WhichOneof("record_type") == "history"]
-    rows = [{item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in h.history.item}
-            for h in history]
-    assert [(r["_step"], r["loss"]) for r in rows if "loss" in r] == [(1, 1.0), (2, 0.5), (3, 1 / 3)]
+    rows = [
+        {
+            item.key or "/".join(item.nested_key): json.loads(item.value_json)
+            for item in h.history.item
+        }
+        for h in history
+    ]
+    assert [(r["_step"], r["loss"]) for r in rows if "loss" in r] == [
+        (1, 1.0),
+        (2, 0.5),
+        (3, 1 / 3),
+    ]
     (last,) = [r for r in rows if r["_step"] == 3]
     assert last["judge/headline"] == record.headline["value"] and last["reward"] == 0.8
     (run_record,) = [r.run for r in records if r.WhichOneof("record_type") == "run"]
-    assert run_record.display_name == record.run_id and run_record.run_group == v1 and list(run_record.tags) == [v1, "succeeded"]
+    assert (
+        run_record.display_name == record.run_id
+        and run_record.run_group == v1
+        and list(run_record.tags) == [v1, "succeeded"]
+    )
     config = {item.key: json.loads(item.value_json) for item in run_record.config.update}
-    assert config["version"] == v1 and config["commit"] == record.commit and config["status"] == "succeeded"
+    assert (
+        config["version"] == v1
+        and config["commit"] == record.commit
+        and config["status"] == "succeeded"
+    )
 
 
 def _read_wandb_records(path: Path) -> list[Any]:
@@ -223,11 +295,11 @@ def _read_wandb_records(path: Path) -> list[Any]:
         if left < 7:  # block trailer: padding
             pos += left
             continue
-        length = int.from_bytes(data[pos + 4:pos + 6], "little")
+        length = int.from_bytes(data[pos + 4 : pos + 6], "little")
         kind = data[pos + 6]
         if kind == 0 and length == 0:
             break
-        chunk = data[pos + 7:pos + 7 + length]
+        chunk = data[pos + 7 : pos + 7 + length]
         pos += 7 + length
         pending = chunk if kind in (1, 2) else pending + chunk
         if kind in (1, 4):  # FULL or LAST
@@ -262,7 +334,10 @@ def test_precommit_audits_the_staged_tree(tree: tuple[Workspace, str, Any]) -> N
     assert "audit.protected_path" in refused["blocking"]
     assert any("judge/eval.py" in json.dumps(f) for f in refused["findings"])
     assert git(wt, "rev-parse", "HEAD") == head  # no commit made, the staged changes still staged
-    assert sorted(git(wt, "diff", "--cached", "--name-only").split()) == ["judge/eval.py", "recipe.toml"]
+    assert sorted(git(wt, "diff", "--cached", "--name-only").split()) == [
+        "judge/eval.py",
+        "recipe.toml",
+    ]
     err = Cli(ws.root).json("precommit", code=29)  # the main checkout is not on a version's branch
     assert err["error"]["code"]
 
@@ -280,7 +355,9 @@ repos:
 """
 
 
-def test_precommit_hook_under_the_pre_commit_tool(tree: tuple[Workspace, str, Any], tmp_path: Path) -> None:
+def test_precommit_hook_under_the_pre_commit_tool(
+    tree: tuple[Workspace, str, Any], tmp_path: Path
+) -> None:
     """The documented `repo: local` hook, run by pre-commit itself inside a version's worktree."""
     import os
     import shutil
@@ -289,7 +366,9 @@ def test_precommit_hook_under_the_pre_commit_tool(tree: tuple[Workspace, str, An
     from conftest import git
     from evotree.core.versions import create_version
 
-    exe = shutil.which("pre-commit") or shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+    exe = shutil.which("pre-commit") or shutil.which(
+        "pre-commit", path=str(Path(sys.executable).parent)
+    )
     if exe is None:
         pytest.skip("needs the pre-commit tool (pip install pre-commit)")
     ws, _v1, _record = tree
@@ -297,12 +376,21 @@ def test_precommit_hook_under_the_pre_commit_tool(tree: tuple[Workspace, str, An
     wt = ws.root / rec.worktree
     config = tmp_path / "pre-commit-config.yaml"
     config.write_text(PRE_COMMIT_CONFIG)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+    }
 
     def hook() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([exe, "run", "--config", str(config)], cwd=wt, env=env, text=True,
-                              capture_output=True, timeout=120)
+        return subprocess.run(
+            [exe, "run", "--config", str(config)],
+            cwd=wt,
+            env=env,
+            text=True,
+            capture_output=True,
+            timeout=120,
+        )
 
     (wt / "recipe.toml").write_text("skill = 0.7\nsteps = 3\n")
     git(wt, "add", "recipe.toml")
@@ -312,7 +400,9 @@ def test_precommit_hook_under_the_pre_commit_tool(tree: tuple[Workspace, str, An
     (wt / "gates" / "policy.toml").write_text("min_runs = 0\n")
     git(wt, "add", "gates/policy.toml")
     refused = hook()
-    assert refused.returncode == 1 and "audit.protected_path" in refused.stdout, refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "audit.protected_path" in refused.stdout, (
+        refused.stdout + refused.stderr
+    )
 
 
 # ----------------------------------------------------------------------------- math: report_to
@@ -331,21 +421,27 @@ def test_math_report_to_tensorboard_then_import(tmp_path: Path) -> None:
         parse_recipe({"trl": {"report_to": ["wandb"]}})
     parse_recipe({"trl": {"report_to": "tensorboard"}})
     repo = init_repo(tmp_path / "repo")
-    (repo / "recipe.toml").write_text(fast_recipe() + 'report_to = ["tensorboard"]\n')  # the [trl] table
+    (repo / "recipe.toml").write_text(
+        fast_recipe() + 'report_to = ["tensorboard"]\n'
+    )  # the [trl] table
     git_commit(repo)
     evotree_init(repo, domain="math")
     ws = Workspace.open(repo)
     (record,) = run_versions(ws, ["v0"])
     assert record.status == "succeeded", (record.error, record.notes)
     logdir = runs_dir(ws) / record.run_id / "candidate" / "output" / "tensorboard"
-    assert list(logdir.glob("events.out.tfevents.*")), sorted(p.name for p in logdir.parent.iterdir())
+    assert list(logdir.glob("events.out.tfevents.*")), sorted(
+        p.name for p in logdir.parent.iterdir()
+    )
     acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0})
     acc.Reload()
     assert [e.step for e in acc.Scalars("train/loss")] == list(range(1, STEPS + 1))
     # and back in as an ingested run: TRL's scalars become signals of the version
     (ingested,) = Cli(repo).json("import", "tensorboard", str(logdir), "--version", "v0")["runs"]
-    rows = query(runs_dir(ws), f"SELECT metric, step, value FROM signals WHERE run_id = '{ingested['run_id']}'"
-                 ).to_pylist()
+    rows = query(
+        runs_dir(ws),
+        f"SELECT metric, step, value FROM signals WHERE run_id = '{ingested['run_id']}'",
+    ).to_pylist()
     loss = sorted((r["step"], r["value"]) for r in rows if r["metric"] == "loss")
     assert loss == [(e.step, e.value) for e in acc.Scalars("train/loss")]
 

@@ -129,8 +129,11 @@ def test_a_writer_cannot_build_an_event_of_the_wrong_type() -> None:
     with pytest.raises(MalformedEvent, match="spend.recorded event being written: field usd"):
         Event.of(SpendRecorded(usd=bad, note="api"), version=None, actor="a")
     with pytest.raises(MalformedEvent, match="field worktree_removed"):
-        Event.of(PAYLOADS[EventKind.VERSION_ABANDONED](reason="r", worktree_removed=3), version="v1",
-                 actor="a")
+        Event.of(
+            PAYLOADS[EventKind.VERSION_ABANDONED](reason="r", worktree_removed=3),
+            version="v1",
+            actor="a",
+        )
 
 
 def test_the_finalize_payload_has_every_field_finalize_writes() -> None:

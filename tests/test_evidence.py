@@ -25,10 +25,18 @@ def record_run(run_dir: Path, run_id: str = "r1") -> None:
     with Recorder(run_dir / "evidence" / "train", run_id=run_id, phase="train") as rec:
         rec.signal(0, loss=1.0, kl=float("nan"))
         rec.signal(1, loss=0.5, kl=0.01)
-        rec.rollout_group(0, group_id="g0", task_id="t0", rewards=[1.0, 0.0],
-                          components={"correct": [1, 0]}, lengths=[5, 9], truncated=[False, True],
-                          finish_reasons=["stop", "length"], texts=["a", "b"],
-                          commands=[["ls", "cat x"], []])
+        rec.rollout_group(
+            0,
+            group_id="g0",
+            task_id="t0",
+            rewards=[1.0, 0.0],
+            components={"correct": [1, 0]},
+            lengths=[5, 9],
+            truncated=[False, True],
+            finish_reasons=["stop", "length"],
+            texts=["a", "b"],
+            commands=[["ls", "cat x"], []],
+        )
         rec.rollout_group(1, group_id="g1", task_id="t1", rewards=[float("inf"), 1.0])
         rec.eval_result("train", "t0", 1.0)
     with Recorder(run_dir / "evidence" / "eval", run_id=run_id, phase="eval") as rec:
@@ -41,8 +49,21 @@ def table(run_dir: Path, kind: str):
 
 
 def eval_row(split: str, phase: str, score: float = 1.0, task: str = "t9") -> str:
-    return json.dumps({"run_id": "r1", "phase": phase, "split": split, "task_id": task,
-                       "sample_index": 0, "score": score, "nonfinite": False, "ts": 1.0}) + "\n"
+    return (
+        json.dumps(
+            {
+                "run_id": "r1",
+                "phase": phase,
+                "split": split,
+                "task_id": task,
+                "sample_index": 0,
+                "score": score,
+                "nonfinite": False,
+                "ts": 1.0,
+            }
+        )
+        + "\n"
+    )
 
 
 # ----------------------------------------------------------------------------- schema and values
@@ -54,7 +75,10 @@ def test_columns_and_types_are_exactly_the_layout(tmp_path: Path) -> None:
         schema = pq.read_schema(tmp_path / f"{kind}.parquet")
         assert schema.names == list(SCHEMAS[kind])
         assert schema.equals(arrow_schema(kind)), kind
-        assert pq.ParquetFile(tmp_path / f"{kind}.parquet").metadata.row_group(0).column(0).compression == "ZSTD"
+        assert (
+            pq.ParquetFile(tmp_path / f"{kind}.parquet").metadata.row_group(0).column(0).compression
+            == "ZSTD"
+        )
         assert result.parquet[kind] == str(tmp_path / f"{kind}.parquet")
 
 
@@ -63,19 +87,38 @@ def test_values_round_trip(tmp_path: Path) -> None:
     compact_run(tmp_path)
     signals = table(tmp_path, "signals").to_pylist()
     assert [(r["step"], r["metric"], r["value"], r["nonfinite"]) for r in signals] == [
-        (0, "loss", 1.0, False), (0, "kl", None, True), (1, "loss", 0.5, False), (1, "kl", 0.01, False)]
+        (0, "loss", 1.0, False),
+        (0, "kl", None, True),
+        (1, "loss", 0.5, False),
+        (1, "kl", 0.01, False),
+    ]
     rollouts = table(tmp_path, "rollouts").to_pylist()
     first = {k: v for k, v in rollouts[0].items() if k != "ts"}
-    assert first == {"run_id": tmp_path.name, "phase": "train", "step": 0, "group_id": "g0", "task_id": "t0",
-                     "sample_index": 0, "reward": 1.0, "components": '{"correct": 1.0}', "length": 5,
-                     "truncated": False, "finish_reason": "stop", "text": "a",
-                     "commands": ["ls", "cat x"], "nonfinite": False}
+    assert first == {
+        "run_id": tmp_path.name,
+        "phase": "train",
+        "step": 0,
+        "group_id": "g0",
+        "task_id": "t0",
+        "sample_index": 0,
+        "reward": 1.0,
+        "components": '{"correct": 1.0}',
+        "length": 5,
+        "truncated": False,
+        "finish_reason": "stop",
+        "text": "a",
+        "commands": ["ls", "cat x"],
+        "nonfinite": False,
+    }
     assert rollouts[1]["commands"] == [] and rollouts[1]["truncated"] is True
     assert (rollouts[2]["reward"], rollouts[2]["nonfinite"]) == (None, True)
     assert rollouts[2]["length"] is None and rollouts[2]["text"] is None
     evals = table(tmp_path, "evals").to_pylist()
     assert sorted((r["phase"], r["split"], r["score"]) for r in evals) == [
-        ("eval", "heldout", 0.25), ("eval", "validation", 0.5), ("train", "train", 1.0)]
+        ("eval", "heldout", 0.25),
+        ("eval", "validation", 0.5),
+        ("train", "train", 1.0),
+    ]
     assert all(isinstance(r["ts"], float) and r["ts"] > 0 for r in evals)
 
 
@@ -84,9 +127,14 @@ def test_jsonl_files_are_kept_by_default_and_removed_on_request(tmp_path: Path) 
     compact_run(tmp_path)
     assert (tmp_path / "evidence" / "train" / "rollouts.jsonl").is_file()
     result = compact_run(tmp_path, keep_jsonl=False)
-    assert sorted(result.removed_jsonl) == sorted([
-        "evidence/train/signals.jsonl", "evidence/train/rollouts.jsonl", "evidence/train/evals.jsonl",
-        "evidence/eval/evals.jsonl"])
+    assert sorted(result.removed_jsonl) == sorted(
+        [
+            "evidence/train/signals.jsonl",
+            "evidence/train/rollouts.jsonl",
+            "evidence/train/evals.jsonl",
+            "evidence/eval/evals.jsonl",
+        ]
+    )
     assert not list((tmp_path / "evidence").rglob("*.jsonl"))
     assert table(tmp_path, "rollouts").num_rows == 4  # the Parquet files hold everything
 
@@ -107,8 +155,10 @@ def test_malformed_and_truncated_lines_are_counted_and_skipped(tmp_path: Path) -
         handle.write(b"this is not json\n")
         handle.write(b"\n   \n")  # blank lines are not malformed
         handle.write(b"[1, 2, 3]\n{}\n42\n")
-        handle.write(b'{"run_id": "r1", "phase": "train", "step": 2, "metric": "loss", "value": 0.1, '
-                     b'"nonfinite": false, "ts": 1.0}\n')  # valid, after the garbage
+        handle.write(
+            b'{"run_id": "r1", "phase": "train", "step": 2, "metric": "loss", "value": 0.1, '
+            b'"nonfinite": false, "ts": 1.0}\n'
+        )  # valid, after the garbage
         handle.write(b'{"run_id": "\xff\xfe"}\n')  # invalid UTF-8
         handle.write(b'{"run_id": "r1", "phase": "train", "step": 3, "met')  # crash mid-line
     result = compact_run(tmp_path)
@@ -131,8 +181,20 @@ def test_a_file_of_garbage_gives_an_empty_table(tmp_path: Path) -> None:
 def test_wrong_value_types_become_null_not_lost_rows(tmp_path: Path) -> None:
     (tmp_path / "evidence" / "train").mkdir(parents=True)
     (tmp_path / "evidence" / "train" / "signals.jsonl").write_text(
-        json.dumps({"run_id": "r1", "phase": "train", "step": "abc", "metric": "loss",
-                    "value": "high", "nonfinite": False, "ts": 1.0, "unknown_key": 1}) + "\n")
+        json.dumps(
+            {
+                "run_id": "r1",
+                "phase": "train",
+                "step": "abc",
+                "metric": "loss",
+                "value": "high",
+                "nonfinite": False,
+                "ts": 1.0,
+                "unknown_key": 1,
+            }
+        )
+        + "\n"
+    )
     result = compact_run(tmp_path)
     assert result.rows["signals"] == 1 and result.malformed_total == 0
     (row,) = table(tmp_path, "signals").to_pylist()
@@ -153,11 +215,18 @@ def test_forged_hidden_evals_are_rejected_and_counted(tmp_path: Path) -> None:
         handle.write(eval_row("validation", None))  # type: ignore[arg-type]
         handle.write(eval_row("validation", "eval", task="judge"))  # genuine
     result = compact_run(tmp_path)
-    assert result.rejected_hidden == {"evidence/train/evals.jsonl": 2, "evidence/eval/evals.jsonl": 2}
+    assert result.rejected_hidden == {
+        "evidence/train/evals.jsonl": 2,
+        "evidence/eval/evals.jsonl": 2,
+    }
     assert result.rejected_hidden_total == 4
     rows = table(tmp_path, "evals").to_pylist()
     hidden = sorted((r["phase"], r["split"], r["task_id"]) for r in rows if r["split"] != "train")
-    assert hidden == [("eval", "heldout", "t1"), ("eval", "validation", "judge"), ("eval", "validation", "t0")]
+    assert hidden == [
+        ("eval", "heldout", "t1"),
+        ("eval", "validation", "judge"),
+        ("eval", "validation", "t0"),
+    ]
     assert ("train", "kept") in {(r["split"], r["task_id"]) for r in rows}
     assert result.rows["evals"] == 5
 
@@ -230,9 +299,11 @@ _COMPACTOR = textwrap.dedent("""
 def test_sigkill_during_compaction_never_leaves_a_half_parquet(tmp_path: Path) -> None:
     train = tmp_path / "evidence" / "train"
     train.mkdir(parents=True)
-    line = ('{"run_id":"r1","phase":"train","step":%d,"group_id":"g%d","task_id":"t","sample_index":0,'
-            '"reward":1.0,"components":"{}","length":3,"truncated":false,"finish_reason":"stop",'
-            '"text":"some text","commands":[],"nonfinite":false,"ts":1.0}\n')
+    line = (
+        '{"run_id":"r1","phase":"train","step":%d,"group_id":"g%d","task_id":"t","sample_index":0,'
+        '"reward":1.0,"components":"{}","length":3,"truncated":false,"finish_reason":"stop",'
+        '"text":"some text","commands":[],"nonfinite":false,"ts":1.0}\n'
+    )
     (train / "rollouts.jsonl").write_text("".join(line % (i, i) for i in range(30_000)))
     proc = subprocess.Popen([sys.executable, "-c", _COMPACTOR, str(tmp_path)])
     target = tmp_path / "rollouts.parquet"
@@ -254,11 +325,15 @@ def test_nan_and_infinity_tokens_become_null_and_flagged(tmp_path: Path) -> None
     (tmp_path / "evidence" / "train" / "signals.jsonl").write_text(
         '{"run_id": "r1", "phase": "train", "step": 0, "metric": "a", "value": NaN, "nonfinite": false, "ts": 1.0}\n'
         '{"run_id": "r1", "phase": "train", "step": 0, "metric": "b", "value": -Infinity, "ts": 1.0}\n'
-        '{"run_id": "r1", "phase": "train", "step": 0, "metric": "c", "value": 2.5, "nonfinite": false, "ts": 1.0}\n')
+        '{"run_id": "r1", "phase": "train", "step": 0, "metric": "c", "value": 2.5, "nonfinite": false, "ts": 1.0}\n'
+    )
     compact_run(tmp_path)
     rows = table(tmp_path, "signals").to_pylist()
     assert [(r["metric"], r["value"], r["nonfinite"]) for r in rows] == [
-        ("a", None, True), ("b", None, True), ("c", 2.5, False)]
+        ("a", None, True),
+        ("b", None, True),
+        ("c", 2.5, False),
+    ]
 
 
 def test_rows_cannot_claim_another_run_or_phase(tmp_path: Path) -> None:
@@ -268,7 +343,8 @@ def test_rows_cannot_claim_another_run_or_phase(tmp_path: Path) -> None:
     train.mkdir(parents=True)
     (train / "signals.jsonl").write_text(
         '{"run_id": "someone-else", "phase": "eval", "step": 1, "metric": "loss", "value": 0.5,'
-        ' "nonfinite": false, "ts": 1.0}\n')
+        ' "nonfinite": false, "ts": 1.0}\n'
+    )
     compact_run(run_dir)
     (row,) = table(run_dir, "signals").to_pylist()
     assert row["run_id"] == "real-run" and row["phase"] == "train"

@@ -23,7 +23,9 @@ def _run_dir(root: Path) -> Path:
     (root / "evidence" / "eval").mkdir(parents=True)
     (root / "logs").mkdir()
     (root / "evidence" / "train" / "signals.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
-    (root / "evidence" / "eval" / "evals.jsonl").write_text('{"split": "validation", "score": 1.0}\n')
+    (root / "evidence" / "eval" / "evals.jsonl").write_text(
+        '{"split": "validation", "score": 1.0}\n'
+    )
     (root / "logs" / "train.err").write_text("")
     (root / "candidate").mkdir()
     (root / "candidate" / "model.bin").write_bytes(b"\0" * 10)  # not evidence: never copied
@@ -36,11 +38,17 @@ def test_store_round_trip_with_manifest(tmp_path: Path, scheme: str) -> None:
     local = _run_dir(tmp_path / "worker")
     store = EvidenceStore(f"{scheme}{tmp_path / 'store'}")
     manifest = store.finish("r1", local, {"status": "succeeded"})
-    assert set(manifest["files"]) == {"evidence/train/signals.jsonl", "evidence/eval/evals.jsonl", "logs/train.err"}
+    assert set(manifest["files"]) == {
+        "evidence/train/signals.jsonl",
+        "evidence/eval/evals.jsonl",
+        "logs/train.err",
+    }
     assert not (tmp_path / "store" / "runs" / "r1" / "candidate").exists()
     fetched = store.fetch("r1", tmp_path / "driver")
     assert fetched.complete and fetched.manifest["status"] == "succeeded" and not fetched.problems
-    assert (tmp_path / "driver" / "evidence" / "train" / "signals.jsonl").read_text().count("\n") == 2
+    assert (tmp_path / "driver" / "evidence" / "train" / "signals.jsonl").read_text().count(
+        "\n"
+    ) == 2
 
 
 def test_store_without_manifest_is_incomplete_but_imported(tmp_path: Path) -> None:
@@ -62,7 +70,9 @@ def test_store_detects_a_file_changed_or_missing_after_the_manifest(tmp_path: Pa
     fetched = store.fetch("r1", tmp_path / "driver")
     assert not fetched.complete
     assert any("signals.jsonl does not match the manifest" in p for p in fetched.problems)
-    assert any("logs/train.err is listed in the manifest but missing" in p for p in fetched.problems)
+    assert any(
+        "logs/train.err is listed in the manifest but missing" in p for p in fetched.problems
+    )
 
 
 def test_store_imports_only_run_evidence_names(tmp_path: Path) -> None:
@@ -70,13 +80,17 @@ def test_store_imports_only_run_evidence_names(tmp_path: Path) -> None:
     store = EvidenceStore(str(tmp_path / "store"))
     store.finish("r1", local, {"status": "succeeded"})
     remote = tmp_path / "store" / "runs" / "r1"
-    (remote / "run.json").write_text('{"status": "succeeded", "headline": {"value": 1.0}}')  # forged
+    (remote / "run.json").write_text(
+        '{"status": "succeeded", "headline": {"value": 1.0}}'
+    )  # forged
     manifest = json.loads((remote / MANIFEST).read_text())
     manifest["files"]["../../escape.txt"] = {"size": 1, "sha256": "x"}
     (remote / MANIFEST).write_text(json.dumps(manifest))
     fetched = store.fetch("r1", tmp_path / "driver" / "run")
     assert not (tmp_path / "driver" / "run" / "run.json").exists()
-    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "driver" / "escape.txt").exists()
+    assert (
+        not (tmp_path / "escape.txt").exists() and not (tmp_path / "driver" / "escape.txt").exists()
+    )
     assert not fetched.complete and any("not run evidence" in p for p in fetched.problems)
 
 
@@ -87,11 +101,21 @@ def test_store_unknown_protocol_is_an_executor_error() -> None:
 
 
 def test_executor_section_validation() -> None:
-    section = parse_config('[executor]\nkind = "ray"\nevidence_uri = "s3://b/evotree"\nmax_retries = 3\n').executor
+    section = parse_config(
+        '[executor]\nkind = "ray"\nevidence_uri = "s3://b/evotree"\nmax_retries = 3\n'
+    ).executor
     assert (section.kind, section.evidence_uri, section.max_retries, section.sync_seconds) == (
-        "ray", "s3://b/evotree", 3, 10.0)
-    for bad, key in (("max_retries = -1", "executor.max_retries"), ("sync_seconds = 0", "executor.sync_seconds"),
-                     ('kind = "pbs"', "executor.kind"), ("gpus = -1", "executor.gpus")):
+        "ray",
+        "s3://b/evotree",
+        3,
+        10.0,
+    )
+    for bad, key in (
+        ("max_retries = -1", "executor.max_retries"),
+        ("sync_seconds = 0", "executor.sync_seconds"),
+        ('kind = "pbs"', "executor.kind"),
+        ("gpus = -1", "executor.gpus"),
+    ):
         with pytest.raises(ConfigError) as info:
             parse_config(f"[executor]\n{bad}\n")
         assert info.value.details["key"] == key, bad
@@ -101,11 +125,15 @@ def test_make_executor_chooses_and_overrides() -> None:
     local = make_executor(ExecutorSection(jobs=3))
     assert isinstance(local, LocalExecutor) and local.jobs == 3
     assert make_executor(ExecutorSection(jobs=3), jobs=1).jobs == 1
-    ray_executor = make_executor(ExecutorSection(kind="ray", address="10.0.0.1:6379"), address="auto")
+    ray_executor = make_executor(
+        ExecutorSection(kind="ray", address="10.0.0.1:6379"), address="auto"
+    )
     assert ray_executor.kind == "ray" and ray_executor.address == "auto"
     assert make_executor(ExecutorSection(kind="ray"), kind="local").kind == "local"
     assert make_executor(ExecutorSection(), kind="slurm").kind == "slurm"
-    with pytest.raises(ExecutorError, match="unknown executor 'pbs'; expected one of local, ray, slurm"):
+    with pytest.raises(
+        ExecutorError, match="unknown executor 'pbs'; expected one of local, ray, slurm"
+    ):
         make_executor(ExecutorSection(), kind="pbs")
 
 
@@ -115,10 +143,14 @@ def test_cli_rejects_unknown_executor(ws: object, run: Cli) -> None:
 
 
 def test_choosing_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
-    code = ("import sys; from evotree.harness.executors import make_executor; from evotree.core.config import ExecutorSection;"
-            "import evotree.harness.records; make_executor(ExecutorSection(kind='local'));"
-            "print('ray' in sys.modules)")
-    out = subprocess.run([sys.executable, "-P", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    code = (
+        "import sys; from evotree.harness.executors import make_executor; from evotree.core.config import ExecutorSection;"
+        "import evotree.harness.records; make_executor(ExecutorSection(kind='local'));"
+        "print('ray' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -130,16 +162,36 @@ def test_unreachable_ray_address_fails_fast_with_a_fix(ws: object, repo: Path) -
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     # a cluster nobody runs must be refused, not waited for: the timeout fails the test if it hangs
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "run", "v0", "--executor", "ray",
-                           "--address", f"127.0.0.1:{port}", "--json"], capture_output=True, text=True, check=False,
-                          timeout=120)
+    proc = subprocess.run(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(repo),
+            "run",
+            "v0",
+            "--executor",
+            "ray",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     error = json.loads(proc.stdout)["error"]
     assert proc.returncode == 35 and error["code"] == "executor_error", proc.stderr
-    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in error["message"] and "ray start" in error["fix"]
+    assert (
+        f"cannot reach the Ray cluster at 127.0.0.1:{port}" in error["message"]
+        and "ray start" in error["fix"]
+    )
     assert not list((repo / ".evotree" / "runs").glob("v0-*"))  # nothing was started
 
 
-def test_candidate_package_is_the_exported_commit_without_judge_paths(ws: object, repo: Path) -> None:
+def test_candidate_package_is_the_exported_commit_without_judge_paths(
+    ws: object, repo: Path
+) -> None:
     import io
     import tarfile
 
@@ -173,28 +225,41 @@ def test_candidate_package_is_the_exported_commit_without_judge_paths(ws: object
 def test_fetch_checks_against_the_returned_manifest_not_a_forged_store_copy(tmp_path: Path) -> None:
     local = _run_dir(tmp_path / "worker")
     store = EvidenceStore(str(tmp_path / "store"))
-    returned = store.finish("r1", local, {"status": "succeeded"})  # what the worker returned via Ray
+    returned = store.finish(
+        "r1", local, {"status": "succeeded"}
+    )  # what the worker returned via Ray
     remote = tmp_path / "store" / "runs" / "r1"
     forged = '{"split": "validation", "score": 99.0}\n'
     (remote / "evidence" / "eval" / "evals.jsonl").write_text(forged)  # train code rewrote both
     (remote / "evidence" / "train" / "rollouts.jsonl").write_text('{"x": 1}\n')  # and added a file
     manifest = json.loads((remote / MANIFEST).read_text())
-    manifest["files"]["evidence/eval/evals.jsonl"] = {"size": len(forged),
-                                                      "sha256": hashlib.sha256(forged.encode()).hexdigest()}
-    manifest["files"]["evidence/train/rollouts.jsonl"] = {"size": 9, "sha256": hashlib.sha256(b'{"x": 1}\n').hexdigest()}
+    manifest["files"]["evidence/eval/evals.jsonl"] = {
+        "size": len(forged),
+        "sha256": hashlib.sha256(forged.encode()).hexdigest(),
+    }
+    manifest["files"]["evidence/train/rollouts.jsonl"] = {
+        "size": 9,
+        "sha256": hashlib.sha256(b'{"x": 1}\n').hexdigest(),
+    }
     (remote / MANIFEST).write_text(json.dumps(manifest))
     assert store.fetch("r1", tmp_path / "naive").complete  # the store copy alone is fooled...
     fetched = store.fetch("r1", tmp_path / "driver", expected=returned["files"])
     assert not fetched.complete  # ...the returned manifest is not
-    assert any("evidence/eval/evals.jsonl does not match the manifest" in p for p in fetched.problems)
+    assert any(
+        "evidence/eval/evals.jsonl does not match the manifest" in p for p in fetched.problems
+    )
     assert fetched.manifest is None  # the store's manifest.json was not even read
-    assert not (tmp_path / "driver" / "evidence" / "train" / "rollouts.jsonl").exists()  # not listed: not imported
+    assert not (
+        tmp_path / "driver" / "evidence" / "train" / "rollouts.jsonl"
+    ).exists()  # not listed: not imported
     # untouched evidence checked against the returned manifest is complete
     store.finish("r2", local, {"status": "succeeded"})
     assert store.fetch("r2", tmp_path / "d2", expected=returned["files"]).complete
 
 
-def test_evidence_files_looks_up_only_contract_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_evidence_files_looks_up_only_contract_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     local = _run_dir(tmp_path / "run")
     (local / "candidate" / "ckpt").mkdir()
     (local / "evidence" / "eval" / "evals.jsonl").unlink()
@@ -205,7 +270,10 @@ def test_evidence_files_looks_up_only_contract_names(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(Path, "rglob", no_walk)
     monkeypatch.setattr(Path, "iterdir", no_walk)
-    assert evidence_files(local) == ["evidence/train/signals.jsonl", "logs/train.err"]  # no link, no candidate/
+    assert evidence_files(local) == [
+        "evidence/train/signals.jsonl",
+        "logs/train.err",
+    ]  # no link, no candidate/
 
 
 def test_syncer_retries_a_failed_copy(tmp_path: Path) -> None:
@@ -233,9 +301,15 @@ def test_syncer_retries_a_failed_copy(tmp_path: Path) -> None:
     assert len(calls) == 2  # nothing changed: nothing re-sent
 
 
-def test_put_json_on_an_object_store_is_one_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_put_json_on_an_object_store_is_one_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = EvidenceStore("memory://evotree-test-store")
-    assert not store.local and EvidenceStore(str(tmp_path)).local and EvidenceStore(f"file://{tmp_path}").local
+    assert (
+        not store.local
+        and EvidenceStore(str(tmp_path)).local
+        and EvidenceStore(f"file://{tmp_path}").local
+    )
 
     def no_move(*_: object, **__: object) -> None:
         raise AssertionError("mv on an object store is a copy and a delete")
@@ -257,19 +331,29 @@ def test_kill_run_processes_kills_by_run_id_and_returns_pids(tmp_path: Path) -> 
     from evotree.harness.recovery import kill_run_processes
 
     script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True); print('up', flush=True); time.sleep(60)"
-    mine = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, ENV_RUN_ID: "run-kill-1"},
-                            stdout=subprocess.PIPE, text=True)
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                             env={**os.environ, ENV_RUN_ID: "run-kill-2"})
+    mine = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env={**os.environ, ENV_RUN_ID: "run-kill-1"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        env={**os.environ, ENV_RUN_ID: "run-kill-2"},
+    )
     try:
-        assert mine.stdout is not None and mine.stdout.readline().strip() == "up"  # the grandchild exists
+        assert (
+            mine.stdout is not None and mine.stdout.readline().strip() == "up"
+        )  # the grandchild exists
         killed = kill_run_processes("run-kill-1")
         assert mine.pid in killed and len(killed) == 2  # the child and its setsid grandchild
         assert mine.wait(timeout=5) == -9
         assert other.poll() is None  # another run's process is left alone
         import evotree.harness.executors.ray_worker as worker
 
-        assert not hasattr(worker, "kill_run_processes")  # one implementation, in evotree.harness.recovery
+        assert not hasattr(
+            worker, "kill_run_processes"
+        )  # one implementation, in evotree.harness.recovery
     finally:
         other.kill()
         mine.kill()

@@ -28,7 +28,7 @@ from evotree.harness.records import list_runs
 
 ray = pytest.importorskip("ray")
 
-TRAIN = '''\
+TRAIN = """\
 import json, os, sys, time, tomllib
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -50,9 +50,9 @@ rec.signal(0, sees_judge=float(os.path.exists("judge")),
 json.dump({"skill": skill}, open("model.json", "w"))
 if recipe.get("fail"):
     sys.exit(3)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
@@ -61,7 +61,7 @@ judge_paths = ["judge/"]
 [executor]
 kind = "ray"
 {executor}
-'''
+"""
 
 
 def make_ray_repo(path: Path, *, executor: str = "") -> Path:
@@ -118,32 +118,59 @@ def check_landed(ws: Workspace, record: Any, store: Path, *, skill: float, steps
     assert record.headline["value"] == pytest.approx(skill) and record.headline["n"] == 10
     # the store got every file and, last, the manifest, all written by the worker
     manifest = json.loads((store / "runs" / record.run_id / "manifest.json").read_text())
-    assert manifest["status"] == "succeeded" and manifest["worker_pid"] == record.executor["worker_pid"]
-    assert set(manifest["files"]) >= {"evidence/train/signals.jsonl", "evidence/train/rollouts.jsonl",
-                                      "evidence/eval/evals.jsonl", "logs/train.err", "logs/eval.out"}
+    assert (
+        manifest["status"] == "succeeded"
+        and manifest["worker_pid"] == record.executor["worker_pid"]
+    )
+    assert set(manifest["files"]) >= {
+        "evidence/train/signals.jsonl",
+        "evidence/train/rollouts.jsonl",
+        "evidence/eval/evals.jsonl",
+        "logs/train.err",
+        "logs/eval.out",
+    }
     # the driver imported and compacted it: exact rows
     run_dir = ws.root / ".evotree" / "runs" / record.run_id
     con = duckdb.connect()
-    signals = con.execute(f"SELECT step, metric, value FROM read_parquet('{run_dir}/signals.parquet')").fetchall()
+    signals = con.execute(
+        f"SELECT step, metric, value FROM read_parquet('{run_dir}/signals.parquet')"
+    ).fetchall()
     assert sorted(s for s, m, _ in signals if m == "loss") == list(range(1, steps + 1))
     seen = {m: v for s, m, v in signals if s == 0}
-    assert seen == {"sees_judge": 0.0, "sees_git": 0.0, "sees_ray": 0.0}  # visibility boundary holds
-    n_rollouts = con.execute(f"SELECT count(*) FROM read_parquet('{run_dir}/rollouts.parquet')").fetchone()[0]
+    assert seen == {
+        "sees_judge": 0.0,
+        "sees_git": 0.0,
+        "sees_ray": 0.0,
+    }  # visibility boundary holds
+    n_rollouts = con.execute(
+        f"SELECT count(*) FROM read_parquet('{run_dir}/rollouts.parquet')"
+    ).fetchone()[0]
     assert n_rollouts == 4 * steps
-    scores = con.execute(f"SELECT avg(score), count(*) FROM read_parquet('{run_dir}/evals.parquet')").fetchone()
+    scores = con.execute(
+        f"SELECT avg(score), count(*) FROM read_parquet('{run_dir}/evals.parquet')"
+    ).fetchone()
     assert scores == (pytest.approx(skill), 10)
     assert record.phases["train"]["returncode"] == 0 and record.phases["eval"]["returncode"] == 0
     assert record.usage["runs"] == 1 and record.usage["steps"] == steps
     validate(json.loads((run_dir / "run.json").read_text()), "run")
 
 
-def test_parallel_runs_on_ray_evidence_lands_and_code_failures_are_not_retried(cluster: str, tmp_path: Path) -> None:
+def test_parallel_runs_on_ray_evidence_lands_and_code_failures_are_not_retried(
+    cluster: str, tmp_path: Path
+) -> None:
     store = tmp_path / "shared-store"
-    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"\nmax_retries = 2'))
-    v1, v2 = recipe_version(ws, "skill = 0.8\nsteps = 3\n"), recipe_version(ws, "skill = 0.3\nsteps = 2\n")
+    ws = Workspace.open(
+        make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"\nmax_retries = 2')
+    )
+    v1, v2 = (
+        recipe_version(ws, "skill = 0.8\nsteps = 3\n"),
+        recipe_version(ws, "skill = 0.3\nsteps = 2\n"),
+    )
     v3 = recipe_version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
     events: list[tuple[str, str]] = []
-    records = run_versions(ws, [v1, v2, v3], progress=lambda rid, ev, info: events.append((rid, ev)))
+    records = run_versions(
+        ws, [v1, v2, v3], progress=lambda rid, ev, info: events.append((rid, ev))
+    )
     assert [r.version for r in records] == [v1, v2, v3]
     check_landed(ws, records[0], store, skill=0.8, steps=3)
     check_landed(ws, records[1], store, skill=0.3, steps=2)
@@ -154,7 +181,10 @@ def test_parallel_runs_on_ray_evidence_lands_and_code_failures_are_not_retried(c
         assert {e for rid, e in events if rid == record.run_id} >= {"started", "phase", "finished"}
     # only the driver wrote the ledger: one run.started and one run.finished per run
     kinds = [e["kind"] for e in ledger_events(ws)]
-    assert kinds.count(EventKind.RUN_STARTED.value) == 3 and kinds.count(EventKind.RUN_FINISHED.value) == 3
+    assert (
+        kinds.count(EventKind.RUN_STARTED.value) == 3
+        and kinds.count(EventKind.RUN_FINISHED.value) == 3
+    )
     tree = {v["id"]: v for v in Cli(ws.root).json("tree")["versions"]}
     assert tree[v1]["status"] == "evaluated" and tree[v1]["headline"]["value"] == pytest.approx(0.8)
     assert tree[v3]["status"] == "failed"
@@ -164,12 +194,20 @@ def test_parallel_runs_on_ray_evidence_lands_and_code_failures_are_not_retried(c
 @pytest.mark.slow
 def test_versions_times_seeds_on_ray(cluster: str, tmp_path: Path) -> None:
     ws = Workspace.open(make_ray_repo(tmp_path / "w"))
-    v1, v2 = recipe_version(ws, "skill = 0.8\nsteps = 3\n"), recipe_version(ws, "skill = 0.3\nsteps = 2\n")
+    v1, v2 = (
+        recipe_version(ws, "skill = 0.8\nsteps = 3\n"),
+        recipe_version(ws, "skill = 0.3\nsteps = 2\n"),
+    )
     records = run_versions(ws, [v1, v2], seeds=3)
     assert [(r.version, r.seed) for r in records] == [(v, s) for v in (v1, v2) for s in range(3)]
     for record in records:
-        check_landed(ws, record, ws.root / ".evotree" / "store", skill=0.8 if record.version == v1 else 0.3,
-                     steps=3 if record.version == v1 else 2)
+        check_landed(
+            ws,
+            record,
+            ws.root / ".evotree" / "store",
+            skill=0.8 if record.version == v1 else 0.3,
+            steps=3 if record.version == v1 else 2,
+        )
 
 
 def _gate(tmp_path: Path) -> tuple[Path, str]:
@@ -182,28 +220,47 @@ def _gate(tmp_path: Path) -> tuple[Path, str]:
     return block, f'\n[sandbox]\nread_paths = ["{folder}"]\n'
 
 
-def test_worker_killed_mid_run_fails_with_cause_and_is_retried(cluster: str, tmp_path: Path) -> None:
+def test_worker_killed_mid_run_fails_with_cause_and_is_retried(
+    cluster: str, tmp_path: Path
+) -> None:
     block, gate = _gate(tmp_path)
-    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 1\nsync_seconds = 0.2" + gate))
+    ws = Workspace.open(
+        make_ray_repo(tmp_path / "w", executor="max_retries = 1\nsync_seconds = 0.2" + gate)
+    )
     v1 = recipe_version(ws, f'skill = 0.7\nsteps = 2\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     result: dict[str, Any] = {}
     thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1])))
     thread.start()
     try:
-        first = wait_for(lambda: next(iter(store.glob("*/worker.json")), None), 60, "the first worker")
+        first = wait_for(
+            lambda: next(iter(store.glob("*/worker.json")), None), 60, "the first worker"
+        )
         run_id = first.parent.name
         # partial evidence reached the store (periodic sync) while the train phase is blocked
-        wait_for(lambda: (first.parent / "evidence" / "train" / "signals.jsonl").exists(), 30, "a partial sync")
+        wait_for(
+            lambda: (first.parent / "evidence" / "train" / "signals.jsonl").exists(),
+            30,
+            "a partial sync",
+        )
         orphans = wait_for(lambda: run_pids(run_id), 10, "the train process")
         worker_pid = json.loads(first.read_text())["worker_pid"]
         os.kill(worker_pid, signal.SIGKILL)  # the Ray worker executing the task dies
         retry = wait_for(lambda: (store / f"{run_id}-r1" / "worker.json").exists(), 60, "the retry")
         assert retry
         # the clean-up task killed what the dead worker's train phase left on the node
-        wait_for(lambda: not [p for p in orphans if Path(f"/proc/{p}").exists()
-                              and b"zombie" not in Path(f"/proc/{p}/status").read_bytes().lower()], 10,
-                 "the orphaned train process to die")
+        wait_for(
+            lambda: (
+                not [
+                    p
+                    for p in orphans
+                    if Path(f"/proc/{p}").exists()
+                    and b"zombie" not in Path(f"/proc/{p}/status").read_bytes().lower()
+                ]
+            ),
+            10,
+            "the orphaned train process to die",
+        )
     finally:
         block.unlink(missing_ok=True)
         thread.join(timeout=120)
@@ -233,9 +290,12 @@ def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path)
     store = ws.root / ".evotree" / "store" / "runs"
     cancel = threading.Event()
     result: dict[str, Any] = {}
-    thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1], seeds=3, cancel=cancel)))
+    thread = threading.Thread(
+        target=lambda: result.update(records=run_versions(ws, [v1], seeds=3, cancel=cancel))
+    )
     thread.start()
     try:
+
         def in_train(run_id: str) -> bool:  # its train script runs (blocked), not the task's set-up
             for pid in run_pids(run_id):
                 try:
@@ -254,7 +314,9 @@ def test_cancel_stops_running_and_queued_ray_tasks(cluster: str, tmp_path: Path)
         # what cancellation must achieve, not how fast: the request ends while the block still
         # holds the train phases (so they were stopped, not released), whatever the machine's load
         thread.join(timeout=300)
-        assert not thread.is_alive(), "the cancelled request did not end while its tasks were blocked"
+        assert not thread.is_alive(), (
+            "the cancelled request did not end while its tasks were blocked"
+        )
     finally:
         block.unlink(missing_ok=True)
         thread.join(timeout=60)
@@ -281,9 +343,24 @@ def test_cli_executor_ray_ctrl_c_marks_runs_cancelled(cluster: str, tmp_path: Pa
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w"))
     v1 = recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(ws.root), "run", v1, "--executor", "ray",
-                             "--address", cluster, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": ""})
+    proc = subprocess.Popen(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(ws.root),
+            "run",
+            v1,
+            "--executor",
+            "ray",
+            "--address",
+            cluster,
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     try:
         store = ws.root / ".evotree" / "store" / "runs"
         first = wait_for(lambda: next(iter(store.glob("*/worker.json")), None), 90, "the worker")
@@ -311,23 +388,44 @@ def test_cli_run_executor_ray_json(cluster: str, tmp_path: Path) -> None:
     assert record["headline"]["value"] == pytest.approx(0.9)
     # the local executor still runs the same workspace when asked
     (local,) = Cli(repo).json("run", v1, "--executor", "local")["runs"]
-    assert local["executor"] == {"kind": "local"} and local["headline"]["value"] == pytest.approx(0.9)
-
+    assert local["executor"] == {"kind": "local"} and local["headline"]["value"] == pytest.approx(
+        0.9
+    )
 
 
 @pytest.mark.slow
-def test_driver_killed_ray_run_is_recovered_as_crashed_with_incomplete_evidence(cluster: str, tmp_path: Path) -> None:
+def test_driver_killed_ray_run_is_recovered_as_crashed_with_incomplete_evidence(
+    cluster: str, tmp_path: Path
+) -> None:
     block = tmp_path / "block"
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="sync_seconds = 0.2"))
     v1 = recipe_version(ws, f'skill = 0.6\nsteps = 2\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(ws.root), "run", v1, "--executor", "ray",
-                             "--address", cluster, "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(ws.root),
+            "run",
+            v1,
+            "--executor",
+            "ray",
+            "--address",
+            cluster,
+            "--json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         first = wait_for(lambda: next(iter(store.glob("*/worker.json")), None), 90, "the worker")
         run_id = first.parent.name
-        wait_for(lambda: (first.parent / "evidence" / "train" / "signals.jsonl").exists(), 30, "a partial sync")
+        wait_for(
+            lambda: (first.parent / "evidence" / "train" / "signals.jsonl").exists(),
+            30,
+            "a partial sync",
+        )
         proc.kill()  # the driver dies; Ray ends its job's tasks, the watchdog their train phase
         proc.wait()
         wait_for(lambda: not run_pids(run_id), 60, "the train phase to be stopped")
@@ -346,7 +444,11 @@ def test_driver_killed_ray_run_is_recovered_as_crashed_with_incomplete_evidence(
 def test_lost_worker_is_not_retried_past_the_runs_budget(cluster: str, tmp_path: Path) -> None:
     block = tmp_path / "block"
     block.write_text("hold")
-    ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="max_retries = 3\n[budget]\nmax_runs_per_version = 1"))
+    ws = Workspace.open(
+        make_ray_repo(
+            tmp_path / "w", executor="max_retries = 3\n[budget]\nmax_runs_per_version = 1"
+        )
+    )
     v1 = recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
     store = ws.root / ".evotree" / "store" / "runs"
     result: dict[str, Any] = {}
@@ -365,16 +467,22 @@ def test_lost_worker_is_not_retried_past_the_runs_budget(cluster: str, tmp_path:
     assert "not retried: budget.max_runs_per_version = 1 would be exceeded" in record.error
 
 
-def test_a_run_no_node_can_hold_is_refused_before_anything_starts(cluster: str, tmp_path: Path) -> None:
+def test_a_run_no_node_can_hold_is_refused_before_anything_starts(
+    cluster: str, tmp_path: Path
+) -> None:
     from evotree.harness.executors import ExecutorError
 
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor="gpus = 1.0\ncpus = 1.0"))
     v1 = recipe_version(ws, "skill = 0.5\nsteps = 1\n")
-    with pytest.raises(ExecutorError, match=r"no node of the Ray cluster can hold one run: .*GPU 1") as info:
+    with pytest.raises(
+        ExecutorError, match=r"no node of the Ray cluster can hold one run: .*GPU 1"
+    ) as info:
         run_versions(ws, [v1])
     assert info.value.exit_code == 35 and "gpus" in info.value.fix
     # the request was reserved and released; no run started or finished
-    assert not list_runs(ws) and not [e for e in ledger_events(ws) if e["kind"] in ("run.started", "run.finished")]
+    assert not list_runs(ws) and not [
+        e for e in ledger_events(ws) if e["kind"] in ("run.started", "run.finished")
+    ]
 
 
 @pytest.mark.slow
@@ -386,8 +494,10 @@ def test_runs_get_the_cpus_of_executor_section(cluster: str, tmp_path: Path) -> 
     a, b = run_versions(ws, [v1], seeds=2)  # each run takes both CPUs of the cluster: one at a time
 
     def span(record: Any) -> tuple[datetime, datetime]:
-        return (datetime.fromisoformat(record.phases["train"]["started_at"]),
-                datetime.fromisoformat(record.phases["eval"]["ended_at"]))
+        return (
+            datetime.fromisoformat(record.phases["train"]["started_at"]),
+            datetime.fromisoformat(record.phases["eval"]["ended_at"]),
+        )
 
     (a0, a1), (b0, b1) = span(a), span(b)
     assert a1 <= b0 or b1 <= a0, "two runs asking for 2 CPUs each overlapped on a 2-CPU cluster"
@@ -398,24 +508,32 @@ def _forge_store(store_run: Path) -> None:
     replace the evals with perfect scores and rewrite manifest.json to match them."""
     import hashlib
 
-    forged = "".join(json.dumps({"split": "validation", "task_id": f"val-{i}", "score": 1.0}) + "\n"
-                     for i in range(10)).encode()
+    forged = "".join(
+        json.dumps({"split": "validation", "task_id": f"val-{i}", "score": 1.0}) + "\n"
+        for i in range(10)
+    ).encode()
     (store_run / "evidence" / "eval" / "evals.jsonl").write_bytes(forged)
     manifest = json.loads((store_run / "manifest.json").read_text())
-    manifest["files"]["evidence/eval/evals.jsonl"] = {"size": len(forged),
-                                                      "sha256": hashlib.sha256(forged).hexdigest()}
+    manifest["files"]["evidence/eval/evals.jsonl"] = {
+        "size": len(forged),
+        "sha256": hashlib.sha256(forged).hexdigest(),
+    }
     (store_run / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_forged_store_evidence_and_failing_fetch_are_not_taken_for_results(
-        cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The driver trusts the manifest the task returned, never the store's copy; a store whose
     fetch raises (not an OSError) gives a failed, incomplete run instead of aborting the request."""
     from evotree.harness.executors.store import EvidenceStore
 
     store = tmp_path / "shared-store"
     ws = Workspace.open(make_ray_repo(tmp_path / "w", executor=f'evidence_uri = "file://{store}"'))
-    v1, v2 = recipe_version(ws, "skill = 0.3\nsteps = 1\n"), recipe_version(ws, "skill = 0.4\nsteps = 1\n")
+    v1, v2 = (
+        recipe_version(ws, "skill = 0.3\nsteps = 1\n"),
+        recipe_version(ws, "skill = 0.4\nsteps = 1\n"),
+    )
     real_fetch = EvidenceStore.fetch
 
     def fetch(self: EvidenceStore, run_id: str, local_root: Path, expected: Any = None) -> Any:
@@ -426,10 +544,17 @@ def test_forged_store_evidence_and_failing_fetch_are_not_taken_for_results(
 
     monkeypatch.setattr(EvidenceStore, "fetch", fetch)  # the driver's side only
     forged, unreachable = run_versions(ws, [v1, v2])
-    assert forged.status == "failed" and forged.headline is None and forged.evidence["complete"] is False
+    assert (
+        forged.status == "failed"
+        and forged.headline is None
+        and forged.evidence["complete"] is False
+    )
     assert "evidence/eval/evals.jsonl does not match the manifest" in forged.error
     assert unreachable.status == "failed" and unreachable.headline is None
-    assert "fetching the evidence" in unreachable.error and "RuntimeError: s3fs: connection reset" in unreachable.error
+    assert (
+        "fetching the evidence" in unreachable.error
+        and "RuntimeError: s3fs: connection reset" in unreachable.error
+    )
     assert unreachable.evidence["complete"] is False and unreachable.usage["runs"] == 1
     assert {r.status for r in list_runs(ws)} == {"failed"}
     assert not list((ws.root / ".evotree" / "runs" / ".active").iterdir())
@@ -439,13 +564,18 @@ class _DriverBug(BaseException):
     """Escapes every ``except Exception``: stands for a driver failure mid-request."""
 
 
-def test_an_aborted_request_leaves_no_run_running(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_aborted_request_leaves_no_run_running(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from evotree.harness.executors.store import EvidenceStore
 
     block = tmp_path / "block"
     block.write_text("hold")
     ws = Workspace.open(make_ray_repo(tmp_path / "w"))
-    quick, slow = recipe_version(ws, "skill = 0.3\nsteps = 1\n"), recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n')
+    quick, slow = (
+        recipe_version(ws, "skill = 0.3\nsteps = 1\n"),
+        recipe_version(ws, f'skill = 0.6\nsteps = 1\nblock = "{block}"\n'),
+    )
 
     def fetch(self: EvidenceStore, run_id: str, local_root: Path, expected: Any = None) -> Any:
         raise _DriverBug("boom")
@@ -465,4 +595,8 @@ def test_an_aborted_request_leaves_no_run_running(cluster: str, tmp_path: Path, 
     kinds = [e["kind"] for e in ledger_events(ws)]
     assert kinds.count(EventKind.RUN_FINISHED.value) == 2
     assert not list((ws.root / ".evotree" / "runs" / ".active").iterdir())
-    wait_for(lambda: not any(run_pids(r.run_id) for r in records.values()), 30, "the slow run's processes to end")
+    wait_for(
+        lambda: not any(run_pids(r.run_id) for r in records.values()),
+        30,
+        "the slow run's processes to end",
+    )

@@ -32,7 +32,7 @@ from evotree.harness.executors.slurm import SlurmExecutor, job_folder
 
 pytest.importorskip("submitit")
 
-TRAIN = '''\
+TRAIN = """\
 import json, os, sys, time, tomllib
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -52,8 +52,8 @@ rec.signal(0, sees_judge=float(os.path.exists("judge")),
 json.dump({"skill": skill}, open("model.json", "w"))
 if recipe.get("fail"):
     sys.exit(3)
-'''
-CONFIG = '''\
+"""
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
@@ -62,7 +62,7 @@ judge_paths = ["judge/"]
 [executor]
 evidence_uri = "{store}"
 sync_seconds = 0.3
-'''
+"""
 
 
 def make_slurm_repo(path: Path, store: Path, *, kind: str = "") -> Workspace:
@@ -74,31 +74,51 @@ def signals(ws: Workspace, run_id: str) -> dict[tuple[int, str], float]:
     import duckdb
 
     path = ws.root / ".evotree" / "runs" / run_id / "signals.parquet"
-    rows = duckdb.connect().execute(f"SELECT step, metric, value FROM read_parquet('{path}')").fetchall()
+    rows = (
+        duckdb.connect()
+        .execute(f"SELECT step, metric, value FROM read_parquet('{path}')")
+        .fetchall()
+    )
     return {(s, m): v for s, m, v in rows}
 
 
-def check_landed(ws: Workspace, record: Any, store: Path, *, skill: float, steps: int, cluster: str) -> None:
+def check_landed(
+    ws: Workspace, record: Any, store: Path, *, skill: float, steps: int, cluster: str
+) -> None:
     """The run succeeded in its own job and all its evidence came back through the store."""
     assert record.status == "succeeded", (record.error, record.notes)
     assert record.executor["kind"] == "slurm" and record.executor["cluster"] == cluster
-    assert record.executor["job_id"] and record.executor["worker_pid"] != os.getpid()  # its own process
+    assert (
+        record.executor["job_id"] and record.executor["worker_pid"] != os.getpid()
+    )  # its own process
     assert record.headline["value"] == pytest.approx(skill) and record.headline["n"] == 10
     manifest = json.loads((store / "runs" / record.run_id / "manifest.json").read_text())
-    assert manifest["status"] == "succeeded" and manifest["worker_pid"] == record.executor["worker_pid"]
-    assert set(manifest["files"]) >= {"evidence/train/signals.jsonl", "evidence/eval/evals.jsonl", "logs/train.err"}
+    assert (
+        manifest["status"] == "succeeded"
+        and manifest["worker_pid"] == record.executor["worker_pid"]
+    )
+    assert set(manifest["files"]) >= {
+        "evidence/train/signals.jsonl",
+        "evidence/eval/evals.jsonl",
+        "logs/train.err",
+    }
     seen = signals(ws, record.run_id)
     assert sorted(s for (s, m) in seen if m == "loss") == list(range(1, steps + 1))
     # the sandbox on the node: no judge, no repository, no scheduler variables, no job folder
-    assert {m: v for (s, m), v in seen.items() if s == 0} == {"sees_judge": 0.0, "sees_git": 0.0, "sees_slurm": 0.0,
-                                                               "sees_folder": 0.0}
+    assert {m: v for (s, m), v in seen.items() if s == 0} == {
+        "sees_judge": 0.0,
+        "sees_git": 0.0,
+        "sees_slurm": 0.0,
+        "sees_folder": 0.0,
+    }
     assert record.phases["train"]["sandbox"] == "bwrap" and record.phases["eval"]["returncode"] == 0
     assert record.usage["runs"] == 1 and record.usage["steps"] == steps
 
 
 @pytest.mark.heavy
-def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               request: pytest.FixtureRequest) -> None:
+def test_runs_as_submitit_jobs_with_evidence_through_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
     # the shared job folder outside /tmp (which is private in a sandbox): a phase must still not see it
     shared = Path(tempfile.mkdtemp(prefix="evotree-test-slurm-", dir="/var/tmp"))
@@ -111,7 +131,9 @@ def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, m
     v2 = recipe_version(ws, f'skill = 0.3\nsteps = 2\nprobe = "{shared / "packages"}"\n')
     v3 = recipe_version(ws, "skill = 0.5\nsteps = 1\nfail = true\n")
     events: list[tuple[str, str]] = []
-    records = run_versions(ws, [v1, v2, v3], executor="slurm", progress=lambda rid, ev, info: events.append((rid, ev)))
+    records = run_versions(
+        ws, [v1, v2, v3], executor="slurm", progress=lambda rid, ev, info: events.append((rid, ev))
+    )
     assert [r.version for r in records] == [v1, v2, v3]
     check_landed(ws, records[0], store, skill=0.8, steps=3, cluster="local")
     check_landed(ws, records[1], store, skill=0.3, steps=2, cluster="local")
@@ -120,16 +142,32 @@ def test_runs_as_submitit_jobs_with_evidence_through_the_store(tmp_path: Path, m
     assert failed.status == "failed" and "train phase exited with 3" in failed.error
     assert failed.evidence.get("complete") is not False
     for record in records[:2]:  # progress read from the store: phases, steps, metrics
-        assert {e for rid, e in events if rid == record.run_id} >= {"started", "phase", "step", "metric", "finished"}
-    assert [e for rid, e in events if rid == records[0].run_id].count("step") == 3  # steps 1..3 once each
+        assert {e for rid, e in events if rid == record.run_id} >= {
+            "started",
+            "phase",
+            "step",
+            "metric",
+            "finished",
+        }
+    assert [e for rid, e in events if rid == records[0].run_id].count(
+        "step"
+    ) == 3  # steps 1..3 once each
     # the judge archives were read once and deleted; the candidate archive is content-addressed
     assert not list((job_folder(ws) / "judge").iterdir())
-    assert len(list((job_folder(ws) / "packages").glob("*.tar"))) == 3 and (shared / "jobs").is_dir()
+    assert (
+        len(list((job_folder(ws) / "packages").glob("*.tar"))) == 3 and (shared / "jobs").is_dir()
+    )
     # only the driver wrote the ledger
     out = git(ws.root, "log", "--format=%B%x00", "refs/evotree/ledger")
-    kinds = [json.loads([x for x in m.strip().splitlines() if x.startswith("{")][-1])["kind"]
-             for m in out.split("\x00") if "{" in m]
-    assert kinds.count(EventKind.RUN_STARTED.value) == 3 and kinds.count(EventKind.RUN_FINISHED.value) == 3
+    kinds = [
+        json.loads([x for x in m.strip().splitlines() if x.startswith("{")][-1])["kind"]
+        for m in out.split("\x00")
+        if "{" in m
+    ]
+    assert (
+        kinds.count(EventKind.RUN_STARTED.value) == 3
+        and kinds.count(EventKind.RUN_FINISHED.value) == 3
+    )
     assert not list((ws.root / ".evotree" / "runs" / ".active").iterdir())
 
 
@@ -168,33 +206,47 @@ def _wait(predicate: Any, timeout: float, what: str) -> Any:
 
 
 @pytest.mark.heavy
-def test_cancel_stops_the_job_and_its_phase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cancel_stops_the_job_and_its_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
     store = tmp_path / "store"
     ws = make_slurm_repo(tmp_path / "w", store)
     v1 = recipe_version(ws, "skill = 0.4\nsteps = 2\nblock = true\n")
     cancel = threading.Event()
     result: dict[str, Any] = {}
-    thread = threading.Thread(target=lambda: result.update(records=run_versions(ws, [v1], executor="slurm",
-                                                                                 cancel=cancel)))
+    thread = threading.Thread(
+        target=lambda: result.update(
+            records=run_versions(ws, [v1], executor="slurm", cancel=cancel)
+        )
+    )
     thread.start()
-    worker = _wait(lambda: next(iter(store.glob("runs/*/worker.json")), None), 60, "the job to start")
+    worker = _wait(
+        lambda: next(iter(store.glob("runs/*/worker.json")), None), 60, "the job to start"
+    )
     run_id = worker.parent.name
     _wait(lambda: _run_pids(run_id), 30, "the train phase")
     cancel.set()
     thread.join(90)
     assert not thread.is_alive()
     (record,) = result["records"]
-    assert record.status == "cancelled" and "stopped on the node" in record.error, (record.error, record.notes)
+    assert record.status == "cancelled" and "stopped on the node" in record.error, (
+        record.error,
+        record.notes,
+    )
     assert record.phases["train"]["wall_seconds"] < 60  # stopped, not run to its end
     _wait(lambda: not _run_pids(run_id), 10, "the phase's processes to end")
 
 
-def test_bad_settings_fail_before_anything_is_submitted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_settings_fail_before_anything_is_submitted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from evotree.core.config import ExecutorSection
 
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "pbs")
-    with pytest.raises(ExecutorError, match="EVOTREE_SLURM_CLUSTER must be one of slurm, local, actually: 'pbs'"):
+    with pytest.raises(
+        ExecutorError, match="EVOTREE_SLURM_CLUSTER must be one of slurm, local, actually: 'pbs'"
+    ):
         SlurmExecutor(ExecutorSection())
     monkeypatch.setenv("EVOTREE_SLURM_CLUSTER", "local")
     ws = make_slurm_repo(tmp_path / "w", tmp_path / "store")
@@ -249,11 +301,16 @@ def _free_port() -> int:
 @pytest.fixture
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A one-node Slurm (slurmctld + slurmd on this machine, munge for auth), or a skip saying why."""
-    tools = {name: shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
-             for name in ("slurmctld", "slurmd", "munged", "sbatch", "sinfo", "scancel")}
+    tools = {
+        name: shutil.which(name)
+        or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
+        for name in ("slurmctld", "slurmd", "munged", "sbatch", "sinfo", "scancel")
+    }
     missing = [name for name, path in tools.items() if not path]
     if missing:
-        pytest.skip(f"Slurm is not installed here (no {', '.join(missing)}): apt-get install -y slurm-wlm")
+        pytest.skip(
+            f"Slurm is not installed here (no {', '.join(missing)}): apt-get install -y slurm-wlm"
+        )
     if os.geteuid() != 0:
         pytest.skip("starting slurmd needs root here (it runs jobs as their users)")
     state = tmp_path_factory.mktemp("slurm")
@@ -261,8 +318,15 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
         (state / sub).mkdir()
     host = socket.gethostname().split(".")[0]
     conf = state / "etc" / "slurm.conf"
-    conf.write_text(SLURM_CONF.format(host=host, state=state, ctld_port=_free_port(), d_port=_free_port(),
-                                      cpus=max(1, min(4, os.cpu_count() or 1))))
+    conf.write_text(
+        SLURM_CONF.format(
+            host=host,
+            state=state,
+            ctld_port=_free_port(),
+            d_port=_free_port(),
+            cpus=max(1, min(4, os.cpu_count() or 1)),
+        )
+    )
     (state / "etc" / "cgroup.conf").write_text("CgroupPlugin=autodetect\nIgnoreSystemd=yes\n")
     key = state / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
@@ -271,11 +335,20 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
     env = {**os.environ, "SLURM_CONF": str(conf)}
     started: list[subprocess.Popen[bytes]] = []
     try:
-        munged = subprocess.run([tools["munged"], "--force", f"--key-file={key}", f"--socket={socket_path}",
-                                 f"--pid-file={state / 'munge' / 'munged.pid'}",
-                                 f"--log-file={state / 'munge' / 'munged.log'}",
-                                 f"--seed-file={state / 'munge' / 'munged.seed'}"],
-                                capture_output=True, text=True, timeout=30)
+        munged = subprocess.run(
+            [
+                tools["munged"],
+                "--force",
+                f"--key-file={key}",
+                f"--socket={socket_path}",
+                f"--pid-file={state / 'munge' / 'munged.pid'}",
+                f"--log-file={state / 'munge' / 'munged.log'}",
+                f"--seed-file={state / 'munge' / 'munged.seed'}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if munged.returncode != 0:
             pytest.skip(f"munged cannot start here: {munged.stderr.strip()[-300:]}")
         # the Slurm client library finds munge's socket by its compiled-in path only: point it there
@@ -284,24 +357,39 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
             default.parent.mkdir(parents=True, exist_ok=True)
             default.symlink_to(socket_path)
         for daemon in ("slurmctld", "slurmd"):
-            started.append(subprocess.Popen([tools[daemon], "-D", "-f", str(conf)], env=env,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            started.append(
+                subprocess.Popen(
+                    [tools[daemon], "-D", "-f", str(conf)],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+            )
         deadline = time.monotonic() + 60
         state_line = ""
         while time.monotonic() < deadline:
             for proc in started:
                 if proc.poll() is not None:
                     err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")
-                    log = "".join((state / n).read_text(errors="replace")[-600:] for n in
-                                  ("slurmctld.log", "slurmd.log") if (state / n).exists())
-                    pytest.skip(f"a Slurm daemon exited at start here: {err.strip()[-400:] or log[-400:]}")
-            info = subprocess.run([tools["sinfo"], "-h", "-o", "%t"], env=env, capture_output=True, text=True)
+                    log = "".join(
+                        (state / n).read_text(errors="replace")[-600:]
+                        for n in ("slurmctld.log", "slurmd.log")
+                        if (state / n).exists()
+                    )
+                    pytest.skip(
+                        f"a Slurm daemon exited at start here: {err.strip()[-400:] or log[-400:]}"
+                    )
+            info = subprocess.run(
+                [tools["sinfo"], "-h", "-o", "%t"], env=env, capture_output=True, text=True
+            )
             state_line = info.stdout.strip() or info.stderr.strip()
             if info.returncode == 0 and state_line in ("idle", "mix"):
                 break
             time.sleep(0.5)
         else:
-            pytest.skip(f"the Slurm node did not become idle within 60 s (sinfo: {state_line[-300:]})")
+            pytest.skip(
+                f"the Slurm node did not become idle within 60 s (sinfo: {state_line[-300:]})"
+            )
         yield {"conf": conf, "env": env, "state": state}
     finally:
         for proc in started:
@@ -323,8 +411,9 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.mark.heavy
-def test_a_real_single_node_slurm_runs_the_request(slurm_cluster: Any, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_real_single_node_slurm_runs_the_request(
+    slurm_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SLURM_CONF", str(slurm_cluster["conf"]))
     monkeypatch.delenv("EVOTREE_SLURM_CLUSTER", raising=False)
     store = tmp_path / "store"
@@ -334,5 +423,7 @@ def test_a_real_single_node_slurm_runs_the_request(slurm_cluster: Any, tmp_path:
     for record, skill, steps in zip(records, (0.5, 0.7), (3, 2)):
         check_landed(ws, record, store, skill=skill, steps=steps, cluster="slurm")
         assert record.executor["job_id"].isdigit()  # a Slurm job id
-    sacct = subprocess.run(["squeue", "-h"], env=slurm_cluster["env"], capture_output=True, text=True)
+    sacct = subprocess.run(
+        ["squeue", "-h"], env=slurm_cluster["env"], capture_output=True, text=True
+    )
     assert sacct.stdout.strip() == ""  # nothing left queued

@@ -27,9 +27,13 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> pygit2.Repository:
     return pygit2.Repository(str(make_repo(tmp_path_factory.mktemp("repo") / "r")))
 
 
-def raw_tree(repo: pygit2.Repository, entries: list[tuple[str, bytes, pygit2.Oid | str]]) -> pygit2.Oid:
+def raw_tree(
+    repo: pygit2.Repository, entries: list[tuple[str, bytes, pygit2.Oid | str]]
+) -> pygit2.Oid:
     """A tree object written byte by byte (no name or mode checks): what plumbing can build."""
-    data = b"".join(f"{mode} ".encode() + name + b"\0" + bytes.fromhex(str(oid)) for mode, name, oid in entries)
+    data = b"".join(
+        f"{mode} ".encode() + name + b"\0" + bytes.fromhex(str(oid)) for mode, name, oid in entries
+    )
     return repo.odb.write(pygit2.GIT_OBJECT_TREE, data)
 
 
@@ -38,7 +42,9 @@ def commit_of(repo: pygit2.Repository, tree: pygit2.Oid) -> pygit2.Oid:
     return repo.create_commit(None, sig, sig, "crafted", tree, [])
 
 
-def nested(repo: pygit2.Repository, path: list[bytes], leaf: tuple[str, pygit2.Oid | str]) -> pygit2.Oid:
+def nested(
+    repo: pygit2.Repository, path: list[bytes], leaf: tuple[str, pygit2.Oid | str]
+) -> pygit2.Oid:
     """A tree holding ``path[0]/path[1]/.../path[-1]`` as ``leaf`` (mode, oid), built raw."""
     mode, oid = leaf
     tree = raw_tree(repo, [(mode, path[-1], oid)])
@@ -51,29 +57,46 @@ def everything_under(path: Path) -> list[str]:
     return sorted(p.relative_to(path).as_posix() for p in path.rglob("*")) if path.exists() else []
 
 
-def test_ordinary_tree_exports_files_modes_and_exclusions(repo: pygit2.Repository, tmp_path: Path) -> None:
+def test_ordinary_tree_exports_files_modes_and_exclusions(
+    repo: pygit2.Repository, tmp_path: Path
+) -> None:
     blob = repo.create_blob(b"print('hi')\n")
     script = repo.create_blob(b"#!/bin/sh\necho hi\n")
     sub = raw_tree(repo, [(BLOB, b"deep.txt", blob)])
     judge = raw_tree(repo, [(BLOB, b"hidden.json", blob)])
-    tree = raw_tree(repo, [(BLOB, b"a.py", blob), (TREE, b"judge", judge), (EXEC, b"run.sh", script), (TREE, b"sub", sub)])
+    tree = raw_tree(
+        repo,
+        [
+            (BLOB, b"a.py", blob),
+            (TREE, b"judge", judge),
+            (EXEC, b"run.sh", script),
+            (TREE, b"sub", sub),
+        ],
+    )
     target = tmp_path / "out"
     assert export_tree(repo, commit_of(repo, tree), target, exclude=["judge/"]) == 3
     assert everything_under(target) == ["a.py", "run.sh", "sub", "sub/deep.txt"]
-    assert os.stat(target / "run.sh").st_mode & 0o111 and not os.stat(target / "a.py").st_mode & 0o111
+    assert (
+        os.stat(target / "run.sh").st_mode & 0o111 and not os.stat(target / "a.py").st_mode & 0o111
+    )
     assert (target / "sub" / "deep.txt").read_bytes() == b"print('hi')\n"
 
 
-@pytest.mark.parametrize("name,rule", [
-    (b"..", "is named '..'"),
-    (b".", "is named '.'"),
-    (b"x/../../escaped", "containing '/'"),
-    (b".git", "is named .git"),
-    (b".GIT", "is named .git"),
-    (b".git.", "is named .git"),
-    (b"\xff\xfe", "not valid UTF-8"),
-])
-def test_unsafe_names_at_the_top_are_refused(repo: pygit2.Repository, tmp_path: Path, name: bytes, rule: str) -> None:
+@pytest.mark.parametrize(
+    "name,rule",
+    [
+        (b"..", "is named '..'"),
+        (b".", "is named '.'"),
+        (b"x/../../escaped", "containing '/'"),
+        (b".git", "is named .git"),
+        (b".GIT", "is named .git"),
+        (b".git.", "is named .git"),
+        (b"\xff\xfe", "not valid UTF-8"),
+    ],
+)
+def test_unsafe_names_at_the_top_are_refused(
+    repo: pygit2.Repository, tmp_path: Path, name: bytes, rule: str
+) -> None:
     blob = repo.create_blob(b"pwned\n")
     # a directory of that name holding a file: with '..' the file would land beside the target
     inner = raw_tree(repo, [(BLOB, b"escaped.txt", blob)])
@@ -102,8 +125,9 @@ def test_git_directory_at_any_depth_is_refused(repo: pygit2.Repository, tmp_path
     assert everything_under(tmp_path) == []
 
 
-def test_dot_dot_deep_in_the_tree_is_refused_before_anything_is_written(repo: pygit2.Repository,
-                                                                       tmp_path: Path) -> None:
+def test_dot_dot_deep_in_the_tree_is_refused_before_anything_is_written(
+    repo: pygit2.Repository, tmp_path: Path
+) -> None:
     """`ok/../../../escaped.txt`: the bad entry comes late; not even the earlier files are written."""
     blob = repo.create_blob(b"pwned\n")
     ok = nested(repo, [b"..", b"..", b"..", b"escaped.txt"], (BLOB, blob))
@@ -117,7 +141,9 @@ def test_dot_dot_deep_in_the_tree_is_refused_before_anything_is_written(repo: py
 def test_symlinks_are_refused_wherever_they_point(repo: pygit2.Repository, tmp_path: Path) -> None:
     for target_text in ("/etc/passwd", "../../../outside", "inside.txt"):
         link = repo.create_blob(target_text.encode())
-        tree = raw_tree(repo, [(BLOB, b"inside.txt", repo.create_blob(b"x")), ("120000", b"peek", link)])
+        tree = raw_tree(
+            repo, [(BLOB, b"inside.txt", repo.create_blob(b"x")), ("120000", b"peek", link)]
+        )
         with pytest.raises(UnsafeTree, match=r"'peek' is a symlink \(120000\)"):
             export_tree(repo, commit_of(repo, tree), tmp_path / "run")
         assert everything_under(tmp_path) == []
@@ -144,7 +170,9 @@ def test_submodules_are_refused_not_skipped(repo: pygit2.Repository, tmp_path: P
     assert everything_under(tmp_path) == []
 
 
-def test_other_modes_duplicates_and_mismatched_objects_are_refused(repo: pygit2.Repository, tmp_path: Path) -> None:
+def test_other_modes_duplicates_and_mismatched_objects_are_refused(
+    repo: pygit2.Repository, tmp_path: Path
+) -> None:
     blob = repo.create_blob(b"x")
     sub = raw_tree(repo, [(BLOB, b"f", blob)])
     cases = {
@@ -167,11 +195,15 @@ def test_check_tree_lists_what_would_be_written(repo: pygit2.Repository) -> None
     assert [e.path for e in entries] == ["a"]
 
 
-def test_a_link_already_in_the_target_is_not_followed(repo: pygit2.Repository, tmp_path: Path) -> None:
+def test_a_link_already_in_the_target_is_not_followed(
+    repo: pygit2.Repository, tmp_path: Path
+) -> None:
     """Exporting into a directory that already holds a link (never done by evotree, which
     exports into fresh directories): the file is not written through the link."""
     blob = repo.create_blob(b"pwned\n")
-    tree = raw_tree(repo, [(TREE, b"sub", raw_tree(repo, [(BLOB, b"f.txt", blob)])), (BLOB, b"top.txt", blob)])
+    tree = raw_tree(
+        repo, [(TREE, b"sub", raw_tree(repo, [(BLOB, b"f.txt", blob)])), (BLOB, b"top.txt", blob)]
+    )
     target, outside = tmp_path / "run", tmp_path / "outside"
     target.mkdir()
     outside.mkdir()
@@ -203,7 +235,10 @@ def test_a_run_of_a_crafted_commit_fails_and_writes_nothing_outside(tmp_path: Pa
     payload = repo.create_blob(b"pwned\n")
     # candidate/<..>/<..>/<..>/escaped.txt is <workspace>/.evotree/escaped.txt
     escape = nested(repo, [b"..", b"..", b"escaped.txt"], (BLOB, payload))
-    tree = raw_tree(repo, [(f"{e.filemode:o}", e.name.encode(), e.id) for e in tip.tree] + [(TREE, b"..", escape)])
+    tree = raw_tree(
+        repo,
+        [(f"{e.filemode:o}", e.name.encode(), e.id) for e in tip.tree] + [(TREE, b"..", escape)],
+    )
     sig = pygit2.Signature("Mallory", "mallory@example.com")
     crafted = repo.create_commit(None, sig, sig, "crafted", tree, [tip.id])
     git(root, "worktree", "remove", "--force", str(root / rec.worktree))

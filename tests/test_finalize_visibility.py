@@ -41,11 +41,17 @@ def leaks(data: Any, path: str = "") -> list[str]:
 
 
 def test_redact_takes_out_headlines_keys_and_spelled_out_figures() -> None:
-    data = {"headline": {"metric": "validation/mean_score", "value": 0.31}, "validation_mean": 0.3,
-            "rows": [{"split": "heldout", "score": 1.0}, {"split": "train", "score": 0.5}],
-            "note": "v1: succeeded validation/mean_score=0.31", "usage": {"episodes": 2}}
+    data = {
+        "headline": {"metric": "validation/mean_score", "value": 0.31},
+        "validation_mean": 0.3,
+        "rows": [{"split": "heldout", "score": 1.0}, {"split": "train", "score": 0.5}],
+        "note": "v1: succeeded validation/mean_score=0.31",
+        "usage": {"episodes": 2},
+    }
     out = redact(data)
-    assert out["headline"] is None and "validation_mean" not in out and out["usage"] == {"episodes": 2}
+    assert (
+        out["headline"] is None and "validation_mean" not in out and out["usage"] == {"episodes": 2}
+    )
     assert out["rows"] == [None, {"split": "train", "score": 0.5}] and "0.31" not in out["note"]
     assert not leaks(out)
 
@@ -70,8 +76,9 @@ def _tool(ws: Any, name: str, fn: Any) -> Any:
 
 
 @pytest.mark.heavy
-def test_agents_see_no_validation_before_finalize_and_do_after(searched_ws: Any, monkeypatch: pytest.MonkeyPatch
-                                                               ) -> None:
+def test_agents_see_no_validation_before_finalize_and_do_after(
+    searched_ws: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ws, ids = searched_ws
     good, good_run = ids["good"]
     assert good_run.headline["metric"].startswith("validation/")  # the judge computed and kept it
@@ -80,17 +87,30 @@ def test_agents_see_no_validation_before_finalize_and_do_after(searched_ws: Any,
     for name in ("EVOTREE_REVEAL", "EVOTREE_SHOW_HIDDEN", "EVOTREE_HUMAN"):
         monkeypatch.setenv(name, "1")
     monkeypatch.delenv("EVOTREE_AGENT_PRINCIPAL", raising=False)
-    for args in (("tree",), ("show", good), ("runs",), ("runs", "--version", good), ("log",), ("status",),
-                 ("budget",)):
+    for args in (
+        ("tree",),
+        ("show", good),
+        ("runs",),
+        ("runs", "--version", good),
+        ("log",),
+        ("status",),
+        ("budget",),
+    ):
         data = cli.json(*args)
         assert not leaks(data), (args, leaks(data))
     text = cli("tree").output + cli("runs").output + cli("show", good).output
-    assert f"{good_run.headline['value']:.3f}" not in text  # text output too: fail closed for everyone
+    assert (
+        f"{good_run.headline['value']:.3f}" not in text
+    )  # text output too: fail closed for everyone
     # train feedback stays visible (rollouts of the train phase), the judge's rows do not
     rows = cli.json("sql", "SELECT phase, count(*) AS n FROM rollouts GROUP BY ALL")["rows"]
     assert rows and {r["phase"] for r in rows} == {"train"}
-    for query in ("SELECT * FROM evals", "SELECT * FROM signals WHERE phase = 'eval'",
-                  "SELECT * FROM _shown_evals", "SELECT * FROM _evals"):
+    for query in (
+        "SELECT * FROM evals",
+        "SELECT * FROM signals WHERE phase = 'eval'",
+        "SELECT * FROM _shown_evals",
+        "SELECT * FROM _evals",
+    ):
         assert cli.json("sql", query)["rows"] == [], query
     columns = cli.json("sql", "SELECT * FROM runs")["columns"]
     assert "headline" not in columns
@@ -106,14 +126,23 @@ def test_agents_see_no_validation_before_finalize_and_do_after(searched_ws: Any,
     assert not leaks(cli.json("tree"))
 
     # the agent server: every read tool
-    calls = {"tree": lambda v: v.tree_encoded(), "show": lambda v: v.show(good), "runs": lambda v: v.runs(),
-             "log": lambda v: v.log(None, None), "sql": lambda v: v.sql("SELECT * FROM evals"),
-             "sql_runs": lambda v: v.sql("SELECT * FROM runs"), "diagnose": lambda v: v.diagnose(good)}
+    calls = {
+        "tree": lambda v: v.tree_encoded(),
+        "show": lambda v: v.show(good),
+        "runs": lambda v: v.runs(),
+        "log": lambda v: v.log(None, None),
+        "sql": lambda v: v.sql("SELECT * FROM evals"),
+        "sql_runs": lambda v: v.sql("SELECT * FROM runs"),
+        "diagnose": lambda v: v.diagnose(good),
+    }
     for name, fn in calls.items():
         data, error = _tool(ws, name, fn)
         assert not leaks(data), (name, leaks(data))
-    for name, fn in {"compare": lambda v: v.compare("champion", good), "gates": lambda v: v.gates(good),
-                     "report": lambda v: v.report(good, audit=False)}.items():
+    for name, fn in {
+        "compare": lambda v: v.compare("champion", good),
+        "gates": lambda v: v.gates(good),
+        "report": lambda v: v.report(good, audit=False),
+    }.items():
         data, error = _tool(ws, name, fn)
         assert error and data["error"]["code"] == "hidden_until_finalize", name
     data, _ = _tool(ws, "sql", lambda v: v.sql("SELECT * FROM evals"))

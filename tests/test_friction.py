@@ -60,16 +60,25 @@ def test_a_non_utf8_config_is_a_config_error_in_check_and_init(tmp_path: Path) -
     cli = Cli(repo)
     for args in (("config", "check"), ("init",)):
         err = _error(cli, *args, code=6)
-        assert err["code"] == "config_error" and "not UTF-8" in err["message"] and err["details"]["line"] == 2
+        assert (
+            err["code"] == "config_error"
+            and "not UTF-8" in err["message"]
+            and err["details"]["line"] == 2
+        )
     assert git(repo, "rev-parse", "--verify", "-q", "refs/evotree/ledger", check=False) == ""
 
 
-@pytest.mark.parametrize("text,words", [
-    ("[budget]\nmax_episodes = " + "9" * 5000 + "\n", "out of range"),
-    ("[budget]\nmax_episodes = " + "9" * 30 + "\n", "out of range"),
-    ("[budget]\nmax_episodes = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
-])
-def test_huge_integers_and_deep_nesting_are_config_errors(tmp_path: Path, text: str, words: str) -> None:
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("[budget]\nmax_episodes = " + "9" * 5000 + "\n", "out of range"),
+        ("[budget]\nmax_episodes = " + "9" * 30 + "\n", "out of range"),
+        ("[budget]\nmax_episodes = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
+    ],
+)
+def test_huge_integers_and_deep_nesting_are_config_errors(
+    tmp_path: Path, text: str, words: str
+) -> None:
     repo = make_repo(tmp_path / "r")
     (repo / "evotree.toml").write_text(text)
     err = _error(Cli(repo), "config", "check", code=6)
@@ -105,7 +114,9 @@ def test_a_corrupt_parquet_beside_valid_runs_is_named_not_a_traceback(rrepo: Pat
     cli("run", v1)
     (run_dir,) = (rrepo / ".evotree" / "runs").glob(f"{v1}-*")
     good = (run_dir / "evals.parquet").read_bytes()
-    (run_dir / "evals.parquet").write_bytes(good[:4] + b"\0" * 200 + good[-8:])  # magic kept, body garbage
+    (run_dir / "evals.parquet").write_bytes(
+        good[:4] + b"\0" * 200 + good[-8:]
+    )  # magic kept, body garbage
     err = _error(cli, "compare", "v0", v1, code=22)
     assert "tampered" in err["message"] and run_dir.name in err["message"]
     gates = cli.json("gates", v1)
@@ -140,8 +151,10 @@ def test_a_worktree_inside_dot_git_is_refused(rrepo: Path) -> None:
     assert not (rrepo / ".git" / "x").exists()
 
 
-@pytest.mark.parametrize("state", [{"log_history": [{"a": "b"}, 3]}, {"log_history": []},
-                                   {"log_history": "nonsense"}, [1, 2]])
+@pytest.mark.parametrize(
+    "state",
+    [{"log_history": [{"a": "b"}, 3]}, {"log_history": []}, {"log_history": "nonsense"}, [1, 2]],
+)
 def test_ingest_of_a_nonsense_history_fails(rrepo: Path, tmp_path: Path, state: Any) -> None:
     path = tmp_path / "trainer_state.json"
     path.write_text(json.dumps(state))
@@ -179,31 +192,37 @@ def test_init_with_a_domain_in_an_empty_repository(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- item 5: a broken policy
-BROKEN_TRAIN = '''\
+BROKEN_TRAIN = """\
 import sys
 print("loading the policy", flush=True)
 print("Traceback (most recent call last):", file=sys.stderr)
 print("ZeroDivisionError: the policy divides by zero on purpose", file=sys.stderr)
 sys.exit(65)
-'''
+"""
 
 
 def test_an_invalid_run_exits_37_and_its_note_shows_the_real_error(rrepo: Path) -> None:
     cli = Cli(rrepo)
     v1 = _branch(rrepo, "skill = 0.7\n", train=BROKEN_TRAIN)
     result = cli("run", v1, code=37)
-    assert "the policy divides by zero on purpose" in result.stdout  # in the table, not only in a file
+    assert (
+        "the policy divides by zero on purpose" in result.stdout
+    )  # in the table, not only in a file
     (run,) = cli.json("run", v1, "--seed-start", "1", code=37)["runs"]
     validate(run, "run")
     assert run["status"] == "invalid"
-    assert any(n.startswith("train.err ends:") and "divides by zero" in n for n in run["notes"]), run["notes"]
+    assert any(n.startswith("train.err ends:") and "divides by zero" in n for n in run["notes"]), (
+        run["notes"]
+    )
     logs = cli.json("logs", run["run_id"])
     validate(logs, "logs")
     err = next(log for log in logs["logs"] if log["phase"] == "train" and log["stream"] == "err")
     assert err["lines"][-1] == "ZeroDivisionError: the policy divides by zero on purpose"
     out = next(log for log in logs["logs"] if log["stream"] == "out")
     assert out["lines"] == ["loading the policy"]
-    only = cli.json("logs", run["run_id"][:-3], "--phase", "train", "--tail", "1")  # a unique prefix
+    only = cli.json(
+        "logs", run["run_id"][:-3], "--phase", "train", "--tail", "1"
+    )  # a unique prefix
     assert [log["lines"] for log in only["logs"] if log["stream"] == "err"] == [[err["lines"][-1]]]
     assert "divides by zero" in cli("logs", run["run_id"]).stdout
     assert _error(cli, "logs", "nope", code=38)["code"] == "unknown_run"
@@ -234,19 +253,26 @@ def test_gates_and_report_append_no_ledger_event(rrepo: Path) -> None:
 # ---------------------------------------------------------------------------- item 7: budgets that cut runs short
 @pytest.mark.heavy
 def test_a_budget_split_over_seeds_is_said_before_and_noted_after(tmp_path: Path) -> None:
-    repo = make_run_repo(tmp_path / "w", budget="max_steps = 12",
-                         recipe="skill = 0.5\nsteps = 3\nobey_budget = true\n")
+    repo = make_run_repo(
+        tmp_path / "w",
+        budget="max_steps = 12",
+        recipe="skill = 0.5\nsteps = 3\nobey_budget = true\n",
+    )
     cli = Cli(repo)
     (first,) = cli.json("run", "v0")["runs"]
     assert first["usage"]["steps"] == 3 and not first["notes"]  # the whole budget: nothing to say
     v1 = _branch(repo, "skill = 0.6\nsteps = 8\nobey_budget = true\n")
     result = cli("run", v1, "--seeds", "3")  # 12 steps over 3 runs: 4 each, the recipe wants 8
-    assert re.search(rf"budget: each run of {v1} may use at most 4 steps", result.stderr), result.stderr
+    assert re.search(rf"budget: each run of {v1} may use at most 4 steps", result.stderr), (
+        result.stderr
+    )
     runs = cli.json("runs", "--version", v1)["runs"]
     assert len(runs) == 3
     for run in runs:
         assert run["limits"]["max_steps"] == 4
-        assert any(n.startswith("budget-limited: it used all 4 steps") for n in run["notes"]), run["notes"]
+        assert any(n.startswith("budget-limited: it used all 4 steps") for n in run["notes"]), run[
+            "notes"
+        ]
     assert "budget-limited" in cli("runs", "--version", v1).stdout
     err = _error(cli, "run", v1, code=16)  # nothing left: refused before it starts
     assert err["code"] == "budget_exceeded"
@@ -257,9 +283,17 @@ def test_papercuts(rrepo: Path) -> None:
     cli = Cli(rrepo)
     assert "1 version · 0 kept as negative evidence" in cli("tree").stdout
     short = cli("--help").stdout
-    assert "evotree help exit-codes" in short and "36  sandbox" not in short and len(short.splitlines()) < 70
+    assert (
+        "evotree help exit-codes" in short
+        and "36  sandbox" not in short
+        and len(short.splitlines()) < 70
+    )
     codes = cli("help", "exit-codes").stdout
-    assert "  2  usage error" in codes and "130  cancelled" in codes and "37  a run did not succeed" in codes
+    assert (
+        "  2  usage error" in codes
+        and "130  cancelled" in codes
+        and "37  a run did not succeed" in codes
+    )
     assert cli.json("help", "exit-codes")["exit_codes"]["38"].startswith("unknown run id")
     validate(cli.json("help", "exit-codes"), "exit-codes")
     assert "tree [OPTIONS]" in cli("help", "tree").stdout
@@ -312,7 +346,9 @@ def test_status_says_what_runs_and_what_waits_for_whom(rrepo: Path) -> None:
     assert rows[v1]["waits_for"] == "person" and f"evotree promote {v1}" in rows[v1]["next"]
     assert rows[v2]["state"] == "uncommitted changes" and rows[v2]["uncommitted"] == 1
     assert [line.split(":")[0] for line in status["for_a_person"]] == [v1]
-    commit_file(rrepo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.8\nsteps = 3\n", "again")
+    commit_file(
+        rrepo / ".evotree" / "worktrees" / v1, "recipe.toml", "skill = 0.8\nsteps = 3\n", "again"
+    )
     rows = {r["id"]: r for r in cli.json("status")["versions"]}
     assert rows[v1]["state"] == "changed since its scored runs" and rows[v1]["waits_for"] == "agent"
     assert "waits for" in cli("status").stdout
@@ -401,7 +437,9 @@ def test_archiving_is_content_addressed_and_never_moves_a_ref(rrepo: Path) -> No
     assert "candidate" not in git(rrepo, "ls-tree", "--name-only", ref).split()
     (rrepo / ".evotree" / "runs" / run["run_id"] / "logs" / "train.out").write_text("changed\n")
     result = archive_runs(ws)
-    assert result.skipped == [{"run_id": run["run_id"], "reason": "its ref holds other evidence: left unchanged"}]
+    assert result.skipped == [
+        {"run_id": run["run_id"], "reason": "its ref holds other evidence: left unchanged"}
+    ]
     assert git(rrepo, "rev-parse", ref) == first
 
 
@@ -426,10 +464,14 @@ def test_a_large_run_goes_to_a_store_and_comes_back_checked(tmp_path: Path) -> N
     import shutil
 
     shutil.rmtree(repo / ".evotree" / "runs")
-    assert pull_evidence(ws, fetch=False).restored == []  # no store named here: the pointer's is never used
+    assert (
+        pull_evidence(ws, fetch=False).restored == []
+    )  # no store named here: the pointer's is never used
     assert pull_evidence(ws, fetch=False, store=str(store)).restored == [run["run_id"]]
     assert (run_dir / "evals.parquet").read_bytes() == original
-    assert Cli(repo).json("compare", "v0", "v0")["evidence"]["a"]["ok"] == [run["run_id"]]  # the manifest agrees
+    assert Cli(repo).json("compare", "v0", "v0")["evidence"]["a"]["ok"] == [
+        run["run_id"]
+    ]  # the manifest agrees
 
     shutil.rmtree(repo / ".evotree" / "runs")
     (stored / "evals.parquet").write_bytes(b"changed in the store")

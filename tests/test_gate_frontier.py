@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from evotree.diagnostics.stats import difference
-from evotree.gates.calibration import Levers, Proposals, SimModel, _predictive_power, _prior_grid, evaluate, simulate_tree
+from evotree.gates.calibration import (
+    Levers,
+    Proposals,
+    SimModel,
+    _predictive_power,
+    _prior_grid,
+    evaluate,
+    simulate_tree,
+)
 from evotree.gates.score import ScoreRule, conditional_power
 
 
@@ -24,9 +32,16 @@ def test_predictive_power_under_a_point_prior_is_the_conditional_power_at_that_p
     looks = rule.looks()
     # a prior all at the observed Δ: the conditional power at the observed Δ (the champion at the
     # last look's seeds, as the gate plans it)
-    expect = conditional_power(diff, rule.alpha_at(len(looks), looks), looks[-1], looks[-1], rule.min_delta, 0.0)
-    assert _predictive_power(diff, rule, (np.array([diff.delta]), np.array([1.0]))) == pytest.approx(expect, abs=1e-9)
-    powers = [_predictive_power(diff, rule, (np.array([t]), np.array([1.0]))) for t in (-0.02, 0.0, 0.02, 0.04)]
+    expect = conditional_power(
+        diff, rule.alpha_at(len(looks), looks), looks[-1], looks[-1], rule.min_delta, 0.0
+    )
+    assert _predictive_power(
+        diff, rule, (np.array([diff.delta]), np.array([1.0]))
+    ) == pytest.approx(expect, abs=1e-9)
+    powers = [
+        _predictive_power(diff, rule, (np.array([t]), np.array([1.0])))
+        for t in (-0.02, 0.0, 0.02, 0.04)
+    ]
     assert powers == sorted(powers) and powers[0] < 0.05 and powers[-1] > 0.9
     # a two-point prior: the posterior weighs the point nearer the observed Δ more
     mixed = _predictive_power(diff, rule, (np.array([0.0, 0.04]), np.array([0.5, 0.5])))
@@ -36,7 +51,9 @@ def test_predictive_power_under_a_point_prior_is_the_conditional_power_at_that_p
 def test_the_prior_grid_is_the_mix_of_proposals() -> None:
     effects, weights = _prior_grid(Proposals())
     assert weights.sum() == pytest.approx(1.0)
-    assert weights[effects < 0].sum() == pytest.approx(0.6) and weights[effects == 0].sum() == pytest.approx(0.3)
+    assert weights[effects < 0].sum() == pytest.approx(0.6) and weights[
+        effects == 0
+    ].sum() == pytest.approx(0.3)
     assert effects.min() == pytest.approx(-0.08) and effects.max() == pytest.approx(0.04)
 
 

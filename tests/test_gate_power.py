@@ -22,7 +22,9 @@ def _not_above(hits: int, n: int, level: float) -> None:
 
 def test_neutral_changes_are_promoted_at_most_at_alpha() -> None:
     for tree_versions in (10, 0):  # a tree with earlier runs, and a clean first comparison
-        hits, n, runs = comparison_rate(0.0, 400, tree_versions=tree_versions, seed=1 + tree_versions)
+        hits, n, runs = comparison_rate(
+            0.0, 400, tree_versions=tree_versions, seed=1 + tree_versions
+        )
         _not_above(hits, n, RULE.alpha)
         assert runs < 16  # most neutral changes stop early (futility)
 

@@ -15,7 +15,16 @@ RULE = ScoreRule()
 
 
 def test_looks_and_thresholds() -> None:
-    assert RULE.alpha == 0.025 and RULE.looks() == (1, 2, 3, 4, 6, 8, 12, 16)  # room for 4 champion re-runs of 20
+    assert RULE.alpha == 0.025 and RULE.looks() == (
+        1,
+        2,
+        3,
+        4,
+        6,
+        8,
+        12,
+        16,
+    )  # room for 4 champion re-runs of 20
     spent = RULE.spent()
     assert spent[-1] == pytest.approx(RULE.alpha) and spent[0] == pytest.approx(0.025 / 256)
     thresholds = [RULE.alpha_at(j) for j in range(1, 9)]
@@ -29,7 +38,9 @@ def test_looks_and_thresholds() -> None:
     looks = np.array(RULE.looks(), dtype=float)
     info = 1.0 / (1.0 / np.maximum(RULE.champion_seeds, looks) + 1.0 / looks)
     rng = np.random.default_rng(0)
-    z = np.cumsum(rng.normal(size=(400_000, looks.size)) * np.sqrt(np.diff(np.r_[0.0, info])), axis=1) / np.sqrt(info)
+    z = np.cumsum(
+        rng.normal(size=(400_000, looks.size)) * np.sqrt(np.diff(np.r_[0.0, info])), axis=1
+    ) / np.sqrt(info)
     from scipy import stats as st
 
     crossed = (z > st.norm.isf(thresholds)).any(axis=1).mean()
@@ -52,7 +63,9 @@ def test_one_ci_one_p_and_the_gate_uses_them() -> None:
     d = difference(a, b, confidence=0.95)
     decision = decide_score(d, RULE)
     assert decision.delta == d.delta and decision.ci == list(d.ci) and decision.p_value == d.p_value
-    assert decision.look == len(RULE.looks()) and decision.threshold == pytest.approx(RULE.alpha_at(len(RULE.looks())))
+    assert decision.look == len(RULE.looks()) and decision.threshold == pytest.approx(
+        RULE.alpha_at(len(RULE.looks()))
+    )
     assert decision.passed == (d.p_value < decision.threshold)
     # with one look the threshold is alpha itself: passing <=> the CI's lower end is above 0
     single = ScoreRule(min_seeds=4, max_runs=8)
@@ -84,7 +97,9 @@ def test_identical_runs_count_once_and_the_tasks_are_the_unit() -> None:
     one = difference(base, better, spread=pooled_spread([spread_term(a), spread_term(b)]))
     assert d.ci == one.ci and d.p_value == one.p_value  # five copies are worth one run
     decision = decide_score(d, RULE)
-    assert decision.max_looks == 1 and decision.threshold == RULE.alpha  # seeds add nothing: one look
+    assert (
+        decision.max_looks == 1 and decision.threshold == RULE.alpha
+    )  # seeds add nothing: one look
     assert "identical copies" in " ".join(decision.notes)
     with pytest.raises(InvalidScores, match="two tasks"):
         difference(base[:, :1], better[:, :1])

@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
+pytest.importorskip(
+    "gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'"
+)
 
 from evotree.domains.gym.catalog import CORE16, unavailable_reason  # noqa: E402
 from evotree.domains.gym.core16 import OBS_ONLY, PRIVILEGED, STATIC_REFERENCES  # noqa: E402
@@ -65,8 +67,14 @@ def _signals(evidence: Path) -> dict[str, float]:
 
 
 def _judge(judge_dir: Path, candidate: Path, evidence: Path) -> dict[str, float]:
-    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.domains.gym.judge"], cwd=judge_dir,
-                          env=_phase_env(evidence, "eval", candidate), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.domains.gym.judge"],
+        cwd=judge_dir,
+        env=_phase_env(evidence, "eval", candidate),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return _signals(evidence)
 
@@ -78,8 +86,11 @@ def _setup(tmp_path: Path, env_id: str, seeds: list[int]) -> Path:
     judge_dir = tmp_path / "judge-view"
     (judge_dir / "judge").mkdir(parents=True)
     (judge_dir / "judge" / "gym.toml").write_text(
-        render_judge_toml([env_id], {"validation": {env_id: seeds}}, timeout=60.0))
-    (judge_dir / "judge" / "references.json").write_text(compute_references({env_id: seeds}).to_json())
+        render_judge_toml([env_id], {"validation": {env_id: seeds}}, timeout=60.0)
+    )
+    (judge_dir / "judge" / "references.json").write_text(
+        compute_references({env_id: seeds}).to_json()
+    )
     return judge_dir
 
 
@@ -87,8 +98,9 @@ def _candidate(tmp_path: Path, name: str, text: str, env_id: str) -> Path:
     cand = tmp_path / name
     cand.mkdir()
     (cand / "policy.py").write_text(text)
-    (cand / "gym.toml").write_text(f'[train]\nenvs = ["{env_id}"]\nepisodes_per_env = 1\n'
-                                   "episode_timeout_seconds = 60\n")
+    (cand / "gym.toml").write_text(
+        f'[train]\nenvs = ["{env_id}"]\nepisodes_per_env = 1\nepisode_timeout_seconds = 60\n'
+    )
     return cand
 
 
@@ -99,9 +111,18 @@ _WEAK_REFERENCE: dict[str, str] = {}
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("env_id", [pytest.param(e, marks=pytest.mark.xfail(strict=False, reason=_WEAK_REFERENCE[e]))
-                                    if e in _WEAK_REFERENCE else e for e in CORE16])
-def test_core16_env_trains_and_is_judged_with_random_and_reference(tmp_path: Path, env_id: str) -> None:
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        pytest.param(e, marks=pytest.mark.xfail(strict=False, reason=_WEAK_REFERENCE[e]))
+        if e in _WEAK_REFERENCE
+        else e
+        for e in CORE16
+    ],
+)
+def test_core16_env_trains_and_is_judged_with_random_and_reference(
+    tmp_path: Path, env_id: str
+) -> None:
     reason = unavailable_reason(env_id)
     assert reason is None, reason  # the gym extra installs every Core-16 package
     # CarRacing: 7 s an episode; roundabout: short episodes whose random returns vary a lot
@@ -110,7 +131,9 @@ def test_core16_env_trains_and_is_judged_with_random_and_reference(tmp_path: Pat
     judge_dir = _setup(tmp_path, env_id, seeds)
     refs = json.loads((judge_dir / "judge" / "references.json").read_text())["envs"][env_id]
     if env_id in STATIC_REFERENCES:
-        assert (refs["random"], refs["expert"]) == STATIC_REFERENCES[env_id] and "EvoPolicyGym" in refs["source"]
+        assert (refs["random"], refs["expert"]) == STATIC_REFERENCES[
+            env_id
+        ] and "EvoPolicyGym" in refs["source"]
     else:
         assert refs["expert"] > refs["random"] and refs["source"].startswith("measured by evotree")
         # the upper anchor is at least as good as doing nothing (zero torque / the first action),
@@ -119,15 +142,25 @@ def test_core16_env_trains_and_is_judged_with_random_and_reference(tmp_path: Pat
 
         zero = reference_returns(env_id, seeds, "zero")
         assert refs["expert"] >= sum(zero) / len(zero), (env_id, refs["expert"], zero)
-        assert refs["expert_policy"] in ("reference", "zero") and set(refs["measured"]) >= {"random", "reference"}
+        assert refs["expert_policy"] in ("reference", "zero") and set(refs["measured"]) >= {
+            "random",
+            "reference",
+        }
 
     # train: one episode of the random policy, recorded as one rollout row
     random_cand = _candidate(tmp_path, "random", RANDOM_POLICY, env_id)
-    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.domains.gym.train"], cwd=random_cand,
-                          env=_phase_env(tmp_path / "ev-train", "train"), capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.domains.gym.train"],
+        cwd=random_cand,
+        env=_phase_env(tmp_path / "ev-train", "train"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    rollouts = [json.loads(x) for x in (tmp_path / "ev-train" / "rollouts.jsonl").read_text().splitlines()]
+    rollouts = [
+        json.loads(x) for x in (tmp_path / "ev-train" / "rollouts.jsonl").read_text().splitlines()
+    ]
     assert [r["task_id"] for r in rollouts] == [f"{env_id}#0"]
     assert rollouts[0]["finish_reason"] in ("terminated", "truncated")
 
@@ -137,11 +170,15 @@ def test_core16_env_trains_and_is_judged_with_random_and_reference(tmp_path: Pat
     random_score = low[f"validation/{env_id}/mean_score"]
 
     # judge: the reference policy beats it
-    if env_id in PRIVILEGED:  # reads the env's state: judged in-process with the same loop and scoring
+    if (
+        env_id in PRIVILEGED
+    ):  # reads the env's state: judged in-process with the same loop and scoring
         from evotree.domains.gym.scoring import normalized_score, reference_returns
 
         returns = reference_returns(env_id, seeds, "expert")
-        ref_score = sum(normalized_score(r, refs["random"], refs["expert"]) for r in returns) / len(returns)
+        ref_score = sum(normalized_score(r, refs["random"], refs["expert"]) for r in returns) / len(
+            returns
+        )
     else:
         ref_cand = _candidate(tmp_path, "reference", REFERENCE_POLICY, env_id)
         high = _judge(judge_dir, ref_cand, tmp_path / "ev-reference")
@@ -164,9 +201,19 @@ def test_registration_does_not_depend_on_which_env_was_made_first(tmp_path: Path
             make_env(env_id).reset(seed=1)
             print(env_id, "made")
     """)
-    for first in ("MiniGrid-FourRooms-v0", "roundabout-v0", "FetchPush-v4", "MiniGrid-ObstructedMaze-1Q-v1"):
-        proc = subprocess.run([sys.executable, "-P", "-c", script, first], capture_output=True, text=True,
-                              timeout=120, cwd=tmp_path)
+    for first in (
+        "MiniGrid-FourRooms-v0",
+        "roundabout-v0",
+        "FetchPush-v4",
+        "MiniGrid-ObstructedMaze-1Q-v1",
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-P", "-c", script, first],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0 and f"{first} made" in proc.stdout, proc.stderr[-2000:]
 
 
@@ -178,7 +225,10 @@ def test_unknown_family_ids_name_their_package_and_the_catalog_covers_core16() -
     assert "minigrid" in modules_for("MiniGrid-Empty-5x5-v0")[0]
     assert "highway_env" in modules_for("highway-fast-v0")[0]
     assert "gymnasium_robotics" in modules_for("FetchSlide-v4")[0]
-    assert unavailable_reason("NoSuchEnv-v9") == "NoSuchEnv-v9 is not a registered Gymnasium environment id"
+    assert (
+        unavailable_reason("NoSuchEnv-v9")
+        == "NoSuchEnv-v9 is not a registered Gymnasium environment id"
+    )
 
 
 def test_carracing_policy_gets_pixels(tmp_path: Path) -> None:

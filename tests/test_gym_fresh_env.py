@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from test_gym_core16 import RANDOM_POLICY
 
-pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
+pytest.importorskip(
+    "gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'"
+)
 
 ENV = "BipedalWalker-v3"
 #: EvoPolicyGym v0.1.0's first held-out seeds of BipedalWalker (data/main-128): on a reused
@@ -65,8 +67,16 @@ def _worker_returns(cand: Path, tasks: list[tuple[int, int]]) -> dict[int, float
     """Returns by seed of the (index, seed) episodes, played in the order given."""
     from evotree.domains.gym.runner import Task, run_episodes
 
-    episodes = list(run_episodes(cand, [Task(ENV, i, s) for i, s in tasks], timeout=60.0,
-                                 workers=1, summarize=False, sandbox=None))
+    episodes = list(
+        run_episodes(
+            cand,
+            [Task(ENV, i, s) for i, s in tasks],
+            timeout=60.0,
+            workers=1,
+            summarize=False,
+            sandbox=None,
+        )
+    )
     assert not any(e.failed for e in episodes), [e.message for e in episodes if e.failed]
     return {e.seed: e.ret for e in episodes}
 
@@ -76,7 +86,9 @@ def _worker_returns(cand: Path, tasks: list[tuple[int, int]]) -> dict[int, float
 def test_bipedalwalker_returns_do_not_depend_on_episode_order(tmp_path: Path, name: str) -> None:
     cand = _candidate(tmp_path, name)
     reference = _reference(cand, SEEDS)
-    pairs = list(enumerate(SEEDS))  # the random policy's generator follows the index: pairs stay fixed
+    pairs = list(
+        enumerate(SEEDS)
+    )  # the random policy's generator follows the index: pairs stay fixed
     in_order = _worker_returns(cand, pairs)
     reversed_ = _worker_returns(cand, pairs[::-1])
     alone = {}

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
+pytest.importorskip(
+    "gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'"
+)
 
 from conftest import Cli, git, make_repo  # noqa: E402
 
@@ -26,7 +28,9 @@ def test_an_existing_uncommitted_judge_toml_is_stored_and_judges(tmp_path: Path)
     assert git(repo, "show", "refs/evotree/judge:judge/gym.toml") == JUDGE.strip()
     refs = json.loads(git(repo, "show", "refs/evotree/judge:judge/references.json"))
     assert list(refs["envs"]) == ["CartPole-v1"] and refs["envs"]["CartPole-v1"]["episodes"] == 3
-    assert not (repo / "judge").exists() and "judge/" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+    assert not (repo / "judge").exists() and "judge/" not in git(
+        repo, "ls-tree", "-r", "--name-only", "HEAD"
+    )
     [record] = run_versions(Workspace.open(repo), ["v0"], seeds=1)
     assert record.status == "succeeded", record.error
     assert record.headline["value"] >= 0.0
@@ -39,6 +43,8 @@ def test_a_git_ignored_judge_folder_is_refused_before_anything_is_written(tmp_pa
     git(repo, "commit", "-qm", "ignore judge")
     result = Cli(repo)("init", "--domain", "gym", code=1)
     assert "git ignores judge/gym.toml" in result.output
-    assert sorted(p.name for p in repo.iterdir() if p.name != ".git") == [".gitignore", "README.md"] or \
-        not (repo / "gym.toml").exists()
+    assert (
+        sorted(p.name for p in repo.iterdir() if p.name != ".git") == [".gitignore", "README.md"]
+        or not (repo / "gym.toml").exists()
+    )
     assert git(repo, "rev-parse", "-q", "--verify", "refs/evotree/ledger", check=False) == ""

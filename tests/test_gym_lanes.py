@@ -149,8 +149,11 @@ def test_lanes_of_several_environments_play_what_one_at_a_time_plays(tmp_path: P
     and shapes in one round, Discrete and Box actions): the same episodes as one at a time."""
     candidate = _candidate(tmp_path, ANY_SPACE)
     envs = ["CartPole-v1", "Acrobot-v1", "Pendulum-v1", "MountainCarContinuous-v0"]
-    tasks = [Task(env, i, 2_000_000 + 104729 * i + 13 * j) for j, env in enumerate(envs)
-             for i in range(3)]
+    tasks = [
+        Task(env, i, 2_000_000 + 104729 * i + 13 * j)
+        for j, env in enumerate(envs)
+        for i in range(3)
+    ]
     alone = _play(candidate, 1, tasks)
     assert all(reason in ("terminated", "truncated") for _, _, reason in alone), alone
     assert _play(candidate, 8, tasks) == alone

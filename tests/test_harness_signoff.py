@@ -26,19 +26,32 @@ from evotree.core.workspace import Workspace
 
 STRICT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.1\n'
 LENIENT = '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.99\n'
-PLUGIN = "from evotree.diagnostics.findings import Analyzer  # a plug-in module that registers nothing\n"
+PLUGIN = (
+    "from evotree.diagnostics.findings import Analyzer  # a plug-in module that registers nothing\n"
+)
 
 
 def signed_run_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
     """``test_runs.make_run_repo`` plus ``gates/allowed_signers`` (bob, ada) in the root commit."""
-    hidden = {"validation": [f"val-{i}" for i in range(10)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+    hidden = {
+        "validation": [f"val-{i}" for i in range(10)],
+        "heldout": [f"SECRET-held-{i}" for i in range(4)],
+    }
     files = {"judge/hidden.json": json.dumps(hidden), "gates/allowed_signers": signers_file(keys)}
-    return scored_project(path, judge=JUDGE, config=CONFIG.format(budget=""), train=TRAIN,
-                          recipe="skill = 0.5\nsteps = 3\n", files=files,
-                          message="recipe, train script, judge and allowed signers")
+    return scored_project(
+        path,
+        judge=JUDGE,
+        config=CONFIG.format(budget=""),
+        train=TRAIN,
+        recipe="skill = 0.5\nsteps = 3\n",
+        files=files,
+        message="recipe, train script, judge and allowed signers",
+    )
 
 
-def promote_signed(repo: Path, hid: str, key: Path, *, expect: tuple[str, ...] = ()) -> dict[str, Any]:
+def promote_signed(
+    repo: Path, hid: str, key: Path, *, expect: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """A person at a terminal promotes harness ``hid``: types it and the one-time code, says yes."""
     child = spawn(repo, "harness", "promote", hid, "--key", str(key), "--json")
     for text in expect:
@@ -48,7 +61,7 @@ def promote_signed(repo: Path, hid: str, key: Path, *, expect: tuple[str, ...] =
     child.sendline("yes")
     code, out = finish(child)
     assert code == 0, out
-    result = json.loads(out[out.index('{"'):])
+    result = json.loads(out[out.index('{"') :])
     validate(result, "harness-promote")
     return result
 
@@ -57,8 +70,11 @@ def harness_state(repo: Path) -> tuple[str, str, int]:
     """(harness ref, ledger's active harness, harness promotions): what no refused attempt may change."""
     ws = Workspace.open(repo)
     promoted = sum(1 for e in ws.ledger.entries() if e.event.kind == "harness.promoted")
-    return (git(repo, "rev-parse", "--verify", "--quiet", "refs/evotree/harness", check=False),
-            ws.ledger.meta().get("harness_active") or "h0", promoted)
+    return (
+        git(repo, "rev-parse", "--verify", "--quiet", "refs/evotree/harness", check=False),
+        ws.ledger.meta().get("harness_active") or "h0",
+        promoted,
+    )
 
 
 @pytest.fixture
@@ -73,14 +89,31 @@ def hws(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
 # ---------------------------------------------------------------------------- refusals
 def test_harness_promote_refused_without_a_terminal(hws: Path, keys: dict[str, Any]) -> None:
     before = harness_state(hws)
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(hws), "harness", "promote", "h1", "--key",
-                           str(keys["bob"][0])], stdin=subprocess.DEVNULL, capture_output=True, check=False,
-                          text=True, env=child_env())
+    proc = subprocess.run(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(hws),
+            "harness",
+            "promote",
+            "h1",
+            "--key",
+            str(keys["bob"][0]),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+        text=True,
+        env=child_env(),
+    )
     assert proc.returncode == 31, proc.stderr
     assert "refusing to promote a harness" in proc.stderr and "not a terminal" in proc.stderr
     assert "fix:" in proc.stderr
-    result = Cli(hws).runner.invoke(__import__("evotree.cli.main", fromlist=["cli"]).cli,
-                                    ["-C", str(hws), "harness", "promote", "h1", "--json"], input="h1\n")
+    result = Cli(hws).runner.invoke(
+        __import__("evotree.cli.main", fromlist=["cli"]).cli,
+        ["-C", str(hws), "harness", "promote", "h1", "--json"],
+        input="h1\n",
+    )
     assert result.exit_code == 31
     error = json.loads(result.stdout)
     validate(error, "error")
@@ -89,14 +122,20 @@ def test_harness_promote_refused_without_a_terminal(hws: Path, keys: dict[str, A
 
 
 @pytest.mark.parametrize("variable", ["CI", "GITLAB_CI"])
-def test_harness_promote_refused_in_ci_even_at_a_terminal(hws: Path, keys: dict[str, Any], variable: str) -> None:
+def test_harness_promote_refused_in_ci_even_at_a_terminal(
+    hws: Path, keys: dict[str, Any], variable: str
+) -> None:
     before = harness_state(hws)
-    code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]), **{variable: "1"}))
+    code, out = finish(
+        spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0]), **{variable: "1"})
+    )
     assert code == 31 and "CI environment" in out and variable in out
     assert harness_state(hws) == before
 
 
-def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(hws: Path, keys: dict[str, Any]) -> None:
+def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(
+    hws: Path, keys: dict[str, Any]
+) -> None:
     before = harness_state(hws)
     code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["ada"][0])))
     assert code == 31 and "cannot approve itself" in out
@@ -116,7 +155,9 @@ def test_harness_creator_cannot_approve_it_and_unknown_keys_are_refused(hws: Pat
     assert harness_state(hws) == before
 
 
-def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, keys: dict[str, Any]) -> None:
+def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(
+    hws: Path, keys: dict[str, Any]
+) -> None:
     from evotree.diagnostics.harnesses import harness_trust_finding
     from evotree.gates.harnesses import active_harness
     from evotree.core.versions import create_version
@@ -128,7 +169,10 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, 
     git(hws, "update-ref", "refs/evotree/harness", git(hws, "rev-parse", "evotree/harness/h2"))
     report = Cli(hws).json("verify", code=33)
     validate(report, "verify")
-    assert {p["kind"] for p in report["problems"]} == {"harness_ref", "harness_reflog"}  # now and in its log
+    assert {p["kind"] for p in report["problems"]} == {
+        "harness_ref",
+        "harness_reflog",
+    }  # now and in its log
     assert "without a signed harness promotion" in report["problems"][0]["message"]
     assert report["harness"] == {"id": "h0", "commit": None}
     assert "harness_ref" in Cli(hws)("verify", code=33).output
@@ -138,9 +182,15 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, 
     assert (harness.id, harness.thresholds, harness.signed) == ("h0", {}, False)
     assert "not signed" in (harness.warning or "")
     finding = harness_trust_finding(harness, "v1")
-    assert finding is not None and finding.severity == "critical" and finding.code == "version.harness_unsigned"
+    assert (
+        finding is not None
+        and finding.severity == "critical"
+        and finding.code == "version.harness_unsigned"
+    )
     listed = Cli(hws).json("harness", "list")
-    assert listed["active"] == "h0" and listed["signed"] is False and "not signed" in listed["warning"]
+    assert (
+        listed["active"] == "h0" and listed["signed"] is False and "not signed" in listed["warning"]
+    )
     # the gates' harness gate fails closed, saying why and how to restore the ref
     v1 = create_version(ws, hypothesis="anything").id
     gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "harness")
@@ -150,7 +200,9 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, 
     code, out = finish(spawn(hws, "harness", "promote", "h1", "--key", str(keys["bob"][0])))
     assert code == 33 and "refusing to promote a harness" in out
     # ... and a forged ledger entry (no signature) that claims h2 is caught too
-    ws.ledger.transact(_forged_event("h2", git(hws, "rev-parse", "evotree/harness/h2")), actor=ws.git.identity())
+    ws.ledger.transact(
+        _forged_event("h2", git(hws, "rev-parse", "evotree/harness/h2")), actor=ws.git.identity()
+    )
     kinds = {p["kind"] for p in Cli(hws).json("verify", code=33)["problems"]}
     assert {"harness_promotion", "ledger_harness", "harness_ref"} <= kinds
     assert active_harness(Workspace.open(hws)).id == "h0"
@@ -159,52 +211,91 @@ def test_hand_moved_harness_ref_is_reported_refused_and_not_followed(hws: Path, 
 def _forged_event(hid: str, commit: str) -> Any:
     def change(txn: LedgerTxn) -> Event:
         txn.meta["harness_active"] = hid
-        return Event(kind="harness.promoted", version=None, actor="mallory",
-                     data={"harness": hid, "commit": commit,
-                           "statement": {"type": "evotree.harness-promotion", "harness": hid, "commit": commit,
-                                         "previous_harness": "h0", "previous_commit": None, "approver": BOB},
-                           "signature": "-----BEGIN SSH SIGNATURE-----\nforged\n"})
+        return Event(
+            kind="harness.promoted",
+            version=None,
+            actor="mallory",
+            data={
+                "harness": hid,
+                "commit": commit,
+                "statement": {
+                    "type": "evotree.harness-promotion",
+                    "harness": hid,
+                    "commit": commit,
+                    "previous_harness": "h0",
+                    "previous_commit": None,
+                    "approver": BOB,
+                },
+                "signature": "-----BEGIN SSH SIGNATURE-----\nforged\n",
+            },
+        )
+
     return change
 
 
 # ---------------------------------------------------------------------------- the honest path
-def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, keys: dict[str, Any]) -> None:
+def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(
+    hws: Path, keys: dict[str, Any]
+) -> None:
     from evotree.gates.harnesses import active_harness, plan_harness_promotion
     from evotree.core.errors import UnknownVersion
     from evotree.core.versions import create_version
     from evotree.gates.evaluation import evaluate_gates
     from evotree.gates.signing import canonical, sha256_hex
 
-    worktree = next(h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1")
+    worktree = next(
+        h["worktree"] for h in Cli(hws).json("harness", "list")["harnesses"] if h["id"] == "h1"
+    )
     commit_file(hws / worktree, "analyzers.py", PLUGIN, "plug-in")
     tip = git(hws, "rev-parse", "evotree/harness/h1")
     plugin_sha = sha256_hex(PLUGIN.encode())
-    result = promote_signed(hws, "h1", keys["bob"][0], expect=(
-        "signal.dead_groups.warn_ratio: default -> 0.1", "analyzers.py: ADDED", plugin_sha))
+    result = promote_signed(
+        hws,
+        "h1",
+        keys["bob"][0],
+        expect=("signal.dead_groups.warn_ratio: default -> 0.1", "analyzers.py: ADDED", plugin_sha),
+    )
     assert result["harness"] == "h1" and result["commit"] == tip and result["approver"] == BOB
     assert result["previous_harness"] == "h0" and result["previous_commit"] is None
-    assert result["diff"]["analyzers_py"] == {"status": "added", "sha256": plugin_sha, "previous_sha256": None}
+    assert result["diff"]["analyzers_py"] == {
+        "status": "added",
+        "sha256": plugin_sha,
+        "previous_sha256": None,
+    }
     assert result["diff_hash"] == sha256_hex(canonical(result["diff"]))
     assert git(hws, "rev-parse", "refs/evotree/harness") == tip
     ws = Workspace.open(hws)
     event = next(ws.ledger.entries(limit=1)).event
-    assert event.kind == "harness.promoted" and event.data["statement"]["diff_hash"] == result["diff_hash"]
-    assert event.data["statement"]["type"] == "evotree.harness-promotion" and event.data["signature"]
+    assert (
+        event.kind == "harness.promoted"
+        and event.data["statement"]["diff_hash"] == result["diff_hash"]
+    )
+    assert (
+        event.data["statement"]["type"] == "evotree.harness-promotion" and event.data["signature"]
+    )
     report = Cli(hws).json("verify")
     validate(report, "verify")
     assert report["ok"] and report["harness"] == {"id": "h1", "commit": tip}
     assert [p["harness"] for p in report["harness_promotions"]] == ["h1"]
     promotion_commit = git(hws, "rev-parse", "refs/evotree/ledger")
     harness = active_harness(ws)
-    assert harness.id == "h1" and harness.signed and harness.thresholds["signal.dead_groups"]["warn_ratio"] == 0.1
+    assert (
+        harness.id == "h1"
+        and harness.signed
+        and harness.thresholds["signal.dead_groups"]["warn_ratio"] == 0.1
+    )
     v1 = create_version(ws, hypothesis="anything").id
     gate = next(g for g in evaluate_gates(ws, v1, run_audit=False).gates if g.name == "harness")
-    assert "not signed" not in gate.summary and gate.fix == f"evotree diagnose {v1}"  # signed: only needs a diagnosis
+    assert (
+        "not signed" not in gate.summary and gate.fix == f"evotree diagnose {v1}"
+    )  # signed: only needs a diagnosis
     # library pieces that move nothing: an unknown harness, and the way back to h0
     with pytest.raises(UnknownVersion):
         plan_harness_promotion(ws, "h9")
     back = plan_harness_promotion(ws, "h0")
-    assert back.diff["thresholds"] == [{"analyzer": "signal.dead_groups", "key": "warn_ratio", "old": 0.1, "new": None}]
+    assert back.diff["thresholds"] == [
+        {"analyzer": "signal.dead_groups", "key": "warn_ratio", "old": 0.1, "new": None}
+    ]
     assert back.diff["analyzers_py"]["status"] == "removed" and back.commit is None
     # an edited diff in the signed record is caught (the ledger rewritten from the promotion's commit)
     head = promotion_commit
@@ -212,9 +303,14 @@ def test_person_promotes_a_harness_at_a_terminal_and_verify_passes(hws: Path, ke
     subject, body = message.split("\n\n", 1)
     data = json.loads(body.strip().splitlines()[-1])
     data["data"]["diff"]["thresholds"] = []
-    forged = subprocess.run(["git", "commit-tree", f"{head}^{{tree}}", "-p", f"{head}^", "-F", "-"], cwd=hws,
-                            input=f"{subject}\n\n{json.dumps(data, sort_keys=True, separators=(',', ':'))}\n",
-                            capture_output=True, text=True, check=True).stdout.strip()
+    forged = subprocess.run(
+        ["git", "commit-tree", f"{head}^{{tree}}", "-p", f"{head}^", "-F", "-"],
+        cwd=hws,
+        input=f"{subject}\n\n{json.dumps(data, sort_keys=True, separators=(',', ':'))}\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     git(hws, "update-ref", "refs/evotree/ledger", forged)
     problems = Cli(hws).json("verify", code=33)["problems"]
     assert any("recorded diff is not the one signed" in p["message"] for p in problems)
@@ -236,11 +332,15 @@ def diagnosed_tamper(hws: Path) -> tuple[Path, str]:
     return hws, v1
 
 
-def test_diagnose_does_not_follow_a_hand_moved_harness_ref(diagnosed_tamper: tuple[Path, str]) -> None:
+def test_diagnose_does_not_follow_a_hand_moved_harness_ref(
+    diagnosed_tamper: tuple[Path, str],
+) -> None:
     repo, v1 = diagnosed_tamper
     result = Cli(repo).json("diagnose", v1, "--layer", "signal")
     validate(result, "diagnose")
-    assert not [f for f in result["findings"] if f["code"] == "signal.dead_groups_high"]  # h1's 10 % not applied
+    assert not [
+        f for f in result["findings"] if f["code"] == "signal.dead_groups_high"
+    ]  # h1's 10 % not applied
     assert {f["harness_version"] for f in result["findings"]} == {"h0"}
 
 
@@ -248,4 +348,6 @@ def test_diagnose_result_says_the_harness_is_not_signed(diagnosed_tamper: tuple[
     repo, v1 = diagnosed_tamper
     result = Cli(repo).json("diagnose", v1, "--layer", "signal")
     unsigned = [f for f in result["findings"] if f["code"] == "version.harness_unsigned"]
-    assert unsigned and unsigned[0]["severity"] == "critical" and "not signed" in unsigned[0]["title"]
+    assert (
+        unsigned and unsigned[0]["severity"] == "critical" and "not signed" in unsigned[0]["title"]
+    )

@@ -21,37 +21,60 @@ from evotree.gates.runs import run_versions
 
 def _dead_group_version(ws: Workspace) -> str:
     rec = create_version(ws, hypothesis="some dead groups")
-    train = (ws.root / rec.worktree / "train.py").read_text().replace(
-        "rewards=[skill, 0.0, skill, 1.0]",
-        "rewards=[skill] * 4 if step % 5 == 0 else [skill, 0.0, skill, 1.0]")
+    train = (
+        (ws.root / rec.worktree / "train.py")
+        .read_text()
+        .replace(
+            "rewards=[skill, 0.0, skill, 1.0]",
+            "rewards=[skill] * 4 if step % 5 == 0 else [skill, 0.0, skill, 1.0]",
+        )
+    )
     commit_file(ws.root / rec.worktree, "train.py", train, "one dead group in five")
     commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 10\n", "10 steps")
     return rec.id
 
 
-def test_harness_lineage_changes_findings_and_is_recorded(tmp_path: Path, keys: dict[str, Any]) -> None:
+def test_harness_lineage_changes_findings_and_is_recorded(
+    tmp_path: Path, keys: dict[str, Any]
+) -> None:
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     v1 = _dead_group_version(ws)
     run_versions(ws, [v1])
     cli = Cli(ws.root)
     before = cli.json("diagnose", v1, "--layer", "signal")
-    assert not [f for f in before["findings"] if f["code"] == "signal.dead_groups_high"]  # 20 % < 25 %
+    assert not [
+        f for f in before["findings"] if f["code"] == "signal.dead_groups_high"
+    ]  # 20 % < 25 %
     assert {f["harness_version"] for f in before["findings"]} == {"h0"}
 
     created = cli.json("harness", "branch", "-m", "catch 10 % dead groups")
     assert created["id"] == "h1" and created["parent"] == "h0"
     worktree = ws.root / created["worktree"]
-    commit_file(worktree, "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratio = 0.1\n", "stricter")
+    commit_file(
+        worktree,
+        "harness.toml",
+        '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.1\n',
+        "stricter",
+    )
     # a policy version writing its own harness.toml changes nothing
     policy_wt = ws.root / ws.resolve(v1).worktree
-    commit_file(policy_wt, "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratio = 0.99\n", "self-serving")
+    commit_file(
+        policy_wt,
+        "harness.toml",
+        '[thresholds."signal.dead_groups"]\nwarn_ratio = 0.99\n',
+        "self-serving",
+    )
     still = cli.json("diagnose", v1, "--layer", "signal")
-    assert not [f for f in still["findings"] if f["code"] == "signal.dead_groups_high"]  # h1 not promoted
+    assert not [
+        f for f in still["findings"] if f["code"] == "signal.dead_groups_high"
+    ]  # h1 not promoted
 
     promote_signed(ws.root, "h1", keys["bob"][0])
     listed = cli.json("harness", "list")
     assert listed["active"] == "h1" and listed["signed"] is True
-    assert git(ws.root, "rev-parse", "refs/evotree/harness") == git(ws.root, "rev-parse", "evotree/harness/h1")
+    assert git(ws.root, "rev-parse", "refs/evotree/harness") == git(
+        ws.root, "rev-parse", "evotree/harness/h1"
+    )
     after = cli.json("diagnose", v1, "--layer", "signal")
     dead = [f for f in after["findings"] if f["code"] == "signal.dead_groups_high"]
     assert dead and dead[0]["severity"] == "warn" and dead[0]["harness_version"] == "h1"
@@ -75,8 +98,15 @@ def test_bad_harness_is_refused_at_promotion(tmp_path: Path, keys: dict[str, Any
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     cli = Cli(ws.root)
     created = cli.json("harness", "branch", "-m", "typo")
-    commit_file(ws.root / created["worktree"], "harness.toml", "[thresholds.\"signal.dead_groups\"]\nwarn_ratoi = 0.1\n", "t")
-    with pytest.raises(ConfigError, match="warn_ratoi"):  # validated before anything is shown or signed
+    commit_file(
+        ws.root / created["worktree"],
+        "harness.toml",
+        '[thresholds."signal.dead_groups"]\nwarn_ratoi = 0.1\n',
+        "t",
+    )
+    with pytest.raises(
+        ConfigError, match="warn_ratoi"
+    ):  # validated before anything is shown or signed
         plan_harness_promotion(ws, "h1")
     code, out = finish(spawn(ws.root, "harness", "promote", "h1", "--key", str(keys["bob"][0])))
     assert code == 6 and "warn_ratoi" in out and "one-time code" not in out
@@ -123,8 +153,9 @@ def isolated_registry():
             del sys.modules[name]
 
 
-def test_harness_plugin_analyzer_runs_only_once_promoted(tmp_path: Path, isolated_registry: None,
-                                                          keys: dict[str, Any]) -> None:
+def test_harness_plugin_analyzer_runs_only_once_promoted(
+    tmp_path: Path, isolated_registry: None, keys: dict[str, Any]
+) -> None:
     ws = Workspace.open(signed_run_repo(tmp_path / "w", keys))
     v1 = _dead_group_version(ws)
     run_versions(ws, [v1])

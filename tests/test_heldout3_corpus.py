@@ -21,8 +21,14 @@ SET = set_dir("heldout3")
 
 def test_every_file_labelled_and_every_format_present() -> None:
     meta, rows = labels("heldout3")
-    assert meta["meta"] and set(meta["repos"]) == {"tidewatch", "ledgerline", "glyphwrap", "cronwheel", "quayside",
-                                                    "thermoprobe"}
+    assert meta["meta"] and set(meta["repos"]) == {
+        "tidewatch",
+        "ledgerline",
+        "glyphwrap",
+        "cronwheel",
+        "quayside",
+        "thermoprobe",
+    }
     on_disk = {p.name for p in (SET / "files").iterdir()}
     assert on_disk == {r["file"] for r in rows}
     assert len(rows) >= 60
@@ -52,7 +58,9 @@ def test_repositories_are_deterministic_and_base_is_head(tmp_path: Path) -> None
     built = repos.build_repos(tmp_path / "r")
     for name, info in built.items():
         assert info["base"] == meta["repos"][name]["base"], name
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=info["path"], capture_output=True, text=True).stdout
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=info["path"], capture_output=True, text=True
+        ).stdout
         assert head.strip() == info["base"]
         index = repos.future_index(Path(info["path"]), info["base"], tmp_path / "r" / ".home")
         assert info["fix"] in index["ids"] and info["base"] not in index["ids"]
@@ -61,6 +69,10 @@ def test_repositories_are_deterministic_and_base_is_head(tmp_path: Path) -> None
 
 @pytest.mark.heavy
 def test_labels_agree_with_the_built_repositories() -> None:
-    res = subprocess.run([sys.executable, str(SET / "build.py"), "--check"], capture_output=True, text=True,
-                         timeout=900)
+    res = subprocess.run(
+        [sys.executable, str(SET / "build.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stdout + res.stderr

@@ -45,10 +45,16 @@ def test_init_records_v0_as_root_and_champion(repo: Path) -> None:
     ws = Workspace.open(repo)
     assert ws.champion() == "v0"
     v0 = ws.resolve("v0")
-    assert v0.parents == [] and v0.base_commit == head and v0.created_by == "Ada Tester <ada@example.com>"
+    assert (
+        v0.parents == []
+        and v0.base_commit == head
+        and v0.created_by == "Ada Tester <ada@example.com>"
+    )
     assert ws.config.workspace.domain == "math"
     assert ledger_commits(repo) == 1
-    assert ws.ledger.meta()["judge"] == {"commit": result.judge_commit}  # the judge in force: the ledger's
+    assert ws.ledger.meta()["judge"] == {
+        "commit": result.judge_commit
+    }  # the judge in force: the ledger's
 
 
 def test_state_dir_is_ignored_by_git(repo: Path) -> None:
@@ -117,8 +123,12 @@ def test_identity_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     anon = make_repo(tmp_path / "anon", identity=False, commit=False)
     git(anon, "add", "-A")
     git(anon, "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", "init")
-    for var, value in (("GIT_AUTHOR_NAME", "Env Person"), ("GIT_AUTHOR_EMAIL", "env@example.com"),
-                       ("GIT_COMMITTER_NAME", "Env Person"), ("GIT_COMMITTER_EMAIL", "env@example.com")):
+    for var, value in (
+        ("GIT_AUTHOR_NAME", "Env Person"),
+        ("GIT_AUTHOR_EMAIL", "env@example.com"),
+        ("GIT_COMMITTER_NAME", "Env Person"),
+        ("GIT_COMMITTER_EMAIL", "env@example.com"),
+    ):
         monkeypatch.setenv(var, value)
     init_workspace(anon)
     assert Workspace.open(anon).resolve("v0").created_by == "Env Person <env@example.com>"
@@ -133,9 +143,13 @@ def test_already_initialized_changes_nothing(repo: Path) -> None:
 
 
 def test_malformed_existing_config_names_key_and_line(repo: Path) -> None:
-    (repo / "evotree.toml").write_text("[workspace]\ndomain = 'math'\n[budget]\nmax_episodes = -3\n")
+    (repo / "evotree.toml").write_text(
+        "[workspace]\ndomain = 'math'\n[budget]\nmax_episodes = -3\n"
+    )
     head = git(repo, "rev-parse", "HEAD")
-    with pytest.raises(ConfigError, match=r"evotree.toml:4: budget.max_episodes: expected 0 \(unlimited\) or more"):
+    with pytest.raises(
+        ConfigError, match=r"evotree.toml:4: budget.max_episodes: expected 0 \(unlimited\) or more"
+    ):
         init_workspace(repo)
     assert git(repo, "rev-parse", "HEAD") == head
     assert _evotree_refs(repo) == []
@@ -144,7 +158,9 @@ def test_malformed_existing_config_names_key_and_line(repo: Path) -> None:
 
 def test_stray_v0_branch_is_reported(repo: Path) -> None:
     git(repo, "branch", "evotree/v0")
-    with pytest.raises(AlreadyExists, match="branch evotree/v0 already exists but there is no ledger"):
+    with pytest.raises(
+        AlreadyExists, match="branch evotree/v0 already exists but there is no ledger"
+    ):
         init_workspace(repo)
     assert not (repo / "evotree.toml").exists()
     assert _evotree_refs(repo) == ["refs/heads/evotree/v0"]
@@ -197,15 +213,21 @@ def test_committed_judge_moves_to_the_judge_ref(repo: Path) -> None:
     assert result.judge_removed == ["judge/eval.py", "judge/hidden.json"]
     assert result.judge_files == ["judge/eval.py", "judge/hidden.json"]
     assert git(repo, "ls-tree", "-r", "--name-only", "HEAD") == "\n".join(
-        [".gitignore", "evotree.toml", "recipe.toml", "train.py"])
-    assert git(repo, "rev-parse", "HEAD~1") == before and result.commit == git(repo, "rev-parse", "HEAD")
+        [".gitignore", "evotree.toml", "recipe.toml", "train.py"]
+    )
+    assert git(repo, "rev-parse", "HEAD~1") == before and result.commit == git(
+        repo, "rev-parse", "HEAD"
+    )
     assert git(repo, "show", "refs/evotree/judge:judge/hidden.json") == '{"validation": ["SECRET"]}'
     assert sorted(p.name for p in (repo / "judge").iterdir()) == ["local.cache"]
     assert git(repo, "status", "--porcelain") == ""
     assert any("remain in git history" in n for n in result.notes)
     assert any("local.cache" in n for n in result.notes)
     data = next(Workspace.open(repo).ledger.entries()).event.data
-    assert data["judge"]["commit"] == result.judge_commit and data["judge"]["removed_from_branch"] == result.judge_removed
+    assert (
+        data["judge"]["commit"] == result.judge_commit
+        and data["judge"]["removed_from_branch"] == result.judge_removed
+    )
 
 
 def test_uncommitted_judge_file_goes_to_the_judge_ref(repo: Path) -> None:
@@ -223,7 +245,9 @@ def test_uncommitted_judge_file_goes_to_the_judge_ref(repo: Path) -> None:
 
 def test_stale_judge_ref_is_reported(repo: Path) -> None:
     git(repo, "update-ref", "refs/evotree/judge", "HEAD")
-    with pytest.raises(AlreadyExists, match="refs/evotree/judge already exists but there is no ledger"):
+    with pytest.raises(
+        AlreadyExists, match="refs/evotree/judge already exists but there is no ledger"
+    ):
         init_workspace(repo)
 
 

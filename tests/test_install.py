@@ -25,8 +25,16 @@ from evotree.report.ci import DISTRIBUTION
 
 def _copy_sources(dest: Path) -> Path:
     """The tracked (and untracked, not ignored) files of the checkout, as they are on disk."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         source = ROOT / rel
         if source.is_file() and not source.is_symlink():
@@ -41,9 +49,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("wheel")
     src = _copy_sources(base / "src")
     out = base / "dist"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                           "--disable-pip-version-check", "-w", str(out), str(src)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-w",
+            str(out),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     (found,) = out.glob("*.whl")
     return found
@@ -61,10 +83,18 @@ def test_the_wheel_installs_only_evotree(wheel: Path) -> None:
     assert _top_level_names(wheel) == {"evotree"}
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        entry_points = next(archive.read(n).decode() for n in names if n.endswith("entry_points.txt"))
-    for module in ("evotree/harness/records.py", "evotree/diagnostics/stats.py", "evotree/gates/verify.py",
-                   "evotree/domains/gym/judge.py", "evotree/core/ledger.py", "evotree/cli/main.py",
-                   "evotree/core/schemas/memory_entry.schema.json"):
+        entry_points = next(
+            archive.read(n).decode() for n in names if n.endswith("entry_points.txt")
+        )
+    for module in (
+        "evotree/harness/records.py",
+        "evotree/diagnostics/stats.py",
+        "evotree/gates/verify.py",
+        "evotree/domains/gym/judge.py",
+        "evotree/core/ledger.py",
+        "evotree/cli/main.py",
+        "evotree/core/schemas/memory_entry.schema.json",
+    ):
         assert module in names, module
     assert "evotree = evotree.cli.main:main" in entry_points
 
@@ -82,23 +112,51 @@ def test_top_level_name_check_fails_on_a_stray_package(tmp_path: Path) -> None:
 def _fresh_venv(where: Path, wheel: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     python = where / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "zz_test_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                           "--disable-pip-version-check", str(wheel)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     return where
 
 
 @pytest.mark.heavy
-def test_wheel_in_a_fresh_venv_beside_a_users_own_skills_and_domains(wheel: Path, tmp_path: Path) -> None:
+def test_wheel_in_a_fresh_venv_beside_a_users_own_skills_and_domains(
+    wheel: Path, tmp_path: Path
+) -> None:
     venv = _fresh_venv(tmp_path / "venv", wheel)
     python, evotree = venv / "bin" / "python", venv / "bin" / "evotree"
     work = make_repo(tmp_path / "work")
-    for package in ("skills", "domains", "harness"):  # the user's own packages, named like evotree's folders
+    for package in (
+        "skills",
+        "domains",
+        "harness",
+    ):  # the user's own packages, named like evotree's folders
         (work / package).mkdir()
-        (work / package / "__init__.py").write_text(f"raise ImportError('the user\\'s own {package}')\n")
+        (work / package / "__init__.py").write_text(
+            f"raise ImportError('the user\\'s own {package}')\n"
+        )
     (work / "skills" / "__init__.py").write_text("USERS_OWN = True\n")
     (work / "domains" / "__init__.py").write_text("USERS_OWN = True\n")
     (work / "harness").rename(work / "harness_not_here")  # `import harness` must fail by itself
@@ -108,10 +166,16 @@ def test_wheel_in_a_fresh_venv_beside_a_users_own_skills_and_domains(wheel: Path
     env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"
 
     def sh(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(list(args), cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            list(args), cwd=work, env=env, capture_output=True, text=True, timeout=300
+        )
 
-    where = sh(str(python), "-c", "import evotree, evotree.harness, evotree.skills; "
-                                  "print(evotree.__file__); print(evotree.skills.__file__)")
+    where = sh(
+        str(python),
+        "-c",
+        "import evotree, evotree.harness, evotree.skills; "
+        "print(evotree.__file__); print(evotree.skills.__file__)",
+    )
     assert where.returncode == 0, where.stderr
     assert all(str(venv) in line for line in where.stdout.split()), where.stdout
     assert str(ROOT) not in where.stdout
@@ -122,4 +186,6 @@ def test_wheel_in_a_fresh_venv_beside_a_users_own_skills_and_domains(wheel: Path
     assert git(work, "status", "--porcelain") == ""  # init committed the template it wrote
     run = sh(str(evotree), "run", "v0", "--json")
     assert run.returncode == 0, run.stderr + run.stdout
-    assert '"status": "succeeded"' in run.stdout.replace('"status":"succeeded"', '"status": "succeeded"')
+    assert '"status": "succeeded"' in run.stdout.replace(
+        '"status":"succeeded"', '"status": "succeeded"'
+    )

@@ -10,24 +10,28 @@ import pytest
 
 from conftest import Cli
 
-NAN_JUDGE = '''\
+NAN_JUDGE = """\
 from evotree.harness import get_recorder
 rec = get_recorder()
 for i in range(30):
     rec.eval_result("validation", f"t{i}", float("nan"))
-'''
-MISSPELLED_JUDGE = '''\
+"""
+MISSPELLED_JUDGE = """\
 from evotree.harness import get_recorder
 rec = get_recorder()
 for i in range(30):
     rec.eval_result("valdation", f"t{i}", 0.5)
-'''
+"""
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize(("judge", "says"), [(NAN_JUDGE, "none with a finite score"),
-                                             (MISSPELLED_JUDGE, "misspelled split")])
-def test_a_judge_mistake_fails_the_run_with_the_reason(tmp_path: Path, judge: str, says: str) -> None:
+@pytest.mark.parametrize(
+    ("judge", "says"),
+    [(NAN_JUDGE, "none with a finite score"), (MISSPELLED_JUDGE, "misspelled split")],
+)
+def test_a_judge_mistake_fails_the_run_with_the_reason(
+    tmp_path: Path, judge: str, says: str
+) -> None:
     from test_runs import make_run_repo
 
     repo = make_run_repo(tmp_path / "w", judge=judge)

@@ -33,7 +33,10 @@ from evotree.harness.judge_store import (
     read_directory,
 )
 
-HIDDEN = {"validation": [f"val-{i}" for i in range(10)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+HIDDEN = {
+    "validation": [f"val-{i}" for i in range(10)],
+    "heldout": [f"SECRET-held-{i}" for i in range(4)],
+}
 
 
 @pytest.fixture
@@ -46,7 +49,12 @@ def eval_tasks(ws: Workspace, record: Any) -> list[str]:
     import duckdb
 
     path = ws.root / ".evotree" / "runs" / record.run_id / "evals.parquet"
-    return sorted(r[0] for r in duckdb.connect().execute("SELECT task_id FROM read_parquet(?)", [str(path)]).fetchall())
+    return sorted(
+        r[0]
+        for r in duckdb.connect()
+        .execute("SELECT task_id FROM read_parquet(?)", [str(path)])
+        .fetchall()
+    )
 
 
 def problem_kinds(ws: Workspace) -> set[str]:
@@ -57,10 +65,18 @@ def problem_kinds(ws: Workspace) -> set[str]:
 
 def forged_judge(ws: Workspace, hidden: dict[str, list[str]]) -> str:
     """A judge commit nobody signed (what someone with write access could make)."""
-    files = {"judge/eval.py": (git(ws.root, "show", "refs/evotree/judge:judge/eval.py").encode() + b"\n",
-                               pygit2.GIT_FILEMODE_BLOB),
-             "judge/hidden.json": (json.dumps(hidden).encode(), pygit2.GIT_FILEMODE_BLOB)}
-    return str(write_judge_commit(ws.git, files, parent=None, message="forged\n", identity=ws.git.identity()))
+    files = {
+        "judge/eval.py": (
+            git(ws.root, "show", "refs/evotree/judge:judge/eval.py").encode() + b"\n",
+            pygit2.GIT_FILEMODE_BLOB,
+        ),
+        "judge/hidden.json": (json.dumps(hidden).encode(), pygit2.GIT_FILEMODE_BLOB),
+    }
+    return str(
+        write_judge_commit(
+            ws.git, files, parent=None, message="forged\n", identity=ws.git.identity()
+        )
+    )
 
 
 # ---------------------------------------------------------------------------- in no checkout; runs judge with it
@@ -69,10 +85,19 @@ def test_hidden_data_is_in_no_checkout_and_the_judge_still_scores(rws: Workspace
     store = git(repo, "rev-parse", "refs/evotree/judge")
     assert judge_in_force(rws) == store
     assert not (repo / "judge").exists()
-    assert not [p for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines() if p.startswith("judge/")]
-    assert git(repo, "ls-tree", "-r", "--name-only", store).splitlines() == ["judge/eval.py", "judge/hidden.json"]
+    assert not [
+        p
+        for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+        if p.startswith("judge/")
+    ]
+    assert git(repo, "ls-tree", "-r", "--name-only", store).splitlines() == [
+        "judge/eval.py",
+        "judge/hidden.json",
+    ]
     v1 = create_version(rws, hypothesis="a candidate")
-    assert not (repo / v1.worktree / "judge").exists()  # a candidate's worktree holds no hidden data
+    assert not (
+        repo / v1.worktree / "judge"
+    ).exists()  # a candidate's worktree holds no hidden data
     assert not git(repo, "grep", "-l", "SECRET-held", "HEAD", check=False)  # nor its branch tip
     (record,) = run_versions(rws, ["v0"], heldout=True)
     assert record.status == "succeeded", record.error
@@ -87,7 +112,9 @@ def test_hidden_data_is_in_no_checkout_and_the_judge_still_scores(rws: Workspace
     assert problem_kinds(rws) == set()
 
 
-def test_the_judge_tree_is_the_champion_without_its_judge_paths_plus_the_store(rws: Workspace, tmp_path: Path) -> None:
+def test_the_judge_tree_is_the_champion_without_its_judge_paths_plus_the_store(
+    rws: Workspace, tmp_path: Path
+) -> None:
     repo = rws.git.repo
     champion = git(rws.root, "rev-parse", "refs/evotree/champion")
     # a judge copy still committed in the champion (e.g. before a migration's removal is promoted) never
@@ -103,7 +130,12 @@ def test_the_judge_tree_is_the_champion_without_its_judge_paths_plus_the_store(r
     target = tmp_path / "judge-dir"
     provide_judge_tree(repo, tip, judge_in_force(rws), ["judge/"], target)
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == [
-        "evotree.toml", "judge/eval.py", "judge/hidden.json", "recipe.toml", "train.py"]
+        "evotree.toml",
+        "judge/eval.py",
+        "judge/hidden.json",
+        "recipe.toml",
+        "train.py",
+    ]
     assert json.loads((target / "judge" / "hidden.json").read_text()) == HIDDEN
     # without a store (a workspace from before it): the champion's whole tree, as before
     legacy = tmp_path / "legacy"
@@ -118,8 +150,13 @@ def test_unsafe_paths_symlinks_and_directories_are_refused(rws: Workspace, tmp_p
         assert judge_path_problem(bad), bad
     assert judge_path_problem("judge/gym.toml") is None
     with pytest.raises(EvotreeError, match="cannot be a judge file"):
-        write_judge_commit(rws.git, {"../escape": (b"x", pygit2.GIT_FILEMODE_BLOB)}, parent=None, message="m",
-                           identity=rws.git.identity())
+        write_judge_commit(
+            rws.git,
+            {"../escape": (b"x", pygit2.GIT_FILEMODE_BLOB)},
+            parent=None,
+            message="m",
+            identity=rws.git.identity(),
+        )
     # a judge commit holding a symlink (written by hand) is refused before anything is written
     repo = rws.git.repo
     inner = repo.TreeBuilder()
@@ -169,14 +206,23 @@ def test_a_hand_moved_judge_ref_is_reported_and_not_followed(rws: Workspace) -> 
     git(rws.root, "update-ref", "refs/evotree/judge", forged)
     (record,) = run_versions(rws, ["v0"])
     assert record.status == "succeeded" and record.judge_data_commit == signed
-    assert eval_tasks(rws, record) == sorted(HIDDEN["validation"])  # the signed judge's data, not the ref's
+    assert eval_tasks(rws, record) == sorted(
+        HIDDEN["validation"]
+    )  # the signed judge's data, not the ref's
     assert {"judge_ref", "judge_reflog"} <= problem_kinds(rws)
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(rws.root), "verify", "--json"], capture_output=True,
-                          text=True, check=False, env=child_env())
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(rws.root), "verify", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
     assert proc.returncode == 33 and "refs/evotree/judge points to" in proc.stdout
     status = judge_status(rws)
     assert status.commit == signed and status.ref == forged and not status.signed
-    trusted_policy(rws)  # a moved judge ref is not followed, so it does not block the champion's policy
+    trusted_policy(
+        rws
+    )  # a moved judge ref is not followed, so it does not block the champion's policy
     # moving it back leaves the reflog entry: still reported
     git(rws.root, "update-ref", "refs/evotree/judge", signed)
     assert problem_kinds(rws) == {"judge_reflog"}
@@ -192,8 +238,12 @@ def test_a_forged_ledger_judge_is_reported_and_blocks_sign_offs(rws: Workspace) 
 
     def change(txn: LedgerTxn) -> Event:  # an unsigned "promotion" written straight into the ledger
         txn.meta["judge"] = {"commit": forged}
-        return Event(kind=JUDGE_EVENT, version=None, actor="mallory",
-                     data={"commit": forged, "previous_commit": signed})
+        return Event(
+            kind=JUDGE_EVENT,
+            version=None,
+            actor="mallory",
+            data={"commit": forged, "previous_commit": signed},
+        )
 
     rws.ledger.transact(change, actor=rws.git.identity())
     git(rws.root, "update-ref", "refs/evotree/judge", forged)
@@ -227,7 +277,9 @@ def test_judge_show_lists_hashes_and_prints_contents_only_to_a_terminal(rws: Wor
     cli("judge", "show", "judge/nope.json", "--force", code=10)
 
 
-def test_judge_export_refuses_the_repository_and_writes_outside(rws: Workspace, tmp_path: Path) -> None:
+def test_judge_export_refuses_the_repository_and_writes_outside(
+    rws: Workspace, tmp_path: Path
+) -> None:
     cli = Cli(rws.root)
     for inside in (rws.root / "judge-copy", rws.root / ".evotree" / "x", rws.root):
         out = cli("judge", "export", str(inside), "--force", code=10).output
@@ -242,31 +294,56 @@ def test_judge_export_refuses_the_repository_and_writes_outside(rws: Workspace, 
 
 
 # ---------------------------------------------------------------------------- changing the judge: signed
-def test_a_signed_judge_promotion_changes_what_judges_runs(tmp_path: Path, keys: dict[str, Any]) -> None:
+def test_a_signed_judge_promotion_changes_what_judges_runs(
+    tmp_path: Path, keys: dict[str, Any]
+) -> None:
     repo = signed_run_repo(tmp_path / "w", keys)
     ws = Workspace.open(repo)
     before = judge_in_force(ws)
     edit = tmp_path / "edit"
     Cli(repo)("judge", "export", str(edit), "--force")
-    (edit / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"new-{i}" for i in range(4)]}))
+    (edit / "judge" / "hidden.json").write_text(
+        json.dumps({"validation": [f"new-{i}" for i in range(4)]})
+    )
     # the change is proposed first (by Ada, the git identity of this checkout): recorded, nothing in force
     proposal = Cli(repo).json("judge", "propose", str(edit))
     validate(proposal, "judge-propose")
-    assert proposal["proposed_by"] == "Ada Tester <ada@example.com>" and proposal["previous_commit"] == before
+    assert (
+        proposal["proposed_by"] == "Ada Tester <ada@example.com>"
+        and proposal["previous_commit"] == before
+    )
     assert judge_in_force(ws) == before
     # no terminal: refused, nothing recorded
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "judge", "promote", str(edit), "--key",
-                           str(keys["bob"][0])], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          check=False, env=child_env())
+    proc = subprocess.run(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(repo),
+            "judge",
+            "promote",
+            str(edit),
+            "--key",
+            str(keys["bob"][0]),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
     assert proc.returncode == 31 and "not a terminal" in proc.stderr
     assert judge_in_force(ws) == before
     # a directory inside the repository is refused even at a terminal
-    code, out = finish(spawn(repo, "judge", "promote", str(repo / "judge-edit"), "--key", str(keys["bob"][0])))
+    code, out = finish(
+        spawn(repo, "judge", "promote", str(repo / "judge-edit"), "--key", str(keys["bob"][0]))
+    )
     assert code == 10 and "inside the repository" in out
     # the person at the terminal: sees the diff, types the commit and the code, says yes
     child = spawn(repo, "judge", "promote", str(edit), "--key", str(keys["bob"][0]), "--json")
     child.expect(r"CHANGED +judge/hidden.json")
-    child.expect(r"first 7 characters \(([0-9a-f]{7})\) and the one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})")
+    child.expect(
+        r"first 7 characters \(([0-9a-f]{7})\) and the one-time code \S*?([A-Z2-9]{4}-[A-Z2-9]{4})"
+    )
     short, code_shown = child.match.group(1), child.match.group(2)
     child.expect("judge commit: ")
     child.sendline(short)
@@ -276,10 +353,13 @@ def test_a_signed_judge_promotion_changes_what_judges_runs(tmp_path: Path, keys:
     child.sendline("yes")
     code, out = finish(child)
     assert code == 0, out
-    result = json.loads(out[out.index('{"'):])
+    result = json.loads(out[out.index('{"') :])
     validate(result, "judge-promote")
     assert result["previous_commit"] == before and result["commit"].startswith(short)
-    assert result["proposed_by"] == "Ada Tester <ada@example.com>" and result["approver"] == "bob@example.com"
+    assert (
+        result["proposed_by"] == "Ada Tester <ada@example.com>"
+        and result["approver"] == "bob@example.com"
+    )
     assert [r["status"] for r in result["diff"]["files"]] == ["unchanged", "changed"]
     ws = Workspace.open(repo)
     assert judge_in_force(ws) == result["commit"] == git(repo, "rev-parse", "refs/evotree/judge")
@@ -299,7 +379,9 @@ def test_a_signed_judge_promotion_changes_what_judges_runs(tmp_path: Path, keys:
 
 
 # ---------------------------------------------------------------------------- a workspace from before the store
-def test_migrate_moves_the_champions_judge_into_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_migrate_moves_the_champions_judge_into_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import evotree.core.workspace as workspace
 
     # a workspace made before the store: judge/ committed in the champion's tree, no judge in the ledger
@@ -317,24 +399,33 @@ def test_migrate_moves_the_champions_judge_into_the_store(tmp_path: Path, monkey
     ws = Workspace.open(repo)
     assert judge_in_force(ws) == result["commit"] == git(repo, "rev-parse", "refs/evotree/judge")
     assert [f["path"] for f in result["files"]] == ["judge/eval.py", "judge/hidden.json"]
-    assert [f.path for f in judge_files(ws.git.repo, result["commit"])] == ["judge/eval.py", "judge/hidden.json"]
+    assert [f.path for f in judge_files(ws.git.repo, result["commit"])] == [
+        "judge/eval.py",
+        "judge/hidden.json",
+    ]
     event = next(e.event for e in ws.ledger.entries() if e.event.kind == "judge.migrated")
     assert event.data["champion_commit"] == git(repo, "rev-parse", "refs/evotree/champion")
     # the new version removes the judge paths from the tree; promoting it is the owner's signed step
     assert result["version"] == "v1" and not (repo / result["worktree"] / "judge").exists()
-    assert not [p for p in git(repo, "ls-tree", "-r", "--name-only", "evotree/v1").splitlines()
-                if p.startswith("judge/")]
+    assert not [
+        p
+        for p in git(repo, "ls-tree", "-r", "--name-only", "evotree/v1").splitlines()
+        if p.startswith("judge/")
+    ]
     assert any("--allow-policy-change" in step for step in result["next_steps"])
     assert problem_kinds(ws) == set()
     (record,) = run_versions(ws, ["v0"])  # judged with the store already
-    assert record.judge_data_commit == result["commit"] and record.headline["value"] == pytest.approx(0.5)
+    assert record.judge_data_commit == result["commit"] and record.headline[
+        "value"
+    ] == pytest.approx(0.5)
     # once the ledger has a judge, a change is a signed promotion
     again = Cli(repo).json("judge", "migrate", code=10)
     assert "already has a judge" in again["error"]["message"]
 
 
-def test_a_migration_that_is_not_the_champions_judge_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                                 ) -> None:
+def test_a_migration_that_is_not_the_champions_judge_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import evotree.core.workspace as workspace
     from evotree.gates.verify import JUDGE_MIGRATED_EVENT
 
@@ -342,14 +433,25 @@ def test_a_migration_that_is_not_the_champions_judge_is_reported(tmp_path: Path,
         patch.setattr(workspace, "_collect_judge_files", lambda *_: workspace._JudgeFiles())
         repo = make_run_repo(tmp_path / "w")
     ws = Workspace.open(repo)
-    forged = str(write_judge_commit(ws.git, {"judge/hidden.json": (b'{"validation": ["x"]}', pygit2.GIT_FILEMODE_BLOB)},
-                                    parent=None, message="forged\n", identity=ws.git.identity()))
+    forged = str(
+        write_judge_commit(
+            ws.git,
+            {"judge/hidden.json": (b'{"validation": ["x"]}', pygit2.GIT_FILEMODE_BLOB)},
+            parent=None,
+            message="forged\n",
+            identity=ws.git.identity(),
+        )
+    )
     champion = git(repo, "rev-parse", "refs/evotree/champion")
 
     def change(txn: LedgerTxn) -> Event:
         txn.meta["judge"] = {"commit": forged}
-        return Event(kind=JUDGE_MIGRATED_EVENT, version=None, actor="mallory",
-                     data={"commit": forged, "champion": "v0", "champion_commit": champion, "files": []})
+        return Event(
+            kind=JUDGE_MIGRATED_EVENT,
+            version=None,
+            actor="mallory",
+            data={"commit": forged, "champion": "v0", "champion_commit": champion, "files": []},
+        )
 
     ws.ledger.transact(change, actor=ws.git.identity())
     git(repo, "update-ref", "refs/evotree/judge", forged)
@@ -365,7 +467,9 @@ def test_a_migration_that_is_not_the_champions_judge_is_reported(tmp_path: Path,
 def _edited(repo: Path, tmp_path: Path, name: str) -> Path:
     edit = tmp_path / name
     Cli(repo)("judge", "export", str(edit), "--force")
-    (edit / "judge" / "hidden.json").write_text(json.dumps({"validation": [f"{name}-{i}" for i in range(4)]}))
+    (edit / "judge" / "hidden.json").write_text(
+        json.dumps({"validation": [f"{name}-{i}" for i in range(4)]})
+    )
     return edit
 
 
@@ -385,12 +489,16 @@ def test_a_judge_change_nobody_proposed_is_refused(tmp_path: Path, keys: dict[st
     assert code == 10 and "nobody proposed" in out
 
 
-def test_the_proposer_of_a_judge_change_cannot_approve_it(tmp_path: Path, keys: dict[str, Any]) -> None:
+def test_the_proposer_of_a_judge_change_cannot_approve_it(
+    tmp_path: Path, keys: dict[str, Any]
+) -> None:
     repo = signed_run_repo(tmp_path / "w", keys)
     ws = Workspace.open(repo)
     before = judge_in_force(ws)
     edit = _edited(repo, tmp_path, "mine")
-    proposal = Cli(repo).json("judge", "propose", str(edit))  # proposed by Ada (this checkout's git identity)
+    proposal = Cli(repo).json(
+        "judge", "propose", str(edit)
+    )  # proposed by Ada (this checkout's git identity)
     assert proposal["proposed_by"].endswith("<ada@example.com>")
     kinds = [e.event.kind for e in Workspace.open(repo).ledger.entries()]
     assert kinds[0] == "judge.proposed"
@@ -407,7 +515,9 @@ def test_the_proposer_of_a_judge_change_cannot_approve_it(tmp_path: Path, keys: 
     plan = plan_judge_promotion(ws, edit)
     assert plan.proposed_by == proposal["proposed_by"]
     with pytest.raises(SignoffRefused, match="proposed this judge change"):
-        record_judge_promotion(ws, trusted_policy(ws), Approver("ada@example.com", keys["ada"][0], "fp"), plan)
+        record_judge_promotion(
+            ws, trusted_policy(ws), Approver("ada@example.com", keys["ada"][0], "fp"), plan
+        )
     assert judge_in_force(Workspace.open(repo)) == before
     # a statement signed by the proposer and written into the ledger by hand is reported by verify
     from evotree.core.refs import JUDGE_REF
@@ -416,15 +526,33 @@ def test_the_proposer_of_a_judge_change_cannot_approve_it(tmp_path: Path, keys: 
 
     policy = trusted_policy(ws)
     ada = Approver("ada@example.com", keys["ada"][0], "fp")
-    statement = new_statement(ws, JUDGE_PROMOTION_TYPE, ada, commit=plan.commit, previous_commit=plan.previous_commit,
-                              diff_hash=plan.diff_hash, created_by=plan.proposed_by, proposal=plan.proposal)
+    statement = new_statement(
+        ws,
+        JUDGE_PROMOTION_TYPE,
+        ada,
+        commit=plan.commit,
+        previous_commit=plan.previous_commit,
+        diff_hash=plan.diff_hash,
+        created_by=plan.proposed_by,
+        proposal=plan.proposal,
+    )
     signature = sign_statement(policy, ada, statement)
 
     def change(txn: LedgerTxn) -> Event:
         txn.meta["judge"] = {"commit": plan.commit}
-        return Event(kind=JUDGE_EVENT, version=None, actor=str(ws.git.identity()), at=statement["at"],
-                     data={"commit": plan.commit, "previous_commit": plan.previous_commit, "statement": statement,
-                           "signature": signature, "diff": plan.diff})
+        return Event(
+            kind=JUDGE_EVENT,
+            version=None,
+            actor=str(ws.git.identity()),
+            at=statement["at"],
+            data={
+                "commit": plan.commit,
+                "previous_commit": plan.previous_commit,
+                "statement": statement,
+                "signature": signature,
+                "diff": plan.diff,
+            },
+        )
 
     ws.ledger.transact(change, actor=ws.git.identity())
     git(repo, "update-ref", JUDGE_REF, plan.commit)

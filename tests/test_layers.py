@@ -68,7 +68,9 @@ def project_modules() -> dict[str, Path]:
             parts = [p for p in rel.parts if p != "__init__"]
             name = ".".join([package, *parts])
             if folder == "evotree" and parts and parts[0] in TOP_LEVEL_NAMES:
-                raise AssertionError(f"{path}: evotree/{parts[0]} would clash with the mapped folder")
+                raise AssertionError(
+                    f"{path}: evotree/{parts[0]} would clash with the mapped folder"
+                )
             modules[name] = path
     return modules
 
@@ -179,13 +181,17 @@ def test_imports_point_down_the_layers() -> None:
         for target, line in targets.items():
             target_group, target_rank = layer_of(target)
             if target_group != group and target_rank >= rank:
-                wrong.append(f"{project_modules()[module].relative_to(ROOT)}:{line}: {module} "
-                             f"(layer {rank}) imports {target} (layer {target_rank})")
+                wrong.append(
+                    f"{project_modules()[module].relative_to(ROOT)}:{line}: {module} "
+                    f"(layer {rank}) imports {target} (layer {target_rank})"
+                )
     assert not wrong, "imports that point up or sideways:\n" + "\n".join(sorted(wrong))
 
 
-@pytest.mark.parametrize("folder", ["evotree", "harness", "diagnostics", "skills", "memory", "gates",
-                                    "domains", "tests", "bench"])
+@pytest.mark.parametrize(
+    "folder",
+    ["evotree", "harness", "diagnostics", "skills", "memory", "gates", "domains", "tests", "bench"],
+)
 def test_nothing_imports_a_bare_top_level_name(folder: str) -> None:
     """``import harness`` works only by accident inside the checkout; code uses ``evotree.harness``."""
     bare = []
@@ -205,6 +211,9 @@ def test_setup_cfg_lists_every_package() -> None:
     listed = {line.strip() for line in cfg["options"]["packages"].splitlines() if line.strip()}
     packages = {name for name, path in project_modules().items() if path.name == "__init__.py"}
     assert listed == packages
-    mapping = {line.split("=")[0].strip(): line.split("=")[1].strip()
-               for line in cfg["options"]["package_dir"].splitlines() if "=" in line}
+    mapping = {
+        line.split("=")[0].strip(): line.split("=")[1].strip()
+        for line in cfg["options"]["package_dir"].splitlines()
+        if "=" in line
+    }
     assert mapping == {package: folder for folder, package in FOLDERS.items()}

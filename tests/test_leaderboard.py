@@ -52,15 +52,26 @@ def test_the_articles_headline_row_is_reproduced() -> None:
                 returns[env_id] = 95.0 if env_id in firsts else 100.0
             else:
                 returns[env_id] = 10.0 - agent_index
-        entries.append(SearchEntry(f"/{agent}", agent, "codex" if agent == "gpt" else "claude-code", "finalized",
-                                   returns))
+        entries.append(
+            SearchEntry(
+                f"/{agent}",
+                agent,
+                "codex" if agent == "gpt" else "claude-code",
+                "finalized",
+                returns,
+            )
+        )
     board = leaderboard(entries)
     gpt = next(r for r in board.rows if r.agent == "gpt")
-    assert gpt.mean == pytest.approx(0.890625) and gpt.first == 9 and gpt.top2 == 16 and gpt.envs == 16
+    assert (
+        gpt.mean == pytest.approx(0.890625) and gpt.first == 9 and gpt.top2 == 16 and gpt.envs == 16
+    )
     assert board.rows[0].agent == "gpt" and [r.agent for r in board.rows][-1] == "deepseek"
     table = render_markdown(board)
-    assert table.splitlines()[0] == ("| Agent | Harness | Gym/Box2D | MuJoCo | MiniGrid | Robotics/Driving | "
-                                     "Core16 mean | 1st | Top-2 |")
+    assert table.splitlines()[0] == (
+        "| Agent | Harness | Gym/Box2D | MuJoCo | MiniGrid | Robotics/Driving | "
+        "Core16 mean | 1st | Top-2 |"
+    )
     assert "| gpt | codex | " in table and "| 0.891 | 9 | 16/16 |" in table
 
 
@@ -100,27 +111,46 @@ def test_three_finalized_searches(tmp_path: Path) -> None:
     assert (good.status, bad.status, none.status) == ("finalized", "finalized", "no_ok_submit")
     assert good.heldout_mean is not None and bad.heldout_mean is not None
     cli = Cli(tmp_path / "good")
-    data = cli.json("leaderboard", f"pd:codex={tmp_path / 'good'}", f"zero={tmp_path / 'bad'}",
-                    str(tmp_path / "none"))
+    data = cli.json(
+        "leaderboard",
+        f"pd:codex={tmp_path / 'good'}",
+        f"zero={tmp_path / 'bad'}",
+        str(tmp_path / "none"),
+    )
     validate(data, "leaderboard")
     rows = {r["agent"]: r for r in data["rows"]}
     assert [r["agent"] for r in data["rows"]] == ["pd", "zero", "none"]
     assert data["envs"] == ["CartPole-v1"] and data["categories"] == ["Gym/Box2D"]
-    assert rows["pd"]["scores"] == {"CartPole-v1": 1.0} and rows["pd"]["first"] == 1 and rows["pd"]["top2"] == 1
-    assert rows["zero"]["scores"]["CartPole-v1"] == pytest.approx(2 / 3) and rows["zero"]["first"] == 0
-    assert rows["none"]["scores"]["CartPole-v1"] == pytest.approx(1 / 3) and rows["none"]["top2"] == 0
+    assert (
+        rows["pd"]["scores"] == {"CartPole-v1": 1.0}
+        and rows["pd"]["first"] == 1
+        and rows["pd"]["top2"] == 1
+    )
+    assert (
+        rows["zero"]["scores"]["CartPole-v1"] == pytest.approx(2 / 3) and rows["zero"]["first"] == 0
+    )
+    assert (
+        rows["none"]["scores"]["CartPole-v1"] == pytest.approx(1 / 3) and rows["none"]["top2"] == 0
+    )
     # the raw held-out mean returns are the judge's, of the run each finalize judged
     assert rows["pd"]["returns"]["CartPole-v1"] > rows["zero"]["returns"]["CartPole-v1"]
     assert rows["none"]["returns"]["CartPole-v1"] is None
     statuses = {s["agent"]: s["status"] for s in data["searches"]}
     assert statuses == {"pd": "finalized", "zero": "finalized", "none": "no_ok_submit"}
-    text = cli("leaderboard", f"pd:codex={tmp_path / 'good'}", f"zero={tmp_path / 'bad'}",
-               str(tmp_path / "none")).output
+    text = cli(
+        "leaderboard",
+        f"pd:codex={tmp_path / 'good'}",
+        f"zero={tmp_path / 'bad'}",
+        str(tmp_path / "none"),
+    ).output
     assert "| pd | codex | 1.000 | 1.000 | 1 | 1/1 |" in text and "no_ok_submit" in text
     # a search not finalized: no held-out figure is read from it, it ranks last
     from test_gym_finalize import hidden_gym_workspace
 
     hidden_gym_workspace(tmp_path / "open")
-    rows2 = {r["agent"]: r for r in cli.json("leaderboard", str(tmp_path / "good"), str(tmp_path / "open"))["rows"]}
+    rows2 = {
+        r["agent"]: r
+        for r in cli.json("leaderboard", str(tmp_path / "good"), str(tmp_path / "open"))["rows"]
+    }
     assert rows2["open"]["returns"] == {"CartPole-v1": None} and rows2["good"]["first"] == 1
     assert json.dumps(rows2)  # JSON-safe

@@ -20,7 +20,8 @@ WRITTEN = {
 
 
 @pytest.mark.parametrize(
-    ("protocol", "materialize"), [("ai4ai", materialize_ai4ai), ("rsibench-data", materialize_rsibench)]
+    ("protocol", "materialize"),
+    [("ai4ai", materialize_ai4ai), ("rsibench-data", materialize_rsibench)],
 )
 def test_each_protocol_writes_the_task_it_always_wrote(
     tmp_path: Path, protocol: str, materialize: object

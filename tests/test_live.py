@@ -12,7 +12,7 @@ import pytest
 
 from conftest import EVOTREE_BIN, Cli, commit_file
 
-CHATTY = '''\
+CHATTY = """\
 import json, sys, time
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -23,7 +23,7 @@ for step in range(1, 7):
     rec.signal(step, loss=1.0 / step)
     time.sleep(0.4)
 json.dump({"skill": 0.5}, open("model.json", "w"))
-'''
+"""
 
 
 @pytest.fixture
@@ -39,24 +39,41 @@ def chatty(tmp_path: Path) -> tuple[Path, str]:
 
 
 @pytest.mark.heavy
-def test_run_follow_streams_the_phase_output_and_logs_follow_replays_it(chatty: tuple[Path, str]) -> None:
+def test_run_follow_streams_the_phase_output_and_logs_follow_replays_it(
+    chatty: tuple[Path, str],
+) -> None:
     repo, version = chatty
     result = Cli(repo)("run", version, "--follow")
     err = result.stderr
     assert "train.out: hello from step 1" in err and "train.out: hello from step 6" in err
-    assert "\x1b[2J" not in err and "\\x1b[2J" in err  # the phase's escape sequence is shown, not obeyed
-    run_id = json.loads(Cli(repo)("runs", "--version", version, "--json").stdout)["runs"][0]["run_id"]
+    assert (
+        "\x1b[2J" not in err and "\\x1b[2J" in err
+    )  # the phase's escape sequence is shown, not obeyed
+    run_id = json.loads(Cli(repo)("runs", "--version", version, "--json").stdout)["runs"][0][
+        "run_id"
+    ]
     out = Cli(repo)("logs", run_id, "--follow", "--phase", "train").output
     assert [line for line in out.splitlines() if "hello" in line][-1].endswith("hello from step 6")
-    lines = [json.loads(line) for line in Cli(repo)("logs", run_id, "--follow", "--json").stdout.splitlines()]
-    assert {"run_id": run_id, "phase": "train", "stream": "out", "line": "hello from step 3"} in lines
+    lines = [
+        json.loads(line)
+        for line in Cli(repo)("logs", run_id, "--follow", "--json").stdout.splitlines()
+    ]
+    assert {
+        "run_id": run_id,
+        "phase": "train",
+        "stream": "out",
+        "line": "hello from step 3",
+    } in lines
 
 
 @pytest.mark.heavy
 def test_status_shows_the_step_rate_and_eta_of_a_running_run(chatty: tuple[Path, str]) -> None:
     repo, version = chatty
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "run", version, "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "run", version, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     seen = None
     deadline = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:
@@ -82,4 +99,6 @@ def test_the_follower_does_not_read_a_log_the_phase_linked_elsewhere(tmp_path: P
     (run_dir / "logs" / "train.out").symlink_to(secret)
     (run_dir / "logs" / "train.err").write_text("real line\n")
     lines = list(follow_logs(run_dir, ("train",), finished=lambda: True))
-    assert ("train", "err", "real line") in lines and not any("SECRET" in line for _, _, line in lines)
+    assert ("train", "err", "real line") in lines and not any(
+        "SECRET" in line for _, _, line in lines
+    )

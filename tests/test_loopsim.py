@@ -19,8 +19,9 @@ SMALL = L.Setup(loops=12, proposals=10, seeds=(3,), first_loops=0, bootstrap=200
 
 
 def _summary(raw: dict, name: str, cfg: L.WorldConfig, setup: L.Setup = SMALL) -> dict:
-    return L.summarize(raw[name]["loops"], raw["ceiling"]["loops"], raw[name]["first"],
-                       cfg.neutral_band, setup)
+    return L.summarize(
+        raw[name]["loops"], raw["ceiling"]["loops"], raw[name]["first"], cfg.neutral_band, setup
+    )
 
 
 def test_the_ceiling_promotes_exactly_the_better_changes_and_captures_all() -> None:
@@ -54,8 +55,9 @@ def test_a_rule_that_always_rejects_captures_nothing_and_promotes_no_neutral_cha
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.02])
-def test_greedy_1_promotes_neutral_first_changes_at_the_rate_its_noise_implies(margin: float
-                                                                               ) -> None:
+def test_greedy_1_promotes_neutral_first_changes_at_the_rate_its_noise_implies(
+    margin: float,
+) -> None:
     """One candidate run against one champion run: a neutral change (effect ~ N(0, 0.002)) clears
     ``margin`` with probability Phi(-margin / sqrt(2 sd^2 + 0.002^2)), sd the run-to-run SD (no
     pool interaction or collapses here, so the seed noise is all there is)."""
@@ -78,23 +80,30 @@ def test_every_rule_meets_the_same_proposals_and_a_rerun_is_identical() -> None:
     for name in ["ceiling", *rules]:
         assert raw[name]["loops"] == again[name]["loops"]
     for i in range(SMALL.loops):
-        streams = {name: [p.component for p in raw[name]["loops"][i].proposals]
-                   for name in raw}
+        streams = {name: [p.component for p in raw[name]["loops"][i].proposals] for name in raw}
         assert len({tuple(s) for s in streams.values()}) == 1
         # the first proposal meets the same champion (the root) under every rule
         firsts = {raw[name]["loops"][i].proposals[0].true_effect for name in raw}
         assert len(firsts) == 1
     a, b = L.LoopWorld(cfg, 7, 10), L.LoopWorld(cfg, 7, 10)
-    assert [(p.base_effect, p.group) for p in a.proposals] == \
-        [(p.base_effect, p.group) for p in b.proposals]
+    assert [(p.base_effect, p.group) for p in a.proposals] == [
+        (p.base_effect, p.group) for p in b.proposals
+    ]
     # a recipe's k-th run does not depend on who asked first or how often
     assert b.run(b.root, 5)[0] == a.run(a.root, 5)[0] == b.run(b.root, 5)[0]
 
 
 def test_a_rule_that_never_decides_is_cut_at_the_cap_and_counted_as_deadlocked() -> None:
     cfg = L.WorldConfig()
-    setup = L.Setup(loops=3, proposals=4, seeds=(0,), proposal_cap=5, loop_budget=1000,
-                    first_loops=0, bootstrap=10)
+    setup = L.Setup(
+        loops=3,
+        proposals=4,
+        seeds=(0,),
+        proposal_cap=5,
+        loop_budget=1000,
+        first_loops=0,
+        bootstrap=10,
+    )
     raw = L.run_rules({"stuck": L.NeverDecide}, cfg, setup)
     for rec in raw["stuck"]["loops"]:
         assert [p.decision for p in rec.proposals] == ["deadlock"] * 4
@@ -106,10 +115,18 @@ def test_a_rule_that_never_decides_is_cut_at_the_cap_and_counted_as_deadlocked()
 
 def test_the_loop_budget_ends_a_loop_and_stop_loop_is_obeyed() -> None:
     cfg = L.WorldConfig()
-    setup = L.Setup(loops=2, proposals=10, seeds=(0,), proposal_cap=40, loop_budget=9,
-                    first_loops=0, bootstrap=10)
-    raw = L.run_rules({"g4": lambda: L.GreedyK(4),
-                       "quit": lambda: L.SequentialMargin(futility=2)}, cfg, setup)
+    setup = L.Setup(
+        loops=2,
+        proposals=10,
+        seeds=(0,),
+        proposal_cap=40,
+        loop_budget=9,
+        first_loops=0,
+        bootstrap=10,
+    )
+    raw = L.run_rules(
+        {"g4": lambda: L.GreedyK(4), "quit": lambda: L.SequentialMargin(futility=2)}, cfg, setup
+    )
     for rec in raw["g4"]["loops"]:
         assert rec.runs == 9 and rec.budget_exhausted and rec.proposals[-1].decision == "budget"
     for rec in raw["quit"]["loops"]:
@@ -122,8 +139,7 @@ def test_doubling_the_seed_noise_doubles_the_run_to_run_sd() -> None:
     assert 1.7 < stats["run_sd_2x"] / stats["run_sd_1x"] < 2.1
 
 
-def test_the_cli_loads_a_rule_from_a_file_and_runs_the_baselines_beside_it(tmp_path: Path
-                                                                           ) -> None:
+def test_the_cli_loads_a_rule_from_a_file_and_runs_the_baselines_beside_it(tmp_path: Path) -> None:
     import json
 
     import loopsim_run
@@ -139,12 +155,32 @@ def test_the_cli_loads_a_rule_from_a_file_and_runs_the_baselines_beside_it(tmp_p
         "            return Action.run_candidate(self.k)\n"
         "        return Action.reject()\n"
         "def make(**kw):\n"
-        "    return Twice(**kw)\n")
+        "    return Twice(**kw)\n"
+    )
     out = tmp_path / "out.json"
-    assert loopsim_run.main(["--rule", f"{rule}:make", "--rule-kwargs", '{"k": 9}',
-                             "--loops", "3", "--proposals", "4", "--noise", "1",
-                             "--first-loops", "4", "--stats-loops", "3",
-                             "--json", str(out)]) == 0
+    assert (
+        loopsim_run.main(
+            [
+                "--rule",
+                f"{rule}:make",
+                "--rule-kwargs",
+                '{"k": 9}',
+                "--loops",
+                "3",
+                "--proposals",
+                "4",
+                "--noise",
+                "1",
+                "--first-loops",
+                "4",
+                "--stats-loops",
+                "3",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     block = json.loads(out.read_text())["results"]["1x"]
     rows = block["rules"]
     assert set(rows) == {"ceiling", "twice-9", "greedy-1", "greedy-7"}

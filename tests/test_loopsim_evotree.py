@@ -19,8 +19,7 @@ from evotree.gates.score import ScoreRule  # noqa: E402
 
 def _loops(rule: object, n: int, noise: float = 1.0, proposals: int = 12) -> list:
     cfg = L.WorldConfig(seed=3).with_noise(noise)
-    return [L.run_loop(rule, L.LoopWorld(cfg, i, proposals), 40, 20 * proposals)
-            for i in range(n)]
+    return [L.run_loop(rule, L.LoopWorld(cfg, i, proposals), 40, 20 * proposals) for i in range(n)]
 
 
 def test_gate_runs_loops_without_deadlock_and_follows_its_looks() -> None:
@@ -49,12 +48,16 @@ def test_gate_rejects_a_neutral_first_comparison_that_greedy_takes() -> None:
     cfg = L.WorldConfig(seed=5, force_first_neutral=True)
     worlds = [L.LoopWorld(cfg, 10_000_000 + i, 30) for i in range(40)]
     gate, greedy = E.make(), L.GreedyK(1)
-    kept_gate = sum(L.run_loop(gate, w, 40, 600, first_only=True).proposals[0].decision
-                    == "promote" for w in worlds)
-    kept_greedy = sum(L.run_loop(greedy, w, 40, 600, first_only=True).proposals[0].decision
-                      == "promote" for w in worlds)
-    assert kept_greedy >= 10   # about half
-    assert kept_gate <= 3      # alpha 0.025 one-sided
+    kept_gate = sum(
+        L.run_loop(gate, w, 40, 600, first_only=True).proposals[0].decision == "promote"
+        for w in worlds
+    )
+    kept_greedy = sum(
+        L.run_loop(greedy, w, 40, 600, first_only=True).proposals[0].decision == "promote"
+        for w in worlds
+    )
+    assert kept_greedy >= 10  # about half
+    assert kept_gate <= 3  # alpha 0.025 one-sided
 
 
 def test_search_level_stop_ends_a_loop_after_patience_misses() -> None:

@@ -44,13 +44,23 @@ from evotree.domains.math.warmup import (
 
 pytest.importorskip("trl", reason="needs the llm extra (trl, transformers, torch)")
 # tens of seconds of real runs and sandboxes: run apart (make test-heavy; CI runs it after make test)
-pytestmark = [pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning"),
-              pytest.mark.heavy]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning"),
+    pytest.mark.heavy,
+]
 
 #: a small problem space and model, so a warm-up takes seconds
 SMALL = SplitSpec(seed=0, num_problems=10, ops=("+",), max_operand=6)
-SMALL_TINY = {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 64}
-QUICK = WarmupSettings(learning_rate=1e-2, batch_size=32, target_accuracy=0.3, eval_every=20, max_steps=400)
+SMALL_TINY = {
+    "hidden_size": 32,
+    "num_layers": 1,
+    "num_heads": 2,
+    "num_kv_heads": 1,
+    "intermediate_size": 64,
+}
+QUICK = WarmupSettings(
+    learning_rate=1e-2, batch_size=32, target_accuracy=0.3, eval_every=20, max_steps=400
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +88,10 @@ def test_the_warmup_sees_every_train_region_fact_and_no_judge_fact() -> None:
     assert not any(in_judge_region(*f) for f in facts)
     assert facts == {f for f in _facts(spec) if not in_judge_region(*f)} and len(facts) == 344
     # the judge's questions never appear, whatever its seeds
-    judge = hidden_splits(SplitSpec(seed=HIDDEN_SEED_MIN + 5, num_problems=59),
-                          SplitSpec(seed=HIDDEN_SEED_MIN + 6, num_problems=59))
+    judge = hidden_splits(
+        SplitSpec(seed=HIDDEN_SEED_MIN + 5, num_problems=59),
+        SplitSpec(seed=HIDDEN_SEED_MIN + 6, num_problems=59),
+    )
     prompts = {p for p, _, _ in examples}
     assert not prompts & {p.prompt for ps in judge.values() for p in ps}
     # every train problem of math.toml is among them, answered right; the seed and size do not matter
@@ -111,8 +123,12 @@ def test_the_key_hashes_everything_that_determines_the_weights(tokenizer: Any) -
 def test_the_recipe_reads_the_warmup_table() -> None:
     recipe = parse_recipe(tomllib.loads(RECIPE_TOML))
     assert recipe.warmup == WarmupSettings() and recipe.warmup.enabled
-    assert (recipe.learning_rate, recipe.num_generations, recipe.per_device_train_batch_size,
-            recipe.max_steps) == (5e-4, 8, 64, 200)
+    assert (
+        recipe.learning_rate,
+        recipe.num_generations,
+        recipe.per_device_train_batch_size,
+        recipe.max_steps,
+    ) == (5e-4, 8, 64, 200)
     changed = parse_recipe({"warmup": {"seed": 3, "target_accuracy": 0.5, "enabled": False}})
     assert changed.warmup == replace(WarmupSettings(), seed=3, target_accuracy=0.5, enabled=False)
     with pytest.raises(SettingsError) as info:
@@ -145,24 +161,36 @@ def test_the_same_key_gives_the_same_weights(tokenizer: Any) -> None:
 
 def test_the_warmup_stops_on_a_measured_level_and_is_reused(tokenizer: Any, tmp_path: Path) -> None:
     messages: list[str] = []
-    first = ensure_warm_model(SMALL, SMALL_TINY, QUICK, tokenizer, cache=tmp_path, log=messages.append)
+    first = ensure_warm_model(
+        SMALL, SMALL_TINY, QUICK, tokenizer, cache=tmp_path, log=messages.append
+    )
     assert first.trained and first.path == tmp_path / CACHE_SUBDIR / first.key
     manifest = json.loads((first.path / "warmup.json").read_text())
     # stopped when the measured accuracy reached the target, before the cap, at a measurement
     assert manifest["reached_target"] and manifest["accuracy"] >= QUICK.target_accuracy
     assert 0 < manifest["steps"] < QUICK.max_steps and manifest["steps"] % QUICK.eval_every == 0
-    assert manifest["history"][-1] == {"step": manifest["steps"], "accuracy": round(manifest["accuracy"], 4)}
+    assert manifest["history"][-1] == {
+        "step": manifest["steps"],
+        "accuracy": round(manifest["accuracy"], 4),
+    }
     assert all(h["accuracy"] < QUICK.target_accuracy for h in manifest["history"][:-1])
     assert manifest["key"] == first.key and manifest["inputs"]["settings"]["seed"] == 0
     assert any("training it" in m for m in messages)
     messages.clear()
     mtime = (first.path / "model.safetensors").stat().st_mtime_ns
-    second = ensure_warm_model(SMALL, SMALL_TINY, QUICK, tokenizer, cache=tmp_path, log=messages.append)
+    second = ensure_warm_model(
+        SMALL, SMALL_TINY, QUICK, tokenizer, cache=tmp_path, log=messages.append
+    )
     assert not second.trained and second.path == first.path and second.key == first.key
-    assert any("reused from the cache" in m for m in messages) and not any("training" in m for m in messages)
+    assert any("reused from the cache" in m for m in messages) and not any(
+        "training" in m for m in messages
+    )
     assert (first.path / "model.safetensors").stat().st_mtime_ns == mtime
     # nothing else but the entry and its lock file: no staging folder left over
-    assert sorted(p.name for p in (tmp_path / CACHE_SUBDIR).iterdir()) == [f".{first.key}.lock", first.key]
+    assert sorted(p.name for p in (tmp_path / CACHE_SUBDIR).iterdir()) == [
+        f".{first.key}.lock",
+        first.key,
+    ]
     # what the cache holds is what was trained: trained again from nothing, the same weights
     rebuilt, _ = build_warm_model(SMALL, SMALL_TINY, QUICK, tokenizer)
     assert same_weights(state(load_warm_model(first.path)), state(rebuilt))
@@ -173,9 +201,13 @@ def test_an_unwritable_cache_still_gives_a_warm_model(tokenizer: Any, tmp_path: 
     blocked.write_text("not a folder\n")
     messages: list[str] = []
     capped = replace(QUICK, target_accuracy=1.0, max_steps=5, eval_every=5)
-    result = ensure_warm_model(SMALL, SMALL_TINY, capped, tokenizer, cache=blocked, log=messages.append)
+    result = ensure_warm_model(
+        SMALL, SMALL_TINY, capped, tokenizer, cache=blocked, log=messages.append
+    )
     assert result.trained and (result.path / "model.safetensors").is_file()
-    assert not str(result.path).startswith(str(blocked)) and any("cannot be written" in m for m in messages)
+    assert not str(result.path).startswith(str(blocked)) and any(
+        "cannot be written" in m for m in messages
+    )
 
 
 _BUILD = """
@@ -198,12 +230,23 @@ def test_two_runs_building_one_warmup_train_it_once(tmp_path: Path) -> None:
 
     code = _BUILD.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache"))
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=240) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in outs]
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
-    assert sorted(r["trained"] for r in results) == [False, True]  # one trained, the other loaded it
+    assert sorted(r["trained"] for r in results) == [
+        False,
+        True,
+    ]  # one trained, the other loaded it
     assert results[0]["path"] == results[1]["path"]
     assert sum("training it" in err for _, err in outs) == 1
 
@@ -213,10 +256,17 @@ def small_workspace(path: Path, **warmup: Any) -> Path:
     """A version tree: the default recipe on the small space and model, 2 GRPO steps."""
     path.mkdir(parents=True)
     text = RECIPE_TOML.replace("max_steps = 200", "max_steps = 2").replace(
-        "per_device_train_batch_size = 64", "per_device_train_batch_size = 16")
-    table = {"enabled": True, "learning_rate": QUICK.learning_rate, "batch_size": QUICK.batch_size,
-             "target_accuracy": QUICK.target_accuracy, "eval_every": QUICK.eval_every,
-             "max_steps": QUICK.max_steps, **warmup}
+        "per_device_train_batch_size = 64", "per_device_train_batch_size = 16"
+    )
+    table = {
+        "enabled": True,
+        "learning_rate": QUICK.learning_rate,
+        "batch_size": QUICK.batch_size,
+        "target_accuracy": QUICK.target_accuracy,
+        "eval_every": QUICK.eval_every,
+        "max_steps": QUICK.max_steps,
+        **warmup,
+    }
     block = "enabled = true\ntarget_accuracy = 0.6\neval_every = 50\n"
     assert block in text
     text = text.replace(block, "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
@@ -224,18 +274,25 @@ def small_workspace(path: Path, **warmup: Any) -> Path:
         text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
         assert n == 1, key
     (path / RECIPE_FILE).write_text(text)
-    (path / TRAIN_FILE).write_text(MATH_TOML.replace("num_problems = 256", "num_problems = 16").replace(
-        'ops = ["+", "-"]', 'ops = ["+"]').replace("max_operand = 20", "max_operand = 6"))
+    (path / TRAIN_FILE).write_text(
+        MATH_TOML.replace("num_problems = 256", "num_problems = 16")
+        .replace('ops = ["+", "-"]', 'ops = ["+"]')
+        .replace("max_operand = 20", "max_operand = 6")
+    )
     return path
 
 
 def read_signals(path: Path) -> dict[str, float]:
-    rows = [json.loads(line) for line in (path / "output" / "evidence" / "signals.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (path / "output" / "evidence" / "signals.jsonl").read_text().splitlines()
+    ]
     return {r["metric"]: r["value"] for r in rows if r["step"] == 0}
 
 
 def test_the_train_phase_trains_the_warmup_once_and_reuses_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from evotree.domains.math.train import main
 
     monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "cache"))
@@ -250,8 +307,9 @@ def test_the_train_phase_trains_the_warmup_once_and_reuses_it(
     # another version (another GRPO learning rate) at another run seed: the same warm-up, loaded
     second_tree = small_workspace(tmp_path / "v1")
     text = (second_tree / RECIPE_FILE).read_text()
-    (second_tree / RECIPE_FILE).write_text(re.sub(r"(?m)^learning_rate = 5e-4$", "learning_rate = 1e-3", text,
-                                                  count=1))
+    (second_tree / RECIPE_FILE).write_text(
+        re.sub(r"(?m)^learning_rate = 5e-4$", "learning_rate = 1e-3", text, count=1)
+    )
     monkeypatch.setenv("EVOTREE_SEED", "3")
     assert main(second_tree) == 0, capsys.readouterr().err[-3000:]
     err = capsys.readouterr().err
@@ -260,14 +318,16 @@ def test_the_train_phase_trains_the_warmup_once_and_reuses_it(
     assert second["warmup"]["key"] == first["key"] and not second["warmup"]["trained"]
     assert second["run_seed"] == 3
     assert read_signals(second_tree)["warmup/trained"] == 0
-    assert [p.name for p in (tmp_path / "cache" / CACHE_SUBDIR).iterdir() if not p.name.startswith(".")] == [
-        first["key"]]
+    assert [
+        p.name for p in (tmp_path / "cache" / CACHE_SUBDIR).iterdir() if not p.name.startswith(".")
+    ] == [first["key"]]
     # prepare() (the host's way to build it before a run) finds the same entry
     assert prepare(second_tree, cache=tmp_path / "cache").key == first["key"]
 
 
 def test_without_the_warmup_or_with_a_local_model_nothing_is_warmed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from evotree.domains.math.train import main
     from evotree.harness.tiny_lm import build_tiny_causal_lm
 
@@ -286,7 +346,9 @@ def test_without_the_warmup_or_with_a_local_model_nothing_is_warmed(
     tok.save_pretrained(local)
     tree = small_workspace(tmp_path / "hf")
     text = (tree / RECIPE_FILE).read_text()
-    (tree / RECIPE_FILE).write_text(text.replace('model = "tiny"', f"model = {json.dumps(str(local))}", 1))
+    (tree / RECIPE_FILE).write_text(
+        text.replace('model = "tiny"', f"model = {json.dumps(str(local))}", 1)
+    )
     assert main(tree) == 0, capsys.readouterr().err[-3000:]
     summary = json.loads((tree / "output" / "train_summary.json").read_text())
     assert summary["warmup"] is None and str(local) in summary["model"]
@@ -298,14 +360,27 @@ def test_without_the_warmup_or_with_a_local_model_nothing_is_warmed(
 def avg_per_problem(model: Any, tokenizer: Any, problems: list[Any], samples: int) -> list[float]:
     from evotree.domains.math.judge import sample_completions
 
-    texts = sample_completions(model, tokenizer, [p.prompt for p in problems], samples=samples,
-                               temperature=0.6, top_p=0.95, max_new_tokens=6, seed=0, batch_size=64)
-    return [sum(is_correct(t, p.answer) for t in ts) / samples for p, ts in zip(problems, texts, strict=True)]
+    texts = sample_completions(
+        model,
+        tokenizer,
+        [p.prompt for p in problems],
+        samples=samples,
+        temperature=0.6,
+        top_p=0.95,
+        max_new_tokens=6,
+        seed=0,
+        batch_size=64,
+    )
+    return [
+        sum(is_correct(t, p.answer) for t in ts) / samples
+        for p, ts in zip(problems, texts, strict=True)
+    ]
 
 
 @pytest.mark.slow
 def test_the_default_v0_climbs_from_the_warm_model_on_held_out_facts(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The default recipe (warm-up, then 200 GRPO steps at lr 5e-4, 8 x 8 completions per step)
     beats the warm model it starts from on every judge fact (8 samples each, the default judge's
     sampling): the paired 95 % interval of the gain excludes 0. About 2-3 minutes on 2 cores."""
@@ -329,8 +404,10 @@ def test_the_default_v0_climbs_from_the_warm_model_on_held_out_facts(
         warm = load_warm_model(Path(summary["warmup"]["path"]))
         warm.eval()
         # every fact of the judge's region (118), as the default judge splits them
-        splits = hidden_splits(SplitSpec(seed=HIDDEN_SEED_MIN + 17, num_problems=59),
-                               SplitSpec(seed=HIDDEN_SEED_MIN + 91, num_problems=59))
+        splits = hidden_splits(
+            SplitSpec(seed=HIDDEN_SEED_MIN + 17, num_problems=59),
+            SplitSpec(seed=HIDDEN_SEED_MIN + 91, num_problems=59),
+        )
         problems = splits["validation"] + splits["heldout"]
         torch.set_num_threads(1)
         before = avg_per_problem(warm, tokenizer, problems, 8)
@@ -340,6 +417,8 @@ def test_the_default_v0_climbs_from_the_warm_model_on_held_out_facts(
     gains = [a - b for a, b in zip(after, before, strict=True)]
     mean = statistics.mean(gains)
     half = 1.96 * statistics.stdev(gains) / math.sqrt(len(gains))
-    print(f"warm Avg@8 {statistics.mean(before):.3f}, trained {statistics.mean(after):.3f}, "
-          f"gain {mean:+.3f} ± {half:.3f}")
+    print(
+        f"warm Avg@8 {statistics.mean(before):.3f}, trained {statistics.mean(after):.3f}, "
+        f"gain {mean:+.3f} ± {half:.3f}"
+    )
     assert mean - half > 0, (statistics.mean(before), statistics.mean(after), mean, half)

@@ -23,9 +23,20 @@ from evotree.memory.store import MemoryStore
 MEMORY_REF = "refs/evotree/memory"
 
 
-def _comparison(version: str, delta: float, ci: tuple[float, float], p: float, a: str = "v0") -> dict[str, Any]:
-    return {"a": a, "b": version, "delta": delta, "ci": list(ci), "p_value": p, "test": "wilcoxon",
-            "n_tasks": 10, "alpha": 0.05, "decision": "better" if ci[0] > 0 else "inconclusive"}
+def _comparison(
+    version: str, delta: float, ci: tuple[float, float], p: float, a: str = "v0"
+) -> dict[str, Any]:
+    return {
+        "a": a,
+        "b": version,
+        "delta": delta,
+        "ci": list(ci),
+        "p_value": p,
+        "test": "wilcoxon",
+        "n_tasks": 10,
+        "alpha": 0.05,
+        "decision": "better" if ci[0] > 0 else "inconclusive",
+    }
 
 
 def _with_skills(ws: Workspace, hypothesis: str, names: list[str]) -> str:
@@ -41,8 +52,9 @@ def _with_skills(ws: Workspace, hypothesis: str, names: list[str]) -> str:
 
 def test_promotion_records_verifications_and_a_lesson(ws: Workspace, repo: Path) -> None:
     v1 = _with_skills(ws, "filter dead groups", ["StdGroupFilter", "OverlongPenalty"])
-    entries = memory.record_promotion(ws, v1, previous_champion="v0",
-                                      comparison=_comparison(v1, 0.08, (0.02, 0.14), 0.004))
+    entries = memory.record_promotion(
+        ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.08, (0.02, 0.14), 0.004)
+    )
     kinds = [e.kind for e in entries]
     assert kinds.count("skill_verification") == 2 and kinds.count("lesson") == 1
     std = next(e for e in entries if e.skill == "StdGroupFilter")
@@ -56,24 +68,31 @@ def test_promotion_records_verifications_and_a_lesson(ws: Workspace, repo: Path)
     assert git(repo, "status", "--porcelain") == ""
     stored = {e.id for e in memory.list_entries(ws)}
     assert stored == {e.id for e in entries}
-    assert [e.id for e in memory.list_entries(ws, "skill_verification", skill="OverlongPenalty")] == \
-        [next(e.id for e in entries if e.skill == "OverlongPenalty")]
+    assert [
+        e.id for e in memory.list_entries(ws, "skill_verification", skill="OverlongPenalty")
+    ] == [next(e.id for e in entries if e.skill == "OverlongPenalty")]
 
 
 def test_significance_needs_ci_above_zero_and_p_below_alpha(ws: Workspace) -> None:
     v1 = _with_skills(ws, "a", ["StdGroupFilter"])
-    (ver, _) = memory.record_promotion(ws, v1, previous_champion="v0",
-                                       comparison=_comparison(v1, 0.05, (-0.01, 0.1), 0.03))
+    (ver, _) = memory.record_promotion(
+        ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.05, (-0.01, 0.1), 0.03)
+    )
     assert not ver.significant  # CI crosses 0
     v2 = _with_skills(ws, "b", ["StdGroupFilter"])
-    (ver, _) = memory.record_promotion(ws, v2, previous_champion="v0",
-                                       comparison=_comparison(v2, 0.05, (0.01, 0.1), 0.2))
+    (ver, _) = memory.record_promotion(
+        ws, v2, previous_champion="v0", comparison=_comparison(v2, 0.05, (0.01, 0.1), 0.2)
+    )
     assert not ver.significant  # p too large
     # a comparison run the other way round (a = candidate) is oriented as candidate - champion
     v3 = _with_skills(ws, "c", ["StdGroupFilter"])
     flipped = {**_comparison("v0", -0.07, (-0.12, -0.02), 0.001), "a": v3, "b": "v0"}
     (ver, _) = memory.record_promotion(ws, v3, previous_champion="v0", comparison=flipped)
-    assert ver.significant and ver.data["delta"] == pytest.approx(0.07) and ver.data["ci"] == [0.02, 0.12]
+    assert (
+        ver.significant
+        and ver.data["delta"] == pytest.approx(0.07)
+        and ver.data["ci"] == [0.02, 0.12]
+    )
     # without a comparison: recorded, not significant
     v4 = _with_skills(ws, "d", ["StdGroupFilter"])
     (ver, _lesson) = memory.record_promotion(ws, v4, previous_champion="v3", comparison=None)
@@ -82,17 +101,37 @@ def test_significance_needs_ci_above_zero_and_p_below_alpha(ws: Workspace) -> No
 
 def test_rejection_abandonment_incident_are_negative_evidence(ws: Workspace, repo: Path) -> None:
     v1 = _with_skills(ws, "reward tweak", ["AuxRewardTerm"])
-    rejected = memory.record_rejection(ws, v1, decision="REVISE", feedback="gain within noise",
-                                       evidence={"comparison_p": 0.4})
+    rejected = memory.record_rejection(
+        ws, v1, decision="REVISE", feedback="gain within noise", evidence={"comparison_p": 0.4}
+    )
     assert rejected.kind == "negative_evidence" and rejected.data["decision"] == "REVISE"
     assert [s["name"] for s in rejected.data["skills"]] == ["AuxRewardTerm"]
     assert rejected.data["skills"][0]["params"]  # resolved by the skill library
     assert rejected.evidence["comparison_p"] == 0.4 and "revise" in rejected.tags
-    incident = memory.record_incident(ws, v1, [
-        {"layer": "audit", "code": "audit.git_history_read", "severity": "critical", "title": "ran git show",
-         "evidence": {"command": "git show HEAD~1"}},
-        {"layer": "audit", "code": "audit.judge_path_read", "severity": "high", "title": "read judge/"}])
-    assert incident.kind == "incident" and incident.data["worst"] == "critical" and incident.data["total"] == 2
+    incident = memory.record_incident(
+        ws,
+        v1,
+        [
+            {
+                "layer": "audit",
+                "code": "audit.git_history_read",
+                "severity": "critical",
+                "title": "ran git show",
+                "evidence": {"command": "git show HEAD~1"},
+            },
+            {
+                "layer": "audit",
+                "code": "audit.judge_path_read",
+                "severity": "high",
+                "title": "read judge/",
+            },
+        ],
+    )
+    assert (
+        incident.kind == "incident"
+        and incident.data["worst"] == "critical"
+        and incident.data["total"] == 2
+    )
     with pytest.raises(InvalidMemory, match="at least one finding"):
         memory.record_incident(ws, v1, [])
     with pytest.raises(InvalidMemory, match="code and severity"):
@@ -102,7 +141,9 @@ def test_rejection_abandonment_incident_are_negative_evidence(ws: Workspace, rep
     # the CLI's abandon writes negative evidence too
     Cli(repo).json("abandon", v1, "--reason", "reward hacking suspected")
     (abandoned,) = memory.list_entries(ws, "negative_evidence", version=v1)[1:]
-    assert abandoned.data["decision"] == "abandoned" and "reward hacking suspected" in abandoned.text
+    assert (
+        abandoned.data["decision"] == "abandoned" and "reward hacking suspected" in abandoned.text
+    )
     assert ws.resolve(v1).status == "abandoned"
     assert git(repo, "rev-list", "--count", MEMORY_REF) == "3"
 
@@ -114,10 +155,24 @@ def test_abandonment_carries_the_latest_findings(ws: Workspace) -> None:
 
     def finding(txn: LedgerTxn) -> Event:
         txn.require(v1)
-        return Event(kind="finding", version=v1, actor="t <t@e>",
-                     data={"worst": "high", "counts": {"high": 1}, "total": 1,
-                           "findings": [{"code": "signal.dead_groups_high", "severity": "high",
-                                         "title": "62% of groups are dead", "layer": "signal"}]})
+        return Event(
+            kind="finding",
+            version=v1,
+            actor="t <t@e>",
+            data={
+                "worst": "high",
+                "counts": {"high": 1},
+                "total": 1,
+                "findings": [
+                    {
+                        "code": "signal.dead_groups_high",
+                        "severity": "high",
+                        "title": "62% of groups are dead",
+                        "layer": "signal",
+                    }
+                ],
+            },
+        )
 
     ws.ledger.transact(finding, actor=ws.git.identity())
     entry = memory.record_abandonment(ws, v1, "no learning signal")
@@ -143,18 +198,39 @@ def test_abandon_stands_when_memory_fails(ws: Workspace, repo: Path) -> None:
 def test_add_lesson_by_hand_and_refusals(ws: Workspace, repo: Path) -> None:
     run = Cli(repo)
     v1 = create_version(ws, hypothesis="x").id
-    entry = run.json("memory", "add", "dead groups vanish once std < 0.05 groups are dropped",
-                     "--version", v1, "--evidence", "run=r-1", "--tag", "grpo")
+    entry = run.json(
+        "memory",
+        "add",
+        "dead groups vanish once std < 0.05 groups are dropped",
+        "--version",
+        v1,
+        "--evidence",
+        "run=r-1",
+        "--tag",
+        "grpo",
+    )
     validate(entry, "memory_entry")
-    assert entry["kind"] == "lesson" and entry["version"] == v1 and entry["evidence"]["run"] == "r-1"
+    assert (
+        entry["kind"] == "lesson" and entry["version"] == v1 and entry["evidence"]["run"] == "r-1"
+    )
     assert entry["evidence"]["version_commit"] == git(repo, "rev-parse", f"evotree/{v1}")
     assert set(entry["tags"]) == {"grpo", "manual"}
     shown = run.json("memory", "show", entry["id"][:6])
     assert shown == entry
-    assert run.json("memory", "add", "x", "--evidence", "novalue", code=27)["error"]["code"] == "memory_error"
-    assert run.json("memory", "add", "   ", code=27)["error"]["message"].startswith("memory entry text")
-    assert run.json("memory", "add", "x", "--version", "v99", code=5)["error"]["code"] == "unknown_version"
-    assert run.json("memory", "show", "mzzzz", code=27)["error"]["message"].startswith("no memory entry")
+    assert (
+        run.json("memory", "add", "x", "--evidence", "novalue", code=27)["error"]["code"]
+        == "memory_error"
+    )
+    assert run.json("memory", "add", "   ", code=27)["error"]["message"].startswith(
+        "memory entry text"
+    )
+    assert (
+        run.json("memory", "add", "x", "--version", "v99", code=5)["error"]["code"]
+        == "unknown_version"
+    )
+    assert run.json("memory", "show", "mzzzz", code=27)["error"]["message"].startswith(
+        "no memory entry"
+    )
     run("memory", "add", "x", "--kind", "skill_verification", code=2)  # not a choice by hand
     with pytest.raises(InvalidMemory, match="recorded automatically"):
         memory.add_entry(ws, "forged", kind="skill_verification", skill="StdGroupFilter")
@@ -174,11 +250,15 @@ def test_entry_ids_are_content_hashes_and_tampering_is_refused(ws: Workspace) ->
     with pytest.raises(InvalidMemory, match="kind"):
         MemoryEntry.from_dict({**entry.to_dict(), "kind": "gossip"})
     # origin is not part of the id
-    assert MemoryEntry.from_dict({**entry.to_dict(), "origin": {"imported_from": "x"}}).id == entry.id
+    assert (
+        MemoryEntry.from_dict({**entry.to_dict(), "origin": {"imported_from": "x"}}).id == entry.id
+    )
 
 
 def test_search_ranks_and_requires_every_word(ws: Workspace) -> None:
-    a = memory.add_entry(ws, "StdGroupFilter removed dead groups in math; dead groups fell from 55% to 27%")
+    a = memory.add_entry(
+        ws, "StdGroupFilter removed dead groups in math; dead groups fell from 55% to 27%"
+    )
     b = memory.add_entry(ws, "a dead end: the length penalty made answers too short")
     c = memory.add_entry(ws, "learning rate 1e-5 was stable")
     assert [h.entry.id for h in memory.search(ws, "dead groups")] == [a.id]
@@ -206,12 +286,18 @@ def test_skill_status_needs_significant_gains_in_two_domains(tmp_path: Path) -> 
     ws = Workspace.open(math_repo)
     assert ws.config.workspace.domain == "math"
     v1 = _with_skills(ws, "a", ["StdGroupFilter"])
-    memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.03, 0.2), 0.001))
+    memory.record_promotion(
+        ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.03, 0.2), 0.001)
+    )
     v2 = _with_skills(ws, "b", ["StdGroupFilter"])
-    memory.record_promotion(ws, v2, previous_champion=v1, comparison=_comparison(v2, 0.1, (0.04, 0.2), 0.002, a=v1))
+    memory.record_promotion(
+        ws, v2, previous_champion=v1, comparison=_comparison(v2, 0.1, (0.04, 0.2), 0.002, a=v1)
+    )
     (status,) = memory.skill_status(ws)
     # two significant gains, but in ONE domain: not verified across domains
-    assert status.skill == "StdGroupFilter" and status.domains == ["math"] and status.significant == 2
+    assert (
+        status.skill == "StdGroupFilter" and status.domains == ["math"] and status.significant == 2
+    )
     assert not status.verified_across_domains
     out = Cli(math_repo).json("memory", "skills")
     validate(out, "memory_skills")
@@ -220,7 +306,9 @@ def test_skill_status_needs_significant_gains_in_two_domains(tmp_path: Path) -> 
 
 def test_memory_survives_push_and_clone(ws: Workspace, repo: Path, tmp_path: Path) -> None:
     v1 = _with_skills(ws, "filter", ["StdGroupFilter"])
-    memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01))
+    memory.record_promotion(
+        ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01)
+    )
     memory.add_entry(ws, "keep the historical best")
     before = Cli(repo).json("memory", "list")
     bare = bare_remote(repo, tmp_path / "origin.git", how="all")
@@ -236,7 +324,9 @@ def test_memory_survives_push_and_clone(ws: Workspace, repo: Path, tmp_path: Pat
     Cli(clone).json("memory", "add", "learned in the clone")
     git(clone, "push", "--quiet", "origin", "refs/evotree/memory")
     git(repo, "fetch", "--quiet", "origin", "+refs/evotree/memory:refs/evotree/memory")
-    assert [e["text"] for e in Cli(repo).json("memory", "list")["entries"]][-1] == "learned in the clone"
+    assert [e["text"] for e in Cli(repo).json("memory", "list")["entries"]][
+        -1
+    ] == "learned in the clone"
 
 
 def test_concurrent_appends_lose_nothing(ws: Workspace, repo: Path) -> None:
@@ -268,11 +358,15 @@ def test_list_search_show_cli_and_schemas(ws: Workspace, repo: Path) -> None:
     assert empty["entries"] == [] and empty["skills"] == []
     assert "memory is empty" in run("memory", "list").stdout
     v1 = _with_skills(ws, "filter", ["StdGroupFilter"])
-    memory.record_promotion(ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01))
+    memory.record_promotion(
+        ws, v1, previous_champion="v0", comparison=_comparison(v1, 0.1, (0.02, 0.2), 0.01)
+    )
     listed = run.json("memory", "list")
     validate(listed, "memory_list")
     assert {e["kind"] for e in listed["entries"]} == {"skill_verification", "lesson"}
-    assert [e["kind"] for e in run.json("memory", "list", "--kind", "lesson")["entries"]] == ["lesson"]
+    assert [e["kind"] for e in run.json("memory", "list", "--kind", "lesson")["entries"]] == [
+        "lesson"
+    ]
     found = run.json("memory", "search", "StdGroupFilter", "significant")
     validate(found, "memory_search")
     assert found["hits"] and all("stdgroupfilter" in h["matched"] for h in found["hits"])
@@ -287,8 +381,12 @@ def test_memory_commands_import_nothing_heavy(ws: Workspace, repo: Path) -> None
     from test_startup import HEAVY, _modules_after
 
     memory.add_entry(ws, "dead groups need a filter")
-    for args in (["memory", "list", "--json"], ["memory", "search", "dead"], ["memory", "skills"],
-                 ["memory", "--help"]):
+    for args in (
+        ["memory", "list", "--json"],
+        ["memory", "search", "dead"],
+        ["memory", "skills"],
+        ["memory", "--help"],
+    ):
         code, modules = _modules_after(["-C", str(repo), *args], repo)
         assert code == 0, args
         assert not modules & set(HEAVY), (args, modules & set(HEAVY))
@@ -307,15 +405,24 @@ def test_a_tampered_memory_ref_is_reported(ws: Workspace, repo: Path) -> None:
     (repo / "forged.json").unlink()
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     subprocess.run(["git", "read-tree", tree], cwd=repo, env=env, check=True)
-    subprocess.run(["git", "update-index", "--cacheinfo", f"100644,{blob},{path}"], cwd=repo, env=env, check=True)
-    new_tree = subprocess.run(["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True,
-                              text=True).stdout.strip()
+    subprocess.run(
+        ["git", "update-index", "--cacheinfo", f"100644,{blob},{path}"],
+        cwd=repo,
+        env=env,
+        check=True,
+    )
+    new_tree = subprocess.run(
+        ["git", "write-tree"], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
     commit = git(repo, "commit-tree", new_tree, "-p", MEMORY_REF, "-m", "edit")
     # offered for a merge, the edited history is refused and memory stays as it was
     git(repo, "update-ref", "refs/remotes/other/evotree-memory", commit)
     head = git(repo, "rev-parse", MEMORY_REF)
     err = Cli(repo).json("memory", "merge", "refs/remotes/other/evotree-memory", code=27)["error"]
-    assert "changed after it was written" in err["message"] and git(repo, "rev-parse", MEMORY_REF) == head
+    assert (
+        "changed after it was written" in err["message"]
+        and git(repo, "rev-parse", MEMORY_REF) == head
+    )
     git(repo, "update-ref", MEMORY_REF, commit)
     err = Cli(repo).json("memory", "list", code=27)["error"]
     assert entry.id in err["message"] and "changed after it was written" in err["message"]
@@ -338,11 +445,17 @@ def test_promotion_with_a_real_comparison(tmp_path: Path) -> None:
     records = run_versions(ws, ["v0", rec.id], seeds=2)
     assert all(r.status == "succeeded" for r in records), [r.error for r in records]
     comparison = compare(ws, "v0", rec.id, B=2000).to_dict()
-    verification, lesson = memory.record_promotion(ws, rec.id, previous_champion="v0", comparison=comparison)
+    verification, lesson = memory.record_promotion(
+        ws, rec.id, previous_champion="v0", comparison=comparison
+    )
     assert verification.skill == "StdGroupFilter" and verification.data["params"]["min_std"] == 0.05
-    assert verification.data["delta"] == pytest.approx(comparison["delta"]) and comparison["delta"] > 0
+    assert (
+        verification.data["delta"] == pytest.approx(comparison["delta"]) and comparison["delta"] > 0
+    )
     assert verification.data["ci"] == pytest.approx(comparison["ci"])
-    assert verification.significant == (comparison["ci"][0] > 0 and comparison["p_value"] < comparison["alpha"])
+    assert verification.significant == (
+        comparison["ci"][0] > 0 and comparison["p_value"] < comparison["alpha"]
+    )
     assert lesson.data["n_tasks"] == comparison["n_tasks"] == 10
     (status,) = memory.skill_status(ws)
     assert status.domains == (["custom"] if verification.significant else [])
@@ -352,8 +465,16 @@ def test_schemas_are_valid_and_list_limits(ws: Workspace, repo: Path) -> None:
     import jsonschema
     from conftest import load_schema
 
-    for name in ("memory_entry", "memory_list", "memory_search", "memory_skills", "memory_export",
-                 "memory_import", "memory_merge", "suggest"):
+    for name in (
+        "memory_entry",
+        "memory_list",
+        "memory_search",
+        "memory_skills",
+        "memory_export",
+        "memory_import",
+        "memory_merge",
+        "suggest",
+    ):
         jsonschema.Draft202012Validator.check_schema(load_schema(name))
         assert name in Cli(repo).json("schema")["schemas"]
     for i in range(3):
@@ -376,8 +497,14 @@ for j in range(3):
 def test_concurrent_processes_lose_nothing(ws: Workspace, repo: Path) -> None:
     import sys
 
-    procs = [subprocess.Popen([sys.executable, "-P", "-c", _ADDER, str(repo), str(i)], stderr=subprocess.PIPE,
-                              text=True) for i in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-P", "-c", _ADDER, str(repo), str(i)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -394,27 +521,57 @@ def test_diverged_clones_merge_their_memory(ws: Workspace, repo: Path, tmp_path:
     git(clone, "push", "--quiet", "origin", "refs/evotree/memory")
     memory.add_entry(ws, "learned here meanwhile")
     # the histories diverged: a plain fetch is refused, nothing is lost
-    assert "rejected" in subprocess.run(["git", "fetch", "origin", "refs/evotree/memory:refs/evotree/memory"],
-                                        check=False, cwd=repo, capture_output=True, text=True).stderr
-    git(repo, "fetch", "--quiet", "origin", "refs/evotree/memory:refs/remotes/origin/evotree-memory")
+    assert (
+        "rejected"
+        in subprocess.run(
+            ["git", "fetch", "origin", "refs/evotree/memory:refs/evotree/memory"],
+            check=False,
+            cwd=repo,
+            capture_output=True,
+            text=True,
+        ).stderr
+    )
+    git(
+        repo, "fetch", "--quiet", "origin", "refs/evotree/memory:refs/remotes/origin/evotree-memory"
+    )
     merged = Cli(repo).json("memory", "merge", "refs/remotes/origin/evotree-memory")
     validate(merged, "memory_merge")
     assert len(merged["added"]) == 1 and len(merged["skipped"]) == 1 and not merged["fast_forward"]
-    assert sorted(e.text for e in memory.list_entries(ws)) == \
-        ["learned here meanwhile", "learned in the clone", "shared lesson"]
+    assert sorted(e.text for e in memory.list_entries(ws)) == [
+        "learned here meanwhile",
+        "learned in the clone",
+        "shared lesson",
+    ]
     parents = git(repo, "log", "-1", "--format=%P", MEMORY_REF).split()
-    assert git(repo, "rev-parse", "refs/remotes/origin/evotree-memory") in parents and len(parents) == 2
-    git(repo, "push", "--quiet", "origin", "refs/evotree/memory")  # a fast-forward for the remote now
+    assert (
+        git(repo, "rev-parse", "refs/remotes/origin/evotree-memory") in parents
+        and len(parents) == 2
+    )
+    git(
+        repo, "push", "--quiet", "origin", "refs/evotree/memory"
+    )  # a fast-forward for the remote now
     # merging again changes nothing; the clone fast-forwards to the merge
     assert Cli(repo).json("memory", "merge", "refs/remotes/origin/evotree-memory")["commit"] is None
-    git(clone, "fetch", "--quiet", "origin", "refs/evotree/memory:refs/remotes/origin/evotree-memory")
+    git(
+        clone,
+        "fetch",
+        "--quiet",
+        "origin",
+        "refs/evotree/memory:refs/remotes/origin/evotree-memory",
+    )
     ff = Cli(clone).json("memory", "merge", "refs/remotes/origin/evotree-memory")
     assert ff["fast_forward"] and ff["commit"] == git(repo, "rev-parse", MEMORY_REF)
     assert git(clone, "rev-parse", MEMORY_REF) == git(repo, "rev-parse", MEMORY_REF)
     # refusals: not a commit, not a memory commit; memory untouched
     head = git(repo, "rev-parse", MEMORY_REF)
-    assert "does not name a commit" in Cli(repo).json("memory", "merge", "nope", code=27)["error"]["message"]
-    assert "not a memory commit" in Cli(repo).json("memory", "merge", "main", code=27)["error"]["message"]
+    assert (
+        "does not name a commit"
+        in Cli(repo).json("memory", "merge", "nope", code=27)["error"]["message"]
+    )
+    assert (
+        "not a memory commit"
+        in Cli(repo).json("memory", "merge", "main", code=27)["error"]["message"]
+    )
     assert git(repo, "rev-parse", MEMORY_REF) == head
 
 
@@ -452,14 +609,19 @@ def test_malformed_memory_trees_are_refused_not_a_traceback(ws: Workspace, repo:
         "tree-for-entry": ({first.id[1:3]: {f"{first.id}.json": {"x": b"1"}}}, "not an entry blob"),
         "entries-is-blob": (b"oops", "entries is a blob"),
         # a valid entry under another entry's name: ids() would say `first`, the content is `second`
-        "wrong-name": ({first.id[1:3]: {f"{first.id}.json": blob(second)}}, f"holds entry {second.id}"),
+        "wrong-name": (
+            {first.id[1:3]: {f"{first.id}.json": blob(second)}},
+            f"holds entry {second.id}",
+        ),
     }
     head = git(repo, "rev-parse", MEMORY_REF)
     for name, (shape, message) in cases.items():
         commit = _memory_commit(ws, shape)
         ref = f"refs/remotes/other/{name}"
         git(repo, "update-ref", ref, commit)
-        err = Cli(repo).json("memory", "merge", ref, code=27)["error"]  # an exception would propagate
+        err = Cli(repo).json("memory", "merge", ref, code=27)[
+            "error"
+        ]  # an exception would propagate
         assert message in err["message"] and f"git log -p {ref}" in err["fix"], (name, err)
         assert git(repo, "rev-parse", MEMORY_REF) == head  # nothing merged
     # the same trees as this workspace's own memory: every reader says InvalidMemory
@@ -480,7 +642,9 @@ def test_malformed_memory_trees_are_refused_not_a_traceback(ws: Workspace, repo:
         store.entries()
 
 
-def test_promotion_credits_the_promoted_commit_not_the_moved_branch(ws: Workspace, repo: Path) -> None:
+def test_promotion_credits_the_promoted_commit_not_the_moved_branch(
+    ws: Workspace, repo: Path
+) -> None:
     from evotree.skills import apply_skill
 
     v1 = _with_skills(ws, "filter dead groups", ["StdGroupFilter"])
@@ -488,13 +652,20 @@ def test_promotion_credits_the_promoted_commit_not_the_moved_branch(ws: Workspac
     # while the approver types the one-time code, the branch moves on: another skill is applied
     apply_skill(ws, v1, "OverlongPenalty")
     assert git(repo, "rev-parse", f"evotree/{v1}") != promoted
-    entries = memory.record_promotion(ws, v1, previous_champion="v0", commit=promoted,
-                                      comparison=_comparison(v1, 0.08, (0.02, 0.14), 0.004))
+    entries = memory.record_promotion(
+        ws,
+        v1,
+        previous_champion="v0",
+        commit=promoted,
+        comparison=_comparison(v1, 0.08, (0.02, 0.14), 0.004),
+    )
     verified = [e.skill for e in entries if e.kind == "skill_verification"]
     assert verified == ["StdGroupFilter"]
     assert all(e.evidence["version_commit"] == promoted for e in entries)
     lesson = next(e for e in entries if e.kind == "lesson")
-    assert [s["name"] for s in lesson.data["skills"]] == ["StdGroupFilter"] and "OverlongPenalty" not in lesson.text
+    assert [s["name"] for s in lesson.data["skills"]] == [
+        "StdGroupFilter"
+    ] and "OverlongPenalty" not in lesson.text
     # a commit that does not exist is refused and nothing is written
     head = git(repo, "rev-parse", MEMORY_REF)
     with pytest.raises(InvalidMemory, match="does not name a commit"):

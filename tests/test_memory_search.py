@@ -19,15 +19,22 @@ from evotree.memory.read import SearchHit, search_entries
 
 
 def _entry(text: str, n: int, *, kind: str = "lesson", **fields: Any) -> MemoryEntry:
-    return MemoryEntry(kind=kind, text=text, version=fields.pop("version", None),
-                       domain=fields.pop("domain", "math"), workspace="w0",
-                       created_at=f"2026-01-01T00:00:{n:02d}Z", created_by="t <t@e>", **fields)
+    return MemoryEntry(
+        kind=kind,
+        text=text,
+        version=fields.pop("version", None),
+        domain=fields.pop("domain", "math"),
+        workspace="w0",
+        created_at=f"2026-01-01T00:00:{n:02d}Z",
+        created_by="t <t@e>",
+        **fields,
+    )
 
 
 # 8 entries: "reward" is in 6 (common: FTS5 gives it an idf of ~0), "kl" in 2 (rare).
 CORPUS = [
-    _entry("kl penalty kept the kl small while the reward rose", 0),        # kl ×2, reward ×1
-    _entry("reward reward reward shaping with a kl term helped", 1),          # kl ×1, reward ×3
+    _entry("kl penalty kept the kl small while the reward rose", 0),  # kl ×2, reward ×1
+    _entry("reward reward reward shaping with a kl term helped", 1),  # kl ×1, reward ×3
     _entry("reward hacking: the judge was fooled by long answers", 2),
     _entry("the reward model disagreed with the rule-based reward", 3),
     _entry("reward normalisation per group reduced variance", 4),
@@ -52,7 +59,9 @@ def test_the_entry_with_more_of_the_rare_term_ranks_first() -> None:
     assert search_entries(CORPUS, "kl stable") == []
     # shorter entry first when the term frequency is the same
     short = _entry("entropy collapsed", 10)
-    long = _entry("entropy collapsed after the learning rate warm-up ended and the policy drifted", 11)
+    long = _entry(
+        "entropy collapsed after the learning rate warm-up ended and the policy drifted", 11
+    )
     assert _ids(search_entries([long, short], "entropy")) == [short.id, long.id]
 
 
@@ -65,12 +74,36 @@ def test_ties_keep_the_older_entry_first() -> None:
 
 
 def test_fields_searched_and_tokenization() -> None:
-    skill = _entry("verified on gsm8k", 0, kind="skill_verification", skill="StdGroupFilter",
-                   data={"delta": 0.08, "feedback": "fewer dead_groups", "findings": [{"code": "signal.kl_spike"}]},
-                   tags=["grpo"], version="v3", domain="code")
+    skill = _entry(
+        "verified on gsm8k",
+        0,
+        kind="skill_verification",
+        skill="StdGroupFilter",
+        data={
+            "delta": 0.08,
+            "feedback": "fewer dead_groups",
+            "findings": [{"code": "signal.kl_spike"}],
+        },
+        tags=["grpo"],
+        version="v3",
+        domain="code",
+    )
     other = _entry("unrelated lesson", 1)
-    for query in ("StdGroupFilter", "std group filter", "stdgroup*", "grpo", "v3", "code", "skill verification",
-                  "dead groups", "dead_groups", "signal.kl_spike", "kl spike", "gsm8k", "verified"):
+    for query in (
+        "StdGroupFilter",
+        "std group filter",
+        "stdgroup*",
+        "grpo",
+        "v3",
+        "code",
+        "skill verification",
+        "dead groups",
+        "dead_groups",
+        "signal.kl_spike",
+        "kl spike",
+        "gsm8k",
+        "verified",
+    ):
         assert _ids(search_entries([skill, other], query)) == [skill.id], query
     assert _ids(search_entries([skill, other], "lesson")) == [other.id]  # the kind is searched too
     assert _ids(search_entries([skill, other], "std*")) == [skill.id]
@@ -89,12 +122,17 @@ def test_search_filters_by_kind_and_limits(ws: Workspace) -> None:
     assert len(memory.search(ws, "dead", limit=1)) == 1
     assert len(memory.search(ws, "dead", limit=None)) == 2
     # the filters of list_entries compose with search_entries
-    assert _ids(search_entries(memory.list_entries(ws, version=None, domain="custom"), "abandoned")) == [negative.id]
+    assert _ids(
+        search_entries(memory.list_entries(ws, version=None, domain="custom"), "abandoned")
+    ) == [negative.id]
 
 
 def test_limit() -> None:
     assert len(search_entries(CORPUS, "reward")) == 6
-    assert _ids(search_entries(CORPUS, "reward", limit=2)) == _ids(search_entries(CORPUS, "reward"))[:2]
+    assert (
+        _ids(search_entries(CORPUS, "reward", limit=2))
+        == _ids(search_entries(CORPUS, "reward"))[:2]
+    )
     assert len(search_entries(CORPUS, "reward", limit=100)) == 6
     assert search_entries(CORPUS, "reward", limit=0) == []
     assert search_entries([], "reward") == []
@@ -105,11 +143,47 @@ def test_limit() -> None:
 
 
 SYNTAX = [
-    "NEAR(", "NEAR(kl reward, 2)", "NEAR(kl reward", "kl AND", "AND kl", "OR kl", "NOT kl", "kl NOT reward",
-    "kl -reward", "-kl", "^kl", "kl^", "+kl", "body:kl", "{body}: kl", "{body created_at}: kl", "created_at:kl",
-    "id:kl", "kl\"reward", '"kl reward"', "'kl'", "(kl", "kl)", "(kl OR reward)", "kl*reward", "kl**", "**kl",
-    "kl:*", "kl.*", "kl -", "kl \\", "kl;DROP TABLE docs;--", "kl' OR '1'='1", "kl\x00reward", "\x1b[31mkl\x1b[0m",
-    "kl\u200breward", "kl\ud800", "klé reward", "k\u0142 kl", "kl 🙂 reward", "kl\r\nreward\t",
+    "NEAR(",
+    "NEAR(kl reward, 2)",
+    "NEAR(kl reward",
+    "kl AND",
+    "AND kl",
+    "OR kl",
+    "NOT kl",
+    "kl NOT reward",
+    "kl -reward",
+    "-kl",
+    "^kl",
+    "kl^",
+    "+kl",
+    "body:kl",
+    "{body}: kl",
+    "{body created_at}: kl",
+    "created_at:kl",
+    "id:kl",
+    'kl"reward',
+    '"kl reward"',
+    "'kl'",
+    "(kl",
+    "kl)",
+    "(kl OR reward)",
+    "kl*reward",
+    "kl**",
+    "**kl",
+    "kl:*",
+    "kl.*",
+    "kl -",
+    "kl \\",
+    "kl;DROP TABLE docs;--",
+    "kl' OR '1'='1",
+    "kl\x00reward",
+    "\x1b[31mkl\x1b[0m",
+    "kl\u200breward",
+    "kl\ud800",
+    "klé reward",
+    "k\u0142 kl",
+    "kl 🙂 reward",
+    "kl\r\nreward\t",
 ]
 
 
@@ -134,8 +208,28 @@ def test_operator_words_are_searched_as_words() -> None:
     assert _ids(search_entries(entries, "dead -groups")) == [entries[1].id]  # "-" is no NOT
 
 
-@pytest.mark.parametrize("query", ["", "   ", "\t\n", "*", "**", '"', '""', "()", "-", "^", ":", "!!!", "\x00",
-                                   "日本語", "🙂", "\ud800", "\u200b"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "   ",
+        "\t\n",
+        "*",
+        "**",
+        '"',
+        '""',
+        "()",
+        "-",
+        "^",
+        ":",
+        "!!!",
+        "\x00",
+        "日本語",
+        "🙂",
+        "\ud800",
+        "\u200b",
+    ],
+)
 def test_a_query_without_words_is_a_clear_error(query: str) -> None:
     with pytest.raises(InvalidMemory, match="expected words") as info:
         search_entries(CORPUS, query)

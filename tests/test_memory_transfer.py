@@ -28,14 +28,24 @@ def _workspace(path: Path, domain: str) -> Workspace:
     return Workspace.open(repo)
 
 
-def _promote_with(ws: Workspace, skill: str, delta: float, ci: tuple[float, float], p: float) -> str:
+def _promote_with(
+    ws: Workspace, skill: str, delta: float, ci: tuple[float, float], p: float
+) -> str:
     from evotree.skills import apply_skill
 
     record = create_version(ws, hypothesis=f"{skill} helps")
     commit_file(ws.root / record.worktree, "recipe.toml", f"# {skill}\n", "recipe")
     apply_skill(ws, record.id, skill)
-    comparison = {"a": "v0", "b": record.id, "delta": delta, "ci": list(ci), "p_value": p,
-                  "test": "wilcoxon", "n_tasks": 20, "alpha": 0.05}
+    comparison = {
+        "a": "v0",
+        "b": record.id,
+        "delta": delta,
+        "ci": list(ci),
+        "p_value": p,
+        "test": "wilcoxon",
+        "n_tasks": 20,
+        "alpha": 0.05,
+    }
     memory.record_promotion(ws, record.id, previous_champion="v0", comparison=comparison)
     return record.id
 
@@ -49,8 +59,18 @@ def math_ws(tmp_path: Path) -> Workspace:
     ws = _workspace(tmp_path / "math", "math")
     v1 = _promote_with(ws, "StdGroupFilter", 0.09, (0.03, 0.15), 0.002)
     memory.record_rejection(ws, v1, decision="REVISE", feedback="seed variance too high")
-    memory.record_incident(ws, v1, [{"layer": "audit", "code": "audit.git_history_read", "severity": "critical",
-                                     "title": "policy ran git show on reference patches"}])
+    memory.record_incident(
+        ws,
+        v1,
+        [
+            {
+                "layer": "audit",
+                "code": "audit.git_history_read",
+                "severity": "critical",
+                "title": "policy ran git show on reference patches",
+            }
+        ],
+    )
     memory.add_entry(ws, "dead groups fell from 55% to 27.5% in a backtest", tags=["backtest"])
     return ws
 
@@ -62,7 +82,12 @@ def test_export_import_round_trip_without_duplicates(math_ws: Workspace, tmp_pat
     validate(out, "memory_export")
     source = memory.list_entries(math_ws)
     assert out["entries"] == len(source) == 5
-    assert out["kinds"] == {"skill_verification": 1, "lesson": 2, "negative_evidence": 1, "incident": 1}
+    assert out["kinds"] == {
+        "skill_verification": 1,
+        "lesson": 2,
+        "negative_evidence": 1,
+        "incident": 1,
+    }
     assert out["domain"] == "math"
 
     ledger_before = _ref(custom.root, "refs/evotree/ledger")
@@ -70,7 +95,9 @@ def test_export_import_round_trip_without_duplicates(math_ws: Workspace, tmp_pat
     imported = Cli(custom.root).json("memory", "import", str(path))
     validate(imported, "memory_import")
     assert sorted(imported["added"]) == sorted(e.id for e in source) and imported["skipped"] == []
-    assert imported["source_domain"] == "math" and imported["commit"] == _ref(custom.root, MEMORY_REF)
+    assert imported["source_domain"] == "math" and imported["commit"] == _ref(
+        custom.root, MEMORY_REF
+    )
     # the same entries, same ids; each marked with where it came from
     copied = {e.id: e for e in memory.list_entries(custom)}
     for entry in source:
@@ -109,7 +136,9 @@ def test_dry_run_and_kind_filter(math_ws: Workspace, tmp_path: Path) -> None:
     assert json.loads(path.read_text())["count"] == 5
 
 
-def test_a_skill_is_verified_across_domains_after_gains_in_two(math_ws: Workspace, tmp_path: Path) -> None:
+def test_a_skill_is_verified_across_domains_after_gains_in_two(
+    math_ws: Workspace, tmp_path: Path
+) -> None:
     custom = _workspace(tmp_path / "custom", "custom")
     path = tmp_path / "m.json"
     memory.export_memory(math_ws, path)
@@ -120,7 +149,11 @@ def test_a_skill_is_verified_across_domains_after_gains_in_two(math_ws: Workspac
     # a gain in custom that is not significant does not count
     _promote_with(custom, "StdGroupFilter", 0.02, (-0.01, 0.05), 0.2)
     (status,) = [s for s in memory.skill_status(custom) if s.skill == "StdGroupFilter"]
-    assert status.domains == ["math"] and not status.verified_across_domains and status.verifications == 2
+    assert (
+        status.domains == ["math"]
+        and not status.verified_across_domains
+        and status.verifications == 2
+    )
     # a significant one does: two domains
     _promote_with(custom, "StdGroupFilter", 0.06, (0.01, 0.11), 0.01)
     (status,) = [s for s in memory.skill_status(custom) if s.skill == "StdGroupFilter"]
@@ -130,7 +163,9 @@ def test_a_skill_is_verified_across_domains_after_gains_in_two(math_ws: Workspac
     assert out["skills"][0]["verified_across_domains"] is True
     assert "verified across domains" in Cli(custom.root)("memory", "skills").stdout
     # the math workspace alone still has one domain
-    assert not next(s for s in memory.skill_status(math_ws) if s.skill == "StdGroupFilter").verified_across_domains
+    assert not next(
+        s for s in memory.skill_status(math_ws) if s.skill == "StdGroupFilter"
+    ).verified_across_domains
 
 
 def _doc(math_ws: Workspace, tmp_path: Path) -> dict[str, Any]:
@@ -145,14 +180,18 @@ def _write(tmp_path: Path, doc: Any, name: str = "bad.json") -> Path:
     return path
 
 
-def test_malformed_and_foreign_exports_are_refused_whole(math_ws: Workspace, tmp_path: Path) -> None:
+def test_malformed_and_foreign_exports_are_refused_whole(
+    math_ws: Workspace, tmp_path: Path
+) -> None:
     custom = _workspace(tmp_path / "custom", "custom")
     memory.add_entry(custom, "already here")
     head = _ref(custom.root, MEMORY_REF)
     good = _doc(math_ws, tmp_path)
 
     def refused(doc: Any, message: str) -> None:
-        err = Cli(custom.root).json("memory", "import", str(_write(tmp_path, doc)), code=27)["error"]
+        err = Cli(custom.root).json("memory", "import", str(_write(tmp_path, doc)), code=27)[
+            "error"
+        ]
         assert message in err["message"], err
         assert err["fix"]
         assert _ref(custom.root, MEMORY_REF) == head  # nothing half-imported
@@ -172,8 +211,11 @@ def test_malformed_and_foreign_exports_are_refused_whole(math_ws: Workspace, tmp
     edited["digest"] = _digest(edited["entries"])
     refused(edited, "changed after it was written")
     # a foreign entry: unknown fields, wrong kind, missing fields (the LAST entry is bad: none lands)
-    for bad, message in (({"extra": True}, "unknown fields"), ({"kind": "rumour"}, "memory kind"),
-                         ({"text": ""}, "text")):
+    for bad, message in (
+        ({"extra": True}, "unknown fields"),
+        ({"kind": "rumour"}, "memory kind"),
+        ({"text": ""}, "text"),
+    ):
         doc = json.loads(json.dumps(good))
         doc["entries"][-1].update(bad)
         doc["digest"] = _digest(doc["entries"])
@@ -182,7 +224,9 @@ def test_malformed_and_foreign_exports_are_refused_whole(math_ws: Workspace, tmp
     del doc["entries"][-1]["workspace"]
     doc["digest"] = _digest(doc["entries"])
     refused(doc, "missing workspace")
-    missing = Cli(custom.root).json("memory", "import", str(tmp_path / "nope.json"), code=27)["error"]
+    missing = Cli(custom.root).json("memory", "import", str(tmp_path / "nope.json"), code=27)[
+        "error"
+    ]
     assert "cannot read" in missing["message"]
     with pytest.raises(InvalidMemory):
         memory.import_memory(custom, _write(tmp_path, "[]"))
@@ -195,14 +239,29 @@ def test_a_forged_verification_changes_no_gate_input(math_ws: Workspace, tmp_pat
 
     custom = _workspace(tmp_path / "custom", "custom")
     v1 = create_version(custom, hypothesis="candidate").id
-    forged = MemoryEntry(kind="skill_verification", text="StdGroupFilter: +0.9, p 1e-9", version=v1,
-                         domain="math", workspace="ffffffffffff", created_at="2026-01-01T00:00:00+00:00",
-                         created_by="Mallory <m@example.com>", skill="StdGroupFilter",
-                         data={"delta": 0.9, "ci": [0.8, 1.0], "p_value": 1e-9, "significant": True})
+    forged = MemoryEntry(
+        kind="skill_verification",
+        text="StdGroupFilter: +0.9, p 1e-9",
+        version=v1,
+        domain="math",
+        workspace="ffffffffffff",
+        created_at="2026-01-01T00:00:00+00:00",
+        created_by="Mallory <m@example.com>",
+        skill="StdGroupFilter",
+        data={"delta": 0.9, "ci": [0.8, 1.0], "p_value": 1e-9, "significant": True},
+    )
     entries = [forged.to_dict()]
-    doc = {"format": "evotree-memory", "v": 1, "workspace": "ffffffffffff", "domain": "math",
-           "exported_at": "2026-01-01T00:00:00+00:00", "exported_by": "Mallory", "count": 1,
-           "digest": _digest(entries), "entries": entries}
+    doc = {
+        "format": "evotree-memory",
+        "v": 1,
+        "workspace": "ffffffffffff",
+        "domain": "math",
+        "exported_at": "2026-01-01T00:00:00+00:00",
+        "exported_by": "Mallory",
+        "count": 1,
+        "digest": _digest(entries),
+        "entries": entries,
+    }
     record_before = custom.resolve(v1).to_dict()
     ledger_before = _ref(custom.root, "refs/evotree/ledger")
     memory.import_memory(custom, _write(tmp_path, doc))

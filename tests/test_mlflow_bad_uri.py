@@ -14,6 +14,12 @@ def test_an_unsupported_tracking_uri_is_a_clear_error(ws: object, repo: Path) ->
     pytest.importorskip("mlflow")
     from evotree.cli.main import cli
 
-    result = Cli(repo).runner.invoke(cli, ["-C", str(repo), "export", "mlflow", "--tracking-uri", "bogus://x"])
+    result = Cli(repo).runner.invoke(
+        cli, ["-C", str(repo), "export", "mlflow", "--tracking-uri", "bogus://x"]
+    )
     assert result.exit_code not in (0, 1), result.output
-    assert "Traceback" not in result.output and "bogus://x" in result.output and "fix:" in result.output
+    assert (
+        "Traceback" not in result.output
+        and "bogus://x" in result.output
+        and "fix:" in result.output
+    )

@@ -35,11 +35,15 @@ def test_failed_formal_runs_count_as_zero_only_when_configured() -> None:
     strict = NormalizeSpec(unusable=0.0, start=0.4, optimum=0.9, failed_as_zero=True)
     for status in ("failed", "invalid", "crashed", "budget_exceeded"):
         assert normalize_score(None, strict, status=status) == 0.0
-        assert normalize_score(0.8, strict, status=status) == 0.0  # a failed run's partial score does not count
+        assert (
+            normalize_score(0.8, strict, status=status) == 0.0
+        )  # a failed run's partial score does not count
         assert normalize_score(None, AI4AI, status=status) is None
     for status in ("succeeded", None):
         assert normalize_score(0.65, strict, status=status) == pytest.approx(0.55)
-    assert normalize_score(None, strict, status="cancelled") is None  # a person stopped it: no score
+    assert (
+        normalize_score(None, strict, status="cancelled") is None
+    )  # a person stopped it: no score
     assert normalize_score(None, strict) is None and normalize_score(math.nan, strict) is None
     assert normalize_score(math.inf, AI4AI) is None
 
@@ -51,15 +55,20 @@ def test_a_custom_start_score() -> None:
 
 def test_parse_and_validate() -> None:
     assert parse_normalize({}) is None
-    spec = parse_normalize({"unusable": 0, "start": 1, "optimum": 2, "direction": "max", "failed_as_zero": True})
+    spec = parse_normalize(
+        {"unusable": 0, "start": 1, "optimum": 2, "direction": "max", "failed_as_zero": True}
+    )
     assert spec == NormalizeSpec(0.0, 1.0, 2.0, failed_as_zero=True)
-    bad = [({"unusable": 0, "start": 0.5}, "optimum"), ({"unusable": 0, "start": 1, "optimum": 2, "x": 1}, "x"),
-           ({"unusable": 0, "start": 2, "optimum": 1}, "start"),
-           ({"unusable": 0, "start": 1, "optimum": 2, "direction": "up"}, "direction"),
-           ({"unusable": 0, "start": 1, "optimum": 2, "start_score": 1.5}, "start_score"),
-           ({"unusable": "0", "start": 1, "optimum": 2}, "unusable"),
-           ({"unusable": 0, "start": 1, "optimum": 2, "failed_as_zero": "yes"}, "failed_as_zero"),
-           ({"unusable": 1, "start": 2, "optimum": 3, "direction": "min"}, "start")]
+    bad = [
+        ({"unusable": 0, "start": 0.5}, "optimum"),
+        ({"unusable": 0, "start": 1, "optimum": 2, "x": 1}, "x"),
+        ({"unusable": 0, "start": 2, "optimum": 1}, "start"),
+        ({"unusable": 0, "start": 1, "optimum": 2, "direction": "up"}, "direction"),
+        ({"unusable": 0, "start": 1, "optimum": 2, "start_score": 1.5}, "start_score"),
+        ({"unusable": "0", "start": 1, "optimum": 2}, "unusable"),
+        ({"unusable": 0, "start": 1, "optimum": 2, "failed_as_zero": "yes"}, "failed_as_zero"),
+        ({"unusable": 1, "start": 2, "optimum": 3, "direction": "min"}, "start"),
+    ]
     for table, key in bad:
         with pytest.raises(NormalizeError) as info:
             parse_normalize(table)
@@ -68,15 +77,24 @@ def test_parse_and_validate() -> None:
 
 def test_config_section() -> None:
     assert parse_config(render_template()).eval.normalization is None  # off by default
-    cfg = parse_config('[eval.normalize]\nunusable = 0\nstart = 0.42\noptimum = 0.9\nfailed_as_zero = true\n')
+    cfg = parse_config(
+        "[eval.normalize]\nunusable = 0\nstart = 0.42\noptimum = 0.9\nfailed_as_zero = true\n"
+    )
     assert cfg.eval.normalization == NormalizeSpec(0.0, 0.42, 0.9, failed_as_zero=True)
     assert cfg.eval.command == "python eval.py"  # the rest of [eval] keeps its defaults
-    inline = parse_config('[eval]\nnormalize = { unusable = 10.0, start = 2.0, optimum = 1.0, direction = "min" }\n')
+    inline = parse_config(
+        '[eval]\nnormalize = { unusable = 10.0, start = 2.0, optimum = 1.0, direction = "min" }\n'
+    )
     assert inline.eval.normalization.direction == "min"
-    for text, key in (('[eval.normalize]\nunusable = 0\nstart = 1\noptimum = 0.5\n', "eval.normalize.start"),
-                      ('[eval.normalize]\nstart = 1\n', "eval.normalize.unusable"),
-                      ('[eval.normalize]\nunusable = 0\nstart = 1\noptimum = 2\nscale = 3\n', "eval.normalize.scale"),
-                      ('[eval]\nnormalize = 3\n', "eval.normalize")):
+    for text, key in (
+        ("[eval.normalize]\nunusable = 0\nstart = 1\noptimum = 0.5\n", "eval.normalize.start"),
+        ("[eval.normalize]\nstart = 1\n", "eval.normalize.unusable"),
+        (
+            "[eval.normalize]\nunusable = 0\nstart = 1\noptimum = 2\nscale = 3\n",
+            "eval.normalize.scale",
+        ),
+        ("[eval]\nnormalize = 3\n", "eval.normalize"),
+    ):
         with pytest.raises(ConfigError) as info:
             parse_config(text)
         assert info.value.details["key"] == key, text
@@ -104,8 +122,10 @@ def test_tree_compare_gates_and_reports_show_the_normalized_score(tmp_path) -> N
     cli("run", v1, "--seeds", "2")
     spec = Workspace.open(repo).config.eval.normalization
     compare = cli.json("compare", "v0", v1)
-    assert compare["normalized"] == {"a": normalize_score(compare["mean_a"], spec),
-                                     "b": normalize_score(compare["mean_b"], spec)}
+    assert compare["normalized"] == {
+        "a": normalize_score(compare["mean_a"], spec),
+        "b": normalize_score(compare["mean_b"], spec),
+    }
     assert compare["normalized"]["b"] > compare["normalized"]["a"]
     tree = {v["id"]: v for v in cli.json("tree")["versions"]}
     headline = tree[v1]["headline"]

@@ -38,12 +38,15 @@ def _dist(folder: Path, dirname: str, version: str, *, egg: bool = False) -> Non
     (target / ("PKG-INFO" if egg else "METADATA")).write_text(header)
 
 
-def test_first_on_the_path_wins_with_names_normalized(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_first_on_the_path_wins_with_names_normalized(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     _dist(first, "Evotree_RL-7.0.dist-info", "7.0")  # case and separator differ from evotree-rl
     _dist(second, "evotree_rl-8.0.dist-info", "8.0")
-    _dist(second, "trl.egg-info", "3.1", egg=True)  # an egg-info folder: PKG-INFO, no version in its name
+    _dist(
+        second, "trl.egg-info", "3.1", egg=True
+    )  # an egg-info folder: PKG-INFO, no version in its name
     # a folder without METADATA: importlib.metadata answers None for it, this reads it as not
     # installed (run.json's packages are strings)
     (second / "peft-1.0.dist-info").mkdir()

@@ -44,8 +44,11 @@ def test_distribution_extras_and_console_script() -> None:
 
 
 def test_cpu_constraints_pin_torch() -> None:
-    lines = [line.strip() for line in (ROOT / "constraints" / "cpu.txt").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
+    lines = [
+        line.strip()
+        for line in (ROOT / "constraints" / "cpu.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert "torch==2.13.0" in lines
 
 
@@ -56,10 +59,19 @@ def _bootstrap_dry_run(tmp_path: Path, *, gpu: bool) -> str:
         fake = bin_dir / "nvidia-smi"
         fake.write_text("#!/bin/sh\necho 'GPU 0: Fake'\n")
         fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "EVOTREE_BOOTSTRAP_DRY_RUN": "1",
-           "EVOTREE_VENV": str(tmp_path / "venv")}
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "bootstrap"), "dev,llm"], env=env,
-                          capture_output=True, text=True, cwd=ROOT)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "EVOTREE_BOOTSTRAP_DRY_RUN": "1",
+        "EVOTREE_VENV": str(tmp_path / "venv"),
+    }
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "bootstrap"), "dev,llm"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

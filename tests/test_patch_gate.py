@@ -49,7 +49,9 @@ def _floats(n: int, seed: int = 0) -> list[float]:
     return [round(rng.uniform(-1, 1), 6) for _ in range(n)]
 
 
-NPY = b"\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n" + bytes(range(16))
+NPY = b"\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n" + bytes(
+    range(16)
+)
 
 
 def test_a_child_of_a_version_that_added_weights_is_rejected_everywhere(tmp_path: Path) -> None:
@@ -63,10 +65,14 @@ def test_a_child_of_a_version_that_added_weights_is_rejected_everywhere(tmp_path
     assert set(found) == {"audit.patch_data"} and _paths(found["audit.patch_data"]) == {"warm.npy"}
     assert found["audit.patch_data"].evidence["from"] == ws.resolve("v0").base_commit
     # the gate: same rule, same answer
-    gate = protected_gate(ws, _policy(ws), child, str(ws.git.ref_target(f"refs/heads/evotree/{child}")))
+    gate = protected_gate(
+        ws, _policy(ws), child, str(ws.git.ref_target(f"refs/heads/evotree/{child}"))
+    )
     assert gate.status == "fail" and gate.numbers["changed"] == []
     assert [v["code"] for v in gate.numbers["patch_violations"]] == ["audit.patch_data"]
-    assert gate.numbers["patch"]["base"] == "root (v0)" and len(gate.numbers["patch"]["sha256"]) == 64
+    assert (
+        gate.numbers["patch"]["base"] == "root (v0)" and len(gate.numbers["patch"]["sha256"]) == 64
+    )
     # before a run: refused with a stable code and exit code
     with pytest.raises(PatchRejected) as info:
         check_patches_before_run(ws, [child])
@@ -76,8 +82,12 @@ def test_a_child_of_a_version_that_added_weights_is_rejected_everywhere(tmp_path
     ok, owt = branch_version(ws)
     commit_files(owt, {"recipe.toml": "skill = 0.6\nsteps = 3\n"})
     assert check_protected_paths(ws, ok) == []
-    assert check_patches_before_run(ws, [ok]) == {ok: str(ws.git.ref_target(f"refs/heads/evotree/{ok}"))}
-    assert protected_gate(ws, _policy(ws), ok, str(ws.git.ref_target(f"refs/heads/evotree/{ok}"))).passed
+    assert check_patches_before_run(ws, [ok]) == {
+        ok: str(ws.git.ref_target(f"refs/heads/evotree/{ok}"))
+    }
+    assert protected_gate(
+        ws, _policy(ws), ok, str(ws.git.ref_target(f"refs/heads/evotree/{ok}"))
+    ).passed
 
 
 def test_a_refused_run_starts_and_charges_nothing(tmp_path: Path) -> None:
@@ -135,18 +145,25 @@ def test_the_branch_moving_after_the_check_is_refused_at_reservation(tmp_path: P
 
 
 def test_globs_in_protect_paths_count_in_the_gate_as_in_the_audit(tmp_path: Path) -> None:
-    ws = _ws(tmp_path, 'paths = ["evotree.toml", "judge/", "gates/", "help*.py", "**/secret_*.txt"]')
+    ws = _ws(
+        tmp_path, 'paths = ["evotree.toml", "judge/", "gates/", "help*.py", "**/secret_*.txt"]'
+    )
     v, wt = branch_version(ws)
     commit_files(wt, {"helper.py": "def f():\n    return 1\n", "deep/dir/secret_key.txt": "x\n"})
     found = _codes(check_protected_paths(ws, v))
     assert _paths(found["audit.protected_path"]) == {"helper.py", "deep/dir/secret_key.txt"}
     gate = protected_gate(ws, _policy(ws), v, str(ws.git.ref_target(f"refs/heads/evotree/{v}")))
-    assert gate.status == "fail" and set(gate.numbers["changed"]) == {"helper.py", "deep/dir/secret_key.txt"}
+    assert gate.status == "fail" and set(gate.numbers["changed"]) == {
+        "helper.py",
+        "deep/dir/secret_key.txt",
+    }
     # its child changes nothing itself, but still differs from the champion there: fails too
     child, cwt = branch_version(ws, parent=v)
     commit_files(cwt, {"recipe.toml": "skill = 0.7\nsteps = 3\n"})
     assert "audit.protected_path" in _codes(check_protected_paths(ws, child))
-    gate = protected_gate(ws, _policy(ws), child, str(ws.git.ref_target(f"refs/heads/evotree/{child}")))
+    gate = protected_gate(
+        ws, _policy(ws), child, str(ws.git.ref_target(f"refs/heads/evotree/{child}"))
+    )
     assert gate.status == "fail" and "helper.py" in gate.numbers["changed"]
     # protected-path changes are a promotion matter (a person may accept a policy change): runs go ahead
     assert v in check_patches_before_run(ws, [v])
@@ -165,7 +182,10 @@ def test_case_tricks_on_protected_paths_are_caught(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
     v, wt = branch_version(ws)
     commit_files(wt, {"Judge/eval.py": "print(1.0)\n", "EVOTREE.TOML": "[gates]\n"})
-    assert _paths(_codes(check_protected_paths(ws, v))["audit.protected_path"]) == {"Judge/eval.py", "EVOTREE.TOML"}
+    assert _paths(_codes(check_protected_paths(ws, v))["audit.protected_path"]) == {
+        "Judge/eval.py",
+        "EVOTREE.TOML",
+    }
 
 
 def test_weights_and_data_however_encoded(tmp_path: Path) -> None:
@@ -176,10 +196,17 @@ def test_weights_and_data_however_encoded(tmp_path: Path) -> None:
         "w_pretty.json": (json.dumps(_floats(1200, 1), indent=1), "audit.patch_payload"),
         "w_inline.py": ("W = " + repr(_floats(200, 2)) + "\n", "audit.patch_payload"),
         "w_b64.py": (f'BLOB = "{blob}"\n', "audit.patch_payload"),
-        "w_b64_lines.py": ('BLOB = """\n' + "\n".join(blob[i:i + 60] for i in range(0, len(blob), 60)) + '\n"""\n',
-                           "audit.patch_payload"),
+        "w_b64_lines.py": (
+            'BLOB = """\n'
+            + "\n".join(blob[i : i + 60] for i in range(0, len(blob), 60))
+            + '\n"""\n',
+            "audit.patch_payload",
+        ),
         "w_hex.py": (f'H = "{os.urandom(1500).hex()}"\n', "audit.patch_payload"),
-        "w_escapes.py": ("B = b'" + "".join(f"\\x{b:02x}" for b in os.urandom(800)) + "'\n", "audit.patch_payload"),
+        "w_escapes.py": (
+            "B = b'" + "".join(f"\\x{b:02x}" for b in os.urandom(800)) + "'\n",
+            "audit.patch_payload",
+        ),
         "late_nul.txt": (b"text\n" * 2000 + b"\x00weights", "audit.patch_binary"),
         "latin.txt": ("caf\xe9 ".encode("latin-1") * 10, "audit.patch_binary"),
         "controls.md": ("".join(chr(c) for c in range(1, 8)) * 5, "audit.patch_binary"),
@@ -187,8 +214,10 @@ def test_weights_and_data_however_encoded(tmp_path: Path) -> None:
         "warm.npy ": (NPY, "audit.patch_data"),
         "disguised.txt": (NPY, "audit.patch_binary"),
         "model.PT.GZ": (b"zipped", "audit.patch_weights"),
-        "answers.py": ("ANSWERS = [\n" + "".join(f'    "answer {i}",\n' for i in range(300)) + "]\n",
-                       "audit.patch_payload"),  # one quoted literal a line is a row too
+        "answers.py": (
+            "ANSWERS = [\n" + "".join(f'    "answer {i}",\n' for i in range(300)) + "]\n",
+            "audit.patch_payload",
+        ),  # one quoted literal a line is a row too
         "column.txt": ("".join(f"{x}\n" for x in _floats(300, 3)), "audit.patch_payload"),
     }
     for name, (content, code) in cases.items():
@@ -204,13 +233,17 @@ def test_weights_and_data_however_encoded(tmp_path: Path) -> None:
 def test_data_sharded_over_many_files_is_caught_as_a_whole(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
     v, wt = branch_version(ws)
-    shards = {f"shards/w{i:02d}.json": json.dumps([_floats(100, i)]) for i in range(45)}  # 100 numbers each
+    shards = {
+        f"shards/w{i:02d}.json": json.dumps([_floats(100, i)]) for i in range(45)
+    }  # 100 numbers each
     commit_files(wt, shards)
     f = _codes(check_protected_paths(ws, v))["audit.patch_payload"]
     item = f.evidence["paths"][0]
     assert item["numbers"] == 4500 and item["limit"] == 4000 and item["path"] == "45 files"
     w, wt2 = branch_version(ws)
-    commit_files(wt2, dict(list(shards.items())[:30]))  # 3000 numbers in all: under the patch's limit
+    commit_files(
+        wt2, dict(list(shards.items())[:30])
+    )  # 3000 numbers in all: under the patch's limit
     assert check_protected_paths(ws, w) == []
 
 
@@ -218,9 +251,15 @@ def test_ordinary_code_and_config_pass(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
     v, wt = branch_version(ws)
     code = "\n".join(f"def f{i}(x):\n    return x * {i} + 0.5  # step {i}\n" for i in range(200))
-    commit_files(wt, {"lib.py": code, "sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 100\n",
-                 "hashes.txt": "\n".join(os.urandom(32).hex() for _ in range(10)) + "\n",
-                 "README.md": "A recipe with a higher skill: see lib.py.\n"})
+    commit_files(
+        wt,
+        {
+            "lib.py": code,
+            "sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 100\n",
+            "hashes.txt": "\n".join(os.urandom(32).hex() for _ in range(10)) + "\n",
+            "README.md": "A recipe with a higher skill: see lib.py.\n",
+        },
+    )
     assert check_protected_paths(ws, v) == []
     # a modified file is measured by what it adds: an existing long line does not count again
     commit_files(wt, {"sched.toml": "lr = [1e-3, 5e-4, 2.5e-4, 1e-4]\nwarmup = 200\n"})
@@ -230,7 +269,14 @@ def test_ordinary_code_and_config_pass(tmp_path: Path) -> None:
 def test_editable_allowlist(tmp_path: Path) -> None:
     ws = _ws(tmp_path, 'editable = ["train.py", "data/**", "notes/*.md"]')
     good, gwt = branch_version(ws)
-    commit_files(gwt, {"train.py": "print('new train')\n", "data/build/strategy.py": "K = 3\n", "notes/plan.md": "x\n"})
+    commit_files(
+        gwt,
+        {
+            "train.py": "print('new train')\n",
+            "data/build/strategy.py": "K = 3\n",
+            "notes/plan.md": "x\n",
+        },
+    )
     assert check_protected_paths(ws, good) == []
     cases = {
         "recipe.toml": {"recipe.toml": "skill = 0.9\nsteps = 3\n"},
@@ -242,17 +288,23 @@ def test_editable_allowlist(tmp_path: Path) -> None:
         v, wt = branch_version(ws)
         commit_files(wt, files)
         found = _codes(check_protected_paths(ws, v))
-        assert set(found) == {"audit.patch_not_editable"} and _paths(found["audit.patch_not_editable"]) == {path}
+        assert set(found) == {"audit.patch_not_editable"} and _paths(
+            found["audit.patch_not_editable"]
+        ) == {path}
         with pytest.raises(PatchRejected):
             check_patches_before_run(ws, [v])
     # a rename out of an editable path and a deletion are changes too
     v, wt = branch_version(ws)
     git(wt, "mv", "train.py", "trainer.py")
     git(wt, "commit", "-qm", "rename")
-    assert _paths(_codes(check_protected_paths(ws, v))["audit.patch_not_editable"]) == {"trainer.py"}
+    assert _paths(_codes(check_protected_paths(ws, v))["audit.patch_not_editable"]) == {
+        "trainer.py"
+    }
     v, wt = branch_version(ws)
     commit_files(wt, {"recipe.toml": None})
-    assert _paths(_codes(check_protected_paths(ws, v))["audit.patch_not_editable"]) == {"recipe.toml"}
+    assert _paths(_codes(check_protected_paths(ws, v))["audit.patch_not_editable"]) == {
+        "recipe.toml"
+    }
 
 
 def test_editable_config_keys(tmp_path: Path) -> None:
@@ -260,15 +312,23 @@ def test_editable_config_keys(tmp_path: Path) -> None:
     ok, owt = branch_version(ws)
     commit_files(owt, {"recipe.toml": "skill = 0.9\nsteps = 3\n"})
     assert check_protected_paths(ws, ok) == []
-    for content, keys in (("skill = 0.9\nsteps = 30\n", ["steps"]), ("skill = 0.5\nsteps = 3\nwarm = [1, 2]\n", ["warm"]),
-                          ("skill = 0.5\n", ["steps"])):
+    for content, keys in (
+        ("skill = 0.9\nsteps = 30\n", ["steps"]),
+        ("skill = 0.5\nsteps = 3\nwarm = [1, 2]\n", ["warm"]),
+        ("skill = 0.5\n", ["steps"]),
+    ):
         v, wt = branch_version(ws)
         commit_files(wt, {"recipe.toml": content})
         f = _codes(check_protected_paths(ws, v))["audit.patch_config_key"]
         assert f.evidence["paths"][0]["keys"] == keys
     v, wt = branch_version(ws)
     commit_files(wt, {"recipe.toml": "skill = = 1\n"})
-    assert "not readable as TOML" in _codes(check_protected_paths(ws, v))["audit.patch_config_key"].evidence["paths"][0]["why"]
+    assert (
+        "not readable as TOML"
+        in _codes(check_protected_paths(ws, v))["audit.patch_config_key"].evidence["paths"][0][
+            "why"
+        ]
+    )
 
 
 def test_configured_base(tmp_path: Path) -> None:
@@ -334,10 +394,24 @@ def test_acknowledging_a_policy_change_does_not_pass_a_patch_violation(tmp_path:
     v, wt = branch_version(ws)
     commit_files(wt, {"judge/extra.py": "x = 1\n", "warm.npy": NPY})
     gate = protected_gate(ws, _policy(ws), v, str(ws.git.ref_target(f"refs/heads/evotree/{v}")))
-    report = GateReport(version=v, commit="", created_by="", hypothesis="", champion="v0", champion_commit="",
-                        policy={}, gates=[gate], comparison=None, findings=[], audit=None)
+    report = GateReport(
+        version=v,
+        commit="",
+        created_by="",
+        hypothesis="",
+        champion="v0",
+        champion_commit="",
+        policy={},
+        gates=[gate],
+        comparison=None,
+        findings=[],
+        audit=None,
+    )
     assert acknowledge_protected(report, "bob@example.com") == ["judge/extra.py"]
-    assert report.gates[0].status == "fail" and report.gates[0].numbers["acknowledged_by"] == "bob@example.com"
+    assert (
+        report.gates[0].status == "fail"
+        and report.gates[0].numbers["acknowledged_by"] == "bob@example.com"
+    )
 
 
 def test_glob_semantics() -> None:
@@ -346,23 +420,52 @@ def test_glob_semantics() -> None:
     assert glob_match("helper.py", "**/helper.py") and glob_match("a/b/helper.py", "**/helper.py")
     assert glob_match("helper.py", "help*.py") and not glob_match("sub/helper.py", "help*.py")
     assert glob_match("notes/x.md", "notes/*.md") and not glob_match("notes/a/x.md", "notes/*.md")
-    assert glob_match("a.py", "[!d]*") and not glob_match("d.py", "[!d]*") and not glob_match("x/y", "[!d]*y")
+    assert (
+        glob_match("a.py", "[!d]*")
+        and not glob_match("d.py", "[!d]*")
+        and not glob_match("x/y", "[!d]*y")
+    )
     assert not glob_match("Train.py", "train.py") and glob_match("Train.py", "train.py", fold=True)
 
 
-@pytest.mark.parametrize(("codes", "audit_passes"), [
-    (["audit.protected_path"], True),
-    (["audit.protected_path", "audit.git_history_leak"], False),  # a real leak is never waved through
-    (["audit.hidden_data_read"], False),
-])
+@pytest.mark.parametrize(
+    ("codes", "audit_passes"),
+    [
+        (["audit.protected_path"], True),
+        (
+            ["audit.protected_path", "audit.git_history_leak"],
+            False,
+        ),  # a real leak is never waved through
+        (["audit.hidden_data_read"], False),
+    ],
+)
 def test_accepting_a_policy_change_covers_only_the_audit_finding_of_that_change(
-        codes: list[str], audit_passes: bool) -> None:
+    codes: list[str], audit_passes: bool
+) -> None:
     from evotree.gates.evaluation import GateReport, GateResult, acknowledge_protected
 
-    gates = [GateResult("protected", "fail", "changes evotree.toml", {"changed": ["evotree.toml"]}),
-             GateResult("audit", "fail", "leaks", {"blocking": [{"code": c, "severity": "critical"} for c in codes]})]
-    report = GateReport(version="v1", commit="c", created_by="a", hypothesis="h", champion="v0",
-                        champion_commit="c0", policy={}, gates=gates, comparison=None, findings=[], audit=None)
+    gates = [
+        GateResult("protected", "fail", "changes evotree.toml", {"changed": ["evotree.toml"]}),
+        GateResult(
+            "audit",
+            "fail",
+            "leaks",
+            {"blocking": [{"code": c, "severity": "critical"} for c in codes]},
+        ),
+    ]
+    report = GateReport(
+        version="v1",
+        commit="c",
+        created_by="a",
+        hypothesis="h",
+        champion="v0",
+        champion_commit="c0",
+        policy={},
+        gates=gates,
+        comparison=None,
+        findings=[],
+        audit=None,
+    )
     assert acknowledge_protected(report, "bob@example.com") == ["evotree.toml"]
     assert gates[0].status == "pass"
     assert (gates[1].status == "pass") is audit_passes

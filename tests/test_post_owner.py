@@ -39,7 +39,7 @@ class _GitHub(JsonStub):
             if method == "GET":
                 query = parse_qs(request.url.query)
                 page, per = int(query["page"][0]), int(query["per_page"][0])
-                return 200, self.comments[(page - 1) * per: page * per]
+                return 200, self.comments[(page - 1) * per : page * per]
             self.next_id += 1
             comment = {"id": self.next_id, "body": body["body"], "user": {"login": self.login}}
             self.comments.append(comment)
@@ -55,7 +55,12 @@ class _GitHub(JsonStub):
 
 
 def _env(api: _GitHub, **extra: str) -> dict[str, str]:
-    return {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": "acme/recipes", "GITHUB_API_URL": api.url, **extra}
+    return {
+        "GITHUB_TOKEN": TOKEN,
+        "GITHUB_REPOSITORY": "acme/recipes",
+        "GITHUB_API_URL": api.url,
+        **extra,
+    }
 
 
 def _body(text: str) -> str:
@@ -64,14 +69,22 @@ def _body(text: str) -> str:
 
 def test_a_planted_marker_comment_by_someone_else_is_left_alone() -> None:
     with _GitHub("evotree-ci") as api:
-        planted = {"id": 7, "body": _body("click here: http://evil.example"), "user": {"login": "mallory"}}
+        planted = {
+            "id": 7,
+            "body": _body("click here: http://evil.example"),
+            "user": {"login": "mallory"},
+        }
         api.comments.append(planted)
-        first = post_comment(_body("report one"), version="v1", branch="evotree/v1", env=_env(api), pull_request=5)
+        first = post_comment(
+            _body("report one"), version="v1", branch="evotree/v1", env=_env(api), pull_request=5
+        )
         assert first.action == "created" and first.comment_id != 7
         assert planted["body"] == _body("click here: http://evil.example")  # untouched
         assert not [m for m, p in api.requests if m == "PATCH"]
         # the second post finds the token user's own comment (after the planted one) and edits it
-        second = post_comment(_body("report two"), version="v1", branch="evotree/v1", env=_env(api), pull_request=5)
+        second = post_comment(
+            _body("report two"), version="v1", branch="evotree/v1", env=_env(api), pull_request=5
+        )
         assert second.action == "updated" and second.comment_id == first.comment_id
         ours = [c for c in api.comments if c["id"] == first.comment_id][0]
         assert ours["body"] == _body("report two") and planted["body"].endswith("evil.example")
@@ -86,8 +99,13 @@ def test_login_comparison_is_case_insensitive_and_explicit_login_wins() -> None:
         assert result.action == "updated" and api.comments[0]["body"] == _body("new")
         # EVOTREE_GITHUB_LOGIN names the author outright: a comment of another login is not edited
         api.requests.clear()
-        result = post_comment(_body("newer"), version="v1", branch="b", env=_env(api, EVOTREE_GITHUB_LOGIN="someone"),
-                              pull_request=5)
+        result = post_comment(
+            _body("newer"),
+            version="v1",
+            branch="b",
+            env=_env(api, EVOTREE_GITHUB_LOGIN="someone"),
+            pull_request=5,
+        )
         assert result.action == "created" and api.comments[0]["body"] == _body("new")
         assert ("GET", "/user") not in api.requests
 
@@ -95,9 +113,16 @@ def test_login_comparison_is_case_insensitive_and_explicit_login_wins() -> None:
 def test_actions_token_without_user_access() -> None:
     with _GitHub("github-actions[bot]", user_status=403) as api:
         api.comments.append({"id": 9, "body": _body("planted"), "user": {"login": "mallory"}})
-        api.comments.append({"id": 10, "body": _body("ours"), "user": {"login": "github-actions[bot]"}})
-        result = post_comment(_body("fresh"), version="v1", branch="b", env=_env(api, GITHUB_ACTIONS="true"),
-                              pull_request=5)
+        api.comments.append(
+            {"id": 10, "body": _body("ours"), "user": {"login": "github-actions[bot]"}}
+        )
+        result = post_comment(
+            _body("fresh"),
+            version="v1",
+            branch="b",
+            env=_env(api, GITHUB_ACTIONS="true"),
+            pull_request=5,
+        )
         assert result.action == "updated" and result.comment_id == 10
         assert api.comments[0]["body"] == _body("planted")
         # outside Actions a refused /user is an error, never a guess

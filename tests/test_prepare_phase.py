@@ -19,7 +19,7 @@ from evotree.harness.sandbox import check_sandbox
 
 pytestmark = pytest.mark.skipif(not check_sandbox().ok, reason="bubblewrap cannot start here")
 
-TRAIN = '''\
+TRAIN = """\
 import json, os
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -32,17 +32,17 @@ except OSError:
     wrote = False
 rec.signal(1, reward_mean=1.0 if seen == "warm" else 0.0)
 json.dump({"seen": seen, "wrote": wrote}, open("model.json", "w"))
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os
 from evotree.harness import get_recorder
 rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 rec.eval_result("validation", "t0", 1.0 if model["seen"] == "warm" and not model["wrote"] else 0.0)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 prepare = "test -f $EVOTREE_CACHE_DIR/base.txt || echo warm > $EVOTREE_CACHE_DIR/base.txt; echo prepared"
@@ -50,7 +50,7 @@ prepare = "test -f $EVOTREE_CACHE_DIR/base.txt || echo warm > $EVOTREE_CACHE_DIR
 [eval]
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
-'''
+"""
 
 
 @pytest.fixture
@@ -72,7 +72,9 @@ def test_prepare_writes_the_cache_and_the_train_phase_only_reads_it(repo: Path) 
     for run in runs:
         assert set(run["phases"]) == {"prepare", "train", "eval"}
         assert run["headline"]["value"] == 1.0  # saw the warm cache, and could not write it
-        model = json.loads((repo / ".evotree" / "runs" / run["run_id"] / "candidate" / "model.json").read_text())
+        model = json.loads(
+            (repo / ".evotree" / "runs" / run["run_id"] / "candidate" / "model.json").read_text()
+        )
         assert model == {"seen": "warm", "wrote": False}
     assert (repo / ".evotree" / "cache" / "base.txt").read_text().strip() == "warm"
 

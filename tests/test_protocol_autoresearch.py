@@ -54,14 +54,24 @@ def test_the_summary_lines_are_read_as_program_md_greps_them() -> None:
 def test_a_crash_has_no_metric() -> None:
     crashed = "step 00010 | loss: 9.1\nTraceback (most recent call last):\n  ...\nRuntimeError: CUDA out of memory\n"
     assert metric_value(parse_summary(crashed), "val_bpb") is None
-    assert metric_value(parse_summary("val_bpb: nan\n"), "val_bpb") is None  # a NaN loss is a crash too
-    assert metric_value(parse_summary("val_bpb:   1.5\nval_bpb: 1.25\n"), "val_bpb") == 1.25  # the last wins
-    assert metric_value(parse_summary("my_val_bpb: 1.0\n"), "val_bpb") is None  # "^val_bpb:", not a suffix
+    assert (
+        metric_value(parse_summary("val_bpb: nan\n"), "val_bpb") is None
+    )  # a NaN loss is a crash too
+    assert (
+        metric_value(parse_summary("val_bpb:   1.5\nval_bpb: 1.25\n"), "val_bpb") == 1.25
+    )  # the last wins
+    assert (
+        metric_value(parse_summary("my_val_bpb: 1.0\n"), "val_bpb") is None
+    )  # "^val_bpb:", not a suffix
 
 
 # ---------------------------------------------------------------------------- the hidden evaluation
-@pytest.mark.parametrize(("size", "streams", "context", "steps"), [(12_000, 20, 32, 512), (5_000, 7, 16, 10_000)])
-def test_no_context_holds_a_byte_scored_at_that_step_or_later(size: int, streams: int, context: int, steps: int) -> None:
+@pytest.mark.parametrize(
+    ("size", "streams", "context", "steps"), [(12_000, 20, 32, 512), (5_000, 7, 16, 10_000)]
+)
+def test_no_context_holds_a_byte_scored_at_that_step_or_later(
+    size: int, streams: int, context: int, steps: int
+) -> None:
     """The judge asks for stream b's byte at position s_b + t after contexts [p - context, p): no
     byte any stream is scored on at step t or later may be in a context shown at step t or earlier."""
     starts, length = stream_layout(size, streams, context, steps)
@@ -76,7 +86,7 @@ def test_no_context_holds_a_byte_scored_at_that_step_or_later(size: int, streams
                 assert scored_at.get(q, -1) < t, (s, t, q)
 
 
-CHEATING_MODEL = '''\
+CHEATING_MODEL = """\
 import numpy as np
 
 print("val_bpb: 0.000001")  # a print at import must not reach the judge's answers
@@ -89,7 +99,7 @@ class Cheat:
 
 def load_model(path):
     return Cheat()
-'''
+"""
 
 
 @pytest.mark.parametrize("value", ["100.0", "0.0"])
@@ -120,9 +130,35 @@ def test_a_hidden_text_too_short_is_refused() -> None:
 # ---------------------------------------------------------------------------- results.tsv
 def test_results_tsv_has_autoresearchs_columns_then_evotrees() -> None:
     rows = [
-        ResultRow("a1b2c3d", 0.9979, 44.0, "keep", "baseline", "champion", None, None, None, 4, "v0"),
-        ResultRow("b2c3d4e", 0.9932, 44.2, "keep", "increase LR\tto 0.04", "pass", 0.0047, 0.002, 0.007, 3, "v1"),
-        ResultRow("c3d4e5f", None, None, "crash", "double model width (OOM)", "crash", None, None, None, 0, "v2"),
+        ResultRow(
+            "a1b2c3d", 0.9979, 44.0, "keep", "baseline", "champion", None, None, None, 4, "v0"
+        ),
+        ResultRow(
+            "b2c3d4e",
+            0.9932,
+            44.2,
+            "keep",
+            "increase LR\tto 0.04",
+            "pass",
+            0.0047,
+            0.002,
+            0.007,
+            3,
+            "v1",
+        ),
+        ResultRow(
+            "c3d4e5f",
+            None,
+            None,
+            "crash",
+            "double model width (OOM)",
+            "crash",
+            None,
+            None,
+            None,
+            0,
+            "v2",
+        ),
     ]
     table = list(csv.reader(io.StringIO(results_tsv(rows)), delimiter="\t"))
     assert table[0][:5] == ["commit", "val_bpb", "memory_gb", "status", "description"]
@@ -141,16 +177,26 @@ def test_an_autoresearch_repository_gets_only_the_rules(tmp_path: Path) -> None:
     (tmp_path / "program.md").write_text("# autoresearch\n")
     written = materialize(tmp_path)
     assert sorted(written) == ["evotree.toml", "program.evotree.md"]
-    assert (tmp_path / "prepare.py").read_text() == "TIME_BUDGET = 300\n"  # nothing of the user's replaced
+    assert (
+        tmp_path / "prepare.py"
+    ).read_text() == "TIME_BUDGET = 300\n"  # nothing of the user's replaced
     config = parse_config((tmp_path / "evotree.toml").read_text())
     assert config.protect.editable == ["train.py"] and config.protect.base == "root"
-    assert "evotree.domains.autoresearch.runner" in config.train.command and "-- python train.py" in config.train.command
+    assert (
+        "evotree.domains.autoresearch.runner" in config.train.command
+        and "-- python train.py" in config.train.command
+    )
     assert config.train.timeout_seconds == 600  # program.md: kill a run past 10 minutes
-    assert "--metric val_bpb --direction min" in config.eval.command and "--hidden" not in config.eval.command
+    assert (
+        "--metric val_bpb --direction min" in config.eval.command
+        and "--hidden" not in config.eval.command
+    )
     assert config.gates.min_tasks == 1 and config.gates.champion_seeds >= 2
     assert config.executor.gpus == 1.0
     assert any(p.endswith("/.cache/autoresearch") for p in config.sandbox.read_paths)
-    assert "git reset" not in (tmp_path / "program.evotree.md").read_text().split("You never")[1][:10]
+    assert (
+        "git reset" not in (tmp_path / "program.evotree.md").read_text().split("You never")[1][:10]
+    )
 
 
 def test_the_worked_example_files(tmp_path: Path) -> None:
@@ -162,7 +208,9 @@ def test_the_worked_example_files(tmp_path: Path) -> None:
     assert config.protect.editable == ["train.py"] and config.gates.min_tasks == 20
     # the hidden texts are neither the train nor the validation text, and differ from each other
     hidden = files["judge/validation.txt"]
-    assert hidden[:2000] not in files["data/train.txt"] and hidden[:2000] not in files["data/val.txt"]
+    assert (
+        hidden[:2000] not in files["data/train.txt"] and hidden[:2000] not in files["data/val.txt"]
+    )
     assert files["judge/validation.txt"] != files["judge/heldout.txt"]
     assert generate(7, 5000) == generate(7, 5000) != generate(8, 5000)
     assert len(files["data/train.txt"].encode()) <= 400_000  # a few hundred KB at most
@@ -202,7 +250,9 @@ def _run_any(cli: Cli, version: str) -> dict[str, Any]:
 
     from evotree.cli.main import cli as root
 
-    return json.loads(cli.runner.invoke(root, ["-C", str(cli.repo), "run", version, "--json"]).stdout)["runs"][0]
+    return json.loads(
+        cli.runner.invoke(root, ["-C", str(cli.repo), "run", version, "--json"]).stdout
+    )["runs"][0]
 
 
 def _tsv(cli: Cli) -> dict[str, dict[str, str]]:
@@ -220,7 +270,9 @@ def test_the_worked_example_end_to_end(tmp_path: Path) -> None:
     for rel, text in example_files(3).items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    git(repo, "add", "prepare.py", "train.py", "program.md", "data", "evotree.toml")  # judge/ never committed
+    git(
+        repo, "add", "prepare.py", "train.py", "program.md", "data", "evotree.toml"
+    )  # judge/ never committed
     git(repo, "commit", "-qm", "an autoresearch repository")
     cli = Cli(repo)
     cli("init", "--protocol", "autoresearch")
@@ -230,25 +282,48 @@ def test_the_worked_example_end_to_end(tmp_path: Path) -> None:
     for run in cli.json("run", "v0", "--seeds", "4")["runs"]:
         assert run["status"] == "succeeded", run
         assert run["headline"]["n"] == 20  # 20 hidden streams, one task each
-    lr = _branch(cli, "raise the learning rate 0.0002 -> 0.001", {"train.py": ("LR = 0.0002 ", "LR = 0.001  ")})
-    init = _branch(cli, "initialize at 0.9 of the scale", {"train.py": ("INIT_SCALE = 1.0 ", "INIT_SCALE = 0.9 ")})
+    lr = _branch(
+        cli,
+        "raise the learning rate 0.0002 -> 0.001",
+        {"train.py": ("LR = 0.0002 ", "LR = 0.001  ")},
+    )
+    init = _branch(
+        cli,
+        "initialize at 0.9 of the scale",
+        {"train.py": ("INIT_SCALE = 1.0 ", "INIT_SCALE = 0.9 ")},
+    )
     for version in (lr, init):
-        assert all(r["status"] == "succeeded" for r in cli.json("run", version, "--seeds", "2")["runs"])
+        assert all(
+            r["status"] == "succeeded" for r in cli.json("run", version, "--seeds", "2")["runs"]
+        )
     kept, not_kept = _score_gate(cli, lr), _score_gate(cli, init)
     assert kept["status"] == "pass", kept
-    assert not_kept["status"] != "pass" and not_kept["numbers"]["verdict"] in ("more_seeds", "futile", "fail"), not_kept
+    assert not_kept["status"] != "pass" and not_kept["numbers"]["verdict"] in (
+        "more_seeds",
+        "futile",
+        "fail",
+    ), not_kept
     # the judge's own bits per byte (hidden text) and the run's own summary line are both recorded
-    rows = cli.json("sql", "SELECT version, metric, avg(value) AS v FROM signals WHERE metric IN "
-                           "('judge/validation_val_bpb', 'summary/val_bpb') GROUP BY version, metric")["rows"]
+    rows = cli.json(
+        "sql",
+        "SELECT version, metric, avg(value) AS v FROM signals WHERE metric IN "
+        "('judge/validation_val_bpb', 'summary/val_bpb') GROUP BY version, metric",
+    )["rows"]
     means = {(r["version"], r["metric"]): r["v"] for r in rows}
     assert means[(lr, "judge/validation_val_bpb")] < means[("v0", "judge/validation_val_bpb")] - 0.2
     assert 0.5 < means[(lr, "summary/val_bpb")] < 8.0
     # a crash is recorded as a crash (the run failed, charged, never scored)
-    crash = _branch(cli, "a typo", {"train.py": ("    val_bpb = evaluate_bpb(", "    val_bpb = evaluate_bpbb(")})
+    crash = _branch(
+        cli, "a typo", {"train.py": ("    val_bpb = evaluate_bpb(", "    val_bpb = evaluate_bpbb(")}
+    )
     crashed = _run_any(cli, crash)
     assert crashed["status"] == "failed" and "crash" in " ".join(crashed["notes"]), crashed
     # prepare.py is fixed: a version that edits it is refused before anything runs
-    cheat = _branch(cli, "a longer time budget", {"prepare.py": ('"AUTORESEARCH_TIME_BUDGET", "30"', '"X", "60"')})
+    cheat = _branch(
+        cli,
+        "a longer time budget",
+        {"prepare.py": ('"AUTORESEARCH_TIME_BUDGET", "30"', '"X", "60"')},
+    )
     error = cli.json("run", cheat, code=40)["error"]
     assert error["code"] == "patch_rejected" and "prepare.py" in error["message"]
     assert not list((repo / ".evotree" / "runs").glob(f"{cheat}-*"))
@@ -256,7 +331,10 @@ def test_the_worked_example_end_to_end(tmp_path: Path) -> None:
     table = _tsv(cli)
     assert table["v0"]["status"] == "keep" and table["v0"]["verdict"] == "champion"
     assert table[lr]["status"] == "keep" and table[lr]["verdict"] == "pass"
-    assert float(table[lr]["val_bpb"]) < float(table["v0"]["val_bpb"]) and float(table[lr]["ci_low"]) > 0
+    assert (
+        float(table[lr]["val_bpb"]) < float(table["v0"]["val_bpb"])
+        and float(table[lr]["ci_low"]) > 0
+    )
     assert table[init]["status"] == "discard"
     assert table[crash]["status"] == "crash" and table[crash]["val_bpb"] == "0.000000"
     assert table[cheat]["status"] == "discard" and table[cheat]["verdict"] == "no_runs"
@@ -275,7 +353,7 @@ def evaluate_bpb(lr, seed):
     noise = float(open(os.path.expanduser("~/.cache/autoresearch/noise.txt")).read())
     return 1.0 + abs(lr - 0.04) + random.Random(seed).gauss(0, noise)
 '''
-STAND_IN_TRAIN = '''\
+STAND_IN_TRAIN = """\
 import os
 from prepare import evaluate_bpb
 LR = 0.02
@@ -288,11 +366,13 @@ print(f"val_bpb:          {val_bpb:.6f}")
 print("training_seconds: 0.1")
 print("peak_vram_mb:     2048.0")
 print("num_steps:        1")
-'''
+"""
 
 
 @pytest.mark.heavy
-def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_autoresearch_repository_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`evotree init --protocol autoresearch` in a repository that has its own train.py and
     prepare.py: the metric is read from the summary lines; one GPU per run (a stand-in device)."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # the rules ask for one GPU per run
@@ -310,7 +390,9 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     written = cli.json("init", "--protocol", "autoresearch")
     assert (repo / "evotree.toml").is_file() and (repo / "program.evotree.md").is_file(), written
     assert (repo / "prepare.py").read_text() == STAND_IN_PREPARE
-    assert f"{home}/.cache/autoresearch" in (repo / "evotree.toml").read_text()  # read-only in the sandbox
+    assert (
+        f"{home}/.cache/autoresearch" in (repo / "evotree.toml").read_text()
+    )  # read-only in the sandbox
     runs = cli.json("run", "v0", "--seeds", "4")["runs"]
     assert [r["status"] for r in runs] == ["succeeded"] * 4
     assert all(r["headline"]["n"] == 1 for r in runs)  # one number per run: the summary's val_bpb
@@ -323,17 +405,27 @@ def test_an_autoresearch_repository_end_to_end(tmp_path: Path, monkeypatch: pyte
     oom = _branch(cli, "double model width", {"train.py": ("LR = 0.02", "LR = 2.0")})
     crashed = _run_any(cli, oom)
     assert crashed["status"] == "failed"
-    cheat = _branch(cli, "a shorter evaluation", {"prepare.py": ("TIME_BUDGET = 300", "TIME_BUDGET = 600")})
+    cheat = _branch(
+        cli, "a shorter evaluation", {"prepare.py": ("TIME_BUDGET = 300", "TIME_BUDGET = 600")}
+    )
     assert cli.json("run", cheat, code=40)["error"]["code"] == "patch_rejected"
     target = repo / "results.tsv"
     cli("export", "results-tsv", "-o", str(target))
-    table = {r["version"]: r for r in csv.DictReader(io.StringIO(target.read_text()), delimiter="\t")}
+    table = {
+        r["version"]: r for r in csv.DictReader(io.StringIO(target.read_text()), delimiter="\t")
+    }
     assert table["v0"]["val_bpb"].startswith("1.02") and table["v0"]["memory_gb"] == "2.0"
-    assert table[better]["status"] == "keep" and float(table[better]["val_bpb"]) == pytest.approx(1.0, abs=0.01)
+    assert table[better]["status"] == "keep" and float(table[better]["val_bpb"]) == pytest.approx(
+        1.0, abs=0.01
+    )
     assert table[same]["status"] == "discard"
     assert table[oom]["status"] == "crash" and table[oom]["memory_gb"] == "0.0"
     exported = cli.json("export", "results-tsv")
     validate(exported, "export-results-tsv")
     rows = {r["version"]: r for r in exported["rows"]}
-    assert rows[better]["verdict"] == "pass" and rows[better]["delta"] > 0 and rows[better]["ci_low"] > 0
+    assert (
+        rows[better]["verdict"] == "pass"
+        and rows[better]["delta"] > 0
+        and rows[better]["ci_low"] > 0
+    )
     assert rows[oom]["metric"] is None and rows[oom]["seeds"] == 0

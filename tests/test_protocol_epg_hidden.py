@@ -24,7 +24,9 @@ def _pools(text: str) -> bool:
     return "[pools." in text or bool(re.search(r"\[\s*1\d{6,}", text))
 
 
-def _in_pty(repo: Path, args: list[str], answers: Any, env: dict[str, str], timeout: float = 60.0) -> tuple[int, str]:
+def _in_pty(
+    repo: Path, args: list[str], answers: Any, env: dict[str, str], timeout: float = 60.0
+) -> tuple[int, str]:
     """Run ``python -m evotree -C repo ARGS`` on a fresh pseudo-terminal (its controlling
     terminal); ``answers(output_so_far)`` returns the next line to type or None. (exit code, output)."""
     import pty
@@ -58,7 +60,11 @@ def _in_pty(repo: Path, args: list[str], answers: Any, env: dict[str, str], time
 def _env(**extra: str) -> dict[str, str]:
     from evotree.gates.signoff import CI_VARIABLES
 
-    env = {k: v for k, v in os.environ.items() if k not in CI_VARIABLES and k != "EVOTREE_AGENT_PRINCIPAL"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in CI_VARIABLES and k != "EVOTREE_AGENT_PRINCIPAL"
+    }
     env.update(extra)
     return env
 
@@ -84,7 +90,10 @@ def test_hidden_seeds_go_only_to_a_person_who_signs_at_a_terminal(tmp_path: Path
     cli = Cli(ws.root)
     assert "judge/gym.toml" in [f["path"] for f in cli.json("judge", "show")["files"]]
     # a pipe: refused with and without --force, nothing of the pools printed
-    for args in (("judge", "show", "judge/gym.toml"), ("judge", "show", "judge/gym.toml", "--force")):
+    for args in (
+        ("judge", "show", "judge/gym.toml"),
+        ("judge", "show", "judge/gym.toml", "--force"),
+    ):
         refused = cli(*args, code=31)
         assert not _pools(refused.output) and "terminal" in refused.output, refused.output
     assert cli.json("judge", "show", "judge/gym.toml", code=1)["error"]  # never as JSON
@@ -93,15 +102,25 @@ def test_hidden_seeds_go_only_to_a_person_who_signs_at_a_terminal(tmp_path: Path
     assert not out.exists() or not any(out.rglob("*.toml")), refused.output
     # a terminal, but an agent session or a CI job: refused before anything is shown
     for extra in ({"EVOTREE_AGENT_PRINCIPAL": "agent:x"}, {"CI": "true"}):
-        code, text = _in_pty(ws.root, ["judge", "show", "judge/gym.toml", "--force"], _typist("judge/gym.toml"),
-                             _env(**extra))
+        code, text = _in_pty(
+            ws.root,
+            ["judge", "show", "judge/gym.toml", "--force"],
+            _typist("judge/gym.toml"),
+            _env(**extra),
+        )
         assert code == 31 and not _pools(text), (extra, text)
     # a terminal and a person who types a wrong code: refused
-    code, text = _in_pty(ws.root, ["judge", "show", "judge/gym.toml"], _typist("judge/gym.toml", code="AAAA-AAAA"),
-                         _env())
+    code, text = _in_pty(
+        ws.root,
+        ["judge", "show", "judge/gym.toml"],
+        _typist("judge/gym.toml", code="AAAA-AAAA"),
+        _env(),
+    )
     assert code == 31 and "one-time code" in text and not _pools(text), text
     # a person at a terminal who signs for it: the file
-    code, text = _in_pty(ws.root, ["judge", "show", "judge/gym.toml"], _typist("judge/gym.toml"), _env())
+    code, text = _in_pty(
+        ws.root, ["judge", "show", "judge/gym.toml"], _typist("judge/gym.toml"), _env()
+    )
     assert code == 0 and _pools(text), text
     # once the search is finalized the boundary is lifted: --force to a pipe is the owner's call again
     assert cli.json("finalize", "--yes")["status"] == "no_ok_submit"

@@ -33,22 +33,27 @@ def test_the_pool_is_fixed_distinct_and_below_the_hidden_range() -> None:
 def test_runs_play_named_instances_or_blocks_of_the_pool(tmp_path: Path) -> None:
     pool = train_pool()
     named = _settings(tmp_path, "instances = [0, 5, 17, 5]\n")
-    assert named.episodes_per_env == 4 and named.seeds(0) == named.seeds(7) == [pool[i] for i in (0, 5, 17, 5)]
+    assert named.episodes_per_env == 4 and named.seeds(0) == named.seeds(7) == [
+        pool[i] for i in (0, 5, 17, 5)
+    ]
     blocks = _settings(tmp_path, "episodes_per_env = 8\n")
     assert blocks.seeds(0) == pool[:8] and blocks.seeds(1) == pool[8:16]
     assert blocks.seeds(9) == pool[8:16]  # 72..79 wraps to 8..15: never outside the pool
     assert set(blocks.seeds(3)) <= set(pool)
 
 
-@pytest.mark.parametrize("body,match", [
-    ("first_seed = 0\n", "instances of its fixed train pool"),
-    ("first_seed = 123\nepisodes_per_env = 2\n", "not seeds"),
-    ("instances = [64]\n", r"ids in \[0, 64\)"),
-    ("instances = [-1]\n", r"ids in \[0, 64\)"),
-    ("instances = []\n", "non-empty"),
-    ("instances = [true]\n", r"ids in \[0, 64\)"),
-    ("instances = [1, 2]\nepisodes_per_env = 3\n", "drop episodes_per_env"),
-])
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        ("first_seed = 0\n", "instances of its fixed train pool"),
+        ("first_seed = 123\nepisodes_per_env = 2\n", "not seeds"),
+        ("instances = [64]\n", r"ids in \[0, 64\)"),
+        ("instances = [-1]\n", r"ids in \[0, 64\)"),
+        ("instances = []\n", "non-empty"),
+        ("instances = [true]\n", r"ids in \[0, 64\)"),
+        ("instances = [1, 2]\nepisodes_per_env = 3\n", "drop episodes_per_env"),
+    ],
+)
 def test_seeds_and_bad_instances_are_refused(tmp_path: Path, body: str, match: str) -> None:
     with pytest.raises(SettingsError, match=match):
         _settings(tmp_path, body)
@@ -66,7 +71,14 @@ def test_every_core16_environment_has_a_task_description() -> None:
     for env_id in CORE16:
         text = render(env_id, max_episode_steps=500)
         assert text.startswith(f"# {TASKS[env_id].title}\n") and f"`{env_id}`" in text
-        for part in ("## Objective", "## Observation", "## Action", "## Reward", "instances", "hidden"):
+        for part in (
+            "## Objective",
+            "## Observation",
+            "## Action",
+            "## Reward",
+            "instances",
+            "hidden",
+        ):
             assert part in text, (env_id, part)
         assert "seed" not in text.lower().replace("never its seed", "")  # no seed is named
     assert "Maximize the total" in render("CartPole-v1")
@@ -78,8 +90,9 @@ def test_init_writes_task_md_and_a_gym_toml_without_first_seed(tmp_path: Path) -
 
     root = tmp_path / "w"
     root.mkdir()
-    written = materialize_evopolicygym(root, "Acrobot-v1", validation_episodes=4, heldout_episodes=4,
-                                       reference_episodes=2)
+    written = materialize_evopolicygym(
+        root, "Acrobot-v1", validation_episodes=4, heldout_episodes=4, reference_episodes=2
+    )
     assert "task.md" in written
     task = (root / "task.md").read_text()
     assert task.startswith("# Acrobot") and "Step limit per episode: 500." in task

@@ -9,15 +9,36 @@ from evotree.report.search import SearchParams, VersionStat, compute_stats
 
 
 def _run(version: str, value: float, started: str) -> RunRecord:
-    return RunRecord(run_id=f"{version}-r", version=version, seed=0, status="succeeded", commit=version * 10,
-                     judge_commit=None, judge_version=None, train_command="t", eval_command="e", started_at=started,
-                     headline={"metric": "validation/mean_score", "value": value, "n": 64, "scored": 64})
+    return RunRecord(
+        run_id=f"{version}-r",
+        version=version,
+        seed=0,
+        status="succeeded",
+        commit=version * 10,
+        judge_commit=None,
+        judge_version=None,
+        train_command="t",
+        eval_command="e",
+        started_at=started,
+        headline={"metric": "validation/mean_score", "value": value, "n": 64, "scored": 64},
+    )
 
 
 def _row(version: str, order: int, value: float | None, at: str) -> VersionStat:
-    return VersionStat(id=version, order=order, parents=[] if order == 1 else ["v0"], created_at=at, status="evaluated",
-                       hypothesis="", score=value, metric="validation/mean_score", audit=None,
-                       valid=value is not None, runs_finished=1, spend={"runs": 1.0})
+    return VersionStat(
+        id=version,
+        order=order,
+        parents=[] if order == 1 else ["v0"],
+        created_at=at,
+        status="evaluated",
+        hypothesis="",
+        score=value,
+        metric="validation/mean_score",
+        audit=None,
+        valid=value is not None,
+        runs_finished=1,
+        spend={"runs": 1.0},
+    )
 
 
 SCORES = [("v0", -300.0), ("v1", -95.5), ("v2", -120.0), ("v3", -95.5), ("v4", -95.5 * (1 + 1e-12))]

@@ -51,31 +51,75 @@ def test_signal_rows_are_exact(rec: Recorder) -> None:
     rec.signal(3, loss=0.25, kl=1)
     rows = read_rows(rec.evidence_dir / "signals.jsonl")
     assert without_ts(rows) == [
-        {"run_id": "r1", "phase": "train", "step": 3, "metric": "loss", "value": 0.25, "nonfinite": False},
-        {"run_id": "r1", "phase": "train", "step": 3, "metric": "kl", "value": 1.0, "nonfinite": False},
+        {
+            "run_id": "r1",
+            "phase": "train",
+            "step": 3,
+            "metric": "loss",
+            "value": 0.25,
+            "nonfinite": False,
+        },
+        {
+            "run_id": "r1",
+            "phase": "train",
+            "step": 3,
+            "metric": "kl",
+            "value": 1.0,
+            "nonfinite": False,
+        },
     ]
     assert rec.rows["signals"] == 2
 
 
 def test_rollout_group_rows_are_exact_and_match_the_schema(rec: Recorder) -> None:
     rec.rollout_group(
-        7, group_id="g1", task_id="add-3", rewards=[1, 0.5],
-        components={"correct": [1, 0], "format": [0, 0.5]}, lengths=[12, 40],
-        truncated=[False, True], finish_reasons=["stop", "length"], texts=["2+1=3", "hmm"],
+        7,
+        group_id="g1",
+        task_id="add-3",
+        rewards=[1, 0.5],
+        components={"correct": [1, 0], "format": [0, 0.5]},
+        lengths=[12, 40],
+        truncated=[False, True],
+        finish_reasons=["stop", "length"],
+        texts=["2+1=3", "hmm"],
         commands=[["python -c 1"], []],
     )
     rows = read_rows(rec.evidence_dir / "rollouts.jsonl")
     for row in rows:
         assert list(row) == list(SCHEMAS["rollouts"])  # exactly the schema's keys, in order
     assert without_ts(rows) == [
-        {"run_id": "r1", "phase": "train", "step": 7, "group_id": "g1", "task_id": "add-3",
-         "sample_index": 0, "reward": 1.0, "components": '{"correct": 1.0, "format": 0.0}',
-         "length": 12, "truncated": False, "finish_reason": "stop", "text": "2+1=3",
-         "commands": ["python -c 1"], "nonfinite": False},
-        {"run_id": "r1", "phase": "train", "step": 7, "group_id": "g1", "task_id": "add-3",
-         "sample_index": 1, "reward": 0.5, "components": '{"correct": 0.0, "format": 0.5}',
-         "length": 40, "truncated": True, "finish_reason": "length", "text": "hmm",
-         "commands": [], "nonfinite": False},
+        {
+            "run_id": "r1",
+            "phase": "train",
+            "step": 7,
+            "group_id": "g1",
+            "task_id": "add-3",
+            "sample_index": 0,
+            "reward": 1.0,
+            "components": '{"correct": 1.0, "format": 0.0}',
+            "length": 12,
+            "truncated": False,
+            "finish_reason": "stop",
+            "text": "2+1=3",
+            "commands": ["python -c 1"],
+            "nonfinite": False,
+        },
+        {
+            "run_id": "r1",
+            "phase": "train",
+            "step": 7,
+            "group_id": "g1",
+            "task_id": "add-3",
+            "sample_index": 1,
+            "reward": 0.5,
+            "components": '{"correct": 0.0, "format": 0.5}',
+            "length": 40,
+            "truncated": True,
+            "finish_reason": "length",
+            "text": "hmm",
+            "commands": [],
+            "nonfinite": False,
+        },
     ]
 
 
@@ -94,10 +138,24 @@ def test_eval_rows_are_exact(tmp_path: Path) -> None:
     for row in rows:
         assert list(row) == list(SCHEMAS["evals"])
     assert without_ts(rows) == [
-        {"run_id": "r9", "phase": "eval", "split": "heldout", "task_id": "t1", "sample_index": 2,
-         "score": 0.75, "nonfinite": False},
-        {"run_id": "r9", "phase": "eval", "split": "train", "task_id": "t2", "sample_index": 0,
-         "score": 1.0, "nonfinite": False},
+        {
+            "run_id": "r9",
+            "phase": "eval",
+            "split": "heldout",
+            "task_id": "t1",
+            "sample_index": 2,
+            "score": 0.75,
+            "nonfinite": False,
+        },
+        {
+            "run_id": "r9",
+            "phase": "eval",
+            "split": "train",
+            "task_id": "t2",
+            "sample_index": 0,
+            "score": 1.0,
+            "nonfinite": False,
+        },
     ]
 
 
@@ -112,11 +170,19 @@ def test_every_line_is_one_complete_json_object(rec: Recorder) -> None:
 # ----------------------------------------------------------------------------- non-finite
 def test_nonfinite_values_are_flagged_not_dropped(rec: Recorder) -> None:
     rec.signal(1, loss=float("nan"), grad=float("inf"), ok=2.0)
-    rec.rollout_group(1, group_id="g", task_id="t", rewards=[float("-inf"), 1.0],
-                      components={"c": [0.0, float("nan")]})
+    rec.rollout_group(
+        1,
+        group_id="g",
+        task_id="t",
+        rewards=[float("-inf"), 1.0],
+        components={"c": [0.0, float("nan")]},
+    )
     rows = read_rows(rec.evidence_dir / "signals.jsonl")
     assert [(r["metric"], r["value"], r["nonfinite"]) for r in rows] == [
-        ("loss", None, True), ("grad", None, True), ("ok", 2.0, False)]
+        ("loss", None, True),
+        ("grad", None, True),
+        ("ok", 2.0, False),
+    ]
     rollouts = read_rows(rec.evidence_dir / "rollouts.jsonl")
     assert [(r["reward"], r["nonfinite"]) for r in rollouts] == [(None, True), (1.0, True)]
     assert json.loads(rollouts[1]["components"]) == {"c": None}
@@ -146,8 +212,12 @@ def test_outside_a_run_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_from_env_reads_the_run_environment(tmp_path: Path) -> None:
-    env = {ENV_EVIDENCE_DIR: str(tmp_path / "e"), ENV_RUN_ID: "run-7", ENV_PHASE: "eval",
-           ENV_MAX_STEPS: "5"}
+    env = {
+        ENV_EVIDENCE_DIR: str(tmp_path / "e"),
+        ENV_RUN_ID: "run-7",
+        ENV_PHASE: "eval",
+        ENV_MAX_STEPS: "5",
+    }
     with Recorder.from_env(env) as rec:
         assert (rec.run_id, rec.phase, rec.max_steps) == ("run-7", "eval", 5)
         assert not rec.budget_exceeded(4) and rec.budget_exceeded(5)
@@ -207,7 +277,9 @@ def test_unwritable_evidence_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "signals.jsonl").mkdir()  # cannot be opened for appending, even by root
     with pytest.raises(RecorderError) as info:
         rec.signal(0, loss=1.0)
-    assert "cannot write evidence to" in info.value.message and "signals.jsonl" in info.value.message
+    assert (
+        "cannot write evidence to" in info.value.message and "signals.jsonl" in info.value.message
+    )
     assert rec.rows["signals"] == 0
 
 
@@ -238,7 +310,9 @@ _WRITER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("text_size", [10, 5000])  # 5000: one group is bigger than io's buffer
-def test_sigkill_while_recording_loses_at_most_the_last_line(tmp_path: Path, text_size: int) -> None:
+def test_sigkill_while_recording_loses_at_most_the_last_line(
+    tmp_path: Path, text_size: int
+) -> None:
     evidence = tmp_path / "evidence" / "train"
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(evidence), str(text_size)])
     target = evidence / "rollouts.jsonl"
@@ -265,7 +339,9 @@ def test_sigkill_while_recording_loses_at_most_the_last_line(tmp_path: Path, tex
         if tail:  # at most one partial last line, never valid JSON followed by more
             with pytest.raises(ValueError):
                 json.loads(tail)
-    rollouts = [json.loads(line) for line in (evidence / "rollouts.jsonl").read_bytes().split(b"\n")[:-1]]
+    rollouts = [
+        json.loads(line) for line in (evidence / "rollouts.jsonl").read_bytes().split(b"\n")[:-1]
+    ]
     steps = [row["step"] for row in rollouts]
     assert steps == sorted(steps)  # appended in order, nothing lost in the middle
     assert set(range(steps[-1])) <= set(steps)

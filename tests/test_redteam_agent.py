@@ -25,7 +25,9 @@ pytestmark = pytest.mark.heavy
 
 
 # ---------------------------------------------------------------------------- the approver's process
-def test_harness_promote_status_with_a_rewritten_pointer_runs_no_filter(tmp_path: Path, keys: dict[str, Any]) -> None:
+def test_harness_promote_status_with_a_rewritten_pointer_runs_no_filter(
+    tmp_path: Path, keys: dict[str, Any]
+) -> None:
     from evotree.gates.harnesses import plan_harness_promotion
 
     repo, harness, worktree, marker = harness_draft_with_filter(tmp_path, keys)
@@ -86,17 +88,29 @@ def test_verify_runs_no_gpg_program_of_the_repository(tmp_path: Path, keys: dict
     v1 = new_version(repo, "skill = 0.95\n")
     ws = Workspace.open(repo)
     policy = trusted_policy(ws)
-    record_promotion(ws, policy, passing_report(ws, policy, v1), approver(ws, policy, v1, keys["bob"][0]))
+    record_promotion(
+        ws, policy, passing_report(ws, policy, v1), approver(ws, policy, v1, keys["bob"][0])
+    )
     marker = tmp_path / "gpg-ran"
     gpg = script(tmp_path / "gpg", f"touch {marker}\nexit 1\n")
     body = git(repo, "cat-file", "tag", f"refs/tags/evotree/promoted/{v1}")
-    body = body.rstrip("\n") + "\n-----BEGIN PGP SIGNATURE-----\n\nAAAA\n-----END PGP SIGNATURE-----\n"
-    forged = subprocess.run(["git", "hash-object", "-t", "tag", "-w", "--stdin"], cwd=repo, input=body,
-                            capture_output=True, text=True, check=True).stdout.strip()
+    body = (
+        body.rstrip("\n") + "\n-----BEGIN PGP SIGNATURE-----\n\nAAAA\n-----END PGP SIGNATURE-----\n"
+    )
+    forged = subprocess.run(
+        ["git", "hash-object", "-t", "tag", "-w", "--stdin"],
+        cwd=repo,
+        input=body,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     git(repo, "update-ref", f"refs/tags/evotree/promoted/{v1}", forged)
     git(repo, "config", "gpg.program", str(gpg))
     git(repo, "config", "gpg.openpgp.program", str(gpg))
-    subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "verify"], capture_output=True, timeout=120)  # whatever verify says of the tag, it must run no program of the workspace's
+    subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "verify"], capture_output=True, timeout=120
+    )  # whatever verify says of the tag, it must run no program of the workspace's
     assert not marker.exists(), "the repository's gpg.program ran in `evotree verify`"
 
 
@@ -121,9 +135,10 @@ def make_workspace(path: Path) -> Path:
 
     return make(path)
 
+
 #: Waits (in the sandbox) for a worktree that appears in the worktrees folder during the session,
 #: then reads a file from it and writes one into it.
-WATCHER = r'''
+WATCHER = r"""
 import json, os, sys, time
 base = os.environ["EVOTREE_AGENT_WORKTREES"]
 before = set(os.listdir(base))
@@ -150,7 +165,7 @@ while time.time() < deadline:
         break
     time.sleep(0.1)
 print("AGENT-RESULT " + json.dumps(out))
-'''
+"""
 
 
 def test_a_worktree_someone_else_branches_during_the_session_is_hidden(tmp_path: Path) -> None:
@@ -158,9 +173,24 @@ def test_a_worktree_someone_else_branches_during_the_session_is_hidden(tmp_path:
 
     repo = make_workspace(tmp_path / "ws")
     base = repo / ".evotree" / "worktrees"
-    agent = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "agent", "--as", "bot", "--", sys.executable,
-                              "-c", WATCHER], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")})
+    agent = subprocess.Popen(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(repo),
+            "agent",
+            "--as",
+            "bot",
+            "--",
+            sys.executable,
+            "-c",
+            WATCHER,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
+    )
     try:
         deadline = time.monotonic() + 120
         while not list(base.glob("*/.agent-ready")):  # the agent's session folder
@@ -180,7 +210,7 @@ def test_a_worktree_someone_else_branches_during_the_session_is_hidden(tmp_path:
 
 #: Branches a version through the tools, plants a git folder of its own in the new worktree (a
 #: core.fsmonitor program) and points the worktree's writable .git pointer at it.
-PLANTER = r'''
+PLANTER = r"""
 import asyncio, json, os, sys
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -204,7 +234,7 @@ async def main():
     print("AGENT-RESULT " + json.dumps({"id": made["id"]}))
 
 asyncio.run(main())
-'''
+"""
 
 
 def test_a_pointer_rewritten_in_the_session_is_not_left_for_the_user(tmp_path: Path) -> None:
@@ -220,7 +250,7 @@ def test_a_pointer_rewritten_in_the_session_is_not_left_for_the_user(tmp_path: P
 
 
 #: Probes from inside the sandbox; each entry says what the agent reached.
-PROBES = r'''
+PROBES = r"""
 import json, os, socket, sys
 ws, port, abstract = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 out = {}
@@ -246,7 +276,7 @@ probe("kill_outside", lambda: os.kill(int(sys.argv[4]), 0))
 out["canary_env"] = [k for k, v in os.environ.items() if "CANARY" in k or "canary" in v]
 out["fds"] = sorted(os.listdir("/proc/self/fd"))
 print("AGENT-RESULT " + json.dumps(out))
-'''
+"""
 
 
 def test_sandbox_paths_network_sockets_env_and_signals_are_blocked(tmp_path: Path) -> None:
@@ -259,9 +289,20 @@ def test_sandbox_paths_network_sockets_env_and_signals_are_blocked(tmp_path: Pat
     unix.bind("\0" + abstract)
     unix.listen(1)
     try:
-        proc = _agent(repo, "--as", "bot", "--", sys.executable, "-c", PROBES, str(repo),
-                      str(tcp.getsockname()[1]), abstract, str(os.getpid()),
-                      env={"SECRET_CANARY": "canary-value", "ANTHROPIC_API_KEY": "canary-key"})
+        proc = _agent(
+            repo,
+            "--as",
+            "bot",
+            "--",
+            sys.executable,
+            "-c",
+            PROBES,
+            str(repo),
+            str(tcp.getsockname()[1]),
+            abstract,
+            str(os.getpid()),
+            env={"SECRET_CANARY": "canary-value", "ANTHROPIC_API_KEY": "canary-key"},
+        )
     finally:
         tcp.close()
         unix.close()
@@ -273,7 +314,7 @@ def test_sandbox_paths_network_sockets_env_and_signals_are_blocked(tmp_path: Pat
 
 
 #: Branches from the champion through the tools and reads the judge paths of its new worktree.
-JUDGE_READER = r'''
+JUDGE_READER = r"""
 import asyncio, json, os
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -288,7 +329,7 @@ async def main():
     print("AGENT-RESULT " + json.dumps({"judge": judge.read_text() if judge.exists() else None}))
 
 asyncio.run(main())
-'''
+"""
 
 
 def test_the_agent_cannot_read_the_judge_through_a_worktree_it_branches(tmp_path: Path) -> None:
@@ -302,8 +343,10 @@ def test_a_link_planted_where_the_next_harness_worktree_goes_is_refused(tmp_path
     repo = make_workspace(tmp_path / "ws")
     target = tmp_path / "elsewhere"
     target.mkdir()
-    plant = ("import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
-             f"os.symlink({str(target)!r}, os.path.join(base, 'harness-h1')); print('planted')")
+    plant = (
+        "import os; base = os.environ['EVOTREE_AGENT_WORKTREES']; "
+        f"os.symlink({str(target)!r}, os.path.join(base, 'harness-h1')); print('planted')"
+    )
     proc = _agent(repo, "--", sys.executable, "-c", plant)
     assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr
     try:
@@ -316,7 +359,7 @@ def test_a_link_planted_where_the_next_harness_worktree_goes_is_refused(tmp_path
 #: Races the server's branch(skills=...): as soon as the new worktree appears, its writable .git
 #: pointer is aimed at a git folder of the agent's, whose info/attributes and config name a clean
 #: filter; apply_skill then runs `git add` in the worktree (cwd=worktree: git follows the pointer).
-RACER = r'''
+RACER = r"""
 import asyncio, json, os, sys, threading, time
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -367,7 +410,7 @@ async def main():
     print("AGENT-RESULT " + json.dumps(out))
 
 asyncio.run(main())
-'''
+"""
 
 
 def test_branch_with_skills_does_not_follow_a_pointer_rewritten_mid_call(tmp_path: Path) -> None:
@@ -377,12 +420,14 @@ def test_branch_with_skills_does_not_follow_a_pointer_rewritten_mid_call(tmp_pat
     assert proc.returncode == 0, proc.stderr
     got = _result(proc)
     assert got["planted"], got
-    assert not marker.exists(), f"the agent's clean filter ran in the server, outside the sandbox: {got}"
+    assert not marker.exists(), (
+        f"the agent's clean filter ran in the server, outside the sandbox: {got}"
+    )
 
 
 #: Branches (no skills), then aims the new worktree's pointer at a git folder of its own that
 #: matches the branch and tip evotree checks, with a clean filter; leaves it for the user.
-SKILL_TRAP = r'''
+SKILL_TRAP = r"""
 import asyncio, json, os, sys
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -409,7 +454,7 @@ async def main():
     print("AGENT-RESULT " + json.dumps({"id": made["id"]}))
 
 asyncio.run(main())
-'''
+"""
 
 
 def test_a_later_skill_apply_does_not_follow_the_pointer_the_agent_left(tmp_path: Path) -> None:
@@ -418,9 +463,26 @@ def test_a_later_skill_apply_does_not_follow_the_pointer_the_agent_left(tmp_path
     proc = _agent(repo, "--as", "bot", "--", sys.executable, "-c", SKILL_TRAP, str(marker))
     assert proc.returncode == 0, proc.stderr
     vid = _result(proc)["id"]
-    applied = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "skill", "apply", "StdGroupFilter", "--to", vid,
-                              "--param", "min_std=0.1"], capture_output=True, text=True, timeout=120)
-    assert not marker.exists(), f"the agent's filter ran in the user's `evotree skill apply`: {applied.stdout}"
+    applied = subprocess.run(
+        [
+            str(EVOTREE_BIN),
+            "-C",
+            str(repo),
+            "skill",
+            "apply",
+            "StdGroupFilter",
+            "--to",
+            vid,
+            "--param",
+            "min_std=0.1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert not marker.exists(), (
+        f"the agent's filter ran in the user's `evotree skill apply`: {applied.stdout}"
+    )
 
 
 # ---------------------------------------------------------------------------- the server's verbs (blocked)
@@ -435,9 +497,11 @@ def test_sql_cannot_read_a_host_file(tmp_path: Path) -> None:
 
     repo = make_workspace(tmp_path / "ws")
     verbs = _verbs(repo)
-    for query in ("SELECT content FROM read_text('/etc/hostname')",
-                  f"SELECT * FROM read_csv('{repo}/.git/config')",
-                  "SELECT * FROM glob('/root/*')"):
+    for query in (
+        "SELECT content FROM read_text('/etc/hostname')",
+        f"SELECT * FROM read_csv('{repo}/.git/config')",
+        "SELECT * FROM glob('/root/*')",
+    ):
         with pytest.raises(EvotreeError):
             verbs.sql(query)
 
@@ -488,7 +552,9 @@ def test_commit_refuses_a_nested_repository_and_a_pointer_to_another_admin(tmp_p
 def test_show_does_not_list_another_principals_uncommitted_files(tmp_path: Path) -> None:
     repo = make_workspace(tmp_path / "ws")
     other = Cli(repo).json("branch", "-m", "someone else's")["id"]
-    (repo / ".evotree" / "worktrees" / other / "plan-to-fix-the-reward-hack.md").write_text("private\n")
+    (repo / ".evotree" / "worktrees" / other / "plan-to-fix-the-reward-hack.md").write_text(
+        "private\n"
+    )
     shown = _verbs(repo).show(other)
     assert "plan-to-fix-the-reward-hack.md" not in json.dumps(shown)
 
@@ -496,14 +562,21 @@ def test_show_does_not_list_another_principals_uncommitted_files(tmp_path: Path)
 def test_a_fifo_left_in_a_worktree_does_not_hang_the_users_commands(tmp_path: Path) -> None:
     repo = make_workspace(tmp_path / "ws")
     vid = Cli(repo).json("branch", "-m", "the agent's")["id"]
-    plant = ("import os, sys; base = 'versions'; "  # the desk's link to the version's worktree
-             "os.mkfifo(os.path.join(base, sys.argv[1], '.gitignore')); print('planted')")
+    plant = (
+        "import os, sys; base = 'versions'; "  # the desk's link to the version's worktree
+        "os.mkfifo(os.path.join(base, sys.argv[1], '.gitignore')); print('planted')"
+    )
     proc = _agent(repo, "--as", "bot", "--versions", vid, "--", sys.executable, "-c", plant, vid)
     assert proc.returncode == 0 and "planted" in proc.stdout, proc.stderr
     import signal
 
-    show = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "show", vid, "--json"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
+    show = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "show", vid, "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         show.wait(timeout=15)
     except subprocess.TimeoutExpired:
@@ -514,7 +587,7 @@ def test_a_fifo_left_in_a_worktree_does_not_hang_the_users_commands(tmp_path: Pa
 
 #: Commits a skills.toml that is a link whose target is a TOML comment ("#/../../..<victim>"), then
 #: branches from that version with a skill: the server writes skills.toml through the link.
-LINK_WRITER = r'''
+LINK_WRITER = r"""
 import asyncio, json, os, sys
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -540,7 +613,7 @@ async def main():
     print("AGENT-RESULT " + json.dumps({"commit": committed[:200], "branch": branched[:200]}))
 
 asyncio.run(main())
-'''
+"""
 
 
 def test_branch_with_skills_writes_no_file_outside_the_worktree(tmp_path: Path) -> None:
@@ -550,15 +623,16 @@ def test_branch_with_skills_writes_no_file_outside_the_worktree(tmp_path: Path) 
     victim.write_text("-----BEGIN OPENSSH PRIVATE KEY----- the user's key\n")
     proc = _agent(repo, "--as", "bot", "--", sys.executable, "-c", LINK_WRITER, str(victim))
     assert proc.returncode == 0, proc.stderr
-    assert victim.read_text() == "-----BEGIN OPENSSH PRIVATE KEY----- the user's key\n", _result(proc)
-
+    assert victim.read_text() == "-----BEGIN OPENSSH PRIVATE KEY----- the user's key\n", _result(
+        proc
+    )
 
 
 #: Races `git worktree add` itself: git writes the new worktree's .git pointer, then runs its
 #: checkout (`reset --hard`) in a child with GIT_DIR=<worktree>/.git, i.e. through the pointer. The
 #: agent swaps the pointer for a git folder of its own (objects borrowed from the repository through
 #: objects/info/alternates, a smudge filter in its config) in those few milliseconds.
-CHECKOUT_RACER = r'''
+CHECKOUT_RACER = r"""
 import asyncio, json, os, sys, threading, time
 from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -621,7 +695,7 @@ async def main():
     print("AGENT-RESULT " + json.dumps(out))
 
 asyncio.run(main())
-'''
+"""
 
 
 def test_branch_runs_no_filter_of_a_pointer_swapped_during_git_worktree_add(tmp_path: Path) -> None:
@@ -631,4 +705,6 @@ def test_branch_runs_no_filter_of_a_pointer_swapped_during_git_worktree_add(tmp_
     assert proc.returncode == 0, proc.stderr
     got = _result(proc)
     assert got["planted"], got
-    assert not marker.exists(), f"the agent's smudge filter ran in the server, outside the sandbox: {got}"
+    assert not marker.exists(), (
+        f"the agent's smudge filter ran in the server, outside the sandbox: {got}"
+    )

@@ -34,8 +34,7 @@ def _episodes(tmp_path: Path, source: str, tasks: int, **kwargs: object) -> list
     candidate.mkdir(exist_ok=True)
     (candidate / "policy.py").write_text(source)
     tasks_ = [Task(CARTPOLE, i, 1_000_003 + 7919 * i) for i in range(tasks)]
-    played = run_episodes(candidate, tasks_,
-                          summarize=False, **{"timeout": 30.0, **kwargs})  # type: ignore[arg-type]
+    played = run_episodes(candidate, tasks_, summarize=False, **{"timeout": 30.0, **kwargs})  # type: ignore[arg-type]
     return sorted(played, key=lambda e: e.index)
 
 
@@ -145,12 +144,12 @@ _FRAMES = {
     "a frame longer than the limit": "struct.pack('>I', (64 << 20) + 1)",
     "a huge frame that never ends": "struct.pack('>I', 60 << 20) + b'J' + b' ' * 1000",
     "a batch answer for lane 7, unasked": "struct.pack('>I', 13) + b'M' + struct.pack('>II', 7, 4)"
-                                      " + b'Aabc'",
+    " + b'Aabc'",
     "a failure claiming a good ending": "(lambda p: struct.pack('>I', len(p)) + p)(b'J' + "
-                                        "b'{\"kind\": \"fail\", \"reason\": \"truncated\"}')",
+    'b\'{"kind": "fail", "reason": "truncated"}\')',
     "an action array of objects": "(lambda d: (lambda p: struct.pack('>I', len(p)) + p)("
-                                  "b'A\\x00j' + struct.pack('>I', len(d)) + d))("
-                                  "b'{\"a\": [\"|O\", [1], \"AAAAAAAA\"]}')",
+    "b'A\\x00j' + struct.pack('>I', len(d)) + d))("
+    'b\'{"a": ["|O", [1], "AAAAAAAA"]}\')',
 }
 
 
@@ -219,8 +218,9 @@ SLOW_REFUNDED = SLOW.replace(
 @pytest.mark.heavy
 def test_a_policy_refunding_its_own_time_is_timed_out_in_lanes(tmp_path: Path) -> None:
     assert SLOW_REFUNDED != SLOW
-    episodes = _episodes(tmp_path, SLOW_REFUNDED, 2, lanes=2, sandbox=_policy_sandbox(),
-                         timeout=1.0)
+    episodes = _episodes(
+        tmp_path, SLOW_REFUNDED, 2, lanes=2, sandbox=_policy_sandbox(), timeout=1.0
+    )
     assert [e.finish_reason for e in episodes] == ["timeout", "timeout"], [
         (e.ret, e.finish_reason, e.message[:80]) for e in episodes
     ]
@@ -257,8 +257,9 @@ def test_malformed_box_actions_are_invalid_never_stepped(tmp_path: Path) -> None
     candidate.mkdir()
     (candidate / "policy.py").write_text(BAD_ACTIONS)
     tasks = [Task("Pendulum-v1", i, 1_000_003 + i) for i in range(10)]
-    episodes = list(run_episodes(candidate, tasks, timeout=30.0, summarize=False,
-                                 sandbox=_policy_sandbox()))
+    episodes = list(
+        run_episodes(candidate, tasks, timeout=30.0, summarize=False, sandbox=_policy_sandbox())
+    )
     assert [e.finish_reason for e in episodes] == ["invalid_action"] * 10, [
         (e.finish_reason, e.message) for e in episodes
     ]
@@ -394,8 +395,7 @@ def test_an_episode_gets_no_more_than_its_wall_time_in_lanes(tmp_path: Path) -> 
     and the grace period at most): a hog borrows no time from the other lanes, and the quick
     episodes that shared its rounds are timed out with it rather than the hog going on."""
     timeout = 1.0
-    episodes = _episodes(tmp_path, HOG, 6, lanes=3, sandbox=None, timeout=timeout,
-                         max_timeouts=0)
+    episodes = _episodes(tmp_path, HOG, 6, lanes=3, sandbox=None, timeout=timeout, max_timeouts=0)
     assert any(e.finish_reason == "timeout" for e in episodes), episodes
     for episode in episodes:
         # the limit, one round past it (a few hog steps) and the grace, with slack for the load
@@ -458,7 +458,8 @@ def test_a_forking_policy_fails_its_episodes_in_flight_and_the_judge_goes_on(
     plays: the episodes in flight fail (timeout or error) within their limit and the grace, the
     process is replaced, the later episodes play normally."""
     source = (FORK_AND_DIE if name == "fork-and-die" else FORK_AND_WRITE).format(
-        mark=str(tmp_path / "mark"))
+        mark=str(tmp_path / "mark")
+    )
     started = time.monotonic()
     episodes = _episodes(tmp_path, source, 8, lanes=2, sandbox=None, timeout=2.0)
     assert time.monotonic() - started < 30
@@ -472,12 +473,11 @@ def test_a_forking_policy_fails_its_episodes_in_flight_and_the_judge_goes_on(
 #: by then), then sleeps; a replacement process finds the mark and plays honestly
 _LANES_FRAMES = {
     "an N reply of the wrong size": "struct.pack('>I', 5) + b'Ni' + b'\\x00' * 3",
-    "an N reply with an action outside the space":
-        "struct.pack('>I', 18) + b'Ni' + struct.pack('<qq', 7, 7)",
+    "an N reply with an action outside the space": "struct.pack('>I', 18) + b'Ni' + struct.pack('<qq', 7, 7)",
     "an N reply of object arrays": "(lambda p: struct.pack('>I', len(p)) + p)(b'Nb' + bytes((3,))"
-                                   " + b'|O8' + bytes((1,)) + struct.pack('<I', 1) + b'\\x00' * 16)",
+    " + b'|O8' + bytes((1,)) + struct.pack('<I', 1) + b'\\x00' * 16)",
     "an M reply for an unasked lane": "struct.pack('>I', 13) + b'M' + struct.pack('>II', 9, 4)"
-                                      " + b'Aabc'",
+    " + b'Aabc'",
     "random bytes": "bytes(range(256)) * 4",
     "a header that never ends": "struct.pack('>I', 60 << 20) + b'N'",
 }
@@ -559,8 +559,12 @@ def test_an_evopolicygym_episode_lost_with_its_process_voids_the_submit(
     monkeypatch.setenv(ENV_PHASE, "eval")
     monkeypatch.setattr(recorder, "_default", None)
     env_id = "MountainCar-v0"
-    settings = JudgeSettings(envs=[env_id], pools={"validation": {env_id: [1_000_003, 1_000_004]}},
-                             protocol="evopolicygym", episode_timeout_seconds=2.0)
+    settings = JudgeSettings(
+        envs=[env_id],
+        pools={"validation": {env_id: [1_000_003, 1_000_004]}},
+        protocol="evopolicygym",
+        episode_timeout_seconds=2.0,
+    )
     refs = References(envs={env_id: {"random": -200.0, "expert": -100.0}})
     code = epg_phases.judge(candidate, settings, refs, [env_id], ["validation"], lambda written: 0)
     assert code == (0 if how == "plays" else 1)

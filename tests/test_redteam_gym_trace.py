@@ -50,8 +50,9 @@ def _task_repo(path: Path) -> str:
     env = {**os.environ, **_GIT_ENV}
 
     def git(*args: str) -> str:
-        out = subprocess.run(["git", "-C", str(path), *args], check=True, env=env,
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            ["git", "-C", str(path), *args], check=True, env=env, capture_output=True, text=True
+        )
         return out.stdout.strip()
 
     git("init", "-q", "-b", "main")
@@ -77,9 +78,13 @@ def _traced(
     for name, text in (files or {}).items():
         (work / name).write_text(text)
     spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
-    proc = subprocess.run(accounted(wrap(spec, ["bash", "-c", script])),
-                          env=sandbox_env(dict(os.environ)), capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        accounted(wrap(spec, ["bash", "-c", script])),
+        env=sandbox_env(dict(os.environ)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     evidence = tmp_path / "evidence"
     evidence.mkdir()
     finish_trace(spec, evidence)
@@ -106,21 +111,25 @@ _HEAD_MOVED = {
     "symlink as .git/HEAD": "rm .git/HEAD; ln -s refs/heads/future .git/HEAD; git show",
     "a ref made a link by Python": (
         "python3 -c \"import os; r = '.git/refs/heads/'; os.unlink(r + 'main'); "
-        "os.symlink('future', r + 'main')\"; git log -p"),
+        "os.symlink('future', r + 'main')\"; git log -p"
+    ),
     "HEAD written and put back": (
         "cp .git/HEAD /tmp/h; echo 'ref: refs/heads/future' > .git/HEAD; git log -p; "
-        "cat /tmp/h > .git/HEAD"),
+        "cat /tmp/h > .git/HEAD"
+    ),
     ".git swapped for a folder of links": (
         "python3 -c \"import os; os.rename('.' + 'git', 'g'); os.mkdir('.' + 'git'); "
         "[os.symlink('../g/' + n, '.git/' + n) for n in ('objects', 'refs', 'config')]; "
-        "open('.git/HEAD', 'w').write('ref: refs/heads/future')\"; git log -p"),
+        "open('.git/HEAD', 'w').write('ref: refs/heads/future')\"; git log -p"
+    ),
 }
 
 
 #: the config (written, unreported) makes ``future`` main's upstream; a git command with no
 #: revision on its command line then moves main onto it, and the work tree holds the future
-_UPSTREAM = ("printf '[branch \"main\"]\\n\\tremote = .\\n\\tmerge = refs/heads/future\\n'"
-             " >> .git/config; ")
+_UPSTREAM = (
+    "printf '[branch \"main\"]\\n\\tremote = .\\n\\tmerge = refs/heads/future\\n' >> .git/config; "
+)
 _UPSTREAM_MOVED = {
     "merge --ff-only": _UPSTREAM + "git merge -q --ff-only; cat a.txt",
     "rebase": _UPSTREAM + "git rebase -q; cat a.txt",
@@ -130,7 +139,8 @@ _UPSTREAM_MOVED = {
     "rebase, upstream in the environment": (
         "export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=branch.main.remote GIT_CONFIG_VALUE_0=. "
         "GIT_CONFIG_KEY_1=branch.main.merge GIT_CONFIG_VALUE_1=refs/heads/future; "
-        "git rebase -q; cat a.txt"),
+        "git rebase -q; cat a.txt"
+    ),
 }
 
 
@@ -150,7 +160,7 @@ def test_head_pointed_at_the_future_branch_is_a_finding(
     proc, audit = _traced(tmp_path, _HEAD_MOVED[name])
     _safe(proc, audit)
     assert SECRET not in proc.stdout  # stopped in the sandbox, not only found afterwards
-    head = (tmp_path / "work" / ".git" / "HEAD")
+    head = tmp_path / "work" / ".git" / "HEAD"
     assert not head.is_symlink() and head.read_text() == "ref: refs/heads/main\n"
 
 
@@ -165,11 +175,14 @@ GIT_DIR=f git log -p
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason="a GIT_DIR of links (made by Python, no .git in any "
-                   "argv) whose HEAD names the future branch: "
-                   "links and writes are not reported, the machine's git reads through them "
-                   "exempt from open rows, and its argv is plain git log -p; locking the task "
-                   "repository does not help (the links only read)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a GIT_DIR of links (made by Python, no .git in any "
+    "argv) whose HEAD names the future branch: "
+    "links and writes are not reported, the machine's git reads through them "
+    "exempt from open rows, and its argv is plain git log -p; locking the task "
+    "repository does not help (the links only read)",
+)
 def test_a_git_dir_of_links_to_the_task_repository_is_a_finding(
     tmp_path: Path, seccomp: None
 ) -> None:
@@ -186,20 +199,25 @@ _OWN_HEAD = {
     "commondir naming the task repository": (
         "python3 t.py; GIT_DIR=/tmp/f git log -p",
         "import os\nos.mkdir('/tmp/f')\nopen('/tmp/f/HEAD', 'w').write('ref: refs/heads/future')\n"
-        "open('/tmp/f/commondir', 'w').write(os.getcwd() + '/.' + 'git')\n"),
+        "open('/tmp/f/commondir', 'w').write(os.getcwd() + '/.' + 'git')\n",
+    ),
     "a worktree's HEAD rewritten, the worktree removed": (
         "git worktree add -q --detach /tmp/w; python3 t.py; git -C /tmp/w log -p; "
         "git worktree remove --force /tmp/w",
-        "open('.' + 'git/work' + 'trees/w/HEAD', 'w').write('ref: refs/heads/future')\n"),
+        "open('.' + 'git/work' + 'trees/w/HEAD', 'w').write('ref: refs/heads/future')\n",
+    ),
 }
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(_OWN_HEAD))
-@pytest.mark.xfail(strict=True, reason="a HEAD of the phase's own over the task repository's refs "
-                   "and objects (commondir, a linked worktree): the machine's git reads them "
-                   "exempt from open rows with a plain argv, and the task repository's locked "
-                   "parts are only read (the tracer would have to report git's HEAD opens)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a HEAD of the phase's own over the task repository's refs "
+    "and objects (commondir, a linked worktree): the machine's git reads them "
+    "exempt from open rows with a plain argv, and the task repository's locked "
+    "parts are only read (the tracer would have to report git's HEAD opens)",
+)
 def test_a_head_of_its_own_over_the_task_repository_is_a_finding(
     tmp_path: Path, seccomp: None, name: str
 ) -> None:
@@ -222,9 +240,9 @@ def test_the_future_branch_as_upstream_is_a_finding(
 #: stopped: each leaks the future and is a finding
 _STOPPED = {
     "alias from the environment": "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x "
-                                  "GIT_CONFIG_VALUE_0='log --all -p' git x",
+    "GIT_CONFIG_VALUE_0='log --all -p' git x",
     "alias written into .git/config": "printf '[alias]\\n\\tx = log --all -p\\n' >> .git/config;"
-                                      " git x",
+    " git x",
     "revisions on stdin": "echo future | git log --stdin -p",
     "upstream named with @{u}": _UPSTREAM + "git log -p @{u}",
 }
@@ -260,7 +278,9 @@ def inflate_all(data):
 """
 
 #: the object store renamed out of .git (a rename is no open), read by hand, renamed back
-_RENAMED_STORE = _INFLATE + """
+_RENAMED_STORE = (
+    _INFLATE
+    + """
 store = "." + "g" + "it/objects"
 os.rename(store, "ob")
 found = []
@@ -273,10 +293,13 @@ for root, _, names in os.walk("ob"):
 os.rename("ob", store)
 print("\\n".join(found))
 """
+)
 
 #: the machine's git serving the repository over its own protocol: the advertisement names every
 #: ref with its hash, a want of the future branch's brings its objects back on a pipe
-_UPLOAD_PACK = _INFLATE + """
+_UPLOAD_PACK = (
+    _INFLATE
+    + """
 import subprocess
 git = subprocess.Popen(["git", "upload-pack", "."], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -288,6 +311,7 @@ want = b"0032want " + line[4:44] + b"\\n0000" + b"0009done\\n"
 pack, _ = git.communicate(want)
 print(inflate_all(pack).decode("latin1"))
 """
+)
 
 
 @pytest.mark.heavy

@@ -41,7 +41,9 @@ HIDDEN = "judge/hidden.json"
 
 def _hidden(wt: Path) -> str:
     """The hidden file's exact bytes, read from the candidate's worktree."""
-    out = subprocess.run(["git", "show", f"refs/evotree/judge:{HIDDEN}"], cwd=wt, capture_output=True, check=True)
+    out = subprocess.run(
+        ["git", "show", f"refs/evotree/judge:{HIDDEN}"], cwd=wt, capture_output=True, check=True
+    )
     return out.stdout.decode()
 
 
@@ -63,7 +65,7 @@ def _rejected(ws: Workspace, v: str) -> PatchRejected:
 
 
 def _lines(text: str, width: int) -> str:
-    return "\n".join(text[i:i + width] for i in range(0, len(text), width))
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
 
 
 # ------------------------------------------------------------------ protected paths, renamed or copied
@@ -90,7 +92,10 @@ def test_exact_copy_of_the_hidden_answers_is_refused(shared: Workspace) -> None:
     w, wt2 = _branch(shared)
     _commit(wt2, {"notes.txt": _hidden(wt2) + "\n"})
     f = _codes(version_patch(shared, w).findings)["audit.patch_data"]
-    assert f.evidence["paths"][0]["copy_of"] == [HIDDEN] and f.evidence["paths"][0]["copied_strings"] >= 4
+    assert (
+        f.evidence["paths"][0]["copy_of"] == [HIDDEN]
+        and f.evidence["paths"][0]["copied_strings"] >= 4
+    )
 
 
 def test_answers_retyped_into_code_are_refused(shared: Workspace) -> None:
@@ -99,11 +104,16 @@ def test_answers_retyped_into_code_are_refused(shared: Workspace) -> None:
     answers = json.loads(_hidden(wt))["heldout"]
     _commit(wt, {"train.py": (wt / "train.py").read_text() + f"\nLOOKUP = {answers!r}\n"})
     f = _codes(version_patch(shared, v).findings)["audit.patch_data"]
-    assert f.evidence["paths"][0]["copied_strings"] >= 4 and f.evidence["paths"][0]["copy_of"] == [HIDDEN]
+    assert f.evidence["paths"][0]["copied_strings"] >= 4 and f.evidence["paths"][0]["copy_of"] == [
+        HIDDEN
+    ]
     _rejected(shared, v)
     # an ordinary mention of the split names is no copy
     ok, owt = _branch(shared)
-    _commit(owt, {"train.py": (owt / "train.py").read_text() + "\n# validation and heldout splits: val-0\n"})
+    _commit(
+        owt,
+        {"train.py": (owt / "train.py").read_text() + "\n# validation and heldout splits: val-0\n"},
+    )
     assert version_patch(shared, ok).findings == []
 
 
@@ -111,32 +121,52 @@ def test_plain_words_and_numbers_shared_with_the_judge_are_no_copy(tmp_path: Pat
     """Numbers and dictionary words a recipe shares with the judge's answers by chance do not count."""
     from test_runs import make_run_repo
 
-    hidden = {"validation": ["1000", "0.001", "integer", "triangle"], "heldout": ["2048", "geometry", "1e-5"]}
+    hidden = {
+        "validation": ["1000", "0.001", "integer", "triangle"],
+        "heldout": ["2048", "geometry", "1e-5"],
+    }
     ws = Workspace.open(make_run_repo(tmp_path / "w", hidden=hidden))
     v, wt = _branch(ws)
-    _commit(wt, {"train.py": (wt / "train.py").read_text()
-                 + "\nSTEPS, LR, BATCH, WD = 1000, 0.001, 2048, 1e-5  # integer triangle geometry prompts\n"})
+    _commit(
+        wt,
+        {
+            "train.py": (wt / "train.py").read_text()
+            + "\nSTEPS, LR, BATCH, WD = 1000, 0.001, 2048, 1e-5  # integer triangle geometry prompts\n"
+        },
+    )
     assert version_patch(ws, v).findings == []
 
 
-@pytest.mark.xfail(strict=True, reason="a transformed copy (the answers reversed, hashed or re-encoded) shares no "
-                                       "string with the judge's file; no syntactic gate can recognise it")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a transformed copy (the answers reversed, hashed or re-encoded) shares no "
+    "string with the judge's file; no syntactic gate can recognise it",
+)
 def test_answers_reencoded_are_refused(shared: Workspace) -> None:
     v, wt = _branch(shared)
     answers = json.loads(_hidden(wt))["heldout"]
-    _commit(wt, {"train.py": (wt / "train.py").read_text() + f"\nLOOKUP = {[a[::-1] for a in answers]!r}\n"})
+    _commit(
+        wt,
+        {
+            "train.py": (wt / "train.py").read_text()
+            + f"\nLOOKUP = {[a[::-1] for a in answers]!r}\n"
+        },
+    )
     _rejected(shared, v)
 
 
 # ------------------------------------------------------------------ look-alike protected paths
-@pytest.mark.parametrize("path", [
-    "Judge/eval.py",                # case (a case-insensitive file system)
-    "judge./eval.py",               # trailing dot (Windows drops it)
-    "judge /eval.py",               # trailing space
-    "ju\u200bdge/eval.py",          # zero-width space (HFS+ ignores it)
-    "\uff4a\uff55\uff44\uff47\uff45/eval.py",  # full-width letters (NFKC: judge)
-    "EVOTREE.TOML.",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "Judge/eval.py",  # case (a case-insensitive file system)
+        "judge./eval.py",  # trailing dot (Windows drops it)
+        "judge /eval.py",  # trailing space
+        "ju\u200bdge/eval.py",  # zero-width space (HFS+ ignores it)
+        "\uff4a\uff55\uff44\uff47\uff45/eval.py",  # full-width letters (NFKC: judge)
+        "EVOTREE.TOML.",
+    ],
+)
 def test_lookalike_spellings_of_protected_paths_are_protected(shared: Workspace, path: str) -> None:
     v, wt = _branch(shared)
     _commit(wt, {path: "print(1.0)\n"})
@@ -147,10 +177,14 @@ def test_nfd_spelling_of_a_non_ascii_protected_path(tmp_path: Path) -> None:
     ws = _ws(tmp_path, 'paths = ["evotree.toml", "judge/", "gates/", "donn\u00e9es/"]')
     v, wt = _branch(ws)
     _commit(wt, {"donne\u0301es/answers.txt": "x\n"})  # the NFD form macOS writes
-    assert _paths(_codes(check_protected_paths(ws, v))["audit.protected_path"]) == {"donne\u0301es/answers.txt"}
+    assert _paths(_codes(check_protected_paths(ws, v))["audit.protected_path"]) == {
+        "donne\u0301es/answers.txt"
+    }
 
 
-@pytest.mark.parametrize("name", ["answers.csv\u200b", "answers.\uff43\uff53\uff56", "answers.CSV. ", "warm.np\u00ady"])
+@pytest.mark.parametrize(
+    "name", ["answers.csv\u200b", "answers.\uff43\uff53\uff56", "answers.CSV. ", "warm.np\u00ady"]
+)
 def test_lookalike_data_suffixes_are_data(shared: Workspace, name: str) -> None:
     v, wt = _branch(shared)
     _commit(wt, {name: "q,a\nx,y\n"})
@@ -160,8 +194,8 @@ def test_lookalike_data_suffixes_are_data(shared: Workspace, name: str) -> None:
 # ------------------------------------------------------------------ links, gitlinks, raw trees
 def test_symlinks_to_a_folder_holding_the_judge(shared: Workspace) -> None:
     v, wt = _branch(shared)
-    os.symlink(".", wt / "here")          # here/judge/hidden.json
-    os.symlink("judge", wt / "j")         # the judge folder itself
+    os.symlink(".", wt / "here")  # here/judge/hidden.json
+    os.symlink("judge", wt / "j")  # the judge folder itself
     os.symlink("sub/../judge", wt / "k")  # normalised
     git(wt, "add", "-A")
     git(wt, "commit", "-qm", "links")
@@ -189,11 +223,17 @@ def test_raw_trees_git_porcelain_refuses_never_reach_a_run(shared: Workspace, en
     base = repo[_tip(shared, v)]
     weights = repo.create_blob(NPY)
     rows = [(e.filemode, e.name.encode(), e.id) for e in base.tree]
-    extra = {"dotdot": (0o100644, b"..", weights), "slash": (0o100644, b"judge/eval.py", weights),
-             "duplicate": (0o100644, b"train.py", weights), "absolute": (0o100644, b"/etc", weights)}[entries]
+    extra = {
+        "dotdot": (0o100644, b"..", weights),
+        "slash": (0o100644, b"judge/eval.py", weights),
+        "duplicate": (0o100644, b"train.py", weights),
+        "absolute": (0o100644, b"/etc", weights),
+    }[entries]
     rows.append(extra)
     rows.sort(key=lambda r: r[1])
-    body = b"".join(f"{mode:o}".encode() + b" " + name + b"\0" + oid.raw for mode, name, oid in rows)
+    body = b"".join(
+        f"{mode:o}".encode() + b" " + name + b"\0" + oid.raw for mode, name, oid in rows
+    )
     tree = repo.odb.write(pygit2.enums.ObjectType.TREE, body)
     sig = pygit2.Signature("x", "x@example.com")
     repo.create_commit(f"refs/heads/evotree/{v}", sig, sig, "raw", tree, [base.id])
@@ -202,12 +242,19 @@ def test_raw_trees_git_porcelain_refuses_never_reach_a_run(shared: Workspace, en
 
 
 # ------------------------------------------------------------------ what the run sees vs what the gate reads
-def test_gitattributes_filters_change_nothing_the_run_sees(shared: Workspace, tmp_path: Path) -> None:
+def test_gitattributes_filters_change_nothing_the_run_sees(
+    shared: Workspace, tmp_path: Path
+) -> None:
     """export-ignore, smudge/clean filters, eol conversion: the gate reads blobs and the export
     writes blobs (pygit2, no filters), so both see the same bytes."""
     v, wt = _branch(shared)
-    _commit(wt, {".gitattributes": "*.npy export-ignore\n*.py filter=evil eol=crlf\n*.txt -text\n",
-                 "warm.npy": NPY})
+    _commit(
+        wt,
+        {
+            ".gitattributes": "*.npy export-ignore\n*.py filter=evil eol=crlf\n*.txt -text\n",
+            "warm.npy": NPY,
+        },
+    )
     assert _paths(_codes(version_patch(shared, v).findings)["audit.patch_data"]) == {"warm.npy"}
     w, wt2 = _branch(shared)
     _commit(wt2, {".gitattributes": "*.py filter=evil eol=crlf\n", "helper.py": "x = 1\ny = 2\n"})
@@ -218,7 +265,9 @@ def test_gitattributes_filters_change_nothing_the_run_sees(shared: Workspace, tm
 def test_lfs_pointer_is_a_pointer_in_the_run(shared: Workspace, tmp_path: Path) -> None:
     v, wt = _branch(shared)
     pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{os.urandom(32).hex()}\nsize 123456789\n"
-    _commit(wt, {".gitattributes": "*.bin filter=lfs diff=lfs merge=lfs -text\n", "model.bin": pointer})
+    _commit(
+        wt, {".gitattributes": "*.bin filter=lfs diff=lfs merge=lfs -text\n", "model.bin": pointer}
+    )
     assert _paths(_codes(version_patch(shared, v).findings)["audit.patch_weights"]) == {"model.bin"}
     w, wt2 = _branch(shared)
     _commit(wt2, {".gitattributes": "*.dat filter=lfs -text\n", "w.dat": pointer})
@@ -226,7 +275,9 @@ def test_lfs_pointer_is_a_pointer_in_the_run(shared: Workspace, tmp_path: Path) 
     assert (tmp_path / "out" / "w.dat").read_text() == pointer  # never the large file
 
 
-def test_data_in_commit_messages_and_notes_is_not_in_the_run(shared: Workspace, tmp_path: Path) -> None:
+def test_data_in_commit_messages_and_notes_is_not_in_the_run(
+    shared: Workspace, tmp_path: Path
+) -> None:
     v, wt = _branch(shared)
     blob = base64.b64encode(os.urandom(30000)).decode()
     (wt / "lib.py").write_text("x = 1\n")
@@ -250,7 +301,9 @@ def test_a_replace_ref_does_not_hide_weights_from_the_gate(shared: Workspace) ->
     _commit(wt, {"warm.npy": NPY}, "weights")
     git(wt, "replace", "HEAD", clean)
     try:
-        assert "warm.npy" not in git(wt, "ls-tree", "-r", "--name-only", f"evotree/{v}")  # porcelain fooled
+        assert "warm.npy" not in git(
+            wt, "ls-tree", "-r", "--name-only", f"evotree/{v}"
+        )  # porcelain fooled
         assert "warm.npy" in _paths(_codes(version_patch(shared, v).findings)["audit.patch_data"])
         _rejected(shared, v)
         assert "warm.npy" in {e.path for e in check_tree(shared.git.repo, _tip(shared, v))}
@@ -272,16 +325,31 @@ ENCODED = {
     "gzip_as.py": (gzip.compress(_payload(1)), "audit.patch_binary"),
     "zlib_as.txt": (zlib.compress(_payload(2)), "audit.patch_binary"),
     "bz2_as.json": (bz2.compress(_payload(3)), "audit.patch_binary"),
-    "b64_32cols.py": ('B = """\n' + _lines(base64.b64encode(_payload(4)).decode(), 32) + '\n"""\n',
-                      "audit.patch_payload"),
-    "b85.py": ('B = """\n' + _lines(base64.b85encode(_payload(5)).decode(), 76) + '\n"""\n', "audit.patch_payload"),
-    "a85.py": ('B = """\n' + _lines(base64.a85encode(_payload(6)).decode(), 76) + '\n"""\n', "audit.patch_payload"),
-    "letters_hex.py": ('B = """\n' + _lines(_letters(_payload(7)), 76) + '\n"""\n', "audit.patch_payload"),
-    "hex_spaced.py": ('H = "' + " ".join(_payload(8, 4000).hex()[i:i + 8] for i in range(0, 8000, 8)) + '"\n',
-                      "audit.patch_payload"),
+    "b64_32cols.py": (
+        'B = """\n' + _lines(base64.b64encode(_payload(4)).decode(), 32) + '\n"""\n',
+        "audit.patch_payload",
+    ),
+    "b85.py": (
+        'B = """\n' + _lines(base64.b85encode(_payload(5)).decode(), 76) + '\n"""\n',
+        "audit.patch_payload",
+    ),
+    "a85.py": (
+        'B = """\n' + _lines(base64.a85encode(_payload(6)).decode(), 76) + '\n"""\n',
+        "audit.patch_payload",
+    ),
+    "letters_hex.py": (
+        'B = """\n' + _lines(_letters(_payload(7)), 76) + '\n"""\n',
+        "audit.patch_payload",
+    ),
+    "hex_spaced.py": (
+        'H = "' + " ".join(_payload(8, 4000).hex()[i : i + 8] for i in range(0, 8000, 8)) + '"\n',
+        "audit.patch_payload",
+    ),
     "weights_bytes.py": ("W = " + repr(_payload(9, 5000)) + "\n", "audit.patch_payload"),
-    "unicode_escapes.py": ('S = "' + "".join(f"\\u{0x4e00 + b:04x}" for b in _payload(10, 3000)) + '"\n',
-                           "audit.patch_payload"),
+    "unicode_escapes.py": (
+        'S = "' + "".join(f"\\u{0x4E00 + b:04x}" for b in _payload(10, 3000)) + '"\n',
+        "audit.patch_payload",
+    ),
 }
 
 
@@ -295,11 +363,21 @@ def test_payloads_however_encoded(shared: Workspace, name: str) -> None:
     _rejected(shared, v)
 
 
-@pytest.mark.xfail(strict=True, reason="one byte a CJK character (3 bytes of UTF-8) compresses like CJK prose "
-                                       "(ratio 0.47 < 0.5): 20 KB pass, bounded only by max_patch_info")
+@pytest.mark.xfail(
+    strict=True,
+    reason="one byte a CJK character (3 bytes of UTF-8) compresses like CJK prose "
+    "(ratio 0.47 < 0.5): 20 KB pass, bounded only by max_patch_info",
+)
 def test_bytes_as_cjk_characters_are_refused(shared: Workspace) -> None:
     v, wt = _branch(shared)
-    _commit(wt, {"cjk.py": 'S = """\n' + _lines("".join(chr(0x4e00 + b) for b in _payload(11, 20000)), 60) + '\n"""\n'})
+    _commit(
+        wt,
+        {
+            "cjk.py": 'S = """\n'
+            + _lines("".join(chr(0x4E00 + b) for b in _payload(11, 20000)), 60)
+            + '\n"""\n'
+        },
+    )
     _rejected(shared, v)
 
 
@@ -311,9 +389,12 @@ def _as_words(data: bytes) -> str:
     return _lines(" ".join(WORDS[int(c)] for c in digits), 70)
 
 
-@pytest.mark.xfail(strict=True, reason="numbers written as words (or any low-density code book) compress like "
-                                       "prose; under max_patch_info (256 KiB compressed) a few KB of weights or "
-                                       "answers pass")
+@pytest.mark.xfail(
+    strict=True,
+    reason="numbers written as words (or any low-density code book) compress like "
+    "prose; under max_patch_info (256 KiB compressed) a few KB of weights or "
+    "answers pass",
+)
 def test_a_small_payload_as_number_words_is_refused(shared: Workspace) -> None:
     v, wt = _branch(shared)
     _commit(wt, {"notes.py": 'DOC = """\n' + _as_words(_payload(12, 4000)) + '\n"""\n'})
@@ -324,7 +405,10 @@ def test_a_small_payload_as_number_words_is_refused(shared: Workspace) -> None:
 def test_a_large_payload_as_number_words_is_refused_as_a_whole(shared: Workspace) -> None:
     """However it is encoded, the information a patch carries is bounded: its added text, compressed."""
     v, wt = _branch(shared)
-    files = {f"docs/part{i}.py": 'DOC = """\n' + _as_words(_payload(20 + i, 60000)) + '\n"""\n' for i in range(6)}
+    files = {
+        f"docs/part{i}.py": 'DOC = """\n' + _as_words(_payload(20 + i, 60000)) + '\n"""\n'
+        for i in range(6)
+    }
     _commit(wt, files)
     f = _codes(version_patch(shared, v).findings)["audit.patch_payload"]
     item = f.evidence["paths"][0]
@@ -335,9 +419,14 @@ def test_a_large_payload_as_number_words_is_refused_as_a_whole(shared: Workspace
 def test_ordinary_code_and_prose_pass_the_density_rules(shared: Workspace) -> None:
     root = Path(__file__).resolve().parents[1]
     v, wt = _branch(shared)
-    _commit(wt, {"lib/protected_copy.py": (root / "harness" / "audit" / "protected.py").read_text(),
-                 "docs/gates.md": (root / "docs" / "gates.md").read_text(),
-                 "lib/conftest_copy.py": (root / "tests" / "conftest.py").read_text()})
+    _commit(
+        wt,
+        {
+            "lib/protected_copy.py": (root / "harness" / "audit" / "protected.py").read_text(),
+            "docs/gates.md": (root / "docs" / "gates.md").read_text(),
+            "lib/conftest_copy.py": (root / "tests" / "conftest.py").read_text(),
+        },
+    )
     assert version_patch(shared, v).findings == []
 
 
@@ -349,7 +438,13 @@ def test_rows_spread_over_several_shapes_are_refused(shared: Workspace) -> None:
     def name(i: int) -> str:
         return words[i % 13] + words[(i // 13) % 13] + words[(i // 169) % 13]
 
-    forms = ['"{a}", "{b}",', '("{a}", "{b}"),', '["{a}", "{b}"],', '{{"{a}": "{b}"}},', '"{a}" : "{b}";']
+    forms = [
+        '"{a}", "{b}",',
+        '("{a}", "{b}"),',
+        '["{a}", "{b}"],',
+        '{{"{a}": "{b}"}},',
+        '"{a}" : "{b}";',
+    ]
     rows = "\n".join(forms[i % 5].format(a=name(i), b=name(i * 7 + 3)) for i in range(990))
     v, wt = _branch(shared)
     _commit(wt, {"qa.py": "QA = [\n" + rows + "\n]\n"})
@@ -362,7 +457,7 @@ def test_rows_spread_over_several_shapes_are_refused(shared: Workspace) -> None:
 def test_data_in_file_names_is_refused(shared: Workspace) -> None:
     v, wt = _branch(shared)
     encoded = base64.b32encode(_payload(13, 6000)).decode().rstrip("=").lower()
-    files = {f"cache/{encoded[i:i + 96]}.py": "" for i in range(0, len(encoded), 96)}
+    files = {f"cache/{encoded[i : i + 96]}.py": "" for i in range(0, len(encoded), 96)}
     _commit(wt, files)
     f = _codes(version_patch(shared, v).findings)["audit.patch_payload"]
     assert f.evidence["paths"][0]["path"] == "file names"
@@ -373,7 +468,9 @@ def test_dense_text_split_into_small_files_is_refused(shared: Workspace) -> None
     """40 files of 3 KB of base85 each: every file is under the size the density rule needs."""
     v, wt = _branch(shared)
     text = base64.b85encode(_payload(14, 96000)).decode()
-    _commit(wt, {f"k/part{i:02d}.py": f'P = "{text[i * 3000:(i + 1) * 3000]}"\n' for i in range(40)})
+    _commit(
+        wt, {f"k/part{i:02d}.py": f'P = "{text[i * 3000 : (i + 1) * 3000]}"\n' for i in range(40)}
+    )
     item = _codes(version_patch(shared, v).findings)["audit.patch_payload"].evidence["paths"][0]
     assert item["path"] == "40 small files" and item["compressed"] >= 0.5 * item["bytes"]
     _rejected(shared, v)
@@ -382,9 +479,15 @@ def test_dense_text_split_into_small_files_is_refused(shared: Workspace) -> None
 def test_data_split_over_many_commits_is_measured_as_one_patch(shared: Workspace) -> None:
     v, wt = _branch(shared)
     for i in range(5):  # 900 numbers a commit, 100 a file: each under every per-file limit
-        _commit(wt, {f"w/part{i}_{k}.json": json.dumps(_floats(100, 40 + i * 10 + k)) for k in range(9)}, f"part {i}")
+        _commit(
+            wt,
+            {f"w/part{i}_{k}.json": json.dumps(_floats(100, 40 + i * 10 + k)) for k in range(9)},
+            f"part {i}",
+        )
     f = _codes(version_patch(shared, v).findings)["audit.patch_payload"]
-    assert f.evidence["paths"][0]["numbers"] == 4500 and f.evidence["paths"][0]["path"] == "45 files"
+    assert (
+        f.evidence["paths"][0]["numbers"] == 4500 and f.evidence["paths"][0]["path"] == "45 files"
+    )
 
 
 def test_a_merge_of_two_clean_halves_is_refused(shared: Workspace) -> None:
@@ -405,8 +508,11 @@ def test_editable_keys_quoted_dotted_key_is_not_the_nested_key(tmp_path: Path) -
     dotted keys as the base's ``[train] steps = 3``: the run's ``cfg["train"]["steps"]`` is gone."""
     from test_runs import make_run_repo
 
-    repo = make_run_repo(tmp_path / "w", budget='[protect]\neditable_keys = ["recipe.toml:skill"]\n',
-                         recipe="skill = 0.5\n[train]\nsteps = 3\nlr = 1\n")
+    repo = make_run_repo(
+        tmp_path / "w",
+        budget='[protect]\neditable_keys = ["recipe.toml:skill"]\n',
+        recipe="skill = 0.5\n[train]\nsteps = 3\nlr = 1\n",
+    )
     ws = Workspace.open(repo)
     v, wt = _branch(ws)
     _commit(wt, {"recipe.toml": 'skill = 0.9\n"train.steps" = 3\n[train]\nlr = 1\n'})
@@ -422,7 +528,12 @@ def test_patch_allow_is_an_allowlist_matched_exactly(tmp_path: Path) -> None:
     ok, owt = _branch(ws)
     _commit(owt, {"fixtures/tiny.csv": "a,b\n1,2\n"})
     assert version_patch(ws, ok).findings == []
-    for path in ("Fixtures/warm.npy", "FIXTURES/warm.npy", "fixtures./warm.npy", "sub/fixtures/warm.npy"):
+    for path in (
+        "Fixtures/warm.npy",
+        "FIXTURES/warm.npy",
+        "fixtures./warm.npy",
+        "sub/fixtures/warm.npy",
+    ):
         v, wt = _branch(ws)
         _commit(wt, {path: NPY})
         assert _paths(_codes(version_patch(ws, v).findings)["audit.patch_data"]) == {path}, path
@@ -459,29 +570,55 @@ def test_moving_the_champion_ref_from_the_worktree_does_not_relax_the_gate(tmp_p
     ws = _ws(tmp_path)
     v, wt = _branch(ws)
     text = (wt / "evotree.toml").read_text()
-    _commit(wt, {"warm.npy": NPY, "evotree.toml": text + '\n[protect]\npatch_allow = ["**"]\nbase = "champion"\n'})
+    _commit(
+        wt,
+        {
+            "warm.npy": NPY,
+            "evotree.toml": text + '\n[protect]\npatch_allow = ["**"]\nbase = "champion"\n',
+        },
+    )
     git(wt, "update-ref", CHAMPION_REF, "HEAD")  # from the candidate's own worktree
     assert str(ws.git.ref_target(CHAMPION_REF)) == _tip(ws, v)
     err = _rejected(Workspace.open(ws.root), v)
-    assert err.details["base"] == "root (v0)" and err.details["findings"][0]["code"] == "audit.patch_data"
+    assert (
+        err.details["base"] == "root (v0)"
+        and err.details["findings"][0]["code"] == "audit.patch_data"
+    )
 
 
 def _forge_v0_base(wt: Path, commit: str) -> None:
     """From the candidate's worktree, with plain git: a ledger commit whose v0 record names
     ``commit`` as the root's first commit (the pristine base)."""
     head = git(wt, "rev-parse", "refs/evotree/ledger")
-    path = next(r.split("\t")[1] for r in git(wt, "ls-tree", "-r", head).splitlines() if r.endswith("/v0.json"))
+    path = next(
+        r.split("\t")[1]
+        for r in git(wt, "ls-tree", "-r", head).splitlines()
+        if r.endswith("/v0.json")
+    )
     record = json.loads(git(wt, "show", f"{head}:{path}"))
     record["base_commit"] = commit
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=wt, input=json.dumps(record),
-                          capture_output=True, text=True, check=True).stdout.strip()
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        cwd=wt,
+        input=json.dumps(record),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     env = {**os.environ, "GIT_INDEX_FILE": str(wt.parent / f"forge-{wt.name}.idx")}
     for args in (["read-tree", head], ["update-index", "--cacheinfo", f"100644,{blob},{path}"]):
         subprocess.run(["git", *args], cwd=wt, env=env, check=True)
-    tree = subprocess.run(["git", "write-tree"], cwd=wt, env=env, capture_output=True, text=True).stdout.strip()
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=wt, env=env, capture_output=True, text=True
+    ).stdout.strip()
     message = git(wt, "log", "-1", "--format=%B", head)
-    forged = subprocess.run(["git", "commit-tree", tree, "-p", head, "-m", message], cwd=wt, capture_output=True,
-                            text=True, check=True).stdout.strip()
+    forged = subprocess.run(
+        ["git", "commit-tree", tree, "-p", head, "-m", message],
+        cwd=wt,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     git(wt, "update-ref", "refs/evotree/ledger", forged)
 
 

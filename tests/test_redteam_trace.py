@@ -38,14 +38,18 @@ def _raw_rows(tmp_path: Path) -> list[dict]:
 
 def _leaks(tmp_path: Path) -> bool:
     audit = audit_trajectories([tmp_path / "evidence" / TRACE_FILE])
-    return any(h.code == "audit.git_history_leak" and h.severity == "high" for h in audit.verdicts[0].hits)
+    return any(
+        h.code == "audit.git_history_leak" and h.severity == "high" for h in audit.verdicts[0].hits
+    )
 
 
 _SECCOMP_ONLY = "the attack is on the seccomp tracers' reading of the caller's memory"
 
 
 @needs_tracer
-def test_a_huge_or_broken_argv_neither_exhausts_nor_hangs_the_tracer(tmp_path: Path, tracer: str) -> None:
+def test_a_huge_or_broken_argv_neither_exhausts_nor_hangs_the_tracer(
+    tmp_path: Path, tracer: str
+) -> None:
     """65,536 argv pointers to one 128 KiB region without a NUL (8 GiB if read naively; the kernel
     refuses it with E2BIG after the tracer read it), a path running into an unmapped page, argv
     pointing into unmapped memory, argv = NULL. The tracer reads at most 8 MiB of argv per call
@@ -85,7 +89,9 @@ call(b"/usr/bin/true", ctypes.c_void_p(region + size))                # argv its
 
 
 @needs_tracer
-def test_a_flood_of_failing_execs_and_concurrent_threads_are_all_served(tmp_path: Path, tracer: str) -> None:
+def test_a_flood_of_failing_execs_and_concurrent_threads_are_all_served(
+    tmp_path: Path, tracer: str
+) -> None:
     """2,000 execs that fail, then 256 programs started at once from 64 threads: every one is
     recorded, and a git call after the flood still is."""
     body = """
@@ -115,7 +121,9 @@ def test_argv_cannot_inject_or_hide_rows(tmp_path: Path, tracer: str) -> None:
     """Quotes, backslashes, newlines, invalid UTF-8, U+2028 / U+0085 (line ends to Python's
     splitlines: the compiled tracer's raw UTF-8 row was split and dropped) and JSON-looking text:
     the trace stays one row per call, with the argv exactly as given, and no forged row."""
-    forged = '"}\n{"kind": "exec", "pid": 1, "path": "/usr/bin/true", "argv": ["forged"], "cwd": "/"}\n'
+    forged = (
+        '"}\n{"kind": "exec", "pid": 1, "path": "/usr/bin/true", "argv": ["forged"], "cwd": "/"}\n'
+    )
     words = ['a"b\\c', "x\ny\r", "\u2028", "p\u0085q\u2029", forged, "\\u0000", "end"]
     body = f"""
 words = {words!r}
@@ -126,7 +134,7 @@ os.execv("/usr/bin/git", ["git", "log", "--all", *[w.encode() for w in words], b
         assert row.get("argv") != ["forged"]
     gits = [r for r in _execs(rows) if r["path"] == "/usr/bin/git"]
     assert len(gits) == 1
-    assert gits[0]["argv"][:3 + len(words)] == ["git", "log", "--all", *words]
+    assert gits[0]["argv"][: 3 + len(words)] == ["git", "log", "--all", *words]
     assert not any(r.get("argv") == ["forged"] for r in rows)
     assert _leaks(tmp_path)
 
@@ -137,18 +145,28 @@ def test_an_exec_the_tracer_cannot_resolve_is_still_recorded(tmp_path: Path, tra
     the sandbox — so a git run through a symlink into the sandbox's own /tmp (resolved on the
     host: absent), /proc/self/fd/N (the tracer's "self"), or execveat relative to a directory
     descriptor (resolved against the cwd) ran without a row. Every call is recorded now."""
-    script = "\n".join([
-        "cp /usr/bin/git /tmp/evotree-redteam-g && ln -s /tmp/evotree-redteam-g ./g && ./g log --all -1 >/dev/null",
-        "exec 3</usr/bin/git; /proc/self/fd/3 reflog >/dev/null",
-    ]) + "\n" + _py("""
+    script = (
+        "\n".join(
+            [
+                "cp /usr/bin/git /tmp/evotree-redteam-g && ln -s /tmp/evotree-redteam-g ./g && ./g log --all -1 >/dev/null",
+                "exec 3</usr/bin/git; /proc/self/fd/3 reflog >/dev/null",
+            ]
+        )
+        + "\n"
+        + _py(
+            """
 d = os.open("/usr/bin", os.O_RDONLY)
 os.chdir("/tmp")
 argv = (ctypes.c_char_p * 5)(b"git", b"-C", os.environ["PWD"].encode(), b"rev-list", b"--all", None)
 libc.syscall(322, d, b"git", argv, None, 0)
-""".replace("* 5", "* 6"))
+""".replace("* 5", "* 6")
+        )
+    )
     assert not Path("/tmp/evotree-redteam-g").exists() or tracer  # the sandbox's /tmp is its own
     proc, rows = _run_traced(tmp_path, script)
-    argvs = [r.get("argv_called") or r["argv"] for r in _execs(rows)]  # as called (git rows are named "git")
+    argvs = [
+        r.get("argv_called") or r["argv"] for r in _execs(rows)
+    ]  # as called (git rows are named "git")
     assert ["./g", "log", "--all", "-1"] in argvs, proc.stderr
     assert ["/proc/self/fd/3", "reflog"] in argvs
     assert ["git", "-C", str((tmp_path / "work").absolute()), "rev-list", "--all"] in argvs
@@ -249,7 +267,9 @@ def _race(tmp_path: Path, kill: bool) -> tuple[list[int], list[int]]:
 
 
 @needs_tracer
-def test_argv_rewritten_after_the_tracer_read_it_is_caught_at_exit(tmp_path: Path, tracer: str) -> None:
+def test_argv_rewritten_after_the_tracer_read_it_is_caught_at_exit(
+    tmp_path: Path, tracer: str
+) -> None:
     """TOCTOU: a thread flips an argv word between "-1" and "--all" while the exec waits for the
     tracer; what the tracer read may not be what the kernel ran. The program's command line at
     exit (argv_at_exit) shows what ran, and the audit reads it."""
@@ -261,7 +281,9 @@ def test_argv_rewritten_after_the_tracer_read_it_is_caught_at_exit(tmp_path: Pat
 
 
 @needs_tracer
-def test_argv_rewritten_and_the_program_killed_before_exit_is_still_seen(tmp_path: Path, tracer: str) -> None:
+def test_argv_rewritten_and_the_program_killed_before_exit_is_still_seen(
+    tmp_path: Path, tracer: str
+) -> None:
     """The same race, the program killed before it exits (no exit row): the tracer reads the
     command line the kernel copied at the program's first reported call (its first open, before
     its own code ran), and that is the row's argv."""

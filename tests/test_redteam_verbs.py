@@ -79,9 +79,18 @@ def test_a_fetched_finalize_event_does_not_lift_the_boundary(tmp_path: Path) -> 
     ws = Workspace.open(s["stranger"])
 
     def forge(txn: LedgerTxn) -> Event:
-        txn.meta["finalize"] = {"status": "no_ok_submit", "at": "2026-12-04T00:00:00+00:00", "heldout_run": None}
-        return Event(kind=EventKind.FINALIZE.value, version="v0", actor="Mallory <mallory@example.com>",
-                     at="2026-12-04T00:00:00+00:00", data={"status": "no_ok_submit"})
+        txn.meta["finalize"] = {
+            "status": "no_ok_submit",
+            "at": "2026-12-04T00:00:00+00:00",
+            "heldout_run": None,
+        }
+        return Event(
+            kind=EventKind.FINALIZE.value,
+            version="v0",
+            actor="Mallory <mallory@example.com>",
+            at="2026-12-04T00:00:00+00:00",
+            data={"status": "no_ok_submit"},
+        )
 
     ws.ledger.transact(forge, actor=ws.git.identity())
     _push_and_fetch(s)
@@ -99,7 +108,10 @@ def test_a_merge_by_a_principal_is_recorded_as_that_principal(tmp_path: Path) ->
     owner's, and refuse the owner's own sign-off of it)."""
     repo = make_repo(tmp_path / "ws")
     init_workspace(repo)
-    alice, mallory = Session(repo, Principal.parse("alice")), Session(repo, Principal.parse("mallory"))
+    alice, mallory = (
+        Session(repo, Principal.parse("alice")),
+        Session(repo, Principal.parse("mallory")),
+    )
     a = alice.branch("alice's idea")
     commit_file(repo / a.worktree, "a.txt", "a\n", "a")
     m = mallory.branch("mallory's idea")
@@ -123,7 +135,9 @@ def test_a_merge_with_the_champion_takes_its_signed_commit(tmp_path: Path) -> No
     assert signed in parents
 
 
-@pytest.mark.parametrize("tokens", [10**400, -1, 10**12 + 1, True, 1.5], ids=["1e400", "-1", "1e12+1", "True", "1.5"])
+@pytest.mark.parametrize(
+    "tokens", [10**400, -1, 10**12 + 1, True, 1.5], ids=["1e400", "-1", "1e12+1", "True", "1.5"]
+)
 def test_spend_tokens_are_whole_and_bounded(tmp_path: Path, tokens: Any) -> None:
     """`spend_record(tokens=10**400)` wrote a 400-digit number into the ledger's usage (every
     version over any token budget); the count is bounded like the amount."""
@@ -134,18 +148,42 @@ def test_spend_tokens_are_whole_and_bounded(tmp_path: Path, tokens: Any) -> None
         Session(repo, Principal.parse("bot")).spend_record(0.5, "tokens", tokens=tokens)
     assert caught.value.code == "invalid_spend"
     assert git(repo, "rev-parse", "refs/evotree/ledger") == before
-    assert Session(repo, Principal.parse("bot")).spend_record(0.5, "a real bill", tokens=120_000).usd == 0.5
+    assert (
+        Session(repo, Principal.parse("bot")).spend_record(0.5, "a real bill", tokens=120_000).usd
+        == 0.5
+    )
 
 
 # ---------------------------------------------------------------------------- (d) an agent in hide mode
-_RUN = {"run_id": "v1-s0-x", "version": "v1", "status": "succeeded", "started_at": "2026-12-04T15:56:43.196235+00:00",
-        "ended_at": "2026-12-04T15:56:51.198644+00:00", "wall_seconds": 7.978, "cpu_seconds": 1.677,
-        "phases": {"train": {"wall_seconds": 3.622, "cpu_seconds": 1.048, "returncode": 0},
-                   "eval": {"wall_seconds": 2.294, "cpu_seconds": 0.629, "returncode": 0}},
-        "usage": {"wall_hours": 0.002216111, "cpu_hours": 0.002216111, "train_hours": 0.001006111, "episodes": 2},
-        "evidence": {"digest": "sha256:00", "seconds": 1.53, "rows": {"evals": 3, "rollouts": 2, "signals": 13},
-                     "files": {"evidence/eval/evals.jsonl": "sha256:11", "evidence/train/rollouts.jsonl": "sha256:22",
-                               "signals.parquet": "sha256:33"}}}
+_RUN = {
+    "run_id": "v1-s0-x",
+    "version": "v1",
+    "status": "succeeded",
+    "started_at": "2026-12-04T15:56:43.196235+00:00",
+    "ended_at": "2026-12-04T15:56:51.198644+00:00",
+    "wall_seconds": 7.978,
+    "cpu_seconds": 1.677,
+    "phases": {
+        "train": {"wall_seconds": 3.622, "cpu_seconds": 1.048, "returncode": 0},
+        "eval": {"wall_seconds": 2.294, "cpu_seconds": 0.629, "returncode": 0},
+    },
+    "usage": {
+        "wall_hours": 0.002216111,
+        "cpu_hours": 0.002216111,
+        "train_hours": 0.001006111,
+        "episodes": 2,
+    },
+    "evidence": {
+        "digest": "sha256:00",
+        "seconds": 1.53,
+        "rows": {"evals": 3, "rollouts": 2, "signals": 13},
+        "files": {
+            "evidence/eval/evals.jsonl": "sha256:11",
+            "evidence/train/rollouts.jsonl": "sha256:22",
+            "signals.parquet": "sha256:33",
+        },
+    },
+}
 
 
 def test_a_run_s_usage_and_ledger_times_do_not_time_the_judge() -> None:
@@ -162,17 +200,29 @@ def test_a_run_s_usage_and_ledger_times_do_not_time_the_judge() -> None:
     assert coarse["evidence"]["rows"] == {"rollouts": 2}
     assert coarse["evidence"]["files"] == {"evidence/train/rollouts.jsonl": "sha256:22"}
     assert coarse["evidence"]["digest"] == "sha256:00"
-    assert redact({"run_id": "r", "evidence": _RUN["evidence"]})["evidence"] == coarse["evidence"]  # run.finished
+    assert (
+        redact({"run_id": "r", "evidence": _RUN["evidence"]})["evidence"] == coarse["evidence"]
+    )  # run.finished
     shown = redact(_RUN)
     assert shown["usage"]["wall_hours"] == 0.0 and shown["ended_at"] is None
     # a version's or the tree's usage sums: to 0.01 h while hidden
-    assert redact({"usage": {"wall_hours": 0.123456789, "runs": 3}})["usage"] == {"wall_hours": 0.12, "runs": 3}
+    assert redact({"usage": {"wall_hours": 0.123456789, "runs": 3}})["usage"] == {
+        "wall_hours": 0.12,
+        "runs": 3,
+    }
     # the ledger's run.finished event: to the minute
-    event = {"kind": "run.finished", "at": "2026-12-04T15:56:52.837852+00:00", "version": "v1", "actor": "x",
-             "data": {"usage": dict(_RUN["usage"])}}
+    event = {
+        "kind": "run.finished",
+        "at": "2026-12-04T15:56:52.837852+00:00",
+        "version": "v1",
+        "actor": "x",
+        "data": {"usage": dict(_RUN["usage"])},
+    }
     out = redact(event)
     assert out["at"] == "2026-12-04T15:56:00+00:00" and out["data"]["usage"]["wall_hours"] == 0.0
-    assert redact({"kind": "version.created", "at": event["at"]})["at"] == event["at"]  # the agent's own acts
+    assert (
+        redact({"kind": "version.created", "at": event["at"]})["at"] == event["at"]
+    )  # the agent's own acts
 
 
 @pytest.mark.heavy
@@ -191,15 +241,31 @@ def test_no_verb_times_the_judge_phase_in_hide_mode(tmp_path: Path) -> None:
     [record] = agent.run([made.id], progress=lambda _r, event, info: events.append((event, info)))
     assert record.status == "succeeded", record.error
     # the judge's signals never reach a face's progress callback (the gym judge's replay_mismatches did)
-    assert not [e for e in events if e[0] in ("step", "metric") and e[1].get("phase") == "eval"], events
+    assert not [e for e in events if e[0] in ("step", "metric") and e[1].get("phase") == "eval"], (
+        events
+    )
     raw = json.loads(next((repo / ".evotree" / "runs").glob("v1-*/run.json")).read_text())
-    finished = next(e.event.at for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.finished")
-    ends = {raw["ended_at"][11:26], finished[11:26]}  # the run's end (judge included), to the microsecond
+    finished = next(
+        e.event.at for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.finished"
+    )
+    ends = {
+        raw["ended_at"][11:26],
+        finished[11:26],
+    }  # the run's end (judge included), to the microsecond
     judged_hours = f"{raw['wall_seconds'] / 3600:.6f}"[:7]
-    for name, out in (("runs", agent.runs()), ("show", agent.show(made.id)), ("tree", agent.tree()),
-                      ("log", agent.log()), ("sql", agent.sql("SELECT * FROM runs").rows)):
-        text = json.dumps([r.to_dict() if hasattr(r, "to_dict") else r for r in out] if isinstance(out, list)
-                          else out.to_dict(), default=str)
+    for name, out in (
+        ("runs", agent.runs()),
+        ("show", agent.show(made.id)),
+        ("tree", agent.tree()),
+        ("log", agent.log()),
+        ("sql", agent.sql("SELECT * FROM runs").rows),
+    ):
+        text = json.dumps(
+            [r.to_dict() if hasattr(r, "to_dict") else r for r in out]
+            if isinstance(out, list)
+            else out.to_dict(),
+            default=str,
+        )
         assert not any(end in text for end in ends), name
         assert not re.search(rf"\b{re.escape(judged_hours)}", text), name
 
@@ -218,7 +284,9 @@ def test_a_champion_ref_moved_after_verification_does_not_judge_the_run(tmp_path
     signed = git(repo, "rev-parse", CHAMPION_REF)
     ws = Session(repo).act()  # what Session.run does first
     git(repo, "switch", "-q", "-c", "evil")
-    (repo / "score_helper.py").write_text("raise SystemExit('the stranger judges')\n")  # in the judge's tree
+    (repo / "score_helper.py").write_text(
+        "raise SystemExit('the stranger judges')\n"
+    )  # in the judge's tree
     git(repo, "add", "score_helper.py")
     git(repo, "commit", "-qm", "a file for the judge's directory")
     git(repo, "update-ref", CHAMPION_REF, git(repo, "rev-parse", "HEAD"))  # the race lands here
@@ -246,12 +314,16 @@ def test_a_judge_changed_in_the_ledger_after_verification_is_not_used(tmp_path: 
 
     Workspace.open(repo).ledger.transact(swap, actor=ws.git.identity())
     assert judge_in_force(ws) == verified
-    with pytest.raises(EvotreeError, match="not backed"):  # and the next verb refuses the unsigned judge
+    with pytest.raises(
+        EvotreeError, match="not backed"
+    ):  # and the next verb refuses the unsigned judge
         Session(repo).act()
 
 
 # ---------------------------------------------------------------------------- attacks that fail (kept as tests)
-def test_a_champion_move_under_a_harmless_event_kind_is_not_masked_by_the_trust_cache(tmp_path: Path) -> None:
+def test_a_champion_move_under_a_harmless_event_kind_is_not_masked_by_the_trust_cache(
+    tmp_path: Path,
+) -> None:
     """The cache skips the walk after events whose kind cannot change the chain; an event of such a
     kind (`finding`) that still moves meta.champion, with the champion ref, is refused all the same."""
     from evotree.core.versions import create_version
@@ -262,7 +334,7 @@ def test_a_champion_move_under_a_harmless_event_kind_is_not_masked_by_the_trust_
     in_force(Workspace.open(repo))  # the cache is written
     ws = Workspace.open(repo)
     record = create_version(ws, hypothesis="mine")
-    commit_file(repo / record.worktree, "evotree.toml", "[sandbox]\nmode = \"off\"\n", "no sandbox")
+    commit_file(repo / record.worktree, "evotree.toml", '[sandbox]\nmode = "off"\n', "no sandbox")
     tip = git(repo / record.worktree, "rev-parse", "HEAD")
 
     def crown(txn: LedgerTxn) -> Event:
@@ -296,14 +368,16 @@ def test_a_signers_step_that_smuggles_another_file_is_refused(tmp_path: Path) ->
     git(repo, "worktree", "add", "--quiet", "--detach", str(side), policy.commit)
     (side / policy.allowed_signers_path).parent.mkdir(parents=True, exist_ok=True)
     (side / policy.allowed_signers_path).write_text(line)
-    (side / "evotree.toml").write_text("[sandbox]\nmode = \"off\"\n")
+    (side / "evotree.toml").write_text('[sandbox]\nmode = "off"\n')
     git(side, "add", "-A")
     git(side, "commit", "-qm", "signers")
     commit = git(side, "rev-parse", "HEAD")
     new_policy = policy_at(ws, policy.champion, commit)
     record_signers(ws, policy, new_policy, approver_for(new_policy, key, None))
     report = json.loads(Cli(repo)("verify", "--json", code=33).stdout)
-    assert any(p["kind"] == "signers_added" and "evotree.toml" in p["message"] for p in report["problems"])
+    assert any(
+        p["kind"] == "signers_added" and "evotree.toml" in p["message"] for p in report["problems"]
+    )
     assert Cli(repo).json("run", "v0", code=33)["error"]["code"] == "untrusted_state"
 
 
@@ -319,8 +393,12 @@ def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: 
 
     def exhaust(txn: LedgerTxn) -> Event:
         txn.meta["usage"] = {**(txn.meta.get("usage") or {}), "episodes": 10**9}
-        return Event(kind=EventKind.SPEND_RECORDED.value, version=None, actor="Mallory <mallory@example.com>",
-                     data={"usd": 0.0, "note": "nothing to see"})
+        return Event(
+            kind=EventKind.SPEND_RECORDED.value,
+            version=None,
+            actor="Mallory <mallory@example.com>",
+            data={"usd": 0.0, "note": "nothing to see"},
+        )
 
     ws.ledger.transact(exhaust, actor=ws.git.identity())
     _push_and_fetch(s)
@@ -330,8 +408,9 @@ def test_a_fetched_usage_claim_does_not_spend_this_workspace_s_budget(tmp_path: 
 
     status = budget_status(Workspace.open(repo))
     assert status.charged["episodes"] == record.usage["episodes"] < 1000  # the claim: nothing
-    assert any(item["event"] == "spend.recorded" and "sealed" in item["why"]
-               for item in status.not_counted)
+    assert any(
+        item["event"] == "spend.recorded" and "sealed" in item["why"] for item in status.not_counted
+    )
 
 
 def _budgeted_pair(tmp_path: Path, budget: str) -> dict[str, Path]:
@@ -362,8 +441,12 @@ def test_real_usage_still_stops_runs_at_the_budget(tmp_path: Path) -> None:
         record = txn.require("v0")
         record.usage = {}
         txn.put(record)
-        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
-                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "reset"})
+        return Event(
+            kind=EventKind.SPEND_RECORDED.value,
+            version=None,
+            actor="Mallory <mallory@example.com>",
+            data={"usd": 0.0, "note": "reset"},
+        )
 
     ws.ledger.transact(wipe, actor=ws.git.identity())
     _push_and_fetch(s)
@@ -398,8 +481,13 @@ def test_a_replayed_run_or_spend_counts_once_and_a_forged_run_not_at_all(tmp_pat
 
     def replay(event: Event, **changes: Any) -> None:
         def change(txn: LedgerTxn) -> Event:
-            return Event(kind=event.kind, version=event.version, actor=event.actor, at=event.at,
-                         data={**event.data, **changes})
+            return Event(
+                kind=event.kind,
+                version=event.version,
+                actor=event.actor,
+                at=event.at,
+                data={**event.data, **changes},
+            )
 
         ws.ledger.transact(change, actor=ws.git.identity())
 
@@ -430,16 +518,24 @@ def test_progress_shows_no_step_or_metric_of_the_judge_phase_while_hidden() -> N
 
     seen: list[tuple[str, dict[str, Any]]] = []
     hidden = _safe_progress(lambda _r, e, i: seen.append((e, i)), True)
-    for event, info in (("metric", {"phase": "eval", "step": 0, "metric": "replay_mismatches", "value": 0.0}),
-                        ("metric", {"phase": "eval", "step": 3, "metric": "mean_return", "value": 187.0}),
-                        ("step", {"phase": "eval", "step": 187})):
+    for event, info in (
+        ("metric", {"phase": "eval", "step": 0, "metric": "replay_mismatches", "value": 0.0}),
+        ("metric", {"phase": "eval", "step": 3, "metric": "mean_return", "value": 187.0}),
+        ("step", {"phase": "eval", "step": 187}),
+    ):
         hidden("r", event, info)
     assert seen == []
-    hidden("r", "metric", {"phase": "train", "step": 1, "metric": "mean_return", "value": 9.0})  # the agent's own
-    hidden("r", "phase", {"phase": "eval", "pid": 1})  # that the judge started: shown (its timing is the residual)
+    hidden(
+        "r", "metric", {"phase": "train", "step": 1, "metric": "mean_return", "value": 9.0}
+    )  # the agent's own
+    hidden(
+        "r", "phase", {"phase": "eval", "pid": 1}
+    )  # that the judge started: shown (its timing is the residual)
     assert [e for e, _ in seen] == ["metric", "phase"]
     shown: list[Any] = []
-    _safe_progress(lambda _r, e, i: shown.append(i), False)("r", "metric", {"phase": "eval", "metric": "m"})
+    _safe_progress(lambda _r, e, i: shown.append(i), False)(
+        "r", "metric", {"phase": "eval", "metric": "m"}
+    )
     assert shown  # not hidden: everything is shown
 
 
@@ -475,19 +571,38 @@ def test_reservations_a_remote_plants_do_not_block_runs(tmp_path: Path) -> None:
     def plant(txn: LedgerTxn) -> Event:
         held = dict(txn.meta.get("reservations") or {})
         for i in range(6):
-            owner = {"pid": 1, "pid_start": 1, "pid_ns": "pid:[4026531836]", "host": "mallory-box",
-                     "boot_id": "b" * 36, "at": here["at"]}
+            owner = {
+                "pid": 1,
+                "pid_start": 1,
+                "pid_ns": "pid:[4026531836]",
+                "host": "mallory-box",
+                "boot_id": "b" * 36,
+                "at": here["at"],
+            }
             if i % 2:  # claims this host: a guessed boot id, its own pid
                 owner = {**owner, "host": socket.gethostname(), "pid": 1 + i}
             held[f"v0-s{i}-planted"] = {
-                "version": "v0", "seed": i, "commit": "0" * 40, "at": here["at"], "owner": owner,
-                "limits": limits, "gpus": 8.0, "cpus": 64.0, "usd_per_hour": 1e6,
+                "version": "v0",
+                "seed": i,
+                "commit": "0" * 40,
+                "at": here["at"],
+                "owner": owner,
+                "limits": limits,
+                "gpus": 8.0,
+                "cpus": 64.0,
+                "usd_per_hour": 1e6,
                 "account": "finalize" if i == 5 else "version",
-                "started": here["at"] if i >= 3 else None, "seal": "hmac-sha256:" + "0" * 64}
+                "started": here["at"] if i >= 3 else None,
+                "seal": "hmac-sha256:" + "0" * 64,
+            }
         held["junk"] = "not a reservation"
         txn.meta["reservations"] = held
-        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
-                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "hold"})
+        return Event(
+            kind=EventKind.SPEND_RECORDED.value,
+            version=None,
+            actor="Mallory <mallory@example.com>",
+            data={"usd": 0.0, "note": "hold"},
+        )
 
     ws.ledger.transact(plant, actor=ws.git.identity())
     _push_and_fetch(s)
@@ -504,7 +619,8 @@ def test_reservations_a_remote_plants_do_not_block_runs(tmp_path: Path) -> None:
 
 
 def test_a_reservation_this_workspace_makes_counts_and_an_edited_copy_does_not(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """The converse: a reservation planned here is sealed with the local key and counts; a sealed
     entry counts here but not in another workspace, and not once its limits are changed (as a
     remote would) or its seal is copied to another run."""
@@ -545,8 +661,12 @@ def test_a_remote_s_cached_usage_does_not_fail_the_budget_gate(tmp_path: Path) -
         record = txn.require(v1)
         record.usage = {"runs": 999, "usd": 1e9, "episodes": 10**9, "wall_hours": 1e6}
         txn.put(record)
-        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
-                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "inflate"})
+        return Event(
+            kind=EventKind.SPEND_RECORDED.value,
+            version=None,
+            actor="Mallory <mallory@example.com>",
+            data={"usd": 0.0, "note": "inflate"},
+        )
 
     ws.ledger.transact(inflate, actor=ws.git.identity())
     git(s["stranger"], "push", "--quiet", "origin", *REFSPECS)
@@ -568,8 +688,12 @@ def test_malformed_reservations_count_for_nothing_and_are_released(tmp_path: Pat
 
     def plant(txn: LedgerTxn) -> Event:
         txn.meta["reservations"] = {"junk": "x", "n": 5}
-        return Event(kind=EventKind.SPEND_RECORDED.value, version=None,
-                     actor="Mallory <mallory@example.com>", data={"usd": 0.0, "note": "junk"})
+        return Event(
+            kind=EventKind.SPEND_RECORDED.value,
+            version=None,
+            actor="Mallory <mallory@example.com>",
+            data={"usd": 0.0, "note": "junk"},
+        )
 
     ws.ledger.transact(plant, actor=ws.git.identity())
     assert counted_reservations(ws, ws.ledger.meta()) == {}

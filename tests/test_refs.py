@@ -8,14 +8,18 @@ from evotree.core.errors import InvalidVersionId
 from evotree.core.refs import VersionId, branch_name, branch_ref
 
 
-@pytest.mark.parametrize("text,number", [("v0", 0), ("v12", 12), ("v7-std-filter", None), ("exp.3_b", None)])
+@pytest.mark.parametrize(
+    "text,number", [("v0", 0), ("v12", 12), ("v7-std-filter", None), ("exp.3_b", None)]
+)
 def test_valid_ids(text: str, number: int | None) -> None:
     vid = VersionId.parse(text)
     assert str(vid) == text
     assert vid.number == number
 
 
-@pytest.mark.parametrize("text", ["", "-v1", "v1..2", "a/b", "v1.lock", "v1.", "has space", "x" * 65, "v1~1"])
+@pytest.mark.parametrize(
+    "text", ["", "-v1", "v1..2", "a/b", "v1.lock", "v1.", "has space", "x" * 65, "v1~1"]
+)
 def test_invalid_ids(text: str) -> None:
     with pytest.raises(InvalidVersionId, match="expected a version id like 'v7'"):
         VersionId.parse(text)

@@ -57,25 +57,38 @@ def _env() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- in one process
-def test_a_reservation_counts_until_its_run_finishes_and_a_release_gives_it_back(tmp_path: Path) -> None:
+def test_a_reservation_counts_until_its_run_finishes_and_a_release_gives_it_back(
+    tmp_path: Path,
+) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_runs_per_version = 4"))
     v1 = _version(ws, "skill = 0.6\nsteps = 2\n")
     plans = plan_runs(ws, [v1], authorize=_allow, seeds=3, reserve=True)
     held = _reservations(ws)
     assert sorted(held) == sorted(p.run_id for p in plans)
-    assert all(r["version"] == v1 and not r["started"] and r["owner"]["pid"] == os.getpid() for r in held.values())
+    assert all(
+        r["version"] == v1 and not r["started"] and r["owner"]["pid"] == os.getpid()
+        for r in held.values()
+    )
     (reserved,) = _events(ws, "run.reserved")
     assert [r["run_id"] for r in reserved.data["runs"]] == [p.run_id for p in plans]
     # nothing ran, nothing was charged, yet a fourth and fifth run would exceed the 4-run budget
     assert not ws.ledger.snapshot().version(v1).usage
-    with pytest.raises(BudgetExceeded, match=r"used 3 of its 4 runs \(3 of them reserved or running\); 2 more"):
+    with pytest.raises(
+        BudgetExceeded, match=r"used 3 of its 4 runs \(3 of them reserved or running\); 2 more"
+    ):
         plan_runs(ws, [v1], authorize=_allow, seeds=2)
-    assert len(plan_runs(ws, [v1], authorize=_allow, seeds=1)) == 1  # a preview: nothing is reserved
+    assert (
+        len(plan_runs(ws, [v1], authorize=_allow, seeds=1)) == 1
+    )  # a preview: nothing is reserved
     assert len(_reservations(ws)) == 3
-    assert release_reservations(ws, [plans[0].run_id, "no-such-run"], reason="test") == [plans[0].run_id]
+    assert release_reservations(ws, [plans[0].run_id, "no-such-run"], reason="test") == [
+        plans[0].run_id
+    ]
     (released,) = _events(ws, "run.released")
     assert released.data == {"runs": [plans[0].run_id], "reason": "test"}
-    assert release_reservations(ws, [plans[0].run_id], reason="again") == []  # nothing left: no event
+    assert (
+        release_reservations(ws, [plans[0].run_id], reason="again") == []
+    )  # nothing left: no event
     assert len(_events(ws, "run.released")) == 1
     assert len(plan_runs(ws, [v1], authorize=_allow, seeds=2)) == 2
 
@@ -92,7 +105,9 @@ def test_reserved_runs_count_at_their_planned_limits(tmp_path: Path) -> None:
     assert second.limits.max_steps == 10
 
 
-def test_a_run_consumes_its_reservation_and_a_request_that_fails_releases_the_rest(tmp_path: Path) -> None:
+def test_a_run_consumes_its_reservation_and_a_request_that_fails_releases_the_rest(
+    tmp_path: Path,
+) -> None:
     from evotree.harness.execute import run_versions
     from evotree.harness.executors.errors import ExecutorError
 
@@ -114,7 +129,9 @@ def test_a_run_consumes_its_reservation_and_a_request_that_fails_releases_the_re
     # status, tree and runs show the runs, never the reservations
     shown = Cli(ws.root).json("show", v1)["version"]
     assert shown["status"] == "evaluated" and shown["headline"]["runs"] == 2
-    assert [r["status"] for r in Cli(ws.root).json("runs", "--version", v1)["runs"]] == ["succeeded"] * 2
+    assert [r["status"] for r in Cli(ws.root).json("runs", "--version", v1)["runs"]] == [
+        "succeeded"
+    ] * 2
 
 
 # ---------------------------------------------------------------------------- dead owners
@@ -125,9 +142,13 @@ def test_owner_liveness(tmp_path: Path) -> None:
     child.wait()
     assert owner_is_dead({**me, "pid": child.pid, "pid_start": None})  # no such process (any more)
     assert owner_is_dead({**me, "pid_start": (me["pid_start"] or 0) + 1})  # the pid was reused
-    assert owner_is_dead({**me, "boot_id": "another-boot"}) == bool(me["boot_id"])  # the machine rebooted
+    assert owner_is_dead({**me, "boot_id": "another-boot"}) == bool(
+        me["boot_id"]
+    )  # the machine rebooted
     assert not owner_is_dead({**me, "pid": child.pid, "host": "another-host"})  # cannot tell: kept
-    assert not owner_is_dead({**me, "pid": child.pid, "pid_ns": "pid:[1]"})  # another pid namespace: kept
+    assert not owner_is_dead(
+        {**me, "pid": child.pid, "pid_ns": "pid:[1]"}
+    )  # another pid namespace: kept
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])
     deadline = time.monotonic() + 10
     while Path(f"/proc/{zombie.pid}/stat").read_text().split(") ")[1][0] != "Z":
@@ -147,12 +168,18 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_a_killed_planners_reservations_are_released_by_the_next_planner_and_by_recovery(tmp_path: Path) -> None:
+def test_a_killed_planners_reservations_are_released_by_the_next_planner_and_by_recovery(
+    tmp_path: Path,
+) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_runs_per_version = 4"))
     v1 = _version(ws, "skill = 0.6\n")
     for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", RESERVE_AND_DIE, str(ws.root), v1], capture_output=True,
-                             text=True, env=_env())
+        out = subprocess.run(
+            [sys.executable, "-c", RESERVE_AND_DIE, str(ws.root), v1],
+            capture_output=True,
+            text=True,
+            env=_env(),
+        )
         assert out.returncode == -signal.SIGKILL and out.stdout.strip() == "3", out.stderr
         if len(_reservations(ws)) == 3:
             break
@@ -165,7 +192,9 @@ def test_a_killed_planners_reservations_are_released_by_the_next_planner_and_by_
     assert sorted(_reservations(ws)) == sorted(p.run_id for p in plans)
     release_reservations(ws, [p.run_id for p in plans], reason="test")
     # crash recovery (every command runs it) releases them too
-    subprocess.run([sys.executable, "-c", RESERVE_AND_DIE, str(ws.root), v1], capture_output=True, env=_env())
+    subprocess.run(
+        [sys.executable, "-c", RESERVE_AND_DIE, str(ws.root), v1], capture_output=True, env=_env()
+    )
     assert len(_reservations(ws)) == 3
     assert recover_crashed_runs(Workspace.open(ws.root)) == []
     assert not _reservations(ws)
@@ -197,7 +226,9 @@ def test_a_sigkilled_server_leaves_no_reservation_that_blocks_the_tree(tmp_path:
                     while not any(r.get("started") for r in _reservations(ws).values()):
                         await anyio.sleep(0.1)
                 held.update(_reservations(ws))
-                server.send_signal(signal.SIGKILL)  # while its run is in flight: nothing is cancelled
+                server.send_signal(
+                    signal.SIGKILL
+                )  # while its run is in flight: nothing is cancelled
                 server.wait(timeout=30)
                 group.cancel_scope.cancel()
 
@@ -224,11 +255,18 @@ def test_a_sigkilled_server_leaves_no_reservation_that_blocks_the_tree(tmp_path:
 
 # ---------------------------------------------------------------------------- concurrent requests
 def _cli_run(repo: Path, version: str, seed: int) -> subprocess.Popen[str]:
-    return subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "run", version, "--seed-start", str(seed), "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    return subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "run", version, "--seed-start", str(seed), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
 
 
-def _mixed_requests(repo: Path, version: str, path: Path, *, processes: int, calls: int) -> list[dict[str, Any]]:
+def _mixed_requests(
+    repo: Path, version: str, path: Path, *, processes: int, calls: int
+) -> list[dict[str, Any]]:
     """``processes`` `evotree run` processes and ``calls`` concurrent server calls, all at once:
     each request's outcome, {"ok": [statuses]} or {"error": code}."""
     from test_server import socket_session
@@ -239,8 +277,11 @@ def _mixed_requests(repo: Path, version: str, path: Path, *, processes: int, cal
     async def one(session: Any, seed: int) -> None:
         result = await session.call_tool("run", {"versions": [version], "seed_start": 100 + seed})
         data = json.loads(result.content[0].text)
-        outcomes.append({"error": data["error"]["code"]} if result.is_error
-                        else {"ok": [r["status"] for r in data["runs"]]})
+        outcomes.append(
+            {"error": data["error"]["code"]}
+            if result.is_error
+            else {"ok": [r["status"] for r in data["runs"]]}
+        )
 
     async def server_calls() -> None:
         async with socket_session(path) as session:
@@ -254,7 +295,9 @@ def _mixed_requests(repo: Path, version: str, path: Path, *, processes: int, cal
         if proc.returncode == 0:
             outcomes.append({"ok": [r["status"] for r in json.loads(out)["runs"]]})
         else:
-            outcomes.append({"error": json.loads(out)["error"]["code"]} if out.strip() else {"error": err})
+            outcomes.append(
+                {"error": json.loads(out)["error"]["code"]} if out.strip() else {"error": err}
+            )
     return outcomes
 
 
@@ -270,22 +313,27 @@ def test_eight_concurrent_requests_never_exceed_a_budget(tmp_path: Path) -> None
     assert len(outcomes) == N_REQUESTS
     ran = [o for o in outcomes if "ok" in o]
     assert all(o["ok"] == ["succeeded"] for o in ran), outcomes
-    assert sorted(o.get("error") for o in outcomes if "error" in o) == ["budget_exceeded"] * 4, outcomes
+    assert sorted(o.get("error") for o in outcomes if "error" in o) == ["budget_exceeded"] * 4, (
+        outcomes
+    )
     ws = Workspace.open(repo)
     assert len([e for e in _events(ws, "run.started") if e.version == v1]) == 4
     assert ws.ledger.snapshot().version(v1).usage["runs"] == 4 and len(ran) == 4
     assert not _reservations(ws)
 
 
-def test_eight_concurrent_requests_never_exceed_a_signed_approval(tmp_path: Path,
-                                                                keys: dict[str, tuple[Path, str]]) -> None:
+def test_eight_concurrent_requests_never_exceed_a_signed_approval(
+    tmp_path: Path, keys: dict[str, tuple[Path, str]]
+) -> None:
     """Train gate: one run (60 s) is under the 100 s threshold, two need a person's approval. The
     approval of 3 runs covers 3 runs of the commit, however many requests race for it."""
     import test_gates as tg
     from test_runs import TRAIN
     from test_server import socket_server
 
-    repo = tg.gate_repo(tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=tg.SEEDED_JUDGE)
+    repo = tg.gate_repo(
+        tmp_path / "t", keys, train_threshold=100, train=TRAIN, judge=tg.SEEDED_JUDGE
+    )
     v1 = tg.new_version(repo)
     path = tmp_path / "s.sock"
     # without an approval, at most one run (the one under the threshold) starts
@@ -330,7 +378,9 @@ def test_champion_reruns_are_not_charged_to_the_champions_own_budget(tmp_path: P
 
     ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_runs_per_version = 2"))
     v1 = _version(ws, "skill = 0.6\nsteps = 2\n")
-    assert [r.status for r in run_versions(ws, [v1], authorize=_allow, seeds=2)] == ["succeeded"] * 2
+    assert [r.status for r in run_versions(ws, [v1], authorize=_allow, seeds=2)] == [
+        "succeeded"
+    ] * 2
     with pytest.raises(BudgetExceeded, match=f"{v1} has used 2 of its 2 runs"):
         plan_runs(ws, [v1], authorize=_allow, seed_start=2)
     _make_champion(ws, v1)
@@ -340,14 +390,18 @@ def test_champion_reruns_are_not_charged_to_the_champions_own_budget(tmp_path: P
     # the score gate asks for re-runs of the champion since its promotion: they run
     records = run_versions(ws, [v1], authorize=_allow, seeds=2, seed_start=2)
     assert [r.status for r in records] == ["succeeded"] * 2
-    finished = [e for e in _events(ws, "run.finished") if e.data["run_id"] in {r.run_id for r in records}]
+    finished = [
+        e for e in _events(ws, "run.finished") if e.data["run_id"] in {r.run_id for r in records}
+    ]
     assert [e.data.get("account") for e in finished] == ["champion_reruns"] * 2
     meta = ws.ledger.meta()
     assert meta["champion_reruns"][v1]["runs"] == 2 and meta["usage"]["runs"] == 4  # the tree pays
     assert ws.ledger.snapshot().version(v1).usage["runs"] == 4  # shown as what it consumed
     # ... bounded: one version's worth of re-runs per champion
     assert champion_reruns_left(budget, meta, v1) == 0
-    with pytest.raises(BudgetExceeded, match=f"{v1}'s re-runs as champion have used 2 of its 2 runs") as info:
+    with pytest.raises(
+        BudgetExceeded, match=f"{v1}'s re-runs as champion have used 2 of its 2 runs"
+    ) as info:
         plan_runs(ws, [v1], authorize=_allow, seed_start=4)
     assert info.value.details["account"] == "champion_reruns"
     # a commit added to the champion's branch is a new candidate, charged to the version
@@ -379,10 +433,14 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_a_started_run_whose_driver_died_without_a_marker_is_finished_crashed(tmp_path: Path) -> None:
+def test_a_started_run_whose_driver_died_without_a_marker_is_finished_crashed(
+    tmp_path: Path,
+) -> None:
     ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_runs_per_version = 4"))
     v1 = _version(ws, "skill = 0.6\n")
-    subprocess.run([sys.executable, "-c", START_AND_DIE, str(ws.root), v1], capture_output=True, env=_env())
+    subprocess.run(
+        [sys.executable, "-c", START_AND_DIE, str(ws.root), v1], capture_output=True, env=_env()
+    )
     (held,) = _reservations(ws).values()
     assert held["started"] and owner_is_dead(held["owner"])
     (run_id,) = recover_crashed_runs(Workspace.open(ws.root))

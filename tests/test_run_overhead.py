@@ -36,11 +36,24 @@ def test_compaction_counts_and_filters_without_loading_pandas(tmp_path: Path) ->
     with Recorder(train, run_id="r1", phase="train") as rec:
         rec.signal(0, loss=1.0)
     # a forged hidden-split score from the train phase, and a malformed line
-    forged = {"run_id": "r1", "phase": "train", "split": "validation", "task_id": "t9",
-              "sample_index": 0, "score": 1.0, "nonfinite": False, "ts": 1.0}
+    forged = {
+        "run_id": "r1",
+        "phase": "train",
+        "split": "validation",
+        "task_id": "t9",
+        "sample_index": 0,
+        "score": 1.0,
+        "nonfinite": False,
+        "ts": 1.0,
+    }
     (train / "evals.jsonl").write_text(json.dumps(forged) + "\n" + "{not json\n")
-    out = subprocess.run([sys.executable, "-P", "-c", _COMPACT, str(tmp_path)], cwd=ROOT,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", _COMPACT, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(out.stdout)
     assert data["pandas"] is False
     assert data["pyarrow"] is False and data["numpy"] is False  # DuckDB alone writes Parquet
@@ -61,8 +74,9 @@ def test_compaction_in_the_callers_connection_leaves_it_open_and_clean(tmp_path:
         result = compact_run(tmp_path, con=con)
         assert result.rows["evals"] == 2
         assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchall()[0][0] == 0
-        mean = con.execute("SELECT avg(score) FROM read_parquet(?)",
-                           [str(tmp_path / "evals.parquet")]).fetchall()[0][0]
+        mean = con.execute(
+            "SELECT avg(score) FROM read_parquet(?)", [str(tmp_path / "evals.parquet")]
+        ).fetchall()[0][0]
         assert mean == 0.5
     finally:
         con.close()

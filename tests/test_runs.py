@@ -20,7 +20,7 @@ from evotree.harness.budget import BudgetExceeded
 from evotree.gates.runs import run_versions
 from evotree.harness.records import RunRecord, list_runs
 
-TRAIN = '''\
+TRAIN = """\
 import json, os, sys, time, tomllib
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -56,9 +56,9 @@ if recipe.get("plant"):  # forge the judge's evidence before the judge runs
             forged.eval_result("validation", f"val-{i}", 1.0)
 if recipe.get("fail"):
     sys.exit(3)
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -70,9 +70,9 @@ for split, tasks in hidden.items():
         continue
     for i, task in enumerate(tasks):
         rec.eval_result(split, task, 1.0 if (i + 1) / len(tasks) <= model["skill"] else 0.0)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
@@ -80,18 +80,26 @@ command = "python judge/eval.py"
 judge_paths = ["judge/"]
 [budget]
 {budget}
-'''
+"""
 
 
-def make_run_repo(path: Path, *, budget: str = "", recipe: str = "skill = 0.5\nsteps = 3\n",
-                  judge: str = JUDGE, hidden: dict[str, list[str]] | None = None) -> Path:
+def make_run_repo(
+    path: Path,
+    *,
+    budget: str = "",
+    recipe: str = "skill = 0.5\nsteps = 3\n",
+    judge: str = JUDGE,
+    hidden: dict[str, list[str]] | None = None,
+) -> Path:
     repo = make_repo(path)
     (repo / "recipe.toml").write_text(recipe)
     (repo / "train.py").write_text(TRAIN)
     (repo / "judge").mkdir()
     (repo / "judge" / "eval.py").write_text(judge)
-    hidden = hidden or {"validation": [f"val-{i}" for i in range(10)],
-                        "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+    hidden = hidden or {
+        "validation": [f"val-{i}" for i in range(10)],
+        "heldout": [f"SECRET-held-{i}" for i in range(4)],
+    }
     (repo / "judge" / "hidden.json").write_text(json.dumps(hidden))
     (repo / "evotree.toml").write_text(CONFIG.format(budget=budget))
     git(repo, "add", "-A")
@@ -126,12 +134,29 @@ def test_run_end_to_end(rws: Workspace) -> None:
     assert record.status == "succeeded", record.error
     run_dir = rws.root / ".evotree" / "runs" / record.run_id
     saved = json.loads((run_dir / "run.json").read_text())
-    for key in ("version", "commit", "judge_commit", "seed", "train_command", "eval_command", "python",
-                "packages", "host", "started_at", "ended_at", "wall_seconds", "cpu_seconds", "usage", "phases"):
+    for key in (
+        "version",
+        "commit",
+        "judge_commit",
+        "seed",
+        "train_command",
+        "eval_command",
+        "python",
+        "packages",
+        "host",
+        "started_at",
+        "ended_at",
+        "wall_seconds",
+        "cpu_seconds",
+        "usage",
+        "phases",
+    ):
         assert saved[key] not in (None, "", {}), key
     assert saved["commit"] == git(rws.root, "rev-parse", f"evotree/{v1}")
     assert saved["judge_commit"] == git(rws.root, "rev-parse", "refs/evotree/champion")
-    assert saved["phases"]["train"]["returncode"] == 0 and saved["phases"]["eval"]["returncode"] == 0
+    assert (
+        saved["phases"]["train"]["returncode"] == 0 and saved["phases"]["eval"]["returncode"] == 0
+    )
     # evidence: exact rows
     signals = _rows(run_dir / "signals.parquet")
     losses = sorted((r["step"], r["value"]) for r in signals if r["metric"] == "loss")
@@ -143,7 +168,12 @@ def test_run_end_to_end(rws: Workspace) -> None:
     assert {r["split"] for r in evals} == {"validation"}  # held-out only when asked for
     validation = [r["score"] for r in evals if r["split"] == "validation"]
     assert sum(validation) / len(validation) == pytest.approx(0.8)
-    assert record.headline == {"metric": "validation/mean_score", "value": pytest.approx(0.8), "n": 10, "scored": 10}
+    assert record.headline == {
+        "metric": "validation/mean_score",
+        "value": pytest.approx(0.8),
+        "n": 10,
+        "scored": 10,
+    }
     assert (run_dir / "logs" / "train.out").exists() and (run_dir / "logs" / "eval.err").exists()
     # ledger: started + finished, the version is evaluated with its headline
     view = {v["id"]: v for v in Cli(rws.root).json("tree")["versions"]}
@@ -159,8 +189,12 @@ def test_visibility_boundary(rws: Workspace) -> None:
     # the candidate also rewrites the judge on its branch to give itself full marks
     wt = rws.root / rws.resolve(v1).worktree
     (wt / "judge").mkdir()  # the real judge is in refs/evotree/judge, in no checkout
-    commit_file(wt, "judge/eval.py", JUDGE.replace('1.0 if (i + 1) / len(tasks) <= model["skill"] else 0.0', "1.0"),
-                "judge myself")
+    commit_file(
+        wt,
+        "judge/eval.py",
+        JUDGE.replace('1.0 if (i + 1) / len(tasks) <= model["skill"] else 0.0', "1.0"),
+        "judge myself",
+    )
     (record,) = run_versions(rws, [v1], heldout=True)
     run_dir = rws.root / ".evotree" / "runs" / record.run_id
     assert {r["split"] for r in _rows(run_dir / "evals.parquet")} == {"validation", "heldout"}
@@ -208,7 +242,9 @@ def test_failed_train_is_charged_and_never_scored(rws: Workspace) -> None:
 
 def test_command_not_found_is_explained(tmp_path: Path) -> None:
     repo = make_run_repo(tmp_path / "w")
-    (repo / "evotree.toml").write_text(CONFIG.format(budget="").replace("python train.py", "no-such-trainer"))
+    (repo / "evotree.toml").write_text(
+        CONFIG.format(budget="").replace("python train.py", "no-such-trainer")
+    )
     git(repo, "commit", "-qam", "broken command")
     # the champion still has the old config until a version with the change is promoted
     ws = Workspace.open(repo)
@@ -232,7 +268,11 @@ def test_parallel_runs_and_seeds(rws: Workspace) -> None:
     v2 = _version(rws, "skill = 0.6\nsteps = 2\n")
     records = run_versions(rws, [v1, v2], seeds=2, jobs=3)
     assert sorted((r.version, r.seed, r.status) for r in records) == [
-        (v1, 0, "succeeded"), (v1, 1, "succeeded"), (v2, 0, "succeeded"), (v2, 1, "succeeded")]
+        (v1, 0, "succeeded"),
+        (v1, 1, "succeeded"),
+        (v2, 0, "succeeded"),
+        (v2, 1, "succeeded"),
+    ]
     assert len({r.run_id for r in records}) == 4
     snap = rws.ledger.snapshot()
     assert len(snap.version(v1).runs) == 2 and len(snap.version(v2).runs) == 2
@@ -256,8 +296,13 @@ def test_budget_refused_before_start(tmp_path: Path) -> None:
 
 
 def test_step_budget_stops_runaway_run(tmp_path: Path) -> None:
-    ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_steps = 3",
-                                      recipe="skill = 0.5\nsteps = 200\nsleep = 0.05\n"))
+    ws = Workspace.open(
+        make_run_repo(
+            tmp_path / "w",
+            budget="max_steps = 3",
+            recipe="skill = 0.5\nsteps = 200\nsleep = 0.05\n",
+        )
+    )
     (record,) = run_versions(ws, ["v0"])
     assert record.status == "budget_exceeded" and "step budget 3 exceeded" in record.error
     assert "eval" not in record.phases and record.headline is None
@@ -265,8 +310,13 @@ def test_step_budget_stops_runaway_run(tmp_path: Path) -> None:
 
 
 def test_step_budget_obeyed_by_training_loop(tmp_path: Path) -> None:
-    ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_steps = 5",
-                                      recipe="skill = 0.5\nsteps = 50\nobey_budget = true\n"))
+    ws = Workspace.open(
+        make_run_repo(
+            tmp_path / "w",
+            budget="max_steps = 5",
+            recipe="skill = 0.5\nsteps = 50\nobey_budget = true\n",
+        )
+    )
     (record,) = run_versions(ws, ["v0"])
     assert record.status == "succeeded" and record.usage["steps"] == 5
     # the version budget is now spent: the next request is refused before it starts
@@ -275,8 +325,13 @@ def test_step_budget_obeyed_by_training_loop(tmp_path: Path) -> None:
 
 
 def test_wall_clock_budget(tmp_path: Path) -> None:
-    ws = Workspace.open(make_run_repo(tmp_path / "w", budget="max_wall_seconds = 2",
-                                      recipe="skill = 0.5\nsteps = 100\nsleep = 0.2\n"))
+    ws = Workspace.open(
+        make_run_repo(
+            tmp_path / "w",
+            budget="max_wall_seconds = 2",
+            recipe="skill = 0.5\nsteps = 100\nsleep = 0.2\n",
+        )
+    )
     (record,) = run_versions(ws, ["v0"])
     # stopped by the limit, long before its 100 steps of 0.2 s (what the limit must achieve)
     assert record.status == "budget_exceeded" and "wall-clock limit" in record.error
@@ -284,8 +339,12 @@ def test_wall_clock_budget(tmp_path: Path) -> None:
 
 
 def _start_driver(repo: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "run", *args, "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "run", *args, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_signals(repo: Path, minimum: int, timeout: float = 30) -> Path:
@@ -305,7 +364,9 @@ def test_sigkilled_run_is_found_and_marked_crashed(tmp_path: Path) -> None:
     driver.send_signal(signal.SIGKILL)
     driver.wait()
     recorded = len((run_dir / "evidence" / "train" / "signals.jsonl").read_text().splitlines())
-    out = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "marked 1 run(s) whose process died as crashed" in out.stderr
     record = RunRecord.load(run_dir / "run.json")
     assert record.status == "crashed" and "died" in record.error
@@ -319,7 +380,9 @@ def test_sigkilled_run_is_found_and_marked_crashed(tmp_path: Path) -> None:
     time.sleep(0.5)
     assert (run_dir / "evidence" / "train" / "signals.jsonl").stat().st_size == size
     # and a second command finds nothing more to do
-    again = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True)
+    again = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True
+    )
     assert "crashed" not in again.stderr
 
 
@@ -367,10 +430,16 @@ def test_sql_over_runs(rws: Workspace) -> None:
     v1 = _version(rws, "skill = 0.3\nsteps = 2\n")
     run_versions(rws, [v1, "v0"])
     cli = Cli(rws.root)
-    data = cli.json("sql", "SELECT version, split, avg(score) AS mean FROM evals WHERE split = 'validation' "
-                           "GROUP BY ALL ORDER BY version")
+    data = cli.json(
+        "sql",
+        "SELECT version, split, avg(score) AS mean FROM evals WHERE split = 'validation' "
+        "GROUP BY ALL ORDER BY version",
+    )
     assert data["columns"] == ["version", "split", "mean"]
-    assert [(r["version"], r["mean"]) for r in data["rows"]] == [("v0", pytest.approx(0.5)), (v1, pytest.approx(0.3))]
+    assert [(r["version"], r["mean"]) for r in data["rows"]] == [
+        ("v0", pytest.approx(0.5)),
+        (v1, pytest.approx(0.3)),
+    ]
     csv_out = cli("sql", "SELECT count(*) AS n FROM rollouts", "--csv").output
     assert csv_out.splitlines() == ["n", "20"]  # v0: 3 steps x 4, v1: 2 steps x 4
     text = cli("sql", "SELECT run_id, status FROM runs").output
@@ -380,37 +449,52 @@ def test_sql_over_runs(rws: Workspace) -> None:
 
 
 def test_ingest_trainer_state(rws: Workspace, tmp_path: Path) -> None:
-    state = {"global_step": 3, "log_history": [
-        {"loss": 0.9, "reward": 0.1, "learning_rate": 1e-5, "epoch": 0.1, "step": 1},
-        {"loss": 0.7, "reward": float("nan"), "epoch": 0.2, "step": 2},
-        {"loss": 0.5, "reward": 0.4, "epoch": 0.3, "step": 3},
-        {"train_runtime": 12.5, "train_loss": 0.7, "epoch": 0.3, "step": 3},
-        {"note": "no step"},
-    ]}
+    state = {
+        "global_step": 3,
+        "log_history": [
+            {"loss": 0.9, "reward": 0.1, "learning_rate": 1e-5, "epoch": 0.1, "step": 1},
+            {"loss": 0.7, "reward": float("nan"), "epoch": 0.2, "step": 2},
+            {"loss": 0.5, "reward": 0.4, "epoch": 0.3, "step": 3},
+            {"train_runtime": 12.5, "train_loss": 0.7, "epoch": 0.3, "step": 3},
+            {"note": "no step"},
+        ],
+    }
     path = tmp_path / "trainer_state.json"
     path.write_text(json.dumps(state))  # json writes NaN, as transformers does
     data = Cli(rws.root).json("ingest", str(path), "--version", "v0")
     validate(data, "runs")
     (run,) = data["runs"]
     assert run["status"] == "ingested" and run["headline"] is None and run["wall_seconds"] == 12.5
-    assert any("1 non-finite" in n for n in run["notes"]) and any("skipped 1" in n for n in run["notes"])
+    assert any("1 non-finite" in n for n in run["notes"]) and any(
+        "skipped 1" in n for n in run["notes"]
+    )
     rows = _rows(rws.root / ".evotree" / "runs" / run["run_id"] / "signals.parquet")
     loss = sorted((r["step"], r["value"]) for r in rows if r["metric"] == "loss")
     assert loss == [(1, 0.9), (2, 0.7), (3, 0.5)]
     nan_row = [r for r in rows if r["metric"] == "reward" and r["step"] == 2]
     assert nan_row and nan_row[0]["nonfinite"] is True and nan_row[0]["value"] is None
     version = rws.ledger.snapshot().version("v0")
-    assert version.status == "active" and version.usage.get("runs", 0) == 0  # evidence, not an attempt
-    err = Cli(rws.root).json("ingest", str(tmp_path / "missing.json"), "--version", "v0", code=18)["error"]
+    assert (
+        version.status == "active" and version.usage.get("runs", 0) == 0
+    )  # evidence, not an attempt
+    err = Cli(rws.root).json("ingest", str(tmp_path / "missing.json"), "--version", "v0", code=18)[
+        "error"
+    ]
     assert "does not exist" in err["message"]
     (tmp_path / "bad.json").write_text("{not json")
-    assert "not valid JSON" in Cli(rws.root).json("ingest", str(tmp_path / "bad.json"), "--version", "v0",
-                                                 code=18)["error"]["message"]
+    assert (
+        "not valid JSON"
+        in Cli(rws.root).json("ingest", str(tmp_path / "bad.json"), "--version", "v0", code=18)[
+            "error"
+        ]["message"]
+    )
 
 
 def test_progress_lines_when_not_a_terminal(rws: Workspace) -> None:
     v1 = _version(rws, "skill = 0.4\nsteps = 2\n")
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(rws.root), "run", v1], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(rws.root), "run", v1], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert any(": started (v1, seed 0)" in line for line in lines)
@@ -473,14 +557,18 @@ def test_seed_start_adds_new_seeds_and_a_negative_start_is_refused(rws: Workspac
     run (EVOTREE_SEED), and a negative start is refused before anything runs."""
     v1 = _version(rws, "skill = 0.4\nsteps = 1\n")
     records = run_versions(rws, [v1], seeds=2, seed_start=3)
-    assert sorted(r.seed for r in records) == [3, 4] and all(r.status == "succeeded" for r in records)
+    assert sorted(r.seed for r in records) == [3, 4] and all(
+        r.status == "succeeded" for r in records
+    )
     assert all(f"{v1}-s{r.seed}-" in r.run_id for r in records)
     with pytest.raises(InvalidState, match="--seed-start"):
         run_versions(rws, [v1], seeds=1, seed_start=-1)
     assert len(rws.ledger.snapshot().version(v1).runs) == 2
 
 
-def test_a_link_planted_at_the_judge_path_receives_nothing(unsandboxed: Workspace, tmp_path: Path) -> None:
+def test_a_link_planted_at_the_judge_path_receives_nothing(
+    unsandboxed: Workspace, tmp_path: Path
+) -> None:
     """The train phase knows where a judge tree at a predictable path would go
     (.evotree/judge/<run_id>) and plants a symlink there to a folder it can read later: the judge
     goes to a fresh directory instead, so the folder stays empty and the run is scored as usual."""
@@ -497,7 +585,9 @@ def test_a_link_planted_at_the_judge_path_receives_nothing(unsandboxed: Workspac
     assert [p.name for p in judge_root.iterdir()] == [record.run_id]  # the fresh judge dir is gone
 
 
-def test_a_train_process_that_left_the_group_is_killed_before_the_judge(unsandboxed: Workspace) -> None:
+def test_a_train_process_that_left_the_group_is_killed_before_the_judge(
+    unsandboxed: Workspace,
+) -> None:
     """A train-phase process in its own session (setsid) survives the group kill; it is found by
     its EVOTREE_RUN_ID and killed before the judge tree is written, and the run says so."""
     rws = unsandboxed
@@ -514,8 +604,10 @@ def test_sigkill_during_the_judge_phase_leaves_no_judge_folder(tmp_path: Path) -
     """The judge tree (hidden answers) lives in a fresh .evotree/judge/<run_id>-XXXXXXXX that the
     driver deletes when the judge ends; a driver SIGKILLed while the judge runs cannot. The next
     evotree command kills the judge process, deletes the folder and marks the run crashed."""
-    sleepy = JUDGE + ("import time\nopen(os.path.join(os.environ['EVOTREE_EVIDENCE_DIR'], 'judging'), 'w').close()\n"
-                      "time.sleep(120)\n")
+    sleepy = JUDGE + (
+        "import time\nopen(os.path.join(os.environ['EVOTREE_EVIDENCE_DIR'], 'judging'), 'w').close()\n"
+        "time.sleep(120)\n"
+    )
     repo = make_run_repo(tmp_path / "w", recipe="skill = 0.5\nsteps = 1\n", judge=sleepy)
     driver = _start_driver(repo, "v0")
     deadline = time.monotonic() + 60
@@ -525,22 +617,30 @@ def test_sigkill_during_the_judge_phase_leaves_no_judge_folder(tmp_path: Path) -
     (marker,) = (repo / ".evotree" / "runs").glob("*/evidence/eval/judging")
     run_id = marker.parents[2].name
     judge_root = repo / ".evotree" / "judge"
-    folders = list(judge_root.glob(f"{run_id}-*"))  # the judge's tree (and the candidate's copy, if any)
+    folders = list(
+        judge_root.glob(f"{run_id}-*")
+    )  # the judge's tree (and the candidate's copy, if any)
     assert folders and any(p.name == "hidden.json" for f in folders for p in f.rglob("*"))
     folder = next(f for f in folders if any(p.name == "hidden.json" for p in f.rglob("*")))
     driver.send_signal(signal.SIGKILL)
     driver.wait()
     assert folder.exists()  # nothing deleted it: the driver is dead
-    out = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "tree"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "marked 1 run(s) whose process died as crashed" in out.stderr
     assert not folder.exists() and not list(judge_root.glob(f"{run_id}-*"))
     record = RunRecord.load(repo / ".evotree" / "runs" / run_id / "run.json")
-    assert record.status == "crashed" and any("judge folder" in note for note in record.notes), record.notes
+    assert record.status == "crashed" and any("judge folder" in note for note in record.notes), (
+        record.notes
+    )
     from evotree.harness.integrity import verify_run_evidence
     from evotree.harness.recovery import kill_run_processes
 
     assert kill_run_processes(run_id) == []  # the judge process was killed too
-    check = verify_run_evidence(Workspace.open(repo), "v0")  # the crashed run is finished with a manifest
+    check = verify_run_evidence(
+        Workspace.open(repo), "v0"
+    )  # the crashed run is finished with a manifest
     assert [(r.run_id, r.state, r.status) for r in check.runs] == [(run_id, "ok", "crashed")]
 
 
@@ -570,6 +670,11 @@ def test_judge_folders_of_runs_no_longer_live_are_swept(rws: Workspace) -> None:
         assert live.exists() and live_copy.exists() and retry.exists()
     from evotree.harness.recovery import remove_judge_leftovers
 
-    for folder in (judge_root / "v0-s2-x-abcdef-0a1b2c3d", judge_root / "v0-s2-x-abcdef-r1-0a1b2c3d"):
+    for folder in (
+        judge_root / "v0-s2-x-abcdef-0a1b2c3d",
+        judge_root / "v0-s2-x-abcdef-r1-0a1b2c3d",
+    ):
         folder.mkdir()
-    assert remove_judge_leftovers(judge_root, "v0-s2-x-abcdef") == ["v0-s2-x-abcdef-0a1b2c3d"]  # not the retry's
+    assert remove_judge_leftovers(judge_root, "v0-s2-x-abcdef") == [
+        "v0-s2-x-abcdef-0a1b2c3d"
+    ]  # not the retry's

@@ -40,7 +40,7 @@ from evotree.harness.sandbox import (
     wrap,
 )
 
-TRAIN = '''\
+TRAIN = """\
 import json, os, socket, subprocess, sys, tomllib
 from evotree.harness import get_recorder
 
@@ -132,9 +132,9 @@ if r.get("attack"):
     os.link("artifact.txt", "hardlink.txt")
     os.mkfifo("pipe")
 json.dump({"skill": float(r.get("skill", 0.5))}, open("model.json", "w"))
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os, stat
 from evotree.harness import get_recorder
 
@@ -161,9 +161,9 @@ rec.signal(0, judge_leak=float("SECRET" in read("predictions.json")),
                                      and bool(os.listdir(os.path.join(os.environ["EVOTREE_RUN_DIR"], "candidate")))))
 for i, task in enumerate(hidden["validation"]):
     rec.eval_result("validation", task, 1.0 if (i + 1) / len(hidden["validation"]) <= model["skill"] else 0.0)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
@@ -171,7 +171,7 @@ command = "python judge/eval.py"
 judge_paths = ["judge/"]
 [sandbox]
 {sandbox}
-'''
+"""
 
 
 def make_sandbox_repo(path: Path, *, sandbox_config: str = "") -> Path:
@@ -226,8 +226,11 @@ def _signals(record: RunRecord, root: Path) -> dict[str, float]:
     import duckdb
 
     path = root / ".evotree" / "runs" / record.run_id / "signals.parquet"
-    rows = duckdb.connect().execute(
-        f"SELECT phase, metric, value FROM read_parquet('{path}') WHERE step = 0").fetchall()
+    rows = (
+        duckdb.connect()
+        .execute(f"SELECT phase, metric, value FROM read_parquet('{path}') WHERE step = 0")
+        .fetchall()
+    )
     return {metric: value for _, metric, value in rows}
 
 
@@ -246,9 +249,13 @@ def _alive(token: str) -> list[int]:
 def attack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One hostile run, observed from outside."""
     base = tmp_path_factory.mktemp("attack")
-    repo = make_sandbox_repo(base / "w", sandbox_config="memory_mb = 768\nmax_output_mb = 4\nmax_processes = 512")
+    repo = make_sandbox_repo(
+        base / "w", sandbox_config="memory_mb = 768\nmax_output_mb = 4\nmax_processes = 512"
+    )
     ws = Workspace.open(repo)
-    (repo / ".checkout-secret.txt").write_text("SECRET of the user's checkout")  # untracked, never exported
+    (repo / ".checkout-secret.txt").write_text(
+        "SECRET of the user's checkout"
+    )  # untracked, never exported
     other = create_version(ws, hypothesis="a sibling with a secret in its worktree")
     (repo / other.worktree / "worktree-secret.txt").write_text("SECRET of another version")
     home = Path(os.environ["HOME"])
@@ -257,26 +264,48 @@ def attack(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     token = f"evotree-attack-{os.getpid()}-{time.monotonic_ns()}"
     server = LoopbackServer()
     recipe = {
-        "skill": 0.5, "attack": True, "repo": str(repo), "checkout_secret": str(repo / ".checkout-secret.txt"),
+        "skill": 0.5,
+        "attack": True,
+        "repo": str(repo),
+        "checkout_secret": str(repo / ".checkout-secret.txt"),
         "worktree_secret": str(repo / other.worktree / "worktree-secret.txt"),
-        "home_secret": str(home / ".ssh" / "id_rsa"), "outside_file": str(repo / "pwned" / "pwned.txt"),
+        "home_secret": str(home / ".ssh" / "id_rsa"),
+        "outside_file": str(repo / "pwned" / "pwned.txt"),
         "tmp_file": str(base / "outside" / "pwned.txt"),
-        "port": server.port, "proof": str(base / f"proof-{token}"), "token": token,
-        "alloc_mib": 1024, "big_mib": 8,
+        "port": server.port,
+        "proof": str(base / f"proof-{token}"),
+        "token": token,
+        "alloc_mib": 1024,
+        "big_mib": 8,
     }
     v1 = create_version(ws, hypothesis="attack the boundary")
     wt = repo / v1.worktree
-    commit_file(wt, "recipe.toml", "".join(f"{k} = {json.dumps(v)}\n" for k, v in recipe.items()), "attack")
+    commit_file(
+        wt, "recipe.toml", "".join(f"{k} = {json.dumps(v)}\n" for k, v in recipe.items()), "attack"
+    )
     # the candidate also turns the sandbox off and the network on in its own evotree.toml: ignored,
     # the policy in force is the champion's
-    commit_file(wt, "evotree.toml", CONFIG.format(sandbox='mode = "off"\ntrain_network = true'), "no sandbox")
+    commit_file(
+        wt,
+        "evotree.toml",
+        CONFIG.format(sandbox='mode = "off"\ntrain_network = true'),
+        "no sandbox",
+    )
     try:
         (record,) = run_versions(ws, [v1.id])
         finished = time.monotonic()
         time.sleep(max(0.0, 3.5 - (time.monotonic() - finished)))  # past the daemon's 2 s sleep
-        yield {"ws": ws, "repo": repo, "record": record, "signals": _signals(record, repo), "server": server,
-               "token": token, "base": base, "recipe": recipe,
-               "run_dir": repo / ".evotree" / "runs" / record.run_id}
+        yield {
+            "ws": ws,
+            "repo": repo,
+            "record": record,
+            "signals": _signals(record, repo),
+            "server": server,
+            "token": token,
+            "base": base,
+            "recipe": recipe,
+            "run_dir": repo / ".evotree" / "runs" / record.run_id,
+        }
     finally:
         server.close()
         (home / ".ssh" / "id_rsa").unlink(missing_ok=True)
@@ -292,8 +321,12 @@ def test_the_hostile_run_is_sandboxed_and_still_scored(attack: dict[str, Any]) -
     record = attack["record"]
     assert record.status == "succeeded", (record.error, record.notes)
     assert record.headline["value"] == pytest.approx(0.5)  # the honest part of the run still counts
-    assert record.phases["train"]["sandbox"] == "bwrap" and record.phases["eval"]["sandbox"] == "bwrap"
-    assert record.phases["train"]["network"] is False  # the candidate's own evotree.toml did not turn it on
+    assert (
+        record.phases["train"]["sandbox"] == "bwrap" and record.phases["eval"]["sandbox"] == "bwrap"
+    )
+    assert (
+        record.phases["train"]["network"] is False
+    )  # the candidate's own evotree.toml did not turn it on
     assert not any("without a sandbox" in note for note in record.notes)
 
 
@@ -374,7 +407,9 @@ def test_check_fails_closed_without_bwrap() -> None:
         wrap(SandboxSpec(cwd=Path("/tmp")), ["true"], binary="/nonexistent/bin/bwrap")
 
 
-def test_run_refuses_before_anything_starts_without_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_refuses_before_anything_starts_without_bwrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_sandbox_repo(tmp_path / "w")
     runs = repo / ".evotree" / "runs"
     before_ledger = ledger_commits(repo)
@@ -386,11 +421,15 @@ def test_run_refuses_before_anything_starts_without_bwrap(tmp_path: Path, monkey
     assert "bubblewrap (bwrap) is not installed" in error["message"]
     assert "apt-get install bubblewrap" in error["fix"] and 'mode = "off"' in error["fix"]
     assert ledger_commits(repo) == before_ledger  # no run.started
-    assert (sorted(p.name for p in runs.iterdir()) if runs.is_dir() else []) == before_runs  # no run dir
+    assert (
+        sorted(p.name for p in runs.iterdir()) if runs.is_dir() else []
+    ) == before_runs  # no run dir
     assert not (repo / ".evotree" / "judge").exists()
 
 
-def test_mode_off_runs_unsandboxed_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mode_off_runs_unsandboxed_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_sandbox_repo(tmp_path / "w", sandbox_config='mode = "off"')
     monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bin/bwrap")  # not needed when off
     ws = Workspace.open(repo)
@@ -411,23 +450,53 @@ def test_python_paths_never_expose_the_checkout() -> None:
     """In development evotree is an editable install from this checkout: only its package folders are bound."""
     paths = python_paths()
     for path in paths:
-        assert path != ROOT and not (path / ".git").exists() and not (path / ".evotree").exists(), path
-        assert ROOT not in path.parents or path.name in {"evotree", "harness", "diagnostics", "skills", "memory",
-                                                         "gates", "domains", ".venv"}, path
+        assert path != ROOT and not (path / ".git").exists() and not (path / ".evotree").exists(), (
+            path
+        )
+        assert ROOT not in path.parents or path.name in {
+            "evotree",
+            "harness",
+            "diagnostics",
+            "skills",
+            "memory",
+            "gates",
+            "domains",
+            ".venv",
+        }, path
 
 
 def test_wrap_drops_everything_and_binds_only_what_it_is_given(tmp_path: Path) -> None:
     ro, rw = tmp_path / "ro", tmp_path / "ro" / "rw"
     rw.mkdir(parents=True)
-    argv = wrap(SandboxSpec(cwd=rw, read_only=(ro,), read_write=(rw,), masked=(ro / "hidden",),
-                            limits=Limits(memory_mb=100, max_processes=50, max_output_mb=10)), ["true"])
+    argv = wrap(
+        SandboxSpec(
+            cwd=rw,
+            read_only=(ro,),
+            read_write=(rw,),
+            masked=(ro / "hidden",),
+            limits=Limits(memory_mb=100, max_processes=50, max_output_mb=10),
+        ),
+        ["true"],
+    )
     joined = " ".join(argv)
-    for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop ALL", "--remount-ro /"):
+    for flag in (
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop ALL",
+        "--remount-ro /",
+    ):
         assert flag in joined
     assert "--share-net" not in argv
-    assert joined.index(f"--ro-bind {ro} {ro}") < joined.index(f"--bind {rw} {rw}")  # writable inside read-only
+    assert joined.index(f"--ro-bind {ro} {ro}") < joined.index(
+        f"--bind {rw} {rw}"
+    )  # writable inside read-only
     assert f"--tmpfs {ro / 'hidden'}" in joined
-    assert "--data=104857600:104857600" in argv and "--nproc=50:50" in argv and "--fsize=10485760:10485760" in argv
+    assert (
+        "--data=104857600:104857600" in argv
+        and "--nproc=50:50" in argv
+        and "--fsize=10485760:10485760" in argv
+    )
     assert f" {ROOT} " not in f" {joined} " and "/etc/shadow" not in joined
 
 
@@ -439,17 +508,39 @@ def test_a_sandboxed_process_sees_only_its_binds(tmp_path: Path) -> None:
     mine.mkdir()
     other.mkdir()
     (other / "secret").write_text("x")
-    probe = ("import json, os, sys; print(json.dumps({'other': os.path.exists(sys.argv[1]), "
-             "'home': os.path.exists(sys.argv[2]), 'root': sorted(os.listdir('/')), 'cwd': os.getcwd(), "
-             "'pid': os.getpid()}))")
-    out = subprocess.run(wrap(SandboxSpec(cwd=mine, read_write=(mine,)),
-                              [sys.executable, "-c", probe, str(other / "secret"), str(Path.home())]),
-                         capture_output=True, text=True, check=True).stdout
+    probe = (
+        "import json, os, sys; print(json.dumps({'other': os.path.exists(sys.argv[1]), "
+        "'home': os.path.exists(sys.argv[2]), 'root': sorted(os.listdir('/')), 'cwd': os.getcwd(), "
+        "'pid': os.getpid()}))"
+    )
+    out = subprocess.run(
+        wrap(
+            SandboxSpec(cwd=mine, read_write=(mine,)),
+            [sys.executable, "-c", probe, str(other / "secret"), str(Path.home())],
+        ),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     seen = json.loads(out)
     assert seen["other"] is False and seen["home"] is False and seen["cwd"] == str(mine)
     # the system folders, plus the top folder of the Python environment bound read-only (a CI clone may
     # live under /check, a venv under /work); the test's own tmp folder only as the cwd's ancestor
-    allowed = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys", "tmp", "usr", "var"}
+    allowed = {
+        "bin",
+        "dev",
+        "etc",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "proc",
+        "sbin",
+        "sys",
+        "tmp",
+        "usr",
+        "var",
+    }
     allowed |= {Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix, sys.executable)}
     allowed |= {mine.parts[1]}
     assert set(seen["root"]) <= allowed, seen["root"]
@@ -504,13 +595,17 @@ def test_copy_stops_at_its_limits(tmp_path: Path) -> None:
 def test_read_paths_may_not_overlap_the_repository(tmp_path: Path) -> None:
     from evotree.harness.sandbox import SandboxPolicy
 
-    inside = SandboxPolicy(read_paths=(str(tmp_path / "repo" / "data"),), forbidden=(str(tmp_path / "repo"),))
+    inside = SandboxPolicy(
+        read_paths=(str(tmp_path / "repo" / "data"),), forbidden=(str(tmp_path / "repo"),)
+    )
     above = SandboxPolicy(read_paths=(str(tmp_path),), forbidden=(str(tmp_path / "repo"),))
     for policy in (inside, above):
         with pytest.raises(SandboxUnavailable, match="overlaps the workspace's repository"):
             policy.extra_read_only()
     (tmp_path / "models").mkdir()
-    ok = SandboxPolicy(read_paths=(str(tmp_path / "models"), "/nonexistent"), forbidden=(str(tmp_path / "repo"),))
+    ok = SandboxPolicy(
+        read_paths=(str(tmp_path / "models"), "/nonexistent"), forbidden=(str(tmp_path / "repo"),)
+    )
     assert ok.extra_read_only() == (tmp_path / "models",)
 
 
@@ -518,9 +613,12 @@ def test_sandbox_config_is_validated() -> None:
     from evotree.core.config import parse_config
     from evotree.core.errors import ConfigError
 
-    assert parse_config("[sandbox]\nmode = \"off\"\n").sandbox.mode == "off"
-    for text, key in (('mode = "docker"', "sandbox.mode"), ("memory_mb = -1", "sandbox.memory_mb"),
-                      ('read_paths = ["data"]', "sandbox.read_paths")):
+    assert parse_config('[sandbox]\nmode = "off"\n').sandbox.mode == "off"
+    for text, key in (
+        ('mode = "docker"', "sandbox.mode"),
+        ("memory_mb = -1", "sandbox.memory_mb"),
+        ('read_paths = ["data"]', "sandbox.read_paths"),
+    ):
         with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
             parse_config(f"[sandbox]\n{text}\n")
 
@@ -540,26 +638,37 @@ def test_a_box_never_takes_the_machines_namespace_for_its_own() -> None:
     finally:
         os.killpg(plain.pid, 9)
         plain.wait()
-    boxed = subprocess.Popen(wrap(SandboxSpec(cwd=Path("/tmp")), ["sh", "-c", "sleep 30 & sleep 30"]),
-                             start_new_session=True)
+    boxed = subprocess.Popen(
+        wrap(SandboxSpec(cwd=Path("/tmp")), ["sh", "-c", "sleep 30 & sleep 30"]),
+        start_new_session=True,
+    )
     box = SandboxBox(boxed.pid)
     deadline = time.monotonic() + 5
     while len(box.members()) < 3 and time.monotonic() < deadline:  # init, sh and two sleeps
         time.sleep(0.05)
     members = box.members()
-    assert box.init in members and boxed.pid not in members and os.getpid() not in members, (box.init, members)
+    assert box.init in members and boxed.pid not in members and os.getpid() not in members, (
+        box.init,
+        members,
+    )
     box.signal(15)  # SIGTERM to the phase's processes: sh dies, the namespace ends with it
     assert boxed.wait(timeout=10) != 0
     assert box.reap() == [], members
 
-    def running(pid: int) -> bool:  # zombies run nothing (the init's is reaped by the machine's init)
+    def running(
+        pid: int,
+    ) -> bool:  # zombies run nothing (the init's is reaped by the machine's init)
         try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in (
+                "Z",
+                "X",
+            )
         except OSError:
             return False
 
-    assert not [p for p in members if running(p)], [(p, Path(f"/proc/{p}/stat").read_text()) for p in members
-                                                     if running(p)]
+    assert not [p for p in members if running(p)], [
+        (p, Path(f"/proc/{p}/stat").read_text()) for p in members if running(p)
+    ]
 
 
 def test_read_paths_are_seen_live_and_read_only_and_travel_to_ray_workers(tmp_path: Path) -> None:
@@ -577,13 +686,26 @@ def test_read_paths_are_seen_live_and_read_only_and_travel_to_ray_workers(tmp_pa
     section = SandboxSection(read_paths=[str(gate)], memory_mb=1024)
     policy = SandboxPolicy.from_config(section, forbidden=(tmp_path / "repo",))
     assert SandboxPolicy.from_dict(policy.to_dict()) == policy
-    assert SandboxPolicy.from_dict(None) == SandboxPolicy()  # a spec without a policy: the default, a sandbox
+    assert (
+        SandboxPolicy.from_dict(None) == SandboxPolicy()
+    )  # a spec without a policy: the default, a sandbox
     work = tmp_path / "work"
     work.mkdir()
     script = f"touch {gate}/x 2>/dev/null && echo writable; while [ -e {gate}/block ]; do sleep 0.05; done; echo released"
-    proc = subprocess.Popen(wrap(SandboxSpec(cwd=work, read_only=policy.extra_read_only(), read_write=(work,),
-                                             limits=policy.limits), ["sh", "-c", script]),
-                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        wrap(
+            SandboxSpec(
+                cwd=work,
+                read_only=policy.extra_read_only(),
+                read_write=(work,),
+                limits=policy.limits,
+            ),
+            ["sh", "-c", script],
+        ),
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     time.sleep(0.5)
     assert proc.poll() is None  # held by the file it sees
     (gate / "block").unlink()

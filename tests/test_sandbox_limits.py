@@ -36,9 +36,12 @@ from evotree.harness.sandbox import (
 )
 
 # tens of seconds of real sandboxes: run apart (make test-heavy; CI runs it after make test)
-pytestmark = [pytest.mark.skipif(not check_sandbox().ok, reason="bubblewrap cannot start here"), pytest.mark.heavy]
+pytestmark = [
+    pytest.mark.skipif(not check_sandbox().ok, reason="bubblewrap cannot start here"),
+    pytest.mark.heavy,
+]
 
-TRAIN = '''\
+TRAIN = """\
 import ctypes, json, os, subprocess, sys, time, tomllib
 from evotree.harness import get_recorder
 
@@ -74,9 +77,9 @@ if r.get("fork"):  # 200 sleeping children: far more than max_processes
     rec.signal(0, spawned=float(len(kids)))
     time.sleep(30)
 json.dump({"skill": 0.5}, open("model.json", "w"))
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os
 from evotree.harness import get_recorder
 
@@ -84,9 +87,9 @@ rec = get_recorder()
 model = json.load(open(os.path.join(os.environ["EVOTREE_CANDIDATE_DIR"], "model.json")))
 for i in range(4):
     rec.eval_result("validation", f"task-{i}", 1.0 if i < 2 else 0.0)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 [eval]
@@ -94,7 +97,7 @@ command = "python judge/eval.py"
 judge_paths = ["judge/"]
 [sandbox]
 max_processes = 50
-'''
+"""
 
 
 def _repo(path: Path) -> Path:
@@ -116,7 +119,11 @@ def _signals(ws: Workspace, run_id: str) -> dict[str, float]:
     path = ws.root / ".evotree" / "runs" / run_id / "signals.parquet"
     if not path.exists():
         return {}
-    rows = duckdb.connect().execute(f"SELECT metric, value FROM read_parquet('{path}') WHERE step = 0").fetchall()
+    rows = (
+        duckdb.connect()
+        .execute(f"SELECT metric, value FROM read_parquet('{path}') WHERE step = 0")
+        .fetchall()
+    )
     return dict(rows)
 
 
@@ -125,15 +132,22 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     repo = _repo(tmp_path_factory.mktemp("limits") / "w")
     ws = Workspace.open(repo)
     made = {}
-    for name, recipe in (("burn", "burn = true\n"), ("userns", "userns = true\n"), ("fork", "fork = 200\n")):
+    for name, recipe in (
+        ("burn", "burn = true\n"),
+        ("userns", "userns = true\n"),
+        ("fork", "fork = 200\n"),
+    ):
         version = create_version(ws, hypothesis=name)
         commit_file(repo / version.worktree, "recipe.toml", recipe, name)
         made[name] = version.id
     started = time.monotonic()
     records = run_versions(ws, list(made.values()))
     by_version = {r.version: r for r in records}
-    return {"ws": ws, "elapsed": time.monotonic() - started,
-            **{name: by_version[vid] for name, vid in made.items()}}
+    return {
+        "ws": ws,
+        "elapsed": time.monotonic() - started,
+        **{name: by_version[vid] for name, vid in made.items()},
+    }
 
 
 # ---------------------------------------------------------------------------- CPU time
@@ -143,7 +157,9 @@ def test_a_sandboxed_phase_records_its_real_cpu_time(runs: dict[str, Any]) -> No
     assert record.phases["train"]["sandbox"] == "bwrap"
     assert record.phases["train"]["cpu_seconds"] >= 0.5, record.phases["train"]  # was ~0.003 before
     assert record.cpu_seconds >= record.phases["train"]["cpu_seconds"]
-    saved = json.loads((runs["ws"].root / ".evotree" / "runs" / record.run_id / "run.json").read_text())
+    saved = json.loads(
+        (runs["ws"].root / ".evotree" / "runs" / record.run_id / "run.json").read_text()
+    )
     assert saved["phases"]["train"]["cpu_seconds"] >= 0.5
 
 
@@ -151,7 +167,9 @@ def test_the_launcher_counts_a_daemon_and_keeps_the_exit_status(tmp_path: Path) 
     """wait4 on the launcher: the phase's own process, a setsid child, and the status of the first."""
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass"
     script = f"setsid {sys.executable} -c '{burn}' & {sys.executable} -c '{burn}'; wait; exit 7"
-    argv = accounted(wrap(SandboxSpec(cwd=tmp_path, read_write=(tmp_path,)), ["bash", "-c", script]))
+    argv = accounted(
+        wrap(SandboxSpec(cwd=tmp_path, read_write=(tmp_path,)), ["bash", "-c", script])
+    )
     proc = subprocess.Popen(argv, start_new_session=True, env=sandbox_env(dict(os.environ)))
     _, status, usage = os.wait4(proc.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 7
@@ -170,12 +188,15 @@ def test_a_fork_bomb_is_stopped_and_the_run_says_why(runs: dict[str, Any]) -> No
     assert "eval" not in record.phases  # never judged
     # stopped at once, not after the children's 30 s sleep
     assert record.phases["train"]["wall_seconds"] < 20
-    saved = json.loads((runs["ws"].root / ".evotree" / "runs" / record.run_id / "run.json").read_text())
+    saved = json.loads(
+        (runs["ws"].root / ".evotree" / "runs" / record.run_id / "run.json").read_text()
+    )
     assert saved["phases"]["train"]["stopped_by"]["limit"] == "max_processes"
 
 
-def test_the_supervisors_count_stops_a_fork_bomb_without_a_cgroup(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_supervisors_count_stops_a_fork_bomb_without_a_cgroup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Where no pids cgroup can be made (most containers), the supervisor's count is the bound for root."""
     monkeypatch.setattr(PidsCgroup, "create", classmethod(lambda cls, n: None))
     repo = _repo(tmp_path / "w")
@@ -183,7 +204,9 @@ def test_the_supervisors_count_stops_a_fork_bomb_without_a_cgroup(tmp_path: Path
     version = create_version(ws, hypothesis="fork")
     commit_file(repo / version.worktree, "recipe.toml", "fork = 200\n", "fork")
     (record,) = run_versions(ws, [version.id])
-    assert record.status == "budget_exceeded" and "more than [sandbox] max_processes = 50" in (record.error or "")
+    assert record.status == "budget_exceeded" and "more than [sandbox] max_processes = 50" in (
+        record.error or ""
+    )
     stopped = record.phases["train"]["stopped_by"]
     assert stopped["seen"] > 50 and "refused_forks" not in stopped
     assert record.phases["train"]["wall_seconds"] < 20
@@ -192,15 +215,27 @@ def test_the_supervisors_count_stops_a_fork_bomb_without_a_cgroup(tmp_path: Path
 def test_where_a_pids_cgroup_can_be_made_the_kernel_bounds_the_phase(tmp_path: Path) -> None:
     cgroup = PidsCgroup.create(50)
     if cgroup is None:
-        pytest.skip("no pids cgroup can be made here: the supervisor's count is the only bound for root")
-    spawn = ("import subprocess\nkids = []\nfor _ in range(200):\n    try:\n"
-             "        kids.append(subprocess.Popen(['sleep', '5']))\n    except OSError:\n        break\n"
-             "print(len(kids))")
+        pytest.skip(
+            "no pids cgroup can be made here: the supervisor's count is the only bound for root"
+        )
+    spawn = (
+        "import subprocess\nkids = []\nfor _ in range(200):\n    try:\n"
+        "        kids.append(subprocess.Popen(['sleep', '5']))\n    except OSError:\n        break\n"
+        "print(len(kids))"
+    )
     try:
-        argv = accounted(wrap(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,)), [sys.executable, "-c", spawn]),
-                         cgroup=cgroup)
-        out = subprocess.run(argv, capture_output=True, text=True, env=sandbox_env(dict(os.environ)),
-                             start_new_session=True, timeout=60).stdout
+        argv = accounted(
+            wrap(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,)), [sys.executable, "-c", spawn]),
+            cgroup=cgroup,
+        )
+        out = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=sandbox_env(dict(os.environ)),
+            start_new_session=True,
+            timeout=60,
+        ).stdout
         assert int(out.strip()) < 50  # refused by the kernel at the limit, whatever the uid
         assert cgroup.refused() > 0
     finally:
@@ -213,14 +248,20 @@ def test_honest_phases_under_the_same_limit_are_unaffected(runs: dict[str, Any])
         record = runs[name]
         assert record.status == "succeeded", (name, record.error)
         assert record.headline["value"] == pytest.approx(0.5)
-        assert "stopped_by" not in record.phases["train"] and "stopped_by" not in record.phases["eval"]
+        assert (
+            "stopped_by" not in record.phases["train"] and "stopped_by" not in record.phases["eval"]
+        )
         # the evidence the phases wrote is the run's, as before
         run_dir = runs["ws"].root / ".evotree" / "runs" / record.run_id
-        assert (run_dir / "evidence" / "train").is_dir() and (run_dir / "evidence" / "eval").is_dir()
+        assert (run_dir / "evidence" / "train").is_dir() and (
+            run_dir / "evidence" / "eval"
+        ).is_dir()
 
 
 # ---------------------------------------------------------------------------- user namespaces
-@pytest.mark.skipif(not disables_userns(), reason="this bubblewrap has no --disable-userns (before 0.8)")
+@pytest.mark.skipif(
+    not disables_userns(), reason="this bubblewrap has no --disable-userns (before 0.8)"
+)
 def test_a_train_phase_cannot_create_user_namespaces(runs: dict[str, Any]) -> None:
     seen = _signals(runs["ws"], runs["userns"].run_id)
     assert seen["unshare_cli"] == 0.0  # unshare -U true
@@ -229,34 +270,62 @@ def test_a_train_phase_cannot_create_user_namespaces(runs: dict[str, Any]) -> No
     assert seen["raised_limit"] == 0.0  # nor can it lift the limit first
 
 
-@pytest.mark.skipif(not disables_userns(), reason="this bubblewrap has no --disable-userns (before 0.8)")
+@pytest.mark.skipif(
+    not disables_userns(), reason="this bubblewrap has no --disable-userns (before 0.8)"
+)
 def test_only_a_judge_that_nests_keeps_user_namespaces(tmp_path: Path) -> None:
-    probe = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
-             "print(libc.unshare(0x10000000) == 0)")
+    probe = (
+        "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+        "print(libc.unshare(0x10000000) == 0)"
+    )
 
     def nests(spec: SandboxSpec) -> str:
-        return subprocess.run(wrap(spec, [sys.executable, "-I", "-c", probe]), capture_output=True, text=True,
-                              env=sandbox_env(dict(os.environ)), check=True).stdout.strip()
+        return subprocess.run(
+            wrap(spec, [sys.executable, "-I", "-c", probe]),
+            capture_output=True,
+            text=True,
+            env=sandbox_env(dict(os.environ)),
+            check=True,
+        ).stdout.strip()
 
     assert nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,))) == "False"
-    assert nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), limits=Limits(max_processes=50))) == "False"
-    assert nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), policy=PolicySandbox())) == "True"  # the gym judge nests
-    assert nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), userns=True)) == "True"  # asked for explicitly
+    assert (
+        nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), limits=Limits(max_processes=50)))
+        == "False"
+    )
+    assert (
+        nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), policy=PolicySandbox())) == "True"
+    )  # the gym judge nests
+    assert (
+        nests(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), userns=True)) == "True"
+    )  # asked for explicitly
 
 
 def test_the_count_includes_the_judges_nested_sandboxes(tmp_path: Path) -> None:
     """Candidate code the judge runs in a nested sandbox (its own PID namespace) is counted too."""
     import signal as signals
 
-    from evotree.harness.sandbox import SandboxBox, check_policy_sandbox, policy_sandbox_argv, policy_sandbox_spec
+    from evotree.harness.sandbox import (
+        SandboxBox,
+        check_policy_sandbox,
+        policy_sandbox_argv,
+        policy_sandbox_spec,
+    )
 
     if not check_policy_sandbox().ok:
         pytest.skip("no nested sandbox here")
     spec = policy_sandbox_spec(PolicySandbox())
-    inner = policy_sandbox_argv(spec, None, ["bash", "-c", "for i in $(seq 30); do sleep 20 & done; wait"])
+    inner = policy_sandbox_argv(
+        spec, None, ["bash", "-c", "for i in $(seq 30); do sleep 20 & done; wait"]
+    )
     outer = wrap(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), policy=PolicySandbox()), inner)
-    proc = subprocess.Popen(accounted(outer), start_new_session=True, env=sandbox_env(dict(os.environ)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        accounted(outer),
+        start_new_session=True,
+        env=sandbox_env(dict(os.environ)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     box = SandboxBox(proc.pid)
     try:
         deadline = time.monotonic() + 20

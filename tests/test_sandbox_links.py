@@ -30,8 +30,19 @@ def _host_secret(tmp_path: Path) -> Path:
     """A host file outside every run directory, shaped as evidence rows so a reader would keep it."""
     secret = tmp_path / "host" / "secret.jsonl"
     secret.parent.mkdir(parents=True)
-    row = {"run_id": "r", "phase": "train", "step": 1, "group_id": "g", "task_id": MARKER, "sample_index": 0,
-           "reward": 1.0, "text": MARKER, "split": "train", "score": 1.0, "ts": 1.0}
+    row = {
+        "run_id": "r",
+        "phase": "train",
+        "step": 1,
+        "group_id": "g",
+        "task_id": MARKER,
+        "sample_index": 0,
+        "reward": 1.0,
+        "text": MARKER,
+        "split": "train",
+        "score": 1.0,
+        "ts": 1.0,
+    }
     secret.write_text(json.dumps(row) + "\n")
     return secret
 
@@ -40,12 +51,24 @@ def _run_dir(tmp_path: Path, run_id: str = "run-1") -> RunPaths:
     paths = RunPaths(tmp_path / "runs" / run_id)
     for phase in ("train", "eval"):
         paths.evidence_dir(phase).mkdir(parents=True)
-    (paths.root / "run.json").write_text(json.dumps({"run_id": run_id, "version": "v1", "seed": 0,
-                                                     "status": "succeeded"}))
-    honest = {"run_id": run_id, "phase": "train", "step": 1, "group_id": "g", "task_id": "t1", "sample_index": 0,
-              "reward": 0.5, "text": "honest", "ts": 1.0}
+    (paths.root / "run.json").write_text(
+        json.dumps({"run_id": run_id, "version": "v1", "seed": 0, "status": "succeeded"})
+    )
+    honest = {
+        "run_id": run_id,
+        "phase": "train",
+        "step": 1,
+        "group_id": "g",
+        "task_id": "t1",
+        "sample_index": 0,
+        "reward": 0.5,
+        "text": "honest",
+        "ts": 1.0,
+    }
     (paths.evidence_dir("train") / "signals.jsonl").write_text("")
-    (paths.evidence_dir("eval") / "rollouts.jsonl").write_text(json.dumps({**honest, "phase": "eval"}) + "\n")
+    (paths.evidence_dir("eval") / "rollouts.jsonl").write_text(
+        json.dumps({**honest, "phase": "eval"}) + "\n"
+    )
     return paths
 
 
@@ -55,7 +78,9 @@ def _everything(paths: RunPaths) -> str:
     for parquet in sorted(paths.root.glob("*.parquet")):
         out.append(parquet.read_bytes().decode("latin-1"))
     for view in ("rollouts", "evals", "signals"):
-        out.append(json.dumps(query(paths.root.parent, f"SELECT * FROM {view}").to_pylist(), default=str))
+        out.append(
+            json.dumps(query(paths.root.parent, f"SELECT * FROM {view}").to_pylist(), default=str)
+        )
     return "\n".join(out)
 
 
@@ -65,7 +90,9 @@ def test_a_symlinked_evidence_file_is_never_read(tmp_path: Path, kind: str) -> N
     paths = _run_dir(tmp_path)
     (paths.evidence_dir("train") / f"{kind}.jsonl").symlink_to(secret)
     # before compaction (a running run: evotree sql reads the JSONL files in place)
-    assert MARKER not in json.dumps(query(paths.root.parent, f"SELECT * FROM {kind}").to_pylist(), default=str)
+    assert MARKER not in json.dumps(
+        query(paths.root.parent, f"SELECT * FROM {kind}").to_pylist(), default=str
+    )
     result = compact_run(paths.root)
     assert result.refused == {f"evidence/train/{kind}.jsonl": "a symbolic link"}
     assert "refused" in result.to_dict()
@@ -87,8 +114,9 @@ def test_a_fifo_as_evidence_does_not_hang_compaction(tmp_path: Path) -> None:
     assert not worker.is_alive(), "compaction blocked on the FIFO"
     result = done["result"]
     assert result.refused == {"evidence/train/rollouts.jsonl": "a FIFO"}  # type: ignore[attr-defined]
-    assert json.loads(json.dumps(query(paths.root.parent, "SELECT text FROM rollouts").to_pylist())) == [
-        {"text": "honest"}]
+    assert json.loads(
+        json.dumps(query(paths.root.parent, "SELECT text FROM rollouts").to_pylist())
+    ) == [{"text": "honest"}]
 
 
 def test_a_symlinked_phase_folder_is_never_read(tmp_path: Path) -> None:
@@ -127,8 +155,14 @@ def test_safe_open_refuses_links_on_the_way_fifos_devices_and_folders(tmp_path: 
     (root / "dev").symlink_to("/dev/zero")
     os.mkfifo(root / "fifo")
     assert read_regular(root, "real/ok.txt") == b"fine"
-    cases = {"link-file": "a symbolic link", "link-dir/secret.jsonl": "link-dir on its way is a symbolic link",
-             "fifo": "a FIFO", "real": "a directory", "dev": "a symbolic link", "../host/secret.jsonl": "not a plain"}
+    cases = {
+        "link-file": "a symbolic link",
+        "link-dir/secret.jsonl": "link-dir on its way is a symbolic link",
+        "fifo": "a FIFO",
+        "real": "a directory",
+        "dev": "a symbolic link",
+        "../host/secret.jsonl": "not a plain",
+    }
     for rel, why in cases.items():
         with pytest.raises(UnsafeFile) as caught:
             open_regular(root, rel)
@@ -158,12 +192,12 @@ def test_an_export_into_a_folder_holding_a_fifo_refuses_without_hanging(tmp_path
 import os, pygit2, sys
 from pathlib import Path
 from evotree.harness.export import UnsafeTree, export_tree
-repo = pygit2.init_repository({str(tmp_path / 'repo')!r})
+repo = pygit2.init_repository({str(tmp_path / "repo")!r})
 blob = repo.create_blob(b"data")
 tb = repo.TreeBuilder(); tb.insert("f.txt", blob, pygit2.GIT_FILEMODE_BLOB)
 sig = pygit2.Signature("a", "a@b")
 commit = repo.create_commit("HEAD", sig, sig, "m", tb.write(), [])
-target = Path({str(tmp_path / 'out')!r}); target.mkdir()
+target = Path({str(tmp_path / "out")!r}); target.mkdir()
 os.mkfifo(target / "f.txt")
 try:
     export_tree(repo, commit, target)
@@ -189,5 +223,10 @@ def test_the_judges_copy_takes_regular_files_only(tmp_path: Path) -> None:
     dst.mkdir()
     report = copy_regular_files(cand, dst, max_files=100, max_bytes=1 << 20)
     assert sorted(p.relative_to(dst).as_posix() for p in dst.rglob("*")) == ["policy.py", "sub"]
-    assert {line.split(":")[0] for line in report.refused} == {"leak.jsonl", "dir-link", "sub/pipe", "hard"}
+    assert {line.split(":")[0] for line in report.refused} == {
+        "leak.jsonl",
+        "dir-link",
+        "sub/pipe",
+        "hard",
+    }
     assert not any(MARKER in p.read_text() for p in dst.rglob("*") if p.is_file())

@@ -36,7 +36,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'")
+pytest.importorskip(
+    "gymnasium", reason="the gym domain needs gymnasium: pip install 'evotree[gym]'"
+)
 
 from conftest import commit_file, git, make_repo
 from evotree.domains.gym import materialize
@@ -67,7 +69,7 @@ ENVS = ("CartPole-v1", "Pendulum-v1")  # Pendulum: float returns, so "bit-identi
 MARK = "EVOTREE-POLICY-REPORT "
 
 #: An honest, deterministic controller for both environments.
-CONTROLLER = '''\
+CONTROLLER = """\
 import numpy as np
 
 
@@ -86,7 +88,7 @@ class Policy:
         angle = np.arctan2(sin, cos)
         torque = -10.0 * angle - 1.0 * speed if abs(angle) < 0.8 else (2.0 if speed >= 0 else -2.0)
         return np.array([np.clip(torque, -2.0, 2.0)], dtype=np.float32)
-'''
+"""
 
 #: The attack. ``WS``, ``PORT`` and ``DESTRUCTIVE`` are filled in by the test.
 ATTACK = '''\
@@ -258,26 +260,31 @@ _acted = False
 
 '''
 
-ATTACK_ACT = '''\
+ATTACK_ACT = """\
     def act(self, obs):
         global _acted
         if not _acted:
             _acted = True
             attack("act")
         return _act(self, obs)
-'''
+"""
 
 
 def hostile_policy(ws: Path | str, port: int, *, destructive: bool) -> str:
     """The attack followed by the honest controller (so the hostile run still scores normally)."""
     head = ATTACK.format(ws=str(ws), port=port, destructive=destructive, mark=MARK)
     controller = CONTROLLER.replace("import numpy as np\n", "")
-    return ("import numpy as np\n" + head + controller + "\n\n_act = Policy.act\n\n\nclass Policy(Policy):\n"
-            + ATTACK_ACT)
+    return (
+        "import numpy as np\n"
+        + head
+        + controller
+        + "\n\n_act = Policy.act\n\n\nclass Policy(Policy):\n"
+        + ATTACK_ACT
+    )
 
 
 def reports(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line[len(MARK):]) for line in text.splitlines() if line.startswith(MARK)]
+    return [json.loads(line[len(MARK) :]) for line in text.splitlines() if line.startswith(MARK)]
 
 
 class LoopbackServer:
@@ -309,11 +316,19 @@ class LoopbackServer:
         self.sock.close()
 
 
-def gym_workspace(path: Path, *, sandbox_config: dict[str, str] | None = None, validation: int = 3) -> Workspace:
+def gym_workspace(
+    path: Path, *, sandbox_config: dict[str, str] | None = None, validation: int = 3
+) -> Workspace:
     """A gym workspace (small pools) whose champion's evotree.toml has ``sandbox_config`` in [sandbox]."""
     repo = make_repo(path)
-    materialize(repo, envs=ENVS, train_episodes=1, validation_episodes=validation, heldout_episodes=1,
-                episode_timeout=30.0)
+    materialize(
+        repo,
+        envs=ENVS,
+        train_episodes=1,
+        validation_episodes=validation,
+        heldout_episodes=1,
+        episode_timeout=30.0,
+    )
     lines = render_template("gym").splitlines()
     section = lines.index("[sandbox]")
     for key, value in (sandbox_config or {}).items():
@@ -340,7 +355,11 @@ def episode_returns(ws: Workspace, record: RunRecord) -> dict[str, float]:
     import duckdb
 
     path = run_dir(ws, record) / "signals.parquet"
-    rows = duckdb.connect().execute(f"SELECT metric, value FROM read_parquet('{path}') WHERE phase = 'eval'").fetchall()
+    rows = (
+        duckdb.connect()
+        .execute(f"SELECT metric, value FROM read_parquet('{path}') WHERE phase = 'eval'")
+        .fetchall()
+    )
     return {metric: value for metric, value in rows if metric.endswith("/return")}
 
 
@@ -363,13 +382,21 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     server = LoopbackServer()
     try:
         ws = gym_workspace(base / "w", sandbox_config={"eval_network": "true"})
-        honest = version(ws, CONTROLLER + "\nimport os, sys\nsys.stderr.write('honest policy in ' + os.getcwd() + "
-                                          "'\\n')\n")
+        honest = version(
+            ws,
+            CONTROLLER + "\nimport os, sys\nsys.stderr.write('honest policy in ' + os.getcwd() + "
+            "'\\n')\n",
+        )
         attacker = version(ws, hostile_policy(ws.root, server.port, destructive=True))
         records = {r.version: r for r in run_versions(ws, [honest, attacker])}
-        yield {"ws": ws, "honest": records[honest], "attacker": records[attacker], "server": server,
-               "eval": reports((run_dir(ws, records[attacker]) / "logs" / "eval.err").read_text()),
-               "train": reports((run_dir(ws, records[attacker]) / "logs" / "train.err").read_text())}
+        yield {
+            "ws": ws,
+            "honest": records[honest],
+            "attacker": records[attacker],
+            "server": server,
+            "eval": reports((run_dir(ws, records[attacker]) / "logs" / "eval.err").read_text()),
+            "train": reports((run_dir(ws, records[attacker]) / "logs" / "train.err").read_text()),
+        }
     finally:
         server.close()
 
@@ -387,7 +414,9 @@ def test_the_hostile_policy_is_judged_normally(hostile: dict[str, Any]) -> None:
     assert honest.status == "succeeded", honest.error
     assert attacker.status == "succeeded", (attacker.error, attacker.notes)
     assert [r["where"] for r in hostile["eval"]] == ["import", "act"]
-    assert attacker.phases["eval"]["network"] is True  # the judge itself could reach the loopback server
+    assert (
+        attacker.phases["eval"]["network"] is True
+    )  # the judge itself could reach the loopback server
     ws = hostile["ws"]
     assert episode_returns(ws, attacker) == episode_returns(ws, honest)
     assert attacker.headline == honest.headline
@@ -396,19 +425,29 @@ def test_the_hostile_policy_is_judged_normally(hostile: dict[str, Any]) -> None:
 def test_the_policy_cannot_read_the_judges_hidden_files(hostile: dict[str, Any]) -> None:
     for report in judged(hostile):
         assert report["judge_reads"] == [], report["judge_reads"]
-        assert report["paths_tried"] >= 6  # relative, /proc/self/cwd, /proc/<ppid>/cwd, env paths, globs
+        assert (
+            report["paths_tried"] >= 6
+        )  # relative, /proc/self/cwd, /proc/<ppid>/cwd, env paths, globs
         # it has no /proc (no /proc/<ppid>/cwd or environ of the judge), is in /candidate, and its
         # environment names none of the judge's folders
         assert report["proc"] is False and report["parent_environ_readable"] is False
-        assert report["cwd"] == "/candidate" and report["pwd"] in (None, "/candidate") and not report["oldpwd"]
+        assert (
+            report["cwd"] == "/candidate"
+            and report["pwd"] in (None, "/candidate")
+            and not report["oldpwd"]
+        )
         assert report["env_keys"] == []
 
 
-def test_the_policy_cannot_write_the_judges_evidence_or_its_own_files(hostile: dict[str, Any]) -> None:
+def test_the_policy_cannot_write_the_judges_evidence_or_its_own_files(
+    hostile: dict[str, Any],
+) -> None:
     ws = hostile["ws"]
     for report in judged(hostile):
         assert report["evidence_writes"] == []
-        assert report["writes_own_files"] is False  # the candidate's files are read-only in its sandbox
+        assert (
+            report["writes_own_files"] is False
+        )  # the candidate's files are read-only in its sandbox
     assert not list((ws.root / ".evotree" / "runs").glob("*/evidence/eval/forged-by-policy.txt"))
 
 
@@ -422,7 +461,9 @@ def test_the_policy_cannot_find_signal_or_ptrace_the_judge(hostile: dict[str, An
         assert report["hits"] == {}
 
 
-def test_the_policy_has_no_network_no_privileges_and_no_namespaces_of_its_own(hostile: dict[str, Any]) -> None:
+def test_the_policy_has_no_network_no_privileges_and_no_namespaces_of_its_own(
+    hostile: dict[str, Any],
+) -> None:
     for report in judged(hostile):
         assert report["connects"] is False
         assert report["capabilities"] == 0 and report["no_new_privs"] == 1
@@ -432,7 +473,9 @@ def test_the_policy_has_no_network_no_privileges_and_no_namespaces_of_its_own(ho
     assert hostile["server"].accepted == 0
 
 
-def test_the_train_phase_is_unchanged_and_cannot_write_host_sysctls(hostile: dict[str, Any]) -> None:
+def test_the_train_phase_is_unchanged_and_cannot_write_host_sysctls(
+    hostile: dict[str, Any],
+) -> None:
     """The train phase runs the policy as before (no nesting), in the phase sandbox; it never sees the
     judge's variable, and /proc/sys is read-only there (as root, the phase is the host's uid 0)."""
     (report,) = [r for r in hostile["train"] if r["where"] == "import"][:1]
@@ -443,15 +486,23 @@ def test_the_train_phase_is_unchanged_and_cannot_write_host_sysctls(hostile: dic
     assert report["judge_reads"] == [] and report["connects"] is False
 
 
-def test_honest_returns_are_bit_identical_with_and_without_the_nested_sandbox(hostile: dict[str, Any]) -> None:
+def test_honest_returns_are_bit_identical_with_and_without_the_nested_sandbox(
+    hostile: dict[str, Any],
+) -> None:
     """The honest run (nested) against the same episodes played by plain worker subprocesses."""
     ws, record = hostile["ws"], hostile["honest"]
     assert "honest policy in /candidate" in (run_dir(ws, record) / "logs" / "eval.err").read_text()
     nested = episode_returns(ws, record)
     candidate = run_dir(ws, record) / "candidate"
-    tasks = [Task(env_id, i, seed) for env_id, seeds in hidden_seeds(ws).items() for i, seed in enumerate(seeds)]
-    plain = {f"validation/{e.env_id}#{e.index}/return": e.ret
-             for e in run_episodes(candidate, tasks, timeout=30, sandbox=None)}
+    tasks = [
+        Task(env_id, i, seed)
+        for env_id, seeds in hidden_seeds(ws).items()
+        for i, seed in enumerate(seeds)
+    ]
+    plain = {
+        f"validation/{e.env_id}#{e.index}/return": e.ret
+        for e in run_episodes(candidate, tasks, timeout=30, sandbox=None)
+    }
     assert len(nested) == len(tasks) == 6
     assert nested == plain  # exact float equality
     assert any(v != int(v) for v in nested.values())  # Pendulum's returns are not integers
@@ -462,7 +513,9 @@ def _judge_like_folder(base: Path) -> tuple[Path, Path, Path]:
     """A judge folder (hidden files), an evidence folder and a candidate, laid out as a run's."""
     judge = base / ".evotree" / "judge" / "run-1-abcd"
     (judge / "judge").mkdir(parents=True)
-    (judge / "judge" / "gym.toml").write_text('[judge]\nreplay_fraction = 0.25\n[pools.validation]\n"x" = [1]\n')
+    (judge / "judge" / "gym.toml").write_text(
+        '[judge]\nreplay_fraction = 0.25\n[pools.validation]\n"x" = [1]\n'
+    )
     (judge / "judge" / "references.json").write_text('{"envs": {"x": {"random": 0, "expert": 1}}}')
     evidence = base / ".evotree" / "runs" / "run-1" / "evidence" / "eval"
     evidence.mkdir(parents=True)
@@ -471,8 +524,9 @@ def _judge_like_folder(base: Path) -> tuple[Path, Path, Path]:
     return judge, evidence, candidate
 
 
-def test_the_attacks_work_without_the_nested_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_attacks_work_without_the_nested_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     """The control: the same attack, the worker a plain subprocess of a 'judge' (this process) whose cwd
     is a judge folder. It reads the hidden files, its parent's environment, writes the evidence and could
     signal its parent (signal 0 here). Then, nested: none of it."""
@@ -493,11 +547,23 @@ def test_the_attacks_work_without_the_nested_sandbox(tmp_path: Path, monkeypatch
     assert str(evidence) in before["evidence_writes"]
     (evidence / "forged-by-policy.txt").unlink()
 
-    nested = list(run_episodes(candidate, tasks, timeout=30, sandbox=policy_sandbox_spec(PolicySandbox())))
+    nested = list(
+        run_episodes(candidate, tasks, timeout=30, sandbox=policy_sandbox_spec(PolicySandbox()))
+    )
     (after, _) = reports(capfd.readouterr().err)
-    assert [(e.ret, e.length, e.finish_reason) for e in nested] == [(e.ret, e.length, e.finish_reason) for e in plain]
-    assert after["judge_reads"] == [] and after["parent_environ_readable"] is False and after["evidence_writes"] == []
-    assert after["ppid"] == 1 and after["hits"] == {} and set(after["visible_pids"]) <= {1, after["pid"]}
+    assert [(e.ret, e.length, e.finish_reason) for e in nested] == [
+        (e.ret, e.length, e.finish_reason) for e in plain
+    ]
+    assert (
+        after["judge_reads"] == []
+        and after["parent_environ_readable"] is False
+        and after["evidence_writes"] == []
+    )
+    assert (
+        after["ppid"] == 1
+        and after["hits"] == {}
+        and set(after["visible_pids"]) <= {1, after["pid"]}
+    )
     assert not (evidence / "forged-by-policy.txt").exists()
 
 
@@ -523,7 +589,7 @@ def test_hangs_and_deaths_are_handled_through_the_nested_sandbox(tmp_path: Path)
     spec = policy_sandbox_spec(PolicySandbox())
     policies = {
         "hang": "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n"
-                "    time.sleep(0.01)\n",
+        "    time.sleep(0.01)\n",
         "exit": "import os\nos._exit(7)\n",
         "segv": "import ctypes\nctypes.string_at(0)\n",
     }
@@ -532,13 +598,19 @@ def test_hangs_and_deaths_are_handled_through_the_nested_sandbox(tmp_path: Path)
         folder = tmp_path / name
         folder.mkdir()
         act = textwrap.indent(body, "        ")
-        (folder / "policy.py").write_text("class Policy:\n    def __init__(self, e, o, a):\n        pass\n"
-                                          "    def reset(self):\n        pass\n    def act(self, obs):\n" + act)
+        (folder / "policy.py").write_text(
+            "class Policy:\n    def __init__(self, e, o, a):\n        pass\n"
+            "    def reset(self):\n        pass\n    def act(self, obs):\n" + act
+        )
         tasks = [Task("CartPole-v1", 0, 0), Task("CartPole-v1", 1, 1)]
         episodes = list(run_episodes(folder, tasks, timeout=0.5, max_timeouts=5, sandbox=spec))
-        assert [e.finish_reason for e in episodes] == [("timeout" if name == "hang" else "error")] * 2
+        assert [e.finish_reason for e in episodes] == [
+            ("timeout" if name == "hang" else "error")
+        ] * 2
         assert expected[name] in episodes[0].message, episodes[0].message
-    leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False)
+    leftover = subprocess.run(
+        ["pgrep", "-f", str(tmp_path)], capture_output=True, text=True, check=False
+    )
     assert leftover.stdout.strip() == ""  # no worker (or its sandbox) outlived its kill
 
 
@@ -546,8 +618,14 @@ def test_a_judge_that_cannot_nest_refuses_to_run_the_policy(tmp_path: Path) -> N
     """Fail closed: no nested sandbox, no policy code (WorkerBroken: the judge exits 1, the run fails)."""
     (tmp_path / "policy.py").write_text(CONTROLLER + "\nraise SystemExit('the policy ran')\n")
     tasks = [Task("CartPole-v1", 0, 1)]
-    with pytest.raises(WorkerBroken, match="cannot be isolated from the judge here: user namespaces are off"):
-        list(run_episodes(tmp_path, tasks, timeout=5, sandbox={"error": "user namespaces are off", "fix": "x"}))
+    with pytest.raises(
+        WorkerBroken, match="cannot be isolated from the judge here: user namespaces are off"
+    ):
+        list(
+            run_episodes(
+                tmp_path, tasks, timeout=5, sandbox={"error": "user namespaces are off", "fix": "x"}
+            )
+        )
     spec = dict(policy_sandbox_spec(PolicySandbox()), bwrap=str(tmp_path / "no-bwrap"))
     with pytest.raises(WorkerBroken, match="not executable"):
         list(run_episodes(tmp_path, tasks, timeout=5, sandbox=spec))
@@ -565,27 +643,40 @@ def test_only_the_judge_phase_gets_a_user_namespace_and_the_variable(tmp_path: P
     spec = json.loads(judge[at + 2])
     assert str(tmp_path) in spec["read_only"] and spec["bwrap"].endswith("bwrap")
     assert "--unshare-user" in judge
-    if os.getuid() == 0:  # a capability-less process may not map its parent's uid 0 into a new namespace
+    if (
+        os.getuid() == 0
+    ):  # a capability-less process may not map its parent's uid 0 into a new namespace
         assert judge[judge.index("--uid") + 1] == str(JUDGE_UID)
-    for argv in (judge, train):  # /proc/sys read-only in every phase (writable by the host's root otherwise)
+    for argv in (
+        judge,
+        train,
+    ):  # /proc/sys read-only in every phase (writable by the host's root otherwise)
         assert " ".join(argv).count("--ro-bind /proc/sys /proc/sys") == 1
 
 
 def test_a_judge_phase_sees_the_variable_and_no_capabilities(tmp_path: Path) -> None:
-    probe = ("import os; s = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l); "
-             f"print(os.getuid(), int(s['CapEff'], 16), '{ENV_POLICY_SANDBOX}' in os.environ)")
-    argv = wrap(SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), policy=PolicySandbox()),
-                [sys.executable, "-I", "-c", probe])
-    out = subprocess.run(argv, capture_output=True, text=True, check=True,
-                         env=sandbox.sandbox_env(dict(os.environ))).stdout.split()
+    probe = (
+        "import os; s = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l); "
+        f"print(os.getuid(), int(s['CapEff'], 16), '{ENV_POLICY_SANDBOX}' in os.environ)"
+    )
+    argv = wrap(
+        SandboxSpec(cwd=tmp_path, read_only=(tmp_path,), policy=PolicySandbox()),
+        [sys.executable, "-I", "-c", probe],
+    )
+    out = subprocess.run(
+        argv, capture_output=True, text=True, check=True, env=sandbox.sandbox_env(dict(os.environ))
+    ).stdout.split()
     assert out[1:] == ["0", "True"]
     assert out[0] == str(JUDGE_UID if os.getuid() == 0 else os.getuid())
 
 
 def test_mode_off_runs_workers_as_before(tmp_path: Path) -> None:
     ws = gym_workspace(tmp_path / "w", sandbox_config={"mode": '"off"'}, validation=1)
-    v1 = version(ws, CONTROLLER + "\nimport os, sys\nsys.stderr.write('cwd=' + os.getcwd() + "
-                                  "' var=' + str(bool(os.environ.get('" + ENV_POLICY_SANDBOX + "'))) + '\\n')\n")
+    v1 = version(
+        ws,
+        CONTROLLER + "\nimport os, sys\nsys.stderr.write('cwd=' + os.getcwd() + "
+        "' var=' + str(bool(os.environ.get('" + ENV_POLICY_SANDBOX + "'))) + '\\n')\n",
+    )
     (record,) = run_versions(ws, [v1])
     assert record.status == "succeeded", record.error
     assert record.phases["eval"]["sandbox"] == "off"

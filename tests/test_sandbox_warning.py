@@ -17,12 +17,16 @@ from evotree.gates.runs import run_versions
 
 def _json(repo: Path, *args: str) -> dict:
     """The command's --json output, whatever its exit code (a failing gate exits non-zero)."""
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), *args, "--json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), *args, "--json"], capture_output=True, text=True
+    )
     return json.loads(proc.stdout)
 
 
 def _first_line(repo: Path, *args: str) -> str:
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), *args], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), *args], capture_output=True, text=True
+    )
     return (proc.stdout or proc.stderr).splitlines()[0]
 
 
@@ -40,11 +44,15 @@ def test_every_reader_puts_the_sandbox_warning_first(tmp_path: Path, mode: str) 
     markdown = out.read_text()
     if mode == "bwrap":  # sandboxed: nothing to say, nothing said
         assert gates.get("sandbox_warning") is None and verify["sandbox_warning"] is None
-        assert "sandbox off" not in markdown and "sandbox off" not in _first_line(repo, "verify", "--no-tags")
+        assert "sandbox off" not in markdown and "sandbox off" not in _first_line(
+            repo, "verify", "--no-tags"
+        )
         return
     for data in (gates, verify):
         assert data["sandbox_warning"].startswith("WARNING: sandbox off")
     assert _first_line(repo, "gates", v1).startswith("WARNING: sandbox off")
     assert _first_line(repo, "verify", "--no-tags").startswith("WARNING: sandbox off")
-    first_text_line = [line for line in markdown.splitlines() if line and not line.startswith("<!--")][0]
+    first_text_line = [
+        line for line in markdown.splitlines() if line and not line.startswith("<!--")
+    ][0]
     assert "WARNING: sandbox off" in first_text_line

@@ -12,8 +12,11 @@ from evotree.verbs.schemas import DERIVED, load_schema, schema_aliases, schema_n
 
 
 def test_no_hand_written_schema_is_shipped_only_aliases_of_derived_ones() -> None:
-    shipped = [p for p in resources.files("evotree.core.schemas").iterdir()
-               if p.name.endswith(".schema.json")]
+    shipped = [
+        p
+        for p in resources.files("evotree.core.schemas").iterdir()
+        if p.name.endswith(".schema.json")
+    ]
     assert shipped  # the alias files ship (stored references to the old names resolve)
     for path in shipped:
         data = json.loads(path.read_text())
@@ -31,7 +34,8 @@ def test_each_derived_schema_checks_and_refuses_a_wrong_top_level_type() -> None
 
     registry = Registry().with_resources(
         (f"evotree/{n}.schema.json", Resource.from_contents(load_schema(n)))
-        for n in schema_names(include_aliases=True))
+        for n in schema_names(include_aliases=True)
+    )
     for name in sorted(DERIVED):
         schema = load_schema(name)
         jsonschema.Draft202012Validator.check_schema(schema)

@@ -153,13 +153,22 @@ def _minimal(cls: type) -> dict[str, Any]:
     import typing
 
     hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
-    return {f.name: _sample(hints[f.name]) for f in dataclasses.fields(cls)
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    return {
+        f.name: _sample(hints[f.name])
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
 
 
 def _event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": kind, "version": "v1", "actor": "Ada <ada@example.com>",
-            "at": "2026-12-04T00:00:00+00:00", "data": data, "v": 1}
+    return {
+        "kind": kind,
+        "version": "v1",
+        "actor": "Ada <ada@example.com>",
+        "at": "2026-12-04T00:00:00+00:00",
+        "data": data,
+        "v": 1,
+    }
 
 
 def test_an_event_s_data_is_checked_against_its_kind_s_payload() -> None:
@@ -179,8 +188,9 @@ def test_an_event_s_data_is_checked_against_its_kind_s_payload() -> None:
             assert not event.is_valid(_event(kind.value, bad)), kind
             assert not log.is_valid({"v": 1, "events": [{**entry, "data": bad}]}), kind
         for name in data:  # a required field left out
-            assert not event.is_valid(_event(kind.value, {k: v for k, v in data.items()
-                                                          if k != name})), (kind, name)
+            assert not event.is_valid(
+                _event(kind.value, {k: v for k, v in data.items() if k != name})
+            ), (kind, name)
     finished = {"run_id": "v1-s0", "seed": 0, "status": "succeeded"}
     assert event.is_valid(_event("run.finished", finished))
     assert not event.is_valid(_event("run.finished", {**finished, "seed": "zero"}))
@@ -195,8 +205,9 @@ def test_an_event_s_data_is_checked_against_its_kind_s_payload() -> None:
 
 def test_signers_accepted_names_a_ledger_commit() -> None:
     """signers accept's typed result against its schema: the step is a commit, not a ref name."""
-    validate(SignersAccepted(accepted="b" * 40, signers=["ada@example.com"]).to_dict(),
-             "signers-accept")
+    validate(
+        SignersAccepted(accepted="b" * 40, signers=["ada@example.com"]).to_dict(), "signers-accept"
+    )
     with pytest.raises(jsonschema.ValidationError):
         validate(SignersAccepted(accepted="HEAD", signers=[]).to_dict(), "signers-accept")
 
@@ -221,8 +232,9 @@ def test_harness_schema_sql_and_log_outputs_match_their_schemas(tmp_path: Path) 
     run_id = runs["runs"][-1]["run_id"]
     logs = cli_.json("logs", run_id)
     validate(logs, "logs")
-    train_out = next(log["path"] for log in logs["logs"] if log["phase"] == "train"
-                     and log["stream"] == "out")
+    train_out = next(
+        log["path"] for log in logs["logs"] if log["phase"] == "train" and log["stream"] == "out"
+    )
     Path(train_out).write_text("step 1\nstep 2\n")  # this workspace's phases print nothing
     followed = cli_("logs", run_id, "--follow", "--json").stdout.splitlines()
     assert [json.loads(line)["line"] for line in followed] == ["step 1", "step 2"]
@@ -293,11 +305,12 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
         exc = call(verb, "error", *args)
         assert isinstance(exc, EvotreeError) and exc.code == "hidden_until_finalize", (verb, exc)
     # alice's version: mallory may not write to it
-    for verb, schema, args, kwargs in (("commit", "commit", (v1.id, "mine now"), {}),
-                                       ("abandon", "version", (v1.id,), {"reason": "not mine"}),
-                                       ("run", "run", ([v1.id],), {}),
-                                       ("spend_record", "spend-record", (1.0, "on alice"),
-                                        {"version": v1.id})):
+    for verb, schema, args, kwargs in (
+        ("commit", "commit", (v1.id, "mine now"), {}),
+        ("abandon", "version", (v1.id,), {"reason": "not mine"}),
+        ("run", "run", ([v1.id],), {}),
+        ("spend_record", "spend-record", (1.0, "on alice"), {"version": v1.id}),
+    ):
         exc = call(verb, schema, *args, **kwargs)
         assert isinstance(exc, EvotreeError) and exc.exit_code != 0, (verb, exc)
     # her own version, branched from the champion: hers to write
@@ -306,11 +319,15 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
     call("merge", "version", own.id, "v0", message="mine with the root")
     assert set(checked) == set(VERBS), set(VERBS) - set(checked)
     refused = {verb: code for verb, code in checked.items() if code.startswith("error:")}
-    assert refused == {"compare": "error:hidden_until_finalize",
-                       "gates": "error:hidden_until_finalize",
-                       "report": "error:hidden_until_finalize",
-                       "commit": "error:not_your_version", "abandon": "error:not_your_version",
-                       "run": "error:not_your_version", "spend_record": "error:not_your_version"}
+    assert refused == {
+        "compare": "error:hidden_until_finalize",
+        "gates": "error:hidden_until_finalize",
+        "report": "error:hidden_until_finalize",
+        "commit": "error:not_your_version",
+        "abandon": "error:not_your_version",
+        "run": "error:not_your_version",
+        "spend_record": "error:not_your_version",
+    }
 
     # the agent server's tools as mallory (what her MCP client gets back): the same (the server
     # has no abandon or merge tool)
@@ -321,23 +338,26 @@ def test_every_agent_verb_as_a_non_owner_in_hide_mode_matches_its_schema(tmp_pat
 
     tools = EvotreeTools(Verbs(ws.root, Principal.parse("mallory")))
     tool_calls = {
-        "tree": (lambda v: v.tree(), "tree"), "show": (lambda v: v.show(v1.id), "show"),
-        "log": (lambda v: v.log(None, None), "log"), "runs": (lambda v: v.runs(v1.id), "runs"),
+        "tree": (lambda v: v.tree(), "tree"),
+        "show": (lambda v: v.show(v1.id), "show"),
+        "log": (lambda v: v.log(None, None), "log"),
+        "runs": (lambda v: v.runs(v1.id), "runs"),
         "diagnose": (lambda v: v.diagnose(v1.id), "diagnose"),
         "suggest": (lambda v: v.suggest(v1.id), "suggest"),
         "audit": (lambda v: v.audit(v1.id), "audit"),
         "sql": (lambda v: v.sql("SELECT run_id FROM runs"), "sql"),
         "memory_search": (lambda v: v.memory_search("pole"), "memory-search"),
-        "memory_add": (lambda v: v.memory_add("a second lesson", version=v1.id),
-                       "memory-entry"),
+        "memory_add": (lambda v: v.memory_add("a second lesson", version=v1.id), "memory-entry"),
         "branch": (lambda v: v.branch("another idea of mallory's"), "version"),
         "compare": (lambda v: v.compare("v0", v1.id), "hidden_until_finalize"),
         "gates": (lambda v: v.gates(v1.id), "hidden_until_finalize"),
         "report": (lambda v: v.report(v1.id), "hidden_until_finalize"),
         "commit": (lambda v: v.commit(v1.id, "mine"), "not_your_version"),
         "run": (lambda v: v.run([v1.id]), "not_your_version"),
-        "spend_record": (lambda v: v.spend_record(1.0, "on alice", version=v1.id),
-                         "not_your_version"),
+        "spend_record": (
+            lambda v: v.spend_record(1.0, "on alice", version=v1.id),
+            "not_your_version",
+        ),
     }
     for name, (call_tool, expected) in tool_calls.items():
         result = anyio.run(tools.call, lambda f=call_tool: f(tools.verbs))

@@ -16,7 +16,13 @@ from conftest import Cli, ledger_commits
 from evotree.core.config import BudgetSection
 from evotree.core.workspace import Workspace
 from evotree.gates.runs import run_versions
-from evotree.harness.budget import BudgetExceeded, clock_ends_at, clock_left_seconds, plan_limits, run_deadline
+from evotree.harness.budget import (
+    BudgetExceeded,
+    clock_ends_at,
+    clock_left_seconds,
+    plan_limits,
+    run_deadline,
+)
 from evotree.harness.executors.phases import TERM_GRACE_SECONDS
 from evotree.harness.reservations import RESERVATIONS
 from test_runs import _version, make_run_repo
@@ -37,20 +43,49 @@ def test_the_clock_is_not_split_over_a_request_and_its_end_is_each_runs_deadline
     assert clock_ends_at(BudgetSection(), meta) is None and clock_ends_at(budget, {}) is None
     left = clock_left_seconds(budget, meta, now=START + timedelta(minutes=50))
     assert left == pytest.approx(600.0)
-    limits = plan_limits(budget, version="v1", version_usage=None, tree_usage=None, version_runs=4, total_runs=4,
-                         clock_left=left, clock_ends_at=ends)
+    limits = plan_limits(
+        budget,
+        version="v1",
+        version_usage=None,
+        tree_usage=None,
+        version_runs=4,
+        total_runs=4,
+        clock_left=left,
+        clock_ends_at=ends,
+    )
     # four runs, in parallel or not, may each use the whole 600 s; the clock's end stops them all
     assert limits.wall_seconds == pytest.approx(600.0) and limits.ends_at == ends
-    assert limits.to_dict() == {"wall_seconds": limits.wall_seconds, "max_steps": None, "max_episodes": None,
-                                "ends_at": ends}
+    assert limits.to_dict() == {
+        "wall_seconds": limits.wall_seconds,
+        "max_steps": None,
+        "max_episodes": None,
+        "ends_at": ends,
+    }
     assert any("search clock" in note and ends in note for note in limits.notes)
     # without a clock the stored limits keep their old shape
-    assert "ends_at" not in plan_limits(BudgetSection(), version="v1", version_usage=None, tree_usage=None,
-                                        version_runs=1, total_runs=1).to_dict()
+    assert (
+        "ends_at"
+        not in plan_limits(
+            BudgetSection(),
+            version="v1",
+            version_usage=None,
+            tree_usage=None,
+            version_runs=1,
+            total_runs=1,
+        ).to_dict()
+    )
     # a clock with less than a second left refuses the request, however few runs it has
     with pytest.raises(BudgetExceeded, match="tree_max_search_hours is spent") as info:
-        plan_limits(budget, version="v1", version_usage=None, tree_usage=None, version_runs=1, total_runs=1,
-                    clock_left=0.4, clock_ends_at=ends)
+        plan_limits(
+            budget,
+            version="v1",
+            version_usage=None,
+            tree_usage=None,
+            version_runs=1,
+            total_runs=1,
+            clock_left=0.4,
+            clock_ends_at=ends,
+        )
     assert info.value.details["budget"] == "tree_max_search_hours" and info.value.exit_code == 16
 
 
@@ -60,19 +95,24 @@ def test_run_deadline_is_the_sooner_of_the_wall_limit_and_the_clocks_end() -> No
     # no clock: the wall limit, and no clock end to name
     assert run_deadline({"wall_seconds": 30.0}, mono) == (mono + 30.0, None)
     # the clock ends in 10 s: it is the deadline, whatever the wall limit
-    deadline, clock_end = run_deadline({"wall_seconds": 30.0, "ends_at": (now + timedelta(seconds=10)).isoformat()},
-                                       mono, now=now)
+    deadline, clock_end = run_deadline(
+        {"wall_seconds": 30.0, "ends_at": (now + timedelta(seconds=10)).isoformat()}, mono, now=now
+    )
     assert clock_end is not None and deadline == clock_end and 9.0 < deadline - mono < 11.0
     # a run that starts late (after others) gets only what the clock has left, even past its end
-    deadline, clock_end = run_deadline({"wall_seconds": 30.0, "ends_at": (now - timedelta(seconds=5)).isoformat()},
-                                       mono, now=now)
+    deadline, clock_end = run_deadline(
+        {"wall_seconds": 30.0, "ends_at": (now - timedelta(seconds=5)).isoformat()}, mono, now=now
+    )
     assert deadline == clock_end and deadline < time.monotonic()
     # the wall limit ends first: the wall limit
-    deadline, clock_end = run_deadline({"wall_seconds": 2.0, "ends_at": (now + timedelta(hours=1)).isoformat()},
-                                       mono, now=now)
+    deadline, clock_end = run_deadline(
+        {"wall_seconds": 2.0, "ends_at": (now + timedelta(hours=1)).isoformat()}, mono, now=now
+    )
     assert deadline == mono + 2.0 and clock_end is not None and clock_end > deadline
     # a malformed end fails closed: no time at all
-    deadline, clock_end = run_deadline({"wall_seconds": 30.0, "ends_at": "not a time"}, mono, now=now)
+    deadline, clock_end = run_deadline(
+        {"wall_seconds": 30.0, "ends_at": "not a time"}, mono, now=now
+    )
     assert clock_end is not None and deadline <= time.monotonic()
 
 
@@ -91,7 +131,11 @@ def _stopped_at_the_clock(run: Any, ends_at: datetime) -> None:
     assert "search clock" in (run.error or "") and "tree_max_search_hours" in run.error
     train_end = _parse(run.phases["train"]["ended_at"])
     # stopped at the clock's end: not before it, and no later than its grace after SIGTERM (and a poll)
-    assert ends_at - timedelta(seconds=0.3) <= train_end <= ends_at + timedelta(seconds=TERM_GRACE_SECONDS + 1.5)
+    assert (
+        ends_at - timedelta(seconds=0.3)
+        <= train_end
+        <= ends_at + timedelta(seconds=TERM_GRACE_SECONDS + 1.5)
+    )
     assert run.usage["wall_hours"] <= run.limits["wall_seconds"] / 3600 + 1e-9
 
 
@@ -128,12 +172,18 @@ def test_a_run_that_waits_past_the_clocks_end_is_not_started(tmp_path: Path) -> 
     ends_at = _parse(first.limits["ends_at"])
     _stopped_at_the_clock(first, ends_at)
     assert second.limits["wall_seconds"] > 3.0  # its wall limit alone would have let it run
-    assert second.status == "budget_exceeded" and second.error.startswith("not started: the search clock")
+    assert second.status == "budget_exceeded" and second.error.startswith(
+        "not started: the search clock"
+    )
     assert second.phases == {} and second.usage == {} and second.train_seconds == 0
-    assert not list((repo / ".evotree" / "runs" / second.run_id / "candidate").glob("*"))  # nothing exported
+    assert not list(
+        (repo / ".evotree" / "runs" / second.run_id / "candidate").glob("*")
+    )  # nothing exported
     stored = json.loads((repo / ".evotree" / "runs" / second.run_id / "run.json").read_text())
     assert stored["status"] == "budget_exceeded"
     meta = Workspace.open(repo).ledger.meta()
     assert not meta.get(RESERVATIONS) and meta["usage"]["runs"] == 1  # only the first is charged
-    finished = [e.event for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.finished"]
+    finished = [
+        e.event for e in Workspace.open(repo).ledger.entries() if e.event.kind == "run.finished"
+    ]
     assert {e.data["run_id"] for e in finished} == {first.run_id, second.run_id}

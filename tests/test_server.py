@@ -35,7 +35,7 @@ from evotree.server.tools import FORBIDDEN_WORDS, TOOL_NAMES  # noqa: E402
 from evotree.server.transport import unix_socket_client  # noqa: E402
 from evotree.server.verbs import Principal, PrincipalError  # noqa: E402
 
-TRAIN = '''\
+TRAIN = """\
 import json, time, tomllib
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -45,9 +45,9 @@ for step in range(1, recipe["steps"] + 1):
     rec.rollout_group(step, group_id=f"g{step}", task_id="t", rewards=[recipe["skill"], 0.0, 1.0, 0.5])
     time.sleep(recipe.get("sleep", 0))
 json.dump({"skill": recipe["skill"]}, open("model.json", "w"))
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -56,20 +56,24 @@ tasks = [f"task-{i}" for i in range(8)]
 for split in os.environ.get("EVOTREE_JUDGE_SPLITS", "validation").split(","):
     for i, task in enumerate(tasks):
         rec.eval_result(split, task, 1.0 if i < model["skill"] * len(tasks) else 0.0)
-'''
+"""
 
-CONFIG = '''\
+CONFIG = """\
 [train]
 command = "python train.py"
 
 [eval]
 command = "python judge/eval.py"
 judge_paths = ["judge/"]
-'''
+"""
 
 #: what the agent's environment tries to pass off as the author of its work
-IMPOSTOR = {"GIT_AUTHOR_NAME": "Mallory", "GIT_AUTHOR_EMAIL": "mallory@example.com",
-            "GIT_COMMITTER_NAME": "Mallory", "GIT_COMMITTER_EMAIL": "mallory@example.com"}
+IMPOSTOR = {
+    "GIT_AUTHOR_NAME": "Mallory",
+    "GIT_AUTHOR_EMAIL": "mallory@example.com",
+    "GIT_COMMITTER_NAME": "Mallory",
+    "GIT_COMMITTER_EMAIL": "mallory@example.com",
+}
 
 
 def make_workspace(path: Path) -> Path:
@@ -98,19 +102,28 @@ def _server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_session(repo: Path, *, principal: str = "alice", env: dict[str, str] | None = None):
-    params = StdioServerParameters(command=str(EVOTREE_BIN), args=["-C", str(repo), "serve", "--as", principal],
-                                   env=_server_env(env), cwd=str(repo))
+    params = StdioServerParameters(
+        command=str(EVOTREE_BIN),
+        args=["-C", str(repo), "serve", "--as", principal],
+        env=_server_env(env),
+        cwd=str(repo),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
 
 @contextmanager
-def socket_server(repo: Path, path: Path, *, principal: str = "alice",
-                  env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", principal, "--socket", str(path)],
-                            env=_server_env(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+def socket_server(
+    repo: Path, path: Path, *, principal: str = "alice", env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", principal, "--socket", str(path)],
+        env=_server_env(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while not _listening(path):
@@ -136,7 +149,9 @@ async def socket_session(path: Path):
         yield session
 
 
-async def call(session: ClientSession, tool: str, args: dict[str, Any] | None = None, **options: Any) -> Any:
+async def call(
+    session: ClientSession, tool: str, args: dict[str, Any] | None = None, **options: Any
+) -> Any:
     """The tool's JSON document (one text block); asserts it is not an error."""
     result = await session.call_tool(tool, args or {}, **options)
     (content,) = result.content
@@ -144,7 +159,9 @@ async def call(session: ClientSession, tool: str, args: dict[str, Any] | None = 
     return json.loads(content.text)
 
 
-async def call_error(session: ClientSession, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+async def call_error(
+    session: ClientSession, tool: str, args: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The tool error's ``{"error": ...}`` document (validated against the `error` schema)."""
     result = await session.call_tool(tool, args or {})
     text = result.content[0].text
@@ -167,14 +184,29 @@ def test_the_tools_are_the_agent_verbs_and_nothing_that_promotes(repo: Path) -> 
     tools = anyio.run(main)
     names = [t.name for t in tools]
     assert names == list(TOOL_NAMES)
-    for forbidden in ("promote", "approve-run", "approve_run", "harness_promote", "harness", "judge",
-                      "judge_promote", "config", "policy", "signoff", "verify"):
+    for forbidden in (
+        "promote",
+        "approve-run",
+        "approve_run",
+        "harness_promote",
+        "harness",
+        "judge",
+        "judge_promote",
+        "config",
+        "policy",
+        "signoff",
+        "verify",
+    ):
         assert forbidden not in names
     assert not [n for n in names for word in FORBIDDEN_WORDS if word in n.lower()]
     for tool in tools:  # every tool documents itself and publishes its arguments' schema
         assert tool.description and tool.input_schema["type"] == "object", tool.name
     readonly = {t.name for t in tools if t.annotations and t.annotations.read_only_hint}
-    assert {"tree", "show", "log", "compare", "sql"} <= readonly and not {"branch", "commit", "run"} & readonly
+    assert {"tree", "show", "log", "compare", "sql"} <= readonly and not {
+        "branch",
+        "commit",
+        "run",
+    } & readonly
 
 
 def test_stdio_results_are_the_cli_json(repo: Path) -> None:
@@ -186,18 +218,24 @@ def test_stdio_results_are_the_cli_json(repo: Path) -> None:
     (worktree / "recipe.toml").write_text("skill = 0.6\nsteps = 2\n")
     git(worktree, "commit", "-qam", "skill 0.6")
     (worktree / "scratch.txt").write_text("not committed\n")
-    before = {"tree": cli.json("tree"), "show": cli.json("show", "v1"), "log": cli.json("log", "-n", "5")}
+    before = {
+        "tree": cli.json("tree"),
+        "show": cli.json("show", "v1"),
+        "log": cli.json("log", "-n", "5"),
+    }
     # another principal's uncommitted files are not listed to the server's (v1 is the CLI user's)
     before["show"]["uncommitted"] = []
 
     async def main() -> dict[str, Any]:
         async with stdio_session(repo) as session:
-            out = {"tree": await call(session, "tree"),
-                   "show": await call(session, "show", {"version": "v1"}),
-                   "log": await call(session, "log", {"limit": 5}),
-                   "skill_list": await call(session, "skill_list"),
-                   "skill_show": await call(session, "skill_show", {"name": "StdGroupFilter"}),
-                   "memory_search": await call(session, "memory_search", {"query": "dead groups"})}
+            out = {
+                "tree": await call(session, "tree"),
+                "show": await call(session, "show", {"version": "v1"}),
+                "log": await call(session, "log", {"limit": 5}),
+                "skill_list": await call(session, "skill_list"),
+                "skill_show": await call(session, "skill_show", {"name": "StdGroupFilter"}),
+                "memory_search": await call(session, "memory_search", {"query": "dead groups"}),
+            }
             cli.json("branch", "--from", "v1", "-m", "made meanwhile")  # the ledger moves on
             cli.json("abandon", "v1", "--reason", "superseded", "--force")
             out["tree2"] = await call(session, "tree")
@@ -215,7 +253,8 @@ def test_stdio_results_are_the_cli_json(repo: Path) -> None:
     assert got["log2"] == cli.json("log") and got["log_v1"] == cli.json("log", "--version", "v1")
     assert [e["kind"] for e in got["log_v1"]["events"]] == ["version.abandoned", "version.created"]
     assert got["show"]["uncommitted"] == [] and [c["summary"] for c in got["show"]["commits"]] == [
-        "skill 0.6"]
+        "skill 0.6"
+    ]
     assert got["log"]["events"] == got["log2"]["events"][2:7]
     assert got["skill_list"] == cli.json("skill", "list")
     assert got["skill_show"] == cli.json("skill", "show", "StdGroupFilter")
@@ -236,23 +275,43 @@ def test_branch_commit_run_compare_gates_over_the_socket(repo: Path, tmp_path: P
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {}
         async with socket_session(path) as session:
-            out["branch"] = version = await call(session, "branch", {"hypothesis": "more skill", "parent": "v0"})
+            out["branch"] = version = await call(
+                session, "branch", {"hypothesis": "more skill", "parent": "v0"}
+            )
             recipe = repo / version["worktree"] / "recipe.toml"
             recipe.write_text("skill = 0.75\nsteps = 2\n")
             (repo / version["worktree"] / "notes.md").write_text("why 0.75\n")
-            out["commit"] = await call(session, "commit", {"version": version["id"], "message": "skill 0.75"})
-            out["recommit"] = await call(session, "commit", {"version": version["id"], "message": "nothing new"})
-            out["run"] = await call(session, "run", {"versions": ["v0", version["id"]], "seeds": 2},
-                                    progress_callback=on_progress)
+            out["commit"] = await call(
+                session, "commit", {"version": version["id"], "message": "skill 0.75"}
+            )
+            out["recommit"] = await call(
+                session, "commit", {"version": version["id"], "message": "nothing new"}
+            )
+            out["run"] = await call(
+                session,
+                "run",
+                {"versions": ["v0", version["id"]], "seeds": 2},
+                progress_callback=on_progress,
+            )
             one = out["run"]["runs"][0]["run_id"]
             out["status"] = await call(session, "runs", {"run_id": one})
             out["runs"] = await call(session, "runs")
             out["compare"] = await call(session, "compare", {"a": "v0", "b": version["id"]})
             out["gates"] = await call(session, "gates", {"version": version["id"]})
-            out["sql"] = await call(session, "sql", {"query": "SELECT version, avg(score) AS s FROM evals "
-                                                             "GROUP BY version ORDER BY version"})
-            out["diagnose"] = await call(session, "diagnose", {"version": version["id"], "layers": ["score"]})
-            out["report"] = await call(session, "report", {"version": version["id"], "audit": False})
+            out["sql"] = await call(
+                session,
+                "sql",
+                {
+                    "query": "SELECT version, avg(score) AS s FROM evals "
+                    "GROUP BY version ORDER BY version"
+                },
+            )
+            out["diagnose"] = await call(
+                session, "diagnose", {"version": version["id"], "layers": ["score"]}
+            )
+            out["report"] = await call(
+                session, "report", {"version": version["id"], "audit": False}
+            )
         return out
 
     with socket_server(repo, path):
@@ -262,10 +321,17 @@ def test_branch_commit_run_compare_gates_over_the_socket(repo: Path, tmp_path: P
     validate(version, "version")
     assert version["id"] == "v1" and version["created_by"] == "alice <alice>"
     commit = got["commit"]
-    assert commit["changed"] and sorted(f["path"] for f in commit["files"]) == ["notes.md", "recipe.toml"]
+    assert commit["changed"] and sorted(f["path"] for f in commit["files"]) == [
+        "notes.md",
+        "recipe.toml",
+    ]
     assert git(repo, "rev-parse", "evotree/v1") == commit["commit"]
-    assert git(repo, "log", "-1", "--format=%an <%ae>|%s", "evotree/v1") == "alice <alice>|skill 0.75"
-    assert git(repo / version["worktree"], "status", "--porcelain") == ""  # the index matches the commit
+    assert (
+        git(repo, "log", "-1", "--format=%an <%ae>|%s", "evotree/v1") == "alice <alice>|skill 0.75"
+    )
+    assert (
+        git(repo / version["worktree"], "status", "--porcelain") == ""
+    )  # the index matches the commit
     assert not got["recommit"]["changed"] and got["recommit"]["commit"] == commit["commit"]
     show = cli.json("show", "v1")
     assert [c["summary"] for c in show["commits"]] == ["skill 0.75"] and not show["uncommitted"]
@@ -274,7 +340,11 @@ def test_branch_commit_run_compare_gates_over_the_socket(repo: Path, tmp_path: P
     for record in runs:
         validate(record, "run")
     assert [(r["version"], r["seed"], r["status"]) for r in runs] == [
-        ("v0", 0, "succeeded"), ("v0", 1, "succeeded"), ("v1", 0, "succeeded"), ("v1", 1, "succeeded")]
+        ("v0", 0, "succeeded"),
+        ("v0", 1, "succeeded"),
+        ("v1", 0, "succeeded"),
+        ("v1", 1, "succeeded"),
+    ]
     assert [r["headline"]["value"] for r in runs] == [0.5, 0.5, 0.75, 0.75]
     assert got["runs"] == cli.json("runs")
     assert got["status"] == {"v": 1, "runs": [runs[0]]}
@@ -288,7 +358,10 @@ def test_branch_commit_run_compare_gates_over_the_socket(repo: Path, tmp_path: P
     validate(got["compare"], "compare")
     assert got["compare"]["delta"] == pytest.approx(0.25)
     validate(got["gates"], "gates")
-    assert got["gates"]["version"] == "v1" and got["gates"]["passed"] == cli.json("gates", "v1")["passed"]
+    assert (
+        got["gates"]["version"] == "v1"
+        and got["gates"]["passed"] == cli.json("gates", "v1")["passed"]
+    )
     assert got["sql"]["rows"] == [{"version": "v0", "s": 0.5}, {"version": "v1", "s": 0.75}]
     validate(got["diagnose"], "diagnose")
     validate(got["report"], "report")
@@ -300,8 +373,11 @@ def test_the_creator_is_the_principal_not_the_environment(repo: Path) -> None:
 
     async def main() -> tuple[Any, Any]:
         async with stdio_session(repo, principal="alice", env=IMPOSTOR) as session:
-            made = await call(session, "branch", {"hypothesis": "who made me?",
-                                                  "skills": {"StdGroupFilter": {"min_std": 0.1}}})
+            made = await call(
+                session,
+                "branch",
+                {"hypothesis": "who made me?", "skills": {"StdGroupFilter": {"min_std": 0.1}}},
+            )
             return made, await call(session, "log", {"version": made["id"]})
 
     made, log = anyio.run(main)
@@ -314,11 +390,14 @@ def test_the_creator_is_the_principal_not_the_environment(repo: Path) -> None:
     assert Cli(repo).json("show", made["id"])["version"]["created_by"] == "alice <alice>"
 
 
-@pytest.mark.parametrize(("given", "name", "email"), [
-    ("alice", "alice", "alice"),
-    ("alice@example.org", "alice", "alice@example.org"),
-    ("Alice Liddell <alice@example.org>", "Alice Liddell", "alice@example.org"),
-])
+@pytest.mark.parametrize(
+    ("given", "name", "email"),
+    [
+        ("alice", "alice", "alice"),
+        ("alice@example.org", "alice", "alice@example.org"),
+        ("Alice Liddell <alice@example.org>", "Alice Liddell", "alice@example.org"),
+    ],
+)
 def test_principal_forms(given: str, name: str, email: str) -> None:
     principal = Principal.parse(given)
     assert (principal.name, principal.email) == (name, email)
@@ -328,8 +407,13 @@ def test_principal_forms(given: str, name: str, email: str) -> None:
 def test_a_bad_principal_is_refused(bad: str, repo: Path) -> None:
     with pytest.raises(PrincipalError):
         Principal.parse(bad)
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", bad], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=60)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", bad],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--as" in proc.stderr
 
 
@@ -338,11 +422,17 @@ def test_commit_runs_no_program_of_the_repository(repo: Path, tmp_path: Path) ->
     write) never run when the server branches or commits; the files are committed as they are."""
     marker = tmp_path / "ran"
     script = tmp_path / "evil.sh"
-    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
+    script.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat\n')
     script.chmod(0o755)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    for hook in ("pre-commit", "commit-msg", "post-commit", "post-checkout", "reference-transaction"):
+    for hook in (
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "post-checkout",
+        "reference-transaction",
+    ):
         (hooks / hook).write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
         (hooks / hook).chmod(0o755)
     git(repo, "config", "core.hooksPath", str(hooks))
@@ -373,21 +463,36 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(repo: Path) -> N
                 "missing_argument": await call_error(session, "show", {}),
                 "wrong_type": await call_error(session, "run", {"versions": "v0", "seeds": "many"}),
                 "unknown_tool": await call_error(session, "promote", {"version": "v0"}),
-                "champion_commit": await call_error(session, "commit", {"version": "v0", "message": "x"}),
-                "sql_attack": await call_error(session, "sql", {"query": "SELECT * FROM read_csv_auto('/etc/passwd')"}),
-                "sql_copy": await call_error(session, "sql", {"query": "COPY (SELECT 1) TO 'x.csv'"}),
+                "champion_commit": await call_error(
+                    session, "commit", {"version": "v0", "message": "x"}
+                ),
+                "sql_attack": await call_error(
+                    session, "sql", {"query": "SELECT * FROM read_csv_auto('/etc/passwd')"}
+                ),
+                "sql_copy": await call_error(
+                    session, "sql", {"query": "COPY (SELECT 1) TO 'x.csv'"}
+                ),
                 "unknown_run": await call_error(session, "runs", {"run_id": "r-nope"}),
             }
             errors["after"] = await call(session, "tree")
             return errors
 
     got = anyio.run(main)
-    assert got["unknown_version"]["code"] == "unknown_version" and got["unknown_version"]["exit_code"] == 5
+    assert (
+        got["unknown_version"]["code"] == "unknown_version"
+        and got["unknown_version"]["exit_code"] == 5
+    )
     assert got["unknown_version"]["fix"]
-    assert got["missing_argument"]["code"] == "bad_arguments" and "version" in got["missing_argument"]["message"]
+    assert (
+        got["missing_argument"]["code"] == "bad_arguments"
+        and "version" in got["missing_argument"]["message"]
+    )
     assert got["wrong_type"]["code"] == "bad_arguments" and got["wrong_type"]["exit_code"] == 2
     assert got["unknown_tool"]["code"] == "unknown_tool"
-    assert got["champion_commit"]["code"] == "invalid_state" and got["champion_commit"]["exit_code"] == 10
+    assert (
+        got["champion_commit"]["code"] == "invalid_state"
+        and got["champion_commit"]["exit_code"] == 10
+    )
     for attack in ("sql_attack", "sql_copy"):
         assert got[attack]["code"] == "query_not_allowed" and got[attack]["exit_code"] == 14
     assert not (repo / "x.csv").exists()
@@ -405,7 +510,9 @@ def test_the_server_survives_a_client_disconnect(repo: Path, tmp_path: Path) -> 
                 await session.call_tool("tree", {})
         raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         raw.connect(str(path))
-        raw.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tree"')
+        raw.sendall(
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tree"'
+        )
         raw.close()
         raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         raw.connect(str(path))
@@ -425,14 +532,20 @@ def test_the_server_survives_a_client_disconnect(repo: Path, tmp_path: Path) -> 
 def test_a_second_server_on_a_live_socket_is_refused(repo: Path, tmp_path: Path) -> None:
     path = _socket_path(tmp_path)
     with socket_server(repo, path):
-        proc = subprocess.run([str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", "bob", "--socket", str(path)],
-                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", "bob", "--socket", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert proc.returncode == 7 and "listening" in proc.stderr
     # a stale socket (its server died without removing it) is reused
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stale.bind(str(path))
     stale.close()
     with socket_server(repo, path):
+
         async def main() -> Any:
             async with socket_session(path) as session:
                 return await call(session, "tree")
@@ -461,8 +574,11 @@ def test_cancelling_a_run_marks_it_cancelled(repo: Path, tmp_path: Path) -> None
 
         async with socket_session(path) as session:
             async with anyio.create_task_group() as group:
+
                 async def run() -> None:
-                    await session.call_tool("run", {"versions": [made["id"]]}, progress_callback=on_progress)
+                    await session.call_tool(
+                        "run", {"versions": [made["id"]]}, progress_callback=on_progress
+                    )
 
                 group.start_soon(run)
                 with anyio.fail_after(60):
@@ -483,17 +599,34 @@ def test_cancelling_a_run_marks_it_cancelled(repo: Path, tmp_path: Path) -> None
 
 def test_serve_needs_a_workspace(tmp_path: Path) -> None:
     plain = make_repo(tmp_path / "plain")
-    proc = subprocess.run([str(EVOTREE_BIN), "-C", str(plain), "serve", "--as", "alice"], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=60)
+    proc = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(plain), "serve", "--as", "alice"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert proc.returncode == 3 and "evotree init" in proc.stderr
 
 
 def test_stdio_server_exits_when_the_client_closes_stdin(repo: Path) -> None:
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", "alice"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_server_env())
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                        "clientInfo": {"name": "test", "version": "0"}}}
+    proc = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", "alice"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_server_env(),
+    )
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
     out, err = proc.communicate(json.dumps(hello).encode() + b"\n", timeout=60)
     assert proc.returncode == 0, err.decode()
     reply = json.loads(out.decode().splitlines()[0])
@@ -502,12 +635,24 @@ def test_stdio_server_exits_when_the_client_closes_stdin(repo: Path) -> None:
 
 def test_stdio_server_stops_on_sigterm_while_the_client_is_connected(repo: Path) -> None:
     """SIGTERM stops a stdio server even though the SDK's stdin reader is blocked in a read."""
-    proc = subprocess.Popen([str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", "alice"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_server_env())
+    proc = subprocess.Popen(
+        [str(EVOTREE_BIN), "-C", str(repo), "serve", "--as", "alice"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_server_env(),
+    )
     try:
-        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                            "clientInfo": {"name": "test", "version": "0"}}}
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps(hello).encode() + b"\n")
         proc.stdin.flush()
@@ -520,7 +665,9 @@ def test_stdio_server_stops_on_sigterm_while_the_client_is_connected(repo: Path)
         proc.communicate()
 
 
-def test_commit_refuses_a_worktree_whose_git_file_points_elsewhere(repo: Path, tmp_path: Path) -> None:
+def test_commit_refuses_a_worktree_whose_git_file_points_elsewhere(
+    repo: Path, tmp_path: Path
+) -> None:
     """An agent that rewrites its worktree's .git file cannot make the server commit into (or move
     a branch from) another repository; in-process, the same code the tool runs."""
     from evotree.core.errors import InvalidState

@@ -19,14 +19,22 @@ def user_repo(tmp_path: Path) -> Path:
     repo = make_repo(tmp_path / "user")
     for name in SHADOWED:
         (repo / name).mkdir()
-        (repo / name / "__init__.py").write_text(f"raise ImportError('user {name}/ shadowed evotree')\n")
+        (repo / name / "__init__.py").write_text(
+            f"raise ImportError('user {name}/ shadowed evotree')\n"
+        )
     return repo
 
 
-def _where(executable_args: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    code = ("import json, importlib; print(json.dumps({n: importlib.import_module('evotree.' + n).__file__ "
-            "for n in %r}))" % (SHADOWED,))
-    proc = subprocess.run([*executable_args, "-c", code], cwd=cwd, capture_output=True, text=True, env=env)
+def _where(
+    executable_args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> dict[str, str]:
+    code = (
+        "import json, importlib; print(json.dumps({n: importlib.import_module('evotree.' + n).__file__ "
+        "for n in %r}))" % (SHADOWED,)
+    )
+    proc = subprocess.run(
+        [*executable_args, "-c", code], cwd=cwd, capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     import json
 
@@ -35,7 +43,9 @@ def _where(executable_args: list[str], cwd: Path, env: dict[str, str] | None = N
 
 def test_plain_python_in_user_repo_is_shadowed(user_repo: Path) -> None:
     """The hazard is real: without protection the user's folder wins."""
-    proc = subprocess.run([sys.executable, "-c", "import skills"], cwd=user_repo, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import skills"], cwd=user_repo, capture_output=True, text=True
+    )
     assert proc.returncode != 0 and "shadowed evotree" in proc.stderr
 
 
@@ -53,17 +63,28 @@ def test_safe_env_drops_current_directory_from_pythonpath(user_repo: Path) -> No
 
 def test_console_script_in_user_repo(user_repo: Path) -> None:
     for args in (["init", "--json"], ["branch", "-m", "x", "--json"], ["tree"]):
-        proc = subprocess.run([str(EVOTREE_BIN), *args], cwd=user_repo, capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(EVOTREE_BIN), *args], cwd=user_repo, capture_output=True, text=True
+        )
         assert proc.returncode == 0, proc.stderr
 
 
 def test_python_dash_m_evotree_in_user_repo(user_repo: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "evotree", "init", "--json"], cwd=user_repo,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "evotree", "init", "--json"],
+        cwd=user_repo,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     # `evotree demo` and the harness start evotree this way
-    proc = subprocess.run(python_command("-m", "evotree", "tree"), cwd=user_repo, capture_output=True,
-                          text=True, env=safe_env())
+    proc = subprocess.run(
+        python_command("-m", "evotree", "tree"),
+        cwd=user_repo,
+        capture_output=True,
+        text=True,
+        env=safe_env(),
+    )
     assert proc.returncode == 0, proc.stderr
 
 

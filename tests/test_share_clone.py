@@ -32,11 +32,15 @@ def _team_repo(path: Path, keys: dict[str, tuple[Path, str]]) -> Path:
     from test_runs import TRAIN
 
     runners = f"# the team's runner machines\nci-runner {keys['runner'][1]}\n"
-    return scored_project(path, judge=SEEDED_JUDGE, train=TRAIN, recipe=None,
-                          config=scored_config(champion_seeds=3, train_approval_above_seconds=0),
-                          files={"gates/allowed_signers": signers_file(keys, ("bob",)),
-                                 "gates/runner_keys": runners},
-                          message="recipe, judge, gate policy, runner keys")
+    return scored_project(
+        path,
+        judge=SEEDED_JUDGE,
+        train=TRAIN,
+        recipe=None,
+        config=scored_config(champion_seeds=3, train_approval_above_seconds=0),
+        files={"gates/allowed_signers": signers_file(keys, ("bob",)), "gates/runner_keys": runners},
+        message="recipe, judge, gate policy, runner keys",
+    )
 
 
 def _gates(repo: Path, version: str) -> dict[str, Any]:
@@ -44,18 +48,23 @@ def _gates(repo: Path, version: str) -> dict[str, Any]:
 
     from evotree.cli.main import cli
 
-    result = CliRunner().invoke(cli, ["-C", str(repo), "gates", version, "--json"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["-C", str(repo), "gates", version, "--json"], catch_exceptions=False
+    )
     return json.loads(result.stdout)
 
 
 @pytest.mark.heavy
 def test_a_clone_through_a_bare_remote_verifies_compares_gates_and_reports(
-        tmp_path: Path, keys: dict[str, tuple[Path, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, keys: dict[str, tuple[Path, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from evotree.gates.runs import run_versions
 
     repo = _team_repo(tmp_path / "team", keys)
     v1 = new_version(repo, "skill = 0.9\nsteps = 3\n")
-    monkeypatch.setenv("EVOTREE_RUNNER_KEY", str(keys["runner"][0]))  # this machine signs as the team runner
+    monkeypatch.setenv(
+        "EVOTREE_RUNNER_KEY", str(keys["runner"][0])
+    )  # this machine signs as the team runner
     monkeypatch.setenv("EVOTREE_RUNNER_PRINCIPAL", "ci-runner")
     records = run_versions(Workspace.open(repo), ["v0", v1], seeds=3, jobs=2)
     assert all(r.status == "succeeded" for r in records), [r.error for r in records]
@@ -65,23 +74,37 @@ def test_a_clone_through_a_bare_remote_verifies_compares_gates_and_reports(
     bare = bare_remote(repo, tmp_path / "remote.git", how="main")
     pushed = Cli(repo).json("push")
     validate(pushed, "share")
-    assert pushed["rejected"] == [] and {"refs/evotree/ledger", "refs/evotree/champion", "refs/evotree/judge",
-                                         f"refs/heads/evotree/{v1}"} <= set(pushed["updated"])
+    assert pushed["rejected"] == [] and {
+        "refs/evotree/ledger",
+        "refs/evotree/champion",
+        "refs/evotree/judge",
+        f"refs/heads/evotree/{v1}",
+    } <= set(pushed["updated"])
 
     clone = clone_as(bare, tmp_path / "clone", "Bo Teammate", "bo@example.com")
     other = Cli(clone)
     pulled = other.json("pull")  # a fresh clone: no workspace yet, pull fetches it
     validate(pulled, "share")
     assert len(pulled["restored"]) == 6 and pulled["rejected"] == []
-    for ref in ("refs/evotree/ledger", "refs/evotree/champion", "refs/evotree/judge", f"refs/heads/evotree/{v1}"):
+    for ref in (
+        "refs/evotree/ledger",
+        "refs/evotree/champion",
+        "refs/evotree/judge",
+        f"refs/heads/evotree/{v1}",
+    ):
         assert git(clone, "rev-parse", ref) == git(repo, "rev-parse", ref), ref
     got = other.json("compare", "v0", v1)  # signed by the listed runner: counted in the clone too
-    assert (got["delta"], got["ci"], got["p_value"]) == (expected["delta"], expected["ci"], expected["p_value"])
+    assert (got["delta"], got["ci"], got["p_value"]) == (
+        expected["delta"],
+        expected["ci"],
+        expected["p_value"],
+    )
     report = _gates(clone, v1)
     score = next(g for g in report["gates"] if g["name"] == "score")
     assert score["numbers"]["evidence"]["candidate"]["foreign"] == []
-    assert sorted(score["numbers"]["evidence"]["candidate"]["ok"]) == sorted(r.run_id for r in records
-                                                                              if r.version == v1)
+    assert sorted(score["numbers"]["evidence"]["candidate"]["ok"]) == sorted(
+        r.run_id for r in records if r.version == v1
+    )
     assert score["status"] == "pass", score["summary"]
     out = clone / "report.md"
     other("report", v1, "--out", str(out), "--no-audit")

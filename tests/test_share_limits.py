@@ -29,32 +29,63 @@ RUN_ID = "v0-s0-20990101T000000-evil01"
 
 def _record(ws: Workspace, run_id: str = RUN_ID) -> bytes:
     commit = git(ws.root, "rev-parse", "refs/evotree/champion")
-    return json.dumps({"run_id": run_id, "version": "v0", "seed": 0, "status": "succeeded", "commit": commit,
-                       "judge_commit": None, "judge_version": None, "train_command": "x", "eval_command": "y",
-                       "started_at": "2099-01-01T00:00:00+00:00", "ended_at": "2099-01-01T00:01:00+00:00"}).encode()
+    return json.dumps(
+        {
+            "run_id": run_id,
+            "version": "v0",
+            "seed": 0,
+            "status": "succeeded",
+            "commit": commit,
+            "judge_commit": None,
+            "judge_version": None,
+            "train_command": "x",
+            "eval_command": "y",
+            "started_at": "2099-01-01T00:00:00+00:00",
+            "ended_at": "2099-01-01T00:01:00+00:00",
+        }
+    ).encode()
 
 
 def _shared(ws: Workspace, tmp_path: Path) -> tuple[Path, Path]:
     """(bare remote, attacker's clone) of the workspace ``ws``."""
     # the remote side streams too (not under test)
-    bare = bare_remote(ws.root, tmp_path / "remote.git", how="evotree",
-                       git_config={"core.bigFileThreshold": "1m"})
+    bare = bare_remote(
+        ws.root, tmp_path / "remote.git", how="evotree", git_config={"core.bigFileThreshold": "1m"}
+    )
     return bare, clone_as(bare, tmp_path / "attacker", "Mallory", "mallory@example.com")
 
 
 def _plant(repo: Path, run_id: str, files: dict[str, str]) -> None:
     """A run ref made with git plumbing: ``files`` maps a tree path to a blob id."""
     listing = "".join(f"100644 blob {oid}\t{name}\n" for name, oid in sorted(files.items()))
-    tree = subprocess.run(["git", "mktree"], cwd=repo, input=listing, capture_output=True, text=True,
-                          check=True).stdout.strip()
+    tree = subprocess.run(
+        ["git", "mktree"], cwd=repo, input=listing, capture_output=True, text=True, check=True
+    ).stdout.strip()
     commit = git(repo, "commit-tree", tree, "-m", "evotree: evidence of run")
     git(repo, "update-ref", f"refs/evotree/runs/{run_id}", commit)
-    git(repo, "-c", "core.bigFileThreshold=1m", "push", "-q", "origin", f"refs/evotree/runs/{run_id}")
+    git(
+        repo,
+        "-c",
+        "core.bigFileThreshold=1m",
+        "push",
+        "-q",
+        "origin",
+        f"refs/evotree/runs/{run_id}",
+    )
 
 
 def _blob(repo: Path, data: bytes) -> str:
-    return subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=data, capture_output=True,
-                          check=True).stdout.decode().strip()
+    return (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo,
+            input=data,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
 
 
 # ----------------------------------------------------------------------------- addresses
@@ -68,8 +99,12 @@ def test_a_pointer_naming_an_address_is_never_contacted(ws: Workspace, tmp_path:
     listener.settimeout(0.5)
     port = listener.getsockname()[1]
     record = _record(ws)
-    pointer = {"v": 1, "run_id": RUN_ID, "uri": f"http://127.0.0.1:{port}/steal",
-               "files": {"run.json": {"size": len(record), "sha256": hashlib.sha256(record).hexdigest()}}}
+    pointer = {
+        "v": 1,
+        "run_id": RUN_ID,
+        "uri": f"http://127.0.0.1:{port}/steal",
+        "files": {"run.json": {"size": len(record), "sha256": hashlib.sha256(record).hexdigest()}},
+    }
     _plant(attacker, RUN_ID, {POINTER: _blob(attacker, json.dumps(pointer).encode())})
 
     pulled = Cli(ws.root).json("pull")
@@ -81,7 +116,9 @@ def test_a_pointer_naming_an_address_is_never_contacted(ws: Workspace, tmp_path:
     # the workspace's own store is where it is read from (and only there)
     store = tmp_path / "our-store"
     (store / "evotree-archive" / RUN_ID).mkdir(parents=True)
-    (store / "evotree-archive" / RUN_ID / "run.json").write_bytes(record + b" " * 10)  # longer than listed
+    (store / "evotree-archive" / RUN_ID / "run.json").write_bytes(
+        record + b" " * 10
+    )  # longer than listed
     result = pull_evidence(Workspace.open(ws.root), fetch=False, store=str(store))
     assert result.restored == [] and "larger than" in result.skipped[0]["reason"]
     (store / "evotree-archive" / RUN_ID / "run.json").write_bytes(record)
@@ -93,18 +130,32 @@ def test_a_pointer_naming_an_address_is_never_contacted(ws: Workspace, tmp_path:
     listener.close()
     # a pointer listing a file over max_object_mb is refused before a byte is read
     huge = {**pointer, "files": {"run.json": {"size": 300 * 2**20, "sha256": "0" * 64}}}
-    ref = git(ws.root, "commit-tree", subprocess.run(
-        ["git", "mktree"], cwd=ws.root, capture_output=True, text=True, check=True,
-        input=f"100644 blob {_blob(ws.root, json.dumps(huge).encode())}\t{POINTER}\n").stdout.strip(), "-m", "x")
+    ref = git(
+        ws.root,
+        "commit-tree",
+        subprocess.run(
+            ["git", "mktree"],
+            cwd=ws.root,
+            capture_output=True,
+            text=True,
+            check=True,
+            input=f"100644 blob {_blob(ws.root, json.dumps(huge).encode())}\t{POINTER}\n",
+        ).stdout.strip(),
+        "-m",
+        "x",
+    )
     git(ws.root, "update-ref", "refs/evotree/runs/v0-s1-huge", ref)
     result = pull_evidence(Workspace.open(ws.root), fetch=False, store=str(store))
-    assert "max_object_mb" in next(s["reason"] for s in result.skipped if s["run_id"] == "v0-s1-huge")
+    assert "max_object_mb" in next(
+        s["reason"] for s in result.skipped if s["run_id"] == "v0-s1-huge"
+    )
 
 
 # ----------------------------------------------------------------------------- sizes
 @pytest.mark.heavy
 def test_a_512_mib_blob_of_zeros_is_refused_before_it_is_written_and_memory_stays_bounded(
-        ws: Workspace, tmp_path: Path) -> None:
+    ws: Workspace, tmp_path: Path
+) -> None:
     from evotree.harness.share import ShareError, _Budget, _fetch
 
     _bare, attacker = _shared(ws, tmp_path)
@@ -124,9 +175,15 @@ def test_a_512_mib_blob_of_zeros_is_refused_before_it_is_written_and_memory_stay
         f"result = CliRunner().invoke(cli, ['-C', {str(ws.root)!r}, 'pull', '--json'])\n"
         "usage = {'self': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, 'baseline': before,\n"
         "         'children': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n"
-        "print(json.dumps({'code': result.exit_code, 'out': result.stdout, 'kib': usage}))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
-                          env={**os.environ})
+        "print(json.dumps({'code': result.exit_code, 'out': result.stdout, 'kib': usage}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     report: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["code"] == 0, report["out"]
@@ -137,7 +194,9 @@ def test_a_512_mib_blob_of_zeros_is_refused_before_it_is_written_and_memory_stay
     runs = ws.root / ".evotree" / "runs"
     written = [p for p in runs.rglob("*") if p.is_file()] if runs.exists() else []
     assert sum(p.stat().st_size for p in written) < 2**20, written  # nothing of it was written
-    assert report["kib"]["self"] < 400 * 1024 and report["kib"]["children"] < 400 * 1024, report["kib"]
+    assert report["kib"]["self"] < 400 * 1024 and report["kib"]["children"] < 400 * 1024, report[
+        "kib"
+    ]
     # and the fetch itself is capped: a pack over what a pull may write stops git, nothing of it stays
     from evotree.core.gitio import Git
 

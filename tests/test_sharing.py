@@ -40,6 +40,7 @@ def test_push_clone_fetch_shows_same_tree(ws: Any, repo: Path, tmp_path: Path) -
     assert new["id"] == "v4" and new["created_by"] == "Bo Reviewer <bo@example.com>"
     assert (clone / ".evotree" / ".gitignore").exists()
     # and the same log
-    assert [e["commit"] for e in Cli(clone).json("log")["events"]][1:] == \
-        [e["commit"] for e in Cli(repo).json("log")["events"]]
+    assert [e["commit"] for e in Cli(clone).json("log")["events"]][1:] == [
+        e["commit"] for e in Cli(repo).json("log")["events"]
+    ]
     assert json.loads(json.dumps(cloned))  # plain JSON all the way

@@ -30,7 +30,10 @@ from evotree.harness.query import connect, dead_group_ratio
 
 
 def groups_at(step: int, *reward_lists: list[float], **kwargs: Any) -> list[dict[str, Any]]:
-    return [{"step": step, "group_id": f"s{step}g{i}", "rewards": r, **kwargs} for i, r in enumerate(reward_lists)]
+    return [
+        {"step": step, "group_id": f"s{step}g{i}", "rewards": r, **kwargs}
+        for i, r in enumerate(reward_lists)
+    ]
 
 
 def signals(metric: str, values: list[float]) -> list[tuple[int, dict[str, float]]]:
@@ -68,15 +71,26 @@ def test_spikes_compare_with_the_median_before() -> None:
 # ----------------------------------------------------------------------------- dead groups
 def test_dead_groups_critical_above_half(tmp_path: Path) -> None:
     # 3 of 4 groups have equal rewards below the solved reward (1): 0.75 > 0.5
-    build_run(tmp_path, "r1", groups=groups_at(0, [0.2, 0.2, 0.2], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 1.0]))
+    build_run(
+        tmp_path,
+        "r1",
+        groups=groups_at(0, [0.2, 0.2, 0.2], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 1.0]),
+    )
     found = analyze(tmp_path, DeadGroups())
     assert codes(found) == ["signal.dead_groups_high"]
     f = found[0]
     assert f.severity == "critical" and f.skills == ["StdGroupFilter"]
-    assert (f.evidence["dead_groups"], f.evidence["groups"], f.evidence["dead_ratio"]) == (3, 4, 0.75)
+    assert (f.evidence["dead_groups"], f.evidence["groups"], f.evidence["dead_ratio"]) == (
+        3,
+        4,
+        0.75,
+    )
     assert (f.evidence["unsolved_dead_groups"], f.evidence["solved_dead_groups"]) == (3, 0)
-    assert f.evidence["dead_reward_values"] == [{"reward": 0.0, "groups": 1}, {"reward": 0.2, "groups": 1},
-                                                {"reward": 0.5, "groups": 1}]
+    assert f.evidence["dead_reward_values"] == [
+        {"reward": 0.0, "groups": 1},
+        {"reward": 0.2, "groups": 1},
+        {"reward": 0.5, "groups": 1},
+    ]
 
 
 def test_dead_groups_split_solved_from_unsolved(tmp_path: Path) -> None:
@@ -89,10 +103,17 @@ def test_dead_groups_split_solved_from_unsolved(tmp_path: Path) -> None:
     f = found[0]
     assert f.severity == "warn" and f.skills == [] and "StdGroupFilter" not in f.suggestion
     assert "harder prompts" in f.suggestion
-    assert (f.evidence["solved_dead_groups"], f.evidence["unsolved_dead_groups"], f.evidence["dead_ratio"]) == (
-        33, 1, 1.0)
+    assert (
+        f.evidence["solved_dead_groups"],
+        f.evidence["unsolved_dead_groups"],
+        f.evidence["dead_ratio"],
+    ) == (33, 1, 1.0)
     # 3 solved, 3 unsolved of 10: each 30 % (info and warn); the whole (60 %) is no longer critical
-    build_run(tmp_path, "mixed", groups=groups_at(0, *[[1.0, 1.0]] * 3, *[[0.0, 0.0]] * 3, *[[0.0, 1.0]] * 4))
+    build_run(
+        tmp_path,
+        "mixed",
+        groups=groups_at(0, *[[1.0, 1.0]] * 3, *[[0.0, 0.0]] * 3, *[[0.0, 1.0]] * 4),
+    )
     mixed = {f.code: f for f in analyze(tmp_path, DeadGroups(), "mixed")}
     assert mixed["signal.dead_groups_solved"].severity == "info"
     assert mixed["signal.dead_groups_high"].severity == "warn"
@@ -105,27 +126,47 @@ def test_dead_groups_split_solved_from_unsolved(tmp_path: Path) -> None:
 def test_dead_groups_and_solve_rates_only_for_group_based_runs(tmp_path: Path) -> None:
     """Gym records one rollout per episode, grouped by environment: a solved CartPole (every
     return 500) is not a dead GRPO group. Runs of single-sample groups are not judged either."""
-    episodes = [{"step": 0, "group_id": "CartPole-v1", "task_id": f"CartPole-v1#{i}", "rewards": [500.0]}
-                for i in range(8)]
-    episodes += [{"step": 0, "group_id": "Acrobot-v1", "task_id": f"Acrobot-v1#{i}", "rewards": [-80.0]}
-                 for i in range(8)]
+    episodes = [
+        {"step": 0, "group_id": "CartPole-v1", "task_id": f"CartPole-v1#{i}", "rewards": [500.0]}
+        for i in range(8)
+    ]
+    episodes += [
+        {"step": 0, "group_id": "Acrobot-v1", "task_id": f"Acrobot-v1#{i}", "rewards": [-80.0]}
+        for i in range(8)
+    ]
     build_run(tmp_path, "gym", groups=episodes)
-    binary = [{"step": 0, "group_id": "env", "task_id": f"env#{i}", "rewards": [1.0]} for i in range(8)]
+    binary = [
+        {"step": 0, "group_id": "env", "task_id": f"env#{i}", "rewards": [1.0]} for i in range(8)
+    ]
     build_run(tmp_path, "episodes01", groups=binary)
     build_run(tmp_path, "single", groups=groups_at(0, *[[0.0]] * 6))
     build_run(tmp_path, "grpo", groups=groups_at(0, *[[0.0, 0.0]] * 6))
     con = connect(tmp_path)
-    assert [is_group_run(con, r) for r in ("gym", "episodes01", "single", "grpo")] == [False, False, False, True]
+    assert [is_group_run(con, r) for r in ("gym", "episodes01", "single", "grpo")] == [
+        False,
+        False,
+        False,
+        True,
+    ]
     con.close()
     assert analyze(tmp_path, DeadGroups(), "gym") == []
-    assert analyze(tmp_path, SolveRates(), "episodes01") == [] and analyze(tmp_path, DeadGroups(), "episodes01") == []
+    assert (
+        analyze(tmp_path, SolveRates(), "episodes01") == []
+        and analyze(tmp_path, DeadGroups(), "episodes01") == []
+    )
     assert analyze(tmp_path, DeadGroups(), "single") == []
     assert codes(analyze(tmp_path, DeadGroups(), "grpo")) == ["signal.dead_groups_high"]
 
 
 def test_dead_groups_warn_above_a_quarter_and_quiet_at_it(tmp_path: Path) -> None:
-    build_run(tmp_path, "warn", groups=groups_at(0, [0.5, 0.5], [0.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4]))
-    build_run(tmp_path, "quiet", groups=groups_at(0, [1.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4]))
+    build_run(
+        tmp_path,
+        "warn",
+        groups=groups_at(0, [0.5, 0.5], [0.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4]),
+    )
+    build_run(
+        tmp_path, "quiet", groups=groups_at(0, [1.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.2, 0.4])
+    )
     f = one(analyze(tmp_path, DeadGroups(), "warn"), "signal.dead_groups_high")
     assert f.severity == "warn" and f.evidence["dead_ratio"] == 0.4
     assert analyze(tmp_path, DeadGroups(), "quiet") == []  # 1 of 4 = 0.25 is not above 0.25
@@ -142,11 +183,21 @@ def test_dead_groups_std_epsilon_and_agreement_with_the_query_layer(tmp_path: Pa
     assert analyze(tmp_path, DeadGroups(DeadGroupsThresholds(std_epsilon=1e-4))) == []  # all alive
 
 
-def test_dead_groups_one_finite_sample_is_dead_and_no_finite_sample_is_left_out(tmp_path: Path) -> None:
-    build_run(tmp_path, "r1", groups=groups_at(0, [math.nan, 0.5], [math.inf, math.nan], [0.0, 1.0], [0.0, 1.0]))
+def test_dead_groups_one_finite_sample_is_dead_and_no_finite_sample_is_left_out(
+    tmp_path: Path,
+) -> None:
+    build_run(
+        tmp_path,
+        "r1",
+        groups=groups_at(0, [math.nan, 0.5], [math.inf, math.nan], [0.0, 1.0], [0.0, 1.0]),
+    )
     f = one(analyze(tmp_path, DeadGroups()), "signal.dead_groups_high")
     # the all-NaN group is left out: 1 dead (one finite sample) of 3
-    assert (f.evidence["dead_groups"], f.evidence["groups"], f.evidence["single_sample_groups"]) == (1, 3, 1)
+    assert (
+        f.evidence["dead_groups"],
+        f.evidence["groups"],
+        f.evidence["single_sample_groups"],
+    ) == (1, 3, 1)
 
 
 def test_dead_groups_nothing_without_rollouts(tmp_path: Path) -> None:
@@ -168,7 +219,9 @@ def test_all_solved_fraction(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("none", "severity"), [(9, "high"), (6, "warn"), (5, None)])
 def test_none_solved_fraction(tmp_path: Path, none: int, severity: str | None) -> None:
-    build_run(tmp_path, "r1", groups=groups_at(0, *[[0.0, 0.0]] * none, *[[0.0, 0.5]] * (10 - none)))
+    build_run(
+        tmp_path, "r1", groups=groups_at(0, *[[0.0, 0.0]] * none, *[[0.0, 0.5]] * (10 - none))
+    )
     found = analyze(tmp_path, SolveRates())
     if severity is None:
         assert found == []  # 0.5 is not above 0.5
@@ -186,7 +239,9 @@ def test_solve_rates_need_rewards_in_the_solved_range(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- reward trend
 def reward_run(runs: Path, run_id: str, means: list[float]) -> None:
-    groups = [g for s, m in enumerate(means) for g in groups_at(s, [m - 0.1, m + 0.1], [m + 0.1, m - 0.1])]
+    groups = [
+        g for s, m in enumerate(means) for g in groups_at(s, [m - 0.1, m + 0.1], [m + 0.1, m - 0.1])
+    ]
     build_run(runs, run_id, groups=groups)
 
 
@@ -197,9 +252,17 @@ def test_reward_rising_is_quiet(tmp_path: Path) -> None:
 
 def test_reward_plateau(tmp_path: Path) -> None:
     # rises for 10 steps, then alternates around 0.5 for 10: the last 10 steps are flat
-    reward_run(tmp_path, "r1", [0.2 + 0.03 * s for s in range(10)] + [0.5 + 0.01 * (-1) ** s for s in range(10)])
+    reward_run(
+        tmp_path,
+        "r1",
+        [0.2 + 0.03 * s for s in range(10)] + [0.5 + 0.01 * (-1) ** s for s in range(10)],
+    )
     f = one(analyze(tmp_path, RewardTrend()), "signal.reward_plateau")
-    assert f.severity == "warn" and f.evidence["window_steps"] == 10 and f.evidence["window_first_step"] == 10
+    assert (
+        f.severity == "warn"
+        and f.evidence["window_steps"] == 10
+        and f.evidence["window_first_step"] == 10
+    )
     assert f.evidence["p_value"] > 0.05 and f.evidence["mean_reward_window"] == pytest.approx(0.5)
     assert f.evidence["source"] == "rollouts"
 
@@ -224,7 +287,9 @@ def test_reward_trend_from_signals_without_rollouts(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("last", "severity"), [(0.1, "high"), (0.4, "warn"), (0.8, None)])
 def test_entropy_collapse(tmp_path: Path, last: float, severity: str | None) -> None:
     values = list(np.linspace(1.0, last, 10))  # early = the first step, late = the last
-    build_run(tmp_path, "r1", signals=signals("policy/entropy", values) + signals("loss", [5.0] * 10))
+    build_run(
+        tmp_path, "r1", signals=signals("policy/entropy", values) + signals("loss", [5.0] * 10)
+    )
     found = analyze(tmp_path, EntropyCollapse())
     if severity is None:
         assert found == []
@@ -241,10 +306,20 @@ def test_entropy_collapse_needs_enough_steps(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- echo trap
-def echo_run(runs: Path, run_id: str, *, entropy_falls: bool = True, spike: bool = True,
-             rollouts: bool = True) -> None:
+def echo_run(
+    runs: Path,
+    run_id: str,
+    *,
+    entropy_falls: bool = True,
+    spike: bool = True,
+    rollouts: bool = True,
+) -> None:
     spreads = np.linspace(0.5, 0.1, 20)  # within-group reward std per step
-    groups = [g for s, d in enumerate(spreads) for g in groups_at(s, [0.5 - d, 0.5 + d])] if rollouts else []
+    groups = (
+        [g for s, d in enumerate(spreads) for g in groups_at(s, [0.5 - d, 0.5 + d])]
+        if rollouts
+        else []
+    )
     entropy = np.linspace(1.0, 0.3, 20) if entropy_falls else np.ones(20)
     grad = [1.0] * 19 + [10.0 if spike else 1.1]
     sig = [(s, {"entropy": float(entropy[s]), "grad_norm": grad[s]}) for s in range(20)]
@@ -257,7 +332,9 @@ def test_echo_trap_fires(tmp_path: Path) -> None:
     echo_run(tmp_path, "r1")
     f = one(analyze(tmp_path, EchoTrap()), "signal.echo_trap")
     spreads = np.linspace(0.5, 0.1, 20)
-    assert f.severity == "high" and f.evidence["spike_step"] == 19 and f.evidence["grad_norm"] == 10.0
+    assert (
+        f.severity == "high" and f.evidence["spike_step"] == 19 and f.evidence["grad_norm"] == 10.0
+    )
     assert f.evidence["grad_norm_baseline"] == 1.0
     # 19 steps before the spike, quarters of 5: steps 0-4 and 14-18
     assert f.evidence["reward_std_early"] == pytest.approx(spreads[:5].mean())
@@ -287,7 +364,9 @@ def test_kl_level(tmp_path: Path, level: float, severity: str | None) -> None:
     if severity is None:
         assert high == []
     else:
-        assert high[0].severity == severity and high[0].evidence["late_mean"] == pytest.approx(level)
+        assert high[0].severity == severity and high[0].evidence["late_mean"] == pytest.approx(
+            level
+        )
         assert high[0].evidence["metric"] == "objective/kl"
 
 
@@ -307,88 +386,141 @@ def test_kl_matches_whole_name_parts_only(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("level", "severity"), [(0.9, "high"), (0.3, "warn"), (0.1, None)])
 def test_clip_ratio(tmp_path: Path, level: float, severity: str | None) -> None:
-    build_run(tmp_path, "r1", signals=signals("clip_ratio/region_mean", [level] * 20)
-              + signals("completions/clipped_ratio", [0.9] * 20))  # the truncation signal is not a clip ratio
+    build_run(
+        tmp_path,
+        "r1",
+        signals=signals("clip_ratio/region_mean", [level] * 20)
+        + signals("completions/clipped_ratio", [0.9] * 20),
+    )  # the truncation signal is not a clip ratio
     found = analyze(tmp_path, KlClip())
     if severity is None:
         assert found == []
     else:
         f = one(found, "signal.clip_ratio_high")
-        assert f.severity == severity and f.evidence["late_means"] == {"clip_ratio/region_mean": pytest.approx(level)}
+        assert f.severity == severity and f.evidence["late_means"] == {
+            "clip_ratio/region_mean": pytest.approx(level)
+        }
 
 
 def test_clip_ratio_spike(tmp_path: Path) -> None:
-    build_run(tmp_path, "r1", signals=signals("clip_ratio/high_max", [0.005] * 12 + [0.2] + [0.005] * 7))
+    build_run(
+        tmp_path, "r1", signals=signals("clip_ratio/high_max", [0.005] * 12 + [0.2] + [0.005] * 7)
+    )
     assert codes(analyze(tmp_path, KlClip())) == ["signal.clip_ratio_spike"]
 
 
 # ----------------------------------------------------------------------------- NaN / inf
 def test_nonfinite_values_always_reported(tmp_path: Path) -> None:
-    run = build_run(tmp_path, "r1", groups=[{"step": 2, "rewards": [math.nan, 1.0]}],
-                    signals=[(3, {"loss": math.nan, "kl": 0.1}), (4, {"loss": math.inf, "kl": math.nan})])
+    run = build_run(
+        tmp_path,
+        "r1",
+        groups=[{"step": 2, "rewards": [math.nan, 1.0]}],
+        signals=[(3, {"loss": math.nan, "kl": 0.1}), (4, {"loss": math.inf, "kl": math.nan})],
+    )
     from evotree.harness.recorder import Recorder
 
-    with Recorder(run / "evidence" / "eval", run_id="r1", phase="eval") as rec:  # the judge's: counted, not named
+    with Recorder(
+        run / "evidence" / "eval", run_id="r1", phase="eval"
+    ) as rec:  # the judge's: counted, not named
         rec.signal(0, **{"validation/secret-task/return": math.nan})
     from evotree.harness.compaction import compact_run
 
     compact_run(run)
     f = one(analyze(tmp_path, NonFinite()), "signal.nonfinite_values")
     assert f.severity == "high"
-    assert (f.evidence["signal_rows"], f.evidence["rollout_rows"], f.evidence["first_train_step"]) == (4, 1, 2)
-    assert f.evidence["metrics"] == [{"metric": "loss", "rows": 2, "first_step": 3},
-                                     {"metric": "kl", "rows": 1, "first_step": 4}]
+    assert (
+        f.evidence["signal_rows"],
+        f.evidence["rollout_rows"],
+        f.evidence["first_train_step"],
+    ) == (4, 1, 2)
+    assert f.evidence["metrics"] == [
+        {"metric": "loss", "rows": 2, "first_step": 3},
+        {"metric": "kl", "rows": 1, "first_step": 4},
+    ]
     assert "secret" not in str(f.to_dict())
 
 
 def test_nonfinite_quiet_on_a_clean_run(tmp_path: Path) -> None:
-    build_run(tmp_path, "r1", groups=[{"step": 0, "rewards": [0.0, 1.0]}], signals=[(0, {"loss": 1.0})])
+    build_run(
+        tmp_path, "r1", groups=[{"step": 0, "rewards": [0.0, 1.0]}], signals=[(0, {"loss": 1.0})]
+    )
     assert analyze(tmp_path, NonFinite()) == []
 
 
 # ----------------------------------------------------------------------------- truncation
 def truncation_run(runs: Path, run_id: str, truncated_per_step: list[int]) -> None:
-    groups = [{"step": s, "group_id": "g", "rewards": [0.5] * 10, "truncated": [i < k for i in range(10)]}
-              for s, k in enumerate(truncated_per_step)]
+    groups = [
+        {"step": s, "group_id": "g", "rewards": [0.5] * 10, "truncated": [i < k for i in range(10)]}
+        for s, k in enumerate(truncated_per_step)
+    ]
     build_run(runs, run_id, groups=groups)
 
 
 def test_truncation_rising(tmp_path: Path) -> None:
-    truncation_run(tmp_path, "r1", [0, 0, 0, 1, 1, 1, 2, 2, 2, 3])  # 0 % -> 30 % (late: the last step)
+    truncation_run(
+        tmp_path, "r1", [0, 0, 0, 1, 1, 1, 2, 2, 2, 3]
+    )  # 0 % -> 30 % (late: the last step)
     f = one(analyze(tmp_path, TruncationTrend()), "signal.truncation_rising")
     assert f.severity == "warn" and f.skills == ["OverlongPenalty"]
     assert (f.evidence["early_fraction"], f.evidence["late_fraction"]) == (0.0, 0.3)
     truncation_run(tmp_path, "r2", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
-    assert one(analyze(tmp_path, TruncationTrend(), "r2"), "signal.truncation_rising").severity == "high"
+    assert (
+        one(analyze(tmp_path, TruncationTrend(), "r2"), "signal.truncation_rising").severity
+        == "high"
+    )
 
 
-@pytest.mark.parametrize("per_step", [[2] * 10, [0] * 9 + [0], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+@pytest.mark.parametrize(
+    "per_step",
+    [[2] * 10, [0] * 9 + [0], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]],
+)
 def test_truncation_quiet(tmp_path: Path, per_step: list[int]) -> None:
     truncation_run(tmp_path, "r1", per_step)
     assert analyze(tmp_path, TruncationTrend()) == []
 
 
 def test_truncation_rising_but_rare_is_quiet(tmp_path: Path) -> None:
-    groups = [{"step": s, "group_id": "g", "rewards": [0.5] * 100, "truncated": [i < s for i in range(100)]}
-              for s in range(5)]  # 0 % -> 4 %: below the 5 % level
+    groups = [
+        {
+            "step": s,
+            "group_id": "g",
+            "rewards": [0.5] * 100,
+            "truncated": [i < s for i in range(100)],
+        }
+        for s in range(5)
+    ]  # 0 % -> 4 %: below the 5 % level
     build_run(tmp_path, "r1", groups=groups)
     assert analyze(tmp_path, TruncationTrend()) == []
 
 
 def test_truncation_from_the_trl_signal(tmp_path: Path) -> None:
-    build_run(tmp_path, "r1", signals=signals("completions/clipped_ratio", [0.0, 0.05, 0.1, 0.15, 0.2, 0.25]))
+    build_run(
+        tmp_path,
+        "r1",
+        signals=signals("completions/clipped_ratio", [0.0, 0.05, 0.1, 0.15, 0.2, 0.25]),
+    )
     f = one(analyze(tmp_path, TruncationTrend()), "signal.truncation_rising")
     assert f.evidence["source"] == "signal:completions/clipped_ratio"
 
 
-def test_dead_groups_under_an_active_group_filter_is_a_warning_without_the_filter_again(tmp_path: Path) -> None:
+def test_dead_groups_under_an_active_group_filter_is_a_warning_without_the_filter_again(
+    tmp_path: Path,
+) -> None:
     """With StdGroupFilter recording its drops, dead groups no longer reach the loss: the finding
     says so, stays a warning about wasted generation and does not suggest the filter again."""
     dead_groups = groups_at(0, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 1.0])
-    build_run(tmp_path, "r1", groups=dead_groups, signals=[(1, {"skill/StdGroupFilter/dropped": 3.0,
-                                                                "skill/StdGroupFilter/kept": 1.0})])
+    build_run(
+        tmp_path,
+        "r1",
+        groups=dead_groups,
+        signals=[(1, {"skill/StdGroupFilter/dropped": 3.0, "skill/StdGroupFilter/kept": 1.0})],
+    )
     f = one(analyze(tmp_path, DeadGroups()), "signal.dead_groups_high")
-    assert f.severity == "warn" and f.skills == [] and "StdGroupFilter kept them out of the loss" in f.title
+    assert (
+        f.severity == "warn"
+        and f.skills == []
+        and "StdGroupFilter kept them out of the loss" in f.title
+    )
     assert f.evidence["filtered_by"] == {"StdGroupFilter": 3} and f.evidence["dead_ratio"] == 0.75
     assert "max_resample_batches" in f.suggestion
 
@@ -396,6 +528,7 @@ def test_dead_groups_under_an_active_group_filter_is_a_warning_without_the_filte
 def test_early_entropy_collapse_names_a_lower_learning_rate(tmp_path: Path) -> None:
     """A collapse in the first quarter of the run at the run's own logged learning rate: ÷ 4; in
     the first half: ÷ 2; later (convergence) or without a logged learning rate: no change named."""
+
     def run(run_id: str, entropy: list[float], lr: float | None) -> Any:
         extra = signals("learning_rate", [lr] * len(entropy)) if lr is not None else []
         build_run(tmp_path, run_id, signals=signals("entropy", entropy) + extra)

@@ -49,7 +49,7 @@ def test_the_first_signer_is_added_once_and_verify_accepts_it(bare_ws: dict[str,
     assert git(repo, "rev-parse", "refs/evotree/champion") == before
     code, out = _add(repo, f"ada@example.com={key}.pub", key)
     assert code == 0, out
-    result = json.loads(out[out.index('{"'):])
+    result = json.loads(out[out.index('{"') :])
     validate(result, "signers-add")
     assert result["signers"] == ["ada@example.com"] and result["previous_commit"] == before
     champion = git(repo, "rev-parse", "refs/evotree/champion")
@@ -69,21 +69,34 @@ def test_the_first_signer_is_added_once_and_verify_accepts_it(bare_ws: dict[str,
     assert code == 10 and "reviewed promotion" in out, out
 
 
-def test_a_forged_signers_step_is_reported_and_refused(bare_ws: dict[str, Any], tmp_path: Path) -> None:
+def test_a_forged_signers_step_is_reported_and_refused(
+    bare_ws: dict[str, Any], tmp_path: Path
+) -> None:
     """Someone writes a signers.added event of their own (no valid signature) and moves the champion."""
     repo, key = bare_ws["repo"], bare_ws["key"]
     ws = Workspace.open(repo)
     previous = git(repo, "rev-parse", "refs/evotree/champion")
     (repo / "gates").mkdir(exist_ok=True)
-    (repo / "gates" / "allowed_signers").write_text(f"mallory@example.com {Path(f'{key}.pub').read_text().split()[0]} "
-                                                   f"{Path(f'{key}.pub').read_text().split()[1]}\n")
+    (repo / "gates" / "allowed_signers").write_text(
+        f"mallory@example.com {Path(f'{key}.pub').read_text().split()[0]} "
+        f"{Path(f'{key}.pub').read_text().split()[1]}\n"
+    )
     git(repo, "add", "gates/allowed_signers")
     git(repo, "commit", "-qm", "me")
     forged = git(repo, "rev-parse", "HEAD")
 
     def change(txn: LedgerTxn) -> Event:
-        return Event(kind=EventKind.SIGNERS_ADDED.value, version="v0", actor="mallory",
-                     data={"commit": forged, "previous_commit": previous, "statement": {"type": "x"}, "signature": ""})
+        return Event(
+            kind=EventKind.SIGNERS_ADDED.value,
+            version="v0",
+            actor="mallory",
+            data={
+                "commit": forged,
+                "previous_commit": previous,
+                "statement": {"type": "x"},
+                "signature": "",
+            },
+        )
 
     ws.ledger.transact(change, actor=ws.git.identity())
     git(repo, "update-ref", "refs/evotree/champion", forged)
@@ -92,8 +105,9 @@ def test_a_forged_signers_step_is_reported_and_refused(bare_ws: dict[str, Any], 
     assert Cli(repo).json("run", "v0", code=33)["error"]["code"] == "untrusted_state"
 
 
-def test_a_fetched_signers_step_counts_only_once_a_person_here_accepts_it(bare_ws: dict[str, Any],
-                                                                          tmp_path: Path) -> None:
+def test_a_fetched_signers_step_counts_only_once_a_person_here_accepts_it(
+    bare_ws: dict[str, Any], tmp_path: Path
+) -> None:
     """A teammate adds the first signer in their clone and pushes; here it is refused until the
     owner checks the fingerprint and accepts it (the same step a stranger could make)."""
     repo, key = bare_ws["repo"], bare_ws["key"]

@@ -23,8 +23,13 @@ from evotree.skills import (
 )
 from tests.conftest import git, ledger_commits
 
-BUILTIN = ["StdGroupFilter", "DualLevelFilter", "OverlongPenalty", "PartialPassReward",
-           "AuxRewardTerm"]
+BUILTIN = [
+    "StdGroupFilter",
+    "DualLevelFilter",
+    "OverlongPenalty",
+    "PartialPassReward",
+    "AuxRewardTerm",
+]
 
 
 def _set_domain(repo: Path, domain: str) -> None:
@@ -44,17 +49,28 @@ def test_catalog_has_every_builtin_with_evotrainer_fields() -> None:
     assert [s.name for s in infos] == BUILTIN
     for info in infos:
         data = info.to_dict()
-        for key in ("trigger", "intervention", "expected_outcome", "validation", "provenance",
-                    "title"):
+        for key in (
+            "trigger",
+            "intervention",
+            "expected_outcome",
+            "validation",
+            "provenance",
+            "title",
+        ):
             assert isinstance(data[key], str) and len(data[key]) > 20, (info.name, key)
         assert "math" in info.domains and "gym" not in info.domains
         assert info.why_not("gym") and "gym" in info.why_not("gym")
-        assert info.addresses and all(c.split(".")[0] in ("signal", "behavior") for c in info.addresses)
+        assert info.addresses and all(
+            c.split(".")[0] in ("signal", "behavior") for c in info.addresses
+        )
         json.dumps(data)  # serializable
         for p in data["params"]:
             assert p["type"] in skills.catalog.PARAM_TYPES
             # every default passes its own validation
-            assert get_skill(info.name).param(p["name"]).convert(p["default"], skill=info.name) == p["default"]
+            assert (
+                get_skill(info.name).param(p["name"]).convert(p["default"], skill=info.name)
+                == p["default"]
+            )
 
 
 def test_finding_codes_that_name_a_skill_are_addressed_by_it() -> None:
@@ -93,14 +109,19 @@ def test_unknown_skill_and_bad_params_are_clear() -> None:
     with pytest.raises(InvalidSkillParam, match="not a boolean"):
         skills.parse_params(get_skill("DualLevelFilter"), {"mask_truncated": "maybe"})
     assert skills.parse_params(info, {"min_std": "0.25", "max_resample_batches": "2"}) == {
-        "min_std": 0.25, "max_resample_batches": 2, "refill": "fresh"}
+        "min_std": 0.25,
+        "max_resample_batches": 2,
+        "refill": "fresh",
+    }
 
 
 def test_skills_file_round_trip_and_errors() -> None:
-    text = skills.recipe.render_skills_text([
-        skills.AppliedSkill("StdGroupFilter", {"min_std": 0.0, "max_resample_batches": 1}),
-        skills.AppliedSkill("AuxRewardTerm", {"term": 'a "quoted" term', "weight": 0.1}),
-    ])
+    text = skills.recipe.render_skills_text(
+        [
+            skills.AppliedSkill("StdGroupFilter", {"min_std": 0.0, "max_resample_batches": 1}),
+            skills.AppliedSkill("AuxRewardTerm", {"term": 'a "quoted" term', "weight": 0.1}),
+        ]
+    )
     assert [s.name for s in parse_skills_text(text)] == ["StdGroupFilter", "AuxRewardTerm"]
     assert tomllib.loads(text)["skill"][1]["params"]["term"] == 'a "quoted" term'
     with pytest.raises(SkillsFileError, match="listed twice"):
@@ -126,7 +147,11 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
     rec = create_version(ws, hypothesis="filter dead groups")
     before = ledger_commits(repo)
     result = apply_skill(ws, rec.id, "StdGroupFilter", {"min_std": "0.05"})
-    assert result.changed and result.params == {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}
+    assert result.changed and result.params == {
+        "min_std": 0.05,
+        "max_resample_batches": 2,
+        "refill": "fresh",
+    }
     # a commit on the branch, made in the worktree (its HEAD moved, and it is clean)
     tip = git(repo, "rev-parse", f"evotree/{rec.id}")
     assert tip == result.commit != result.previous_commit
@@ -134,19 +159,33 @@ def test_apply_commits_in_the_worktree_and_appends_the_event(ws: Any, repo: Path
     assert git(wt, "rev-parse", "HEAD") == tip and git(wt, "status", "--porcelain") == ""
     assert git(repo, "log", "-1", "--format=%s", tip).startswith("evotree: skill StdGroupFilter")
     assert tomllib.loads(_branch_files(repo, rec.id))["skill"] == [
-        {"name": "StdGroupFilter", "params": {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}}]
+        {
+            "name": "StdGroupFilter",
+            "params": {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"},
+        }
+    ]
     # one ledger event, and the version record lists the skill
     assert ledger_commits(repo) == before + 1
-    event = json.loads(git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1])
+    event = json.loads(
+        git(repo, "log", "-1", "--format=%B", "refs/evotree/ledger").splitlines()[-1]
+    )
     from tests.conftest import validate
 
     validate(event, "event")
     assert event["kind"] == "skill.applied" and event["version"] == rec.id
     assert event["data"]["skill"] == "StdGroupFilter" and event["data"]["commit"] == tip
-    assert event["data"]["params"] == {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}
+    assert event["data"]["params"] == {
+        "min_std": 0.05,
+        "max_resample_batches": 2,
+        "refill": "fresh",
+    }
     assert ws.resolve(rec.id).skills == ["StdGroupFilter"]
     assert [s.to_dict() for s in applied_skills(ws, rec.id)] == [
-        {"name": "StdGroupFilter", "params": {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"}}]
+        {
+            "name": "StdGroupFilter",
+            "params": {"min_std": 0.05, "max_resample_batches": 2, "refill": "fresh"},
+        }
+    ]
 
     # a second skill appends; re-applying replaces the params in place; same params: no-op
     apply_skill(ws, rec.id, "OverlongPenalty", {})
@@ -264,8 +303,16 @@ def test_cli_list_show_and_schemas(run: Any, repo: Path, ws: Any) -> None:
     assert shown["name"] == "OverlongPenalty" and shown["kind"] == "reward"
     assert {p["name"] for p in shown["params"]} == {"max_length", "cache_length", "weight"}
     text = run("skill", "show", "StdGroupFilter").output
-    for label in ("Trigger", "Intervention", "Expected outcome", "Validation", "Provenance",
-                  "min_std", "arXiv:2503.14476", "signal.dead_groups_high"):
+    for label in (
+        "Trigger",
+        "Intervention",
+        "Expected outcome",
+        "Validation",
+        "Provenance",
+        "min_std",
+        "arXiv:2503.14476",
+        "signal.dead_groups_high",
+    ):
         assert label in " ".join(text.split()), label
     err = run.json("skill", "show", "StdGroupFiltr", code=25)["error"]
     assert err["code"] == "unknown_skill" and "StdGroupFilter" in err["message"]
@@ -283,22 +330,46 @@ def test_cli_apply(run: Any, repo: Path, ws: Any) -> None:
     from tests.conftest import validate
 
     created = run.json("branch", "-m", "h")
-    out = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"],
-                   "--param", "min_std=0.2", "--param", "max_resample_batches=1")
+    out = run.json(
+        "skill",
+        "apply",
+        "StdGroupFilter",
+        "--to",
+        created["id"],
+        "--param",
+        "min_std=0.2",
+        "--param",
+        "max_resample_batches=1",
+    )
     validate(out, "skill_apply")
-    assert out["changed"] and out["params"] == {"min_std": 0.2, "max_resample_batches": 1, "refill": "fresh"}
+    assert out["changed"] and out["params"] == {
+        "min_std": 0.2,
+        "max_resample_batches": 1,
+        "refill": "fresh",
+    }
     assert git(repo, "rev-parse", f"evotree/{created['id']}") == out["commit"]
-    again = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"],
-                     "--param", "min_std=0.2", "--param", "max_resample_batches=1")
+    again = run.json(
+        "skill",
+        "apply",
+        "StdGroupFilter",
+        "--to",
+        created["id"],
+        "--param",
+        "min_std=0.2",
+        "--param",
+        "max_resample_batches=1",
+    )
     validate(again, "skill_apply")
     assert again["changed"] is False and again["ledger_commit"] is None
     text = run("skill", "apply", "OverlongPenalty", "--to", created["id"]).output
     assert "applied OverlongPenalty" in text
-    err = run.json("skill", "apply", "StdGroupFilter", "--to", created["id"], "--param", "min_std=x",
-                   code=25)["error"]
+    err = run.json(
+        "skill", "apply", "StdGroupFilter", "--to", created["id"], "--param", "min_std=x", code=25
+    )["error"]
     assert err["code"] == "invalid_skill_param" and "fix" in err
-    result = run("skill", "apply", "StdGroupFilter", "--to", created["id"], "--param", "nonsense",
-                 code=2)
+    result = run(
+        "skill", "apply", "StdGroupFilter", "--to", created["id"], "--param", "nonsense", code=2
+    )
     assert "KEY=VALUE" in result.output
     err = run.json("skill", "apply", "StdGroupFilter", "--to", "v0", code=10)["error"]
     assert "champion" in err["message"]
@@ -308,36 +379,70 @@ def test_cli_branch_with_skills(run: Any, repo: Path, ws: Any) -> None:
     from tests.conftest import validate
 
     before = ledger_commits(repo)
-    data = run.json("branch", "-m", "filter dead groups, penalize long answers",
-                    "--skill", "StdGroupFilter", "--param", "StdGroupFilter.min_std=0.1",
-                    "--skill", "OverlongPenalty")
+    data = run.json(
+        "branch",
+        "-m",
+        "filter dead groups, penalize long answers",
+        "--skill",
+        "StdGroupFilter",
+        "--param",
+        "StdGroupFilter.min_std=0.1",
+        "--skill",
+        "OverlongPenalty",
+    )
     validate(data, "version")
     assert data["skills"] == ["StdGroupFilter", "OverlongPenalty"]
     assert ledger_commits(repo) == before + 3  # version.created + two skill.applied
-    kinds = [json.loads(git(repo, "log", "-1", "--format=%B", f"refs/evotree/ledger~{i}").splitlines()[-1])["kind"]
-             for i in range(3)]
+    kinds = [
+        json.loads(
+            git(repo, "log", "-1", "--format=%B", f"refs/evotree/ledger~{i}").splitlines()[-1]
+        )["kind"]
+        for i in range(3)
+    ]
     assert kinds == ["skill.applied", "skill.applied", "version.created"]
     files = tomllib.loads(git(repo, "show", f"evotree/{data['id']}:skills.toml"))["skill"]
     assert [(s["name"], s["params"].get("min_std")) for s in files] == [
-        ("StdGroupFilter", 0.1), ("OverlongPenalty", None)]
-    assert "skills: PartialPassReward" in run("branch", "-m", "x", "--skill", "PartialPassReward").output
+        ("StdGroupFilter", 0.1),
+        ("OverlongPenalty", None),
+    ]
+    assert (
+        "skills: PartialPassReward"
+        in run("branch", "-m", "x", "--skill", "PartialPassReward").output
+    )
 
 
 def test_cli_branch_with_a_bad_skill_creates_nothing(run: Any, repo: Path, ws: Any) -> None:
     before = ledger_commits(repo)
     branches = git(repo, "branch", "--list", "evotree/*")
-    run.json("branch", "-m", "h", "--skill", "StdGroupFilter", "--param", "StdGroupFilter.min_std=-1",
-             code=25)
+    run.json(
+        "branch",
+        "-m",
+        "h",
+        "--skill",
+        "StdGroupFilter",
+        "--param",
+        "StdGroupFilter.min_std=-1",
+        code=25,
+    )
     run.json("branch", "-m", "h", "--skill", "NoSuch", code=25)
-    run.json("branch", "-m", "h", "--skill", "StdGroupFilter", "--param", "OverlongPenalty.weight=1",
-             code=25)
+    run.json(
+        "branch",
+        "-m",
+        "h",
+        "--skill",
+        "StdGroupFilter",
+        "--param",
+        "OverlongPenalty.weight=1",
+        code=25,
+    )
     run.json("branch", "-m", "h", "--skill", "StdGroupFilter", "--skill", "StdGroupFilter", code=25)
     assert ledger_commits(repo) == before
     assert git(repo, "branch", "--list", "evotree/*") == branches
 
 
-def test_branch_with_skills_abandons_the_version_if_an_apply_fails(ws: Any, repo: Path,
-                                                                   monkeypatch: Any) -> None:
+def test_branch_with_skills_abandons_the_version_if_an_apply_fails(
+    ws: Any, repo: Path, monkeypatch: Any
+) -> None:
     """A failure after the version exists (fault injected into the commit step) leaves an
     abandoned version with the reason, not a live version missing its skills."""
     from evotree.core.errors import GitCommandError
@@ -364,15 +469,35 @@ def test_concurrent_applies_to_one_version_all_land(run: Any, repo: Path, ws: An
 
     created = run.json("branch", "-m", "h")
     names = BUILTIN
-    procs = [subprocess.Popen([sys.executable, "-P", "-m", "evotree", "-C", str(repo), "skill", "apply",
-                               name, "--to", created["id"], "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for name in names]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-P",
+                "-m",
+                "evotree",
+                "-C",
+                str(repo),
+                "skill",
+                "apply",
+                name,
+                "--to",
+                created["id"],
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in names
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * len(names), outs
     files = tomllib.loads(git(repo, "show", f"evotree/{created['id']}:skills.toml"))["skill"]
     assert sorted(s["name"] for s in files) == sorted(names)
-    assert git(repo, "rev-list", "--count", f"evotree/{created['id']}", "^evotree/v0") == str(len(names))
+    assert git(repo, "rev-list", "--count", f"evotree/{created['id']}", "^evotree/v0") == str(
+        len(names)
+    )
     assert sorted(ws.resolve(created["id"]).skills) == sorted(names)
     assert git(repo / created["worktree"], "status", "--porcelain") == ""
 
@@ -390,8 +515,11 @@ def test_apply_refuses_a_worktree_off_its_branch(ws: Any, repo: Path) -> None:
 def test_skill_commands_import_nothing_heavy(ws: Any, repo: Path) -> None:
     from test_startup import HEAVY, _modules_after
 
-    for args in (["skill", "list", "--json"], ["skill", "show", "StdGroupFilter"],
-                 ["branch", "-m", "x", "--skill", "StdGroupFilter", "--json"]):
+    for args in (
+        ["skill", "list", "--json"],
+        ["skill", "show", "StdGroupFilter"],
+        ["branch", "-m", "x", "--skill", "StdGroupFilter", "--json"],
+    ):
         code, modules = _modules_after(["-C", str(repo), *args], repo)
         assert code == 0, args
         assert not modules & set(HEAVY), (args, modules & set(HEAVY))

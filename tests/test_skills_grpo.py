@@ -76,10 +76,19 @@ def kind_reward() -> Any:
     return kind_score
 
 
-def train(tmp: Path, applied: list[AppliedSkill], *, problems: list[tuple[int, int, str]] = PROBLEMS,
-          reward_funcs: list[Any] | None = None, weights: list[float] | None = None,
-          hooks: SkillHooks | None = None, steps: int = 2, max_completion_length: int = 6,
-          loss_type: str = "dapo", batch_prompts: int | None = None) -> dict[str, Any]:
+def train(
+    tmp: Path,
+    applied: list[AppliedSkill],
+    *,
+    problems: list[tuple[int, int, str]] = PROBLEMS,
+    reward_funcs: list[Any] | None = None,
+    weights: list[float] | None = None,
+    hooks: SkillHooks | None = None,
+    steps: int = 2,
+    max_completion_length: int = 6,
+    loss_type: str = "dapo",
+    batch_prompts: int | None = None,
+) -> dict[str, Any]:
     import dataclasses
 
     from datasets import Dataset
@@ -89,23 +98,49 @@ def train(tmp: Path, applied: list[AppliedSkill], *, problems: list[tuple[int, i
     model = build_tiny_causal_lm(tokenizer, seed=0)
     recorder = Recorder(tmp / "evidence", run_id="r1", phase="train")
     funcs = reward_funcs if reward_funcs is not None else [kind_reward()]
-    activation = activate_skills(applied, hooks=hooks or SkillHooks(domain="custom"),
-                                 reward_funcs=funcs, reward_weights=weights,
-                                 max_completion_length=max_completion_length)
+    activation = activate_skills(
+        applied,
+        hooks=hooks or SkillHooks(domain="custom"),
+        reward_funcs=funcs,
+        reward_weights=weights,
+        max_completion_length=max_completion_length,
+    )
     stops = sorted({tokenizer.eos_token_id, tokenizer.pad_token_id})
-    wrapped = record_rewards(activation.reward_funcs, recorder=recorder, num_generations=G,
-                             weights=activation.reward_weights, task_id_column="task_id",
-                             eos_token_id=stops, model=model)
+    wrapped = record_rewards(
+        activation.reward_funcs,
+        recorder=recorder,
+        num_generations=G,
+        weights=activation.reward_weights,
+        task_id_column="task_id",
+        eos_token_id=stops,
+        model=model,
+    )
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
-    config = GRPOConfig(**{("activation_checkpointing" if "activation_checkpointing" in fields
-                            else "gradient_checkpointing"): False},
-                        output_dir=str(tmp / "out"), use_cpu=True, bf16=False, fp16=False, seed=0,
-                        num_generations=G,
-                        per_device_train_batch_size=(batch_prompts or len(problems)) * G,
-                        max_completion_length=max_completion_length, max_steps=steps,
-                        learning_rate=1e-2, reward_weights=activation.reward_weights,
-                        logging_steps=1, report_to="none", save_strategy="no",
-                        disable_tqdm=True, loss_type=loss_type)
+    config = GRPOConfig(
+        **{
+            (
+                "activation_checkpointing"
+                if "activation_checkpointing" in fields
+                else "gradient_checkpointing"
+            ): False
+        },
+        output_dir=str(tmp / "out"),
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=0,
+        num_generations=G,
+        per_device_train_batch_size=(batch_prompts or len(problems)) * G,
+        max_completion_length=max_completion_length,
+        max_steps=steps,
+        learning_rate=1e-2,
+        reward_weights=activation.reward_weights,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=True,
+        loss_type=loss_type,
+    )
     base = skill_trainer_class(GRPOTrainer, activation, recorder=recorder)
 
     class Capture(base):  # type: ignore[misc,valid-type]
@@ -114,26 +149,40 @@ def train(tmp: Path, applied: list[AppliedSkill], *, problems: list[tuple[int, i
         captured: ClassVar[list[dict[str, Any]]] = []
 
         def compute_loss(self, model: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-            self.captured.append({k: v.detach().clone() if isinstance(v, torch.Tensor) else v
-                                  for k, v in inputs.items()})
+            self.captured.append(
+                {
+                    k: v.detach().clone() if isinstance(v, torch.Tensor) else v
+                    for k, v in inputs.items()
+                }
+            )
             return super().compute_loss(model, inputs, *args, **kwargs)
 
     Capture.captured = []
     trainer = Capture(
-        model=model, reward_funcs=wrapped, args=config,
-        train_dataset=Dataset.from_dict({
-            "prompt": [f"what is {a}+{b}?" for a, b, _ in problems],
-            "answer": [str(a + b) for a, b, _ in problems],
-            "kind": [k for _, _, k in problems],
-            "task_id": [f"{k}-{a}-{b}" for a, b, k in problems],
-        }),
-        processing_class=tokenizer, callbacks=[EvotreeCallback(recorder)],
+        model=model,
+        reward_funcs=wrapped,
+        args=config,
+        train_dataset=Dataset.from_dict(
+            {
+                "prompt": [f"what is {a}+{b}?" for a, b, _ in problems],
+                "answer": [str(a + b) for a, b, _ in problems],
+                "kind": [k for _, _, k in problems],
+                "task_id": [f"{k}-{a}-{b}" for a, b, k in problems],
+            }
+        ),
+        processing_class=tokenizer,
+        callbacks=[EvotreeCallback(recorder)],
     )
     trainer.train()
     recorder.close()
-    return {"trainer": trainer, "tokenizer": tokenizer, "captured": Capture.captured,
-            "rollouts": read_jsonl(tmp / "evidence" / "rollouts.jsonl"),
-            "signals": read_jsonl(tmp / "evidence" / "signals.jsonl"), "activation": activation}
+    return {
+        "trainer": trainer,
+        "tokenizer": tokenizer,
+        "captured": Capture.captured,
+        "rollouts": read_jsonl(tmp / "evidence" / "rollouts.jsonl"),
+        "signals": read_jsonl(tmp / "evidence" / "signals.jsonl"),
+        "activation": activation,
+    }
 
 
 def groups_by_step(rollouts: list[dict[str, Any]]) -> dict[int, list[list[dict[str, Any]]]]:
@@ -163,15 +212,19 @@ def kept_rows(batch: dict[str, Any]) -> torch.Tensor:
 
 def decoded(tokenizer: Any, batch: dict[str, Any], rows: torch.Tensor) -> list[str]:
     out = []
-    for ids, mask in zip(batch["completion_ids"][rows], batch["completion_mask"][rows], strict=True):
+    for ids, mask in zip(
+        batch["completion_ids"][rows], batch["completion_mask"][rows], strict=True
+    ):
         out.append(tokenizer.decode(ids[mask.bool()].tolist(), skip_special_tokens=True))
     return sorted(out)
 
 
 def slice_rows(batch: dict[str, Any], rows: torch.Tensor) -> dict[str, Any]:
     n = rows.shape[0]
-    return {k: (v[rows] if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.shape[0] == n else v)
-            for k, v in batch.items()}
+    return {
+        k: (v[rows] if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.shape[0] == n else v)
+        for k, v in batch.items()
+    }
 
 
 # ------------------------------------------------------------------------------ StdGroupFilter
@@ -180,10 +233,15 @@ def std_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Two steps with StdGroupFilter refilling from up to 2 extra generation batches a step,
     sampling the dropped prompts again (refill = "same")."""
     problems = [(2, 3, "dead"), (1, 1, "alive"), (4, 4, "flaky"), (3, 5, "alive")]
-    return train(tmp_path_factory.mktemp("std"),
-                 [AppliedSkill("StdGroupFilter", {"min_std": 0.0, "max_resample_batches": 2,
-                                                  "refill": "same"})],
-                 problems=problems)
+    return train(
+        tmp_path_factory.mktemp("std"),
+        [
+            AppliedSkill(
+                "StdGroupFilter", {"min_std": 0.0, "max_resample_batches": 2, "refill": "same"}
+            )
+        ],
+        problems=problems,
+    )
 
 
 def test_std_group_filter_zero_std_groups_have_zero_weight(std_run: dict[str, Any]) -> None:
@@ -204,13 +262,17 @@ def test_std_group_filter_zero_std_groups_have_zero_weight(std_run: dict[str, An
         rows = kept_rows(batch)
         assert int((~rows).sum()) == G * (4 - len(live))
         assert torch.all(batch["advantages"][~rows] == 0)
-        assert decoded(std_run["tokenizer"], batch, rows) == sorted(r["text"] for m in live for r in m)
+        assert decoded(std_run["tokenizer"], batch, rows) == sorted(
+            r["text"] for m in live for r in m
+        )
         # the loss's token count covers only the kept samples
         assert int(batch["num_items_in_batch"]) == int(batch["completion_mask"].sum())
         assert int(batch["num_items_in_batch"]) == sum(r["length"] for m in live for r in m)
 
 
-def test_std_group_filter_dropped_groups_contribute_nothing_to_the_loss(std_run: dict[str, Any]) -> None:
+def test_std_group_filter_dropped_groups_contribute_nothing_to_the_loss(
+    std_run: dict[str, Any],
+) -> None:
     """TRL's loss on the filtered batch equals its loss on the kept samples alone: the dropped
     groups have zero weight (they do not even dilute the token normalisation)."""
     trainer = std_run["trainer"]
@@ -249,13 +311,26 @@ def test_std_group_filter_refills_with_fresh_prompts(tmp_path: Path) -> None:
     """DAPO's dynamic sampling (the default): dropped groups are replaced by groups of prompts
     the step had not drawn, never by the dropped prompts again, and the extra generation is
     counted."""
-    problems = [(2, 3, "dead"), (4, 4, "dead"), (1, 1, "alive"), (3, 5, "alive"),
-                (2, 2, "alive"), (1, 4, "alive"), (5, 5, "alive"), (3, 3, "alive")]
+    problems = [
+        (2, 3, "dead"),
+        (4, 4, "dead"),
+        (1, 1, "alive"),
+        (3, 5, "alive"),
+        (2, 2, "alive"),
+        (1, 4, "alive"),
+        (5, 5, "alive"),
+        (3, 3, "alive"),
+    ]
     skill = get_skill("StdGroupFilter")
     params = skill.defaults()
     assert params["refill"] == "fresh" and params["max_resample_batches"] >= 1
-    out = train(tmp_path, [AppliedSkill("StdGroupFilter", params)], problems=problems,
-                batch_prompts=4, steps=3)
+    out = train(
+        tmp_path,
+        [AppliedSkill("StdGroupFilter", params)],
+        problems=problems,
+        batch_prompts=4,
+        steps=3,
+    )
     signals, by_step = out["signals"], groups_by_step(out["rollouts"])
     refilled_any = False
     for step, batch in zip((1, 2, 3), out["captured"], strict=True):
@@ -272,14 +347,18 @@ def test_std_group_filter_refills_with_fresh_prompts(tmp_path: Path) -> None:
         assert len(ids) == len(set(ids))
         generated = signal(signals, step, "skill/StdGroupFilter/generated_groups")
         assert generated == len(groups)
-        assert signal(signals, step, "skill/StdGroupFilter/resample_batches") == (1 if refills else 0)
+        assert signal(signals, step, "skill/StdGroupFilter/resample_batches") == (
+            1 if refills else 0
+        )
         refilled = signal(signals, step, "skill/StdGroupFilter/refilled")
         assert refilled == sum(reward_std(m) > 0.0 for m in refills)
         refilled_any |= refilled > 0
         # the loss sees the live groups of the batch and the live refills: all 4 places filled
         rows = kept_rows(batch)
         assert int(rows.sum()) == G * (4 - len(dead_first) + refilled)
-        live = [m for m in first if reward_std(m) > 0.0] + [m for m in refills if reward_std(m) > 0.0]
+        live = [m for m in first if reward_std(m) > 0.0] + [
+            m for m in refills if reward_std(m) > 0.0
+        ]
         assert decoded(out["tokenizer"], batch, rows) == sorted(r["text"] for m in live for r in m)
     assert refilled_any
 
@@ -300,9 +379,13 @@ def test_dual_level_filter_masks_groups_and_broken_samples(tmp_path: Path) -> No
     def format_ok(text: str) -> bool:
         return text.strip()[:1].isdigit()
 
-    out = train(tmp_path, [AppliedSkill("DualLevelFilter", get_skill("DualLevelFilter").defaults())],
-                hooks=SkillHooks(domain="custom", format_ok=format_ok), steps=1,
-                max_completion_length=3)
+    out = train(
+        tmp_path,
+        [AppliedSkill("DualLevelFilter", get_skill("DualLevelFilter").defaults())],
+        hooks=SkillHooks(domain="custom", format_ok=format_ok),
+        steps=1,
+        max_completion_length=3,
+    )
     signals, report, batch = out["signals"], out["trainer"].evotree_last_batch, out["captured"][0]
     groups = groups_by_step(out["rollouts"])[1]
     live = [m for m in groups if reward_std(m) > 0.0]
@@ -311,8 +394,14 @@ def test_dual_level_filter_masks_groups_and_broken_samples(tmp_path: Path) -> No
     assert masked, "the tiny model at 3 tokens truncates some samples"
     assert signal(signals, 1, "skill/DualLevelFilter/dropped") == len(groups) - len(live)
     assert signal(signals, 1, "skill/DualLevelFilter/masked_samples") == len(masked)
-    assert signal(signals, 1, "skill/DualLevelFilter/masked_truncated") == sum(r["truncated"] for r in masked)
-    assert signal(signals, 1, "skill/DualLevelFilter/kept_samples") == len(keep) == sum(report.keep_samples)
+    assert signal(signals, 1, "skill/DualLevelFilter/masked_truncated") == sum(
+        r["truncated"] for r in masked
+    )
+    assert (
+        signal(signals, 1, "skill/DualLevelFilter/kept_samples")
+        == len(keep)
+        == sum(report.keep_samples)
+    )
     rows = kept_rows(batch)
     assert int(rows.sum()) == len(keep)
     assert decoded(out["tokenizer"], batch, rows) == sorted(r["text"] for r in keep)
@@ -329,38 +418,64 @@ def test_reward_skills_change_the_rewards_trained_on(tmp_path: Path) -> None:
 
     tokenizer = build_tiny_tokenizer()
     stops = sorted({tokenizer.eos_token_id, tokenizer.pad_token_id})
-    applied = [AppliedSkill("OverlongPenalty", {"max_length": 6, "cache_length": 3, "weight": 0.5}),
-               AppliedSkill("PartialPassReward", {"min_fraction": 0.0}),
-               AppliedSkill("AuxRewardTerm", {"term": "instruction_following", "weight": 0.1})]
+    applied = [
+        AppliedSkill("OverlongPenalty", {"max_length": 6, "cache_length": 3, "weight": 0.5}),
+        AppliedSkill("PartialPassReward", {"min_fraction": 0.0}),
+        AppliedSkill("AuxRewardTerm", {"term": "instruction_following", "weight": 0.1}),
+    ]
     problems = [(2, 3, "a"), (11, 6, "a"), (4, 4, "a"), (13, 5, "a")]
-    out = train(tmp_path, applied, problems=problems, reward_funcs=make_reward_functions(stops),
-                weights=[1.0, 0.5], hooks=skill_hooks(stops, 6), steps=1)
+    out = train(
+        tmp_path,
+        applied,
+        problems=problems,
+        reward_funcs=make_reward_functions(stops),
+        weights=[1.0, 0.5],
+        hooks=skill_hooks(stops, 6),
+        steps=1,
+    )
     assert out["activation"].reward_weights == [1.0, 0.5, 0.5, 0.1]
     rows = out["rollouts"]
     assert len(rows) == 4 * G
     answers = {f"a-{a}-{b}": a + b for a, b, _ in problems}
     for row in rows:
         comp = json.loads(row["components"])
-        assert set(comp) == {"correctness", "format", "overlong_penalty", "aux_instruction_following"}
+        assert set(comp) == {
+            "correctness",
+            "format",
+            "overlong_penalty",
+            "aux_instruction_following",
+        }
         assert comp["overlong_penalty"] == overlong_penalty(row["length"], 6, 3)
         checks = answer_checks(row["text"], answers[row["task_id"]])
         assert comp["correctness"] == pytest.approx(sum(checks) / len(checks))
-        assert comp["aux_instruction_following"] == (1.0 if is_well_formed(row["text"])
-                                                     and not row["truncated"] else 0.0)
-        assert row["reward"] == pytest.approx(comp["correctness"] + 0.5 * comp["format"]
-                                              + 0.5 * comp["overlong_penalty"]
-                                              + 0.1 * comp["aux_instruction_following"])
+        assert comp["aux_instruction_following"] == (
+            1.0 if is_well_formed(row["text"]) and not row["truncated"] else 0.0
+        )
+        assert row["reward"] == pytest.approx(
+            comp["correctness"]
+            + 0.5 * comp["format"]
+            + 0.5 * comp["overlong_penalty"]
+            + 0.1 * comp["aux_instruction_following"]
+        )
     assert any(json.loads(r["components"])["overlong_penalty"] < 0 for r in rows)
     # TRL trained on these rewards: its own logged mean reward is the mean of the recorded ones
     assert signal(out["signals"], 1, "reward") == pytest.approx(
-        sum(r["reward"] for r in rows) / len(rows), rel=1e-5)
+        sum(r["reward"] for r in rows) / len(rows), rel=1e-5
+    )
     metrics = {s["metric"] for s in out["signals"]}
     assert {"rewards/overlong_penalty/mean", "rewards/aux_instruction_following/mean"} <= metrics
 
 
 def test_overlong_penalty_formula() -> None:
     # DAPO: 0 up to L_max - L_cache, linear to -1 at L_max, -1 beyond
-    assert [overlong_penalty(n, 10, 4) for n in (0, 6, 7, 8, 10, 11)] == [0.0, 0.0, -0.25, -0.5, -1.0, -1.0]
+    assert [overlong_penalty(n, 10, 4) for n in (0, 6, 7, 8, 10, 11)] == [
+        0.0,
+        0.0,
+        -0.25,
+        -0.5,
+        -1.0,
+        -1.0,
+    ]
 
 
 # ------------------------------------------------------------------------------ refusals
@@ -369,35 +484,67 @@ def test_skills_refuse_what_they_cannot_do() -> None:
 
     funcs = [kind_reward()]
     with pytest.raises(SkillNotApplicable, match="gym"):
-        activate([AppliedSkill("StdGroupFilter", {})], hooks=SkillHooks(domain="gym"),
-                 reward_funcs=funcs, reward_weights=None, max_completion_length=8)
+        activate(
+            [AppliedSkill("StdGroupFilter", {})],
+            hooks=SkillHooks(domain="gym"),
+            reward_funcs=funcs,
+            reward_weights=None,
+            max_completion_length=8,
+        )
     with pytest.raises(SkillNotApplicable, match="no per-check results"):
-        activate([AppliedSkill("PartialPassReward", {})], hooks=SkillHooks(domain="custom"),
-                 reward_funcs=funcs, reward_weights=None, max_completion_length=8)
+        activate(
+            [AppliedSkill("PartialPassReward", {})],
+            hooks=SkillHooks(domain="custom"),
+            reward_funcs=funcs,
+            reward_weights=None,
+            max_completion_length=8,
+        )
     with pytest.raises(SkillNotApplicable, match="format check"):
-        activate([AppliedSkill("DualLevelFilter", {})], hooks=SkillHooks(domain="custom"),
-                 reward_funcs=funcs, reward_weights=None, max_completion_length=8)
+        activate(
+            [AppliedSkill("DualLevelFilter", {})],
+            hooks=SkillHooks(domain="custom"),
+            reward_funcs=funcs,
+            reward_weights=None,
+            max_completion_length=8,
+        )
     from evotree.skills import InvalidSkillParam
 
     with pytest.raises(InvalidSkillParam, match="no auxiliary term 'politeness'"):
-        activate([AppliedSkill("AuxRewardTerm", {"term": "politeness"})],
-                 hooks=SkillHooks(domain="custom", aux_terms={"brevity": funcs[0]}),
-                 reward_funcs=funcs, reward_weights=None, max_completion_length=8)
+        activate(
+            [AppliedSkill("AuxRewardTerm", {"term": "politeness"})],
+            hooks=SkillHooks(domain="custom", aux_terms={"brevity": funcs[0]}),
+            reward_funcs=funcs,
+            reward_weights=None,
+            max_completion_length=8,
+        )
 
 
-def test_the_seam_refuses_an_unsupported_trl(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_seam_refuses_an_unsupported_trl(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import trl
 
-    activation = activate_skills([AppliedSkill("StdGroupFilter", {})], hooks=SkillHooks(),
-                                 reward_funcs=[kind_reward()], reward_weights=None,
-                                 max_completion_length=8)
+    activation = activate_skills(
+        [AppliedSkill("StdGroupFilter", {})],
+        hooks=SkillHooks(),
+        reward_funcs=[kind_reward()],
+        reward_weights=None,
+        max_completion_length=8,
+    )
 
     class NotGRPO:  # a trainer without the two methods the seam overrides
         pass
 
     with pytest.raises(UnsupportedTRL, match="_calculate_rewards"):
-        skill_trainer_class(NotGRPO, activation, recorder=Recorder(tmp_path, run_id="r", phase="train"))
+        skill_trainer_class(
+            NotGRPO, activation, recorder=Recorder(tmp_path, run_id="r", phase="train")
+        )
     monkeypatch.setattr(trl, "__version__", "1.17.0")
     with pytest.raises(UnsupportedTRL, match="1.17.0"):
-        activate_skills([], hooks=SkillHooks(), reward_funcs=[kind_reward()], reward_weights=None,
-                        max_completion_length=8)
+        activate_skills(
+            [],
+            hooks=SkillHooks(),
+            reward_funcs=[kind_reward()],
+            reward_weights=None,
+            max_completion_length=8,
+        )

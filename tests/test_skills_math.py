@@ -29,8 +29,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:Futu
 
 STEPS = 3
 MIN_STD = 0.2
-SKILLS = [AppliedSkill("StdGroupFilter", {"min_std": MIN_STD, "max_resample_batches": 0}),
-          AppliedSkill("OverlongPenalty", {"max_length": 0, "cache_length": 2, "weight": 0.5})]
+SKILLS = [
+    AppliedSkill("StdGroupFilter", {"min_std": MIN_STD, "max_resample_batches": 0}),
+    AppliedSkill("OverlongPenalty", {"max_length": 0, "cache_length": 2, "weight": 0.5}),
+]
 
 
 def short_recipe() -> str:
@@ -46,15 +48,20 @@ def check_evidence(signals: list[dict[str, Any]], rollouts: list[dict[str, Any]]
     by: dict[str, dict[int, float]] = defaultdict(dict)
     for r in signals:
         by[r["metric"]][r["step"]] = r["value"]
-    assert by["skill/StdGroupFilter/active"] == {0: 1} and by["skill/OverlongPenalty/active"] == {0: 1}
+    assert by["skill/StdGroupFilter/active"] == {0: 1} and by["skill/OverlongPenalty/active"] == {
+        0: 1
+    }
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rollouts:
         groups[r["group_id"]].append(r)
-        parts = r["components"] if isinstance(r["components"], dict) else json.loads(r["components"])
+        parts = (
+            r["components"] if isinstance(r["components"], dict) else json.loads(r["components"])
+        )
         # OverlongPenalty: max_length = the recipe's max_completion_length (5), cache 2
         assert parts["overlong_penalty"] == overlong_penalty(r["length"], 5, 2)
-        assert r["reward"] == pytest.approx(parts["correctness"] + 0.5 * parts["format"]
-                                            + 0.5 * parts["overlong_penalty"])
+        assert r["reward"] == pytest.approx(
+            parts["correctness"] + 0.5 * parts["format"] + 0.5 * parts["overlong_penalty"]
+        )
     per_step: dict[int, list[float]] = defaultdict(list)
     for members in groups.values():
         values = [math.nan if m["reward"] is None else m["reward"] for m in members]
@@ -69,7 +76,9 @@ def check_evidence(signals: list[dict[str, Any]], rollouts: list[dict[str, Any]]
     assert total_dropped > 0
 
 
-def test_the_train_phase_activates_the_skills(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_train_phase_activates_the_skills(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from evotree.domains.math.train import main
 
     materialize(tmp_path)
@@ -83,14 +92,23 @@ def test_the_train_phase_activates_the_skills(tmp_path: Path, capsys: pytest.Cap
     check_evidence(read_jsonl(evidence / "signals.jsonl"), read_jsonl(evidence / "rollouts.jsonl"))
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[[skill]]\nname = "StdGroupFilter"\nparams = { min_std = -1.0 }\n', "min_std: out of range"),
-    ('[[skill]]\nname = "StdGroupFiltr"\n', "did you mean StdGroupFilter"),
-    ('[[skill]]\nname = "AuxRewardTerm"\nparams = { term = "politeness" }\n',
-     "the math domain offers instruction_following, brevity, not 'politeness'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[skill]]\nname = "StdGroupFilter"\nparams = { min_std = -1.0 }\n',
+            "min_std: out of range",
+        ),
+        ('[[skill]]\nname = "StdGroupFiltr"\n', "did you mean StdGroupFilter"),
+        (
+            '[[skill]]\nname = "AuxRewardTerm"\nparams = { term = "politeness" }\n',
+            "the math domain offers instruction_following, brevity, not 'politeness'",
+        ),
+    ],
+)
 def test_a_skill_the_domain_cannot_use_is_an_invalid_submission(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
     from evotree.domains.math.train import main
 
     materialize(tmp_path)
@@ -114,24 +132,42 @@ def skilled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     git(repo, "commit", "--quiet", "-m", "a short recipe")
     evotree_init(repo, domain="math")
     ws = Workspace.open(repo)
-    record = branch_with_skills(ws, hypothesis="drop flat groups, punish long answers", requested=[
-        ("StdGroupFilter", {"min_std": str(MIN_STD)}),
-        ("OverlongPenalty", {"cache_length": "2", "weight": "0.5"})])
+    record = branch_with_skills(
+        ws,
+        hypothesis="drop flat groups, punish long answers",
+        requested=[
+            ("StdGroupFilter", {"min_std": str(MIN_STD)}),
+            ("OverlongPenalty", {"cache_length": "2", "weight": "0.5"}),
+        ],
+    )
     (run,) = run_versions(ws, [record.id])
     broken = branch_with_skills(ws, hypothesis="a broken skills file", requested=[])
-    commit_file(repo / broken.worktree, "skills.toml",
-                '[[skill]]\nname = "StdGroupFilter"\nparams = { min_std = -1.0 }\n', "bad")
+    commit_file(
+        repo / broken.worktree,
+        "skills.toml",
+        '[[skill]]\nname = "StdGroupFilter"\nparams = { min_std = -1.0 }\n',
+        "bad",
+    )
     (invalid,) = run_versions(ws, [broken.id])
     runs = repo / ".evotree" / "runs"
-    return {"ws": ws, "record": record, "run": run, "dir": runs / run.run_id,
-            "invalid": invalid, "invalid_dir": runs / invalid.run_id}
+    return {
+        "ws": ws,
+        "record": record,
+        "run": run,
+        "dir": runs / run.run_id,
+        "invalid": invalid,
+        "invalid_dir": runs / invalid.run_id,
+    }
 
 
 @pytest.mark.slow
 def test_the_version_trains_with_its_skills(skilled: dict[str, Any]) -> None:
     run, run_dir = skilled["run"], skilled["dir"]
     assert skilled["record"].skills == ["StdGroupFilter", "OverlongPenalty"]
-    assert run.status == "succeeded", (run.error, (run_dir / "logs" / "train.err").read_text()[-3000:])
+    assert run.status == "succeeded", (
+        run.error,
+        (run_dir / "logs" / "train.err").read_text()[-3000:],
+    )
     summary = json.loads((run_dir / "candidate" / "output" / "train_summary.json").read_text())
     assert summary["skills"] == ["StdGroupFilter", "OverlongPenalty"]
     assert (run_dir / "candidate" / "skills.toml").is_file()  # the committed recipe, exported

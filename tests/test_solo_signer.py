@@ -22,7 +22,10 @@ def test_init_signer_writes_v0s_allowed_signers_and_solo_mode_holds(tmp_path: Pa
     result = Cli(repo).json("init", "--signer", f"{key}.pub")
     assert "gates/allowed_signers" in result["files"]
     line = git(repo, "show", "evotree/v0:gates/allowed_signers").splitlines()[-1]
-    assert line.startswith("ada@example.com ssh-ed25519 ") and line.split()[2] in Path(f"{key}.pub").read_text()
+    assert (
+        line.startswith("ada@example.com ssh-ed25519 ")
+        and line.split()[2] in Path(f"{key}.pub").read_text()
+    )
     from evotree.gates.signoff import approver_for
     from evotree.gates.verify import trusted_policy
     from evotree.server.verbs import Principal, Verbs
@@ -45,7 +48,10 @@ def test_bad_signers_write_nothing(tmp_path: Path) -> None:
     key, _ = make_key(tmp_path, "key-no-address", comment="no-address")
     head = git(repo, "rev-parse", "HEAD")
     out = Cli(repo).json("init", "--signer", f"{key}.pub", code=6)
-    assert "not an email address" in out["error"]["message"] and "you@example.org=" in out["error"]["fix"]
+    assert (
+        "not an email address" in out["error"]["message"]
+        and "you@example.org=" in out["error"]["fix"]
+    )
     out = Cli(repo).json("init", "--signer", str(key), code=6)  # the private key, not the .pub
     assert "not one SSH public key" in out["error"]["message"]
     assert git(repo, "rev-parse", "HEAD") == head and not (repo / "gates").exists()

@@ -30,7 +30,9 @@ def test_a_long_query_stops_at_the_time_limit(tmp_path: Path) -> None:
     elapsed = time.monotonic() - started
     assert elapsed < 6, f"stopped only after {elapsed:.1f} s"
     assert err.value.code == "query_limit" and err.value.exit_code == 14
-    assert "time limit (1 s)" in err.value.message and "[sql] timeout_seconds" in (err.value.fix or "")
+    assert "time limit (1 s)" in err.value.message and "[sql] timeout_seconds" in (
+        err.value.fix or ""
+    )
     # a short query under the same limits answers
     assert query(tmp_path, "SELECT 41 + 1 AS n", timeout_s=1.0).to_pylist() == [{"n": 42}]
 
@@ -41,7 +43,9 @@ def test_a_big_query_stops_at_the_memory_limit(tmp_path: Path) -> None:
     with pytest.raises(QueryLimitExceeded) as err:
         query(tmp_path, BIG, memory_mb=64, timeout_s=60)
     assert time.monotonic() - started < 30
-    assert "memory limit (64 MiB)" in err.value.message and "[sql] memory_mb" in (err.value.fix or "")
+    assert "memory limit (64 MiB)" in err.value.message and "[sql] memory_mb" in (
+        err.value.fix or ""
+    )
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown < 512 * 1024, f"the process grew by {grown // 1024} MiB"
     # the limit is locked in: a query cannot raise it
@@ -51,7 +55,7 @@ def test_a_big_query_stops_at_the_memory_limit(tmp_path: Path) -> None:
 
 def test_limits_come_from_evotree_toml_through_the_cli(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "ws")
-    (repo / "evotree.toml").write_text('[sql]\ntimeout_seconds = 1.0\nmemory_mb = 64\n')
+    (repo / "evotree.toml").write_text("[sql]\ntimeout_seconds = 1.0\nmemory_mb = 64\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "limits")
     from evotree.core.workspace import init_workspace

@@ -21,7 +21,7 @@ from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
 from evotree.harness.query import QueryError, QueryNotAllowed, connect, query
 
-TRAIN = '''\
+TRAIN = """\
 import json
 from evotree.harness import get_recorder
 rec = get_recorder()
@@ -29,14 +29,14 @@ for step in (1, 2):
     rec.signal(step, reward_mean=0.5)
     rec.rollout_group(step, group_id=f"g{step}", task_id="t", rewards=[0.5, 0.0, 1.0, 0.5])
 json.dump({"skill": 0.5}, open("model.json", "w"))
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 from evotree.harness import get_recorder
 rec = get_recorder()
 for i in range(4):
     rec.eval_result("validation", f"task-{i}", 1.0 if i < 2 else 0.0)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +46,10 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (repo / "train.py").write_text(TRAIN)
     (repo / "judge").mkdir()
     (repo / "judge" / "eval.py").write_text(JUDGE)
-    (repo / "evotree.toml").write_text('[train]\ncommand = "python train.py"\n\n'
-                                       '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n')
+    (repo / "evotree.toml").write_text(
+        '[train]\ncommand = "python train.py"\n\n'
+        '[eval]\ncommand = "python judge/eval.py"\njudge_paths = ["judge/"]\n'
+    )
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "recipe")
     init_workspace(repo)
@@ -99,17 +101,27 @@ def test_every_attack_fails_through_the_cli(evidence: Path, tmp_path: Path, name
     error = Cli(evidence).json("sql", sql, code=14)["error"]
     assert error["code"] == "query_not_allowed", error
     assert error["exit_code"] == 14 and error["fix"]
-    assert list(tmp_path.iterdir()) == [tmp_path / "outside.parquet"]  # nothing written, nothing attached
+    assert list(tmp_path.iterdir()) == [
+        tmp_path / "outside.parquet"
+    ]  # nothing written, nothing attached
 
 
 def test_the_refusal_names_what_was_refused(evidence: Path) -> None:
     cli = Cli(evidence)
-    assert "COPY statements are not allowed" in cli.json("sql", "COPY runs TO 'x.csv'", code=14)["error"]["message"]
-    message = cli.json("sql", "SELECT * FROM read_csv_auto('/etc/passwd')", code=14)["error"]["message"]
+    assert (
+        "COPY statements are not allowed"
+        in cli.json("sql", "COPY runs TO 'x.csv'", code=14)["error"]["message"]
+    )
+    message = cli.json("sql", "SELECT * FROM read_csv_auto('/etc/passwd')", code=14)["error"][
+        "message"
+    ]
     assert "outside the evidence" in message and "/etc/passwd" in message
     assert "2 statements" in cli.json("sql", "SELECT 1; SELECT 2", code=14)["error"]["message"]
-    text = subprocess.run([str(EVOTREE_BIN), "-C", str(evidence), "sql", "INSTALL httpfs"],
-                          capture_output=True, text=True)
+    text = subprocess.run(
+        [str(EVOTREE_BIN), "-C", str(evidence), "sql", "INSTALL httpfs"],
+        capture_output=True,
+        text=True,
+    )
     assert text.returncode == 14 and "not allowed" in text.stderr and "fix:" in text.stderr
     bad = cli.json("sql", "SELEC 1", code=14)["error"]  # a syntax error stays a plain query error
     assert bad["code"] == "query_error"
@@ -123,9 +135,17 @@ def test_selects_over_the_views_still_work(evidence: Path) -> None:
     rows = cli.json("sql", "SELECT version, split, avg(score) AS s FROM evals GROUP BY ALL")["rows"]
     assert rows == [{"version": "v0", "split": "validation", "s": 0.5}]
     assert cli.json("sql", "SELECT count(*) AS n FROM rollouts")["rows"] == [{"n": 8}]
-    assert cli.json("sql", "SELECT version, status FROM runs")["rows"] == [{"version": "v0", "status": "succeeded"}]
-    for sql in ("WITH s AS (SELECT * FROM signals) SELECT count(*) AS n FROM s", "FROM runs SELECT count(*) AS n",
-                "DESCRIBE evals", "SUMMARIZE rollouts", "SELECT * FROM findings", "SHOW TABLES"):
+    assert cli.json("sql", "SELECT version, status FROM runs")["rows"] == [
+        {"version": "v0", "status": "succeeded"}
+    ]
+    for sql in (
+        "WITH s AS (SELECT * FROM signals) SELECT count(*) AS n FROM s",
+        "FROM runs SELECT count(*) AS n",
+        "DESCRIBE evals",
+        "SUMMARIZE rollouts",
+        "SELECT * FROM findings",
+        "SHOW TABLES",
+    ):
         cli.json("sql", sql)
     assert cli("sql", "SELECT count(*) AS n FROM evals", "--csv").output == "n\n4\n"
 
@@ -172,8 +192,21 @@ def test_live_jsonl_evidence_is_readable_read_only(tmp_path: Path) -> None:
     """A running run's JSONL files (no Parquet yet) are among the allowed paths."""
     run = tmp_path / "runs" / "r1"
     (run / "evidence" / "eval").mkdir(parents=True)
-    (run / "run.json").write_text(json.dumps({"run_id": "r1", "version": "v1", "seed": 0, "status": "running"}))
+    (run / "run.json").write_text(
+        json.dumps({"run_id": "r1", "version": "v1", "seed": 0, "status": "running"})
+    )
     (run / "evidence" / "eval" / "evals.jsonl").write_text(
-        json.dumps({"run_id": "r1", "phase": "eval", "split": "validation", "task_id": "a", "score": 1.0, "ts": 1.0}) + "\n")
+        json.dumps(
+            {
+                "run_id": "r1",
+                "phase": "eval",
+                "split": "validation",
+                "task_id": "a",
+                "score": 1.0,
+                "ts": 1.0,
+            }
+        )
+        + "\n"
+    )
     table = query(tmp_path / "runs", "SELECT version, score FROM evals")
     assert table.to_pylist() == [{"version": "v1", "score": 1.0}]

@@ -8,8 +8,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HEAVY = ("torch", "trl", "transformers", "duckdb", "scipy", "ray", "pyarrow", "numpy", "git", "vllm",
-         "pandas", "matplotlib")
+HEAVY = (
+    "torch",
+    "trl",
+    "transformers",
+    "duckdb",
+    "scipy",
+    "ray",
+    "pyarrow",
+    "numpy",
+    "git",
+    "vllm",
+    "pandas",
+    "matplotlib",
+)
 
 _PROBE = """
 import json, sys
@@ -22,8 +34,12 @@ print(json.dumps({"code": result.exit_code, "modules": sorted(sys.modules)}))
 
 
 def _modules_after(args: list[str], cwd: Path) -> tuple[int, set[str]]:
-    proc = subprocess.run([sys.executable, "-P", "-c", _PROBE, json.dumps(args)], cwd=cwd,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", _PROBE, json.dumps(args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     return data["code"], {m.split(".")[0] for m in data["modules"]}
@@ -37,8 +53,12 @@ def test_help_imports_nothing_heavy_not_even_pygit2(tmp_path: Path) -> None:
 
 
 def test_tree_and_branch_import_nothing_heavy(ws: Any, repo: Path) -> None:
-    for args in (["-C", str(repo), "tree"], ["-C", str(repo), "tree", "--json"],
-                 ["-C", str(repo), "branch", "-m", "x", "--json"], ["-C", str(repo), "log"]):
+    for args in (
+        ["-C", str(repo), "tree"],
+        ["-C", str(repo), "tree", "--json"],
+        ["-C", str(repo), "branch", "-m", "x", "--json"],
+        ["-C", str(repo), "log"],
+    ):
         code, modules = _modules_after(args, repo)
         assert code == 0, args
         assert not modules & set(HEAVY), (args, modules & set(HEAVY))

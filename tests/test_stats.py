@@ -359,7 +359,9 @@ def test_wilcoxon_sign_flip_case_skips_scipys_one_flip_at_a_time_loop(monkeypatc
     a vectorized statistic. Same p-value, and scipy.stats.wilcoxon is not called."""
     a = np.array([0.0, 0.2, 0.2, 0.4, 0.6, 0.6, 0.8, 1.0, 0.4, 0.2, 0.0, 0.6, 0.8])
     b = np.array([0.2, 0.4, 0.2, 0.8, 0.4, 1.0, 1.0, 0.8, 0.8, 0.6, 0.0, 0.6, 1.0])
-    expected = {zm: scipy.stats.wilcoxon(b - a, zero_method=zm) for zm in ("wilcox", "pratt", "zsplit")}
+    expected = {
+        zm: scipy.stats.wilcoxon(b - a, zero_method=zm) for zm in ("wilcox", "pratt", "zsplit")
+    }
 
     def refuse(*args, **kwargs):
         raise AssertionError("scipy.stats.wilcoxon called on the sign-flip path")
@@ -369,7 +371,9 @@ def test_wilcoxon_sign_flip_case_skips_scipys_one_flip_at_a_time_loop(monkeypatc
         res = wilcoxon_signed_rank(a, b, zero_method=zero_method)  # type: ignore[arg-type]
         assert res.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
         assert res.p_value == pytest.approx(float(ref.pvalue), rel=1e-12)
-    with pytest.raises(AssertionError, match="sign-flip path"):  # n > 13: scipy.stats.wilcoxon itself
+    with pytest.raises(
+        AssertionError, match="sign-flip path"
+    ):  # n > 13: scipy.stats.wilcoxon itself
         wilcoxon_signed_rank(np.r_[a, 0.5], np.r_[b, 0.7])
 
 

@@ -23,8 +23,11 @@ def _dead_group_version(ws: Workspace, *, dead: bool = True) -> str:
     """A version whose training logs rollouts (all-equal rewards = dead groups), run and diagnosed."""
     rec = create_version(ws, hypothesis="dead groups" if dead else "healthy groups")
     if dead:
-        train = (ws.root / rec.worktree / "train.py").read_text().replace(
-            "rewards=[skill, 0.0, skill, 1.0]", "rewards=[skill, skill, skill, skill]")
+        train = (
+            (ws.root / rec.worktree / "train.py")
+            .read_text()
+            .replace("rewards=[skill, 0.0, skill, 1.0]", "rewards=[skill, skill, skill, skill]")
+        )
         commit_file(ws.root / rec.worktree, "train.py", train, "constant rewards")
     commit_file(ws.root / rec.worktree, "recipe.toml", "skill = 0.5\nsteps = 4\n", "recipe")
     (record,) = run_versions(ws, [rec.id])
@@ -50,9 +53,21 @@ def _math_export(tmp_path: Path, *, significant: bool) -> Path:
     rec = create_version(ws, hypothesis="std filter")
     apply_skill(ws, rec.id, "StdGroupFilter")
     ci = [0.03, 0.15] if significant else [-0.02, 0.1]
-    memory.record_promotion(ws, rec.id, previous_champion="v0",
-                            comparison={"a": "v0", "b": rec.id, "delta": 0.09, "ci": ci, "p_value": 0.002,
-                                        "test": "wilcoxon", "n_tasks": 20, "alpha": 0.05})
+    memory.record_promotion(
+        ws,
+        rec.id,
+        previous_champion="v0",
+        comparison={
+            "a": "v0",
+            "b": rec.id,
+            "delta": 0.09,
+            "ci": ci,
+            "p_value": 0.002,
+            "test": "wilcoxon",
+            "n_tasks": 20,
+            "alpha": 0.05,
+        },
+    )
     path = tmp_path / "math.json"
     memory.export_memory(ws, path, force=True)
     return path
@@ -69,7 +84,9 @@ def test_suggestions_follow_findings_and_memory(tmp_path: Path) -> None:
     # the critical dead-group finding maps to every skill that addresses it
     assert {"StdGroupFilter", "DualLevelFilter", "PartialPassReward"} <= set(skills)
     std = skills["StdGroupFilter"]
-    assert std["severity"] == "critical" and "signal.dead_groups_high" in {f["code"] for f in std["addresses"]}
+    assert std["severity"] == "critical" and "signal.dead_groups_high" in {
+        f["code"] for f in std["addresses"]
+    }
     assert std["memory"]["verifications"] == 0 and std["applies"] is True and not std["applied"]
     assert "OverlongPenalty" not in skills  # no truncation or length finding
     # the analyzer names StdGroupFilter itself: it leads before memory says anything
@@ -90,7 +107,9 @@ def test_suggestions_follow_findings_and_memory(tmp_path: Path) -> None:
     failed = create_version(ws, hypothesis="partial credit")
     commit_file(ws.root / failed.worktree, "recipe.toml", "skill = 0.4\n", "recipe")
     apply_skill(ws, failed.id, "PartialPassReward")
-    memory.record_rejection(ws, failed.id, decision="ABORT", feedback="reward hacking on partial credit")
+    memory.record_rejection(
+        ws, failed.id, decision="ABORT", feedback="reward hacking on partial credit"
+    )
     third = _by_skill(run.json("suggest", v1))
     assert third["PartialPassReward"]["score"] == pytest.approx(base["PartialPassReward"] - 0.5)
     assert third["PartialPassReward"]["memory"]["negative"] == 1
@@ -100,9 +119,21 @@ def test_suggestions_follow_findings_and_memory(tmp_path: Path) -> None:
     winner = create_version(ws, hypothesis="std filter here")
     commit_file(ws.root / winner.worktree, "recipe.toml", "skill = 0.7\n", "recipe")
     apply_skill(ws, winner.id, "StdGroupFilter")
-    memory.record_promotion(ws, winner.id, previous_champion="v0",
-                            comparison={"a": "v0", "b": winner.id, "delta": 0.2, "ci": [0.1, 0.3],
-                                        "p_value": 0.001, "alpha": 0.05, "test": "wilcoxon", "n_tasks": 10})
+    memory.record_promotion(
+        ws,
+        winner.id,
+        previous_champion="v0",
+        comparison={
+            "a": "v0",
+            "b": winner.id,
+            "delta": 0.2,
+            "ci": [0.1, 0.3],
+            "p_value": 0.001,
+            "alpha": 0.05,
+            "test": "wilcoxon",
+            "n_tasks": 10,
+        },
+    )
     fourth = run.json("suggest", v1)
     std = _by_skill(fourth)["StdGroupFilter"]
     assert std["memory"]["verified_across_domains"] and std["memory"]["verified_in_domain"]
@@ -119,13 +150,19 @@ def test_applied_skills_rank_last_and_healthy_runs_get_no_filter(tmp_path: Path)
     v1 = _dead_group_version(ws)
     apply_skill(ws, v1, "StdGroupFilter")
     result = Cli(ws.root).json("suggest", v1)
-    assert result["suggestions"][-1]["skill"] == "StdGroupFilter" and result["suggestions"][-1]["applied"]
+    assert (
+        result["suggestions"][-1]["skill"] == "StdGroupFilter"
+        and result["suggestions"][-1]["applied"]
+    )
     assert any("already applied" in r for r in result["suggestions"][-1]["reasons"])
     # a version whose groups are not dead: no dead-group finding, so no dead-group skill
     v2 = _dead_group_version(ws, dead=False)
     healthy = Cli(ws.root).json("suggest", v2)
     assert healthy["source"] == "file"
-    assert all("signal.dead_groups_high" not in {f["code"] for f in s["addresses"]} for s in healthy["suggestions"])
+    assert all(
+        "signal.dead_groups_high" not in {f["code"] for f in s["addresses"]}
+        for s in healthy["suggestions"]
+    )
     assert "StdGroupFilter" not in _by_skill(healthy)
 
 
@@ -143,7 +180,9 @@ def test_a_clone_suggests_from_the_ledger_and_undiagnosed_is_explained(tmp_path:
     validate(from_ledger, "suggest")
     assert from_ledger["source"] == "ledger"
     std = _by_skill(from_ledger)["StdGroupFilter"]
-    assert std["severity"] == "critical" and std["addresses"][0]["code"] == "signal.dead_groups_high"
+    assert (
+        std["severity"] == "critical" and std["addresses"][0]["code"] == "signal.dead_groups_high"
+    )
     assert json.loads(json.dumps(from_ledger))
     # suggest stays light: no duckdb, torch, numpy... (the ledger path reads git only)
     from test_startup import HEAVY, _modules_after
@@ -166,17 +205,38 @@ def test_gym_is_never_offered_grpo_skills(tmp_path: Path) -> None:
     ws = Workspace.open(repo)
     rec = create_version(ws, hypothesis="a policy")
     findings = [
-        Finding("signal", "signal.dead_groups_high", "critical", "dead groups", skills=["StdGroupFilter"],
-                run_id="r1", version=rec.id),
-        Finding("behavior", "behavior.truncation_rate_high", "high", "truncated", skills=["OverlongPenalty"],
-                run_id="r1", version=rec.id),
-        Finding("signal", "signal.none_solved_high", "warn", "none solved", run_id="r1", version=rec.id),
+        Finding(
+            "signal",
+            "signal.dead_groups_high",
+            "critical",
+            "dead groups",
+            skills=["StdGroupFilter"],
+            run_id="r1",
+            version=rec.id,
+        ),
+        Finding(
+            "behavior",
+            "behavior.truncation_rate_high",
+            "high",
+            "truncated",
+            skills=["OverlongPenalty"],
+            run_id="r1",
+            version=rec.id,
+        ),
+        Finding(
+            "signal", "signal.none_solved_high", "warn", "none solved", run_id="r1", version=rec.id
+        ),
     ]
-    write_findings_file(ws.state_dir / "findings", f"{rec.id}.jsonl", [f.to_dict() for f in findings])
+    write_findings_file(
+        ws.state_dir / "findings", f"{rec.id}.jsonl", [f.to_dict() for f in findings]
+    )
     result = Cli(ws.root).json("suggest", rec.id)
     validate(result, "suggest")
     grpo = {s.name for s in list_skills() if "gym" not in s.domains}
     assert grpo and result["domain"] == "gym"
     assert not {s["skill"] for s in result["suggestions"]} & grpo, result["suggestions"]
     assert {f["code"] for f in result["unaddressed"]} == {
-        "signal.dead_groups_high", "behavior.truncation_rate_high", "signal.none_solved_high"}
+        "signal.dead_groups_high",
+        "behavior.truncation_rate_high",
+        "signal.none_solved_high",
+    }

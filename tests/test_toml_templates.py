@@ -44,7 +44,9 @@ def test_an_autoresearch_repository_toml_reads_as_before() -> None:
     parse_config(_repo_toml(Path("/home/ada")))
 
 
-@pytest.mark.parametrize("home", ['/home/o"brien', "/home/a\\b", "/home/it's me", "/tmp/x;rm -rf y"])
+@pytest.mark.parametrize(
+    "home", ['/home/o"brien', "/home/a\\b", "/home/it's me", "/tmp/x;rm -rf y"]
+)
 def test_a_home_of_any_name_stays_one_path(home: str) -> None:
     """Pasted in by hand, such a home broke the TOML or the shell line (or ran its tail)."""
     data = tomllib.loads(_repo_toml(Path(home)))
@@ -83,7 +85,10 @@ def test_the_protocols_hidden_seeds_and_anchors_read_back(tmp_path: Path) -> Non
         config = tomllib.loads((root / "evotree.toml").read_text())
         assert config["eval"]["normalize"]["start"] == (start or START_ACCURACY["rsibench-data"])
         judge = tomllib.loads((root / "judge" / "task.toml").read_text())
-        validation, heldout = judge["splits"]["validation"]["seed"], judge["splits"]["heldout"]["seed"]
+        validation, heldout = (
+            judge["splits"]["validation"]["seed"],
+            judge["splits"]["heldout"]["seed"],
+        )
         assert isinstance(validation, int) and validation < heldout
     judge = tomllib.loads(render_judge_toml(1234567, 7654321))
     assert (judge["splits"]["validation"]["seed"], judge["splits"]["heldout"]["seed"]) == (

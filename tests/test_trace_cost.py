@@ -65,7 +65,8 @@ def seccomp(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.heavy
 @pytest.mark.parametrize("thread", [False, True], ids=["main thread", "second thread"])
 def test_git_turned_into_another_program_by_an_exec_has_its_opens_recorded(
-        tmp_path: Path, seccomp: None, thread: bool) -> None:
+    tmp_path: Path, seccomp: None, thread: bool
+) -> None:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None or not Path("/bin/cat").exists():
         pytest.skip("needs a C compiler and /bin/cat")
@@ -73,12 +74,17 @@ def test_git_turned_into_another_program_by_an_exec_has_its_opens_recorded(
     hook = work / "hook.so"
     (tmp_path / "hook.c").write_text(_HOOK)
     source = tmp_path / "hook.c"
-    subprocess.run([compiler, "-shared", "-fPIC", "-pthread", "-o", str(hook), str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-pthread", "-o", str(hook), str(source)],
+        check=True,
+        capture_output=True,
+    )
     # plain git first (exempt), then the git that becomes cat: a process of its own (not bash
     # exec'ing its last command), so that what is remembered of it is that it runs git
-    script = (f"git log --oneline >/dev/null && {'EXEC_FROM_THREAD=1 ' if thread else ''}"
-              f"LD_PRELOAD={hook} git status --short; true")
+    script = (
+        f"git log --oneline >/dev/null && {'EXEC_FROM_THREAD=1 ' if thread else ''}"
+        f"LD_PRELOAD={hook} git status --short; true"
+    )
     spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
     env = sandbox_env(dict(os.environ))
     argv = accounted(wrap(spec, ["bash", "-c", script]))

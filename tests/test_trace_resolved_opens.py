@@ -50,18 +50,18 @@ _PY = sys.executable
 
 #: each reads git storage through a path with no sign of git in it
 DISGUISED = {
-    "symlink to packed-refs": "git pack-refs --all && ln -s \"$PWD/.git/packed-refs\" /tmp/notes"
-                              " && cat /tmp/notes >/dev/null",
-    "directory link into objects": "ln -s \"$PWD/.git/objects\" /tmp/store && find -L /tmp/store "
-                                   "-type f -path '*/[0-9a-f][0-9a-f]/*' -exec cat {} + >/dev/null",
+    "symlink to packed-refs": 'git pack-refs --all && ln -s "$PWD/.git/packed-refs" /tmp/notes'
+    " && cat /tmp/notes >/dev/null",
+    "directory link into objects": 'ln -s "$PWD/.git/objects" /tmp/store && find -L /tmp/store '
+    "-type f -path '*/[0-9a-f][0-9a-f]/*' -exec cat {} + >/dev/null",
     "relative link and ..": "mkdir -p a/b && ln -s ../../.git/refs a/b/r && "
-                            "cat a/b/../b/r/heads/* >/dev/null",
-    "O_PATH then /proc/self/fd": f"{_PY} -c \"import os, glob; "
-                                 "fd = os.open(glob.glob('.git/refs/heads/*')[0], os.O_PATH); "
-                                 "print(open(f'/proc/self/fd/{fd}').read())\" >/dev/null",
-    "O_PATH then /dev/fd": f"{_PY} -c \"import os, glob; "
-                           "fd = os.open(glob.glob('.git/logs/refs/heads/*')[0], os.O_PATH); "
-                           "print(open(f'/dev/fd/{fd}').read())\" >/dev/null",
+    "cat a/b/../b/r/heads/* >/dev/null",
+    "O_PATH then /proc/self/fd": f'{_PY} -c "import os, glob; '
+    "fd = os.open(glob.glob('.git/refs/heads/*')[0], os.O_PATH); "
+    "print(open(f'/proc/self/fd/{fd}').read())\" >/dev/null",
+    "O_PATH then /dev/fd": f'{_PY} -c "import os, glob; '
+    "fd = os.open(glob.glob('.git/logs/refs/heads/*')[0], os.O_PATH); "
+    "print(open(f'/dev/fd/{fd}').read())\" >/dev/null",
 }
 
 
@@ -81,18 +81,20 @@ def test_an_honest_link_and_write_only_opens_are_not_rows(tmp_path: Path, seccom
     """A symlink to an ordinary file is followed and left alone; opens of git storage that cannot
     read it (write-only, O_PATH, a new file with O_CREAT|O_EXCL) are never reported; the read
     that follows them is."""
-    script = "\n".join([
-        "ln -s README.md /tmp/readme && cat /tmp/readme >/dev/null",
-        f"{_PY} - <<'PY'",
-        "import os",
-        "os.close(os.open('.git/description', os.O_WRONLY | os.O_APPEND))",
-        "os.close(os.open('.git/HEAD', os.O_PATH))",
-        "os.close(os.open('.git/objects/new-file', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))",
-        "os.close(os.open('.git/objects/evotree-new', os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))",
-        "print('wrote')",
-        "PY",
-        f"{_PY} -c \"open('.git/ORIG_HEAD', 'w').close(); print(open('.git/ORIG_HEAD').read())\"",
-    ])
+    script = "\n".join(
+        [
+            "ln -s README.md /tmp/readme && cat /tmp/readme >/dev/null",
+            f"{_PY} - <<'PY'",
+            "import os",
+            "os.close(os.open('.git/description', os.O_WRONLY | os.O_APPEND))",
+            "os.close(os.open('.git/HEAD', os.O_PATH))",
+            "os.close(os.open('.git/objects/new-file', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))",
+            "os.close(os.open('.git/objects/evotree-new', os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))",
+            "print('wrote')",
+            "PY",
+            f"{_PY} -c \"open('.git/ORIG_HEAD', 'w').close(); print(open('.git/ORIG_HEAD').read())\"",
+        ]
+    )
     proc, rows = _run_traced(tmp_path, script)
     assert proc.returncode == 0 and "wrote" in proc.stdout, proc.stderr
     paths = [str(r.get("path")) for r in _opens(rows)]
@@ -106,9 +108,11 @@ def test_an_honest_link_and_write_only_opens_are_not_rows(tmp_path: Path, seccom
 def test_a_renamed_git_killed_before_it_exits_is_still_git(tmp_path: Path, seccomp: None) -> None:
     """Killed before exit_group (no exit row): the program and its command line are read at its
     first reported call after the exec."""
-    script = ("cp /usr/bin/git /tmp/tool && (exec -a helper /tmp/tool log --all --oneline > /tmp/out & "
-              "p=$!; for i in $(seq 200); do [ -s /tmp/out ] && break; sleep 0.01; done; kill -9 $p); "
-              "exit 0")
+    script = (
+        "cp /usr/bin/git /tmp/tool && (exec -a helper /tmp/tool log --all --oneline > /tmp/out & "
+        "p=$!; for i in $(seq 200); do [ -s /tmp/out ] && break; sleep 0.01; done; kill -9 $p); "
+        "exit 0"
+    )
     proc, rows = _run_traced(tmp_path, script)
     assert proc.returncode == 0, proc.stderr
     (row,) = [r for r in rows if r["kind"] == "exec" and r["path"] == "/tmp/tool"]
@@ -117,25 +121,41 @@ def test_a_renamed_git_killed_before_it_exits_is_still_git(tmp_path: Path, secco
     assert row.get("exe_sha256") in git_identities()
 
 
-_LIBZ = next(iter(sorted(glob.glob("/lib/*/libz.so.1") + glob.glob("/usr/lib/*/libz.so.1")
-                         + glob.glob("/lib64/libz.so.1"))), "")
+_LIBZ = next(
+    iter(
+        sorted(
+            glob.glob("/lib/*/libz.so.1")
+            + glob.glob("/usr/lib/*/libz.so.1")
+            + glob.glob("/lib64/libz.so.1")
+        )
+    ),
+    "",
+)
 
 
 @pytest.mark.heavy
-def test_the_machines_git_with_code_loaded_into_it_is_not_exempt(tmp_path: Path, seccomp: None) -> None:
+def test_the_machines_git_with_code_loaded_into_it_is_not_exempt(
+    tmp_path: Path, seccomp: None
+) -> None:
     """The machine's git is exempt from open rows (its commands are exec rows) -- unless a
     variable loads code into it: a library of LD_PRELOAD can read any object under an exec row
     whose argv is harmless. Its environment as the kernel copied it is read at the check after
     the exec: such a git's opens of git storage are open rows, and the audit flags them."""
     if not _LIBZ:
         pytest.skip("no libz to preload")
-    proc, rows = _run_traced(tmp_path, f"git log --oneline >/dev/null && LD_PRELOAD={_LIBZ} git status --short")
+    proc, rows = _run_traced(
+        tmp_path, f"git log --oneline >/dev/null && LD_PRELOAD={_LIBZ} git status --short"
+    )
     assert proc.returncode == 0, proc.stderr
     opens = _opens(rows)
     assert opens and all(str(r.get("exe", "")).endswith("/git") for r in opens), opens
     (preloaded,) = [r for r in rows if r["kind"] == "exec" and r["argv"][:2] == ["git", "status"]]
     plain = [r for r in rows if r["kind"] == "exec" and r["argv"][:2] == ["git", "log"]]
-    assert preloaded.get("loader_env") == [f"LD_PRELOAD={_LIBZ}"] and plain and "loader_env" not in plain[0]
+    assert (
+        preloaded.get("loader_env") == [f"LD_PRELOAD={_LIBZ}"]
+        and plain
+        and "loader_env" not in plain[0]
+    )
     assert _high(tmp_path)
 
 
@@ -144,16 +164,62 @@ def test_the_check_after_an_exec_is_merged_into_its_row() -> None:
     program changed (the read one kept); when the program did not change (a failed exec, or the
     same program again) it is kept beside, never in place; a thread's exec is matched by its
     process; the loader variables reach the row."""
-    rows = merge_seccomp(seccomp_raw([
-        {"kind": "exec", "pid": 5, "path": "/usr/bin/git", "argv": ["git", "log", "-1"], "cwd": "/w"},
-        {"kind": "execed", "pid": 5, "cmdline": ["git", "log", "--all"], "exe": "/usr/bin/git",
-         "exe_sha256": "a" * 64, "loader_env": ["LD_PRELOAD=/tmp/x.so"]},
-        {"kind": "exec", "pid": 7, "path": "/nope/git", "argv": ["git", "status"], "cwd": "/w"},
-        {"kind": "execed", "pid": 7, "same_exe": True, "cmdline": ["python3", "run.py"], "exe": "/usr/bin/python3"},
-        {"kind": "exec", "pid": 9, "tgid": 8, "path": "/usr/bin/git", "argv": ["git", "show"], "cwd": "/w"},
-        {"kind": "execed", "pid": 8, "cmdline": ["git", "show", "future"], "exe": "/usr/bin/git"},
-        {"kind": "exit", "pid": 8, "status": 0, "cmdline": ["git", "show", "future"], "exe": "/usr/bin/git"},
-    ]))
+    rows = merge_seccomp(
+        seccomp_raw(
+            [
+                {
+                    "kind": "exec",
+                    "pid": 5,
+                    "path": "/usr/bin/git",
+                    "argv": ["git", "log", "-1"],
+                    "cwd": "/w",
+                },
+                {
+                    "kind": "execed",
+                    "pid": 5,
+                    "cmdline": ["git", "log", "--all"],
+                    "exe": "/usr/bin/git",
+                    "exe_sha256": "a" * 64,
+                    "loader_env": ["LD_PRELOAD=/tmp/x.so"],
+                },
+                {
+                    "kind": "exec",
+                    "pid": 7,
+                    "path": "/nope/git",
+                    "argv": ["git", "status"],
+                    "cwd": "/w",
+                },
+                {
+                    "kind": "execed",
+                    "pid": 7,
+                    "same_exe": True,
+                    "cmdline": ["python3", "run.py"],
+                    "exe": "/usr/bin/python3",
+                },
+                {
+                    "kind": "exec",
+                    "pid": 9,
+                    "tgid": 8,
+                    "path": "/usr/bin/git",
+                    "argv": ["git", "show"],
+                    "cwd": "/w",
+                },
+                {
+                    "kind": "execed",
+                    "pid": 8,
+                    "cmdline": ["git", "show", "future"],
+                    "exe": "/usr/bin/git",
+                },
+                {
+                    "kind": "exit",
+                    "pid": 8,
+                    "status": 0,
+                    "cmdline": ["git", "show", "future"],
+                    "exe": "/usr/bin/git",
+                },
+            ]
+        )
+    )
     raced, failed, threaded = rows
     assert raced["argv"] == ["git", "log", "--all"] and raced["argv_read"] == ["git", "log", "-1"]
     assert raced["loader_env"] == ["LD_PRELOAD=/tmp/x.so"] and raced["exe_sha256"] == "a" * 64

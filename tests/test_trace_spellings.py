@@ -56,8 +56,13 @@ def test_other_spellings_are_left_as_run(run: list[str]) -> None:
 
 
 def test_rows_that_are_not_git_calls_or_are_malformed_pass_through() -> None:
-    rows = [{"kind": "connect", "address": "1.1.1.1"}, {"kind": "exec", "argv": []},
-            {"kind": "exec"}, {"kind": "exec", "argv": [7, None]}, {"kind": "open", "path": "x"}]
+    rows = [
+        {"kind": "connect", "address": "1.1.1.1"},
+        {"kind": "exec", "argv": []},
+        {"kind": "exec"},
+        {"kind": "exec", "argv": [7, None]},
+        {"kind": "open", "path": "x"},
+    ]
     assert judge_git_spellings([dict(r) for r in rows]) == rows
 
 
@@ -65,10 +70,18 @@ def test_a_dashed_name_keeps_its_subcommand_when_identified_by_content() -> None
     """git-upload-pack is git (a link to it, or a copy): git runs the subcommand its own name
     says, so the identified row reads ``git upload-pack``, then judged as reading every ref."""
     rows = [
-        {"kind": "exec", "argv": ["/tmp/x/git-upload-pack", "."], "exe": "/tmp/x/git-upload-pack",
-         "exe_sha256": "G"},
-        {"kind": "exec", "argv": ["upload-pack", "."], "exe": "/tmp/upload-pack",
-         "exe_sha256": "G"},
+        {
+            "kind": "exec",
+            "argv": ["/tmp/x/git-upload-pack", "."],
+            "exe": "/tmp/x/git-upload-pack",
+            "exe_sha256": "G",
+        },
+        {
+            "kind": "exec",
+            "argv": ["upload-pack", "."],
+            "exe": "/tmp/upload-pack",
+            "exe_sha256": "G",
+        },
     ]
     identify(rows, frozenset({"G"}))
     assert rows[0]["argv"] == ["git", "upload-pack", "."]

@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 from test_runtime_trace import _run_traced, needs_tracer, seccomp_raw, tracer  # noqa: F401 - the fixture
 
-from evotree.harness.audit.trace import TRACE_FILE, TraceTampered, check_raw, read_trace_rows, seal_rows, write_trace
+from evotree.harness.audit.trace import (
+    TRACE_FILE,
+    TraceTampered,
+    check_raw,
+    read_trace_rows,
+    seal_rows,
+    write_trace,
+)
 
 #: Run inside the phase: every descriptor it holds (number, target, device/inode), and an attempt to
 #: truncate and write each one that is not its stdin/stdout/stderr; then git reads the history.
@@ -53,7 +60,9 @@ def test_no_descriptor_of_the_tracer_reaches_the_phase(tmp_path: Path, tracer: s
     fds = json.loads(line[4:])
     raw = (tmp_path / "raw.strace").stat()
     assert not any((f["dev"], f["ino"]) == (raw.st_dev, raw.st_ino) for f in fds), fds
-    assert not any(f.get("tampered") is True for f in fds), fds  # nothing writable beyond stdout/stderr
+    assert not any(f.get("tampered") is True for f in fds), (
+        fds
+    )  # nothing writable beyond stdout/stderr
     assert {f["fd"] for f in fds if f["reg"]} <= {0, 1, 2}, fds
     # the trace is whole: its seal holds and it still holds the git call made after the hunt
     sealed = read_trace_rows((tmp_path / "evidence" / TRACE_FILE).read_text())
@@ -63,12 +72,28 @@ def test_no_descriptor_of_the_tracer_reaches_the_phase(tmp_path: Path, tracer: s
 
 def _sealed(tmp_path: Path) -> str:
     raw = tmp_path / "raw"
-    raw.write_text(seccomp_raw([
-        {"kind": "exec", "pid": 5, "path": "/usr/bin/bash", "argv": ["bash", "-c", "x"], "cwd": "/w"},
-        {"kind": "exec", "pid": 6, "path": "/usr/bin/git", "argv": ["git", "log", "--all"], "cwd": "/w"},
-        {"kind": "exit", "pid": 6, "status": 0, "cmdline": ["git", "log", "--all"]},
-        {"kind": "exec", "pid": 7, "path": "/usr/bin/true", "argv": ["true"], "cwd": "/w"},
-    ]))
+    raw.write_text(
+        seccomp_raw(
+            [
+                {
+                    "kind": "exec",
+                    "pid": 5,
+                    "path": "/usr/bin/bash",
+                    "argv": ["bash", "-c", "x"],
+                    "cwd": "/w",
+                },
+                {
+                    "kind": "exec",
+                    "pid": 6,
+                    "path": "/usr/bin/git",
+                    "argv": ["git", "log", "--all"],
+                    "cwd": "/w",
+                },
+                {"kind": "exit", "pid": 6, "status": 0, "cmdline": ["git", "log", "--all"]},
+                {"kind": "exec", "pid": 7, "path": "/usr/bin/true", "argv": ["true"], "cwd": "/w"},
+            ]
+        )
+    )
     write_trace(raw, tmp_path / TRACE_FILE)
     return (tmp_path / TRACE_FILE).read_text()
 
@@ -78,8 +103,19 @@ def test_a_sealed_trace_reads_back_whole(tmp_path: Path) -> None:
     assert [r["argv"][0] for r in rows] == ["bash", "git", "true"] and rows[1]["exit"] == 0
 
 
-@pytest.mark.parametrize("attack", ["truncated", "cut-mid-row", "row-removed", "reordered", "edited", "appended",
-                                    "emptied", "resealed-count"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "truncated",
+        "cut-mid-row",
+        "row-removed",
+        "reordered",
+        "edited",
+        "appended",
+        "emptied",
+        "resealed-count",
+    ],
+)
 def test_a_cut_truncated_reordered_or_edited_trace_is_refused(tmp_path: Path, attack: str) -> None:
     text = _sealed(tmp_path)
     lines = text.splitlines(keepends=True)
@@ -106,19 +142,35 @@ def test_a_cut_truncated_reordered_or_edited_trace_is_refused(tmp_path: Path, at
         read_trace_rows(text)
 
 
-@pytest.mark.parametrize("attack", ["end-removed", "cut", "reordered", "row-removed", "edited", "empty"])
+@pytest.mark.parametrize(
+    "attack", ["end-removed", "cut", "reordered", "row-removed", "edited", "empty"]
+)
 def test_a_raw_trace_that_was_cut_is_sealed_as_broken(tmp_path: Path, attack: str) -> None:
     """The tracer's own file is checked before it is sealed: its rows' ``seq`` and its end record
     (count and SHA-256); a raw trace cut short (the tracer killed, the file truncated) is sealed
     with ``intact: false`` and the trace then fails the audit closed."""
-    rows = [{"kind": "exec", "pid": 5, "path": "/usr/bin/git", "argv": ["git", "log", "--all"], "cwd": "/w"},
-            {"kind": "exit", "pid": 5, "status": 0, "cmdline": ["git", "log", "--all"]},
-            {"kind": "exec", "pid": 6, "path": "/usr/bin/true", "argv": ["true"], "cwd": "/w"}]
+    rows = [
+        {
+            "kind": "exec",
+            "pid": 5,
+            "path": "/usr/bin/git",
+            "argv": ["git", "log", "--all"],
+            "cwd": "/w",
+        },
+        {"kind": "exit", "pid": 5, "status": 0, "cmdline": ["git", "log", "--all"]},
+        {"kind": "exec", "pid": 6, "path": "/usr/bin/true", "argv": ["true"], "cwd": "/w"},
+    ]
     text = seccomp_raw(rows)
     assert check_raw(text) is None
     lines = text.splitlines(keepends=True)
-    broken = {"end-removed": "".join(lines[:-1]), "cut": text[:40], "reordered": "".join([lines[1], lines[0], *lines[2:]]),
-              "row-removed": "".join(lines[1:]), "edited": text.replace('"--all"', '"-1"'), "empty": ""}[attack]
+    broken = {
+        "end-removed": "".join(lines[:-1]),
+        "cut": text[:40],
+        "reordered": "".join([lines[1], lines[0], *lines[2:]]),
+        "row-removed": "".join(lines[1:]),
+        "edited": text.replace('"--all"', '"-1"'),
+        "empty": "",
+    }[attack]
     assert check_raw(broken) is not None
     raw = tmp_path / "raw"
     raw.write_text(broken)
@@ -130,9 +182,11 @@ def test_a_raw_trace_that_was_cut_is_sealed_as_broken(tmp_path: Path, attack: st
 
 
 def test_a_strace_trace_without_the_sandboxs_exit_is_cut(tmp_path: Path) -> None:
-    whole = ('7 execve("/usr/bin/bwrap", ["bwrap"], 0x1 /* 3 vars */) = 0\n'
-             '8 execve("/usr/bin/git", ["git", "log", "--all"], 0x1 /* 3 vars */) = 0\n'
-             "8 +++ exited with 0 +++\n7 +++ exited with 0 +++\n")
+    whole = (
+        '7 execve("/usr/bin/bwrap", ["bwrap"], 0x1 /* 3 vars */) = 0\n'
+        '8 execve("/usr/bin/git", ["git", "log", "--all"], 0x1 /* 3 vars */) = 0\n'
+        "8 +++ exited with 0 +++\n7 +++ exited with 0 +++\n"
+    )
     assert check_raw(whole) is None
     assert "cut" in (check_raw(whole.rsplit("7 +++", 1)[0]) or "")
 
@@ -147,18 +201,29 @@ def test_the_compiled_tracer_hash_is_sha256(tmp_path: Path) -> None:
         pytest.skip("the compiled seccomp tracer cannot run here")
     out = tmp_path / "raw"
     script = "; ".join(f"/bin/true {'x' * n}" for n in (1, 20, 21, 22, 23, 30, 64, 100, 1000))
-    argv = [str(tracer_bin), str(out), sandbox.sys.executable, sandbox._TRACE_INSTALLER,
-            *sandbox.wrap(sandbox.SandboxSpec(cwd=Path("/")), ["/bin/sh", "-c", script])]
-    subprocess.run(argv, check=True, timeout=60, env=sandbox.sandbox_env(dict(os.environ)), capture_output=True)
+    argv = [
+        str(tracer_bin),
+        str(out),
+        sandbox.sys.executable,
+        sandbox._TRACE_INSTALLER,
+        *sandbox.wrap(sandbox.SandboxSpec(cwd=Path("/")), ["/bin/sh", "-c", script]),
+    ]
+    subprocess.run(
+        argv, check=True, timeout=60, env=sandbox.sandbox_env(dict(os.environ)), capture_output=True
+    )
     data = out.read_bytes()
     assert check_raw(data) is None
     body, end = data.rsplit(b"\n", 2)[0] + b"\n", json.loads(data.rsplit(b"\n", 2)[1])
-    assert end["sha256"] == hashlib.sha256(body).hexdigest() and end["rows"] == body.count(b"\n") >= 9
+    assert (
+        end["sha256"] == hashlib.sha256(body).hexdigest() and end["rows"] == body.count(b"\n") >= 9
+    )
 
 
 def test_seal_rows_then_read_is_identity() -> None:
-    rows = [{"kind": "exec", "pid": 1, "argv": ["a\u2028b", "é"], "path": "/x"},
-            {"kind": "connect", "pid": 2, "family": "AF_INET", "address": "1.1.1.1", "port": 1}]
+    rows = [
+        {"kind": "exec", "pid": 1, "argv": ["a\u2028b", "é"], "path": "/x"},
+        {"kind": "connect", "pid": 2, "family": "AF_INET", "address": "1.1.1.1", "port": 1},
+    ]
     back = read_trace_rows(seal_rows(rows))
     assert [{k: v for k, v in r.items() if k != "seq"} for r in back] == rows
 
@@ -178,17 +243,23 @@ def test_a_tampered_phase_trace_fails_the_audit_closed(tmp_path: Path, attack: s
 
     if not (sandbox.check_sandbox().ok and sandbox.can_trace()):
         pytest.skip("needs bubblewrap and a tracer")
-    repo = make_run_repo(tmp_path / "w", budget="max_runs_per_version = 20\n[sandbox]\ntrace = true\n")
+    repo = make_run_repo(
+        tmp_path / "w", budget="max_runs_per_version = 20\n[sandbox]\ntrace = true\n"
+    )
     ws = Workspace.open(repo)
     v1 = create_version(ws, hypothesis="honest", parent="v0")
     (record,) = run_versions(ws, [v1.id])
     trace = repo / ".evotree" / "runs" / record.run_id / "evidence" / "train" / TRACE_FILE
     assert trace.is_file(), record.notes
     before = audit_version(ws, v1.id, record=False)
-    assert not any(f.code == "audit.check_error" for f in before.findings), [f.evidence for f in before.findings]
+    assert not any(f.code == "audit.check_error" for f in before.findings), [
+        f.evidence for f in before.findings
+    ]
     lines = trace.read_text().splitlines(keepends=True)
     assert len(lines) >= 3
-    trace.write_text("".join(lines[:-1]) if attack == "truncated" else "".join([lines[1], lines[0], *lines[2:]]))
+    trace.write_text(
+        "".join(lines[:-1]) if attack == "truncated" else "".join([lines[1], lines[0], *lines[2:]])
+    )
     after = audit_version(ws, v1.id, record=False)
     errors = [f for f in after.findings if f.code == "audit.check_error"]
     assert not after.passed and errors and "TraceTampered" in errors[0].evidence["error"]
@@ -208,15 +279,23 @@ def test_a_signal_to_the_tracer_does_not_cut_its_trace(tmp_path: Path, sig: str)
     if not (sandbox.check_sandbox().ok and sandbox._seccomp_works()):
         pytest.skip("the compiled seccomp tracer cannot run here")
     out = tmp_path / "raw"
-    argv = sandbox._seccomp_tracer_argv(out) + sandbox.wrap(sandbox.SandboxSpec(cwd=Path("/")),
-                                                            ["/bin/sh", "-c", "sleep 1; /bin/true; exit 3"])
-    proc = subprocess.Popen(argv, env=sandbox.sandbox_env(dict(os.environ)), start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = sandbox._seccomp_tracer_argv(out) + sandbox.wrap(
+        sandbox.SandboxSpec(cwd=Path("/")), ["/bin/sh", "-c", "sleep 1; /bin/true; exit 3"]
+    )
+    proc = subprocess.Popen(
+        argv,
+        env=sandbox.sandbox_env(dict(os.environ)),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(0.4)
     os.kill(proc.pid, getattr(signals, sig))
     assert proc.wait(timeout=30) == 3
     assert check_raw(out.read_bytes()) is None
-    assert any(r.get("argv") == ["/bin/true"] for r in map(json.loads, out.read_text().splitlines()))
+    assert any(
+        r.get("argv") == ["/bin/true"] for r in map(json.loads, out.read_text().splitlines())
+    )
 
 
 @pytest.mark.heavy
@@ -234,13 +313,20 @@ def test_a_budget_stop_by_sigkill_leaves_a_whole_trace(tmp_path: Path) -> None:
 
     if not (sandbox.check_sandbox().ok and sandbox.can_trace()):
         pytest.skip("needs bubblewrap and a tracer")
-    repo = make_run_repo(tmp_path / "w", budget="max_wall_seconds = 3\n",
-                         recipe="skill = 0.5\nsteps = 100\nsleep = 0.2\n")
+    repo = make_run_repo(
+        tmp_path / "w",
+        budget="max_wall_seconds = 3\n",
+        recipe="skill = 0.5\nsteps = 100\nsleep = 0.2\n",
+    )
     ws = Workspace.open(repo)
     v1 = create_version(ws, hypothesis="stubborn", parent="v0")
     train = ws.root / v1.worktree / "train.py"
-    commit_file(ws.root / v1.worktree, "train.py",
-                "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + train.read_text(), "ignore TERM")
+    commit_file(
+        ws.root / v1.worktree,
+        "train.py",
+        "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + train.read_text(),
+        "ignore TERM",
+    )
     (record,) = run_versions(ws, [v1.id])
     assert record.status == "budget_exceeded", record.error
     trace = repo / ".evotree" / "runs" / record.run_id / "evidence" / "train" / TRACE_FILE

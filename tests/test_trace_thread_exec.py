@@ -58,21 +58,26 @@ def seccomp(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.heavy
-def test_an_exec_by_a_second_thread_is_checked_in_the_new_program(tmp_path: Path,
-                                                                    seccomp: None) -> None:
+def test_an_exec_by_a_second_thread_is_checked_in_the_new_program(
+    tmp_path: Path, seccomp: None
+) -> None:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None or not Path("/bin/cat").exists():
         pytest.skip("needs a C compiler and /bin/cat")
     work = _repo(tmp_path / "work")
     source = tmp_path / "race.c"
     source.write_text(_RACE)
-    subprocess.run([compiler, "-O2", "-pthread", "-o", str(work / "race"), str(source)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [compiler, "-O2", "-pthread", "-o", str(work / "race"), str(source)],
+        check=True,
+        capture_output=True,
+    )
     script = "; ".join(f"./race trial-{k}" for k in range(TRIALS)) + "; true"
     spec = SandboxSpec(cwd=work, read_write=(work,), trace=tmp_path / "raw.trace")
     argv = accounted(wrap(spec, ["bash", "-c", script]))
-    proc = subprocess.run(argv, env=sandbox_env(dict(os.environ)), capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        argv, env=sandbox_env(dict(os.environ)), capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     raw = [json.loads(line) for line in (tmp_path / "raw.trace").read_text().splitlines()]
     (tmp_path / "evidence").mkdir()

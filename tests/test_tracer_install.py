@@ -13,8 +13,9 @@ import pytest
 from evotree.harness import sandbox
 
 
-def test_the_installed_tracer_is_used_and_a_writable_folder_is_not(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_installed_tracer_is_used_and_a_writable_folder_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if sandbox._compiler() is None:
         pytest.skip("no C compiler here: strace is the fallback (sandbox.NO_COMPILER)")
     folder = tmp_path / "libexec"
@@ -25,14 +26,20 @@ def test_the_installed_tracer_is_used_and_a_writable_folder_is_not(tmp_path: Pat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))
     assert sandbox.compiled_tracer() == built
     assert not (tmp_path / "no-cache").exists()  # nothing built again at first use
-    folder.chmod(0o777)  # a folder others may write: its binary is not trusted, one is built privately
+    folder.chmod(
+        0o777
+    )  # a folder others may write: its binary is not trusted, one is built privately
     again = sandbox.compiled_tracer()
     assert again is not None and again.parent == tmp_path / "no-cache" / "evotree"
 
 
 def test_the_build_step_of_the_install_says_where_it_put_the_tracer() -> None:
-    proc = subprocess.run([sys.executable, "-P", "-m", "evotree.harness.sandbox", "build-tracer"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "evotree.harness.sandbox", "build-tracer"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if sandbox._compiler() is None:
         assert proc.returncode == 1 and "C compiler" in proc.stderr
     else:

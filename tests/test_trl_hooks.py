@@ -38,7 +38,7 @@ from evotree.harness.trl import (
 # TRL 1.16 itself calls transformers' deprecated is_gradient_checkpointing
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")
 
-G = 4            # num_generations
+G = 4  # num_generations
 PROMPTS_PER_STEP = 2
 STEPS = 3
 WEIGHTS = [1.0, 0.5]
@@ -60,17 +60,27 @@ class Rewards:
         for completion, expected in zip(completions, answer, strict=True):
             digits = "".join(ch for ch in completion.strip().split(" ")[0] if ch.isdigit())
             values.append(1.0 if digits == expected else 0.0)
-        self.calls.append({"func": "correct", "values": list(values), "prompts": list(prompts),
-                           "completions": list(completions),
-                           "completion_ids": [list(ids) for ids in kwargs["completion_ids"]],
-                           "step": kwargs["trainer_state"].global_step})
+        self.calls.append(
+            {
+                "func": "correct",
+                "values": list(values),
+                "prompts": list(prompts),
+                "completions": list(completions),
+                "completion_ids": [list(ids) for ids in kwargs["completion_ids"]],
+                "step": kwargs["trainer_state"].global_step,
+            }
+        )
         return values
 
     def fmt(self, prompts, completions, **kwargs):
         """Share of characters that belong in an arithmetic answer; None (not applicable: TRL
         skips it) for a completion with no digit at all."""
-        values = [round(sum(ch in "0123456789+-*= " for ch in c) / len(c), 4)
-                  if any(ch.isdigit() for ch in c) else None for c in completions]
+        values = [
+            round(sum(ch in "0123456789+-*= " for ch in c) / len(c), 4)
+            if any(ch.isdigit() for ch in c)
+            else None
+            for c in completions
+        ]
         self.calls.append({"func": "fmt", "values": list(values)})
         return values
 
@@ -88,11 +98,13 @@ def expected_reward(values: list[Any]) -> float:
 def make_dataset():
     from datasets import Dataset
 
-    return Dataset.from_dict({
-        "prompt": [f"what is {a}+{b}?" for a, b in PROBLEMS],
-        "answer": [str(a + b) for a, b in PROBLEMS],
-        "task_id": [f"add-{a}-{b}" for a, b in PROBLEMS],
-    })
+    return Dataset.from_dict(
+        {
+            "prompt": [f"what is {a}+{b}?" for a, b in PROBLEMS],
+            "answer": [str(a + b) for a, b in PROBLEMS],
+            "task_id": [f"add-{a}-{b}" for a, b in PROBLEMS],
+        }
+    )
 
 
 def grpo_config(out: Path, max_steps: int):
@@ -102,19 +114,34 @@ def grpo_config(out: Path, max_steps: int):
 
     # transformers 5 renamed gradient_checkpointing (TRL's default: on) to activation_checkpointing
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
-    no_checkpointing = {("activation_checkpointing" if "activation_checkpointing" in fields
-                         else "gradient_checkpointing"): False}
-    return GRPOConfig(**no_checkpointing,
-        output_dir=str(out), use_cpu=True, bf16=False, fp16=False, seed=0,
-        num_generations=G, per_device_train_batch_size=PROMPTS_PER_STEP * G,
-        max_completion_length=8, max_steps=max_steps, learning_rate=1e-2,
-        reward_weights=WEIGHTS, logging_steps=1, report_to="none", save_strategy="no",
+    no_checkpointing = {
+        (
+            "activation_checkpointing"
+            if "activation_checkpointing" in fields
+            else "gradient_checkpointing"
+        ): False
+    }
+    return GRPOConfig(
+        **no_checkpointing,
+        output_dir=str(out),
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        seed=0,
+        num_generations=G,
+        per_device_train_batch_size=PROMPTS_PER_STEP * G,
+        max_completion_length=8,
+        max_steps=max_steps,
+        learning_rate=1e-2,
+        reward_weights=WEIGHTS,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
         disable_tqdm=True,
     )
 
 
-def train(tmp: Path, *, recorder_max_steps: int | None, trainer_max_steps: int,
-          hooks: bool = True):
+def train(tmp: Path, *, recorder_max_steps: int | None, trainer_max_steps: int, hooks: bool = True):
     from trl import GRPOTrainer
 
     tokenizer = build_tiny_tokenizer()
@@ -125,9 +152,15 @@ def train(tmp: Path, *, recorder_max_steps: int | None, trainer_max_steps: int,
     reward_funcs: list[Any] = [rewards.correct, rewards.fmt]
     callbacks: list[Any] = []
     if hooks:
-        reward_funcs = record_rewards(reward_funcs, recorder=recorder, num_generations=G,
-                                      weights=WEIGHTS, task_id_column="task_id",
-                                      eos_token_id=tokenizer.eos_token_id, model=model)
+        reward_funcs = record_rewards(
+            reward_funcs,
+            recorder=recorder,
+            num_generations=G,
+            weights=WEIGHTS,
+            task_id_column="task_id",
+            eos_token_id=tokenizer.eos_token_id,
+            model=model,
+        )
         callbacks = [EvotreeCallback(recorder)]
     trainer = GRPOTrainer(
         model=model,
@@ -140,7 +173,10 @@ def train(tmp: Path, *, recorder_max_steps: int | None, trainer_max_steps: int,
     trainer.train()
     recorder.close()
     return {
-        "trainer": trainer, "model": model, "before": before, "rewards": rewards,
+        "trainer": trainer,
+        "model": model,
+        "before": before,
+        "rewards": rewards,
         "rollouts": read_jsonl(tmp / "evidence" / "rollouts.jsonl"),
         "signals": read_jsonl(tmp / "evidence" / "signals.jsonl"),
     }
@@ -161,8 +197,9 @@ def test_training_changed_the_parameters(run: dict[str, Any]) -> None:
 def test_the_hooks_do_not_change_training(run: dict[str, Any], tmp_path: Path) -> None:
     bare = train(tmp_path, recorder_max_steps=None, trainer_max_steps=STEPS, hooks=False)
     assert bare["rollouts"] == [] and bare["signals"] == []
-    assert ([c["values"] for c in bare["rewards"].calls]
-            == [c["values"] for c in run["rewards"].calls])
+    assert [c["values"] for c in bare["rewards"].calls] == [
+        c["values"] for c in run["rewards"].calls
+    ]
     trained = dict(run["model"].named_parameters())
     for name, param in bare["model"].named_parameters():
         assert torch.equal(param.detach(), trained[name].detach()), f"{name} differs"
@@ -214,8 +251,16 @@ def test_signals_are_trls_logged_metrics_once_per_step(run: dict[str, Any]) -> N
     by_metric: dict[str, dict[int, float]] = defaultdict(dict)
     for s in signals:
         by_metric[s["metric"]][s["step"]] = s["value"]
-    for metric in ("loss", "reward", "reward_std", "grad_norm", "learning_rate",
-                   "rewards/correct/mean", "rewards/fmt/mean", "completions/mean_length"):
+    for metric in (
+        "loss",
+        "reward",
+        "reward_std",
+        "grad_norm",
+        "learning_rate",
+        "rewards/correct/mean",
+        "rewards/fmt/mean",
+        "completions/mean_length",
+    ):
         assert set(by_metric[metric]) == set(range(1, STEPS + 1)), metric
     assert set(by_metric["train_runtime"]) == {STEPS}  # the end-of-training summary
     assert "budget/stopped" not in by_metric
@@ -231,14 +276,17 @@ def test_the_step_budget_stops_training_cleanly(tmp_path: Path) -> None:
     stopped = [s for s in result["signals"] if s["metric"] == "budget/stopped"]
     assert [(s["step"], s["value"]) for s in stopped] == [(2, 1.0)]
     assert {s["step"] for s in result["signals"] if s["metric"] == "loss"} == {1, 2}
-    assert Counter(r["step"] for r in result["rollouts"]) == {1: PROMPTS_PER_STEP * G,
-                                                              2: PROMPTS_PER_STEP * G}
+    assert Counter(r["step"] for r in result["rollouts"]) == {
+        1: PROMPTS_PER_STEP * G,
+        2: PROMPTS_PER_STEP * G,
+    }
 
 
 # ------------------------------------------------------------------------ version check
 @pytest.mark.parametrize("version", ["0.19.0", "1.13.2", "1.17.0", "2.0.0", "not-a-version"])
-def test_unsupported_trl_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                          version: str) -> None:
+def test_unsupported_trl_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, version: str
+) -> None:
     import trl
 
     monkeypatch.setattr(trl, "__version__", version)
@@ -272,15 +320,22 @@ def test_missing_trl_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 def trl_batch(prompts: list[str], g: int = G) -> dict[str, Any]:
     """A batch as GRPOTrainer hands it to reward functions: each prompt's g samples in a row."""
     rows = [p for p in prompts for _ in range(g)]
-    return {"prompts": rows, "completions": [f"{i} " for i in range(len(rows))],
-            "completion_ids": [[5] * (i % 3 + 1) for i in range(len(rows))]}
+    return {
+        "prompts": rows,
+        "completions": [f"{i} " for i in range(len(rows))],
+        "completion_ids": [[5] * (i % 3 + 1) for i in range(len(rows))],
+    }
 
 
 def test_wrapper_returns_the_same_object_and_writes_after_the_last_function(tmp_path: Path) -> None:
     recorder = Recorder(tmp_path, run_id="r", phase="train")
     out_a, out_b = [1.0, None] + [1.0] * 6, [0.5, None, 2, 0.0, 1, 1, 1, 1]
-    a, b = record_rewards([lambda **kw: out_a, lambda **kw: out_b], recorder=recorder,
-                          num_generations=4, weights=[2.0, -1.0])
+    a, b = record_rewards(
+        [lambda **kw: out_a, lambda **kw: out_b],
+        recorder=recorder,
+        num_generations=4,
+        weights=[2.0, -1.0],
+    )
     batch = trl_batch(["q1", "q2"])
     assert a(**batch) is out_a
     assert recorder.rows["rollouts"] == 0  # waits for the second function
@@ -307,8 +362,9 @@ def test_wrapper_keeps_trls_reward_function_names(tmp_path: Path) -> None:
             return [1.0] * len(kw["prompts"])
 
     recorder = Recorder(tmp_path, run_id="r", phase="train")
-    wrapped = record_rewards([accuracy, Judge(), functools.partial(accuracy)], recorder=recorder,
-                             num_generations=2)
+    wrapped = record_rewards(
+        [accuracy, Judge(), functools.partial(accuracy)], recorder=recorder, num_generations=2
+    )
     assert [w.__name__ for w in wrapped] == ["accuracy", "Judge", "accuracy"]
     batch = trl_batch(["q"], g=2)
     for w in wrapped:
@@ -319,6 +375,7 @@ def test_wrapper_keeps_trls_reward_function_names(tmp_path: Path) -> None:
 
 def test_a_batch_that_is_not_grouped_is_refused(tmp_path: Path) -> None:
     recorder = Recorder(tmp_path, run_id="r", phase="train")
+
     def zero(*args, **kwargs):
         return [0.0] * len(kwargs["prompts"] if "prompts" in kwargs else args[0])
 
@@ -330,8 +387,9 @@ def test_a_batch_that_is_not_grouped_is_refused(tmp_path: Path) -> None:
         f(prompts=["q"] * 6, completions=["x"] * 6)
     with pytest.raises(RolloutLayoutError, match="keywords"):
         f(["q"] * 4, ["x"] * 4)
-    (g,) = record_rewards([lambda **kw: [0.0] * 4], recorder=recorder, num_generations=4,
-                          task_id_column="task")
+    (g,) = record_rewards(
+        [lambda **kw: [0.0] * 4], recorder=recorder, num_generations=4, task_id_column="task"
+    )
     with pytest.raises(RolloutLayoutError, match="'task' is not among"):
         g(prompts=["q"] * 4, completions=["x"] * 4, level=[1] * 4)
     assert recorder.rows["rollouts"] == 0
@@ -340,8 +398,9 @@ def test_a_batch_that_is_not_grouped_is_refused(tmp_path: Path) -> None:
 def test_eval_mode_batches_are_not_recorded(tmp_path: Path) -> None:
     recorder = Recorder(tmp_path, run_id="r", phase="train")
     model = torch.nn.Linear(1, 1)
-    (f,) = record_rewards([lambda **kw: [1.0] * 4], recorder=recorder, num_generations=2,
-                          model=model)
+    (f,) = record_rewards(
+        [lambda **kw: [1.0] * 4], recorder=recorder, num_generations=2, model=model
+    )
     model.eval()
     f(**trl_batch(["q1", "q2"], g=2))
     assert recorder.rows["rollouts"] == 0
@@ -371,9 +430,19 @@ def test_callback_records_numbers_once_and_skips_the_rest(tmp_path: Path) -> Non
     callback = EvotreeCallback(recorder)
     state, control = TrainerState(), TrainerControl()
     state.global_step = 4
-    callback.on_log(None, state, control, logs={
-        "loss": 0.5, "kl": float("nan"), "grad_norm": torch.tensor(1.5), "tag": "x",
-        "flag": True, "count": 3})
+    callback.on_log(
+        None,
+        state,
+        control,
+        logs={
+            "loss": 0.5,
+            "kl": float("nan"),
+            "grad_norm": torch.tensor(1.5),
+            "tag": "x",
+            "flag": True,
+            "count": 3,
+        },
+    )
     callback.on_log(None, state, control, logs={"loss": 0.7, "train_runtime": 1.0})
     callback.on_step_end(None, state, control)
     assert not control.should_training_stop
@@ -381,11 +450,18 @@ def test_callback_records_numbers_once_and_skips_the_rest(tmp_path: Path) -> Non
     callback.on_step_end(None, state, control)
     callback.on_step_end(None, state, control)
     assert control.should_training_stop
-    rows = [(s["step"], s["metric"], s["value"], s["nonfinite"])
-            for s in read_jsonl(tmp_path / "signals.jsonl")]
-    assert rows == [(4, "loss", 0.5, False), (4, "kl", None, True), (4, "grad_norm", 1.5, False),
-                    (4, "count", 3.0, False), (4, "train_runtime", 1.0, False),
-                    (5, "budget/stopped", 1.0, False)]
+    rows = [
+        (s["step"], s["metric"], s["value"], s["nonfinite"])
+        for s in read_jsonl(tmp_path / "signals.jsonl")
+    ]
+    assert rows == [
+        (4, "loss", 0.5, False),
+        (4, "kl", None, True),
+        (4, "grad_norm", 1.5, False),
+        (4, "count", 3.0, False),
+        (4, "train_runtime", 1.0, False),
+        (5, "budget/stopped", 1.0, False),
+    ]
     assert recorder.nonfinite == 1
 
 
@@ -400,12 +476,15 @@ def test_conversational_async_and_generator_reward_functions(tmp_path: Path) -> 
     def lazy(completions, **kwargs):
         return (1.0 for _ in completions)  # a generator: TRL reads it once, so must we
 
-    wrapped_judge, wrapped_lazy = record_rewards([judge, lazy], recorder=recorder,
-                                                 num_generations=2)
+    wrapped_judge, wrapped_lazy = record_rewards(
+        [judge, lazy], recorder=recorder, num_generations=2
+    )
     assert asyncio.iscoroutinefunction(wrapped_judge)  # TRL runs async reward functions apart
     prompts = [[{"role": "user", "content": "what is 1+1?"}]] * 2
-    completions = [[{"role": "assistant", "content": "2"}],
-                   [{"role": "assistant", "content": "11"}]]
+    completions = [
+        [{"role": "assistant", "content": "2"}],
+        [{"role": "assistant", "content": "11"}],
+    ]
     batch = {"prompts": prompts, "completions": completions}
     assert list(wrapped_lazy(**batch)) == [1.0, 1.0]
     assert asyncio.run(wrapped_judge(**batch)) == [1.0, 2.0]

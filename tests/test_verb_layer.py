@@ -39,7 +39,10 @@ command = "python -c \\"open('{marker}', 'w').write('pwned')\\""
 def shared(tmp_path: Path) -> dict[str, Any]:
     """A workspace with a signer, pushed to a bare remote, and a stranger's clone of it."""
     key, _ = make_key(tmp_path, "key-ada", comment="ada@example.com")
-    return {**with_stranger(signed_workspace(tmp_path / "ws", key), tmp_path), "marker": tmp_path / "PWNED"}
+    return {
+        **with_stranger(signed_workspace(tmp_path / "ws", key), tmp_path),
+        "marker": tmp_path / "PWNED",
+    }
 
 
 def _stranger_crowns_own_version(stranger: Path, marker: Path) -> None:
@@ -49,13 +52,20 @@ def _stranger_crowns_own_version(stranger: Path, marker: Path) -> None:
 
     ws = Workspace.open(stranger)
     record = create_version(ws, hypothesis="totally benign")
-    commit_file(stranger / record.worktree, "evotree.toml", EVIL_CONFIG.format(marker=marker), "tune")
+    commit_file(
+        stranger / record.worktree, "evotree.toml", EVIL_CONFIG.format(marker=marker), "tune"
+    )
     tip = git(stranger / record.worktree, "rev-parse", "HEAD")
 
     def crown(txn: LedgerTxn) -> Event:
         txn.meta["champion"] = record.id
-        return Event(kind=EventKind.PROMOTION.value, version=record.id, actor="Mallory <mallory@example.com>",
-                     at="2026-12-04T00:00:00+00:00", data={"commit": tip, "previous_champion": "v0"})
+        return Event(
+            kind=EventKind.PROMOTION.value,
+            version=record.id,
+            actor="Mallory <mallory@example.com>",
+            at="2026-12-04T00:00:00+00:00",
+            data={"commit": tip, "previous_champion": "v0"},
+        )
 
     ws.ledger.transact(crown, actor=ws.git.identity())
     git(stranger, "update-ref", CHAMPION_REF, tip)
@@ -69,13 +79,22 @@ def test_a_fetched_unsigned_champion_is_shown_and_never_acted_on(shared: dict[st
     git(repo, "fetch", "--quiet", "origin", *EVOTREE_SPECS)
     cli = Cli(repo)
     # acting verbs refuse, with the problem and `evotree verify` in the fix
-    for args in (("run", "v0"), ("run", "v1"), ("branch", "-m", "next"), ("gates", "v1"), ("compare", "v0", "v1"),
-                 ("diagnose", "v1"), ("report", "v1", "--format", "json")):
+    for args in (
+        ("run", "v0"),
+        ("run", "v1"),
+        ("branch", "-m", "next"),
+        ("gates", "v1"),
+        ("compare", "v0", "v1"),
+        ("diagnose", "v1"),
+        ("report", "v1", "--format", "json"),
+    ):
         error = cli.json(*args, code=33)["error"]
         assert error["code"] == "untrusted_state", args
         assert "evotree verify" in error["fix"] and error["details"]["problems"], args
     agent = json.loads(cli("agent", "--as", "bot", "--json", "--", "true", code=33).stdout)
-    assert agent["error"]["code"] == "untrusted_state"  # the agent's sandbox settings would be the stranger's
+    assert (
+        agent["error"]["code"] == "untrusted_state"
+    )  # the agent's sandbox settings would be the stranger's
     assert not marker.exists()  # the stranger's command never ran
     # the Python API and the agent server are the same verbs
     with pytest.raises(EvotreeError, match="not backed by signed promotions"):
@@ -90,7 +109,9 @@ def test_a_fetched_unsigned_champion_is_shown_and_never_acted_on(shared: dict[st
     assert tree["champion"] == "v1"
     assert {e["kind"] for e in cli.json("log")["events"]} >= {"promotion"}
     report = json.loads(cli("verify", "--json", code=33).stdout)
-    assert not report["ok"] and any("promotion" in p["kind"] or "champion" in p["kind"] for p in report["problems"])
+    assert not report["ok"] and any(
+        "promotion" in p["kind"] or "champion" in p["kind"] for p in report["problems"]
+    )
 
 
 def test_a_config_edited_on_the_champion_ref_is_not_in_force(tmp_path: Path) -> None:
@@ -130,13 +151,18 @@ def test_the_trust_walk_is_cached_and_refreshed_by_the_ledger(tmp_path: Path) ->
 def test_a_principal_writes_only_its_own_versions(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "ws")
     init_workspace(repo)
-    alice, mallory = Session(repo, Principal.parse("alice")), Session(repo, Principal.parse("mallory"))
+    alice, mallory = (
+        Session(repo, Principal.parse("alice")),
+        Session(repo, Principal.parse("mallory")),
+    )
     mine = alice.branch("alice's idea")
     (repo / mine.worktree / "recipe.toml").write_text("learning_rate = 3e-5\n# draft, secret\n")
-    for attempt in (lambda: mallory.commit(mine.id, "steal the draft"),
-                    lambda: mallory.abandon(mine.id, reason="sabotage"),
-                    lambda: mallory.spend_record(1.0, "charge alice", version=mine.id),
-                    lambda: mallory.run([mine.id])):
+    for attempt in (
+        lambda: mallory.commit(mine.id, "steal the draft"),
+        lambda: mallory.abandon(mine.id, reason="sabotage"),
+        lambda: mallory.spend_record(1.0, "charge alice", version=mine.id),
+        lambda: mallory.run([mine.id]),
+    ):
         with pytest.raises(EvotreeError) as caught:
             attempt()
         assert caught.value.code == "not_your_version"
@@ -181,8 +207,11 @@ def test_new_versions_branch_from_the_signed_champion_commit(tmp_path: Path) -> 
     init_workspace(repo)
     signed = git(repo, "rev-parse", CHAMPION_REF)
     # a racing commit lands on evotree/v0 by plain git (the verb refuses commits to the champion)
-    worktree = repo / Workspace.open(repo).resolve("v0").worktree if Workspace.open(repo).resolve("v0").worktree \
+    worktree = (
+        repo / Workspace.open(repo).resolve("v0").worktree
+        if Workspace.open(repo).resolve("v0").worktree
         else repo
+    )
     git(worktree, "switch", "-q", "evotree/v0") if worktree == repo else None
     commit_file(worktree, "recipe.toml", "learning_rate = 1\n", "racing commit")
     assert git(repo, "rev-parse", "evotree/v0") != signed
@@ -200,13 +229,27 @@ def test_every_verb_is_a_session_method_and_every_face_names_it() -> None:
         assert callable(getattr(Session, verb)), verb
         if verb not in ("abandon", "merge"):  # not agent tools, by design (a person's housekeeping)
             assert callable(getattr(Verbs, verb)), verb
-    for name in ("tree", "show", "log", "branch", "merge", "abandon", "run", "runs", "compare", "diagnose", "gates",
-                 "query"):
+    for name in (
+        "tree",
+        "show",
+        "log",
+        "branch",
+        "merge",
+        "abandon",
+        "run",
+        "runs",
+        "compare",
+        "diagnose",
+        "gates",
+        "query",
+    ):
         assert callable(getattr(api, name)), name
 
 
 @pytest.mark.heavy
-def test_a_commit_that_lands_during_review_fails_the_promotion(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
+def test_a_commit_that_lands_during_review_fails_the_promotion(
+    tmp_path: Path, keys: dict[str, tuple[Path, str]]
+) -> None:
     """An agent commits to the version while its reviewer types at `promote`: nothing is promoted,
     the tag is taken back, and the champion stays where the signed chain says."""
     from test_gates import SEEDED_JUDGE, gate_repo, new_version
@@ -221,9 +264,13 @@ def test_a_commit_that_lands_during_review_fails_the_promotion(tmp_path: Path, k
     reviewed = git(repo, "rev-parse", f"evotree/{v1}")
     worktree = repo / Workspace.open(repo).resolve(v1).worktree
     code, out = promote_at_terminal(
-        repo, v1, keys["bob"][0], "--json", under_review=lambda: commit_file(
+        repo,
+        v1,
+        keys["bob"][0],
+        "--json",
+        under_review=lambda: commit_file(
             worktree, "recipe.toml", "skill = 0.9\nsteps = 3\n# sneaked in\n", "racing commit"
-        )
+        ),
     )
     assert code == 10 and "changed while it was under review" in out, out
     ws = Workspace.open(repo)
@@ -257,8 +304,10 @@ def test_every_verb_of_every_face_obeys_the_boundary_and_renders(tmp_path: Path)
     v = made.id
     refused = {"compare", "gates", "report"}
     calls = {
-        "tree": ((), lambda s: s.tree()), "show": (("show", v), lambda s: s.show(v)),
-        "log": (("log",), lambda s: s.log()), "runs": (("runs",), lambda s: s.runs()),
+        "tree": ((), lambda s: s.tree()),
+        "show": (("show", v), lambda s: s.show(v)),
+        "log": (("log",), lambda s: s.log()),
+        "runs": (("runs",), lambda s: s.runs()),
         "compare": (("compare", "v0", v), lambda s: s.compare("v0", v)),
         "gates": (("gates", v), lambda s: s.gates(v)),
         "report": (("report", v, "--format", "json"), lambda s: s.report(v)),
@@ -277,25 +326,36 @@ def test_every_verb_of_every_face_obeys_the_boundary_and_renders(tmp_path: Path)
                 assert caught.value.code == "hidden_until_finalize", (verb, face)
                 continue
             result = call(session)
-            data = result.to_dict() if hasattr(result, "to_dict") else \
-                [r.to_dict() if hasattr(r, "to_dict") else r for r in result] if isinstance(result, list) else result
+            data = (
+                result.to_dict()
+                if hasattr(result, "to_dict")
+                else [r.to_dict() if hasattr(r, "to_dict") else r for r in result]
+                if isinstance(result, list)
+                else result
+            )
             assert not leaks(data), (verb, face, leaks(data))
         server = getattr(Verbs(repo, Principal.parse("agent")), verb, None)
         if server is not None and verb not in refused:
             assert not leaks(call(Verbs(repo, Principal.parse("agent")))), verb
         if not args:
             args = ("tree",)
-        text = Cli(repo).runner.invoke(__import__("evotree.cli.main", fromlist=["cli"]).cli, ["-C", str(repo), *args])
+        text = Cli(repo).runner.invoke(
+            __import__("evotree.cli.main", fromlist=["cli"]).cli, ["-C", str(repo), *args]
+        )
         assert text.exit_code != 1 and "Traceback" not in text.output, (verb, text.output)
         if verb in refused:
             assert text.exit_code == 10, (verb, text.output)
-        as_json = Cli(repo).runner.invoke(__import__("evotree.cli.main", fromlist=["cli"]).cli,
-                                          ["-C", str(repo), *args, "--json"])
+        as_json = Cli(repo).runner.invoke(
+            __import__("evotree.cli.main", fromlist=["cli"]).cli, ["-C", str(repo), *args, "--json"]
+        )
         assert as_json.exit_code != 1, (verb, as_json.output)
         if as_json.exit_code == 0:
             assert not leaks(json.loads(as_json.stdout)), (verb, leaks(json.loads(as_json.stdout)))
     # the API refuses what the other faces refuse
-    for call in (lambda: api.compare(api.open(repo), "v0", v), lambda: api.gates(api.open(repo), v)):
+    for call in (
+        lambda: api.compare(api.open(repo), "v0", v),
+        lambda: api.gates(api.open(repo), v),
+    ):
         with pytest.raises(EvotreeError, match="hides"):
             call()
     assert api.query(api.open(repo), "SELECT * FROM evals").num_rows == 0
@@ -307,6 +367,7 @@ def test_the_ledger_refuses_an_unknown_meta_key_and_non_finite_numbers(tmp_path:
     ws = Workspace.open(repo)
     head = git(repo, "rev-parse", "refs/evotree/ledger")
     for key, value in (("champoin", "v9"), ("usage", {"usd": float("inf")})):
+
         def change(txn: LedgerTxn, key: str = key, value: Any = value) -> Event:
             txn.meta[key] = value  # type: ignore[literal-required]
             return Event(kind=EventKind.VERSION_STATUS.value, version=None, actor="x", data={})
@@ -340,7 +401,9 @@ def test_a_failure_of_evotree_itself_is_never_charged(tmp_path: Path) -> None:
 
 
 @pytest.mark.heavy
-def test_after_a_promotion_compare_names_the_comparison_that_justified_it(tmp_path: Path, keys: dict[str, tuple[Path, str]]) -> None:
+def test_after_a_promotion_compare_names_the_comparison_that_justified_it(
+    tmp_path: Path, keys: dict[str, tuple[Path, str]]
+) -> None:
     from test_gates import SEEDED_JUDGE, gate_repo, new_version
     from test_runs import TRAIN
 

@@ -20,7 +20,10 @@ B = 1000
 
 def _ws(tmp_path: Path, skill: float = 0.5) -> Workspace:
     """A run workspace whose judge scores 40 validation tasks (so a Δ of 0.1 is detectable)."""
-    hidden = {"validation": [f"val-{i}" for i in range(40)], "heldout": [f"SECRET-held-{i}" for i in range(4)]}
+    hidden = {
+        "validation": [f"val-{i}" for i in range(40)],
+        "heldout": [f"SECRET-held-{i}" for i in range(4)],
+    }
     root = make_run_repo(tmp_path / "w", recipe=f"skill = {skill}\nsteps = 1\n", hidden=hidden)
     return Workspace.open(root)
 
@@ -53,27 +56,41 @@ def test_significant_improvement(tmp_path: Path) -> None:
     assert parent.evidence["seed_aware"] is True and parent.evidence["caveat"] is None
     assert found["version.delta_champion"].evidence["against"] == "v0"
     assert found["version.historical_best"].evidence["best"] == v1
-    for absent in ("version.post_peak_regression", "version.saturation", "version.escalate",
-                   "version.too_good_to_be_true"):
+    for absent in (
+        "version.post_peak_regression",
+        "version.saturation",
+        "version.escalate",
+        "version.too_good_to_be_true",
+    ):
         assert absent not in found
     # the root: no parent, so no Δ to it; it is the champion, so no Δ to the champion either
     root = _codes(version_findings(ws, "champion", B=B))
     assert set(root) == {"version.historical_best"}
-    assert root["version.historical_best"].evidence["best"] == v1 and "selectable" in \
-        root["version.historical_best"].suggestion
+    assert (
+        root["version.historical_best"].evidence["best"] == v1
+        and "selectable" in root["version.historical_best"].suggestion
+    )
     rows = intervention_table(ws)
-    assert rows == [{"id": v1, "parent": "v0", "hypothesis": "more skill", "status": "evaluated",
-                     "headline": pytest.approx(0.7), "parent_headline": pytest.approx(0.5),
-                     "delta": pytest.approx(0.2)}]
+    assert rows == [
+        {
+            "id": v1,
+            "parent": "v0",
+            "hypothesis": "more skill",
+            "status": "evaluated",
+            "headline": pytest.approx(0.7),
+            "parent_headline": pytest.approx(0.5),
+            "delta": pytest.approx(0.2),
+        }
+    ]
 
 
 def test_peak_regression_saturation_and_too_good(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
-    v1 = _skill(ws, 0.7)             # +0.2: the peak
+    v1 = _skill(ws, 0.7)  # +0.2: the peak
     v2 = _skill(ws, 0.65, parent=v1)  # -0.05
-    v3 = _skill(ws, 0.6, parent=v2)   # -0.05: below the peak by 0.1
+    v3 = _skill(ws, 0.6, parent=v2)  # -0.05: below the peak by 0.1
     v4 = _version(ws, "skill = 0.6\nsteps = 1\n# retry\n", parent=v3)  # 0: no gain thrice
-    v5 = _skill(ws, 1.0, parent=v4)   # +0.4: far outside the history
+    v5 = _skill(ws, 1.0, parent=v4)  # +0.4: far outside the history
     run_versions(ws, ["v0", v1, v2, v3, v4, v5], seeds=2, jobs=6)
 
     one = _codes(version_findings(ws, v1, B=B))
@@ -96,7 +113,9 @@ def test_peak_regression_saturation_and_too_good(tmp_path: Path) -> None:
     sat = four["version.saturation"]
     assert sat.severity == "warn" and [s["version"] for s in sat.evidence["steps"]] == [v2, v3, v4]
     assert "version.post_peak_regression" in four and "version.escalate" not in four
-    assert "version.saturation" not in _codes(version_findings(ws, v4, B=B, thresholds={"saturation_k": 4}))
+    assert "version.saturation" not in _codes(
+        version_findings(ws, v4, B=B, thresholds={"saturation_k": 4})
+    )
 
     five = _codes(version_findings(ws, v5, B=B))
     jump = five["version.too_good_to_be_true"]
@@ -108,7 +127,9 @@ def test_peak_regression_saturation_and_too_good(tmp_path: Path) -> None:
     alone = _codes(version_findings(ws, v5, B=B, thresholds=VersionThresholds(absolute_jump=1.0)))
     assert "version.too_good_to_be_true" in alone
     assert "mean + 3 sd" in alone["version.too_good_to_be_true"].title
-    loose = _codes(version_findings(ws, v5, B=B, thresholds={"absolute_jump": 1.0, "jump_sd": 10.0}))
+    loose = _codes(
+        version_findings(ws, v5, B=B, thresholds={"absolute_jump": 1.0, "jump_sd": 10.0})
+    )
     assert "version.too_good_to_be_true" not in loose
     assert [r["id"] for r in intervention_table(ws)] == [v1, v2, v3, v4, v5]
 
@@ -124,7 +145,11 @@ def test_escalation_and_missing_scores(tmp_path: Path) -> None:
     missing = first["version.delta_parent"]
     assert missing.severity == "info" and missing.evidence["delta"] is None
     assert "no scored run" in missing.evidence["reason"]  # reported, not scored 0
-    for absent in ("version.post_peak_regression", "version.too_good_to_be_true", "version.saturation"):
+    for absent in (
+        "version.post_peak_regression",
+        "version.too_good_to_be_true",
+        "version.saturation",
+    ):
         assert absent not in first
 
     a2 = _skill(ws, 0.6)
@@ -137,7 +162,9 @@ def test_escalation_and_missing_scores(tmp_path: Path) -> None:
     assert second["version.historical_best"].evidence["best"] == "v0"
     # the champion sees the last attempts made from it too
     assert "version.escalate" in _codes(version_findings(ws, "v0", B=B))
-    assert "version.escalate" not in _codes(version_findings(ws, a2, B=B, thresholds={"escalate_n": 3}))
+    assert "version.escalate" not in _codes(
+        version_findings(ws, a2, B=B, thresholds={"escalate_n": 3})
+    )
 
     a3 = _skill(ws, 0.7)
     run_versions(ws, [a3])

@@ -29,12 +29,17 @@ from evotree.core.versions import (
 
 
 def _branches(repo: Path) -> list[str]:
-    return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/evotree/").splitlines()
+    return git(
+        repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/evotree/"
+    ).splitlines()
 
 
 def _worktrees(repo: Path) -> list[str]:
-    return [line.split(" ", 1)[1] for line in git(repo, "worktree", "list", "--porcelain").splitlines()
-            if line.startswith("worktree ")]
+    return [
+        line.split(" ", 1)[1]
+        for line in git(repo, "worktree", "list", "--porcelain").splitlines()
+        if line.startswith("worktree ")
+    ]
 
 
 def test_branch_creates_branch_worktree_and_event(ws: Any, repo: Path) -> None:
@@ -44,12 +49,18 @@ def test_branch_creates_branch_worktree_and_event(ws: Any, repo: Path) -> None:
     assert v1.worktree == ".evotree/worktrees/v1"
     assert (path / "recipe.toml").exists()
     assert git(path, "rev-parse", "--abbrev-ref", "HEAD") == "evotree/v1"
-    assert git(repo, "rev-parse", "evotree/v1") == git(repo, "rev-parse", "evotree/v0") == v1.base_commit
+    assert (
+        git(repo, "rev-parse", "evotree/v1")
+        == git(repo, "rev-parse", "evotree/v0")
+        == v1.base_commit
+    )
     assert v1.created_by == "Ada Tester <ada@example.com>"
     assert ledger_commits(repo) == 2
     event = log_entries(ws, limit=1)[0]
     assert event["kind"] == "version.created" and event["version"] == "v1"
-    assert event["data"]["parents"] == ["v0"] and event["data"]["hypothesis"] == "filter dead groups"
+    assert (
+        event["data"]["parents"] == ["v0"] and event["data"]["hypothesis"] == "filter dead groups"
+    )
     # the main checkout is untouched
     assert git(repo, "status", "--porcelain") == ""
 
@@ -192,15 +203,21 @@ def test_abandon_when_worktree_deleted_by_hand(ws: Any, repo: Path) -> None:
     assert str(repo / ".evotree/worktrees/v1") not in _worktrees(repo)
 
 
-def _two_versions_changing(ws: Any, repo: Path, a_text: str, b_text: str, *, same_file: bool) -> None:
+def _two_versions_changing(
+    ws: Any, repo: Path, a_text: str, b_text: str, *, same_file: bool
+) -> None:
     v1 = create_version(ws, hypothesis="a")
     v2 = create_version(ws, hypothesis="b")
     commit_file(repo / v1.worktree, "recipe.toml", a_text, "change a")
-    commit_file(repo / v2.worktree, "recipe.toml" if same_file else "extra.toml", b_text, "change b")
+    commit_file(
+        repo / v2.worktree, "recipe.toml" if same_file else "extra.toml", b_text, "change b"
+    )
 
 
 def test_merge_creates_version_with_two_parents(ws: Any, repo: Path) -> None:
-    _two_versions_changing(ws, repo, "learning_rate = 3e-5\nstd_filter = false\n", "beta = 0.1\n", same_file=False)
+    _two_versions_changing(
+        ws, repo, "learning_rate = 3e-5\nstd_filter = false\n", "beta = 0.1\n", same_file=False
+    )
     merged = merge_versions(ws, "v1", "v2", message="combine lr and beta")
     assert merged.id == "v3" and merged.parents == ["v1", "v2"]
     parents = git(repo, "rev-list", "--parents", "-n", "1", "evotree/v3").split()[1:]
@@ -214,7 +231,9 @@ def test_merge_creates_version_with_two_parents(ws: Any, repo: Path) -> None:
 
 
 def test_merge_conflict_lists_files_and_creates_nothing(ws: Any, repo: Path) -> None:
-    _two_versions_changing(ws, repo, "learning_rate = 3e-5\n", "learning_rate = 1e-4\n", same_file=True)
+    _two_versions_changing(
+        ws, repo, "learning_rate = 3e-5\n", "learning_rate = 1e-4\n", same_file=True
+    )
     before = _state(repo)
     objects_before = git(repo, "count-objects")
     with pytest.raises(MergeConflict, match=r"conflicts in 1 file\(s\): recipe.toml") as info:
@@ -284,7 +303,11 @@ def test_show_version(ws: Any, repo: Path) -> None:
     assert detail.worktree_exists and detail.uncommitted == ["dirty.txt"]
     assert [e["kind"] for e in detail.events] == ["version.created"]
     champion = show_version(ws, "champion")
-    assert champion.version.id == "v0" and champion.version.champion and champion.version.children == ["v1"]
+    assert (
+        champion.version.id == "v0"
+        and champion.version.champion
+        and champion.version.children == ["v1"]
+    )
 
 
 def test_log_filters_and_limits(ws: Any) -> None:
@@ -292,8 +315,16 @@ def test_log_filters_and_limits(ws: Any) -> None:
     create_version(ws, hypothesis="b")
     abandon_version(ws, "v2", reason="r")
     kinds = [e["kind"] for e in log_entries(ws)]
-    assert kinds == ["version.abandoned", "version.created", "version.created", "workspace.initialized"]
-    assert [e["kind"] for e in log_entries(ws, version="v2")] == ["version.abandoned", "version.created"]
+    assert kinds == [
+        "version.abandoned",
+        "version.created",
+        "version.created",
+        "workspace.initialized",
+    ]
+    assert [e["kind"] for e in log_entries(ws, version="v2")] == [
+        "version.abandoned",
+        "version.created",
+    ]
     assert len(log_entries(ws, limit=2)) == 2
     with pytest.raises(UnknownVersion):
         log_entries(ws, version="v9")
@@ -306,7 +337,9 @@ def test_tree_view_shows_negative_evidence(ws: Any) -> None:
     view = tree_view(ws)
     assert view.champion == "v0"
     assert [(v.id, v.parent, v.status, v.champion) for v in view.versions] == [
-        ("v0", None, "active", True), ("v1", "v0", "active", False), ("v2", "v1", "abandoned", False),
+        ("v0", None, "active", True),
+        ("v1", "v0", "active", False),
+        ("v2", "v1", "abandoned", False),
     ]
 
 
@@ -317,7 +350,9 @@ def test_commands_work_from_inside_a_version_worktree(ws: Any, repo: Path) -> No
     inner = Workspace.open(repo / v1.worktree)
     assert inner.root == repo.resolve()
     v2 = create_version(inner, hypothesis="from inside")
-    assert (repo / ".evotree" / "worktrees" / "v2").exists() and v2.worktree == ".evotree/worktrees/v2"
+    assert (
+        repo / ".evotree" / "worktrees" / "v2"
+    ).exists() and v2.worktree == ".evotree/worktrees/v2"
 
 
 def test_long_lineage_renders_every_version(ws: Any, repo: Path) -> None:

@@ -18,8 +18,8 @@ class ProposalRecord:
 
     index: int
     component: str
-    true_effect: float                # v(candidate) - v(champion), population truth
-    decision: str                     # promote / reject / deadlock / budget
+    true_effect: float  # v(candidate) - v(champion), population truth
+    decision: str  # promote / reject / deadlock / budget
     runs: int
     champion_runs: int
 
@@ -30,7 +30,7 @@ class LoopRecord:
 
     loop_index: int
     v0: float
-    values: list[float] = field(default_factory=list)   # champion's truth after each proposal
+    values: list[float] = field(default_factory=list)  # champion's truth after each proposal
     proposals: list[ProposalRecord] = field(default_factory=list)
     runs: int = 0
     champion_runs: int = 0
@@ -64,11 +64,13 @@ class _Runs:
         return tuple(self.scores.get(recipe.key, ())), tuple(self.tasks.get(recipe.key, ()))
 
 
-def run_loop(rule: Any, world: LoopWorld, proposal_cap: int, loop_budget: int,
-             first_only: bool = False) -> LoopRecord:
+def run_loop(
+    rule: Any, world: LoopWorld, proposal_cap: int, loop_budget: int, first_only: bool = False
+) -> LoopRecord:
     """Drive ``rule`` through the loop's proposals; ``first_only`` stops after proposal 0."""
-    info = LoopInfo(world.loop_index, world.n_proposals, world.cfg.n_tasks, proposal_cap,
-                    loop_budget)
+    info = LoopInfo(
+        world.loop_index, world.n_proposals, world.cfg.n_tasks, proposal_cap, loop_budget
+    )
     if hasattr(rule, "start_loop"):
         rule.start_loop(info)
     oracle = bool(getattr(rule, "oracle", False))
@@ -83,9 +85,16 @@ def run_loop(rule: Any, world: LoopWorld, proposal_cap: int, loop_budget: int,
             break
         if j > 0 and hasattr(rule, "stop_loop"):
             champ_scores, _ = runs.of(champion)
-            loop_state = LoopState(world.loop_index, j, world.n_proposals, record.runs,
-                                   loop_budget - record.runs, promotions, tuple(decisions),
-                                   champ_scores)
+            loop_state = LoopState(
+                world.loop_index,
+                j,
+                world.n_proposals,
+                record.runs,
+                loop_budget - record.runs,
+                promotions,
+                tuple(decisions),
+                champ_scores,
+            )
             if rule.stop_loop(loop_state):
                 record.stopped_early = True
                 break
@@ -98,10 +107,23 @@ def run_loop(rule: Any, world: LoopWorld, proposal_cap: int, loop_budget: int,
             look += 1
             champ_scores, champ_tasks = runs.of(champion)
             cand_scores, cand_tasks = runs.of(candidate)
-            state = State(world.loop_index, j, world.n_proposals, champ_scores, champ_tasks,
-                          as_candidate, cand_scores, cand_tasks, spent, record.runs,
-                          proposal_cap - spent, loop_budget - record.runs, look, promotions,
-                          effect if oracle else None)
+            state = State(
+                world.loop_index,
+                j,
+                world.n_proposals,
+                champ_scores,
+                champ_tasks,
+                as_candidate,
+                cand_scores,
+                cand_tasks,
+                spent,
+                record.runs,
+                proposal_cap - spent,
+                loop_budget - record.runs,
+                look,
+                promotions,
+                effect if oracle else None,
+            )
             action = rule.decide(state)
             if not isinstance(action, Action):
                 raise TypeError(f"{getattr(rule, 'name', rule)}.decide returned {action!r}")
@@ -123,8 +145,9 @@ def run_loop(rule: Any, world: LoopWorld, proposal_cap: int, loop_budget: int,
                 if target is champion:
                     champ_spent += n
         record.champion_runs += champ_spent
-        record.proposals.append(ProposalRecord(j, world.proposal(j).component, effect,
-                                               decision, spent, champ_spent))
+        record.proposals.append(
+            ProposalRecord(j, world.proposal(j).component, effect, decision, spent, champ_spent)
+        )
         decisions.append(decision)
         if decision == "promote":
             champion = candidate

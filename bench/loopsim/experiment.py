@@ -27,9 +27,9 @@ class Setup:
     proposals: int = 30
     seeds: tuple[int, ...] = (0,)
     proposal_cap: int = 40
-    loop_budget: int = 0              # 0: 20 runs per proposal
-    first_loops: int = 2000           # extra loops that judge one forced-neutral proposal
-    tolerance: float = 0.005          # "below its peak" means more than this below
+    loop_budget: int = 0  # 0: 20 runs per proposal
+    first_loops: int = 2000  # extra loops that judge one forced-neutral proposal
+    tolerance: float = 0.005  # "below its peak" means more than this below
     bootstrap: int = 1000
 
     @property
@@ -40,8 +40,9 @@ class Setup:
 RuleFactory = Callable[[], Any]
 
 
-def run_rules(factories: dict[str, RuleFactory], world: WorldConfig, setup: Setup
-              ) -> dict[str, dict[str, list]]:
+def run_rules(
+    factories: dict[str, RuleFactory], world: WorldConfig, setup: Setup
+) -> dict[str, dict[str, list]]:
     """Every rule on every loop of every seed (same worlds, loop by loop); the ceiling is
     always added. Returns, per rule, its loop records and its clean first comparisons."""
     factories = {CEILING: Ceiling, **factories}
@@ -76,8 +77,9 @@ def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float | int | None]:
     return {"k": int(k), "n": int(n), "rate": p, "lo": max(0.0, c - h), "hi": min(1.0, c + h)}
 
 
-def _boot(values: np.ndarray, base: np.ndarray | None, reps: int, seed: int
-          ) -> tuple[float, float, float]:
+def _boot(
+    values: np.ndarray, base: np.ndarray | None, reps: int, seed: int
+) -> tuple[float, float, float]:
     """Mean of ``values`` (or ratio of means to ``base``), with a loop-bootstrap 95 % CI."""
     rng = np.random.default_rng(seed)
     n = len(values)
@@ -89,22 +91,24 @@ def _boot(values: np.ndarray, base: np.ndarray | None, reps: int, seed: int
             return math.nan, math.nan, math.nan
         point = values.mean() / base.mean()
         sums = base[idx].mean(axis=1)
-        keep = sums > 0              # a resample whose ceiling gained nothing has no ratio
+        keep = sums > 0  # a resample whose ceiling gained nothing has no ratio
         stats = values[idx][keep].mean(axis=1) / sums[keep]
     lo, hi = np.percentile(stats, [2.5, 97.5])
     return float(point), float(lo), float(hi)
 
 
-def summarize(records: list[LoopRecord], ceiling: list[LoopRecord], first: list,
-              band: float, setup: Setup) -> dict[str, Any]:
+def summarize(
+    records: list[LoopRecord], ceiling: list[LoopRecord], first: list, band: float, setup: Setup
+) -> dict[str, Any]:
     """The metrics of one rule at one noise level (records paired loop by loop with the
     ceiling's)."""
     props = [p for r in records for p in r.proposals]
     neutral = [p for p in props if abs(p.true_effect) <= band]
     harmful = [p for p in props if p.true_effect < -band]
     better = [p for p in props if p.true_effect > band]
-    firsts = [r.proposals[0] for r in records
-              if r.proposals and abs(r.proposals[0].true_effect) <= band]
+    firsts = [
+        r.proposals[0] for r in records if r.proposals and abs(r.proposals[0].true_effect) <= band
+    ]
     clean = [p for p in first if p is not None]
     gains = np.array([r.final - r.v0 for r in records])
     ceil = np.array([r.final - r.v0 for r in ceiling])
@@ -119,18 +123,20 @@ def summarize(records: list[LoopRecord], ceiling: list[LoopRecord], first: list,
     return {
         "loops": len(records),
         "proposals_judged": len(props),
-        "neutral_promoted_tree": wilson(sum(p.decision == "promote" for p in neutral),
-                                        len(neutral)),
-        "neutral_promoted_first": wilson(sum(p.decision == "promote" for p in firsts),
-                                         len(firsts)),
-        "neutral_promoted_first_clean": wilson(sum(p.decision == "promote" for p in clean),
-                                               len(clean)),
+        "neutral_promoted_tree": wilson(
+            sum(p.decision == "promote" for p in neutral), len(neutral)
+        ),
+        "neutral_promoted_first": wilson(sum(p.decision == "promote" for p in firsts), len(firsts)),
+        "neutral_promoted_first_clean": wilson(
+            sum(p.decision == "promote" for p in clean), len(clean)
+        ),
         "harmful_promoted": wilson(sum(p.decision == "promote" for p in harmful), len(harmful)),
         "gains_promoted": wilson(sum(p.decision == "promote" for p in better), len(better)),
         "below_peak": wilson(int(below), len(records)),
         "deadlocks": wilson(int(deadlocks), len(props)),
-        "loops_with_deadlock": int(sum(any(p.decision == "deadlock" for p in r.proposals)
-                                       for r in records)),
+        "loops_with_deadlock": int(
+            sum(any(p.decision == "deadlock" for p in r.proposals) for r in records)
+        ),
         "final_gain": {"mean": gain[0], "lo": gain[1], "hi": gain[2]},
         "ceiling_share": {"mean": share[0], "lo": share[1], "hi": share[2]},
         "runs_per_loop": mean_runs,
@@ -147,8 +153,13 @@ def matched_k(runs_per_loop: float, proposals: int) -> int:
     return max(1, int(round(runs_per_loop / (proposals + 1))))
 
 
-def evaluate(factories: dict[str, RuleFactory], world: WorldConfig, setup: Setup,
-             noises: Sequence[float], match: Sequence[str] = ()) -> dict[str, Any]:
+def evaluate(
+    factories: dict[str, RuleFactory],
+    world: WorldConfig,
+    setup: Setup,
+    noises: Sequence[float],
+    match: Sequence[str] = (),
+) -> dict[str, Any]:
     """Metrics of every rule at every noise level; for each rule named in ``match``, greedy-k
     at its number of runs is run too (on the same loops) and reported beside it."""
     results: dict[str, Any] = {}
@@ -164,20 +175,26 @@ def evaluate(factories: dict[str, RuleFactory], world: WorldConfig, setup: Setup
             label = f"greedy-{k}"
             matched[name] = label
             if label not in raw and label not in extra:
-                extra[label] = (lambda k=k: GreedyK(k))
+                extra[label] = lambda k=k: GreedyK(k)
         if extra:
             more = run_rules(extra, cfg, setup)
             raw.update({n: v for n, v in more.items() if n != CEILING})
         ceiling = raw[CEILING]["loops"]
-        rows = {name: summarize(v["loops"], ceiling, v["first"], cfg.neutral_band, setup)
-                for name, v in raw.items()}
-        results[f"{noise:g}x"] = {"rules": rows, "matched_greedy": matched,
-                                  "seconds": round(time.perf_counter() - started, 1)}
+        rows = {
+            name: summarize(v["loops"], ceiling, v["first"], cfg.neutral_band, setup)
+            for name, v in raw.items()
+        }
+        results[f"{noise:g}x"] = {
+            "rules": rows,
+            "matched_greedy": matched,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
     return results
 
 
-def world_stats(world: WorldConfig, noises: Sequence[float], loops: int = 200,
-                runs: int = 8) -> dict[str, Any]:
+def world_stats(
+    world: WorldConfig, noises: Sequence[float], loops: int = 200, runs: int = 8
+) -> dict[str, Any]:
     """Measured properties of the world: run-to-run SD of one recipe's score (collapses left
     out: they are a separate, rare, heavy tail), the SD of the pool's bias on a change (pool
     difference minus true difference, no seed noise), and the effect mix as drawn."""
@@ -195,10 +212,12 @@ def world_stats(world: WorldConfig, noises: Sequence[float], loops: int = 200,
         lw = LoopWorld(world, FIRST_OFFSET * 2 + loop, 10)
         for j in range(10):
             child = lw.child(lw.root, j)
-            bias.append(lw.pool_value(child) - lw.pool_value(lw.root)
-                        - (child.value - lw.root.value))
+            bias.append(
+                lw.pool_value(child) - lw.pool_value(lw.root) - (child.value - lw.root.value)
+            )
             components.append(lw.proposal(j).component)
     out["pool_bias_sd_of_a_change"] = float(np.std(bias))
-    out["effect_mix_drawn"] = {c: components.count(c) / len(components)
-                               for c in sorted(set(components))}
+    out["effect_mix_drawn"] = {
+        c: components.count(c) / len(components) for c in sorted(set(components))
+    }
     return out

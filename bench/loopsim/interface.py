@@ -80,8 +80,8 @@ class LoopInfo:
     loop_index: int
     n_proposals: int
     n_tasks: int
-    proposal_cap: int        # most runs one proposal may spend (champion + candidate runs)
-    loop_budget: int         # most runs the whole loop may spend
+    proposal_cap: int  # most runs one proposal may spend (champion + candidate runs)
+    loop_budget: int  # most runs the whole loop may spend
 
 
 @dataclass(frozen=True)
@@ -97,15 +97,15 @@ class State:
     """
 
     loop_index: int
-    proposal_index: int               # 0-based position of this proposal in the loop
+    proposal_index: int  # 0-based position of this proposal in the loop
     n_proposals: int
     champion_scores: tuple[float, ...]
     champion_task_scores: tuple[np.ndarray, ...]
     champion_runs_as_candidate: int
     candidate_scores: tuple[float, ...]
     candidate_task_scores: tuple[np.ndarray, ...]
-    runs_this_proposal: int           # runs spent on this proposal so far (both recipes)
-    runs_in_loop: int                 # runs spent in the loop so far, this proposal included
+    runs_this_proposal: int  # runs spent on this proposal so far (both recipes)
+    runs_in_loop: int  # runs spent in the loop so far, this proposal included
     proposal_budget_left: int
     loop_budget_left: int
     look: int
@@ -118,12 +118,12 @@ class LoopState:
     """What ``stop_loop`` sees before the next proposal."""
 
     loop_index: int
-    next_proposal: int                # 0-based index of the proposal that would come next
+    next_proposal: int  # 0-based index of the proposal that would come next
     n_proposals: int
     runs_in_loop: int
     loop_budget_left: int
     promotions_so_far: int
-    decisions: tuple[str, ...]        # "promote"/"reject"/"deadlock" per judged proposal
+    decisions: tuple[str, ...]  # "promote"/"reject"/"deadlock" per judged proposal
     champion_scores: tuple[float, ...]
 
 
@@ -132,7 +132,7 @@ class Outcome:
     """How one proposal ended (given to ``end_proposal``); no truth in it."""
 
     proposal_index: int
-    decision: str                     # "promote", "reject", "deadlock" or "budget"
+    decision: str  # "promote", "reject", "deadlock" or "budget"
     runs: int
 
 

@@ -26,7 +26,7 @@ class GreedyK:
             return Action.run_champion(self.k - len(state.champion_scores))
         if len(state.candidate_scores) < self.k:
             return Action.run_candidate(self.k - len(state.candidate_scores))
-        champ = statistics.fmean(state.champion_scores[-self.k:])
+        champ = statistics.fmean(state.champion_scores[-self.k :])
         cand = statistics.fmean(state.candidate_scores)
         return Action.promote() if cand > champ + self.margin else Action.reject()
 
@@ -67,8 +67,15 @@ class SequentialMargin:
     promotes only if clearing zero by ``z``. Stops a loop after ``futility`` rejects in a row.
     The SD is pooled from both recipes' runs, with ``sd_floor`` as a lower bound."""
 
-    def __init__(self, step: int = 2, n_max: int = 8, z: float = 2.0, margin: float = 0.005,
-                 sd_floor: float = 0.005, futility: int = 0) -> None:
+    def __init__(
+        self,
+        step: int = 2,
+        n_max: int = 8,
+        z: float = 2.0,
+        margin: float = 0.005,
+        sd_floor: float = 0.005,
+        futility: int = 0,
+    ) -> None:
         self.step, self.n_max, self.z = step, n_max, z
         self.margin, self.sd_floor, self.futility = margin, sd_floor, futility
         self.name = f"seq-margin(z={z:g},n<={n_max})"
@@ -95,7 +102,7 @@ class SequentialMargin:
     def stop_loop(self, state) -> bool:  # noqa: ANN001 (interface.LoopState)
         if self.futility <= 0 or len(state.decisions) < self.futility:
             return False
-        return all(d != "promote" for d in state.decisions[-self.futility:])
+        return all(d != "promote" for d in state.decisions[-self.futility :])
 
 
 def _pooled_sd(a: tuple[float, ...], b: tuple[float, ...]) -> float:

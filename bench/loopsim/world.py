@@ -43,31 +43,31 @@ class WorldConfig:
     """Every knob of the world, with the defaults the benchmark page argues for."""
 
     seed: int = 0
-    noise: float = 1.0                # seed-noise multiplier (1x, 2x)
+    noise: float = 1.0  # seed-noise multiplier (1x, 2x)
     n_tasks: int = 100
-    seed_sd: float = 0.015            # run-to-run SD of the pool score at 1x, at v = 0.5
-    jitter_share: float = 0.3         # share of that variance from per-task jitter
-    task_sd: float = 1.2              # SD of task difficulty (logit)
-    pool_tau: float = 0.35            # SD of a recipe's per-task offsets (logit)
-    pool_rho: float = 0.9             # correlation of a child's offsets with its parent's
-    collapse_prob: float = 0.01       # chance a run collapses (score scaled by U(0, 0.5))
-    samples_per_task: int = 0         # 0: continuous pass rates; m: binomial over m samples
+    seed_sd: float = 0.015  # run-to-run SD of the pool score at 1x, at v = 0.5
+    jitter_share: float = 0.3  # share of that variance from per-task jitter
+    task_sd: float = 1.2  # SD of task difficulty (logit)
+    pool_tau: float = 0.35  # SD of a recipe's per-task offsets (logit)
+    pool_rho: float = 0.9  # correlation of a child's offsets with its parent's
+    collapse_prob: float = 0.01  # chance a run collapses (score scaled by U(0, 0.5))
+    samples_per_task: int = 0  # 0: continuous pass rates; m: binomial over m samples
     v0_range: tuple[float, float] = (0.35, 0.60)
     headroom_range: tuple[float, float] = (0.10, 0.30)
-    n_groups: int = 6                 # knobs a proposal can touch (redundancy within a knob)
-    redundancy: float = 0.6           # gain factor per earlier accepted change to the same knob
+    n_groups: int = 6  # knobs a proposal can touch (redundancy within a knob)
+    redundancy: float = 0.6  # gain factor per earlier accepted change to the same knob
     # the effect mix: shares (summing to 1) and scales, score units
     p_neutral: float = 0.60
     p_small: float = 0.15
     p_harm: float = 0.20
     p_catastrophe: float = 0.02
     p_large: float = 0.03
-    neutral_sd: float = 0.002         # neutral: N(0, sd) clipped to +/- neutral_band
+    neutral_sd: float = 0.002  # neutral: N(0, sd) clipped to +/- neutral_band
     neutral_band: float = 0.005
-    small_mean: float = 0.007         # small gain: band + Exp(mean)
-    harm_mean: float = 0.012          # harm: -(band + Exp(mean))
+    small_mean: float = 0.007  # small gain: band + Exp(mean)
+    harm_mean: float = 0.012  # harm: -(band + Exp(mean))
     catastrophe_range: tuple[float, float] = (0.05, 0.30)
-    large_min: float = 0.03           # large gain: large_min * (1 + Pareto(large_alpha))
+    large_min: float = 0.03  # large gain: large_min * (1 + Pareto(large_alpha))
     large_alpha: float = 2.0
     force_first_neutral: bool = False  # draw proposal 0 from the neutral component only
 
@@ -92,7 +92,7 @@ class Recipe:
 
     key: int
     path: tuple[int, ...]
-    value: float                      # true value: expected score on the task population
+    value: float  # true value: expected score on the task population
     theta: float
     offsets: np.ndarray = field(repr=False)
     group_counts: tuple[int, ...]
@@ -108,7 +108,7 @@ class Calibration:
         self.values = probs @ _GH_W
         theta_half = self.theta_of(0.5)
         p = _sigmoid(theta_half + self.spread * _GH_X)
-        slope = float(np.sum(_GH_W * p * (1 - p)))          # d(pool mean)/d(ability)
+        slope = float(np.sum(_GH_W * p * (1 - p)))  # d(pool mean)/d(ability)
         slope2 = math.sqrt(float(np.sum(_GH_W * (p * (1 - p)) ** 2)))
         sd = cfg.seed_sd * cfg.noise
         self.ability_sd = sd * math.sqrt(1.0 - cfg.jitter_share) / slope
@@ -137,8 +137,7 @@ class LoopWorld:
         self.difficulty = rng.normal(0.0, cfg.task_sd, cfg.n_tasks)
         offsets = rng.normal(0.0, cfg.pool_tau, cfg.n_tasks)
         self._proposals: dict[int, Proposal] = {}
-        self.root = Recipe(0, (), self.v0, self.cal.theta_of(self.v0), offsets,
-                           (0,) * cfg.n_groups)
+        self.root = Recipe(0, (), self.v0, self.cal.theta_of(self.v0), offsets, (0,) * cfg.n_groups)
         self._recipes: dict[tuple[int, ...], Recipe] = {(): self.root}
         self._runs: dict[int, list[tuple[float, np.ndarray]]] = {}
 
@@ -157,12 +156,13 @@ class LoopWorld:
     def _draw_proposal(self, j: int) -> Proposal:
         cfg = self.cfg
         rng = np.random.default_rng([cfg.seed, self.loop_index, 1, j])
-        shares = np.array([cfg.p_neutral, cfg.p_small, cfg.p_harm, cfg.p_catastrophe,
-                           cfg.p_large])
+        shares = np.array([cfg.p_neutral, cfg.p_small, cfg.p_harm, cfg.p_catastrophe, cfg.p_large])
         u = rng.uniform()
         component = ("neutral", "small", "harm", "catastrophe", "large")[
             int(np.searchsorted(np.cumsum(shares / shares.sum()), u, side="right"))
-            if not (cfg.force_first_neutral and j == 0) else 0]
+            if not (cfg.force_first_neutral and j == 0)
+            else 0
+        ]
         band = cfg.neutral_band
         if component == "neutral":
             effect = max(-band, min(band, float(rng.normal(0.0, cfg.neutral_sd))))
@@ -219,8 +219,11 @@ class LoopWorld:
         z = rng.standard_normal((RUN_BLOCK, cfg.n_tasks + 1))
         collapse = rng.uniform(size=RUN_BLOCK) < cfg.collapse_prob
         scale = rng.uniform(0.0, 0.5, size=RUN_BLOCK)
-        logits = ((recipe.theta - self.difficulty + recipe.offsets)[None, :]
-                  + cal.ability_sd * z[:, :1] + cal.jitter_sd * z[:, 1:])
+        logits = (
+            (recipe.theta - self.difficulty + recipe.offsets)[None, :]
+            + cal.ability_sd * z[:, :1]
+            + cal.jitter_sd * z[:, 1:]
+        )
         tasks = _sigmoid(logits)
         if cfg.samples_per_task > 0:
             tasks = rng.binomial(cfg.samples_per_task, tasks) / cfg.samples_per_task
@@ -233,4 +236,3 @@ class LoopWorld:
         """A recipe's expected score on this loop's pool without seed noise (for diagnostics)."""
         logits = recipe.theta - self.difficulty + recipe.offsets
         return float(_sigmoid(logits).mean())
-

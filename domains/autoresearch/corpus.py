@@ -13,23 +13,113 @@ import random
 
 __all__ = ["generate"]
 
-_NOUNS = ("river", "garden", "lantern", "village", "teacher", "engine", "harbor", "market", "letter", "window",
-          "mountain", "orchard", "signal", "bridge", "sailor", "kettle", "meadow", "library", "painter", "candle",
-          "forest", "machine", "doctor", "station", "island", "farmer", "clock", "winter", "question", "number",
-          "student", "carpenter", "valley", "storm", "wagon", "chapter", "mirror", "shadow", "basket", "tower")
-_ADJECTIVES = ("quiet", "old", "bright", "narrow", "heavy", "gentle", "early", "distant", "small", "careful",
-               "silver", "patient", "broken", "warm", "empty", "honest", "green", "sudden", "steady", "golden")
+_NOUNS = (
+    "river",
+    "garden",
+    "lantern",
+    "village",
+    "teacher",
+    "engine",
+    "harbor",
+    "market",
+    "letter",
+    "window",
+    "mountain",
+    "orchard",
+    "signal",
+    "bridge",
+    "sailor",
+    "kettle",
+    "meadow",
+    "library",
+    "painter",
+    "candle",
+    "forest",
+    "machine",
+    "doctor",
+    "station",
+    "island",
+    "farmer",
+    "clock",
+    "winter",
+    "question",
+    "number",
+    "student",
+    "carpenter",
+    "valley",
+    "storm",
+    "wagon",
+    "chapter",
+    "mirror",
+    "shadow",
+    "basket",
+    "tower",
+)
+_ADJECTIVES = (
+    "quiet",
+    "old",
+    "bright",
+    "narrow",
+    "heavy",
+    "gentle",
+    "early",
+    "distant",
+    "small",
+    "careful",
+    "silver",
+    "patient",
+    "broken",
+    "warm",
+    "empty",
+    "honest",
+    "green",
+    "sudden",
+    "steady",
+    "golden",
+)
 #: (base, third person, past)
-_VERBS = (("watch", "watches", "watched"), ("carry", "carries", "carried"), ("find", "finds", "found"),
-          ("open", "opens", "opened"), ("follow", "follows", "followed"), ("remember", "remembers", "remembered"),
-          ("build", "builds", "built"), ("answer", "answers", "answered"), ("measure", "measures", "measured"),
-          ("cross", "crosses", "crossed"), ("paint", "paints", "painted"), ("repair", "repairs", "repaired"),
-          ("count", "counts", "counted"), ("visit", "visits", "visited"), ("keep", "keeps", "kept"),
-          ("leave", "leaves", "left"))
-_PLACES = ("by the river", "near the old bridge", "in the market", "under the tower", "behind the orchard",
-           "at the station", "on the island", "across the valley", "inside the library", "beyond the forest")
-_TIMES = ("In the morning", "Before the storm", "After supper", "Every winter", "At dawn", "Later that day",
-          "On the third day", "When the clock struck nine", "Long ago", "Some years later")
+_VERBS = (
+    ("watch", "watches", "watched"),
+    ("carry", "carries", "carried"),
+    ("find", "finds", "found"),
+    ("open", "opens", "opened"),
+    ("follow", "follows", "followed"),
+    ("remember", "remembers", "remembered"),
+    ("build", "builds", "built"),
+    ("answer", "answers", "answered"),
+    ("measure", "measures", "measured"),
+    ("cross", "crosses", "crossed"),
+    ("paint", "paints", "painted"),
+    ("repair", "repairs", "repaired"),
+    ("count", "counts", "counted"),
+    ("visit", "visits", "visited"),
+    ("keep", "keeps", "kept"),
+    ("leave", "leaves", "left"),
+)
+_PLACES = (
+    "by the river",
+    "near the old bridge",
+    "in the market",
+    "under the tower",
+    "behind the orchard",
+    "at the station",
+    "on the island",
+    "across the valley",
+    "inside the library",
+    "beyond the forest",
+)
+_TIMES = (
+    "In the morning",
+    "Before the storm",
+    "After supper",
+    "Every winter",
+    "At dawn",
+    "Later that day",
+    "On the third day",
+    "When the clock struck nine",
+    "Long ago",
+    "Some years later",
+)
 _NAMES = ("Anna", "Tomas", "Mirela", "Oskar", "Leda", "Ivo", "Marta", "Hugo", "Selma", "Piet")
 
 
@@ -50,7 +140,7 @@ def _sentence(rng: random.Random) -> str:
         subject = _noun_phrase(rng)
         text = f"{subject[0].upper()}{subject[1:]} {verb[1]} {_noun_phrase(rng)}."
     elif kind == 2:
-        text = f"{rng.choice(_NAMES)} said, \"The {rng.choice(_NOUNS)} is {rng.choice(_ADJECTIVES)} today.\""
+        text = f'{rng.choice(_NAMES)} said, "The {rng.choice(_NOUNS)} is {rng.choice(_ADJECTIVES)} today."'
     elif kind == 3:
         count = rng.randint(2, 12)
         text = f"There were {count} {rng.choice(_NOUNS)}s {rng.choice(_PLACES)}, and {rng.choice(_NAMES)} {verb[2]} them all."

@@ -46,7 +46,9 @@ def stream_layout(size: int, streams: int, context: int, steps: int) -> tuple[li
     """
     length = min(steps, (size - context) // streams - context)
     if length < 1:
-        raise ValueError(f"a hidden text of {size} bytes is too short for {streams} streams of context {context}")
+        raise ValueError(
+            f"a hidden text of {size} bytes is too short for {streams} streams of context {context}"
+        )
     return [context + b * (length + context) for b in range(streams)], length
 
 
@@ -54,7 +56,6 @@ def _scorer_command(candidate: Path) -> tuple[list[str], Path | None]:
     """The scorer's argv and working directory: nested-sandboxed in a sandboxed judge."""
     argv = [sys.executable, "-P", "-m", "evotree.domains.autoresearch.scorer"]
     import json
-
 
     raw = os.environ.get(ENV_POLICY_SANDBOX)
     if raw is None:  # a judge run without evotree's sandbox ([sandbox] mode = "off")
@@ -69,7 +70,9 @@ def _scorer_command(candidate: Path) -> tuple[list[str], Path | None]:
     return policy_sandbox_argv(spec, candidate, argv), None
 
 
-def hidden_bits_per_byte(text: bytes, candidate: Path, *, streams: int, context: int, steps: int) -> list[float]:
+def hidden_bits_per_byte(
+    text: bytes, candidate: Path, *, streams: int, context: int, steps: int
+) -> list[float]:
     """Bits per byte of the candidate's model on each stream of ``text`` (see :func:`stream_layout`)."""
     import numpy as np
 
@@ -89,7 +92,9 @@ def hidden_bits_per_byte(text: bytes, candidate: Path, *, streams: int, context:
             proc.stdin.flush()
             raw = proc.stdout.read(streams * 256 * 4)
             if len(raw) < streams * 256 * 4:
-                raise RuntimeError(f"the candidate's model stopped answering at step {t} (exit {proc.poll()})")
+                raise RuntimeError(
+                    f"the candidate's model stopped answering at step {t} (exit {proc.poll()})"
+                )
             scores = np.frombuffer(raw, dtype="<f4").astype(np.float64).reshape(streams, 256)
             if not np.isfinite(scores).all():
                 raise RuntimeError(f"the candidate's model gave non-finite scores at step {t}")
@@ -108,14 +113,30 @@ def hidden_bits_per_byte(text: bytes, candidate: Path, *, streams: int, context:
 def main(argv: list[str] | None = None) -> int:
     """Score the candidate on the requested splits (``$EVOTREE_JUDGE_SPLITS``); the exit status."""
     parser = argparse.ArgumentParser(prog="evotree.domains.autoresearch.judge")
-    parser.add_argument("--metric", default="val_bpb", help="the summary line (and the hidden metric's name)")
-    parser.add_argument("--direction", choices=DIRECTIONS, default="min", help="min: lower is better (val_bpb)")
-    parser.add_argument("--log", default="run.log", help="the train phase's log, in the candidate's directory")
-    parser.add_argument("--hidden", default=None, metavar="DIR",
-                        help="judge-store folder with <split>.txt: the judge's own evaluation on hidden text")
-    parser.add_argument("--streams", type=int, default=20, help="hidden evaluation: tasks (disjoint stretches)")
-    parser.add_argument("--context", type=int, default=32, help="hidden evaluation: bytes of context per question")
-    parser.add_argument("--steps", type=int, default=512, help="hidden evaluation: bytes scored per stream")
+    parser.add_argument(
+        "--metric", default="val_bpb", help="the summary line (and the hidden metric's name)"
+    )
+    parser.add_argument(
+        "--direction", choices=DIRECTIONS, default="min", help="min: lower is better (val_bpb)"
+    )
+    parser.add_argument(
+        "--log", default="run.log", help="the train phase's log, in the candidate's directory"
+    )
+    parser.add_argument(
+        "--hidden",
+        default=None,
+        metavar="DIR",
+        help="judge-store folder with <split>.txt: the judge's own evaluation on hidden text",
+    )
+    parser.add_argument(
+        "--streams", type=int, default=20, help="hidden evaluation: tasks (disjoint stretches)"
+    )
+    parser.add_argument(
+        "--context", type=int, default=32, help="hidden evaluation: bytes of context per question"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=512, help="hidden evaluation: bytes scored per stream"
+    )
     args = parser.parse_args(argv)
 
     rec = get_recorder()
@@ -125,9 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.hidden is None:
         log = candidate / args.log
         if not log.is_file():
-            print(f"no {args.log} in the candidate's directory: the train phase wrote none", file=sys.stderr)
+            print(
+                f"no {args.log} in the candidate's directory: the train phase wrote none",
+                file=sys.stderr,
+            )
             return 1
-        value = metric_value(parse_summary(log.read_text(encoding="utf-8", errors="replace")), args.metric)
+        value = metric_value(
+            parse_summary(log.read_text(encoding="utf-8", errors="replace")), args.metric
+        )
         if value is None:
             print(f"no finite '{args.metric}:' line in {args.log}: a crash", file=sys.stderr)
             return 1
@@ -141,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     found: dict[str, Any] = {}
     for split in splits:
         text = (Path(args.hidden) / f"{split}.txt").read_bytes()
-        found[split] = hidden_bits_per_byte(text, candidate, streams=args.streams, context=args.context,
-                                            steps=args.steps)
+        found[split] = hidden_bits_per_byte(
+            text, candidate, streams=args.streams, context=args.context, steps=args.steps
+        )
     for split, values in found.items():
         for b, value in enumerate(values):
             rec.eval_result(split, f"{split}-{b:02d}", sign * value)

@@ -28,13 +28,25 @@ ENV_TIME_BUDGET = "AUTORESEARCH_TIME_BUDGET"
 def main(argv: list[str] | None = None) -> int:
     """Run the command, tee its output to run.log, record the summary; the exit status of the phase."""
     parser = argparse.ArgumentParser(prog="evotree.domains.autoresearch.runner")
-    parser.add_argument("--time-budget", type=float, default=None,
-                        help="seconds of training, given to the command as $AUTORESEARCH_TIME_BUDGET")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="CPU threads of the command's math libraries (OMP/OpenBLAS/MKL_NUM_THREADS): on a "
-                             "shared CPU, more threads than cores make the step rate, so the result, erratic")
-    parser.add_argument("--metric", default="val_bpb", help="the summary line the run's result is read from")
-    parser.add_argument("--log", default="run.log", help="where the command's output goes (the judge reads it)")
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        help="seconds of training, given to the command as $AUTORESEARCH_TIME_BUDGET",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads of the command's math libraries (OMP/OpenBLAS/MKL_NUM_THREADS): on a "
+        "shared CPU, more threads than cores make the step rate, so the result, erratic",
+    )
+    parser.add_argument(
+        "--metric", default="val_bpb", help="the summary line the run's result is read from"
+    )
+    parser.add_argument(
+        "--log", default="run.log", help="where the command's output goes (the judge reads it)"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -69,12 +81,19 @@ def main(argv: list[str] | None = None) -> int:
     rec = get_recorder()
     numbers = {f"summary/{k}": v for k, v in summary.items()}
     if numbers:
-        rec.signal(int(summary.get("num_steps", 0)) if summary.get("num_steps", 0) >= 0 else 0, **numbers)
+        rec.signal(
+            int(summary.get("num_steps", 0)) if summary.get("num_steps", 0) >= 0 else 0, **numbers
+        )
     if code != 0:
-        print(f"evotree: the command exited with status {code}: a crash (see {log})", file=sys.stderr)
+        print(
+            f"evotree: the command exited with status {code}: a crash (see {log})", file=sys.stderr
+        )
         return code if 0 < code < 256 and code != 65 else 1
     if metric_value(summary, args.metric) is None:
-        print(f"evotree: no finite '{args.metric}:' summary line in {log}: the run is a crash", file=sys.stderr)
+        print(
+            f"evotree: no finite '{args.metric}:' summary line in {log}: the run is a crash",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

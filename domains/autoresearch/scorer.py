@@ -51,7 +51,9 @@ def main() -> int:
         contexts = np.frombuffer(raw, dtype=np.uint8).reshape(batch, context)
         scores = np.asarray(model.next_logprobs(contexts), dtype="<f4")
         if scores.shape != (batch, 256):
-            print(f"next_logprobs returned shape {scores.shape}, not ({batch}, 256)", file=sys.stderr)
+            print(
+                f"next_logprobs returned shape {scores.shape}, not ({batch}, 256)", file=sys.stderr
+            )
             return 3
         answers.write(scores.tobytes())
         answers.flush()

@@ -15,7 +15,9 @@ import re
 __all__ = ["DIRECTIONS", "metric_value", "parse_summary", "peak_memory_gb"]
 
 DIRECTIONS = ("min", "max")
-_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_./-]{0,63}):[ \t]*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)[ \t]*$")
+_LINE = re.compile(
+    r"^([A-Za-z_][A-Za-z0-9_./-]{0,63}):[ \t]*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)[ \t]*$"
+)
 
 
 def parse_summary(text: str) -> dict[str, float]:

@@ -4,6 +4,7 @@ The worked example of ``evotree init --protocol autoresearch``, in the shape of 
 prepare.py: it owns the time budget, the data and the metric (validation bits per byte); train.py
 imports them. The data cache is data/ beside this file (train.txt, val.txt: generated prose).
 """
+
 import os
 import time
 
@@ -50,10 +51,12 @@ def evaluate_bpb(next_logprobs, batch_size=512):
     positions = np.linspace(CONTEXT, len(data) - 1, EVAL_POSITIONS).astype(np.int64)
     total = 0.0
     for i in range(0, len(positions), batch_size):
-        at = positions[i:i + batch_size]
+        at = positions[i : i + batch_size]
         contexts = data[at[:, None] - CONTEXT + np.arange(CONTEXT)[None, :]]
         scores = log_softmax(np.asarray(next_logprobs(contexts), dtype=np.float64))
         if scores.shape != (len(at), VOCAB_SIZE) or not np.isfinite(scores).all():
-            raise ValueError(f"next_logprobs returned {scores.shape}, not finite scores of shape ({len(at)}, 256)")
+            raise ValueError(
+                f"next_logprobs returned {scores.shape}, not finite scores of shape ({len(at)}, 256)"
+            )
         total += -scores[np.arange(len(at)), data[at]].sum()
     return total / len(positions) / np.log(2)

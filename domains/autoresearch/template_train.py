@@ -6,22 +6,32 @@ budget of prepare.py (on prepare.clock), then scored by prepare.evaluate_bpb. It
 is read from (``val_bpb: ...``) and saves model.npz, which the hidden judge scores through
 ``load_model`` (keep that function and ``Model.next_logprobs`` working).
 """
+
 import os
 import resource
 import time
 
 import numpy as np
 
-from prepare import CONTEXT, TIME_BUDGET, VOCAB_SIZE, clock, evaluate_bpb, get_batch, load_split, log_softmax  # noqa: F401 - CONTEXT: the bound N_CTX must respect
+from prepare import (  # noqa: F401 - CONTEXT: the bound N_CTX must respect
+    CONTEXT,
+    TIME_BUDGET,
+    VOCAB_SIZE,
+    clock,
+    evaluate_bpb,
+    get_batch,
+    load_split,
+    log_softmax,
+)
 
 # ---------------------------------------------------------------------------- hyperparameters
-N_CTX = 8          # bytes of context the model uses (at most prepare.CONTEXT)
-EMBED = 16         # embedding width per byte
-HIDDEN = 128       # hidden layer width
-LR = 0.0002        # Adam learning rate
-BATCH = 64         # sequences per step
+N_CTX = 8  # bytes of context the model uses (at most prepare.CONTEXT)
+EMBED = 16  # embedding width per byte
+HIDDEN = 128  # hidden layer width
+LR = 0.0002  # Adam learning rate
+BATCH = 64  # sequences per step
 BETA1, BETA2 = 0.9, 0.999
-INIT_SCALE = 1.0   # multiplies the 1/sqrt(fan-in) initialization
+INIT_SCALE = 1.0  # multiplies the 1/sqrt(fan-in) initialization
 
 
 class Model:
@@ -31,13 +41,15 @@ class Model:
     @classmethod
     def create(cls, rng):
         fan_in = N_CTX * EMBED
-        return cls({
-            "embed": rng.normal(0, 1.0, (VOCAB_SIZE, EMBED)),
-            "w1": rng.normal(0, INIT_SCALE / np.sqrt(fan_in), (fan_in, HIDDEN)),
-            "b1": np.zeros(HIDDEN),
-            "w2": rng.normal(0, INIT_SCALE / np.sqrt(HIDDEN), (HIDDEN, VOCAB_SIZE)),
-            "b2": np.zeros(VOCAB_SIZE),
-        })
+        return cls(
+            {
+                "embed": rng.normal(0, 1.0, (VOCAB_SIZE, EMBED)),
+                "w1": rng.normal(0, INIT_SCALE / np.sqrt(fan_in), (fan_in, HIDDEN)),
+                "b1": np.zeros(HIDDEN),
+                "w2": rng.normal(0, INIT_SCALE / np.sqrt(HIDDEN), (HIDDEN, VOCAB_SIZE)),
+                "b2": np.zeros(VOCAB_SIZE),
+            }
+        )
 
     def forward(self, contexts):
         p = self.params
@@ -94,7 +106,7 @@ def main():
         for k, g in grads.items():
             m[k] = BETA1 * m[k] + (1 - BETA1) * g
             v[k] = BETA2 * v[k] + (1 - BETA2) * g * g
-            m_hat, v_hat = m[k] / (1 - BETA1 ** step), v[k] / (1 - BETA2 ** step)
+            m_hat, v_hat = m[k] / (1 - BETA1**step), v[k] / (1 - BETA2**step)
             model.params[k] -= LR * m_hat / (np.sqrt(v_hat) + 1e-8)
         training_seconds += clock() - t0
         if step % 500 == 0:

@@ -32,7 +32,7 @@ _HERE = Path(__file__).resolve().parent
 
 #: the commented templates stay literal text (a TOML writer drops comments); every value they
 #: take comes through toml_value (escaped by tomli_w): _example_toml, _repo_toml
-_EXAMPLE_TOML = '''\
+_EXAMPLE_TOML = """\
 # evotree.toml of an autoresearch-style repository (docs/protocols/autoresearch.md): the agent edits
 # train.py only; every run trains for a fixed time budget; the judge decides on hidden text.
 [workspace]
@@ -72,9 +72,9 @@ min_tasks = 20
 
 [executor]
 cpus = 1.0
-'''
+"""
 
-_REPO_TOML = '''\
+_REPO_TOML = """\
 # evotree.toml of an autoresearch-style repository (docs/protocols/autoresearch.md): the agent edits
 # train.py only; every run trains for prepare.py's fixed time budget (TIME_BUDGET, 300 s) on one GPU.
 [workspace]
@@ -121,7 +121,7 @@ gpus = 1.0
 # the data cache (prepare.py), read-only; add the Python environment that has torch if it lives
 # outside the system folders, and ~/.cache/huggingface for the flash-attention kernel
 read_paths = {read_paths}
-'''
+"""
 
 
 def _example_toml(time_budget: float, timeout: int) -> str:
@@ -152,14 +152,18 @@ def program_md(metric: str = "val_bpb") -> str:
     return (_HERE / "program_template.md").read_text(encoding="utf-8").replace("{metric}", metric)
 
 
-def example_files(time_budget: float = DEFAULT_TIME_BUDGET, *, seeds: tuple[int, int] | None = None) -> dict[str, str]:
+def example_files(
+    time_budget: float = DEFAULT_TIME_BUDGET, *, seeds: tuple[int, int] | None = None
+) -> dict[str, str]:
     """The worked example's files (path -> text); ``seeds``: the hidden texts' (drawn when None)."""
     if not time_budget > 0:
         raise ValueError(f"time_budget: a positive number of seconds, actually {time_budget!r}")
     if seeds is None:
         rng = secrets.SystemRandom()
         seeds = (rng.randint(1_000_000, 2_000_000_000), rng.randint(1_000_000, 2_000_000_000))
-    timeout = int(4 * time_budget + 120)  # the budget is CPU seconds: a busy machine stretches the wall clock
+    timeout = int(
+        4 * time_budget + 120
+    )  # the budget is CPU seconds: a busy machine stretches the wall clock
     return {
         "prepare.py": (_HERE / "template_prepare.py").read_text(encoding="utf-8"),
         "train.py": (_HERE / "template_train.py").read_text(encoding="utf-8"),
@@ -181,8 +185,11 @@ def materialize(root: Path, time_budget: float = DEFAULT_TIME_BUDGET) -> list[st
     root = Path(root)
     written: list[str] = []
     prepare = root / "prepare.py"
-    own = (root / "train.py").is_file() and prepare.is_file() and \
-        EXAMPLE_MARKER not in prepare.read_text(encoding="utf-8", errors="replace")
+    own = (
+        (root / "train.py").is_file()
+        and prepare.is_file()
+        and EXAMPLE_MARKER not in prepare.read_text(encoding="utf-8", errors="replace")
+    )
     if own:
         write_if_absent(root, "evotree.toml", _repo_toml(Path.home()), written)
         write_if_absent(root, "program.evotree.md", program_md(), written)

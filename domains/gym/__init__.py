@@ -31,7 +31,14 @@ from evotree.core.errors import EvotreeError
 from evotree.domains.gym.scoring import compute_references
 from evotree.domains.gym.settings import load_judge_settings
 
-__all__ = ["materialize", "refuse_ignored_judge", "POLICY_FILE", "TRAIN_FILE", "JUDGE_FILE", "REFERENCES_FILE"]
+__all__ = [
+    "materialize",
+    "refuse_ignored_judge",
+    "POLICY_FILE",
+    "TRAIN_FILE",
+    "JUDGE_FILE",
+    "REFERENCES_FILE",
+]
 
 POLICY_FILE = "policy.py"
 TRAIN_FILE = "gym.toml"
@@ -66,17 +73,23 @@ def materialize(
         raise EvotreeError(str(exc), fix='pip install "evotree[gym]"') from None
     missing = [reason for env_id in envs if (reason := unavailable_reason(env_id))]
     if missing:
-        raise EvotreeError("; ".join(missing), fix="install the packages named, or choose other environments")
+        raise EvotreeError(
+            "; ".join(missing), fix="install the packages named, or choose other environments"
+        )
     written: list[str] = []
 
     def write(rel: str, text: str) -> None:
         write_if_absent(root, rel, text, written)
 
     write(POLICY_FILE, POLICY_PY)
-    write(TRAIN_FILE, render_gym_toml(envs, episodes_per_env=train_episodes, timeout=episode_timeout))
+    write(
+        TRAIN_FILE, render_gym_toml(envs, episodes_per_env=train_episodes, timeout=episode_timeout)
+    )
     judge_path = root / JUDGE_FILE
     if not judge_path.exists():
-        pools = draw_hidden_pools(envs, {"validation": validation_episodes, "heldout": heldout_episodes})
+        pools = draw_hidden_pools(
+            envs, {"validation": validation_episodes, "heldout": heldout_episodes}
+        )
         write(JUDGE_FILE, render_judge_toml(envs, pools, timeout=episode_timeout))
     if not (root / REFERENCES_FILE).exists():
         try:
@@ -86,8 +99,10 @@ def materialize(
                 (root / rel).unlink(missing_ok=True)
             if (root / "judge").is_dir() and not any((root / "judge").iterdir()):
                 (root / "judge").rmdir()
-            raise EvotreeError(f"cannot compute the gym references: {exc}",
-                               fix="check judge/gym.toml, or install the environments' packages") from None
+            raise EvotreeError(
+                f"cannot compute the gym references: {exc}",
+                fix="check judge/gym.toml, or install the environments' packages",
+            ) from None
     return written
 
 
@@ -99,17 +114,24 @@ def refuse_ignored_judge(root: Path) -> None:
     """
     import subprocess
 
-
     try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--no-index", "--", JUDGE_FILE],
-                              cwd=root, capture_output=True, text=True, timeout=30, check=False)
+        proc = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", "--", JUDGE_FILE],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return
     if proc.returncode == 0:
-        raise EvotreeError(f"git ignores {JUDGE_FILE} here (a .gitignore rule), so evotree init cannot store the "
-                           "gym judge's hidden files in the judge store and every judge phase would fail",
-                           fix=f"drop the rule that ignores judge/ (git check-ignore -v {JUDGE_FILE}), then "
-                               "run evotree init again")
+        raise EvotreeError(
+            f"git ignores {JUDGE_FILE} here (a .gitignore rule), so evotree init cannot store the "
+            "gym judge's hidden files in the judge store and every judge phase would fail",
+            fix=f"drop the rule that ignores judge/ (git check-ignore -v {JUDGE_FILE}), then "
+            "run evotree init again",
+        )
 
 
 def references_text(root: Path) -> str:

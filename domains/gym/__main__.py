@@ -50,7 +50,11 @@ def _envs() -> int:
     for env_id, info in CATALOG.items():
         reason = unavailable_reason(env_id)
         state = "available" if reason is None else "unavailable"
-        flags = ", ".join(f for f, on in (("default", env_id in DEFAULT_ENVS), ("expert", env_id in EXPERTS)) if on)
+        flags = ", ".join(
+            f
+            for f, on in (("default", env_id in DEFAULT_ENVS), ("expert", env_id in EXPERTS))
+            if on
+        )
         print(f"{env_id:28s} {info.category:9s} {state:12s} {flags}")
         if reason:
             print(f"    {reason}")
@@ -60,15 +64,19 @@ def _envs() -> int:
 def _anchors(envs: list[str], episodes: int, first_seed: int) -> int:
     import statistics
 
-
-    print(f"| env | random (mean of {episodes}) | reference (mean of {episodes}) | anchors used | reference |")
+    print(
+        f"| env | random (mean of {episodes}) | reference (mean of {episodes}) | anchors used | reference |"
+    )
     print("|---|---:|---:|---|---|")
     for env_id in envs or CORE16:
         seeds = [first_seed + i for i in range(episodes)]
         low = statistics.mean(reference_returns(env_id, seeds, "random"))
         high = statistics.mean(reference_returns(env_id, seeds, "expert"))
-        anchors = (f"EvoPolicyGym static {STATIC_REFERENCES[env_id][0]:g} / {STATIC_REFERENCES[env_id][1]:g}"
-                   if env_id in STATIC_REFERENCES else "measured (these two)")
+        anchors = (
+            f"EvoPolicyGym static {STATIC_REFERENCES[env_id][0]:g} / {STATIC_REFERENCES[env_id][1]:g}"
+            if env_id in STATIC_REFERENCES
+            else "measured (these two)"
+        )
         kind = "privileged" if env_id in PRIVILEGED else "observation only"
         print(f"| {env_id} | {low:.2f} | {high:.2f} | {anchors} | {kind} |", flush=True)
     return 0
@@ -87,13 +95,18 @@ def _check_root(root: Path) -> int:
     """0 when ``root`` is a judge directory outside any checkout; else 2 with the reason on stderr."""
     checkout = _inside_checkout(root)
     if checkout is not None:
-        print(f"{root} is inside the git checkout {checkout}: hidden judge data must not be written there.\n"
-              "  fix: evotree judge export DIR (outside the repository), pass --root DIR, then "
-              "evotree judge propose DIR; another person: evotree judge promote DIR", file=sys.stderr)
+        print(
+            f"{root} is inside the git checkout {checkout}: hidden judge data must not be written there.\n"
+            "  fix: evotree judge export DIR (outside the repository), pass --root DIR, then "
+            "evotree judge propose DIR; another person: evotree judge promote DIR",
+            file=sys.stderr,
+        )
         return 2
     if not (root / "judge").is_dir():
-        print(f"{root} has no judge/ directory: pass the directory `evotree judge export DIR` wrote",
-              file=sys.stderr)
+        print(
+            f"{root} has no judge/ directory: pass the directory `evotree judge export DIR` wrote",
+            file=sys.stderr,
+        )
         return 2
     return 0
 
@@ -102,7 +115,9 @@ def _references(root: Path) -> int:
 
     text = references_text(root)
     (root / REFERENCES_FILE).write_text(text, encoding="utf-8")
-    print(f"wrote {root / REFERENCES_FILE}; propose it with: evotree judge propose {root}; another person puts it in force: evotree judge promote {root}")
+    print(
+        f"wrote {root / REFERENCES_FILE}; propose it with: evotree judge propose {root}; another person puts it in force: evotree judge promote {root}"
+    )
     return 0
 
 
@@ -112,8 +127,10 @@ def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
     settings = load_judge_settings(path)
     for env_id in envs:
         if env_id not in EXPERTS:
-            print(f"{env_id} has no expert policy, so it cannot be judged; experts: {', '.join(EXPERTS)}",
-                  file=sys.stderr)
+            print(
+                f"{env_id} has no expert policy, so it cannot be judged; experts: {', '.join(EXPERTS)}",
+                file=sys.stderr,
+            )
             return 2
         reason = unavailable_reason(env_id)
         if reason:
@@ -127,7 +144,9 @@ def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
         if not taken & {s for table in pools.values() for seeds in table.values() for s in seeds}:
             break
     for split, table in pools.items():
-        lines = "".join(f'"{env_id}" = [{", ".join(map(str, seeds))}]\n' for env_id, seeds in table.items())
+        lines = "".join(
+            f'"{env_id}" = [{", ".join(map(str, seeds))}]\n' for env_id, seeds in table.items()
+        )
         header = f"[pools.{split}]\n"
         if header in text:
             at = text.index(header) + len(header)
@@ -139,29 +158,39 @@ def _pools(root: Path, envs: list[str], validation: int, heldout: int) -> int:
             text = text.rstrip("\n") + f"\n\n{header}{lines}"
     judged = settings.envs + [e for e in envs if e not in settings.envs]
     quoted = ", ".join(f'"{e}"' for e in judged)
-    text, count = re.subn(r"(?m)^envs\s*=\s*\[[^\]]*\]", lambda _: f"envs = [{quoted}]", text, count=1)
+    text, count = re.subn(
+        r"(?m)^envs\s*=\s*\[[^\]]*\]", lambda _: f"envs = [{quoted}]", text, count=1
+    )
     if not count:
         print(f"{path}: no `envs = [...]` line in [judge] to update", file=sys.stderr)
         return 2
     path.write_text(text, encoding="utf-8")
     load_judge_settings(path)  # still valid
-    print(f"added pools for {', '.join(new) or 'nothing (all had pools)'} to {path}; now run: "
-          f"python -P -m evotree.domains.gym references --root {root}, then evotree judge propose {root} and, by another person, evotree judge promote {root}")
+    print(
+        f"added pools for {', '.join(new) or 'nothing (all had pools)'} to {path}; now run: "
+        f"python -P -m evotree.domains.gym references --root {root}, then evotree judge propose {root} and, by another person, evotree judge promote {root}"
+    )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -P -m evotree.domains.gym", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -P -m evotree.domains.gym", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("envs", help="list the known environments and whether they can run here")
-    anchors = sub.add_parser("anchors", help="measure random and reference returns on public seeds (a table)")
+    anchors = sub.add_parser(
+        "anchors", help="measure random and reference returns on public seeds (a table)"
+    )
     anchors.add_argument("envs", nargs="*")
     anchors.add_argument("--episodes", type=int, default=16)
     anchors.add_argument("--first-seed", type=int, default=1_000_001)
     root_help = "the judge directory `evotree judge export DIR` wrote (outside any git checkout)"
     refs = sub.add_parser("references", help="recompute judge/references.json under --root")
     refs.add_argument("--root", type=Path, required=True, help=root_help)
-    pools = sub.add_parser("pools", help="add hidden pools for more environments to judge/gym.toml under --root")
+    pools = sub.add_parser(
+        "pools", help="add hidden pools for more environments to judge/gym.toml under --root"
+    )
     pools.add_argument("envs", nargs="+")
     pools.add_argument("--root", type=Path, required=True, help=root_help)
     pools.add_argument("--validation", type=int, default=16)

@@ -25,8 +25,19 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EnvInfo", "CATALOG", "CORE16", "DEFAULT_ENVS", "OPTIONAL_ENVS", "unavailable_reason", "make_env",
-           "GymMissing", "require_gymnasium", "ensure_registered", "modules_for"]
+__all__ = [
+    "EnvInfo",
+    "CATALOG",
+    "CORE16",
+    "DEFAULT_ENVS",
+    "OPTIONAL_ENVS",
+    "unavailable_reason",
+    "make_env",
+    "GymMissing",
+    "require_gymnasium",
+    "ensure_registered",
+    "modules_for",
+]
 
 _GYM = 'pip install "evotree[gym]"'
 _ALL = 'every Core-16 package: pip install "evotree[gym]"'
@@ -54,14 +65,34 @@ def _family(env_id: str) -> tuple[str, tuple[str, ...], str]:
         return "minigrid", ("gymnasium", "minigrid"), _MINIGRID
     if env_id.split("-")[0] in _HIGHWAY_IDS:
         return "highway", ("gymnasium", "highway_env"), _HIGHWAY
-    if env_id.startswith(("Fetch", "HandManipulate", "HandReach", "AdroitHand", "PointMaze", "AntMaze",
-                          "FrankaKitchen")):
+    if env_id.startswith(
+        (
+            "Fetch",
+            "HandManipulate",
+            "HandReach",
+            "AdroitHand",
+            "PointMaze",
+            "AntMaze",
+            "FrankaKitchen",
+        )
+    ):
         return "robotics", ("gymnasium", "mujoco", "gymnasium_robotics"), _ROBOTICS
     return "", ("gymnasium",), _GYM
 
 
-_HIGHWAY_IDS = {"parking", "roundabout", "highway", "highway-fast", "merge", "intersection", "racetrack",
-                "two-way", "u-turn", "exit", "lane-keeping"}
+_HIGHWAY_IDS = {
+    "parking",
+    "roundabout",
+    "highway",
+    "highway-fast",
+    "merge",
+    "intersection",
+    "racetrack",
+    "two-way",
+    "u-turn",
+    "exit",
+    "lane-keeping",
+}
 
 CATALOG: dict[str, EnvInfo] = {
     info.env_id: info
@@ -79,22 +110,51 @@ CATALOG: dict[str, EnvInfo] = {
         EnvInfo("HalfCheetah-v5", "mujoco", ("gymnasium", "mujoco"), _MUJOCO, "gym/halfcheetah5"),
         EnvInfo("Ant-v5", "mujoco", ("gymnasium", "mujoco"), _MUJOCO, "gym/ant5"),
         EnvInfo("MiniGrid-DoorKey-5x5-v0", "minigrid", ("gymnasium", "minigrid"), _MINIGRID),
-        *(EnvInfo(env_id, "minigrid", ("gymnasium", "minigrid"), _MINIGRID, f"gymnasium/{env_id}")
-          for env_id in ("MiniGrid-DoorKey-16x16-v0", "MiniGrid-KeyCorridorS4R3-v0", "MiniGrid-FourRooms-v0",
-                         "MiniGrid-ObstructedMaze-1Q-v1")),
-        *(EnvInfo(env_id, "highway", ("gymnasium", "highway_env"), _HIGHWAY, f"gymnasium/{env_id}")
-          for env_id in ("parking-v0", "roundabout-v0")),
-        *(EnvInfo(env_id, "robotics", ("gymnasium", "mujoco", "gymnasium_robotics"), _ROBOTICS,
-                  f"gymnasium/{env_id}")
-          for env_id in ("FetchPush-v4", "FetchPickAndPlace-v4")),
+        *(
+            EnvInfo(env_id, "minigrid", ("gymnasium", "minigrid"), _MINIGRID, f"gymnasium/{env_id}")
+            for env_id in (
+                "MiniGrid-DoorKey-16x16-v0",
+                "MiniGrid-KeyCorridorS4R3-v0",
+                "MiniGrid-FourRooms-v0",
+                "MiniGrid-ObstructedMaze-1Q-v1",
+            )
+        ),
+        *(
+            EnvInfo(
+                env_id, "highway", ("gymnasium", "highway_env"), _HIGHWAY, f"gymnasium/{env_id}"
+            )
+            for env_id in ("parking-v0", "roundabout-v0")
+        ),
+        *(
+            EnvInfo(
+                env_id,
+                "robotics",
+                ("gymnasium", "mujoco", "gymnasium_robotics"),
+                _ROBOTICS,
+                f"gymnasium/{env_id}",
+            )
+            for env_id in ("FetchPush-v4", "FetchPickAndPlace-v4")
+        ),
     )
 }
 #: EvoPolicyGym v0.1.0's Core-16 suite, in its order (two environments per capability family).
 CORE16 = (
-    "Acrobot-v1", "MountainCarContinuous-v0", "BipedalWalker-v3", "CarRacing-v3",
-    "HalfCheetah-v5", "Ant-v5", "Pusher-v5", "Reacher-v5",
-    "MiniGrid-DoorKey-16x16-v0", "MiniGrid-KeyCorridorS4R3-v0", "MiniGrid-FourRooms-v0",
-    "MiniGrid-ObstructedMaze-1Q-v1", "parking-v0", "roundabout-v0", "FetchPush-v4", "FetchPickAndPlace-v4",
+    "Acrobot-v1",
+    "MountainCarContinuous-v0",
+    "BipedalWalker-v3",
+    "CarRacing-v3",
+    "HalfCheetah-v5",
+    "Ant-v5",
+    "Pusher-v5",
+    "Reacher-v5",
+    "MiniGrid-DoorKey-16x16-v0",
+    "MiniGrid-KeyCorridorS4R3-v0",
+    "MiniGrid-FourRooms-v0",
+    "MiniGrid-ObstructedMaze-1Q-v1",
+    "parking-v0",
+    "roundabout-v0",
+    "FetchPush-v4",
+    "FetchPickAndPlace-v4",
 )
 #: What a new workspace trains and judges: fast on two cores, needs only gymnasium.
 DEFAULT_ENVS = ("CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1")
@@ -155,14 +215,18 @@ def unavailable_reason(env_id: str) -> str | None:
         try:
             importlib.import_module(module)
         except Exception as exc:  # noqa: BLE001 - a broken install is as unusable as a missing one
-            reason = (f"{env_id} is skipped: it needs the `{module}` package, which does not import "
-                      f"here ({type(exc).__name__}: {exc}); install it with: {hint}")
+            reason = (
+                f"{env_id} is skipped: it needs the `{module}` package, which does not import "
+                f"here ({type(exc).__name__}: {exc}); install it with: {hint}"
+            )
             break
     if reason is None:
         try:
             ensure_registered(env_id)
         except Exception as exc:  # noqa: BLE001
-            reason = f"{env_id} is skipped: registering its package failed ({type(exc).__name__}: {exc})"
+            reason = (
+                f"{env_id} is skipped: registering its package failed ({type(exc).__name__}: {exc})"
+            )
     if reason is None:
         gym = require_gymnasium()
         if env_id not in gym.registry:

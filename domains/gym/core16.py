@@ -22,7 +22,9 @@ import numpy as np
 
 __all__ = ["STATIC_REFERENCES", "STATIC_SOURCE", "OBS_ONLY", "PRIVILEGED", "make_reference"]
 
-STATIC_SOURCE = "EvoPolicyGym v0.1.0 src/evopolicygym/envs/gym/spec.py (static random/expert anchors)"
+STATIC_SOURCE = (
+    "EvoPolicyGym v0.1.0 src/evopolicygym/envs/gym/spec.py (static random/expert anchors)"
+)
 #: EvoPolicyGym's published anchors: env id -> (random, expert). Only those it has in Core-16.
 STATIC_REFERENCES: dict[str, tuple[float, float]] = {
     "Acrobot-v1": (-500.0, -80.0),
@@ -130,7 +132,9 @@ class PusherReference:
         if np.linalg.norm(to_behind[:2]) > 0.04:
             target = behind.copy()
             if np.dot(tip[:2] - obj[:2], unit) > -0.02 and np.linalg.norm(tip[:2] - obj[:2]) < 0.12:
-                target[:2] = obj[:2] - 0.09 * unit + 0.08 * np.array([-unit[1], unit[0]])  # go round it
+                target[:2] = (
+                    obj[:2] - 0.09 * unit + 0.08 * np.array([-unit[1], unit[0]])
+                )  # go round it
         else:
             target = obj.copy()
             target[:2] += 0.1 * unit
@@ -160,8 +164,12 @@ class MiniGridReference:
     # ------------------------------------------------------------- the grid
     def _cells(self) -> list[tuple[tuple[int, int], Any]]:
         grid = self.env.grid
-        return [((i, j), grid.get(i, j)) for j in range(grid.height) for i in range(grid.width)
-                if grid.get(i, j) is not None]
+        return [
+            ((i, j), grid.get(i, j))
+            for j in range(grid.height)
+            for i in range(grid.width)
+            if grid.get(i, j) is not None
+        ]
 
     def _target(self) -> tuple[tuple[int, int] | None, bool]:
         """(the cell to reach, whether it is an object to pick up rather than a cell to step on)."""
@@ -197,12 +205,14 @@ class MiniGridReference:
             return 30
         return None
 
-    def _path(self, target: tuple[int, int], adjacent: bool, relaxed: bool) -> list[tuple[int, int]] | None:
+    def _path(
+        self, target: tuple[int, int], adjacent: bool, relaxed: bool
+    ) -> list[tuple[int, int]] | None:
         """Cells from the agent's next cell to ``target`` (or to a cell next to it when ``adjacent``)."""
         import heapq
 
         start = tuple(int(v) for v in self.env.agent_pos)
-        goals = ({(target[0] + dx, target[1] + dy) for dx, dy in self.DIRS} if adjacent else {target})
+        goals = {(target[0] + dx, target[1] + dy) for dx, dy in self.DIRS} if adjacent else {target}
         best = {start: 0}
         prev: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
         heap = [(0, start)]
@@ -243,8 +253,12 @@ class MiniGridReference:
     def _drop_somewhere(self, avoid: set[tuple[int, int]]) -> int:
         front = self._front()
         grid = self.env.grid
-        if front not in avoid and 0 <= front[0] < grid.width and 0 <= front[1] < grid.height \
-                and grid.get(*front) is None:
+        if (
+            front not in avoid
+            and 0 <= front[0] < grid.width
+            and 0 <= front[1] < grid.height
+            and grid.get(*front) is None
+        ):
             return self.DROP
         return self.RIGHT
 
@@ -279,7 +293,12 @@ class MiniGridReference:
                 return pos, self.PICKUP
         for pos, cell in self._cells():
             inside = getattr(cell, "contains", None)
-            if cell.type == "box" and inside is not None and inside.type == "key" and inside.color == color:
+            if (
+                cell.type == "box"
+                and inside is not None
+                and inside.type == "key"
+                and inside.color == color
+            ):
                 return pos, self.TOGGLE
         return None
 
@@ -302,7 +321,9 @@ class MiniGridReference:
                 if found is None:
                     return self.RIGHT
                 return self._interact(found[0], found[1], depth)
-            return self._interact(pos, self.PICKUP, depth)  # a ball, box or key in the way: carry it off
+            return self._interact(
+                pos, self.PICKUP, depth
+            )  # a ball, box or key in the way: carry it off
         return self.RIGHT
 
     def act(self, obs: Any) -> int:
@@ -342,7 +363,10 @@ class ParkingReference:
     MAX_ACCEL = 5.0  # m/s², idem
     V_MAX, V_MIN, V_BACK = 7.0, 1.5, 3.0  # m/s
     DECEL = 3.0  # m/s²: speed limit sqrt(2 * DECEL * (3 m - along)) near the goal
-    OVERSHOOT, BACK_TO = 2.0, -9.0  # m along the centre line: back out past the first, until the second
+    OVERSHOOT, BACK_TO = (
+        2.0,
+        -9.0,
+    )  # m along the centre line: back out past the first, until the second
 
     def __init__(self) -> None:
         self.backing = False
@@ -367,7 +391,9 @@ class ParkingReference:
         # the carrot, in the goal's frame: on the nearer leg of the path, LOOKAHEAD further on
         if self.backing:
             carrot = (along - ahead, 0.0)
-        elif (abs(lateral) if along >= -aisle else math.hypot(along + aisle, lateral)) <= abs(along + aisle):
+        elif (abs(lateral) if along >= -aisle else math.hypot(along + aisle, lateral)) <= abs(
+            along + aisle
+        ):
             carrot = (max(along, -aisle) + ahead, 0.0)
         else:
             rest = abs(lateral) - ahead
@@ -379,13 +405,17 @@ class ParkingReference:
         if self.backing:  # pure pursuit of the rear: the steering's effect is reversed
             bearing = _wrap(bearing + math.pi)
         if abs(bearing) < math.pi / 2:
-            steer = math.atan2(2 * self.HALF_WHEELBASE * math.sin(bearing), distance) / self.MAX_STEER
+            steer = (
+                math.atan2(2 * self.HALF_WHEELBASE * math.sin(bearing), distance) / self.MAX_STEER
+            )
         else:  # the carrot is behind: full lock towards it
             steer = math.copysign(1.0, bearing)
         if self.backing:
             steer, target = -steer, -self.V_BACK
         else:
-            target = min(self.V_MAX, max(self.V_MIN, math.sqrt(max(0.0, 2 * self.DECEL * (3.0 - along)))))
+            target = min(
+                self.V_MAX, max(self.V_MIN, math.sqrt(max(0.0, 2 * self.DECEL * (3.0 - along))))
+            )
         accel = (target - speed) / self.MAX_ACCEL  # 1 m/s² per m/s of speed error
         return np.clip(np.array([accel, steer]), -1.0, 1.0).astype(np.float32)
 
@@ -438,7 +468,9 @@ class FetchReference:
         move = np.clip((target - grip) * 10.0, -1.0, 1.0)
         return np.array([*move, -1.0], dtype=np.float32)
 
-    def _pick(self, grip: np.ndarray, obj: np.ndarray, goal: np.ndarray, width: float) -> np.ndarray:
+    def _pick(
+        self, grip: np.ndarray, obj: np.ndarray, goal: np.ndarray, width: float
+    ) -> np.ndarray:
         above = obj + np.array([0.0, 0.0, 0.06])
         near_xy = np.linalg.norm(grip[:2] - obj[:2]) < 0.01
         if not self.grasped:

@@ -34,8 +34,20 @@ from evotree.domains.gym.episode import EpisodeTimeout
 from evotree.domains.gym.episode import encode_action
 from evotree.domains.gym.episode import seed_everything
 
-__all__ = ["PROTOCOL", "schema", "to_json", "coerce", "env_meta", "play_submit_episode", "final_score",
-           "TRAJECTORY_CAP_BYTES", "FEEDBACK_CAP_BYTES", "TRAIN_POOL_SIZE", "train_pool", "instance_seeds"]
+__all__ = [
+    "PROTOCOL",
+    "schema",
+    "to_json",
+    "coerce",
+    "env_meta",
+    "play_submit_episode",
+    "final_score",
+    "TRAJECTORY_CAP_BYTES",
+    "FEEDBACK_CAP_BYTES",
+    "TRAIN_POOL_SIZE",
+    "train_pool",
+    "instance_seeds",
+]
 
 PROTOCOL = "evopolicygym"
 #: One episode's trajectory.jsonl is cut past this many bytes (a ``{"truncated": ...}`` line says so).
@@ -97,10 +109,21 @@ def schema(space: Any) -> dict[str, Any]:
     if isinstance(space, spaces.Box):
         shape = [int(s) for s in space.shape]
         if space.dtype == np.uint8 and len(shape) == 3:
-            return {"type": "Image", "shape": shape, "dtype": "uint8", "layout": "height_width_channels",
-                    "value_range": [0, 255], "storage": "external"}
-        return {"type": "Box", "shape": shape, "dtype": str(space.dtype), "low": _bound(space.low),
-                "high": _bound(space.high)}
+            return {
+                "type": "Image",
+                "shape": shape,
+                "dtype": "uint8",
+                "layout": "height_width_channels",
+                "value_range": [0, 255],
+                "storage": "external",
+            }
+        return {
+            "type": "Box",
+            "shape": shape,
+            "dtype": str(space.dtype),
+            "low": _bound(space.low),
+            "high": _bound(space.high),
+        }
     if isinstance(space, spaces.MultiDiscrete):
         return {"type": "MultiDiscrete", "nvec": to_json(space.nvec), "dtype": str(space.dtype)}
     if isinstance(space, spaces.MultiBinary):
@@ -110,7 +133,11 @@ def schema(space: Any) -> dict[str, Any]:
     if isinstance(space, spaces.Dict):
         return {"type": "Dict", "spaces": {str(k): schema(s) for k, s in space.spaces.items()}}
     if isinstance(space, spaces.Text):
-        return {"type": "Text", "min_length": int(space.min_length), "max_length": int(space.max_length)}
+        return {
+            "type": "Text",
+            "min_length": int(space.min_length),
+            "max_length": int(space.max_length),
+        }
     if type(space).__name__ == "MissionSpace":
         return {"type": "Text", "min_length": 0, "max_length": 256}
     return {"type": type(space).__name__, "repr": repr(space)[:200]}
@@ -201,7 +228,9 @@ def coerce(space: Any, value: Any) -> tuple[Any, bool]:
         return space.sample(), True
 
 
-def env_meta(env_id: str, env: Any, *, submit_index: int, n_episodes: int, remaining_after: int) -> dict[str, Any]:
+def env_meta(
+    env_id: str, env: Any, *, submit_index: int, n_episodes: int, remaining_after: int
+) -> dict[str, Any]:
     """The ``env_meta`` a Policy is built with (no seeds, no pool sizes, no anchors)."""
     obs_schema, act_schema = schema(env.observation_space), schema(env.action_space)
     spec = getattr(env, "spec", None)
@@ -224,8 +253,17 @@ def _error(category: str, exc: BaseException) -> str:
     return f"{category}: {type(exc).__name__}: {exc}" + (f" (at {where})" if where else "")
 
 
-def play_submit_episode(env: Any, policy: Any, env_id: str, index: int, seed: int, *,
-                        record_actions: bool, trajectory: bool, image_obs: bool) -> dict[str, Any]:
+def play_submit_episode(
+    env: Any,
+    policy: Any,
+    env_id: str,
+    index: int,
+    seed: int,
+    *,
+    record_actions: bool,
+    trajectory: bool,
+    image_obs: bool,
+) -> dict[str, Any]:
     """One episode of an already-built EvoPolicyGym policy; a dict of :class:`Episode` fields.
 
     ``category`` is ``""``, ``reset_error`` or ``act_error``; ``invalid_actions`` counts coerced
@@ -234,8 +272,17 @@ def play_submit_episode(env: Any, policy: Any, env_id: str, index: int, seed: in
     :data:`TRAJECTORY_CAP_BYTES`.
     """
 
-    out: dict[str, Any] = {"env_id": env_id, "index": index, "seed": seed, "ret": 0.0, "length": 0,
-                           "finish_reason": "error", "message": "", "category": "", "invalid_actions": 0}
+    out: dict[str, Any] = {
+        "env_id": env_id,
+        "index": index,
+        "seed": seed,
+        "ret": 0.0,
+        "length": 0,
+        "finish_reason": "error",
+        "message": "",
+        "category": "",
+        "invalid_actions": 0,
+    }
     actions: list[Any] = []
     rows: list[str] = []
     size = 0
@@ -276,14 +323,29 @@ def play_submit_episode(env: Any, policy: Any, env_id: str, index: int, seed: in
                 row_info = to_json(info) if isinstance(info, dict) else {}
                 if invalid:
                     row_info["action_invalid"] = True
-                row = json.dumps({"t": length - 1, "obs": None if image_obs else view,
-                                  "action": to_json(raw if failure is None else action), "reward": reward,
-                                  "terminated": bool(terminated), "truncated": bool(truncated),
-                                  "info": row_info}, separators=(",", ":"), default=repr)
+                row = json.dumps(
+                    {
+                        "t": length - 1,
+                        "obs": None if image_obs else view,
+                        "action": to_json(raw if failure is None else action),
+                        "reward": reward,
+                        "terminated": bool(terminated),
+                        "truncated": bool(truncated),
+                        "info": row_info,
+                    },
+                    separators=(",", ":"),
+                    default=repr,
+                )
                 if size + len(row) > TRAJECTORY_CAP_BYTES:
                     cut = True
-                    rows.append(json.dumps({"t": length - 1, "truncated_feedback":
-                                            f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes"}))
+                    rows.append(
+                        json.dumps(
+                            {
+                                "t": length - 1,
+                                "truncated_feedback": f"trajectory cut at {TRAJECTORY_CAP_BYTES} bytes",
+                            }
+                        )
+                    )
                 else:
                     rows.append(row)
                     size += len(row) + 1
@@ -301,11 +363,15 @@ def play_submit_episode(env: Any, policy: Any, env_id: str, index: int, seed: in
     return out
 
 
-def final_score(mean_return: float, random_ret: float, expert_ret: float, clip_max: float = 1.2) -> float:
+def final_score(
+    mean_return: float, random_ret: float, expert_ret: float, clip_max: float = 1.2
+) -> float:
     """EvoPolicyGym's ``clip((mean - random) / (expert - random), 0, clip_max) * 100``."""
     span = expert_ret - random_ret
     if not (math.isfinite(span) and span > 0):
-        raise ValueError(f"the expert's return ({expert_ret}) must be above the random policy's ({random_ret})")
+        raise ValueError(
+            f"the expert's return ({expert_ret}) must be above the random policy's ({random_ret})"
+        )
     if not math.isfinite(mean_return):
         return 0.0
     return min(clip_max, max(0.0, (mean_return - random_ret) / span)) * 100.0

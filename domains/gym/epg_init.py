@@ -44,7 +44,13 @@ from evotree.domains.gym.templates import draw_hidden_pools
 from evotree.domains.gym import refuse_ignored_judge
 from evotree.domains.gym import materialize
 
-__all__ = ["materialize_evopolicygym", "init_template", "POLICY_PY", "REFERENCE_EPISODES", "BUDGET_EPISODES"]
+__all__ = [
+    "materialize_evopolicygym",
+    "init_template",
+    "POLICY_PY",
+    "REFERENCE_EPISODES",
+    "BUDGET_EPISODES",
+]
 
 #: EvoPolicyGym's episode budget of one run, over all its submits.
 BUDGET_EPISODES = 128
@@ -107,9 +113,11 @@ def _neutral(space):
 def _judge_toml(env_id: str, pools: dict[str, dict[str, list[int]]], timeout: float) -> str:
 
     text = render_judge_toml([env_id], pools, timeout=timeout)
-    head = ("# EvoPolicyGym compatibility mode: raw returns are the scores (the headline is the raw mean),\n"
-            "# SPLIT/ENV/final_score is clip((mean - random) / (expert - random), 0, 1.2) * 100, and a\n"
-            "# policy that cannot be built voids the run. Workers: 1 (one Policy plays the pool in order).\n")
+    head = (
+        "# EvoPolicyGym compatibility mode: raw returns are the scores (the headline is the raw mean),\n"
+        "# SPLIT/ENV/final_score is clip((mean - random) / (expert - random), 0, 1.2) * 100, and a\n"
+        "# policy that cannot be built voids the run. Workers: 1 (one Policy plays the pool in order).\n"
+    )
     return head + text.replace("[judge]\n", '[judge]\nprotocol = "evopolicygym"\n', 1)
 
 
@@ -137,24 +145,42 @@ def _evotree_toml() -> str:
 
     text = render_template("gym")
     text, n1 = re.subn(r"(?m)^max_episodes = \d+$", "max_episodes = 0", text)
-    text, n2 = re.subn(r"(?m)^tree_max_episodes = \d+$", f"tree_max_episodes = {BUDGET_EPISODES}", text)
+    text, n2 = re.subn(
+        r"(?m)^tree_max_episodes = \d+$", f"tree_max_episodes = {BUDGET_EPISODES}", text
+    )
     if n1 != 1 or n2 != 1:  # the template changed shape: say so rather than write a wrong budget
-        raise EvotreeError("cannot set EvoPolicyGym's budget in the evotree.toml template",
-                           fix="set [budget] max_episodes = 0 and tree_max_episodes = 128 by hand")
-    text = text.replace("[budget]\n", "[budget]\n# EvoPolicyGym compatibility mode: 128 episodes for the whole search, "
-                                      "over every version's runs.\n", 1)
+        raise EvotreeError(
+            "cannot set EvoPolicyGym's budget in the evotree.toml template",
+            fix="set [budget] max_episodes = 0 and tree_max_episodes = 128 by hand",
+        )
+    text = text.replace(
+        "[budget]\n",
+        "[budget]\n# EvoPolicyGym compatibility mode: 128 episodes for the whole search, "
+        "over every version's runs.\n",
+        1,
+    )
     # EvoPolicyGym's visibility boundary: validation and held-out hidden until `evotree finalize`
-    text, n3 = re.subn(r"(?m)^hide_until_finalize = false$", "hide_until_finalize = true", text, count=1)
+    text, n3 = re.subn(
+        r"(?m)^hide_until_finalize = false$", "hide_until_finalize = true", text, count=1
+    )
     if n3 != 1:
-        raise EvotreeError("cannot set [eval] hide_until_finalize in the evotree.toml template",
-                           fix="set [eval] hide_until_finalize = true by hand")
+        raise EvotreeError(
+            "cannot set [eval] hide_until_finalize in the evotree.toml template",
+            fix="set [eval] hide_until_finalize = true by hand",
+        )
     return text
 
 
-def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8,
-                             validation_episodes: int = VALIDATION_EPISODES,
-                             heldout_episodes: int = HELDOUT_EPISODES, episode_timeout: float = 120.0,
-                             reference_episodes: int = REFERENCE_EPISODES) -> list[str]:
+def materialize_evopolicygym(
+    root: Path,
+    env_id: str,
+    *,
+    train_episodes: int = 8,
+    validation_episodes: int = VALIDATION_EPISODES,
+    heldout_episodes: int = HELDOUT_EPISODES,
+    episode_timeout: float = 120.0,
+    reference_episodes: int = REFERENCE_EPISODES,
+) -> list[str]:
     """Write the compatibility-mode workspace files into ``root`` (never overwriting); the paths written."""
 
     root = Path(root)
@@ -168,21 +194,31 @@ def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8
     if reason:
         raise EvotreeError(reason, fix='pip install "evotree[gym]", or choose another --env')
     if env_id not in EXPERTS:
-        raise EvotreeError(f"{env_id} has no references (no reference policy), so it cannot be judged",
-                           fix=f"choose one of: {', '.join(EXPERTS)}")
+        raise EvotreeError(
+            f"{env_id} has no references (no reference policy), so it cannot be judged",
+            fix=f"choose one of: {', '.join(EXPERTS)}",
+        )
     written: list[str] = []
     try:
         write_if_absent(root, "evotree.toml", _evotree_toml(), written)
         write_if_absent(root, POLICY_FILE, POLICY_PY, written)
-        write_if_absent(root, TRAIN_FILE, _gym_toml(env_id, train_episodes, episode_timeout), written)
-        write_if_absent(root, TASK_FILE, render_task(env_id, max_episode_steps=_step_limit(env_id)), written)
+        write_if_absent(
+            root, TRAIN_FILE, _gym_toml(env_id, train_episodes, episode_timeout), written
+        )
+        write_if_absent(
+            root, TASK_FILE, render_task(env_id, max_episode_steps=_step_limit(env_id)), written
+        )
         if not (root / JUDGE_FILE).exists():
-            pools = draw_hidden_pools([env_id], {"validation": validation_episodes, "heldout": heldout_episodes})
+            pools = draw_hidden_pools(
+                [env_id], {"validation": validation_episodes, "heldout": heldout_episodes}
+            )
             write_if_absent(root, JUDGE_FILE, _judge_toml(env_id, pools, episode_timeout), written)
         if not (root / REFERENCES_FILE).exists():
             settings = load_judge_settings(root / JUDGE_FILE)
             if settings.protocol != "evopolicygym":
-                raise SettingsError(f"{JUDGE_FILE} exists and does not say protocol = \"evopolicygym\"")
+                raise SettingsError(
+                    f'{JUDGE_FILE} exists and does not say protocol = "evopolicygym"'
+                )
             seeds = settings.seeds("validation", env_id)[:reference_episodes]
             if not seeds:
                 raise SettingsError(f"{JUDGE_FILE} has no validation seeds for {env_id}")
@@ -191,8 +227,10 @@ def materialize_evopolicygym(root: Path, env_id: str, *, train_episodes: int = 8
             write_if_absent(root, REFERENCES_FILE, refs.to_json(), written)
     except (SettingsError, RuntimeError) as exc:
         _undo(root, written)
-        raise EvotreeError(f"cannot write the EvoPolicyGym workspace: {exc}",
-                           fix="check judge/gym.toml, or choose another --env") from None
+        raise EvotreeError(
+            f"cannot write the EvoPolicyGym workspace: {exc}",
+            fix="check judge/gym.toml, or choose another --env",
+        ) from None
     except BaseException:
         _undo(root, written)
         raise
@@ -217,20 +255,28 @@ def _undo(root: Path, written: list[str]) -> None:
         judge.rmdir()
 
 
-def init_template(domain: str, protocol: str, envs: Sequence[str]) -> tuple[str, Callable[[Path], list[str]]]:
+def init_template(
+    domain: str, protocol: str, envs: Sequence[str]
+) -> tuple[str, Callable[[Path], list[str]]]:
     """(domain, template) for ``evotree init --protocol P --env ID``: what the CLI hands to init."""
     if domain not in ("gym", "custom"):
-        raise EvotreeError(f"--protocol and --env are options of the gym domain, not of {domain}",
-                           fix="evotree init --domain gym --env ID (or --protocol evopolicygym --env ID)")
+        raise EvotreeError(
+            f"--protocol and --env are options of the gym domain, not of {domain}",
+            fix="evotree init --domain gym --env ID (or --protocol evopolicygym --env ID)",
+        )
     if protocol == "evopolicygym":
         if len(envs) != 1:
-            raise EvotreeError("--protocol evopolicygym needs exactly one --env (an EvoPolicyGym run has one "
-                               f"environment); got {len(envs)}",
-                               fix="evotree init --protocol evopolicygym --env Acrobot-v1")
+            raise EvotreeError(
+                "--protocol evopolicygym needs exactly one --env (an EvoPolicyGym run has one "
+                f"environment); got {len(envs)}",
+                fix="evotree init --protocol evopolicygym --env Acrobot-v1",
+            )
         env_id = envs[0]
         return "gym", lambda root: materialize_evopolicygym(root, env_id)
     if protocol != "evotree":
-        raise EvotreeError(f"unknown protocol {protocol!r}", fix="--protocol evotree or evopolicygym")
+        raise EvotreeError(
+            f"unknown protocol {protocol!r}", fix="--protocol evotree or evopolicygym"
+        )
 
     chosen = list(envs)
     return "gym", lambda root: materialize(root, envs=chosen or None)

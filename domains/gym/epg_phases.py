@@ -63,15 +63,25 @@ def _write_feedback(root: Path, summary: dict[str, Any], episodes: list[Any]) ->
         rows = episode.trajectory or []
         text = "".join(row + "\n" for row in rows)
         if spent + len(text) > FEEDBACK_CAP_BYTES:
-            text = json.dumps({"truncated_feedback": f"the submit's trajectories passed {FEEDBACK_CAP_BYTES} "
-                                                     "bytes; this one is left out"}) + "\n"
+            text = (
+                json.dumps(
+                    {
+                        "truncated_feedback": f"the submit's trajectories passed {FEEDBACK_CAP_BYTES} "
+                        "bytes; this one is left out"
+                    }
+                )
+                + "\n"
+            )
         spent += len(text)
         (folder / "trajectory.jsonl").write_text(text, encoding="utf-8")
         if episode.category:
-            (folder / "error.txt").write_text(json.dumps({"category": episode.category,
-                                                          "message": episode.message}) + "\n", encoding="utf-8")
-    (root / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=False, default=str) + "\n",
-                                       encoding="utf-8")
+            (folder / "error.txt").write_text(
+                json.dumps({"category": episode.category, "message": episode.message}) + "\n",
+                encoding="utf-8",
+            )
+    (root / "summary.json").write_text(
+        json.dumps(summary, indent=1, allow_nan=False, default=str) + "\n", encoding="utf-8"
+    )
 
 
 def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[int]) -> int:
@@ -81,8 +91,11 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
     limit = os.environ.get(ENV_MAX_EPISODES)
     budget = int(limit) if limit and limit.isdigit() else None
     if budget is not None and len(tasks) > budget:
-        _say("train", f"budget_invalid: this submit asks for {len(tasks)} episodes and the budget has {budget} "
-                      "left; nothing was played or charged (ask for fewer: gym.toml episodes_per_env)")
+        _say(
+            "train",
+            f"budget_invalid: this submit asks for {len(tasks)} episodes and the budget has {budget} "
+            "left; nothing was played or charged (ask for fewer: gym.toml episodes_per_env)",
+        )
         return INVALID_SUBMISSION_EXIT
     started = time.time()
     remaining = max(0, budget - len(tasks)) if budget is not None else 0
@@ -90,9 +103,16 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
     played: list[Episode] = []
     import_error = ""
     try:
-        for episode in run_episodes(cwd, tasks, timeout=settings.episode_timeout_seconds, workers=1,
-                                    record_actions=False, summarize=False, max_timeouts=1,
-                                    extra={"protocol": "evopolicygym", "meta": meta, "trajectory": True}):
+        for episode in run_episodes(
+            cwd,
+            tasks,
+            timeout=settings.episode_timeout_seconds,
+            workers=1,
+            record_actions=False,
+            summarize=False,
+            max_timeouts=1,
+            extra={"protocol": "evopolicygym", "meta": meta, "trajectory": True},
+        ):
             # a timeout aborts the submit there (rollout_timeout): the rest come back unplayed, charged
             played.append(episode)
     except InvalidPolicy as exc:
@@ -102,28 +122,59 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
         return 1
     order = {(t.env_id, t.index): i for i, t in enumerate(tasks)}
     played.sort(key=lambda e: order[(e.env_id, e.index)])
-    if import_error:  # EvoPolicyGym charges the whole submit: every requested episode is a failed row
-        played = [Episode(env_id=t.env_id, index=t.index, seed=t.seed, message=import_error,
-                          category="import_error") for t in tasks]
+    if (
+        import_error
+    ):  # EvoPolicyGym charges the whole submit: every requested episode is a failed row
+        played = [
+            Episode(
+                env_id=t.env_id,
+                index=t.index,
+                seed=t.seed,
+                message=import_error,
+                category="import_error",
+            )
+            for t in tasks
+        ]
     rec = get_recorder()
     for episode in played:
-        text = episode.message if episode.category else (
-            f"return={episode.ret:.6g} steps={episode.length} {episode.finish_reason}"
-            + (f"; {episode.invalid_actions} invalid actions coerced" if episode.invalid_actions else ""))
-        rec.rollout_group(0, group_id=episode.env_id, task_id=f"{episode.env_id}#{episode.index}",
-                          rewards=[episode.ret], lengths=[episode.length], truncated=[episode.truncated],
-                          finish_reasons=[episode.finish_reason if not episode.category else "error"],
-                          texts=[text[:1500]])
-    submit_level = next((e.category for e in played if e.category in ("import_error", "init_error")), "")
+        text = (
+            episode.message
+            if episode.category
+            else (
+                f"return={episode.ret:.6g} steps={episode.length} {episode.finish_reason}"
+                + (
+                    f"; {episode.invalid_actions} invalid actions coerced"
+                    if episode.invalid_actions
+                    else ""
+                )
+            )
+        )
+        rec.rollout_group(
+            0,
+            group_id=episode.env_id,
+            task_id=f"{episode.env_id}#{episode.index}",
+            rewards=[episode.ret],
+            lengths=[episode.length],
+            truncated=[episode.truncated],
+            finish_reasons=[episode.finish_reason if not episode.category else "error"],
+            texts=[text[:1500]],
+        )
+    submit_level = next(
+        (e.category for e in played if e.category in ("import_error", "init_error")), ""
+    )
     errors = [i for i, e in enumerate(played) if e.failed]  # reset_error, act_error, a timeout
     timed_out = any(e.finish_reason == "timeout" for e in played)
     status = submit_level or ("rollout_timeout" if timed_out else "rollout" if errors else "ok")
     ok = status == "ok"
     returns = [e.ret for e in played]
     summary: dict[str, Any] = {
-        "schema_version": "0.1", "protocol": "evopolicygym (evotree compatibility mode)",
-        "submit_index": run_seed, "env": envs[0] if len(envs) == 1 else envs, "status": status,
-        "n_episodes": len(tasks), "remaining_budget": remaining,
+        "schema_version": "0.1",
+        "protocol": "evopolicygym (evotree compatibility mode)",
+        "submit_index": run_seed,
+        "env": envs[0] if len(envs) == 1 else envs,
+        "status": status,
+        "n_episodes": len(tasks),
+        "remaining_budget": remaining,
         "returns": returns if not submit_level else None,
         "mean_return": (sum(returns) / len(returns)) if returns and not submit_level else None,
         "min_return": min(returns) if returns and not submit_level else None,
@@ -138,8 +189,12 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
     evidence = os.environ.get(ENV_EVIDENCE_DIR)
     if evidence:
         _write_feedback(Path(evidence) / "feedback", summary, [] if submit_level else played)
-    metrics: dict[str, float] = {"episodes": len(played), "seed/run": run_seed, "submit_ok": float(ok),
-                                 "errors": len(errors) + (len(played) if submit_level else 0)}
+    metrics: dict[str, float] = {
+        "episodes": len(played),
+        "seed/run": run_seed,
+        "submit_ok": float(ok),
+        "errors": len(errors) + (len(played) if submit_level else 0),
+    }
     for env_id in envs:
         mine = [e for e in played if e.env_id == env_id]
         if mine and not submit_level:
@@ -148,16 +203,32 @@ def train(cwd: Path, settings: Any, envs: list[str], run_seed: int, seeds: list[
         metrics[f"{env_id}/invalid_actions"] = sum(e.invalid_actions for e in mine)
     rec.signal(0, **metrics)
     rec.close()
-    print(json.dumps({k: summary[k] for k in ("status", "n_episodes", "mean_return", "errors", "remaining_budget")}))
+    print(
+        json.dumps(
+            {
+                k: summary[k]
+                for k in ("status", "n_episodes", "mean_return", "errors", "remaining_budget")
+            }
+        )
+    )
     if not ok:
         detail = summary.get("error") or "; ".join(played[i].message for i in errors[:3])
-        _say("train", f"the submit is not ok ({status}): EvoPolicyGym voids it (charged, never selected); {detail}")
+        _say(
+            "train",
+            f"the submit is not ok ({status}): EvoPolicyGym voids it (charged, never selected); {detail}",
+        )
         return 1
     return 0
 
 
-def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: list[str],
-          check_evidence: Callable[[int], int]) -> int:
+def judge(
+    candidate: Path,
+    settings: Any,
+    refs: Any,
+    envs: list[str],
+    splits: list[str],
+    check_evidence: Callable[[int], int],
+) -> int:
     """The judge phase under EvoPolicyGym's scoring; the process's exit code (``check_evidence``:
     the judge's check that only it wrote eval rows, given how many it wrote)."""
 
@@ -178,19 +249,41 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
                     continue
                 tasks = [Task(env_id, i, s) for i, s in enumerate(seeds)]
                 meta = {"submit_index": 0, "n_episodes": visible, "remaining_after": 0}
-                episodes = list(run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds, workers=1,
-                                             summarize=False,
-                                             max_timeouts=settings.max_timeouts_per_env,
-                                             extra={"protocol": "evopolicygym", "meta": meta}))
+                episodes = list(
+                    run_episodes(
+                        candidate,
+                        tasks,
+                        timeout=settings.episode_timeout_seconds,
+                        workers=1,
+                        summarize=False,
+                        max_timeouts=settings.max_timeouts_per_env,
+                        extra={"protocol": "evopolicygym", "meta": meta},
+                    )
+                )
                 episodes.sort(key=lambda e: e.index)
                 void = next((e for e in episodes if e.category == "init_error"), None)
                 if void is not None:
-                    _say("judge", f"{split} {env_id}: the policy cannot be built, the submit is void: {void.message}")
+                    _say(
+                        "judge",
+                        f"{split} {env_id}: the policy cannot be built, the submit is void: {void.message}",
+                    )
                     return 1
-                lost = next((e for e in episodes if e.finish_reason == "timeout" or e.category == "rollout"), None)
-                if lost is not None:  # EvoPolicyGym's eval fails on a rollout timeout or a dead process
-                    _say("judge", f"{split} {env_id}#{lost.index}: the episode was lost ({lost.finish_reason}), "
-                                  f"the submit is void: {lost.message}")
+                lost = next(
+                    (
+                        e
+                        for e in episodes
+                        if e.finish_reason == "timeout" or e.category == "rollout"
+                    ),
+                    None,
+                )
+                if (
+                    lost is not None
+                ):  # EvoPolicyGym's eval fails on a rollout timeout or a dead process
+                    _say(
+                        "judge",
+                        f"{split} {env_id}#{lost.index}: the episode was lost ({lost.finish_reason}), "
+                        f"the submit is void: {lost.message}",
+                    )
                     return 1
                 for episode in episodes:
                     rec.eval_result(split, f"{env_id}#{episode.index}", episode.ret)
@@ -201,7 +294,9 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
                 metrics[f"{split}/{env_id}/mean_return"] = mean
                 metrics[f"{split}/{env_id}/final_score"] = score
                 metrics[f"{split}/{env_id}/errors"] = sum(1 for e in episodes if e.category)
-                metrics[f"{split}/{env_id}/invalid_actions"] = sum(e.invalid_actions for e in episodes)
+                metrics[f"{split}/{env_id}/invalid_actions"] = sum(
+                    e.invalid_actions for e in episodes
+                )
                 table.append((split, env_id, len(episodes), mean, score))
     except InvalidPolicy as exc:
         _say("judge", f"the policy cannot be imported, the submit is void: {exc}")
@@ -212,7 +307,9 @@ def judge(candidate: Path, settings: Any, refs: Any, envs: list[str], splits: li
     rec.signal(0, **metrics)
     written = rec.rows["evals"]
     rec.close()
-    print(f"{'split':10s} {'environment':30s} {'episodes':>8s} {'mean return':>12s} {'final score':>11s}")
+    print(
+        f"{'split':10s} {'environment':30s} {'episodes':>8s} {'mean return':>12s} {'final score':>11s}"
+    )
     for split, env_id, n, mean, score in table:
         print(f"{split:10s} {env_id:30s} {n:8d} {mean:12.3f} {score:11.2f}")
     return check_evidence(written)

@@ -27,8 +27,18 @@ import numpy as np
 
 from evotree.domains.gym.wire import clean_space, policy_seed
 
-__all__ = ["FINISH_REASONS", "Episode", "seed_everything", "canonical_action", "action_checker", "encode_action",
-           "decode_action", "play", "replay", "EpisodeTimeout"]
+__all__ = [
+    "FINISH_REASONS",
+    "Episode",
+    "seed_everything",
+    "canonical_action",
+    "action_checker",
+    "encode_action",
+    "decode_action",
+    "play",
+    "replay",
+    "EpisodeTimeout",
+]
 
 #: finish_reason of a rollout row.
 FINISH_REASONS = ("terminated", "truncated", "error", "timeout", "invalid_action")
@@ -97,7 +107,7 @@ def _fmt(value: float) -> str:
 
 def seed_everything(seed: int) -> None:
     random.seed(seed)
-    np.random.seed(seed % (2 ** 32))
+    np.random.seed(seed % (2**32))
 
 
 # ---------------------------------------------------------------------------- actions
@@ -125,8 +135,10 @@ def action_checker(space: Any) -> Callable[[Any], tuple[Any, str | None]]:
             if isinstance(value, np.ndarray) and value.shape == ():
                 value = value[()]
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                return None, (f"expected an integer action in [{low}, {high}), "
-                              f"got {_short(raw)} of type {type(raw).__name__}")
+                return None, (
+                    f"expected an integer action in [{low}, {high}), "
+                    f"got {_short(raw)} of type {type(raw).__name__}"
+                )
             action = int(value)
             if not low <= action < high:
                 return None, f"action {action} is outside [{low}, {high})"
@@ -139,21 +151,34 @@ def action_checker(space: Any) -> Callable[[Any], tuple[Any, str | None]]:
 
         def box(raw: Any) -> tuple[Any, str | None]:
             # fast path (per step): already an array of the space's dtype and shape, finite, in bounds
-            if type(raw) is np.ndarray and raw.dtype == dtype and raw.shape == shape and isfinite(raw).all() \
-                    and greater_equal(raw, lows).all() and less_equal(raw, highs).all():
+            if (
+                type(raw) is np.ndarray
+                and raw.dtype == dtype
+                and raw.shape == shape
+                and isfinite(raw).all()
+                and greater_equal(raw, lows).all()
+                and less_equal(raw, highs).all()
+            ):
                 return raw, None
             try:
                 array = np.asarray(raw, dtype=np.float64)
             except (TypeError, ValueError):
-                return None, f"expected numbers of shape {shape}, got {_short(raw)} of type {type(raw).__name__}"
+                return (
+                    None,
+                    f"expected numbers of shape {shape}, got {_short(raw)} of type {type(raw).__name__}",
+                )
             if array.shape != shape:
-                return None, (f"expected shape {shape} (e.g. np.array([...], dtype=np.float32)), "
-                              f"got shape {array.shape}: {_short(raw)}")
+                return None, (
+                    f"expected shape {shape} (e.g. np.array([...], dtype=np.float32)), "
+                    f"got shape {array.shape}: {_short(raw)}"
+                )
             if not np.all(np.isfinite(array)):
                 return None, f"the action has non-finite values: {_short(raw)}"
             if np.any(array < lows) or np.any(array > highs):
-                return None, (f"the action {_short(raw)} is outside the bounds low={_short(lows)} "
-                              f"high={_short(highs)} (clip it)")
+                return None, (
+                    f"the action {_short(raw)} is outside the bounds low={_short(lows)} "
+                    f"high={_short(highs)} (clip it)"
+                )
             action = array.astype(dtype)
             if not space.contains(action):  # e.g. float64 -> float32 rounding past a bound
                 action = np.clip(action, lows, highs).astype(dtype)
@@ -261,8 +286,17 @@ def _policy_traceback(exc: BaseException, *, limit: int = 6) -> str:
 PolicyFactory = Callable[[str, Any, Any], Any]
 
 
-def play(env: Any, env_id: str, index: int, seed: int, make_policy: PolicyFactory, *,
-         record_actions: bool = False, summarize: bool = True, isolated: bool = False) -> Episode:
+def play(
+    env: Any,
+    env_id: str,
+    index: int,
+    seed: int,
+    make_policy: PolicyFactory,
+    *,
+    record_actions: bool = False,
+    summarize: bool = True,
+    isolated: bool = False,
+) -> Episode:
     """Run one episode of a freshly built policy in this process; never raises for its faults.
 
     :class:`EpisodeTimeout` (from an alarm) ends the episode as ``timeout``. ``summarize``
@@ -308,8 +342,10 @@ def play(env: Any, env_id: str, index: int, seed: int, make_policy: PolicyFactor
             action, problem = check(raw)
             if problem is not None:
                 episode.finish_reason = "invalid_action"
-                episode.message = (f"invalid action at step {length}: act() returned "
-                                   f"{_short(raw)}, not in the action space {space}: {problem}")
+                episode.message = (
+                    f"invalid action at step {length}: act() returned "
+                    f"{_short(raw)}, not in the action space {space}: {problem}"
+                )
                 break
             if add is not None:
                 add(action)
@@ -325,12 +361,16 @@ def play(env: Any, env_id: str, index: int, seed: int, make_policy: PolicyFactor
                 episode.finish_reason = "terminated" if terminated else "truncated"
                 break
         if stats is not None:
-            episode.summary = (f"{stats.describe()}; first obs {first}; last obs {_obs_text(obs)}; "
-                               f"last reward {_fmt(float(reward))}")
+            episode.summary = (
+                f"{stats.describe()}; first obs {first}; last obs {_obs_text(obs)}; "
+                f"last reward {_fmt(float(reward))}"
+            )
     except EpisodeTimeout as exc:
         episode.finish_reason = "timeout"
-        episode.message = (f"the episode ran past its time limit ({exc}) at step {episode.length}, "
-                           f"inside {stage}: {_policy_traceback(exc)}")
+        episode.message = (
+            f"the episode ran past its time limit ({exc}) at step {episode.length}, "
+            f"inside {stage}: {_policy_traceback(exc)}"
+        )
     except Exception as exc:  # noqa: BLE001 - the policy's fault is feedback, not a crash
         episode.finish_reason = "error"
         episode.message = f"{stage} raised at step {episode.length}: {_policy_traceback(exc)}"
@@ -396,7 +436,10 @@ def replay(env: Any, seed: int, actions: list[Any]) -> tuple[float, int, str, st
             truncated = True
         if terminated or truncated:
             extra = len(actions) - position - 1
-            problem = f"replay: the episode ended at step {length} but {extra} more actions were reported" \
-                if extra else None
+            problem = (
+                f"replay: the episode ended at step {length} but {extra} more actions were reported"
+                if extra
+                else None
+            )
             return total, length, "terminated" if terminated else "truncated", problem
     return total, length, "unfinished", None

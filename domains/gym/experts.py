@@ -83,8 +83,12 @@ class PendulumExpert:
         if cos_t > 0.85:
             torque = -(12.0 * theta + 2.5 * theta_dot)
         else:
-            energy = 0.5 * theta_dot ** 2 + 15.0 * cos_t  # 15 at rest upright (g=10, l=1)
-            torque = 2.0 * math.copysign(1.0, theta_dot if abs(theta_dot) > 1e-3 else 1.0) * (energy < 15.0)
+            energy = 0.5 * theta_dot**2 + 15.0 * cos_t  # 15 at rest upright (g=10, l=1)
+            torque = (
+                2.0
+                * math.copysign(1.0, theta_dot if abs(theta_dot) > 1e-3 else 1.0)
+                * (energy < 15.0)
+            )
         return np.array([min(2.0, max(-2.0, torque))], dtype=np.float32)
 
 
@@ -152,9 +156,11 @@ class MiniGridExpert:
     def _path_first_step(self, target: tuple[int, int], adjacent: bool) -> tuple[int, int] | None:
         """The first cell of a shortest path to ``target`` (or to a cell facing it when ``adjacent``)."""
         start = tuple(self.env.agent_pos)
-        goals = {target} if not adjacent else {
-            (target[0] + dx, target[1] + dy) for dx, dy in self._DIRS
-        }
+        goals = (
+            {target}
+            if not adjacent
+            else {(target[0] + dx, target[1] + dy) for dx, dy in self._DIRS}
+        )
         prev: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
         queue = deque([start])
         while queue:
@@ -165,7 +171,9 @@ class MiniGridExpert:
                 return cur
             for dx, dy in self._DIRS:
                 nxt = (cur[0] + dx, cur[1] + dy)
-                if nxt in prev or not (0 <= nxt[0] < self.env.grid.width and 0 <= nxt[1] < self.env.grid.height):
+                if nxt in prev or not (
+                    0 <= nxt[0] < self.env.grid.width and 0 <= nxt[1] < self.env.grid.height
+                ):
                     continue
                 if self._passable(nxt, target if not adjacent else (-1, -1)):
                     prev[nxt] = cur
@@ -217,6 +225,8 @@ _WITH_ENV = {
     "LunarLander-v3": LunarLanderExpert,
     "MiniGrid-DoorKey-5x5-v0": MiniGridExpert,
 }
+
+
 def _core16() -> Any:
 
     return core16

@@ -59,17 +59,23 @@ def main(cwd: Path | None = None) -> int:
     except (GymMissing, SettingsError) as exc:
         _say(str(exc))
         if not (cwd / JUDGE_FILE).exists() or not (cwd / REFERENCES_FILE).exists():
-            _say(f"the judge in force has no {JUDGE_FILE} / {REFERENCES_FILE}: store them in the judge store "
-                 "(evotree judge export DIR; add them; evotree judge promote DIR)")
+            _say(
+                f"the judge in force has no {JUDGE_FILE} / {REFERENCES_FILE}: store them in the judge store "
+                "(evotree judge export DIR; add them; evotree judge promote DIR)"
+            )
         return 1
     candidate = os.environ.get(ENV_CANDIDATE_DIR)
     if not candidate or not Path(candidate).is_dir():
         _say(f"${ENV_CANDIDATE_DIR} does not name the candidate's directory ({candidate!r})")
         return 1
-    splits = [s.strip() for s in os.environ.get(ENV_JUDGE_SPLITS, "validation").split(",") if s.strip()]
+    splits = [
+        s.strip() for s in os.environ.get(ENV_JUDGE_SPLITS, "validation").split(",") if s.strip()
+    ]
     for split in splits:
         if split not in SPLITS:
-            _say(f"split {split!r} has no pool in the gym domain (it has {', '.join(SPLITS)}); not scored")
+            _say(
+                f"split {split!r} has no pool in the gym domain (it has {', '.join(SPLITS)}); not scored"
+            )
     envs = []
     for env_id in settings.envs:
         reason = unavailable_reason(env_id)
@@ -83,11 +89,19 @@ def main(cwd: Path | None = None) -> int:
             return 1
         envs.append(env_id)
 
-    if settings.protocol == "evopolicygym":  # raw returns, EvoPolicyGym's normalization, void on failure
+    if (
+        settings.protocol == "evopolicygym"
+    ):  # raw returns, EvoPolicyGym's normalization, void on failure
         from evotree.domains.gym.epg_phases import judge as judge_evopolicygym
 
-        return judge_evopolicygym(Path(candidate), settings, refs, envs, [s for s in splits if s in SPLITS],
-                                  _check_evidence)
+        return judge_evopolicygym(
+            Path(candidate),
+            settings,
+            refs,
+            envs,
+            [s for s in splits if s in SPLITS],
+            _check_evidence,
+        )
 
     split_of: dict[tuple[str, int], str] = {}
     tasks = []
@@ -101,7 +115,9 @@ def main(cwd: Path | None = None) -> int:
 
     def record(split: str, episode: Episode, score: float) -> None:
         rec.eval_result(split, f"{episode.env_id}#{episode.index}", score)
-        entry = stats.setdefault((split, episode.env_id), {"n": 0, "ret": 0.0, "score": 0.0, "failed": 0})
+        entry = stats.setdefault(
+            (split, episode.env_id), {"n": 0, "ret": 0.0, "score": 0.0, "failed": 0}
+        )
         entry["n"] += 1
         entry["ret"] += episode.ret
         entry["score"] += score
@@ -113,15 +129,20 @@ def main(cwd: Path | None = None) -> int:
         for episode, score in judge_episodes(Path(candidate), tasks, settings, refs):
             split = split_of[(episode.env_id, episode.seed)]
             if episode.failed:
-                _say(f"{split} {episode.env_id}#{episode.index}: {episode.finish_reason}: {episode.message}")
+                _say(
+                    f"{split} {episode.env_id}#{episode.index}: {episode.finish_reason}: {episode.message}"
+                )
             record(split, episode, score)
             done.add((episode.env_id, episode.seed))
     except InvalidPolicy as exc:
         _say(f"the candidate's policy cannot be loaded, every remaining episode scores 0: {exc}")
         for task in tasks:
             if (task.env_id, task.seed) not in done:
-                record(split_of[(task.env_id, task.seed)],
-                       Episode(env_id=task.env_id, index=task.index, seed=task.seed, message=str(exc)), 0.0)
+                record(
+                    split_of[(task.env_id, task.seed)],
+                    Episode(env_id=task.env_id, index=task.index, seed=task.seed, message=str(exc)),
+                    0.0,
+                )
     except WorkerBroken as exc:
         _say(str(exc))
         return 1
@@ -133,14 +154,20 @@ def main(cwd: Path | None = None) -> int:
     rec.signal(0, **metrics)
     written = rec.rows["evals"]
     rec.close()
-    print(f"{'split':10s} {'environment':28s} {'episodes':>8s} {'failed':>6s} {'mean return':>12s} {'score':>6s}")
+    print(
+        f"{'split':10s} {'environment':28s} {'episodes':>8s} {'failed':>6s} {'mean return':>12s} {'score':>6s}"
+    )
     for (split, env_id), entry in sorted(stats.items()):
-        print(f"{split:10s} {env_id:28s} {int(entry['n']):8d} {int(entry['failed']):6d} "
-              f"{entry['ret'] / entry['n']:12.3f} {entry['score'] / entry['n']:6.3f}")
+        print(
+            f"{split:10s} {env_id:28s} {int(entry['n']):8d} {int(entry['failed']):6d} "
+            f"{entry['ret'] / entry['n']:12.3f} {entry['score'] / entry['n']:6.3f}"
+        )
     return _check_evidence(written)
 
 
-def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any) -> list[tuple[Any, float]]:
+def judge_episodes(
+    candidate: Path, tasks: list[Any], settings: Any, refs: Any
+) -> list[tuple[Any, float]]:
     """Play ``tasks`` with the candidate's policy; return (episode, normalized score) pairs.
 
     The environments are stepped in this process and the policy acts from its own process, so
@@ -150,12 +177,21 @@ def judge_episodes(candidate: Path, tasks: list[Any], settings: Any, refs: Any) 
     """
 
     results = []
-    for episode in run_episodes(candidate, tasks, timeout=settings.episode_timeout_seconds,
-                                workers=settings.workers, summarize=False,
-                                max_timeouts=settings.max_timeouts_per_env, lanes=settings.lanes):
+    for episode in run_episodes(
+        candidate,
+        tasks,
+        timeout=settings.episode_timeout_seconds,
+        workers=settings.workers,
+        summarize=False,
+        max_timeouts=settings.max_timeouts_per_env,
+        lanes=settings.lanes,
+    ):
         random_ret, expert_ret = refs.pair(episode.env_id)
-        score = 0.0 if episode.failed else normalized_score(episode.ret, random_ret, expert_ret,
-                                                             settings.clip_max)
+        score = (
+            0.0
+            if episode.failed
+            else normalized_score(episode.ret, random_ret, expert_ret, settings.clip_max)
+        )
         results.append((episode, score))
     return results
 
@@ -172,8 +208,10 @@ def _check_evidence(written: int) -> int:
     except FileNotFoundError:
         lines = 0
     if lines != written:
-        _say(f"{path} has {lines} rows but the judge wrote {written}: something else (the policy?) wrote "
-             "into the judge's evidence; the run fails")
+        _say(
+            f"{path} has {lines} rows but the judge wrote {written}: something else (the policy?) wrote "
+            "into the judge's evidence; the run fails"
+        )
         return 1
     return 0
 

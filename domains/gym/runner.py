@@ -65,8 +65,15 @@ from evotree.harness.sandbox import SandboxUnavailable
 from evotree.harness.sandbox import policy_sandbox_argv
 from evotree.harness.sandbox import POLICY_CANDIDATE_DIR
 
-__all__ = ["InvalidPolicy", "Task", "Worker", "WorkerBroken", "policy_sandbox_from_env", "run_episodes",
-           "worker_env"]
+__all__ = [
+    "InvalidPolicy",
+    "Task",
+    "Worker",
+    "WorkerBroken",
+    "policy_sandbox_from_env",
+    "run_episodes",
+    "worker_env",
+]
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -120,11 +127,23 @@ def _probe_sandbox(spec: dict[str, Any]) -> None:
         if key not in _probed:
             try:
                 argv = policy_sandbox_argv(spec, None, [sys.executable, "-I", "-S", "-c", "pass"])
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                                      env=worker_env(), check=False)
+                proc = subprocess.run(
+                    argv,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                    env=worker_env(),
+                    check=False,
+                )
                 lines = proc.stderr.strip().splitlines()
-                _probed[key] = None if proc.returncode == 0 else (
-                    f"the policy's sandbox does not start here: {lines[-1] if lines else proc.returncode}")
+                _probed[key] = (
+                    None
+                    if proc.returncode == 0
+                    else (
+                        f"the policy's sandbox does not start here: {lines[-1] if lines else proc.returncode}"
+                    )
+                )
             except SandboxUnavailable as exc:
                 _probed[key] = f"{exc.message} (fix: {exc.fix})" if exc.fix else exc.message
             except (OSError, subprocess.TimeoutExpired) as exc:
@@ -135,7 +154,11 @@ def _probe_sandbox(spec: dict[str, Any]) -> None:
 
 
 def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("EVOTREE_")}
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if not k.startswith("EVOTREE_")
+    }
     env["PYTHONSAFEPATH"] = "1"
     env["PYTHONHASHSEED"] = "0"
     for var in _THREAD_VARS:
@@ -152,8 +175,14 @@ def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
 class Worker:
     """One worker process (started on first use, restarted after a crash or a hang)."""
 
-    def __init__(self, candidate_dir: Path, *, startup_timeout: float = 60.0, grace: float | None = None,
-                 sandbox: dict[str, Any] | None = FROM_ENV) -> None:
+    def __init__(
+        self,
+        candidate_dir: Path,
+        *,
+        startup_timeout: float = 60.0,
+        grace: float | None = None,
+        sandbox: dict[str, Any] | None = FROM_ENV,
+    ) -> None:
         self.candidate_dir = Path(candidate_dir).resolve()
         self.startup_timeout = startup_timeout
         self.grace = grace
@@ -175,11 +204,18 @@ class Worker:
         argv, env = self._command()
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        argv = [str(request_r) if a == "{request}" else str(reply_w) if a == "{reply}" else a for a in argv]
+        argv = [
+            str(request_r) if a == "{request}" else str(reply_w) if a == "{reply}" else a
+            for a in argv
+        ]
         try:
             self.proc = subprocess.Popen(
-                argv, cwd=self.candidate_dir, env=env, pass_fds=(request_r, reply_w),
-                stdin=subprocess.DEVNULL, stdout=2,  # the worker's prints go to our stderr (the log)
+                argv,
+                cwd=self.candidate_dir,
+                env=env,
+                pass_fds=(request_r, reply_w),
+                stdin=subprocess.DEVNULL,
+                stdout=2,  # the worker's prints go to our stderr (the log)
             )
         except BaseException:
             for fd in (request_w, reply_r):
@@ -196,15 +232,21 @@ class Worker:
             message = self.reader.read(time.monotonic() + self.startup_timeout)
         except TimeoutError:
             self.stop()
-            raise InvalidPolicy(f"policy.py did not finish importing within {self.startup_timeout:g} s "
-                                "(does it loop or block at import time?)") from None
+            raise InvalidPolicy(
+                f"policy.py did not finish importing within {self.startup_timeout:g} s "
+                "(does it loop or block at import time?)"
+            ) from None
         except ProtocolError as exc:
             self.stop()
-            raise InvalidPolicy(f"the policy's process wrote garbage on the domain's pipe: {exc}") from None
+            raise InvalidPolicy(
+                f"the policy's process wrote garbage on the domain's pipe: {exc}"
+            ) from None
         if message is None:
             code = self.stop(exited=True)
-            raise InvalidPolicy(f"the process loading policy.py died ({_exit_text(code, self.sandbox)}) before "
-                                "it was ready; its stderr is in the phase's log")
+            raise InvalidPolicy(
+                f"the process loading policy.py died ({_exit_text(code, self.sandbox)}) before "
+                "it was ready; its stderr is in the phase's log"
+            )
         kind = message.get("kind")
         if kind == "ready":
             return
@@ -221,8 +263,9 @@ class Worker:
 
         _probe_sandbox(self.sandbox)
         try:
-            argv = policy_sandbox_argv(self.sandbox, self.candidate_dir,
-                                       [*worker, f"{POLICY_CANDIDATE_DIR}/policy.py"])
+            argv = policy_sandbox_argv(
+                self.sandbox, self.candidate_dir, [*worker, f"{POLICY_CANDIDATE_DIR}/policy.py"]
+            )
         except SandboxUnavailable as exc:
             raise WorkerBroken(exc.message) from None
         env = {k: v for k, v in worker_env().items() if k not in _JUDGE_PATH_VARS}
@@ -290,8 +333,15 @@ class Worker:
             raise PolicyDied
         return frame
 
-    def play(self, task: Task, *, timeout: float, record_actions: bool = False, summarize: bool = True,
-             extra: dict[str, Any] | None = None) -> Episode:
+    def play(
+        self,
+        task: Task,
+        *,
+        timeout: float,
+        record_actions: bool = False,
+        summarize: bool = True,
+        extra: dict[str, Any] | None = None,
+    ) -> Episode:
         """Play one episode: the environment here, the policy in its process (started if needed).
 
         Always returns an Episode: a policy process past the episode's time limit plus a grace
@@ -316,21 +366,39 @@ class Worker:
 
                     self.meta[task.env_id] = env_meta(task.env_id, env, **extra.get("meta", {}))
                 epg = {"meta": self.meta[task.env_id], "trajectory": bool(extra.get("trajectory"))}
-            episode = drive(self, env, task.env_id, task.index, task.seed, timeout=timeout,
-                            record_actions=record_actions, summarize=summarize, epg=epg)
+            episode = drive(
+                self,
+                env,
+                task.env_id,
+                task.index,
+                task.seed,
+                timeout=timeout,
+                record_actions=record_actions,
+                summarize=summarize,
+                epg=epg,
+            )
         except TimeoutError:
             self.stop()
-            failure = ("timeout", f"the episode did not finish within its time limit of {timeout:g} s and the "
-                                  "policy's process did not respond to the alarm; it was killed (does act() "
-                                  "block in C code or ignore signals?)")
+            failure = (
+                "timeout",
+                f"the episode did not finish within its time limit of {timeout:g} s and the "
+                "policy's process did not respond to the alarm; it was killed (does act() "
+                "block in C code or ignore signals?)",
+            )
         except PolicyDied:
             code = self.stop(exited=True)
-            failure = ("error", "the policy's process died during the episode "
-                                f"({_exit_text(code, self.sandbox)}): e.g. a segfault, os._exit() or running "
-                                "out of memory; it was restarted")
+            failure = (
+                "error",
+                "the policy's process died during the episode "
+                f"({_exit_text(code, self.sandbox)}): e.g. a segfault, os._exit() or running "
+                "out of memory; it was restarted",
+            )
         except ProtocolError as exc:
             self.stop()
-            failure = ("error", f"the policy's process broke the domain's protocol ({exc}); it was restarted")
+            failure = (
+                "error",
+                f"the policy's process broke the domain's protocol ({exc}); it was restarted",
+            )
         except Exception as exc:  # noqa: BLE001 - e.g. the environment cannot be made or reset
             self.stop()  # it may be waiting in the middle of an episode
             failure = ("error", f"{type(exc).__name__}: {exc}")
@@ -339,15 +407,27 @@ class Worker:
                 _close(env)
         if failure is not None:
             # EvoPolicyGym's verdict for an episode lost with its process: ``rollout`` (void)
-            episode = Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason=failure[0],
-                              message=failure[1], category="rollout" if epg_mode else "")
+            episode = Episode(
+                env_id=task.env_id,
+                index=task.index,
+                seed=task.seed,
+                finish_reason=failure[0],
+                message=failure[1],
+                category="rollout" if epg_mode else "",
+            )
         episode.seconds = round(time.monotonic() - started, 6)
         return episode
 
-
-    def play_lanes(self, take: Callable[[], Task | None], *, lanes: int, timeout: float,
-                   record_actions: bool = False, summarize: bool = True,
-                   skipped: Callable[[Task], Episode | None] | None = None) -> Iterator[Episode]:
+    def play_lanes(
+        self,
+        take: Callable[[], Task | None],
+        *,
+        lanes: int,
+        timeout: float,
+        record_actions: bool = False,
+        summarize: bool = True,
+        skipped: Callable[[Task], Episode | None] | None = None,
+    ) -> Iterator[Episode]:
         """Episodes of evotree's contract, up to ``lanes`` side by side in this one policy process:
         each round sends one message with every lane's observation (or start) and reads one with
         every lane's answer, so the pipe's cost is shared by the lanes. ``take`` gives the next
@@ -382,11 +462,22 @@ class Worker:
                 try:
                     env = make_env(task.env_id)
                 except Exception as exc:  # noqa: BLE001
-                    done[order] = Episode(env_id=task.env_id, index=task.index, seed=task.seed,
-                                          message=f"{type(exc).__name__}: {exc}")
+                    done[order] = Episode(
+                        env_id=task.env_id,
+                        index=task.index,
+                        seed=task.seed,
+                        message=f"{type(exc).__name__}: {exc}",
+                    )
                     continue
-                play = Play(env, task.env_id, task.index, task.seed, timeout=timeout,
-                            record_actions=record_actions, summarize=summarize)
+                play = Play(
+                    env,
+                    task.env_id,
+                    task.index,
+                    task.seed,
+                    timeout=timeout,
+                    record_actions=record_actions,
+                    summarize=summarize,
+                )
                 start = play.begin(self._spaces(task.env_id, env))
                 if start is None:
                     _close(env)
@@ -397,7 +488,9 @@ class Worker:
                 lane = free.pop()
                 active[lane] = (order, env, play)
                 starts.append((lane, start))
-            while given in done:  # in the order the tasks were taken: the same order as one at a time
+            while (
+                given in done
+            ):  # in the order the tasks were taken: the same order as one at a time
                 yield done.pop(given)
                 given += 1
             if not active:
@@ -420,8 +513,10 @@ class Worker:
                     else:
                         action, problem = play.check(value)
                         if problem is not None:
-                            raise ProtocolError("an action outside the space that its own check let "
-                                                f"through: {problem}")
+                            raise ProtocolError(
+                                "an action outside the space that its own check let "
+                                f"through: {problem}"
+                            )
                         obs = play.step(action)
                     if obs is DONE:
                         finished.append(lane)
@@ -454,29 +549,44 @@ class Worker:
         if cached is None:
             cached = self.spaces[env_id] = pickle.dumps(
                 (clean_space(env.observation_space), clean_space(env.action_space)),
-                protocol=pickle.HIGHEST_PROTOCOL)
+                protocol=pickle.HIGHEST_PROTOCOL,
+            )
         return cached
 
     def _lost(self, exc: BaseException, flight: int) -> tuple[str, str]:
         """Stop a policy process that was lost in a round of ``flight`` episodes: (finish
         reason, message) for every one of them."""
-        others = (f" and {flight - 1} other episode{'s' if flight > 2 else ''} side by side"
-                  if flight > 1 else "")
-        tail = ("; every episode in flight fails and none is played again (a replay would let a "
-                "policy re-roll an episode it is losing)")
+        others = (
+            f" and {flight - 1} other episode{'s' if flight > 2 else ''} side by side"
+            if flight > 1
+            else ""
+        )
+        tail = (
+            "; every episode in flight fails and none is played again (a replay would let a "
+            "policy re-roll an episode it is losing)"
+        )
         if isinstance(exc, TimeoutError):
             self.stop()
-            return ("timeout", f"the policy's process did not answer within the time limit of the "
-                               f"episodes in flight and a grace period, while it played this episode{others}; "
-                               f"it was killed (does act() block in C code or ignore signals?){tail}")
+            return (
+                "timeout",
+                f"the policy's process did not answer within the time limit of the "
+                f"episodes in flight and a grace period, while it played this episode{others}; "
+                f"it was killed (does act() block in C code or ignore signals?){tail}",
+            )
         if isinstance(exc, PolicyDied):
             code = self.stop(exited=True)
-            return ("error", f"the policy's process died during the episode ({_exit_text(code, self.sandbox)}), "
-                             f"while it played this episode{others}: e.g. a segfault, os._exit() or "
-                             f"running out of memory; it was restarted{tail}")
+            return (
+                "error",
+                f"the policy's process died during the episode ({_exit_text(code, self.sandbox)}), "
+                f"while it played this episode{others}: e.g. a segfault, os._exit() or "
+                f"running out of memory; it was restarted{tail}",
+            )
         self.stop()
-        return ("error", f"the policy's process broke the domain's protocol ({exc}) while it played this "
-                         f"episode{others}; it was restarted{tail}")
+        return (
+            "error",
+            f"the policy's process broke the domain's protocol ({exc}) while it played this "
+            f"episode{others}; it was restarted{tail}",
+        )
 
 
 class _Pace:
@@ -583,8 +693,14 @@ def run_episodes(
     def skipped(task: Task) -> Episode | None:
         if not skip(task):
             return None
-        return Episode(env_id=task.env_id, index=task.index, seed=task.seed, finish_reason="timeout",
-                       skipped=True, message=f"not run: {max_timeouts} episodes of {task.env_id} already timed out")
+        return Episode(
+            env_id=task.env_id,
+            index=task.index,
+            seed=task.seed,
+            finish_reason="timeout",
+            skipped=True,
+            message=f"not run: {max_timeouts} episodes of {task.env_id} already timed out",
+        )
 
     def take() -> Task | None:
         """The next task to play (None: no more); the skipped ones go straight to the results."""
@@ -610,13 +726,28 @@ def run_episodes(
         worker = Worker(candidate_dir, startup_timeout=startup_timeout, sandbox=sandbox)
         try:
             if lanes > 1 and not (extra and extra.get("protocol") == "evopolicygym"):
-                for episode in worker.play_lanes(take, lanes=lanes, timeout=timeout, record_actions=record_actions,
-                                                 summarize=summarize, skipped=skipped):
+                for episode in worker.play_lanes(
+                    take,
+                    lanes=lanes,
+                    timeout=timeout,
+                    record_actions=record_actions,
+                    summarize=summarize,
+                    skipped=skipped,
+                ):
                     results.put(count(episode))
             else:
                 while (task := take()) is not None:
-                    results.put(count(worker.play(task, timeout=timeout, record_actions=record_actions,
-                                                  summarize=summarize, extra=extra)))
+                    results.put(
+                        count(
+                            worker.play(
+                                task,
+                                timeout=timeout,
+                                record_actions=record_actions,
+                                summarize=summarize,
+                                extra=extra,
+                            )
+                        )
+                    )
         except BaseException as exc:  # noqa: BLE001 - InvalidPolicy, WorkerBroken: handed to the caller
             results.put(exc)
         finally:
@@ -627,7 +758,9 @@ def run_episodes(
     # responsive to its policy process
     interval = sys.getswitchinterval()
     sys.setswitchinterval(min(interval, 0.0005))
-    threads = [threading.Thread(target=slot, name=f"gym-worker-{i}", daemon=True) for i in range(workers)]
+    threads = [
+        threading.Thread(target=slot, name=f"gym-worker-{i}", daemon=True) for i in range(workers)
+    ]
     for thread in threads:
         thread.start()
     finished = 0

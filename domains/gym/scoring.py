@@ -32,11 +32,15 @@ __all__ = ["normalized_score", "reference_returns", "compute_references", "ZeroP
 CLIP_MAX = 1.2
 
 
-def normalized_score(ret: float, random_ret: float, expert_ret: float, clip_max: float = CLIP_MAX) -> float:
+def normalized_score(
+    ret: float, random_ret: float, expert_ret: float, clip_max: float = CLIP_MAX
+) -> float:
     """``clip((ret - random) / (expert - random), 0, clip_max)``; a non-finite return scores 0."""
     span = expert_ret - random_ret
     if not (math.isfinite(span) and span > 0):
-        raise ValueError(f"the expert's return ({expert_ret}) must be above the random policy's ({random_ret})")
+        raise ValueError(
+            f"the expert's return ({expert_ret}) must be above the random policy's ({random_ret})"
+        )
     if not math.isfinite(ret):
         return 0.0
     return min(clip_max, max(0.0, (ret - random_ret) / span))
@@ -55,7 +59,9 @@ def reference_returns(env_id: str, seeds: Iterable[int], which: str) -> list[flo
     for index, seed in enumerate(seeds):
         env = make_env(env_id)
         try:
-            if which == "random":  # the action space play() seeded (highway-env makes a new one at reset)
+            if (
+                which == "random"
+            ):  # the action space play() seeded (highway-env makes a new one at reset)
                 factory = RandomPolicy
             else:
                 build = {"expert": make_expert, "zero": ZeroPolicy.make}[which]
@@ -64,7 +70,9 @@ def reference_returns(env_id: str, seeds: Iterable[int], which: str) -> list[flo
         finally:
             env.close()
         if episode.failed:
-            raise RuntimeError(f"the {which} reference policy failed on {env_id} seed {seed}: {episode.message}")
+            raise RuntimeError(
+                f"the {which} reference policy failed on {env_id} seed {seed}: {episode.message}"
+            )
         returns.append(episode.ret)
     return returns
 
@@ -107,38 +115,51 @@ def compute_references(pools: dict[str, list[int]], *, static: bool = True) -> R
     """
     import gymnasium
 
-
-    refs = References(meta={"pool": "validation", "gymnasium": gymnasium.__version__,
-                            "computed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    refs = References(
+        meta={
+            "pool": "validation",
+            "gymnasium": gymnasium.__version__,
+            "computed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+    )
     for env_id, seeds in pools.items():
         if static and env_id in STATIC_REFERENCES:
             low, high = STATIC_REFERENCES[env_id]
             refs.envs[env_id] = {"random": low, "expert": high, "source": STATIC_SOURCE}
             continue
-        means = {"random": _mean(reference_returns(env_id, seeds, "random")),
-                 "reference": _mean(reference_returns(env_id, seeds, "expert"))}
+        means = {
+            "random": _mean(reference_returns(env_id, seeds, "random")),
+            "reference": _mean(reference_returns(env_id, seeds, "expert")),
+        }
         try:
             means["zero"] = _mean(reference_returns(env_id, seeds, "zero"))
         except TypeError:  # an action space without a zero action: not a candidate
             pass
         best = "zero" if means.get("zero", -math.inf) > means["reference"] else "reference"
-        chosen = (f"evotree's reference policy ({_expert_name(env_id)})" if best == "reference" else
-                  f"the zero-action policy (scoring.ZeroPolicy), which beat evotree's reference policy "
-                  f"({_expert_name(env_id)}: {means['reference']:.3f})")
+        chosen = (
+            f"evotree's reference policy ({_expert_name(env_id)})"
+            if best == "reference"
+            else f"the zero-action policy (scoring.ZeroPolicy), which beat evotree's reference policy "
+            f"({_expert_name(env_id)}: {means['reference']:.3f})"
+        )
         entry: dict[str, Any] = {
             "random": means["random"],
             "expert": means[best],
             "expert_policy": best,
             "measured": {k: round(v, 6) for k, v in means.items()},
             "episodes": len(seeds),
-            "source": (f"measured by evotree: mean return on the {len(seeds)} validation seeds of the uniform "
-                       f"random policy (experts.RandomPolicy) and of {chosen}, the better of evotree's "
-                       "reference policy and zero actions; one fresh environment and policy per episode, "
-                       "seeded as in the judge"),
+            "source": (
+                f"measured by evotree: mean return on the {len(seeds)} validation seeds of the uniform "
+                f"random policy (experts.RandomPolicy) and of {chosen}, the better of evotree's "
+                "reference policy and zero actions; one fresh environment and policy per episode, "
+                "seeded as in the judge"
+            ),
         }
         if entry["expert"] <= entry["random"]:
-            raise RuntimeError(f"{env_id}: the expert ({entry['expert']:.3f}) does not beat the random policy "
-                               f"({entry['random']:.3f}) on the validation pool; its scores would be undefined")
+            raise RuntimeError(
+                f"{env_id}: the expert ({entry['expert']:.3f}) does not beat the random policy "
+                f"({entry['random']:.3f}) on the validation pool; its scores would be undefined"
+            )
         refs.envs[env_id] = entry
     return refs
 
@@ -150,6 +171,8 @@ def _mean(values: list[float]) -> float:
 def _expert_name(env_id: str) -> str:
 
     if env_id in OBS_ONLY or env_id in PRIVILEGED:
-        privileged = "; privileged: it reads the environment's state" if env_id in PRIVILEGED else ""
+        privileged = (
+            "; privileged: it reads the environment's state" if env_id in PRIVILEGED else ""
+        )
         return f"evotree.domains.gym.core16{privileged}"
     return "evotree.domains.gym.experts"

@@ -26,12 +26,23 @@ from pathlib import Path
 from typing import Any
 from evotree.domains.gym.epg import TRAIN_POOL_SIZE
 
-__all__ = ["PROTOCOLS", "HIDDEN_SEED_MIN", "HIDDEN_SEED_MAX", "SPLITS", "SettingsError", "TrainSettings",
-           "JudgeSettings", "References", "load_train_settings", "load_judge_settings", "load_references"]
+__all__ = [
+    "PROTOCOLS",
+    "HIDDEN_SEED_MIN",
+    "HIDDEN_SEED_MAX",
+    "SPLITS",
+    "SettingsError",
+    "TrainSettings",
+    "JudgeSettings",
+    "References",
+    "load_train_settings",
+    "load_judge_settings",
+    "load_references",
+]
 
 #: Seeds from here up are reserved for the judge's hidden pools; train seeds stay below.
 HIDDEN_SEED_MIN = 1_000_000
-HIDDEN_SEED_MAX = 2 ** 31 - 1
+HIDDEN_SEED_MAX = 2**31 - 1
 SPLITS = ("validation", "heldout")
 #: ``protocol`` of gym.toml / judge/gym.toml: evotree's own contract and scoring, or EvoPolicyGym's
 #: (:mod:`evotree.domains.gym.epg`).
@@ -41,7 +52,9 @@ PROTOCOLS = ("evotree", "evopolicygym")
 def _protocol(table: dict[str, Any], where: str) -> str:
     value = _take(table, "protocol", str, "evotree", where)
     if value not in PROTOCOLS:
-        raise SettingsError(f"{where}.protocol: expected one of {', '.join(PROTOCOLS)}, actually: {value!r}")
+        raise SettingsError(
+            f"{where}.protocol: expected one of {', '.join(PROTOCOLS)}, actually: {value!r}"
+        )
     return value
 
 
@@ -58,7 +71,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise SettingsError(f"{path.name} is not valid TOML: {exc}") from None
 
 
-def _take(table: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any, where: str) -> Any:
+def _take(
+    table: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any, where: str
+) -> Any:
     value = table.pop(key, default)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
@@ -68,13 +83,23 @@ def _take(table: dict[str, Any], key: str, kind: type | tuple[type, ...], defaul
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({"int": "an integer", "float": "a number", "str": "a string", "list": "a list",
-                        "bool": "true or false"}.get(k.__name__, k.__name__) for k in kinds)
+    return " or ".join(
+        {
+            "int": "an integer",
+            "float": "a number",
+            "str": "a string",
+            "list": "a list",
+            "bool": "true or false",
+        }.get(k.__name__, k.__name__)
+        for k in kinds
+    )
 
 
 def _env_list(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        raise SettingsError(f"{where}: expected a non-empty list of environment ids, actually: {value!r}")
+        raise SettingsError(
+            f"{where}: expected a non-empty list of environment ids, actually: {value!r}"
+        )
     if len(set(value)) != len(value):
         raise SettingsError(f"{where}: an environment is listed twice: {value!r}")
     return list(value)
@@ -147,15 +172,21 @@ def load_train_settings(path: Path) -> TrainSettings:
         envs=envs,
         episodes_per_env=_take(train, "episodes_per_env", int, 8, where),
         first_seed=_take(train, "first_seed", int, 0, where),
-        episode_timeout_seconds=float(_take(train, "episode_timeout_seconds", (int, float), 30.0, where)),
+        episode_timeout_seconds=float(
+            _take(train, "episode_timeout_seconds", (int, float), 30.0, where)
+        ),
         workers=_take(train, "workers", int, 1, where),
         protocol=_protocol(train, where),
         lanes=_take(train, "lanes", int, 64, where),
     )
     _unknown(train, where)
-    _instances(settings, instances, has_first_seed=has_first_seed, has_episodes=has_episodes, where=where)
+    _instances(
+        settings, instances, has_first_seed=has_first_seed, has_episodes=has_episodes, where=where
+    )
     if settings.episodes_per_env < 0:
-        raise SettingsError(f"{where}.episodes_per_env: expected 0 or more, actually: {settings.episodes_per_env}")
+        raise SettingsError(
+            f"{where}.episodes_per_env: expected 0 or more, actually: {settings.episodes_per_env}"
+        )
     if settings.first_seed < 0 or settings.first_seed + settings.episodes_per_env > HIDDEN_SEED_MIN:
         raise SettingsError(
             f"{where}: train seeds must lie in [0, {HIDDEN_SEED_MIN}) (larger seeds are reserved for the "
@@ -173,28 +204,43 @@ def _lanes(value: int, where: str) -> None:
         raise SettingsError(f"{where}.lanes: expected 1 to 256, actually: {value}")
 
 
-def _instances(settings: TrainSettings, instances: Any, *, has_first_seed: bool, has_episodes: bool,
-               where: str) -> None:
+def _instances(
+    settings: TrainSettings, instances: Any, *, has_first_seed: bool, has_episodes: bool, where: str
+) -> None:
     """EvoPolicyGym mode's train instances: ids into its fixed pool, never a ``first_seed``."""
 
     if settings.protocol != "evopolicygym":
         if instances is not None:
-            raise SettingsError(f"{where}.instances: only in the EvoPolicyGym mode (protocol = \"evopolicygym\"); "
-                                "here the episodes are first_seed + run_seed * episodes_per_env + i")
+            raise SettingsError(
+                f'{where}.instances: only in the EvoPolicyGym mode (protocol = "evopolicygym"); '
+                "here the episodes are first_seed + run_seed * episodes_per_env + i"
+            )
         return
     if has_first_seed:
-        raise SettingsError(f"{where}.first_seed: the EvoPolicyGym mode plays instances of its fixed train pool of "
-                            f"{TRAIN_POOL_SIZE}, not seeds: remove first_seed and name the instances "
-                            f"(instances = [0, 5, 17], ids 0 to {TRAIN_POOL_SIZE - 1})")
+        raise SettingsError(
+            f"{where}.first_seed: the EvoPolicyGym mode plays instances of its fixed train pool of "
+            f"{TRAIN_POOL_SIZE}, not seeds: remove first_seed and name the instances "
+            f"(instances = [0, 5, 17], ids 0 to {TRAIN_POOL_SIZE - 1})"
+        )
     if instances is None:
         return
-    if (not isinstance(instances, list) or not instances
-            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < TRAIN_POOL_SIZE for i in instances)):
-        raise SettingsError(f"{where}.instances: expected a non-empty list of ids in [0, {TRAIN_POOL_SIZE}), "
-                            f"actually: {instances!r}")
+    if (
+        not isinstance(instances, list)
+        or not instances
+        or any(
+            isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < TRAIN_POOL_SIZE
+            for i in instances
+        )
+    ):
+        raise SettingsError(
+            f"{where}.instances: expected a non-empty list of ids in [0, {TRAIN_POOL_SIZE}), "
+            f"actually: {instances!r}"
+        )
     if has_episodes and settings.episodes_per_env != len(instances):
-        raise SettingsError(f"{where}: episodes_per_env = {settings.episodes_per_env} but {len(instances)} "
-                            "instances are named: drop episodes_per_env (the instances say how many)")
+        raise SettingsError(
+            f"{where}: episodes_per_env = {settings.episodes_per_env} but {len(instances)} "
+            "instances are named: drop episodes_per_env (the instances say how many)"
+        )
     settings.instances = list(instances)
     settings.episodes_per_env = len(instances)
 
@@ -230,7 +276,9 @@ def load_judge_settings(path: Path) -> JudgeSettings:
     settings = JudgeSettings(
         envs=_env_list(judge.pop("envs", None), f"{where}.envs"),
         pools={},
-        episode_timeout_seconds=float(_take(judge, "episode_timeout_seconds", (int, float), 30.0, where)),
+        episode_timeout_seconds=float(
+            _take(judge, "episode_timeout_seconds", (int, float), 30.0, where)
+        ),
         workers=_take(judge, "workers", int, 1, where),
         max_timeouts_per_env=_take(judge, "max_timeouts_per_env", int, 3, where),
         replay_fraction=float(_take(judge, "replay_fraction", (int, float), 0.25, where)),
@@ -245,26 +293,38 @@ def load_judge_settings(path: Path) -> JudgeSettings:
         raise SettingsError(f"{where}.workers: expected 1 to 64, actually: {settings.workers}")
     _lanes(settings.lanes, where)
     if not 0.0 <= settings.replay_fraction <= 1.0:
-        raise SettingsError(f"{where}.replay_fraction: expected a number in [0, 1], actually: "
-                            f"{settings.replay_fraction}")
+        raise SettingsError(
+            f"{where}.replay_fraction: expected a number in [0, 1], actually: "
+            f"{settings.replay_fraction}"
+        )
     seen: dict[tuple[str, int], str] = {}
     for split, table in pools.items():
         if split not in SPLITS:
-            raise SettingsError(f"{path.name} [pools.{split}]: unknown split; expected one of {', '.join(SPLITS)}")
+            raise SettingsError(
+                f"{path.name} [pools.{split}]: unknown split; expected one of {', '.join(SPLITS)}"
+            )
         if not isinstance(table, dict):
-            raise SettingsError(f"{path.name} [pools.{split}]: expected a table of env id = [seeds]")
+            raise SettingsError(
+                f"{path.name} [pools.{split}]: expected a table of env id = [seeds]"
+            )
         settings.pools[split] = {}
         for env_id, seeds in table.items():
             key = f"{path.name} [pools.{split}].{env_id}"
-            if not isinstance(seeds, list) or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+            if not isinstance(seeds, list) or not all(
+                isinstance(s, int) and not isinstance(s, bool) for s in seeds
+            ):
                 raise SettingsError(f"{key}: expected a list of integer seeds")
             for seed in seeds:
                 if not HIDDEN_SEED_MIN <= seed <= HIDDEN_SEED_MAX:
-                    raise SettingsError(f"{key}: seed {seed} is outside the hidden range "
-                                        f"[{HIDDEN_SEED_MIN}, {HIDDEN_SEED_MAX}]")
+                    raise SettingsError(
+                        f"{key}: seed {seed} is outside the hidden range "
+                        f"[{HIDDEN_SEED_MIN}, {HIDDEN_SEED_MAX}]"
+                    )
                 other = seen.get((env_id, seed))
                 if other is not None:
-                    raise SettingsError(f"{key}: seed {seed} is also in the {other} pool; pools must be disjoint")
+                    raise SettingsError(
+                        f"{key}: seed {seed} is also in the {other} pool; pools must be disjoint"
+                    )
                 seen[(env_id, seed)] = split
             settings.pools[split][env_id] = list(seeds)
     return settings
@@ -280,8 +340,10 @@ class References:
     def pair(self, env_id: str) -> tuple[float, float]:
         entry = self.envs.get(env_id)
         if entry is None:
-            raise SettingsError(f"references.json has no entry for {env_id}; recompute it with "
-                                "`python -m evotree.domains.gym references` in the champion's checkout")
+            raise SettingsError(
+                f"references.json has no entry for {env_id}; recompute it with "
+                "`python -m evotree.domains.gym references` in the champion's checkout"
+            )
         return float(entry["random"]), float(entry["expert"])
 
     def to_json(self) -> str:
@@ -292,18 +354,27 @@ def load_references(path: Path) -> References:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SettingsError(f"{path} is missing: `python -m evotree.domains.gym references` writes it") from None
+        raise SettingsError(
+            f"{path} is missing: `python -m evotree.domains.gym references` writes it"
+        ) from None
     except ValueError as exc:
         raise SettingsError(f"{path.name} is not valid JSON: {exc}") from None
     envs = data.pop("envs", None)
     if not isinstance(envs, dict):
-        raise SettingsError(f"{path.name}: no \"envs\" object")
+        raise SettingsError(f'{path.name}: no "envs" object')
     for env_id, entry in envs.items():
         try:
             random_ret, expert_ret = float(entry["random"]), float(entry["expert"])
         except (KeyError, TypeError, ValueError):
-            raise SettingsError(f"{path.name}: {env_id} needs numbers \"random\" and \"expert\"") from None
-        if not (math.isfinite(random_ret) and math.isfinite(expert_ret)) or expert_ret <= random_ret:
-            raise SettingsError(f"{path.name}: {env_id}: the expert ({expert_ret}) must score above the "
-                                f"random policy ({random_ret})")
+            raise SettingsError(
+                f'{path.name}: {env_id} needs numbers "random" and "expert"'
+            ) from None
+        if (
+            not (math.isfinite(random_ret) and math.isfinite(expert_ret))
+            or expert_ret <= random_ret
+        ):
+            raise SettingsError(
+                f"{path.name}: {env_id}: the expert ({expert_ret}) must score above the "
+                f"random policy ({random_ret})"
+            )
     return References(envs=envs, meta=data)

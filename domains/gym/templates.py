@@ -59,7 +59,7 @@ class Policy:
         return self.action_space.sample()
 '''
 
-_GYM_TOML = '''\
+_GYM_TOML = """\
 # Train feedback for policy.py (evotree gym domain). This file belongs to your version: change
 # it to buy the feedback you need.
 #
@@ -82,9 +82,9 @@ first_seed = 0
 episode_timeout_seconds = {timeout}
 # Worker processes playing episodes in parallel.
 workers = 1
-'''
+"""
 
-_JUDGE_TOML_HEAD = '''\
+_JUDGE_TOML_HEAD = """\
 # HIDDEN: the judge's configuration. It lives in the judge store (refs/evotree/judge), in no
 # checkout, and is written only into each run's judge directory ([eval].judge_paths in
 # evotree.toml). Change it with: evotree judge export DIR, edit, evotree judge promote DIR.
@@ -114,24 +114,32 @@ lanes = 64
 replay_fraction = 0.25
 # Normalized score = clip((R - random) / (expert - random), 0, clip_max).
 clip_max = 1.2
-'''
+"""
 
 
 def _quoted(items: Sequence[str]) -> str:
     return ", ".join(f'"{item}"' for item in items)
 
 
-def render_gym_toml(envs: Sequence[str], *, episodes_per_env: int = 8, timeout: float = 30.0) -> str:
-    return _GYM_TOML.format(envs=_quoted(envs), episodes_per_env=episodes_per_env,
-                            episodes=episodes_per_env * len(envs), hidden_min=f"{HIDDEN_SEED_MIN:_}",
-                            timeout=_number(timeout))
+def render_gym_toml(
+    envs: Sequence[str], *, episodes_per_env: int = 8, timeout: float = 30.0
+) -> str:
+    return _GYM_TOML.format(
+        envs=_quoted(envs),
+        episodes_per_env=episodes_per_env,
+        episodes=episodes_per_env * len(envs),
+        hidden_min=f"{HIDDEN_SEED_MIN:_}",
+        timeout=_number(timeout),
+    )
 
 
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def draw_hidden_pools(envs: Sequence[str], sizes: dict[str, int]) -> dict[str, dict[str, list[int]]]:
+def draw_hidden_pools(
+    envs: Sequence[str], sizes: dict[str, int]
+) -> dict[str, dict[str, list[int]]]:
     """Fresh random seeds in the hidden range, distinct over every split and environment."""
     rng = secrets.SystemRandom()
     used: set[int] = set()
@@ -149,9 +157,14 @@ def draw_hidden_pools(envs: Sequence[str], sizes: dict[str, int]) -> dict[str, d
     return pools
 
 
-def render_judge_toml(envs: Sequence[str], pools: dict[str, dict[str, list[int]]], *, timeout: float = 30.0) -> str:
-    lines = [_JUDGE_TOML_HEAD.format(envs=_quoted(envs), timeout=_number(timeout),
-                                     hidden_min=f"{HIDDEN_SEED_MIN:_}")]
+def render_judge_toml(
+    envs: Sequence[str], pools: dict[str, dict[str, list[int]]], *, timeout: float = 30.0
+) -> str:
+    lines = [
+        _JUDGE_TOML_HEAD.format(
+            envs=_quoted(envs), timeout=_number(timeout), hidden_min=f"{HIDDEN_SEED_MIN:_}"
+        )
+    ]
     for split, table in pools.items():
         lines.append(f"\n[pools.{split}]")
         for env_id, seeds in table.items():

@@ -63,12 +63,14 @@ def main(cwd: Path | None = None) -> int:
     except GymMissing as exc:
         return _fail(str(exc), 1)
     if not (cwd / POLICY_FILE).is_file():
-        return _fail(f"invalid submission: {POLICY_FILE} is missing from the version's tree", INVALID_SUBMISSION_EXIT)
+        return _fail(
+            f"invalid submission: {POLICY_FILE} is missing from the version's tree",
+            INVALID_SUBMISSION_EXIT,
+        )
     try:
         settings = load_train_settings(cwd / TRAIN_FILE)
     except SettingsError as exc:
         return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
-
 
     try:
         run_seed = read_run_seed()
@@ -93,8 +95,11 @@ def main(cwd: Path | None = None) -> int:
     tasks = [Task(env_id, index, seed) for env_id in envs for index, seed in enumerate(seeds)]
     limit = os.environ.get(ENV_MAX_EPISODES)
     if limit and limit.isdigit() and int(limit) < len(tasks):
-        print(f"evotree gym train: the run may record {limit} episodes; the train pool has {len(tasks)}, "
-              f"the first {limit} are played", file=sys.stderr)
+        print(
+            f"evotree gym train: the run may record {limit} episodes; the train pool has {len(tasks)}, "
+            f"the first {limit} are played",
+            file=sys.stderr,
+        )
         tasks = tasks[: int(limit)]
     rec = get_recorder()
     returns: dict[str, list[float]] = {env_id: [] for env_id in envs}
@@ -102,15 +107,25 @@ def main(cwd: Path | None = None) -> int:
     skipped = 0
     recorded = 0
     try:
-        for episode in run_episodes(cwd, tasks, timeout=settings.episode_timeout_seconds,
-                                    workers=settings.workers, lanes=settings.lanes):
+        for episode in run_episodes(
+            cwd,
+            tasks,
+            timeout=settings.episode_timeout_seconds,
+            workers=settings.workers,
+            lanes=settings.lanes,
+        ):
             if episode.skipped:
                 skipped += 1
                 continue
             rec.rollout_group(
-                0, group_id=episode.env_id, task_id=f"{episode.env_id}#{episode.index}",
-                rewards=[episode.ret], lengths=[episode.length], truncated=[episode.truncated],
-                finish_reasons=[episode.finish_reason], texts=[episode.text()],
+                0,
+                group_id=episode.env_id,
+                task_id=f"{episode.env_id}#{episode.index}",
+                rewards=[episode.ret],
+                lengths=[episode.length],
+                truncated=[episode.truncated],
+                finish_reasons=[episode.finish_reason],
+                texts=[episode.text()],
             )
             recorded += 1
             returns[episode.env_id].append(episode.ret)
@@ -121,7 +136,10 @@ def main(cwd: Path | None = None) -> int:
         if recorded == 0:
             return _fail(f"invalid submission: {exc}", INVALID_SUBMISSION_EXIT)
         # it loaded before: the episodes played stay recorded (and charged); the rest cannot run
-        print(f"evotree gym train: policy.py stopped loading after {recorded} episodes: {exc}", file=sys.stderr)
+        print(
+            f"evotree gym train: policy.py stopped loading after {recorded} episodes: {exc}",
+            file=sys.stderr,
+        )
     except WorkerBroken as exc:
         return _fail(str(exc), 1)
     metrics: dict[str, float] = {}
@@ -136,15 +154,20 @@ def main(cwd: Path | None = None) -> int:
         metrics["seed/first_episode"] = seeds[0]
     if skipped:
         metrics["skipped_episodes"] = skipped
-        print(f"evotree gym train: {skipped} episodes were not played (repeated timeouts); they are not "
-              "charged", file=sys.stderr)
+        print(
+            f"evotree gym train: {skipped} episodes were not played (repeated timeouts); they are not "
+            "charged",
+            file=sys.stderr,
+        )
     rec.signal(0, **metrics)
     rec.close()
     print(f"{'environment':28s} {'episodes':>8s} {'failed':>6s} {'mean return':>12s}")
     for env_id in envs:
         mean = metrics.get(f"{env_id}/mean_return")
-        print(f"{env_id:28s} {len(returns[env_id]):8d} {failed[env_id]:6d} "
-              f"{'-' if mean is None else f'{mean:.3f}':>12s}")
+        print(
+            f"{env_id:28s} {len(returns[env_id]):8d} {failed[env_id]:6d} "
+            f"{'-' if mean is None else f'{mean:.3f}':>12s}"
+        )
     return 0
 
 

@@ -373,7 +373,9 @@ _SIZE = struct.Struct("<I")
 
 def _array_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
     text = dtype.str.encode()
-    return bytes((len(text),)) + text + bytes((len(shape),)) + struct.pack(f"<{len(shape)}I", *shape)
+    return (
+        bytes((len(text),)) + text + bytes((len(shape),)) + struct.pack(f"<{len(shape)}I", *shape)
+    )
 
 
 def _read_array_header(frame: bytes, at: int) -> tuple[np.dtype, tuple[int, ...], int]:
@@ -475,8 +477,10 @@ def encode_reply(answers: list[tuple[int, Any, bytes | None, Any]]) -> bytes:
                 pass  # an integer past 64 bits: the general form
         elif _same_arrays(actions):
             first = actions[0]
-            return b"Nb" + _array_header(first.dtype, first.shape) + b"".join(
-                a.tobytes() for a in actions
+            return (
+                b"Nb"
+                + _array_header(first.dtype, first.shape)
+                + b"".join(a.tobytes() for a in actions)
             )
     parts = []
     for lane, action, frame, space in answers:

@@ -482,7 +482,9 @@ def main(argv: list[str]) -> int:
             send_bytes(reply_fd, lane.observe(pickle.loads(frame[1:])))
         elif kind == b"S":
             action, failure = lane.start(pickle.loads(frame[1:]))
-            send_bytes(reply_fd, failure if failure is not None else encode_action(action, lane.space))
+            send_bytes(
+                reply_fd, failure if failure is not None else encode_action(action, lane.space)
+            )
         elif kind == b"E":
             lane.end()
         else:

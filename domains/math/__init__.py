@@ -45,8 +45,9 @@ MODEL_DIR = "output/model"
 ADAPTER_DIR = "output/adapter"
 
 
-def materialize(root: Path, *, validation_seed: int | None = None,
-                heldout_seed: int | None = None) -> list[str]:
+def materialize(
+    root: Path, *, validation_seed: int | None = None, heldout_seed: int | None = None
+) -> list[str]:
     """Write the math workspace files into ``root`` (never overwriting); return the paths written.
 
     ``recipe.toml`` (the v0 recipe) and ``math.toml`` (the train problems) are the candidate's;
@@ -54,7 +55,6 @@ def materialize(root: Path, *, validation_seed: int | None = None,
     The hidden seeds are drawn at random unless given (they must be >= 1,000,000 and differ).
     """
     import tomllib
-
 
     root = Path(root)
     written: list[str] = []
@@ -65,16 +65,19 @@ def materialize(root: Path, *, validation_seed: int | None = None,
     judge_text = None
     if not (root / JUDGE_FILE).exists():
         drawn = draw_hidden_seeds()
-        seeds = (drawn[0] if validation_seed is None else validation_seed,
-                 drawn[1] if heldout_seed is None else heldout_seed)
+        seeds = (
+            drawn[0] if validation_seed is None else validation_seed,
+            drawn[1] if heldout_seed is None else heldout_seed,
+        )
         judge_text = render_judge_toml(*seeds)
         try:  # given seeds are checked before anything is written
             parse_judge_settings(tomllib.loads(judge_text))
         except SettingsError as exc:
             from evotree.core.errors import EvotreeError
 
-            raise EvotreeError(str(exc), fix=f"pass seeds from {HIDDEN_SEED_MIN:_} up, different from "
-                               "each other") from None
+            raise EvotreeError(
+                str(exc), fix=f"pass seeds from {HIDDEN_SEED_MIN:_} up, different from each other"
+            ) from None
     write(RECIPE_FILE, RECIPE_TOML)
     write(TRAIN_FILE, MATH_TOML)
     if judge_text is not None:

@@ -59,7 +59,18 @@ OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "*": ("mul", ("what is {a}*{b}?", "what is {a} times {b}?")),
 }
 #: Whole words the prompts use (all in ``evotree.harness.tiny_lm.DEFAULT_WORDS``).
-WORDS: tuple[str, ...] = ("what", "is", "the", "sum", "of", "and", "plus", "minus", "times", "answer")
+WORDS: tuple[str, ...] = (
+    "what",
+    "is",
+    "the",
+    "sum",
+    "of",
+    "and",
+    "plus",
+    "minus",
+    "times",
+    "answer",
+)
 #: Seeds from here up are reserved for the judge (validation, held-out); train seeds are below.
 HIDDEN_SEED_MIN = 1_000_000
 HIDDEN_SEED_MAX = 2**31 - 1
@@ -107,18 +118,26 @@ class SplitSpec:
 
     def __post_init__(self) -> None:
         if not self.ops or any(op not in OPS for op in self.ops):
-            raise SplitError(f"ops: expected a non-empty list of {', '.join(OPS)}, actually: {list(self.ops)}")
+            raise SplitError(
+                f"ops: expected a non-empty list of {', '.join(OPS)}, actually: {list(self.ops)}"
+            )
         if len(set(self.ops)) != len(self.ops):
             raise SplitError(f"ops: repeated operator in {list(self.ops)}")
         if not 0 <= self.min_operand <= self.max_operand <= 999:
-            raise SplitError(f"operands: expected 0 <= min_operand <= max_operand <= 999, actually: "
-                             f"{self.min_operand}..{self.max_operand}")
+            raise SplitError(
+                f"operands: expected 0 <= min_operand <= max_operand <= 999, actually: "
+                f"{self.min_operand}..{self.max_operand}"
+            )
         if self.num_problems < 1:
             raise SplitError(f"num_problems: expected at least 1, actually: {self.num_problems}")
         if not 0.0 <= self.word_share <= 1.0:
-            raise SplitError(f"word_share: expected a number in [0, 1], actually: {self.word_share}")
+            raise SplitError(
+                f"word_share: expected a number in [0, 1], actually: {self.word_share}"
+            )
         if not 0 <= self.seed <= HIDDEN_SEED_MAX:
-            raise SplitError(f"seed: expected 0 <= seed <= {HIDDEN_SEED_MAX}, actually: {self.seed}")
+            raise SplitError(
+                f"seed: expected 0 <= seed <= {HIDDEN_SEED_MAX}, actually: {self.seed}"
+            )
 
 
 def fact_key(op: str, a: int, b: int) -> tuple[str, int, int]:
@@ -158,21 +177,25 @@ def _answer(op: str, a: int, b: int) -> int:
     return a + b if op == "+" else a - b if op == "-" else a * b
 
 
-def generate(spec: SplitSpec, *, judge_region: bool,
-             exclude: Iterable[tuple[str, int, int]] = ()) -> list[Problem]:
+def generate(
+    spec: SplitSpec, *, judge_region: bool, exclude: Iterable[tuple[str, int, int]] = ()
+) -> list[Problem]:
     """``spec.num_problems`` problems with distinct facts from one region, skipping ``exclude``.
 
     Deterministic in ``spec`` (and ``exclude``). Raises :class:`SplitError` when the region holds
     fewer usable facts than asked for.
     """
     excluded = {fact_key(*f) for f in exclude}
-    available = [f for f in _facts(spec) if in_judge_region(*f) == judge_region and f not in excluded]
+    available = [
+        f for f in _facts(spec) if in_judge_region(*f) == judge_region and f not in excluded
+    ]
     if len(available) < spec.num_problems:
         where = "judge" if judge_region else "train"
         raise SplitError(
             f"{spec.num_problems} problems asked for, but only {len(available)} distinct facts of this "
             f"difficulty ({'/'.join(spec.ops)}, operands {spec.min_operand}..{spec.max_operand}) are in "
-            f"the {where} region" + (f" after removing {len(excluded)} used elsewhere" if excluded else ""),
+            f"the {where} region"
+            + (f" after removing {len(excluded)} used elsewhere" if excluded else ""),
         )
     rng = random.Random(f"evotree-math/{spec.seed}")
     # Shuffle the candidates (sorted first: the order never depends on set iteration).
@@ -187,8 +210,17 @@ def generate(spec: SplitSpec, *, judge_region: bool,
         if len(templates) > 1 and rng.random() < spec.word_share:
             template = rng.randrange(1, len(templates))
         question = templates[template].format(a=a, b=b)
-        problems.append(Problem(task_id=f"{name}-{a}-{b}-t{template}", question=question,
-                                answer=_answer(op, a, b), op=op, a=a, b=b, template=template))
+        problems.append(
+            Problem(
+                task_id=f"{name}-{a}-{b}-t{template}",
+                question=question,
+                answer=_answer(op, a, b),
+                op=op,
+                a=a,
+                b=b,
+                template=template,
+            )
+        )
     return problems
 
 
@@ -199,7 +231,9 @@ def hidden_splits(validation: SplitSpec, heldout: SplitSpec) -> dict[str, list[P
     return {"validation": val, "heldout": held}
 
 
-def build_splits(train: SplitSpec, validation: SplitSpec, heldout: SplitSpec) -> dict[str, list[Problem]]:
+def build_splits(
+    train: SplitSpec, validation: SplitSpec, heldout: SplitSpec
+) -> dict[str, list[Problem]]:
     """All three splits, checked disjoint by fact and by text (train from the train region).
 
     The judge only needs :func:`hidden_splits` (which cannot meet train, by region); this is the
@@ -208,15 +242,19 @@ def build_splits(train: SplitSpec, validation: SplitSpec, heldout: SplitSpec) ->
     for name, spec in (("train", train), ("validation", validation), ("heldout", heldout)):
         hidden = name != "train"
         if hidden != (spec.seed >= HIDDEN_SEED_MIN):
-            raise SplitError(f"{name} seed {spec.seed}: train seeds are below {HIDDEN_SEED_MIN}, "
-                             f"validation and held-out seeds at or above it")
+            raise SplitError(
+                f"{name} seed {spec.seed}: train seeds are below {HIDDEN_SEED_MIN}, "
+                f"validation and held-out seeds at or above it"
+            )
     splits = {"train": generate(train, judge_region=False), **hidden_splits(validation, heldout)}
     seen_facts: set[tuple[str, int, int]] = set()
     seen_texts: set[str] = set()
     for name, problems in splits.items():
         facts = {p.fact for p in problems}
         texts = {p.question for p in problems}
-        if facts & seen_facts or texts & seen_texts:  # pragma: no cover - guaranteed by construction
+        if (
+            facts & seen_facts or texts & seen_texts
+        ):  # pragma: no cover - guaranteed by construction
             raise SplitError(f"the {name} split shares problems with an earlier split")
         seen_facts |= facts
         seen_texts |= texts

@@ -56,9 +56,18 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def sample_completions(model: Any, tokenizer: Any, prompts: Sequence[str], *, samples: int,
-                       temperature: float, top_p: float, max_new_tokens: int, seed: int,
-                       batch_size: int) -> list[list[str]]:
+def sample_completions(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    *,
+    samples: int,
+    temperature: float,
+    top_p: float,
+    max_new_tokens: int,
+    seed: int,
+    batch_size: int,
+) -> list[list[str]]:
     """``samples`` completions per prompt (decoded, special tokens dropped), seeded."""
     import torch
 
@@ -73,22 +82,28 @@ def sample_completions(model: Any, tokenizer: Any, prompts: Sequence[str], *, sa
         eos = tokenizer.eos_token_id
     out: list[list[str]] = []
     for start in range(0, len(prompts), batch_size):
-        chunk = list(prompts[start:start + batch_size])
-        enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-        kwargs: dict[str, Any] = {"max_new_tokens": max_new_tokens, "num_return_sequences": samples,
-                                  "pad_token_id": tokenizer.pad_token_id, "eos_token_id": eos,
-                                  "do_sample": sampling}
+        chunk = list(prompts[start : start + batch_size])
+        enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(
+            device
+        )
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new_tokens,
+            "num_return_sequences": samples,
+            "pad_token_id": tokenizer.pad_token_id,
+            "eos_token_id": eos,
+            "do_sample": sampling,
+        }
         if sampling:
             kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
         else:
             kwargs["num_return_sequences"] = 1
         with torch.no_grad():
             generated = model.generate(**enc, **kwargs)
-        new = generated[:, enc["input_ids"].shape[1]:]
+        new = generated[:, enc["input_ids"].shape[1] :]
         texts = tokenizer.batch_decode(new, skip_special_tokens=True)
         per = kwargs["num_return_sequences"]
         for i in range(len(chunk)):
-            group = texts[i * per:(i + 1) * per]
+            group = texts[i * per : (i + 1) * per]
             out.append(group * samples if per == 1 else group)
     return out
 
@@ -108,18 +123,23 @@ def main(cwd: Path | None = None) -> int:
         return 1
     model_dir = Path(candidate) / MODEL_DIR
     if not (model_dir / "config.json").is_file():
-        _say(f"the candidate has no trained model: {MODEL_DIR}/ is missing or incomplete in {candidate} "
-             "(the train phase saves it there when training ends)")
+        _say(
+            f"the candidate has no trained model: {MODEL_DIR}/ is missing or incomplete in {candidate} "
+            "(the train phase saves it there when training ends)"
+        )
         return 1
-    wanted = [s.strip() for s in os.environ.get(ENV_JUDGE_SPLITS, "validation").split(",") if s.strip()]
+    wanted = [
+        s.strip() for s in os.environ.get(ENV_JUDGE_SPLITS, "validation").split(",") if s.strip()
+    ]
     for split in wanted:
         if split not in HIDDEN_SPLITS:
-            _say(f"split {split!r} has no problems in the math domain (it has {', '.join(HIDDEN_SPLITS)}); "
-                 "not scored")
+            _say(
+                f"split {split!r} has no problems in the math domain (it has {', '.join(HIDDEN_SPLITS)}); "
+                "not scored"
+            )
     wanted = [s for s in HIDDEN_SPLITS if s in wanted]
 
     import torch
-
 
     try:
         model, tokenizer = load_trained(model_dir)
@@ -136,10 +156,16 @@ def main(cwd: Path | None = None) -> int:
     for split in wanted:
         problems = splits[split]
         completions = sample_completions(
-            model, tokenizer, [p.prompt for p in problems], samples=n,
-            temperature=settings.temperature, top_p=settings.top_p,
-            max_new_tokens=settings.max_new_tokens, seed=settings.seed + HIDDEN_SPLITS.index(split),
-            batch_size=settings.batch_size)
+            model,
+            tokenizer,
+            [p.prompt for p in problems],
+            samples=n,
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            max_new_tokens=settings.max_new_tokens,
+            seed=settings.seed + HIDDEN_SPLITS.index(split),
+            batch_size=settings.batch_size,
+        )
         correct_counts, well_formed = [], 0
         for problem, texts in zip(problems, completions, strict=True):
             correct = 0
@@ -150,20 +176,30 @@ def main(cwd: Path | None = None) -> int:
                 rec.eval_result(split, problem.task_id, score, sample_index=i)
             correct_counts.append(correct)
         avg = sum(correct_counts) / (n * len(problems))
-        metrics = {f"{split}/avg@{n}": avg, f"{split}/problems": len(problems),
-                   f"{split}/well_formed": well_formed / (n * len(problems))}
+        metrics = {
+            f"{split}/avg@{n}": avg,
+            f"{split}/problems": len(problems),
+            f"{split}/well_formed": well_formed / (n * len(problems)),
+        }
         for k in settings.pass_at:
-            metrics[f"{split}/pass@{k}"] = sum(pass_at_k(n, c, k) for c in correct_counts) / len(problems)
+            metrics[f"{split}/pass@{k}"] = sum(pass_at_k(n, c, k) for c in correct_counts) / len(
+                problems
+            )
         rec.signal(0, **metrics)
         table.append((split, len(problems), metrics))
     rec.close()
     ks = settings.pass_at
-    print(f"{'split':10s} {'problems':>8s} {f'avg@{n}':>8s} " + " ".join(f"{f'pass@{k}':>8s}" for k in ks)
-          + f" {'well-formed':>11s}")
+    print(
+        f"{'split':10s} {'problems':>8s} {f'avg@{n}':>8s} "
+        + " ".join(f"{f'pass@{k}':>8s}" for k in ks)
+        + f" {'well-formed':>11s}"
+    )
     for split, count, metrics in table:
-        print(f"{split:10s} {count:8d} {metrics[f'{split}/avg@{n}']:8.3f} "
-              + " ".join(f"{metrics[f'{split}/pass@{k}']:8.3f}" for k in ks)
-              + f" {metrics[f'{split}/well_formed']:11.3f}")
+        print(
+            f"{split:10s} {count:8d} {metrics[f'{split}/avg@{n}']:8.3f} "
+            + " ".join(f"{metrics[f'{split}/pass@{k}']:8.3f}" for k in ks)
+            + f" {metrics[f'{split}/well_formed']:11.3f}"
+        )
     return 0
 
 

@@ -13,7 +13,14 @@ from evotree.domains.math.data import WORDS
 from evotree.harness.tiny_lm import DEFAULT_WORDS
 from evotree.harness.tiny_lm import build_tiny_tokenizer
 
-__all__ = ["ModelUnavailable", "check_model_name", "load_policy", "load_trained", "offline", "tiny_tokenizer"]
+__all__ = [
+    "ModelUnavailable",
+    "check_model_name",
+    "load_policy",
+    "load_trained",
+    "offline",
+    "tiny_tokenizer",
+]
 
 
 class ModelUnavailable(RuntimeError):
@@ -119,8 +126,11 @@ def load_trained(model_dir: Path) -> tuple[Any, Any]:
     offline()
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = _prepare_tokenizer(AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True))
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True,
-                                                 use_safetensors=True)
+    tokenizer = _prepare_tokenizer(
+        AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    )
+    model = AutoModelForCausalLM.from_pretrained(
+        str(model_dir), local_files_only=True, use_safetensors=True
+    )
     model.eval()
     return model, tokenizer

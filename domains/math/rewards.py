@@ -21,8 +21,13 @@ from typing import Any
 from evotree.domains.math.data import extract_answer, is_correct, is_well_formed
 from evotree.skills.runtime import SkillHooks
 
-__all__ = ["answer_checks", "correctness_score", "format_score", "make_reward_functions",
-           "skill_hooks"]
+__all__ = [
+    "answer_checks",
+    "correctness_score",
+    "format_score",
+    "make_reward_functions",
+    "skill_hooks",
+]
 
 
 def correctness_score(completion: str, answer: int) -> float:
@@ -30,8 +35,11 @@ def correctness_score(completion: str, answer: int) -> float:
 
 
 def format_score(completion: str, ended: bool) -> float:
-    return (0.5 * (extract_answer(completion) is not None) + 0.25 * is_well_formed(completion)
-            + 0.25 * bool(ended))
+    return (
+        0.5 * (extract_answer(completion) is not None)
+        + 0.25 * is_well_formed(completion)
+        + 0.25 * bool(ended)
+    )
 
 
 def make_reward_functions(stop_token_ids: Iterable[int]) -> list[Callable[..., list[float]]]:
@@ -40,15 +48,24 @@ def make_reward_functions(stop_token_ids: Iterable[int]) -> list[Callable[..., l
     ``completion_ids``)."""
     stops = frozenset(int(i) for i in stop_token_ids)
 
-    def correctness(prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str],
-                    **kwargs: Any) -> list[float]:
-        return [correctness_score(_text(c), int(a)) for c, a in zip(completions, answer, strict=True)]
+    def correctness(
+        prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str], **kwargs: Any
+    ) -> list[float]:
+        return [
+            correctness_score(_text(c), int(a)) for c, a in zip(completions, answer, strict=True)
+        ]
 
-    def format_(prompts: Sequence[Any], completions: Sequence[Any],
-                completion_ids: Sequence[Sequence[int]] | None = None, **kwargs: Any) -> list[float]:
+    def format_(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]] | None = None,
+        **kwargs: Any,
+    ) -> list[float]:
         ids = completion_ids if completion_ids is not None else [[]] * len(completions)
-        return [format_score(_text(c), bool(i) and int(i[-1]) in stops)
-                for c, i in zip(completions, ids, strict=True)]
+        return [
+            format_score(_text(c), bool(i) and int(i[-1]) in stops)
+            for c, i in zip(completions, ids, strict=True)
+        ]
 
     format_.__name__ = format_.__qualname__ = "format"
     return [correctness, format_]
@@ -64,7 +81,8 @@ def answer_checks(completion: str, answer: int) -> list[bool]:
         return [False] * (len(expected) + 1)
     digits = str(got)
     return [len(digits) == len(expected)] + [
-        i < len(digits) and digits[-1 - i] == expected[-1 - i] for i in range(len(expected))]
+        i < len(digits) and digits[-1 - i] == expected[-1 - i] for i in range(len(expected))
+    ]
 
 
 def skill_hooks(stop_token_ids: Iterable[int], max_completion_length: int) -> Any:
@@ -77,23 +95,37 @@ def skill_hooks(stop_token_ids: Iterable[int], max_completion_length: int) -> An
     stops = frozenset(int(i) for i in stop_token_ids)
     limit = max(1, int(max_completion_length))
 
-    def checks(prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str],
-               **kwargs: Any) -> list[list[bool]]:
+    def checks(
+        prompts: Sequence[Any], completions: Sequence[Any], answer: Sequence[str], **kwargs: Any
+    ) -> list[list[bool]]:
         return [answer_checks(_text(c), int(a)) for c, a in zip(completions, answer, strict=True)]
 
-    def instruction_following(prompts: Sequence[Any], completions: Sequence[Any],
-                              completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
-        return [1.0 if is_well_formed(_text(c)) and bool(i) and int(i[-1]) in stops else 0.0
-                for c, i in zip(completions, completion_ids, strict=True)]
+    def instruction_following(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]],
+        **kwargs: Any,
+    ) -> list[float]:
+        return [
+            1.0 if is_well_formed(_text(c)) and bool(i) and int(i[-1]) in stops else 0.0
+            for c, i in zip(completions, completion_ids, strict=True)
+        ]
 
-    def brevity(prompts: Sequence[Any], completions: Sequence[Any],
-                completion_ids: Sequence[Sequence[int]], **kwargs: Any) -> list[float]:
+    def brevity(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        completion_ids: Sequence[Sequence[int]],
+        **kwargs: Any,
+    ) -> list[float]:
         return [max(0.0, 1.0 - len(i) / limit) for i in completion_ids]
 
-    return SkillHooks(domain="math", checks=checks, all_or_nothing="correctness",
-                      aux_terms={"instruction_following": instruction_following,
-                                 "brevity": brevity},
-                      format_ok=lambda text: extract_answer(text) is not None)
+    return SkillHooks(
+        domain="math",
+        checks=checks,
+        all_or_nothing="correctness",
+        aux_terms={"instruction_following": instruction_following, "brevity": brevity},
+        format_ok=lambda text: extract_answer(text) is not None,
+    )
 
 
 def _text(completion: Any) -> str:

@@ -57,6 +57,7 @@ def _at_least(low: float, *, strict: bool = False) -> Callable[[Any], str | None
     def check(value: Any) -> str | None:
         ok = value > low if strict else value >= low
         return None if ok else f"expected a number {'>' if strict else '>='} {low}"
+
     return check
 
 
@@ -72,7 +73,9 @@ def _kind_ok(kind: str, value: Any) -> bool:
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "str":
@@ -83,12 +86,24 @@ def _kind_ok(kind: str, value: Any) -> bool:
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
-def _parse_table(data: Mapping[str, Any], keys: tuple[_Key, ...], where: str,
-                 problems: list[str], *, tables: tuple[str, ...] = ()) -> dict[str, Any]:
+def _parse_table(
+    data: Mapping[str, Any],
+    keys: tuple[_Key, ...],
+    where: str,
+    problems: list[str],
+    *,
+    tables: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """Values of ``keys`` from ``data`` (defaults filled in); problems appended, not raised."""
     known = {k.name: k for k in keys}
     out = {k.name: k.default for k in keys}
@@ -102,9 +117,16 @@ def _parse_table(data: Mapping[str, Any], keys: tuple[_Key, ...], where: str,
             problems.append(f"{where}{name}: unknown key{hint}")
             continue
         if not _kind_ok(key.kind, value):
-            want = {"int": "an integer", "float": "a number", "bool": "true or false",
-                    "str": "a string", "list[str]": "a list of strings"}[key.kind]
-            problems.append(f"{where}{name}: expected {want}, actually {_type_name(value)}: {value!r}")
+            want = {
+                "int": "an integer",
+                "float": "a number",
+                "bool": "true or false",
+                "str": "a string",
+                "list[str]": "a list of strings",
+            }[key.kind]
+            problems.append(
+                f"{where}{name}: expected {want}, actually {_type_name(value)}: {value!r}"
+            )
             continue
         if key.kind == "float":
             value = float(value)
@@ -132,12 +154,19 @@ def _read_toml(path: Path, what: str) -> dict[str, Any]:
 def _raise(source: str, problems: list[str]) -> None:
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
-        raise SettingsError(f"{source}: {len(problems)} problem{'s' * (len(problems) > 1)}:\n{lines}")
+        raise SettingsError(
+            f"{source}: {len(problems)} problem{'s' * (len(problems) > 1)}:\n{lines}"
+        )
 
 
 # ---------------------------------------------------------------------------- recipe.toml
 RECIPE_KEYS: tuple[_Key, ...] = (
-    _Key("model", "str", TINY, lambda v: None if v.strip() else "expected \"tiny\" or a model path/name"),
+    _Key(
+        "model",
+        "str",
+        TINY,
+        lambda v: None if v.strip() else 'expected "tiny" or a model path/name',
+    ),
     _Key("seed", "int", 0, _at_least(0)),
     _Key("learning_rate", "float", 5e-4, _at_least(0, strict=True)),
     _Key("max_steps", "int", 200, _at_least(1)),
@@ -152,9 +181,21 @@ RECIPE_KEYS: tuple[_Key, ...] = (
     _Key("num_iterations", "int", 1, _at_least(1)),
     _Key("loss_type", "str", "dapo", _one_of(LOSS_TYPES)),
     _Key("scale_rewards", "str", "group", _one_of(SCALE_REWARDS)),
-    _Key("lr_scheduler_type", "str", "linear", _one_of(("linear", "constant", "cosine",
-                                                         "constant_with_warmup", "cosine_with_restarts",
-                                                         "polynomial"))),
+    _Key(
+        "lr_scheduler_type",
+        "str",
+        "linear",
+        _one_of(
+            (
+                "linear",
+                "constant",
+                "cosine",
+                "constant_with_warmup",
+                "cosine_with_restarts",
+                "polynomial",
+            )
+        ),
+    ),
     _Key("warmup_steps", "int", 0, _at_least(0)),
     _Key("weight_decay", "float", 0.0, _at_least(0)),
     _Key("max_grad_norm", "float", 1.0, _at_least(0)),
@@ -162,8 +203,14 @@ RECIPE_KEYS: tuple[_Key, ...] = (
     _Key("lora_r", "int", 8, _at_least(1)),
     _Key("lora_alpha", "int", 16, _at_least(1)),
     _Key("lora_dropout", "float", 0.0, _between(0.0, 1.0)),
-    _Key("lora_target_modules", "list[str]", ["q_proj", "v_proj"],
-         lambda v: None if v and all(m.strip() for m in v) else "expected a non-empty list of module names"),
+    _Key(
+        "lora_target_modules",
+        "list[str]",
+        ["q_proj", "v_proj"],
+        lambda v: (
+            None if v and all(m.strip() for m in v) else "expected a non-empty list of module names"
+        ),
+    ),
     _Key("use_vllm", "bool", False),
     _Key("cpu_threads", "int", 0, _between(0, 1024)),
 )
@@ -209,12 +256,29 @@ TINY_KEYS: tuple[_Key, ...] = (
     _Key("intermediate_size", "int", 256, _between(8, 16384)),
 )
 #: GRPOConfig fields the domain sets itself: a ``[trl]`` table may not override them.
-MANAGED_TRL_KEYS = frozenset({
-    "output_dir", "use_cpu", "logging_steps", "logging_strategy", "save_strategy",
-    "reward_weights", "push_to_hub", "hub_model_id", "hub_token", "disable_tqdm", "eval_strategy",
-    "do_eval", "logging_dir", "run_name", "resume_from_checkpoint", "deepspeed", "fsdp",
-    "log_completions_hub_repo", "data_seed",
-})
+MANAGED_TRL_KEYS = frozenset(
+    {
+        "output_dir",
+        "use_cpu",
+        "logging_steps",
+        "logging_strategy",
+        "save_strategy",
+        "reward_weights",
+        "push_to_hub",
+        "hub_model_id",
+        "hub_token",
+        "disable_tqdm",
+        "eval_strategy",
+        "do_eval",
+        "logging_dir",
+        "run_name",
+        "resume_from_checkpoint",
+        "deepspeed",
+        "fsdp",
+        "log_completions_hub_repo",
+        "data_seed",
+    }
+)
 
 
 def training_seed(recipe_seed: int, run_seed: int) -> int:
@@ -299,18 +363,27 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "recipe.toml") -> Rec
     if not problems:
         g = values["num_generations"]
         if values["per_device_train_batch_size"] % g:
-            problems.append(f"per_device_train_batch_size: the completions per step ({values['per_device_train_batch_size']}) "
-                            f"must be a multiple of num_generations ({g})")
+            problems.append(
+                f"per_device_train_batch_size: the completions per step ({values['per_device_train_batch_size']}) "
+                f"must be a multiple of num_generations ({g})"
+            )
         weights = sub["rewards"]
         if all(w == 0 for w in weights.values()):
             problems.append("rewards: every reward weight is 0: nothing would be learned")
         tiny = sub["tiny"]
         if tiny["hidden_size"] % tiny["num_heads"] or tiny["num_heads"] % tiny["num_kv_heads"]:
-            problems.append(f"tiny: hidden_size ({tiny['hidden_size']}) must be divisible by num_heads "
-                            f"({tiny['num_heads']}), and num_heads by num_kv_heads ({tiny['num_kv_heads']})")
+            problems.append(
+                f"tiny: hidden_size ({tiny['hidden_size']}) must be divisible by num_heads "
+                f"({tiny['num_heads']}), and num_heads by num_kv_heads ({tiny['num_kv_heads']})"
+            )
     _raise(source, problems)
-    return Recipe(**values, rewards=sub["rewards"], tiny=sub["tiny"], trl=trl,
-                  warmup=WarmupSettings(**sub["warmup"]))
+    return Recipe(
+        **values,
+        rewards=sub["rewards"],
+        tiny=sub["tiny"],
+        trl=trl,
+        warmup=WarmupSettings(**sub["warmup"]),
+    )
 
 
 #: ``[trl] report_to`` integrations a run may use: local files only (TensorBoard writes under the
@@ -322,11 +395,15 @@ def _check_report_to(value: Any) -> list[str]:
     """``[trl] report_to``: ``"tensorboard"``, ``"none"`` or a list of them (network loggers refused)."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        return [f"trl.report_to: expected a string or a list of strings, actually {_type_name(value)}"]
+        return [
+            f"trl.report_to: expected a string or a list of strings, actually {_type_name(value)}"
+        ]
     bad = [v for v in items if v not in REPORT_TO]
     if bad:
-        return [f"trl.report_to: {', '.join(map(repr, bad))} not allowed: a run reports only to local files "
-                f"({' or '.join(map(repr, REPORT_TO))}); export to MLflow or W&B afterwards with `evotree export`"]
+        return [
+            f"trl.report_to: {', '.join(map(repr, bad))} not allowed: a run reports only to local files "
+            f"({' or '.join(map(repr, REPORT_TO))}); export to MLflow or W&B afterwards with `evotree export`"
+        ]
     return []
 
 
@@ -351,7 +428,9 @@ def _check_trl_table(trl: dict[str, Any]) -> list[str]:
         if name in MANAGED_TRL_KEYS:
             problems.append(f"trl.{name}: set by the math domain itself; it cannot be overridden")
         elif name in recipe:
-            problems.append(f"trl.{name}: is a recipe key; set it at the top of recipe.toml instead")
+            problems.append(
+                f"trl.{name}: is a recipe key; set it at the top of recipe.toml instead"
+            )
         elif name not in fields:
             close = difflib.get_close_matches(name, sorted(fields), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -364,14 +443,22 @@ def load_recipe(path: Path) -> Recipe:
 
 
 # ---------------------------------------------------------------------------- split specs
-def _split_keys(seed_check: Callable[[Any], str | None], num: int,
-                seed: int | None) -> tuple[_Key, ...]:
+def _split_keys(
+    seed_check: Callable[[Any], str | None], num: int, seed: int | None
+) -> tuple[_Key, ...]:
     return (
         _Key("seed", "int", seed, seed_check),
         _Key("num_problems", "int", num, _between(1, 100_000)),
-        _Key("ops", "list[str]", ["+", "-"],
-             lambda v: None if v and all(o in OPS for o in v) and len(set(v)) == len(v)
-             else f"expected a non-empty list of distinct operators among {', '.join(OPS)}"),
+        _Key(
+            "ops",
+            "list[str]",
+            ["+", "-"],
+            lambda v: (
+                None
+                if v and all(o in OPS for o in v) and len(set(v)) == len(v)
+                else f"expected a non-empty list of distinct operators among {', '.join(OPS)}"
+            ),
+        ),
         _Key("min_operand", "int", 0, _between(0, 999)),
         _Key("max_operand", "int", 20, _between(0, 999)),
         _Key("word_share", "float", 0.3, _between(0.0, 1.0)),
@@ -379,25 +466,41 @@ def _split_keys(seed_check: Callable[[Any], str | None], num: int,
 
 
 def _train_seed(v: int) -> str | None:
-    return None if 0 <= v < HIDDEN_SEED_MIN else (
-        f"expected 0 <= seed < {HIDDEN_SEED_MIN:_} (seeds from {HIDDEN_SEED_MIN:_} up are the judge's)")
+    return (
+        None
+        if 0 <= v < HIDDEN_SEED_MIN
+        else (
+            f"expected 0 <= seed < {HIDDEN_SEED_MIN:_} (seeds from {HIDDEN_SEED_MIN:_} up are the judge's)"
+        )
+    )
 
 
 def _hidden_seed(v: int) -> str | None:
-    return None if HIDDEN_SEED_MIN <= v <= HIDDEN_SEED_MAX else (
-        f"expected {HIDDEN_SEED_MIN:_} <= seed <= {HIDDEN_SEED_MAX:_} (below are train seeds)")
+    return (
+        None
+        if HIDDEN_SEED_MIN <= v <= HIDDEN_SEED_MAX
+        else (
+            f"expected {HIDDEN_SEED_MIN:_} <= seed <= {HIDDEN_SEED_MAX:_} (below are train seeds)"
+        )
+    )
 
 
-def _spec(values: dict[str, Any], raw: Mapping[str, Any], where: str,
-          problems: list[str]) -> SplitSpec | None:
+def _spec(
+    values: dict[str, Any], raw: Mapping[str, Any], where: str, problems: list[str]
+) -> SplitSpec | None:
     if values["seed"] is None:
         if "seed" not in raw:  # a bad one is reported already
             problems.append(f"{where}seed: missing")
         return None
     try:
-        return SplitSpec(seed=values["seed"], num_problems=values["num_problems"], ops=tuple(values["ops"]),
-                         min_operand=values["min_operand"], max_operand=values["max_operand"],
-                         word_share=values["word_share"])
+        return SplitSpec(
+            seed=values["seed"],
+            num_problems=values["num_problems"],
+            ops=tuple(values["ops"]),
+            min_operand=values["min_operand"],
+            max_operand=values["max_operand"],
+            word_share=values["word_share"],
+        )
     except SplitError as exc:
         problems.append(f"{where}{exc}")
         return None
@@ -421,7 +524,9 @@ def parse_train_split(data: Mapping[str, Any], *, source: str = "math.toml") -> 
 
 
 def load_train_split(path: Path) -> SplitSpec:
-    return parse_train_split(_read_toml(Path(path), "train split definition"), source=Path(path).name)
+    return parse_train_split(
+        _read_toml(Path(path), "train split definition"), source=Path(path).name
+    )
 
 
 # ---------------------------------------------------------------------------- judge/math.toml
@@ -452,7 +557,9 @@ class JudgeSettings:
     splits: dict[str, SplitSpec]
 
 
-def parse_judge_settings(data: Mapping[str, Any], *, source: str = "judge/math.toml") -> JudgeSettings:
+def parse_judge_settings(
+    data: Mapping[str, Any], *, source: str = "judge/math.toml"
+) -> JudgeSettings:
     problems: list[str] = []
     judge = data.get("judge", {})
     if not isinstance(judge, dict):
@@ -466,12 +573,19 @@ def parse_judge_settings(data: Mapping[str, Any], *, source: str = "judge/math.t
     values = _parse_table(judge, JUDGE_KEYS, "judge.", problems)
     if pass_at is None:
         pass_at = sorted({1, values["samples"]})
-    elif not (isinstance(pass_at, list) and pass_at
-              and all(isinstance(k, int) and not isinstance(k, bool) for k in pass_at)):
-        problems.append(f"judge.pass_at: expected a non-empty list of integers, actually: {pass_at!r}")
+    elif not (
+        isinstance(pass_at, list)
+        and pass_at
+        and all(isinstance(k, int) and not isinstance(k, bool) for k in pass_at)
+    ):
+        problems.append(
+            f"judge.pass_at: expected a non-empty list of integers, actually: {pass_at!r}"
+        )
         pass_at = []
     elif any(not 1 <= k <= values["samples"] for k in pass_at):
-        problems.append(f"judge.pass_at: every k must be in 1..samples ({values['samples']}), actually: {pass_at}")
+        problems.append(
+            f"judge.pass_at: every k must be in 1..samples ({values['samples']}), actually: {pass_at}"
+        )
     splits_raw = data.get("splits", {})
     splits: dict[str, SplitSpec] = {}
     if not isinstance(splits_raw, dict):
@@ -485,7 +599,9 @@ def parse_judge_settings(data: Mapping[str, Any], *, source: str = "judge/math.t
         if not isinstance(raw, dict):
             problems.append(f"splits.{name}: the [splits.{name}] table is missing")
             continue
-        split_values = _parse_table(raw, _split_keys(_hidden_seed, 59, None), f"splits.{name}.", problems)
+        split_values = _parse_table(
+            raw, _split_keys(_hidden_seed, 59, None), f"splits.{name}.", problems
+        )
         spec = _spec(split_values, raw, f"splits.{name}.", problems)
         if spec is not None:
             splits[name] = spec
@@ -496,4 +612,6 @@ def parse_judge_settings(data: Mapping[str, Any], *, source: str = "judge/math.t
 
 
 def load_judge_settings(path: Path) -> JudgeSettings:
-    return parse_judge_settings(_read_toml(Path(path), "judge configuration"), source="judge/math.toml")
+    return parse_judge_settings(
+        _read_toml(Path(path), "judge configuration"), source="judge/math.toml"
+    )

@@ -9,7 +9,7 @@ from evotree.domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
 
 __all__ = ["MATH_TOML", "RECIPE_TOML", "draw_hidden_seeds", "render_judge_toml"]
 
-RECIPE_TOML = '''\
+RECIPE_TOML = """\
 # v0 recipe of evotree's math domain: GRPO (trl.GRPOTrainer) on verifiable arithmetic.
 # Every key is optional (the value shown is the default); an unknown key or a bad value makes
 # the run an invalid submission (exit 65), which costs nothing. Reference: docs/domains/math.md
@@ -99,9 +99,9 @@ eval_every = 50
 [trl]
 # any other trl.GRPOConfig field, passed through as is, e.g.
 # mask_truncated_completions = true
-'''
+"""
 
-MATH_TOML = '''\
+MATH_TOML = """\
 # Train problems of evotree's math domain. This file belongs to your version: change it to
 # train on other problems. Reference: docs/domains/math.md
 #
@@ -119,9 +119,9 @@ min_operand = 0
 max_operand = 20
 # share of problems phrased in words ("3 plus 4", "the sum of 3 and 4") rather than symbols
 word_share = 0.3
-'''.format(hidden_min=f"{HIDDEN_SEED_MIN:_}")
+""".format(hidden_min=f"{HIDDEN_SEED_MIN:_}")
 
-_JUDGE_TOML = '''\
+_JUDGE_TOML = """\
 # HIDDEN: the math judge's configuration. It lives in the judge store (refs/evotree/judge), in
 # no checkout, and is written only into each run's judge directory ([eval].judge_paths in
 # evotree.toml). Change it with: evotree judge export DIR, edit, evotree judge promote DIR.
@@ -161,7 +161,7 @@ ops = ["+", "-"]
 min_operand = 0
 max_operand = 20
 word_share = 0.3
-'''
+"""
 
 
 def draw_hidden_seeds() -> tuple[int, int]:

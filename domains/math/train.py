@@ -56,7 +56,12 @@ from evotree.domains.math.model import (
     set_cpu_threads,
 )
 from evotree.domains.math.rewards import make_reward_functions, skill_hooks
-from evotree.domains.math.settings import SettingsError, load_recipe, load_train_split, training_seed
+from evotree.domains.math.settings import (
+    SettingsError,
+    load_recipe,
+    load_train_split,
+    training_seed,
+)
 from evotree.domains.math.warmup import load_warm_policy
 from evotree.harness.layout import ENV_EVIDENCE_DIR, ENV_MAX_STEPS, INVALID_SUBMISSION_EXIT
 from evotree.harness.recorder import Recorder, get_recorder
@@ -87,7 +92,9 @@ def _invalid(message: str) -> int:
     return INVALID_SUBMISSION_EXIT
 
 
-def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool, seed: int | None = None) -> dict[str, Any]:
+def grpo_config_kwargs(
+    recipe: Any, output_dir: Path, *, cuda: bool, seed: int | None = None
+) -> dict[str, Any]:
     """The ``trl.GRPOConfig`` arguments of a recipe (its ``[trl]`` table applied last).
 
     ``seed``: the run's training seed (:func:`evotree.domains.math.settings.training_seed`), given
@@ -100,24 +107,44 @@ def grpo_config_kwargs(recipe: Any, output_dir: Path, *, cuda: bool, seed: int |
     seed = recipe.seed if seed is None else int(seed)
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
     kwargs: dict[str, Any] = {
-        "output_dir": str(output_dir), "use_cpu": not cuda, "bf16": False, "fp16": False,
-        "seed": seed, "data_seed": seed, "learning_rate": recipe.learning_rate,
-        "max_steps": recipe.max_steps, "num_generations": recipe.num_generations,
+        "output_dir": str(output_dir),
+        "use_cpu": not cuda,
+        "bf16": False,
+        "fp16": False,
+        "seed": seed,
+        "data_seed": seed,
+        "learning_rate": recipe.learning_rate,
+        "max_steps": recipe.max_steps,
+        "num_generations": recipe.num_generations,
         "per_device_train_batch_size": recipe.per_device_train_batch_size,
         "gradient_accumulation_steps": recipe.gradient_accumulation_steps,
-        "max_completion_length": recipe.max_completion_length, "temperature": recipe.temperature,
-        "top_p": recipe.top_p, "beta": recipe.beta, "epsilon": recipe.epsilon,
-        "num_iterations": recipe.num_iterations, "loss_type": recipe.loss_type,
-        "scale_rewards": recipe.scale_rewards, "lr_scheduler_type": recipe.lr_scheduler_type,
-        "warmup_steps": recipe.warmup_steps, "weight_decay": recipe.weight_decay,
-        "max_grad_norm": recipe.max_grad_norm, "use_vllm": recipe.use_vllm,
+        "max_completion_length": recipe.max_completion_length,
+        "temperature": recipe.temperature,
+        "top_p": recipe.top_p,
+        "beta": recipe.beta,
+        "epsilon": recipe.epsilon,
+        "num_iterations": recipe.num_iterations,
+        "loss_type": recipe.loss_type,
+        "scale_rewards": recipe.scale_rewards,
+        "lr_scheduler_type": recipe.lr_scheduler_type,
+        "warmup_steps": recipe.warmup_steps,
+        "weight_decay": recipe.weight_decay,
+        "max_grad_norm": recipe.max_grad_norm,
+        "use_vllm": recipe.use_vllm,
         "reward_weights": recipe.reward_weights,
-        "logging_steps": 1, "report_to": "none", "save_strategy": "no", "eval_strategy": "no",
+        "logging_steps": 1,
+        "report_to": "none",
+        "save_strategy": "no",
+        "eval_strategy": "no",
         "disable_tqdm": True,
     }
     # transformers 5 renamed gradient_checkpointing (TRL's default: on) to activation_checkpointing;
     # off by default here (tiny models, CPU), a [trl] entry can turn it on.
-    checkpointing = "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
+    checkpointing = (
+        "activation_checkpointing"
+        if "activation_checkpointing" in fields
+        else "gradient_checkpointing"
+    )
     kwargs[checkpointing] = False
     kwargs = {k: v for k, v in kwargs.items() if k in fields}
     kwargs.update(recipe.trl)
@@ -183,7 +210,9 @@ def _train(cwd: Path, started: float) -> int:
     seed_everything(inputs.seed)
     model, tokenizer, described, warm = _build_policy(recipe, inputs.spec, cwd, inputs.seed)
     # the version's skills, activated now so a skill that cannot work is refused before training
-    stops = sorted({int(i) for i in (tokenizer.eos_token_id, tokenizer.pad_token_id) if i is not None})
+    stops = sorted(
+        {int(i) for i in (tokenizer.eos_token_id, tokenizer.pad_token_id) if i is not None}
+    )
     activation = _activate_skills(inputs.applied, recipe, stops)
     config.reward_weights = list(activation.reward_weights)
     threads = set_cpu_threads(model, recipe.cpu_threads) if not cuda else None
@@ -191,13 +220,16 @@ def _train(cwd: Path, started: float) -> int:
     _name_model_path(recipe, model, tokenizer, output)
     # ------------------------------------------------------------ training
     rec = _recorder(output, recipe)
-    trainer = _build_trainer(recipe, model, tokenizer, config, activation, rec, stops, inputs.problems,
-                             peft_config)
+    trainer = _build_trainer(
+        recipe, model, tokenizer, config, activation, rec, stops, inputs.problems, peft_config
+    )
     _record_start(rec, trainer, model, inputs, activation, warm)
-    _say(f"training {described} on {len(inputs.problems)} problems for up to {recipe.max_steps} steps "
-         f"({'LoRA' if recipe.lora else 'full'}, {'cuda' if cuda else f'cpu, {threads} thread(s)'}"
-         f"{', vLLM' if recipe.use_vllm else ''})"
-         + (f" with skills {', '.join(activation.names)}" if activation.names else ""))
+    _say(
+        f"training {described} on {len(inputs.problems)} problems for up to {recipe.max_steps} steps "
+        f"({'LoRA' if recipe.lora else 'full'}, {'cuda' if cuda else f'cpu, {threads} thread(s)'}"
+        f"{', vLLM' if recipe.use_vllm else ''})"
+        + (f" with skills {', '.join(activation.names)}" if activation.names else "")
+    )
     result = trainer.train()
     # ------------------------------------------------------------ what the judge evaluates
     _save_model(cwd, recipe, trainer, tokenizer)
@@ -237,17 +269,23 @@ def _check_runtime(recipe: Any) -> bool:
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - the llm extra is missing
-        raise _fail(f"the math domain needs torch, transformers and trl ({exc}); pip install 'evotree[llm]'") from None
+        raise _fail(
+            f"the math domain needs torch, transformers and trl ({exc}); pip install 'evotree[llm]'"
+        ) from None
     cuda = torch.cuda.is_available()
     if recipe.use_vllm:
         if not cuda:
-            raise _refuse("use_vllm = true, but vLLM rollouts need a CUDA GPU and this machine has none; "
-                          "set use_vllm = false to generate with transformers on CPU")
+            raise _refuse(
+                "use_vllm = true, but vLLM rollouts need a CUDA GPU and this machine has none; "
+                "set use_vllm = false to generate with transformers on CPU"
+            )
         try:
             import vllm  # noqa: F401
         except ImportError:
-            raise _refuse("use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
-                          "or set use_vllm = false") from None
+            raise _refuse(
+                "use_vllm = true, but vllm is not installed here; pip install 'evotree[vllm]', "
+                "or set use_vllm = false"
+            ) from None
     try:
         check_trl_version()
     except UnsupportedTRL as exc:
@@ -263,13 +301,17 @@ def _grpo_config(recipe: Any, output: Path, *, cuda: bool, seed: int) -> Any:
     try:
         config = GRPOConfig(**grpo_config_kwargs(recipe, output / "trainer", cuda=cuda, seed=seed))
     except (TypeError, ValueError) as exc:
-        raise _refuse(f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}") from None
+        raise _refuse(
+            f"recipe.toml: the GRPO settings are rejected by trl.GRPOConfig: {exc}"
+        ) from None
     if "tensorboard" in (config.report_to or []):
         try:
             import tensorboard  # noqa: F401  (transformers' TensorBoardCallback needs it)
         except ImportError:
-            raise _refuse("recipe.toml: trl.report_to = ['tensorboard'] needs tensorboard: "
-                          "pip install 'evotree-rl[export]'") from None
+            raise _refuse(
+                "recipe.toml: trl.report_to = ['tensorboard'] needs tensorboard: "
+                "pip install 'evotree-rl[export]'"
+            ) from None
         os.environ["TENSORBOARD_LOGGING_DIR"] = str(output / TENSORBOARD_DIR)
     return config
 
@@ -281,10 +323,14 @@ def _build_policy(recipe: Any, spec: Any, cwd: Path, seed: int) -> tuple[Any, An
         if recipe.is_tiny and recipe.warmup.enabled:
             # the supervised warm-up on the train region's facts: from the cache, or trained (and
             # cached) now; its own seed, not the run's: every run and version starts from it
-            model, tokenizer, described, warm = load_warm_policy(spec, recipe.tiny, recipe.warmup, log=_say)
+            model, tokenizer, described, warm = load_warm_policy(
+                spec, recipe.tiny, recipe.warmup, log=_say
+            )
             seed_everything(seed)
         else:
-            model, tokenizer, described = load_policy(recipe.model, cwd=cwd, tiny=recipe.tiny, seed=seed)
+            model, tokenizer, described = load_policy(
+                recipe.model, cwd=cwd, tiny=recipe.tiny, seed=seed
+            )
     except ModelUnavailable as exc:
         raise _refuse(str(exc)) from None
     return model, tokenizer, described, warm
@@ -294,9 +340,12 @@ def _activate_skills(applied: Any, recipe: Any, stops: list[int]) -> Any:
     """The version's skills over the domain's reward functions and hooks (exit 65 when one cannot work)."""
     try:
         return activate_skills(
-            applied, hooks=skill_hooks(stops, recipe.max_completion_length),
-            reward_funcs=make_reward_functions(stops), reward_weights=recipe.reward_weights,
-            max_completion_length=recipe.max_completion_length)
+            applied,
+            hooks=skill_hooks(stops, recipe.max_completion_length),
+            reward_funcs=make_reward_functions(stops),
+            reward_weights=recipe.reward_weights,
+            max_completion_length=recipe.max_completion_length,
+        )
     except EvotreeError as exc:
         raise _refuse(f"{SKILLS_FILE}: {_with_fix(exc)}") from None
 
@@ -309,14 +358,20 @@ def _lora_config(recipe: Any, model: Any) -> Any:
         from peft import LoraConfig
     except ImportError:
         raise _refuse("lora = true, but peft is not installed here; pip install peft") from None
-    peft_config = LoraConfig(r=recipe.lora_r, lora_alpha=recipe.lora_alpha,
-                             lora_dropout=recipe.lora_dropout,
-                             target_modules=list(recipe.lora_target_modules), task_type="CAUSAL_LM")
+    peft_config = LoraConfig(
+        r=recipe.lora_r,
+        lora_alpha=recipe.lora_alpha,
+        lora_dropout=recipe.lora_dropout,
+        target_modules=list(recipe.lora_target_modules),
+        task_type="CAUSAL_LM",
+    )
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
     unknown = [m for m in recipe.lora_target_modules if m not in names]
     if unknown:
-        raise _refuse(f"lora_target_modules: {', '.join(unknown)} are not modules of the model "
-                      f"(it has e.g. {', '.join(sorted(n for n in names if n.endswith('_proj'))[:8])})")
+        raise _refuse(
+            f"lora_target_modules: {', '.join(unknown)} are not modules of the model "
+            f"(it has e.g. {', '.join(sorted(n for n in names if n.endswith('_proj'))[:8])})"
+        )
     return peft_config
 
 
@@ -336,48 +391,86 @@ def _recorder(output: Path, recipe: Any) -> Recorder:
         rec = get_recorder()
     else:
         limit = os.environ.get(ENV_MAX_STEPS, "")
-        rec = Recorder(output / "evidence", run_id="local", phase="train",
-                       max_steps=int(limit) if limit.isdigit() else None)
+        rec = Recorder(
+            output / "evidence",
+            run_id="local",
+            phase="train",
+            max_steps=int(limit) if limit.isdigit() else None,
+        )
         _say(f"not inside `evotree run`: evidence goes to {output / 'evidence'}")
     if rec.max_steps is not None and rec.max_steps < recipe.max_steps:
-        _say(f"the run's step budget is {rec.max_steps} (max_steps = {recipe.max_steps}): training stops there")
+        _say(
+            f"the run's step budget is {rec.max_steps} (max_steps = {recipe.max_steps}): training stops there"
+        )
     return rec
 
 
-def _build_trainer(recipe: Any, model: Any, tokenizer: Any, config: Any, activation: Any, rec: Recorder,
-                   stops: list[int], problems: list[Any], peft_config: Any) -> Any:
+def _build_trainer(
+    recipe: Any,
+    model: Any,
+    tokenizer: Any,
+    config: Any,
+    activation: Any,
+    rec: Recorder,
+    stops: list[int],
+    problems: list[Any],
+    peft_config: Any,
+) -> Any:
     """The GRPO trainer (the skills' trainer class) with the recorded rewards and the callback."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
     try:
         reward_funcs = record_rewards(
-            activation.reward_funcs, recorder=rec, num_generations=recipe.num_generations,
-            weights=activation.reward_weights, task_id_column="task_id", eos_token_id=stops,
+            activation.reward_funcs,
+            recorder=rec,
+            num_generations=recipe.num_generations,
+            weights=activation.reward_weights,
+            task_id_column="task_id",
+            eos_token_id=stops,
             model=model,
         )
         trainer_class = skill_trainer_class(GRPOTrainer, activation, recorder=rec)
         return trainer_class(
-            model=model, reward_funcs=reward_funcs, args=config,
+            model=model,
+            reward_funcs=reward_funcs,
+            args=config,
             train_dataset=Dataset.from_dict(problems_table(problems)),
-            processing_class=tokenizer, callbacks=[EvotreeCallback(rec)], peft_config=peft_config,
+            processing_class=tokenizer,
+            callbacks=[EvotreeCallback(rec)],
+            peft_config=peft_config,
         )
     except EvotreeError as exc:
         raise _fail(exc.message + (f"; {exc.fix}" if exc.fix else "")) from None
 
 
-def _record_start(rec: Recorder, trainer: Any, model: Any, inputs: _Inputs, activation: Any,
-                  warm: Any) -> None:
+def _record_start(
+    rec: Recorder, trainer: Any, model: Any, inputs: _Inputs, activation: Any, warm: Any
+) -> None:
     """The step-0 signals: the warm-up, the problems, the seeds, the model's size, the skills."""
     if warm is not None:
-        rec.signal(0, **{"warmup/steps": warm.manifest["steps"], "warmup/accuracy": warm.manifest["accuracy"],
-                         "warmup/trained": int(warm.trained), "warmup/seconds": warm.manifest["seconds"]})
-    rec.signal(0, **{"train/problems": len(inputs.problems), "seed/run": inputs.run_seed,
-                     "seed/train": inputs.seed,
-                     "model/parameters": sum(p.numel() for p in model.parameters()),
-                     "model/trainable_parameters": sum(p.numel() for p in trainer.model.parameters()
-                                                       if p.requires_grad)},
-                     **{f"skill/{name}/active": 1 for name in activation.names})
+        rec.signal(
+            0,
+            **{
+                "warmup/steps": warm.manifest["steps"],
+                "warmup/accuracy": warm.manifest["accuracy"],
+                "warmup/trained": int(warm.trained),
+                "warmup/seconds": warm.manifest["seconds"],
+            },
+        )
+    rec.signal(
+        0,
+        **{
+            "train/problems": len(inputs.problems),
+            "seed/run": inputs.run_seed,
+            "seed/train": inputs.seed,
+            "model/parameters": sum(p.numel() for p in model.parameters()),
+            "model/trainable_parameters": sum(
+                p.numel() for p in trainer.model.parameters() if p.requires_grad
+            ),
+        },
+        **{f"skill/{name}/active": 1 for name in activation.names},
+    )
 
 
 def _save_model(cwd: Path, recipe: Any, trainer: Any, tokenizer: Any) -> None:
@@ -393,19 +486,37 @@ def _save_model(cwd: Path, recipe: Any, trainer: Any, tokenizer: Any) -> None:
     tokenizer.save_pretrained(model_dir)
 
 
-def _summary(trainer: Any, result: Any, inputs: _Inputs, activation: Any, warm: Any, described: str,
-             started: float) -> dict[str, Any]:
+def _summary(
+    trainer: Any,
+    result: Any,
+    inputs: _Inputs,
+    activation: Any,
+    warm: Any,
+    described: str,
+    started: float,
+) -> dict[str, Any]:
     """``train_summary.json``: what was trained, how far, from which seeds, and the rewards."""
     recipe = inputs.recipe
     history = [entry for entry in trainer.state.log_history if "reward" in entry]
     return {
-        "model": described, "steps": int(trainer.state.global_step), "max_steps": recipe.max_steps,
-        "train_problems": len(inputs.problems), "lora": recipe.lora, "skills": activation.names,
-        "run_seed": inputs.run_seed, "seed": inputs.seed,
-        "warmup": None if warm is None else {
-            "key": warm.key, "trained": warm.trained, "steps": warm.manifest["steps"],
-            "accuracy": warm.manifest["accuracy"], "seconds": warm.manifest["seconds"],
-            "path": str(warm.path)},
+        "model": described,
+        "steps": int(trainer.state.global_step),
+        "max_steps": recipe.max_steps,
+        "train_problems": len(inputs.problems),
+        "lora": recipe.lora,
+        "skills": activation.names,
+        "run_seed": inputs.run_seed,
+        "seed": inputs.seed,
+        "warmup": None
+        if warm is None
+        else {
+            "key": warm.key,
+            "trained": warm.trained,
+            "steps": warm.manifest["steps"],
+            "accuracy": warm.manifest["accuracy"],
+            "seconds": warm.manifest["seconds"],
+            "path": str(warm.path),
+        },
         "train_loss": result.training_loss,
         "first_reward": history[0]["reward"] if history else None,
         "last_reward": history[-1]["reward"] if history else None,

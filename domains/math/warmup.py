@@ -48,7 +48,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evotree.domains.math.data import OPS, SplitSpec, _answer, _facts, fact_key, format_prompt, in_judge_region
+from evotree.domains.math.data import (
+    OPS,
+    SplitSpec,
+    _answer,
+    _facts,
+    fact_key,
+    format_prompt,
+    in_judge_region,
+)
 from evotree.domains.math.settings import WarmupSettings
 from evotree.harness.tiny_lm import build_tiny_causal_lm
 from evotree.domains.math.model import ModelUnavailable
@@ -113,10 +121,18 @@ def warmup_examples(spec: SplitSpec) -> list[tuple[str, str, tuple[str, int, int
         orders = [(a, b)] if op == "-" or a == b else [(a, b), (b, a)]
         for x, y in orders:
             for template in OPS[op][1]:
-                out.append((format_prompt(template.format(a=x, b=y)), f" {_answer(op, x, y)}", fact_key(op, x, y)))
+                out.append(
+                    (
+                        format_prompt(template.format(a=x, b=y)),
+                        f" {_answer(op, x, y)}",
+                        fact_key(op, x, y),
+                    )
+                )
     out.sort()
     if len(out) > MAX_EXAMPLES:  # a fixed sample (the same on every machine), still sorted
-        out = sorted(random.Random(f"evotree-math/warmup/{WARMUP_FORMAT}").sample(out, MAX_EXAMPLES))
+        out = sorted(
+            random.Random(f"evotree-math/warmup/{WARMUP_FORMAT}").sample(out, MAX_EXAMPLES)
+        )
     return out
 
 
@@ -140,7 +156,9 @@ def _versions() -> dict[str, str]:
     return {"torch": torch.__version__, "transformers": transformers.__version__}
 
 
-def warmup_key(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSettings, tokenizer: Any) -> tuple[str, dict]:
+def warmup_key(
+    spec: SplitSpec, tiny: dict[str, int], settings: WarmupSettings, tokenizer: Any
+) -> tuple[str, dict]:
     """``(key, inputs)``: the SHA-256 (hex) of everything that determines the warm weights, and
     those inputs (the problems as a digest)."""
     examples = warmup_examples(spec)
@@ -176,9 +194,9 @@ def _encode(tokenizer: Any, examples: Sequence[tuple[str, str, Any]]) -> tuple[A
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     lab = torch.full((len(rows), width), -100, dtype=torch.long)
     for i, (r, l) in enumerate(zip(rows, labels, strict=True)):
-        ids[i, :len(r)] = torch.tensor(r)
-        mask[i, :len(r)] = 1
-        lab[i, :len(l)] = torch.tensor(l)
+        ids[i, : len(r)] = torch.tensor(r)
+        mask[i, : len(r)] = 1
+        lab[i, : len(l)] = torch.tensor(l)
     return ids, mask, lab
 
 
@@ -198,13 +216,18 @@ def _accuracy(model: Any, ids: Any, mask: Any, labels: Any, batch: int = 512) ->
     return right / len(ids)
 
 
-def build_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSettings, tokenizer: Any, *,
-                     log: Callable[[str], None] | None = None,
-                     probe: Sequence[tuple[str, str, Any]] | None = None) -> tuple[Any, dict[str, Any]]:
+def build_warm_model(
+    spec: SplitSpec,
+    tiny: dict[str, int],
+    settings: WarmupSettings,
+    tokenizer: Any,
+    *,
+    log: Callable[[str], None] | None = None,
+    probe: Sequence[tuple[str, str, Any]] | None = None,
+) -> tuple[Any, dict[str, Any]]:
     """Train the warm model (not cached): ``(model, report)``. ``probe``: extra examples whose
     accuracy is logged alongside (for experiments; it never changes the training)."""
     import torch
-
 
     say = log or (lambda message: None)
     started = time.monotonic()
@@ -215,8 +238,9 @@ def build_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSett
         model = build_tiny_causal_lm(tokenizer, seed=settings.seed, **tiny)
         ids, mask, labels = _encode(tokenizer, examples)
         probe_t = _encode(tokenizer, probe) if probe else None
-        optimizer = torch.optim.AdamW(model.parameters(), lr=settings.learning_rate,
-                                      weight_decay=settings.weight_decay)
+        optimizer = torch.optim.AdamW(
+            model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+        )
         generator = torch.Generator().manual_seed(settings.seed)
         model.train()
         step, accuracy, history = 0, 0.0, []
@@ -228,8 +252,10 @@ def build_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSett
                 if probe_t is not None:
                     entry["probe_accuracy"] = round(_accuracy(model, *probe_t), 4)
                 history.append(entry)
-                say(f"warm-up step {step}: accuracy {accuracy:.3f} on {len(examples)} train-region problems"
-                    + (f", probe {entry['probe_accuracy']:.3f}" if probe_t is not None else ""))
+                say(
+                    f"warm-up step {step}: accuracy {accuracy:.3f} on {len(examples)} train-region problems"
+                    + (f", probe {entry['probe_accuracy']:.3f}" if probe_t is not None else "")
+                )
                 model.train()
                 if accuracy >= settings.target_accuracy or step >= settings.max_steps:
                     break
@@ -242,8 +268,14 @@ def build_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSett
     finally:
         torch.set_num_threads(threads)
     model.eval()
-    report = {"steps": step, "accuracy": accuracy, "reached_target": accuracy >= settings.target_accuracy,
-              "examples": len(examples), "seconds": round(time.monotonic() - started, 2), "history": history}
+    report = {
+        "steps": step,
+        "accuracy": accuracy,
+        "reached_target": accuracy >= settings.target_accuracy,
+        "examples": len(examples),
+        "seconds": round(time.monotonic() - started, 2),
+        "history": history,
+    }
     return model, report
 
 
@@ -252,7 +284,9 @@ def load_warm_model(path: Path) -> Any:
     """The cached warm model (safetensors only)."""
     from transformers import AutoModelForCausalLM
 
-    return AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, use_safetensors=True)
+    return AutoModelForCausalLM.from_pretrained(
+        str(path), local_files_only=True, use_safetensors=True
+    )
 
 
 def _complete(path: Path, key: str) -> dict[str, Any] | None:
@@ -265,9 +299,15 @@ def _complete(path: Path, key: str) -> dict[str, Any] | None:
     return manifest
 
 
-def ensure_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSettings, tokenizer: Any, *,
-                      cache: str | os.PathLike[str] | None = None,
-                      log: Callable[[str], None] | None = None) -> WarmupResult:
+def ensure_warm_model(
+    spec: SplitSpec,
+    tiny: dict[str, int],
+    settings: WarmupSettings,
+    tokenizer: Any,
+    *,
+    cache: str | os.PathLike[str] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> WarmupResult:
     """The warm model's cached folder, trained first when no complete entry has its key.
 
     One builder per key at a time: a run that finds another one building the same key waits for
@@ -281,15 +321,19 @@ def ensure_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSet
     target = root / key
     manifest = _complete(target, key)
     if manifest is not None:
-        say(f"warm-up {key[:12]} reused from the cache ({target}; trained {manifest['steps']} steps to "
-            f"accuracy {manifest['accuracy']:.3f})")
+        say(
+            f"warm-up {key[:12]} reused from the cache ({target}; trained {manifest['steps']} steps to "
+            f"accuracy {manifest['accuracy']:.3f})"
+        )
         return WarmupResult(target, key, False, manifest)
     try:
         root.mkdir(parents=True, exist_ok=True)
         lock = open(root / f".{key}.lock", "a")  # noqa: SIM115 - held until the entry is written
     except OSError as exc:
-        say(f"warm-up {key[:12]} not in the cache, and the cache folder {root} cannot be written ({exc}): "
-            "training it for this run only")
+        say(
+            f"warm-up {key[:12]} not in the cache, and the cache folder {root} cannot be written ({exc}): "
+            "training it for this run only"
+        )
         model, report = build_warm_model(spec, tiny, settings, tokenizer, log=say)
         staging = Path(tempfile.mkdtemp(prefix="evotree-warmup-"))
         atexit.register(shutil.rmtree, staging, ignore_errors=True)
@@ -297,10 +341,14 @@ def ensure_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSet
         _save(model, staging, manifest)
         return WarmupResult(staging, key, True, manifest)
     with lock:
-        _acquire(lock, lambda: say(f"warm-up {key[:12]}: another run is building it; waiting for it"))
+        _acquire(
+            lock, lambda: say(f"warm-up {key[:12]}: another run is building it; waiting for it")
+        )
         manifest = _complete(target, key)
         if manifest is not None:  # built by the run we waited for
-            say(f"warm-up {key[:12]} reused from the cache ({target}; built by another run meanwhile)")
+            say(
+                f"warm-up {key[:12]} reused from the cache ({target}; built by another run meanwhile)"
+            )
             return WarmupResult(target, key, False, manifest)
         say(f"warm-up {key[:12]} not in the cache ({target}): training it")
         model, report = build_warm_model(spec, tiny, settings, tokenizer, log=say)
@@ -313,8 +361,10 @@ def ensure_warm_model(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSet
             os.rename(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    say(f"warm-up {key[:12]}: {report['steps']} steps, accuracy {report['accuracy']:.3f}, "
-        f"{report['seconds']:.1f} s; cached in {target}")
+    say(
+        f"warm-up {key[:12]}: {report['steps']} steps, accuracy {report['accuracy']:.3f}, "
+        f"{report['seconds']:.1f} s; cached in {target}"
+    )
     return WarmupResult(target, key, True, manifest)
 
 
@@ -322,7 +372,9 @@ def _acquire(handle: Any, waiting: Callable[[], None]) -> None:
     """An exclusive lock on ``handle`` (blocking; ``waiting()`` is called first when it must wait)."""
     try:
         import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock, builders may race (same key, same weights)
+    except (
+        ImportError
+    ):  # pragma: no cover - not POSIX: no lock, builders may race (same key, same weights)
         return
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -331,9 +383,14 @@ def _acquire(handle: Any, waiting: Callable[[], None]) -> None:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
 
 
-def load_warm_policy(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSettings, *,
-                     log: Callable[[str], None] | None = None,
-                     cache: str | os.PathLike[str] | None = None) -> tuple[Any, Any, str, WarmupResult]:
+def load_warm_policy(
+    spec: SplitSpec,
+    tiny: dict[str, int],
+    settings: WarmupSettings,
+    *,
+    log: Callable[[str], None] | None = None,
+    cache: str | os.PathLike[str] | None = None,
+) -> tuple[Any, Any, str, WarmupResult]:
     """``(model, tokenizer, description, warm-up)``: the tiny model after its supervised warm-up
     (:func:`ensure_warm_model`: from the cache, or trained and cached first), for the train
     split ``spec``, the ``[tiny]`` shape and the ``[warmup]`` settings. Raises
@@ -346,12 +403,21 @@ def load_warm_policy(spec: SplitSpec, tiny: dict[str, int], settings: WarmupSett
     except ValueError as exc:
         raise ModelUnavailable(f"[tiny]: {exc}") from None
     model = load_warm_model(result.path)
-    model.config._name_or_path = ""  # the cache is no model path of the run's (TRL saves a copy when it needs one)
+    model.config._name_or_path = (
+        ""  # the cache is no model path of the run's (TRL saves a copy when it needs one)
+    )
     params = sum(p.numel() for p in model.parameters())
     manifest = result.manifest
     how = "reused from the cache" if not result.trained else "trained now and cached"
-    return model, tokenizer, (f"tiny ({params:,} parameters) after its warm-up {result.key[:12]} ({how}: "
-                              f"{manifest['steps']} steps to train-region accuracy {manifest['accuracy']:.3f})"), result
+    return (
+        model,
+        tokenizer,
+        (
+            f"tiny ({params:,} parameters) after its warm-up {result.key[:12]} ({how}: "
+            f"{manifest['steps']} steps to train-region accuracy {manifest['accuracy']:.3f})"
+        ),
+        result,
+    )
 
 
 def _save(model: Any, folder: Path, manifest: dict[str, Any]) -> None:
@@ -359,8 +425,12 @@ def _save(model: Any, folder: Path, manifest: dict[str, Any]) -> None:
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
 
-def prepare(tree: Path, *, cache: str | os.PathLike[str] | None = None,
-            log: Callable[[str], None] | None = None) -> WarmupResult | None:
+def prepare(
+    tree: Path,
+    *,
+    cache: str | os.PathLike[str] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> WarmupResult | None:
     """Build (or find) the warm-up a version's tree asks for, e.g. on the host before its runs:
     None when its recipe does not use one (another model, or ``[warmup] enabled = false``).
     Raises :class:`evotree.domains.math.settings.SettingsError` for an invalid recipe or math.toml."""
@@ -369,7 +439,9 @@ def prepare(tree: Path, *, cache: str | os.PathLike[str] | None = None,
     if not recipe.is_tiny or not recipe.warmup.enabled:
         return None
     spec = load_train_split(Path(tree) / TRAIN_FILE)
-    return ensure_warm_model(spec, recipe.tiny, recipe.warmup, tiny_tokenizer(), cache=cache, log=log)
+    return ensure_warm_model(
+        spec, recipe.tiny, recipe.warmup, tiny_tokenizer(), cache=cache, log=log
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -377,14 +449,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     version's tree (default: the current directory) into the cache; print its folder."""
     import argparse
 
-
-    parser = argparse.ArgumentParser(prog="python -m evotree.domains.math.warmup", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m evotree.domains.math.warmup", description=main.__doc__
+    )
     parser.add_argument("tree", nargs="?", default=".")
     parser.add_argument("--cache", default=None, help="the cache folder (default: see cache_root)")
     args = parser.parse_args(argv)
     try:
-        result = prepare(Path(args.tree), cache=args.cache,
-                         log=lambda m: print(f"evotree math warmup: {m}", file=sys.stderr, flush=True))
+        result = prepare(
+            Path(args.tree),
+            cache=args.cache,
+            log=lambda m: print(f"evotree math warmup: {m}", file=sys.stderr, flush=True),
+        )
     except SettingsError as exc:
         print(f"evotree math warmup: {exc}", file=sys.stderr)
         return 65

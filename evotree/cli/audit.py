@@ -30,7 +30,11 @@ class _AuditGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((a for a in args if not a.startswith("-")), None)
-        if first is not None and first not in self.commands and not any(a in ("-h", "--help") for a in args[:1]):
+        if (
+            first is not None
+            and first not in self.commands
+            and not any(a in ("-h", "--help") for a in args[:1])
+        ):
             args = ["version", *args]
         return super().parse_args(ctx, args)
 
@@ -39,7 +43,6 @@ def _t(text: Any) -> str:
     """Text for rich: control characters shown escaped, markup shown as typed (an
     agent's command or a trajectory id is text someone else wrote)."""
     from rich.markup import escape
-
 
     return escape(escape_control(text))
 
@@ -61,7 +64,12 @@ def _findings_table(console: Any, findings: list[Any]) -> None:
             detail += f"\n[dim]e.g. {_t(str(examples[0]['command'])[:100])}[/]"
         if f.suggestion:
             detail += f"\n[dim]fix: {_t(f.suggestion)}[/]"
-        table.add_row(f"[{_STYLE.get(f.severity, '')}]{_t(f.severity)}[/]", _t(f.code), detail, _t(f.run_id or ""))
+        table.add_row(
+            f"[{_STYLE.get(f.severity, '')}]{_t(f.severity)}[/]",
+            _t(f.code),
+            detail,
+            _t(f.run_id or ""),
+        )
     console.print(table)
 
 
@@ -74,8 +82,13 @@ def _verdict_table(console: Any, verdicts: list[Any], *, limit: int) -> None:
         table.add_column(column)
     for v in verdicts[:limit]:
         top = max(v.hits, key=lambda h: ("info", "warn", "high", "critical").index(h.severity))
-        table.add_row(_t(v.id), _t(v.task_id or ""), f"[{_STYLE.get(top.severity, '')}]{_t(top.severity)}[/]",
-                      _t(top.rule), _t(str(top.command)[:80]))
+        table.add_row(
+            _t(v.id),
+            _t(v.task_id or ""),
+            f"[{_STYLE.get(top.severity, '')}]{_t(top.severity)}[/]",
+            _t(top.rule),
+            _t(str(top.command)[:80]),
+        )
     console.print(table)
 
 
@@ -83,13 +96,17 @@ def render_audit(report: Any) -> None:
     """Print an :class:`evotree.harness.audit.version_audit.AuditReport` for people."""
 
     console = make_console()
-    console.print(f"[bold]audit of {_t(report.version)}[/bold]: {len(report.runs)} run(s), "
-                  f"{report.trajectories} trajectories, {report.flagged} flagged, "
-                  f"git history in {report.git_history_rate:.1%}")
+    console.print(
+        f"[bold]audit of {_t(report.version)}[/bold]: {len(report.runs)} run(s), "
+        f"{report.trajectories} trajectories, {report.flagged} flagged, "
+        f"git history in {report.git_history_rate:.1%}"
+    )
     if report.score_metric:
-        console.print(f"score ({_t(report.score_metric)}): raw [bold]{_score(report.raw_score)}[/bold]   "
-                      f"leak-adjusted (flagged left out) [bold]{_score(report.leak_adjusted_score)}[/bold]   "
-                      f"flagged as failures {_score(report.leak_zeroed_score)}")
+        console.print(
+            f"score ({_t(report.score_metric)}): raw [bold]{_score(report.raw_score)}[/bold]   "
+            f"leak-adjusted (flagged left out) [bold]{_score(report.leak_adjusted_score)}[/bold]   "
+            f"flagged as failures {_score(report.leak_zeroed_score)}"
+        )
     for name, state in report.checks.items():
         console.print(f"  [dim]{_t(name)}: {_t(state)}[/]")
     if report.findings:
@@ -102,29 +119,41 @@ def render_audit(report: Any) -> None:
     if report.passed:
         console.print("[green]passed[/green]: no finding of severity high or above")
     else:
-        console.print("[bold red]FAILED[/bold red]: leaks of severity high or above — this version must not be "
-                      "promoted on this score" + (f" (incident {_t(report.incident)} in memory)" if report.incident else ""))
+        console.print(
+            "[bold red]FAILED[/bold red]: leaks of severity high or above — this version must not be "
+            "promoted on this score"
+            + (f" (incident {_t(report.incident)} in memory)" if report.incident else "")
+        )
 
 
 def render_trajectory_audit(result: Any) -> None:
     """Print a :class:`evotree.harness.audit.trajectories.TrajectoryAudit` for people."""
 
     console = make_console()
-    console.print(f"{result.trajectories} trajectories ({result.steps} steps, {result.nbytes / 1e6:.1f} MB in "
-                  f"{result.seconds:.2f} s): {result.flagged} flagged, git history in {result.git_history_rate:.1%}")
+    console.print(
+        f"{result.trajectories} trajectories ({result.steps} steps, {result.nbytes / 1e6:.1f} MB in "
+        f"{result.seconds:.2f} s): {result.flagged} flagged, git history in {result.git_history_rate:.1%}"
+    )
     flagged = [v for v in result.verdicts if v.hits]
     if flagged:
         _verdict_table(console, flagged, limit=50)
     if result.findings:
         _findings_table(console, result.findings)
-    console.print("[green]passed[/green]" if result.passed else "[bold red]FAILED[/bold red]: leaks of severity high "
-                  "or above")
+    console.print(
+        "[green]passed[/green]"
+        if result.passed
+        else "[bold red]FAILED[/bold red]: leaks of severity high or above"
+    )
 
 
-def _emit(result: Any, as_json: bool, render: Any, passed: bool, data: dict[str, Any] | None = None) -> None:
+def _emit(
+    result: Any, as_json: bool, render: Any, passed: bool, data: dict[str, Any] | None = None
+) -> None:
     if as_json:
         indent = 2 if sys.stdout.isatty() else None
-        click.echo(json.dumps(data if data is not None else result.to_dict(), indent=indent, default=str))
+        click.echo(
+            json.dumps(data if data is not None else result.to_dict(), indent=indent, default=str)
+        )
     else:
         render(result)
     if not passed:
@@ -156,22 +185,52 @@ def register(cli: click.Group) -> None:
 
     @audit.command("version", hidden=True)
     @click.argument("version")
-    @click.option("--trajectory", "trajectories", multiple=True, metavar="FILE", type=click.Path(dir_okay=False),
-                  help="Also audit this trajectory file (any supported format); repeatable.")
-    @click.option("--hidden", "hidden", multiple=True, metavar="PATH",
-                  help="A path no trajectory may touch, besides [eval].judge_paths; repeatable.")
-    @click.option("--no-record", is_flag=True, help="Do not write findings, the ledger event or a memory incident.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (schema: `evotree schema audit`).")
-    def audit_version_cmd(version: str, trajectories: tuple[str, ...], hidden: tuple[str, ...], no_record: bool,
-                          as_json: bool) -> None:
+    @click.option(
+        "--trajectory",
+        "trajectories",
+        multiple=True,
+        metavar="FILE",
+        type=click.Path(dir_okay=False),
+        help="Also audit this trajectory file (any supported format); repeatable.",
+    )
+    @click.option(
+        "--hidden",
+        "hidden",
+        multiple=True,
+        metavar="PATH",
+        help="A path no trajectory may touch, besides [eval].judge_paths; repeatable.",
+    )
+    @click.option(
+        "--no-record",
+        is_flag=True,
+        help="Do not write findings, the ledger event or a memory incident.",
+    )
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print JSON for agents (schema: `evotree schema audit`).",
+    )
+    def audit_version_cmd(
+        version: str,
+        trajectories: tuple[str, ...],
+        hidden: tuple[str, ...],
+        no_record: bool,
+        as_json: bool,
+    ) -> None:
         """Audit version VERSION (see `evotree audit --help`)."""
 
         try:
             from evotree.cli.common import session
 
             progress = None if as_json else (lambda line: click.echo(f"audit: {line}", err=True))
-            report = session().audit(version, record=not no_record, trajectory_files=trajectories,
-                                     hidden_paths=hidden, progress=progress)
+            report = session().audit(
+                version,
+                record=not no_record,
+                trajectory_files=trajectories,
+                hidden_paths=hidden,
+                progress=progress,
+            )
         except EvotreeError as exc:
             fail(exc, as_json)
             return
@@ -179,15 +238,46 @@ def register(cli: click.Group) -> None:
 
     @audit.command("trajectories")
     @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-    @click.option("--hidden", "hidden", multiple=True, metavar="PATH",
-                  help="A path no trajectory may touch (hidden tests, judge data); repeatable.")
-    @click.option("--repo", metavar="PATH", type=click.Path(file_okay=False), default=None,
-                  help="The task repository, for hash ancestry (hashes not behind --base are leaks).")
-    @click.option("--base", metavar="REV", default=None, help="The task's base commit in --repo (default: HEAD).")
-    @click.option("--all", "show_all", is_flag=True, help="List every trajectory in --json, not only those with hits.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (schema: `evotree schema audit`).")
-    def audit_trajectories_cmd(files: tuple[str, ...], hidden: tuple[str, ...], repo: str | None, base: str | None,
-                               show_all: bool, as_json: bool) -> None:
+    @click.option(
+        "--hidden",
+        "hidden",
+        multiple=True,
+        metavar="PATH",
+        help="A path no trajectory may touch (hidden tests, judge data); repeatable.",
+    )
+    @click.option(
+        "--repo",
+        metavar="PATH",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="The task repository, for hash ancestry (hashes not behind --base are leaks).",
+    )
+    @click.option(
+        "--base",
+        metavar="REV",
+        default=None,
+        help="The task's base commit in --repo (default: HEAD).",
+    )
+    @click.option(
+        "--all",
+        "show_all",
+        is_flag=True,
+        help="List every trajectory in --json, not only those with hits.",
+    )
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print JSON for agents (schema: `evotree schema audit`).",
+    )
+    def audit_trajectories_cmd(
+        files: tuple[str, ...],
+        hidden: tuple[str, ...],
+        repo: str | None,
+        base: str | None,
+        show_all: bool,
+        as_json: bool,
+    ) -> None:
         """Audit trajectory FILES for leaks (no workspace needed). Exit 28 when one leaked."""
 
         try:
@@ -196,13 +286,21 @@ def register(cli: click.Group) -> None:
             if base is not None and repo is None:
                 from evotree.harness.audit.errors import AuditInputError
 
-                raise AuditInputError("--base needs --repo (the repository the base commit is in)",
-                                      fix="pass --repo PATH as well")
+                raise AuditInputError(
+                    "--base needs --repo (the repository the base commit is in)",
+                    fix="pass --repo PATH as well",
+                )
             result = audit_trajectories(files, hidden_paths=hidden, repo=repo, base=base)
         except EvotreeError as exc:
             fail(exc, as_json)
             return
-        _emit(result, as_json, render_trajectory_audit, result.passed, result.to_dict(all_verdicts=show_all))
+        _emit(
+            result,
+            as_json,
+            render_trajectory_audit,
+            result.passed,
+            result.to_dict(all_verdicts=show_all),
+        )
 
     try:
         from evotree.cli.audit_repo import register_repo

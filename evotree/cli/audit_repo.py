@@ -29,37 +29,53 @@ def render_repo_audit(result: Any) -> None:
 
     from rich.markup import escape
 
-
-    def shown(text: Any) -> str:  # paths, refs and finding text can carry control characters and markup
+    def shown(
+        text: Any,
+    ) -> str:  # paths, refs and finding text can carry control characters and markup
         return escape(escape_control(text))
 
     console = make_console()
     audit = result.audit
     scan = audit.scan
-    console.print(f"[bold]repository[/bold] {shown(audit.path)}  [bold]base[/bold] {shown(audit.base[:12])}  "
-                  f"allowed refs: {shown(', '.join(audit.allowed_refs)) or '(none)'}")
+    console.print(
+        f"[bold]repository[/bold] {shown(audit.path)}  [bold]base[/bold] {shown(audit.base[:12])}  "
+        f"allowed refs: {shown(', '.join(audit.allowed_refs)) or '(none)'}"
+    )
     beyond = ", ".join(f"{n} {k}" for k, n in sorted(scan.beyond.items())) or "nothing"
-    console.print(f"object store: {scan.objects} objects, {scan.reachable} reachable from base; "
-                  f"beyond base: {beyond} ({scan.descendants} descendant, {scan.newer} newer, "
-                  f"{scan.older} older commit(s)); scanned in {scan.seconds:.2f} s")
+    console.print(
+        f"object store: {scan.objects} objects, {scan.reachable} reachable from base; "
+        f"beyond base: {beyond} ({scan.descendants} descendant, {scan.newer} newer, "
+        f"{scan.older} older commit(s)); scanned in {scan.seconds:.2f} s"
+    )
     if audit.findings:
         table = Table(show_lines=False)
         for column in ("severity", "code", "finding"):
             table.add_column(column)
         for f in audit.findings:
-            table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", shown(f.code),
-                          f"{shown(f.title)}\n[dim]fix: {shown(f.suggestion)}[/]")
+            table.add_row(
+                f"[{_STYLE[f.severity]}]{f.severity}[/]",
+                shown(f.code),
+                f"{shown(f.title)}\n[dim]fix: {shown(f.suggestion)}[/]",
+            )
         console.print(table)
-    verdict = "[green]passed[/green]" if audit.passed else "[bold red]FAILED[/bold red] (findings of severity high or above)"
+    verdict = (
+        "[green]passed[/green]"
+        if audit.passed
+        else "[bold red]FAILED[/bold red] (findings of severity high or above)"
+    )
     console.print(f"audit: {verdict}")
     clean = result.sanitized
     if clean is not None:
         state = "[green]clean[/green]" if clean.passed else "[bold red]NOT clean[/bold red]"
-        console.print(f"sanitized copy: {shown(clean.out)} (branch {shown(clean.branch)} at {shown(clean.base[:12])}, "
-                      f"{clean.commits} commits, {clean.objects} objects; {clean.removed_objects} objects "
-                      f"left behind) — re-audited: {state}")
+        console.print(
+            f"sanitized copy: {shown(clean.out)} (branch {shown(clean.branch)} at {shown(clean.base[:12])}, "
+            f"{clean.commits} commits, {clean.objects} objects; {clean.removed_objects} objects "
+            f"left behind) — re-audited: {state}"
+        )
         for f in clean.audit.findings:
-            console.print(f"  [{_STYLE[f.severity]}]{f.severity}[/] {shown(f.code)}: {shown(f.title)}")
+            console.print(
+                f"  [{_STYLE[f.severity]}]{f.severity}[/] {shown(f.code)}: {shown(f.title)}"
+            )
 
 
 def register_repo(audit_group: click.Group) -> None:
@@ -67,20 +83,48 @@ def register_repo(audit_group: click.Group) -> None:
 
     @audit_group.command("repo")
     @click.argument("path", type=click.Path(file_okay=False))
-    @click.option("--base", metavar="REV", default=None,
-                  help="The task's base commit (default: HEAD). Anything base cannot reach is 'the future'.")
-    @click.option("--allow-ref", "allowed", multiple=True, metavar="REF",
-                  help="A ref (or glob, e.g. 'refs/heads/evotree/*') allowed to exist; repeatable. "
-                       "Default: HEAD and its branch when HEAD is the base.")
-    @click.option("--sanitize", is_flag=True,
-                  help="Also write a clean repository (history up to base only) to --out and audit it.")
-    @click.option("--out", metavar="PATH", default=None, type=click.Path(),
-                  help="Where --sanitize writes the clean repository (must not exist, or be empty).")
-    @click.option("--branch", metavar="NAME", default=None,
-                  help="Branch name in the clean repository (default: the source's branch, else main).")
+    @click.option(
+        "--base",
+        metavar="REV",
+        default=None,
+        help="The task's base commit (default: HEAD). Anything base cannot reach is 'the future'.",
+    )
+    @click.option(
+        "--allow-ref",
+        "allowed",
+        multiple=True,
+        metavar="REF",
+        help="A ref (or glob, e.g. 'refs/heads/evotree/*') allowed to exist; repeatable. "
+        "Default: HEAD and its branch when HEAD is the base.",
+    )
+    @click.option(
+        "--sanitize",
+        is_flag=True,
+        help="Also write a clean repository (history up to base only) to --out and audit it.",
+    )
+    @click.option(
+        "--out",
+        metavar="PATH",
+        default=None,
+        type=click.Path(),
+        help="Where --sanitize writes the clean repository (must not exist, or be empty).",
+    )
+    @click.option(
+        "--branch",
+        metavar="NAME",
+        default=None,
+        help="Branch name in the clean repository (default: the source's branch, else main).",
+    )
     @outputs(render_repo_audit, pass_json=True)
-    def repo(path: str, base: str | None, allowed: tuple[str, ...], sanitize: bool, out: str | None,
-             branch: str | None, as_json: bool) -> Any:
+    def repo(
+        path: str,
+        base: str | None,
+        allowed: tuple[str, ...],
+        sanitize: bool,
+        out: str | None,
+        branch: str | None,
+        as_json: bool,
+    ) -> Any:
         """Audit a task repository (or worktree) for leaks of the future.
 
         \b
@@ -101,10 +145,14 @@ def register_repo(audit_group: click.Group) -> None:
         """
 
         if sanitize and not out:
-            raise AuditInputError("--sanitize needs --out PATH (the source is never changed in place)",
-                                  fix="add --out CLEAN_PATH (a new or empty directory)")
+            raise AuditInputError(
+                "--sanitize needs --out PATH (the source is never changed in place)",
+                fix="add --out CLEAN_PATH (a new or empty directory)",
+            )
         if out and not sanitize:
-            raise AuditInputError("--out is only used with --sanitize", fix="add --sanitize, or drop --out")
+            raise AuditInputError(
+                "--out is only used with --sanitize", fix="add --sanitize, or drop --out"
+            )
         if not as_json:
             click.echo(f"evotree: scanning the object store of {path} ...", err=True)
         audit = inspect_repository(path, base=base, allowed_refs=list(allowed) or None)

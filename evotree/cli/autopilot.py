@@ -21,17 +21,24 @@ cli = click.Group("evotree")
 
 def _render(result: Any) -> None:
     data = result.to_dict()
-    click.echo(f"autopilot: {len(data['outcomes'])} proposal(s), {data['runs']} run(s) "
-               f"({data['champion_runs']} of them champion re-runs); champion {data['start_champion']} -> "
-               f"{data['champion']}")
+    click.echo(
+        f"autopilot: {len(data['outcomes'])} proposal(s), {data['runs']} run(s) "
+        f"({data['champion_runs']} of them champion re-runs); champion {data['start_champion']} -> "
+        f"{data['champion']}"
+    )
     for o in data["outcomes"]:
         delta = f" Δ {o['delta']:+.4f}" if isinstance(o.get("delta"), (int, float)) else ""
-        click.echo(f"  {o['version'] or '-':>5}  {o['status']:<14} {o['verdict'] or '':<10}{delta}  "
-                   f"{o['runs']} run(s)  {o['proposal']['summary']}")
+        click.echo(
+            f"  {o['version'] or '-':>5}  {o['status']:<14} {o['verdict'] or '':<10}{delta}  "
+            f"{o['runs']} run(s)  {o['proposal']['summary']}"
+        )
     click.echo(f"stopped: {data['stopped']}: {data['stop_reason']}")
     if data["awaiting_signoff"]:
-        click.secho(f"{data['awaiting_signoff']} waits for a person's sign-off: "
-                    f"evotree promote {data['awaiting_signoff']} (the autopilot never signs)", fg="green")
+        click.secho(
+            f"{data['awaiting_signoff']} waits for a person's sign-off: "
+            f"evotree promote {data['awaiting_signoff']} (the autopilot never signs)",
+            fg="green",
+        )
 
 
 def _progress(as_json: bool) -> Any:
@@ -42,7 +49,9 @@ def _progress(as_json: bool) -> Any:
         elif event == "run":
             line = f"{totals}   run {info['version']} x{info['seeds']} (seeds from {info['seed_start']})"
         elif event == "gate":
-            delta = f" Δ {info['delta']:+.4f}" if isinstance(info.get("delta"), (int, float)) else ""
+            delta = (
+                f" Δ {info['delta']:+.4f}" if isinstance(info.get("delta"), (int, float)) else ""
+            )
             line = f"{totals}   gates {info['version']}: {info['verdict']}{delta}"
         elif event == "outcome":
             line = f"{totals}   -> {info['version']}: {info['status']}"
@@ -56,26 +65,70 @@ def _progress(as_json: bool) -> Any:
 
 
 @cli.command("autopilot")
-@click.option("--suggest", "from_suggest", is_flag=True, help="Propose what `suggest` offers for the champion.")
-@click.option("--patches", "patches", default=None, metavar="DIR",
-              help="Propose each *.patch / *.diff of DIR, in name order.")
-@click.option("--max-proposals", type=click.IntRange(min=1), default=None,
-              help="Proposals to try at most (default: [autopilot].max_proposals).")
-@click.option("--max-runs", type=click.IntRange(min=0), default=None,
-              help="Runs this session may start, champion re-runs included (0: no limit; default [autopilot]).")
-@click.option("--patience", type=click.IntRange(min=1), default=None,
-              help="Stop after this many proposals in a row not passed (default: [autopilot].patience).")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Seed of the knob proposals' sequence (default: [autopilot].seed).")
-@click.option("--seeds", "first_seeds", type=click.IntRange(min=1), default=None,
-              help="Candidate runs before the first look (default: [gates].min_seeds); the gate asks for more.")
-@click.option("--skip", type=click.IntRange(min=0), default=0,
-              help="Skip the first N proposals of the sequence (tried by an earlier session).")
+@click.option(
+    "--suggest",
+    "from_suggest",
+    is_flag=True,
+    help="Propose what `suggest` offers for the champion.",
+)
+@click.option(
+    "--patches",
+    "patches",
+    default=None,
+    metavar="DIR",
+    help="Propose each *.patch / *.diff of DIR, in name order.",
+)
+@click.option(
+    "--max-proposals",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Proposals to try at most (default: [autopilot].max_proposals).",
+)
+@click.option(
+    "--max-runs",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Runs this session may start, champion re-runs included (0: no limit; default [autopilot]).",
+)
+@click.option(
+    "--patience",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many proposals in a row not passed (default: [autopilot].patience).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the knob proposals' sequence (default: [autopilot].seed).",
+)
+@click.option(
+    "--seeds",
+    "first_seeds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Candidate runs before the first look (default: [gates].min_seeds); the gate asks for more.",
+)
+@click.option(
+    "--skip",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Skip the first N proposals of the sequence (tried by an earlier session).",
+)
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Runs in parallel.")
 @outputs(_render, pass_json=True)
-def autopilot(from_suggest: bool, patches: str | None, max_proposals: int | None, max_runs: int | None,
-              patience: int | None, seed: int | None, first_seeds: int | None, skip: int,
-              jobs: int | None, as_json: bool) -> Any:
+def autopilot(
+    from_suggest: bool,
+    patches: str | None,
+    max_proposals: int | None,
+    max_runs: int | None,
+    patience: int | None,
+    seed: int | None,
+    first_seeds: int | None,
+    skip: int,
+    jobs: int | None,
+    as_json: bool,
+) -> Any:
     """Try proposals one by one: branch from the champion, apply, commit, run the seeds the
     score gate asks for, evaluate the gates; stop post-peak, on the budget, or on futility.
 
@@ -91,26 +144,41 @@ def autopilot(from_suggest: bool, patches: str | None, max_proposals: int | None
     ws = verbs.act()
     section = ws.config.autopilot
     if from_suggest and patches:
-        raise UsageError("--suggest and --patches are two sources: pass one", fix="run the autopilot once for each")
+        raise UsageError(
+            "--suggest and --patches are two sources: pass one",
+            fix="run the autopilot once for each",
+        )
     count = max_proposals or section.max_proposals or 8
     if patches:
         proposals = patch_proposals(patches)
     elif from_suggest:
         proposals = suggest_proposals(verbs, ws.champion(), section.recipe or "recipe.toml")
         if not proposals:
-            raise UsageError(f"suggest offers nothing to try for the champion {ws.champion()}",
-                             fix=f"suggest reads the champion's findings: evotree run {ws.champion()}; evotree "
-                                 f"diagnose {ws.champion()}; or declare [autopilot.knobs] in evotree.toml")
+            raise UsageError(
+                f"suggest offers nothing to try for the champion {ws.champion()}",
+                fix=f"suggest reads the champion's findings: evotree run {ws.champion()}; evotree "
+                f"diagnose {ws.champion()}; or declare [autopilot.knobs] in evotree.toml",
+            )
     else:
-        proposals = knob_proposals(knobs_from_config(section), count=count + skip,
-                                   seed=section.seed if seed is None else seed)
+        proposals = knob_proposals(
+            knobs_from_config(section),
+            count=count + skip,
+            seed=section.seed if seed is None else seed,
+        )
     proposals = proposals[skip:]
     if not proposals:
         raise UsageError(f"--skip {skip} leaves no proposal to try", fix="lower --skip")
-    return run_autopilot(verbs, proposals, max_proposals=count,
-                         max_runs=section.max_runs if max_runs is None else max_runs,
-                         patience=patience or section.patience or 3, futility=section.futility,
-                         first_seeds=first_seeds, jobs=jobs, progress=_progress(as_json))
+    return run_autopilot(
+        verbs,
+        proposals,
+        max_proposals=count,
+        max_runs=section.max_runs if max_runs is None else max_runs,
+        patience=patience or section.patience or 3,
+        futility=section.futility,
+        first_seeds=first_seeds,
+        jobs=jobs,
+        progress=_progress(as_json),
+    )
 
 
 def register(root: click.Group) -> None:

@@ -18,13 +18,28 @@ import click
 from evotree.cli.console import WIDE, console
 from evotree.core.errors import EXIT_CODES, EvotreeError
 
-__all__ = ["EXIT_CODE_HELP", "SHORT_EXIT_CODE_HELP", "WIDE", "console", "fail", "missing_mcp", "open_workspace", "outputs", "renderer", "session",
-           "to_data"]
+__all__ = [
+    "EXIT_CODE_HELP",
+    "SHORT_EXIT_CODE_HELP",
+    "WIDE",
+    "console",
+    "fail",
+    "missing_mcp",
+    "open_workspace",
+    "outputs",
+    "renderer",
+    "session",
+    "to_data",
+]
 
-EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {text}" for code, text in EXIT_CODES.items())
+EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(
+    f"  {code:>3}  {text}" for code, text in EXIT_CODES.items()
+)
 #: the top-level --help's last lines: the full table is one command away
-SHORT_EXIT_CODE_HELP = ("\b\nExit codes: 0 success, 1 a bug (please report it), 2 usage error; every other code\n"
-                        "names one kind of error: `evotree help exit-codes` lists them all (docs/cli.md).")
+SHORT_EXIT_CODE_HELP = (
+    "\b\nExit codes: 0 success, 1 a bug (please report it), 2 usage error; every other code\n"
+    "names one kind of error: `evotree help exit-codes` lists them all (docs/cli.md)."
+)
 
 
 def to_data(result: Any) -> Any:
@@ -41,8 +56,10 @@ def to_data(result: Any) -> Any:
 
 def missing_mcp(command: str, exc: ImportError) -> EvotreeError:
     """The error of a command that needs the MCP SDK where it is not installed (exit 2)."""
-    missing = EvotreeError(f"evotree {command} needs the MCP SDK ({exc.name or exc} is not installed)",
-                           fix="pip install 'evotree-rl[agent]'")
+    missing = EvotreeError(
+        f"evotree {command} needs the MCP SDK ({exc.name or exc} is not installed)",
+        fix="pip install 'evotree-rl[agent]'",
+    )
     missing.exit_code, missing.code = 2, "missing_dependency"
     return missing
 
@@ -51,7 +68,9 @@ def fail(exc: EvotreeError, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"error": exc.to_dict()}))
     else:
-        from evotree.core.text import escape_control  # messages quote names, paths and text users wrote
+        from evotree.core.text import (
+            escape_control,
+        )  # messages quote names, paths and text users wrote
 
         click.secho(f"evotree: error: {escape_control(exc.message)}", fg="red", err=True)
         if exc.fix:
@@ -68,7 +87,9 @@ def outputs(
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`).")
+        @click.option(
+            "--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`)."
+        )
         @functools.wraps(func)
         def wrapper(*args: Any, as_json: bool, **kwargs: Any) -> None:
             if pass_json:
@@ -89,7 +110,9 @@ def outputs(
                 click.echo(json.dumps(_redact(data) if hide else data, indent=indent, default=str))
             else:
                 render(_redact(result) if hide else result)
-            code = getattr(result, "exit_code", 0)  # a result that is printed and still not a success
+            code = getattr(
+                result, "exit_code", 0
+            )  # a result that is printed and still not a success
             if isinstance(code, int) and code:
                 raise click.exceptions.Exit(code)
 
@@ -108,7 +131,11 @@ def _redact(data: Any) -> Any:
         from evotree.core.workspace import Workspace
         from evotree.verbs.policy import acting, shown
 
-        ws = Workspace.open(ctx.find_root().obj["dir"]) if ctx is not None and ctx.find_root().obj else None
+        ws = (
+            Workspace.open(ctx.find_root().obj["dir"])
+            if ctx is not None and ctx.find_root().obj
+            else None
+        )
         if ws is not None:
             acting(ws)  # pinned to the signed configuration: the quick metric is named there
     except EvotreeError:
@@ -132,7 +159,9 @@ def _boundary(*, refuse: bool) -> bool:
     except (NotAWorkspace, NotAGitRepository, NoCommits):
         return False  # nothing recorded, nothing to hide (init, help)
     except EvotreeError:
-        return not refuse  # before: the command reports why; after it ran: unsure, so hide (fail closed)
+        return (
+            not refuse
+        )  # before: the command reports why; after it ran: unsure, so hide (fail closed)
     command = " ".join(ctx.command_path.split()[1:])
     if refuse:
         from evotree.core.visibility import REFUSED
@@ -161,8 +190,12 @@ def open_workspace() -> Any:
 
     ws = open_ws(click.get_current_context().find_root().obj["dir"])
     if ws.recovered:
-        click.secho(f"evotree: marked {len(ws.recovered)} run(s) whose process died as crashed: "
-                    f"{', '.join(ws.recovered)}", fg="yellow", err=True)
+        click.secho(
+            f"evotree: marked {len(ws.recovered)} run(s) whose process died as crashed: "
+            f"{', '.join(ws.recovered)}",
+            fg="yellow",
+            err=True,
+        )
     return ws
 
 

@@ -44,7 +44,6 @@ def config_check(path: str | None) -> Any:
     """Validate an evotree.toml (default: the one in the current checkout)."""
     from pathlib import Path
 
-
     if path is None:
         from evotree.core.gitio import Git
 
@@ -52,7 +51,9 @@ def config_check(path: str | None) -> Any:
     else:
         target = Path(path)
     if not target.is_file():
-        raise ConfigError(f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target))
+        raise ConfigError(
+            f"{target} does not exist", fix="pass the path of an evotree.toml", path=str(target)
+        )
 
     parse_config(read_config_text(target), source=str(target))
     return ConfigCheckResult(path=str(target), valid=True)
@@ -69,8 +70,11 @@ def schema(name: str | None) -> Any:
         # look theirs up); `current`: the names to use; `aliases`: old name -> current name
         from evotree.verbs.results import SchemaListResult
 
-        return SchemaListResult(schemas=schema_names(include_aliases=True),
-                                current=schema_names(), aliases=schema_aliases())
+        return SchemaListResult(
+            schemas=schema_names(include_aliases=True),
+            current=schema_names(),
+            aliases=schema_aliases(),
+        )
     return load_schema(name)
 
 

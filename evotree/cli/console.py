@@ -22,4 +22,6 @@ def console(**options: Any) -> Any:
     if probe.is_terminal:
         return probe
     columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else WIDE, **options)
+    return Console(
+        width=int(columns) if columns.isdigit() and int(columns) > 0 else WIDE, **options
+    )

@@ -23,16 +23,25 @@ def cli() -> None:
 
 def _render_export(result: Any) -> None:
 
-    click.echo(f"exported {len(result.runs)} run(s) to {result.tool} at {escape_control(result.destination)}")
+    click.echo(
+        f"exported {len(result.runs)} run(s) to {result.tool} at {escape_control(result.destination)}"
+    )
     for run in result.runs:
-        click.echo(f"  {run.run_id}  {run.version}  seed {run.seed}  {run.status}  "
-                   f"{run.scalars} scalar(s) -> {escape_control(run.target)}")
+        click.echo(
+            f"  {run.run_id}  {run.version}  seed {run.seed}  {run.status}  "
+            f"{run.scalars} scalar(s) -> {escape_control(run.target)}"
+        )
     if not result.runs:
         click.echo("  (no runs on this machine for those versions: `evotree runs` lists them)")
 
 
-_versions = click.option("--version", "versions", multiple=True, metavar="V",
-                         help="Only this version's runs (repeatable; default: every run).")
+_versions = click.option(
+    "--version",
+    "versions",
+    multiple=True,
+    metavar="V",
+    help="Only this version's runs (repeatable; default: every run).",
+)
 
 
 @cli.group("export")
@@ -58,22 +67,37 @@ def export_tensorboard(directory: str, versions: tuple[str, ...]) -> Any:
 
 
 @export.command("mlflow")
-@click.option("--tracking-uri", required=True, metavar="URI",
-              help="MLflow tracking URI, e.g. file:./mlruns (a local file store).")
-@click.option("--experiment", default=None, metavar="NAME",
-              help="Experiment name (default: the workspace's folder name).")
+@click.option(
+    "--tracking-uri",
+    required=True,
+    metavar="URI",
+    help="MLflow tracking URI, e.g. file:./mlruns (a local file store).",
+)
+@click.option(
+    "--experiment",
+    default=None,
+    metavar="NAME",
+    help="Experiment name (default: the workspace's folder name).",
+)
 @_versions
 @outputs(_render_export)
 def export_mlflow(tracking_uri: str, experiment: str | None, versions: tuple[str, ...]) -> Any:
     """Log one MLflow run per evotree run (params, metrics with steps, evotree.* tags)."""
     from evotree.harness.ecosystem import export_mlflow as run_export
 
-    return run_export(open_workspace(), tracking_uri, versions=list(versions), experiment=experiment)
+    return run_export(
+        open_workspace(), tracking_uri, versions=list(versions), experiment=experiment
+    )
 
 
 @export.command("wandb")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--project", default=None, metavar="NAME", help="W&B project (default: the workspace's folder name).")
+@click.option(
+    "--project",
+    default=None,
+    metavar="NAME",
+    help="W&B project (default: the workspace's folder name).",
+)
 @_versions
 @outputs(_render_export)
 def export_wandb(directory: str, project: str | None, versions: tuple[str, ...]) -> Any:
@@ -93,10 +117,21 @@ def _render_results_tsv(result: Any) -> None:
 
 
 @export.command("results-tsv")
-@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False), metavar="PATH",
-              help="Write the file here (default: print it).")
-@click.option("--metric", default="val_bpb", show_default=True, metavar="NAME",
-              help="The metric's column: the judge's judge/validation_NAME, else the summary line NAME.")
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="Write the file here (default: print it).",
+)
+@click.option(
+    "--metric",
+    default="val_bpb",
+    show_default=True,
+    metavar="NAME",
+    help="The metric's column: the judge's judge/validation_NAME, else the summary line NAME.",
+)
 @outputs(_render_results_tsv)
 def export_results_tsv(output: str | None, metric: str) -> Any:
     """results.tsv in karpathy/autoresearch's columns, plus evotree's verdict and CI.
@@ -119,9 +154,16 @@ def import_() -> None:
 
 @import_.command("tensorboard")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--version", "version", required=True, metavar="V", help="Version the training belongs to.")
-@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
-              help="Seed of that training.")
+@click.option(
+    "--version", "version", required=True, metavar="V", help="Version the training belongs to."
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=MAX_SEED),
+    default=0,
+    show_default=True,
+    help="Seed of that training.",
+)
 @outputs(renderer("runs"))
 def import_tensorboard(directory: str, version: str, seed: int) -> Any:
     """Import a TensorBoard log directory (e.g. TRL's report_to=["tensorboard"]) as a run of VERSION.
@@ -136,15 +178,24 @@ def import_tensorboard(directory: str, version: str, seed: int) -> Any:
 def _render_staged(result: Any) -> None:
 
     verdict = "refused" if result.blocking else "passed"
-    click.echo(f"pre-commit audit of {result.version}'s staged tree ({result.files} changed file(s) "
-               f"against {escape_control(result.base)}): {verdict}")
+    click.echo(
+        f"pre-commit audit of {result.version}'s staged tree ({result.files} changed file(s) "
+        f"against {escape_control(result.base)}): {verdict}"
+    )
     for finding in result.findings:
-        click.echo(f"  {finding['severity']:<8} {finding['code']}  {escape_control(str(finding['title']))}")
+        click.echo(
+            f"  {finding['severity']:<8} {finding['code']}  {escape_control(str(finding['title']))}"
+        )
 
 
 @cli.command("precommit")
-@click.option("--worktree", default=None, type=click.Path(file_okay=False), metavar="PATH",
-              help="The version's worktree (default: the current directory, or -C).")
+@click.option(
+    "--worktree",
+    default=None,
+    type=click.Path(file_okay=False),
+    metavar="PATH",
+    help="The version's worktree (default: the current directory, or -C).",
+)
 @outputs(_render_staged)
 def precommit(worktree: str | None) -> Any:
     """Audit what is staged in a version's worktree (a pre-commit hook; exit 28 refuses).

@@ -28,49 +28,79 @@ def _render(result: Any) -> None:
         result = result.to_dict()
         chosen = result.get("selected")
         if not chosen:
-            click.echo(f"dry run: none of the {result['considered']} run(s) succeeded with a validation score; "
-                       "finalize would record no_ok_submit (nothing judged). Nothing was recorded.")
+            click.echo(
+                f"dry run: none of the {result['considered']} run(s) succeeded with a validation score; "
+                "finalize would record no_ok_submit (nothing judged). Nothing was recorded."
+            )
             return
-        shown = f", validation mean {chosen['validation']:.6g}" if isinstance(chosen.get("validation"), float) else ""
+        shown = (
+            f", validation mean {chosen['validation']:.6g}"
+            if isinstance(chosen.get("validation"), float)
+            else ""
+        )
         how = "retrain clean and judge" if result.get("retrain") else "judge"
-        click.echo(f"dry run: finalize would {how} {chosen['run_id']} ({chosen['version']}, commit "
-                   f"{str(chosen['commit'])[:10]}){shown} once on the held-out split, the best of "
-                   f"{result['considered']} run(s). Nothing was recorded.")
+        click.echo(
+            f"dry run: finalize would {how} {chosen['run_id']} ({chosen['version']}, commit "
+            f"{str(chosen['commit'])[:10]}){shown} once on the held-out split, the best of "
+            f"{result['considered']} run(s). Nothing was recorded."
+        )
         click.echo(f"rule: {result['rule']}")
         return
 
     if result.status == "no_ok_submit":
-        click.echo(f"no_ok_submit: none of the {result.considered} run(s) succeeded with a validation score; "
-                   "nothing was judged on the held-out split (recorded: the search is finalized)")
+        click.echo(
+            f"no_ok_submit: none of the {result.considered} run(s) succeeded with a validation score; "
+            "nothing was judged on the held-out split (recorded: the search is finalized)"
+        )
         return
-    click.echo(f"selected {result.selected_run} ({result.version}, commit {str(result.commit)[:10]}): "
-               f"validation mean {result.validation_mean:.6g}, the best of {result.considered} run(s)")
+    click.echo(
+        f"selected {result.selected_run} ({result.version}, commit {str(result.commit)[:10]}): "
+        f"validation mean {result.validation_mean:.6g}, the best of {result.considered} run(s)"
+    )
     if result.status == "not_finalized":
-        click.echo(f"the held-out run {result.heldout_run} did not finish ({result.heldout_status}: "
-                   f"{escape_control(result.error or '')}): evotree's failure, not the candidate's. The search is NOT "
-                   "finalized: fix the cause and run `evotree finalize` again")
+        click.echo(
+            f"the held-out run {result.heldout_run} did not finish ({result.heldout_status}: "
+            f"{escape_control(result.error or '')}): evotree's failure, not the candidate's. The search is NOT "
+            "finalized: fix the cause and run `evotree finalize` again"
+        )
         return
     if result.retrained:
         click.echo(f"retrained clean from its commit (seed {result.seed}), on the finalize account")
     if result.status == "finalized":
         score = f", final score {result.final_score:.4g}" if result.final_score is not None else ""
-        click.echo(f"held-out: {result.heldout_mean:.6g} ({result.heldout_metric}; run {result.heldout_run}){score}")
+        click.echo(
+            f"held-out: {result.heldout_mean:.6g} ({result.heldout_metric}; run {result.heldout_run}){score}"
+        )
     else:
-        click.echo(f"held-out run {result.heldout_run} {result.heldout_status}: "
-                   f"{escape_control(result.error or 'no held-out score')} (recorded: the search is finalized)")
+        click.echo(
+            f"held-out run {result.heldout_run} {result.heldout_status}: "
+            f"{escape_control(result.error or 'no held-out score')} (recorded: the search is finalized)"
+        )
     if result.normalized is not None:
-        click.echo(f"normalized: {result.normalized:.4g} ([eval.normalize]; a search without a held-out score "
-                   "counts 0 with failed_as_zero)")
+        click.echo(
+            f"normalized: {result.normalized:.4g} ([eval.normalize]; a search without a held-out score "
+            "counts 0 with failed_as_zero)"
+        )
     click.echo(f"rule: {result.rule}")
 
 
 @cli.command("finalize")
-@click.option("--dry-run", is_flag=True, help="Show which run would be judged on the held-out split; judge "
-              "and record nothing.")
-@click.option("--yes", is_flag=True, help="Confirm without the prompt (needed off a terminal: a script).")
-@click.option("--version", "submitted", default=None, metavar="VERSION",
-              help="The submission: select among this version's runs only (AI4AI-Bench's shape: the "
-                   "agent names the one patch it submits).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Show which run would be judged on the held-out split; judge and record nothing.",
+)
+@click.option(
+    "--yes", is_flag=True, help="Confirm without the prompt (needed off a terminal: a script)."
+)
+@click.option(
+    "--version",
+    "submitted",
+    default=None,
+    metavar="VERSION",
+    help="The submission: select among this version's runs only (AI4AI-Bench's shape: the "
+    "agent names the one patch it submits).",
+)
 @outputs(_render, pass_json=True)
 def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None) -> Any:
     """End the search: judge the best validation run once on the held-out split.
@@ -96,8 +126,10 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
     if os.environ.get("EVOTREE_AGENT_PRINCIPAL"):
         # a courtesy, not the boundary (an agent's process can unset the variable): ending the
         # search is the operator's step, and an agent gains nothing by it (the held-out result is fixed)
-        raise InvalidState("finalize ends the search: a person runs it, not an agent session",
-                           fix="stop and hand over; the operator runs `evotree finalize`")
+        raise InvalidState(
+            "finalize ends the search: a person runs it, not an agent session",
+            fix="stop and hand over; the operator runs `evotree finalize`",
+        )
     ws = open_workspace()
     if dry_run:
         from evotree.gates.finalize import finalize_plan
@@ -106,17 +138,26 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
         return FinalizeDryRun(finalize_plan(ws, submitted), bool(ws.config.eval.finalize_retrain))
     import sys
 
-
     if sys.stdin.isatty() and sys.stderr.isatty() and not yes:
-        typed = click.prompt("finalize ends the search: one held-out evaluation, never again; type finalize "
-                             "to go on", err=True, default="", show_default=False)
+        typed = click.prompt(
+            "finalize ends the search: one held-out evaluation, never again; type finalize "
+            "to go on",
+            err=True,
+            default="",
+            show_default=False,
+        )
         if typed.strip() != "finalize":
-            raise InvalidState("not confirmed; nothing was judged or recorded",
-                               fix="see what it would judge with `evotree finalize --dry-run`, then type finalize")
+            raise InvalidState(
+                "not confirmed; nothing was judged or recorded",
+                fix="see what it would judge with `evotree finalize --dry-run`, then type finalize",
+            )
     elif not yes:
-        raise UsageError("finalize ends the search (its one held-out evaluation): confirm at a terminal, or pass "
-                         "--yes from a script", fix="evotree finalize --dry-run shows what it would judge; then "
-                         "evotree finalize --yes", option="--yes")
+        raise UsageError(
+            "finalize ends the search (its one held-out evaluation): confirm at a terminal, or pass "
+            "--yes from a script",
+            fix="evotree finalize --dry-run shows what it would judge; then evotree finalize --yes",
+            option="--yes",
+        )
 
     def progress(run_id: str, event: str, info: dict[str, Any]) -> None:
         if event in ("started", "phase", "finished"):
@@ -125,7 +166,10 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
 
     click.echo("finalize: selecting the best validation run …", err=True)
     if ws.config.eval.finalize_retrain:
-        click.echo("finalize: the selected version is retrained clean before its held-out evaluation", err=True)
+        click.echo(
+            "finalize: the selected version is retrained clean before its held-out evaluation",
+            err=True,
+        )
     return finalize(ws, progress=progress, version=submitted)
 
 

@@ -48,7 +48,6 @@ def _t(text: Any) -> str:
     """Text someone wrote, for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
 
-
     return escape(escape_control(text))
 
 
@@ -59,42 +58,67 @@ def render_gates(report: Any, *, err: bool = False) -> None:
     con = _console(err)
     if getattr(report, "sandbox_warning", None):
         con.print(f"[bold red]{_t(report.sandbox_warning)}[/]")
-    con.print(f"[bold]{_t(report.version)}[/] @ {_t(report.commit[:10])} vs champion [bold yellow]"
-              f"{_t(report.champion)}[/] @ {_t(report.champion_commit[:10])}")
+    con.print(
+        f"[bold]{_t(report.version)}[/] @ {_t(report.commit[:10])} vs champion [bold yellow]"
+        f"{_t(report.champion)}[/] @ {_t(report.champion_commit[:10])}"
+    )
     con.print(f"hypothesis: {_t(report.hypothesis)} · created by {_t(report.created_by)}")
     cmp = report.comparison
     score = next((g for g in report.gates if g.name == "score"), None)
     if cmp and "delta" in cmp:
         champion, candidate = _t(cmp.get("a")), _t(cmp.get("b"))
-        con.print(f"score ({_t(cmp.get('split'))}): {champion} {cmp.get('mean_a'):.4f} → {candidate} {cmp.get('mean_b'):.4f}"
-                  f"  Δ {cmp.get('delta'):+.4f}  {100 * (cmp.get('confidence') or 0.95):.0f} % CI [{cmp['ci'][0]:+.4f}, "
-                  f"{cmp['ci'][1]:+.4f}]  one-sided p {cmp.get('p_value'):.3g}  seeds {candidate} {cmp['n_seeds'][1]}, "
-                  f"{champion} {cmp['n_seeds'][0]}  tasks {cmp.get('n_tasks')}  ({_t(cmp.get('ci_method'))})")
+        con.print(
+            f"score ({_t(cmp.get('split'))}): {champion} {cmp.get('mean_a'):.4f} → {candidate} {cmp.get('mean_b'):.4f}"
+            f"  Δ {cmp.get('delta'):+.4f}  {100 * (cmp.get('confidence') or 0.95):.0f} % CI [{cmp['ci'][0]:+.4f}, "
+            f"{cmp['ci'][1]:+.4f}]  one-sided p {cmp.get('p_value'):.3g}  seeds {candidate} {cmp['n_seeds'][1]}, "
+            f"{champion} {cmp['n_seeds'][0]}  tasks {cmp.get('n_tasks')}  ({_t(cmp.get('ci_method'))})"
+        )
         numbers = score.numbers if score is not None else {}
         if "threshold" in numbers:
-            where = (f"look {numbers.get('look')} of {numbers.get('max_looks')} (seeds {numbers.get('looks')})"
-                     if (numbers.get("max_looks") or 1) > 1 else "its one look")
-            con.print(f"  the score gate needs p < {numbers['threshold']:.3g} at {where}: "
-                      f"[bold]{_t(numbers.get('verdict'))}[/]" + _settle_text(numbers, candidate, champion))
+            where = (
+                f"look {numbers.get('look')} of {numbers.get('max_looks')} (seeds {numbers.get('looks')})"
+                if (numbers.get("max_looks") or 1) > 1
+                else "its one look"
+            )
+            con.print(
+                f"  the score gate needs p < {numbers['threshold']:.3g} at {where}: "
+                f"[bold]{_t(numbers.get('verdict'))}[/]"
+                + _settle_text(numbers, candidate, champion)
+            )
         for name, same in zip((champion, candidate), cmp.get("identical") or []):
             if same:
-                con.print(f"  [yellow]{name}: runs are identical copies[/] (deterministic): one run; more seeds add nothing")
+                con.print(
+                    f"  [yellow]{name}: runs are identical copies[/] (deterministic): one run; more seeds add nothing"
+                )
     if report.findings:
         con.print("findings (high and above), per code with the runs they came from:")
         for f in report.findings[:8]:
             runs = f.get("runs") or []
-            where = (", ".join(runs[:3]) + (f" +{len(runs) - 3}" if len(runs) > 3 else "")) if runs else "the version"
-            con.print(f"  {_t(f.get('severity'))} {_t(f.get('code'))} × {_t(f.get('count', 1))} "
-                      f"({_t(where)}): {_t(f.get('title'))}")
+            where = (
+                (", ".join(runs[:3]) + (f" +{len(runs) - 3}" if len(runs) > 3 else ""))
+                if runs
+                else "the version"
+            )
+            con.print(
+                f"  {_t(f.get('severity'))} {_t(f.get('code'))} × {_t(f.get('count', 1))} "
+                f"({_t(where)}): {_t(f.get('title'))}"
+            )
     table = Table(title="gates", show_lines=False)
     for col in ("gate", "status", "evidence", "what would satisfy it"):
         table.add_column(col)
     for gate in report.gates:
-        table.add_row(_t(gate.name), _STATUS.get(gate.status, _t(gate.status)), _t(gate.summary),
-                      _t(gate.fix or "") if not gate.passed else "")
+        table.add_row(
+            _t(gate.name),
+            _STATUS.get(gate.status, _t(gate.status)),
+            _t(gate.summary),
+            _t(gate.fix or "") if not gate.passed else "",
+        )
     con.print(table)
-    verdict = "[green]all gates pass[/]" if report.passed else \
-        f"[red]{len(report.failed)} gate(s) block promotion: {_t(', '.join(g.name for g in report.failed))}[/]"
+    verdict = (
+        "[green]all gates pass[/]"
+        if report.passed
+        else f"[red]{len(report.failed)} gate(s) block promotion: {_t(', '.join(g.name for g in report.failed))}[/]"
+    )
     con.print(verdict)
 
 
@@ -104,23 +128,31 @@ def _settle_text(numbers: dict[str, Any], candidate: str, champion: str) -> str:
         return ""
     seeds, have = numbers.get("seeds_to_settle"), (numbers.get("n_seeds") or [0, 0])[1]
     if seeds:
-        return (f"; about {max(0, seeds - have)} more seed(s) of {candidate} ({seeds} in all, and as many of "
-                f"{champion}) would likely settle it")
+        return (
+            f"; about {max(0, seeds - have)} more seed(s) of {candidate} ({seeds} in all, and as many of "
+            f"{champion}) would likely settle it"
+        )
     last = (numbers.get("looks") or [None])[-1]
-    return (f"; even {last} seeds of {candidate} would likely not settle it (less than 80 % power were the "
-            "observed Δ true)")
+    return (
+        f"; even {last} seeds of {candidate} would likely not settle it (less than 80 % power were the "
+        "observed Δ true)"
+    )
 
 
 def render_promotion(result: Any) -> None:
     con = _console()
     if result.decision == "approve":
-        con.print(f"[green]promoted[/] {_t(result.version)} (was {_t(result.previous_champion)}); signed by "
-                  f"{_t(result.approver)}; tag {_t(result.tag)}; evidence sha256 {_t(result.evidence_hash[:16])}…")
+        con.print(
+            f"[green]promoted[/] {_t(result.version)} (was {_t(result.previous_champion)}); signed by "
+            f"{_t(result.approver)}; tag {_t(result.tag)}; evidence sha256 {_t(result.evidence_hash[:16])}…"
+        )
         if result.merged:
             con.print(f"merged into {_t(result.merged)}")
     else:
-        con.print(f"recorded [yellow]{_t(result.decision)}[/] for {_t(result.version)}, signed by "
-                  f"{_t(result.approver)}; champion stays {_t(result.champion)}")
+        con.print(
+            f"recorded [yellow]{_t(result.decision)}[/] for {_t(result.version)}, signed by "
+            f"{_t(result.approver)}; champion stays {_t(result.champion)}"
+        )
     for warning in result.warnings:
         con.print(f"[yellow]warning:[/] {_t(warning)}")
 
@@ -130,20 +162,30 @@ def render_verify(report: Any) -> None:
     if report.sandbox_warning:
         con.print(f"[bold red]{_t(report.sandbox_warning)}[/]")
     anchor = report.anchor or {}
-    con.print(f"anchor: {_t(anchor.get('version'))} @ {_t(str(anchor.get('commit'))[:10])} (allowed signers: "
-              f"{_t(', '.join(anchor.get('allowed_signers') or []) or 'none')})")
+    con.print(
+        f"anchor: {_t(anchor.get('version'))} @ {_t(str(anchor.get('commit'))[:10])} (allowed signers: "
+        f"{_t(', '.join(anchor.get('allowed_signers') or []) or 'none')})"
+    )
     for p in report.promotions:
-        con.print(f"  ✓ {_t(p['previous'])} → {_t(p['version'])} @ {_t(str(p['commit'])[:10])} signed by "
-                  f"{_t(p['approver'])}")
+        con.print(
+            f"  ✓ {_t(p['previous'])} → {_t(p['version'])} @ {_t(str(p['commit'])[:10])} signed by "
+            f"{_t(p['approver'])}"
+        )
     for a in report.approvals:
-        con.print(f"  ✓ run approval {_t(a['version'])} ({_t(a['runs'])} runs) signed by {_t(a['approver'])}")
+        con.print(
+            f"  ✓ run approval {_t(a['version'])} ({_t(a['runs'])} runs) signed by {_t(a['approver'])}"
+        )
     for note in report.notes:
         con.print(f"  [dim]note: {_t(note)}[/]")
     if report.ok:
         checked = report.checked if isinstance(report.checked, dict) else {}
-        counts = ", ".join(f"{value} {str(key).replace('_', ' ')}" for key, value in checked.items())
-        con.print(f"[green]verified[/]: champion {_t(report.champion)} @ {_t(report.champion_commit[:10])} is backed "
-                  f"by {len(report.promotions)} signed promotion(s)")
+        counts = ", ".join(
+            f"{value} {str(key).replace('_', ' ')}" for key, value in checked.items()
+        )
+        con.print(
+            f"[green]verified[/]: champion {_t(report.champion)} @ {_t(report.champion_commit[:10])} is backed "
+            f"by {len(report.promotions)} signed promotion(s)"
+        )
         if counts:
             con.print(f"  checked: {_t(counts)}")
     else:
@@ -153,8 +195,10 @@ def render_verify(report: Any) -> None:
 
 
 def render_run_approval(result: Any) -> None:
-    _console().print(f"[green]approved[/] up to {result.runs} run(s) of {_t(result.version)} @ "
-                     f"{_t(result.commit[:10])} (≤ {result.max_wall_seconds} s each), signed by {_t(result.approver)}")
+    _console().print(
+        f"[green]approved[/] up to {result.runs} run(s) of {_t(result.version)} @ "
+        f"{_t(result.commit[:10])} (≤ {result.max_wall_seconds} s each), signed by {_t(result.approver)}"
+    )
 
 
 def register(cli: click.Group) -> None:
@@ -162,11 +206,22 @@ def register(cli: click.Group) -> None:
 
     @cli.command("gates")
     @click.argument("version")
-    @click.option("--bootstrap", "B", type=click.IntRange(min=100), default=None,
-                  help="Resamples of the secondary bootstrap summaries (IQM, P(better)); delta, CI and p use none "
-                       "(default [gates].bootstrap_samples). Same name as `compare --bootstrap`.")
-    @click.option("--B", "B_old", type=click.IntRange(min=100), default=None, hidden=True,
-                  help="The old name of --bootstrap (kept for scripts).")
+    @click.option(
+        "--bootstrap",
+        "B",
+        type=click.IntRange(min=100),
+        default=None,
+        help="Resamples of the secondary bootstrap summaries (IQM, P(better)); delta, CI and p use none "
+        "(default [gates].bootstrap_samples). Same name as `compare --bootstrap`.",
+    )
+    @click.option(
+        "--B",
+        "B_old",
+        type=click.IntRange(min=100),
+        default=None,
+        hidden=True,
+        help="The old name of --bootstrap (kept for scripts).",
+    )
     @outputs(lambda r: render_gates(r), pass_json=True)
     def gates_cmd(version: str, B: int | None, B_old: int | None, as_json: bool) -> Any:
         """Evaluate every promotion gate for VERSION without promoting (for agents and people).
@@ -185,16 +240,36 @@ def register(cli: click.Group) -> None:
 
     @cli.command("promote")
     @click.argument("version")
-    @click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-                  "then git config user.signingkey).")
-    @click.option("--merge", is_flag=True, help="After promotion, merge the promoted commit into the branch "
-                  "checked out in the main worktree.")
-    @click.option("--allow-policy-change", is_flag=True, help="Let the person accept a version that changes "
-                  "protected paths (gate policy, allowed signers, judge): they type 'change policy' after "
-                  "seeing the paths; the signed dossier records it.")
-    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the dossier and prompts "
-                  "go to stderr). Still needs a person at a terminal.")
-    def promote_cmd(version: str, key: str | None, merge: bool, allow_policy_change: bool, as_json: bool) -> None:
+    @click.option(
+        "--key",
+        "key",
+        default=None,
+        help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+        "then git config user.signingkey).",
+    )
+    @click.option(
+        "--merge",
+        is_flag=True,
+        help="After promotion, merge the promoted commit into the branch "
+        "checked out in the main worktree.",
+    )
+    @click.option(
+        "--allow-policy-change",
+        is_flag=True,
+        help="Let the person accept a version that changes "
+        "protected paths (gate policy, allowed signers, judge): they type 'change policy' after "
+        "seeing the paths; the signed dossier records it.",
+    )
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print the result as JSON (the dossier and prompts "
+        "go to stderr). Still needs a person at a terminal.",
+    )
+    def promote_cmd(
+        version: str, key: str | None, merge: bool, allow_policy_change: bool, as_json: bool
+    ) -> None:
         """Ask a person to promote VERSION to champion, with a signed sign-off.
 
         Evaluates every gate and prints the evidence dossier, then asks the person at the
@@ -223,8 +298,17 @@ def register(cli: click.Group) -> None:
             render_promotion(result)
 
     @cli.command("verify")
-    @click.option("--no-tags", is_flag=True, help="Skip checking the signed tags (e.g. in a clone without tags).")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema verify`).")
+    @click.option(
+        "--no-tags",
+        is_flag=True,
+        help="Skip checking the signed tags (e.g. in a clone without tags).",
+    )
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="Print JSON for agents (see `evotree schema verify`).",
+    )
     def verify_cmd(no_tags: bool, as_json: bool) -> None:
         """Re-check every signed approval in the ledger and where the champion stands.
 
@@ -235,9 +319,10 @@ def register(cli: click.Group) -> None:
         anything was tampered with (an edited ledger, a champion moved without a signed approval).
         """
 
-
         try:
-            with approver_process():  # git and ssh-keygen: system programs, no repository setting runs one
+            with (
+                approver_process()
+            ):  # git and ssh-keygen: system programs, no repository setting runs one
                 ws = open_workspace()
                 report = verify_workspace(ws, check_tags=not no_tags)
                 report.sandbox_warning = sandbox_warning(ws)
@@ -255,10 +340,22 @@ def register(cli: click.Group) -> None:
 
     @cli.command("approve-run")
     @click.argument("version")
-    @click.option("--runs", type=int, required=True, help="How many runs (seeds) of VERSION's current commit to allow.")
-    @click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-                  "then git config user.signingkey).")
-    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr).")
+    @click.option(
+        "--runs",
+        type=int,
+        required=True,
+        help="How many runs (seeds) of VERSION's current commit to allow.",
+    )
+    @click.option(
+        "--key",
+        "key",
+        default=None,
+        help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
+        "then git config user.signingkey).",
+    )
+    @click.option(
+        "--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr)."
+    )
     def approve_run_cmd(version: str, runs: int, key: str | None, as_json: bool) -> None:
         """Approve costly training runs of VERSION (the train gate), with a signed sign-off.
 
@@ -268,11 +365,18 @@ def register(cli: click.Group) -> None:
         version's creator, the version id and a one-time code typed back.
         """
 
-        signoff_command(lambda ws, policy: approve_run_signoff(ws, policy, version, runs), key, as_json,
-                        action="approve runs", render=render_run_approval)
+        signoff_command(
+            lambda ws, policy: approve_run_signoff(ws, policy, version, runs),
+            key,
+            as_json,
+            action="approve runs",
+            render=render_run_approval,
+        )
 
 
-def _promote(version: str, key: str | None, merge: bool, as_json: bool, allow_policy_change: bool = False) -> Any:
+def _promote(
+    version: str, key: str | None, merge: bool, as_json: bool, allow_policy_change: bool = False
+) -> Any:
     """`evotree promote` through the one sign-off driver: the gates are evaluated once the key is
     known to be allowed (no workspace code near it), shown, and decide the choices offered."""
 
@@ -285,7 +389,9 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, allow_po
             refuse_program_settings(ws.root, "--merge", git=policy.config.tools.git or None)
         record = ws.resolve(version)
         if record.id == policy.champion:
-            raise InvalidState(f"{record.id} is already the champion", fix="branch a new version and promote that")
+            raise InvalidState(
+                f"{record.id} is already the champion", fix="branch a new version and promote that"
+            )
         state["ws"], state["record"] = ws, record
 
         def record_fn(approver: Any, decision: str, text: str) -> Any:
@@ -293,27 +399,51 @@ def _promote(version: str, key: str | None, merge: bool, as_json: bool, allow_po
                 return record_promotion(ws, policy, state["report"], approver, merge=merge)
             return record_decision(ws, policy, state["report"], approver, decision, text)
 
-        return SignOff(action="promote", subject=record.id, creator=record.created_by, record=record_fn,
-                       choices=("approve", "revise", "abort"),
-                       text_for={"revise": "feedback for the next version", "abort": "reason"})
+        return SignOff(
+            action="promote",
+            subject=record.id,
+            creator=record.created_by,
+            record=record_fn,
+            choices=("approve", "revise", "abort"),
+            text_for={"revise": "feedback for the next version", "abort": "reason"},
+        )
 
     def prepare(request: Any, approver: Any, policy: Any) -> None:
         ws, record = state["ws"], state["record"]
         click.echo(f"evaluating gates for {record.id} against {policy.champion} …", err=True)
-        report = evaluate_gates(ws, record.id, policy=policy, run_plugins=False)  # no workspace code near the key
+        report = evaluate_gates(
+            ws, record.id, policy=policy, run_plugins=False
+        )  # no workspace code near the key
         render_gates(report, err=as_json)
         protected = next(g for g in report.gates if g.name == "protected")
         if allow_policy_change and not protected.passed:
             # one path a line, control characters shown escaped: a file name cannot hide the rest
-            listing = "\n".join(f"  {_shown(path)}" for path in protected.numbers.get("changed") or [])
-            click.echo(f"\n{record.id} changes these protected paths (all of them):\n{listing}\nIf promoted, these "
-                       "become the policy and judge of every later version.", err=as_json)
-            if ask("type 'change policy' to accept them", as_json).strip().lower() != "change policy":
-                raise SignoffRefused("the protected-path change was not accepted; nothing was recorded",
-                                     fix="promote without --allow-policy-change, or type 'change policy'")
+            listing = "\n".join(
+                f"  {_shown(path)}" for path in protected.numbers.get("changed") or []
+            )
+            click.echo(
+                f"\n{record.id} changes these protected paths (all of them):\n{listing}\nIf promoted, these "
+                "become the policy and judge of every later version.",
+                err=as_json,
+            )
+            if (
+                ask("type 'change policy' to accept them", as_json).strip().lower()
+                != "change policy"
+            ):
+                raise SignoffRefused(
+                    "the protected-path change was not accepted; nothing was recorded",
+                    fix="promote without --allow-policy-change, or type 'change policy'",
+                )
             acknowledge_protected(report, approver.principal)
-            click.echo("protected paths accepted; " + ("all gates pass" if report.passed else
-                       f"still blocking: {', '.join(g.name for g in report.failed)}"), err=as_json)
+            click.echo(
+                "protected paths accepted; "
+                + (
+                    "all gates pass"
+                    if report.passed
+                    else f"still blocking: {', '.join(g.name for g in report.failed)}"
+                ),
+                err=as_json,
+            )
         state["report"] = report
         if not report.passed:
             request.choices = ("revise", "abort")

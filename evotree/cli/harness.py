@@ -26,8 +26,14 @@ def harness() -> None:
 
 
 @harness.command("branch")
-@click.option("-m", "--message", "hypothesis", required=True, metavar="TEXT",
-              help="What the new thresholds should catch.")
+@click.option(
+    "-m",
+    "--message",
+    "hypothesis",
+    required=True,
+    metavar="TEXT",
+    help="What the new thresholds should catch.",
+)
 @outputs(renderer("harness_created"))
 def harness_branch(hypothesis: str) -> Any:
     """Create harness version hN from the active one: a branch plus a worktree with harness.toml."""
@@ -45,10 +51,19 @@ def harness_list() -> Any:
 
 @harness.command("promote")
 @click.argument("harness_id", metavar="HN")
-@click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-              "then git config user.signingkey).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the diff and prompts go to "
-              "stderr; see `evotree schema harness-promote`). Still needs a person at a terminal.")
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, then git config user.signingkey).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (the diff and prompts go to "
+    "stderr; see `evotree schema harness-promote`). Still needs a person at a terminal.",
+)
 def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     """Ask a person to put harness version HN in force, with a signed sign-off.
 
@@ -63,10 +78,16 @@ def harness_promote(harness_id: str, key: str | None, as_json: bool) -> None:
     or when the harness in force is not signed (33: `evotree verify` says why).
     """
 
-    signoff_command(lambda ws, policy: harness_signoff(ws, policy, harness_id), key, as_json,
-                    action="promote a harness",
-                    render=lambda result: f"harness {result.harness} is in force (was {result.previous_harness}); "
-                                          f"signed by {esc(result.approver)}; diff sha256 {result.diff_hash[:16]}…")
+    signoff_command(
+        lambda ws, policy: harness_signoff(ws, policy, harness_id),
+        key,
+        as_json,
+        action="promote a harness",
+        render=lambda result: (
+            f"harness {result.harness} is in force (was {result.previous_harness}); "
+            f"signed by {esc(result.approver)}; diff sha256 {result.diff_hash[:16]}…"
+        ),
+    )
 
 
 def register(root: click.Group) -> None:

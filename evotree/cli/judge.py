@@ -35,7 +35,9 @@ __all__ = ["register"]
 # a holder group: :func:`register` moves its commands onto the ``evotree`` group
 cli = click.Group("evotree")
 
-_FORCE_HELP = "Write hidden data even though stdout is not a terminal (you take care of where it goes)."
+_FORCE_HELP = (
+    "Write hidden data even though stdout is not a terminal (you take care of where it goes)."
+)
 
 
 @cli.group()
@@ -66,13 +68,17 @@ def _sign_for_hidden(ws: Any, what: str, path: str) -> bool:
     the person signed); False when it does not (the ordinary rule applies)."""
     import os
 
-
     if not hidden_now(ws):
         return False
     if os.environ.get("EVOTREE_AGENT_PRINCIPAL"):
-        raise SignoffRefused(f"refusing to {what}: validation and held-out data stay hidden from agent sessions "
-                             "until `evotree finalize`", fix="a person runs it at their own terminal")
-    require_human_terminal(action=f"{what} while validation and held-out data are hidden until finalize")
+        raise SignoffRefused(
+            f"refusing to {what}: validation and held-out data stay hidden from agent sessions "
+            "until `evotree finalize`",
+            fix="a person runs it at their own terminal",
+        )
+    require_human_terminal(
+        action=f"{what} while validation and held-out data are hidden until finalize"
+    )
 
     _challenge(path, True, what="path", shown=f"the path ({path})")  # prompts on stderr
     return True
@@ -93,15 +99,21 @@ def _refuse_pipe(force: bool, what: str) -> None:
     except (AttributeError, ValueError):
         tty = False
     if not tty:
-        raise SignoffRefused(f"refusing to {what}: stdout is not a terminal, and this is hidden judge data",
-                             fix="run it yourself at a terminal, or pass --force if you mean to send it there")
+        raise SignoffRefused(
+            f"refusing to {what}: stdout is not a terminal, and this is hidden judge data",
+            fix="run it yourself at a terminal, or pass --force if you mean to send it there",
+        )
 
 
 @judge.command("show")
 @click.argument("path", required=False, metavar="[PATH]")
 @click.option("--force", is_flag=True, help=_FORCE_HELP)
-@click.option("--json", "as_json", is_flag=True, help="List names, sizes and sha256 as JSON (never contents; see "
-              "`evotree schema judge-show`).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="List names, sizes and sha256 as JSON (never contents; see `evotree schema judge-show`).",
+)
 def judge_show(path: str | None, force: bool, as_json: bool) -> None:
     """List the judge's files (sizes, sha256), or print the file PATH (e.g. judge/gym.toml).
 
@@ -114,8 +126,10 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
 
     try:
         if path is not None and as_json:
-            raise EvotreeError("--json never carries the judge's contents; it lists names and hashes only",
-                               fix="drop PATH to list the files, or drop --json to print one at a terminal")
+            raise EvotreeError(
+                "--json never carries the judge's contents; it lists names and hashes only",
+                fix="drop PATH to list the files, or drop --json to print one at a terminal",
+            )
         from evotree.gates.judges import judge_status
 
         ws = open_workspace()
@@ -125,8 +139,10 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
             from evotree.harness.judge_store import read_judge_file
 
             if status.commit is None:
-                raise InvalidState("this workspace has no judge store: its judge files are in the champion's tree",
-                                   fix="move them: evotree judge migrate")
+                raise InvalidState(
+                    "this workspace has no judge store: its judge files are in the champion's tree",
+                    fix="move them: evotree judge migrate",
+                )
             if not _sign_for_hidden(ws, f"print {path}", path):
                 _refuse_pipe(force, f"print {path}")
             data = read_judge_file(ws.git.repo, status.commit, path)
@@ -139,17 +155,23 @@ def judge_show(path: str | None, force: bool, as_json: bool) -> None:
         click.echo(json.dumps(status.to_dict()))
         return
     if status.commit is None:
-        click.echo("no judge store: the judge files are in the champion's tree (a workspace from before the store); "
-                   "move them with `evotree judge migrate`")
+        click.echo(
+            "no judge store: the judge files are in the champion's tree (a workspace from before the store); "
+            "move them with `evotree judge migrate`"
+        )
     else:
-        click.echo(f"judge {status.commit[:10]} ({len(status.files)} files, judge paths: "
-                   f"{', '.join(status.judge_paths)})")
+        click.echo(
+            f"judge {status.commit[:10]} ({len(status.files)} files, judge paths: "
+            f"{', '.join(status.judge_paths)})"
+        )
         _echo_files(status.files)
     if not status.signed:
         click.secho(f"warning: {status.warning}", fg="yellow")
     elif status.ref != status.commit:
-        click.secho(f"warning: refs/evotree/judge points to {str(status.ref)[:10]}, not the judge in force",
-                    fg="yellow")
+        click.secho(
+            f"warning: refs/evotree/judge points to {str(status.ref)[:10]}, not the judge in force",
+            fg="yellow",
+        )
 
 
 @judge.command("export")
@@ -172,8 +194,10 @@ def judge_export(directory: Path, force: bool) -> Any:
 
 
 def _render_export(result: Any) -> None:
-    click.echo(f"wrote judge {result.commit[:10]} to {result.directory} ({len(result.files)} files); after editing: "
-               f"evotree judge promote {result.directory}")
+    click.echo(
+        f"wrote judge {result.commit[:10]} to {result.directory} ({len(result.files)} files); after editing: "
+        f"evotree judge promote {result.directory}"
+    )
 
 
 @judge.command("propose")
@@ -191,8 +215,10 @@ def judge_propose(directory: Path) -> Any:
 
 
 def _render_propose(result: Any) -> None:
-    click.echo(f"proposed judge {result.commit[:10]} (tree {result.tree[:10]}) from {result.directory}, replacing "
-               f"{result.previous_commit[:10]}; proposed by {result.proposed_by}")
+    click.echo(
+        f"proposed judge {result.commit[:10]} (tree {result.tree[:10]}) from {result.directory}, replacing "
+        f"{result.previous_commit[:10]}; proposed by {result.proposed_by}"
+    )
     for row in result.diff["files"]:
         if row["status"] != "unchanged":
             click.echo(f"  {row['status'].upper():8s} {row['path']}")
@@ -201,10 +227,19 @@ def _render_propose(result: Any) -> None:
 
 @judge.command("promote")
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-              "then git config user.signingkey).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the diff and prompts go to "
-              "stderr; see `evotree schema judge-promote`). Still needs a person at a terminal.")
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, then git config user.signingkey).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (the diff and prompts go to "
+    "stderr; see `evotree schema judge-promote`). Still needs a person at a terminal.",
+)
 def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     """Ask a person to put the judge files of DIR in force, with a signed sign-off.
 
@@ -220,15 +255,25 @@ def judge_promote(directory: Path, key: str | None, as_json: bool) -> None:
     not signed (33: `evotree verify` says why).
     """
 
-    signoff_command(lambda ws, policy: judge_signoff(ws, policy, directory), key, as_json,
-                    action="change the judge",
-                    render=lambda result: f"judge {result.commit[:10]} is in force (was {result.previous_commit[:10]}); "
-                                          f"signed by {result.approver}; diff sha256 {result.diff_hash[:16]}…")
+    signoff_command(
+        lambda ws, policy: judge_signoff(ws, policy, directory),
+        key,
+        as_json,
+        action="change the judge",
+        render=lambda result: (
+            f"judge {result.commit[:10]} is in force (was {result.previous_commit[:10]}); "
+            f"signed by {result.approver}; diff sha256 {result.diff_hash[:16]}…"
+        ),
+    )
 
 
 @judge.command("migrate")
-@click.option("--no-branch", "no_branch", is_flag=True,
-              help="Do not branch the version that removes the judge paths; print how to do it instead.")
+@click.option(
+    "--no-branch",
+    "no_branch",
+    is_flag=True,
+    help="Do not branch the version that removes the judge paths; print how to do it instead.",
+)
 @outputs(lambda result: _render_migrate(result))
 def judge_migrate(no_branch: bool) -> Any:
     """Move the champion's judge paths into refs/evotree/judge (a workspace made before the store).
@@ -245,8 +290,10 @@ def judge_migrate(no_branch: bool) -> Any:
 
 
 def _render_migrate(result: Any) -> None:
-    click.echo(f"judge {result.commit[:10]} is in force: {len(result.files)} file(s) from {result.champion} "
-               f"({result.champion_commit[:10]}) moved to refs/evotree/judge")
+    click.echo(
+        f"judge {result.commit[:10]} is in force: {len(result.files)} file(s) from {result.champion} "
+        f"({result.champion_commit[:10]}) moved to refs/evotree/judge"
+    )
     _echo_files(result.files)
     if result.version:
         click.echo(f"{result.version} (worktree {result.worktree}) removes them from the tree")

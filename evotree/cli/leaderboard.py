@@ -27,8 +27,13 @@ def _render(board: Any) -> None:
     click.echo(escape_control(render_markdown(board)), nl=False)
     for entry in board.searches:
         if entry.status != "finalized":
-            click.echo(escape_control(f"note: {entry.agent} at {entry.path}: {entry.status} (no held-out return: "
-                                      "ranked last on its environments)"), err=True)
+            click.echo(
+                escape_control(
+                    f"note: {entry.agent} at {entry.path}: {entry.status} (no held-out return: "
+                    "ranked last on its environments)"
+                ),
+                err=True,
+            )
 
 
 @cli.command("leaderboard")

@@ -29,8 +29,12 @@ from evotree.memory.suggestions import suggest as make_suggestions
 __all__ = ["register"]
 
 _KINDS = ("skill_verification", "lesson", "negative_evidence", "incident")
-_KIND_LABEL = {"skill_verification": "verify", "lesson": "lesson", "negative_evidence": "negative",
-               "incident": "incident"}
+_KIND_LABEL = {
+    "skill_verification": "verify",
+    "lesson": "lesson",
+    "negative_evidence": "negative",
+    "incident": "incident",
+}
 
 
 def _console() -> Any:
@@ -41,7 +45,6 @@ def _console() -> Any:
 def _t(text: Any, *, keep_newlines: bool = False) -> str:
     """Text someone wrote, for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
-
 
     return escape(escape_control(text, keep_newlines=keep_newlines))
 
@@ -55,8 +58,14 @@ def _short(text: str, width: int = 90) -> str:
 def _entry_row(entry: dict[str, Any]) -> list[str]:
     origin = entry.get("origin")
     where = _t(entry["domain"]) + (" (imported)" if origin else "")
-    return [_t(entry["id"]), _t(_KIND_LABEL.get(entry["kind"], entry["kind"])), _t(entry.get("version") or ""),
-            _t(entry.get("skill") or ""), where, _short(entry["text"], 160)]
+    return [
+        _t(entry["id"]),
+        _t(_KIND_LABEL.get(entry["kind"], entry["kind"])),
+        _t(entry.get("version") or ""),
+        _t(entry.get("skill") or ""),
+        where,
+        _short(entry["text"], 160),
+    ]
 
 
 def _render_entries(result: dict[str, Any]) -> None:
@@ -64,13 +73,20 @@ def _render_entries(result: dict[str, Any]) -> None:
 
     console = _console()
     if not result["entries"]:
-        console.print("memory is empty" + (" for this filter" if result.get("filtered") else "")
-                      + ": it fills on promotion, rejection, abandonment and `evotree memory add`.")
+        console.print(
+            "memory is empty"
+            + (" for this filter" if result.get("filtered") else "")
+            + ": it fills on promotion, rejection, abandonment and `evotree memory add`."
+        )
     else:
         table = Table(title=f"memory ({len(result['entries'])} entries)", show_lines=False)
         for column in ("id", "kind", "version", "skill", "domain", "text"):
-            table.add_column(column, no_wrap=column in ("id", "skill"),
-                             overflow="fold" if column == "text" else "ellipsis", ratio=3 if column == "text" else None)
+            table.add_column(
+                column,
+                no_wrap=column in ("id", "skill"),
+                overflow="fold" if column == "text" else "ellipsis",
+                ratio=3 if column == "text" else None,
+            )
         for entry in result["entries"]:
             table.add_row(*_entry_row(entry))
         console.print(table)
@@ -85,15 +101,26 @@ def _render_skills(result: dict[str, Any]) -> None:
     if not result["skills"]:
         console.print("no skill has been verified yet (verifications are recorded on promotion).")
         return
-    table = Table(title=f"skills in memory (verified across domains = significant gains in "
-                        f">= {result['min_domains']} domains)")
+    table = Table(
+        title=f"skills in memory (verified across domains = significant gains in "
+        f">= {result['min_domains']} domains)"
+    )
     for column in ("skill", "status", "significant domains", "tried", "significant", "negative"):
         table.add_column(column, no_wrap=column in ("skill", "status"))
     for status in result["skills"]:
-        label = "[green]verified across domains[/]" if status["verified_across_domains"] else (
-            "verified in one domain" if status["domains"] else "not verified")
-        table.add_row(_t(status["skill"]), label, _t(", ".join(status["domains"]) or "-"),
-                      str(status["verifications"]), str(status["significant"]), str(status["negative"]))
+        label = (
+            "[green]verified across domains[/]"
+            if status["verified_across_domains"]
+            else ("verified in one domain" if status["domains"] else "not verified")
+        )
+        table.add_row(
+            _t(status["skill"]),
+            label,
+            _t(", ".join(status["domains"]) or "-"),
+            str(status["verifications"]),
+            str(status["significant"]),
+            str(status["negative"]),
+        )
     console.print(table)
 
 
@@ -101,24 +128,34 @@ def _render_entry(entry: dict[str, Any]) -> None:
     import json
 
     console = _console()
-    console.print(f"[bold]{_t(entry['id'])}[/]  {_t(entry['kind'])}"
-                  + (f"  skill {_t(entry['skill'])}" if entry.get("skill") else ""))
-    console.print(f"version {_t(entry.get('version') or '-')}  domain {_t(entry['domain'])}  "
-                  f"workspace {_t(entry['workspace'])}")
+    console.print(
+        f"[bold]{_t(entry['id'])}[/]  {_t(entry['kind'])}"
+        + (f"  skill {_t(entry['skill'])}" if entry.get("skill") else "")
+    )
+    console.print(
+        f"version {_t(entry.get('version') or '-')}  domain {_t(entry['domain'])}  "
+        f"workspace {_t(entry['workspace'])}"
+    )
     console.print(f"by {_t(entry['created_by'])} at {_t(entry['created_at'])}")
     if entry.get("origin"):
         origin = entry["origin"]
-        console.print(f"[yellow]imported[/] from workspace {_t(origin.get('imported_from'))} "
-                      f"({_t(origin.get('imported_domain'))}) at {_t(origin.get('imported_at'))} by "
-                      f"{_t(origin.get('imported_by'))}")
+        console.print(
+            f"[yellow]imported[/] from workspace {_t(origin.get('imported_from'))} "
+            f"({_t(origin.get('imported_domain'))}) at {_t(origin.get('imported_at'))} by "
+            f"{_t(origin.get('imported_by'))}"
+        )
     if entry.get("tags"):
         console.print("tags: " + _t(", ".join(entry["tags"])))
     console.print()
-    console.print(_t(entry["text"]))  # newlines too are shown escaped: no line of it can pass for evotree's
+    console.print(
+        _t(entry["text"])
+    )  # newlines too are shown escaped: no line of it can pass for evotree's
     for name in ("data", "evidence"):
         if entry.get(name):
             console.print(f"\n[bold]{name}[/]")
-            console.print(_t(json.dumps(entry[name], indent=2, ensure_ascii=False), keep_newlines=True))
+            console.print(
+                _t(json.dumps(entry[name], indent=2, ensure_ascii=False), keep_newlines=True)
+            )
 
 
 def _render_added(entry: dict[str, Any]) -> None:
@@ -130,18 +167,29 @@ def _render_hits(result: dict[str, Any]) -> None:
 
     console = _console()
     if not result["hits"]:
-        console.print(f"no memory entry matches {_t(repr(result['query']))} (every word must match; word* matches "
-                      "a prefix)")
+        console.print(
+            f"no memory entry matches {_t(repr(result['query']))} (every word must match; word* matches "
+            "a prefix)"
+        )
         return
     table = Table(title=f"memory search: {_t(result['query'])}")
     for column in ("score", "id", "kind", "version", "skill", "text"):
-        table.add_column(column, no_wrap=column in ("id", "skill"),
-                         overflow="fold" if column == "text" else "ellipsis", ratio=3 if column == "text" else None)
+        table.add_column(
+            column,
+            no_wrap=column in ("id", "skill"),
+            overflow="fold" if column == "text" else "ellipsis",
+            ratio=3 if column == "text" else None,
+        )
     for hit in result["hits"]:
         entry = hit["entry"]
-        table.add_row(f"{hit['score']:.3g}", _t(entry["id"]), _t(_KIND_LABEL.get(entry["kind"], entry["kind"])),
-                      _t(entry.get("version") or ""),
-                      _t(entry.get("skill") or ""), _short(entry["text"], 110))
+        table.add_row(
+            f"{hit['score']:.3g}",
+            _t(entry["id"]),
+            _t(_KIND_LABEL.get(entry["kind"], entry["kind"])),
+            _t(entry.get("version") or ""),
+            _t(entry.get("skill") or ""),
+            _short(entry["text"], 110),
+        )
     console.print(table)
 
 
@@ -152,41 +200,58 @@ def _render_export(result: dict[str, Any]) -> None:
 
 def _render_import(result: dict[str, Any]) -> None:
     verb = "would add" if result["dry_run"] else "added"
-    _console().print(f"{verb} {len(result['added'])} entries from workspace {_t(result['source_workspace'])} "
-                     f"({_t(result['source_domain'])} domain); {len(result['skipped'])} already present"
-                     + (f"; memory commit {result['commit'][:10]}" if result.get("commit") else ""))
+    _console().print(
+        f"{verb} {len(result['added'])} entries from workspace {_t(result['source_workspace'])} "
+        f"({_t(result['source_domain'])} domain); {len(result['skipped'])} already present"
+        + (f"; memory commit {result['commit'][:10]}" if result.get("commit") else "")
+    )
 
 
 def _render_merge(result: dict[str, Any]) -> None:
     if result["commit"] is None:
-        _console().print(f"nothing to merge: memory already holds {_t(result['source'])} "
-                         f"({len(result['skipped'])} entries)")
+        _console().print(
+            f"nothing to merge: memory already holds {_t(result['source'])} "
+            f"({len(result['skipped'])} entries)"
+        )
         return
     how = "fast-forwarded to" if result["fast_forward"] else "merged"
-    _console().print(f"{how} {_t(result['source'])}: {len(result['added'])} entries added, "
-                     f"{len(result['skipped'])} already present; memory commit {result['commit'][:10]}")
+    _console().print(
+        f"{how} {_t(result['source'])}: {len(result['added'])} entries added, "
+        f"{len(result['skipped'])} already present; memory commit {result['commit'][:10]}"
+    )
 
 
 def _render_suggest(result: dict[str, Any]) -> None:
     console = _console()
     source = "findings file" if result["source"] == "file" else "ledger (no local findings file)"
-    console.print(f"[bold]suggestions for {_t(result['version'])}[/] ({_t(result['domain'])} domain; "
-                  f"{result['findings']} findings from the {source}; {result['memory_entries']} memory entries)")
+    console.print(
+        f"[bold]suggestions for {_t(result['version'])}[/] ({_t(result['domain'])} domain; "
+        f"{result['findings']} findings from the {source}; {result['memory_entries']} memory entries)"
+    )
     changes = result.get("changes") or []
     for item in changes:
         codes = ", ".join(sorted({f"{f['code']} ({f['severity']})" for f in item["addresses"]}))
-        console.print(f" →  [bold]recipe change: {_t(item['param'])} {_t(str(item['from']))} → "
-                      f"{_t(str(item['to']))}[/]  score {item['score']:.2f}  ({_t(item.get('where') or '')})")
+        console.print(
+            f" →  [bold]recipe change: {_t(item['param'])} {_t(str(item['from']))} → "
+            f"{_t(str(item['to']))}[/]  score {item['score']:.2f}  ({_t(item.get('where') or '')})"
+        )
         console.print(f"    addresses {_t(codes)}")
         console.print(f"    why: {_t(item.get('why') or '')}")
     if not result["suggestions"]:
         console.print("no skill addresses these findings.")
     for rank, item in enumerate(result["suggestions"], 1):
         mem = item["memory"]
-        label = ("[green]verified across domains[/]" if mem["verified_across_domains"] else
-                 "[green]verified in this domain[/]" if mem["verified_in_domain"] else
-                 f"verified in {_t(', '.join(mem['domains']))}" if mem["domains"] else
-                 "untested" if not mem["verifications"] else "no significant gain yet")
+        label = (
+            "[green]verified across domains[/]"
+            if mem["verified_across_domains"]
+            else "[green]verified in this domain[/]"
+            if mem["verified_in_domain"]
+            else f"verified in {_t(', '.join(mem['domains']))}"
+            if mem["domains"]
+            else "untested"
+            if not mem["verifications"]
+            else "no significant gain yet"
+        )
         dim = item["applied"] or item["applies"] is False
         head = f"{rank:>2}. [bold]{_t(item['skill'])}[/]  score {item['score']:.2f}  {label}"
         console.print(f"[dim]{head}[/]" if dim else head)
@@ -204,8 +269,10 @@ def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise InvalidMemory(f"--evidence: expected KEY=VALUE, actually: {pair!r}",
-                                fix="e.g. --evidence run=r-20260101-abc --evidence finding=signal.dead_groups_high")
+            raise InvalidMemory(
+                f"--evidence: expected KEY=VALUE, actually: {pair!r}",
+                fix="e.g. --evidence run=r-20260101-abc --evidence finding=signal.dead_groups_high",
+            )
         out[key.strip()] = value.strip()
     return out
 
@@ -228,30 +295,74 @@ def register(cli: click.Group) -> None:
 
     @memory.command("add")
     @click.argument("text")
-    @click.option("--kind", type=click.Choice(["lesson", "negative_evidence"]), default="lesson",
-                  show_default=True, help="What it is (verifications and incidents are recorded automatically).")
-    @click.option("--version", "version", default=None, metavar="V", help="The version it is about (linked as evidence).")
+    @click.option(
+        "--kind",
+        type=click.Choice(["lesson", "negative_evidence"]),
+        default="lesson",
+        show_default=True,
+        help="What it is (verifications and incidents are recorded automatically).",
+    )
+    @click.option(
+        "--version",
+        "version",
+        default=None,
+        metavar="V",
+        help="The version it is about (linked as evidence).",
+    )
     @click.option("--skill", default=None, metavar="NAME", help="The skill it is about.")
-    @click.option("--evidence", "evidence", multiple=True, metavar="KEY=VALUE",
-                  help="Link evidence (a run id, a finding code, a commit...); repeatable.")
-    @click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag to find it by; repeatable.")
+    @click.option(
+        "--evidence",
+        "evidence",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Link evidence (a run id, a finding code, a commit...); repeatable.",
+    )
+    @click.option(
+        "--tag", "tags", multiple=True, metavar="TAG", help="A tag to find it by; repeatable."
+    )
     @outputs(_render_added)
-    def memory_add(text: str, kind: str, version: str | None, skill: str | None,
-                   evidence: tuple[str, ...], tags: tuple[str, ...]) -> Any:
+    def memory_add(
+        text: str,
+        kind: str,
+        version: str | None,
+        skill: str | None,
+        evidence: tuple[str, ...],
+        tags: tuple[str, ...],
+    ) -> Any:
         """Add a lesson (TEXT) to memory, linked to a version and evidence."""
 
-        return add_entry(open_workspace(), text, kind=kind, version=version, skill=skill,
-                         evidence=_parse_evidence(evidence), tags=list(tags)).to_dict()
+        return add_entry(
+            open_workspace(),
+            text,
+            kind=kind,
+            version=version,
+            skill=skill,
+            evidence=_parse_evidence(evidence),
+            tags=list(tags),
+        ).to_dict()
 
     @memory.command("list")
-    @click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+    @click.option(
+        "--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind."
+    )
     @click.option("--skill", default=None, metavar="NAME", help="Only entries about this skill.")
-    @click.option("--version", "version", default=None, metavar="V", help="Only entries about this version.")
-    @click.option("--domain", default=None, metavar="DOMAIN", help="Only entries learned in this domain.")
-    @click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Only the newest N entries.")
+    @click.option(
+        "--version", "version", default=None, metavar="V", help="Only entries about this version."
+    )
+    @click.option(
+        "--domain", default=None, metavar="DOMAIN", help="Only entries learned in this domain."
+    )
+    @click.option(
+        "-n", "--limit", type=click.IntRange(min=1), default=None, help="Only the newest N entries."
+    )
     @outputs(_render_entries)
-    def memory_list(kind: str | None, skill: str | None, version: str | None, domain: str | None,
-                    limit: int | None) -> Any:
+    def memory_list(
+        kind: str | None,
+        skill: str | None,
+        version: str | None,
+        domain: str | None,
+        limit: int | None,
+    ) -> Any:
         """List memory entries, oldest first, and the skills' verification status."""
 
         ws = open_workspace()
@@ -259,8 +370,13 @@ def register(cli: click.Group) -> None:
         if limit is not None:
             entries = entries[-limit:]
         statuses = [s.to_dict() for s in skill_status(ws) if skill is None or s.skill == skill]
-        return {"v": 1, "entries": [e.to_dict() for e in entries], "skills": statuses,
-                "min_domains": MIN_DOMAINS, "filtered": any((kind, skill, version, domain, limit))}
+        return {
+            "v": 1,
+            "entries": [e.to_dict() for e in entries],
+            "skills": statuses,
+            "min_domains": MIN_DOMAINS,
+            "filtered": any((kind, skill, version, domain, limit)),
+        }
 
     @memory.command("show")
     @click.argument("entry_id", metavar="ID")
@@ -272,8 +388,17 @@ def register(cli: click.Group) -> None:
 
     @memory.command("search")
     @click.argument("words", nargs=-1, required=True)
-    @click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
-    @click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many hits.")
+    @click.option(
+        "--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind."
+    )
+    @click.option(
+        "-n",
+        "--limit",
+        type=click.IntRange(min=1),
+        default=20,
+        show_default=True,
+        help="At most this many hits.",
+    )
     @outputs(_render_hits)
     def memory_search(words: tuple[str, ...], kind: str | None, limit: int) -> Any:
         """Full-text search (BM25): every word must match; word* matches a prefix.
@@ -294,11 +419,17 @@ def register(cli: click.Group) -> None:
     def memory_skills() -> Any:
         """Each skill's status: domains with significant gains, verified across domains or not."""
 
-        return {"v": 1, "skills": [s.to_dict() for s in skill_status(open_workspace())], "min_domains": MIN_DOMAINS}
+        return {
+            "v": 1,
+            "skills": [s.to_dict() for s in skill_status(open_workspace())],
+            "min_domains": MIN_DOMAINS,
+        }
 
     @memory.command("export")
     @click.argument("path", type=click.Path(dir_okay=False))
-    @click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+    @click.option(
+        "--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind."
+    )
     @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
     @outputs(_render_export)
     def memory_export(path: str, kind: str | None, force: bool) -> Any:
@@ -308,7 +439,9 @@ def register(cli: click.Group) -> None:
 
     @memory.command("import")
     @click.argument("path", type=click.Path(dir_okay=False))
-    @click.option("--dry-run", is_flag=True, help="Validate and say what would be added; write nothing.")
+    @click.option(
+        "--dry-run", is_flag=True, help="Validate and say what would be added; write nothing."
+    )
     @outputs(_render_import)
     def memory_import(path: str, dry_run: bool) -> Any:
         """Add the entries of an export at PATH (validated first; all or nothing; no duplicates).

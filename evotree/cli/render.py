@@ -26,6 +26,7 @@ def _esc(value: Any) -> str:
     """A user- or agent-written value, safe to print: control characters visible, markup escaped."""
     return escape(escape_control(value))
 
+
 _STATUS_STYLE = {
     "active": "green",
     "running": "yellow",
@@ -72,7 +73,9 @@ def tree(result: Any) -> None:
     """``evotree tree``: versions as a tree under their first parent; merges name both parents."""
     by_id = {v.id: v for v in result.versions}
     roots = [v for v in result.versions if v.parent is None or v.parent not in by_id]
-    top = Tree(f"[bold]evotree[/] · champion [bold yellow]{_esc(result.champion)}[/]", guide_style="grey50")
+    top = Tree(
+        f"[bold]evotree[/] · champion [bold yellow]{_esc(result.champion)}[/]", guide_style="grey50"
+    )
 
     def add(node: Tree, view: Any) -> None:
         continues = False
@@ -108,14 +111,18 @@ def init_result(result: Any) -> None:
         _console.print("  committed the workspace files on their own")
     _console.print(f"  v0 = {result.commit[:10]} (root and champion), branch {_esc(result.branch)}")
     if result.judge_files:  # moved out of the checkout: say where, so nobody thinks they were lost
-        _console.print(f"  [yellow]moved[/] {len(result.judge_files)} judge file(s) out of the checkout into the "
-                       f"judge store (refs/evotree/judge {str(result.judge_commit)[:10]}): "
-                       f"{_esc(', '.join(result.judge_files[:8]))}{' …' if len(result.judge_files) > 8 else ''}; "
-                       "read them with `evotree judge show PATH`, change them with `evotree judge propose`")
+        _console.print(
+            f"  [yellow]moved[/] {len(result.judge_files)} judge file(s) out of the checkout into the "
+            f"judge store (refs/evotree/judge {str(result.judge_commit)[:10]}): "
+            f"{_esc(', '.join(result.judge_files[:8]))}{' …' if len(result.judge_files) > 8 else ''}; "
+            "read them with `evotree judge show PATH`, change them with `evotree judge propose`"
+        )
     for note in result.notes:
         _console.print(f"  [yellow]note:[/] {_esc(note)}")
     # the quickstart's next step: the champion needs runs before anything can be compared with it
-    _console.print("  next: [bold]evotree run v0 --seeds 3[/]  (then `evotree branch -m \"your hypothesis\"`)")
+    _console.print(
+        '  next: [bold]evotree run v0 --seeds 3[/]  (then `evotree branch -m "your hypothesis"`)'
+    )
 
 
 def version_created(record: Any) -> None:
@@ -123,8 +130,10 @@ def version_created(record: Any) -> None:
     import click
 
     shown = escape_control
-    click.echo(f"{click.style('✓', fg='green')} created {click.style(shown(record.id), bold=True)} from "
-               f"{shown(' + '.join(record.parents))} on branch {shown(record.branch)}")
+    click.echo(
+        f"{click.style('✓', fg='green')} created {click.style(shown(record.id), bold=True)} from "
+        f"{shown(' + '.join(record.parents))} on branch {shown(record.branch)}"
+    )
     click.echo(f"  worktree: {shown(record.worktree or '-')}")
     click.echo(f"  hypothesis: {shown(record.hypothesis)}")
 
@@ -132,10 +141,14 @@ def version_created(record: Any) -> None:
 def version_diff(result: Any) -> None:
     """``evotree diff V W``: the parameters that differ, then the files that changed."""
     a, b = _esc(result.a), _esc(result.b)
-    _console.print(f"[bold]{a}[/] {_esc(result.commit_a[:10])} → [bold]{b}[/] {_esc(result.commit_b[:10])}")
+    _console.print(
+        f"[bold]{a}[/] {_esc(result.commit_a[:10])} → [bold]{b}[/] {_esc(result.commit_b[:10])}"
+    )
     if result.headline_a or result.headline_b:
-        _console.print(f"  headline: {a} {_esc(_headline_text(result.headline_a) if result.headline_a else '—')}"
-                       f" → {b} {_esc(_headline_text(result.headline_b) if result.headline_b else '—')}")
+        _console.print(
+            f"  headline: {a} {_esc(_headline_text(result.headline_a) if result.headline_a else '—')}"
+            f" → {b} {_esc(_headline_text(result.headline_b) if result.headline_b else '—')}"
+        )
     if result.params:
         table = Table(box=None)
         for column in ("path", "param", result.a, result.b):
@@ -154,8 +167,10 @@ def version_diff(result: Any) -> None:
     else:
         _console.print("  the two trees are identical")
     for u in result.unreadable:
-        _console.print(f"  [yellow]![/] {_esc(u['path'])} of {_esc(u['version'])} is not readable as "
-                       f"parameters: {_esc(u['reason'])}")
+        _console.print(
+            f"  [yellow]![/] {_esc(u['path'])} of {_esc(u['version'])} is not readable as "
+            f"parameters: {_esc(u['reason'])}"
+        )
 
 
 def _param(value: Any) -> str:
@@ -167,13 +182,17 @@ def _param(value: Any) -> str:
 
 
 def version_abandoned(record: Any) -> None:
-    _console.print(f"[yellow]✓[/] abandoned [bold]{_esc(record.id)}[/]: {_esc(record.reason or '')}")
+    _console.print(
+        f"[yellow]✓[/] abandoned [bold]{_esc(record.id)}[/]: {_esc(record.reason or '')}"
+    )
     _console.print(f"  branch {_esc(record.branch)} kept as negative evidence; worktree removed")
 
 
 def version_restored(record: Any) -> None:
-    _console.print(f"[green]✓[/] restored the worktree of [bold]{_esc(record.id)}[/] at "
-                   f"{_esc(record.worktree or '-')}")
+    _console.print(
+        f"[green]✓[/] restored the worktree of [bold]{_esc(record.id)}[/] at "
+        f"{_esc(record.worktree or '-')}"
+    )
 
 
 def prune_result(result: Any) -> None:
@@ -184,8 +203,10 @@ def prune_result(result: Any) -> None:
     for version in result.forgotten:
         _console.print(f"[green]✓[/] forgot missing worktree of {_esc(version)}")
     for version, paths in result.skipped_dirty.items():
-        _console.print(f"[yellow]![/] kept {_esc(version)}: uncommitted changes in {len(paths)} file(s) "
-                       "(use --force to discard)")
+        _console.print(
+            f"[yellow]![/] kept {_esc(version)}: uncommitted changes in {len(paths)} file(s) "
+            "(use --force to discard)"
+        )
 
 
 def version_detail(detail: Any) -> None:
@@ -203,12 +224,21 @@ def version_detail(detail: Any) -> None:
         ("created", f"{view.created_at} by {view.created_by}"),
         ("base commit", view.base_commit[:12]),
         ("tip", (detail.tip or "missing")[:12]),
-        ("worktree", (view.worktree or "-") + ("" if detail.worktree_exists or not view.worktree else " (missing)")),
+        (
+            "worktree",
+            (view.worktree or "-")
+            + ("" if detail.worktree_exists or not view.worktree else " (missing)"),
+        ),
     ]
     if view.headline:
         rows.append(("headline", _headline_text(view.headline)))
     if detail.uncommitted:
-        rows.append(("uncommitted", f"{len(detail.uncommitted)} file(s): " + ", ".join(detail.uncommitted[:5])))
+        rows.append(
+            (
+                "uncommitted",
+                f"{len(detail.uncommitted)} file(s): " + ", ".join(detail.uncommitted[:5]),
+            )
+        )
     for key, value in rows:
         table.add_row(key, _esc(str(value)))
     _console.print(table)
@@ -229,8 +259,13 @@ def log(result: dict[str, Any]) -> None:
     table.add_column("ledger commit", no_wrap=True)
     for event in result["events"]:
         actor = event["actor"].split(" <")[0]
-        table.add_row(_esc(event["at"][:19].replace("T", " ")), _esc(event["kind"]),
-                      _esc(event.get("version") or "-"), _esc(actor), _esc(event["commit"][:10]))
+        table.add_row(
+            _esc(event["at"][:19].replace("T", " ")),
+            _esc(event["kind"]),
+            _esc(event.get("version") or "-"),
+            _esc(actor),
+            _esc(event["commit"][:10]),
+        )
     _console.print(table)
 
 
@@ -255,8 +290,10 @@ def schema(result: Any) -> None:
             _console.print(name)
         aliases = result.get("aliases") or {}
         if aliases:
-            _console.print(f"[grey50]old names still accepted: "
-                           f"{', '.join(f'{old} → {new}' for old, new in aliases.items())}[/]")
+            _console.print(
+                f"[grey50]old names still accepted: "
+                f"{', '.join(f'{old} → {new}' for old, new in aliases.items())}[/]"
+            )
     else:
         _console.print_json(json.dumps(result))
 
@@ -267,25 +304,53 @@ def runs(records: list[Any]) -> None:
         _console.print("no runs yet: `evotree run VERSION`")
         return
     table = Table(box=None)
-    for column in ("run", "status", "headline", "wall", "steps"):  # the run id names version and seed
+    for column in (
+        "run",
+        "status",
+        "headline",
+        "wall",
+        "steps",
+    ):  # the run id names version and seed
         table.add_column(column, no_wrap=True)
     table.add_column("note", overflow="fold", ratio=1)
     console = _table_console()
-    style = {"succeeded": "green", "running": "yellow", "failed": "red", "crashed": "red",
-             "budget_exceeded": "magenta", "cancelled": "grey50", "ingested": "cyan"}
+    style = {
+        "succeeded": "green",
+        "running": "yellow",
+        "failed": "red",
+        "crashed": "red",
+        "budget_exceeded": "magenta",
+        "cancelled": "grey50",
+        "ingested": "cyan",
+    }
     for r in records:
-        headline = "—" if not r.headline else f"{r.headline['metric'].split('/')[0]}={r.headline['value']:.4g}"
-        table.add_row(_esc(r.run_id), f"[{style.get(r.status, 'white')}]{_esc(r.status)}[/]",
-                      _esc(headline), f"{r.wall_seconds:.1f}s", str(r.usage.get("steps", "")),
-                      _esc(_note(r)))
+        headline = (
+            "—"
+            if not r.headline
+            else f"{r.headline['metric'].split('/')[0]}={r.headline['value']:.4g}"
+        )
+        table.add_row(
+            _esc(r.run_id),
+            f"[{style.get(r.status, 'white')}]{_esc(r.status)}[/]",
+            _esc(headline),
+            f"{r.wall_seconds:.1f}s",
+            str(r.usage.get("steps", "")),
+            _esc(_note(r)),
+        )
     console.print(table)
 
 
 def _note(record: Any, width: int = 160) -> str:
     """A run's note in the table: its error and the end of the failing phase's log (the real
     cause: `evotree logs RUN` has the rest), else its notes; at most ``width`` characters."""
-    tail = next((n.split(" ends: ", 1)[1] for n in record.notes
-                 if " ends: " in n and n.split(" ", 1)[0].endswith((".err", ".out"))), None)
+    tail = next(
+        (
+            n.split(" ends: ", 1)[1]
+            for n in record.notes
+            if " ends: " in n and n.split(" ", 1)[0].endswith((".err", ".out"))
+        ),
+        None,
+    )
     if record.error:
         text = record.error.split(": see ", 1)[0]
         if tail:
@@ -302,18 +367,25 @@ _WIDE = 240
 def _table_console() -> Console:
     """The console for a table: the terminal's, else (a log, a pipe, CI) one wide enough that no
     header or row is split at 80 columns."""
-    return _console if _console.is_terminal else Console(highlight=False, soft_wrap=False, width=_WIDE)
+    return (
+        _console if _console.is_terminal else Console(highlight=False, soft_wrap=False, width=_WIDE)
+    )
 
 
 def share_result(result: Any) -> None:
     """``evotree push`` / ``evotree pull``."""
     where = f" {_esc(result.remote)}" if result.remote else ""
     if result.action == "push":
-        _console.print(f"[green]✓[/] pushed {_plural(result.refs, 'run evidence ref')} to{where}"
-                       + (f" ({len(result.archived)} newly archived)" if result.archived else ""))
+        _console.print(
+            f"[green]✓[/] pushed {_plural(result.refs, 'run evidence ref')} to{where}"
+            + (f" ({len(result.archived)} newly archived)" if result.archived else "")
+        )
     else:
-        _console.print(f"[green]✓[/] {_plural(len(result.restored), 'run')} written back from "
-                       f"{_plural(result.refs, 'evidence ref')}" + (f" fetched from{where}" if result.remote else ""))
+        _console.print(
+            f"[green]✓[/] {_plural(len(result.restored), 'run')} written back from "
+            f"{_plural(result.refs, 'evidence ref')}"
+            + (f" fetched from{where}" if result.remote else "")
+        )
         for run_id in result.restored[:20]:
             _console.print(f"  {_esc(run_id)}")
         if len(result.restored) > 20:
@@ -322,17 +394,23 @@ def share_result(result: Any) -> None:
         _console.print(f"  [yellow]skipped[/] {_esc(skipped['run_id'])}: {_esc(skipped['reason'])}")
     updated = getattr(result, "updated", None) or []
     if updated:
-        _console.print(f"  {_plural(len(updated), 'ref')} {'sent' if result.action == 'push' else 'updated'}")
+        _console.print(
+            f"  {_plural(len(updated), 'ref')} {'sent' if result.action == 'push' else 'updated'}"
+        )
     for rejected in getattr(result, "rejected", None) or []:
-        _console.print(f"  [red]left unchanged[/] {_esc(rejected['ref'])}: {_esc(rejected['reason'])}")
+        _console.print(
+            f"  [red]left unchanged[/] {_esc(rejected['ref'])}: {_esc(rejected['reason'])}"
+        )
 
 
 def _progress_text(progress: dict[str, Any]) -> str:
     """``step 40/200 · loss=0.31 · 2.1 steps/s · ETA 1m16s`` from :class:`evotree.harness.live.LiveProgress`."""
     if progress.get("step") is None:
         return "starting (no step recorded yet)"
-    parts = [f"{_esc(progress.get('phase') or '')} step {progress['step']}"
-             + (f"/{progress['total_steps']}" if progress.get("total_steps") else "")]
+    parts = [
+        f"{_esc(progress.get('phase') or '')} step {progress['step']}"
+        + (f"/{progress['total_steps']}" if progress.get("total_steps") else "")
+    ]
     if progress.get("metric") is not None and isinstance(progress.get("value"), (int, float)):
         parts.append(f"{_esc(progress['metric'])}={progress['value']:.4g}")
     if progress.get("steps_per_second"):
@@ -347,32 +425,51 @@ def workspace_status(result: Any) -> None:
     """``evotree status``: the champion, running runs, each version's state and next step."""
     data = result.to_dict()
     head = data.get("champion_headline")
-    _console.print(f"champion [bold yellow]{_esc(data['champion'])}[/]"
-                   + (f" · {_esc(_headline_text(head))}" if head else " · not scored yet")
-                   + (f"   (you are in the worktree of [bold]{_esc(data['here'])}[/])" if data.get("here") else ""))
+    _console.print(
+        f"champion [bold yellow]{_esc(data['champion'])}[/]"
+        + (f" · {_esc(_headline_text(head))}" if head else " · not scored yet")
+        + (
+            f"   (you are in the worktree of [bold]{_esc(data['here'])}[/])"
+            if data.get("here")
+            else ""
+        )
+    )
     if data["running"]:
         _console.print("[yellow]running[/]:")
         for run in data["running"]:
             _console.print(f"  {_esc(run['run_id'])}  {_progress_text(run.get('progress') or {})}")
     elif data["reserved"]:
-        _console.print(f"[yellow]{_plural(data['reserved'], 'run')} reserved[/] (starting, or on another machine)")
+        _console.print(
+            f"[yellow]{_plural(data['reserved'], 'run')} reserved[/] (starting, or on another machine)"
+        )
     else:
         _console.print("nothing running")
     foreign = data.get("foreign_reservations") or []
     if foreign:  # a remote's, unsigned, an unlisted runner key: shown apart, never counted
-        _console.print(f"[grey50]{_plural(len(foreign), 'reservation')} in the ledger not counted "
-                       "here (foreign):[/]")
+        _console.print(
+            f"[grey50]{_plural(len(foreign), 'reservation')} in the ledger not counted "
+            "here (foreign):[/]"
+        )
         for row in foreign[:10]:
-            _console.print(f"  [grey50]{_esc(row['run_id'])} ({_esc(row.get('host') or '?')}): "
-                           f"{_esc(row['why'])}[/]")
+            _console.print(
+                f"  [grey50]{_esc(row['run_id'])} ({_esc(row.get('host') or '?')}): "
+                f"{_esc(row['why'])}[/]"
+            )
     table = Table(box=None)
     for column in ("version", "state", "runs", "next", "waits for"):
         table.add_column(column, overflow="fold")
     style = {"person": "bold magenta", "agent": "cyan", "runs": "yellow", "nothing": "grey50"}
     for row in data["versions"]:
-        runs = f"{row['scored_runs']}/{row['runs']}" + (f" ({row['failed_runs']} failed)" if row["failed_runs"] else "")
-        table.add_row(_esc(row["id"]) + (" ★" if row["champion"] else ""), _esc(row["state"]), runs,
-                      _esc(row["next"]), f"[{style.get(row['waits_for'], 'white')}]{_esc(row['waits_for'])}[/]")
+        runs = f"{row['scored_runs']}/{row['runs']}" + (
+            f" ({row['failed_runs']} failed)" if row["failed_runs"] else ""
+        )
+        table.add_row(
+            _esc(row["id"]) + (" ★" if row["champion"] else ""),
+            _esc(row["state"]),
+            runs,
+            _esc(row["next"]),
+            f"[{style.get(row['waits_for'], 'white')}]{_esc(row['waits_for'])}[/]",
+        )
     _table_console().print(table)
     if data["for_a_person"]:
         _console.print("[bold magenta]waits for a person:[/]")
@@ -383,13 +480,17 @@ def workspace_status(result: Any) -> None:
 def run_logs(result: Any) -> None:
     """``evotree logs RUN``: each log's last lines under a header naming the file."""
     data = result.to_dict()
-    _console.print(f"[bold]{_esc(data['run_id'])}[/] {_esc(data.get('status') or '?')}"
-                   + (f": {_esc(data['error'])}" if data.get("error") else ""))
+    _console.print(
+        f"[bold]{_esc(data['run_id'])}[/] {_esc(data.get('status') or '?')}"
+        + (f": {_esc(data['error'])}" if data.get("error") else "")
+    )
     if not data["logs"]:
         _console.print("[grey50]no logs: the run wrote none (or its phases did not start)[/]")
     for log in data["logs"]:
         more = " (last lines)" if log["truncated"] else ""
-        _console.print(f"\n[bold]── {_esc(log['phase'])}.{_esc(log['stream'])}[/]{more} [grey50]{_esc(log['path'])}[/]")
+        _console.print(
+            f"\n[bold]── {_esc(log['phase'])}.{_esc(log['stream'])}[/]{more} [grey50]{_esc(log['path'])}[/]"
+        )
         for line in log["lines"]:
             _console.print(_esc(line), soft_wrap=True)
         if not log["lines"]:
@@ -416,8 +517,13 @@ class RunProgress:
         self.console = console(stderr=True, highlight=False)
         self.live = self.console.is_terminal
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=self.console,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
             disable=not self.live,
         )
         self.tasks: dict[str, Any] = {}
@@ -431,15 +537,20 @@ class RunProgress:
         self.progress.__exit__(*exc)
 
     def __call__(self, run_id: str, event: str, info: dict[str, Any] | None) -> None:
-        info = info if isinstance(info, dict) else {}  # an event whose figures are hidden may carry nothing
+        info = (
+            info if isinstance(info, dict) else {}
+        )  # an event whose figures are hidden may carry nothing
         if event == "budget":  # before any run starts: the budget left cuts each run short
             self.console.print(f"[magenta]budget:[/] {_esc(str(info.get('note', '')))}")
         elif event == "started":
             self.tasks[run_id] = self.progress.add_task(
-                _esc(run_id), total=info.get("max_steps"), info="starting")
+                _esc(run_id), total=info.get("max_steps"), info="starting"
+            )
             if not self.live:
-                self.console.print(f"{_esc(run_id)}: started ({_esc(str(info.get('version', '?')))}, "
-                                   f"seed {info.get('seed', '?')})")
+                self.console.print(
+                    f"{_esc(run_id)}: started ({_esc(str(info.get('version', '?')))}, "
+                    f"seed {info.get('seed', '?')})"
+                )
         elif run_id not in self.tasks:
             return  # an event of a run this view never saw start
         elif event == "phase":
@@ -448,16 +559,29 @@ class RunProgress:
             if not self.live:
                 self.console.print(f"{_esc(run_id)}: {phase} phase")
         elif event == "step" and isinstance(info.get("step"), int):
-            self.progress.update(self.tasks[run_id], completed=info["step"],
-                                 info=f"{_esc(str(info.get('phase', '')))} step {info['step']} "
-                                      f"{self.last_metric.get(run_id, '')}")
-        elif event == "metric" and info.get("metric") in ("loss", "reward", "train/loss", "train/reward"):
+            self.progress.update(
+                self.tasks[run_id],
+                completed=info["step"],
+                info=f"{_esc(str(info.get('phase', '')))} step {info['step']} "
+                f"{self.last_metric.get(run_id, '')}",
+            )
+        elif event == "metric" and info.get("metric") in (
+            "loss",
+            "reward",
+            "train/loss",
+            "train/reward",
+        ):
             value = info.get("value")
-            self.last_metric[run_id] = f"{_esc(info['metric'])}={value:.4g}" if isinstance(value, float) else ""
+            self.last_metric[run_id] = (
+                f"{_esc(info['metric'])}={value:.4g}" if isinstance(value, float) else ""
+            )
         elif event == "finished":
             headline = info.get("headline")
-            shown = (f" {headline.get('metric')}={headline.get('value'):.4g}"
-                     if isinstance(headline, dict) and isinstance(headline.get("value"), (int, float)) else "")
+            shown = (
+                f" {headline.get('metric')}={headline.get('value'):.4g}"
+                if isinstance(headline, dict) and isinstance(headline.get("value"), (int, float))
+                else ""
+            )
             text = _esc(f"{info.get('status', 'finished')}{shown}")
             self.progress.update(self.tasks[run_id], info=text)
             if not self.live:
@@ -472,7 +596,11 @@ def sql_result(result: Any) -> None:
         table.add_row(*(_esc(_cell(row[c])) for c in result["columns"]))
     _console.print(table)
     shown = min(len(result["rows"]), result["limit"])
-    _console.print(f"[grey50]{len(result['rows'])} row(s)" + (f", {shown} shown" if shown < len(result["rows"]) else "") + "[/]")
+    _console.print(
+        f"[grey50]{len(result['rows'])} row(s)"
+        + (f", {shown} shown" if shown < len(result["rows"]) else "")
+        + "[/]"
+    )
 
 
 def _cell(value: Any) -> str:
@@ -487,16 +615,22 @@ _SEVERITY_STYLE = {"info": "grey50", "warn": "yellow", "high": "red", "critical"
 def backtest(result: Any) -> None:
     """``evotree backtest``: per run, dead groups and findings before → after."""
     data = result.to_dict()
-    _console.print(f"backtest of {len(data['run_ids'])} run(s) under [bold]{_esc(str(result.transform))}[/] "
-                   f"(harness {_esc(str(data['harness']['harness_version']))})")
+    _console.print(
+        f"backtest of {len(data['run_ids'])} run(s) under [bold]{_esc(str(result.transform))}[/] "
+        f"(harness {_esc(str(data['harness']['harness_version']))})"
+    )
     for run in data["runs"]:
         before, after = run.get("dead_group_ratio_before"), run.get("dead_group_ratio_after")
         revived = run.get("revived_fraction")
-        _console.print(f"  {_esc(run['run_id'])}: dead groups {_pct(before)} → {_pct(after)}"
-                       + (f" (revived {_pct(revived)})" if revived is not None else ""))
+        _console.print(
+            f"  {_esc(run['run_id'])}: dead groups {_pct(before)} → {_pct(after)}"
+            + (f" (revived {_pct(revived)})" if revived is not None else "")
+        )
         for change in run.get("changes", []):
-            _console.print(f"    {change['kind']}: {_esc(change['code'])} "
-                           f"{change.get('before') or '-'} → {change.get('after') or '-'}")
+            _console.print(
+                f"    {change['kind']}: {_esc(change['code'])} "
+                f"{change.get('before') or '-'} → {change.get('after') or '-'}"
+            )
 
 
 def _pct(value: Any) -> str:
@@ -504,9 +638,11 @@ def _pct(value: Any) -> str:
 
 
 def harness_created(record: Any) -> None:
-    _console.print(f"[green]✓[/] created harness [bold]{_esc(record.id)}[/] from {_esc(record.parent or '-')} "
-                   f"on branch {_esc(record.branch or '-')}; edit harness.toml in {_esc(record.worktree or '-')}, "
-                   f"commit, then `evotree harness promote {_esc(record.id)}`")
+    _console.print(
+        f"[green]✓[/] created harness [bold]{_esc(record.id)}[/] from {_esc(record.parent or '-')} "
+        f"on branch {_esc(record.branch or '-')}; edit harness.toml in {_esc(record.worktree or '-')}, "
+        f"commit, then `evotree harness promote {_esc(record.id)}`"
+    )
 
 
 def harness_list(result: Any) -> None:

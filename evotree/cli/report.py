@@ -32,7 +32,6 @@ def _render_report(result: Any) -> None:
         _render_tree(result)
         return
 
-
     console = make_console(highlight=False)
     verdict = result.verdict
     console.print(f"{shown(verdict['icon'])} {shown(verdict['line'])}", markup=False)
@@ -43,9 +42,12 @@ def _render_report(result: Any) -> None:
         console.print(f"  + {shown(extra)}", markup=False)
     if result.posted:
         posted = result.posted
-        console.print(f"{shown(posted['action'])} comment {shown(posted['comment_id'])} on pull request "
-                      f"#{shown(posted['pull_request'])} of {shown(posted['repository'])}"
-                      + (f": {shown(posted['url'])}" if posted.get("url") else ""), markup=False)
+        console.print(
+            f"{shown(posted['action'])} comment {shown(posted['comment_id'])} on pull request "
+            f"#{shown(posted['pull_request'])} of {shown(posted['repository'])}"
+            + (f": {shown(posted['url'])}" if posted.get("url") else ""),
+            markup=False,
+        )
 
 
 def _render_tree(result: Any) -> None:
@@ -60,17 +62,34 @@ def _render_tree(result: Any) -> None:
 
         click.echo(json.dumps(result.to_dict(), indent=2))
         return
-    click.echo(render_markdown(result) if result.search_format == "md" else render_text(result), nl=False)
+    click.echo(
+        render_markdown(result) if result.search_format == "md" else render_text(result), nl=False
+    )
 
 
-def _tree_report(workspaces: tuple[str, ...], fmt: str | None, out: str | None, epsilon: float, margin: float,
-                 patience: int, max_after_peak_share: float, direction: str) -> Any:
+def _tree_report(
+    workspaces: tuple[str, ...],
+    fmt: str | None,
+    out: str | None,
+    epsilon: float,
+    margin: float,
+    patience: int,
+    max_after_peak_share: float,
+    direction: str,
+) -> Any:
     """`evotree report --tree`: search-level statistics of this workspace or of each --workspace."""
 
     if fmt == "html":
-        raise UsageError("report --tree has no HTML format", fix="--format md (the default) or --format json")
-    params = SearchParams(epsilon=epsilon, margin=margin, patience=patience,
-                          max_after_peak_share=max_after_peak_share, direction=direction)
+        raise UsageError(
+            "report --tree has no HTML format", fix="--format md (the default) or --format json"
+        )
+    params = SearchParams(
+        epsilon=epsilon,
+        margin=margin,
+        patience=patience,
+        max_after_peak_share=max_after_peak_share,
+        direction=direction,
+    )
     spaces = [Workspace.open(path) for path in workspaces] if workspaces else [open_workspace()]
     result = search_report(spaces, params=params)
     if out is not None:
@@ -82,9 +101,15 @@ def _tree_report(workspaces: tuple[str, ...], fmt: str | None, out: str | None, 
 def _render_ci(result: Any) -> None:
 
     click.echo(f"{shown(result.action)} {shown(result.path)}")
-    click.echo(f"It installs evotree with: pip install \"{shown(result.install)}\"")
-    click.echo("It runs on pull requests from evotree/* branches: " + shown(", ".join(result.commands)) + ".")
-    click.echo("Commit it, push, and set the repository variable EVOTREE_RUN_SEEDS to run versions in CI.")
+    click.echo(f'It installs evotree with: pip install "{shown(result.install)}"')
+    click.echo(
+        "It runs on pull requests from evotree/* branches: "
+        + shown(", ".join(result.commands))
+        + "."
+    )
+    click.echo(
+        "Commit it, push, and set the repository variable EVOTREE_RUN_SEEDS to run versions in CI."
+    )
 
 
 def register(cli: click.Group) -> None:
@@ -92,51 +117,134 @@ def register(cli: click.Group) -> None:
 
     @cli.command()
     @click.argument("version", required=False)
-    @click.option("--against", default="champion", show_default=True, metavar="champion|VERSION",
-                  help="The version compared against (Δ = VERSION − AGAINST).")
-    @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True,
-                  help="md: a GitHub PR comment with PNG plots beside it; html: one self-contained file; "
-                       "json: the report's data (schema `report`).")
-    @click.option("--out", default=None, metavar="PATH",
-                  help="File, or folder (existing or ending in /), to write to "
-                       "[default: .evotree/reports/VERSION/report.FORMAT].")
+    @click.option(
+        "--against",
+        default="champion",
+        show_default=True,
+        metavar="champion|VERSION",
+        help="The version compared against (Δ = VERSION − AGAINST).",
+    )
+    @click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["md", "html", "json"]),
+        default="md",
+        show_default=True,
+        help="md: a GitHub PR comment with PNG plots beside it; html: one self-contained file; "
+        "json: the report's data (schema `report`).",
+    )
+    @click.option(
+        "--out",
+        default=None,
+        metavar="PATH",
+        help="File, or folder (existing or ending in /), to write to "
+        "[default: .evotree/reports/VERSION/report.FORMAT].",
+    )
     @click.option("--split", default="validation", show_default=True, help="Eval split compared.")
-    @click.option("--post", is_flag=True,
-                  help="Create or update the report comment on the pull request of the version's branch "
-                       "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL from the environment).")
-    @click.option("--pr", "pull_request", type=click.IntRange(min=1), default=None, metavar="NUMBER",
-                  help="With --post: the pull request to comment on (default: the open one from the branch).")
-    @click.option("--plots-url-base", default=None, metavar="URL",
-                  help="With --format md: link the plots as URL/<file> (you publish the PNGs written beside "
-                       "the Markdown there); with --post the comment shows them inline.")
-    @click.option("--publish-plots", is_flag=True,
-                  help="With --post: commit the PNGs to the branch evotree-report-assets of origin, push it, "
-                       "and show them inline in the comment (needs contents: write); on failure the comment "
-                       "says where the plots are instead.")
-    @click.option("--no-audit", is_flag=True,
-                  help="Do not run the audit (nor the gates' audit gate); show the last recorded audit event.")
-    @click.option("--tree", is_flag=True,
-                  help="Search-level statistics of the whole tree instead of one version: historical best, "
-                       "first-attempt improvement, post-peak regression, spend after the peak, cost per valid "
-                       "candidate, a stop recommendation (text; --format md/json with --out; schema `report-tree`).")
-    @click.option("--workspace", "workspaces", multiple=True, metavar="PATH",
-                  help="With --tree: a workspace (setting) to include; repeat it for rates over settings.")
-    @click.option("--epsilon", type=float, default=1e-9, show_default=True,
-                  help="With --tree: relative tolerance within which two scores tie (the earlier version wins).")
-    @click.option("--margin", type=float, default=0.0, show_default=True,
-                  help="With --tree: a version after the peak regresses when below it by more than this.")
-    @click.option("--patience", type=int, default=3, show_default=True,
-                  help="With --tree: recommend stopping after this many versions since the peak.")
-    @click.option("--max-after-peak-share", type=float, default=0.5, show_default=True,
-                  help="With --tree: recommend stopping when the spend after the peak reaches this share.")
-    @click.option("--direction", type=click.Choice(["max", "min", "auto"]), default="auto", show_default=True,
-                  help="With --tree: whether higher (max) or lower (min) scores are better; auto: each "
-                       "workspace's [eval.normalize].direction, else max.")
+    @click.option(
+        "--post",
+        is_flag=True,
+        help="Create or update the report comment on the pull request of the version's branch "
+        "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL from the environment).",
+    )
+    @click.option(
+        "--pr",
+        "pull_request",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="NUMBER",
+        help="With --post: the pull request to comment on (default: the open one from the branch).",
+    )
+    @click.option(
+        "--plots-url-base",
+        default=None,
+        metavar="URL",
+        help="With --format md: link the plots as URL/<file> (you publish the PNGs written beside "
+        "the Markdown there); with --post the comment shows them inline.",
+    )
+    @click.option(
+        "--publish-plots",
+        is_flag=True,
+        help="With --post: commit the PNGs to the branch evotree-report-assets of origin, push it, "
+        "and show them inline in the comment (needs contents: write); on failure the comment "
+        "says where the plots are instead.",
+    )
+    @click.option(
+        "--no-audit",
+        is_flag=True,
+        help="Do not run the audit (nor the gates' audit gate); show the last recorded audit event.",
+    )
+    @click.option(
+        "--tree",
+        is_flag=True,
+        help="Search-level statistics of the whole tree instead of one version: historical best, "
+        "first-attempt improvement, post-peak regression, spend after the peak, cost per valid "
+        "candidate, a stop recommendation (text; --format md/json with --out; schema `report-tree`).",
+    )
+    @click.option(
+        "--workspace",
+        "workspaces",
+        multiple=True,
+        metavar="PATH",
+        help="With --tree: a workspace (setting) to include; repeat it for rates over settings.",
+    )
+    @click.option(
+        "--epsilon",
+        type=float,
+        default=1e-9,
+        show_default=True,
+        help="With --tree: relative tolerance within which two scores tie (the earlier version wins).",
+    )
+    @click.option(
+        "--margin",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="With --tree: a version after the peak regresses when below it by more than this.",
+    )
+    @click.option(
+        "--patience",
+        type=int,
+        default=3,
+        show_default=True,
+        help="With --tree: recommend stopping after this many versions since the peak.",
+    )
+    @click.option(
+        "--max-after-peak-share",
+        type=float,
+        default=0.5,
+        show_default=True,
+        help="With --tree: recommend stopping when the spend after the peak reaches this share.",
+    )
+    @click.option(
+        "--direction",
+        type=click.Choice(["max", "min", "auto"]),
+        default="auto",
+        show_default=True,
+        help="With --tree: whether higher (max) or lower (min) scores are better; auto: each "
+        "workspace's [eval.normalize].direction, else max.",
+    )
     @outputs(_render_report, pass_json=True)
-    def report(version: str | None, against: str, fmt: str, out: str | None, split: str, post: bool,
-               pull_request: int | None, plots_url_base: str | None, publish_plots: bool, no_audit: bool,
-               as_json: bool, tree: bool, workspaces: tuple[str, ...], epsilon: float, margin: float, patience: int,
-               max_after_peak_share: float, direction: str) -> Any:
+    def report(
+        version: str | None,
+        against: str,
+        fmt: str,
+        out: str | None,
+        split: str,
+        post: bool,
+        pull_request: int | None,
+        plots_url_base: str | None,
+        publish_plots: bool,
+        no_audit: bool,
+        as_json: bool,
+        tree: bool,
+        workspaces: tuple[str, ...],
+        epsilon: float,
+        margin: float,
+        patience: int,
+        max_after_peak_share: float,
+        direction: str,
+    ) -> Any:
         """Write the report of VERSION: verdict, scores with Δ and CI, findings per layer, audit,
         gates, lineage and plots.
 
@@ -153,20 +261,36 @@ def register(cli: click.Group) -> None:
         import os
         from pathlib import Path
 
-
         if tree:
             if version is not None or post:
-                raise UsageError("report --tree reports the whole tree: give no VERSION and no --post",
-                                 fix="evotree report --tree [--workspace PATH ...]")
-            explicit = click.get_current_context().get_parameter_source("fmt") != click.core.ParameterSource.DEFAULT
-            return _tree_report(workspaces, fmt if explicit else None, out, epsilon, margin, patience,
-                                max_after_peak_share, direction)
+                raise UsageError(
+                    "report --tree reports the whole tree: give no VERSION and no --post",
+                    fix="evotree report --tree [--workspace PATH ...]",
+                )
+            explicit = (
+                click.get_current_context().get_parameter_source("fmt")
+                != click.core.ParameterSource.DEFAULT
+            )
+            return _tree_report(
+                workspaces,
+                fmt if explicit else None,
+                out,
+                epsilon,
+                margin,
+                patience,
+                max_after_peak_share,
+                direction,
+            )
         if version is None or workspaces:
-            raise UsageError("report needs a VERSION (--workspace only goes with --tree)",
-                             fix="evotree report VERSION, or evotree report --tree")
+            raise UsageError(
+                "report needs a VERSION (--workspace only goes with --tree)",
+                fix="evotree report VERSION, or evotree report --tree",
+            )
         if publish_plots and (not post or fmt != "md" or plots_url_base):
-            raise UsageError("--publish-plots goes with --post and --format md, without --plots-url-base",
-                             fix="evotree report VERSION --post --publish-plots")
+            raise UsageError(
+                "--publish-plots goes with --post and --format md, without --plots-url-base",
+                fix="evotree report VERSION --post --publish-plots",
+            )
 
         ws = open_workspace()
         if post:  # fail fast, before any work or file: no token, bad repository or API URL
@@ -178,19 +302,26 @@ def register(cli: click.Group) -> None:
             if not as_json:
                 click.echo(f"report: {message}…", err=True)
 
-
-        data = session().report(version, against=against, split=split, audit=not no_audit, progress=progress)
+        data = session().report(
+            version, against=against, split=split, audit=not no_audit, progress=progress
+        )
         progress(f"writing {fmt}")
         result = write_report(ws, data, fmt=fmt, out=out, plots_url_base=plots_url_base)
         if post:
             from evotree.report.github import post_comment
             from evotree.report.markdown import png_size, render_markdown
 
-            note = ("Plots (scores, reward, entropy, dead groups, per-task Δ) are in the `evotree-report` artifact "
-                    "of this workflow run, or run `evotree report` locally.")
+            note = (
+                "Plots (scores, reward, entropy, dead groups, per-task Δ) are in the `evotree-report` artifact "
+                "of this workflow run, or run `evotree report` locally."
+            )
             images = None
             folder = Path(result.path).parent
-            files = {name: str(folder / file) for name, file in data.plots.items()} if fmt == "md" else {}
+            files = (
+                {name: str(folder / file) for name, file in data.plots.items()}
+                if fmt == "md"
+                else {}
+            )
             if plots_url_base is not None:
                 from evotree.report.assets import links_from_base
 
@@ -205,10 +336,19 @@ def register(cli: click.Group) -> None:
                 except ReportError as exc:
                     note = f"The plots could not be published ({exc.message}). " + note
             progress("posting to GitHub")
-            body = render_markdown(data, images=images, images_note=note,
-                                   image_sizes={n: size for n, p in files.items() if (size := png_size(p))})
-            result.posted = post_comment(body, version=data.version, branch=data.subject["branch"],
-                                         env=os.environ, pull_request=pull_request).to_dict()
+            body = render_markdown(
+                data,
+                images=images,
+                images_note=note,
+                image_sizes={n: size for n, p in files.items() if (size := png_size(p))},
+            )
+            result.posted = post_comment(
+                body,
+                version=data.version,
+                branch=data.subject["branch"],
+                env=os.environ,
+                pull_request=pull_request,
+            ).to_dict()
         return result
 
     @cli.group()
@@ -216,14 +356,27 @@ def register(cli: click.Group) -> None:
         """Continuous integration: a GitHub Actions workflow for evotree/* pull requests."""
 
     @ci.command("init")
-    @click.option("--path", default=".github/workflows/evotree.yml", show_default=True,
-                  help="Workflow file, relative to the repository root.")
-    @click.option("--from", "source", default=None, metavar="PATH",
-                  help="Folder inside this repository holding evotree's source (e.g. a git submodule); "
-                       "CI installs from it.")
-    @click.option("--install", default=None, metavar="REQUIREMENT",
-                  help="pip requirement that installs evotree in CI: a path or NAME @ URL (never a bare "
-                       "name: `evotree` on the package index is another project).")
+    @click.option(
+        "--path",
+        default=".github/workflows/evotree.yml",
+        show_default=True,
+        help="Workflow file, relative to the repository root.",
+    )
+    @click.option(
+        "--from",
+        "source",
+        default=None,
+        metavar="PATH",
+        help="Folder inside this repository holding evotree's source (e.g. a git submodule); "
+        "CI installs from it.",
+    )
+    @click.option(
+        "--install",
+        default=None,
+        metavar="REQUIREMENT",
+        help="pip requirement that installs evotree in CI: a path or NAME @ URL (never a bare "
+        "name: `evotree` on the package index is another project).",
+    )
     @click.option("--force", is_flag=True, help="Overwrite an existing workflow file.")
     @outputs(_render_ci)
     def ci_init(path: str, source: str | None, install: str | None, force: bool) -> Any:
@@ -242,5 +395,11 @@ def register(cli: click.Group) -> None:
         """
 
         ws = open_workspace()
-        return write_workflow(ws.root, path=path, force=force, domain=ws.config.workspace.domain,
-                              source=source, install=install)
+        return write_workflow(
+            ws.root,
+            path=path,
+            force=force,
+            domain=ws.config.workspace.domain,
+            source=source,
+            install=install,
+        )

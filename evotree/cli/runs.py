@@ -46,26 +46,64 @@ MAX_SEED = 2**31 - 1
 # ---------------------------------------------------------------------------- run / runs
 @cli.command()
 @click.argument("versions", nargs=-1, required=False, metavar="[VERSION...]")
-@click.option("--seeds", type=click.IntRange(min=1, max=MAX_SEED), default=1, show_default=True,
-              help="Runs per version, with seeds S..S+N-1 (S: --seed-start).")
-@click.option("--seed-start", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
-              help="First seed: add seeds to a comparison (e.g. --seeds 3 --seed-start 3 after 0..2) "
-                   "instead of repeating them.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Runs executed at once (default: [executor].jobs).")
-@click.option("--heldout", is_flag=True,
-              help="Also score the held-out split (for the candidate selected on validation).")
-@click.option("--executor", type=click.Choice(["local", "ray", "slurm"]), default=None,
-              help="Where runs execute (default: [executor].kind): local processes, Ray tasks, or Slurm jobs "
-                   "(docs/cluster.md).")
-@click.option("--address", default=None, metavar="ADDR",
-              help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
-                   "'' starts a local Ray for this command).")
-@click.option("--follow", "-f", is_flag=True,
-              help="Print what each run's phases write as they write it (stderr, prefixed by the run id).")
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1, max=MAX_SEED),
+    default=1,
+    show_default=True,
+    help="Runs per version, with seeds S..S+N-1 (S: --seed-start).",
+)
+@click.option(
+    "--seed-start",
+    type=click.IntRange(min=0, max=MAX_SEED),
+    default=0,
+    show_default=True,
+    help="First seed: add seeds to a comparison (e.g. --seeds 3 --seed-start 3 after 0..2) "
+    "instead of repeating them.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs executed at once (default: [executor].jobs).",
+)
+@click.option(
+    "--heldout",
+    is_flag=True,
+    help="Also score the held-out split (for the candidate selected on validation).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray", "slurm"]),
+    default=None,
+    help="Where runs execute (default: [executor].kind): local processes, Ray tasks, or Slurm jobs "
+    "(docs/cluster.md).",
+)
+@click.option(
+    "--address",
+    default=None,
+    metavar="ADDR",
+    help="Ray cluster address, e.g. 10.0.0.1:6379 or auto (default: [executor].address; "
+    "'' starts a local Ray for this command).",
+)
+@click.option(
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="Print what each run's phases write as they write it (stderr, prefixed by the run id).",
+)
 @outputs(renderer("runs"), pass_json=True)
-def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None, heldout: bool,
-        executor: str | None, address: str | None, follow: bool, as_json: bool) -> Any:
+def run(
+    versions: tuple[str, ...],
+    seeds: int,
+    seed_start: int,
+    jobs: int | None,
+    heldout: bool,
+    executor: str | None,
+    address: str | None,
+    follow: bool,
+    as_json: bool,
+) -> Any:
     """Run versions under the harness: train phase, then the champion's judge.
 
     Without VERSION inside a version's worktree (.evotree/worktrees/vN), runs that version.
@@ -92,8 +130,12 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     if seed_start + seeds - 1 > MAX_SEED:
         from evotree.core.errors import UsageError
 
-        raise UsageError(f"--seed-start {seed_start} with --seeds {seeds} reaches seed {seed_start + seeds - 1}, "
-                         f"above the largest seed {MAX_SEED}", fix="start lower", option="--seed-start")
+        raise UsageError(
+            f"--seed-start {seed_start} with --seeds {seeds} reaches seed {seed_start + seeds - 1}, "
+            f"above the largest seed {MAX_SEED}",
+            fix="start lower",
+            option="--seed-start",
+        )
     ws = open_workspace()
     if not versions:  # inside a version's worktree, `evotree run` runs that version
         from evotree.core.errors import UsageError
@@ -101,11 +143,19 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
 
         here = version_at(ws, click.get_current_context().find_root().obj["dir"])
         if here is None:
-            raise UsageError("which version? name one (evotree run v1), or run it inside a version's worktree",
-                             fix="`evotree tree` lists the versions; e.g. evotree run v0 --seeds 3")
+            raise UsageError(
+                "which version? name one (evotree run v1), or run it inside a version's worktree",
+                fix="`evotree tree` lists the versions; e.g. evotree run v0 --seeds 3",
+            )
         versions = (here,)
-    options = {"seeds": seeds, "seed_start": seed_start, "jobs": jobs, "heldout": heldout, "executor": executor,
-               "address": address}
+    options = {
+        "seeds": seeds,
+        "seed_start": seed_start,
+        "jobs": jobs,
+        "heldout": heldout,
+        "executor": executor,
+        "address": address,
+    }
     view = None
     if not as_json:
         from evotree.cli.render import RunProgress
@@ -123,7 +173,9 @@ def run(versions: tuple[str, ...], seeds: int, seed_start: int, jobs: int | None
     drift = ws.config_drift()
     if drift:
         click.secho(f"evotree: note: {drift}", fg="yellow", err=True)
-    for note in session().identical_runs_notes([r.version for r in records if r.status == "succeeded"]):
+    for note in session().identical_runs_notes(
+        [r.version for r in records if r.status == "succeeded"]
+    ):
         click.secho(f"evotree: warning: {note}", fg="yellow", err=True)
     _archive(ws, [r.run_id for r in records])
     return RunResults(records)
@@ -134,14 +186,17 @@ def _following(ws: Any, view: Any) -> Any:
     (the judge's left out while figures are hidden), then passes the event on to ``view``."""
     import threading
 
-
     phases = tuple(p for p in LOG_PHASES if not (p == "eval" and hidden_now(ws)))
     base = runs_dir(ws)
 
     def progress(run_id: str, event: str, info: Any) -> None:
         if event == "started":
-            threading.Thread(target=_follow, args=(base / run_id, phases, False), daemon=True,
-                             kwargs={"prefix": f"{run_id} ", "err": True}).start()
+            threading.Thread(
+                target=_follow,
+                args=(base / run_id, phases, False),
+                daemon=True,
+                kwargs={"prefix": f"{run_id} ", "err": True},
+            ).start()
         if view is not None:
             view(run_id, event, info)
 
@@ -156,13 +211,20 @@ def _archive(ws: Any, run_ids: list[str]) -> None:
 
         result = archive_runs(ws, run_ids)
     except Exception as exc:  # noqa: BLE001 - archiving is a copy: never fail the runs over it
-        click.secho(f"evotree: warning: the runs' evidence was not archived in refs/evotree/runs ({exc}); "
-                    "`evotree push` retries", fg="yellow", err=True)
+        click.secho(
+            f"evotree: warning: the runs' evidence was not archived in refs/evotree/runs ({exc}); "
+            "`evotree push` retries",
+            fg="yellow",
+            err=True,
+        )
         return
     for skipped in result.skipped:
         if skipped["reason"] != "still running":
-            click.secho(f"evotree: note: {skipped['run_id']} not archived in git: {skipped['reason']}",
-                        fg="yellow", err=True)
+            click.secho(
+                f"evotree: note: {skipped['run_id']} not archived in git: {skipped['reason']}",
+                fg="yellow",
+                err=True,
+            )
 
 
 class RunResults(list):  # type: ignore[type-arg]
@@ -187,7 +249,9 @@ def _list_runs(version: str | None) -> Any:
 
 @cli.group(invoke_without_command=True)
 @click.option("--version", "version", default=None, metavar="V", help="Only runs of this version.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print JSON for agents (see `evotree schema`)."
+)
 @click.pass_context
 def runs(ctx: click.Context, version: str | None, as_json: bool) -> None:
     """List the runs recorded on this machine, oldest first.
@@ -202,11 +266,23 @@ def runs(ctx: click.Context, version: str | None, as_json: bool) -> None:
 
 @runs.command("void")
 @click.argument("run_id", metavar="RUN_ID")
-@click.option("--reason", required=True, help="Why the run is voided (signed, and shown wherever it is listed).")
-@click.option("--key", "key", default=None, help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-              "then git config user.signingkey).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr). Still needs "
-              "a person at a terminal.")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why the run is voided (signed, and shown wherever it is listed).",
+)
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, then git config user.signingkey).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (prompts go to stderr). Still needs a person at a terminal.",
+)
 def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     """Take a run out of the evidence, with a person's signed sign-off (run.voided).
 
@@ -221,16 +297,27 @@ def runs_void(run_id: str, reason: str, key: str | None, as_json: bool) -> None:
     terminal or under CI (exit 31), for a key not allowed (32).
     """
 
-    signoff_command(lambda ws, policy: void_signoff(ws, policy, run_id, reason), key, as_json, action="void a run",
-                    render=lambda result: f"run {result.run_id} of {result.version} is voided "
-                                          f"({result.state_before} before); signed by {result.approver}")
+    signoff_command(
+        lambda ws, policy: void_signoff(ws, policy, run_id, reason),
+        key,
+        as_json,
+        action="void a run",
+        render=lambda result: (
+            f"run {result.run_id} of {result.version} is voided "
+            f"({result.state_before} before); signed by {result.approver}"
+        ),
+    )
 
 
 @cli.command()
 @click.argument("remote", required=False)
-@click.option("--store", default=None, metavar="URI",
-              help="Where runs too large for git go (a path or an fsspec URL, e.g. s3://bucket/evotree; "
-                   "default: [executor].evidence_uri when set); the ref then holds the files' hashes.")
+@click.option(
+    "--store",
+    default=None,
+    metavar="URI",
+    help="Where runs too large for git go (a path or an fsspec URL, e.g. s3://bucket/evotree; "
+    "default: [executor].evidence_uri when set); the ref then holds the files' hashes.",
+)
 @outputs(renderer("share_result"))
 def push(remote: str | None, store: str | None) -> Any:
     """Share the tree and its evidence: archive finished runs in refs/evotree/runs/, push every ref a clone needs.
@@ -246,21 +333,35 @@ def push(remote: str | None, store: str | None) -> Any:
 
     ws = open_workspace()
     configured = ws.config.executor.evidence_uri
-    if not store and configured:  # the cluster's evidence store, relative to the workspace when a path
+    if (
+        not store and configured
+    ):  # the cluster's evidence store, relative to the workspace when a path
         import re
         from pathlib import Path
 
-        store = configured if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", configured) else str(ws.root / Path(configured))
+        store = (
+            configured
+            if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", configured)
+            else str(ws.root / Path(configured))
+        )
     return push_evidence(ws, remote, store=store)
 
 
 @cli.command()
 @click.argument("remote", required=False)
-@click.option("--local", "local", is_flag=True,
-              help="Fetch nothing: write back runs from the local refs (e.g. after `git clean -xdf`).")
-@click.option("--store", default=None, metavar="URI",
-              help="Where large runs are read from (default: [executor].evidence_uri); the address a "
-                   "remote's pointer names is never used.")
+@click.option(
+    "--local",
+    "local",
+    is_flag=True,
+    help="Fetch nothing: write back runs from the local refs (e.g. after `git clean -xdf`).",
+)
+@click.option(
+    "--store",
+    default=None,
+    metavar="URI",
+    help="Where large runs are read from (default: [executor].evidence_uri); the address a "
+    "remote's pointer names is never used.",
+)
 @outputs(renderer("share_result"))
 def pull(remote: str | None, local: bool, store: str | None) -> Any:
     """Fetch what a clone needs from REMOTE and write back the runs missing here.
@@ -297,17 +398,32 @@ def status() -> Any:
     `evotree gates V` evaluates the gates themselves.
     """
 
-    return workspace_status(open_workspace(), here=click.get_current_context().find_root().obj["dir"])
+    return workspace_status(
+        open_workspace(), here=click.get_current_context().find_root().obj["dir"]
+    )
 
 
 @cli.command()
 @click.argument("run_id", metavar="RUN")
-@click.option("--phase", type=click.Choice(["prepare", "train", "eval"]), default=None,
-              help="Only this phase's logs (default: every phase that wrote one).")
-@click.option("--tail", type=click.IntRange(min=0), default=50, show_default=True,
-              help="Last N lines of each log (0: all of it).")
-@click.option("--follow", "-f", is_flag=True,
-              help="Keep printing what the phases write until the run ends (with --json: one JSON line each).")
+@click.option(
+    "--phase",
+    type=click.Choice(["prepare", "train", "eval"]),
+    default=None,
+    help="Only this phase's logs (default: every phase that wrote one).",
+)
+@click.option(
+    "--tail",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Last N lines of each log (0: all of it).",
+)
+@click.option(
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="Keep printing what the phases write until the run ends (with --json: one JSON line each).",
+)
 @outputs(renderer("run_logs"), pass_json=True)
 def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool) -> Any:
     """Show a run's logs: the stdout and stderr of its prepare, train and eval phases.
@@ -322,8 +438,10 @@ def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool)
     hide = hidden_now(ws)
     # EvoPolicyGym's boundary: the eval phase's logs are the judge's (they print validation scores)
     if hide and phase == "eval":
-        raise HiddenUntilFinalize("the eval phase's logs are the judge's: hidden until the search is finalized",
-                                  fix="read the train phase's logs: evotree logs RUN --phase train")
+        raise HiddenUntilFinalize(
+            "the eval phase's logs are the judge's: hidden until the search is finalized",
+            fix="read the train phase's logs: evotree logs RUN --phase train",
+        )
     if follow:
         phases = tuple(p for p in ([phase] if phase else LOG_PHASES) if not (hide and p == "eval"))
         _follow(find_run_dir(ws, run_id), phases, as_json)
@@ -334,7 +452,9 @@ def logs(run_id: str, phase: str | None, tail: int, follow: bool, as_json: bool)
     return result
 
 
-def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str = "", err: bool = False) -> None:
+def _follow(
+    run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str = "", err: bool = False
+) -> None:
     """Print a run's phase output as it is written, until the run has ended."""
 
     def finished() -> bool:
@@ -353,8 +473,13 @@ def _follow(run_dir: Any, phases: tuple[str, ...], as_json: bool, *, prefix: str
 @cli.command()
 @click.argument("sql")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
-@click.option("--limit", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Rows shown in the table (JSON and CSV get all rows).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Rows shown in the table (JSON and CSV get all rows).",
+)
 @outputs(renderer("sql_result"), pass_json=True)
 def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
     """Query all evidence with DuckDB SQL (read-only: one SELECT).
@@ -369,10 +494,14 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
     or memory_mb (default 30 s, 2048 MiB) is stopped: exit 14, code query_limit.
     """
 
-
     ws = open_workspace()
-    table = query(runs_dir(ws), sql, findings_dir=ws.state_dir / "findings", hide_judge=hidden_now(ws),
-                  **sql_limits(ws))
+    table = query(
+        runs_dir(ws),
+        sql,
+        findings_dir=ws.state_dir / "findings",
+        hide_judge=hidden_now(ws),
+        **sql_limits(ws),
+    )
     rows = table.to_pylist()
     if as_csv and not as_json:
         import csv
@@ -388,9 +517,16 @@ def sql(sql: str, as_csv: bool, limit: int, as_json: bool) -> Any:
 
 @cli.command()
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--version", "version", required=True, metavar="V", help="Version the training belongs to.")
-@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
-              help="Seed of that training.")
+@click.option(
+    "--version", "version", required=True, metavar="V", help="Version the training belongs to."
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=MAX_SEED),
+    default=0,
+    show_default=True,
+    help="Seed of that training.",
+)
 @outputs(renderer("runs"))
 def ingest(path: str, version: str, seed: int) -> Any:
     """Import a TRL/transformers trainer_state.json as a run of VERSION.

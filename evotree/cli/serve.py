@@ -23,22 +23,53 @@ def register(cli: click.Group) -> None:
     """Add ``serve`` to ``cli``."""
 
     @cli.command("serve")
-    @click.option("--as", "principal", required=True, metavar="NAME",
-                  help="The principal the server acts for: recorded as the creator of every version it "
-                       "creates and as the author of its commits and events, whatever git identity "
-                       "the environment sets. NAME, EMAIL or 'Name <email>'.")
-    @click.option("--socket", "socket_path", default=None, type=click.Path(dir_okay=False), metavar="PATH",
-                  help="Listen on this unix socket (mode 0600; one MCP session per connection) instead of "
-                       "stdin/stdout.")
-    @click.option("--shutdown-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
-                  help="On exit, seconds to wait for runs in flight to stop and be recorded as cancelled.")
-    @click.option("--worktrees", "worktree_dir", default=None, type=click.Path(file_okay=False), metavar="DIR",
-                  help="Put the worktrees of versions this server branches in DIR/<id> (a folder inside the "
-                       "workspace's worktrees folder; `evotree agent` passes its session's own).")
-    @click.option("--json", "as_json", is_flag=True,
-                  help="Print an error that stops the server from starting as JSON ({\"error\": ...}) on stdout.")
-    def serve(principal: str, socket_path: str | None, shutdown_timeout: float, worktree_dir: str | None,
-              as_json: bool) -> None:
+    @click.option(
+        "--as",
+        "principal",
+        required=True,
+        metavar="NAME",
+        help="The principal the server acts for: recorded as the creator of every version it "
+        "creates and as the author of its commits and events, whatever git identity "
+        "the environment sets. NAME, EMAIL or 'Name <email>'.",
+    )
+    @click.option(
+        "--socket",
+        "socket_path",
+        default=None,
+        type=click.Path(dir_okay=False),
+        metavar="PATH",
+        help="Listen on this unix socket (mode 0600; one MCP session per connection) instead of "
+        "stdin/stdout.",
+    )
+    @click.option(
+        "--shutdown-timeout",
+        type=click.FloatRange(min=0),
+        default=60.0,
+        show_default=True,
+        help="On exit, seconds to wait for runs in flight to stop and be recorded as cancelled.",
+    )
+    @click.option(
+        "--worktrees",
+        "worktree_dir",
+        default=None,
+        type=click.Path(file_okay=False),
+        metavar="DIR",
+        help="Put the worktrees of versions this server branches in DIR/<id> (a folder inside the "
+        "workspace's worktrees folder; `evotree agent` passes its session's own).",
+    )
+    @click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help='Print an error that stops the server from starting as JSON ({"error": ...}) on stdout.',
+    )
+    def serve(
+        principal: str,
+        socket_path: str | None,
+        shutdown_timeout: float,
+        worktree_dir: str | None,
+        as_json: bool,
+    ) -> None:
         """Serve the workspace's verbs to a trainer agent over MCP (Model Context Protocol).
 
         \b
@@ -60,7 +91,6 @@ def register(cli: click.Group) -> None:
         import signal
         import sys
 
-
         try:
             import anyio
 
@@ -72,32 +102,43 @@ def register(cli: click.Group) -> None:
 
         from pathlib import Path
 
-
         try:
             who = Principal.parse(principal)
             ws = Workspace.open(click.get_current_context().find_root().obj["dir"])
             if worktree_dir is not None:
                 base = ws.worktree_path("v0").parent.resolve()
                 wanted = Path(worktree_dir).resolve()
-                if base not in wanted.parents or not wanted.is_dir() or Path(worktree_dir).is_symlink():
-                    raise InvalidState(f"--worktrees {worktree_dir}: expected an existing folder inside the "
-                                       f"worktrees folder {base}", fix=f"mkdir {base}/NAME and pass it")
+                if (
+                    base not in wanted.parents
+                    or not wanted.is_dir()
+                    or Path(worktree_dir).is_symlink()
+                ):
+                    raise InvalidState(
+                        f"--worktrees {worktree_dir}: expected an existing folder inside the "
+                        f"worktrees folder {base}",
+                        fix=f"mkdir {base}/NAME and pass it",
+                    )
         except EvotreeError as exc:
             fail(exc, as_json)
             return
-        pin_principal(who, os.environ)  # every git identity of this process is the principal's from here on
+        pin_principal(
+            who, os.environ
+        )  # every git identity of this process is the principal's from here on
         configure_logging()
         app, tools = build_server(Verbs(ws.root, who, worktree_dir))
 
         async def main() -> None:
             async with anyio.create_task_group() as group:
+
                 async def on_signal() -> None:
                     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                         async for _ in signals:
                             if socket_path is None:
                                 # the SDK reads stdin in a thread that no cancellation interrupts:
                                 # stop the runs in flight, then leave without waiting for it
-                                left = await anyio.to_thread.run_sync(tools.shutdown, shutdown_timeout)
+                                left = await anyio.to_thread.run_sync(
+                                    tools.shutdown, shutdown_timeout
+                                )
                                 _report(left)
                                 sys.stderr.flush()
                                 os._exit(0)
@@ -113,8 +154,12 @@ def register(cli: click.Group) -> None:
 
         def _report(left: int) -> None:
             if left:
-                click.secho(f"evotree serve: {left} call(s) still running at exit; runs left behind are "
-                            "marked crashed by the next evotree command", fg="yellow", err=True)
+                click.secho(
+                    f"evotree serve: {left} call(s) still running at exit; runs left behind are "
+                    "marked crashed by the next evotree command",
+                    fg="yellow",
+                    err=True,
+                )
 
         error: EvotreeError | None = None
         try:

@@ -34,10 +34,19 @@ def signers() -> None:
 
 @signers.command("add")
 @click.argument("specs", nargs=-1, required=True, metavar="[EMAIL=]KEY.pub...")
-@click.option("--key", "key", default=None, help="The new signer's private SSH key, which signs this step "
-              "(default $EVOTREE_SIGNING_KEY, then git config user.signingkey).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr). "
-              "Still needs a person at a terminal.")
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    help="The new signer's private SSH key, which signs this step "
+    "(default $EVOTREE_SIGNING_KEY, then git config user.signingkey).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (prompts go to stderr). Still needs a person at a terminal.",
+)
 def signers_add(specs: tuple[str, ...], key: str | None, as_json: bool) -> None:
     """Add the first allowed signers, while the workspace has none.
 
@@ -51,18 +60,28 @@ def signers_add(specs: tuple[str, ...], key: str | None, as_json: bool) -> None:
       evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519
     """
 
-    signoff_command(lambda ws, policy: signers_signoff(ws, policy, list(specs)), key, as_json,
-                    action="add the first signers",
-                    render=lambda result: f"allowed signers of {result.champion}: {', '.join(result.signers)} (signed "
-                                          f"by {result.approver}); champion commit {result.commit[:10]} (was "
-                                          f"{result.previous_commit[:10]}). Versions made before this step branch "
-                                          "from the old commit: branch new ones from the champion.")
+    signoff_command(
+        lambda ws, policy: signers_signoff(ws, policy, list(specs)),
+        key,
+        as_json,
+        action="add the first signers",
+        render=lambda result: (
+            f"allowed signers of {result.champion}: {', '.join(result.signers)} (signed "
+            f"by {result.approver}); champion commit {result.commit[:10]} (was "
+            f"{result.previous_commit[:10]}). Versions made before this step branch "
+            "from the old commit: branch new ones from the champion."
+        ),
+    )
 
 
 @signers.command("accept")
 @click.argument("ledger_commit", metavar="LEDGER_COMMIT")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr). "
-              "Still needs a person at a terminal.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (prompts go to stderr). Still needs a person at a terminal.",
+)
 def signers_accept(ledger_commit: str, as_json: bool) -> None:
     """Accept signers another clone added (a fetched signers.added step), after checking the key.
 
@@ -80,16 +99,27 @@ def signers_accept(ledger_commit: str, as_json: bool) -> None:
         require_human_terminal(action="accept signers")
         ws = open_workspace()
         wanted = ledger_commit.strip().lower()
-        steps = [s for s in unaccepted_signers(ws) if len(wanted) >= 7 and s["ledger_commit"].startswith(wanted)]
+        steps = [
+            s
+            for s in unaccepted_signers(ws)
+            if len(wanted) >= 7 and s["ledger_commit"].startswith(wanted)
+        ]
         if len(steps) != 1:
-            raise InvalidState(f"no single signers.added step waits for acceptance at {escape_control(ledger_commit)}",
-                               fix="use the ledger commit evotree named when it refused (evotree log shows them)")
+            raise InvalidState(
+                f"no single signers.added step waits for acceptance at {escape_control(ledger_commit)}",
+                fix="use the ledger commit evotree named when it refused (evotree log shows them)",
+            )
         statement = steps[0]["statement"] or {}
         principals = ", ".join(str(p) for p in statement.get("signers") or [])
-        click.echo(f"signers.added at ledger {steps[0]['ledger_commit'][:10]}: signers {escape_control(principals)}",
-                   err=as_json)
-        click.echo(f"signed by {escape_control(statement.get('approver'))} with key "
-                   f"{escape_control(statement.get('key'))}; check this fingerprint with that person", err=as_json)
+        click.echo(
+            f"signers.added at ledger {steps[0]['ledger_commit'][:10]}: signers {escape_control(principals)}",
+            err=as_json,
+        )
+        click.echo(
+            f"signed by {escape_control(statement.get('approver'))} with key "
+            f"{escape_control(statement.get('key'))}; check this fingerprint with that person",
+            err=as_json,
+        )
         challenge(principals, as_json, what="signer(s)", shown=f"the signer(s) ({principals})")
         if ask("accept these signers here? [yes/no]", as_json).strip().lower() != "yes":
             raise SignoffRefused("not accepted; nothing was recorded", fix="type yes to accept")
@@ -98,8 +128,9 @@ def signers_accept(ledger_commit: str, as_json: bool) -> None:
         fail(exc, as_json)
         return
 
-    result = SignersAccepted(accepted=steps[0]["ledger_commit"],
-                             signers=[str(s) for s in statement.get("signers") or []])
+    result = SignersAccepted(
+        accepted=steps[0]["ledger_commit"], signers=[str(s) for s in statement.get("signers") or []]
+    )
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:

@@ -33,18 +33,29 @@ def ask(text: str, as_json: bool) -> str:
     return str(click.prompt(text, err=as_json, default="", show_default=False))
 
 
-def challenge(expected: str, as_json: bool, *, what: str = "version id", shown: str = "the version id") -> None:
+def challenge(
+    expected: str, as_json: bool, *, what: str = "version id", shown: str = "the version id"
+) -> None:
     """Show a one-time code; the person types ``expected`` (``what``, described as ``shown``) and the code back."""
 
     code = new_code()
-    click.echo(f"\nTo sign off, type {shown} and the one-time code {click.style(code, bold=True)}", err=as_json)
+    click.echo(
+        f"\nTo sign off, type {shown} and the one-time code {click.style(code, bold=True)}",
+        err=as_json,
+    )
     typed = ask(what, as_json)
     typed_code = ask("one-time code", as_json)
     check_typed(expected, code, typed, typed_code)
 
 
-def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool, *, action: str,
-                prepare: Callable[[Any, Any, Any], None] | None = None) -> Any:
+def run_signoff(
+    build: Callable[[Any, Any], Any],
+    key: str | None,
+    as_json: bool,
+    *,
+    action: str,
+    prepare: Callable[[Any, Any, Any], None] | None = None,
+) -> Any:
     """Run one ceremony: ``build(ws, policy)`` returns the :class:`~evotree.gates.ceremony.SignOff`;
     ``prepare(request, approver, policy)`` (promote) may evaluate and show more, and set the
     choices, before the challenge. Returns what the gates layer recorded."""
@@ -54,8 +65,9 @@ def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool
         ws = open_workspace()
         policy = trusted_policy(ws)
         request = build(ws, policy)
-        approver = approver_for(request.signing_policy or policy, resolve_key(key, git_root=ws.root),
-                                request.creator)
+        approver = approver_for(
+            request.signing_policy or policy, resolve_key(key, git_root=ws.root), request.creator
+        )
         for line in request.lines:
             click.echo(line, err=as_json)
         if prepare is not None:
@@ -76,8 +88,11 @@ def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool
                     break
                 click.echo(f"{decision!r} is not one of {', '.join(choices)}", err=as_json)
             else:
-                raise SignoffRefused(f"no valid decision after 3 tries (choices: {', '.join(choices)}); "
-                                     "nothing was recorded", fix="run the command again and type one of the choices")
+                raise SignoffRefused(
+                    f"no valid decision after 3 tries (choices: {', '.join(choices)}); "
+                    "nothing was recorded",
+                    fix="run the command again and type one of the choices",
+                )
         click.echo(f"signing as {approver.principal} ({approver.fingerprint}) …", err=True)
         text = ""
         if decision in request.text_for:
@@ -86,12 +101,17 @@ def run_signoff(build: Callable[[Any, Any], Any], key: str | None, as_json: bool
         return request.record(approver, decision, text.strip())
 
 
-def signoff_command(build: Callable[[Any, Any], Any], key: str | None, as_json: bool, *, action: str,
-                    render: Callable[[Any], str | None]) -> None:
+def signoff_command(
+    build: Callable[[Any, Any], Any],
+    key: str | None,
+    as_json: bool,
+    *,
+    action: str,
+    render: Callable[[Any], str | None],
+) -> None:
     """A ceremony as a command: :func:`run_signoff`, its error mapped (``fail``), and its result
     printed as JSON or as the line ``render(result)`` gives (a renderer may print itself: ``None``)."""
     import json
-
 
     try:
         result = run_signoff(build, key, as_json, action=action)

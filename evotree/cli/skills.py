@@ -31,8 +31,9 @@ def parse_param_options(values: tuple[str, ...] | list[str]) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE (e.g. --param min_std=0.1)",
-                                     param_hint="--param")
+            raise click.BadParameter(
+                f"{item!r} is not KEY=VALUE (e.g. --param min_std=0.1)", param_hint="--param"
+            )
         out[key.strip()] = value
     return out
 
@@ -41,7 +42,9 @@ def _domain_here() -> str | None:
     """The workspace's domain when run inside one, else None (listing needs no workspace)."""
 
     try:
-        return Workspace.open(click.get_current_context().find_root().obj["dir"]).config.workspace.domain
+        return Workspace.open(
+            click.get_current_context().find_root().obj["dir"]
+        ).config.workspace.domain
     except EvotreeError:
         return None
 
@@ -50,7 +53,6 @@ def _domain_here() -> str | None:
 def _t(text: Any) -> str:
     """Text for rich: control characters shown escaped, markup shown as typed."""
     from rich.markup import escape
-
 
     return escape(escape_control(text))
 
@@ -65,8 +67,10 @@ def _render_list(result: Any) -> None:
 
     data = result.to_dict() if hasattr(result, "to_dict") else result  # typed, or its JSON
     domain = data["domain"]
-    table = Table(title="skills" + (f" (workspace domain: {_t(domain)})" if domain else ""),
-                  title_justify="left")
+    table = Table(
+        title="skills" + (f" (workspace domain: {_t(domain)})" if domain else ""),
+        title_justify="left",
+    )
     table.add_column("skill", style="bold", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("what it does")
@@ -78,17 +82,24 @@ def _render_list(result: Any) -> None:
         table.add_row(name, _t(skill["kind"]), _t(skill["title"]), _t(", ".join(skill["domains"])))
     console = _console()
     console.print(table)
-    console.print("`evotree skill show NAME` for the details; "
-                  "`evotree skill apply NAME --to V [--param k=v]` to use one.")
+    console.print(
+        "`evotree skill show NAME` for the details; "
+        "`evotree skill apply NAME --to V [--param k=v]` to use one."
+    )
 
 
 def _render_show(result: Any) -> None:
     data = result.to_dict() if hasattr(result, "to_dict") else result  # typed, or its JSON
     console = _console()
-    console.print(f"[bold]{_t(data['name'])}[/] — {_t(data['title'])}  "
-                  f"[dim]({_t(data['kind'])} skill)[/]")
-    for key, label in (("trigger", "Trigger"), ("intervention", "Intervention"),
-                       ("expected_outcome", "Expected outcome"), ("validation", "Validation")):
+    console.print(
+        f"[bold]{_t(data['name'])}[/] — {_t(data['title'])}  [dim]({_t(data['kind'])} skill)[/]"
+    )
+    for key, label in (
+        ("trigger", "Trigger"),
+        ("intervention", "Intervention"),
+        ("expected_outcome", "Expected outcome"),
+        ("validation", "Validation"),
+    ):
         console.print(f"\n[bold]{label}[/]\n  {_t(data[key])}")
     console.print(f"\n[bold]Domains[/]  {_t(', '.join(data['domains']))}")
     if data["applies"] is False:
@@ -104,8 +115,10 @@ def _render_show(result: Any) -> None:
         if p["choices"]:
             accepted = f" one of {_t(', '.join(p['choices']))}"
         default = str(p["default"]).lower() if isinstance(p["default"], bool) else p["default"]
-        console.print(f"  [bold]{_t(p['name'])}[/] ({_t(p['type'])}{accepted}, default "
-                      f"{_t(repr(default) if isinstance(default, str) else str(default))})")
+        console.print(
+            f"  [bold]{_t(p['name'])}[/] ({_t(p['type'])}{accepted}, default "
+            f"{_t(repr(default) if isinstance(default, str) else str(default))})"
+        )
         console.print(f"      {_t(p['help'])}")
 
 
@@ -113,16 +126,24 @@ def _render_apply(result: Any) -> None:
     console = _console()
     params = ", ".join(f"{k}={v}" for k, v in result.params.items())
     if not result.changed:
-        console.print(f"[dim]✓ {_t(result.version)} already has {_t(result.skill)} "
-                      f"({_t(params)}); nothing changed[/]")
+        console.print(
+            f"[dim]✓ {_t(result.version)} already has {_t(result.skill)} "
+            f"({_t(params)}); nothing changed[/]"
+        )
     else:
-        console.print(f"[green]✓[/] applied [bold]{_t(result.skill)}[/] to "
-                      f"[bold]{_t(result.version)}[/] ({_t(params) or 'defaults'})")
-        console.print(f"  commit {result.commit[:10]} on evotree/{_t(result.version)}: "
-                      f"{_t(result.file)}" + (f" (in {_t(result.worktree)})" if result.worktree else ""))
-    console.print(f"  skills of {_t(result.version)}: "
-                  f"{_t(', '.join(s.name for s in result.skills) or '-')}; the train phase "
-                  "activates them at run time")
+        console.print(
+            f"[green]✓[/] applied [bold]{_t(result.skill)}[/] to "
+            f"[bold]{_t(result.version)}[/] ({_t(params) or 'defaults'})"
+        )
+        console.print(
+            f"  commit {result.commit[:10]} on evotree/{_t(result.version)}: "
+            f"{_t(result.file)}" + (f" (in {_t(result.worktree)})" if result.worktree else "")
+        )
+    console.print(
+        f"  skills of {_t(result.version)}: "
+        f"{_t(', '.join(s.name for s in result.skills) or '-')}; the train phase "
+        "activates them at run time"
+    )
 
 
 # ------------------------------------------------------------------------------ commands
@@ -160,11 +181,21 @@ def register(cli: click.Group) -> None:
 
     @skill.command()
     @click.argument("name")
-    @click.option("--to", "version", required=True, metavar="V",
-                  help="The version whose recipe gets the skill (not the champion: branch first).")
-    @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-                  help="A skill parameter (repeatable), e.g. --param min_std=0.1. "
-                       "Others keep their defaults (`evotree skill show NAME`).")
+    @click.option(
+        "--to",
+        "version",
+        required=True,
+        metavar="V",
+        help="The version whose recipe gets the skill (not the champion: branch first).",
+    )
+    @click.option(
+        "--param",
+        "params",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A skill parameter (repeatable), e.g. --param min_std=0.1. "
+        "Others keep their defaults (`evotree skill show NAME`).",
+    )
     @outputs(_render_apply)
     def apply(name: str, version: str, params: tuple[str, ...]) -> Any:
         """Record skill NAME in version V's recipe: skills.toml, committed on V's branch (in its

@@ -25,26 +25,43 @@ cli = click.Group("evotree")
 # ---------------------------------------------------------------------------- init
 @cli.command()
 @click.option(
-    "--domain", type=click.Choice(["custom", "math", "gym"]), default="custom", show_default=True,
+    "--domain",
+    type=click.Choice(["custom", "math", "gym"]),
+    default="custom",
+    show_default=True,
     help="Domain template written into evotree.toml.",
 )
 @click.option(
-    "--signer", "signers", multiple=True, metavar="[EMAIL=]KEY.pub",
+    "--signer",
+    "signers",
+    multiple=True,
+    metavar="[EMAIL=]KEY.pub",
     help="An SSH public key allowed to sign promotions, written to v0's gates/allowed_signers (EMAIL, or the "
-         "key's comment when it is an address, names the person). Repeatable. See docs/gates.md, solo mode.",
+    "key's comment when it is an address, names the person). Repeatable. See docs/gates.md, solo mode.",
 )
-@click.option("--protocol", type=click.Choice(["evotree", "evopolicygym", "ai4ai", "rsibench-data", "autoresearch"]),
-              default="evotree", show_default=True,
-              help="evopolicygym: the gym domain with EvoPolicyGym's policy contract and scoring (implies --domain "
-                   "gym; docs/domains/gym.md). ai4ai / rsibench-data: a small task of that protocol's shape and "
-                   "rules (custom domain; docs/protocols/). autoresearch: karpathy/autoresearch's loop (train.py "
-                   "editable, prepare.py fixed, a fixed time budget), in an autoresearch repository or as a "
-                   "worked example (docs/protocols/autoresearch.md).")
-@click.option("--env", "envs", multiple=True, metavar="ID",
-              help="gym domain: an environment to train and judge (repeatable; exactly one with "
-                   "--protocol evopolicygym).")
+@click.option(
+    "--protocol",
+    type=click.Choice(["evotree", "evopolicygym", "ai4ai", "rsibench-data", "autoresearch"]),
+    default="evotree",
+    show_default=True,
+    help="evopolicygym: the gym domain with EvoPolicyGym's policy contract and scoring (implies --domain "
+    "gym; docs/domains/gym.md). ai4ai / rsibench-data: a small task of that protocol's shape and "
+    "rules (custom domain; docs/protocols/). autoresearch: karpathy/autoresearch's loop (train.py "
+    "editable, prepare.py fixed, a fixed time budget), in an autoresearch repository or as a "
+    "worked example (docs/protocols/autoresearch.md).",
+)
+@click.option(
+    "--env",
+    "envs",
+    multiple=True,
+    metavar="ID",
+    help="gym domain: an environment to train and judge (repeatable; exactly one with "
+    "--protocol evopolicygym).",
+)
 @outputs(renderer("init_result"))
-def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs: tuple[str, ...] = ()) -> Any:
+def init(
+    domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs: tuple[str, ...] = ()
+) -> Any:
     """Turn the current git repository into an evotree workspace.
 
     Writes a commented evotree.toml (committed on its own if new), creates .evotree/
@@ -54,17 +71,22 @@ def init(domain: str, signers: tuple[str, ...], protocol: str = "evotree", envs:
 
     where = click.get_current_context().find_root().obj["dir"]
     if not signers:  # said before anything is written, on stderr (the --json document stays clean)
-        click.secho("evotree: note: no signer (--signer): nobody can sign a promotion yet; add the first one "
-                    "later with `evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519`",
-                    fg="yellow", err=True)
+        click.secho(
+            "evotree: note: no signer (--signer): nobody can sign a promotion yet; add the first one "
+            "later with `evotree signers add you@example.org=~/.ssh/id_ed25519.pub --key ~/.ssh/id_ed25519`",
+            fg="yellow",
+            err=True,
+        )
     if protocol in ("ai4ai", "rsibench-data", "autoresearch"):  # the protocol's task and rules
         from evotree.core.errors import EvotreeError
         from evotree.core.workspace import init_workspace as init_with_template
         from evotree.domains.protocols import protocol_template
 
         if domain != "custom" or envs:
-            raise EvotreeError(f"--protocol {protocol} writes a custom-domain task; it takes no --domain or --env",
-                               fix=f"evotree init --protocol {protocol}")
+            raise EvotreeError(
+                f"--protocol {protocol} writes a custom-domain task; it takes no --domain or --env",
+                fix=f"evotree init --protocol {protocol}",
+            )
         domain, template = protocol_template(protocol)
         return init_with_template(where, domain=domain, template=template, signers=signers)
     if protocol != "evotree" or envs:  # the gym domain's options: its template takes them
@@ -82,24 +104,59 @@ def _render_branch(record: Any) -> None:
     if record.skills:
         from evotree.core.text import escape_control
 
-        click.echo(f"  skills: {escape_control(', '.join(record.skills))} (recorded in skills.toml)")
+        click.echo(
+            f"  skills: {escape_control(', '.join(record.skills))} (recorded in skills.toml)"
+        )
 
 
 @cli.command()
-@click.option("--from", "parent", default="champion", show_default=True, metavar="VERSION",
-              help="Version to branch from (or 'champion').")
+@click.option(
+    "--from",
+    "parent",
+    default="champion",
+    show_default=True,
+    metavar="VERSION",
+    help="Version to branch from (or 'champion').",
+)
 @click.option("--name", default=None, metavar="ID", help="Version id (default: next vN).")
-@click.option("-m", "--message", "hypothesis", required=True, metavar="TEXT",
-              help="The hypothesis: what this version changes and what you expect.")
-@click.option("--worktree", default=None, type=click.Path(), metavar="PATH",
-              help="Worktree location (default: <worktree_dir>/<id>).")
-@click.option("--skill", "skill_names", multiple=True, metavar="NAME",
-              help="Apply this skill to the new version (repeatable; `evotree skill list`).")
-@click.option("--param", "skill_params", multiple=True, metavar="NAME.KEY=VALUE",
-              help="A parameter of a --skill, e.g. --param StdGroupFilter.min_std=0.1 (repeatable).")
+@click.option(
+    "-m",
+    "--message",
+    "hypothesis",
+    required=True,
+    metavar="TEXT",
+    help="The hypothesis: what this version changes and what you expect.",
+)
+@click.option(
+    "--worktree",
+    default=None,
+    type=click.Path(),
+    metavar="PATH",
+    help="Worktree location (default: <worktree_dir>/<id>).",
+)
+@click.option(
+    "--skill",
+    "skill_names",
+    multiple=True,
+    metavar="NAME",
+    help="Apply this skill to the new version (repeatable; `evotree skill list`).",
+)
+@click.option(
+    "--param",
+    "skill_params",
+    multiple=True,
+    metavar="NAME.KEY=VALUE",
+    help="A parameter of a --skill, e.g. --param StdGroupFilter.min_std=0.1 (repeatable).",
+)
 @outputs(_render_branch)
-def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None,
-           skill_names: tuple[str, ...], skill_params: tuple[str, ...]) -> Any:
+def branch(
+    parent: str,
+    name: str | None,
+    hypothesis: str,
+    worktree: str | None,
+    skill_names: tuple[str, ...],
+    skill_params: tuple[str, ...],
+) -> Any:
     """Create a new version: branch evotree/vN plus its own worktree.
 
     Records the parent, hypothesis, creator and base commit in the ledger. Safe to run from
@@ -121,7 +178,9 @@ def branch(parent: str, name: str | None, hypothesis: str, worktree: str | None,
 @click.argument("second", metavar="B")
 @click.option("-m", "--message", required=True, metavar="TEXT", help="Why these two are combined.")
 @click.option("--name", default=None, metavar="ID", help="Version id (default: next vN).")
-@click.option("--worktree", default=None, type=click.Path(), metavar="PATH", help="Worktree location.")
+@click.option(
+    "--worktree", default=None, type=click.Path(), metavar="PATH", help="Worktree location."
+)
 @outputs(renderer("version_created"))
 def merge(first: str, second: str, message: str, name: str | None, worktree: str | None) -> Any:
     """Create a new version whose commit merges versions A and B.
@@ -155,8 +214,12 @@ def show(version: str) -> Any:
 
 
 @cli.command()
-@click.option("--version", "version", default=None, metavar="V", help="Only events of this version.")
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="At most this many events.")
+@click.option(
+    "--version", "version", default=None, metavar="V", help="Only events of this version."
+)
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=None, help="At most this many events."
+)
 @outputs(renderer("log"))
 def log(version: str | None, limit: int | None) -> Any:
     """Show the ledger's events, newest first."""
@@ -168,7 +231,12 @@ def log(version: str | None, limit: int | None) -> Any:
 @cli.command()
 @click.argument("first", metavar="V")
 @click.argument("second", metavar="W")
-@click.option("--md", "as_md", is_flag=True, help="Print Markdown tables (for a PR comment, like `dvc exp diff --md`).")
+@click.option(
+    "--md",
+    "as_md",
+    is_flag=True,
+    help="Print Markdown tables (for a PR comment, like `dvc exp diff --md`).",
+)
 @outputs(renderer("version_diff"), pass_json=True)
 def diff(first: str, second: str, as_md: bool, as_json: bool) -> Any:
     """Show what changed from version V to W: parameters, files, headline scores.
@@ -190,7 +258,12 @@ def diff(first: str, second: str, as_md: bool, as_json: bool) -> Any:
 # ---------------------------------------------------------------------------- abandon
 @cli.command()
 @click.argument("version")
-@click.option("--reason", required=True, metavar="TEXT", help="Why it is abandoned (kept as negative evidence).")
+@click.option(
+    "--reason",
+    required=True,
+    metavar="TEXT",
+    help="Why it is abandoned (kept as negative evidence).",
+)
 @click.option("--force", is_flag=True, help="Discard uncommitted changes in its worktree.")
 @outputs(renderer("version_abandoned"))
 def abandon(version: str, reason: str, force: bool) -> Any:
@@ -202,8 +275,11 @@ def abandon(version: str, reason: str, force: bool) -> Any:
 
         record_abandonment(ws, record.id, reason)
     except Exception as exc:  # noqa: BLE001 - memory is advice: never undo or fail the abandonment
-        click.secho(f"evotree: warning: {record.id} is abandoned, but memory was not updated: {exc}",
-                    fg="yellow", err=True)
+        click.secho(
+            f"evotree: warning: {record.id} is abandoned, but memory was not updated: {exc}",
+            fg="yellow",
+            err=True,
+        )
     return record
 
 
@@ -224,7 +300,9 @@ def worktree_prune(force: bool) -> Any:
 
 @worktree.command("restore")
 @click.argument("version")
-@click.option("--worktree", "path", default=None, type=click.Path(), metavar="PATH", help="Where to put it.")
+@click.option(
+    "--worktree", "path", default=None, type=click.Path(), metavar="PATH", help="Where to put it."
+)
 @outputs(renderer("version_restored"))
 def worktree_restore(version: str, path: str | None) -> Any:
     """Give VERSION a worktree again (abandoned versions too, to inspect them)."""

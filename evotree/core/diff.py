@@ -109,18 +109,33 @@ def diff_versions(ws: Workspace, a: str, b: str) -> VersionDiff:
     id_a, commit_a = _tip(ws, a)
     id_b, commit_b = _tip(ws, b)
     repo = ws.git.repo
-    result = VersionDiff(a=id_a, b=id_b, commit_a=str(commit_a.id), commit_b=str(commit_b.id),
-                         headline_a=ws.resolve(id_a).headline, headline_b=ws.resolve(id_b).headline)
+    result = VersionDiff(
+        a=id_a,
+        b=id_b,
+        commit_a=str(commit_a.id),
+        commit_b=str(commit_b.id),
+        headline_a=ws.resolve(id_a).headline,
+        headline_b=ws.resolve(id_b).headline,
+    )
     diff = repo.diff(commit_a.tree, commit_b.tree, context_lines=0)
     diff.find_similar()
-    status_names = {pygit2.GIT_DELTA_ADDED: "added", pygit2.GIT_DELTA_DELETED: "removed",
-                    pygit2.GIT_DELTA_MODIFIED: "modified", pygit2.GIT_DELTA_RENAMED: "renamed",
-                    pygit2.GIT_DELTA_TYPECHANGE: "modified"}
+    status_names = {
+        pygit2.GIT_DELTA_ADDED: "added",
+        pygit2.GIT_DELTA_DELETED: "removed",
+        pygit2.GIT_DELTA_MODIFIED: "modified",
+        pygit2.GIT_DELTA_RENAMED: "renamed",
+        pygit2.GIT_DELTA_TYPECHANGE: "modified",
+    }
     for patch in diff:
         delta = patch.delta
         _context, additions, deletions = patch.line_stats if not delta.is_binary else (0, 0, 0)
-        row: dict[str, Any] = {"path": delta.new_file.path, "status": status_names.get(delta.status, "modified"),
-                               "additions": additions, "deletions": deletions, "binary": bool(delta.is_binary)}
+        row: dict[str, Any] = {
+            "path": delta.new_file.path,
+            "status": status_names.get(delta.status, "modified"),
+            "additions": additions,
+            "deletions": deletions,
+            "binary": bool(delta.is_binary),
+        }
         if delta.status == pygit2.GIT_DELTA_RENAMED:
             row["old_path"] = delta.old_file.path
         result.files.append(row)
@@ -143,9 +158,14 @@ def diff_versions(ws: Workspace, a: str, b: str) -> VersionDiff:
             va, vb = before.get(key), after.get(key)
             if key in before and key in after and va == vb and type(va) is type(vb):
                 continue
-            result.params.append({"path": new_path, "param": key,
-                                  "a": _jsonable(va) if key in before else None,
-                                  "b": _jsonable(vb) if key in after else None})
+            result.params.append(
+                {
+                    "path": new_path,
+                    "param": key,
+                    "a": _jsonable(va) if key in before else None,
+                    "b": _jsonable(vb) if key in after else None,
+                }
+            )
     result.files.sort(key=lambda r: r["path"])
     return result
 
@@ -169,28 +189,39 @@ def _score(headline: dict[str, Any] | None) -> str:
 def diff_markdown(result: VersionDiff) -> str:
     """The diff as Markdown tables (a PR comment, like ``dvc exp diff --md``)."""
     a, b = _cell(result.a), _cell(result.b)
-    lines = [f"### {a} → {b}", "",
-             f"`{result.commit_a[:10]}` → `{result.commit_b[:10]}`", ""]
+    lines = [f"### {a} → {b}", "", f"`{result.commit_a[:10]}` → `{result.commit_b[:10]}`", ""]
     if result.headline_a or result.headline_b:
         metric = (result.headline_b or result.headline_a or {}).get("metric", "score")
-        lines += ["| Metric | " + a + " | " + b + " |", "|---|---|---|",
-                  f"| {_cell(metric)} | {_score(result.headline_a)} | {_score(result.headline_b)} |", ""]
+        lines += [
+            "| Metric | " + a + " | " + b + " |",
+            "|---|---|---|",
+            f"| {_cell(metric)} | {_score(result.headline_a)} | {_score(result.headline_b)} |",
+            "",
+        ]
     if result.params:
         lines += ["| Path | Param | " + a + " | " + b + " |", "|---|---|---|---|"]
-        lines += [f"| {_cell(p['path'])} | {_cell(p['param'])} | {_cell(p['a'])} | {_cell(p['b'])} |"
-                  for p in result.params]
+        lines += [
+            f"| {_cell(p['path'])} | {_cell(p['param'])} | {_cell(p['a'])} | {_cell(p['b'])} |"
+            for p in result.params
+        ]
         lines.append("")
     else:
         lines += ["No parameter differs.", ""]
     if result.files:
         lines += ["| File | Change | + | − |", "|---|---|---|---|"]
         for f in result.files:
-            name = _cell(f["path"]) + (f" (from {_cell(f['old_path'])})" if f.get("old_path") else "")
-            counts = ("binary", "") if f.get("binary") else (str(f["additions"]), str(f["deletions"]))
+            name = _cell(f["path"]) + (
+                f" (from {_cell(f['old_path'])})" if f.get("old_path") else ""
+            )
+            counts = (
+                ("binary", "") if f.get("binary") else (str(f["additions"]), str(f["deletions"]))
+            )
             lines.append(f"| {name} | {f['status']} | {counts[0]} | {counts[1]} |")
     else:
         lines.append("The two versions' trees are identical.")
     for u in result.unreadable:
-        lines.append(f"\n> {_cell(u['path'])} of {_cell(u['version'])} could not be read as parameters: "
-                     f"{_cell(u['reason'])}")
+        lines.append(
+            f"\n> {_cell(u['path'])} of {_cell(u['version'])} could not be read as parameters: "
+            f"{_cell(u['reason'])}"
+        )
     return "\n".join(lines) + "\n"

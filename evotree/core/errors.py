@@ -47,7 +47,11 @@ class EvotreeError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form printed by ``--json`` commands (schema: ``error.schema.json``)."""
-        out: dict[str, Any] = {"code": self.code, "exit_code": self.exit_code, "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "exit_code": self.exit_code,
+            "message": self.message,
+        }
         if self.fix:
             out["fix"] = self.fix
         if self.details:

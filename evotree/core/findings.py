@@ -71,7 +71,9 @@ class Severity(IntEnum):
             return cls(SEVERITIES.index(value.lower()))
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(SEVERITIES):
             return cls(value)
-        raise FindingError(f"severity: expected one of {', '.join(SEVERITIES)}, actually: {value!r}")
+        raise FindingError(
+            f"severity: expected one of {', '.join(SEVERITIES)}, actually: {value!r}"
+        )
 
     @property
     def label(self) -> str:
@@ -117,7 +119,9 @@ class Finding:
 
     def __post_init__(self) -> None:
         if self.layer not in LAYERS:
-            raise FindingError(f"layer: expected one of {', '.join(LAYERS)}, actually: {self.layer!r}")
+            raise FindingError(
+                f"layer: expected one of {', '.join(LAYERS)}, actually: {self.layer!r}"
+            )
         if not isinstance(self.code, str) or not _CODE.match(self.code):
             raise FindingError(f"code: expected '<layer>.<snake_case>', actually: {self.code!r}")
         if self.code.split(".", 1)[0] != self.layer:
@@ -126,13 +130,17 @@ class Finding:
         if not isinstance(self.title, str) or not self.title:
             raise FindingError(f"title: expected a non-empty string, actually: {self.title!r}")
         if not isinstance(self.evidence, Mapping):
-            raise FindingError(f"evidence: expected a dict, actually: {type(self.evidence).__name__}")
+            raise FindingError(
+                f"evidence: expected a dict, actually: {type(self.evidence).__name__}"
+            )
         self.evidence = json_safe(self.evidence)
         if isinstance(self.skills, str) or not all(isinstance(s, str) for s in self.skills):
             raise FindingError(f"skills: expected a list of skill names, actually: {self.skills!r}")
         self.skills = list(self.skills)
         if not isinstance(self.harness_version, str) or not self.harness_version:
-            raise FindingError(f"harness_version: expected a non-empty string, actually: {self.harness_version!r}")
+            raise FindingError(
+                f"harness_version: expected a non-empty string, actually: {self.harness_version!r}"
+            )
 
     @property
     def rank(self) -> Severity:
@@ -147,21 +155,34 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: ``{"v": 1, "layer": ..., "code": ..., ...}`` (JSON-safe)."""
-        return {"v": FINDING_SCHEMA_VERSION, "layer": self.layer, "code": self.code,
-                "severity": self.severity, "title": self.title, "evidence": dict(self.evidence),
-                "suggestion": self.suggestion, "skills": list(self.skills), "run_id": self.run_id,
-                "version": self.version, "harness_version": self.harness_version}
+        return {
+            "v": FINDING_SCHEMA_VERSION,
+            "layer": self.layer,
+            "code": self.code,
+            "severity": self.severity,
+            "title": self.title,
+            "evidence": dict(self.evidence),
+            "suggestion": self.suggestion,
+            "skills": list(self.skills),
+            "run_id": self.run_id,
+            "version": self.version,
+            "harness_version": self.harness_version,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Finding:
         """Read :meth:`to_dict`'s form back. Raises :class:`FindingError` for another ``"v"``
         (callers that scan stored findings skip those) or missing fields."""
         if not isinstance(data, Mapping):
-            raise FindingError(f"a finding: expected a JSON object, actually: {type(data).__name__}")
+            raise FindingError(
+                f"a finding: expected a JSON object, actually: {type(data).__name__}"
+            )
         if data.get("v") != FINDING_SCHEMA_VERSION:
-            raise FindingError(f"finding schema version: expected {FINDING_SCHEMA_VERSION}, "
-                               f"actually: {data.get('v')!r}",
-                               fix="upgrade evotree to read findings written by a newer version")
+            raise FindingError(
+                f"finding schema version: expected {FINDING_SCHEMA_VERSION}, "
+                f"actually: {data.get('v')!r}",
+                fix="upgrade evotree to read findings written by a newer version",
+            )
         missing = [k for k in ("layer", "code", "severity", "title") if k not in data]
         if missing:
             raise FindingError(f"a finding is missing {', '.join(missing)}")

@@ -26,7 +26,14 @@ from evotree.core.errors import (
     NotAGitRepository,
 )
 
-__all__ = ["Git", "Identity", "RefRaceLost", "check_worktree_special_files", "status_timeout", "write_pointer"]
+__all__ = [
+    "Git",
+    "Identity",
+    "RefRaceLost",
+    "check_worktree_special_files",
+    "status_timeout",
+    "write_pointer",
+]
 
 
 class RefRaceLost(Exception):
@@ -141,7 +148,9 @@ class Git:
         if not email:
             email = _config_get(config, "user.email")
         if not name or not email:
-            missing = " and ".join(k for k, v in (("user.name", name), ("user.email", email)) if not v)
+            missing = " and ".join(
+                k for k, v in (("user.name", name), ("user.email", email)) if not v
+            )
             raise MissingIdentity(
                 f"git identity is not set: {missing} missing; evotree records who created each version",
                 fix='git config user.name "Your Name" && git config user.email you@example.com',
@@ -149,8 +158,13 @@ class Git:
         return Identity(name, email)
 
     # ----------------------------------------------------------------- git CLI
-    def run(self, *args: str, cwd: str | os.PathLike[str] | None = None, check: bool = True,
-            timeout: float | None = None) -> str:
+    def run(
+        self,
+        *args: str,
+        cwd: str | os.PathLike[str] | None = None,
+        check: bool = True,
+        timeout: float | None = None,
+    ) -> str:
         """Run ``git args...`` (in the main worktree by default) and return its stdout.
 
         When ``cwd`` is a linked worktree (or a folder inside one), git is pointed at that
@@ -238,11 +252,17 @@ class Git:
             if probe == root:
                 return None
             dotgit = os.path.join(probe, ".git")
-            if inside and os.path.lexists(dotgit) and not (os.path.isdir(dotgit) and not os.path.islink(dotgit)):
+            if (
+                inside
+                and os.path.lexists(dotgit)
+                and not (os.path.isdir(dotgit) and not os.path.islink(dotgit))
+            ):
                 raise GitCommandError(
                     f"{probe} has a .git pointer of no worktree of the repository {root}: evotree never "
-                    "follows one", fix="evotree worktree restore VERSION (recreates its worktree)",
-                    returncode=128)
+                    "follows one",
+                    fix="evotree worktree restore VERSION (recreates its worktree)",
+                    returncode=128,
+                )
             parent = os.path.dirname(probe)
             if parent == probe:
                 return None
@@ -258,13 +278,18 @@ class Git:
         """
         wanted = os.path.realpath(worktree)
         common = self._common_dir()
-        if (common.parent / ".git").resolve() == common and os.path.realpath(common.parent) == wanted:
+        if (common.parent / ".git").resolve() == common and os.path.realpath(
+            common.parent
+        ) == wanted:
             return common
         for admin, top in self._linked_admins():
             if top == wanted:
                 return admin
-        raise GitCommandError(f"{worktree} is not a worktree of the repository {common.parent}",
-                              fix="evotree worktree restore VERSION (recreates its worktree)", returncode=128)
+        raise GitCommandError(
+            f"{worktree} is not a worktree of the repository {common.parent}",
+            fix="evotree worktree restore VERSION (recreates its worktree)",
+            returncode=128,
+        )
 
     def status_porcelain(self, worktree: str | os.PathLike[str]) -> list[str]:
         """Paths with uncommitted changes (tracked or untracked) in ``worktree``.
@@ -277,9 +302,16 @@ class Git:
         """
         admin = self.worktree_admin_dir(worktree)
         check_worktree_special_files(worktree)
-        out = self.run(f"--git-dir={admin}", f"--work-tree={os.path.realpath(worktree)}",
-                       "status", "--porcelain=v1", "-z", "--untracked-files=all", cwd=worktree,
-                       timeout=status_timeout())
+        out = self.run(
+            f"--git-dir={admin}",
+            f"--work-tree={os.path.realpath(worktree)}",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            cwd=worktree,
+            timeout=status_timeout(),
+        )
         entries = [e for e in out.split("\0") if e]
         paths: list[str] = []
         skip_next = False
@@ -321,16 +353,25 @@ class Git:
         """
         with self.worktree_lock():
             self.run("worktree", "add", "--quiet", "--no-checkout", str(path), branch)
-            if os.path.islink(path):  # planted since the caller checked the path: check out nothing there
-                raise GitCommandError(f"worktree path {path} became a symbolic link (to {os.readlink(path)}) "
-                                      "while the worktree was added: evotree never checks out through one",
-                                      fix=f"remove the link ({path}) and retry", returncode=128)
+            if os.path.islink(
+                path
+            ):  # planted since the caller checked the path: check out nothing there
+                raise GitCommandError(
+                    f"worktree path {path} became a symbolic link (to {os.readlink(path)}) "
+                    "while the worktree was added: evotree never checks out through one",
+                    fix=f"remove the link ({path}) and retry",
+                    returncode=128,
+                )
             admin = self.worktree_admin_dir(path)
             top = os.path.realpath(path)
             ref = branch if branch.startswith("refs/") else f"refs/heads/{branch}"
-            self.run(f"--git-dir={admin}", f"--work-tree={top}", "symbolic-ref", "HEAD", ref, cwd=top)
+            self.run(
+                f"--git-dir={admin}", f"--work-tree={top}", "symbolic-ref", "HEAD", ref, cwd=top
+            )
             write_pointer(top, admin)
-            self.run(f"--git-dir={admin}", f"--work-tree={top}", "reset", "--hard", "--quiet", cwd=top)
+            self.run(
+                f"--git-dir={admin}", f"--work-tree={top}", "reset", "--hard", "--quiet", cwd=top
+            )
 
     def remove_worktree(self, path: Path, *, force: bool = False) -> None:
         """``git worktree remove`` (``--force`` discards uncommitted changes)."""
@@ -389,13 +430,24 @@ def check_worktree_special_files(worktree: str | os.PathLike[str]) -> None:
         except FileNotFoundError:
             continue
         except OSError as exc:
-            raise GitCommandError(f"{path} cannot be inspected: {exc}", fix=f"remove {path}", returncode=128) from None
+            raise GitCommandError(
+                f"{path} cannot be inspected: {exc}", fix=f"remove {path}", returncode=128
+            ) from None
         if not stat.S_ISREG(mode):
-            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a symbolic link" if stat.S_ISLNK(mode)
-                    else "a folder" if stat.S_ISDIR(mode) else "not a regular file")
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a symbolic link"
+                if stat.S_ISLNK(mode)
+                else "a folder"
+                if stat.S_ISDIR(mode)
+                else "not a regular file"
+            )
             raise GitCommandError(
                 f"{path} is {kind}: git would block or follow it; evotree refuses to run git status in {worktree}",
-                fix=f"remove {path} (or replace it with a regular file)", returncode=128)
+                fix=f"remove {path} (or replace it with a regular file)",
+                returncode=128,
+            )
 
 
 def status_timeout() -> float:
@@ -406,13 +458,22 @@ def status_timeout() -> float:
         return 120.0
 
 
-def _run_with_timeout(argv: list[str], *, cwd: str, timeout: float) -> subprocess.CompletedProcess[str]:
+def _run_with_timeout(
+    argv: list[str], *, cwd: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
     """``argv`` in a process group of its own; the whole group is killed after ``timeout`` s."""
     import signal
 
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -423,7 +484,9 @@ def _run_with_timeout(argv: list[str], *, cwd: str, timeout: float) -> subproces
             f"`{' '.join(argv)}` in {cwd} did not finish within {timeout:.0f} s and was killed (a FIFO or "
             "a blocking file in the worktree?)",
             fix=f"look for special files in {cwd} (find {cwd} -not -type f -not -type d -not -type l), "
-                "or raise EVOTREE_GIT_STATUS_TIMEOUT", returncode=124) from None
+            "or raise EVOTREE_GIT_STATUS_TIMEOUT",
+            returncode=124,
+        ) from None
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

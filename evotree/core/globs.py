@@ -31,12 +31,12 @@ def glob_regex(pattern: str, *, fold: bool = False) -> re.Pattern[str]:
             out.append("[^/]")
             i += 1
         elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
             if end < 0:
                 out.append(re.escape(c))
                 i += 1
                 continue
-            inner = pattern[i + 1:end]
+            inner = pattern[i + 1 : end]
             negate = inner[:1] in ("!", "^")
             inner = inner[1:] if negate else inner
             inner = inner.replace("\\", "\\\\")
@@ -46,4 +46,3 @@ def glob_regex(pattern: str, *, fold: bool = False) -> re.Pattern[str]:
             out.append(re.escape(c))
             i += 1
     return re.compile("".join(out), re.IGNORECASE if fold else 0)
-

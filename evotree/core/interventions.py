@@ -54,9 +54,20 @@ from evotree.core.errors import EvotreeError
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
 
-__all__ = ["CLASSES", "Rule", "InterventionRules", "VersionIntervention", "parse_rules", "policy_rules",
-           "classify_changes", "classify_version", "intervention_record", "python_regions", "path_matches",
-           "incidental_line"]
+__all__ = [
+    "CLASSES",
+    "Rule",
+    "InterventionRules",
+    "VersionIntervention",
+    "parse_rules",
+    "policy_rules",
+    "classify_changes",
+    "classify_version",
+    "intervention_record",
+    "python_regions",
+    "path_matches",
+    "incidental_line",
+]
 
 OTHER = "other"
 NONE = "none"
@@ -67,7 +78,8 @@ _DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
 _INCIDENTAL = re.compile(
     r"\b(raise\s+(SystemExit|KeyboardInterrupt)|sys\.exit|os\._exit|os\.abort|exit\s*\(|quit\s*\(|"
     r"open\s*\(|\.(write|read)_(text|bytes)\s*\(|os\.(remove|unlink|rename|replace|makedirs|mkdir|system)\b|"
-    r"shutil\.|subprocess\.|os\.environ\b)")
+    r"shutil\.|subprocess\.|os\.environ\b)"
+)
 
 
 @dataclass
@@ -90,6 +102,7 @@ class VersionIntervention:
 
 
 # ---------------------------------------------------------------------------- rules
+
 
 def policy_rules(ws: Workspace) -> InterventionRules | None:
     """The ``[interventions]`` rules of the champion's ``evotree.toml`` (the policy in force), read
@@ -189,8 +202,14 @@ def _class_of(unit: _Unit, rules: InterventionRules) -> str:
     return OTHER
 
 
-def classify_changes(units: Iterable[_Unit], rules: InterventionRules, *, version: str = "",
-                     base: str | None = None, tip: str | None = None) -> VersionIntervention:
+def classify_changes(
+    units: Iterable[_Unit],
+    rules: InterventionRules,
+    *,
+    version: str = "",
+    base: str | None = None,
+    tip: str | None = None,
+) -> VersionIntervention:
     """Count changed units per class and pick the primary class."""
     counts: dict[str, int] = {}
     files: dict[str, set[str]] = {}
@@ -200,9 +219,15 @@ def classify_changes(units: Iterable[_Unit], rules: InterventionRules, *, versio
         files.setdefault(klass, set()).add(unit.path)
     order = [*rules.order, OTHER]
     classes = [k for k in order if counts.get(k)]
-    return VersionIntervention(version=version, base=base, tip=tip, primary=classes[0] if classes else NONE,
-                               classes=classes, units={k: counts[k] for k in classes},
-                               files={k: sorted(files[k]) for k in classes})
+    return VersionIntervention(
+        version=version,
+        base=base,
+        tip=tip,
+        primary=classes[0] if classes else NONE,
+        classes=classes,
+        units={k: counts[k] for k in classes},
+        files={k: sorted(files[k]) for k in classes},
+    )
 
 
 def _blob(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:
@@ -235,8 +260,14 @@ def _key_units(path: str, old: bytes | None, new: bytes | None) -> list[_Unit] |
         except (ValueError, RecursionError):
             return None
     before, after = sides
-    keys = [k for k in sorted(set(before) | set(after))
-            if k not in before or k not in after or before[k] != after[k] or type(before[k]) is not type(after[k])]
+    keys = [
+        k
+        for k in sorted(set(before) | set(after))
+        if k not in before
+        or k not in after
+        or before[k] != after[k]
+        or type(before[k]) is not type(after[k])
+    ]
     return [_Unit(path, key=k) for k in keys]
 
 
@@ -245,7 +276,9 @@ def _at(regions: list[list[tuple[str, str]]] | None, lineno: int) -> tuple[tuple
     return tuple(regions[lineno - 1]) if regions and 0 < lineno <= len(regions) else ()
 
 
-def diff_units(repo: pygit2.Repository, old_tree: pygit2.Tree, new_tree: pygit2.Tree) -> list[_Unit]:
+def diff_units(
+    repo: pygit2.Repository, old_tree: pygit2.Tree, new_tree: pygit2.Tree
+) -> list[_Unit]:
     """Every changed line, key or file between two trees."""
     diff = repo.diff(old_tree, new_tree, context_lines=0)
     diff.find_similar()
@@ -253,15 +286,21 @@ def diff_units(repo: pygit2.Repository, old_tree: pygit2.Tree, new_tree: pygit2.
     for patch in diff:
         delta = patch.delta
         old_path, new_path = delta.old_file.path, delta.new_file.path
-        old_data = _blob(repo, old_tree, old_path) if delta.status != pygit2.GIT_DELTA_ADDED else None
-        new_data = _blob(repo, new_tree, new_path) if delta.status != pygit2.GIT_DELTA_DELETED else None
+        old_data = (
+            _blob(repo, old_tree, old_path) if delta.status != pygit2.GIT_DELTA_ADDED else None
+        )
+        new_data = (
+            _blob(repo, new_tree, new_path) if delta.status != pygit2.GIT_DELTA_DELETED else None
+        )
         if new_path.endswith(_STRUCTURED) and old_path == new_path:
             keys = _key_units(new_path, old_data, new_data)
             if keys is not None:
                 units += keys or [_Unit(new_path)]  # formatting only: still a change of the file
                 continue
         old_text, new_text = _text(old_data), _text(new_data)
-        unreadable = (old_data is not None and old_text is None) or (new_data is not None and new_text is None)
+        unreadable = (old_data is not None and old_text is None) or (
+            new_data is not None and new_text is None
+        )
         if delta.is_binary or unreadable:
             units.append(_Unit(new_path))
             if old_path != new_path:
@@ -274,35 +313,54 @@ def diff_units(repo: pygit2.Repository, old_tree: pygit2.Tree, new_tree: pygit2.
         for hunk in patch.hunks:
             for line in hunk.lines:
                 if line.origin == "+" and line.new_lineno > 0:
-                    units.append(_Unit(new_path, regions=_at(new_regions, line.new_lineno),
-                                       incidental=python and incidental_line(line.content)))
+                    units.append(
+                        _Unit(
+                            new_path,
+                            regions=_at(new_regions, line.new_lineno),
+                            incidental=python and incidental_line(line.content),
+                        )
+                    )
                     lines += 1
                 elif line.origin == "-" and line.old_lineno > 0:
-                    units.append(_Unit(old_path, regions=_at(old_regions, line.old_lineno),
-                                       incidental=python and incidental_line(line.content)))
+                    units.append(
+                        _Unit(
+                            old_path,
+                            regions=_at(old_regions, line.old_lineno),
+                            incidental=python and incidental_line(line.content),
+                        )
+                    )
                     lines += 1
         if not lines:  # a rename or a mode change without a changed line
             units.append(_Unit(new_path))
     return units
 
 
-def classify_version(ws: Workspace, version: str, rules: InterventionRules, *,
-                     commit: str | None = None) -> VersionIntervention:
+def classify_version(
+    ws: Workspace, version: str, rules: InterventionRules, *, commit: str | None = None
+) -> VersionIntervention:
     """The intervention class of ``version``: its branch tip (or ``commit``, e.g. the commit a run
     trained) against the commit it was branched from."""
 
     record = ws.resolve(version)
     if not record.parents:
-        return VersionIntervention(version=record.id, base=None, tip=record.base_commit, primary=None)
+        return VersionIntervention(
+            version=record.id, base=None, tip=record.base_commit, primary=None
+        )
     repo = ws.git.repo
-    target = pygit2.Oid(hex=commit) if commit is not None else ws.git.ref_target(branch_ref(record.id))
-    tip = repo[target if target is not None else pygit2.Oid(hex=record.base_commit)].peel(pygit2.Commit)
+    target = (
+        pygit2.Oid(hex=commit) if commit is not None else ws.git.ref_target(branch_ref(record.id))
+    )
+    tip = repo[target if target is not None else pygit2.Oid(hex=record.base_commit)].peel(
+        pygit2.Commit
+    )
     base = repo[pygit2.Oid(hex=record.base_commit)].peel(pygit2.Commit)
     units = diff_units(repo, base.tree, tip.tree)
     return classify_changes(units, rules, version=record.id, base=str(base.id), tip=str(tip.id))
 
 
-def intervention_record(ws: Workspace, version: str, *, commit: str | None = None) -> dict[str, Any] | None:
+def intervention_record(
+    ws: Workspace, version: str, *, commit: str | None = None
+) -> dict[str, Any] | None:
     """What a ledger event may carry about ``version``'s intervention class (e.g. ``run.started``'s
     ``data["intervention"]``): None when the policy has no ``[interventions]``; ``{"error": ...}``
     instead of raising, so that a record never stops the command that writes it."""

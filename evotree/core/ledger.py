@@ -124,14 +124,20 @@ class Event:
     v: int = SCHEMA_VERSION
 
     @classmethod
-    def of(cls, payload: Payload, *, version: str | None, actor: str,
-           at: str | None = None) -> Event:
+    def of(
+        cls, payload: Payload, *, version: str | None, actor: str, at: str | None = None
+    ) -> Event:
         """The event of ``payload``'s kind with its data (the typed way to write an event); a
         value of the wrong type is refused here, before anything is written (a writer's bug)."""
         data = payload.to_data()
         type(payload).from_data(data, event=f"{payload.KIND.value} event being written")
-        return cls(kind=payload.KIND.value, version=version, actor=actor,
-                   at=at if at is not None else utcnow(), data=data)
+        return cls(
+            kind=payload.KIND.value,
+            version=version,
+            actor=actor,
+            at=at if at is not None else utcnow(),
+            data=data,
+        )
 
     def payload(self) -> Payload:
         """``data`` parsed strictly as its kind's payload (:mod:`evotree.core.events`):
@@ -218,8 +224,9 @@ class LedgerTxn:
         self.head = head
         self._tree = head.tree if head is not None else None
         self.meta: LedgerMeta = (
-            json.loads(self._read("meta.json")) if self._tree is not None else
-            {"v": SCHEMA_VERSION, "champion": None, "last_number": -1, "events": 0}
+            json.loads(self._read("meta.json"))
+            if self._tree is not None
+            else {"v": SCHEMA_VERSION, "champion": None, "last_number": -1, "events": 0}
         )
         #: keys the head's meta already had (a ledger written by another evotree release is kept as it is)
         self._read_keys = frozenset(self.meta)
@@ -267,13 +274,18 @@ class LedgerTxn:
     def write_tree(self) -> pygit2.Oid:
         unknown = sorted(set(self.meta) - META_KEYS - self._read_keys)
         if unknown:  # a bug of the writer (a misspelled key): nothing is written
-            raise EvotreeError(f"ledger meta has unknown key(s) {', '.join(unknown)} (known: LedgerMeta)",
-                               fix="a bug in evotree: report it")
+            raise EvotreeError(
+                f"ledger meta has unknown key(s) {', '.join(unknown)} (known: LedgerMeta)",
+                fix="a bug in evotree: report it",
+            )
         shards: dict[str, dict[str, bytes]] = {}
         for record in self._changed.values():
-            shards.setdefault(_shard(record.id), {})[f"{record.id}.json"] = _json_bytes(record.to_dict())
-        return write_sharded_tree(self._repo, self._tree, "versions", shards,
-                                  {"meta.json": _json_bytes(self.meta)})
+            shards.setdefault(_shard(record.id), {})[f"{record.id}.json"] = _json_bytes(
+                record.to_dict()
+            )
+        return write_sharded_tree(
+            self._repo, self._tree, "versions", shards, {"meta.json": _json_bytes(self.meta)}
+        )
 
 
 class Ledger:
@@ -282,8 +294,9 @@ class Ledger:
     def __init__(self, git: Git, ref: str = LEDGER_REF) -> None:
         self.git = git
         self.ref = ref
-        self.store = RefStore(git, ref, busy_fix="another process is writing the ledger heavily; "
-                                                 "retry the command")
+        self.store = RefStore(
+            git, ref, busy_fix="another process is writing the ledger heavily; retry the command"
+        )
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -336,10 +349,24 @@ class Ledger:
         """Each event leaves a few loose objects; let git pack them now and then (detached)."""
         try:  # the system's git, with no hook (pre-auto-gc) or global setting of the workspace's
             git = system_program("git")
-            subprocess.Popen([git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                              "gc", "--auto", "--quiet"], cwd=str(self.git.root),
-                             env=approver_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+            subprocess.Popen(
+                [
+                    git,
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "-c",
+                    "core.fsmonitor=false",
+                    "gc",
+                    "--auto",
+                    "--quiet",
+                ],
+                cwd=str(self.git.root),
+                env=approver_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except (OSError, EvotreeError):
             pass  # packing is an optimisation only
 
@@ -358,15 +385,18 @@ class Ledger:
         return records
 
     def _malformed(self, what: str) -> InvalidState:
-        return InvalidState(f"the ledger on {self.ref} is malformed: {what}",
-                            fix=f"the ledger ref was written by another tool; inspect it with "
-                                f"`git log -p {self.ref}`")
+        return InvalidState(
+            f"the ledger on {self.ref} is malformed: {what}",
+            fix=f"the ledger ref was written by another tool; inspect it with "
+            f"`git log -p {self.ref}`",
+        )
 
     def meta(self) -> dict[str, Any]:
         return self.snapshot().meta
 
-    def entries(self, *, version: str | None = None,
-                limit: int | None = None) -> Iterator[LedgerEntry]:
+    def entries(
+        self, *, version: str | None = None, limit: int | None = None
+    ) -> Iterator[LedgerEntry]:
         """Events newest first (optionally only those of ``version``, at most ``limit``)."""
         head = self.head()
         if head is None:

@@ -63,7 +63,7 @@ def _pid_state(pid: int) -> tuple[str, int] | None:
     text = _read(f"/proc/{int(pid)}/stat")
     if not text or ")" not in text:
         return None
-    fields_ = text[text.rindex(")") + 2:].split()
+    fields_ = text[text.rindex(")") + 2 :].split()
     try:
         return fields_[0], int(fields_[19])
     except (IndexError, ValueError):
@@ -80,9 +80,14 @@ def _pid_namespace() -> str:
 def process_owner() -> dict[str, Any]:
     """Who holds a reservation: this process (pid, its start time, pid namespace), host, boot id, when."""
     state = _pid_state(os.getpid())
-    return {"pid": os.getpid(), "pid_start": state[1] if state else None, "pid_ns": _pid_namespace(),
-            "host": socket.gethostname(), "boot_id": _read(_BOOT_ID) or "",
-            "at": datetime.now(UTC).isoformat(timespec="microseconds")}
+    return {
+        "pid": os.getpid(),
+        "pid_start": state[1] if state else None,
+        "pid_ns": _pid_namespace(),
+        "host": socket.gethostname(),
+        "boot_id": _read(_BOOT_ID) or "",
+        "at": datetime.now(UTC).isoformat(timespec="microseconds"),
+    }
 
 
 def owner_is_dead(owner: Mapping[str, Any]) -> bool:

@@ -123,18 +123,63 @@ _FALSE = {"false", "no", "off", "0", ""}
 #: GIT_ALLOW_PROTOCOL=none no transport runs anyway, and a lazy fetch needs a promisor remote).
 _HELPER_URL = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9+.-]*::")
 #: git commands that read or write the worktree (and so could run filters or drivers)
-_WORKTREE_COMMANDS = {"status", "merge", "checkout", "switch", "restore", "reset", "diff", "add", "commit", "stash",
-                      "read-tree", "checkout-index", "update-index", "worktree", "rm", "mv", "apply", "am",
-                      "cherry-pick", "revert", "rebase", "pull", "diff-files", "diff-index", "ls-files", "grep",
-                      # these run diff drivers (textconv) or filters on content too
-                      "show", "log", "whatchanged", "blame", "annotate", "archive", "format-patch", "diff-tree"}
+_WORKTREE_COMMANDS = {
+    "status",
+    "merge",
+    "checkout",
+    "switch",
+    "restore",
+    "reset",
+    "diff",
+    "add",
+    "commit",
+    "stash",
+    "read-tree",
+    "checkout-index",
+    "update-index",
+    "worktree",
+    "rm",
+    "mv",
+    "apply",
+    "am",
+    "cherry-pick",
+    "revert",
+    "rebase",
+    "pull",
+    "diff-files",
+    "diff-index",
+    "ls-files",
+    "grep",
+    # these run diff drivers (textconv) or filters on content too
+    "show",
+    "log",
+    "whatchanged",
+    "blame",
+    "annotate",
+    "archive",
+    "format-patch",
+    "diff-tree",
+}
 #: git's options before the command that take their value as the next argument
-_OPTIONS_WITH_VALUE = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
-                       "--attr-source"}
+_OPTIONS_WITH_VALUE = {
+    "-c",
+    "-C",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--attr-source",
+}
 #: of those, the ones that decide which repository (and so which configuration) git reads
 _LOCATION_OPTIONS = {"-C", "--git-dir", "--work-tree"}
 #: the caller's variables kept in git's environment (who the approver is; nothing that configures git)
-_KEPT_GIT_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+_KEPT_GIT_VARIABLES = (
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+)
 
 
 # ---------------------------------------------------------------------------- the programs
@@ -180,9 +225,12 @@ def system_program(name: str) -> str:
         reasons.append(reason)
     raise InvalidState(
         f"{name} was not found as a system program in {', '.join(SYSTEM_DIRS)}"
-        + (f" ({'; '.join(reasons)})" if reasons else "") + "; evotree never takes it from PATH for a sign-off",
+        + (f" ({'; '.join(reasons)})" if reasons else "")
+        + "; evotree never takes it from PATH for a sign-off",
         fix=f"install {name} system-wide (owned by root), or record its absolute root-owned path as "
-            f"[tools].{name.replace('-', '_')} in the champion's evotree.toml", program=name)
+        f"[tools].{name.replace('-', '_')} in the champion's evotree.toml",
+        program=name,
+    )
 
 
 def program(name: str, recorded: str | None = None) -> str:
@@ -192,18 +240,26 @@ def program(name: str, recorded: str | None = None) -> str:
     if not recorded:
         return system_program(name)
     reason = untrusted_reason(recorded)
-    if reason is None and os.path.basename(recorded) != name:  # e.g. /usr/bin/true would "verify" anything
+    if (
+        reason is None and os.path.basename(recorded) != name
+    ):  # e.g. /usr/bin/true would "verify" anything
         reason = f"{recorded} is not named {name}"
     if reason is not None:
         key = name.replace("-", "_")
-        raise InvalidState(f"[tools].{key} of the champion's policy is not a system program: {reason}",
-                           fix=f"record an absolute path owned by root (e.g. /usr/bin/{name}) as [tools].{key} "
-                               "through a reviewed promotion", program=name, path=recorded)
+        raise InvalidState(
+            f"[tools].{key} of the champion's policy is not a system program: {reason}",
+            fix=f"record an absolute path owned by root (e.g. /usr/bin/{name}) as [tools].{key} "
+            "through a reviewed promotion",
+            program=name,
+            path=recorded,
+        )
     return recorded
 
 
 # ---------------------------------------------------------------------------- git's environment
-def approver_env(base: dict[str, str] | None = None, *, identity: tuple[str, str] | None = None) -> dict[str, str]:
+def approver_env(
+    base: dict[str, str] | None = None, *, identity: tuple[str, str] | None = None
+) -> dict[str, str]:
     """An environment for git in which nothing of the workspace's configures it.
 
     Drops every ``GIT_*`` variable of ``base`` (default ``os.environ``) but the identity ones,
@@ -211,28 +267,33 @@ def approver_env(base: dict[str, str] | None = None, *, identity: tuple[str, str
     askpass and terminal prompts, and sets ``PATH`` to :data:`SYSTEM_DIRS` (for the programs git
     itself starts). ``identity`` (name, email) fills the author and committer when not set.
     """
-    env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not k.startswith("GIT_") or k in _KEPT_GIT_VARIABLES}
+    env = {
+        k: v
+        for k, v in (os.environ if base is None else base).items()
+        if not k.startswith("GIT_") or k in _KEPT_GIT_VARIABLES
+    }
     for key in ("PAGER", "LESS", "EDITOR", "VISUAL", "SSH_ASKPASS", "GPG_TTY"):
         env.pop(key, None)
-    env.update({
-        "PATH": os.pathsep.join(SYSTEM_DIRS),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_ATTR_NOSYSTEM": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_PAGER": "cat",
-        "PAGER": "cat",
-        "GIT_EDITOR": ":",
-        "GIT_SEQUENCE_EDITOR": ":",
-        "GIT_ASKPASS": "",
-        "GIT_NO_REPLACE_OBJECTS": "1",
-        "GIT_OPTIONAL_LOCKS": "0",
-        # no transport at all (this wins over the repository's protocol.<name>.allow), and no
-        # lazy fetch of a missing object from a partial clone's promisor remote (git >= 2.45)
-        "GIT_ALLOW_PROTOCOL": "none",
-        "GIT_NO_LAZY_FETCH": "1",
-    })
+    env.update(
+        {
+            "PATH": os.pathsep.join(SYSTEM_DIRS),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "GIT_EDITOR": ":",
+            "GIT_SEQUENCE_EDITOR": ":",
+            "GIT_ASKPASS": "",
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_OPTIONAL_LOCKS": "0",
+            # no transport at all (this wins over the repository's protocol.<name>.allow), and no
+            # lazy fetch of a missing object from a partial clone's promisor remote (git >= 2.45)
+            "GIT_ALLOW_PROTOCOL": "none",
+            "GIT_NO_LAZY_FETCH": "1",
+        }
+    )
     if identity is not None:
         name, email = identity
         for role in ("AUTHOR", "COMMITTER"):
@@ -291,8 +352,9 @@ def split_global_options(args: Sequence[str]) -> tuple[list[str], str, int]:
     return location, (args[index] if index < len(args) else ""), index
 
 
-def program_settings(root: str | os.PathLike[str], *, git: str | None = None,
-                     location: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+def program_settings(
+    root: str | os.PathLike[str], *, git: str | None = None, location: Sequence[str] = ()
+) -> list[tuple[str, str, str]]:
     """``(key, value, origin)`` of every setting of the repository at ``root`` that runs a program.
 
     Read by git itself (includes followed) with the system and global configuration off, so
@@ -302,12 +364,29 @@ def program_settings(root: str | os.PathLike[str], *, git: str | None = None,
     from the one git would discover from ``root`` (e.g. through a rewritten ``.git`` pointer).
     """
     exe = program("git", git)
-    proc = subprocess.run([exe, "--no-pager", *_config_args(PINNED_CONFIG), *location, "config", "--list", "-z",
-                           "--show-origin"], cwd=str(root), env=approver_env(), capture_output=True, check=False,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [
+            exe,
+            "--no-pager",
+            *_config_args(PINNED_CONFIG),
+            *location,
+            "config",
+            "--list",
+            "-z",
+            "--show-origin",
+        ],
+        cwd=str(root),
+        env=approver_env(),
+        capture_output=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     if proc.returncode != 0:
-        raise InvalidState(f"git could not read the configuration of {root}: "
-                           f"{proc.stderr.decode(errors='replace').strip()}", fix="check the repository's .git/config")
+        raise InvalidState(
+            f"git could not read the configuration of {root}: "
+            f"{proc.stderr.decode(errors='replace').strip()}",
+            fix="check the repository's .git/config",
+        )
     fields = proc.stdout.decode("utf-8", errors="replace").split("\0")
     found: list[tuple[str, str, str]] = []
     for origin, entry in zip(fields[0::2], fields[1::2]):
@@ -336,8 +415,12 @@ def _neutralizers(settings: Sequence[tuple[str, str, str]]) -> list[tuple[str, s
         name, _, variable = rest.rpartition(".")
         section, variable = section.lower(), variable.lower()
         if section == "filter" and name:
-            out += [(f"filter.{name}.clean", ""), (f"filter.{name}.smudge", ""), (f"filter.{name}.process", ""),
-                    (f"filter.{name}.required", "false")]
+            out += [
+                (f"filter.{name}.clean", ""),
+                (f"filter.{name}.smudge", ""),
+                (f"filter.{name}.process", ""),
+                (f"filter.{name}.required", "false"),
+            ]
         elif section == "diff" and name:
             out += [(f"diff.{name}.textconv", ""), (f"diff.{name}.command", "")]
         elif section == "merge" and name and variable == "driver":
@@ -347,23 +430,37 @@ def _neutralizers(settings: Sequence[tuple[str, str, str]]) -> list[tuple[str, s
     return list(dict.fromkeys(out))
 
 
-def refuse_program_settings(root: str | os.PathLike[str], what: str, *, git: str | None = None) -> None:
+def refuse_program_settings(
+    root: str | os.PathLike[str], what: str, *, git: str | None = None
+) -> None:
     """:class:`InvalidState` naming each setting of the repository at ``root`` that runs a program."""
     found = program_settings(root, git=git)
     if found:
         from evotree.core.text import escape_control
 
-        listed = "; ".join(f"{escape_control(k)}={escape_control(v)[:60]} ({escape_control(o)})" for k, v, o in found)
+        listed = "; ".join(
+            f"{escape_control(k)}={escape_control(v)[:60]} ({escape_control(o)})"
+            for k, v, o in found
+        )
         raise InvalidState(
             f"{what}: the repository's git configuration defines settings that run programs, which git would run "
             f"in your process: {listed}",
             fix="remove them (git config --unset KEY, or edit .git/config) if you did not add them yourself; "
-                "nothing was changed", settings=[k for k, _v, _o in found])
+            "nothing was changed",
+            settings=[k for k, _v, _o in found],
+        )
 
 
-def run_git(root: str | os.PathLike[str], *args: str, git: str | None = None, ssh_keygen: str | None = None,
-            cwd: str | os.PathLike[str] | None = None, input: Any = None, text: bool = True,
-            identity: tuple[str, str] | None = None) -> subprocess.CompletedProcess[Any]:
+def run_git(
+    root: str | os.PathLike[str],
+    *args: str,
+    git: str | None = None,
+    ssh_keygen: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    input: Any = None,
+    text: bool = True,
+    identity: tuple[str, str] | None = None,
+) -> subprocess.CompletedProcess[Any]:
     """``git args...`` as the approver's process runs it: the system git (or ``git``, a policy's
     recorded path), :func:`approver_env`, :data:`PINNED_CONFIG`, ``gpg.ssh.program`` the system
     ssh-keygen (or ``ssh_keygen``), and, for commands that touch the worktree, every filter and
@@ -374,9 +471,18 @@ def run_git(root: str | os.PathLike[str], *args: str, git: str | None = None, ss
     if command in _WORKTREE_COMMANDS:
         settings += _neutralizers(program_settings(cwd or root, git=git, location=location))
     env = approver_env(identity=identity or _repo_identity(Path(root)))
-    stdin = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}  # never the terminal
-    return subprocess.run([exe, "--no-pager", *_config_args(settings), *args], cwd=str(cwd or root), env=env,
-                          capture_output=True, check=False, text=text, **stdin)
+    stdin = (
+        {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
+    )  # never the terminal
+    return subprocess.run(
+        [exe, "--no-pager", *_config_args(settings), *args],
+        cwd=str(cwd or root),
+        env=env,
+        capture_output=True,
+        check=False,
+        text=text,
+        **stdin,
+    )
 
 
 # ---------------------------------------------------------------------------- the whole process

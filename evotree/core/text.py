@@ -21,8 +21,18 @@ CONTROL_ESCAPES: dict[int, str] = {
     **{c: _NAMED.get(chr(c), f"\\x{c:02x}") for c in range(0x20)},
     0x7F: "\\x7f",
     **{c: f"\\x{c:02x}" for c in range(0x80, 0xA0)},
-    **{c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A),
-                                   0x200E, 0x200F, 0x061C, 0x2028, 0x2029)},
+    **{
+        c: f"\\u{c:04x}"
+        for c in (
+            *range(0x202A, 0x202F),
+            *range(0x2066, 0x206A),
+            0x200E,
+            0x200F,
+            0x061C,
+            0x2028,
+            0x2029,
+        )
+    },
 }
 _KEEP_NEWLINES = {c: e for c, e in CONTROL_ESCAPES.items() if c != 0x0A}
 

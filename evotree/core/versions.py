@@ -93,14 +93,26 @@ def create_version(
     tip = _champion_commit(ws) if parent_record.id == ws.champion() else None
     tip = tip if tip is not None else _branch_tip(ws, parent_record)
     return _new_version(
-        ws, commit=tip, parents=[parent_record.id], hypothesis=hypothesis, name=name, worktree=worktree,
-        creator=creator, worktree_parent=worktree_parent,
+        ws,
+        commit=tip,
+        parents=[parent_record.id],
+        hypothesis=hypothesis,
+        name=name,
+        worktree=worktree,
+        creator=creator,
+        worktree_parent=worktree_parent,
     )
 
 
 def merge_versions(
-    ws: Workspace, first: str, second: str, *, message: str, name: str | None = None,
-    worktree: str | Path | None = None, creator: Identity | None = None,
+    ws: Workspace,
+    first: str,
+    second: str,
+    *,
+    message: str,
+    name: str | None = None,
+    worktree: str | Path | None = None,
+    creator: Identity | None = None,
 ) -> VersionRecord:
     """``evotree merge A B``: a new version whose commit merges both tips (the tree becomes a DAG).
 
@@ -113,16 +125,15 @@ def merge_versions(
         raise InvalidState(f"cannot merge {a.id} with itself", fix="name two different versions")
     _require_message(message, "merge message (-m)")
     champion = ws.champion()
-    tip_a, tip_b = ((_champion_commit(ws) if r.id == champion else None) or _branch_tip(ws, r) for r in (a, b))
+    tip_a, tip_b = (
+        (_champion_commit(ws) if r.id == champion else None) or _branch_tip(ws, r) for r in (a, b)
+    )
     repo = ws.git.repo
     index = repo.merge_commits(tip_a, tip_b)
     if index.conflicts is not None:
-        files = sorted({
-            entry.path
-            for triple in index.conflicts
-            for entry in triple
-            if entry is not None
-        })
+        files = sorted(
+            {entry.path for triple in index.conflicts for entry in triple if entry is not None}
+        )
         raise MergeConflict(
             f"merging {a.id} and {b.id} conflicts in {len(files)} file(s): {', '.join(files)}",
             fix=f"resolve it by hand: branch from {a.id}, `git merge {branch_name(b.id)}` in its "
@@ -132,11 +143,21 @@ def merge_versions(
     tree = index.write_tree(repo)
     signature = (creator if creator is not None else ws.git.identity()).signature()
     commit = repo.create_commit(
-        None, signature, signature, f"evotree: merge {a.id} and {b.id}\n\n{message.strip()}\n",
-        tree, [tip_a, tip_b],
+        None,
+        signature,
+        signature,
+        f"evotree: merge {a.id} and {b.id}\n\n{message.strip()}\n",
+        tree,
+        [tip_a, tip_b],
     )
     return _new_version(
-        ws, commit=commit, parents=[a.id, b.id], hypothesis=message, name=name, worktree=worktree, creator=creator
+        ws,
+        commit=commit,
+        parents=[a.id, b.id],
+        hypothesis=message,
+        name=name,
+        worktree=worktree,
+        creator=creator,
     )
 
 
@@ -195,16 +216,22 @@ def _new_version(
 
         def change(txn: LedgerTxn) -> Event:
             if txn.version(version_id) is not None:
-                raise AlreadyExists(f"version {version_id} already exists in the ledger",
-                                    fix="choose another --name; nothing was created")
+                raise AlreadyExists(
+                    f"version {version_id} already exists in the ledger",
+                    fix="choose another --name; nothing was created",
+                )
             for parent in parents:
                 txn.require(parent)
             number = VersionId(version_id).number
             if number is not None and number > int(txn.meta.get("last_number", 0)):
                 txn.meta["last_number"] = number
             txn.put(record)
-            created = VersionCreated(parents=parents, base_commit=str(commit),
-                                     hypothesis=hypothesis, worktree=record.worktree)
+            created = VersionCreated(
+                parents=parents,
+                base_commit=str(commit),
+                hypothesis=hypothesis,
+                worktree=record.worktree,
+            )
             return Event.of(created, version=version_id, actor=str(actor), at=now)
 
         ws.ledger.transact(change, actor=actor)
@@ -245,12 +272,18 @@ def _check_worktree_location(ws: Workspace, path: Path) -> None:
     """Refuse a ``--worktree`` inside git's own directory (``.git/...``) or at the repository's root."""
     git_dir = ws.git._common_dir().resolve()
     if path == git_dir or git_dir in path.parents or ".git" in path.parts:
-        raise UsageError(f"--worktree {path} is inside git's own directory ({git_dir}): a worktree there would be "
-                         "mistaken for repository data", fix="pass a path outside .git, or omit --worktree",
-                         path=str(path))
+        raise UsageError(
+            f"--worktree {path} is inside git's own directory ({git_dir}): a worktree there would be "
+            "mistaken for repository data",
+            fix="pass a path outside .git, or omit --worktree",
+            path=str(path),
+        )
     if path == ws.root:
-        raise UsageError(f"--worktree {path} is the repository's own working tree",
-                         fix="pass a new folder, or omit --worktree", path=str(path))
+        raise UsageError(
+            f"--worktree {path} is the repository's own working tree",
+            fix="pass a new folder, or omit --worktree",
+            path=str(path),
+        )
 
 
 def _check_free_path(path: Path) -> None:
@@ -274,7 +307,9 @@ def _check_free_path(path: Path) -> None:
 def _require_message(text: str, what: str) -> str:
     text = (text or "").strip()
     if not text:
-        raise InvalidState(f"a {what} is required and must not be empty", fix='pass -m "what you expect and why"')
+        raise InvalidState(
+            f"a {what} is required and must not be empty", fix='pass -m "what you expect and why"'
+        )
     return text
 
 
@@ -298,7 +333,9 @@ def _branch_tip(ws: Workspace, record: VersionRecord) -> pygit2.Oid:
 
 
 # ---------------------------------------------------------------------------- abandon / worktrees
-def abandon_version(ws: Workspace, version: str, *, reason: str, force: bool = False) -> VersionRecord:
+def abandon_version(
+    ws: Workspace, version: str, *, reason: str, force: bool = False
+) -> VersionRecord:
     """``evotree abandon``: record why, remove the worktree, keep the branch as negative evidence."""
     reason = _require_message(reason, "reason (--reason)")
     record = ws.resolve(version)
@@ -382,18 +419,23 @@ def prune_worktrees(ws: Workspace, *, force: bool = False) -> PruneResult:
             result.removed.append(record.id)
         else:
             result.forgotten.append(record.id)
-        _record_worktree(ws, record.id, None, EventKind.WORKTREE_PRUNED, actor, missing=not path.exists())
+        _record_worktree(
+            ws, record.id, None, EventKind.WORKTREE_PRUNED, actor, missing=not path.exists()
+        )
     ws.git.prune_worktrees()
     return result
 
 
-def restore_worktree(ws: Workspace, version: str, *, worktree: str | Path | None = None) -> VersionRecord:
+def restore_worktree(
+    ws: Workspace, version: str, *, worktree: str | Path | None = None
+) -> VersionRecord:
     """``evotree worktree restore V``: give a version (abandoned ones too) a worktree again."""
     record = ws.resolve(version)
     actor = ws.git.identity()
     if record.worktree and ws.absolute(record.worktree).exists():
         raise AlreadyExists(
-            f"{record.id} already has a worktree at {record.worktree}", fix="use it, or prune it first"
+            f"{record.id} already has a worktree at {record.worktree}",
+            fix="use it, or prune it first",
         )
     _branch_tip(ws, record)
     path = Path(worktree).resolve() if worktree is not None else ws.worktree_path(record.id)
@@ -419,8 +461,11 @@ def _record_worktree(
         current.worktree = worktree
         current.updated_at = utcnow()
         txn.put(current)
-        payload = (WorktreePruned(worktree=worktree, **data) if kind is EventKind.WORKTREE_PRUNED
-                   else WorktreeRestored(worktree=worktree, **data))
+        payload = (
+            WorktreePruned(worktree=worktree, **data)
+            if kind is EventKind.WORKTREE_PRUNED
+            else WorktreeRestored(worktree=worktree, **data)
+        )
         return Event.of(payload, version=version, actor=str(actor))
 
     return ws.ledger.transact(change, actor=actor)
@@ -459,7 +504,11 @@ class TreeView:
 
     def to_dict(self) -> dict[str, Any]:
         # a shallow dict per row: asdict() deep-copies and is 10x slower on large trees
-        return {"v": 1, "champion": self.champion, "versions": [dict(v.__dict__) for v in self.versions]}
+        return {
+            "v": 1,
+            "champion": self.champion,
+            "versions": [dict(v.__dict__) for v in self.versions],
+        }
 
 
 def _sort_key(record: VersionRecord) -> tuple[Any, ...]:
@@ -499,8 +548,9 @@ def tree_view(ws: Workspace) -> TreeView:
     return TreeView(champion=champion, versions=views)
 
 
-def _normalized_headline(headline: dict[str, Any] | None, spec: Any,
-                         runs: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+def _normalized_headline(
+    headline: dict[str, Any] | None, spec: Any, runs: list[dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
     """``headline`` with ``normalized`` beside the raw ``value`` when ``[eval.normalize]`` is set;
     with ``failed_as_zero`` it is AI4AI's mean over the formal runs, a failed one counting 0."""
     if headline is None or spec is None:
@@ -508,8 +558,11 @@ def _normalized_headline(headline: dict[str, Any] | None, spec: Any,
     from evotree.core.normalize import normalize_score, normalized_mean
 
     if getattr(spec, "failed_as_zero", False) and runs:
-        pairs = [(r.get("status"), (r.get("headline") or {}).get("value")) for r in runs
-                 if r.get("status") not in ("ingested", "cancelled", "running")]
+        pairs = [
+            (r.get("status"), (r.get("headline") or {}).get("value"))
+            for r in runs
+            if r.get("status") not in ("ingested", "cancelled", "running")
+        ]
         return {**headline, "normalized": normalized_mean(pairs, spec)}
     return {**headline, "normalized": normalize_score(headline.get("value"), spec)}
 
@@ -547,16 +600,16 @@ def show_version(ws: Workspace, version: str, *, max_commits: int = 50) -> Versi
         for commit in walker:
             if len(commits) >= max_commits:
                 break
-            commits.append({
-                "commit": str(commit.id),
-                "summary": commit.message.splitlines()[0] if commit.message else "",
-                "author": f"{commit.author.name} <{commit.author.email}>",
-            })
+            commits.append(
+                {
+                    "commit": str(commit.id),
+                    "summary": commit.message.splitlines()[0] if commit.message else "",
+                    "author": f"{commit.author.name} <{commit.author.email}>",
+                }
+            )
     exists = bool(record.worktree) and ws.absolute(record.worktree or "").exists()
     uncommitted = ws.git.status_porcelain(ws.absolute(record.worktree or "")) if exists else []
-    events = [
-        {"commit": e.commit, **asdict(e.event)} for e in ws.ledger.entries(version=record.id)
-    ]
+    events = [{"commit": e.commit, **asdict(e.event)} for e in ws.ledger.entries(version=record.id)]
     return VersionDetail(
         version=view,
         tip=str(tip) if tip is not None else None,
@@ -567,9 +620,13 @@ def show_version(ws: Workspace, version: str, *, max_commits: int = 50) -> Versi
     )
 
 
-def log_entries(ws: Workspace, *, version: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+def log_entries(
+    ws: Workspace, *, version: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
     """Ledger events newest first (schema: ``log.schema.json``)."""
     if version is not None:
         version = ws.resolve(version).id
-    return [{"commit": e.commit, **asdict(e.event)} for e in ws.ledger.entries(version=version, limit=limit)]
-
+    return [
+        {"commit": e.commit, **asdict(e.event)}
+        for e in ws.ledger.entries(version=version, limit=limit)
+    ]

@@ -54,9 +54,18 @@ from typing import Any
 
 from evotree.core.errors import InvalidState
 
-__all__ = ["FINALIZE_META", "HIDDEN_SPLITS", "REFUSED", "HiddenUntilFinalize", "coarsen_evidence", "coarsen_run", "hidden", "hidden_finding",
-           "redact",
-           "refuse_if_hidden"]
+__all__ = [
+    "FINALIZE_META",
+    "HIDDEN_SPLITS",
+    "REFUSED",
+    "HiddenUntilFinalize",
+    "coarsen_evidence",
+    "coarsen_run",
+    "hidden",
+    "hidden_finding",
+    "redact",
+    "refuse_if_hidden",
+]
 
 #: The ledger's meta key set by the ``finalize`` event: the boundary is lifted once it exists.
 FINALIZE_META = "finalize"
@@ -73,8 +82,10 @@ SHOWN_FINDINGS = frozenset({"version.harness_unsigned"})
 
 _WORD = "|".join(HIDDEN_SPLITS)
 _HIDDEN_KEY = re.compile(rf"^({_WORD})([/_.\-]|$)", re.IGNORECASE)
-_HIDDEN_TEXT = re.compile(rf"(\b(?:{_WORD})/[\w./\-]*\s*(?:=|:)\s*)([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)",
-                          re.IGNORECASE)
+_HIDDEN_TEXT = re.compile(
+    rf"(\b(?:{_WORD})/[\w./\-]*\s*(?:=|:)\s*)([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)",
+    re.IGNORECASE,
+)
 _HIDDEN_MARK = "<hidden>"
 _HEADLINE_KEY = re.compile(r"(^|_)headline(_|$)", re.IGNORECASE)
 _AUDIT_SCORES = ("raw_score", "leak_adjusted_score", "leak_zeroed_score")
@@ -123,7 +134,9 @@ def refuse_if_hidden(ws: Any, command: str) -> None:
             f"`{command}` shows validation and held-out figures, which this workspace hides until the search "
             "is finalized ([eval] hide_until_finalize, EvoPolicyGym's protocol)",
             fix="use the train feedback (evotree runs, evotree sql over the train phase); a person ends the "
-                "search with `evotree finalize`", command=command)
+            "search with `evotree finalize`",
+            command=command,
+        )
 
 
 def _hidden_dict(data: dict[Any, Any]) -> bool:
@@ -131,7 +144,9 @@ def _hidden_dict(data: dict[Any, Any]) -> bool:
         value = data.get(key)
         if isinstance(value, str) and _HIDDEN_KEY.match(value):
             return True
-    return hidden_finding(data.get("code")) and ("title" in data or "severity" in data or "layer" in data)
+    return hidden_finding(data.get("code")) and (
+        "title" in data or "severity" in data or "layer" in data
+    )
 
 
 def _number(value: Any) -> bool:
@@ -179,7 +194,11 @@ def coarsen_evidence(evidence: dict[str, Any]) -> dict[str, Any]:
         out["rows"] = {k: v for k, v in out["rows"].items() if k == "rollouts"}
     for key in ("files", "malformed"):
         if isinstance(out.get(key), dict):
-            out[key] = {k: v for k, v in out[key].items() if not (isinstance(k, str) and k.startswith(_JUDGED_FILES))}
+            out[key] = {
+                k: v
+                for k, v in out[key].items()
+                if not (isinstance(k, str) and k.startswith(_JUDGED_FILES))
+            }
     return out
 
 
@@ -200,31 +219,51 @@ def coarsen_run(data: dict[str, Any]) -> dict[str, Any]:
         out["phases"] = shown
         for key in _RUN_TIME_KEYS:
             if key in out:
-                out[key] = round(sum(float(p.get(key) or 0.0) for n, p in phases.items()
-                                     if n not in JUDGE_PHASES and isinstance(p, dict)), 3)
+                out[key] = round(
+                    sum(
+                        float(p.get(key) or 0.0)
+                        for n, p in phases.items()
+                        if n not in JUDGE_PHASES and isinstance(p, dict)
+                    ),
+                    3,
+                )
     if "ended_at" in out:
         out["ended_at"] = None
     if isinstance(out.get("usage"), dict) and isinstance(phases, dict):
         # the run's usage counts its whole wall time, the judge's included: its own phases' instead
-        own = sum(float(p.get("wall_seconds") or 0.0) for n, p in phases.items()
-                  if n not in JUDGE_PHASES and isinstance(p, dict))
-        out["usage"] = {k: (round(own / 3600.0, 9) if k in _JUDGED_HOURS and _number(v) and v else v)
-                        for k, v in out["usage"].items()}
+        own = sum(
+            float(p.get("wall_seconds") or 0.0)
+            for n, p in phases.items()
+            if n not in JUDGE_PHASES and isinstance(p, dict)
+        )
+        out["usage"] = {
+            k: (round(own / 3600.0, 9) if k in _JUDGED_HOURS and _number(v) and v else v)
+            for k, v in out["usage"].items()
+        }
     if isinstance(out.get("evidence"), dict):
         out["evidence"] = coarsen_evidence(out["evidence"])
     for key in ("error", "note"):
         if isinstance(out.get(key), str) and _JUDGE_PHASE_TEXT.search(out[key]):
             out[key] = "the judge phase did not complete (its output is hidden until finalize)"
     if isinstance(out.get("notes"), list):
-        out["notes"] = [n for n in out["notes"] if not (isinstance(n, str) and _JUDGE_PHASE_TEXT.search(n))]
+        out["notes"] = [
+            n for n in out["notes"] if not (isinstance(n, str) and _JUDGE_PHASE_TEXT.search(n))
+        ]
     return out
 
 
 def redact(data: Any) -> Any:
     """``data`` (JSON-like values, dataclasses, tuples) with every hidden figure taken out; a copy."""
-    if dataclasses.is_dataclass(data) and not isinstance(data, type) and hasattr(data, "to_dict") \
-            and hasattr(data, "run_id") and hasattr(data, "phases"):
-        shown = redact(coarsen_run(data.to_dict()))  # a run record: coarsened, then redacted like a dict
+    if (
+        dataclasses.is_dataclass(data)
+        and not isinstance(data, type)
+        and hasattr(data, "to_dict")
+        and hasattr(data, "run_id")
+        and hasattr(data, "phases")
+    ):
+        shown = redact(
+            coarsen_run(data.to_dict())
+        )  # a run record: coarsened, then redacted like a dict
         clone = copy.copy(data)
         for f in dataclasses.fields(data):
             if f.name in shown:
@@ -234,24 +273,50 @@ def redact(data: Any) -> Any:
         data = coarsen_run(data)
     elif isinstance(data, dict) and _evidence_like(data):
         data = coarsen_evidence(data)
-    elif isinstance(data, dict) and data.get("kind") in _RUN_END_EVENTS and isinstance(data.get("at"), str):
-        data = {**data, "at": _to_minute(data["at"])}  # a run's end time, which the record withholds
+    elif (
+        isinstance(data, dict)
+        and data.get("kind") in _RUN_END_EVENTS
+        and isinstance(data.get("at"), str)
+    ):
+        data = {
+            **data,
+            "at": _to_minute(data["at"]),
+        }  # a run's end time, which the record withholds
     elif isinstance(data, dict) and any(_number(data.get(k)) for k in _JUDGED_HOURS):
-        data = {k: (round(v, USAGE_HOURS_SHOWN) if k in _JUDGED_HOURS and _number(v) else v) for k, v in data.items()}
+        data = {
+            k: (round(v, USAGE_HOURS_SHOWN) if k in _JUDGED_HOURS and _number(v) else v)
+            for k, v in data.items()
+        }
     if isinstance(data, str):
         data = _JUDGE_NOTE.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
-        return _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data) if _HIDDEN_TEXT.search(data) else data
+        return (
+            _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
+            if _HIDDEN_TEXT.search(data)
+            else data
+        )
     if isinstance(data, dict):
         if _hidden_dict(data):
             return None
-        out = {k: redact(v) for k, v in data.items() if not (isinstance(k, str) and _HIDDEN_KEY.match(k))}
-        headline = [k for k, v in data.items() if isinstance(k, str) and _HEADLINE_KEY.search(k) and _number(v)]
-        for key in headline:  # a bare headline value (diagnose's interventions, finding evidence): the judge's
+        out = {
+            k: redact(v)
+            for k, v in data.items()
+            if not (isinstance(k, str) and _HIDDEN_KEY.match(k))
+        }
+        headline = [
+            k
+            for k, v in data.items()
+            if isinstance(k, str) and _HEADLINE_KEY.search(k) and _number(v)
+        ]
+        for key in (
+            headline
+        ):  # a bare headline value (diagnose's interventions, finding evidence): the judge's
             out[key] = None
         if headline and _number(out.get("delta")):
             out["delta"] = None
         score_metric = data.get("score_metric")
-        if isinstance(score_metric, str) and _HIDDEN_KEY.match(score_metric):  # an audit of the judge's split
+        if isinstance(score_metric, str) and _HIDDEN_KEY.match(
+            score_metric
+        ):  # an audit of the judge's split
             for key in _AUDIT_SCORES:
                 out.pop(key, None)
         return out
@@ -264,7 +329,10 @@ def redact(data: Any) -> Any:
         for f in dataclasses.fields(data):
             try:
                 object.__setattr__(clone, f.name, redact(getattr(data, f.name)))
-            except (AttributeError, TypeError):  # a slot-less frozen oddity: leave out what cannot be set
+            except (
+                AttributeError,
+                TypeError,
+            ):  # a slot-less frozen oddity: leave out what cannot be set
                 continue
         return clone
     return data

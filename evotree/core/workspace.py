@@ -49,8 +49,15 @@ from evotree.core.refs import (
 )
 from evotree.core.refstore import RefStore, write_file_tree
 
-__all__ = ["STATE_DIR", "Workspace", "InitResult", "init_workspace", "judge_path_problem", "under_paths",
-           "write_judge_commit"]
+__all__ = [
+    "STATE_DIR",
+    "Workspace",
+    "InitResult",
+    "init_workspace",
+    "judge_path_problem",
+    "under_paths",
+    "write_judge_commit",
+]
 
 STATE_DIR = ".evotree"
 ROOT_VERSION = "v0"
@@ -102,7 +109,11 @@ class Workspace:
     @cached_property
     def config(self) -> Config:
         """The configuration in force: ``evotree.toml`` of the champion's commit (never a candidate's)."""
-        target = self.git.repo[self.pinned_commit].id if self.pinned_commit else self.git.ref_target(CHAMPION_REF)
+        target = (
+            self.git.repo[self.pinned_commit].id
+            if self.pinned_commit
+            else self.git.ref_target(CHAMPION_REF)
+        )
         if target is None:
             champion = self.ledger.meta().get("champion")
             record = self.ledger.snapshot().version(champion) if champion else None
@@ -119,7 +130,11 @@ class Workspace:
         """A note when the checkout's ``evotree.toml`` differs from the one in force (the champion's):
         an edit there changes nothing until a version carrying it is promoted. None when equal or absent."""
         local = self.root / CONFIG_FILE
-        target = self.git.repo[self.pinned_commit].id if self.pinned_commit else self.git.ref_target(CHAMPION_REF)
+        target = (
+            self.git.repo[self.pinned_commit].id
+            if self.pinned_commit
+            else self.git.ref_target(CHAMPION_REF)
+        )
         if target is None or not local.is_file() or local.is_symlink():
             return None
         tree = self.git.repo[target].tree
@@ -129,9 +144,11 @@ class Workspace:
                 return None
         except OSError:
             return None
-        return (f"{CONFIG_FILE} in {self.root} differs from the champion's, which is the one in force: the edit "
-                "changes nothing until a version that carries it is promoted (commit it on a version: "
-                "`evotree branch`, then `evotree promote`)")
+        return (
+            f"{CONFIG_FILE} in {self.root} differs from the champion's, which is the one in force: the edit "
+            "changes nothing until a version that carries it is promoted (commit it on a version: "
+            "`evotree branch`, then `evotree promote`)"
+        )
 
     def champion(self) -> str:
         """The id of the current champion version."""
@@ -153,7 +170,9 @@ class Workspace:
             close = difflib.get_close_matches(name, known, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UnknownVersion(
-                f"unknown version {name!r}{hint}", fix="`evotree tree` lists the versions", version=name
+                f"unknown version {name!r}{hint}",
+                fix="`evotree tree` lists the versions",
+                version=name,
             )
         return record
 
@@ -220,21 +239,33 @@ def judge_path_problem(rel: str) -> str | None:
     return None
 
 
-def write_judge_commit(git: Git, files: Mapping[str, tuple[bytes, int]], *, parent: pygit2.Oid | None,
-                       message: str, identity: Identity) -> pygit2.Oid:
+def write_judge_commit(
+    git: Git,
+    files: Mapping[str, tuple[bytes, int]],
+    *,
+    parent: pygit2.Oid | None,
+    message: str,
+    identity: Identity,
+) -> pygit2.Oid:
     """A commit (no ref moved) whose tree holds ``files`` (repository-relative path -> (bytes, filemode)).
 
     Only regular files (``GIT_FILEMODE_BLOB`` / ``_EXECUTABLE``) at paths that pass
     :func:`judge_path_problem`: the judge store never holds a symlink, a submodule or a ``..``.
     """
     if not files:
-        raise EvotreeError("a judge commit needs at least one file", fix="put the judge's files in the directory")
+        raise EvotreeError(
+            "a judge commit needs at least one file", fix="put the judge's files in the directory"
+        )
     for rel, (_, mode) in sorted(files.items()):
         problem = judge_path_problem(rel)
         if problem:
-            raise EvotreeError(f"{rel!r} cannot be a judge file: {problem}", fix="rename or remove it")
+            raise EvotreeError(
+                f"{rel!r} cannot be a judge file: {problem}", fix="rename or remove it"
+            )
         if mode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-            raise EvotreeError(f"{rel!r} cannot be a judge file: not a regular file", fix="keep regular files only")
+            raise EvotreeError(
+                f"{rel!r} cannot be a judge file: not a regular file", fix="keep regular files only"
+            )
     tree = write_file_tree(git.repo, files)
     parents = [parent] if parent is not None else []
     return RefStore(git, JUDGE_REF).new_commit(identity.signature(), message, tree, parents)
@@ -245,12 +276,16 @@ class _JudgeFiles:
     """What init moves into the judge store."""
 
     files: dict[str, tuple[bytes, int]] = field(default_factory=dict)
-    tracked: list[str] = field(default_factory=list)  # committed in HEAD: init commits their removal
+    tracked: list[str] = field(
+        default_factory=list
+    )  # committed in HEAD: init commits their removal
     on_disk: list[str] = field(default_factory=list)  # in the working tree: init deletes them
     ignored: list[str] = field(default_factory=list)  # ignored by git: left alone
 
 
-def _tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterable[tuple[str, pygit2.Object]]:
+def _tree_files(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
+) -> Iterable[tuple[str, pygit2.Object]]:
     for entry in tree:
         rel = f"{prefix}{entry.name}"
         if entry.filemode == pygit2.GIT_FILEMODE_TREE:
@@ -270,16 +305,21 @@ def _collect_judge_files(git: Git, head_tree: pygit2.Tree, judge_paths: list[str
         return found
     whole = [p for p in judge_paths if p.strip("/") in ("", ".")]
     if whole:
-        raise EvotreeError(f"[eval].judge_paths lists {whole[0]!r}: the whole repository cannot be hidden data",
-                           fix='list the judge\'s folders and files only, e.g. judge_paths = ["judge/"]')
+        raise EvotreeError(
+            f"[eval].judge_paths lists {whole[0]!r}: the whole repository cannot be hidden data",
+            fix='list the judge\'s folders and files only, e.g. judge_paths = ["judge/"]',
+        )
     specs = [p.rstrip("/") or "." for p in judge_paths]
     for rel, entry in _tree_files(git.repo, head_tree):
         if not under_paths(rel, judge_paths):
             continue
         found.tracked.append(rel)
         if entry.filemode not in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-            raise EvotreeError(f"{rel} (under [eval].judge_paths) is committed as a symlink or submodule; the judge "
-                               "store holds regular files only", fix=f"replace {rel} by a regular file and commit it")
+            raise EvotreeError(
+                f"{rel} (under [eval].judge_paths) is committed as a symlink or submodule; the judge "
+                "store holds regular files only",
+                fix=f"replace {rel} by a regular file and commit it",
+            )
         found.files[rel] = (git.repo[entry.id].data, entry.filemode)
     listed = git.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *specs)
     for rel in sorted({p for p in listed.split("\0") if p}):
@@ -289,9 +329,16 @@ def _collect_judge_files(git: Git, head_tree: pygit2.Tree, judge_paths: list[str
         except FileNotFoundError:
             continue  # deleted in the working tree: the committed copy (if any) is kept
         if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-            raise EvotreeError(f"{rel} (under [eval].judge_paths) is a symlink or not a regular file; the judge store "
-                               "holds regular files only", fix=f"replace {rel} by a regular file or remove it")
-        mode = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if info.st_mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
+            raise EvotreeError(
+                f"{rel} (under [eval].judge_paths) is a symlink or not a regular file; the judge store "
+                "holds regular files only",
+                fix=f"replace {rel} by a regular file or remove it",
+            )
+        mode = (
+            pygit2.GIT_FILEMODE_BLOB_EXECUTABLE
+            if info.st_mode & 0o100
+            else pygit2.GIT_FILEMODE_BLOB
+        )
         found.files[rel] = (path.read_bytes(), mode)
         found.on_disk.append(rel)
     ignored = git.run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", *specs)
@@ -299,7 +346,9 @@ def _collect_judge_files(git: Git, head_tree: pygit2.Tree, judge_paths: list[str
     for rel in found.files:
         problem = judge_path_problem(rel)
         if problem:
-            raise EvotreeError(f"{rel!r} cannot go into the judge store: {problem}", fix="rename or remove it")
+            raise EvotreeError(
+                f"{rel!r} cannot go into the judge store: {problem}", fix="rename or remove it"
+            )
     return found
 
 
@@ -339,8 +388,15 @@ class InitResult:
 DomainTemplate = Callable[[Path], Iterable[str]]
 
 
-_KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-              "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+_KEY_TYPES = (
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+)
 
 
 def signer_line(spec: str) -> tuple[str, str]:
@@ -353,21 +409,37 @@ def signer_line(spec: str) -> tuple[str, str]:
     try:
         text = Path(path).expanduser().read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--signer {spec}: cannot read the public key ({exc})",
-                          fix="pass the .pub file of an SSH key, e.g. --signer ~/.ssh/id_ed25519.pub") from None
+        raise ConfigError(
+            f"--signer {spec}: cannot read the public key ({exc})",
+            fix="pass the .pub file of an SSH key, e.g. --signer ~/.ssh/id_ed25519.pub",
+        ) from None
     fields = text.split()
-    if "\n" in text or len(fields) < 2 or fields[0] not in _KEY_TYPES or not re.fullmatch(r"[A-Za-z0-9+/=]+", fields[1]):
-        raise ConfigError(f"--signer {spec}: not one SSH public key (expected 'ssh-ed25519 AAAA... comment')",
-                          fix="pass the .pub file, not the private key: --signer ~/.ssh/id_ed25519.pub")
+    if (
+        "\n" in text
+        or len(fields) < 2
+        or fields[0] not in _KEY_TYPES
+        or not re.fullmatch(r"[A-Za-z0-9+/=]+", fields[1])
+    ):
+        raise ConfigError(
+            f"--signer {spec}: not one SSH public key (expected 'ssh-ed25519 AAAA... comment')",
+            fix="pass the .pub file, not the private key: --signer ~/.ssh/id_ed25519.pub",
+        )
     email = email.strip() or (fields[2] if len(fields) > 2 and "@" in fields[2] else "")
     if not email or not re.fullmatch(r"[^\s<>\"]+@[^\s<>\"]+", email):
-        raise ConfigError(f"--signer {spec}: whose key is it? the key's comment is not an email address",
-                          fix="name the person: --signer you@example.org=~/.ssh/id_ed25519.pub")
+        raise ConfigError(
+            f"--signer {spec}: whose key is it? the key's comment is not an email address",
+            fix="name the person: --signer you@example.org=~/.ssh/id_ed25519.pub",
+        )
     return email, f"{email} {fields[0]} {fields[1]}"
 
 
-def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom",
-                   template: DomainTemplate | None = None, signers: Sequence[str] = ()) -> InitResult:
+def init_workspace(
+    start: str | os.PathLike[str] = ".",
+    *,
+    domain: str = "custom",
+    template: DomainTemplate | None = None,
+    signers: Sequence[str] = (),
+) -> InitResult:
     """Turn the repository at ``start`` into a workspace with ``v0`` = HEAD as root and champion.
 
     Writes a commented ``evotree.toml`` when there is none (an existing one is validated) and
@@ -383,18 +455,31 @@ def init_workspace(start: str | os.PathLike[str] = ".", *, domain: str = "custom
     On any failure nothing evotree created is left behind, and files it deleted are restored.
     """
     if domain != "custom" and template is None:
-        raise EvotreeError(f"the {domain} domain's files need its template",
-                           fix=f"call evotree.init(path, domain={domain!r}) (the Python API) or `evotree init "
-                               f"--domain {domain}`; the core init_workspace takes template=domain_template(domain)")
+        raise EvotreeError(
+            f"the {domain} domain's files need its template",
+            fix=f"call evotree.init(path, domain={domain!r}) (the Python API) or `evotree init "
+            f"--domain {domain}`; the core init_workspace takes template=domain_template(domain)",
+        )
     git = Git(start)
-    unborn = git.repo.head_is_unborn  # `git init` and nothing else: init makes the first commit itself
-    state = _InitState(head=None if unborn else git.head_commit(), config_path=git.root / CONFIG_FILE)
+    unborn = (
+        git.repo.head_is_unborn
+    )  # `git init` and nothing else: init makes the first commit itself
+    state = _InitState(
+        head=None if unborn else git.head_commit(), config_path=git.root / CONFIG_FILE
+    )
     actor = git.identity()
     ledger = Ledger(git)
     _refuse_existing(git, ledger)
     signer_lines, signers_rel = _check_init_inputs(git, state.config_path, domain, signers)
-    _write_and_commit(git, state, domain=domain, template=template, actor=actor,
-                      signer_lines=signer_lines, signers_rel=signers_rel)
+    _write_and_commit(
+        git,
+        state,
+        domain=domain,
+        template=template,
+        actor=actor,
+        signer_lines=signer_lines,
+        signers_rel=signers_rel,
+    )
     entry = _create_refs_and_ledger(git, ledger, state, domain=domain, actor=actor)
     ensure_state_dir(git.root)
     head, judge = state.head, state.judge
@@ -448,34 +533,58 @@ def _refuse_existing(git: Git, ledger: Ledger) -> None:
         raise AlreadyExists(
             f"{JUDGE_REF} already exists but there is no ledger",
             fix=f"inspect it (git ls-tree -r {JUDGE_REF}); if it is a leftover, delete it "
-                f"(git update-ref -d {JUDGE_REF}) and re-run init",
+            f"(git update-ref -d {JUDGE_REF}) and re-run init",
         )
 
 
-def _check_init_inputs(git: Git, config_path: Path, domain: str,
-                       signers: Sequence[str]) -> tuple[list[str], str]:
+def _check_init_inputs(
+    git: Git, config_path: Path, domain: str, signers: Sequence[str]
+) -> tuple[list[str], str]:
     """Validate the policy (or the domain's template) and every ``--signer`` before anything is
     written; the allowed-signers lines and the file they go to."""
     if config_path.exists():
-        parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE)  # raises ConfigError with line
+        parse_config(
+            read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE
+        )  # raises ConfigError with line
     else:
         render_template(domain)  # validates the domain before anything is written
-    signer_lines = [signer_line(spec)[1] for spec in signers]  # every key checked before anything is written
-    signers_rel = (parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE) if config_path.exists()
-                   else parse_config(render_template(domain), source=CONFIG_FILE)).gates.allowed_signers
+    signer_lines = [
+        signer_line(spec)[1] for spec in signers
+    ]  # every key checked before anything is written
+    signers_rel = (
+        parse_config(read_config_text(config_path, source=CONFIG_FILE), source=CONFIG_FILE)
+        if config_path.exists()
+        else parse_config(render_template(domain), source=CONFIG_FILE)
+    ).gates.allowed_signers
     if signer_lines and (git.root / signers_rel).exists():
-        raise AlreadyInitialized(f"--signer: {signers_rel} exists already; init writes it only in a new workspace",
-                                 fix=f"add the line to {signers_rel} in a version and promote it (a signed change)")
+        raise AlreadyInitialized(
+            f"--signer: {signers_rel} exists already; init writes it only in a new workspace",
+            fix=f"add the line to {signers_rel} in a version and promote it (a signed change)",
+        )
     return signer_lines, signers_rel
 
 
-def _write_and_commit(git: Git, state: _InitState, *, domain: str, template: DomainTemplate | None,
-                      actor: Identity, signer_lines: list[str], signers_rel: str) -> None:
+def _write_and_commit(
+    git: Git,
+    state: _InitState,
+    *,
+    domain: str,
+    template: DomainTemplate | None,
+    actor: Identity,
+    signer_lines: list[str],
+    signers_rel: str,
+) -> None:
     """Write the workspace's files, move the judge paths into a judge commit and commit the
     policy; on any failure undo every file written or deleted, and re-raise."""
     try:
-        _write_files(git, state, domain=domain, template=template, signer_lines=signer_lines,
-                     signers_rel=signers_rel)
+        _write_files(
+            git,
+            state,
+            domain=domain,
+            template=template,
+            signer_lines=signer_lines,
+            signers_rel=signers_rel,
+        )
         _store_judge_files(git, state, domain=domain, actor=actor)
         _commit_init(git, state, domain=domain)
     except BaseException:
@@ -493,8 +602,15 @@ def _write_and_commit(git: Git, state: _InitState, *, domain: str, template: Dom
         raise
 
 
-def _write_files(git: Git, state: _InitState, *, domain: str, template: DomainTemplate | None,
-                 signer_lines: list[str], signers_rel: str) -> None:
+def _write_files(
+    git: Git,
+    state: _InitState,
+    *,
+    domain: str,
+    template: DomainTemplate | None,
+    signer_lines: list[str],
+    signers_rel: str,
+) -> None:
     """The domain's files, ``evotree.toml`` when there is none, the first allowed signers."""
     if template is not None:
         state.created += list(template(git.root))
@@ -504,23 +620,31 @@ def _write_files(git: Git, state: _InitState, *, domain: str, template: DomainTe
     if signer_lines:  # the first allowed signers: a solo researcher can sign promotions from v0 on
         target = git.root / signers_rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("# Allowed signers of evotree sign-offs (EMAIL KEY), written by evotree init --signer.\n"
-                          + "".join(f"{line}\n" for line in signer_lines))
+        target.write_text(
+            "# Allowed signers of evotree sign-offs (EMAIL KEY), written by evotree init --signer.\n"
+            + "".join(f"{line}\n" for line in signer_lines)
+        )
         state.created.append(signers_rel)
 
 
 def _store_judge_files(git: Git, state: _InitState, *, domain: str, actor: Identity) -> None:
     """Every file under ``[eval].judge_paths`` into a first judge commit (no ref moved yet)."""
-    config = parse_config(read_config_text(state.config_path, source=CONFIG_FILE), source=CONFIG_FILE)
+    config = parse_config(
+        read_config_text(state.config_path, source=CONFIG_FILE), source=CONFIG_FILE
+    )
     state.judge_paths = judge_paths = list(config.eval.judge_paths)
     head = state.head
     head_tree = git.repo[git.repo.TreeBuilder().write()] if head is None else git.repo[head].tree
     state.judge = _collect_judge_files(git, head_tree, judge_paths)
     if state.judge.files:
         state.judge_oid = write_judge_commit(
-            git, state.judge.files, parent=None, identity=actor,
+            git,
+            state.judge.files,
+            parent=None,
+            identity=actor,
             message=f"evotree: judge store at init ({domain} domain)\n\nThe hidden files of "
-                    f"[eval].judge_paths ({', '.join(judge_paths)}): never checked out.\n")
+            f"[eval].judge_paths ({', '.join(judge_paths)}): never checked out.\n",
+        )
 
 
 def _commit_init(git: Git, state: _InitState, *, domain: str) -> None:
@@ -528,7 +652,10 @@ def _commit_init(git: Git, state: _InitState, *, domain: str) -> None:
     removal from the branch) and unstage every judge path; ``state.head`` becomes that commit."""
     head, judge, judge_paths, created = state.head, state.judge, state.judge_paths, state.created
     head_tree = git.repo[git.repo.TreeBuilder().write()] if head is None else git.repo[head].tree
-    paths = [CONFIG_FILE, *[p for p in created if p != CONFIG_FILE and not under_paths(p, judge_paths)]]
+    paths = [
+        CONFIG_FILE,
+        *[p for p in created if p != CONFIG_FILE and not under_paths(p, judge_paths)],
+    ]
     changed = [p for p in paths if _differs_from_head(git, head_tree, p)]
     for rel in judge.on_disk:  # hidden data leaves the working tree (it is in the judge commit)
         if rel not in created:
@@ -542,21 +669,35 @@ def _commit_init(git: Git, state: _InitState, *, domain: str) -> None:
         if head is None:
             message += "\n\nThe repository had no commits: this is its first commit.\n"
         if judge.tracked:
-            message += (f"\n\nThe judge files ({', '.join(judge.tracked)}) move to {JUDGE_REF}: "
-                        "hidden data stays out of every checkout.\n")
+            message += (
+                f"\n\nThe judge files ({', '.join(judge.tracked)}) move to {JUDGE_REF}: "
+                "hidden data stays out of every checkout.\n"
+            )
         git.run("commit", "--quiet", "-m", message, "--", *changed, *judge.tracked)
         state.committed = True
         state.head = git.head_commit()
-    if state.head is None:  # cannot happen (an unborn HEAD always gets evotree.toml committed), but never guess
-        raise EvotreeError("init made no first commit in a repository without commits",
-                           fix="commit your recipe (git commit) and re-run evotree init")
+    if (
+        state.head is None
+    ):  # cannot happen (an unborn HEAD always gets evotree.toml committed), but never guess
+        raise EvotreeError(
+            "init made no first commit in a repository without commits",
+            fix="commit your recipe (git commit) and re-run evotree init",
+        )
     if judge.files:  # no judge path stays staged either (a staged, never committed judge file)
-        git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
-                *[p.rstrip("/") or "." for p in judge_paths])
+        git.run(
+            "rm",
+            "-r",
+            "-q",
+            "--cached",
+            "--ignore-unmatch",
+            "--",
+            *[p.rstrip("/") or "." for p in judge_paths],
+        )
 
 
-def _create_refs_and_ledger(git: Git, ledger: Ledger, state: _InitState, *, domain: str,
-                            actor: Identity) -> LedgerEntry:
+def _create_refs_and_ledger(
+    git: Git, ledger: Ledger, state: _InitState, *, domain: str, actor: Identity
+) -> LedgerEntry:
     """The v0 branch, the champion and judge refs, the ledger's first event; on failure the refs
     made are deleted again."""
     head, judge, judge_oid = state.head, state.judge, state.judge_oid
@@ -567,8 +708,10 @@ def _create_refs_and_ledger(git: Git, ledger: Ledger, state: _InitState, *, doma
     created_refs: list[str] = []
     try:
         if not git.create_ref(branch_ref(ROOT_VERSION), head, "evotree init: v0"):
-            raise AlreadyExists(f"branch {branch_name(ROOT_VERSION)} appeared while initializing",
-                                    fix="another evotree init ran at the same time; run `evotree tree`")
+            raise AlreadyExists(
+                f"branch {branch_name(ROOT_VERSION)} appeared while initializing",
+                fix="another evotree init ran at the same time; run `evotree tree`",
+            )
         created_refs.append(branch_ref(ROOT_VERSION))
         git.cas_ref(CHAMPION_REF, head, git.ref_target(CHAMPION_REF), "evotree init: champion v0")
         created_refs.append(CHAMPION_REF)
@@ -590,17 +733,27 @@ def _create_refs_and_ledger(git: Git, ledger: Ledger, state: _InitState, *, doma
 
         def change(txn: LedgerTxn) -> Event:
             if txn.head is not None:
-                raise AlreadyInitialized(f"{git.root} was initialized concurrently", fix="run `evotree tree`")
+                raise AlreadyInitialized(
+                    f"{git.root} was initialized concurrently", fix="run `evotree tree`"
+                )
             txn.meta.update({"champion": ROOT_VERSION, "last_number": 0, "created_at": now})
-            data: dict[str, object] = {"commit": str(head), "domain": domain, "config_committed": state.committed}
+            data: dict[str, object] = {
+                "commit": str(head),
+                "domain": domain,
+                "config_committed": state.committed,
+            }
             if judge_oid is not None:
                 # the judge in force: followed by runs from the ledger, never from the ref alone
                 txn.meta["judge"] = {"commit": str(judge_oid)}
-                data["judge"] = {"commit": str(judge_oid), "files": sorted(judge.files),
-                                 "removed_from_branch": list(judge.tracked)}
+                data["judge"] = {
+                    "commit": str(judge_oid),
+                    "files": sorted(judge.files),
+                    "removed_from_branch": list(judge.tracked),
+                }
             txn.put(record)
-            return Event.of(WorkspaceInitialized(**data), version=ROOT_VERSION, actor=str(actor),
-                            at=now)
+            return Event.of(
+                WorkspaceInitialized(**data), version=ROOT_VERSION, actor=str(actor), at=now
+            )
 
         return ledger.transact(change, actor=actor, create=True)
     except BaseException:
@@ -621,15 +774,26 @@ def _init_notes(git: Git, state: _InitState, *, unborn: bool) -> list[str]:
             "clone already made. To purge them, rewrite the history in a fresh copy made before init (e.g. "
             f"git filter-repo --invert-paths {' '.join('--path ' + p for p in judge_paths)}; every later commit "
             "id changes), put the judge files back there uncommitted and run evotree init in it: it stores them "
-            "in the judge ref (docs/cli.md, `evotree judge`)")
+            "in the judge ref (docs/cli.md, `evotree judge`)"
+        )
     if unborn:
-        left = [p for p in git.run("ls-files", "-z", "--others", "--exclude-standard").split("\0") if p]
-        notes.append(f"the repository had no commits: init made the first one ({str(head)[:10]}) with the files it "
-                     "wrote" + (f"; {len(left)} file(s) of yours are not committed ({', '.join(left[:5])}"
-                                f"{' …' if len(left) > 5 else ''}): commit them in a version (evotree branch)"
-                                if left else ""))
+        left = [
+            p for p in git.run("ls-files", "-z", "--others", "--exclude-standard").split("\0") if p
+        ]
+        notes.append(
+            f"the repository had no commits: init made the first one ({str(head)[:10]}) with the files it "
+            "wrote"
+            + (
+                f"; {len(left)} file(s) of yours are not committed ({', '.join(left[:5])}"
+                f"{' …' if len(left) > 5 else ''}): commit them in a version (evotree branch)"
+                if left
+                else ""
+            )
+        )
     if judge.ignored:
-        notes.append(f"left in place, not in the judge store (git ignores them): {', '.join(judge.ignored[:10])}")
+        notes.append(
+            f"left in place, not in the judge store (git ignores them): {', '.join(judge.ignored[:10])}"
+        )
     return notes
 
 

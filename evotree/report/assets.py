@@ -25,22 +25,32 @@ from pathlib import Path
 
 from evotree.report.model import ReportError
 
-__all__ = ["ASSETS_BRANCH", "asset_path", "github_repository", "links_from_base", "publish_to_branch"]
+__all__ = [
+    "ASSETS_BRANCH",
+    "asset_path",
+    "github_repository",
+    "links_from_base",
+    "publish_to_branch",
+]
 
 #: the orphan branch that holds the comment's plots
 ASSETS_BRANCH = "evotree-report-assets"
 _URL = re.compile(r"^https?://[^\s\"'<>]+$")
-_GITHUB_REMOTE = re.compile(r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
-                            r"([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+_GITHUB_REMOTE = re.compile(
+    r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
+)
 
 
 def links_from_base(base: str, files: Mapping[str, str]) -> dict[str, str]:
     """name -> ``base/<file name>`` for plots the user publishes at ``base`` (an http(s) URL)."""
     base = base.strip()
     if not _URL.match(base):
-        raise ReportError(f"--plots-url-base must be an http(s) URL, actually: {base!r}",
-                          fix="pass the URL where the PNGs beside the Markdown are published, "
-                              "e.g. https://example.org/reports/v3")
+        raise ReportError(
+            f"--plots-url-base must be an http(s) URL, actually: {base!r}",
+            fix="pass the URL where the PNGs beside the Markdown are published, "
+            "e.g. https://example.org/reports/v3",
+        )
     return {name: f"{base.rstrip('/')}/{Path(file).name}" for name, file in files.items()}
 
 
@@ -58,25 +68,46 @@ def github_repository(root: Path, remote: str, env: Mapping[str, str]) -> str:
     url = _git(root, "remote", "get-url", remote, check=False).strip()
     match = _GITHUB_REMOTE.match(url)
     if not match:
-        raise ReportError(f"cannot tell the GitHub repository of remote {remote!r} ({url or 'no URL'})",
-                          fix="export GITHUB_REPOSITORY=owner/name, or use --plots-url-base URL")
+        raise ReportError(
+            f"cannot tell the GitHub repository of remote {remote!r} ({url or 'no URL'})",
+            fix="export GITHUB_REPOSITORY=owner/name, or use --plots-url-base URL",
+        )
     return match.group(1)
 
 
-def _git(root: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True,
-         data: bytes | None = None) -> str:
-    proc = subprocess.run(["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", *args], input=data,
-                          capture_output=True, env={**os.environ, **(env or {})}, timeout=120)
+def _git(
+    root: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    data: bytes | None = None,
+) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", *args],
+        input=data,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
     if check and proc.returncode != 0:
-        raise ReportError(f"git {args[0]} failed while publishing the plots: "
-                          f"{proc.stderr.decode(errors='replace').strip()[-300:]}",
-                          fix="check the remote and the token's contents: write permission, or use --plots-url-base")
+        raise ReportError(
+            f"git {args[0]} failed while publishing the plots: "
+            f"{proc.stderr.decode(errors='replace').strip()[-300:]}",
+            fix="check the remote and the token's contents: write permission, or use --plots-url-base",
+        )
     return proc.stdout.decode(errors="replace")
 
 
-def publish_to_branch(root: Path, version: str, files: Mapping[str, str], *, remote: str = "origin",
-                      branch: str = ASSETS_BRANCH, env: Mapping[str, str] | None = None,
-                      push: bool = True) -> dict[str, str]:
+def publish_to_branch(
+    root: Path,
+    version: str,
+    files: Mapping[str, str],
+    *,
+    remote: str = "origin",
+    branch: str = ASSETS_BRANCH,
+    env: Mapping[str, str] | None = None,
+    push: bool = True,
+) -> dict[str, str]:
     """Commit the PNGs ``files`` (name -> path) to ``branch`` of ``remote`` and return name -> URL.
 
     The new commit's parent is the branch's tip on the remote (fetched; none for the first), its
@@ -98,10 +129,26 @@ def publish_to_branch(root: Path, version: str, files: Mapping[str, str], *, rem
     tracking = f"refs/evotree-tmp/report-assets-{os.getpid()}"
     parent = None
     if push:
-        fetched = subprocess.run(["git", "-C", str(root), *auth, "fetch", "-q", "--no-tags", remote,
-                                  f"+{ref}:{tracking}"], capture_output=True, env={**os.environ, **quiet}, timeout=120)
+        fetched = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                *auth,
+                "fetch",
+                "-q",
+                "--no-tags",
+                remote,
+                f"+{ref}:{tracking}",
+            ],
+            capture_output=True,
+            env={**os.environ, **quiet},
+            timeout=120,
+        )
         if fetched.returncode == 0:
-            parent = _git(root, "rev-parse", "--verify", "-q", tracking, check=False).strip() or None
+            parent = (
+                _git(root, "rev-parse", "--verify", "-q", tracking, check=False).strip() or None
+            )
     else:
         parent = _git(root, "rev-parse", "--verify", "-q", ref, check=False).strip() or None
     links: dict[str, str] = {}
@@ -116,23 +163,49 @@ def publish_to_branch(root: Path, version: str, files: Mapping[str, str], *, rem
             _git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{target}", env=index)
             links[name] = target
         tree = _git(root, "write-tree", env=index).strip()
-    identity = {"GIT_AUTHOR_NAME": "evotree report", "GIT_AUTHOR_EMAIL": "evotree-report@users.noreply.github.com",
-                "GIT_COMMITTER_NAME": "evotree report",
-                "GIT_COMMITTER_EMAIL": "evotree-report@users.noreply.github.com"}
-    commit = _git(root, "commit-tree", tree, *(["-p", parent] if parent else []), "-m",
-                  f"evotree report plots of {version}", env=identity).strip()
+    identity = {
+        "GIT_AUTHOR_NAME": "evotree report",
+        "GIT_AUTHOR_EMAIL": "evotree-report@users.noreply.github.com",
+        "GIT_COMMITTER_NAME": "evotree report",
+        "GIT_COMMITTER_EMAIL": "evotree-report@users.noreply.github.com",
+    }
+    commit = _git(
+        root,
+        "commit-tree",
+        tree,
+        *(["-p", parent] if parent else []),
+        "-m",
+        f"evotree report plots of {version}",
+        env=identity,
+    ).strip()
     try:
         if push:
-            pushed = subprocess.run(["git", "-C", str(root), "-c", "core.hooksPath=/dev/null", *auth, "push", "-q",
-                                     remote, f"{commit}:{ref}"], capture_output=True, env={**os.environ, **quiet},
-                                    timeout=120)
+            pushed = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(root),
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    *auth,
+                    "push",
+                    "-q",
+                    remote,
+                    f"{commit}:{ref}",
+                ],
+                capture_output=True,
+                env={**os.environ, **quiet},
+                timeout=120,
+            )
             if pushed.returncode != 0:
                 message = pushed.stderr.decode(errors="replace").strip()[-300:]
                 if token:
                     message = message.replace(token, "***")
-                raise ReportError(f"cannot push the plots to {branch} of {remote}: {message}",
-                                  fix="the token needs contents: write on the repository; or publish the PNGs "
-                                      "yourself and pass --plots-url-base URL")
+                raise ReportError(
+                    f"cannot push the plots to {branch} of {remote}: {message}",
+                    fix="the token needs contents: write on the repository; or publish the PNGs "
+                    "yourself and pass --plots-url-base URL",
+                )
         else:
             _git(root, "update-ref", ref, commit)
     finally:

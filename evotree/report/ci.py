@@ -19,8 +19,15 @@ from typing import Any
 
 from evotree.report.model import ReportError
 
-__all__ = ["DISTRIBUTION", "DOMAIN_EXTRAS", "WORKFLOW_PATH", "CiInitResult", "install_requirement",
-           "workflow_text", "write_workflow"]
+__all__ = [
+    "DISTRIBUTION",
+    "DOMAIN_EXTRAS",
+    "WORKFLOW_PATH",
+    "CiInitResult",
+    "install_requirement",
+    "workflow_text",
+    "write_workflow",
+]
 
 #: evotree's distribution name (the import name and the command are ``evotree``; ``evotree`` on the
 #: package index is an unrelated project, so the workflow never installs a name from the index)
@@ -162,9 +169,11 @@ class CiInitResult:
 
 def workflow_text(install: str) -> str:
     """The workflow YAML; ``install`` is the pip requirement that installs evotree (a path or a URL)."""
-    if not install.strip() or any(c in install for c in "\"\n\\$`"):
-        raise ReportError(f"--install must be a plain pip requirement, actually: {install!r}",
-                          fix=f"e.g. --install \"{DISTRIBUTION}[report] @ git+https://HOST/evotree.git@COMMIT\"")
+    if not install.strip() or any(c in install for c in '"\n\\$`'):
+        raise ReportError(
+            f"--install must be a plain pip requirement, actually: {install!r}",
+            fix=f'e.g. --install "{DISTRIBUTION}[report] @ git+https://HOST/evotree.git@COMMIT"',
+        )
     return _TEMPLATE.format(install=install.strip())
 
 
@@ -196,12 +205,13 @@ def _installed_source() -> tuple[Path | None, str | None]:
     if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):
         return None, f"git+{url}@{vcs['commit_id']}"
     if url.startswith("file://"):
-        return Path(url[len("file://"):]), None
+        return Path(url[len("file://") :]), None
     return None, None
 
 
-def install_requirement(root: Path, *, domain: str = "custom", source: str | None = None,
-                        install: str | None = None) -> str:
+def install_requirement(
+    root: Path, *, domain: str = "custom", source: str | None = None, install: str | None = None
+) -> str:
     """The pip requirement the workflow installs evotree with, with the extras ``domain`` needs.
 
     In order: ``install`` as given (a path or ``name @ URL``; a bare name would be resolved on the
@@ -221,17 +231,26 @@ def install_requirement(root: Path, *, domain: str = "custom", source: str | Non
         if match and not local and not rest.startswith("@"):
             raise ReportError(
                 f"--install {install!r} names a package on the index"
-                + (": `evotree` there is an unrelated project" if match.group(1).lower() == "evotree" else ""),
+                + (
+                    ": `evotree` there is an unrelated project"
+                    if match.group(1).lower() == "evotree"
+                    else ""
+                ),
                 fix=f"install from a source CI can check out: --from PATH (evotree's source inside this repository) "
-                    f"or --install \"{DISTRIBUTION}[{extras}] @ git+https://HOST/evotree.git@COMMIT\"")
+                f'or --install "{DISTRIBUTION}[{extras}] @ git+https://HOST/evotree.git@COMMIT"',
+            )
         return install.strip()
     if source is not None:
         folder = (root / source).resolve()
         if folder != root and root not in folder.parents:
-            raise ReportError(f"--from {source} is outside the repository", fix=f"pass a folder inside {root}")
+            raise ReportError(
+                f"--from {source} is outside the repository", fix=f"pass a folder inside {root}"
+            )
         if _source_name(folder) != DISTRIBUTION:
-            raise ReportError(f"--from {source}: no evotree source there (no setup.cfg naming {DISTRIBUTION})",
-                              fix="pass the folder that holds evotree's setup.cfg, e.g. a git submodule")
+            raise ReportError(
+                f"--from {source}: no evotree source there (no setup.cfg naming {DISTRIBUTION})",
+                fix="pass the folder that holds evotree's setup.cfg, e.g. a git submodule",
+            )
         rel = folder.relative_to(root).as_posix()
         return f"./{rel}[{extras}]" if rel != "." else f".[{extras}]"
     if _source_name(root) == DISTRIBUTION:
@@ -247,11 +266,19 @@ def install_requirement(root: Path, *, domain: str = "custom", source: str | Non
     raise ReportError(
         f"cannot tell where CI can install evotree from{where}",
         fix=f"add evotree's source to this repository (e.g. git submodule add URL vendor/evotree) and pass "
-            f"--from vendor/evotree, or pass --install \"{DISTRIBUTION}[{extras}] @ git+https://HOST/evotree.git@COMMIT\"")
+        f'--from vendor/evotree, or pass --install "{DISTRIBUTION}[{extras}] @ git+https://HOST/evotree.git@COMMIT"',
+    )
 
 
-def write_workflow(root: Path, *, path: str = WORKFLOW_PATH, force: bool = False, domain: str = "custom",
-                   source: str | None = None, install: str | None = None) -> CiInitResult:
+def write_workflow(
+    root: Path,
+    *,
+    path: str = WORKFLOW_PATH,
+    force: bool = False,
+    domain: str = "custom",
+    source: str | None = None,
+    install: str | None = None,
+) -> CiInitResult:
     """Write the workflow under ``root``; an existing file is kept unless ``force``.
 
     ``domain``, ``source`` and ``install`` choose the install step (:func:`install_requirement`).
@@ -263,14 +290,28 @@ def write_workflow(root: Path, *, path: str = WORKFLOW_PATH, force: bool = False
         raise ReportError(f"{path} is outside the repository", fix=f"pass a path inside {root}")
     exists = target.exists()
     if exists and not force:
-        raise ReportError(f"{target} already exists", fix="pass --force to overwrite it", path=str(target))
+        raise ReportError(
+            f"{target} already exists", fix="pass --force to overwrite it", path=str(target)
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
-        raise ReportError(f"cannot write {target}: {exc.strerror or exc}", fix="check the folder's permissions") from None
-    commands = ["evotree run", "evotree audit", "evotree diagnose", "evotree report --post", "evotree report --format html"]
-    return CiInitResult(path=str(target), action="overwritten" if exists else "created", commands=commands,
-                        install=requirement)
+        raise ReportError(
+            f"cannot write {target}: {exc.strerror or exc}", fix="check the folder's permissions"
+        ) from None
+    commands = [
+        "evotree run",
+        "evotree audit",
+        "evotree diagnose",
+        "evotree report --post",
+        "evotree report --format html",
+    ]
+    return CiInitResult(
+        path=str(target),
+        action="overwritten" if exists else "created",
+        commands=commands,
+        install=requirement,
+    )

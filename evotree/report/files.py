@@ -36,17 +36,27 @@ class ReportOutput:
     report: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "version": self.version, "against": self.against, "format": self.format,
-                "path": self.path, "files": self.files, "verdict": self.verdict, "posted": self.posted,
-                "report": self.report}
+        return {
+            "v": 1,
+            "version": self.version,
+            "against": self.against,
+            "format": self.format,
+            "path": self.path,
+            "files": self.files,
+            "verdict": self.verdict,
+            "posted": self.posted,
+            "report": self.report,
+        }
 
 
 def target_path(ws: Workspace, version: str, fmt: str, out: str | None) -> Path:
     """Where the report goes: ``--out`` (a file, or a folder ending in / or existing) or
     ``.evotree/reports/<V>/report.<fmt>``."""
     if fmt not in FORMATS:
-        raise ReportError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}",
-                          fix="pass --format md, html or json")
+        raise ReportError(
+            f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}",
+            fix="pass --format md, html or json",
+        )
     name = f"report.{fmt}"
     if out is None:
         return ws.state_dir / "reports" / version / name
@@ -67,8 +77,14 @@ def _atomic_write(path: Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str | None = None,
-                 plots_url_base: str | None = None) -> ReportOutput:
+def write_report(
+    ws: Workspace,
+    data: ReportData,
+    *,
+    fmt: str = "md",
+    out: str | None = None,
+    plots_url_base: str | None = None,
+) -> ReportOutput:
     """Render ``data`` as ``fmt`` and write it (Markdown: with its PNG plots beside it, linked by
     file name, or as ``plots_url_base/<file>`` when the folder is published at that URL).
 
@@ -76,8 +92,10 @@ def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str |
     """
 
     if plots_url_base is not None and fmt != "md":
-        raise ReportError("--plots-url-base links the PNGs written beside the Markdown: it needs --format md",
-                          fix="drop --plots-url-base, or pass --format md")
+        raise ReportError(
+            "--plots-url-base links the PNGs written beside the Markdown: it needs --format md",
+            fix="drop --plots-url-base, or pass --format md",
+        )
     if plots_url_base is not None:
         from evotree.report.assets import links_from_base
 
@@ -111,11 +129,20 @@ def write_report(ws: Workspace, data: ReportData, *, fmt: str = "md", out: str |
     except OSError as exc:
         for item in written:
             item.unlink(missing_ok=True)
-        raise ReportError(f"cannot write the report to {path}: {exc.strerror or exc}",
-                          fix="pass --out with a writable file or folder", path=str(path)) from None
+        raise ReportError(
+            f"cannot write the report to {path}: {exc.strerror or exc}",
+            fix="pass --out with a writable file or folder",
+            path=str(path),
+        ) from None
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
-    return ReportOutput(version=data.version, against=data.against, format=fmt, path=str(path),
-                        files=[str(p) for p in [path, *[w for w in written if w != path]]],
-                        verdict=data.verdict, report=data.to_dict())
+    return ReportOutput(
+        version=data.version,
+        against=data.against,
+        format=fmt,
+        path=str(path),
+        files=[str(p) for p in [path, *[w for w in written if w != path]]],
+        verdict=data.verdict,
+        report=data.to_dict(),
+    )

@@ -47,13 +47,29 @@ from evotree.core.workspace import Workspace
 from evotree.harness.records import RunRecord
 from evotree.harness.records import runs_dir
 
-__all__ = ["CATEGORIES", "SearchEntry", "AgentRow", "Leaderboard", "category_of", "load_search", "rank_scores",
-           "leaderboard", "render_markdown", "parse_spec"]
+__all__ = [
+    "CATEGORIES",
+    "SearchEntry",
+    "AgentRow",
+    "Leaderboard",
+    "category_of",
+    "load_search",
+    "rank_scores",
+    "leaderboard",
+    "render_markdown",
+    "parse_spec",
+]
 
 #: The article's four categories, in its column order.
 CATEGORIES = ("Gym/Box2D", "MuJoCo", "MiniGrid", "Robotics/Driving")
-_BY_FAMILY = {"classic": "Gym/Box2D", "box2d": "Gym/Box2D", "mujoco": "MuJoCo", "minigrid": "MiniGrid",
-              "highway": "Robotics/Driving", "robotics": "Robotics/Driving"}
+_BY_FAMILY = {
+    "classic": "Gym/Box2D",
+    "box2d": "Gym/Box2D",
+    "mujoco": "MuJoCo",
+    "minigrid": "MiniGrid",
+    "highway": "Robotics/Driving",
+    "robotics": "Robotics/Driving",
+}
 
 
 def category_of(env_id: str) -> str:
@@ -84,7 +100,9 @@ def parse_spec(spec: str) -> tuple[str | None, str | None, str]:
     label, _, directory = spec.partition("=")
     agent, _, harness = label.partition(":")
     if not agent or not directory:
-        raise UsageError(f"leaderboard: {spec!r} is not [AGENT[:HARNESS]=]DIR", fix="e.g. gpt=runs/acrobot-gpt")
+        raise UsageError(
+            f"leaderboard: {spec!r} is not [AGENT[:HARNESS]=]DIR", fix="e.g. gpt=runs/acrobot-gpt"
+        )
     return agent, harness or None, directory
 
 
@@ -103,13 +121,16 @@ def _heldout_returns(run_dir: Path) -> dict[str, float]:
         return {}
     con = duckdb.connect()
     try:
-        rows = con.execute("SELECT metric, value FROM read_parquet(?) WHERE phase = 'eval' AND metric LIKE "
-                           "'heldout/%/mean_return'", [str(path)]).fetchall()
+        rows = con.execute(
+            "SELECT metric, value FROM read_parquet(?) WHERE phase = 'eval' AND metric LIKE "
+            "'heldout/%/mean_return'",
+            [str(path)],
+        ).fetchall()
     finally:
         con.close()
     out = {}
     for metric, value in rows:
-        env_id = str(metric)[len("heldout/"):-len("/mean_return")]
+        env_id = str(metric)[len("heldout/") : -len("/mean_return")]
         if isinstance(value, (int, float)) and math.isfinite(value):
             out[env_id] = float(value)
     return out
@@ -123,7 +144,9 @@ def _train_envs(root: Path) -> list[str]:
         return []
 
 
-def load_search(directory: Path | str, *, agent: str | None = None, harness: str | None = None) -> SearchEntry:
+def load_search(
+    directory: Path | str, *, agent: str | None = None, harness: str | None = None
+) -> SearchEntry:
     """The held-out returns of the search in ``directory`` (a workspace), by its finalize event.
 
     Only the ``finalize`` run the event names is read, and only when it is that workspace's own
@@ -135,21 +158,40 @@ def load_search(directory: Path | str, *, agent: str | None = None, harness: str
     event = _finalize_event(ws)
     envs = _train_envs(ws.root)
     if event is None:
-        return SearchEntry(str(ws.root), name, harness or "", "not_finalized", {e: None for e in envs})
+        return SearchEntry(
+            str(ws.root), name, harness or "", "not_finalized", {e: None for e in envs}
+        )
     status = str(event.get("status") or "unknown")
     run = event.get("heldout_run")
     returns: dict[str, float | None] = {e: None for e in envs}
-    if status == "finalized" and isinstance(run, str) and run and "/" not in run and not run.startswith("."):
+    if (
+        status == "finalized"
+        and isinstance(run, str)
+        and run
+        and "/" not in run
+        and not run.startswith(".")
+    ):
         run_dir = runs_dir(ws) / run
         try:
             record = RunRecord.load(run_dir / "run.json")
         except Exception:  # noqa: BLE001 - an unreadable record gives no return, never a crash
             record = None
-        if record is not None and record.kind == "finalize" and record.status == "succeeded" \
-                and record.commit == event.get("commit"):
+        if (
+            record is not None
+            and record.kind == "finalize"
+            and record.status == "succeeded"
+            and record.commit == event.get("commit")
+        ):
             returns.update(_heldout_returns(run_dir))
-    return SearchEntry(str(ws.root), name, harness or "", status, returns, run if isinstance(run, str) else None,
-                       event.get("version"))
+    return SearchEntry(
+        str(ws.root),
+        name,
+        harness or "",
+        status,
+        returns,
+        run if isinstance(run, str) else None,
+        event.get("version"),
+    )
 
 
 def rank_scores(values: dict[str, float | None]) -> dict[str, tuple[float, float, float]]:
@@ -167,7 +209,7 @@ def rank_scores(values: dict[str, float | None]) -> dict[str, tuple[float, float
             j += 1
         places = range(i + 1, j + 2)
         score = sum((n - p + 1) / n for p in places) / len(places)
-        for a in order[i:j + 1]:
+        for a in order[i : j + 1]:
             out[a] = (score, float(i + 1), float(j + 1))
         i = j + 1
     return out
@@ -196,12 +238,20 @@ class Leaderboard:
     envs: list[str]
     categories: list[str]
     searches: list[SearchEntry]
-    rule: str = ("rank-normalized held-out mean return per environment: (n - place + 1) / n, ties share; "
-                 "category and overall means of those; 1st / Top-2: environments placed 1st / in the top 2")
+    rule: str = (
+        "rank-normalized held-out mean return per environment: (n - place + 1) / n, ties share; "
+        "category and overall means of those; 1st / Top-2: environments placed 1st / in the top 2"
+    )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "rule": self.rule, "envs": self.envs, "categories": self.categories,
-                "rows": [asdict(r) for r in self.rows], "searches": [asdict(s) for s in self.searches]}
+        return {
+            "v": 1,
+            "rule": self.rule,
+            "envs": self.envs,
+            "categories": self.categories,
+            "rows": [asdict(r) for r in self.rows],
+            "searches": [asdict(s) for s in self.searches],
+        }
 
 
 def leaderboard(entries: Iterable[SearchEntry]) -> Leaderboard:
@@ -211,7 +261,9 @@ def leaderboard(entries: Iterable[SearchEntry]) -> Leaderboard:
         raise UsageError("leaderboard: no searches given", fix="evotree leaderboard DIR DIR …")
     key = lambda e: (e.agent, e.harness)  # noqa: E731
     agents: dict[tuple[str, str], None] = {}
-    pooled: dict[str, dict[tuple[str, str], list[float | None]]] = defaultdict(lambda: defaultdict(list))
+    pooled: dict[str, dict[tuple[str, str], list[float | None]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for e in entries:
         agents.setdefault(key(e), None)
         for env_id, value in e.returns.items():
@@ -234,12 +286,19 @@ def leaderboard(entries: Iterable[SearchEntry]) -> Leaderboard:
             vals = [s for env_id, (s, _, _) in mine.items() if category_of(env_id) == c]
             cats[c] = sum(vals) / len(vals) if vals else None
         all_scores = [s for (s, _, _) in mine.values()]
-        rows.append(AgentRow(agent=agent[0], harness=agent[1], categories=cats,
-                             mean=sum(all_scores) / len(all_scores) if all_scores else None,
-                             first=sum(1 for (_, best, _) in mine.values() if best <= 1),
-                             top2=sum(1 for (_, best, _) in mine.values() if best <= 2),
-                             envs=len(mine), scores={e: s for e, (s, _, _) in mine.items()},
-                             returns=dict(means[agent])))
+        rows.append(
+            AgentRow(
+                agent=agent[0],
+                harness=agent[1],
+                categories=cats,
+                mean=sum(all_scores) / len(all_scores) if all_scores else None,
+                first=sum(1 for (_, best, _) in mine.values() if best <= 1),
+                top2=sum(1 for (_, best, _) in mine.values() if best <= 2),
+                envs=len(mine),
+                scores={e: s for e, (s, _, _) in mine.items()},
+                returns=dict(means[agent]),
+            )
+        )
     rows.sort(key=lambda r: (-(r.mean if r.mean is not None else -1.0), -r.first, r.agent))
     return Leaderboard(rows=rows, envs=envs, categories=categories, searches=entries)
 
@@ -264,17 +323,30 @@ def render_markdown(board: Leaderboard, *, suite: str = "Core16") -> str:
     head = ["Agent", "Harness", *board.categories, f"{suite} mean", "1st", "Top-2"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in board.rows:
-        cells = [r.agent, r.harness or "—", *(_fmt(r.categories[c]) for c in board.categories), _fmt(r.mean),
-                 str(r.first), f"{r.top2}/{r.envs}"]
+        cells = [
+            r.agent,
+            r.harness or "—",
+            *(_fmt(r.categories[c]) for c in board.categories),
+            _fmt(r.mean),
+            str(r.first),
+            f"{r.top2}/{r.envs}",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "| Environment | Category | " + " | ".join(r.agent for r in board.rows) + " |",
-              "|---|---|" + "---|" * len(board.rows)]
+    lines += [
+        "",
+        "| Environment | Category | " + " | ".join(r.agent for r in board.rows) + " |",
+        "|---|---|" + "---|" * len(board.rows),
+    ]
     for env_id in board.envs:
         cells = []
         for r in board.rows:
             value = r.returns.get(env_id)
             score = r.scores.get(env_id)
-            cells.append("—" if score is None else f"{'—' if value is None else f'{value:.4g}'} ({score:.3f})")
+            cells.append(
+                "—"
+                if score is None
+                else f"{'—' if value is None else f'{value:.4g}'} ({score:.3f})"
+            )
         lines.append(f"| {env_id} | {category_of(env_id)} | " + " | ".join(cells) + " |")
     lines += ["", f"Held-out mean return (rank-normalized score). {board.rule}."]
     return "\n".join(lines) + "\n"

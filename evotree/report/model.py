@@ -7,7 +7,14 @@ from typing import Any
 
 from evotree.core.errors import EvotreeError
 
-__all__ = ["MARKER_PREFIX", "REPORT_SCHEMA_VERSION", "ReportData", "ReportError", "marker", "section_unavailable"]
+__all__ = [
+    "MARKER_PREFIX",
+    "REPORT_SCHEMA_VERSION",
+    "ReportData",
+    "ReportError",
+    "marker",
+    "section_unavailable",
+]
 
 REPORT_SCHEMA_VERSION = 1
 #: Start of the hidden HTML comment that identifies evotree's PR comment for a version.

@@ -57,8 +57,13 @@ def _signals_plot(plt: Any, signals: dict[str, Any], group: dict[str, Any], path
     for i, metric in enumerate(metrics):
         ax = axes[i // cols][i % cols]
         for version, points in (signals["series"].get(metric) or {}).items():
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o" if len(points) < 30 else None,
-                    markersize=3, label=version)
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                marker="o" if len(points) < 30 else None,
+                markersize=3,
+                label=version,
+            )
         ax.set_title(("★ " if metric == signals.get("headline") else "") + metric, fontsize=9)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
@@ -72,11 +77,18 @@ def _signals_plot(plt: Any, signals: dict[str, Any], group: dict[str, Any], path
     plt.close(fig)
 
 
-def _curve_plot(plt: Any, series: dict[str, list[list[float]]], title: str, ylabel: str, path: Path) -> None:
+def _curve_plot(
+    plt: Any, series: dict[str, list[list[float]]], title: str, ylabel: str, path: Path
+) -> None:
     fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
     for version, points in series.items():
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o" if len(points) < 30 else None,
-                markersize=3, label=version)
+        ax.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            marker="o" if len(points) < 30 else None,
+            markersize=3,
+            label=version,
+        )
     _finish_steps(plt, fig, ax, title, ylabel, path)
 
 
@@ -103,21 +115,36 @@ def smooth(values: list[float], window: int) -> list[float]:
     return out
 
 
-def _reward_plot(plt: Any, series: dict[str, list[list[float]]], runs: dict[str, list[list[list[float]]]],
-                 title: str, ylabel: str, path: Path) -> None:
+def _reward_plot(
+    plt: Any,
+    series: dict[str, list[list[float]]],
+    runs: dict[str, list[list[list[float]]]],
+    title: str,
+    ylabel: str,
+    path: Path,
+) -> None:
     """Each version's reward, smoothed, with the range of its seeds' smoothed curves as a band."""
     fig, ax = plt.subplots(figsize=(5.6, 3.2), dpi=100)
     for version, points in series.items():
         window = max(1, len(points) // 20)
-        line = ax.plot([p[0] for p in points], smooth([p[1] for p in points], window), label=version)[0]
+        line = ax.plot(
+            [p[0] for p in points], smooth([p[1] for p in points], window), label=version
+        )[0]
         per_run = runs.get(version) or []
         if len(per_run) > 1:
-            smoothed = [dict(zip([p[0] for p in r], smooth([p[1] for p in r], window))) for r in per_run]
+            smoothed = [
+                dict(zip([p[0] for p in r], smooth([p[1] for p in r], window))) for r in per_run
+            ]
             steps = sorted(set.intersection(*(set(r) for r in smoothed)))
             if steps:
-                ax.fill_between(steps, [min(r[s] for r in smoothed) for s in steps],
-                                [max(r[s] for r in smoothed) for s in steps], color=line.get_color(), alpha=0.2,
-                                linewidth=0)
+                ax.fill_between(
+                    steps,
+                    [min(r[s] for r in smoothed) for s in steps],
+                    [max(r[s] for r in smoothed) for s in steps],
+                    color=line.get_color(),
+                    alpha=0.2,
+                    linewidth=0,
+                )
     _finish_steps(plt, fig, ax, title, ylabel, path)
 
 
@@ -132,11 +159,19 @@ def _scores_plot(plt: Any, data: ReportData, path: Path) -> None:
         ax.scatter(offsets, values, s=18, zorder=3)
         mean = s["mean_a"] if side == "a" else s["mean_b"]
         ax.hlines(mean, x - 0.25, x + 0.25, color="black", linewidth=1.5)
-    ax.set_xticks([0, 1], [f"{s['a']} ({len(s['run_means']['a'])} runs)", f"{s['b']} ({len(s['run_means']['b'])} runs)"])
+    ax.set_xticks(
+        [0, 1],
+        [
+            f"{s['a']} ({len(s['run_means']['a'])} runs)",
+            f"{s['b']} ({len(s['run_means']['b'])} runs)",
+        ],
+    )
     lo, hi = s["ci"]
     level = round(100 * s.get("confidence", 0.95))
-    ax.set_title(f"{s['split']}: Δ {s['delta']:+.3f}, {level}% CI [{lo:+.3f}, {hi:+.3f}], p {s['p_value']:.3g}",
-                 fontsize=9)
+    ax.set_title(
+        f"{s['split']}: Δ {s['delta']:+.3f}, {level}% CI [{lo:+.3f}, {hi:+.3f}], p {s['p_value']:.3g}",
+        fontsize=9,
+    )
     ax.set_ylabel("mean score")
     ax.set_xlim(-0.6, 1.6)
     ax.grid(alpha=0.3, axis="y")
@@ -151,10 +186,17 @@ def _group_delta_plot(plt: Any, data: ReportData, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(5.6, max(3.2, 0.9 + 0.28 * len(groups))), dpi=100)
     names = [g["group"] for g in groups]
     values = [g["delta"] for g in groups]
-    ax.barh(names, values, color=["#1a7f37" if v > 0 else "#cf222e" if v < 0 else "#8c959f" for v in values])
+    ax.barh(
+        names,
+        values,
+        color=["#1a7f37" if v > 0 else "#cf222e" if v < 0 else "#8c959f" for v in values],
+    )
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.invert_yaxis()
-    ax.set_title(f"Per-environment Δ ({data.version} − {data.against}, {len(groups)} environments)", fontsize=10)
+    ax.set_title(
+        f"Per-environment Δ ({data.version} − {data.against}, {len(groups)} environments)",
+        fontsize=10,
+    )
     ax.set_xlabel("Δ mean score")
     ax.tick_params(axis="y", labelsize=7)
     ax.grid(alpha=0.3, axis="x")

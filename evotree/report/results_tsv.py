@@ -81,7 +81,9 @@ def _run_numbers(record: Any) -> dict[str, float]:
     return out
 
 
-def _score_verdict(ws: Workspace, policy: Any, version: str) -> tuple[str, float | None, float | None, float | None]:
+def _score_verdict(
+    ws: Workspace, policy: Any, version: str
+) -> tuple[str, float | None, float | None, float | None]:
     """The score gate's verdict for ``version`` against the champion: (verdict, Δ, CI low, CI high)."""
 
     report = evaluate_gates(ws, version, policy=policy, run_audit=False, run_plugins=False)
@@ -98,7 +100,9 @@ def results_rows(ws: Workspace, *, metric: str = "val_bpb") -> list[ResultRow]:
 
     tree = tree_view(ws)
     policy = trusted_policy(ws)
-    promoted = {e.event.version for e in ws.ledger.entries() if e.event.kind == EventKind.PROMOTION.value}
+    promoted = {
+        e.event.version for e in ws.ledger.entries() if e.event.kind == EventKind.PROMOTION.value
+    }
     runs_of: dict[str, list[Any]] = {}
     for record in list_runs(ws):
         runs_of.setdefault(record.version, []).append(record)
@@ -106,12 +110,18 @@ def results_rows(ws: Workspace, *, metric: str = "val_bpb") -> list[ResultRow]:
     for view in tree.versions:
         tip = ws.git.ref_target(branch_ref(view.id))
         commit = str(tip) if tip is not None else view.base_commit
-        runs = [r for r in runs_of.get(view.id, []) if r.commit == commit] or runs_of.get(view.id, [])
+        runs = [r for r in runs_of.get(view.id, []) if r.commit == commit] or runs_of.get(
+            view.id, []
+        )
         good = [r for r in runs if r.status == "succeeded"]
         values, memory = [], []
         for record in runs:
             numbers = _run_numbers(record)
-            summary = {k.removeprefix("summary/"): v for k, v in numbers.items() if k.startswith("summary/")}
+            summary = {
+                k.removeprefix("summary/"): v
+                for k, v in numbers.items()
+                if k.startswith("summary/")
+            }
             gb = peak_memory_gb(summary)
             if gb is not None:
                 memory.append(gb)
@@ -125,18 +135,40 @@ def results_rows(ws: Workspace, *, metric: str = "val_bpb") -> list[ResultRow]:
         elif not good:
             verdict, delta, low, high = "crash", None, None, None
         elif view.id == policy.champion or view.parent is None:
-            verdict, delta, low, high = "champion" if view.id == policy.champion else "baseline", None, None, None
+            verdict, delta, low, high = (
+                "champion" if view.id == policy.champion else "baseline",
+                None,
+                None,
+                None,
+            )
         else:
             verdict, delta, low, high = _score_verdict(ws, policy, view.id)
         if verdict == "crash":
             status = "crash"
-        elif view.parent is None or view.id == policy.champion or view.id in promoted or verdict == "pass":
+        elif (
+            view.parent is None
+            or view.id == policy.champion
+            or view.id in promoted
+            or verdict == "pass"
+        ):
             status = "keep"
         else:
             status = "discard"
-        rows.append(ResultRow(commit=commit[:7], metric=value, memory_gb=max(memory) if memory else None,
-                              status=status, description=view.hypothesis, verdict=verdict, delta=delta,
-                              ci_low=low, ci_high=high, seeds=len(good), version=view.id))
+        rows.append(
+            ResultRow(
+                commit=commit[:7],
+                metric=value,
+                memory_gb=max(memory) if memory else None,
+                status=status,
+                description=view.hypothesis,
+                verdict=verdict,
+                delta=delta,
+                ci_low=low,
+                ci_high=high,
+                seeds=len(good),
+                version=view.id,
+            )
+        )
     return rows
 
 
@@ -153,10 +185,23 @@ def results_tsv(rows: list[ResultRow], *, metric: str = "val_bpb") -> str:
     for r in rows:
         crash = r.status == "crash"
         description = " ".join(r.description.replace("\t", " ").split())
-        lines.append("\t".join([
-            r.commit, "0.000000" if crash or r.metric is None else f"{r.metric:.6f}",
-            "0.0" if crash or r.memory_gb is None else f"{r.memory_gb:.1f}", r.status, description, r.verdict,
-            _cell(r.delta, "+.6f"), _cell(r.ci_low, "+.6f"), _cell(r.ci_high, "+.6f"), str(r.seeds), r.version]))
+        lines.append(
+            "\t".join(
+                [
+                    r.commit,
+                    "0.000000" if crash or r.metric is None else f"{r.metric:.6f}",
+                    "0.0" if crash or r.memory_gb is None else f"{r.memory_gb:.1f}",
+                    r.status,
+                    description,
+                    r.verdict,
+                    _cell(r.delta, "+.6f"),
+                    _cell(r.ci_low, "+.6f"),
+                    _cell(r.ci_high, "+.6f"),
+                    str(r.seeds),
+                    r.version,
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -170,10 +215,17 @@ class ResultsTsv:
     path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "metric": self.metric, "path": self.path, "rows": [r.to_dict() for r in self.rows]}
+        return {
+            "v": 1,
+            "metric": self.metric,
+            "path": self.path,
+            "rows": [r.to_dict() for r in self.rows],
+        }
 
 
-def export_results_tsv(ws: Workspace, *, metric: str = "val_bpb", path: str | None = None) -> ResultsTsv:
+def export_results_tsv(
+    ws: Workspace, *, metric: str = "val_bpb", path: str | None = None
+) -> ResultsTsv:
     """The tree's results.tsv (written to ``path`` when given)."""
     from pathlib import Path
 

@@ -21,7 +21,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["FAMILIES", "MAX_POINTS", "collect_signals", "group_of", "order_signals", "plot_name", "thin"]
+__all__ = [
+    "FAMILIES",
+    "MAX_POINTS",
+    "collect_signals",
+    "group_of",
+    "order_signals",
+    "plot_name",
+    "thin",
+]
 
 #: points per version and metric, at most
 MAX_POINTS = 400
@@ -60,8 +68,9 @@ def pick_headline(metrics: Sequence[str], declared: str | None) -> tuple[str | N
     if declared and declared in names:
         return declared, "declared by the recipe ([train].headline_signal)"
     if "reward" in names:
-        return "reward", "the signal named reward" + (f" (the declared {declared!r} was not recorded)"
-                                                       if declared else "")
+        return "reward", "the signal named reward" + (
+            f" (the declared {declared!r} was not recorded)" if declared else ""
+        )
     rewardish = sorted(m for m in names if "reward" in m.lower())
     if rewardish:
         return rewardish[0], "the first signal whose name says reward"
@@ -96,8 +105,10 @@ def thin(points: list[list[float]], limit: int = MAX_POINTS) -> list[list[float]
     out = []
     body = points[:-1]
     for i in range(0, len(body), size):
-        chunk = body[i:i + size]
-        out.append([round(sum(p[0] for p in chunk) / len(chunk)), sum(p[1] for p in chunk) / len(chunk)])
+        chunk = body[i : i + size]
+        out.append(
+            [round(sum(p[0] for p in chunk) / len(chunk)), sum(p[1] for p in chunk) / len(chunk)]
+        )
     out.append(points[-1])
     return out
 
@@ -108,7 +119,9 @@ def plot_name(group: str) -> str:
     return f"signals-{slug}"
 
 
-def collect_signals(con: Any, runs: dict[str, list[str]], *, declared: str | None = None) -> dict[str, Any]:
+def collect_signals(
+    con: Any, runs: dict[str, list[str]], *, declared: str | None = None
+) -> dict[str, Any]:
     """Every train-phase signal of the runs (version -> its run ids) on ``con`` (the evidence views).
 
     Returns ``{"headline", "headline_source", "groups": [{"group", "plot", "metrics"}],
@@ -124,7 +137,9 @@ def collect_signals(con: Any, runs: dict[str, list[str]], *, declared: str | Non
         rows = con.execute(
             f"SELECT metric, step, avg(value), count(DISTINCT run_id) FROM _signals WHERE run_id IN ({marks}) "
             "AND phase = 'train' AND metric IS NOT NULL AND step IS NOT NULL AND isfinite(value) "
-            "GROUP BY metric, step ORDER BY metric, step", run_ids).fetchall()
+            "GROUP BY metric, step ORDER BY metric, step",
+            run_ids,
+        ).fetchall()
         per_metric: dict[str, list[list[float]]] = {}
         seen_runs: dict[str, int] = {}
         for metric, step, value, n_runs in rows:
@@ -134,8 +149,12 @@ def collect_signals(con: Any, runs: dict[str, list[str]], *, declared: str | Non
             values = [p[1] for p in points]
             series.setdefault(metric, {})[version] = thin(points)
             summary.setdefault(metric, {})[version] = {
-                "last": values[-1], "min": min(values), "max": max(values), "steps": len(points),
-                "runs": seen_runs[metric]}
+                "last": values[-1],
+                "min": min(values),
+                "max": max(values),
+                "steps": len(points),
+                "runs": seen_runs[metric],
+            }
     headline, why = pick_headline(list(series), declared)
     groups = order_signals(list(series), headline)
     shown, left_out = 0, 0
@@ -153,6 +172,11 @@ def collect_signals(con: Any, runs: dict[str, list[str]], *, declared: str | Non
             used.add(name)
             kept_groups.append({"group": group["group"], "plot": name, "metrics": metrics})
     kept = {m for g in kept_groups for m in g["metrics"]}
-    return {"headline": headline, "headline_source": why, "groups": kept_groups,
-            "series": {m: s for m, s in series.items() if m in kept},
-            "summary": {m: s for m, s in summary.items() if m in kept}, "left_out": left_out}
+    return {
+        "headline": headline,
+        "headline_source": why,
+        "groups": kept_groups,
+        "series": {m: s for m, s in series.items() if m in kept},
+        "summary": {m: s for m, s in summary.items() if m in kept},
+        "left_out": left_out,
+    }

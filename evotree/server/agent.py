@@ -124,12 +124,20 @@ class AgentPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as ``evotree agent --json`` reports it."""
-        return {"v": 1, "principal": self.principal, "versions": list(self.versions),
-                "champion": self.champion, "network": self.network, "desk": AGENT_DESK,
-                "socket": AGENT_SOCKET, "worktrees": [str(p) for p in self.worktrees],
-                "session_worktrees": str(self.session_dir) if self.session_dir else None,
-                "runtime": str(self.runtime), "traced": self.trace is not None,
-                "mcp": client_configs(self.python)}
+        return {
+            "v": 1,
+            "principal": self.principal,
+            "versions": list(self.versions),
+            "champion": self.champion,
+            "network": self.network,
+            "desk": AGENT_DESK,
+            "socket": AGENT_SOCKET,
+            "worktrees": [str(p) for p in self.worktrees],
+            "session_worktrees": str(self.session_dir) if self.session_dir else None,
+            "runtime": str(self.runtime),
+            "traced": self.trace is not None,
+            "mcp": client_configs(self.python),
+        }
 
 
 def bridge_command(python: str | None = None) -> tuple[str, list[str]]:
@@ -144,53 +152,87 @@ def client_configs(python: str | None = None) -> dict[str, Any]:
     Codex CLI reads ``$CODEX_HOME/config.toml`` (``CODEX_HOME`` is set to ``$HOME/.codex``).
     """
     command, args = bridge_command(python)
-    claude = {"mcpServers": {"evotree": {"type": "stdio", "command": command, "args": args, "env": {}}}}
+    claude = {
+        "mcpServers": {"evotree": {"type": "stdio", "command": command, "args": args, "env": {}}}
+    }
     codex = tomli_w.dumps({"mcp_servers": {"evotree": {"command": command, "args": list(args)}}})
-    return {"claude_code": {"file": f"{AGENT_DESK}/.mcp.json", "content": claude},
-            "codex": {"file": "$HOME/.codex/config.toml", "content": codex}}
+    return {
+        "claude_code": {"file": f"{AGENT_DESK}/.mcp.json", "content": claude},
+        "codex": {"file": "$HOME/.codex/config.toml", "content": codex},
+    }
 
 
 # ---------------------------------------------------------------------------- laying out a session
 def _worktree_base(ws: Workspace) -> Path:
     base = ws.worktree_path("v0").parent.resolve()
     root = ws.root.resolve()
-    if base == root or base in root.parents or (base / ".git").exists() or (base / "evotree.toml").exists():
-        raise AgentError(f"[workspace].worktree_dir resolves to {base}, which holds the repository: "
-                         "an agent given it would see .git",
-                         fix="keep worktrees in their own folder (the default .evotree/worktrees)")
+    if (
+        base == root
+        or base in root.parents
+        or (base / ".git").exists()
+        or (base / "evotree.toml").exists()
+    ):
+        raise AgentError(
+            f"[workspace].worktree_dir resolves to {base}, which holds the repository: "
+            "an agent given it would see .git",
+            fix="keep worktrees in their own folder (the default .evotree/worktrees)",
+        )
     return base
 
 
-def _choose_versions(ws: Workspace, principal: str, asked: Sequence[str], base: Path) -> list[tuple[str, Path]]:
+def _choose_versions(
+    ws: Workspace, principal: str, asked: Sequence[str], base: Path
+) -> list[tuple[str, Path]]:
     snapshot = ws.ledger.snapshot()
     champion = str(snapshot.meta.get("champion"))
     if asked:
         records = [ws.resolve(name, snapshot) for name in asked]
     else:
-        records = [r for r in ws.ledger.versions()
-                   if r.created_by == principal and r.status != VersionStatus.ABANDONED.value]
+        records = [
+            r
+            for r in ws.ledger.versions()
+            if r.created_by == principal and r.status != VersionStatus.ABANDONED.value
+        ]
     chosen: list[tuple[str, Path]] = []
     for record in sorted(records, key=lambda r: (len(r.id), r.id)):
         if record.id == champion:
-            raise AgentError(f"{record.id} is the champion: an agent works on versions branched from it, never on it",
-                             fix="evotree branch -m ... (or let the agent call the branch tool)", version=record.id)
+            raise AgentError(
+                f"{record.id} is the champion: an agent works on versions branched from it, never on it",
+                fix="evotree branch -m ... (or let the agent call the branch tool)",
+                version=record.id,
+            )
         if record.status == VersionStatus.ABANDONED.value:
-            raise AgentError(f"{record.id} is abandoned", fix=f"branch a new version from it: evotree branch --from {record.id}",
-                             version=record.id)
+            raise AgentError(
+                f"{record.id} is abandoned",
+                fix=f"branch a new version from it: evotree branch --from {record.id}",
+                version=record.id,
+            )
         path = ws.absolute(record.worktree) if record.worktree else None
         if path is None or not path.is_dir():
-            raise AgentError(f"{record.id} has no worktree", fix=f"evotree worktree restore {record.id}",
-                             version=record.id)
+            raise AgentError(
+                f"{record.id} has no worktree",
+                fix=f"evotree worktree restore {record.id}",
+                version=record.id,
+            )
         path = path.resolve()
         if base not in path.parents:
-            raise AgentError(f"the worktree of {record.id} ({path}) is not in the worktrees folder {base}",
-                             fix=f"evotree worktree restore {record.id}", version=record.id)
+            raise AgentError(
+                f"the worktree of {record.id} ({path}) is not in the worktrees folder {base}",
+                fix=f"evotree worktree restore {record.id}",
+                version=record.id,
+            )
         chosen.append((record.id, path))
     return chosen
 
 
-def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = (), network: bool = False,
-                  runtime_parent: Path | None = None) -> AgentPlan:
+def prepare_agent(
+    ws: Workspace,
+    principal: str,
+    *,
+    versions: Sequence[str] = (),
+    network: bool = False,
+    runtime_parent: Path | None = None,
+) -> AgentPlan:
     """Lay out an agent session (a private folder with desk, home, champion recipe, socket folder).
 
     ``versions``: the versions whose worktrees the agent may edit (default: the principal's own
@@ -202,38 +244,69 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
 
     status = check_sandbox()
     if not status.ok:
-        raise AgentError(f"evotree agent needs a bubblewrap sandbox, and it cannot start here: {status.reason}",
-                         fix=status.fix or "install bubblewrap (apt-get install bubblewrap)")
+        raise AgentError(
+            f"evotree agent needs a bubblewrap sandbox, and it cannot start here: {status.reason}",
+            fix=status.fix or "install bubblewrap (apt-get install bubblewrap)",
+        )
     if network and not ws.config.sandbox.agent_network:
-        raise ConfigError("--network: the champion's policy does not let an agent use the network "
-                          "([sandbox] agent_network = false)",
-                          fix="set [sandbox] agent_network = true on the champion (a signed promotion), "
-                              "or run the agent offline", key="sandbox.agent_network")
+        raise ConfigError(
+            "--network: the champion's policy does not let an agent use the network "
+            "([sandbox] agent_network = false)",
+            fix="set [sandbox] agent_network = true on the champion (a signed promotion), "
+            "or run the agent offline",
+            key="sandbox.agent_network",
+        )
     base = _worktree_base(ws)
     base.mkdir(parents=True, exist_ok=True)
     chosen = _choose_versions(ws, principal, versions, base)
     champion_commit = ws.git.ref_target(CHAMPION_REF)
     if champion_commit is None:
-        raise InvalidState("refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone")
+        raise InvalidState(
+            "refs/evotree/champion is missing", fix="re-run `evotree init` in a fresh clone"
+        )
     champion = str(ws.ledger.snapshot().meta.get("champion"))
-    runtime = Path(tempfile.mkdtemp(prefix="evotree-agent-", dir=str(runtime_parent) if runtime_parent else None))
+    runtime = Path(
+        tempfile.mkdtemp(
+            prefix="evotree-agent-", dir=str(runtime_parent) if runtime_parent else None
+        )
+    )
     try:
-        desk, home, champion_dir, socket_dir = (runtime / n for n in ("desk", "home", "champion", "sock"))
+        desk, home, champion_dir, socket_dir = (
+            runtime / n for n in ("desk", "home", "champion", "sock")
+        )
         for folder in (desk, home / ".codex", socket_dir, desk / "versions"):
             folder.mkdir(parents=True, mode=0o700)
         from evotree.harness.export import export_tree
 
-        export_tree(ws.git.repo, champion_commit, champion_dir,
-                    exclude=[p.rstrip("/") for p in ws.config.eval.judge_paths])
+        export_tree(
+            ws.git.repo,
+            champion_commit,
+            champion_dir,
+            exclude=[p.rstrip("/") for p in ws.config.eval.judge_paths],
+        )
         # the session's own worktrees folder: only the worktrees the server branches for this agent
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", principal.split("<")[0]).strip("-").lower()[:24] or "agent"
+        slug = (
+            re.sub(r"[^A-Za-z0-9]+", "-", principal.split("<")[0]).strip("-").lower()[:24]
+            or "agent"
+        )
         session_dir = Path(tempfile.mkdtemp(prefix=f"agent-{slug}-", dir=base))
-        plan = AgentPlan(workspace=ws.root, principal=principal, versions=tuple(v for v, _ in chosen),
-                         champion=champion, runtime=runtime, desk=desk, home=home, champion_dir=champion_dir,
-                         socket_dir=socket_dir, worktree_base=base, worktrees=tuple(p for _, p in chosen),
-                         session_dir=session_dir, network=network,
-                         trace=runtime / "agent.trace" if ws.config.sandbox.trace and can_trace() else None,
-                         masked=environment_packages() if hidden_now(ws) else ())
+        plan = AgentPlan(
+            workspace=ws.root,
+            principal=principal,
+            versions=tuple(v for v, _ in chosen),
+            champion=champion,
+            runtime=runtime,
+            desk=desk,
+            home=home,
+            champion_dir=champion_dir,
+            socket_dir=socket_dir,
+            worktree_base=base,
+            worktrees=tuple(p for _, p in chosen),
+            session_dir=session_dir,
+            network=network,
+            trace=runtime / "agent.trace" if ws.config.sandbox.trace and can_trace() else None,
+            masked=environment_packages() if hidden_now(ws) else (),
+        )
         _write_desk(plan)
         (runtime / "empty").touch(mode=0o444)
         return plan
@@ -243,8 +316,17 @@ def prepare_agent(ws: Workspace, principal: str, *, versions: Sequence[str] = ()
 
 
 #: the packages that make environments playable (Gymnasium and the simulators its environments use)
-ENVIRONMENT_PACKAGES = ("gymnasium", "gym", "mujoco", "Box2D", "highway_env", "minigrid", "ale_py", "pybullet",
-                        "pygame")
+ENVIRONMENT_PACKAGES = (
+    "gymnasium",
+    "gym",
+    "mujoco",
+    "Box2D",
+    "highway_env",
+    "minigrid",
+    "ale_py",
+    "pybullet",
+    "pygame",
+)
 
 
 def environment_packages() -> tuple[Path, ...]:
@@ -266,7 +348,9 @@ def environment_packages() -> tuple[Path, ...]:
 
 def _write_desk(plan: AgentPlan) -> None:
     configs = client_configs(plan.python)
-    (plan.desk / ".mcp.json").write_text(json.dumps(configs["claude_code"]["content"], indent=2) + "\n")
+    (plan.desk / ".mcp.json").write_text(
+        json.dumps(configs["claude_code"]["content"], indent=2) + "\n"
+    )
     (plan.home / ".codex" / "config.toml").write_text(configs["codex"]["content"])
     for version, path in zip(plan.versions, plan.worktrees):
         (plan.desk / "versions" / version).symlink_to(path)
@@ -277,7 +361,8 @@ def _write_desk(plan: AgentPlan) -> None:
         f"- versions/<id>: your versions' worktrees (edit files here, then call the `commit` tool)\n"
         f"- new versions you create with the `branch` tool appear under {plan.session_dir}/<id>\n"
         f"- {AGENT_DESK}/champion: the champion ({plan.champion}) recipe, read-only\n\n"
-        "There is no .git here: branch, commit, run, compare and gates go through the tools.\n")
+        "There is no .git here: branch, commit, run, compare and gates go through the tools.\n"
+    )
 
 
 # ---------------------------------------------------------------------------- the sandbox
@@ -285,15 +370,27 @@ def agent_argv(plan: AgentPlan, argv: Sequence[str]) -> list[str]:
     """The bwrap command line that runs ``argv`` as the agent of ``plan``."""
 
     own = (*plan.worktrees, *((plan.session_dir,) if plan.session_dir is not None else ()))
-    spec = SandboxSpec(cwd=plan.desk, read_write=(*own, plan.home, plan.desk), network=plan.network,
-                       trace=plan.trace)
+    spec = SandboxSpec(
+        cwd=plan.desk,
+        read_write=(*own, plan.home, plan.desk),
+        network=plan.network,
+        trace=plan.trace,
+    )
     args = wrap(spec, argv)
     # bwrap's options end at the first "--": the agent's own binds go in just before the
     # root is remounted read-only (after the binds and masks the spec produced)
     at = args.index("--remount-ro")
-    extra = ["--ro-bind", str(plan.champion_dir), f"{AGENT_DESK}/champion",
-             "--ro-bind", str(plan.socket_dir), str(Path(AGENT_SOCKET).parent)]
-    for path in plan.worktrees:  # no path into .git: the pointer file reads as empty and cannot change
+    extra = [
+        "--ro-bind",
+        str(plan.champion_dir),
+        f"{AGENT_DESK}/champion",
+        "--ro-bind",
+        str(plan.socket_dir),
+        str(Path(AGENT_SOCKET).parent),
+    ]
+    for (
+        path
+    ) in plan.worktrees:  # no path into .git: the pointer file reads as empty and cannot change
         extra += ["--ro-bind", str(plan.runtime / "empty"), str(path / ".git")]
     for path in plan.masked:  # EvoPolicyGym: no environment to play outside `run` (an empty folder)
         extra += ["--tmpfs", str(path), "--remount-ro", str(path)]
@@ -305,19 +402,28 @@ def agent_argv(plan: AgentPlan, argv: Sequence[str]) -> list[str]:
     return args
 
 
-def agent_env(plan: AgentPlan, passthrough: Mapping[str, str] | None = None,
-              environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def agent_env(
+    plan: AgentPlan,
+    passthrough: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The agent's environment: a fresh one (nothing of the caller's but the terminal settings
     and the variables named in ``passthrough``), pointing at its desk, home and socket."""
     source = os.environ if environ is None else environ
     env = {k: source[k] for k in _PASSED if k in source}
     env.update(passthrough or {})
     bin_dir = str(Path(plan.python).parent)
-    env.update(PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", HOME=str(plan.home), TMPDIR="/tmp",
-               CODEX_HOME=str(plan.home / ".codex"), EVOTREE_MCP_SOCKET=AGENT_SOCKET,
-               EVOTREE_AGENT_PRINCIPAL=plan.principal, EVOTREE_AGENT_VERSIONS=",".join(plan.versions),
-               EVOTREE_AGENT_WORKTREES=str(plan.session_dir or plan.worktree_base),
-               EVOTREE_CHAMPION_DIR=f"{AGENT_DESK}/champion")
+    env.update(
+        PATH=f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        HOME=str(plan.home),
+        TMPDIR="/tmp",
+        CODEX_HOME=str(plan.home / ".codex"),
+        EVOTREE_MCP_SOCKET=AGENT_SOCKET,
+        EVOTREE_AGENT_PRINCIPAL=plan.principal,
+        EVOTREE_AGENT_VERSIONS=",".join(plan.versions),
+        EVOTREE_AGENT_WORKTREES=str(plan.session_dir or plan.worktree_base),
+        EVOTREE_CHAMPION_DIR=f"{AGENT_DESK}/champion",
+    )
     env.setdefault("LANG", "C.UTF-8")
     return env
 
@@ -333,25 +439,47 @@ def _listening(path: Path) -> bool:
     return True
 
 
-def start_server(plan: AgentPlan, *, timeout: float = 60.0, log: Any = None) -> subprocess.Popen[bytes]:
+def start_server(
+    plan: AgentPlan, *, timeout: float = 60.0, log: Any = None
+) -> subprocess.Popen[bytes]:
     """Start ``evotree serve --as PRINCIPAL --socket`` for ``plan`` outside the sandbox; return it
     once it listens (its stderr goes to ``log``, a file object, or is discarded)."""
-    argv = [sys.executable, "-P", "-m", "evotree", "-C", str(plan.workspace), "serve", "--as", plan.principal,
-            "--socket", str(plan.socket)]
+    argv = [
+        sys.executable,
+        "-P",
+        "-m",
+        "evotree",
+        "-C",
+        str(plan.workspace),
+        "serve",
+        "--as",
+        plan.principal,
+        "--socket",
+        str(plan.socket),
+    ]
     if plan.session_dir is not None:
         argv += ["--worktrees", str(plan.session_dir)]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=log if log is not None else subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=_die_with_parent)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log if log is not None else subprocess.DEVNULL,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
     deadline = time.monotonic() + timeout
     while not _listening(plan.socket):
         if proc.poll() is not None:
-            raise AgentError(f"the evotree server for the agent exited with {proc.returncode} before listening",
-                             fix=f"run `evotree -C {plan.workspace} serve --as {plan.principal}` to see why")
+            raise AgentError(
+                f"the evotree server for the agent exited with {proc.returncode} before listening",
+                fix=f"run `evotree -C {plan.workspace} serve --as {plan.principal}` to see why",
+            )
         if time.monotonic() > deadline:
             _stop(proc)
-            raise AgentError(f"the evotree server for the agent did not listen within {timeout:.0f} s",
-                             fix="retry; if it persists, run `evotree serve` by hand to see why")
+            raise AgentError(
+                f"the evotree server for the agent did not listen within {timeout:.0f} s",
+                fix="retry; if it persists, run `evotree serve` by hand to see why",
+            )
         time.sleep(0.05)
     return proc
 
@@ -380,6 +508,7 @@ def _stop(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
 @contextlib.contextmanager
 def _forwarded_signals(proc: subprocess.Popen[bytes]) -> Iterator[None]:
     """SIGINT/SIGTERM to this process go to the sandbox (which ends every process in it)."""
+
     def forward(signum: int, _frame: Any) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signum)
@@ -392,8 +521,14 @@ def _forwarded_signals(proc: subprocess.Popen[bytes]) -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def run_agent(plan: AgentPlan, argv: Sequence[str], *, passthrough: Mapping[str, str] | None = None,
-              server_log: Any = None, keep: bool = False) -> int:
+def run_agent(
+    plan: AgentPlan,
+    argv: Sequence[str],
+    *,
+    passthrough: Mapping[str, str] | None = None,
+    server_log: Any = None,
+    keep: bool = False,
+) -> int:
     """Run ``argv`` as the agent of ``plan`` (server started and stopped around it); its exit code.
 
     The session's private folder is removed at the end unless ``keep``.
@@ -405,8 +540,12 @@ def run_agent(plan: AgentPlan, argv: Sequence[str], *, passthrough: Mapping[str,
     code: int | None = None
     try:
         # the first process (the tracer, or bwrap) dies with this one; bwrap follows its parent
-        agent = subprocess.Popen(agent_argv(plan, argv), env=agent_env(plan, passthrough), start_new_session=False,
-                                 preexec_fn=_die_with_parent)
+        agent = subprocess.Popen(
+            agent_argv(plan, argv),
+            env=agent_env(plan, passthrough),
+            start_new_session=False,
+            preexec_fn=_die_with_parent,
+        )
         with _forwarded_signals(agent):
             code = agent.wait()
             return code
@@ -435,10 +574,15 @@ def save_session_trace(plan: AgentPlan, *, started: float, exit_code: int | None
     with contextlib.suppress(Exception):  # the versions the agent branched through the server
         ws = Workspace.open(plan.workspace)
         versions |= {v.id for v in ws.ledger.versions() if v.created_by == plan.principal}
-    record = {"v": 1, "principal": plan.principal, "versions": sorted(versions),
-              "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-              "ended_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "exit_code": exit_code,
-              "programs": sum(1 for r in rows if r.get("kind") == "exec")}
+    record = {
+        "v": 1,
+        "principal": plan.principal,
+        "versions": sorted(versions),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "ended_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "exit_code": exit_code,
+        "programs": sum(1 for r in rows if r.get("kind") == "exec"),
+    }
     tmp = folder / "session.json.tmp"
     tmp.write_text(json.dumps(record, indent=2) + "\n")
     os.replace(tmp, folder / "session.json")
@@ -475,7 +619,9 @@ def restore_worktree_folder(plan: AgentPlan) -> list[str]:
         pointer = top / ".git"
         want = f"gitdir: {os.path.realpath(admin)}\n"
         try:
-            current = pointer.read_text() if pointer.is_file() and not pointer.is_symlink() else None
+            current = (
+                pointer.read_text() if pointer.is_file() and not pointer.is_symlink() else None
+            )
         except OSError:
             current = None
         if current == want:

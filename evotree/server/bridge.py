@@ -45,7 +45,9 @@ def bridge(path: str, *, stdin: int = 0, stdout: int = 1) -> int:
     try:
         sock.connect(path)
     except OSError as exc:
-        sys.stderr.write(f"evotree bridge: cannot reach the evotree server at {path}: {exc.strerror or exc}\n")
+        sys.stderr.write(
+            f"evotree bridge: cannot reach the evotree server at {path}: {exc.strerror or exc}\n"
+        )
         return 1
     threading.Thread(target=_pump_in, args=(sock, stdin), daemon=True).start()
     try:
@@ -68,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     path = args[0] if args else os.environ.get("EVOTREE_MCP_SOCKET", "")
     if not path or path in ("-h", "--help"):
-        sys.stderr.write("usage: python -m evotree.server.bridge SOCKET  (or set EVOTREE_MCP_SOCKET)\n")
+        sys.stderr.write(
+            "usage: python -m evotree.server.bridge SOCKET  (or set EVOTREE_MCP_SOCKET)\n"
+        )
         return 2
     return bridge(path)
 

@@ -43,19 +43,55 @@ from evotree.server.verbs import Encoded, Verbs
 from evotree.verbs.policy import hidden_now
 from evotree.verbs.policy import redacted
 
-__all__ = ["FORBIDDEN_WORDS", "TOOL_NAMES", "EvotreeTools", "build_server", "error_result", "ok_result"]
+__all__ = [
+    "FORBIDDEN_WORDS",
+    "TOOL_NAMES",
+    "EvotreeTools",
+    "build_server",
+    "error_result",
+    "ok_result",
+]
 
 log = logging.getLogger("evotree.server")
 
 #: No tool name contains one of these: promotion and approvals need a person at a terminal, and
 #: the judge, the harness in force and the policy change only through signed promotions.
-FORBIDDEN_WORDS = ("promote", "approve", "approval", "harness", "judge", "policy", "config", "sign", "verify",
-                   "abandon", "champion")
+FORBIDDEN_WORDS = (
+    "promote",
+    "approve",
+    "approval",
+    "harness",
+    "judge",
+    "policy",
+    "config",
+    "sign",
+    "verify",
+    "abandon",
+    "champion",
+)
 
 #: The tools, in the order they are listed.
-TOOL_NAMES = ("tree", "show", "log", "branch", "commit", "run", "runs", "compare", "diagnose", "suggest",
-              "skill_list", "skill_show", "memory_search", "memory_add", "audit", "gates", "report", "sql",
-              "spend_record")
+TOOL_NAMES = (
+    "tree",
+    "show",
+    "log",
+    "branch",
+    "commit",
+    "run",
+    "runs",
+    "compare",
+    "diagnose",
+    "suggest",
+    "skill_list",
+    "skill_show",
+    "memory_search",
+    "memory_add",
+    "audit",
+    "gates",
+    "report",
+    "sql",
+    "spend_record",
+)
 
 INSTRUCTIONS = """\
 evotree: a git-native version tree of an RL training recipe. The loop: tree -> diagnose V ->
@@ -65,11 +101,21 @@ champion vN -> audit -> gates -> report. Results are the documents of `evotree C
 (`evotree schema NAME`); errors carry code, exit_code, message and fix. Promotion is a
 person's decision: when gates pass, stop and hand over."""
 
-_READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-_WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+_READ = ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+)
+_WRITE = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
+)
 
-Version = Annotated[str, Field(description="a version id (v3), a name given at branch, or 'champion'",
-                               min_length=1, max_length=200)]
+Version = Annotated[
+    str,
+    Field(
+        description="a version id (v3), a name given at branch, or 'champion'",
+        min_length=1,
+        max_length=200,
+    ),
+]
 
 
 def ok_result(data: Any) -> CallToolResult:
@@ -87,8 +133,10 @@ def ok_result(data: Any) -> CallToolResult:
 
 def error_result(error: dict[str, Any]) -> CallToolResult:
     """A tool error carrying the CLI's ``{"error": {...}}`` document."""
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps({"error": error}, default=str))],
-                          is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps({"error": error}, default=str))],
+        is_error=True,
+    )
 
 
 class _Server(MCPServer):
@@ -104,17 +152,37 @@ class _Server(MCPServer):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                                     for e in cause.errors())
-                return error_result({"code": "bad_arguments", "exit_code": 2,
-                                     "message": f"bad arguments for {name}: {problems}",
-                                     "fix": f"call {name} with the arguments of its input schema (tools/list)",
-                                     "details": {"tool": name}})
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                    for e in cause.errors()
+                )
+                return error_result(
+                    {
+                        "code": "bad_arguments",
+                        "exit_code": 2,
+                        "message": f"bad arguments for {name}: {problems}",
+                        "fix": f"call {name} with the arguments of its input schema (tools/list)",
+                        "details": {"tool": name},
+                    }
+                )
             if self._tool_manager.get_tool(name) is None:  # noqa: SLF001 - the SDK's registry of tools
-                return error_result({"code": "unknown_tool", "exit_code": 2, "message": f"unknown tool {name!r}",
-                                     "fix": f"the tools are: {', '.join(TOOL_NAMES)}", "details": {"tool": name}})
-            return error_result({"code": "tool_error", "exit_code": 1, "message": str(exc),
-                                 "details": {"tool": name}})
+                return error_result(
+                    {
+                        "code": "unknown_tool",
+                        "exit_code": 2,
+                        "message": f"unknown tool {name!r}",
+                        "fix": f"the tools are: {', '.join(TOOL_NAMES)}",
+                        "details": {"tool": name},
+                    }
+                )
+            return error_result(
+                {
+                    "code": "tool_error",
+                    "exit_code": 1,
+                    "message": str(exc),
+                    "details": {"tool": name},
+                }
+            )
 
 
 class _RunProgress:
@@ -133,7 +201,9 @@ class _RunProgress:
         self.last = 0.0
         self.lock = threading.Lock()
 
-    def update(self, run_id: str, event: str, info: dict[str, Any]) -> tuple[float, float, str] | None:
+    def update(
+        self, run_id: str, event: str, info: dict[str, Any]
+    ) -> tuple[float, float, str] | None:
         with self.lock:
             if event == "started":
                 self.fraction[run_id] = 0.0
@@ -151,7 +221,9 @@ class _RunProgress:
                 limit = self.max_steps.get(run_id)
                 step = info.get("step")
                 if limit and isinstance(step, (int, float)):
-                    self.fraction[run_id] = max(self.fraction.get(run_id, 0.0), min(0.9 * step / limit, 0.9))
+                    self.fraction[run_id] = max(
+                        self.fraction.get(run_id, 0.0), min(0.9 * step / limit, 0.9)
+                    )
                 message = f"{run_id}: {info.get('phase')} step {step}"
             elif event == "finished":
                 self.fraction[run_id] = 1.0
@@ -175,7 +247,9 @@ class EvotreeTools:
         self._cancels: set[threading.Event] = set()
         self._lock = threading.Lock()
 
-    async def call(self, fn: Callable[[], Any], *, cancel: threading.Event | None = None) -> CallToolResult:
+    async def call(
+        self, fn: Callable[[], Any], *, cancel: threading.Event | None = None
+    ) -> CallToolResult:
         """Run ``fn`` in a worker thread; its dict as the result, an error as a tool error.
 
         With ``cancel``, cancelling the request sets it (the runs stop and are marked cancelled,
@@ -210,16 +284,26 @@ class EvotreeTools:
             return error_result(exc.to_dict())
         except Exception as exc:  # noqa: BLE001 - a bug: report it to the agent, keep serving
             log.error("tool call failed unexpectedly:\n%s", traceback.format_exc())
-            return error_result({"code": "internal_error", "exit_code": 1,
-                                 "message": f"unexpected internal error: {type(exc).__name__}: {exc}",
-                                 "fix": "a bug in evotree: report it with the server's stderr"})
+            return error_result(
+                {
+                    "code": "internal_error",
+                    "exit_code": 1,
+                    "message": f"unexpected internal error: {type(exc).__name__}: {exc}",
+                    "fix": "a bug in evotree: report it with the server's stderr",
+                }
+            )
         try:
             data = await anyio.to_thread.run_sync(self._shown, data)
         except Exception:  # noqa: BLE001 - the boundary could not be decided: show nothing (fail closed)
             log.error("visibility check failed:\n%s", traceback.format_exc())
-            return error_result({"code": "hidden_until_finalize", "exit_code": 10,
-                                 "message": "the result could not be checked for hidden figures, so it is withheld",
-                                 "fix": "a bug in evotree: report it with the server's stderr"})
+            return error_result(
+                {
+                    "code": "hidden_until_finalize",
+                    "exit_code": 10,
+                    "message": "the result could not be checked for hidden figures, so it is withheld",
+                    "fix": "a bug in evotree: report it with the server's stderr",
+                }
+            )
         return ok_result(data)
 
     def _shown(self, data: Any) -> Any:
@@ -247,9 +331,13 @@ class EvotreeTools:
 
 def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
     """The MCP server of ``verbs``: one tool per verb (:data:`TOOL_NAMES`)."""
-    app: MCPServer = _Server("evotree", version=__version__, instructions=INSTRUCTIONS,
-                               description=f"evotree version tree at {verbs.root}, acting for {verbs.principal}",
-                               log_level="WARNING")
+    app: MCPServer = _Server(
+        "evotree",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        description=f"evotree version tree at {verbs.root}, acting for {verbs.principal}",
+        log_level="WARNING",
+    )
     tools = EvotreeTools(verbs)
     call = tools.call
 
@@ -267,21 +355,36 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         return await call(lambda: verbs.show(version))
 
     @app.tool(name="log", annotations=_READ)
-    async def log_(version: Annotated[str | None, Field(description="only this version's events")] = None,
-                   limit: Annotated[int | None, Field(ge=1, le=100_000, description="at most this many")] = None,
-                   ) -> CallToolResult:
+    async def log_(
+        version: Annotated[str | None, Field(description="only this version's events")] = None,
+        limit: Annotated[
+            int | None, Field(ge=1, le=100_000, description="at most this many")
+        ] = None,
+    ) -> CallToolResult:
         """Ledger events, newest first (`evotree log --json`, schema `log`)."""
         return await call(lambda: verbs.log(version, limit))
 
     @app.tool(name="branch", annotations=_WRITE)
     async def branch(
-        hypothesis: Annotated[str, Field(min_length=1, max_length=10_000,
-                                         description="what this version changes and what you expect")],
-        parent: Annotated[str, Field(min_length=1, max_length=200, description="version to branch from")] = "champion",
+        hypothesis: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=10_000,
+                description="what this version changes and what you expect",
+            ),
+        ],
+        parent: Annotated[
+            str, Field(min_length=1, max_length=200, description="version to branch from")
+        ] = "champion",
         name: Annotated[str | None, Field(description="version id (default: the next vN)")] = None,
-        skills: Annotated[dict[str, dict[str, Any]] | None,
-                          Field(description='skills to apply with their parameters, e.g. '
-                                            '{"StdGroupFilter": {"min_std": 0.1}} (skill_list)')] = None,
+        skills: Annotated[
+            dict[str, dict[str, Any]] | None,
+            Field(
+                description="skills to apply with their parameters, e.g. "
+                '{"StdGroupFilter": {"min_std": 0.1}} (skill_list)'
+            ),
+        ] = None,
     ) -> CallToolResult:
         """A new version from `parent`: branch evotree/vN and its own worktree, created by this
         server's principal (`evotree branch --json`, schema `version`). Edit the files under
@@ -291,7 +394,9 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
     @app.tool(name="commit", annotations=_WRITE)
     async def commit(
         version: Version,
-        message: Annotated[str, Field(min_length=1, max_length=10_000, description="what changed and why")],
+        message: Annotated[
+            str, Field(min_length=1, max_length=10_000, description="what changed and why")
+        ],
     ) -> CallToolResult:
         """Commit every file of the version's worktree (new, changed, deleted; .gitignore'd ones
         left out) on its branch, authored by this server's principal. Runs use committed trees
@@ -301,11 +406,17 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
     # ------------------------------------------------------------------ runs
     @app.tool(name="run", annotations=_WRITE)
     async def run(
-        versions: Annotated[list[str], Field(min_length=1, max_length=100, description="versions to run")],
+        versions: Annotated[
+            list[str], Field(min_length=1, max_length=100, description="versions to run")
+        ],
         ctx: Context,
         seeds: Annotated[int, Field(ge=1, le=1000, description="runs per version")] = 1,
-        seed_start: Annotated[int, Field(ge=0, description="first seed (add seeds instead of repeating)")] = 0,
-        jobs: Annotated[int | None, Field(ge=1, le=1024, description="runs at once (default [executor].jobs)")] = None,
+        seed_start: Annotated[
+            int, Field(ge=0, description="first seed (add seeds instead of repeating)")
+        ] = 0,
+        jobs: Annotated[
+            int | None, Field(ge=1, le=1024, description="runs at once (default [executor].jobs)")
+        ] = None,
         heldout: Annotated[bool, Field(description="also score the held-out split")] = False,
     ) -> CallToolResult:
         """Train and judge versions x seeds under the harness (train gate and budgets first), as
@@ -313,7 +424,9 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         cancelling the request stops the runs (marked cancelled)."""
         tracker = _RunProgress(len(versions) * seeds)
         token = anyio.lowlevel.current_token()
-        send, receive = anyio.create_memory_object_stream[tuple[float, float, str]](max_buffer_size=256)
+        send, receive = anyio.create_memory_object_stream[tuple[float, float, str]](
+            max_buffer_size=256
+        )
         cancel = threading.Event()
 
         def progress(run_id: str, event: str, info: dict[str, Any]) -> None:
@@ -336,17 +449,27 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         async with anyio.create_task_group() as group:
             group.start_soon(forward)
             try:
-                result = await call(lambda: verbs.run(versions, seeds=seeds, seed_start=seed_start, jobs=jobs,
-                                                      heldout=heldout, progress=progress, cancel=cancel),
-                                    cancel=cancel)
+                result = await call(
+                    lambda: verbs.run(
+                        versions,
+                        seeds=seeds,
+                        seed_start=seed_start,
+                        jobs=jobs,
+                        heldout=heldout,
+                        progress=progress,
+                        cancel=cancel,
+                    ),
+                    cancel=cancel,
+                )
             finally:
                 send.close()
         return result
 
     @app.tool(name="runs", annotations=_READ)
-    async def runs(version: Annotated[str | None, Field(description="only runs of this version")] = None,
-                   run_id: Annotated[str | None, Field(description="only this run (its status)")] = None,
-                   ) -> CallToolResult:
+    async def runs(
+        version: Annotated[str | None, Field(description="only runs of this version")] = None,
+        run_id: Annotated[str | None, Field(description="only this run (its status)")] = None,
+    ) -> CallToolResult:
         """Run records on this machine, oldest first, or one run's record and status
         (`evotree runs --json`, schema `run`)."""
         return await call(lambda: verbs.runs(version, run_id))
@@ -354,24 +477,45 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
     # ------------------------------------------------------------------ analysis
     @app.tool(name="compare", annotations=_READ)
     async def compare(
-        a: Version, b: Version,
+        a: Version,
+        b: Version,
         split: Annotated[str, Field(description="eval split")] = "validation",
-        intersect: Annotated[bool, Field(description="compare on the tasks both were scored on")] = False,
-        bootstrap: Annotated[int | None, Field(ge=100, le=1_000_000, description="bootstrap resamples")] = None,
+        intersect: Annotated[
+            bool, Field(description="compare on the tasks both were scored on")
+        ] = False,
+        bootstrap: Annotated[
+            int | None, Field(ge=100, le=1_000_000, description="bootstrap resamples")
+        ] = None,
         seed: Annotated[int, Field(description="seed of the bootstrap")] = 0,
-        look: Annotated[int | None, Field(ge=1, description="sequential evaluation: this is look K")] = None,
-        max_looks: Annotated[int | None, Field(ge=1, description="sequential evaluation: N looks")] = None,
+        look: Annotated[
+            int | None, Field(ge=1, description="sequential evaluation: this is look K")
+        ] = None,
+        max_looks: Annotated[
+            int | None, Field(ge=1, description="sequential evaluation: N looks")
+        ] = None,
     ) -> CallToolResult:
         """Δ = b − a on the same task pool, seed-aware CI, p-value and a decision
         (`evotree compare A B --json`, schema `compare`). Act on `decision`."""
-        return await call(lambda: verbs.compare(a, b, split=split, intersect=intersect, bootstrap=bootstrap,
-                                                seed=seed, look=look, max_looks=max_looks))
+        return await call(
+            lambda: verbs.compare(
+                a,
+                b,
+                split=split,
+                intersect=intersect,
+                bootstrap=bootstrap,
+                seed=seed,
+                look=look,
+                max_looks=max_looks,
+            )
+        )
 
     @app.tool(name="diagnose", annotations=_WRITE)
     async def diagnose(
         version: Version,
-        layers: Annotated[list[Literal["score", "signal", "behavior", "version"]] | None,
-                          Field(description="only these layers (default all)")] = None,
+        layers: Annotated[
+            list[Literal["score", "signal", "behavior", "version"]] | None,
+            Field(description="only these layers (default all)"),
+        ] = None,
     ) -> CallToolResult:
         """Findings of the version's runs, by the signed harness in force; recorded in the
         `findings` view (`evotree diagnose V --json`, schema `diagnose`)."""
@@ -390,16 +534,25 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         return await call(verbs.skill_list)
 
     @app.tool(name="skill_show", annotations=_READ)
-    async def skill_show(name: Annotated[str, Field(min_length=1, max_length=200)]) -> CallToolResult:
+    async def skill_show(
+        name: Annotated[str, Field(min_length=1, max_length=200)],
+    ) -> CallToolResult:
         """One skill: trigger, intervention, parameters, domains (`evotree skill show NAME --json`,
         schema `skill_show`)."""
         return await call(lambda: verbs.skill_show(name))
 
     @app.tool(name="memory_search", annotations=_READ)
     async def memory_search(
-        query: Annotated[str, Field(min_length=1, max_length=2_000, description="every word must match; word* = prefix")],
-        kind: Annotated[Literal["skill_verification", "lesson", "negative_evidence", "incident"] | None,
-                        Field(description="only entries of this kind")] = None,
+        query: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=2_000, description="every word must match; word* = prefix"
+            ),
+        ],
+        kind: Annotated[
+            Literal["skill_verification", "lesson", "negative_evidence", "incident"] | None,
+            Field(description="only entries of this kind"),
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=1000)] = 20,
     ) -> CallToolResult:
         """What the tree learned: full-text search over memory (`evotree memory search --json`,
@@ -412,18 +565,25 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         kind: Literal["lesson", "negative_evidence"] = "lesson",
         version: Annotated[str | None, Field(description="the version it is about")] = None,
         skill: Annotated[str | None, Field(description="the skill it is about")] = None,
-        evidence: Annotated[dict[str, str] | None, Field(description="links: run id, finding code, commit")] = None,
+        evidence: Annotated[
+            dict[str, str] | None, Field(description="links: run id, finding code, commit")
+        ] = None,
         tags: Annotated[list[str] | None, Field(max_length=50)] = None,
     ) -> CallToolResult:
         """Add a lesson or negative evidence to memory (`evotree memory add --json`, schema
         `memory_entry`)."""
-        return await call(lambda: verbs.memory_add(text, kind=kind, version=version, skill=skill,
-                                                   evidence=evidence, tags=tags))
+        return await call(
+            lambda: verbs.memory_add(
+                text, kind=kind, version=version, skill=skill, evidence=evidence, tags=tags
+            )
+        )
 
     @app.tool(name="audit", annotations=_WRITE)
     async def audit(
         version: Version,
-        hidden_paths: Annotated[list[str] | None, Field(description="more paths no trajectory may touch")] = None,
+        hidden_paths: Annotated[
+            list[str] | None, Field(description="more paths no trajectory may touch")
+        ] = None,
     ) -> CallToolResult:
         """The leak audit of the version's runs (`evotree audit V --json`, schema `audit`). A
         report that did not pass is a result, not an error: read `passed` (the CLI exits 28)."""
@@ -432,7 +592,9 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
     @app.tool(name="gates", annotations=_WRITE)
     async def gates(
         version: Version,
-        bootstrap: Annotated[int | None, Field(ge=100, le=1_000_000, description="bootstrap resamples")] = None,
+        bootstrap: Annotated[
+            int | None, Field(ge=100, le=1_000_000, description="bootstrap resamples")
+        ] = None,
     ) -> CallToolResult:
         """Every promotion gate, evaluated; promotes nothing (`evotree gates V --json`, schema
         `gates`). When `passed`, stop and hand over to a person."""
@@ -451,8 +613,14 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
 
     @app.tool(name="sql", annotations=_READ)
     async def sql(
-        query: Annotated[str, Field(min_length=1, max_length=100_000,
-                                    description="one SELECT over runs, signals, rollouts, evals, findings")],
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=100_000,
+                description="one SELECT over runs, signals, rollouts, evals, findings",
+            ),
+        ],
         max_rows: Annotated[int, Field(ge=1, le=100_000)] = 1000,
     ) -> CallToolResult:
         """Read-only DuckDB SQL over the evidence views (`evotree sql --json`): one SELECT; no file,
@@ -461,10 +629,16 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
 
     @app.tool(name="spend_record", annotations=_WRITE)
     async def spend_record(
-        usd: Annotated[float, Field(ge=0, allow_inf_nan=False, description="what was spent, in USD")],
-        note: Annotated[str, Field(min_length=1, max_length=2_000, description="what it was spent on")],
+        usd: Annotated[
+            float, Field(ge=0, allow_inf_nan=False, description="what was spent, in USD")
+        ],
+        note: Annotated[
+            str, Field(min_length=1, max_length=2_000, description="what it was spent on")
+        ],
         tokens: Annotated[int | None, Field(ge=0)] = None,
-        version: Annotated[str | None, Field(description="the version it was spent on (its budget too)")] = None,
+        version: Annotated[
+            str | None, Field(description="the version it was spent on (its budget too)")
+        ] = None,
     ) -> CallToolResult:
         """Record your own LLM/API spend (`evotree spend record --json`): it counts in the USD
         budgets (`evotree budget`); recorded for the server's principal; never negative."""

@@ -63,7 +63,12 @@ async def _frame_in(stream: Any, sink: Any, limit: int) -> None:
         while True:
             try:
                 line = await buffered.receive_until(b"\n", limit)
-            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            except (
+                anyio.EndOfStream,
+                anyio.IncompleteRead,
+                anyio.BrokenResourceError,
+                anyio.ClosedResourceError,
+            ):
                 return
             except anyio.DelimiterNotFound:
                 log.warning("a message longer than %d bytes: closing the connection", limit)
@@ -108,8 +113,9 @@ def _peer_uid(stream: Any) -> int | None:
     if sock is None or not hasattr(socket, "SO_PEERCRED"):
         return None
     try:
-        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                               struct.calcsize("3i")))
+        _pid, uid, _gid = struct.unpack(
+            "3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        )
     except OSError:
         return None
     return uid
@@ -132,27 +138,35 @@ def _claim_path(path: Path) -> None:
         return
     finally:
         probe.close()
-    raise AlreadyExists(f"{path}: another server is listening on this socket",
-                        fix="stop it, or choose another --socket path")
+    raise AlreadyExists(
+        f"{path}: another server is listening on this socket",
+        fix="stop it, or choose another --socket path",
+    )
 
 
-async def serve_unix_socket(app: Any, path: str | os.PathLike[str], *,
-                            task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+async def serve_unix_socket(
+    app: Any, path: str | os.PathLike[str], *, task_status: Any = anyio.TASK_STATUS_IGNORED
+) -> None:
     """Serve every connection to the unix socket ``path`` (created mode 0600, removed at exit)
     as its own MCP session, until cancelled."""
     target = Path(path).absolute()
     if len(os.fsencode(target)) > 100:
-        raise SocketError(f"the socket path {target} is too long for a unix socket (at most ~100 bytes)",
-                          fix="choose a shorter --socket path, e.g. under /tmp")
+        raise SocketError(
+            f"the socket path {target} is too long for a unix socket (at most ~100 bytes)",
+            fix="choose a shorter --socket path, e.g. under /tmp",
+        )
     if not target.parent.is_dir():
-        raise SocketError(f"{target.parent} is not a directory", fix="create it, or choose another --socket path")
+        raise SocketError(
+            f"{target.parent} is not a directory", fix="create it, or choose another --socket path"
+        )
     _claim_path(target)
     previous = os.umask(0o177)
     try:
         listener = await anyio.create_unix_listener(target)
     except OSError as exc:
-        raise SocketError(f"cannot listen on {target}: {exc.strerror or exc}",
-                          fix="choose another --socket path") from None
+        raise SocketError(
+            f"cannot listen on {target}: {exc.strerror or exc}", fix="choose another --socket path"
+        ) from None
     finally:
         os.umask(previous)
     os.chmod(target, 0o600)
@@ -187,9 +201,9 @@ async def serve_unix_socket(app: Any, path: str | os.PathLike[str], *,
 async def unix_socket_client(path: str | os.PathLike[str]) -> AsyncIterator[tuple[Any, Any]]:
     """(read_stream, write_stream) for ``mcp.ClientSession`` to a server on the unix socket ``path``::
 
-        async with unix_socket_client(path) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            result = await session.call_tool("tree", {})
+    async with unix_socket_client(path) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("tree", {})
     """
     stream = await anyio.connect_unix(os.fspath(path))
     async with stream, _line_session(stream, limit=1 << 30) as streams:

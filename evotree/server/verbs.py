@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Encoded", "Principal", "PrincipalError", "UnknownRun", "Verbs", "pin_principal"]
 
+
 @dataclass(frozen=True)
 class Encoded:
     """A result already encoded: ``text`` is what ``--json`` prints, ``data`` its parsed form."""
@@ -70,8 +71,12 @@ def _runs(records: list[Any]) -> dict[str, Any]:
 class Verbs:
     """The agent's verbs over the workspace at ``root``, acting for ``principal``."""
 
-    def __init__(self, root: str | os.PathLike[str], principal: Principal,
-                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        principal: Principal,
+        worktree_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.root = Path(root)
         self.principal = principal
         #: where ``branch`` puts new worktrees (``evotree agent``'s session folder); None: the configured one
@@ -120,8 +125,13 @@ class Verbs:
             for event in events:
                 if event.get("version") is not None:
                     by_version.setdefault(event["version"], []).append(event)
-            state = _LedgerState(head=before, tree=tree, views={v["id"]: v for v in tree.data["versions"]},
-                                 events=events, by_version=by_version)
+            state = _LedgerState(
+                head=before,
+                tree=tree,
+                views={v["id"]: v for v in tree.data["versions"]},
+                events=events,
+                by_version=by_version,
+            )
             if head() == before:
                 self._state = state
             return state
@@ -147,7 +157,6 @@ class Verbs:
         empty."""
         import pygit2
 
-
         ws = self.open()
         record = ws.resolve(version)
         own = self.session.owns_draft(record)
@@ -171,14 +180,29 @@ class Verbs:
             for commit in walker:
                 if len(commits) >= 50:
                     break
-                commits.append({"commit": str(commit.id),
-                                "summary": commit.message.splitlines()[0] if commit.message else "",
-                                "author": f"{commit.author.name} <{commit.author.email}>"})
+                commits.append(
+                    {
+                        "commit": str(commit.id),
+                        "summary": commit.message.splitlines()[0] if commit.message else "",
+                        "author": f"{commit.author.name} <{commit.author.email}>",
+                    }
+                )
         exists = bool(record.worktree) and ws.absolute(record.worktree or "").exists()
-        uncommitted = ws.git.status_porcelain(ws.absolute(record.worktree or "")) if exists and own else []
-        return shown(ws, {"version": view, "tip": str(tip) if tip is not None else None, "commits": commits,
-                          "worktree_exists": exists, "uncommitted": uncommitted,
-                          "events": state.by_version.get(record.id, []), "v": 1})
+        uncommitted = (
+            ws.git.status_porcelain(ws.absolute(record.worktree or "")) if exists and own else []
+        )
+        return shown(
+            ws,
+            {
+                "version": view,
+                "tip": str(tip) if tip is not None else None,
+                "commits": commits,
+                "worktree_exists": exists,
+                "uncommitted": uncommitted,
+                "events": state.by_version.get(record.id, []),
+                "v": 1,
+            },
+        )
 
     def log(self, version: str | None = None, limit: int | None = None) -> dict[str, Any]:
         ws = self.open()
@@ -188,8 +212,13 @@ class Verbs:
         events = state.events if version is None else state.by_version.get(version, [])
         return shown(ws, {"v": 1, "events": events if limit is None else events[:limit]})
 
-    def branch(self, hypothesis: str, parent: str = "champion", name: str | None = None,
-               skills: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    def branch(
+        self,
+        hypothesis: str,
+        parent: str = "champion",
+        name: str | None = None,
+        skills: dict[str, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """``evotree branch``: created by the principal; with ``skills``, each is checked before
         anything is created, then applied (as ``evotree branch --skill``)."""
         return self.session.branch(hypothesis, parent=parent, name=name, skills=skills).to_dict()
@@ -200,25 +229,57 @@ class Verbs:
         return self.session.commit(version, message).to_dict()
 
     # ------------------------------------------------------------------ runs
-    def run(self, versions: list[str], seeds: int = 1, seed_start: int = 0, jobs: int | None = None,
-            heldout: bool = False, progress: Callable[[str, str, dict[str, Any]], None] | None = None,
-            cancel: threading.Event | None = None) -> dict[str, Any]:
+    def run(
+        self,
+        versions: list[str],
+        seeds: int = 1,
+        seed_start: int = 0,
+        jobs: int | None = None,
+        heldout: bool = False,
+        progress: Callable[[str, str, dict[str, Any]], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> dict[str, Any]:
         """``evotree run``: the same path as the CLI — the runs are reserved in the ledger (budgets
         and the train gate's approval decided in that compare-and-swap, so concurrent calls and
         processes share them), the server's process owns the reservations (a killed server's
         are released by the next planner or crash recovery)."""
-        return _runs(self.session.run(list(versions), seeds=seeds, seed_start=seed_start, jobs=jobs,
-                                      heldout=heldout, progress=progress, cancel=cancel))
+        return _runs(
+            self.session.run(
+                list(versions),
+                seeds=seeds,
+                seed_start=seed_start,
+                jobs=jobs,
+                heldout=heldout,
+                progress=progress,
+                cancel=cancel,
+            )
+        )
 
     def runs(self, version: str | None = None, run_id: str | None = None) -> dict[str, Any]:
         return _runs(self.session.runs(version, run_id))
 
     # ------------------------------------------------------------------ analysis
-    def compare(self, a: str, b: str, split: str = "validation", intersect: bool = False,
-                bootstrap: int | None = None, seed: int = 0, look: int | None = None,
-                max_looks: int | None = None) -> dict[str, Any]:
-        return self.session.compare(a, b, split=split, intersect=intersect, bootstrap=bootstrap, seed=seed,
-                                    look=look, max_looks=max_looks).to_dict()
+    def compare(
+        self,
+        a: str,
+        b: str,
+        split: str = "validation",
+        intersect: bool = False,
+        bootstrap: int | None = None,
+        seed: int = 0,
+        look: int | None = None,
+        max_looks: int | None = None,
+    ) -> dict[str, Any]:
+        return self.session.compare(
+            a,
+            b,
+            split=split,
+            intersect=intersect,
+            bootstrap=bootstrap,
+            seed=seed,
+            look=look,
+            max_looks=max_looks,
+        ).to_dict()
 
     def diagnose(self, version: str, layers: list[str] | None = None) -> dict[str, Any]:
         return self.session.diagnose(version, layers=layers).to_dict()
@@ -234,8 +295,9 @@ class Verbs:
     def gates(self, version: str, bootstrap: int | None = None) -> dict[str, Any]:
         return self.session.gates(version, bootstrap=bootstrap).to_dict()
 
-    def report(self, version: str, against: str = "champion", split: str = "validation",
-               audit: bool = True) -> dict[str, Any]:
+    def report(
+        self, version: str, against: str = "champion", split: str = "validation", audit: bool = True
+    ) -> dict[str, Any]:
         """``evotree report V --format json``: the report document (schema ``report``); no file."""
         return self.session.report(version, against=against, split=split, audit=audit).to_dict()
 
@@ -264,15 +326,28 @@ class Verbs:
 
     def memory_search(self, query: str, kind: str | None = None, limit: int = 20) -> dict[str, Any]:
         hits = self.session.memory_search(query, kind=kind, limit=limit)
-        return {"v": 1, "query": query, "hits": [h.to_dict() if hasattr(h, "to_dict") else h for h in hits]}
+        return {
+            "v": 1,
+            "query": query,
+            "hits": [h.to_dict() if hasattr(h, "to_dict") else h for h in hits],
+        }
 
-    def spend_record(self, usd: float, note: str, tokens: int | None = None,
-                     version: str | None = None) -> dict[str, Any]:
+    def spend_record(
+        self, usd: float, note: str, tokens: int | None = None, version: str | None = None
+    ) -> dict[str, Any]:
         """``evotree spend record --json``: agent/API spend, recorded for this server's principal,
         charged only to its own versions."""
         return self.session.spend_record(usd, note, tokens=tokens, version=version).to_dict()
 
-    def memory_add(self, text: str, kind: str = "lesson", version: str | None = None, skill: str | None = None,
-                   evidence: dict[str, str] | None = None, tags: list[str] | None = None) -> dict[str, Any]:
-        return self.session.memory_add(text, kind=kind, version=version, skill=skill, evidence=evidence,
-                                       tags=list(tags or [])).to_dict()
+    def memory_add(
+        self,
+        text: str,
+        kind: str = "lesson",
+        version: str | None = None,
+        skill: str | None = None,
+        evidence: dict[str, str] | None = None,
+        tags: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return self.session.memory_add(
+            text, kind=kind, version=version, skill=skill, evidence=evidence, tags=list(tags or [])
+        ).to_dict()

@@ -52,12 +52,41 @@ if TYPE_CHECKING:
     from evotree.harness.money import SpendRecord
     from evotree.harness.records import RunRecord
 
-__all__ = ["CommitResult", "NotYourVersion", "Principal", "PrincipalError", "QueryResult", "Session", "UnknownRun",
-           "VERBS", "open_workspace", "pin_principal"]
+__all__ = [
+    "CommitResult",
+    "NotYourVersion",
+    "Principal",
+    "PrincipalError",
+    "QueryResult",
+    "Session",
+    "UnknownRun",
+    "VERBS",
+    "open_workspace",
+    "pin_principal",
+]
 
 #: every verb of :class:`Session`, as the faces name them (a test walks each of them in every face)
-VERBS = ("tree", "show", "log", "branch", "commit", "abandon", "merge", "run", "runs", "compare", "diagnose",
-         "suggest", "audit", "gates", "report", "sql", "spend_record", "memory_add", "memory_search")
+VERBS = (
+    "tree",
+    "show",
+    "log",
+    "branch",
+    "commit",
+    "abandon",
+    "merge",
+    "run",
+    "runs",
+    "compare",
+    "diagnose",
+    "suggest",
+    "audit",
+    "gates",
+    "report",
+    "sql",
+    "spend_record",
+    "memory_add",
+    "memory_search",
+)
 
 
 def open_workspace(path: str | os.PathLike[str]) -> Workspace:
@@ -65,8 +94,12 @@ def open_workspace(path: str | os.PathLike[str]) -> Workspace:
     process died are marked crashed first (their records say so)."""
     ws = attach(Workspace.open(path))
     active = ws.absolute(ws.config.workspace.runs_dir) / ".active"
-    if active.is_dir() and any(active.iterdir()):  # cheap check first: most calls have no runs alive
-        from evotree.harness.recovery import recover_crashed_runs  # the harness loads only when needed
+    if active.is_dir() and any(
+        active.iterdir()
+    ):  # cheap check first: most calls have no runs alive
+        from evotree.harness.recovery import (
+            recover_crashed_runs,
+        )  # the harness loads only when needed
 
         ws.recovered = recover_crashed_runs(ws)
     return ws
@@ -107,8 +140,13 @@ class QueryResult:
 class Session:
     """The verbs, acting for ``principal`` on the workspace at ``root`` (module doc)."""
 
-    def __init__(self, root: str | os.PathLike[str], principal: Principal | None = None, *,
-                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        principal: Principal | None = None,
+        *,
+        worktree_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.root = Path(root)
         self.principal = principal
         #: where ``branch`` puts new worktrees (``evotree agent``'s session folder); None: the configured one
@@ -157,9 +195,15 @@ class Session:
         return shown(ws, log_entries(ws, version=version, limit=limit))
 
     # ------------------------------------------------------------------ writing the tree
-    def branch(self, hypothesis: str, *, parent: str = "champion", name: str | None = None,
-               worktree: str | os.PathLike[str] | None = None,
-               skills: dict[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]] | None = None) -> VersionRecord:
+    def branch(
+        self,
+        hypothesis: str,
+        *,
+        parent: str = "champion",
+        name: str | None = None,
+        worktree: str | os.PathLike[str] | None = None,
+        skills: dict[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]] | None = None,
+    ) -> VersionRecord:
         """A new version from ``parent`` (the champion: its signed commit) with its branch and worktree;
         with ``skills``, each is checked before anything is created, then applied."""
         from evotree.core.versions import create_version
@@ -168,20 +212,44 @@ class Session:
         ws = self.act()
         creator = self.principal.identity() if self.principal is not None else None
         if not skills:
-            return create_version(ws, hypothesis=hypothesis, parent=parent, name=name, worktree=worktree,
-                                  creator=creator, worktree_parent=self.worktree_dir)
+            return create_version(
+                ws,
+                hypothesis=hypothesis,
+                parent=parent,
+                name=name,
+                worktree=worktree,
+                creator=creator,
+                worktree_parent=self.worktree_dir,
+            )
         pairs = skills.items() if isinstance(skills, dict) else skills
         requested = [(skill, dict(params or {})) for skill, params in pairs]
-        return branch_with_skills(ws, hypothesis=hypothesis, parent=parent, name=name, worktree=worktree,
-                                  requested=requested, creator=creator, worktree_parent=self.worktree_dir)
+        return branch_with_skills(
+            ws,
+            hypothesis=hypothesis,
+            parent=parent,
+            name=name,
+            worktree=worktree,
+            requested=requested,
+            creator=creator,
+            worktree_parent=self.worktree_dir,
+        )
 
-    def merge(self, first: str, second: str, *, message: str, name: str | None = None,
-              worktree: str | os.PathLike[str] | None = None) -> VersionRecord:
+    def merge(
+        self,
+        first: str,
+        second: str,
+        *,
+        message: str,
+        name: str | None = None,
+        worktree: str | os.PathLike[str] | None = None,
+    ) -> VersionRecord:
         from evotree.core.versions import merge_versions
 
         ws = self.act()
         creator = self.principal.identity() if self.principal is not None else None
-        return merge_versions(ws, first, second, message=message, name=name, worktree=worktree, creator=creator)
+        return merge_versions(
+            ws, first, second, message=message, name=name, worktree=worktree, creator=creator
+        )
 
     def abandon(self, version: str, *, reason: str, force: bool = False) -> VersionRecord:
         from evotree.core.versions import abandon_version
@@ -211,29 +279,46 @@ class Session:
         if not text:
             raise InvalidState("the commit message is empty", fix="say what the change is and why")
         if record.status == VersionStatus.ABANDONED.value:
-            raise InvalidState(f"{record.id} is abandoned: its recipe is negative evidence and stays as it is",
-                               fix=f"branch a new version from it: branch(parent={record.id!r}, ...)",
-                               version=record.id)
+            raise InvalidState(
+                f"{record.id} is abandoned: its recipe is negative evidence and stays as it is",
+                fix=f"branch a new version from it: branch(parent={record.id!r}, ...)",
+                version=record.id,
+            )
         if record.id == ws.champion():
-            raise InvalidState(f"{record.id} is the champion: it is changed only by promotion",
-                               fix="branch a new version from the champion and commit there", version=record.id)
+            raise InvalidState(
+                f"{record.id} is the champion: it is changed only by promotion",
+                fix="branch a new version from the champion and commit there",
+                version=record.id,
+            )
         require_owner(record, self.principal, "commit")
         worktree = ws.absolute(record.worktree) if record.worktree else None
         if worktree is None or not worktree.is_dir():
-            raise InvalidState(f"{record.id} has no worktree to commit from",
-                               fix=f"evotree worktree restore {record.id}", version=record.id)
+            raise InvalidState(
+                f"{record.id} has no worktree to commit from",
+                fix=f"evotree worktree restore {record.id}",
+                version=record.id,
+            )
         repo = pygit2.Repository(str(worktree))
         admin = Path(repo.path).resolve()
-        if admin.parent != Path(ws.git.repo.path).resolve() / "worktrees" or repo.workdir is None \
-                or Path(repo.workdir).resolve() != worktree.resolve():
-            raise InvalidState(f"the worktree of {record.id} ({record.worktree}) does not belong to this "
-                               f"repository (its .git points to {admin})",
-                               fix=f"evotree worktree restore {record.id} in a fresh place", version=record.id)
+        if (
+            admin.parent != Path(ws.git.repo.path).resolve() / "worktrees"
+            or repo.workdir is None
+            or Path(repo.workdir).resolve() != worktree.resolve()
+        ):
+            raise InvalidState(
+                f"the worktree of {record.id} ({record.worktree}) does not belong to this "
+                f"repository (its .git points to {admin})",
+                fix=f"evotree worktree restore {record.id} in a fresh place",
+                version=record.id,
+            )
         expected = f"refs/heads/{record.branch}"
         head = None if repo.head_is_unborn else repo.references.get("HEAD")
         if head is None or repo.head_is_detached or head.target != expected:
-            raise InvalidState(f"the worktree of {record.id} ({record.worktree}) is not on its branch {record.branch}",
-                               fix=f"git -C {record.worktree} switch {record.branch}", version=record.id)
+            raise InvalidState(
+                f"the worktree of {record.id} ({record.worktree}) is not on its branch {record.branch}",
+                fix=f"git -C {record.worktree} switch {record.branch}",
+                version=record.id,
+            )
         tip = repo.head.target
         index = repo.index
         index.read()
@@ -244,10 +329,24 @@ class Session:
         tree = index.write_tree()
         previous = repo[tip]
         diff = repo.diff(previous.tree, repo[tree])
-        files = [{"path": d.delta.new_file.path if d.delta.status_char() != "D" else d.delta.old_file.path,
-                  "status": d.delta.status_char()} for d in diff]
-        result = CommitResult(version=record.id, branch=record.branch, worktree=record.worktree,
-                              previous_commit=str(tip), commit=str(tip), changed=False, files=files)
+        files = [
+            {
+                "path": d.delta.new_file.path
+                if d.delta.status_char() != "D"
+                else d.delta.old_file.path,
+                "status": d.delta.status_char(),
+            }
+            for d in diff
+        ]
+        result = CommitResult(
+            version=record.id,
+            branch=record.branch,
+            worktree=record.worktree,
+            previous_commit=str(tip),
+            commit=str(tip),
+            changed=False,
+            files=files,
+        )
         if tree == previous.tree_id:
             return result
         signature = self.creator(ws).signature()
@@ -255,17 +354,29 @@ class Session:
         try:
             ws.git.cas_ref(branch_ref(record.id), commit, tip, f"evotree: commit on {record.id}")
         except RefRaceLost:
-            raise InvalidState(f"the branch of {record.id} moved while committing",
-                               fix="retry: the new tip is in show()", version=record.id) from None
+            raise InvalidState(
+                f"the branch of {record.id} moved while committing",
+                fix="retry: the new tip is in show()",
+                version=record.id,
+            ) from None
         index.write()  # the worktree's index now matches the new tip: `git status` is clean
         result.commit, result.changed = str(commit), True
         return result
 
     # ------------------------------------------------------------------ runs
-    def run(self, versions: Sequence[str], *, seeds: int = 1, seed_start: int = 0, jobs: int | None = None,
-            heldout: bool = False, executor: str | None = None, address: str | None = None,
-            progress: Callable[[str, str, dict[str, Any]], None] | None = None,
-            cancel: threading.Event | None = None) -> list[RunRecord]:
+    def run(
+        self,
+        versions: Sequence[str],
+        *,
+        seeds: int = 1,
+        seed_start: int = 0,
+        jobs: int | None = None,
+        heldout: bool = False,
+        executor: str | None = None,
+        address: str | None = None,
+        progress: Callable[[str, str, dict[str, Any]], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[RunRecord]:
         """Train and judge ``versions`` × ``seeds`` under the configuration in force (signed), the
         patch and train gates in front; a principal runs its own versions and the champion."""
         from evotree.gates.runs import run_versions
@@ -281,8 +392,18 @@ class Session:
         hide = hidden_now(ws)
         if progress is not None:
             progress = _safe_progress(progress, hide)
-        records = run_versions(ws, names, seeds=seeds, seed_start=seed_start, jobs=jobs, heldout=heldout,
-                               executor=executor, address=address, progress=progress, cancel=cancel)
+        records = run_versions(
+            ws,
+            names,
+            seeds=seeds,
+            seed_start=seed_start,
+            jobs=jobs,
+            heldout=heldout,
+            executor=executor,
+            address=address,
+            progress=progress,
+            cancel=cancel,
+        )
         return shown(ws, records, hide=hide)
 
     def identical_runs_notes(self, versions: Sequence[str]) -> list[str]:
@@ -316,45 +437,89 @@ class Session:
         if run_id is not None:
             records = [r for r in records if r.run_id == run_id]
             if not records:
-                raise UnknownRun(f"no run {run_id!r} on this machine",
-                                 fix="runs() lists the runs recorded here (run ids look like r-...)", run_id=run_id)
+                raise UnknownRun(
+                    f"no run {run_id!r} on this machine",
+                    fix="runs() lists the runs recorded here (run ids look like r-...)",
+                    run_id=run_id,
+                )
         return shown(ws, records)
 
     # ------------------------------------------------------------------ analysis
-    def compare(self, a: str, b: str, *, split: str = "validation", intersect: bool = False,
-                bootstrap: int | None = None, seed: int = 0, look: int | None = None,
-                max_looks: int | None = None) -> VersionComparison:
+    def compare(
+        self,
+        a: str,
+        b: str,
+        *,
+        split: str = "validation",
+        intersect: bool = False,
+        bootstrap: int | None = None,
+        seed: int = 0,
+        look: int | None = None,
+        max_looks: int | None = None,
+    ) -> VersionComparison:
         from evotree.diagnostics.compare import compare as compare_fn
 
         ws = self.act()
         refuse_hidden(ws, "compare")
-        return compare_fn(ws, a, b, split=split, intersect=intersect, B=bootstrap, seed=seed, look=look,
-                          max_looks=max_looks)
+        return compare_fn(
+            ws,
+            a,
+            b,
+            split=split,
+            intersect=intersect,
+            B=bootstrap,
+            seed=seed,
+            look=look,
+            max_looks=max_looks,
+        )
 
-    def gates(self, version: str, *, bootstrap: int | None = None, run_audit: bool = True) -> GateReport:
+    def gates(
+        self, version: str, *, bootstrap: int | None = None, run_audit: bool = True
+    ) -> GateReport:
         """Every promotion gate for ``version`` under the signed policy, without promoting."""
         from evotree.gates.evaluation import evaluate_gates
         from evotree.gates.verify import trusted_policy
 
         ws = self.act()
         refuse_hidden(ws, "gates")
-        return evaluate_gates(ws, version, policy=trusted_policy(ws), B=bootstrap, run_audit=run_audit)
+        return evaluate_gates(
+            ws, version, policy=trusted_policy(ws), B=bootstrap, run_audit=run_audit
+        )
 
-    def report(self, version: str, *, against: str = "champion", split: str = "validation", audit: bool = True,
-               progress: Any = None) -> Any:
+    def report(
+        self,
+        version: str,
+        *,
+        against: str = "champion",
+        split: str = "validation",
+        audit: bool = True,
+        progress: Any = None,
+    ) -> Any:
         from evotree.report.collect import build_report
 
         ws = self.act()
         refuse_hidden(ws, "report")
-        return build_report(ws, version, against=against, split=split, run_audit=audit, progress=progress)
+        return build_report(
+            ws, version, against=against, split=split, run_audit=audit, progress=progress
+        )
 
-    def diagnose(self, version: str, *, layers: Sequence[str] | None = None, record: bool = True) -> DiagnoseResult:
+    def diagnose(
+        self, version: str, *, layers: Sequence[str] | None = None, record: bool = True
+    ) -> DiagnoseResult:
         from evotree.diagnostics.diagnose import diagnose as diagnose_fn
         from evotree.gates.harnesses import active_harness
 
         ws = self.act()
-        return shown(ws, diagnose_fn(ws, version, harness=active_harness(ws), layers=list(layers) if layers else None,
-                                     record=record))
+        return shown(
+            ws,
+            diagnose_fn(
+                ws,
+                version,
+                harness=active_harness(ws),
+                layers=list(layers) if layers else None,
+                record=record,
+            ),
+        )
 
     def suggest(self, version: str) -> Any:
         from evotree.memory.suggestions import suggest as make_suggestions
@@ -362,20 +527,41 @@ class Session:
         ws = self.act()
         return shown(ws, make_suggestions(ws, version))
 
-    def audit(self, version: str, *, hidden_paths: Sequence[str] = (), trajectory_files: Sequence[str] = (),
-              record: bool = True, progress: Any = None) -> Any:
+    def audit(
+        self,
+        version: str,
+        *,
+        hidden_paths: Sequence[str] = (),
+        trajectory_files: Sequence[str] = (),
+        record: bool = True,
+        progress: Any = None,
+    ) -> Any:
         from evotree.harness.audit.version_audit import audit_version
 
         ws = self.act()
-        return shown(ws, audit_version(ws, version, record=record, trajectory_files=tuple(trajectory_files),
-                                       hidden_paths=tuple(hidden_paths), progress=progress))
+        return shown(
+            ws,
+            audit_version(
+                ws,
+                version,
+                record=record,
+                trajectory_files=tuple(trajectory_files),
+                hidden_paths=tuple(hidden_paths),
+                progress=progress,
+            ),
+        )
 
     def sql(self, query: str, *, max_rows: int = 1000) -> QueryResult:
         """One read-only SELECT over the evidence views; the judge's rows left out while hidden."""
         table = self.query(query)
         total = table.num_rows
-        return QueryResult(columns=list(table.column_names), rows=table.slice(0, max_rows).to_pylist(),
-                           limit=max_rows, row_count=total, truncated=total > max_rows)
+        return QueryResult(
+            columns=list(table.column_names),
+            rows=table.slice(0, max_rows).to_pylist(),
+            limit=max_rows,
+            row_count=total,
+            truncated=total > max_rows,
+        )
 
     def query(self, query: str) -> Any:
         """:meth:`sql` as a ``pyarrow.Table`` (all rows)."""
@@ -384,43 +570,79 @@ class Session:
         from evotree.harness.records import runs_dir
 
         ws = self.open()
-        return query_runs(runs_dir(ws), query, findings_dir=ws.state_dir / "findings", hide_judge=hidden_now(ws),
-                          **sql_limits(ws))
+        return query_runs(
+            runs_dir(ws),
+            query,
+            findings_dir=ws.state_dir / "findings",
+            hide_judge=hidden_now(ws),
+            **sql_limits(ws),
+        )
 
     # ------------------------------------------------------------------ spend and memory
-    def spend_record(self, usd: float, note: str, *, tokens: int | None = None,
-                     version: str | None = None) -> SpendRecord:
+    def spend_record(
+        self, usd: float, note: str, *, tokens: int | None = None, version: str | None = None
+    ) -> SpendRecord:
         """Record agent/API spend for the caller: finite, at most :data:`MAX_SPEND_USD` (and
         :data:`MAX_SPEND_TOKENS` tokens) a record, and charged to a version only when the caller owns it."""
         from evotree.harness.budget import InvalidSpend
         from evotree.harness.money import record_spend
 
-        if isinstance(usd, bool) or not isinstance(usd, (int, float)) or not math.isfinite(usd) \
-                or not 0 <= usd <= MAX_SPEND_USD:
-            raise InvalidSpend(f"--usd: expected a finite amount from 0 to {MAX_SPEND_USD:,.0f}, actually: {usd!r}",
-                               fix="record what was spent, in USD (e.g. --usd 0.42)", usd=str(usd))
-        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)
-                                   or not 0 <= tokens <= MAX_SPEND_TOKENS):
-            raise InvalidSpend(f"--tokens: expected a whole number from 0 to {MAX_SPEND_TOKENS:,}, actually: "
-                               f"{str(tokens)[:40]}", fix="pass the tokens used, e.g. --tokens 120000",
-                               tokens=str(tokens)[:40])
+        if (
+            isinstance(usd, bool)
+            or not isinstance(usd, (int, float))
+            or not math.isfinite(usd)
+            or not 0 <= usd <= MAX_SPEND_USD
+        ):
+            raise InvalidSpend(
+                f"--usd: expected a finite amount from 0 to {MAX_SPEND_USD:,.0f}, actually: {usd!r}",
+                fix="record what was spent, in USD (e.g. --usd 0.42)",
+                usd=str(usd),
+            )
+        if tokens is not None and (
+            isinstance(tokens, bool)
+            or not isinstance(tokens, int)
+            or not 0 <= tokens <= MAX_SPEND_TOKENS
+        ):
+            raise InvalidSpend(
+                f"--tokens: expected a whole number from 0 to {MAX_SPEND_TOKENS:,}, actually: "
+                f"{str(tokens)[:40]}",
+                fix="pass the tokens used, e.g. --tokens 120000",
+                tokens=str(tokens)[:40],
+            )
         ws = self.open()
         if version is not None:
             require_owner(ws.resolve(version), self.principal, "spend_record")
         actor = self.principal.identity() if self.principal is not None else None
         return record_spend(ws, usd, note, tokens=tokens, version=version, actor=actor)
 
-    def memory_add(self, text: str, *, kind: str = "lesson", version: str | None = None, skill: str | None = None,
-                   evidence: dict[str, str] | None = None, tags: Sequence[str] = ()) -> Any:
+    def memory_add(
+        self,
+        text: str,
+        *,
+        kind: str = "lesson",
+        version: str | None = None,
+        skill: str | None = None,
+        evidence: dict[str, str] | None = None,
+        tags: Sequence[str] = (),
+    ) -> Any:
         from evotree.memory.record import add_entry
 
         if kind not in ("lesson", "negative_evidence"):
             from evotree.memory.model import InvalidMemory
 
-            raise InvalidMemory(f"kind {kind!r} cannot be added by hand: lesson or negative_evidence",
-                                fix="skill verifications and incidents are recorded by promotions and audits")
-        return add_entry(self.open(), text, kind=kind, version=version, skill=skill,
-                         evidence={str(k): str(v) for k, v in (evidence or {}).items()}, tags=list(tags))
+            raise InvalidMemory(
+                f"kind {kind!r} cannot be added by hand: lesson or negative_evidence",
+                fix="skill verifications and incidents are recorded by promotions and audits",
+            )
+        return add_entry(
+            self.open(),
+            text,
+            kind=kind,
+            version=version,
+            skill=skill,
+            evidence={str(k): str(v) for k, v in (evidence or {}).items()},
+            tags=list(tags),
+        )
 
     def memory_search(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
         from evotree.memory.read import search
@@ -432,8 +654,9 @@ class Session:
 _EVAL_SAFE_KEYS = ("version", "seed", "phase", "status", "note")
 
 
-def _safe_progress(progress: Callable[[str, str, dict[str, Any]], None],
-                   hide: bool) -> Callable[[str, str, dict[str, Any]], None]:
+def _safe_progress(
+    progress: Callable[[str, str, dict[str, Any]], None], hide: bool
+) -> Callable[[str, str, dict[str, Any]], None]:
     """The face's progress callback as the harness may call it: never with a hidden figure (an
     event about a hidden split keeps only its phase and status), and never able to fail a run —
     a face's error is evotree's own, not the candidate's, and must not kill or charge a run. While
@@ -444,11 +667,20 @@ def _safe_progress(progress: Callable[[str, str, dict[str, Any]], None],
 
     def call(run_id: str, event: str, info: dict[str, Any]) -> None:
         data = info
-        if hide and event in ("step", "metric") and isinstance(info, dict) and info.get("phase") in JUDGE_PHASES:
+        if (
+            hide
+            and event in ("step", "metric")
+            and isinstance(info, dict)
+            and info.get("phase") in JUDGE_PHASES
+        ):
             return
         if hide:
             redacted = redact(info)
-            data = redacted if isinstance(redacted, dict) else {k: info[k] for k in _EVAL_SAFE_KEYS if k in info}
+            data = (
+                redacted
+                if isinstance(redacted, dict)
+                else {k: info[k] for k in _EVAL_SAFE_KEYS if k in info}
+            )
             if event in ("step", "metric") and not isinstance(redacted, dict):
                 return  # a judged step or figure: not shown at all
         try:

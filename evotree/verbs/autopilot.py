@@ -37,8 +37,21 @@ from evotree.harness.budget import BudgetExceeded
 if TYPE_CHECKING:
     from evotree.verbs import Session
 
-__all__ = ["AutopilotResult", "Knob", "Outcome", "Proposal", "ProposalError", "format_number", "knob_proposals",
-           "knobs_from_config", "patch_proposals", "read_knob", "run_autopilot", "set_knob", "suggest_proposals"]
+__all__ = [
+    "AutopilotResult",
+    "Knob",
+    "Outcome",
+    "Proposal",
+    "ProposalError",
+    "format_number",
+    "knob_proposals",
+    "knobs_from_config",
+    "patch_proposals",
+    "read_knob",
+    "run_autopilot",
+    "set_knob",
+    "suggest_proposals",
+]
 
 #: rounds of "the gate asks for more seeds" followed per proposal before it is left unsettled
 MAX_ROUNDS = 8
@@ -69,21 +82,33 @@ class Knob:
 
 def knobs_from_config(section: Any) -> list[Knob]:
     """The knobs of an ``[autopilot]`` section (validated by :mod:`evotree.core.config`)."""
-    return [Knob(name, float(k["low"]), float(k["high"]), float(k["step"]), str(k.get("file") or section.recipe))
-            for name, k in sorted(section.knobs.items())]
+    return [
+        Knob(
+            name,
+            float(k["low"]),
+            float(k["high"]),
+            float(k["step"]),
+            str(k.get("file") or section.recipe),
+        )
+        for name, k in sorted(section.knobs.items())
+    ]
 
 
 def _line(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?m)^(?P<head>[ \t]*{re.escape(name)}[ \t]*=[ \t]*)(?P<value>{_NUMBER})"
-                      r"(?P<tail>[ \t]*(?:#.*)?)$")
+    return re.compile(
+        rf"(?m)^(?P<head>[ \t]*{re.escape(name)}[ \t]*=[ \t]*)(?P<value>{_NUMBER})"
+        r"(?P<tail>[ \t]*(?:#.*)?)$"
+    )
 
 
 def read_knob(text: str, name: str) -> float:
     """The value of the first ``NAME = number`` line of ``text`` (a TOML or Python recipe)."""
     found = _line(name).search(text)
     if found is None:
-        raise ProposalError(f"the recipe has no line `{name} = <number>`",
-                            fix=f"add `{name} = <default>` to the recipe file, or drop the knob from [autopilot]")
+        raise ProposalError(
+            f"the recipe has no line `{name} = <number>`",
+            fix=f"add `{name} = <default>` to the recipe file, or drop the knob from [autopilot]",
+        )
     return float(found.group("value").replace("_", ""))
 
 
@@ -102,7 +127,7 @@ def set_knob(text: str, name: str, value: float, integer: bool = False) -> str:
     if found is None:
         read_knob(text, name)  # raises the clear error
     assert found is not None
-    return text[:found.start("value")] + format_number(value, integer) + text[found.end("value"):]
+    return text[: found.start("value")] + format_number(value, integer) + text[found.end("value") :]
 
 
 @dataclass
@@ -123,15 +148,24 @@ def knob_proposals(knobs: Sequence[Knob], *, count: int, seed: int = 0) -> list[
     """``count`` knob moves drawn from ``seed`` (fixed in advance): one knob, ±1 or ±2 steps each.
     A move is relative to the champion at the time it is tried (see :func:`apply_proposal`)."""
     if not knobs:
-        raise UsageError("the search space has no knobs", fix="declare [autopilot.knobs.NAME] low/high/step in "
-                         "evotree.toml, or pass --suggest or --patches DIR")
+        raise UsageError(
+            "the search space has no knobs",
+            fix="declare [autopilot.knobs.NAME] low/high/step in "
+            "evotree.toml, or pass --suggest or --patches DIR",
+        )
     rng = random.Random(seed)
     out = []
     for i in range(count):
         knob = knobs[rng.randrange(len(knobs))]
         steps = rng.choice((-2, -1, 1, 2))
-        out.append(Proposal(key=f"k{i + 1}", kind="knob", summary=f"{knob.name} {steps:+d} step(s) of {knob.step:g}",
-                            data={"knob": knob.name, "steps": steps}))
+        out.append(
+            Proposal(
+                key=f"k{i + 1}",
+                kind="knob",
+                summary=f"{knob.name} {steps:+d} step(s) of {knob.step:g}",
+                data={"knob": knob.name, "steps": steps},
+            )
+        )
     return out
 
 
@@ -139,43 +173,80 @@ def patch_proposals(folder: str | Path) -> list[Proposal]:
     """One proposal per ``*.patch`` / ``*.diff`` file of ``folder``, in name order."""
     root = Path(folder)
     if not root.is_dir():
-        raise UsageError(f"--patches {folder}: not a folder", fix="pass a folder of *.patch or *.diff files")
+        raise UsageError(
+            f"--patches {folder}: not a folder", fix="pass a folder of *.patch or *.diff files"
+        )
     files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix in (".patch", ".diff"))
     if not files:
-        raise UsageError(f"--patches {folder}: no *.patch or *.diff file in it",
-                         fix="write one with `git diff > DIR/01-change.patch`")
+        raise UsageError(
+            f"--patches {folder}: no *.patch or *.diff file in it",
+            fix="write one with `git diff > DIR/01-change.patch`",
+        )
     out = []
     for path in files:
-        subject = next((line[9:].strip() for line in path.read_text(errors="replace").splitlines()
-                        if line.startswith("Subject: ")), path.stem)
-        out.append(Proposal(key=path.stem, kind="patch", summary=subject[:200], data={"path": str(path.resolve())}))
+        subject = next(
+            (
+                line[9:].strip()
+                for line in path.read_text(errors="replace").splitlines()
+                if line.startswith("Subject: ")
+            ),
+            path.stem,
+        )
+        out.append(
+            Proposal(
+                key=path.stem,
+                kind="patch",
+                summary=subject[:200],
+                data={"path": str(path.resolve())},
+            )
+        )
     return out
 
 
-def suggest_proposals(session: Session, version: str, recipe: str = "recipe.toml") -> list[Proposal]:
+def suggest_proposals(
+    session: Session, version: str, recipe: str = "recipe.toml"
+) -> list[Proposal]:
     """The recipe changes and applicable skills ``suggest`` offers for ``version``, best first."""
     result = session.suggest(version)
     data = result.to_dict() if hasattr(result, "to_dict") else dict(result or {})
     out: list[Proposal] = []
     for i, change in enumerate(data.get("changes") or []):
         if isinstance(change.get("to"), (int, float)) and not isinstance(change.get("to"), bool):
-            out.append(Proposal(key=f"c{i + 1}", kind="change",
-                                summary=f"{change['param']} {change.get('from')} -> {change['to']}"[:200],
-                                data={"param": str(change["param"]), "to": change["to"],
-                                      "file": str(change.get("file") or recipe)}))
+            out.append(
+                Proposal(
+                    key=f"c{i + 1}",
+                    kind="change",
+                    summary=f"{change['param']} {change.get('from')} -> {change['to']}"[:200],
+                    data={
+                        "param": str(change["param"]),
+                        "to": change["to"],
+                        "file": str(change.get("file") or recipe),
+                    },
+                )
+            )
     for i, item in enumerate(data.get("suggestions") or []):
         if item.get("skill") and item.get("applies", True) and not item.get("applied", False):
-            out.append(Proposal(key=f"s{i + 1}", kind="skill", summary=f"apply the skill {item['skill']}",
-                                data={"skill": str(item["skill"])}))
+            out.append(
+                Proposal(
+                    key=f"s{i + 1}",
+                    kind="skill",
+                    summary=f"apply the skill {item['skill']}",
+                    data={"skill": str(item["skill"])},
+                )
+            )
     return out
 
 
 def _inside(worktree: Path, rel: str) -> Path:
     path = (worktree / rel).resolve()
     if worktree.resolve() not in path.parents:
-        raise ProposalError(f"{rel} is outside the version's tree", fix="name a file inside the repository")
+        raise ProposalError(
+            f"{rel} is outside the version's tree", fix="name a file inside the repository"
+        )
     if not path.is_file():
-        raise ProposalError(f"the version has no file {rel}", fix="check [autopilot].recipe / the knob's file")
+        raise ProposalError(
+            f"the version has no file {rel}", fix="check [autopilot].recipe / the knob's file"
+        )
     return path
 
 
@@ -199,7 +270,9 @@ def apply_proposal(proposal: Proposal, worktree: Path, knobs: dict[str, Knob]) -
         path = _inside(worktree, data["file"])
         text = path.read_text()
         old = read_knob(text, data["param"])
-        path.write_text(set_knob(text, data["param"], float(data["to"]), isinstance(data["to"], int)))
+        path.write_text(
+            set_knob(text, data["param"], float(data["to"]), isinstance(data["to"], int))
+        )
         data["from"] = old
         return f"{data['param']} {format_number(old)} -> {data['to']} (suggested)"
     if kind == "patch":
@@ -211,8 +284,10 @@ def apply_proposal(proposal: Proposal, worktree: Path, knobs: dict[str, Knob]) -
             diff = pygit2.Diff.parse_diff(text if text.endswith("\n") else text + "\n")
             repo.apply(diff, pygit2.GIT_APPLY_LOCATION_WORKDIR)
         except (pygit2.GitError, ValueError, OSError) as exc:
-            raise ProposalError(f"the patch {Path(data['path']).name} does not apply to the champion: {exc}",
-                                fix="regenerate it against the champion (git diff)") from None
+            raise ProposalError(
+                f"the patch {Path(data['path']).name} does not apply to the champion: {exc}",
+                fix="regenerate it against the champion (git diff)",
+            ) from None
         return f"{proposal.summary} (patch {Path(data['path']).name})"
     if kind == "skill":
         return f"apply the skill {data['skill']}"
@@ -277,14 +352,26 @@ def _seeds_of(session: Session, version: str) -> list[int]:
 
 
 def _headline(records: Sequence[Any]) -> dict[str, float]:
-    return {r.run_id: float(r.headline["value"]) for r in records
-            if r.headline and isinstance(r.headline.get("value"), (int, float))}
+    return {
+        r.run_id: float(r.headline["value"])
+        for r in records
+        if r.headline and isinstance(r.headline.get("value"), (int, float))
+    }
 
 
-def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_proposals: int | None = None,
-                  max_runs: int = 0, patience: int = 3, futility: int = 0, first_seeds: int | None = None,
-                  jobs: int | None = None, promote: Callable[[str], bool] | None = None,
-                  progress: Callable[[str, dict[str, Any]], None] | None = None) -> AutopilotResult:
+def run_autopilot(
+    session: Session,
+    proposals: Sequence[Proposal],
+    *,
+    max_proposals: int | None = None,
+    max_runs: int = 0,
+    patience: int = 3,
+    futility: int = 0,
+    first_seeds: int | None = None,
+    jobs: int | None = None,
+    promote: Callable[[str], bool] | None = None,
+    progress: Callable[[str, dict[str, Any]], None] | None = None,
+) -> AutopilotResult:
     """Try ``proposals`` in order through ``session``'s verbs (module doc); never signs.
 
     ``promote``: called with a passed version; returns whether it is now the champion (a second
@@ -308,13 +395,23 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
 
     def tell(event: str, **info: Any) -> None:
         if progress is not None:
-            progress(event, {**info, "runs": result.runs, "proposals_done": len(result.outcomes),
-                             "proposals": len(todo), "champion": result.champion,
-                             "promoted": len(result.promoted)})
+            progress(
+                event,
+                {
+                    **info,
+                    "runs": result.runs,
+                    "proposals_done": len(result.outcomes),
+                    "proposals": len(todo),
+                    "champion": result.champion,
+                    "promoted": len(result.promoted),
+                },
+            )
 
     def run(version: str, count: int, start: int, outcome: Outcome) -> list[Any]:
         if max_runs and result.runs + count > max_runs:
-            raise BudgetExceeded(f"the autopilot's run budget ({max_runs}) would be passed", fix="raise --max-runs")
+            raise BudgetExceeded(
+                f"the autopilot's run budget ({max_runs}) would be passed", fix="raise --max-runs"
+            )
         tell("run", version=version, seeds=count, seed_start=start)
         records = session.run([version], seeds=count, seed_start=start, jobs=jobs)
         result.runs += len(records)
@@ -327,12 +424,16 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
         """The search-level rule after a proposal that did not pass: post-peak or futility."""
         if (result.promoted or after_peak) and missed >= patience:
             result.stopped = "post_peak"
-            result.stop_reason = (f"{missed} proposals in a row did not pass since the last promotion "
-                                  f"(champion {session.open().champion()}); patience {patience}")
+            result.stop_reason = (
+                f"{missed} proposals in a row did not pass since the last promotion "
+                f"(champion {session.open().champion()}); patience {patience}"
+            )
             return True
         if not (result.promoted or after_peak) and missed >= futility:
             result.stopped = "futility"
-            result.stop_reason = f"{missed} proposals in a row did not pass, none promoted (futility {futility})"
+            result.stop_reason = (
+                f"{missed} proposals in a row did not pass, none promoted (futility {futility})"
+            )
             return True
         return False
 
@@ -344,15 +445,19 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
         record = None
         try:
             skills = {proposal.data["skill"]: {}} if proposal.kind == "skill" else None
-            record = session.branch(f"autopilot {proposal.key}: {proposal.summary}", parent="champion",
-                                    skills=skills)
+            record = session.branch(
+                f"autopilot {proposal.key}: {proposal.summary}", parent="champion", skills=skills
+            )
             outcome.version = record.id
             worktree = session.open().absolute(record.worktree)
             message = apply_proposal(proposal, worktree, knobs)
             committed = session.commit(record.id, message)
             outcome.commit = committed.commit
             if not committed.changed and proposal.kind != "skill":
-                outcome.status, outcome.summary = "no_change", "the proposal changes nothing in the champion's files"
+                outcome.status, outcome.summary = (
+                    "no_change",
+                    "the proposal changes nothing in the champion's files",
+                )
                 session.abandon(record.id, reason="autopilot: the proposal changed nothing")
                 result.outcomes.append(outcome)
                 tell("outcome", **outcome.to_dict())
@@ -360,15 +465,23 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
             records = run(record.id, first, max(_seeds_of(session, record.id) or [-1]) + 1, outcome)
             outcome.first_run = _headline(records[:1])
             for _round in range(MAX_ROUNDS):
-                session.diagnose(record.id)  # the harness gate reads this machine's diagnosis of the runs
+                session.diagnose(
+                    record.id
+                )  # the harness gate reads this machine's diagnosis of the runs
                 report = session.gates(record.id)
                 score = _score(report)
                 numbers = dict(getattr(score, "numbers", None) or {})
                 outcome.verdict = numbers.get("verdict") or (score.status if score else None)
                 outcome.delta, outcome.ci = numbers.get("delta"), numbers.get("ci")
                 outcome.summary = getattr(score, "summary", "") if score is not None else ""
-                tell("gate", version=record.id, verdict=outcome.verdict, delta=outcome.delta,
-                     passed=report.passed, summary=outcome.summary)
+                tell(
+                    "gate",
+                    version=record.id,
+                    verdict=outcome.verdict,
+                    delta=outcome.delta,
+                    passed=report.passed,
+                    summary=outcome.summary,
+                )
                 if report.passed:
                     outcome.status = "passed"
                     break
@@ -378,21 +491,44 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
                     outcome.summary = "; ".join(f"{g.name}: {g.summary}" for g in failed)[:500]
                     break
                 more = numbers.get("next_seeds") or {}
-                if score is not None and score.status == "unavailable" and "verdict" not in numbers \
-                        and champion not in reran:
+                if (
+                    score is not None
+                    and score.status == "unavailable"
+                    and "verdict" not in numbers
+                    and champion not in reran
+                ):
                     # no comparison yet: the champion has no runs since its promotion
                     reran.add(champion)
-                    run(champion, champion_seeds, max(_seeds_of(session, champion) or [-1]) + 1, outcome)
+                    run(
+                        champion,
+                        champion_seeds,
+                        max(_seeds_of(session, champion) or [-1]) + 1,
+                        outcome,
+                    )
                     continue
-                if outcome.verdict not in ("more_seeds", "not_ready") or not any((more or {}).values()):
+                if outcome.verdict not in ("more_seeds", "not_ready") or not any(
+                    (more or {}).values()
+                ):
                     break
-                if _round == MAX_ROUNDS - 1:  # no look would follow: seeds run now would only be spent
+                if (
+                    _round == MAX_ROUNDS - 1
+                ):  # no look would follow: seeds run now would only be spent
                     break
                 if more.get("champion"):
                     reran.add(champion)
-                    run(champion, int(more["champion"]), max(_seeds_of(session, champion) or [-1]) + 1, outcome)
+                    run(
+                        champion,
+                        int(more["champion"]),
+                        max(_seeds_of(session, champion) or [-1]) + 1,
+                        outcome,
+                    )
                 if more.get("candidate"):
-                    run(record.id, int(more["candidate"]), max(_seeds_of(session, record.id) or [-1]) + 1, outcome)
+                    run(
+                        record.id,
+                        int(more["candidate"]),
+                        max(_seeds_of(session, record.id) or [-1]) + 1,
+                        outcome,
+                    )
         except BudgetExceeded as exc:
             outcome.status, outcome.summary = "budget", exc.message
             result.outcomes.append(outcome)
@@ -417,8 +553,10 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
             if promote is None:
                 result.awaiting_signoff = record.id
                 result.stopped = "awaiting_signoff"
-                result.stop_reason = (f"{record.id} passed every gate; promotion needs a person: "
-                                      f"evotree promote {record.id}")
+                result.stop_reason = (
+                    f"{record.id} passed every gate; promotion needs a person: "
+                    f"evotree promote {record.id}"
+                )
                 tell("outcome", **outcome.to_dict())
                 break
             outcome.promoted = bool(promote(record.id))
@@ -427,8 +565,11 @@ def run_autopilot(session: Session, proposals: Sequence[Proposal], *, max_propos
         else:
             outcome.status = "not_passed"
             missed += 1
-            _abandon(session, record.id, f"autopilot: the gates did not pass ({outcome.verdict}): "
-                                         f"{outcome.summary}"[:500])
+            _abandon(
+                session,
+                record.id,
+                f"autopilot: the gates did not pass ({outcome.verdict}): {outcome.summary}"[:500],
+            )
         tell("outcome", **outcome.to_dict())
         if stop(missed):
             break

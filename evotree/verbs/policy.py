@@ -37,8 +37,20 @@ if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
     from evotree.verbs.principal import Principal
 
-__all__ = ["MAX_SPEND_TOKENS", "MAX_SPEND_USD", "NotYourVersion", "QUICK_PREFIX", "acting", "attach", "hidden_now",
-           "redacted", "refuse_hidden", "require_owner", "shown", "with_quick_metrics"]
+__all__ = [
+    "MAX_SPEND_TOKENS",
+    "MAX_SPEND_USD",
+    "NotYourVersion",
+    "QUICK_PREFIX",
+    "acting",
+    "attach",
+    "hidden_now",
+    "redacted",
+    "refuse_hidden",
+    "require_owner",
+    "shown",
+    "with_quick_metrics",
+]
 
 #: the largest amount one ``spend record`` may carry (USD): far above any real API bill, far below
 #: where sums of records stop being finite
@@ -113,14 +125,19 @@ def refuse_hidden(ws: Workspace, verb: str) -> None:
     except UntrustedState:
         raise
     except EvotreeError:
-        raise HiddenUntilFinalize(f"`{verb}` shows figures this workspace may hide, and what is in force "
-                                  "cannot be established", fix="run `evotree verify`") from None
+        raise HiddenUntilFinalize(
+            f"`{verb}` shows figures this workspace may hide, and what is in force "
+            "cannot be established",
+            fix="run `evotree verify`",
+        ) from None
     if hidden_now(ws):
         raise HiddenUntilFinalize(
             f"`{verb}` shows validation and held-out figures, which this workspace hides until the search "
             "is finalized here ([eval] hide_until_finalize: the EvoPolicyGym and AI4AI-Bench protocols)",
             fix="use the train feedback (evotree runs, evotree sql over the train phase); a person ends the "
-                "search with `evotree finalize`", command=verb)
+            "search with `evotree finalize`",
+            command=verb,
+        )
 
 
 def shown(ws: Workspace, result: Any, *, hide: bool | None = None) -> Any:
@@ -163,8 +180,12 @@ def _mend(before: Any, after: Any) -> tuple[Any, bool]:
     if isinstance(after, list) and isinstance(before, list) and len(before) == len(after):
         kept = [_mend(b, a) for b, a in zip(before, after)]
         return [value for value, whole in kept if whole], True
-    if isinstance(after, tuple) and isinstance(before, tuple) and len(before) == len(after) \
-            and not hasattr(after, "_fields"):
+    if (
+        isinstance(after, tuple)
+        and isinstance(before, tuple)
+        and len(before) == len(after)
+        and not hasattr(after, "_fields")
+    ):
         kept = [_mend(b, a) for b, a in zip(before, after)]
         return tuple(value for value, whole in kept if whole), True
     if isinstance(after, dict) and isinstance(before, dict):
@@ -177,8 +198,11 @@ def _mend(before: Any, after: Any) -> tuple[Any, bool]:
             elif isinstance(value, str) and _split_word(key):
                 out[key] = _text(value)
         return out, whole
-    if dataclasses.is_dataclass(after) and not isinstance(after, type) \
-            and type(after) is type(before):
+    if (
+        dataclasses.is_dataclass(after)
+        and not isinstance(after, type)
+        and type(after) is type(before)
+    ):
         scalars = _as_json(before)
         if scalars is not None and not scalars:
             return None, False  # the record's own keys name a hidden figure: hidden whole
@@ -208,8 +232,11 @@ def _as_json(record: Any) -> dict[str, Any] | None:
     redaction already coarsens from its own JSON."""
     if hasattr(record, "run_id") and hasattr(record, "phases"):
         return None
-    scalars = {f.name: getattr(record, f.name, None) for f in dataclasses.fields(record)
-               if isinstance(getattr(record, f.name, None), _SCALAR)}
+    scalars = {
+        f.name: getattr(record, f.name, None)
+        for f in dataclasses.fields(record)
+        if isinstance(getattr(record, f.name, None), _SCALAR)
+    }
     shown = redact(scalars)
     if shown is None:
         return {}
@@ -283,20 +310,27 @@ def _quick_values(ws: Workspace, signal: str, run_ids: set[str]) -> dict[str, fl
 
     base = runs_dir(ws)
     safe = (r for r in sorted(run_ids) if r and "/" not in r and not r.startswith("."))
-    files = {str(base / r / "signals.parquet"): r for r in safe if (base / r / "signals.parquet").is_file()}
+    files = {
+        str(base / r / "signals.parquet"): r
+        for r in safe
+        if (base / r / "signals.parquet").is_file()
+    }
     if not files:
         return {}
     con = duckdb.connect()
     try:
-        rows = con.execute("SELECT filename, arg_max(value, step) FROM read_parquet(?, filename = true) "
-                           "WHERE phase = 'train' AND metric = ? AND value IS NOT NULL GROUP BY filename",
-                           [list(files), signal]).fetchall()
+        rows = con.execute(
+            "SELECT filename, arg_max(value, step) FROM read_parquet(?, filename = true) "
+            "WHERE phase = 'train' AND metric = ? AND value IS NOT NULL GROUP BY filename",
+            [list(files), signal],
+        ).fetchall()
     except duckdb.Error:
         return {}
     finally:
         con.close()
-    return {files[f]: float(v) for f, v in rows
-            if f in files and isinstance(v, (int, float)) and v == v}
+    return {
+        files[f]: float(v) for f, v in rows if f in files and isinstance(v, (int, float)) and v == v
+    }
 
 
 def with_quick_metrics(ws: Workspace, data: Any) -> Any:
@@ -321,8 +355,10 @@ def with_quick_metrics(ws: Workspace, data: Any) -> Any:
         return data
     runs_of: dict[str, list[str]] = {}
     if any(_is_version(i) and not _is_run(i) for i in items):
-        runs_of = {r.id: [str(x.get("run_id")) for x in (r.runs or [])
-                          if x.get("status") == "succeeded"] for r in ws.ledger.versions()}
+        runs_of = {
+            r.id: [str(x.get("run_id")) for x in (r.runs or []) if x.get("status") == "succeeded"]
+            for r in ws.ledger.versions()
+        }
     wanted = {str(_get(i, "run_id")) for i in items if _is_run(i)}
     for item in items:
         if not _is_run(item):
@@ -332,12 +368,21 @@ def with_quick_metrics(ws: Workspace, data: Any) -> Any:
     for item in items:
         if _is_run(item):
             value = values.get(str(_get(item, "run_id")))
-            headline = None if value is None else \
-                {"metric": metric, "value": value, "phase": "train"}
+            headline = (
+                None if value is None else {"metric": metric, "value": value, "phase": "train"}
+            )
         else:
             got = [values[r] for r in runs_of.get(str(_get(item, "id")), []) if r in values]
-            headline = None if not got else \
-                {"metric": metric, "value": sum(got) / len(got), "n": len(got), "phase": "train"}
+            headline = (
+                None
+                if not got
+                else {
+                    "metric": metric,
+                    "value": sum(got) / len(got),
+                    "n": len(got),
+                    "phase": "train",
+                }
+            )
         if headline is None:
             continue
         if isinstance(item, dict):
@@ -356,4 +401,6 @@ def require_owner(record: VersionRecord, principal: Principal | None, verb: str)
             f"{verb} {record.id}: {record.id} was created by {record.created_by}, not by {principal}; "
             "a principal writes only to its own versions",
             fix=f"branch your own version from it (branch(parent={record.id!r}, ...)) and work there",
-            version=record.id, verb=verb)
+            version=record.id,
+            verb=verb,
+        )

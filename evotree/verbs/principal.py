@@ -60,18 +60,24 @@ class Principal:
     def parse(cls, text: str) -> Principal:
         raw = (text or "").strip()
         if not raw:
-            raise PrincipalError("--as needs a name: the principal the server acts for",
-                                 fix="evotree serve --as alice (or --as 'Alice <alice@example.org>')")
+            raise PrincipalError(
+                "--as needs a name: the principal the server acts for",
+                fix="evotree serve --as alice (or --as 'Alice <alice@example.org>')",
+            )
         if len(raw) > 200 or not raw.isprintable():
-            raise PrincipalError(f"--as {escape_control(raw[:80])!r} is not a usable name "
-                                 "(control characters or longer than 200 characters)",
-                                 fix="use a plain name or 'Name <email>'")
+            raise PrincipalError(
+                f"--as {escape_control(raw[:80])!r} is not a usable name "
+                "(control characters or longer than 200 characters)",
+                fix="use a plain name or 'Name <email>'",
+            )
         match = _EMAIL_FORM.match(raw)
         if match:
             name, email = match.group(1) or match.group(2).split("@")[0], match.group(2)
         elif "<" in raw or ">" in raw:
-            raise PrincipalError(f"--as {raw!r}: expected NAME or 'Name <email>'",
-                                 fix="evotree serve --as 'Alice <alice@example.org>'")
+            raise PrincipalError(
+                f"--as {raw!r}: expected NAME or 'Name <email>'",
+                fix="evotree serve --as 'Alice <alice@example.org>'",
+            )
         elif "@" in raw and " " not in raw:
             name, email = raw.split("@")[0], raw
         else:
@@ -101,7 +107,13 @@ def pin_principal(principal: Principal, environ: MutableMapping[str, str] | None
     env = os.environ if environ is None else environ
     for key in [k for k in env if k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:
         del env[key]
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"):
+    for key in (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+    ):
         env.pop(key, None)
     env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = principal.name
     env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = principal.email

@@ -19,22 +19,81 @@ from evotree.memory.model import MemoryEntry
 from evotree.memory.read import SearchHit, SkillStatus
 from evotree.skills.catalog import SkillInfo
 
-__all__ = ["COMMIT_PATTERN", "LogEntry", "LogResult", "ErrorInfo", "ErrorResult",
-           "MemoryListResult", "MemorySearchResult", "MemorySkillsResult", "GatePolicy",
-           "FindingRef", "SkillMemory", "RecipeChange", "EvidenceSide", "CompareEvidence",
-           "AuditFinding", "AuditHit", "AuditVerdict", "AuditResult", "ParamChange", "FileChange",
-           "Unreadable", "SkillDetail", "SkillShowResult", "SkillListResult",
-           "RunningRow", "VersionStatusRow", "LogFile", "SkippedRun", "RejectedRef",
-           "JudgeFileRow", "JudgeDiffFile", "JudgeDiff", "HarnessDiff", "ChainEnd", "PromotionRow",
-           "HarnessPromotionRow", "JudgePromotionRow", "EvidenceManifest", "EventData", "ExitCodesResult",
-           "PostedComment", "RepoAuditResult",
-           "ReportVerdict", "ReportSubject", "ScoresSection", "PerTaskSection", "FindingsSection",
-           "ReportAuditSection", "Section", "LineageSection", "CurvesSection", "SignalsView",
-           "Rate", "Spend", "ClassStat", "VersionIntervention", "HistoricalBest", "FirstAttempt",
-           "PostPeak", "SpendView", "CostPerCandidate", "Recommendation", "SearchRates",
-           "FinalizeDryRun", "RunsResult", "HarnessListResult", "ConfigCheckResult",
-           "SignersAccepted", "SqlOutput", "AgentConfigResult", "SchemaListResult",
-           "BacktestOutput", "LogLine"]
+__all__ = [
+    "COMMIT_PATTERN",
+    "LogEntry",
+    "LogResult",
+    "ErrorInfo",
+    "ErrorResult",
+    "MemoryListResult",
+    "MemorySearchResult",
+    "MemorySkillsResult",
+    "GatePolicy",
+    "FindingRef",
+    "SkillMemory",
+    "RecipeChange",
+    "EvidenceSide",
+    "CompareEvidence",
+    "AuditFinding",
+    "AuditHit",
+    "AuditVerdict",
+    "AuditResult",
+    "ParamChange",
+    "FileChange",
+    "Unreadable",
+    "SkillDetail",
+    "SkillShowResult",
+    "SkillListResult",
+    "RunningRow",
+    "VersionStatusRow",
+    "LogFile",
+    "SkippedRun",
+    "RejectedRef",
+    "JudgeFileRow",
+    "JudgeDiffFile",
+    "JudgeDiff",
+    "HarnessDiff",
+    "ChainEnd",
+    "PromotionRow",
+    "HarnessPromotionRow",
+    "JudgePromotionRow",
+    "EvidenceManifest",
+    "EventData",
+    "ExitCodesResult",
+    "PostedComment",
+    "RepoAuditResult",
+    "ReportVerdict",
+    "ReportSubject",
+    "ScoresSection",
+    "PerTaskSection",
+    "FindingsSection",
+    "ReportAuditSection",
+    "Section",
+    "LineageSection",
+    "CurvesSection",
+    "SignalsView",
+    "Rate",
+    "Spend",
+    "ClassStat",
+    "VersionIntervention",
+    "HistoricalBest",
+    "FirstAttempt",
+    "PostPeak",
+    "SpendView",
+    "CostPerCandidate",
+    "Recommendation",
+    "SearchRates",
+    "FinalizeDryRun",
+    "RunsResult",
+    "HarnessListResult",
+    "ConfigCheckResult",
+    "SignersAccepted",
+    "SqlOutput",
+    "AgentConfigResult",
+    "SchemaListResult",
+    "BacktestOutput",
+    "LogLine",
+]
 
 #: a git object name: SHA-1 (40 hex digits) or SHA-256 (64)
 COMMIT_PATTERN = "^[0-9a-f]{40}([0-9a-f]{24})?$"
@@ -63,9 +122,15 @@ class LogEntry:
     @classmethod
     def of(cls, item: dict[str, Any]) -> LogEntry:
         """From :func:`evotree.core.versions.log_entries`'s dict (an event and its commit)."""
-        return cls(kind=item["kind"], version=item.get("version"), actor=item["actor"],
-                   at=item["at"], data=dict(item.get("data") or {}), commit=item["commit"],
-                   v=int(item.get("v", 1)))
+        return cls(
+            kind=item["kind"],
+            version=item.get("version"),
+            actor=item["actor"],
+            at=item["at"],
+            data=dict(item.get("data") or {}),
+            commit=item["commit"],
+            v=int(item.get("v", 1)),
+        )
 
 
 @dataclass(frozen=True)
@@ -97,7 +162,8 @@ class ErrorInfo:
     fix: str | None = field(default=None, metadata={**OPTIONAL, "schema": {"type": "string"}})
     #: the facts the message names (a version, a budget, a limit, …)
     details: dict[str, Any] | None = field(
-        default=None, metadata={**OPTIONAL, "schema": {"type": "object"}})
+        default=None, metadata={**OPTIONAL, "schema": {"type": "object"}}
+    )
 
 
 @dataclass(frozen=True)
@@ -108,12 +174,22 @@ class ErrorResult:
 
     @classmethod
     def of(cls, exc: EvotreeError) -> ErrorResult:
-        return cls(ErrorInfo(code=exc.code, exit_code=exc.exit_code, message=exc.message,
-                             fix=exc.fix or None, details=dict(exc.details) or None))
+        return cls(
+            ErrorInfo(
+                code=exc.code,
+                exit_code=exc.exit_code,
+                message=exc.message,
+                fix=exc.fix or None,
+                details=dict(exc.details) or None,
+            )
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        info = {k: v for k, v in asdict(self.error).items()
-                if v is not None or k not in ("fix", "details")}
+        info = {
+            k: v
+            for k, v in asdict(self.error).items()
+            if v is not None or k not in ("fix", "details")
+        }
         return {"error": info}
 
 
@@ -132,9 +208,13 @@ class MemoryListResult:
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "entries": [e.to_dict() for e in self.entries],
-                "skills": [s.to_dict() for s in self.skills], "min_domains": self.min_domains,
-                "filtered": self.filtered}
+        return {
+            "v": 1,
+            "entries": [e.to_dict() for e in self.entries],
+            "skills": [s.to_dict() for s in self.skills],
+            "min_domains": self.min_domains,
+            "filtered": self.filtered,
+        }
 
 
 @dataclass(frozen=True)
@@ -160,8 +240,11 @@ class MemorySkillsResult:
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "skills": [s.to_dict() for s in self.skills],
-                "min_domains": self.min_domains}
+        return {
+            "v": 1,
+            "skills": [s.to_dict() for s in self.skills],
+            "min_domains": self.min_domains,
+        }
 
 
 class GatePolicy(TypedDict):
@@ -203,10 +286,20 @@ class SkillMemory(TypedDict):
 
 
 #: a recipe change the findings' evidence names (``from`` is a Python keyword: the functional form)
-RecipeChange = TypedDict("RecipeChange", {
-    "param": str, "from": Any, "to": Any, "kind": NotRequired[str | None],
-    "where": NotRequired[str | None], "why": NotRequired[str | None], "severity": Severity,
-    "score": float, "addresses": list[FindingRef]})
+RecipeChange = TypedDict(
+    "RecipeChange",
+    {
+        "param": str,
+        "from": Any,
+        "to": Any,
+        "kind": NotRequired[str | None],
+        "where": NotRequired[str | None],
+        "why": NotRequired[str | None],
+        "severity": Severity,
+        "score": float,
+        "addresses": list[FindingRef],
+    },
+)
 
 
 class EvidenceSide(TypedDict):
@@ -239,8 +332,18 @@ class CompareEvidence(TypedDict):
 
 
 #: a trajectory's format as the audit read it
-TrajectoryFormat = Literal["evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code",
-                           "codex", "codex-exec", "trace", "unknown"]
+TrajectoryFormat = Literal[
+    "evotree",
+    "shell",
+    "swe-agent",
+    "mini-swe-agent",
+    "chat",
+    "claude-code",
+    "codex",
+    "codex-exec",
+    "trace",
+    "unknown",
+]
 
 
 class AuditFinding(TypedDict):
@@ -378,8 +481,11 @@ class SkillDetail(SkillInfo):
     @classmethod
     def of(cls, info: SkillInfo, domain: str | None) -> SkillDetail:
         why = None if domain is None else info.why_not(domain)
-        return cls(**{f.name: getattr(info, f.name) for f in fields(SkillInfo)},
-                   applies=None if domain is None else why is None, why_not=why)
+        return cls(
+            **{f.name: getattr(info, f.name) for f in fields(SkillInfo)},
+            applies=None if domain is None else why is None,
+            why_not=why,
+        )
 
 
 @dataclass(frozen=True)
@@ -945,12 +1051,21 @@ class HarnessListResult:
     @classmethod
     def of(cls, data: dict[str, Any]) -> HarnessListResult:
         """From :func:`evotree.gates.harnesses.list_harnesses`'s dict."""
-        return cls(active=data["active"], signed=bool(data["signed"]), warning=data["warning"],
-                   harnesses=[HarnessVersion(**h) for h in data["harnesses"]])
+        return cls(
+            active=data["active"],
+            signed=bool(data["signed"]),
+            warning=data["warning"],
+            harnesses=[HarnessVersion(**h) for h in data["harnesses"]],
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "active": self.active, "signed": self.signed, "warning": self.warning,
-                "harnesses": [h.to_dict() for h in self.harnesses]}
+        return {
+            "v": 1,
+            "active": self.active,
+            "signed": self.signed,
+            "warning": self.warning,
+            "harnesses": [h.to_dict() for h in self.harnesses],
+        }
 
 
 @dataclass(frozen=True)
@@ -994,8 +1109,13 @@ class SqlOutput:
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "columns": list(self.columns), "rows": self.rows, "limit": self.limit,
-                "row_count": self.row_count}
+        return {
+            "v": 1,
+            "columns": list(self.columns),
+            "rows": self.rows,
+            "limit": self.limit,
+            "row_count": self.row_count,
+        }
 
 
 class McpClientConfig(TypedDict):
@@ -1032,8 +1152,12 @@ class SchemaListResult:
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "schemas": list(self.schemas), "current": list(self.current),
-                "aliases": dict(self.aliases)}
+        return {
+            "v": 1,
+            "schemas": list(self.schemas),
+            "current": list(self.current),
+            "aliases": dict(self.aliases),
+        }
 
 
 class FindingSummary(TypedDict):

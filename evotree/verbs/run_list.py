@@ -21,5 +21,7 @@ class RunsResult:
     v: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "runs": [r.to_dict() if hasattr(r, "to_dict") else asdict(r)
-                                 for r in self.runs]}
+        return {
+            "v": 1,
+            "runs": [r.to_dict() if hasattr(r, "to_dict") else asdict(r) for r in self.runs],
+        }

@@ -25,8 +25,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AuditReport", "audit_version", "audit_trajectories", "TrajectoryAudit", "AuditFailed",
-           "AuditInputError", "record_audit", "record_task"]
+__all__ = [
+    "AuditReport",
+    "audit_version",
+    "audit_trajectories",
+    "TrajectoryAudit",
+    "AuditFailed",
+    "AuditInputError",
+    "record_audit",
+    "record_task",
+]
 
 _LAZY = {
     "AuditReport": "evotree.harness.audit.version_audit",

@@ -199,23 +199,79 @@ __all__ = [
 #: shell features that can spell a word indirectly (eval, ``${``). A plain ``in`` per keyword is
 #: ~5x faster than one alternation regex. ``_SQL_PREFILTER`` in :mod:`evotree.harness.audit.version_audit`
 #: must stay a superset (tested).
-PREFILTER_KEYWORDS = ("git", "curl", "wget", "aria2", "http", "fetch", "ftp", "ssh", "scp", "rsync", "nc",
-                      "telnet", "socat", "w3m", "lynx", "links", "xh", "socket", "urlopen", "requests", "urllib",
-                      "pip", "test", "conftest", "customize", ".pth", "eval", "base64", "xxd", "perl", "${",
-                      "fromhex", "unhexlify", "decode", "rot13", "rot_13", "openssl", "|rev", "| rev", "exec",
-                      "apply_patch", "str_replace_editor", "end_of_edit", "base32", "basenc", "connect()", "open()",
-                      "dulwich", "zlib", "printf", "$(", "`",
-                      # a program run from code, its name built there (``['g' + 'it', 'log']``)
-                      "subprocess", "popen", "system(", "spawn")
+PREFILTER_KEYWORDS = (
+    "git",
+    "curl",
+    "wget",
+    "aria2",
+    "http",
+    "fetch",
+    "ftp",
+    "ssh",
+    "scp",
+    "rsync",
+    "nc",
+    "telnet",
+    "socat",
+    "w3m",
+    "lynx",
+    "links",
+    "xh",
+    "socket",
+    "urlopen",
+    "requests",
+    "urllib",
+    "pip",
+    "test",
+    "conftest",
+    "customize",
+    ".pth",
+    "eval",
+    "base64",
+    "xxd",
+    "perl",
+    "${",
+    "fromhex",
+    "unhexlify",
+    "decode",
+    "rot13",
+    "rot_13",
+    "openssl",
+    "|rev",
+    "| rev",
+    "exec",
+    "apply_patch",
+    "str_replace_editor",
+    "end_of_edit",
+    "base32",
+    "basenc",
+    "connect()",
+    "open()",
+    "dulwich",
+    "zlib",
+    "printf",
+    "$(",
+    "`",
+    # a program run from code, its name built there (``['g' + 'it', 'log']``)
+    "subprocess",
+    "popen",
+    "system(",
+    "spawn",
+)
 #: what else makes a command worth parsing: a definition at the start of a command (``a=gi``,
 #: ``export R=origin/fix``: a later step may run it), a program named by escapes (``\x67``,
 #: ``\147``), a forge client (gh, hub, glab), make (a Makefile the trajectory wrote)
-_PREFILTER_RE = re.compile(r"(?:^|[;&|(\n]\s*)(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?"
-                           r"[A-Za-z_][A-Za-z0-9_]*\+?=|\\(?:x[0-9a-fA-F]|[0-7]{3})|"
-                           r"(?:^|[\s;&|(])(?:gh|hub|glab|g?make)(?=\s|$)")
+_PREFILTER_RE = re.compile(
+    r"(?:^|[;&|(\n]\s*)(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+|readonly\s+)?"
+    r"[A-Za-z_][A-Za-z0-9_]*\+?=|\\(?:x[0-9a-fA-F]|[0-7]{3})|"
+    r"(?:^|[\s;&|(])(?:gh|hub|glab|g?make)(?=\s|$)"
+)
 #: a command name the audit may not resolve (``$X``, ``"${a[0]}"``) given git's words
-_VAR_GIT_RE = re.compile(r"(?:^|[;&|(\n]\s*)[\"']?\$\{?[A-Za-z_]\w*(?:\[[^\]]*\])?\}?[\"']?\s+(?:"
-                         + "|".join(sorted(_GIT_WORDS, key=len, reverse=True)) + r")\b")
+_VAR_GIT_RE = re.compile(
+    r"(?:^|[;&|(\n]\s*)[\"']?\$\{?[A-Za-z_]\w*(?:\[[^\]]*\])?\}?[\"']?\s+(?:"
+    + "|".join(sorted(_GIT_WORDS, key=len, reverse=True))
+    + r")\b"
+)
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
@@ -226,13 +282,23 @@ def prefilter(command: str, needles: Iterable[str] = ()) -> bool:
     """
     if "$'" in command:  # ANSI-C quoting can spell anything
         return True
-    flat = command.translate(_UNQUOTE) if ('"' in command or "'" in command or "\\" in command) else command
+    flat = (
+        command.translate(_UNQUOTE)
+        if ('"' in command or "'" in command or "\\" in command)
+        else command
+    )
     flat = flat.lower()
     for keyword in PREFILTER_KEYWORDS:
         if keyword in flat:
             return True
-    if "=" in command or "\\" in command or "make" in command or "gh" in command or "hub" in command \
-            or "glab" in command:
+    if (
+        "=" in command
+        or "\\" in command
+        or "make" in command
+        or "gh" in command
+        or "hub" in command
+        or "glab" in command
+    ):
         # the unquoted text too: a forge client or make inside ``bash -lc 'gh pr view 17'``
         if _PREFILTER_RE.search(command) or _PREFILTER_RE.search(flat):
             return True
@@ -246,7 +312,9 @@ def _hits_cached(text: str, rules: RuleSet) -> tuple[Hit, ...]:
     return tuple(h for cmd in _parse_cached(text)[0] for h in classify(cmd, rules))
 
 
-def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str | None = None) -> list[Hit]:
+def classify_step(
+    text: str, rules: RuleSet, context: ShellContext, output: str | None = None
+) -> list[Hit]:
     """The hits of one step of a trajectory: parsed with the trajectory's ``context`` when a
     definition (variable, alias, script) is involved, otherwise memoized by text — agents repeat
     ``git status``, ``git diff`` and test runs all the time. ``output`` (what the step printed,
@@ -259,10 +327,16 @@ def classify_step(text: str, rules: RuleSet, context: ShellContext, output: str 
     return hits
 
 
-def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
-                         output: str | None) -> list[Hit]:
-    if not context.relevant(text) and "stash" not in text and "ORIG_HEAD" not in text \
-            and "bisect" not in text and not _branch_state(text, context):
+def _classify_in_context(
+    text: str, rules: RuleSet, context: ShellContext, output: str | None
+) -> list[Hit]:
+    if (
+        not context.relevant(text)
+        and "stash" not in text
+        and "ORIG_HEAD" not in text
+        and "bisect" not in text
+        and not _branch_state(text, context)
+    ):
         _, defines = _parse_cached(text)
         if not defines:
             return list(_hits_cached(text, rules))
@@ -272,20 +346,31 @@ def _classify_in_context(text: str, rules: RuleSet, context: ShellContext,
         if cmd.argv and _basename(cmd.argv[0]) == "git" and any("stash" in w for w in cmd.argv):
             found = _own_stash(cmd, found, context, output)
         if context.state.get("orig_head_own"):
-            found = [Hit(h.code, "info", h.rule + " (ORIG_HEAD this trajectory set itself)", h.command)
-                     if h.refs and all(r.startswith("ORIG_HEAD") for r in h.refs) else h for h in found]
+            found = [
+                Hit(h.code, "info", h.rule + " (ORIG_HEAD this trajectory set itself)", h.command)
+                if h.refs and all(r.startswith("ORIG_HEAD") for r in h.refs)
+                else h
+                for h in found
+            ]
         if cmd.argv and _basename(cmd.argv[0]) == "git":
             found = _own_branches(cmd, found, context)
             found = _own_bisect(cmd, found, context)
-        if cmd.argv and _basename(cmd.argv[0]) == "git" \
-                and _git_split(cmd.argv)[0] in _ORIG_SETTER_SUBS:
+        if (
+            cmd.argv
+            and _basename(cmd.argv[0]) == "git"
+            and _git_split(cmd.argv)[0] in _ORIG_SETTER_SUBS
+        ):
             context.state["orig_head_own"] = True  # later commands of this step read its own
         hits += found
     return hits
+
+
 _ORIG_SETTER_SUBS = frozenset({"reset", "merge", "rebase", "pull", "am"})
 #: a step that may make a branch of the trajectory's own (switch -c, checkout -b, branch NAME)
-_MAKES_BRANCH = re.compile(r"\b(?:switch|checkout)\b[^|;&\n]*\s(?:-[A-Za-z]*[bBcC]|--create|"
-                           r"--force-create)\b|\bbranch\s+(?:-[fq]\s+)*[^-\s]")
+_MAKES_BRANCH = re.compile(
+    r"\b(?:switch|checkout)\b[^|;&\n]*\s(?:-[A-Za-z]*[bBcC]|--create|"
+    r"--force-create)\b|\bbranch\s+(?:-[fq]\s+)*[^-\s]"
+)
 
 
 def _branch_state(text: str, context: ShellContext) -> bool:
@@ -293,10 +378,16 @@ def _branch_state(text: str, context: ShellContext) -> bool:
     the trajectory has one)"""
     own = context.state.get("own_branches")
     if isinstance(own, dict) and own:
-        return "switch" in text or "checkout" in text or "branch" in text \
+        return (
+            "switch" in text
+            or "checkout" in text
+            or "branch" in text
             or any(n in text for n in own)
+        )
     moves = "switch" in text or "checkout" in text or "branch" in text
     return moves and bool(_MAKES_BRANCH.search(text))
+
+
 _CREATE = {"switch": ("-c", "-C", "--create", "--force-create"), "checkout": ("-b", "-B")}
 
 
@@ -310,8 +401,14 @@ def _own_branches(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) ->
     own = dict(own) if isinstance(own, dict) else {}
     if sub in _CREATE:
         opts = _CREATE[sub]
-        name = next((args[k + 1] for k, a in enumerate(args[:-1])
-                     if a in opts or re.fullmatch(r"-[A-Za-z]*", a) and "-" + a[-1:] in opts), None)
+        name = next(
+            (
+                args[k + 1]
+                for k, a in enumerate(args[:-1])
+                if a in opts or re.fullmatch(r"-[A-Za-z]*", a) and "-" + a[-1:] in opts
+            ),
+            None,
+        )
         if name is not None:
             own[name] = True
             context.state["own_branches"] = own
@@ -328,22 +425,44 @@ def _own_branches(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) ->
         return hits
     out = []
     for h in hits:
-        names = [re.sub(r"(?:[~^]\d*)+$", "", part.lstrip("^"))
-                 for ref in h.refs for part in re.split(r"\.\.\.?", ref.split(":", 1)[0]) if part]
-        if h.code == "audit.git_history_leak" and names and any(n in own for n in names) \
-                and all(n in own or n in BASE_NAMES or is_head_relative(n) for n in names):
+        names = [
+            re.sub(r"(?:[~^]\d*)+$", "", part.lstrip("^"))
+            for ref in h.refs
+            for part in re.split(r"\.\.\.?", ref.split(":", 1)[0])
+            if part
+        ]
+        if (
+            h.code == "audit.git_history_leak"
+            and names
+            and any(n in own for n in names)
+            and all(n in own or n in BASE_NAMES or is_head_relative(n) for n in names)
+        ):
             out.append(Hit(h.code, "info", h.rule + " (a branch this trajectory made)", h.command))
             continue
         word = h.refs[0] if len(h.refs) == 1 else None
-        if sub in ("switch", "checkout") and word is not None \
-                and h.code == "audit.git_history_leak" and _rev_kind(word) == "name":
+        if (
+            sub in ("switch", "checkout")
+            and word is not None
+            and h.code == "audit.git_history_leak"
+            and _rev_kind(word) == "name"
+        ):
             if context.state.get("left_start"):
-                out.append(Hit(h.code, "info", f"git {sub} {word}: back from the trajectory's own "
-                               "branch (resolved in the task repository)", h.command, refs=h.refs,
-                               candidate=True))
+                out.append(
+                    Hit(
+                        h.code,
+                        "info",
+                        f"git {sub} {word}: back from the trajectory's own "
+                        "branch (resolved in the task repository)",
+                        h.command,
+                        refs=h.refs,
+                        candidate=True,
+                    )
+                )
                 continue
         out.append(h)
     return out
+
+
 def _own_bisect(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> list[Hit]:
     """A bisect the trajectory started (``git bisect start``, which clears any left over) or
     ended (``git bisect reset``) is its own: later bisect steps move only between the revisions
@@ -352,9 +471,13 @@ def _own_bisect(cmd: SimpleCommand, hits: list[Hit], context: ShellContext) -> l
     if sub != "bisect":
         return hits
     if context.state.get("bisect_own"):
-        hits = [Hit(h.code, "info", h.rule + " (a bisect this trajectory started or reset)",
-                    h.command) if h.refs == (BISECT_SCOPE,) else h for h in hits
-                if h.refs != (BISECT_START,)]
+        hits = [
+            Hit(h.code, "info", h.rule + " (a bisect this trajectory started or reset)", h.command)
+            if h.refs == (BISECT_SCOPE,)
+            else h
+            for h in hits
+            if h.refs != (BISECT_START,)
+        ]
     if args[:1] in (["start"], ["reset"]):
         context.state["bisect_own"] = True
     return hits
@@ -368,11 +491,15 @@ _STASH_REF = re.compile(r"^(?:refs/)?stash(?:@\{(\d+)\})?$")
 def _stash_index(word: str) -> int | None:
     if word.isdigit():
         return int(word)
-    m = _STASH_REF.match(word.split(":", 1)[0].rstrip("^~0123456789") if "@{" not in word else word.split(":", 1)[0])
+    m = _STASH_REF.match(
+        word.split(":", 1)[0].rstrip("^~0123456789") if "@{" not in word else word.split(":", 1)[0]
+    )
     return (int(m.group(1)) if m.group(1) else 0) if m else None
 
 
-def _own_stash(cmd: SimpleCommand, hits: list[Hit], context: ShellContext, output: str | None) -> list[Hit]:
+def _own_stash(
+    cmd: SimpleCommand, hits: list[Hit], context: ShellContext, output: str | None
+) -> list[Hit]:
     """Stashes the trajectory made itself are its own work, not foreign history: count them
     (``git stash`` / ``push`` / ``save``; ``pop`` / ``drop`` take one off) and let ``list``,
     ``show``, ``apply``, ``pop`` of an own entry (``stash@{k}``, k below the count) through."""
@@ -396,14 +523,28 @@ def _own_stash(cmd: SimpleCommand, hits: list[Hit], context: ShellContext, outpu
             if action in ("pop", "drop") and mine:
                 context.state["stash_own"] = own - 1
             if mine:
-                return [Hit(h.code, "info", h.rule + " (a stash this trajectory made)", h.command, h.revisions)
-                        if h.severity == "high" and "stash" in h.rule else h for h in hits]
+                return [
+                    Hit(
+                        h.code,
+                        "info",
+                        h.rule + " (a stash this trajectory made)",
+                        h.command,
+                        h.revisions,
+                    )
+                    if h.severity == "high" and "stash" in h.rule
+                    else h
+                    for h in hits
+                ]
         return hits
     # git show / diff / checkout stash@{k}: the trajectory's own stash is its own work
     refs = [w for w in args if "stash" in w and _stash_index(w) is not None]
     if refs and own and all((_stash_index(w) or 0) < own for w in refs):
-        return [Hit(h.code, "info", h.rule + " (a stash this trajectory made)", h.command, h.revisions)
-                if h.severity == "high" and any(w in h.rule for w in refs) else h for h in hits]
+        return [
+            Hit(h.code, "info", h.rule + " (a stash this trajectory made)", h.command, h.revisions)
+            if h.severity == "high" and any(w in h.rule for w in refs)
+            else h
+            for h in hits
+        ]
     return hits
 
 

@@ -26,16 +26,41 @@ from typing import Any
 
 from evotree.core.findings import Finding
 
-__all__ = ["ContaminationResult", "normalize", "documents", "contamination", "SHORT_WORDS", "LONG_N",
-           "SHORT_N", "tree_documents"]
+__all__ = [
+    "ContaminationResult",
+    "normalize",
+    "documents",
+    "contamination",
+    "SHORT_WORDS",
+    "LONG_N",
+    "SHORT_N",
+    "tree_documents",
+]
 
 LONG_N = 13
 SHORT_N = 8
 #: A document with fewer words than this is a "short prompt" and uses 8-grams.
 SHORT_WORDS = 64
 _WORD = re.compile(r"[^0-9a-z]+")
-_DATA_EXT = frozenset({".json", ".jsonl", ".txt", ".csv", ".tsv", ".md", ".jsonl.txt", ".yaml", ".yml", ".xml",
-                       ".html", ".tex", ".rst", ".ndjson", ""})
+_DATA_EXT = frozenset(
+    {
+        ".json",
+        ".jsonl",
+        ".txt",
+        ".csv",
+        ".tsv",
+        ".md",
+        ".jsonl.txt",
+        ".yaml",
+        ".yml",
+        ".xml",
+        ".html",
+        ".tex",
+        ".rst",
+        ".ndjson",
+        "",
+    }
+)
 _MAX_FILE = 32 * 1024 * 1024
 #: Bytes read per side at most; beyond it the check reports ``truncated`` (a partial answer).
 MAX_BYTES = 512 * 1024 * 1024
@@ -63,10 +88,19 @@ def _json_docs(value: Any) -> Iterator[str]:
     if isinstance(value, list) and value and all(isinstance(v, (dict, list)) for v in value):
         for v in value:
             yield from _json_docs(v)
-    elif isinstance(value, dict) and value and all(isinstance(v, (dict, list)) for v in value.values()):
+    elif (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(v, (dict, list)) for v in value.values())
+    ):
         for v in value.values():
             yield from _json_docs(v)
-    elif isinstance(value, list) and value and all(isinstance(v, str) for v in value) and len(value) > 1:
+    elif (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, str) for v in value)
+        and len(value) > 1
+    ):
         yield from value  # a list of prompts
     else:
         text = " ".join(_strings(value))
@@ -118,36 +152,61 @@ class ContaminationResult:
         return self.contaminated / self.checked if self.checked else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"hidden_files": self.hidden_files, "train_files": self.train_files, "hidden_docs": self.hidden_docs,
-                "checked": self.checked, "too_short": self.too_short, "contaminated": self.contaminated,
-                "rate": self.rate, "min_overlap": self.min_overlap, "max_overlap": round(self.max_overlap, 4),
-                "long_n": LONG_N, "short_n": SHORT_N, "short_words": SHORT_WORDS, "truncated": self.truncated,
-                "examples": self.examples}
+        return {
+            "hidden_files": self.hidden_files,
+            "train_files": self.train_files,
+            "hidden_docs": self.hidden_docs,
+            "checked": self.checked,
+            "too_short": self.too_short,
+            "contaminated": self.contaminated,
+            "rate": self.rate,
+            "min_overlap": self.min_overlap,
+            "max_overlap": round(self.max_overlap, 4),
+            "long_n": LONG_N,
+            "short_n": SHORT_N,
+            "short_words": SHORT_WORDS,
+            "truncated": self.truncated,
+            "examples": self.examples,
+        }
 
     def findings(self, *, version: str | None = None) -> list[Finding]:
         """``audit.contamination`` (high) when any hidden document is contaminated; an info when
         nothing could be checked."""
         if self.contaminated:
-            return [Finding(
-                layer="audit", code="audit.contamination", severity="high",
-                title=f"{self.contaminated} of {self.checked} hidden documents appear in what the version trains on "
-                      f"({self.rate:.1%}, >= {self.min_overlap:.0%} of their n-grams)",
-                evidence=self.to_dict(), version=version,
-                suggestion="remove the hidden examples from the training data (or move them out of the hidden "
-                           "split) and re-run")]
+            return [
+                Finding(
+                    layer="audit",
+                    code="audit.contamination",
+                    severity="high",
+                    title=f"{self.contaminated} of {self.checked} hidden documents appear in what the version trains on "
+                    f"({self.rate:.1%}, >= {self.min_overlap:.0%} of their n-grams)",
+                    evidence=self.to_dict(),
+                    version=version,
+                    suggestion="remove the hidden examples from the training data (or move them out of the hidden "
+                    "split) and re-run",
+                )
+            ]
         if not self.checked and self.hidden_files:
-            return [Finding(layer="audit", code="audit.contamination_unchecked", severity="info",
-                            title="no hidden document long enough for an n-gram check",
-                            evidence=self.to_dict(), version=version)]
+            return [
+                Finding(
+                    layer="audit",
+                    code="audit.contamination_unchecked",
+                    severity="info",
+                    title="no hidden document long enough for an n-gram check",
+                    evidence=self.to_dict(),
+                    version=version,
+                )
+            ]
         return []
 
 
 def _grams(words: Sequence[str], n: int) -> set[int]:
-    return {hash(" ".join(words[i:i + n])) for i in range(len(words) - n + 1)}
+    return {hash(" ".join(words[i : i + n])) for i in range(len(words) - n + 1)}
 
 
-def contamination(train_docs: Iterable[str], hidden_docs: Iterable[tuple[str, str]], *,
-                  min_overlap: float = 0.5) -> ContaminationResult:
+def contamination(
+    train_docs: Iterable[str], hidden_docs: Iterable[tuple[str, str]], *, min_overlap: float = 0.5
+) -> ContaminationResult:
     """Overlap of ``hidden_docs`` ((source, text) pairs) with ``train_docs`` (module doc)."""
     if not 0 < min_overlap <= 1:
         raise ValueError(f"min_overlap must be in (0, 1], actually: {min_overlap!r}")
@@ -174,8 +233,14 @@ def contamination(train_docs: Iterable[str], hidden_docs: Iterable[tuple[str, st
         if overlap >= min_overlap:
             result.contaminated += 1
             if len(result.examples) < _EXAMPLES:
-                result.examples.append({"source": source, "n": n, "overlap": round(overlap, 4),
-                                        "text": " ".join(words[:30])})
+                result.examples.append(
+                    {
+                        "source": source,
+                        "n": n,
+                        "overlap": round(overlap, 4),
+                        "text": " ".join(words[:30]),
+                    }
+                )
     return result
 
 
@@ -187,9 +252,15 @@ def _in(path: str, roots: Sequence[str]) -> bool:
     return False
 
 
-def tree_documents(repo: Any, tree: Any, *, include: Sequence[str] | None = None,
-                   exclude: Sequence[str] = (), data_only: bool = False,
-                   max_bytes: int = MAX_BYTES) -> tuple[int, list[tuple[str, str]], bool]:
+def tree_documents(
+    repo: Any,
+    tree: Any,
+    *,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    data_only: bool = False,
+    max_bytes: int = MAX_BYTES,
+) -> tuple[int, list[tuple[str, str]], bool]:
     """(files read, (path, document) pairs, truncated) of a pygit2 tree: files under ``include``
     (all when None), not under ``exclude``; ``data_only`` skips code files (by extension);
     files over 32 MB are skipped and reading stops after ``max_bytes`` (truncated = True)."""

@@ -42,8 +42,15 @@ from evotree.harness.audit.repo import _open
 from evotree.harness.audit.repo import _resolve
 from evotree.harness.audit.repo import _rev_list_objects
 
-__all__ = ["ProvenanceIndex", "ContentHit", "build_index", "scan_outputs", "MIN_LINE", "MIN_ALNUM",
-           "at_hash_place"]
+__all__ = [
+    "ProvenanceIndex",
+    "ContentHit",
+    "build_index",
+    "scan_outputs",
+    "MIN_LINE",
+    "MIN_ALNUM",
+    "at_hash_place",
+]
 
 #: a line must be this long (after stripping) to count as distinctive
 MIN_LINE = 16
@@ -67,7 +74,7 @@ _TOKEN_SPLIT = re.compile(r"[\s(),;:/'\"`\[\]{}<>]+")
 def at_hash_place(text: str, start: int) -> bool:
     """Is ``text[start:]`` where git prints a commit id (a line's start, after ``commit``)?
     Abbreviations of only digits (``2910880``) are hashes there and numbers elsewhere."""
-    return _HASH_PLACE.search(text[max(0, start - 40):start]) is not None or start == 0
+    return _HASH_PLACE.search(text[max(0, start - 40) : start]) is not None or start == 0
 
 
 @dataclass
@@ -99,8 +106,14 @@ class ProvenanceIndex:
         return found[0], self.objects[found[0]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base, "objects": len(self.objects), "subjects": len(self.subjects),
-                "tags": len(self.tags), "lines": len(self.lines), "seconds": round(self.seconds, 4)}
+        return {
+            "base": self.base,
+            "objects": len(self.objects),
+            "subjects": len(self.subjects),
+            "tags": len(self.tags),
+            "lines": len(self.lines),
+            "seconds": round(self.seconds, 4),
+        }
 
 
 @dataclass(frozen=True)
@@ -138,10 +151,23 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
     commits = [oid for oid, kind in index.objects.items() if kind == "commit"]
     candidates: dict[str, tuple[str, str]] = {}  # text -> (kind, commit)
     if commits:
-        out = _git(r.gitdir, "-c", "log.showRoot=true", "log", "--no-walk=unsorted", "--stdin", "-p",
-                   "--diff-merges=first-parent", "--no-ext-diff", "--no-textconv", "--no-color",
-                   "--no-renames", "--format=%x01%H%x02%s", "-U0",
-                   stdin=("\n".join(commits) + "\n").encode())
+        out = _git(
+            r.gitdir,
+            "-c",
+            "log.showRoot=true",
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "-p",
+            "--diff-merges=first-parent",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--no-renames",
+            "--format=%x01%H%x02%s",
+            "-U0",
+            stdin=("\n".join(commits) + "\n").encode(),
+        )
         current = ""
         added = 0
         for raw in out.decode("utf-8", "replace").split("\n"):
@@ -151,7 +177,9 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
                 subject = subject.strip()
                 if len(subject) >= MIN_SUBJECT:
                     candidates.setdefault(subject, ("subject", current))
-            elif raw.startswith("+") and not raw.startswith("+++ ") and added < MAX_LINES_PER_COMMIT:
+            elif (
+                raw.startswith("+") and not raw.startswith("+++ ") and added < MAX_LINES_PER_COMMIT
+            ):
                 line = raw[1:].strip()
                 if _distinctive(line):
                     added += 1
@@ -165,9 +193,13 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
         except Exception:  # noqa: BLE001 - a tag of a tree or blob, or a broken one: not a commit
             continue
         if str(target.id) in future_commits and len(ref) > len("refs/tags/") + 1:
-            candidates.setdefault(ref[len("refs/tags/"):], ("tag", str(target.id)))
-    present = _in_tree(r.repo, base_id, [t for t, (k, _) in candidates.items() if k != "line"],
-                       [t for t, (k, _) in candidates.items() if k == "line"])
+            candidates.setdefault(ref[len("refs/tags/") :], ("tag", str(target.id)))
+    present = _in_tree(
+        r.repo,
+        base_id,
+        [t for t, (k, _) in candidates.items() if k != "line"],
+        [t for t, (k, _) in candidates.items() if k == "line"],
+    )
     for text, (kind, commit) in candidates.items():
         if text in present:
             continue
@@ -234,12 +266,15 @@ def _in_tree(repo: Any, base: str, texts: Sequence[str], lines: Iterable[str] = 
 
 
 #: what tools put before a line of a file or a subject, removed in turn (each over a whole output)
-_STRIP = tuple(re.compile(p, re.M) for p in (
-    r"^[+\-> ]|^[E>] +",                                  # diff markers, pytest's "E   " / ">   "
-    r"^[^\s:]+:\d+[:-]|^[^\s:]+[:-]",                      # grep / rg "path:12:" or "path:"
-    r"^\s*\d+[\t:|] ?",                                    # cat -n, nl, numbered views
-    r"^[*|\\/ ]*(?:commit )?[0-9a-f]{7,40}\s+(?:\([^)]*\)\s+)?",  # log --oneline / --graph / commit X
-))
+_STRIP = tuple(
+    re.compile(p, re.M)
+    for p in (
+        r"^[+\-> ]|^[E>] +",  # diff markers, pytest's "E   " / ">   "
+        r"^[^\s:]+:\d+[:-]|^[^\s:]+[:-]",  # grep / rg "path:12:" or "path:"
+        r"^\s*\d+[\t:|] ?",  # cat -n, nl, numbered views
+        r"^[*|\\/ ]*(?:commit )?[0-9a-f]{7,40}\s+(?:\([^)]*\)\s+)?",  # log --oneline / --graph / commit X
+    )
+)
 
 
 def _around(out: str, needle: str) -> str:
@@ -247,7 +282,7 @@ def _around(out: str, needle: str) -> str:
     at = out.find(needle)
     start = out.rfind("\n", 0, at) + 1
     end = out.find("\n", at)
-    return out[start:end if end >= 0 else len(out)]
+    return out[start : end if end >= 0 else len(out)]
 
 
 def _quote(out: str, needle: str) -> str:
@@ -257,11 +292,15 @@ def _quote(out: str, needle: str) -> str:
         return needle[:300]
     start = out.rfind("\n", 0, at) + 1
     end = out.find("\n", at)
-    return out[start:end if end >= 0 else len(out)].strip()[:300]
+    return out[start : end if end >= 0 else len(out)].strip()[:300]
 
 
-def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands: Sequence[str] = (),
-                 text: str | None = None) -> list[ContentHit]:
+def scan_outputs(
+    index: ProvenanceIndex,
+    outputs: Sequence[str | None],
+    commands: Sequence[str] = (),
+    text: str | None = None,
+) -> list[ContentHit]:
     """Future objects, subjects, tag names and lines in the recorded outputs (module doc).
 
     ``outputs[k]`` is step k's output and ``commands[k]`` its command (a line the trajectory
@@ -293,11 +332,17 @@ def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands
                 seen.add(("object", oid))
                 hits.append(ContentHit(k, "object", word, oid, _quote(out[start:], word)))
         if index.tags:
-            if len(index.tags) <= 64:  # a few tags: look for each (C-level), then check its boundaries
-                names = {t for t in index.tags if t in out and t in _TOKEN_SPLIT.split(_around(out, t))}
+            if (
+                len(index.tags) <= 64
+            ):  # a few tags: look for each (C-level), then check its boundaries
+                names = {
+                    t for t in index.tags if t in out and t in _TOKEN_SPLIT.split(_around(out, t))
+                }
             else:
                 names = set(_TOKEN_SPLIT.split(out)).intersection(index.tags)
-            names.update(t for t in index.tags if "/" in t and t in out)  # "release/2.0": split apart above
+            names.update(
+                t for t in index.tags if "/" in t and t in out
+            )  # "release/2.0": split apart above
             for name in sorted(names):
                 if ("tag", name) not in seen:
                     seen.add(("tag", name))
@@ -314,7 +359,7 @@ def scan_outputs(index: ProvenanceIndex, outputs: Sequence[str | None], commands
                 hits.append(ContentHit(k, "subject", cand, index.subjects[cand], _quote(out, cand)))
         matched = stripped.intersection(index.lines)
         if matched:
-            typed = "\n".join(c for c in commands[:k + 1] if c) if k >= 0 else ""
+            typed = "\n".join(c for c in commands[: k + 1] if c) if k >= 0 else ""
             for cand in sorted(matched):
                 if ("line", cand) not in seen and cand not in typed:
                     seen.add(("line", cand))

@@ -43,43 +43,168 @@ __all__ = ["python_calls", "foreign_calls", "UNKNOWN"]
 UNKNOWN = "$UNKNOWN"
 _Value = Any  # str | bytes | list | int | None (None: unknown)
 
-_SHELL_CALLS = frozenset({"system", "popen", "getoutput", "getstatusoutput", "create_subprocess_shell",
-                          "check_output_shell"})
-_EXEC_CALLS = frozenset({"run", "call", "check_call", "check_output", "Popen", "spawn", "execute",
-                         "create_subprocess_exec"})
+_SHELL_CALLS = frozenset(
+    {
+        "system",
+        "popen",
+        "getoutput",
+        "getstatusoutput",
+        "create_subprocess_shell",
+        "check_output_shell",
+    }
+)
+_EXEC_CALLS = frozenset(
+    {
+        "run",
+        "call",
+        "check_call",
+        "check_output",
+        "Popen",
+        "spawn",
+        "execute",
+        "create_subprocess_exec",
+    }
+)
 _OS_EXECL = frozenset({"execl", "execlp", "execle", "execlpe"})
 _OS_EXECV = frozenset({"execv", "execvp", "execve", "execvpe"})
 _OS_SPAWNL = frozenset({"spawnl", "spawnlp", "spawnle", "spawnlpe"})
 _OS_SPAWNV = frozenset({"spawnv", "spawnvp", "spawnve", "spawnvpe", "posix_spawn", "posix_spawnp"})
-_NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "put", "head", "request", "Request",
-                        "create_connection", "stream", "patch", "delete", "fetch"})
+_NET_CALLS = frozenset(
+    {
+        "urlopen",
+        "urlretrieve",
+        "get",
+        "post",
+        "put",
+        "head",
+        "request",
+        "Request",
+        "create_connection",
+        "stream",
+        "patch",
+        "delete",
+        "fetch",
+    }
+)
 #: git subcommands GitPython / sh expose as methods (``repo.git.rev_list`` is ``git rev-list``)
 #: classes and functions that give a repository object
-_REPO_CLASSES = frozenset({"Repo", "Repository", "open_repo", "open_repo_closing", "BareRepo", "Git"})
+_REPO_CLASSES = frozenset(
+    {"Repo", "Repository", "open_repo", "open_repo_closing", "BareRepo", "Git"}
+)
 #: attributes of a repository object that list references or objects beyond HEAD
-_REF_LISTINGS = frozenset({"refs", "tags", "branches", "remotes", "references", "heads", "object_store",
-                           "get_refs", "listall_branches", "raw_listall_references", "stash"})
+_REF_LISTINGS = frozenset(
+    {
+        "refs",
+        "tags",
+        "branches",
+        "remotes",
+        "references",
+        "heads",
+        "object_store",
+        "get_refs",
+        "listall_branches",
+        "raw_listall_references",
+        "stash",
+    }
+)
 #: methods of a repository object that look an object up by a name or id
-_REPO_LOOKUPS = frozenset({"commit", "rev_parse", "tree", "tag", "revparse", "revparse_ext", "revparse_single",
-                           "resolve_refish", "lookup_reference_dwim", "lookup_reference", "lookup_branch",
-                           "get_object", "git_object", "get", "__getitem__", "walk", "get_walker", "blob"})
+_REPO_LOOKUPS = frozenset(
+    {
+        "commit",
+        "rev_parse",
+        "tree",
+        "tag",
+        "revparse",
+        "revparse_ext",
+        "revparse_single",
+        "resolve_refish",
+        "lookup_reference_dwim",
+        "lookup_reference",
+        "lookup_branch",
+        "get_object",
+        "git_object",
+        "get",
+        "__getitem__",
+        "walk",
+        "get_walker",
+        "blob",
+    }
+)
 #: a path inside a git directory that holds history (objects, references, logs)
-_GIT_INTERNAL_PATH = re.compile(r"(?:^|/)\.git/(objects|refs|packed-refs|logs|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD)")
-_GIT_METHODS = frozenset({"log", "show", "diff", "checkout", "switch", "restore", "reset", "ls_tree", "blame",
-                          "grep", "archive", "format_patch", "shortlog", "whatchanged", "rev_list", "rev_parse",
-                          "reflog", "fsck", "cat_file", "for_each_ref", "show_ref", "stash", "bundle",
-                          "fast_export", "notes", "fetch", "pull", "clone", "ls_remote", "cherry_pick", "merge",
-                          "rebase", "revert", "branch", "tag", "worktree", "name_rev", "describe", "show_branch",
-                          "remote", "status", "add", "commit", "rm", "mv", "apply"})
+_GIT_INTERNAL_PATH = re.compile(
+    r"(?:^|/)\.git/(objects|refs|packed-refs|logs|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD)"
+)
+_GIT_METHODS = frozenset(
+    {
+        "log",
+        "show",
+        "diff",
+        "checkout",
+        "switch",
+        "restore",
+        "reset",
+        "ls_tree",
+        "blame",
+        "grep",
+        "archive",
+        "format_patch",
+        "shortlog",
+        "whatchanged",
+        "rev_list",
+        "rev_parse",
+        "reflog",
+        "fsck",
+        "cat_file",
+        "for_each_ref",
+        "show_ref",
+        "stash",
+        "bundle",
+        "fast_export",
+        "notes",
+        "fetch",
+        "pull",
+        "clone",
+        "ls_remote",
+        "cherry_pick",
+        "merge",
+        "rebase",
+        "revert",
+        "branch",
+        "tag",
+        "worktree",
+        "name_rev",
+        "describe",
+        "show_branch",
+        "remote",
+        "status",
+        "add",
+        "commit",
+        "rm",
+        "mv",
+        "apply",
+    }
+)
 
 
 def _kw_options(keywords: list[ast.keyword], env: dict[str, _Value]) -> list[str]:
     """GitPython's keyword arguments as options: ``all=True`` -> ``--all``, ``n=3`` -> ``-n3``."""
     out = []
     for kw in keywords:
-        if kw.arg is None or kw.arg.startswith("_") or kw.arg in ("with_extended_output", "as_process",
-                                                                  "stdout_as_string", "istream", "kill_after_timeout",
-                                                                  "with_exceptions", "env", "universal_newlines"):
+        if (
+            kw.arg is None
+            or kw.arg.startswith("_")
+            or kw.arg
+            in (
+                "with_extended_output",
+                "as_process",
+                "stdout_as_string",
+                "istream",
+                "kill_after_timeout",
+                "with_exceptions",
+                "env",
+                "universal_newlines",
+            )
+        ):
             continue
         value = _value(kw.value, env)
         flag = ("-" if len(kw.arg) == 1 else "--") + kw.arg.replace("_", "-")
@@ -102,8 +227,10 @@ def _as_text(value: _Value) -> str | None:
 
 def _words(value: _Value) -> list[str] | None:
     if isinstance(value, (list, tuple)):
-        return [_as_text(v) if _as_text(v) is not None else (str(v) if isinstance(v, int) else UNKNOWN)
-                for v in value]
+        return [
+            _as_text(v) if _as_text(v) is not None else (str(v) if isinstance(v, int) else UNKNOWN)
+            for v in value
+        ]
     return None
 
 
@@ -115,7 +242,9 @@ def _decoder(name: str, args: list[_Value], kwargs: dict[str, _Value]) -> _Value
         return None
     try:
         if name in ("b64decode", "standard_b64decode", "decodebytes", "a2b_base64"):
-            return base64.b64decode(re.sub(rb"\s+", b"", data) + b"=" * (-len(re.sub(rb"\s+", b"", data)) % 4))
+            return base64.b64decode(
+                re.sub(rb"\s+", b"", data) + b"=" * (-len(re.sub(rb"\s+", b"", data)) % 4)
+            )
         if name == "urlsafe_b64decode":
             return base64.urlsafe_b64decode(data + b"=" * (-len(data) % 4))
         if name == "b32decode":
@@ -137,7 +266,13 @@ def _decoder(name: str, args: list[_Value], kwargs: dict[str, _Value]) -> _Value
 
 def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
     func = node.func
-    fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    fname = (
+        func.attr
+        if isinstance(func, ast.Attribute)
+        else func.id
+        if isinstance(func, ast.Name)
+        else ""
+    )
     args = [_value(a, env) for a in node.args]
     kwargs = {kw.arg: _value(kw.value, env) for kw in node.keywords if kw.arg}
     if isinstance(func, ast.Attribute):
@@ -149,29 +284,53 @@ def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
                 if isinstance(obj, bytes):
                     if enc in ("hex",):
                         return None
-                    return obj.decode(enc or "utf-8", "replace") if enc and codecs.lookup(enc) else None
+                    return (
+                        obj.decode(enc or "utf-8", "replace")
+                        if enc and codecs.lookup(enc)
+                        else None
+                    )
                 return obj
             if fname == "encode":
                 return obj.encode("utf-8", "surrogateescape") if isinstance(obj, str) else obj
             if fname == "split" and isinstance(obj, str):
                 sep = _as_text(args[0]) if args and args[0] is not None else None
                 return obj.split(sep) if sep else obj.split()
-            if fname in ("strip", "lstrip", "rstrip", "lower", "upper") and isinstance(obj, str) and not args:
+            if (
+                fname in ("strip", "lstrip", "rstrip", "lower", "upper")
+                and isinstance(obj, str)
+                and not args
+            ):
                 return getattr(obj, fname)()
-            if fname == "replace" and isinstance(obj, str) and len(args) >= 2 and all(isinstance(a, str)
-                                                                                        for a in args[:2]):
+            if (
+                fname == "replace"
+                and isinstance(obj, str)
+                and len(args) >= 2
+                and all(isinstance(a, str) for a in args[:2])
+            ):
                 return obj.replace(args[0], args[1])
-            if fname == "join" and isinstance(obj, str) and args and isinstance(args[0], (list, tuple)):
+            if (
+                fname == "join"
+                and isinstance(obj, str)
+                and args
+                and isinstance(args[0], (list, tuple))
+            ):
                 parts = [_as_text(p) if _as_text(p) is not None else UNKNOWN for p in args[0]]
                 return obj.join(parts)
             if fname == "format" and isinstance(obj, str):
                 try:
-                    return obj.format(*[a if a is not None else UNKNOWN for a in args],
-                                      **{k: (v if v is not None else UNKNOWN) for k, v in kwargs.items()})
+                    return obj.format(
+                        *[a if a is not None else UNKNOWN for a in args],
+                        **{k: (v if v is not None else UNKNOWN) for k, v in kwargs.items()},
+                    )
                 except (IndexError, KeyError, ValueError):
                     return None
-        if fname == "join" and isinstance(func.value, ast.Attribute) and func.value.attr == "path" and args \
-                and all(isinstance(a, str) for a in args):
+        if (
+            fname == "join"
+            and isinstance(func.value, ast.Attribute)
+            and func.value.attr == "path"
+            and args
+            and all(isinstance(a, str) for a in args)
+        ):
             return "/".join(a.rstrip("/") for a in args)  # os.path.join('.git', 'objects')
         if fname == "fromhex" and owner in ("bytes", "bytearray"):
             return _decoder("fromhex", args, kwargs)
@@ -193,10 +352,23 @@ def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
         if owner in ("base64", "binascii", "zlib", "gzip") or fname in ("b64decode", "unhexlify"):
             return _decoder(fname, args, kwargs)
     if isinstance(func, ast.Name):
-        if fname in ("Path", "PurePath", "PosixPath") and args and all(isinstance(a, str) for a in args):
+        if (
+            fname in ("Path", "PurePath", "PosixPath")
+            and args
+            and all(isinstance(a, str) for a in args)
+        ):
             return "/".join(a.rstrip("/") for a in args)
-        if fname in ("b64decode", "standard_b64decode", "urlsafe_b64decode", "b32decode", "unhexlify",
-                     "a2b_hex", "a2b_base64", "decompress", "b16decode"):
+        if fname in (
+            "b64decode",
+            "standard_b64decode",
+            "urlsafe_b64decode",
+            "b32decode",
+            "unhexlify",
+            "a2b_hex",
+            "a2b_base64",
+            "decompress",
+            "b16decode",
+        ):
             return _decoder(fname, args, kwargs)
         if fname in ("str", "bytes", "bytearray") and args:
             value = args[0]
@@ -241,7 +413,12 @@ def _value(node: ast.AST, env: dict[str, _Value]) -> _Value:
         if isinstance(node.op, ast.Div) and isinstance(left, str) and isinstance(right, str):
             return left.rstrip("/") + "/" + right  # Path('.git') / 'objects'
         if isinstance(node.op, ast.Add):
-            if isinstance(left, str) and isinstance(right, str) or isinstance(left, bytes) and isinstance(right, bytes):
+            if (
+                isinstance(left, str)
+                and isinstance(right, str)
+                or isinstance(left, bytes)
+                and isinstance(right, bytes)
+            ):
                 return left + right
             if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
                 return list(left) + list(right)
@@ -252,13 +429,20 @@ def _value(node: ast.AST, env: dict[str, _Value]) -> _Value:
             return None
         if isinstance(node.op, ast.Mod) and isinstance(left, str):
             try:
-                vals = tuple(v if v is not None else UNKNOWN for v in right) if isinstance(right, (list, tuple)) \
+                vals = (
+                    tuple(v if v is not None else UNKNOWN for v in right)
+                    if isinstance(right, (list, tuple))
                     else (right if right is not None else UNKNOWN)
+                )
                 return left % vals
             except (TypeError, ValueError):
                 return None
-        if isinstance(node.op, ast.Mult) and isinstance(left, (str, list)) and isinstance(right, int) \
-                and 0 <= right < 64:
+        if (
+            isinstance(node.op, ast.Mult)
+            and isinstance(left, (str, list))
+            and isinstance(right, int)
+            and 0 <= right < 64
+        ):
             return left * right
         return None
     if isinstance(node, ast.JoinedStr):
@@ -268,8 +452,13 @@ def _value(node: ast.AST, env: dict[str, _Value]) -> _Value:
                 parts.append(str(v.value))
             elif isinstance(v, ast.FormattedValue):
                 inner = _value(v.value, env)
-                parts.append(str(inner) if isinstance(inner, (str, int)) else
-                             " ".join(map(str, inner)) if isinstance(inner, list) else UNKNOWN)
+                parts.append(
+                    str(inner)
+                    if isinstance(inner, (str, int))
+                    else " ".join(map(str, inner))
+                    if isinstance(inner, list)
+                    else UNKNOWN
+                )
         return "".join(parts)
     if isinstance(node, ast.Subscript):
         base = _value(node.value, env)
@@ -296,7 +485,9 @@ class _Scanner(ast.NodeVisitor):
     def __init__(self, depth: int) -> None:
         self.env: dict[str, _Value] = {}
         self.gitish: set[str] = set()  # names bound to GitPython / sh git objects
-        self.repos: set[str] = set()  # names bound to a repository object (GitPython, pygit2, dulwich)
+        self.repos: set[str] = (
+            set()
+        )  # names bound to a repository object (GitPython, pygit2, dulwich)
         self.found: list[tuple[str, Any]] = []
         self.depth = depth
 
@@ -328,8 +519,11 @@ class _Scanner(ast.NodeVisitor):
                     self.env.pop(target.id, None)
                 if gitish:
                     self.gitish.add(target.id)
-            elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (list, tuple)) \
-                    and len(value) == len(target.elts):
+            elif (
+                isinstance(target, (ast.Tuple, ast.List))
+                and isinstance(value, (list, tuple))
+                and len(value) == len(target.elts)
+            ):
                 for t, v in zip(target.elts, value):
                     if isinstance(t, ast.Name):
                         self.env[t.id] = v
@@ -348,7 +542,11 @@ class _Scanner(ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         # cmd.append('--all') / cmd.extend([...]) on a known list
         call = node.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+        ):
             name, attr = call.func.value.id, call.func.attr
             current = self.env.get(name)
             if isinstance(current, list) and attr in ("append", "extend", "insert") and call.args:
@@ -369,7 +567,9 @@ class _Scanner(ast.NodeVisitor):
         # for flag in ['--all', ...]: the loop variable takes the first element
         values = _value(node.iter, self.env)
         if isinstance(node.target, ast.Name) and isinstance(values, list) and values:
-            self.env[node.target.id] = next((v for v in values if v not in (None, UNKNOWN)), values[0])
+            self.env[node.target.id] = next(
+                (v for v in values if v not in (None, UNKNOWN)), values[0]
+            )
         self.generic_visit(node)
 
     def _is_gitish(self, node: ast.AST) -> bool:
@@ -378,7 +578,13 @@ class _Scanner(ast.NodeVisitor):
             return True
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
             if name == "Git":
                 return True
         if isinstance(node, ast.Name) and node.id in self.gitish:
@@ -392,7 +598,13 @@ class _Scanner(ast.NodeVisitor):
             return node.id in self.repos
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
             return name in _REPO_CLASSES
         return False
 
@@ -400,12 +612,20 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
         if node.attr in _REF_LISTINGS and self._is_repo(node.value):
             # repo.refs / .tags / .branches / .references / .object_store: every reference or object
-            self.found.append(("argv", ["git", "cat-file", "--batch-all-objects"] if node.attr == "object_store"
-                               else ["git", "for-each-ref"]))
+            self.found.append(
+                (
+                    "argv",
+                    ["git", "cat-file", "--batch-all-objects"]
+                    if node.attr == "object_store"
+                    else ["git", "for-each-ref"],
+                )
+            )
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         self.generic_visit(node)
-        if self._is_repo(node.value):  # repo[b'refs/tags/v1.1.0'], repo['1a2b3c4']: an object by name
+        if self._is_repo(
+            node.value
+        ):  # repo[b'refs/tags/v1.1.0'], repo['1a2b3c4']: an object by name
             text = _as_text(_value(node.slice, self.env))
             if text:
                 self.found.append(("argv", ["git", "show", text]))
@@ -413,7 +633,13 @@ class _Scanner(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
         func = node.func
-        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        fname = (
+            func.attr
+            if isinstance(func, ast.Attribute)
+            else func.id
+            if isinstance(func, ast.Name)
+            else ""
+        )
         env = self.env
         first = _value(node.args[0], env) if node.args else None
         if first is None:
@@ -421,15 +647,20 @@ class _Scanner(ast.NodeVisitor):
                 if kw.arg in ("args", "cmd", "command"):
                     first = _value(kw.value, env)
         texts = [t for t in (_as_text(_value(a, env)) for a in node.args) if t]
-        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Call, ast.BinOp, ast.Name)):
+        if isinstance(func, ast.Attribute) and isinstance(
+            func.value, (ast.Call, ast.BinOp, ast.Name)
+        ):
             receiver = _as_text(_value(func.value, env))  # Path('.git/refs').iterdir()
             if receiver:
                 texts.append(receiver)
         internal = next((t for t in texts if _GIT_INTERNAL_PATH.search(t)), None)
-        if internal is not None:  # os.walk('.git/objects'), Path('.git/refs').iterdir(), zlib over objects
+        if (
+            internal is not None
+        ):  # os.walk('.git/objects'), Path('.git/refs').iterdir(), zlib over objects
             self.found.append(("argv", ["cat", internal]))
-        elif fname in ("walk", "rglob", "glob", "iglob", "scandir", "listdir", "iterdir") and \
-                any(t.rstrip("/") == ".git" or t.rstrip("/").endswith("/.git") for t in texts):
+        elif fname in ("walk", "rglob", "glob", "iglob", "scandir", "listdir", "iterdir") and any(
+            t.rstrip("/") == ".git" or t.rstrip("/").endswith("/.git") for t in texts
+        ):
             self.found.append(("argv", ["find", ".git"]))
         if self._git_library(node, func, fname, first) or self._programs(node, func, fname, first):
             return
@@ -445,8 +676,19 @@ class _Scanner(ast.NodeVisitor):
             if text:
                 self.found.append(("argv", ["git", "show", text]))
             return True
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "porcelain":
-            if fname in ("tag_list", "branch_list", "for_each_ref", "show_ref", "reflog", "describe"):
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "porcelain"
+        ):
+            if fname in (
+                "tag_list",
+                "branch_list",
+                "for_each_ref",
+                "show_ref",
+                "reflog",
+                "describe",
+            ):
                 self.found.append(("argv", ["git", "for-each-ref"]))
             elif fname in ("fetch", "pull", "clone", "ls_remote"):
                 self.found.append(("argv", ["git", fname.replace("_", "-"), "origin"]))
@@ -458,10 +700,18 @@ class _Scanner(ast.NodeVisitor):
                 self.found.append(("argv", ["git", "log"]))
             return True
         # GitPython / sh: <git object>.<subcommand>(*args, **options)
-        if isinstance(func, ast.Attribute) and fname in _GIT_METHODS and self._is_gitish(func.value):
-            args = [_as_text(a) or (str(a) if isinstance(a, int) else UNKNOWN)
-                    for a in (_value(x, env) for x in node.args)]
-            self.found.append(("argv", ["git", fname.replace("_", "-"), *_kw_options(node.keywords, env), *args]))
+        if (
+            isinstance(func, ast.Attribute)
+            and fname in _GIT_METHODS
+            and self._is_gitish(func.value)
+        ):
+            args = [
+                _as_text(a) or (str(a) if isinstance(a, int) else UNKNOWN)
+                for a in (_value(x, env) for x in node.args)
+            ]
+            self.found.append(
+                ("argv", ["git", fname.replace("_", "-"), *_kw_options(node.keywords, env), *args])
+            )
             return True
         if isinstance(func, ast.Attribute) and fname == "execute" and self._is_gitish(func.value):
             words = _words(first)
@@ -476,12 +726,21 @@ class _Scanner(ast.NodeVisitor):
             opts = _kw_options([kw for kw in node.keywords if kw.arg not in ("rev", "paths")], env)
             self.found.append(("argv", ["git", "rev-list", *opts, *(revs or ["HEAD"])]))
             return True
-        if fname in ("listall_references", "listall_reference_objects", "references") and \
-                isinstance(func, ast.Attribute):
+        if fname in (
+            "listall_references",
+            "listall_reference_objects",
+            "references",
+        ) and isinstance(func, ast.Attribute):
             self.found.append(("argv", ["git", "for-each-ref"]))
             return True
-        if fname in ("lookup_reference", "revparse_single", "lookup_branch", "revparse", "resolve_refish",
-                     "lookup_reference_dwim") and isinstance(func, ast.Attribute):
+        if fname in (
+            "lookup_reference",
+            "revparse_single",
+            "lookup_branch",
+            "revparse",
+            "resolve_refish",
+            "lookup_reference_dwim",
+        ) and isinstance(func, ast.Attribute):
             text = _as_text(first)  # a repository object the code got some other way
             if text:
                 self.found.append(("argv", ["git", "show", text]))
@@ -504,7 +763,7 @@ class _Scanner(ast.NodeVisitor):
             return True
         if fname in _OS_EXECL | _OS_SPAWNL:
             skip = 1 if fname in _OS_SPAWNL else 0
-            vals = [_value(a, env) for a in node.args[skip + 1:]]
+            vals = [_value(a, env) for a in node.args[skip + 1 :]]
             words = [_as_text(v) or UNKNOWN for v in vals]
             if words:
                 self.found.append(("argv", words))
@@ -530,7 +789,9 @@ class _Scanner(ast.NodeVisitor):
                 return True
             words = _words(first)
             if words:
-                self.found.append(("shell", " ".join(words)) if shell and len(words) == 1 else ("argv", words))
+                self.found.append(
+                    ("shell", " ".join(words)) if shell and len(words) == 1 else ("argv", words)
+                )
             return True
         return False
 
@@ -548,11 +809,19 @@ class _Scanner(ast.NodeVisitor):
             writing = any(m in (mode or "") for m in "wax+")
             self.found.append(("argv", ["tee", path] if writing else ["cat", path]))
             return
-        if fname in ("write_text", "write_bytes", "read_text", "read_bytes", "unlink", "touch") and \
-                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
+        if (
+            fname in ("write_text", "write_bytes", "read_text", "read_bytes", "unlink", "touch")
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+        ):
             inner = func.value
-            iname = inner.func.attr if isinstance(inner.func, ast.Attribute) else \
-                inner.func.id if isinstance(inner.func, ast.Name) else ""
+            iname = (
+                inner.func.attr
+                if isinstance(inner.func, ast.Attribute)
+                else inner.func.id
+                if isinstance(inner.func, ast.Name)
+                else ""
+            )
             path = _as_text(_value(inner.args[0], env)) if iname == "Path" and inner.args else None
             if path:
                 verb = "cat" if fname.startswith("read") else "rm" if fname == "unlink" else "tee"
@@ -622,14 +891,18 @@ def python_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
 
 # ----------------------------------------------------------------------------- other languages
 _STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`""", re.S)
-_PROC_CALL = re.compile(r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
-                        r"proc_open|readpipe|IO\.popen|Open3\.\w+)\s*\(?\s*")
+_PROC_CALL = re.compile(
+    r"\b(execSync|execFileSync|spawnSync|execFile|exec|spawn|system|popen|shell_exec|passthru|"
+    r"proc_open|readpipe|IO\.popen|Open3\.\w+)\s*\(?\s*"
+)
 _QX = re.compile(r"\bqx\s*([({\[/|!])|%x\s*([({\[|!])")
 _CLOSE = {"(": ")", "{": "}", "[": "]", "/": "/", "|": "|", "!": "!"}
 #: an internet address given to a call (``fetch(``, ``https.get(``, ``URI(``, ``get(``)
-_URL_ARG = re.compile(r"""\b(?![\w.:]*\b(?:log|print|puts|say|printf|write|error|info|warn|debug)"""
-                      r"""\s*\()[\w.:]+\s*\(\s*"""
-                      r"""(?:'((?:https?|ftp)://[^'\s]+)'|"((?:https?|ftp)://[^"\s]+)")""")
+_URL_ARG = re.compile(
+    r"""\b(?![\w.:]*\b(?:log|print|puts|say|printf|write|error|info|warn|debug)"""
+    r"""\s*\()[\w.:]+\s*\(\s*"""
+    r"""(?:'((?:https?|ftp)://[^'\s]+)'|"((?:https?|ftp)://[^"\s]+)")"""
+)
 
 
 def _unescape(text: str) -> str:
@@ -666,5 +939,5 @@ def foreign_calls(code: str) -> tuple[tuple[str, tuple[str, ...] | str], ...]:
         opener = m.group(1) or m.group(2)
         end = code.find(_CLOSE[opener], m.end())
         if end > 0:
-            out.append(("shell", code[m.end():end]))
+            out.append(("shell", code[m.end() : end]))
     return tuple(out)

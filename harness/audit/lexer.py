@@ -40,13 +40,45 @@ _PLAIN = re.compile(r"[^\s\\'\"$`#<>|&;()0-9]+")
 #: a command line without any of these is just words separated by blanks
 _SPECIAL = re.compile(r"[\\'\"$`#<>|&;()\n{}!]")
 _REDIRS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", ">", "<")
-_KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
-                       "time", "esac", "[[", "]]", "coproc"})
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "while",
+        "until",
+        "!",
+        "{",
+        "}",
+        "time",
+        "esac",
+        "[[",
+        "]]",
+        "coproc",
+    }
+)
 #: words that end a group or a loop (its output is every command's inside it)
 _GROUP_ENDS = frozenset({"}", "done", "fi", "esac"})
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_ANSI_ESC = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-             "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_ESC = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 
 class _Lexer:
@@ -118,7 +150,7 @@ class _Lexer:
             return end
         if s.startswith("$(", i):
             end = self._matching(i + 2, "(", ")")
-            self.subs.append(s[i + 2:end - 1])
+            self.subs.append(s[i + 2 : end - 1])
             buf.append(s[i:end])
             return end
         if s.startswith("${", i):
@@ -131,13 +163,13 @@ class _Lexer:
                 if s[j] == "\\" and j + 1 < self.n:
                     k = s[j + 1]
                     if k == "x":
-                        m = re.match(r"[0-9a-fA-F]{1,2}", s[j + 2:j + 4])
+                        m = re.match(r"[0-9a-fA-F]{1,2}", s[j + 2 : j + 4])
                         if m:
                             out.append(chr(int(m.group(), 16)))
                             j += 2 + len(m.group())
                             continue
                     if k in "01234567":
-                        m = re.match(r"[0-7]{1,3}", s[j + 1:j + 4])
+                        m = re.match(r"[0-7]{1,3}", s[j + 1 : j + 4])
                         assert m
                         out.append(chr(int(m.group(), 8)))
                         j += 1 + len(m.group())
@@ -189,7 +221,7 @@ class _Lexer:
             if c == "'":
                 j = s.find("'", i + 1)
                 j = self.n if j < 0 else j
-                buf.append(s[i + 1:j])
+                buf.append(s[i + 1 : j])
                 in_word = True
                 i = j + 1
                 continue
@@ -204,8 +236,8 @@ class _Lexer:
             if c == "`":
                 j = s.find("`", i + 1)
                 j = self.n if j < 0 else j
-                self.subs.append(s[i + 1:j].replace("\\`", "`"))
-                buf.append(s[i:j + 1])
+                self.subs.append(s[i + 1 : j].replace("\\`", "`"))
+                buf.append(s[i : j + 1])
                 in_word = True
                 i = j + 1
                 continue
@@ -216,11 +248,15 @@ class _Lexer:
             if c in "<>" and s.startswith("(", i + 1):  # process substitution
                 flush()
                 end = self._matching(i + 2, "(", ")")
-                self.subs.append(s[i + 2:end - 1])
+                self.subs.append(s[i + 2 : end - 1])
                 self.tokens.append(("w", s[i:end]))
                 i = end
                 continue
-            redir = next((r for r in _REDIRS if s.startswith(r, i)), None) if c in "<>&" or c.isdigit() else None
+            redir = (
+                next((r for r in _REDIRS if s.startswith(r, i)), None)
+                if c in "<>&" or c.isdigit()
+                else None
+            )
             if redir is not None:
                 if in_word and buf and "".join(buf).isdigit():  # 2>err: the fd belongs to the op
                     buf.clear()
@@ -262,8 +298,8 @@ class _Lexer:
             if c == "`":
                 j = s.find("`", i + 1)
                 j = self.n if j < 0 else j
-                self.subs.append(s[i + 1:j])
-                buf.append(s[i:j + 1])
+                self.subs.append(s[i + 1 : j])
+                buf.append(s[i : j + 1])
                 i = j + 1
                 continue
             buf.append(c)
@@ -319,8 +355,9 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
             argv = []  # for ((...)) / for x; do: nothing to follow
         made = None
         if argv or redirects or assigns:
-            made = SimpleCommand(tuple(argv), tuple(redirects), "\n".join(heredoc) or None, tuple(assigns),
-                                 piped)
+            made = SimpleCommand(
+                tuple(argv), tuple(redirects), "\n".join(heredoc) or None, tuple(assigns), piped
+            )
             out.append(made)
         words.clear()
         redirects.clear()
@@ -330,8 +367,9 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
     while k < len(tokens):
         kind, value = tokens[k]
         if kind == "op":
-            closes = bool(words) and words[-1] in _GROUP_ENDS \
-                or k > 0 and tokens[k - 1] == ("op", ")")
+            closes = (
+                bool(words) and words[-1] in _GROUP_ENDS or k > 0 and tokens[k - 1] == ("op", ")")
+            )
             made = end()
             last = made if made is not None else last
             if value in ("|", "|&"):
@@ -354,6 +392,8 @@ def _split(lexer: _Lexer) -> list[SimpleCommand]:
 
 def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
+
+
 _HEREDOC_START = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _OPENERS = re.compile(r"(?:^|[;&|(]|\n)\s*(if|case|for|while|until|select)\b")
 _CLOSERS = re.compile(r"(?:^|[;&|]|\n)\s*(fi|esac|done)\b")

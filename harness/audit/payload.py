@@ -26,15 +26,68 @@ from evotree.harness.audit.protected_paths import _canonical, _match
 
 __all__ = ["DATA_SUFFIXES", "WEIGHT_SUFFIXES", "row_shape"]
 
-DATA_SUFFIXES = frozenset({
-    "csv", "tsv", "parquet", "jsonl", "ndjson", "npz", "npy", "arrow", "feather", "avro", "orc",
-    "h5", "hdf5", "pkl", "pickle", "xlsx", "xls", "sqlite", "sqlite3", "db", "duckdb", "tfrecord",
-    "tfrecords", "lance", "mat", "zip", "tar", "tgz", "7z", "rar", "gz", "bz2", "xz", "zst", "lz4",
-})
-WEIGHT_SUFFIXES = frozenset({
-    "pt", "pth", "safetensors", "bin", "ckpt", "gguf", "ggml", "onnx", "pb", "tflite", "msgpack",
-    "mlmodel", "params", "joblib", "keras", "nemo", "engine", "caffemodel", "pdparams",
-})
+DATA_SUFFIXES = frozenset(
+    {
+        "csv",
+        "tsv",
+        "parquet",
+        "jsonl",
+        "ndjson",
+        "npz",
+        "npy",
+        "arrow",
+        "feather",
+        "avro",
+        "orc",
+        "h5",
+        "hdf5",
+        "pkl",
+        "pickle",
+        "xlsx",
+        "xls",
+        "sqlite",
+        "sqlite3",
+        "db",
+        "duckdb",
+        "tfrecord",
+        "tfrecords",
+        "lance",
+        "mat",
+        "zip",
+        "tar",
+        "tgz",
+        "7z",
+        "rar",
+        "gz",
+        "bz2",
+        "xz",
+        "zst",
+        "lz4",
+    }
+)
+WEIGHT_SUFFIXES = frozenset(
+    {
+        "pt",
+        "pth",
+        "safetensors",
+        "bin",
+        "ckpt",
+        "gguf",
+        "ggml",
+        "onnx",
+        "pb",
+        "tflite",
+        "msgpack",
+        "mlmodel",
+        "params",
+        "joblib",
+        "keras",
+        "nemo",
+        "engine",
+        "caffemodel",
+        "pdparams",
+    }
+)
 _COMPRESSION = ("gz", "bz2", "xz", "zst", "lz4", "zip")
 
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
@@ -75,7 +128,9 @@ def row_shape(line: str) -> str | None:
 
 
 def _suffixes(path: str) -> list[str]:
-    name = _canonical(posixpath.basename(path)).rstrip(" .\t")  # ``a.NPY``, ``a.npy.``, ``a.np\u200by``
+    name = _canonical(posixpath.basename(path)).rstrip(
+        " .\t"
+    )  # ``a.NPY``, ``a.npy.``, ``a.np\u200by``
     return [part.strip() for part in name.split(".")[1:]]
 
 
@@ -182,6 +237,7 @@ def _blob(repo: pygit2.Repository, oid: pygit2.Oid) -> pygit2.Blob | None:
         return None
     return obj if isinstance(obj, pygit2.Blob) else None
 
+
 #: a file the patch adds is dense (encoded bytes, whatever the alphabet) when its added text,
 #: at least this long, compresses to no less than this share of its size (code: 0.25-0.4)
 _DENSE_MIN = 4096
@@ -189,9 +245,13 @@ _DENSE_RATIO = 0.5
 #: distinct strings of protected data files (answers, labels) the added lines may repeat
 _COPIED_TOKENS = 4
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-.:@+]{3,}")
-_TEXT_SOURCES = frozenset({"json", "jsonl", "ndjson", "csv", "tsv", "txt", "yaml", "yml", "xml", ""})
+_TEXT_SOURCES = frozenset(
+    {"json", "jsonl", "ndjson", "csv", "tsv", "txt", "yaml", "yml", "xml", ""}
+)
 _TOKEN_BUDGET = 8_000_000
-_content_cache: dict[tuple[str, tuple[str, ...], tuple[str, ...]], tuple[dict[Any, str], dict[str, str]]] = {}
+_content_cache: dict[
+    tuple[str, tuple[str, ...], tuple[str, ...]], tuple[dict[Any, str], dict[str, str]]
+] = {}
 
 
 def _distinctive(word: str) -> bool:
@@ -205,7 +265,9 @@ def _compressed(data: bytes) -> int:
     return len(zlib.compress(data, 6))
 
 
-def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterable[tuple[str, Any]]:
+def _walk(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
+) -> Iterable[tuple[str, Any]]:
     for entry in tree:
         path = f"{prefix}{entry.name}"
         if entry.filemode == FileMode.TREE:
@@ -216,9 +278,12 @@ def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Itera
             yield path, entry
 
 
-def _protected_content(repo: pygit2.Repository, trees: Sequence[pygit2.Tree],
-                       protected: Sequence[str], secret: Sequence[pygit2.Tree] = ()
-                       ) -> tuple[dict[Any, str], dict[str, str]]:
+def _protected_content(
+    repo: pygit2.Repository,
+    trees: Sequence[pygit2.Tree],
+    protected: Sequence[str],
+    secret: Sequence[pygit2.Tree] = (),
+) -> tuple[dict[Any, str], dict[str, str]]:
     """``({blob id: protected path}, {token: protected path})``: the files under protected paths
     of ``trees`` (and every file of the ``secret`` trees: the judge store) a candidate must not
     copy out (64 bytes or more), and the distinctive strings of the protected *data* files
@@ -231,8 +296,13 @@ def _protected_content(repo: pygit2.Repository, trees: Sequence[pygit2.Tree],
     tokens: dict[str, str] = {}
     common_blobs: set[Any] = set()
     common_tokens: set[str] = set()
-    budget = {True: _TOKEN_BUDGET, False: _TOKEN_BUDGET}  # protected files never wait for the others'
-    for i, (tree, everything) in enumerate([*((t, False) for t in trees), *((t, True) for t in secret)]):
+    budget = {
+        True: _TOKEN_BUDGET,
+        False: _TOKEN_BUDGET,
+    }  # protected files never wait for the others'
+    for i, (tree, everything) in enumerate(
+        [*((t, False) for t in trees), *((t, True) for t in secret)]
+    ):
         for path, entry in _walk(repo, tree):
             is_protected = everything or _match(path, protected) is not None
             if not is_protected and i > 0:
@@ -255,8 +325,10 @@ def _protected_content(repo: pygit2.Repository, trees: Sequence[pygit2.Tree],
                         tokens.setdefault(word, path)
             else:
                 common_tokens |= words
-    result = ({k: v for k, v in blobs.items() if k not in common_blobs},
-              {k: v for k, v in tokens.items() if k not in common_tokens})
+    result = (
+        {k: v for k, v in blobs.items() if k not in common_blobs},
+        {k: v for k, v in tokens.items() if k not in common_tokens},
+    )
     if len(_content_cache) > 64:
         _content_cache.clear()
     _content_cache[key] = result

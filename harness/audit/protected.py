@@ -70,6 +70,7 @@ import pygit2
 from evotree.core.findings import Finding, sort_findings
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.harness.audit.errors import AuditInputError
+
 # re-exported: every name this module had before the rules moved beside it
 from evotree.harness.audit.patch_gate import (  # noqa: F401
     _MIXED_ROWS,
@@ -151,8 +152,14 @@ __all__ = [
 ]
 
 
-def check_protected_paths(ws: Any, version: str, *, gate: PatchGate | None = None,
-                          config: Any = None, champion_commit: str | None = None) -> list[Finding]:
+def check_protected_paths(
+    ws: Any,
+    version: str,
+    *,
+    gate: PatchGate | None = None,
+    config: Any = None,
+    champion_commit: str | None = None,
+) -> list[Finding]:
     """Findings of ``version``: protected paths changed, and its patch against the pristine base.
 
     Protected paths are compared with the champion's tree (``champion_commit``, default the
@@ -161,7 +168,9 @@ def check_protected_paths(ws: Any, version: str, *, gate: PatchGate | None = Non
     (default the configuration in force, the champion's ``evotree.toml``), never from the
     candidate. :func:`version_patch` has the same findings, with the patch's hash.
     """
-    return version_patch(ws, version, gate=gate, config=config, champion_commit=champion_commit).all_findings
+    return version_patch(
+        ws, version, gate=gate, config=config, champion_commit=champion_commit
+    ).all_findings
 
 
 # ---------------------------------------------------------------------------- the pristine base
@@ -204,21 +213,34 @@ class VersionPatch:
 
     def summary(self) -> dict[str, Any]:
         """What the ledger records of the patch (``run.started``'s ``patch``)."""
-        return {"format": PATCH_FORMAT, "sha256": self.sha256, "base": self.base, "base_commit": self.base_commit,
-                "commit": self.commit, "files": len(self.files)}
+        return {
+            "format": PATCH_FORMAT,
+            "sha256": self.sha256,
+            "base": self.base,
+            "base_commit": self.base_commit,
+            "commit": self.commit,
+            "files": len(self.files),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.summary(), "version": self.version, "paths": self.files[:200],
-                "findings": [f.to_dict() for f in self.all_findings],
-                "blocking": [f.code for f in self.blocking], "changed_protected": self.changed_protected}
+        return {
+            **self.summary(),
+            "version": self.version,
+            "paths": self.files[:200],
+            "findings": [f.to_dict() for f in self.all_findings],
+            "blocking": [f.code for f in self.blocking],
+            "changed_protected": self.changed_protected,
+        }
 
 
 def _commit(repo: pygit2.Repository, rev: str, what: str) -> pygit2.Commit:
     try:
         return repo[rev].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.InvalidSpecError):
-        raise AuditInputError(f"{what} {rev[:12]} is not a commit of this repository",
-                              fix="fetch it, or name another [protect].base in the champion's evotree.toml") from None
+        raise AuditInputError(
+            f"{what} {rev[:12]} is not a commit of this repository",
+            fix="fetch it, or name another [protect].base in the champion's evotree.toml",
+        ) from None
 
 
 def resolve_base(ws: Any, base: str, *, champion_commit: str | None = None) -> tuple[str, str]:
@@ -230,8 +252,10 @@ def resolve_base(ws: Any, base: str, *, champion_commit: str | None = None) -> t
     if base == "champion":
         commit = champion_commit or (str(ws.git.ref_target(CHAMPION_REF) or "") or None)
         if commit is None:
-            raise AuditInputError("[protect].base = \"champion\": refs/evotree/champion is missing",
-                                  fix="re-run `evotree init` in a fresh clone")
+            raise AuditInputError(
+                '[protect].base = "champion": refs/evotree/champion is missing',
+                fix="re-run `evotree init` in a fresh clone",
+            )
         return "champion", commit
     if _COMMIT.fullmatch(base):
         return base[:12], str(_commit(ws.git.repo, base, "[protect].base commit").id)
@@ -239,17 +263,24 @@ def resolve_base(ws: Any, base: str, *, champion_commit: str | None = None) -> t
     if base == "root":
         roots = sorted((r for r in versions if not r.parents), key=lambda r: (r.created_at, r.id))
         if not roots:
-            raise AuditInputError("the ledger has no root version to measure patches from",
-                                  fix="set [protect].base to a full commit id in the champion's evotree.toml")
+            raise AuditInputError(
+                "the ledger has no root version to measure patches from",
+                fix="set [protect].base to a full commit id in the champion's evotree.toml",
+            )
         return f"root ({roots[0].id})", roots[0].base_commit
     record = ws.resolve(base)
     if record.parents:
-        raise AuditInputError(f"[protect].base = {base!r} is not a root version: its branch can move, so it is "
-                              "no pristine base", fix='name "root", "champion", a root version or a full commit id')
+        raise AuditInputError(
+            f"[protect].base = {base!r} is not a root version: its branch can move, so it is "
+            "no pristine base",
+            fix='name "root", "champion", a root version or a full commit id',
+        )
     return base, record.base_commit
 
 
-def patch_sha256(repo: pygit2.Repository, base: pygit2.Commit, tip: pygit2.Commit) -> tuple[str, list[dict[str, str]]]:
+def patch_sha256(
+    repo: pygit2.Repository, base: pygit2.Commit, tip: pygit2.Commit
+) -> tuple[str, list[dict[str, str]]]:
     """The canonical hash of the patch ``base`` -> ``tip`` and its changed paths (module docstring)."""
     diff = repo.diff(base.tree, tip.tree)
     lines = [f"{PATCH_FORMAT}\nbase-tree {base.tree.id}\ntree {tip.tree.id}\n"]
@@ -257,9 +288,13 @@ def patch_sha256(repo: pygit2.Repository, base: pygit2.Commit, tip: pygit2.Commi
     rows = sorted(diff.deltas, key=lambda d: (d.new_file.path, d.old_file.path))
     for d in rows:
         status = d.status_char()
-        lines.append(f"{status} {d.old_file.mode:06o} {d.new_file.mode:06o} {d.old_file.id} {d.new_file.id}\t"
-                     f"{d.old_file.path}\t{d.new_file.path}\n")
-        files.append({"path": d.new_file.path if status != "D" else d.old_file.path, "status": status})
+        lines.append(
+            f"{status} {d.old_file.mode:06o} {d.new_file.mode:06o} {d.old_file.id} {d.new_file.id}\t"
+            f"{d.old_file.path}\t{d.new_file.path}\n"
+        )
+        files.append(
+            {"path": d.new_file.path if status != "D" else d.old_file.path, "status": status}
+        )
     digest = hashlib.sha256()
     for line in lines:
         digest.update(line.encode("utf-8", "surrogateescape"))
@@ -271,13 +306,17 @@ def _version_tip(ws: Any, record: Any, commit: str | None) -> pygit2.Commit:
     if commit is None:
         tip_id = ws.git.ref_target(branch_ref(record.id))
         if tip_id is None:
-            raise AuditInputError(f"version {record.id} has no branch {branch_ref(record.id)}",
-                                  fix=f"restore it: git branch {record.branch} {record.base_commit}")
+            raise AuditInputError(
+                f"version {record.id} has no branch {branch_ref(record.id)}",
+                fix=f"restore it: git branch {record.branch} {record.base_commit}",
+            )
         commit = str(tip_id)
     return _commit(ws.git.repo, commit, f"version {record.id}'s commit")
 
 
-def patch_digest(ws: Any, version: str, *, commit: str | None = None, config: Any = None) -> dict[str, Any]:
+def patch_digest(
+    ws: Any, version: str, *, commit: str | None = None, config: Any = None
+) -> dict[str, Any]:
     """What ``run.started`` records of a run's patch (:meth:`VersionPatch.summary`) without
     running the rules: base, base commit, commit, hash and the number of changed paths."""
     record = ws.resolve(version)
@@ -287,12 +326,23 @@ def patch_digest(ws: Any, version: str, *, commit: str | None = None, config: An
     label, base_id = resolve_base(ws, getattr(config.protect, "base", "root"))
     base = _commit(repo, base_id, f"the pristine base ({label})")
     digest, files = patch_sha256(repo, base, tip)
-    return {"format": PATCH_FORMAT, "sha256": digest, "base": label, "base_commit": str(base.id),
-            "commit": str(tip.id), "files": len(files)}
+    return {
+        "format": PATCH_FORMAT,
+        "sha256": digest,
+        "base": label,
+        "base_commit": str(base.id),
+        "commit": str(tip.id),
+        "files": len(files),
+    }
 
 
-def _check_base_lineage(repo: pygit2.Repository, label: str, base: pygit2.Commit, named: str,
-                        champion_commit: str | None) -> None:
+def _check_base_lineage(
+    repo: pygit2.Repository,
+    label: str,
+    base: pygit2.Commit,
+    named: str,
+    champion_commit: str | None,
+) -> None:
     """A base read from the ledger (``root``, a root version id) must be the champion's commit or
     one of its ancestors: ``refs/evotree/ledger`` is a ref every worktree can move, and a ledger
     commit that names the candidate's own tip as v0's first commit would make its patch empty.
@@ -305,7 +355,8 @@ def _check_base_lineage(repo: pygit2.Repository, label: str, base: pygit2.Commit
     raise AuditInputError(
         f"the pristine base the ledger names ({label}, {str(base.id)[:10]}) is not in the champion's history "
         f"({champion_commit[:10]}): refs/evotree/ledger names a base the champion does not descend from",
-        fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy")
+        fix="run `evotree verify`; restore refs/evotree/ledger from a trusted copy",
+    )
 
 
 def _judge_trees(ws: Any, repo: pygit2.Repository) -> list[pygit2.Tree]:
@@ -319,8 +370,15 @@ def _judge_trees(ws: Any, repo: pygit2.Repository) -> list[pygit2.Tree]:
         return []
 
 
-def version_patch(ws: Any, version: str, *, commit: str | None = None, gate: PatchGate | None = None,
-                  config: Any = None, champion_commit: str | None = None) -> VersionPatch:
+def version_patch(
+    ws: Any,
+    version: str,
+    *,
+    commit: str | None = None,
+    gate: PatchGate | None = None,
+    config: Any = None,
+    champion_commit: str | None = None,
+) -> VersionPatch:
     """``version``'s patch (its branch tip, or ``commit``) against the pristine base, with the findings.
 
     ``config`` (default the configuration in force) gives the protected paths, ``[protect].base``,
@@ -340,15 +398,41 @@ def version_patch(ws: Any, version: str, *, commit: str | None = None, gate: Pat
     _check_base_lineage(repo, label, base, named, champion_commit)
     gate = gate or PatchGate.from_protect(config.protect)
     patterns = protected_patterns(config)
-    champion = _commit(repo, champion_commit, "the champion commit") if champion_commit is not None else None
+    champion = (
+        _commit(repo, champion_commit, "the champion commit")
+        if champion_commit is not None
+        else None
+    )
     trees = [base.tree] + ([champion.tree] if champion is not None else [])
-    findings = check_patch(repo, base, tip, protected=patterns, gate=gate, version=record.id, protected_paths=False,
-                           protected_trees=trees, secret_trees=_judge_trees(ws, repo))
+    findings = check_patch(
+        repo,
+        base,
+        tip,
+        protected=patterns,
+        gate=gate,
+        version=record.id,
+        protected_paths=False,
+        protected_trees=trees,
+        secret_trees=_judge_trees(ws, repo),
+    )
     protected: list[Finding] = []
     if champion is not None:
         touched = protected_touches(repo, champion, tip, patterns)
         if touched:
-            protected.append(_protected_finding(touched, {"from": str(champion.id), "to": str(tip.id)}, record.id))
+            protected.append(
+                _protected_finding(
+                    touched, {"from": str(champion.id), "to": str(tip.id)}, record.id
+                )
+            )
     digest, files = patch_sha256(repo, base, tip)
-    return VersionPatch(version=record.id, base=label, base_commit=str(base.id), commit=str(tip.id), sha256=digest,
-                        files=files, findings=findings, protected=protected, champion_commit=champion_commit)
+    return VersionPatch(
+        version=record.id,
+        base=label,
+        base_commit=str(base.id),
+        commit=str(tip.id),
+        sha256=digest,
+        files=files,
+        findings=findings,
+        protected=protected,
+        champion_commit=champion_commit,
+    )

@@ -59,8 +59,10 @@ def glob_match(path: str, pattern: str, *, fold: bool = False) -> bool:
 
 
 #: code points file systems ignore in names (HFS+) or that render as nothing: ``ju\u200cdge/``
-_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
 
 
 def _canonical(path: str) -> str:
@@ -68,7 +70,9 @@ def _canonical(path: str) -> str:
     ignorable code points, case folded, trailing dots and spaces of each segment dropped (what
     Windows does). A protected path written any of these ways is the protected path."""
     text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", path)).casefold()
-    return "/".join(seg if seg in (".", "..") else (seg.rstrip(" .") or seg) for seg in text.split("/"))
+    return "/".join(
+        seg if seg in (".", "..") else (seg.rstrip(" .") or seg) for seg in text.split("/")
+    )
 
 
 def _match(path: str, patterns: Iterable[str]) -> str | None:
@@ -79,8 +83,11 @@ def _match(path: str, patterns: Iterable[str]) -> str | None:
     canonical = _canonical(path)
     for pattern in patterns:
         bare = pattern.rstrip("/")
-        if glob_match(path, pattern, fold=True) or fnmatch.fnmatchcase(path, pattern) \
-                or fnmatch.fnmatchcase(path, bare + "/*"):
+        if (
+            glob_match(path, pattern, fold=True)
+            or fnmatch.fnmatchcase(path, pattern)
+            or fnmatch.fnmatchcase(path, bare + "/*")
+        ):
             return pattern
         if canonical != path and bare and glob_match(canonical, _canonical(bare), fold=True):
             return pattern
@@ -92,8 +99,9 @@ def _editable(path: str, patterns: Iterable[str]) -> bool:
     return any(glob_match(path, p) for p in patterns)
 
 
-def protected_touches(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit,
-                      protected: Sequence[str]) -> list[dict[str, Any]]:
+def protected_touches(
+    repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.Commit, protected: Sequence[str]
+) -> list[dict[str, Any]]:
     """``{path, status, pattern}`` of every file under a protected pattern that differs between the trees."""
     diff = repo.diff(old.tree, new.tree)
     diff.find_similar()
@@ -107,15 +115,20 @@ def protected_touches(repo: pygit2.Repository, old: pygit2.Commit, new: pygit2.C
     return touched
 
 
-def _protected_finding(touched: list[dict[str, Any]], common: dict[str, str], version: str | None) -> Finding:
+def _protected_finding(
+    touched: list[dict[str, Any]], common: dict[str, str], version: str | None
+) -> Finding:
     return Finding(
-        layer="audit", code="audit.protected_path", severity="critical",
+        layer="audit",
+        code="audit.protected_path",
+        severity="critical",
         title=f"the candidate changes {len(touched)} protected path(s): "
-              f"{', '.join(t['path'] for t in touched[:3])}{' ...' if len(touched) > 3 else ''}",
+        f"{', '.join(t['path'] for t in touched[:3])}{' ...' if len(touched) > 3 else ''}",
         evidence={**common, "count": len(touched), "paths": touched[:_SAMPLE]},
         suggestion="revert the changes to the judge, hidden data, gates and harness on the candidate's "
-                   "branch; change them on the champion (a reviewed promotion), never from a candidate",
-        version=version)
+        "branch; change them on the champion (a reviewed promotion), never from a candidate",
+        version=version,
+    )
 
 
 def _holds_protected(folder: str, patterns: Iterable[str]) -> str | None:

@@ -66,20 +66,58 @@ _HEX = re.compile(r"\b[0-9a-f]{40}\b")
 #: How many commits / refs / paths a finding's evidence lists (the counts are always complete).
 SAMPLE = 20
 #: Files in a git directory left by an operation; each names commits (or a URL) the audit checks.
-SPECIAL_HEADS = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
-                 "BISECT_HEAD", "REBASE_HEAD", "AUTO_MERGE")
+SPECIAL_HEADS = (
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "MERGE_HEAD",
+    "CHERRY_PICK_HEAD",
+    "REVERT_HEAD",
+    "BISECT_HEAD",
+    "REBASE_HEAD",
+    "AUTO_MERGE",
+)
 #: In-progress operations and side stores inside a git directory that may hold other history.
-STRAY_STATE = ("rebase-merge", "rebase-apply", "sequencer", "BISECT_LOG", "BISECT_START",
-               "MERGE_MSG", "SQUASH_MSG", "modules", "lfs/objects", "patches")
+STRAY_STATE = (
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "BISECT_LOG",
+    "BISECT_START",
+    "MERGE_MSG",
+    "SQUASH_MSG",
+    "modules",
+    "lfs/objects",
+    "patches",
+)
 #: git, without the shortcuts a repository's own files could make lie: replace refs, the
 #: commit-graph (parents) and reachability bitmaps (which objects a walk reaches); and without
 #: the programs its config could make git run in the auditor's process (hooks, fsmonitor).
-_GIT = ("git", "--no-replace-objects", "-c", "core.commitGraph=false", "-c", "pack.useBitmaps=false",
-        "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+_GIT = (
+    "git",
+    "--no-replace-objects",
+    "-c",
+    "core.commitGraph=false",
+    "-c",
+    "pack.useBitmaps=false",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+)
 #: Git environment variables that would point a subprocess at another repository or history view.
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-                 "GIT_REPLACE_REF_BASE", "GIT_SHALLOW_FILE", "GIT_QUARANTINE_PATH", "GIT_CEILING_DIRECTORIES")
+_GIT_ENV_DROP = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_CEILING_DIRECTORIES",
+)
 
 
 # ---------------------------------------------------------------------------- results
@@ -126,12 +164,19 @@ class ObjectScan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: counts, and at most :data:`SAMPLE` future commits (newest first)."""
-        return {"path": self.path, "base": self.base, "objects": self.objects,
-                "reachable": self.reachable, "beyond": dict(self.beyond),
-                "dangling": dict(self.dangling), "descendants": self.descendants,
-                "newer": self.newer, "older": self.older,
-                "future_commits": [asdict(c) for c in self.future_commits[:SAMPLE]],
-                "seconds": round(self.seconds, 3)}
+        return {
+            "path": self.path,
+            "base": self.base,
+            "objects": self.objects,
+            "reachable": self.reachable,
+            "beyond": dict(self.beyond),
+            "dangling": dict(self.dangling),
+            "descendants": self.descendants,
+            "newer": self.newer,
+            "older": self.older,
+            "future_commits": [asdict(c) for c in self.future_commits[:SAMPLE]],
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclass
@@ -148,10 +193,18 @@ class RepoAudit:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``audit-repo`` JSON form (``evotree schema audit-repo``)."""
-        return {"v": 1, "kind": "repo", "path": self.path, "base": self.base,
-                "allowed_refs": list(self.allowed_refs), "passed": self.passed,
-                "worst": _worst(self.findings), "findings": [f.to_dict() for f in self.findings],
-                "scan": self.scan.to_dict(), "seconds": round(self.seconds, 3)}
+        return {
+            "v": 1,
+            "kind": "repo",
+            "path": self.path,
+            "base": self.base,
+            "allowed_refs": list(self.allowed_refs),
+            "passed": self.passed,
+            "worst": _worst(self.findings),
+            "findings": [f.to_dict() for f in self.findings],
+            "scan": self.scan.to_dict(),
+            "seconds": round(self.seconds, 3),
+        }
 
 
 @dataclass
@@ -175,10 +228,19 @@ class SanitizeResult:
         return self.audit.passed and self.audit.base == self.base
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "out": self.out, "base": self.base, "branch": self.branch,
-                "bare": self.bare, "commits": self.commits, "objects": self.objects,
-                "removed_objects": self.removed_objects, "passed": self.passed,
-                "audit": self.audit.to_dict(), "seconds": round(self.seconds, 3)}
+        return {
+            "source": self.source,
+            "out": self.out,
+            "base": self.base,
+            "branch": self.branch,
+            "bare": self.bare,
+            "commits": self.commits,
+            "objects": self.objects,
+            "removed_objects": self.removed_objects,
+            "passed": self.passed,
+            "audit": self.audit.to_dict(),
+            "seconds": round(self.seconds, 3),
+        }
 
 
 def _worst(findings: Sequence[Finding]) -> str | None:
@@ -189,9 +251,9 @@ def _worst(findings: Sequence[Finding]) -> str | None:
 @dataclass
 class _Repo:
     repo: pygit2.Repository
-    path: Path          # what the caller passed, resolved
-    gitdir: Path        # the (worktree's) git directory
-    commondir: Path     # the shared git directory (== gitdir unless a linked worktree)
+    path: Path  # what the caller passed, resolved
+    gitdir: Path  # the (worktree's) git directory
+    commondir: Path  # the shared git directory (== gitdir unless a linked worktree)
 
 
 def _open(path: str | os.PathLike[str]) -> _Repo:
@@ -203,8 +265,10 @@ def _open(path: str | os.PathLike[str]) -> _Repo:
     try:
         repo = pygit2.Repository(str(target), RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError) as exc:
-        raise AuditInputError(f"{target} is not a git repository (its root or git directory): {exc}",
-                              fix="pass the repository's top-level directory, or a bare repository") from None
+        raise AuditInputError(
+            f"{target} is not a git repository (its root or git directory): {exc}",
+            fix="pass the repository's top-level directory, or a bare repository",
+        ) from None
     gitdir = Path(repo.path).resolve()
     commondir = gitdir
     common_file = gitdir / "commondir"
@@ -216,24 +280,37 @@ def _open(path: str | os.PathLike[str]) -> _Repo:
 
 def _git_env(gitdir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-    env.update(GIT_DIR=str(gitdir), GIT_NO_REPLACE_OBJECTS="1", GIT_NO_LAZY_FETCH="1",
-               GIT_TERMINAL_PROMPT="0", GIT_GRAFT_FILE=str(gitdir / "evotree-no-grafts-file"),
-               LC_ALL="C")
+    env.update(
+        GIT_DIR=str(gitdir),
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_NO_LAZY_FETCH="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_GRAFT_FILE=str(gitdir / "evotree-no-grafts-file"),
+        LC_ALL="C",
+    )
     return env
 
 
-def _git(gitdir: Path, *args: str, stdin: bytes | None = None, cwd: Path | None = None,
-         extra_env: dict[str, str] | None = None) -> bytes:
+def _git(
+    gitdir: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> bytes:
     """Run git on ``gitdir`` only; :class:`AuditInputError` with git's message on failure."""
     env = _git_env(gitdir)
     if extra_env:
         env.update(extra_env)
-    proc = subprocess.run([*_GIT, *args], input=stdin, capture_output=True,
-                          env=env, cwd=cwd or gitdir, check=False)
+    proc = subprocess.run(
+        [*_GIT, *args], input=stdin, capture_output=True, env=env, cwd=cwd or gitdir, check=False
+    )
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise AuditInputError(f"git {args[0]} failed on {gitdir}: {message[-1] if message else proc.returncode}",
-                              fix="check that the repository is readable and not corrupt (git fsck)")
+        raise AuditInputError(
+            f"git {args[0]} failed on {gitdir}: {message[-1] if message else proc.returncode}",
+            fix="check that the repository is readable and not corrupt (git fsck)",
+        )
     return proc.stdout
 
 
@@ -245,34 +322,53 @@ def _resolve(r: _Repo, rev: str | None) -> pygit2.Commit:
         commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
         if rev is None and r.repo.head_is_unborn:
-            raise AuditInputError(f"{r.path} has no commits: there is no base to audit against",
-                                  fix="commit the task's base first, or pass --base") from None
-        raise AuditInputError(f"base {name!r} does not name a commit in {r.path}: {exc}",
-                              fix="pass --base with a commit, branch or tag of this repository") from None
+            raise AuditInputError(
+                f"{r.path} has no commits: there is no base to audit against",
+                fix="commit the task's base first, or pass --base",
+            ) from None
+        raise AuditInputError(
+            f"base {name!r} does not name a commit in {r.path}: {exc}",
+            fix="pass --base with a commit, branch or tag of this repository",
+        ) from None
     return commit
 
 
 # ---------------------------------------------------------------------------- object store
 def _all_objects(gitdir: Path) -> dict[bytes, bytes]:
     """Every object in the store (loose, packed, alternates): hex id -> type, both as bytes."""
-    parts = _git(gitdir, "cat-file", "--batch-all-objects", "--unordered",
-                 "--batch-check=%(objectname) %(objecttype)").split()
+    parts = _git(
+        gitdir,
+        "cat-file",
+        "--batch-all-objects",
+        "--unordered",
+        "--batch-check=%(objectname) %(objecttype)",
+    ).split()
     return dict(zip(parts[0::2], parts[1::2]))
 
 
-def _rev_list_objects(gitdir: Path, include: Iterable[str], *, exclude: Iterable[str] = (),
-                      extra: Sequence[str] = ()) -> set[bytes]:
+def _rev_list_objects(
+    gitdir: Path, include: Iterable[str], *, exclude: Iterable[str] = (), extra: Sequence[str] = ()
+) -> set[bytes]:
     """Ids of the objects reachable from ``include`` (and ``extra`` options), minus ``exclude``'s."""
     lines = [*include, *(f"^{x}" for x in exclude)]
     if not lines and not extra:
         return set()
-    out = _git(gitdir, "rev-list", "--objects", "--no-object-names", "--missing=allow-any",
-               *extra, "--stdin", stdin=("\n".join(lines) + "\n").encode())
+    out = _git(
+        gitdir,
+        "rev-list",
+        "--objects",
+        "--no-object-names",
+        "--missing=allow-any",
+        *extra,
+        "--stdin",
+        stdin=("\n".join(lines) + "\n").encode(),
+    )
     return set(out.split())
 
 
-def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
-                      also_reachable: Sequence[str] = ()) -> ObjectScan:
+def scan_object_store(
+    path: str | os.PathLike[str], base: str | None = None, *, also_reachable: Sequence[str] = ()
+) -> ObjectScan:
     """Find every object in ``path``'s object store that ``base`` (default HEAD) cannot reach.
 
     ``also_reachable``: commits whose history counts as reachable too (the allowed refs).
@@ -294,8 +390,9 @@ def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
     dangling_raw: set[bytes] = set()
     if beyond_raw:
         # what refs (all of them, worktrees' HEADs included), reflogs and the index still reach
-        referenced = _rev_list_objects(r.gitdir, [], exclude=roots,
-                                       extra=["--all", "--reflog", "--indexed-objects"])
+        referenced = _rev_list_objects(
+            r.gitdir, [], exclude=roots, extra=["--all", "--reflog", "--indexed-objects"]
+        )
         dangling_raw = beyond_raw - referenced
     beyond = {k.decode(): n for k, n in Counter(map(objects.__getitem__, beyond_raw)).items()}
     dangling = {k.decode(): n for k, n in Counter(map(objects.__getitem__, dangling_raw)).items()}
@@ -303,11 +400,21 @@ def scan_object_store(path: str | os.PathLike[str], base: str | None = None, *,
     commits = _classify(r.gitdir, commit_ids, base_commit)
     ordered = sorted(commits.values(), key=lambda c: (-c.time, c.id))
     counts = Counter(c.kind for c in ordered)
-    return ObjectScan(path=str(r.path), base=base_id, objects=len(objects),
-                      reachable=len(objects) - len(beyond_raw), beyond=beyond, dangling=dangling,
-                      descendants=counts["descendant"], newer=counts["newer"], older=counts["older"],
-                      future_commits=ordered, seconds=time.perf_counter() - started,
-                      commits=commits, dangling_ids={oid.decode() for oid in dangling_raw})
+    return ObjectScan(
+        path=str(r.path),
+        base=base_id,
+        objects=len(objects),
+        reachable=len(objects) - len(beyond_raw),
+        beyond=beyond,
+        dangling=dangling,
+        descendants=counts["descendant"],
+        newer=counts["newer"],
+        older=counts["older"],
+        future_commits=ordered,
+        seconds=time.perf_counter() - started,
+        commits=commits,
+        dangling_ids={oid.decode() for oid in dangling_raw},
+    )
 
 
 def _classify(gitdir: Path, ids: list[str], base: pygit2.Commit) -> dict[str, FutureCommit]:
@@ -320,8 +427,15 @@ def _classify(gitdir: Path, ids: list[str], base: pygit2.Commit) -> dict[str, Fu
         return {}
     base_id = str(base.id)
     base_time = base.commit_time
-    out_raw = _git(gitdir, "rev-list", "--no-walk=unsorted", "--no-commit-header", "--stdin",
-                   "--format=%H%x1f%P%x1f%ct%x1f%s%x1e", stdin=("\n".join(ids) + "\n").encode())
+    out_raw = _git(
+        gitdir,
+        "rev-list",
+        "--no-walk=unsorted",
+        "--no-commit-header",
+        "--stdin",
+        "--format=%H%x1f%P%x1f%ct%x1f%s%x1e",
+        stdin=("\n".join(ids) + "\n").encode(),
+    )
     info: dict[str, tuple[list[str], int, str]] = {}
     for record in out_raw.decode("utf-8", "replace").split("\x1e"):
         fields = record.strip("\n").split("\x1f")
@@ -359,9 +473,15 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
 
 
 def _ref_kind(name: str) -> str:
-    for prefix, kind in (("refs/heads/", "branch"), ("refs/tags/", "tag"), ("refs/remotes/", "remote"),
-                         ("refs/stash", "stash"), ("refs/notes/", "notes"), ("refs/replace/", "replace"),
-                         ("refs/original/", "original")):
+    for prefix, kind in (
+        ("refs/heads/", "branch"),
+        ("refs/tags/", "tag"),
+        ("refs/remotes/", "remote"),
+        ("refs/stash", "stash"),
+        ("refs/notes/", "notes"),
+        ("refs/replace/", "replace"),
+        ("refs/original/", "original"),
+    ):
         if name.startswith(prefix):
             return kind
     return "head" if name == "HEAD" else "other"
@@ -392,8 +512,12 @@ def _severity_for(kinds: Iterable[str]) -> str:
     return "critical" if any(k in ("descendant", "newer") for k in kinds) else "high"
 
 
-def inspect_repository(path: str | os.PathLike[str], *, base: str | None = None,
-                       allowed_refs: Sequence[str] | None = None) -> RepoAudit:
+def inspect_repository(
+    path: str | os.PathLike[str],
+    *,
+    base: str | None = None,
+    allowed_refs: Sequence[str] | None = None,
+) -> RepoAudit:
     """Audit ``path`` against ``base`` (default HEAD): findings, the object scan and a verdict.
 
     ``allowed_refs``: ref names or glob patterns (``refs/heads/evotree/*``) that may exist; the
@@ -447,12 +571,20 @@ def inspect_repository(path: str | os.PathLike[str], *, base: str | None = None,
     findings += _checkout_findings(r)
     findings = sort_findings(findings)
     passed = not any(f.rank >= Severity.HIGH for f in findings)
-    return RepoAudit(path=str(r.path), base=base_id, allowed_refs=allowed, passed=passed,
-                     findings=findings, scan=scan, seconds=time.perf_counter() - started)
+    return RepoAudit(
+        path=str(r.path),
+        base=base_id,
+        allowed_refs=allowed,
+        passed=passed,
+        findings=findings,
+        scan=scan,
+        seconds=time.perf_counter() - started,
+    )
 
 
-def audit_repository(path: str | os.PathLike[str], *, base: str | None = None,
-                     allowed_refs: list[str] | None = None) -> list[Finding]:
+def audit_repository(
+    path: str | os.PathLike[str], *, base: str | None = None, allowed_refs: list[str] | None = None
+) -> list[Finding]:
     """The findings of :func:`inspect_repository` (most severe first)."""
     return inspect_repository(path, base=base, allowed_refs=allowed_refs).findings
 
@@ -468,22 +600,39 @@ def _default_allowed(repo: pygit2.Repository, base_id: str) -> list[str]:
     return ["HEAD", branch] if branch else ["HEAD"]
 
 
-def _finding(code: str, severity: str, title: str, evidence: dict[str, Any], suggestion: str) -> Finding:
-    return Finding(layer="audit", code=code, severity=severity, title=title, evidence=evidence,
-                   suggestion=suggestion)
+def _finding(
+    code: str, severity: str, title: str, evidence: dict[str, Any], suggestion: str
+) -> Finding:
+    return Finding(
+        layer="audit",
+        code=code,
+        severity=severity,
+        title=title,
+        evidence=evidence,
+        suggestion=suggestion,
+    )
 
 
 _SANITIZE = "hand rollouts a sanitized copy: evotree audit repo PATH --sanitize --out CLEAN"
 
 
-def _ref_findings(repo: pygit2.Repository, refs: dict[str, str], allowed: list[str], classify: Any,
-                  beyond: dict[str, FutureCommit]) -> list[Finding]:
+def _ref_findings(
+    repo: pygit2.Repository,
+    refs: dict[str, str],
+    allowed: list[str],
+    classify: Any,
+    beyond: dict[str, FutureCommit],
+) -> list[Finding]:
     groups: dict[str, list[dict[str, Any]]] = {}
     extra: list[dict[str, Any]] = []
     for name, target in sorted(refs.items()):
         if _matches(name, allowed):
             continue
-        if name == "HEAD" and _head_branch(repo) in refs and not _matches(_head_branch(repo) or "", allowed):
+        if (
+            name == "HEAD"
+            and _head_branch(repo) in refs
+            and not _matches(_head_branch(repo) or "", allowed)
+        ):
             continue  # reported under the branch HEAD names
         peeled, label = classify(target)
         entry = {"ref": name, "target": peeled, "reach": label}
@@ -499,16 +648,31 @@ def _ref_findings(repo: pygit2.Repository, refs: dict[str, str], allowed: list[s
             groups.setdefault("future", []).append(entry)
     out: list[Finding] = []
     specs = {
-        "future": ("audit.repo_future_ref", "refs reach commits beyond base",
-                   "delete every ref except the task's branch (or sanitize the repository)"),
-        "stash": ("audit.repo_stash", "a stash holds changes on top of the repository",
-                  "drop the stash (git stash clear) or sanitize the repository"),
-        "notes": ("audit.repo_notes", "git notes are present (arbitrary text and history)",
-                  "delete refs/notes/* or sanitize the repository"),
-        "replace": ("audit.repo_replace_ref", "replace refs rewrite what history git shows",
-                    "delete refs/replace/* or sanitize the repository"),
-        "original": ("audit.repo_backup_ref", "filter-branch backups (refs/original) keep old history",
-                     "delete refs/original/* or sanitize the repository"),
+        "future": (
+            "audit.repo_future_ref",
+            "refs reach commits beyond base",
+            "delete every ref except the task's branch (or sanitize the repository)",
+        ),
+        "stash": (
+            "audit.repo_stash",
+            "a stash holds changes on top of the repository",
+            "drop the stash (git stash clear) or sanitize the repository",
+        ),
+        "notes": (
+            "audit.repo_notes",
+            "git notes are present (arbitrary text and history)",
+            "delete refs/notes/* or sanitize the repository",
+        ),
+        "replace": (
+            "audit.repo_replace_ref",
+            "replace refs rewrite what history git shows",
+            "delete refs/replace/* or sanitize the repository",
+        ),
+        "original": (
+            "audit.repo_backup_ref",
+            "filter-branch backups (refs/original) keep old history",
+            "delete refs/original/* or sanitize the repository",
+        ),
     }
     for key, entries in groups.items():
         code, title, fix = specs[key]
@@ -516,16 +680,32 @@ def _ref_findings(repo: pygit2.Repository, refs: dict[str, str], allowed: list[s
         severity = _severity_for(labels) if key in ("future", "stash") else "high"
         if key in ("stash", "original") and any(k in ("descendant", "newer") for k in labels):
             severity = "critical"
-        names = ", ".join(e["ref"] for e in entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
-        out.append(_finding(code, severity, f"{title}: {names}",
-                            {"count": len(entries), "refs": entries[:SAMPLE],
-                             "reach": {k: labels.count(k) for k in sorted(set(labels))}},
-                            f"{fix}; {_SANITIZE}"))
+        names = ", ".join(e["ref"] for e in entries[:3]) + (
+            f" and {len(entries) - 3} more" if len(entries) > 3 else ""
+        )
+        out.append(
+            _finding(
+                code,
+                severity,
+                f"{title}: {names}",
+                {
+                    "count": len(entries),
+                    "refs": entries[:SAMPLE],
+                    "reach": {k: labels.count(k) for k in sorted(set(labels))},
+                },
+                f"{fix}; {_SANITIZE}",
+            )
+        )
     if extra:
-        out.append(_finding("audit.repo_extra_ref", "info",
-                            f"{len(extra)} ref(s) besides the allowed ones (all at or before base)",
-                            {"count": len(extra), "refs": extra[:SAMPLE]},
-                            "harmless for the future, but a clean task repository has one branch"))
+        out.append(
+            _finding(
+                "audit.repo_extra_ref",
+                "info",
+                f"{len(extra)} ref(s) besides the allowed ones (all at or before base)",
+                {"count": len(extra), "refs": extra[:SAMPLE]},
+                "harmless for the future, but a clean task repository has one branch",
+            )
+        )
     return out
 
 
@@ -535,9 +715,15 @@ def _remote_findings(repo: pygit2.Repository) -> list[Finding]:
         remotes.append({"name": remote.name, "url": remote.url, "push_url": remote.push_url})
     if not remotes:
         return []
-    return [_finding("audit.repo_remote", "high", f"{len(remotes)} remote(s) configured: git fetch reaches upstream",
-                     {"count": len(remotes), "remotes": remotes[:SAMPLE]},
-                     f"remove them (git remote remove NAME); {_SANITIZE}")]
+    return [
+        _finding(
+            "audit.repo_remote",
+            "high",
+            f"{len(remotes)} remote(s) configured: git fetch reaches upstream",
+            {"count": len(remotes), "remotes": remotes[:SAMPLE]},
+            f"remove them (git remote remove NAME); {_SANITIZE}",
+        )
+    ]
 
 
 def _parse_reflog(path: Path) -> list[tuple[str, str, str]]:
@@ -559,7 +745,9 @@ def _reflog_files(r: _Repo) -> list[tuple[str, Path]]:
     for root in dict.fromkeys([r.commondir, r.gitdir]):
         logs = root / "logs"
         if logs.is_dir():
-            files += [(p.relative_to(logs).as_posix(), p) for p in sorted(logs.rglob("*")) if p.is_file()]
+            files += [
+                (p.relative_to(logs).as_posix(), p) for p in sorted(logs.rglob("*")) if p.is_file()
+            ]
     return files
 
 
@@ -587,7 +775,14 @@ def _reflog_findings(r: _Repo, classify: Any) -> list[Finding]:
                 if label != "inside":
                     labels.append(label)
                     if len(reaching) < SAMPLE:
-                        reaching.append({"log": name, "commit": peeled, "reach": label, "message": message[:120]})
+                        reaching.append(
+                            {
+                                "log": name,
+                                "commit": peeled,
+                                "reach": label,
+                                "message": message[:120],
+                            }
+                        )
     if not total:
         return []
     if labels:
@@ -596,11 +791,22 @@ def _reflog_findings(r: _Repo, classify: Any) -> list[Finding]:
     else:
         severity = "warn"
         title = f"reflogs present ({total} entries in {len(logs)} log(s)), none beyond base"
-    return [_finding("audit.repo_reflog", severity, title,
-                     {"entries": total, "logs": logs[:SAMPLE], "beyond": len(labels),
-                      "reach": {k: labels.count(k) for k in sorted(set(labels))},
-                      "samples": reaching, "urls": sorted(urls)[:SAMPLE]},
-                     f"expire them (git reflog expire --expire=now --all); {_SANITIZE}")]
+    return [
+        _finding(
+            "audit.repo_reflog",
+            severity,
+            title,
+            {
+                "entries": total,
+                "logs": logs[:SAMPLE],
+                "beyond": len(labels),
+                "reach": {k: labels.count(k) for k in sorted(set(labels))},
+                "samples": reaching,
+                "urls": sorted(urls)[:SAMPLE],
+            },
+            f"expire them (git reflog expire --expire=now --all); {_SANITIZE}",
+        )
+    ]
 
 
 def _special_head_findings(r: _Repo, classify: Any) -> list[Finding]:
@@ -624,10 +830,16 @@ def _special_head_findings(r: _Repo, classify: Any) -> list[Finding]:
         return []
     severity = _severity_for(labels) if labels else "warn"
     names = ", ".join(f["file"] for f in found)
-    return [_finding("audit.repo_special_head", severity,
-                     f"{names} left in the git directory" + (f" naming {len(labels)} commit(s) beyond base" if labels else ""),
-                     {"count": len(found), "files": found, "beyond": len(labels)},
-                     f"delete them from the git directory; {_SANITIZE}")]
+    return [
+        _finding(
+            "audit.repo_special_head",
+            severity,
+            f"{names} left in the git directory"
+            + (f" naming {len(labels)} commit(s) beyond base" if labels else ""),
+            {"count": len(found), "files": found, "beyond": len(labels)},
+            f"delete them from the git directory; {_SANITIZE}",
+        )
+    ]
 
 
 def _store_findings(r: _Repo) -> list[Finding]:
@@ -637,25 +849,47 @@ def _store_findings(r: _Repo) -> list[Finding]:
     for name in ("alternates", "http-alternates"):
         path = info / name
         if path.is_file():
-            lines = [ln.strip() for ln in path.read_text("utf-8", "replace").splitlines()
-                     if ln.strip() and not ln.startswith("#")]
+            lines = [
+                ln.strip()
+                for ln in path.read_text("utf-8", "replace").splitlines()
+                if ln.strip() and not ln.startswith("#")
+            ]
             alternates += [{"file": name, "store": ln} for ln in lines]
     if alternates:
-        out.append(_finding("audit.repo_alternates", "high",
-                            f"objects are borrowed from {len(alternates)} other object store(s)",
-                            {"count": len(alternates), "alternates": alternates[:SAMPLE]},
-                            f"a rollout can read every object of those stores; {_SANITIZE}"))
+        out.append(
+            _finding(
+                "audit.repo_alternates",
+                "high",
+                f"objects are borrowed from {len(alternates)} other object store(s)",
+                {"count": len(alternates), "alternates": alternates[:SAMPLE]},
+                f"a rollout can read every object of those stores; {_SANITIZE}",
+            )
+        )
     if (r.commondir / "info" / "grafts").is_file():
-        out.append(_finding("audit.repo_grafts", "high", "info/grafts rewrites the parents git shows",
-                            {"file": "info/grafts"}, f"delete info/grafts; {_SANITIZE}"))
+        out.append(
+            _finding(
+                "audit.repo_grafts",
+                "high",
+                "info/grafts rewrites the parents git shows",
+                {"file": "info/grafts"},
+                f"delete info/grafts; {_SANITIZE}",
+            )
+        )
     packs = r.commondir / "objects" / "pack"
     if packs.is_dir():
-        unindexed = sorted(p.name for p in packs.glob("*.pack") if not p.with_suffix(".idx").is_file())
+        unindexed = sorted(
+            p.name for p in packs.glob("*.pack") if not p.with_suffix(".idx").is_file()
+        )
         if unindexed:
-            out.append(_finding("audit.repo_unindexed_pack", "high",
-                                f"{len(unindexed)} pack file(s) without an index: objects the scan cannot see",
-                                {"count": len(unindexed), "packs": unindexed[:SAMPLE]},
-                                f"git index-pack would reveal them; {_SANITIZE}"))
+            out.append(
+                _finding(
+                    "audit.repo_unindexed_pack",
+                    "high",
+                    f"{len(unindexed)} pack file(s) without an index: objects the scan cannot see",
+                    {"count": len(unindexed), "packs": unindexed[:SAMPLE]},
+                    f"git index-pack would reveal them; {_SANITIZE}",
+                )
+            )
     stray = []
     for root in dict.fromkeys([r.gitdir, r.commondir]):
         for name in STRAY_STATE:
@@ -663,10 +897,15 @@ def _store_findings(r: _Repo) -> list[Finding]:
             if path.is_dir() and any(path.iterdir()) or path.is_file():
                 stray.append(name)
     if stray:
-        out.append(_finding("audit.repo_stray_state", "high",
-                            f"git directory holds other history or patches: {', '.join(sorted(set(stray)))}",
-                            {"count": len(set(stray)), "paths": sorted(set(stray))},
-                            f"finish or abort the operation and delete them; {_SANITIZE}"))
+        out.append(
+            _finding(
+                "audit.repo_stray_state",
+                "high",
+                f"git directory holds other history or patches: {', '.join(sorted(set(stray)))}",
+                {"count": len(set(stray)), "paths": sorted(set(stray))},
+                f"finish or abort the operation and delete them; {_SANITIZE}",
+            )
+        )
     return out
 
 
@@ -674,7 +913,11 @@ def _worktree_findings(r: _Repo, classify: Any) -> list[Finding]:
     admin = r.commondir / "worktrees"
     if not admin.is_dir():
         return []
-    heads = [(entry.name, entry / "HEAD") for entry in sorted(admin.iterdir()) if entry.resolve() != r.gitdir]
+    heads = [
+        (entry.name, entry / "HEAD")
+        for entry in sorted(admin.iterdir())
+        if entry.resolve() != r.gitdir
+    ]
     if r.gitdir != r.commondir:  # from a linked worktree, the main checkout is another one
         heads.insert(0, ("(main)", r.commondir / "HEAD"))
     others = []
@@ -699,11 +942,16 @@ def _worktree_findings(r: _Repo, classify: Any) -> list[Finding]:
     if not others:
         return []
     severity = _severity_for(labels) if labels else "warn"
-    return [_finding("audit.repo_worktree", severity,
-                     f"{len(others)} other worktree(s) share this repository"
-                     + (f", {len(labels)} checked out beyond base" if labels else ""),
-                     {"count": len(others), "worktrees": others[:SAMPLE], "beyond": len(labels)},
-                     f"hand rollouts a standalone repository, not a worktree; {_SANITIZE}")]
+    return [
+        _finding(
+            "audit.repo_worktree",
+            severity,
+            f"{len(others)} other worktree(s) share this repository"
+            + (f", {len(labels)} checked out beyond base" if labels else ""),
+            {"count": len(others), "worktrees": others[:SAMPLE], "beyond": len(labels)},
+            f"hand rollouts a standalone repository, not a worktree; {_SANITIZE}",
+        )
+    ]
 
 
 def _dangling_findings(scan: ObjectScan) -> list[Finding]:
@@ -714,14 +962,22 @@ def _dangling_findings(scan: ObjectScan) -> list[Finding]:
     severity = _severity_for(kinds) if commits else "high"
     total = sum(scan.dangling.values())
     detail = ", ".join(f"{n} {k}(s)" for k, n in sorted(scan.dangling.items()))
-    return [_finding("audit.repo_unreachable_objects", severity,
-                     f"the object store holds {total} object(s) no ref reaches and base cannot reach ({detail})",
-                     {"count": total, "by_type": dict(scan.dangling),
-                      "commits": {k: kinds.count(k) for k in ("descendant", "newer", "older")},
-                      "samples": [asdict(c) for c in commits[:SAMPLE]],
-                      "objects": sorted(scan.dangling_ids)[:SAMPLE]},
-                     "git cat-file --batch-all-objects or git fsck --lost-found finds them; deleting refs "
-                     f"is not enough (gc --prune=now with no reflogs, or better: {_SANITIZE})")]
+    return [
+        _finding(
+            "audit.repo_unreachable_objects",
+            severity,
+            f"the object store holds {total} object(s) no ref reaches and base cannot reach ({detail})",
+            {
+                "count": total,
+                "by_type": dict(scan.dangling),
+                "commits": {k: kinds.count(k) for k in ("descendant", "newer", "older")},
+                "samples": [asdict(c) for c in commits[:SAMPLE]],
+                "objects": sorted(scan.dangling_ids)[:SAMPLE],
+            },
+            "git cat-file --batch-all-objects or git fsck --lost-found finds them; deleting refs "
+            f"is not enough (gc --prune=now with no reflogs, or better: {_SANITIZE})",
+        )
+    ]
 
 
 def _index_findings(r: _Repo, base: pygit2.Commit) -> list[Finding]:
@@ -734,10 +990,15 @@ def _index_findings(r: _Repo, base: pygit2.Commit) -> list[Finding]:
     paths = [d.new_file.path or d.old_file.path for d in diff.deltas]
     if not paths:
         return []
-    return [_finding("audit.repo_index", "high",
-                     f"the index stages {len(paths)} path(s) that differ from base",
-                     {"count": len(paths), "paths": paths[:SAMPLE]},
-                     f"reset the index to base (git read-tree BASE); {_SANITIZE}")]
+    return [
+        _finding(
+            "audit.repo_index",
+            "high",
+            f"the index stages {len(paths)} path(s) that differ from base",
+            {"count": len(paths), "paths": paths[:SAMPLE]},
+            f"reset the index to base (git read-tree BASE); {_SANITIZE}",
+        )
+    ]
 
 
 def _checkout_findings(r: _Repo) -> list[Finding]:
@@ -753,27 +1014,48 @@ def _checkout_findings(r: _Repo) -> list[Finding]:
     except pygit2.GitError:
         return []
     untracked = sorted(p for p, s in status.items() if s & FileStatus.WT_NEW)
-    changed = sorted(p for p, s in status.items()
-                     if s & (FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE))
+    changed = sorted(
+        p
+        for p, s in status.items()
+        if s & (FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE)
+    )
     ignored = sorted(p for p, s in status.items() if s & FileStatus.IGNORED)
     out: list[Finding] = []
     if untracked or changed:
-        out.append(_finding("audit.repo_dirty", "high",
-                            f"the checkout differs from HEAD: {len(untracked)} untracked, {len(changed)} changed path(s)",
-                            {"untracked": untracked[:SAMPLE], "changed": changed[:SAMPLE],
-                             "counts": {"untracked": len(untracked), "changed": len(changed)}},
-                            f"hand rollouts a checkout of base and nothing else; {_SANITIZE}"))
+        out.append(
+            _finding(
+                "audit.repo_dirty",
+                "high",
+                f"the checkout differs from HEAD: {len(untracked)} untracked, {len(changed)} changed path(s)",
+                {
+                    "untracked": untracked[:SAMPLE],
+                    "changed": changed[:SAMPLE],
+                    "counts": {"untracked": len(untracked), "changed": len(changed)},
+                },
+                f"hand rollouts a checkout of base and nothing else; {_SANITIZE}",
+            )
+        )
     if ignored:
-        out.append(_finding("audit.repo_ignored_files", "warn",
-                            f"{len(ignored)} ignored path(s) in the checkout (git status does not show them)",
-                            {"count": len(ignored), "paths": ignored[:SAMPLE]},
-                            "check that none holds a reference solution or hidden data"))
+        out.append(
+            _finding(
+                "audit.repo_ignored_files",
+                "warn",
+                f"{len(ignored)} ignored path(s) in the checkout (git status does not show them)",
+                {"count": len(ignored), "paths": ignored[:SAMPLE]},
+                "check that none holds a reference solution or hidden data",
+            )
+        )
     return out
 
 
 # ---------------------------------------------------------------------------- sanitize
-def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str], *,
-                        base: str | None = None, branch: str | None = None) -> SanitizeResult:
+def sanitize_repository(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    base: str | None = None,
+    branch: str | None = None,
+) -> SanitizeResult:
     """Write a clean repository at ``out``: history up to ``base`` only, then audit it.
 
     The copy holds one pack with exactly the objects reachable from base, one branch at base
@@ -788,17 +1070,25 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
     base_id = str(base_commit.id)
     target = Path(out).expanduser().resolve()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise AuditInputError(f"--out {target} already exists and is not an empty directory",
-                              fix="choose a new path; the sanitized repository is written there")
+        raise AuditInputError(
+            f"--out {target} already exists and is not an empty directory",
+            fix="choose a new path; the sanitized repository is written there",
+        )
     if target == r.path or r.path in target.parents or target in r.path.parents:
-        raise AuditInputError(f"--out {target} overlaps the source repository {r.path}",
-                              fix="write the clean copy outside the source repository")
+        raise AuditInputError(
+            f"--out {target} overlaps the source repository {r.path}",
+            fix="write the clean copy outside the source repository",
+        )
     if _config_value(r.repo, "extensions.partialclone"):
-        raise AuditInputError(f"{r.path} is a partial clone: some objects are only on its promisor remote",
-                              fix="fetch the missing objects first (git fetch --refetch), or sanitize a full clone")
+        raise AuditInputError(
+            f"{r.path} is a partial clone: some objects are only on its promisor remote",
+            fix="fetch the missing objects first (git fetch --refetch), or sanitize a full clone",
+        )
     name = branch or _short_branch(r.repo) or "main"
     if not pygit2.reference_is_valid_name(f"refs/heads/{name}"):
-        raise AuditInputError(f"branch name {name!r} is not a valid git branch name", fix="pass another --branch")
+        raise AuditInputError(
+            f"branch name {name!r} is not a valid git branch name", fix="pass another --branch"
+        )
     bare = r.repo.is_bare
     created = not target.exists()
     try:
@@ -806,19 +1096,34 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         with tempfile.TemporaryDirectory(prefix="evotree-empty-template-") as template:
             init = ["init", "--quiet", f"--template={template}", "--initial-branch", name]
             env = {k: v for k, v in _git_env(target).items() if k != "GIT_DIR"}
-            subprocess.run([*_GIT, *init, *(["--bare"] if bare else []), str(target)], check=True,
-                           capture_output=True, env=env, cwd=target)
+            subprocess.run(
+                [*_GIT, *init, *(["--bare"] if bare else []), str(target)],
+                check=True,
+                capture_output=True,
+                env=env,
+                cwd=target,
+            )
         gitdir = target if bare else target / ".git"
         _git(gitdir, "config", "core.logAllRefUpdates", "false")
         shallow = _shallow_within(r, base_id)
         if shallow:  # a shallow source: the copy is shallow at the same commits
             (gitdir / "shallow").write_text("".join(f"{oid}\n" for oid in shallow))
-        pack = subprocess.Popen([*_GIT, "pack-objects", "--revs", "--stdout", "--quiet"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=_git_env(r.gitdir), cwd=r.gitdir)
-        index = subprocess.Popen([*_GIT, "index-pack", "--stdin", "--strict"], stdin=pack.stdout,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_git_env(gitdir),
-                                 cwd=gitdir)
+        pack = subprocess.Popen(
+            [*_GIT, "pack-objects", "--revs", "--stdout", "--quiet"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_git_env(r.gitdir),
+            cwd=r.gitdir,
+        )
+        index = subprocess.Popen(
+            [*_GIT, "index-pack", "--stdin", "--strict"],
+            stdin=pack.stdout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=_git_env(gitdir),
+            cwd=gitdir,
+        )
         assert pack.stdin is not None and pack.stdout is not None
         pack.stdout.close()  # index-pack holds the read end
         pack.stdin.write(f"{base_id}\n".encode())
@@ -826,14 +1131,23 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
         pack_err = pack.stderr.read() if pack.stderr else b""
         index_err = index.stderr.read() if index.stderr else b""
         if pack.wait() != 0 or index.wait() != 0:
-            raise AuditInputError(f"copying the objects reachable from {base_id[:12]} failed: "
-                                  f"{(pack_err or index_err).decode('utf-8', 'replace').strip()[-300:]}",
-                                  fix="check the source repository with git fsck")
+            raise AuditInputError(
+                f"copying the objects reachable from {base_id[:12]} failed: "
+                f"{(pack_err or index_err).decode('utf-8', 'replace').strip()[-300:]}",
+                fix="check the source repository with git fsck",
+            )
         _git(gitdir, "update-ref", "--no-deref", f"refs/heads/{name}", base_id, _ZERO)
         _git(gitdir, "symbolic-ref", "HEAD", f"refs/heads/{name}")
         if not bare:
-            _git(gitdir, "read-tree", "--reset", "-u", "HEAD", cwd=target,
-                 extra_env={"GIT_WORK_TREE": str(target), "GIT_LFS_SKIP_SMUDGE": "1"})
+            _git(
+                gitdir,
+                "read-tree",
+                "--reset",
+                "-u",
+                "HEAD",
+                cwd=target,
+                extra_env={"GIT_WORK_TREE": str(target), "GIT_LFS_SKIP_SMUDGE": "1"},
+            )
         shutil.rmtree(gitdir / "logs", ignore_errors=True)
         report = inspect_repository(target)
         clean = scan_object_store(target)  # the copy's own counts (the audit scanned it too)
@@ -843,13 +1157,23 @@ def sanitize_repository(path: str | os.PathLike[str], out: str | os.PathLike[str
             shutil.rmtree(target, ignore_errors=True)
         else:
             for child in target.iterdir():
-                shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() else child.unlink()
+                shutil.rmtree(
+                    child, ignore_errors=True
+                ) if child.is_dir() and not child.is_symlink() else child.unlink()
         raise
     source_objects = len(_all_objects(r.gitdir))
-    return SanitizeResult(source=str(r.path), out=str(target), base=base_id, branch=name, bare=bare,
-                          commits=commits, objects=clean.objects,
-                          removed_objects=max(0, source_objects - clean.objects), audit=report,
-                          seconds=time.perf_counter() - started)
+    return SanitizeResult(
+        source=str(r.path),
+        out=str(target),
+        base=base_id,
+        branch=name,
+        bare=bare,
+        commits=commits,
+        objects=clean.objects,
+        removed_objects=max(0, source_objects - clean.objects),
+        audit=report,
+        seconds=time.perf_counter() - started,
+    )
 
 
 def _shallow_within(r: _Repo, base_id: str) -> list[str]:

@@ -33,24 +33,34 @@ __all__ = ["Vouched", "fix_quotes", "shows_only_vouched", "one_branch_is_head", 
 
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 #: git commands after which HEAD may be somewhere else (its history no longer the base's)
-_MOVES_HEAD = re.compile(r"\bgit\b.*\b(?:reset|checkout|switch|merge|rebase|pull|cherry-pick|am|"
-                         r"update-ref|symbolic-ref|bisect|worktree|filter-branch|replace)\b")
+_MOVES_HEAD = re.compile(
+    r"\bgit\b.*\b(?:reset|checkout|switch|merge|rebase|pull|cherry-pick|am|"
+    r"update-ref|symbolic-ref|bisect|worktree|filter-branch|replace)\b"
+)
 #: a clause of the task text that names a commit as the fix, elsewhere than the base (the base
 #: has the bug, so a commit said to fix it is not behind it): "Fixed upstream in 66ad9a5"
 _FIX_CLAUSE = re.compile(
     r"\b(?:fix(?:ed|es)?|patch(?:ed|es)?|resolv(?:ed|es)|solved|corrected)\b[^.;\n]{0,40}?"
-    r"\b(?:in|by|at|with)\s+(?:commit\s+|upstream\s+)?`?([0-9a-f]{7,40})\b", re.I)
-_NOT_OURS = re.compile(r"\b(?:upstream|unreleased|not (?:yet )?(?:released|merged|in)|pending|"
-                       r"later|next release|on (?:the )?(?:main|master|develop) branch)\b", re.I)
+    r"\b(?:in|by|at|with)\s+(?:commit\s+|upstream\s+)?`?([0-9a-f]{7,40})\b",
+    re.I,
+)
+_NOT_OURS = re.compile(
+    r"\b(?:upstream|unreleased|not (?:yet )?(?:released|merged|in)|pending|"
+    r"later|next release|on (?:the )?(?:main|master|develop) branch)\b",
+    re.I,
+)
 _BREAKS = re.compile(r"\b(?:broke|break|regress\w*|introduc\w*|since|caused|added|keep)\b", re.I)
-_WRAPPER = re.compile(r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
-                      r"Original token count: \d+|Output:|OBSERVATION:|\[exit \d+\]|"
-                      r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$")
+_WRAPPER = re.compile(
+    r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
+    r"Original token count: \d+|Output:|OBSERVATION:|\[exit \d+\]|"
+    r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$"
+)
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 #: filters that only cut an output from its end or page it (no line of the middle dropped)
 _CUTTERS = frozenset({"head", "cat", "less", "more"})
-_WALKERS = frozenset({"log", "show", "whatchanged", "rev-list", "rev-parse", "for-each-ref",
-                      "show-ref", "reflog"})
+_WALKERS = frozenset(
+    {"log", "show", "whatchanged", "rev-list", "rev-parse", "for-each-ref", "show-ref", "reflog"}
+)
 #: ``git reflog``'s newest entry of HEAD's log: HEAD itself
 _REFLOG_HEAD = re.compile(r"^([0-9a-f]{7,40}) (?:\([^)]*\) )?HEAD@\{0\}: ")
 _COMMIT_LINE = re.compile(r"^[*|\\/ ]*commit ([0-9a-f]{7,40})(?: \((.*)\))?\s*$")
@@ -74,13 +84,15 @@ class Vouched:
     """Commits a trajectory shows are HEAD's own: quoted by the prompt (not as the fix), or
     printed by git on HEAD's history at a step that broke no rule, while HEAD had not moved."""
 
-    def __init__(self, traj: Trajectory, quiet: Callable[[int], bool],
-                 head_git: Callable[[str], bool]) -> None:
+    def __init__(
+        self, traj: Trajectory, quiet: Callable[[int], bool], head_git: Callable[[str], bool]
+    ) -> None:
         words: set[str] = set()
         fixes = fix_quotes(traj.prompt)
         # (a number in the task's text is not a hash; git's own output may abbreviate to digits)
-        words.update(w for w in _HEX.findall(traj.prompt or "")
-                     if w not in fixes and not w.isdigit())
+        words.update(
+            w for w in _HEX.findall(traj.prompt or "") if w not in fixes and not w.isdigit()
+        )
         for j, step in enumerate(traj.steps):
             command = step.command or ""
             if _MOVES_HEAD.search(command):
@@ -163,8 +175,11 @@ def shows_only_vouched(command: str, output: str | None, vouched: Vouched) -> st
     return "every commit the output lists is HEAD, quoted by the task or printed by HEAD's history"
 
 
-_ON_BRANCH = (re.compile(r"(?m)^On branch (\S+)$"), re.compile(r"(?m)^## ([^.\s]+)(?:\.\.\.|$)"),
-              re.compile(r"(?m)^\* (?!\()(\S+)"))
+_ON_BRANCH = (
+    re.compile(r"(?m)^On branch (\S+)$"),
+    re.compile(r"(?m)^## ([^.\s]+)(?:\.\.\.|$)"),
+    re.compile(r"(?m)^\* (?!\()(\S+)"),
+)
 _UPSTREAM_NAMED = re.compile(r"(?m)^(?:refs/remotes/)?[\w.-]+/[\w./-]+\s*$")
 
 
@@ -184,8 +199,9 @@ def _head_branch(traj: Trajectory) -> str | None:
             m = _ON_BRANCH[2].search(out)
             if m:
                 return m.group(1)
-        if re.search(r"\brev-parse\b.*(?:--symbolic-full-name|--abbrev-ref)\b.*@\{u(?:pstream)?\}",
-                     command) and _UPSTREAM_NAMED.search(out):
+        if re.search(
+            r"\brev-parse\b.*(?:--symbolic-full-name|--abbrev-ref)\b.*@\{u(?:pstream)?\}", command
+        ) and _UPSTREAM_NAMED.search(out):
             return ""  # HEAD's branch has an upstream: HEAD is on a branch
     return None
 
@@ -211,15 +227,33 @@ def _only_upstream(others: Sequence[str], output: str) -> bool:
     """``refs/remotes/...`` printed alone on a line (``rev-parse --symbolic-full-name @{u}``
     in the same step), not as a listed reference with an id."""
     return all(o.startswith("refs/remotes/") for o in others) and not re.search(
-        r"(?m)^[0-9a-f]{40} refs/remotes/", output)
+        r"(?m)^[0-9a-f]{40} refs/remotes/", output
+    )
 
 
 def _flat(text: str) -> str:
     return re.sub(r"\s+", " ", text.translate(str.maketrans("", "", "\"'\\"))).strip()
 
 
-_READERS = frozenset({"cat", "head", "tail", "sed", "nl", "grep", "rg", "less", "more", "awk",
-                      "ls", "wc", "bat", "view", "open"})
+_READERS = frozenset(
+    {
+        "cat",
+        "head",
+        "tail",
+        "sed",
+        "nl",
+        "grep",
+        "rg",
+        "less",
+        "more",
+        "awk",
+        "ls",
+        "wc",
+        "bat",
+        "view",
+        "open",
+    }
+)
 
 
 def _reads_files(command: str) -> bool:
@@ -227,12 +261,15 @@ def _reads_files(command: str) -> bool:
     is the working tree; a script's output could be anything it dug up."""
     cmds = parse_shell(command)
     return bool(cmds) and all(
-        cmd.argv and (os.path.basename(cmd.argv[0]) in _READERS
-                      or os.path.basename(cmd.argv[0]) in _SHELLS) for cmd in cmds)
+        cmd.argv
+        and (os.path.basename(cmd.argv[0]) in _READERS or os.path.basename(cmd.argv[0]) in _SHELLS)
+        for cmd in cmds
+    )
 
 
-def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool],
-                     head_git: Callable[[str], bool]) -> str | None:
+def diff_shows_known(
+    k: int, traj: Trajectory, quiet: Callable[[int], bool], head_git: Callable[[str], bool]
+) -> str | None:
     """``git diff REV`` whose every removed and added line the trajectory had seen before (a
     file read, or git on HEAD's history, at a step that broke no rule) or typed itself: it
     showed nothing the trajectory did not already have."""
@@ -240,8 +277,11 @@ def diff_shows_known(k: int, traj: Trajectory, quiet: Callable[[int], bool],
     split = _single_git(step.command or "")
     if split is None or split[0] != "diff" or not step.output or "\n@@ " not in step.output:
         return None
-    known = " \n ".join(_flat(s.output or "") for j, s in enumerate(traj.steps[:k]) if quiet(j)
-                        and (_reads_files(s.command or "") or head_git(s.command or "")))
+    known = " \n ".join(
+        _flat(s.output or "")
+        for j, s in enumerate(traj.steps[:k])
+        if quiet(j) and (_reads_files(s.command or "") or head_git(s.command or ""))
+    )
     typed = " \n ".join(_flat(s.command or "") for s in traj.steps[:k])
     changed = 0
     for line in step.output.splitlines():

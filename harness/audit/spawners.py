@@ -15,12 +15,16 @@ __all__ = ["find_exec", "awk_commands", "script_command", "fed_words", "AWKS"]
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _AWK_VALUED = frozenset({"-F", "-v", "-f", "--field-separator", "--assign", "--file"})
 #: ``system("...")``, ``"..." | getline``, ``print ... | "..."`` in an awk program
-_AWK_RUNS = re.compile(r"\bsystem\s*\(\s*\"((?:[^\"\\]|\\.)*)\""
-                       r"|\"((?:[^\"\\]|\\.)*)\"\s*\|\s*getline"
-                       r"|\|\s*\"((?:[^\"\\]|\\.)*)\"")
+_AWK_RUNS = re.compile(
+    r"\bsystem\s*\(\s*\"((?:[^\"\\]|\\.)*)\""
+    r"|\"((?:[^\"\\]|\\.)*)\"\s*\|\s*getline"
+    r"|\|\s*\"((?:[^\"\\]|\\.)*)\""
+)
 
-_AWK_TO_SHELL = re.compile(r"print(?:f)?\s*\(?\s*\"((?:[^\"\\]|\\.)*)\"\s*\)?\s*\|\s*"
-                           r"\"(?:/bin/|/usr/bin/)?(?:ba|z|da)?sh\"")
+_AWK_TO_SHELL = re.compile(
+    r"print(?:f)?\s*\(?\s*\"((?:[^\"\\]|\\.)*)\"\s*\)?\s*\|\s*"
+    r"\"(?:/bin/|/usr/bin/)?(?:ba|z|da)?sh\""
+)
 
 
 def find_exec(argv: Sequence[str]) -> list[list[str]]:
@@ -30,9 +34,10 @@ def find_exec(argv: Sequence[str]) -> list[list[str]]:
     k = 1
     while k < len(argv):
         if argv[k] in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = next((j for j in range(k + 1, len(argv)) if argv[j] in (";", "\\;", "+")),
-                       len(argv))
-            inner = [("." if w == "{}" else w.replace("{}", ".")) for w in argv[k + 1:end]]
+            end = next(
+                (j for j in range(k + 1, len(argv)) if argv[j] in (";", "\\;", "+")), len(argv)
+            )
+            inner = [("." if w == "{}" else w.replace("{}", ".")) for w in argv[k + 1 : end]]
             if inner:
                 runs.append(inner)
             k = end + 1

@@ -25,19 +25,70 @@ __all__ = ["SOURCES", "FILTERS", "source_output", "filter_output", "KEYWORDS"]
 #: Output larger than this is not decoded further (a decoded payload is a command, not a file).
 MAX_BYTES = 1 << 20
 SOURCES = frozenset({"echo", "printf", "cat"})
-FILTERS = frozenset({"base64", "base32", "basenc", "openssl", "xxd", "rev", "tac", "tr", "gunzip", "zcat",
-                     "gzip", "xz", "unxz", "xzcat", "bzip2", "bunzip2", "bzcat", "cat"})
+FILTERS = frozenset(
+    {
+        "base64",
+        "base32",
+        "basenc",
+        "openssl",
+        "xxd",
+        "rev",
+        "tac",
+        "tr",
+        "gunzip",
+        "zcat",
+        "gzip",
+        "xz",
+        "unxz",
+        "xzcat",
+        "bzip2",
+        "bunzip2",
+        "bzcat",
+        "cat",
+    }
+)
 #: substrings without which a command substitution cannot be a decoding pipeline
-KEYWORDS = ("base64", "base32", "basenc", "xxd", "rev", "tr", "openssl", "printf", "echo", "cat", "gzip",
-            "gunzip", "zcat", "xz", "bz", "<<<", "tac")
+KEYWORDS = (
+    "base64",
+    "base32",
+    "basenc",
+    "xxd",
+    "rev",
+    "tr",
+    "openssl",
+    "printf",
+    "echo",
+    "cat",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "xz",
+    "bz",
+    "<<<",
+    "tac",
+)
 
-_ESC = {"n": b"\n", "t": b"\t", "r": b"\r", "a": b"\a", "b": b"\b", "e": b"\x1b", "E": b"\x1b", "f": b"\f",
-        "v": b"\v", "\\": b"\\", "'": b"'", '"': b'"', "?": b"?"}
+_ESC = {
+    "n": b"\n",
+    "t": b"\t",
+    "r": b"\r",
+    "a": b"\a",
+    "b": b"\b",
+    "e": b"\x1b",
+    "E": b"\x1b",
+    "f": b"\f",
+    "v": b"\v",
+    "\\": b"\\",
+    "'": b"'",
+    '"': b'"',
+    "?": b"?",
+}
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|0[0-7]{0,3}|[1-7][0-7]{0,2}|.)", re.S)
 
 
 def _escapes(text: str, octal_zero: bool = True) -> bytes:
     """Backslash escapes as ``echo -e`` / ``printf`` read them."""
+
     def one(m: re.Match[str]) -> str:
         e = m.group(1)
         if e[0] == "x":
@@ -49,6 +100,7 @@ def _escapes(text: str, octal_zero: bool = True) -> bytes:
             return chr(int(digits or "0", 8) & 0xFF)
         value = _ESC.get(e)
         return value.decode("latin-1") if value is not None else "\\" + e
+
     return _ESCAPE.sub(one, text).encode("utf-8", "surrogateescape")
 
 
@@ -64,7 +116,7 @@ def _printf(args: Sequence[str]) -> bytes | None:
         piece = []
         pos = 0
         for m in re.finditer(r"%(?:[-+ #0]*\d*(?:\.\d+)?)([sbdiouxXcq%])", fmt):
-            piece.append(_escapes(fmt[pos:m.start()]))
+            piece.append(_escapes(fmt[pos : m.start()]))
             pos = m.end()
             kind = m.group(1)
             if kind == "%":
@@ -78,7 +130,9 @@ def _printf(args: Sequence[str]) -> bytes | None:
                     number = int(value or "0", 0)
                 except ValueError:
                     return None
-                piece.append(("%" + kind).encode() % number if kind != "i" else str(number).encode())
+                piece.append(
+                    ("%" + kind).encode() % number if kind != "i" else str(number).encode()
+                )
             elif kind == "c":
                 piece.append(value[:1].encode())
             else:
@@ -104,7 +158,9 @@ def source_output(argv: Sequence[str]) -> bytes | None:
             newline = newline and "n" not in flags
             escapes = ("e" in flags) or (escapes and "E" not in flags)
         text = " ".join(args)
-        body = _escapes(text, octal_zero=True) if escapes else text.encode("utf-8", "surrogateescape")
+        body = (
+            _escapes(text, octal_zero=True) if escapes else text.encode("utf-8", "surrogateescape")
+        )
         return body + (b"\n" if newline else b"")
     if name == "printf":
         args = list(argv[1:])
@@ -118,8 +174,12 @@ def source_output(argv: Sequence[str]) -> bytes | None:
 
 def _tr_set(spec: str) -> str:
     spec = _escapes(spec).decode("utf-8", "surrogateescape")
-    classes = {"[:lower:]": "abcdefghijklmnopqrstuvwxyz", "[:upper:]": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-               "[:digit:]": "0123456789", "[:space:]": " \t\n\r\f\v"}
+    classes = {
+        "[:lower:]": "abcdefghijklmnopqrstuvwxyz",
+        "[:upper:]": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "[:digit:]": "0123456789",
+        "[:space:]": " \t\n\r\f\v",
+    }
     for key, value in classes.items():
         spec = spec.replace(key, value)
     out = []
@@ -150,7 +210,9 @@ def _b64(data: bytes, alphabet: str = "64") -> bytes | None:
         return None
 
 
-def filter_output(argv: Sequence[str], data: bytes | None, files: dict[str, str] | None = None) -> bytes | None:
+def filter_output(
+    argv: Sequence[str], data: bytes | None, files: dict[str, str] | None = None
+) -> bytes | None:
     """What filter ``argv`` prints when fed ``data`` (or reading a file named in ``files``).
     ``None`` when the program is not a known decoder or its input is unknown."""
     if not argv:
@@ -158,9 +220,31 @@ def filter_output(argv: Sequence[str], data: bytes | None, files: dict[str, str]
     name = argv[0].rsplit("/", 1)[-1]
     args = list(argv[1:])
     paths = [a for a in args if not a.startswith("-") and a != "-"]
-    if name in ("base64", "base32", "basenc", "cat", "xxd", "rev", "tac", "gunzip", "zcat", "gzip", "xz", "unxz",
-                "xzcat", "bzip2", "bunzip2", "bzcat", "openssl") and paths and files is not None \
-            and name != "openssl":
+    if (
+        name
+        in (
+            "base64",
+            "base32",
+            "basenc",
+            "cat",
+            "xxd",
+            "rev",
+            "tac",
+            "gunzip",
+            "zcat",
+            "gzip",
+            "xz",
+            "unxz",
+            "xzcat",
+            "bzip2",
+            "bunzip2",
+            "bzcat",
+            "openssl",
+        )
+        and paths
+        and files is not None
+        and name != "openssl"
+    ):
         content = _file(paths[-1] if name != "xxd" else paths[0], files)
         if content is None:
             return None
@@ -173,18 +257,31 @@ def filter_output(argv: Sequence[str], data: bytes | None, files: dict[str, str]
         if name == "cat":
             return data
         if name in ("base64", "base32", "basenc"):
-            decode = any(a in ("-d", "--decode", "-D") or re.fullmatch(r"-[di]+", a) and "d" in a for a in args)
+            decode = any(
+                a in ("-d", "--decode", "-D") or re.fullmatch(r"-[di]+", a) and "d" in a
+                for a in args
+            )
             if not decode:
                 return None  # encoding: its output is not a command
-            alphabet = "32" if name == "base32" or "--base32" in args else "16" if "--base16" in args else "64"
+            alphabet = (
+                "32"
+                if name == "base32" or "--base32" in args
+                else "16"
+                if "--base16" in args
+                else "64"
+            )
             return _b64(data, alphabet)
         if name == "openssl":
             if ("base64" in args or "-base64" in args or "-a" in args) and "-d" in args:
                 return _b64(data)
             return None
         if name == "xxd":
-            if "-r" in args and any(a in ("-p", "-ps", "-plain", "-postscript") for a in args) or "-rp" in args \
-                    or "-pr" in args:
+            if (
+                "-r" in args
+                and any(a in ("-p", "-ps", "-plain", "-postscript") for a in args)
+                or "-rp" in args
+                or "-pr" in args
+            ):
                 return binascii.unhexlify(re.sub(rb"[^0-9a-fA-F]", b"", data)[: len(data) // 2 * 2])
             return None
         if name == "rev":
@@ -205,18 +302,39 @@ def filter_output(argv: Sequence[str], data: bytes | None, files: dict[str, str]
             if not src or not dst:
                 return None
             dst = dst + dst[-1] * max(0, len(src) - len(dst))
-            return text.translate(str.maketrans(src, dst[: len(src)])).encode("utf-8", "surrogateescape")
-        if name in ("gunzip", "zcat") or name == "gzip" and any(a in ("-d", "-dc", "-cd", "--decompress")
-                                                                   for a in args):
+            return text.translate(str.maketrans(src, dst[: len(src)])).encode(
+                "utf-8", "surrogateescape"
+            )
+        if (
+            name in ("gunzip", "zcat")
+            or name == "gzip"
+            and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args)
+        ):
             try:
                 return gzip.decompress(data)
             except (OSError, EOFError, zlib.error):
                 return zlib.decompress(data)
-        if name in ("unxz", "xzcat") or name == "xz" and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args):
+        if (
+            name in ("unxz", "xzcat")
+            or name == "xz"
+            and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args)
+        ):
             return lzma.decompress(data)
-        if name in ("bunzip2", "bzcat") or name == "bzip2" and any(a in ("-d", "-dc", "-cd") for a in args):
+        if (
+            name in ("bunzip2", "bzcat")
+            or name == "bzip2"
+            and any(a in ("-d", "-dc", "-cd") for a in args)
+        ):
             return bz2.decompress(data)
-    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, binascii.Error, UnicodeError):
+    except (
+        OSError,
+        EOFError,
+        ValueError,
+        zlib.error,
+        lzma.LZMAError,
+        binascii.Error,
+        UnicodeError,
+    ):
         return None
     return None
 
@@ -225,5 +343,8 @@ def _file(path: str, files: dict[str, str]) -> bytes | None:
     clean = path[2:] if path.startswith("./") else path
     content = files.get(clean)
     if content is None:
-        content = next((v for k, v in files.items() if k.endswith("/" + clean) or clean.endswith("/" + k)), None)
+        content = next(
+            (v for k, v in files.items() if k.endswith("/" + clean) or clean.endswith("/" + k)),
+            None,
+        )
     return None if content is None else content.encode("utf-8", "surrogateescape")

@@ -42,9 +42,22 @@ from typing import Any
 
 from evotree.harness.audit.rules import _git_split, _positionals
 
-__all__ = ["AGENT_SESSIONS", "GIT_SERVERS", "TRACE_FILE", "TRACE_SYSCALLS", "TraceTampered",
-           "check_raw", "git_identities", "identify", "judge_git_spellings", "parse_strace",
-           "merge_seccomp", "read_trace_rows", "seal_rows", "write_trace"]
+__all__ = [
+    "AGENT_SESSIONS",
+    "GIT_SERVERS",
+    "TRACE_FILE",
+    "TRACE_SYSCALLS",
+    "TraceTampered",
+    "check_raw",
+    "git_identities",
+    "identify",
+    "judge_git_spellings",
+    "parse_strace",
+    "merge_seccomp",
+    "read_trace_rows",
+    "seal_rows",
+    "write_trace",
+]
 
 #: Where each traced ``evotree agent`` session's evidence lands, under ``.evotree/``:
 #: ``agent-sessions/<session>/exec_trace.jsonl`` and ``session.json`` (the versions it could touch).
@@ -59,7 +72,17 @@ _LINE = re.compile(r"^(\d+)\s+(.*)$")
 _CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(?:\s+(\w+))?.*$", re.S)
 _EXIT = re.compile(r"^\+\+\+ (?:exited with (\d+)|killed by (\w+)).*\+\+\+$")
 _STR = re.compile(r'"((?:[^"\\]|\\.)*)"(\.\.\.)?')
-_ESC = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "a": "\a", "b": "\b", "\\": "\\", '"': '"'}
+_ESC = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "v": "\v",
+    "f": "\f",
+    "a": "\a",
+    "b": "\b",
+    "\\": "\\",
+    '"': '"',
+}
 
 
 def _unescape(text: str) -> str:
@@ -70,6 +93,7 @@ def _unescape(text: str) -> str:
         if e[0] == "x":
             return chr(int(e[1:], 16))
         return _ESC.get(e, e)
+
     out = re.sub(r"\\([0-7]{1,3}|x[0-9a-fA-F]{2}|.)", one, text)
     try:  # strace escapes each byte: the bytes are UTF-8 text (invalid bytes "?", as the seccomp tracers)
         raw = out.encode("latin-1")
@@ -88,7 +112,7 @@ def _argv(args: str) -> tuple[str, list[str]]:
     if not m:
         return "", []
     path = _unescape(m.group(1))
-    rest = args[m.end():]
+    rest = args[m.end() :]
     start = rest.find("[")
     if start < 0:
         return path, []
@@ -159,7 +183,13 @@ def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
             rest = pending.pop(pid, "") + resumed.group(1)
         ex = _EXIT.match(rest)
         if ex:
-            events.append((pid, "exit", int(ex.group(1)) if ex.group(1) is not None else f"killed by {ex.group(2)}"))
+            events.append(
+                (
+                    pid,
+                    "exit",
+                    int(ex.group(1)) if ex.group(1) is not None else f"killed by {ex.group(2)}",
+                )
+            )
             continue
         call = _CALL.match(rest)
         if not call:
@@ -184,13 +214,35 @@ def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
             if name == "execveat":
                 args = args.split(",", 1)[1] if "," in args else args
             path, argv = _argv(args.strip())
-            events.append((pid, "exec", {"kind": "exec", "pid": int(pid), "path": path, "argv": argv, "cwd": None,
-                                         "exit": None}))
+            events.append(
+                (
+                    pid,
+                    "exec",
+                    {
+                        "kind": "exec",
+                        "pid": int(pid),
+                        "path": path,
+                        "argv": argv,
+                        "cwd": None,
+                        "exit": None,
+                    },
+                )
+            )
         elif name == "connect":
             info = _connect(args)
             if info is not None and info["family"] in ("AF_INET", "AF_INET6"):
-                events.append((pid, "connect", {"kind": "connect", "pid": int(pid), **info,
-                                                "result": "0" if result == "0" else (errno or result)}))
+                events.append(
+                    (
+                        pid,
+                        "connect",
+                        {
+                            "kind": "connect",
+                            "pid": int(pid),
+                            **info,
+                            "result": "0" if result == "0" else (errno or result),
+                        },
+                    )
+                )
     # which fork made which process (module doc)
     pids = sorted(first_seen, key=first_seen.__getitem__)
     parent_of: dict[str, int] = {}  # child pid -> index of its clone in `clones`
@@ -204,9 +256,15 @@ def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
     clones_in = [(k, c) for k, c in enumerate(clones) if k not in direct and c[2] >= 0]
     children = [p for p in pids[1:] if p not in parent_of]
     hosts = [int(c) for c in children]
-    wrapped = bool(hosts) and max(hosts) - min(hosts) > 1 << 14  # pid numbers wrapped around meanwhile
-    if clones_in and len(clones_in) == len(children) and not wrapped:  # both grow together: match by rank
-        for child, (k, _) in zip(sorted(children, key=int), sorted(clones_in, key=lambda kc: kc[1][2])):
+    wrapped = (
+        bool(hosts) and max(hosts) - min(hosts) > 1 << 14
+    )  # pid numbers wrapped around meanwhile
+    if (
+        clones_in and len(clones_in) == len(children) and not wrapped
+    ):  # both grow together: match by rank
+        for child, (k, _) in zip(
+            sorted(children, key=int), sorted(clones_in, key=lambda kc: kc[1][2])
+        ):
             parent_of[child] = k
     else:  # in the order they appear
         for child, (k, _) in zip(children, clones_in):
@@ -260,14 +318,18 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
     opens of git storage are open rows."""
     rows: list[dict[str, Any]] = []
     last: dict[int, dict[str, Any]] = {}
-    for line in text.split("\n"):  # not splitlines(): U+2028 or U+0085 inside a JSON string is no line end
+    for line in text.split(
+        "\n"
+    ):  # not splitlines(): U+2028 or U+0085 inside a JSON string is no line end
         try:
             row = json.loads(line)
         except ValueError:
             continue
         if not isinstance(row, dict):
             continue
-        row.pop("seq", None)  # the raw file's order (check_raw); the sealed file numbers its own rows
+        row.pop(
+            "seq", None
+        )  # the raw file's order (check_raw); the sealed file numbers its own rows
         kind = row.get("kind")
         if kind == "exec":
             row["exit"] = None
@@ -283,7 +345,15 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
                     else:  # the program changed: this is what the kernel ran
                         target["argv_read"] = target.get("argv")
                         target["argv"] = cmdline
-                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_size", "exe_sha256", "loader_env"):
+                for key in (
+                    "exe",
+                    "exe_dev",
+                    "exe_ino",
+                    "exe_links",
+                    "exe_size",
+                    "exe_sha256",
+                    "loader_env",
+                ):
                     if key in row:
                         target[key] = row[key]
         elif kind == "connect":
@@ -298,8 +368,16 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
                 cmdline = row.get("cmdline")
                 if cmdline and cmdline != target.get("argv") and "argv_at_exit" not in target:
                     target["argv_at_exit"] = cmdline
-                for key in ("exe", "exe_dev", "exe_ino", "exe_links", "exe_size", "exe_sha256", "mapped",
-                            "mapped_sha256"):
+                for key in (
+                    "exe",
+                    "exe_dev",
+                    "exe_ino",
+                    "exe_links",
+                    "exe_size",
+                    "exe_sha256",
+                    "mapped",
+                    "mapped_sha256",
+                ):
                     if key in row:
                         target[key] = row[key]
     return rows
@@ -307,7 +385,13 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
 
 #: Where git is installed on the machines evotree supports (its own program and the one of its
 #: helpers' folder); :func:`git_identities` also asks PATH.
-_GIT_PATHS = ("/usr/bin/git", "/bin/git", "/usr/local/bin/git", "/usr/lib/git-core/git", "/usr/libexec/git-core/git")
+_GIT_PATHS = (
+    "/usr/bin/git",
+    "/bin/git",
+    "/usr/local/bin/git",
+    "/usr/lib/git-core/git",
+    "/usr/libexec/git-core/git",
+)
 #: Dynamic loaders: a program they start is one of the files they map (``mapped``), not the exe.
 _LOADER = re.compile(r"(^|/)ld(-linux[^/]*|-musl[^/]*)?\.so(\.\d+)*$")
 
@@ -332,7 +416,9 @@ def _file_sha256(path: str) -> str | None:
         info = os.stat(path)
     except OSError:
         return None
-    return _sha256_cached(os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    return _sha256_cached(
+        os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+    )
 
 
 _HASHES: dict[tuple[str, int, int, int, int], str | None] = {}
@@ -382,8 +468,16 @@ def identify(rows: list[dict[str, Any]], gits: frozenset[str]) -> list[dict[str,
             for path, digest in zip(mapped, mapped_sha, strict=False):
                 if digest in gits or posixpath.basename(path.removesuffix(" (deleted)")) == "git":
                     how = "mapped sha256" if digest in gits else "mapped name"
-                    program_at = next((k for k, a in enumerate(argv) if k and posixpath.basename(a) ==
-                                       posixpath.basename(path.removesuffix(" (deleted)"))), 1)
+                    program_at = next(
+                        (
+                            k
+                            for k, a in enumerate(argv)
+                            if k
+                            and posixpath.basename(a)
+                            == posixpath.basename(path.removesuffix(" (deleted)"))
+                        ),
+                        1,
+                    )
                     break
         if exe.startswith("/memfd:") or exe.endswith(" (deleted)"):
             row["anonymous_exe"] = exe
@@ -395,11 +489,14 @@ def identify(rows: list[dict[str, Any]], gits: frozenset[str]) -> list[dict[str,
         if not argv or posixpath.basename(argv[0]) != "git" or program_at:
             row["argv_called"] = argv
             sub = _dashed(argv[program_at] if argv else "")
-            row["argv"] = ["git", *sub, *argv[program_at + 1:]]
+            row["argv"] = ["git", *sub, *argv[program_at + 1 :]]
         again = row.get("argv_at_exit")
         if isinstance(again, list) and again and posixpath.basename(str(again[0])) != "git":
-            row["argv_at_exit"] = ["git", *_dashed(str(again[program_at]) if program_at < len(again)
-                                                   else ""), *again[program_at + 1:]]
+            row["argv_at_exit"] = [
+                "git",
+                *_dashed(str(again[program_at]) if program_at < len(again) else ""),
+                *again[program_at + 1 :],
+            ]
     return rows
 
 
@@ -418,8 +515,9 @@ _DASH_IS_PREVIOUS = frozenset({"checkout", "switch", "merge", "rebase", "cherry-
 #: subcommands that, given no revision, act on the current branch's upstream (``@{u}``)
 _UPSTREAM_BY_DEFAULT = frozenset({"merge", "rebase", "cherry"})
 #: options after which such a subcommand names no revision at all (a step of one in progress)
-_IN_PROGRESS = frozenset({"--abort", "--continue", "--quit", "--skip", "--edit-todo",
-                          "--show-current-patch", "--root"})
+_IN_PROGRESS = frozenset(
+    {"--abort", "--continue", "--quit", "--skip", "--edit-todo", "--show-current-patch", "--root"}
+)
 
 
 def judge_git_spellings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -463,15 +561,16 @@ _PREVIOUS = "'-' is @{-1} (the reflog's previous branch)"
 
 def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
     sub, rest = _git_split(argv)
-    head = argv[:len(argv) - len(rest)]
+    head = argv[: len(argv) - len(rest)]
     if sub in GIT_SERVERS:
-        return ["git", "log", "--all"], (f"git {sub} advertises every reference and serves what "
-                                         "they reach")
+        return ["git", "log", "--all"], (
+            f"git {sub} advertises every reference and serves what they reach"
+        )
     if sub == "worktree" and rest[:1] == ["add"]:
         pos, _ = _positionals(rest[1:], sub)
         if len(pos) >= 2 and pos[1] == "-":
             at = len(rest) - 1 - rest[::-1].index("-")
-            return head + rest[:at] + ["@{-1}"] + rest[at + 1:], _PREVIOUS
+            return head + rest[:at] + ["@{-1}"] + rest[at + 1 :], _PREVIOUS
         return None, ""
     if sub in _DASH_IS_PREVIOUS:
         cut = rest.index("--") if "--" in rest else len(rest)
@@ -482,7 +581,9 @@ def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
     if sub in _UPSTREAM_BY_DEFAULT and not in_progress:
         pos, _ = _positionals(rest, sub)
         if not pos:
-            return head + rest + ["@{u}"], f"git {sub} with no revision acts on the upstream (@{{u}})"
+            return head + rest + [
+                "@{u}"
+            ], f"git {sub} with no revision acts on the upstream (@{{u}})"
     return None, ""
 
 
@@ -500,7 +601,9 @@ def check_raw(data: bytes | str) -> str | None:
     """
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     if not raw.strip():
-        return "the tracer wrote nothing (not even its end record): the trace was cut or never written"
+        return (
+            "the tracer wrote nothing (not even its end record): the trace was cut or never written"
+        )
     if raw.lstrip().startswith(b"{"):
         return _check_seccomp(raw)
     text = raw.decode("utf-8", "replace")
@@ -524,12 +627,14 @@ def _check_seccomp(raw: bytes) -> str | None:
             return f"row {seq} of the tracer's file is not JSON: the trace was cut or edited"
         if not isinstance(row, dict) or row.get("seq") != seq:
             found = row.get("seq") if isinstance(row, dict) else None
-            return (f"the tracer's rows are out of sequence at row {seq} (seq {found}): rows were removed, "
-                    "reordered or inserted")
+            return (
+                f"the tracer's rows are out of sequence at row {seq} (seq {found}): rows were removed, "
+                "reordered or inserted"
+            )
         if row.get("kind") == "end":
             if row.get("rows") != seq or row.get("sha256") != digest.hexdigest():
                 return "the tracer's end record does not match its rows (count or hash): the trace was changed"
-            if lines[seq + 1:] != [b""]:
+            if lines[seq + 1 :] != [b""]:
                 return "rows follow the tracer's end record"
             if row.get("drained") is False:
                 return "the tracer did not serve every reported call before it stopped"
@@ -538,16 +643,25 @@ def _check_seccomp(raw: bytes) -> str | None:
     return f"the tracer's end record is missing after {len(lines)} line(s): the trace was cut (or the tracer killed)"
 
 
-def seal_rows(rows: list[dict[str, Any]], *, problem: str | None = None, tracer: str = "seccomp") -> str:
+def seal_rows(
+    rows: list[dict[str, Any]], *, problem: str | None = None, tracer: str = "seccomp"
+) -> str:
     """The text of a sealed ``exec_trace.jsonl``: each row with its ``seq``, then the ``end`` row
     (count, SHA-256 of the lines before it, ``intact`` and the ``problem`` of the raw trace)."""
     lines = []
     for seq, row in enumerate(rows):
-        lines.append(json.dumps({**{k: v for k, v in row.items() if k != "seq"}, "seq": seq}) + "\n")
+        lines.append(
+            json.dumps({**{k: v for k, v in row.items() if k != "seq"}, "seq": seq}) + "\n"
+        )
     body = "".join(lines)
-    end: dict[str, Any] = {"kind": "end", "seq": len(rows), "rows": len(rows),
-                           "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(), "tracer": tracer,
-                           "intact": problem is None}
+    end: dict[str, Any] = {
+        "kind": "end",
+        "seq": len(rows),
+        "rows": len(rows),
+        "sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        "tracer": tracer,
+        "intact": problem is None,
+    }
     if problem is not None:
         end["problem"] = problem
     return body + json.dumps(end) + "\n"
@@ -565,8 +679,13 @@ def _sandbox_start(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def write_trace(raw: str | os.PathLike[str], out: str | os.PathLike[str], cwd: str = "/", *,
-                extra: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def write_trace(
+    raw: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    cwd: str = "/",
+    *,
+    extra: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     """Convert the tracer's file ``raw`` (the seccomp tracer's JSON rows or strace's output) into
     ``out``, sealed (:func:`seal_rows`; a raw trace that is not whole, :func:`check_raw`, is said in
     the seal and fails the audit closed). ``extra``: rows observed outside the tracer, sealed after
@@ -618,23 +737,38 @@ def read_trace_rows(text: str) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise TraceTampered(f"line {seq + 1} of the trace is not JSON: it was cut or edited") from exc
+            raise TraceTampered(
+                f"line {seq + 1} of the trace is not JSON: it was cut or edited"
+            ) from exc
         if not isinstance(row, dict) or row.get("seq") != seq:
-            raise TraceTampered(f"the trace's rows are out of sequence at row {seq}: rows were removed, "
-                                "reordered or inserted (or it was not written by evotree)")
+            raise TraceTampered(
+                f"the trace's rows are out of sequence at row {seq}: rows were removed, "
+                "reordered or inserted (or it was not written by evotree)"
+            )
         if row.get("kind") == "end":
             if row.get("rows") != seq or row.get("sha256") != digest.hexdigest():
-                raise TraceTampered("the trace's end row does not match its rows (count or hash): it was changed")
-            if lines[seq + 1:] != [""]:
+                raise TraceTampered(
+                    "the trace's end row does not match its rows (count or hash): it was changed"
+                )
+            if lines[seq + 1 :] != [""]:
                 raise TraceTampered("rows follow the trace's end row")
             if row.get("intact") is not True:
-                raise TraceTampered(f"the tracer's own output was not whole: {row.get('problem') or 'unknown'}")
+                raise TraceTampered(
+                    f"the tracer's own output was not whole: {row.get('problem') or 'unknown'}"
+                )
             return judge_git_spellings(rows)
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
         if row.get("kind") in ("exec", "connect", "open"):
             rows.append(row)
         elif row.get("kind") == "git_state":  # judged as git storage touched without git
-            rows.append({"kind": "open", "path": f"{row.get('path')} ({row.get('change')})",
-                         "exe": "the phase (the task repository's .git, compared after the phase)",
-                         "git_state": row.get("change")})
-    raise TraceTampered(f"the trace has no end row after {len(lines)} line(s): it was cut or truncated")
+            rows.append(
+                {
+                    "kind": "open",
+                    "path": f"{row.get('path')} ({row.get('change')})",
+                    "exe": "the phase (the task repository's .git, compared after the phase)",
+                    "git_state": row.get("change"),
+                }
+            )
+    raise TraceTampered(
+        f"the trace has no end row after {len(lines)} line(s): it was cut or truncated"
+    )

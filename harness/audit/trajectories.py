@@ -36,18 +36,37 @@ from evotree.harness.audit.commands import Hit, RuleSet, ShellContext, classify_
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 from evotree.harness.audit.future_content import at_hash_place
 from evotree.harness.audit.rules import BASE_NAMES, SCOPE, _TAG_LIKE, _git_split, is_head_relative
-from evotree.harness.audit.shown import (Vouched, diff_shows_known, fix_quotes, one_branch_is_head,
-                                         shows_only_vouched)
+from evotree.harness.audit.shown import (
+    Vouched,
+    diff_shows_known,
+    fix_quotes,
+    one_branch_is_head,
+    shows_only_vouched,
+)
 from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
 from evotree.harness.audit.transcripts import Trajectory, read_trajectories
 from evotree.harness.audit.future_content import scan_outputs
 
-__all__ = ["Ancestry", "TrajectoryVerdict", "TrajectoryAudit", "audit_trajectory", "audit_trajectories",
-           "findings_from_verdicts", "read_or_unreadable", "HISTORY_CODES"]
+__all__ = [
+    "Ancestry",
+    "TrajectoryVerdict",
+    "TrajectoryAudit",
+    "audit_trajectory",
+    "audit_trajectories",
+    "findings_from_verdicts",
+    "read_or_unreadable",
+    "HISTORY_CODES",
+]
 
 #: Codes that count a trajectory as "using git history" for the rate.
-HISTORY_CODES = frozenset({"audit.git_history_leak", "audit.git_internals_read", "audit.future_hash",
-                           "audit.future_content"})
+HISTORY_CODES = frozenset(
+    {
+        "audit.git_history_leak",
+        "audit.git_internals_read",
+        "audit.future_hash",
+        "audit.future_content",
+    }
+)
 _HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
 _EXAMPLES = 5
 _UNQUOTE = str.maketrans("", "", "\"'\\")
@@ -58,7 +77,9 @@ _STASH = re.compile(r"^(?:refs/)?stash(?:@\{\d+\})?(?:[~^]\d*|\^\{\w*\})*$")
 class Ancestry:
     """Answers "is this hash the base or an ancestor of it?" for one task repository."""
 
-    def __init__(self, repo: str | os.PathLike[str], base: str | None = None, *, trusted: bool = True) -> None:
+    def __init__(
+        self, repo: str | os.PathLike[str], base: str | None = None, *, trusted: bool = True
+    ) -> None:
         """``trusted=False`` for a repository and base the candidate's own train phase recorded:
         such an ancestry may find future hashes but never clears a hit (the candidate could have
         named the reference fix itself as the base)."""
@@ -69,14 +90,18 @@ class Ancestry:
         try:
             self.repo = pygit2.Repository(str(repo))
         except (pygit2.GitError, KeyError, ValueError) as exc:
-            raise AuditInputError(f"{repo}: not a git repository ({exc})",
-                                  fix="pass the task repository (--repo) the trajectory ran in") from None
+            raise AuditInputError(
+                f"{repo}: not a git repository ({exc})",
+                fix="pass the task repository (--repo) the trajectory ran in",
+            ) from None
         try:
             obj = self.repo.revparse_single(base or "HEAD")
             self.base = obj.peel(pygit2.Commit).id
         except (KeyError, ValueError, pygit2.GitError) as exc:
-            raise AuditInputError(f"{repo}: base {base or 'HEAD'!r} is not a commit ({exc})",
-                                  fix="pass the task's base commit (--base HASH)") from None
+            raise AuditInputError(
+                f"{repo}: base {base or 'HEAD'!r} is not a commit ({exc})",
+                fix="pass the task's base commit (--base HASH)",
+            ) from None
         self.path = str(repo)
         self._cache: dict[str, str] = {}
         self._index: Any = None
@@ -172,9 +197,13 @@ class Ancestry:
             prefixes, tails = [p for p in head.split(",") if p], [t for t in tail.split(",") if t]
         else:
             return "unknown", None
-        names = [n for n in self.repo.references if n.startswith("refs/")
-                 and (not prefixes or any(_ref_matches(n, p) for p in prefixes))
-                 and (not tails or any(n == t or n.endswith("/" + t) for t in tails))]
+        names = [
+            n
+            for n in self.repo.references
+            if n.startswith("refs/")
+            and (not prefixes or any(_ref_matches(n, p) for p in prefixes))
+            and (not tails or any(n == t or n.endswith("/" + t) for t in tails))
+        ]
         if not names:
             return "absent", None
         for name in names:
@@ -221,8 +250,11 @@ class Ancestry:
             result: tuple[str, str | None] = ("unknown", None)
         else:
             cid = commit.id
-            result = ("ancestor", None) if cid == self.base or self.repo.descendant_of(self.base, cid) \
+            result = (
+                ("ancestor", None)
+                if cid == self.base or self.repo.descendant_of(self.base, cid)
                 else ("future", str(cid))
+            )
         self._cache[key] = f"{result[0]} {result[1] or ''}"
         return result
 
@@ -250,18 +282,27 @@ class Ancestry:
             result = "unknown"
         else:
             cid = commit.id
-            result = "ancestor" if cid == self.base or self.repo.descendant_of(self.base, cid) else "future"
+            result = (
+                "ancestor"
+                if cid == self.base or self.repo.descendant_of(self.base, cid)
+                else "future"
+            )
         self._cache[word] = result
         return result
 
 
 #: ``git status -sb``'s first line without ``[ahead N]``/``[behind N]``; ``git status``'s
 #: "up to date": the upstream is the very commit HEAD is at
-_STATUS_SAME = re.compile(r"^## [^\s.]+(?:\.(?!\.)[^\s.]+)*\.\.\.(\S+)\s*$|"
-                          r"^Your branch is up to date with '([^']+)'\.", re.M)
+_STATUS_SAME = re.compile(
+    r"^## [^\s.]+(?:\.(?!\.)[^\s.]+)*\.\.\.(\S+)\s*$|"
+    r"^Your branch is up to date with '([^']+)'\.",
+    re.M,
+)
 #: commands after which the upstream may no longer be HEAD's
-_MOVES_UPSTREAM = re.compile(r"\bgit\b.*\b(?:switch|checkout|fetch|pull|branch\s+(?:-u|--set-upstream"
-                             r"|--set-upstream-to)|remote|update-ref|symbolic-ref)\b")
+_MOVES_UPSTREAM = re.compile(
+    r"\bgit\b.*\b(?:switch|checkout|fetch|pull|branch\s+(?:-u|--set-upstream"
+    r"|--set-upstream-to)|remote|update-ref|symbolic-ref)\b"
+)
 _UPSTREAM_SPELLING = re.compile(r"^(?:HEAD|@|[\w.-]+)?@\{(?:u|upstream)\}$", re.I)
 
 
@@ -278,16 +319,21 @@ def _single_branch_clones(command: str, clones: dict[str, str]) -> None:
         sub, args = _git_split(argv)
         if sub != "clone":
             continue
-        words = [a for k, a in enumerate(args) if not a.startswith("-")
-                 and not (k and args[k - 1] in ("-b", "--branch", "-o", "--origin", "--depth"))]
+        words = [
+            a
+            for k, a in enumerate(args)
+            if not a.startswith("-")
+            and not (k and args[k - 1] in ("-b", "--branch", "-o", "--origin", "--depth"))
+        ]
         if len(words) < 2:
             continue
         dest = os.path.normpath(words[1])
         clones.pop(dest, None)
         if words[0] in (".", "./") and "--single-branch" in args and "--no-tags" in args:
-            branch = next((args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-b", "--branch")),
-                          next((a.split("=", 1)[1] for a in args if a.startswith("--branch=")),
-                               "HEAD"))
+            branch = next(
+                (args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-b", "--branch")),
+                next((a.split("=", 1)[1] for a in args if a.startswith("--branch=")), "HEAD"),
+            )
             clones[dest] = branch
 
 
@@ -295,8 +341,11 @@ def _in_own_clone(hit: Hit, clones: dict[str, str]) -> Hit:
     """A walk of every reference (``git -C DEST log --all``) inside a single-branch clone the
     trajectory made of this repository reads that one branch: a candidate for it (judged in the
     task repository; HEAD's history without it when the branch is HEAD)."""
-    if hit.code != "audit.git_history_leak" or not hit.refs \
-            or not all(r.startswith("*refs:") for r in hit.refs):
+    if (
+        hit.code != "audit.git_history_leak"
+        or not hit.refs
+        or not all(r.startswith("*refs:") for r in hit.refs)
+    ):
         return hit
     words = hit.command.split()
     where = next((words[k + 1] for k, w in enumerate(words[:-1]) if w == "-C"), None)
@@ -314,18 +363,46 @@ def _by_step_output(hits: list[Hit], step: Any, upstream: str) -> list[Hit]:
     printed only an error; ``git branch -v`` listed only the current branch; the upstream named
     is the one ``git status`` showed at HEAD."""
     if step.output is not None and _printed_nothing(step.command, step.output):
-        hits = [Hit(h.code, "info", h.rule + " (git printed only an error: nothing shown)",
-                    h.command, h.revisions) if h.code == "audit.git_history_leak" else h
-                for h in hits]
+        hits = [
+            Hit(
+                h.code,
+                "info",
+                h.rule + " (git printed only an error: nothing shown)",
+                h.command,
+                h.revisions,
+            )
+            if h.code == "audit.git_history_leak"
+            else h
+            for h in hits
+        ]
     if step.output is not None:
-        hits = [Hit(h.code, "info", h.rule + " (the output lists only the current branch)",
-                    h.command, h.revisions) if h.rule.startswith("git branch -v")
-                and _only_current_branch(step.output) else h for h in hits]
+        hits = [
+            Hit(
+                h.code,
+                "info",
+                h.rule + " (the output lists only the current branch)",
+                h.command,
+                h.revisions,
+            )
+            if h.rule.startswith("git branch -v") and _only_current_branch(step.output)
+            else h
+            for h in hits
+        ]
     if upstream:
-        hits = [Hit(h.code, "info", h.rule + f" (git status showed the upstream {upstream} "
-                    "is HEAD)", h.command, h.revisions)
-                if h.code == "audit.git_history_leak" and h.refs
-                and all(_names_upstream(r, upstream) for r in h.refs) else h for h in hits]
+        hits = [
+            Hit(
+                h.code,
+                "info",
+                h.rule + f" (git status showed the upstream {upstream} is HEAD)",
+                h.command,
+                h.revisions,
+            )
+            if h.code == "audit.git_history_leak"
+            and h.refs
+            and all(_names_upstream(r, upstream) for r in h.refs)
+            else h
+            for h in hits
+        ]
     return hits
 
 
@@ -344,14 +421,18 @@ def _names_upstream(ref: str, upstream: str) -> bool:
     """Does ``ref`` (``@{u}``, ``main@{upstream}``, ``origin/main``, with ``:path``) name the
     upstream git status showed at HEAD?"""
     rev = ref.split(":", 1)[0]
-    return bool(_UPSTREAM_SPELLING.match(rev)) or rev in (upstream, "remotes/" + upstream,
-                                                          "refs/remotes/" + upstream)
+    return bool(_UPSTREAM_SPELLING.match(rev)) or rev in (
+        upstream,
+        "remotes/" + upstream,
+        "refs/remotes/" + upstream,
+    )
 
 
 def _only_current_branch(output: str) -> bool:
     """Did ``git branch -v`` print only the branch HEAD is on (``* main 1a2b3c4 subject``)?"""
-    lines = [line for line in output.splitlines()
-             if line.strip() and not _WRAPPER.match(line.strip())]
+    lines = [
+        line for line in output.splitlines() if line.strip() and not _WRAPPER.match(line.strip())
+    ]
     return len(lines) == 1 and lines[0].startswith("* ")
 
 
@@ -389,7 +470,9 @@ class TrajectoryVerdict:
     phase: str | None
     steps: int
     hits: list[Hit] = field(default_factory=list)
-    cleared: list[dict[str, Any]] = field(default_factory=list)  # hits dropped by ancestry/provenance
+    cleared: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # hits dropped by ancestry/provenance
     future_hashes: list[str] = field(default_factory=list)
 
     @property
@@ -407,20 +490,34 @@ class TrajectoryVerdict:
         return any(h.code in HISTORY_CODES and h.severity != "info" for h in self.hits)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "format": self.format, "source": self.source, "task_id": self.task_id,
-                "run_id": self.run_id, "phase": self.phase, "steps": self.steps, "flagged": self.flagged,
-                "uses_git_history": self.uses_git_history,
-                "worst": self.worst.label if self.worst is not None else None,
-                "hits": [h.to_dict() for h in self.hits], "cleared": self.cleared,
-                "future_hashes": self.future_hashes}
+        return {
+            "id": self.id,
+            "format": self.format,
+            "source": self.source,
+            "task_id": self.task_id,
+            "run_id": self.run_id,
+            "phase": self.phase,
+            "steps": self.steps,
+            "flagged": self.flagged,
+            "uses_git_history": self.uses_git_history,
+            "worst": self.worst.label if self.worst is not None else None,
+            "hits": [h.to_dict() for h in self.hits],
+            "cleared": self.cleared,
+            "future_hashes": self.future_hashes,
+        }
 
 
-def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Ancestry | None = None) -> TrajectoryVerdict:
+def audit_trajectory(
+    traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Ancestry | None = None
+) -> TrajectoryVerdict:
     """Apply the leak rules to every step of ``traj``, then clear or confirm named hashes."""
-    verdict = TrajectoryVerdict(traj.id, traj.format, traj.source, traj.task_id, traj.run_id, traj.phase,
-                                len(traj.steps))
+    verdict = TrajectoryVerdict(
+        traj.id, traj.format, traj.source, traj.task_id, traj.run_id, traj.phase, len(traj.steps)
+    )
     for why in traj.unread[:_EXAMPLES]:  # nothing passes unread
-        verdict.hits.append(Hit("audit.unreadable", "high", f"unreadable: {why}", traj.source or traj.id))
+        verdict.hits.append(
+            Hit("audit.unreadable", "high", f"unreadable: {why}", traj.source or traj.id)
+        )
     needles = rules.hidden_needles
     step_hits: list[list[Hit]] = []
     context = ShellContext()  # variables, aliases and scripts carry over between steps
@@ -437,13 +534,18 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
         if hits and (clones or made):
             # a clone made earlier in this step counts for the commands after it
             cmd = step.command
-            here = {**clones, **{d: b for d, b in made.items()
-                                 if 0 <= cmd.find(f" . {d}") < cmd.find(f"-C {d}")}}
+            here = {
+                **clones,
+                **{d: b for d, b in made.items() if 0 <= cmd.find(f" . {d}") < cmd.find(f"-C {d}")},
+            }
             hits = [_in_own_clone(h, here) for h in hits]
         upstream = _upstream_after(step, upstream)
         clones.update(made)
-        for dest in [d for d in clones if d not in made and f" {d}" in step.command
-                     and "clone" in step.command]:
+        for dest in [
+            d
+            for d in clones
+            if d not in made and f" {d}" in step.command and "clone" in step.command
+        ]:
             clones.pop(dest)  # cloned over with something else
         step_hits.append(hits)
     listed, copied = _ListedNames(traj), _CopiedLines(traj, step_hits)
@@ -456,30 +558,48 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
             if hit.refs and hit.code == "audit.git_history_leak" and ancestry is not None:
                 state, cid = _resolve_refs(hit, ancestry)
                 if state == "future":
-                    hit = Hit(hit.code, "high", f"{hit.rule.split(':')[0] if hit.candidate else hit.rule} "
-                              f"(resolves to commit {cid[:12]}, beyond the base)", hit.command,
-                              hit.revisions or (cid[:12],), refs=hit.refs)
+                    hit = Hit(
+                        hit.code,
+                        "high",
+                        f"{hit.rule.split(':')[0] if hit.candidate else hit.rule} "
+                        f"(resolves to commit {cid[:12]}, beyond the base)",
+                        hit.command,
+                        hit.revisions or (cid[:12],),
+                        refs=hit.refs,
+                    )
                     kept.append(hit)
                     continue
                 if state in ("ancestor", "absent") and ancestry.trusted:
-                    why = "resolves to the base or its ancestor" if state == "ancestor" else \
-                        "names nothing in the task repository (no such stash)"
+                    why = (
+                        "resolves to the base or its ancestor"
+                        if state == "ancestor"
+                        else "names nothing in the task repository (no such stash)"
+                    )
                     verdict.cleared.append({**hit.to_dict(), "why": why})
                     continue
             if hit.candidate:
                 continue  # the spelling alone cannot judge it, and no repository said it is beyond the base
             names = _named_tags(hit) if not hit.revisions else ()
-            if (hit.revisions or names) and hit.severity == "high" \
-                    and hit.code == "audit.git_history_leak":
+            if (
+                (hit.revisions or names)
+                and hit.severity == "high"
+                and hit.code == "audit.git_history_leak"
+            ):
                 reason = _clear_reason(hit, k, traj, step_hits, ancestry, names)
                 if reason == "ancestor":
-                    verdict.cleared.append({**hit.to_dict(), "why": "every hash is the base or its ancestor"})
+                    verdict.cleared.append(
+                        {**hit.to_dict(), "why": "every hash is the base or its ancestor"}
+                    )
                     continue
                 if reason == "seen":
                     what = "hash" if hit.revisions else "tag"
-                    hit = Hit(hit.code, "info",
-                              hit.rule + f" ({what} first printed by HEAD's own history)",
-                              hit.command, hit.revisions)
+                    hit = Hit(
+                        hit.code,
+                        "info",
+                        hit.rule + f" ({what} first printed by HEAD's own history)",
+                        hit.command,
+                        hit.revisions,
+                    )
             kept.append(shown.judge(hit, k))
         verdict.hits += kept
     if ancestry is not None:
@@ -487,27 +607,57 @@ def audit_trajectory(traj: Trajectory, rules: RuleSet = RuleSet(), ancestry: Anc
         future = _future_hashes(traj, ancestry)
         if future:
             verdict.future_hashes = future
-            verdict.hits.append(Hit("audit.future_hash", "high",
-                                    f"saw {len(future)} commit(s) not behind the task's base",
-                                    future[0], tuple(future[:_EXAMPLES])))
+            verdict.hits.append(
+                Hit(
+                    "audit.future_hash",
+                    "high",
+                    f"saw {len(future)} commit(s) not behind the task's base",
+                    future[0],
+                    tuple(future[:_EXAMPLES]),
+                )
+            )
     return verdict
 
 
 #: git's own words for "there was nothing to show" (a step whose output is only these, or nothing,
 #: showed nothing); and the lines tools wrap around an output (Codex exec, SWE-agent)
 _NOTHING = re.compile(r"^(?:fatal|error|warning): |^No stash entries found\.?$|^usage: git ")
-_WRAPPER = re.compile(r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
-                      r"Original token count: \d+|Output:|OBSERVATION:|"
-                      r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$")
+_WRAPPER = re.compile(
+    r"^(?:Chunk ID: \w+|Wall time: [\d.]+ seconds|Process exited with code \d+|"
+    r"Original token count: \d+|Output:|OBSERVATION:|"
+    r"<returncode>\d+</returncode>|</?output>|Exit code: \d+)$"
+)
 #: git commands that only display (their whole effect is their output)
-_DISPLAY = frozenset({"log", "show", "diff", "reflog", "describe", "ls-tree", "cat-file",
-                      "rev-list", "grep", "shortlog", "whatchanged", "name-rev", "rev-parse", "blame",
-                      "diff-tree", "cherry", "range-diff", "show-branch", "for-each-ref", "show-ref",
-                      "annotate"})
+_DISPLAY = frozenset(
+    {
+        "log",
+        "show",
+        "diff",
+        "reflog",
+        "describe",
+        "ls-tree",
+        "cat-file",
+        "rev-list",
+        "grep",
+        "shortlog",
+        "whatchanged",
+        "name-rev",
+        "rev-parse",
+        "blame",
+        "diff-tree",
+        "cherry",
+        "range-diff",
+        "show-branch",
+        "for-each-ref",
+        "show-ref",
+        "annotate",
+    }
+)
 #: git commands that write nothing when they fail on what they were given (no such revision, a
 #: path the revision lacks); merge, cherry-pick, rebase and am leave conflicts behind instead
-_ABORTS = frozenset({"checkout", "restore", "switch", "reset", "archive", "format-patch",
-                     "worktree", "read-tree"})
+_ABORTS = frozenset(
+    {"checkout", "restore", "switch", "reset", "archive", "format-patch", "worktree", "read-tree"}
+)
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _FILTERS = frozenset({"head", "tail", "grep", "sed", "cut", "sort", "uniq", "cat", "less", "more"})
 
@@ -527,8 +677,12 @@ def _printed_nothing(command: str, output: str) -> bool:
         name = os.path.basename(cmd.argv[0])
         if name == "git":
             sub, args = _git_split(cmd.argv)
-            if not (sub in _DISPLAY or sub in _ABORTS
-                    or sub in ("stash", "notes") and args[:1] in (["list"], ["show"])):
+            if not (
+                sub in _DISPLAY
+                or sub in _ABORTS
+                or sub in ("stash", "notes")
+                and args[:1] in (["list"], ["show"])
+            ):
                 return False
             if any(op in (">", ">>", ">|") for op, _ in cmd.redirects):
                 return False  # written to a file, not printed
@@ -538,8 +692,9 @@ def _printed_nothing(command: str, output: str) -> bool:
             return False
     lines = [line.strip() for line in output.splitlines()]
     # an empty output proves nothing (a reader may not have recorded it): git must have said so
-    return any(_NOTHING.match(line) for line in lines) and \
-        all(not line or _WRAPPER.match(line) or _NOTHING.match(line) for line in lines)
+    return any(_NOTHING.match(line) for line in lines) and all(
+        not line or _WRAPPER.match(line) or _NOTHING.match(line) for line in lines
+    )
 
 
 class _Shown:
@@ -552,8 +707,9 @@ class _Shown:
 
     def quiet(self, j: int) -> bool:
         """Did step ``j`` break no rule (nothing warn or above, no name left unjudged)?"""
-        return not any(Severity.parse(h.severity) >= Severity.WARN or h.candidate
-                       for h in self.step_hits[j])
+        return not any(
+            Severity.parse(h.severity) >= Severity.WARN or h.candidate for h in self.step_hits[j]
+        )
 
     def judge(self, hit: Hit, k: int) -> Hit:
         if hit.severity != "high" or hit.code != "audit.git_history_leak":
@@ -563,20 +719,28 @@ class _Shown:
             return hit
         if self._vouched is None:
             self._vouched = Vouched(self.traj, self.quiet, _git_step)
-        why = shows_only_vouched(step.command, step.output, self._vouched) \
-            or one_branch_is_head(hit.command, step.output, self.traj) \
+        why = (
+            shows_only_vouched(step.command, step.output, self._vouched)
+            or one_branch_is_head(hit.command, step.output, self.traj)
             or diff_shows_known(k, self.traj, self.quiet, _git_step)
+        )
         if why is None:
             return hit
-        return Hit(hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions,
-                   refs=hit.refs)
+        return Hit(
+            hit.code, "info", f"{hit.rule} ({why})", hit.command, hit.revisions, refs=hit.refs
+        )
 
 
 def _unresolved(hit: Hit) -> bool:
     """A hit on a name the spelling could not judge (a plain or path-like word in a revision's
     place): what the trajectory did around it may say what it was."""
-    return hit.code == "audit.git_history_leak" and bool(hit.refs) and hit.severity != "high" \
-        and (hit.candidate or hit.severity == "warn") and "own branch" not in hit.rule
+    return (
+        hit.code == "audit.git_history_leak"
+        and bool(hit.refs)
+        and hit.severity != "high"
+        and (hit.candidate or hit.severity == "warn")
+        and "own branch" not in hit.rule
+    )
 
 
 def _ref_name(ref: str) -> str:
@@ -591,14 +755,27 @@ def _by_what_followed(hit: Hit, k: int, listed: _ListedNames, copied: _CopiedLin
         return hit
     named = listed.names(hit, k)
     if named is not None:
-        return Hit(hit.code, "high", f"{hit.rule.split(':')[0]} names {named[0]}, which step "
-                   f"{named[1] + 1}'s listing of references printed", hit.command, hit.revisions,
-                   refs=hit.refs)
+        return Hit(
+            hit.code,
+            "high",
+            f"{hit.rule.split(':')[0]} names {named[0]}, which step "
+            f"{named[1] + 1}'s listing of references printed",
+            hit.command,
+            hit.revisions,
+            refs=hit.refs,
+        )
     line = copied.line(k)
     if line is not None:
-        return Hit(hit.code, "high", f"{hit.rule.split(':')[0]}: its output showed a line the "
-                   f"trajectory wrote itself at step {line[1] + 1}", hit.command, hit.revisions,
-                   line[0], refs=hit.refs)
+        return Hit(
+            hit.code,
+            "high",
+            f"{hit.rule.split(':')[0]}: its output showed a line the "
+            f"trajectory wrote itself at step {line[1] + 1}",
+            hit.command,
+            hit.revisions,
+            line[0],
+            refs=hit.refs,
+        )
     return hit
 
 
@@ -642,8 +819,11 @@ class _CopiedLines:
         for text in added:
             if any(text in self._typed[j] for j in range(k + 1)):
                 continue  # typed before it was shown: the trajectory's own line
-            if any(j != k and text in self._flat(steps[j].output or "") for j in range(len(steps))
-                   if not any(_unresolved(h) for h in self.step_hits[j])):
+            if any(
+                j != k and text in self._flat(steps[j].output or "")
+                for j in range(len(steps))
+                if not any(_unresolved(h) for h in self.step_hits[j])
+            ):
                 continue  # shown elsewhere too (the file as it is, HEAD's own history)
             later = next((j for j in range(k + 1, len(steps)) if text in self._typed[j]), None)
             if later is not None:
@@ -657,11 +837,14 @@ class _ListedNames:
     names a reference, however path-like or plain its spelling, not HEAD's history. The branch
     it stood on (``* main``) and branches it made itself are left out."""
 
-    _LISTERS = frozenset({"branch", "tag", "for-each-ref", "show-ref", "ls-remote", "stash",
-                          "reflog", "remote"})
+    _LISTERS = frozenset(
+        {"branch", "tag", "for-each-ref", "show-ref", "ls-remote", "stash", "reflog", "remote"}
+    )
     _PREFIX = re.compile(r"^(?:refs/(?:heads|tags|remotes)/|remotes/)")
-    _LISTER_WORD = re.compile(r"\b(?:branch|tag|for-each-ref|show-ref|ls-remote|stash|reflog|"
-                              r"remote)\b")
+    _LISTER_WORD = re.compile(
+        r"\b(?:branch|tag|for-each-ref|show-ref|ls-remote|stash|reflog|"
+        r"remote)\b"
+    )
 
     def __init__(self, traj: Trajectory) -> None:
         self.traj = traj
@@ -673,11 +856,18 @@ class _ListedNames:
             self._listings = []
             for j, step in enumerate(self.traj.steps):
                 command = step.command or ""
-                if step.output and "git" in command and self._LISTER_WORD.search(command) \
-                        and not _git_step(command) and any(
-                        cmd.argv and os.path.basename(cmd.argv[0]) == "git"
+                if (
+                    step.output
+                    and "git" in command
+                    and self._LISTER_WORD.search(command)
+                    and not _git_step(command)
+                    and any(
+                        cmd.argv
+                        and os.path.basename(cmd.argv[0]) == "git"
                         and _git_split(cmd.argv)[0] in self._LISTERS
-                        for cmd in parse_shell(command)):
+                        for cmd in parse_shell(command)
+                    )
+                ):
                     self._listings.append(j)
         return self._listings
 
@@ -685,9 +875,10 @@ class _ListedNames:
     def _listed(output: str, name: str) -> bool:
         """Does a listing name ``name`` among the first words of a line (ids come first in
         ``show-ref`` / ``ls-remote``), not as the branch HEAD is on (``* main``)?"""
-        pattern = (r"(?m)^(?![ \t]*\* )[ \t]*(?:\S+[ \t]+){0,2}['\"]?"
-                   r"(?:refs/(?:heads|tags|remotes)/|remotes/)?" + re.escape(name)
-                   + r"(?=[\s'\":,]|$)")
+        pattern = (
+            r"(?m)^(?![ \t]*\* )[ \t]*(?:\S+[ \t]+){0,2}['\"]?"
+            r"(?:refs/(?:heads|tags|remotes)/|remotes/)?" + re.escape(name) + r"(?=[\s'\":,]|$)"
+        )
         return re.search(pattern, output) is not None
 
     def names(self, hit: Hit, k: int) -> tuple[str, int] | None:
@@ -745,8 +936,14 @@ def _shows_word(text: str | None, word: str) -> bool:
     return bool(text) and re.search(pattern, text or "") is not None
 
 
-def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]],
-                  ancestry: Ancestry | None, names: Sequence[str] = ()) -> str | None:
+def _clear_reason(
+    hit: Hit,
+    k: int,
+    traj: Trajectory,
+    step_hits: Sequence[Sequence[Hit]],
+    ancestry: Ancestry | None,
+    names: Sequence[str] = (),
+) -> str | None:
     if names:  # tags the repository could not judge (or there is none): only provenance clears them
         seen = all(_seen_before(name, k, traj, step_hits, exact=True) for name in names)
         return "seen" if seen else None
@@ -760,31 +957,38 @@ def _clear_reason(hit: Hit, k: int, traj: Trajectory, step_hits: Sequence[Sequen
     return "seen" if all(_seen_before(rev, k, traj, step_hits) for rev in hit.revisions) else None
 
 
-def _seen_before(rev: str, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]], *,
-                 exact: bool = False) -> bool:
+def _seen_before(
+    rev: str, k: int, traj: Trajectory, step_hits: Sequence[Sequence[Hit]], *, exact: bool = False
+) -> bool:
     """Was ``rev`` quoted by the task's prompt, or printed before step ``k`` by git run on HEAD's
     own history (a step that broke no rule and named no revision it could not judge)?"""
+
     def shows(text: str | None) -> bool:
         return _shows_word(text, rev) if exact else bool(text) and rev in (text or "")
 
-    if shows(traj.prompt) and not any(q.startswith(rev) or rev.startswith(q)
-                                      for q in fix_quotes(traj.prompt)):
+    if shows(traj.prompt) and not any(
+        q.startswith(rev) or rev.startswith(q) for q in fix_quotes(traj.prompt)
+    ):
         return True  # quoted by the task, and not as the fix made elsewhere
     for j in range(k):
-        quiet = not any(Severity.parse(h.severity) >= Severity.WARN or h.candidate
-                        for h in step_hits[j])
+        quiet = not any(
+            Severity.parse(h.severity) >= Severity.WARN or h.candidate for h in step_hits[j]
+        )
         if quiet and shows(traj.steps[j].output) and _git_step(traj.steps[j].command):
             return True
     return False
-
 
 
 def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
     """Content provenance (:mod:`evotree.harness.audit.future_content`): outputs showing what only
     the task's future holds, whatever command printed them."""
 
-    found = scan_outputs(ancestry.index(), [s.output for s in traj.steps], [s.command for s in traj.steps],
-                         _without_commands(traj.text, [s.command for s in traj.steps]))
+    found = scan_outputs(
+        ancestry.index(),
+        [s.output for s in traj.steps],
+        [s.command for s in traj.steps],
+        _without_commands(traj.text, [s.command for s in traj.steps]),
+    )
     hits = []
     for c in found:
         command = traj.steps[c.step].command if c.step >= 0 else "(observation text)"
@@ -799,7 +1003,9 @@ def _content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
             rule = f"output shows tag {c.what} of future commit {c.commit[:12]}"
         else:
             rule = f"output shows the subject of future commit {c.commit[:12]}: {c.what[:80]!r}"
-        hits.append(Hit("audit.future_content", c.severity, rule, command[:300], (c.commit,), c.line))
+        hits.append(
+            Hit("audit.future_content", c.severity, rule, command[:300], (c.commit,), c.line)
+        )
     return hits
 
 
@@ -819,8 +1025,11 @@ def _git_step(command: str) -> bool:
             continue
         ran_git = True
         sub, args = _git_split(cmd.argv)
-        if sub == "branch" and not ("--show-current" in args or "--merged" in args
-                                    and set(args) <= {"--merged", "HEAD", "--list", "-l"}):
+        if sub == "branch" and not (
+            "--show-current" in args
+            or "--merged" in args
+            and set(args) <= {"--merged", "HEAD", "--list", "-l"}
+        ):
             return False  # a listing of branches: names beyond HEAD's history
         if sub == "tag" and not ("--merged" in args or "--points-at" in args):
             return False
@@ -862,11 +1071,19 @@ class TrajectoryAudit:
 
     def to_dict(self, *, all_verdicts: bool = False) -> dict[str, Any]:
         shown = self.verdicts if all_verdicts else [v for v in self.verdicts if v.hits or v.cleared]
-        return {"v": 1, "passed": self.passed, "trajectories": self.trajectories, "flagged": self.flagged,
-                "git_history": self.git_history, "git_history_rate": self.git_history_rate,
-                "steps": self.steps, "bytes": self.nbytes, "seconds": round(self.seconds, 4),
-                "findings": [f.to_dict() for f in self.findings],
-                "verdicts": [v.to_dict() for v in shown]}
+        return {
+            "v": 1,
+            "passed": self.passed,
+            "trajectories": self.trajectories,
+            "flagged": self.flagged,
+            "git_history": self.git_history,
+            "git_history_rate": self.git_history_rate,
+            "steps": self.steps,
+            "bytes": self.nbytes,
+            "seconds": round(self.seconds, 4),
+            "findings": [f.to_dict() for f in self.findings],
+            "verdicts": [v.to_dict() for v in shown],
+        }
 
 
 _TITLES = {
@@ -878,21 +1095,21 @@ _TITLES = {
     "audit.test_write": "wrote, moved or deleted tests, conftest.py or sitecustomize",
     "audit.unreadable": "could not be read whole (unknown format, or steps the readers cannot parse)",
     "audit.future_content": "saw in tool outputs what only the task's future holds (objects, subjects, tags, "
-                            "lines of future commits)",
+    "lines of future commits)",
 }
 _SUGGESTIONS = {
     "audit.git_history_leak": "sanitize the task repositories (`evotree audit repo PATH --sanitize`: only the base "
-                              "commit and its ancestors) and re-run; do not promote on this score",
+    "commit and its ancestors) and re-run; do not promote on this score",
     "audit.git_internals_read": "sanitize the task repositories and re-run; do not promote on this score",
     "audit.future_hash": "the task repository holds its own future: sanitize it and re-run",
     "audit.network_fetch": "run without network access; a fetched answer is not a learned one",
     "audit.hidden_data_read": "keep hidden data outside the candidate's reach (judge paths are exported only to "
-                              "the judge); re-run",
+    "the judge); re-run",
     "audit.test_write": "tests are the judge's: make them read-only or restore them before judging; re-run",
     "audit.future_content": "the task repository holds its own future: sanitize it (`evotree audit repo PATH "
-                            "--sanitize`) and re-run; do not promote on this score",
+    "--sanitize`) and re-run; do not promote on this score",
     "audit.unreadable": "convert the file to a format the audit reads (docs/audit.md) or extend the reader; "
-                        "an unread trajectory is not a clean one",
+    "an unread trajectory is not a clean one",
 }
 
 
@@ -907,8 +1124,12 @@ def read_or_unreadable(path: str | os.PathLike[str]) -> list[Trajectory]:
         return [Trajectory(Path(path).name, "unknown", source=str(path), unread=[exc.message])]
 
 
-def findings_from_verdicts(verdicts: Sequence[TrajectoryVerdict], *, version: str | None = None,
-                           totals: dict[str | None, int] | None = None) -> list[Finding]:
+def findings_from_verdicts(
+    verdicts: Sequence[TrajectoryVerdict],
+    *,
+    version: str | None = None,
+    totals: dict[str | None, int] | None = None,
+) -> list[Finding]:
     """One finding per (code, run): the worst severity, counts, rules and a few examples."""
     groups: dict[tuple[str, str | None], list[tuple[TrajectoryVerdict, Hit]]] = {}
     for v in verdicts:
@@ -921,43 +1142,75 @@ def findings_from_verdicts(verdicts: Sequence[TrajectoryVerdict], *, version: st
         trajs = {v.id for v, _ in pairs}
         high_trajs = {v.id for v, h in pairs if Severity.parse(h.severity) >= Severity.HIGH}
         total = (totals or {}).get(run_id)
-        rules = Counter(h.rule.split(" (")[0] if code != "audit.git_history_leak" else _rule_key(h) for _, h in pairs)
+        rules = Counter(
+            h.rule.split(" (")[0] if code != "audit.git_history_leak" else _rule_key(h)
+            for _, h in pairs
+        )
         examples = []
         for v, h in pairs:
             if len(examples) >= _EXAMPLES:
                 break
             if Severity.parse(h.severity) == worst:
-                example = {"trajectory": v.id, "task_id": v.task_id, "phase": v.phase, "source": v.source,
-                           "command": h.command[:300], "rule": h.rule}
+                example = {
+                    "trajectory": v.id,
+                    "task_id": v.task_id,
+                    "phase": v.phase,
+                    "source": v.source,
+                    "command": h.command[:300],
+                    "rule": h.rule,
+                }
                 if h.output:
                     example["output"] = h.output
                 examples.append(example)
         count = len(high_trajs) if worst >= Severity.HIGH else len(trajs)
         of = f" of {total}" if total else ""
         title = f"{count}{of} trajector{'y' if count == 1 else 'ies'} {_TITLES.get(code, code)}"
-        evidence: dict[str, Any] = {"trajectories": count, "total": total,
-                                    "rate": (count / total) if total else None,
-                                    "commands": sum(1 for _ in pairs), "rules": dict(rules.most_common(10)),
-                                    "examples": examples}
-        findings.append(Finding(layer="audit", code=code, severity=worst.label, title=title, evidence=evidence,
-                                suggestion=_SUGGESTIONS.get(code, ""), run_id=run_id, version=version))
+        evidence: dict[str, Any] = {
+            "trajectories": count,
+            "total": total,
+            "rate": (count / total) if total else None,
+            "commands": sum(1 for _ in pairs),
+            "rules": dict(rules.most_common(10)),
+            "examples": examples,
+        }
+        findings.append(
+            Finding(
+                layer="audit",
+                code=code,
+                severity=worst.label,
+                title=title,
+                evidence=evidence,
+                suggestion=_SUGGESTIONS.get(code, ""),
+                run_id=run_id,
+                version=version,
+            )
+        )
     return sort_findings(findings)
 
 
 def _rule_key(hit: Hit) -> str:
     """``git log --all`` / ``git show <rev>`` style key of a git rule."""
     words = hit.rule.split()
-    if len(words) >= 3 and words[0] == "git" and (words[2].startswith("-") and words[2] in hit.rule[:40]):
+    if (
+        len(words) >= 3
+        and words[0] == "git"
+        and (words[2].startswith("-") and words[2] in hit.rule[:40])
+    ):
         return " ".join(words[:3])
     if len(words) >= 2 and words[0] == "git":
         return f"git {words[1]}" + (" <rev>" if "revision" in hit.rule else "")
     return hit.rule[:40]
 
 
-def audit_trajectories(items: Iterable[str | os.PathLike[str] | Trajectory], *,
-                       hidden_paths: Sequence[str] = (), repo: str | os.PathLike[str] | None = None,
-                       base: str | None = None, version: str | None = None,
-                       ancestries: dict[str, Ancestry] | None = None) -> TrajectoryAudit:
+def audit_trajectories(
+    items: Iterable[str | os.PathLike[str] | Trajectory],
+    *,
+    hidden_paths: Sequence[str] = (),
+    repo: str | os.PathLike[str] | None = None,
+    base: str | None = None,
+    version: str | None = None,
+    ancestries: dict[str, Ancestry] | None = None,
+) -> TrajectoryAudit:
     """Audit trajectory files (any format of :mod:`evotree.harness.audit.transcripts`) or objects.
 
     ``hidden_paths``: paths no trajectory may touch. ``repo``/``base``: the task repository and
@@ -982,6 +1235,14 @@ def audit_trajectories(items: Iterable[str | os.PathLike[str] | Trajectory], *,
     flagged = sum(v.flagged for v in verdicts)
     history = sum(v.uses_git_history for v in verdicts)
     findings = findings_from_verdicts(verdicts, version=version, totals=dict(totals))
-    return TrajectoryAudit(trajectories=len(verdicts), flagged=flagged, git_history=history,
-                           git_history_rate=history / len(verdicts) if verdicts else 0.0, verdicts=verdicts,
-                           findings=findings, steps=steps, nbytes=nbytes, seconds=time.perf_counter() - started)
+    return TrajectoryAudit(
+        trajectories=len(verdicts),
+        flagged=flagged,
+        git_history=history,
+        git_history_rate=history / len(verdicts) if verdicts else 0.0,
+        verdicts=verdicts,
+        findings=findings,
+        steps=steps,
+        nbytes=nbytes,
+        seconds=time.perf_counter() - started,
+    )

@@ -59,12 +59,27 @@ from typing import Any
 from evotree.harness.audit.errors import AuditInputError, UnreadableTrajectory
 from evotree.harness.audit.commands import LineJoiner
 
-__all__ = ["Step", "Trajectory", "FORMATS", "read_trajectories", "detect_format", "rollout_trajectory",
-           "trace_trajectory"]
+__all__ = [
+    "Step",
+    "Trajectory",
+    "FORMATS",
+    "read_trajectories",
+    "detect_format",
+    "rollout_trajectory",
+    "trace_trajectory",
+]
 
-FORMATS = ("evotree", "shell", "swe-agent", "mini-swe-agent", "chat", "claude-code", "codex",
-           "codex-exec",
-           "trace")
+FORMATS = (
+    "evotree",
+    "shell",
+    "swe-agent",
+    "mini-swe-agent",
+    "chat",
+    "claude-code",
+    "codex",
+    "codex-exec",
+    "trace",
+)
 
 
 @dataclass
@@ -99,16 +114,66 @@ class Trajectory:
 # ----------------------------------------------------------------------------- helpers
 #: a fenced shell block: ```bash, ```sh, ... and mini-swe-agent 2's ```mswea_bash_command (any
 #: info string naming a shell or a command); the body ends at the closing fence
-_FENCE = re.compile(r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t]*\n(.*?)```",
-                    re.S | re.I)
+_FENCE = re.compile(
+    r"```(bash|sh|shell|console|zsh|[\w-]*(?:bash|shell|command)[\w-]*)?[ \t]*\n(.*?)```",
+    re.S | re.I,
+)
 #: an opening fence and its info string (to tell unread blocks from code shown as text)
 _FENCE_INFO = re.compile(r"```([\w.+-]*)[ \t]*\n")
 #: info strings of blocks that are code shown, not commands run
-_NOT_COMMANDS = frozenset({"python", "py", "python3", "diff", "patch", "json", "yaml", "yml", "toml", "ini",
-                           "text", "txt", "plain", "plaintext", "output", "log", "md", "markdown", "js",
-                           "javascript", "ts", "typescript", "c", "cpp", "c++", "java", "go", "rust", "rs",
-                           "ruby", "rb", "html", "xml", "css", "sql", "csv", "cfg", "conf", "dockerfile",
-                           "makefile", "r", "php", "perl", "lua", "kotlin", "swift", "scala", "tsx", "jsx"})
+_NOT_COMMANDS = frozenset(
+    {
+        "python",
+        "py",
+        "python3",
+        "diff",
+        "patch",
+        "json",
+        "yaml",
+        "yml",
+        "toml",
+        "ini",
+        "text",
+        "txt",
+        "plain",
+        "plaintext",
+        "output",
+        "log",
+        "md",
+        "markdown",
+        "js",
+        "javascript",
+        "ts",
+        "typescript",
+        "c",
+        "cpp",
+        "c++",
+        "java",
+        "go",
+        "rust",
+        "rs",
+        "ruby",
+        "rb",
+        "html",
+        "xml",
+        "css",
+        "sql",
+        "csv",
+        "cfg",
+        "conf",
+        "dockerfile",
+        "makefile",
+        "r",
+        "php",
+        "perl",
+        "lua",
+        "kotlin",
+        "swift",
+        "scala",
+        "tsx",
+        "jsx",
+    }
+)
 #: tool names that run something: a call of such a tool the readers do not know is unread
 _RUNS = re.compile(r"bash|shell|exec|run|command|terminal|git|python|script|sql|eval", re.I)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
@@ -121,8 +186,10 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_text_of(c.get("text", c.get("content")) if isinstance(c, Mapping) else c)
-                         for c in content)
+        return "\n".join(
+            _text_of(c.get("text", c.get("content")) if isinstance(c, Mapping) else c)
+            for c in content
+        )
     if isinstance(content, Mapping):
         return _text_of(content.get("text", content.get("content", "")))
     return str(content)
@@ -138,15 +205,30 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
     """A tool call as shell-equivalent steps (module doc)."""
     low = name.lower()
     q = shlex.quote
-    if low in ("bash", "shell", "exec_command", "run_shell_command", "terminal", "execute_bash", "run",
-               "container.exec", "local_shell", "cmd", "execute_command"):
+    if low in (
+        "bash",
+        "shell",
+        "exec_command",
+        "run_shell_command",
+        "terminal",
+        "execute_bash",
+        "run",
+        "container.exec",
+        "local_shell",
+        "cmd",
+        "execute_command",
+    ):
         command = args.get("command", args.get("cmd", args.get("script", "")))
         return [Step(_argv_text(command), tool=name)]
-    if low in ("write_stdin", "send_input", "send_keys") and isinstance(args.get("chars", args.get("input")), str):
+    if low in ("write_stdin", "send_input", "send_keys") and isinstance(
+        args.get("chars", args.get("input")), str
+    ):
         # Codex's unified exec: characters typed into a running session (a shell) are commands too
         text = str(args.get("chars", args.get("input")))
         return [Step(text.strip(), tool=name)] if text.strip() else []
-    if low in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor") and args.get("path"):
+    if low in ("str_replace_editor", "str_replace_based_edit_tool", "text_editor") and args.get(
+        "path"
+    ):
         words = ["str_replace_editor", str(args.get("command") or "view"), str(args["path"])]
         for key in ("file_text", "old_str", "new_str"):
             if args.get(key) is not None:
@@ -155,7 +237,9 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
     if low in ("read", "view", "open", "read_file") and (args.get("file_path") or args.get("path")):
         path = str(args.get("file_path") or args.get("path"))
         return [Step(f"cat {q(path)}", tool=name)]
-    if low in ("write", "write_file", "create_file") and (args.get("file_path") or args.get("path")):
+    if low in ("write", "write_file", "create_file") and (
+        args.get("file_path") or args.get("path")
+    ):
         path = str(args.get("file_path") or args.get("path"))
         content = args.get("content", args.get("file_text", args.get("text")))
         if isinstance(content, str):
@@ -170,10 +254,16 @@ def _tool_step(name: str, args: Mapping[str, Any]) -> list[Step]:
         for edit in edits:
             if not isinstance(edit, Mapping):
                 continue
-            new = edit.get("new_string", edit.get("new_source", edit.get("new_str", edit.get("content"))))
+            new = edit.get(
+                "new_string", edit.get("new_source", edit.get("new_str", edit.get("content")))
+            )
             old = edit.get("old_string", edit.get("old_str"))
             if isinstance(new, str):
-                words = ["str_replace_editor", "str_replace" if isinstance(old, str) else "insert", path]
+                words = [
+                    "str_replace_editor",
+                    "str_replace" if isinstance(old, str) else "insert",
+                    path,
+                ]
                 words += (["--old_str", old] if isinstance(old, str) else []) + ["--new_str", new]
                 steps.append(Step(shlex.join(words), tool=name))
         return steps or [Step(f"tee {q(path)}", tool=name)]
@@ -250,12 +340,20 @@ def _swe_agent(data: Mapping[str, Any], tid: str, source: str) -> Trajectory:
             continue
         action = entry.get("action")
         if action:
-            traj.steps.append(Step(_swe_classic(str(action), state), None if entry.get("observation") is None
-                                   else _text_of(entry.get("observation"))))
+            traj.steps.append(
+                Step(
+                    _swe_classic(str(action), state),
+                    None
+                    if entry.get("observation") is None
+                    else _text_of(entry.get("observation")),
+                )
+            )
     if not traj.steps:  # only a history of messages
         hist = _messages(data.get("history") or [], tid, source, "swe-agent")
         if entries and not hist.steps:
-            hist.unread = [f"none of the {len(entries)} trajectory entries has an action the audit can read"]
+            hist.unread = [
+                f"none of the {len(entries)} trajectory entries has an action the audit can read"
+            ]
         return hist
     traj.prompt = _swe_prompt(data.get("history"))
     return traj
@@ -283,8 +381,11 @@ def _fenced(info: str, body: str) -> str:
 
 def _unknown_fences(text: str) -> list[str]:
     """Info strings of fenced blocks in ``text`` that are neither shell nor code shown as text."""
-    return [info for info in _FENCE_INFO.findall(text)
-            if info and info.lower() not in _NOT_COMMANDS and not _FENCE.match("```" + info + "\n```")]
+    return [
+        info
+        for info in _FENCE_INFO.findall(text)
+        if info and info.lower() not in _NOT_COMMANDS and not _FENCE.match("```" + info + "\n```")
+    ]
 
 
 def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Trajectory:
@@ -329,13 +430,19 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
                 name = str(fn.get("name", ""))
                 steps = _tool_step(name, _load_args(fn.get("arguments")))
                 if not steps and _RUNS.search(name):
-                    traj.unread.append(f"tool call {name!r} (assistant turn {turns}) is not a tool the audit reads")
+                    traj.unread.append(
+                        f"tool call {name!r} (assistant turn {turns}) is not a tool the audit reads"
+                    )
                 for step in steps:
                     traj.steps.append(step)
                     if isinstance(call, Mapping) and call.get("id"):
                         pending[str(call["id"])] = step
                 last += steps
-            if isinstance(msg.get("action"), str) and msg.get("action") and not msg.get("tool_calls"):
+            if (
+                isinstance(msg.get("action"), str)
+                and msg.get("action")
+                and not msg.get("tool_calls")
+            ):
                 step = Step(_swe_classic(msg["action"], state))  # SWE-agent history
                 traj.steps.append(step)
                 last.append(step)
@@ -348,12 +455,16 @@ def _messages(messages: Iterable[Any], tid: str, source: str, fmt: str) -> Traje
                 if not blocks:
                     unknown = _unknown_fences(content)
                     if unknown:
-                        traj.unread.append(f"assistant turn {turns} has a ```{unknown[0]} block the audit "
-                                           "cannot read as a command")
+                        traj.unread.append(
+                            f"assistant turn {turns} has a ```{unknown[0]} block the audit "
+                            "cannot read as a command"
+                        )
         elif role in ("user", "tool", "function"):
             raw = extra.get("raw_output")
             text = raw if isinstance(raw, str) else _text_of(msg.get("content"))
-            target = pending.pop(str(msg.get("tool_call_id")), None) if msg.get("tool_call_id") else None
+            target = (
+                pending.pop(str(msg.get("tool_call_id")), None) if msg.get("tool_call_id") else None
+            )
             if not traj.steps and role == "user":
                 prompt.append(text)
             if target is not None:
@@ -377,45 +488,80 @@ def _jsonl_kind(obj: Mapping[str, Any]) -> str | None:
     if obj.get("kind") in ("exec", "connect") and ("argv" in obj or "address" in obj):
         return "trace"
     kind = obj.get("type")
-    if kind in ("assistant", "user", "summary", "system") and ("message" in obj or "sessionId" in obj
-                                                                or "uuid" in obj):
+    if kind in ("assistant", "user", "summary", "system") and (
+        "message" in obj or "sessionId" in obj or "uuid" in obj
+    ):
         return "claude-code"
-    if kind in ("response_item", "session_meta", "turn_context", "event_msg", "function_call",
-                "function_call_output", "local_shell_call", "local_shell_call_output", "custom_tool_call",
-                "custom_tool_call_output", "message", "reasoning"):
+    if kind in (
+        "response_item",
+        "session_meta",
+        "turn_context",
+        "event_msg",
+        "function_call",
+        "function_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "message",
+        "reasoning",
+    ):
         return "codex"
     if "role" in obj and ("content" in obj or "tool_calls" in obj):
         return "chat"
     framed = kind not in ("error", "item.started", "item.updated", "item.completed")
-    if kind in _EXEC_EVENTS and (framed or isinstance(obj.get("item"), Mapping) or "message" in obj):
+    if kind in _EXEC_EVENTS and (
+        framed or isinstance(obj.get("item"), Mapping) or "message" in obj
+    ):
         return "codex-exec"
     return None
 
 
 #: the event types of ``codex exec --json`` (``thread.resumed``/``item.created``: older spellings)
-_EXEC_EVENTS = frozenset({"thread.started", "thread.resumed", "turn.started", "turn.completed",
-                          "turn.failed", "item.started", "item.created", "item.updated",
-                          "item.completed", "error"})
+_EXEC_EVENTS = frozenset(
+    {
+        "thread.started",
+        "thread.resumed",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.created",
+        "item.updated",
+        "item.completed",
+        "error",
+    }
+)
 #: item types of ``codex exec --json`` that run nothing (no step)
 _EXEC_QUIET = frozenset({"agent_message", "assistant_message", "reasoning", "todo_list", "error"})
 
 
 def _rollout(obj: Mapping[str, Any], source: str | None, nbytes: int = 0) -> Trajectory:
     run_id = str(obj.get("run_id") or "")
-    tid = "/".join(str(obj.get(k, "")) for k in ("run_id", "phase", "step", "group_id", "sample_index"))
+    tid = "/".join(
+        str(obj.get(k, "")) for k in ("run_id", "phase", "step", "group_id", "sample_index")
+    )
     commands = obj.get("commands") or []
     steps = [Step(str(c)) for c in commands]
     text = obj.get("text")
     if isinstance(text, str) and text and steps:
         _outputs_from_text(steps, text)
     # the transcript before the first command is what the task gave the agent (its prompt)
-    first = text.find(steps[0].command) \
-        if isinstance(text, str) and steps and steps[0].command else -1
-    return Trajectory(tid, "evotree", steps, source=source,
-                      task_id=None if obj.get("task_id") is None else str(obj.get("task_id")),
-                      run_id=run_id or None, phase=obj.get("phase"),
-                      text=obj.get("text") if isinstance(obj.get("text"), str) else None, nbytes=nbytes,
-                      prompt=text[:first].strip() or None if first > 0 else None)
+    first = (
+        text.find(steps[0].command) if isinstance(text, str) and steps and steps[0].command else -1
+    )
+    return Trajectory(
+        tid,
+        "evotree",
+        steps,
+        source=source,
+        task_id=None if obj.get("task_id") is None else str(obj.get("task_id")),
+        run_id=run_id or None,
+        phase=obj.get("phase"),
+        text=obj.get("text") if isinstance(obj.get("text"), str) else None,
+        nbytes=nbytes,
+        prompt=text[:first].strip() or None if first > 0 else None,
+    )
 
 
 def _outputs_from_text(steps: list[Step], text: str) -> None:
@@ -432,7 +578,7 @@ def _outputs_from_text(steps: list[Step], text: str) -> None:
         pos = at + len(marker)
     for k, step in enumerate(steps):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
-        step.output = text[starts[k][1]:end].strip("\n")
+        step.output = text[starts[k][1] : end].strip("\n")
 
 
 def rollout_trajectory(row: Mapping[str, Any], source: str | None = None) -> Trajectory:
@@ -501,7 +647,10 @@ class _Session:
                 self.pending[call_id] = step
         elif kind == "local_shell_call":
             action = item.get("action") or {}
-            step = Step(_argv_text(action.get("command") if isinstance(action, Mapping) else ""), tool="local_shell")
+            step = Step(
+                _argv_text(action.get("command") if isinstance(action, Mapping) else ""),
+                tool="local_shell",
+            )
             self.traj.steps.append(step)
             self.pending[call_id] = step
         elif kind in ("function_call_output", "local_shell_call_output", "custom_tool_call_output"):
@@ -515,7 +664,6 @@ class _Session:
                     except ValueError:
                         pass
                 step.output = _text_of(out)
-
 
     def codex_exec(self, obj: Mapping[str, Any]) -> None:
         """One ``codex exec --json`` event: an item becomes a step when it starts (or completes,
@@ -535,8 +683,10 @@ class _Session:
             elif command and command != step.command:  # the completed item is what ran
                 step.command = command
             out = item.get("aggregated_output")
-            done = obj.get("type") == "item.completed" \
-                or item.get("status") not in (None, "in_progress")
+            done = obj.get("type") == "item.completed" or item.get("status") not in (
+                None,
+                "in_progress",
+            )
             if isinstance(out, str) and (out or done):
                 step.output = out
             return
@@ -544,9 +694,15 @@ class _Session:
             return
         if kind == "file_change":
             changes = item.get("changes") if isinstance(item.get("changes"), list) else []
-            steps = [Step(("rm -f " if str(c.get("kind")) == "delete" else "tee ")
-                          + shlex.quote(str(c.get("path"))), tool="file_change")
-                     for c in changes if isinstance(c, Mapping) and c.get("path")]
+            steps = [
+                Step(
+                    ("rm -f " if str(c.get("kind")) == "delete" else "tee ")
+                    + shlex.quote(str(c.get("path"))),
+                    tool="file_change",
+                )
+                for c in changes
+                if isinstance(c, Mapping) and c.get("path")
+            ]
             if not steps and changes:
                 self.traj.unread.append("a file_change item names no path")
         elif kind == "mcp_tool_call":
@@ -555,8 +711,12 @@ class _Session:
             if not steps:
                 self._unread_tool(name)
         elif kind == "web_search":
-            steps = [Step(f"curl {shlex.quote('websearch:' + str(item.get('query', '')))}",
-                          tool="web_search")]
+            steps = [
+                Step(
+                    f"curl {shlex.quote('websearch:' + str(item.get('query', '')))}",
+                    tool="web_search",
+                )
+            ]
         else:
             if kind not in _EXEC_QUIET:
                 self._unread_tool(kind)
@@ -566,8 +726,14 @@ class _Session:
         self.pending[key] = steps[0] if steps else Step("")
 
 
-def trace_trajectory(rows: Iterable[Mapping[str, Any]], tid: str, source: str | None = None, *,
-                     run_id: str | None = None, phase: str | None = None) -> Trajectory:
+def trace_trajectory(
+    rows: Iterable[Mapping[str, Any]],
+    tid: str,
+    source: str | None = None,
+    *,
+    run_id: str | None = None,
+    phase: str | None = None,
+) -> Trajectory:
     """A runtime trace (:mod:`evotree.harness.audit.trace`) as a trajectory: each program that ran
     is a step (its argv as a command line, in its working directory); each connect to an
     internet address a step ``connect() ADDRESS:PORT``; each open of git storage (objects, packs,
@@ -579,20 +745,31 @@ def trace_trajectory(rows: Iterable[Mapping[str, Any]], tid: str, source: str | 
             if not argv[0]:
                 continue
             exit_ = row.get("exit")
-            traj.steps.append(Step(shlex.join(argv), None if exit_ is None else f"[exit {exit_}]", tool="exec"))
+            traj.steps.append(
+                Step(shlex.join(argv), None if exit_ is None else f"[exit {exit_}]", tool="exec")
+            )
             again = row.get("argv_at_exit")
             if isinstance(again, list) and again and [str(a) for a in again] != argv:
                 traj.steps.append(Step(shlex.join(str(a) for a in again), None, tool="exec"))
-        elif row.get("kind") == "open":  # git storage read by a program that is not git: a library, zlib
+        elif (
+            row.get("kind") == "open"
+        ):  # git storage read by a program that is not git: a library, zlib
             path = str(row.get("path") or "")
             if path:
                 by = str(row.get("exe") or row.get("comm") or "a program")
-                traj.steps.append(Step(shlex.join(["open()", path]), f"[opened by {by}]", tool="open"))
+                traj.steps.append(
+                    Step(shlex.join(["open()", path]), f"[opened by {by}]", tool="open")
+                )
         elif row.get("kind") == "connect":
             addr, port = str(row.get("address") or ""), row.get("port")
             host = f"[{addr}]" if ":" in addr else addr
-            traj.steps.append(Step(shlex.join(["connect()", f"{host}:{port}" if port else host]),
-                                   str(row.get("result") or ""), tool="connect"))
+            traj.steps.append(
+                Step(
+                    shlex.join(["connect()", f"{host}:{port}" if port else host]),
+                    str(row.get("result") or ""),
+                    tool="connect",
+                )
+            )
     return traj
 
 
@@ -640,13 +817,17 @@ def _jsonl(text: str, source: str, stem: str) -> list[Trajectory]:
             session.traj.unread.append(f"{bad} line(s) are not JSON objects")
         out.append(session.traj)
     elif bad and good:
-        out.append(Trajectory(stem, "evotree", source=source,
-                              unread=[f"{bad} line(s) are not JSON objects"]))
+        out.append(
+            Trajectory(
+                stem, "evotree", source=source, unread=[f"{bad} line(s) are not JSON objects"]
+            )
+        )
     if not good:
         raise UnreadableTrajectory(
             f"{source}: {bad} malformed line(s) and no line of a known trajectory format",
             fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
-                "Claude Code / Codex JSONL (see docs/audit.md)")
+            "Claude Code / Codex JSONL (see docs/audit.md)",
+        )
     return out
 
 
@@ -663,9 +844,10 @@ def _fish_entries(lines: list[str]) -> list[str]:
     entries = []
     for line in lines:
         if line.startswith("- cmd: "):
-            raw = line[len("- cmd: "):]
-            entries.append(re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1),
-                                  raw))
+            raw = line[len("- cmd: ") :]
+            entries.append(
+                re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), raw)
+            )
     return [e for e in entries if e.strip()]
 
 
@@ -686,14 +868,16 @@ def _history_entries(text: str) -> list[str]:
         entries: list[str] = []
         for line in lines:
             if _ZSH_LINE.match(line):
-                entries.append(line[line.index(";") + 1:])
+                entries.append(line[line.index(";") + 1 :])
             elif entries:
                 prev = entries[-1]
                 entries[-1] = (prev[:-1] if prev.endswith("\\") else prev) + "\n" + line
             elif line.strip():
                 entries.append(line)
         return [e[:-1] if e.endswith("\\") else e for e in entries if e.strip()]
-    groups: list[list[str]] = [[]]  # a timestamp line (bash HISTTIMEFORMAT) starts an entry for sure
+    groups: list[list[str]] = [
+        []
+    ]  # a timestamp line (bash HISTTIMEFORMAT) starts an entry for sure
     for line in lines:
         if _TS_LINE.match(line):
             groups.append([])
@@ -719,7 +903,7 @@ def _history_entries(text: str) -> list[str]:
                 if done:
                     break
             if joiner.finished or j >= len(group):
-                entries.append("\n".join(group[k - 1:j]))
+                entries.append("\n".join(group[k - 1 : j]))
                 k = j
             else:
                 entries.append(line)  # never finished: a line of its own after all
@@ -738,8 +922,10 @@ def _shell_history(text: str, source: str, stem: str) -> Trajectory:
     traj = Trajectory(stem, "shell", [Step(e) for e in entries], source=source)
     prose = sum(bool(_PROSE.match(e.strip())) for e in entries)
     if entries and prose * 2 > len(entries):
-        traj.unread.append(f"not a shell history: {prose} of {len(entries)} lines read as prose "
-                           "or markdown (a format the audit does not know)")
+        traj.unread.append(
+            f"not a shell history: {prose} of {len(entries)} lines read as prose "
+            "or markdown (a format the audit does not know)"
+        )
     return traj
 
 
@@ -787,12 +973,20 @@ def _read_parquet(path: Path) -> list[Trajectory]:
     try:
         table = pq.read_table(path, columns=None)
     except Exception as exc:  # noqa: BLE001 - any pyarrow failure is an input error here
-        raise AuditInputError(f"{path}: not a readable Parquet file ({exc})",
-                              fix="pass a rollouts.parquet of a finished run") from None
+        raise AuditInputError(
+            f"{path}: not a readable Parquet file ({exc})",
+            fix="pass a rollouts.parquet of a finished run",
+        ) from None
     if "commands" not in table.column_names:
-        raise AuditInputError(f"{path}: a Parquet file without a 'commands' column is not a rollouts file",
-                              fix="pass <run>/rollouts.parquet")
-    return [_rollout(row, f"{path}:{i}") for i, row in enumerate(table.to_pylist()) if row.get("commands")]
+        raise AuditInputError(
+            f"{path}: a Parquet file without a 'commands' column is not a rollouts file",
+            fix="pass <run>/rollouts.parquet",
+        )
+    return [
+        _rollout(row, f"{path}:{i}")
+        for i, row in enumerate(table.to_pylist())
+        if row.get("commands")
+    ]
 
 
 def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
@@ -803,8 +997,9 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
     try:
         raw = p.read_bytes()
     except OSError as exc:
-        raise AuditInputError(f"cannot read {p}: {exc.strerror or exc}",
-                              fix="check the path (a file, readable)") from None
+        raise AuditInputError(
+            f"cannot read {p}: {exc.strerror or exc}", fix="check the path (a file, readable)"
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -814,12 +1009,17 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
     fmt, data = _detect(text)
     if fmt == "shell":
         if "\x00" in text:
-            raise UnreadableTrajectory(f"{p}: a binary file, not a trajectory",
-                                  fix="pass a trajectory or transcript file (docs/audit.md lists the formats)")
+            raise UnreadableTrajectory(
+                f"{p}: a binary file, not a trajectory",
+                fix="pass a trajectory or transcript file (docs/audit.md lists the formats)",
+            )
         traj = _shell_history(text, source, stem)
         traj.nbytes = len(raw)
         return [traj]
-    if data is not None and fmt not in ("claude-code", "codex"):  # one JSON document (not a 1-line session)
+    if data is not None and fmt not in (
+        "claude-code",
+        "codex",
+    ):  # one JSON document (not a 1-line session)
         if fmt == "swe-agent":
             traj = _swe_agent(data, stem, source)
         elif fmt == "mini-swe-agent":
@@ -832,7 +1032,8 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
             raise UnreadableTrajectory(
                 f"{p}: JSON, but not a known trajectory format (no 'trajectory', 'history' or 'messages')",
                 fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
-                    "Claude Code / Codex JSONL (see docs/audit.md)")
+                "Claude Code / Codex JSONL (see docs/audit.md)",
+            )
         traj.nbytes = len(raw)
         return [traj]
     if fmt == "trace":

@@ -17,9 +17,23 @@ from functools import lru_cache
 from evotree.harness.audit import inline as _inline
 from evotree.harness.audit import static as _static
 from evotree.harness.audit import spawners as _spawners
-from evotree.harness.audit.lexer import SimpleCommand, _ASSIGN, _KEYWORDS, _Lexer, _SPECIAL, _basename, _split
-from evotree.harness.audit.rules import (_GIT_GLOBAL_ARG, _GIT_INTERNAL, _git_rules, _git_split, _positionals,
-                                         is_head_relative)
+from evotree.harness.audit.lexer import (
+    SimpleCommand,
+    _ASSIGN,
+    _KEYWORDS,
+    _Lexer,
+    _SPECIAL,
+    _basename,
+    _split,
+)
+from evotree.harness.audit.rules import (
+    _GIT_GLOBAL_ARG,
+    _GIT_INTERNAL,
+    _git_rules,
+    _git_split,
+    _positionals,
+    is_head_relative,
+)
 
 __all__ = ["MAX_DEPTH", "ShellContext", "LISTED_REFS", "parse_shell"]
 
@@ -46,8 +60,28 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
     "unbuffer": (frozenset(), 0),
     "watch": (frozenset({"-n", "--interval", "-d"}), 0),
-    "xargs": (frozenset({"-I", "-i", "-n", "-L", "-l", "-P", "-d", "-E", "-e", "-s", "-a",
-                         "--max-args", "--max-procs", "--delimiter", "--arg-file"}), 0),
+    "xargs": (
+        frozenset(
+            {
+                "-I",
+                "-i",
+                "-n",
+                "-L",
+                "-l",
+                "-P",
+                "-d",
+                "-E",
+                "-e",
+                "-s",
+                "-a",
+                "--max-args",
+                "--max-procs",
+                "--delimiter",
+                "--arg-file",
+            }
+        ),
+        0,
+    ),
     "taskset": (frozenset(), 1),
     "chronic": (frozenset(), 0),
     "caffeinate": (frozenset(), 0),
@@ -66,11 +100,18 @@ def _after_options(argv: Sequence[str], with_arg: frozenset[str], skip: int) -> 
             break
         if word.startswith("-") and len(word) > 1:
             name = word.split("=", 1)[0]
-            k += 2 if (name in with_arg and "=" not in word and not (len(word) > 2 and word[:2] in with_arg
-                                                                     and not word.startswith("--"))) else 1
+            k += (
+                2
+                if (
+                    name in with_arg
+                    and "=" not in word
+                    and not (len(word) > 2 and word[:2] in with_arg and not word.startswith("--"))
+                )
+                else 1
+            )
             continue
         break
-    return list(argv[k + skip:])
+    return list(argv[k + skip :])
 
 
 class ShellContext(list):  # type: ignore[type-arg]
@@ -117,8 +158,12 @@ class ShellContext(list):  # type: ignore[type-arg]
                 return True
             return any(_basename(p).rsplit(".", 1)[0] in text for p in self.scripts if p)
         return False
-_VAR_WORD = re.compile(r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)"
-                       r"(?:\[(?:0|@|\*)\])?\})$")
+
+
+_VAR_WORD = re.compile(
+    r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)"
+    r"(?:\[(?:0|@|\*)\])?\})$"
+)
 _VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 #: what a variable or an ``xargs`` argument holds when it comes from a listing of references
 #: beyond the task's base (``git branch -r | xargs git show``): a ref, as far as the rules go
@@ -132,7 +177,9 @@ def _expand(argv: list[str], vars_: dict[str, str]) -> list[str]:
         if m and (m.group(1) or m.group(2)) in vars_:
             out.extend(vars_[m.group(1) or m.group(2)].split())
         elif "$" in word:
-            out.append(_VAR_REF.sub(lambda r: vars_.get(r.group(1) or r.group(2), r.group(0)), word))
+            out.append(
+                _VAR_REF.sub(lambda r: vars_.get(r.group(1) or r.group(2), r.group(0)), word)
+            )
         else:
             out.append(word)
     return out
@@ -204,7 +251,7 @@ def _substitute(word: str, sink: ShellContext) -> str:
     while i < n:
         if word.startswith("$(", i) and not word.startswith("$((", i):
             end = _Lexer(word)._matching(i + 2, "(", ")")
-            inner = word[i + 2:end - 1]
+            inner = word[i + 2 : end - 1]
             value = _static_text(inner, sink)
             if value is None and _reads_listed(inner, sink):
                 value = LISTED_REFS  # a line of a file a listing of references was written to
@@ -218,12 +265,12 @@ def _substitute(word: str, sink: ShellContext) -> str:
             if j < 0:
                 out.append(word[i:])
                 break
-            value = _static_text(word[i + 1:j], sink)
-            if value is None and _reads_listed(word[i + 1:j], sink):
+            value = _static_text(word[i + 1 : j], sink)
+            if value is None and _reads_listed(word[i + 1 : j], sink):
                 value = LISTED_REFS
             if value is None:
-                value = _resolved_rev(word[i + 1:j])
-            out.append(word[i:j + 1] if value is None else value)
+                value = _resolved_rev(word[i + 1 : j])
+            out.append(word[i : j + 1] if value is None else value)
             i = j + 1
             continue
         out.append(word[i])
@@ -293,10 +340,35 @@ def _procsub_body(word: str, sink: ShellContext) -> str | None:
 # ----------------------------------------------------------------------------- what a pipe feeds
 #: programs that pass (a selection of) their input on: a listing piped through them is still
 #: that listing
-_PASS_THROUGH = frozenset({"head", "tail", "grep", "egrep", "fgrep", "rg", "cut", "sort", "uniq", "awk", "gawk",
-                           "sed", "tr", "cat", "tee", "column", "fmt", "tac", "shuf", "paste", "xargs", "while"})
-_REF_LISTERS = frozenset({"tag", "for-each-ref", "show-ref", "reflog", "ls-remote", "stash", "name-rev",
-                          "describe"})
+_PASS_THROUGH = frozenset(
+    {
+        "head",
+        "tail",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "cut",
+        "sort",
+        "uniq",
+        "awk",
+        "gawk",
+        "sed",
+        "tr",
+        "cat",
+        "tee",
+        "column",
+        "fmt",
+        "tac",
+        "shuf",
+        "paste",
+        "xargs",
+        "while",
+    }
+)
+_REF_LISTERS = frozenset(
+    {"tag", "for-each-ref", "show-ref", "reflog", "ls-remote", "stash", "name-rev", "describe"}
+)
 
 
 def _pipe_source(cmd: SimpleCommand | None, sink: ShellContext) -> tuple[str, list[str] | None]:
@@ -315,9 +387,15 @@ def _pipe_source(cmd: SimpleCommand | None, sink: ShellContext) -> tuple[str, li
         name = _basename(argv[0])
         if name in _PASS_THROUGH and _names_listed(cmd, _listed_files(sink)):
             return "beyond", None
-        if name in _PASS_THROUGH and cmd.stdin is not None and not (
-                name in ("grep", "egrep", "fgrep", "rg", "cat") and len([a for a in argv[1:] if not a.startswith("-")])
-                > (0 if name == "cat" else 1)):
+        if (
+            name in _PASS_THROUGH
+            and cmd.stdin is not None
+            and not (
+                name in ("grep", "egrep", "fgrep", "rg", "cat")
+                and len([a for a in argv[1:] if not a.startswith("-")])
+                > (0 if name == "cat" else 1)
+            )
+        ):
             cmd = cmd.stdin
             hops += 1
             continue
@@ -383,7 +461,11 @@ def _remember_script(name: str, argv: list[str], cmd: SimpleCommand, sink: Shell
             sink.scripts[path] = sink.scripts.get(path, "") + body
         else:
             sink.scripts[path] = body
-_PATCH_HEAD = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$|^\*\*\* Move to: (.+?)\s*$")
+
+
+_PATCH_HEAD = re.compile(
+    r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$|^\*\*\* Move to: (.+?)\s*$"
+)
 
 
 def _patch_writes(text: str) -> list[tuple[str, str, bool]]:
@@ -406,14 +488,18 @@ def _patch_writes(text: str) -> list[tuple[str, str, bool]]:
     return [(p, "\n".join(lines), complete) for p, lines, complete in out]
 
 
-def _write_file(path: str, content: str, complete: bool, sink: ShellContext, redirects: tuple = ()) -> None:
+def _write_file(
+    path: str, content: str, complete: bool, sink: ShellContext, redirects: tuple = ()
+) -> None:
     """An editor tool or patch wrote ``path``: remember its content, and let the write rules see it."""
     key = _norm_path(path)
     if complete:
         sink.scripts[key] = content
     else:
         old_key = _script_key(path, sink.scripts)
-        sink.scripts[old_key or key] = ((sink.scripts.get(old_key, "") + "\n") if old_key else "") + content
+        sink.scripts[old_key or key] = (
+            (sink.scripts.get(old_key, "") + "\n") if old_key else ""
+        ) + content
     sink.append(SimpleCommand(("tee", path), redirects))
 
 
@@ -447,6 +533,8 @@ def _editor(argv: list[str], sink: ShellContext) -> None:
             _write_file(path, new, False, sink)
         return
     sink.append(SimpleCommand(("tee", path)))
+
+
 _EDIT_BLOCK = re.compile(r"^edit\s+(?:\d+(?::\d+)?\s*)?\n(.*?)(?:\n)?end_of_edit\s*$", re.S)
 
 
@@ -465,12 +553,16 @@ def _git_sub_index(argv: Sequence[str]) -> int:
     return -1
 
 
-def _emit_code(calls: Iterable[tuple[str, tuple[str, ...] | str]], depth: int, sink: ShellContext) -> None:
+def _emit_code(
+    calls: Iterable[tuple[str, tuple[str, ...] | str]], depth: int, sink: ShellContext
+) -> None:
     for kind, value in calls:
         if kind == "shell":
             _parse_into(str(value), depth + 1, sink)
         elif value:
             _unwrap(SimpleCommand(tuple(value)), depth + 1, sink)
+
+
 _MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 _MAKE_RULE = re.compile(r"^([^\s#:=][^:=]*?)\s*::?(?!=)\s*([^;=]*?)\s*(?:;\s*(.*))?$")
 
@@ -496,8 +588,11 @@ def _make_recipes(argv: Sequence[str], sink: ShellContext) -> list[str]:
         elif not word.startswith("-") and "=" not in word:
             targets.append(word)
         k += 1
-    key = _script_key(path, sink.scripts) if path else next(
-        (p for p in sink.scripts if _basename(p) in _MAKEFILES), None)
+    key = (
+        _script_key(path, sink.scripts)
+        if path
+        else next((p for p in sink.scripts if _basename(p) in _MAKEFILES), None)
+    )
     if key is None:
         return []
     rules: dict[str, tuple[list[str], list[str]]] = {}
@@ -541,17 +636,33 @@ def _run_script(body: str, interpreter: str, depth: int, sink: ShellContext) -> 
     """A file the trajectory wrote is run: read it as the program that runs it would."""
     first = body.lstrip()[:120].split("\n", 1)[0]
     if interpreter == "shebang":
-        interpreter = ("python" if "python" in first else "node" if re.search(r"\b(node|deno|bun)\b", first) else
-                       "perl" if re.search(r"\b(perl|ruby|php)\b", first) else "sh")
+        interpreter = (
+            "python"
+            if "python" in first
+            else "node"
+            if re.search(r"\b(node|deno|bun)\b", first)
+            else "perl"
+            if re.search(r"\b(perl|ruby|php)\b", first)
+            else "sh"
+        )
     if interpreter == "python":
         _emit_code(_inline.python_calls(body), depth, sink)
     elif interpreter in ("node", "perl"):
         _emit_code(_inline.foreign_calls(body), depth, sink)
     else:
         _parse_into(body, depth + 1, sink)
-_FOREIGN = {"node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval", "-p", "--print"),
-            "bun": ("-e", "--eval"), "deno": ("eval",), "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",),
-            "Rscript": ("-e",)}
+
+
+_FOREIGN = {
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval"),
+    "deno": ("eval",),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "php": ("-r",),
+    "Rscript": ("-e",),
+}
 
 
 def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
@@ -572,11 +683,17 @@ def _unwrap(cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
     if name in ("make", "gmake") and cmd.heredoc is not None and _reads_stdin_makefile(argv):
         sink.scripts["/dev/stdin"] = cmd.heredoc  # ``make -f - <<EOF``: the body is the Makefile
         stdin_file = ("--file=-", "-f-", "--file=/dev/stdin", "--makefile=-")
-        argv = [w for a in argv for w in (["-f", "/dev/stdin"] if a in stdin_file
-                                          else ["/dev/stdin"] if a == "-" else [a])]
+        argv = [
+            w
+            for a in argv
+            for w in (
+                ["-f", "/dev/stdin"] if a in stdin_file else ["/dev/stdin"] if a == "-" else [a]
+            )
+        ]
     _run_written(name, argv, depth, sink)
-    if _unwrap_runner(name, argv, cmd, depth, sink) \
-            or _interpreter_code(name, argv, cmd, depth, sink):
+    if _unwrap_runner(name, argv, cmd, depth, sink) or _interpreter_code(
+        name, argv, cmd, depth, sink
+    ):
         return
     sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin))
 
@@ -629,7 +746,9 @@ def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCo
             if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", var):
                 sink.vars[var] = value
         return True
-    if name == "for" and len(argv) > 2:  # for VAR in WORDS: the loop variable takes a value the rules can judge
+    if (
+        name == "for" and len(argv) > 2
+    ):  # for VAR in WORDS: the loop variable takes a value the rules can judge
         var, words = argv[1], argv[3:]
         value = None
         for word in words:
@@ -662,12 +781,48 @@ def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCo
 
 #: git subcommands that read history or references: after a command name the audit could not
 #: resolve (``$X log --all``, ``$(unknown) show origin/fix``) the words are judged as git's
-_GIT_WORDS = frozenset({"log", "show", "diff", "cat-file", "rev-list", "reflog", "for-each-ref",
-                        "show-ref", "ls-remote", "fetch", "checkout", "restore", "switch", "reset",
-                        "cherry-pick", "merge", "stash", "notes", "ls-tree", "rev-parse", "archive",
-                        "bundle", "format-patch", "diff-tree", "whatchanged", "shortlog", "fsck",
-                        "pull", "clone", "show-branch", "blame", "fast-export", "verify-pack",
-                        "unpack-objects", "name-rev", "describe", "range-diff", "rebase"})
+_GIT_WORDS = frozenset(
+    {
+        "log",
+        "show",
+        "diff",
+        "cat-file",
+        "rev-list",
+        "reflog",
+        "for-each-ref",
+        "show-ref",
+        "ls-remote",
+        "fetch",
+        "checkout",
+        "restore",
+        "switch",
+        "reset",
+        "cherry-pick",
+        "merge",
+        "stash",
+        "notes",
+        "ls-tree",
+        "rev-parse",
+        "archive",
+        "bundle",
+        "format-patch",
+        "diff-tree",
+        "whatchanged",
+        "shortlog",
+        "fsck",
+        "pull",
+        "clone",
+        "show-branch",
+        "blame",
+        "fast-export",
+        "verify-pack",
+        "unpack-objects",
+        "name-rev",
+        "describe",
+        "range-diff",
+        "rebase",
+    }
+)
 _READ_VALUED = frozenset({"-d", "-n", "-N", "-p", "-t", "-u"})
 _MAPFILE_VALUED = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
 
@@ -686,8 +841,9 @@ def _builtin_sets(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCon
     if text is None:
         return False
     valued = _READ_VALUED if name == "read" else _MAPFILE_VALUED
-    names = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-")
-             and argv[k - 1] not in valued]
+    names = [
+        a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in valued
+    ]
     if names:
         first = text.splitlines()[0] if text.strip() else ""
         sink.vars[names[-1] if name != "read" else names[0]] = first.strip()
@@ -721,11 +877,14 @@ def _editor_tool(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellCont
 
 def _remember_writes(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> None:
     """Files written from the command line, and files a listing of references went to."""
-    if name in ("cat", "tee", "echo", "printf", "cp", "mv") or (cmd.redirects and name in _static.FILTERS):
+    if name in ("cat", "tee", "echo", "printf", "cp", "mv") or (
+        cmd.redirects and name in _static.FILTERS
+    ):
         _remember_script(name, argv, cmd, sink)
     if cmd.redirects and (name == "git" or cmd.stdin is not None or name in _PASS_THROUGH):
-        _remember_listing(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin),
-                          sink)
+        _remember_listing(
+            SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin), sink
+        )
 
 
 def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | None:
@@ -740,23 +899,26 @@ def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | N
                 alias, _, value = argv[j + 1][6:].partition("=")
                 inline[alias] = value
         if sub == "config":
-            words = [a for a in argv[k + 1:] if not a.startswith("-")]
+            words = [a for a in argv[k + 1 :] if not a.startswith("-")]
             if len(words) >= 2 and words[0].startswith("alias."):
                 sink.git_aliases[words[0][6:]] = " ".join(words[1:])
         value = inline.get(sub, sink.git_aliases.get(sub))
         if value is not None and depth < MAX_DEPTH:
             if value.startswith("!"):
-                _parse_into(value[1:] + " " + " ".join(argv[k + 1:]), depth + 1, sink)
+                _parse_into(value[1:] + " " + " ".join(argv[k + 1 :]), depth + 1, sink)
                 return None
-            argv = [*argv[:k], *value.split(), *argv[k + 1:]]
+            argv = [*argv[:k], *value.split(), *argv[k + 1 :]]
     return argv
 
 
 def _reads_stdin_makefile(argv: Sequence[str]) -> bool:
     """``make -f -`` / ``make -f /dev/stdin`` / ``make --file=-``: the Makefile is the input."""
     for k, word in enumerate(argv[1:], 1):
-        if word in ("-f", "--file", "--makefile") and k + 1 < len(argv) \
-                and argv[k + 1] in ("-", "/dev/stdin"):
+        if (
+            word in ("-f", "--file", "--makefile")
+            and k + 1 < len(argv)
+            and argv[k + 1] in ("-", "/dev/stdin")
+        ):
             return True
         if word in ("-f-", "--file=-", "--file=/dev/stdin", "--makefile=-"):
             return True
@@ -795,8 +957,9 @@ def _run_written(name: str, argv: list[str], depth: int, sink: ShellContext) -> 
             _run_script(body, interpreter, depth, sink)
 
 
-def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
-                   sink: ShellContext) -> bool:
+def _unwrap_runner(
+    name: str, argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
+) -> bool:
     """env, xargs, ``uv run`` and the like, wrappers, shells and eval: what they run (True:
     done)."""
     if name == "env":
@@ -806,7 +969,7 @@ def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
             if word in ("-u", "--unset", "-C", "--chdir"):
                 k += 2
             elif word in ("-S", "--split-string") and k + 1 < len(argv):
-                rest = argv[k + 2:]
+                rest = argv[k + 2 :]
                 _parse_into(argv[k + 1] + (" " + " ".join(rest) if rest else ""), depth + 1, sink)
                 return True
             elif word.startswith("-") or _ASSIGN.match(word):
@@ -815,19 +978,27 @@ def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
                 break
         inner = argv[k:]
         if inner:
-            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+            _unwrap(
+                SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
+            )
         else:
             sink.append(cmd)
         return True
     if name == "xargs":
         _xargs(argv, cmd, depth, sink)
         return True
-    if name in ("uv", "poetry", "pipenv", "pdm", "hatch", "rye") and argv[1:2] == ["run"] and len(argv) > 2:
+    if (
+        name in ("uv", "poetry", "pipenv", "pdm", "hatch", "rye")
+        and argv[1:2] == ["run"]
+        and len(argv) > 2
+    ):
         inner = [a for a in argv[2:]]
         while inner and inner[0].startswith("-"):
             inner.pop(0)
         if inner:
-            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+            _unwrap(
+                SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
+            )
             return True
     if name in _WRAPPERS:
         if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
@@ -835,14 +1006,18 @@ def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
         with_arg, skip = _WRAPPERS[name]
         inner = _after_options(argv, with_arg, skip)
         if inner:
-            _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+            _unwrap(
+                SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
+            )
         else:
             sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
         return True
     if name in _SHELLS:
         args = argv[1:]
         if name == "busybox" and args:
-            _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+            _unwrap(
+                SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
+            )
             return True
         for k, word in enumerate(args):
             if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
@@ -876,8 +1051,9 @@ def _unwrap_runner(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
     return False
 
 
-def _interpreter_code(name: str, argv: list[str], cmd: SimpleCommand, depth: int,
-                      sink: ShellContext) -> bool:
+def _interpreter_code(
+    name: str, argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
+) -> bool:
     """Code given to node / perl / ruby / ..., and to Python (``-c``, stdin, a here-document):
     the programs it runs (True: ``python -m pip`` became pip)."""
     if name in _FOREIGN:
@@ -890,7 +1066,9 @@ def _interpreter_code(name: str, argv: list[str], cmd: SimpleCommand, depth: int
     if _PYTHONS.match(name):
         args = argv[1:]
         if len(args) >= 2 and args[0] == "-m" and args[1] in ("pip", "pip3"):
-            _unwrap(SimpleCommand(tuple(["pip", *args[2:]]), cmd.redirects, cmd.heredoc), depth, sink)
+            _unwrap(
+                SimpleCommand(tuple(["pip", *args[2:]]), cmd.redirects, cmd.heredoc), depth, sink
+            )
             return True
         code = None
         for k, word in enumerate(args):
@@ -925,7 +1103,7 @@ def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) 
     with_arg = _WRAPPERS["xargs"][0]
     inner = _after_options(argv, with_arg, 0) or ["echo"]
     repl = None
-    for k, word in enumerate(argv[1:len(argv) - len(inner)], 1):
+    for k, word in enumerate(argv[1 : len(argv) - len(inner)], 1):
         if word in ("-I", "--replace") and k + 1 < len(argv):
             repl = argv[k + 1]
         elif word.startswith("-I") and len(word) > 2:
@@ -939,13 +1117,19 @@ def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) 
         scope, items = "static", _spawners.fed_words(cmd.redirects, cmd.heredoc)
     if scope == "static" and items:
         items = items[:64]
-        runs = [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items]
+        runs = (
+            [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items]
+        )
     elif scope == "beyond":
         runs = [[w.replace(repl, LISTED_REFS) for w in inner]] if repl else [inner + [LISTED_REFS]]
     elif scope == "head":
         runs = [[w.replace(repl, "HEAD") for w in inner]] if repl else [inner]
     elif scope == "paths" and items:
-        runs = [[w.replace(repl, it) for w in inner] for it in items[:16]] if repl else [inner + items[:64]]
+        runs = (
+            [[w.replace(repl, it) for w in inner] for it in items[:16]]
+            if repl
+            else [inner + items[:64]]
+        )
     else:
         runs = [inner]
     for run in runs:  # (the pipe's source kept: what found the files xargs hands on)
@@ -955,11 +1139,21 @@ def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) 
 def _parse_into(text: str, depth: int, sink: ShellContext) -> None:
     if depth > MAX_DEPTH or not text.strip():
         return
-    if text.startswith("edit") and "end_of_edit" in text:  # SWE-agent's editor: the body is file content
+    if (
+        text.startswith("edit") and "end_of_edit" in text
+    ):  # SWE-agent's editor: the body is file content
         m = _EDIT_BLOCK.match(text.strip())
         if m:
-            _editor(["str_replace_editor", "insert", str(sink.state.get("open_file") or "<edited file>"),
-                     "--new_str", m.group(1)], sink)
+            _editor(
+                [
+                    "str_replace_editor",
+                    "insert",
+                    str(sink.state.get("open_file") or "<edited file>"),
+                    "--new_str",
+                    m.group(1),
+                ],
+                sink,
+            )
             return
     lexer = _Lexer(text).run()
     for sub in lexer.subs:

@@ -76,18 +76,25 @@ TRACE_FILE = "exec_trace.jsonl"
 _LEDGER_FINDINGS = 50
 _MAX_REPOS = 50
 #: The prefilter in SQL: a superset of :data:`evotree.harness.audit.commands.PREFILTER_KEYWORDS` (tested).
-_SQL_PREFILTER = (r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|socat|w3m|lynx|links|xh|socket|"
-                  r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$|"
-                  r"fromhex|unhexlify|decode|rot13|rot_13|openssl|\|rev|\| rev|exec|apply_patch|str_replace_editor|"
-                  r"end_of_edit|base32|basenc|connect\(\)|"
-                  # built names, definitions a later step uses, forge clients, make, git libraries
-                  r"printf|`|echo -e|x[0-9a-f]{2}|[0-7]{3}|dulwich|zlib|\bgh\b|hub|glab|make|"
-                  r"subprocess|popen|system\(|spawn|"
-                  r"(^|[;&|(\n])\s*(export\s+|declare\s+|local\s+|readonly\s+)?[A-Za-z_][A-Za-z0-9_]*\+?=")
+_SQL_PREFILTER = (
+    r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|socat|w3m|lynx|links|xh|socket|"
+    r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$|"
+    r"fromhex|unhexlify|decode|rot13|rot_13|openssl|\|rev|\| rev|exec|apply_patch|str_replace_editor|"
+    r"end_of_edit|base32|basenc|connect\(\)|"
+    # built names, definitions a later step uses, forge clients, make, git libraries
+    r"printf|`|echo -e|x[0-9a-f]{2}|[0-7]{3}|dulwich|zlib|\bgh\b|hub|glab|make|"
+    r"subprocess|popen|system\(|spawn|"
+    r"(^|[;&|(\n])\s*(export\s+|declare\s+|local\s+|readonly\s+)?[A-Za-z_][A-Za-z0-9_]*\+?="
+)
 
 
-def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = None, *,
-                environ: dict[str, str] | None = None) -> dict[str, Any]:
+def record_task(
+    task_id: str,
+    repo: str | os.PathLike[str],
+    base: str | None = None,
+    *,
+    environ: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Record, from inside a run, the task repository (and base commit) a trajectory ran in.
 
     Called by a policy or a judge next to ``rec.rollout_group(..., task_id=...)``; the audit
@@ -98,17 +105,28 @@ def record_task(task_id: str, repo: str | os.PathLike[str], base: str | None = N
     env = os.environ if environ is None else environ
     evidence = env.get(ENV_EVIDENCE_DIR)
     if not evidence:
-        raise RecorderError(f"no evotree run: {ENV_EVIDENCE_DIR} is not set",
-                            fix="call record_task from a script started by `evotree run`")
+        raise RecorderError(
+            f"no evotree run: {ENV_EVIDENCE_DIR} is not set",
+            fix="call record_task from a script started by `evotree run`",
+        )
     repo_path = str(Path(repo).resolve())
     if base is None:
-        proc = subprocess.run(["git", "-C", repo_path, "rev-parse", "HEAD"], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["git", "-C", repo_path, "rev-parse", "HEAD"], capture_output=True, text=True
+        )
         if proc.returncode != 0:
-            raise AuditInputError(f"{repo_path}: cannot read HEAD ({proc.stderr.strip()})",
-                                  fix="pass base= explicitly, or a repository with a commit")
+            raise AuditInputError(
+                f"{repo_path}: cannot read HEAD ({proc.stderr.strip()})",
+                fix="pass base= explicitly, or a repository with a commit",
+            )
         base = proc.stdout.strip()
-    row = {"task_id": str(task_id), "repo": repo_path, "base": base, "phase": env.get(ENV_PHASE, "train"),
-           "ts": time.time()}
+    row = {
+        "task_id": str(task_id),
+        "repo": repo_path,
+        "base": base,
+        "phase": env.get(ENV_PHASE, "train"),
+        "ts": time.time(),
+    }
     path = Path(evidence) / TASKS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as handle:
@@ -145,15 +163,28 @@ class AuditReport:
         return worst.label if worst is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "version": self.version, "passed": self.passed, "worst": self.worst,
-                "findings": [f.to_dict() for f in self.findings], "trajectories": self.trajectories,
-                "flagged": self.flagged, "git_history": self.git_history,
-                "git_history_rate": self.git_history_rate, "raw_score": self.raw_score,
-                "leak_adjusted_score": self.leak_adjusted_score, "leak_zeroed_score": self.leak_zeroed_score,
-                "score_metric": self.score_metric, "runs": self.runs, "checks": self.checks,
-                "warnings": self.warnings, "contamination": self.contamination, "incident": self.incident,
-                "seconds": round(self.seconds, 3),
-                "verdicts": [v.to_dict() for v in self.verdicts[:200]]}
+        return {
+            "v": 1,
+            "version": self.version,
+            "passed": self.passed,
+            "worst": self.worst,
+            "findings": [f.to_dict() for f in self.findings],
+            "trajectories": self.trajectories,
+            "flagged": self.flagged,
+            "git_history": self.git_history,
+            "git_history_rate": self.git_history_rate,
+            "raw_score": self.raw_score,
+            "leak_adjusted_score": self.leak_adjusted_score,
+            "leak_zeroed_score": self.leak_zeroed_score,
+            "score_metric": self.score_metric,
+            "runs": self.runs,
+            "checks": self.checks,
+            "warnings": self.warnings,
+            "contamination": self.contamination,
+            "incident": self.incident,
+            "seconds": round(self.seconds, 3),
+            "verdicts": [v.to_dict() for v in self.verdicts[:200]],
+        }
 
 
 def _tasks(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -169,19 +200,35 @@ def _tasks(run_dir: Path) -> dict[str, dict[str, Any]]:
             except ValueError:
                 continue
             if isinstance(row, dict) and row.get("task_id") and row.get("repo"):
-                found[str(row["task_id"])] = {"repo": str(row["repo"]), "base": row.get("base"), "phase": phase}
+                found[str(row["task_id"])] = {
+                    "repo": str(row["repo"]),
+                    "base": row.get("base"),
+                    "phase": phase,
+                }
     return found
 
 
 def _check_error(name: str, exc: BaseException, version: str) -> Finding:
-    return Finding(layer="audit", code="audit.check_error", severity="high",
-                   title=f"the {name} check could not run: the audit fails closed",
-                   evidence={"check": name, "error": f"{type(exc).__name__}: {exc}"[:500]},
-                   suggestion="fix the cause and re-run `evotree audit`", version=version)
+    return Finding(
+        layer="audit",
+        code="audit.check_error",
+        severity="high",
+        title=f"the {name} check could not run: the audit fails closed",
+        evidence={"check": name, "error": f"{type(exc).__name__}: {exc}"[:500]},
+        suggestion="fix the cause and re-run `evotree audit`",
+        version=version,
+    )
 
 
-def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_files: Sequence[str] = (),
-                  hidden_paths: Sequence[str] = (), progress: Any = None) -> AuditReport:
+def audit_version(
+    ws: Any,
+    version: str,
+    *,
+    record: bool = True,
+    trajectory_files: Sequence[str] = (),
+    hidden_paths: Sequence[str] = (),
+    progress: Any = None,
+) -> AuditReport:
     """Run every leak check over ``version``'s runs (module doc); record unless ``record=False``.
 
     ``trajectory_files``: more trajectories to audit (any format of
@@ -228,18 +275,30 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     if run_ids:
         say(f"auditing trajectories of {len(run_ids)} run(s)")
         try:
-            verdicts, totals = _rollout_verdicts(connect(base_dir), run_ids, rules, ancestries, tasks)
+            verdicts, totals = _rollout_verdicts(
+                connect(base_dir), run_ids, rules, ancestries, tasks
+            )
             checks["trajectories"] = f"{sum(totals.values())} trajectories"
-            checks["hash_ancestry"] = (f"{len([a for a in by_repo.values() if a])} task repositories"
-                                       if by_repo else "skipped: no run recorded its task repositories")
+            checks["hash_ancestry"] = (
+                f"{len([a for a in by_repo.values() if a])} task repositories"
+                if by_repo
+                else "skipped: no run recorded its task repositories"
+            )
         except Exception as exc:  # noqa: BLE001 - fail closed, say why
             findings.append(_check_error("trajectory", exc, vid))
             checks["trajectories"] = f"error: {exc}"
     else:
         checks["trajectories"] = "skipped: no finished run of this version on this machine"
-        findings.append(Finding(layer="audit", code="audit.no_runs", severity="info",
-                                title="no finished run of this version on this machine: no trajectory to audit",
-                                suggestion=f"run it first: evotree run {vid}", version=vid))
+        findings.append(
+            Finding(
+                layer="audit",
+                code="audit.no_runs",
+                severity="info",
+                title="no finished run of this version on this machine: no trajectory to audit",
+                suggestion=f"run it first: evotree run {vid}",
+                version=vid,
+            )
+        )
     # ---- runtime traces of the sandboxed phases (evidence/<phase>/exec_trace.jsonl) and of the
     # `evotree agent` sessions that could touch this version (.evotree/agent-sessions/*/)
 
@@ -256,7 +315,9 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
             continue
         if isinstance(info, dict) and vid in (info.get("versions") or []):
             name = session.parent.name
-            traces.append((session.parent / TRACE_FILE, f"agent/{name}/trace", f"agent:{name}", "agent"))
+            traces.append(
+                (session.parent / TRACE_FILE, f"agent/{name}/trace", f"agent:{name}", "agent")
+            )
     incomplete: list[dict[str, Any]] = []
     for trace, tid, run_id, phase in traces:
         try:
@@ -264,24 +325,43 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
             from evotree.harness.audit.transcripts import trace_trajectory
 
             rows = read_trace_rows(trace.read_text(encoding="utf-8", errors="replace"))
-            incomplete += [{"trace": tid, "pid": r.get("pid"), "path": r.get("path"),
-                            "why": "unreadable" if r.get("unreadable") else "truncated"}
-                           for r in rows if r.get("kind") == "exec" and (r.get("unreadable") or r.get("truncated"))]
+            incomplete += [
+                {
+                    "trace": tid,
+                    "pid": r.get("pid"),
+                    "path": r.get("path"),
+                    "why": "unreadable" if r.get("unreadable") else "truncated",
+                }
+                for r in rows
+                if r.get("kind") == "exec" and (r.get("unreadable") or r.get("truncated"))
+            ]
             traj = trace_trajectory(rows, tid, str(trace), run_id=run_id, phase=phase)
             verdicts.append(audit_trajectory(traj, rules, None))
         except Exception as exc:  # noqa: BLE001 - fail closed, say why
-            findings.append(_check_error("agent session trace" if phase == "agent" else "runtime trace", exc, vid))
+            findings.append(
+                _check_error(
+                    "agent session trace" if phase == "agent" else "runtime trace", exc, vid
+                )
+            )
     if incomplete:  # the tracer could not read these calls whole: say so, never pass them over
-        findings.append(Finding(
-            layer="audit", code="audit.trace_incomplete", severity="warn",
-            title=f"{len(incomplete)} program start(s) in the runtime trace could not be read whole (the caller "
-                  "died during the call, or its arguments exceeded what the kernel accepts)",
-            evidence={"count": len(incomplete), "examples": incomplete[:5]},
-            suggestion="look at the phase's logs around these calls; a phase that keeps producing them is "
-                       "working against the tracer", version=vid))
+        findings.append(
+            Finding(
+                layer="audit",
+                code="audit.trace_incomplete",
+                severity="warn",
+                title=f"{len(incomplete)} program start(s) in the runtime trace could not be read whole (the caller "
+                "died during the call, or its arguments exceeded what the kernel accepts)",
+                evidence={"count": len(incomplete), "examples": incomplete[:5]},
+                suggestion="look at the phase's logs around these calls; a phase that keeps producing them is "
+                "working against the tracer",
+                version=vid,
+            )
+        )
     if traces:
-        checks["runtime_traces"] = (f"{n_phase_traces} phase trace(s), "
-                                    f"{len(traces) - n_phase_traces} agent session trace(s)")
+        checks["runtime_traces"] = (
+            f"{n_phase_traces} phase trace(s), "
+            f"{len(traces) - n_phase_traces} agent session trace(s)"
+        )
     if trajectory_files:
         from evotree.harness.audit.trajectories import read_or_unreadable
 
@@ -292,11 +372,17 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
         checks["trajectory_files"] = f"{len(trajectory_files)} file(s)"
     n_traj = sum(totals.values())
     if run_ids and not n_traj and not checks.get("trajectories", "").startswith("error"):
-        findings.append(Finding(layer="audit", code="audit.no_trajectories", severity="info",
-                                title="the runs recorded no commands (rollouts' commands column is empty): "
-                                      "the trajectory audit had nothing to read",
-                                suggestion="record tool calls with rec.rollout_group(..., commands=[...])",
-                                version=vid))
+        findings.append(
+            Finding(
+                layer="audit",
+                code="audit.no_trajectories",
+                severity="info",
+                title="the runs recorded no commands (rollouts' commands column is empty): "
+                "the trajectory audit had nothing to read",
+                suggestion="record tool calls with rec.rollout_group(..., commands=[...])",
+                version=vid,
+            )
+        )
     findings += findings_from_verdicts(verdicts, version=vid, totals=dict(totals))
 
     # ---- contamination
@@ -310,15 +396,19 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
 
         version_tree = git_repo.revparse_single(branch_ref(vid)).peel(_commit_type()).tree
         hidden_files, hidden_docs, cut_hidden = tree_documents(
-            git_repo, champion_tree, include=list(ws.config.eval.judge_paths), data_only=True)
-        train_files, train_docs, cut_train = tree_documents(git_repo, version_tree,
-                                                            exclude=list(ws.config.eval.judge_paths))
+            git_repo, champion_tree, include=list(ws.config.eval.judge_paths), data_only=True
+        )
+        train_files, train_docs, cut_train = tree_documents(
+            git_repo, version_tree, exclude=list(ws.config.eval.judge_paths)
+        )
         result = contamination((d for _, d in train_docs), hidden_docs)
         result.hidden_files, result.train_files = hidden_files, train_files
         result.truncated = cut_hidden or cut_train
         if result.truncated:
-            warnings.append("contamination: files over 32 MB were skipped or the 512 MB read limit was reached; "
-                            "the check is partial")
+            warnings.append(
+                "contamination: files over 32 MB were skipped or the 512 MB read limit was reached; "
+                "the check is partial"
+            )
         findings += result.findings(version=vid)
         contamination_data = result.to_dict()
         checks["contamination"] = f"{result.checked} hidden documents checked"
@@ -365,15 +455,27 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
                 worst_found = max(f.rank for _, f in found_in)
                 first = found_in[0][1]
                 capped = "warn" if worst_found >= Severity.WARN else worst_found.label
-                findings.append(Finding(
-                    layer="audit", code=code, severity=capped,
-                    title=f"{len(found_in)} of {checked} task repositories: {first.title}",
-                    evidence={"repositories": [p for p, _ in found_in[:5]], "count": len(found_in),
-                              "severity_as_found": worst_found.label, "first": first.evidence,
-                              "note": "the task environment, not the version: capped at warn"},
-                    suggestion=first.suggestion, version=vid, harness_version=first.harness_version))
+                findings.append(
+                    Finding(
+                        layer="audit",
+                        code=code,
+                        severity=capped,
+                        title=f"{len(found_in)} of {checked} task repositories: {first.title}",
+                        evidence={
+                            "repositories": [p for p, _ in found_in[:5]],
+                            "count": len(found_in),
+                            "severity_as_found": worst_found.label,
+                            "first": first.evidence,
+                            "note": "the task environment, not the version: capped at warn",
+                        },
+                        suggestion=first.suggestion,
+                        version=vid,
+                        harness_version=first.harness_version,
+                    )
+                )
             checks["repo_hygiene"] = f"{checked} task repositories" + (
-                f" (first {_MAX_REPOS} of {len(repos)})" if len(repos) > _MAX_REPOS else "")
+                f" (first {_MAX_REPOS} of {len(repos)})" if len(repos) > _MAX_REPOS else ""
+            )
     else:
         checks["repo_hygiene"] = "skipped: no run recorded its task repositories"
 
@@ -383,9 +485,13 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     from evotree.core.visibility import hidden
 
     if run_ids and not hidden(ws):  # EvoPolicyGym's boundary: no judge's score before finalize
-        flagged_keys = {(v.run_id, v.task_id) for v in verdicts if v.flagged and v.task_id is not None}
+        flagged_keys = {
+            (v.run_id, v.task_id) for v in verdicts if v.flagged and v.task_id is not None
+        }
         try:
-            raw, adjusted, zeroed, metric = _scores(connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS)
+            raw, adjusted, zeroed, metric = _scores(
+                connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS
+            )
         except Exception as exc:  # noqa: BLE001 - no score is better than a wrong one; the audit goes on
             warnings.append(f"scores not computed: {exc}")
 
@@ -396,10 +502,23 @@ def audit_version(ws: Any, version: str, *, record: bool = True, trajectory_file
     # another kind: their hits are findings, but they are not trajectories of the rate)
     history = sum(v.uses_git_history for v in verdicts if v.format != "trace")
     report = AuditReport(
-        version=vid, passed=passed, findings=findings, trajectories=n_traj, flagged=flagged,
-        git_history_rate=history / n_traj if n_traj else 0.0, raw_score=raw, leak_adjusted_score=adjusted,
-        leak_zeroed_score=zeroed, score_metric=metric, git_history=history, runs=run_ids, checks=checks,
-        warnings=warnings, verdicts=[v for v in verdicts if v.hits], contamination=contamination_data)
+        version=vid,
+        passed=passed,
+        findings=findings,
+        trajectories=n_traj,
+        flagged=flagged,
+        git_history_rate=history / n_traj if n_traj else 0.0,
+        raw_score=raw,
+        leak_adjusted_score=adjusted,
+        leak_zeroed_score=zeroed,
+        score_metric=metric,
+        git_history=history,
+        runs=run_ids,
+        checks=checks,
+        warnings=warnings,
+        verdicts=[v for v in verdicts if v.hits],
+        contamination=contamination_data,
+    )
     report.seconds = time.monotonic() - started
     if record:
         record_audit(ws, report)
@@ -422,17 +541,26 @@ def _champion_tree(ws: Any) -> Any:
     return ws.git.repo.revparse_single(CHAMPION_REF).peel(_commit_type()).tree
 
 
-def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
-                      ancestries: dict[tuple[str, str], Ancestry | None],
-                      tasks: dict[tuple[str, str], dict[str, Any]]) -> tuple[list[TrajectoryVerdict], Counter[str | None]]:
+def _rollout_verdicts(
+    con: Any,
+    run_ids: list[str],
+    rules: RuleSet,
+    ancestries: dict[tuple[str, str], Ancestry | None],
+    tasks: dict[tuple[str, str], dict[str, Any]],
+) -> tuple[list[TrajectoryVerdict], Counter[str | None]]:
     """Verdicts of the rollouts with commands; only prefilter candidates (and rollouts of tasks
     with a recorded repository: hash ancestry reads their text) leave DuckDB."""
 
     try:
         ids = ", ".join(sql_string(r) for r in run_ids)
-        totals: Counter[str | None] = Counter(dict(con.execute(
-            f"SELECT run_id, count(*) FROM _rollouts WHERE run_id IN ({ids}) AND len(commands) > 0 "
-            "GROUP BY run_id").fetchall()))
+        totals: Counter[str | None] = Counter(
+            dict(
+                con.execute(
+                    f"SELECT run_id, count(*) FROM _rollouts WHERE run_id IN ({ids}) AND len(commands) > 0 "
+                    "GROUP BY run_id"
+                ).fetchall()
+            )
+        )
         with_repo = sorted({run for run, _ in tasks})
         repo_runs = ", ".join(sql_string(r) for r in with_repo) or "NULL"
         needles = "".join("|" + re.escape(n) for n in rules.hidden_needles if n)
@@ -440,7 +568,8 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
         cursor = con.execute(
             "SELECT run_id, phase, step, group_id, task_id, sample_index, commands, text FROM _rollouts "
             f"WHERE run_id IN ({ids}) AND len(commands) > 0 AND (run_id IN ({repo_runs}) OR "
-            f"list_bool_or(list_transform(commands, lambda c: regexp_matches(translate(c, '\"''\\', ''), {pattern}, 'i'))))")
+            f"list_bool_or(list_transform(commands, lambda c: regexp_matches(translate(c, '\"''\\', ''), {pattern}, 'i'))))"
+        )
         columns = [d[0] for d in cursor.description]
         verdicts = []
         while True:
@@ -456,14 +585,17 @@ def _rollout_verdicts(con: Any, run_ids: list[str], rules: RuleSet,
         con.close()
 
 
-def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | None]],
-            splits: Sequence[str]) -> tuple[float | None, float | None, float | None, str | None]:
+def _scores(
+    con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | None]], splits: Sequence[str]
+) -> tuple[float | None, float | None, float | None, str | None]:
     """(raw, leak-adjusted, leak-zeroed, metric) over the eval phase's headline split."""
 
     try:
         ids = ", ".join(sql_string(r) for r in run_ids)
-        rows = con.execute(f"SELECT split, run_id, task_id, score FROM _evals WHERE run_id IN ({ids}) "
-                           "AND phase = 'eval' AND score IS NOT NULL").fetchall()
+        rows = con.execute(
+            f"SELECT split, run_id, task_id, score FROM _evals WHERE run_id IN ({ids}) "
+            "AND phase = 'eval' AND score IS NOT NULL"
+        ).fetchall()
     finally:
         con.close()
     by_split: dict[str, list[tuple[str, str, float]]] = {}
@@ -483,33 +615,51 @@ def _scores(con: Any, run_ids: list[str], flagged: set[tuple[str | None, str | N
 def record_audit(ws: Any, report: AuditReport) -> None:
     """Findings file (atomic), one ``audit`` ledger event, an incident in memory on failure."""
 
-    write_findings_file(ws.state_dir / "findings", f"{report.version}.audit.jsonl",
-                        (finding.to_dict() for finding in report.findings))
+    write_findings_file(
+        ws.state_dir / "findings",
+        f"{report.version}.audit.jsonl",
+        (finding.to_dict() for finding in report.findings),
+    )
     if not report.passed:
         try:
             from evotree.memory.record import record_incident
         except ImportError:
-            report.warnings.append("evotree.memory.record.record_incident is not available: the incident is not in memory")
+            report.warnings.append(
+                "evotree.memory.record.record_incident is not available: the incident is not in memory"
+            )
         else:
             try:
                 high = [f.to_dict() for f in report.findings if f.rank >= Severity.HIGH]
                 entry = record_incident(ws, report.version, high)
-                report.incident = str(getattr(entry, "id", None) or getattr(entry, "key", None) or entry)
+                report.incident = str(
+                    getattr(entry, "id", None) or getattr(entry, "key", None) or entry
+                )
             except Exception as exc:  # noqa: BLE001 - memory must not hide the audit's verdict
                 report.warnings.append(f"the incident could not be recorded in memory: {exc}")
     actor = ws.git.identity()
     counts: dict[str, int] = {}
     for finding in report.findings:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1
-    listed = [{"code": f.code, "severity": f.severity, "title": f.title, "run_id": f.run_id}
-              for f in report.findings[:_LEDGER_FINDINGS]]
-    audited = Audit(passed=report.passed, worst=report.worst, runs=list(report.runs),
-                    trajectories=report.trajectories, flagged=report.flagged,
-                    git_history_rate=report.git_history_rate, raw_score=report.raw_score,
-                    leak_adjusted_score=report.leak_adjusted_score,
-                    leak_zeroed_score=report.leak_zeroed_score, score_metric=report.score_metric,
-                    counts=counts, findings=listed, total=len(report.findings),
-                    incident=report.incident)
+    listed = [
+        {"code": f.code, "severity": f.severity, "title": f.title, "run_id": f.run_id}
+        for f in report.findings[:_LEDGER_FINDINGS]
+    ]
+    audited = Audit(
+        passed=report.passed,
+        worst=report.worst,
+        runs=list(report.runs),
+        trajectories=report.trajectories,
+        flagged=report.flagged,
+        git_history_rate=report.git_history_rate,
+        raw_score=report.raw_score,
+        leak_adjusted_score=report.leak_adjusted_score,
+        leak_zeroed_score=report.leak_zeroed_score,
+        score_metric=report.score_metric,
+        counts=counts,
+        findings=listed,
+        total=len(report.findings),
+        incident=report.incident,
+    )
 
     def change(txn: Any) -> Event:
         txn.require(report.version)

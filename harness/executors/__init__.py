@@ -26,7 +26,11 @@ __all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "make_executor"]
 
 
 def make_executor(
-    section: ExecutorSection, *, kind: str | None = None, jobs: int | None = None, address: str | None = None
+    section: ExecutorSection,
+    *,
+    kind: str | None = None,
+    jobs: int | None = None,
+    address: str | None = None,
 ) -> Executor:
     """The executor ``kind`` (default ``[executor].kind``), configured from ``[executor]``.
 
@@ -45,5 +49,7 @@ def make_executor(
         from evotree.harness.executors.slurm import SlurmExecutor
 
         return SlurmExecutor(section)
-    raise ExecutorError(f"unknown executor {kind!r}; expected one of {', '.join(EXECUTOR_KINDS)}",
-                        fix="pass --executor local, ray or slurm")
+    raise ExecutorError(
+        f"unknown executor {kind!r}; expected one of {', '.join(EXECUTOR_KINDS)}",
+        fix="pass --executor local, ray or slurm",
+    )

@@ -25,7 +25,12 @@ class Executor(Protocol):
     kind: str
 
     def execute(
-        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
+        self,
+        ws: Workspace,
+        plans: list[RunPlan],
+        *,
+        progress: ProgressFn | None,
+        cancel: threading.Event,
     ) -> list[RunRecord]:
         """Run every plan to a final record (run.json written, run.finished in the ledger)."""
         ...

@@ -77,7 +77,9 @@ def _parse_smi(text: str) -> list[str]:
     return devices
 
 
-def visible_devices(env: Mapping[str, str] | None = None, *, smi: str | None = None) -> tuple[list[str], str]:
+def visible_devices(
+    env: Mapping[str, str] | None = None, *, smi: str | None = None
+) -> tuple[list[str], str]:
     """The GPUs runs may be given, and where that list came from (for messages).
 
     ``CUDA_VISIBLE_DEVICES`` of ``env`` (default this process) when set; else ``nvidia-smi -L``
@@ -90,8 +92,13 @@ def visible_devices(env: Mapping[str, str] | None = None, *, smi: str | None = N
     if not binary:
         return [], f"{ENV_VISIBLE} is not set and there is no nvidia-smi"
     try:
-        proc = subprocess.run([binary, "-L"], capture_output=True, text=True, timeout=_SMI_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [binary, "-L"],
+            capture_output=True,
+            text=True,
+            timeout=_SMI_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return [], f"nvidia-smi -L failed ({type(exc).__name__})"
     if proc.returncode != 0:
@@ -108,7 +115,8 @@ def gpus_per_run(value: float) -> int:
         raise ExecutorError(
             f"executor.gpus must be a whole number of GPUs for the local executor, actually: {value:g}",
             fix="set [executor].gpus on the champion to 0, 1, 2, … (a fraction shares a GPU on Ray only: "
-                "--executor ray)")
+            "--executor ray)",
+        )
     return int(value)
 
 
@@ -120,7 +128,8 @@ def check_request(per_run: int, devices: list[str], source: str) -> None:
             f"each run asks for {per_run} GPU(s) ([executor].gpus) but this machine gives runs {have}: "
             f"{source}",
             fix="lower [executor].gpus on the champion, export CUDA_VISIBLE_DEVICES with the devices to use, "
-                "or run where there are enough (--executor ray / slurm)")
+            "or run where there are enough (--executor ray / slurm)",
+        )
 
 
 def _lock_name(device: str) -> str:
@@ -177,7 +186,9 @@ class GpuPool:
             handle.close()
         return None
 
-    def acquire(self, n: int, cancel: threading.Event, *, on_wait: object = None) -> DeviceLease | None:
+    def acquire(
+        self, n: int, cancel: threading.Event, *, on_wait: object = None
+    ) -> DeviceLease | None:
         """``n`` free devices (an empty lease for 0), or None when ``cancel`` was set while waiting.
 
         ``on_wait``: called once (no arguments) when the run has to wait.

@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 from evotree.core.ledger import utcnow
 from evotree.core.workspace import Workspace
 from evotree.harness.budget import run_deadline
-from evotree.harness.executors.gpus import DeviceLease, GpuPool, check_request, gpus_per_run, visible_devices, wait_note
+from evotree.harness.executors.gpus import (
+    DeviceLease,
+    GpuPool,
+    check_request,
+    gpus_per_run,
+    visible_devices,
+    wait_note,
+)
 from evotree.harness.export import export_tree
 from evotree.harness.judge_store import provide_judge_tree
 from evotree.harness.layout import RunPaths
@@ -62,12 +69,17 @@ def clock_stopped(record: RunRecord, clock_end: float | None, *, started: float)
         return False
     ends_at = record.limits.get("ends_at")
     if not record.phases:
-        record.error = (f"not started: the search clock (budget.tree_max_search_hours) ended at {ends_at}, "
-                        "before this run's turn came; nothing ran and nothing is charged")
+        record.error = (
+            f"not started: the search clock (budget.tree_max_search_hours) ended at {ends_at}, "
+            "before this run's turn came; nothing ran and nothing is charged"
+        )
     elif "wall-clock limit" in (record.error or "") and clock_end <= started + float(
-            record.limits.get("wall_seconds") or 0.0):  # stopped by time, and the clock ended first
-        record.error = (f"stopped at the search clock's end ({ends_at}, budget.tree_max_search_hours)"
-                        + (f": {record.error}" if record.error else ""))
+        record.limits.get("wall_seconds") or 0.0
+    ):  # stopped by time, and the clock ended first
+        record.error = (
+            f"stopped at the search clock's end ({ends_at}, budget.tree_max_search_hours)"
+            + (f": {record.error}" if record.error else "")
+        )
     else:
         return False
     record.status = RunStatus.BUDGET_EXCEEDED.value
@@ -83,13 +95,20 @@ class LocalExecutor:
 
     kind = "local"
 
-    def __init__(self, jobs: int = 1, *, gpus: float | None = None, devices: list[str] | None = None) -> None:
+    def __init__(
+        self, jobs: int = 1, *, gpus: float | None = None, devices: list[str] | None = None
+    ) -> None:
         self.jobs = max(1, jobs)
         self.gpus = gpus
         self.devices = devices
 
     def execute(
-        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
+        self,
+        ws: Workspace,
+        plans: list[RunPlan],
+        *,
+        progress: ProgressFn | None,
+        cancel: threading.Event,
     ) -> list[RunRecord]:
         """Execute every plan; return their final records in plan order.
 
@@ -108,8 +127,10 @@ class LocalExecutor:
         else:
             gpu_pool = None
             if devices and self.jobs > 1 and len(plans) > 1:
-                shared = (f"[executor].gpus = 0: this run was given no GPU of its own; it shared the {len(devices)} "
-                          f"visible GPU(s) ({source}) with the runs beside it (set [executor].gpus to place them)")
+                shared = (
+                    f"[executor].gpus = 0: this run was given no GPU of its own; it shared the {len(devices)} "
+                    f"visible GPU(s) ({source}) with the runs beside it (set [executor].gpus to place them)"
+                )
 
         def one(plan: RunPlan) -> RunRecord:
             notes = [shared] if shared else []
@@ -117,14 +138,23 @@ class LocalExecutor:
                 return execute_run(root, plan, progress=progress, cancel=cancel, notes=notes)
             waiting = time.monotonic()
             notify = progress or (lambda *_: None)
-            lease = gpu_pool.acquire(per_run, cancel, on_wait=lambda: notify(
-                plan.run_id, "waiting", {"for": "gpus", "gpus": per_run, "devices": len(devices)}))
+            lease = gpu_pool.acquire(
+                per_run,
+                cancel,
+                on_wait=lambda: notify(
+                    plan.run_id,
+                    "waiting",
+                    {"for": "gpus", "gpus": per_run, "devices": len(devices)},
+                ),
+            )
             if lease is None:  # cancelled while it waited: it starts cancelled and stops at once
                 lease = DeviceLease([])
             elif note := wait_note(per_run, waiting):
                 notes.append(note)
             try:
-                return execute_run(root, plan, progress=progress, cancel=cancel, lease=lease, notes=notes)
+                return execute_run(
+                    root, plan, progress=progress, cancel=cancel, lease=lease, notes=notes
+                )
             finally:
                 lease.release()
 
@@ -137,23 +167,42 @@ def _candidate_from_run(base: Path, plan: RunPlan, paths: Any, cfg: Any, record:
     """Finalize's judge-only run: the selected run's candidate folder as its train phase left it
     (the trained artifact a train -> artifact -> judge domain needs), copied as regular files only
     (no link or special file followed); False when there is none (the commit's tree is exported)."""
-    if plan.kind != "finalize" or plan.retrain or not plan.source_run or "/" in plan.source_run or plan.source_run.startswith("."):
+    if (
+        plan.kind != "finalize"
+        or plan.retrain
+        or not plan.source_run
+        or "/" in plan.source_run
+        or plan.source_run.startswith(".")
+    ):
         return False
     source = base / plan.source_run / "candidate"
     if source.is_symlink() or not source.is_dir():
         return False
 
     paths.candidate.mkdir(parents=True, exist_ok=True)
-    report = copy_regular_files(source, paths.candidate, max_files=cfg.sandbox.candidate_max_files,
-                                max_bytes=cfg.sandbox.candidate_max_mb * 2**20)
-    record.notes.append(f"the judge read the trained candidate of {plan.source_run} (its train phase's outputs)")
-    record.notes.extend(f"not copied from {plan.source_run}: {item}" for item in report.refused[:20])
+    report = copy_regular_files(
+        source,
+        paths.candidate,
+        max_files=cfg.sandbox.candidate_max_files,
+        max_bytes=cfg.sandbox.candidate_max_mb * 2**20,
+    )
+    record.notes.append(
+        f"the judge read the trained candidate of {plan.source_run} (its train phase's outputs)"
+    )
+    record.notes.extend(
+        f"not copied from {plan.source_run}: {item}" for item in report.refused[:20]
+    )
     return True
 
 
 def execute_run(
-    root: Path, plan: RunPlan, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None,
-    lease: DeviceLease | None = None, notes: list[str] | None = None,
+    root: Path,
+    plan: RunPlan,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    lease: DeviceLease | None = None,
+    notes: list[str] | None = None,
 ) -> RunRecord:
     """Execute one planned run to the end; always leaves a final run.json and a ledger event.
 
@@ -179,17 +228,27 @@ def execute_run(
         paths.root.mkdir(parents=True)
         (paths.root / "logs").mkdir()
     except OSError as exc:
-        raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
-                          fix="check permissions and free space of the runs directory") from None
+        raise RunDirError(
+            f"cannot create the run directory {paths.root}: {exc.strerror}",
+            fix="check permissions and free space of the runs directory",
+        ) from None
     marker = base / ".active" / plan.run_id
     lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
     fcntl.flock(lock, fcntl.LOCK_EX)
     record = RunRecord(
-        run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
-        commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-        train_command="" if plan.kind == "finalize" and not plan.retrain else cfg.train.command, eval_command=cfg.eval.command,
-        started_at=utcnow(), kind=plan.kind,
-        packages=package_versions(), limits=plan.limits.to_dict(),
+        run_id=plan.run_id,
+        version=plan.version,
+        seed=plan.seed,
+        status=RunStatus.RUNNING.value,
+        commit=plan.commit,
+        judge_commit=plan.judge_commit,
+        judge_version=plan.judge_version,
+        train_command="" if plan.kind == "finalize" and not plan.retrain else cfg.train.command,
+        eval_command=cfg.eval.command,
+        started_at=utcnow(),
+        kind=plan.kind,
+        packages=package_versions(),
+        limits=plan.limits.to_dict(),
         executor={"kind": "local", **({"gpus": list(lease.devices)} if lease is not None else {})},
         judge_data_commit=plan.judge_data_commit,
     )
@@ -201,22 +260,43 @@ def execute_run(
     charge = True
     try:
         ledger_run_started(ws, record)
-        notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
-                                        "max_steps": plan.limits.max_steps,
-                                        **({"gpus": list(lease.devices)} if lease is not None else {})})
-        if clock_stopped(record, clock_end, started=started):  # it ended while this run waited its turn
+        notify(
+            plan.run_id,
+            "started",
+            {
+                "version": plan.version,
+                "seed": plan.seed,
+                "max_steps": plan.limits.max_steps,
+                **({"gpus": list(lease.devices)} if lease is not None else {}),
+            },
+        )
+        if clock_stopped(
+            record, clock_end, started=started
+        ):  # it ended while this run waited its turn
             charge = False
             raise _NotStarted
         if not _candidate_from_run(base, plan, paths, cfg, record):
-            export_tree(ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths))
+            export_tree(
+                ws.git.repo, plan.commit, paths.candidate, exclude=list(cfg.eval.judge_paths)
+            )
         outcome = train_then_judge(
-            plan, paths, record, train_command=cfg.train.command, eval_command=cfg.eval.command,
-            train_timeout=cfg.train.timeout_seconds, eval_timeout=cfg.eval.timeout_seconds,
-            deadline=deadline, judge_dir=base.parent / "judge" / plan.run_id,
-            provide_judge=lambda target: provide_judge_tree(ws.git.repo, plan.judge_commit, plan.judge_data_commit,
-                                                            cfg.eval.judge_paths, target),
-            cancel=cancel, notify=notify, sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
-            prepare_command=cfg.train.prepare, cache_dir=ws.state_dir / "cache",
+            plan,
+            paths,
+            record,
+            train_command=cfg.train.command,
+            eval_command=cfg.eval.command,
+            train_timeout=cfg.train.timeout_seconds,
+            eval_timeout=cfg.eval.timeout_seconds,
+            deadline=deadline,
+            judge_dir=base.parent / "judge" / plan.run_id,
+            provide_judge=lambda target: provide_judge_tree(
+                ws.git.repo, plan.judge_commit, plan.judge_data_commit, cfg.eval.judge_paths, target
+            ),
+            cancel=cancel,
+            notify=notify,
+            sandbox=SandboxPolicy.from_config(cfg.sandbox, forbidden=(ws.root,)),
+            prepare_command=cfg.train.prepare,
+            cache_dir=ws.state_dir / "cache",
             # the held-out evaluation of finalize: no train phase, unless it retrains clean
             judge_only=plan.kind == "finalize" and not plan.retrain,
             gpus=lease.env_value if lease is not None else None,
@@ -227,13 +307,19 @@ def execute_run(
     except _NotStarted:
         pass
     except BaseException as exc:
-        record.status = RunStatus.CANCELLED.value if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED.value
+        record.status = (
+            RunStatus.CANCELLED.value
+            if isinstance(exc, KeyboardInterrupt)
+            else RunStatus.FAILED.value
+        )
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         if isinstance(exc, Exception):
             # the candidate's failures arrive as outcomes, not exceptions: this one is evotree's own
             # (the harness, a renderer, the disk), and a failure of evotree's is never charged
             charge = False
-            record.notes.append("evotree failed while running this run (not the candidate): not charged")
+            record.notes.append(
+                "evotree failed while running this run (not the candidate): not charged"
+            )
         if not isinstance(exc, Exception):
             try:
                 finish_run(ws, record, paths, started)

@@ -78,14 +78,30 @@ from evotree.harness.recovery import kill_run_processes
 if TYPE_CHECKING:
     from evotree.harness.records import ProgressFn, RunPlan, RunRecord
 
-__all__ = ["TERM_GRACE_SECONDS", "Tail", "phase_env", "run_phase", "signal_group", "supervise", "train_then_judge"]
+__all__ = [
+    "TERM_GRACE_SECONDS",
+    "Tail",
+    "phase_env",
+    "run_phase",
+    "signal_group",
+    "supervise",
+    "train_then_judge",
+]
 
 TERM_GRACE_SECONDS = 5.0
 _POLL_SECONDS = 0.2
 
 
-def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ...] = (),
-              candidate: Path | None = None, cache: Path | None = None, gpus: str | None = None) -> dict[str, str]:
+def phase_env(
+    plan: RunPlan,
+    paths: RunPaths,
+    phase: str,
+    *,
+    drop: tuple[str, ...] = (),
+    candidate: Path | None = None,
+    cache: Path | None = None,
+    gpus: str | None = None,
+) -> dict[str, str]:
     """The environment of a phase: ours minus EVOTREE_* (and ``drop`` prefixes), plus the run's.
 
     ``candidate``: the folder named by ``EVOTREE_CANDIDATE_DIR`` (default the run's candidate;
@@ -99,11 +115,18 @@ def phase_env(plan: RunPlan, paths: RunPaths, phase: str, *, drop: tuple[str, ..
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     # git run inside the run directory must not discover the user's repository (and its history)
     env["GIT_CEILING_DIRECTORIES"] = str(paths.root)
-    env.update({
-        ENV_RUN_DIR: str(paths.root), ENV_RUN_ID: plan.run_id, ENV_VERSION: plan.version,
-        ENV_SEED: str(plan.seed), ENV_PHASE: phase, ENV_EVIDENCE_DIR: str(paths.evidence_dir(phase)),
-        ENV_CANDIDATE_DIR: str(candidate or paths.candidate), ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
-    })
+    env.update(
+        {
+            ENV_RUN_DIR: str(paths.root),
+            ENV_RUN_ID: plan.run_id,
+            ENV_VERSION: plan.version,
+            ENV_SEED: str(plan.seed),
+            ENV_PHASE: phase,
+            ENV_EVIDENCE_DIR: str(paths.evidence_dir(phase)),
+            ENV_CANDIDATE_DIR: str(candidate or paths.candidate),
+            ENV_JUDGE_SPLITS: ",".join(plan.judge_splits),
+        }
+    )
     if cache is not None:
         env[ENV_CACHE_DIR] = str(cache)
     if gpus is not None:
@@ -144,10 +167,24 @@ class Tail:
 
 
 def run_phase(
-    plan: RunPlan, paths: RunPaths, phase: str, command: str, cwd: Path,
-    deadline: float, timeout: float, cancel: threading.Event, notify: ProgressFn, record: RunRecord,
-    *, drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxSpec | None = None,
-    candidate: Path | None = None, cache: Path | None = None, trace: bool = False, gpus: str | None = None,
+    plan: RunPlan,
+    paths: RunPaths,
+    phase: str,
+    command: str,
+    cwd: Path,
+    deadline: float,
+    timeout: float,
+    cancel: threading.Event,
+    notify: ProgressFn,
+    record: RunRecord,
+    *,
+    drop_env: tuple[str, ...] = (),
+    reaper: bool = False,
+    sandbox: SandboxSpec | None = None,
+    candidate: Path | None = None,
+    cache: Path | None = None,
+    trace: bool = False,
+    gpus: str | None = None,
 ) -> str:
     """Run one phase; return ok / failed / budget / cancelled. Fills ``record.phases[phase]``.
 
@@ -170,19 +207,33 @@ def run_phase(
         trace_dir.mkdir(parents=True, exist_ok=True)
         sandbox = dataclasses.replace(sandbox, trace=trace_dir / f"{phase}.trace")
     elif sandbox is not None and trace:
-        record.notes.append(f"[sandbox] trace is on, but no tracer can run here (seccomp user notification "
-                            f"refused, no strace): the {phase} phase ran untraced")
+        record.notes.append(
+            f"[sandbox] trace is on, but no tracer can run here (seccomp user notification "
+            f"refused, no strace): the {phase} phase ran untraced"
+        )
     max_tasks = sandbox.limits.max_processes if sandbox is not None else 0
     # the kernel's bound on the phase's processes where evotree may make a pids cgroup (RLIMIT_NPROC
     # does not bind root); the supervisor's count (supervise) is the bound everywhere else
     cgroup = PidsCgroup.create(max_tasks) if max_tasks else None
-    if sandbox is not None:  # through the launcher that reaps the sandbox: wait4 then counts its CPU time
-        argv, env = accounted(wrap(sandbox, argv), cgroup=cgroup), sandbox_env(env, sandbox.pass_env)
+    if (
+        sandbox is not None
+    ):  # through the launcher that reaps the sandbox: wait4 then counts its CPU time
+        argv, env = (
+            accounted(wrap(sandbox, argv), cgroup=cgroup),
+            sandbox_env(env, sandbox.pass_env),
+        )
     start_wall, started_at = time.monotonic(), utcnow()
     try:
         with open(paths.log(phase, "out"), "wb") as out, open(paths.log(phase, "err"), "wb") as err:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
     except BaseException:
         if cgroup is not None:
             cgroup.remove(timeout=0)
@@ -191,9 +242,22 @@ def run_phase(
     watchdog = _start_reaper(proc.pid) if reaper else None
     notify(plan.run_id, "phase", {"phase": phase, "pid": proc.pid})
     try:
-        outcome = supervise(plan, paths, phase, command, proc, start_wall, started_at,
-                            min(deadline, start_wall + timeout), cancel, notify, record, box=box,
-                            max_tasks=max_tasks, cgroup=cgroup)
+        outcome = supervise(
+            plan,
+            paths,
+            phase,
+            command,
+            proc,
+            start_wall,
+            started_at,
+            min(deadline, start_wall + timeout),
+            cancel,
+            notify,
+            record,
+            box=box,
+            max_tasks=max_tasks,
+            cgroup=cgroup,
+        )
     except BaseException:
         _stop(proc.pid, box, signal.SIGKILL)
         _stop(proc.pid, box, signal.SIGKILL)  # the second also kills the launcher and bwrap
@@ -209,9 +273,12 @@ def run_phase(
         if sandbox is not None and sandbox.trace is not None:
             try:  # into the phase's evidence, bound by the run's manifest like the rest
                 record.phases.setdefault(phase, {})["traced_processes"] = len(
-                    finish_trace(sandbox, paths.evidence_dir(phase)))
+                    finish_trace(sandbox, paths.evidence_dir(phase))
+                )
             except Exception as exc:  # noqa: BLE001 - a broken trace is said, never fatal to the run
-                record.notes.append(f"the runtime trace of the {phase} phase could not be read: {exc}")
+                record.notes.append(
+                    f"the runtime trace of the {phase} phase could not be read: {exc}"
+                )
     record.phases[phase]["sandbox"] = "bwrap" if sandbox is not None else "off"
     record.phases[phase]["network"] = sandbox.network if sandbox is not None else True
     return outcome
@@ -244,15 +311,31 @@ except ProcessLookupError:
 
 
 def _start_reaper(group: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-S", "-c", _REAPER, str(os.getpid()), str(group)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={"PATH": os.environ.get("PATH", "")})
+    return subprocess.Popen(
+        [sys.executable, "-S", "-c", _REAPER, str(os.getpid()), str(group)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={"PATH": os.environ.get("PATH", "")},
+    )
 
 
 def supervise(
-    plan: RunPlan, paths: RunPaths, phase: str, command: str, proc: subprocess.Popen, start_wall: float,
-    started_at: str, phase_deadline: float, cancel: threading.Event,
-    notify: ProgressFn, record: RunRecord, *, box: SandboxBox | None = None, max_tasks: int = 0,
+    plan: RunPlan,
+    paths: RunPaths,
+    phase: str,
+    command: str,
+    proc: subprocess.Popen,
+    start_wall: float,
+    started_at: str,
+    phase_deadline: float,
+    cancel: threading.Event,
+    notify: ProgressFn,
+    record: RunRecord,
+    *,
+    box: SandboxBox | None = None,
+    max_tasks: int = 0,
     cgroup: PidsCgroup | None = None,
 ) -> str:
     """Watch a phase's process: progress, budgets, cancellation; reap it and record its costs.
@@ -283,33 +366,61 @@ def supervise(
                 max_step = step
                 notify(plan.run_id, "step", {"phase": phase, "step": step})
             if isinstance(step, int):
-                notify(plan.run_id, "metric", {"phase": phase, "step": step, "metric": row.get("metric"),
-                                               "value": row.get("value")})
+                notify(
+                    plan.run_id,
+                    "metric",
+                    {
+                        "phase": phase,
+                        "step": step,
+                        "metric": row.get("metric"),
+                        "value": row.get("value"),
+                    },
+                )
         episodes += len(rollouts.new_rows())
         if stop_reason is None:
             if cancel.is_set():
                 stop_reason = "cancelled"
             elif time.monotonic() > phase_deadline:
                 stop_reason = "budget"
-                record.error = (f"{phase} phase stopped: wall-clock limit of "
-                                f"{phase_deadline - start_wall:.0f}s reached")
+                record.error = (
+                    f"{phase} phase stopped: wall-clock limit of "
+                    f"{phase_deadline - start_wall:.0f}s reached"
+                )
             elif plan.limits.max_steps is not None and max_step > plan.limits.max_steps:
                 stop_reason = "budget"
-                record.error = f"{phase} phase stopped: step budget {plan.limits.max_steps} exceeded"
-            elif phase == "train" and plan.limits.max_episodes is not None and episodes > plan.limits.max_episodes:
+                record.error = (
+                    f"{phase} phase stopped: step budget {plan.limits.max_steps} exceeded"
+                )
+            elif (
+                phase == "train"
+                and plan.limits.max_episodes is not None
+                and episodes > plan.limits.max_episodes
+            ):
                 stop_reason = "budget"
-                record.error = f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
-            elif box is not None and max_tasks and ((tasks := box.tasks()) > max_tasks
-                                                    or (refused := cgroup.refused() if cgroup else 0)):
+                record.error = (
+                    f"train phase stopped: episode budget {plan.limits.max_episodes} exceeded"
+                )
+            elif (
+                box is not None
+                and max_tasks
+                and (
+                    (tasks := box.tasks()) > max_tasks
+                    or (refused := cgroup.refused() if cgroup else 0)
+                )
+            ):
                 stop_reason = "budget"
                 stopped_by = {"limit": "max_processes", "max_processes": max_tasks, "seen": tasks}
                 if tasks > max_tasks:
-                    record.error = (f"{phase} phase stopped: {tasks} processes and threads in its sandbox, more "
-                                    f"than [sandbox] max_processes = {max_tasks}")
+                    record.error = (
+                        f"{phase} phase stopped: {tasks} processes and threads in its sandbox, more "
+                        f"than [sandbox] max_processes = {max_tasks}"
+                    )
                 else:
                     stopped_by["refused_forks"] = refused
-                    record.error = (f"{phase} phase stopped: it reached [sandbox] max_processes = {max_tasks} "
-                                    f"processes and threads (the kernel refused {refused} fork(s) past it)")
+                    record.error = (
+                        f"{phase} phase stopped: it reached [sandbox] max_processes = {max_tasks} "
+                        f"processes and threads (the kernel refused {refused} fork(s) past it)"
+                    )
                 _stop(proc.pid, box, signal.SIGKILL)
                 kill_at = time.monotonic()
             if stop_reason is not None and stopped_by is None:
@@ -330,8 +441,12 @@ def supervise(
     wall = time.monotonic() - start_wall
     cpu = (rusage.ru_utime + rusage.ru_stime) if rusage is not None else 0.0
     record.phases[phase] = {
-        "command": command, "returncode": proc.returncode, "started_at": started_at, "ended_at": utcnow(),
-        "wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
+        "command": command,
+        "returncode": proc.returncode,
+        "started_at": started_at,
+        "ended_at": utcnow(),
+        "wall_seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
     }
     if stopped_by is not None:
         record.phases[phase]["stopped_by"] = stopped_by
@@ -339,13 +454,16 @@ def supervise(
     if stop_reason is not None:
         return stop_reason
     if phase in ("prepare", "train") and proc.returncode == INVALID_SUBMISSION_EXIT:
-        record.error = f"invalid submission (the {phase} phase exited with {INVALID_SUBMISSION_EXIT}): see " \
-                       f"{paths.log(phase, 'err')}"
+        record.error = (
+            f"invalid submission (the {phase} phase exited with {INVALID_SUBMISSION_EXIT}): see "
+            f"{paths.log(phase, 'err')}"
+        )
         return "invalid"
     if proc.returncode != 0:
         hint = " (command not found)" if proc.returncode == 127 else ""
-        record.error = (f"{phase} phase exited with {proc.returncode}{hint}: see "
-                        f"{paths.log(phase, 'err')}")
+        record.error = (
+            f"{phase} phase exited with {proc.returncode}{hint}: see {paths.log(phase, 'err')}"
+        )
         return "failed"
     return "ok"
 
@@ -357,14 +475,27 @@ def signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-
-
 def train_then_judge(
-    plan: RunPlan, paths: RunPaths, record: RunRecord, *, train_command: str, eval_command: str,
-    train_timeout: float, eval_timeout: float, deadline: float, judge_dir: Path,
-    provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
-    drop_env: tuple[str, ...] = (), reaper: bool = False, sandbox: SandboxPolicy | None = None,
-    prepare_command: str = "", cache_dir: Path | None = None, judge_only: bool = False, gpus: str | None = None,
+    plan: RunPlan,
+    paths: RunPaths,
+    record: RunRecord,
+    *,
+    train_command: str,
+    eval_command: str,
+    train_timeout: float,
+    eval_timeout: float,
+    deadline: float,
+    judge_dir: Path,
+    provide_judge: Callable[[Path], None],
+    cancel: threading.Event,
+    notify: ProgressFn,
+    drop_env: tuple[str, ...] = (),
+    reaper: bool = False,
+    sandbox: SandboxPolicy | None = None,
+    prepare_command: str = "",
+    cache_dir: Path | None = None,
+    judge_only: bool = False,
+    gpus: str | None = None,
 ) -> str:
     """The phases of a run, in the order that keeps the judge out of the candidate's reach.
 
@@ -393,28 +524,73 @@ def train_then_judge(
     if policy.enabled:
         status = check_sandbox()
         if not status.ok:
-            raise SandboxUnavailable(f"no sandbox can start on this machine: {status.reason}", fix=status.fix)
+            raise SandboxUnavailable(
+                f"no sandbox can start on this machine: {status.reason}", fix=status.fix
+            )
         extra = policy.extra_read_only()
     else:
         extra = ()
-        record.notes.append('ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
-                            "the phases could read and write anything this user can (see docs/threat-model.md)")
+        record.notes.append(
+            'ran without a sandbox: the champion\'s evotree.toml sets [sandbox] mode = "off", so '
+            "the phases could read and write anything this user can (see docs/threat-model.md)"
+        )
     if not judge_only:
-        outcome = _prepare_and_train(plan, paths, record, policy, extra, train_command=train_command,
-                                     train_timeout=train_timeout, deadline=deadline, cancel=cancel, notify=notify,
-                                     drop_env=drop_env, reaper=reaper, prepare_command=prepare_command,
-                                     cache_dir=cache_dir, gpus=gpus)
+        outcome = _prepare_and_train(
+            plan,
+            paths,
+            record,
+            policy,
+            extra,
+            train_command=train_command,
+            train_timeout=train_timeout,
+            deadline=deadline,
+            cancel=cancel,
+            notify=notify,
+            drop_env=drop_env,
+            reaper=reaper,
+            prepare_command=prepare_command,
+            cache_dir=cache_dir,
+            gpus=gpus,
+        )
         if outcome != "ok":
             return outcome
-    return _judge(plan, paths, record, policy, extra, eval_command=eval_command, eval_timeout=eval_timeout,
-                  deadline=deadline, judge_dir=judge_dir, provide_judge=provide_judge, cancel=cancel,
-                  notify=notify, drop_env=drop_env, reaper=reaper, gpus=gpus)
+    return _judge(
+        plan,
+        paths,
+        record,
+        policy,
+        extra,
+        eval_command=eval_command,
+        eval_timeout=eval_timeout,
+        deadline=deadline,
+        judge_dir=judge_dir,
+        provide_judge=provide_judge,
+        cancel=cancel,
+        notify=notify,
+        drop_env=drop_env,
+        reaper=reaper,
+        gpus=gpus,
+    )
 
 
-def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPolicy, extra: Any, *,
-                       train_command: str, train_timeout: float, deadline: float, cancel: threading.Event,
-                       notify: ProgressFn, drop_env: tuple[str, ...], reaper: bool, prepare_command: str,
-                       cache_dir: Path | None, gpus: str | None = None) -> str:
+def _prepare_and_train(
+    plan: RunPlan,
+    paths: RunPaths,
+    record: RunRecord,
+    policy: SandboxPolicy,
+    extra: Any,
+    *,
+    train_command: str,
+    train_timeout: float,
+    deadline: float,
+    cancel: threading.Event,
+    notify: ProgressFn,
+    drop_env: tuple[str, ...],
+    reaper: bool,
+    prepare_command: str,
+    cache_dir: Path | None,
+    gpus: str | None = None,
+) -> str:
     """The prepare (when there is one) and train phases of :func:`train_then_judge`."""
     cache = None
     if prepare_command.strip():
@@ -423,40 +599,100 @@ def _prepare_and_train(plan: RunPlan, paths: RunPaths, record: RunRecord, policy
         cache = cache_dir
         cache.mkdir(parents=True, exist_ok=True)
         paths.evidence_dir("prepare").mkdir(parents=True, exist_ok=True)
-        prepare_box = SandboxSpec(
-            cwd=paths.candidate, read_only=(paths.root, *extra),
-            read_write=(cache, paths.evidence_dir("prepare")),
-            network=policy.train_network, limits=policy.limits, pass_env=policy.pass_env,
-        ) if policy.enabled else None
-        outcome = run_phase(plan, paths, "prepare", prepare_command, paths.candidate, deadline, train_timeout,
-                            cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=prepare_box,
-                            cache=cache, trace=policy.trace, gpus=gpus)
+        prepare_box = (
+            SandboxSpec(
+                cwd=paths.candidate,
+                read_only=(paths.root, *extra),
+                read_write=(cache, paths.evidence_dir("prepare")),
+                network=policy.train_network,
+                limits=policy.limits,
+                pass_env=policy.pass_env,
+            )
+            if policy.enabled
+            else None
+        )
+        outcome = run_phase(
+            plan,
+            paths,
+            "prepare",
+            prepare_command,
+            paths.candidate,
+            deadline,
+            train_timeout,
+            cancel,
+            notify,
+            record,
+            drop_env=drop_env,
+            reaper=reaper,
+            sandbox=prepare_box,
+            cache=cache,
+            trace=policy.trace,
+            gpus=gpus,
+        )
         if outcome != "ok":
             return outcome
     paths.evidence_dir("train").mkdir(parents=True, exist_ok=True)
-    train_box = SandboxSpec(
-        cwd=paths.candidate, read_only=(paths.root, *extra, *((cache,) if cache is not None else ())),
-        read_write=(paths.candidate, paths.evidence_dir("train")),
-        network=policy.train_network, limits=policy.limits, pass_env=policy.pass_env,
-    ) if policy.enabled else None
-    outcome = run_phase(plan, paths, "train", train_command, paths.candidate, deadline, train_timeout,
-                        cancel, notify, record, drop_env=drop_env, reaper=reaper, sandbox=train_box,
-                        cache=cache, trace=policy.trace, gpus=gpus)
+    train_box = (
+        SandboxSpec(
+            cwd=paths.candidate,
+            read_only=(paths.root, *extra, *((cache,) if cache is not None else ())),
+            read_write=(paths.candidate, paths.evidence_dir("train")),
+            network=policy.train_network,
+            limits=policy.limits,
+            pass_env=policy.pass_env,
+        )
+        if policy.enabled
+        else None
+    )
+    outcome = run_phase(
+        plan,
+        paths,
+        "train",
+        train_command,
+        paths.candidate,
+        deadline,
+        train_timeout,
+        cancel,
+        notify,
+        record,
+        drop_env=drop_env,
+        reaper=reaper,
+        sandbox=train_box,
+        cache=cache,
+        trace=policy.trace,
+        gpus=gpus,
+    )
     # a train process that left the phase's process group (setsid, a double fork) must not live
     # on while the judge tree is written: it could read or tamper with it. In a sandbox none
     # can (the PID namespace ended with the phase); this is the second line.
 
     escaped = kill_run_processes(plan.run_id)
     if escaped:
-        record.notes.append(f"{len(escaped)} train process(es) outlived the train phase's process group "
-                            "and were killed before the judge ran")
+        record.notes.append(
+            f"{len(escaped)} train process(es) outlived the train phase's process group "
+            "and were killed before the judge ran"
+        )
     return outcome
 
 
-def _judge(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPolicy, extra: Any, *,
-           eval_command: str, eval_timeout: float, deadline: float, judge_dir: Path,
-           provide_judge: Callable[[Path], None], cancel: threading.Event, notify: ProgressFn,
-           drop_env: tuple[str, ...], reaper: bool, gpus: str | None = None) -> str:
+def _judge(
+    plan: RunPlan,
+    paths: RunPaths,
+    record: RunRecord,
+    policy: SandboxPolicy,
+    extra: Any,
+    *,
+    eval_command: str,
+    eval_timeout: float,
+    deadline: float,
+    judge_dir: Path,
+    provide_judge: Callable[[Path], None],
+    cancel: threading.Event,
+    notify: ProgressFn,
+    drop_env: tuple[str, ...],
+    reaper: bool,
+    gpus: str | None = None,
+) -> str:
     """The judge phase of :func:`train_then_judge`, once no train process is alive."""
     planted = paths.evidence_dir("eval")
     if planted.is_symlink():
@@ -475,19 +711,46 @@ def _judge(plan: RunPlan, paths: RunPaths, record: RunRecord, policy: SandboxPol
     fresh = Path(tempfile.mkdtemp(prefix=f"{judge_dir.name}-", dir=judge_dir.parent))
     copy = Path(tempfile.mkdtemp(prefix=f"{judge_dir.name}-candidate-", dir=judge_dir.parent))
     try:
-        report = copy_regular_files(paths.candidate, copy, max_files=policy.candidate_max_files,
-                                    max_bytes=policy.candidate_max_mb * 2**20)
+        report = copy_regular_files(
+            paths.candidate,
+            copy,
+            max_files=policy.candidate_max_files,
+            max_bytes=policy.candidate_max_mb * 2**20,
+        )
         _note_refused(record, report.refused)
         provide_judge(fresh)
         # the judge may run candidate code (the gym judge plays the policy): it gets what it needs
         # to start a nested sandbox per process of that code, which sees none of the judge's data
-        judge_box = SandboxSpec(
-            cwd=fresh, read_only=(paths.root, fresh, copy, *extra), read_write=(planted,),
-            masked=(paths.candidate,), network=policy.eval_network, limits=policy.limits,
-            policy=PolicySandbox(read_only=extra),
-        ) if policy.enabled else None
-        return run_phase(plan, paths, "eval", eval_command, fresh, deadline, eval_timeout, cancel, notify,
-                         record, drop_env=drop_env, reaper=reaper, sandbox=judge_box, candidate=copy, gpus=gpus)
+        judge_box = (
+            SandboxSpec(
+                cwd=fresh,
+                read_only=(paths.root, fresh, copy, *extra),
+                read_write=(planted,),
+                masked=(paths.candidate,),
+                network=policy.eval_network,
+                limits=policy.limits,
+                policy=PolicySandbox(read_only=extra),
+            )
+            if policy.enabled
+            else None
+        )
+        return run_phase(
+            plan,
+            paths,
+            "eval",
+            eval_command,
+            fresh,
+            deadline,
+            eval_timeout,
+            cancel,
+            notify,
+            record,
+            drop_env=drop_env,
+            reaper=reaper,
+            sandbox=judge_box,
+            candidate=copy,
+            gpus=gpus,
+        )
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
         shutil.rmtree(copy, ignore_errors=True)
@@ -501,5 +764,7 @@ def _note_refused(record: RunRecord, refused: list[str]) -> None:
     for line in refused[:_MAX_REFUSAL_NOTES]:
         record.notes.append(f"not given to the judge: candidate/{line}")
     if len(refused) > _MAX_REFUSAL_NOTES:
-        record.notes.append(f"not given to the judge: {len(refused) - _MAX_REFUSAL_NOTES} more refused entries "
-                            "of the candidate")
+        record.notes.append(
+            f"not given to the judge: {len(refused) - _MAX_REFUSAL_NOTES} more refused entries "
+            "of the candidate"
+        )

@@ -89,9 +89,11 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ExecutorError("the ray executor needs Ray, which is not installed",
-                            fix="pip install 'evotree[ray]' (on the driver and every node), "
-                                "or run with --executor local") from None
+        raise ExecutorError(
+            "the ray executor needs Ray, which is not installed",
+            fix="pip install 'evotree[ray]' (on the driver and every node), "
+            "or run with --executor local",
+        ) from None
     return ray
 
 
@@ -105,13 +107,18 @@ def connect(address: str) -> bool:
         return False
     _probe(address)
     try:
-        ray.init(address=address or None, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING, configure_logging=True)
+        ray.init(
+            address=address or None,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            configure_logging=True,
+        )
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
         raise ExecutorError(
             f"cannot connect to the Ray cluster at {address or '(a new local instance)'}: {exc}",
             fix="start the head (`ray start --head`) and pass its address with --address "
-                "(or [executor].address), or pass --address '' to start a local Ray",
+            "(or [executor].address), or pass --address '' to start a local Ray",
         ) from None
     return True
 
@@ -125,11 +132,15 @@ def _probe(address: str, timeout: float = 5.0) -> None:
         with socket.create_connection((host, int(port)), timeout=timeout):
             return
     except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        reason = (
+            exc.strerror
+            if isinstance(exc, OSError) and exc.strerror
+            else str(exc) or type(exc).__name__
+        )
         raise ExecutorError(
             f"cannot reach the Ray cluster at {address}: {reason}",
             fix="start the head there (`ray start --head --port PORT`), check the address and the "
-                "firewall, or pass --address '' to start a local Ray",
+            "firewall, or pass --address '' to start a local Ray",
         ) from None
 
 
@@ -168,7 +179,12 @@ class RayExecutor:
         self.address = section.address if address is None else address
 
     def execute(
-        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
+        self,
+        ws: Workspace,
+        plans: list[RunPlan],
+        *,
+        progress: ProgressFn | None,
+        cancel: threading.Event,
     ) -> list[RunRecord]:
         """Run every plan on the cluster; return every attempt's final record, in plan order."""
         started_here = connect(self.address)
@@ -182,8 +198,15 @@ class RayExecutor:
 class _Driver:
     """One ``evotree run`` request on Ray: submits, watches, imports evidence, retries, cancels."""
 
-    def __init__(self, ws: Workspace, section: ExecutorSection, address: str, plans: list[RunPlan],
-                 progress: ProgressFn | None, cancel: threading.Event) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        section: ExecutorSection,
+        address: str,
+        plans: list[RunPlan],
+        progress: ProgressFn | None,
+        cancel: threading.Event,
+    ) -> None:
         from evotree.harness.executors.store import EvidenceStore
 
         self.ray = _import_ray()
@@ -216,7 +239,9 @@ class _Driver:
                 else:
                     self._submit(plan, attempt=0)
             while self.running:
-                ready, _ = self.ray.wait(list(self.running), num_returns=len(self.running), timeout=_WAIT_SECONDS)
+                ready, _ = self.ray.wait(
+                    list(self.running), num_returns=len(self.running), timeout=_WAIT_SECONDS
+                )
                 self._drain()
                 self._check_cancel()
                 for ref in ready:
@@ -237,21 +262,29 @@ class _Driver:
     def _check_feasible(self) -> None:
         """Refuse, before anything starts, a run no node of the cluster can hold (Ray would
         keep such a task pending forever, silently)."""
-        wanted = {"CPU": self.section.cpus, "GPU": self.section.gpus,
-                  "memory": self.section.memory_gb * 2**30}
+        wanted = {
+            "CPU": self.section.cpus,
+            "GPU": self.section.gpus,
+            "memory": self.section.memory_gb * 2**30,
+        }
         wanted = {k: v for k, v in wanted.items() if v > 0}
         nodes = [n.get("Resources", {}) for n in self.ray.nodes() if n.get("Alive")]
         if not wanted or any(all(node.get(k, 0) >= v for k, v in wanted.items()) for node in nodes):
             return
         largest = {k: max((node.get(k, 0) for node in nodes), default=0) for k in wanted}
-        need = ", ".join(f"{k} {v:g}" if k != "memory" else f"memory {v / 2**30:g} GiB" for k, v in wanted.items())
-        have = ", ".join(f"{k} {v:g}" if k != "memory" else f"memory {v / 2**30:.1f} GiB"
-                         for k, v in largest.items())
+        need = ", ".join(
+            f"{k} {v:g}" if k != "memory" else f"memory {v / 2**30:g} GiB"
+            for k, v in wanted.items()
+        )
+        have = ", ".join(
+            f"{k} {v:g}" if k != "memory" else f"memory {v / 2**30:.1f} GiB"
+            for k, v in largest.items()
+        )
         raise ExecutorError(
             f"no node of the Ray cluster can hold one run: each run asks for {need}; the largest "
             f"node has {have} ({len(nodes)} node(s) alive)",
             fix="lower [executor].cpus / gpus / memory_gb on the champion, or add (or let the "
-                "autoscaler start) a node that large before running",
+            "autoscaler start) a node that large before running",
         )
 
     def _check_cancel(self) -> None:
@@ -290,22 +323,40 @@ class _Driver:
             paths.root.mkdir(parents=True)
             (paths.root / "logs").mkdir()
         except OSError as exc:
-            raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
-                              fix="check permissions and free space of the runs directory") from None
+            raise RunDirError(
+                f"cannot create the run directory {paths.root}: {exc.strerror}",
+                fix="check permissions and free space of the runs directory",
+            ) from None
         marker = self.base / ".active" / run_id
         lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
         fcntl.flock(lock, fcntl.LOCK_EX)
         record = RunRecord(
-            run_id=run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
-            commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-            train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
-            packages=package_versions(), limits=plan.limits.to_dict(),
-            executor={"kind": "ray", "address": self.address or "local", "attempt": attempt,
-                      "retry_of": None, "evidence_uri": self.uri, "driver_host": socket.gethostname()},
+            run_id=run_id,
+            version=plan.version,
+            seed=plan.seed,
+            status=RunStatus.RUNNING.value,
+            commit=plan.commit,
+            judge_commit=plan.judge_commit,
+            judge_version=plan.judge_version,
+            train_command=cfg.train.command,
+            eval_command=cfg.eval.command,
+            started_at=utcnow(),
+            packages=package_versions(),
+            limits=plan.limits.to_dict(),
+            executor={
+                "kind": "ray",
+                "address": self.address or "local",
+                "attempt": attempt,
+                "retry_of": None,
+                "evidence_uri": self.uri,
+                "driver_host": socket.gethostname(),
+            },
             judge_data_commit=plan.judge_data_commit,
         )
         record.save(paths.record)
-        return _Attempt(plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt)
+        return _Attempt(
+            plan=plan, record=record, paths=paths, lock=lock, marker=marker, attempt=attempt
+        )
 
     def _submit(self, plan: RunPlan, *, attempt: int, retry_of: str | None = None) -> None:
 
@@ -318,23 +369,38 @@ class _Driver:
         att.record.save(att.paths.record)
         self.origin[run_id] = plan.run_id
         ledger_run_started(self.ws, att.record)
-        self.notify(run_id, "started", {"version": plan.version, "seed": plan.seed,
-                                        "max_steps": plan.limits.max_steps})
+        self.notify(
+            run_id,
+            "started",
+            {"version": plan.version, "seed": plan.seed, "max_steps": plan.limits.max_steps},
+        )
         spec = {
-            "run_id": run_id, "version": plan.version, "seed": plan.seed, "commit": plan.commit,
-            "judge_commit": plan.judge_commit, "judge_version": plan.judge_version,
-            "limits": plan.limits.to_dict(), "judge_splits": list(plan.judge_splits),
-            "train_command": cfg.train.command, "eval_command": cfg.eval.command,
+            "run_id": run_id,
+            "version": plan.version,
+            "seed": plan.seed,
+            "commit": plan.commit,
+            "judge_commit": plan.judge_commit,
+            "judge_version": plan.judge_version,
+            "limits": plan.limits.to_dict(),
+            "judge_splits": list(plan.judge_splits),
+            "train_command": cfg.train.command,
+            "eval_command": cfg.eval.command,
             "prepare_command": cfg.train.prepare,
-            "train_timeout": cfg.train.timeout_seconds, "eval_timeout": cfg.eval.timeout_seconds,
-            "store_uri": self.uri, "sync_seconds": self.section.sync_seconds,
-            "candidate_files": files, "attempt": attempt,
+            "train_timeout": cfg.train.timeout_seconds,
+            "eval_timeout": cfg.eval.timeout_seconds,
+            "store_uri": self.uri,
+            "sync_seconds": self.section.sync_seconds,
+            "candidate_files": files,
+            "attempt": attempt,
             # the champion's sandbox policy, so workers isolate the phases exactly as local runs do
             "sandbox": SandboxPolicy.from_config(cfg.sandbox, forbidden=(self.ws.root,)).to_dict(),
         }
         options: dict[str, Any] = {
-            "num_cpus": self.section.cpus, "num_gpus": self.section.gpus, "max_retries": 0,
-            "retry_exceptions": False, "runtime_env": {"working_dir": package},
+            "num_cpus": self.section.cpus,
+            "num_gpus": self.section.gpus,
+            "max_retries": 0,
+            "retry_exceptions": False,
+            "runtime_env": {"working_dir": package},
         }
         if self.section.memory_gb > 0:
             options["memory"] = int(self.section.memory_gb * 2**30)
@@ -352,7 +418,9 @@ class _Driver:
             upload_package_to_gcs,
         )
 
-        tar_bytes, files = _tar_commit(self.ws, commit, exclude=list(self.ws.config.eval.judge_paths))
+        tar_bytes, files = _tar_commit(
+            self.ws, commit, exclude=list(self.ws.config.eval.judge_paths)
+        )
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             info = zipfile.ZipInfo("candidate.tar", date_time=(1980, 1, 1, 0, 0, 0))
@@ -364,7 +432,8 @@ class _Driver:
                 f"the exported commit {commit[:10]} is {len(data) / 2**20:.0f} MiB zipped, over Ray's "
                 f"package limit of {GCS_STORAGE_MAX_SIZE / 2**20:.0f} MiB",
                 fix="keep data and checkpoints out of the version's commit (download them in the train "
-                    "command) or raise RAY_max_grpc_message_size / the GCS package limit on the cluster")
+                "command) or raise RAY_max_grpc_message_size / the GCS package limit on the cluster",
+            )
         uri = f"gcs://_ray_pkg_{hashlib.sha256(data).hexdigest()[:32]}.zip"
         if not package_exists(uri):
             upload_package_to_gcs(uri, data)
@@ -393,8 +462,13 @@ class _Driver:
         except exc_types.TaskCancelledError:
             kind = "cancelled"
         except exc_types.RuntimeEnvSetupError as exc:
-            kind, cause = "failed", f"the Ray runtime_env (the candidate package) could not be set up: {_first(exc)}"
-        except exc_types.RayTaskError as exc:  # (a KeyboardInterrupt outside the phases, when cancelling)
+            kind, cause = (
+                "failed",
+                f"the Ray runtime_env (the candidate package) could not be set up: {_first(exc)}",
+            )
+        except (
+            exc_types.RayTaskError
+        ) as exc:  # (a KeyboardInterrupt outside the phases, when cancelling)
             kind = "cancelled" if self.cancelling_since is not None else "failed"
             cause = f"the harness failed in the Ray worker: {_first(exc)}"
         except exc_types.RayError as exc:
@@ -403,8 +477,16 @@ class _Driver:
         fetched, manifest = self._fetch(att, result if kind == "returned" else None)
         # Who ran it: from the returned manifest, else the worker's own report through Ray
         # (the sink), and only else the store's worker.json (which the candidate could rewrite).
-        worker = ({k: manifest[k] for k in ("node_id", "worker_pid", "host") if k in manifest}
-                  if result is not None and manifest is result else {}) or att.worker or fetched.worker or {}
+        worker = (
+            (
+                {k: manifest[k] for k in ("node_id", "worker_pid", "host") if k in manifest}
+                if result is not None and manifest is result
+                else {}
+            )
+            or att.worker
+            or fetched.worker
+            or {}
+        )
         record = att.record
         if worker:
             record.host = str(worker.get("host", record.host))
@@ -420,7 +502,9 @@ class _Driver:
                 charge, complete = False, True
                 record.error = "cancelled before a Ray worker started it"
             elif manifest is None:
-                record.error = record.error or (cause or "cancelled; the worker did not report back")
+                record.error = record.error or (
+                    cause or "cancelled; the worker did not report back"
+                )
         else:
             if manifest is not None:
                 self._apply(record, manifest)
@@ -437,8 +521,10 @@ class _Driver:
             elif self.section.max_retries:
                 record.error = f"{record.error}; not retried: {refused}"
         if not complete:
-            record.notes.append(f"evidence incomplete ({'; '.join(fetched.problems[:3])}): what arrived is "
-                                "kept for inspection and not taken as a result")
+            record.notes.append(
+                f"evidence incomplete ({'; '.join(fetched.problems[:3])}): what arrived is "
+                "kept for inspection and not taken as a result"
+            )
         self._close(att, wall=_wall(manifest, worker, att), charge=charge, complete=complete)
         if retry:
             self._submit(att.plan, attempt=att.attempt + 1, retry_of=record.run_id)
@@ -466,7 +552,9 @@ class _Driver:
         try:
             fetched = self.store.fetch(att.record.run_id, att.paths.root, expected=expected)
         except Exception as exc:  # noqa: BLE001 - fsspec backends raise more than OSError
-            problem = f"fetching the evidence from {self.uri} failed: {type(exc).__name__}: {_first(exc)}"
+            problem = (
+                f"fetching the evidence from {self.uri} failed: {type(exc).__name__}: {_first(exc)}"
+            )
             fetched = FetchResult(manifest=None, worker=None, checked=False, problems=[problem])
         fetched.problems[:0] = problems
         if problems:
@@ -491,12 +579,15 @@ class _Driver:
         # ``usage`` or planted reservations never refuse (or allow) a retry
         snapshot = self.ws.ledger.snapshot()
         used = Usage.from_dict(trusted_usage(self.ws, snapshot).version(att.plan.version)).runs
-        reserved = committed(counted_reservations(self.ws, snapshot.meta),
-                             version=att.plan.version)["runs"]
+        reserved = committed(
+            counted_reservations(self.ws, snapshot.meta), version=att.plan.version
+        )["runs"]
         limit = self.ws.config.budget.max_runs_per_version
         if used + reserved + 1 > limit:
-            return (f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {reserved} "
-                    "reserved including this attempt, and its retry)")
+            return (
+                f"budget.max_runs_per_version = {limit} would be exceeded ({used} charged, {reserved} "
+                "reserved including this attempt, and its retry)"
+            )
         return None
 
     @staticmethod
@@ -510,14 +601,26 @@ class _Driver:
     def _close(self, att: _Attempt, *, wall: float, charge: bool, complete: bool) -> None:
 
         try:
-            finish_run(self.ws, att.record, att.paths, None, wall_seconds=wall, charge=charge, complete=complete)
+            finish_run(
+                self.ws,
+                att.record,
+                att.paths,
+                None,
+                wall_seconds=wall,
+                charge=charge,
+                complete=complete,
+            )
         finally:
             att.marker.unlink(missing_ok=True)
             att.lock.close()
         for ref in [r for r, a in self.running.items() if a is att]:
             del self.running[ref]
         self.done[self.origin[att.record.run_id]].append(att.record)
-        self.notify(att.record.run_id, "finished", {"status": att.record.status, "headline": att.record.headline})
+        self.notify(
+            att.record.run_id,
+            "finished",
+            {"status": att.record.status, "headline": att.record.headline},
+        )
 
     def _abandon(self, exc: BaseException) -> None:
         """The request is aborting: finish every attempt still open, so no run stays ``running``.
@@ -533,7 +636,9 @@ class _Driver:
             record = att.record
             record.status = (RunStatus.CANCELLED if interrupted else RunStatus.FAILED).value
             record.error = f"the driver stopped this request ({why}) before the run was settled"
-            record.notes.append("evidence incomplete: the driver did not import this run's evidence")
+            record.notes.append(
+                "evidence incomplete: the driver did not import this run's evidence"
+            )
             try:
                 self._close(att, wall=_wall(None, att.worker, att), charge=True, complete=False)
             except BaseException as close_exc:  # noqa: BLE001 - at least the status must land
@@ -571,20 +676,25 @@ class _Driver:
             return
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-
         task = self.ray.remote(cleanup_run).options(
-            num_cpus=0, max_retries=0,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False))
+            num_cpus=0,
+            max_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node_id, soft=False),
+        )
         ref = task.remote(record.run_id)
         if not wait:
             return
         try:
             done = self.ray.get(ref, timeout=_CLEANUP_SECONDS)
             if done.get("killed"):
-                record.notes.append(f"killed {len(done['killed'])} process(es) the dead worker left on "
-                                    f"{done.get('host')}")
+                record.notes.append(
+                    f"killed {len(done['killed'])} process(es) the dead worker left on "
+                    f"{done.get('host')}"
+                )
         except Exception as exc:  # noqa: BLE001 - a dead node has nothing left to clean
-            record.notes.append(f"clean-up on the worker's node did not complete: {type(exc).__name__}")
+            record.notes.append(
+                f"clean-up on the worker's node did not complete: {type(exc).__name__}"
+            )
 
 
 def _task_body() -> Any:
@@ -611,11 +721,15 @@ def _tar_judge(ws: Workspace, commit: str, data_commit: str | None) -> tuple[byt
 
     with tempfile.TemporaryDirectory(prefix="evotree-judge-") as tmp:
         root = Path(tmp) / "tree"
-        count = provide_judge_tree(ws.git.repo, commit, data_commit, ws.config.eval.judge_paths, root)
+        count = provide_judge_tree(
+            ws.git.repo, commit, data_commit, ws.config.eval.judge_paths, root
+        )
         return _tar_directory(root, compress=True), count
 
 
-def _tar_commit(ws: Workspace, commit: str, *, exclude: list[str], compress: bool = False) -> tuple[bytes, int]:
+def _tar_commit(
+    ws: Workspace, commit: str, *, exclude: list[str], compress: bool = False
+) -> tuple[bytes, int]:
     """A deterministic tar of ``commit``'s exported tree; (bytes, number of files and links)."""
 
     with tempfile.TemporaryDirectory(prefix="evotree-export-") as tmp:

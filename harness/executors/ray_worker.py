@@ -110,17 +110,39 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     (paths.root / "logs").mkdir(parents=True)
     notify = _Notifier(sink)
     node_id = ray.get_runtime_context().get_node_id()
-    worker = {"run_id": run_id, "node_id": node_id, "worker_pid": os.getpid(), "host": socket.gethostname(),
-              "started_at": time.time(), "attempt": spec["attempt"]}
+    worker = {
+        "run_id": run_id,
+        "node_id": node_id,
+        "worker_pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started_at": time.time(),
+        "attempt": spec["attempt"],
+    }
     store.put_json(run_id, WORKER, worker)
     notify(run_id, "worker", worker)
-    plan = RunPlan(run_id=run_id, version=spec["version"], seed=spec["seed"], commit=spec["commit"],
-                   judge_commit=spec["judge_commit"], judge_version=spec["judge_version"],
-                   limits=RunLimits(**spec["limits"]), judge_splits=tuple(spec["judge_splits"]))
-    record = RunRecord(run_id=run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
-                       commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-                       train_command=spec["train_command"], eval_command=spec["eval_command"],
-                       started_at="", limits=spec["limits"])
+    plan = RunPlan(
+        run_id=run_id,
+        version=spec["version"],
+        seed=spec["seed"],
+        commit=spec["commit"],
+        judge_commit=spec["judge_commit"],
+        judge_version=spec["judge_version"],
+        limits=RunLimits(**spec["limits"]),
+        judge_splits=tuple(spec["judge_splits"]),
+    )
+    record = RunRecord(
+        run_id=run_id,
+        version=plan.version,
+        seed=plan.seed,
+        status=RunStatus.RUNNING.value,
+        commit=plan.commit,
+        judge_commit=plan.judge_commit,
+        judge_version=plan.judge_version,
+        train_command=spec["train_command"],
+        eval_command=spec["eval_command"],
+        started_at="",
+        limits=spec["limits"],
+    )
     syncer = _Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
     cancel = threading.Event()  # set when ray.cancel raises KeyboardInterrupt in this thread
 
@@ -134,14 +156,26 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     def phases() -> None:
         try:
             outcome["value"] = train_then_judge(
-                plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
-                train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
-                deadline=run_deadline(spec["limits"], started)[0],  # its wall limit or the search clock's end
-                judge_dir=judge_dir, provide_judge=provide_judge,
-                cancel=cancel, notify=notify, drop_env=("RAY_",), reaper=True,
+                plan,
+                paths,
+                record,
+                train_command=spec["train_command"],
+                eval_command=spec["eval_command"],
+                train_timeout=spec["train_timeout"],
+                eval_timeout=spec["eval_timeout"],
+                deadline=run_deadline(spec["limits"], started)[
+                    0
+                ],  # its wall limit or the search clock's end
+                judge_dir=judge_dir,
+                provide_judge=provide_judge,
+                cancel=cancel,
+                notify=notify,
+                drop_env=("RAY_",),
+                reaper=True,
                 sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
                 prepare_command=spec.get("prepare_command") or "",
-                cache_dir=scratch.parent.parent / "evotree-ray-cache",  # node-local, shared by its runs
+                cache_dir=scratch.parent.parent
+                / "evotree-ray-cache",  # node-local, shared by its runs
             )
         except BaseException as exc:  # noqa: BLE001 - reported to the driver in the manifest
             outcome["error"] = exc
@@ -151,8 +185,10 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
     try:
         count = _extract(Path.cwd() / CANDIDATE_ARCHIVE, paths.candidate)
         if count != spec["candidate_files"]:
-            raise RuntimeError(f"the candidate package has {count} files, the exported commit "
-                               f"{spec['candidate_files']}")
+            raise RuntimeError(
+                f"the candidate package has {count} files, the exported commit "
+                f"{spec['candidate_files']}"
+            )
         syncer.start()
         # The phases run in a thread; this (main) thread is where ray.cancel raises
         # KeyboardInterrupt, which becomes the cancel event: the phase is stopped the way the
@@ -181,8 +217,12 @@ def run_in_worker(spec: dict[str, Any], judge_box: list[Any], sink: Any) -> dict
         if syncer.error:
             record.notes.append(f"a partial copy to the evidence store failed once: {syncer.error}")
         summary = {
-            "status": record.status, "error": record.error, "notes": record.notes, "phases": record.phases,
-            "cpu_seconds": record.cpu_seconds, "wall_seconds": round(time.monotonic() - started, 3),
+            "status": record.status,
+            "error": record.error,
+            "notes": record.notes,
+            "phases": record.phases,
+            "cpu_seconds": record.cpu_seconds,
+            "wall_seconds": round(time.monotonic() - started, 3),
             **{k: worker[k] for k in ("node_id", "worker_pid", "host", "started_at", "attempt")},
         }
         manifest = store.finish(run_id, paths.root, summary)

@@ -84,9 +84,11 @@ def _import_submitit() -> Any:
     try:
         import submitit
     except ImportError:
-        raise ExecutorError("the slurm executor needs submitit, which is not installed",
-                            fix="pip install 'evotree-rl[slurm]' (on the driver and in the nodes' environment), "
-                                "or run with --executor local") from None
+        raise ExecutorError(
+            "the slurm executor needs submitit, which is not installed",
+            fix="pip install 'evotree-rl[slurm]' (on the driver and in the nodes' environment), "
+            "or run with --executor local",
+        ) from None
     return submitit
 
 
@@ -122,11 +124,18 @@ class SlurmExecutor:
         self.section = section
         self.cluster = (cluster or os.environ.get(ENV_CLUSTER, "") or "slurm").strip()
         if self.cluster not in CLUSTERS:
-            raise ExecutorError(f"{ENV_CLUSTER} must be one of {', '.join(CLUSTERS)}, actually: {self.cluster!r}",
-                                fix=f"unset {ENV_CLUSTER} (Slurm), or set it to local to try without a cluster")
+            raise ExecutorError(
+                f"{ENV_CLUSTER} must be one of {', '.join(CLUSTERS)}, actually: {self.cluster!r}",
+                fix=f"unset {ENV_CLUSTER} (Slurm), or set it to local to try without a cluster",
+            )
 
     def execute(
-        self, ws: Workspace, plans: list[RunPlan], *, progress: ProgressFn | None, cancel: threading.Event
+        self,
+        ws: Workspace,
+        plans: list[RunPlan],
+        *,
+        progress: ProgressFn | None,
+        cancel: threading.Event,
     ) -> list[RunRecord]:
         """Submit every plan as a job; return their final records in plan order."""
         return _Driver(ws, self.section, self.cluster, plans, progress, cancel).run()
@@ -135,8 +144,15 @@ class SlurmExecutor:
 class _Driver:
     """One ``evotree run`` request on Slurm: submits, watches, imports evidence, cancels."""
 
-    def __init__(self, ws: Workspace, section: ExecutorSection, cluster: str, plans: list[RunPlan],
-                 progress: ProgressFn | None, cancel: threading.Event) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        section: ExecutorSection,
+        cluster: str,
+        plans: list[RunPlan],
+        progress: ProgressFn | None,
+        cancel: threading.Event,
+    ) -> None:
 
         self.submitit = _import_submitit()
         self.ws, self.section, self.cluster, self.plans = ws, section, cluster, plans
@@ -155,8 +171,10 @@ class _Driver:
     def run(self) -> list[RunRecord]:
         gpus = self.section.gpus
         if gpus != int(gpus):
-            raise ExecutorError(f"executor.gpus must be a whole number of GPUs per Slurm job, actually: {gpus:g}",
-                                fix="set [executor].gpus on the champion to 0, 1, 2, …")
+            raise ExecutorError(
+                f"executor.gpus must be a whole number of GPUs per Slurm job, actually: {gpus:g}",
+                fix="set [executor].gpus on the champion to 0, 1, 2, …",
+            )
         executor = self._executor()
         try:
             for plan in self.plans:
@@ -191,7 +209,9 @@ class _Driver:
         longest = max((p.limits.wall_seconds for p in self.plans), default=3600.0)
         params: dict[str, Any] = {
             "timeout_min": max(1, math.ceil((float(longest) + TIME_MARGIN_SECONDS) / 60)),
-            "cpus_per_task": max(1, math.ceil(self.section.cpus)), "tasks_per_node": 1, "nodes": 1,
+            "cpus_per_task": max(1, math.ceil(self.section.cpus)),
+            "tasks_per_node": 1,
+            "nodes": 1,
             "name": "evotree-run",
         }
         if self.section.gpus:
@@ -224,18 +244,33 @@ class _Driver:
             paths.root.mkdir(parents=True)
             (paths.root / "logs").mkdir()
         except OSError as exc:
-            raise RunDirError(f"cannot create the run directory {paths.root}: {exc.strerror}",
-                              fix="check permissions and free space of the runs directory") from None
+            raise RunDirError(
+                f"cannot create the run directory {paths.root}: {exc.strerror}",
+                fix="check permissions and free space of the runs directory",
+            ) from None
         marker = self.base / ".active" / plan.run_id
         lock = open(marker, "a+")  # noqa: SIM115 - held for the run's life (crash detection)
         fcntl.flock(lock, fcntl.LOCK_EX)
         record = RunRecord(
-            run_id=plan.run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
-            commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-            train_command=cfg.train.command, eval_command=cfg.eval.command, started_at=utcnow(),
-            packages=package_versions(), limits=plan.limits.to_dict(),
-            executor={"kind": "slurm", "cluster": self.cluster, "folder": str(self.folder),
-                      "evidence_uri": self.uri, "driver_host": socket.gethostname()},
+            run_id=plan.run_id,
+            version=plan.version,
+            seed=plan.seed,
+            status=RunStatus.RUNNING.value,
+            commit=plan.commit,
+            judge_commit=plan.judge_commit,
+            judge_version=plan.judge_version,
+            train_command=cfg.train.command,
+            eval_command=cfg.eval.command,
+            started_at=utcnow(),
+            packages=package_versions(),
+            limits=plan.limits.to_dict(),
+            executor={
+                "kind": "slurm",
+                "cluster": self.cluster,
+                "folder": str(self.folder),
+                "evidence_uri": self.uri,
+                "driver_host": socket.gethostname(),
+            },
             judge_data_commit=plan.judge_data_commit,
         )
         record.save(paths.record)
@@ -275,14 +310,24 @@ class _Driver:
         record, paths, lock, marker = self._open_run(plan)
         ledger_run_started(self.ws, record)
         spec = {
-            "run_id": plan.run_id, "version": plan.version, "seed": plan.seed, "commit": plan.commit,
-            "judge_commit": plan.judge_commit, "judge_version": plan.judge_version,
-            "limits": plan.limits.to_dict(), "judge_splits": list(plan.judge_splits),
-            "train_command": cfg.train.command, "eval_command": cfg.eval.command,
+            "run_id": plan.run_id,
+            "version": plan.version,
+            "seed": plan.seed,
+            "commit": plan.commit,
+            "judge_commit": plan.judge_commit,
+            "judge_version": plan.judge_version,
+            "limits": plan.limits.to_dict(),
+            "judge_splits": list(plan.judge_splits),
+            "train_command": cfg.train.command,
+            "eval_command": cfg.eval.command,
             "prepare_command": cfg.train.prepare,
-            "train_timeout": cfg.train.timeout_seconds, "eval_timeout": cfg.eval.timeout_seconds,
-            "store_uri": self.uri, "sync_seconds": self.section.sync_seconds,
-            "candidate_archive": str(package), "candidate_files": files, "judge_archive": str(judge),
+            "train_timeout": cfg.train.timeout_seconds,
+            "eval_timeout": cfg.eval.timeout_seconds,
+            "store_uri": self.uri,
+            "sync_seconds": self.section.sync_seconds,
+            "candidate_archive": str(package),
+            "candidate_files": files,
+            "judge_archive": str(judge),
             # the champion's sandbox policy: the node isolates the phases exactly as local runs do
             "sandbox": SandboxPolicy.from_config(cfg.sandbox, forbidden=(self.ws.root,)).to_dict(),
         }
@@ -291,15 +336,34 @@ class _Driver:
         except Exception as exc:
             judge.unlink(missing_ok=True)
             self._close_unsubmitted(record, paths, lock, marker, exc)
-            raise ExecutorError(f"submitting run {plan.run_id} to {self.cluster} failed: {_first(exc)}",
-                                fix="check that sbatch works here (sinfo, a test job) and that SBATCH_PARTITION / "
-                                    "SBATCH_ACCOUNT name a partition and account you may use") from None
+            raise ExecutorError(
+                f"submitting run {plan.run_id} to {self.cluster} failed: {_first(exc)}",
+                fix="check that sbatch works here (sinfo, a test job) and that SBATCH_PARTITION / "
+                "SBATCH_ACCOUNT name a partition and account you may use",
+            ) from None
         record.executor["job_id"] = str(job.job_id)
         record.save(paths.record)
-        self.running.append(_Job(plan=plan, record=record, paths=paths, lock=lock, marker=marker, job=job,
-                                 submitted=time.monotonic()))
-        self.notify(plan.run_id, "started", {"version": plan.version, "seed": plan.seed,
-                                             "max_steps": plan.limits.max_steps, "job_id": str(job.job_id)})
+        self.running.append(
+            _Job(
+                plan=plan,
+                record=record,
+                paths=paths,
+                lock=lock,
+                marker=marker,
+                job=job,
+                submitted=time.monotonic(),
+            )
+        )
+        self.notify(
+            plan.run_id,
+            "started",
+            {
+                "version": plan.version,
+                "seed": plan.seed,
+                "max_steps": plan.limits.max_steps,
+                "job_id": str(job.job_id),
+            },
+        )
 
     # ------------------------------------------------------------------ progress
     def _watch(self, job: _Job) -> None:
@@ -314,8 +378,11 @@ class _Driver:
                 self.notify(run_id, "phase", {"phase": "train"})
             for phase in ("train", "eval"):
                 rows = self._new_rows(job, f"evidence/{phase}/signals.jsonl")
-                if phase == "eval" and job.phase == "train" and (
-                        rows or self.store.fs.exists(self.store.run_path(run_id, "logs/eval.err"))):
+                if (
+                    phase == "eval"
+                    and job.phase == "train"
+                    and (rows or self.store.fs.exists(self.store.run_path(run_id, "logs/eval.err")))
+                ):
                     job.phase = "eval"
                     self.notify(run_id, "phase", {"phase": "eval"})
                 for row in rows:
@@ -325,8 +392,16 @@ class _Driver:
                     if step > job.max_step:
                         job.max_step = step
                         self.notify(run_id, "step", {"phase": phase, "step": step})
-                    self.notify(run_id, "metric", {"phase": phase, "step": step, "metric": row.get("metric"),
-                                                   "value": row.get("value")})
+                    self.notify(
+                        run_id,
+                        "metric",
+                        {
+                            "phase": phase,
+                            "step": step,
+                            "metric": row.get("metric"),
+                            "value": row.get("value"),
+                        },
+                    )
         except Exception:  # noqa: BLE001, S110 - progress is best effort, never a reason to fail a run
             pass
 
@@ -365,15 +440,25 @@ class _Driver:
             result = job.job.result()
         except Exception as exc:  # noqa: BLE001 - submitit raises the job's failure as it found it
             cause = f"the Slurm job {job.job.job_id} ended without a result: {_first(exc)}"
-        expected = result.get("files") if isinstance(result, dict) and isinstance(result.get("files"), dict) else None
+        expected = (
+            result.get("files")
+            if isinstance(result, dict) and isinstance(result.get("files"), dict)
+            else None
+        )
         if result is not None and expected is None:
             cause, result = "the job returned no manifest with a file list", None
         try:
             fetched = self.store.fetch(record.run_id, job.paths.root, expected=expected)
         except Exception as exc:  # noqa: BLE001 - fsspec backends raise more than OSError
-            fetched = FetchResult(manifest=None, worker=None, checked=False,
-                                  problems=[f"fetching the evidence from {self.uri} failed: {type(exc).__name__}: "
-                                            f"{_first(exc)}"])
+            fetched = FetchResult(
+                manifest=None,
+                worker=None,
+                checked=False,
+                problems=[
+                    f"fetching the evidence from {self.uri} failed: {type(exc).__name__}: "
+                    f"{_first(exc)}"
+                ],
+            )
         worker = (result if isinstance(result, dict) else None) or fetched.worker or {}
         if worker.get("host"):
             record.host = str(worker["host"])
@@ -383,35 +468,61 @@ class _Driver:
         if manifest is not None:
             _apply(record, manifest)
         if result is None:
-            record.status = (RunStatus.CANCELLED if self.cancelling_since is not None else RunStatus.FAILED).value
-            if not fetched.worker and self.cancelling_since is not None:  # never started: nothing to charge
+            record.status = (
+                RunStatus.CANCELLED if self.cancelling_since is not None else RunStatus.FAILED
+            ).value
+            if (
+                not fetched.worker and self.cancelling_since is not None
+            ):  # never started: nothing to charge
                 charge, complete = False, True
                 record.error = "cancelled before its Slurm job started"
             else:
-                record.error = cause or f"the evidence in the store is incomplete: {'; '.join(fetched.problems[:3])}"
+                record.error = (
+                    cause
+                    or f"the evidence in the store is incomplete: {'; '.join(fetched.problems[:3])}"
+                )
         elif not complete:
             record.status = RunStatus.FAILED.value
-            record.error = f"the evidence in the store is incomplete: {'; '.join(fetched.problems[:3])}"
+            record.error = (
+                f"the evidence in the store is incomplete: {'; '.join(fetched.problems[:3])}"
+            )
         if not complete:
-            record.notes.append(f"evidence incomplete ({'; '.join(fetched.problems[:3]) or cause}): what arrived is "
-                                "kept for inspection and not taken as a result")
+            record.notes.append(
+                f"evidence incomplete ({'; '.join(fetched.problems[:3]) or cause}): what arrived is "
+                "kept for inspection and not taken as a result"
+            )
         self._close(job, wall=_wall(manifest, worker, job), charge=charge, complete=complete)
 
     def _close(self, job: _Job, *, wall: float, charge: bool, complete: bool) -> None:
 
-        judge_archive(self.folder, job.record.run_id).unlink(missing_ok=True)  # a job that never started
+        judge_archive(self.folder, job.record.run_id).unlink(
+            missing_ok=True
+        )  # a job that never started
         try:
-            finish_run(self.ws, job.record, job.paths, None, wall_seconds=wall, charge=charge, complete=complete)
+            finish_run(
+                self.ws,
+                job.record,
+                job.paths,
+                None,
+                wall_seconds=wall,
+                charge=charge,
+                complete=complete,
+            )
         finally:
             job.marker.unlink(missing_ok=True)
             job.lock.close()
         if job in self.running:
             self.running.remove(job)
         self.done[job.plan.run_id] = job.record
-        self.notify(job.record.run_id, "finished", {"status": job.record.status, "headline": job.record.headline})
+        self.notify(
+            job.record.run_id,
+            "finished",
+            {"status": job.record.status, "headline": job.record.headline},
+        )
 
-    def _close_unsubmitted(self, record: RunRecord, paths: RunPaths, lock: IO[str], marker: Path,
-                           exc: BaseException) -> None:
+    def _close_unsubmitted(
+        self, record: RunRecord, paths: RunPaths, lock: IO[str], marker: Path, exc: BaseException
+    ) -> None:
 
         record.status = RunStatus.FAILED.value
         record.error = f"not submitted: {_first(exc)}"
@@ -442,7 +553,9 @@ class _Driver:
         for job in list(self.running):
             job.record.status = (RunStatus.CANCELLED if interrupted else RunStatus.FAILED).value
             job.record.error = f"the driver stopped this request ({why}) before the run was settled"
-            job.record.notes.append("evidence incomplete: the driver did not import this run's evidence")
+            job.record.notes.append(
+                "evidence incomplete: the driver did not import this run's evidence"
+            )
             try:
                 self._close(job, wall=_wall(None, None, job), charge=True, complete=False)
             except BaseException:  # noqa: BLE001 - at least the status must land

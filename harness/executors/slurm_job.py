@@ -50,9 +50,11 @@ from evotree.harness.sandbox import SandboxPolicy
 
 __all__ = ["judge_archive", "run_job", "scratch_dirs"]
 
-_STOP_SIGNALS = {signal.SIGTERM: "scancel or the end of the job (SIGTERM)",
-                 signal.SIGINT: "cancelled (SIGINT)",
-                 signal.SIGUSR2: "pre-empted or at its time limit (SIGUSR2)"}
+_STOP_SIGNALS = {
+    signal.SIGTERM: "scancel or the end of the job (SIGTERM)",
+    signal.SIGINT: "cancelled (SIGINT)",
+    signal.SIGUSR2: "pre-empted or at its time limit (SIGUSR2)",
+}
 
 
 def scratch_dirs(run_id: str) -> tuple[Path, Path]:
@@ -88,34 +90,67 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     shutil.rmtree(scratch, ignore_errors=True)
     paths = RunPaths(scratch)
     (paths.root / "logs").mkdir(parents=True)
-    worker = {"run_id": run_id, "worker_pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time(),
-              "job_id": os.environ.get("SLURM_JOB_ID") or os.environ.get("SUBMITIT_LOCAL_JOB_ID") or "",
-              "node_id": os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
-              "gpus": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    worker = {
+        "run_id": run_id,
+        "worker_pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started_at": time.time(),
+        "job_id": os.environ.get("SLURM_JOB_ID") or os.environ.get("SUBMITIT_LOCAL_JOB_ID") or "",
+        "node_id": os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
+        "gpus": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
     store.put_json(run_id, WORKER, worker)
-    plan = RunPlan(run_id=run_id, version=spec["version"], seed=spec["seed"], commit=spec["commit"],
-                   judge_commit=spec["judge_commit"], judge_version=spec["judge_version"],
-                   limits=RunLimits(**spec["limits"]), judge_splits=tuple(spec["judge_splits"]))
-    record = RunRecord(run_id=run_id, version=plan.version, seed=plan.seed, status=RunStatus.RUNNING.value,
-                       commit=plan.commit, judge_commit=plan.judge_commit, judge_version=plan.judge_version,
-                       train_command=spec["train_command"], eval_command=spec["eval_command"],
-                       started_at="", limits=spec["limits"])
+    plan = RunPlan(
+        run_id=run_id,
+        version=spec["version"],
+        seed=spec["seed"],
+        commit=spec["commit"],
+        judge_commit=spec["judge_commit"],
+        judge_version=spec["judge_version"],
+        limits=RunLimits(**spec["limits"]),
+        judge_splits=tuple(spec["judge_splits"]),
+    )
+    record = RunRecord(
+        run_id=run_id,
+        version=plan.version,
+        seed=plan.seed,
+        status=RunStatus.RUNNING.value,
+        commit=plan.commit,
+        judge_commit=plan.judge_commit,
+        judge_version=plan.judge_version,
+        train_command=spec["train_command"],
+        eval_command=spec["eval_command"],
+        started_at="",
+        limits=spec["limits"],
+    )
     syncer = Syncer(store, run_id, paths.root, float(spec["sync_seconds"]))
     try:
         count = extract_archive(Path(spec["candidate_archive"]), paths.candidate)
         if count != spec["candidate_files"]:
-            raise RuntimeError(f"the candidate archive has {count} files, the exported commit "
-                               f"{spec['candidate_files']}")
+            raise RuntimeError(
+                f"the candidate archive has {count} files, the exported commit "
+                f"{spec['candidate_files']}"
+            )
         syncer.start()
         outcome = train_then_judge(
-            plan, paths, record, train_command=spec["train_command"], eval_command=spec["eval_command"],
-            train_timeout=spec["train_timeout"], eval_timeout=spec["eval_timeout"],
-            deadline=run_deadline(spec["limits"], started)[0], judge_dir=judge_dir,
+            plan,
+            paths,
+            record,
+            train_command=spec["train_command"],
+            eval_command=spec["eval_command"],
+            train_timeout=spec["train_timeout"],
+            eval_timeout=spec["eval_timeout"],
+            deadline=run_deadline(spec["limits"], started)[0],
+            judge_dir=judge_dir,
             provide_judge=lambda target: extract_archive(judge_bytes, target),
-            cancel=cancel, notify=lambda *_: None, drop_env=("SLURM_", "SUBMITIT_"), reaper=True,
+            cancel=cancel,
+            notify=lambda *_: None,
+            drop_env=("SLURM_", "SUBMITIT_"),
+            reaper=True,
             sandbox=SandboxPolicy.from_dict(spec.get("sandbox")),
             prepare_command=spec.get("prepare_command") or "",
-            cache_dir=scratch.parent.parent / "evotree-slurm-cache",  # node-local, shared by its runs
+            cache_dir=scratch.parent.parent
+            / "evotree-slurm-cache",  # node-local, shared by its runs
         )
         record.status = outcome_status(outcome)
         if record.status == RunStatus.CANCELLED.value or cancel.is_set():
@@ -133,8 +168,12 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
         if syncer.error:
             record.notes.append(f"a partial copy to the evidence store failed once: {syncer.error}")
         summary = {
-            "status": record.status, "error": record.error, "notes": record.notes, "phases": record.phases,
-            "cpu_seconds": record.cpu_seconds, "wall_seconds": round(time.monotonic() - started, 3),
+            "status": record.status,
+            "error": record.error,
+            "notes": record.notes,
+            "phases": record.phases,
+            "cpu_seconds": record.cpu_seconds,
+            "wall_seconds": round(time.monotonic() - started, 3),
             **{k: worker[k] for k in ("node_id", "worker_pid", "host", "started_at", "job_id")},
         }
         return store.finish(run_id, paths.root, summary)

@@ -41,8 +41,12 @@ _ALLOWED = re.compile(rf"^(evidence/({_PHASES})/({_KINDS})\.jsonl|logs/({_PHASES
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-_CONTRACT = tuple(sorted([f"evidence/{phase}/{kind}.jsonl" for phase in PHASES for kind in KINDS]
-                          + [f"logs/{phase}.{stream}" for phase in PHASES for stream in ("out", "err")]))
+_CONTRACT = tuple(
+    sorted(
+        [f"evidence/{phase}/{kind}.jsonl" for phase in PHASES for kind in KINDS]
+        + [f"logs/{phase}.{stream}" for phase in PHASES for stream in ("out", "err")]
+    )
+)
 
 
 def evidence_files(root: Path) -> list[str]:
@@ -56,8 +60,10 @@ def evidence_files(root: Path) -> list[str]:
     for rel in _CONTRACT:
         path = root / rel
         try:
-            if not path.is_file() or any((root / part).is_symlink()
-                                         for part in (rel.split("/", 1)[0], rel.rsplit("/", 1)[0], rel)):
+            if not path.is_file() or any(
+                (root / part).is_symlink()
+                for part in (rel.split("/", 1)[0], rel.rsplit("/", 1)[0], rel)
+            ):
                 continue
         except OSError:
             continue
@@ -106,9 +112,11 @@ class EvidenceStore:
         except (ImportError, ValueError) as exc:
             from evotree.harness.executors.errors import ExecutorError
 
-            raise ExecutorError(f"cannot open the evidence store {uri!r}: {exc}",
-                                fix="install the fsspec backend it needs (e.g. s3fs for s3://) or set "
-                                    "[executor].evidence_uri to a path all nodes reach") from None
+            raise ExecutorError(
+                f"cannot open the evidence store {uri!r}: {exc}",
+                fix="install the fsspec backend it needs (e.g. s3fs for s3://) or set "
+                "[executor].evidence_uri to a path all nodes reach",
+            ) from None
         self.root = root.rstrip("/")
 
     @staticmethod
@@ -125,7 +133,9 @@ class EvidenceStore:
     def local(self) -> bool:
         """True when the store is a local (or mounted) file system, False for object stores."""
         protocol = self.fs.protocol
-        return bool({"file", "local"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol]))
+        return bool(
+            {"file", "local"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol])
+        )
 
     def put_json(self, run_id: str, rel: str, data: dict[str, Any]) -> None:
         """Write a small JSON file so a reader never sees it half-written.
@@ -172,7 +182,9 @@ class EvidenceStore:
             return None
         return data if isinstance(data, dict) else None
 
-    def fetch(self, run_id: str, local_root: Path, expected: dict[str, Any] | None = None) -> FetchResult:
+    def fetch(
+        self, run_id: str, local_root: Path, expected: dict[str, Any] | None = None
+    ) -> FetchResult:
         """Import the run's evidence into ``local_root``; check it against a manifest.
 
         ``expected``: the ``files`` (size, sha256 per name) of the manifest the worker returned
@@ -193,7 +205,11 @@ class EvidenceStore:
         present = {}
         for remote in listed:
             remote = remote.rstrip("/")
-            rel = remote[len(base.rstrip("/")) + 1:] if remote.startswith(base.rstrip("/") + "/") else None
+            rel = (
+                remote[len(base.rstrip("/")) + 1 :]
+                if remote.startswith(base.rstrip("/") + "/")
+                else None
+            )
             if rel and _ALLOWED.match(rel):
                 present[rel] = remote
         if expected is None and manifest is not None:
@@ -203,7 +219,9 @@ class EvidenceStore:
                 expected = {}
         result.checked = expected is not None
         if expected is None:
-            result.problems.append("no manifest.json: the worker never finished writing this run's evidence")
+            result.problems.append(
+                "no manifest.json: the worker never finished writing this run's evidence"
+            )
         expected = expected or {}
         wanted = expected if result.checked else present
         for rel in sorted(wanted):
@@ -211,7 +229,9 @@ class EvidenceStore:
                 result.problems.append(f"{rel}: the manifest lists a file that is not run evidence")
                 continue
             if rel not in present:
-                result.problems.append(f"{rel} is listed in the manifest but missing from the store")
+                result.problems.append(
+                    f"{rel} is listed in the manifest but missing from the store"
+                )
                 continue
             dest = local_root / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -221,6 +241,8 @@ class EvidenceStore:
                 size, sha = file_digest(dest)
                 want = expected[rel] if isinstance(expected[rel], dict) else {}
                 if size != want.get("size") or sha != want.get("sha256"):
-                    result.problems.append(f"{rel} does not match the manifest (size {size}, expected "
-                                           f"{want.get('size')})")
+                    result.problems.append(
+                        f"{rel} does not match the manifest (size {size}, expected "
+                        f"{want.get('size')})"
+                    )
         return result

@@ -32,10 +32,11 @@ def _all_names() -> list[str]:
 def schema_aliases() -> dict[str, str]:
     """Old schema name -> its current name (old names hold ``_``; current names use ``-``)."""
     names = set(_all_names())
-    return {name: name.replace("_", "-") for name in sorted(names) if "_" in name and name.replace("_", "-") in names}
-
-
-
+    return {
+        name: name.replace("_", "-")
+        for name in sorted(names)
+        if "_" in name and name.replace("_", "-") in names
+    }
 
 
 def schema_names(*, include_aliases: bool = False) -> list[str]:
@@ -51,6 +52,9 @@ def load_schema(name: str) -> dict[str, Any]:
     name = aliases.get(name, name)
     names = schema_names()
     if name not in names:
-        raise UsageError(f"unknown schema {name!r}; expected one of {', '.join(names)}",
-                         fix="`evotree schema` lists them", schema=name)
+        raise UsageError(
+            f"unknown schema {name!r}; expected one of {', '.join(names)}",
+            fix="`evotree schema` lists them",
+            schema=name,
+        )
     return json.loads(resources.files(__name__).joinpath(f"{name}.schema.json").read_text())

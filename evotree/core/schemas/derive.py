@@ -36,6 +36,7 @@ def schema_note(*, optional: bool = False, **schema: Any) -> dict[str, Any]:
     whether the output may leave it out."""
     return {"schema": schema, **({"optional": True} if optional else {})}
 
+
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
