@@ -28,10 +28,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pygit2
+
 from evotree.core.chain_trust import ChainTrust
 from evotree.core.errors import InvalidState
 from evotree.core.events import JudgeMigrated, JudgePromoted, JudgeProposed
-from evotree.core.ledger import Event, EventKind, LedgerTxn
+from evotree.core.ledger import Event, EventKind, LedgerEntry, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, JUDGE_REF
 from evotree.core.workspace import Workspace
 from evotree.gates.trust import chain_trust
@@ -53,7 +55,7 @@ from evotree.gates.statements import sign_statement
 from evotree.gates.verify import JUDGE_PROMOTION_TYPE
 from evotree.core.gitio import RefRaceLost
 from evotree.core.workspace import under_paths
-from evotree.core.workspace import write_judge_commit
+from evotree.core.workspace import judge_ref_store, write_judge_commit
 from evotree.gates.policy import policy_at
 from evotree.gates.verify import verify_workspace
 
@@ -390,8 +392,7 @@ def record_judge_promotion(
 
     entry = ws.ledger.transact(change, actor=git.identity())
     try:
-        git.cas_ref(
-            JUDGE_REF,
+        judge_ref_store(git).follow(
             git.repo[plan.commit].id,
             git.repo[plan.previous_commit].id,
             f"evotree judge promote (signed by {approver.principal})",
@@ -440,46 +441,17 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
     from the tree; until a person promotes it (``evotree promote V --allow-policy-change``: it
     changes protected paths) the champion's tree still holds them, but runs ignore that copy.
     """
-    import pygit2
-
     if judge_in_force(ws) is not None:
         raise InvalidState(
             f"the ledger already has a judge in force ({str(judge_in_force(ws))[:10]})",
             fix="change it with a signed promotion: evotree judge export DIR, edit, "
             "evotree judge promote DIR",
         )
-    report = verify_workspace(ws, check_tags=False)
-    ref = ws.git.ref_target(CHAMPION_REF)
-    if not report.champion_commit or ref is None or str(ref) != report.champion_commit:
-        raise TamperingFound(
-            f"refusing to migrate: {CHAMPION_REF} is not the signed champion "
-            f"({report.champion} @ {report.champion_commit[:10]})",
-            fix="run `evotree verify` and restore the champion ref first",
-        )
-    champion, champion_commit = report.champion, report.champion_commit
+    champion, champion_commit = _signed_champion(ws)
     policy = policy_at(ws, champion, champion_commit)
     judge_paths = list(policy.config.eval.judge_paths)
     repo = ws.git.repo
-    files: dict[str, tuple[bytes, int]] = {}
-    stack = [(repo[champion_commit].peel(pygit2.Tree), "")]
-    while stack:
-        tree, prefix = stack.pop()
-        for entry in tree:
-            rel = prefix + entry.name
-            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-                stack.append((repo[entry.id], rel + "/"))
-            elif under_paths(rel, judge_paths):
-                if entry.filemode not in (
-                    pygit2.GIT_FILEMODE_BLOB,
-                    pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
-                ):
-                    raise JudgeStoreError(
-                        f"{rel} in the champion's tree is a symlink or submodule; the judge store "
-                        "holds regular files only",
-                        fix=f"replace {rel} by a regular file on a "
-                        "new version and promote it first",
-                    )
-                files[rel] = (repo[entry.id].data, entry.filemode)
+    files = _champion_judge_files(repo, champion_commit, judge_paths)
     if not files:
         raise InvalidState(
             f"the champion {champion} has no files under [eval].judge_paths ({', '.join(judge_paths)})",
@@ -494,53 +466,13 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
         identity=actor,
         message=f"evotree: judge store migrated from {champion} ({champion_commit[:10]})\n",
     )
-
-    def change(txn: LedgerTxn) -> Event:
-        if (txn.meta.get("judge") or {}).get("commit"):
-            raise InvalidState("a judge was recorded meanwhile", fix="run `evotree judge show`")
-        txn.meta["judge"] = {"commit": str(oid)}
-        migrated = JudgeMigrated(
-            commit=str(oid), champion=champion, champion_commit=champion_commit, files=sorted(files)
-        )
-        return Event.of(migrated, version=None, actor=str(actor))
-
-    entry = ws.ledger.transact(change, actor=actor)
-    try:
-        ws.git.cas_ref(JUDGE_REF, oid, ws.git.ref_target(JUDGE_REF), "evotree judge migrate")
-    except RefRaceLost as exc:
-        raise TamperingFound(
-            f"the migration is recorded, but {JUDGE_REF} was moved meanwhile ({exc})",
-            fix=f"git update-ref {JUDGE_REF} {oid}",
-        ) from exc
-    version = worktree = None
+    entry = _record_migration(ws, oid, champion, champion_commit, sorted(files))
     specs = [p.rstrip("/") for p in judge_paths]
-    steps = []
     if branch:
-        from evotree.core.versions import create_version
-
-        record = create_version(
-            ws,
-            hypothesis=f"remove the judge paths ({', '.join(judge_paths)}) from the tree: "
-            "the hidden data now lives in refs/evotree/judge",
-            parent=champion,
-        )
-        version, worktree = record.id, record.worktree
-        path = ws.absolute(str(record.worktree))
-        ws.git.run("rm", "-r", "-q", "--ignore-unmatch", "--", *specs, cwd=path)
-        ws.git.run(
-            "commit",
-            "-q",
-            "-m",
-            f"remove {', '.join(judge_paths)}: the judge's hidden data is in "
-            f"{JUDGE_REF} ({str(oid)[:10]})",
-            cwd=path,
-        )
-        steps += [
-            f"run it and promote it (removing protected paths is a policy change): evotree run {version} "
-            f"--seeds 2 && evotree promote {version} --allow-policy-change"
-        ]
+        version, worktree, steps = _branch_removal(ws, champion, judge_paths, oid)
     else:
-        steps += [
+        version = worktree = None
+        steps = [
             "branch a version from the champion, remove the judge paths there and promote it: evotree branch "
             f"-m 'remove judge paths' && git -C <worktree> rm -r {' '.join(specs)} && git -C <worktree> commit "
             "-m 'judge in refs/evotree/judge' && evotree promote V --allow-policy-change"
@@ -562,3 +494,100 @@ def migrate_judge(ws: Workspace, *, branch: bool = True) -> JudgeMigrationResult
         str(worktree) if worktree else None,
         steps,
     )
+
+
+def _signed_champion(ws: Workspace) -> tuple[str, str]:
+    """The signed champion and its commit; refused unless ``refs/evotree/champion`` is it."""
+    report = verify_workspace(ws, check_tags=False)
+    ref = ws.git.ref_target(CHAMPION_REF)
+    if not report.champion_commit or ref is None or str(ref) != report.champion_commit:
+        raise TamperingFound(
+            f"refusing to migrate: {CHAMPION_REF} is not the signed champion "
+            f"({report.champion} @ {report.champion_commit[:10]})",
+            fix="run `evotree verify` and restore the champion ref first",
+        )
+    return report.champion, report.champion_commit
+
+
+def _champion_judge_files(
+    repo: pygit2.Repository, commit: str, judge_paths: list[str]
+) -> dict[str, tuple[bytes, int]]:
+    """The regular files under ``judge_paths`` in ``commit``'s tree (a link or submodule: refused)."""
+    files: dict[str, tuple[bytes, int]] = {}
+    stack = [(repo[commit].peel(pygit2.Tree), "")]
+    while stack:
+        tree, prefix = stack.pop()
+        for entry in tree:
+            rel = prefix + entry.name
+            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                stack.append((repo[entry.id], rel + "/"))
+            elif under_paths(rel, judge_paths):
+                if entry.filemode not in (
+                    pygit2.GIT_FILEMODE_BLOB,
+                    pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
+                ):
+                    raise JudgeStoreError(
+                        f"{rel} in the champion's tree is a symlink or submodule; the judge store "
+                        "holds regular files only",
+                        fix=f"replace {rel} by a regular file on a "
+                        "new version and promote it first",
+                    )
+                files[rel] = (repo[entry.id].data, entry.filemode)
+    return files
+
+
+def _record_migration(
+    ws: Workspace, oid: pygit2.Oid, champion: str, champion_commit: str, files: list[str]
+) -> LedgerEntry:
+    """Append ``judge.migrated`` (only while no judge is recorded), then move the judge ref."""
+    actor = ws.git.identity()
+
+    def change(txn: LedgerTxn) -> Event:
+        if (txn.meta.get("judge") or {}).get("commit"):
+            raise InvalidState("a judge was recorded meanwhile", fix="run `evotree judge show`")
+        txn.meta["judge"] = {"commit": str(oid)}
+        migrated = JudgeMigrated(
+            commit=str(oid), champion=champion, champion_commit=champion_commit, files=files
+        )
+        return Event.of(migrated, version=None, actor=str(actor))
+
+    entry = ws.ledger.transact(change, actor=actor)
+    try:
+        store = judge_ref_store(ws.git)
+        store.follow(oid, ws.git.ref_target(JUDGE_REF), "evotree judge migrate")
+    except RefRaceLost as exc:
+        raise TamperingFound(
+            f"the migration is recorded, but {JUDGE_REF} was moved meanwhile ({exc})",
+            fix=f"git update-ref {JUDGE_REF} {oid}",
+        ) from exc
+    return entry
+
+
+def _branch_removal(
+    ws: Workspace, champion: str, judge_paths: list[str], oid: pygit2.Oid
+) -> tuple[str, Path, list[str]]:
+    """A new version from the champion that commits the judge paths' removal, and what next."""
+    from evotree.core.versions import create_version
+
+    specs = [p.rstrip("/") for p in judge_paths]
+    record = create_version(
+        ws,
+        hypothesis=f"remove the judge paths ({', '.join(judge_paths)}) from the tree: "
+        "the hidden data now lives in refs/evotree/judge",
+        parent=champion,
+    )
+    path = ws.absolute(str(record.worktree))
+    ws.git.run("rm", "-r", "-q", "--ignore-unmatch", "--", *specs, cwd=path)
+    ws.git.run(
+        "commit",
+        "-q",
+        "-m",
+        f"remove {', '.join(judge_paths)}: the judge's hidden data is in "
+        f"{JUDGE_REF} ({str(oid)[:10]})",
+        cwd=path,
+    )
+    steps = [
+        f"run it and promote it (removing protected paths is a policy change): evotree run {record.id} "
+        f"--seeds 2 && evotree promote {record.id} --allow-policy-change"
+    ]
+    return record.id, record.worktree, steps

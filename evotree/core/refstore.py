@@ -8,6 +8,8 @@ A store is a chain of commits on one ref (``refs/evotree/ledger``, ``refs/evotre
   prepare a commit on it, move the ref only if it still points at that head
   (:meth:`Git.cas_ref`); on a lost race prepare again on the new head, so concurrent writers
   never lose or duplicate a commit.
+- :meth:`RefStore.follow`: one compare-and-swap to a commit decided elsewhere (the judge ref
+  follows the ledger's signed record of it): no retry, a lost race is the caller's to judge.
 - :func:`json_bytes`: the canonical JSON of a stored record (sorted keys, indent 1, newline).
 - :func:`write_sharded_tree`: a new root tree with blobs added under ``<folder>/<shard>/`` and
   top-level files replaced, reusing every untouched tree of the base (each append writes a few
@@ -148,6 +150,15 @@ class RefStore:
             f"could not append to {self.ref} after {self.attempts} compare-and-swap attempts",
             fix=self.busy_fix,
         )
+
+    def follow(self, commit: pygit2.Oid, expected: pygit2.Oid | None, subject: str) -> None:
+        """Move the ref from ``expected`` to ``commit`` once, by compare-and-swap.
+
+        For a ref that mirrors a decision recorded elsewhere (the judge ref follows the ledger's
+        ``judge`` in force): a lost race is not retried, since someone else moving the ref is
+        tampering the caller reports; raises :class:`RefRaceLost`.
+        """
+        self.git.cas_ref(self.ref, commit, expected, subject)
 
     def first_parents(self) -> Iterator[pygit2.Commit]:
         """The ref's commits, newest first, back to the first (first parents only)."""

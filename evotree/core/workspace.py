@@ -268,7 +268,12 @@ def write_judge_commit(
             )
     tree = write_file_tree(git.repo, files)
     parents = [parent] if parent is not None else []
-    return RefStore(git, JUDGE_REF).new_commit(identity.signature(), message, tree, parents)
+    return judge_ref_store(git).new_commit(identity.signature(), message, tree, parents)
+
+
+def judge_ref_store(git: Git) -> RefStore:
+    """The judge store's ref (``refs/evotree/judge``): it follows the ledger's ``judge`` record."""
+    return RefStore(git, JUDGE_REF)
 
 
 @dataclass
@@ -716,7 +721,7 @@ def _create_refs_and_ledger(
         git.cas_ref(CHAMPION_REF, head, git.ref_target(CHAMPION_REF), "evotree init: champion v0")
         created_refs.append(CHAMPION_REF)
         if judge_oid is not None:
-            git.cas_ref(JUDGE_REF, judge_oid, None, "evotree init: the judge store")
+            judge_ref_store(git).follow(judge_oid, None, "evotree init: the judge store")
             created_refs.append(JUDGE_REF)
         now = utcnow()
         record = VersionRecord(
