@@ -1,6 +1,10 @@
 """Typed results of the ``--json`` outputs that are not one library record: ``log``, the error
-every ``--json`` command prints when it fails, and memory's listings. Their schemas are derived from these types
-(:mod:`evotree.verbs.schemas`), and each builds the JSON it describes (``to_dict``).
+every ``--json`` command prints when it fails, memory's and skills' listings, status, logs, diff
+and share rows, and the small outputs of ``config check``, ``sql``, ``agent`` and ``schema``. Their
+schemas are derived from these types (:mod:`evotree.verbs.schemas`), and each builds the JSON it
+describes (``to_dict``). The report's sections are in :mod:`evotree.verbs.report_results`, the
+audits' in :mod:`evotree.verbs.audit_results`, the gates' and promotions' in
+:mod:`evotree.verbs.promotion_results`.
 """
 
 from __future__ import annotations
@@ -11,13 +15,11 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from evotree.core.errors import EvotreeError
 from evotree.core.schemas.derive import OPTIONAL, schema_note
-from evotree.diagnostics.harnesses import HarnessVersion
-from evotree.gates.finalize import FinalizePlan
 from evotree.verbs.run_list import RunsResult
-from evotree.harness.audit.repo import RepoAudit, SanitizeResult
 from evotree.memory.model import MemoryEntry
 from evotree.memory.read import SearchHit, SkillStatus
 from evotree.skills.catalog import SkillInfo
+from evotree.verbs.audit_results import Severity
 
 __all__ = [
     "COMMIT_PATTERN",
@@ -28,16 +30,9 @@ __all__ = [
     "MemoryListResult",
     "MemorySearchResult",
     "MemorySkillsResult",
-    "GatePolicy",
     "FindingRef",
     "SkillMemory",
     "RecipeChange",
-    "EvidenceSide",
-    "CompareEvidence",
-    "AuditFinding",
-    "AuditHit",
-    "AuditVerdict",
-    "AuditResult",
     "ParamChange",
     "FileChange",
     "Unreadable",
@@ -49,49 +44,14 @@ __all__ = [
     "LogFile",
     "SkippedRun",
     "RejectedRef",
-    "JudgeFileRow",
-    "JudgeDiffFile",
-    "JudgeDiff",
-    "HarnessDiff",
-    "ChainEnd",
-    "PromotionRow",
-    "HarnessPromotionRow",
-    "JudgePromotionRow",
     "EvidenceManifest",
     "EventData",
     "ExitCodesResult",
-    "PostedComment",
-    "RepoAuditResult",
-    "ReportVerdict",
-    "ReportSubject",
-    "ScoresSection",
-    "PerTaskSection",
-    "FindingsSection",
-    "ReportAuditSection",
-    "Section",
-    "LineageSection",
-    "CurvesSection",
-    "SignalsView",
-    "Rate",
-    "Spend",
-    "ClassStat",
-    "VersionIntervention",
-    "HistoricalBest",
-    "FirstAttempt",
-    "PostPeak",
-    "SpendView",
-    "CostPerCandidate",
-    "Recommendation",
-    "SearchRates",
-    "FinalizeDryRun",
     "RunsResult",
-    "HarnessListResult",
     "ConfigCheckResult",
-    "SignersAccepted",
     "SqlOutput",
     "AgentConfigResult",
     "SchemaListResult",
-    "BacktestOutput",
     "LogLine",
 ]
 
@@ -247,23 +207,6 @@ class MemorySkillsResult:
         }
 
 
-class GatePolicy(TypedDict):
-    """The gate policy the gates applied: read from the champion's commit only."""
-
-    #: the champion's commit the policy was read from
-    commit: str
-    #: its [gates] section
-    gates: dict[str, Any]
-    #: its protected paths
-    protect: list[str]
-    #: the principals allowed to sign a promotion
-    allowed_signers: list[str]
-    budget_max_runs_per_version: NotRequired[int]
-
-
-Severity = Literal["info", "warn", "high", "critical"]
-
-
 class FindingRef(TypedDict):
     """A finding named by a suggestion (or addressed by none)."""
 
@@ -300,142 +243,6 @@ RecipeChange = TypedDict(
         "addresses": list[FindingRef],
     },
 )
-
-
-class EvidenceSide(TypedDict):
-    """Run ids per state of the runs counted for one version; unrecorded: run directories of the
-    version the ledger does not know (never read)."""
-
-    version: str
-    runs: int
-    ok: list[str]
-    missing: list[str]
-    tampered: list[str]
-    unfinished: list[str]
-    running: list[str]
-    unverified: list[str]
-    unrecorded: list[str]
-    #: run id -> what was found
-    problems: dict[str, Any]
-
-
-class CompareEvidence(TypedDict):
-    """The runs the ledger records for each side, checked against their run.finished manifests.
-    ok is false when a counted run is missing, tampered, unfinished or unverified: such runs are
-    left out of the numbers, named here and in the caveat, and the score gate fails."""
-
-    ok: bool
-    #: one critical score.evidence_* finding per kind, naming the runs
-    findings: list[dict[str, Any]]
-    a: EvidenceSide
-    b: EvidenceSide
-
-
-#: a trajectory's format as the audit read it
-TrajectoryFormat = Literal[
-    "evotree",
-    "shell",
-    "swe-agent",
-    "mini-swe-agent",
-    "chat",
-    "claude-code",
-    "codex",
-    "codex-exec",
-    "trace",
-    "unknown",
-]
-
-
-class AuditFinding(TypedDict):
-    """A finding of the audit layer (``Finding.to_dict()``)."""
-
-    v: Literal[1]
-    layer: Literal["audit"]
-    code: str
-    severity: Severity
-    title: str
-    #: trajectory audit: trajectories, total, rate, commands, rules (counts), examples;
-    #: contamination: checked, contaminated, rate, n-gram sizes, examples
-    evidence: dict[str, Any]
-    suggestion: str
-    skills: list[str]
-    run_id: str | None
-    version: str | None
-    harness_version: str
-
-
-class AuditHit(TypedDict):
-    """One rule that fired on one simple command (``Hit.to_dict()``)."""
-
-    code: str
-    severity: Severity
-    rule: str
-    #: the simple command (after unwrapping bash -c, env, sudo, ...)
-    command: str
-    revisions: NotRequired[list[str]]
-    #: the output line that shows the leak (content provenance), quoted
-    output: NotRequired[str]
-    refs: NotRequired[list[str]]
-    why: NotRequired[str]
-
-
-class AuditVerdict(TypedDict):
-    """What the audit found in one trajectory (``TrajectoryVerdict.to_dict()``)."""
-
-    #: run/phase/step/group/sample for evotree rollouts; the file name otherwise
-    id: str
-    format: TrajectoryFormat
-    source: str | None
-    task_id: str | None
-    run_id: str | None
-    phase: str | None
-    steps: int
-    #: a hit of severity high or above
-    flagged: bool
-    uses_git_history: bool
-    worst: Severity | None
-    hits: list[AuditHit]
-    #: hits dropped because every hash they name is the task's base or its ancestor
-    cleared: list[dict[str, Any]]
-    future_hashes: list[str]
-
-
-class AuditResult(TypedDict):
-    """Leak audit (``evotree audit V --json``: ``AuditReport.to_dict()``; ``evotree audit
-    trajectories FILE... --json``: ``TrajectoryAudit.to_dict()``). passed is false when any
-    finding is high or above (exit code 28). A version audit has version, the scores, checks and
-    runs; a trajectory-file audit has steps, bytes and seconds."""
-
-    v: Literal[1]
-    passed: bool
-    findings: list[AuditFinding]
-    #: trajectories (rollouts with commands, or transcript sessions) audited
-    trajectories: int
-    flagged: int
-    #: trajectories that used git history or internals beyond the base
-    git_history: int
-    git_history_rate: float
-    #: trajectories with hits (all of them with --all)
-    verdicts: list[AuditVerdict]
-    worst: NotRequired[Severity | None]
-    version: NotRequired[str]
-    #: mean judge score of the headline split
-    raw_score: NotRequired[float | None]
-    #: the same with flagged trajectories' evals left out (null when all were flagged)
-    leak_adjusted_score: NotRequired[float | None]
-    #: the same with flagged trajectories' evals counted as 0
-    leak_zeroed_score: NotRequired[float | None]
-    score_metric: NotRequired[str | None]
-    runs: NotRequired[list[str]]
-    #: what each check did, or why it was skipped
-    checks: NotRequired[dict[str, str]]
-    warnings: NotRequired[list[str]]
-    contamination: NotRequired[dict[str, Any] | None]
-    #: the memory entry recording a failed audit
-    incident: NotRequired[str | None]
-    steps: NotRequired[int]
-    bytes: NotRequired[int]
-    seconds: NotRequired[float]
 
 
 class ParamChange(TypedDict):
@@ -563,101 +370,6 @@ class RejectedRef(TypedDict):
     reason: str
 
 
-#: a sha256 digest in hex
-SHA256_PATTERN = "^[0-9a-f]{64}$"
-
-
-class JudgeFileRow(TypedDict):
-    """One file of a judge commit: its path, size and sha256 (never its content)."""
-
-    path: str
-    size: int
-    sha256: str
-    executable: bool
-
-
-class JudgeDiffFile(TypedDict):
-    """One judge file, compared with the judge in force."""
-
-    path: str
-    status: Literal["added", "changed", "removed", "unchanged"]
-    size: int | None
-    sha256: str | None
-    previous_sha256: str | None
-
-
-class JudgeDiff(TypedDict):
-    """What a judge promotion changes; its canonical JSON's sha256 is what the approver signs."""
-
-    commit: str
-    previous_commit: str | None
-    files: list[JudgeDiffFile]
-
-
-class AnalyzersChange(TypedDict):
-    """The harness's analyzers.py, compared with the harness in force."""
-
-    status: Literal["absent", "added", "changed", "unchanged", "removed"]
-    sha256: str | None
-    previous_sha256: str | None
-
-
-class HarnessDiff(TypedDict):
-    """What a harness promotion changes; its canonical JSON's sha256 is what the approver signs."""
-
-    harness: str
-    commit: str | None
-    previous_harness: str
-    previous_commit: str | None
-    #: analyzer, key, old, new (old/new null: the analyzer's default)
-    thresholds: list[dict[str, Any]]
-    analyzers_py: AnalyzersChange
-
-
-class ChainEnd(TypedDict):
-    """The end of a signed chain (harness: its id and commit; judge: its commit, null: none)."""
-
-    id: NotRequired[str]
-    commit: str | None
-
-
-class PromotionRow(TypedDict):
-    """A signed promotion of the champion, oldest first."""
-
-    version: str | None
-    commit: str
-    previous: str
-    approver: str | None
-    evidence_hash: str | None
-    at: NotRequired[str]
-    signed: NotRequired[bool]
-    ledger_commit: NotRequired[str]
-
-
-class HarnessPromotionRow(TypedDict):
-    """A signed harness promotion, oldest first."""
-
-    harness: str
-    commit: str | None
-    previous: str | None
-    approver: str | None
-    diff_hash: str | None
-    at: NotRequired[str]
-    ledger_commit: NotRequired[str]
-
-
-class JudgePromotionRow(TypedDict):
-    """A valid judge migration or signed judge promotion, oldest first."""
-
-    kind: Literal["promotion", "migration"]
-    commit: str
-    previous: str | None
-    approver: str | None
-    diff_hash: str | None
-    at: NotRequired[str]
-    ledger_commit: NotRequired[str]
-
-
 class EvidenceManifest(TypedDict):
     """What a run's evidence was when it finished (evotree.harness.manifest); evotree.harness.
     integrity recomputes it."""
@@ -702,372 +414,6 @@ class ExitCodesResult:
         return {"v": 1, "exit_codes": dict(self.exit_codes)}
 
 
-class PostedComment(TypedDict):
-    """The pull-request comment ``report --post`` created or updated (report.github.PostResult)."""
-
-    action: Literal["created", "updated"]
-    pull_request: int
-    comment_id: int
-    url: str | None
-    repository: str
-
-
-@dataclass(frozen=True)
-class RepoAuditResult:
-    """``evotree audit repo PATH --json``: the repository's audit (its fields at the top level)
-    and, with ``--sanitize``, the clean copy with its own audit."""
-
-    audit: RepoAudit
-    sanitized: SanitizeResult | None = None
-
-    @property
-    def passed(self) -> bool:
-        """What decides the exit code: the clean copy's audit with --sanitize, else the source's."""
-        return self.sanitized.passed if self.sanitized is not None else self.audit.passed
-
-    @property
-    def exit_code(self) -> int:
-        """28 when the audit did not pass (the JSON is still printed), else 0."""
-        return 0 if self.passed else 28
-
-    def to_dict(self) -> dict[str, Any]:
-        data = self.audit.to_dict()
-        data["sanitized"] = self.sanitized.to_dict() if self.sanitized is not None else None
-        return data
-
-
-#: a curve: version -> [[step, value], ...], averaged over the version's runs
-Series = dict[str, list[tuple[int, float]]]
-
-
-class ReportVerdict(TypedDict):
-    """The report's first line: the comparison's decision, or why there is none."""
-
-    status: Literal["better", "worse", "inconclusive", "need_more_seeds", "not_compared", "blocked"]
-    icon: str
-    line: str
-    notes: list[str]
-
-
-class ReportSubject(TypedDict):
-    """The version the report is about."""
-
-    id: str
-    status: str
-    hypothesis: str
-    parents: list[str]
-    branch: str
-    created_by: str
-    created_at: NotRequired[str]
-    headline: dict[str, Any] | None
-    champion: bool
-
-
-class Section(TypedDict):
-    """A report section: available, or not with the reason shown in its place."""
-
-    available: bool
-    #: why the section could not be filled (only when not available)
-    reason: NotRequired[str]
-
-
-class ScoresSection(Section):
-    """The comparison against 'against' (diagnostics.compare): mean_a, mean_b, delta = b - a, ci,
-    p_value, test, n_tasks, n_seeds [a, b], decision, threshold, caveat, runs."""
-
-    split: NotRequired[str]
-    a: NotRequired[str]
-    b: NotRequired[str]
-    mean_a: NotRequired[float]
-    mean_b: NotRequired[float]
-    delta: NotRequired[float]
-    ci: NotRequired[list[float]]
-    p_value: NotRequired[float]
-    test: NotRequired[str]
-    alpha: NotRequired[float]
-    n_tasks: NotRequired[int]
-    n_seeds: NotRequired[list[int]]
-    decision: NotRequired[Literal["better", "worse", "inconclusive", "need_more_seeds"]]
-    threshold: NotRequired[float]
-    caveat: NotRequired[str | None]
-
-
-class TaskDelta(TypedDict):
-    """One task's means on each side and their difference."""
-
-    task: str
-    a: float | None
-    b: float | None
-    delta: float | None
-
-
-class GroupDelta(TypedDict):
-    """One environment's tasks (ENV#i) together."""
-
-    group: str
-    n_tasks: int
-    a: float | None
-    b: float | None
-    delta: float | None
-
-
-class TaskCounts(TypedDict):
-    improved: int
-    worse: int
-    unchanged: int
-
-
-class PerTaskSection(Section):
-    """Per task (and per environment) deltas."""
-
-    tasks: NotRequired[list[TaskDelta]]
-    #: per-environment delta: tasks named ENV#i grouped by ENV (empty when the ids carry no group)
-    groups: NotRequired[list[GroupDelta]]
-    counts: NotRequired[TaskCounts]
-
-
-class FindingRow(TypedDict):
-    """A finding as the report lists it."""
-
-    layer: str
-    code: str
-    severity: str | None
-    title: str
-
-
-class FindingsSection(Section):
-    """The version's findings, by layer."""
-
-    total: NotRequired[int]
-    worst: NotRequired[str | None]
-    counts: NotRequired[dict[str, int]]
-    by_layer: NotRequired[dict[str, list[FindingRow]]]
-
-
-class ReportAuditSection(Section):
-    """The leak audit's verdict."""
-
-    source: NotRequired[str]
-    passed: NotRequired[bool]
-    raw_score: NotRequired[float | None]
-    leak_adjusted_score: NotRequired[float | None]
-    findings: NotRequired[list[Any]]
-
-
-class LineageNode(TypedDict):
-    id: str
-    parents: list[str]
-    status: str
-    champion: bool
-    subject: bool
-    score: Any
-
-
-class LineageSection(TypedDict):
-    """The version's ancestry in the tree (cut to the versions that matter)."""
-
-    available: bool
-    champion: Any
-    nodes: list[LineageNode]
-    total_versions: int
-    cut: Any
-
-
-class SignalGroup(TypedDict):
-    group: str
-    #: the group's plot name, signals-<slug>
-    plot: str
-    metrics: list[str]
-
-
-class SignalsView(TypedDict, total=False):
-    """Every train-phase signal of the compared versions' runs (evotree.report.signals): grouped,
-    the headline first."""
-
-    #: declared ([train].headline_signal), else reward, else the first reward-like name
-    headline: str | None
-    headline_source: str
-    groups: list[SignalGroup]
-    #: metric -> series (at most 400 points a version)
-    series: dict[str, Series]
-    #: metric -> version -> last, min, max, steps, runs
-    summary: dict[str, Any]
-    left_out: int
-
-
-class CurvesSection(Section):
-    """The train-phase curves of the compared versions."""
-
-    reward: NotRequired[Series]
-    entropy: NotRequired[Series]
-    dead_groups: NotRequired[Series]
-    entropy_metric: NotRequired[str | None]
-    dead_std_epsilon: NotRequired[float]
-    signals: NotRequired[SignalsView]
-
-
-#: usage summed over runs: runs, steps, episodes, wall_hours, gpu_hours, cpu_seconds, ... -> number
-Spend = dict[str, float]
-
-
-class Rate(TypedDict):
-    """A share of settings: how many answer yes, of how many that answer at all."""
-
-    numerator: int
-    denominator: int
-    #: numerator / denominator; null when no setting answers the question
-    rate: float | None
-    #: the settings counted in the numerator
-    settings: list[str]
-
-
-class ClassStat(TypedDict):
-    """The candidates of one primary intervention class."""
-
-    versions: int
-    valid: int
-    mean_score: float | None
-
-
-class VersionIntervention(TypedDict, total=False):
-    """A version's intervention class (evotree.core.interventions)."""
-
-    #: algorithm | hyperparameter | data | other | none; null for the root
-    primary: str | None
-    classes: list[str]
-    units: dict[str, int]
-    files: dict[str, list[str]]
-    error: str
-
-
-class HistoricalBest(TypedDict):
-    version: str | None
-    score: float | None
-    metric: str | None
-    order: int | None
-    ties: list[str]
-    excluded_audit_failed: list[str]
-    champion_is_best: bool | None
-
-
-class FirstAttempt(TypedDict):
-    version: str | None
-    score: float | None
-    valid: bool
-    beats_root: bool | None
-    improved_later: bool | None
-    best_later: str | None
-    best_later_score: float | None
-
-
-class PostPeak(TypedDict):
-    peak: str | None
-    versions_after: int
-    valid_after: int
-    continued: bool
-    regressions: list[str]
-    worst_drop: float | None
-    worst_version: str | None
-    last_valid: str | None
-    ended_below_peak: bool | None
-    below_best_so_far: list[str]
-    margin: float
-
-
-class SpendView(TypedDict):
-    total: Spend
-    after_peak: Spend
-    after_peak_share: dict[str, float | None]
-    candidates: Spend
-    share_unit: str
-    cpu_seconds_complete: bool
-
-
-class CostPerCandidate(TypedDict):
-    valid_candidates: int
-    candidates: int
-    per_candidate: Spend | None
-
-
-class Recommendation(TypedDict):
-    """Stop or continue the search, and why."""
-
-    action: Literal["stop", "continue"]
-    line: str
-    keep: str | None
-    versions_since_peak: int
-    after_peak_share: float | None
-    share_unit: str
-    patience: int
-    max_after_peak_share: float
-
-
-class SearchRates(TypedDict):
-    """The rates over the settings."""
-
-    settings: int
-    first_attempt_improved: Rate
-    first_attempt_beats_root: Rate
-    continued_after_peak: Rate
-    ended_below_peak: Rate
-    post_peak_regression: Rate
-    stop_recommended: Rate
-    champion_is_best: Rate
-    median_after_peak_share: float | None
-    median_runs_per_valid_candidate: float | None
-    #: RSIBench-Data's unit: the training bill per valid candidate, median over settings
-    median_training_usd_per_valid_candidate: NotRequired[float | None]
-    #: pooled over the candidates of every setting
-    interventions: NotRequired[dict[str, ClassStat] | None]
-
-
-@dataclass(frozen=True)
-class FinalizeDryRun:
-    """``evotree finalize --dry-run --json``: what finalize would judge on the held-out split, and
-    whether it would retrain the selected commit first; nothing is recorded."""
-
-    plan: FinalizePlan
-    #: ``[eval] finalize_retrain``: the selected commit is trained again, clean, before the judge
-    retrain: bool
-    dry_run: bool = True
-    v: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "dry_run": True, "retrain": self.retrain, **self.plan.to_dict()}
-
-
-@dataclass(frozen=True)
-class HarnessListResult:
-    """``evotree harness list --json``: the harness versions, the built-in ``h0`` first."""
-
-    #: the end of the signed chain of harness promotions (what diagnose and the gates use)
-    active: str
-    #: false (with a warning) when the harness ref or the ledger disagree with the signed chain
-    signed: bool
-    warning: str | None
-    harnesses: list[HarnessVersion]
-    v: int = 1
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> HarnessListResult:
-        """From :func:`evotree.gates.harnesses.list_harnesses`'s dict."""
-        return cls(
-            active=data["active"],
-            signed=bool(data["signed"]),
-            warning=data["warning"],
-            harnesses=[HarnessVersion(**h) for h in data["harnesses"]],
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "v": 1,
-            "active": self.active,
-            "signed": self.signed,
-            "warning": self.warning,
-            "harnesses": [h.to_dict() for h in self.harnesses],
-        }
-
-
 @dataclass(frozen=True)
 class ConfigCheckResult:
     """``evotree config check --json``: the evotree.toml checked (an invalid one is an error)."""
@@ -1078,20 +424,6 @@ class ConfigCheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"v": 1, "path": self.path, "valid": self.valid}
-
-
-@dataclass(frozen=True)
-class SignersAccepted:
-    """``evotree signers accept --json``: a fetched signers.added step accepted in this clone."""
-
-    #: the ledger commit of the signers.added step
-    accepted: str = field(metadata=schema_note(pattern=COMMIT_PATTERN))
-    #: the principals that step allows to sign
-    signers: list[str] = field(default_factory=list)
-    v: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, "accepted": self.accepted, "signers": list(self.signers)}
 
 
 @dataclass(frozen=True)
@@ -1158,67 +490,6 @@ class SchemaListResult:
             "current": list(self.current),
             "aliases": dict(self.aliases),
         }
-
-
-class FindingSummary(TypedDict):
-    code: str
-    severity: str | None
-    title: str
-
-
-class FindingChangeRow(TypedDict):
-    """How one finding code of one run changed."""
-
-    run_id: str
-    code: str
-    kind: Literal["new", "resolved", "severity_changed"]
-    before: str | None
-    after: str | None
-
-
-class DeadGroups(TypedDict):
-    groups: int
-    dead: int
-    ratio: float | None
-
-
-class RunBacktestRow(TypedDict):
-    """One run, before and after the transform (``RunBacktest.to_dict()``)."""
-
-    run_id: str
-    findings_before: list[FindingSummary]
-    findings_after: list[FindingSummary]
-    changes: list[FindingChangeRow]
-    dead_groups_before: DeadGroups
-    dead_groups_after: DeadGroups
-    dead_group_ratio_before: float | None
-    dead_group_ratio_after: float | None
-    #: (dead before - dead after) / dead before; null when no group was dead before
-    revived_fraction: float | None
-    groups_revived: int
-    groups_killed: int
-
-
-class BacktestHarness(TypedDict):
-    harness_version: str
-    #: analyzer -> threshold overrides
-    thresholds: dict[str, Any]
-    dead_group_std_epsilon: float
-
-
-class BacktestOutput(TypedDict):
-    """``evotree backtest V --json`` (``BacktestResult.to_dict()``): the analyzers re-run over the
-    stored rollouts, as they are and under the transform."""
-
-    runs_dir: str
-    run_ids: list[str]
-    #: the reward transform (RewardTransform.to_dict())
-    transform: dict[str, Any]
-    layers: list[str] | None
-    harness: BacktestHarness
-    runs: list[RunBacktestRow]
-    #: every run's changes together
-    changes: list[FindingChangeRow]
 
 
 @dataclass(frozen=True)
