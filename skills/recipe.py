@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +23,14 @@ from evotree.skills.errors import (
     SkillsFileError,
     UnknownSkill,
 )
+from evotree.core.config import toml_value
 from evotree.core.errors import InvalidState
 from evotree.core.refs import branch_ref
 from evotree.core.ledger import VersionStatus
 from evotree.core.errors import DirtyState
 from evotree.core.events import SkillApplied
 from evotree.core.ledger import Event
-from evotree.core.ledger import LedgerTxn
+from evotree.core.ledger import LedgerEntry, LedgerTxn
 from evotree.core.ledger import utcnow
 from evotree.core.gitio import RefRaceLost
 from evotree.core.versions import abandon_version
@@ -94,34 +95,13 @@ class ApplyResult:
 
 
 # ------------------------------------------------------------------------------ the file
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    text = str(value)
-    escaped = (
-        text.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\t", "\\t")
-        .replace("\r", "\\r")
-    )
-    return f'"{escaped}"'
-
-
 def render_skills_text(skills: list[AppliedSkill]) -> str:
     """``skills.toml`` for ``skills`` (deterministic: same skills, same bytes)."""
     parts = [_HEADER]
     for skill in skills:
-        params = ", ".join(f"{k} = {_toml_value(v)}" for k, v in skill.params.items())
-        parts.append(
-            f'\n[[skill]]\nname = "{skill.name}"\nparams = {{ {params} }}\n'
-            if params
-            else f'\n[[skill]]\nname = "{skill.name}"\nparams = {{}}\n'
-        )
+        params = ", ".join(f"{k} = {toml_value(v)}" for k, v in skill.params.items())
+        table = f"{{ {params} }}" if params else "{}"
+        parts.append(f"\n[[skill]]\nname = {toml_value(skill.name)}\nparams = {table}\n")
     return "".join(parts)
 
 
@@ -327,7 +307,7 @@ def _version_lock(ws: Workspace, version_id: str) -> Iterator[None]:
 def _apply_locked(
     ws: Workspace, record: Any, info: SkillInfo, resolved: dict[str, Any], domain: str, actor: Any
 ) -> ApplyResult:
-
+    """Apply one skill under the version's lock: the new ``skills.toml``, its commit, the event."""
     record = ws.resolve(record.id)  # as of now, under the lock
     if record.status == VersionStatus.ABANDONED.value:
         raise InvalidState(f"{record.id} was abandoned meanwhile", fix="nothing was applied")
@@ -335,56 +315,22 @@ def _apply_locked(
     old_text = _file_at(ws, tip)
     source = f"{SKILLS_FILE} of {record.id}"
     current = parse_skills_text(old_text, source=source) if old_text is not None else []
-    skills = [s for s in current]
-    entry = AppliedSkill(info.name, resolved)
-    for i, s in enumerate(skills):
-        if s.name == info.name:
-            skills[i] = entry
-            break
-    else:
-        skills.append(entry)
+    skills = _with_skill(current, AppliedSkill(info.name, resolved))
     text = render_skills_text(skills)
-    worktree = ws.absolute(record.worktree) if record.worktree else None
-    if worktree is not None and not worktree.is_dir():
-        worktree = None
-    if worktree is not None:
-        dirty = ws.git.status_porcelain(worktree)
-        if dirty:
-            shown = ", ".join(dirty[:10]) + (" …" if len(dirty) > 10 else "")
-            raise DirtyState(
-                f"the worktree of {record.id} ({record.worktree}) has uncommitted changes: {shown}",
-                fix=f"commit or discard them in {record.worktree} first; the skill is recorded "
-                "as a commit of its own",
-                paths=dirty,
-            )
-        head = ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
-        on = ws.git.run("symbolic-ref", "--quiet", "HEAD", cwd=worktree, check=False).strip()
-        if on != f"refs/heads/{record.branch}":
-            raise InvalidState(
-                f"the worktree of {record.id} ({record.worktree}) is not on its branch "
-                f"{record.branch} (HEAD: {on or 'detached'})",
-                fix=f"git -C {record.worktree} switch {record.branch}",
-                version=record.id,
-            )
-        if head != str(tip):
-            raise InvalidState(
-                f"the worktree of {record.id} is at {head[:10]}, not at the tip of "
-                f"{record.branch} ({str(tip)[:10]})",
-                fix=f"check out {record.branch} in {record.worktree}",
-                version=record.id,
-            )
+    worktree = _checked_worktree(ws, record, tip)
+    result = ApplyResult(
+        version=record.id,
+        skill=info.name,
+        params=resolved,
+        changed=False,
+        commit=str(tip),
+        previous_commit=str(tip),
+        file=SKILLS_FILE,
+        skills=skills,
+        worktree=record.worktree,
+    )
     if old_text is not None and old_text == text:
-        return ApplyResult(
-            version=record.id,
-            skill=info.name,
-            params=resolved,
-            changed=False,
-            commit=str(tip),
-            previous_commit=str(tip),
-            file=SKILLS_FILE,
-            skills=skills,
-            worktree=record.worktree,
-        )
+        return result
     shown_params = ", ".join(f"{k}={v}" for k, v in resolved.items())
     message = (
         f"evotree: skill {info.name}"
@@ -395,17 +341,82 @@ def _apply_locked(
         commit = _commit_in_worktree(ws, worktree, text, old_text, message)
     else:
         commit = _commit_on_branch(ws, record.id, tip, text, message)
+    try:
+        entry_written = _record_applied(
+            ws, record.id, info.name, resolved, domain, skills, commit, tip, actor
+        )
+    except BaseException:
+        _undo_commit(ws, record.id, worktree, tip, commit)
+        raise
+    return replace(result, changed=True, commit=str(commit), ledger_commit=entry_written.commit)
+
+
+def _with_skill(current: list[AppliedSkill], entry: AppliedSkill) -> list[AppliedSkill]:
+    """``current`` with ``entry`` in place of the skill of its name, or appended."""
+    skills = list(current)
+    for i, skill in enumerate(skills):
+        if skill.name == entry.name:
+            skills[i] = entry
+            return skills
+    return skills + [entry]
+
+
+def _checked_worktree(ws: Workspace, record: Any, tip: Any) -> Path | None:
+    """The version's worktree when it exists, refused unless clean, on its branch, at ``tip``."""
+    worktree = ws.absolute(record.worktree) if record.worktree else None
+    if worktree is None or not worktree.is_dir():
+        return None
+    dirty = ws.git.status_porcelain(worktree)
+    if dirty:
+        shown = ", ".join(dirty[:10]) + (" …" if len(dirty) > 10 else "")
+        raise DirtyState(
+            f"the worktree of {record.id} ({record.worktree}) has uncommitted changes: {shown}",
+            fix=f"commit or discard them in {record.worktree} first; the skill is recorded "
+            "as a commit of its own",
+            paths=dirty,
+        )
+    head = ws.git.run("rev-parse", "HEAD", cwd=worktree).strip()
+    on = ws.git.run("symbolic-ref", "--quiet", "HEAD", cwd=worktree, check=False).strip()
+    if on != f"refs/heads/{record.branch}":
+        raise InvalidState(
+            f"the worktree of {record.id} ({record.worktree}) is not on its branch "
+            f"{record.branch} (HEAD: {on or 'detached'})",
+            fix=f"git -C {record.worktree} switch {record.branch}",
+            version=record.id,
+        )
+    if head != str(tip):
+        raise InvalidState(
+            f"the worktree of {record.id} is at {head[:10]}, not at the tip of "
+            f"{record.branch} ({str(tip)[:10]})",
+            fix=f"check out {record.branch} in {record.worktree}",
+            version=record.id,
+        )
+    return worktree
+
+
+def _record_applied(
+    ws: Workspace,
+    version: str,
+    skill: str,
+    resolved: dict[str, Any],
+    domain: str,
+    skills: list[AppliedSkill],
+    commit: Any,
+    tip: Any,
+    actor: Any,
+) -> LedgerEntry:
+    """Append ``skill.applied`` and the version's new skill list (refused if it was abandoned)."""
     now = utcnow()
 
     def change(txn: LedgerTxn) -> Event:
-        current_record = txn.require(record.id)
+        current_record = txn.require(version)
         if current_record.status == VersionStatus.ABANDONED.value:
-            raise InvalidState(f"{record.id} was abandoned meanwhile", fix="nothing was applied")
+            raise InvalidState(f"{version} was abandoned meanwhile", fix="nothing was applied")
         current_record.skills = [s.name for s in skills]
         current_record.updated_at = now
         txn.put(current_record)
         applied = SkillApplied(
-            skill=info.name,
+            skill=skill,
             params=resolved,
             commit=str(commit),
             previous_commit=str(tip),
@@ -413,25 +424,9 @@ def _apply_locked(
             domain=domain,
             skills=[s.name for s in skills],
         )
-        return Event.of(applied, version=record.id, actor=str(actor), at=now)
+        return Event.of(applied, version=version, actor=str(actor), at=now)
 
-    try:
-        entry_written = ws.ledger.transact(change, actor=actor)
-    except BaseException:
-        _undo_commit(ws, record.id, worktree, tip, commit)
-        raise
-    return ApplyResult(
-        version=record.id,
-        skill=info.name,
-        params=resolved,
-        changed=True,
-        commit=str(commit),
-        previous_commit=str(tip),
-        file=SKILLS_FILE,
-        skills=skills,
-        ledger_commit=entry_written.commit,
-        worktree=record.worktree,
-    )
+    return ws.ledger.transact(change, actor=actor)
 
 
 def _commit_in_worktree(
