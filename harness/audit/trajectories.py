@@ -44,7 +44,8 @@ from evotree.harness.audit.shown import (
     shows_only_vouched,
 )
 from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
-from evotree.harness.audit.transcripts import Trajectory, read_trajectories
+from evotree.harness.audit.steps import Trajectory
+from evotree.harness.audit.transcripts import read_trajectories
 from evotree.harness.audit.future_content import scan_outputs
 
 __all__ = [
