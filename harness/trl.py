@@ -780,8 +780,7 @@ def _apply_batch_skills(
     generate: Callable[[Any], dict[str, Any]],
     recorder: Recorder,
 ) -> dict[str, Any]:
-    import torch
-
+    """Select the batch's groups by the skills, refill dropped ones, mask the rest, report."""
     g = int(trainer.num_generations)
     skills = trainer.evotree_batch_skills
     batch = _scored_batch(trainer, g)
@@ -795,11 +794,70 @@ def _apply_batch_skills(
     counts: dict[str, dict[str, int]] = {sel.skill: dict(sel.counts) for sel in selections}
     budget = max((sel.max_resample_batches for sel in selections), default=0)
     fresh = any(sel.max_resample_batches and sel.refill == "fresh" for sel in selections)
-    extra, refilled, generated = 0, 0, batch.groups
+    step = int(trainer.state.global_step) + 1
+    refill = _Refill(generated=batch.groups)
+    _refill_dropped(
+        trainer, inputs, output, generate, refill, keep_groups, keep_samples, counts, budget, fresh
+    )
+    _mask_dropped(trainer, output, keep_samples)
+    for sel in selections:
+        counts[sel.skill]["kept"] = sum(keep_groups)
+        if "kept_samples" in counts[sel.skill]:
+            counts[sel.skill]["kept_samples"] = sum(keep_samples)
+        if budget:
+            counts[sel.skill]["resample_batches"] = refill.extra
+            counts[sel.skill]["refilled"] = refill.refilled
+            counts[sel.skill]["generated_groups"] = refill.generated
+    trainer.evotree_last_batch = SkillBatchReport(
+        step,
+        len(keep_groups),
+        list(keep_groups),
+        list(keep_samples),
+        counts,
+        refill.extra,
+        refill.refilled,
+    )
+    if getattr(trainer.state, "is_world_process_zero", True):
+        recorder.signal(
+            step,
+            **{
+                f"skill/{name}/{key}": value
+                for name, values in counts.items()
+                for key, value in values.items()
+            },
+        )
+    return output
+
+
+@dataclasses.dataclass
+class _Refill:
+    """What refilling dropped groups did: resample batches, groups refilled, groups generated."""
+
+    extra: int = 0
+    refilled: int = 0
+    generated: int = 0
+
+
+def _refill_dropped(
+    trainer: Any,
+    inputs: Any,
+    output: dict[str, Any],
+    generate: Callable[[Any], dict[str, Any]],
+    refill: _Refill,
+    keep_groups: list[bool],
+    keep_samples: list[bool],
+    counts: dict[str, dict[str, int]],
+    budget: int,
+    fresh: bool,
+) -> None:
+    """Generate again for dropped groups (the same prompts, or fresh ones) while the budget lasts,
+    putting each refill the skills keep in place of its dropped group (updates the lists)."""
+    g = int(trainer.num_generations)
+    skills = trainer.evotree_batch_skills
     step = int(trainer.state.global_step) + 1
     dropped = [k for k, kept in enumerate(keep_groups) if not kept]
     seen = {_prompt_key(row.get("prompt")) for row in inputs} if fresh else set()
-    while dropped and extra < budget:
+    while dropped and refill.extra < budget:
         unknown = sorted(k for k in output if k not in _MERGEABLE)
         if unknown:
             from evotree.skills.errors import SkillNotApplicable
@@ -810,7 +868,7 @@ def _apply_batch_skills(
                 fix="apply the skill with --param max_resample_batches=0",
             )
         if fresh:
-            picked = _fresh_rows(trainer, len(dropped), seen, step, extra)
+            picked = _fresh_rows(trainer, len(dropped), seen, step, refill.extra)
             if not picked:  # the training set has no prompt left that this step has not seen
                 break
             rows_in = [row for row in picked for _ in range(g)]
@@ -819,8 +877,8 @@ def _apply_batch_skills(
             rows_in = [inputs[k * g + j] for k in dropped for j in range(g)]
             sub_dropped = list(dropped)
         sub = generate(rows_in)
-        extra += 1
-        generated += len(sub_dropped)
+        refill.extra += 1
+        refill.generated += len(sub_dropped)
         sub_batch = _scored_batch(trainer, g)
         sub_groups, sub_samples, sub_selections = _select(skills, sub_batch)
         for sel in sub_selections:
@@ -841,8 +899,14 @@ def _apply_batch_skills(
             )
             keep_groups[k] = True
             keep_samples[k * g : (k + 1) * g] = sub_samples[j * g : (j + 1) * g]
-            refilled += 1
+            refill.refilled += 1
         dropped = sorted(still)
+
+
+def _mask_dropped(trainer: Any, output: dict[str, Any], keep_samples: list[bool]) -> None:
+    """Zero the loss and advantages of the samples the skills dropped; recount the loss items."""
+    import torch
+
     keep = torch.tensor(
         keep_samples, dtype=output["completion_mask"].dtype, device=output["completion_mask"].device
     )
@@ -856,27 +920,6 @@ def _apply_batch_skills(
         else (output["completion_mask"] * output["tool_mask"])
     )
     output["num_items_in_batch"] = trainer.accelerator.gather(loss_mask.sum()).sum()
-    for sel in selections:
-        counts[sel.skill]["kept"] = sum(keep_groups)
-        if "kept_samples" in counts[sel.skill]:
-            counts[sel.skill]["kept_samples"] = sum(keep_samples)
-        if budget:
-            counts[sel.skill]["resample_batches"] = extra
-            counts[sel.skill]["refilled"] = refilled
-            counts[sel.skill]["generated_groups"] = generated
-    trainer.evotree_last_batch = SkillBatchReport(
-        step, len(keep_groups), list(keep_groups), list(keep_samples), counts, extra, refilled
-    )
-    if getattr(trainer.state, "is_world_process_zero", True):
-        recorder.signal(
-            step,
-            **{
-                f"skill/{name}/{key}": value
-                for name, values in counts.items()
-                for key, value in values.items()
-            },
-        )
-    return output
 
 
 def _fresh_rows(trainer: Any, wanted: int, seen: set[str], step: int, round_: int) -> list[Any]:
