@@ -5,9 +5,10 @@ A verb returns a typed result (a dataclass with ``to_dict()``); its schema is
 type is in the schema with no hand edit (:data:`DERIVED`); ``log`` and the error every
 ``--json`` command prints are the typed results of :mod:`evotree.verbs.results`. What a field's
 type cannot say (a run's status is one of :class:`~evotree.harness.records.RunStatus`, a commit
-is a hex object name) is added per field (:attr:`Derived.fields`, or the field's own
-``metadata``); what only a rule can say (an unavailable report section carries its reason) is
-the one hand-written piece, per field. Every ``--json`` output with a schema is derived; what
+is a hex object name) is added per field
+(:attr:`evotree.verbs.schema_derivation.Derived.fields`, or the field's own ``metadata``); what
+only a rule can say (an unavailable report section carries its reason) is the one hand-written
+piece, per field. Every ``--json`` output with a schema is derived; what
 :mod:`evotree.core.schemas` still ships are the old ``_`` names, each a ``$ref`` to its current
 name. :func:`load_schema` and :func:`schema_names` answer for both: ``evotree schema NAME`` and
 the tests read schemas only through them.
@@ -16,20 +17,14 @@ the tests read schemas only through them.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import json
-import sys
-import typing
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from evotree.core import schemas as shipped
 from evotree.core.errors import UsageError
 from evotree.core.config import Config
-from evotree.core.events import PAYLOADS, EventKind
+from evotree.core.events import EventKind
 from evotree.core.ledger import Event, VersionRecord, VersionStatus
-from evotree.core.schemas.derive import dataclass_schema, type_schema
 from evotree.core.diff import VersionDiff
 from evotree.core.versions import PruneResult, TreeView, VersionDetail
 from evotree.core.workspace import InitResult
@@ -110,6 +105,7 @@ from evotree.verbs.report_results import (
     SpendView,
     VersionIntervention,
 )
+from evotree.verbs.schema_derivation import Derived
 from evotree.verbs.results import (
     AgentConfigResult,
     COMMIT_PATTERN,
@@ -141,134 +137,9 @@ from evotree.verbs.results import (
     VersionStatusRow,
 )
 
-__all__ = ["DERIVED", "VERB_SCHEMAS", "Derived", "load_schema", "schema_aliases", "schema_names"]
+__all__ = ["DERIVED", "VERB_SCHEMAS", "load_schema", "schema_aliases", "schema_names"]
 
 _V = {"const": 1}
-
-
-@dataclass(frozen=True)
-class Derived:
-    """One ``--json`` output whose schema is derived from its result type."""
-
-    type: type
-    title: str
-    #: what ``to_dict`` writes beside the fields (``"v"``, a computed property): name -> schema
-    extra: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: fields the output may leave out
-    optional: tuple[str, ...] = ()
-    #: what a field's type cannot say, merged into its schema: name -> schema (an enum, a pattern)
-    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: a field's more precise type than the one declared: name -> type (a TypedDict)
-    hints: dict[str, Any] = field(default_factory=dict)
-    #: fields ``to_dict`` leaves out (kept in the object, not in its JSON)
-    omit: tuple[str, ...] = ()
-    #: what some outputs of the type carry beside its fields (not required): name -> schema
-    beside: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: more types whose schemas ``beside`` or ``fields`` refer to (``#/$defs/Name``)
-    defs: tuple[type, ...] = ()
-    #: the object holding a ledger event (``""``: the output itself; else its ``$defs`` name)
-    #: whose ``data`` is checked against its ``kind``'s payload type (:data:`PAYLOADS`)
-    event: str | None = None
-
-    def schema(self, name: str) -> dict[str, Any]:
-        own = {k: v for k, v in self.hints.items() if "." not in k}
-        out = dataclass_schema(
-            self.type,
-            name=name,
-            title=self.title,
-            extra=self.extra,
-            optional=tuple(k for k in self.optional if "." not in k),
-            hints=own,
-        )
-        for key, hint in self.hints.items():  # "Type.field": a nested type's field
-            if "." in key:
-                owner, _, prop = key.partition(".")
-                defs = out.setdefault("$defs", {})
-                before = defs[owner]["properties"][prop]
-                derived = type_schema(hint, defs)
-                if "description" in before:
-                    derived["description"] = before["description"]
-                defs[owner]["properties"][prop] = derived
-        for key in self.optional:  # "Type.field": a nested type's field the output may leave out
-            if "." in key:
-                owner, _, prop = key.partition(".")
-                body = out["$defs"][owner]
-                body["required"] = [r for r in body["required"] if r != prop]
-        for extra_type in self.defs:
-            type_schema(extra_type, out.setdefault("$defs", {}))
-        for key, more in self.beside.items():
-            out["properties"][key] = more
-        for key in self.omit:  # "field": the output's own; "Type.field": a nested type's
-            owner, _, prop = key.rpartition(".")
-            body = out["$defs"][owner] if owner else out
-            body["properties"].pop(prop, None)
-            body["required"] = [r for r in body["required"] if r != prop]
-        if "$defs" in out:
-            out["$defs"] = dict(sorted(out["$defs"].items()))
-        for key, more in self.fields.items():
-            # "field": the output's own; "Type.field": a nested type's (its $defs entry)
-            owner, _, name = key.rpartition(".")
-            props = out["$defs"][owner]["properties"] if owner else out["properties"]
-            props[name] = {**(props.get(name, {}) if owner else props[name]), **more}
-        _prune_defs(out)
-        if self.event is not None:
-            _payloads_by_kind(out, self.event)
-        return out
-
-
-def payload_schema(cls: type) -> dict[str, Any]:
-    """The schema of one event kind's ``data`` (its payload dataclass): the keys it declares and no
-    other, a field with no default required (an ``ABSENT`` one may be left out), as
-    :meth:`evotree.core.events.Payload.from_data` reads it."""
-    hints = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
-    props: dict[str, Any] = {}
-    required = []
-    for f in dataclasses.fields(cls):
-        props[f.name] = type_schema(hints[f.name])
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            required.append(f.name)
-    out: dict[str, Any] = {
-        "type": "object",
-        "required": required,
-        "properties": props,
-        "additionalProperties": False,
-    }
-    if cls.__dict__.get("__doc__") and not cls.__doc__.startswith(f"{cls.__name__}("):
-        out["description"] = " ".join(cls.__doc__.split())
-    return out
-
-
-def _payloads_by_kind(schema: dict[str, Any], where: str) -> None:
-    """``data`` checked by ``kind``: one ``if kind == K then data is K's payload`` per event kind,
-    the payloads in ``$defs`` as ``payload.<kind>``."""
-    defs = schema.setdefault("$defs", {})
-    target = defs[where] if where else schema
-    cases = []
-    for kind, cls in PAYLOADS.items():
-        name = f"payload.{kind.value}"
-        defs[name] = payload_schema(cls)
-        cases.append(
-            {
-                "if": {"properties": {"kind": {"const": kind.value}}, "required": ["kind"]},
-                "then": {"properties": {"data": {"$ref": f"#/$defs/{name}"}}},
-            }
-        )
-    target["allOf"] = cases
-    schema["$defs"] = dict(sorted(defs.items()))
-
-
-def _prune_defs(schema: dict[str, Any]) -> None:
-    """Drop the ``$defs`` nothing refers to any more (a nested type a field's schema replaced)."""
-    defs = schema.get("$defs")
-    while defs:
-        text = json.dumps({k: v for k, v in schema.items() if k != "$defs"}) + json.dumps(defs)
-        unused = [k for k in defs if f'"#/$defs/{k}"' not in text]
-        if not unused:
-            return
-        for key in unused:
-            del defs[key]
-    if defs == {}:
-        del schema["$defs"]
 
 
 _COMMIT = {"pattern": COMMIT_PATTERN}
