@@ -32,7 +32,7 @@ from typing import Any
 
 import tomli_w
 
-from evotree.core.config import render_template
+from evotree.core.config_template import render_template
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
 from evotree.domains.gym import materialize
