@@ -91,65 +91,67 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
+import hashlib
 import json
 import os
-import shutil
+import platform
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evotree.core.errors import EvotreeError
 from evotree.harness import git_guard
-from evotree.harness.sandbox_box import SandboxBox
-from evotree.harness.sandbox_cgroup import PidsCgroup
-from evotree.harness.sandbox_copy import CopyReport, copy_regular_files
-from evotree.harness.sandbox_report import sandbox_warning
-from evotree.harness.audit.trace import TRACE_SYSCALLS
-from evotree.harness.audit.trace import TRACE_FILE
-from evotree.harness.audit.trace import write_trace
+from evotree.harness.audit.trace import TRACE_FILE, TRACE_SYSCALLS, write_trace
+from evotree.harness.sandbox_launch import sandbox_env
+from evotree.harness.sandbox_nested import (
+    bwrap_help,
+    disable_userns_works,
+    judge_user_args,
+    policy_sandbox_argv,
+)
+from evotree.harness.sandbox_spec import (
+    ENV_POLICY_SANDBOX,
+    INSTALL_FIX,
+    OFF_FIX,
+    PolicySandbox,
+    SandboxPolicy,
+    SandboxSpec,
+    SandboxUnavailable,
+)
+from evotree.harness.sandbox_system import find_tool, prlimit_path, python_paths, system_args
+from evotree.harness.sandbox_tracer_build import (
+    NO_COMPILER,
+    NO_COMPILER_FIX,
+    build_tracer,
+    owned_private,
+    tracer_cache,
+    tracer_digest,
+)
 
 if TYPE_CHECKING:
     from evotree.core.config import SandboxSection
 
 __all__ = [
     "BWRAP",
+    "INSTALLED_TRACER_DIR",
     "STRACE",
     "TRACER",
-    "ENV_POLICY_SANDBOX",
-    "JUDGE_UID",
-    "POLICY_CANDIDATE_DIR",
-    "SANDBOX_HOME",
-    "CopyReport",
-    "Limits",
-    "PidsCgroup",
-    "PolicySandbox",
-    "SandboxBox",
-    "SandboxPolicy",
-    "SandboxSpec",
+    "TRACE_OPENS",
     "SandboxStatus",
-    "SandboxUnavailable",
-    "NO_COMPILER",
-    "PHASE_ENV",
-    "PHASE_ENV_PREFIXES",
-    "accounted",
     "can_trace",
-    "tracer_unavailable_reason",
-    "finish_trace",
-    "trace_argv",
     "check_policy_sandbox",
     "check_sandbox",
-    "copy_regular_files",
+    "compiled_tracer",
     "disables_userns",
-    "policy_sandbox_argv",
+    "finish_trace",
     "policy_sandbox_spec",
     "require_sandbox",
-    "sandbox_env",
-    "sandbox_warning",
+    "trace_argv",
+    "tracer_unavailable_reason",
     "wrap",
 ]
 
@@ -167,277 +169,10 @@ STRACE: str | None = None
 #: fallback where the seccomp tracer cannot be built or start here). docs/audit.md, "The runtime
 #: trace". Tests and benchmarks set it.
 TRACER = "seccomp"
-#: ``$HOME`` inside a sandbox: a folder of its private ``/tmp``.
-SANDBOX_HOME = "/tmp/home"
-#: The judge phase's environment variable that says what a nested sandbox for candidate code
-#: may bind (JSON: ``{"bwrap": path, "read_only": [paths]}``), or why there can be none
-#: (``{"error": reason, "fix": text}``). Set by bubblewrap for the judge phase only.
-ENV_POLICY_SANDBOX = "EVOTREE_POLICY_SANDBOX"
-#: The uid (and gid) of a judge that may nest, inside its user namespace, when evotree runs as
-#: root: a process without capabilities may only create a user namespace that maps its parent's
-#: uid 0 if it held CAP_SETFCAP (Linux >= 5.12), so the judge must not be uid 0 in its own.
-#: 65534 is ``nobody`` (``nogroup``), which ``/etc/passwd`` names everywhere. On the host it is
-#: still evotree's uid: files it writes belong to evotree's user.
-JUDGE_UID = 65534
-#: Where the candidate's files appear inside a policy's nested sandbox (its working directory).
-POLICY_CANDIDATE_DIR = "/candidate"
-
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-#: /etc entries a phase may read: what the loader, Python, git, torch and TLS need. Never
-#: shadow, ssh, sudoers or machine-id.
-_ETC = (
-    "alternatives",
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "passwd",
-    "group",
-    "nsswitch.conf",
-    "localtime",
-    "timezone",
-    "hosts",
-    "host.conf",
-    "resolv.conf",
-    "gai.conf",
-    "protocols",
-    "services",
-    "ssl",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "pki",
-    "crypto-policies",
-    "mime.types",
-    "os-release",
-    "debian_version",
-    "gitconfig",
-    "inputrc",
-    "terminfo",
-    "localtime",
-)
-#: Device nodes of GPUs, bound when the host has them (CUDA needs them; ROCm: kfd and dri).
-_GPU_DEVICES = (
-    "nvidiactl",
-    "nvidia-uvm",
-    "nvidia-uvm-tools",
-    "nvidia-modeset",
-    "nvidia-caps",
-    "dri",
-    "kfd",
-)
-#: The evotree packages whose folders the sandbox binds (setup.cfg's package_dir).
-_PACKAGES = (
-    "evotree",
-    "evotree.harness",
-    "evotree.diagnostics",
-    "evotree.skills",
-    "evotree.memory",
-    "evotree.gates",
-    "evotree.domains",
-)
-_INSTALL_FIX = (
-    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
-)
-_OFF_FIX = (
-    'or, to run phases without isolation, set [sandbox] mode = "off" in the champion\'s '
-    "evotree.toml (runs are then marked unsandboxed)"
-)
-
-
-class SandboxUnavailable(EvotreeError):
-    """Bubblewrap cannot run here and the champion's policy requires it: nothing was started."""
-
-    exit_code = 36
-    code = "sandbox_unavailable"
-
-
-# ---------------------------------------------------------------------------- the spec
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of one phase; 0 means unlimited."""
-
-    memory_mb: int = 0  #: RLIMIT_DATA, MiB
-    max_processes: int = (
-        0  #: RLIMIT_NPROC (processes and threads; for uid 0, counted by the supervisor)
-    )
-    max_output_mb: int = 0  #: RLIMIT_FSIZE, MiB (largest file written)
-
-    def prlimit_args(self) -> list[str]:
-        """``prlimit`` options (soft = hard: a phase cannot raise them) for the limits that are set."""
-        args = []
-        if self.memory_mb:
-            args.append(f"--data={self.memory_mb * 2**20}:{self.memory_mb * 2**20}")
-        if self.max_processes:
-            args.append(f"--nproc={self.max_processes}:{self.max_processes}")
-        if self.max_output_mb:
-            args.append(f"--fsize={self.max_output_mb * 2**20}:{self.max_output_mb * 2**20}")
-        return args
-
-
-@dataclass(frozen=True)
-class PolicySandbox:
-    """The judge will run candidate code in nested sandboxes: what they may read besides the system,
-    the Python environment and the candidate's files (the champion's ``[sandbox].read_paths``)."""
-
-    read_only: tuple[Path, ...] = ()
-
-
-@dataclass(frozen=True)
-class SandboxSpec:
-    """What one sandboxed process sees and may do.
-
-    Paths are absolute and appear inside at the same path. ``read_only`` and ``read_write``
-    are bound in order of depth, so a writable folder inside a read-only one stays writable;
-    ``masked`` paths are then covered by an empty tmpfs (a folder inside a bound one that the
-    process must not see).
-    """
-
-    cwd: Path
-    read_only: tuple[Path, ...] = ()
-    read_write: tuple[Path, ...] = ()
-    masked: tuple[Path, ...] = ()
-    network: bool = False
-    limits: Limits = field(default_factory=Limits)
-    #: Bind the Python environment and evotree's package folders (read-only).
-    python: bool = True
-    #: The judge phase of a domain that runs candidate code: give the phase a user namespace in
-    #: which it can nest sandboxes, and ``$EVOTREE_POLICY_SANDBOX`` (see :func:`policy_sandbox_argv`).
-    policy: PolicySandbox | None = None
-    #: Let the sandboxed processes create user namespaces of their own (nested sandboxes). Off by
-    #: default: ``--disable-userns`` where this bubblewrap has it (0.8 and later).
-    userns: bool = False
-    #: Trace what runs: every program that runs in the sandbox (argv, working
-    #: directory, exit status) and every connect, written to this file by a tracer outside the
-    #: sandbox that nothing inside can see, stop or switch off (:data:`TRACER`: the compiled
-    #: seccomp user-notification tracer, or strace). Give a path outside
-    #: every read-write bind (the run directory, which the phase sees read-only); after the
-    #: phase, :func:`finish_trace` turns it into ``evidence/<phase>/exec_trace.jsonl``.
-    trace: Path | None = None
-    #: Names of environment variables the phase gets besides the fixed set (:func:`sandbox_env`):
-    #: the champion's ``[sandbox] pass_env``.
-    pass_env: tuple[str, ...] = ()
-
-
-def _find_tool(name: str, chosen: str | None) -> str | None:
-    """``chosen`` when it is an executable file, else ``name`` in /usr/bin, /bin, then ``PATH``."""
-    if chosen is not None:
-        return chosen if os.access(chosen, os.X_OK) and os.path.isfile(chosen) else None
-    for candidate in (f"/usr/bin/{name}", f"/bin/{name}"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which(name)
 
 
 def _binary(binary: str | None = None) -> str | None:
-    return _find_tool("bwrap", binary if binary is not None else BWRAP)
-
-
-def _exposable(path: Path, what: str) -> Path:
-    """``path``, unless binding it would expose a repository or evotree's state."""
-    for marker in (".git", ".evotree"):
-        if (path / marker).exists():
-            raise SandboxUnavailable(
-                f"the sandbox would expose {path}: it is {what} and holds {marker} (a repository or a "
-                "workspace), which a phase must never see",
-                fix="install evotree outside the repository (a virtualenv elsewhere, or a wheel), "
-                + _OFF_FIX,
-            )
-    return path
-
-
-@functools.lru_cache(maxsize=1)
-def python_paths() -> tuple[Path, ...]:
-    """Read-only folders a phase needs to run Python with evotree importable.
-
-    Always: sys.prefix, sys.base_prefix (and their exec twins), the interpreter's real install
-    prefix, and each evotree package's folder (for an editable install these are the
-    checkout's package folders, never the checkout; one that holds ``.git`` or ``.evotree`` is
-    refused). Also the folders a fresh interpreter puts on ``sys.path`` by itself (``python -E
-    -P``: site-packages, the user site, folders added by ``.pth`` files), except any that would
-    expose a repository, a workspace, the home directory or ``/``: those are left out (a
-    package imported from there is not importable inside).
-    """
-    found: list[Path] = []
-    for raw in (
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        sys.base_exec_prefix,
-        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
-    ):
-        found.append(Path(raw))
-    for name in _PACKAGES:
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            found.append(_exposable(Path(location), f"the folder of the {name} package"))
-    home = Path.home().absolute()
-    for raw in _site_path():
-        path = Path(raw).absolute()
-        if path == Path("/") or path == home or path in home.parents:
-            continue
-        if path.is_dir() and any((path / marker).exists() for marker in (".git", ".evotree")):
-            continue
-        found.append(path)
-    out: list[Path] = []
-    for path in sorted({p.absolute() for p in found if p.exists()}, key=lambda p: len(p.parts)):
-        if str(path).startswith("/usr/") or path == Path("/usr"):
-            continue  # already bound with the system
-        if any(path == kept or kept in path.parents for kept in out):
-            continue
-        out.append(_exposable(path, "part of the Python environment") if path.is_dir() else path)
-    return tuple(out)
-
-
-def _site_path() -> list[str]:
-    """``sys.path`` of a fresh interpreter like ours, without the environment or the current folder."""
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-E", "-P", "-c", "import json, sys; print(json.dumps(sys.path))"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-        return [p for p in json.loads(proc.stdout) if isinstance(p, str) and p.startswith("/")]
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return []
-
-
-def _system_args(network: bool, *, proc: bool = True) -> list[str]:
-    """Binds of the system. ``proc``: mount ``/proc`` of the sandbox's PID namespace (a nested
-    sandbox cannot: the kernel refuses a new procfs in a user namespace below one whose ``/proc``
-    has covered folders)."""
-    args: list[str] = []
-    for path in _SYSTEM_DIRS:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    for name in sorted(set(_ETC)):
-        if name == "resolv.conf" and not network:
-            continue
-        if os.path.lexists(f"/etc/{name}"):
-            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    if proc:
-        args += ["--proc", "/proc"]
-        if os.path.isdir(
-            "/proc/sys"
-        ):  # read-only: writable by the host's uid 0 without capabilities
-            args += ["--ro-bind", "/proc/sys", "/proc/sys"]
-            # except the user namespace limits, which are per user namespace and writable only with
-            # CAP_SYS_RESOURCE in it: a nested sandbox sets its own to forbid further namespaces
-            if os.path.isdir("/proc/sys/user"):
-                args += ["--bind", "/proc/sys/user", "/proc/sys/user"]
-    args += ["--dev", "/dev", "--tmpfs", "/dev/shm"]
-    for name in sorted(os.listdir("/dev")):
-        if name.startswith("nvidia") and name[6:].isdigit() or name in _GPU_DEVICES:
-            args += ["--dev-bind-try", f"/dev/{name}", f"/dev/{name}"]
-    if os.path.isdir("/sys"):
-        args += ["--ro-bind-try", "/sys", "/sys"]
-    args += ["--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--dir", SANDBOX_HOME]
-    return args
+    return find_tool("bwrap", binary if binary is not None else BWRAP)
 
 
 def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -> list[str]:
@@ -449,7 +184,7 @@ def wrap(spec: SandboxSpec, argv: Sequence[str], *, binary: str | None = None) -
     exe = _binary(binary)
     if exe is None:
         raise SandboxUnavailable(
-            "bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX
+            "bubblewrap (bwrap) is not installed", fix=INSTALL_FIX + ", " + OFF_FIX
         )
     guard = _guard_task_repositories(spec)
     nesting = _nesting_args(spec.policy, exe) if spec.policy is not None else []
@@ -471,8 +206,6 @@ def _guard_task_repositories(spec: SandboxSpec) -> list[tuple[str, Path]]:
 
 def _seccomp_tracing(spec: SandboxSpec) -> bool:
     """The seccomp tracer needs Python inside the sandbox (its installer) and a known ABI."""
-    import platform
-
     if TRACER != "seccomp" or not spec.python or platform.machine() not in ("x86_64", "aarch64"):
         return False
     release = os.uname().release.split(".")
@@ -483,7 +216,7 @@ def _seccomp_tracing(spec: SandboxSpec) -> bool:
 
 
 def _strace(binary: str | None = None) -> str | None:
-    return _find_tool("strace", binary if binary is not None else STRACE)
+    return find_tool("strace", binary if binary is not None else STRACE)
 
 
 def can_trace(binary: str | None = None) -> bool:
@@ -499,8 +232,6 @@ def can_trace(binary: str | None = None) -> bool:
 def _seccomp_works() -> bool:
     """Whether the seccomp tracer starts here and records a program (once per process): a
     container's seccomp profile or an old kernel refuses user notification."""
-    import tempfile
-
     if (
         not _seccomp_tracing(SandboxSpec(cwd=Path("/")))
         or compiled_tracer() is None
@@ -509,14 +240,12 @@ def _seccomp_works() -> bool:
         return False
     # a success is remembered per kernel, bwrap and tracer (each evotree process would otherwise pay
     # ~0.1 s); were it stale, a traced phase fails closed with the installer's reason
-    import hashlib
-
     tracer = compiled_tracer()
     key = hashlib.sha256(
         f"{os.uname().release}|{_binary(None)}|{tracer}|{sys.executable}".encode()
     ).hexdigest()[:16]
-    marker = _tracer_cache() / f"seccomp-probe-{key}.ok"
-    if _owned_private(_tracer_cache()) and marker.is_file() and not marker.is_symlink():
+    marker = tracer_cache() / f"seccomp-probe-{key}.ok"
+    if owned_private(tracer_cache()) and marker.is_file() and not marker.is_symlink():
         return True
     with tempfile.TemporaryDirectory(prefix="evotree-trace-probe-") as tmp:
         spec = SandboxSpec(cwd=Path("/"))  # the trace file is written outside the sandbox
@@ -535,7 +264,7 @@ def _seccomp_works() -> bool:
         except (OSError, subprocess.SubprocessError, SandboxUnavailable):
             return False
     works = proc.returncode == 7 and '"kind": "exec"' in rows and '"status": 7' in rows
-    if works and _owned_private(_tracer_cache()):
+    if works and owned_private(tracer_cache()):
         with contextlib.suppress(OSError):
             marker.touch()
     return works
@@ -627,7 +356,7 @@ def _wrap(
         "--hostname",
         "evotree-sandbox",
     ]
-    args += _system_args(spec.network)
+    args += system_args(spec.network)
     binds: list[tuple[str, Path]] = []
     if spec.python:
         binds += [("--ro-bind", p) for p in python_paths()]
@@ -643,7 +372,7 @@ def _wrap(
     args += ["--remount-ro", "/", "--chdir", str(Path(spec.cwd).absolute()), "--"]
     limits = spec.limits.prlimit_args()
     if limits:
-        args += [_prlimit(), *limits, "--"]
+        args += [prlimit_path(), *limits, "--"]
     return args + list(argv)
 
 
@@ -656,18 +385,11 @@ def _nesting_args(policy: PolicySandbox, exe: str) -> list[str]:
         value = {"error": status.reason, "fix": status.fix}
         return ["--setenv", ENV_POLICY_SANDBOX, json.dumps(value)]
     return [
-        *_judge_user_args(),
+        *judge_user_args(),
         "--setenv",
         ENV_POLICY_SANDBOX,
         json.dumps(policy_sandbox_spec(policy, exe)),
     ]
-
-
-def _judge_user_args() -> list[str]:
-    args = ["--unshare-user"]
-    if os.getuid() == 0:
-        args += ["--uid", str(JUDGE_UID), "--gid", str(JUDGE_UID)]
-    return args
 
 
 def policy_sandbox_spec(policy: PolicySandbox, binary: str | None = None) -> dict[str, Any]:
@@ -680,13 +402,13 @@ def policy_sandbox_spec(policy: PolicySandbox, binary: str | None = None) -> dic
     exe = _binary(binary)
     if exe is None:
         raise SandboxUnavailable(
-            "bubblewrap (bwrap) is not installed", fix=_INSTALL_FIX + ", " + _OFF_FIX
+            "bubblewrap (bwrap) is not installed", fix=INSTALL_FIX + ", " + OFF_FIX
         )
     paths = [*python_paths(), *(Path(p).absolute() for p in policy.read_only)]
     return {
         "bwrap": exe,
         "read_only": [str(p) for p in dict.fromkeys(paths)],
-        "disable_userns": "--disable-userns" in _bwrap_help(exe),
+        "disable_userns": "--disable-userns" in bwrap_help(exe),
     }
 
 
@@ -695,97 +417,7 @@ def disables_userns(binary: str | None = None) -> bool:
     0.8 and later; it needs a user namespace of the sandbox's own, which a setuid bubblewrap on a
     host without unprivileged user namespaces cannot make). Probed once per binary."""
     exe = _binary(binary)
-    return exe is not None and _disable_userns_works(exe)
-
-
-@functools.lru_cache(maxsize=4)
-def _disable_userns_works(exe: str) -> bool:
-    if "--disable-userns" not in _bwrap_help(exe):
-        return False
-    try:
-        proc = subprocess.run(
-            [exe, "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "--", "true"],
-            capture_output=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
-
-
-@functools.lru_cache(maxsize=4)
-def _bwrap_help(exe: str) -> str:
-    """``bwrap --help`` (which options this bubblewrap has: ``--disable-userns`` is 0.8 and later)."""
-    try:
-        proc = subprocess.run(
-            [exe, "--help"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        return proc.stdout + proc.stderr
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-
-
-def policy_sandbox_argv(
-    spec: dict[str, Any], candidate: Path | str | None, argv: Sequence[str]
-) -> list[str]:
-    """The bwrap command line that runs ``argv`` (candidate code) in a nested sandbox.
-
-    ``spec``: the judge phase's ``$EVOTREE_POLICY_SANDBOX`` (:func:`policy_sandbox_spec`).
-    The sandbox has a new user namespace (no capabilities in it or anywhere: ``--cap-drop ALL``,
-    no new privileges), new PID, network (loopback only), IPC, UTS and cgroup namespaces, a new
-    session, and dies with the thread that started it. It sees, read-only: the system (as a
-    phase does, without ``/proc``), the folders of ``spec["read_only"]`` and ``candidate`` at
-    :data:`POLICY_CANDIDATE_DIR` (its working directory); a private ``/tmp`` (``$HOME`` is
-    ``/tmp/home``) and ``/dev/shm``. Nothing of the judge: not its folder, its evidence, its
-    ``/tmp``, its processes. File descriptors passed to the bwrap process (pipes) stay open in
-    the sandboxed process. Raises :class:`SandboxUnavailable` when ``spec`` says nesting cannot
-    work here (``{"error": ...}``) or names no usable bwrap.
-    """
-    if spec.get("error") or not spec.get("bwrap"):
-        raise SandboxUnavailable(
-            "candidate code cannot be isolated from the judge here: "
-            + str(spec.get("error") or "no bubblewrap binary was named"),
-            fix=str(spec.get("fix") or _INSTALL_FIX),
-        )
-    exe = _binary(str(spec["bwrap"]))
-    if exe is None:
-        raise SandboxUnavailable(
-            f"bubblewrap is not executable at {spec['bwrap']} inside the judge's sandbox",
-            fix="install bubblewrap under /usr (apt-get install bubblewrap)",
-        )
-    args = [
-        exe,
-        "--unshare-all",
-        "--unshare-user",
-        *(["--disable-userns"] if spec.get("disable_userns") else []),
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--hostname",
-        "evotree-policy",
-    ]
-    args += _system_args(False, proc=False)
-    for path in sorted((Path(p) for p in spec.get("read_only", ())), key=lambda p: len(p.parts)):
-        if path.is_absolute() and path != Path("/"):
-            args += ["--ro-bind", str(path), str(path)]
-    if candidate is not None:
-        args += ["--ro-bind", str(Path(candidate).absolute()), POLICY_CANDIDATE_DIR]
-    args += [
-        "--remount-ro",
-        "/",
-        "--chdir",
-        POLICY_CANDIDATE_DIR if candidate is not None else "/tmp",
-        "--",
-    ]
-    return args + list(argv)
+    return exe is not None and disable_userns_works(exe)
 
 
 #: The launcher of a sandboxed phase (:func:`accounted`): argv[1] is the pid of the process that
@@ -860,18 +492,6 @@ def _seccomp_tracer_argv(out: Path | str) -> list[str]:
     return [str(compiled), str(out), sys.executable, installer]
 
 
-#: Why the seccomp tracer cannot run where no C compiler builds it (the one seccomp
-#: tracer is the compiled one; strace is the fallback).
-NO_COMPILER = (
-    "the seccomp tracer could not be built: no C compiler (cc, gcc or clang) on PATH, or the "
-    "build of harness/seccomp_trace.c failed"
-)
-NO_COMPILER_FIX = (
-    "install a C compiler (Debian/Ubuntu: apt-get install gcc) so that evotree builds its tracer, "
-    "or strace (apt-get install strace), the slower fallback (BENCHMARKS.md §21)"
-)
-
-
 def tracer_unavailable_reason() -> str | None:
     """Why no runtime tracer can run here (``None``: one can): a phase with ``[sandbox] trace`` then
     runs untraced and its run says this."""
@@ -895,37 +515,8 @@ def tracer_unavailable_reason() -> str | None:
     return "; ".join(parts) + ". Fix: " + NO_COMPILER_FIX
 
 
-#: The compiled seccomp tracer's source (BENCHMARKS.md §21: a fraction of the cost per reported
-#: call of the Python tracer it replaced, and of strace).
-TRACER_SOURCE = Path(__file__).with_name("seccomp_trace.c")
-
-
-def _tracer_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "evotree"
-
-
 #: where the install builds the tracer (``scripts/bootstrap``: ``python -m evotree.harness.sandbox build-tracer``)
 INSTALLED_TRACER_DIR = Path(sys.prefix) / "libexec" / "evotree"
-#: the system's C compilers, tried before PATH's (the tracer runs outside every sandbox)
-_COMPILERS = ("/usr/bin/cc", "/usr/bin/gcc", "/usr/bin/clang")
-
-
-def _tracer_digest() -> str | None:
-    import hashlib
-
-    try:
-        source = TRACER_SOURCE.read_bytes()
-    except OSError:
-        return None
-    return hashlib.sha256(source + platform_tag().encode()).hexdigest()[:16]
-
-
-def _compiler() -> str | None:
-    for path in _COMPILERS:
-        if os.access(path, os.X_OK):
-            return path
-    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
 def compiled_tracer() -> Path | None:
@@ -937,174 +528,13 @@ def compiled_tracer() -> Path | None:
     The binary runs outside the sandbox, so only a file this user owns, in a directory no one
     else can write, is used; a phase cannot reach either place (neither is bound in a sandbox).
     """
-    digest = _tracer_digest()
+    digest = tracer_digest()
     if digest is None:
         return None
     installed = INSTALLED_TRACER_DIR / f"seccomp-trace-{digest}"
-    if _owned_private(INSTALLED_TRACER_DIR) and _owned_private(installed, executable=True):
+    if owned_private(INSTALLED_TRACER_DIR) and owned_private(installed, executable=True):
         return installed
-    return build_tracer(_tracer_cache())
-
-
-def build_tracer(folder: Path) -> Path | None:
-    """Build the tracer into ``folder`` (made private: 0700) unless a binary of this source is
-    there already; the binary, or ``None`` without a compiler or when the build fails."""
-    digest = _tracer_digest()
-    if digest is None:
-        return None
-    cache = folder
-    binary = cache / f"seccomp-trace-{digest}"
-    if _owned_private(cache) and _owned_private(binary, executable=True):
-        return binary
-    compiler = _compiler()
-    if compiler is None:
-        return None
-    try:
-        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(cache, 0o700)
-    except OSError:
-        return None
-    if not _owned_private(cache):
-        return None
-    tmp = cache / f".seccomp-trace-{digest}.{os.getpid()}.tmp"
-    try:
-        proc = subprocess.run(
-            [compiler, "-O2", "-pthread", "-o", str(tmp), str(TRACER_SOURCE)],
-            capture_output=True,
-            timeout=120,
-            check=False,
-        )
-        if proc.returncode != 0:
-            return None
-        os.chmod(tmp, 0o700)
-        os.replace(tmp, binary)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return binary if _owned_private(binary, executable=True) else None
-
-
-def platform_tag() -> str:
-    """The machine the compiled tracer is built for (part of its cache key)."""
-    import platform
-
-    return f"{platform.system()}-{platform.machine()}"
-
-
-def _owned_private(path: Path, *, executable: bool = False) -> bool:
-    """``path`` is this user's, not a symlink, and no one else can write it."""
-    try:
-        info = path.lstat()
-    except OSError:
-        return False
-    import stat
-
-    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return False
-    if executable:
-        return stat.S_ISREG(info.st_mode) and bool(info.st_mode & 0o100)
-    return stat.S_ISDIR(info.st_mode)
-
-
-_LAUNCHER = """\
-import ctypes, os, signal, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: the sandbox's init is re-parented here
-libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the thread that started us
-if os.getppid() != int(sys.argv[1]):
-    os._exit(137)
-if sys.argv[2] != "-":  # the phase's pids cgroup: every process it starts is counted by the kernel
-    try:
-        with open(sys.argv[2], "w") as procs:
-            procs.write(str(os.getpid()))
-    except OSError as exc:
-        sys.stderr.write(f"evotree: could not join the phase's pids cgroup ({exc})\\n")
-quiet = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-for sig in quiet:  # the supervisor signals the sandbox; the launcher stays to reap and count
-    signal.signal(sig, signal.SIG_IGN)
-argv = sys.argv[3:]
-pid = os.posix_spawn(argv[0], argv, os.environ, setsigdef=quiet)
-status = 0
-while True:
-    try:
-        child, code = os.wait()
-    except ChildProcessError:
-        break
-    except InterruptedError:
-        continue
-    if child == pid:
-        status = code
-if os.WIFSIGNALED(status):
-    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-    os.kill(os.getpid(), os.WTERMSIG(status))
-os._exit(os.waitstatus_to_exitcode(status))
-"""
-
-
-def accounted(argv: Sequence[str], *, cgroup: PidsCgroup | None = None) -> list[str]:
-    """``argv`` (a bwrap command line) started through a launcher that makes its CPU time countable.
-
-    The launcher is a child subreaper: it starts ``argv``, then reaps it, the sandbox's init
-    (which bubblewrap leaves to its parent's reaper) and whatever else is re-parented to it,
-    and exits with ``argv``'s status (or dies of its signal). ``os.wait4`` on the launcher thus
-    returns the CPU time of every process of the sandbox. It dies with the thread that started
-    it (``PR_SET_PDEATHSIG``) and ignores SIGTERM, SIGINT and SIGHUP (which reach bwrap and the
-    sandbox directly); SIGKILL ends it. Must be started by this process (it checks its parent).
-    ``cgroup``: a :class:`PidsCgroup` the launcher joins before it starts ``argv``.
-    """
-    procs = str(cgroup.path / "cgroup.procs") if cgroup is not None else "-"
-    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), procs, *argv]
-
-
-def _prlimit() -> str:
-    for candidate in ("/usr/bin/prlimit", "/bin/prlimit"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    raise SandboxUnavailable(
-        "prlimit (util-linux) is not installed: the sandbox cannot set the phase's limits",
-        fix="install util-linux (apt-get install util-linux), or set the [sandbox] limits to 0",
-    )
-
-
-#: The environment variables every sandboxed phase gets (when evotree has them): what a
-#: program needs to run (PATH, locale, time zone, terminal), what evotree sets for the phase
-#: (PYTHONSAFEPATH, GIT_CEILING_DIRECTORIES, the run's GPUs) and evotree's own ``EVOTREE_*``
-#: (:data:`PHASE_ENV_PREFIXES`). Nothing else of the person running evotree: no token, no key, no
-#: agent socket, unless the champion's ``[sandbox] pass_env`` names it.
-PHASE_ENV = (
-    "PATH",
-    "HOME",
-    "TMPDIR",
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TERM",
-    "PYTHONSAFEPATH",
-    "PYTHONDONTWRITEBYTECODE",
-    "GIT_CEILING_DIRECTORIES",
-    "CUDA_VISIBLE_DEVICES",
-    "NVIDIA_VISIBLE_DEVICES",
-    "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES",
-)
-#: Prefixes of the variables every phase gets: the locale (``LC_*``) and evotree's own.
-PHASE_ENV_PREFIXES = ("LC_", "EVOTREE_")
-
-
-def sandbox_env(env: dict[str, str], pass_env: Iterable[str] = ()) -> dict[str, str]:
-    """``env`` as a sandboxed phase gets it: an allowlist (:data:`PHASE_ENV`, :data:`PHASE_ENV_PREFIXES`
-    and the names in ``pass_env``, the champion's ``[sandbox] pass_env``), private HOME and TMPDIR.
-
-    Everything else is dropped: the credentials of the person running evotree (HF_TOKEN, AWS_*,
-    OPENAI_API_KEY, GITHUB_TOKEN, ...) and sockets (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS) reach a
-    phase only when ``pass_env`` lists them. The candidate's code reads its environment and can
-    write it to its logs, which ``evotree logs`` shows.
-    """
-    allowed = set(PHASE_ENV) | set(pass_env)
-    out = {k: v for k, v in env.items() if k in allowed or k.startswith(PHASE_ENV_PREFIXES)}
-    out.update(HOME=SANDBOX_HOME, TMPDIR="/tmp")
-    return out
+    return build_tracer(tracer_cache())
 
 
 # ---------------------------------------------------------------------------- the check
@@ -1155,7 +585,7 @@ def _check(binary: str | None) -> SandboxStatus:
             False,
             None,
             reason=f"bubblewrap (bwrap) is not installed (looked {where})",
-            fix=_INSTALL_FIX + ", " + _OFF_FIX,
+            fix=INSTALL_FIX + ", " + OFF_FIX,
         )
     try:
         version = subprocess.run(
@@ -1166,7 +596,7 @@ def _check(binary: str | None) -> SandboxStatus:
             False,
             exe,
             reason=f"{exe} cannot be executed: {exc}",
-            fix=_INSTALL_FIX + ", " + _OFF_FIX,
+            fix=INSTALL_FIX + ", " + OFF_FIX,
         )
     from evotree.core.config import SandboxSection
 
@@ -1191,7 +621,7 @@ def _check(binary: str | None) -> SandboxStatus:
             exe,
             version,
             reason=f"a trivial sandbox did not start: {exc}",
-            fix=_INSTALL_FIX + ", " + _OFF_FIX,
+            fix=INSTALL_FIX + ", " + OFF_FIX,
         )
     took = round((time.perf_counter() - start) * 1000, 1)
     if proc.returncode != 0:
@@ -1202,7 +632,7 @@ def _check(binary: str | None) -> SandboxStatus:
             exe,
             version,
             reason=f"a trivial sandbox failed: {message} ({reason})",
-            fix=fix + ", " + _OFF_FIX,
+            fix=fix + ", " + OFF_FIX,
         )
     fields_ = proc.stdout.split()
     if len(fields_) != 3 or int(fields_[0], 16) != 0 or fields_[1] != "1":
@@ -1212,7 +642,7 @@ def _check(binary: str | None) -> SandboxStatus:
             version,
             reason=f"the sandbox kept privileges (CapEff, NoNewPrivs = {fields_[:2]}); "
             "this bubblewrap does not drop capabilities",
-            fix="install bubblewrap 0.4 or newer, " + _OFF_FIX,
+            fix="install bubblewrap 0.4 or newer, " + OFF_FIX,
         )
     return SandboxStatus(True, exe, version, startup_ms=took)
 
@@ -1274,7 +704,7 @@ def _check_policy(binary: str | None) -> SandboxStatus:
             ),
             inner,
             exe,
-            _judge_user_args(),
+            judge_user_args(),
         )
     except SandboxUnavailable as exc:
         return SandboxStatus(False, exe, outer.version, reason=exc.message, fix=exc.fix)
@@ -1295,7 +725,7 @@ def _check_policy(binary: str | None) -> SandboxStatus:
             exe,
             outer.version,
             reason=f"a nested sandbox did not start: {exc}",
-            fix=nest_fix + ", " + _OFF_FIX,
+            fix=nest_fix + ", " + OFF_FIX,
         )
     took = round((time.perf_counter() - start) * 1000, 1)
     if proc.returncode != 0:
@@ -1305,7 +735,7 @@ def _check_policy(binary: str | None) -> SandboxStatus:
             exe,
             outer.version,
             reason=f"a sandbox cannot start a nested one here: {message}",
-            fix=nest_fix + ", " + _OFF_FIX,
+            fix=nest_fix + ", " + OFF_FIX,
         )
     seen = proc.stdout.split()
     if seen[:3] != ["0", "1", "False"] or (spec["disable_userns"] and seen[3:] != ["False"]):
@@ -1315,7 +745,7 @@ def _check_policy(binary: str | None) -> SandboxStatus:
             outer.version,
             reason=f"the nested sandbox kept privileges (capabilities, no-new-privileges, "
             f"/proc, a user namespace of its own = {seen})",
-            fix="install bubblewrap 0.4 or newer, " + _OFF_FIX,
+            fix="install bubblewrap 0.4 or newer, " + OFF_FIX,
         )
     return SandboxStatus(True, exe, outer.version, startup_ms=took)
 
@@ -1340,7 +770,7 @@ def _explain(message: str) -> tuple[str, str]:
             "start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "
             "(or --privileged)",
         )
-    return ("bubblewrap failed", _INSTALL_FIX)
+    return ("bubblewrap failed", INSTALL_FIX)
 
 
 def require_sandbox(section: SandboxSection) -> SandboxStatus | None:
@@ -1359,96 +789,6 @@ def require_sandbox(section: SandboxSection) -> SandboxStatus | None:
             reason=status.reason,
         )
     return status
-
-
-# ---------------------------------------------------------------------------- the policy
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """The champion's ``[sandbox]`` section as the phases apply it.
-
-    ``forbidden``: folders no bind may overlap (the workspace's repository): a ``read_paths``
-    entry inside, equal to or above one of them is refused.
-    """
-
-    mode: str = "bwrap"
-    train_network: bool = False
-    eval_network: bool = False
-    limits: Limits = field(default_factory=Limits)
-    read_paths: tuple[str, ...] = ()
-    candidate_max_files: int = 100_000
-    candidate_max_mb: int = 65_536
-    forbidden: tuple[str, ...] = ()
-    #: [sandbox] trace: the train-side phases run under the runtime trace (:func:`finish_trace`)
-    trace: bool = False
-    #: [sandbox] pass_env: variables of evotree's environment the phases also get (:func:`sandbox_env`)
-    pass_env: tuple[str, ...] = ()
-
-    @property
-    def enabled(self) -> bool:
-        return self.mode != "off"
-
-    @classmethod
-    def from_config(
-        cls, section: SandboxSection, *, forbidden: Iterable[Path | str] = ()
-    ) -> SandboxPolicy:
-        return cls(
-            mode=section.mode,
-            train_network=section.train_network,
-            eval_network=section.eval_network,
-            limits=Limits(section.memory_mb, section.max_processes, section.max_output_mb),
-            read_paths=tuple(section.read_paths),
-            candidate_max_files=section.candidate_max_files,
-            candidate_max_mb=section.candidate_max_mb,
-            forbidden=tuple(str(p) for p in forbidden),
-            trace=bool(getattr(section, "trace", False)),
-            pass_env=tuple(getattr(section, "pass_env", ()) or ()),
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> SandboxPolicy:
-        """From :meth:`to_dict` (a Ray task's spec); the default (a sandbox) when absent."""
-        if not data:
-            return cls()
-        values = dict(data)
-        values["limits"] = Limits(**values.get("limits", {}))
-        for key in ("read_paths", "forbidden", "pass_env"):
-            values[key] = tuple(values.get(key, ()))
-        return cls(**values)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "train_network": self.train_network,
-            "eval_network": self.eval_network,
-            "limits": {
-                "memory_mb": self.limits.memory_mb,
-                "max_processes": self.limits.max_processes,
-                "max_output_mb": self.limits.max_output_mb,
-            },
-            "read_paths": list(self.read_paths),
-            "candidate_max_files": self.candidate_max_files,
-            "candidate_max_mb": self.candidate_max_mb,
-            "forbidden": list(self.forbidden),
-            "trace": self.trace,
-            "pass_env": list(self.pass_env),
-        }
-
-    def extra_read_only(self) -> tuple[Path, ...]:
-        """``read_paths`` that exist, after refusing any that overlaps a forbidden folder."""
-        out = []
-        for raw in self.read_paths:
-            path = Path(os.path.realpath(raw))
-            for bad in self.forbidden:
-                bad_path = Path(os.path.realpath(bad))
-                if path == bad_path or bad_path in path.parents or path in bad_path.parents:
-                    raise SandboxUnavailable(
-                        f"[sandbox].read_paths entry {raw} overlaps the workspace's repository {bad}: "
-                        "a phase would see the repository",
-                        fix="list folders outside the repository (datasets, model caches) in [sandbox].read_paths",
-                    )
-            if path.exists():
-                out.append(path)
-        return tuple(out)
 
 
 def _main(argv: list[str]) -> int:

@@ -14,7 +14,9 @@ import pytest
 from evotree.harness import git_guard, sandbox
 from evotree.harness.audit.trace import TRACE_FILE, read_trace_rows, seal_rows
 from evotree.harness.audit.trajectories import audit_trajectories
-from evotree.harness.sandbox import SandboxSpec, accounted, finish_trace, sandbox_env, wrap
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
 
 _ENV = {
     "GIT_AUTHOR_NAME": "a",

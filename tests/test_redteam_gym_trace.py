@@ -21,7 +21,9 @@ import pytest
 from evotree.harness import sandbox
 from evotree.harness.audit.trace import TRACE_FILE, git_identities
 from evotree.harness.audit.trajectories import TrajectoryAudit, audit_trajectories
-from evotree.harness.sandbox import SandboxSpec, accounted, finish_trace, sandbox_env, wrap
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
 
 SECRET = "FUTURE_SECRET_42"
 _GIT_ENV = {

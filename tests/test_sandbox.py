@@ -29,16 +29,11 @@ from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
 from evotree.harness import sandbox
 from evotree.harness.records import RunRecord
-from evotree.harness.sandbox import (
-    Limits,
-    SandboxSpec,
-    SandboxUnavailable,
-    check_sandbox,
-    copy_regular_files,
-    python_paths,
-    sandbox_warning,
-    wrap,
-)
+from evotree.harness.sandbox import check_sandbox, wrap
+from evotree.harness.sandbox_copy import copy_regular_files
+from evotree.harness.sandbox_report import sandbox_warning
+from evotree.harness.sandbox_spec import Limits, SandboxSpec, SandboxUnavailable
+from evotree.harness.sandbox_system import python_paths
 
 TRAIN = """\
 import json, os, socket, subprocess, sys, tomllib
@@ -593,7 +588,7 @@ def test_copy_stops_at_its_limits(tmp_path: Path) -> None:
 
 
 def test_read_paths_may_not_overlap_the_repository(tmp_path: Path) -> None:
-    from evotree.harness.sandbox import SandboxPolicy
+    from evotree.harness.sandbox_spec import SandboxPolicy
 
     inside = SandboxPolicy(
         read_paths=(str(tmp_path / "repo" / "data"),), forbidden=(str(tmp_path / "repo"),)
@@ -628,7 +623,7 @@ def test_a_box_never_takes_the_machines_namespace_for_its_own() -> None:
     a process that is no sandbox (no child in another PID namespace) has no members."""
     import subprocess
 
-    from evotree.harness.sandbox import SandboxBox
+    from evotree.harness.sandbox_box import SandboxBox
 
     plain = subprocess.Popen(["sh", "-c", "sleep 5 & wait"], start_new_session=True)
     try:
@@ -678,7 +673,7 @@ def test_read_paths_are_seen_live_and_read_only_and_travel_to_ray_workers(tmp_pa
     import subprocess
 
     from evotree.core.config import SandboxSection
-    from evotree.harness.sandbox import SandboxPolicy
+    from evotree.harness.sandbox_spec import SandboxPolicy
 
     gate = tmp_path / "gate"
     gate.mkdir()

@@ -15,14 +15,9 @@ from pathlib import Path
 import pytest
 
 from evotree.core.config import SandboxSection
-from evotree.harness.sandbox import (
-    SandboxPolicy,
-    SandboxSpec,
-    accounted,
-    check_sandbox,
-    sandbox_env,
-    wrap,
-)
+from evotree.harness.sandbox import check_sandbox, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxPolicy, SandboxSpec
 
 SECRETS = {
     "HF_TOKEN": "hf_SECRETaaaa",

@@ -27,7 +27,8 @@ pytest.importorskip("gymnasium")
 from evotree.domains.gym.catalog import make_env  # noqa: E402
 from evotree.domains.gym.episode import play  # noqa: E402
 from evotree.domains.gym.runner import Task, run_episodes  # noqa: E402
-from evotree.harness.sandbox import PolicySandbox, check_policy_sandbox, policy_sandbox_spec  # noqa: E402
+from evotree.harness.sandbox import check_policy_sandbox, policy_sandbox_spec
+from evotree.harness.sandbox_spec import PolicySandbox  # noqa: E402
 
 SEED = 918_273_645
 ENV = "CartPole-v1"

@@ -23,17 +23,10 @@ from conftest import commit_file, git, make_repo
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace, init_workspace
 from evotree.gates.runs import run_versions
-from evotree.harness.sandbox import (
-    Limits,
-    PidsCgroup,
-    PolicySandbox,
-    SandboxSpec,
-    accounted,
-    check_sandbox,
-    disables_userns,
-    sandbox_env,
-    wrap,
-)
+from evotree.harness.sandbox import check_sandbox, disables_userns, wrap
+from evotree.harness.sandbox_cgroup import PidsCgroup
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import Limits, PolicySandbox, SandboxSpec
 
 # tens of seconds of real sandboxes: run apart (make test-heavy; CI runs it after make test)
 pytestmark = [
@@ -305,12 +298,9 @@ def test_the_count_includes_the_judges_nested_sandboxes(tmp_path: Path) -> None:
     """Candidate code the judge runs in a nested sandbox (its own PID namespace) is counted too."""
     import signal as signals
 
-    from evotree.harness.sandbox import (
-        SandboxBox,
-        check_policy_sandbox,
-        policy_sandbox_argv,
-        policy_sandbox_spec,
-    )
+    from evotree.harness.sandbox import check_policy_sandbox, policy_sandbox_spec
+    from evotree.harness.sandbox_box import SandboxBox
+    from evotree.harness.sandbox_nested import policy_sandbox_argv
 
     if not check_policy_sandbox().ok:
         pytest.skip("no nested sandbox here")

@@ -209,7 +209,7 @@ except UnsafeTree as exc:
 
 
 def test_the_judges_copy_takes_regular_files_only(tmp_path: Path) -> None:
-    from evotree.harness.sandbox import copy_regular_files
+    from evotree.harness.sandbox_copy import copy_regular_files
 
     secret = _host_secret(tmp_path)
     cand = tmp_path / "cand"

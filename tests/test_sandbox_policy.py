@@ -2,7 +2,7 @@
 
 The gym judge is trusted code from the champion, but it plays the *candidate's* `policy.py` in
 worker processes. Each worker runs in a sandbox of its own, nested in the judge's
-(`evotree.harness.sandbox.policy_sandbox_argv`): it sees the system, the Python environment
+(`evotree.harness.sandbox_nested.policy_sandbox_argv`): it sees the system, the Python environment
 and the candidate's files, nothing of the judge. The hostile `policy.py` below, at import and
 inside `act()`, tries to read the judge's hidden `judge/gym.toml` and `judge/references.json`
 (relative to its cwd, through `/proc/self/cwd`, `/proc/<ppid>/cwd`, every `/proc/<pid>/cwd`,
@@ -47,18 +47,11 @@ from evotree.domains.gym.settings import load_judge_settings
 from evotree.gates.runs import run_versions
 from evotree.harness import sandbox
 from evotree.harness.records import RunRecord
-from evotree.harness.sandbox import (
-    ENV_POLICY_SANDBOX,
-    JUDGE_UID,
-    PolicySandbox,
-    SandboxSpec,
-    check_policy_sandbox,
-    policy_sandbox_spec,
-    wrap,
-)
+from evotree.harness.sandbox import check_policy_sandbox, policy_sandbox_spec, wrap
+from evotree.harness.sandbox_spec import ENV_POLICY_SANDBOX, JUDGE_UID, PolicySandbox, SandboxSpec
 
 from evotree.api import init as evotree_init
-from evotree.core.config import render_template
+from evotree.core.config_template import render_template
 from evotree.core.versions import create_version
 from evotree.core.workspace import Workspace
 

@@ -22,7 +22,9 @@ from test_runtime_trace import _repo
 
 from evotree.harness import sandbox
 from evotree.harness.audit.trace import git_identities
-from evotree.harness.sandbox import SandboxSpec, accounted, finish_trace, sandbox_env, wrap
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
 
 #: a library whose constructor, in the machine's git, execs cat of the reflog (from a second
 #: thread when EXEC_FROM_THREAD is set); LD_PRELOAD is dropped first so cat does not load it

@@ -20,7 +20,9 @@ import pytest
 from test_runtime_trace import _repo
 
 from evotree.harness import sandbox
-from evotree.harness.sandbox import SandboxSpec, accounted, finish_trace, sandbox_env, wrap
+from evotree.harness.sandbox import finish_trace, wrap
+from evotree.harness.sandbox_launch import accounted, sandbox_env
+from evotree.harness.sandbox_spec import SandboxSpec
 
 #: a second thread execs cat while the main thread opens a file in a loop (C: Python's threads
 #: would wait on its lock while one of them execs)

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from evotree.harness import sandbox
+from evotree.harness import sandbox, sandbox_tracer_build
 
 
 def test_the_installed_tracer_is_used_and_a_writable_folder_is_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if sandbox._compiler() is None:
+    if sandbox_tracer_build.find_compiler() is None:
         pytest.skip("no C compiler here: strace is the fallback (sandbox.NO_COMPILER)")
     folder = tmp_path / "libexec"
     built = sandbox.build_tracer(folder)
@@ -40,7 +40,7 @@ def test_the_build_step_of_the_install_says_where_it_put_the_tracer() -> None:
         text=True,
         timeout=120,
     )
-    if sandbox._compiler() is None:
+    if sandbox_tracer_build.find_compiler() is None:
         assert proc.returncode == 1 and "C compiler" in proc.stderr
     else:
         assert proc.returncode == 0 and Path(proc.stdout.strip()).name.startswith("seccomp-trace-")
