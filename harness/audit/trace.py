@@ -37,6 +37,7 @@ import os
 import posixpath
 import re
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -165,16 +166,32 @@ def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
     not match (processes in a nested namespace), the remaining children are matched in the order
     they appear; a directory there may be approximate.
     """
+    scan = _scan_strace(text)
+    parent_of = _fork_parents(scan)
+    return _rows_with_cwds(scan, parent_of, cwd)
+
+
+@dataclass
+class _StraceScan:
+    """strace's lines read in file order: the events, where each pid first appears, the forks."""
+
+    events: list[tuple[str, str, Any]] = field(default_factory=list)  # (pid, kind, data)
+    first_seen: dict[str, int] = field(default_factory=dict)
+    #: (event index, parent pid, child pid inside the namespace; negative: a host pid printed)
+    clones: list[tuple[int, str, int]] = field(default_factory=list)
+
+
+def _scan_strace(text: str) -> _StraceScan:
+    """The events of strace's output, with interrupted calls (``<unfinished ...>``, then
+    ``<... resumed>``) joined back into one line."""
+    scan = _StraceScan()
     pending: dict[str, str] = {}
-    events: list[tuple[str, str, Any]] = []  # (pid, kind, data) in file order
-    first_seen: dict[str, int] = {}
-    clones: list[tuple[int, str, int]] = []  # (event index, parent pid, child pid inside)
     for raw in text.splitlines():
         m = _LINE.match(raw)
         if not m:
             continue
         pid, rest = m.group(1), m.group(2)
-        first_seen.setdefault(pid, len(events))
+        scan.first_seen.setdefault(pid, len(scan.events))
         if rest.endswith("<unfinished ...>"):
             pending[pid] = rest[: -len("<unfinished ...>")].rstrip()
             continue
@@ -183,67 +200,53 @@ def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
             rest = pending.pop(pid, "") + resumed.group(1)
         ex = _EXIT.match(rest)
         if ex:
-            events.append(
-                (
-                    pid,
-                    "exit",
-                    int(ex.group(1)) if ex.group(1) is not None else f"killed by {ex.group(2)}",
-                )
-            )
+            status = int(ex.group(1)) if ex.group(1) is not None else f"killed by {ex.group(2)}"
+            scan.events.append((pid, "exit", status))
             continue
         call = _CALL.match(rest)
-        if not call:
-            continue
-        name, args, result, errno = call.group(1), call.group(2), call.group(3), call.group(4)
-        if name in ("clone", "clone3", "fork", "vfork"):
-            host = re.search(r"/\* (\d+) in strace's PID NS \*/", rest)  # with --decode-pids=pidns
-            if host:
-                clones.append((len(events), pid, -int(host.group(1))))
-            elif result.isdigit():
-                clones.append((len(events), pid, int(result)))
-            events.append((pid, "clone", None))
-        elif name == "chdir" and result == "0":
-            target = _strings(args)
-            if target:
-                events.append((pid, "chdir", target[0]))
-        elif name == "fchdir" and result == "0":
-            fd_path = re.match(r"^\d+<(.*)>$", args.strip())
-            if fd_path:
-                events.append((pid, "chdir", fd_path.group(1)))
-        elif name in ("execve", "execveat") and result == "0":
-            if name == "execveat":
-                args = args.split(",", 1)[1] if "," in args else args
-            path, argv = _argv(args.strip())
+        if call:
+            _scan_call(scan, pid, rest, call)
+    return scan
+
+
+def _scan_call(scan: _StraceScan, pid: str, rest: str, call: re.Match[str]) -> None:
+    """The event of one completed call: a fork, a successful chdir/fchdir or exec, a connect to
+    an internet address (other calls are no event)."""
+    name, args, result, errno = call.group(1), call.group(2), call.group(3), call.group(4)
+    events = scan.events
+    if name in ("clone", "clone3", "fork", "vfork"):
+        host = re.search(r"/\* (\d+) in strace's PID NS \*/", rest)  # with --decode-pids=pidns
+        if host:
+            scan.clones.append((len(events), pid, -int(host.group(1))))
+        elif result.isdigit():
+            scan.clones.append((len(events), pid, int(result)))
+        events.append((pid, "clone", None))
+    elif name == "chdir" and result == "0":
+        target = _strings(args)
+        if target:
+            events.append((pid, "chdir", target[0]))
+    elif name == "fchdir" and result == "0":
+        fd_path = re.match(r"^\d+<(.*)>$", args.strip())
+        if fd_path:
+            events.append((pid, "chdir", fd_path.group(1)))
+    elif name in ("execve", "execveat") and result == "0":
+        if name == "execveat":
+            args = args.split(",", 1)[1] if "," in args else args
+        path, argv = _argv(args.strip())
+        row = {"kind": "exec", "pid": int(pid), "path": path, "argv": argv, "cwd": None}
+        events.append((pid, "exec", {**row, "exit": None}))
+    elif name == "connect":
+        info = _connect(args)
+        if info is not None and info["family"] in ("AF_INET", "AF_INET6"):
+            outcome = "0" if result == "0" else (errno or result)
             events.append(
-                (
-                    pid,
-                    "exec",
-                    {
-                        "kind": "exec",
-                        "pid": int(pid),
-                        "path": path,
-                        "argv": argv,
-                        "cwd": None,
-                        "exit": None,
-                    },
-                )
+                (pid, "connect", {"kind": "connect", "pid": int(pid), **info, "result": outcome})
             )
-        elif name == "connect":
-            info = _connect(args)
-            if info is not None and info["family"] in ("AF_INET", "AF_INET6"):
-                events.append(
-                    (
-                        pid,
-                        "connect",
-                        {
-                            "kind": "connect",
-                            "pid": int(pid),
-                            **info,
-                            "result": "0" if result == "0" else (errno or result),
-                        },
-                    )
-                )
-    # which fork made which process (module doc)
+
+
+def _fork_parents(scan: _StraceScan) -> dict[str, int]:
+    """Which fork made which process (module doc): child pid -> index of its clone."""
+    first_seen, clones = scan.first_seen, scan.clones
     pids = sorted(first_seen, key=first_seen.__getitem__)
     parent_of: dict[str, int] = {}  # child pid -> index of its clone in `clones`
     for k, (_, parent, inner) in enumerate(clones):
@@ -269,12 +272,20 @@ def parse_strace(text: str, cwd: str = "/") -> list[dict[str, Any]]:
     else:  # in the order they appear
         for child, (k, _) in zip(children, clones_in):
             parent_of[child] = k
-    at_clone: dict[int, str] = {}  # event index of a clone -> the parent's directory then
+    return parent_of
+
+
+def _rows_with_cwds(scan: _StraceScan, parent_of: dict[str, int], cwd: str) -> list[dict[str, Any]]:
+    """The exec and connect rows in order, each exec with the directory its process was in
+    (inherited at the fork, moved by chdir) and its process's exit status."""
+    clones = scan.clones
+    pids = sorted(scan.first_seen, key=scan.first_seen.__getitem__)
+    at_clone: dict[int, str] = {}  # index of a clone -> the parent's directory then
     clone_index = {c[0]: k for k, c in enumerate(clones)}
     cwds: dict[str, str] = {pids[0]: cwd} if pids else {}
     last_exec: dict[str, dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
-    for index, (pid, kind, data) in enumerate(events):
+    for index, (pid, kind, data) in enumerate(scan.events):
         if pid not in cwds:
             k = parent_of.get(pid)
             if k is not None and k in at_clone:
