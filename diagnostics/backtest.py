@@ -33,7 +33,7 @@ ratio reported is the analyzer's ``dead_ratio`` (solved and unsolved dead groups
 the unsolved share behind ``signal.dead_groups_high`` (the solved share is behind
 ``signal.dead_groups_solved``; the findings diff shows how each of those moves). The counts are
 made for every run asked, whereas the analyzer reports nothing for a run whose train rollouts
-are not GRPO-style groups (:func:`evotree.diagnostics.signal.is_group_run`: gym episodes, say).
+are not GRPO-style groups (:func:`evotree.diagnostics.signal_series.is_group_run`: gym episodes, say).
 ``revived_fraction`` is ``(dead_before - dead_after) / dead_before`` (None when nothing was
 dead); ``groups_revived`` and ``groups_killed`` count the groups that went dead -> alive and
 alive -> dead.
@@ -54,7 +54,7 @@ from typing import Any
 
 from evotree.diagnostics.behavior import component_value_sql
 from evotree.diagnostics.findings import Finding, Severity, make_thresholds, run_analyzers
-from evotree.diagnostics.signal import DeadGroups
+from evotree.diagnostics.signal_groups import DeadGroups
 from evotree.core.errors import EvotreeError
 from evotree.harness.compaction import sql_string
 from evotree.harness.query import connect

@@ -76,8 +76,7 @@ from evotree.diagnostics.findings import (
     query,
     register_analyzer,
 )
-from evotree.diagnostics.signal import (
-    help_field,
+from evotree.diagnostics.signal_series import (
     linear_trend,
     reward_series,
     series_by_metric,
@@ -85,8 +84,9 @@ from evotree.diagnostics.signal import (
     tail,
     using,
 )
-from evotree.harness.compaction import sql_string
 from evotree.diagnostics.stats import paired_bootstrap
+from evotree.diagnostics.thresholds import help_field
+from evotree.harness.compaction import sql_string
 
 __all__ = [
     "Diversity",

@@ -223,7 +223,7 @@ def test_sort_and_max_severity() -> None:
 
 # ----------------------------------------------------------------------------- thresholds
 def test_make_thresholds_applies_and_checks_overrides() -> None:
-    from evotree.diagnostics.signal import DeadGroups, DeadGroupsThresholds
+    from evotree.diagnostics.signal_groups import DeadGroups, DeadGroupsThresholds
 
     assert make_thresholds(DeadGroups) == DeadGroupsThresholds()
     custom = make_thresholds(DeadGroups, {"warn_ratio": 0.1, "critical_ratio": 1})
@@ -478,7 +478,7 @@ def test_an_empty_run_has_no_findings(tmp_path: Path) -> None:
 
 
 def test_nan_thresholds_are_refused() -> None:
-    from evotree.diagnostics.signal import KlClip
+    from evotree.diagnostics.signal_update import KlClip
 
     with pytest.raises(ConfigError, match="kl_warn must be in"):
         make_thresholds(KlClip, {"kl_warn": math.nan})

@@ -12,20 +12,12 @@ import numpy as np
 import pytest
 from test_findings import analyze, build_run, codes, one
 
-from evotree.diagnostics.signal import (
-    DeadGroups,
-    DeadGroupsThresholds,
-    EchoTrap,
-    EntropyCollapse,
-    KlClip,
-    NonFinite,
-    RewardTrend,
-    SolveRates,
-    TruncationTrend,
-    is_group_run,
-    linear_trend,
-    spikes,
-)
+from evotree.diagnostics.signal_collapse import EchoTrap, EntropyCollapse
+from evotree.diagnostics.signal_groups import DeadGroups, DeadGroupsThresholds, SolveRates
+from evotree.diagnostics.signal_reward import RewardTrend
+from evotree.diagnostics.signal_series import is_group_run, linear_trend, spikes
+from evotree.diagnostics.signal_truncation import TruncationTrend
+from evotree.diagnostics.signal_update import KlClip, NonFinite
 from evotree.harness.query import connect, dead_group_ratio
 
 

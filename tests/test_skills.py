@@ -80,9 +80,9 @@ def test_finding_codes_that_name_a_skill_are_addressed_by_it() -> None:
 
     root = Path(__file__).resolve().parents[1] / "diagnostics"
     pairs = set()
-    for path in ("signal.py", "behavior.py"):
-        text = (root / path).read_text()
-        for block in re.split(r"self\.finding\(", text)[1:]:
+    for path in sorted([*root.glob("signal*.py"), *root.glob("behavior*.py")]):
+        text = path.read_text()
+        for block in re.split(r"(?:self\.finding|rate_finding)\(", text)[1:]:
             code = re.search(r'"((?:signal|behavior)\.[a-z_]+)"', block)
             named = re.search(r"skills=\[([^\]]*)\]", block[:3000])
             if code and named:
