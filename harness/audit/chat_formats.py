@@ -250,7 +250,8 @@ class _ChatReader:
             steps = tool_step(name, load_args(fn.get("arguments")))
             if not steps and RUNS.search(name):
                 self.traj.unread.append(
-                    f"tool call {name!r} (assistant turn {self.turns}) is not a tool the audit reads"
+                    f"tool call {name!r} (assistant turn {self.turns}) "
+                    "is not a tool the audit reads"
                 )
             for step in steps:
                 self.traj.steps.append(step)

@@ -37,7 +37,8 @@ them from the content, not the file name):
     of a type the audit does not know that looks like it runs something is ``audit.unreadable``.
 
 ``trace``
-    A phase's runtime trace (``evidence/<phase>/exec_trace.jsonl``, :mod:`evotree.harness.audit.trace`):
+    A phase's runtime trace (``evidence/<phase>/exec_trace.jsonl``,
+    :mod:`evotree.harness.audit.trace`):
     every program that ran in the sandbox (argv, working directory, exit status) and every
     connect to an internet address.
 
@@ -128,7 +129,8 @@ def _outputs_from_text(steps: list[Step], text: str) -> None:
 
 
 def rollout_trajectory(row: Mapping[str, Any], source: str | None = None) -> Trajectory:
-    """A rollout row (a dict with the columns of :data:`evotree.harness.layout.SCHEMAS` ``rollouts``)."""
+    """A rollout row (a dict with the columns of :data:`evotree.harness.layout.SCHEMAS`
+    ``rollouts``)."""
     return _rollout(row, source)
 
 
@@ -338,7 +340,8 @@ def read_trajectories(path: str | os.PathLike[str]) -> list[Trajectory]:
             return [_rollout(data, source, len(raw))] if data.get("commands") else []
         else:
             raise UnreadableTrajectory(
-                f"{p}: JSON, but not a known trajectory format (no 'trajectory', 'history' or 'messages')",
+                f"{p}: JSON, but not a known trajectory format "
+                "(no 'trajectory', 'history' or 'messages')",
                 fix="pass evotree rollouts, shell history, SWE-agent / mini-swe-agent JSON, or "
                 "Claude Code / Codex JSONL (see docs/audit.md)",
             )

@@ -45,8 +45,8 @@ from typing import Any
 from evotree.core.findings import Finding, Severity, sort_findings
 from evotree.harness.audit.commands import RuleSet
 from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.ancestry import Ancestry
 from evotree.harness.audit.trajectories import (
-    Ancestry,
     TrajectoryVerdict,
     audit_trajectory,
     findings_from_verdicts,

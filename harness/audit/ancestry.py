@@ -1,0 +1,326 @@
+"""Hash ancestry in the task repository: is a commit the trajectory named or saw the task's base or
+an ancestor of it, or from the task's future?
+
+:class:`Ancestry` resolves revision expressions and reference scopes as git does and judges them
+by ancestry; :func:`resolve_refs` judges every revision a hit rests on; :func:`future_hashes`
+finds hex words of the outputs, commands and text that name future commits; :func:`content_hits`
+finds outputs showing what only the future holds (:mod:`evotree.harness.audit.future_content`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evotree.harness.audit.commands import Hit
+from evotree.harness.audit.errors import AuditInputError
+from evotree.harness.audit.future_content import at_hash_place, scan_outputs
+from evotree.harness.audit.git_scopes import SCOPE
+from evotree.harness.audit.steps import Trajectory
+
+__all__ = ["Ancestry", "content_hits", "future_hashes", "resolve_refs"]
+
+_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
+_STASH = re.compile(r"^(?:refs/)?stash(?:@\{\d+\})?(?:[~^]\d*|\^\{\w*\})*$")
+
+
+class Ancestry:
+    """Answers "is this hash the base or an ancestor of it?" for one task repository."""
+
+    def __init__(
+        self, repo: str | os.PathLike[str], base: str | None = None, *, trusted: bool = True
+    ) -> None:
+        """``trusted=False`` for a repository and base the candidate's own train phase recorded:
+        such an ancestry may find future hashes but never clears a hit (the candidate could have
+        named the reference fix itself as the base)."""
+        import pygit2
+
+        self.trusted = trusted
+
+        try:
+            self.repo = pygit2.Repository(str(repo))
+        except (pygit2.GitError, KeyError, ValueError) as exc:
+            raise AuditInputError(
+                f"{repo}: not a git repository ({exc})",
+                fix="pass the task repository (--repo) the trajectory ran in",
+            ) from None
+        try:
+            obj = self.repo.revparse_single(base or "HEAD")
+            self.base = obj.peel(pygit2.Commit).id
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise AuditInputError(
+                f"{repo}: base {base or 'HEAD'!r} is not a commit ({exc})",
+                fix="pass the task's base commit (--base HASH)",
+            ) from None
+        self.path = str(repo)
+        self._cache: dict[str, str] = {}
+        self._index: Any = None
+
+    def resolve(self, expr: str, *, both_ends: bool = False) -> tuple[str, str | None]:
+        """Resolve a revision expression as git does, in this repository, and judge it by
+        ancestry: ('ancestor' | 'future' | 'unknown', the future commit's id or None).
+
+        ``rev:path`` is judged by ``rev``; ``A..B`` by ``B`` (what log shows; ``both_ends`` for
+        diff, which shows both), ``A...B`` by both; ``^A`` excludes and is not judged. HEAD and
+        ``@`` (and ``HEAD~2``, ``@^``) are the trajectory's HEAD: the base. Everything else —
+        tags, branches, ``ORIG_HEAD``, ``FETCH_HEAD``, ``stash@{n}``, reflog selectors,
+        ``@{-1}``, ``^{}`` — is what the repository says it is."""
+        text = expr.strip()
+        if text.startswith(SCOPE):
+            return self._scope(text)
+        if text.startswith(":/") and len(text) > 2:
+            return self._resolve_one(text)  # a message search over every reference
+        if text.startswith(":"):
+            return "ancestor", None  # the index: the working copy's own
+        depth = 0
+        for at, ch in enumerate(text):  # rev:path — the first colon outside @{...}
+            depth += ch == "{"
+            depth -= ch == "}"
+            if ch == ":" and depth <= 0:
+                text = text[:at]
+                break
+        if "..." in text:
+            ends = [e for e in text.split("...", 1)]
+        elif ".." in text:
+            left, right = text.split("..", 1)
+            ends = [left, right] if both_ends else [right]
+        else:
+            ends = [text]
+        states = []
+        for end in ends:
+            end = end or "HEAD"
+            if end.startswith("^"):
+                continue
+            # X^{tree} / X^{commit} / X^{}: an object of commit X, judged by X
+            end = re.sub(r"(?:\^\{(?:tree|commit|object|)\})+$", "", end) or "HEAD"
+            states.append(self._resolve_one(end))
+        future = next((cid for st, cid in states if st == "future"), None)
+        if future is not None:
+            return "future", future
+        if states and all(st == "absent" for st, _ in states):
+            return "absent", None
+        if states and all(st in ("ancestor", "absent") for st, _ in states):
+            return "ancestor", None
+        return "unknown", None
+
+    def _commit_state(self, oid: Any) -> tuple[str, str | None]:
+        """The ancestry of the commit an object peels to ('unknown' when it peels to none)."""
+        import pygit2
+
+        try:
+            commit = self.repo.get(oid).peel(pygit2.Commit)
+        except (KeyError, ValueError, AttributeError, pygit2.GitError, pygit2.InvalidSpecError):
+            return "unknown", None
+        cid = commit.id
+        if cid == self.base or self.repo.descendant_of(self.base, cid):
+            return "ancestor", None
+        return "future", str(cid)
+
+    def _scope(self, token: str) -> tuple[str, str | None]:
+        """A reference scope (:data:`evotree.harness.audit.rules.SCOPE`): 'future' when one of the
+        references it reads (or the note it shows) is beyond the base, 'absent' when it reads
+        none, 'ancestor' when every one is the base or behind it."""
+        import pygit2
+
+        kind, _, rest = token[1:].partition(":")
+        if kind == "notes":
+            ref, _, obj = rest.partition(":")
+            if ref not in self.repo.references:
+                return "absent", None
+            if obj:
+                spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), obj)
+                try:
+                    target = self.repo.revparse_single(spec).id
+                    self.repo.lookup_note(str(target), ref)
+                except KeyError:
+                    return "absent", None  # no note on it: git printed an error, nothing shown
+                except (ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+                    return "unknown", None
+            # a note's text is in no commit of the base: reading one reads beyond it
+            return "future", str(self.repo.references[ref].resolve().target)
+        if kind == "bisect-start":
+            return self._bisect_start()
+        if kind == "refs":
+            prefixes, tails = [p for p in rest.split(",") if p], []
+        elif kind == "show-ref":
+            head, _, tail = rest.partition(";")
+            prefixes, tails = [p for p in head.split(",") if p], [t for t in tail.split(",") if t]
+        else:
+            return "unknown", None
+        names = [
+            n
+            for n in self.repo.references
+            if n.startswith("refs/")
+            and (not prefixes or any(_ref_matches(n, p) for p in prefixes))
+            and (not tails or any(n == t or n.endswith("/" + t) for t in tails))
+        ]
+        if not names:
+            return "absent", None
+        for name in names:
+            try:
+                oid = self.repo.references[name].resolve().target
+            except (KeyError, ValueError, pygit2.GitError):
+                return "unknown", None
+            state = self._commit_state(oid)
+            if state[0] != "ancestor":
+                return state
+        return "ancestor", None
+
+    def _bisect_start(self) -> tuple[str, str | None]:
+        """Where ``git bisect reset`` returns: the branch or commit ``BISECT_START`` names
+        ('absent' when no bisect is in progress)."""
+        import pygit2
+
+        try:
+            name = (Path(self.repo.path) / "BISECT_START").read_text().strip()
+        except OSError:
+            return "absent", None
+        for spec in (f"refs/heads/{name}", name):
+            try:
+                return self._commit_state(self.repo.revparse_single(spec).id)
+            except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+                continue
+        return "unknown", None
+
+    def _resolve_one(self, rev: str) -> tuple[str, str | None]:
+        import pygit2
+
+        key = "\x00" + rev
+        cached = self._cache.get(key)
+        if cached is not None:
+            state, _, cid = cached.partition(" ")
+            return state, cid or None
+        spec = re.sub(r"^(HEAD|@)(?=$|[~^])", str(self.base), rev)
+        if _STASH.match(rev) and "refs/stash" not in self.repo.references:
+            self._cache[key] = "absent "
+            return "absent", None  # the task repository holds no stash: there was nothing to read
+        try:
+            commit = self.repo.revparse_single(spec).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError, AttributeError):
+            result: tuple[str, str | None] = ("unknown", None)
+        else:
+            cid = commit.id
+            result = (
+                ("ancestor", None)
+                if cid == self.base or self.repo.descendant_of(self.base, cid)
+                else ("future", str(cid))
+            )
+        self._cache[key] = f"{result[0]} {result[1] or ''}"
+        return result
+
+    def index(self) -> Any:
+        """The :class:`~evotree.harness.audit.future_content.ProvenanceIndex` of this repository and
+        base (built once, on first use)."""
+        if self._index is None:
+            from evotree.harness.audit.future_content import build_index
+
+            self._index = build_index(self.path, str(self.base))
+        return self._index
+
+    def status(self, word: str) -> str:
+        """'ancestor' (the base or before it), 'future' (a commit not behind the base), or
+        'unknown' (no such commit, ambiguous, or not a commit)."""
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        import pygit2
+
+        try:
+            obj = self.repo.revparse_single(word)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            result = "unknown"
+        else:
+            cid = commit.id
+            result = (
+                "ancestor"
+                if cid == self.base or self.repo.descendant_of(self.base, cid)
+                else "future"
+            )
+        self._cache[word] = result
+        return result
+
+
+def _without_commands(text: str | None, commands: Sequence[str]) -> str | None:
+    """The observation text without the commands the trajectory typed (each where it occurs in
+    order): a line of its own command is its own work, not something an output showed."""
+    if not text:
+        return text
+    parts, pos = [], 0
+    for command in commands:
+        at = text.find(command, pos) if command else -1
+        if at < 0:
+            continue
+        parts.append(text[pos:at])
+        pos = at + len(command)
+    return "".join(parts) + text[pos:]
+
+
+def _ref_matches(name: str, pattern: str) -> bool:
+    """``git for-each-ref``'s pattern match: a glob, or a prefix ending at a ``/``."""
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(name, pattern)
+    return name == pattern or name.startswith(pattern.rstrip("/") + "/")
+
+
+def resolve_refs(hit: Hit, ancestry: Ancestry) -> tuple[str, str | None]:
+    """The ancestry of every revision a hit rests on: 'future' (and the commit) when one is beyond
+    the base, 'ancestor' when all are the base or behind it, 'unknown' otherwise."""
+    both = hit.command.startswith(("git diff", "git difftool", "git range-diff"))
+    states = [ancestry.resolve(ref, both_ends=both) for ref in hit.refs]
+    future = next((s for s in states if s[0] == "future"), None)
+    if future is not None:
+        return future
+    if states and all(s[0] == "absent" for s in states):
+        return "absent", None
+    if states and all(s[0] in ("ancestor", "absent") for s in states):
+        return "ancestor", None
+    return "unknown", None
+
+
+def content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
+    """Content provenance (:mod:`evotree.harness.audit.future_content`): outputs showing what only
+    the task's future holds, whatever command printed them."""
+
+    found = scan_outputs(
+        ancestry.index(),
+        [s.output for s in traj.steps],
+        [s.command for s in traj.steps],
+        _without_commands(traj.text, [s.command for s in traj.steps]),
+    )
+    hits = []
+    for c in found:
+        command = traj.steps[c.step].command if c.step >= 0 else "(observation text)"
+        if c.kind == "object":
+            kind = ancestry.index().objects.get(c.commit, "object")
+            if kind in ("commit", "tag"):
+                # hash ancestry reports these (audit.future_hash), with commands and text too
+                continue
+            rule = f"output shows future {kind} {c.commit[:12]}"
+        elif c.kind == "line":
+            rule = f"output shows a line future commit {c.commit[:12]} adds: {c.what[:80]!r}"
+        elif c.kind == "tag":
+            rule = f"output shows tag {c.what} of future commit {c.commit[:12]}"
+        else:
+            rule = f"output shows the subject of future commit {c.commit[:12]}: {c.what[:80]!r}"
+        hits.append(
+            Hit("audit.future_content", c.severity, rule, command[:300], (c.commit,), c.line)
+        )
+    return hits
+
+
+def future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
+    words: dict[str, None] = {}
+    texts = [s.output for s in traj.steps if s.output] + [s.command for s in traj.steps]
+    if traj.text:
+        texts.append(traj.text)
+    for text in texts:
+        for m in _HEX.finditer(text):
+            word = m.group(0)
+            if not word.isdigit() or at_hash_place(text, m.start()):
+                words.setdefault(word, None)
+    return [w for w in words if ancestry.status(w) == "future"]
