@@ -1,14 +1,16 @@
 """Shell commands, parsed properly, and the leak rules applied to each simple command.
 
-The code lives in three modules, and this one keeps what joins them — the keyword
+The code lives in other modules, and this one keeps what joins them — the keyword
 :func:`prefilter`, :func:`classify_step` (one step of a trajectory, with its context, own
-stashes and ORIG_HEAD) and :func:`classify_command` — and re-exports every name it had:
+stashes and ORIG_HEAD) and :func:`classify_command` — and offers the audit's entry points
+(``__all__``) in one place:
 
 * :mod:`evotree.harness.audit.lexer` — the lexer (:class:`SimpleCommand`, :class:`LineJoiner`);
 * :mod:`evotree.harness.audit.unwrap` — :func:`parse_shell` and the unwrapping of wrappers,
   variables, aliases, written files, Makefiles and interpreters (:class:`ShellContext`);
-* :mod:`evotree.harness.audit.rules` — the rule sets (:class:`Hit`, :class:`RuleSet`,
-  :func:`classify`, revisions, git, network, internals, hidden data, test writes).
+* :mod:`evotree.harness.audit.rules` — :func:`classify` over the rule sets (revisions, git,
+  network, internals, hidden data, test writes; :class:`Hit`, :class:`RuleSet` in
+  :mod:`evotree.harness.audit.hits`).
 
 :func:`parse_shell` turns one command line (as an agent issued it) into the simple commands it
 runs: it splits at ``|``, ``&&``, ``||``, ``;``, ``&`` and newlines, enters subshells
@@ -65,116 +67,23 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from evotree.harness.audit.lexer import (  # noqa: F401 - re-exported: the names of this module before the split
-    LineJoiner,
-    SimpleCommand,
-    _ANSI_ESC,
-    _ASSIGN,
-    _CLOSERS,
-    _HEREDOC_START,
-    _KEYWORDS,
-    _Lexer,
-    _OPENERS,
-    _OPERATORS,
-    _PLAIN,
-    _REDIRS,
-    _SCAN_PLAIN,
-    _SPECIAL,
-    _basename,
-    _split,
-    unfinished,
-)
-from evotree.harness.audit.rules import (  # noqa: F401 - re-exported: the names of this module before the split
-    BASE_NAMES,
-    BISECT_SCOPE,
-    BISECT_START,
-    HEX_REV,
-    Hit,
-    RuleSet,
-    _ALL_REFS,
-    _ALL_REFS_PREFIX,
-    _ALWAYS,
-    _CACHE_PATH,
-    _FLAGS_OF,
-    _FORGE_LOCAL,
-    _GIT_GLOBAL_ARG,
-    _GIT_INTERNAL,
-    _GIT_OPT_ARG,
-    _HEAD_REL,
-    _HUB_NET,
-    _LOOPBACK_HOST,
-    _NET,
-    _NET_HOST_OPT,
-    _NET_OPT_ARG,
-    _NET_SUBS,
-    _OUT_REDIRS,
-    _PICKAXE_PREFIX,
-    _RECURSIVE,
-    _REF_SUBS,
-    _REV_SUBS,
-    _SPECIAL_HEADS,
-    _TAG_LIKE,
-    _TEST_DIR,
-    _TEST_FILE,
-    _TEST_NAMES,
-    _WRITERS,
-    _WRITE_ALL,
-    _WRITE_LAST,
-    _git_rules,
-    _git_split,
-    _hashes,
-    _host,
-    _net_rule,
-    _net_targets,
-    _positionals,
-    _rev_kind,
-    _write_targets,
-    classify,
-    is_head_relative,
-    is_loopback,
-)
-from evotree.harness.audit.unwrap import (  # noqa: F401 - re-exported: the names of this module before the split
-    LISTED_REFS,
-    MAX_DEPTH,
-    ShellContext,
+from evotree.harness.audit.git_argv import _git_split
+from evotree.harness.audit.git_scopes import BISECT_SCOPE, BISECT_START
+from evotree.harness.audit.hits import Hit, RuleSet
+from evotree.harness.audit.lexer import LineJoiner, SimpleCommand, _basename, unfinished
+from evotree.harness.audit.network_rules import is_loopback
+from evotree.harness.audit.revisions import BASE_NAMES, HEX_REV, _rev_kind, is_head_relative
+from evotree.harness.audit.rules import classify
+from evotree.harness.audit.unwrap import (
     _GIT_WORDS,
-    _EDIT_BLOCK,
-    _FOREIGN,
-    _MAKEFILES,
-    _MAKE_RULE,
-    _PASS_THROUGH,
-    _PATCH_HEAD,
-    _PYTHONS,
-    _REF_LISTERS,
-    _SHELLS,
-    _VAR_REF,
-    _VAR_WORD,
-    _WRAPPERS,
-    _after_options,
-    _editor,
-    _emit_code,
-    _expand,
-    _git_sub_index,
-    _make_recipes,
-    _norm_path,
+    LISTED_REFS,
+    ShellContext,
     _parse_cached,
-    _parse_into,
-    _patch_writes,
-    _pipe_source,
-    _procsub_body,
-    _remember_script,
-    _run_script,
-    _script_key,
-    _static_of,
-    _static_text,
-    _stdin_text,
-    _substitute,
-    _unwrap,
-    _write_file,
-    _xargs,
     parse_shell,
 )
 
+# The audit's entry points, importable from here (``__all__``): callers need not know which of
+# the modules above defines each.
 __all__ = [
     "Hit",
     "ShellContext",
@@ -190,6 +99,7 @@ __all__ = [
     "unfinished",
     "LineJoiner",
     "HEX_REV",
+    "LISTED_REFS",
 ]
 
 

@@ -26,14 +26,10 @@ from evotree.harness.audit.lexer import (
     _basename,
     _split,
 )
-from evotree.harness.audit.rules import (
-    _GIT_GLOBAL_ARG,
-    _GIT_INTERNAL,
-    _git_rules,
-    _git_split,
-    _positionals,
-    is_head_relative,
-)
+from evotree.harness.audit.git_argv import _GIT_GLOBAL_ARG, _git_split, _positionals
+from evotree.harness.audit.history_rules import _git_rules
+from evotree.harness.audit.internals_rules import _GIT_INTERNAL
+from evotree.harness.audit.revisions import is_head_relative
 
 __all__ = ["MAX_DEPTH", "ShellContext", "LISTED_REFS", "parse_shell"]
 

@@ -1,0 +1,599 @@
+"""The git history rules of the leak audit (``audit.git_history_leak``): :func:`_git_rules`
+runs each judge of one git command in turn — the network, the subcommands that read beyond the
+base by nature (reflog, fsck, ``for-each-ref``, ``cat-file``), listings (stash, branch, tag,
+worktree), bisect, and the subcommands that take revisions, each word judged by its spelling."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evotree.harness.audit import static as _static
+from evotree.harness.audit.git_argv import _git_split, _GitCall, _positionals
+from evotree.harness.audit.git_scopes import (
+    _ALL_REFS,
+    _ALL_REFS_PREFIX,
+    BISECT_SCOPE,
+    BISECT_START,
+    _notes_scope,
+    _refs_scope,
+    scope_refs,
+    _shown_notes,
+    _walk_scope,
+)
+from evotree.harness.audit.hits import Hit
+from evotree.harness.audit.lexer import SimpleCommand
+from evotree.harness.audit.network_rules import _git_network
+from evotree.harness.audit.revisions import _hashes, is_head_relative, _rev_kind
+
+
+#: options that search history by content or message (over HEAD's history alone: a warn)
+_PICKAXE_PREFIX = ("-S", "-G", "--grep", "--find-object", "--pickaxe-regex", "-L")
+
+#: subcommands that take revisions, each judged by its spelling
+_REV_SUBS = frozenset(
+    {
+        "show",
+        "diff",
+        "checkout",
+        "restore",
+        "reset",
+        "ls-tree",
+        "blame",
+        "grep",
+        "archive",
+        "format-patch",
+        "log",
+        "shortlog",
+        "whatchanged",
+        "rev-list",
+        "show-branch",
+        "difftool",
+        "annotate",
+        "name-rev",
+        "describe",
+        "cherry",
+        "range-diff",
+        "diff-tree",
+        "merge-base",
+        "read-tree",
+    }
+)
+
+
+#: diff options that print names and counts only, no content
+_STAT_ONLY = frozenset(
+    {
+        "--stat",
+        "--shortstat",
+        "--numstat",
+        "--name-only",
+        "--name-status",
+        "--dirstat",
+        "--compact-summary",
+        "--summary",
+    }
+)
+
+
+#: subcommands that move to (or apply) what they name
+_REF_SUBS = frozenset({"switch", "cherry-pick", "merge", "rebase", "revert", "pull"})
+
+
+#: subcommands that read beyond the base by nature, and why (None: judged by what they name)
+_ALWAYS = {
+    "reflog": "git reflog lists commits beyond the base",
+    "fsck": "git fsck finds dangling and unreachable objects",
+    "cat-file": None,
+    "for-each-ref": "git for-each-ref lists every reference",
+    "show-ref": "git show-ref lists every reference",
+    "bundle": "git bundle packs references beyond the base",
+    "unpack-objects": "git unpack-objects reads raw packs",
+    "verify-pack": "git verify-pack lists packed objects",
+    "count-objects": None,
+    "fast-export": "git fast-export dumps history",
+    "rev-parse": None,
+    "notes": "git notes reads notes attached to other commits",
+    "replace": "git replace rewrites what commits resolve to",
+}
+
+
+def _reflog_top_only(args: Sequence[str]) -> bool:
+    """``git reflog [show] -n 1 [HEAD]``: only the newest entry of HEAD's reflog, which is the
+    commit HEAD is at now (the base, or the trajectory's own commit)."""
+    rest = list(args[1:] if args[:1] == ["show"] else args)
+    limit = None
+    refs = []
+    k = 0
+    while k < len(rest):
+        word = rest[k]
+        if re.fullmatch(r"-\d+", word):
+            limit = int(word[1:])
+        elif word in ("-n", "--max-count") and k + 1 < len(rest):
+            limit = int(rest[k + 1]) if rest[k + 1].isdigit() else None
+            k += 1
+        elif re.fullmatch(r"(?:-n|--max-count=)\d+", word):
+            limit = int(word.split("=", 1)[-1] if "=" in word else word[2:])
+        elif not word.startswith("-"):
+            refs.append(word)
+        k += 1
+    if args and args[0] in ("expire", "delete", "exists", "list", "drop", "write"):
+        return False
+    return limit == 1 and all(r in ("HEAD", "@", "HEAD@{0}", "@{0}") for r in refs)
+
+
+def _git_rules(argv: Sequence[str], joined: str, fed: list[str] | None = None) -> list[Hit]:
+    """The hits of one git command: each judge in turn, until one has decided. ``fed``: the
+    lines its input is given in the command line, when it is."""
+    sub, args = _git_split(argv)
+    if not sub:
+        return []
+    call = _GitCall(sub, args, joined, fed)
+    for judge in (_git_network, _git_always, _git_listings, _git_bisect, _git_revisions):
+        if judge(call):
+            break
+    return call.hits
+
+
+def _git_always(call: _GitCall) -> bool:
+    """Subcommands that read beyond the base by nature (reflog, fsck, for-each-ref, ...), and
+    rev-parse / cat-file, judged by what they name."""
+    sub, args = call.sub, call.args
+    if sub not in _ALWAYS:
+        return False
+    if sub == "rev-parse":
+        flag = next(
+            (
+                a
+                for a in args
+                if a in _ALL_REFS
+                or a.startswith(_ALL_REFS_PREFIX)
+                or a in ("--symbolic-full-name",)
+                and "--all" in args
+            ),
+            None,
+        )
+        if flag:
+            call.hit(
+                "high",
+                f"git rev-parse {flag} lists references beyond the base",
+                refs=scope_refs(flag),
+            )
+            return True
+        pos, _ = _positionals(
+            [
+                a
+                for a in args
+                if a not in ("--verify", "-q", "--quiet", "--short")
+                and not a.startswith("--short=")
+            ],
+            sub,
+        )
+        for word in pos:  # what it prints is the id of what it names: never a clean provenance
+            if not is_head_relative(word):
+                call.hit(
+                    "warn",
+                    f"git rev-parse {word} names a revision outside HEAD's history",
+                    _hashes(word),
+                    refs=(word,),
+                )
+        return True
+    if sub == "cat-file":
+        if any(a.startswith(("--batch", "--buffer")) for a in args):
+            _cat_file_batch(call)
+            return True
+        objects = [
+            a for a in args if not a.startswith("-") and a not in ("blob", "tree", "commit", "tag")
+        ]
+        for word in objects:
+            kind = _rev_kind(word)
+            if kind:  # a hash, or a ref: resolved and judged by ancestry with the repository
+                call.hit(
+                    "high",
+                    f"git cat-file {word} reads an object outside HEAD's history",
+                    _hashes(word),
+                    refs=(word,),
+                )
+            elif not is_head_relative(word):
+                call.candidate(word)
+        return True
+    if sub == "reflog" and _reflog_top_only(args):
+        return True  # HEAD@{0} alone: the commit HEAD is at now
+    if (
+        sub == "fsck"
+        and "--no-dangling" in args
+        and not any(a in ("--unreachable", "--lost-found", "--dangling") for a in args)
+    ):
+        call.hit("warn", "git fsck --no-dangling reports only broken objects (no dangling ones)")
+        return True
+    why = _ALWAYS[sub]
+    if sub in ("for-each-ref", "show-ref", "notes"):
+        refs = _notes_scope(args) if sub == "notes" else _refs_scope(sub, args)
+        if why:
+            call.hit("high", why, refs=refs)
+        return True
+    if why:
+        call.hit("high", why)
+    return True
+
+
+def _cat_file_batch(call: _GitCall) -> None:
+    """``git cat-file --batch`` reads the objects named on its input: when the input is written
+    in the command (a here-document, a here-string, ``printf``/``echo`` piped in), each line's
+    object is judged like a revision (``HEAD:path`` is HEAD's own); otherwise the audit cannot
+    see what it reads (``--batch-all-objects``: every object)."""
+    lines = None if any(a.startswith("--batch-all-objects") for a in call.args) else call.fed
+    if lines is None:
+        call.hit("high", "git cat-file --batch reads the object store directly")
+        return
+    for line in lines:
+        word = line.split()[0] if line.split() else ""
+        kind = _rev_kind(word) if word else None
+        if kind in ("hash", "ref"):
+            call.hit(
+                "high",
+                f"git cat-file --batch reads {word}, an object outside HEAD's history",
+                _hashes(word),
+                refs=(word,),
+            )
+        elif word and not is_head_relative(word):
+            call.candidate(word)
+
+
+def _fed_lines(cmd: SimpleCommand) -> list[str] | None:
+    """The lines written in the command line that feed ``cmd``'s input (a here-document, a
+    here-string, or ``printf``/``echo`` of literals piped in); None when they are not."""
+    text = next((t for op, t in cmd.redirects if op == "<<<"), cmd.heredoc)
+    src = cmd.stdin
+    if (
+        text is None
+        and src is not None
+        and not src.stdin
+        and not src.grouped
+        and "$" not in " ".join(src.argv)
+        and not any(op in ("<", "<<<") for op, _ in src.redirects)
+    ):
+        out = _static.source_output(cmd.stdin.argv)
+        text = out.decode("utf-8", "replace") if out is not None else None
+    if text is None or "$" in text or "`" in text:
+        return None
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def _git_listings(call: _GitCall) -> bool:
+    """stash, branch, tag and worktree add: what they list or check out."""
+    sub, args = call.sub, call.args
+    if sub == "stash":
+        action = args[0] if args else ""
+        if action in ("show", "list", "apply", "pop", "branch"):
+            # judged in the task repository when there is one: no stash there, nothing read
+            rest = [a for a in args[1:] if not a.startswith("-")][1 if action == "branch" else 0 :]
+            ref = (
+                "refs/stash"
+                if action == "list" or not rest
+                else f"stash@{{{rest[0]}}}"
+                if rest[0].isdigit()
+                else rest[0]
+            )
+            call.hit(
+                "high", f"git stash {action} reads stashed work (not the task's base)", refs=(ref,)
+            )
+        return True
+    if sub == "branch":
+        if any(
+            a in ("-a", "-r", "--all", "--remotes", "--contains", "--merged", "--no-merged")
+            for a in args
+        ):
+            call.hit("warn", "git branch lists other branches")
+        elif any(a in ("-v", "-vv", "--verbose") for a in args) and not any(
+            a
+            in (
+                "-d",
+                "-D",
+                "-m",
+                "-M",
+                "-c",
+                "-C",
+                "--delete",
+                "--move",
+                "--copy",
+                "--show-current",
+                "--list",
+            )
+            or not a.startswith("-")
+            for a in args
+        ):
+            # each local branch's tip and subject: another branch's subject is its commit's
+            call.hit(
+                "high",
+                "git branch -v prints the tip commit and subject of every branch",
+                refs=("*refs:refs/heads/",),
+            )
+        return True
+    if sub == "tag" and any(a in ("--contains", "--merged", "--points-at") for a in args):
+        pos, _ = _positionals([a for a in args if a not in ("--merged", "--points-at")], sub)
+        if "--contains" not in args and all(is_head_relative(p) for p in pos):
+            return True  # tags on HEAD or behind it: HEAD's own history
+        call.hit("warn", "git tag lists tags by commit")
+        return True
+    if sub == "worktree" and args[:1] == ["add"]:
+        pos, _ = _positionals(args[1:])
+        for word in pos[1:]:
+            kind = _rev_kind(word)
+            if kind:
+                call.hit(
+                    "high" if kind != "name" else "warn",
+                    f"git worktree add of revision {word}",
+                    _hashes(word),
+                    refs=(word,),
+                )
+            else:
+                call.candidate(word)
+        return True
+    return False
+
+
+#: ``git bisect`` subcommands that neither read nor move within a bisect in progress
+_BISECT_QUIET = frozenset({"terms", "help", "-h", "--help"})
+
+
+def _git_bisect(call: _GitCall) -> bool:
+    """``git bisect``: ``start`` judges the revisions it names; ``reset [COMMIT]`` goes back to
+    where the bisect started (or to COMMIT, judged); every other subcommand (``log``,
+    ``visualize``, ``run``, ``replay``, ``good``/``bad``/``skip`` and custom terms) reads or
+    checks out the commits of the bisect in progress, which a bisect the trajectory did not
+    start may have beyond the base (:data:`BISECT_SCOPE`, resolved in the task repository;
+    lowered when the trajectory started or reset the bisect itself)."""
+    if call.sub != "bisect":
+        return False
+    args = call.args
+    action = args[0] if args else ""
+    if action in _BISECT_QUIET:
+        return True
+    if action in ("start", "reset"):
+        pos = [a for a in args[1:] if not a.startswith("-")]
+        if "--" in args[1:]:
+            pos = [a for a in args[1 : args.index("--")] if not a.startswith("-")]
+        if action == "reset" and not pos:
+            # back to the branch (or commit) BISECT_START names: the base's, unless the bisect
+            # was started elsewhere; only the task repository can say
+            call.hits.append(
+                Hit(
+                    call.code,
+                    "info",
+                    "git bisect reset returns to where the bisect started (BISECT_START)",
+                    call.joined,
+                    refs=(BISECT_START,),
+                    candidate=True,
+                )
+            )
+        for word in pos:
+            kind = _rev_kind(word)
+            if kind in ("hash", "ref"):
+                call.hit(
+                    "high",
+                    f"git bisect {action} {word} names a revision outside HEAD's history",
+                    _hashes(word),
+                    refs=(word,),
+                )
+            elif kind == "name":
+                call.candidate(word)
+        return True
+    what = "reads" if action in ("log", "visualize", "view") else "checks out commits of"
+    call.hit(
+        "high",
+        f"git bisect {action or '(no subcommand)'} {what} the bisect in progress "
+        "(refs/bisect/*: its commits may be beyond the base)",
+        refs=(BISECT_SCOPE,),
+    )
+    return True
+
+
+def _git_revisions(call: _GitCall) -> bool:
+    """The subcommands that take revisions: walks of every reference, moves (switch, merge, ...),
+    and each revision word judged by its spelling."""
+    sub, args = call.sub, call.args
+    if sub not in _REV_SUBS and sub not in _REF_SUBS:
+        return False
+    if _walks_every_ref(call):
+        return True
+    notes = _shown_notes(sub, args)
+    if notes:
+        call.hit(
+            "high",
+            f"git {sub} --show-notes shows notes (text outside the base's history)",
+            refs=(f"*notes:{notes}:",),
+        )
+    if (
+        sub == "merge-base"
+        and any(is_head_relative(p) for p in _positionals(args, sub)[0])
+        and not any(a in ("--fork-point", "--octopus") for a in args)
+    ):
+        return True  # a common ancestor of HEAD and X is HEAD's own history
+    if sub in _REF_SUBS:
+        _git_moves(call)
+        return True
+    revs = _revision_words(sub, args)
+    # git diff --stat / --name-only (no patch) shows file names and counts, no content
+    names_only = (
+        sub == "diff"
+        and any(a.split("=", 1)[0] in _STAT_ONLY for a in args)
+        and not any(
+            a in ("-p", "--patch", "-u", "--patch-with-stat", "--patch-with-raw") for a in args
+        )
+    )
+    for word in revs:
+        kind = _rev_kind(word)
+        if kind in ("hash", "ref"):
+            severity, what = (
+                ("warn", "names the files and counts of") if names_only else ("high", "reads")
+            )
+            call.hit(
+                severity,
+                f"git {sub} {word} {what} a revision outside HEAD's history",
+                _hashes(word),
+                refs=(word if word != "-" else "@{-1}",),
+            )
+        elif kind == "name" and sub in _NAME_WARNS:
+            call.hit(
+                "warn",
+                f"git {sub} {word}: a branch or tag name (or a path) — not HEAD",
+                (),
+                refs=(word,),
+            )
+        elif kind == "name" or kind is None:
+            call.candidate(word)
+    pickaxe = next((a for a in args if a.startswith(_PICKAXE_PREFIX)), None)
+    if pickaxe and not call.hits and sub in ("log", "whatchanged", "rev-list", "shortlog"):
+        call.hit(
+            "warn",
+            f"git {sub} {pickaxe.split('=', 1)[0][:9]} searches history (HEAD's only: "
+            "no future commits)",
+        )
+    return True
+
+
+#: subcommands where a bare name (a branch, a tag or a path) is a warn on its own
+_NAME_WARNS = frozenset(
+    {
+        "show",
+        "checkout",
+        "diff",
+        "log",
+        "ls-tree",
+        "archive",
+        "format-patch",
+        "whatchanged",
+        "shortlog",
+        "rev-list",
+        "restore",
+        "diff-tree",
+        "grep",
+        "reset",
+    }
+)
+
+
+def _walks_every_ref(call: _GitCall) -> bool:
+    """--stdin (revisions the audit cannot see), describe --contains, and --all / --branches /
+    --remotes / ... : high, and nothing more to judge."""
+    sub, args = call.sub, call.args
+    if "--stdin" in args and sub in (
+        "log",
+        "rev-list",
+        "shortlog",
+        "whatchanged",
+        "show",
+        "cherry-pick",
+        "diff",
+        "name-rev",
+        "describe",
+    ):
+        # the revisions come from a pipe (`echo master | git log -p --stdin`): the audit cannot
+        # see which, and branch and tag names are exactly what it must not allow
+        call.hit("high", f"git {sub} --stdin reads revisions the audit cannot see")
+        return True
+    if sub == "describe" and any(a in ("--contains", "--contain") for a in args):
+        call.hit(
+            "high",
+            "git describe --contains names the references that contain a commit (its future)",
+        )
+        return True
+    flag = next(
+        (
+            a
+            for a in args
+            if a in _ALL_REFS
+            or a.startswith(_ALL_REFS_PREFIX)
+            or sub == "show-branch"
+            and a in ("-a", "-r")
+        ),
+        None,
+    )
+    if flag and sub in (
+        "log",
+        "shortlog",
+        "whatchanged",
+        "rev-list",
+        "show-branch",
+        "show",
+        "name-rev",
+        "grep",
+        "diff",
+        "cherry",
+    ):
+        # not describe: --tags / --all only widen the names it may use for a tag *behind*
+        # the commit
+        call.hit(
+            "high",
+            f"git {sub} {flag} walks references beyond the base",
+            refs=_walk_scope(sub, args),
+        )
+        return True
+    return False
+
+
+def _git_moves(call: _GitCall) -> None:
+    """switch / cherry-pick / merge / rebase / revert (and pull's merge) to what they name."""
+    sub, args = call.sub, call.args
+    if sub == "pull":
+        return
+    if sub in ("merge", "rebase", "cherry-pick", "revert") and any(
+        a in ("--abort", "--continue", "--skip", "--quit") for a in args
+    ):
+        return
+    pos, _ = _positionals(args, sub)
+    if sub == "switch" and any(a in ("--create", "--force-create") for a in args):
+        pos = pos[1:]  # the new branch name; a start point after it is a revision
+        # (-c / -C / --orphan take the name as their value: already left out of pos)
+    for word in pos:
+        kind = _rev_kind(word)
+        if kind is None and sub == "switch" and word == "-":
+            kind = "ref"
+        if kind:
+            call.hit(
+                "high",
+                f"git {sub} {word} moves to a revision outside the task's base",
+                _hashes(word),
+                refs=(word if word != "-" else "@{-1}",),
+            )
+        else:
+            call.candidate(word)
+
+
+def _revision_words(sub: str, args: list[str]) -> list[str]:
+    """The words of a revision-taking subcommand that stand where a revision goes."""
+    if sub == "restore":
+        revs = [a.split("=", 1)[1] for a in args if a.startswith("--source=")]
+        revs += [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-s", "--source")]
+        revs += [
+            a[2:] for a in args if a.startswith("-s") and len(a) > 2 and not a.startswith("--")
+        ]
+        return revs
+    pos, _ = _positionals(args, sub)
+    if sub == "grep":
+        has_e = any(a == "-e" or a.startswith("-e") for a in args)
+        return pos if has_e else pos[1:]
+    if sub == "checkout":  # with -b/-B/--orphan the new name was consumed as the option's value
+        return pos
+    if sub == "reset":
+        if any(a in ("--hard", "--soft", "--mixed", "--keep", "--merge") for a in args):
+            return pos[:1]
+        return [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+    if sub in ("blame", "annotate"):
+        return [p for p in pos if _rev_kind(p) in ("hash", "ref")]
+    if sub == "archive":
+        return pos[:1]
+    revs = pos
+    if sub == "format-patch" and not any(re.fullmatch(r"-\d+", a) or a == "--root" for a in args):
+        # one <since> alone means since..HEAD: the commits HEAD has that <since> lacks
+        revs = [w for w in revs if ".." in w] if len(revs) == 1 else revs
+    if sub in ("log", "shortlog", "whatchanged", "rev-list", "cherry", "format-patch"):
+        # A..HEAD lists only commits HEAD reaches (A merely subtracts)
+        revs = [
+            w
+            for w in revs
+            if not (re.search(r"(?<!\.)\.\.(?!\.)", w) and is_head_relative(w.split("..", 1)[1]))
+        ]
+        revs = [w for w in revs if not w.startswith("^")]
+    return revs
