@@ -25,8 +25,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-from evotree.harness.audit.rules import _git_split
-from evotree.harness.audit.transcripts import Trajectory
+from evotree.harness.audit.git_argv import _git_split
+from evotree.harness.audit.steps import Trajectory
 from evotree.harness.audit.unwrap import parse_shell
 
 __all__ = ["Vouched", "fix_quotes", "shows_only_vouched", "one_branch_is_head", "diff_shows_known"]
