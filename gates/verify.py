@@ -200,7 +200,6 @@ def verify_workspace(
     from evotree.gates.policy import policy_at
 
     entries = _ledger_entries(ws)
-    problems: list[Problem] = []
     checked = {
         "events": len(entries),
         "promotions": 0,
@@ -226,271 +225,350 @@ def verify_workspace(
             ],
             checked=checked,
         )
-    init = entries[0]
-    anchor_commit = str(init.event.data.get("commit", ""))
-    champion, commit = str(init.event.version), anchor_commit
-    chain_commits = {anchor_commit}
-    policy = policy_at(ws, champion, commit)
-    anchor = {
-        "version": champion,
-        "commit": anchor_commit,
-        "ledger_commit": init.commit,
-        "allowed_signers": policy.principals,
-    }
-    report = VerifyReport(True, anchor, champion, commit, checked=checked)
-    records = {r.id: r for r in ws.ledger.versions()}
-    harness_records = ws.ledger.meta().get("harnesses") or {}
-    harness_id, harness_commit = "h0", None  # the root of the harness chain: the built-in analyzers
-    harness_commits: set[str] = set()
-    init_judge = init.event.data.get("judge") if isinstance(init.event.data, dict) else None
-    judge_commit = (
-        str(init_judge["commit"])
-        if isinstance(init_judge, dict) and init_judge.get("commit")
-        else None
-    )
-    judge_commits: set[str] = {judge_commit} if judge_commit else set()
+    walk = _ChainWalk.start(ws, entries[0], checked, check_tags, policy_at)
     for entry in entries[1:]:
-        event = entry.event
-        data = event.data if isinstance(event.data, dict) else {}
-        if (
-            event.kind == EventKind.RUN_STARTED.value
-            and "judge_data_commit" in data
-            and data.get("judge_data_commit") != judge_commit
-        ):
-            problems.append(
-                Problem(
-                    "run_judge_off_chain",
-                    f"run {data.get('run_id')} of {event.version} was judged "
-                    f"with judge data {str(data.get('judge_data_commit'))[:10]}, not "
-                    f"{str(judge_commit)[:10]} (the signed judge then)",
-                    event.version,
-                    entry.commit,
-                )
-            )
-        if event.kind == EventKind.WORKSPACE_INITIALIZED.value:
-            problems.append(
-                Problem(
-                    "ledger_reinit",
-                    "a second workspace.initialized event",
-                    event.version,
-                    entry.commit,
-                )
-            )
-        elif event.kind == EventKind.PROMOTION.value:
-            checked["promotions"] += 1
-            reasons = _check_promotion(
-                ws,
-                policy,
-                data,
-                event.version,
-                anchor_commit,
-                champion,
-                commit,
-                records,
-                check_tags,
-                checked,
-            )
-            if reasons:
-                problems.append(
-                    Problem(
-                        "promotion",
-                        f"promotion of {event.version} at ledger "
-                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
-                        event.version,
-                        entry.commit,
-                    )
-                )
-                continue
-            statement = data["statement"]
-            report.promotions.append(
-                {
-                    "version": event.version,
-                    "commit": statement["commit"],
-                    "previous": statement["previous_champion"],
-                    "approver": statement.get("approver"),
-                    "evidence_hash": statement.get("evidence_hash"),
-                    "at": event.at,
-                    "signed": bool(data.get("signature")),
-                    "ledger_commit": entry.commit,
-                }
-            )
-            champion, commit = str(event.version), str(statement["commit"])
-            chain_commits.add(commit)
-            policy = policy_at(ws, champion, commit)
-        elif event.kind == EventKind.SIGNERS_ADDED.value:
-            reasons, added = check_signers_added(
-                ws, policy, data, event.version, anchor_commit, champion, commit
-            )
-            if reasons or added is None:
-                problems.append(
-                    Problem(
-                        "signers_added",
-                        f"signers added at ledger {entry.commit[:10]} are not "
-                        "valid: " + "; ".join(reasons),
-                        event.version,
-                        entry.commit,
-                    )
-                )
-                continue
-            commit = added.commit
-            chain_commits.add(commit)
-            policy = added
-        elif event.kind == EventKind.DECISION.value and isinstance(data.get("statement"), dict):
-            checked["decisions"] += 1
-            reasons = _check_decision(policy, data, event.version, anchor_commit)
-            if reasons:
-                problems.append(
-                    Problem(
-                        "decision",
-                        f"decision on {event.version} at ledger {entry.commit[:10]}"
-                        " is not valid: " + "; ".join(reasons),
-                        event.version,
-                        entry.commit,
-                    )
-                )
-        elif event.kind == EventKind.RUN_STARTED.value and data.get("judge_commit") not in (
-            None,
-            commit,
-        ):
-            # planned while refs/evotree/champion pointed elsewhere: its train gate, budget, commands
-            # and judge came from a commit that was not the signed champion (a ref moved and moved back)
-            problems.append(
-                Problem(
-                    "run_off_chain",
-                    f"run {data.get('run_id')} of {event.version} was planned and "
-                    f"judged under champion commit {str(data.get('judge_commit'))[:10]}, not "
-                    f"{commit[:10]} ({champion}, the signed champion then): the champion ref "
-                    "was moved for it",
-                    event.version,
-                    entry.commit,
-                )
-            )
-        elif event.kind == EventKind.RUN_APPROVED.value:
-            checked["run_approvals"] += 1
-            reasons = check_signed_statement(
-                policy,
-                data.get("statement"),
-                data.get("signature"),
-                expect_type=RUN_APPROVAL_TYPE,
-                anchor=anchor_commit,
-                version=event.version,
-            )
-            if reasons:
-                problems.append(
-                    Problem(
-                        "run_approval",
-                        f"run approval of {event.version} at ledger "
-                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
-                        event.version,
-                        entry.commit,
-                    )
-                )
-            else:
-                report.approvals.append(
-                    {
-                        "version": event.version,
-                        "approver": data["statement"].get("approver"),
-                        "runs": data["statement"].get("runs"),
-                        "at": event.at,
-                        "ledger_commit": entry.commit,
-                    }
-                )
-        elif event.kind == HARNESS_EVENT:
-            checked["harness_promotions"] += 1
-            reasons = _check_harness_promotion(
-                ws, policy, data, anchor_commit, harness_id, harness_commit, harness_records
-            )
-            if reasons:
-                problems.append(
-                    Problem(
-                        "harness_promotion",
-                        f"promotion of harness {data.get('harness')} at ledger "
-                        f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
-                        None,
-                        entry.commit,
-                    )
-                )
-                continue
-            statement = data["statement"]
-            report.harness_promotions.append(
-                {
-                    "harness": statement["harness"],
-                    "commit": statement["commit"],
-                    "previous": statement["previous_harness"],
-                    "approver": statement.get("approver"),
-                    "diff_hash": statement.get("diff_hash"),
-                    "at": event.at,
-                    "ledger_commit": entry.commit,
-                }
-            )
-            harness_id, harness_commit = str(statement["harness"]), statement["commit"]
-            if harness_commit:
-                harness_commits.add(harness_commit)
-        elif event.kind in (JUDGE_EVENT, JUDGE_MIGRATED_EVENT):
-            checked["judge_promotions"] += 1
-            if event.kind == JUDGE_EVENT:
-                reasons = _check_judge_promotion(ws, policy, data, anchor_commit, judge_commit)
-            else:
-                reasons = _check_judge_migration(ws, policy, data, judge_commit, commit)
-            what = "promotion" if event.kind == JUDGE_EVENT else "migration"
-            if reasons:
-                problems.append(
-                    Problem(
-                        "judge_promotion",
-                        f"judge {what} at ledger {entry.commit[:10]} is not valid: "
-                        + "; ".join(reasons),
-                        None,
-                        entry.commit,
-                    )
-                )
-                continue
-            statement = data.get("statement") if event.kind == JUDGE_EVENT else None
-            report.judge_promotions.append(
-                {
-                    "kind": what,
-                    "commit": data["commit"],
-                    "previous": judge_commit,
-                    "approver": statement.get("approver") if statement else None,
-                    "diff_hash": statement.get("diff_hash") if statement else None,
-                    "at": event.at,
-                    "ledger_commit": entry.commit,
-                }
-            )
-            judge_commit = str(data["commit"])
-            judge_commits.add(judge_commit)
-    meta_champion = ws.ledger.meta().get("champion")
-    if meta_champion != champion:
-        problems.append(
-            Problem(
-                "ledger_champion",
-                f"the ledger names {meta_champion} as champion, but the last "
-                f"signed promotion made {champion} champion",
-                meta_champion,
-            )
-        )
-    ref = ws.git.ref_target(CHAMPION_REF)
-    if ref is None or str(ref) != commit:
-        problems.append(
-            Problem(
-                "champion_ref",
-                f"{CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'},"
-                f" not to {commit[:10]} ({champion}, the end of the signed chain): it was moved "
-                "without a signed approval",
-                champion,
-            )
-        )
-    _check_harness_end(ws, harness_id, harness_commit, problems)
-    _check_judge_end(ws, judge_commit, problems)
+        walk.step(entry)
+    walk.check_ends()
     if check_reflog:
         _check_reflogs(
-            ws, chain_commits, problems, checked, report.notes, harness_commits, judge_commits
+            ws,
+            walk.chain_commits,
+            walk.problems,
+            checked,
+            walk.report.notes,
+            walk.harness_commits,
+            walk.judge_commits,
         )
-    report.champion, report.champion_commit = champion, commit
-    report.harness = {"id": harness_id, "commit": harness_commit}
-    report.judge = {"commit": judge_commit}
-    report.problems = problems
-    report.ok = not problems
+    report = walk.report
+    report.champion, report.champion_commit = walk.champion, walk.commit
+    report.harness = {"id": walk.harness_id, "commit": walk.harness_commit}
+    report.judge = {"commit": walk.judge_commit}
+    report.problems = walk.problems
+    report.ok = not walk.problems
     return report
+
+
+@dataclass
+class _ChainWalk:
+    """The state of :func:`verify_workspace`'s walk: the signed chains' ends so far (champion,
+    policy, harness, judge), the commits each chain reached, and the problems found."""
+
+    ws: Workspace
+    policy: Policy
+    policy_at: Any
+    anchor_commit: str
+    champion: str
+    commit: str
+    report: VerifyReport
+    checked: dict[str, int]
+    check_tags: bool
+    records: dict[str, Any]
+    harness_records: dict[str, Any]
+    judge_commit: str | None
+    chain_commits: set[str] = field(default_factory=set)
+    problems: list[Problem] = field(default_factory=list)
+    harness_id: str = "h0"  # the root of the harness chain: the built-in analyzers
+    harness_commit: str | None = None
+    harness_commits: set[str] = field(default_factory=set)
+    judge_commits: set[str] = field(default_factory=set)
+
+    @classmethod
+    def start(
+        cls,
+        ws: Workspace,
+        init: LedgerEntry,
+        checked: dict[str, int],
+        check_tags: bool,
+        policy_at: Any,
+    ) -> _ChainWalk:
+        """The walk at the ledger's first event: its anchor, champion v0 and the first judge."""
+        anchor_commit = str(init.event.data.get("commit", ""))
+        champion = str(init.event.version)
+        policy = policy_at(ws, champion, anchor_commit)
+        anchor = {
+            "version": champion,
+            "commit": anchor_commit,
+            "ledger_commit": init.commit,
+            "allowed_signers": policy.principals,
+        }
+        data = init.event.data if isinstance(init.event.data, dict) else None
+        init_judge = data.get("judge") if data is not None else None
+        judge_commit = (
+            str(init_judge["commit"])
+            if isinstance(init_judge, dict) and init_judge.get("commit")
+            else None
+        )
+        return cls(
+            ws=ws,
+            policy=policy,
+            policy_at=policy_at,
+            anchor_commit=anchor_commit,
+            champion=champion,
+            commit=anchor_commit,
+            report=VerifyReport(True, anchor, champion, anchor_commit, checked=checked),
+            checked=checked,
+            check_tags=check_tags,
+            records={r.id: r for r in ws.ledger.versions()},
+            harness_records=ws.ledger.meta().get("harnesses") or {},
+            judge_commit=judge_commit,
+            chain_commits={anchor_commit},
+            judge_commits={judge_commit} if judge_commit else set(),
+        )
+
+    def problem(self, code: str, message: str, version: str | None, entry: LedgerEntry) -> None:
+        self.problems.append(Problem(code, message, version, entry.commit))
+
+    def step(self, entry: LedgerEntry) -> None:
+        """Check one event against the chains' ends, and move the ends it moves."""
+        event = entry.event
+        data = event.data if isinstance(event.data, dict) else {}
+        kind = event.kind
+        if (
+            kind == EventKind.RUN_STARTED.value
+            and "judge_data_commit" in data
+            and data.get("judge_data_commit") != self.judge_commit
+        ):
+            self.problem(
+                "run_judge_off_chain",
+                f"run {data.get('run_id')} of {event.version} was judged "
+                f"with judge data {str(data.get('judge_data_commit'))[:10]}, not "
+                f"{str(self.judge_commit)[:10]} (the signed judge then)",
+                event.version,
+                entry,
+            )
+        if kind == EventKind.WORKSPACE_INITIALIZED.value:
+            self.problem(
+                "ledger_reinit", "a second workspace.initialized event", event.version, entry
+            )
+        elif kind == EventKind.PROMOTION.value:
+            self._promotion(entry, data)
+        elif kind == EventKind.SIGNERS_ADDED.value:
+            self._signers_added(entry, data)
+        elif kind == EventKind.DECISION.value and isinstance(data.get("statement"), dict):
+            self.checked["decisions"] += 1
+            reasons = _check_decision(self.policy, data, event.version, self.anchor_commit)
+            if reasons:
+                self.problem(
+                    "decision",
+                    f"decision on {event.version} at ledger {entry.commit[:10]}"
+                    " is not valid: " + "; ".join(reasons),
+                    event.version,
+                    entry,
+                )
+        elif kind == EventKind.RUN_STARTED.value and data.get("judge_commit") not in (
+            None,
+            self.commit,
+        ):
+            # planned while refs/evotree/champion pointed elsewhere: its train gate, budget,
+            # commands and judge came from a commit that was not the signed champion (a ref
+            # moved and moved back)
+            self.problem(
+                "run_off_chain",
+                f"run {data.get('run_id')} of {event.version} was planned and "
+                f"judged under champion commit {str(data.get('judge_commit'))[:10]}, not "
+                f"{self.commit[:10]} ({self.champion}, the signed champion then): the champion "
+                "ref was moved for it",
+                event.version,
+                entry,
+            )
+        elif kind == EventKind.RUN_APPROVED.value:
+            self._run_approval(entry, data)
+        elif kind == HARNESS_EVENT:
+            self._harness_promotion(entry, data)
+        elif kind in (JUDGE_EVENT, JUDGE_MIGRATED_EVENT):
+            self._judge_change(entry, data)
+
+    def _promotion(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
+        event = entry.event
+        self.checked["promotions"] += 1
+        reasons = _check_promotion(
+            self.ws,
+            self.policy,
+            data,
+            event.version,
+            self.anchor_commit,
+            self.champion,
+            self.commit,
+            self.records,
+            self.check_tags,
+            self.checked,
+        )
+        if reasons:
+            self.problem(
+                "promotion",
+                f"promotion of {event.version} at ledger "
+                f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                event.version,
+                entry,
+            )
+            return
+        statement = data["statement"]
+        self.report.promotions.append(
+            {
+                "version": event.version,
+                "commit": statement["commit"],
+                "previous": statement["previous_champion"],
+                "approver": statement.get("approver"),
+                "evidence_hash": statement.get("evidence_hash"),
+                "at": event.at,
+                "signed": bool(data.get("signature")),
+                "ledger_commit": entry.commit,
+            }
+        )
+        self.champion, self.commit = str(event.version), str(statement["commit"])
+        self.chain_commits.add(self.commit)
+        self.policy = self.policy_at(self.ws, self.champion, self.commit)
+
+    def _signers_added(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
+        event = entry.event
+        reasons, added = check_signers_added(
+            self.ws,
+            self.policy,
+            data,
+            event.version,
+            self.anchor_commit,
+            self.champion,
+            self.commit,
+        )
+        if reasons or added is None:
+            self.problem(
+                "signers_added",
+                f"signers added at ledger {entry.commit[:10]} are not valid: " + "; ".join(reasons),
+                event.version,
+                entry,
+            )
+            return
+        self.commit = added.commit
+        self.chain_commits.add(self.commit)
+        self.policy = added
+
+    def _run_approval(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
+        event = entry.event
+        self.checked["run_approvals"] += 1
+        reasons = check_signed_statement(
+            self.policy,
+            data.get("statement"),
+            data.get("signature"),
+            expect_type=RUN_APPROVAL_TYPE,
+            anchor=self.anchor_commit,
+            version=event.version,
+        )
+        if reasons:
+            self.problem(
+                "run_approval",
+                f"run approval of {event.version} at ledger "
+                f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                event.version,
+                entry,
+            )
+            return
+        self.report.approvals.append(
+            {
+                "version": event.version,
+                "approver": data["statement"].get("approver"),
+                "runs": data["statement"].get("runs"),
+                "at": event.at,
+                "ledger_commit": entry.commit,
+            }
+        )
+
+    def _harness_promotion(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
+        self.checked["harness_promotions"] += 1
+        reasons = _check_harness_promotion(
+            self.ws,
+            self.policy,
+            data,
+            self.anchor_commit,
+            self.harness_id,
+            self.harness_commit,
+            self.harness_records,
+        )
+        if reasons:
+            self.problem(
+                "harness_promotion",
+                f"promotion of harness {data.get('harness')} at ledger "
+                f"{entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                None,
+                entry,
+            )
+            return
+        statement = data["statement"]
+        self.report.harness_promotions.append(
+            {
+                "harness": statement["harness"],
+                "commit": statement["commit"],
+                "previous": statement["previous_harness"],
+                "approver": statement.get("approver"),
+                "diff_hash": statement.get("diff_hash"),
+                "at": entry.event.at,
+                "ledger_commit": entry.commit,
+            }
+        )
+        self.harness_id, self.harness_commit = str(statement["harness"]), statement["commit"]
+        if self.harness_commit:
+            self.harness_commits.add(self.harness_commit)
+
+    def _judge_change(self, entry: LedgerEntry, data: dict[str, Any]) -> None:
+        event = entry.event
+        self.checked["judge_promotions"] += 1
+        promoted = event.kind == JUDGE_EVENT
+        if promoted:
+            reasons = _check_judge_promotion(
+                self.ws, self.policy, data, self.anchor_commit, self.judge_commit
+            )
+        else:
+            reasons = _check_judge_migration(
+                self.ws, self.policy, data, self.judge_commit, self.commit
+            )
+        what = "promotion" if promoted else "migration"
+        if reasons:
+            self.problem(
+                "judge_promotion",
+                f"judge {what} at ledger {entry.commit[:10]} is not valid: " + "; ".join(reasons),
+                None,
+                entry,
+            )
+            return
+        statement = data.get("statement") if promoted else None
+        self.report.judge_promotions.append(
+            {
+                "kind": what,
+                "commit": data["commit"],
+                "previous": self.judge_commit,
+                "approver": statement.get("approver") if statement else None,
+                "diff_hash": statement.get("diff_hash") if statement else None,
+                "at": event.at,
+                "ledger_commit": entry.commit,
+            }
+        )
+        self.judge_commit = str(data["commit"])
+        self.judge_commits.add(self.judge_commit)
+
+    def check_ends(self) -> None:
+        """The ledger's meta, the champion ref, the harness and the judge ends match the walk."""
+        meta_champion = self.ws.ledger.meta().get("champion")
+        if meta_champion != self.champion:
+            self.problems.append(
+                Problem(
+                    "ledger_champion",
+                    f"the ledger names {meta_champion} as champion, but the last "
+                    f"signed promotion made {self.champion} champion",
+                    meta_champion,
+                )
+            )
+        ref = self.ws.git.ref_target(CHAMPION_REF)
+        if ref is None or str(ref) != self.commit:
+            self.problems.append(
+                Problem(
+                    "champion_ref",
+                    f"{CHAMPION_REF} points to {str(ref)[:10] if ref else 'nothing'},"
+                    f" not to {self.commit[:10]} ({self.champion}, the end of the signed chain): "
+                    "it was moved without a signed approval",
+                    self.champion,
+                )
+            )
+        _check_harness_end(self.ws, self.harness_id, self.harness_commit, self.problems)
+        _check_judge_end(self.ws, self.judge_commit, self.problems)
 
 
 def _check_promotion(

@@ -200,25 +200,7 @@ def record_promotion(
     skills = applied_skills(ws, record.id, commit)
     links = _version_links(ws, record.id, commit)
     domain = ws.config.workspace.domain
-    result: dict[str, Any] = {}
-    significant = False
-    alpha = ws.config.gates.alpha
-    if comparison is not None:
-        if not isinstance(comparison, dict):
-            raise InvalidMemory(
-                f"comparison: expected the dict of compare(...).to_dict(), actually: "
-                f"{type(comparison).__name__}",
-                fix="pass comparison.to_dict()",
-            )
-        alpha = float(comparison.get("alpha") or alpha)
-        result = _oriented(comparison, record.id)
-        significant = _significant(result, alpha)
-    stats = (
-        f"Δ {_fmt(result.get('delta'))}, 95% CI [{_fmt((result.get('ci') or [None, None])[0])}, "
-        f"{_fmt((result.get('ci') or [None, None])[1])}], p {_fmt(result.get('p_value'), '.3g')}"
-        if result
-        else "no comparison recorded"
-    )
+    result, significant, alpha, stats = _promotion_comparison(ws, comparison, record.id)
     entries = []
     for skill in skills:
         verdict = "significant gain" if significant else "no significant gain"
@@ -263,6 +245,33 @@ def record_promotion(
         )
     )
     return _append(ws, entries, f"promotion {record.id}")
+
+
+def _promotion_comparison(
+    ws: Workspace, comparison: dict[str, Any] | None, version: str
+) -> tuple[dict[str, Any], bool, float, str]:
+    """The comparison oriented to ``version``, whether it is significant, at which alpha, and
+    its one-line statistics ("no comparison recorded" without one)."""
+    result: dict[str, Any] = {}
+    significant = False
+    alpha = ws.config.gates.alpha
+    if comparison is not None:
+        if not isinstance(comparison, dict):
+            raise InvalidMemory(
+                f"comparison: expected the dict of compare(...).to_dict(), actually: "
+                f"{type(comparison).__name__}",
+                fix="pass comparison.to_dict()",
+            )
+        alpha = float(comparison.get("alpha") or alpha)
+        result = _oriented(comparison, version)
+        significant = _significant(result, alpha)
+    stats = (
+        f"Δ {_fmt(result.get('delta'))}, 95% CI [{_fmt((result.get('ci') or [None, None])[0])}, "
+        f"{_fmt((result.get('ci') or [None, None])[1])}], p {_fmt(result.get('p_value'), '.3g')}"
+        if result
+        else "no comparison recorded"
+    )
+    return result, significant, alpha, stats
 
 
 def record_rejection(

@@ -26,6 +26,7 @@ here is read by a gate.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -257,37 +258,12 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
     already = {s["name"] for s in applied_skills(ws, record.id)}
     entries = MemoryStore(ws.git).entries()
     statuses = {s.skill: s for s in skill_status_of(entries)}
-
-    def offered(name: str) -> bool:
-        """False for a library skill that does not apply to this workspace's domain."""
-        info = infos.get(name)
-        if info is None:
-            return True  # unknown to this library: listed, with applies=False and the reason
-        why_not = getattr(info, "why_not", None)
-        if why_not is not None:
-            return why_not(domain) is None
-        skill_domains = list(getattr(info, "domains", ()) or ())
-        return not skill_domains or domain in skill_domains or "*" in skill_domains
-
-    addressed: dict[str, list[dict[str, Any]]] = {}
-    named: set[str] = set()  # skills a finding names itself (the analyzer's own recommendation)
-    unaddressed = []
-    for finding in findings:
-        named.update(finding.get("skills") or [])
-        names = list(
-            dict.fromkeys([*(finding.get("skills") or []), *by_code.get(finding["code"], [])])
-        )
-        names = [name for name in names if offered(name)]
-        brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
-        if not names:
-            if finding.get("severity") in ("warn", "high", "critical"):
-                unaddressed.append(brief)
-            continue
-        for name in names:
-            addressed.setdefault(name, []).append(brief)
-
+    addressed, named, unaddressed = _addressed(
+        findings, by_code, lambda name: _offered(infos.get(name), domain)
+    )
     suggestions = []
     for name, briefs in addressed.items():
+        info = infos.get(name)
         reasons: list[str] = []
         worst = max((b.get("severity") or "info" for b in briefs), key=_SEVERITY_ORDER.index)
         codes = sorted({b["code"] for b in briefs})
@@ -299,10 +275,9 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
         related = [e for e in entries if e.skill == name or _names(e, name)]
         negatives = sum(1 for e in related if e.kind == EntryKind.NEGATIVE_EVIDENCE.value)
         bonus, summary = _memory_score(statuses.get(name), domain, negatives, reasons)
-        info = infos.get(name)
         applies: bool | None = None
         if info is not None:
-            applies = True  # offered() kept only the library's skills for this domain
+            applies = True  # _offered() kept only the library's skills for this domain
         elif infos:
             applies = False
             reasons.append("not in this evotree's skill library")
@@ -325,17 +300,53 @@ def suggest(ws: Workspace, version: str) -> SuggestResult:
     suggestions.sort(key=lambda s: (s.applied, s.applies is False, -s.score, s.skill))
     changes = _recipe_changes(findings)
     fixed = {b["code"] for c in changes for b in c["addresses"]}
-    unaddressed = [b for b in unaddressed if b["code"] not in fixed]
     return SuggestResult(
         version=record.id,
         domain=domain,
         source=source,
         findings=len(findings),
         suggestions=suggestions,
-        unaddressed=unaddressed,
+        unaddressed=[b for b in unaddressed if b["code"] not in fixed],
         memory_entries=len(entries),
         changes=changes,
     )
+
+
+def _offered(info: Any, domain: str) -> bool:
+    """False for a library skill that does not apply to this workspace's domain."""
+    if info is None:
+        return True  # unknown to this library: listed, with applies=False and the reason
+    why_not = getattr(info, "why_not", None)
+    if why_not is not None:
+        return why_not(domain) is None
+    skill_domains = list(getattr(info, "domains", ()) or ())
+    return not skill_domains or domain in skill_domains or "*" in skill_domains
+
+
+def _addressed(
+    findings: list[dict[str, Any]],
+    by_code: dict[str, list[str]],
+    offered: Callable[[str], bool],
+) -> tuple[dict[str, list[dict[str, Any]]], set[str], list[dict[str, Any]]]:
+    """Per offered skill, the findings it addresses; the skills findings name themselves; and
+    the warn-or-worse findings no offered skill addresses."""
+    addressed: dict[str, list[dict[str, Any]]] = {}
+    named: set[str] = set()  # skills a finding names itself (the analyzer's own recommendation)
+    unaddressed = []
+    for finding in findings:
+        named.update(finding.get("skills") or [])
+        names = list(
+            dict.fromkeys([*(finding.get("skills") or []), *by_code.get(finding["code"], [])])
+        )
+        names = [name for name in names if offered(name)]
+        brief = {k: finding.get(k) for k in ("code", "severity", "title", "run_id")}
+        if not names:
+            if finding.get("severity") in ("warn", "high", "critical"):
+                unaddressed.append(brief)
+            continue
+        for name in names:
+            addressed.setdefault(name, []).append(brief)
+    return addressed, named, unaddressed
 
 
 def _names(entry: Any, skill: str) -> bool:

@@ -283,70 +283,100 @@ def activate(
             f"{len(weights)} reward weights for {len(funcs)} reward functions",
             fix="pass one weight per reward function",
         )
-    batch: list[BatchSkill] = []
+    building = _Building(funcs, weights, [], hooks, max_completion_length)
     for skill in applied:
         info = get_skill(skill.name)
         why = info.why_not(hooks.domain)
         if why is not None:
             raise SkillNotApplicable(why, fix="remove it from skills.toml", skill=info.name)
-        params = {**info.defaults(), **skill.params}
-        if info.name == "StdGroupFilter":
-            batch.append(StdGroupFilter(params))
-        elif info.name == "DualLevelFilter":
-            if params["mask_format_failed"] and hooks.format_ok is None:
-                raise SkillNotApplicable(
-                    f"DualLevelFilter: the {hooks.domain} domain offers no format check, so "
-                    "format-failed samples cannot be told apart",
-                    fix="apply it with --param mask_format_failed=false, or pass "
-                    "SkillHooks(format_ok=...) from the training script",
-                    skill=info.name,
-                )
-            batch.append(DualLevelFilter(params, hooks.format_ok))
-        elif info.name == "OverlongPenalty":
-            max_length = int(params["max_length"]) or int(max_completion_length)
-            cache = int(params["cache_length"]) or max(1, max_length // 5)
-            if cache > max_length:
-                raise InvalidSkillParam(
-                    f"OverlongPenalty: cache_length {cache} exceeds max_length {max_length}",
-                    fix="choose cache_length <= max_length",
-                    skill=info.name,
-                )
-            funcs.append(_overlong_func(max_length, cache))
-            weights.append(float(params["weight"]))
-        elif info.name == "PartialPassReward":
-            target = hooks.all_or_nothing
-            names = [_name(f) for f in funcs]
-            if hooks.checks is None or target is None or target not in names:
-                raise SkillNotApplicable(
-                    f"PartialPassReward: the {hooks.domain} domain offers no per-check results "
-                    "for its all-or-nothing reward"
-                    + (
-                        f" ({target!r} is not among the reward functions {names})" if target else ""
-                    ),
-                    fix="pass SkillHooks(checks=..., all_or_nothing=NAME) from the training script",
-                    skill=info.name,
-                )
-            funcs[names.index(target)] = _partial_pass_func(
-                target, hooks.checks, float(params["min_fraction"])
-            )
-        elif info.name == "AuxRewardTerm":
-            term = str(params["term"])
-            if term not in hooks.aux_terms:
-                raise InvalidSkillParam(
-                    f"AuxRewardTerm: the {hooks.domain} domain has no auxiliary term {term!r}; "
-                    f"it has: {', '.join(sorted(hooks.aux_terms)) or '(none)'}",
-                    fix="apply it again with --param term=NAME",
-                    skill=info.name,
-                    param="term",
-                )
-            if f"aux_{term}" in [_name(f) for f in funcs]:
-                raise InvalidSkillParam(
-                    f"AuxRewardTerm: aux_{term} is already a reward function",
-                    fix="apply each term once",
-                    skill=info.name,
-                )
-            funcs.append(_aux_func(term, hooks.aux_terms[term]))
-            weights.append(float(params["weight"]))
-        else:  # pragma: no cover - a catalog entry without an implementation is a bug
+        add = _ACTIVATORS.get(info.name)
+        if add is None:  # pragma: no cover - a catalog entry without an implementation is a bug
             raise SkillNotApplicable(f"{info.name} has no implementation", skill=info.name)
-    return Activation(list(applied), funcs, weights, batch)
+        add(building, {**info.defaults(), **skill.params})
+    return Activation(list(applied), funcs, weights, building.batch)
+
+
+@dataclass
+class _Building:
+    """The reward functions, weights and batch skills as the skills are added, in recipe order."""
+
+    funcs: list[RewardFunc]
+    weights: list[float]
+    batch: list[BatchSkill]
+    hooks: SkillHooks
+    max_completion_length: int
+
+
+def _add_std_group_filter(b: _Building, params: dict[str, Any]) -> None:
+    b.batch.append(StdGroupFilter(params))
+
+
+def _add_dual_level_filter(b: _Building, params: dict[str, Any]) -> None:
+    if params["mask_format_failed"] and b.hooks.format_ok is None:
+        raise SkillNotApplicable(
+            f"DualLevelFilter: the {b.hooks.domain} domain offers no format check, so "
+            "format-failed samples cannot be told apart",
+            fix="apply it with --param mask_format_failed=false, or pass "
+            "SkillHooks(format_ok=...) from the training script",
+            skill="DualLevelFilter",
+        )
+    b.batch.append(DualLevelFilter(params, b.hooks.format_ok))
+
+
+def _add_overlong_penalty(b: _Building, params: dict[str, Any]) -> None:
+    max_length = int(params["max_length"]) or int(b.max_completion_length)
+    cache = int(params["cache_length"]) or max(1, max_length // 5)
+    if cache > max_length:
+        raise InvalidSkillParam(
+            f"OverlongPenalty: cache_length {cache} exceeds max_length {max_length}",
+            fix="choose cache_length <= max_length",
+            skill="OverlongPenalty",
+        )
+    b.funcs.append(_overlong_func(max_length, cache))
+    b.weights.append(float(params["weight"]))
+
+
+def _add_partial_pass_reward(b: _Building, params: dict[str, Any]) -> None:
+    target = b.hooks.all_or_nothing
+    names = [_name(f) for f in b.funcs]
+    if b.hooks.checks is None or target is None or target not in names:
+        raise SkillNotApplicable(
+            f"PartialPassReward: the {b.hooks.domain} domain offers no per-check results "
+            "for its all-or-nothing reward"
+            + (f" ({target!r} is not among the reward functions {names})" if target else ""),
+            fix="pass SkillHooks(checks=..., all_or_nothing=NAME) from the training script",
+            skill="PartialPassReward",
+        )
+    b.funcs[names.index(target)] = _partial_pass_func(
+        target, b.hooks.checks, float(params["min_fraction"])
+    )
+
+
+def _add_aux_reward_term(b: _Building, params: dict[str, Any]) -> None:
+    term = str(params["term"])
+    if term not in b.hooks.aux_terms:
+        raise InvalidSkillParam(
+            f"AuxRewardTerm: the {b.hooks.domain} domain has no auxiliary term {term!r}; "
+            f"it has: {', '.join(sorted(b.hooks.aux_terms)) or '(none)'}",
+            fix="apply it again with --param term=NAME",
+            skill="AuxRewardTerm",
+            param="term",
+        )
+    if f"aux_{term}" in [_name(f) for f in b.funcs]:
+        raise InvalidSkillParam(
+            f"AuxRewardTerm: aux_{term} is already a reward function",
+            fix="apply each term once",
+            skill="AuxRewardTerm",
+        )
+    b.funcs.append(_aux_func(term, b.hooks.aux_terms[term]))
+    b.weights.append(float(params["weight"]))
+
+
+#: how each catalog skill joins a training run: a batch skill, or a reward function and weight
+_ACTIVATORS: dict[str, Callable[[_Building, dict[str, Any]], None]] = {
+    "StdGroupFilter": _add_std_group_filter,
+    "DualLevelFilter": _add_dual_level_filter,
+    "OverlongPenalty": _add_overlong_penalty,
+    "PartialPassReward": _add_partial_pass_reward,
+    "AuxRewardTerm": _add_aux_reward_term,
+}
