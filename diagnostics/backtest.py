@@ -52,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evotree.diagnostics.behavior import component_value_sql
+from evotree.diagnostics.behavior_rollouts import component_value_sql
 from evotree.diagnostics.findings import Finding, Severity, make_thresholds, run_analyzers
 from evotree.diagnostics.signal_groups import DeadGroups
 from evotree.core.errors import EvotreeError

@@ -12,20 +12,17 @@ import numpy as np
 import pytest
 from test_findings import analyze, build_run, codes, one
 
-from evotree.diagnostics.behavior import (
+from evotree.diagnostics.behavior_failures import FinishReasons, Tools
+from evotree.diagnostics.behavior_git import GitHistory, git_history_pattern
+from evotree.diagnostics.behavior_gym import Gym
+from evotree.diagnostics.behavior_lengths import LengthShift, ks_from_histograms
+from evotree.diagnostics.behavior_reward_eval import RewardEval
+from evotree.diagnostics.behavior_rollouts import is_gym_run
+from evotree.diagnostics.behavior_text import (
     Diversity,
     DiversityThresholds,
-    FinishReasons,
-    GitHistory,
-    Gym,
-    LengthShift,
     Repetition,
     RepetitionThresholds,
-    RewardEval,
-    Tools,
-    git_history_pattern,
-    is_gym_run,
-    ks_from_histograms,
 )
 from evotree.harness.query import connect
 

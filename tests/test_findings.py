@@ -240,7 +240,7 @@ def test_make_thresholds_applies_and_checks_overrides() -> None:
         ConfigError, match=r"warn_ratio \(0.6\) must not exceed critical_ratio \(0.5\)"
     ):
         make_thresholds(DeadGroups, {"warn_ratio": 0.6})
-    from evotree.diagnostics.behavior import FinishReasons
+    from evotree.diagnostics.behavior_failures import FinishReasons
 
     assert make_thresholds(
         FinishReasons, {"format_failure_reasons": ["bad"]}
