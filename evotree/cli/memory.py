@@ -1,8 +1,8 @@
 """Commands of memory and suggestions: `evotree memory ...`, `evotree suggest`.
 
-Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli.main` at module level, the library inside each command. The text renderers are
-here too (rich, imported when text is printed).
+The commands sit on a holder group; :func:`register` moves them onto the ``evotree`` group
+(which imports this module only when one of them runs). The text renderers are here too (rich,
+imported when text is printed).
 """
 
 from __future__ import annotations
@@ -277,210 +277,220 @@ def _parse_evidence(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to ``cli``."""
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
 
-    @cli.group()
-    def memory() -> None:
-        """What the tree learned, kept on refs/evotree/memory (advice, never gate evidence).
 
-        \b
-        Entries: skill verifications (recorded on promotion: skill, domain, version, Δ with
-        CI and p), lessons, negative evidence (rejected and abandoned versions with their
-        findings and reasons) and audit incidents. Memory travels with
-          git push origin 'refs/evotree/*'
-        and between workspaces with `evotree memory export` / `evotree memory import`.
-        A skill is "verified across domains" after significant gains in >= 2 domains.
-        """
+@cli.group()
+def memory() -> None:
+    """What the tree learned, kept on refs/evotree/memory (advice, never gate evidence).
 
-    @memory.command("add")
-    @click.argument("text")
-    @click.option(
-        "--kind",
-        type=click.Choice(["lesson", "negative_evidence"]),
-        default="lesson",
-        show_default=True,
-        help="What it is (verifications and incidents are recorded automatically).",
-    )
-    @click.option(
-        "--version",
-        "version",
-        default=None,
-        metavar="V",
-        help="The version it is about (linked as evidence).",
-    )
-    @click.option("--skill", default=None, metavar="NAME", help="The skill it is about.")
-    @click.option(
-        "--evidence",
-        "evidence",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Link evidence (a run id, a finding code, a commit...); repeatable.",
-    )
-    @click.option(
-        "--tag", "tags", multiple=True, metavar="TAG", help="A tag to find it by; repeatable."
-    )
-    @outputs(_render_added)
-    def memory_add(
-        text: str,
-        kind: str,
-        version: str | None,
-        skill: str | None,
-        evidence: tuple[str, ...],
-        tags: tuple[str, ...],
-    ) -> Any:
-        """Add a lesson (TEXT) to memory, linked to a version and evidence."""
+    \b
+    Entries: skill verifications (recorded on promotion: skill, domain, version, Δ with
+    CI and p), lessons, negative evidence (rejected and abandoned versions with their
+    findings and reasons) and audit incidents. Memory travels with
+      git push origin 'refs/evotree/*'
+    and between workspaces with `evotree memory export` / `evotree memory import`.
+    A skill is "verified across domains" after significant gains in >= 2 domains.
+    """
 
-        return add_entry(
-            open_workspace(),
-            text,
-            kind=kind,
-            version=version,
-            skill=skill,
-            evidence=_parse_evidence(evidence),
-            tags=list(tags),
-        ).to_dict()
 
-    @memory.command("list")
-    @click.option(
-        "--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind."
-    )
-    @click.option("--skill", default=None, metavar="NAME", help="Only entries about this skill.")
-    @click.option(
-        "--version", "version", default=None, metavar="V", help="Only entries about this version."
-    )
-    @click.option(
-        "--domain", default=None, metavar="DOMAIN", help="Only entries learned in this domain."
-    )
-    @click.option(
-        "-n", "--limit", type=click.IntRange(min=1), default=None, help="Only the newest N entries."
-    )
-    @outputs(_render_entries)
-    def memory_list(
-        kind: str | None,
-        skill: str | None,
-        version: str | None,
-        domain: str | None,
-        limit: int | None,
-    ) -> Any:
-        """List memory entries, oldest first, and the skills' verification status."""
+@memory.command("add")
+@click.argument("text")
+@click.option(
+    "--kind",
+    type=click.Choice(["lesson", "negative_evidence"]),
+    default="lesson",
+    show_default=True,
+    help="What it is (verifications and incidents are recorded automatically).",
+)
+@click.option(
+    "--version",
+    "version",
+    default=None,
+    metavar="V",
+    help="The version it is about (linked as evidence).",
+)
+@click.option("--skill", default=None, metavar="NAME", help="The skill it is about.")
+@click.option(
+    "--evidence",
+    "evidence",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Link evidence (a run id, a finding code, a commit...); repeatable.",
+)
+@click.option(
+    "--tag", "tags", multiple=True, metavar="TAG", help="A tag to find it by; repeatable."
+)
+@outputs(_render_added)
+def memory_add(
+    text: str,
+    kind: str,
+    version: str | None,
+    skill: str | None,
+    evidence: tuple[str, ...],
+    tags: tuple[str, ...],
+) -> Any:
+    """Add a lesson (TEXT) to memory, linked to a version and evidence."""
 
-        ws = open_workspace()
-        entries = list_entries(ws, kind, skill=skill, version=version, domain=domain)
-        if limit is not None:
-            entries = entries[-limit:]
-        statuses = [s.to_dict() for s in skill_status(ws) if skill is None or s.skill == skill]
-        return {
-            "v": 1,
-            "entries": [e.to_dict() for e in entries],
-            "skills": statuses,
-            "min_domains": MIN_DOMAINS,
-            "filtered": any((kind, skill, version, domain, limit)),
-        }
+    return add_entry(
+        open_workspace(),
+        text,
+        kind=kind,
+        version=version,
+        skill=skill,
+        evidence=_parse_evidence(evidence),
+        tags=list(tags),
+    ).to_dict()
 
-    @memory.command("show")
-    @click.argument("entry_id", metavar="ID")
-    @outputs(_render_entry)
-    def memory_show(entry_id: str) -> Any:
-        """Show one entry in full (ID or a unique prefix of at least 4 characters)."""
 
-        return get_entry(open_workspace(), entry_id).to_dict()
+@memory.command("list")
+@click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+@click.option("--skill", default=None, metavar="NAME", help="Only entries about this skill.")
+@click.option(
+    "--version", "version", default=None, metavar="V", help="Only entries about this version."
+)
+@click.option(
+    "--domain", default=None, metavar="DOMAIN", help="Only entries learned in this domain."
+)
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=None, help="Only the newest N entries."
+)
+@outputs(_render_entries)
+def memory_list(
+    kind: str | None,
+    skill: str | None,
+    version: str | None,
+    domain: str | None,
+    limit: int | None,
+) -> Any:
+    """List memory entries, oldest first, and the skills' verification status."""
 
-    @memory.command("search")
-    @click.argument("words", nargs=-1, required=True)
-    @click.option(
-        "--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind."
-    )
-    @click.option(
-        "-n",
-        "--limit",
-        type=click.IntRange(min=1),
-        default=20,
-        show_default=True,
-        help="At most this many hits.",
-    )
-    @outputs(_render_hits)
-    def memory_search(words: tuple[str, ...], kind: str | None, limit: int) -> Any:
-        """Full-text search (BM25): every word must match; word* matches a prefix.
+    ws = open_workspace()
+    entries = list_entries(ws, kind, skill=skill, version=version, domain=domain)
+    if limit is not None:
+        entries = entries[-limit:]
+    statuses = [s.to_dict() for s in skill_status(ws) if skill is None or s.skill == skill]
+    return {
+        "v": 1,
+        "entries": [e.to_dict() for e in entries],
+        "skills": statuses,
+        "min_domains": MIN_DOMAINS,
+        "filtered": any((kind, skill, version, domain, limit)),
+    }
 
-        \b
-        Searches the text, version, skill, domain, tags and the data of every entry
-        (feedback, reasons, hypotheses, finding codes and titles), e.g.
-          evotree memory search dead groups
-          evotree memory search "StdGroup*" --kind skill_verification
-        """
 
-        query = " ".join(words)
-        hits = search(open_workspace(), query, limit=limit, kind=kind)
-        return {"v": 1, "query": query, "hits": [h.to_dict() for h in hits]}
+@memory.command("show")
+@click.argument("entry_id", metavar="ID")
+@outputs(_render_entry)
+def memory_show(entry_id: str) -> Any:
+    """Show one entry in full (ID or a unique prefix of at least 4 characters)."""
 
-    @memory.command("skills")
-    @outputs(_render_skills)
-    def memory_skills() -> Any:
-        """Each skill's status: domains with significant gains, verified across domains or not."""
+    return get_entry(open_workspace(), entry_id).to_dict()
 
-        return {
-            "v": 1,
-            "skills": [s.to_dict() for s in skill_status(open_workspace())],
-            "min_domains": MIN_DOMAINS,
-        }
 
-    @memory.command("export")
-    @click.argument("path", type=click.Path(dir_okay=False))
-    @click.option(
-        "--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind."
-    )
-    @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
-    @outputs(_render_export)
-    def memory_export(path: str, kind: str | None, force: bool) -> Any:
-        """Write memory to PATH (one JSON document with a digest) for another workspace."""
+@memory.command("search")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="At most this many hits.",
+)
+@outputs(_render_hits)
+def memory_search(words: tuple[str, ...], kind: str | None, limit: int) -> Any:
+    """Full-text search (BM25): every word must match; word* matches a prefix.
 
-        return export_memory(open_workspace(), path, kind=kind, force=force).to_dict()
+    \b
+    Searches the text, version, skill, domain, tags and the data of every entry
+    (feedback, reasons, hypotheses, finding codes and titles), e.g.
+      evotree memory search dead groups
+      evotree memory search "StdGroup*" --kind skill_verification
+    """
 
-    @memory.command("import")
-    @click.argument("path", type=click.Path(dir_okay=False))
-    @click.option(
-        "--dry-run", is_flag=True, help="Validate and say what would be added; write nothing."
-    )
-    @outputs(_render_import)
-    def memory_import(path: str, dry_run: bool) -> Any:
-        """Add the entries of an export at PATH (validated first; all or nothing; no duplicates).
+    query = " ".join(words)
+    hits = search(open_workspace(), query, limit=limit, kind=kind)
+    return {"v": 1, "query": query, "hits": [h.to_dict() for h in hits]}
 
-        \b
-        Imported entries are marked with where they came from. They are advice: they can
-        make a skill "verified across domains" in suggestions, never pass a gate.
-        """
 
-        return import_memory(open_workspace(), path, dry_run=dry_run).to_dict()
+@memory.command("skills")
+@outputs(_render_skills)
+def memory_skills() -> Any:
+    """Each skill's status: domains with significant gains, verified across domains or not."""
 
-    @memory.command("merge")
-    @click.argument("rev", metavar="REF")
-    @outputs(_render_merge)
-    def memory_merge(rev: str) -> Any:
-        """Join a diverged copy of memory (fetched to REF) into refs/evotree/memory.
+    return {
+        "v": 1,
+        "skills": [s.to_dict() for s in skill_status(open_workspace())],
+        "min_domains": MIN_DOMAINS,
+    }
 
-        \b
-        When a clone and this workspace both added entries, a plain fetch of
-        refs/evotree/memory is refused (not a fast-forward). Fetch theirs aside, merge, push:
-          git fetch origin refs/evotree/memory:refs/remotes/origin/evotree-memory
-          evotree memory merge refs/remotes/origin/evotree-memory
-          git push origin refs/evotree/memory
-        Every entry of REF is validated first; nothing is written if one is bad.
-        """
 
-        return merge_memory(open_workspace(), rev).to_dict()
+@memory.command("export")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--kind", type=click.Choice(_KINDS), default=None, help="Only entries of this kind.")
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@outputs(_render_export)
+def memory_export(path: str, kind: str | None, force: bool) -> Any:
+    """Write memory to PATH (one JSON document with a digest) for another workspace."""
 
-    @cli.command()
-    @click.argument("version")
-    @outputs(_render_suggest)
-    def suggest(version: str) -> Any:
-        """Suggest skills for VERSION: its findings mapped to skills, ranked by memory.
+    return export_memory(open_workspace(), path, kind=kind, force=force).to_dict()
 
-        \b
-        Reads the findings of `evotree diagnose VERSION`; each finding names the skills that
-        address it (e.g. a high dead-group ratio -> StdGroupFilter). Skills verified in this
-        domain or across domains rank first; negative evidence and failed verifications rank
-        a skill down; skills already applied to VERSION come last. See docs/memory.md.
-        """
 
-        return make_suggestions(open_workspace(), version).to_dict()
+@memory.command("import")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option(
+    "--dry-run", is_flag=True, help="Validate and say what would be added; write nothing."
+)
+@outputs(_render_import)
+def memory_import(path: str, dry_run: bool) -> Any:
+    """Add the entries of an export at PATH (validated first; all or nothing; no duplicates).
+
+    \b
+    Imported entries are marked with where they came from. They are advice: they can
+    make a skill "verified across domains" in suggestions, never pass a gate.
+    """
+
+    return import_memory(open_workspace(), path, dry_run=dry_run).to_dict()
+
+
+@memory.command("merge")
+@click.argument("rev", metavar="REF")
+@outputs(_render_merge)
+def memory_merge(rev: str) -> Any:
+    """Join a diverged copy of memory (fetched to REF) into refs/evotree/memory.
+
+    \b
+    When a clone and this workspace both added entries, a plain fetch of
+    refs/evotree/memory is refused (not a fast-forward). Fetch theirs aside, merge, push:
+      git fetch origin refs/evotree/memory:refs/remotes/origin/evotree-memory
+      evotree memory merge refs/remotes/origin/evotree-memory
+      git push origin refs/evotree/memory
+    Every entry of REF is validated first; nothing is written if one is bad.
+    """
+
+    return merge_memory(open_workspace(), rev).to_dict()
+
+
+@cli.command()
+@click.argument("version")
+@outputs(_render_suggest)
+def suggest(version: str) -> Any:
+    """Suggest skills for VERSION: its findings mapped to skills, ranked by memory.
+
+    \b
+    Reads the findings of `evotree diagnose VERSION`; each finding names the skills that
+    address it (e.g. a high dead-group ratio -> StdGroupFilter). Skills verified in this
+    domain or across domains rank first; negative evidence and failed verifications rank
+    a skill down; skills already applied to VERSION come last. See docs/memory.md.
+    """
+
+    return make_suggestions(open_workspace(), version).to_dict()
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)
