@@ -1,8 +1,8 @@
 """Commands of leak audits: `evotree audit V`, `evotree audit trajectories FILE...`,
 `evotree audit repo PATH` (the last from :mod:`evotree.cli.audit_repo`).
 
-Registered on the ``evotree`` group by :func:`register`; imports only click at module level,
-the library (and rich) inside each command.
+The commands sit on a holder group; :func:`register` moves them onto the ``evotree`` group
+(which imports this module only when one of them runs). rich is imported when text is printed.
 """
 
 from __future__ import annotations
@@ -162,148 +162,159 @@ def _emit(
         raise click.exceptions.Exit(AuditFailed.exit_code)
 
 
-def register(cli: click.Group) -> None:
-    """Add the ``audit`` group to ``cli``."""
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
 
-    @cli.group("audit", cls=_AuditGroup, invoke_without_command=False)
-    def audit() -> None:
-        """Leak audits: `evotree audit V` audits version V (run before any promotion).
 
-        \b
-        evotree audit V [--trajectory FILE] [--hidden PATH] [--json]
-            every check over V's runs: the trajectory audit of recorded commands (git history
-            beyond the task's base, .git internals, network fetches, hidden data, writes to
-            tests), hash ancestry in the recorded task repositories, contamination of the
-            hidden splits, protected paths; the raw and leak-adjusted scores. Exit 28 when a
-            finding is high or above.
-        evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden PATH]
-            the trajectory audit of files: evotree rollouts, shell history, SWE-agent /
-            mini-swe-agent JSON, Claude Code / Codex JSONL.
-        evotree audit repo PATH [--sanitize]
-            repository hygiene: refs, reflogs and objects beyond the task's base.
-        """
+@cli.group("audit", cls=_AuditGroup, invoke_without_command=False)
+def audit() -> None:
+    """Leak audits: `evotree audit V` audits version V (run before any promotion).
 
-    @audit.command("version", hidden=True)
-    @click.argument("version")
-    @click.option(
-        "--trajectory",
-        "trajectories",
-        multiple=True,
-        metavar="FILE",
-        type=click.Path(dir_okay=False),
-        help="Also audit this trajectory file (any supported format); repeatable.",
-    )
-    @click.option(
-        "--hidden",
-        "hidden",
-        multiple=True,
-        metavar="PATH",
-        help="A path no trajectory may touch, besides [eval].judge_paths; repeatable.",
-    )
-    @click.option(
-        "--no-record",
-        is_flag=True,
-        help="Do not write findings, the ledger event or a memory incident.",
-    )
-    @click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        help="Print JSON for agents (schema: `evotree schema audit`).",
-    )
-    def audit_version_cmd(
-        version: str,
-        trajectories: tuple[str, ...],
-        hidden: tuple[str, ...],
-        no_record: bool,
-        as_json: bool,
-    ) -> None:
-        """Audit version VERSION (see `evotree audit --help`)."""
+    \b
+    evotree audit V [--trajectory FILE] [--hidden PATH] [--json]
+        every check over V's runs: the trajectory audit of recorded commands (git history
+        beyond the task's base, .git internals, network fetches, hidden data, writes to
+        tests), hash ancestry in the recorded task repositories, contamination of the
+        hidden splits, protected paths; the raw and leak-adjusted scores. Exit 28 when a
+        finding is high or above.
+    evotree audit trajectories FILE... [--repo PATH --base REV] [--hidden PATH]
+        the trajectory audit of files: evotree rollouts, shell history, SWE-agent /
+        mini-swe-agent JSON, Claude Code / Codex JSONL.
+    evotree audit repo PATH [--sanitize]
+        repository hygiene: refs, reflogs and objects beyond the task's base.
+    """
 
-        try:
-            from evotree.cli.common import session
 
-            progress = None if as_json else (lambda line: click.echo(f"audit: {line}", err=True))
-            report = session().audit(
-                version,
-                record=not no_record,
-                trajectory_files=trajectories,
-                hidden_paths=hidden,
-                progress=progress,
-            )
-        except EvotreeError as exc:
-            fail(exc, as_json)
-            return
-        _emit(report, as_json, render_audit, report.passed)
-
-    @audit.command("trajectories")
-    @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-    @click.option(
-        "--hidden",
-        "hidden",
-        multiple=True,
-        metavar="PATH",
-        help="A path no trajectory may touch (hidden tests, judge data); repeatable.",
-    )
-    @click.option(
-        "--repo",
-        metavar="PATH",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="The task repository, for hash ancestry (hashes not behind --base are leaks).",
-    )
-    @click.option(
-        "--base",
-        metavar="REV",
-        default=None,
-        help="The task's base commit in --repo (default: HEAD).",
-    )
-    @click.option(
-        "--all",
-        "show_all",
-        is_flag=True,
-        help="List every trajectory in --json, not only those with hits.",
-    )
-    @click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        help="Print JSON for agents (schema: `evotree schema audit`).",
-    )
-    def audit_trajectories_cmd(
-        files: tuple[str, ...],
-        hidden: tuple[str, ...],
-        repo: str | None,
-        base: str | None,
-        show_all: bool,
-        as_json: bool,
-    ) -> None:
-        """Audit trajectory FILES for leaks (no workspace needed). Exit 28 when one leaked."""
-
-        try:
-            from evotree.harness.audit.trajectories import audit_trajectories
-
-            if base is not None and repo is None:
-                from evotree.harness.audit.errors import AuditInputError
-
-                raise AuditInputError(
-                    "--base needs --repo (the repository the base commit is in)",
-                    fix="pass --repo PATH as well",
-                )
-            result = audit_trajectories(files, hidden_paths=hidden, repo=repo, base=base)
-        except EvotreeError as exc:
-            fail(exc, as_json)
-            return
-        _emit(
-            result,
-            as_json,
-            render_trajectory_audit,
-            result.passed,
-            result.to_dict(all_verdicts=show_all),
-        )
+@audit.command("version", hidden=True)
+@click.argument("version")
+@click.option(
+    "--trajectory",
+    "trajectories",
+    multiple=True,
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Also audit this trajectory file (any supported format); repeatable.",
+)
+@click.option(
+    "--hidden",
+    "hidden",
+    multiple=True,
+    metavar="PATH",
+    help="A path no trajectory may touch, besides [eval].judge_paths; repeatable.",
+)
+@click.option(
+    "--no-record",
+    is_flag=True,
+    help="Do not write findings, the ledger event or a memory incident.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON for agents (schema: `evotree schema audit`).",
+)
+def audit_version_cmd(
+    version: str,
+    trajectories: tuple[str, ...],
+    hidden: tuple[str, ...],
+    no_record: bool,
+    as_json: bool,
+) -> None:
+    """Audit version VERSION (see `evotree audit --help`)."""
 
     try:
-        from evotree.cli.audit_repo import register_repo
-    except ImportError:
+        from evotree.cli.common import session
+
+        progress = None if as_json else (lambda line: click.echo(f"audit: {line}", err=True))
+        report = session().audit(
+            version,
+            record=not no_record,
+            trajectory_files=trajectories,
+            hidden_paths=hidden,
+            progress=progress,
+        )
+    except EvotreeError as exc:
+        fail(exc, as_json)
         return
+    _emit(report, as_json, render_audit, report.passed)
+
+
+@audit.command("trajectories")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--hidden",
+    "hidden",
+    multiple=True,
+    metavar="PATH",
+    help="A path no trajectory may touch (hidden tests, judge data); repeatable.",
+)
+@click.option(
+    "--repo",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="The task repository, for hash ancestry (hashes not behind --base are leaks).",
+)
+@click.option(
+    "--base",
+    metavar="REV",
+    default=None,
+    help="The task's base commit in --repo (default: HEAD).",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="List every trajectory in --json, not only those with hits.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON for agents (schema: `evotree schema audit`).",
+)
+def audit_trajectories_cmd(
+    files: tuple[str, ...],
+    hidden: tuple[str, ...],
+    repo: str | None,
+    base: str | None,
+    show_all: bool,
+    as_json: bool,
+) -> None:
+    """Audit trajectory FILES for leaks (no workspace needed). Exit 28 when one leaked."""
+
+    try:
+        from evotree.harness.audit.trajectories import audit_trajectories
+
+        if base is not None and repo is None:
+            from evotree.harness.audit.errors import AuditInputError
+
+            raise AuditInputError(
+                "--base needs --repo (the repository the base commit is in)",
+                fix="pass --repo PATH as well",
+            )
+        result = audit_trajectories(files, hidden_paths=hidden, repo=repo, base=base)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    _emit(
+        result,
+        as_json,
+        render_trajectory_audit,
+        result.passed,
+        result.to_dict(all_verdicts=show_all),
+    )
+
+
+try:
+    from evotree.cli.audit_repo import register_repo
+except ImportError:
+    pass
+else:
     register_repo(audit)
+
+
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)

@@ -1,8 +1,7 @@
 """``evotree audit repo PATH``: repository hygiene and the object-store scan.
 
 :func:`register_repo` adds the ``repo`` subcommand to the ``audit`` group that
-:mod:`evotree.cli.audit` creates. Only click is imported at module level; the library
-(:mod:`evotree.harness.audit.repo`, pygit2) and rich are imported inside the command.
+:mod:`evotree.cli.audit` creates. rich is imported when text is printed.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from evotree.cli.common import outputs
 from evotree.harness.audit.errors import AuditInputError
 from evotree.harness.audit.repo import inspect_repository
 from evotree.harness.audit.repo import sanitize_repository
-from evotree.verbs.results import RepoAuditResult
+from evotree.verbs.audit_results import RepoAuditResult
 
 __all__ = ["register_repo", "render_repo_audit"]
 
@@ -78,87 +77,89 @@ def render_repo_audit(result: Any) -> None:
             )
 
 
+@click.command("repo")
+@click.argument("path", type=click.Path(file_okay=False))
+@click.option(
+    "--base",
+    metavar="REV",
+    default=None,
+    help="The task's base commit (default: HEAD). Anything base cannot reach is 'the future'.",
+)
+@click.option(
+    "--allow-ref",
+    "allowed",
+    multiple=True,
+    metavar="REF",
+    help="A ref (or glob, e.g. 'refs/heads/evotree/*') allowed to exist; repeatable. "
+    "Default: HEAD and its branch when HEAD is the base.",
+)
+@click.option(
+    "--sanitize",
+    is_flag=True,
+    help="Also write a clean repository (history up to base only) to --out and audit it.",
+)
+@click.option(
+    "--out",
+    metavar="PATH",
+    default=None,
+    type=click.Path(),
+    help="Where --sanitize writes the clean repository (must not exist, or be empty).",
+)
+@click.option(
+    "--branch",
+    metavar="NAME",
+    default=None,
+    help="Branch name in the clean repository (default: the source's branch, else main).",
+)
+@outputs(render_repo_audit, pass_json=True)
+def repo(
+    path: str,
+    base: str | None,
+    allowed: tuple[str, ...],
+    sanitize: bool,
+    out: str | None,
+    branch: str | None,
+    as_json: bool,
+) -> Any:
+    """Audit a task repository (or worktree) for leaks of the future.
+
+    \b
+    Reports, as audit findings with evidence (refs, hashes, counts):
+      refs beyond the allowed set and tags after base, remotes, reflog entries,
+      ORIG_HEAD / FETCH_HEAD / MERGE_HEAD ..., stash, notes, replace refs, grafts,
+      alternates, linked worktrees, rebase/sequencer state, packs without an index,
+      the index staging other content, and -- scanning the object store itself,
+      not only the refs -- objects (loose or packed) that base cannot reach:
+      commits after base that no ref names still hold the reference fix.
+    \b
+    --sanitize --out CLEAN writes a fresh repository with history up to base only
+    (one branch, no tags, remotes, reflogs or stray objects), then audits it. The
+    source repository is never modified.
+    \b
+    Exit 0: passed (with --sanitize: the clean copy passed); 28: findings of
+    severity high or above (--json still prints the report); 29: unreadable input.
+    """
+
+    if sanitize and not out:
+        raise AuditInputError(
+            "--sanitize needs --out PATH (the source is never changed in place)",
+            fix="add --out CLEAN_PATH (a new or empty directory)",
+        )
+    if out and not sanitize:
+        raise AuditInputError(
+            "--out is only used with --sanitize", fix="add --sanitize, or drop --out"
+        )
+    if not as_json:
+        click.echo(f"evotree: scanning the object store of {path} ...", err=True)
+    audit = inspect_repository(path, base=base, allowed_refs=list(allowed) or None)
+    clean = None
+    if sanitize:
+        if not as_json:
+            click.echo(f"evotree: writing a clean copy to {out} ...", err=True)
+        clean = sanitize_repository(path, out, base=base, branch=branch)
+    return RepoAuditResult(audit, clean)  # not passed: printed, then exit 28 (its exit_code)
+
+
 def register_repo(audit_group: click.Group) -> None:
     """Add ``repo PATH [--base REV] [--allow-ref REF] [--sanitize --out PATH] [--json]``."""
-
-    @audit_group.command("repo")
-    @click.argument("path", type=click.Path(file_okay=False))
-    @click.option(
-        "--base",
-        metavar="REV",
-        default=None,
-        help="The task's base commit (default: HEAD). Anything base cannot reach is 'the future'.",
-    )
-    @click.option(
-        "--allow-ref",
-        "allowed",
-        multiple=True,
-        metavar="REF",
-        help="A ref (or glob, e.g. 'refs/heads/evotree/*') allowed to exist; repeatable. "
-        "Default: HEAD and its branch when HEAD is the base.",
-    )
-    @click.option(
-        "--sanitize",
-        is_flag=True,
-        help="Also write a clean repository (history up to base only) to --out and audit it.",
-    )
-    @click.option(
-        "--out",
-        metavar="PATH",
-        default=None,
-        type=click.Path(),
-        help="Where --sanitize writes the clean repository (must not exist, or be empty).",
-    )
-    @click.option(
-        "--branch",
-        metavar="NAME",
-        default=None,
-        help="Branch name in the clean repository (default: the source's branch, else main).",
-    )
-    @outputs(render_repo_audit, pass_json=True)
-    def repo(
-        path: str,
-        base: str | None,
-        allowed: tuple[str, ...],
-        sanitize: bool,
-        out: str | None,
-        branch: str | None,
-        as_json: bool,
-    ) -> Any:
-        """Audit a task repository (or worktree) for leaks of the future.
-
-        \b
-        Reports, as audit findings with evidence (refs, hashes, counts):
-          refs beyond the allowed set and tags after base, remotes, reflog entries,
-          ORIG_HEAD / FETCH_HEAD / MERGE_HEAD ..., stash, notes, replace refs, grafts,
-          alternates, linked worktrees, rebase/sequencer state, packs without an index,
-          the index staging other content, and -- scanning the object store itself,
-          not only the refs -- objects (loose or packed) that base cannot reach:
-          commits after base that no ref names still hold the reference fix.
-        \b
-        --sanitize --out CLEAN writes a fresh repository with history up to base only
-        (one branch, no tags, remotes, reflogs or stray objects), then audits it. The
-        source repository is never modified.
-        \b
-        Exit 0: passed (with --sanitize: the clean copy passed); 28: findings of
-        severity high or above (--json still prints the report); 29: unreadable input.
-        """
-
-        if sanitize and not out:
-            raise AuditInputError(
-                "--sanitize needs --out PATH (the source is never changed in place)",
-                fix="add --out CLEAN_PATH (a new or empty directory)",
-            )
-        if out and not sanitize:
-            raise AuditInputError(
-                "--out is only used with --sanitize", fix="add --sanitize, or drop --out"
-            )
-        if not as_json:
-            click.echo(f"evotree: scanning the object store of {path} ...", err=True)
-        audit = inspect_repository(path, base=base, allowed_refs=list(allowed) or None)
-        clean = None
-        if sanitize:
-            if not as_json:
-                click.echo(f"evotree: writing a clean copy to {out} ...", err=True)
-            clean = sanitize_repository(path, out, base=base, branch=branch)
-        return RepoAuditResult(audit, clean)  # not passed: printed, then exit 28 (its exit_code)
+    audit_group.add_command(repo, "repo")
