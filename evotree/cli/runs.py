@@ -138,16 +138,7 @@ def run(
         )
     ws = open_workspace()
     if not versions:  # inside a version's worktree, `evotree run` runs that version
-        from evotree.core.errors import UsageError
-        from evotree.core.versions import version_at
-
-        here = version_at(ws, click.get_current_context().find_root().obj["dir"])
-        if here is None:
-            raise UsageError(
-                "which version? name one (evotree run v1), or run it inside a version's worktree",
-                fix="`evotree tree` lists the versions; e.g. evotree run v0 --seeds 3",
-            )
-        versions = (here,)
+        versions = (_version_here(ws),)
     options = {
         "seeds": seeds,
         "seed_start": seed_start,
@@ -170,6 +161,27 @@ def run(
             records = session().run(list(versions), progress=progress, **options)
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         raise click.exceptions.Exit(130) from None
+    _warn_after_runs(ws, records)
+    _archive(ws, [r.run_id for r in records])
+    return RunResults(records)
+
+
+def _version_here(ws: Any) -> str:
+    """The version whose worktree the command was started in (for `evotree run` without VERSION)."""
+    from evotree.core.errors import UsageError
+    from evotree.core.versions import version_at
+
+    here = version_at(ws, click.get_current_context().find_root().obj["dir"])
+    if here is None:
+        raise UsageError(
+            "which version? name one (evotree run v1), or run it inside a version's worktree",
+            fix="`evotree tree` lists the versions; e.g. evotree run v0 --seeds 3",
+        )
+    return here
+
+
+def _warn_after_runs(ws: Any, records: Any) -> None:
+    """Notes on stderr after the runs: evotree.toml drift, seeds that gave identical scores."""
     drift = ws.config_drift()
     if drift:
         click.secho(f"evotree: note: {drift}", fg="yellow", err=True)
@@ -177,8 +189,6 @@ def run(
         [r.version for r in records if r.status == "succeeded"]
     ):
         click.secho(f"evotree: warning: {note}", fg="yellow", err=True)
-    _archive(ws, [r.run_id for r in records])
-    return RunResults(records)
 
 
 def _following(ws: Any, view: Any) -> Any:
