@@ -276,20 +276,7 @@ class Session:
         ws = self.act()
         record = ws.resolve(version)
         text = (message or "").strip()
-        if not text:
-            raise InvalidState("the commit message is empty", fix="say what the change is and why")
-        if record.status == VersionStatus.ABANDONED.value:
-            raise InvalidState(
-                f"{record.id} is abandoned: its recipe is negative evidence and stays as it is",
-                fix=f"branch a new version from it: branch(parent={record.id!r}, ...)",
-                version=record.id,
-            )
-        if record.id == ws.champion():
-            raise InvalidState(
-                f"{record.id} is the champion: it is changed only by promotion",
-                fix="branch a new version from the champion and commit there",
-                version=record.id,
-            )
+        _check_committable(ws, record, text)
         require_owner(record, self.principal, "commit")
         worktree = ws.absolute(record.worktree) if record.worktree else None
         if worktree is None or not worktree.is_dir():
@@ -299,45 +286,9 @@ class Session:
                 version=record.id,
             )
         repo = pygit2.Repository(str(worktree))
-        admin = Path(repo.path).resolve()
-        if (
-            admin.parent != Path(ws.git.repo.path).resolve() / "worktrees"
-            or repo.workdir is None
-            or Path(repo.workdir).resolve() != worktree.resolve()
-        ):
-            raise InvalidState(
-                f"the worktree of {record.id} ({record.worktree}) does not belong to this "
-                f"repository (its .git points to {admin})",
-                fix=f"evotree worktree restore {record.id} in a fresh place",
-                version=record.id,
-            )
-        expected = f"refs/heads/{record.branch}"
-        head = None if repo.head_is_unborn else repo.references.get("HEAD")
-        if head is None or repo.head_is_detached or head.target != expected:
-            raise InvalidState(
-                f"the worktree of {record.id} ({record.worktree}) is not on its branch {record.branch}",
-                fix=f"git -C {record.worktree} switch {record.branch}",
-                version=record.id,
-            )
+        _check_worktree(ws, record, repo, worktree)
         tip = repo.head.target
-        index = repo.index
-        index.read()
-        index.add_all()
-        workdir = Path(repo.workdir)
-        for path in [entry.path for entry in index if not os.path.lexists(workdir / entry.path)]:
-            index.remove(path)
-        tree = index.write_tree()
-        previous = repo[tip]
-        diff = repo.diff(previous.tree, repo[tree])
-        files = [
-            {
-                "path": d.delta.new_file.path
-                if d.delta.status_char() != "D"
-                else d.delta.old_file.path,
-                "status": d.delta.status_char(),
-            }
-            for d in diff
-        ]
+        index, tree, files = _stage(repo, tip)
         result = CommitResult(
             version=record.id,
             branch=record.branch,
@@ -347,7 +298,7 @@ class Session:
             changed=False,
             files=files,
         )
-        if tree == previous.tree_id:
+        if tree == repo[tip].tree_id:
             return result
         signature = self.creator(ws).signature()
         commit = repo.create_commit(None, signature, signature, text + "\n", tree, [tip])
@@ -689,3 +640,69 @@ def _safe_progress(
             pass
 
     return call
+
+
+def _check_committable(ws: Workspace, record: VersionRecord, text: str) -> None:
+    """Refuse a commit with an empty message, on an abandoned version or on the champion."""
+    if not text:
+        raise InvalidState("the commit message is empty", fix="say what the change is and why")
+    if record.status == VersionStatus.ABANDONED.value:
+        raise InvalidState(
+            f"{record.id} is abandoned: its recipe is negative evidence and stays as it is",
+            fix=f"branch a new version from it: branch(parent={record.id!r}, ...)",
+            version=record.id,
+        )
+    if record.id == ws.champion():
+        raise InvalidState(
+            f"{record.id} is the champion: it is changed only by promotion",
+            fix="branch a new version from the champion and commit there",
+            version=record.id,
+        )
+
+
+def _check_worktree(ws: Workspace, record: VersionRecord, repo: Any, worktree: Path) -> None:
+    """Refuse a worktree that is not this repository's (its .git points elsewhere) or is not on
+    the version's branch: the commit would land where the ledger does not look."""
+    admin = Path(repo.path).resolve()
+    if (
+        admin.parent != Path(ws.git.repo.path).resolve() / "worktrees"
+        or repo.workdir is None
+        or Path(repo.workdir).resolve() != worktree.resolve()
+    ):
+        raise InvalidState(
+            f"the worktree of {record.id} ({record.worktree}) does not belong to this "
+            f"repository (its .git points to {admin})",
+            fix=f"evotree worktree restore {record.id} in a fresh place",
+            version=record.id,
+        )
+    expected = f"refs/heads/{record.branch}"
+    head = None if repo.head_is_unborn else repo.references.get("HEAD")
+    if head is None or repo.head_is_detached or head.target != expected:
+        raise InvalidState(
+            f"the worktree of {record.id} ({record.worktree}) is not on its branch {record.branch}",
+            fix=f"git -C {record.worktree} switch {record.branch}",
+            version=record.id,
+        )
+
+
+def _stage(repo: Any, tip: Any) -> tuple[Any, Any, list[dict[str, str]]]:
+    """The worktree's files staged (ignored ones left out, deleted ones removed): the index, its
+    tree, and each changed file against ``tip`` with its status letter."""
+    index = repo.index
+    index.read()
+    index.add_all()
+    workdir = Path(repo.workdir)
+    for path in [entry.path for entry in index if not os.path.lexists(workdir / entry.path)]:
+        index.remove(path)
+    tree = index.write_tree()
+    diff = repo.diff(repo[tip].tree, repo[tree])
+    files = [
+        {
+            "path": d.delta.new_file.path
+            if d.delta.status_char() != "D"
+            else d.delta.old_file.path,
+            "status": d.delta.status_char(),
+        }
+        for d in diff
+    ]
+    return index, tree, files
