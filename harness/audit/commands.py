@@ -67,20 +67,15 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from evotree.harness.audit.git_argv import _git_split
+from evotree.harness.audit.git_argv import _GIT_WORDS, _git_split
 from evotree.harness.audit.git_scopes import BISECT_SCOPE, BISECT_START
 from evotree.harness.audit.hits import Hit, RuleSet
 from evotree.harness.audit.lexer import LineJoiner, SimpleCommand, _basename, unfinished
 from evotree.harness.audit.network_rules import is_loopback
 from evotree.harness.audit.revisions import BASE_NAMES, HEX_REV, _rev_kind, is_head_relative
 from evotree.harness.audit.rules import classify
-from evotree.harness.audit.unwrap import (
-    _GIT_WORDS,
-    LISTED_REFS,
-    ShellContext,
-    _parse_cached,
-    parse_shell,
-)
+from evotree.harness.audit.shell_context import LISTED_REFS, ShellContext
+from evotree.harness.audit.unwrap import _parse_cached, parse_shell
 
 # The audit's entry points, importable from here (``__all__``): callers need not know which of
 # the modules above defines each.

@@ -158,3 +158,64 @@ class _GitCall:
                     candidate=True,
                 )
             )
+
+
+def _git_sub_index(argv: Sequence[str]) -> int:
+    """The index of git's subcommand in ``argv``, after the global options (-1: none)."""
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in _GIT_GLOBAL_ARG:
+            k += 2
+            continue
+        if word.startswith("-"):
+            k += 1
+            continue
+        return k
+    return -1
+
+
+#: git subcommands that read history or references: after a command name the audit could not
+#: resolve (``$X log --all``, ``$(unknown) show origin/fix``) the words are judged as git's
+_GIT_WORDS = frozenset(
+    {
+        "log",
+        "show",
+        "diff",
+        "cat-file",
+        "rev-list",
+        "reflog",
+        "for-each-ref",
+        "show-ref",
+        "ls-remote",
+        "fetch",
+        "checkout",
+        "restore",
+        "switch",
+        "reset",
+        "cherry-pick",
+        "merge",
+        "stash",
+        "notes",
+        "ls-tree",
+        "rev-parse",
+        "archive",
+        "bundle",
+        "format-patch",
+        "diff-tree",
+        "whatchanged",
+        "shortlog",
+        "fsck",
+        "pull",
+        "clone",
+        "show-branch",
+        "blame",
+        "fast-export",
+        "verify-pack",
+        "unpack-objects",
+        "name-rev",
+        "describe",
+        "range-diff",
+        "rebase",
+    }
+)

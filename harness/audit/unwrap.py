@@ -1,11 +1,19 @@
 """The unwrapper of the leak audit: what a simple command really runs.
 
 :func:`parse_shell` parses a command line with the trajectory's :class:`ShellContext` and
-unwraps wrappers (``env``, ``sudo``, ``timeout``, ``bash -c``, ``eval``, ``xargs``, ...),
-variables, aliases, git aliases, files the trajectory wrote and then ran (scripts, Makefiles),
-Python and other interpreters' code (:mod:`evotree.harness.audit.inline`) and commands built
-from literals (:mod:`evotree.harness.audit.static`). Moved out of
-:mod:`evotree.harness.audit.commands`, which re-exports these names.
+unwraps what runs other commands, family by family: ``env`` and ``uv run``-style runners,
+wrappers (``sudo``, ``timeout``, ``nohup``, ...), ``xargs``, shells (``bash -c``, a here-document
+or pipe fed to a shell, ``eval``), ``find -exec`` / awk / ``script -c``
+(:mod:`evotree.harness.audit.spawners`), interpreters' code (Python, node, perl, ...:
+:mod:`evotree.harness.audit.inline`), git aliases, and files the trajectory wrote and then ran
+(scripts, Makefiles). These are one recursion (what a runner runs is unwrapped again) and stay
+here; what they read and record is beside it:
+
+* :mod:`~evotree.harness.audit.shell_context` — :class:`ShellContext` (variables, aliases,
+  written files) and how a word is read against it;
+* :mod:`~evotree.harness.audit.shell_values` — static output, substitutions, what a pipe lists;
+* :mod:`~evotree.harness.audit.written_files` — files written, patches, editors, Makefiles;
+* :mod:`~evotree.harness.audit.shell_builtins` — ``alias``, ``export``, ``for``, ``read``, ...
 """
 
 from __future__ import annotations
@@ -15,32 +23,47 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from evotree.harness.audit import inline as _inline
-from evotree.harness.audit import static as _static
 from evotree.harness.audit import spawners as _spawners
+from evotree.harness.audit.git_argv import _GIT_WORDS, _git_sub_index
 from evotree.harness.audit.lexer import (
-    SimpleCommand,
     _ASSIGN,
     _KEYWORDS,
-    _Lexer,
     _SPECIAL,
+    SimpleCommand,
     _basename,
+    _Lexer,
     _split,
 )
-from evotree.harness.audit.git_argv import _GIT_GLOBAL_ARG, _git_split, _positionals
-from evotree.harness.audit.history_rules import _git_rules
-from evotree.harness.audit.internals_rules import _GIT_INTERNAL
-from evotree.harness.audit.revisions import is_head_relative
+from evotree.harness.audit.shell_builtins import _shell_builtin
+from evotree.harness.audit.shell_context import LISTED_REFS, ShellContext, _expand, _script_key
+from evotree.harness.audit.shell_values import (
+    _pipe_source,
+    _procsub_body,
+    _stdin_text,
+    _substitute,
+)
+from evotree.harness.audit.written_files import (
+    _EDIT_BLOCK,
+    _editor,
+    _editor_tool,
+    _make_recipes,
+    _reads_stdin_makefile,
+    _remember_writes,
+)
 
-__all__ = ["MAX_DEPTH", "ShellContext", "LISTED_REFS", "parse_shell"]
+__all__ = ["MAX_DEPTH", "parse_shell"]
 
 
 #: Parsing nested ``bash -c`` / ``eval`` / substitutions stops at this depth.
 MAX_DEPTH = 8
 
 
-# ----------------------------------------------------------------------------- unwrapping
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish", "busybox"})
+
+
 _PYTHONS = re.compile(r"^(python|pypy)[0-9.]*$")
+
+
 # wrappers: name -> (options that take an argument, positional args to skip before the command)
 _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}), 0),
@@ -110,445 +133,6 @@ def _after_options(argv: Sequence[str], with_arg: frozenset[str], skip: int) -> 
     return list(argv[k + skip :])
 
 
-class ShellContext(list):  # type: ignore[type-arg]
-    """The simple commands found so far, and what earlier commands defined: shell variables
-    (``G=git``), aliases (``alias gl='git log --all'``), git aliases (``git config alias.h
-    'log --all'``) and files written from the command line or by editor tools (``cat > s.sh
-    <<EOF``, ``echo ... > s.sh``, ``apply_patch``, ``str_replace_editor create``), so ``$G log
-    --all``, ``gl``, ``git h`` and ``bash s.sh`` / ``python s.py`` are seen for what they run.
-    ``state`` holds what the trajectory did that later steps depend on (its own stashes, the
-    file an editor has open). One context may span a trajectory's steps."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.vars: dict[str, str] = {}
-        self.aliases: dict[str, str] = {}
-        self.scripts: dict[str, str] = {}
-        self.git_aliases: dict[str, str] = {}
-        self.state: dict[str, object] = {}
-
-    def share(self, other: ShellContext) -> None:
-        """Read and write ``other``'s definitions (not its commands)."""
-        self.vars, self.aliases, self.scripts = other.vars, other.aliases, other.scripts
-        self.git_aliases, self.state = other.git_aliases, other.state
-
-    @property
-    def defines(self) -> bool:
-        return bool(self.vars or self.aliases or self.scripts or self.git_aliases)
-
-    def relevant(self, text: str) -> bool:
-        """Could a definition change how ``text`` parses? (False: the memoized parse is right.)"""
-        if self.vars and "$" in text:
-            return True
-        if self.git_aliases and "git" in text:
-            return True
-        listed = self.state.get("listed_files")
-        if isinstance(listed, dict) and any(_basename(p) in text for p in listed):
-            return True
-        if self.aliases and any(a in text for a in self.aliases):
-            return True
-        if self.scripts:
-            if "end_of_edit" in text or "str_replace_editor" in text or "apply_patch" in text:
-                return True
-            if "make" in text and any(_basename(p) in _MAKEFILES for p in self.scripts):
-                return True
-            return any(_basename(p).rsplit(".", 1)[0] in text for p in self.scripts if p)
-        return False
-
-
-_VAR_WORD = re.compile(
-    r"^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)"
-    r"(?:\[(?:0|@|\*)\])?\})$"
-)
-_VAR_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
-#: what a variable or an ``xargs`` argument holds when it comes from a listing of references
-#: beyond the task's base (``git branch -r | xargs git show``): a ref, as far as the rules go
-LISTED_REFS = "refs/<listed-by-the-trajectory>"
-
-
-def _expand(argv: list[str], vars_: dict[str, str]) -> list[str]:
-    out: list[str] = []
-    for word in argv:
-        m = _VAR_WORD.match(word)
-        if m and (m.group(1) or m.group(2)) in vars_:
-            out.extend(vars_[m.group(1) or m.group(2)].split())
-        elif "$" in word:
-            out.append(
-                _VAR_REF.sub(lambda r: vars_.get(r.group(1) or r.group(2), r.group(0)), word)
-            )
-        else:
-            out.append(word)
-    return out
-
-
-def _norm_path(path: str) -> str:
-    return path[2:] if path.startswith("./") else path
-
-
-def _script_key(path: str, scripts: dict[str, str]) -> str | None:
-    """The key of ``scripts`` that ``path`` names: the same path, or one ends with the other
-    (``/repo/tools/dig.py`` written, ``python tools/dig.py`` run from ``/repo``)."""
-    clean = _norm_path(path)
-    if clean in scripts:
-        return clean
-    if not clean or clean.endswith("/"):
-        return None
-    for key in scripts:
-        if key.endswith("/" + clean) or clean.endswith("/" + key):
-            return key
-    return None
-
-
-# ----------------------------------------------------------------------------- static output
-def _static_of(cmd: SimpleCommand, sink: ShellContext, hops: int = 0) -> bytes | None:
-    """What ``cmd`` prints, when a decoding pipeline of literals computes it (:mod:`.static`)."""
-    if hops > 12 or not cmd.argv:
-        return None
-    argv = _expand(list(cmd.argv), sink.vars) if sink.vars else list(cmd.argv)
-    if not argv:
-        return None
-    name = _basename(argv[0])
-    if name in ("echo", "printf"):
-        return _static.source_output(argv)
-    if name not in _static.FILTERS:
-        return None
-    data: bytes | None = None
-    if cmd.heredoc is not None:
-        data = cmd.heredoc.encode("utf-8", "surrogateescape") + b"\n"
-    for op, target in cmd.redirects:
-        if op == "<<<":
-            data = target.encode("utf-8", "surrogateescape") + b"\n"
-        elif op == "<":
-            key = _script_key(target, sink.scripts)
-            data = sink.scripts[key].encode("utf-8", "surrogateescape") if key is not None else None
-    if data is None and cmd.stdin is not None:
-        data = _static_of(cmd.stdin, sink, hops + 1)
-    return _static.filter_output(argv, data, sink.scripts)
-
-
-def _static_text(text: str, sink: ShellContext) -> str | None:
-    """The output of command line ``text`` (a substitution's body) when it is static."""
-    if not any(k in text for k in _static.KEYWORDS):
-        return None
-    cmds = _split(_Lexer(text).run())
-    if not cmds:
-        return None
-    out = _static_of(cmds[-1], sink)
-    if out is None:
-        return None
-    return out.decode("utf-8", "replace").rstrip("\n")
-
-
-def _substitute(word: str, sink: ShellContext) -> str:
-    """``word`` with each ``$(...)`` / backtick substitution whose output is static replaced by it."""
-    out: list[str] = []
-    i = 0
-    n = len(word)
-    while i < n:
-        if word.startswith("$(", i) and not word.startswith("$((", i):
-            end = _Lexer(word)._matching(i + 2, "(", ")")
-            inner = word[i + 2 : end - 1]
-            value = _static_text(inner, sink)
-            if value is None and _reads_listed(inner, sink):
-                value = LISTED_REFS  # a line of a file a listing of references was written to
-            if value is None:
-                value = _resolved_rev(inner)
-            out.append(word[i:end] if value is None else value)
-            i = end
-            continue
-        if word[i] == "`":
-            j = word.find("`", i + 1)
-            if j < 0:
-                out.append(word[i:])
-                break
-            value = _static_text(word[i + 1 : j], sink)
-            if value is None and _reads_listed(word[i + 1 : j], sink):
-                value = LISTED_REFS
-            if value is None:
-                value = _resolved_rev(word[i + 1 : j])
-            out.append(word[i : j + 1] if value is None else value)
-            i = j + 1
-            continue
-        out.append(word[i])
-        i += 1
-    return "".join(out)
-
-
-def _resolved_rev(text: str) -> str | None:
-    """``$(git rev-parse X)``, ``$(git rev-list -1 X)``, ``$(git log -1 --format=%H X)``: the id
-    of X's commit, which names what X names (a revision beyond HEAD stays one)."""
-    if "git" not in text:
-        return None
-    cmds = _split(_Lexer(text).run())
-    if len(cmds) != 1 or not cmds[0].argv or _basename(cmds[0].argv[0]) != "git":
-        return None
-    sub, args = _git_split(cmds[0].argv)
-    if sub not in ("rev-parse", "rev-list", "log"):
-        return None
-    if sub != "rev-parse" and not any(a in ("-1", "-n1", "--max-count=1") for a in args):
-        return None
-    pos = [a for a in args if not a.startswith("-") and a not in ("1",)]
-    if len(pos) != 1 or "$" in pos[0] or "`" in pos[0]:
-        return None
-    word = re.sub(r"\^\{(?:commit)?\}$", "", pos[0])
-    return word if not is_head_relative(word) else "HEAD"
-
-
-def _listed_files(sink: ShellContext) -> dict[str, bool]:
-    """Files the trajectory wrote a listing of references beyond the base to
-    (``git branch -r > /tmp/refs.txt``): what a later step reads from them is such a reference."""
-    found = sink.state.get("listed_files")
-    return found if isinstance(found, dict) else {}
-
-
-def _names_listed(cmd: SimpleCommand, listed: dict[str, bool]) -> bool:
-    words = [*cmd.argv[1:], *(t for op, t in cmd.redirects if op in ("<", "<>"))]
-    return any(_script_key(w, listed) is not None for w in words if w and not w.startswith("-"))
-
-
-def _reads_listed(text: str, sink: ShellContext) -> bool:
-    """Does command line ``text`` (a substitution's body) print lines of a listed file?"""
-    listed = _listed_files(sink)
-    if not listed:
-        return False
-    for cmd in _split(_Lexer(text).run()):
-        if (not cmd.argv or _basename(cmd.argv[0]) in _PASS_THROUGH) and _names_listed(cmd, listed):
-            return True
-    return False
-
-
-def _remember_listing(cmd: SimpleCommand, sink: ShellContext) -> None:
-    """``git branch -r > f`` (a listing of references beyond the base written to a file): mark f."""
-    targets = [t for op, t in cmd.redirects if op in (">", ">>", ">|") and t]
-    if targets and _pipe_source(cmd, sink)[0] == "beyond":
-        listed = dict(_listed_files(sink))
-        listed.update({_norm_path(t): True for t in targets})
-        sink.state["listed_files"] = listed
-
-
-def _procsub_body(word: str, sink: ShellContext) -> str | None:
-    """The static output of a process substitution ``<(...)`` used as a file name."""
-    if word.startswith("<(") and word.endswith(")"):
-        return _static_text(word[2:-1], sink)
-    return None
-
-
-# ----------------------------------------------------------------------------- what a pipe feeds
-#: programs that pass (a selection of) their input on: a listing piped through them is still
-#: that listing
-_PASS_THROUGH = frozenset(
-    {
-        "head",
-        "tail",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "cut",
-        "sort",
-        "uniq",
-        "awk",
-        "gawk",
-        "sed",
-        "tr",
-        "cat",
-        "tee",
-        "column",
-        "fmt",
-        "tac",
-        "shuf",
-        "paste",
-        "xargs",
-        "while",
-    }
-)
-_REF_LISTERS = frozenset(
-    {"tag", "for-each-ref", "show-ref", "reflog", "ls-remote", "stash", "name-rev", "describe"}
-)
-
-
-def _pipe_source(cmd: SimpleCommand | None, sink: ShellContext) -> tuple[str, list[str] | None]:
-    """What ``cmd`` (the left side of a pipe) lists: ``("static", words)`` when its output is
-    computed, ``("beyond", None)`` for references beyond the task's base (``git branch -r``,
-    ``git tag``, ``git rev-list --all``, ``cat .git/packed-refs``), ``("head", None)`` for
-    HEAD's own history, ``("paths", roots)`` for files, else ``("unknown", None)``."""
-    hops = 0
-    while cmd is not None and hops < 16:
-        out = _static_of(cmd, sink)
-        if out is not None:
-            return "static", out.decode("utf-8", "replace").split()
-        argv = cmd.argv
-        if not argv:
-            return "unknown", None
-        name = _basename(argv[0])
-        if name in _PASS_THROUGH and _names_listed(cmd, _listed_files(sink)):
-            return "beyond", None
-        if (
-            name in _PASS_THROUGH
-            and cmd.stdin is not None
-            and not (
-                name in ("grep", "egrep", "fgrep", "rg", "cat")
-                and len([a for a in argv[1:] if not a.startswith("-")])
-                > (0 if name == "cat" else 1)
-            )
-        ):
-            cmd = cmd.stdin
-            hops += 1
-            continue
-        if name == "git":
-            sub, args = _git_split(argv)
-            if sub == "branch":
-                return ("head", None) if "--show-current" in args else ("beyond", None)
-            if sub in _REF_LISTERS:
-                return "beyond", None
-            if sub in ("log", "rev-list", "shortlog", "whatchanged", "cherry"):
-                high = any(h.severity == "high" for h in _git_rules(argv, ""))
-                return ("beyond", None) if high else ("head", None)
-            if sub in ("ls-files", "diff", "grep", "status", "ls-tree"):
-                pos, after = _positionals(args, sub)
-                return "paths", after or [p for p in pos if "/" in p or "." in p]
-            return "unknown", None
-        words = [*argv[1:], *(t for _, t in cmd.redirects)]
-        if any(_GIT_INTERNAL.search(w) for w in words):
-            return "beyond", None
-        if name in ("find", "fd", "ls"):
-            roots = []
-            for a in argv[1:]:
-                if a.startswith(("-", "(", "!")):
-                    if name == "find":
-                        break
-                    continue
-                roots.append(a.rstrip("/") + "/" if name == "find" else a)
-            return "paths", roots
-        return "unknown", None
-    return "unknown", None
-
-
-# ----------------------------------------------------------------------------- files written
-def _remember_script(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> None:
-    targets = [t for op, t in cmd.redirects if op in (">", ">>", ">|") and t]
-    if name == "tee":
-        targets += [a for a in argv[1:] if not a.startswith("-")]
-    if name in ("cp", "mv") and len(argv) >= 3:
-        args = [a for a in argv[1:] if not a.startswith("-")]
-        key = _script_key(args[0], sink.scripts) if len(args) == 2 else None
-        if key is not None:
-            sink.scripts[_norm_path(args[1])] = sink.scripts[key]
-        return
-    if not targets:
-        return
-    if name == "tee" and cmd.heredoc is not None:
-        body = cmd.heredoc
-    elif name == "tee" and cmd.stdin is not None:
-        out = _static_of(cmd.stdin, sink)
-        if out is None:
-            return
-        body = out.decode("utf-8", "replace")
-    else:
-        out = _static_of(cmd, sink)
-        if out is None:
-            return
-        body = out.decode("utf-8", "replace")
-        if name == "echo":  # sh's echo reads escapes
-            body = body.replace("\\n", "\n")
-    for target in targets:
-        path = _norm_path(target)
-        if any(op == ">>" for op, t in cmd.redirects if t == target):
-            sink.scripts[path] = sink.scripts.get(path, "") + body
-        else:
-            sink.scripts[path] = body
-
-
-_PATCH_HEAD = re.compile(
-    r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$|^\*\*\* Move to: (.+?)\s*$"
-)
-
-
-def _patch_writes(text: str) -> list[tuple[str, str, bool]]:
-    """(path, content, complete) for each file a patch writes: Codex ``apply_patch`` format
-    (``*** Add File:`` / ``*** Update File:``) or a unified diff (``+++ b/path``). An update's
-    content is its added lines (``complete`` False)."""
-    out: list[tuple[str, list[str], bool]] = []
-    for line in text.splitlines():
-        m = _PATCH_HEAD.match(line)
-        if m:
-            if m.group(1):
-                out.append((m.group(2), [], m.group(1) == "Add"))
-            elif m.group(3) and m.group(3) != "/dev/null":
-                out.append((m.group(3), [], False))
-            elif m.group(4):
-                out.append((m.group(4), [], False))
-            continue
-        if out and line.startswith("+") and not line.startswith("+++"):
-            out[-1][1].append(line[1:])
-    return [(p, "\n".join(lines), complete) for p, lines, complete in out]
-
-
-def _write_file(
-    path: str, content: str, complete: bool, sink: ShellContext, redirects: tuple = ()
-) -> None:
-    """An editor tool or patch wrote ``path``: remember its content, and let the write rules see it."""
-    key = _norm_path(path)
-    if complete:
-        sink.scripts[key] = content
-    else:
-        old_key = _script_key(path, sink.scripts)
-        sink.scripts[old_key or key] = (
-            (sink.scripts.get(old_key, "") + "\n") if old_key else ""
-        ) + content
-    sink.append(SimpleCommand(("tee", path), redirects))
-
-
-def _editor(argv: list[str], sink: ShellContext) -> None:
-    """SWE-agent's ``str_replace_editor CMD PATH [--file_text T] [--old_str A] [--new_str B]``."""
-    sub = argv[1] if len(argv) > 1 else ""
-    path = argv[2] if len(argv) > 2 else str(sink.state.get("open_file") or "")
-    opts: dict[str, str] = {}
-    k = 3
-    while k < len(argv):
-        if argv[k].startswith("--") and k + 1 < len(argv):
-            opts[argv[k][2:]] = argv[k + 1]
-            k += 2
-        else:
-            k += 1
-    if not path:
-        return
-    sink.state["open_file"] = path
-    if sub == "view":
-        sink.append(SimpleCommand(("cat", path)))
-        return
-    if sub == "create":
-        _write_file(path, opts.get("file_text", ""), True, sink)
-        return
-    if sub in ("str_replace", "insert"):
-        key = _script_key(path, sink.scripts)
-        new, old = opts.get("new_str", ""), opts.get("old_str")
-        if key is not None and old and old in sink.scripts[key]:
-            _write_file(key, sink.scripts[key].replace(old, new, 1), True, sink)
-        else:
-            _write_file(path, new, False, sink)
-        return
-    sink.append(SimpleCommand(("tee", path)))
-
-
-_EDIT_BLOCK = re.compile(r"^edit\s+(?:\d+(?::\d+)?\s*)?\n(.*?)(?:\n)?end_of_edit\s*$", re.S)
-
-
-# ----------------------------------------------------------------------------- unwrapping
-def _git_sub_index(argv: Sequence[str]) -> int:
-    k = 1
-    while k < len(argv):
-        word = argv[k]
-        if word in _GIT_GLOBAL_ARG:
-            k += 2
-            continue
-        if word.startswith("-"):
-            k += 1
-            continue
-        return k
-    return -1
-
-
 def _emit_code(
     calls: Iterable[tuple[str, tuple[str, ...] | str]], depth: int, sink: ShellContext
 ) -> None:
@@ -557,75 +141,6 @@ def _emit_code(
             _parse_into(str(value), depth + 1, sink)
         elif value:
             _unwrap(SimpleCommand(tuple(value)), depth + 1, sink)
-
-
-_MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_MAKE_RULE = re.compile(r"^([^\s#:=][^:=]*?)\s*::?(?!=)\s*([^;=]*?)\s*(?:;\s*(.*))?$")
-
-
-def _make_recipes(argv: Sequence[str], sink: ShellContext) -> list[str]:
-    """The recipe lines ``make [-f FILE] [TARGET...]`` runs, from a Makefile the trajectory wrote
-    (the first target when none is named; prerequisites that are targets first). Empty when the
-    Makefile is not known."""
-    path = None
-    targets: list[str] = []
-    k = 1
-    while k < len(argv):
-        word = argv[k]
-        if word in ("-f", "--file", "--makefile") and k + 1 < len(argv):
-            path = argv[k + 1]
-            k += 2
-            continue
-        if word.startswith("-f") and len(word) > 2:
-            path = word[2:]
-        elif word in ("-C", "--directory", "-j", "-l", "-o", "-W", "-I") and k + 1 < len(argv):
-            k += 2
-            continue
-        elif not word.startswith("-") and "=" not in word:
-            targets.append(word)
-        k += 1
-    key = (
-        _script_key(path, sink.scripts)
-        if path
-        else next((p for p in sink.scripts if _basename(p) in _MAKEFILES), None)
-    )
-    if key is None:
-        return []
-    rules: dict[str, tuple[list[str], list[str]]] = {}
-    order: list[str] = []
-    current: list[list[str]] = []
-    for line in sink.scripts[key].split("\n"):
-        if line.startswith("\t"):
-            for recipe in current:
-                recipe.append(line[1:].lstrip("@-+ ").replace("$$", "$"))
-            continue
-        m = _MAKE_RULE.match(line)
-        if not m or line.startswith((" ", "export ", "include ")):
-            current = [] if line.strip() and not line.startswith(" ") else current
-            continue
-        current = []
-        for target in m.group(1).split():
-            entry = rules.setdefault(target, ([], []))
-            entry[0].extend(m.group(2).split())
-            if m.group(3):
-                entry[1].append(m.group(3).lstrip("@-+ "))
-            current.append(entry[1])
-            if not target.startswith("."):
-                order.append(target)
-    lines: list[str] = []
-    done: set[str] = set()
-
-    def run(target: str, depth: int) -> None:
-        if target in done or target not in rules or depth > 20:
-            return
-        done.add(target)
-        for dep in rules[target][0]:
-            run(dep, depth + 1)
-        lines.extend(rules[target][1])
-
-    for target in targets or order[:1]:
-        run(target, 0)
-    return lines
 
 
 def _run_script(body: str, interpreter: str, depth: int, sink: ShellContext) -> None:
@@ -728,161 +243,6 @@ def _prepared(cmd: SimpleCommand, depth: int, sink: ShellContext) -> list[str] |
     return argv
 
 
-def _shell_builtin(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:
-    """alias, export / declare, for VAR in ..., ... | while read VAR: definitions (True: done)."""
-    if name == "alias":
-        for word in argv[1:]:
-            alias, eq, value = word.partition("=")
-            if eq:
-                sink.aliases[alias] = value
-        return True
-    if name in ("export", "declare", "local", "readonly", "typeset"):
-        for word in argv[1:]:
-            var, eq, value = word.partition("=")
-            if eq and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", var):
-                sink.vars[var] = value
-        return True
-    if (
-        name == "for" and len(argv) > 2
-    ):  # for VAR in WORDS: the loop variable takes a value the rules can judge
-        var, words = argv[1], argv[3:]
-        value = None
-        for word in words:
-            if word.startswith("$(") and word.endswith(")"):
-                inner = _split(_Lexer(word[2:-1]).run())
-                scope, items = _pipe_source(inner[-1], sink) if inner else ("unknown", None)
-                if scope == "beyond":
-                    value = LISTED_REFS
-                    break
-                if items:
-                    word = next((w for w in items if not is_head_relative(w)), items[0])
-            if value is None or (is_head_relative(value) and not is_head_relative(word)):
-                value = word
-        if value is not None:
-            sink.vars[var] = value
-        return True
-    if name in ("read", "mapfile", "readarray", "printf") and _builtin_sets(name, argv, cmd, sink):
-        return True
-    if name == "read" and cmd.stdin is not None:  # ... | while read VAR
-        names = [a for a in argv[1:] if not a.startswith("-")]
-        if names:
-            scope, items = _pipe_source(cmd.stdin, sink)
-            if scope == "beyond":
-                sink.vars[names[-1]] = LISTED_REFS
-            elif items:
-                sink.vars[names[-1]] = next((w for w in items if not is_head_relative(w)), items[0])
-        return True
-    return False
-
-
-#: git subcommands that read history or references: after a command name the audit could not
-#: resolve (``$X log --all``, ``$(unknown) show origin/fix``) the words are judged as git's
-_GIT_WORDS = frozenset(
-    {
-        "log",
-        "show",
-        "diff",
-        "cat-file",
-        "rev-list",
-        "reflog",
-        "for-each-ref",
-        "show-ref",
-        "ls-remote",
-        "fetch",
-        "checkout",
-        "restore",
-        "switch",
-        "reset",
-        "cherry-pick",
-        "merge",
-        "stash",
-        "notes",
-        "ls-tree",
-        "rev-parse",
-        "archive",
-        "bundle",
-        "format-patch",
-        "diff-tree",
-        "whatchanged",
-        "shortlog",
-        "fsck",
-        "pull",
-        "clone",
-        "show-branch",
-        "blame",
-        "fast-export",
-        "verify-pack",
-        "unpack-objects",
-        "name-rev",
-        "describe",
-        "range-diff",
-        "rebase",
-    }
-)
-_READ_VALUED = frozenset({"-d", "-n", "-N", "-p", "-t", "-u"})
-_MAPFILE_VALUED = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
-
-
-def _builtin_sets(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:
-    """Builtins that set a variable from literals: ``printf -v VAR FORMAT ARGS``, ``read VAR
-    <<< WORD`` (or a here-document), ``mapfile -t ARR <<< WORD`` (True: done)."""
-    if name == "printf":
-        if argv[1:2] != ["-v"] or len(argv) < 4:
-            return False
-        out = _static.source_output(["printf", *argv[3:]])
-        if out is not None:
-            sink.vars[argv[2]] = out.decode("utf-8", "replace")
-        return True
-    text = next((t for op, t in cmd.redirects if op == "<<<"), cmd.heredoc)
-    if text is None:
-        return False
-    valued = _READ_VALUED if name == "read" else _MAPFILE_VALUED
-    names = [
-        a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in valued
-    ]
-    if names:
-        first = text.splitlines()[0] if text.strip() else ""
-        sink.vars[names[-1] if name != "read" else names[0]] = first.strip()
-    return True
-
-
-def _editor_tool(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> bool:
-    """apply_patch, SWE-agent's editor (str_replace_editor, create, open), patch and git apply
-    of a here-document: the files they write (True: nothing else runs)."""
-    if name in ("apply_patch", "applypatch"):
-        text = argv[1] if len(argv) > 1 else (cmd.heredoc or "")
-        if not text and cmd.stdin is not None:
-            text = (_static_of(cmd.stdin, sink) or b"").decode("utf-8", "replace")
-        for path, content, complete in _patch_writes(text):
-            _write_file(path, content, complete, sink)
-        return True
-    if name == "str_replace_editor":
-        _editor(argv, sink)
-        return True
-    if name == "create" and len(argv) == 2:  # SWE-agent's editor: create FILE (and open it)
-        sink.state["open_file"] = argv[1]
-        _write_file(argv[1], "", True, sink)
-        return True
-    if name == "open" and len(argv) in (2, 3):  # SWE-agent's editor: open FILE [LINE]
-        sink.state["open_file"] = argv[1]
-    if name in ("patch", "git") and cmd.heredoc and (name == "patch" or argv[1:2] == ["apply"]):
-        for path, content, complete in _patch_writes(cmd.heredoc):
-            _write_file(path, content, complete, sink)
-    return False
-
-
-def _remember_writes(name: str, argv: list[str], cmd: SimpleCommand, sink: ShellContext) -> None:
-    """Files written from the command line, and files a listing of references went to."""
-    if name in ("cat", "tee", "echo", "printf", "cp", "mv") or (
-        cmd.redirects and name in _static.FILTERS
-    ):
-        _remember_script(name, argv, cmd, sink)
-    if cmd.redirects and (name == "git" or cmd.stdin is not None or name in _PASS_THROUGH):
-        _remember_listing(
-            SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc, (), cmd.stdin), sink
-        )
-
-
 def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | None:
     """git's own aliases (``git config alias.x``, ``git -c alias.x=...``): the words they stand
     for; None when a shell alias (``!...``) was parsed instead."""
@@ -905,20 +265,6 @@ def _git_alias(argv: list[str], depth: int, sink: ShellContext) -> list[str] | N
                 return None
             argv = [*argv[:k], *value.split(), *argv[k + 1 :]]
     return argv
-
-
-def _reads_stdin_makefile(argv: Sequence[str]) -> bool:
-    """``make -f -`` / ``make -f /dev/stdin`` / ``make --file=-``: the Makefile is the input."""
-    for k, word in enumerate(argv[1:], 1):
-        if (
-            word in ("-f", "--file", "--makefile")
-            and k + 1 < len(argv)
-            and argv[k + 1] in ("-", "/dev/stdin")
-        ):
-            return True
-        if word in ("-f-", "--file=-", "--file=/dev/stdin", "--makefile=-"):
-            return True
-    return False
 
 
 def _run_written(name: str, argv: list[str], depth: int, sink: ShellContext) -> None:
@@ -957,28 +303,10 @@ def _unwrap_runner(
     name: str, argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
 ) -> bool:
     """env, xargs, ``uv run`` and the like, wrappers, shells and eval: what they run (True:
-    done)."""
+    done); find -exec, awk and ``script -c``: what they spawn besides (False: the command itself
+    is kept too)."""
     if name == "env":
-        k = 1
-        while k < len(argv):
-            word = argv[k]
-            if word in ("-u", "--unset", "-C", "--chdir"):
-                k += 2
-            elif word in ("-S", "--split-string") and k + 1 < len(argv):
-                rest = argv[k + 2 :]
-                _parse_into(argv[k + 1] + (" " + " ".join(rest) if rest else ""), depth + 1, sink)
-                return True
-            elif word.startswith("-") or _ASSIGN.match(word):
-                k += 1
-            else:
-                break
-        inner = argv[k:]
-        if inner:
-            _unwrap(
-                SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
-            )
-        else:
-            sink.append(cmd)
+        _run_env(argv, cmd, depth, sink)
         return True
     if name == "xargs":
         _xargs(argv, cmd, depth, sink)
@@ -987,55 +315,100 @@ def _unwrap_runner(
         name in ("uv", "poetry", "pipenv", "pdm", "hatch", "rye")
         and argv[1:2] == ["run"]
         and len(argv) > 2
+        and _run_project_tool(argv, cmd, depth, sink)
     ):
-        inner = [a for a in argv[2:]]
-        while inner and inner[0].startswith("-"):
-            inner.pop(0)
-        if inner:
-            _unwrap(
-                SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
-            )
-            return True
+        return True
     if name in _WRAPPERS:
-        if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
-            return True
-        with_arg, skip = _WRAPPERS[name]
-        inner = _after_options(argv, with_arg, skip)
-        if inner:
-            _unwrap(
-                SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
-            )
-        else:
-            sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+        _run_wrapper(name, argv, cmd, depth, sink)
         return True
     if name in _SHELLS:
-        args = argv[1:]
-        if name == "busybox" and args:
-            _unwrap(
-                SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink
-            )
-            return True
-        for k, word in enumerate(args):
-            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-                if k + 1 < len(args):
-                    _parse_into(args[k + 1], depth + 1, sink)
-                sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
-                return True
-            if not word.startswith("-"):
-                break
-        if not [w for w in args if not w.startswith("-")]:
-            if cmd.heredoc:
-                _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
-                sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
-                return True
-            fed = _stdin_text(cmd, sink)
-            if fed is not None:  # echo ... | base64 -d | bash
-                _parse_into(fed, depth + 1, sink)
-        sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+        _run_shell(name, argv, cmd, depth, sink)
         return True
     if name == "eval":
         _parse_into(" ".join(argv[1:]), depth + 1, sink)
         return True
+    _run_spawned(name, argv, depth, sink)
+    return False
+
+
+def _run_env(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
+    """``env [-u VAR] [NAME=value] CMD``: CMD; ``env -S 'CMD ARGS'``: the string, parsed."""
+    k = 1
+    while k < len(argv):
+        word = argv[k]
+        if word in ("-u", "--unset", "-C", "--chdir"):
+            k += 2
+        elif word in ("-S", "--split-string") and k + 1 < len(argv):
+            rest = argv[k + 2 :]
+            _parse_into(argv[k + 1] + (" " + " ".join(rest) if rest else ""), depth + 1, sink)
+            return
+        elif word.startswith("-") or _ASSIGN.match(word):
+            k += 1
+        else:
+            break
+    inner = argv[k:]
+    if inner:
+        _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+    else:
+        sink.append(cmd)
+
+
+def _run_project_tool(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> bool:
+    """``uv run [OPTS] CMD`` (poetry, pipenv, pdm, hatch, rye alike): CMD (False: none named)."""
+    inner = [a for a in argv[2:]]
+    while inner and inner[0].startswith("-"):
+        inner.pop(0)
+    if not inner:
+        return False
+    _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+    return True
+
+
+def _run_wrapper(
+    name: str, argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
+) -> None:
+    """sudo, timeout, nice, nohup, ... (:data:`_WRAPPERS`): the command after their options;
+    ``command -v`` runs nothing."""
+    if name == "command" and len(argv) > 1 and argv[1] in ("-v", "-V"):
+        return
+    with_arg, skip = _WRAPPERS[name]
+    inner = _after_options(argv, with_arg, skip)
+    if inner:
+        _unwrap(SimpleCommand(tuple(inner), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+    else:
+        sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+
+
+def _run_shell(
+    name: str, argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext
+) -> None:
+    """A shell: ``busybox CMD``, ``bash -c TEXT``, ``bash <<EOF``, ``... | bash`` (static text
+    fed in): what it runs; the shell itself is kept."""
+    args = argv[1:]
+    if name == "busybox" and args:
+        _unwrap(SimpleCommand(tuple(args), cmd.redirects, cmd.heredoc, (), cmd.stdin), depth, sink)
+        return
+    for k, word in enumerate(args):
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            if k + 1 < len(args):
+                _parse_into(args[k + 1], depth + 1, sink)
+            sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
+            return
+        if not word.startswith("-"):
+            break
+    if not [w for w in args if not w.startswith("-")]:
+        if cmd.heredoc:
+            _parse_into(cmd.heredoc, depth + 1, sink)  # bash <<EOF ... EOF
+            sink.append(SimpleCommand(tuple(argv), cmd.redirects, None))
+            return
+        fed = _stdin_text(cmd, sink)
+        if fed is not None:  # echo ... | base64 -d | bash
+            _parse_into(fed, depth + 1, sink)
+    sink.append(SimpleCommand(tuple(argv), cmd.redirects, cmd.heredoc))
+
+
+def _run_spawned(name: str, argv: list[str], depth: int, sink: ShellContext) -> None:
+    """What ``find -exec``, awk's ``system()`` and ``script -c`` run (:mod:`.spawners`)."""
     runs = _spawners.find_exec(argv) if name == "find" else []
     texts = _spawners.awk_commands(argv) if name in _spawners.AWKS else []
     if name == "script" and _spawners.script_command(argv):
@@ -1044,7 +417,6 @@ def _unwrap_runner(
         _unwrap(SimpleCommand(tuple(run), (), None), depth + 1, sink)
     for text in texts:
         _parse_into(text, depth + 1, sink)
-    return False
 
 
 def _interpreter_code(
@@ -1078,20 +450,6 @@ def _interpreter_code(
         if code is not None:
             _emit_code(_inline.python_calls(code), depth, sink)
     return False
-
-
-def _stdin_text(cmd: SimpleCommand, sink: ShellContext) -> str | None:
-    """The static text a pipe or here-string feeds to ``cmd`` (a shell or interpreter)."""
-    for op, target in cmd.redirects:
-        if op == "<<<":
-            return target
-        if op == "<":
-            key = _script_key(target, sink.scripts)
-            return sink.scripts[key] if key is not None else _procsub_body(target, sink)
-    if cmd.stdin is None:
-        return None
-    out = _static_of(cmd.stdin, sink)
-    return None if out is None else out.decode("utf-8", "replace")
 
 
 def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
