@@ -115,14 +115,9 @@ def run_by_hand(repo: Path, record: dict[str, Any], scratch: Path) -> dict[str, 
     from evotree.harness.export import export_tree
     from evotree.harness.layout import RunPaths
     from evotree.harness.records import RunPlan
-    from evotree.harness.sandbox import (
-        SandboxPolicy,
-        SandboxSpec,
-        accounted,
-        can_trace,
-        sandbox_env,
-        wrap,
-    )
+    from evotree.harness.sandbox import can_trace, wrap
+    from evotree.harness.sandbox_launch import accounted, sandbox_env
+    from evotree.harness.sandbox_spec import SandboxPolicy, SandboxSpec
 
     ws = Workspace.open(repo)
     cfg = ws.config

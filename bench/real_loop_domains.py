@@ -217,7 +217,7 @@ def math_domain(*, steps: int, neutral: float = 0.01) -> Domain:
     from evotree.domains.math.templates import render_judge_toml
 
     from evotree.api import init as evotree_init
-    from evotree.core.config import render_template
+    from evotree.core.config_template import render_template
 
     start = math_recipe(steps=steps)
 

@@ -31,7 +31,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from evotree.core.config import toml_value
+from evotree.core.config_template import toml_value
 from evotree.domains import write_if_absent
 from evotree.domains.line_task import TASK_PY_INLINE
 from evotree.domains.rsibench_data import START_ACCURACY as _RSIBENCH_START

@@ -26,7 +26,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from evotree.core.config import toml_value
+from evotree.core.config_template import toml_value
 from evotree.domains import write_if_absent
 from evotree.domains.line_task import TASK_PY_WITH_LINE
 

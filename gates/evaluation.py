@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evotree.core.ledger import utcnow
-from evotree.harness.sandbox import sandbox_warning
+from evotree.harness.sandbox_report import sandbox_warning
 from evotree.core.refs import branch_ref
 from evotree.gates.verify import trusted_policy
 from evotree.diagnostics.diagnose import aggregate_findings

@@ -23,7 +23,7 @@ from evotree.skills.errors import (
     SkillsFileError,
     UnknownSkill,
 )
-from evotree.core.config import toml_value
+from evotree.core.config_template import toml_value
 from evotree.core.errors import InvalidState
 from evotree.core.refs import branch_ref
 from evotree.core.ledger import VersionStatus

@@ -121,7 +121,8 @@ def test_git_and_ssh_keygen_are_system_programs(tmp_path: Path) -> None:
 
 
 def test_tools_are_recorded_in_the_policy_at_init() -> None:
-    from evotree.core.config import ConfigError, parse_config, render_template
+    from evotree.core.config import ConfigError, parse_config
+    from evotree.core.config_template import render_template
 
     tools = parse_config(render_template()).tools
     assert tools.git == safegit.system_program(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evotree.core.config import Config, locate_key, parse_config, render_template
+from evotree.core.config import Config, locate_key, parse_config
+from evotree.core.config_template import render_template
 from evotree.core.errors import ConfigError
 
 

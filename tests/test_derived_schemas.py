@@ -18,7 +18,8 @@ from conftest import Cli, validate
 from evotree.core.schemas.derive import dataclass_schema, schema_note, type_schema
 from evotree.verbs import VERBS, CommitResult, Session
 from evotree.verbs.results import ErrorResult, LogResult
-from evotree.verbs.schemas import DERIVED, VERB_SCHEMAS, Derived, load_schema, schema_names
+from evotree.verbs.schema_derivation import Derived
+from evotree.verbs.schemas import DERIVED, VERB_SCHEMAS, load_schema, schema_names
 
 
 def test_every_derived_schema_is_a_valid_schema_with_exactly_its_type_s_fields() -> None:

@@ -84,7 +84,7 @@ def hidden_gym_workspace(path: Path) -> Any:
     from conftest import git, make_repo
 
     from evotree.api import init as evotree_init
-    from evotree.core.config import render_template
+    from evotree.core.config_template import render_template
     from evotree.core.workspace import Workspace
     from evotree.domains.gym import materialize
 

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from evotree.core.config import ConfigError, parse_config, render_template
+from evotree.core.config import ConfigError, parse_config
+from evotree.core.config_template import render_template
 from evotree.core.normalize import NormalizeError, NormalizeSpec, normalize_score, parse_normalize
 
 AI4AI = NormalizeSpec(unusable=0.0, start=0.40, optimum=0.90)

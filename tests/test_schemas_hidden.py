@@ -89,7 +89,7 @@ def test_a_text_named_after_a_hidden_split_keeps_its_words_not_its_numbers() -> 
 def test_a_typed_result_s_field_named_after_a_hidden_split_is_nulled_like_its_json_key() -> None:
     """The text renderer gets the typed result, the JSON its dict: neither shows the figure."""
     from evotree.gates.finalize import Candidate, FinalizePlan
-    from evotree.verbs.results import FinalizeDryRun
+    from evotree.verbs.promotion_results import FinalizeDryRun
 
     plan = FinalizeDryRun(
         FinalizePlan("ready", Candidate("v1-s0", "v1", _COMMIT, "t", 0.8125), 3), retrain=False

@@ -17,7 +17,8 @@ from conftest import Cli, commit_file, validate
 from evotree.cli.main import cli
 from evotree.core.errors import EvotreeError
 from evotree.core.events import PAYLOADS
-from evotree.verbs.results import ErrorResult, LogResult, MemorySearchResult, SignersAccepted
+from evotree.verbs.promotion_results import SignersAccepted
+from evotree.verbs.results import ErrorResult, LogResult, MemorySearchResult
 from evotree.verbs.schemas import DERIVED, load_schema
 
 #: every command that takes --json -> the schema(s) of what it prints (besides "error", which

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evotree.core.config import _DOMAIN_COMMANDS, parse_config, render_template, toml_value
+from evotree.core.config import parse_config
+from evotree.core.config_template import _DOMAIN_COMMANDS, render_template, toml_value
 from evotree.domains.autoresearch.templates import _repo_toml, example_files
 from evotree.domains.math.templates import render_judge_toml
 from evotree.domains.protocols import START_ACCURACY, materialize_ai4ai

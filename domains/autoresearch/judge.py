@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from evotree.domains.autoresearch.summary import DIRECTIONS, metric_value, parse_summary
-from evotree.harness.sandbox import ENV_POLICY_SANDBOX
-from evotree.harness.sandbox import policy_sandbox_argv
+from evotree.harness.sandbox_spec import ENV_POLICY_SANDBOX
+from evotree.harness.sandbox_nested import policy_sandbox_argv
 from evotree.harness import get_recorder
 
 __all__ = ["hidden_bits_per_byte", "main", "stream_layout"]

@@ -18,7 +18,7 @@ import secrets
 import shlex
 from pathlib import Path
 
-from evotree.core.config import toml_value
+from evotree.core.config_template import toml_value
 from evotree.domains import write_if_absent
 from evotree.domains.autoresearch.corpus import generate
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from evotree.core.errors import EvotreeError
 from evotree.domains.gym.templates import render_judge_toml
-from evotree.core.config import render_template
+from evotree.core.config_template import render_template
 from evotree.domains import write_if_absent
 from evotree.domains.gym import JUDGE_FILE
 from evotree.domains.gym import POLICY_FILE

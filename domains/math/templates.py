@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 
-from evotree.core.config import toml_value
+from evotree.core.config_template import toml_value
 from evotree.domains.math.data import HIDDEN_SEED_MAX, HIDDEN_SEED_MIN
 
 __all__ = ["MATH_TOML", "RECIPE_TOML", "draw_hidden_seeds", "render_judge_toml"]

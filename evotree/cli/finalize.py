@@ -133,7 +133,7 @@ def finalize_cmd(dry_run: bool, yes: bool, as_json: bool, submitted: str | None)
     ws = open_workspace()
     if dry_run:
         from evotree.gates.finalize import finalize_plan
-        from evotree.verbs.results import FinalizeDryRun
+        from evotree.verbs.promotion_results import FinalizeDryRun
 
         return FinalizeDryRun(finalize_plan(ws, submitted), bool(ws.config.eval.finalize_retrain))
     import sys

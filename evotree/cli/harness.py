@@ -9,7 +9,7 @@ import click
 from evotree.cli.common import open_workspace, outputs, renderer
 from evotree.gates.harnesses import create_harness
 from evotree.gates.harnesses import list_harnesses
-from evotree.verbs.results import HarnessListResult
+from evotree.verbs.promotion_results import HarnessListResult
 from evotree.cli.signoff import signoff_command
 from evotree.core.text import escape_control as esc
 from evotree.gates.ceremony import harness_signoff

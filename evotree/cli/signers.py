@@ -19,7 +19,7 @@ from evotree.gates.bootstrap import accept_signers
 from evotree.gates.bootstrap import unaccepted_signers
 from evotree.gates.errors import SignoffRefused
 from evotree.gates.signoff import require_human_terminal
-from evotree.verbs.results import SignersAccepted
+from evotree.verbs.promotion_results import SignersAccepted
 
 __all__ = ["register"]
 

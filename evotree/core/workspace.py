@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath
 
 import pygit2
 
-from evotree.core.config import CONFIG_FILE, Config, parse_config, read_config_text, render_template
+from evotree.core.config import CONFIG_FILE, Config, parse_config, read_config_text
+from evotree.core.config_template import render_template
 from evotree.core.errors import (
     AlreadyExists,
     AlreadyInitialized,
