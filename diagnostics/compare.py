@@ -26,19 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evotree.diagnostics.seed_stats import iqm, probability_of_improvement, stratified_bootstrap_ci
 from evotree.diagnostics.stats import (
     Difference,
     RunSpread,
     alpha_spending,
     benjamini_hochberg,
     difference,
-    iqm,
     pooled_spread,
-    probability_of_improvement,
     require_same_pool,
     runs_identical,
     spread_term,
-    stratified_bootstrap_ci,
     wilcoxon_signed_rank,
 )
 from evotree.core.errors import EvotreeError

@@ -17,8 +17,8 @@ What is here, bottom to top:
   :func:`normalized_score`;
 - paired tests on one pool: :func:`paired_bootstrap` (BCa, percentile fallback),
   :func:`wilcoxon_signed_rank`, :func:`benjamini_hochberg`;
-- across seeds (rliable's definitions): :func:`iqm`, :func:`stratified_bootstrap_ci`,
-  :func:`probability_of_improvement`;
+- across seeds (rliable's definitions: the IQM, its stratified bootstrap CI, the probability of
+  improvement): :mod:`evotree.diagnostics.seed_stats`;
 - :func:`difference`: **the** comparison of two versions that ``compare``, ``diagnose``,
   ``gates``, the reports and the agent tools show (one Δ, one t interval, one one-sided p), with
   the run-to-run spread pooled over a tree (:func:`spread_term`, :func:`pooled_spread`) and runs
@@ -47,9 +47,7 @@ __all__ = [
     "AlphaSpend",
     "AtK",
     "BHResult",
-    "BootstrapCI",
     "Difference",
-    "ImprovementProbability",
     "InvalidScores",
     "PairedBootstrap",
     "PoolMismatch",
@@ -60,23 +58,18 @@ __all__ = [
     "avg_at_k",
     "benjamini_hochberg",
     "difference",
-    "iqm",
     "normalized_score",
     "paired_bootstrap",
     "pooled_spread",
     "pass_at_k",
-    "probability_of_improvement",
     "require_same_pool",
     "runs_identical",
     "spread_term",
-    "stratified_bootstrap_ci",
     "wilcoxon_signed_rank",
 ]
 
 #: ``statistic(x, axis=-1)`` reducing the last axis, like ``np.mean`` or ``np.median``.
 Reduction = Callable[..., Any]
-#: ``statistic(scores)`` with scores ``(..., n_runs, n_tasks)`` returning ``(...)``, like :func:`iqm`.
-RunsStatistic = Callable[[np.ndarray], Any]
 
 
 _NORMAL = NormalDist()
@@ -149,26 +142,6 @@ class BHResult:
     rejected: np.ndarray  #: (m,) bool, adjusted <= alpha
     alpha: float
     n_rejected: int
-
-
-@dataclass(frozen=True)
-class BootstrapCI:
-    point: float
-    ci: tuple[float, float]
-    confidence: float
-    method: str
-    B: int
-
-
-@dataclass(frozen=True)
-class ImprovementProbability:
-    """P(X > Y) of rliable: per-task Mann-Whitney U / (n_x n_y), averaged over tasks."""
-
-    probability: float
-    ci: tuple[float, float]  #: stratified-bootstrap percentile CI
-    per_task: np.ndarray  #: (n_tasks,)
-    confidence: float
-    B: int
 
 
 @dataclass(frozen=True)
@@ -583,118 +556,6 @@ def benjamini_hochberg(p_values: Any, alpha: float = 0.05) -> BHResult:
     return BHResult(adjusted, rejected, float(alpha), int(rejected.sum()))
 
 
-# ----------------------------------------------------------------------------- across seeds
-def iqm(scores: Any) -> Any:
-    """Interquartile mean (rliable): the mean of the middle 50 % of all runs x tasks scores.
-
-    ``scores``: (n_runs, n_tasks) -> float; leading batch axes (..., n_runs, n_tasks) give an
-    array (...). floor(N/4) of the N = n_runs * n_tasks values are cut from each end (as
-    ``scipy.stats.trim_mean(x, 0.25, axis=None)``): robust to outlier runs, yet less noisy
-    than the median.
-    """
-    arr = np.asarray(scores, dtype=float)
-    if arr.ndim < 2 or arr.shape[-1] == 0 or arr.shape[-2] == 0:
-        raise InvalidScores(f"expected scores of shape (n_runs, n_tasks), got {arr.shape}")
-    flat = arr.reshape(*arr.shape[:-2], -1)
-    n = flat.shape[-1]
-    cut = int(0.25 * n)
-    if cut:  # a partial sort puts exactly the middle n - 2 cut values in [cut, n - cut)
-        flat = np.partition(flat, (cut, n - cut - 1), axis=-1)
-    out = flat[..., cut : n - cut].mean(axis=-1)
-    return float(out) if out.ndim == 0 else out
-
-
-def _percentile_ci(theta_b: np.ndarray, conf: float) -> tuple[float, float]:
-    alpha = 1.0 - conf
-    lo, hi = np.quantile(theta_b, (alpha / 2, 1 - alpha / 2))
-    return float(lo), float(hi)
-
-
-def stratified_bootstrap_ci(
-    scores: Any,
-    statistic: RunsStatistic = iqm,
-    *,
-    B: int = 10_000,
-    confidence: float = 0.95,
-    rng: np.random.Generator,
-) -> BootstrapCI:
-    """Percentile CI of ``statistic(scores)`` by rliable's stratified bootstrap.
-
-    ``scores``: (n_runs, n_tasks). Each replicate resamples the runs with replacement within
-    each task (the task set is fixed: it is the benchmark, not a sample). ``statistic`` takes
-    (..., n_runs, n_tasks) and reduces the last two axes, like :func:`iqm` or
-    ``lambda s: s.mean(axis=(-2, -1))``; it is called on (rows, n_runs, n_tasks) blocks.
-    """
-    x = _matrix(scores, "scores")
-    rng = _generator(rng, B)
-    conf = _confidence(confidence, int(B))
-    point = float(statistic(x))
-    n_runs, n_tasks = x.shape
-    flat, tasks = x.ravel(), np.arange(n_tasks)
-    theta_b = np.empty(int(B))
-    for start, rows in _chunks(int(B), x.size):
-        idx = rng.integers(0, n_runs, size=(rows, n_runs, n_tasks))
-        idx *= n_tasks
-        idx += tasks  # run r of task t, drawn independently per (replicate, slot, task)
-        values = np.asarray(statistic(np.take(flat, idx)), dtype=float)
-        if values.shape != (rows,):
-            raise InvalidScores(
-                f"expected the statistic to reduce the last two axes of (..., n_runs, n_tasks), "
-                f"got output shape {values.shape} for input {(rows, n_runs, n_tasks)}",
-                fix="write it like `lambda s: s.mean(axis=(-2, -1))`",
-            )
-        theta_b[start : start + rows] = values
-    return BootstrapCI(point, _percentile_ci(theta_b, conf), conf, "percentile", int(B))
-
-
-def _counts(rng: np.random.Generator, shape: tuple[int, ...], k: int) -> np.ndarray:
-    """Multinomial(k; 1/k, ...) resampling counts: shape + (k,), from k uniform draws each."""
-    size = math.prod(shape)
-    idx = rng.integers(0, k, size=(size, k))
-    idx += (np.arange(size) * k)[:, None]
-    return np.bincount(idx.ravel(), minlength=size * k).reshape(*shape, k).astype(float)
-
-
-def probability_of_improvement(
-    x: Any,
-    y: Any,
-    *,
-    B: int = 10_000,
-    confidence: float = 0.95,
-    rng: np.random.Generator,
-) -> ImprovementProbability:
-    """P(X > Y) (rliable): the chance a run of X beats a run of Y on a task, averaged over tasks.
-
-    ``x``: (n_runs_x, n_tasks), ``y``: (n_runs_y, n_tasks). Per task it is the Mann-Whitney
-    U / (n_x n_y) = mean over all run pairs of [x > y] + 0.5 [x == y]; identical arrays give
-    0.5 exactly. The CI is a stratified bootstrap: runs of x and of y resampled independently
-    within each task; a replicate is sum_ij cx_i K_ij cy_j / (n_x n_y) with K the pair kernel
-    and c the resampling counts, one batched matrix product per task.
-    """
-    x, y = _matrix(x, "x"), _matrix(y, "y")
-    _same_tasks(x, y)
-    rng = _generator(rng, B)
-    conf = _confidence(confidence, int(B))
-    nx, ny, n_tasks = x.shape[0], y.shape[0], x.shape[1]
-    # kernel[t, i, j] = [x_i > y_j] + 0.5 [x_i == y_j] on task t
-    kernel = (x.T[:, :, None] > y.T[:, None, :]) + 0.5 * (x.T[:, :, None] == y.T[:, None, :])
-    if x.shape == y.shape and np.array_equal(x, y):
-        per_task = np.full(n_tasks, 0.5)  # identical arrays: no run beats its own copy
-    else:
-        per_task = kernel.mean(axis=(1, 2))
-    theta_b = np.empty(int(B))
-    for start, rows in _chunks(int(B), n_tasks * 2 * (nx + 2 * ny)):
-        cx = _counts(rng, (n_tasks, rows), nx)  # (T, rows, nx)
-        cy = _counts(rng, (n_tasks, rows), ny)  # (T, rows, ny)
-        per = np.einsum("trj,trj->tr", cx @ kernel, cy) / (nx * ny)  # (T, rows)
-        theta_b[start : start + rows] = per.mean(axis=0)
-    per_task.setflags(write=False)
-    return ImprovementProbability(
-        float(per_task.mean()), _percentile_ci(theta_b, conf), per_task, conf, int(B)
-    )
-
-
-# ----------------------------------------------------------------------------- seed-aware
 # ----------------------------------------------------------------------------- pool, sequential
 def _examples(ids: list[str], k: int = 3) -> str:
     shown = ", ".join(repr(t) for t in ids[:k])
@@ -950,8 +811,6 @@ def difference(
 
     CI: Δ ± t(df, 1 - (1 - confidence)/2) · SE; p: one-sided, P(T > (Δ - threshold)/SE).
     """
-    from scipy import stats as sps
-
     a, b = _matrix(a, "a"), _matrix(b, "b")
     _same_tasks(a, b)
     if not 0.0 < confidence < 1.0:
@@ -963,12 +822,7 @@ def difference(
     sd_b, df_b, src_b, same_b = _side_sd(b, spread)
     n_a = 1 if same_a else a.shape[0]
     n_b = 1 if same_b else b.shape[0]
-    se_runs = df_runs = None
-    if sd_a is not None and sd_b is not None:
-        va, vb = sd_a**2 / n_a, sd_b**2 / n_b
-        se_runs = math.sqrt(va + vb)
-        den = (va**2 / df_a if va > 0 else 0.0) + (vb**2 / df_b if vb > 0 else 0.0)
-        df_runs = (va + vb) ** 2 / den if den > 0 else math.inf
+    se_runs, df_runs = _welch((sd_a, df_a, n_a), (sd_b, df_b, n_b))
     se_tasks = float(per_task.std(ddof=1) / math.sqrt(n_tasks)) if n_tasks >= 2 else None
     if se_runs is None and se_tasks is None:
         raise InvalidScores(
@@ -984,18 +838,7 @@ def difference(
             df = min(df, float(df_runs))
     else:
         unit, se, df = "runs", float(se_runs), float(df_runs)  # type: ignore[arg-type]
-    if se > 0:
-        q = (
-            float(sps.t.ppf(1 - (1 - confidence) / 2, df))
-            if math.isfinite(df)
-            else _NORMAL.inv_cdf(1 - (1 - confidence) / 2)
-        )
-        ci = (delta - q * se, delta + q * se)
-        z = (delta - threshold) / se
-        p = float(sps.t.sf(z, df)) if math.isfinite(df) else 1.0 - _NORMAL.cdf(z)
-    else:
-        ci = (delta, delta)
-        p = 0.0 if delta > threshold else 1.0
+    ci, p = _t_interval(delta, se, df, confidence, threshold)
     caveats = []
     if se_runs is None:
         caveats.append(
@@ -1020,3 +863,35 @@ def difference(
         se_tasks=se_tasks,
         caveat="; ".join(caveats) or None,
     )
+
+
+def _welch(
+    side_a: tuple[float | None, float, int], side_b: tuple[float | None, float, int]
+) -> tuple[float | None, float | None]:
+    """(SE, Welch-Satterthwaite degrees of freedom) of Δ with the runs as units, from each side's
+    (run-to-run SD, its degrees of freedom, runs that count); (None, None) when a SD is unknown."""
+    (sd_a, df_a, n_a), (sd_b, df_b, n_b) = side_a, side_b
+    if sd_a is None or sd_b is None:
+        return None, None
+    va, vb = sd_a**2 / n_a, sd_b**2 / n_b
+    den = (va**2 / df_a if va > 0 else 0.0) + (vb**2 / df_b if vb > 0 else 0.0)
+    return math.sqrt(va + vb), (va + vb) ** 2 / den if den > 0 else math.inf
+
+
+def _t_interval(
+    delta: float, se: float, df: float, confidence: float, threshold: float
+) -> tuple[tuple[float, float], float]:
+    """(two-sided CI at ``confidence``, one-sided p of "Δ <= threshold") from Student's t with
+    ``df`` degrees of freedom (the normal distribution when infinite); exact when SE is 0."""
+    from scipy import stats as sps
+
+    if not se > 0:
+        return (delta, delta), 0.0 if delta > threshold else 1.0
+    q = (
+        float(sps.t.ppf(1 - (1 - confidence) / 2, df))
+        if math.isfinite(df)
+        else _NORMAL.inv_cdf(1 - (1 - confidence) / 2)
+    )
+    z = (delta - threshold) / se
+    p = float(sps.t.sf(z, df)) if math.isfinite(df) else 1.0 - _NORMAL.cdf(z)
+    return (delta - q * se, delta + q * se), p
