@@ -92,6 +92,7 @@ class AgentSession:
             self.traj.unread.append(f"tool call {name!r} is not a tool the audit reads")
 
     def claude(self, obj: Mapping[str, Any]) -> None:
+        """One Claude Code line: ``tool_use`` blocks as steps, ``tool_result`` as outputs."""
         message = obj.get("message")
         content = message.get("content") if isinstance(message, Mapping) else None
         if isinstance(content, str) and obj.get("type") == "user":
@@ -118,6 +119,7 @@ class AgentSession:
                     step.output = text_of(block.get("content"))
 
     def codex(self, obj: Mapping[str, Any]) -> None:
+        """One Codex CLI line: function / shell calls as steps, their outputs by call id."""
         item = obj.get("payload") if obj.get("type") == "response_item" else obj
         if not isinstance(item, Mapping):
             return

@@ -314,6 +314,7 @@ def content_hits(traj: Trajectory, ancestry: Ancestry) -> list[Hit]:
 
 
 def future_hashes(traj: Trajectory, ancestry: Ancestry) -> list[str]:
+    """The hex words of the outputs, commands and text that name commits beyond the base."""
     words: dict[str, None] = {}
     texts = [s.output for s in traj.steps if s.output] + [s.command for s in traj.steps]
     if traj.text:

@@ -111,6 +111,7 @@ def _swe_classic(action: str, state: dict[str, str]) -> str:
 
 
 def swe_agent_trajectory(data: Mapping[str, Any], tid: str, source: str) -> Trajectory:
+    """A SWE-agent ``.traj`` document: its ``trajectory`` entries, else its ``history``."""
     traj = Trajectory(tid, "swe-agent", source=source)
     state: dict[str, str] = {}
     entries = data.get("trajectory") or []

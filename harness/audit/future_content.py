@@ -36,11 +36,14 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from evotree.harness.audit.repo import _all_objects
-from evotree.harness.audit.repo import _git
-from evotree.harness.audit.repo import _open
-from evotree.harness.audit.repo import _resolve
-from evotree.harness.audit.repo import _rev_list_objects
+
+from evotree.harness.audit.repo_objects import (
+    all_objects,
+    open_repo,
+    resolve_commit,
+    rev_list_objects,
+    run_git,
+)
 
 __all__ = [
     "ProvenanceIndex",
@@ -136,10 +139,10 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
     """Index what ``repo`` holds beyond ``base`` (default HEAD); see the module doc."""
 
     started = time.perf_counter()
-    r = _open(repo)
-    base_id = str(_resolve(r, base).id)
-    objects = _all_objects(r.gitdir)
-    reachable = _rev_list_objects(r.gitdir, [base_id])
+    r = open_repo(repo)
+    base_id = str(resolve_commit(r, base).id)
+    objects = all_objects(r.gitdir)
+    reachable = rev_list_objects(r.gitdir, [base_id])
     index = ProvenanceIndex(base=base_id)
     for oid, kind in objects.items():
         if oid not in reachable:
@@ -151,7 +154,7 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
     commits = [oid for oid, kind in index.objects.items() if kind == "commit"]
     candidates: dict[str, tuple[str, str]] = {}  # text -> (kind, commit)
     if commits:
-        out = _git(
+        out = run_git(
             r.gitdir,
             "-c",
             "log.showRoot=true",

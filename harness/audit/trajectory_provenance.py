@@ -27,7 +27,8 @@ from evotree.harness.audit.shown import (
     shows_only_vouched,
 )
 from evotree.harness.audit.steps import Trajectory
-from evotree.harness.audit.unwrap import _REF_LISTERS, parse_shell
+from evotree.harness.audit.shell_values import _REF_LISTERS
+from evotree.harness.audit.unwrap import parse_shell
 
 __all__ = ["CopiedLines", "ListedNames", "Shown", "by_what_followed", "clear_reason", "named_tags"]
 
@@ -50,6 +51,7 @@ class Shown:
         )
 
     def judge(self, hit: Hit, k: int) -> Hit:
+        """The hit lowered to info when its step's output showed only HEAD's history."""
         if hit.severity != "high" or hit.code != "audit.git_history_leak":
             return hit
         step = self.traj.steps[k]
@@ -267,6 +269,8 @@ def clear_reason(
     ancestry: Ancestry | None,
     names: Sequence[str] = (),
 ) -> str | None:
+    """'ancestor' (every hash is the base or behind it), 'seen' (HEAD's own history or
+    the task printed them first) or None: why a hit on hashes or tags may be cleared or lowered."""
     if names:  # tags the repository could not judge (or there is none): only provenance clears them
         seen = all(_seen_before(name, k, traj, step_hits, exact=True) for name in names)
         return "seen" if seen else None
