@@ -185,17 +185,12 @@ class _Lexer:
         return i + 1
 
     def run(self) -> _Lexer:
+        """Read the whole text into tokens: words, redirections and operators (substitutions
+        and here-document bodies noted on the way). Runs of ordinary characters are taken in
+        one slice here; quoting and operators go to :meth:`_quoted` and :meth:`_operator`."""
         s = self.s
         buf: list[str] = []
         in_word = False
-
-        def flush() -> None:
-            nonlocal in_word
-            if in_word:
-                self.tokens.append(("w", "".join(buf)))
-                buf.clear()
-                in_word = False
-
         i = 0
         plain = _PLAIN.match
         while i < self.n:
@@ -207,79 +202,84 @@ class _Lexer:
                 continue
             c = s[i]
             if c in " \t\r":
-                flush()
+                in_word = self._flush(buf, in_word)
                 i += 1
-                continue
-            if c == "\\":
-                if i + 1 < self.n and s[i + 1] == "\n":  # line continuation
-                    i += 2
-                    continue
-                buf.append(s[i + 1] if i + 1 < self.n else "")
-                in_word = True
+            elif c == "\\" and i + 1 < self.n and s[i + 1] == "\n":  # line continuation
                 i += 2
-                continue
-            if c == "'":
-                j = s.find("'", i + 1)
-                j = self.n if j < 0 else j
-                buf.append(s[i + 1 : j])
+            elif c in "\\'\"$`":
+                i = self._quoted(c, i, buf)
                 in_word = True
-                i = j + 1
-                continue
-            if c == '"':
-                i = self._double(i + 1, buf)
-                in_word = True
-                continue
-            if c == "$":
-                i = self._dollar(i, buf)
-                in_word = True
-                continue
-            if c == "`":
-                j = s.find("`", i + 1)
-                j = self.n if j < 0 else j
-                self.subs.append(s[i + 1 : j].replace("\\`", "`"))
-                buf.append(s[i : j + 1])
-                in_word = True
-                i = j + 1
-                continue
-            if c == "#" and not in_word:
+            elif c == "#" and not in_word:  # a comment, up to the end of the line
                 j = s.find("\n", i)
                 i = self.n if j < 0 else j
-                continue
-            if c in "<>" and s.startswith("(", i + 1):  # process substitution
-                flush()
-                end = self._matching(i + 2, "(", ")")
-                self.subs.append(s[i + 2 : end - 1])
-                self.tokens.append(("w", s[i:end]))
-                i = end
-                continue
-            redir = (
-                next((r for r in _REDIRS if s.startswith(r, i)), None)
-                if c in "<>&" or c.isdigit()
-                else None
-            )
-            if redir is not None:
-                if in_word and buf and "".join(buf).isdigit():  # 2>err: the fd belongs to the op
-                    buf.clear()
-                    in_word = False
-                flush()
-                self.tokens.append(("r", redir))
-                if redir in ("<<", "<<-"):
-                    self.heredocs.append((len(self.tokens) - 1, "", redir == "<<-"))
-                i += len(redir)
-                continue
-            op = next((o for o in _OPERATORS if s.startswith(o, i)), None)
-            if op is not None:
-                flush()
-                self.tokens.append(("op", op))
-                i += len(op)
-                if op == "\n" and self.heredocs:
-                    i = self._bodies(i)
-                continue
-            buf.append(c)
-            in_word = True
-            i += 1
-        flush()
+            else:
+                i, in_word = self._operator(c, i, buf, in_word)
+        self._flush(buf, in_word)
         return self
+
+    def _flush(self, buf: list[str], in_word: bool) -> bool:
+        """End the word being read (if any) as a token; False: no word is being read now."""
+        if in_word:
+            self.tokens.append(("w", "".join(buf)))
+            buf.clear()
+        return False
+
+    def _quoted(self, c: str, i: int, buf: list[str]) -> int:
+        """A backslash escape, a quoted string, a ``$`` expansion or a backtick substitution at
+        ``i`` (``c`` is its first character), added to the word: where reading goes on."""
+        s = self.s
+        if c == "\\":
+            buf.append(s[i + 1] if i + 1 < self.n else "")
+            return i + 2
+        if c == "'":
+            j = s.find("'", i + 1)
+            j = self.n if j < 0 else j
+            buf.append(s[i + 1 : j])
+            return j + 1
+        if c == '"':
+            return self._double(i + 1, buf)
+        if c == "$":
+            return self._dollar(i, buf)
+        j = s.find("`", i + 1)
+        j = self.n if j < 0 else j
+        self.subs.append(s[i + 1 : j].replace("\\`", "`"))
+        buf.append(s[i : j + 1])
+        return j + 1
+
+    def _operator(self, c: str, i: int, buf: list[str], in_word: bool) -> tuple[int, bool]:
+        """A process substitution, a redirection or an operator at ``i`` (each ends the word
+        before it), else one more character of the word: (where reading goes on, in a word)."""
+        s = self.s
+        if c in "<>" and s.startswith("(", i + 1):  # process substitution
+            self._flush(buf, in_word)
+            end = self._matching(i + 2, "(", ")")
+            self.subs.append(s[i + 2 : end - 1])
+            self.tokens.append(("w", s[i:end]))
+            return end, False
+        redir = (
+            next((r for r in _REDIRS if s.startswith(r, i)), None)
+            if c in "<>&" or c.isdigit()
+            else None
+        )
+        if redir is not None:
+            if in_word and buf and "".join(buf).isdigit():  # 2>err: the fd belongs to the op
+                buf.clear()
+                in_word = False
+            self._flush(buf, in_word)
+            self.tokens.append(("r", redir))
+            if redir in ("<<", "<<-"):
+                self.heredocs.append((len(self.tokens) - 1, "", redir == "<<-"))
+            return i + len(redir), False
+        op = next((o for o in _OPERATORS if s.startswith(o, i)), None)
+        if op is not None:
+            self._flush(buf, in_word)
+            self.tokens.append(("op", op))
+            i += len(op)
+            if op == "\n" and self.heredocs:
+                i = self._bodies(i)
+            return i, False
+        buf.append(c)
+        return i + 1, True
 
     def _double(self, i: int, buf: list[str]) -> int:
         s = self.s
