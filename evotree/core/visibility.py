@@ -261,65 +261,13 @@ def redact(data: Any) -> Any:
         and hasattr(data, "run_id")
         and hasattr(data, "phases")
     ):
-        shown = redact(
-            coarsen_run(data.to_dict())
-        )  # a run record: coarsened, then redacted like a dict
-        clone = copy.copy(data)
-        for f in dataclasses.fields(data):
-            if f.name in shown:
-                object.__setattr__(clone, f.name, shown[f.name])
-        return clone
-    if isinstance(data, dict) and _run_like(data):
-        data = coarsen_run(data)
-    elif isinstance(data, dict) and _evidence_like(data):
-        data = coarsen_evidence(data)
-    elif (
-        isinstance(data, dict)
-        and data.get("kind") in _RUN_END_EVENTS
-        and isinstance(data.get("at"), str)
-    ):
-        data = {
-            **data,
-            "at": _to_minute(data["at"]),
-        }  # a run's end time, which the record withholds
-    elif isinstance(data, dict) and any(_number(data.get(k)) for k in _JUDGED_HOURS):
-        data = {
-            k: (round(v, USAGE_HOURS_SHOWN) if k in _JUDGED_HOURS and _number(v) else v)
-            for k, v in data.items()
-        }
-    if isinstance(data, str):
-        data = _JUDGE_NOTE.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
-        return (
-            _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
-            if _HIDDEN_TEXT.search(data)
-            else data
-        )
+        return _redact_run_record(data)
     if isinstance(data, dict):
-        if _hidden_dict(data):
-            return None
-        out = {
-            k: redact(v)
-            for k, v in data.items()
-            if not (isinstance(k, str) and _HIDDEN_KEY.match(k))
-        }
-        headline = [
-            k
-            for k, v in data.items()
-            if isinstance(k, str) and _HEADLINE_KEY.search(k) and _number(v)
-        ]
-        for key in (
-            headline
-        ):  # a bare headline value (diagnose's interventions, finding evidence): the judge's
-            out[key] = None
-        if headline and _number(out.get("delta")):
-            out["delta"] = None
-        score_metric = data.get("score_metric")
-        if isinstance(score_metric, str) and _HIDDEN_KEY.match(
-            score_metric
-        ):  # an audit of the judge's split
-            for key in _AUDIT_SCORES:
-                out.pop(key, None)
-        return out
+        data = _coarsened(data)
+    if isinstance(data, str):
+        return _redact_text(data)
+    if isinstance(data, dict):
+        return _redact_dict(data)
     if isinstance(data, list):
         return [redact(v) for v in data]
     if isinstance(data, tuple) and not hasattr(data, "_fields"):
@@ -336,3 +284,66 @@ def redact(data: Any) -> Any:
                 continue
         return clone
     return data
+
+
+def _redact_run_record(data: Any) -> Any:
+    """A run record: coarsened, then redacted like a dict, back into a copy of the record."""
+    shown = redact(coarsen_run(data.to_dict()))
+    clone = copy.copy(data)
+    for f in dataclasses.fields(data):
+        if f.name in shown:
+            object.__setattr__(clone, f.name, shown[f.name])
+    return clone
+
+
+def _coarsened(data: dict[Any, Any]) -> dict[Any, Any]:
+    """A run, an evidence row, a run's end event or judged hours with their times and hours
+    coarsened to what is shown (any other dict as it is)."""
+    if _run_like(data):
+        return coarsen_run(data)
+    if _evidence_like(data):
+        return coarsen_evidence(data)
+    if data.get("kind") in _RUN_END_EVENTS and isinstance(data.get("at"), str):
+        return {
+            **data,
+            "at": _to_minute(data["at"]),
+        }  # a run's end time, which the record withholds
+    if any(_number(data.get(k)) for k in _JUDGED_HOURS):
+        return {
+            k: (round(v, USAGE_HOURS_SHOWN) if k in _JUDGED_HOURS and _number(v) else v)
+            for k, v in data.items()
+        }
+    return data
+
+
+def _redact_text(data: str) -> str:
+    """A text with the judge's notes and hidden figures it quotes masked."""
+    data = _JUDGE_NOTE.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
+    return (
+        _HIDDEN_TEXT.sub(lambda m: m.group(1) + _HIDDEN_MARK, data)
+        if _HIDDEN_TEXT.search(data)
+        else data
+    )
+
+
+def _redact_dict(data: dict[Any, Any]) -> dict[Any, Any] | None:
+    """A dict without its hidden keys, bare headline values and a judged split's audit scores
+    (None: the whole dict is a hidden figure)."""
+    if _hidden_dict(data):
+        return None
+    out = {
+        k: redact(v) for k, v in data.items() if not (isinstance(k, str) and _HIDDEN_KEY.match(k))
+    }
+    headline = [
+        k for k, v in data.items() if isinstance(k, str) and _HEADLINE_KEY.search(k) and _number(v)
+    ]
+    # a bare headline value (diagnose's interventions, finding evidence): the judge's
+    for key in headline:
+        out[key] = None
+    if headline and _number(out.get("delta")):
+        out["delta"] = None
+    score_metric = data.get("score_metric")
+    if isinstance(score_metric, str) and _HIDDEN_KEY.match(score_metric):
+        for key in _AUDIT_SCORES:  # an audit of the judge's split
+            out.pop(key, None)
+    return out
