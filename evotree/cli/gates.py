@@ -1,7 +1,7 @@
 """Commands of gates: `evotree gates`, `evotree promote`, `evotree verify`, `evotree approve-run`.
 
-Registered on the ``evotree`` group by :func:`register`; imports only click and
-:mod:`evotree.cli.main` at module level, the library inside each command. The interactive sign-off
+The commands sit on a holder group; :func:`register` moves them onto the ``evotree`` group
+(which imports this module only when one of them runs). The interactive sign-off
 (one-time code, typed version id, decision) lives here because it talks to the person; the
 checks and the signing are library functions in :mod:`evotree.gates`.
 """
@@ -19,7 +19,7 @@ from evotree.cli.common import outputs
 from evotree.cli.common import session
 from evotree.core.errors import EvotreeError
 from evotree.gates.verify import verify_workspace
-from evotree.harness.sandbox import sandbox_warning
+from evotree.harness.sandbox_report import sandbox_warning
 from evotree.core.safegit import approver_process
 from evotree.cli.signoff import signoff_command
 from evotree.gates.ceremony import approve_run_signoff
@@ -201,177 +201,185 @@ def render_run_approval(result: Any) -> None:
     )
 
 
-def register(cli: click.Group) -> None:
-    """Add this module's commands to ``cli``."""
+# a holder group: :func:`register` moves its commands onto the ``evotree`` group
+cli = click.Group("evotree")
 
-    @cli.command("gates")
-    @click.argument("version")
-    @click.option(
-        "--bootstrap",
-        "B",
-        type=click.IntRange(min=100),
-        default=None,
-        help="Resamples of the secondary bootstrap summaries (IQM, P(better)); delta, CI and p use none "
-        "(default [gates].bootstrap_samples). Same name as `compare --bootstrap`.",
+
+@cli.command("gates")
+@click.argument("version")
+@click.option(
+    "--bootstrap",
+    "B",
+    type=click.IntRange(min=100),
+    default=None,
+    help="Resamples of the secondary bootstrap summaries (IQM, P(better)); delta, CI and p use none "
+    "(default [gates].bootstrap_samples). Same name as `compare --bootstrap`.",
+)
+@click.option(
+    "--B",
+    "B_old",
+    type=click.IntRange(min=100),
+    default=None,
+    hidden=True,
+    help="The old name of --bootstrap (kept for scripts).",
+)
+@outputs(lambda r: render_gates(r), pass_json=True)
+def gates_cmd(version: str, B: int | None, B_old: int | None, as_json: bool) -> Any:
+    """Evaluate every promotion gate for VERSION without promoting (for agents and people).
+
+    Gates: score (the comparison with the champion re-evaluated on the same pool — the same
+    delta, CI and p as `evotree compare` — tested one-sided at alpha over sequential looks;
+    the fix says how many more seeds would likely settle it), audit (no leak finding of high severity or above), signal (no critical
+    signal finding), protected (judge, policy and signers identical to the champion's),
+    budget, harness (diagnosed with the harness in force). The policy is read from the
+    champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
+    """
+
+    if not as_json:
+        click.echo(f"evaluating gates for {version} …", err=True)
+    return session().gates(version, bootstrap=B if B is not None else B_old)
+
+
+@cli.command("promote")
+@click.argument("version")
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, then git config user.signingkey).",
+)
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="After promotion, merge the promoted commit into the branch "
+    "checked out in the main worktree.",
+)
+@click.option(
+    "--allow-policy-change",
+    is_flag=True,
+    help="Let the person accept a version that changes "
+    "protected paths (gate policy, allowed signers, judge): they type 'change policy' after "
+    "seeing the paths; the signed dossier records it.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON (the dossier and prompts "
+    "go to stderr). Still needs a person at a terminal.",
+)
+def promote_cmd(
+    version: str, key: str | None, merge: bool, allow_policy_change: bool, as_json: bool
+) -> None:
+    """Ask a person to promote VERSION to champion, with a signed sign-off.
+
+    Evaluates every gate and prints the evidence dossier, then asks the person at the
+    terminal to type the version id and a one-time code and to decide: APPROVE (only when
+    every gate passes), REVISE (with feedback for the next version) or ABORT. The decision
+    is signed with the approver's SSH key (`ssh-keygen -Y sign`), who must be listed in the
+    champion's allowed signers and must not be the version's creator. APPROVE creates the
+    signed tag evotree/promoted/VERSION and moves refs/evotree/champion atomically.
+
+    Refused when stdin or stdout is not a terminal or a CI variable is set: agents read the
+    evidence with `evotree gates VERSION --json`.
+    """
+
+    try:
+        result = _promote(version, key, merge, as_json, allow_policy_change)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if result is None:
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(result.to_dict(), default=str))
+    else:
+        render_promotion(result)
+
+
+@cli.command("verify")
+@click.option(
+    "--no-tags",
+    is_flag=True,
+    help="Skip checking the signed tags (e.g. in a clone without tags).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON for agents (see `evotree schema verify`).",
+)
+def verify_cmd(no_tags: bool, as_json: bool) -> None:
+    """Re-check every signed approval in the ledger and where the champion stands.
+
+    For each promotion: the signature over its statement is valid, the signer is in the
+    allowed signers of the champion it replaced, the evidence hash equals the sha256 of the
+    recorded dossier, it follows the previous champion, and its signed tag verifies. The
+    champion ref and the ledger's champion must be the end of that chain. Exit 33 when
+    anything was tampered with (an edited ledger, a champion moved without a signed approval).
+    """
+
+    try:
+        with (
+            approver_process()
+        ):  # git and ssh-keygen: system programs, no repository setting runs one
+            ws = open_workspace()
+            report = verify_workspace(ws, check_tags=not no_tags)
+            report.sandbox_warning = sandbox_warning(ws)
+    except EvotreeError as exc:
+        fail(exc, as_json)
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.to_dict(), default=str))
+    else:
+        render_verify(report)
+    if not report.ok:
+        raise click.exceptions.Exit(33)
+
+
+@cli.command("approve-run")
+@click.argument("version")
+@click.option(
+    "--runs",
+    type=int,
+    required=True,
+    help="How many runs (seeds) of VERSION's current commit to allow.",
+)
+@click.option(
+    "--key",
+    "key",
+    default=None,
+    help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, then git config user.signingkey).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr)."
+)
+def approve_run_cmd(version: str, runs: int, key: str | None, as_json: bool) -> None:
+    """Approve costly training runs of VERSION (the train gate), with a signed sign-off.
+
+    Runs whose budgeted cost (runs × [budget].max_wall_seconds) exceeds
+    [gates].train_approval_above_seconds start only with such an approval of the version's
+    current commit. Same rules as promote: a person at a terminal, an allowed key, not the
+    version's creator, the version id and a one-time code typed back.
+    """
+
+    signoff_command(
+        lambda ws, policy: approve_run_signoff(ws, policy, version, runs),
+        key,
+        as_json,
+        action="approve runs",
+        render=render_run_approval,
     )
-    @click.option(
-        "--B",
-        "B_old",
-        type=click.IntRange(min=100),
-        default=None,
-        hidden=True,
-        help="The old name of --bootstrap (kept for scripts).",
-    )
-    @outputs(lambda r: render_gates(r), pass_json=True)
-    def gates_cmd(version: str, B: int | None, B_old: int | None, as_json: bool) -> Any:
-        """Evaluate every promotion gate for VERSION without promoting (for agents and people).
 
-        Gates: score (the comparison with the champion re-evaluated on the same pool — the same
-        delta, CI and p as `evotree compare` — tested one-sided at alpha over sequential looks;
-        the fix says how many more seeds would likely settle it), audit (no leak finding of high severity or above), signal (no critical
-        signal finding), protected (judge, policy and signers identical to the champion's),
-        budget, harness (diagnosed with the harness in force). The policy is read from the
-        champion's tree only. Exit 0 whether or not the gates pass; see `passed` in --json.
-        """
 
-        if not as_json:
-            click.echo(f"evaluating gates for {version} …", err=True)
-        return session().gates(version, bootstrap=B if B is not None else B_old)
-
-    @cli.command("promote")
-    @click.argument("version")
-    @click.option(
-        "--key",
-        "key",
-        default=None,
-        help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-        "then git config user.signingkey).",
-    )
-    @click.option(
-        "--merge",
-        is_flag=True,
-        help="After promotion, merge the promoted commit into the branch "
-        "checked out in the main worktree.",
-    )
-    @click.option(
-        "--allow-policy-change",
-        is_flag=True,
-        help="Let the person accept a version that changes "
-        "protected paths (gate policy, allowed signers, judge): they type 'change policy' after "
-        "seeing the paths; the signed dossier records it.",
-    )
-    @click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        help="Print the result as JSON (the dossier and prompts "
-        "go to stderr). Still needs a person at a terminal.",
-    )
-    def promote_cmd(
-        version: str, key: str | None, merge: bool, allow_policy_change: bool, as_json: bool
-    ) -> None:
-        """Ask a person to promote VERSION to champion, with a signed sign-off.
-
-        Evaluates every gate and prints the evidence dossier, then asks the person at the
-        terminal to type the version id and a one-time code and to decide: APPROVE (only when
-        every gate passes), REVISE (with feedback for the next version) or ABORT. The decision
-        is signed with the approver's SSH key (`ssh-keygen -Y sign`), who must be listed in the
-        champion's allowed signers and must not be the version's creator. APPROVE creates the
-        signed tag evotree/promoted/VERSION and moves refs/evotree/champion atomically.
-
-        Refused when stdin or stdout is not a terminal or a CI variable is set: agents read the
-        evidence with `evotree gates VERSION --json`.
-        """
-
-        try:
-            result = _promote(version, key, merge, as_json, allow_policy_change)
-        except EvotreeError as exc:
-            fail(exc, as_json)
-            return
-        if result is None:
-            return
-        if as_json:
-            import json
-
-            click.echo(json.dumps(result.to_dict(), default=str))
-        else:
-            render_promotion(result)
-
-    @cli.command("verify")
-    @click.option(
-        "--no-tags",
-        is_flag=True,
-        help="Skip checking the signed tags (e.g. in a clone without tags).",
-    )
-    @click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        help="Print JSON for agents (see `evotree schema verify`).",
-    )
-    def verify_cmd(no_tags: bool, as_json: bool) -> None:
-        """Re-check every signed approval in the ledger and where the champion stands.
-
-        For each promotion: the signature over its statement is valid, the signer is in the
-        allowed signers of the champion it replaced, the evidence hash equals the sha256 of the
-        recorded dossier, it follows the previous champion, and its signed tag verifies. The
-        champion ref and the ledger's champion must be the end of that chain. Exit 33 when
-        anything was tampered with (an edited ledger, a champion moved without a signed approval).
-        """
-
-        try:
-            with (
-                approver_process()
-            ):  # git and ssh-keygen: system programs, no repository setting runs one
-                ws = open_workspace()
-                report = verify_workspace(ws, check_tags=not no_tags)
-                report.sandbox_warning = sandbox_warning(ws)
-        except EvotreeError as exc:
-            fail(exc, as_json)
-            return
-        if as_json:
-            import json
-
-            click.echo(json.dumps(report.to_dict(), default=str))
-        else:
-            render_verify(report)
-        if not report.ok:
-            raise click.exceptions.Exit(33)
-
-    @cli.command("approve-run")
-    @click.argument("version")
-    @click.option(
-        "--runs",
-        type=int,
-        required=True,
-        help="How many runs (seeds) of VERSION's current commit to allow.",
-    )
-    @click.option(
-        "--key",
-        "key",
-        default=None,
-        help="Your SSH signing key (default $EVOTREE_SIGNING_KEY, "
-        "then git config user.signingkey).",
-    )
-    @click.option(
-        "--json", "as_json", is_flag=True, help="Print the result as JSON (prompts go to stderr)."
-    )
-    def approve_run_cmd(version: str, runs: int, key: str | None, as_json: bool) -> None:
-        """Approve costly training runs of VERSION (the train gate), with a signed sign-off.
-
-        Runs whose budgeted cost (runs × [budget].max_wall_seconds) exceeds
-        [gates].train_approval_above_seconds start only with such an approval of the version's
-        current commit. Same rules as promote: a person at a terminal, an allowed key, not the
-        version's creator, the version id and a one-time code typed back.
-        """
-
-        signoff_command(
-            lambda ws, policy: approve_run_signoff(ws, policy, version, runs),
-            key,
-            as_json,
-            action="approve runs",
-            render=render_run_approval,
-        )
+def register(root: click.Group) -> None:
+    """Add this module's commands to the ``evotree`` group."""
+    for name, command in cli.commands.items():
+        root.add_command(command, name)
 
 
 def _promote(
