@@ -210,6 +210,28 @@ def _b64(data: bytes, alphabet: str = "64") -> bytes | None:
         return None
 
 
+#: decoders that read a file named in their arguments (openssl's arguments name no input file)
+_FILE_READERS = (
+    "base64",
+    "base32",
+    "basenc",
+    "cat",
+    "xxd",
+    "rev",
+    "tac",
+    "gunzip",
+    "zcat",
+    "gzip",
+    "xz",
+    "unxz",
+    "xzcat",
+    "bzip2",
+    "bunzip2",
+    "bzcat",
+    "openssl",
+)
+
+
 def filter_output(
     argv: Sequence[str], data: bytes | None, files: dict[str, str] | None = None
 ) -> bytes | None:
@@ -220,31 +242,7 @@ def filter_output(
     name = argv[0].rsplit("/", 1)[-1]
     args = list(argv[1:])
     paths = [a for a in args if not a.startswith("-") and a != "-"]
-    if (
-        name
-        in (
-            "base64",
-            "base32",
-            "basenc",
-            "cat",
-            "xxd",
-            "rev",
-            "tac",
-            "gunzip",
-            "zcat",
-            "gzip",
-            "xz",
-            "unxz",
-            "xzcat",
-            "bzip2",
-            "bunzip2",
-            "bzcat",
-            "openssl",
-        )
-        and paths
-        and files is not None
-        and name != "openssl"
-    ):
+    if name in _FILE_READERS and paths and files is not None and name != "openssl":
         content = _file(paths[-1] if name != "xxd" else paths[0], files)
         if content is None:
             return None
@@ -254,78 +252,7 @@ def filter_output(
     if len(data) > MAX_BYTES:
         return None
     try:
-        if name == "cat":
-            return data
-        if name in ("base64", "base32", "basenc"):
-            decode = any(
-                a in ("-d", "--decode", "-D") or re.fullmatch(r"-[di]+", a) and "d" in a
-                for a in args
-            )
-            if not decode:
-                return None  # encoding: its output is not a command
-            alphabet = (
-                "32"
-                if name == "base32" or "--base32" in args
-                else "16"
-                if "--base16" in args
-                else "64"
-            )
-            return _b64(data, alphabet)
-        if name == "openssl":
-            if ("base64" in args or "-base64" in args or "-a" in args) and "-d" in args:
-                return _b64(data)
-            return None
-        if name == "xxd":
-            if (
-                "-r" in args
-                and any(a in ("-p", "-ps", "-plain", "-postscript") for a in args)
-                or "-rp" in args
-                or "-pr" in args
-            ):
-                return binascii.unhexlify(re.sub(rb"[^0-9a-fA-F]", b"", data)[: len(data) // 2 * 2])
-            return None
-        if name == "rev":
-            lines = data.split(b"\n")
-            return b"\n".join(line[::-1] for line in lines)
-        if name == "tac":
-            lines = data.rstrip(b"\n").split(b"\n")
-            return b"\n".join(reversed(lines)) + b"\n"
-        if name == "tr":
-            sets = [a for a in args if not a.startswith("-")]
-            text = data.decode("utf-8", "surrogateescape")
-            if "-d" in args and len(sets) == 1:
-                drop = set(_tr_set(sets[0]))
-                return "".join(c for c in text if c not in drop).encode("utf-8", "surrogateescape")
-            if len(sets) != 2 or any(a.startswith("-") for a in args):
-                return None
-            src, dst = _tr_set(sets[0]), _tr_set(sets[1])
-            if not src or not dst:
-                return None
-            dst = dst + dst[-1] * max(0, len(src) - len(dst))
-            return text.translate(str.maketrans(src, dst[: len(src)])).encode(
-                "utf-8", "surrogateescape"
-            )
-        if (
-            name in ("gunzip", "zcat")
-            or name == "gzip"
-            and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args)
-        ):
-            try:
-                return gzip.decompress(data)
-            except (OSError, EOFError, zlib.error):
-                return zlib.decompress(data)
-        if (
-            name in ("unxz", "xzcat")
-            or name == "xz"
-            and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args)
-        ):
-            return lzma.decompress(data)
-        if (
-            name in ("bunzip2", "bzcat")
-            or name == "bzip2"
-            and any(a in ("-d", "-dc", "-cd") for a in args)
-        ):
-            return bz2.decompress(data)
+        return _decoded(name, args, data)
     except (
         OSError,
         EOFError,
@@ -336,6 +263,92 @@ def filter_output(
         UnicodeError,
     ):
         return None
+
+
+def _decoded(name: str, args: list[str], data: bytes) -> bytes | None:
+    """What decoder ``name`` prints for ``data`` (None: not a decoder, or encoding; a malformed
+    input raises, and :func:`filter_output` says None)."""
+    if name == "cat":
+        return data
+    if name in ("base64", "base32", "basenc", "openssl"):
+        return _base_decoded(name, args, data)
+    if name == "xxd":
+        if (
+            "-r" in args
+            and any(a in ("-p", "-ps", "-plain", "-postscript") for a in args)
+            or "-rp" in args
+            or "-pr" in args
+        ):
+            return binascii.unhexlify(re.sub(rb"[^0-9a-fA-F]", b"", data)[: len(data) // 2 * 2])
+        return None
+    if name == "rev":
+        lines = data.split(b"\n")
+        return b"\n".join(line[::-1] for line in lines)
+    if name == "tac":
+        lines = data.rstrip(b"\n").split(b"\n")
+        return b"\n".join(reversed(lines)) + b"\n"
+    if name == "tr":
+        return _tr(args, data)
+    return _decompressed(name, args, data)
+
+
+def _base_decoded(name: str, args: list[str], data: bytes) -> bytes | None:
+    """base64 / base32 / basenc ``-d`` (and ``openssl base64 -d``): the decoded bytes."""
+    if name == "openssl":
+        if ("base64" in args or "-base64" in args or "-a" in args) and "-d" in args:
+            return _b64(data)
+        return None
+    decode = any(
+        a in ("-d", "--decode", "-D") or re.fullmatch(r"-[di]+", a) and "d" in a for a in args
+    )
+    if not decode:
+        return None  # encoding: its output is not a command
+    alphabet = (
+        "32" if name == "base32" or "--base32" in args else "16" if "--base16" in args else "64"
+    )
+    return _b64(data, alphabet)
+
+
+def _tr(args: list[str], data: bytes) -> bytes | None:
+    """``tr -d SET`` and ``tr SET1 SET2`` (rot13 and the like) over ``data``."""
+    sets = [a for a in args if not a.startswith("-")]
+    text = data.decode("utf-8", "surrogateescape")
+    if "-d" in args and len(sets) == 1:
+        drop = set(_tr_set(sets[0]))
+        return "".join(c for c in text if c not in drop).encode("utf-8", "surrogateescape")
+    if len(sets) != 2 or any(a.startswith("-") for a in args):
+        return None
+    src, dst = _tr_set(sets[0]), _tr_set(sets[1])
+    if not src or not dst:
+        return None
+    dst = dst + dst[-1] * max(0, len(src) - len(dst))
+    return text.translate(str.maketrans(src, dst[: len(src)])).encode("utf-8", "surrogateescape")
+
+
+def _decompressed(name: str, args: list[str], data: bytes) -> bytes | None:
+    """gzip / xz / bzip2 decompression (``gunzip``, ``zcat``, ``gzip -d``, ...); None for any
+    other program."""
+    if (
+        name in ("gunzip", "zcat")
+        or name == "gzip"
+        and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args)
+    ):
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            return zlib.decompress(data)
+    if (
+        name in ("unxz", "xzcat")
+        or name == "xz"
+        and any(a in ("-d", "-dc", "-cd", "--decompress") for a in args)
+    ):
+        return lzma.decompress(data)
+    if (
+        name in ("bunzip2", "bzcat")
+        or name == "bzip2"
+        and any(a in ("-d", "-dc", "-cd") for a in args)
+    ):
+        return bz2.decompress(data)
     return None
 
 
