@@ -363,56 +363,16 @@ def finalize(
     version: str | None = None,
 ) -> FinalizeResult:
     """Finalize the search of ``ws`` (see the module doc); the ``finalize`` event's data."""
-    from evotree.core.errors import EvotreeError
-    from evotree.harness.executors.local import LocalExecutor
     from evotree.harness.layout import RunPaths
-    from evotree.harness.planning import plan_finalize_run
     from evotree.harness.records import runs_dir
-    from evotree.harness.reservations import release_reservations
 
     _refuse_twice(ws.ledger.meta())
     plan = finalize_plan(ws, version)
     if plan.selected is None:
-        return _record(
-            ws,
-            FinalizeResult(
-                status="no_ok_submit",
-                selected_run=None,
-                version=None,
-                commit=None,
-                validation_mean=None,
-                heldout_run=None,
-                heldout_mean=None,
-                final_score=None,
-                rule=plan.rule,
-                considered=plan.considered,
-                normalized=final_normalized(ws, "no_ok_submit", None),
-            ),
-        )
+        return _record(ws, _no_submit(ws, plan))
     best = plan.selected
     retrain = bool(ws.config.eval.finalize_retrain)
-    # retrain: the selected commit is trained again, clean, with a fresh seed; else the judge reads
-    # the selected run's trained artifact (for judges that need one) or the commit itself
-    run = plan_finalize_run(
-        ws,
-        best.version,
-        best.commit,
-        check=lambda txn: _refuse_twice(txn.meta),
-        source_run=best.run_id,
-        retrain=retrain,
-    )
-    try:
-        (runs_dir(ws) / ".active").mkdir(parents=True, exist_ok=True)
-        [record] = LocalExecutor(jobs=1).execute(
-            ws, [run], progress=progress, cancel=cancel or threading.Event()
-        )
-    finally:
-        try:
-            release_reservations(
-                ws, [run.run_id], reason="finalize ended before its held-out run started"
-            )
-        except EvotreeError:
-            pass
+    run, record = _heldout_run(ws, best, retrain, progress, cancel)
     headline = record.headline or {}
     metric = str(headline.get("metric") or "")
     value = headline.get("value") if metric.startswith("heldout/") else None
@@ -463,6 +423,63 @@ def finalize(
             normalized=final_normalized(ws, status, float(value) if ok else None),
         ),
     )
+
+
+def _no_submit(ws: Any, plan: FinalizePlan) -> FinalizeResult:
+    """The result of a search with no ok submit: nothing is judged on held-out."""
+    return FinalizeResult(
+        status="no_ok_submit",
+        selected_run=None,
+        version=None,
+        commit=None,
+        validation_mean=None,
+        heldout_run=None,
+        heldout_mean=None,
+        final_score=None,
+        rule=plan.rule,
+        considered=plan.considered,
+        normalized=final_normalized(ws, "no_ok_submit", None),
+    )
+
+
+def _heldout_run(
+    ws: Any,
+    best: Any,
+    retrain: bool,
+    progress: Callable[[str, str, dict[str, Any]], None] | None,
+    cancel: threading.Event | None,
+) -> tuple[Any, Any]:
+    """Plan and execute the one held-out run of the selected submit (its reservation released
+    whatever happens); the planned run and its record."""
+    from evotree.core.errors import EvotreeError
+    from evotree.harness.executors.local import LocalExecutor
+    from evotree.harness.planning import plan_finalize_run
+    from evotree.harness.records import runs_dir
+    from evotree.harness.reservations import release_reservations
+
+    # retrain: the selected commit is trained again, clean, with a fresh seed; else the judge reads
+    # the selected run's trained artifact (for judges that need one) or the commit itself
+    run = plan_finalize_run(
+        ws,
+        best.version,
+        best.commit,
+        check=lambda txn: _refuse_twice(txn.meta),
+        source_run=best.run_id,
+        retrain=retrain,
+    )
+    try:
+        (runs_dir(ws) / ".active").mkdir(parents=True, exist_ok=True)
+        [record] = LocalExecutor(jobs=1).execute(
+            ws, [run], progress=progress, cancel=cancel or threading.Event()
+        )
+    finally:
+        try:
+            release_reservations(
+                ws, [run.run_id], reason="finalize ended before its held-out run started"
+            )
+        except EvotreeError:
+            pass
+    return run, record
 
 
 def finalize_outcome(ws: Any) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evotree.core.errors import InvalidState
 from evotree.core.events import Decision, Promotion, RunApproved
-from evotree.core.ledger import Event, LedgerTxn
+from evotree.core.ledger import Event, LedgerEntry, LedgerTxn
 from evotree.core.refs import CHAMPION_REF, branch_ref
 from evotree.core.safegit import approver_process, refuse_program_settings
 from evotree.gates.errors import GateFailed, TamperingFound
@@ -138,6 +138,46 @@ def _record_promotion(
         else _stale_tag(ws, tag, report.commit, statement, approver, tools)
     )
 
+    try:  # the signed tag is deleted when the ledger does not take the promotion
+        promotion = Promotion(
+            statement=statement,
+            signature=signature,
+            dossier=dossier,
+            tag=tag,
+            tag_object=tag_object,
+            previous_champion=policy.champion,
+            commit=report.commit,
+        )
+        entry = _append_promotion(ws, policy, report, promotion)
+    except BaseException:
+        delete_tag(ws.root, tag, tools=tools)
+        raise
+    _move_champion_ref(ws, policy, report, approver)
+    warnings: list[str] = []
+    merged = _merge(ws, report.commit, warnings, tools) if merge else None
+    _remember_promotion(ws, policy, report, warnings)
+    return PromotionResult(
+        version=report.version,
+        decision="approve",
+        previous_champion=policy.champion,
+        champion=report.version,
+        commit=report.commit,
+        evidence_hash=evidence_hash,
+        approver=approver.principal,
+        ledger_commit=entry.commit,
+        tag=tag,
+        merged=merged,
+        warnings=warnings,
+        dossier=dossier,
+    )
+
+
+def _append_promotion(
+    ws: Workspace, policy: Policy, report: GateReport, promotion: Promotion
+) -> LedgerEntry:
+    """Append the signed promotion; refused if the champion or the reviewed branch moved."""
+    statement = promotion.statement
+
     def change(txn: LedgerTxn) -> Event:
         if txn.meta.get("champion") != policy.champion:
             raise InvalidState(
@@ -157,25 +197,18 @@ def _record_promotion(
         record.updated_at = statement["at"]
         txn.put(record)
         txn.meta["champion"] = report.version
-        promotion = Promotion(
-            statement=statement,
-            signature=signature,
-            dossier=dossier,
-            tag=tag,
-            tag_object=tag_object,
-            previous_champion=policy.champion,
-            commit=report.commit,
-        )
         return Event.of(
             promotion, version=report.version, actor=str(ws.git.identity()), at=statement["at"]
         )
 
-    try:
-        entry = ws.ledger.transact(change, actor=ws.git.identity())
-    except BaseException:
-        delete_tag(ws.root, tag, tools=tools)
-        raise
+    return ws.ledger.transact(change, actor=ws.git.identity())
 
+
+def _move_champion_ref(
+    ws: Workspace, policy: Policy, report: GateReport, approver: Approver
+) -> None:
+    """Compare-and-swap the champion ref to the promoted commit (recorded first: a lost race
+    is someone else's move, reported as tampering)."""
     try:
         ws.git.cas_ref(
             CHAMPION_REF,
@@ -190,8 +223,13 @@ def _record_promotion(
             fix="run `evotree verify`; reset the champion ref to the signed chain: "
             f"git update-ref {CHAMPION_REF} {report.commit}",
         ) from exc
-    warnings: list[str] = []
-    merged = _merge(ws, report.commit, warnings, tools) if merge else None
+
+
+def _remember_promotion(
+    ws: Workspace, policy: Policy, report: GateReport, warnings: list[str]
+) -> None:
+    """Record the promotion in memory; a failure is a warning (memory never blocks or undoes a
+    signed decision)."""
     try:
         import evotree.memory as memory
 
@@ -206,20 +244,6 @@ def _record_promotion(
         warnings.append(
             f"memory: the promotion was not recorded in memory ({type(exc).__name__}: {exc})"
         )
-    return PromotionResult(
-        version=report.version,
-        decision="approve",
-        previous_champion=policy.champion,
-        champion=report.version,
-        commit=report.commit,
-        evidence_hash=evidence_hash,
-        approver=approver.principal,
-        ledger_commit=entry.commit,
-        tag=tag,
-        merged=merged,
-        warnings=warnings,
-        dossier=dossier,
-    )
 
 
 def _tag_message(statement: dict[str, Any]) -> str:
