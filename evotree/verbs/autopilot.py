@@ -386,62 +386,118 @@ def run_autopilot(
     first = max(1, first_seeds if first_seeds is not None else config.gates.min_seeds)
     champion_seeds = max(1, int(config.gates.champion_seeds))
     result = AutopilotResult(start_champion=ws.champion(), champion=ws.champion())
-    #: the session starts after a peak when its champion was itself promoted (not the tree's root)
-    after_peak = bool(getattr(ws.resolve(result.start_champion), "parent", None))
-    todo = list(proposals)[: max_proposals if max_proposals else None]
-    missed = 0  # proposals in a row not passed
-    futility = futility or patience
-    reran: set[str] = set()  # champions re-run this session (the gate's champion_seeds)
+    pilot = _Pilot(
+        session=session,
+        result=result,
+        knobs=knobs,
+        todo=list(proposals)[: max_proposals if max_proposals else None],
+        first=first,
+        champion_seeds=champion_seeds,
+        #: the session starts after a peak when its champion was itself promoted (not the root)
+        after_peak=bool(getattr(ws.resolve(result.start_champion), "parent", None)),
+        max_runs=max_runs,
+        patience=patience,
+        futility=futility or patience,
+        jobs=jobs,
+        promote=promote,
+        progress=progress,
+    )
+    for index, proposal in enumerate(pilot.todo):
+        if pilot.attempt(index, proposal):
+            break
+    else:
+        result.stop_reason = f"all {len(pilot.todo)} proposals were tried"
+    result.champion = session.open().champion()
+    pilot.tell("stop", stopped=result.stopped, reason=result.stop_reason)
+    return result
 
-    def tell(event: str, **info: Any) -> None:
-        if progress is not None:
-            progress(
+
+@dataclass
+class _Pilot:
+    """One autopilot session: its settings, its running result, and the steps of one proposal
+    (branch, apply, run, look at the gates, settle), in the order :func:`run_autopilot` takes."""
+
+    session: Session
+    result: AutopilotResult
+    knobs: dict[str, Knob]
+    todo: list[Proposal]
+    #: seeds of a candidate's first look
+    first: int
+    #: seeds of a champion re-run when it has no runs since its promotion
+    champion_seeds: int
+    after_peak: bool
+    max_runs: int
+    patience: int
+    futility: int
+    jobs: int | None
+    promote: Callable[[str], bool] | None
+    progress: Callable[[str, dict[str, Any]], None] | None
+    #: proposals in a row not passed
+    missed: int = 0
+    #: champions re-run this session (the gate's champion_seeds)
+    reran: set[str] = field(default_factory=set)
+
+    def tell(self, event: str, **info: Any) -> None:
+        """Report ``event`` with the running totals to ``progress``."""
+        if self.progress is not None:
+            self.progress(
                 event,
                 {
                     **info,
-                    "runs": result.runs,
-                    "proposals_done": len(result.outcomes),
-                    "proposals": len(todo),
-                    "champion": result.champion,
-                    "promoted": len(result.promoted),
+                    "runs": self.result.runs,
+                    "proposals_done": len(self.result.outcomes),
+                    "proposals": len(self.todo),
+                    "champion": self.result.champion,
+                    "promoted": len(self.result.promoted),
                 },
             )
 
-    def run(version: str, count: int, start: int, outcome: Outcome) -> list[Any]:
-        if max_runs and result.runs + count > max_runs:
+    def next_seed(self, version: str) -> int:
+        """The first seed ``version`` has not run."""
+        return max(_seeds_of(self.session, version) or [-1]) + 1
+
+    def run(self, version: str, count: int, start: int, outcome: Outcome) -> list[Any]:
+        """Run ``count`` seeds of ``version`` from ``start``, within the autopilot's run budget."""
+        result = self.result
+        if self.max_runs and result.runs + count > self.max_runs:
             raise BudgetExceeded(
-                f"the autopilot's run budget ({max_runs}) would be passed", fix="raise --max-runs"
+                f"the autopilot's run budget ({self.max_runs}) would be passed",
+                fix="raise --max-runs",
             )
-        tell("run", version=version, seeds=count, seed_start=start)
-        records = session.run([version], seeds=count, seed_start=start, jobs=jobs)
+        self.tell("run", version=version, seeds=count, seed_start=start)
+        records = self.session.run([version], seeds=count, seed_start=start, jobs=self.jobs)
         result.runs += len(records)
         outcome.runs += len(records)
         if version == result.champion:
             result.champion_runs += len(records)
         return records
 
-    def stop(missed: int) -> bool:
+    def stop(self) -> bool:
         """The search-level rule after a proposal that did not pass: post-peak or futility."""
-        if (result.promoted or after_peak) and missed >= patience:
+        result, missed = self.result, self.missed
+        if (result.promoted or self.after_peak) and missed >= self.patience:
             result.stopped = "post_peak"
             result.stop_reason = (
                 f"{missed} proposals in a row did not pass since the last promotion "
-                f"(champion {session.open().champion()}); patience {patience}"
+                f"(champion {self.session.open().champion()}); patience {self.patience}"
             )
             return True
-        if not (result.promoted or after_peak) and missed >= futility:
+        if not (result.promoted or self.after_peak) and missed >= self.futility:
             result.stopped = "futility"
             result.stop_reason = (
-                f"{missed} proposals in a row did not pass, none promoted (futility {futility})"
+                f"{missed} proposals in a row did not pass, none promoted "
+                f"(futility {self.futility})"
             )
             return True
         return False
 
-    for index, proposal in enumerate(todo):
+    def attempt(self, index: int, proposal: Proposal) -> bool:
+        """One proposal from its branch to its outcome; whether the session stops after it."""
+        session = self.session
         champion = session.open().champion()
-        result.champion = champion
+        self.result.champion = champion
         outcome = Outcome(proposal=proposal, champion=champion)
-        tell("proposal", index=index + 1, key=proposal.key, summary=proposal.summary)
+        self.tell("proposal", index=index + 1, key=proposal.key, summary=proposal.summary)
         record = None
         try:
             skills = {proposal.data["skill"]: {}} if proposal.kind == "skill" else None
@@ -450,134 +506,139 @@ def run_autopilot(
             )
             outcome.version = record.id
             worktree = session.open().absolute(record.worktree)
-            message = apply_proposal(proposal, worktree, knobs)
+            message = apply_proposal(proposal, worktree, self.knobs)
             committed = session.commit(record.id, message)
             outcome.commit = committed.commit
             if not committed.changed and proposal.kind != "skill":
-                outcome.status, outcome.summary = (
-                    "no_change",
-                    "the proposal changes nothing in the champion's files",
-                )
-                session.abandon(record.id, reason="autopilot: the proposal changed nothing")
-                result.outcomes.append(outcome)
-                tell("outcome", **outcome.to_dict())
-                continue
-            records = run(record.id, first, max(_seeds_of(session, record.id) or [-1]) + 1, outcome)
-            outcome.first_run = _headline(records[:1])
-            for _round in range(MAX_ROUNDS):
-                session.diagnose(
-                    record.id
-                )  # the harness gate reads this machine's diagnosis of the runs
-                report = session.gates(record.id)
-                score = _score(report)
-                numbers = dict(getattr(score, "numbers", None) or {})
-                outcome.verdict = numbers.get("verdict") or (score.status if score else None)
-                outcome.delta, outcome.ci = numbers.get("delta"), numbers.get("ci")
-                outcome.summary = getattr(score, "summary", "") if score is not None else ""
-                tell(
-                    "gate",
-                    version=record.id,
-                    verdict=outcome.verdict,
-                    delta=outcome.delta,
-                    passed=report.passed,
-                    summary=outcome.summary,
-                )
-                if report.passed:
-                    outcome.status = "passed"
-                    break
-                failed = [g for g in report.failed if g.name != "score"]
-                if failed and outcome.verdict == "pass":
-                    outcome.verdict = "other_gates"
-                    outcome.summary = "; ".join(f"{g.name}: {g.summary}" for g in failed)[:500]
-                    break
-                more = numbers.get("next_seeds") or {}
-                if (
-                    score is not None
-                    and score.status == "unavailable"
-                    and "verdict" not in numbers
-                    and champion not in reran
-                ):
-                    # no comparison yet: the champion has no runs since its promotion
-                    reran.add(champion)
-                    run(
-                        champion,
-                        champion_seeds,
-                        max(_seeds_of(session, champion) or [-1]) + 1,
-                        outcome,
-                    )
-                    continue
-                if outcome.verdict not in ("more_seeds", "not_ready") or not any(
-                    (more or {}).values()
-                ):
-                    break
-                if (
-                    _round == MAX_ROUNDS - 1
-                ):  # no look would follow: seeds run now would only be spent
-                    break
-                if more.get("champion"):
-                    reran.add(champion)
-                    run(
-                        champion,
-                        int(more["champion"]),
-                        max(_seeds_of(session, champion) or [-1]) + 1,
-                        outcome,
-                    )
-                if more.get("candidate"):
-                    run(
-                        record.id,
-                        int(more["candidate"]),
-                        max(_seeds_of(session, record.id) or [-1]) + 1,
-                        outcome,
-                    )
+                self._unchanged(record.id, outcome)
+                return False
+            self._judge(record.id, champion, outcome)
         except BudgetExceeded as exc:
-            outcome.status, outcome.summary = "budget", exc.message
-            result.outcomes.append(outcome)
-            result.stopped, result.stop_reason = "budget", exc.message
-            if record is not None:
-                _abandon(session, record.id, f"autopilot: stopped by the budget ({exc.message})")
-            tell("outcome", **outcome.to_dict())
-            break
+            return self._out_of_budget(record, outcome, exc)
         except ProposalError as exc:
-            outcome.status, outcome.summary = "not_applicable", exc.message
-            if record is not None:
-                _abandon(session, record.id, f"autopilot: {exc.message}")
-            result.outcomes.append(outcome)
-            tell("outcome", **outcome.to_dict())
-            missed += 1
-            if stop(missed):
-                break
-            continue
+            return self._not_applicable(record, outcome, exc)
+        return self._settle(record.id, outcome)
+
+    def _unchanged(self, version: str, outcome: Outcome) -> None:
+        """A proposal that changes nothing: its version abandoned, not counted as a miss."""
+        outcome.status, outcome.summary = (
+            "no_change",
+            "the proposal changes nothing in the champion's files",
+        )
+        self.session.abandon(version, reason="autopilot: the proposal changed nothing")
+        self.result.outcomes.append(outcome)
+        self.tell("outcome", **outcome.to_dict())
+
+    def _judge(self, version: str, champion: str, outcome: Outcome) -> None:
+        """The candidate's first seeds, then the gates' looks, running the seeds each asks for
+        (at most :data:`MAX_ROUNDS` looks)."""
+        records = self.run(version, self.first, self.next_seed(version), outcome)
+        outcome.first_run = _headline(records[:1])
+        for round_ in range(MAX_ROUNDS):
+            report, score, numbers = self._look(version, outcome)
+            if report.passed:
+                outcome.status = "passed"
+                return
+            failed = [g for g in report.failed if g.name != "score"]
+            if failed and outcome.verdict == "pass":
+                outcome.verdict = "other_gates"
+                outcome.summary = "; ".join(f"{g.name}: {g.summary}" for g in failed)[:500]
+                return
+            more = numbers.get("next_seeds") or {}
+            if (
+                score is not None
+                and score.status == "unavailable"
+                and "verdict" not in numbers
+                and champion not in self.reran
+            ):
+                # no comparison yet: the champion has no runs since its promotion
+                self.reran.add(champion)
+                self.run(champion, self.champion_seeds, self.next_seed(champion), outcome)
+                continue
+            if outcome.verdict not in ("more_seeds", "not_ready") or not any((more or {}).values()):
+                return
+            if round_ == MAX_ROUNDS - 1:  # no look would follow: seeds run now would only be spent
+                return
+            self._more_seeds(version, champion, more, outcome)
+
+    def _look(self, version: str, outcome: Outcome) -> tuple[Any, Any, dict[str, Any]]:
+        """Diagnose and evaluate the gates once; the score gate's verdict into ``outcome``."""
+        self.session.diagnose(version)  # the harness gate reads this machine's diagnosis
+        report = self.session.gates(version)
+        score = _score(report)
+        numbers = dict(getattr(score, "numbers", None) or {})
+        outcome.verdict = numbers.get("verdict") or (score.status if score else None)
+        outcome.delta, outcome.ci = numbers.get("delta"), numbers.get("ci")
+        outcome.summary = getattr(score, "summary", "") if score is not None else ""
+        self.tell(
+            "gate",
+            version=version,
+            verdict=outcome.verdict,
+            delta=outcome.delta,
+            passed=report.passed,
+            summary=outcome.summary,
+        )
+        return report, score, numbers
+
+    def _more_seeds(
+        self, version: str, champion: str, more: dict[str, Any], outcome: Outcome
+    ) -> None:
+        """Run the seeds the score gate asks for: the champion's, then the candidate's."""
+        if more.get("champion"):
+            self.reran.add(champion)
+            self.run(champion, int(more["champion"]), self.next_seed(champion), outcome)
+        if more.get("candidate"):
+            self.run(version, int(more["candidate"]), self.next_seed(version), outcome)
+
+    def _out_of_budget(self, record: Any, outcome: Outcome, exc: BudgetExceeded) -> bool:
+        """A budget refused a run: the proposal's version abandoned and the session stopped."""
+        outcome.status, outcome.summary = "budget", exc.message
+        self.result.outcomes.append(outcome)
+        self.result.stopped, self.result.stop_reason = "budget", exc.message
+        if record is not None:
+            _abandon(self.session, record.id, f"autopilot: stopped by the budget ({exc.message})")
+        self.tell("outcome", **outcome.to_dict())
+        return True
+
+    def _not_applicable(self, record: Any, outcome: Outcome, exc: ProposalError) -> bool:
+        """A proposal that does not apply: abandoned, counted as a miss."""
+        outcome.status, outcome.summary = "not_applicable", exc.message
+        if record is not None:
+            _abandon(self.session, record.id, f"autopilot: {exc.message}")
+        self.result.outcomes.append(outcome)
+        self.tell("outcome", **outcome.to_dict())
+        self.missed += 1
+        return self.stop()
+
+    def _settle(self, version: str, outcome: Outcome) -> bool:
+        """A judged proposal: passed (promoted, or awaiting a person), or abandoned with the
+        gates' reason; whether the session stops."""
+        result = self.result
         result.outcomes.append(outcome)
         if outcome.status == "passed":
-            missed = 0
-            if promote is None:
-                result.awaiting_signoff = record.id
+            self.missed = 0
+            if self.promote is None:
+                result.awaiting_signoff = version
                 result.stopped = "awaiting_signoff"
                 result.stop_reason = (
-                    f"{record.id} passed every gate; promotion needs a person: "
-                    f"evotree promote {record.id}"
+                    f"{version} passed every gate; promotion needs a person: "
+                    f"evotree promote {version}"
                 )
-                tell("outcome", **outcome.to_dict())
-                break
-            outcome.promoted = bool(promote(record.id))
+                self.tell("outcome", **outcome.to_dict())
+                return True
+            outcome.promoted = bool(self.promote(version))
             if outcome.promoted:
-                result.champion = record.id
+                result.champion = version
         else:
             outcome.status = "not_passed"
-            missed += 1
+            self.missed += 1
             _abandon(
-                session,
-                record.id,
+                self.session,
+                version,
                 f"autopilot: the gates did not pass ({outcome.verdict}): {outcome.summary}"[:500],
             )
-        tell("outcome", **outcome.to_dict())
-        if stop(missed):
-            break
-    else:
-        result.stop_reason = f"all {len(todo)} proposals were tried"
-    result.champion = session.open().champion()
-    tell("stop", stopped=result.stopped, reason=result.stop_reason)
-    return result
+        self.tell("outcome", **outcome.to_dict())
+        return self.stop()
 
 
 def _abandon(session: Session, version: str, reason: str) -> None:
