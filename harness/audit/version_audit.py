@@ -243,16 +243,65 @@ def audit_version(
     runs = [r for r in list_runs(ws, version=vid) if r.status not in ("invalid", "running")]
     run_ids = [r.run_id for r in runs]
     hidden = tuple(ws.config.eval.judge_paths) + tuple(hidden_paths)
-    rules = RuleSet(hidden_paths=hidden)
-    findings: list[Finding] = []
-    checks: dict[str, str] = {}
-    warnings: list[str] = []
-    base_dir = runs_dir(ws)
+    audit = _Audit(ws, vid, run_ids, RuleSet(hidden_paths=hidden), runs_dir(ws), say)
+    tasks, ancestries, by_repo = _task_ancestries(audit)
+    _audit_rollouts(audit, tasks, ancestries, by_repo)
+    _audit_traces(audit)
+    _audit_trajectory_files(audit, trajectory_files)
+    n_traj = sum(audit.totals.values())
+    if run_ids and not n_traj and not audit.checks.get("trajectories", "").startswith("error"):
+        audit.findings.append(
+            Finding(
+                layer="audit",
+                code="audit.no_trajectories",
+                severity="info",
+                title="the runs recorded no commands (rollouts' commands column is empty): "
+                "the trajectory audit had nothing to read",
+                suggestion="record tool calls with rec.rollout_group(..., commands=[...])",
+                version=vid,
+            )
+        )
+    audit.findings += findings_from_verdicts(audit.verdicts, version=vid, totals=dict(audit.totals))
+    contamination_data = _check_contamination(audit)
+    _check_protected_paths(audit)
+    _check_repo_hygiene(audit, tasks)
+    report = _report(audit, n_traj, _leak_scores(audit), contamination_data)
+    report.seconds = time.monotonic() - started
+    if record:
+        record_audit(ws, report)
+    return report
 
-    # ---- task repositories recorded by the runs
+
+@dataclass
+class _Audit:
+    """What one :func:`audit_version` builds up check by check: the findings, what each check
+    did (``checks``, in the order they ran), warnings, and the trajectories' verdicts and counts."""
+
+    ws: Any
+    vid: str
+    run_ids: list[str]
+    rules: RuleSet
+    base_dir: Path
+    say: Any
+    findings: list[Finding] = field(default_factory=list)
+    checks: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    verdicts: list[TrajectoryVerdict] = field(default_factory=list)
+    totals: Counter[str | None] = field(default_factory=Counter)
+
+
+def _task_ancestries(
+    audit: _Audit,
+) -> tuple[
+    dict[tuple[str, str], dict[str, Any]],
+    dict[tuple[str, str], Ancestry | None],
+    dict[tuple[str, str | None, bool], Ancestry | None],
+]:
+    """(run and task -> recorded repository, run and task -> its ancestry, repository -> its
+    ancestry): the task repositories the runs recorded, each opened once."""
     tasks: dict[tuple[str, str], dict[str, Any]] = {}
-    for run_id in run_ids:
-        for task_id, info in _tasks(base_dir / run_id).items():
+    for run_id in audit.run_ids:
+        for task_id, info in _tasks(audit.base_dir / run_id).items():
             tasks[(run_id, task_id)] = info
     ancestries: dict[tuple[str, str], Ancestry | None] = {}
     by_repo: dict[tuple[str, str | None, bool], Ancestry | None] = {}
@@ -266,30 +315,37 @@ def audit_version(
                 by_repo[repo_key] = Ancestry(info["repo"], info.get("base"), trusted=trusted)
             except AuditInputError as exc:
                 by_repo[repo_key] = None
-                warnings.append(f"hash ancestry skipped for {info['repo']}: {exc.message}")
+                audit.warnings.append(f"hash ancestry skipped for {info['repo']}: {exc.message}")
         ancestries[key] = by_repo[repo_key]
+    return tasks, ancestries, by_repo
 
-    # ---- trajectory audit over the rollouts
-    verdicts: list[TrajectoryVerdict] = []
-    totals: Counter[str | None] = Counter()
+
+def _audit_rollouts(
+    audit: _Audit,
+    tasks: dict[tuple[str, str], dict[str, Any]],
+    ancestries: dict[tuple[str, str], Ancestry | None],
+    by_repo: dict[tuple[str, str | None, bool], Ancestry | None],
+) -> None:
+    """The trajectory audit over the runs' rollouts (with hash ancestry where recorded)."""
+    run_ids, vid = audit.run_ids, audit.vid
     if run_ids:
-        say(f"auditing trajectories of {len(run_ids)} run(s)")
+        audit.say(f"auditing trajectories of {len(run_ids)} run(s)")
         try:
-            verdicts, totals = _rollout_verdicts(
-                connect(base_dir), run_ids, rules, ancestries, tasks
+            audit.verdicts, audit.totals = _rollout_verdicts(
+                connect(audit.base_dir), run_ids, audit.rules, ancestries, tasks
             )
-            checks["trajectories"] = f"{sum(totals.values())} trajectories"
-            checks["hash_ancestry"] = (
+            audit.checks["trajectories"] = f"{sum(audit.totals.values())} trajectories"
+            audit.checks["hash_ancestry"] = (
                 f"{len([a for a in by_repo.values() if a])} task repositories"
                 if by_repo
                 else "skipped: no run recorded its task repositories"
             )
         except Exception as exc:  # noqa: BLE001 - fail closed, say why
-            findings.append(_check_error("trajectory", exc, vid))
-            checks["trajectories"] = f"error: {exc}"
+            audit.findings.append(_check_error("trajectory", exc, vid))
+            audit.checks["trajectories"] = f"error: {exc}"
     else:
-        checks["trajectories"] = "skipped: no finished run of this version on this machine"
-        findings.append(
+        audit.checks["trajectories"] = "skipped: no finished run of this version on this machine"
+        audit.findings.append(
             Finding(
                 layer="audit",
                 code="audit.no_runs",
@@ -299,25 +355,35 @@ def audit_version(
                 version=vid,
             )
         )
-    # ---- runtime traces of the sandboxed phases (evidence/<phase>/exec_trace.jsonl) and of the
-    # `evotree agent` sessions that could touch this version (.evotree/agent-sessions/*/)
 
+
+def _trace_files(audit: _Audit) -> tuple[list[tuple[Path, str, str, str]], int]:
+    """(file, trajectory id, run id, phase) of the runtime traces of the sandboxed phases
+    (evidence/<phase>/exec_trace.jsonl) and of the `evotree agent` sessions that could touch
+    this version (.evotree/agent-sessions/*/), and how many of them are the phases'."""
     traces: list[tuple[Path, str, str, str]] = []  # (file, trajectory id, run id, phase)
-    for run_id in run_ids:
-        for trace in sorted((base_dir / run_id / "evidence").glob(f"*/{TRACE_FILE}")):
+    for run_id in audit.run_ids:
+        for trace in sorted((audit.base_dir / run_id / "evidence").glob(f"*/{TRACE_FILE}")):
             traces.append((trace, f"{run_id}/{trace.parent.name}/trace", run_id, trace.parent.name))
     n_phase_traces = len(traces)
-    for session in sorted((ws.state_dir / AGENT_SESSIONS).glob("*/session.json")):
+    for session in sorted((audit.ws.state_dir / AGENT_SESSIONS).glob("*/session.json")):
         try:
             info = json.loads(session.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            findings.append(_check_error("agent session trace", exc, vid))
+            audit.findings.append(_check_error("agent session trace", exc, audit.vid))
             continue
-        if isinstance(info, dict) and vid in (info.get("versions") or []):
+        if isinstance(info, dict) and audit.vid in (info.get("versions") or []):
             name = session.parent.name
             traces.append(
                 (session.parent / TRACE_FILE, f"agent/{name}/trace", f"agent:{name}", "agent")
             )
+    return traces, n_phase_traces
+
+
+def _audit_traces(audit: _Audit) -> None:
+    """The trajectory audit over the runtime traces; calls the tracer could not read whole are
+    a finding of their own."""
+    traces, n_phase_traces = _trace_files(audit)
     incomplete: list[dict[str, Any]] = []
     for trace, tid, run_id, phase in traces:
         try:
@@ -336,57 +402,52 @@ def audit_version(
                 if r.get("kind") == "exec" and (r.get("unreadable") or r.get("truncated"))
             ]
             traj = trace_trajectory(rows, tid, str(trace), run_id=run_id, phase=phase)
-            verdicts.append(audit_trajectory(traj, rules, None))
+            audit.verdicts.append(audit_trajectory(traj, audit.rules, None))
         except Exception as exc:  # noqa: BLE001 - fail closed, say why
-            findings.append(
+            audit.findings.append(
                 _check_error(
-                    "agent session trace" if phase == "agent" else "runtime trace", exc, vid
+                    "agent session trace" if phase == "agent" else "runtime trace", exc, audit.vid
                 )
             )
     if incomplete:  # the tracer could not read these calls whole: say so, never pass them over
-        findings.append(
+        audit.findings.append(
             Finding(
                 layer="audit",
                 code="audit.trace_incomplete",
                 severity="warn",
-                title=f"{len(incomplete)} program start(s) in the runtime trace could not be read whole (the caller "
-                "died during the call, or its arguments exceeded what the kernel accepts)",
+                title=f"{len(incomplete)} program start(s) in the runtime trace could not be read "
+                "whole (the caller died during the call, or its arguments exceeded what the "
+                "kernel accepts)",
                 evidence={"count": len(incomplete), "examples": incomplete[:5]},
-                suggestion="look at the phase's logs around these calls; a phase that keeps producing them is "
-                "working against the tracer",
-                version=vid,
+                suggestion="look at the phase's logs around these calls; a phase that keeps "
+                "producing them is working against the tracer",
+                version=audit.vid,
             )
         )
     if traces:
-        checks["runtime_traces"] = (
+        audit.checks["runtime_traces"] = (
             f"{n_phase_traces} phase trace(s), "
             f"{len(traces) - n_phase_traces} agent session trace(s)"
         )
+
+
+def _audit_trajectory_files(audit: _Audit, trajectory_files: Sequence[str]) -> None:
+    """The trajectory audit over the files passed besides the runs."""
     if trajectory_files:
         from evotree.harness.audit.trajectories import read_or_unreadable
 
         for path in trajectory_files:
             for traj in read_or_unreadable(path):
-                verdicts.append(audit_trajectory(traj, rules, None))
-                totals[traj.run_id] += 1
-        checks["trajectory_files"] = f"{len(trajectory_files)} file(s)"
-    n_traj = sum(totals.values())
-    if run_ids and not n_traj and not checks.get("trajectories", "").startswith("error"):
-        findings.append(
-            Finding(
-                layer="audit",
-                code="audit.no_trajectories",
-                severity="info",
-                title="the runs recorded no commands (rollouts' commands column is empty): "
-                "the trajectory audit had nothing to read",
-                suggestion="record tool calls with rec.rollout_group(..., commands=[...])",
-                version=vid,
-            )
-        )
-    findings += findings_from_verdicts(verdicts, version=vid, totals=dict(totals))
+                audit.verdicts.append(audit_trajectory(traj, audit.rules, None))
+                audit.totals[traj.run_id] += 1
+        audit.checks["trajectory_files"] = f"{len(trajectory_files)} file(s)"
 
-    # ---- contamination
-    say("checking contamination of the hidden splits")
+
+def _check_contamination(audit: _Audit) -> dict[str, Any] | None:
+    """Contamination of the hidden splits (the judge's tree) by the version's tree; its JSON
+    form, None when the check broke (a finding then)."""
+    ws, vid = audit.ws, audit.vid
+    audit.say("checking contamination of the hidden splits")
     try:
         from evotree.harness.audit.contamination import contamination, tree_documents
 
@@ -405,104 +466,135 @@ def audit_version(
         result.hidden_files, result.train_files = hidden_files, train_files
         result.truncated = cut_hidden or cut_train
         if result.truncated:
-            warnings.append(
-                "contamination: files over 32 MB were skipped or the 512 MB read limit was reached; "
-                "the check is partial"
+            audit.warnings.append(
+                "contamination: files over 32 MB were skipped or the 512 MB read limit was "
+                "reached; the check is partial"
             )
-        findings += result.findings(version=vid)
+        audit.findings += result.findings(version=vid)
         contamination_data = result.to_dict()
-        checks["contamination"] = f"{result.checked} hidden documents checked"
+        audit.checks["contamination"] = f"{result.checked} hidden documents checked"
     except Exception as exc:  # noqa: BLE001
-        findings.append(_check_error("contamination", exc, vid))
+        audit.findings.append(_check_error("contamination", exc, vid))
         contamination_data = None
-        checks["contamination"] = f"error: {exc}"
+        audit.checks["contamination"] = f"error: {exc}"
+    return contamination_data
 
-    # ---- protected paths (the other audit module)
+
+def _check_protected_paths(audit: _Audit) -> None:
+    """Protected paths (the other audit module)."""
     try:
         from evotree.harness.audit.protected import check_protected_paths
     except ImportError:
-        checks["protected_paths"] = "skipped: evotree.harness.audit.protected is not installed"
+        audit.checks["protected_paths"] = (
+            "skipped: evotree.harness.audit.protected is not installed"
+        )
     else:
         try:
-            found = check_protected_paths(ws, vid)
-            findings += found
-            checks["protected_paths"] = f"{len(found)} finding(s)"
+            found = check_protected_paths(audit.ws, audit.vid)
+            audit.findings += found
+            audit.checks["protected_paths"] = f"{len(found)} finding(s)"
         except Exception as exc:  # noqa: BLE001
-            findings.append(_check_error("protected paths", exc, vid))
-            checks["protected_paths"] = f"error: {exc}"
+            audit.findings.append(_check_error("protected paths", exc, audit.vid))
+            audit.checks["protected_paths"] = f"error: {exc}"
 
-    # ---- hygiene of the task repositories the runs recorded
+
+def _check_repo_hygiene(audit: _Audit, tasks: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """Hygiene of the task repositories the runs recorded (at most :data:`_MAX_REPOS`): one
+    finding per code, capped at warn."""
     repos = sorted({info["repo"]: info.get("base") for info in tasks.values()}.items())
-    if repos:
+    if not repos:
+        audit.checks["repo_hygiene"] = "skipped: no run recorded its task repositories"
+        return
+    try:
+        from evotree.harness.audit.repo import audit_repository
+    except ImportError:
+        audit.checks["repo_hygiene"] = "skipped: evotree.harness.audit.repo is not installed"
+        return
+    checked = 0
+    by_code: dict[str, list[tuple[str, Finding]]] = {}
+    for path, base in repos[:_MAX_REPOS]:
+        if not Path(path).exists():
+            audit.warnings.append(f"task repository {path} is gone: its hygiene was not checked")
+            continue
         try:
-            from evotree.harness.audit.repo import audit_repository
-        except ImportError:
-            checks["repo_hygiene"] = "skipped: evotree.harness.audit.repo is not installed"
-        else:
-            checked = 0
-            by_code: dict[str, list[tuple[str, Finding]]] = {}
-            for path, base in repos[:_MAX_REPOS]:
-                if not Path(path).exists():
-                    warnings.append(f"task repository {path} is gone: its hygiene was not checked")
-                    continue
-                try:
-                    for f in audit_repository(path, base=base):
-                        by_code.setdefault(f.code, []).append((path, f))
-                    checked += 1
-                except Exception as exc:  # noqa: BLE001 - an unreadable environment is a warning
-                    warnings.append(f"hygiene of {path} not checked: {exc}")
-            for code, found_in in by_code.items():
-                worst_found = max(f.rank for _, f in found_in)
-                first = found_in[0][1]
-                capped = "warn" if worst_found >= Severity.WARN else worst_found.label
-                findings.append(
-                    Finding(
-                        layer="audit",
-                        code=code,
-                        severity=capped,
-                        title=f"{len(found_in)} of {checked} task repositories: {first.title}",
-                        evidence={
-                            "repositories": [p for p, _ in found_in[:5]],
-                            "count": len(found_in),
-                            "severity_as_found": worst_found.label,
-                            "first": first.evidence,
-                            "note": "the task environment, not the version: capped at warn",
-                        },
-                        suggestion=first.suggestion,
-                        version=vid,
-                        harness_version=first.harness_version,
-                    )
-                )
-            checks["repo_hygiene"] = f"{checked} task repositories" + (
-                f" (first {_MAX_REPOS} of {len(repos)})" if len(repos) > _MAX_REPOS else ""
-            )
-    else:
-        checks["repo_hygiene"] = "skipped: no run recorded its task repositories"
+            for f in audit_repository(path, base=base):
+                by_code.setdefault(f.code, []).append((path, f))
+            checked += 1
+        except Exception as exc:  # noqa: BLE001 - an unreadable environment is a warning
+            audit.warnings.append(f"hygiene of {path} not checked: {exc}")
+    for code, found_in in by_code.items():
+        audit.findings.append(_hygiene_finding(code, found_in, checked, audit.vid))
+    audit.checks["repo_hygiene"] = f"{checked} task repositories" + (
+        f" (first {_MAX_REPOS} of {len(repos)})" if len(repos) > _MAX_REPOS else ""
+    )
 
-    # ---- scores
+
+def _hygiene_finding(
+    code: str, found_in: list[tuple[str, Finding]], checked: int, vid: str
+) -> Finding:
+    """One hygiene code over the task repositories it was found in, capped at warn (the task
+    environment, not the version)."""
+    worst_found = max(f.rank for _, f in found_in)
+    first = found_in[0][1]
+    capped = "warn" if worst_found >= Severity.WARN else worst_found.label
+    return Finding(
+        layer="audit",
+        code=code,
+        severity=capped,
+        title=f"{len(found_in)} of {checked} task repositories: {first.title}",
+        evidence={
+            "repositories": [p for p, _ in found_in[:5]],
+            "count": len(found_in),
+            "severity_as_found": worst_found.label,
+            "first": first.evidence,
+            "note": "the task environment, not the version: capped at warn",
+        },
+        suggestion=first.suggestion,
+        version=vid,
+        harness_version=first.harness_version,
+    )
+
+
+def _leak_scores(
+    audit: _Audit,
+) -> tuple[float | None, float | None, float | None, str | None]:
+    """(raw, leak-adjusted, leak-zeroed, metric); all None before finalize in a hidden workspace,
+    or when they cannot be computed (a warning then)."""
     raw = adjusted = zeroed = None
     metric = None
     from evotree.core.visibility import hidden
 
-    if run_ids and not hidden(ws):  # EvoPolicyGym's boundary: no judge's score before finalize
+    # EvoPolicyGym's boundary: no judge's score before finalize
+    if audit.run_ids and not hidden(audit.ws):
         flagged_keys = {
-            (v.run_id, v.task_id) for v in verdicts if v.flagged and v.task_id is not None
+            (v.run_id, v.task_id) for v in audit.verdicts if v.flagged and v.task_id is not None
         }
         try:
             raw, adjusted, zeroed, metric = _scores(
-                connect(base_dir), run_ids, flagged_keys, HEADLINE_SPLITS
+                connect(audit.base_dir), audit.run_ids, flagged_keys, HEADLINE_SPLITS
             )
-        except Exception as exc:  # noqa: BLE001 - no score is better than a wrong one; the audit goes on
-            warnings.append(f"scores not computed: {exc}")
+        except Exception as exc:  # noqa: BLE001 - no score is better than a wrong one
+            audit.warnings.append(f"scores not computed: {exc}")
+    return raw, adjusted, zeroed, metric
 
-    findings = sort_findings(findings)
+
+def _report(
+    audit: _Audit,
+    n_traj: int,
+    scores: tuple[float | None, float | None, float | None, str | None],
+    contamination_data: dict[str, Any] | None,
+) -> AuditReport:
+    """The report of the checks: findings sorted, passed when none is high or above."""
+    raw, adjusted, zeroed, metric = scores
+    findings = sort_findings(audit.findings)
     passed = not any(f.rank >= Severity.HIGH for f in findings)
+    verdicts = audit.verdicts
     flagged = sum(v.flagged for v in verdicts if v.format != "trace")
     # the share of the rollouts' trajectories that read git history (runtime traces are evidence of
     # another kind: their hits are findings, but they are not trajectories of the rate)
     history = sum(v.uses_git_history for v in verdicts if v.format != "trace")
-    report = AuditReport(
-        version=vid,
+    return AuditReport(
+        version=audit.vid,
         passed=passed,
         findings=findings,
         trajectories=n_traj,
@@ -513,16 +605,12 @@ def audit_version(
         leak_zeroed_score=zeroed,
         score_metric=metric,
         git_history=history,
-        runs=run_ids,
-        checks=checks,
-        warnings=warnings,
+        runs=audit.run_ids,
+        checks=audit.checks,
+        warnings=audit.warnings,
         verdicts=[v for v in verdicts if v.hits],
         contamination=contamination_data,
     )
-    report.seconds = time.monotonic() - started
-    if record:
-        record_audit(ws, report)
-    return report
 
 
 def _commit_type() -> Any:
