@@ -18,7 +18,11 @@ traced phase's read-write folders before it starts (:func:`find_git_dirs`):
   and compared after it (:func:`compare`): a git directory moved, replaced or linked, a locked
   file or reference changed, an entry that points git elsewhere (``commondir``, ``worktrees``,
   ``gitdir``) or a part that could not be locked (a linked ``HEAD``, a ``.git`` that is a link)
-  is a change, which the trace seals as a ``git_state`` row and the audit flags.
+  is a change, which the trace seals as a ``git_state`` row and the audit flags;
+- what identifies it for the trace's judgement of git's reads (:func:`task_repositories`: its
+  object store, HEAD and references by device and inode, what its HEAD names): a git process
+  that read its objects through a HEAD or reference of the phase's own is a finding
+  (:func:`evotree.harness.audit.trace.judge_git_reads`).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ __all__ = [
     "guard_binds",
     "snapshot",
     "snapshot_path",
+    "task_repositories",
 ]
 
 #: The snapshot of a traced phase's task repositories: beside its raw trace (outside every bind).
@@ -359,3 +364,87 @@ def after_phase(trace: Path | str) -> list[dict[str, Any]]:
             }
         ]
     return compare(before)
+
+
+def _load_snapshot(trace: Path | str) -> dict[str, Any] | None:
+    """The snapshot of the phase traced into ``trace``, never through a link; ``None`` when
+    there is none or it is no record (:func:`after_phase` says so as rows)."""
+    try:
+        fd = os.open(
+            snapshot_path(trace), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        )
+    except OSError:
+        return None
+    with os.fdopen(fd, "r", encoding="utf-8") as fh:
+        try:
+            before = json.load(fh)
+        except ValueError:
+            return None
+    return before if isinstance(before, dict) else None
+
+
+def _read_small(path: Path) -> str | None:
+    """The text of a small regular file, never through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read(_HASH_LIMIT).decode("utf-8", errors="replace")
+
+
+def _head_commit(gd: Path, head: str) -> str | None:
+    """The commit HEAD's text names in the git directory ``gd`` (a loose or packed reference,
+    one level of ``ref:``), read from the files (the locked ones), never by running git."""
+    text = head.strip()
+    if not text.startswith("ref:"):
+        return text or None
+    name = text[4:].strip()
+    if not name.startswith("refs/") or ".." in name.split("/"):
+        return None
+    loose = _read_small(gd / name)
+    if loose is not None:
+        return loose.strip() or None
+    for line in (_read_small(gd / "packed-refs") or "").splitlines():
+        parts = line.split(" ", 1)
+        if len(parts) == 2 and parts[1].strip() == name:
+            return parts[0]
+    return None
+
+
+def task_repositories(trace: Path | str) -> list[dict[str, Any]]:
+    """The task repositories of the phase traced into ``trace`` as the trace's judgement of git's
+    reads needs them: ``path`` (the git directory), ``objects`` (device and inode of its object
+    store), ``known`` (device and inode of its HEAD, ``packed-refs`` and every file under
+    ``refs/`` and ``logs/``, recorded before the phase), ``head`` (HEAD's text) and
+    ``head_commit`` (what it names). Empty without a snapshot."""
+    before = _load_snapshot(trace)
+    out: list[dict[str, Any]] = []
+    for repo in (before or {}).get("repos") or []:
+        entries = repo.get("entries") or {}
+        objects = entries.get("objects")
+        if not isinstance(objects, list) or len(objects) < 3:
+            continue
+        known = [
+            [e[1], e[2]]
+            for e in [
+                entries.get("HEAD"),
+                entries.get("packed-refs"),
+                *(repo.get("refs") or {}).values(),
+            ]
+            if isinstance(e, list) and len(e) >= 3 and e[0] == "file"
+        ]
+        gd = Path(str(repo.get("path")))
+        head = _read_small(gd / "HEAD") or ""
+        out.append(
+            {
+                "path": str(gd),
+                "objects": [objects[1], objects[2]],
+                "known": known,
+                "head": head.strip(),
+                "head_commit": _head_commit(gd, head),
+            }
+        )
+    return out

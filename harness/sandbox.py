@@ -331,6 +331,7 @@ def finish_trace(spec: SandboxSpec, evidence_dir: Path | str) -> list[dict[str, 
         Path(evidence_dir) / TRACE_FILE,
         cwd=str(Path(spec.cwd).absolute()),
         extra=git_guard.after_phase(spec.trace),
+        task_repos=git_guard.task_repositories(spec.trace),
     )
 
 

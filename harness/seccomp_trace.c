@@ -237,12 +237,14 @@ static int exec_begins(uint32_t tid, uint32_t tgid);
 static void process_ends(uint32_t tgid);
 static void exec_settled(uint32_t tid);
 static void cache_disable(void);
+static void gitread_forget(uint32_t tgid);
 
 static void exec_row(const struct notif *n, struct buf *row) {
     char proc[64];
     /* the process the exec replaces (a thread's exec runs under its process's pid) */
     uint32_t tgid = tgid_of(n->pid);
     if (!exec_begins(n->pid, tgid)) cache_disable();
+    gitread_forget(tgid);
     uint64_t path_at = n->nr == NR_EXECVE ? n->args[0] : n->args[1];
     uint64_t argv_at = n->nr == NR_EXECVE ? n->args[1] : n->args[2];
     /* the caller's memory cannot be read (a refused read says EPERM or ESRCH; a bad address says
@@ -974,12 +976,145 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
     return (size_t)n;
 }
 
+/* What the machine's git reads of a repository's layout: the HEAD files, references and object
+ * stores it opens. The audit judges them against the task repositories (a HEAD or reference of the
+ * phase's own over a task repository's objects: harness/audit/trace.py judge_git_reads). Each is
+ * a "gitread" row with the identity (device, inode) of the file or folder the path names, walked
+ * from outside in the caller's root while the caller waits (resolve_at), and for a HEAD its first
+ * bytes. Rows are kept short: per process, each path once (the object store: each folder once). */
+#define GITREAD_SEEN 32
+#define GITREAD_PROCS 256
+#define GITREAD_ROWS_LIMIT 200000
+struct gitread_seen { uint32_t tgid; unsigned count; uint64_t hash[GITREAD_SEEN]; };
+static struct gitread_seen gitread_seen[GITREAD_PROCS];
+static unsigned long gitread_rows;
+
+/* Forget what process TGID read (its exec or its end: a new program reads afresh). */
+static void gitread_forget(uint32_t tgid) {
+    struct gitread_seen *g = &gitread_seen[tgid % GITREAD_PROCS];
+    if (g->tgid == tgid) g->tgid = 0;
+}
+
+/* Whether process TGID already had a row for the path hashed H (and note it when not). A slot of
+ * another process is taken over (its rows are written again: more rows, never fewer). */
+static int gitread_once(uint32_t tgid, uint64_t h) {
+    struct gitread_seen *g = &gitread_seen[tgid % GITREAD_PROCS];
+    if (g->tgid != tgid) { g->tgid = tgid; g->count = 0; }
+    for (unsigned k = 0; k < g->count; k++)
+        if (g->hash[k] == h) return 1;
+    if (g->count < GITREAD_SEEN) g->hash[g->count++] = h;
+    return 0;
+}
+
+/* Which part of a repository's layout PATH (as git wrote it) is: 'h' a HEAD file, 'r' a reference
+ * (refs/, packed-refs, reftable/), 'o' something of an object store (*dir_len: the length of the
+ * store's folder in PATH), 0 none. */
+static int git_layout(const char *p, size_t n, size_t *dir_len) {
+    const char *base = strrchr(p, '/');
+    base = base ? base + 1 : p;
+    if (!strcmp(base, "HEAD")) return 'h';
+    if (!strcmp(base, "packed-refs") || !strncmp(p, "refs/", 5) || strstr(p, "/refs/") ||
+        !strncmp(p, "reftable/", 9) || strstr(p, "/reftable/") || !strcmp(base, "refs") || !strcmp(base, "reftable"))
+        return 'r';
+    const char *o = strstr(p, "/objects/");
+    if (o) { *dir_len = (size_t)(o - p) + 8; return 'o'; }
+    if (!strncmp(p, "objects/", 8)) { *dir_len = 7; return 'o'; }
+    if (n > 8 && !strcmp(p + n - 8, "/objects")) { *dir_len = n; return 'o'; }
+    /* a store under another name (GIT_OBJECT_DIRECTORY, alternates): its pack folder, its
+     * info/alternates, a loose object .../xx/<38 or more hex> */
+    const char *pk = strstr(p, "/pack/");
+    if (pk) { *dir_len = (size_t)(pk - p); return 'o'; }
+    if (n > 5 && !strcmp(p + n - 5, "/pack")) { *dir_len = n - 5; return 'o'; }
+    if (n > 16 && !strcmp(p + n - 16, "/info/alternates")) { *dir_len = n - 16; return 'o'; }
+    size_t hex = 0;
+    while (hex < n && ((p[n - 1 - hex] >= '0' && p[n - 1 - hex] <= '9') || (p[n - 1 - hex] >= 'a' && p[n - 1 - hex] <= 'f'))) hex++;
+    if (hex >= 38 && hex == strlen(base) && base - p >= 4 && base[-1] == '/') {
+        const char *xx = base - 3;
+        int ok = (xx[0] >= '0' && xx[0] <= '9') || (xx[0] >= 'a' && xx[0] <= 'f');
+        ok = ok && ((xx[1] >= '0' && xx[1] <= '9') || (xx[1] >= 'a' && xx[1] <= 'f'));
+        if (ok && (xx == p || xx[-1] == '/')) { *dir_len = xx == p ? 0 : (size_t)(xx - 1 - p); return 'o'; }
+    }
+    return 0;
+}
+
+/* The file or folder FULL names for PID, walked as the kernel walks it in PID's root (openat2
+ * RESOLVE_IN_ROOT, O_PATH: nothing opened for reading); -1 when it cannot be walked. */
+static int resolve_at(uint32_t pid, const char *full) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/%u/root", pid);
+    int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return -1;
+    struct { uint64_t flags, mode, resolve; } how = {O_PATH | O_CLOEXEC, 0, 0x10 /* RESOLVE_IN_ROOT */};
+    int fd = (int)syscall(437 /* openat2 */, root, full, &how, sizeof how);
+    close(root);
+    return fd;
+}
+
+static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
+    if (gitread_rows > GITREAD_ROWS_LIMIT) return;
+    char path[4096];
+    uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];
+    size_t len = remote_string(n->pid, at, path, sizeof path);
+    size_t dir_len = 0;
+    int what = len ? git_layout(path, len, &dir_len) : 0;
+    if (!what) return;
+    if (!tgid) tgid = tgid_of(n->pid);
+    if (what == 'o') path[dir_len] = 0; /* the store's folder, once per process */
+    if (what == 'o' && !dir_len) snprintf(path, sizeof path, ".");
+    if (gitread_once(tgid, fnv(path, strlen(path)) ^ (uint64_t)what)) return;
+    char full[8300], base[4096], proc[64];
+    int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
+    if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
+    else {
+        if (dirfd == -100) snprintf(proc, sizeof proc, "/proc/%u/cwd", n->pid);
+        else snprintf(proc, sizeof proc, "/proc/%u/fd/%d", n->pid, dirfd);
+        ssize_t b = readlink(proc, base, sizeof base - 1);
+        base[b < 0 ? 0 : b] = 0;
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    }
+    char head[160];
+    if (++gitread_rows > GITREAD_ROWS_LIMIT) {
+        snprintf(head, sizeof head, "{\"kind\": \"gitread\", \"pid\": %u, \"overflow\": true}\n", tgid);
+        puts_(row, head);
+        return;
+    }
+    snprintf(head, sizeof head, "{\"kind\": \"gitread\", \"pid\": %u, \"what\": \"%s\", \"path\": ", tgid,
+             what == 'h' ? "head" : what == 'r' ? "ref" : "objects");
+    puts_(row, head);
+    put_json_string(row, full, strlen(full));
+    int fd = resolve_at(n->pid, full);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        snprintf(head, sizeof head, ", \"dev\": %llu, \"ino\": %llu, \"type\": \"%s\"", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
+        puts_(row, head);
+        char link[64], resolved[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t r = readlink(link, resolved, sizeof resolved - 1);
+        if (r > 0) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, (size_t)r); }
+        if (what == 'h' && S_ISREG(st.st_mode)) { /* its first bytes: what the HEAD names */
+            int rd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            char text[128];
+            ssize_t got = rd >= 0 ? read(rd, text, sizeof text) : -1;
+            if (rd >= 0) close(rd);
+            if (got >= 0) { puts_(row, ", \"content\": "); put_json_string(row, text, (size_t)got); }
+        }
+    } else {
+        puts_(row, ", \"unresolved\": true");
+    }
+    if (fd >= 0) close(fd);
+    puts_(row, "}\n");
+}
+
 static void open_row(const struct notif *n, struct buf *row) {
     if (open_rows > OPEN_ROWS_LIMIT) return;
     /* the cheapest check first: most opens of a phase are git's (not exempt: a git with code loaded
      * into it, is_tainted; its threads count as the process) */
     uint32_t tgid;
-    if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid)))) return;
+    if (runs_system_git(n->pid, &tgid) && !(tainted_count && is_tainted(tgid ? tgid : tgid_of(n->pid)))) {
+        gitread_row(n, row, tgid);
+        return;
+    }
     char path[4096], base[4096], proc[64], full[8300], resolved[4096];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     uint64_t at = n->nr == NR_OPEN ? n->args[0] : n->args[1];

@@ -38,10 +38,11 @@ import posixpath
 import re
 import stat
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evotree.harness.audit.rules import _git_split, _positionals
+from evotree.harness.audit.git_argv import _git_split, _positionals
 
 __all__ = [
     "AGENT_SESSIONS",
@@ -52,6 +53,7 @@ __all__ = [
     "check_raw",
     "git_identities",
     "identify",
+    "judge_git_reads",
     "judge_git_spellings",
     "parse_strace",
     "merge_seccomp",
@@ -370,7 +372,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
         elif kind == "connect":
             row.setdefault("result", "attempted")
             rows.append(row)
-        elif kind == "open":  # git storage opened by a program other than the machine's git
+        elif kind in ("open", "gitread"):  # git storage opened (gitread: by the machine's git)
             rows.append(row)
         elif kind == "exit":
             target = last.pop(row.get("tgid", row.get("pid", -1)), None)
@@ -598,6 +600,101 @@ def _judged_git(argv: list[str]) -> tuple[list[str] | None, str]:
     return None, ""
 
 
+def judge_git_reads(
+    rows: list[dict[str, Any]], repos: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Findings (``git_state`` rows) of the machine's git reading a task repository's objects
+    through a HEAD or reference that is not that repository's.
+
+    ``rows``: the trace's rows in order; a ``gitread`` row (the seccomp tracer's) is a HEAD file,
+    a reference or an object store a git process opened, with the device and inode of what the
+    path named. ``repos``: the task repositories
+    (:func:`evotree.harness.git_guard.task_repositories`). A process whose reads include a task
+    repository's object store may read only that repository's HEAD, ``packed-refs`` and
+    references (as recorded before the phase), or a HEAD of one of its linked worktrees that names
+    what the repository's HEAD names. Anything else — a git directory of links, a ``commondir``
+    naming the repository, a worktree's HEAD rewritten, alternates or ``GIT_OBJECT_DIRECTORY``
+    under another HEAD — is a finding. So is a trace with more git reads than the tracer
+    records."""
+    findings: list[dict[str, Any]] = []
+    for process in _git_processes(rows):
+        findings += _judge_process_reads(process, repos)
+    return findings
+
+
+def _git_processes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``gitread`` rows grouped by the program that made them: each exec starts a group of its
+    process; reads of a process with no exec row (a fork) form a group of their own."""
+    current: dict[Any, dict[str, Any]] = {}
+    groups: list[dict[str, Any]] = []
+    for row in rows:
+        kind = row.get("kind")
+        if kind == "exec":
+            group = {"exec": row, "reads": []}
+            current[row.get("tgid", row.get("pid"))] = group
+            groups.append(group)
+        elif kind == "gitread":
+            group = current.get(row.get("pid"))
+            if group is None:
+                group = current[row.get("pid")] = {"exec": None, "reads": []}
+                groups.append(group)
+            group["reads"].append(row)
+    return [g for g in groups if g["reads"]]
+
+
+def _judge_process_reads(
+    process: dict[str, Any], repos: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The findings of one git process's reads (:func:`judge_git_reads`)."""
+    reads = process["reads"]
+    argv = (process["exec"] or {}).get("argv") or ["git"]
+    command = " ".join(str(a) for a in argv)[:200]
+    if any(r.get("overflow") for r in reads):
+        return [_read_finding("(the trace)", "more git reads than the tracer records: not judged")]
+    out: list[dict[str, Any]] = []
+    for repo in repos:
+        objects = tuple(repo.get("objects") or ())
+        if not any(r.get("what") == "objects" and _identity(r) == objects for r in reads):
+            continue
+        known = {tuple(k) for k in repo.get("known") or ()}
+        for r in reads:
+            if r.get("what") not in ("head", "ref") or r.get("type") != "file":
+                continue  # a folder lists names; a path that named nothing read nothing
+            if _identity(r) in known or _worktree_head(r, repo):
+                continue
+            what = "HEAD" if r["what"] == "head" else "reference"
+            named = f" naming {str(r.get('content', '')).strip()[:80]!r}" if "content" in r else ""
+            out.append(
+                _read_finding(
+                    str(r.get("resolved") or r.get("path")),
+                    f"git ({command}) read the task repository's objects ({repo.get('path')}) "
+                    f"through a {what} that is not the task repository's{named}",
+                )
+            )
+    return out
+
+
+def _identity(row: dict[str, Any]) -> tuple[Any, Any]:
+    return (row.get("dev"), row.get("ino"))
+
+
+def _worktree_head(row: dict[str, Any], repo: dict[str, Any]) -> bool:
+    """A linked worktree's HEAD of the task repository that names what its HEAD names."""
+    if row.get("what") != "head":
+        return False
+    where = posixpath.dirname(posixpath.dirname(str(row.get("resolved") or "")))
+    if where != posixpath.join(str(repo.get("path")), "worktrees"):
+        return False
+    text = str(row.get("content", "")).strip()
+    if text.strip("0") == "" and len(text) in (40, 64):
+        return True  # the placeholder git writes while it makes the worktree: names no commit
+    return bool(text) and text in (repo.get("head"), repo.get("head_commit"))
+
+
+def _read_finding(path: str, change: str) -> dict[str, Any]:
+    return {"kind": "git_state", "path": path, "change": change}
+
+
 class TraceTampered(ValueError):
     """A trace whose seal does not hold (rows cut, truncated, reordered or changed), or whose raw
     tracer output was cut: it cannot be read as a record of what ran (the audit fails closed)."""
@@ -696,13 +793,16 @@ def write_trace(
     cwd: str = "/",
     *,
     extra: list[dict[str, Any]] | None = None,
+    task_repos: Sequence[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """Convert the tracer's file ``raw`` (the seccomp tracer's JSON rows or strace's output) into
     ``out``, sealed (:func:`seal_rows`; a raw trace that is not whole, :func:`check_raw`, is said in
     the seal and fails the audit closed). ``extra``: rows observed outside the tracer, sealed after
     its rows (``git_state``: a task repository changed during the phase, ``harness/git_guard.py``).
     A file already at ``out`` — one the phase itself may have planted — is replaced, never
-    followed. Returns the rows."""
+    followed. ``task_repos``: the phase's task repositories, against which git's reads are
+    judged (:func:`judge_git_reads`; its findings are sealed after the tracer's rows). Returns
+    the rows."""
     try:
         fd = os.open(raw, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -716,6 +816,7 @@ def write_trace(
     seccomp = text.lstrip().startswith("{")
     if seccomp:
         rows = identify(merge_seccomp(text), git_identities())
+        rows += judge_git_reads(rows, task_repos)
     else:
         rows = _sandbox_start(parse_strace(text, cwd))
     rows += extra or []
@@ -733,9 +834,10 @@ def write_trace(
 
 
 def read_trace_rows(text: str) -> list[dict[str, Any]]:
-    """The exec, connect and open rows of a sealed trace file's text (:func:`seal_rows`), git
-    rows in the spelling the audit judges (:func:`judge_git_spellings`); a ``git_state`` row (a
-    task repository changed during the phase) is read as an open row of what changed.
+    """The exec, connect, open and git read rows of a sealed trace file's text
+    (:func:`seal_rows`), git rows in the spelling the audit judges (:func:`judge_git_spellings`);
+    a ``git_state`` row (a task repository changed during the phase, or read through a HEAD of
+    the phase's own: :func:`judge_git_reads`) is read as an open row of what changed.
 
     Raises :class:`TraceTampered` when the seal does not hold — a row missing, reordered, added
     or changed, the end row missing (the file was cut) — or when the seal says the tracer's own
@@ -769,7 +871,7 @@ def read_trace_rows(text: str) -> list[dict[str, Any]]:
                 )
             return judge_git_spellings(rows)
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")
-        if row.get("kind") in ("exec", "connect", "open"):
+        if row.get("kind") in ("exec", "connect", "open", "gitread"):
             rows.append(row)
         elif row.get("kind") == "git_state":  # judged as git storage touched without git
             rows.append(
