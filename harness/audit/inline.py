@@ -264,7 +264,14 @@ def _decoder(name: str, args: list[_Value], kwargs: dict[str, _Value]) -> _Value
     return None
 
 
+#: what :func:`_method_value` returns when no method it knows was called
+_NO_METHOD = object()
+
+
 def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
+    """The value of a call on literals: a method of a string or bytes, a module's function
+    (``os.path.join``, ``shlex.split``, ``codecs``, the decoders) or a builtin (``Path``,
+    ``str``, ``bytes``, ``list``, ``reversed``, ``chr``); None: unknown."""
     func = node.func
     fname = (
         func.attr
@@ -279,113 +286,131 @@ def _call_value(node: ast.Call, env: dict[str, _Value]) -> _Value:
         obj = _value(func.value, env)
         owner = func.value.id if isinstance(func.value, ast.Name) else ""
         if isinstance(obj, (str, bytes)):
-            if fname == "decode":
-                enc = _as_text(args[0]) if args else "utf-8"
-                if isinstance(obj, bytes):
-                    if enc in ("hex",):
-                        return None
-                    return (
-                        obj.decode(enc or "utf-8", "replace")
-                        if enc and codecs.lookup(enc)
-                        else None
-                    )
-                return obj
-            if fname == "encode":
-                return obj.encode("utf-8", "surrogateescape") if isinstance(obj, str) else obj
-            if fname == "split" and isinstance(obj, str):
-                sep = _as_text(args[0]) if args and args[0] is not None else None
-                return obj.split(sep) if sep else obj.split()
-            if (
-                fname in ("strip", "lstrip", "rstrip", "lower", "upper")
-                and isinstance(obj, str)
-                and not args
-            ):
-                return getattr(obj, fname)()
-            if (
-                fname == "replace"
-                and isinstance(obj, str)
-                and len(args) >= 2
-                and all(isinstance(a, str) for a in args[:2])
-            ):
-                return obj.replace(args[0], args[1])
-            if (
-                fname == "join"
-                and isinstance(obj, str)
-                and args
-                and isinstance(args[0], (list, tuple))
-            ):
-                parts = [_as_text(p) if _as_text(p) is not None else UNKNOWN for p in args[0]]
-                return obj.join(parts)
-            if fname == "format" and isinstance(obj, str):
-                try:
-                    return obj.format(
-                        *[a if a is not None else UNKNOWN for a in args],
-                        **{k: (v if v is not None else UNKNOWN) for k, v in kwargs.items()},
-                    )
-                except (IndexError, KeyError, ValueError):
-                    return None
-        if (
-            fname == "join"
-            and isinstance(func.value, ast.Attribute)
-            and func.value.attr == "path"
-            and args
-            and all(isinstance(a, str) for a in args)
-        ):
-            return "/".join(a.rstrip("/") for a in args)  # os.path.join('.git', 'objects')
-        if fname == "fromhex" and owner in ("bytes", "bytearray"):
-            return _decoder("fromhex", args, kwargs)
-        if fname == "split" and owner == "shlex" and args and isinstance(args[0], str):
-            try:
-                return shlex.split(args[0])
-            except ValueError:
-                return args[0].split()
-        if fname in ("decode", "encode") and owner == "codecs" and args:
-            text = _as_text(args[0])
-            enc = (_as_text(args[1]) if len(args) > 1 else _as_text(kwargs.get("encoding"))) or ""
-            if text is not None and enc.replace("_", "").lower() == "rot13":
-                return codecs.decode(text, "rot13")
-            if enc in ("hex", "hex_codec"):
-                return _decoder("unhexlify", [args[0]], {})
-            if enc in ("base64", "base64_codec"):
-                return _decoder("b64decode", [args[0]], {})
-            return None
-        if owner in ("base64", "binascii", "zlib", "gzip") or fname in ("b64decode", "unhexlify"):
-            return _decoder(fname, args, kwargs)
-    if isinstance(func, ast.Name):
-        if (
-            fname in ("Path", "PurePath", "PosixPath")
-            and args
-            and all(isinstance(a, str) for a in args)
-        ):
-            return "/".join(a.rstrip("/") for a in args)
-        if fname in (
-            "b64decode",
-            "standard_b64decode",
-            "urlsafe_b64decode",
-            "b32decode",
-            "unhexlify",
-            "a2b_hex",
-            "a2b_base64",
-            "decompress",
-            "b16decode",
-        ):
-            return _decoder(fname, args, kwargs)
-        if fname in ("str", "bytes", "bytearray") and args:
-            value = args[0]
-            if fname == "str" and isinstance(value, bytes) and len(args) > 1:
-                return value.decode("utf-8", "replace")
-            if fname == "str" and isinstance(value, (str, int)):
-                return str(value)
-            if fname in ("bytes", "bytearray") and isinstance(value, str):
-                return value.encode("utf-8", "surrogateescape")
-            if fname in ("bytes", "bytearray") and isinstance(value, bytes):
+            value = _method_value(obj, fname, args, kwargs)
+            if value is not _NO_METHOD:
                 return value
-        if fname in ("list", "tuple") and args and isinstance(args[0], (list, tuple, str)):
-            return list(args[0])
-        if fname == "reversed" and args and isinstance(args[0], (str, list)):
-            return list(reversed(args[0]))
-        if fname == "chr" and args and isinstance(args[0], int) and 0 <= args[0] < 0x110000:
-            return chr(args[0])
+        return _module_call_value(func, owner, fname, args, kwargs)
+    if isinstance(func, ast.Name):
+        return _builtin_call_value(fname, args, kwargs)
+    return None
+
+
+def _method_value(
+    obj: str | bytes, fname: str, args: list[_Value], kwargs: dict[str, _Value]
+) -> _Value | object:
+    """``obj.fname(*args, **kwargs)`` for the string and bytes methods code builds commands with
+    (decode, encode, split, strip, replace, join, format); :data:`_NO_METHOD` for others."""
+    if fname == "decode":
+        enc = _as_text(args[0]) if args else "utf-8"
+        if isinstance(obj, bytes):
+            if enc in ("hex",):
+                return None
+            return obj.decode(enc or "utf-8", "replace") if enc and codecs.lookup(enc) else None
+        return obj
+    if fname == "encode":
+        return obj.encode("utf-8", "surrogateescape") if isinstance(obj, str) else obj
+    if fname == "split" and isinstance(obj, str):
+        sep = _as_text(args[0]) if args and args[0] is not None else None
+        return obj.split(sep) if sep else obj.split()
+    if (
+        fname in ("strip", "lstrip", "rstrip", "lower", "upper")
+        and isinstance(obj, str)
+        and not args
+    ):
+        return getattr(obj, fname)()
+    if (
+        fname == "replace"
+        and isinstance(obj, str)
+        and len(args) >= 2
+        and all(isinstance(a, str) for a in args[:2])
+    ):
+        return obj.replace(args[0], args[1])
+    if fname == "join" and isinstance(obj, str) and args and isinstance(args[0], (list, tuple)):
+        parts = [_as_text(p) if _as_text(p) is not None else UNKNOWN for p in args[0]]
+        return obj.join(parts)
+    if fname == "format" and isinstance(obj, str):
+        try:
+            return obj.format(
+                *[a if a is not None else UNKNOWN for a in args],
+                **{k: (v if v is not None else UNKNOWN) for k, v in kwargs.items()},
+            )
+        except (IndexError, KeyError, ValueError):
+            return None
+    return _NO_METHOD
+
+
+def _module_call_value(
+    func: ast.Attribute, owner: str, fname: str, args: list[_Value], kwargs: dict[str, _Value]
+) -> _Value:
+    """``os.path.join``, ``bytes.fromhex``, ``shlex.split``, ``codecs.decode`` and the decoders
+    of base64 / binascii / zlib / gzip, called on literals."""
+    if (
+        fname == "join"
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr == "path"
+        and args
+        and all(isinstance(a, str) for a in args)
+    ):
+        return "/".join(a.rstrip("/") for a in args)  # os.path.join('.git', 'objects')
+    if fname == "fromhex" and owner in ("bytes", "bytearray"):
+        return _decoder("fromhex", args, kwargs)
+    if fname == "split" and owner == "shlex" and args and isinstance(args[0], str):
+        try:
+            return shlex.split(args[0])
+        except ValueError:
+            return args[0].split()
+    if fname in ("decode", "encode") and owner == "codecs" and args:
+        text = _as_text(args[0])
+        enc = (_as_text(args[1]) if len(args) > 1 else _as_text(kwargs.get("encoding"))) or ""
+        if text is not None and enc.replace("_", "").lower() == "rot13":
+            return codecs.decode(text, "rot13")
+        if enc in ("hex", "hex_codec"):
+            return _decoder("unhexlify", [args[0]], {})
+        if enc in ("base64", "base64_codec"):
+            return _decoder("b64decode", [args[0]], {})
+        return None
+    if owner in ("base64", "binascii", "zlib", "gzip") or fname in ("b64decode", "unhexlify"):
+        return _decoder(fname, args, kwargs)
+    return None
+
+
+def _builtin_call_value(fname: str, args: list[_Value], kwargs: dict[str, _Value]) -> _Value:
+    """``Path(...)``, a decoder imported by name, ``str`` / ``bytes`` / ``list`` / ``tuple`` /
+    ``reversed`` / ``chr`` of literals."""
+    if (
+        fname in ("Path", "PurePath", "PosixPath")
+        and args
+        and all(isinstance(a, str) for a in args)
+    ):
+        return "/".join(a.rstrip("/") for a in args)
+    if fname in (
+        "b64decode",
+        "standard_b64decode",
+        "urlsafe_b64decode",
+        "b32decode",
+        "unhexlify",
+        "a2b_hex",
+        "a2b_base64",
+        "decompress",
+        "b16decode",
+    ):
+        return _decoder(fname, args, kwargs)
+    if fname in ("str", "bytes", "bytearray") and args:
+        value = args[0]
+        if fname == "str" and isinstance(value, bytes) and len(args) > 1:
+            return value.decode("utf-8", "replace")
+        if fname == "str" and isinstance(value, (str, int)):
+            return str(value)
+        if fname in ("bytes", "bytearray") and isinstance(value, str):
+            return value.encode("utf-8", "surrogateescape")
+        if fname in ("bytes", "bytearray") and isinstance(value, bytes):
+            return value
+    if fname in ("list", "tuple") and args and isinstance(args[0], (list, tuple, str)):
+        return list(args[0])
+    if fname == "reversed" and args and isinstance(args[0], (str, list)):
+        return list(reversed(args[0]))
+    if fname == "chr" and args and isinstance(args[0], int) and 0 <= args[0] < 0x110000:
+        return chr(args[0])
     return None
 
 
@@ -396,86 +421,107 @@ def _value(node: ast.AST, env: dict[str, _Value]) -> _Value:
     if isinstance(node, ast.Name):
         return env.get(node.id)
     if isinstance(node, (ast.List, ast.Tuple)):
-        out = []
-        for e in node.elts:
-            if isinstance(e, ast.Starred):
-                inner = _value(e.value, env)
-                if isinstance(inner, (list, tuple)):
-                    out.extend(inner)
-                    continue
-                out.append(UNKNOWN)
-                continue
-            v = _value(e, env)
-            out.append(v if v is not None else UNKNOWN)
-        return out
+        return _sequence_value(node, env)
     if isinstance(node, ast.BinOp):
-        left, right = _value(node.left, env), _value(node.right, env)
-        if isinstance(node.op, ast.Div) and isinstance(left, str) and isinstance(right, str):
-            return left.rstrip("/") + "/" + right  # Path('.git') / 'objects'
-        if isinstance(node.op, ast.Add):
-            if (
-                isinstance(left, str)
-                and isinstance(right, str)
-                or isinstance(left, bytes)
-                and isinstance(right, bytes)
-            ):
-                return left + right
-            if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
-                return list(left) + list(right)
-            if isinstance(left, str) and right is None and not isinstance(node.right, ast.Constant):
-                return left + UNKNOWN
-            if isinstance(left, (list, tuple)) and right is None:
-                return list(left) + [UNKNOWN]
-            return None
-        if isinstance(node.op, ast.Mod) and isinstance(left, str):
-            try:
-                vals = (
-                    tuple(v if v is not None else UNKNOWN for v in right)
-                    if isinstance(right, (list, tuple))
-                    else (right if right is not None else UNKNOWN)
-                )
-                return left % vals
-            except (TypeError, ValueError):
-                return None
-        if (
-            isinstance(node.op, ast.Mult)
-            and isinstance(left, (str, list))
-            and isinstance(right, int)
-            and 0 <= right < 64
-        ):
-            return left * right
-        return None
+        return _binop_value(node, env)
     if isinstance(node, ast.JoinedStr):
-        parts = []
-        for v in node.values:
-            if isinstance(v, ast.Constant):
-                parts.append(str(v.value))
-            elif isinstance(v, ast.FormattedValue):
-                inner = _value(v.value, env)
-                parts.append(
-                    str(inner)
-                    if isinstance(inner, (str, int))
-                    else " ".join(map(str, inner))
-                    if isinstance(inner, list)
-                    else UNKNOWN
-                )
-        return "".join(parts)
+        return _fstring_value(node, env)
     if isinstance(node, ast.Subscript):
-        base = _value(node.value, env)
-        sl = node.slice
-        if isinstance(base, (str, bytes, list)) and isinstance(sl, ast.Slice):
-            lo = _value(sl.lower, env) if sl.lower else None
-            hi = _value(sl.upper, env) if sl.upper else None
-            st = _value(sl.step, env) if sl.step else None
-            if all(x is None or isinstance(x, int) for x in (lo, hi, st)):
-                return base[lo:hi:st]
-        if isinstance(base, (list, str)):
-            idx = _value(sl, env)
-            if isinstance(idx, int) and -len(base) <= idx < len(base):
-                return base[idx]
-        return None
+        return _subscript_value(node, env)
     if isinstance(node, ast.Call):
         return _call_value(node, env)
+    return None
+
+
+def _sequence_value(node: ast.List | ast.Tuple, env: dict[str, _Value]) -> _Value:
+    """A list or tuple display (``*rest`` spread when known): unknown items stay as
+    :data:`UNKNOWN`."""
+    out = []
+    for e in node.elts:
+        if isinstance(e, ast.Starred):
+            inner = _value(e.value, env)
+            if isinstance(inner, (list, tuple)):
+                out.extend(inner)
+                continue
+            out.append(UNKNOWN)
+            continue
+        v = _value(e, env)
+        out.append(v if v is not None else UNKNOWN)
+    return out
+
+
+def _binop_value(node: ast.BinOp, env: dict[str, _Value]) -> _Value:
+    """``Path / 'x'``, ``+`` of strings, bytes or lists, ``%`` formatting, ``*`` repetition."""
+    left, right = _value(node.left, env), _value(node.right, env)
+    if isinstance(node.op, ast.Div) and isinstance(left, str) and isinstance(right, str):
+        return left.rstrip("/") + "/" + right  # Path('.git') / 'objects'
+    if isinstance(node.op, ast.Add):
+        if (
+            isinstance(left, str)
+            and isinstance(right, str)
+            or isinstance(left, bytes)
+            and isinstance(right, bytes)
+        ):
+            return left + right
+        if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+            return list(left) + list(right)
+        if isinstance(left, str) and right is None and not isinstance(node.right, ast.Constant):
+            return left + UNKNOWN
+        if isinstance(left, (list, tuple)) and right is None:
+            return list(left) + [UNKNOWN]
+        return None
+    if isinstance(node.op, ast.Mod) and isinstance(left, str):
+        try:
+            vals = (
+                tuple(v if v is not None else UNKNOWN for v in right)
+                if isinstance(right, (list, tuple))
+                else (right if right is not None else UNKNOWN)
+            )
+            return left % vals
+        except (TypeError, ValueError):
+            return None
+    if (
+        isinstance(node.op, ast.Mult)
+        and isinstance(left, (str, list))
+        and isinstance(right, int)
+        and 0 <= right < 64
+    ):
+        return left * right
+    return None
+
+
+def _fstring_value(node: ast.JoinedStr, env: dict[str, _Value]) -> _Value:
+    """An f-string: unknown fields stay as :data:`UNKNOWN`."""
+    parts = []
+    for v in node.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+        elif isinstance(v, ast.FormattedValue):
+            inner = _value(v.value, env)
+            parts.append(
+                str(inner)
+                if isinstance(inner, (str, int))
+                else " ".join(map(str, inner))
+                if isinstance(inner, list)
+                else UNKNOWN
+            )
+    return "".join(parts)
+
+
+def _subscript_value(node: ast.Subscript, env: dict[str, _Value]) -> _Value:
+    """A slice or an index of a known string, bytes or list."""
+    base = _value(node.value, env)
+    sl = node.slice
+    if isinstance(base, (str, bytes, list)) and isinstance(sl, ast.Slice):
+        lo = _value(sl.lower, env) if sl.lower else None
+        hi = _value(sl.upper, env) if sl.upper else None
+        st = _value(sl.step, env) if sl.step else None
+        if all(x is None or isinstance(x, int) for x in (lo, hi, st)):
+            return base[lo:hi:st]
+    if isinstance(base, (list, str)):
+        idx = _value(sl, env)
+        if isinstance(idx, int) and -len(base) <= idx < len(base):
+            return base[idx]
     return None
 
 
