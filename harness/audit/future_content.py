@@ -35,6 +35,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evotree.harness.audit.repo_objects import (
@@ -154,49 +155,8 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
     commits = [oid for oid, kind in index.objects.items() if kind == "commit"]
     candidates: dict[str, tuple[str, str]] = {}  # text -> (kind, commit)
     if commits:
-        out = run_git(
-            r.gitdir,
-            "-c",
-            "log.showRoot=true",
-            "log",
-            "--no-walk=unsorted",
-            "--stdin",
-            "-p",
-            "--diff-merges=first-parent",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            "--no-renames",
-            "--format=%x01%H%x02%s",
-            "-U0",
-            stdin=("\n".join(commits) + "\n").encode(),
-        )
-        current = ""
-        added = 0
-        for raw in out.decode("utf-8", "replace").split("\n"):
-            if raw.startswith("\x01"):
-                current, _, subject = raw[1:].partition("\x02")
-                added = 0
-                subject = subject.strip()
-                if len(subject) >= MIN_SUBJECT:
-                    candidates.setdefault(subject, ("subject", current))
-            elif (
-                raw.startswith("+") and not raw.startswith("+++ ") and added < MAX_LINES_PER_COMMIT
-            ):
-                line = raw[1:].strip()
-                if _distinctive(line):
-                    added += 1
-                    candidates.setdefault(line, ("line", current))
-    future_commits = set(commits)
-    for ref in r.repo.references:
-        if not ref.startswith("refs/tags/"):
-            continue
-        try:
-            target = r.repo.revparse_single(ref).peel(_commit_type())
-        except Exception:  # noqa: BLE001 - a tag of a tree or blob, or a broken one: not a commit
-            continue
-        if str(target.id) in future_commits and len(ref) > len("refs/tags/") + 1:
-            candidates.setdefault(ref[len("refs/tags/") :], ("tag", str(target.id)))
+        _commit_candidates(r.gitdir, commits, candidates)
+    _tag_candidates(r.repo, set(commits), candidates)
     present = _in_tree(
         r.repo,
         base_id,
@@ -218,6 +178,59 @@ def build_index(repo: str | os.PathLike[str], base: str | None = None) -> Proven
             index._keys.add(max(words, key=len))
     index.seconds = time.perf_counter() - started
     return index
+
+
+def _commit_candidates(
+    gitdir: Path, commits: list[str], candidates: dict[str, tuple[str, str]]
+) -> None:
+    """The subjects and distinctive added lines of the future ``commits`` (one ``git log -p``
+    over them all), each kept with the first commit that has it."""
+    out = run_git(
+        gitdir,
+        "-c",
+        "log.showRoot=true",
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "-p",
+        "--diff-merges=first-parent",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--no-renames",
+        "--format=%x01%H%x02%s",
+        "-U0",
+        stdin=("\n".join(commits) + "\n").encode(),
+    )
+    current = ""
+    added = 0
+    for raw in out.decode("utf-8", "replace").split("\n"):
+        if raw.startswith("\x01"):
+            current, _, subject = raw[1:].partition("\x02")
+            added = 0
+            subject = subject.strip()
+            if len(subject) >= MIN_SUBJECT:
+                candidates.setdefault(subject, ("subject", current))
+        elif raw.startswith("+") and not raw.startswith("+++ ") and added < MAX_LINES_PER_COMMIT:
+            line = raw[1:].strip()
+            if _distinctive(line):
+                added += 1
+                candidates.setdefault(line, ("line", current))
+
+
+def _tag_candidates(
+    repo: Any, future_commits: set[str], candidates: dict[str, tuple[str, str]]
+) -> None:
+    """The names of the tags that point at future commits."""
+    for ref in repo.references:
+        if not ref.startswith("refs/tags/"):
+            continue
+        try:
+            target = repo.revparse_single(ref).peel(_commit_type())
+        except Exception:  # noqa: BLE001 - a tag of a tree or blob, or a broken one: not a commit
+            continue
+        if str(target.id) in future_commits and len(ref) > len("refs/tags/") + 1:
+            candidates.setdefault(ref[len("refs/tags/") :], ("tag", str(target.id)))
 
 
 def _commit_type() -> Any:
