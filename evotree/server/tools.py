@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -116,6 +116,10 @@ Version = Annotated[
         max_length=200,
     ),
 ]
+
+
+#: ``EvotreeTools.call``: runs a blocking function in a worker thread, shapes its result for MCP.
+ToolCall = Callable[..., Awaitable[CallToolResult]]
 
 
 def ok_result(data: Any) -> CallToolResult:
@@ -340,8 +344,17 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
     )
     tools = EvotreeTools(verbs)
     call = tools.call
+    _version_tree_tools(app, verbs, call)
+    _run_tools(app, verbs, call)
+    _analysis_tools(app, verbs, call)
+    _skill_and_memory_tools(app, verbs, call)
+    _evidence_tools(app, verbs, call)
+    return app, tools
 
-    # ------------------------------------------------------------------ the version tree
+
+def _version_tree_tools(app: MCPServer, verbs: Verbs, call: ToolCall) -> None:
+    """The version tree: tree, show, log, branch, commit."""
+
     @app.tool(name="tree", annotations=_READ)
     async def tree() -> CallToolResult:
         """Every version: parents, children, status, hypothesis, headline score, the champion
@@ -403,7 +416,10 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         only. Returns {"v", "version", "branch", "commit", "previous_commit", "changed", "files"}."""
         return await call(lambda: verbs.commit(version, message))
 
-    # ------------------------------------------------------------------ runs
+
+def _run_tools(app: MCPServer, verbs: Verbs, call: ToolCall) -> None:
+    """Runs: run (with progress notifications), runs."""
+
     @app.tool(name="run", annotations=_WRITE)
     async def run(
         versions: Annotated[
@@ -422,48 +438,20 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         """Train and judge versions x seeds under the harness (train gate and budgets first), as
         `evotree run --json` (schema `run`). Sends progress notifications while it runs;
         cancelling the request stops the runs (marked cancelled)."""
-        tracker = _RunProgress(len(versions) * seeds)
-        token = anyio.lowlevel.current_token()
-        send, receive = anyio.create_memory_object_stream[tuple[float, float, str]](
-            max_buffer_size=256
+        return await _with_progress(
+            call,
+            ctx,
+            len(versions) * seeds,
+            lambda progress, cancel: verbs.run(
+                versions,
+                seeds=seeds,
+                seed_start=seed_start,
+                jobs=jobs,
+                heldout=heldout,
+                progress=progress,
+                cancel=cancel,
+            ),
         )
-        cancel = threading.Event()
-
-        def progress(run_id: str, event: str, info: dict[str, Any]) -> None:
-            update = tracker.update(run_id, event, info)
-            if update is None:
-                return
-            try:
-                anyio.from_thread.run_sync(send.send_nowait, update, token=token)
-            except Exception:  # noqa: BLE001, S110 - progress is advice: a full buffer or a closed loop drops it
-                pass
-
-        async def forward() -> None:
-            async with receive:
-                async for value, total, message in receive:
-                    try:
-                        await ctx.report_progress(value, total, message)
-                    except Exception:  # noqa: BLE001 - the client went away: the result decides
-                        log.debug("progress notification not sent", exc_info=True)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(forward)
-            try:
-                result = await call(
-                    lambda: verbs.run(
-                        versions,
-                        seeds=seeds,
-                        seed_start=seed_start,
-                        jobs=jobs,
-                        heldout=heldout,
-                        progress=progress,
-                        cancel=cancel,
-                    ),
-                    cancel=cancel,
-                )
-            finally:
-                send.close()
-        return result
 
     @app.tool(name="runs", annotations=_READ)
     async def runs(
@@ -474,7 +462,10 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         (`evotree runs --json`, schema `run`)."""
         return await call(lambda: verbs.runs(version, run_id))
 
-    # ------------------------------------------------------------------ analysis
+
+def _analysis_tools(app: MCPServer, verbs: Verbs, call: ToolCall) -> None:
+    """Analysis: compare, diagnose, suggest."""
+
     @app.tool(name="compare", annotations=_READ)
     async def compare(
         a: Version,
@@ -527,6 +518,10 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         schema `suggest`)."""
         return await call(lambda: verbs.suggest(version))
 
+
+def _skill_and_memory_tools(app: MCPServer, verbs: Verbs, call: ToolCall) -> None:
+    """Skills and memory: skill_list, skill_show, memory_search, memory_add."""
+
     @app.tool(name="skill_list", annotations=_READ)
     async def skill_list() -> CallToolResult:
         """The skills, marked when they do not apply to this workspace's domain
@@ -577,6 +572,10 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
                 text, kind=kind, version=version, skill=skill, evidence=evidence, tags=tags
             )
         )
+
+
+def _evidence_tools(app: MCPServer, verbs: Verbs, call: ToolCall) -> None:
+    """Evidence before a person decides: audit, gates, report, sql, spend_record."""
 
     @app.tool(name="audit", annotations=_WRITE)
     async def audit(
@@ -644,7 +643,44 @@ def build_server(verbs: Verbs) -> tuple[MCPServer, EvotreeTools]:
         budgets (`evotree budget`); recorded for the server's principal; never negative."""
         return await call(lambda: verbs.spend_record(usd, note, tokens=tokens, version=version))
 
-    return app, tools
+
+async def _with_progress(
+    call: ToolCall,
+    ctx: Context,
+    planned: int,
+    work: Callable[[Callable[[str, str, dict[str, Any]], None], threading.Event], Any],
+) -> CallToolResult:
+    """``work(progress, cancel)`` through ``call``, its progress events forwarded to the client
+    as MCP progress notifications (:class:`_RunProgress`); cancelling the request sets ``cancel``."""
+    tracker = _RunProgress(planned)
+    token = anyio.lowlevel.current_token()
+    send, receive = anyio.create_memory_object_stream[tuple[float, float, str]](max_buffer_size=256)
+    cancel = threading.Event()
+
+    def progress(run_id: str, event: str, info: dict[str, Any]) -> None:
+        update = tracker.update(run_id, event, info)
+        if update is None:
+            return
+        try:
+            anyio.from_thread.run_sync(send.send_nowait, update, token=token)
+        except Exception:  # noqa: BLE001, S110 - progress is advice: a full buffer or a closed loop drops it
+            pass
+
+    async def forward() -> None:
+        async with receive:
+            async for value, total, message in receive:
+                try:
+                    await ctx.report_progress(value, total, message)
+                except Exception:  # noqa: BLE001 - the client went away: the result decides
+                    log.debug("progress notification not sent", exc_info=True)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(forward)
+        try:
+            result = await call(lambda: work(progress, cancel), cancel=cancel)
+        finally:
+            send.close()
+    return result
 
 
 def configure_logging() -> None:
