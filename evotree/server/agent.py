@@ -52,7 +52,7 @@ from evotree.core.workspace import Workspace
 from evotree.harness.sandbox import can_trace
 from evotree.harness.sandbox import check_sandbox
 from evotree.verbs.policy import hidden_now
-from evotree.harness.sandbox import SandboxSpec
+from evotree.harness.sandbox_spec import SandboxSpec
 from evotree.harness.sandbox import wrap
 from evotree.core.workspace import ensure_state_dir
 from evotree.harness.audit.trace import AGENT_SESSIONS
@@ -242,20 +242,7 @@ def prepare_agent(
     and a host where bubblewrap cannot start.
     """
 
-    status = check_sandbox()
-    if not status.ok:
-        raise AgentError(
-            f"evotree agent needs a bubblewrap sandbox, and it cannot start here: {status.reason}",
-            fix=status.fix or "install bubblewrap (apt-get install bubblewrap)",
-        )
-    if network and not ws.config.sandbox.agent_network:
-        raise ConfigError(
-            "--network: the champion's policy does not let an agent use the network "
-            "([sandbox] agent_network = false)",
-            fix="set [sandbox] agent_network = true on the champion (a signed promotion), "
-            "or run the agent offline",
-            key="sandbox.agent_network",
-        )
+    _check_can_start(ws, network)
     base = _worktree_base(ws)
     base.mkdir(parents=True, exist_ok=True)
     chosen = _choose_versions(ws, principal, versions, base)
@@ -284,12 +271,7 @@ def prepare_agent(
             champion_dir,
             exclude=[p.rstrip("/") for p in ws.config.eval.judge_paths],
         )
-        # the session's own worktrees folder: only the worktrees the server branches for this agent
-        slug = (
-            re.sub(r"[^A-Za-z0-9]+", "-", principal.split("<")[0]).strip("-").lower()[:24]
-            or "agent"
-        )
-        session_dir = Path(tempfile.mkdtemp(prefix=f"agent-{slug}-", dir=base))
+        session_dir = _session_worktrees(base, principal)
         plan = AgentPlan(
             workspace=ws.root,
             principal=principal,
@@ -313,6 +295,31 @@ def prepare_agent(
     except BaseException:
         shutil.rmtree(runtime, ignore_errors=True)
         raise
+
+
+def _check_can_start(ws: Workspace, network: bool) -> None:
+    """Refuse a host where bubblewrap cannot start, and ``network`` the policy does not allow."""
+    status = check_sandbox()
+    if not status.ok:
+        raise AgentError(
+            f"evotree agent needs a bubblewrap sandbox, and it cannot start here: {status.reason}",
+            fix=status.fix or "install bubblewrap (apt-get install bubblewrap)",
+        )
+    if network and not ws.config.sandbox.agent_network:
+        raise ConfigError(
+            "--network: the champion's policy does not let an agent use the network "
+            "([sandbox] agent_network = false)",
+            fix="set [sandbox] agent_network = true on the champion (a signed promotion), "
+            "or run the agent offline",
+            key="sandbox.agent_network",
+        )
+
+
+def _session_worktrees(base: Path, principal: str) -> Path:
+    """The session's own worktrees folder: only the worktrees the server branches for this
+    agent, named after the principal."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", principal.split("<")[0]).strip("-").lower()[:24] or "agent"
+    return Path(tempfile.mkdtemp(prefix=f"agent-{slug}-", dir=base))
 
 
 #: the packages that make environments playable (Gymnasium and the simulators its environments use)
