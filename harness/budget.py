@@ -69,7 +69,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -361,33 +361,57 @@ def _count(ws: Workspace, tally: _Tally, commit: str, event: Any, runner_keys: s
         skip(exc.message, **({"run_id": rid} if isinstance(rid, str) else {}))
         return
     if isinstance(payload, SpendRecorded):
-        tokens = payload.tokens if payload.tokens is not ABSENT else None
-        principal = payload.principal if payload.principal is not ABSENT else None
-        facts = spend_facts(
-            version=event.version,
-            at=event.at,
-            usd=payload.usd,
-            tokens=tokens,
-            note=payload.note,
-            principal=principal,
+        _count_spend(ws, tally, event, payload, data, skip)
+    else:
+        _count_run(ws, tally, event, data, runner_keys, skip)
+
+
+def _count_spend(
+    ws: Workspace,
+    tally: _Tally,
+    event: Any,
+    payload: SpendRecorded,
+    data: dict[str, Any],
+    skip: Callable[..., None],
+) -> None:
+    """Count a ``spend.recorded`` event sealed by this workspace's key, once per seal."""
+    tokens = payload.tokens if payload.tokens is not ABSENT else None
+    principal = payload.principal if payload.principal is not ABSENT else None
+    facts = spend_facts(
+        version=event.version,
+        at=event.at,
+        usd=payload.usd,
+        tokens=tokens,
+        note=payload.note,
+        principal=principal,
+    )
+    mac = payload.seal if payload.seal is not ABSENT else None
+    usage = _finite_usage({"usd": payload.usd, "agent_usd": payload.usd, "tokens": tokens or 0})
+    if not sealed(ws, facts, mac):
+        skip(
+            "not sealed by this workspace's key: recorded elsewhere, edited, or before seals",
+            usd=data.get("usd"),
         )
-        mac = payload.seal if payload.seal is not ABSENT else None
-        usage = _finite_usage({"usd": payload.usd, "agent_usd": payload.usd, "tokens": tokens or 0})
-        if not sealed(ws, facts, mac):
-            skip(
-                "not sealed by this workspace's key: recorded elsewhere, edited, or before seals",
-                usd=data.get("usd"),
-            )
-        elif mac in tally.seals:
-            skip("a copy of a spend already counted", usd=data.get("usd"))
-        elif usage is None:
-            skip("its amount is not a finite number of 0 or more", usd=str(data.get("usd"))[:40])
-        else:
-            tally.seals.add(mac)
-            tally.tree = add_usage(tally.tree, usage)
-            if event.version:
-                tally.versions[event.version] = add_usage(tally.versions.get(event.version), usage)
-        return
+    elif mac in tally.seals:
+        skip("a copy of a spend already counted", usd=data.get("usd"))
+    elif usage is None:
+        skip("its amount is not a finite number of 0 or more", usd=str(data.get("usd"))[:40])
+    else:
+        tally.seals.add(mac)
+        tally.tree = add_usage(tally.tree, usage)
+        if event.version:
+            tally.versions[event.version] = add_usage(tally.versions.get(event.version), usage)
+
+
+def _count_run(
+    ws: Workspace,
+    tally: _Tally,
+    event: Any,
+    data: dict[str, Any],
+    runner_keys: str,
+    skip: Callable[..., None],
+) -> None:
+    """Count a trusted ``run.finished`` event, once per run, to its account."""
     rid, version = data.get("run_id"), event.version
     if not isinstance(rid, str) or not rid or not isinstance(version, str):
         skip("names no run or no version")
@@ -515,29 +539,84 @@ def plan_limits(
     charged_runs = Usage.from_dict(version_usage).runs
     used_v = Usage.from_dict(add_usage(version_usage, version_reserved))
     used_t = Usage.from_dict(add_usage(tree_usage, tree_reserved))
-    if used_v.runs + version_runs > budget.max_runs_per_version:
-        reserved = used_v.runs - charged_runs
+    _check_run_count(budget, version, version_runs, account, used_v.runs, charged_runs)
+    split = _Split(version, version_runs, total_runs)
+    steps = split.per_run(
+        "steps", budget.max_steps, budget.tree_max_steps, used_v.steps, used_t.steps, "steps"
+    )
+    episodes = split.per_run(
+        "episodes",
+        budget.max_episodes,
+        budget.tree_max_episodes,
+        used_v.episodes,
+        used_t.episodes,
+        "episodes",
+    )
+    wall = _wall_from_hours(budget, split, used_v, used_t, gpus)
+    # money: refused when spent (agent spend included) even if runs are free; else the USD share
+    # of a run, at its hourly price, caps its wall clock (rounded down to the millisecond)
+    usd = split.per_run("usd", budget.max_usd, budget.tree_max_usd, used_v.usd, used_t.usd, "USD")
+    rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
+    if usd is not None and rate > 0:
+        wall = min(wall, _bought_seconds(budget, split, usd, rate, used_t.usd))
+    ends_at = None
+    if clock_left is not None:
+        wall = _clock_wall(budget, split, clock_left, clock_ends_at, wall)
+        ends_at = clock_ends_at
+    return RunLimits(
+        wall_seconds=wall,
+        max_steps=int(steps) if steps is not None else None,
+        max_episodes=int(episodes) if episodes is not None else None,
+        notes=split.notes,
+        ends_at=ends_at,
+    )
+
+
+def _check_run_count(
+    budget: BudgetSection,
+    version: str,
+    version_runs: int,
+    account: str,
+    used_runs: int,
+    charged_runs: int,
+) -> None:
+    """Refuse a request whose runs would exceed ``max_runs_per_version`` (reserved ones count)."""
+    if used_runs + version_runs > budget.max_runs_per_version:
+        reserved = used_runs - charged_runs
         whose = (
             f"{version}'s re-runs as champion have"
             if account == CHAMPION_RERUNS
             else f"{version} has"
         )
         raise BudgetExceeded(
-            f"{whose} used {used_v.runs} of its {budget.max_runs_per_version} runs"
+            f"{whose} used {used_runs} of its {budget.max_runs_per_version} runs"
             + (f" ({reserved} of them reserved or running)" if reserved else "")
             + f"; {version_runs} more would exceed budget.max_runs_per_version",
             fix="run fewer seeds, or raise budget.max_runs_per_version on the champion",
             budget="max_runs_per_version",
-            used=used_v.runs,
+            used=used_runs,
             limit=budget.max_runs_per_version,
             requested=version_runs,
             reserved=reserved,
             account=account,
         )
 
+
+@dataclass
+class _Split:
+    """Splits what each budget has left over a request's runs; its notes say where one binds."""
+
+    version: str
+    version_runs: int
+    total_runs: int
+    notes: list[str] = field(default_factory=list)
+
     def per_run(
-        name: str, vlimit: float, tlimit: float, vused: float, tused: float, unit: str
+        self, name: str, vlimit: float, tlimit: float, vused: float, tused: float, unit: str
     ) -> float | None:
+        """Each run's share of budget ``name`` (version's and tree's, the smaller); None when
+        neither is set. Raises :class:`BudgetExceeded` when nothing is left."""
+        version, version_runs, total_runs = self.version, self.version_runs, self.total_runs
         left_v = _remaining([(vlimit, vused)])
         left_t = _remaining([(tlimit, tused)])
         shares = [
@@ -576,27 +655,20 @@ def plan_limits(
         ):  # less than the whole budget: say so before the runs start, and in their notes
             which = ("tree_max_" if tree_binds else "max_") + name
             shown = int(share) if unit in ("steps", "episodes") else round(share, 4)
-            notes.append(
+            self.notes.append(
                 f"each run of {version} may use at most {shown:g} {unit}: budget.{which} has "
                 f"{limit - used:g} of {limit:g} left ({used:g} used), split over {runs} run(s); a run "
                 f"that needs more is cut short"
             )
         return share
 
-    notes: list[str] = []
 
-    steps = per_run(
-        "steps", budget.max_steps, budget.tree_max_steps, used_v.steps, used_t.steps, "steps"
-    )
-    episodes = per_run(
-        "episodes",
-        budget.max_episodes,
-        budget.tree_max_episodes,
-        used_v.episodes,
-        used_t.episodes,
-        "episodes",
-    )
-    wall_hours = per_run(
+def _wall_from_hours(
+    budget: BudgetSection, split: _Split, used_v: Usage, used_t: Usage, gpus: float
+) -> float:
+    """A run's wall clock in seconds: ``max_wall_seconds``, capped by its share of the wall hours
+    and (when it holds GPUs) of the GPU hours left."""
+    wall_hours = split.per_run(
         "wall_hours",
         budget.max_wall_hours,
         budget.tree_max_wall_hours,
@@ -608,7 +680,7 @@ def plan_limits(
     if wall_hours is not None:
         wall = min(wall, wall_hours * 3600)
     if gpus > 0:
-        gpu_hours = per_run(
+        gpu_hours = split.per_run(
             "gpu_hours",
             budget.max_gpu_hours,
             budget.tree_max_gpu_hours,
@@ -618,67 +690,70 @@ def plan_limits(
         )
         if gpu_hours is not None:
             wall = min(wall, gpu_hours * 3600 / gpus)
-    # money: refused when spent (agent spend included) even if runs are free; else the USD share
-    # of a run, at its hourly price, caps its wall clock (rounded down to the millisecond)
-    usd = per_run("usd", budget.max_usd, budget.tree_max_usd, used_v.usd, used_t.usd, "USD")
-    rate = usd_per_run_hour(budget, gpus=gpus, cpus=cpus)
-    if usd is not None and rate > 0:
-        bought = math.floor(usd / rate * 3600 * 1000) / 1000
-        while (
-            bought > 0 and round(bought / 3600 * rate, 9) > usd
-        ):  # charged cost is rounded to 1e-9 USD
-            bought = round(bought - 0.001, 3)
-        if bought < MIN_RUN_SECONDS:
-            which = (
-                "tree_max_usd"
-                if budget.tree_max_usd and (budget.tree_max_usd - used_t.usd) / total_runs <= usd
-                else "max_usd"
-            )
-            raise BudgetExceeded(
-                f"budget.{which} has {usd:.6g} USD left for each of the request's runs: less than "
-                f"{MIN_RUN_SECONDS:g} s of a run at {rate:g} USD/hour; {version} is not started",
-                fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
-                budget=which,
-                left_usd=usd,
-                usd_per_hour=rate,
-                requested=version_runs,
-            )
-        wall = min(wall, bought)
-    ends_at = None
-    if clock_left is not None:
-        share = math.floor(clock_left * 1000) / 1000
-        if share < MIN_RUN_SECONDS:
-            raise BudgetExceeded(
-                f"budget.tree_max_search_hours is spent: the search clock of {budget.tree_max_search_hours:g} "
-                f"hours (from the workspace's init) has {max(clock_left, 0.0):.0f} s left, less than "
-                f"{MIN_RUN_SECONDS:g} s; {version} is not started",
-                fix="stop here and keep the best version (evotree tree), or raise budget.tree_max_search_hours "
-                "on the champion",
-                budget="tree_max_search_hours",
-                left_seconds=max(clock_left, 0.0),
-                limit=budget.tree_max_search_hours,
-                requested=version_runs,
-            )
-        if share < wall:
-            notes.append(
-                f"each run of {version} may use at most {share:g} s: the search clock "
-                f"(budget.tree_max_search_hours = {budget.tree_max_search_hours:g}) has "
-                f"{clock_left:.0f} s left"
-                + (
-                    f" and every run is stopped at its end ({clock_ends_at})"
-                    if clock_ends_at
-                    else ""
-                )
-            )
-            wall = share
-        ends_at = clock_ends_at
-    return RunLimits(
-        wall_seconds=wall,
-        max_steps=int(steps) if steps is not None else None,
-        max_episodes=int(episodes) if episodes is not None else None,
-        notes=notes,
-        ends_at=ends_at,
-    )
+    return wall
+
+
+def _bought_seconds(
+    budget: BudgetSection, split: _Split, usd: float, rate: float, tree_used_usd: float
+) -> float:
+    """The seconds a run's USD share buys at ``rate`` USD/hour (to the millisecond, its charge
+    within the share); raises :class:`BudgetExceeded` when that is under a minimum run."""
+    bought = math.floor(usd / rate * 3600 * 1000) / 1000
+    while (
+        bought > 0 and round(bought / 3600 * rate, 9) > usd
+    ):  # charged cost is rounded to 1e-9 USD
+        bought = round(bought - 0.001, 3)
+    if bought < MIN_RUN_SECONDS:
+        which = (
+            "tree_max_usd"
+            if budget.tree_max_usd
+            and (budget.tree_max_usd - tree_used_usd) / split.total_runs <= usd
+            else "max_usd"
+        )
+        raise BudgetExceeded(
+            f"budget.{which} has {usd:.6g} USD left for each of the request's runs: less than "
+            f"{MIN_RUN_SECONDS:g} s of a run at {rate:g} USD/hour; {split.version} is not started",
+            fix=f"raise budget.{which} on the champion, or stop here and keep the best version",
+            budget=which,
+            left_usd=usd,
+            usd_per_hour=rate,
+            requested=split.version_runs,
+        )
+    return bought
+
+
+def _clock_wall(
+    budget: BudgetSection,
+    split: _Split,
+    clock_left: float,
+    clock_ends_at: str | None,
+    wall: float,
+) -> float:
+    """A run's wall clock capped by the search clock's time left; raises
+    :class:`BudgetExceeded` when that is under a minimum run."""
+    version = split.version
+    share = math.floor(clock_left * 1000) / 1000
+    if share < MIN_RUN_SECONDS:
+        raise BudgetExceeded(
+            f"budget.tree_max_search_hours is spent: the search clock of {budget.tree_max_search_hours:g} "
+            f"hours (from the workspace's init) has {max(clock_left, 0.0):.0f} s left, less than "
+            f"{MIN_RUN_SECONDS:g} s; {version} is not started",
+            fix="stop here and keep the best version (evotree tree), or raise budget.tree_max_search_hours "
+            "on the champion",
+            budget="tree_max_search_hours",
+            left_seconds=max(clock_left, 0.0),
+            limit=budget.tree_max_search_hours,
+            requested=split.version_runs,
+        )
+    if share < wall:
+        split.notes.append(
+            f"each run of {version} may use at most {share:g} s: the search clock "
+            f"(budget.tree_max_search_hours = {budget.tree_max_search_hours:g}) has "
+            f"{clock_left:.0f} s left"
+            + (f" and every run is stopped at its end ({clock_ends_at})" if clock_ends_at else "")
+        )
+        wall = share
+    return wall
 
 
 # ---------------------------------------------------------------------------- charging a run
