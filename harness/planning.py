@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from evotree.core.errors import ConfigError, DirtyState, InvalidState
@@ -114,22 +115,11 @@ def plan_runs(
         champion_commit=str(judge_commit),
         counted=trusted_usage(ws, snapshot),
     )
+    judge = _Judge(str(judge_commit), champion.id, judge_data)
+    splits = ("validation", "heldout") if heldout else ("validation",)
     for record, tip in records:
         for seed in range(seed_start, seed_start + seeds):
-            run_id = f"{record.id}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
-            plans.append(
-                RunPlan(
-                    run_id=run_id,
-                    version=record.id,
-                    seed=seed,
-                    commit=tip,
-                    judge_commit=str(judge_commit),
-                    judge_version=champion.id,
-                    limits=limits_of[record.id][0],
-                    judge_splits=("validation", "heldout") if heldout else ("validation",),
-                    judge_data_commit=judge_data,
-                )
-            )
+            plans.append(_run_plan(record.id, seed, tip, limits_of[record.id][0], judge, splits))
     if reserve:
         limits_of = _reserve(
             ws,
@@ -143,6 +133,38 @@ def plan_runs(
         for plan in plans:
             plan.limits = limits_of[plan.version][0]
     return plans
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """What judges a request's runs: the champion's commit and version, the judge data commit."""
+
+    commit: str
+    version: str
+    data_commit: str | None
+
+
+def _run_plan(
+    version: str,
+    seed: int,
+    tip: str,
+    limits: RunLimits,
+    judge: _Judge,
+    splits: tuple[str, ...],
+) -> RunPlan:
+    """The plan of one run of ``version`` at ``tip`` with ``seed`` (a fresh, unique run id)."""
+    run_id = f"{version}-s{seed}-{now_stamp()}-{secrets.token_hex(3)}"
+    return RunPlan(
+        run_id=run_id,
+        version=version,
+        seed=seed,
+        commit=tip,
+        judge_commit=judge.commit,
+        judge_version=judge.version,
+        limits=limits,
+        judge_splits=splits,
+        judge_data_commit=judge.data_commit,
+    )
 
 
 def _check_request(ws: Workspace, *, seeds: int, seed_start: int, heldout: bool) -> None:
@@ -280,8 +302,7 @@ def plan_finalize_run(
     def change(txn: LedgerTxn) -> Event:
         check(txn)
         reservations = held_reservations(txn.meta)
-        for run_id in dead_unstarted(reservations):
-            del reservations[run_id]
+        _drop_dead(reservations)
         # only reservations this workspace made (or a live process here holds) block it
         counted = counted_reservations(ws, {RESERVATIONS: reservations})
         if any(
@@ -291,38 +312,65 @@ def plan_finalize_run(
                 "a finalize run is already reserved or running",
                 fix="wait for it (`evotree runs`); the search has one held-out evaluation",
             )
-        entry = {
-            "version": version,
-            "seed": seed,
-            "commit": commit,
-            "at": utcnow(),
-            "owner": owner,
-            "limits": limits.to_dict(),
-            "gpus": float(cfg.executor.gpus),
-            "cpus": float(cfg.executor.cpus),
-            "usd_per_hour": usd_per_run_hour(
-                cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus
-            ),
-            "account": FINALIZE_ACCOUNT,
-            "started": None,
-        }
-        entry.update(reservation_marks(ws, plan.run_id, entry))
-        reservations[plan.run_id] = entry
+        rate = usd_per_run_hour(cfg.budget, gpus=cfg.executor.gpus, cpus=cfg.executor.cpus)
+        reservations[plan.run_id] = _reservation(
+            ws, plan, limits, FINALIZE_ACCOUNT, at=utcnow(), owner=owner, rate=rate
+        )
         txn.meta[RESERVATIONS] = reservations
-        runs = [
-            {
-                "run_id": plan.run_id,
-                "version": version,
-                "seed": seed,
-                "commit": commit,
-                "limits": limits.to_dict(),
-                "account": FINALIZE_ACCOUNT,
-            }
-        ]
+        runs = [_reserved_run(plan, limits, FINALIZE_ACCOUNT)]
         return Event.of(RunReserved(runs=runs, owner=owner), version=version, actor=str(actor))
 
     ws.ledger.transact(change, actor=actor)
     return plan
+
+
+def _drop_dead(reservations: dict[str, Any]) -> list[str]:
+    """Remove the reservations whose owner died before their run started; return their ids."""
+    dead = dead_unstarted(reservations)
+    for run_id in dead:
+        del reservations[run_id]
+    return dead
+
+
+def _reservation(
+    ws: Workspace,
+    plan: RunPlan,
+    limits: RunLimits,
+    account: str,
+    *,
+    at: str,
+    owner: Any,
+    rate: float,
+) -> dict[str, Any]:
+    """The reservation book's entry of ``plan``: what it may spend, at what price, by whom."""
+    cfg = ws.config
+    entry = {
+        "version": plan.version,
+        "seed": plan.seed,
+        "commit": plan.commit,
+        "at": at,
+        "owner": owner,
+        "limits": limits.to_dict(),
+        "gpus": float(cfg.executor.gpus),
+        "cpus": float(cfg.executor.cpus),
+        "usd_per_hour": rate,
+        "account": account,
+        "started": None,
+    }
+    entry.update(reservation_marks(ws, plan.run_id, entry))
+    return entry
+
+
+def _reserved_run(plan: RunPlan, limits: RunLimits, account: str) -> dict[str, Any]:
+    """One run as the ``run.reserved`` event names it."""
+    return {
+        "run_id": plan.run_id,
+        "version": plan.version,
+        "seed": plan.seed,
+        "commit": plan.commit,
+        "limits": limits.to_dict(),
+        "account": account,
+    }
 
 
 def _plan_limits(
@@ -393,9 +441,7 @@ def _reserve(
 
     def change(txn: LedgerTxn) -> Event:
         reservations = held_reservations(txn.meta)
-        dead = dead_unstarted(reservations)
-        for run_id in dead:
-            del reservations[run_id]
+        dead = _drop_dead(reservations)
         for vid in per_version:
             if txn.require(vid).status == VersionStatus.ABANDONED.value:
                 raise InvalidState(
@@ -421,31 +467,10 @@ def _reserve(
         runs = []
         for plan in plans:
             limits, account = limits_of[plan.version]
-            entry = {
-                "version": plan.version,
-                "seed": plan.seed,
-                "commit": plan.commit,
-                "at": at,
-                "owner": owner,
-                "limits": limits.to_dict(),
-                "gpus": float(cfg.executor.gpus),
-                "cpus": float(cfg.executor.cpus),
-                "usd_per_hour": rate,
-                "account": account,
-                "started": None,
-            }
-            entry.update(reservation_marks(ws, plan.run_id, entry))
-            reservations[plan.run_id] = entry
-            runs.append(
-                {
-                    "run_id": plan.run_id,
-                    "version": plan.version,
-                    "seed": plan.seed,
-                    "commit": plan.commit,
-                    "limits": limits.to_dict(),
-                    "account": account,
-                }
+            reservations[plan.run_id] = _reservation(
+                ws, plan, limits, account, at=at, owner=owner, rate=rate
             )
+            runs.append(_reserved_run(plan, limits, account))
         txn.meta[RESERVATIONS] = reservations
         decided.clear()
         decided.update(limits_of)
