@@ -10,11 +10,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from evotree.core.config import BudgetSection
 from evotree.core.events import SpendRecorded
 from evotree.harness.budget import (
     MIN_RUN_SECONDS,
     SPEND_RECORDED,
     InvalidSpend,
+    TrustedUsage,
     Usage,
     _parse_time,
     add_usage,
@@ -74,32 +76,7 @@ def record_spend(
     always recorded, even past a budget (which then refuses new runs); a negative, non-finite or
     unnoted amount is refused and nothing is written."""
 
-    if (
-        isinstance(usd, bool)
-        or not isinstance(usd, (int, float))
-        or not math.isfinite(usd)
-        or usd < 0
-    ):
-        raise InvalidSpend(
-            f"--usd: expected a finite amount of 0 or more, actually: {usd!r}",
-            fix="record what was spent, in USD (e.g. --usd 0.42); spend cannot be taken back",
-            usd=str(usd),
-        )
-    if tokens is not None and (
-        isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0
-    ):
-        raise InvalidSpend(
-            f"--tokens: expected a whole number of 0 or more, actually: {tokens!r}",
-            fix="pass the tokens used, e.g. --tokens 120000, or leave it out",
-            tokens=str(tokens),
-        )
-    text = (note or "").strip()
-    if not text or len(text) > MAX_NOTE_CHARS:
-        raise InvalidSpend(
-            f"--note: expected 1 to {MAX_NOTE_CHARS} characters saying what was spent on, "
-            f"actually: {len(text)}",
-            fix="e.g. --note 'claude api: session 3 (v4, v5)'",
-        )
+    text = _checked_spend(usd, tokens, note)
     who = actor if actor is not None else ws.git.identity()
     charge = Usage(
         usd=round(float(usd), 9), agent_usd=round(float(usd), 9), tokens=int(tokens or 0)
@@ -141,6 +118,38 @@ def record_spend(
         tree_usd=tree_usd,
         tree_max_usd=ws.config.budget.tree_max_usd,
     )
+
+
+def _checked_spend(usd: Any, tokens: Any, note: str) -> str:
+    """The spend's note, stripped; raises :class:`InvalidSpend` for a negative, non-finite or
+    unnoted amount, or a token count that is not a whole number of 0 or more."""
+    if (
+        isinstance(usd, bool)
+        or not isinstance(usd, (int, float))
+        or not math.isfinite(usd)
+        or usd < 0
+    ):
+        raise InvalidSpend(
+            f"--usd: expected a finite amount of 0 or more, actually: {usd!r}",
+            fix="record what was spent, in USD (e.g. --usd 0.42); spend cannot be taken back",
+            usd=str(usd),
+        )
+    if tokens is not None and (
+        isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0
+    ):
+        raise InvalidSpend(
+            f"--tokens: expected a whole number of 0 or more, actually: {tokens!r}",
+            fix="pass the tokens used, e.g. --tokens 120000, or leave it out",
+            tokens=str(tokens),
+        )
+    text = (note or "").strip()
+    if not text or len(text) > MAX_NOTE_CHARS:
+        raise InvalidSpend(
+            f"--note: expected 1 to {MAX_NOTE_CHARS} characters saying what was spent on, "
+            f"actually: {len(text)}",
+            fix="e.g. --note 'claude api: session 3 (v4, v5)'",
+        )
+    return text
 
 
 # ---------------------------------------------------------------------------- evotree budget
@@ -192,6 +201,36 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
         "cpus_per_run": cpus,
         "usd_per_run_hour": usd_per_run_hour(b, gpus=gpus, cpus=cpus),
     }
+    rows = _budget_rows(b, charged, reserved)
+    left = clock_left_seconds(b, meta, now=now)
+    clock = _clock(b, meta, left, now)
+    versions = [
+        {"id": r.id, "status": r.status, "usage": counted.version(r.id)}
+        for r in ws.ledger.versions()
+        if r.id in counted.versions
+    ]
+    spend = _recent_spend(ws, counted)
+    spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (
+        left is not None and left < MIN_RUN_SECONDS
+    )
+    not_counted = [dict(item) for item in counted.not_counted[-20:]][::-1]
+    return BudgetStatus(
+        prices=prices,
+        charged=charged.to_dict(),
+        reserved=reserved.to_dict(),
+        budgets=rows,
+        clock=clock,
+        versions=versions,
+        spend=spend,
+        spent=spent,
+        not_counted=not_counted,
+        not_counted_total=len(counted.not_counted),
+        finalize=Usage.from_dict(counted.finalize).to_dict(),
+    )
+
+
+def _budget_rows(b: BudgetSection, charged: Usage, reserved: Usage) -> list[dict[str, Any]]:
+    """One row per tree budget set (USD always): its limit, charged, reserved and left."""
     rows = []
     for name, unit, limit, key in (
         ("tree_max_usd", "USD", b.tree_max_usd, "usd"),
@@ -213,7 +252,13 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
                 "left": round(limit - used - held, 9) if limit else None,
             }
         )
-    left = clock_left_seconds(b, meta, now=now)
+    return rows
+
+
+def _clock(
+    b: BudgetSection, meta: dict[str, Any], left: float | None, now: datetime | None
+) -> dict[str, Any]:
+    """The search clock: when it started, hours elapsed and left, its limit and its end."""
     started = meta.get("created_at")
     start = _parse_time(started)
     elapsed = ((now or datetime.now(UTC)) - start).total_seconds() / 3600 if start else None
@@ -226,11 +271,11 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
     }
     if start is not None and b.tree_max_search_hours:
         clock["ends_at"] = (start + timedelta(hours=b.tree_max_search_hours)).isoformat()
-    versions = [
-        {"id": r.id, "status": r.status, "usage": counted.version(r.id)}
-        for r in ws.ledger.versions()
-        if r.id in counted.versions
-    ]
+    return clock
+
+
+def _recent_spend(ws: Workspace, counted: TrustedUsage) -> list[dict[str, Any]]:
+    """The newest ``spend.recorded`` events (at most 20), each marked counted or not."""
     spend = []
     skipped = {item["commit"] for item in counted.not_counted if item["event"] == SPEND_RECORDED}
     for entry in ws.ledger.entries():
@@ -246,20 +291,4 @@ def budget_status(ws: Workspace, *, now: datetime | None = None) -> BudgetStatus
             )
             if len(spend) >= 20:
                 break
-    spent = any(r["left"] is not None and r["left"] <= 0 for r in rows) or (
-        left is not None and left < MIN_RUN_SECONDS
-    )
-    not_counted = [dict(item) for item in counted.not_counted[-20:]][::-1]
-    return BudgetStatus(
-        prices=prices,
-        charged=charged.to_dict(),
-        reserved=reserved.to_dict(),
-        budgets=rows,
-        clock=clock,
-        versions=versions,
-        spend=spend,
-        spent=spent,
-        not_counted=not_counted,
-        not_counted_total=len(counted.not_counted),
-        finalize=Usage.from_dict(counted.finalize).to_dict(),
-    )
+    return spend
