@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import math
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evotree.core.errors import EvotreeError
 from evotree.core.ledger import utcnow
@@ -36,6 +38,41 @@ def ingest_trainer_state(
 ) -> RunRecord:
     """Create a run of ``version`` whose signals are the state's ``log_history``."""
     source = Path(path)
+    history = _log_history(source)
+    run = _IngestedRun.open(ws, version)
+    skipped = 0
+    for entry in history:
+        if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
+            skipped += 1
+            continue
+        metrics = {
+            k: v
+            for k, v in entry.items()
+            if k not in _NOT_METRICS and isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
+        if "epoch" in entry and isinstance(entry["epoch"], (int, float)):
+            metrics["epoch"] = entry["epoch"]
+        if metrics:
+            run.recorder.signal(entry["step"], **metrics)
+    run.recorder.close()
+    runtime = next(
+        (
+            e.get("train_runtime")
+            for e in reversed(history)
+            if isinstance(e, dict) and isinstance(e.get("train_runtime"), (int, float))
+        ),
+        0.0,
+    )
+    record = run.new_record(seed, f"(ingested from {source.resolve()})")
+    record.notes.append(f"ingested {len(history) - skipped} log entries from {source.resolve()}")
+    if skipped:
+        record.notes.append(f"skipped {skipped} log entries without an integer step")
+    return run.finish(record, runtime)
+
+
+def _log_history(source: Path) -> list[Any]:
+    """The ``log_history`` of a trainer_state.json; raises :class:`IngestError` when the file
+    is missing, not JSON, or has no entry with an integer step."""
     try:
         state = json.loads(source.read_text())
     except FileNotFoundError:
@@ -66,62 +103,60 @@ def ingest_trainer_state(
             fix="pass a trainer_state.json written by transformers' Trainer "
             "(output_dir/checkpoint-N/trainer_state.json)",
         )
-    record_v = ws.resolve(version)
-    tip = ws.git.ref_target(branch_ref(record_v.id))
-    run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
-    paths = RunPaths(runs_dir(ws) / run_id)
-    paths.root.mkdir(parents=True)
-    recorder = Recorder(paths.evidence_dir("train"), run_id=run_id, phase="train")
-    skipped = 0
-    for entry in history:
-        if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
-            skipped += 1
-            continue
-        metrics = {
-            k: v
-            for k, v in entry.items()
-            if k not in _NOT_METRICS and isinstance(v, (int, float)) and not isinstance(v, bool)
-        }
-        if "epoch" in entry and isinstance(entry["epoch"], (int, float)):
-            metrics["epoch"] = entry["epoch"]
-        if metrics:
-            recorder.signal(entry["step"], **metrics)
-    recorder.close()
-    runtime = next(
-        (
-            e.get("train_runtime")
-            for e in reversed(history)
-            if isinstance(e, dict) and isinstance(e.get("train_runtime"), (int, float))
-        ),
-        0.0,
-    )
-    record = RunRecord(
-        run_id=run_id,
-        version=record_v.id,
-        seed=seed,
-        status=RunStatus.INGESTED.value,
-        commit=str(tip) if tip is not None else record_v.base_commit,
-        judge_commit=None,
-        judge_version=None,
-        train_command=f"(ingested from {source.resolve()})",
-        eval_command="",
-        started_at=utcnow(),
-    )
-    record.notes.append(f"ingested {len(history) - skipped} log entries from {source.resolve()}")
-    if skipped:
-        record.notes.append(f"skipped {skipped} log entries without an integer step")
-    if recorder.nonfinite:
-        record.notes.append(f"{recorder.nonfinite} non-finite values recorded and flagged")
-    record.save(paths.record)
-    finish_run(
-        ws,
-        record,
-        paths,
-        None,
-        wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
-        charge=False,
-    )
-    return record
+    return history
+
+
+@dataclass
+class _IngestedRun:
+    """A new run directory of a version for ingested signals, and the recorder writing them."""
+
+    ws: Workspace
+    version: Any  # the version's record
+    tip: Any  # its branch's tip, None when the branch is gone
+    run_id: str
+    paths: RunPaths
+    recorder: Recorder
+
+    @classmethod
+    def open(cls, ws: Workspace, version: str) -> _IngestedRun:
+        """Create the run directory of a new ingested run of ``version`` and its recorder."""
+        record_v = ws.resolve(version)
+        tip = ws.git.ref_target(branch_ref(record_v.id))
+        run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
+        paths = RunPaths(runs_dir(ws) / run_id)
+        paths.root.mkdir(parents=True)
+        recorder = Recorder(paths.evidence_dir("train"), run_id=run_id, phase="train")
+        return cls(ws, record_v, tip, run_id, paths, recorder)
+
+    def new_record(self, seed: int, train_command: str) -> RunRecord:
+        """The run's record: ``ingested``, with no judge."""
+        return RunRecord(
+            run_id=self.run_id,
+            version=self.version.id,
+            seed=seed,
+            status=RunStatus.INGESTED.value,
+            commit=str(self.tip) if self.tip is not None else self.version.base_commit,
+            judge_commit=None,
+            judge_version=None,
+            train_command=train_command,
+            eval_command="",
+            started_at=utcnow(),
+        )
+
+    def finish(self, record: RunRecord, runtime: float) -> RunRecord:
+        """Save and finish the run (not charged; ``runtime``: its training's wall seconds)."""
+        if self.recorder.nonfinite:
+            record.notes.append(f"{self.recorder.nonfinite} non-finite values recorded and flagged")
+        record.save(self.paths.record)
+        finish_run(
+            self.ws,
+            record,
+            self.paths,
+            None,
+            wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
+            charge=False,
+        )
+        return record
 
 
 # ----------------------------------------------------------------------------- TensorBoard
@@ -146,6 +181,24 @@ def ingest_tensorboard(
     The run is ``ingested``: no judge phase, no score, not charged to budgets.
     """
     source = Path(path)
+    directory = _event_dir(source)
+    scalars = _read_scalars(directory, _event_accumulator())
+    run = _IngestedRun.open(ws, version)
+    for step in sorted(scalars):
+        run.recorder.signal(step, **scalars[step])
+    run.recorder.close()
+    runtime = scalars[max(scalars)].get("train_runtime", 0.0)
+    record = run.new_record(seed, f"(ingested from TensorBoard {directory.resolve()})")
+    count = sum(len(v) for v in scalars.values())
+    record.notes.append(
+        f"ingested {count} scalars at {len(scalars)} steps from {directory.resolve()}"
+    )
+    return run.finish(record, runtime)
+
+
+def _event_dir(source: Path) -> Path:
+    """The one TensorBoard run directory at or below ``source``; raises :class:`IngestError`
+    when there is none or more than one."""
     if not source.is_dir():
         raise IngestError(
             f"{source} is not a directory",
@@ -164,6 +217,12 @@ def ingest_tensorboard(
             f"{source} holds {len(dirs)} TensorBoard runs ({listed}{', ...' if len(dirs) > 5 else ''})",
             fix="pass one of them: each becomes its own evotree run",
         )
+    return dirs[0]
+
+
+def _event_accumulator() -> Any:
+    """TensorBoard's ``event_accumulator`` module; raises :class:`IngestError` (a missing
+    dependency) when tensorboard is not installed."""
     try:
         import tensorboard  # noqa: F401  (the package first: its submodules may be cached)
         from tensorboard.backend.event_processing import event_accumulator
@@ -174,14 +233,19 @@ def ingest_tensorboard(
         )
         missing.exit_code, missing.code = 2, "missing_dependency"
         raise missing from None
+    return event_accumulator
+
+
+def _read_scalars(directory: Path, event_accumulator: Any) -> dict[int, dict[str, float]]:
+    """``{step: {metric: value}}`` of every scalar in ``directory`` (tags without ``train/``)."""
     acc = event_accumulator.EventAccumulator(
-        str(dirs[0]), size_guidance={event_accumulator.SCALARS: 0}
+        str(directory), size_guidance={event_accumulator.SCALARS: 0}
     )
     try:
         acc.Reload()
     except Exception as exc:  # a truncated or foreign file: tensorboard raises its own errors
         raise IngestError(
-            f"{dirs[0]}: cannot read its event files: {str(exc).splitlines()[0] if str(exc) else exc!r}",
+            f"{directory}: cannot read its event files: {str(exc).splitlines()[0] if str(exc) else exc!r}",
             fix="pass a directory written by TensorBoard's SummaryWriter",
         ) from None
     scalars: dict[int, dict[str, float]] = {}
@@ -197,44 +261,7 @@ def ingest_tensorboard(
             last_wall = max(last_wall, float(event.wall_time))
     if not scalars:
         raise IngestError(
-            f"{dirs[0]} has event files but no scalars: nothing to ingest",
+            f"{directory} has event files but no scalars: nothing to ingest",
             fix="pass the logging_dir of a training run that logged scalars (train/loss, ...)",
         )
-    record_v = ws.resolve(version)
-    tip = ws.git.ref_target(branch_ref(record_v.id))
-    run_id = f"{record_v.id}-ingested-{now_stamp()}-{secrets.token_hex(3)}"
-    paths = RunPaths(runs_dir(ws) / run_id)
-    paths.root.mkdir(parents=True)
-    recorder = Recorder(paths.evidence_dir("train"), run_id=run_id, phase="train")
-    for step in sorted(scalars):
-        recorder.signal(step, **scalars[step])
-    recorder.close()
-    runtime = scalars[max(scalars)].get("train_runtime", 0.0)
-    record = RunRecord(
-        run_id=run_id,
-        version=record_v.id,
-        seed=seed,
-        status=RunStatus.INGESTED.value,
-        commit=str(tip) if tip is not None else record_v.base_commit,
-        judge_commit=None,
-        judge_version=None,
-        train_command=f"(ingested from TensorBoard {dirs[0].resolve()})",
-        eval_command="",
-        started_at=utcnow(),
-    )
-    count = sum(len(v) for v in scalars.values())
-    record.notes.append(
-        f"ingested {count} scalars at {len(scalars)} steps from {dirs[0].resolve()}"
-    )
-    if recorder.nonfinite:
-        record.notes.append(f"{recorder.nonfinite} non-finite values recorded and flagged")
-    record.save(paths.record)
-    finish_run(
-        ws,
-        record,
-        paths,
-        None,
-        wall_seconds=float(runtime) if math.isfinite(runtime) else 0.0,
-        charge=False,
-    )
-    return record
+    return scalars
