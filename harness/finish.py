@@ -74,6 +74,29 @@ def finish_run(
     record.wall_seconds = round(
         wall_seconds if wall_seconds is not None else time.monotonic() - (started or 0), 3
     )
+    steps, episodes = _summarise_evidence(record, paths, complete=complete)
+    _charge(ws, record, steps, episodes, charge=charge)
+    if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
+        mistake = _judge_mistake(paths) if complete else None
+        if mistake is not None:  # the judge ran and recorded something unusable: not a success
+            record.status = RunStatus.FAILED.value
+            record.error = mistake
+        else:
+            record.notes.append(
+                "the judge recorded no eval results: this run has no score (not a score of 0)"
+            )
+    _note_log_and_cuts(ws, record, paths, steps, episodes)
+    # the evidence as it is now, bound to the ledger: a run directory deleted or edited later is
+    # found by evotree.harness.integrity (the score gate and compare count every started run)
+    manifest = evidence_manifest(paths.root, record.to_dict())
+    record.evidence["digest"] = manifest["digest"]
+    record.save(paths.record)
+    ledger_run_finished(ws, record, manifest)
+
+
+def _summarise_evidence(record: RunRecord, paths: RunPaths, *, complete: bool) -> tuple[int, int]:
+    """Compact the run's evidence and summarise it on the record (the headline only when
+    ``complete``); return the train phase's (steps, episodes)."""
     con = _duck()  # one in-memory connection for the compaction and both summaries
     try:
         try:
@@ -86,9 +109,13 @@ def finish_run(
         if not complete:
             record.evidence["complete"] = False
         record.headline = _headline(con, paths) if complete else None
-        steps, episodes = _train_counts(con, paths)
+        return _train_counts(con, paths)
     finally:
         con.close()
+
+
+def _charge(ws: Workspace, record: RunRecord, steps: int, episodes: int, *, charge: bool) -> None:
+    """Record the run's training time and, when it is charged, its usage at the prices in force."""
     # invalid submissions cost nothing unless [budget] charge_invalid; a run is charged at most its
     # wall limit, at the prices in force (harness.budget.charge_run: it never ends above a budget)
     charge = charge and (
@@ -114,15 +141,12 @@ def finish_run(
             judge_train_seconds=record.judge_train_seconds,
         )
         record.notes.extend(charge_notes)
-    if record.status == RunStatus.SUCCEEDED.value and record.headline is None:
-        mistake = _judge_mistake(paths) if complete else None
-        if mistake is not None:  # the judge ran and recorded something unusable: not a success
-            record.status = RunStatus.FAILED.value
-            record.error = mistake
-        else:
-            record.notes.append(
-                "the judge recorded no eval results: this run has no score (not a score of 0)"
-            )
+
+
+def _note_log_and_cuts(
+    ws: Workspace, record: RunRecord, paths: RunPaths, steps: int, episodes: int
+) -> None:
+    """Note a failed run's log tail and where a budget cut the run short."""
     budget = ws.config.budget
     tail = log_tail_note(record, paths)
     if tail:
@@ -142,12 +166,6 @@ def finish_run(
             },
         )
     )
-    # the evidence as it is now, bound to the ledger: a run directory deleted or edited later is
-    # found by evotree.harness.integrity (the score gate and compare count every started run)
-    manifest = evidence_manifest(paths.root, record.to_dict())
-    record.evidence["digest"] = manifest["digest"]
-    record.save(paths.record)
-    ledger_run_finished(ws, record, manifest)
 
 
 #: The phases whose time is training; the judge phase (``eval``) too where ``[eval] judge_trains``.
