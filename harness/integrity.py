@@ -380,18 +380,7 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
         started, finished = slot["started"], slot["finished"]
         sdata = started.data if started is not None else {}
         fdata = finished.data if finished is not None else {}
-        seed = fdata.get("seed", sdata.get("seed"))
-        run = RunEvidence(
-            run_id=run_id,
-            version=record.id,
-            state="unfinished",
-            seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-            commit=sdata.get("commit"),
-            judge_commit=sdata.get("judge_commit"),
-            started_at=(started or finished).at,
-            status=fdata.get("status") if finished is not None else None,
-            headline=fdata.get("headline"),
-        )
+        run = _run_from_events(run_id, record.id, started, finished, sdata, fdata)
         if finished is None:
             if run_is_live(ws, run_id):
                 run.state = "running"
@@ -402,41 +391,81 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
         else:
             if runner_keys is None:
                 runner_keys = runner_keys_text(ws)
-            # who recorded it decides before what it holds: foreign evidence is never read
-            verdict = check_run(
-                ws,
-                run_id,
-                record.id,
-                sdata if started is not None else None,
-                fdata,
-                runner_keys=runner_keys,
-            )
-            manifest = fdata.get("evidence")
-            if not verdict.trusted:
-                run.state, run.problems = "foreign", [str(verdict.reason)]
-                if isinstance(manifest, dict):
-                    run.digest, run.host = manifest.get("digest"), manifest.get("host")
-            elif isinstance(manifest, dict):
-                run.digest, run.host = manifest.get("digest"), manifest.get("host")
-                listed = manifest.get("files")
-                run.expected = dict(listed) if isinstance(listed, dict) else None
-                _check_files(base / run_id, manifest, run)
-            else:
-                root = base / run_id
-                if not root.is_dir() or not RunPaths(root).record.is_file():
-                    run.state, run.problems = (
-                        "missing",
-                        [f"its run directory {root} or its run.json does not exist"],
-                    )
-                else:
-                    run.state = "unverified"
-                    run.problems = [
-                        "run.finished recorded no evidence manifest (an evotree from before manifests)"
-                    ]
+            started_data = sdata if started is not None else None
+            _check_finished(ws, base, run, started_data, fdata, runner_keys)
         runs.append(run)
     runs.sort(key=lambda r: (r.started_at or "", r.run_id))
     voided = _apply_voids(ws, record, runs)
     known = {r.run_id for r in runs}
+    return EvidenceCheck(
+        version=record.id,
+        runs=[r for r in runs if r.state != "voided"],
+        unrecorded=_unrecorded(base, record.id, known),
+        voided=voided,
+    )
+
+
+def _run_from_events(
+    run_id: str,
+    version: str,
+    started: Any,
+    finished: Any,
+    sdata: dict[str, Any],
+    fdata: dict[str, Any],
+) -> RunEvidence:
+    """A run as its ``run.started`` and ``run.finished`` events describe it (not yet checked)."""
+    seed = fdata.get("seed", sdata.get("seed"))
+    return RunEvidence(
+        run_id=run_id,
+        version=version,
+        state="unfinished",
+        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        commit=sdata.get("commit"),
+        judge_commit=sdata.get("judge_commit"),
+        started_at=(started or finished).at,
+        status=fdata.get("status") if finished is not None else None,
+        headline=fdata.get("headline"),
+    )
+
+
+def _check_finished(
+    ws: Workspace,
+    base: Path,
+    run: RunEvidence,
+    sdata: dict[str, Any] | None,
+    fdata: dict[str, Any],
+    runner_keys: str,
+) -> None:
+    """Check a finished run: who recorded it first (foreign evidence is never read), then its
+    files against the manifest its ``run.finished`` bound."""
+    # who recorded it decides before what it holds: foreign evidence is never read
+    verdict = check_run(ws, run.run_id, run.version, sdata, fdata, runner_keys=runner_keys)
+    manifest = fdata.get("evidence")
+    if not verdict.trusted:
+        run.state, run.problems = "foreign", [str(verdict.reason)]
+        if isinstance(manifest, dict):
+            run.digest, run.host = manifest.get("digest"), manifest.get("host")
+    elif isinstance(manifest, dict):
+        run.digest, run.host = manifest.get("digest"), manifest.get("host")
+        listed = manifest.get("files")
+        run.expected = dict(listed) if isinstance(listed, dict) else None
+        _check_files(base / run.run_id, manifest, run)
+    else:
+        root = base / run.run_id
+        if not root.is_dir() or not RunPaths(root).record.is_file():
+            run.state, run.problems = (
+                "missing",
+                [f"its run directory {root} or its run.json does not exist"],
+            )
+        else:
+            run.state = "unverified"
+            run.problems = [
+                "run.finished recorded no evidence manifest (an evotree from before manifests)"
+            ]
+
+
+def _unrecorded(base: Path, version: str, known: set[str]) -> list[str]:
+    """Run directories of ``version`` on disk that the ledger does not record."""
     unrecorded = []
     if base.is_dir():
         for path in sorted(base.glob("*/run.json")):
@@ -446,16 +475,11 @@ def verify_run_evidence(ws: Workspace, version: str) -> EvidenceCheck:
                 continue
             if (
                 isinstance(data, dict)
-                and data.get("version") == record.id
+                and data.get("version") == version
                 and path.parent.name not in known
             ):
                 unrecorded.append(path.parent.name)
-    return EvidenceCheck(
-        version=record.id,
-        runs=[r for r in runs if r.state != "voided"],
-        unrecorded=unrecorded,
-        voided=voided,
-    )
+    return unrecorded
 
 
 # ---------------------------------------------------------------------------- voids
