@@ -22,8 +22,8 @@ from evotree.gates.harnesses import plan_harness_promotion
 from evotree.gates.harnesses import record_harness_promotion
 from evotree.gates.judges import plan_judge_promotion
 from evotree.gates.judges import record_judge_promotion
-from evotree.gates.evaluation import record_run_void
-from evotree.gates.evaluation import void_candidate
+from evotree.gates.run_void import record_run_void
+from evotree.gates.run_void import void_candidate
 from evotree.core.workspace import signer_line
 from evotree.gates.bootstrap import prepare_signers
 from evotree.gates.bootstrap import record_signers

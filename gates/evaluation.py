@@ -1,5 +1,7 @@
 """Evidence gates: score, audits, signal findings, protected paths, budget, harness version.
 
+Voiding a run whose evidence cannot be counted (a signed decision) is :mod:`evotree.gates.run_void`.
+
 :func:`evaluate_gates` reads the policy of the (verified) champion, evaluates every gate for a
 candidate and returns a :class:`GateReport`: each gate passes, fails or is unavailable (which
 counts as a failure: the gates fail closed), with its numbers and what would satisfy it.
@@ -41,17 +43,6 @@ from evotree.harness.records import list_runs
 from evotree.harness.records import runs_dir
 from evotree.harness.version_patch import version_patch
 from evotree.harness.budget import Usage
-from evotree.core.errors import InvalidState
-from evotree.core.errors import UnknownVersion
-from evotree.harness.integrity import find_run
-from evotree.core.events import RunVoided
-from evotree.core.ledger import Event
-from evotree.core.ledger import LedgerTxn
-from evotree.gates.errors import SignoffRefused
-from evotree.gates.statements import new_statement
-from evotree.gates.statements import sign_statement
-from evotree.gates.verify import email_of
-from evotree.harness.integrity import RUN_VOID_TYPE
 
 if TYPE_CHECKING:
     from evotree.core.workspace import Workspace
@@ -61,12 +52,9 @@ __all__ = [
     "GATE_NAMES",
     "GateReport",
     "GateResult",
-    "RunVoidResult",
     "evaluate_gates",
     "json_safe",
     "protected_gate",
-    "record_run_void",
-    "void_candidate",
 ]
 
 GATE_NAMES = ("score", "audit", "signal", "protected", "budget", "harness")
@@ -304,53 +292,13 @@ def _score_gate_checked(
     commits and judges are read from the ledger, not from run.json.
     """
 
-    g = policy.config.gates
-    budget = policy.config.budget.max_runs_per_version
-    rule = ScoreRule(
-        min_delta=g.min_delta,
-        alpha=g.alpha,
-        min_tasks=g.min_tasks,
-        min_seeds=g.min_seeds,
-        max_runs=budget,
-        champion_seeds=g.champion_seeds,
-    )
-    # Every run the ledger says started counts: of the candidate's compared commit, and of the
-    # champion's commit since it became champion. A run whose evidence is gone, edited or
-    # unfinished fails the gate; it is never silently dropped (dropping the worst seeds would
-    # otherwise turn a failing gate into a pass).
+    rule = _score_rule(policy)
     check_a, check_b = checks
-    since = champion_since(ws, policy.champion)
-    counted_a = [
-        r
-        for r in check_a.runs
-        if r.commit == policy.commit and (since is None or (r.started_at or "") > since)
-    ]
-    counted_b = [r for r in check_b.runs if r.commit == commit]
+    counted_a, counted_b = _counted_runs(ws, policy, commit, checks)
     evidence = {"champion": check_a.summary(counted_a), "candidate": check_b.summary(counted_b)}
-    bad_a = [r for r in counted_a if r.state in PROBLEM_STATES]
-    bad_b = [r for r in counted_b if r.state in PROBLEM_STATES]
-    if bad_a or bad_b:
-        found = evidence_findings(bad_a, version=policy.champion) + evidence_findings(
-            bad_b, version=version
-        )
-        names = "; ".join(f.title for f in found)
-        return GateResult(
-            "score",
-            "fail",
-            f"the ledger records run(s) whose evidence cannot be counted: {names}",
-            {"evidence": evidence, "findings": [f.to_dict() for f in found]},
-            found[0].suggestion + "; the gate counts every run the ledger says started",
-        ), None
-    running = [r.run_id for r in counted_a + counted_b if r.state == "running"]
-    if running:
-        return GateResult(
-            "score",
-            "unavailable",
-            f"{len(running)} run(s) are still running "
-            f"({', '.join(running[:3])}): the gate counts every run once it has finished",
-            {"evidence": evidence, "running": running},
-            "wait for them to finish (evotree runs), then evaluate the gates again",
-        ), None
+    refused = _uncountable_evidence(policy, version, counted_a, counted_b, evidence)
+    if refused is not None:
+        return refused, None
     try:
         comparison = compare(
             ws,
@@ -378,24 +326,136 @@ def _score_gate_checked(
     foreign = sorted(
         rid for rid in (*runs_a, *runs_b) if rid in info and info[rid].judge_commit != policy.commit
     )
-    # the champion's re-runs have an account of their own (harness/budget.py): what the gate may
-    # still ask of it, never limited by what its own version budget spent before it was champion
-
-    snapshot = ws.ledger.snapshot()
-    left = (
-        champion_reruns_left(
-            policy.config.budget,
-            snapshot.meta,
-            policy.champion,
-            counted=trusted_usage(ws, snapshot),
-            reservations=counted_reservations(ws, snapshot.meta),
-        )
-        if budget
-        else None
-    )
     decision = decide_score(
-        comparison.difference, rule, names=(policy.champion, version), champion_runs_left=left
+        comparison.difference,
+        rule,
+        names=(policy.champion, version),
+        champion_runs_left=_champion_reruns_left(ws, policy),
     )
+    numbers = _score_numbers(comparison, decision, foreign, evidence)
+    fresh_a = max([r.seed for r in check_a.runs if r.seed is not None] or [-1]) + 1
+    return _score_verdict(policy, version, rule, decision, numbers, comparison, fresh_a), data
+
+
+def _score_verdict(
+    policy: Policy,
+    version: str,
+    rule: ScoreRule,
+    decision: Any,
+    numbers: dict[str, Any],
+    comparison: Any,
+    fresh_a: int,
+) -> GateResult:
+    """The score gate's result: pass with the numbers, or fail with the reasons and the fix."""
+    reasons = numbers["reasons"]
+    head = (
+        f"Δ {decision.delta:+.4f}, {100 * decision.confidence:.0f} % CI [{decision.ci[0]:+.4f}, "
+        f"{decision.ci[1]:+.4f}], one-sided p {decision.p_value:.3g}"
+    )
+    where = (
+        f"look {decision.look} of {decision.max_looks}" if decision.max_looks > 1 else "one look"
+    )
+    if not reasons:
+        return GateResult(
+            "score",
+            "pass",
+            f"{version} is better than {policy.champion}: {head} < {decision.threshold:.3g}"
+            f" (alpha {rule.alpha:g}, {where})",
+            numbers,
+        )
+    foreign = bool(numbers["foreign_judge_runs"])
+    fix = _score_fix(policy, version, decision, rule, foreign, comparison, fresh_a)
+    return GateResult("score", "fail", f"{head}: " + "; ".join(reasons), numbers, fix)
+
+
+def _score_rule(policy: Policy) -> ScoreRule:
+    """The score gate's rule from the champion's signed ``[gates]`` and version budget."""
+    g = policy.config.gates
+    return ScoreRule(
+        min_delta=g.min_delta,
+        alpha=g.alpha,
+        min_tasks=g.min_tasks,
+        min_seeds=g.min_seeds,
+        max_runs=policy.config.budget.max_runs_per_version,
+        champion_seeds=g.champion_seeds,
+    )
+
+
+def _counted_runs(
+    ws: Workspace, policy: Policy, commit: str, checks: tuple[Any, Any]
+) -> tuple[list[Any], list[Any]]:
+    """Every run the ledger says started that counts: of the champion's commit since it became
+    champion, and of the candidate's compared commit. A run whose evidence is gone, edited or
+    unfinished fails the gate; it is never silently dropped (dropping the worst seeds would
+    otherwise turn a failing gate into a pass)."""
+    check_a, check_b = checks
+    since = champion_since(ws, policy.champion)
+    counted_a = [
+        r
+        for r in check_a.runs
+        if r.commit == policy.commit and (since is None or (r.started_at or "") > since)
+    ]
+    counted_b = [r for r in check_b.runs if r.commit == commit]
+    return counted_a, counted_b
+
+
+def _uncountable_evidence(
+    policy: Policy,
+    version: str,
+    counted_a: list[Any],
+    counted_b: list[Any],
+    evidence: dict[str, Any],
+) -> GateResult | None:
+    """The gate's failure when a counted run's evidence cannot be counted, or its unavailability
+    while one still runs; None when every counted run can be compared."""
+    bad_a = [r for r in counted_a if r.state in PROBLEM_STATES]
+    bad_b = [r for r in counted_b if r.state in PROBLEM_STATES]
+    if bad_a or bad_b:
+        found = evidence_findings(bad_a, version=policy.champion) + evidence_findings(
+            bad_b, version=version
+        )
+        names = "; ".join(f.title for f in found)
+        return GateResult(
+            "score",
+            "fail",
+            f"the ledger records run(s) whose evidence cannot be counted: {names}",
+            {"evidence": evidence, "findings": [f.to_dict() for f in found]},
+            found[0].suggestion + "; the gate counts every run the ledger says started",
+        )
+    running = [r.run_id for r in counted_a + counted_b if r.state == "running"]
+    if running:
+        return GateResult(
+            "score",
+            "unavailable",
+            f"{len(running)} run(s) are still running "
+            f"({', '.join(running[:3])}): the gate counts every run once it has finished",
+            {"evidence": evidence, "running": running},
+            "wait for them to finish (evotree runs), then evaluate the gates again",
+        )
+    return None
+
+
+def _champion_reruns_left(ws: Workspace, policy: Policy) -> int | None:
+    """What the gate may still ask of the champion: its re-runs have an account of their own
+    (harness/budget.py), never limited by what its version budget spent before it was champion.
+    None without a version budget."""
+    if not policy.config.budget.max_runs_per_version:
+        return None
+    snapshot = ws.ledger.snapshot()
+    return champion_reruns_left(
+        policy.config.budget,
+        snapshot.meta,
+        policy.champion,
+        counted=trusted_usage(ws, snapshot),
+        reservations=counted_reservations(ws, snapshot.meta),
+    )
+
+
+def _score_numbers(
+    comparison: Any, decision: Any, foreign: list[str], evidence: dict[str, Any]
+) -> dict[str, Any]:
+    """The score gate's data: the decision, the means, seeds and runs compared, and the reasons
+    it fails (the decision's, and runs judged by another champion's judge)."""
     normalized = comparison.normalized or {}
     numbers = {
         **decision.to_dict(),
@@ -413,7 +473,7 @@ def _score_gate_checked(
             "champion": (comparison.seeds or {}).get("a"),
             "candidate": (comparison.seeds or {}).get("b"),
         },
-        "runs": {"champion": runs_a, "candidate": runs_b},
+        "runs": {"champion": comparison.runs["a"], "candidate": comparison.runs["b"]},
         "identical": comparison.identical,
         "spread": comparison.spread,
         "foreign_judge_runs": foreign,
@@ -425,24 +485,7 @@ def _score_gate_checked(
             f"{len(foreign)} run(s) were judged by another champion's judge ({', '.join(foreign[:3])})"
         )
     numbers["reasons"] = reasons
-    head = (
-        f"Δ {decision.delta:+.4f}, {100 * decision.confidence:.0f} % CI [{decision.ci[0]:+.4f}, "
-        f"{decision.ci[1]:+.4f}], one-sided p {decision.p_value:.3g}"
-    )
-    where = (
-        f"look {decision.look} of {decision.max_looks}" if decision.max_looks > 1 else "one look"
-    )
-    if not reasons:
-        return GateResult(
-            "score",
-            "pass",
-            f"{version} is better than {policy.champion}: {head} < {decision.threshold:.3g}"
-            f" (alpha {rule.alpha:g}, {where})",
-            numbers,
-        ), data
-    fresh_a = max([r.seed for r in check_a.runs if r.seed is not None] or [-1]) + 1
-    fix = _score_fix(policy, version, decision, rule, bool(foreign), comparison, fresh_a)
-    return GateResult("score", "fail", f"{head}: " + "; ".join(reasons), numbers, fix), data
+    return numbers
 
 
 def _score_fix(
@@ -900,124 +943,4 @@ def _harness_gate(ws: Workspace, version: str) -> GateResult:
         f"diagnosed with {', '.join(sorted(map(str, stamps)))}, the harness in force is {active}",
         numbers,
         f"re-diagnose: evotree diagnose {version}",
-    )
-
-
-# ------------------------------------------------------------------ voiding a run
-@dataclass
-class RunVoidResult:
-    """What ``evotree runs void --json`` prints: the run taken out of the evidence, by whom and why."""
-
-    run_id: str
-    version: str
-    seed: int | None
-    state_before: str
-    headline: dict[str, Any] | None
-    reason: str
-    approver: str
-    created_by: str
-    ledger_commit: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"v": 1, **asdict(self)}
-
-
-def void_candidate(ws: Workspace, run_id: str) -> tuple[Any, Any]:
-    """(the version record, the run's :class:`~evotree.harness.integrity.RunEvidence`) of a run that may be voided.
-
-    Only a run the ledger records whose evidence cannot be counted (missing, tampered,
-    unfinished, unverified) may be voided: a run that counts is not taken out of a comparison
-    by a signature (that would be choosing seeds), and a running one finishes first.
-    """
-
-    found = find_run(ws, run_id)
-    if found is None:
-        raise UnknownVersion(
-            f"the ledger records no run {run_id!r}", fix="`evotree runs` lists the runs"
-        )
-    record = ws.resolve(found[0])
-    check = verify_run_evidence(ws, record.id)
-    voided = next((r for r in check.voided if r.run_id == run_id), None)
-    if voided is not None:
-        raise InvalidState(
-            f"run {run_id} is already voided (by {(voided.void or {}).get('approver')}: "
-            f"{(voided.void or {}).get('reason')})",
-            fix="nothing to do",
-        )
-    run = check.run(run_id)
-    if run is None:
-        raise UnknownVersion(
-            f"the ledger records no run {run_id!r} of {record.id}",
-            fix="`evotree runs` lists the runs",
-        )
-    if run.state not in PROBLEM_STATES:
-        raise InvalidState(
-            f"run {run_id} of {record.id} is {run.state}: only a run whose evidence cannot be counted (missing, "
-            "tampered, unfinished, unverified) may be voided",
-            fix="a run that counts stays counted; wait for a running one to finish"
-            if run.state == "running"
-            else "a run that counts stays counted",
-        )
-    return record, run
-
-
-def record_run_void(
-    ws: Workspace, policy: Policy, approver: Any, run_id: str, reason: str
-) -> RunVoidResult:
-    """Sign and record ``run.voided``: ``run_id`` leaves the evidence of its version, for ``reason``.
-
-    ``policy`` from :func:`evotree.gates.verify.trusted_policy`, ``approver`` from
-    :func:`evotree.gates.signoff.approver_for` with the version's creator (an agent never voids
-    its own version's runs; refused here too). The signed statement (``evotree.run-void``)
-    names the version, the run, its seed, its state, the headline the ledger recorded for it,
-    the reason and the version's creator; :func:`evotree.harness.integrity.verify_run_evidence`
-    honours it only while it verifies.
-    """
-
-    reason = reason.strip()
-    if not reason:
-        raise InvalidState(
-            "--reason: a void needs a reason (it is signed and shown wherever the run is listed)",
-            fix="pass --reason TEXT",
-        )
-    record, run = void_candidate(ws, run_id)
-    if email_of(record.created_by) == email_of(approver.principal):
-        raise SignoffRefused(
-            f"the approver ({approver.principal}) created {record.id} ({record.created_by}): a "
-            "version's creator cannot void its runs",
-            fix="another person listed in the allowed signers signs the void",
-        )
-    statement = new_statement(
-        ws,
-        RUN_VOID_TYPE,
-        approver,
-        version=record.id,
-        run_id=run.run_id,
-        seed=run.seed,
-        state=run.state,
-        headline=run.headline,
-        reason=reason,
-        created_by=record.created_by,
-        champion=policy.champion,
-    )
-    signature = sign_statement(policy, approver, statement)
-
-    def change(txn: LedgerTxn) -> Event:
-        txn.require(record.id)
-        voided = RunVoided(
-            run_id=run.run_id, reason=reason, statement=statement, signature=signature
-        )
-        return Event.of(voided, version=record.id, actor=str(ws.git.identity()), at=statement["at"])
-
-    entry = ws.ledger.transact(change, actor=ws.git.identity())
-    return RunVoidResult(
-        run.run_id,
-        record.id,
-        run.seed,
-        run.state,
-        run.headline,
-        reason,
-        approver.principal,
-        str(record.created_by),
-        entry.commit,
     )

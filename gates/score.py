@@ -283,7 +283,6 @@ def decide_score(
     and what more seeds would likely do. ``champion_runs_left``: runs the champion may still
     start (its budget), None when unlimited.
     """
-    champion, candidate = names
     n_a, n_b = int(diff.n_runs[0]), int(diff.n_runs[1])
     both_identical = bool(diff.identical[0] and diff.identical[1])
     looks = (rule.seeds_needed,) if both_identical else rule.looks()
@@ -293,6 +292,61 @@ def decide_score(
     look = max(1, look_of(rule, n_look, looks)) if not both_identical else 1
     max_looks = len(looks)
     threshold = rule.alpha if both_identical else rule.alpha_at(look, looks)
+    reasons, notes, ready, champion_needed = _readiness(diff, rule, names)
+    if not diff.p_value < threshold:
+        where = f"at look {look} of {max_looks}" if max_looks > 1 else "at its one look"
+        reasons.append(
+            f"p = {diff.p_value:.3g} is not below {threshold:.3g} (alpha {rule.alpha:g} {where})"
+        )
+    if not reasons:
+        verdict = "pass"
+    elif not ready or diff.n_tasks < rule.min_tasks:
+        verdict = "not_ready"
+    else:
+        verdict = "fail"
+    decision = ScoreDecision(
+        not reasons,
+        verdict,
+        float(diff.delta),
+        [float(diff.ci[0]), float(diff.ci[1])],
+        float(diff.confidence),
+        float(diff.p_value),
+        float(threshold),
+        look,
+        max_looks,
+        list(looks),
+        int(diff.n_tasks),
+        [n_a, n_b],
+        str(diff.unit),
+        reasons,
+        notes=notes,
+    )
+    if not reasons or diff.n_tasks < rule.min_tasks:
+        return decision
+    if not ready:  # the first look: its seeds (a second run of either side makes the spread known)
+        more = {
+            "candidate": max(0, rule.seeds_needed - n_b) if not diff.identical[1] else 0,
+            "champion": max(0, champion_needed - n_a) if not diff.identical[0] else 0,
+        }
+        if not any(more.values()):
+            more["candidate"] = 1
+        decision.next_seeds = more
+        return decision
+    if both_identical:
+        decision.verdict = "fail"
+        decision.notes.append("more seeds cannot change this comparison")
+        return decision
+    return _sequential(decision, diff, rule, looks, champion_runs_left)
+
+
+def _readiness(
+    diff: Any, rule: ScoreRule, names: tuple[str, str]
+) -> tuple[list[str], list[str], bool, int]:
+    """Why the comparison cannot pass yet (too few tasks or seeds, an unknown spread), the notes
+    on identical copies, whether the first look's seeds are there, and the champion's seeds
+    needed."""
+    champion, candidate = names
+    n_a, n_b = int(diff.n_runs[0]), int(diff.n_runs[1])
     reasons: list[str] = []
     notes: list[str] = []
     if diff.n_tasks < rule.min_tasks:
@@ -313,7 +367,7 @@ def decide_score(
             "the run-to-run spread is unknown (one run a side and no comparable runs in the tree)"
         )
         ready = False
-    if both_identical:
+    if diff.identical[0] and diff.identical[1]:
         notes.append(
             f"the runs of {champion} and of {candidate} are identical copies: the tasks are the unit, "
             "more seeds add nothing, and there is one look at alpha"
@@ -322,64 +376,21 @@ def decide_score(
         notes.append(f"the runs of {candidate} are identical copies: they count as one run")
     elif diff.identical[0]:
         notes.append(f"the runs of {champion} are identical copies: they count as one run")
-    passed_p = diff.p_value < threshold
-    if not passed_p:
-        where = f"at look {look} of {max_looks}" if max_looks > 1 else "at its one look"
-        reasons.append(
-            f"p = {diff.p_value:.3g} is not below {threshold:.3g} (alpha {rule.alpha:g} {where})"
-        )
-    if not reasons:
-        return ScoreDecision(
-            True,
-            "pass",
-            float(diff.delta),
-            [float(diff.ci[0]), float(diff.ci[1])],
-            float(diff.confidence),
-            float(diff.p_value),
-            float(threshold),
-            look,
-            max_looks,
-            list(looks),
-            int(diff.n_tasks),
-            [n_a, n_b],
-            str(diff.unit),
-            [],
-            notes=notes,
-        )
-    decision = ScoreDecision(
-        False,
-        "not_ready" if not ready or diff.n_tasks < rule.min_tasks else "fail",
-        float(diff.delta),
-        [float(diff.ci[0]), float(diff.ci[1])],
-        float(diff.confidence),
-        float(diff.p_value),
-        float(threshold),
-        look,
-        max_looks,
-        list(looks),
-        int(diff.n_tasks),
-        [n_a, n_b],
-        str(diff.unit),
-        reasons,
-        notes=notes,
-    )
-    if diff.n_tasks < rule.min_tasks:
-        return decision
-    if not ready:  # the first look: its seeds (a second run of either side makes the spread known)
-        more = {
-            "candidate": max(0, rule.seeds_needed - n_b) if not diff.identical[1] else 0,
-            "champion": max(0, champion_needed - n_a) if not diff.identical[0] else 0,
-        }
-        if not any(more.values()):
-            more["candidate"] = 1
-        decision.next_seeds = more
-        return decision
-    if both_identical:
-        decision.verdict = "fail"
-        decision.notes.append("more seeds cannot change this comparison")
-        return decision
+    return reasons, notes, ready, champion_needed
 
-    # sequential: what more seeds would likely do, were the observed Δ the true one
+
+def _sequential(
+    decision: ScoreDecision,
+    diff: Any,
+    rule: ScoreRule,
+    looks: tuple[int, ...],
+    champion_runs_left: int | None,
+) -> ScoreDecision:
+    """A failed look that more seeds could still change: what they would likely do, were the
+    observed Δ the true one (more seeds, futile, or the last look's failure)."""
+    n_a, n_b = int(diff.n_runs[0]), int(diff.n_runs[1])
+    look, max_looks = decision.look, decision.max_looks
+
     def champion_at(seeds: int) -> int:
         want = max(n_a, seeds)
         if champion_runs_left is not None:

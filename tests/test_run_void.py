@@ -160,7 +160,7 @@ def test_the_versions_creator_cannot_void_its_runs(
     assert code == 31 and "cannot approve itself" in out
     # nor through the library with a hand-made approver
     from evotree.gates.errors import SignoffRefused
-    from evotree.gates.evaluation import record_run_void
+    from evotree.gates.run_void import record_run_void
     from evotree.gates.signoff import Approver
     from evotree.gates.verify import trusted_policy
 
