@@ -37,7 +37,8 @@ from evotree.report.leaderboard import Leaderboard
 from evotree.report.results_tsv import ResultsTsv
 from evotree.verbs.autopilot import AutopilotResult
 from evotree.gates.bootstrap import SignersAdded
-from evotree.gates.evaluation import GATE_NAMES, GateReport, RunVoidResult
+from evotree.gates.evaluation import GATE_NAMES, GateReport
+from evotree.gates.run_void import RunVoidResult
 from evotree.gates.finalize import Candidate, FinalizeResult
 from evotree.gates.harnesses import HarnessPromotionResult
 from evotree.gates.judges import (
