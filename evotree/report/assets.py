@@ -124,33 +124,62 @@ def publish_to_branch(
     if token:
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         auth = ["-c", f"http.extraheader=AUTHORIZATION: basic {basic}"]
-    quiet = {"GIT_TERMINAL_PROMPT": "0"}
     ref = f"refs/heads/{branch}"
     tracking = f"refs/evotree-tmp/report-assets-{os.getpid()}"
-    parent = None
     if push:
-        fetched = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                *auth,
-                "fetch",
-                "-q",
-                "--no-tags",
-                remote,
-                f"+{ref}:{tracking}",
-            ],
-            capture_output=True,
-            env={**os.environ, **quiet},
-            timeout=120,
-        )
-        if fetched.returncode == 0:
-            parent = (
-                _git(root, "rev-parse", "--verify", "-q", tracking, check=False).strip() or None
-            )
+        parent = _fetched_tip(root, auth, remote, ref, tracking)
     else:
         parent = _git(root, "rev-parse", "--verify", "-q", ref, check=False).strip() or None
+    tree, links = _assets_tree(root, version, files, parent)
+    commit = _git(
+        root,
+        "commit-tree",
+        tree,
+        *(["-p", parent] if parent else []),
+        "-m",
+        f"evotree report plots of {version}",
+        env=_IDENTITY,
+    ).strip()
+    try:
+        if push:
+            _push_assets(root, auth, remote, branch, commit, token)
+        else:
+            _git(root, "update-ref", ref, commit)
+    finally:
+        _git(root, "update-ref", "-d", tracking, check=False)
+    return {name: f"{server}/{repository}/raw/{commit}/{path}" for name, path in links.items()}
+
+
+#: git asks for no password: a missing credential fails at once
+_QUIET = {"GIT_TERMINAL_PROMPT": "0"}
+#: who the assets branch's commits are by
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "evotree report",
+    "GIT_AUTHOR_EMAIL": "evotree-report@users.noreply.github.com",
+    "GIT_COMMITTER_NAME": "evotree report",
+    "GIT_COMMITTER_EMAIL": "evotree-report@users.noreply.github.com",
+}
+
+
+def _fetched_tip(root: Path, auth: list[str], remote: str, ref: str, tracking: str) -> str | None:
+    """The branch's tip on ``remote``, fetched into the temporary ref ``tracking`` (None: the
+    remote has no such branch yet, or the fetch failed)."""
+    fetched = subprocess.run(
+        ["git", "-C", str(root), *auth, "fetch", "-q", "--no-tags", remote, f"+{ref}:{tracking}"],
+        capture_output=True,
+        env={**os.environ, **_QUIET},
+        timeout=120,
+    )
+    if fetched.returncode != 0:
+        return None
+    return _git(root, "rev-parse", "--verify", "-q", tracking, check=False).strip() or None
+
+
+def _assets_tree(
+    root: Path, version: str, files: Mapping[str, str], parent: str | None
+) -> tuple[str, dict[str, str]]:
+    """The tree of ``parent`` plus the new PNGs at their content-addressed paths, written with a
+    private index (the repository's index untouched); and name -> path."""
     links: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="evotree-assets-") as scratch:
         index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
@@ -163,51 +192,37 @@ def publish_to_branch(
             _git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{target}", env=index)
             links[name] = target
         tree = _git(root, "write-tree", env=index).strip()
-    identity = {
-        "GIT_AUTHOR_NAME": "evotree report",
-        "GIT_AUTHOR_EMAIL": "evotree-report@users.noreply.github.com",
-        "GIT_COMMITTER_NAME": "evotree report",
-        "GIT_COMMITTER_EMAIL": "evotree-report@users.noreply.github.com",
-    }
-    commit = _git(
-        root,
-        "commit-tree",
-        tree,
-        *(["-p", parent] if parent else []),
-        "-m",
-        f"evotree report plots of {version}",
-        env=identity,
-    ).strip()
-    try:
-        if push:
-            pushed = subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(root),
-                    "-c",
-                    "core.hooksPath=/dev/null",
-                    *auth,
-                    "push",
-                    "-q",
-                    remote,
-                    f"{commit}:{ref}",
-                ],
-                capture_output=True,
-                env={**os.environ, **quiet},
-                timeout=120,
-            )
-            if pushed.returncode != 0:
-                message = pushed.stderr.decode(errors="replace").strip()[-300:]
-                if token:
-                    message = message.replace(token, "***")
-                raise ReportError(
-                    f"cannot push the plots to {branch} of {remote}: {message}",
-                    fix="the token needs contents: write on the repository; or publish the PNGs "
-                    "yourself and pass --plots-url-base URL",
-                )
-        else:
-            _git(root, "update-ref", ref, commit)
-    finally:
-        _git(root, "update-ref", "-d", tracking, check=False)
-    return {name: f"{server}/{repository}/raw/{commit}/{path}" for name, path in links.items()}
+    return tree, links
+
+
+def _push_assets(
+    root: Path, auth: list[str], remote: str, branch: str, commit: str, token: str | None
+) -> None:
+    """Push ``commit`` to ``branch`` of ``remote`` (no hook runs); a refusal is a
+    :class:`ReportError` with the token masked."""
+    pushed = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "core.hooksPath=/dev/null",
+            *auth,
+            "push",
+            "-q",
+            remote,
+            f"{commit}:refs/heads/{branch}",
+        ],
+        capture_output=True,
+        env={**os.environ, **_QUIET},
+        timeout=120,
+    )
+    if pushed.returncode != 0:
+        message = pushed.stderr.decode(errors="replace").strip()[-300:]
+        if token:
+            message = message.replace(token, "***")
+        raise ReportError(
+            f"cannot push the plots to {branch} of {remote}: {message}",
+            fix="the token needs contents: write on the repository; or publish the PNGs "
+            "yourself and pass --plots-url-base URL",
+        )

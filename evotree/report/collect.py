@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from evotree.harness.sandbox import sandbox_warning
+from evotree.harness.sandbox_report import sandbox_warning
 from evotree.core.errors import EvotreeError
 from evotree.report.model import ReportData, section_unavailable
 from evotree.report.signals import collect_signals
@@ -183,6 +183,21 @@ def _scores(
         "split": split,
         "a": against,
         "b": version,
+        **_comparison_fields(comparison),
+        "run_means": run_means,  # each run's (seed's) mean score, per side: the scores plot's points
+        "voided": _voided(comparison),
+    }
+    return scores, {
+        "available": True,
+        "tasks": deltas,
+        "counts": counts,
+        "groups": _task_groups(deltas),
+    }
+
+
+def _comparison_fields(comparison: dict[str, Any]) -> dict[str, Any]:
+    """The comparison's figures the scores section shows, in the section's order."""
+    return {
         "mean_a": comparison["mean_a"],
         "mean_b": comparison["mean_b"],
         "delta": comparison["delta"],
@@ -206,24 +221,21 @@ def _scores(
         "statement": comparison.get("statement"),
         "notes": comparison.get("notes") or [],
         "normalized": comparison.get("normalized"),  # [eval.normalize]: the means on that scale
-        "run_means": run_means,  # each run's (seed's) mean score, per side: the points of the scores plot
-        # runs a person voided (signed): in no number, listed with who voided them and why
-        "voided": {
-            side: {
-                "runs": list((evidence.get(side) or {}).get("voided") or []),
-                "voids": dict((evidence.get(side) or {}).get("voids") or {}),
-            }
-            for side, evidence in (
-                ("a", comparison.get("evidence") or {}),
-                ("b", comparison.get("evidence") or {}),
-            )
-        },
     }
-    return scores, {
-        "available": True,
-        "tasks": deltas,
-        "counts": counts,
-        "groups": _task_groups(deltas),
+
+
+def _voided(comparison: dict[str, Any]) -> dict[str, Any]:
+    """Runs a person voided (signed), per side: in no number, listed with who voided them and
+    why."""
+    return {
+        side: {
+            "runs": list((evidence.get(side) or {}).get("voided") or []),
+            "voids": dict((evidence.get(side) or {}).get("voids") or {}),
+        }
+        for side, evidence in (
+            ("a", comparison.get("evidence") or {}),
+            ("b", comparison.get("evidence") or {}),
+        )
     }
 
 
@@ -490,61 +502,72 @@ def _curves(ws: Workspace, versions: list[str]) -> dict[str, Any]:
                 ).fetchall()
             ]
             runs[version] = run_ids
-            if not run_ids:
-                continue
-            marks = ", ".join("?" for _ in run_ids)
-            reward = con.execute(
-                f"SELECT step, avg(reward) FROM _rollouts WHERE run_id IN ({marks}) AND phase = 'train' "
-                "AND isfinite(reward) GROUP BY step ORDER BY step",
-                run_ids,
-            ).fetchall()
-            if not reward:  # no rollouts recorded: the trainer's own reward signal
-                reward = con.execute(
-                    f"SELECT step, avg(value) FROM _signals WHERE run_id IN ({marks}) AND phase = 'train' "
-                    "AND metric = 'reward' AND isfinite(value) GROUP BY step ORDER BY step",
-                    run_ids,
-                ).fetchall()
-            dead = con.execute(
-                "SELECT step, avg(CASE WHEN sd < ? THEN 1.0 ELSE 0.0 END) FROM ("
-                "SELECT step, run_id, group_id, stddev_pop(reward) AS sd FROM _rollouts "
-                f"WHERE run_id IN ({marks}) AND phase = 'train' AND isfinite(reward) "
-                "GROUP BY step, run_id, group_id) GROUP BY step ORDER BY step",
-                [DEAD_STD_EPSILON, *run_ids],
-            ).fetchall()
-            metric = con.execute(
-                f"SELECT metric FROM _signals WHERE run_id IN ({marks}) AND metric ILIKE '%entropy%' "
-                "GROUP BY metric ORDER BY (metric = 'entropy') DESC, count(*) DESC, metric LIMIT 1",
-                run_ids,
-            ).fetchall()
-            entropy: list[tuple[Any, Any]] = []
-            if metric:
-                out["entropy_metric"] = metric[0][0]
-                entropy = con.execute(
-                    f"SELECT step, avg(value) FROM _signals WHERE run_id IN ({marks}) AND metric = ? "
-                    "AND isfinite(value) GROUP BY step ORDER BY step",
-                    [*run_ids, metric[0][0]],
-                ).fetchall()
-            for name, rows in (("reward", reward), ("dead_groups", dead), ("entropy", entropy)):
-                if rows:
-                    out[name][version] = [
-                        [int(s), float(v)] for s, v in rows if s is not None and v is not None
-                    ]
-            per_run = con.execute(
-                f"SELECT run_id, step, avg(reward) FROM _rollouts WHERE run_id IN ({marks}) AND phase = 'train' "
-                "AND isfinite(reward) GROUP BY run_id, step ORDER BY run_id, step",
-                run_ids,
-            ).fetchall()
-            runs_of: dict[str, list[list[float]]] = {}
-            for run_id, step, value in per_run:
-                if step is not None and value is not None:
-                    runs_of.setdefault(str(run_id), []).append([int(step), float(value)])
-            if len(runs_of) > 1:  # the seed band of the reward curve
-                out.setdefault("reward_runs", {})[version] = list(runs_of.values())
+            if run_ids:
+                _version_curves(con, version, run_ids, out)
         # every recorded signal, grouped, the recipe's declared headline first (evotree.report.signals)
         out["signals"] = collect_signals(con, runs, declared=_declared_headline(ws))
     finally:
         con.close()
     return out
+
+
+def _version_curves(con: Any, version: str, run_ids: list[str], out: dict[str, Any]) -> None:
+    """One version's reward, dead-group and entropy curves (and the reward's seed band) into
+    ``out``."""
+    marks = ", ".join("?" for _ in run_ids)
+    reward = con.execute(
+        f"SELECT step, avg(reward) FROM _rollouts WHERE run_id IN ({marks}) AND phase = 'train' "
+        "AND isfinite(reward) GROUP BY step ORDER BY step",
+        run_ids,
+    ).fetchall()
+    if not reward:  # no rollouts recorded: the trainer's own reward signal
+        reward = con.execute(
+            f"SELECT step, avg(value) FROM _signals WHERE run_id IN ({marks}) AND phase = 'train' "
+            "AND metric = 'reward' AND isfinite(value) GROUP BY step ORDER BY step",
+            run_ids,
+        ).fetchall()
+    dead = con.execute(
+        "SELECT step, avg(CASE WHEN sd < ? THEN 1.0 ELSE 0.0 END) FROM ("
+        "SELECT step, run_id, group_id, stddev_pop(reward) AS sd FROM _rollouts "
+        f"WHERE run_id IN ({marks}) AND phase = 'train' AND isfinite(reward) "
+        "GROUP BY step, run_id, group_id) GROUP BY step ORDER BY step",
+        [DEAD_STD_EPSILON, *run_ids],
+    ).fetchall()
+    metric = con.execute(
+        f"SELECT metric FROM _signals WHERE run_id IN ({marks}) AND metric ILIKE '%entropy%' "
+        "GROUP BY metric ORDER BY (metric = 'entropy') DESC, count(*) DESC, metric LIMIT 1",
+        run_ids,
+    ).fetchall()
+    entropy: list[tuple[Any, Any]] = []
+    if metric:
+        out["entropy_metric"] = metric[0][0]
+        entropy = con.execute(
+            f"SELECT step, avg(value) FROM _signals WHERE run_id IN ({marks}) AND metric = ? "
+            "AND isfinite(value) GROUP BY step ORDER BY step",
+            [*run_ids, metric[0][0]],
+        ).fetchall()
+    for name, rows in (("reward", reward), ("dead_groups", dead), ("entropy", entropy)):
+        if rows:
+            out[name][version] = [
+                [int(s), float(v)] for s, v in rows if s is not None and v is not None
+            ]
+    runs_of = _reward_per_run(con, marks, run_ids)
+    if len(runs_of) > 1:  # the seed band of the reward curve
+        out.setdefault("reward_runs", {})[version] = list(runs_of.values())
+
+
+def _reward_per_run(con: Any, marks: str, run_ids: list[str]) -> dict[str, list[list[float]]]:
+    """Each run's own train reward curve: run id -> [[step, mean reward], ...]."""
+    per_run = con.execute(
+        f"SELECT run_id, step, avg(reward) FROM _rollouts WHERE run_id IN ({marks}) AND phase = 'train' "
+        "AND isfinite(reward) GROUP BY run_id, step ORDER BY run_id, step",
+        run_ids,
+    ).fetchall()
+    runs_of: dict[str, list[list[float]]] = {}
+    for run_id, step, value in per_run:
+        if step is not None and value is not None:
+            runs_of.setdefault(str(run_id), []).append([int(step), float(value)])
+    return runs_of
 
 
 def _declared_headline(ws: Workspace) -> str | None:

@@ -127,7 +127,33 @@ def _scores(go: Any, data: ReportData) -> Any:
         horizontal_spacing=0.14,
         subplot_titles=[_t("Mean score per run (seed)"), _t(f"Δ {s['b']} − {s['a']}, {level}% CI")],
     )
-    for i, side in enumerate(("a", "b")):  # each run's point, and the side's mean as a short bar
+    _run_points(go, fig, s)
+    _delta_point(go, fig, s, level)
+    fig.update_layout(
+        _layout(
+            go,
+            f"{s['split']}: Δ {s['delta']:+.3f}, {level}% CI [{lo:+.3f}, {hi:+.3f}], "
+            f"p {s['p_value']:.3g}",
+        )
+    )
+    fig.update_yaxes(title_text="mean score", row=1, col=1)
+    fig.update_xaxes(
+        tickvals=[0, 1],
+        ticktext=[
+            _t(f"{s['a']} ({len(s['run_means']['a'])} runs)"),
+            _t(f"{s['b']} ({len(s['run_means']['b'])} runs)"),
+        ],
+        range=[-0.6, 1.6],
+        row=1,
+        col=1,
+    )
+    fig.update_yaxes(title_text="Δ", zeroline=True, row=1, col=2)
+    return fig
+
+
+def _run_points(go: Any, fig: Any, s: dict[str, Any]) -> None:
+    """The left panel: each run's mean score as a point, and each side's mean as a short bar."""
+    for i, side in enumerate(("a", "b")):
         values = list(s["run_means"][side])
         name = str(s[side])
         color = _PALETTE[i]
@@ -148,9 +174,7 @@ def _scores(go: Any, data: ReportData) -> Any:
             row=1,
             col=1,
         )
-        mean = (
-            s["mean_a"] if side == "a" else s["mean_b"]
-        )  # the comparison's means, as in the table
+        mean = s["mean_a"] if side == "a" else s["mean_b"]  # the comparison's, as in the table
         if mean is not None:
             fig.add_trace(
                 go.Scatter(
@@ -164,6 +188,11 @@ def _scores(go: Any, data: ReportData) -> Any:
                 row=1,
                 col=1,
             )
+
+
+def _delta_point(go: Any, fig: Any, s: dict[str, Any], level: int) -> None:
+    """The right panel: the difference with its confidence interval, and the zero line."""
+    lo, hi = s["ci"]
     fig.add_trace(
         go.Scatter(
             x=[_t(f"{s['b']} − {s['a']}")],
@@ -186,26 +215,6 @@ def _scores(go: Any, data: ReportData) -> Any:
         col=2,
     )
     fig.add_hline(y=0.0, line={"color": "#8c959f", "width": 1, "dash": "dot"}, row=1, col=2)
-    fig.update_layout(
-        _layout(
-            go,
-            f"{s['split']}: Δ {s['delta']:+.3f}, {level}% CI [{lo:+.3f}, {hi:+.3f}], "
-            f"p {s['p_value']:.3g}",
-        )
-    )
-    fig.update_yaxes(title_text="mean score", row=1, col=1)
-    fig.update_xaxes(
-        tickvals=[0, 1],
-        ticktext=[
-            _t(f"{s['a']} ({len(s['run_means']['a'])} runs)"),
-            _t(f"{s['b']} ({len(s['run_means']['b'])} runs)"),
-        ],
-        range=[-0.6, 1.6],
-        row=1,
-        col=1,
-    )
-    fig.update_yaxes(title_text="Δ", zeroline=True, row=1, col=2)
-    return fig
 
 
 def _reward(go: Any, data: ReportData, series: dict[str, list[list[float]]], ylabel: str) -> Any:

@@ -347,6 +347,24 @@ def render_markdown(
         else "not available"
     )
     findings = _collapsed(summary, _findings_section(data))
+    rest = _collapsed_rest(data)
+    body = "\n".join(head + scores + findings + rest)
+    if len(body) > limit:
+        short = _collapsed(
+            summary,
+            [
+                "_Finding tables left out to fit the comment size limit; "
+                "see the full report (artifact or `evotree report`)._"
+            ],
+        )
+        body = "\n".join(head + scores + short + rest)
+    if len(body) > limit:
+        body = body[: limit - 80] + "\n\n_…truncated to fit the comment size limit._\n"
+    return body
+
+
+def _collapsed_rest(data: ReportData) -> list[str]:
+    """The audit, gates and lineage sections, collapsed (a failed audit open), and the footer."""
     a, g = data.audit, data.gates
     rest = _collapsed(
         "<b>Audit</b>: "
@@ -374,19 +392,7 @@ def render_markdown(
         f"<b>Lineage</b>: {len(data.lineage.get('nodes') or [])} version(s)", lineage
     )
     rest += ["", f"<sub>evotree report · {data.generated_at} · against {data.against}</sub>", ""]
-    body = "\n".join(head + scores + findings + rest)
-    if len(body) > limit:
-        short = _collapsed(
-            summary,
-            [
-                "_Finding tables left out to fit the comment size limit; "
-                "see the full report (artifact or `evotree report`)._"
-            ],
-        )
-        body = "\n".join(head + scores + short + rest)
-    if len(body) > limit:
-        body = body[: limit - 80] + "\n\n_…truncated to fit the comment size limit._\n"
-    return body
+    return rest
 
 
 def _signals_section(data: ReportData) -> list[str]:
