@@ -36,7 +36,7 @@ _ALL_REFS_PREFIX = ("--branches=", "--remotes=", "--tags=", "--glob=", "--exclud
 
 
 #: a reference scope: the references a wide command lists or walks, as a pseudo-revision the
-#: task repository resolves (:meth:`evotree.harness.audit.trajectories.Ancestry.resolve`):
+#: task repository resolves (:meth:`evotree.harness.audit.ancestry.Ancestry.resolve`):
 #: ``*refs:P1,P2`` (every reference under the prefixes or globs; none: all), ``*show-ref:``
 #: (``git show-ref``'s tail-matched patterns after ``;``), ``*notes:REF:OBJ`` (a note on OBJ, or
 #: any note, in the notes reference REF). Without the repository the hit stays as spelled.
