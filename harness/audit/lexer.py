@@ -3,8 +3,7 @@
 :class:`_Lexer` reads words, quotes (single, double, ``$'...'``), backslashes, comments,
 substitutions and here-documents; :func:`_split` turns its tokens into :class:`SimpleCommand` s
 (operators, redirections, ``NAME=value`` prefixes, keywords); :class:`LineJoiner` and
-:func:`unfinished` tell whether a line of shell history continues on the next one. Moved out of
-:mod:`evotree.harness.audit.commands`, which re-exports these names.
+:func:`unfinished` tell whether a line of shell history continues on the next one.
 """
 
 from __future__ import annotations
