@@ -662,32 +662,49 @@ static int loader_env(uint32_t pid, struct buf *row) {
     return found;
 }
 
+/* Put the check WAS of process PID back, for a later call (when there is room). */
+static void pending_keep(uint32_t pid, const struct pending_exec *was) {
+    struct pending_exec *again = pending_find(pid, 1);
+    if (!again) return;
+    if (!again->tgid) pending_count++;
+    *again = *was;
+}
+
 static void pending_check(uint32_t pid, int nr, struct buf *row) {
     if (!pending_count) return;
     struct pending_exec *e = pending_find(pid, 0);
     if (!e) return;
     struct pending_exec was = *e;
     pending_drop(e);
-    if (start_of(pid) != was.start) return; /* another process under a reused pid */
+    /* An exec by a thread other than the leader: after it, the thread runs under the process's
+     * pid -- but so does the old leader until the exec has killed it, and its call may come
+     * first: a call the tracer received before the kill and answers while the leader exits
+     * (its program and command line can no longer be read, its /proc entry may be gone) or
+     * while the exec'ing thread takes over its pid (the old program still mapped). Until the new
+     * program can be read, the check waits for a later call (a failed exec of such a thread is
+     * left to the exit row), so the new program is still checked. */
+    int thread_exec = was.tid && was.tid != pid;
+    unsigned long long start = start_of(pid);
+    if (start != was.start) { /* another process under a reused pid, or none readable now */
+        if (thread_exec && !start) pending_keep(pid, &was);
+        return;
+    }
     char proc[64];
     struct stat st;
     snprintf(proc, sizeof proc, "/proc/%u/exe", pid);
     int have_exe = stat(proc, &st) == 0;
     int same_exe = have_exe && st.st_dev == was.dev && st.st_ino == was.ino;
-    /* An exec by a thread other than the leader: after it, the thread runs under the process's
-     * pid -- but so does the old leader until the exec has killed it, and its call may come
-     * first. While the program has not changed, the check waits for a later call (a failed exec
-     * of such a thread is left to the exit row), so the new program is still checked. */
-    if (was.tid && was.tid != pid && same_exe) {
-        struct pending_exec *again = pending_find(pid, 1);
-        if (again) {
-            if (!again->tgid) pending_count++;
-            *again = was;
-        }
+    if (thread_exec && (same_exe || !have_exe)) {
+        pending_keep(pid, &was);
         return;
     }
     struct buf cmd = {0};
     int ok = read_cmdline(pid, &cmd) == 0;
+    if (thread_exec && !ok) {
+        pending_keep(pid, &was);
+        free(cmd.data);
+        return;
+    }
     int same_argv = ok && fnv(cmd.data, cmd.len) == was.argv_hash;
     untaint(pid);
     struct buf loaders = {0};
@@ -1058,10 +1075,13 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
     size_t dir_len = 0;
     int what = len ? git_layout(path, len, &dir_len) : 0;
     if (!what) return;
+    /* a folder of references is listed, not read (what its files name is read by their opens;
+     * openat2's flags are behind a pointer: its opens are all taken) */
+    uint64_t flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
+    if (what != 'o' && (flags & O_DIRECTORY)) return;
     if (!tgid) tgid = tgid_of(n->pid);
     if (what == 'o') path[dir_len] = 0; /* the store's folder, once per process */
     if (what == 'o' && !dir_len) snprintf(path, sizeof path, ".");
-    if (gitread_once(tgid, fnv(path, strlen(path)) ^ (uint64_t)what)) return;
     char full[8300], base[4096], proc[64];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
     if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
@@ -1072,6 +1092,9 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
         base[b < 0 ? 0 : b] = 0;
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
+    /* once per path as the process names it from its root (".git/HEAD" and its absolute path
+     * are one) */
+    if (gitread_once(tgid, fnv(full, strlen(full)) ^ (uint64_t)what)) return;
     char head[160];
     if (++gitread_rows > GITREAD_ROWS_LIMIT) {
         snprintf(head, sizeof head, "{\"kind\": \"gitread\", \"pid\": %u, \"overflow\": true}\n", tgid);
