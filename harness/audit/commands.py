@@ -38,8 +38,8 @@ labeled corpus), and it is faster (measured on that corpus: 19 µs per command a
   blame|grep|archive|format-patch|worktree add`` naming a revision that is not HEAD-relative
   (a hash, ``rev:path``, ``refs/...``, ``origin/...``, ``x@{n}``; for ``switch``,
   ``cherry-pick``, ``merge`` and ``rebase`` any name) — high. A hash may be cleared later
-  (:mod:`evotree.harness.audit.trajectories`): when the task repository shows it is an ancestor of the
-  base, or when the trajectory first saw it in the output of ordinary HEAD history. Pickaxe
+  (:mod:`evotree.harness.audit.trajectories`): when the task repository shows it is an ancestor of
+  the base, or when the trajectory first saw it in the output of ordinary HEAD history. Pickaxe
   (``-S``, ``-G``, ``--grep``) over HEAD's history alone is a warn: it cannot see the future.
 * ``audit.git_internals_read`` — reading ``.git/objects``, ``refs``, ``packed-refs``, ``logs``,
   ``ORIG_HEAD``, ... with any program, or searching ``.git`` recursively — high.
@@ -102,8 +102,8 @@ __all__ = [
 #: Substrings (of the lower-cased command, quotes and backslashes removed) without which no rule
 #: can fire: program names of the rules, git, test paths, URL schemes, Python's fetchers, and
 #: shell features that can spell a word indirectly (eval, ``${``). A plain ``in`` per keyword is
-#: ~5x faster than one alternation regex. ``_SQL_PREFILTER`` in :mod:`evotree.harness.audit.version_audit`
-#: must stay a superset (tested).
+#: ~5x faster than one alternation regex. ``_SQL_PREFILTER`` in
+#: :mod:`evotree.harness.audit.version_audit` must stay a superset (tested).
 PREFILTER_KEYWORDS = (
     "git",
     "curl",

@@ -716,7 +716,8 @@ class _Scanner(ast.NodeVisitor):
         """git used as a library: lookups by name, listings of references, porcelain, GitPython
         and sh methods (True: the call was one)."""
         env = self.env
-        # a repository object's lookups by name: repo.commit('v1.1.0'), revparse_single, get_object ...
+        # a repository object's lookups by name: repo.commit('v1.1.0'), revparse_single,
+        # get_object ...
         if isinstance(func, ast.Attribute) and fname in _REPO_LOOKUPS and self._is_repo(func.value):
             text = _as_text(first)
             if text:

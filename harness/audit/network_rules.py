@@ -465,7 +465,8 @@ def _net_targets(name: str, argv: Sequence[str]) -> tuple[list[str], bool]:
             k += 2 if opt in with_arg and not eq else 1
             continue
         if word.startswith("-") and len(word) > 1:
-            # a cluster of short flags: the first one that takes a value takes the rest (or the next word)
+            # a cluster of short flags: the first one that takes a value takes the rest (or the
+            # next word)
             for j, letter in enumerate(word[1:], 1):
                 opt = "-" + letter
                 if opt in with_arg or opt in _NET_HOST_OPT:

@@ -62,7 +62,8 @@ def _static_text(text: str, sink: ShellContext) -> str | None:
 
 
 def _substitute(word: str, sink: ShellContext) -> str:
-    """``word`` with each ``$(...)`` / backtick substitution whose output is static replaced by it."""
+    """``word`` with each ``$(...)`` / backtick substitution whose output is static replaced by
+    it."""
     out: list[str] = []
     i = 0
     n = len(word)

@@ -453,7 +453,8 @@ def _interpreter_code(
 
 
 def _xargs(argv: list[str], cmd: SimpleCommand, depth: int, sink: ShellContext) -> None:
-    """``... | xargs CMD``: CMD runs with the listed words as arguments (``-I R``: in place of R)."""
+    """``... | xargs CMD``: CMD runs with the listed words as arguments (``-I R``: in place
+    of R)."""
     with_arg = _WRAPPERS["xargs"][0]
     inner = _after_options(argv, with_arg, 0) or ["echo"]
     repl = None

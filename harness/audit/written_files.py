@@ -49,7 +49,8 @@ def _remember_script(name: str, argv: list[str], cmd: SimpleCommand, sink: Shell
 
 
 _PATCH_HEAD = re.compile(
-    r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$|^\*\*\* Move to: (.+?)\s*$"
+    r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$|"
+    r"^\*\*\* Move to: (.+?)\s*$"
 )
 
 
@@ -76,7 +77,8 @@ def _patch_writes(text: str) -> list[tuple[str, str, bool]]:
 def _write_file(
     path: str, content: str, complete: bool, sink: ShellContext, redirects: tuple = ()
 ) -> None:
-    """An editor tool or patch wrote ``path``: remember its content, and let the write rules see it."""
+    """An editor tool or patch wrote ``path``: remember its content, and let the write rules see
+    it."""
     key = _norm_path(path)
     if complete:
         sink.scripts[key] = content
