@@ -1,0 +1,160 @@
+"""The judgement of git's reads of HEAD files, references and object stores (``gitread`` rows of
+the seccomp tracer) against the task repositories recorded before a phase.
+
+These run the judgement on a real task repository's recorded identities (``git_guard``), with
+rows shaped as the tracer writes them; the traced attacks themselves (the tracer, the sandbox and
+git) are in test_redteam_gym_trace.py.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import commit_file, git, make_repo
+
+from evotree.harness import git_guard
+from evotree.harness.audit.trace import judge_git_reads, read_trace_rows, seal_rows
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> dict[str, Any]:
+    """A task repository recorded as a traced phase's: its identities for the judgement."""
+    work = make_repo(tmp_path / "work")
+    commit_file(work, "a.txt", "base\n", "base")
+    trace = tmp_path / "raw.trace"
+    git_guard.before_phase([work], trace)
+    (repo,) = git_guard.task_repositories(trace)
+    return repo
+
+
+def _ident(path: Path) -> dict[str, Any]:
+    info = os.stat(path)
+    kind = "dir" if path.is_dir() else "file"
+    return {"dev": info.st_dev, "ino": info.st_ino, "type": kind, "resolved": str(path)}
+
+
+def _read(what: str, path: Path, pid: int = 7, **extra: Any) -> dict[str, Any]:
+    return {"kind": "gitread", "pid": pid, "what": what, "path": str(path), **_ident(path), **extra}
+
+
+def _exec(pid: int = 7) -> dict[str, Any]:
+    return {"kind": "exec", "pid": pid, "path": "/usr/bin/git", "argv": ["git", "log", "-p"]}
+
+
+def test_the_task_repository_is_recorded_by_identity(task: dict[str, Any]) -> None:
+    gd = Path(task["path"])
+    objects = os.stat(gd / "objects")
+    assert task["objects"] == [objects.st_dev, objects.st_ino]
+    head = os.stat(gd / "HEAD")
+    assert [head.st_dev, head.st_ino] in task["known"]
+    assert task["head"].startswith("ref: refs/heads/")
+    assert task["head_commit"] == git(gd.parent, "rev-parse", "HEAD")
+
+
+def test_git_over_the_task_repository_is_no_finding(task: dict[str, Any]) -> None:
+    gd = Path(task["path"])
+    ref = gd / task["head"].split(" ", 1)[1]
+    rows = [
+        _exec(),
+        _read("head", gd / "HEAD", content=task["head"]),
+        _read("ref", ref),
+        _read("ref", gd / "refs"),  # a folder: listed, not read
+        {
+            "kind": "gitread",
+            "pid": 7,
+            "what": "ref",
+            "path": str(gd / "packed-refs"),
+            "unresolved": True,
+        },  # named nothing
+        _read("objects", gd / "objects"),
+    ]
+    assert judge_git_reads(rows, [task]) == []
+
+
+def test_a_head_of_its_own_over_the_task_objects_is_a_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    gd = Path(task["path"])
+    own = tmp_path / "f"
+    own.mkdir()
+    (own / "HEAD").write_text("ref: refs/heads/future\n")
+    rows = [
+        _exec(),
+        _read("head", own / "HEAD", content="ref: refs/heads/future\n"),
+        _read("objects", gd / "objects"),
+    ]
+    (finding,) = judge_git_reads(rows, [task])
+    assert finding["kind"] == "git_state" and finding["path"] == str(own / "HEAD")
+    assert "refs/heads/future" in finding["change"] and "git log -p" in finding["change"]
+    # the same reads by a process whose objects are another repository's: nothing to judge
+    other = make_repo(tmp_path / "other", commit=False)
+    rows[-1] = _read("objects", other / ".git" / "objects")
+    assert judge_git_reads(rows, [task]) == []
+
+
+def test_a_reference_of_its_own_over_the_task_objects_is_a_finding(
+    task: dict[str, Any], tmp_path: Path
+) -> None:
+    gd = Path(task["path"])
+    own = tmp_path / "c" / "refs" / "heads"
+    own.mkdir(parents=True)
+    (own / "main").write_text("0" * 39 + "1\n")
+    rows = [_exec(), _read("head", gd / "HEAD"), _read("ref", own / "main")]
+    rows.append(_read("objects", gd / "objects"))
+    (finding,) = judge_git_reads(rows, [task])
+    assert "a reference that is not the task repository's" in finding["change"]
+
+
+def test_a_worktree_head_is_judged_by_what_it_names(task: dict[str, Any]) -> None:
+    gd = Path(task["path"])
+    wt = gd / "worktrees" / "w"
+    wt.mkdir(parents=True)
+    head = wt / "HEAD"
+
+    def judged(content: str) -> list[dict[str, Any]]:
+        head.write_text(content)
+        rows = [_exec(), _read("head", head, content=content), _read("objects", gd / "objects")]
+        return judge_git_reads(rows, [task])
+
+    assert judged(task["head_commit"] + "\n") == []  # detached at the task's HEAD
+    assert judged(task["head"] + "\n") == []
+    assert judged("0" * 40 + "\n") == []  # git's placeholder while it makes the worktree
+    assert len(judged("ref: refs/heads/future\n")) == 1
+    assert len(judged("1" * 40 + "\n")) == 1
+
+
+def test_reads_are_judged_per_program(task: dict[str, Any], tmp_path: Path) -> None:
+    """Each exec starts a new program: a HEAD of the phase's own read by one git process and the
+    task's objects by the next one under the same pid are two innocent processes; reads of a pid
+    with no exec row (a fork) are judged together."""
+    gd = Path(task["path"])
+    own = tmp_path / "f"
+    own.mkdir()
+    (own / "HEAD").write_text("x")
+    head, objects = _read("head", own / "HEAD"), _read("objects", gd / "objects")
+    assert judge_git_reads([_exec(), head, _exec(), objects], [task]) == []
+    forked = [dict(head, pid=9), dict(objects, pid=9)]
+    assert len(judge_git_reads([_exec(), *forked], [task])) == 1
+
+
+def test_more_git_reads_than_recorded_fail_closed(task: dict[str, Any]) -> None:
+    rows = [_exec(), {"kind": "gitread", "pid": 7, "overflow": True}]
+    (finding,) = judge_git_reads(rows, [task])
+    assert "not judged" in finding["change"]
+
+
+def test_a_finding_is_read_back_as_an_open_row(task: dict[str, Any], tmp_path: Path) -> None:
+    """Sealed after the tracer's rows, a finding reaches the audit as an open row (a finding of
+    git internals read), and the gitread rows are kept in the sealed trace."""
+    gd = Path(task["path"])
+    own = tmp_path / "f"
+    own.mkdir()
+    (own / "HEAD").write_text("x")
+    rows = [_exec(), _read("head", own / "HEAD"), _read("objects", gd / "objects")]
+    rows += judge_git_reads(rows, [task])
+    back = read_trace_rows(seal_rows(rows, problem=None, tracer="seccomp"))
+    assert [r["kind"] for r in back] == ["exec", "gitread", "gitread", "open"]
+    assert back[-1]["git_state"].startswith("git (git log -p) read the task repository's objects")
