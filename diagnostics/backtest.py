@@ -502,40 +502,8 @@ def backtest(
     eps = float(make_thresholds(DeadGroups, overrides.get(DeadGroups.name)).std_epsilon)
     label = harness_version or ("builtin+overrides" if overrides else "builtin")
 
-    before_con = connect(runs_dir)
-    try:
-        known = {
-            r
-            for (r,) in before_con.execute(
-                "SELECT DISTINCT run_id FROM _rollouts UNION SELECT run_id FROM runs "
-                "UNION SELECT DISTINCT run_id FROM _signals"
-            ).fetchall()
-        }
-        missing = [r for r in ids if r not in known]
-        if missing:
-            raise BacktestError(
-                f"backtest: no run {', '.join(map(repr, missing))} under {runs_dir}",
-                fix="pass ids of runs recorded under the runs directory",
-                missing=missing,
-            )
-        before = run_analyzers(
-            before_con, run_ids=ids, version=None, layers=layer_list, thresholds=overrides
-        )
-        dead_before = {r: _dead_stats(before_con, r, eps) for r in ids}
-    finally:
-        before_con.close()
-
-    after_con = connect(runs_dir)
-    try:
-        apply_transform(after_con, chosen)
-        after = run_analyzers(
-            after_con, run_ids=ids, version=None, layers=layer_list, thresholds=overrides
-        )
-        dead_after = {r: _dead_stats(after_con, r, eps) for r in ids}
-        flips = {r: _flips(after_con, r, eps) for r in ids}
-    finally:
-        after_con.close()
-
+    before, dead_before = _as_recorded(runs_dir, ids, layer_list, overrides, eps)
+    after, dead_after, flips = _transformed(runs_dir, ids, chosen, layer_list, overrides, eps)
     runs = []
     for r in ids:
         fb = [f for f in before if f.run_id == r]
@@ -562,3 +530,54 @@ def backtest(
         std_epsilon=eps,
         runs=runs,
     )
+
+
+def _as_recorded(
+    runs_dir: Any,
+    ids: list[str],
+    layers: tuple[str, ...] | None,
+    overrides: dict[str, Any],
+    eps: float,
+) -> tuple[list[Finding], dict[str, DeadGroupStats]]:
+    """(findings, dead-group stats per run) of the runs as they were recorded; refused when a
+    run has no evidence under ``runs_dir``."""
+    con = connect(runs_dir)
+    try:
+        known = {
+            r
+            for (r,) in con.execute(
+                "SELECT DISTINCT run_id FROM _rollouts UNION SELECT run_id FROM runs "
+                "UNION SELECT DISTINCT run_id FROM _signals"
+            ).fetchall()
+        }
+        missing = [r for r in ids if r not in known]
+        if missing:
+            raise BacktestError(
+                f"backtest: no run {', '.join(map(repr, missing))} under {runs_dir}",
+                fix="pass ids of runs recorded under the runs directory",
+                missing=missing,
+            )
+        found = run_analyzers(con, run_ids=ids, version=None, layers=layers, thresholds=overrides)
+        return found, {r: _dead_stats(con, r, eps) for r in ids}
+    finally:
+        con.close()
+
+
+def _transformed(
+    runs_dir: Any,
+    ids: list[str],
+    transform: RewardTransform,
+    layers: tuple[str, ...] | None,
+    overrides: dict[str, Any],
+    eps: float,
+) -> tuple[list[Finding], dict[str, DeadGroupStats], dict[str, tuple[int, int]]]:
+    """(findings, dead-group stats per run, groups (revived, killed) per run) of the runs with
+    ``transform`` applied to their rewards."""
+    con = connect(runs_dir)
+    try:
+        apply_transform(con, transform)
+        found = run_analyzers(con, run_ids=ids, version=None, layers=layers, thresholds=overrides)
+        dead = {r: _dead_stats(con, r, eps) for r in ids}
+        return found, dead, {r: _flips(con, r, eps) for r in ids}
+    finally:
+        con.close()

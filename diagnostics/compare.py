@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from evotree.diagnostics.run_scores import by_seed, eval_rows, tree_spread
 from evotree.diagnostics.seed_stats import iqm, probability_of_improvement, stratified_bootstrap_ci
 from evotree.diagnostics.stats import (
     Difference,
@@ -33,10 +34,8 @@ from evotree.diagnostics.stats import (
     alpha_spending,
     benjamini_hochberg,
     difference,
-    pooled_spread,
     require_same_pool,
     runs_identical,
-    spread_term,
     wilcoxon_signed_rank,
 )
 from evotree.core.errors import EvotreeError
@@ -45,15 +44,6 @@ from evotree.harness.integrity import verify_run_evidence
 from evotree.harness.records import runs_dir
 from evotree.core.refs import CHAMPION_REF
 from evotree.core.refs import branch_ref
-from evotree.harness.integrity import RunEvidence
-from evotree.harness.provenance import check_run
-from evotree.harness.provenance import runner_keys_text
-from evotree.harness.compaction import all_null_sql
-from evotree.harness.compaction import hidden_forged_sql
-from evotree.harness.compaction import jsonl_select
-from evotree.harness.compaction import select_list_sql
-from evotree.harness.compaction import sql_string
-from evotree.harness.layout import RunPaths
 from evotree.core.normalize import FAILED_STATUSES
 from evotree.core.normalize import normalize_score
 from evotree.core.normalize import normalized_mean
@@ -69,7 +59,6 @@ __all__ = [
     "compare",
     "identical_runs_note",
     "side_scores",
-    "tree_spread",
     "version_scores",
 ]
 
@@ -179,64 +168,83 @@ def version_scores(
         if r.usable and r.status == "succeeded" and (since is None or (r.started_at or "") > since)
     ]
     chosen = [r for r in usable if commit is None or r.commit == commit]
-    rows = _eval_rows(runs_dir(ws), chosen, split)
+    rows = eval_rows(runs_dir(ws), chosen, split)
     if not rows:
-        excluded = [r for r in check.problems if since is None or (r.started_at or "") > since]
-        why = (
-            f"; {len(excluded)} run(s) the ledger records cannot be used ({_problem_text(excluded)})"
-            if excluded
-            else ""
+        _raise_no_scores(ws, record, check, usable, since, split, commit)
+    return _score_matrix(record.id, rows)
+
+
+def _raise_no_scores(
+    ws: Workspace,
+    record: Any,
+    check: EvidenceCheck,
+    usable: list[Any],
+    since: str | None,
+    split: str,
+    commit: str | None,
+) -> NoReturn:
+    """Raise :class:`NoScores` saying why a version has nothing to compare: runs the ledger
+    records that cannot be used, foreign runs, runs of another commit only, or a champion
+    without a run since its promotion."""
+    excluded = [r for r in check.problems if since is None or (r.started_at or "") > since]
+    why = (
+        f"; {len(excluded)} run(s) the ledger records cannot be used ({_problem_text(excluded)})"
+        if excluded
+        else ""
+    )
+    foreign = [r.run_id for r in check.by_state("foreign")]
+    if foreign:  # pulled from someone else (or forged): listed, never counted (harness.provenance)
+        why += (
+            f"; {len(foreign)} run(s) are foreign here ({', '.join(foreign[:3])}"
+            f"{' …' if len(foreign) > 3 else ''}): recorded by another workspace and not signed by a "
+            "runner key the champion lists, so not counted (docs/cluster.md: runner keys)"
         )
-        foreign = [r.run_id for r in check.by_state("foreign")]
-        if (
-            foreign
-        ):  # pulled from someone else (or forged): listed, never counted (harness.provenance)
-            why += (
-                f"; {len(foreign)} run(s) are foreign here ({', '.join(foreign[:3])}"
-                f"{' …' if len(foreign) > 3 else ''}): recorded by another workspace and not signed by a "
-                "runner key the champion lists, so not counted (docs/cluster.md: runner keys)"
-            )
-        if commit is not None and usable and _eval_rows(runs_dir(ws), usable, split):
-            raise NoScores(
-                f"none of the {len(usable)} scored run(s) of {record.id} is of the commit compared "
-                f"({commit[:10]}): runs of another commit are not evidence for this one" + why,
-                fix=f"evotree run {record.id} --seeds 1 (runs the branch tip; {record.id} must be at {commit[:10]})",
-                version=record.id,
-                split=split,
-                commit=commit,
-            )
-        earlier = [
-            r for r in check.runs if r.usable and r.status == "succeeded" and r not in usable
-        ]
-        if since is not None and earlier and _eval_rows(runs_dir(ws), earlier, split):
-            promoted = _promotion_comparison(ws, record.id)
-            said = (
-                (
-                    f"; it was promoted on Δ {promoted['delta']:+.4g} (CI {promoted['ci'][0]:+.4g} to "
-                    f"{promoted['ci'][1]:+.4g}, p {promoted['p_value']:.3g}) against {promoted['against']}, "
-                    "the signed dossier's comparison (`evotree log --version "
-                    f"{record.id}` shows it)"
-                )
-                if promoted
-                else ""
-            )
-            raise NoScores(
-                f"{record.id} is the champion and has no run since it became champion: the runs that "
-                "got it promoted are biased upward (the winner's curse), so they are not reused"
-                + said
-                + why,
-                fix=f"re-evaluate it on the same pool with new seeds: evotree run {record.id} --seeds 4 "
-                f"--seed-start {_next_seed(check)}",
-                version=record.id,
-                split=split,
-                promotion_comparison=promoted,
-            )
+    if commit is not None and usable and eval_rows(runs_dir(ws), usable, split):
         raise NoScores(
-            f"{record.id} has no scored run on split {split!r} on this machine" + why,
-            fix=f"run it first: evotree run {record.id} --seeds 1",
+            f"none of the {len(usable)} scored run(s) of {record.id} is of the commit compared "
+            f"({commit[:10]}): runs of another commit are not evidence for this one" + why,
+            fix=f"evotree run {record.id} --seeds 1 (runs the branch tip; {record.id} must be at {commit[:10]})",
             version=record.id,
             split=split,
+            commit=commit,
         )
+    earlier = [r for r in check.runs if r.usable and r.status == "succeeded" and r not in usable]
+    if since is not None and earlier and eval_rows(runs_dir(ws), earlier, split):
+        promoted = _promotion_comparison(ws, record.id)
+        said = (
+            (
+                f"; it was promoted on Δ {promoted['delta']:+.4g} (CI {promoted['ci'][0]:+.4g} to "
+                f"{promoted['ci'][1]:+.4g}, p {promoted['p_value']:.3g}) against {promoted['against']}, "
+                "the signed dossier's comparison (`evotree log --version "
+                f"{record.id}` shows it)"
+            )
+            if promoted
+            else ""
+        )
+        raise NoScores(
+            f"{record.id} is the champion and has no run since it became champion: the runs that "
+            "got it promoted are biased upward (the winner's curse), so they are not reused"
+            + said
+            + why,
+            fix=f"re-evaluate it on the same pool with new seeds: evotree run {record.id} --seeds 4 "
+            f"--seed-start {_next_seed(check)}",
+            version=record.id,
+            split=split,
+            promotion_comparison=promoted,
+        )
+    raise NoScores(
+        f"{record.id} has no scored run on split {split!r} on this machine" + why,
+        fix=f"run it first: evotree run {record.id} --seeds 1",
+        version=record.id,
+        split=split,
+    )
+
+
+def _score_matrix(
+    version: str, rows: list[tuple[str, str, float]]
+) -> tuple[list[str], np.ndarray, list[str]]:
+    """(task ids, (n_runs, n_tasks) scores, run ids) from (run, task, score) rows; refused when
+    the runs were scored on different tasks."""
     by_run: dict[str, dict[str, float]] = {}
     for run_id, task_id, score in rows:
         by_run.setdefault(run_id, {})[task_id] = float(score)
@@ -245,7 +253,7 @@ def version_scores(
     for run_id in run_ids[1:]:
         if sorted(by_run[run_id]) != tasks:
             raise NoScores(
-                f"the runs of {record.id} were scored on different tasks ({run_ids[0]}: {len(tasks)}, "
+                f"the runs of {version} were scored on different tasks ({run_ids[0]}: {len(tasks)}, "
                 f"{run_id}: {len(by_run[run_id])})",
                 fix="re-run the version so all runs use one pool",
             )
@@ -279,19 +287,6 @@ def _next_seed(check: EvidenceCheck) -> int:
     """A seed no run of the version has used yet (new seeds: a repeated seed repeats its luck)."""
     seeds = [r.seed for r in check.runs if r.seed is not None]
     return max(seeds) + 1 if seeds else 0
-
-
-def by_seed(
-    matrix: np.ndarray, run_ids: list[str], seeds: dict[str, int | None]
-) -> tuple[np.ndarray, list[int]]:
-    """One row per distinct seed (repeated runs of a seed averaged): seeds, not runs, are the
-    units, so re-running a lucky seed cannot shrink the spread a comparison sees."""
-    groups: dict[int, list[int]] = {}
-    for row, rid in enumerate(run_ids):
-        known = seeds.get(rid)
-        groups.setdefault(int(known) if known is not None else -1 - row, []).append(row)
-    order = sorted(groups)
-    return np.array([matrix[groups[s]].mean(axis=0) for s in order]), order
 
 
 @dataclass
@@ -365,123 +360,6 @@ def side_scores(
     )
 
 
-# ----------------------------------------------------------------------------- the tree's spread
-_TREE_CACHE: dict[
-    tuple[str, str, str], list[tuple[str, str | None, str | None, list[str], np.ndarray]]
-] = {}
-
-
-def _tree_groups(
-    ws: Workspace, split: str
-) -> list[tuple[str, str | None, str | None, list[str], np.ndarray]]:
-    """(version, commit, judge commit, task ids, (n_seeds, n_tasks) scores) of every group of
-    succeeded runs the ledger records (one ledger walk; each evals file checked against its
-    run's manifest as it is read; a run that cannot be read, or that is foreign —
-    :func:`evotree.harness.provenance.check_run` — is left out). Cached per ledger head."""
-
-    head = ws.ledger.head()
-    key = (str(ws.root), str(head.id) if head is not None else "", split)
-    if key in _TREE_CACHE:
-        return _TREE_CACHE[key]
-    started: dict[str, Any] = {}
-    finished: dict[str, Any] = {}
-    for entry in ws.ledger.entries():  # newest first
-        event = entry.event
-        rid = event.data.get("run_id") if isinstance(event.data, dict) else None
-        if not isinstance(rid, str) or not rid:
-            continue
-        if event.kind == "run.started":
-            started.setdefault(rid, event)
-        elif event.kind == "run.finished":
-            finished.setdefault(rid, event)
-
-    runner_keys = runner_keys_text(ws)
-    groups: dict[tuple[str, str | None, str | None], list[RunEvidence]] = {}
-    for rid, fin in finished.items():
-        manifest = fin.data.get("evidence")
-        if (
-            fin.data.get("status") != "succeeded"
-            or not isinstance(manifest, dict)
-            or not isinstance(manifest.get("files"), dict)
-            or rid not in started
-        ):
-            continue
-        sdata = started[rid].data
-        if not check_run(
-            ws, rid, str(fin.version), sdata, fin.data, runner_keys=runner_keys
-        ).trusted:
-            continue  # foreign evidence (harness.provenance): in no spread, like in no comparison
-        seed = fin.data.get("seed", sdata.get("seed"))
-        run = RunEvidence(
-            run_id=rid,
-            version=str(fin.version),
-            state="ok",
-            seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-            commit=sdata.get("commit"),
-            judge_commit=sdata.get("judge_commit"),
-            started_at=started[rid].at,
-            status="succeeded",
-            expected=dict(manifest["files"]),
-        )
-        groups.setdefault((run.version, run.commit, run.judge_commit), []).append(run)
-    out = []
-    base = runs_dir(ws)
-    for (version, commit, judge), runs in sorted(
-        groups.items(), key=lambda kv: tuple(map(str, kv[0]))
-    ):
-        if len({r.seed for r in runs}) < 2:
-            continue
-        try:
-            rows = _eval_rows(base, runs, split)
-        except (OSError, EvotreeError):
-            continue
-        by_run: dict[str, dict[str, float]] = {}
-        for rid, task, score in rows:
-            by_run.setdefault(rid, {})[task] = float(score)
-        if len(by_run) < 2:
-            continue
-        tasks = sorted(set.intersection(*(set(v) for v in by_run.values())))
-        if not tasks:
-            continue
-        ids = sorted(by_run)
-        matrix = np.array([[by_run[r][t] for t in tasks] for r in ids])
-        seeded, _ = by_seed(matrix, ids, {r.run_id: r.seed for r in runs})
-        if seeded.shape[0] >= 2:
-            out.append((version, commit, judge, tasks, seeded))
-    if len(_TREE_CACHE) > 32:
-        _TREE_CACHE.clear()
-    _TREE_CACHE[key] = out
-    return out
-
-
-def tree_spread(
-    ws: Workspace,
-    *,
-    split: str,
-    tasks: list[str],
-    judges: list[str] | None,
-    sides: list[np.ndarray],
-    exclude: tuple[str, ...] = (),
-) -> RunSpread:
-    """The run-to-run spread of a run's mean score, pooled over the comparable versions of the tree.
-
-    Comparable: runs of one version and commit, scored on ``split`` over (at least) ``tasks`` by
-    one of ``judges`` (None: any), two or more seeds. ``sides``: the compared sides' own
-    matrices (always in); ``exclude``: their versions (not counted twice). Versions whose runs are
-    identical copies are counted apart (:func:`evotree.diagnostics.stats.pooled_spread`).
-    """
-    terms = [spread_term(m) for m in sides]
-    wanted = set(tasks)
-    for version, _commit, judge, group_tasks, matrix in _tree_groups(ws, split):
-        if version in exclude or (judges is not None and judge not in judges):
-            continue
-        if not wanted <= set(group_tasks):
-            continue
-        cols = [group_tasks.index(t) for t in tasks]
-        terms.append(spread_term(matrix[:, cols]))
-    return pooled_spread(terms)
-
-
 def identical_runs_note(ws: Workspace, version: str, *, split: str = "validation") -> str | None:
     """A warning when the version's runs of its current commit (two or more seeds) gave
     identical per-task scores: a deterministic policy, or a domain that ignores the seed."""
@@ -506,58 +384,6 @@ def _problem_text(runs: list[Any]) -> str:
         if ids:
             parts.append(f"{state}: {', '.join(ids[:3])}" + (" …" if len(ids) > 3 else ""))
     return "; ".join(parts)
-
-
-def _eval_rows(base: Any, runs: list[Any], split: str) -> list[tuple[str, str, float]]:
-    """(run id, task id, mean score) of the judge's scores on ``split``, read from each run's own
-    directory (its ``evals.parquet``, else its eval JSONL with compaction's rules), and only rows
-    carrying that run's id. Each file is read once into a private copy, checked against the run's
-    manifest as it is read (:meth:`evotree.harness.integrity.RunEvidence.read_verified`), and the
-    copy is queried: a file swapped after the check is never read."""
-    import tempfile
-    from pathlib import Path
-
-    import duckdb
-
-    with tempfile.TemporaryDirectory(prefix="evotree-evals-") as tmp:
-        parts = []
-        for index, run in enumerate(runs):
-            paths = RunPaths(Path(base) / run.run_id)
-            rid = sql_string(run.run_id)
-            if paths.parquet("evals").is_file():
-                copy = Path(tmp) / f"{index}.parquet"
-                copy.write_bytes(run.read_verified(paths.root, "evals.parquet"))
-                parts.append(
-                    f"SELECT run_id, phase, split, task_id, score FROM read_parquet({sql_string(str(copy))}, "
-                    f"can_have_nan=true) WHERE run_id = {rid}"
-                )
-                continue
-            evidence = paths.root / "evidence"
-            for phase_dir in (
-                sorted(p for p in evidence.iterdir() if p.is_dir()) if evidence.is_dir() else []
-            ):
-                if not (phase_dir / "evals.jsonl").is_file():
-                    continue
-                copy = Path(tmp) / f"{index}-{len(parts)}.jsonl"
-                copy.write_bytes(
-                    run.read_verified(paths.root, f"evidence/{phase_dir.name}/evals.jsonl")
-                )
-                parts.append(
-                    f"SELECT run_id, phase, split, task_id, score FROM (SELECT {select_list_sql('evals')} FROM "
-                    f"{jsonl_select('evals', [copy])} WHERE NOT {all_null_sql('evals')} AND NOT "
-                    f"coalesce({hidden_forged_sql(phase_dir.name)}, false)) WHERE run_id = {rid}"
-                )
-        if not parts:
-            return []
-        con = duckdb.connect()
-        try:
-            return con.execute(
-                "SELECT run_id, task_id, avg(score) FROM (" + " UNION ALL ".join(parts) + ") "
-                "WHERE split = ? AND phase = 'eval' AND score IS NOT NULL GROUP BY ALL ORDER BY 1, 2",
-                [split],
-            ).fetchall()
-        finally:
-            con.close()
 
 
 def champion_since(ws: Workspace, version: str) -> str | None:
@@ -650,6 +476,40 @@ def compare(
     gates = ws.config.gates
     alpha = alpha if alpha is not None else gates.alpha
     threshold = gates.min_delta if threshold is None else threshold
+    p_threshold = _p_threshold(alpha, look, max_looks)
+    sides = _read_sides(
+        ws, a, b, split=split, intersect=intersect, evidence_checks=evidence_checks, commits=commits
+    )
+    diff = difference(
+        sides.scores_a,
+        sides.scores_b,
+        spread=sides.spread,
+        confidence=1 - 2 * alpha,
+        threshold=threshold,
+    )
+    decision, next_step = _decide(diff, sides, p_threshold, threshold, look, max_looks)
+    extra_b = min(B or gates.bootstrap_samples, 2000)  # the across-seed summaries are secondary
+    iqm_summary, poi = _seed_summaries(sides.scores_a, sides.scores_b, extra_b, seed)
+    return _comparison(
+        ws,
+        sides,
+        diff,
+        split=split,
+        alpha=alpha,
+        threshold=threshold,
+        p_threshold=p_threshold,
+        decision=decision,
+        next_step=next_step,
+        look=look,
+        max_looks=max_looks,
+        B=extra_b,
+        iqm_summary=iqm_summary,
+        poi=poi,
+    )
+
+
+def _p_threshold(alpha: float, look: int | None, max_looks: int | None) -> float:
+    """The p a ``better`` decision needs: ``alpha``, or this look's Pocock-type share of it."""
     if (look is None) != (max_looks is None):
         raise EvotreeError(
             "--look and --max-looks go together", fix="pass both, e.g. --look 1 --max-looks 3"
@@ -659,7 +519,39 @@ def compare(
     p_threshold = alpha
     if look is not None:
         p_threshold = alpha_spending(alpha, look, max_looks, kind="pocock").nominal  # type: ignore[arg-type]
+    return p_threshold
 
+
+@dataclass
+class _Sides:
+    """The two sides of a comparison, read from their evidence and aligned on one task pool."""
+
+    name_a: str
+    name_b: str
+    check_a: EvidenceCheck
+    check_b: EvidenceCheck
+    side_a: SideScores
+    side_b: SideScores
+    evidence: dict[str, Any]
+    warning: str | None
+    common: list[str]
+    scores_a: np.ndarray  #: (n_seeds, n_common_tasks)
+    scores_b: np.ndarray
+    spread: RunSpread
+
+
+def _read_sides(
+    ws: Workspace,
+    a: str,
+    b: str,
+    *,
+    split: str,
+    intersect: bool,
+    evidence_checks: tuple[EvidenceCheck, EvidenceCheck] | None,
+    commits: tuple[str | None, str | None] | None,
+) -> _Sides:
+    """Both sides' scores on their common task pool, their evidence report and the tree's
+    run-to-run spread of comparable versions (:func:`tree_spread`)."""
     name_a, name_b = ws.resolve(a).id, ws.resolve(b).id
     check_a, check_b = evidence_checks or (
         verify_run_evidence(ws, name_a),
@@ -685,42 +577,71 @@ def compare(
         sides=[scores_a, scores_b],
         exclude=(name_a, name_b),
     )
-    diff = difference(
-        scores_a, scores_b, spread=spread, confidence=1 - 2 * alpha, threshold=threshold
+    return _Sides(
+        name_a,
+        name_b,
+        check_a,
+        check_b,
+        side_a,
+        side_b,
+        evidence,
+        warning,
+        common,
+        scores_a,
+        scores_b,
+        spread,
     )
-    lo, hi = diff.ci
+
+
+def _decide(
+    diff: Difference,
+    sides: _Sides,
+    p_threshold: float,
+    threshold: float,
+    look: int | None,
+    max_looks: int | None,
+) -> tuple[str, str | None]:
+    """(decision, the commands of the next look when it is ``need_more_seeds``)."""
     if diff.p_value < p_threshold:
-        decision, next_step = "better", None
-    elif hi < threshold:
-        decision, next_step = "worse", None
-    elif look is not None and look < (max_looks or 0) and not all(diff.identical):
-        decision = "need_more_seeds"
+        return "better", None
+    if diff.ci[1] < threshold:
+        return "worse", None
+    if look is not None and look < (max_looks or 0) and not all(diff.identical):
         n_a, n_b = diff.n_runs
-        next_step = (
-            f"evotree run {name_a} --seeds {max(1, n_a)} --seed-start {side_a.next_seed}; evotree run "
-            f"{name_b} --seeds {max(1, n_b)} --seed-start {side_b.next_seed}; then evotree compare "
+        name_a, name_b = sides.name_a, sides.name_b
+        return "need_more_seeds", (
+            f"evotree run {name_a} --seeds {max(1, n_a)} --seed-start {sides.side_a.next_seed}; evotree run "
+            f"{name_b} --seeds {max(1, n_b)} --seed-start {sides.side_b.next_seed}; then evotree compare "
             f"{name_a} {name_b} --look {look + 1} --max-looks {max_looks}"
         )
-    else:
-        decision, next_step = "inconclusive", None
+    return "inconclusive", None
+
+
+def _seed_summaries(
+    scores_a: np.ndarray, scores_b: np.ndarray, B: int, seed: int
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(each side's IQM with its stratified-bootstrap CI, P(b > a) with its CI): the secondary
+    across-seed summaries, None unless both sides have two seeds."""
     rng = np.random.default_rng(seed + 1)
-    extra_b = min(B or gates.bootstrap_samples, 2000)  # the across-seed summaries are secondary
-    iqm_summary = None
-    poi = None
-    if scores_a.shape[0] >= 2 and scores_b.shape[0] >= 2:
-        ci_a = stratified_bootstrap_ci(scores_a, iqm, B=extra_b, rng=rng)
-        ci_b = stratified_bootstrap_ci(scores_b, iqm, B=extra_b, rng=rng)
-        iqm_summary = {
-            "a": float(iqm(scores_a)),
-            "a_ci": [float(x) for x in ci_a.ci],
-            "b": float(iqm(scores_b)),
-            "b_ci": [float(x) for x in ci_b.ci],
-        }
-        improvement = probability_of_improvement(scores_b, scores_a, B=extra_b, rng=rng)
-        poi = {"b_over_a": float(improvement.probability), "ci": [float(x) for x in improvement.ci]}
-    notes = [warning, side_a.note, side_b.note]
-    if diff.caveat:
-        notes.append(diff.caveat)
+    if not (scores_a.shape[0] >= 2 and scores_b.shape[0] >= 2):
+        return None, None
+    ci_a = stratified_bootstrap_ci(scores_a, iqm, B=B, rng=rng)
+    ci_b = stratified_bootstrap_ci(scores_b, iqm, B=B, rng=rng)
+    iqm_summary = {
+        "a": float(iqm(scores_a)),
+        "a_ci": [float(x) for x in ci_a.ci],
+        "b": float(iqm(scores_b)),
+        "b_ci": [float(x) for x in ci_b.ci],
+    }
+    improvement = probability_of_improvement(scores_b, scores_a, B=B, rng=rng)
+    return iqm_summary, {
+        "b_over_a": float(improvement.probability),
+        "ci": [float(x) for x in improvement.ci],
+    }
+
+
+def _identical_notes(diff: Difference, name_a: str, name_b: str) -> list[str]:
+    """The notes on sides whose runs are identical copies (and on the unit, when both are)."""
     said = [
         f"{name}'s runs are identical copies (a deterministic policy, or a domain that ignores the seed): they "
         "count as one run, and more seeds add nothing"
@@ -729,15 +650,38 @@ def compare(
     ]
     if all(diff.identical):
         said.append("the tasks are the unit of this comparison")
+    return said
+
+
+def _comparison(
+    ws: Workspace,
+    sides: _Sides,
+    diff: Difference,
+    *,
+    split: str,
+    alpha: float,
+    threshold: float,
+    p_threshold: float,
+    decision: str,
+    next_step: str | None,
+    look: int | None,
+    max_looks: int | None,
+    B: int,
+    iqm_summary: dict[str, Any] | None,
+    poi: dict[str, Any] | None,
+) -> VersionComparison:
+    """The :class:`VersionComparison` of the two sides, from their one :class:`Difference`."""
+    s, spread = sides, sides.spread
     unit_text = "runs as units" if diff.unit == "runs" else "tasks as units"
     tree_text = (
         f"spread pooled over {spread.versions} version(s) of the tree, df {spread.df}"
         if spread.sd is not None
         else "no pooled spread"
     )
+    lo, hi = diff.ci
     return VersionComparison(
-        a=name_a,
-        b=name_b,
+        a=s.name_a,
+        b=s.name_b,
         split=split,
         delta=float(diff.delta),
         ci=[float(lo), float(hi)],
@@ -746,14 +690,14 @@ def compare(
         n_tasks=int(diff.n_tasks),
         n_seeds=[int(n) for n in diff.n_runs],
         seed_aware=diff.se_runs is not None,
-        caveat=" ".join(n for n in notes if n) or None,
+        caveat=_caveat(s, diff),
         alpha=float(alpha),
         ci_method=f"t ({unit_text}; {tree_text})",
-        B=int(extra_b),
-        runs={"a": side_a.run_ids, "b": side_b.run_ids},
-        mean_a=float(scores_a.mean()),
-        mean_b=float(scores_b.mean()),
-        intersected=len(common) != len(side_a.tasks) or len(common) != len(side_b.tasks),
+        B=int(B),
+        runs={"a": s.side_a.run_ids, "b": s.side_b.run_ids},
+        mean_a=float(s.scores_a.mean()),
+        mean_b=float(s.scores_b.mean()),
+        intersected=len(s.common) != len(s.side_a.tasks) or len(s.common) != len(s.side_b.tasks),
         threshold=float(threshold),
         decision=decision,
         look=look,
@@ -761,8 +705,8 @@ def compare(
         next_step=next_step,
         iqm=iqm_summary,
         probability_of_improvement=poi,
-        per_group=_per_group(common, scores_a, scores_b, alpha),
-        evidence=evidence,
+        per_group=_per_group(s.common, s.scores_a, s.scores_b, alpha),
+        evidence=s.evidence,
         confidence=float(diff.confidence),
         p_threshold=float(p_threshold),
         se=float(diff.se),
@@ -776,20 +720,35 @@ def compare(
             "se_runs": diff.se_runs,
             "se_tasks": diff.se_tasks,
         },
-        commits={"a": side_a.commit, "b": side_b.commit},
-        seeds={"a": side_a.seeds, "b": side_b.seeds},
-        statement=statement(name_a, name_b, diff, decision, p_threshold, threshold),
-        notes=said,
-        normalized=_normalized_means(
-            ws,
-            float(scores_a.mean()),
-            float(scores_b.mean()),
-            sides=(
-                (scores_a, _failed_formal(check_a, side_a.commit, champion_since(ws, name_a))),
-                (scores_b, _failed_formal(check_b, side_b.commit, champion_since(ws, name_b))),
-            ),
-        ),
+        commits={"a": s.side_a.commit, "b": s.side_b.commit},
+        seeds={"a": s.side_a.seeds, "b": s.side_b.seeds},
+        statement=statement(s.name_a, s.name_b, diff, decision, p_threshold, threshold),
+        notes=_identical_notes(diff, s.name_a, s.name_b),
+        normalized=_normalized_sides(ws, s),
         difference=diff,
+    )
+
+
+def _caveat(sides: _Sides, diff: Difference) -> str | None:
+    """The comparison's caveat: the evidence warning, each side's note and the difference's."""
+    notes = [sides.warning, sides.side_a.note, sides.side_b.note]
+    if diff.caveat:
+        notes.append(diff.caveat)
+    return " ".join(n for n in notes if n) or None
+
+
+def _normalized_sides(ws: Workspace, sides: _Sides) -> dict[str, float | None] | None:
+    """Each side's mean normalized by ``[eval.normalize]`` (:func:`_normalized_means`), with the
+    side's failed formal runs since it became champion."""
+    s = sides
+    return _normalized_means(
+        ws,
+        float(s.scores_a.mean()),
+        float(s.scores_b.mean()),
+        sides=(
+            (s.scores_a, _failed_formal(s.check_a, s.side_a.commit, champion_since(ws, s.name_a))),
+            (s.scores_b, _failed_formal(s.check_b, s.side_b.commit, champion_since(ws, s.name_b))),
+        ),
     )
 
 

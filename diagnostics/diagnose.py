@@ -199,49 +199,14 @@ def diagnose(
 
     started = time.monotonic()
     record_v = ws.resolve(version)
-    chosen = list(layers or LAYERS)
-    for layer in chosen:
-        if layer not in LAYERS:
-            raise EvotreeError(
-                f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}",
-                fix="pass --layer score, signal, behavior or version",
-            )
-    runs = [r for r in list_runs(ws, version=record_v.id) if r.status not in ("invalid", "running")]
-    if not runs:
-        raise EvotreeError(
-            f"{record_v.id} has no finished run to diagnose on this machine",
-            fix=f"run it first: evotree run {record_v.id}",
-        )
-    run_ids = [r.run_id for r in runs]
-    parent_runs = []
-    if record_v.parent:
-        parent_runs = [
-            r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"
-        ]
-    findings_dir = ws.state_dir / "findings"
-
+    chosen = _checked_layers(layers)
+    run_ids, parent_runs = _runs_to_diagnose(ws, record_v)
     hide = hidden(ws)
     if (
         hide
     ):  # EvoPolicyGym's boundary: the score and version layers only report the judge's figures
         chosen = [layer for layer in chosen if layer not in ("score", "version")]
-    con = connect(runs_dir(ws), findings_dir=findings_dir, hide_judge=hide)
-    try:
-        found: list[Finding] = []
-        if "score" in chosen:
-            found += _score_layer(con, run_ids, record_v.id)
-        other = [layer for layer in chosen if layer in ("signal", "behavior")]
-        if other:
-            found += run_analyzers(
-                con,
-                run_ids=run_ids,
-                version=record_v.id,
-                layers=other,
-                parent_run_ids=parent_runs,
-                thresholds=harness.thresholds or None,
-            )
-    finally:
-        con.close()
+    found = _run_layers(ws, record_v.id, run_ids, parent_runs, chosen, harness, hide)
     interventions = None
     if "version" in chosen:
         from evotree.diagnostics.version import intervention_table, version_findings
@@ -271,6 +236,66 @@ def diagnose(
     if record:
         _record(ws, result)
     return result
+
+
+def _checked_layers(layers: list[str] | None) -> list[str]:
+    """The layers asked for (all when None); an unknown one is refused."""
+    chosen = list(layers or LAYERS)
+    for layer in chosen:
+        if layer not in LAYERS:
+            raise EvotreeError(
+                f"unknown layer {layer!r}; expected one of {', '.join(LAYERS)}",
+                fix="pass --layer score, signal, behavior or version",
+            )
+    return chosen
+
+
+def _runs_to_diagnose(ws: Workspace, record_v: Any) -> tuple[list[str], list[str]]:
+    """(the version's finished runs on this machine, its parent's succeeded runs); refused when
+    the version has no finished run."""
+    runs = [r for r in list_runs(ws, version=record_v.id) if r.status not in ("invalid", "running")]
+    if not runs:
+        raise EvotreeError(
+            f"{record_v.id} has no finished run to diagnose on this machine",
+            fix=f"run it first: evotree run {record_v.id}",
+        )
+    parent_runs = []
+    if record_v.parent:
+        parent_runs = [
+            r.run_id for r in list_runs(ws, version=record_v.parent) if r.status == "succeeded"
+        ]
+    return [r.run_id for r in runs], parent_runs
+
+
+def _run_layers(
+    ws: Workspace,
+    version: str,
+    run_ids: list[str],
+    parent_runs: list[str],
+    chosen: list[str],
+    harness: ActiveHarness,
+    hide: bool,
+) -> list[Finding]:
+    """The score layer's findings and the signal and behavior analyzers' (with the harness's
+    thresholds), over the evidence views of the runs."""
+    con = connect(runs_dir(ws), findings_dir=ws.state_dir / "findings", hide_judge=hide)
+    try:
+        found: list[Finding] = []
+        if "score" in chosen:
+            found += _score_layer(con, run_ids, version)
+        other = [layer for layer in chosen if layer in ("signal", "behavior")]
+        if other:
+            found += run_analyzers(
+                con,
+                run_ids=run_ids,
+                version=version,
+                layers=other,
+                parent_run_ids=parent_runs,
+                thresholds=harness.thresholds or None,
+            )
+    finally:
+        con.close()
+    return found
 
 
 def _record(ws: Workspace, result: DiagnoseResult) -> None:

@@ -830,14 +830,7 @@ def difference(
             "the tree), to estimate the noise of Δ; got one task and one run a side",
             fix="run more seeds or score more tasks",
         )
-    if se_tasks is not None and (se_runs is None or se_tasks > se_runs):
-        unit, se, df = "tasks", se_tasks, float(n_tasks - 1)
-        if se_runs and df_runs is not None:
-            # the seed's shift, common to every task of a run, is in the run-level spread only:
-            # the per-task SE cannot be surer of the noise than that spread's own estimate
-            df = min(df, float(df_runs))
-    else:
-        unit, se, df = "runs", float(se_runs), float(df_runs)  # type: ignore[arg-type]
+    unit, se, df = _unit(se_runs, df_runs, se_tasks, n_tasks)
     ci, p = _t_interval(delta, se, df, confidence, threshold)
     caveats = []
     if se_runs is None:
@@ -876,6 +869,20 @@ def _welch(
     va, vb = sd_a**2 / n_a, sd_b**2 / n_b
     den = (va**2 / df_a if va > 0 else 0.0) + (vb**2 / df_b if vb > 0 else 0.0)
     return math.sqrt(va + vb), (va + vb) ** 2 / den if den > 0 else math.inf
+
+
+def _unit(
+    se_runs: float | None, df_runs: float | None, se_tasks: float | None, n_tasks: int
+) -> tuple[str, float, float]:
+    """(unit, SE, df) of Δ: the larger SE of the two units, runs or tasks (one is known)."""
+    if se_tasks is not None and (se_runs is None or se_tasks > se_runs):
+        df = float(n_tasks - 1)
+        if se_runs and df_runs is not None:
+            # the seed's shift, common to every task of a run, is in the run-level spread only:
+            # the per-task SE cannot be surer of the noise than that spread's own estimate
+            df = min(df, float(df_runs))
+        return "tasks", se_tasks, df
+    return "runs", float(se_runs), float(df_runs)  # type: ignore[arg-type]
 
 
 def _t_interval(
