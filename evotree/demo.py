@@ -32,7 +32,7 @@ from typing import Any
 
 import tomli_w
 
-from evotree.core.config_template import render_template
+from evotree.core.config_template import render_template, toml_value
 from evotree.core.errors import AlreadyExists, EvotreeError, GitCommandError
 from evotree.core.proc import python_command, safe_env
 from evotree.domains.gym import materialize
@@ -61,6 +61,7 @@ __all__ = [
     "GYM_KNOBS",
     "GYM_POLICY",
     "autopilot_toml",
+    "gym_config_text",
     "greedy_keep",
     "gym_files",
     "gym_policy",
@@ -248,6 +249,22 @@ def _at_terminal(
     """Run ``argv`` on a new pseudo-terminal (its controlling terminal), answer each prompt of
     ``script`` (a regex, and the line to type when it appears) in order, echo the session and
     return the exit code. A prompt that does not appear in ``timeout`` seconds kills the process."""
+    proc, master = _spawn_on_pty(argv, cwd=cwd, env=env)
+    session = _PtySession(master=master, echo=echo)
+    deadline = time.monotonic() + timeout
+    try:
+        session.converse(proc, list(script), deadline=deadline, argv=argv, timeout=timeout)
+    finally:
+        os.close(master)
+    session.show(len(session.buffer))
+    return proc.wait(timeout=60)
+
+
+def _spawn_on_pty(
+    argv: list[str], *, cwd: Path, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``argv`` in a new session whose controlling terminal is a new pseudo-terminal of 50
+    rows and 120 columns; the process and the terminal's master side."""
     import fcntl
     import pty
     import termios
@@ -270,27 +287,51 @@ def _at_terminal(
         close_fds=True,
     )
     os.close(slave)
-    buffer, shown, deadline = "", 0, time.monotonic() + timeout
-    pending = list(script)
+    return proc, master
 
-    def show(upto: int) -> None:
-        nonlocal shown
-        for line in buffer[shown:upto].replace("\r", "").splitlines():
-            echo("  | " + line)
-        shown = max(shown, upto)
 
-    try:
+@dataclass
+class _PtySession:
+    """A conversation on a pseudo-terminal: what the child wrote, and how much of it was echoed."""
+
+    master: int
+    echo: Callable[[str], None]
+    buffer: str = ""
+    shown: int = 0
+
+    def show(self, upto: int) -> None:
+        """Echo what the child wrote up to ``upto`` that was not echoed yet."""
+        for line in self.buffer[self.shown : upto].replace("\r", "").splitlines():
+            self.echo("  | " + line)
+        self.shown = max(self.shown, upto)
+
+    def answer(self, pending: list[tuple[str, Callable[[re.Match[str]], str]]]) -> bool:
+        """Type the answer to the first pending prompt if it has appeared; whether it had."""
+        pattern, answer = pending[0]
+        found = re.search(pattern, self.buffer[self.shown :])
+        if found is None:
+            return False
+        self.show(self.shown + found.end())
+        reply = answer(found)
+        self.echo(f"  | (typed) {reply}")
+        os.write(self.master, (reply + "\n").encode())
+        pending.pop(0)
+        return True
+
+    def converse(
+        self,
+        proc: subprocess.Popen[bytes],
+        pending: list[tuple[str, Callable[[re.Match[str]], str]]],
+        *,
+        deadline: float,
+        argv: list[str],
+        timeout: float,
+    ) -> None:
+        """Read the child's output and answer its prompts until it closes the terminal (or exits
+        with nothing left to answer); past ``deadline`` the child is killed."""
         while True:
-            if pending:
-                pattern, answer = pending[0]
-                found = re.search(pattern, buffer[shown:])
-                if found is not None:
-                    show(shown + found.end())
-                    reply = answer(found)
-                    echo(f"  | (typed) {reply}")
-                    os.write(master, (reply + "\n").encode())
-                    pending.pop(0)
-                    continue
+            if pending and self.answer(pending):
+                continue
             if time.monotonic() > deadline:
                 proc.kill()
                 raise EvotreeError(
@@ -298,26 +339,22 @@ def _at_terminal(
                     f"{pending[0][0] if pending else 'nothing more'} in {timeout:.0f} s",
                     fix="see the session above",
                 )
-            ready, _, _ = select.select([master], [], [], 0.5)
+            ready, _, _ = select.select([self.master], [], [], 0.5)
             if not ready:
                 if proc.poll() is not None and not pending:
-                    break
+                    return
                 continue
             try:
-                chunk = os.read(master, 4096)
+                chunk = os.read(self.master, 4096)
             except OSError:  # EIO: the child closed the terminal
-                break
+                return
             if not chunk:
-                break
-            buffer += chunk.decode("utf-8", "replace")
+                return
+            self.buffer += chunk.decode("utf-8", "replace")
             if not pending:
-                cut = buffer.rfind("\n") + 1
-                if cut > shown:
-                    show(cut)
-    finally:
-        os.close(master)
-    show(len(buffer))
-    return proc.wait(timeout=60)
+                cut = self.buffer.rfind("\n") + 1
+                if cut > self.shown:
+                    self.show(cut)
 
 
 def _approver_key(echo: Callable[[str], None]) -> tuple[Path, Path]:
@@ -466,6 +503,30 @@ def autopilot_toml(
     return "\n" + tomli_w.dumps({"autopilot": section})
 
 
+def gym_config_text(
+    envs: Sequence[str], *, max_proposals: int = 6, patience: int = 3, seed: int = 0
+) -> str:
+    """The gym template's ``evotree.toml`` (its comments kept) with its ``[autopilot]`` set to
+    search ``policy.py``'s knobs of ``envs`` and no episode budget; each value written by
+    :func:`~evotree.core.config_template.toml_value` (tomli_w), none quoted by hand."""
+    text = render_template("gym")
+    for key, value in (
+        ("recipe", "policy.py"),
+        ("max_proposals", max_proposals),
+        ("patience", patience),
+        ("seed", seed),
+    ):  # the template's [autopilot] section, set (each key once in it)
+        line = f"{key} = {toml_value(value)}"
+        text = re.sub(
+            rf"(?m)^(\[autopilot\][\s\S]*?)^{key} = .*$",
+            lambda m, line=line: m.group(1) + line,
+            text,
+            count=1,
+        )
+    text = re.sub(r"(?m)^knobs = \{\}\n", "", text, count=1) + autopilot_toml(envs, knobs_only=True)
+    return re.sub(r"(?m)^max_episodes = \d+$", f"max_episodes = {toml_value(0)}", text)
+
+
 def gym_files(
     repo: Path,
     envs: Sequence[str],
@@ -485,18 +546,7 @@ def gym_files(
     ``judge_seed`` fixes the hidden pools (a demo and a benchmark repeat), else they are drawn at
     random. Returns the pools and references, for a held-out truth kept outside the workspace."""
 
-    text = render_template("gym")
-    for key, value in (
-        ("recipe", '"policy.py"'),
-        ("max_proposals", max_proposals),
-        ("patience", patience),
-        ("seed", seed),
-    ):  # the template's [autopilot] section, set (each key once in it)
-        text = re.sub(
-            rf"(?m)^(\[autopilot\][\s\S]*?)^{key} = .*$", rf"\g<1>{key} = {value}", text, count=1
-        )
-    text = re.sub(r"(?m)^knobs = \{\}\n", "", text, count=1) + autopilot_toml(envs, knobs_only=True)
-    text = re.sub(r"(?m)^max_episodes = \d+$", "max_episodes = 0", text)
+    text = gym_config_text(envs, max_proposals=max_proposals, patience=patience, seed=seed)
     (repo / "evotree.toml").write_text(text + extra_toml)
     (repo / "policy.py").write_text(policy)
     if judge_seed is not None:
