@@ -997,8 +997,9 @@ static size_t resolve(uint32_t pid, const char *full, char *into, size_t cap, in
  * stores it opens. The audit judges them against the task repositories (a HEAD or reference of the
  * phase's own over a task repository's objects: harness/audit/trace.py judge_git_reads). Each is
  * a "gitread" row with the identity (device, inode) of the file or folder the path names, walked
- * from outside in the caller's root while the caller waits (resolve_at), and for a HEAD its first
- * bytes. Rows are kept short: per process, each path once (the object store: each folder once). */
+ * from outside in the caller's root at every such open while the caller waits (resolve_at), and
+ * for a HEAD its first bytes. Rows are kept short: per process, one for each file or folder
+ * reached (and each text of a HEAD); the object store by its folder. */
 #define GITREAD_SEEN 32
 #define GITREAD_PROCS 256
 #define GITREAD_ROWS_LIMIT 200000
@@ -1012,8 +1013,9 @@ static void gitread_forget(uint32_t tgid) {
     if (g->tgid == tgid) g->tgid = 0;
 }
 
-/* Whether process TGID already had a row for the path hashed H (and note it when not). A slot of
- * another process is taken over (its rows are written again: more rows, never fewer). */
+/* Whether process TGID already had a row for what is hashed H (and note it when not). A slot of
+ * another process is taken over (its rows are written again: more rows, never fewer); past
+ * GITREAD_SEEN distinct ones, each further one is written every time. */
 static int gitread_once(uint32_t tgid, uint64_t h) {
     struct gitread_seen *g = &gitread_seen[tgid % GITREAD_PROCS];
     if (g->tgid != tgid) { g->tgid = tgid; g->count = 0; }
@@ -1079,8 +1081,7 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
      * openat2's flags are behind a pointer: its opens are all taken) */
     uint64_t flags = n->nr == NR_OPEN ? n->args[1] : n->nr == NR_OPENAT ? n->args[2] : 0;
     if (what != 'o' && (flags & O_DIRECTORY)) return;
-    if (!tgid) tgid = tgid_of(n->pid);
-    if (what == 'o') path[dir_len] = 0; /* the store's folder, once per process */
+    if (what == 'o') path[dir_len] = 0; /* the store's folder */
     if (what == 'o' && !dir_len) snprintf(path, sizeof path, ".");
     char full[8300], base[4096], proc[64];
     int dirfd = n->nr == NR_OPEN ? -100 : (int)n->args[0];
@@ -1092,36 +1093,42 @@ static void gitread_row(const struct notif *n, struct buf *row, uint32_t tgid) {
         base[b < 0 ? 0 : b] = 0;
         snprintf(full, sizeof full, "%s/%s", base, path);
     }
-    /* once per path as the process names it from its root (".git/HEAD" and its absolute path
-     * are one) */
-    if (gitread_once(tgid, fnv(full, strlen(full)) ^ (uint64_t)what)) return;
+    /* every open is walked (a link swapped between two opens of one path is seen); a row is
+     * written once per process for each file or folder reached (and each text of a HEAD) */
+    int fd = resolve_at(n->pid, full);
+    struct stat st;
+    int known = fd >= 0 && fstat(fd, &st) == 0;
+    char link[64], text[128];
+    ssize_t got = -1;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    if (known && what == 'h' && S_ISREG(st.st_mode)) { /* its first bytes: what the HEAD names */
+        int rd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        got = rd >= 0 ? read(rd, text, sizeof text) : -1;
+        if (rd >= 0) close(rd);
+    }
+    if (!tgid) tgid = tgid_of(n->pid);
+    uint64_t key = known ? ((uint64_t)st.st_dev * 1000003u) ^ (uint64_t)st.st_ino : fnv(full, strlen(full));
+    key = key * 31 + (uint64_t)what + (got > 0 ? fnv(text, (size_t)got) : 0);
+    if (gitread_once(tgid, key)) { if (fd >= 0) close(fd); return; }
     char head[160];
     if (++gitread_rows > GITREAD_ROWS_LIMIT) {
         snprintf(head, sizeof head, "{\"kind\": \"gitread\", \"pid\": %u, \"overflow\": true}\n", tgid);
         puts_(row, head);
+        if (fd >= 0) close(fd);
         return;
     }
     snprintf(head, sizeof head, "{\"kind\": \"gitread\", \"pid\": %u, \"what\": \"%s\", \"path\": ", tgid,
              what == 'h' ? "head" : what == 'r' ? "ref" : "objects");
     puts_(row, head);
     put_json_string(row, full, strlen(full));
-    int fd = resolve_at(n->pid, full);
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0) {
+    if (known) {
         snprintf(head, sizeof head, ", \"dev\": %llu, \"ino\": %llu, \"type\": \"%s\"", (unsigned long long)st.st_dev,
                  (unsigned long long)st.st_ino, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
         puts_(row, head);
-        char link[64], resolved[4096];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        char resolved[4096];
         ssize_t r = readlink(link, resolved, sizeof resolved - 1);
         if (r > 0) { puts_(row, ", \"resolved\": "); put_json_string(row, resolved, (size_t)r); }
-        if (what == 'h' && S_ISREG(st.st_mode)) { /* its first bytes: what the HEAD names */
-            int rd = open(link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-            char text[128];
-            ssize_t got = rd >= 0 ? read(rd, text, sizeof text) : -1;
-            if (rd >= 0) close(rd);
-            if (got >= 0) { puts_(row, ", \"content\": "); put_json_string(row, text, (size_t)got); }
-        }
+        if (got >= 0) { puts_(row, ", \"content\": "); put_json_string(row, text, (size_t)got); }
     } else {
         puts_(row, ", \"unresolved\": true");
     }
