@@ -288,7 +288,8 @@ _STRIP = tuple(
         r"^[+\-> ]|^[E>] +",  # diff markers, pytest's "E   " / ">   "
         r"^[^\s:]+:\d+[:-]|^[^\s:]+[:-]",  # grep / rg "path:12:" or "path:"
         r"^\s*\d+[\t:|] ?",  # cat -n, nl, numbered views
-        r"^[*|\\/ ]*(?:commit )?[0-9a-f]{7,40}\s+(?:\([^)]*\)\s+)?",  # log --oneline / --graph / commit X
+        # log --oneline / --graph / commit X
+        r"^[*|\\/ ]*(?:commit )?[0-9a-f]{7,40}\s+(?:\([^)]*\)\s+)?",
     )
 )
 

@@ -316,7 +316,10 @@ def reflog_findings(r: OpenRepo, classify: Any) -> list[Finding]:
         return []
     if labels:
         severity = severity_for(labels)
-        title = f"reflogs name commits beyond base {len(labels)} time(s) ({total} entries in {len(logs)} log(s))"
+        title = (
+            f"reflogs name commits beyond base {len(labels)} time(s) "
+            f"({total} entries in {len(logs)} log(s))"
+        )
     else:
         severity = "warn"
         title = f"reflogs present ({total} entries in {len(logs)} log(s)), none beyond base"
@@ -500,7 +503,8 @@ def dangling_findings(scan: ObjectScan) -> list[Finding]:
         make_finding(
             "audit.repo_unreachable_objects",
             severity,
-            f"the object store holds {total} object(s) no ref reaches and base cannot reach ({detail})",
+            f"the object store holds {total} object(s) no ref reaches and base cannot reach "
+            f"({detail})",
             {
                 "count": total,
                 "by_type": dict(scan.dangling),
@@ -561,7 +565,8 @@ def checkout_findings(r: OpenRepo) -> list[Finding]:
             make_finding(
                 "audit.repo_dirty",
                 "high",
-                f"the checkout differs from HEAD: {len(untracked)} untracked, {len(changed)} changed path(s)",
+                f"the checkout differs from HEAD: {len(untracked)} untracked, "
+                f"{len(changed)} changed path(s)",
                 {
                     "untracked": untracked[:SAMPLE],
                     "changed": changed[:SAMPLE],

@@ -241,7 +241,8 @@ def all_objects(gitdir: Path) -> dict[bytes, bytes]:
 def rev_list_objects(
     gitdir: Path, include: Iterable[str], *, exclude: Iterable[str] = (), extra: Sequence[str] = ()
 ) -> set[bytes]:
-    """Ids of the objects reachable from ``include`` (and ``extra`` options), minus ``exclude``'s."""
+    """Ids of the objects reachable from ``include`` (and ``extra`` options), minus
+    ``exclude``'s."""
     lines = [*include, *(f"^{x}" for x in exclude)]
     if not lines and not extra:
         return set()

@@ -12,7 +12,8 @@ Then two checks about commit hashes:
 * **Hash ancestry** (:class:`~evotree.harness.audit.ancestry.Ancestry`). Every hex word of 7-40
   characters in the outputs, the observation text and the commands is looked up in the task
   repository; one that names a commit that is neither the base nor an ancestor of it is an
-  ``audit.future_hash`` finding (high): the trajectory saw a commit from the task's future, however it got there.
+  ``audit.future_hash`` finding (high): the trajectory saw a commit from the task's future,
+  however it got there.
 
 :func:`audit_trajectories` audits many trajectories (files or :class:`Trajectory` objects) and
 returns :class:`TrajectoryAudit`: per-trajectory verdicts, the rate of trajectories that used
@@ -310,23 +311,26 @@ _TITLES = {
     "audit.network_fetch": "fetched from the network",
     "audit.hidden_data_read": "touched hidden data (judge files, hidden tests, eval splits)",
     "audit.test_write": "wrote, moved or deleted tests, conftest.py or sitecustomize",
-    "audit.unreadable": "could not be read whole (unknown format, or steps the readers cannot parse)",
-    "audit.future_content": "saw in tool outputs what only the task's future holds (objects, subjects, tags, "
-    "lines of future commits)",
+    "audit.unreadable": "could not be read whole (unknown format, or steps the readers cannot "
+    "parse)",
+    "audit.future_content": "saw in tool outputs what only the task's future holds (objects, "
+    "subjects, tags, lines of future commits)",
 }
 _SUGGESTIONS = {
-    "audit.git_history_leak": "sanitize the task repositories (`evotree audit repo PATH --sanitize`: only the base "
-    "commit and its ancestors) and re-run; do not promote on this score",
-    "audit.git_internals_read": "sanitize the task repositories and re-run; do not promote on this score",
+    "audit.git_history_leak": "sanitize the task repositories (`evotree audit repo PATH "
+    "--sanitize`: only the base commit and its ancestors) and re-run; do not promote on this score",
+    "audit.git_internals_read": "sanitize the task repositories and re-run; do not promote on "
+    "this score",
     "audit.future_hash": "the task repository holds its own future: sanitize it and re-run",
     "audit.network_fetch": "run without network access; a fetched answer is not a learned one",
-    "audit.hidden_data_read": "keep hidden data outside the candidate's reach (judge paths are exported only to "
-    "the judge); re-run",
-    "audit.test_write": "tests are the judge's: make them read-only or restore them before judging; re-run",
-    "audit.future_content": "the task repository holds its own future: sanitize it (`evotree audit repo PATH "
-    "--sanitize`) and re-run; do not promote on this score",
-    "audit.unreadable": "convert the file to a format the audit reads (docs/audit.md) or extend the reader; "
-    "an unread trajectory is not a clean one",
+    "audit.hidden_data_read": "keep hidden data outside the candidate's reach (judge paths are "
+    "exported only to the judge); re-run",
+    "audit.test_write": "tests are the judge's: make them read-only or restore them before "
+    "judging; re-run",
+    "audit.future_content": "the task repository holds its own future: sanitize it (`evotree "
+    "audit repo PATH --sanitize`) and re-run; do not promote on this score",
+    "audit.unreadable": "convert the file to a format the audit reads (docs/audit.md) or extend "
+    "the reader; an unread trajectory is not a clean one",
 }
 
 

@@ -10,7 +10,8 @@
 3. **contamination** of the hidden splits (``[eval].judge_paths`` in the champion's tree) by
    the version's tree (:mod:`evotree.harness.audit.contamination`);
 4. **protected paths** (:func:`evotree.harness.audit.protected.check_protected_paths`) and the
-   **hygiene** of the recorded task repositories (:func:`evotree.harness.audit.repo.audit_repository`;
+   **hygiene** of the recorded task repositories
+   (:func:`evotree.harness.audit.repo.audit_repository`;
    capped at ``warn``: an unclean environment is not the version's fault, but it is why a
    leak was possible).
 
@@ -75,11 +76,13 @@ TASKS_FILE = "audit_tasks.jsonl"
 TRACE_FILE = "exec_trace.jsonl"
 _LEDGER_FINDINGS = 50
 _MAX_REPOS = 50
-#: The prefilter in SQL: a superset of :data:`evotree.harness.audit.commands.PREFILTER_KEYWORDS` (tested).
+#: The prefilter in SQL: a superset of :data:`evotree.harness.audit.commands.PREFILTER_KEYWORDS`
+#: (tested).
 _SQL_PREFILTER = (
     r"git|curl|wget|aria2|http|fetch|ftp|ssh|scp|rsync|nc|telnet|socat|w3m|lynx|links|xh|socket|"
     r"urlopen|requests|urllib|pip|test|conftest|customize|\.pth|eval|base64|xxd|perl|\$|"
-    r"fromhex|unhexlify|decode|rot13|rot_13|openssl|\|rev|\| rev|exec|apply_patch|str_replace_editor|"
+    r"fromhex|unhexlify|decode|rot13|rot_13|openssl|\|rev|\| rev|exec|apply_patch|"
+    r"str_replace_editor|"
     r"end_of_edit|base32|basenc|connect\(\)|"
     # built names, definitions a later step uses, forge clients, make, git libraries
     r"printf|`|echo -e|x[0-9a-f]{2}|[0-7]{3}|dulwich|zlib|\bgh\b|hub|glab|make|"
@@ -188,7 +191,8 @@ class AuditReport:
 
 
 def _tasks(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """task id -> {repo, base} recorded by the run (the judge's records win over the train phase's)."""
+    """task id -> {repo, base} recorded by the run (the judge's records win over the train
+    phase's)."""
     found: dict[str, dict[str, Any]] = {}
     for phase in ("train", "eval"):
         path = run_dir / "evidence" / phase / TASKS_FILE
@@ -644,7 +648,8 @@ def _rollout_verdicts(
         totals: Counter[str | None] = Counter(
             dict(
                 con.execute(
-                    f"SELECT run_id, count(*) FROM _rollouts WHERE run_id IN ({ids}) AND len(commands) > 0 "
+                    f"SELECT run_id, count(*) FROM _rollouts WHERE run_id IN ({ids}) "
+                    "AND len(commands) > 0 "
                     "GROUP BY run_id"
                 ).fetchall()
             )
@@ -654,9 +659,11 @@ def _rollout_verdicts(
         needles = "".join("|" + re.escape(n) for n in rules.hidden_needles if n)
         pattern = sql_string(_SQL_PREFILTER + needles)
         cursor = con.execute(
-            "SELECT run_id, phase, step, group_id, task_id, sample_index, commands, text FROM _rollouts "
+            "SELECT run_id, phase, step, group_id, task_id, sample_index, commands, text "
+            "FROM _rollouts "
             f"WHERE run_id IN ({ids}) AND len(commands) > 0 AND (run_id IN ({repo_runs}) OR "
-            f"list_bool_or(list_transform(commands, lambda c: regexp_matches(translate(c, '\"''\\', ''), {pattern}, 'i'))))"
+            "list_bool_or(list_transform(commands, lambda c: "
+            f"regexp_matches(translate(c, '\"''\\', ''), {pattern}, 'i'))))"
         )
         columns = [d[0] for d in cursor.description]
         verdicts = []
@@ -713,7 +720,8 @@ def record_audit(ws: Any, report: AuditReport) -> None:
             from evotree.memory.record import record_incident
         except ImportError:
             report.warnings.append(
-                "evotree.memory.record.record_incident is not available: the incident is not in memory"
+                "evotree.memory.record.record_incident is not available: "
+                "the incident is not in memory"
             )
         else:
             try:
