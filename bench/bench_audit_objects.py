@@ -16,7 +16,7 @@ Then, for --repeats repetitions in rotated order:
 
   fsck     git fsck --unreachable --no-reflogs --connectivity-only   (git's own way to list
            the objects no ref reaches: the baseline)
-  scan     evotree.harness.audit.repo.scan_object_store(repo)   (in-process, the library)
+  scan     evotree.harness.audit.repo_objects.scan_object_store(repo)   (in-process, the library)
   audit    evotree.harness.audit.repo.inspect_repository(repo)  (the whole audit: refs, reflogs, ...)
   cli      evotree audit repo PATH --json   (the console script, a new process; exit 28)
 
@@ -99,7 +99,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from evotree.harness.audit.repo import inspect_repository, scan_object_store
+    from evotree.harness.audit.repo import inspect_repository
+    from evotree.harness.audit.repo_objects import scan_object_store
 
     with tempfile.TemporaryDirectory(prefix="evotree-bench-audit-") as tmp:
         repo = Path(tmp) / "task"

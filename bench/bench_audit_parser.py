@@ -57,7 +57,7 @@ def commands() -> list[str]:
 
 
 def lexer_names(text: str) -> list[str]:
-    from evotree.harness.audit.commands import _Lexer, _split
+    from evotree.harness.audit.lexer import _Lexer, _split
 
     names: list[str] = []
     stack = [text]

@@ -12,7 +12,7 @@ found only when the flagged hit has the labeled code. Reported per code, overall
 hard cases alone.
 
 Baseline, measured in the same run: the git-history token regex of the behavior layer
-(``evotree.diagnostics.behavior.git_history_pattern``, the check that existed before the audit), on
+(``evotree.diagnostics.behavior_git.git_history_pattern``, the check that existed before the audit), on
 the rows it is meant for: leaks of codes ``audit.git_history_leak`` / ``git_internals_read``
 and every benign row.
 
@@ -232,7 +232,7 @@ def main() -> None:
             args.json.write_text(json.dumps({"trajectories": only}, indent=2) + "\n")
         return
 
-    from evotree.diagnostics.behavior import git_history_pattern
+    from evotree.diagnostics.behavior_git import git_history_pattern
     from evotree.harness.audit.commands import RuleSet, classify_command
 
     rules = RuleSet(hidden_paths=("judge/", "tests/hidden/"))

@@ -40,12 +40,8 @@ import scipy
 import scipy.stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from evotree.diagnostics.stats import (
-    iqm,
-    paired_bootstrap,
-    probability_of_improvement,
-    stratified_bootstrap_ci,
-)
+from evotree.diagnostics.seed_stats import iqm, probability_of_improvement, stratified_bootstrap_ci
+from evotree.diagnostics.stats import paired_bootstrap
 
 TARGET_SPEEDUP = 2.0
 

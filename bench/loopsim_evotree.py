@@ -3,7 +3,7 @@
 Nothing of the gate is re-implemented here: every look is
 :func:`evotree.diagnostics.stats.difference` on the runs' per-task scores, with the run-to-run
 spread pooled by :func:`evotree.diagnostics.stats.pooled_spread` over the loop's versions (as
-:func:`evotree.diagnostics.compare.tree_spread` pools the tree's), and
+:func:`evotree.diagnostics.run_scores.tree_spread` pools the tree's), and
 :func:`evotree.gates.score.decide_score` with the :class:`~evotree.gates.score.ScoreRule` that
 ``gates`` builds from the default ``[gates]`` and ``[budget]`` (looks, alpha spending,
 group-sequential thresholds, futility, the champion's re-runs). The adapter only carries out

@@ -22,7 +22,8 @@ from evotree.harness.audit.commands import (
 )
 from evotree.harness.audit.inline import foreign_calls, python_calls
 from evotree.harness.audit.trajectories import audit_trajectories, audit_trajectory
-from evotree.harness.audit.transcripts import Step, Trajectory, read_trajectories
+from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.transcripts import read_trajectories
 
 RULES = RuleSet(hidden_paths=("judge/", "tests/hidden/"))
 SETS = Path(__file__).parent / "data" / "audit" / "trajectories"

@@ -11,7 +11,7 @@ import pytest
 from conftest import git, make_repo
 from evotree.harness.audit.future_content import build_index, scan_outputs
 from evotree.harness.audit.trajectories import audit_trajectories
-from evotree.harness.audit.transcripts import Step, Trajectory
+from evotree.harness.audit.steps import Step, Trajectory
 
 FIX = (
     "def parse_date(text):\n"

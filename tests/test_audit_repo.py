@@ -19,8 +19,8 @@ from evotree.harness.audit.repo import (
     audit_repository,
     inspect_repository,
     sanitize_repository,
-    scan_object_store,
 )
+from evotree.harness.audit.repo_objects import scan_object_store
 
 FIX = "def solve():\n    return 'REFERENCE-FIX-7f3a'\n"
 

@@ -12,8 +12,9 @@ import pytest
 
 from conftest import git, make_repo
 from evotree.harness.audit.commands import classify_command
-from evotree.harness.audit.trajectories import Ancestry, audit_trajectories
-from evotree.harness.audit.transcripts import Step, Trajectory
+from evotree.harness.audit.ancestry import Ancestry
+from evotree.harness.audit.trajectories import audit_trajectories
+from evotree.harness.audit.steps import Step, Trajectory
 
 
 @pytest.fixture(scope="module")

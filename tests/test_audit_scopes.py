@@ -21,7 +21,8 @@ import pytest
 
 from conftest import git, make_repo
 from evotree.harness.audit.trajectories import audit_trajectories
-from evotree.harness.audit.transcripts import Step, Trajectory, read_trajectories
+from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.transcripts import read_trajectories
 
 
 def _flagged(
@@ -310,6 +311,6 @@ def test_every_format_the_reader_names_is_in_the_audit_json_schema() -> None:
     import typing
 
     from evotree.harness.audit.transcripts import FORMATS
-    from evotree.verbs.results import TrajectoryFormat
+    from evotree.verbs.audit_results import TrajectoryFormat
 
     assert set(FORMATS) <= set(typing.get_args(TrajectoryFormat))

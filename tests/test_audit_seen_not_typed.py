@@ -28,7 +28,7 @@ import pytest
 from conftest import git, make_repo
 from evotree.harness.audit.commands import classify_command, prefilter
 from evotree.harness.audit.trajectories import audit_trajectories
-from evotree.harness.audit.transcripts import Step, Trajectory
+from evotree.harness.audit.steps import Step, Trajectory
 
 
 def _flagged(

@@ -17,7 +17,7 @@ import pytest
 from conftest import git, make_repo
 from evotree.harness.audit.shown import fix_quotes
 from evotree.harness.audit.trajectories import audit_trajectories, audit_trajectory
-from evotree.harness.audit.transcripts import Step, Trajectory
+from evotree.harness.audit.steps import Step, Trajectory
 
 FIX_LINE = "    return 'the distinctive reference fix line'"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from evotree.harness.audit.trajectories import audit_trajectory
-from evotree.harness.audit.transcripts import Step, Trajectory
+from evotree.harness.audit.steps import Step, Trajectory
 
 
 def _high(*commands: str) -> set[str]:

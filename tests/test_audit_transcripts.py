@@ -12,8 +12,10 @@ import pytest
 from conftest import Cli, git, make_repo, validate
 from evotree.harness.audit.commands import parse_shell
 from evotree.harness.audit.errors import AuditInputError
-from evotree.harness.audit.trajectories import Ancestry, audit_trajectories
-from evotree.harness.audit.transcripts import Step, Trajectory, read_trajectories
+from evotree.harness.audit.ancestry import Ancestry
+from evotree.harness.audit.trajectories import audit_trajectories
+from evotree.harness.audit.steps import Step, Trajectory
+from evotree.harness.audit.transcripts import read_trajectories
 
 DATA = Path(__file__).parent / "data" / "audit" / "transcripts"
 
