@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness.layout import SCHEMAS
+from evotree.harness.layout import SCHEMAS
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "tests" / "data" / "audit" / "trajectories" / "heldout6"
