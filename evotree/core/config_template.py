@@ -9,7 +9,7 @@ from typing import Any
 
 import tomli_w
 
-from evotree.core.config import DOMAINS
+from evotree.core.config_phases import DOMAINS
 from evotree.core.errors import ConfigError, EvotreeError
 from evotree.core.safegit import system_program
 
