@@ -631,9 +631,13 @@ static void untaint(uint32_t tgid) {
 }
 
 static const char *LOADER_VARS[] = {"LD_PRELOAD=", "LD_AUDIT=", "GCONV_PATH="};
+/* Variables that make the machine's git show a history other than its references': a graft file
+ * (a commit given other parents) and another base for replacement references. */
+static const char *HISTORY_VARS[] = {"GIT_GRAFT_FILE=", "GIT_REPLACE_REF_BASE="};
 
 /* The loader variables (with a value) of PID's environment as the kernel copied it, as a JSON
- * list into row (nothing when there are none); whether there were any. */
+ * list into row (nothing when there are none); whether there were any. The history variables
+ * (HISTORY_VARS) go into row too, as "git_env" (they taint nothing: the audit judges them). */
 static int loader_env(uint32_t pid, struct buf *row) {
     char proc[64], chunk[4096];
     snprintf(proc, sizeof proc, "/proc/%u/environ", pid);
@@ -644,7 +648,9 @@ static int loader_env(uint32_t pid, struct buf *row) {
     ssize_t got;
     while (env.len < (8u << 20) && (got = read(fd, chunk, sizeof chunk)) > 0) put(&env, chunk, (size_t)got);
     close(fd);
-    int found = 0;
+    int found = 0, history = 0;
+    struct buf git_env = {0};
+    put(&git_env, "", 0);
     for (size_t at = 0; at < env.len;) {
         const char *entry = env.data + at;
         size_t len = strnlen(entry, env.len - at);
@@ -655,9 +661,18 @@ static int loader_env(uint32_t pid, struct buf *row) {
                 put_json_string(row, entry, len);
             }
         }
+        for (size_t k = 0; k < sizeof HISTORY_VARS / sizeof *HISTORY_VARS; k++) {
+            size_t name = strlen(HISTORY_VARS[k]);
+            if (len >= name && !strncmp(entry, HISTORY_VARS[k], name)) {
+                puts_(&git_env, history++ ? ", " : ", \"git_env\": [");
+                put_json_string(&git_env, entry, len);
+            }
+        }
         at += len + 1;
     }
     if (found) puts_(row, "]");
+    if (history) { puts_(row, git_env.data); puts_(row, "]"); }
+    free(git_env.data);
     free(env.data);
     return found;
 }

@@ -218,14 +218,15 @@ def test_a_head_of_its_own_over_the_task_repository_is_a_finding(
 
 def _read_findings(tmp_path: Path) -> list[str]:
     """The trace's findings of git reading the task repository's objects through a HEAD or
-    reference of the phase's own (``git_state`` rows sealed in the evidence trace)."""
+    reference of the phase's own, or with another history (``git_state`` rows sealed in the
+    evidence trace)."""
     rows = [
         json.loads(line) for line in (tmp_path / "evidence" / TRACE_FILE).read_text().splitlines()
     ]
     return [
         str(r.get("change"))
         for r in rows
-        if r.get("kind") == "git_state" and "not the task repository's" in str(r.get("change"))
+        if r.get("kind") == "git_state" and str(r.get("change")).startswith("git (")
     ]
 
 
@@ -268,6 +269,12 @@ _OWN_READS = {
         "os.symlink('../.' + 'git/objects', 'f/objects')\n"
         "open('f/HEAD', 'w').write('ref: refs/heads/main')\n"
         "open('f/packed-refs', 'w').write('FUTURE refs/heads/main\\n')\n",
+    ),
+    # no HEAD, reference or object store of its own: another history under the task's own
+    "a graft file in the environment giving the base the future as its parent": (
+        "python3 t.py; GIT_GRAFT_FILE=/tmp/g git log -p",
+        "import os\nbase = os.popen('git rev-parse HEAD').read().strip()\n"
+        "open('/tmp/g', 'w').write(base + ' FUTURE\\n')\n",
     ),
     "a detached HEAD of its own, the objects by their full path": (
         "python3 t.py; GIT_DIR=/tmp/d git log -p",

@@ -158,3 +158,13 @@ def test_a_finding_is_read_back_as_an_open_row(task: dict[str, Any], tmp_path: P
     back = read_trace_rows(seal_rows(rows, problem=None, tracer="seccomp"))
     assert [r["kind"] for r in back] == ["exec", "gitread", "gitread", "open"]
     assert back[-1]["git_state"].startswith("git (git log -p) read the task repository's objects")
+
+
+def test_git_shown_another_history_by_its_environment_is_a_finding(task: dict[str, Any]) -> None:
+    """A graft file or another base of replacement references (read by the tracer from the
+    environment the kernel copied at git's exec) shows another history under the task's own
+    HEAD, references and objects."""
+    row = {**_exec(), "git_env": ["GIT_GRAFT_FILE=/tmp/g"]}
+    (finding,) = judge_git_reads([row], [task])
+    assert "GIT_GRAFT_FILE=/tmp/g" in finding["change"]
+    assert judge_git_reads([_exec()], [task]) == []

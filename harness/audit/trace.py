@@ -366,6 +366,7 @@ def merge_seccomp(text: str) -> list[dict[str, Any]]:
                     "exe_size",
                     "exe_sha256",
                     "loader_env",
+                    "git_env",
                 ):
                     if key in row:
                         target[key] = row[key]
@@ -615,11 +616,22 @@ def judge_git_reads(
     what the repository's HEAD names. Anything else — a git directory of links, a ``commondir``
     naming the repository, a worktree's HEAD rewritten, alternates or ``GIT_OBJECT_DIRECTORY``
     under another HEAD — is a finding. So is a trace with more git reads than the tracer
-    records."""
-    findings: list[dict[str, Any]] = []
+    records, and a git run with ``GIT_GRAFT_FILE`` or ``GIT_REPLACE_REF_BASE`` (another history
+    under the same HEAD, references and objects)."""
+    findings = [_history_finding(row) for row in rows if row.get("git_env")]
     for process in _git_processes(rows):
         findings += _judge_process_reads(process, repos)
     return findings
+
+
+def _history_finding(row: dict[str, Any]) -> dict[str, Any]:
+    """The machine's git run with a variable that shows it another history (a graft file, another
+    base of replacement references: ``git_env``, read from the environment the kernel copied)."""
+    command = " ".join(str(a) for a in row.get("argv") or ["git"])[:200]
+    names = ", ".join(str(v)[:120] for v in row.get("git_env") or ())
+    return _read_finding(
+        str(row.get("path")), f"git ({command}) ran with {names}: a history other than its refs'"
+    )
 
 
 def _git_processes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
